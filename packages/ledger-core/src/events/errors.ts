@@ -1,0 +1,166 @@
+/** Stable error codes. A code never changes meaning once released. */
+export type LedgerErrorCode =
+  | "conflict"
+  | "duplicate-event"
+  | "run-closed"
+  | "non-serializable"
+  | "invalid-event"
+  | "not-found"
+  | "store-unavailable"
+  | "replay-divergence"
+  | "unresolved-attempt"
+  | "tamper-detected"
+  | "invalid-argument";
+
+const marker = Symbol.for("agent-ledger.error");
+
+/** Options shared by every ledger error. */
+export interface LedgerErrorOptions {
+  /** JSON path of the offending value, e.g. `$.events[0].payload.messages[3].content`. */
+  path?: string;
+  /** The underlying error (a driver error, a validation failure). */
+  cause?: unknown;
+  /** Extra machine-readable facts about the failure. */
+  details?: Record<string, unknown>;
+}
+
+/**
+ * Every error the ledger raises. Check with `LedgerError.isInstance(error, code?)` rather than
+ * `instanceof`, so the check works across duplicated copies of the package.
+ */
+export class LedgerError extends Error {
+  readonly [marker] = true;
+  readonly code: LedgerErrorCode;
+  readonly path: string | undefined;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: LedgerErrorCode, message: string, options: LedgerErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "LedgerError";
+    this.code = code;
+    this.path = options.path;
+    this.details = options.details ?? {};
+  }
+
+  /** True for any ledger error (optionally of one code), from any copy of this package. */
+  static isInstance(error: unknown, code?: LedgerErrorCode): error is LedgerError {
+    if (typeof error !== "object" || error === null || !(marker in error)) return false;
+    return code === undefined || (error as LedgerError).code === code;
+  }
+}
+
+/** The run moved on since the writer read it: nothing was written. */
+export class ConflictError extends LedgerError {
+  readonly actualSeq: number;
+  readonly expectedSeq: number;
+  constructor(options: {
+    expectedSeq: number;
+    actualSeq: number;
+    sessionId: string;
+    runId: string;
+  }) {
+    super(
+      "conflict",
+      `run ${options.runId} is at seq ${options.actualSeq}, the writer expected ${options.expectedSeq}`,
+      { details: { ...options } },
+    );
+    this.name = "ConflictError";
+    this.actualSeq = options.actualSeq;
+    this.expectedSeq = options.expectedSeq;
+  }
+}
+
+/** An eventId is already used in the session by an event with other content. */
+export class DuplicateEventError extends LedgerError {
+  readonly eventId: string;
+  constructor(options: { eventId: string; path?: string; reason?: string }) {
+    super(
+      "duplicate-event",
+      options.reason ?? `event ${options.eventId} already exists with other content`,
+      { path: options.path, details: { eventId: options.eventId } },
+    );
+    this.name = "DuplicateEventError";
+    this.eventId = options.eventId;
+  }
+}
+
+/** The run has a terminal event; it accepts no more appends. */
+export class RunClosedError extends LedgerError {
+  constructor(options: { sessionId: string; runId: string; status: string }) {
+    super("run-closed", `run ${options.runId} is ${options.status} and accepts no more events`, {
+      details: { ...options },
+    });
+    this.name = "RunClosedError";
+  }
+}
+
+/** A payload is not plain JSON; `path` names the first bad value. */
+export class NonSerializableError extends LedgerError {
+  constructor(path: string, what: string) {
+    super("non-serializable", `${path} is ${what}, which is not plain JSON`, { path });
+    this.name = "NonSerializableError";
+  }
+}
+
+/** An envelope field is malformed (bad id, unknown type, bad seq); `path` names it. */
+export class InvalidEventError extends LedgerError {
+  constructor(path: string, message: string) {
+    super("invalid-event", `${path}: ${message}`, { path });
+    this.name = "InvalidEventError";
+  }
+}
+
+export class NotFoundError extends LedgerError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super("not-found", message, { details });
+    this.name = "NotFoundError";
+  }
+}
+
+/** The store could not be reached or dropped the connection; `cause` is the driver error. */
+export class StoreUnavailableError extends LedgerError {
+  constructor(message: string, cause?: unknown) {
+    super("store-unavailable", message, { cause });
+    this.name = "StoreUnavailableError";
+  }
+}
+
+/** On replay, a call differs from the one recorded at the same position. */
+export class ReplayDivergenceError extends LedgerError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super("replay-divergence", message, { details });
+    this.name = "ReplayDivergenceError";
+  }
+}
+
+/** A recorded call was in flight when the process died and may not be run again blindly. */
+export class UnresolvedAttemptError extends LedgerError {
+  readonly attemptId: string;
+  constructor(message: string, details: { attemptId: string } & Record<string, unknown>) {
+    super("unresolved-attempt", message, { details });
+    this.name = "UnresolvedAttemptError";
+    this.attemptId = details.attemptId;
+  }
+}
+
+/** A run's hash chain does not verify; `badSeq` is the first event that fails. */
+export class TamperDetectedError extends LedgerError {
+  readonly badSeq: number;
+  constructor(options: { sessionId: string; runId: string; badSeq: number; reason: string }) {
+    super(
+      "tamper-detected",
+      `run ${options.runId} fails verification at seq ${options.badSeq}: ${options.reason}`,
+      { details: { ...options } },
+    );
+    this.name = "TamperDetectedError";
+    this.badSeq = options.badSeq;
+  }
+}
+
+/** A call's options or a store URL are malformed; `path` names the bad value. */
+export class InvalidArgumentError extends LedgerError {
+  constructor(path: string, message: string) {
+    super("invalid-argument", `${path}: ${message}`, { path });
+    this.name = "InvalidArgumentError";
+  }
+}

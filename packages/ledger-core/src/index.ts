@@ -1,0 +1,72 @@
+export { canonicalJson, hashJson, sha256Hex } from "./events/canonical.js";
+export type { LedgerErrorCode, LedgerErrorOptions } from "./events/errors.js";
+export {
+  ConflictError,
+  DuplicateEventError,
+  InvalidArgumentError,
+  InvalidEventError,
+  LedgerError,
+  NonSerializableError,
+  NotFoundError,
+  ReplayDivergenceError,
+  RunClosedError,
+  StoreUnavailableError,
+  TamperDetectedError,
+  UnresolvedAttemptError,
+} from "./events/errors.js";
+export { computeEventHash } from "./events/hash-chain.js";
+export { assertId, isValidId, uuidv7 } from "./events/ids.js";
+export type { JsonObject, JsonValue, SerializedError } from "./events/json.js";
+export {
+  assertPlainJson,
+  childPath,
+  cloneJson,
+  normalizeError,
+  toPlainJson,
+} from "./events/json.js";
+export type {
+  Actor,
+  CustomEventType,
+  EventType,
+  KnownEventType,
+  LedgerEvent,
+  NewEvent,
+  RunHead,
+  RunStatus,
+  ToolEffect,
+} from "./events/types.js";
+export { EVENT_TYPES, SCHEMA_VERSION, statusOfType, TERMINAL_TYPES } from "./events/types.js";
+export type { AppendPlan, AppendState, PlannedEvent } from "./store/append-plan.js";
+export {
+  assignCursors,
+  buildEvent,
+  EMPTY_HEAD,
+  planAppend,
+  planFork,
+} from "./store/append-plan.js";
+export { assertBlobRef, blobBytes, blobRef } from "./store/blob.js";
+export type {
+  AppendRequest,
+  AppendResult,
+  EventPage,
+  EventStore,
+  ForkRequest,
+  ListSessionsRequest,
+  ReadRunRequest,
+  ReadSessionRequest,
+  RunSummary,
+  SessionPage,
+  SessionSummary,
+  StoreDescription,
+} from "./store/event-store.js";
+export { MemoryEventStore } from "./store/memory-store.js";
+export type { OpenStoreOptions } from "./store/open-store.js";
+export { openStore, redactUrl } from "./store/open-store.js";
+export type { ValidAppend, ValidEvent } from "./store/validate.js";
+export {
+  isBlobRef,
+  validateAppend,
+  validateFork,
+  validateNewEvent,
+  validatePaging,
+} from "./store/validate.js";

@@ -1,0 +1,116 @@
+import type { LedgerEvent, NewEvent, RunHead, RunStatus } from "../events/types.js";
+
+/** Arguments of `EventStore.append`. */
+export interface AppendRequest {
+  sessionId: string;
+  runId: string;
+  /** The run length the writer read (0 for a new run). */
+  expectedSeq: number;
+  events: NewEvent[];
+}
+
+/** Result of `EventStore.append`. */
+export interface AppendResult {
+  /** The committed events, as stored (with seq, commitCursor, hashes). */
+  events: LedgerEvent[];
+  /** True when every event was already stored with the same content: nothing was written. */
+  deduplicated: boolean;
+}
+
+export interface ReadRunRequest {
+  sessionId: string;
+  runId: string;
+  /** First seq to return (default 0). */
+  fromSeq?: number;
+  limit?: number;
+}
+
+export interface ReadSessionRequest {
+  sessionId: string;
+  /** Return events with `commitCursor > after` (default 0: from the start). */
+  after?: number;
+  limit?: number;
+}
+
+/** A page of events. `nextCursor` is the value to pass on (a seq for runs, a cursor for sessions). */
+export interface EventPage {
+  events: LedgerEvent[];
+  nextCursor: number;
+}
+
+/** A run as `listRuns` reports it. */
+export interface RunSummary {
+  runId: string;
+  parentRunId?: string;
+  length: number;
+  status: RunStatus;
+  lastHash: string | null;
+  /** `recordedAt` of its first event. */
+  startedAt: string;
+}
+
+/** A session as `listSessions` reports it. */
+export interface SessionSummary {
+  sessionId: string;
+  /** Number of events committed in the session (its last commit cursor). */
+  eventCount: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ListSessionsRequest {
+  /** Return sessions whose id sorts after this one. */
+  after?: string;
+  limit?: number;
+}
+
+export interface SessionPage {
+  sessions: SessionSummary[];
+  /** Pass as `after` for the next page; absent on the last page. */
+  nextCursor?: string;
+}
+
+export interface ForkRequest {
+  sessionId: string;
+  runId: string;
+  newRunId: string;
+  /** Copy the events with `seq < uptoSeq` (the new run's length). */
+  uptoSeq: number;
+}
+
+/** What a store says about itself, e.g. for `agent-ledger` and the README's durability table. */
+export interface StoreDescription {
+  kind: string;
+  /** Where the data lives (a path or a URL without credentials). */
+  location?: string;
+  durability?: Record<string, string | number | boolean>;
+}
+
+/**
+ * The store contract (§4). `runEventStoreConformance` from `@agent-ledger/core/testing` is its
+ * executable definition: every implementation passes it unchanged.
+ */
+export interface EventStore {
+  /** Creates or upgrades the schema. Idempotent and safe when several processes race. */
+  init(): Promise<void>;
+  /**
+   * Appends a batch atomically (all or nothing) at `expectedSeq`. Retrying a batch that is
+   * already stored returns it with `deduplicated: true`. Fails with `conflict`,
+   * `duplicate-event`, `run-closed`, `invalid-event` or `non-serializable`, writing nothing.
+   */
+  append(request: AppendRequest): Promise<AppendResult>;
+  readRun(request: ReadRunRequest): Promise<EventPage>;
+  /** Events of a session in commit order, paged by `commitCursor`. */
+  readSession(request: ReadSessionRequest): Promise<EventPage>;
+  listRuns(sessionId: string): Promise<RunSummary[]>;
+  listSessions(request?: ListSessionsRequest): Promise<SessionPage>;
+  runHead(request: { sessionId: string; runId: string }): Promise<RunHead>;
+  /** A new run that starts as a copy of a prefix of another (new event ids, new hash chain). */
+  fork(request: ForkRequest): Promise<AppendResult>;
+  /** Stores content by sha256 and returns `sha256:<hex>`. Idempotent. */
+  putBlob(content: Uint8Array | string): Promise<string>;
+  /** The bytes stored under a `sha256:<hex>` reference; `not-found` when absent. */
+  getBlob(ref: string): Promise<Uint8Array>;
+  describe(): StoreDescription;
+  close(): Promise<void>;
+}

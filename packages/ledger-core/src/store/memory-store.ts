@@ -1,0 +1,223 @@
+import { ConflictError, NotFoundError } from "../events/errors.js";
+import { assertId, uuidv7 } from "../events/ids.js";
+import { cloneJson } from "../events/json.js";
+import type { LedgerEvent, RunHead } from "../events/types.js";
+import { assignCursors, EMPTY_HEAD, planAppend, planFork } from "./append-plan.js";
+import { assertBlobRef, blobBytes, blobRef } from "./blob.js";
+import type {
+  AppendRequest,
+  AppendResult,
+  EventPage,
+  EventStore,
+  ForkRequest,
+  ListSessionsRequest,
+  ReadRunRequest,
+  ReadSessionRequest,
+  RunSummary,
+  SessionPage,
+  StoreDescription,
+} from "./event-store.js";
+import { validateAppend, validateFork, validatePaging } from "./validate.js";
+
+interface MemoryRun {
+  head: RunHead;
+  events: LedgerEvent[];
+}
+
+interface MemorySession {
+  cursor: number;
+  createdAt: string;
+  updatedAt: string;
+  runs: Map<string, MemoryRun>;
+  /** Events in commit order: index i holds commitCursor i + 1. */
+  log: LedgerEvent[];
+  byEventId: Map<string, LedgerEvent>;
+}
+
+function cloneEvent(event: LedgerEvent): LedgerEvent {
+  return cloneJson(event as never) as LedgerEvent;
+}
+
+/**
+ * The reference store: everything in process memory, deep copies on write and on read so a
+ * caller can never change what is stored. Not durable; for tests, examples and as the model
+ * every other store is checked against.
+ */
+export class MemoryEventStore implements EventStore {
+  readonly #sessions = new Map<string, MemorySession>();
+  readonly #blobs = new Map<string, Uint8Array>();
+
+  async init(): Promise<void> {}
+
+  async append(request: AppendRequest): Promise<AppendResult> {
+    const valid = validateAppend(request);
+    const session = this.#sessions.get(valid.sessionId);
+    const run = session?.runs.get(valid.runId);
+    const existing: LedgerEvent[] = [];
+    if (session) {
+      for (const event of valid.events) {
+        const stored = session.byEventId.get(event.eventId);
+        if (stored) existing.push(stored);
+      }
+    }
+    const plan = planAppend({
+      request: valid,
+      head: run?.head ?? EMPTY_HEAD,
+      existing,
+      now: new Date().toISOString(),
+    });
+    if (plan.kind === "deduplicated")
+      return { events: plan.events.map(cloneEvent), deduplicated: true };
+    const target = session ?? this.#newSession(valid.sessionId);
+    const events = assignCursors(plan.events, target.cursor + 1);
+    this.#commit(target, valid.runId, events, plan.head);
+    return { events: events.map(cloneEvent), deduplicated: false };
+  }
+
+  #newSession(sessionId: string): MemorySession {
+    const now = new Date().toISOString();
+    const session: MemorySession = {
+      cursor: 0,
+      createdAt: now,
+      updatedAt: now,
+      runs: new Map(),
+      log: [],
+      byEventId: new Map(),
+    };
+    this.#sessions.set(sessionId, session);
+    return session;
+  }
+
+  #commit(session: MemorySession, runId: string, events: LedgerEvent[], head: RunHead): void {
+    let run = session.runs.get(runId);
+    if (!run) {
+      run = { head, events: [] };
+      session.runs.set(runId, run);
+    }
+    run.head = head;
+    for (const event of events) {
+      run.events.push(event);
+      session.log.push(event);
+      session.byEventId.set(event.eventId, event);
+    }
+    session.cursor += events.length;
+    session.updatedAt = events[events.length - 1]?.recordedAt ?? session.updatedAt;
+  }
+
+  async readRun(request: ReadRunRequest): Promise<EventPage> {
+    assertId(request.sessionId, "$.sessionId");
+    assertId(request.runId, "$.runId");
+    validatePaging(request, { fromSeq: request.fromSeq });
+    const from = request.fromSeq ?? 0;
+    const all = this.#sessions.get(request.sessionId)?.runs.get(request.runId)?.events ?? [];
+    const page = all.slice(from, request.limit === undefined ? undefined : from + request.limit);
+    return { events: page.map(cloneEvent), nextCursor: from + page.length };
+  }
+
+  async readSession(request: ReadSessionRequest): Promise<EventPage> {
+    assertId(request.sessionId, "$.sessionId");
+    validatePaging(request, { after: request.after });
+    const after = request.after ?? 0;
+    const log = this.#sessions.get(request.sessionId)?.log ?? [];
+    const page = log.slice(after, request.limit === undefined ? undefined : after + request.limit);
+    return { events: page.map(cloneEvent), nextCursor: after + page.length };
+  }
+
+  async listRuns(sessionId: string): Promise<RunSummary[]> {
+    assertId(sessionId, "$.sessionId");
+    const session = this.#sessions.get(sessionId);
+    if (!session) return [];
+    return [...session.runs.entries()].map(([runId, run]) => {
+      const first = run.events[0] as LedgerEvent;
+      const summary: RunSummary = {
+        runId,
+        length: run.head.length,
+        status: run.head.status,
+        lastHash: run.head.lastHash,
+        startedAt: first.recordedAt,
+      };
+      if (first.parentRunId !== undefined) summary.parentRunId = first.parentRunId;
+      return summary;
+    });
+  }
+
+  async listSessions(request: ListSessionsRequest = {}): Promise<SessionPage> {
+    validatePaging(request);
+    if (request.after !== undefined) assertId(request.after, "$.after");
+    const after = request.after;
+    const ids = [...this.#sessions.keys()].filter((id) => after === undefined || id > after).sort();
+    const limit = request.limit ?? ids.length;
+    const sessions = ids.slice(0, limit).map((sessionId) => {
+      const session = this.#sessions.get(sessionId) as MemorySession;
+      return {
+        sessionId,
+        eventCount: session.cursor,
+        createdAt: session.createdAt,
+        updatedAt: session.updatedAt,
+      };
+    });
+    const page: SessionPage = { sessions };
+    if (ids.length > limit && sessions.length > 0)
+      page.nextCursor = sessions[sessions.length - 1]?.sessionId as string;
+    return page;
+  }
+
+  async runHead(request: { sessionId: string; runId: string }): Promise<RunHead> {
+    assertId(request.sessionId, "$.sessionId");
+    assertId(request.runId, "$.runId");
+    const head = this.#sessions.get(request.sessionId)?.runs.get(request.runId)?.head;
+    return { ...(head ?? EMPTY_HEAD) };
+  }
+
+  async fork(request: ForkRequest): Promise<AppendResult> {
+    validateFork(request);
+    const session = this.#sessions.get(request.sessionId);
+    const source = session?.runs.get(request.runId);
+    if (!session || !source)
+      throw new NotFoundError(`run ${request.runId} not found in session ${request.sessionId}`);
+    if (request.uptoSeq > source.head.length) {
+      throw new NotFoundError(
+        `run ${request.runId} has ${source.head.length} events; cannot fork up to ${request.uptoSeq}`,
+      );
+    }
+    const target = session.runs.get(request.newRunId);
+    if (target) {
+      throw new ConflictError({
+        sessionId: request.sessionId,
+        runId: request.newRunId,
+        expectedSeq: 0,
+        actualSeq: target.head.length,
+      });
+    }
+    const plan = planFork({
+      sessionId: request.sessionId,
+      newRunId: request.newRunId,
+      source: source.events.slice(0, request.uptoSeq),
+      newEventId: uuidv7,
+      now: new Date().toISOString(),
+    });
+    const events = assignCursors(plan.events, session.cursor + 1);
+    this.#commit(session, request.newRunId, events, plan.head);
+    return { events: events.map(cloneEvent), deduplicated: false };
+  }
+
+  async putBlob(content: Uint8Array | string): Promise<string> {
+    const bytes = blobBytes(content);
+    const ref = blobRef(bytes);
+    if (!this.#blobs.has(ref)) this.#blobs.set(ref, new Uint8Array(bytes));
+    return ref;
+  }
+
+  async getBlob(ref: string): Promise<Uint8Array> {
+    assertBlobRef(ref);
+    const bytes = this.#blobs.get(ref);
+    if (!bytes) throw new NotFoundError(`blob ${ref} not found`, { ref });
+    return new Uint8Array(bytes);
+  }
+
+  describe(): StoreDescription {
+    return { kind: "memory", durability: { durable: false } };
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,216 @@
+import { InvalidEventError } from "../events/errors.js";
+import { assertId, uuidv7 } from "../events/ids.js";
+import { childPath, type JsonObject, type JsonValue, toPlainJson } from "../events/json.js";
+import { type Actor, EVENT_TYPES, type NewEvent } from "../events/types.js";
+import type { AppendRequest } from "./event-store.js";
+
+const knownTypes: ReadonlySet<string> = new Set(EVENT_TYPES);
+const blobRef = /^sha256:[0-9a-f]{64}$/;
+const actorTypes = new Set(["agent", "tool", "human", "system"]);
+const effectKinds = new Set(["none", "read", "write", "unknown"]);
+const idFields = ["stepId", "attemptId", "retryOf", "parentRunId", "causedByEventId"] as const;
+const allowedFields = new Set<string>([
+  "eventId",
+  "type",
+  ...idFields,
+  "actor",
+  "payload",
+  "evidenceRefs",
+  "metadata",
+]);
+
+/** A validated, deep-copied event ready to be planned into a run. */
+export type ValidEvent = Omit<NewEvent, "eventId" | "payload"> & {
+  eventId: string;
+  payload: JsonValue;
+};
+
+export interface ValidAppend {
+  sessionId: string;
+  runId: string;
+  expectedSeq: number;
+  events: ValidEvent[];
+}
+
+/** True when `value` is a `sha256:<64 hex>` blob reference. */
+export function isBlobRef(value: unknown): value is string {
+  return typeof value === "string" && blobRef.test(value);
+}
+
+function validateActor(value: unknown, path: string): Actor {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new InvalidEventError(path, "actor must be an object { type, id, framework? }");
+  }
+  const actor = value as Record<string, unknown>;
+  if (!actorTypes.has(actor.type as string)) {
+    throw new InvalidEventError(
+      childPath(path, "type"),
+      `actor type must be agent, tool, human or system`,
+    );
+  }
+  assertId(actor.id, childPath(path, "id"));
+  const out: Actor = { type: actor.type as Actor["type"], id: actor.id };
+  if (actor.framework !== undefined) {
+    assertId(actor.framework, childPath(path, "framework"));
+    out.framework = actor.framework;
+  }
+  for (const key of Object.keys(actor)) {
+    if (!["type", "id", "framework"].includes(key))
+      throw new InvalidEventError(childPath(path, key), "unknown actor field");
+  }
+  return out;
+}
+
+/** Validates one event; returns a deep copy. Paths are relative to `path`. */
+export function validateNewEvent(value: unknown, path: string): ValidEvent {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new InvalidEventError(path, "an event must be an object");
+  }
+  const input = value as Record<string, unknown>;
+  for (const key of Object.keys(input)) {
+    if (input[key] !== undefined && !allowedFields.has(key)) {
+      throw new InvalidEventError(
+        childPath(path, key),
+        "not a field a writer may set (the store assigns seq, hashes, cursor and time)",
+      );
+    }
+  }
+  const eventId = input.eventId === undefined ? uuidv7() : input.eventId;
+  assertId(eventId, childPath(path, "eventId"));
+  const type = input.type;
+  if (
+    typeof type !== "string" ||
+    !(knownTypes.has(type) || (type.startsWith("x.") && type.length > 2 && type.length <= 255))
+  ) {
+    throw new InvalidEventError(
+      childPath(path, "type"),
+      `unknown event type ${JSON.stringify(type)} (custom types start with "x.")`,
+    );
+  }
+  const out: ValidEvent = { eventId, type: type as ValidEvent["type"], payload: null };
+  for (const field of idFields) {
+    const id = input[field];
+    if (id === undefined) continue;
+    assertId(id, childPath(path, field));
+    out[field] = id;
+  }
+  if (input.actor !== undefined) out.actor = validateActor(input.actor, childPath(path, "actor"));
+  out.payload =
+    input.payload === undefined ? null : toPlainJson(input.payload, childPath(path, "payload"));
+  if (input.evidenceRefs !== undefined) {
+    const refsPath = childPath(path, "evidenceRefs");
+    if (!Array.isArray(input.evidenceRefs))
+      throw new InvalidEventError(refsPath, "evidenceRefs must be an array");
+    out.evidenceRefs = input.evidenceRefs.map((ref, index) => {
+      if (!isBlobRef(ref))
+        throw new InvalidEventError(
+          childPath(refsPath, index),
+          "a reference must be sha256:<64 lowercase hex>",
+        );
+      return ref;
+    });
+  }
+  if (input.metadata !== undefined) {
+    const metaPath = childPath(path, "metadata");
+    if (
+      typeof input.metadata !== "object" ||
+      input.metadata === null ||
+      Array.isArray(input.metadata)
+    ) {
+      throw new InvalidEventError(metaPath, "metadata must be a JSON object");
+    }
+    out.metadata = toPlainJson(input.metadata, metaPath) as JsonObject;
+  }
+  if (type === "tool.requested") validateEffect(out.payload, childPath(path, "payload"));
+  return out;
+}
+
+function validateEffect(payload: JsonValue, path: string): void {
+  if (typeof payload !== "object" || payload === null || Array.isArray(payload)) return;
+  const effect = payload.effect;
+  if (effect === undefined) return;
+  const effectPath = childPath(path, "effect");
+  if (typeof effect !== "object" || effect === null || Array.isArray(effect)) {
+    throw new InvalidEventError(effectPath, "effect must be { kind, idempotent }");
+  }
+  if (!effectKinds.has(effect.kind as string)) {
+    throw new InvalidEventError(
+      childPath(effectPath, "kind"),
+      "effect kind must be none, read, write or unknown",
+    );
+  }
+  if (typeof effect.idempotent !== "boolean") {
+    throw new InvalidEventError(
+      childPath(effectPath, "idempotent"),
+      "effect idempotent must be a boolean",
+    );
+  }
+}
+
+/**
+ * Validates a whole append request before any I/O (§6): ids, types, plain-JSON payloads and
+ * metadata, no id twice in one batch. Returns deep copies; the caller's objects are never kept.
+ */
+export function validateAppend(request: AppendRequest): ValidAppend {
+  if (typeof request !== "object" || request === null)
+    throw new InvalidEventError("$", "append needs { sessionId, runId, expectedSeq, events }");
+  assertId(request.sessionId, "$.sessionId");
+  assertId(request.runId, "$.runId");
+  if (!Number.isSafeInteger(request.expectedSeq) || request.expectedSeq < 0) {
+    throw new InvalidEventError("$.expectedSeq", "expectedSeq must be a non-negative integer");
+  }
+  if (!Array.isArray(request.events) || request.events.length === 0) {
+    throw new InvalidEventError("$.events", "events must be a non-empty array");
+  }
+  const seen = new Set<string>();
+  const events = request.events.map((event, index) => {
+    const path = `$.events[${index}]`;
+    const valid = validateNewEvent(event, path);
+    if (seen.has(valid.eventId))
+      throw new InvalidEventError(
+        `${path}.eventId`,
+        `eventId ${valid.eventId} appears twice in one batch`,
+      );
+    seen.add(valid.eventId);
+    return valid;
+  });
+  return {
+    sessionId: request.sessionId,
+    runId: request.runId,
+    expectedSeq: request.expectedSeq,
+    events,
+  };
+}
+
+/** Validates `fork` arguments (§4): ids, and `uptoSeq` as a positive integer. */
+export function validateFork(request: {
+  sessionId: string;
+  runId: string;
+  newRunId: string;
+  uptoSeq: number;
+}): void {
+  assertId(request.sessionId, "$.sessionId");
+  assertId(request.runId, "$.runId");
+  assertId(request.newRunId, "$.newRunId");
+  if (!Number.isSafeInteger(request.uptoSeq) || request.uptoSeq < 1) {
+    throw new InvalidEventError(
+      "$.uptoSeq",
+      "uptoSeq must be a positive integer (the length of the new run)",
+    );
+  }
+}
+
+/** Validates paging arguments shared by the read calls. */
+export function validatePaging(
+  request: { limit?: number | undefined },
+  extra: Record<string, number | undefined> = {},
+): void {
+  if (request.limit !== undefined && (!Number.isSafeInteger(request.limit) || request.limit < 1)) {
+    throw new InvalidEventError("$.limit", "limit must be a positive integer");
+  }
+  for (const [key, value] of Object.entries(extra)) {
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) {
+      throw new InvalidEventError(`$.${key}`, `${key} must be a non-negative integer`);
+    }
+  }
+}
