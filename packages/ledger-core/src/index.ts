@@ -36,6 +36,29 @@ export type {
   ToolEffect,
 } from "./events/types.js";
 export { EVENT_TYPES, SCHEMA_VERSION, statusOfType, TERMINAL_TYPES } from "./events/types.js";
+export type {
+  AttemptStatus,
+  AttemptView,
+  RunView,
+  SessionInspection,
+  StepView,
+} from "./inspect/inspect-session.js";
+export { inspectEvents, inspectSession } from "./inspect/inspect-session.js";
+export type { VerifyResult } from "./inspect/verify-run.js";
+export { assertRunIntact, verifyRun } from "./inspect/verify-run.js";
+export type { Attempt, ReplayedOutcome } from "./recorder/attempt.js";
+export { CommitQueue } from "./recorder/commit-queue.js";
+export type { RedactContext, Redaction } from "./recorder/redact.js";
+export { applyRedaction, REDACTED } from "./recorder/redact.js";
+export type {
+  BeforeModelCallOptions,
+  BeforeToolCallOptions,
+  EvidenceRecord,
+  SessionRecorderOptions,
+} from "./recorder/session-recorder.js";
+export { SessionRecorder } from "./recorder/session-recorder.js";
+export type { RecordedAttempt, ReplayMatch } from "./replay/replay-cursor.js";
+export { collectAttempts, ReplayCursor } from "./replay/replay-cursor.js";
 export type { AppendPlan, AppendState, PlannedEvent } from "./store/append-plan.js";
 export {
   assignCursors,
@@ -62,6 +85,7 @@ export type {
 export { MemoryEventStore } from "./store/memory-store.js";
 export type { OpenStoreOptions } from "./store/open-store.js";
 export { openStore, redactUrl } from "./store/open-store.js";
+export { readWholeRun, readWholeSession } from "./store/read-all.js";
 export type { ValidAppend, ValidEvent } from "./store/validate.js";
 export {
   isBlobRef,

@@ -1,0 +1,200 @@
+import type { JsonObject, JsonValue } from "../events/json.js";
+import type { Actor, LedgerEvent, RunStatus } from "../events/types.js";
+import type { EventStore } from "../store/event-store.js";
+import { readWholeSession } from "../store/read-all.js";
+
+/** Status of one attempt as inspection reports it. */
+export type AttemptStatus = "requested" | "completed" | "failed" | "abandoned";
+
+export interface AttemptView {
+  kind: "model" | "tool";
+  attemptId: string;
+  stepId: string;
+  runId: string;
+  status: AttemptStatus;
+  retryOf?: string;
+  /** Set when a later attempt retried this one (so it is no longer in flight). */
+  retriedBy?: string;
+  name?: string;
+  toolCallId?: string;
+  effect?: JsonValue;
+  requestedAt: string;
+  resolvedAt?: string;
+  durationMs?: number;
+  requestSeq: number;
+  requestEventId: string;
+  /** The request payload (model request, or `{ name, args, effect }` of a tool call). */
+  request: JsonValue;
+  /** The outcome payload (response / result / error / abandonment reason). */
+  outcome?: JsonValue;
+}
+
+export interface StepView {
+  stepId: string;
+  kind: "model" | "tool";
+  attempts: AttemptView[];
+}
+
+export interface RunView {
+  runId: string;
+  parentRunId?: string;
+  causedByEventId?: string;
+  actor?: Actor;
+  status: RunStatus;
+  length: number;
+  startedAt: string;
+  endedAt?: string;
+  durationMs?: number;
+  steps: StepView[];
+  children: RunView[];
+  /** Payload of the terminal event (output, error or reason). */
+  result?: JsonValue;
+}
+
+export interface SessionInspection {
+  sessionId: string;
+  eventCount: number;
+  /** Root runs (no parent, or a parent not in this session), children nested. */
+  runs: RunView[];
+  /** Every attempt requested and never completed, failed, abandoned or retried. */
+  unresolved: AttemptView[];
+}
+
+const outcomeStatus: Record<string, AttemptStatus> = {
+  "model.completed": "completed",
+  "tool.completed": "completed",
+  "model.failed": "failed",
+  "tool.failed": "failed",
+  "attempt.abandoned": "abandoned",
+};
+
+function since(start: string, end: string): number {
+  return Date.parse(end) - Date.parse(start);
+}
+
+/**
+ * What happened in a session (§7): runs as a tree with statuses, steps and attempts, and
+ * every unresolved attempt — calls that went out and never came back. One pass over the
+ * session's events in commit order.
+ */
+export async function inspectSession(
+  store: EventStore,
+  sessionId: string,
+): Promise<SessionInspection> {
+  return inspectEvents(sessionId, await readWholeSession(store, sessionId));
+}
+
+/** `inspectSession` over events already read (in commit order). */
+export function inspectEvents(
+  sessionId: string,
+  events: readonly LedgerEvent[],
+): SessionInspection {
+  const runs = new Map<string, RunView>();
+  const steps = new Map<string, StepView>();
+  const attempts = new Map<string, AttemptView>();
+  const order: AttemptView[] = [];
+  for (const event of events) {
+    let run = runs.get(event.runId);
+    if (!run) {
+      run = {
+        runId: event.runId,
+        status: "running",
+        length: 0,
+        startedAt: event.recordedAt,
+        steps: [],
+        children: [],
+      };
+      runs.set(event.runId, run);
+    }
+    run.length = event.seq + 1;
+    switch (event.type) {
+      case "run.started":
+        if (event.parentRunId !== undefined) run.parentRunId = event.parentRunId;
+        if (event.causedByEventId !== undefined) run.causedByEventId = event.causedByEventId;
+        if (event.actor) run.actor = event.actor;
+        run.startedAt = event.recordedAt;
+        break;
+      case "run.completed":
+      case "run.failed":
+      case "run.cancelled":
+        run.status = event.type.slice(4) as RunStatus;
+        run.endedAt = event.recordedAt;
+        run.durationMs = since(run.startedAt, event.recordedAt);
+        run.result = event.payload;
+        break;
+      case "model.requested":
+      case "tool.requested": {
+        if (!event.attemptId) break;
+        const kind = event.type === "model.requested" ? "model" : "tool";
+        const payload = (event.payload ?? {}) as JsonObject;
+        const stepId = event.stepId ?? event.attemptId;
+        const attempt: AttemptView = {
+          kind,
+          attemptId: event.attemptId,
+          stepId,
+          runId: event.runId,
+          status: "requested",
+          requestedAt: event.recordedAt,
+          requestSeq: event.seq,
+          requestEventId: event.eventId,
+          request:
+            kind === "model"
+              ? (payload.request ?? null)
+              : {
+                  name: payload.name ?? null,
+                  args: payload.args ?? null,
+                  effect: payload.effect ?? null,
+                },
+        };
+        if (event.retryOf !== undefined) {
+          attempt.retryOf = event.retryOf;
+          const previous = attempts.get(event.retryOf);
+          if (previous) previous.retriedBy = event.attemptId;
+        }
+        if (kind === "tool") {
+          if (typeof payload.name === "string") attempt.name = payload.name;
+          if (typeof payload.toolCallId === "string") attempt.toolCallId = payload.toolCallId;
+          if (payload.effect !== undefined) attempt.effect = payload.effect;
+        } else {
+          const request = payload.request as JsonObject | null;
+          const model =
+            request && typeof request === "object" ? (request.model ?? request.modelId) : undefined;
+          if (typeof model === "string") attempt.name = model;
+        }
+        attempts.set(event.attemptId, attempt);
+        order.push(attempt);
+        const stepKey = `${event.runId}\u0000${stepId}`;
+        let step = steps.get(stepKey);
+        if (!step) {
+          step = { stepId, kind, attempts: [] };
+          steps.set(stepKey, step);
+          run.steps.push(step);
+        }
+        step.attempts.push(attempt);
+        break;
+      }
+      default: {
+        const status = outcomeStatus[event.type];
+        if (status === undefined || !event.attemptId) break;
+        const attempt = attempts.get(event.attemptId);
+        if (!attempt || attempt.status !== "requested") break;
+        attempt.status = status;
+        attempt.resolvedAt = event.recordedAt;
+        attempt.durationMs = since(attempt.requestedAt, event.recordedAt);
+        const payload = (event.payload ?? {}) as JsonObject;
+        attempt.outcome =
+          payload.response ?? payload.result ?? payload.error ?? payload.reason ?? event.payload;
+      }
+    }
+  }
+  const roots: RunView[] = [];
+  for (const run of runs.values()) {
+    const parent = run.parentRunId === undefined ? undefined : runs.get(run.parentRunId);
+    if (parent) parent.children.push(run);
+    else roots.push(run);
+  }
+  const unresolved = order.filter(
+    (attempt) => attempt.status === "requested" && attempt.retriedBy === undefined,
+  );
+  return { sessionId, eventCount: events.length, runs: roots, unresolved };
+}

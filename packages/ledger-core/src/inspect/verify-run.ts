@@ -1,0 +1,70 @@
+import { TamperDetectedError } from "../events/errors.js";
+import { computeEventHash } from "../events/hash-chain.js";
+import type { EventStore } from "../store/event-store.js";
+
+export interface VerifyResult {
+  ok: boolean;
+  /** Events checked. */
+  length: number;
+  /** First seq that fails verification. */
+  badSeq?: number;
+  reason?: string;
+}
+
+/**
+ * Recomputes a run's hash chain (§7): each event's hash over its canonical JSON, each
+ * `prevHash` against the previous event, gap-free seqs, and the run head against the last
+ * event (so a deleted tail is caught too).
+ */
+export async function verifyRun(
+  store: EventStore,
+  address: { sessionId: string; runId: string },
+): Promise<VerifyResult> {
+  let expectedSeq = 0;
+  let prevHash: string | null = null;
+  for (;;) {
+    const page = await store.readRun({ ...address, fromSeq: expectedSeq, limit: 2000 });
+    for (const event of page.events) {
+      const fail = (reason: string): VerifyResult => ({
+        ok: false,
+        length: expectedSeq,
+        badSeq: expectedSeq,
+        reason,
+      });
+      if (event.seq !== expectedSeq) return fail(`expected seq ${expectedSeq}, found ${event.seq}`);
+      if (event.sessionId !== address.sessionId || event.runId !== address.runId)
+        return fail("event is addressed to another run");
+      if (event.prevHash !== prevHash)
+        return fail("prevHash does not match the previous event's hash");
+      if (computeEventHash(event) !== event.hash) return fail("content does not match its hash");
+      prevHash = event.hash;
+      expectedSeq++;
+    }
+    if (page.events.length < 2000) break;
+  }
+  const head = await store.runHead(address);
+  if (head.length !== expectedSeq || head.lastHash !== prevHash) {
+    return {
+      ok: false,
+      length: expectedSeq,
+      badSeq: Math.min(head.length, expectedSeq),
+      reason: `run head says ${head.length} events ending in ${head.lastHash}, the log has ${expectedSeq}`,
+    };
+  }
+  return { ok: true, length: expectedSeq };
+}
+
+/** Like `verifyRun`, but throws `tamper-detected` with the bad seq. */
+export async function assertRunIntact(
+  store: EventStore,
+  address: { sessionId: string; runId: string },
+): Promise<void> {
+  const result = await verifyRun(store, address);
+  if (!result.ok) {
+    throw new TamperDetectedError({
+      ...address,
+      badSeq: result.badSeq ?? 0,
+      reason: result.reason ?? "verification failed",
+    });
+  }
+}

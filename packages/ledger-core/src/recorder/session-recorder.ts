@@ -1,0 +1,717 @@
+import { hashJson } from "../events/canonical.js";
+import {
+  InvalidArgumentError,
+  NotFoundError,
+  ReplayDivergenceError,
+  UnresolvedAttemptError,
+} from "../events/errors.js";
+import { assertId, uuidv7 } from "../events/ids.js";
+import { type JsonObject, type JsonValue, normalizeError, toPlainJson } from "../events/json.js";
+import type { Actor, LedgerEvent, NewEvent, RunStatus, ToolEffect } from "../events/types.js";
+import { ReplayCursor, type ReplayMatch } from "../replay/replay-cursor.js";
+import type { EventStore } from "../store/event-store.js";
+import { readWholeRun } from "../store/read-all.js";
+import { isBlobRef, validateNewEvent } from "../store/validate.js";
+import type { Attempt, ReplayedOutcome } from "./attempt.js";
+import { CommitQueue } from "./commit-queue.js";
+import { applyRedaction, type Redaction } from "./redact.js";
+
+export interface SessionRecorderOptions {
+  store: EventStore;
+  sessionId: string;
+  /** Defaults to a new UUIDv7. */
+  runId?: string;
+  actor: Actor;
+  /** Set on a child run: the run that started it. */
+  parentRunId?: string;
+  /** The event that caused this run (e.g. the tool call that handed off). */
+  causedByEventId?: string;
+  /** Removed from payloads before hashing and persisting. */
+  redact?: Redaction;
+  /** Host metadata stored on every event of this recorder. */
+  metadata?: JsonObject;
+}
+
+export interface BeforeModelCallOptions {
+  stepId?: string;
+  /** The request as plain JSON (messages, tools, settings; never credentials). */
+  request: unknown;
+  metadata?: JsonObject;
+}
+
+export interface BeforeToolCallOptions {
+  stepId?: string;
+  toolCallId?: string;
+  name: string;
+  args: unknown;
+  effect?: Partial<ToolEffect>;
+  /** Defaults to the last model completion of this run (the call that asked for the tool). */
+  causedByEventId?: string;
+  metadata?: JsonObject;
+}
+
+export interface EvidenceRecord {
+  /** Domain key: a later record with the same key supersedes this one in `latestEvidence`. */
+  key?: string;
+  classification: string;
+  summary: string;
+  evidenceRefs: string[];
+}
+
+const replayedOutcomes = new WeakMap<Attempt, LedgerEvent>();
+
+const DEFAULT_EFFECT: ToolEffect = { kind: "unknown", idempotent: false };
+
+/**
+ * Records one run of an agent (§5): every model and tool call as `*.requested` committed
+ * before the call, then `*.completed` / `*.failed`. `before*` resolves only once the request is
+ * durable; if it rejects, the caller must not make the call. Concurrent calls are committed
+ * together (group commit). A recorder made by `resume` answers recorded calls from the ledger.
+ */
+export class SessionRecorder {
+  readonly store: EventStore;
+  readonly sessionId: string;
+  readonly runId: string;
+  readonly actor: Actor;
+  readonly parentRunId: string | undefined;
+  readonly causedByEventId: string | undefined;
+  readonly #redact: Redaction | undefined;
+  readonly #metadata: JsonObject | undefined;
+  #queue: CommitQueue;
+  #replay: ReplayCursor | undefined;
+  #status: RunStatus = "running";
+  #started = false;
+  #startedEvent: LedgerEvent | undefined;
+  #lastModelCompletion: string | undefined;
+  #ready: Promise<void> | undefined;
+  #parent: SessionRecorder | undefined;
+  /** Child runs recorded before a crash, in start order, adopted by `child()` on resume. */
+  #recordedChildren: { runId: string; actorId: string | undefined }[] | undefined;
+
+  constructor(options: SessionRecorderOptions) {
+    assertId(options.sessionId, "$.sessionId");
+    const runId = options.runId ?? uuidv7();
+    assertId(runId, "$.runId");
+    if (options.parentRunId !== undefined) assertId(options.parentRunId, "$.parentRunId");
+    if (options.causedByEventId !== undefined)
+      assertId(options.causedByEventId, "$.causedByEventId");
+    this.store = options.store;
+    this.sessionId = options.sessionId;
+    this.runId = runId;
+    this.actor = validateNewEvent({ type: "x.actor", actor: options.actor }, "$").actor as Actor;
+    this.parentRunId = options.parentRunId;
+    this.causedByEventId = options.causedByEventId;
+    this.#redact = options.redact;
+    this.#metadata =
+      options.metadata === undefined
+        ? undefined
+        : (toPlainJson(options.metadata, "$.metadata") as JsonObject);
+    this.#queue = new CommitQueue({
+      store: this.store,
+      sessionId: this.sessionId,
+      runId,
+      nextSeq: 0,
+    });
+  }
+
+  /**
+   * A recorder that continues a run written by a process that died. The run's events are read
+   * once; re-executing the agent from its input then answers recorded calls from the ledger
+   * (`attempt.replayed`), and a zombie writer of the old process loses on `conflict`.
+   */
+  static async resume(
+    options: Omit<SessionRecorderOptions, "runId" | "parentRunId" | "causedByEventId"> & {
+      runId: string;
+    },
+  ): Promise<SessionRecorder> {
+    const recorder = new SessionRecorder(options);
+    await recorder.#load(true);
+    return recorder;
+  }
+
+  async #load(required: boolean): Promise<void> {
+    const events = await readWholeRun(this.store, { sessionId: this.sessionId, runId: this.runId });
+    const first = events[0];
+    if (!first) {
+      if (required)
+        throw new NotFoundError(`run ${this.runId} not found in session ${this.sessionId}`, {
+          sessionId: this.sessionId,
+          runId: this.runId,
+        });
+      return;
+    }
+    this.#adopt(events);
+    await this.loadRecordedChildren();
+  }
+
+  #adopt(events: LedgerEvent[]): void {
+    this.#queue = new CommitQueue({
+      store: this.store,
+      sessionId: this.sessionId,
+      runId: this.runId,
+      nextSeq: events.length,
+    });
+    this.#replay = new ReplayCursor(events);
+    this.#started = true;
+    this.#startedEvent = events.find((event) => event.type === "run.started");
+    const last = events[events.length - 1];
+    if (last && ["run.completed", "run.failed", "run.cancelled"].includes(last.type)) {
+      this.#status = last.type.slice(4) as RunStatus;
+    }
+    for (const event of events)
+      if (event.type === "model.completed") this.#lastModelCompletion = event.eventId;
+  }
+
+  /** True when this recorder continues a run found in the ledger. */
+  get resumed(): boolean {
+    return this.#replay !== undefined;
+  }
+
+  /** Status of the run as this writer knows it. */
+  get status(): RunStatus {
+    return this.#status;
+  }
+
+  /** The replay cursor of a resumed run (undefined for a new run). */
+  get replay(): ReplayCursor | undefined {
+    return this.#replay;
+  }
+
+  /** eventId of the last `model.completed` of this run: the default cause of a tool call. */
+  get lastModelCompletionId(): string | undefined {
+    return this.#lastModelCompletion;
+  }
+
+  // A child of a resumed parent adopts the matching child run recorded before the crash.
+  #whenReady(): Promise<void> {
+    if (this.#ready) return this.#ready;
+    const parent = this.#parent;
+    if (!parent?.resumed) {
+      this.#ready = Promise.resolve();
+      return this.#ready;
+    }
+    this.#ready = this.#load(false);
+    return this.#ready;
+  }
+
+  async #commit(events: NewEvent[]): Promise<LedgerEvent[]> {
+    await this.#whenReady();
+    const base: Partial<NewEvent> = { actor: this.actor };
+    if (this.#metadata) base.metadata = this.#metadata;
+    const full = events.map((event) => {
+      const merged = { ...base, ...event };
+      if (this.#metadata && event.metadata)
+        merged.metadata = { ...this.#metadata, ...event.metadata };
+      return merged;
+    });
+    const stored = await this.#queue.commit(full);
+    for (const event of stored) {
+      if (event.type === "model.completed") this.#lastModelCompletion = event.eventId;
+      if (
+        event.type === "run.completed" ||
+        event.type === "run.failed" ||
+        event.type === "run.cancelled"
+      ) {
+        this.#status = event.type.slice(4) as RunStatus;
+      }
+    }
+    return stored;
+  }
+
+  #payload(type: string, value: unknown, path: string): JsonValue {
+    const plain = toPlainJson(value === undefined ? null : value, path);
+    return applyRedaction(plain, this.#redact, { type });
+  }
+
+  /** Records `run.started` (with parentRunId / causedByEventId for a child run). On a resumed run, returns the recorded one. */
+  async startRun(payload?: unknown): Promise<LedgerEvent> {
+    await this.#whenReady();
+    if (this.#started && this.#startedEvent) return this.#startedEvent;
+    const event: NewEvent = {
+      type: "run.started",
+      payload: this.#payload("run.started", payload ?? {}, "$"),
+    };
+    if (this.parentRunId !== undefined) event.parentRunId = this.parentRunId;
+    if (this.causedByEventId !== undefined) event.causedByEventId = this.causedByEventId;
+    this.#started = true;
+    try {
+      const [stored] = await this.#commit([event]);
+      this.#startedEvent = stored;
+      return stored as LedgerEvent;
+    } catch (error) {
+      this.#started = false;
+      throw error;
+    }
+  }
+
+  /** Records an input (a user message, a task). On resume, the recorded input is returned instead. */
+  async recordInput(input: unknown, options: { metadata?: JsonObject } = {}): Promise<LedgerEvent> {
+    await this.#whenReady();
+    const payload = this.#payload("input.received", { input }, "$");
+    const recorded = this.#replay?.takeInput();
+    if (recorded) {
+      if (hashJson(recorded.payload) !== hashJson(payload)) {
+        throw new ReplayDivergenceError(
+          `input differs from the one recorded at seq ${recorded.seq}`,
+          { seq: recorded.seq },
+        );
+      }
+      return recorded;
+    }
+    const [stored] = await this.#commit([
+      {
+        type: "input.received",
+        payload,
+        ...(options.metadata ? { metadata: options.metadata } : {}),
+      },
+    ]);
+    return stored as LedgerEvent;
+  }
+
+  /**
+   * Commits `model.requested` and resolves with the attempt once it is durable. On a resumed
+   * run the recorded call at this position is returned with `replayed` set (nothing written),
+   * or, if it was in flight when the process died, retried as a new attempt of the same step.
+   */
+  async beforeModelCall(options: BeforeModelCallOptions): Promise<Attempt> {
+    await this.#whenReady();
+    const request = this.#payload("model.requested", options.request, "$");
+    const requestHash = hashJson(request);
+    const match = this.#replay?.takeModel(requestHash);
+    if (match) {
+      const replayed = this.#answer(match);
+      if (replayed) return replayed;
+      // In flight at the crash: model calls count as idempotent, so run it again.
+      return this.#request({
+        kind: "model",
+        stepId: match.attempt.stepId,
+        retryOf: match.attempt.attemptId,
+        request,
+        requestHash,
+        metadata: options.metadata,
+      });
+    }
+    return this.#request({
+      kind: "model",
+      stepId: options.stepId ?? uuidv7(),
+      request,
+      requestHash,
+      metadata: options.metadata,
+    });
+  }
+
+  /**
+   * Commits `tool.requested` (with its `effect`) and resolves once durable. On a resumed run a
+   * recorded tool call is answered from the ledger; one in flight at the crash runs again only
+   * if declared idempotent, else this throws `unresolved-attempt` (the error carries the
+   * attempt, so the adapter can ask a person and then `retry` or `abandon` it).
+   */
+  async beforeToolCall(options: BeforeToolCallOptions): Promise<Attempt> {
+    await this.#whenReady();
+    if (typeof options.name !== "string" || options.name.length === 0)
+      throw new InvalidArgumentError("$.name", "a tool call needs a name");
+    if (options.toolCallId !== undefined) assertId(options.toolCallId, "$.toolCallId");
+    const args = this.#payload("tool.requested", options.args, "$");
+    const requestHash = hashJson({ name: options.name, args });
+    const effect: ToolEffect = { ...DEFAULT_EFFECT, ...options.effect };
+    const match = this.#replay?.takeTool({
+      toolCallId: options.toolCallId,
+      name: options.name,
+      requestHash,
+    });
+    const common = {
+      kind: "tool" as const,
+      request: args,
+      requestHash,
+      name: options.name,
+      effect,
+      toolCallId: options.toolCallId ?? match?.attempt.toolCallId,
+      causedByEventId:
+        options.causedByEventId ??
+        match?.attempt.requested.causedByEventId ??
+        this.#lastModelCompletion,
+      metadata: options.metadata,
+    };
+    if (match) {
+      const replayed = this.#answer(match);
+      if (replayed) return replayed;
+      const recordedEffect = match.attempt.effect ?? DEFAULT_EFFECT;
+      if (!(effect.idempotent || recordedEffect.idempotent)) {
+        const attempt = this.#attemptFrom(match.attempt.requested, match.attempt);
+        throw Object.assign(
+          new UnresolvedAttemptError(
+            `tool call ${options.name}${options.toolCallId ? ` (${options.toolCallId})` : ""} was in flight when the process died and is not declared idempotent: it may or may not have happened. Check its effect, then retry or abandon attempt ${attempt.attemptId}.`,
+            {
+              attemptId: attempt.attemptId,
+              stepId: attempt.stepId,
+              toolCallId: attempt.toolCallId ?? null,
+              name: options.name,
+              seq: attempt.seq,
+            },
+          ),
+          { attempt },
+        );
+      }
+      return this.#request({
+        ...common,
+        stepId: match.attempt.stepId,
+        retryOf: match.attempt.attemptId,
+      });
+    }
+    return this.#request({ ...common, stepId: options.stepId ?? uuidv7() });
+  }
+
+  #answer(match: ReplayMatch): Attempt | undefined {
+    if (match.status === "unresolved") return undefined;
+    const attempt = this.#attemptFrom(match.attempt.requested, match.attempt);
+    const outcome = match.attempt.outcome as LedgerEvent;
+    const payload = (outcome.payload ?? {}) as JsonObject;
+    let replayed: ReplayedOutcome;
+    if (match.status === "completed") {
+      replayed = {
+        status: "completed",
+        result: (attempt.kind === "model" ? payload.response : payload.result) ?? null,
+        eventId: outcome.eventId,
+      };
+    } else if (match.status === "failed") {
+      replayed = {
+        status: "failed",
+        error: (payload.error ?? { name: "Error", message: "failed" }) as never,
+        eventId: outcome.eventId,
+      };
+    } else {
+      replayed = {
+        status: "abandoned",
+        reason: String(payload.reason ?? "abandoned"),
+        eventId: outcome.eventId,
+      };
+    }
+    attempt.replayed = replayed;
+    replayedOutcomes.set(attempt, outcome);
+    return attempt;
+  }
+
+  #attemptFrom(
+    requested: LedgerEvent,
+    recorded: {
+      stepId: string;
+      attemptId: string;
+      retryOf?: string;
+      toolCallId?: string;
+      name?: string;
+      effect?: ToolEffect;
+      requestHash: string;
+    },
+  ): Attempt {
+    const payload = requested.payload as JsonObject;
+    const attempt: Attempt = {
+      kind: requested.type === "model.requested" ? "model" : "tool",
+      sessionId: this.sessionId,
+      runId: this.runId,
+      stepId: recorded.stepId,
+      attemptId: recorded.attemptId,
+      requestedEventId: requested.eventId,
+      seq: requested.seq,
+      request: (requested.type === "model.requested" ? payload.request : payload.args) ?? null,
+      requestHash: recorded.requestHash,
+    };
+    if (recorded.retryOf !== undefined) attempt.retryOf = recorded.retryOf;
+    if (recorded.toolCallId !== undefined) attempt.toolCallId = recorded.toolCallId;
+    if (recorded.name !== undefined) attempt.name = recorded.name;
+    if (recorded.effect !== undefined) attempt.effect = recorded.effect;
+    return attempt;
+  }
+
+  async #request(options: {
+    kind: "model" | "tool";
+    stepId: string;
+    retryOf?: string | undefined;
+    request: JsonValue;
+    requestHash: string;
+    name?: string;
+    toolCallId?: string | undefined;
+    effect?: ToolEffect;
+    causedByEventId?: string | undefined;
+    metadata?: JsonObject | undefined;
+  }): Promise<Attempt> {
+    assertId(options.stepId, "$.stepId");
+    const attemptId = uuidv7();
+    const payload: JsonObject =
+      options.kind === "model"
+        ? { request: options.request, requestHash: options.requestHash }
+        : {
+            ...(options.toolCallId !== undefined ? { toolCallId: options.toolCallId } : {}),
+            name: options.name as string,
+            args: options.request,
+            effect: options.effect as unknown as JsonObject,
+            requestHash: options.requestHash,
+          };
+    const event: NewEvent = {
+      type: options.kind === "model" ? "model.requested" : "tool.requested",
+      stepId: options.stepId,
+      attemptId,
+      payload,
+    };
+    if (options.retryOf !== undefined) event.retryOf = options.retryOf;
+    if (options.causedByEventId !== undefined) event.causedByEventId = options.causedByEventId;
+    if (options.metadata !== undefined) event.metadata = options.metadata;
+    const [stored] = await this.#commit([event]);
+    const requested = stored as LedgerEvent;
+    const attempt: Attempt = {
+      kind: options.kind,
+      sessionId: this.sessionId,
+      runId: this.runId,
+      stepId: options.stepId,
+      attemptId,
+      requestedEventId: requested.eventId,
+      seq: requested.seq,
+      request: options.request,
+      requestHash: options.requestHash,
+    };
+    if (options.retryOf !== undefined) attempt.retryOf = options.retryOf;
+    if (options.toolCallId !== undefined) attempt.toolCallId = options.toolCallId;
+    if (options.name !== undefined) attempt.name = options.name;
+    if (options.effect !== undefined) attempt.effect = options.effect;
+    return attempt;
+  }
+
+  async #resolve(
+    attempt: Attempt,
+    type: NewEvent["type"],
+    payload: JsonObject,
+    metadata?: JsonObject,
+  ): Promise<LedgerEvent> {
+    const recorded = replayedOutcomes.get(attempt);
+    // Answered from the ledger: the outcome is already recorded, nothing to write.
+    if (recorded) return recorded;
+    const event: NewEvent = {
+      type,
+      stepId: attempt.stepId,
+      attemptId: attempt.attemptId,
+      causedByEventId: attempt.requestedEventId,
+      payload,
+    };
+    if (metadata !== undefined) event.metadata = metadata;
+    const [stored] = await this.#commit([event]);
+    return stored as LedgerEvent;
+  }
+
+  /** Records `model.completed` with the response (content, tool calls, usage...). */
+  modelCompleted(
+    attempt: Attempt,
+    response: unknown,
+    options: { metadata?: JsonObject } = {},
+  ): Promise<LedgerEvent> {
+    return this.#resolve(
+      attempt,
+      "model.completed",
+      { response: this.#payload("model.completed", response, "$") },
+      options.metadata,
+    );
+  }
+
+  /** Records `model.failed`; the error is normalised to `{ name, message, stack?, cause? }`. */
+  modelFailed(
+    attempt: Attempt,
+    error: unknown,
+    options: { metadata?: JsonObject; partial?: unknown } = {},
+  ): Promise<LedgerEvent> {
+    const payload: JsonObject = { error: normalizeError(error) as unknown as JsonObject };
+    if (options.partial !== undefined)
+      payload.partial = this.#payload("model.failed", options.partial, "$.partial");
+    return this.#resolve(attempt, "model.failed", payload, options.metadata);
+  }
+
+  /** Records `tool.completed` with the tool's result. */
+  toolCompleted(
+    attempt: Attempt,
+    result: unknown,
+    options: { metadata?: JsonObject } = {},
+  ): Promise<LedgerEvent> {
+    const payload: JsonObject = { result: this.#payload("tool.completed", result, "$") };
+    if (attempt.toolCallId !== undefined) payload.toolCallId = attempt.toolCallId;
+    return this.#resolve(attempt, "tool.completed", payload, options.metadata);
+  }
+
+  /** Records `tool.failed`. */
+  toolFailed(
+    attempt: Attempt,
+    error: unknown,
+    options: { metadata?: JsonObject } = {},
+  ): Promise<LedgerEvent> {
+    const payload: JsonObject = { error: normalizeError(error) as unknown as JsonObject };
+    if (attempt.toolCallId !== undefined) payload.toolCallId = attempt.toolCallId;
+    return this.#resolve(attempt, "tool.failed", payload, options.metadata);
+  }
+
+  /** A new attempt of the same step with the same request (`retryOf` = the given attempt). */
+  retry(attempt: Attempt): Promise<Attempt> {
+    return this.#request({
+      kind: attempt.kind,
+      stepId: attempt.stepId,
+      retryOf: attempt.attemptId,
+      request: attempt.request,
+      requestHash: attempt.requestHash,
+      ...(attempt.name !== undefined ? { name: attempt.name } : {}),
+      toolCallId: attempt.toolCallId,
+      ...(attempt.effect !== undefined ? { effect: attempt.effect } : {}),
+    });
+  }
+
+  /** Records that an unresolved attempt will never complete (a person or policy decided). */
+  async abandon(
+    attempt: Pick<Attempt, "stepId" | "attemptId" | "requestedEventId"> & { toolCallId?: string },
+    reason: string,
+  ): Promise<LedgerEvent> {
+    if (typeof reason !== "string" || reason.length === 0)
+      throw new InvalidArgumentError("$.reason", "abandoning an attempt needs a reason");
+    const payload: JsonObject = { reason };
+    if (attempt.toolCallId !== undefined) payload.toolCallId = attempt.toolCallId;
+    const [stored] = await this.#commit([
+      {
+        type: "attempt.abandoned",
+        stepId: attempt.stepId,
+        attemptId: attempt.attemptId,
+        causedByEventId: attempt.requestedEventId,
+        payload,
+      },
+    ]);
+    return stored as LedgerEvent;
+  }
+
+  /** Records adapter-owned state (`checkpoint.saved`), e.g. a serialized RunState. */
+  async checkpoint(state: unknown, options: { metadata?: JsonObject } = {}): Promise<LedgerEvent> {
+    const event: NewEvent = {
+      type: "checkpoint.saved",
+      payload: this.#payload("checkpoint.saved", state, "$"),
+    };
+    if (options.metadata !== undefined) event.metadata = options.metadata;
+    const [stored] = await this.#commit([event]);
+    return stored as LedgerEvent;
+  }
+
+  /** Records a compact decision record (`evidence.recorded`). */
+  async recordEvidence(record: EvidenceRecord): Promise<LedgerEvent> {
+    if (record.key !== undefined) assertId(record.key, "$.key");
+    if (typeof record.classification !== "string" || record.classification.length === 0) {
+      throw new InvalidArgumentError(
+        "$.classification",
+        "classification must be a non-empty string",
+      );
+    }
+    if (typeof record.summary !== "string")
+      throw new InvalidArgumentError("$.summary", "summary must be a string");
+    if (!Array.isArray(record.evidenceRefs))
+      throw new InvalidArgumentError(
+        "$.evidenceRefs",
+        "evidenceRefs must be an array of sha256: references",
+      );
+    record.evidenceRefs.forEach((ref, index) => {
+      if (!isBlobRef(ref))
+        throw new InvalidArgumentError(
+          `$.evidenceRefs[${index}]`,
+          "a reference must be sha256:<64 hex>",
+        );
+    });
+    const payload: JsonObject = {
+      classification: record.classification,
+      summary: record.summary,
+      evidenceRefs: [...record.evidenceRefs],
+    };
+    if (record.key !== undefined) payload.key = record.key;
+    const [stored] = await this.#commit([
+      { type: "evidence.recorded", payload, evidenceRefs: [...record.evidenceRefs] },
+    ]);
+    return stored as LedgerEvent;
+  }
+
+  /** Closes the run as completed. */
+  async completeRun(output?: unknown): Promise<LedgerEvent> {
+    const [stored] = await this.#commit([
+      {
+        type: "run.completed",
+        payload: { output: this.#payload("run.completed", output ?? null, "$") },
+      },
+    ]);
+    return stored as LedgerEvent;
+  }
+
+  /** Closes the run as failed. */
+  async failRun(error: unknown): Promise<LedgerEvent> {
+    const [stored] = await this.#commit([
+      { type: "run.failed", payload: { error: normalizeError(error) as unknown as JsonObject } },
+    ]);
+    return stored as LedgerEvent;
+  }
+
+  /** Closes the run as cancelled. */
+  async cancelRun(reason?: string): Promise<LedgerEvent> {
+    const [stored] = await this.#commit([
+      { type: "run.cancelled", payload: reason === undefined ? {} : { reason } },
+    ]);
+    return stored as LedgerEvent;
+  }
+
+  /** Appends a custom event (`x.` prefix) or any other event type on this run. */
+  async record(event: NewEvent): Promise<LedgerEvent> {
+    const [stored] = await this.#commit([event]);
+    return stored as LedgerEvent;
+  }
+
+  /**
+   * A recorder for a child run (a sub-agent, a handoff target) with `parentRunId` set to this
+   * run. On a resumed run, a child without an explicit runId adopts the next child run recorded
+   * before the crash for the same actor, so its calls are answered from the ledger too.
+   */
+  child(options: {
+    runId?: string;
+    actor: Actor;
+    causedByEventId?: string;
+    redact?: Redaction;
+  }): SessionRecorder {
+    let runId = options.runId;
+    if (runId === undefined && this.#recordedChildren) {
+      const index = this.#recordedChildren.findIndex((entry) => entry.actorId === options.actor.id);
+      if (index !== -1) runId = this.#recordedChildren.splice(index, 1)[0]?.runId;
+    }
+    const child = new SessionRecorder({
+      store: this.store,
+      sessionId: this.sessionId,
+      runId: runId ?? uuidv7(),
+      actor: options.actor,
+      parentRunId: this.runId,
+      ...(options.causedByEventId !== undefined
+        ? { causedByEventId: options.causedByEventId }
+        : {}),
+      ...((options.redact ?? this.#redact) !== undefined
+        ? { redact: (options.redact ?? this.#redact) as Redaction }
+        : {}),
+      ...(this.#metadata ? { metadata: this.#metadata } : {}),
+    });
+    child.#parent = this;
+    return child;
+  }
+
+  /**
+   * Loads the child runs recorded under this run so `child()` can adopt them on resume.
+   * `SessionRecorder.resume` calls it; adapters rarely need it directly.
+   */
+  async loadRecordedChildren(): Promise<void> {
+    const runs = await this.store.listRuns(this.sessionId);
+    const firsts: LedgerEvent[] = [];
+    for (const run of runs) {
+      if (run.parentRunId !== this.runId) continue;
+      const page = await this.store.readRun({
+        sessionId: this.sessionId,
+        runId: run.runId,
+        limit: 1,
+      });
+      if (page.events[0]) firsts.push(page.events[0]);
+    }
+    firsts.sort((a, b) => a.commitCursor - b.commitCursor);
+    this.#recordedChildren = firsts.map((event) => ({
+      runId: event.runId,
+      actorId: event.actor?.id,
+    }));
+  }
+}

@@ -1,0 +1,182 @@
+import { ReplayDivergenceError } from "../events/errors.js";
+import type { JsonValue } from "../events/json.js";
+import type { LedgerEvent, ToolEffect } from "../events/types.js";
+
+/** What the ledger holds for one recorded model or tool attempt. */
+export interface RecordedAttempt {
+  kind: "model" | "tool";
+  stepId: string;
+  attemptId: string;
+  retryOf?: string;
+  requested: LedgerEvent;
+  /** The `*.completed`, `*.failed` or `attempt.abandoned` event, if any. */
+  outcome?: LedgerEvent;
+  status: "requested" | "completed" | "failed" | "abandoned";
+  requestHash: string;
+  toolCallId?: string;
+  name?: string;
+  effect?: ToolEffect;
+}
+
+/** A recorded attempt matched to a call the re-executing agent is about to make. */
+export interface ReplayMatch {
+  attempt: RecordedAttempt;
+  /** `unresolved`: requested and never resolved (the process died while it was in flight). */
+  status: "completed" | "failed" | "abandoned" | "unresolved";
+}
+
+function payloadField(event: LedgerEvent, field: string): JsonValue | undefined {
+  const payload = event.payload;
+  if (payload === null || typeof payload !== "object" || Array.isArray(payload)) return undefined;
+  return payload[field];
+}
+
+/** Groups a run's events into attempts (in request order) with their outcomes. */
+export function collectAttempts(events: readonly LedgerEvent[]): RecordedAttempt[] {
+  const attempts: RecordedAttempt[] = [];
+  const byId = new Map<string, RecordedAttempt>();
+  for (const event of events) {
+    if ((event.type === "model.requested" || event.type === "tool.requested") && event.attemptId) {
+      const attempt: RecordedAttempt = {
+        kind: event.type === "model.requested" ? "model" : "tool",
+        stepId: event.stepId ?? event.attemptId,
+        attemptId: event.attemptId,
+        requested: event,
+        status: "requested",
+        requestHash: String(payloadField(event, "requestHash") ?? ""),
+      };
+      if (event.retryOf !== undefined) attempt.retryOf = event.retryOf;
+      const toolCallId = payloadField(event, "toolCallId");
+      if (typeof toolCallId === "string") attempt.toolCallId = toolCallId;
+      const name = payloadField(event, "name");
+      if (typeof name === "string") attempt.name = name;
+      const effect = payloadField(event, "effect");
+      if (effect && typeof effect === "object" && !Array.isArray(effect))
+        attempt.effect = effect as unknown as ToolEffect;
+      attempts.push(attempt);
+      byId.set(attempt.attemptId, attempt);
+      continue;
+    }
+    if (!event.attemptId) continue;
+    const attempt = byId.get(event.attemptId);
+    if (!attempt || attempt.outcome) continue;
+    switch (event.type) {
+      case "model.completed":
+      case "tool.completed":
+        attempt.status = "completed";
+        attempt.outcome = event;
+        break;
+      case "model.failed":
+      case "tool.failed":
+        attempt.status = "failed";
+        attempt.outcome = event;
+        break;
+      case "attempt.abandoned":
+        attempt.status = "abandoned";
+        attempt.outcome = event;
+        break;
+      default:
+        break;
+    }
+  }
+  return attempts;
+}
+
+/**
+ * Answers calls from the ledger when a crashed run is re-executed from its input (§7). Model
+ * calls are matched in order (the k-th call of the re-execution is the k-th recorded attempt);
+ * tool calls by `toolCallId`, else by order among tool calls of the same name. Each match
+ * compares the request hash: a different request is `replay-divergence`. Once the recorded
+ * attempts are used up the run is live again.
+ */
+export class ReplayCursor {
+  readonly #models: RecordedAttempt[];
+  readonly #tools: RecordedAttempt[];
+  readonly #inputs: LedgerEvent[];
+  #modelIndex = 0;
+  #inputIndex = 0;
+  readonly #usedTools = new Set<RecordedAttempt>();
+
+  constructor(events: readonly LedgerEvent[]) {
+    const attempts = collectAttempts(events);
+    // A retried attempt is answered by its retry: the re-executing agent makes the call once.
+    const retried = new Set(
+      attempts.map((attempt) => attempt.retryOf).filter((id) => id !== undefined),
+    );
+    const live = attempts.filter(
+      (attempt) => !(retried.has(attempt.attemptId) && attempt.status === "requested"),
+    );
+    this.#models = live.filter((attempt) => attempt.kind === "model");
+    this.#tools = live.filter((attempt) => attempt.kind === "tool");
+    this.#inputs = events.filter((event) => event.type === "input.received");
+  }
+
+  /** Recorded model and tool attempts not yet matched. */
+  get remaining(): number {
+    return this.#models.length - this.#modelIndex + this.#tools.length - this.#usedTools.size;
+  }
+
+  /** True once every recorded call has been matched: what follows runs live. */
+  get atFrontier(): boolean {
+    return this.remaining === 0;
+  }
+
+  /** The next recorded model attempt, checked against the request's hash. */
+  takeModel(requestHash: string): ReplayMatch | undefined {
+    const attempt = this.#models[this.#modelIndex];
+    if (!attempt) return undefined;
+    if (attempt.requestHash !== requestHash) {
+      throw new ReplayDivergenceError(
+        `model call ${this.#modelIndex + 1} differs from the one recorded at seq ${attempt.requested.seq}: the agent is not re-executing the same run`,
+        {
+          seq: attempt.requested.seq,
+          attemptId: attempt.attemptId,
+          recordedHash: attempt.requestHash,
+          requestHash,
+        },
+      );
+    }
+    this.#modelIndex++;
+    return { attempt, status: attempt.status === "requested" ? "unresolved" : attempt.status };
+  }
+
+  /** The recorded attempt of a tool call, by toolCallId, else the next one of that name. */
+  takeTool(call: {
+    toolCallId?: string | undefined;
+    name: string;
+    requestHash: string;
+  }): ReplayMatch | undefined {
+    const attempt =
+      call.toolCallId !== undefined
+        ? this.#tools.find(
+            (candidate) =>
+              !this.#usedTools.has(candidate) && candidate.toolCallId === call.toolCallId,
+          )
+        : this.#tools.find(
+            (candidate) => !this.#usedTools.has(candidate) && candidate.name === call.name,
+          );
+    if (!attempt) return undefined;
+    if (attempt.requestHash !== call.requestHash || attempt.name !== call.name) {
+      throw new ReplayDivergenceError(
+        `tool call ${call.toolCallId ?? call.name} differs from the one recorded at seq ${attempt.requested.seq}`,
+        {
+          seq: attempt.requested.seq,
+          attemptId: attempt.attemptId,
+          recordedHash: attempt.requestHash,
+          requestHash: call.requestHash,
+          recordedName: attempt.name ?? null,
+          name: call.name,
+        },
+      );
+    }
+    this.#usedTools.add(attempt);
+    return { attempt, status: attempt.status === "requested" ? "unresolved" : attempt.status };
+  }
+
+  /** The next recorded input, when the re-execution records the same input again. */
+  takeInput(): LedgerEvent | undefined {
+    const event = this.#inputs[this.#inputIndex];
+    if (event) this.#inputIndex++;
+    return event;
+  }
+}

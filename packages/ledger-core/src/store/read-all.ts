@@ -1,0 +1,35 @@
+import type { LedgerEvent } from "../events/types.js";
+import type { EventStore } from "./event-store.js";
+
+const PAGE = 5000;
+
+/** Every event of a run, in seq order, read page by page. */
+export async function readWholeRun(
+  store: EventStore,
+  address: { sessionId: string; runId: string },
+): Promise<LedgerEvent[]> {
+  const events: LedgerEvent[] = [];
+  let fromSeq = 0;
+  for (;;) {
+    const page = await store.readRun({ ...address, fromSeq, limit: PAGE });
+    for (const event of page.events) events.push(event);
+    if (page.events.length < PAGE) return events;
+    fromSeq = page.nextCursor;
+  }
+}
+
+/** Every event of a session, in commit order, read page by page. */
+export async function readWholeSession(
+  store: EventStore,
+  sessionId: string,
+  pageSize = PAGE,
+): Promise<LedgerEvent[]> {
+  const events: LedgerEvent[] = [];
+  let after = 0;
+  for (;;) {
+    const page = await store.readSession({ sessionId, after, limit: pageSize });
+    for (const event of page.events) events.push(event);
+    if (page.events.length < pageSize) return events;
+    after = page.nextCursor;
+  }
+}
