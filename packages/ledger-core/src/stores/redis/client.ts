@@ -1,0 +1,36 @@
+import { Redis, type RedisOptions } from "ioredis";
+import { LedgerError, StoreUnavailableError } from "../../events/errors.js";
+
+/**
+ * Options for a client the store makes itself from a URL.
+ *
+ * `maxRetriesPerRequest: 0` makes ioredis reject every pending command as soon as the
+ * connection drops (it flushes its queues on each close), and `autoResendUnfulfilledCommands:
+ * false` stops it from re-sending a command that was already written to the old socket. An
+ * EVALSHA in flight may or may not have run on the server; re-sending it blindly would turn a
+ * lost reply into a second, different append (a new recordedAt, a conflict). The caller gets
+ * `store-unavailable` instead and retries the same batch, which the append script recognises
+ * (`deduplicated: true`) or writes once. The client still reconnects in the background, so the
+ * next call works once the server is back. Commands issued while disconnected wait in the
+ * offline queue (never sent, so safe) until the next connection attempt fails.
+ */
+export const OWNED_CLIENT_OPTIONS: RedisOptions = {
+  lazyConnect: true,
+  maxRetriesPerRequest: 0,
+  autoResendUnfulfilledCommands: false,
+  enableOfflineQueue: true,
+};
+
+export function createClient(url: string): Redis {
+  const client = new Redis(url, OWNED_CLIENT_OPTIONS);
+  // Errors reach callers as rejected commands; without a listener ioredis prints each one.
+  client.on("error", () => {});
+  return client;
+}
+
+/** Wraps a driver failure (a dropped connection, a refused command) as `store-unavailable`. */
+export function unavailable(error: unknown, what: string): unknown {
+  if (LedgerError.isInstance(error)) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new StoreUnavailableError(`redis ${what} failed: ${message}`, error);
+}

@@ -1,0 +1,68 @@
+import { sha256Hex } from "../../events/canonical.js";
+
+/**
+ * Key names of one session. Ids never appear raw in a key: the session is hashed into a hash
+ * tag (`{...}`) so every key of a session lands in one Redis Cluster slot (one Lua script may
+ * touch them all), and a run id is hashed too. A hash has no `{`, `}` or `:`, so hostile ids
+ * cannot break out of the tag or collide with another id's keys.
+ */
+export interface SessionKeys {
+  /** Hash: sessionId, cursor (the commit-cursor counter), createdAt, updatedAt, listed. */
+  meta: string;
+  /** List of event JSON (without commitCursor) in commit order: index i is cursor i + 1. */
+  log: string;
+  /** Hash: eventId -> commit cursor of the stored event. */
+  ids: string;
+  /** List of run hashes in creation order, for listRuns. */
+  runs: string;
+}
+
+export interface RunKeys {
+  /** Hash of the run id, as used in the run's key names and in the session's `runs` list. */
+  runHash: string;
+  /** List of commit cursors by seq. */
+  events: string;
+  /** Hash: runId, length, status, lastHash, parentRunId, startedAt. */
+  head: string;
+}
+
+/** The hash tag of a session: every key of the session contains it. */
+export function sessionTag(sessionId: string): string {
+  return `{${sha256Hex(sessionId)}}`;
+}
+
+export function sessionKeys(prefix: string, sessionId: string): SessionKeys {
+  const base = `${prefix}s:${sessionTag(sessionId)}`;
+  return { meta: `${base}:meta`, log: `${base}:log`, ids: `${base}:ids`, runs: `${base}:runs` };
+}
+
+export function runHashOf(runId: string): string {
+  return sha256Hex(runId);
+}
+
+export function runKeysByHash(prefix: string, sessionId: string, runHash: string): RunKeys {
+  const base = `${prefix}s:${sessionTag(sessionId)}:run:${runHash}`;
+  return { runHash, events: `${base}:events`, head: `${base}:head` };
+}
+
+export function runKeys(prefix: string, sessionId: string, runId: string): RunKeys {
+  return runKeysByHash(prefix, sessionId, runHashOf(runId));
+}
+
+/**
+ * Sorted set (all scores 0, ordered by member bytes) of every session id, for listSessions.
+ * It lives outside any session's slot, so the append script cannot write it (see the store).
+ */
+export function sessionsKey(prefix: string): string {
+  return `${prefix}sessions`;
+}
+
+/** A blob by the hex of its sha256. */
+export function blobKey(prefix: string, hex: string): string {
+  return `${prefix}blob:${hex}`;
+}
+
+/** Format version of the key layout, checked by init(). */
+export function schemaKey(prefix: string): string {
+  return `${prefix}schema-version`;
+}

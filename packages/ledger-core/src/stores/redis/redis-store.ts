@@ -1,0 +1,497 @@
+import type { Cluster, Redis } from "ioredis";
+import {
+  ConflictError,
+  InvalidArgumentError,
+  NotFoundError,
+  StoreUnavailableError,
+} from "../../events/errors.js";
+import { assertId, uuidv7 } from "../../events/ids.js";
+import type { LedgerEvent, RunHead } from "../../events/types.js";
+import {
+  type AppendPlan,
+  assignCursors,
+  EMPTY_HEAD,
+  type PlannedEvent,
+  planAppend,
+  planFork,
+} from "../../store/append-plan.js";
+import { assertBlobRef, blobBytes, blobRef } from "../../store/blob.js";
+import type {
+  AppendRequest,
+  AppendResult,
+  EventPage,
+  EventStore,
+  ForkRequest,
+  ListSessionsRequest,
+  ReadRunRequest,
+  ReadSessionRequest,
+  RunSummary,
+  SessionPage,
+  SessionSummary,
+  StoreDescription,
+} from "../../store/event-store.js";
+import { redactUrl } from "../../store/open-store.js";
+import { validateAppend, validateFork, validatePaging } from "../../store/validate.js";
+import { createClient, unavailable } from "./client.js";
+import { decodeEvent, decodeHead, decodePairs, decodeSnapshot, type Snapshot } from "./codec.js";
+import {
+  blobKey,
+  type RunKeys,
+  runKeys,
+  runKeysByHash,
+  type SessionKeys,
+  schemaKey,
+  sessionKeys,
+  sessionsKey,
+} from "./keys.js";
+import { APPEND_SCRIPT, READ_RUN_SCRIPT, runScript } from "./scripts.js";
+
+/** Version of the key layout below; init() refuses a database written in another one. */
+const LAYOUT_VERSION = "1";
+/** Script round trips one append may take when other writers move the run in between. */
+const MAX_ATTEMPTS = 4;
+/** Run heads remembered from this store's own appends (saves the read before a write). */
+const HEAD_CACHE_SIZE = 10_000;
+
+export interface RedisEventStoreOptions {
+  /** An ioredis `Redis` or `Cluster` the application made; the store never quits it. */
+  client?: Redis | Cluster;
+  /** `redis://...` or `rediss://...`: the store makes (and on close quits) its own client. */
+  url?: string;
+  /** Prefix of every key the store writes (default `agent-ledger:`), e.g. to share a database. */
+  keyPrefix?: string;
+}
+
+type WriteOutcome =
+  | { kind: "written"; events: LedgerEvent[]; listed: boolean }
+  | { kind: "refused"; snapshot: Snapshot };
+
+/**
+ * The ledger on Redis (§4). Each append is one Lua script that checks and writes atomically;
+ * every key of a session shares the session's hash tag, so the store works on Redis Cluster.
+ * Durability is the server's setting (appendonly, appendfsync): `describe()` reports it.
+ */
+export class RedisEventStore implements EventStore {
+  readonly #client: Redis | Cluster;
+  readonly #owned: boolean;
+  readonly #prefix: string;
+  readonly #location: string;
+  readonly #heads = new Map<string, RunHead>();
+  #durability: Record<string, string> = { appendonly: "unknown", appendfsync: "unknown" };
+
+  constructor(options: RedisEventStoreOptions) {
+    if ((options.client === undefined) === (options.url === undefined)) {
+      throw new InvalidArgumentError("$", "RedisEventStore needs exactly one of client or url");
+    }
+    const prefix = options.keyPrefix ?? "agent-ledger:";
+    if (typeof prefix !== "string") {
+      throw new InvalidArgumentError("$.keyPrefix", "keyPrefix must be a string");
+    }
+    this.#prefix = prefix;
+    if (options.url !== undefined) {
+      if (!/^rediss?:\/\//i.test(options.url)) {
+        throw new InvalidArgumentError("$.url", "a Redis URL starts with redis:// or rediss://");
+      }
+      this.#client = createClient(options.url);
+      this.#owned = true;
+      this.#location = redactUrl(options.url);
+    } else {
+      this.#client = options.client as Redis | Cluster;
+      this.#owned = false;
+      this.#location = describeClient(this.#client);
+    }
+  }
+
+  /** A store on its own client for `redis://` or `rediss://` URLs (openStore calls init). */
+  static fromUrl(url: string): EventStore {
+    return new RedisEventStore({ url });
+  }
+
+  async init(): Promise<void> {
+    try {
+      await this.#client.set(schemaKey(this.#prefix), LAYOUT_VERSION, "NX");
+      const version = await this.#client.get(schemaKey(this.#prefix));
+      if (version !== LAYOUT_VERSION) {
+        throw new StoreUnavailableError(
+          `redis keys under ${JSON.stringify(this.#prefix)} use layout version ${version}; this version of agent-ledger reads version ${LAYOUT_VERSION}`,
+        );
+      }
+      this.#durability = await this.#readDurability();
+    } catch (error) {
+      throw unavailable(error, "init");
+    }
+  }
+
+  async #readDurability(): Promise<Record<string, string>> {
+    // CONFIG is often renamed or disabled on managed Redis: then the setting is unknown.
+    try {
+      const reply = (await this.#client.config("GET", "appendonly")) as string[];
+      const fsync = (await this.#client.config("GET", "appendfsync")) as string[];
+      return { appendonly: reply[1] ?? "unknown", appendfsync: fsync[1] ?? "unknown" };
+    } catch {
+      return { appendonly: "unknown", appendfsync: "unknown" };
+    }
+  }
+
+  async append(request: AppendRequest): Promise<AppendResult> {
+    const valid = validateAppend(request);
+    const session = sessionKeys(this.#prefix, valid.sessionId);
+    const run = runKeys(this.#prefix, valid.sessionId, valid.runId);
+    try {
+      // The hash chain needs sha256, which Lua lacks: plan in JS from a head we believe in,
+      // and let the script check that the head is still that one before it writes.
+      const cached = this.#heads.get(run.head);
+      let snapshot: Snapshot | undefined =
+        cached !== undefined && cached.length === valid.expectedSeq && cached.status === "running"
+          ? { head: cached, existing: [] }
+          : valid.expectedSeq === 0
+            ? { head: EMPTY_HEAD, existing: [] }
+            : undefined;
+      for (let attempt = 1; ; attempt++) {
+        if (snapshot === undefined) {
+          const reply = await this.#appendScript(session, run, "read", valid, undefined);
+          snapshot = decodeSnapshot(reply);
+        }
+        const plan = planAppend({
+          request: valid,
+          head: snapshot.head,
+          existing: snapshot.existing,
+          now: new Date().toISOString(),
+        });
+        if (plan.kind === "deduplicated") return { events: plan.events, deduplicated: true };
+        const outcome = await this.#write(session, run, valid, plan, snapshot.head);
+        if (outcome.kind === "written") {
+          this.#rememberHead(run.head, plan.head);
+          if (!outcome.listed) await this.#list(session, valid.sessionId);
+          return { events: outcome.events, deduplicated: false };
+        }
+        // Refused: another writer moved the run (or wrote one of these ids) between our view
+        // and the script. Plan again on the script's own view: that yields the right answer
+        // (deduplicated, duplicate-event, run-closed, conflict), or a write if only our
+        // cached head was stale while the caller's expectedSeq is right.
+        this.#heads.delete(run.head);
+        snapshot = outcome.snapshot;
+        if (attempt >= MAX_ATTEMPTS) {
+          throw new ConflictError({
+            sessionId: valid.sessionId,
+            runId: valid.runId,
+            expectedSeq: valid.expectedSeq,
+            actualSeq: snapshot.head.length,
+          });
+        }
+      }
+    } catch (error) {
+      this.#heads.delete(run.head);
+      throw unavailable(error, "append");
+    }
+  }
+
+  async #write(
+    session: SessionKeys,
+    run: RunKeys,
+    address: { sessionId: string; runId: string; events: { eventId: string }[] },
+    plan: Extract<AppendPlan, { kind: "write" }>,
+    head: RunHead,
+  ): Promise<WriteOutcome> {
+    const reply = await this.#appendScript(session, run, "write", address, {
+      events: plan.events,
+      expectedLength: head.length,
+      expectedLastHash: head.lastHash,
+      newHead: plan.head,
+    });
+    if (reply[0] !== "ok") return { kind: "refused", snapshot: decodeSnapshot(reply) };
+    return {
+      kind: "written",
+      events: assignCursors(plan.events, Number(reply[1])),
+      listed: Number(reply[2]) === 1,
+    };
+  }
+
+  #appendScript(
+    session: SessionKeys,
+    run: RunKeys,
+    mode: "read" | "write",
+    address: { sessionId: string; runId: string; events: { eventId: string }[] },
+    write:
+      | {
+          events: PlannedEvent[];
+          expectedLength: number;
+          expectedLastHash: string | null;
+          newHead: RunHead;
+        }
+      | undefined,
+  ): Promise<unknown[]> {
+    const ids = (write?.events ?? address.events).map((event) => event.eventId);
+    const args: (string | number)[] = [
+      mode,
+      ids.length,
+      write?.expectedLength ?? 0,
+      write?.expectedLastHash ?? "",
+      run.runHash,
+      address.runId,
+      address.sessionId,
+      write?.events[0]?.recordedAt ?? "",
+      write?.newHead.status ?? "",
+      write?.newHead.lastHash ?? "",
+      write?.events[0]?.parentRunId ?? "",
+      ...ids,
+      ...(write?.events.map((event) => JSON.stringify(event)) ?? []),
+    ];
+    const keys = [session.meta, session.log, session.ids, session.runs, run.events, run.head];
+    return runScript(this.#client, APPEND_SCRIPT, keys, args) as Promise<unknown[]>;
+  }
+
+  #rememberHead(key: string, head: RunHead): void {
+    this.#heads.delete(key);
+    this.#heads.set(key, head);
+    if (this.#heads.size > HEAD_CACHE_SIZE) {
+      const oldest = this.#heads.keys().next().value;
+      if (oldest !== undefined) this.#heads.delete(oldest);
+    }
+  }
+
+  /**
+   * Adds the session to the global index for listSessions. That key lives outside the
+   * session's hash slot (on a Cluster, on another node), so the append script cannot write it;
+   * it is written here, after the script succeeded, with an idempotent ZADD, and the session's
+   * `listed` flag is set only afterwards. If the process dies in between, the script reports
+   * `listed = 0` on the session's next append and this runs again.
+   */
+  async #list(session: SessionKeys, sessionId: string): Promise<void> {
+    await this.#client.zadd(sessionsKey(this.#prefix), 0, sessionId);
+    await this.#client.hset(session.meta, "listed", "1");
+  }
+
+  async readRun(request: ReadRunRequest): Promise<EventPage> {
+    assertId(request.sessionId, "$.sessionId");
+    assertId(request.runId, "$.runId");
+    validatePaging(request, { fromSeq: request.fromSeq });
+    const from = request.fromSeq ?? 0;
+    const events = await this.#readRunSlice(request.sessionId, request.runId, from, request.limit);
+    return { events, nextCursor: from + events.length };
+  }
+
+  async #readRunSlice(
+    sessionId: string,
+    runId: string,
+    from: number,
+    limit: number | undefined,
+  ): Promise<LedgerEvent[]> {
+    const session = sessionKeys(this.#prefix, sessionId);
+    const run = runKeys(this.#prefix, sessionId, runId);
+    const to = limit === undefined ? -1 : from + limit - 1;
+    try {
+      const reply = (await runScript(
+        this.#client,
+        READ_RUN_SCRIPT,
+        [run.events, session.log],
+        [from, to],
+      )) as unknown[];
+      return decodePairs(reply);
+    } catch (error) {
+      throw unavailable(error, "readRun");
+    }
+  }
+
+  async readSession(request: ReadSessionRequest): Promise<EventPage> {
+    assertId(request.sessionId, "$.sessionId");
+    validatePaging(request, { after: request.after });
+    const after = request.after ?? 0;
+    const to = request.limit === undefined ? -1 : after + request.limit - 1;
+    const session = sessionKeys(this.#prefix, request.sessionId);
+    try {
+      // The log's index i holds cursor i + 1, and the script appends to it and bumps the
+      // counter in one step: a page never has a gap that a later commit could fill.
+      const jsons = await this.#client.lrange(session.log, after, to);
+      const events = jsons.map((json, index) => decodeEvent(json, after + index + 1));
+      return { events, nextCursor: after + events.length };
+    } catch (error) {
+      throw unavailable(error, "readSession");
+    }
+  }
+
+  async listRuns(sessionId: string): Promise<RunSummary[]> {
+    assertId(sessionId, "$.sessionId");
+    const session = sessionKeys(this.#prefix, sessionId);
+    try {
+      const hashes = await this.#client.lrange(session.runs, 0, -1);
+      // Separate commands rather than a pipeline: they pipeline on the wire all the same, and
+      // an ioredis Cluster pipeline would need them in one slot (they are, but stay portable).
+      const heads = await Promise.all(
+        hashes.map((hash) =>
+          this.#client.hmget(
+            runKeysByHash(this.#prefix, sessionId, hash).head,
+            "runId",
+            "parentRunId",
+            "length",
+            "status",
+            "lastHash",
+            "startedAt",
+          ),
+        ),
+      );
+      return heads.map(([runId, parentRunId, length, status, lastHash, startedAt]) => {
+        const head = decodeHead([length ?? null, status ?? null, lastHash ?? null]);
+        const summary: RunSummary = {
+          runId: runId ?? "",
+          length: head.length,
+          status: head.status,
+          lastHash: head.lastHash,
+          startedAt: startedAt ?? "",
+        };
+        if (parentRunId) summary.parentRunId = parentRunId;
+        return summary;
+      });
+    } catch (error) {
+      throw unavailable(error, "listRuns");
+    }
+  }
+
+  async listSessions(request: ListSessionsRequest = {}): Promise<SessionPage> {
+    validatePaging(request);
+    if (request.after !== undefined) assertId(request.after, "$.after");
+    const start = request.after === undefined ? "-" : `(${request.after}`;
+    try {
+      const ids =
+        request.limit === undefined
+          ? await this.#client.zrangebylex(sessionsKey(this.#prefix), start, "+")
+          : await this.#client.zrangebylex(
+              sessionsKey(this.#prefix),
+              start,
+              "+",
+              "LIMIT",
+              0,
+              request.limit + 1,
+            );
+      const pageIds = request.limit === undefined ? ids : ids.slice(0, request.limit);
+      const metas = await Promise.all(
+        pageIds.map((sessionId) =>
+          this.#client.hmget(
+            sessionKeys(this.#prefix, sessionId).meta,
+            "cursor",
+            "createdAt",
+            "updatedAt",
+          ),
+        ),
+      );
+      const sessions = pageIds.map((sessionId, index): SessionSummary => {
+        const [cursor, createdAt, updatedAt] = metas[index] ?? [];
+        return {
+          sessionId,
+          eventCount: Number(cursor ?? 0),
+          createdAt: createdAt ?? "",
+          updatedAt: updatedAt ?? "",
+        };
+      });
+      const page: SessionPage = { sessions };
+      const last = sessions[sessions.length - 1];
+      if (ids.length > pageIds.length && last !== undefined) page.nextCursor = last.sessionId;
+      return page;
+    } catch (error) {
+      throw unavailable(error, "listSessions");
+    }
+  }
+
+  async runHead(request: { sessionId: string; runId: string }): Promise<RunHead> {
+    assertId(request.sessionId, "$.sessionId");
+    assertId(request.runId, "$.runId");
+    const run = runKeys(this.#prefix, request.sessionId, request.runId);
+    try {
+      return decodeHead(await this.#client.hmget(run.head, "length", "status", "lastHash"));
+    } catch (error) {
+      throw unavailable(error, "runHead");
+    }
+  }
+
+  async fork(request: ForkRequest): Promise<AppendResult> {
+    validateFork(request);
+    const source = await this.runHead({ sessionId: request.sessionId, runId: request.runId });
+    if (!source.exists)
+      throw new NotFoundError(`run ${request.runId} not found in session ${request.sessionId}`);
+    if (request.uptoSeq > source.length) {
+      throw new NotFoundError(
+        `run ${request.runId} has ${source.length} events; cannot fork up to ${request.uptoSeq}`,
+      );
+    }
+    // A run's events never change once written, so the prefix read here stays valid.
+    const prefix = await this.#readRunSlice(request.sessionId, request.runId, 0, request.uptoSeq);
+    const session = sessionKeys(this.#prefix, request.sessionId);
+    const target = runKeys(this.#prefix, request.sessionId, request.newRunId);
+    try {
+      const plan = planFork({
+        sessionId: request.sessionId,
+        newRunId: request.newRunId,
+        source: prefix,
+        newEventId: uuidv7,
+        now: new Date().toISOString(),
+      });
+      const outcome = await this.#write(
+        session,
+        target,
+        { sessionId: request.sessionId, runId: request.newRunId, events: plan.events },
+        { kind: "write", events: plan.events, head: plan.head },
+        EMPTY_HEAD,
+      );
+      if (outcome.kind === "refused") {
+        throw new ConflictError({
+          sessionId: request.sessionId,
+          runId: request.newRunId,
+          expectedSeq: 0,
+          actualSeq: outcome.snapshot.head.length,
+        });
+      }
+      this.#rememberHead(target.head, plan.head);
+      if (!outcome.listed) await this.#list(session, request.sessionId);
+      return { events: outcome.events, deduplicated: false };
+    } catch (error) {
+      throw unavailable(error, "fork");
+    }
+  }
+
+  async putBlob(content: Uint8Array | string): Promise<string> {
+    const bytes = blobBytes(content);
+    const ref = blobRef(bytes);
+    try {
+      await this.#client.set(blobKey(this.#prefix, ref.slice(7)), Buffer.from(bytes), "NX");
+      return ref;
+    } catch (error) {
+      throw unavailable(error, "putBlob");
+    }
+  }
+
+  async getBlob(ref: string): Promise<Uint8Array> {
+    assertBlobRef(ref);
+    let bytes: Buffer | null;
+    try {
+      bytes = await this.#client.getBuffer(blobKey(this.#prefix, ref.slice(7)));
+    } catch (error) {
+      throw unavailable(error, "getBlob");
+    }
+    if (bytes === null) throw new NotFoundError(`blob ${ref} not found`, { ref });
+    return new Uint8Array(bytes);
+  }
+
+  describe(): StoreDescription {
+    return { kind: "redis", location: this.#location, durability: { ...this.#durability } };
+  }
+
+  async close(): Promise<void> {
+    this.#heads.clear();
+    if (!this.#owned) return;
+    try {
+      await this.#client.quit();
+    } catch {
+      // Already closed or unreachable: there is nothing left to flush.
+      this.#client.disconnect();
+    }
+  }
+}
+
+/** Where a client the application made points, without credentials. */
+function describeClient(client: Redis | Cluster): string {
+  if ("isCluster" in client && client.isCluster) return "redis-cluster";
+  const options = (client as Redis).options;
+  if (options.path) return `redis+unix://${options.path}`;
+  const scheme = options.tls ? "rediss" : "redis";
+  return `${scheme}://${options.host ?? "127.0.0.1"}:${options.port ?? 6379}/${options.db ?? 0}`;
+}

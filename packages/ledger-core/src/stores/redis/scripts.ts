@@ -1,0 +1,111 @@
+import { createHash } from "node:crypto";
+
+/** A Lua script run by EVALSHA, with EVAL as the fallback when the server lost it (NOSCRIPT). */
+export interface LuaScript {
+  readonly source: string;
+  /** SHA1 of the source, as SCRIPT LOAD and EVALSHA name it. */
+  readonly sha: string;
+}
+
+/** Minimal client surface the scripts need (ioredis Redis and Cluster both have it). */
+export interface ScriptClient {
+  evalsha(sha: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+  eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+}
+
+function script(source: string): LuaScript {
+  // Redis names scripts by the SHA1 of their source (SCRIPT LOAD, EVALSHA).
+  return { source, sha: createHash("sha1").update(source).digest("hex") };
+}
+
+/**
+ * Runs a script by its SHA1 and falls back on EVAL (which also caches it on the server) when
+ * the server answers NOSCRIPT, e.g. after a restart, a failover or SCRIPT FLUSH.
+ */
+export async function runScript(
+  client: ScriptClient,
+  lua: LuaScript,
+  keys: string[],
+  args: (string | number)[],
+): Promise<unknown> {
+  try {
+    return await client.evalsha(lua.sha, keys.length, ...keys, ...args);
+  } catch (error) {
+    if (error instanceof Error && error.message.startsWith("NOSCRIPT")) {
+      return await client.eval(lua.source, keys.length, ...keys, ...args);
+    }
+    throw error;
+  }
+}
+
+/**
+ * The append script: every check and every write of one append (or fork), atomically.
+ *
+ * KEYS: 1 meta, 2 log, 3 ids, 4 runs, 5 run events, 6 run head.
+ * ARGV: 1 mode ("read" or "write"), 2 n (batch size), 3 expected run length, 4 expected last
+ * hash ("" for none), 5 run hash, 6 run id, 7 session id, 8 now, 9 new status, 10 new last
+ * hash, 11 parent run id ("" for none), then n event ids, then (write) n event JSON strings.
+ *
+ * Returns `{"ok", firstCursor, listed}` after writing, or, writing nothing,
+ * `{"snapshot", exists, length, status, lastHash, cursor1, json1, ...}`: the run head and the
+ * stored events whose id is in the batch, one consistent view for `planAppend` to decide on
+ * (deduplicated, duplicate-event, run-closed or conflict, in that order). "read" mode only
+ * returns the snapshot. Checks come before the first write, so a refused append writes nothing.
+ */
+export const APPEND_SCRIPT = script(`
+local n = tonumber(ARGV[2])
+local idBase = 12
+local head = redis.call('HMGET', KEYS[6], 'length', 'status', 'lastHash')
+local function snapshot()
+  local out = {'snapshot', head[1] and '1' or '0', head[1] or '0', head[2] or 'running', head[3] or ''}
+  for i = 1, n do
+    local cursor = redis.call('HGET', KEYS[3], ARGV[idBase + i - 1])
+    if cursor then
+      out[#out + 1] = cursor
+      out[#out + 1] = redis.call('LINDEX', KEYS[2], tonumber(cursor) - 1)
+    end
+  end
+  return out
+end
+if ARGV[1] ~= 'write' then return snapshot() end
+local length = tonumber(head[1] or '0')
+if length ~= tonumber(ARGV[3]) or (head[3] or '') ~= ARGV[4] or (head[2] or 'running') ~= 'running' then
+  return snapshot()
+end
+for i = 1, n do
+  if redis.call('HEXISTS', KEYS[3], ARGV[idBase + i - 1]) == 1 then return snapshot() end
+end
+local last = redis.call('HINCRBY', KEYS[1], 'cursor', n)
+local first = last - n + 1
+for i = 1, n do
+  local cursor = string.format('%d', first + i - 1)
+  redis.call('RPUSH', KEYS[2], ARGV[idBase + n + i - 1])
+  redis.call('HSET', KEYS[3], ARGV[idBase + i - 1], cursor)
+  redis.call('RPUSH', KEYS[5], cursor)
+end
+if length == 0 then
+  redis.call('HSET', KEYS[6], 'runId', ARGV[6], 'startedAt', ARGV[8])
+  if ARGV[11] ~= '' then redis.call('HSET', KEYS[6], 'parentRunId', ARGV[11]) end
+  redis.call('RPUSH', KEYS[4], ARGV[5])
+end
+redis.call('HSET', KEYS[6], 'length', string.format('%d', length + n), 'status', ARGV[9], 'lastHash', ARGV[10])
+redis.call('HSETNX', KEYS[1], 'sessionId', ARGV[7])
+redis.call('HSETNX', KEYS[1], 'createdAt', ARGV[8])
+redis.call('HSET', KEYS[1], 'updatedAt', ARGV[8])
+local listed = redis.call('HGET', KEYS[1], 'listed')
+return {'ok', first, listed and 1 or 0}
+`);
+
+/**
+ * Reads a slice of a run: KEYS 1 run events, 2 log; ARGV 1 first index, 2 last index (LRANGE
+ * bounds). Returns `{cursor1, json1, ...}` from one consistent view.
+ */
+export const READ_RUN_SCRIPT = script(`
+local cursors = redis.call('LRANGE', KEYS[1], ARGV[1], ARGV[2])
+local out = {}
+for _, cursor in ipairs(cursors) do
+  out[#out + 1] = cursor
+  out[#out + 1] = redis.call('LINDEX', KEYS[2], tonumber(cursor) - 1)
+end
+return out
+`);
