@@ -218,9 +218,15 @@ export class SessionRecorder {
     return stored;
   }
 
-  #payload(type: string, value: unknown, path: string): JsonValue {
+  // Validates a value and applies redaction. Redaction paths are relative to the event
+  // payload, so a value recorded under `field` (request, args, response, result) is redacted
+  // as `{ [field]: value }`; the hash is taken after redaction.
+  #payload(type: string, value: unknown, path: string, field?: string): JsonValue {
     const plain = toPlainJson(value === undefined ? null : value, path);
-    return applyRedaction(plain, this.#redact, { type });
+    if (this.#redact === undefined) return plain;
+    if (field === undefined) return applyRedaction(plain, this.#redact, { type });
+    const redacted = applyRedaction({ [field]: plain }, this.#redact, { type });
+    return (redacted as JsonObject)[field] ?? null;
   }
 
   /** Records `run.started` (with parentRunId / causedByEventId for a child run). On a resumed run, returns the recorded one. */
@@ -275,7 +281,7 @@ export class SessionRecorder {
    */
   async beforeModelCall(options: BeforeModelCallOptions): Promise<Attempt> {
     await this.#whenReady();
-    const request = this.#payload("model.requested", options.request, "$");
+    const request = this.#payload("model.requested", options.request, "$", "request");
     const requestHash = hashJson(request);
     const match = this.#replay?.takeModel(requestHash);
     if (match) {
@@ -311,7 +317,7 @@ export class SessionRecorder {
     if (typeof options.name !== "string" || options.name.length === 0)
       throw new InvalidArgumentError("$.name", "a tool call needs a name");
     if (options.toolCallId !== undefined) assertId(options.toolCallId, "$.toolCallId");
-    const args = this.#payload("tool.requested", options.args, "$");
+    const args = this.#payload("tool.requested", options.args, "$", "args");
     const requestHash = hashJson({ name: options.name, args });
     const effect: ToolEffect = { ...DEFAULT_EFFECT, ...options.effect };
     const match = this.#replay?.takeTool({
@@ -505,7 +511,7 @@ export class SessionRecorder {
     return this.#resolve(
       attempt,
       "model.completed",
-      { response: this.#payload("model.completed", response, "$") },
+      { response: this.#payload("model.completed", response, "$", "response") },
       options.metadata,
     );
   }
@@ -518,7 +524,7 @@ export class SessionRecorder {
   ): Promise<LedgerEvent> {
     const payload: JsonObject = { error: normalizeError(error) as unknown as JsonObject };
     if (options.partial !== undefined)
-      payload.partial = this.#payload("model.failed", options.partial, "$.partial");
+      payload.partial = this.#payload("model.failed", options.partial, "$.partial", "partial");
     return this.#resolve(attempt, "model.failed", payload, options.metadata);
   }
 
@@ -528,7 +534,7 @@ export class SessionRecorder {
     result: unknown,
     options: { metadata?: JsonObject } = {},
   ): Promise<LedgerEvent> {
-    const payload: JsonObject = { result: this.#payload("tool.completed", result, "$") };
+    const payload: JsonObject = { result: this.#payload("tool.completed", result, "$", "result") };
     if (attempt.toolCallId !== undefined) payload.toolCallId = attempt.toolCallId;
     return this.#resolve(attempt, "tool.completed", payload, options.metadata);
   }

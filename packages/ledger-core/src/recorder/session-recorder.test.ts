@@ -1,0 +1,345 @@
+import { describe, expect, it } from "vitest";
+import { LedgerError } from "../events/errors.js";
+import type { Actor } from "../events/types.js";
+import { inspectSession } from "../inspect/inspect-session.js";
+import { verifyRun } from "../inspect/verify-run.js";
+import type { AppendRequest, EventStore } from "../store/event-store.js";
+import { MemoryEventStore } from "../store/memory-store.js";
+import { readWholeRun } from "../store/read-all.js";
+import { SessionRecorder } from "./session-recorder.js";
+
+const actor: Actor = { type: "agent", id: "planner", framework: "test" };
+const request = { model: "fake-1", messages: [{ role: "user", content: "add 1 and 2" }] };
+
+function recorder(store: EventStore, runId = "run-1") {
+  return new SessionRecorder({ store, sessionId: "session-1", runId, actor });
+}
+
+/** A store whose appends can be counted and made to fail. */
+class FlakyStore extends MemoryEventStore {
+  appends: AppendRequest[] = [];
+  failNext: Error | undefined;
+  override async append(request: AppendRequest) {
+    this.appends.push(request);
+    const error = this.failNext;
+    if (error) {
+      this.failNext = undefined;
+      throw error;
+    }
+    return super.append(request);
+  }
+}
+
+describe("SessionRecorder", () => {
+  it("records a run: requested before the call, completed after, all chained", async () => {
+    const store = new MemoryEventStore();
+    const rec = recorder(store);
+    await rec.startRun({ task: "add" });
+    const model = await rec.beforeModelCall({ request });
+    expect((await store.runHead({ sessionId: "session-1", runId: "run-1" })).length).toBe(2);
+    const completion = await rec.modelCompleted(model, {
+      toolCalls: [{ id: "call-1", name: "add" }],
+    });
+    const tool = await rec.beforeToolCall({
+      toolCallId: "call-1",
+      name: "add",
+      args: { a: 1, b: 2 },
+      effect: { kind: "none", idempotent: true },
+    });
+    await rec.toolCompleted(tool, 3);
+    await rec.completeRun({ answer: 3 });
+    const events = await readWholeRun(store, { sessionId: "session-1", runId: "run-1" });
+    expect(events.map((event) => event.type)).toEqual([
+      "run.started",
+      "model.requested",
+      "model.completed",
+      "tool.requested",
+      "tool.completed",
+      "run.completed",
+    ]);
+    expect(events[3]?.causedByEventId).toBe(completion.eventId);
+    expect(events[3]?.payload).toMatchObject({
+      toolCallId: "call-1",
+      name: "add",
+      args: { a: 1, b: 2 },
+      effect: { kind: "none", idempotent: true },
+    });
+    expect(events[2]?.attemptId).toBe(model.attemptId);
+    expect(events.every((event) => event.actor?.id === "planner")).toBe(true);
+    expect(await verifyRun(store, { sessionId: "session-1", runId: "run-1" })).toEqual({
+      ok: true,
+      length: 6,
+    });
+    await expect(rec.beforeModelCall({ request })).rejects.toMatchObject({ code: "run-closed" });
+  });
+
+  it("commits concurrent tool calls together in one append (group commit)", async () => {
+    const store = new FlakyStore();
+    const rec = recorder(store);
+    await rec.startRun();
+    store.appends = [];
+    const attempts = await Promise.all(
+      Array.from({ length: 8 }, (_, index) =>
+        rec.beforeToolCall({ toolCallId: `call-${index}`, name: "lookup", args: { index } }),
+      ),
+    );
+    expect(store.appends).toHaveLength(1);
+    expect(store.appends[0]?.events).toHaveLength(8);
+    expect(attempts.map((attempt) => attempt.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    await Promise.all(attempts.map((attempt, index) => rec.toolCompleted(attempt, index)));
+    expect((await inspectSession(store, "session-1")).unresolved).toEqual([]);
+  });
+
+  it("fails closed: a rejected append rejects before*, and the next call re-syncs", async () => {
+    const store = new FlakyStore();
+    const rec = recorder(store);
+    await rec.startRun();
+    store.failNext = new LedgerError("run-closed", "simulated refusal");
+    await expect(rec.beforeModelCall({ request })).rejects.toMatchObject({ code: "run-closed" });
+    const attempt = await rec.beforeModelCall({ request });
+    expect(attempt.seq).toBe(1);
+  });
+
+  it("retries an append with an unknown outcome using the same event ids", async () => {
+    const store = new FlakyStore();
+    const rec = recorder(store);
+    await rec.startRun();
+    store.failNext = new LedgerError("store-unavailable", "connection reset");
+    const attempt = await rec.beforeModelCall({ request });
+    expect(store.appends.at(-1)?.events[0]?.eventId).toBe(store.appends.at(-2)?.events[0]?.eventId);
+    expect(attempt.seq).toBe(1);
+  });
+
+  it("rejects a non-JSON request with the path of the bad value and writes nothing", async () => {
+    const store = new MemoryEventStore();
+    const rec = recorder(store);
+    await rec.startRun();
+    const bad = {
+      messages: [
+        { role: "user" },
+        { role: "user" },
+        { role: "user" },
+        { role: "user", content: () => "x" },
+      ],
+    };
+    await expect(rec.beforeModelCall({ request: bad })).rejects.toMatchObject({
+      code: "non-serializable",
+      path: "$.messages[3].content",
+    });
+    expect((await store.runHead({ sessionId: "session-1", runId: "run-1" })).length).toBe(1);
+  });
+
+  it("records retries as new attempts of the same step, and abandonment", async () => {
+    const store = new MemoryEventStore();
+    const rec = recorder(store);
+    await rec.startRun();
+    const first = await rec.beforeModelCall({ request });
+    await rec.modelFailed(first, Object.assign(new Error("rate limited"), { code: "429" }));
+    const second = await rec.retry(first);
+    expect(second).toMatchObject({ stepId: first.stepId, retryOf: first.attemptId });
+    expect(second.attemptId).not.toBe(first.attemptId);
+    await rec.modelCompleted(second, { text: "ok" });
+    const tool = await rec.beforeToolCall({ toolCallId: "c1", name: "pay", args: { amount: 5 } });
+    await rec.abandon(tool, "operator checked: payment never reached the bank");
+    const inspection = await inspectSession(store, "session-1");
+    const steps = inspection.runs[0]?.steps ?? [];
+    expect(steps[0]?.attempts.map((attempt) => attempt.status)).toEqual(["failed", "completed"]);
+    expect(steps[1]?.attempts[0]?.status).toBe("abandoned");
+    expect(inspection.unresolved).toEqual([]);
+  });
+
+  it("child runs carry parentRunId and show as a tree", async () => {
+    const store = new MemoryEventStore();
+    const rec = recorder(store);
+    await rec.startRun();
+    const model = await rec.beforeModelCall({ request });
+    const done = await rec.modelCompleted(model, { handoff: "researcher" });
+    const child = rec.child({
+      actor: { type: "agent", id: "researcher" },
+      causedByEventId: done.eventId,
+    });
+    const started = await child.startRun({ task: "research" });
+    expect(started).toMatchObject({
+      parentRunId: "run-1",
+      causedByEventId: done.eventId,
+      runId: child.runId,
+    });
+    await child.completeRun("found");
+    const inspection = await inspectSession(store, "session-1");
+    expect(inspection.runs).toHaveLength(1);
+    expect(inspection.runs[0]?.children.map((run) => [run.runId, run.status])).toEqual([
+      [child.runId, "completed"],
+    ]);
+  });
+
+  it("resume answers recorded calls from the ledger and continues live at the frontier", async () => {
+    const store = new MemoryEventStore();
+    const first = recorder(store);
+    await first.startRun({ task: "add" });
+    await first.recordInput("add 1 and 2");
+    const model = await first.beforeModelCall({ request });
+    await first.modelCompleted(model, { toolCalls: [{ id: "call-1" }, { id: "call-2" }] });
+    const done = await first.beforeToolCall({ toolCallId: "call-1", name: "add", args: { a: 1 } });
+    await first.toolCompleted(done, 1);
+    const inFlight = await first.beforeToolCall({
+      toolCallId: "call-2",
+      name: "add",
+      args: { a: 2 },
+      effect: { kind: "read", idempotent: true },
+    });
+    // The process dies here: call-2 went out and never came back.
+    expect(
+      (await inspectSession(store, "session-1")).unresolved.map((attempt) => attempt.toolCallId),
+    ).toEqual(["call-2"]);
+
+    const second = await SessionRecorder.resume({
+      store,
+      sessionId: "session-1",
+      runId: "run-1",
+      actor,
+    });
+    expect(second.resumed).toBe(true);
+    await second.startRun({ task: "add" });
+    await second.recordInput("add 1 and 2");
+    const replayedModel = await second.beforeModelCall({ request });
+    expect(replayedModel.replayed).toMatchObject({
+      status: "completed",
+      result: { toolCalls: [{ id: "call-1" }, { id: "call-2" }] },
+    });
+    const replayedTool = await second.beforeToolCall({
+      toolCallId: "call-1",
+      name: "add",
+      args: { a: 1 },
+    });
+    expect(replayedTool.replayed).toMatchObject({ status: "completed", result: 1 });
+    const retried = await second.beforeToolCall({
+      toolCallId: "call-2",
+      name: "add",
+      args: { a: 2 },
+      effect: { kind: "read", idempotent: true },
+    });
+    expect(retried.replayed).toBeUndefined();
+    expect(retried.retryOf).toBe(inFlight.attemptId);
+    await second.toolCompleted(retried, 2);
+    const live = await second.beforeModelCall({ request: { ...request, step: 2 } });
+    expect(live.replayed).toBeUndefined();
+    await second.modelCompleted(live, { text: "3" });
+    await second.completeRun({ answer: 3 });
+    const inspection = await inspectSession(store, "session-1");
+    expect(inspection.unresolved).toEqual([]);
+    expect(inspection.runs[0]?.status).toBe("completed");
+    // The old process, if still alive, loses on conflict.
+    await expect(first.toolCompleted(inFlight, 2)).rejects.toMatchObject({ code: "run-closed" });
+  });
+
+  it("resume refuses to re-run a non-idempotent tool that was in flight, until retried or abandoned", async () => {
+    const store = new MemoryEventStore();
+    const first = recorder(store);
+    await first.startRun();
+    const model = await first.beforeModelCall({ request });
+    await first.modelCompleted(model, { toolCalls: [{ id: "pay-1" }] });
+    await first.beforeToolCall({
+      toolCallId: "pay-1",
+      name: "pay",
+      args: { amount: 5 },
+      effect: { kind: "write", idempotent: false },
+    });
+
+    const second = await SessionRecorder.resume({
+      store,
+      sessionId: "session-1",
+      runId: "run-1",
+      actor,
+    });
+    await second.beforeModelCall({ request });
+    const error = await second
+      .beforeToolCall({ toolCallId: "pay-1", name: "pay", args: { amount: 5 } })
+      .catch((caught: unknown) => caught);
+    expect(LedgerError.isInstance(error, "unresolved-attempt")).toBe(true);
+    const unresolved = (error as { attempt: Parameters<SessionRecorder["abandon"]>[0] }).attempt;
+    await second.abandon(unresolved, "the bank says no payment was made; the model will be told");
+
+    const third = await SessionRecorder.resume({
+      store,
+      sessionId: "session-1",
+      runId: "run-1",
+      actor,
+    });
+    await third.beforeModelCall({ request });
+    const replayed = await third.beforeToolCall({
+      toolCallId: "pay-1",
+      name: "pay",
+      args: { amount: 5 },
+    });
+    expect(replayed.replayed).toMatchObject({
+      status: "abandoned",
+      reason: "the bank says no payment was made; the model will be told",
+    });
+  });
+
+  it("resume reports a different request as replay-divergence", async () => {
+    const store = new MemoryEventStore();
+    const first = recorder(store);
+    await first.startRun();
+    await first.modelCompleted(await first.beforeModelCall({ request }), { text: "hi" });
+    const second = await SessionRecorder.resume({
+      store,
+      sessionId: "session-1",
+      runId: "run-1",
+      actor,
+    });
+    await expect(
+      second.beforeModelCall({ request: { ...request, messages: [] } }),
+    ).rejects.toMatchObject({ code: "replay-divergence" });
+    await expect(
+      SessionRecorder.resume({ store, sessionId: "session-1", runId: "nope", actor }),
+    ).rejects.toMatchObject({ code: "not-found" });
+  });
+
+  it("a child of a resumed run adopts the recorded child run and replays it", async () => {
+    const store = new MemoryEventStore();
+    const parent = recorder(store);
+    await parent.startRun();
+    const child = parent.child({ actor: { type: "agent", id: "helper" } });
+    await child.startRun();
+    await child.modelCompleted(await child.beforeModelCall({ request }), { text: "from child" });
+
+    const resumed = await SessionRecorder.resume({
+      store,
+      sessionId: "session-1",
+      runId: "run-1",
+      actor,
+    });
+    const again = resumed.child({ actor: { type: "agent", id: "helper" } });
+    await again.startRun();
+    expect(again.runId).toBe(child.runId);
+    expect((await again.beforeModelCall({ request })).replayed).toMatchObject({
+      result: { text: "from child" },
+    });
+    expect((await store.listRuns("session-1")).length).toBe(2);
+  });
+
+  it("redacts configured paths before hashing and persisting", async () => {
+    const store = new MemoryEventStore();
+    const rec = new SessionRecorder({
+      store,
+      sessionId: "session-1",
+      actor,
+      redact: ["**.apiKey", "request.headers.authorization"],
+    });
+    await rec.startRun();
+    await rec.beforeModelCall({
+      request: {
+        model: "m",
+        apiKey: "sk-secret",
+        settings: { apiKey: "sk-2" },
+        headers: { authorization: "Bearer x" },
+      },
+    });
+    const json = JSON.stringify((await store.readSession({ sessionId: "session-1" })).events);
+    expect(json).not.toContain("sk-secret");
+    expect(json).not.toContain("sk-2");
+    expect(json).not.toContain("Bearer x");
+    expect(json).toContain("[redacted]");
+  });
+});
