@@ -84,8 +84,9 @@ export class RedisEventStore implements EventStore {
       throw new InvalidArgumentError("$", "RedisEventStore needs exactly one of client or url");
     }
     const prefix = options.keyPrefix ?? "agent-ledger:";
-    if (typeof prefix !== "string") {
-      throw new InvalidArgumentError("$.keyPrefix", "keyPrefix must be a string");
+    if (typeof prefix !== "string" || /[{}]/.test(prefix)) {
+      // A brace in the prefix would become (part of) the Cluster hash tag of every key.
+      throw new InvalidArgumentError("$.keyPrefix", "keyPrefix must be a string without { or }");
     }
     this.#prefix = prefix;
     if (options.url !== undefined) {

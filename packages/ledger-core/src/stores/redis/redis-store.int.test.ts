@@ -1,0 +1,391 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { NewEvent } from "../../events/types.js";
+import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
+import { RedisEventStore } from "./redis-store.js";
+import { APPEND_SCRIPT } from "./scripts.js";
+import { deleteKeys, freshPrefix, keysUnder } from "./testing/test-keys.js";
+
+const url = SERVER_URLS.redis;
+const available = await serverAvailable("redis");
+
+describe.skipIf(!available)("RedisEventStore", () => {
+  const prefix = freshPrefix("store");
+  let store: RedisEventStore;
+  let admin: Redis;
+
+  beforeAll(async () => {
+    store = new RedisEventStore({ url, keyPrefix: prefix });
+    await store.init();
+    admin = new Redis(url);
+  });
+
+  afterAll(async () => {
+    await store?.close();
+    admin?.disconnect();
+    await deleteKeys(url, prefix);
+  });
+
+  const started = (eventId?: string): NewEvent => ({
+    ...(eventId === undefined ? {} : { eventId }),
+    type: "run.started",
+    actor: { type: "agent", id: "a1" },
+    payload: { goal: "test" },
+  });
+
+  it("round-trips events verbatim: 1 MiB payload, unicode, NUL", async () => {
+    const big = "x".repeat(1024 * 1024);
+    const odd = "nul:\u0000 é 中文 🧪 \u2028 \\ \" '";
+    const events: NewEvent[] = [
+      started("e0"),
+      {
+        eventId: "e1",
+        type: "model.requested",
+        stepId: "step 1",
+        attemptId: "att",
+        payload: { big, odd, nested: [1, 2.5, -3, null, true, { [odd]: odd }] },
+        metadata: { host: odd },
+      },
+    ];
+    const result = await store.append({ sessionId: "rt", runId: "r", expectedSeq: 0, events });
+    expect(result.deduplicated).toBe(false);
+    expect(result.events.map((event) => event.commitCursor)).toEqual([1, 2]);
+    expect(result.events[1]?.payload).toEqual(events[1]?.payload);
+    expect(result.events[1]?.metadata).toEqual({ host: odd });
+    const run = await store.readRun({ sessionId: "rt", runId: "r" });
+    expect(run.events).toEqual(result.events);
+    const session = await store.readSession({ sessionId: "rt" });
+    expect(session.events).toEqual(result.events);
+    expect(session.nextCursor).toBe(2);
+    expect((run.events[1]?.payload as { big?: string } | undefined)?.big?.length).toBe(1024 * 1024);
+    expect(await store.runHead({ sessionId: "rt", runId: "r" })).toEqual({
+      exists: true,
+      length: 2,
+      status: "running",
+      lastHash: result.events[1]?.hash,
+    });
+  });
+
+  it("rejects bad input before any I/O", async () => {
+    const offline = new RedisEventStore({ url: "redis://127.0.0.1:1", keyPrefix: prefix });
+    await expect(
+      offline.append({
+        sessionId: "s",
+        runId: "r",
+        expectedSeq: 0,
+        events: [{ type: "run.started", payload: { f: () => 1 } as never }],
+      }),
+    ).rejects.toMatchObject({ code: "non-serializable", path: "$.events[0].payload.f" });
+    await expect(
+      offline.append({ sessionId: "a\nb", runId: "r", expectedSeq: 0, events: [started()] }),
+    ).rejects.toMatchObject({ code: "invalid-event" });
+    await offline.close();
+  });
+
+  it("reports conflict with the actual seq and writes nothing", async () => {
+    await store.append({ sessionId: "cf", runId: "r", expectedSeq: 0, events: [started()] });
+    const error = await store
+      .append({ sessionId: "cf", runId: "r", expectedSeq: 0, events: [started()] })
+      .catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: "conflict", actualSeq: 1, expectedSeq: 0 });
+    await expect(
+      store.append({
+        sessionId: "cf",
+        runId: "r",
+        expectedSeq: 5,
+        events: [{ type: "model.requested" }],
+      }),
+    ).rejects.toMatchObject({ code: "conflict", actualSeq: 1 });
+    expect((await store.readSession({ sessionId: "cf" })).events).toHaveLength(1);
+  });
+
+  it("deduplicates a retried batch, even on a closed run, and writes nothing twice", async () => {
+    const batch: NewEvent[] = [started("d0"), { eventId: "d1", type: "run.completed" }];
+    const first = await store.append({
+      sessionId: "dd",
+      runId: "r",
+      expectedSeq: 0,
+      events: batch,
+    });
+    const again = await store.append({
+      sessionId: "dd",
+      runId: "r",
+      expectedSeq: 0,
+      events: batch,
+    });
+    expect(again).toEqual({ events: first.events, deduplicated: true });
+    // A second store (no cached head) sees the same.
+    const other = new RedisEventStore({ url, keyPrefix: prefix });
+    expect(
+      await other.append({ sessionId: "dd", runId: "r", expectedSeq: 2, events: batch }),
+    ).toEqual({ events: first.events, deduplicated: true });
+    await other.close();
+    expect((await store.readSession({ sessionId: "dd" })).events).toHaveLength(2);
+  });
+
+  it("refuses an event id reused with other content, in another run, or in part", async () => {
+    await store.append({ sessionId: "dup", runId: "r", expectedSeq: 0, events: [started("x")] });
+    await expect(
+      store.append({
+        sessionId: "dup",
+        runId: "r",
+        expectedSeq: 0,
+        events: [{ ...started("x"), payload: { goal: "other" } }],
+      }),
+    ).rejects.toMatchObject({ code: "duplicate-event", path: "$.events[0].eventId" });
+    await expect(
+      store.append({ sessionId: "dup", runId: "r2", expectedSeq: 0, events: [started("x")] }),
+    ).rejects.toMatchObject({ code: "duplicate-event" });
+    await expect(
+      store.append({
+        sessionId: "dup",
+        runId: "r",
+        expectedSeq: 1,
+        events: [{ eventId: "new", type: "input.received" }, started("x")],
+      }),
+    ).rejects.toMatchObject({ code: "duplicate-event", path: "$.events[1].eventId" });
+    expect(await store.listRuns("dup")).toHaveLength(1);
+    expect((await store.readSession({ sessionId: "dup" })).events).toHaveLength(1);
+  });
+
+  it("closes a run on a terminal event", async () => {
+    await store.append({
+      sessionId: "cl",
+      runId: "r",
+      expectedSeq: 0,
+      events: [started(), { type: "run.failed", payload: { reason: "x" } }],
+    });
+    await expect(
+      store.append({ sessionId: "cl", runId: "r", expectedSeq: 2, events: [started()] }),
+    ).rejects.toMatchObject({ code: "run-closed" });
+    await expect(
+      store.append({
+        sessionId: "cl",
+        runId: "r2",
+        expectedSeq: 0,
+        events: [started(), { type: "run.completed" }, { type: "input.received" }],
+      }),
+    ).rejects.toMatchObject({ code: "run-closed" });
+    expect(await store.runHead({ sessionId: "cl", runId: "r" })).toMatchObject({
+      status: "failed",
+      length: 2,
+    });
+    expect(await store.runHead({ sessionId: "cl", runId: "r2" })).toMatchObject({
+      exists: false,
+    });
+  });
+
+  it("never trusts its cached head over the script's view of the run", async () => {
+    const other = new RedisEventStore({ url, keyPrefix: prefix });
+    const a = await store.append({
+      sessionId: "rp",
+      runId: "r",
+      expectedSeq: 0,
+      events: [started()],
+    });
+    const b = await other.append({
+      sessionId: "rp",
+      runId: "r",
+      expectedSeq: 1,
+      events: [{ type: "input.received", payload: "from b" }],
+    });
+    // `store` still caches length 1; the caller read length 2 elsewhere and is right.
+    const c = await store.append({
+      sessionId: "rp",
+      runId: "r",
+      expectedSeq: 2,
+      events: [{ type: "input.received", payload: "from a" }],
+    });
+    expect(c.events[0]?.seq).toBe(2);
+    expect(c.events[0]?.prevHash).toBe(b.events[0]?.hash);
+    expect(b.events[0]?.prevHash).toBe(a.events[0]?.hash);
+    // `store` caches length 3; another writer appends; a stale writer through `store` loses.
+    await other.append({ sessionId: "rp", runId: "r", expectedSeq: 3, events: [started()] });
+    await expect(
+      store.append({ sessionId: "rp", runId: "r", expectedSeq: 3, events: [started()] }),
+    ).rejects.toMatchObject({ code: "conflict", actualSeq: 4 });
+    expect((await store.readRun({ sessionId: "rp", runId: "r" })).events).toHaveLength(4);
+    await other.close();
+  });
+
+  it("pages runs, sessions and the session list", async () => {
+    const sessionId = "pg";
+    let seq = 0;
+    for (const runId of ["r1", "r2"]) {
+      for (let index = 0; index < 3; index++) {
+        await store.append({
+          sessionId,
+          runId,
+          expectedSeq: index,
+          events: [{ type: index === 0 ? "run.started" : "input.received", payload: seq++ }],
+        });
+      }
+    }
+    const run = await store.readRun({ sessionId, runId: "r2", fromSeq: 1, limit: 1 });
+    expect(run.events.map((event) => [event.seq, event.payload])).toEqual([[1, 4]]);
+    expect(run.nextCursor).toBe(2);
+    const pages: number[][] = [];
+    let after = 0;
+    for (;;) {
+      const page = await store.readSession({ sessionId, after, limit: 4 });
+      if (page.events.length === 0) break;
+      pages.push(page.events.map((event) => event.commitCursor));
+      after = page.nextCursor;
+    }
+    expect(pages).toEqual([
+      [1, 2, 3, 4],
+      [5, 6],
+    ]);
+    expect((await store.listRuns(sessionId)).map((summary) => summary.runId)).toEqual(["r1", "r2"]);
+    const listPrefix = freshPrefix("list");
+    const lister = new RedisEventStore({ url, keyPrefix: listPrefix });
+    for (const id of ["c", "a", "b"]) {
+      await lister.append({ sessionId: id, runId: "r", expectedSeq: 0, events: [started()] });
+    }
+    const first = await lister.listSessions({ limit: 2 });
+    expect(first.sessions.map((session) => session.sessionId)).toEqual(["a", "b"]);
+    expect(first.nextCursor).toBe("b");
+    const second = await lister.listSessions({ after: "b", limit: 2 });
+    expect(second.sessions.map((session) => session.sessionId)).toEqual(["c"]);
+    expect(second.nextCursor).toBeUndefined();
+    expect(second.sessions[0]).toMatchObject({ eventCount: 1 });
+    await lister.close();
+    await deleteKeys(url, listPrefix);
+  });
+
+  it("forks a prefix into a new run with new ids and a new chain", async () => {
+    const sessionId = "fk";
+    const source = await store.append({
+      sessionId,
+      runId: "main",
+      expectedSeq: 0,
+      events: [started(), { type: "input.received", payload: 1 }, { type: "run.completed" }],
+    });
+    const fork = await store.fork({ sessionId, runId: "main", newRunId: "copy", uptoSeq: 2 });
+    expect(fork.events.map((event) => [event.runId, event.seq, event.payload])).toEqual([
+      ["copy", 0, { goal: "test" }],
+      ["copy", 1, 1],
+    ]);
+    expect(fork.events[0]?.eventId).not.toBe(source.events[0]?.eventId);
+    expect(fork.events[1]?.prevHash).toBe(fork.events[0]?.hash);
+    expect(fork.events.map((event) => event.commitCursor)).toEqual([4, 5]);
+    expect((await store.readRun({ sessionId, runId: "copy" })).events).toEqual(fork.events);
+    expect(await store.runHead({ sessionId, runId: "copy" })).toMatchObject({
+      length: 2,
+      status: "running",
+    });
+    await expect(
+      store.fork({ sessionId, runId: "main", newRunId: "copy", uptoSeq: 1 }),
+    ).rejects.toMatchObject({ code: "conflict", actualSeq: 2 });
+    await expect(
+      store.fork({ sessionId, runId: "main", newRunId: "x", uptoSeq: 4 }),
+    ).rejects.toMatchObject({ code: "not-found" });
+    await expect(
+      store.fork({ sessionId, runId: "nope", newRunId: "y", uptoSeq: 1 }),
+    ).rejects.toMatchObject({ code: "not-found" });
+  });
+
+  it("stores blobs by sha256", async () => {
+    const bytes = new Uint8Array([0, 255, 1, 254, 0]);
+    const ref = await store.putBlob(bytes);
+    expect(ref).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(await store.putBlob(bytes)).toBe(ref);
+    expect(Array.from(await store.getBlob(ref))).toEqual([0, 255, 1, 254, 0]);
+    const text = await store.putBlob("héllo \u0000");
+    expect(new TextDecoder().decode(await store.getBlob(text))).toBe("héllo \u0000");
+    await expect(store.getBlob(`sha256:${"0".repeat(64)}`)).rejects.toMatchObject({
+      code: "not-found",
+    });
+    await expect(store.getBlob("sha256:nope")).rejects.toMatchObject({ code: "invalid-event" });
+  });
+
+  it("keeps hostile ids apart and out of key names", async () => {
+    const hostile = ["}", "{", "a:b", "{x}", "s:{a}:log", "a}b{c", "x:run:y", "*?[]", "sessions"];
+    for (const sessionId of hostile) {
+      for (const runId of hostile.slice(0, 3)) {
+        await store.append({
+          sessionId,
+          runId,
+          expectedSeq: 0,
+          events: [{ type: "run.started", payload: { sessionId, runId } }],
+        });
+      }
+    }
+    for (const sessionId of hostile) {
+      const events = (await store.readSession({ sessionId })).events;
+      expect(events.map((event) => [event.sessionId, event.runId, event.payload])).toEqual(
+        hostile.slice(0, 3).map((runId) => [sessionId, runId, { sessionId, runId }]),
+      );
+      expect((await store.listRuns(sessionId)).map((run) => run.runId)).toEqual(
+        hostile.slice(0, 3),
+      );
+    }
+    const listed = (await store.listSessions()).sessions.map((session) => session.sessionId);
+    for (const sessionId of hostile) expect(listed).toContain(sessionId);
+    const layout = new RegExp(
+      `^${prefix}(schema-version|sessions|blob:[0-9a-f]{64}|s:\\{[0-9a-f]{64}\\}:(meta|log|ids|runs|run:[0-9a-f]{64}:(events|head)))$`,
+    );
+    const keys = await keysUnder(admin, prefix);
+    expect(keys.length).toBeGreaterThan(hostile.length * 4);
+    for (const key of keys) expect(key).toMatch(layout);
+  });
+
+  it("falls back to EVAL when the server lost the script (NOSCRIPT)", async () => {
+    await admin.script("FLUSH");
+    expect(await admin.script("EXISTS", APPEND_SCRIPT.sha)).toEqual([0]);
+    const result = await store.append({
+      sessionId: "ns",
+      runId: "r",
+      expectedSeq: 0,
+      events: [started()],
+    });
+    expect(result.events[0]?.commitCursor).toBe(1);
+    expect(await admin.script("EXISTS", APPEND_SCRIPT.sha)).toEqual([1]);
+    await admin.script("FLUSH");
+    expect((await store.readRun({ sessionId: "ns", runId: "r" })).events).toEqual(result.events);
+  });
+
+  it("describes itself: redis, URL without password, the server's persistence", async () => {
+    const [, appendonly] = (await admin.config("GET", "appendonly")) as string[];
+    const [, appendfsync] = (await admin.config("GET", "appendfsync")) as string[];
+    expect(store.describe()).toEqual({
+      kind: "redis",
+      location: url,
+      durability: { appendonly, appendfsync },
+    });
+    const secret = RedisEventStore.fromUrl("redis://user:s3cret@127.0.0.1:1/2");
+    expect(secret.describe().location).not.toContain("s3cret");
+    expect(secret.describe().location).toContain("127.0.0.1:1");
+    await secret.close();
+  });
+
+  it("uses a client the application made and leaves it open", async () => {
+    const client = new Redis(url);
+    const own = new RedisEventStore({ client, keyPrefix: prefix });
+    await own.init();
+    await own.append({ sessionId: "byo", runId: "r", expectedSeq: 0, events: [started()] });
+    expect(own.describe().location).toBe("redis://127.0.0.1:6379/0");
+    await own.close();
+    expect(await client.ping()).toBe("PONG");
+    client.disconnect();
+  });
+
+  it("reports an unreachable server as store-unavailable with the driver error", async () => {
+    const offline = new RedisEventStore({ url: "redis://127.0.0.1:1", keyPrefix: prefix });
+    const error = await offline
+      .append({ sessionId: "s", runId: "r", expectedSeq: 0, events: [started()] })
+      .catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: "store-unavailable" });
+    expect((error as Error).cause).toBeInstanceOf(Error);
+    await expect(offline.readSession({ sessionId: "s" })).rejects.toMatchObject({
+      code: "store-unavailable",
+    });
+    await offline.close();
+  });
+
+  it("rejects a key prefix with braces and options without exactly one of client or url", () => {
+    expect(() => new RedisEventStore({ url, keyPrefix: "a{b}" })).toThrow(/keyPrefix/);
+    expect(() => new RedisEventStore({})).toThrow(/exactly one/);
+    expect(() => new RedisEventStore({ url: "http://x" })).toThrow(/redis:\/\//);
+  });
+});
