@@ -1,0 +1,295 @@
+import { and, asc, eq, gt, gte, inArray, lt, sql } from "drizzle-orm";
+import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
+import type pg from "pg";
+import { LedgerError } from "../../events/errors.js";
+import type { StoreDescription } from "../../store/event-store.js";
+import { pendingMigrations } from "../sql/migrations.js";
+import type { HeadRow, RunRow, SessionRow } from "../sql/rows.js";
+import { type DriverErrorKind, driverError, type SqlBackend } from "../sql/sql-backend.js";
+import { runAsync, type WriteProgram, type WriteStep } from "../sql/write-program.js";
+import { postgresTables } from "./schema.js";
+
+type Tables = ReturnType<typeof postgresTables>;
+
+/** SQLSTATE classes after which the connection is still usable: the statement just failed. */
+const statementErrors = /^(23|40|22|42)/;
+
+function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/**
+ * PostgreSQL through node-postgres. A write checks a client out of the pool and runs the shared
+ * program between BEGIN and COMMIT on a drizzle instance bound to that one client (never the
+ * pool: a pooled query would escape the transaction). A client whose connection failed is
+ * destroyed (`release(error)`), never returned to the pool.
+ */
+export class PostgresBackend implements SqlBackend {
+  readonly #pool: pg.Pool;
+  readonly #owned: boolean;
+  readonly #schema: string;
+  readonly #tables: Tables;
+  readonly #db: NodePgDatabase;
+  readonly #location: string;
+  readonly #bound = new WeakMap<pg.PoolClient, NodePgDatabase>();
+
+  constructor(options: { pool: pg.Pool; owned: boolean; schema?: string; location: string }) {
+    this.#pool = options.pool;
+    this.#owned = options.owned;
+    this.#schema = options.schema ?? "public";
+    this.#tables = postgresTables(options.schema);
+    this.#db = drizzle({ client: options.pool });
+    this.#location = options.location;
+  }
+
+  async init(): Promise<void> {
+    await this.#transaction(async (client) => {
+      const schema = quoteIdent(this.#schema);
+      // One migrator at a time per schema; the lock is released at COMMIT.
+      await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
+        `agent-ledger:migrate:${this.#schema}`,
+      ]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      // The shipped SQL names tables without a schema: run it with the store's schema first.
+      await client.query(`SET LOCAL search_path TO ${schema}`);
+      const exists = await client.query<{ name: string | null }>("SELECT to_regclass($1) AS name", [
+        `${schema}.schema_version`,
+      ]);
+      let current = 0;
+      if (exists.rows[0]?.name) {
+        const result = await client.query<{ version: number | null }>(
+          "SELECT max(version) AS version FROM schema_version",
+        );
+        current = Number(result.rows[0]?.version ?? 0);
+      }
+      for (const migration of pendingMigrations("postgres", current)) {
+        for (const statement of migration.statements) await client.query(statement);
+        await client.query(
+          "INSERT INTO schema_version (version, tag, applied_at) VALUES ($1, $2, $3)",
+          [migration.version, migration.tag, new Date().toISOString()],
+        );
+      }
+    });
+  }
+
+  async write<T>(program: () => WriteProgram<T>): Promise<T> {
+    return this.#transaction((client) => {
+      let db = this.#bound.get(client);
+      if (db === undefined) {
+        db = drizzle({ client });
+        this.#bound.set(client, db);
+      }
+      const tx = db;
+      return runAsync(program(), (step) => this.#execute(tx, step));
+    });
+  }
+
+  async #transaction<T>(body: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.#pool.connect();
+    // A connection dropped while checked out emits 'error' on the client: the pending query
+    // rejects with it too, so this listener only keeps the process from crashing.
+    const onError = () => {};
+    client.on("error", onError);
+    let broken: Error | undefined;
+    try {
+      await client.query("BEGIN");
+      const result = await body(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      const code = driverError(error).code;
+      // A ledger error from the program, or a failed statement: the connection is fine.
+      if (LedgerError.isInstance(error) || (code !== undefined && statementErrors.test(code))) {
+        await client.query("ROLLBACK").catch((rollbackError: Error) => {
+          broken = rollbackError;
+        });
+      } else {
+        broken = error instanceof Error ? error : new Error(String(error));
+      }
+      throw error;
+    } finally {
+      client.off("error", onError);
+      client.release(broken);
+    }
+  }
+
+  async #execute(tx: NodePgDatabase, step: WriteStep): Promise<unknown> {
+    const { events, runs, sessions } = this.#tables;
+    switch (step.kind) {
+      case "lock-head": {
+        const rows = await tx
+          .select({ runLength: runs.runLength, status: runs.status, lastHash: runs.lastHash })
+          .from(runs)
+          .where(and(eq(runs.sessionId, step.sessionId), eq(runs.runId, step.runId)))
+          .for("update");
+        return rows[0];
+      }
+      case "find-events": {
+        const rows = await tx
+          .select({ body: events.body })
+          .from(events)
+          .where(and(eq(events.sessionId, step.sessionId), inArray(events.eventId, step.eventIds)));
+        return rows.map((row) => row.body);
+      }
+      case "read-run": {
+        const rows = await tx
+          .select({ body: events.body })
+          .from(events)
+          .where(
+            and(
+              eq(events.sessionId, step.sessionId),
+              eq(events.runId, step.runId),
+              lt(events.seq, step.uptoSeq),
+            ),
+          )
+          .orderBy(asc(events.seq));
+        return rows.map((row) => row.body);
+      }
+      case "reserve-cursors": {
+        const rows = await tx
+          .insert(sessions)
+          .values({
+            sessionId: step.sessionId,
+            lastCursor: step.count,
+            createdAt: step.now,
+            updatedAt: step.now,
+          })
+          .onConflictDoUpdate({
+            target: sessions.sessionId,
+            set: {
+              lastCursor: sql`${sessions.lastCursor} + ${step.count}`,
+              updatedAt: step.now,
+            },
+          })
+          .returning({ lastCursor: sessions.lastCursor });
+        return Number(rows[0]?.lastCursor);
+      }
+      case "insert-events":
+        await tx.insert(events).values(step.rows);
+        return undefined;
+      case "write-head":
+        if (step.created) {
+          await tx.insert(runs).values({
+            sessionId: step.sessionId,
+            runId: step.runId,
+            runLength: step.head.length,
+            status: step.head.status,
+            lastHash: step.head.lastHash,
+            parentRunId: step.parentRunId,
+            startedAt: step.startedAt,
+          });
+        } else {
+          await tx
+            .update(runs)
+            .set({
+              runLength: step.head.length,
+              status: step.head.status,
+              lastHash: step.head.lastHash,
+            })
+            .where(and(eq(runs.sessionId, step.sessionId), eq(runs.runId, step.runId)));
+        }
+        return undefined;
+    }
+  }
+
+  classify(error: unknown): DriverErrorKind {
+    const code = driverError(error).code;
+    if (code === "23505") return "unique";
+    if (code === "40001" || code === "40P01" || code === "55P03") return "transient";
+    return "unavailable";
+  }
+
+  async runHead(sessionId: string, runId: string): Promise<HeadRow | undefined> {
+    const { runs } = this.#tables;
+    const rows = await this.#db
+      .select({ runLength: runs.runLength, status: runs.status, lastHash: runs.lastHash })
+      .from(runs)
+      .where(and(eq(runs.sessionId, sessionId), eq(runs.runId, runId)));
+    return rows[0];
+  }
+
+  async readRun(sessionId: string, runId: string, fromSeq: number, limit?: number) {
+    const { events } = this.#tables;
+    const query = this.#db
+      .select({ body: events.body })
+      .from(events)
+      .where(
+        and(eq(events.sessionId, sessionId), eq(events.runId, runId), gte(events.seq, fromSeq)),
+      )
+      .orderBy(asc(events.seq));
+    const rows = await (limit === undefined ? query : query.limit(limit));
+    return rows.map((row) => row.body);
+  }
+
+  async readSession(sessionId: string, after: number, limit?: number) {
+    const { events } = this.#tables;
+    const query = this.#db
+      .select({ body: events.body })
+      .from(events)
+      .where(and(eq(events.sessionId, sessionId), gt(events.commitCursor, after)))
+      .orderBy(asc(events.commitCursor));
+    const rows = await (limit === undefined ? query : query.limit(limit));
+    return rows.map((row) => row.body);
+  }
+
+  async listRuns(sessionId: string): Promise<RunRow[]> {
+    const { events, runs } = this.#tables;
+    return this.#db
+      .select({
+        runId: runs.runId,
+        runLength: runs.runLength,
+        status: runs.status,
+        lastHash: runs.lastHash,
+        parentRunId: runs.parentRunId,
+        startedAt: runs.startedAt,
+      })
+      .from(runs)
+      .innerJoin(
+        events,
+        and(eq(events.sessionId, runs.sessionId), eq(events.runId, runs.runId), eq(events.seq, 0)),
+      )
+      .where(eq(runs.sessionId, sessionId))
+      .orderBy(asc(events.commitCursor));
+  }
+
+  async listSessions(after: string | undefined, limit: number | undefined): Promise<SessionRow[]> {
+    const { sessions } = this.#tables;
+    // Code-point order whatever the database's collation, like SQLite and MySQL's VARBINARY.
+    const id = sql`${sessions.sessionId} collate "C"`;
+    const query = this.#db
+      .select()
+      .from(sessions)
+      .where(after === undefined ? undefined : sql`${id} > ${after}`)
+      .orderBy(id);
+    return limit === undefined ? query : query.limit(limit);
+  }
+
+  async putBlob(ref: string, bytes: Uint8Array): Promise<void> {
+    const { blobs } = this.#tables;
+    await this.#db
+      .insert(blobs)
+      .values({
+        blobRef: ref,
+        content: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+      })
+      .onConflictDoNothing();
+  }
+
+  async getBlob(ref: string): Promise<Uint8Array | undefined> {
+    const { blobs } = this.#tables;
+    const rows = await this.#db.select().from(blobs).where(eq(blobs.blobRef, ref));
+    return rows[0]?.content;
+  }
+
+  describe(): StoreDescription {
+    return {
+      kind: "postgres",
+      location: this.#location,
+      durability: { schema: this.#schema, note: "synchronous_commit is the server's setting" },
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.#owned) await this.#pool.end();
+  }
+}

@@ -1,0 +1,53 @@
+import pg from "pg";
+import { InvalidArgumentError } from "../../events/errors.js";
+import type { EventStore } from "../../store/event-store.js";
+import { redactUrl } from "../../store/open-store.js";
+import { SqlEventStore } from "../sql/sql-event-store.js";
+import { PostgresBackend } from "./postgres-backend.js";
+
+/**
+ * A pool the application made (its size and timeouts stay the application's choice), or a
+ * connection string for a pool the store makes and closes. `schema` keeps the ledger's tables
+ * in their own PostgreSQL schema (created by `init()`; default `public`).
+ */
+export type PostgresEventStoreOptions = ({ pool: pg.Pool } | { connectionString: string }) & {
+  schema?: string;
+};
+
+/** The ledger in PostgreSQL (node-postgres). JSON is kept as TEXT so events read back verbatim. */
+export class PostgresEventStore extends SqlEventStore {
+  constructor(options: PostgresEventStoreOptions) {
+    if (options.schema !== undefined && !/^[A-Za-z_][A-Za-z0-9_$]{0,62}$/.test(options.schema))
+      throw new InvalidArgumentError("$.schema", "a schema name is a plain SQL identifier");
+    if ("pool" in options) {
+      super(
+        new PostgresBackend({
+          pool: options.pool,
+          owned: false,
+          location: "postgres (application pool)",
+          ...(options.schema === undefined ? {} : { schema: options.schema }),
+        }),
+        "postgres",
+      );
+    } else {
+      const pool = new pg.Pool({ connectionString: options.connectionString });
+      // An idle client whose connection drops emits 'error' on the pool; without a listener
+      // that would end the process. The next checkout simply gets a new connection.
+      pool.on("error", () => {});
+      super(
+        new PostgresBackend({
+          pool,
+          owned: true,
+          location: redactUrl(options.connectionString),
+          ...(options.schema === undefined ? {} : { schema: options.schema }),
+        }),
+        "postgres",
+      );
+    }
+  }
+
+  /** A store with its own pool for a `postgres://` URL; call `init()` before use. */
+  static fromUrl(url: string): EventStore {
+    return new PostgresEventStore({ connectionString: url });
+  }
+}

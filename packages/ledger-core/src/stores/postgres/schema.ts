@@ -1,0 +1,84 @@
+// Drizzle schema of the PostgreSQL store. drizzle-kit reads this file to generate the shipped
+// migrations (drizzle/postgres); keep it free of imports outside drizzle-orm. JSON is stored as
+// TEXT, never jsonb: jsonb rejects \u0000 and reorders keys, and events must read back verbatim.
+import {
+  bigint,
+  customType,
+  index,
+  integer,
+  pgSchema,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
+
+const bytes = customType<{ data: Buffer; driverData: Buffer }>({
+  dataType: () => "bytea",
+});
+
+function tables(table: typeof pgTable) {
+  const events = table(
+    "events",
+    {
+      sessionId: text("session_id").notNull(),
+      commitCursor: bigint("commit_cursor", { mode: "number" }).notNull(),
+      runId: text("run_id").notNull(),
+      seq: integer("seq").notNull(),
+      eventId: text("event_id").notNull(),
+      eventType: text("event_type").notNull(),
+      recordedAt: text("recorded_at").notNull(),
+      body: text("body").notNull(),
+    },
+    (columns) => [
+      primaryKey({ columns: [columns.sessionId, columns.commitCursor] }),
+      uniqueIndex("events_run_seq").on(columns.sessionId, columns.runId, columns.seq),
+      uniqueIndex("events_event_id").on(columns.sessionId, columns.eventId),
+    ],
+  );
+  const runs = table(
+    "runs",
+    {
+      sessionId: text("session_id").notNull(),
+      runId: text("run_id").notNull(),
+      runLength: integer("run_length").notNull(),
+      status: text("status").notNull(),
+      lastHash: text("last_hash"),
+      parentRunId: text("parent_run_id"),
+      startedAt: text("started_at").notNull(),
+    },
+    (columns) => [
+      primaryKey({ columns: [columns.sessionId, columns.runId] }),
+      index("runs_parent").on(columns.sessionId, columns.parentRunId),
+    ],
+  );
+  const sessions = table("sessions", {
+    sessionId: text("session_id").primaryKey(),
+    lastCursor: bigint("last_cursor", { mode: "number" }).notNull(),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  });
+  const blobs = table("blobs", {
+    blobRef: text("blob_ref").primaryKey(),
+    content: bytes("content").notNull(),
+  });
+  const schemaVersion = table("schema_version", {
+    version: integer("version").primaryKey(),
+    tag: text("tag").notNull(),
+    appliedAt: text("applied_at").notNull(),
+  });
+  return { events, runs, sessions, blobs, schemaVersion };
+}
+
+/** The tables inside a PostgreSQL schema (`public` when omitted), for stores isolated by schema. */
+export function postgresTables(schema?: string) {
+  if (schema === undefined || schema === "public") return tables(pgTable);
+  return tables(pgSchema(schema).table as unknown as typeof pgTable);
+}
+
+const defaults = postgresTables();
+export const events = defaults.events;
+export const runs = defaults.runs;
+export const sessions = defaults.sessions;
+export const blobs = defaults.blobs;
+export const schemaVersion = defaults.schemaVersion;

@@ -1,0 +1,52 @@
+import type { StoreDescription } from "../../store/event-store.js";
+import type { HeadRow, RunRow, SessionRow } from "./rows.js";
+import type { WriteProgram } from "./write-program.js";
+
+/** How a driver error should be handled. */
+export type DriverErrorKind =
+  /** A unique key was violated: a racing writer won; re-run the program to see its rows. */
+  | "unique"
+  /** Deadlock, serialization failure, lock timeout: the transaction was rolled back; re-run. */
+  | "transient"
+  /** Anything else (lost connection, server down): `store-unavailable`. */
+  | "unavailable";
+
+/**
+ * What a dialect provides to `SqlEventStore`: one write transaction that executes the steps of
+ * a shared write program, and plain reads. Rows come back with ids as strings and bodies as the
+ * stored JSON text.
+ */
+export interface SqlBackend {
+  init(): Promise<void>;
+  /** Runs the program in one transaction: committed when it returns, rolled back if it throws. */
+  write<T>(program: () => WriteProgram<T>): Promise<T>;
+  classify(error: unknown): DriverErrorKind;
+  runHead(sessionId: string, runId: string): Promise<HeadRow | undefined>;
+  readRun(sessionId: string, runId: string, fromSeq: number, limit?: number): Promise<string[]>;
+  readSession(sessionId: string, after: number, limit?: number): Promise<string[]>;
+  /** Runs of a session in the order they were created. */
+  listRuns(sessionId: string): Promise<RunRow[]>;
+  /** Sessions with an id after `after`, in code-point order, at most `limit`. */
+  listSessions(after: string | undefined, limit: number | undefined): Promise<SessionRow[]>;
+  /** Stores the blob unless it exists (INSERT ... ON CONFLICT DO NOTHING). */
+  putBlob(ref: string, bytes: Uint8Array): Promise<void>;
+  getBlob(ref: string): Promise<Uint8Array | undefined>;
+  describe(): StoreDescription;
+  close(): Promise<void>;
+}
+
+/** The first `code`/`errno` found on an error or its causes (drizzle wraps driver errors). */
+export function driverError(error: unknown): { code?: string; errno?: number; error: unknown } {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && typeof current === "object" && current !== null; depth++) {
+    const candidate = current as { code?: unknown; errno?: unknown; cause?: unknown };
+    if (typeof candidate.code === "string" || typeof candidate.errno === "number") {
+      const found: { code?: string; errno?: number; error: unknown } = { error: current };
+      if (typeof candidate.code === "string") found.code = candidate.code;
+      if (typeof candidate.errno === "number") found.errno = candidate.errno;
+      return found;
+    }
+    current = candidate.cause;
+  }
+  return { error };
+}

@@ -1,0 +1,182 @@
+import {
+  ConflictError,
+  LedgerError,
+  NotFoundError,
+  StoreUnavailableError,
+} from "../../events/errors.js";
+import { assertId, uuidv7 } from "../../events/ids.js";
+import type { RunHead } from "../../events/types.js";
+import { EMPTY_HEAD } from "../../store/append-plan.js";
+import { assertBlobRef, blobBytes, blobRef } from "../../store/blob.js";
+import type {
+  AppendRequest,
+  AppendResult,
+  EventPage,
+  EventStore,
+  ForkRequest,
+  ListSessionsRequest,
+  ReadRunRequest,
+  ReadSessionRequest,
+  RunSummary,
+  SessionPage,
+  StoreDescription,
+} from "../../store/event-store.js";
+import { validateAppend, validateFork, validatePaging } from "../../store/validate.js";
+import { headOf, parseBody, runSummary, sessionSummary } from "./rows.js";
+import { driverError, type SqlBackend } from "./sql-backend.js";
+import { appendProgram, forkProgram, type WriteProgram } from "./write-program.js";
+
+/** Times a write is re-run after a unique violation or a deadlock before giving up. */
+const maxAttempts = 5;
+
+/**
+ * The EventStore of every SQL dialect: validation, the shared write programs, retries and error
+ * mapping live here once; a `SqlBackend` supplies the dialect's statements.
+ */
+export class SqlEventStore implements EventStore {
+  readonly #backend: SqlBackend;
+  readonly #name: string;
+
+  protected constructor(backend: SqlBackend, name: string) {
+    this.#backend = backend;
+    this.#name = name;
+  }
+
+  init(): Promise<void> {
+    return this.#guard("init", () => this.#backend.init());
+  }
+
+  async append(request: AppendRequest): Promise<AppendResult> {
+    const valid = validateAppend(request);
+    return this.#write(
+      () => appendProgram(valid, new Date().toISOString()),
+      valid.sessionId,
+      valid.runId,
+      valid.expectedSeq,
+    );
+  }
+
+  async fork(request: ForkRequest): Promise<AppendResult> {
+    validateFork(request);
+    return this.#write(
+      () => forkProgram(request, new Date().toISOString(), uuidv7),
+      request.sessionId,
+      request.newRunId,
+      0,
+    );
+  }
+
+  /**
+   * Runs a write program; a unique violation means a racing writer committed first (e.g. two
+   * writers creating one run): the program is re-run, now sees the winner's rows, and
+   * `planAppend` gives the exact answer (conflict, deduplicated, duplicate-event).
+   */
+  async #write(
+    program: () => WriteProgram<AppendResult>,
+    sessionId: string,
+    runId: string,
+    expectedSeq: number,
+  ): Promise<AppendResult> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#backend.write(program);
+      } catch (error) {
+        if (LedgerError.isInstance(error)) throw error;
+        const kind = this.#backend.classify(error);
+        if (kind === "unavailable") throw this.#unavailable("append", error);
+        if (attempt < maxAttempts) continue;
+        if (kind === "transient") throw this.#unavailable("append", error);
+        const head = await this.runHead({ sessionId, runId });
+        throw new ConflictError({ sessionId, runId, expectedSeq, actualSeq: head.length });
+      }
+    }
+  }
+
+  async readRun(request: ReadRunRequest): Promise<EventPage> {
+    assertId(request.sessionId, "$.sessionId");
+    assertId(request.runId, "$.runId");
+    validatePaging(request, { fromSeq: request.fromSeq });
+    const from = request.fromSeq ?? 0;
+    const bodies = await this.#guard("readRun", () =>
+      this.#backend.readRun(request.sessionId, request.runId, from, request.limit),
+    );
+    return { events: bodies.map(parseBody), nextCursor: from + bodies.length };
+  }
+
+  async readSession(request: ReadSessionRequest): Promise<EventPage> {
+    assertId(request.sessionId, "$.sessionId");
+    validatePaging(request, { after: request.after });
+    const after = request.after ?? 0;
+    const bodies = await this.#guard("readSession", () =>
+      this.#backend.readSession(request.sessionId, after, request.limit),
+    );
+    const events = bodies.map(parseBody);
+    return { events, nextCursor: events[events.length - 1]?.commitCursor ?? after };
+  }
+
+  async listRuns(sessionId: string): Promise<RunSummary[]> {
+    assertId(sessionId, "$.sessionId");
+    const rows = await this.#guard("listRuns", () => this.#backend.listRuns(sessionId));
+    return rows.map(runSummary);
+  }
+
+  async listSessions(request: ListSessionsRequest = {}): Promise<SessionPage> {
+    validatePaging(request);
+    if (request.after !== undefined) assertId(request.after, "$.after");
+    const limit = request.limit;
+    const rows = await this.#guard("listSessions", () =>
+      this.#backend.listSessions(request.after, limit === undefined ? undefined : limit + 1),
+    );
+    const sessions = rows.slice(0, limit ?? rows.length).map(sessionSummary);
+    const page: SessionPage = { sessions };
+    if (limit !== undefined && rows.length > limit && sessions.length > 0)
+      page.nextCursor = sessions[sessions.length - 1]?.sessionId as string;
+    return page;
+  }
+
+  async runHead(request: { sessionId: string; runId: string }): Promise<RunHead> {
+    assertId(request.sessionId, "$.sessionId");
+    assertId(request.runId, "$.runId");
+    const row = await this.#guard("runHead", () =>
+      this.#backend.runHead(request.sessionId, request.runId),
+    );
+    return row === undefined ? { ...EMPTY_HEAD } : headOf(row);
+  }
+
+  async putBlob(content: Uint8Array | string): Promise<string> {
+    const bytes = blobBytes(content);
+    const ref = blobRef(bytes);
+    await this.#guard("putBlob", () => this.#backend.putBlob(ref, bytes));
+    return ref;
+  }
+
+  async getBlob(ref: string): Promise<Uint8Array> {
+    assertBlobRef(ref);
+    const bytes = await this.#guard("getBlob", () => this.#backend.getBlob(ref));
+    if (bytes === undefined) throw new NotFoundError(`blob ${ref} not found`, { ref });
+    return new Uint8Array(bytes);
+  }
+
+  describe(): StoreDescription {
+    return this.#backend.describe();
+  }
+
+  close(): Promise<void> {
+    return this.#guard("close", () => this.#backend.close());
+  }
+
+  async #guard<T>(operation: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      if (LedgerError.isInstance(error)) throw error;
+      throw this.#unavailable(operation, error);
+    }
+  }
+
+  #unavailable(operation: string, error: unknown): StoreUnavailableError {
+    const cause = driverError(error).error;
+    const message = cause instanceof Error ? cause.message : String(cause);
+    return new StoreUnavailableError(`${this.#name} ${operation} failed: ${message}`, cause);
+  }
+}

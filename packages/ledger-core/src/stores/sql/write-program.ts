@@ -1,0 +1,145 @@
+import { ConflictError, NotFoundError } from "../../events/errors.js";
+import type { LedgerEvent, RunHead } from "../../events/types.js";
+import {
+  assignCursors,
+  EMPTY_HEAD,
+  type PlannedEvent,
+  planAppend,
+  planFork,
+} from "../../store/append-plan.js";
+import type { AppendResult, ForkRequest } from "../../store/event-store.js";
+import type { ValidAppend } from "../../store/validate.js";
+import { type EventRow, eventRow, type HeadRow, headOf, parseBody } from "./rows.js";
+
+/**
+ * The I/O steps of a write transaction. The write algorithm is written once, as a generator that
+ * yields these steps and receives their results; each dialect only executes steps. The SQLite
+ * store runs the generator synchronously inside a better-sqlite3 transaction (which cannot
+ * contain an `await`), the server stores run it with `await` on a pooled connection.
+ */
+export type WriteStep =
+  /** Read the run's head row, locking it until commit (`FOR UPDATE`); undefined when absent. */
+  | { kind: "lock-head"; sessionId: string; runId: string }
+  /** Bodies of the session's stored events whose eventId is one of `eventIds`. */
+  | { kind: "find-events"; sessionId: string; eventIds: string[] }
+  /** Bodies of the run's events with `seq < uptoSeq`, in seq order. */
+  | { kind: "read-run"; sessionId: string; runId: string; uptoSeq: number }
+  /**
+   * Add `count` to the session's cursor counter (creating the row), returning the new value.
+   * The row stays locked until commit, so cursors are gap-free and in commit order.
+   */
+  | { kind: "reserve-cursors"; sessionId: string; count: number; now: string }
+  | { kind: "insert-events"; rows: EventRow[] }
+  /** Insert (`created`) or update the run's head row. */
+  | {
+      kind: "write-head";
+      sessionId: string;
+      runId: string;
+      head: RunHead;
+      created: boolean;
+      parentRunId: string | null;
+      startedAt: string;
+    };
+
+export type WriteProgram<T> = Generator<WriteStep, T, unknown>;
+
+/** Yields one step and returns its result, typed by the caller. */
+function* step<T>(value: WriteStep): Generator<WriteStep, T, unknown> {
+  return (yield value) as T;
+}
+
+/** Drives a program whose steps complete synchronously (SQLite). */
+export function runSync<T>(program: WriteProgram<T>, execute: (step: WriteStep) => unknown): T {
+  let next = program.next();
+  while (!next.done) next = program.next(execute(next.value));
+  return next.value;
+}
+
+/** Drives a program whose steps are asynchronous (PostgreSQL, MySQL). */
+export async function runAsync<T>(
+  program: WriteProgram<T>,
+  execute: (step: WriteStep) => Promise<unknown>,
+): Promise<T> {
+  let next = program.next();
+  while (!next.done) next = program.next(await execute(next.value));
+  return next.value;
+}
+
+function* commit(
+  sessionId: string,
+  runId: string,
+  planned: PlannedEvent[],
+  head: RunHead,
+  created: boolean,
+  now: string,
+): WriteProgram<LedgerEvent[]> {
+  const last = yield* step<number>({
+    kind: "reserve-cursors",
+    sessionId,
+    count: planned.length,
+    now,
+  });
+  const events = assignCursors(planned, last - planned.length + 1);
+  yield* step({ kind: "insert-events", rows: events.map(eventRow) });
+  const first = events[0] as LedgerEvent;
+  yield* step({
+    kind: "write-head",
+    sessionId,
+    runId,
+    head,
+    created,
+    parentRunId: first.parentRunId ?? null,
+    startedAt: first.recordedAt,
+  });
+  return events;
+}
+
+/** The append of §4: lock the head, look for the batch's ids, plan, then write. */
+export function* appendProgram(request: ValidAppend, now: string): WriteProgram<AppendResult> {
+  const { sessionId, runId } = request;
+  const row = yield* step<HeadRow | undefined>({ kind: "lock-head", sessionId, runId });
+  const head = row === undefined ? EMPTY_HEAD : headOf(row);
+  const bodies = yield* step<string[]>({
+    kind: "find-events",
+    sessionId,
+    eventIds: request.events.map((event) => event.eventId),
+  });
+  const plan = planAppend({ request, head, existing: bodies.map(parseBody), now });
+  if (plan.kind === "deduplicated") return { events: plan.events, deduplicated: true };
+  const events = yield* commit(sessionId, runId, plan.events, plan.head, !head.exists, now);
+  return { events, deduplicated: false };
+}
+
+/** A fork: copy a prefix of a run into a new run (new ids, new chain) in one transaction. */
+export function* forkProgram(
+  request: ForkRequest,
+  now: string,
+  newEventId: () => string,
+): WriteProgram<AppendResult> {
+  const { sessionId, runId, newRunId, uptoSeq } = request;
+  const source = yield* step<HeadRow | undefined>({ kind: "lock-head", sessionId, runId });
+  if (source === undefined)
+    throw new NotFoundError(`run ${runId} not found in session ${sessionId}`);
+  if (uptoSeq > source.runLength) {
+    throw new NotFoundError(
+      `run ${runId} has ${source.runLength} events; cannot fork up to ${uptoSeq}`,
+    );
+  }
+  const target = yield* step<HeadRow | undefined>({
+    kind: "lock-head",
+    sessionId,
+    runId: newRunId,
+  });
+  if (target !== undefined) {
+    throw new ConflictError({
+      sessionId,
+      runId: newRunId,
+      expectedSeq: 0,
+      actualSeq: target.runLength,
+    });
+  }
+  const bodies = yield* step<string[]>({ kind: "read-run", sessionId, runId, uptoSeq });
+  const plan = planFork({ sessionId, newRunId, source: bodies.map(parseBody), newEventId, now });
+  const events = yield* commit(sessionId, newRunId, plan.events, plan.head, true, now);
+  return { events, deduplicated: false };
+}

@@ -1,0 +1,70 @@
+// Drizzle schema of the SQLite store. drizzle-kit reads this file to generate the shipped
+// migrations (drizzle/sqlite); keep it free of imports outside drizzle-orm.
+import {
+  blob,
+  index,
+  integer,
+  primaryKey,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/sqlite-core";
+
+/** One row per event; `body` is the whole event JSON exactly as returned to readers. */
+export const events = sqliteTable(
+  "events",
+  {
+    sessionId: text("session_id").notNull(),
+    commitCursor: integer("commit_cursor").notNull(),
+    runId: text("run_id").notNull(),
+    seq: integer("seq").notNull(),
+    eventId: text("event_id").notNull(),
+    eventType: text("event_type").notNull(),
+    recordedAt: text("recorded_at").notNull(),
+    body: text("body").notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.sessionId, table.commitCursor] }),
+    uniqueIndex("events_run_seq").on(table.sessionId, table.runId, table.seq),
+    uniqueIndex("events_event_id").on(table.sessionId, table.eventId),
+  ],
+);
+
+/** The head of each run, locked and updated by every append. */
+export const runs = sqliteTable(
+  "runs",
+  {
+    sessionId: text("session_id").notNull(),
+    runId: text("run_id").notNull(),
+    runLength: integer("run_length").notNull(),
+    status: text("status").notNull(),
+    lastHash: text("last_hash"),
+    parentRunId: text("parent_run_id"),
+    startedAt: text("started_at").notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.sessionId, table.runId] }),
+    index("runs_parent").on(table.sessionId, table.parentRunId),
+  ],
+);
+
+/** One row per session: the commit-cursor counter, bumped inside every append transaction. */
+export const sessions = sqliteTable("sessions", {
+  sessionId: text("session_id").primaryKey(),
+  lastCursor: integer("last_cursor").notNull(),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+/** Content-addressed blobs (`sha256:<hex>` -> bytes). */
+export const blobs = sqliteTable("blobs", {
+  blobRef: text("blob_ref").primaryKey(),
+  content: blob("content", { mode: "buffer" }).notNull(),
+});
+
+/** Applied migrations, one row per shipped migration. */
+export const schemaVersion = sqliteTable("schema_version", {
+  version: integer("version").primaryKey(),
+  tag: text("tag").notNull(),
+  appliedAt: text("applied_at").notNull(),
+});

@@ -1,0 +1,61 @@
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import { InvalidArgumentError, StoreUnavailableError } from "../../events/errors.js";
+import type { EventStore } from "../../store/event-store.js";
+import { SqlEventStore } from "../sql/sql-event-store.js";
+import { SqliteBackend } from "./sqlite-backend.js";
+
+/** Where the SQLite store keeps its data: a file path, or a database the application opened. */
+export type SqliteEventStoreOptions = { path: string } | { database: Database.Database };
+
+/** The path of a `sqlite:./x.db`, `sqlite::memory:`, `sqlite:///abs.db` or `file:` URL. */
+export function sqlitePath(url: string): string {
+  if (url.startsWith("file:")) {
+    if (url.startsWith("file://")) return fileURLToPath(url);
+    return url.slice("file:".length);
+  }
+  if (!url.startsWith("sqlite:"))
+    throw new InvalidArgumentError("$.url", "a SQLite URL starts with sqlite: or file:");
+  let path = url.slice("sqlite:".length);
+  if (path.startsWith("//")) path = path.slice(2);
+  if (path.length === 0)
+    throw new InvalidArgumentError("$.url", "a SQLite URL needs a path, e.g. sqlite:./ledger.db");
+  return path;
+}
+
+function createBackend(options: SqliteEventStoreOptions): SqliteBackend {
+  try {
+    if ("database" in options)
+      return new SqliteBackend({
+        database: options.database,
+        location: options.database.name,
+        owned: false,
+      });
+    return new SqliteBackend({
+      database: new Database(options.path),
+      location: options.path,
+      owned: true,
+    });
+  } catch (error) {
+    const where = "database" in options ? options.database.name : options.path;
+    throw new StoreUnavailableError(
+      `cannot open the SQLite database ${where}: ${String(error)}`,
+      error,
+    );
+  }
+}
+
+/**
+ * The ledger in one SQLite file: WAL, `synchronous=FULL` (an acknowledged append survives power
+ * loss), `BEGIN IMMEDIATE` appends and a 10 s busy timeout so several processes can share it.
+ */
+export class SqliteEventStore extends SqlEventStore {
+  constructor(options: SqliteEventStoreOptions) {
+    super(createBackend(options), "sqlite");
+  }
+
+  /** A store for `sqlite:<path>`, `sqlite::memory:` or `file:<path>`; call `init()` before use. */
+  static fromUrl(url: string): EventStore {
+    return new SqliteEventStore({ path: sqlitePath(url) });
+  }
+}
