@@ -1,2 +1,9 @@
+export type {
+  ConformanceCase,
+  ConformanceOptions,
+  ConformanceRunner,
+  MakeStore,
+} from "./conformance.js";
+export { eventStoreConformanceCases, runEventStoreConformance } from "./conformance.js";
 export type { ServerKind } from "./servers.js";
 export { SERVER_URLS, serverAvailable } from "./servers.js";

@@ -1,0 +1,101 @@
+import { appendCases } from "./conformance-append.js";
+import { badInputCases } from "./conformance-bad-input.js";
+import { blobCases } from "./conformance-blobs.js";
+import { concurrencyCases } from "./conformance-concurrency.js";
+import { forkCases } from "./conformance-fork.js";
+import type { ConformanceCase, MakeStore } from "./conformance-helpers.js";
+import { readCases } from "./conformance-read.js";
+
+export type { ConformanceCase, MakeStore } from "./conformance-helpers.js";
+
+/** The two functions of a test runner the suite needs (vitest, jest and mocha fit as they are). */
+export interface ConformanceRunner {
+  describe(name: string, body: () => void): void;
+  it(name: string, body: () => Promise<void>, timeoutMs?: number): void;
+}
+
+export interface ConformanceOptions {
+  /**
+   * Names of cases not to run (as `eventStoreConformanceCases` names them). A store that skips
+   * a case must say why in a comment next to the list. An unknown name throws, so a renamed
+   * case is never skipped silently. Skipped cases are registered with `runner.it.skip` when
+   * the runner has it, so they show up as skipped.
+   */
+  skip?: string[];
+}
+
+/**
+ * Every case of the store contract (§4, §6), as `{ group, name, timeoutMs, run }`, for runners
+ * that are not describe/it shaped (e.g. `node:test`: `for (const c of cases) test(c.name, c.run)`).
+ * Each `run` makes its own store with `makeStore`, calls `init()` and always `close()`s it.
+ */
+export function eventStoreConformanceCases(makeStore: MakeStore): ConformanceCase[] {
+  const cases = [
+    ...appendCases(makeStore),
+    ...concurrencyCases(makeStore),
+    ...readCases(makeStore),
+    ...forkCases(makeStore),
+    ...badInputCases(makeStore),
+    ...blobCases(makeStore),
+  ];
+  const names = new Set<string>();
+  for (const item of cases) {
+    if (names.has(item.name)) throw new Error(`duplicate conformance case name: ${item.name}`);
+    names.add(item.name);
+  }
+  return cases;
+}
+
+/**
+ * Registers the event-store conformance suite, the executable definition of `EventStore`
+ * (DESIGN §4 and §6), with any describe/it test runner. Every store passes it unchanged.
+ *
+ * ```ts
+ * import { describe, it } from "vitest";
+ * import { runEventStoreConformance } from "@agent-ledger/core/testing";
+ * import { MyEventStore } from "./my-store.js";
+ *
+ * runEventStoreConformance(() => new MyEventStore({ url: freshDatabaseUrl() }), { describe, it });
+ * ```
+ *
+ * What the suite expects of `makeStore`:
+ * - Every call returns a store that is **empty** (no sessions; the "empty store" and
+ *   listSessions cases depend on it), e.g. a new file, schema, database or key prefix, or
+ *   truncated tables. It may return it already initialised or not: each case calls
+ *   `await store.init()` itself (init must be idempotent) and `await store.close()` at the end.
+ * - Cases run one after another; each uses UUIDv7-based session ids, so data left by one case
+ *   never collides with the next even if the factory hands out the same database.
+ *
+ * What it checks, per group: `append` (envelope verbatim, seq and hash chain, conflict with
+ * actualSeq, idempotent retries, duplicate-event, run-closed, isolation, defensive copies:
+ * `append` must copy its input before it returns the promise), `concurrency` (one winner at a
+ * position, retrying writers, a reader tailing `readSession` while writers commit), `read`
+ * (commit order and paging, listRuns, listSessions paging in code-unit id order, unicode and a
+ * 1 MiB payload), `fork`, `bad input` (every §6 class with code, path and the store unchanged)
+ * and `blobs`. Every failure is a rejected promise, never a synchronous throw.
+ * Assertions use `node:assert/strict`; the suite imports no test runner.
+ */
+export function runEventStoreConformance(
+  makeStore: MakeStore,
+  runner: ConformanceRunner,
+  options: ConformanceOptions = {},
+): void {
+  const cases = eventStoreConformanceCases(makeStore);
+  const skip = new Set(options.skip ?? []);
+  for (const name of skip) {
+    if (!cases.some((item) => item.name === name))
+      throw new Error(`runEventStoreConformance: no case named ${JSON.stringify(name)} to skip`);
+  }
+  const groups = [...new Set(cases.map((item) => item.group))];
+  const skipIt = (runner.it as { skip?: ConformanceRunner["it"] }).skip;
+  runner.describe("EventStore conformance", () => {
+    for (const group of groups) {
+      runner.describe(group, () => {
+        for (const item of cases.filter((candidate) => candidate.group === group)) {
+          if (!skip.has(item.name)) runner.it(item.name, item.run, item.timeoutMs);
+          else if (typeof skipIt === "function") skipIt.call(runner.it, item.name, item.run);
+        }
+      });
+    }
+  });
+}
