@@ -11,6 +11,16 @@ import { blobs, events, runs, sessions } from "./schema.js";
 
 type Statement = Database.Statement<unknown[], unknown>;
 
+interface Statements {
+  lockHead: Statement;
+  findEvents: Statement;
+  readRun: Statement;
+  reserve: Statement;
+  insertEvent: Statement;
+  insertHead: Statement;
+  updateHead: Statement;
+}
+
 /**
  * SQLite through better-sqlite3. The write path uses raw prepared statements (cached, taken
  * from the same connection drizzle wraps): measured, drizzle's builder per statement cost more
@@ -22,7 +32,7 @@ export class SqliteBackend implements SqlBackend {
   readonly #db: BetterSQLite3Database;
   readonly #location: string;
   readonly #owned: boolean;
-  #statements: Record<string, Statement> | undefined;
+  #statements: Statements | undefined;
   #transaction: ((program: () => WriteProgram<unknown>) => unknown) | undefined;
 
   constructor(options: { database: Database.Database; location: string; owned: boolean }) {
@@ -64,7 +74,7 @@ export class SqliteBackend implements SqlBackend {
       .immediate();
   }
 
-  #prepare(): Record<string, Statement> {
+  #prepare(): Statements {
     const database = this.#database;
     return {
       lockHead: database.prepare(
@@ -95,30 +105,30 @@ export class SqliteBackend implements SqlBackend {
     };
   }
 
-  #execute(step: WriteStep, statements: Record<string, Statement>): unknown {
+  #execute(step: WriteStep, statements: Statements): unknown {
     switch (step.kind) {
       case "lock-head":
         // The IMMEDIATE transaction already holds the database's write lock.
-        return statements.lockHead?.get(step.sessionId, step.runId) as HeadRow | undefined;
+        return statements.lockHead.get(step.sessionId, step.runId) as HeadRow | undefined;
       case "find-events":
         return (
-          statements.findEvents?.all(step.sessionId, JSON.stringify(step.eventIds)) as {
+          statements.findEvents.all(step.sessionId, JSON.stringify(step.eventIds)) as {
             body: string;
           }[]
         ).map((row) => row.body);
       case "read-run":
         return (
-          statements.readRun?.all(step.sessionId, step.runId, step.uptoSeq) as { body: string }[]
+          statements.readRun.all(step.sessionId, step.runId, step.uptoSeq) as { body: string }[]
         ).map((row) => row.body);
       case "reserve-cursors":
         return (
-          statements.reserve?.get(step.sessionId, step.count, step.now, step.now) as {
+          statements.reserve.get(step.sessionId, step.count, step.now, step.now) as {
             lastCursor: number;
           }
         ).lastCursor;
       case "insert-events":
         for (const row of step.rows) {
-          statements.insertEvent?.run(
+          statements.insertEvent.run(
             row.sessionId,
             row.commitCursor,
             row.runId,
@@ -132,7 +142,7 @@ export class SqliteBackend implements SqlBackend {
         return undefined;
       case "write-head":
         if (step.created) {
-          statements.insertHead?.run(
+          statements.insertHead.run(
             step.sessionId,
             step.runId,
             step.head.length,
@@ -142,7 +152,7 @@ export class SqliteBackend implements SqlBackend {
             step.startedAt,
           );
         } else {
-          statements.updateHead?.run(
+          statements.updateHead.run(
             step.head.length,
             step.head.status,
             step.head.lastHash,
