@@ -60,22 +60,18 @@ export class MemoryEventStore implements EventStore {
         if (stored) existing.push(stored);
       }
     }
-    const plan = planAppend({
-      request: valid,
-      head: run?.head ?? EMPTY_HEAD,
-      existing,
-      now: new Date().toISOString(),
-    });
+    const now = new Date().toISOString();
+    const plan = planAppend({ request: valid, head: run?.head ?? EMPTY_HEAD, existing, now });
     if (plan.kind === "deduplicated")
       return { events: plan.events.map(cloneEvent), deduplicated: true };
-    const target = session ?? this.#newSession(valid.sessionId);
+    // The session's createdAt is its first event's recordedAt, never a later clock reading.
+    const target = session ?? this.#newSession(valid.sessionId, now);
     const events = assignCursors(plan.events, target.cursor + 1);
     this.#commit(target, valid.runId, events, plan.head);
     return { events: events.map(cloneEvent), deduplicated: false };
   }
 
-  #newSession(sessionId: string): MemorySession {
-    const now = new Date().toISOString();
+  #newSession(sessionId: string, now: string): MemorySession {
     const session: MemorySession = {
       cursor: 0,
       createdAt: now,

@@ -3,7 +3,6 @@ import type { ConflictError } from "../events/errors.js";
 import { uuidv7 } from "../events/ids.js";
 import type { LedgerEvent, NewEvent } from "../events/types.js";
 import { EMPTY_HEAD } from "../store/append-plan.js";
-import type { EventStore } from "../store/event-store.js";
 import {
   agent,
   assertChain,
@@ -129,15 +128,6 @@ function richBatch(): NewEvent[] {
   ];
 }
 
-async function closedRun(store: EventStore, terminal: string) {
-  const address = freshAddress();
-  const first = started();
-  const closing: NewEvent = { eventId: uuidv7(), type: terminal as NewEvent["type"], payload: {} };
-  await store.append({ ...address, expectedSeq: 0, events: [first] });
-  await store.append({ ...address, expectedSeq: 1, events: [closing] });
-  return { address, first, closing };
-}
-
 export const appendCases: CaseFactory = (makeStore) => [
   {
     group: "append",
@@ -247,150 +237,6 @@ export const appendCases: CaseFactory = (makeStore) => [
       )) as ConflictError;
       assert.equal(error.actualSeq, 0);
       await assertUnchanged("new run", store, other, emptyBefore);
-    }),
-  },
-  {
-    group: "append",
-    name: "retrying an identical batch is deduplicated and never stored twice",
-    timeoutMs: 30_000,
-    run: withStore(makeStore, async (store) => {
-      const address = freshAddress();
-      const first = [started({ payload: { b: 1, a: [1, { d: 2, c: 3 }] } }), note("one")];
-      const original = await store.append({ ...address, expectedSeq: 0, events: first });
-      const retry = await store.append({ ...address, expectedSeq: 0, events: first });
-      assert.deepStrictEqual(retry, { events: original.events, deduplicated: true });
-      // Same content with another key order is the same event.
-      const reordered = [{ ...first[0], payload: { a: [1, { c: 3, d: 2 }], b: 1 } }, first[1]];
-      const again = await store.append({
-        ...address,
-        expectedSeq: 0,
-        events: reordered as NewEvent[],
-      });
-      assert.deepStrictEqual(again, { events: original.events, deduplicated: true });
-      const second = await store.append({ ...address, expectedSeq: 2, events: [note("two")] });
-      const late = await store.append({ ...address, expectedSeq: 0, events: first });
-      assert.deepStrictEqual(late, { events: original.events, deduplicated: true }, "late retry");
-      const closing: NewEvent = { eventId: uuidv7(), type: "run.completed", payload: { ok: true } };
-      const closed = await store.append({ ...address, expectedSeq: 3, events: [closing] });
-      const closedRetry = await store.append({ ...address, expectedSeq: 3, events: [closing] });
-      assert.deepStrictEqual(closedRetry, { events: closed.events, deduplicated: true });
-      const all = await readAll(store, address);
-      assert.deepStrictEqual(all, [...original.events, ...second.events, ...closed.events]);
-      assertChain("run", all);
-      assert.deepStrictEqual(await readSessionAll(store, address.sessionId), all);
-      assert.equal((await store.runHead(address)).length, 4);
-    }),
-  },
-  {
-    group: "append",
-    name: "an eventId reused with other content or in another run is duplicate-event",
-    timeoutMs: 30_000,
-    run: withStore(makeStore, async (store) => {
-      const address = freshAddress();
-      const first = started();
-      const second = note("original");
-      await store.append({ ...address, expectedSeq: 0, events: [first, second] });
-      const before = await snapshot(store, address);
-      const cases: Array<[string, NewEvent[], string]> = [
-        ["other payload", [{ ...second, payload: { value: "changed" } }], "$.events[0].eventId"],
-        ["other type", [{ ...second, type: "x.other" }], "$.events[0].eventId"],
-        ["other stepId", [{ ...second, stepId: "step-9" }], "$.events[0].eventId"],
-        [
-          "one new + one clash",
-          [note("new"), { ...first, payload: { x: 1 } }],
-          "$.events[1].eventId",
-        ],
-        ["one new + one stored", [note("new"), first], "$.events[1].eventId"],
-        ["stored + new", [second, note("new")], "$.events[0].eventId"],
-      ];
-      for (const [label, events, path] of cases) {
-        await expectLedgerError(label, () => store.append({ ...address, expectedSeq: 2, events }), {
-          code: "duplicate-event",
-          path,
-        });
-        await assertUnchanged(label, store, address, before);
-      }
-      const otherRun = { sessionId: address.sessionId, runId: `${address.runId}-other` };
-      for (const [label, events] of [
-        ["same content, other run", [first]],
-        ["other content, other run", [{ ...second, payload: 1 }]],
-      ] as Array<[string, NewEvent[]]>) {
-        await expectLedgerError(
-          label,
-          () => store.append({ ...otherRun, expectedSeq: 0, events }),
-          {
-            code: "duplicate-event",
-            path: "$.events[0].eventId",
-          },
-        );
-        await assertUnchanged(label, store, address, before);
-        assert.deepStrictEqual(await store.runHead(otherRun), { ...EMPTY_HEAD });
-      }
-    }),
-  },
-  {
-    group: "append",
-    name: "every append to a closed run is run-closed, whatever its expectedSeq",
-    timeoutMs: 30_000,
-    run: withStore(makeStore, async (store) => {
-      for (const terminal of ["run.completed", "run.failed", "run.cancelled"]) {
-        const { address } = await closedRun(store, terminal);
-        const before = await snapshot(store, address);
-        for (const expectedSeq of [2, 1, 0, 7]) {
-          for (const events of [[note("after")], [{ ...started() }], [note(1), note(2)]]) {
-            await expectLedgerError(
-              `${terminal} at ${expectedSeq}`,
-              () => store.append({ ...address, expectedSeq, events }),
-              { code: "run-closed" },
-            );
-          }
-          await expectLedgerError(
-            `${terminal}: another terminal at ${expectedSeq}`,
-            () =>
-              store.append({
-                ...address,
-                expectedSeq,
-                events: [{ eventId: uuidv7(), type: "run.completed" }],
-              }),
-            { code: "run-closed" },
-          );
-        }
-        await assertUnchanged(terminal, store, address, before);
-      }
-    }),
-  },
-  {
-    group: "append",
-    name: "a terminal event that is not last in its batch is rejected and writes nothing",
-    timeoutMs: 30_000,
-    run: withStore(makeStore, async (store) => {
-      const address = freshAddress();
-      await store.append({ ...address, expectedSeq: 0, events: [started()] });
-      const before = await snapshot(store, address);
-      for (const terminal of ["run.completed", "run.failed", "run.cancelled"] as const) {
-        await expectLedgerError(
-          terminal,
-          () =>
-            store.append({
-              ...address,
-              expectedSeq: 1,
-              events: [note(1), { eventId: uuidv7(), type: terminal }, note(2)],
-            }),
-          { code: "run-closed" },
-        );
-        await assertUnchanged(terminal, store, address, before);
-      }
-      // Terminal last in the batch is fine and closes the run.
-      const result = await store.append({
-        ...address,
-        expectedSeq: 1,
-        events: [note(1), { eventId: uuidv7(), type: "run.failed", payload: { reason: "x" } }],
-      });
-      assert.deepStrictEqual(
-        result.events.map((event) => event.seq),
-        [1, 2],
-      );
-      assert.equal((await store.runHead(address)).status, "failed");
     }),
   },
   {

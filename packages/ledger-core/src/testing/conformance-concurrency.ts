@@ -157,9 +157,10 @@ export const concurrencyCases: CaseFactory = (makeStore) => [
       const sessionId = freshId("session");
       const shared = { sessionId, runId: "shared" };
       let writing = true;
+      let readerFailed = false;
       const writer = async (runId: string, batches: number, retry: boolean) => {
         const state = { expectedSeq: 0, conflicts: 0 };
-        for (let index = 0; index < batches; index++) {
+        for (let index = 0; index < batches && !readerFailed; index++) {
           const events = Array.from({ length: (index % 3) + 1 }, () => note({ runId, index }));
           if (retry) await appendWithRetry(store, shared, events, state);
           else {
@@ -195,7 +196,11 @@ export const concurrencyCases: CaseFactory = (makeStore) => [
         }
         assert.fail("reader did not finish");
       };
-      const reading = reader();
+      const reading = reader().catch((error: unknown) => {
+        readerFailed = true; // stop the writers, then report
+        throw error;
+      });
+      reading.catch(() => undefined); // observed by the await below
       await Promise.all([
         writer("a", 6, false),
         writer("b", 6, false),

@@ -1,10 +1,12 @@
 import { appendCases } from "./conformance-append.js";
 import { badInputCases } from "./conformance-bad-input.js";
 import { blobCases } from "./conformance-blobs.js";
+import { closedRunCases } from "./conformance-closed.js";
 import { concurrencyCases } from "./conformance-concurrency.js";
 import { forkCases } from "./conformance-fork.js";
 import type { ConformanceCase, MakeStore } from "./conformance-helpers.js";
 import { readCases } from "./conformance-read.js";
+import { retryCases } from "./conformance-retry.js";
 
 export type { ConformanceCase, MakeStore } from "./conformance-helpers.js";
 
@@ -32,6 +34,8 @@ export interface ConformanceOptions {
 export function eventStoreConformanceCases(makeStore: MakeStore): ConformanceCase[] {
   const cases = [
     ...appendCases(makeStore),
+    ...retryCases(makeStore),
+    ...closedRunCases(makeStore),
     ...concurrencyCases(makeStore),
     ...readCases(makeStore),
     ...forkCases(makeStore),
@@ -67,8 +71,9 @@ export function eventStoreConformanceCases(makeStore: MakeStore): ConformanceCas
  *   never collides with the next even if the factory hands out the same database.
  *
  * What it checks, per group: `append` (envelope verbatim, seq and hash chain, conflict with
- * actualSeq, idempotent retries, duplicate-event, run-closed, isolation, defensive copies:
- * `append` must copy its input before it returns the promise), `concurrency` (one winner at a
+ * actualSeq, isolation, defensive copies:
+ * `append` must copy its input before it returns the promise), `retry` (idempotent retries, duplicate-event), `closed run` (run-closed),
+ * `concurrency` (one winner at a
  * position, retrying writers, a reader tailing `readSession` while writers commit), `read`
  * (commit order and paging, listRuns, listSessions paging in code-unit id order, unicode and a
  * 1 MiB payload), `fork`, `bad input` (every §6 class with code, path and the store unchanged)
