@@ -1,0 +1,47 @@
+// Child process of the race test: appends `count` events, one per append, to a run of a
+// session, re-reading the head and retrying on conflict. Waits for "go" on stdin so that all
+// writers start together. Prints one JSON line: { appended, conflicts }.
+// Usage: node race-writer.js <url> <keyPrefix> <sessionId> <runId> <writer> <count>
+import { createInterface } from "node:readline";
+import { LedgerError } from "../../../events/errors.js";
+import { RedisEventStore } from "../redis-store.js";
+
+const [url, keyPrefix, sessionId, runId, writer, countText] = process.argv.slice(2);
+if (!url || !keyPrefix || !sessionId || !runId || !writer || !countText) {
+  throw new Error("usage: race-writer <url> <keyPrefix> <sessionId> <runId> <writer> <count>");
+}
+const count = Number(countText);
+const store = new RedisEventStore({ url, keyPrefix });
+await store.init();
+process.stdout.write("ready\n");
+await new Promise<void>((resolve) => {
+  const lines = createInterface({ input: process.stdin });
+  lines.on("line", (line) => {
+    if (line === "go") {
+      lines.close();
+      process.stdin.destroy();
+      resolve();
+    }
+  });
+});
+
+let conflicts = 0;
+for (let index = 0; index < count; index++) {
+  const event = {
+    eventId: `${writer}-${index}`,
+    type: "input.received" as const,
+    payload: { writer, index },
+  };
+  for (;;) {
+    const head = await store.runHead({ sessionId, runId });
+    try {
+      await store.append({ sessionId, runId, expectedSeq: head.length, events: [event] });
+      break;
+    } catch (error) {
+      if (!LedgerError.isInstance(error, "conflict")) throw error;
+      conflicts++;
+    }
+  }
+}
+await store.close();
+process.stdout.write(`${JSON.stringify({ appended: count, conflicts })}\n`);
