@@ -1,0 +1,312 @@
+import { and, asc, eq, gt, gte, inArray, lt, sql } from "drizzle-orm";
+import { drizzle, type MySql2Database } from "drizzle-orm/mysql2";
+import type mysql from "mysql2/promise";
+import { LedgerError } from "../../events/errors.js";
+import type { StoreDescription } from "../../store/event-store.js";
+import { pendingMigrations } from "../sql/migrations.js";
+import type { HeadRow, RunRow, SessionRow } from "../sql/rows.js";
+import { type DriverErrorKind, driverError, type SqlBackend } from "../sql/sql-backend.js";
+import { runAsync, type WriteProgram, type WriteStep } from "../sql/write-program.js";
+import { mysqlTables } from "./schema.js";
+
+type Tables = ReturnType<typeof mysqlTables>;
+type Db = MySql2Database;
+
+/** Errors after which the connection is still usable (the statement or transaction failed). */
+const statementErrnos = new Set([1062, 1213, 1205, 1406, 1264, 1366]);
+
+/** VARBINARY ids come back as Buffers. */
+function text(value: unknown): string {
+  return Buffer.isBuffer(value) ? value.toString("utf8") : String(value);
+}
+
+function quoteIdent(name: string): string {
+  return `\`${name.replaceAll("`", "``")}\``;
+}
+
+/**
+ * MySQL and MariaDB through mysql2. A write runs on one pooled connection at READ COMMITTED
+ * (no gap locks: two writers creating one run meet on the unique key, not in a deadlock); the
+ * run head is locked with SELECT ... FOR UPDATE, the session counter row by its upsert. A
+ * connection that failed is destroyed, never returned to the pool.
+ */
+export class MysqlBackend implements SqlBackend {
+  readonly #pool: mysql.Pool;
+  readonly #owned: boolean;
+  readonly #database: string | undefined;
+  readonly #tables: Tables;
+  readonly #db: Db;
+  readonly #location: string;
+  readonly #bound = new WeakMap<mysql.PoolConnection, Db>();
+
+  constructor(options: { pool: mysql.Pool; owned: boolean; database?: string; location: string }) {
+    this.#pool = options.pool;
+    this.#owned = options.owned;
+    this.#database = options.database;
+    this.#tables = mysqlTables(options.database);
+    this.#db = drizzle({ client: options.pool });
+    this.#location = options.location;
+  }
+
+  async init(): Promise<void> {
+    const connection = await this.#pool.getConnection();
+    let destroy = this.#database !== undefined;
+    try {
+      // The shipped SQL names tables without a database: run it in the store's database. The
+      // connection's default database then differs from the pool's, so it is not reused.
+      if (this.#database !== undefined) await connection.query(`USE ${quoteIdent(this.#database)}`);
+      const [current] = (await connection.query("SELECT DATABASE() AS name")) as unknown as [
+        { name: string | null }[],
+      ];
+      const lockName = `agent-ledger:migrate:${current[0]?.name ?? ""}`.slice(0, 64);
+      const [locked] = (await connection.query("SELECT GET_LOCK(?, 60) AS got", [
+        lockName,
+      ])) as unknown as [{ got: number | null }[]];
+      if (locked[0]?.got !== 1) throw new Error(`could not take the migration lock ${lockName}`);
+      try {
+        const [tables] = (await connection.query(
+          "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'schema_version'",
+        )) as unknown as [unknown[]];
+        let version = 0;
+        if (tables.length > 0) {
+          const [rows] = (await connection.query(
+            "SELECT max(version) AS version FROM schema_version",
+          )) as unknown as [{ version: number | null }[]];
+          version = Number(rows[0]?.version ?? 0);
+        }
+        // MySQL commits DDL implicitly: the lock, not a transaction, keeps migrators apart.
+        for (const migration of pendingMigrations("mysql", version)) {
+          for (const statement of migration.statements) await connection.query(statement);
+          await connection.query(
+            "INSERT INTO schema_version (version, tag, applied_at) VALUES (?, ?, ?)",
+            [migration.version, migration.tag, new Date().toISOString()],
+          );
+        }
+      } finally {
+        await connection.query("SELECT RELEASE_LOCK(?)", [lockName]);
+      }
+    } catch (error) {
+      destroy = true;
+      throw error;
+    } finally {
+      if (destroy) connection.destroy();
+      else connection.release();
+    }
+  }
+
+  async write<T>(program: () => WriteProgram<T>): Promise<T> {
+    const connection = await this.#pool.getConnection();
+    let healthy = true;
+    try {
+      await connection.query("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
+      await connection.query("START TRANSACTION");
+      let db = this.#bound.get(connection);
+      if (db === undefined) {
+        db = drizzle({ client: connection as unknown as mysql.Connection });
+        this.#bound.set(connection, db);
+      }
+      const tx = db;
+      const result = await runAsync(program(), (step) => this.#execute(tx, step));
+      await connection.query("COMMIT");
+      return result;
+    } catch (error) {
+      const errno = driverError(error).errno;
+      if (LedgerError.isInstance(error) || (errno !== undefined && statementErrnos.has(errno))) {
+        await connection.query("ROLLBACK").catch(() => {
+          healthy = false;
+        });
+      } else {
+        healthy = false;
+      }
+      throw error;
+    } finally {
+      if (healthy) connection.release();
+      else connection.destroy();
+    }
+  }
+
+  async #execute(tx: Db, step: WriteStep): Promise<unknown> {
+    const { events, runs, sessions } = this.#tables;
+    switch (step.kind) {
+      case "lock-head": {
+        const rows = await tx
+          .select({ runLength: runs.runLength, status: runs.status, lastHash: runs.lastHash })
+          .from(runs)
+          .where(and(eq(runs.sessionId, step.sessionId), eq(runs.runId, step.runId)))
+          .for("update");
+        return rows[0];
+      }
+      case "find-events": {
+        const rows = await tx
+          .select({ body: events.body })
+          .from(events)
+          .where(and(eq(events.sessionId, step.sessionId), inArray(events.eventId, step.eventIds)));
+        return rows.map((row) => row.body);
+      }
+      case "read-run": {
+        const rows = await tx
+          .select({ body: events.body })
+          .from(events)
+          .where(
+            and(
+              eq(events.sessionId, step.sessionId),
+              eq(events.runId, step.runId),
+              lt(events.seq, step.uptoSeq),
+            ),
+          )
+          .orderBy(asc(events.seq));
+        return rows.map((row) => row.body);
+      }
+      case "reserve-cursors": {
+        await tx
+          .insert(sessions)
+          .values({
+            sessionId: step.sessionId,
+            lastCursor: step.count,
+            createdAt: step.now,
+            updatedAt: step.now,
+          })
+          .onDuplicateKeyUpdate({
+            set: {
+              lastCursor: sql`${sessions.lastCursor} + ${step.count}`,
+              updatedAt: step.now,
+            },
+          });
+        // The row is locked by this transaction: the read sees our own update.
+        const rows = await tx
+          .select({ lastCursor: sessions.lastCursor })
+          .from(sessions)
+          .where(eq(sessions.sessionId, step.sessionId));
+        return Number(rows[0]?.lastCursor);
+      }
+      case "insert-events":
+        await tx.insert(events).values(step.rows);
+        return undefined;
+      case "write-head":
+        if (step.created) {
+          await tx.insert(runs).values({
+            sessionId: step.sessionId,
+            runId: step.runId,
+            runLength: step.head.length,
+            status: step.head.status,
+            lastHash: step.head.lastHash,
+            parentRunId: step.parentRunId,
+            startedAt: step.startedAt,
+          });
+        } else {
+          await tx
+            .update(runs)
+            .set({
+              runLength: step.head.length,
+              status: step.head.status,
+              lastHash: step.head.lastHash,
+            })
+            .where(and(eq(runs.sessionId, step.sessionId), eq(runs.runId, step.runId)));
+        }
+        return undefined;
+    }
+  }
+
+  classify(error: unknown): DriverErrorKind {
+    const errno = driverError(error).errno;
+    if (errno === 1062) return "unique";
+    if (errno === 1213 || errno === 1205) return "transient";
+    return "unavailable";
+  }
+
+  async runHead(sessionId: string, runId: string): Promise<HeadRow | undefined> {
+    const { runs } = this.#tables;
+    const rows = await this.#db
+      .select({ runLength: runs.runLength, status: runs.status, lastHash: runs.lastHash })
+      .from(runs)
+      .where(and(eq(runs.sessionId, sessionId), eq(runs.runId, runId)));
+    return rows[0];
+  }
+
+  async readRun(sessionId: string, runId: string, fromSeq: number, limit?: number) {
+    const { events } = this.#tables;
+    const query = this.#db
+      .select({ body: events.body })
+      .from(events)
+      .where(
+        and(eq(events.sessionId, sessionId), eq(events.runId, runId), gte(events.seq, fromSeq)),
+      )
+      .orderBy(asc(events.seq));
+    const rows = await (limit === undefined ? query : query.limit(limit));
+    return rows.map((row) => row.body);
+  }
+
+  async readSession(sessionId: string, after: number, limit?: number) {
+    const { events } = this.#tables;
+    const query = this.#db
+      .select({ body: events.body })
+      .from(events)
+      .where(and(eq(events.sessionId, sessionId), gt(events.commitCursor, after)))
+      .orderBy(asc(events.commitCursor));
+    const rows = await (limit === undefined ? query : query.limit(limit));
+    return rows.map((row) => row.body);
+  }
+
+  async listRuns(sessionId: string): Promise<RunRow[]> {
+    const { events, runs } = this.#tables;
+    const rows = await this.#db
+      .select({
+        runId: runs.runId,
+        runLength: runs.runLength,
+        status: runs.status,
+        lastHash: runs.lastHash,
+        parentRunId: runs.parentRunId,
+        startedAt: runs.startedAt,
+      })
+      .from(runs)
+      .innerJoin(
+        events,
+        and(eq(events.sessionId, runs.sessionId), eq(events.runId, runs.runId), eq(events.seq, 0)),
+      )
+      .where(eq(runs.sessionId, sessionId))
+      .orderBy(asc(events.commitCursor));
+    return rows.map((row) => ({
+      ...row,
+      runId: text(row.runId),
+      parentRunId: row.parentRunId === null ? null : text(row.parentRunId),
+    }));
+  }
+
+  async listSessions(after: string | undefined, limit: number | undefined): Promise<SessionRow[]> {
+    const { sessions } = this.#tables;
+    const query = this.#db
+      .select()
+      .from(sessions)
+      .where(after === undefined ? undefined : gt(sessions.sessionId, after))
+      .orderBy(asc(sessions.sessionId));
+    const rows = await (limit === undefined ? query : query.limit(limit));
+    return rows.map((row) => ({ ...row, sessionId: text(row.sessionId) }));
+  }
+
+  async putBlob(ref: string, bytes: Uint8Array): Promise<void> {
+    const { blobs } = this.#tables;
+    await this.#db
+      .insert(blobs)
+      .ignore()
+      .values({
+        blobRef: ref,
+        content: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+      });
+  }
+
+  async getBlob(ref: string): Promise<Uint8Array | undefined> {
+    const { blobs } = this.#tables;
+    const rows = await this.#db.select().from(blobs).where(eq(blobs.blobRef, ref));
+    return rows[0]?.content;
+  }
+
+  describe(): StoreDescription {
+    const description: StoreDescription = { kind: "mysql", location: this.#location };
+    if (this.#database !== undefined) description.durability = { database: this.#database };
+    return description;
+  }
+
+  async close(): Promise<void> {
+    if (this.#owned) await this.#pool.end();
+  }
+}

@@ -1,0 +1,47 @@
+import mysql from "mysql2/promise";
+import { InvalidArgumentError } from "../../events/errors.js";
+import type { EventStore } from "../../store/event-store.js";
+import { redactUrl } from "../../store/open-store.js";
+import { SqlEventStore } from "../sql/sql-event-store.js";
+import { MysqlBackend } from "./mysql-backend.js";
+
+/**
+ * A pool the application made (its size and timeouts stay the application's choice), or a URI
+ * for a pool the store makes and closes. `database` keeps the ledger's tables in another
+ * database than the pool's default one (it must exist).
+ */
+export type MysqlEventStoreOptions = ({ pool: mysql.Pool } | { uri: string }) & {
+  database?: string;
+};
+
+/** The ledger in MySQL or MariaDB (mysql2). */
+export class MysqlEventStore extends SqlEventStore {
+  constructor(options: MysqlEventStoreOptions) {
+    if (options.database !== undefined && !/^[A-Za-z0-9_$]{1,64}$/.test(options.database))
+      throw new InvalidArgumentError("$.database", "a database name is a plain SQL identifier");
+    const database = options.database === undefined ? {} : { database: options.database };
+    if ("pool" in options) {
+      super(
+        new MysqlBackend({
+          pool: options.pool,
+          owned: false,
+          location: "mysql (application pool)",
+          ...database,
+        }),
+        "mysql",
+      );
+    } else {
+      const uri = options.uri.replace(/^mariadb:/, "mysql:");
+      const pool = mysql.createPool({ uri, charset: "utf8mb4", supportBigNumbers: true });
+      super(
+        new MysqlBackend({ pool, owned: true, location: redactUrl(options.uri), ...database }),
+        "mysql",
+      );
+    }
+  }
+
+  /** A store with its own pool for a `mysql://` (or `mariadb://`) URL; call `init()` first. */
+  static fromUrl(url: string): EventStore {
+    return new MysqlEventStore({ uri: url });
+  }
+}
