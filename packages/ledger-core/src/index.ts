@@ -46,6 +46,24 @@ export type {
 export { inspectEvents, inspectSession } from "./inspect/inspect-session.js";
 export type { VerifyResult } from "./inspect/verify-run.js";
 export { assertRunIntact, verifyRun } from "./inspect/verify-run.js";
+export type {
+  ExtractedToolCall,
+  HistoryMessage,
+  TokenUsage,
+} from "./projections/extract.js";
+export type { MessageHistoryOptions } from "./projections/message-history.js";
+export { messageHistory } from "./projections/message-history.js";
+export type {
+  AtifMetrics,
+  AtifObservationResult,
+  AtifStep,
+  AtifSubagentRef,
+  AtifToolCall,
+  AtifTrajectory,
+} from "./projections/to-atif.js";
+export { toAtif } from "./projections/to-atif.js";
+export type { OtelProjection, ToOtelSpansOptions } from "./projections/to-otel-spans.js";
+export { toOtelSpans } from "./projections/to-otel-spans.js";
 export type { Attempt, ReplayedOutcome } from "./recorder/attempt.js";
 export { CommitQueue } from "./recorder/commit-queue.js";
 export type { RedactContext, Redaction } from "./recorder/redact.js";

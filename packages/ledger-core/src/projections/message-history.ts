@@ -1,0 +1,71 @@
+import { NotFoundError } from "../events/errors.js";
+import type { JsonObject } from "../events/json.js";
+import type { EventStore } from "../store/event-store.js";
+import { completionOf, type HistoryMessage, isObject, requestMessages, textOf } from "./extract.js";
+import { loadSessionModel, type RunRecord } from "./session-model.js";
+
+export interface MessageHistoryOptions {
+  sessionId: string;
+  /** Defaults to the session's first root run. */
+  runId?: string;
+}
+
+/**
+ * A run's conversation as plain JSON chat messages (§7): the messages of its last model
+ * request, that call's completion (text and tool calls) and the results of the tool calls it
+ * caused, in order. Without any model call, the run's inputs as user messages.
+ */
+export async function messageHistory(
+  store: EventStore,
+  options: MessageHistoryOptions,
+): Promise<HistoryMessage[]> {
+  const model = await loadSessionModel(store, options.sessionId);
+  const run: RunRecord | undefined =
+    options.runId === undefined ? model.roots[0] : model.runs.get(options.runId);
+  if (!run) {
+    throw new NotFoundError(`run ${options.runId} not found in session ${options.sessionId}`, {
+      sessionId: options.sessionId,
+      runId: options.runId,
+    });
+  }
+  const models = run.attempts.filter((attempt) => attempt.kind === "model");
+  const last = models[models.length - 1];
+  if (!last) {
+    return run.events
+      .filter((event) => event.type === "input.received")
+      .map((event) => {
+        const input = isObject(event.payload) ? event.payload.input : null;
+        return { role: "user", content: typeof input === "string" ? input : (input ?? null) };
+      });
+  }
+  const request = isObject(last.requested.payload) ? last.requested.payload.request : null;
+  const messages = requestMessages(request ?? null);
+  if (last.status !== "completed" || !last.outcome) return messages;
+  const response = (last.outcome.payload as JsonObject).response;
+  const completion = completionOf(response);
+  const assistant: HistoryMessage = { role: "assistant", content: completion.text };
+  if (completion.toolCalls.length > 0) assistant.toolCalls = completion.toolCalls;
+  messages.push(assistant);
+  const completedId = last.outcome.eventId;
+  for (const attempt of run.attempts) {
+    if (attempt.kind !== "tool" || attempt.requested.causedByEventId !== completedId) continue;
+    if (attempt.retriedBy !== undefined) continue;
+    const requested = attempt.requested.payload as JsonObject;
+    const outcome = (attempt.outcome?.payload ?? {}) as JsonObject;
+    const message: HistoryMessage = {
+      role: "tool",
+      content:
+        attempt.status === "completed"
+          ? (outcome.result ?? null)
+          : attempt.status === "failed"
+            ? `error: ${textOf(isObject(outcome.error) ? (outcome.error.message ?? "") : "")}`
+            : attempt.status === "abandoned"
+              ? `abandoned: ${String(outcome.reason ?? "")}`
+              : "pending: no result recorded (unresolved)",
+    };
+    if (typeof requested.toolCallId === "string") message.toolCallId = requested.toolCallId;
+    if (typeof requested.name === "string") message.name = requested.name;
+    messages.push(message);
+  }
+  return messages;
+}

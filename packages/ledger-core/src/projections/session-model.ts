@@ -1,0 +1,125 @@
+import { NotFoundError } from "../events/errors.js";
+import type { LedgerEvent } from "../events/types.js";
+import type { EventStore } from "../store/event-store.js";
+import { readWholeSession } from "../store/read-all.js";
+
+/** One model or tool attempt with its request and (if any) its outcome event. */
+export interface AttemptRecord {
+  kind: "model" | "tool";
+  runId: string;
+  stepId: string;
+  attemptId: string;
+  requested: LedgerEvent;
+  outcome?: LedgerEvent;
+  status: "requested" | "completed" | "failed" | "abandoned";
+  /** A later attempt retried this one. */
+  retriedBy?: string;
+}
+
+/** A run's events, attempts and children, as the projections need them. */
+export interface RunRecord {
+  runId: string;
+  parentRunId?: string;
+  causedByEventId?: string;
+  events: LedgerEvent[];
+  started?: LedgerEvent;
+  terminal?: LedgerEvent;
+  attempts: AttemptRecord[];
+  children: RunRecord[];
+}
+
+export interface SessionModel {
+  sessionId: string;
+  events: LedgerEvent[];
+  runs: Map<string, RunRecord>;
+  roots: RunRecord[];
+  byEventId: Map<string, LedgerEvent>;
+  attempts: Map<string, AttemptRecord>;
+}
+
+const outcomeStatus: Record<string, AttemptRecord["status"]> = {
+  "model.completed": "completed",
+  "tool.completed": "completed",
+  "model.failed": "failed",
+  "tool.failed": "failed",
+  "attempt.abandoned": "abandoned",
+};
+
+/** Reads a session (throws `not-found` when it has no events) and indexes it. */
+export async function loadSessionModel(
+  store: EventStore,
+  sessionId: string,
+): Promise<SessionModel> {
+  const events = await readWholeSession(store, sessionId);
+  if (events.length === 0)
+    throw new NotFoundError(`session ${sessionId} has no events`, { sessionId });
+  return buildSessionModel(sessionId, events);
+}
+
+/** Indexes events already read in commit order. */
+export function buildSessionModel(sessionId: string, events: LedgerEvent[]): SessionModel {
+  const runs = new Map<string, RunRecord>();
+  const byEventId = new Map<string, LedgerEvent>();
+  const attempts = new Map<string, AttemptRecord>();
+  for (const event of events) {
+    byEventId.set(event.eventId, event);
+    let run = runs.get(event.runId);
+    if (!run) {
+      run = { runId: event.runId, events: [], attempts: [], children: [] };
+      runs.set(event.runId, run);
+    }
+    run.events.push(event);
+    if (event.type === "run.started") {
+      run.started = event;
+      if (event.parentRunId !== undefined) run.parentRunId = event.parentRunId;
+      if (event.causedByEventId !== undefined) run.causedByEventId = event.causedByEventId;
+    } else if (
+      event.type === "run.completed" ||
+      event.type === "run.failed" ||
+      event.type === "run.cancelled"
+    ) {
+      run.terminal = event;
+    } else if (
+      (event.type === "model.requested" || event.type === "tool.requested") &&
+      event.attemptId
+    ) {
+      const attempt: AttemptRecord = {
+        kind: event.type === "model.requested" ? "model" : "tool",
+        runId: event.runId,
+        stepId: event.stepId ?? event.attemptId,
+        attemptId: event.attemptId,
+        requested: event,
+        status: "requested",
+      };
+      if (event.retryOf !== undefined) {
+        const previous = attempts.get(event.retryOf);
+        if (previous) previous.retriedBy = event.attemptId;
+      }
+      attempts.set(event.attemptId, attempt);
+      run.attempts.push(attempt);
+    } else if (event.attemptId && outcomeStatus[event.type]) {
+      const attempt = attempts.get(event.attemptId);
+      if (attempt && attempt.status === "requested") {
+        attempt.status = outcomeStatus[event.type] as AttemptRecord["status"];
+        attempt.outcome = event;
+      }
+    }
+  }
+  const roots: RunRecord[] = [];
+  for (const run of runs.values()) {
+    const parent = run.parentRunId === undefined ? undefined : runs.get(run.parentRunId);
+    if (parent) parent.children.push(run);
+    else roots.push(run);
+  }
+  return { sessionId, events, runs, roots, byEventId, attempts };
+}
+
+/** Unresolved: requested, never completed, failed, abandoned or retried. */
+export function isUnresolved(attempt: AttemptRecord): boolean {
+  return attempt.status === "requested" && attempt.retriedBy === undefined;
+}
+
+/** Time of the last event of a run (or of the session). */
+export function lastEventAt(events: LedgerEvent[]): string {
+  return (events[events.length - 1] as LedgerEvent).recordedAt;
+}

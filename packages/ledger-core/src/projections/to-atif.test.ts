@@ -1,0 +1,110 @@
+import { describe, expect, it } from "vitest";
+import { MemoryEventStore } from "../store/memory-store.js";
+import { recordFixtureSession } from "./session-fixture.test.data.js";
+import { toAtif } from "./to-atif.js";
+
+describe("toAtif", () => {
+  it("projects a session into an ATIF v1.7 trajectory with every field filled", async () => {
+    const store = new MemoryEventStore();
+    const fixture = await recordFixtureSession(store);
+    const trajectory = await toAtif(store, fixture.sessionId);
+
+    expect(trajectory.schema_version).toBe("ATIF-v1.7");
+    expect(trajectory.session_id).toBe(fixture.sessionId);
+    expect(trajectory.trajectory_id).toBe(fixture.rootRunId);
+    expect(trajectory.agent).toMatchObject({
+      name: "planner",
+      version: "1.2.0",
+      model_name: "gpt-4o-mini",
+      tool_definitions: [{ type: "function", name: "weather" }],
+    });
+    const steps = trajectory.steps;
+    expect(steps.map((step) => step.step_id)).toEqual(steps.map((_, index) => index + 1));
+    expect(steps.map((step) => step.source)).toEqual([
+      "user",
+      "system",
+      "agent", // failed attempt
+      "agent", // retry: asks for weather + delegate
+      "agent", // final answer asking for send_email
+    ]);
+    for (const step of steps) expect(Date.parse(step.timestamp)).not.toBeNaN();
+    expect(steps[0]?.message).toBe("What is the weather in Paris?");
+    expect(steps[1]?.message).toBe("You are helpful.");
+    expect(steps[2]?.extra).toMatchObject({
+      status: "failed",
+      attempt_id: fixture.failedModelAttemptId,
+    });
+    expect(steps[2]?.message).toContain("rate limited");
+
+    const asking = steps[3];
+    expect(asking?.model_name).toBe("gpt-4o-mini");
+    expect(asking?.message).toBe("Let me check.");
+    expect(asking?.metrics).toEqual({
+      prompt_tokens: 50,
+      completion_tokens: 12,
+      cached_tokens: 10,
+    });
+    expect(
+      asking?.tool_calls?.map((call) => [call.tool_call_id, call.function_name, call.arguments]),
+    ).toEqual([
+      ["call-1", "weather", { city: "Paris" }],
+      ["call-2", "delegate", { topic: "umbrellas" }],
+    ]);
+    const results = asking?.observation?.results ?? [];
+    expect(results[0]).toMatchObject({ source_call_id: "call-1", content: '{"tempC":18}' });
+    expect(results[1]).toMatchObject({
+      source_call_id: "call-2",
+      content: "Bring an umbrella.",
+      subagent_trajectory_ref: [
+        { trajectory_id: fixture.childRunId, session_id: fixture.sessionId },
+      ],
+    });
+
+    const last = steps[4];
+    expect(last?.metrics).toEqual({ prompt_tokens: 80, completion_tokens: 9 });
+    expect(last?.tool_calls?.[0]).toMatchObject({
+      tool_call_id: "call-3",
+      function_name: "send_email",
+    });
+    expect(last?.observation?.results[0]).toMatchObject({
+      source_call_id: "call-3",
+      content: null,
+      extra: { status: "unresolved" },
+    });
+
+    expect(trajectory.final_metrics).toEqual({
+      total_prompt_tokens: 130,
+      total_completion_tokens: 21,
+      total_cached_tokens: 10,
+      total_steps: 5,
+    });
+    expect(trajectory.extra).toMatchObject({
+      status: "running",
+      unresolved_attempts: [fixture.unresolvedAttemptId],
+    });
+
+    const child = trajectory.subagent_trajectories?.[0];
+    expect(child?.trajectory_id).toBe(fixture.childRunId);
+    expect(child?.agent).toMatchObject({ name: "researcher", model_name: "claude-haiku" });
+    expect(child?.steps.map((step) => step.source)).toEqual(["user", "agent"]);
+    expect(child?.steps[1]).toMatchObject({
+      model_name: "claude-haiku",
+      metrics: { prompt_tokens: 30, completion_tokens: 5 },
+      tool_calls: [
+        { tool_call_id: "call-s", function_name: "search", arguments: { q: "umbrella" } },
+      ],
+    });
+    expect(child?.steps[1]?.observation?.results[0]?.content).toBe(
+      "TimeoutError: search timed out",
+    );
+    expect(child?.extra).toMatchObject({ status: "completed", parent_run_id: fixture.rootRunId });
+    // The whole document is plain JSON.
+    expect(JSON.parse(JSON.stringify(trajectory))).toEqual(trajectory);
+  });
+
+  it("fails with not-found for a session without events", async () => {
+    await expect(toAtif(new MemoryEventStore(), "nobody")).rejects.toMatchObject({
+      code: "not-found",
+    });
+  });
+});

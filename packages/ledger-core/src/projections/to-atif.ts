@@ -1,0 +1,377 @@
+import type { JsonObject, JsonValue } from "../events/json.js";
+import type { LedgerEvent } from "../events/types.js";
+import type { EventStore } from "../store/event-store.js";
+import {
+  completionOf,
+  isObject,
+  modelNameOf,
+  requestMessages,
+  textOf,
+  usageOf,
+} from "./extract.js";
+import {
+  type AttemptRecord,
+  isUnresolved,
+  loadSessionModel,
+  type RunRecord,
+  type SessionModel,
+} from "./session-model.js";
+
+// ATIF v1.7 (harbor-framework/harbor rfcs/0001-trajectory-format.md), the fields we can fill.
+
+export interface AtifToolCall {
+  tool_call_id: string;
+  function_name: string;
+  arguments: JsonValue;
+  extra?: JsonObject;
+}
+
+export interface AtifSubagentRef {
+  trajectory_id: string;
+  session_id?: string;
+  extra?: JsonObject;
+}
+
+export interface AtifObservationResult {
+  source_call_id?: string;
+  content: string | null;
+  subagent_trajectory_ref?: AtifSubagentRef[];
+  extra?: JsonObject;
+}
+
+export interface AtifMetrics {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  cached_tokens?: number;
+}
+
+export interface AtifStep {
+  step_id: number;
+  timestamp: string;
+  source: "system" | "user" | "agent";
+  message: string;
+  model_name?: string;
+  tool_calls?: AtifToolCall[];
+  observation?: { results: AtifObservationResult[] };
+  metrics?: AtifMetrics;
+  llm_call_count?: number;
+  extra?: JsonObject;
+}
+
+export interface AtifTrajectory {
+  schema_version: "ATIF-v1.7";
+  session_id: string;
+  trajectory_id: string;
+  agent: {
+    name: string;
+    version: string;
+    model_name?: string;
+    tool_definitions?: JsonValue[];
+    extra?: JsonObject;
+  };
+  steps: AtifStep[];
+  notes?: string;
+  final_metrics: {
+    total_prompt_tokens: number;
+    total_completion_tokens: number;
+    total_cached_tokens: number;
+    total_steps: number;
+  };
+  subagent_trajectories?: AtifTrajectory[];
+  extra?: JsonObject;
+}
+
+interface DraftStep {
+  /** commitCursor of the event the step is anchored at (orders the steps). */
+  at: number;
+  step: Omit<AtifStep, "step_id">;
+  /** eventIds this step stands for (a child run caused by one is referenced from it). */
+  causes: string[];
+  /** tool.requested eventId -> the observation result of that call. */
+  resultsByCause: Map<string, AtifObservationResult>;
+}
+
+function asContent(value: JsonValue | undefined): string | null {
+  if (value === undefined || value === null) return null;
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+function payloadOf(event: LedgerEvent | undefined): JsonObject {
+  return event && isObject(event.payload) ? event.payload : {};
+}
+
+function errorText(payload: JsonObject): string {
+  const error = payload.error;
+  if (isObject(error)) return `${error.name ?? "Error"}: ${error.message ?? ""}`;
+  return asContent(error ?? null) ?? "failed";
+}
+
+function toolCallOf(attempt: AttemptRecord): AtifToolCall {
+  const payload = payloadOf(attempt.requested);
+  return {
+    tool_call_id: typeof payload.toolCallId === "string" ? payload.toolCallId : attempt.attemptId,
+    function_name: typeof payload.name === "string" ? payload.name : "tool",
+    arguments: payload.args ?? {},
+    extra: {
+      attempt_id: attempt.attemptId,
+      status: isUnresolved(attempt) ? "unresolved" : attempt.status,
+      ...(payload.effect !== undefined ? { effect: payload.effect } : {}),
+    },
+  };
+}
+
+function observationOf(attempt: AttemptRecord): AtifObservationResult {
+  const call = toolCallOf(attempt);
+  const outcome = payloadOf(attempt.outcome);
+  let content: string | null;
+  if (attempt.status === "completed") content = asContent(outcome.result);
+  else if (attempt.status === "failed") content = errorText(outcome);
+  else if (attempt.status === "abandoned") content = `abandoned: ${String(outcome.reason ?? "")}`;
+  else content = null;
+  const result: AtifObservationResult = { source_call_id: call.tool_call_id, content };
+  if (attempt.status !== "completed")
+    result.extra = { status: isUnresolved(attempt) ? "unresolved" : attempt.status };
+  return result;
+}
+
+function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
+  const drafts: DraftStep[] = [];
+  const toolsByCause = new Map<string, AttemptRecord[]>();
+  for (const attempt of run.attempts) {
+    if (attempt.kind !== "tool") continue;
+    const cause = attempt.requested.causedByEventId;
+    const causeEvent = cause === undefined ? undefined : model.byEventId.get(cause);
+    if (cause && causeEvent?.type === "model.completed" && causeEvent.runId === run.runId) {
+      const list = toolsByCause.get(cause) ?? [];
+      list.push(attempt);
+      toolsByCause.set(cause, list);
+    }
+  }
+  const claimed = new Set<string>();
+  let systemDone = false;
+  let firstModel: string | undefined;
+  let toolDefinitions: JsonValue[] | undefined;
+
+  for (const event of run.events) {
+    if (event.type === "input.received") {
+      const input = payloadOf(event).input;
+      drafts.push({
+        at: event.commitCursor,
+        step: {
+          timestamp: event.recordedAt,
+          source: "user",
+          message: typeof input === "string" ? input : textOf(input ?? null),
+        },
+        causes: [event.eventId],
+        resultsByCause: new Map(),
+      });
+      continue;
+    }
+    if (event.type !== "model.requested" && event.type !== "tool.requested") continue;
+    const attempt = event.attemptId ? model.attempts.get(event.attemptId) : undefined;
+    if (!attempt) continue;
+
+    if (attempt.kind === "model") {
+      const request = payloadOf(event).request;
+      const modelName = modelNameOf(request);
+      firstModel ??= modelName;
+      if (!toolDefinitions && isObject(request) && Array.isArray(request.tools))
+        toolDefinitions = request.tools;
+      if (!systemDone) {
+        systemDone = true;
+        const system = requestMessages(request).filter((message) => message.role === "system");
+        if (system.length > 0)
+          drafts.push({
+            at: event.commitCursor - 0.5,
+            step: {
+              timestamp: event.recordedAt,
+              source: "system",
+              message: system.map((message) => textOf(message.content)).join("\n"),
+            },
+            causes: [],
+            resultsByCause: new Map(),
+          });
+      }
+      const outcome = payloadOf(attempt.outcome);
+      const response = attempt.status === "completed" ? outcome.response : outcome.partial;
+      const completion = completionOf(response);
+      const usage = usageOf(response);
+      const step: Omit<AtifStep, "step_id"> = {
+        timestamp: attempt.outcome?.recordedAt ?? event.recordedAt,
+        source: "agent",
+        message:
+          attempt.status === "failed" ? completion.text || errorText(outcome) : completion.text,
+        llm_call_count: 1,
+        extra: {
+          run_id: run.runId,
+          step_id: attempt.stepId,
+          attempt_id: attempt.attemptId,
+          status: isUnresolved(attempt) ? "unresolved" : attempt.status,
+          ...(event.retryOf !== undefined ? { retry_of: event.retryOf } : {}),
+        },
+      };
+      const name = modelNameOf(request, response ?? null);
+      if (name) step.model_name = name;
+      const metrics: AtifMetrics = {};
+      if (usage.inputTokens !== undefined) metrics.prompt_tokens = usage.inputTokens;
+      if (usage.outputTokens !== undefined) metrics.completion_tokens = usage.outputTokens;
+      if (usage.cachedTokens !== undefined) metrics.cached_tokens = usage.cachedTokens;
+      if (Object.keys(metrics).length > 0) step.metrics = metrics;
+      const draft: DraftStep = {
+        at: event.commitCursor,
+        step,
+        causes: [event.eventId],
+        resultsByCause: new Map(),
+      };
+      const tools = attempt.outcome ? (toolsByCause.get(attempt.outcome.eventId) ?? []) : [];
+      if (attempt.outcome) draft.causes.push(attempt.outcome.eventId);
+      const calls: AtifToolCall[] = [];
+      const results: AtifObservationResult[] = [];
+      for (const tool of tools) {
+        claimed.add(tool.attemptId);
+        calls.push(toolCallOf(tool));
+        const result = observationOf(tool);
+        results.push(result);
+        draft.resultsByCause.set(tool.requested.eventId, result);
+        draft.causes.push(tool.requested.eventId);
+      }
+      // Calls the model asked for that were never requested (the loop stopped first).
+      for (const call of completion.toolCalls) {
+        if (calls.some((existing) => existing.tool_call_id === call.id)) continue;
+        if (tools.length > 0 && call.id === undefined) continue;
+        calls.push({
+          tool_call_id: call.id ?? `${attempt.attemptId}:${calls.length}`,
+          function_name: call.name,
+          arguments: call.arguments,
+          extra: { status: "not-requested" },
+        });
+      }
+      if (calls.length > 0) step.tool_calls = calls;
+      if (results.length > 0) step.observation = { results };
+      drafts.push(draft);
+    } else if (!claimed.has(attempt.attemptId)) {
+      // A tool call no model completion of this run asked for (direct or cross-run).
+      const result = observationOf(attempt);
+      drafts.push({
+        at: event.commitCursor,
+        step: {
+          timestamp: event.recordedAt,
+          source: "agent",
+          message: "",
+          llm_call_count: 0,
+          tool_calls: [toolCallOf(attempt)],
+          observation: { results: [result] },
+          extra: { run_id: run.runId, step_id: attempt.stepId },
+        },
+        causes: [event.eventId],
+        resultsByCause: new Map([[event.eventId, result]]),
+      });
+    }
+  }
+
+  // Child runs: embedded, referenced from the step that caused them.
+  const subagents: AtifTrajectory[] = [];
+  for (const child of run.children) {
+    const trajectory = runTrajectory(model, child);
+    subagents.push(trajectory);
+    const ref: AtifSubagentRef = { trajectory_id: child.runId, session_id: model.sessionId };
+    const cause = child.causedByEventId;
+    let draft = cause ? drafts.find((candidate) => candidate.causes.includes(cause)) : undefined;
+    const startedAt = child.started?.commitCursor ?? child.events[0]?.commitCursor ?? 0;
+    if (!draft) {
+      draft = [...drafts]
+        .reverse()
+        .find((candidate) => candidate.at <= startedAt && candidate.step.source === "agent");
+    }
+    if (!draft) {
+      draft = {
+        at: startedAt,
+        step: {
+          timestamp: child.started?.recordedAt ?? child.events[0]?.recordedAt ?? "",
+          source: "agent",
+          message: `started sub-agent ${child.started?.actor?.id ?? child.runId}`,
+          llm_call_count: 0,
+        },
+        causes: [],
+        resultsByCause: new Map(),
+      };
+      drafts.push(draft);
+    }
+    const existing = cause ? draft.resultsByCause.get(cause) : undefined;
+    if (existing) {
+      existing.subagent_trajectory_ref = [...(existing.subagent_trajectory_ref ?? []), ref];
+    } else {
+      const observation = draft.step.observation ?? { results: [] };
+      observation.results.push({ content: null, subagent_trajectory_ref: [ref] });
+      draft.step.observation = observation;
+    }
+  }
+
+  drafts.sort((a, b) => a.at - b.at);
+  const steps: AtifStep[] = drafts.map((draft, index) => ({ step_id: index + 1, ...draft.step }));
+  const totals = { prompt: 0, completion: 0, cached: 0 };
+  for (const step of steps) {
+    totals.prompt += step.metrics?.prompt_tokens ?? 0;
+    totals.completion += step.metrics?.completion_tokens ?? 0;
+    totals.cached += step.metrics?.cached_tokens ?? 0;
+  }
+  const started = run.started ?? run.events[0];
+  const startPayload = payloadOf(run.started);
+  const version =
+    (typeof startPayload.version === "string" && startPayload.version) ||
+    (isObject(startPayload.agent) && typeof startPayload.agent.version === "string"
+      ? startPayload.agent.version
+      : "unknown");
+  const actor = started?.actor;
+  const trajectory: AtifTrajectory = {
+    schema_version: "ATIF-v1.7",
+    session_id: model.sessionId,
+    trajectory_id: run.runId,
+    agent: {
+      name: actor?.id ?? "agent",
+      version,
+      ...(firstModel ? { model_name: firstModel } : {}),
+      ...(toolDefinitions ? { tool_definitions: toolDefinitions } : {}),
+      extra: {
+        actor_type: actor?.type ?? null,
+        ...(actor?.framework ? { framework: actor.framework } : {}),
+      },
+    },
+    steps,
+    final_metrics: {
+      total_prompt_tokens: totals.prompt,
+      total_completion_tokens: totals.completion,
+      total_cached_tokens: totals.cached,
+      total_steps: steps.length,
+    },
+    extra: {
+      run_id: run.runId,
+      status: run.terminal ? run.terminal.type.slice(4) : "running",
+      ...(run.parentRunId !== undefined ? { parent_run_id: run.parentRunId } : {}),
+      ...(run.terminal ? { result: run.terminal.payload } : {}),
+      unresolved_attempts: run.attempts.filter(isUnresolved).map((attempt) => attempt.attemptId),
+    },
+  };
+  if (subagents.length > 0) trajectory.subagent_trajectories = subagents;
+  return trajectory;
+}
+
+/**
+ * The session as an ATIF v1.7 trajectory (§7): the first root run is the main trajectory,
+ * child runs are embedded in `subagent_trajectories` and referenced (by `trajectory_id`, the
+ * runId) from the observation of the step that caused them. Other root runs are embedded too.
+ * Derived, never stored: unknown payload shapes only reduce the detail.
+ */
+export async function toAtif(store: EventStore, sessionId: string): Promise<AtifTrajectory> {
+  const model = await loadSessionModel(store, sessionId);
+  const [main, ...others] = model.roots;
+  const trajectory = runTrajectory(model, main as RunRecord);
+  trajectory.notes = `Projected from agent-ledger session ${sessionId} (${model.events.length} events).`;
+  if (others.length > 0) {
+    trajectory.subagent_trajectories = [
+      ...(trajectory.subagent_trajectories ?? []),
+      ...others.map((run) => runTrajectory(model, run)),
+    ];
+  }
+  return trajectory;
+}

@@ -1,0 +1,270 @@
+import type { Attributes, Context, Link, Span, Tracer, TracerProvider } from "@opentelemetry/api";
+import type { JsonObject } from "../events/json.js";
+import type { LedgerEvent } from "../events/types.js";
+import type { EventStore } from "../store/event-store.js";
+import { completionOf, isObject, modelNameOf, providerNameOf, usageOf } from "./extract.js";
+import {
+  type AttemptRecord,
+  isUnresolved,
+  lastEventAt,
+  loadSessionModel,
+  type RunRecord,
+  type SessionModel,
+} from "./session-model.js";
+
+// `@opentelemetry/api` is an optional peer: only its types are imported, so loading
+// `@agent-ledger/core` never loads it. Its enums are used by value below.
+const SPAN_KIND_INTERNAL = 0;
+const SPAN_KIND_CLIENT = 2;
+const STATUS_ERROR = 2;
+// The api stores the active span under this global symbol (createContextKey uses Symbol.for,
+// stable since 1.0 so duplicated api copies interoperate); parentage goes through it.
+const SPAN_KEY = Symbol.for("OpenTelemetry Context Key SPAN");
+
+class ParentContext implements Context {
+  readonly #values: Map<symbol, unknown>;
+  constructor(values: Map<symbol, unknown> = new Map()) {
+    this.#values = values;
+  }
+  getValue(key: symbol): unknown {
+    return this.#values.get(key);
+  }
+  setValue(key: symbol, value: unknown): Context {
+    return new ParentContext(new Map(this.#values).set(key, value));
+  }
+  deleteValue(key: symbol): Context {
+    const values = new Map(this.#values);
+    values.delete(key);
+    return new ParentContext(values);
+  }
+}
+
+function under(span: Span | undefined): Context {
+  const root = new ParentContext();
+  return span ? root.setValue(SPAN_KEY, span) : root;
+}
+
+/** What `toOtelSpans` made. */
+export interface OtelProjection {
+  spanCount: number;
+  /** Trace ids of the root runs' spans (one trace per root run). */
+  traceIds: string[];
+}
+
+export interface ToOtelSpansOptions {
+  /** Instrumentation scope name (default `@agent-ledger/core`). */
+  scopeName?: string;
+  /** Add `gen_ai.tool.call.arguments` / `.result` (opt-in in the conventions). Default false. */
+  includeToolContent?: boolean;
+}
+
+function errorOf(payload: JsonObject): { type: string; message: string } {
+  const error = payload.error;
+  if (isObject(error))
+    return {
+      type: typeof error.name === "string" ? error.name : "Error",
+      message: typeof error.message === "string" ? error.message : "",
+    };
+  return { type: "Error", message: typeof error === "string" ? error : "" };
+}
+
+function payloadOf(event: LedgerEvent | undefined): JsonObject {
+  return event && isObject(event.payload) ? event.payload : {};
+}
+
+/**
+ * Re-creates a session as OpenTelemetry spans through the given provider (§7), with the
+ * recorded times: `invoke_agent {agent}` per run (children under their parent run),
+ * `chat {model}` per model attempt, `execute_tool {name}` per tool attempt (under its run,
+ * linked to the chat span that asked for it; a child run is linked to the span of the event
+ * that caused it). Failed attempts get an error status and `error.type`; unresolved ones an
+ * error status, `agent_ledger.attempt.unresolved = true`, and end at the session's last event.
+ */
+export async function toOtelSpans(
+  store: EventStore,
+  sessionId: string,
+  tracerProvider: TracerProvider,
+  options: ToOtelSpansOptions = {},
+): Promise<OtelProjection> {
+  const model = await loadSessionModel(store, sessionId);
+  const tracer = tracerProvider.getTracer(options.scopeName ?? "@agent-ledger/core", "0.1.0");
+  return emitSpans(model, tracer, options);
+}
+
+function emitSpans(
+  model: SessionModel,
+  tracer: Tracer,
+  options: ToOtelSpansOptions,
+): OtelProjection {
+  const sessionEnd = new Date(lastEventAt(model.events));
+  const runSpans = new Map<string, Span>();
+  const attemptSpans = new Map<string, Span>();
+  const ends: { span: Span; at: Date }[] = [];
+  const traceIds: string[] = [];
+
+  const spanOfEvent = (eventId: string | undefined): Span | undefined => {
+    if (eventId === undefined) return undefined;
+    const event = model.byEventId.get(eventId);
+    if (!event) return undefined;
+    if (event.attemptId && attemptSpans.has(event.attemptId))
+      return attemptSpans.get(event.attemptId);
+    return runSpans.get(event.runId);
+  };
+
+  const runSpan = (run: RunRecord): Span => {
+    const existing = runSpans.get(run.runId);
+    if (existing) return existing;
+    const parentRun = run.parentRunId === undefined ? undefined : model.runs.get(run.parentRunId);
+    const parent = parentRun ? runSpan(parentRun) : undefined;
+    const first = run.started ?? (run.events[0] as LedgerEvent);
+    const agentName = first.actor?.id ?? "agent";
+    const attributes: Attributes = {
+      "gen_ai.operation.name": "invoke_agent",
+      "gen_ai.agent.name": agentName,
+      "gen_ai.agent.id": run.runId,
+      "gen_ai.conversation.id": model.sessionId,
+      "agent_ledger.session.id": model.sessionId,
+      "agent_ledger.run.id": run.runId,
+      "agent_ledger.run.status": run.terminal ? run.terminal.type.slice(4) : "running",
+    };
+    if (first.actor?.type) attributes["agent_ledger.actor.type"] = first.actor.type;
+    if (first.actor?.framework) attributes["agent_ledger.actor.framework"] = first.actor.framework;
+    if (run.parentRunId) attributes["agent_ledger.parent_run.id"] = run.parentRunId;
+    const links: Link[] = [];
+    const cause = spanOfEvent(run.causedByEventId);
+    if (cause)
+      links.push({
+        context: cause.spanContext(),
+        attributes: { "agent_ledger.link.type": "caused_by" },
+      });
+    const span = tracer.startSpan(
+      `invoke_agent ${agentName}`,
+      { kind: SPAN_KIND_INTERNAL, startTime: new Date(first.recordedAt), attributes, links },
+      under(parent),
+    );
+    runSpans.set(run.runId, span);
+    if (!parent) traceIds.push(span.spanContext().traceId);
+    const terminal = run.terminal;
+    if (terminal?.type === "run.failed") {
+      const error = errorOf(payloadOf(terminal));
+      span.setAttribute("error.type", error.type);
+      span.setStatus({ code: STATUS_ERROR, message: error.message });
+    }
+    ends.push({ span, at: terminal ? new Date(terminal.recordedAt) : sessionEnd });
+    return span;
+  };
+
+  const attemptSpan = (attempt: AttemptRecord, run: RunRecord): void => {
+    const requested = attempt.requested;
+    const payload = payloadOf(requested);
+    const outcome = payloadOf(attempt.outcome);
+    const attributes: Attributes = {
+      "gen_ai.conversation.id": model.sessionId,
+      "agent_ledger.run.id": run.runId,
+      "agent_ledger.step.id": attempt.stepId,
+      "agent_ledger.attempt.id": attempt.attemptId,
+      "agent_ledger.attempt.status": isUnresolved(attempt) ? "unresolved" : attempt.status,
+    };
+    if (requested.retryOf) attributes["agent_ledger.attempt.retry_of"] = requested.retryOf;
+    const links: Link[] = [];
+    let name: string;
+    let kind: number;
+    if (attempt.kind === "model") {
+      const request = payload.request ?? null;
+      const response = attempt.status === "completed" ? outcome.response : outcome.partial;
+      const requestModel = modelNameOf(request);
+      name = requestModel ? `chat ${requestModel}` : "chat";
+      kind = SPAN_KIND_CLIENT;
+      attributes["gen_ai.operation.name"] = "chat";
+      if (requestModel) attributes["gen_ai.request.model"] = requestModel;
+      const provider = providerNameOf(request, response ?? null);
+      if (provider) attributes["gen_ai.provider.name"] = provider;
+      if (response !== undefined) {
+        const usage = usageOf(response);
+        if (usage.inputTokens !== undefined)
+          attributes["gen_ai.usage.input_tokens"] = usage.inputTokens;
+        if (usage.outputTokens !== undefined)
+          attributes["gen_ai.usage.output_tokens"] = usage.outputTokens;
+        if (usage.cachedTokens !== undefined)
+          attributes["gen_ai.usage.cache_read.input_tokens"] = usage.cachedTokens;
+        const completion = completionOf(response);
+        if (completion.finishReasons.length > 0)
+          attributes["gen_ai.response.finish_reasons"] = completion.finishReasons;
+        const responseModel = isObject(response) ? modelNameOf(response) : undefined;
+        if (responseModel) attributes["gen_ai.response.model"] = responseModel;
+        if (isObject(response)) {
+          const id = response.id ?? response.responseId;
+          if (typeof id === "string") attributes["gen_ai.response.id"] = id;
+        }
+      }
+    } else {
+      const toolName = typeof payload.name === "string" ? payload.name : "tool";
+      name = `execute_tool ${toolName}`;
+      kind = SPAN_KIND_INTERNAL;
+      attributes["gen_ai.operation.name"] = "execute_tool";
+      attributes["gen_ai.tool.name"] = toolName;
+      attributes["gen_ai.tool.type"] = "function";
+      if (typeof payload.toolCallId === "string")
+        attributes["gen_ai.tool.call.id"] = payload.toolCallId;
+      if (isObject(payload.effect)) {
+        if (typeof payload.effect.kind === "string")
+          attributes["agent_ledger.tool.effect"] = payload.effect.kind;
+        if (typeof payload.effect.idempotent === "boolean")
+          attributes["agent_ledger.tool.idempotent"] = payload.effect.idempotent;
+      }
+      if (options.includeToolContent) {
+        attributes["gen_ai.tool.call.arguments"] = JSON.stringify(payload.args ?? null);
+        if (attempt.status === "completed")
+          attributes["gen_ai.tool.call.result"] = JSON.stringify(outcome.result ?? null);
+      }
+      const cause = spanOfEvent(requested.causedByEventId);
+      if (cause)
+        links.push({
+          context: cause.spanContext(),
+          attributes: { "agent_ledger.link.type": "caused_by" },
+        });
+    }
+    const span = tracer.startSpan(
+      name,
+      { kind, startTime: new Date(requested.recordedAt), attributes, links },
+      under(runSpan(run)),
+    );
+    attemptSpans.set(attempt.attemptId, span);
+    if (attempt.status === "failed") {
+      const error = errorOf(outcome);
+      span.setAttribute("error.type", error.type);
+      span.setStatus({ code: STATUS_ERROR, message: error.message });
+    } else if (attempt.status === "abandoned") {
+      span.setAttribute("error.type", "abandoned");
+      span.setStatus({ code: STATUS_ERROR, message: `abandoned: ${String(outcome.reason ?? "")}` });
+    } else if (isUnresolved(attempt)) {
+      span.setAttribute("agent_ledger.attempt.unresolved", true);
+      span.setAttribute("error.type", "unresolved");
+      span.setStatus({
+        code: STATUS_ERROR,
+        message: "unresolved: requested, no outcome recorded (in flight or lost in a crash)",
+      });
+    } else if (attempt.status === "requested") {
+      span.setAttribute("agent_ledger.attempt.retried_by", attempt.retriedBy ?? "");
+      span.setAttribute("error.type", "retried");
+      span.setStatus({ code: STATUS_ERROR, message: "no outcome recorded; retried" });
+    }
+    ends.push({ span, at: attempt.outcome ? new Date(attempt.outcome.recordedAt) : sessionEnd });
+  };
+
+  // Commit order: a causing span always exists before the span that links to it.
+  for (const event of model.events) {
+    const run = model.runs.get(event.runId) as RunRecord;
+    runSpan(run);
+    if ((event.type === "model.requested" || event.type === "tool.requested") && event.attemptId) {
+      const attempt = model.attempts.get(event.attemptId);
+      if (attempt) attemptSpan(attempt, run);
+    }
+  }
+  // Children end before parents, so exporters see complete subtrees first.
+  for (let index = ends.length - 1; index >= 0; index--) {
+    const entry = ends[index] as { span: Span; at: Date };
+    entry.span.end(entry.at);
+  }
+  return { spanCount: ends.length, traceIds };
+}
