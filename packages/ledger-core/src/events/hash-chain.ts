@@ -10,11 +10,46 @@ export function hashedContent(
   return rest as unknown as JsonValue;
 }
 
+// Envelope keys in RFC 8785 order (UTF-16 code units), without `hash` and `commitCursor`.
+const ENVELOPE_KEYS = [
+  "actor",
+  "attemptId",
+  "causedByEventId",
+  "eventId",
+  "evidenceRefs",
+  "metadata",
+  "parentRunId",
+  "payload",
+  "prevHash",
+  "recordedAt",
+  "retryOf",
+  "runId",
+  "schemaVersion",
+  "seq",
+  "sessionId",
+  "stepId",
+  "type",
+] as const;
+const HASHED_KEYS: ReadonlySet<string> = new Set([...ENVELOPE_KEYS, "hash", "commitCursor"]);
+
 /** sha256 of an event's canonical JSON (without `hash` and `commitCursor`). */
 export function computeEventHash(
   event: Omit<LedgerEvent, "hash" | "commitCursor"> & { hash?: string; commitCursor?: number },
 ): string {
-  return sha256Hex(canonicalJson(hashedContent(event)));
+  // Fast path: the envelope's keys are known and pre-sorted, so only the values need
+  // canonicalising. An event with any other key (a row someone edited) takes the general path.
+  const record = event as unknown as Record<string, JsonValue | undefined>;
+  for (const key in record) {
+    if (!HASHED_KEYS.has(key)) return sha256Hex(canonicalJson(hashedContent(event)));
+  }
+  let out = "{";
+  for (const key of ENVELOPE_KEYS) {
+    const value = record[key];
+    if (value === undefined) continue;
+    if (out.length > 1) out += ",";
+    out += `"${key}":${canonicalJson(value)}`;
+  }
+  return sha256Hex(out + "}");
 }
 
 /** The fields a retry must repeat exactly for `append` to treat it as the same event. */

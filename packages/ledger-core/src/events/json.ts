@@ -41,71 +41,79 @@ function describe(value: unknown): string {
  * class instances, strings with lone surrogates.
  */
 export function toPlainJson(value: unknown, path = "$"): JsonValue {
-  return copy(value, path, []);
+  return copy(value, { root: path, keys: [], ancestors: [] });
 }
 
 /** Validates without keeping the copy. */
 export function assertPlainJson(value: unknown, path = "$"): asserts value is JsonValue {
-  copy(value, path, []);
+  copy(value, { root: path, keys: [], ancestors: [] });
 }
 
-function copy(value: unknown, path: string, ancestors: object[]): JsonValue {
+// The path is kept as a stack of keys and only formatted when something is wrong: building a
+// path string for every value made validation the slowest part of an append.
+interface Walk {
+  root: string;
+  keys: (string | number)[];
+  ancestors: object[];
+}
+
+function fail(walk: Walk, what: string, extra?: string | number): never {
+  let path = walk.root;
+  for (const key of walk.keys) path = childPath(path, key);
+  if (extra !== undefined) path = childPath(path, extra);
+  throw new NonSerializableError(path, what);
+}
+
+function copy(value: unknown, walk: Walk): JsonValue {
   switch (typeof value) {
     case "string":
-      if (loneSurrogate.test(value))
-        throw new NonSerializableError(path, "a string with a lone surrogate");
+      if (loneSurrogate.test(value)) fail(walk, "a string with a lone surrogate");
       return value;
     case "boolean":
       return value;
     case "number":
-      if (!Number.isFinite(value) || Object.is(value, -0)) {
-        throw new NonSerializableError(path, describe(value));
-      }
+      if (!Number.isFinite(value) || Object.is(value, -0)) fail(walk, describe(value));
       return value;
     case "object": {
       if (value === null) return null;
-      if (ancestors.includes(value)) throw new NonSerializableError(path, "a cycle");
-      ancestors.push(value);
-      try {
-        if (Array.isArray(value)) {
-          const out: JsonValue[] = new Array(value.length);
-          for (let index = 0; index < value.length; index++) {
-            if (!(index in value))
-              throw new NonSerializableError(childPath(path, index), "a hole in a sparse array");
-            out[index] = copy(value[index], childPath(path, index), ancestors);
-          }
-          return out;
+      if (walk.ancestors.includes(value)) fail(walk, "a cycle");
+      walk.ancestors.push(value);
+      if (Array.isArray(value)) {
+        const out: JsonValue[] = new Array(value.length);
+        for (let index = 0; index < value.length; index++) {
+          if (!(index in value)) fail(walk, "a hole in a sparse array", index);
+          walk.keys.push(index);
+          out[index] = copy(value[index], walk);
+          walk.keys.pop();
         }
-        const proto = Object.getPrototypeOf(value);
-        if (proto !== Object.prototype && proto !== null) {
-          throw new NonSerializableError(path, describe(value));
-        }
-        if (Object.getOwnPropertySymbols(value).length > 0) {
-          throw new NonSerializableError(path, "an object with symbol keys");
-        }
-        const out: JsonObject = {};
-        for (const key of Object.keys(value)) {
-          const keyPath = childPath(path, key);
-          if (loneSurrogate.test(key))
-            throw new NonSerializableError(keyPath, "a key with a lone surrogate");
-          const item = copy((value as Record<string, unknown>)[key], keyPath, ancestors);
-          // __proto__ as an own data key must stay data, never a prototype change.
-          if (key === "__proto__")
-            Object.defineProperty(out, key, {
-              value: item,
-              enumerable: true,
-              writable: true,
-              configurable: true,
-            });
-          else out[key] = item;
-        }
+        walk.ancestors.pop();
         return out;
-      } finally {
-        ancestors.pop();
       }
+      const proto = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) fail(walk, describe(value));
+      if (Object.getOwnPropertySymbols(value).length > 0) fail(walk, "an object with symbol keys");
+      const out: JsonObject = {};
+      for (const key in value) {
+        if (!Object.hasOwn(value, key)) continue;
+        walk.keys.push(key);
+        if (loneSurrogate.test(key)) fail(walk, "a key with a lone surrogate");
+        const item = copy((value as Record<string, unknown>)[key], walk);
+        walk.keys.pop();
+        // __proto__ as an own data key must stay data, never a prototype change.
+        if (key === "__proto__") {
+          Object.defineProperty(out, key, {
+            value: item,
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
+        } else out[key] = item;
+      }
+      walk.ancestors.pop();
+      return out;
     }
     default:
-      throw new NonSerializableError(path, describe(value));
+      return fail(walk, describe(value));
   }
 }
 
@@ -139,8 +147,8 @@ export type SerializedError = {
 
 /**
  * Normalises anything thrown into `{ name, message, code?, stack?, cause? }` so it can be
- * recorded. Non-Error values become `{ name: "NonError", message }` (plain JSON values are
- * kept as the cause).
+ * recorded. Non-Error values become `{ name: "NonError", message }`, the message being the
+ * value itself for a string, else its JSON text (or `String(value)` when it has none).
  */
 export function normalizeError(
   error: unknown,
@@ -164,7 +172,16 @@ export function normalizeError(
   try {
     message = typeof error === "string" ? error : (JSON.stringify(error) ?? String(error));
   } catch {
-    message = String(error);
+    message = safeString(error);
   }
   return { name: "NonError", message };
+}
+
+/** `String(value)`, or the `[object Tag]` form for objects that cannot be converted (null prototype). */
+function safeString(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
 }

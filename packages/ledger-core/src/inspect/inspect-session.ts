@@ -75,25 +75,53 @@ function since(start: string, end: string): number {
 /**
  * What happened in a session (§7): runs as a tree with statuses, steps and attempts, and
  * every unresolved attempt — calls that went out and never came back. One pass over the
- * session's events in commit order.
+ * session's events in commit order, page by page, so envelopes can be collected as it goes.
  */
 export async function inspectSession(
   store: EventStore,
   sessionId: string,
 ): Promise<SessionInspection> {
-  return inspectEvents(sessionId, await readWholeSession(store, sessionId));
+  const inspector = new SessionInspector(sessionId);
+  let after = 0;
+  for (;;) {
+    const page = await store.readSession({ sessionId, after, limit: PAGE_SIZE });
+    for (const event of page.events) inspector.add(event);
+    if (page.events.length < PAGE_SIZE) break;
+    after = page.nextCursor;
+  }
+  return inspector.result();
 }
+
+const PAGE_SIZE = 5000;
 
 /** `inspectSession` over events already read (in commit order). */
 export function inspectEvents(
   sessionId: string,
   events: readonly LedgerEvent[],
 ): SessionInspection {
-  const runs = new Map<string, RunView>();
-  const steps = new Map<string, StepView>();
-  const attempts = new Map<string, AttemptView>();
-  const order: AttemptView[] = [];
-  for (const event of events) {
+  const inspector = new SessionInspector(sessionId);
+  for (const event of events) inspector.add(event);
+  return inspector.result();
+}
+
+/** Builds a `SessionInspection` incrementally from events in commit order. */
+export class SessionInspector {
+  readonly #sessionId: string;
+  readonly #runs = new Map<string, RunView>();
+  // Steps by run, then by stepId: no string concatenation per event.
+  readonly #steps = new Map<string, Map<string, StepView>>();
+  readonly #attempts = new Map<string, AttemptView>();
+  readonly #order: AttemptView[] = [];
+  #count = 0;
+
+  constructor(sessionId: string) {
+    this.#sessionId = sessionId;
+  }
+
+  add(event: LedgerEvent): void {
+    this.#count++;
+    const runs = this.#runs;
+    const attempts = this.#attempts;
     let run = runs.get(event.runId);
     if (!run) {
       run = {
@@ -162,12 +190,16 @@ export function inspectEvents(
           if (typeof model === "string") attempt.name = model;
         }
         attempts.set(event.attemptId, attempt);
-        order.push(attempt);
-        const stepKey = `${event.runId}\u0000${stepId}`;
-        let step = steps.get(stepKey);
+        this.#order.push(attempt);
+        let runSteps = this.#steps.get(event.runId);
+        if (!runSteps) {
+          runSteps = new Map();
+          this.#steps.set(event.runId, runSteps);
+        }
+        let step = runSteps.get(stepId);
         if (!step) {
           step = { stepId, kind, attempts: [] };
-          steps.set(stepKey, step);
+          runSteps.set(stepId, step);
           run.steps.push(step);
         }
         step.attempts.push(attempt);
@@ -187,14 +219,17 @@ export function inspectEvents(
       }
     }
   }
-  const roots: RunView[] = [];
-  for (const run of runs.values()) {
-    const parent = run.parentRunId === undefined ? undefined : runs.get(run.parentRunId);
-    if (parent) parent.children.push(run);
-    else roots.push(run);
+
+  result(): SessionInspection {
+    const roots: RunView[] = [];
+    for (const run of this.#runs.values()) {
+      const parent = run.parentRunId === undefined ? undefined : this.#runs.get(run.parentRunId);
+      if (parent) parent.children.push(run);
+      else roots.push(run);
+    }
+    const unresolved = this.#order.filter(
+      (attempt) => attempt.status === "requested" && attempt.retriedBy === undefined,
+    );
+    return { sessionId: this.#sessionId, eventCount: this.#count, runs: roots, unresolved };
   }
-  const unresolved = order.filter(
-    (attempt) => attempt.status === "requested" && attempt.retriedBy === undefined,
-  );
-  return { sessionId, eventCount: events.length, runs: roots, unresolved };
 }

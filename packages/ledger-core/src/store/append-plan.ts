@@ -145,7 +145,11 @@ export function buildEvent(
 
 /** Gives planned events their commit cursors, `first`, `first + 1`, ... */
 export function assignCursors(events: PlannedEvent[], first: number): LedgerEvent[] {
-  return events.map((event, index) => ({ ...event, commitCursor: first + index }));
+  // Planned events are fresh objects owned by the store, so they are completed in place.
+  const out = events as LedgerEvent[];
+  for (let index = 0; index < out.length; index++)
+    (out[index] as LedgerEvent).commitCursor = first + index;
+  return out;
 }
 
 /**
