@@ -101,14 +101,18 @@ export function validateNewEvent(value: unknown, path: string): ValidEvent {
     const refsPath = childPath(path, "evidenceRefs");
     if (!Array.isArray(input.evidenceRefs))
       throw new InvalidEventError(refsPath, "evidenceRefs must be an array");
-    out.evidenceRefs = input.evidenceRefs.map((ref, index) => {
+    // An indexed loop, not map: map skips the holes of a sparse array and would keep them.
+    const refs: string[] = [];
+    for (let index = 0; index < input.evidenceRefs.length; index++) {
+      const ref: unknown = input.evidenceRefs[index];
       if (!isBlobRef(ref))
         throw new InvalidEventError(
           childPath(refsPath, index),
           "a reference must be sha256:<64 lowercase hex>",
         );
-      return ref;
-    });
+      refs.push(ref);
+    }
+    out.evidenceRefs = refs;
   }
   if (input.metadata !== undefined) {
     const metaPath = childPath(path, "metadata");
@@ -163,17 +167,19 @@ export function validateAppend(request: AppendRequest): ValidAppend {
     throw new InvalidEventError("$.events", "events must be a non-empty array");
   }
   const seen = new Set<string>();
-  const events = request.events.map((event, index) => {
+  // An indexed loop, not map: a hole in a sparse array must be rejected, not skipped.
+  const events: ValidEvent[] = [];
+  for (let index = 0; index < request.events.length; index++) {
     const path = `$.events[${index}]`;
-    const valid = validateNewEvent(event, path);
+    const valid = validateNewEvent(request.events[index], path);
     if (seen.has(valid.eventId))
       throw new InvalidEventError(
         `${path}.eventId`,
         `eventId ${valid.eventId} appears twice in one batch`,
       );
     seen.add(valid.eventId);
-    return valid;
-  });
+    events.push(valid);
+  }
   return {
     sessionId: request.sessionId,
     runId: request.runId,

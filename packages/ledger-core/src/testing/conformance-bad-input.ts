@@ -221,6 +221,16 @@ export const badInputCases: CaseFactory = (makeStore) => [
           at([{ ...note(), [field]: 1 }]),
           `$.events[0].${field}`,
         ]);
+      const holes: unknown[] = [];
+      holes[1] = note("after a hole");
+      cases.push(["a hole in events", at(holes), "$.events[0]"]);
+      const refHoles: unknown[] = [];
+      refHoles[1] = someRef("after a hole");
+      cases.push([
+        "a hole in evidenceRefs",
+        at([{ ...note(), evidenceRefs: refHoles }]),
+        "$.events[0].evidenceRefs[0]",
+      ]);
       const twice = note("twice");
       cases.push([
         "one eventId twice in a batch",

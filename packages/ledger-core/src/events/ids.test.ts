@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import { LedgerError } from "./errors.js";
+import { assertId, isValidId, uuidv7 } from "./ids.js";
+
+const format = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+describe("uuidv7", () => {
+  it("has the RFC 9562 layout: version 7, variant 10, the time in the first 48 bits", () => {
+    const before = Date.now();
+    const id = uuidv7();
+    const after = Date.now();
+    expect(id).toMatch(format);
+    const ms = Number.parseInt(id.replaceAll("-", "").slice(0, 12), 16);
+    // The counter may run ahead of the clock by a few ms when many ids are made in one ms.
+    expect(ms).toBeGreaterThanOrEqual(before);
+    expect(ms).toBeLessThanOrEqual(after + 50);
+  });
+
+  it("sorts in creation order, also for many ids in the same millisecond", () => {
+    const ids = Array.from({ length: 20_000 }, () => uuidv7());
+    for (let index = 1; index < ids.length; index++) {
+      expect(ids[index]! > ids[index - 1]!, `${ids[index - 1]} < ${ids[index]}`).toBe(true);
+    }
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of ids.slice(0, 100)) expect(id).toMatch(format);
+  });
+
+  it("stays monotonic when the clock goes backwards", () => {
+    const realNow = Date.now;
+    try {
+      const first = uuidv7();
+      Date.now = () => realNow() - 60_000;
+      const second = uuidv7();
+      expect(second > first).toBe(true);
+      expect(second).toMatch(format);
+    } finally {
+      Date.now = realNow;
+    }
+  });
+});
+
+describe("ids", () => {
+  it("accepts opaque strings of 1-255 characters", () => {
+    for (const id of [
+      "a",
+      "x".repeat(255),
+      "séance/😀",
+      "'; DROP TABLE events; --",
+      "a:b*{c}?",
+      " ",
+    ]) {
+      expect(isValidId(id), id).toBe(true);
+      expect(() => assertId(id, "$.id")).not.toThrow();
+    }
+  });
+
+  it("rejects empty, too long, control characters and non-strings as invalid-event at the path", () => {
+    const bad: unknown[] = [
+      "",
+      "x".repeat(256),
+      "a\u0000",
+      "a\n",
+      "\t",
+      "a\u007f",
+      "a\u0085",
+      "a\u009f",
+      1,
+      null,
+      undefined,
+      {},
+      ["a"],
+    ];
+    for (const id of bad) {
+      expect(isValidId(id)).toBe(false);
+      let caught: unknown;
+      try {
+        assertId(id, "$.events[1].stepId");
+      } catch (error) {
+        caught = error;
+      }
+      expect(LedgerError.isInstance(caught, "invalid-event"), String(id)).toBe(true);
+      expect((caught as LedgerError).path).toBe("$.events[1].stepId");
+    }
+  });
+});
