@@ -31,6 +31,12 @@ export function createClient(url: string): Redis {
 /** Wraps a driver failure (a dropped connection, a refused command) as `store-unavailable`. */
 export function unavailable(error: unknown, what: string): unknown {
   if (LedgerError.isInstance(error)) return error;
-  const message = error instanceof Error ? error.message : String(error);
+  // With maxRetriesPerRequest 0, a dropped connection rejects pending commands with this error.
+  const message =
+    error instanceof Error && error.name === "MaxRetriesPerRequestError"
+      ? "the connection was lost before the reply arrived (an append may or may not have been written; retrying the same batch is safe)"
+      : error instanceof Error
+        ? error.message
+        : String(error);
   return new StoreUnavailableError(`redis ${what} failed: ${message}`, error);
 }
