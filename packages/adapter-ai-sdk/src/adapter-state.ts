@@ -1,0 +1,141 @@
+import {
+  type Attempt,
+  collectAttempts,
+  type LedgerEvent,
+  readWholeRun,
+  type SessionRecorder,
+} from "@agent-ledger/core";
+
+interface LastModelCall {
+  attempt: Attempt;
+  requestHash: string;
+  failed: boolean;
+}
+
+interface Deferred {
+  promise: Promise<string>;
+  resolve: (eventId: string) => void;
+  reject: (error: unknown) => void;
+}
+
+function deferred(): Deferred {
+  let resolve!: (eventId: string) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<string>((onResolve, onReject) => {
+    resolve = onResolve;
+    reject = onReject;
+  });
+  // A model failure with no tool waiting for it must not become an unhandled rejection.
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
+
+/**
+ * What the middleware and the tool wrapper of one recorder share: which completion asked for
+ * each tool call, the last model attempt (to recognise the SDK's retries), and the error that
+ * stops the run (a tool's request could not be committed, or was unresolved): the SDK turns a
+ * tool error into a tool-error part and goes on, so the next model call must be refused.
+ */
+export class AdapterState {
+  readonly recorder: SessionRecorder;
+  #blocked: unknown;
+  #started: Promise<unknown> | undefined;
+  readonly #causes = new Map<string, Deferred>();
+  #recorded: Promise<{ retried: Set<string>; outcomes: Map<string, LedgerEvent> }> | undefined;
+  lastModel: LastModelCall | undefined;
+
+  constructor(recorder: SessionRecorder) {
+    this.recorder = recorder;
+  }
+
+  /** Throws the error that stopped this run, if any. */
+  assertOpen(): void {
+    if (this.#blocked !== undefined) throw this.#blocked;
+  }
+
+  get blocked(): unknown {
+    return this.#blocked;
+  }
+
+  block(error: unknown): void {
+    if (this.#blocked === undefined) this.#blocked = error;
+  }
+
+  /** Records `run.started` once (a no-op on a resumed run). */
+  ensureStarted(): Promise<unknown> {
+    if (!this.#started) {
+      this.#started = this.recorder.startRun().catch((error: unknown) => {
+        this.#started = undefined;
+        throw error;
+      });
+    }
+    return this.#started;
+  }
+
+  #cause(toolCallId: string): Deferred {
+    let entry = this.#causes.get(toolCallId);
+    if (!entry) {
+      entry = deferred();
+      this.#causes.set(toolCallId, entry);
+    }
+    return entry;
+  }
+
+  /** A streamed tool call arrived: its tool waits until the completion is committed. */
+  expectCause(toolCallId: string): void {
+    this.#cause(toolCallId);
+  }
+
+  resolveCauses(toolCallIds: readonly string[], eventId: string): void {
+    for (const id of toolCallIds) this.#cause(id).resolve(eventId);
+  }
+
+  rejectCauses(toolCallIds: readonly string[], error: unknown): void {
+    for (const id of toolCallIds) this.#cause(id).reject(error);
+  }
+
+  /** The eventId of the model completion that asked for this tool call, if the middleware saw it. */
+  causeOf(toolCallId: string | undefined): Promise<string> | undefined {
+    if (toolCallId === undefined) return undefined;
+    return this.#causes.get(toolCallId)?.promise;
+  }
+
+  // On a resumed run: which recorded attempts were retried, and their outcome events.
+  #loadRecorded() {
+    if (!this.#recorded) {
+      const { store, sessionId, runId } = this.recorder;
+      this.#recorded = readWholeRun(store, { sessionId, runId }).then((events) => {
+        const retried = new Set<string>();
+        const outcomes = new Map<string, LedgerEvent>();
+        for (const attempt of collectAttempts(events)) {
+          if (attempt.retryOf !== undefined) retried.add(attempt.retryOf);
+          if (attempt.outcome) outcomes.set(attempt.outcome.eventId, attempt.outcome);
+        }
+        return { retried, outcomes };
+      });
+    }
+    return this.#recorded;
+  }
+
+  /** True when the ledger holds a retry of this recorded attempt. */
+  async wasRetried(attemptId: string): Promise<boolean> {
+    return (await this.#loadRecorded()).retried.has(attemptId);
+  }
+
+  /** A recorded outcome event (for its metadata). */
+  async outcome(eventId: string): Promise<LedgerEvent | undefined> {
+    return (await this.#loadRecorded()).outcomes.get(eventId);
+  }
+}
+
+const states = new WeakMap<SessionRecorder, AdapterState>();
+
+/** The state shared by `ledgerMiddleware` and `wrapTools` for one recorder. */
+export function adapterStateOf(recorder: SessionRecorder): AdapterState {
+  let state = states.get(recorder);
+  if (!state) {
+    state = new AdapterState(recorder);
+    states.set(recorder, state);
+  }
+  return state;
+}

@@ -1,0 +1,305 @@
+import {
+  type EventStore,
+  LedgerError,
+  type LedgerEvent,
+  MemoryEventStore,
+  readWholeRun,
+  SessionRecorder,
+  StoreUnavailableError,
+} from "@agent-ledger/core";
+import { APICallError } from "@ai-sdk/provider";
+import { generateText, Output, stepCountIs, tool, wrapLanguageModel } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { ledgerMiddleware } from "./ledger-middleware.js";
+import {
+  payload,
+  scriptedModel,
+  textResult,
+  toolCall,
+  toolCallsResult,
+} from "./testing/scripted-model.js";
+import { wrapTools } from "./wrap-tools.js";
+
+const actor = { type: "agent" as const, id: "assistant", framework: "ai-sdk" };
+
+function setup(store: EventStore = new MemoryEventStore()) {
+  const recorder = new SessionRecorder({ store, sessionId: "s1", runId: "r1", actor });
+  return { store, recorder };
+}
+
+async function eventsOf(store: EventStore): Promise<LedgerEvent[]> {
+  return readWholeRun(store, { sessionId: "s1", runId: "r1" });
+}
+
+describe("ledgerMiddleware with generateText", () => {
+  it("records the request before the call and the completion after it", async () => {
+    const { store, recorder } = setup();
+    let seenAtCall: string[] = [];
+    const base = scriptedModel([textResult("hello there")]);
+    const model = new MockLanguageModelV3({
+      provider: "scripted",
+      modelId: "scripted-1",
+      doGenerate: async (options) => {
+        seenAtCall = (await eventsOf(store)).map((event) => event.type);
+        return base.model.doGenerate(options);
+      },
+    });
+    const result = await generateText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      system: "be brief",
+      prompt: "hi",
+      temperature: 0.2,
+      maxOutputTokens: 50,
+      headers: { authorization: "Bearer secret" },
+    });
+    expect(result.text).toBe("hello there");
+    expect(seenAtCall).toEqual(["run.started", "model.requested"]);
+    const events = await eventsOf(store);
+    expect(events.map((event) => event.type)).toEqual([
+      "run.started",
+      "model.requested",
+      "model.completed",
+    ]);
+    const request = payload(events[1]).request;
+    expect(request.prompt[0]).toEqual({ role: "system", content: "be brief" });
+    expect(request.prompt[1].content[0]).toEqual({ type: "text", text: "hi" });
+    expect(request.temperature).toBe(0.2);
+    expect(request.maxOutputTokens).toBe(50);
+    expect(request.model).toEqual({ provider: "scripted", modelId: "scripted-1" });
+    expect(JSON.stringify(request)).not.toContain("secret");
+    expect(request.headers).toBeUndefined();
+    const response = payload(events[2]).response;
+    expect(response.content).toEqual([{ type: "text", text: "hello there" }]);
+    expect(response.finishReason).toEqual({ unified: "stop", raw: "stop" });
+    expect(response.usage.inputTokens.total).toBe(10);
+    expect(response.response).toEqual({
+      id: "resp-11",
+      modelId: "scripted",
+      timestamp: "2023-11-14T22:13:20.000Z",
+    });
+    expect(events[2]?.attemptId).toBe(events[1]?.attemptId);
+  });
+
+  it("records model.failed and rethrows a provider error", async () => {
+    const { store, recorder } = setup();
+    const model = new MockLanguageModelV3({
+      doGenerate: async () => {
+        throw new Error("provider exploded");
+      },
+    });
+    await expect(
+      generateText({
+        model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+        prompt: "hi",
+        maxRetries: 0,
+      }),
+    ).rejects.toThrow("provider exploded");
+    const events = await eventsOf(store);
+    expect(events.map((event) => event.type)).toEqual([
+      "run.started",
+      "model.requested",
+      "model.failed",
+    ]);
+    expect(payload(events[2]).error.message).toBe("provider exploded");
+  });
+
+  it("records each retry of a retryable error as a new attempt of the same step", async () => {
+    const { store, recorder } = setup();
+    let calls = 0;
+    const model = new MockLanguageModelV3({
+      doGenerate: async () => {
+        calls++;
+        if (calls === 1)
+          throw new APICallError({
+            message: "overloaded",
+            url: "https://example.invalid",
+            requestBodyValues: {},
+            statusCode: 529,
+            isRetryable: true,
+          });
+        return textResult("second time lucky");
+      },
+    });
+    const result = await generateText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      prompt: "hi",
+      maxRetries: 1,
+    });
+    expect(result.text).toBe("second time lucky");
+    expect(calls).toBe(2);
+    const events = await eventsOf(store);
+    expect(events.map((event) => event.type)).toEqual([
+      "run.started",
+      "model.requested",
+      "model.failed",
+      "model.requested",
+      "model.completed",
+    ]);
+    const [, first, failed, second] = events;
+    expect(second?.stepId).toBe(first?.stepId);
+    expect(second?.retryOf).toBe(first?.attemptId);
+    expect(second?.attemptId).not.toBe(first?.attemptId);
+    expect(failed?.metadata).toEqual({
+      aiSdk: { apiCallError: true, isRetryable: true, statusCode: 529 },
+    });
+  });
+
+  it("records a multi-step run with parallel tool calls, each caused by the completion that asked", async () => {
+    const { store, recorder } = setup();
+    const { model } = scriptedModel([
+      toolCallsResult(
+        toolCall("call-1", "weather", { city: "Paris" }),
+        toolCall("call-2", "weather", { city: "Oslo" }),
+      ),
+      textResult("Paris 21, Oslo 9"),
+    ]);
+    const executed: string[] = [];
+    const tools = wrapTools(
+      {
+        weather: tool({
+          description: "weather of a city",
+          inputSchema: z.object({ city: z.string() }),
+          execute: async ({ city }) => {
+            executed.push(city);
+            await new Promise((resolve) => setTimeout(resolve, 5));
+            return { city, celsius: city === "Paris" ? 21 : 9 };
+          },
+        }),
+      },
+      { recorder, idempotent: ["weather"], effects: { weather: "read" } },
+    );
+    const result = await generateText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      prompt: "weather?",
+      tools,
+      stopWhen: stepCountIs(3),
+    });
+    expect(result.text).toBe("Paris 21, Oslo 9");
+    expect(executed.sort()).toEqual(["Oslo", "Paris"]);
+    const events = await eventsOf(store);
+    const firstCompletion = events.find((event) => event.type === "model.completed");
+    const requests = events.filter((event) => event.type === "tool.requested");
+    expect(requests.map((event) => payload(event).toolCallId).sort()).toEqual(["call-1", "call-2"]);
+    for (const request of requests) {
+      expect(request.causedByEventId).toBe(firstCompletion?.eventId);
+      expect(payload(request).effect).toEqual({ kind: "read", idempotent: true });
+    }
+    const completions = events.filter((event) => event.type === "tool.completed");
+    expect(completions.map((event) => payload(event).result.celsius).sort()).toEqual([21, 9]);
+    // The second model request carries both tool results.
+    const secondRequest = events.filter((event) => event.type === "model.requested")[1];
+    expect(JSON.stringify(payload(secondRequest).request.prompt)).toContain('"celsius":21');
+  });
+
+  it("records a tool error, rethrows it, and the SDK hands it to the model", async () => {
+    const { store, recorder } = setup();
+    const { model } = scriptedModel([
+      toolCallsResult(toolCall("call-1", "charge", { amount: 5 })),
+      textResult("could not charge"),
+    ]);
+    const tools = wrapTools(
+      {
+        charge: tool({
+          inputSchema: z.object({ amount: z.number() }),
+          execute: async () => {
+            throw new Error("card declined");
+          },
+        }),
+      },
+      { recorder },
+    );
+    const result = await generateText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      prompt: "charge",
+      tools,
+      stopWhen: stepCountIs(3),
+    });
+    expect(result.text).toBe("could not charge");
+    const events = await eventsOf(store);
+    const failed = events.find((event) => event.type === "tool.failed");
+    expect(payload(failed).error.message).toBe("card declined");
+    expect(payload(failed).toolCallId).toBe("call-1");
+    expect(result.steps[0]?.content.some((part) => part.type === "tool-error")).toBe(true);
+  });
+
+  it("records structured output requests (responseFormat json with schema)", async () => {
+    const { store, recorder } = setup();
+    const { model } = scriptedModel([textResult('{"name":"Ada","age":36}')]);
+    const result = await generateText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      prompt: "who?",
+      output: Output.object({ schema: z.object({ name: z.string(), age: z.number() }) }),
+    });
+    expect(result.output).toEqual({ name: "Ada", age: 36 });
+    const events = await eventsOf(store);
+    const request = payload(events.find((event) => event.type === "model.requested")).request;
+    expect(request.responseFormat.type).toBe("json");
+    expect(request.responseFormat.schema.properties.name.type).toBe("string");
+  });
+});
+
+class FailingStore extends MemoryEventStore {
+  failAppends = false;
+  failType: string | undefined;
+  override async append(request: Parameters<MemoryEventStore["append"]>[0]) {
+    if (this.failAppends || request.events.some((event) => event.type === this.failType))
+      throw new StoreUnavailableError("disk on fire");
+    return super.append(request);
+  }
+}
+
+describe("fail closed", () => {
+  it("does not call the provider when model.requested cannot be committed", async () => {
+    const store = new FailingStore();
+    store.failAppends = true;
+    const { recorder } = setup(store);
+    const scripted = scriptedModel([textResult("never")]);
+    const error = await generateText({
+      model: wrapLanguageModel({
+        model: scripted.model,
+        middleware: ledgerMiddleware({ recorder }),
+      }),
+      prompt: "hi",
+      maxRetries: 2,
+    }).catch((caught: unknown) => caught);
+    expect(LedgerError.isInstance(error, "store-unavailable")).toBe(true);
+    expect(scripted.calls).toBe(0);
+  });
+
+  it("does not run a tool whose request cannot be committed, and refuses the next model call", async () => {
+    const store = new FailingStore();
+    const { recorder } = setup(store);
+    const scripted = scriptedModel([
+      toolCallsResult(toolCall("call-1", "send", { to: "bob" })),
+      textResult("sent"),
+    ]);
+    let sent = 0;
+    const tools = wrapTools(
+      {
+        send: tool({
+          inputSchema: z.object({ to: z.string() }),
+          execute: async () => {
+            sent++;
+            return "ok";
+          },
+        }),
+      },
+      { recorder },
+    );
+    store.failType = "tool.requested";
+    const model = scripted.model;
+    const error = await generateText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      prompt: "send",
+      tools,
+      stopWhen: stepCountIs(3),
+    }).catch((caught: unknown) => caught);
+    expect(sent).toBe(0);
+    expect(scripted.calls).toBe(1);
+    const types = (await eventsOf(store)).map((event) => event.type);
+    expect(types).toEqual(["run.started", "model.requested", "model.completed"]);
+    expect(LedgerError.isInstance(error, "store-unavailable")).toBe(true);
+  });
+});

@@ -1,0 +1,163 @@
+import { type Attempt, hashJson, type SessionRecorder } from "@agent-ledger/core";
+import type {
+  LanguageModelV3,
+  LanguageModelV3CallOptions,
+  LanguageModelV3GenerateResult,
+  LanguageModelV3Middleware,
+  LanguageModelV3StreamResult,
+} from "@ai-sdk/provider";
+import { type AdapterState, adapterStateOf } from "./adapter-state.js";
+import { modelRequestOf } from "./model-request.js";
+import { decodeGenerateResult, encodeModelResponse, toolCallIdsOf } from "./model-response.js";
+import { recordStream, replayStream } from "./record-stream.js";
+import { AttemptAbandonedError, failureMetadataOf, rebuildError } from "./replayed-errors.js";
+
+export interface LedgerMiddlewareOptions {
+  /** The recorder of the run (a new one, or one from `SessionRecorder.resume` to replay). */
+  recorder: SessionRecorder;
+}
+
+/**
+ * Commits `model.requested` before the call (a retry of the SDK, same request right after a
+ * failure of this step, becomes a new attempt with `retryOf`). On a resumed run a recorded call
+ * is answered from the ledger instead.
+ */
+async function beginAttempt(
+  state: AdapterState,
+  params: LanguageModelV3CallOptions,
+  model: LanguageModelV3,
+): Promise<Attempt> {
+  state.assertOpen();
+  await state.ensureStarted();
+  const { recorder } = state;
+  const request = modelRequestOf(params, model);
+  const requestHash = hashJson(request);
+  const previous = state.lastModel;
+  let attempt: Attempt;
+  if (previous?.failed && previous.requestHash === requestHash) {
+    const replayedRetry =
+      previous.attempt.replayed !== undefined &&
+      (await state.wasRetried(previous.attempt.attemptId));
+    attempt = replayedRetry
+      ? await recorder.beforeModelCall({ request })
+      : await recorder.retry(previous.attempt);
+  } else {
+    attempt = await recorder.beforeModelCall({ request });
+  }
+  state.lastModel = { attempt, requestHash, failed: false };
+  return attempt;
+}
+
+/** Records the failure (with what had arrived) and returns the error the caller must see. */
+export async function recordFailure(
+  state: AdapterState,
+  attempt: Attempt,
+  error: unknown,
+  partial?: unknown,
+): Promise<unknown> {
+  if (state.lastModel?.attempt === attempt) state.lastModel.failed = true;
+  try {
+    const metadata = failureMetadataOf(error);
+    await state.recorder.modelFailed(attempt, error, {
+      ...(metadata ? { metadata } : {}),
+      ...(partial !== undefined ? { partial } : {}),
+    });
+    return error;
+  } catch (ledgerError) {
+    // The failure is not durable: fail closed, the run stops here.
+    state.block(ledgerError);
+    return ledgerError;
+  }
+}
+
+/** The error a recorded failure stands for (thrown again on replay). */
+export async function replayedFailure(state: AdapterState, attempt: Attempt): Promise<Error> {
+  const replayed = attempt.replayed;
+  if (state.lastModel?.attempt === attempt) state.lastModel.failed = true;
+  if (replayed?.status === "failed") {
+    const outcome = await state.outcome(replayed.eventId);
+    return rebuildError(replayed.error, outcome?.metadata);
+  }
+  return new AttemptAbandonedError(
+    `model call ${attempt.attemptId}`,
+    replayed?.status === "abandoned" ? replayed.reason : "unknown",
+  );
+}
+
+async function wrapGenerate(
+  state: AdapterState,
+  options: {
+    doGenerate: () => PromiseLike<LanguageModelV3GenerateResult>;
+    params: LanguageModelV3CallOptions;
+    model: LanguageModelV3;
+  },
+): Promise<LanguageModelV3GenerateResult> {
+  const attempt = await beginAttempt(state, options.params, options.model);
+  const replayed = attempt.replayed;
+  if (replayed?.status === "completed") {
+    const result = decodeGenerateResult(replayed.result);
+    state.resolveCauses(toolCallIdsOf(result.content), replayed.eventId);
+    return result;
+  }
+  if (replayed) throw await replayedFailure(state, attempt);
+  let result: LanguageModelV3GenerateResult;
+  try {
+    result = await options.doGenerate();
+  } catch (error) {
+    throw await recordFailure(state, attempt, error);
+  }
+  const toolCallIds = toolCallIdsOf(result.content);
+  try {
+    const completed = await state.recorder.modelCompleted(attempt, encodeModelResponse(result));
+    state.resolveCauses(toolCallIds, completed.eventId);
+  } catch (ledgerError) {
+    state.block(ledgerError);
+    state.rejectCauses(toolCallIds, ledgerError);
+    throw ledgerError;
+  }
+  return result;
+}
+
+async function wrapStream(
+  state: AdapterState,
+  options: {
+    doStream: () => PromiseLike<LanguageModelV3StreamResult>;
+    params: LanguageModelV3CallOptions;
+    model: LanguageModelV3;
+  },
+): Promise<LanguageModelV3StreamResult> {
+  const attempt = await beginAttempt(state, options.params, options.model);
+  const replayed = attempt.replayed;
+  if (replayed) return replayStream(state, attempt);
+  let result: LanguageModelV3StreamResult;
+  try {
+    result = await options.doStream();
+  } catch (error) {
+    throw await recordFailure(state, attempt, error);
+  }
+  return {
+    ...result,
+    stream: recordStream({
+      state,
+      attempt,
+      source: result.stream,
+      abortSignal: options.params.abortSignal,
+    }),
+  };
+}
+
+/**
+ * A `LanguageModelV3Middleware` (for `wrapLanguageModel`) that records every model call of a
+ * run: `model.requested` is committed before the provider is called (if that fails, the
+ * provider is not called and the caller gets the `LedgerError`), then `model.completed` or
+ * `model.failed`. With a recorder from `SessionRecorder.resume`, calls recorded before a crash
+ * are answered from the ledger (a stream is re-emitted from its recorded content).
+ */
+export function ledgerMiddleware(options: LedgerMiddlewareOptions): LanguageModelV3Middleware {
+  const state = adapterStateOf(options.recorder);
+  return {
+    specificationVersion: "v3",
+    wrapGenerate: (call) => wrapGenerate(state, call),
+    wrapStream: (call) => wrapStream(state, call),
+  };
+}

@@ -1,0 +1,126 @@
+import type { JsonObject, JsonValue } from "@agent-ledger/core";
+import type {
+  LanguageModelV3Content,
+  LanguageModelV3FinishReason,
+  LanguageModelV3GenerateResult,
+  LanguageModelV3StreamPart,
+  LanguageModelV3Usage,
+  SharedV3ProviderMetadata,
+  SharedV3Warning,
+} from "@ai-sdk/provider";
+import { toJsonValue } from "./plain-json.js";
+
+/**
+ * What `model.completed` holds: everything needed to answer the call again on replay, as a
+ * generate result or as stream parts (whichever way it was recorded). Dates are ISO strings,
+ * bytes base64; raw request/response bodies and headers are left out.
+ */
+export interface RecordedModelResponse {
+  content: JsonValue[];
+  finishReason: { unified: string; raw?: string };
+  usage: JsonObject;
+  warnings?: JsonValue[];
+  providerMetadata?: JsonObject;
+  response?: { id?: string; modelId?: string; timestamp?: string };
+}
+
+export interface ModelResponseParts {
+  content: LanguageModelV3Content[];
+  finishReason: LanguageModelV3FinishReason;
+  usage: LanguageModelV3Usage;
+  warnings?: SharedV3Warning[] | undefined;
+  providerMetadata?: SharedV3ProviderMetadata | undefined;
+  response?: {
+    id?: string | undefined;
+    modelId?: string | undefined;
+    timestamp?: Date | undefined;
+  };
+}
+
+/** Encodes a generate result (or an assembled stream) for `model.completed`. */
+export function encodeModelResponse(result: ModelResponseParts): RecordedModelResponse {
+  const response = result.response;
+  return toJsonValue({
+    content: result.content,
+    finishReason: result.finishReason,
+    usage: result.usage,
+    warnings: result.warnings ?? [],
+    providerMetadata: result.providerMetadata,
+    response: response && {
+      id: response.id,
+      modelId: response.modelId,
+      timestamp: response.timestamp?.toISOString(),
+    },
+  }) as unknown as RecordedModelResponse;
+}
+
+function responseMetadataOf(recorded: RecordedModelResponse) {
+  const response = recorded.response ?? {};
+  return {
+    ...(response.id !== undefined ? { id: response.id } : {}),
+    ...(response.modelId !== undefined ? { modelId: response.modelId } : {}),
+    ...(response.timestamp !== undefined ? { timestamp: new Date(response.timestamp) } : {}),
+  };
+}
+
+/** Rebuilds the generate result a recorded completion stands for. */
+export function decodeGenerateResult(value: JsonValue): LanguageModelV3GenerateResult {
+  const recorded = value as unknown as RecordedModelResponse;
+  const result: LanguageModelV3GenerateResult = {
+    content: recorded.content as unknown as LanguageModelV3Content[],
+    finishReason: recorded.finishReason as LanguageModelV3FinishReason,
+    usage: recorded.usage as unknown as LanguageModelV3Usage,
+    warnings: (recorded.warnings ?? []) as unknown as SharedV3Warning[],
+    response: responseMetadataOf(recorded),
+  };
+  if (recorded.providerMetadata)
+    result.providerMetadata = recorded.providerMetadata as unknown as SharedV3ProviderMetadata;
+  return result;
+}
+
+/** The stream parts content would arrive as (one delta per text or reasoning block). */
+export function contentToStreamParts(content: JsonValue[]): LanguageModelV3StreamPart[] {
+  const parts: LanguageModelV3StreamPart[] = [];
+  content.forEach((item, index) => {
+    const part = item as unknown as LanguageModelV3Content;
+    const id = String(index);
+    const meta = part.providerMetadata ? { providerMetadata: part.providerMetadata } : {};
+    if (part.type === "text" || part.type === "reasoning") {
+      const kind = part.type;
+      parts.push({ type: `${kind}-start`, id, ...meta } as LanguageModelV3StreamPart);
+      parts.push({ type: `${kind}-delta`, id, delta: part.text } as LanguageModelV3StreamPart);
+      parts.push({ type: `${kind}-end`, id } as LanguageModelV3StreamPart);
+    } else {
+      parts.push(part as LanguageModelV3StreamPart);
+    }
+  });
+  return parts;
+}
+
+/** The stream a recorded completion stands for, ending with its finish part. */
+export function recordedStreamParts(value: JsonValue): LanguageModelV3StreamPart[] {
+  const recorded = value as unknown as RecordedModelResponse;
+  const finish: LanguageModelV3StreamPart = {
+    type: "finish",
+    finishReason: recorded.finishReason as LanguageModelV3FinishReason,
+    usage: recorded.usage as unknown as LanguageModelV3Usage,
+  };
+  if (recorded.providerMetadata)
+    finish.providerMetadata = recorded.providerMetadata as unknown as SharedV3ProviderMetadata;
+  return [
+    { type: "stream-start", warnings: (recorded.warnings ?? []) as unknown as SharedV3Warning[] },
+    { type: "response-metadata", ...responseMetadataOf(recorded) },
+    ...contentToStreamParts(recorded.content),
+    finish,
+  ];
+}
+
+/** Tool calls a response asked for (their ids link the tool events to this completion). */
+export function toolCallIdsOf(content: readonly unknown[]): string[] {
+  const ids: string[] = [];
+  for (const item of content) {
+    const part = item as { type?: unknown; toolCallId?: unknown; providerExecuted?: unknown };
+    if (part.type === "tool-call" && typeof part.toolCallId === "string") ids.push(part.toolCallId);
+  }
+  return ids;
+}

@@ -1,0 +1,101 @@
+import type { LedgerEvent } from "@agent-ledger/core";
+import type {
+  LanguageModelV3Content,
+  LanguageModelV3GenerateResult,
+  LanguageModelV3StreamPart,
+} from "@ai-sdk/provider";
+import { MockLanguageModelV3 } from "ai/test";
+import { contentToStreamParts } from "../model-response.js";
+
+export const usage = (input: number, output: number) => ({
+  inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: output, text: output, reasoning: undefined },
+});
+
+export function toolCall(
+  toolCallId: string,
+  toolName: string,
+  input: unknown,
+): LanguageModelV3Content {
+  return { type: "tool-call", toolCallId, toolName, input: JSON.stringify(input) };
+}
+
+export function textResult(text: string): LanguageModelV3GenerateResult {
+  return {
+    content: [{ type: "text", text }],
+    finishReason: { unified: "stop", raw: "stop" },
+    usage: usage(10, 5),
+    warnings: [],
+    response: {
+      id: `resp-${text.length}`,
+      modelId: "scripted",
+      timestamp: new Date(1_700_000_000_000),
+    },
+  };
+}
+
+export function toolCallsResult(...calls: LanguageModelV3Content[]): LanguageModelV3GenerateResult {
+  return {
+    content: calls,
+    finishReason: { unified: "tool-calls", raw: "tool_calls" },
+    usage: usage(10, 3),
+    warnings: [],
+    response: { id: "resp-tools", modelId: "scripted", timestamp: new Date(1_700_000_000_000) },
+  };
+}
+
+/** The stream parts of a scripted result, with text split into deltas. */
+export function streamPartsOf(result: LanguageModelV3GenerateResult): LanguageModelV3StreamPart[] {
+  const parts: LanguageModelV3StreamPart[] = [{ type: "stream-start", warnings: [] }];
+  if (result.response) parts.push({ type: "response-metadata", ...result.response });
+  for (const part of contentToStreamParts(JSON.parse(JSON.stringify(result.content)))) {
+    if (part.type === "text-delta") {
+      for (const word of part.delta.split(/(?<= )/))
+        parts.push({ type: "text-delta", id: part.id, delta: word });
+    } else parts.push(part);
+  }
+  parts.push({ type: "finish", finishReason: result.finishReason, usage: result.usage });
+  return parts;
+}
+
+export function partsStream(
+  parts: LanguageModelV3StreamPart[],
+): ReadableStream<LanguageModelV3StreamPart> {
+  let index = 0;
+  return new ReadableStream({
+    pull(controller) {
+      const part = parts[index++];
+      if (part === undefined) controller.close();
+      else controller.enqueue(part);
+    },
+  });
+}
+
+/**
+ * A mock model answering from a script, one result per call, for both doGenerate and doStream.
+ * `calls` counts provider calls (what replay must avoid).
+ */
+export function scriptedModel(script: LanguageModelV3GenerateResult[]) {
+  let index = 0;
+  const next = () => {
+    const result = script[index++];
+    if (!result) throw new Error(`scripted model: no answer for call ${index}`);
+    return result;
+  };
+  const model = new MockLanguageModelV3({
+    provider: "scripted",
+    modelId: "scripted-1",
+    doGenerate: async () => next(),
+    doStream: async () => ({ stream: partsStream(streamPartsOf(next())) }),
+  });
+  return {
+    model,
+    get calls() {
+      return model.doGenerateCalls.length + model.doStreamCalls.length;
+    },
+  };
+}
+
+/** A recorded payload, for assertions on nested fields. */
+// biome-ignore lint/suspicious/noExplicitAny: tests read nested payload fields freely
+export const payload = (event: LedgerEvent | undefined) => event?.payload as Record<string, any>;
