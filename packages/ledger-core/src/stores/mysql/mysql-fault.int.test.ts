@@ -1,0 +1,107 @@
+import mysql from "mysql2/promise";
+import { afterAll, describe, expect, it } from "vitest";
+import { LedgerError } from "../../events/errors.js";
+import { uuidv7 } from "../../events/ids.js";
+import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
+import { MysqlEventStore } from "./mysql-store.js";
+
+const available = await serverAvailable("mysql");
+const database = `ledger_fault_${uuidv7().replaceAll("-", "")}`;
+const admin = available ? await mysql.createConnection(SERVER_URLS.mysql) : undefined;
+await admin?.query(`CREATE DATABASE \`${database}\``);
+afterAll(async () => {
+  await admin?.query(`DROP DATABASE IF EXISTS \`${database}\``);
+  await admin?.end();
+});
+
+function uri(): string {
+  const url = new URL(SERVER_URLS.mysql);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/** The id of the connection waiting on a lock in the test database. */
+async function blockedConnection(): Promise<number> {
+  for (let tries = 0; tries < 100; tries++) {
+    const [rows] = (await admin?.query(
+      "SELECT ID AS id FROM information_schema.PROCESSLIST WHERE DB = ? AND COMMAND = 'Query' AND ID <> CONNECTION_ID() AND INFO LIKE '%sessions%'",
+      [database],
+    )) as unknown as [{ id: number }[]];
+    if (rows[0]) return rows[0].id;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error("the append never waited on the lock");
+}
+
+describe.skipIf(!available)("MysqlEventStore when the connection drops mid-append", () => {
+  it("fails with store-unavailable, writes nothing, and a retry of the batch succeeds", async () => {
+    const store = new MysqlEventStore({ uri: uri() });
+    await store.init();
+    const sessionId = `fault-${uuidv7()}`;
+    await store.append({
+      sessionId,
+      runId: "r",
+      expectedSeq: 0,
+      events: [{ type: "run.started" }],
+    });
+    const batch = {
+      sessionId,
+      runId: "r",
+      expectedSeq: 1,
+      events: [
+        { eventId: "fault-1", type: "model.requested" as const, payload: { n: 1 } },
+        { eventId: "fault-2", type: "model.completed" as const, payload: { n: 2 } },
+      ],
+    };
+    // Hold the session's counter row: the append locks the run head, then waits here.
+    const blocker = await mysql.createConnection(uri());
+    await blocker.query("START TRANSACTION");
+    await blocker.query("SELECT 1 FROM sessions WHERE session_id = ? FOR UPDATE", [sessionId]);
+    const pending = store.append(batch).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    const id = await blockedConnection();
+    await admin?.query(`KILL CONNECTION ${Number(id)}`);
+    const error = await pending;
+    await blocker.query("ROLLBACK");
+    await blocker.end();
+
+    expect(LedgerError.isInstance(error, "store-unavailable")).toBe(true);
+    expect((error as LedgerError).cause).toBeInstanceOf(Error);
+    expect(String((error as LedgerError).cause)).toMatch(/connection|killed|closed/i);
+    expect((await store.runHead({ sessionId, runId: "r" })).length).toBe(1);
+    expect((await store.readSession({ sessionId })).events).toHaveLength(1);
+
+    // The pool is not poisoned: the retry writes the batch once, a second retry dedups.
+    const retried = await store.append(batch);
+    expect(retried.deduplicated).toBe(false);
+    expect(retried.events.map((event) => event.commitCursor)).toEqual([2, 3]);
+    const again = await store.append(batch);
+    expect(again.deduplicated).toBe(true);
+    expect(again.events).toEqual(retried.events);
+    for (let index = 0; index < 12; index++) {
+      await store.append({
+        sessionId,
+        runId: "r",
+        expectedSeq: 3 + index,
+        events: [{ type: "x.after", payload: index }],
+      });
+    }
+    expect(
+      (await store.readSession({ sessionId })).events.map((event) => event.commitCursor),
+    ).toEqual(Array.from({ length: 15 }, (_, index) => index + 1));
+    await store.close();
+  });
+
+  it("reports an unreachable server as store-unavailable with the driver error as cause", async () => {
+    const store = new MysqlEventStore({ uri: "mysql://root@127.0.0.1:1/none" });
+    const error = await store.init().then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
+    expect(LedgerError.isInstance(error, "store-unavailable")).toBe(true);
+    expect((error as LedgerError).cause).toBeInstanceOf(Error);
+    await store.close();
+  });
+});
