@@ -23,7 +23,7 @@ function uri(): string {
 /** The id of the connection waiting on a lock in the test database. */
 async function blockedConnection(): Promise<number> {
   for (let tries = 0; tries < 100; tries++) {
-    const [rows] = (await admin?.query(
+    const [rows] = (await (admin as mysql.Connection).query(
       "SELECT ID AS id FROM information_schema.PROCESSLIST WHERE DB = ? AND COMMAND = 'Query' AND ID <> CONNECTION_ID() AND INFO LIKE '%sessions%'",
       [database],
     )) as unknown as [{ id: number }[]];
