@@ -1,0 +1,73 @@
+import mysql from "mysql2/promise";
+import { afterAll, describe, expect, it } from "vitest";
+import { uuidv7 } from "../../events/ids.js";
+import { openStore } from "../../store/open-store.js";
+import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
+import { MysqlEventStore } from "./mysql-store.js";
+
+const available = await serverAvailable("mysql");
+const database = `ledger_store_${uuidv7().replaceAll("-", "")}`;
+const pool = available
+  ? mysql.createPool({ uri: SERVER_URLS.mysql, connectionLimit: 3 })
+  : undefined;
+await pool?.query(`CREATE DATABASE \`${database}\``);
+afterAll(async () => {
+  await pool?.query(`DROP DATABASE IF EXISTS \`${database}\``);
+  await pool?.end();
+});
+
+describe.skipIf(!available)("MysqlEventStore", () => {
+  it("opens through openStore(mysql://...)", async () => {
+    const store = await openStore(SERVER_URLS.mysql);
+    const sessionId = `open-${uuidv7()}`;
+    const written = await store.append({
+      sessionId,
+      runId: "r",
+      expectedSeq: 0,
+      events: [{ type: "run.started" }],
+    });
+    expect((await store.readSession({ sessionId })).events).toEqual(written.events);
+    expect(store.describe().kind).toBe("mysql");
+    await store.close();
+  });
+
+  it("keeps its tables in { database } of the application's pool and leaves the pool open", async () => {
+    const store = new MysqlEventStore({ pool: pool as mysql.Pool, database });
+    await Promise.all([store.init(), store.init()]);
+    const payload = { text: "nul\u0000 emoji 😀", z: 1 };
+    const { events } = await store.append({
+      sessionId: "s",
+      runId: "r",
+      expectedSeq: 0,
+      events: [{ type: "input.received", payload }],
+    });
+    await store.close();
+    const [rows] = (await (pool as mysql.Pool).query(
+      `SELECT body FROM \`${database}\`.events`,
+    )) as unknown as [{ body: string }[]];
+    expect(rows[0]?.body).toBe(JSON.stringify(events[0]));
+    const [current] = (await (pool as mysql.Pool).query(
+      "SELECT DATABASE() AS name",
+    )) as unknown as [{ name: string }[]];
+    expect(current[0]?.name).toBe(new URL(SERVER_URLS.mysql).pathname.slice(1));
+  });
+
+  it("compares ids byte for byte: ids differing in case or accents are distinct", async () => {
+    const store = new MysqlEventStore({ pool: pool as mysql.Pool, database });
+    await store.init();
+    for (const sessionId of ["Case", "case", "cäse"]) {
+      await store.append({
+        sessionId,
+        runId: "r",
+        expectedSeq: 0,
+        events: [{ eventId: "E", type: "run.started" }],
+      });
+    }
+    const { sessions } = await store.listSessions();
+    expect(sessions.map((session) => session.sessionId)).toEqual(
+      expect.arrayContaining(["Case", "case", "cäse"]),
+    );
+    expect((await store.runHead({ sessionId: "case", runId: "r" })).length).toBe(1);
+    await store.close();
+  });
+});

@@ -1,0 +1,53 @@
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { uuidv7 } from "../../events/ids.js";
+import { openStore } from "../../store/open-store.js";
+import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
+import { PostgresEventStore } from "./postgres-store.js";
+
+const available = await serverAvailable("postgres");
+const schema = `ledger_store_${uuidv7().replaceAll("-", "")}`;
+const pool = available
+  ? new pg.Pool({ connectionString: SERVER_URLS.postgres, max: 3 })
+  : undefined;
+afterAll(async () => {
+  await pool?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await pool?.end();
+});
+
+describe.skipIf(!available)("PostgresEventStore", () => {
+  it("opens through openStore(postgres://...)", async () => {
+    const store = await openStore(SERVER_URLS.postgres);
+    const sessionId = `open-${uuidv7()}`;
+    const written = await store.append({
+      sessionId,
+      runId: "r",
+      expectedSeq: 0,
+      events: [{ type: "run.started" }],
+    });
+    expect((await store.readSession({ sessionId })).events).toEqual(written.events);
+    expect(store.describe().kind).toBe("postgres");
+    await store.close();
+  });
+
+  it("uses the application's pool, keeps TEXT verbatim, and leaves the pool open", async () => {
+    const store = new PostgresEventStore({ pool: pool as pg.Pool, schema });
+    await Promise.all([store.init(), store.init()]);
+    const payload = { text: "nul\u0000 emoji 😀", z: 1, a: { y: [1.5, "x"] } };
+    const { events } = await store.append({
+      sessionId: "s",
+      runId: "r",
+      expectedSeq: 0,
+      events: [{ type: "input.received", payload }],
+    });
+    await store.close();
+    const result = await (pool as pg.Pool).query<{ body: string }>(
+      `SELECT body FROM "${schema}".events`,
+    );
+    expect(result.rows[0]?.body).toBe(JSON.stringify(events[0]));
+    const versions = await (pool as pg.Pool).query(
+      `SELECT version FROM "${schema}".schema_version`,
+    );
+    expect(versions.rows).toEqual([{ version: 1 }]);
+  });
+});

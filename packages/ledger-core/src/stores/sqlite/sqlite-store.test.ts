@@ -1,0 +1,126 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { LedgerError } from "../../events/errors.js";
+import { openStore } from "../../store/open-store.js";
+import { SqliteEventStore, sqlitePath } from "./sqlite-store.js";
+
+const folder = mkdtempSync(join(tmpdir(), "ledger-sqlite-store-"));
+let count = 0;
+const freshPath = () => join(folder, `store-${++count}.db`);
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+describe("SqliteEventStore", () => {
+  it("reads sqlite: and file: URLs", () => {
+    expect(sqlitePath("sqlite:./ledger.db")).toBe("./ledger.db");
+    expect(sqlitePath("sqlite::memory:")).toBe(":memory:");
+    expect(sqlitePath("sqlite:///var/ledger.db")).toBe("/var/ledger.db");
+    expect(sqlitePath("file:///var/ledger.db")).toBe("/var/ledger.db");
+    expect(sqlitePath("file:ledger.db")).toBe("ledger.db");
+    expect(() => sqlitePath("sqlite:")).toThrow(/needs a path/);
+  });
+
+  it("opens through openStore for a file and for :memory:", async () => {
+    for (const url of [`sqlite:${freshPath()}`, "sqlite::memory:"]) {
+      const store = await openStore(url);
+      const written = await store.append({
+        sessionId: "s",
+        runId: "r",
+        expectedSeq: 0,
+        events: [{ type: "run.started", payload: { url } }],
+      });
+      expect((await store.readRun({ sessionId: "s", runId: "r" })).events).toEqual(written.events);
+      await store.close();
+    }
+  });
+
+  it("promises durability in describe(): WAL and synchronous=FULL", async () => {
+    const path = freshPath();
+    const store = new SqliteEventStore({ path });
+    await store.init();
+    expect(store.describe()).toEqual({
+      kind: "sqlite",
+      location: path,
+      durability: { journal_mode: "wal", synchronous: 2 },
+    });
+    await store.close();
+  });
+
+  it("stores the whole event as its JSON text, \\u0000 and astral characters included", async () => {
+    const path = freshPath();
+    const store = new SqliteEventStore({ path });
+    await store.init();
+    const payload = { text: "nul\u0000 tab\t emoji 😀 ß", nested: { z: 1, a: [true, null] } };
+    const { events } = await store.append({
+      sessionId: "s",
+      runId: "r",
+      expectedSeq: 0,
+      events: [{ type: "input.received", payload }],
+    });
+    await store.close();
+    const raw = new Database(path, { readonly: true });
+    const row = raw.prepare("SELECT body FROM events").get() as { body: string };
+    raw.close();
+    expect(row.body).toBe(JSON.stringify(events[0]));
+    expect(JSON.parse(row.body).payload).toEqual(payload);
+  });
+
+  it("applies the migrations once however often init() runs, and refuses a newer schema", async () => {
+    const path = freshPath();
+    const store = new SqliteEventStore({ path });
+    await Promise.all([store.init(), store.init()]);
+    await store.init();
+    await store.close();
+    const raw = new Database(path);
+    expect(raw.prepare("SELECT version FROM schema_version").all()).toEqual([{ version: 1 }]);
+    raw.prepare("INSERT INTO schema_version VALUES (99, 'future', 'now')").run();
+    raw.close();
+    const newer = new SqliteEventStore({ path });
+    const error = await newer.init().catch((failure: unknown) => failure);
+    expect(LedgerError.isInstance(error, "store-unavailable")).toBe(true);
+    expect(String(error)).toMatch(/version 99/);
+    await newer.close();
+  });
+
+  it("uses a database the application opened and leaves it open on close()", async () => {
+    const database = new Database(freshPath());
+    const store = new SqliteEventStore({ database });
+    await store.init();
+    await store.append({
+      sessionId: "s",
+      runId: "r",
+      expectedSeq: 0,
+      events: [{ type: "run.started" }],
+    });
+    await store.close();
+    expect(database.open).toBe(true);
+    expect(database.prepare("SELECT count(*) AS n FROM events").get()).toEqual({ n: 1 });
+    database.close();
+  });
+
+  it("reports a file it cannot open as store-unavailable", () => {
+    let error: unknown;
+    try {
+      new SqliteEventStore({ path: join(folder, "missing-dir", "x.db") });
+    } catch (failure) {
+      error = failure;
+    }
+    expect(LedgerError.isInstance(error, "store-unavailable")).toBe(true);
+    expect((error as LedgerError).cause).toBeInstanceOf(Error);
+  });
+
+  it("maps a driver failure during append to store-unavailable with the cause", async () => {
+    const database = new Database(freshPath());
+    const store = new SqliteEventStore({ database });
+    await store.init();
+    database.exec("DROP TABLE runs");
+    const error = await store
+      .append({ sessionId: "s", runId: "r", expectedSeq: 0, events: [{ type: "run.started" }] })
+      .catch((failure: unknown) => failure);
+    expect(LedgerError.isInstance(error, "store-unavailable")).toBe(true);
+    expect(((error as LedgerError).cause as { code?: string }).code).toBe("SQLITE_ERROR");
+    database.close();
+  });
+});
