@@ -1,0 +1,397 @@
+import {
+  type Actor,
+  type Attempt,
+  collectAttempts,
+  type EventStore,
+  type JsonObject,
+  LedgerError,
+  readWholeRun,
+  SessionRecorder,
+  UnresolvedAttemptError,
+} from "@agent-ledger/core";
+import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
+import type { Serialized } from "@langchain/core/load/serializable";
+import type { BaseMessage } from "@langchain/core/messages";
+import type { LLMResult } from "@langchain/core/outputs";
+import type { ChainValues } from "@langchain/core/utils/types";
+import { chatRequest, modelResponse, textRequest } from "./model-request.js";
+import { isRecord, parseToolInput, toJsonValue } from "./plain-json.js";
+import { toolEffect } from "./tool-effect.js";
+
+/** Options of `LedgerCallbackHandler`: an existing recorder, or a store and a session. */
+export type LedgerCallbackHandlerOptions =
+  | { recorder: SessionRecorder; recordChains?: boolean }
+  | {
+      store: EventStore;
+      sessionId: string;
+      /** Give the same runId in a resumed process: the handler then continues that run. */
+      runId?: string;
+      actor?: Actor;
+      recordChains?: boolean;
+    };
+
+const DEFAULT_ACTOR: Actor = { type: "agent", id: "langchain", framework: "langchain" };
+const HIDDEN_TAG = "langsmith:hidden";
+
+interface HandlerState {
+  options: LedgerCallbackHandlerOptions;
+  recorder: Promise<SessionRecorder> | undefined;
+  models: Map<string, Attempt>;
+  tools: Map<string, Attempt>;
+  chains: Map<string, { topLevel: boolean }>;
+  /** Tool calls the middleware records itself (the handler then leaves them alone). */
+  claimed: Set<string>;
+  /** toolCallId -> eventId of the model.completed that asked for it. */
+  causes: Map<string, string>;
+  /** On a resumed run: request hashes of the recorded model attempts, in replay order. */
+  recordedModels: string[] | undefined;
+  modelIndex: number;
+}
+
+function langchainMetadata(fields: Record<string, unknown>): JsonObject {
+  const langchain: JsonObject = {};
+  for (const [key, value] of Object.entries(fields)) {
+    if (value !== undefined) langchain[key] = toJsonValue(value);
+  }
+  return { langchain };
+}
+
+/**
+ * A LangChain callback handler that records every chat/LLM call and tool call in the ledger
+ * (§9). It is awaited and raising: a `*.requested` event that cannot be committed rejects the
+ * call before the model or tool runs. Under `createAgent`, add `ledgerMiddleware({ handler })`
+ * too: the tool node turns callback errors into ToolMessages, the middleware can stop a tool.
+ */
+export class LedgerCallbackHandler extends BaseCallbackHandler {
+  name = "agent-ledger";
+  override awaitHandlers = true;
+  override raiseError = true;
+  readonly #state: HandlerState;
+
+  constructor(options: LedgerCallbackHandlerOptions | LedgerCallbackHandler) {
+    super({ _awaitHandler: true, raiseError: true });
+    this.awaitHandlers = true;
+    this.raiseError = true;
+    // BaseCallbackHandler.copy() calls `new this.constructor(this)`: share the state.
+    if (options instanceof LedgerCallbackHandler) {
+      this.#state = options.#state;
+      return;
+    }
+    if (!("recorder" in options) && !(options.store && options.sessionId)) {
+      throw new LedgerError(
+        "invalid-argument",
+        "LedgerCallbackHandler needs { recorder } or { store, sessionId }",
+        { path: "$" },
+      );
+    }
+    this.#state = {
+      options,
+      recorder: undefined,
+      models: new Map(),
+      tools: new Map(),
+      chains: new Map(),
+      claimed: new Set(),
+      causes: new Map(),
+      recordedModels: undefined,
+      modelIndex: 0,
+    };
+  }
+
+  /** The recorder (created, or resumed when `runId` names a run in the store, on first use). */
+  getRecorder(): Promise<SessionRecorder> {
+    const state = this.#state;
+    if (!state.recorder) {
+      state.recorder = this.#open().catch((error: unknown) => {
+        state.recorder = undefined;
+        throw error;
+      });
+    }
+    return state.recorder;
+  }
+
+  async #open(): Promise<SessionRecorder> {
+    const options = this.#state.options;
+    let recorder: SessionRecorder | undefined;
+    if ("recorder" in options) recorder = options.recorder;
+    else {
+      const actor = options.actor ?? DEFAULT_ACTOR;
+      const address = { store: options.store, sessionId: options.sessionId, actor };
+      if (options.runId !== undefined) {
+        const head = await options.store.runHead({
+          sessionId: options.sessionId,
+          runId: options.runId,
+        });
+        if (head.exists)
+          recorder = await SessionRecorder.resume({ ...address, runId: options.runId });
+      }
+      recorder ??= new SessionRecorder({
+        ...address,
+        ...(options.runId !== undefined ? { runId: options.runId } : {}),
+      });
+    }
+    if (recorder.resumed) await this.#loadRecorded(recorder);
+    await recorder.startRun({ framework: "langchain" });
+    return recorder;
+  }
+
+  // Mirrors ReplayCursor's model queue, so calls the checkpoint already covers can be skipped.
+  async #loadRecorded(recorder: SessionRecorder): Promise<void> {
+    const events = await readWholeRun(recorder.store, {
+      sessionId: recorder.sessionId,
+      runId: recorder.runId,
+    });
+    const attempts = collectAttempts(events);
+    const retried = new Set(attempts.map((attempt) => attempt.retryOf));
+    this.#state.recordedModels = attempts
+      .filter((attempt) => !(retried.has(attempt.attemptId) && attempt.status === "requested"))
+      .filter((attempt) => attempt.kind === "model")
+      .map((attempt) => attempt.requestHash);
+    for (const event of events) {
+      if (event.type !== "model.completed" || !isRecord(event.payload)) continue;
+      const response = event.payload.response;
+      const calls =
+        isRecord(response) && Array.isArray(response.toolCalls) ? response.toolCalls : [];
+      for (const call of calls) {
+        if (isRecord(call) && typeof call.id === "string")
+          this.#state.causes.set(call.id, event.eventId);
+      }
+    }
+  }
+
+  /** eventId of the model completion that asked for this tool call, when known. */
+  causeOf(toolCallId: string | undefined): string | undefined {
+    return toolCallId === undefined ? undefined : this.#state.causes.get(toolCallId);
+  }
+
+  /** Called by `ledgerMiddleware`: this tool call is recorded by the middleware, not here. */
+  claimToolCall(toolCallId: string): () => void {
+    this.#state.claimed.add(toolCallId);
+    return () => this.#state.claimed.delete(toolCallId);
+  }
+
+  /**
+   * On a resumed run a model call is matched with the recorded calls by request hash. With a
+   * checkpoint saver the agent restarts from its last checkpoint, not from its input, so
+   * recorded calls before the first match are skipped (the checkpoint already holds them).
+   */
+  async #beforeModelCall(request: JsonObject, metadata: JsonObject): Promise<Attempt> {
+    const recorder = await this.getRecorder();
+    const state = this.#state;
+    for (;;) {
+      try {
+        const attempt = await recorder.beforeModelCall({ request, metadata });
+        if (state.recordedModels && state.modelIndex < state.recordedModels.length)
+          state.modelIndex++;
+        // Recorded before the crash but not in the checkpoint: LangChain calls the model anyway,
+        // so record that as a new attempt rather than pretending it was answered.
+        if (attempt.replayed) return await recorder.retry(attempt);
+        return attempt;
+      } catch (error) {
+        const recorded = state.recordedModels;
+        const replay = recorder.replay;
+        if (!LedgerError.isInstance(error, "replay-divergence") || !recorded || !replay)
+          throw error;
+        const wanted = error.details.requestHash;
+        const found = recorded.indexOf(String(wanted), state.modelIndex + 1);
+        const stop = found === -1 ? recorded.length : found;
+        while (state.modelIndex < stop) {
+          replay.takeModel(recorded[state.modelIndex] as string);
+          state.modelIndex++;
+        }
+      }
+    }
+  }
+
+  override async handleChatModelStart(
+    llm: Serialized,
+    messages: BaseMessage[][],
+    runId: string,
+    parentRunId?: string,
+    extraParams?: Record<string, unknown>,
+    tags?: string[],
+    metadata?: Record<string, unknown>,
+    runName?: string,
+  ): Promise<void> {
+    const request = chatRequest({ llm, messages, extraParams, metadata });
+    const attempt = await this.#beforeModelCall(
+      request,
+      langchainMetadata({ runId, parentRunId, runName, tags }),
+    );
+    this.#state.models.set(runId, attempt);
+  }
+
+  override async handleLLMStart(
+    llm: Serialized,
+    prompts: string[],
+    runId: string,
+    parentRunId?: string,
+    extraParams?: Record<string, unknown>,
+    tags?: string[],
+    metadata?: Record<string, unknown>,
+    runName?: string,
+  ): Promise<void> {
+    const request = textRequest({ llm, prompts, extraParams, metadata });
+    const attempt = await this.#beforeModelCall(
+      request,
+      langchainMetadata({ runId, parentRunId, runName, tags }),
+    );
+    this.#state.models.set(runId, attempt);
+  }
+
+  override async handleLLMEnd(
+    output: LLMResult,
+    runId: string,
+    parentRunId?: string,
+  ): Promise<void> {
+    const attempt = this.#state.models.get(runId);
+    if (!attempt) return;
+    this.#state.models.delete(runId);
+    const recorder = await this.getRecorder();
+    const { response, toolCalls } = modelResponse(output);
+    const event = await recorder.modelCompleted(attempt, response, {
+      metadata: langchainMetadata({ runId, parentRunId }),
+    });
+    for (const call of toolCalls) if (call.id) this.#state.causes.set(call.id, event.eventId);
+  }
+
+  override async handleLLMError(
+    error: unknown,
+    runId: string,
+    parentRunId?: string,
+  ): Promise<void> {
+    const attempt = this.#state.models.get(runId);
+    if (!attempt) return;
+    this.#state.models.delete(runId);
+    const recorder = await this.getRecorder();
+    await recorder.modelFailed(attempt, error, {
+      metadata: langchainMetadata({ runId, parentRunId }),
+    });
+  }
+
+  override async handleToolStart(
+    tool: Serialized,
+    input: string,
+    runId: string,
+    parentRunId?: string,
+    tags?: string[],
+    metadata?: Record<string, unknown>,
+    runName?: string,
+    toolCallId?: string,
+  ): Promise<void> {
+    if (toolCallId !== undefined && this.#state.claimed.has(toolCallId)) return;
+    const recorder = await this.getRecorder();
+    const name = runName ?? (tool as { name?: string }).name ?? String(tool.id?.at(-1) ?? "tool");
+    const effect = toolEffect(metadata);
+    const cause = this.causeOf(toolCallId);
+    let attempt = await recorder.beforeToolCall({
+      name,
+      args: parseToolInput(input),
+      effect,
+      ...(toolCallId !== undefined ? { toolCallId } : {}),
+      ...(cause !== undefined ? { causedByEventId: cause } : {}),
+      metadata: langchainMetadata({ runId, parentRunId, tags }),
+    });
+    if (attempt.replayed) {
+      // The callback cannot answer a tool from the ledger (ledgerMiddleware can): run an
+      // idempotent tool again, refuse to repeat one that may have an effect.
+      if (!effect.idempotent) {
+        throw new UnresolvedAttemptError(
+          `tool call ${name}${toolCallId ? ` (${toolCallId})` : ""} was already ${attempt.replayed.status} before the process restarted; it is not idempotent, so it is not run again. Use ledgerMiddleware to answer it from the ledger.`,
+          { attemptId: attempt.attemptId, toolCallId: toolCallId ?? null, name },
+        );
+      }
+      attempt = await recorder.retry(attempt);
+    }
+    this.#state.tools.set(runId, attempt);
+  }
+
+  // biome-ignore lint/suspicious/noExplicitAny: LangChain's signature
+  override async handleToolEnd(output: any, runId: string, parentRunId?: string): Promise<void> {
+    const attempt = this.#state.tools.get(runId);
+    if (!attempt) return;
+    this.#state.tools.delete(runId);
+    const recorder = await this.getRecorder();
+    await recorder.toolCompleted(attempt, toJsonValue(output), {
+      metadata: langchainMetadata({ runId, parentRunId }),
+    });
+  }
+
+  override async handleToolError(
+    error: unknown,
+    runId: string,
+    parentRunId?: string,
+  ): Promise<void> {
+    const attempt = this.#state.tools.get(runId);
+    if (!attempt) return;
+    this.#state.tools.delete(runId);
+    const recorder = await this.getRecorder();
+    await recorder.toolFailed(attempt, error, {
+      metadata: langchainMetadata({ runId, parentRunId }),
+    });
+  }
+
+  // Real argument order (PITFALLS): chain, inputs, runId, parentRunId, tags, metadata, runType, runName.
+  override async handleChainStart(
+    chain: Serialized,
+    inputs: ChainValues,
+    runId: string,
+    parentRunIdOrRunType?: string,
+    tags?: string[],
+    metadata?: Record<string, unknown>,
+    runTypeOrName?: string,
+    runName?: string,
+  ): Promise<void> {
+    if (!this.#recordChains() || tags?.includes(HIDDEN_TAG)) return;
+    const parentRunId = parentRunIdOrRunType;
+    const topLevel = parentRunId === undefined;
+    this.#state.chains.set(runId, { topLevel });
+    const name = runName ?? runTypeOrName ?? String(chain?.id?.at(-1) ?? "chain");
+    const recorder = await this.getRecorder();
+    const payload: JsonObject = { chainRunId: runId, name };
+    if (topLevel) payload.inputs = toJsonValue(inputs);
+    if (typeof metadata?.langgraph_node === "string") payload.node = metadata.langgraph_node;
+    await recorder.record({
+      type: "x.langchain.chain.started",
+      payload,
+      metadata: langchainMetadata({ runId, parentRunId, tags }),
+    });
+  }
+
+  override async handleChainEnd(
+    outputs: ChainValues,
+    runId: string,
+    parentRunId?: string,
+  ): Promise<void> {
+    const chain = this.#state.chains.get(runId);
+    if (!chain) return;
+    this.#state.chains.delete(runId);
+    const recorder = await this.getRecorder();
+    const payload: JsonObject = { chainRunId: runId };
+    if (chain.topLevel) payload.outputs = toJsonValue(outputs);
+    await recorder.record({
+      type: "x.langchain.chain.completed",
+      payload,
+      metadata: langchainMetadata({ runId, parentRunId }),
+    });
+  }
+
+  override async handleChainError(
+    error: unknown,
+    runId: string,
+    parentRunId?: string,
+  ): Promise<void> {
+    const chain = this.#state.chains.get(runId);
+    if (!chain) return;
+    this.#state.chains.delete(runId);
+    const recorder = await this.getRecorder();
+    await recorder.record({
+      type: "x.langchain.chain.failed",
+      payload: { chainRunId: runId, error: toJsonValue(error) },
+      metadata: langchainMetadata({ runId, parentRunId }),
+    });
+  }
+
+  #recordChains(): boolean {
+    return this.#state.options.recordChains ?? true;
+  }
+}

@@ -1,0 +1,146 @@
+import type { JsonObject, LedgerEvent } from "@agent-ledger/core";
+import {
+  compareWritesSortKeys,
+  WRITES_IDX_MAP,
+  writesSortKey,
+} from "@langchain/langgraph-checkpoint";
+import { isRecord } from "./plain-json.js";
+
+export const CHECKPOINT_KIND = "langgraph.checkpoint";
+export const WRITES_TYPE = "x.langgraph.writes";
+export const DELETED_TYPE = "x.langgraph.thread-deleted";
+
+/** A serialized value as the saver's serde produced it. */
+export interface TypedBytes {
+  type: string;
+  base64: string;
+}
+
+export interface StoredCheckpoint {
+  threadId: string;
+  checkpointNs: string;
+  checkpointId: string;
+  parentCheckpointId: string | undefined;
+  checkpoint: TypedBytes;
+  metadata: TypedBytes;
+}
+
+export interface StoredWrite {
+  taskId: string;
+  taskPath: string;
+  idx: number;
+  channel: string;
+  value: TypedBytes;
+}
+
+/** Checkpoints and pending writes of one thread, rebuilt from its events. */
+export interface ThreadIndex {
+  threadId: string | undefined;
+  /** checkpoint_ns -> checkpoint_id -> checkpoint */
+  checkpoints: Map<string, Map<string, StoredCheckpoint>>;
+  /** `${ns}\0${checkpointId}` -> `${taskId},${idx}` -> write */
+  writes: Map<string, Map<string, StoredWrite>>;
+  /** checkpoint_ns -> `${channel}\0${version}` -> value (null: the channel was empty) */
+  channels: Map<string, Map<string, TypedBytes | null>>;
+}
+
+export function channelKey(channel: string, version: unknown): string {
+  return `${channel}\u0000${String(version)}`;
+}
+
+function entry<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = make();
+    map.set(key, value);
+  }
+  return value;
+}
+
+function typed(value: unknown): TypedBytes {
+  const record = isRecord(value) ? value : {};
+  return { type: String(record.type ?? "json"), base64: String(record.base64 ?? "") };
+}
+
+export function writesKey(checkpointNs: string, checkpointId: string): string {
+  return `${checkpointNs}\u0000${checkpointId}`;
+}
+
+/** Index of a thread's events; everything before its last deletion marker is ignored. */
+export function indexThread(events: readonly LedgerEvent[]): ThreadIndex {
+  const index: ThreadIndex = {
+    threadId: undefined,
+    checkpoints: new Map(),
+    writes: new Map(),
+    channels: new Map(),
+  };
+  for (const event of events) {
+    const payload = isRecord(event.payload) ? (event.payload as JsonObject) : {};
+    if (typeof payload.threadId === "string") index.threadId = payload.threadId;
+    if (event.type === DELETED_TYPE) {
+      index.checkpoints.clear();
+      index.writes.clear();
+      index.channels.clear();
+    } else if (event.type === "checkpoint.saved" && payload.kind === CHECKPOINT_KIND) {
+      const checkpointNs = String(payload.checkpointNs ?? "");
+      const checkpointId = String(payload.checkpointId);
+      const byId = entry(index.checkpoints, checkpointNs, () => new Map());
+      byId.set(checkpointId, {
+        threadId: String(payload.threadId),
+        checkpointNs,
+        checkpointId,
+        parentCheckpointId:
+          typeof payload.parentCheckpointId === "string" ? payload.parentCheckpointId : undefined,
+        checkpoint: typed(payload.checkpoint),
+        metadata: typed(payload.metadata),
+      });
+      const values = entry(index.channels, checkpointNs, () => new Map());
+      for (const blob of Array.isArray(payload.channels) ? payload.channels : []) {
+        if (!isRecord(blob)) continue;
+        const key = channelKey(String(blob.channel), blob.version);
+        values.set(key, blob.value === null ? null : typed(blob.value));
+      }
+    } else if (event.type === WRITES_TYPE) {
+      const key = writesKey(String(payload.checkpointNs ?? ""), String(payload.checkpointId));
+      const stored = entry(index.writes, key, () => new Map());
+      const taskId = String(payload.taskId);
+      const taskPath = String(payload.taskPath ?? "");
+      for (const write of Array.isArray(payload.writes) ? payload.writes : []) {
+        if (!isRecord(write)) continue;
+        const idx = Number(write.idx);
+        const innerKey = `${taskId},${idx}`;
+        // Same rule as MemorySaver: a task's regular write is kept once, special ones replaced.
+        if (idx >= 0 && stored.has(innerKey)) continue;
+        stored.set(innerKey, {
+          taskId,
+          taskPath,
+          idx,
+          channel: String(write.channel),
+          value: typed(write.value),
+        });
+      }
+    }
+  }
+  return index;
+}
+
+/** The writes of one checkpoint in (taskPath, taskId, idx) order. */
+export function orderedWrites(
+  index: ThreadIndex,
+  checkpointNs: string,
+  checkpointId: string,
+): StoredWrite[] {
+  const stored = index.writes.get(writesKey(checkpointNs, checkpointId));
+  if (!stored) return [];
+  return [...stored.values()].sort((a, b) =>
+    compareWritesSortKeys(
+      writesSortKey(a.taskPath, a.taskId, a.idx),
+      writesSortKey(b.taskPath, b.taskId, b.idx),
+    ),
+  );
+}
+
+/** The index a write gets: special channels have fixed negative ones. */
+export function writeIdx(channel: string, position: number): number {
+  return (WRITES_IDX_MAP as Record<string, number>)[channel] || position;
+}

@@ -1,0 +1,312 @@
+import { type EventStore, type JsonObject, LedgerError } from "@agent-ledger/core";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import {
+  BaseCheckpointSaver,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointPendingWrite,
+  type CheckpointTuple,
+  copyCheckpoint,
+  getCheckpointId,
+  maxChannelVersion,
+  type PendingWrite,
+  type SerializerProtocol,
+  TASKS,
+} from "@langchain/langgraph-checkpoint";
+import {
+  CHECKPOINT_KIND,
+  channelKey,
+  DELETED_TYPE,
+  indexThread,
+  orderedWrites,
+  type StoredCheckpoint,
+  type ThreadIndex,
+  type TypedBytes,
+  WRITES_TYPE,
+  writeIdx,
+} from "./checkpoint-index.js";
+import { ThreadLog, threadRunId } from "./thread-log.js";
+
+export interface LedgerCheckpointSaverOptions {
+  store: EventStore;
+  /** The session whose runs hold the threads (one run per thread_id). */
+  sessionId?: string;
+  serde?: SerializerProtocol;
+}
+
+export const DEFAULT_CHECKPOINT_SESSION = "langgraph-checkpoints";
+
+function requireThreadId(config: RunnableConfig, action: string): string {
+  const threadId = config.configurable?.thread_id;
+  if (threadId === undefined || threadId === null || threadId === "")
+    throw new LedgerError(
+      "invalid-argument",
+      `Failed to ${action}: config.configurable.thread_id is required (graph.invoke(input, { configurable: { thread_id } }))`,
+      { path: "$.configurable.thread_id" },
+    );
+  return String(threadId);
+}
+
+/**
+ * A LangGraph checkpoint saver on the ledger (any EventStore): each thread is a run of a
+ * dedicated session, each `put` a `checkpoint.saved` event and each `putWrites` an
+ * `x.langgraph.writes` event holding the serde's bytes (base64). An agent compiled with it
+ * resumes after a crash with `invoke(null, { configurable: { thread_id } })`.
+ */
+export class LedgerCheckpointSaver extends BaseCheckpointSaver {
+  readonly store: EventStore;
+  readonly sessionId: string;
+  readonly #threads = new Map<string, ThreadLog>();
+
+  constructor(options: LedgerCheckpointSaverOptions) {
+    super(options.serde);
+    this.store = options.store;
+    this.sessionId = options.sessionId ?? DEFAULT_CHECKPOINT_SESSION;
+  }
+
+  #log(threadId: string): ThreadLog {
+    let log = this.#threads.get(threadId);
+    if (!log) {
+      log = new ThreadLog(this.store, this.sessionId, threadRunId(threadId));
+      this.#threads.set(threadId, log);
+    }
+    return log;
+  }
+
+  async #index(threadId: string): Promise<ThreadIndex> {
+    return indexThread(await this.#log(threadId).sync());
+  }
+
+  async #dump(value: unknown): Promise<TypedBytes> {
+    const [type, data] = await this.serde.dumpsTyped(value);
+    const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : Buffer.from(data);
+    return { type, base64: bytes.toString("base64") };
+  }
+
+  #load(value: TypedBytes): Promise<unknown> {
+    return this.serde.loadsTyped(value.type, new Uint8Array(Buffer.from(value.base64, "base64")));
+  }
+
+  async #tuple(index: ThreadIndex, stored: StoredCheckpoint): Promise<CheckpointTuple> {
+    const checkpoint = (await this.#load(stored.checkpoint)) as Checkpoint;
+    const { threadId, checkpointNs, checkpointId, parentCheckpointId } = stored;
+    // Channel values are stored once per (channel, version): rebuild them from the versions.
+    const values = index.channels.get(checkpointNs);
+    const channelValues: Record<string, unknown> = {};
+    for (const [channel, version] of Object.entries(checkpoint.channel_versions ?? {})) {
+      const blob = values?.get(channelKey(channel, version));
+      if (blob) channelValues[channel] = await this.#load(blob);
+    }
+    checkpoint.channel_values = channelValues;
+    if (checkpoint.v < 4 && parentCheckpointId !== undefined)
+      await this.#migratePendingSends(index, checkpoint, checkpointNs, parentCheckpointId);
+    const pendingWrites: CheckpointPendingWrite[] = await Promise.all(
+      orderedWrites(index, checkpointNs, checkpointId).map(
+        async (write) =>
+          [write.taskId, write.channel, await this.#load(write.value)] as CheckpointPendingWrite,
+      ),
+    );
+    const tuple: CheckpointTuple = {
+      config: {
+        configurable: {
+          thread_id: threadId,
+          checkpoint_ns: checkpointNs,
+          checkpoint_id: checkpointId,
+        },
+      },
+      checkpoint,
+      metadata: (await this.#load(stored.metadata)) as CheckpointMetadata,
+      pendingWrites,
+    };
+    if (parentCheckpointId !== undefined)
+      tuple.parentConfig = {
+        configurable: {
+          thread_id: threadId,
+          checkpoint_ns: checkpointNs,
+          checkpoint_id: parentCheckpointId,
+        },
+      };
+    return tuple;
+  }
+
+  // Checkpoints before format v4 kept pending sends as TASKS writes of their parent.
+  async #migratePendingSends(
+    index: ThreadIndex,
+    checkpoint: Checkpoint,
+    checkpointNs: string,
+    parentCheckpointId: string,
+  ): Promise<void> {
+    const sends = await Promise.all(
+      orderedWrites(index, checkpointNs, parentCheckpointId)
+        .filter((write) => write.channel === TASKS)
+        .map((write) => this.#load(write.value)),
+    );
+    const mutable = checkpoint as {
+      channel_values: Record<string, unknown>;
+      channel_versions: ChannelVersions;
+    };
+    mutable.channel_values ??= {};
+    mutable.channel_values[TASKS] = sends;
+    mutable.channel_versions ??= {};
+    mutable.channel_versions[TASKS] =
+      Object.keys(mutable.channel_versions).length > 0
+        ? maxChannelVersion(...Object.values(mutable.channel_versions))
+        : this.getNextVersion(undefined);
+  }
+
+  override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const threadId = config.configurable?.thread_id;
+    if (threadId === undefined || threadId === null) return undefined;
+    const checkpointNs = String(config.configurable?.checkpoint_ns ?? "");
+    const checkpointId = getCheckpointId(config);
+    const index = await this.#index(String(threadId));
+    const byId = index.checkpoints.get(checkpointNs);
+    if (!byId) return undefined;
+    const id = checkpointId || [...byId.keys()].sort().at(-1);
+    const stored = id === undefined ? undefined : byId.get(id);
+    return stored ? this.#tuple(index, stored) : undefined;
+  }
+
+  override async *list(
+    config: RunnableConfig,
+    options?: CheckpointListOptions,
+  ): AsyncGenerator<CheckpointTuple> {
+    const { before, filter } = options ?? {};
+    let limit = options?.limit;
+    const threadIds =
+      config.configurable?.thread_id !== undefined
+        ? [String(config.configurable.thread_id)]
+        : await this.#allThreadIds();
+    const wantedNs = config.configurable?.checkpoint_ns as string | undefined;
+    const wantedId = config.configurable?.checkpoint_id as string | undefined;
+    const beforeId = before?.configurable?.checkpoint_id as string | undefined;
+    for (const threadId of threadIds) {
+      const index = await this.#index(threadId);
+      for (const [checkpointNs, byId] of index.checkpoints) {
+        if (wantedNs !== undefined && checkpointNs !== wantedNs) continue;
+        const ids = [...byId.keys()].sort().reverse();
+        for (const id of ids) {
+          if (wantedId && id !== wantedId) continue;
+          if (beforeId && id >= beforeId) continue;
+          const stored = byId.get(id) as StoredCheckpoint;
+          if (filter) {
+            const metadata = (await this.#load(stored.metadata)) as Record<string, unknown>;
+            if (!Object.entries(filter).every(([key, value]) => metadata?.[key] === value))
+              continue;
+          }
+          if (limit !== undefined) {
+            if (limit <= 0) return;
+            limit -= 1;
+          }
+          yield await this.#tuple(index, stored);
+        }
+      }
+    }
+  }
+
+  async #allThreadIds(): Promise<string[]> {
+    const runs = await this.store.listRuns(this.sessionId);
+    const threadIds: string[] = [];
+    for (const run of runs) {
+      const page = await this.store.readRun({
+        sessionId: this.sessionId,
+        runId: run.runId,
+        limit: 1,
+      });
+      const payload = page.events[0]?.payload as JsonObject | undefined;
+      if (typeof payload?.threadId === "string") threadIds.push(payload.threadId);
+    }
+    return threadIds;
+  }
+
+  override async put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions = {},
+  ): Promise<RunnableConfig> {
+    const threadId = requireThreadId(config, "put checkpoint");
+    const checkpointNs = String(config.configurable?.checkpoint_ns ?? "");
+    const parentCheckpointId = config.configurable?.checkpoint_id as string | undefined;
+    // Only channels with a new version are stored (once per version), like the SQL savers.
+    const { channel_values: channelValues, ...rest } = copyCheckpoint(checkpoint);
+    const channels = await Promise.all(
+      Object.entries(newVersions).map(async ([channel, version]) => ({
+        channel,
+        version,
+        value: channel in channelValues ? { ...(await this.#dump(channelValues[channel])) } : null,
+      })),
+    );
+    const [serializedCheckpoint, serializedMetadata] = await Promise.all([
+      this.#dump({ ...rest, channel_values: {} }),
+      this.#dump(metadata),
+    ]);
+    await this.#log(threadId).append(threadId, [
+      {
+        type: "checkpoint.saved",
+        payload: {
+          kind: CHECKPOINT_KIND,
+          threadId,
+          checkpointNs,
+          checkpointId: checkpoint.id,
+          parentCheckpointId: parentCheckpointId ?? null,
+          checkpoint: { ...serializedCheckpoint },
+          metadata: { ...serializedMetadata },
+          channels,
+        },
+      },
+    ]);
+    return {
+      configurable: {
+        thread_id: threadId,
+        checkpoint_ns: checkpointNs,
+        checkpoint_id: checkpoint.id,
+      },
+    };
+  }
+
+  override async putWrites(
+    config: RunnableConfig,
+    writes: PendingWrite[],
+    taskId: string,
+    taskPath?: string,
+  ): Promise<void> {
+    const threadId = requireThreadId(config, "put writes");
+    const checkpointId = config.configurable?.checkpoint_id;
+    if (checkpointId === undefined || checkpointId === null)
+      throw new LedgerError(
+        "invalid-argument",
+        "Failed to put writes: config.configurable.checkpoint_id is required",
+        { path: "$.configurable.checkpoint_id" },
+      );
+    const serialized = await Promise.all(
+      writes.map(async ([channel, value], position) => ({
+        idx: writeIdx(channel, position),
+        channel,
+        value: { ...(await this.#dump(value)) },
+      })),
+    );
+    await this.#log(threadId).append(threadId, [
+      {
+        type: WRITES_TYPE,
+        payload: {
+          threadId,
+          checkpointNs: String(config.configurable?.checkpoint_ns ?? ""),
+          checkpointId: String(checkpointId),
+          taskId,
+          taskPath: taskPath ?? "",
+          writes: serialized,
+        },
+      },
+    ]);
+  }
+
+  override async deleteThread(threadId: string): Promise<void> {
+    const log = this.#log(threadId);
+    const events = await log.sync();
+    if (events.length === 0) return;
+    await log.append(threadId, [{ type: DELETED_TYPE, payload: { threadId } }]);
+  }
+}

@@ -1,0 +1,86 @@
+import type { ReplayedOutcome } from "@agent-ledger/core";
+import { ToolMessage } from "@langchain/core/messages";
+import { createMiddleware } from "langchain";
+import type { LedgerCallbackHandler } from "./callback-handler.js";
+import { isRecord, toJsonValue } from "./plain-json.js";
+import { messageFromJson } from "./stored-messages.js";
+import { toolEffect } from "./tool-effect.js";
+
+/**
+ * A `createAgent` middleware that records tool calls itself (in `wrapToolCall`, around the
+ * tool node), so that a tool that cannot be recorded does not run and an unresolved tool call
+ * found on resume stops the agent with `unresolved-attempt`: errors thrown in callbacks are
+ * turned into ToolMessages by the tool node, errors thrown here propagate. Model calls stay
+ * recorded by the handler (an error in handleChatModelStart does stop the model node). On
+ * resume, a tool call the ledger already holds is answered from it without running the tool.
+ */
+export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
+  const { handler } = options;
+  return createMiddleware({
+    name: "AgentLedgerMiddleware",
+    wrapToolCall: async (request, next) => {
+      const recorder = await handler.getRecorder();
+      const call = request.toolCall;
+      const effect = toolEffect(
+        (request.tool as { metadata?: Record<string, unknown> } | undefined)?.metadata,
+      );
+      const cause = handler.causeOf(call.id);
+      const attempt = await recorder.beforeToolCall({
+        name: call.name,
+        args: toJsonValue(call.args),
+        effect,
+        ...(call.id !== undefined ? { toolCallId: call.id } : {}),
+        ...(cause !== undefined ? { causedByEventId: cause } : {}),
+        metadata: { langchain: { recordedBy: "middleware" } },
+      });
+      if (attempt.replayed) return replayedToolMessage(attempt.replayed, call);
+      const release = call.id !== undefined ? handler.claimToolCall(call.id) : () => {};
+      try {
+        const result = await next(request);
+        if (ToolMessage.isInstance(result) && result.status === "error") {
+          await recorder.toolFailed(attempt, {
+            name: "ToolError",
+            message: String(result.content),
+          });
+        } else {
+          await recorder.toolCompleted(attempt, toJsonValue(result));
+        }
+        return result;
+      } catch (error) {
+        await recorder.toolFailed(attempt, error);
+        throw error;
+      } finally {
+        release();
+      }
+    },
+  });
+}
+
+function replayedToolMessage(
+  replayed: ReplayedOutcome,
+  call: { id?: string | undefined; name: string },
+): ToolMessage {
+  const toolCallId = call.id ?? "";
+  if (replayed.status === "completed") {
+    const message = messageFromJson(replayed.result);
+    if (message && ToolMessage.isInstance(message)) return message;
+    const content =
+      typeof replayed.result === "string" ? replayed.result : JSON.stringify(replayed.result);
+    return new ToolMessage({ content, tool_call_id: toolCallId, name: call.name });
+  }
+  if (replayed.status === "failed") {
+    const error: Record<string, unknown> = isRecord(replayed.error) ? replayed.error : {};
+    return new ToolMessage({
+      content: `Error: ${String(error.message ?? "the tool failed")}`,
+      tool_call_id: toolCallId,
+      name: call.name,
+      status: "error",
+    });
+  }
+  return new ToolMessage({
+    content: `This tool call was interrupted by a crash and was not retried: ${replayed.reason}`,
+    tool_call_id: toolCallId,
+    name: call.name,
+    status: "error",
+  });
+}

@@ -1,0 +1,98 @@
+import type { JsonObject, JsonValue } from "@agent-ledger/core";
+import { type BaseMessage, isBaseMessage } from "@langchain/core/messages";
+
+// Keys never written to the ledger: credentials, and values that differ on every execution
+// (which would break request hashing on resume).
+const SECRET_KEY = /(api[-_]?key|secret|token$|password|authorization|^headers$|credentials?)/i;
+const VOLATILE_KEYS = new Set(["signal", "callbacks", "runId", "run_id", "timeout"]);
+
+/** A message as plain JSON (`message.toDict()`), without its random `id`. */
+export function messageToJson(message: BaseMessage): JsonObject {
+  const stored = message.toDict() as unknown as { type: string; data: Record<string, unknown> };
+  // ids are random per call; chunk fragments duplicate `tool_calls`.
+  const { id: _id, tool_call_chunks: _chunks, ...data } = stored.data;
+  return { type: stored.type, data: toJsonValue(data) as JsonObject };
+}
+
+/**
+ * Best-effort conversion of LangChain values (messages, serializable objects, arrays, records)
+ * to plain JSON: messages become `toDict()` without ids, `undefined`/functions are dropped,
+ * non-finite numbers become null, other class instances their `toJSON()` or own fields.
+ */
+export function toJsonValue(value: unknown, seen: WeakSet<object> = new WeakSet()): JsonValue {
+  if (value === null || value === undefined) return null;
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return value;
+    case "number":
+      return Number.isFinite(value) ? (Object.is(value, -0) ? 0 : value) : null;
+    case "bigint":
+      return value.toString();
+    case "function":
+    case "symbol":
+      return null;
+    default:
+      break;
+  }
+  const object = value as object;
+  if (seen.has(object)) return "[circular]";
+  seen.add(object);
+  try {
+    if (isBaseMessage(object)) return messageToJson(object);
+    if (Array.isArray(object)) return object.map((item) => toJsonValue(item, seen));
+    if (object instanceof Date) return object.toISOString();
+    if (object instanceof Uint8Array) return Buffer.from(object).toString("base64");
+    if (object instanceof Error)
+      return { name: object.name, message: object.message } satisfies JsonObject;
+    if (object instanceof Map)
+      return toJsonValue(Object.fromEntries(object as Map<unknown, unknown>), seen);
+    if (object instanceof Set) return toJsonValue([...(object as Set<unknown>)], seen);
+    const prototype = Object.getPrototypeOf(object);
+    if (prototype !== Object.prototype && prototype !== null) {
+      const withJson = object as { toJSON?: () => unknown };
+      if (typeof withJson.toJSON === "function") {
+        const json = withJson.toJSON();
+        if (json !== object) return toJsonValue(json, seen);
+      }
+    }
+    const result: JsonObject = {};
+    for (const [key, item] of Object.entries(object)) {
+      if (item === undefined || typeof item === "function" || typeof item === "symbol") continue;
+      result[key] = toJsonValue(item, seen);
+    }
+    return result;
+  } finally {
+    seen.delete(object);
+  }
+}
+
+/** Invocation parameters without credentials, headers or per-call values. */
+export function safeParams(params: unknown): JsonObject {
+  if (params === null || typeof params !== "object" || Array.isArray(params)) return {};
+  const result: JsonObject = {};
+  for (const [key, value] of Object.entries(params)) {
+    if (value === undefined || SECRET_KEY.test(key) || VOLATILE_KEYS.has(key)) continue;
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+      result[key] = safeParams(value);
+      continue;
+    }
+    result[key] = toJsonValue(value);
+  }
+  return result;
+}
+
+/** Parses a JSON string tool input; anything else is kept as a string. */
+export function parseToolInput(input: unknown): JsonValue {
+  if (typeof input !== "string") return toJsonValue(input);
+  try {
+    return toJsonValue(JSON.parse(input));
+  } catch {
+    return input;
+  }
+}
+
+/** True for a plain object. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}

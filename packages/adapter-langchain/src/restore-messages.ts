@@ -1,0 +1,111 @@
+import {
+  type EventStore,
+  type JsonValue,
+  type LedgerEvent,
+  NotFoundError,
+  readWholeRun,
+} from "@agent-ledger/core";
+import { type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import type { ToolCall } from "@langchain/core/messages/tool";
+import { isRecord } from "./plain-json.js";
+import { messageFromJson } from "./stored-messages.js";
+
+export interface RestoredMessages {
+  /** The conversation as the last model call saw it, its answer, and the tool results since. */
+  messages: BaseMessage[];
+  /** Tool calls asked for by the last model completion that have no recorded result. */
+  pendingToolCalls: ToolCall[];
+}
+
+function field(event: LedgerEvent, name: string): JsonValue | undefined {
+  return isRecord(event.payload) ? event.payload[name] : undefined;
+}
+
+/**
+ * Rebuilds a run's message history from the ledger (no checkpointer needed): the messages of
+ * the last completed model call, the message it answered with, and a ToolMessage for each tool
+ * call it asked for that has a recorded outcome. The others are `pendingToolCalls`.
+ */
+export async function restoreMessages(
+  store: EventStore,
+  address: { sessionId: string; runId: string },
+): Promise<RestoredMessages> {
+  const events = await readWholeRun(store, address);
+  if (events.length === 0)
+    throw new NotFoundError(`run ${address.runId} not found in session ${address.sessionId}`, {
+      ...address,
+    });
+  const requests = new Map<string, LedgerEvent>();
+  let lastCompletion: LedgerEvent | undefined;
+  let lastRequest: LedgerEvent | undefined;
+  for (const event of events) {
+    if (event.type === "model.requested" && event.attemptId) {
+      requests.set(event.attemptId, event);
+      lastRequest = event;
+    }
+    if (event.type === "model.completed") lastCompletion = event;
+  }
+  const anchor = lastCompletion?.attemptId ? requests.get(lastCompletion.attemptId) : lastRequest;
+  const messages: BaseMessage[] = [];
+  const request = anchor ? field(anchor, "request") : undefined;
+  const history = isRecord(request) && Array.isArray(request.messages) ? request.messages : [];
+  for (const item of history) {
+    const message = messageFromJson(item);
+    if (message) messages.push(message);
+  }
+  if (!lastCompletion) return { messages, pendingToolCalls: [] };
+
+  const response = field(lastCompletion, "response");
+  const generation =
+    isRecord(response) &&
+    Array.isArray(response.generations) &&
+    Array.isArray(response.generations[0])
+      ? response.generations[0][0]
+      : undefined;
+  const answer = isRecord(generation) ? messageFromJson(generation.message) : undefined;
+  if (answer) messages.push(answer);
+  const calls = (answer as { tool_calls?: ToolCall[] } | undefined)?.tool_calls ?? [];
+
+  // Outcomes of tool calls recorded after the completion, by toolCallId.
+  const outcomes = new Map<string, LedgerEvent>();
+  const after = events.filter((event) => event.seq > lastCompletion.seq);
+  for (const event of after) {
+    const toolCallId = field(event, "toolCallId");
+    if (typeof toolCallId !== "string") continue;
+    if (["tool.completed", "tool.failed", "attempt.abandoned"].includes(event.type))
+      outcomes.set(toolCallId, event);
+  }
+  const pendingToolCalls: ToolCall[] = [];
+  for (const call of calls) {
+    const outcome = call.id ? outcomes.get(call.id) : undefined;
+    if (!outcome) {
+      pendingToolCalls.push(call);
+      continue;
+    }
+    messages.push(toolMessageOf(outcome, call));
+  }
+  return { messages, pendingToolCalls };
+}
+
+function toolMessageOf(outcome: LedgerEvent, call: ToolCall): ToolMessage {
+  const base = { tool_call_id: call.id ?? "", name: call.name };
+  if (outcome.type === "tool.completed") {
+    const result = field(outcome, "result");
+    const message = messageFromJson(result);
+    if (message && ToolMessage.isInstance(message)) return message;
+    return new ToolMessage({
+      ...base,
+      content: typeof result === "string" ? result : JSON.stringify(result),
+    });
+  }
+  if (outcome.type === "tool.failed") {
+    const error = field(outcome, "error");
+    const text = isRecord(error) ? String(error.message ?? "failed") : "failed";
+    return new ToolMessage({ ...base, content: `Error: ${text}`, status: "error" });
+  }
+  return new ToolMessage({
+    ...base,
+    content: `This tool call was interrupted by a crash and was not retried: ${String(field(outcome, "reason") ?? "abandoned")}`,
+    status: "error",
+  });
+}

@@ -1,0 +1,31 @@
+import {
+  type EventStore,
+  type LedgerEvent,
+  MemoryEventStore,
+  readWholeRun,
+  StoreUnavailableError,
+} from "@agent-ledger/core";
+
+/** The events of a run. */
+export function runEvents(
+  store: EventStore,
+  sessionId: string,
+  runId: string,
+): Promise<LedgerEvent[]> {
+  return readWholeRun(store, { sessionId, runId });
+}
+
+/** A memory store whose appends can be switched to fail, as if the database were down. */
+export class FlakyStore extends MemoryEventStore {
+  failing = false;
+  /** Fail appends whose batch contains an event of one of these types. */
+  failTypes: string[] | undefined;
+
+  override async append(request: Parameters<MemoryEventStore["append"]>[0]) {
+    const hit =
+      this.failing &&
+      (!this.failTypes || request.events.some((event) => this.failTypes?.includes(event.type)));
+    if (hit) throw new StoreUnavailableError("database is down (test)");
+    return super.append(request);
+  }
+}

@@ -1,0 +1,72 @@
+import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager";
+import {
+  BaseChatModel,
+  type BaseChatModelParams,
+} from "@langchain/core/language_models/chat_models";
+import { AIMessage, AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
+import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
+
+export type Script = (messages: BaseMessage[], call: number) => AIMessage;
+
+/** Test model: answers from a script, counts its calls, can emit tool calls (offline). */
+export class ScriptedChatModel extends BaseChatModel {
+  calls = 0;
+  readonly script: Script;
+  readonly apiKey = "sk-test-secret-never-recorded";
+  toolNames: string[] = [];
+
+  constructor(script: Script, params: BaseChatModelParams = {}) {
+    super(params);
+    this.script = script;
+  }
+
+  _llmType(): string {
+    return "scripted";
+  }
+
+  override invocationParams(): Record<string, unknown> {
+    return { model: "scripted-1", temperature: 0, apiKey: this.apiKey, tools: this.toolNames };
+  }
+
+  override bindTools(tools: { name: string }[]) {
+    this.toolNames = tools.map((tool) => tool.name);
+    return this as never;
+  }
+
+  #next(messages: BaseMessage[]): AIMessage {
+    this.calls++;
+    const message = this.script(messages, this.calls);
+    return new AIMessage({
+      content: message.content,
+      tool_calls: message.tool_calls ?? [],
+      usage_metadata: {
+        input_tokens: messages.length,
+        output_tokens: 3,
+        total_tokens: messages.length + 3,
+      },
+    });
+  }
+
+  async _generate(messages: BaseMessage[]): Promise<ChatResult> {
+    const message = this.#next(messages);
+    return { generations: [{ text: String(message.content), message }] };
+  }
+
+  override async *_streamResponseChunks(
+    messages: BaseMessage[],
+    _options: this["ParsedCallOptions"],
+    runManager?: CallbackManagerForLLMRun,
+  ): AsyncGenerator<ChatGenerationChunk> {
+    const message = this.#next(messages);
+    const words = String(message.content).split(/(?<= )/);
+    for (const [index, word] of words.entries()) {
+      const last = index === words.length - 1;
+      const chunk = new AIMessageChunk({
+        content: word,
+        ...(last ? { usage_metadata: message.usage_metadata } : {}),
+      });
+      await runManager?.handleLLMNewToken(word);
+      yield new ChatGenerationChunk({ text: word, message: chunk });
+    }
+  }
+}
