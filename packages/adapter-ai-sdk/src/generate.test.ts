@@ -203,7 +203,7 @@ describe("ledgerMiddleware with generateText", () => {
       {
         charge: tool({
           inputSchema: z.object({ amount: z.number() }),
-          execute: async () => {
+          execute: async (): Promise<string> => {
             throw new Error("card declined");
           },
         }),

@@ -1,0 +1,294 @@
+import {
+  type EventStore,
+  LedgerError,
+  type LedgerEvent,
+  MemoryEventStore,
+  readWholeRun,
+  SessionRecorder,
+  StoreUnavailableError,
+} from "@agent-ledger/core";
+import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import { stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { ledgerMiddleware } from "./ledger-middleware.js";
+import {
+  partsStream,
+  payload,
+  scriptedModel,
+  streamPartsOf,
+  textResult,
+  toolCall,
+  toolCallsResult,
+} from "./testing/scripted-model.js";
+import { wrapTools } from "./wrap-tools.js";
+
+const actor = { type: "agent" as const, id: "assistant", framework: "ai-sdk" };
+
+function setup(store: EventStore = new MemoryEventStore()) {
+  const recorder = new SessionRecorder({ store, sessionId: "s1", runId: "r1", actor });
+  return { store, recorder };
+}
+
+const eventsOf = (store: EventStore): Promise<LedgerEvent[]> =>
+  readWholeRun(store, { sessionId: "s1", runId: "r1" });
+
+/** A slow stream of parts that records whether it was cancelled. */
+function slowStream(parts: LanguageModelV3StreamPart[], delayMs = 5) {
+  let index = 0;
+  const state = { cancelled: false, pulled: 0 };
+  const stream = new ReadableStream<LanguageModelV3StreamPart>({
+    async pull(controller) {
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      const part = parts[index++];
+      state.pulled = index;
+      if (part === undefined) controller.close();
+      else controller.enqueue(part);
+    },
+    cancel() {
+      state.cancelled = true;
+    },
+  });
+  return { stream, state };
+}
+
+const longText = textResult("one two three four five six seven eight nine ten");
+
+describe("ledgerMiddleware with streamText", () => {
+  it("passes the stream through and records the assembled completion before the finish part", async () => {
+    const { store, recorder } = setup();
+    const { model } = scriptedModel([longText]);
+    const result = streamText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      prompt: "count",
+    });
+    const deltas: string[] = [];
+    let typesAtFinish: string[] = [];
+    for await (const part of result.fullStream) {
+      if (part.type === "text-delta") deltas.push(part.text);
+      if (part.type === "finish-step") typesAtFinish = (await eventsOf(store)).map((e) => e.type);
+    }
+    expect(deltas.length).toBe(10);
+    expect(deltas.join("")).toBe("one two three four five six seven eight nine ten");
+    expect(typesAtFinish).toContain("model.completed");
+    const events = await eventsOf(store);
+    expect(events.map((event) => event.type)).toEqual([
+      "run.started",
+      "model.requested",
+      "model.completed",
+    ]);
+    const response = payload(events[2]).response;
+    expect(response.content).toEqual([
+      { type: "text", text: "one two three four five six seven eight nine ten" },
+    ]);
+    expect(response.finishReason.unified).toBe("stop");
+    expect(response.usage.outputTokens.total).toBe(5);
+    expect(response.response.id).toBe(longText.response?.id);
+  });
+
+  it("records model.failed with the partial content at an error part", async () => {
+    const { store, recorder } = setup();
+    const parts = streamPartsOf(longText).slice(0, 5);
+    parts.push({ type: "error", error: new Error("connection reset") });
+    const model = new MockLanguageModelV3({
+      doStream: async () => ({ stream: partsStream(parts) }),
+    });
+    const errors: unknown[] = [];
+    const result = streamText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      prompt: "count",
+      onError: ({ error }) => {
+        errors.push(error);
+      },
+    });
+    await result.consumeStream();
+    expect(errors).toHaveLength(1);
+    const events = await eventsOf(store);
+    expect(events.map((event) => event.type)).toEqual([
+      "run.started",
+      "model.requested",
+      "model.failed",
+    ]);
+    expect(payload(events[2]).error.message).toBe("connection reset");
+    expect(payload(events[2]).partial.content).toEqual([{ type: "text", text: "one two " }]);
+  });
+
+  it("records model.failed when doStream throws", async () => {
+    const { store, recorder } = setup();
+    const model = new MockLanguageModelV3({
+      doStream: async () => {
+        throw new Error("bad gateway");
+      },
+    });
+    const result = streamText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      prompt: "count",
+      maxRetries: 0,
+      onError: () => undefined,
+    });
+    await result.consumeStream();
+    const events = await eventsOf(store);
+    expect(events.map((event) => event.type).slice(-1)).toEqual(["model.failed"]);
+    expect(payload(events[2]).error.message).toBe("bad gateway");
+  });
+
+  it("records model.failed with what had arrived when the caller aborts", async () => {
+    const { store, recorder } = setup();
+    const slow = slowStream(streamPartsOf(longText));
+    const model = new MockLanguageModelV3({ doStream: async () => ({ stream: slow.stream }) });
+    const controller = new AbortController();
+    const result = streamText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      prompt: "count",
+      abortSignal: controller.signal,
+    });
+    let deltas = 0;
+    for await (const part of result.fullStream) {
+      if (part.type === "text-delta" && ++deltas === 3) controller.abort();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const events = await eventsOf(store);
+    expect(events.map((event) => event.type)).toEqual([
+      "run.started",
+      "model.requested",
+      "model.failed",
+    ]);
+    const failed = payload(events[2]);
+    expect(failed.error.name).toBe("AbortError");
+    expect(failed.partial.content[0].text).toMatch(/^one two three/);
+    expect(slow.state.cancelled).toBe(true);
+    expect(slow.state.pulled).toBeLessThan(streamPartsOf(longText).length);
+  });
+
+  it("records model.failed when a direct consumer cancels the model stream", async () => {
+    const { store, recorder } = setup();
+    const slow = slowStream(streamPartsOf(longText), 1);
+    const model = wrapLanguageModel({
+      model: new MockLanguageModelV3({ doStream: async () => ({ stream: slow.stream }) }),
+      middleware: ledgerMiddleware({ recorder }),
+    });
+    const { stream } = await model.doStream({
+      prompt: [{ role: "user", content: [{ type: "text", text: "count" }] }],
+    });
+    const reader = stream.getReader();
+    for (let index = 0; index < 5; index++) await reader.read();
+    await reader.cancel("user closed the tab");
+    const events = await eventsOf(store);
+    expect(events.map((event) => event.type)).toEqual([
+      "run.started",
+      "model.requested",
+      "model.failed",
+    ]);
+    expect(payload(events[2]).error.message).toBe("user closed the tab");
+    expect(payload(events[2]).partial.content).toEqual([{ type: "text", text: "one two " }]);
+    expect(slow.state.cancelled).toBe(true);
+  });
+
+  it("records a completion when the consumer only stops reading (the SDK drains the model stream)", async () => {
+    const { store, recorder } = setup();
+    const { model } = scriptedModel([longText]);
+    const result = streamText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      prompt: "count",
+    });
+    for await (const part of result.fullStream) if (part.type === "text-delta") break;
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const types = (await eventsOf(store)).map((event) => event.type);
+    expect(types).toEqual(["run.started", "model.requested", "model.completed"]);
+  });
+
+  it("runs streamed tool calls after their completion is committed, caused by it", async () => {
+    const { store, recorder } = setup();
+    const counter = scriptedModel([
+      toolCallsResult(toolCall("c1", "add", { a: 2, b: 3 }), toolCall("c2", "add", { a: 1, b: 1 })),
+      textResult("5 and 2"),
+    ]);
+    const seenAtExecute: string[][] = [];
+    const tools = wrapTools(
+      {
+        add: tool({
+          inputSchema: z.object({ a: z.number(), b: z.number() }),
+          execute: async ({ a, b }) => {
+            seenAtExecute.push((await eventsOf(store)).map((event) => event.type));
+            return a + b;
+          },
+        }),
+      },
+      { recorder, idempotent: () => true },
+    );
+    const result = streamText({
+      model: wrapLanguageModel({
+        model: counter.model,
+        middleware: ledgerMiddleware({ recorder }),
+      }),
+      prompt: "add",
+      tools,
+      stopWhen: stepCountIs(3),
+    });
+    expect(await result.text).toBe("5 and 2");
+    expect(counter.calls).toBe(2);
+    for (const types of seenAtExecute) expect(types).toContain("model.completed");
+    const events = await eventsOf(store);
+    const completion = events.find((event) => event.type === "model.completed");
+    const toolRequests = events.filter((event) => event.type === "tool.requested");
+    expect(toolRequests).toHaveLength(2);
+    for (const request of toolRequests) expect(request.causedByEventId).toBe(completion?.eventId);
+    expect(
+      events.filter((event) => event.type === "tool.completed").map((e) => payload(e).result),
+    ).toEqual(expect.arrayContaining([5, 2]));
+  });
+
+  it("fails closed: no finish part, no tool run and no next call when the completion cannot be committed", async () => {
+    class FailingStore extends MemoryEventStore {
+      override async append(request: Parameters<MemoryEventStore["append"]>[0]) {
+        if (request.events.some((event) => event.type === "model.completed"))
+          throw new StoreUnavailableError("disk full");
+        return super.append(request);
+      }
+    }
+    const { recorder } = setup(new FailingStore());
+    const counter = scriptedModel([
+      toolCallsResult(toolCall("c1", "add", { a: 2, b: 3 })),
+      textResult("5"),
+    ]);
+    let executed = 0;
+    const tools = wrapTools(
+      {
+        add: tool({
+          inputSchema: z.object({ a: z.number(), b: z.number() }),
+          execute: async ({ a, b }) => {
+            executed++;
+            return a + b;
+          },
+        }),
+      },
+      { recorder },
+    );
+    const errors: unknown[] = [];
+    const types: string[] = [];
+    const result = streamText({
+      model: wrapLanguageModel({
+        model: counter.model,
+        middleware: ledgerMiddleware({ recorder }),
+      }),
+      prompt: "add",
+      tools,
+      stopWhen: stepCountIs(3),
+      onError: ({ error }) => {
+        errors.push(error);
+      },
+    });
+    // The ledger error reaches the caller (as the stream's error).
+    const thrown = await (async () => {
+      for await (const part of result.fullStream) types.push(part.type);
+    })().catch((error: unknown) => error);
+    expect(types).not.toContain("finish-step");
+    expect(types).not.toContain("tool-result");
+    expect(executed).toBe(0);
+    expect(counter.calls).toBe(1);
+    expect(
+      [thrown, ...errors].some((error) => LedgerError.isInstance(error, "store-unavailable")),
+    ).toBe(true);
+  });
+});
