@@ -1,0 +1,21 @@
+export type { RunStateCheckpoint } from "./checkpoint.js";
+export {
+  loadRunStateCheckpoint,
+  RUN_STATE_CHECKPOINT_FORMAT,
+  saveRunStateCheckpoint,
+} from "./checkpoint.js";
+export { instrumentAgent } from "./instrument-agent.js";
+export type { LedgerModelOptions } from "./ledger-model.js";
+export { isLedgerWrapped, ledgerModel, ledgerModelProvider } from "./ledger-model.js";
+export { APPROVAL_EVENT_TYPE } from "./ledger-state.js";
+export type { LedgerToolOptions } from "./ledger-tool.js";
+export { ledgerTool, ledgerToolEffect } from "./ledger-tool.js";
+export type {
+  LedgerRunOptions,
+  LedgerRunResult,
+  LedgerStreamedRun,
+  ResumeRunOptions,
+  RunWithLedgerOptions,
+} from "./run-with-ledger.js";
+export { resumeRun, runWithLedger } from "./run-with-ledger.js";
+export { openAiAgentsVersion } from "./sdk-version.js";

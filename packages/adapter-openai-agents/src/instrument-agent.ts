@@ -1,0 +1,38 @@
+import type { Agent } from "@openai/agents";
+import { isLedgerWrapped, ledgerModel } from "./ledger-model.js";
+import { ledgerTool } from "./ledger-tool.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: agents of any context and output type
+type AnyAgent = Agent<any, any>;
+
+/**
+ * Prepares an agent graph for recording, in place: every function tool of the agent and of
+ * every agent reachable through its handoffs is wrapped with ledgerTool (tools wrapped before,
+ * e.g. with `{ idempotent: true }`, keep their options), and an agent whose `model` is a Model
+ * instance gets it wrapped with ledgerModel. Agents exposed with `Agent.asTool` are not
+ * reachable from the graph: call instrumentAgent on them yourself.
+ */
+export function instrumentAgent(agent: AnyAgent): AnyAgent {
+  const seen = new Set<AnyAgent>();
+  const pending: AnyAgent[] = [agent];
+  while (pending.length > 0) {
+    const current = pending.pop() as AnyAgent;
+    if (seen.has(current)) continue;
+    seen.add(current);
+    if (
+      typeof current.model === "object" &&
+      current.model !== null &&
+      !isLedgerWrapped(current.model)
+    )
+      current.model = ledgerModel(current.model);
+    for (const tool of current.tools ?? []) {
+      if (tool.type === "function") ledgerTool(tool);
+    }
+    for (const entry of current.handoffs ?? []) {
+      const target = (entry as { agent?: AnyAgent }).agent ?? entry;
+      if (target && typeof target === "object" && "handoffs" in target)
+        pending.push(target as AnyAgent);
+    }
+  }
+  return agent;
+}

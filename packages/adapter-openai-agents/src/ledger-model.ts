@@ -1,0 +1,179 @@
+import {
+  type Attempt,
+  type JsonObject,
+  LedgerError,
+  type SerializedError,
+  type SessionRecorder,
+} from "@agent-ledger/core";
+import type { Model, ModelProvider, ModelRequest, ModelResponse } from "@openai/agents";
+import {
+  modelRequestToJson,
+  modelResponseFromJson,
+  modelResponseToJson,
+  type StreamDoneEvent,
+  streamDoneFromJson,
+  streamDoneToJson,
+} from "./model-json.js";
+import { currentScope, recorderOf } from "./scope.js";
+
+type StreamEvent = Awaited<
+  ReturnType<Model["getStreamedResponse"]> extends AsyncIterable<infer E> ? E : never
+>;
+
+export interface LedgerModelOptions {
+  /**
+   * Records every call on this run. Without it the run is taken from the current
+   * runWithLedger / resumeRun scope (so a handoff target records on its child run); a call
+   * outside any scope is refused (fail closed).
+   */
+  recorder?: SessionRecorder;
+}
+
+const wrappedModels = new WeakSet<object>();
+
+/** True for a model or provider already wrapped by this adapter. */
+export function isLedgerWrapped(value: unknown): boolean {
+  return typeof value === "object" && value !== null && wrappedModels.has(value);
+}
+
+async function resolveRecorder(options: LedgerModelOptions): Promise<SessionRecorder> {
+  if (options.recorder) return options.recorder;
+  const scope = currentScope();
+  if (!scope)
+    throw new LedgerError(
+      "invalid-argument",
+      "a ledger model was called outside runWithLedger/resumeRun and without { recorder }: refusing to call it unrecorded",
+    );
+  return recorderOf(scope);
+}
+
+/** An error rebuilt from the ledger, thrown again on replay of a call that failed. */
+export function replayedError(error: SerializedError): Error {
+  const rebuilt = new Error(error.message);
+  rebuilt.name = error.name;
+  return rebuilt;
+}
+
+function replayOutcome(attempt: Attempt): "live" | "completed" {
+  const replayed = attempt.replayed;
+  if (!replayed) return "live";
+  if (replayed.status === "failed") throw replayedError(replayed.error);
+  if (replayed.status === "abandoned")
+    throw new LedgerError(
+      "replay-divergence",
+      `model call ${attempt.attemptId} was abandoned: ${replayed.reason}`,
+    );
+  return "completed";
+}
+
+class LedgerModel implements Model {
+  readonly #model: Model;
+  readonly #options: LedgerModelOptions;
+
+  constructor(model: Model, options: LedgerModelOptions) {
+    this.#model = model;
+    this.#options = options;
+    // Providers may offer retry advice; keep it visible to the runner.
+    if (typeof model.getRetryAdvice === "function") {
+      this.getRetryAdvice = (args) => model.getRetryAdvice?.(args);
+    }
+  }
+
+  getRetryAdvice?: Model["getRetryAdvice"];
+
+  async getResponse(request: ModelRequest): Promise<ModelResponse> {
+    const recorder = await resolveRecorder(this.#options);
+    const attempt = await recorder.beforeModelCall({
+      request: modelRequestToJson(request),
+      metadata: { stream: false },
+    });
+    if (replayOutcome(attempt) === "completed")
+      return modelResponseFromJson(
+        attempt.replayed?.status === "completed" ? attempt.replayed.result : null,
+      );
+    let response: ModelResponse;
+    try {
+      response = await this.#model.getResponse(request);
+    } catch (error) {
+      await recorder.modelFailed(attempt, error);
+      throw error;
+    }
+    await recorder.modelCompleted(attempt, modelResponseToJson(response));
+    return response;
+  }
+
+  async *getStreamedResponse(request: ModelRequest): AsyncIterable<StreamEvent> {
+    const recorder = await resolveRecorder(this.#options);
+    const attempt = await recorder.beforeModelCall({
+      request: modelRequestToJson(request),
+      metadata: { stream: true },
+    });
+    if (replayOutcome(attempt) === "completed") {
+      const result = attempt.replayed?.status === "completed" ? attempt.replayed.result : null;
+      yield { type: "response_started" } as StreamEvent;
+      yield streamDoneFromJson(result) as unknown as StreamEvent;
+      return;
+    }
+    let resolved = false;
+    const partial: JsonObject[] = [];
+    try {
+      for await (const event of this.#model.getStreamedResponse(request)) {
+        if ((event as { type?: string }).type === "response_done") {
+          // Durable before the runner sees the completion.
+          await recorder.modelCompleted(
+            attempt,
+            streamDoneToJson(event as unknown as StreamDoneEvent),
+          );
+          resolved = true;
+        } else if ((event as { type?: string }).type === "output_text_delta") {
+          partial.push({ delta: String((event as { delta?: unknown }).delta ?? "") });
+        }
+        yield event;
+      }
+    } catch (error) {
+      if (!resolved) {
+        resolved = true;
+        await recorder.modelFailed(attempt, error, {
+          partial: { text: partial.map((entry) => entry.delta).join("") },
+        });
+      }
+      throw error;
+    } finally {
+      // The consumer stopped reading (or the stream ended without response_done).
+      if (!resolved) {
+        resolved = true;
+        await recorder.modelFailed(attempt, new Error("the stream ended before response_done"), {
+          partial: { text: partial.map((entry) => entry.delta).join("") },
+        });
+      }
+    }
+  }
+}
+
+/**
+ * Wraps one `Model`: every getResponse / getStreamedResponse is recorded (`model.requested`
+ * committed before the call, `model.completed` with output and usage, `model.failed` on error;
+ * a stream completes at `response_done`). If the request cannot be committed the model is not
+ * called. On a resumed run, recorded calls are answered from the ledger.
+ */
+export function ledgerModel(model: Model, options: LedgerModelOptions = {}): Model {
+  if (isLedgerWrapped(model)) return model;
+  const wrapped = new LedgerModel(model, options);
+  wrappedModels.add(wrapped);
+  return wrapped;
+}
+
+/** Wraps a ModelProvider: every model it returns (getModel runs every turn) is a ledgerModel. */
+export function ledgerModelProvider(
+  provider: ModelProvider,
+  options: LedgerModelOptions = {},
+): ModelProvider {
+  if (isLedgerWrapped(provider)) return provider;
+  const wrapped: ModelProvider = {
+    async getModel(modelName?: string) {
+      return ledgerModel(await provider.getModel(modelName), options);
+    },
+  };
+  wrappedModels.add(wrapped);
+  return wrapped;
+}

@@ -1,0 +1,167 @@
+import {
+  type Attempt,
+  LedgerError,
+  type SessionRecorder,
+  type ToolEffect,
+} from "@agent-ledger/core";
+import type { FunctionTool } from "@openai/agents";
+import { replayedError } from "./ledger-model.js";
+import {
+  currentScope,
+  type LedgerRunState,
+  type LedgerScope,
+  recorderOf,
+  runInScope,
+} from "./scope.js";
+
+export interface LedgerToolOptions {
+  /**
+   * Safe to run twice (a read, an upsert). After a crash, a call of an idempotent tool that was
+   * in flight runs again by itself; any other becomes an approval interruption. Default false.
+   */
+  idempotent?: boolean;
+  /** What the tool does to the world, recorded on `tool.requested`. Default "unknown". */
+  effect?: ToolEffect["kind"];
+  /** Record on this run instead of the current runWithLedger scope. */
+  recorder?: SessionRecorder;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: FunctionTool's context/parameter generics are free here
+type AnyFunctionTool = FunctionTool<any, any, any>;
+
+const wrappedTools = new WeakMap<object, ToolEffect>();
+
+/** The effect a ledger tool declared, or undefined for a tool not wrapped by ledgerTool. */
+export function ledgerToolEffect(tool: object): ToolEffect | undefined {
+  return wrappedTools.get(tool);
+}
+
+function parseArgs(input: unknown): unknown {
+  if (typeof input !== "string") return input ?? null;
+  if (input.length === 0) return {};
+  try {
+    return JSON.parse(input);
+  } catch {
+    return { raw: input };
+  }
+}
+
+function emptyRunState(): LedgerRunState {
+  return { recordedToolCalls: new Map(), decisions: new Map(), approvedRetries: new Map() };
+}
+
+async function openAttempt(
+  recorder: SessionRecorder,
+  scope: LedgerScope | undefined,
+  call: { callId: string | undefined; name: string; args: unknown; effect: ToolEffect },
+): Promise<Attempt> {
+  if (call.callId !== undefined && scope) {
+    const approved = scope.run.approvedRetries.get(call.callId);
+    if (approved) {
+      scope.run.approvedRetries.delete(call.callId);
+      return approved;
+    }
+  }
+  try {
+    return await recorder.beforeToolCall({
+      ...(call.callId !== undefined ? { toolCallId: call.callId } : {}),
+      name: call.name,
+      args: call.args,
+      effect: call.effect,
+    });
+  } catch (error) {
+    // Unresolved after a crash, but a person already approved running it again.
+    const attempt = (error as { attempt?: Attempt }).attempt;
+    if (
+      LedgerError.isInstance(error, "unresolved-attempt") &&
+      attempt &&
+      scope?.run.decisions.get(attempt.attemptId) === true
+    ) {
+      return recorder.retry(attempt);
+    }
+    throw error;
+  }
+}
+
+/**
+ * Records an agent's function tool. The tool object is changed in place (its identity matters
+ * to the SDK: approvals and agent-tool state are keyed by it) and returned.
+ *
+ * It wraps `invoke`, not `execute`: a throw from `invoke` rejects the run, a throw from
+ * `execute` becomes a message to the model and the run goes on. A ledger failure (store down,
+ * an unresolved call) must stop the run, so the ledger sits at `invoke`; the tool's own errors
+ * are still turned into a message by the SDK's original invoke, and that message is recorded
+ * as the call's result (it is what the model saw). `needsApproval` is wrapped too, so a call
+ * left unresolved by a crash becomes an approval interruption on resume.
+ */
+export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerToolOptions = {}): T {
+  if (tool?.type !== "function" || typeof tool.invoke !== "function")
+    throw new LedgerError("invalid-argument", "ledgerTool wraps a function tool (tool({...}))");
+  const effect: ToolEffect = {
+    kind: options.effect ?? "unknown",
+    idempotent: options.idempotent ?? false,
+  };
+  const existing = wrappedTools.get(tool);
+  if (existing) {
+    // Already wrapped: a later call may only refine the declared effect.
+    if (options.idempotent !== undefined || options.effect !== undefined)
+      Object.assign(existing, effect);
+    return tool;
+  }
+  wrappedTools.set(tool, effect);
+  const originalInvoke = tool.invoke.bind(tool);
+  const originalNeedsApproval = tool.needsApproval.bind(tool);
+
+  tool.needsApproval = async (runContext, input, callId) => {
+    const recorded = callId ? currentScope()?.run.recordedToolCalls.get(callId) : undefined;
+    if (recorded) {
+      // In flight when the process died: ask a person unless it is safe to run again.
+      if (recorded.status === "requested") return !effect.idempotent;
+      // Rejected before: interrupt, so the recorded decision is applied again.
+      if (recorded.status === "abandoned") return true;
+      // It ran: the ledger answers it.
+      return false;
+    }
+    return originalNeedsApproval(runContext, input, callId);
+  };
+
+  tool.invoke = async (runContext, input, details) => {
+    const scope = currentScope();
+    const recorder = options.recorder ?? (scope ? await recorderOf(scope) : undefined);
+    if (!recorder)
+      throw new LedgerError(
+        "invalid-argument",
+        `tool ${tool.name} was called outside runWithLedger/resumeRun and without { recorder }: refusing to run it unrecorded`,
+      );
+    const callId = details?.toolCall?.callId;
+    const attempt = await openAttempt(recorder, scope, {
+      callId,
+      name: tool.name,
+      args: parseArgs(input),
+      effect,
+    });
+    const replayed = attempt.replayed;
+    if (replayed?.status === "completed") return replayed.result as never;
+    if (replayed?.status === "failed") throw replayedError(replayed.error);
+    if (replayed?.status === "abandoned") return `Tool call rejected: ${replayed.reason}` as never;
+    const nested: LedgerScope = {
+      root: scope?.root ?? recorder,
+      current: undefined,
+      currentAgent: undefined,
+      parent: { recorder, causedByEventId: attempt.requestedEventId, toolName: tool.name },
+      run: scope?.run ?? emptyRunState(),
+    };
+    let output: unknown;
+    try {
+      output = await runInScope(nested, () => originalInvoke(runContext, input, details));
+    } catch (error) {
+      await recorder.toolFailed(attempt, error);
+      if (nested.current) await nested.current.failRun(error).catch(() => undefined);
+      throw error;
+    }
+    await recorder.toolCompleted(attempt, output);
+    if (nested.current) await nested.current.completeRun(output);
+    return output as never;
+  };
+  return tool;
+}

@@ -1,0 +1,143 @@
+import { type JsonObject, type JsonValue, NonSerializableError } from "@agent-ledger/core";
+import type { ModelRequest, ModelResponse } from "@openai/agents";
+import { Usage } from "@openai/agents";
+
+type StreamDoneEvent = {
+  type: "response_done";
+  response: {
+    id: string;
+    requestId?: string;
+    usage: Record<string, unknown>;
+    output: unknown[];
+  };
+};
+
+// JSON round trip: drops undefined fields and functions, honours toJSON. Request items are
+// SDK-built plain data; this only strips the runtime-only parts the ledger must not hash.
+function plain(value: unknown, path: string): JsonValue {
+  if (value === undefined) return null;
+  try {
+    return JSON.parse(JSON.stringify(value)) as JsonValue;
+  } catch (error) {
+    throw Object.assign(new NonSerializableError(path, "not JSON-serializable"), { cause: error });
+  }
+}
+
+/**
+ * A ModelRequest as deterministic plain JSON: what the model was asked, never the abort signal,
+ * tracing objects, internal runner hints or runtime-only retry policies. On resume the request
+ * is matched by hash, so nothing here may change between two executions of the same run.
+ */
+export function modelRequestToJson(request: ModelRequest): JsonObject {
+  const { retry: _retry, ...modelSettings } = request.modelSettings ?? {};
+  const json: JsonObject = {
+    input: plain(request.input, "$.input"),
+    modelSettings: plain(modelSettings, "$.modelSettings"),
+    tools: (request.tools ?? []).map((tool) => {
+      const entry: JsonObject = { type: tool.type, name: tool.name };
+      if ("description" in tool && tool.description !== undefined)
+        entry.description = tool.description;
+      if ("parameters" in tool) entry.parameters = plain(tool.parameters, "$.tools.parameters");
+      if ("strict" in tool && tool.strict !== undefined) entry.strict = tool.strict;
+      return entry;
+    }),
+    handoffs: (request.handoffs ?? []).map((handoff) => ({
+      toolName: handoff.toolName,
+      toolDescription: handoff.toolDescription,
+      inputJsonSchema: plain(handoff.inputJsonSchema, "$.handoffs.inputJsonSchema"),
+      strictJsonSchema: handoff.strictJsonSchema,
+    })),
+    outputType: plain(request.outputType, "$.outputType"),
+  };
+  if (request.systemInstructions !== undefined)
+    json.systemInstructions = request.systemInstructions;
+  if (request.previousResponseId !== undefined)
+    json.previousResponseId = request.previousResponseId;
+  if (request.conversationId !== undefined) json.conversationId = request.conversationId;
+  if (request.prompt !== undefined) json.prompt = plain(request.prompt, "$.prompt");
+  return json;
+}
+
+function usageToJson(usage: Usage | Record<string, unknown> | undefined): JsonObject {
+  const source = (usage ?? {}) as Record<string, unknown>;
+  const json: JsonObject = {
+    requests: Number(source.requests ?? 1),
+    inputTokens: Number(source.inputTokens ?? 0),
+    outputTokens: Number(source.outputTokens ?? 0),
+    totalTokens: Number(source.totalTokens ?? 0),
+  };
+  if (source.inputTokensDetails !== undefined)
+    json.inputTokensDetails = plain(source.inputTokensDetails, "$.usage.inputTokensDetails");
+  if (source.outputTokensDetails !== undefined)
+    json.outputTokensDetails = plain(source.outputTokensDetails, "$.usage.outputTokensDetails");
+  return json;
+}
+
+/** The recorded form of a model response: output items, usage and ids. */
+export function modelResponseToJson(response: ModelResponse): JsonObject {
+  const json: JsonObject = {
+    output: plain(response.output, "$.output"),
+    usage: usageToJson(response.usage),
+  };
+  if (response.responseId !== undefined) json.responseId = response.responseId;
+  if (response.requestId !== undefined) json.requestId = response.requestId;
+  if (response.providerData !== undefined)
+    json.providerData = plain(response.providerData, "$.providerData");
+  return json;
+}
+
+/** The recorded form of a stream's `response_done` event. */
+export function streamDoneToJson(event: StreamDoneEvent): JsonObject {
+  const json: JsonObject = {
+    output: plain(event.response.output, "$.output"),
+    usage: usageToJson(event.response.usage),
+    responseId: event.response.id,
+  };
+  if (event.response.requestId !== undefined) json.requestId = event.response.requestId;
+  return json;
+}
+
+/** A ModelResponse rebuilt from the ledger (replay). */
+export function modelResponseFromJson(value: JsonValue): ModelResponse {
+  const json = (value ?? {}) as JsonObject;
+  const response: ModelResponse = {
+    output: (json.output ?? []) as unknown as ModelResponse["output"],
+    usage: new Usage(json.usage as never),
+  };
+  if (typeof json.responseId === "string") response.responseId = json.responseId;
+  if (typeof json.requestId === "string") response.requestId = json.requestId;
+  if (json.providerData && typeof json.providerData === "object")
+    response.providerData = json.providerData as Record<string, unknown>;
+  return response;
+}
+
+// Usage details are arrays on the Usage class and single records on the wire.
+function firstDetail(value: JsonValue | undefined): JsonValue | undefined {
+  if (Array.isArray(value)) return value[0];
+  return value ?? undefined;
+}
+
+/** A `response_done` stream event rebuilt from the ledger (replay of a streamed call). */
+export function streamDoneFromJson(value: JsonValue): StreamDoneEvent {
+  const json = (value ?? {}) as JsonObject;
+  const usage = (json.usage ?? {}) as JsonObject;
+  const wireUsage: Record<string, unknown> = {
+    requests: usage.requests,
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+    totalTokens: usage.totalTokens,
+  };
+  const inputDetails = firstDetail(usage.inputTokensDetails);
+  if (inputDetails !== undefined) wireUsage.inputTokensDetails = inputDetails;
+  const outputDetails = firstDetail(usage.outputTokensDetails);
+  if (outputDetails !== undefined) wireUsage.outputTokensDetails = outputDetails;
+  const response: StreamDoneEvent["response"] = {
+    id: typeof json.responseId === "string" ? json.responseId : "",
+    usage: wireUsage,
+    output: (json.output ?? []) as unknown[],
+  };
+  if (typeof json.requestId === "string") response.requestId = json.requestId;
+  return { type: "response_done", response };
+}
+
+export type { StreamDoneEvent };

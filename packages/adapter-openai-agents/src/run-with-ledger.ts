@@ -1,0 +1,417 @@
+import {
+  type EventStore,
+  type JsonObject,
+  LedgerError,
+  type LedgerEvent,
+  readWholeSession,
+  SessionRecorder,
+} from "@agent-ledger/core";
+import {
+  type Agent,
+  type AgentInputItem,
+  type ModelProvider,
+  Runner,
+  type RunResult,
+  type RunState,
+  type RunToolApprovalItem,
+  type StreamedRunResult,
+} from "@openai/agents";
+import {
+  isRunStateCheckpoint,
+  loadRunStateCheckpoint,
+  type RunStateCheckpoint,
+  saveRunStateCheckpoint,
+} from "./checkpoint.js";
+import { instrumentAgent } from "./instrument-agent.js";
+import { ledgerModel, ledgerModelProvider } from "./ledger-model.js";
+import {
+  APPROVAL_EVENT_TYPE,
+  isCallEvent,
+  loadRunState,
+  recordedAttempt,
+  runTree,
+  skipRecordedCalls,
+} from "./ledger-state.js";
+import { agentActor, currentScope, enterAgent, type LedgerScope, runInScope } from "./scope.js";
+import { openAiAgentsVersion } from "./sdk-version.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: agents of any context and output type
+type AnyAgent = Agent<any, any>;
+// biome-ignore lint/suspicious/noExplicitAny: any context
+type AnyRunState = RunState<any, any>;
+// biome-ignore lint/suspicious/noExplicitAny: any context
+type AnyResult = RunResult<any, any> | StreamedRunResult<any, any>;
+
+export interface LedgerRunOptions {
+  store: EventStore;
+  sessionId: string;
+  /** Its configuration (model provider, settings, filters) is reused; default `new Runner()`. */
+  runner?: Runner;
+  /** Model provider when no runner is given (e.g. a fake provider in tests). */
+  modelProvider?: ModelProvider;
+  maxTurns?: number;
+}
+
+export interface RunWithLedgerOptions extends LedgerRunOptions {
+  /** Defaults to a new UUIDv7. */
+  runId?: string;
+  /** Run in streaming mode: the result is `{ stream, done }`. */
+  stream?: boolean;
+}
+
+export interface ResumeRunOptions extends LedgerRunOptions {
+  runId: string;
+  /**
+   * The state of an interrupted run after a person approved or rejected its interruptions
+   * (`result.state.approve(item)` / `.reject(item)`). Without it the last RunState checkpoint
+   * is loaded, or, after a crash between checkpoints, the run is re-executed from its input.
+   */
+  state?: AnyRunState;
+}
+
+/** What a recorded run ended with. */
+export interface LedgerRunResult {
+  sessionId: string;
+  runId: string;
+  /** `interrupted`: waiting for tool approvals (see `interruptions`, decide on `state`). */
+  status: "completed" | "interrupted";
+  finalOutput: unknown;
+  interruptions: RunToolApprovalItem[];
+  /** The SDK's RunState (undefined when a completed run is only read back from the ledger). */
+  state: AnyRunState | undefined;
+  /** The SDK's result of the last segment (undefined when read back from the ledger). */
+  result: AnyResult | undefined;
+}
+
+/** A streamed run: read `stream`, then await `done`. */
+export interface LedgerStreamedRun {
+  sessionId: string;
+  runId: string;
+  // biome-ignore lint/suspicious/noExplicitAny: any context
+  stream: StreamedRunResult<any, any>;
+  done: Promise<LedgerRunResult>;
+}
+
+const FRAMEWORK = "openai-agents";
+
+/** A Runner with the same configuration whose models are recorded and whose handoffs are tracked. */
+function ledgerRunner(options: LedgerRunOptions): Runner {
+  const config = (options.runner ?? new Runner()).config;
+  const userFilter = config.callModelInputFilter;
+  return new Runner({
+    ...config,
+    modelProvider: ledgerModelProvider(options.modelProvider ?? config.modelProvider),
+    ...(typeof config.model === "object" && config.model !== null
+      ? { model: ledgerModel(config.model) }
+      : {}),
+    // Awaited right before every model call with the agent about to be called: the one place
+    // the SDK tells an awaited hook which agent is current (a handoff moves it).
+    callModelInputFilter: async (args) => {
+      const scope = currentScope();
+      if (scope) {
+        instrumentAgent(args.agent);
+        await enterAgent(scope, args.agent);
+      }
+      return userFilter ? userFilter(args) : args.modelData;
+    },
+  });
+}
+
+async function recorderOfRun(
+  store: EventStore,
+  sessionId: string,
+  runId: string,
+  events: readonly LedgerEvent[],
+): Promise<SessionRecorder> {
+  const started = events.find((event) => event.runId === runId && event.type === "run.started");
+  const actor = started?.actor ?? agentActor("agent");
+  return SessionRecorder.resume({ store, sessionId, runId, actor });
+}
+
+// Closes the runs a finished run opened below itself (handoff targets), deepest first.
+async function closeChildRuns(scope: LedgerScope, output: unknown): Promise<void> {
+  const { store, sessionId } = scope.root;
+  const events = await readWholeSession(store, sessionId);
+  const tree = runTree(events, scope.root.runId);
+  tree.delete(scope.root.runId);
+  const closed = new Set(
+    events
+      .filter((event) => ["run.completed", "run.failed", "run.cancelled"].includes(event.type))
+      .map((event) => event.runId),
+  );
+  const open = [...tree].filter((runId) => !closed.has(runId)).reverse();
+  for (const runId of open) {
+    const recorder =
+      scope.current?.runId === runId
+        ? scope.current
+        : await recorderOfRun(store, sessionId, runId, events);
+    await recorder.completeRun(output);
+  }
+}
+
+async function finish(scope: LedgerScope, result: AnyResult): Promise<LedgerRunResult> {
+  const base = { sessionId: scope.root.sessionId, runId: scope.root.runId, result };
+  const currentRunId = scope.current?.runId ?? scope.root.runId;
+  if (result.interruptions.length > 0) {
+    await saveRunStateCheckpoint(scope.root, result.state, { kind: "interruption", currentRunId });
+    return {
+      ...base,
+      status: "interrupted",
+      finalOutput: undefined,
+      interruptions: result.interruptions,
+      state: result.state,
+    };
+  }
+  await saveRunStateCheckpoint(scope.root, result.state, { kind: "final", currentRunId });
+  const finalOutput = result.finalOutput ?? null;
+  await closeChildRuns(scope, finalOutput);
+  await scope.root.completeRun(finalOutput);
+  return { ...base, status: "completed", finalOutput, interruptions: [], state: result.state };
+}
+
+// A run that failed for a reason of its own (model error, tool error) is closed as failed; a
+// ledger failure (store down, unresolved call, divergence) leaves it open so it can be resumed.
+async function failed(scope: LedgerScope, error: unknown): Promise<never> {
+  if (!LedgerError.isInstance(error) && !LedgerError.isInstance((error as Error)?.cause)) {
+    await scope.root.failRun(error).catch(() => undefined);
+  }
+  throw error;
+}
+
+function runSegment(
+  runner: Runner,
+  agent: AnyAgent,
+  input: string | AgentInputItem[] | AnyRunState,
+  scope: LedgerScope,
+  options: { maxTurns?: number | undefined },
+): Promise<AnyResult> {
+  return runInScope(scope, () =>
+    runner.run(agent, input, options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
+  );
+}
+
+/**
+ * Runs an agent with every model call, tool call, handoff and interruption recorded on the
+ * ledger (§9). Handoff targets record on child runs; at every interruption and at the end the
+ * serialized RunState is saved as `checkpoint.saved`. If the ledger cannot commit a request,
+ * the model or tool is not called and this rejects.
+ */
+export function runWithLedger(
+  agent: AnyAgent,
+  input: string | AgentInputItem[],
+  options: RunWithLedgerOptions & { stream: true },
+): Promise<LedgerStreamedRun>;
+export function runWithLedger(
+  agent: AnyAgent,
+  input: string | AgentInputItem[],
+  options: RunWithLedgerOptions & { stream?: false | undefined },
+): Promise<LedgerRunResult>;
+export async function runWithLedger(
+  agent: AnyAgent,
+  input: string | AgentInputItem[],
+  options: RunWithLedgerOptions,
+): Promise<LedgerRunResult | LedgerStreamedRun> {
+  instrumentAgent(agent);
+  const root = new SessionRecorder({
+    store: options.store,
+    sessionId: options.sessionId,
+    ...(options.runId !== undefined ? { runId: options.runId } : {}),
+    actor: agentActor(agent.name),
+  });
+  await root.startRun({
+    agent: agent.name,
+    framework: FRAMEWORK,
+    sdkVersion: openAiAgentsVersion(),
+  });
+  await root.recordInput(input);
+  const scope: LedgerScope = {
+    root,
+    current: root,
+    currentAgent: agent,
+    run: loadRunState([]),
+  };
+  const runner = ledgerRunner(options);
+  if (options.stream) {
+    const stream = await runInScope(scope, () =>
+      runner.run(agent, input, {
+        stream: true,
+        ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
+      }),
+    );
+    const done = (async () => {
+      await stream.completed.catch(() => undefined);
+      if (stream.error) throw stream.error;
+      return finish(scope, stream);
+    })().catch((error) => failed(scope, error));
+    // The caller may never await `done`; its rejection is theirs to observe, not a crash.
+    done.catch(() => undefined);
+    return { sessionId: root.sessionId, runId: root.runId, stream, done };
+  }
+  try {
+    const result = await runSegment(runner, agent, input, scope, options);
+    return await finish(scope, result);
+  } catch (error) {
+    return failed(scope, error);
+  }
+}
+
+function approvalOf(state: AnyRunState, item: RunToolApprovalItem): boolean | undefined {
+  const callId = (item.rawItem as { callId?: string }).callId ?? "";
+  return state._context.isToolApproved({ toolName: item.toolName ?? item.name ?? "", callId });
+}
+
+// Applies decisions recorded in the ledger to a re-executed run's interruptions; false when a
+// person still has to decide one.
+function applyRecordedDecisions(state: AnyRunState, scope: LedgerScope): boolean {
+  const interruptions = state.getInterruptions();
+  const decisions = interruptions.map((item) => {
+    const callId = (item.rawItem as { callId?: string }).callId ?? "";
+    const recorded = scope.run.recordedToolCalls.get(callId);
+    if (recorded?.status === "abandoned") return false;
+    if (recorded?.status === "requested") return scope.run.decisions.get(recorded.attemptId);
+    return scope.run.decisions.get(`call:${callId}`);
+  });
+  if (decisions.some((decision) => decision === undefined)) return false;
+  interruptions.forEach((item, index) => {
+    if (decisions[index]) state.approve(item);
+    else state.reject(item);
+  });
+  return true;
+}
+
+// Records the decisions a person made on the interruptions of `state`, and retries (approve)
+// or abandons (reject) the calls a crash had left unresolved.
+async function recordDecisions(
+  scope: LedgerScope,
+  state: AnyRunState,
+  events: readonly LedgerEvent[],
+): Promise<void> {
+  const { store, sessionId } = scope.root;
+  for (const item of state.getInterruptions()) {
+    const approved = approvalOf(state, item);
+    if (approved === undefined) continue;
+    const callId = (item.rawItem as { callId?: string }).callId ?? "";
+    const recorded = scope.run.recordedToolCalls.get(callId);
+    const unresolved = recorded?.status === "requested" ? recorded : undefined;
+    const payload: JsonObject = { callId, toolName: item.name ?? "", approved };
+    if (unresolved) payload.attemptId = unresolved.attemptId;
+    await scope.root.record({ type: APPROVAL_EVENT_TYPE, payload });
+    if (!unresolved) continue;
+    scope.run.decisions.set(unresolved.attemptId, approved);
+    const attempt = recordedAttempt(
+      events.filter(
+        (event) => event.type.startsWith("tool.") || event.type === "attempt.abandoned",
+      ),
+      unresolved.attemptId,
+    );
+    if (!attempt) continue;
+    const owner =
+      attempt.runId === scope.root.runId
+        ? scope.root
+        : attempt.runId === scope.current?.runId
+          ? scope.current
+          : await recorderOfRun(store, sessionId, attempt.runId, events);
+    if (approved) {
+      scope.run.approvedRetries.set(callId, await owner.retry(attempt));
+    } else {
+      await owner.abandon(attempt, "rejected by a person after the process died during the call");
+      scope.run.recordedToolCalls.set(callId, {
+        attemptId: attempt.attemptId,
+        status: "abandoned",
+      });
+    }
+  }
+}
+
+/**
+ * Continues a recorded run (§7, §9). A completed run is read back from the ledger. A run
+ * paused at an interruption goes on from its RunState checkpoint (`RunState.fromString`,
+ * refused if another @openai/agents version wrote it) or from the `state` you decided on.
+ * After a crash between checkpoints the agent is re-executed from its recorded input: every
+ * model response and tool result in the ledger is answered from the ledger, then the run is
+ * live again; a non-idempotent tool call that was in flight becomes an approval interruption.
+ */
+export async function resumeRun(
+  agent: AnyAgent,
+  options: ResumeRunOptions,
+): Promise<LedgerRunResult> {
+  instrumentAgent(agent);
+  const { store, sessionId, runId } = options;
+  const events = await readWholeSession(store, sessionId);
+  const rootEvents = events.filter((event) => event.runId === runId);
+  if (rootEvents.length === 0)
+    throw new LedgerError("not-found", `run ${runId} not found in session ${sessionId}`);
+  const terminal = rootEvents.find((event) =>
+    ["run.completed", "run.failed", "run.cancelled"].includes(event.type),
+  );
+  if (terminal?.type === "run.completed") {
+    return {
+      sessionId,
+      runId,
+      status: "completed",
+      finalOutput: (terminal.payload as JsonObject).output ?? null,
+      interruptions: [],
+      state: undefined,
+      result: undefined,
+    };
+  }
+  if (terminal)
+    throw new LedgerError(
+      "run-closed",
+      `run ${runId} is ${terminal.type.slice(4)}: nothing to resume`,
+    );
+
+  const tree = runTree(events, runId);
+  const treeEvents = events.filter((event) => tree.has(event.runId));
+  const root = await SessionRecorder.resume({
+    store,
+    sessionId,
+    runId,
+    actor: agentActor(agent.name),
+  });
+  const runner = ledgerRunner(options);
+  const scope: LedgerScope = {
+    root,
+    current: root,
+    currentAgent: agent,
+    run: loadRunState(treeEvents),
+  };
+  const checkpoint = [...rootEvents].reverse().find(isRunStateCheckpoint);
+  const atCheckpoint =
+    checkpoint !== undefined &&
+    (checkpoint.payload as unknown as RunStateCheckpoint).kind === "interruption" &&
+    !treeEvents.some((event) => event.commitCursor > checkpoint.commitCursor && isCallEvent(event));
+
+  try {
+    if (atCheckpoint) {
+      const payload = checkpoint.payload as unknown as RunStateCheckpoint;
+      const loaded = await loadRunStateCheckpoint(agent, payload);
+      const state = options.state ?? loaded;
+      // Everything recorded happened before the checkpoint: what comes next is live.
+      skipRecordedCalls(root, rootEvents);
+      if (payload.currentRunId !== runId) {
+        scope.current = await recorderOfRun(store, sessionId, payload.currentRunId, events);
+        skipRecordedCalls(
+          scope.current,
+          events.filter((event) => event.runId === payload.currentRunId),
+        );
+      }
+      scope.currentAgent = state.currentAgent;
+      await recordDecisions(scope, state, treeEvents);
+      return await finish(scope, await runSegment(runner, agent, state, scope, options));
+    }
+    // Crash between checkpoints: re-execute from the recorded input, answering from the ledger.
+    const inputEvent = rootEvents.find((event) => event.type === "input.received");
+    if (!inputEvent)
+      throw new LedgerError("not-found", `run ${runId} has no recorded input to re-execute from`);
+    const input = (inputEvent.payload as JsonObject).input as string | AgentInputItem[];
+    await root.recordInput(input);
+    let result = await runSegment(runner, agent, input, scope, options);
+    while (result.interruptions.length > 0 && applyRecordedDecisions(result.state, scope)) {
+      result = await runSegment(runner, agent, result.state, scope, options);
+    }
+    return await finish(scope, result);
+  } catch (error) {
+    return failed(scope, error);
+  }
+}

@@ -1,0 +1,107 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { Actor, Attempt, SessionRecorder } from "@agent-ledger/core";
+
+/** What the ledger knew about a tool call (by the SDK's callId) when the run was resumed. */
+export interface RecordedToolCall {
+  attemptId: string;
+  status: "requested" | "completed" | "failed" | "abandoned";
+}
+
+/** State shared by every scope of one ledger run (the root run and its child runs). */
+export interface LedgerRunState {
+  /** Latest recorded attempt per tool callId (only on a resumed run). */
+  recordedToolCalls: Map<string, RecordedToolCall>;
+  /** Decisions a person made on approval interruptions: key = attemptId, else `call:<callId>`. */
+  decisions: Map<string, boolean>;
+  /** Approved re-runs of unresolved tool calls, by callId: the attempt the tool runs under. */
+  approvedRetries: Map<string, Attempt>;
+}
+
+/**
+ * Which run records the model and tool calls happening now. Hooks are not awaited in the SDK,
+ * so the adapter carries this in AsyncLocalStorage: runWithLedger enters the root scope, a
+ * handoff moves `current` to a child run, and a tool call enters a nested scope so an agent
+ * run inside the tool (Agent.asTool) records on its own child run.
+ */
+export interface LedgerScope {
+  root: SessionRecorder;
+  current: SessionRecorder | undefined;
+  currentAgent: object | undefined;
+  /** Set in a tool call's nested scope: where a nested agent run's child run hangs. */
+  parent?: { recorder: SessionRecorder; causedByEventId: string; toolName: string };
+  run: LedgerRunState;
+}
+
+const storage = new AsyncLocalStorage<LedgerScope>();
+
+export function currentScope(): LedgerScope | undefined {
+  return storage.getStore();
+}
+
+export function runInScope<T>(scope: LedgerScope, fn: () => T): T {
+  return storage.run(scope, fn);
+}
+
+export function agentActor(name: string): Actor {
+  return { type: "agent", id: name, framework: "openai-agents" };
+}
+
+function nameOf(agent: object | undefined): string | undefined {
+  const name = (agent as { name?: unknown } | undefined)?.name;
+  return typeof name === "string" && name.length > 0 ? name : undefined;
+}
+
+async function openChild(
+  parent: SessionRecorder,
+  agent: object | undefined,
+  fallbackName: string,
+  causedByEventId: string | undefined,
+  payload: Record<string, unknown>,
+): Promise<SessionRecorder> {
+  const name = nameOf(agent) ?? fallbackName;
+  const child = parent.child({
+    actor: agentActor(name),
+    ...(causedByEventId !== undefined ? { causedByEventId } : {}),
+  });
+  await child.startRun({ agent: name, ...payload });
+  return child;
+}
+
+/**
+ * Called (awaited) by the runner right before every model call with the agent about to be
+ * called, through the runner's callModelInputFilter. A different agent than the scope's
+ * current one means a handoff: its calls go to a child run of the run that handed off.
+ */
+export async function enterAgent(scope: LedgerScope, agent: object): Promise<void> {
+  if (scope.currentAgent === agent && scope.current) return;
+  if (scope.current === undefined) {
+    await recorderOf(scope, agent);
+    scope.currentAgent = agent;
+    return;
+  }
+  if (scope.currentAgent === undefined) {
+    scope.currentAgent = agent;
+    return;
+  }
+  const from = nameOf(scope.currentAgent);
+  scope.current = await openChild(
+    scope.current,
+    agent,
+    "agent",
+    scope.current.lastModelCompletionId,
+    from !== undefined ? { handoffFrom: from } : {},
+  );
+  scope.currentAgent = agent;
+}
+
+/** The recorder for a call in this scope; a nested scope opens its child run on first use. */
+export async function recorderOf(scope: LedgerScope, agent?: object): Promise<SessionRecorder> {
+  if (scope.current) return scope.current;
+  const parent = scope.parent;
+  if (!parent) return scope.root;
+  scope.current = await openChild(parent.recorder, agent, parent.toolName, parent.causedByEventId, {
+    asToolOf: parent.toolName,
+  });
+  if (agent) scope.currentAgent = agent;
+  return scope.current;
+}
