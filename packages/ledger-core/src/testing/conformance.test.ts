@@ -1,0 +1,151 @@
+import { describe, expect, it } from "vitest";
+import { ConflictError, LedgerError } from "../events/errors.js";
+import type { EventStore } from "../store/event-store.js";
+import { MemoryEventStore } from "../store/memory-store.js";
+import {
+  type ConformanceRunner,
+  eventStoreConformanceCases,
+  runEventStoreConformance,
+} from "./conformance.js";
+
+/** Delegates everything to a memory store; each mutant overrides one method with a known bug. */
+class Delegate implements EventStore {
+  readonly inner = new MemoryEventStore();
+  init: EventStore["init"] = () => this.inner.init();
+  append: EventStore["append"] = (request) => this.inner.append(request);
+  readRun: EventStore["readRun"] = (request) => this.inner.readRun(request);
+  readSession: EventStore["readSession"] = (request) => this.inner.readSession(request);
+  listRuns: EventStore["listRuns"] = (sessionId) => this.inner.listRuns(sessionId);
+  listSessions: EventStore["listSessions"] = (request) => this.inner.listSessions(request);
+  runHead: EventStore["runHead"] = (request) => this.inner.runHead(request);
+  fork: EventStore["fork"] = (request) => this.inner.fork(request);
+  putBlob: EventStore["putBlob"] = (content) => this.inner.putBlob(content);
+  getBlob: EventStore["getBlob"] = (ref) => this.inner.getBlob(ref);
+  describe: EventStore["describe"] = () => this.inner.describe();
+  close: EventStore["close"] = () => this.inner.close();
+}
+
+const mutants: Record<string, [() => EventStore, string]> = {
+  "reports success for a lost race (Eventuous #553)": [
+    () => {
+      const store = new Delegate();
+      store.append = async (request) => {
+        try {
+          return await store.inner.append(request);
+        } catch (error) {
+          if (LedgerError.isInstance(error, "conflict")) return { events: [], deduplicated: false };
+          throw error;
+        }
+      };
+      return store;
+    },
+    "concurrent appends at one position: exactly one wins, the others conflict",
+  ],
+  "returns a page out of order (emmett #239)": [
+    () => {
+      const store = new Delegate();
+      store.readSession = async (request) => {
+        const page = await store.inner.readSession(request);
+        return { ...page, events: page.events.reverse() };
+      };
+      return store;
+    },
+    "readSession returns commit order across runs, paged by cursor",
+  ],
+  "checks the position before the closed run": [
+    () => {
+      const store = new Delegate();
+      store.append = async (request) => {
+        const head = await store.inner.runHead(request);
+        if (head.status !== "running" && head.length !== request.expectedSeq)
+          throw new ConflictError({ ...request, actualSeq: head.length });
+        return store.inner.append(request);
+      };
+      return store;
+    },
+    "every append to a closed run is run-closed, whatever its expectedSeq",
+  ],
+  "reads the caller's objects after an await": [
+    () => {
+      const store = new Delegate();
+      store.append = async (request) => {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        return store.inner.append(request);
+      };
+      return store;
+    },
+    "mutating the input or returned events never changes what is stored",
+  ],
+  "loses the error path": [
+    () => {
+      const store = new Delegate();
+      store.append = async (request) => {
+        try {
+          return await store.inner.append(request);
+        } catch (error) {
+          (error as { path?: string }).path = undefined;
+          throw error;
+        }
+      };
+      return store;
+    },
+    "non-JSON payload and metadata values are non-serializable with their exact path",
+  ],
+  "answers an unknown blob with nothing": [
+    () => {
+      const store = new Delegate();
+      store.getBlob = async (ref) => store.inner.getBlob(ref).catch(() => new Uint8Array());
+      return store;
+    },
+    "getBlob of an unknown ref is not-found; a malformed ref is invalid-event",
+  ],
+};
+
+describe("the conformance suite", () => {
+  it("has uniquely named cases in every group", () => {
+    const cases = eventStoreConformanceCases(() => new MemoryEventStore());
+    expect(cases.length).toBeGreaterThanOrEqual(30);
+    expect(new Set(cases.map((item) => item.name)).size).toBe(cases.length);
+    expect(new Set(cases.map((item) => item.group))).toEqual(
+      new Set([
+        "append",
+        "retry",
+        "closed run",
+        "concurrency",
+        "read",
+        "fork",
+        "bad input",
+        "blobs",
+      ]),
+    );
+  });
+
+  for (const [bug, [makeStore, caseName]] of Object.entries(mutants)) {
+    it(`fails a store that ${bug}`, async () => {
+      const item = eventStoreConformanceCases(makeStore).find(
+        (candidate) => candidate.name === caseName,
+      );
+      expect(item, caseName).toBeDefined();
+      await expect(item?.run()).rejects.toThrow();
+    });
+  }
+
+  it("registers through describe/it, skips named cases with it.skip and rejects unknown names", () => {
+    const registered: string[] = [];
+    const skipped: string[] = [];
+    const fakeIt = Object.assign((name: string) => void registered.push(name), {
+      skip: (name: string) => void skipped.push(name),
+    });
+    const runner: ConformanceRunner = { describe: (_name, body) => body(), it: fakeIt };
+    const skip = ["a 1 MiB string payload round trips"];
+    runEventStoreConformance(() => new MemoryEventStore(), runner, { skip });
+    expect(skipped).toEqual(skip);
+    expect(registered).not.toContain(skip[0]);
+    expect(registered.length + skipped.length).toBe(
+      eventStoreConformanceCases(() => new MemoryEventStore()).length,
+    );
+    expect(() =>
+      runEventStoreConformance(() => new MemoryEventStore(), runner, { skip: ["no such case"] }),
+    ).toThrow(/no case named/);
+  });
+});
