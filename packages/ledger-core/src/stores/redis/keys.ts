@@ -1,4 +1,24 @@
-import { sha256Hex } from "../../events/canonical.js";
+import { createHash } from "node:crypto";
+
+/**
+ * sha256 of an id's UTF-16 code units. Hashing the UTF-8 form would not do: it turns a lone
+ * surrogate into U+FFFD, so "a\uD800" and "a\uFFFD" (distinct, valid ids) would share keys.
+ */
+function idHash(id: string): string {
+  return createHash("sha256").update(Buffer.from(id, "utf16le")).digest("hex");
+}
+
+/**
+ * An id as a value or hash field inside Redis: its JSON string, which escapes lone surrogates,
+ * so no two ids share a field (ioredis sends strings as UTF-8, which would merge them).
+ */
+export function idField(id: string): string {
+  return JSON.stringify(id);
+}
+
+export function idFromField(field: string): string {
+  return JSON.parse(field) as string;
+}
 
 /**
  * Key names of one session. Ids never appear raw in a key: the session is hashed into a hash
@@ -7,11 +27,11 @@ import { sha256Hex } from "../../events/canonical.js";
  * cannot break out of the tag or collide with another id's keys.
  */
 export interface SessionKeys {
-  /** Hash: sessionId, cursor (the commit-cursor counter), createdAt, updatedAt, listed. */
+  /** Hash: sessionId (as idField), cursor (the commit-cursor counter), createdAt, updatedAt, listed. */
   meta: string;
   /** List of event JSON (without commitCursor) in commit order: index i is cursor i + 1. */
   log: string;
-  /** Hash: eventId -> commit cursor of the stored event. */
+  /** Hash: idField(eventId) -> commit cursor of the stored event. */
   ids: string;
   /** List of run hashes in creation order, for listRuns. */
   runs: string;
@@ -22,13 +42,13 @@ export interface RunKeys {
   runHash: string;
   /** List of commit cursors by seq. */
   events: string;
-  /** Hash: runId, length, status, lastHash, parentRunId, startedAt. */
+  /** Hash: runId and parentRunId (as idField), length, status, lastHash, startedAt. */
   head: string;
 }
 
 /** The hash tag of a session: every key of the session contains it. */
 export function sessionTag(sessionId: string): string {
-  return `{${sha256Hex(sessionId)}}`;
+  return `{${idHash(sessionId)}}`;
 }
 
 export function sessionKeys(prefix: string, sessionId: string): SessionKeys {
@@ -37,7 +57,7 @@ export function sessionKeys(prefix: string, sessionId: string): SessionKeys {
 }
 
 export function runHashOf(runId: string): string {
-  return sha256Hex(runId);
+  return idHash(runId);
 }
 
 export function runKeysByHash(prefix: string, sessionId: string, runHash: string): RunKeys {
@@ -65,4 +85,18 @@ export function blobKey(prefix: string, hex: string): string {
 /** Format version of the key layout, checked by init(). */
 export function schemaKey(prefix: string): string {
   return `${prefix}schema-version`;
+}
+
+/**
+ * A session id as a member of the `sessions` sorted set: its UTF-16 code units, big-endian.
+ * ZRANGEBYLEX compares members byte by byte, so the set sorts exactly as JavaScript compares
+ * strings (by code unit, like the reference store), which UTF-8 would not for characters
+ * above U+FFFF. The encoding is reversible, lone surrogates included.
+ */
+export function sessionMember(sessionId: string): Buffer {
+  return Buffer.from(sessionId, "utf16le").swap16();
+}
+
+export function sessionFromMember(member: Buffer): string {
+  return Buffer.from(member).swap16().toString("utf16le");
 }

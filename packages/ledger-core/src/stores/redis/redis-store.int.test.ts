@@ -249,6 +249,16 @@ describe.skipIf(!available)("RedisEventStore", () => {
     expect(second.sessions.map((session) => session.sessionId)).toEqual(["c"]);
     expect(second.nextCursor).toBeUndefined();
     expect(second.sessions[0]).toMatchObject({ eventCount: 1 });
+    // Code-unit order, as JavaScript sorts: "😀" (D83D DE00) before "\uFFFD" (UTF-8 disagrees).
+    const odd = ["b\uFFFD", "b😀", "b\uE000x", "b\uD800"];
+    for (const id of odd) {
+      await lister.append({ sessionId: id, runId: "r", expectedSeq: 0, events: [started()] });
+    }
+    const listed = (await lister.listSessions({ after: "b" })).sessions.map((s) => s.sessionId);
+    expect(listed).toEqual([...odd, "c"].sort());
+    expect(
+      (await lister.listSessions({ after: "b😀", limit: 1 })).sessions.map((s) => s.sessionId),
+    ).toEqual(["b\uE000x"]);
     await lister.close();
     await deleteKeys(url, listPrefix);
   });
@@ -325,6 +335,28 @@ describe.skipIf(!available)("RedisEventStore", () => {
     const layout = new RegExp(
       `^${prefix}(schema-version|sessions|blob:[0-9a-f]{64}|s:\\{[0-9a-f]{64}\\}:(meta|log|ids|runs|run:[0-9a-f]{64}:(events|head)))$`,
     );
+    // Lone surrogates: UTF-8 would turn both into U+FFFD; they are distinct ids.
+    const lone = await store.append({
+      sessionId: "s\uD800",
+      runId: "r\uD800",
+      expectedSeq: 0,
+      events: [started("e\uD800"), { ...started("e\uFFFD"), type: "input.received" }],
+    });
+    await store.append({
+      sessionId: "s\uD800",
+      runId: "r\uFFFD",
+      expectedSeq: 0,
+      events: [started("e\uDFFF")],
+    });
+    expect((await store.readSession({ sessionId: "s\uD800" })).events).toEqual([
+      ...lone.events,
+      expect.objectContaining({ runId: "r\uFFFD", eventId: "e\uDFFF" }),
+    ]);
+    expect((await store.listRuns("s\uD800")).map((run) => run.runId)).toEqual([
+      "r\uD800",
+      "r\uFFFD",
+    ]);
+    expect((await store.readSession({ sessionId: "s\uFFFD" })).events).toEqual([]);
     const keys = await keysUnder(admin, prefix);
     expect(keys.length).toBeGreaterThan(hostile.length * 4);
     for (const key of keys) expect(key).toMatch(layout);

@@ -36,12 +36,16 @@ import { createClient, unavailable } from "./client.js";
 import { decodeEvent, decodeHead, decodePairs, decodeSnapshot, type Snapshot } from "./codec.js";
 import {
   blobKey,
+  idField,
+  idFromField,
   type RunKeys,
   runKeys,
   runKeysByHash,
   type SessionKeys,
   schemaKey,
+  sessionFromMember,
   sessionKeys,
+  sessionMember,
   sessionsKey,
 } from "./keys.js";
 import { APPEND_SCRIPT, READ_RUN_SCRIPT, runScript } from "./scripts.js";
@@ -222,19 +226,19 @@ export class RedisEventStore implements EventStore {
         }
       | undefined,
   ): Promise<unknown[]> {
-    const ids = (write?.events ?? address.events).map((event) => event.eventId);
+    const ids = (write?.events ?? address.events).map((event) => idField(event.eventId));
     const args: (string | number)[] = [
       mode,
       ids.length,
       write?.expectedLength ?? 0,
       write?.expectedLastHash ?? "",
       run.runHash,
-      address.runId,
-      address.sessionId,
+      idField(address.runId),
+      idField(address.sessionId),
       write?.events[0]?.recordedAt ?? "",
       write?.newHead.status ?? "",
       write?.newHead.lastHash ?? "",
-      write?.events[0]?.parentRunId ?? "",
+      write?.events[0]?.parentRunId === undefined ? "" : idField(write.events[0].parentRunId),
       ...ids,
       ...(write?.events.map((event) => JSON.stringify(event)) ?? []),
     ];
@@ -259,7 +263,7 @@ export class RedisEventStore implements EventStore {
    * `listed = 0` on the session's next append and this runs again.
    */
   async #list(session: SessionKeys, sessionId: string): Promise<void> {
-    await this.#client.zadd(sessionsKey(this.#prefix), 0, sessionId);
+    await this.#client.zadd(sessionsKey(this.#prefix), 0, sessionMember(sessionId));
     await this.#client.hset(session.meta, "listed", "1");
   }
 
@@ -334,13 +338,13 @@ export class RedisEventStore implements EventStore {
       return heads.map(([runId, parentRunId, length, status, lastHash, startedAt]) => {
         const head = decodeHead([length ?? null, status ?? null, lastHash ?? null]);
         const summary: RunSummary = {
-          runId: runId ?? "",
+          runId: runId ? idFromField(runId) : "",
           length: head.length,
           status: head.status,
           lastHash: head.lastHash,
           startedAt: startedAt ?? "",
         };
-        if (parentRunId) summary.parentRunId = parentRunId;
+        if (parentRunId) summary.parentRunId = idFromField(parentRunId);
         return summary;
       });
     } catch (error) {
@@ -351,12 +355,15 @@ export class RedisEventStore implements EventStore {
   async listSessions(request: ListSessionsRequest = {}): Promise<SessionPage> {
     validatePaging(request);
     if (request.after !== undefined) assertId(request.after, "$.after");
-    const start = request.after === undefined ? "-" : `(${request.after}`;
+    const start =
+      request.after === undefined
+        ? "-"
+        : Buffer.concat([Buffer.from("("), sessionMember(request.after)]);
     try {
-      const ids =
+      const members =
         request.limit === undefined
-          ? await this.#client.zrangebylex(sessionsKey(this.#prefix), start, "+")
-          : await this.#client.zrangebylex(
+          ? await this.#client.zrangebylexBuffer(sessionsKey(this.#prefix), start, "+")
+          : await this.#client.zrangebylexBuffer(
               sessionsKey(this.#prefix),
               start,
               "+",
@@ -364,6 +371,7 @@ export class RedisEventStore implements EventStore {
               0,
               request.limit + 1,
             );
+      const ids = members.map(sessionFromMember);
       const pageIds = request.limit === undefined ? ids : ids.slice(0, request.limit);
       const metas = await Promise.all(
         pageIds.map((sessionId) =>

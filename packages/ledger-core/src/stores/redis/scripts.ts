@@ -44,7 +44,7 @@ export async function runScript(
  * KEYS: 1 meta, 2 log, 3 ids, 4 runs, 5 run events, 6 run head.
  * ARGV: 1 mode ("read" or "write"), 2 n (batch size), 3 expected run length, 4 expected last
  * hash ("" for none), 5 run hash, 6 run id, 7 session id, 8 now, 9 new status, 10 new last
- * hash, 11 parent run id ("" for none), then n event ids, then (write) n event JSON strings.
+ * hash, 11 parent run id ("" for none), then n event ids (ids as `idField` JSON strings), then (write) n event JSON strings.
  *
  * Returns `{"ok", firstCursor, listed}` after writing, or, writing nothing,
  * `{"snapshot", exists, length, status, lastHash, cursor1, json1, ...}`: the run head and the
