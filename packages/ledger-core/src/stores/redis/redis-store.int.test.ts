@@ -1,6 +1,7 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { NewEvent } from "../../events/types.js";
+import { openStore } from "../../store/open-store.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { RedisEventStore } from "./redis-store.js";
 import { APPEND_SCRIPT } from "./scripts.js";
@@ -389,6 +390,22 @@ describe.skipIf(!available)("RedisEventStore", () => {
     expect(secret.describe().location).not.toContain("s3cret");
     expect(secret.describe().location).toContain("127.0.0.1:1");
     await secret.close();
+  });
+
+  it("opens from openStore with the key prefix in the URL", async () => {
+    const urlPrefix = freshPrefix("url");
+    const opened = await openStore(`${url}/0?keyPrefix=${encodeURIComponent(urlPrefix)}`);
+    expect(opened).toBeInstanceOf(RedisEventStore);
+    expect(opened.describe().durability).not.toEqual({
+      appendonly: "unknown",
+      appendfsync: "unknown",
+    });
+    await opened.append({ sessionId: "o", runId: "r", expectedSeq: 0, events: [started()] });
+    await opened.close();
+    const keys = await keysUnder(admin, urlPrefix);
+    expect(keys).toContain(`${urlPrefix}schema-version`);
+    expect(keys.length).toBeGreaterThan(4);
+    await deleteKeys(url, urlPrefix);
   });
 
   it("uses a client the application made and leaves it open", async () => {

@@ -60,7 +60,10 @@ const HEAD_CACHE_SIZE = 10_000;
 export interface RedisEventStoreOptions {
   /** An ioredis `Redis` or `Cluster` the application made; the store never quits it. */
   client?: Redis | Cluster;
-  /** `redis://...` or `rediss://...`: the store makes (and on close quits) its own client. */
+  /**
+   * `redis://...` or `rediss://...`: the store makes (and on close quits) its own client.
+   * `?keyPrefix=...` sets the key prefix (so `openStore` URLs can carry it).
+   */
   url?: string;
   /** Prefix of every key the store writes (default `agent-ledger:`), e.g. to share a database. */
   keyPrefix?: string;
@@ -87,19 +90,32 @@ export class RedisEventStore implements EventStore {
     if ((options.client === undefined) === (options.url === undefined)) {
       throw new InvalidArgumentError("$", "RedisEventStore needs exactly one of client or url");
     }
-    const prefix = options.keyPrefix ?? "agent-ledger:";
+    let url = options.url;
+    let prefixFromUrl: string | undefined;
+    if (url !== undefined && /^rediss?:\/\//i.test(url)) {
+      // `?keyPrefix=` in the URL (for openStore, which takes only a URL) is ours, not ioredis'
+      // (whose own keyPrefix option would prefix every key a second time).
+      const parsed = new URL(url);
+      const fromUrl = parsed.searchParams.get("keyPrefix");
+      if (fromUrl !== null) {
+        prefixFromUrl = fromUrl;
+        parsed.searchParams.delete("keyPrefix");
+        url = parsed.toString();
+      }
+    }
+    const prefix = options.keyPrefix ?? prefixFromUrl ?? "agent-ledger:";
     if (typeof prefix !== "string" || /[{}]/.test(prefix)) {
       // A brace in the prefix would become (part of) the Cluster hash tag of every key.
       throw new InvalidArgumentError("$.keyPrefix", "keyPrefix must be a string without { or }");
     }
     this.#prefix = prefix;
-    if (options.url !== undefined) {
-      if (!/^rediss?:\/\//i.test(options.url)) {
+    if (url !== undefined) {
+      if (!/^rediss?:\/\//i.test(url)) {
         throw new InvalidArgumentError("$.url", "a Redis URL starts with redis:// or rediss://");
       }
-      this.#client = createClient(options.url);
+      this.#client = createClient(url);
       this.#owned = true;
-      this.#location = redactUrl(options.url);
+      this.#location = redactUrl(url);
     } else {
       this.#client = options.client as Redis | Cluster;
       this.#owned = false;
