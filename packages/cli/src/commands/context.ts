@@ -1,0 +1,10 @@
+import type { EventStore } from "@agent-ledger/core";
+import type { CliIo } from "../io.js";
+
+/** What every command gets: its own arguments, the IO, and the store opened lazily. */
+export interface CommandContext {
+  args: string[];
+  io: CliIo;
+  storeUrl: string;
+  openStore(): Promise<EventStore>;
+}

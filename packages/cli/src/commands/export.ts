@@ -1,0 +1,99 @@
+import { createWriteStream } from "node:fs";
+import { parseArgs } from "node:util";
+import { type EventStore, toAtif, toOtelSpans } from "@agent-ledger/core";
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
+import { usageError } from "../errors.js";
+import { type OutputStream, writeOut } from "../io.js";
+import { type OtlpTraceRequest, toOtlpJson } from "../otlp-json.js";
+import { assertSessionExists } from "../store.js";
+import type { CommandContext } from "./context.js";
+
+export const exportHelp = `agent-ledger export <session> --format jsonl|atif|otlp-json [--output <file>]
+  jsonl:     every event, one JSON envelope per line, in commit order
+  atif:      an ATIF v1.7 trajectory (child runs as embedded sub-agent trajectories)
+  otlp-json: an OTLP/JSON ExportTraceServiceRequest of the session's GenAI spans
+  Progress goes to stderr when it is a terminal.`;
+
+const formats = ["jsonl", "atif", "otlp-json"] as const;
+type ExportFormat = (typeof formats)[number];
+
+/** The session's spans (via `toOtelSpans` and the SDK's in-memory exporter) as OTLP/JSON. */
+export async function exportOtlpJson(
+  store: EventStore,
+  sessionId: string,
+): Promise<OtlpTraceRequest> {
+  const exporter = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  try {
+    await toOtelSpans(store, sessionId, provider);
+    await provider.forceFlush();
+    return toOtlpJson(exporter.getFinishedSpans(), {
+      resourceAttributes: { "service.name": "agent-ledger", "agent_ledger.session.id": sessionId },
+    });
+  } finally {
+    await provider.shutdown();
+  }
+}
+
+export async function exportCommand(context: CommandContext): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: context.args,
+    options: {
+      format: { type: "string", default: "jsonl" },
+      output: { type: "string", short: "o" },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  const sessionId = positionals[0];
+  if (!sessionId || positionals.length > 1)
+    throw usageError("usage: agent-ledger export <session> --format jsonl|atif|otlp-json");
+  const format = values.format as ExportFormat;
+  if (!formats.includes(format))
+    throw usageError(
+      `unknown export format ${JSON.stringify(values.format)}: use ${formats.join(", ")}`,
+    );
+  const store = await context.openStore();
+  await assertSessionExists(store, sessionId);
+  const stderr = context.io.stderr;
+  const progress = (text: string) => {
+    if (stderr.isTTY) stderr.write(`\r\x1b[2K${text}`);
+  };
+  const file = values.output ? createWriteStream(values.output) : undefined;
+  const out: OutputStream = file ?? context.io.stdout;
+  try {
+    if (format === "jsonl") {
+      let after = 0;
+      let count = 0;
+      for (;;) {
+        const page = await store.readSession({ sessionId, after, limit: 1000 });
+        let chunk = "";
+        for (const event of page.events) {
+          chunk += `${JSON.stringify(event)}\n`;
+          after = event.commitCursor;
+        }
+        count += page.events.length;
+        if (chunk) await writeOut(out, chunk);
+        progress(`exported ${count} events`);
+        if (page.events.length < 1000) break;
+      }
+      progress(`exported ${count} events\n`);
+    } else {
+      progress(`projecting session ${sessionId} as ${format}…`);
+      const document =
+        format === "atif" ? await toAtif(store, sessionId) : await exportOtlpJson(store, sessionId);
+      await writeOut(out, `${JSON.stringify(document, null, 2)}\n`);
+      progress(`exported ${format}\n`);
+    }
+  } finally {
+    if (file)
+      await new Promise<void>((resolve, reject) =>
+        file.end((error?: Error | null) => (error ? reject(error) : resolve())),
+      );
+  }
+  return 0;
+}

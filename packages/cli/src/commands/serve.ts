@@ -1,0 +1,65 @@
+import { parseArgs } from "node:util";
+import { usageError } from "../errors.js";
+import { writeOut } from "../io.js";
+import { isLoopbackHost } from "../viewer/security.js";
+import { startViewer } from "../viewer/viewer-server.js";
+import type { CommandContext } from "./context.js";
+
+export const serveHelp = `agent-ledger serve [--port <n>] [--host <address>] [--token <secret>] [--session <id>]
+  Read-only web viewer. Binds 127.0.0.1 on a free port unless told otherwise and prints the
+  URL. Binding any other address is refused without --token (or AGENT_LEDGER_VIEWER_TOKEN);
+  with a token every request must carry it (the printed URL does).`;
+
+export async function serveCommand(context: CommandContext): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: context.args,
+    options: {
+      port: { type: "string" },
+      host: { type: "string" },
+      token: { type: "string" },
+      session: { type: "string" },
+      "poll-ms": { type: "string" },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (positionals.length > 0)
+    throw usageError(
+      "usage: agent-ledger serve [--port <n>] [--host <address>] [--token <secret>]",
+    );
+  const port = values.port === undefined ? 0 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw usageError("--port must be 0..65535");
+  const pollMs = values["poll-ms"] === undefined ? 1000 : Number(values["poll-ms"]);
+  if (!Number.isInteger(pollMs) || pollMs < 50)
+    throw usageError("--poll-ms must be an integer >= 50");
+  const token = values.token ?? context.io.env.AGENT_LEDGER_VIEWER_TOKEN;
+  if (token !== undefined && token.length < 8)
+    throw usageError("--token must be at least 8 characters");
+  // Refuse a bad bind before touching the store.
+  const host = values.host ?? "127.0.0.1";
+  if (!isLoopbackHost(host) && !token)
+    throw usageError(
+      `refusing to serve on ${host} without --token: the ledger holds prompts, tool arguments and results`,
+      "bind 127.0.0.1 (the default), or pass --token <secret> and share the printed URL",
+    );
+  const store = await context.openStore();
+  const viewer = await startViewer({
+    store,
+    host,
+    port,
+    pollMs,
+    ...(token ? { token } : {}),
+  });
+  await writeOut(
+    context.io.stdout,
+    `agent-ledger viewer on ${viewer.url}\n${values.session ? `session: ${viewer.sessionUrl(values.session)}\n` : ""}(read-only; Ctrl-C to stop)\n`,
+  );
+  await new Promise<void>((resolve) => {
+    if (!context.io.signal) return;
+    if (context.io.signal.aborted) return resolve();
+    context.io.signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+  await viewer.close();
+  return 0;
+}

@@ -1,0 +1,44 @@
+import { parseArgs } from "node:util";
+import type { SessionSummary } from "@agent-ledger/core";
+import { writeOut } from "../io.js";
+import type { CommandContext } from "./context.js";
+
+export const sessionsHelp = `agent-ledger sessions [--json] [--limit <n>]
+  List the sessions in the store: id, events, first and last event time.`;
+
+export async function sessionsCommand(context: CommandContext): Promise<number> {
+  const { values } = parseArgs({
+    args: context.args,
+    options: { json: { type: "boolean" }, limit: { type: "string" } },
+    strict: true,
+  });
+  const limit = values.limit === undefined ? Number.POSITIVE_INFINITY : Number(values.limit);
+  const store = await context.openStore();
+  const sessions: SessionSummary[] = [];
+  let after: string | undefined;
+  while (sessions.length < limit) {
+    const page = await store.listSessions({ ...(after ? { after } : {}), limit: 500 });
+    sessions.push(...page.sessions);
+    if (!page.nextCursor || page.sessions.length === 0) break;
+    after = page.nextCursor;
+  }
+  const shown = sessions.slice(0, limit);
+  if (values.json) {
+    await writeOut(context.io.stdout, `${JSON.stringify(shown, null, 2)}\n`);
+    return 0;
+  }
+  if (shown.length === 0) {
+    await writeOut(context.io.stdout, "no sessions\n");
+    return 0;
+  }
+  const width = Math.max(7, ...shown.map((session) => session.sessionId.length));
+  const lines = [
+    `${"SESSION".padEnd(width)}  ${"EVENTS".padStart(6)}  CREATED                   UPDATED`,
+  ];
+  for (const session of shown)
+    lines.push(
+      `${session.sessionId.padEnd(width)}  ${String(session.eventCount).padStart(6)}  ${session.createdAt.padEnd(24)}  ${session.updatedAt}`,
+    );
+  await writeOut(context.io.stdout, `${lines.join("\n")}\n`);
+  return 0;
+}

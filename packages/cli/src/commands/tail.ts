@@ -1,0 +1,74 @@
+import { parseArgs } from "node:util";
+import type { LedgerEvent } from "@agent-ledger/core";
+import { usageError } from "../errors.js";
+import { preview } from "../format.js";
+import { sleep, writeOut } from "../io.js";
+import { assertSessionExists } from "../store.js";
+import type { CommandContext } from "./context.js";
+
+export const tailHelp = `agent-ledger tail <session> [--follow] [--json] [--from <cursor>] [--interval <ms>]
+  Prints the session's events in commit order, paging by commit cursor (never misses or
+  repeats an event). --follow keeps polling for new events until interrupted.`;
+
+/** One human-readable line per event. */
+export function eventLine(event: LedgerEvent): string {
+  const payload = (
+    typeof event.payload === "object" && event.payload !== null ? event.payload : {}
+  ) as Record<string, unknown>;
+  const detail: string[] = [];
+  if (typeof payload.name === "string") detail.push(payload.name);
+  if (typeof payload.toolCallId === "string") detail.push(`[${payload.toolCallId}]`);
+  if (event.attemptId) detail.push(`attempt ${event.attemptId}`);
+  if (event.type === "input.received") detail.push(preview(payload.input, 60));
+  if (typeof payload.reason === "string") detail.push(`"${preview(payload.reason, 60)}"`);
+  if (payload.error && typeof payload.error === "object")
+    detail.push(`"${preview((payload.error as { message?: unknown }).message, 60)}"`);
+  return `#${event.commitCursor}  ${event.recordedAt}  ${event.runId}:${event.seq}  ${event.type}${detail.length ? `  ${detail.join("  ")}` : ""}`;
+}
+
+export async function tailCommand(context: CommandContext): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: context.args,
+    options: {
+      follow: { type: "boolean", short: "f" },
+      json: { type: "boolean" },
+      from: { type: "string" },
+      interval: { type: "string" },
+      "page-size": { type: "string" },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  const sessionId = positionals[0];
+  if (!sessionId || positionals.length > 1)
+    throw usageError("usage: agent-ledger tail <session> [--follow]");
+  const numberOption = (name: string, value: string | undefined, fallback: number, min: number) => {
+    if (value === undefined) return fallback;
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < min)
+      throw usageError(`--${name} must be an integer >= ${min}`);
+    return parsed;
+  };
+  let after = numberOption("from", values.from, 0, 0);
+  const interval = numberOption("interval", values.interval, 500, 10);
+  const pageSize = numberOption("page-size", values["page-size"], 500, 1);
+  const store = await context.openStore();
+  await assertSessionExists(store, sessionId);
+  const signal = context.io.signal;
+  while (!signal?.aborted) {
+    const page = await store.readSession({ sessionId, after, limit: pageSize });
+    let out = "";
+    for (const event of page.events) {
+      // Cursors are gap-free and commit-ordered: anything at or below `after` was printed.
+      if (event.commitCursor <= after) continue;
+      after = event.commitCursor;
+      out += values.json ? `${JSON.stringify(event)}\n` : `${eventLine(event)}\n`;
+    }
+    if (out) await writeOut(context.io.stdout, out);
+    if (page.events.length < pageSize) {
+      if (!values.follow) break;
+      await sleep(interval, signal);
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,50 @@
+import { parseArgs } from "node:util";
+import { type VerifyResult, verifyRun } from "@agent-ledger/core";
+import { EXIT_CODES, notFoundError, usageError } from "../errors.js";
+import { writeOut } from "../io.js";
+import type { CommandContext } from "./context.js";
+
+export const verifyHelp = `agent-ledger verify <session> [--json]
+  Recomputes every run's hash chain. Exit code 1 and the first bad seq when an event was
+  changed, removed or reordered.`;
+
+export async function verifyCommand(context: CommandContext): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: context.args,
+    options: { json: { type: "boolean" } },
+    allowPositionals: true,
+    strict: true,
+  });
+  const sessionId = positionals[0];
+  if (!sessionId || positionals.length > 1)
+    throw usageError("usage: agent-ledger verify <session> [--json]");
+  const store = await context.openStore();
+  const runs = await store.listRuns(sessionId);
+  if (runs.length === 0) throw notFoundError(`unknown session ${JSON.stringify(sessionId)}`);
+  const results: (VerifyResult & { runId: string })[] = [];
+  for (const run of runs)
+    results.push({
+      runId: run.runId,
+      ...(await verifyRun(store, { sessionId, runId: run.runId })),
+    });
+  const bad = results.filter((result) => !result.ok);
+  if (values.json) {
+    await writeOut(
+      context.io.stdout,
+      `${JSON.stringify({ sessionId, ok: bad.length === 0, runs: results }, null, 2)}\n`,
+    );
+  } else {
+    const lines = results.map((result) =>
+      result.ok
+        ? `ok        run ${result.runId}  ${result.length} events`
+        : `TAMPERED  run ${result.runId}  bad seq ${result.badSeq}: ${result.reason}`,
+    );
+    lines.push(
+      bad.length === 0
+        ? `session ${sessionId}: ${results.length} run(s) intact`
+        : `session ${sessionId}: ${bad.length} of ${results.length} run(s) fail verification`,
+    );
+    await writeOut(context.io.stdout, `${lines.join("\n")}\n`);
+  }
+  return bad.length === 0 ? EXIT_CODES.ok : EXIT_CODES.failure;
+}

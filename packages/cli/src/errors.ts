@@ -1,0 +1,95 @@
+import { LedgerError, type LedgerErrorCode } from "@agent-ledger/core";
+
+/** Exit codes of `agent-ledger` (documented in the README and `--help`). */
+export const EXIT_CODES = {
+  ok: 0,
+  /** `verify` found a broken hash chain, or the command failed (see the message). */
+  failure: 1,
+  /** Bad usage: unknown command or option, bad store URL, refused bind. */
+  usage: 2,
+  /** The session, run, attempt or ledger file does not exist. */
+  notFound: 3,
+  /** The store's server cannot be reached (or did not answer in time). */
+  unreachable: 4,
+} as const;
+
+export type ExitCode = (typeof EXIT_CODES)[keyof typeof EXIT_CODES];
+
+/** An error the CLI reports to its user, with the exit code it ends with. */
+export class CliError extends LedgerError {
+  readonly exitCode: ExitCode;
+  readonly hint: string | undefined;
+  constructor(options: {
+    code: LedgerErrorCode;
+    message: string;
+    exitCode: ExitCode;
+    hint?: string;
+    cause?: unknown;
+  }) {
+    super(
+      options.code,
+      options.message,
+      options.cause === undefined ? {} : { cause: options.cause },
+    );
+    this.name = "CliError";
+    this.exitCode = options.exitCode;
+    this.hint = options.hint;
+  }
+}
+
+export function usageError(message: string, hint?: string): CliError {
+  return new CliError({
+    code: "invalid-argument",
+    message,
+    exitCode: EXIT_CODES.usage,
+    ...(hint ? { hint } : {}),
+  });
+}
+
+export function notFoundError(message: string, hint?: string): CliError {
+  return new CliError({
+    code: "not-found",
+    message,
+    exitCode: EXIT_CODES.notFound,
+    ...(hint ? { hint } : {}),
+  });
+}
+
+const networkCodes = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
+
+function hasNetworkCode(error: unknown, depth = 0): boolean {
+  if (depth > 5 || typeof error !== "object" || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string" && networkCodes.has(code)) return true;
+  const errors = (error as { errors?: unknown }).errors;
+  if (Array.isArray(errors) && errors.some((inner) => hasNetworkCode(inner, depth + 1)))
+    return true;
+  return hasNetworkCode((error as { cause?: unknown }).cause, depth + 1);
+}
+
+/** The exit code an error ends the CLI with. */
+export function exitCodeOf(error: unknown): ExitCode {
+  if (error instanceof CliError) return error.exitCode;
+  if (LedgerError.isInstance(error)) {
+    switch (error.code) {
+      case "invalid-argument":
+        return EXIT_CODES.usage;
+      case "not-found":
+        return EXIT_CODES.notFound;
+      case "store-unavailable":
+        return EXIT_CODES.unreachable;
+      default:
+        return EXIT_CODES.failure;
+    }
+  }
+  if (hasNetworkCode(error)) return EXIT_CODES.unreachable;
+  return EXIT_CODES.failure;
+}

@@ -1,0 +1,33 @@
+/** Where a command writes, and what it reads from its environment. Tests pass their own. */
+export interface CliIo {
+  stdout: OutputStream;
+  stderr: OutputStream;
+  env: Record<string, string | undefined>;
+  /** Aborted on SIGINT / SIGTERM: `tail --follow` and `serve` stop cleanly. */
+  signal?: AbortSignal;
+}
+
+export interface OutputStream {
+  write(chunk: string): boolean;
+  once?(event: "drain", listener: () => void): unknown;
+  isTTY?: boolean;
+}
+
+/** Writes and waits for the stream to drain when it asks to (large exports to a pipe). */
+export async function writeOut(stream: OutputStream, chunk: string): Promise<void> {
+  if (stream.write(chunk) || !stream.once) return;
+  await new Promise<void>((resolve) => stream.once?.("drain", resolve));
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}

@@ -1,0 +1,149 @@
+import type { AttemptView, RunView, SessionInspection } from "@agent-ledger/core";
+import { formatDuration, preview, shellQuote } from "./format.js";
+
+export interface RenderInspectionOptions {
+  /** Store URL to put in the printed `resolve` hint (omitted when not given). */
+  storeUrl?: string;
+}
+
+function attemptLabel(attempt: AttemptView): string {
+  if (attempt.kind === "model") return `model ${attempt.name ?? "(unknown model)"}`;
+  return `tool ${attempt.name ?? "(unnamed)"}${attempt.toolCallId ? ` [${attempt.toolCallId}]` : ""}`;
+}
+
+function effectText(effect: unknown): string {
+  if (typeof effect !== "object" || effect === null) return "";
+  const { kind, idempotent } = effect as { kind?: unknown; idempotent?: unknown };
+  return ` effect=${String(kind ?? "unknown")}${idempotent === true ? ",idempotent" : ",not idempotent"}`;
+}
+
+function attemptLine(attempt: AttemptView, unresolved: Set<string>): string {
+  const parts = [attemptLabel(attempt)];
+  if (unresolved.has(attempt.attemptId)) {
+    parts.push(
+      `!! UNRESOLVED (requested ${attempt.requestedAt}, no outcome recorded)${effectText(attempt.effect)}`,
+    );
+  } else if (attempt.status === "requested") {
+    parts.push(`retried by ${attempt.retriedBy ?? "?"}`);
+  } else {
+    parts.push(attempt.status);
+    if (attempt.durationMs !== undefined) parts.push(formatDuration(attempt.durationMs));
+    if (attempt.status !== "completed") {
+      const outcome = preview(
+        typeof attempt.outcome === "object" &&
+          attempt.outcome !== null &&
+          "message" in attempt.outcome
+          ? (attempt.outcome as { message: unknown }).message
+          : attempt.outcome,
+      );
+      if (outcome) parts.push(`"${outcome}"`);
+    }
+  }
+  if (attempt.retryOf) parts.push(`(retry of ${attempt.retryOf})`);
+  parts.push(`attempt ${attempt.attemptId}`);
+  return parts.join("  ");
+}
+
+function runLine(run: RunView): string {
+  const actor = run.actor ? `${run.actor.id}` : "run";
+  const parts = [`${actor} (${run.runId})`, run.status.toUpperCase()];
+  if (run.durationMs !== undefined) parts.push(formatDuration(run.durationMs));
+  else parts.push(`started ${run.startedAt}`);
+  parts.push(`${run.length} events`);
+  if (run.actor?.framework) parts.push(`[${run.actor.framework}]`);
+  return parts.join("  ");
+}
+
+/**
+ * The run tree of `agent-ledger inspect`: each run with its status and duration, its steps
+ * and attempts (retries under their step), child runs under the attempt that caused them,
+ * unresolved attempts marked `!! UNRESOLVED` and listed again at the end with the command
+ * that resolves them.
+ */
+export function renderInspection(
+  inspection: SessionInspection,
+  options: RenderInspectionOptions = {},
+): string {
+  const unresolved = new Set(inspection.unresolved.map((attempt) => attempt.attemptId));
+  const runCount = countRuns(inspection.runs);
+  const lines: string[] = [
+    `session ${inspection.sessionId}  ${inspection.eventCount} events  ${runCount} run${runCount === 1 ? "" : "s"}  ${inspection.unresolved.length} unresolved`,
+  ];
+
+  const renderRun = (run: RunView, prefix: string, last: boolean, cause?: string) => {
+    lines.push(
+      `${prefix}${last ? "└─ " : "├─ "}${runLine(run)}${cause ? `  caused by ${cause}` : ""}`,
+    );
+    const inner = prefix + (last ? "   " : "│  ");
+    const children = [...run.children];
+    type Item =
+      | { kind: "attempt"; attempt: AttemptView; retry: boolean }
+      | { kind: "run"; run: RunView; cause?: string };
+    const items: Item[] = [];
+    for (const step of run.steps) {
+      step.attempts.forEach((attempt, index) => {
+        items.push({ kind: "attempt", attempt, retry: index > 0 });
+        for (let i = children.length - 1; i >= 0; i--) {
+          const child = children[i] as RunView;
+          if (child.causedByEventId === attempt.requestEventId) {
+            items.push({
+              kind: "run",
+              run: child,
+              cause: `${attemptLabel(attempt)} (attempt ${attempt.attemptId})`,
+            });
+            children.splice(i, 1);
+          }
+        }
+      });
+    }
+    for (const child of children) items.push({ kind: "run", run: child });
+    items.forEach((item, index) => {
+      const isLast = index === items.length - 1;
+      if (item.kind === "run") renderRun(item.run, inner, isLast, item.cause);
+      else
+        lines.push(
+          `${inner}${isLast ? "└─ " : "├─ "}${item.retry ? "↻ " : ""}${attemptLine(item.attempt, unresolved)}`,
+        );
+    });
+    if (run.status !== "running" && run.status !== "completed" && run.result !== undefined) {
+      lines.push(`${inner}   ${run.status}: ${preview(resultText(run.result), 100)}`);
+    }
+  };
+  inspection.runs.forEach((run, index) => {
+    renderRun(run, "", index === inspection.runs.length - 1);
+  });
+
+  if (inspection.unresolved.length > 0) {
+    lines.push(
+      "",
+      `!! ${inspection.unresolved.length} UNRESOLVED attempt${inspection.unresolved.length === 1 ? "" : "s"}: requested, never completed, failed or abandoned (in flight, or lost in a crash):`,
+    );
+    for (const attempt of inspection.unresolved) {
+      lines.push(
+        `   ${attemptLabel(attempt)}  run ${attempt.runId} seq ${attempt.requestSeq}  attempt ${attempt.attemptId}${effectText(attempt.effect)}`,
+      );
+      lines.push(`     request: ${preview(attempt.request, 100)}`);
+    }
+    const first = inspection.unresolved[0] as AttemptView;
+    const store = options.storeUrl ? ` --store ${shellQuote(options.storeUrl)}` : "";
+    lines.push(
+      `   check the effect, then: agent-ledger resolve ${shellQuote(inspection.sessionId)} ${first.attemptId} --abandon "reason"${store}`,
+    );
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+function countRuns(runs: RunView[]): number {
+  return runs.reduce((total, run) => total + 1 + countRuns(run.children), 0);
+}
+
+function resultText(result: unknown): unknown {
+  if (typeof result !== "object" || result === null) return result;
+  const { error, reason } = result as { error?: unknown; reason?: unknown };
+  if (typeof error === "object" && error !== null) {
+    const { name, message } = error as { name?: unknown; message?: unknown };
+    return `${String(name ?? "Error")}: ${String(message ?? "")}`;
+  }
+  if (typeof reason === "string") return reason;
+  return result;
+}

@@ -1,0 +1,141 @@
+import type { EventStore } from "@agent-ledger/core";
+import type { CommandContext } from "./commands/context.js";
+import { exportCommand, exportHelp } from "./commands/export.js";
+import { inspectCommand, inspectHelp } from "./commands/inspect.js";
+import { resolveCommand, resolveHelp } from "./commands/resolve.js";
+import { serveCommand, serveHelp } from "./commands/serve.js";
+import { sessionsCommand, sessionsHelp } from "./commands/sessions.js";
+import { tailCommand, tailHelp } from "./commands/tail.js";
+import { verifyCommand, verifyHelp } from "./commands/verify.js";
+import { CliError, EXIT_CODES, exitCodeOf } from "./errors.js";
+import type { CliIo } from "./io.js";
+import { DEFAULT_STORE_URL, openCliStore, resolveStoreUrl } from "./store.js";
+
+const commands: Record<
+  string,
+  { run: (context: CommandContext) => Promise<number>; help: string }
+> = {
+  sessions: { run: sessionsCommand, help: sessionsHelp },
+  inspect: { run: inspectCommand, help: inspectHelp },
+  tail: { run: tailCommand, help: tailHelp },
+  export: { run: exportCommand, help: exportHelp },
+  verify: { run: verifyCommand, help: verifyHelp },
+  resolve: { run: resolveCommand, help: resolveHelp },
+  serve: { run: serveCommand, help: serveHelp },
+};
+
+export const HELP = `agent-ledger: inspect, verify, export and view agent-ledger sessions
+
+usage: agent-ledger [--store <url>] <command> [options]
+
+commands:
+${Object.values(commands)
+  .map((command) => command.help.replace(/^/gm, "  "))
+  .join("\n")}
+
+store: --store <url>, else $AGENT_LEDGER_STORE, else ${DEFAULT_STORE_URL}
+  (sqlite:<path>, postgres://..., mysql://..., redis://...)
+  $AGENT_LEDGER_CONNECT_TIMEOUT_MS: how long to wait for a store server (default 10000)
+
+exit codes:
+  0  success
+  1  verify found tampering, or the command failed (message on stderr)
+  2  bad usage: unknown command or option, bad store URL, non-loopback bind without --token
+  3  unknown session, attempt or ledger file
+  4  the store's server cannot be reached
+`;
+
+/** Splits `--store <url>` / `--store=<url>` (anywhere) from the command's own arguments. */
+function takeStoreFlag(argv: string[]): { store: string | undefined; rest: string[] } {
+  const rest: string[] = [];
+  let store: string | undefined;
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index] as string;
+    if (arg === "--") {
+      rest.push(...argv.slice(index));
+      break;
+    }
+    if (arg === "--store") {
+      store = argv[index + 1];
+      if (store === undefined)
+        throw new CliError({
+          code: "invalid-argument",
+          message: "--store needs a URL",
+          exitCode: EXIT_CODES.usage,
+        });
+      index++;
+    } else if (arg.startsWith("--store=")) store = arg.slice(8);
+    else rest.push(arg);
+  }
+  return { store, rest };
+}
+
+/**
+ * Runs one `agent-ledger` invocation and returns its exit code; errors are printed to
+ * `io.stderr`, never thrown. `bin.js` is this plus process wiring.
+ */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  let store: EventStore | undefined;
+  try {
+    const { store: flag, rest } = takeStoreFlag(argv);
+    const [name, ...args] = rest;
+    if (name === undefined || name === "help" || name === "--help" || name === "-h") {
+      io.stdout.write(HELP);
+      return name === undefined ? EXIT_CODES.usage : EXIT_CODES.ok;
+    }
+    if (name === "--version" || name === "-v") {
+      io.stdout.write("0.1.0\n");
+      return EXIT_CODES.ok;
+    }
+    const command = commands[name];
+    if (!command)
+      throw new CliError({
+        code: "invalid-argument",
+        message: `unknown command ${JSON.stringify(name)}`,
+        exitCode: EXIT_CODES.usage,
+        hint: "run agent-ledger --help",
+      });
+    if (args.includes("--help") || args.includes("-h")) {
+      io.stdout.write(`${command.help}\n`);
+      return EXIT_CODES.ok;
+    }
+    const storeUrl = resolveStoreUrl({ flag, env: io.env });
+    const timeoutMs = Number(io.env.AGENT_LEDGER_CONNECT_TIMEOUT_MS ?? 10_000);
+    const context: CommandContext = {
+      args,
+      io,
+      storeUrl,
+      openStore: async () => {
+        store ??= await openCliStore(storeUrl, {
+          timeoutMs: Number.isFinite(timeoutMs) ? timeoutMs : 10_000,
+        });
+        return store;
+      },
+    };
+    return await command.run(context);
+  } catch (error) {
+    const code = exitCodeOf(error);
+    const message = error instanceof Error ? error.message : String(error);
+    const parseError =
+      typeof error === "object" &&
+      error !== null &&
+      String((error as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS");
+    io.stderr.write(`agent-ledger: ${message}\n`);
+    if (error instanceof CliError && error.hint) io.stderr.write(`  ${error.hint}\n`);
+    if (parseError) {
+      io.stderr.write("  run agent-ledger <command> --help\n");
+      return EXIT_CODES.usage;
+    }
+    if (
+      code === EXIT_CODES.failure &&
+      !(error instanceof CliError) &&
+      io.env.AGENT_LEDGER_DEBUG &&
+      error instanceof Error &&
+      error.stack
+    )
+      io.stderr.write(`${error.stack}\n`);
+    return code;
+  } finally {
+    await store?.close().catch(() => undefined);
+  }
+}

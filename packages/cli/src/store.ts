@@ -1,0 +1,122 @@
+import { existsSync } from "node:fs";
+import { type EventStore, LedgerError, openStore, redactUrl } from "@agent-ledger/core";
+import { CliError, EXIT_CODES, exitCodeOf, notFoundError, usageError } from "./errors.js";
+
+/** The store URL when none is given. */
+export const DEFAULT_STORE_URL = "sqlite:./agent-ledger.db";
+
+const schemes = [
+  "memory:",
+  "sqlite:",
+  "file:",
+  "postgres:",
+  "postgresql:",
+  "mysql:",
+  "mariadb:",
+  "redis:",
+  "rediss:",
+];
+
+/** `--store`, else `AGENT_LEDGER_STORE`, else `sqlite:./agent-ledger.db`. */
+export function resolveStoreUrl(options: {
+  flag?: string | undefined;
+  env: Record<string, string | undefined>;
+}): string {
+  const url = options.flag ?? options.env.AGENT_LEDGER_STORE ?? DEFAULT_STORE_URL;
+  if (url.length === 0) throw usageError("the store URL is empty");
+  return url;
+}
+
+function sqliteFile(url: string): string | undefined {
+  if (url.startsWith("file://")) return new URL(url).pathname;
+  let path = url.startsWith("file:") ? url.slice(5) : url.slice("sqlite:".length);
+  if (path.startsWith("//")) path = path.slice(2);
+  if (path === ":memory:" || path.length === 0) return undefined;
+  return path.split("?")[0];
+}
+
+/**
+ * Opens the store for a command, turning failures into clear errors and exit codes: a bad
+ * URL exits 2, a missing SQLite file 3 (never created by a reading command), a server that
+ * does not answer within `timeoutMs` 4.
+ */
+export async function openCliStore(
+  url: string,
+  options: { timeoutMs?: number } = {},
+): Promise<EventStore> {
+  const shown = redactUrl(url);
+  const scheme = url.slice(0, url.indexOf(":") + 1).toLowerCase();
+  if (!schemes.includes(scheme))
+    throw usageError(
+      `bad store URL ${JSON.stringify(shown)}`,
+      "use sqlite:<path>, postgres://..., mysql://..., redis://... or memory:",
+    );
+  if (scheme === "sqlite:" || scheme === "file:") {
+    const file = sqliteFile(url);
+    if (file !== undefined && !existsSync(file))
+      throw notFoundError(
+        `no ledger database at ${file}`,
+        "pass --store <url> or set AGENT_LEDGER_STORE",
+      );
+  } else if (scheme !== "memory:") {
+    try {
+      new URL(url);
+    } catch (error) {
+      throw new CliError({
+        code: "invalid-argument",
+        message: `bad store URL ${JSON.stringify(shown)}: ${(error as Error).message}`,
+        exitCode: EXIT_CODES.usage,
+        cause: error,
+      });
+    }
+  }
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new CliError({
+            code: "store-unavailable",
+            message: `the store at ${shown} did not answer within ${timeoutMs} ms`,
+            exitCode: EXIT_CODES.unreachable,
+          }),
+        ),
+      timeoutMs,
+    );
+  });
+  try {
+    return await Promise.race([openStore(url), timeout]);
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    const code = exitCodeOf(error);
+    const message = error instanceof Error ? error.message : String(error);
+    if (code === EXIT_CODES.unreachable)
+      throw new CliError({
+        code: "store-unavailable",
+        message: `cannot reach the store at ${shown}: ${message}`,
+        exitCode: code,
+        cause: error,
+      });
+    if (LedgerError.isInstance(error, "invalid-argument"))
+      throw new CliError({
+        code: "invalid-argument",
+        message: `bad store URL ${JSON.stringify(shown)}: ${message}`,
+        exitCode: EXIT_CODES.usage,
+        cause: error,
+      });
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Throws `not-found` (exit 3) unless the session has at least one event. */
+export async function assertSessionExists(store: EventStore, sessionId: string): Promise<void> {
+  const page = await store.readSession({ sessionId, limit: 1 });
+  if (page.events.length === 0)
+    throw notFoundError(
+      `unknown session ${JSON.stringify(sessionId)}`,
+      "list the sessions with: agent-ledger sessions",
+    );
+}

@@ -1,0 +1,187 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  type EventStore,
+  inspectSession,
+  isBlobRef,
+  LedgerError,
+  redactUrl,
+} from "@agent-ledger/core";
+import { usageError } from "../errors.js";
+import { isLoopbackHost, SECURITY_HEADERS, tokenMatches } from "./security.js";
+import { loadStaticFiles } from "./static-files.js";
+
+export interface ViewerOptions {
+  store: EventStore;
+  /** Default 127.0.0.1. Any non-loopback address requires `token`. */
+  host?: string;
+  /** Default 0: a free port. */
+  port?: number;
+  /** When set, every request must carry it (`Authorization: Bearer`, `X-Agent-Ledger-Token` or `?token=`). */
+  token?: string;
+  /** Poll interval the page uses for live updates (ms, default 1000). */
+  pollMs?: number;
+}
+
+export interface ViewerHandle {
+  /** Base URL (with `?token=` when a token is set). */
+  url: string;
+  /** URL of one session's page. */
+  sessionUrl(sessionId: string): string;
+  server: Server;
+  close(): Promise<void>;
+}
+
+const MAX_BLOB_BYTES = 256 * 1024;
+
+function send(
+  response: ServerResponse,
+  status: number,
+  body: string | Buffer,
+  type = "application/json; charset=utf-8",
+): void {
+  response.writeHead(status, {
+    ...SECURITY_HEADERS,
+    "Content-Type": type,
+    "Content-Length": Buffer.byteLength(body),
+  });
+  response.end(body);
+}
+
+function sendJson(response: ServerResponse, status: number, value: unknown): void {
+  send(response, status, JSON.stringify(value));
+}
+
+function presentedToken(request: IncomingMessage, url: URL): string | undefined {
+  const authorization = request.headers.authorization;
+  if (authorization?.startsWith("Bearer ")) return authorization.slice(7);
+  const header = request.headers["x-agent-ledger-token"];
+  if (typeof header === "string") return header;
+  return url.searchParams.get("token") ?? undefined;
+}
+
+/**
+ * Starts the read-only viewer: the sessions list, a session's timeline, causal tree, unresolved
+ * attempts and event payloads (as text), polling for new events. Binds 127.0.0.1 on a free
+ * port by default; refuses a non-loopback address without a token.
+ */
+export async function startViewer(options: ViewerOptions): Promise<ViewerHandle> {
+  const host = options.host ?? "127.0.0.1";
+  const loopback = isLoopbackHost(host);
+  if (!loopback && !options.token)
+    throw usageError(
+      `refusing to serve on ${host} without --token: the ledger holds prompts, tool arguments and results`,
+      "bind 127.0.0.1 (the default), or pass --token <secret> and share the printed URL",
+    );
+  const { store, token } = options;
+  const files = loadStaticFiles();
+  const pollMs = options.pollMs ?? 1000;
+
+  const handle = async (request: IncomingMessage, response: ServerResponse) => {
+    const url = new URL(request.url ?? "/", "http://viewer.invalid");
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      response.setHeader("Allow", "GET, HEAD");
+      return sendJson(response, 405, { error: "the viewer is read-only" });
+    }
+    // DNS rebinding: without a token, only loopback Host names reach the data.
+    if (!token) {
+      const hostHeader = request.headers.host ?? "";
+      const hostname = hostHeader.startsWith("[")
+        ? hostHeader.slice(0, hostHeader.indexOf("]") + 1)
+        : (hostHeader.split(":")[0] ?? "");
+      if (!isLoopbackHost(hostname))
+        return sendJson(response, 403, { error: "unexpected Host header" });
+    } else if (!tokenMatches(presentedToken(request, url), token)) {
+      return sendJson(response, 401, {
+        error: "a valid token is required (?token= or Authorization: Bearer)",
+      });
+    }
+    const path = url.pathname;
+    if (path === "/" || path === "/index.html" || path === "/app.js" || path === "/style.css") {
+      const file = files.get(path === "/" ? "index.html" : path.slice(1));
+      if (file) return send(response, 200, file.body, file.type);
+    }
+    if (path === "/api/config") {
+      const description = store.describe();
+      return sendJson(response, 200, {
+        store: {
+          kind: description.kind,
+          location: description.location ? redactUrl(description.location) : null,
+        },
+        pollMs,
+      });
+    }
+    if (path === "/api/sessions") {
+      const sessions = [];
+      let after: string | undefined;
+      for (;;) {
+        const page = await store.listSessions({ ...(after ? { after } : {}), limit: 500 });
+        sessions.push(...page.sessions);
+        if (!page.nextCursor || page.sessions.length === 0 || sessions.length >= 5000) break;
+        after = page.nextCursor;
+      }
+      return sendJson(response, 200, { sessions });
+    }
+    const sessionMatch = /^\/api\/sessions\/([^/]+)(\/events)?$/.exec(path);
+    if (sessionMatch) {
+      const sessionId = decodeURIComponent(sessionMatch[1] as string);
+      if (sessionMatch[2]) {
+        const after = Number(url.searchParams.get("after") ?? 0);
+        const limit = Math.min(Number(url.searchParams.get("limit") ?? 500), 2000);
+        if (!Number.isInteger(after) || after < 0 || !Number.isInteger(limit) || limit < 1)
+          return sendJson(response, 400, {
+            error: "after and limit must be non-negative integers",
+          });
+        const page = await store.readSession({ sessionId, after, limit });
+        return sendJson(response, 200, page);
+      }
+      const inspection = await inspectSession(store, sessionId);
+      if (inspection.eventCount === 0)
+        return sendJson(response, 404, { error: `unknown session ${sessionId}` });
+      return sendJson(response, 200, inspection);
+    }
+    const blobMatch = /^\/api\/blobs\/([^/]+)$/.exec(path);
+    if (blobMatch) {
+      const ref = decodeURIComponent(blobMatch[1] as string);
+      if (!isBlobRef(ref))
+        return sendJson(response, 400, { error: "not a sha256:<hex> reference" });
+      const bytes = await store.getBlob(ref);
+      const truncated = bytes.byteLength > MAX_BLOB_BYTES;
+      const text = new TextDecoder("utf-8", { fatal: false }).decode(
+        truncated ? bytes.subarray(0, MAX_BLOB_BYTES) : bytes,
+      );
+      return sendJson(response, 200, { ref, size: bytes.byteLength, truncated, text });
+    }
+    return sendJson(response, 404, { error: "not found" });
+  };
+
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      if (response.headersSent) return response.destroy();
+      if (LedgerError.isInstance(error, "not-found"))
+        return sendJson(response, 404, { error: error.message });
+      sendJson(response, 500, { error: error instanceof Error ? error.message : String(error) });
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const base = `http://${shownHost}:${address.port}/`;
+  const query = token ? `?token=${encodeURIComponent(token)}` : "";
+  return {
+    url: `${base}${query}`,
+    sessionUrl: (sessionId) => `${base}${query}#/session/${encodeURIComponent(sessionId)}`,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,466 @@
+// agent-ledger viewer. Read-only, no dependencies, no build step.
+// Every value from the ledger is put into the page with textContent (never innerHTML): a
+// payload holding <script> or HTML is shown as text and never runs or renders as markup.
+
+const token = new URLSearchParams(location.search).get("token");
+const main = document.getElementById("main");
+const live = document.getElementById("live");
+let pollMs = 1000;
+let view = { stop() {} };
+
+function el(tag, options = {}, ...children) {
+  const node = document.createElement(tag);
+  if (options.className) node.className = options.className;
+  if (options.text !== undefined) node.textContent = String(options.text);
+  if (options.title) node.title = String(options.title);
+  if (options.href) node.href = options.href;
+  if (options.testId) node.dataset.testid = options.testId;
+  for (const child of children) if (child) node.append(child);
+  return node;
+}
+
+async function api(path) {
+  const headers = token ? { "X-Agent-Ledger-Token": token } : {};
+  const response = await fetch(path, { headers, cache: "no-store" });
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
+  return body;
+}
+
+function duration(ms) {
+  if (ms === undefined || ms === null || !Number.isFinite(ms)) return "";
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  if (ms < 60000) return `${(ms / 1000).toFixed(1)} s`;
+  const seconds = Math.round(ms / 1000);
+  return `${Math.floor(seconds / 60)} m ${String(seconds % 60).padStart(2, "0")} s`;
+}
+
+function preview(value, max = 80) {
+  if (value === undefined || value === null) return "";
+  const text = (typeof value === "string" ? value : JSON.stringify(value)).replace(/\s+/g, " ");
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+function sessionHref(sessionId) {
+  return `#/session/${encodeURIComponent(sessionId)}`;
+}
+
+// ---------------------------------------------------------------- sessions list
+
+async function showSessions() {
+  const { sessions } = await api("/api/sessions");
+  const table = el("table", { className: "grid", testId: "sessions" });
+  table.append(
+    el(
+      "thead",
+      {},
+      el(
+        "tr",
+        {},
+        el("th", { text: "session" }),
+        el("th", { text: "events" }),
+        el("th", { text: "created" }),
+        el("th", { text: "updated" }),
+      ),
+    ),
+  );
+  const body = el("tbody");
+  for (const session of sessions) {
+    body.append(
+      el(
+        "tr",
+        {},
+        el(
+          "td",
+          {},
+          el("a", {
+            text: session.sessionId,
+            href: sessionHref(session.sessionId),
+            className: "session-link",
+          }),
+        ),
+        el("td", { text: session.eventCount, className: "num" }),
+        el("td", { text: session.createdAt }),
+        el("td", { text: session.updatedAt }),
+      ),
+    );
+  }
+  table.append(body);
+  main.replaceChildren(
+    el("h1", { text: "Sessions" }),
+    sessions.length === 0
+      ? el("p", { className: "muted", text: "No sessions in this store." })
+      : table,
+  );
+}
+
+// ---------------------------------------------------------------- one session
+
+function flattenRuns(runs, depth = 0, out = []) {
+  for (const run of runs) {
+    out.push({ run, depth });
+    flattenRuns(run.children, depth + 1, out);
+  }
+  return out;
+}
+
+class SessionView {
+  constructor(sessionId) {
+    this.sessionId = sessionId;
+    this.events = [];
+    this.byId = new Map();
+    this.cursor = 0;
+    this.inspection = null;
+    this.selected = null;
+    this.timer = null;
+    this.stopped = false;
+    this.header = el("section", { className: "session-head" });
+    this.unresolved = el("section", { className: "unresolved-box", testId: "unresolved" });
+    this.tree = el("section", { className: "tree", testId: "runs" });
+    this.eventsBody = el("tbody");
+    this.detail = el("section", { className: "detail", testId: "event-detail" });
+    const eventsTable = el(
+      "table",
+      { className: "grid events", testId: "events" },
+      el(
+        "thead",
+        {},
+        el(
+          "tr",
+          {},
+          el("th", { text: "#" }),
+          el("th", { text: "time" }),
+          el("th", { text: "run:seq" }),
+          el("th", { text: "type" }),
+          el("th", { text: "summary" }),
+        ),
+      ),
+      this.eventsBody,
+    );
+    main.replaceChildren(
+      el("p", {}, el("a", { href: "#/", text: "← sessions" })),
+      this.header,
+      this.unresolved,
+      el("h2", { text: "Runs, steps and causes" }),
+      this.tree,
+      el(
+        "div",
+        { className: "split" },
+        el("div", { className: "events-pane" }, el("h2", { text: "Events" }), eventsTable),
+        el("div", { className: "detail-pane" }, el("h2", { text: "Event" }), this.detail),
+      ),
+    );
+    this.detail.append(el("p", { className: "muted", text: "Select an event or an attempt." }));
+  }
+
+  async start() {
+    const config = await api("/api/config").catch(() => ({ pollMs: 1000 }));
+    pollMs = config.pollMs || 1000;
+    await this.poll(true);
+    live.hidden = false;
+    const tick = async () => {
+      if (this.stopped) return;
+      try {
+        await this.poll(false);
+        live.classList.remove("stale");
+      } catch {
+        live.classList.add("stale");
+      }
+      if (!this.stopped) this.timer = setTimeout(tick, pollMs);
+    };
+    this.timer = setTimeout(tick, pollMs);
+  }
+
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    live.hidden = true;
+  }
+
+  // Pages by commit cursor: every event exactly once, in commit order.
+  async poll(first) {
+    let fresh = 0;
+    for (;;) {
+      const path = `/api/sessions/${encodeURIComponent(this.sessionId)}/events?after=${this.cursor}&limit=500`;
+      const page = await api(path);
+      for (const event of page.events) {
+        if (event.commitCursor <= this.cursor) continue;
+        this.cursor = event.commitCursor;
+        this.events.push(event);
+        this.byId.set(event.eventId, event);
+        this.eventsBody.append(this.eventRow(event));
+        fresh++;
+      }
+      if (page.events.length < 500) break;
+    }
+    if (first && this.events.length === 0) throw new Error(`unknown session ${this.sessionId}`);
+    if (fresh > 0 || first) {
+      this.inspection = await api(`/api/sessions/${encodeURIComponent(this.sessionId)}`);
+      this.render();
+    }
+  }
+
+  eventRow(event) {
+    const payload = event.payload && typeof event.payload === "object" ? event.payload : {};
+    const summary =
+      payload.name ||
+      (event.type === "input.received" ? preview(payload.input) : "") ||
+      payload.error?.message ||
+      payload.reason ||
+      "";
+    const row = el(
+      "tr",
+      { className: `event-row type-${event.type.replace(/\./g, "-")}` },
+      el("td", { text: event.commitCursor, className: "num" }),
+      el("td", { text: event.recordedAt.slice(11, 23) }),
+      el("td", { text: `${event.runId.slice(0, 14)}:${event.seq}`, title: event.runId }),
+      el("td", { text: event.type }),
+      el("td", { text: preview(summary, 60) }),
+    );
+    row.dataset.eventId = event.eventId;
+    row.addEventListener("click", () => this.select(event.eventId));
+    return row;
+  }
+
+  causeText(eventId) {
+    const cause = this.byId.get(eventId);
+    if (!cause) return `caused by ${eventId}`;
+    const name = cause.payload && typeof cause.payload === "object" && cause.payload.name;
+    return `caused by ${cause.type}${name ? ` ${name}` : ""} (#${cause.commitCursor}, ${cause.runId.slice(0, 14)}:${cause.seq})`;
+  }
+
+  render() {
+    const inspection = this.inspection;
+    const runs = flattenRuns(inspection.runs);
+    const unresolvedIds = new Set(inspection.unresolved.map((attempt) => attempt.attemptId));
+    const first = this.events[0];
+    const last = this.events[this.events.length - 1];
+    const t0 = first ? Date.parse(first.recordedAt) : 0;
+    const t1 = Math.max(last ? Date.parse(last.recordedAt) : 0, t0 + 1);
+    const span = t1 - t0;
+
+    const counts = { running: 0, completed: 0, failed: 0, cancelled: 0 };
+    for (const { run } of runs) counts[run.status]++;
+    this.header.replaceChildren(
+      el("h1", { text: `Session ${inspection.sessionId}` }),
+      el(
+        "p",
+        { className: "muted" },
+        document.createTextNode(
+          `${inspection.eventCount} events · ${runs.length} runs (${counts.completed} completed, ${counts.running} running, ${counts.failed} failed, ${counts.cancelled} cancelled) · ${duration(span)} · `,
+        ),
+        el("span", {
+          text: `${inspection.unresolved.length} unresolved`,
+          className: inspection.unresolved.length ? "bad" : "",
+        }),
+      ),
+    );
+
+    if (inspection.unresolved.length === 0) {
+      this.unresolved.hidden = true;
+    } else {
+      this.unresolved.hidden = false;
+      const list = el("ul");
+      for (const attempt of inspection.unresolved) {
+        const item = el(
+          "li",
+          {},
+          el("strong", { text: `${attempt.kind} ${attempt.name || ""}` }),
+          document.createTextNode(
+            ` requested ${attempt.requestedAt} on run ${attempt.runId} (seq ${attempt.requestSeq}), no outcome recorded. `,
+          ),
+          el("code", {
+            text: `agent-ledger resolve ${inspection.sessionId} ${attempt.attemptId} --abandon "reason"`,
+          }),
+        );
+        item.addEventListener("click", () => this.select(attempt.requestEventId));
+        list.append(item);
+      }
+      this.unresolved.replaceChildren(
+        el("h2", {
+          text: `⚠ ${inspection.unresolved.length} unresolved attempt(s): in flight, or lost in a crash`,
+        }),
+        list,
+      );
+    }
+
+    const bar = (start, end, className) => {
+      const track = el("div", { className: "track" });
+      const fill = el("div", { className: `bar ${className}` });
+      const from = (Date.parse(start) - t0) / span;
+      const to = ((end ? Date.parse(end) : t1) - t0) / span;
+      fill.style.left = `${(Math.max(0, from) * 100).toFixed(2)}%`;
+      fill.style.width = `${Math.max(0.4, (to - from) * 100).toFixed(2)}%`;
+      track.append(fill);
+      return track;
+    };
+
+    const rows = [];
+    for (const { run, depth } of runs) {
+      const row = el(
+        "div",
+        { className: `row run-row status-${run.status}`, testId: "run-row" },
+        el(
+          "div",
+          { className: "label" },
+          el("span", { className: "indent", text: "  ".repeat(depth) + (depth ? "└ " : "") }),
+          el("strong", { text: run.actor ? run.actor.id : run.runId }),
+          el("span", { className: `badge ${run.status}`, text: run.status }),
+          el("span", { className: "muted", text: ` ${duration(run.durationMs)} · ${run.runId}` }),
+          run.causedByEventId
+            ? el("span", { className: "cause", text: ` ← ${this.causeText(run.causedByEventId)}` })
+            : null,
+          run.parentRunId
+            ? el("span", { className: "cause", text: ` · parent run ${run.parentRunId}` })
+            : null,
+        ),
+        bar(run.startedAt, run.endedAt, run.status),
+      );
+      rows.push(row);
+      for (const step of run.steps) {
+        step.attempts.forEach((attempt, index) => {
+          const unresolved = unresolvedIds.has(attempt.attemptId);
+          const status = unresolved
+            ? "unresolved"
+            : attempt.status === "requested"
+              ? "retried"
+              : attempt.status;
+          const requested = this.byId.get(attempt.requestEventId);
+          const label = el(
+            "div",
+            { className: "label" },
+            el("span", {
+              className: "indent",
+              text: `${"  ".repeat(depth + 1)}${index > 0 ? "↻ " : "· "}`,
+            }),
+            el("span", {
+              text: `${attempt.kind} ${attempt.name || ""}${attempt.toolCallId ? ` [${attempt.toolCallId}]` : ""}`,
+            }),
+            el("span", { className: `badge ${status}`, text: unresolved ? "UNRESOLVED" : status }),
+            el("span", { className: "muted", text: ` ${duration(attempt.durationMs)}` }),
+            requested?.causedByEventId
+              ? el("span", {
+                  className: "cause",
+                  text: ` ← ${this.causeText(requested.causedByEventId)}`,
+                })
+              : null,
+          );
+          const row = el(
+            "div",
+            {
+              className: `row attempt-row status-${status}${unresolved ? " unresolved" : ""}`,
+              testId: "attempt-row",
+            },
+            label,
+            bar(attempt.requestedAt, attempt.resolvedAt, status),
+          );
+          row.dataset.attemptId = attempt.attemptId;
+          row.addEventListener("click", () => this.select(attempt.requestEventId));
+          rows.push(row);
+        });
+      }
+    }
+    this.tree.replaceChildren(...rows);
+    if (this.selected) this.highlight();
+  }
+
+  highlight() {
+    for (const row of this.eventsBody.children)
+      row.classList.toggle("selected", row.dataset.eventId === this.selected);
+  }
+
+  async select(eventId) {
+    const event = this.byId.get(eventId);
+    if (!event) return;
+    this.selected = eventId;
+    this.highlight();
+    const parts = [
+      el("h3", { text: `#${event.commitCursor} ${event.type}` }),
+      el("p", {
+        className: "muted",
+        text: `${event.recordedAt} · run ${event.runId} seq ${event.seq} · ${event.eventId}`,
+      }),
+    ];
+    if (event.causedByEventId) {
+      const link = el("a", { href: "#", text: this.causeText(event.causedByEventId) });
+      link.addEventListener("click", (clickEvent) => {
+        clickEvent.preventDefault();
+        this.select(event.causedByEventId);
+      });
+      parts.push(el("p", {}, link));
+    }
+    parts.push(
+      el("h4", { text: "payload" }),
+      el("pre", { className: "payload", text: JSON.stringify(event.payload, null, 2) }),
+    );
+    const envelope = { ...event };
+    delete envelope.payload;
+    parts.push(
+      el("h4", { text: "envelope" }),
+      el("pre", { className: "envelope", text: JSON.stringify(envelope, null, 2) }),
+    );
+    const blobs = el("div", { className: "blobs" });
+    if (event.evidenceRefs && event.evidenceRefs.length > 0)
+      parts.push(el("h4", { text: "evidence (blobs)" }), blobs);
+    this.detail.replaceChildren(...parts);
+    for (const ref of event.evidenceRefs || []) {
+      const holder = el(
+        "div",
+        {},
+        el("code", { text: ref }),
+        el("p", { className: "muted", text: "loading…" }),
+      );
+      blobs.append(holder);
+      try {
+        const blob = await api(`/api/blobs/${encodeURIComponent(ref)}`);
+        holder.replaceChildren(
+          el("code", {
+            text: `${ref} · ${blob.size} bytes${blob.truncated ? " (truncated)" : ""}`,
+          }),
+          el("pre", { className: "blob", text: blob.text }),
+        );
+      } catch (error) {
+        holder.replaceChildren(
+          el("code", { text: ref }),
+          el("p", { className: "bad", text: String(error.message) }),
+        );
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- routing
+
+async function route() {
+  view.stop();
+  view = { stop() {} };
+  const match = /^#\/session\/(.+)$/.exec(location.hash);
+  try {
+    if (match) {
+      const session = new SessionView(decodeURIComponent(match[1]));
+      view = session;
+      await session.start();
+    } else {
+      await showSessions();
+    }
+  } catch (error) {
+    main.replaceChildren(
+      el("h1", { text: "Error" }),
+      el("p", { className: "bad", text: String(error.message) }),
+    );
+  }
+}
+
+async function init() {
+  try {
+    const config = await api("/api/config");
+    document.getElementById("store-info").textContent =
+      `${config.store.kind}${config.store.location ? ` · ${config.store.location}` : ""}`;
+  } catch {
+    // Shown by the route below.
+  }
+  window.addEventListener("hashchange", route);
+  await route();
+}
+
+init();
