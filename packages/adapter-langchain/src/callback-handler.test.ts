@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { restoreMessages } from "./restore-messages.js";
-import { FlakyStore, runEvents } from "./testing/helpers.js";
+import { FlakyStore, payloadOf, runEvents } from "./testing/helpers.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
 const SESSION = "session-1";
@@ -34,19 +34,20 @@ describe("LedgerCallbackHandler: models", () => {
       "model.completed",
     ]);
     const [, requested, completed] = events;
-    const request = (requested?.payload as { request: Record<string, unknown> }).request;
+    const request = payloadOf<{ request: Record<string, unknown> }>(requested).request;
     expect(request.model).toBe("scripted-1");
     expect(request.messages).toEqual([
       { type: "human", data: { content: "hi", additional_kwargs: {}, response_metadata: {} } },
     ]);
     expect(request.params).toEqual({ model: "scripted-1", temperature: 0, tools: [] });
     expect(JSON.stringify(events)).not.toContain("sk-test-secret");
-    const response = (completed?.payload as { response: Record<string, unknown> }).response;
+    const response = payloadOf<{ response: Record<string, unknown> }>(completed).response;
     expect(response.usage).toEqual({ input_tokens: 1, output_tokens: 3, total_tokens: 4 });
     expect(completed?.attemptId).toBe(requested?.attemptId);
     expect(completed?.causedByEventId).toBe(requested?.eventId);
-    const langchain = (requested?.metadata as { langchain: { runId: string } }).langchain;
-    expect(typeof langchain.runId).toBe("string");
+    const langchain = (requested?.metadata as { langchain: { runId: string } } | undefined)
+      ?.langchain;
+    expect(typeof langchain?.runId).toBe("string");
   });
 
   it("records a streamed call once, with the aggregated message", async () => {
@@ -78,9 +79,8 @@ describe("LedgerCallbackHandler: models", () => {
       const request = requested.find((candidate) => candidate.attemptId === event.attemptId);
       const text = (event.payload as { response: { generations: { text: string }[][] } }).response
         .generations[0]?.[0]?.text;
-      const prompt = (
-        request?.payload as { request: { messages: { data: { content: string } }[] } }
-      ).request.messages[0]?.data.content;
+      const prompt = payloadOf<{ request: { messages: { data: { content: string } }[] } }>(request)
+        .request.messages[0]?.data.content;
       expect(text).toBe(`echo ${prompt}`);
     }
   });
@@ -102,7 +102,7 @@ describe("LedgerCallbackHandler: models", () => {
       "model.requested",
       "model.failed",
     ]);
-    expect((events[1]?.payload as { request: { prompts: string[] } }).request.prompts).toEqual([
+    expect(payloadOf<{ request: { prompts: string[] } }>(events[1]).request.prompts).toEqual([
       "prompt",
     ]);
     expect(JSON.stringify(events[4]?.payload)).toContain("provider is down");
@@ -235,7 +235,7 @@ describe("LedgerCallbackHandler: tools and chains", () => {
     const outerEvent = byName.get("outer");
     const innerEvent = byName.get("inner");
     expect(outerEvent).toBeDefined();
-    expect((outerEvent?.payload as { inputs: unknown }).inputs).toEqual({ q: "nested?" });
+    expect(payloadOf<{ inputs: unknown }>(outerEvent).inputs).toEqual({ q: "nested?" });
     const meta = (event: unknown) =>
       (event as { metadata: { langchain: { runId: string; parentRunId?: string } } }).metadata
         .langchain;
@@ -248,6 +248,6 @@ describe("LedgerCallbackHandler: tools and chains", () => {
     const outerEnd = ended.find(
       (event) => (event.payload as { chainRunId: string }).chainRunId === meta(outerEvent).runId,
     );
-    expect((outerEnd?.payload as { outputs: unknown }).outputs).toEqual({ output: "answer 1" });
+    expect(payloadOf<{ outputs: unknown }>(outerEnd).outputs).toEqual({ output: "answer 1" });
   });
 });

@@ -29,3 +29,9 @@ export class FlakyStore extends MemoryEventStore {
     return super.append(request);
   }
 }
+
+/** The payload of an event that must exist. */
+export function payloadOf<T>(event: LedgerEvent | undefined): T {
+  if (!event) throw new Error("expected an event");
+  return event.payload as T;
+}

@@ -1,0 +1,239 @@
+import { inspectSession, SessionRecorder } from "@agent-ledger/core";
+import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
+import { createAgent } from "langchain";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { LedgerCallbackHandler } from "./callback-handler.js";
+import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
+import { findLedgerError } from "./find-ledger-error.js";
+import { ledgerMiddleware } from "./ledger-middleware.js";
+import { FlakyStore, runEvents } from "./testing/helpers.js";
+import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
+
+const SESSION = "agent-session";
+const RUN = "agent-run";
+
+// Turn 1: two parallel tool calls; turn 2: a final answer built from the tool results.
+function script(messages: BaseMessage[]) {
+  const results = messages.filter((message) => ToolMessage.isInstance(message));
+  if (results.length === 0)
+    return new AIMessage({
+      content: "",
+      tool_calls: [
+        { id: "call-lookup", name: "lookup", args: { key: "x" } },
+        { id: "call-send", name: "send", args: { to: "bob" } },
+      ],
+    });
+  return new AIMessage(`final: ${results.map((message) => message.content).join(" | ")}`);
+}
+
+function world(options: { sendIdempotent?: boolean } = {}) {
+  const effects = { lookup: 0, send: 0 };
+  let blockSend: (() => Promise<void>) | undefined;
+  const lookup = tool(
+    async ({ key }: { key: string }) => {
+      effects.lookup++;
+      return `value of ${key}`;
+    },
+    {
+      name: "lookup",
+      description: "read",
+      schema: z.object({ key: z.string() }),
+      metadata: { idempotent: true },
+    },
+  );
+  const send = tool(
+    async ({ to }: { to: string }) => {
+      effects.send++;
+      if (blockSend) await blockSend();
+      return `sent to ${to}`;
+    },
+    {
+      name: "send",
+      description: "write",
+      schema: z.object({ to: z.string() }),
+      metadata: { idempotent: options.sendIdempotent ?? false },
+    },
+  );
+  return {
+    effects,
+    tools: [lookup, send],
+    block(fn: () => Promise<void>) {
+      blockSend = fn;
+    },
+  };
+}
+
+function agentFor(store: FlakyStore, tools: ReturnType<typeof world>["tools"]) {
+  const model = new ScriptedChatModel((messages) => script(messages));
+  const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+  const checkpointer = new LedgerCheckpointSaver({ store });
+  const agent = createAgent({
+    model,
+    tools,
+    middleware: [ledgerMiddleware({ handler })],
+    checkpointer,
+  });
+  return { model, handler, agent };
+}
+
+const config = (handler: LedgerCallbackHandler) => ({
+  configurable: { thread_id: "thread-1" },
+  callbacks: [handler],
+  durability: "sync" as const,
+});
+
+describe("createAgent with the handler, the middleware and the saver", () => {
+  it("records parallel tool calls once each, caused by the completion that asked for them", async () => {
+    const store = new FlakyStore();
+    const { tools, effects } = world();
+    const { agent, handler, model } = agentFor(store, tools);
+    const result = await agent.invoke(
+      { messages: [{ role: "user", content: "go" }] },
+      config(handler),
+    );
+    expect(result.messages.at(-1)?.content).toBe("final: value of x | sent to bob");
+    expect(model.calls).toBe(2);
+    expect(effects).toEqual({ lookup: 1, send: 1 });
+    const events = await runEvents(store, SESSION, RUN);
+    const completions = events.filter((event) => event.type === "model.completed");
+    const requested = events.filter((event) => event.type === "tool.requested");
+    expect(requested).toHaveLength(2);
+    for (const event of requested) expect(event.causedByEventId).toBe(completions[0]?.eventId);
+    expect(events.filter((event) => event.type === "tool.completed")).toHaveLength(2);
+    expect(events.filter((event) => event.type === "model.requested")).toHaveLength(2);
+    const nodes = events
+      .filter((event) => event.type === "x.langchain.chain.started")
+      .map((event) => (event.payload as { node?: string }).node)
+      .filter(Boolean);
+    expect(nodes).toContain("model_request");
+    expect(nodes).toContain("tools");
+  });
+
+  it("records tool calls through the callback alone when there is no middleware", async () => {
+    const store = new FlakyStore();
+    const { tools } = world();
+    const model = new ScriptedChatModel((messages) => script(messages));
+    const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+    const agent = createAgent({ model, tools });
+    await agent.invoke({ messages: [{ role: "user", content: "go" }] }, { callbacks: [handler] });
+    const events = await runEvents(store, SESSION, RUN);
+    const requested = events.filter((event) => event.type === "tool.requested");
+    expect(
+      requested.map((event) => (event.payload as { toolCallId: string }).toolCallId).sort(),
+    ).toEqual(["call-lookup", "call-send"]);
+    expect(events.filter((event) => event.type === "tool.completed")).toHaveLength(2);
+  });
+
+  it("fails closed: a model call that cannot be recorded stops the agent before the model runs", async () => {
+    const store = new FlakyStore();
+    store.failing = true;
+    store.failTypes = ["model.requested"];
+    const { tools } = world();
+    const { agent, handler, model } = agentFor(store, tools);
+    const error = await agent
+      .invoke({ messages: [{ role: "user", content: "go" }] }, config(handler))
+      .catch((caught: unknown) => caught);
+    expect(findLedgerError(error, "store-unavailable")).toBeDefined();
+    expect(model.calls).toBe(0);
+  });
+
+  it("fails closed: a tool call that cannot be recorded stops the agent before the tool runs", async () => {
+    const store = new FlakyStore();
+    store.failing = true;
+    store.failTypes = ["tool.requested"];
+    const { tools, effects } = world();
+    const { agent, handler } = agentFor(store, tools);
+    const error = await agent
+      .invoke({ messages: [{ role: "user", content: "go" }] }, config(handler))
+      .catch((caught: unknown) => caught);
+    expect(findLedgerError(error, "store-unavailable")).toBeDefined();
+    expect(effects).toEqual({ lookup: 0, send: 0 });
+  });
+
+  it("on resume, stops an unresolved non-idempotent tool call until a person abandons it", async () => {
+    const store = new FlakyStore();
+    const first = world();
+    // The process "dies" inside send: the ledger goes away before send returns.
+    first.block(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      store.failing = true;
+    });
+    const crashed = agentFor(store, first.tools);
+    await expect(
+      crashed.agent.invoke(
+        { messages: [{ role: "user", content: "go" }] },
+        config(crashed.handler),
+      ),
+    ).rejects.toThrow();
+    store.failing = false;
+    expect(first.effects.send).toBe(1);
+    expect(
+      (await inspectSession(store, SESSION)).unresolved.map((attempt) => attempt.name),
+    ).toEqual(["send"]);
+
+    // A new process: same run, same thread, resumed from the checkpoint.
+    const second = world();
+    const resumed = agentFor(store, second.tools);
+    const error = await resumed.agent
+      .invoke(null, config(resumed.handler))
+      .catch((caught: unknown) => caught);
+    expect(findLedgerError(error, "unresolved-attempt")).toBeDefined();
+    expect(second.effects.send).toBe(0);
+    expect(resumed.model.calls).toBe(0);
+
+    // A person checks: the message went out. They abandon the attempt and resume.
+    const person = await SessionRecorder.resume({
+      store,
+      sessionId: SESSION,
+      runId: RUN,
+      actor: { type: "human", id: "ops" },
+    });
+    const [unresolved] = (await inspectSession(store, SESSION)).unresolved;
+    await person.abandon(
+      {
+        stepId: unresolved?.stepId as string,
+        attemptId: unresolved?.attemptId as string,
+        requestedEventId: unresolved?.requestEventId as string,
+        toolCallId: "call-send",
+      },
+      "checked the outbox: the message was sent",
+    );
+    const third = world();
+    const final = agentFor(store, third.tools);
+    const result = await final.agent.invoke(null, config(final.handler));
+    expect(third.effects.send).toBe(0);
+    expect(String(result.messages.at(-1)?.content)).toContain("checked the outbox");
+    // The first model call is in the checkpoint: resuming pays only for the last one.
+    expect(crashed.model.calls + resumed.model.calls + final.model.calls).toBe(2);
+    expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
+  });
+
+  it("on resume, runs an unresolved idempotent tool call again", async () => {
+    const store = new FlakyStore();
+    const first = world({ sendIdempotent: true });
+    first.block(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      store.failing = true;
+    });
+    const crashed = agentFor(store, first.tools);
+    await expect(
+      crashed.agent.invoke(
+        { messages: [{ role: "user", content: "go" }] },
+        config(crashed.handler),
+      ),
+    ).rejects.toThrow();
+    store.failing = false;
+    const second = world({ sendIdempotent: true });
+    const resumed = agentFor(store, second.tools);
+    const result = await resumed.agent.invoke(null, config(resumed.handler));
+    expect(result.messages.at(-1)?.content).toBe("final: value of x | sent to bob");
+    expect(second.effects.send).toBe(1);
+    expect(crashed.model.calls + resumed.model.calls).toBe(2);
+    const retried = (await runEvents(store, SESSION, RUN)).filter(
+      (event) => event.type === "tool.requested" && event.retryOf !== undefined,
+    );
+    expect(retried).toHaveLength(1);
+  });
+});
