@@ -1,0 +1,13 @@
+import { describe, expect, it } from "vitest";
+import * as entry from "./index.js";
+
+describe("public surface", () => {
+  it("exports exactly the documented runtime API", () => {
+    expect(Object.keys(entry).sort()).toEqual([
+      "AttemptAbandonedError",
+      "ledgerMiddleware",
+      "restoreMessages",
+      "wrapTools",
+    ]);
+  });
+});
