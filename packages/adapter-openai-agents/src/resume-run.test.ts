@@ -1,0 +1,198 @@
+import { inspectSession, readWholeSession } from "@agent-ledger/core";
+import { setTracingDisabled } from "@openai/agents";
+import { describe, expect, test } from "vitest";
+import { resumeRun, runWithLedger } from "./index.js";
+import { FailingStore } from "./testing/failing-store.js";
+import { fixture } from "./testing/fixture.js";
+import { scriptedProvider } from "./testing/scripted-model.js";
+
+setTracingDisabled(true);
+
+// The store goes down right after the first event matching `when` and stays down: the
+// in-process stand-in for a process that died at that point (the SIGKILL tests are in
+// examples/openai-agents-resume).
+async function crashAfter(
+  when: (event: { type: string; payload?: unknown }) => boolean,
+  options: { chargeNeedsApproval?: boolean } = {},
+) {
+  const store = new FailingStore();
+  let down = false;
+  store.failWhen = (request) => {
+    if (down) return true;
+    if (request.events.some(when)) {
+      down = true;
+      return false;
+    }
+    return false;
+  };
+  const first = fixture(options);
+  await runWithLedger(first.main, "sell a book", {
+    store,
+    sessionId: "s",
+    runId: "root",
+    modelProvider: scriptedProvider(first.model),
+  }).catch(() => undefined);
+  store.failWhen = undefined;
+  return { store, first };
+}
+
+const chargeRequested = (event: { type: string; payload?: unknown }) =>
+  event.type === "tool.requested" && (event.payload as { name: string }).name === "charge";
+
+describe("resumeRun after a crash", () => {
+  test("replays recorded calls without calling the model or tools again", async () => {
+    // Dies right after the handoff's model call completed (before the closer's call).
+    let completions = 0;
+    const { store, first } = await crashAfter(
+      (event) => event.type === "model.completed" && ++completions === 3,
+    );
+    expect(first.model.calls).toBe(3);
+    expect(first.effects).toEqual(["lookup book", "charge 7"]);
+
+    const second = fixture();
+    second.model.calls = 3; // the script goes on at the closer's turn
+    const result = await resumeRun(second.main, {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(second.model),
+    });
+    expect(result.finalOutput).toBe("sold for 7");
+    // Only the closer's call was live; no tool ran again.
+    expect(second.model.requests).toHaveLength(1);
+    expect(second.effects).toEqual([]);
+    const inspection = await inspectSession(store, "s");
+    expect(inspection.unresolved).toEqual([]);
+    expect(inspection.runs[0]?.status).toBe("completed");
+    expect(inspection.runs[0]?.children.map((child) => child.actor?.id)).toEqual(["closer"]);
+  });
+
+  test("an unresolved non-idempotent tool call becomes an approval; approve runs it again", async () => {
+    const { store, first } = await crashAfter(chargeRequested);
+    expect(first.effects).toEqual(["lookup book", "charge 7"]);
+    const second = fixture();
+    const paused = await resumeRun(second.main, {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(second.model),
+    });
+    expect(paused.status).toBe("interrupted");
+    expect(paused.interruptions.map((item) => item.name)).toEqual(["charge"]);
+    expect(second.model.calls).toBe(0);
+    expect(second.effects).toEqual([]);
+
+    const item = paused.interruptions[0];
+    if (!paused.state || !item) throw new Error("expected an interruption");
+    paused.state.approve(item);
+    second.model.calls = 2;
+    const done = await resumeRun(second.main, {
+      store,
+      sessionId: "s",
+      runId: "root",
+      state: paused.state,
+      modelProvider: scriptedProvider(second.model),
+    });
+    expect(done.finalOutput).toBe("sold for 7");
+    expect(second.effects).toEqual(["charge 7"]);
+    const inspection = await inspectSession(store, "s");
+    expect(inspection.unresolved).toEqual([]);
+    const charges = inspection.runs[0]?.steps.find((step) => step.attempts[0]?.name === "charge");
+    expect(charges?.attempts.map((attempt) => attempt.status)).toEqual(["requested", "completed"]);
+    expect(charges?.attempts[1]?.retryOf).toBe(charges?.attempts[0]?.attemptId);
+  });
+
+  test("rejecting records attempt.abandoned and the model is told", async () => {
+    const { store } = await crashAfter(chargeRequested);
+    const second = fixture();
+    const paused = await resumeRun(second.main, {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(second.model),
+    });
+    const item = paused.interruptions[0];
+    if (!paused.state || !item) throw new Error("expected an interruption");
+    paused.state.reject(item);
+    second.model.calls = 2;
+    const done = await resumeRun(second.main, {
+      store,
+      sessionId: "s",
+      runId: "root",
+      state: paused.state,
+      modelProvider: scriptedProvider(second.model),
+    });
+    expect(done.finalOutput).toBe("not sold");
+    expect(second.effects).toEqual([]);
+    const events = await readWholeSession(store, "s");
+    const abandoned = events.filter((event) => event.type === "attempt.abandoned");
+    expect(abandoned).toHaveLength(1);
+    expect(abandoned[0]?.payload).toMatchObject({ toolCallId: "call_charge" });
+    // The closer's request carries the rejection as the charge call's output.
+    const lastRequest = events.filter((event) => event.type === "model.requested").at(-1);
+    expect(JSON.stringify(lastRequest?.payload)).toMatch(/not approved|rejected/i);
+    expect((await inspectSession(store, "s")).unresolved).toEqual([]);
+  });
+
+  test("an unresolved idempotent tool call runs again by itself", async () => {
+    const { store } = await crashAfter(
+      (event) =>
+        event.type === "tool.requested" && (event.payload as { name: string }).name === "lookup",
+    );
+    const second = fixture();
+    second.model.calls = 1;
+    const result = await resumeRun(second.main, {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(second.model),
+    });
+    expect(result.finalOutput).toBe("sold for 7");
+    expect(second.effects).toEqual(["lookup book", "charge 7"]);
+    // The first model call came from the ledger.
+    expect(second.model.requests).toHaveLength(3);
+  });
+
+  test("a crash after an approval was decided resumes from the input and applies the decision", async () => {
+    const store = new FailingStore();
+    const first = fixture({ chargeNeedsApproval: true });
+    const paused = await runWithLedger(first.main, "sell a book", {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(first.model),
+    });
+    const item = paused.interruptions[0];
+    if (!paused.state || !item) throw new Error("expected an interruption");
+    paused.state.approve(item);
+    // Dies after the approved charge completed, before the next model call is recorded.
+    let down = false;
+    store.failWhen = (request) => {
+      if (down) return true;
+      if (request.events.some((event) => event.type === "tool.completed")) down = true;
+      return false;
+    };
+    await resumeRun(first.main, {
+      store,
+      sessionId: "s",
+      runId: "root",
+      state: paused.state,
+      modelProvider: scriptedProvider(first.model),
+    }).catch(() => undefined);
+    expect(first.effects).toEqual(["lookup book", "charge 7"]);
+    store.failWhen = undefined;
+
+    const second = fixture({ chargeNeedsApproval: true });
+    second.model.calls = 2;
+    const result = await resumeRun(second.main, {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(second.model),
+    });
+    expect(result.status).toBe("completed");
+    expect(result.finalOutput).toBe("sold for 7");
+    expect(second.effects).toEqual([]);
+    expect(second.model.requests).toHaveLength(2);
+  });
+});

@@ -1,0 +1,182 @@
+import {
+  inspectSession,
+  LedgerError,
+  MemoryEventStore,
+  readWholeRun,
+  readWholeSession,
+  SessionRecorder,
+} from "@agent-ledger/core";
+import { setTracingDisabled } from "@openai/agents";
+import { describe, expect, test } from "vitest";
+import { openAiAgentsVersion, resumeRun, runWithLedger } from "./index.js";
+import { FailingStore } from "./testing/failing-store.js";
+import { fixture } from "./testing/fixture.js";
+import { scriptedProvider } from "./testing/scripted-model.js";
+
+setTracingDisabled(true);
+
+describe("runWithLedger", () => {
+  test("records tools with callId and cause, and the handoff target on a child run", async () => {
+    const store = new MemoryEventStore();
+    const { main, model, effects } = fixture();
+    const result = await runWithLedger(main, "sell a book", {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(model),
+    });
+    expect(result.status).toBe("completed");
+    expect(result.finalOutput).toBe("sold for 7");
+    expect(effects).toEqual(["lookup book", "charge 7"]);
+
+    const inspection = await inspectSession(store, "s");
+    expect(inspection.unresolved).toEqual([]);
+    const [root] = inspection.runs;
+    expect(root?.status).toBe("completed");
+    expect(root?.actor).toMatchObject({ id: "main", framework: "openai-agents" });
+    const child = root?.children[0];
+    expect(child?.actor?.id).toBe("closer");
+    expect(child?.parentRunId).toBe("root");
+    expect(child?.status).toBe("completed");
+    // The closer's model call is recorded on its child run, main's three on the root.
+    expect(child?.steps.filter((step) => step.kind === "model")).toHaveLength(1);
+    expect(root?.steps.filter((step) => step.kind === "model")).toHaveLength(3);
+
+    const events = await readWholeRun(store, { sessionId: "s", runId: "root" });
+    const tools = events.filter((event) => event.type === "tool.requested");
+    expect(tools.map((event) => (event.payload as { toolCallId: string }).toolCallId)).toEqual([
+      "call_lookup",
+      "call_charge",
+    ]);
+    for (const requested of tools) {
+      const cause = events.find((event) => event.eventId === requested.causedByEventId);
+      expect(cause?.type).toBe("model.completed");
+      expect(JSON.stringify(cause?.payload)).toContain(
+        (requested.payload as { toolCallId: string }).toolCallId,
+      );
+    }
+    expect(tools[0]?.payload).toMatchObject({ effect: { kind: "read", idempotent: true } });
+    expect(tools[1]?.payload).toMatchObject({ effect: { kind: "unknown", idempotent: false } });
+    const final = events.filter((event) => event.type === "checkpoint.saved").at(-1);
+    expect(final?.payload).toMatchObject({ kind: "final", sdkVersion: "0.14.3" });
+    expect(openAiAgentsVersion()).toBe("0.14.3");
+    // A completed run resumes to its recorded output without calling anything.
+    const again = await resumeRun(main, { store, sessionId: "s", runId: "root" });
+    expect(again).toMatchObject({ status: "completed", finalOutput: "sold for 7" });
+    expect(model.calls).toBe(4);
+  });
+
+  test("streams, and records the same calls", async () => {
+    const store = new MemoryEventStore();
+    const { main, model } = fixture();
+    const run = await runWithLedger(main, "sell a book", {
+      store,
+      sessionId: "s",
+      modelProvider: scriptedProvider(model),
+      stream: true,
+    });
+    for await (const _event of run.stream) {
+      // read the stream
+    }
+    const result = await run.done;
+    expect(result.finalOutput).toBe("sold for 7");
+    const events = await readWholeSession(store, "s");
+    const models = events.filter((event) => event.type === "model.requested");
+    expect(models.map((event) => event.metadata)).toEqual(Array(4).fill({ stream: true }));
+    expect(events.filter((event) => event.type === "model.completed")).toHaveLength(4);
+  });
+
+  test("fails closed: a tool never runs when tool.requested cannot be committed", async () => {
+    const store = new FailingStore();
+    const { main, model, effects } = fixture();
+    store.failWhen = (request) =>
+      request.events.some(
+        (event) =>
+          event.type === "tool.requested" && (event.payload as { name: string }).name === "charge",
+      );
+    const failure = await runWithLedger(main, "sell a book", {
+      store,
+      sessionId: "s",
+      modelProvider: scriptedProvider(model),
+    }).catch((error: unknown) => error);
+    expect(String(failure)).toMatch(/store is down/);
+    expect(effects).toEqual(["lookup book"]);
+    expect(model.calls).toBe(2);
+  });
+
+  test("an approval interruption saves a checkpoint; approving goes on from it", async () => {
+    const store = new MemoryEventStore();
+    const { main, model, effects } = fixture({ chargeNeedsApproval: true });
+    const paused = await runWithLedger(main, "sell a book", {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(model),
+    });
+    expect(paused.status).toBe("interrupted");
+    expect(paused.interruptions.map((item) => item.name)).toEqual(["charge"]);
+    expect(effects).toEqual(["lookup book"]);
+    const events = await readWholeRun(store, { sessionId: "s", runId: "root" });
+    const checkpoint = events.at(-1);
+    expect(checkpoint?.type).toBe("checkpoint.saved");
+    expect(checkpoint?.payload).toMatchObject({ kind: "interruption", sdkVersion: "0.14.3" });
+
+    // A new process: load the checkpoint, a person approves, the run goes on.
+    const fresh = fixture({ chargeNeedsApproval: true });
+    fresh.model.calls = 2; // the script continues where the first process stopped
+    const reloaded = await resumeRun(fresh.main, {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(fresh.model),
+    });
+    expect(reloaded.status).toBe("interrupted");
+    expect(fresh.model.calls).toBe(2);
+    const state = reloaded.state;
+    const item = reloaded.interruptions[0];
+    if (!state || !item) throw new Error("expected an interruption");
+    state.approve(item);
+    const done = await resumeRun(fresh.main, {
+      store,
+      sessionId: "s",
+      runId: "root",
+      state,
+      modelProvider: scriptedProvider(fresh.model),
+    });
+    expect(done.finalOutput).toBe("sold for 7");
+    expect(fresh.effects).toEqual(["charge 7"]);
+    expect(fresh.model.calls).toBe(4);
+    const inspection = await inspectSession(store, "s");
+    expect(inspection.runs[0]?.status).toBe("completed");
+    expect(inspection.unresolved).toEqual([]);
+  });
+
+  test("refuses a RunState checkpoint written by another SDK version", async () => {
+    const store = new MemoryEventStore();
+    const { main, model } = fixture({ chargeNeedsApproval: true });
+    await runWithLedger(main, "sell a book", {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(model),
+    });
+    const events = await readWholeRun(store, { sessionId: "s", runId: "root" });
+    const checkpoint = events.at(-1);
+    const writer = await SessionRecorder.resume({
+      store,
+      sessionId: "s",
+      runId: "root",
+      actor: { type: "agent", id: "main" },
+    });
+    await writer.checkpoint({ ...(checkpoint?.payload as object), sdkVersion: "0.20.0" });
+    const failure = await resumeRun(main, {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(model),
+    }).catch((error: unknown) => error);
+    expect(LedgerError.isInstance(failure, "invalid-argument")).toBe(true);
+    expect((failure as Error).message).toContain("0.20.0");
+    expect((failure as Error).message).toContain("0.14.3");
+  });
+});

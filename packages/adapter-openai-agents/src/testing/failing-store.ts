@@ -1,0 +1,14 @@
+import { type AppendRequest, type AppendResult, MemoryEventStore } from "@agent-ledger/core";
+
+/**
+ * A memory store whose appends can be made to reject (a database that went away), to test
+ * that the adapter fails closed. `failWhen` sees each append request.
+ */
+export class FailingStore extends MemoryEventStore {
+  failWhen: ((request: AppendRequest) => boolean) | undefined;
+
+  override async append(request: AppendRequest): Promise<AppendResult> {
+    if (this.failWhen?.(request)) throw new Error("store is down");
+    return super.append(request);
+  }
+}

@@ -1,0 +1,52 @@
+import { Agent, tool } from "@openai/agents";
+import { z } from "zod";
+import { ledgerTool } from "../ledger-tool.js";
+import { functionCall, message, ScriptedModel } from "./scripted-model.js";
+
+/**
+ * Two agents for tests: "main" calls `lookup` (idempotent read) and `charge` (a side effect),
+ * then hands off to "closer", which answers. Side effects are appended to `effects`.
+ */
+export function fixture(options: { chargeNeedsApproval?: boolean; chargeThrows?: boolean } = {}) {
+  const effects: string[] = [];
+  const lookup = ledgerTool(
+    tool({
+      name: "lookup",
+      description: "look up a price",
+      parameters: z.object({ item: z.string() }),
+      execute: async ({ item }) => {
+        effects.push(`lookup ${item}`);
+        return `${item} costs 7`;
+      },
+    }),
+    { idempotent: true, effect: "read" },
+  );
+  const charge = tool({
+    name: "charge",
+    description: "charge the card",
+    parameters: z.object({ amount: z.number() }),
+    needsApproval: options.chargeNeedsApproval ?? false,
+    execute: async ({ amount }) => {
+      if (options.chargeThrows) throw new Error("card declined");
+      effects.push(`charge ${amount}`);
+      return `charged ${amount}`;
+    },
+  });
+  const closer = new Agent({ name: "closer", instructions: "close the sale" });
+  const main = new Agent({
+    name: "main",
+    instructions: "sell",
+    tools: [lookup, charge],
+    handoffs: [closer],
+  });
+  const model = new ScriptedModel([
+    () => [functionCall("lookup", { item: "book" }, "call_lookup")],
+    () => [functionCall("charge", { amount: 7 }, "call_charge")],
+    () => [functionCall("transfer_to_closer", {}, "call_handoff")],
+    (request) => {
+      const input = JSON.stringify(request.input);
+      return [message(input.includes("charged 7") ? "sold for 7" : "not sold")];
+    },
+  ]);
+  return { effects, main, closer, model, lookup, charge };
+}
