@@ -63,21 +63,20 @@ export function eventStoreConformanceCases(makeStore: MakeStore): ConformanceCas
  * ```
  *
  * What the suite expects of `makeStore`:
- * - Every call returns a store that is **empty** (no sessions; the "empty store" and
- *   listSessions cases depend on it), e.g. a new file, schema, database or key prefix, or
- *   truncated tables. It may return it already initialised or not: each case calls
- *   `await store.init()` itself (init must be idempotent) and `await store.close()` at the end.
- * - Cases run one after another; each uses UUIDv7-based session ids, so data left by one case
- *   never collides with the next even if the factory hands out the same database.
+ * - Every call returns a store that is **empty** (a new file, schema, database or key
+ *   prefix, or truncated tables): the empty-store and listSessions cases depend on it. The
+ *   other cases use UUIDv7-based ids and never collide with data left by earlier cases.
+ * - The store may come initialised or not: each case calls `await store.init()` itself (init
+ *   must be idempotent) and always `await store.close()` at the end. Cases run one by one.
  *
  * What it checks, per group: `append` (envelope verbatim, seq and hash chain, conflict with
- * actualSeq, isolation, defensive copies:
- * `append` must copy its input before it returns the promise), `retry` (idempotent retries, duplicate-event), `closed run` (run-closed),
- * `concurrency` (one winner at a
- * position, retrying writers, a reader tailing `readSession` while writers commit), `read`
- * (commit order and paging, listRuns, listSessions paging in code-unit id order, unicode and a
- * 1 MiB payload), `fork`, `bad input` (every §6 class with code, path and the store unchanged)
- * and `blobs`. Every failure is a rejected promise, never a synchronous throw.
+ * actualSeq, isolation, defensive copies: `append` copies its input before it returns the
+ * promise), `retry` (idempotent retries, duplicate-event), `closed run` (run-closed),
+ * `concurrency` (one winner at a position, retrying writers, a reader tailing `readSession`
+ * while writers commit), `read` (commit order and paging, listRuns, listSessions paged in
+ * code-unit id order, unicode and a 1 MiB payload), `fork`, `bad input` (every §6 class with
+ * code, path and the store unchanged) and `blobs`. Every failure is a rejected promise with a
+ * `LedgerError` code, never a synchronous throw.
  * Assertions use `node:assert/strict`; the suite imports no test runner.
  */
 export function runEventStoreConformance(
