@@ -46,14 +46,16 @@ describe("ledgerModelProvider", () => {
     ]);
     // model.requested was durable before the model ran.
     expect(eventsAtCall).toBe(2);
-    const request = (events[1]?.payload as { request: Record<string, unknown> }).request;
+    const request =
+      (events[1]?.payload as { request: Record<string, unknown> } | undefined)?.request ?? {};
     expect(request.systemInstructions).toBe("be brief");
     expect(request.modelSettings).toMatchObject({ temperature: 0.2 });
     expect(request.input).toEqual([{ type: "message", role: "user", content: "hi" }]);
     expect(request).not.toHaveProperty("signal");
     expect(request).not.toHaveProperty("tracing");
     expect(events[1]?.metadata).toEqual({ stream: false });
-    const response = (events[2]?.payload as { response: Record<string, unknown> }).response;
+    const response =
+      (events[2]?.payload as { response: Record<string, unknown> } | undefined)?.response ?? {};
     expect(response.usage).toMatchObject({ inputTokens: 10, outputTokens: 5, totalTokens: 15 });
     expect(response.output).toEqual([
       expect.objectContaining({
@@ -85,7 +87,8 @@ describe("ledgerModelProvider", () => {
       "model.completed",
     ]);
     expect(events[1]?.metadata).toEqual({ stream: true });
-    const response = (events[2]?.payload as { response: Record<string, unknown> }).response;
+    const response =
+      (events[2]?.payload as { response: Record<string, unknown> } | undefined)?.response ?? {};
     expect(response.output).toEqual([
       expect.objectContaining({ content: [{ type: "output_text", text: "streamed hello" }] }),
     ]);
