@@ -1,0 +1,132 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { inspectSession, openStore } from "@agent-ledger/core";
+import { beforeAll, describe, expect, it } from "vitest";
+import { SESSION_ID, workFiles } from "./agent.js";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const main = join(root, "dist", "main.js");
+
+interface Outcome {
+  code: number | null;
+  stdout: string;
+}
+
+function start(
+  args: string[],
+  env: Record<string, string> = {},
+): { child: ChildProcess; done: Promise<Outcome> } {
+  const child = spawn(process.execPath, [main, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (chunk) => {
+    stdout += String(chunk);
+  });
+  child.stderr?.on("data", (chunk) => {
+    stderr += String(chunk);
+  });
+  const done = new Promise<Outcome>((resolve) => {
+    child.on("exit", (code) => {
+      if (code !== 0 && code !== 3 && code !== null) process.stderr.write(stderr);
+      resolve({ code, stdout });
+    });
+  });
+  return { child, done };
+}
+
+/** Runs the agent and SIGKILLs it as soon as it reports being inside `tool`. */
+async function runAndKillInside(args: string[], tool: string): Promise<void> {
+  const { child, done } = start(args, { CRASH_IN: tool });
+  await new Promise<void>((resolve, reject) => {
+    let seen = "";
+    child.stdout?.on("data", (chunk) => {
+      seen += String(chunk);
+      if (seen.includes(`INSIDE ${tool}`)) {
+        child.kill("SIGKILL");
+        resolve();
+      }
+    });
+    child.on("exit", () => reject(new Error(`the agent exited before reaching ${tool}`)));
+  });
+  const outcome = await done;
+  expect(outcome.code).toBeNull();
+}
+
+function lines(file: string): number {
+  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).length : 0;
+}
+
+function finalOf(stdout: string): string | undefined {
+  const line = stdout.split("\n").find((entry) => entry.startsWith("FINAL "));
+  return line ? (JSON.parse(line.slice(6)) as string) : undefined;
+}
+
+function scenario() {
+  const dir = mkdtempSync(join(tmpdir(), "langchain-agent-"));
+  return { db: join(dir, "ledger.db"), dir, files: workFiles(dir) };
+}
+
+describe("langchain-agent example: SIGKILL inside a tool call, resume in a new process", () => {
+  let baseline: { final: string; models: number; emails: number };
+
+  beforeAll(async () => {
+    execFileSync("npx", ["tsc", "-b"], { cwd: root, stdio: "inherit" });
+    const { db, dir, files } = scenario();
+    const outcome = await start(["run", db, dir]).done;
+    expect(outcome.code).toBe(0);
+    baseline = {
+      final: finalOf(outcome.stdout) as string,
+      models: lines(files.modelCalls),
+      emails: lines(files.outbox),
+    };
+    expect(baseline).toEqual({
+      final: "Done. send_email: email sent to bob@example.com; get_weather: sunny in Paris",
+      models: 3,
+      emails: 1,
+    });
+  });
+
+  it("killed inside the idempotent tool: it runs again, nothing else is repeated", async () => {
+    const { db, dir, files } = scenario();
+    await runAndKillInside(["run", db, dir], "get_weather");
+    expect(lines(files.modelCalls)).toBe(2);
+    const resumed = await start(["resume", db, dir]).done;
+    expect(resumed.code).toBe(0);
+    expect(finalOf(resumed.stdout)).toBe(baseline.final);
+    expect(lines(files.modelCalls)).toBe(baseline.models);
+    expect(lines(files.outbox)).toBe(baseline.emails);
+    expect(lines(files.weather)).toBe(2);
+    const store = await openStore(`sqlite:${db}`);
+    expect((await inspectSession(store, SESSION_ID)).unresolved).toEqual([]);
+    await store.close();
+  });
+
+  it("killed inside the non-idempotent tool: resume stops on unresolved-attempt until a person abandons it", async () => {
+    const { db, dir, files } = scenario();
+    await runAndKillInside(["run", db, dir], "send_email");
+    expect(lines(files.outbox)).toBe(1);
+
+    const stopped = await start(["resume", db, dir]).done;
+    expect(stopped.code).toBe(3);
+    expect(stopped.stdout).toMatch(/^UNRESOLVED \S+/m);
+    expect(lines(files.outbox)).toBe(1);
+
+    const resolved = await start(["resolve", db, dir, "operator checked: the email went out"]).done;
+    expect(resolved.code).toBe(0);
+    expect(resolved.stdout).toMatch(/^ABANDONED /m);
+
+    const resumed = await start(["resume", db, dir]).done;
+    expect(resumed.code).toBe(0);
+    const final = finalOf(resumed.stdout);
+    expect(final).toContain("operator checked: the email went out");
+    expect(final).toContain("get_weather: sunny in Paris");
+    expect(lines(files.outbox)).toBe(baseline.emails);
+    expect(lines(files.modelCalls)).toBe(baseline.models);
+  });
+});
