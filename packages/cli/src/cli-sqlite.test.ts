@@ -1,0 +1,85 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { describeCliCommands } from "./cli-suite.test.data.js";
+import { runBin } from "./session-fixture.test.data.js";
+
+const directory = mkdtempSync(join(tmpdir(), "agent-ledger-cli-"));
+const file = join(directory, "ledger.db");
+
+describeCliCommands({
+  name: "SQLite",
+  storeUrl: `sqlite:${file}`,
+  sessionId: "sqlite-demo",
+  async tamper({ sessionId, runId, seq }) {
+    const database = new Database(file);
+    try {
+      const changed = database
+        .prepare(
+          "UPDATE events SET body = replace(body, 'Book a table', 'Book a TABLE') WHERE session_id = ? AND run_id = ? AND seq = ?",
+        )
+        .run(sessionId, runId, seq);
+      expect(changed.changes).toBe(1);
+    } finally {
+      database.close();
+    }
+  },
+});
+
+describe("agent-ledger errors and exit codes", () => {
+  it("prints help with the exit codes", async () => {
+    const result = await runBin(["--help"]);
+    expect(result.code).toBe(0);
+    for (const text of [
+      "sessions",
+      "inspect",
+      "tail",
+      "export",
+      "verify",
+      "resolve",
+      "serve",
+      "exit codes",
+      "AGENT_LEDGER_STORE",
+    ])
+      expect(result.stdout).toContain(text);
+    expect((await runBin([])).code).toBe(2);
+    expect((await runBin(["frobnicate"])).code).toBe(2);
+    const badOption = await runBin(["--store", `sqlite:${file}`, "inspect", "x", "--bogus"]);
+    expect(badOption.code).toBe(2);
+  });
+
+  it("exits 2 for a bad store URL", async () => {
+    const result = await runBin(["--store", "ftp://example.com/x", "sessions"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('bad store URL "ftp://example.com/x"');
+    const env = await runBin(["sessions"], { AGENT_LEDGER_STORE: "postgres://[bad" });
+    expect(env.code).toBe(2);
+  });
+
+  it("exits 3 for a missing SQLite file without creating it", async () => {
+    const missing = join(directory, "missing.db");
+    const result = await runBin(["--store", `sqlite:${missing}`, "sessions"]);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain(`no ledger database at ${missing}`);
+    const { existsSync } = await import("node:fs");
+    expect(existsSync(missing)).toBe(false);
+  });
+
+  it("exits 4 for an unreachable server", async () => {
+    const result = await runBin(["--store", "postgres://postgres@127.0.0.1:9/test", "sessions"], {
+      AGENT_LEDGER_CONNECT_TIMEOUT_MS: "5000",
+    });
+    expect(result.code).toBe(4);
+    expect(result.stderr).toContain(
+      "cannot reach the store at postgres://postgres@127.0.0.1:9/test",
+    );
+  });
+
+  it("takes the store from AGENT_LEDGER_STORE", async () => {
+    const result = await runBin(["sessions"], { AGENT_LEDGER_STORE: `sqlite:${file}` });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("sqlite-demo");
+  });
+});

@@ -1,0 +1,270 @@
+import { type EventStore, openStore } from "@agent-ledger/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type DemoSession,
+  INJECTION,
+  recordDemoSession,
+  runBin,
+  startBin,
+} from "./session-fixture.test.data.js";
+
+export interface CliSuiteOptions {
+  name: string;
+  storeUrl: string;
+  sessionId: string;
+  /** Changes the content of event (runId, seq) in place, behind the store's back. */
+  tamper(options: { sessionId: string; runId: string; seq: number }): Promise<void>;
+}
+
+/** The CLI commands against a real store, through the built binary. */
+export function describeCliCommands(options: CliSuiteOptions): void {
+  describe(`agent-ledger commands on ${options.name}`, () => {
+    let store: EventStore;
+    let demo: DemoSession;
+    const cli = (...args: string[]) => runBin(["--store", options.storeUrl, ...args]);
+
+    beforeAll(async () => {
+      store = await openStore(options.storeUrl);
+      demo = await recordDemoSession(store, options.sessionId);
+    });
+    afterAll(async () => {
+      await store?.close();
+    });
+
+    it("sessions lists the session", async () => {
+      const result = await cli("sessions", "--json");
+      expect(result.code).toBe(0);
+      const sessions = JSON.parse(result.stdout) as { sessionId: string; eventCount: number }[];
+      expect(sessions.find((session) => session.sessionId === demo.sessionId)?.eventCount).toBe(12);
+      const text = await cli("sessions");
+      expect(text.stdout).toContain(demo.sessionId);
+    });
+
+    it("inspect prints the run tree with the unresolved attempt marked", async () => {
+      const result = await cli("inspect", demo.sessionId);
+      expect(result.code).toBe(0);
+      const out = result.stdout;
+      expect(out).toContain(`session ${demo.sessionId}  12 events  2 runs  1 unresolved`);
+      expect(out).toMatch(/planner \(.+\) {2}RUNNING/);
+      expect(out).toMatch(/model gpt-4o-mini {2}completed {2}\d+ ms/);
+      expect(out).toMatch(
+        /availability-checker \(.+\) {2}FAILED .* caused by tool find_slots \[call-1\]/,
+      );
+      expect(out).toMatch(/model small-model {2}failed .*"upstream 503"/);
+      expect(out).toContain(`tool book_table [call-2]  !! UNRESOLVED`);
+      expect(out).toContain(
+        `agent-ledger resolve ${demo.sessionId} ${demo.unresolvedAttemptId} --abandon "reason"`,
+      );
+      const json = await cli("inspect", demo.sessionId, "--json");
+      const inspection = JSON.parse(json.stdout);
+      expect(
+        inspection.unresolved.map((attempt: { attemptId: string }) => attempt.attemptId),
+      ).toEqual([demo.unresolvedAttemptId]);
+      expect(inspection.runs[0].children[0].runId).toBe(demo.childRunId);
+    });
+
+    it("tail pages by cursor through every event once, and --follow sees new ones", async () => {
+      const result = await cli("tail", demo.sessionId, "--json", "--page-size", "3");
+      expect(result.code).toBe(0);
+      const cursors = result.stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line).commitCursor);
+      expect(cursors).toEqual(Array.from({ length: 12 }, (_, index) => index + 1));
+      const text = await cli("tail", demo.sessionId, "--from", "10");
+      expect(text.stdout.trim().split("\n")).toHaveLength(2);
+      expect(text.stdout).toContain("tool.requested  book_table  [call-2]");
+
+      const follower = await startBin(
+        [
+          "--store",
+          options.storeUrl,
+          "tail",
+          demo.sessionId,
+          "--follow",
+          "--json",
+          "--interval",
+          "50",
+          "--page-size",
+          "2",
+        ],
+        /"commitCursor":12\D/,
+      );
+      try {
+        const writer = await store.append({
+          sessionId: demo.sessionId,
+          runId: "tail-writer",
+          expectedSeq: 0,
+          events: [{ type: "run.started", payload: {} }],
+        });
+        for (let seq = 1; seq <= 4; seq++)
+          await store.append({
+            sessionId: demo.sessionId,
+            runId: "tail-writer",
+            expectedSeq: seq,
+            events: [{ type: "x.tick", payload: { seq } }],
+          });
+        expect(writer.events[0]?.commitCursor).toBe(13);
+        await expect
+          .poll(() => follower.output().includes('"commitCursor":17'), { timeout: 10_000 })
+          .toBe(true);
+        const exited = new Promise<number | null>((resolve) =>
+          follower.child.once("exit", resolve),
+        );
+        follower.child.kill("SIGINT");
+        expect(await exited).toBe(0);
+        const seen = follower
+          .output()
+          .trim()
+          .split("\n")
+          .map((line) => JSON.parse(line).commitCursor);
+        expect(seen).toEqual(Array.from({ length: 17 }, (_, index) => index + 1));
+      } finally {
+        follower.child.kill("SIGKILL");
+      }
+    });
+
+    it("export writes jsonl, ATIF and OTLP/JSON", async () => {
+      const jsonl = await cli("export", demo.sessionId, "--format", "jsonl");
+      expect(jsonl.code).toBe(0);
+      const events = jsonl.stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line));
+      expect(events.length).toBeGreaterThanOrEqual(12);
+      expect(events[1].payload.input).toContain(INJECTION);
+      expect(jsonl.stderr).toBe(""); // not a terminal: no progress
+
+      const atif = JSON.parse((await cli("export", demo.sessionId, "--format", "atif")).stdout);
+      expect(atif).toMatchObject({
+        schema_version: "ATIF-v1.7",
+        session_id: demo.sessionId,
+        trajectory_id: demo.rootRunId,
+        agent: { name: "planner", version: "1.0.0", model_name: "gpt-4o-mini" },
+        final_metrics: { total_prompt_tokens: 42, total_completion_tokens: 17 },
+      });
+      const agentStep = atif.steps.find((step: { source: string }) => step.source === "agent");
+      expect(agentStep).toMatchObject({
+        step_id: 2,
+        model_name: "gpt-4o-mini",
+        metrics: { prompt_tokens: 42, completion_tokens: 17 },
+        tool_calls: [
+          { tool_call_id: "call-1", function_name: "find_slots", arguments: { people: 2 } },
+          { tool_call_id: "call-2", function_name: "book_table", arguments: { slot: "20:00" } },
+        ],
+      });
+      expect(agentStep.observation.results[0]).toMatchObject({
+        source_call_id: "call-1",
+        content: '["20:00","21:30"]',
+        subagent_trajectory_ref: [{ trajectory_id: demo.childRunId }],
+      });
+      expect(atif.subagent_trajectories[0].trajectory_id).toBe(demo.childRunId);
+
+      const otlp = JSON.parse(
+        (await cli("export", demo.sessionId, "--format", "otlp-json")).stdout,
+      );
+      const spans = otlp.resourceSpans[0].scopeSpans[0].spans as {
+        name: string;
+        spanId: string;
+        parentSpanId?: string;
+        kind: number;
+        status: { code: number };
+        attributes: { key: string; value: Record<string, unknown> }[];
+        startTimeUnixNano: string;
+      }[];
+      const byName = (name: string) => spans.find((span) => span.name === name);
+      const root = byName("invoke_agent planner");
+      expect(root?.parentSpanId).toBeUndefined();
+      expect(byName("invoke_agent availability-checker")?.parentSpanId).toBe(root?.spanId);
+      const chat = byName("chat gpt-4o-mini");
+      expect(chat?.parentSpanId).toBe(root?.spanId);
+      expect(chat?.kind).toBe(3); // SPAN_KIND_CLIENT
+      expect(chat?.attributes).toContainEqual({
+        key: "gen_ai.usage.input_tokens",
+        value: { intValue: "42" },
+      });
+      expect(chat?.attributes).toContainEqual({
+        key: "gen_ai.provider.name",
+        value: { stringValue: "openai" },
+      });
+      const book = byName("execute_tool book_table");
+      expect(book?.status.code).toBe(2);
+      expect(book?.attributes).toContainEqual({
+        key: "gen_ai.tool.call.id",
+        value: { stringValue: "call-2" },
+      });
+      expect(BigInt(root?.startTimeUnixNano ?? "0") / 1_000_000n).toBe(
+        BigInt(Date.parse(events[0].recordedAt)),
+      );
+
+      const bad = await cli("export", demo.sessionId, "--format", "csv");
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain("unknown export format");
+    });
+
+    it("resolve abandons the unresolved attempt as a human, once", async () => {
+      const missing = await cli("resolve", demo.sessionId, "no-such-attempt", "--abandon", "x");
+      expect(missing.code).toBe(3);
+      const noReason = await cli("resolve", demo.sessionId, demo.unresolvedAttemptId);
+      expect(noReason.code).toBe(2);
+      const result = await cli(
+        "resolve",
+        demo.sessionId,
+        demo.unresolvedAttemptId,
+        "--abandon",
+        "booked by phone",
+        "--actor",
+        "alice",
+        "--json",
+      );
+      expect(result.code).toBe(0);
+      const event = JSON.parse(result.stdout);
+      expect(event).toMatchObject({
+        type: "attempt.abandoned",
+        attemptId: demo.unresolvedAttemptId,
+        runId: demo.rootRunId,
+        actor: { type: "human", id: "alice" },
+        payload: { reason: "booked by phone", toolCallId: "call-2" },
+      });
+      const inspection = JSON.parse((await cli("inspect", demo.sessionId, "--json")).stdout);
+      expect(inspection.unresolved).toEqual([]);
+      const again = await cli(
+        "resolve",
+        demo.sessionId,
+        demo.unresolvedAttemptId,
+        "--abandon",
+        "again",
+      );
+      expect(again.code).toBe(1);
+      expect(again.stderr).toContain("is not unresolved (it is abandoned)");
+    });
+
+    it("verify passes, then exits 1 with the bad seq after tampering", async () => {
+      const clean = await cli("verify", demo.sessionId);
+      expect(clean.code).toBe(0);
+      expect(clean.stdout).toContain("intact");
+      await options.tamper({ sessionId: demo.sessionId, runId: demo.rootRunId, seq: 1 });
+      const tampered = await cli("verify", demo.sessionId, "--json");
+      expect(tampered.code).toBe(1);
+      const report = JSON.parse(tampered.stdout);
+      expect(report.ok).toBe(false);
+      expect(
+        report.runs.find((run: { runId: string }) => run.runId === demo.rootRunId),
+      ).toMatchObject({ ok: false, badSeq: 1 });
+      expect(
+        report.runs.find((run: { runId: string }) => run.runId === demo.childRunId),
+      ).toMatchObject({ ok: true });
+      const text = await cli("verify", demo.sessionId);
+      expect(text.code).toBe(1);
+      expect(text.stdout).toContain(`TAMPERED  run ${demo.rootRunId}  bad seq 1`);
+    });
+
+    it("exits 3 for an unknown session", async () => {
+      for (const command of ["inspect", "tail", "verify", "export"]) {
+        const result = await cli(command, `missing-${options.sessionId}`);
+        expect(result.code, command).toBe(3);
+        expect(result.stderr).toContain("unknown session");
+      }
+    });
+  });
+}

@@ -1,0 +1,140 @@
+import { execFile, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { type EventStore, SessionRecorder } from "@agent-ledger/core";
+
+/** The built binary the tests run, exactly as a user would. */
+export const BIN = fileURLToPath(new URL("../dist/bin.js", import.meta.url));
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `node dist/bin.js ...args` and collects its output and exit code. */
+export function runBin(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { ...process.env, AGENT_LEDGER_STORE: "", ...env }, timeout: 30_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** Starts `node dist/bin.js ...args` and resolves once stdout matches `ready`. */
+export function startBin(
+  args: string[],
+  ready: RegExp,
+): Promise<{ child: ReturnType<typeof spawn>; match: RegExpMatchArray; output: () => string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`timed out waiting for ${ready}: ${stdout}${stderr}`)),
+      20_000,
+    );
+    child.stdout?.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const match = stdout.match(ready);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, match, output: () => stdout });
+      }
+    });
+    child.stderr?.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before ready: ${stdout}${stderr}`));
+    });
+  });
+}
+
+export const INJECTION =
+  '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"><b id="bold">bold?</b>';
+
+export interface DemoSession {
+  sessionId: string;
+  rootRunId: string;
+  childRunId: string;
+  unresolvedAttemptId: string;
+  recorder: SessionRecorder;
+}
+
+/**
+ * A session as an agent that crashed leaves it: a planner that called a model and two tools,
+ * one of which handed off to a child run (whose model call failed), the other (a write) still
+ * unresolved; its input carries HTML, and an evidence record points at a blob.
+ */
+export async function recordDemoSession(
+  store: EventStore,
+  sessionId: string,
+): Promise<DemoSession> {
+  const recorder = new SessionRecorder({
+    store,
+    sessionId,
+    actor: { type: "agent", id: "planner", framework: "ai-sdk" },
+  });
+  await recorder.startRun({ version: "1.0.0" });
+  await recorder.recordInput(`Book a table for two. ${INJECTION}`);
+  const model = await recorder.beforeModelCall({
+    request: {
+      modelId: "gpt-4o-mini",
+      provider: "openai.chat",
+      prompt: [{ role: "user", content: [{ type: "text", text: "Book a table for two." }] }],
+    },
+  });
+  await recorder.modelCompleted(model, {
+    content: [
+      { type: "text", text: "Checking availability." },
+      { type: "tool-call", toolCallId: "call-1", toolName: "find_slots", input: '{"people":2}' },
+      {
+        type: "tool-call",
+        toolCallId: "call-2",
+        toolName: "book_table",
+        input: '{"slot":"20:00"}',
+      },
+    ],
+    finishReason: "tool-calls",
+    usage: { inputTokens: 42, outputTokens: 17 },
+  });
+  const find = await recorder.beforeToolCall({
+    toolCallId: "call-1",
+    name: "find_slots",
+    args: { people: 2 },
+    effect: { kind: "read", idempotent: true },
+  });
+  const child = recorder.child({
+    actor: { type: "agent", id: "availability-checker" },
+    causedByEventId: find.requestedEventId,
+  });
+  await child.startRun();
+  const childModel = await child.beforeModelCall({
+    request: { model: "small-model", messages: [{ role: "user", content: "slots?" }] },
+  });
+  await child.modelFailed(childModel, new Error("upstream 503"));
+  await child.failRun(new Error("no answer"));
+  await recorder.toolCompleted(find, ["20:00", "21:30"]);
+  const book = await recorder.beforeToolCall({
+    toolCallId: "call-2",
+    name: "book_table",
+    args: { slot: "20:00" },
+    effect: { kind: "write", idempotent: false },
+  });
+  const ref = await store.putBlob("menu.txt: soup <b>of the day</b>");
+  await recorder.recordEvidence({ classification: "menu", summary: "menu", evidenceRefs: [ref] });
+  return {
+    sessionId,
+    rootRunId: recorder.runId,
+    childRunId: child.runId,
+    unresolvedAttemptId: book.attemptId,
+    recorder,
+  };
+}
