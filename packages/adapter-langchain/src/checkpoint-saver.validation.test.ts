@@ -1,4 +1,7 @@
-import { MemoryEventStore } from "@agent-ledger/core";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type EventStore, MemoryEventStore, openStore } from "@agent-ledger/core";
 import * as vitest from "vitest";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
 
@@ -20,4 +23,20 @@ const { validate } = await import("@langchain/langgraph-checkpoint-validation");
 validate({
   checkpointerName: "LedgerCheckpointSaver (memory store)",
   createCheckpointer: () => new LedgerCheckpointSaver({ store: new MemoryEventStore() }),
+});
+
+// The same suite on a real SQLite file per checkpointer.
+const sqliteStores = new WeakMap<LedgerCheckpointSaver, EventStore>();
+validate({
+  checkpointerName: "LedgerCheckpointSaver (sqlite store)",
+  createCheckpointer: async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ledger-saver-"));
+    const store = await openStore(`sqlite:${join(dir, "saver.db")}`);
+    const saver = new LedgerCheckpointSaver({ store });
+    sqliteStores.set(saver, store);
+    return saver;
+  },
+  destroyCheckpointer: async (saver) => {
+    await sqliteStores.get(saver)?.close();
+  },
 });
