@@ -83,15 +83,20 @@ for i = 1, n do
   redis.call('HSET', KEYS[3], ARGV[idBase + i - 1], cursor)
   redis.call('RPUSH', KEYS[5], cursor)
 end
+local newLength = string.format('%d', length + n)
 if length == 0 then
-  redis.call('HSET', KEYS[6], 'runId', ARGV[6], 'startedAt', ARGV[8])
+  redis.call('HSET', KEYS[6], 'runId', ARGV[6], 'startedAt', ARGV[8], 'length', newLength,
+    'status', ARGV[9], 'lastHash', ARGV[10])
   if ARGV[11] ~= '' then redis.call('HSET', KEYS[6], 'parentRunId', ARGV[11]) end
   redis.call('RPUSH', KEYS[4], ARGV[5])
+else
+  redis.call('HSET', KEYS[6], 'length', newLength, 'status', ARGV[9], 'lastHash', ARGV[10])
 end
-redis.call('HSET', KEYS[6], 'length', string.format('%d', length + n), 'status', ARGV[9], 'lastHash', ARGV[10])
-redis.call('HSETNX', KEYS[1], 'sessionId', ARGV[7])
-redis.call('HSETNX', KEYS[1], 'createdAt', ARGV[8])
-redis.call('HSET', KEYS[1], 'updatedAt', ARGV[8])
+if first == 1 then
+  redis.call('HSET', KEYS[1], 'sessionId', ARGV[7], 'createdAt', ARGV[8], 'updatedAt', ARGV[8])
+else
+  redis.call('HSET', KEYS[1], 'updatedAt', ARGV[8])
+end
 local listed = redis.call('HGET', KEYS[1], 'listed')
 return {'ok', first, listed and 1 or 0}
 `);
