@@ -82,7 +82,10 @@ export function recordStream(options: {
   };
   const onAbort = () => {
     const reason = abortSignal?.reason ?? new DOMException("aborted", "AbortError");
-    void fail(reason).then(() => closeWith(reason));
+    // The caller stops reading now; the failure is recorded in the background (a ledger error
+    // then blocks the next model call).
+    closeWith(reason);
+    void fail(reason);
     reader.cancel(reason).catch(() => undefined);
   };
   if (abortSignal?.aborted) queueMicrotask(onAbort);

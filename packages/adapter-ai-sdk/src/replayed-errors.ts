@@ -1,4 +1,4 @@
-import { type JsonObject, LedgerError, type SerializedError } from "@agent-ledger/core";
+import type { JsonObject, SerializedError } from "@agent-ledger/core";
 import { APICallError } from "@ai-sdk/provider";
 
 /** Metadata kept on `model.failed` so a replayed failure is retried (or not) as the original was. */
@@ -34,8 +34,4 @@ export class AttemptAbandonedError extends Error {
     this.name = "AttemptAbandonedError";
     this.reason = reason;
   }
-}
-
-export function isLedgerError(error: unknown): error is LedgerError {
-  return LedgerError.isInstance(error);
 }
