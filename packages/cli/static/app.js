@@ -296,72 +296,87 @@ class SessionView {
     };
 
     const rows = [];
-    for (const { run, depth } of runs) {
-      const row = el(
-        "div",
-        { className: `row run-row status-${run.status}`, testId: "run-row" },
+    const renderRun = (run, depth) => {
+      rows.push(
         el(
           "div",
-          { className: "label" },
-          el("span", { className: "indent", text: "  ".repeat(depth) + (depth ? "└ " : "") }),
-          el("strong", { text: run.actor ? run.actor.id : run.runId }),
-          el("span", { className: `badge ${run.status}`, text: run.status }),
-          el("span", { className: "muted", text: ` ${duration(run.durationMs)} · ${run.runId}` }),
-          run.causedByEventId
-            ? el("span", { className: "cause", text: ` ← ${this.causeText(run.causedByEventId)}` })
-            : null,
-          run.parentRunId
-            ? el("span", { className: "cause", text: ` · parent run ${run.parentRunId}` })
-            : null,
-        ),
-        bar(run.startedAt, run.endedAt, run.status),
-      );
-      rows.push(row);
-      for (const step of run.steps) {
-        step.attempts.forEach((attempt, index) => {
-          const unresolved = unresolvedIds.has(attempt.attemptId);
-          const status = unresolved
-            ? "unresolved"
-            : attempt.status === "requested"
-              ? "retried"
-              : attempt.status;
-          const requested = this.byId.get(attempt.requestEventId);
-          const label = el(
+          { className: `row run-row status-${run.status}`, testId: "run-row" },
+          el(
             "div",
             { className: "label" },
-            el("span", {
-              className: "indent",
-              text: `${"  ".repeat(depth + 1)}${index > 0 ? "↻ " : "· "}`,
-            }),
-            el("span", {
-              text: `${attempt.kind} ${attempt.name || ""}${attempt.toolCallId ? ` [${attempt.toolCallId}]` : ""}`,
-            }),
-            el("span", { className: `badge ${status}`, text: unresolved ? "UNRESOLVED" : status }),
-            el("span", { className: "muted", text: ` ${duration(attempt.durationMs)}` }),
-            requested?.causedByEventId
+            el("span", { className: "indent", text: "  ".repeat(depth) + (depth ? "└ " : "") }),
+            el("strong", { text: run.actor ? run.actor.id : run.runId }),
+            el("span", { className: `badge ${run.status}`, text: run.status }),
+            el("span", { className: "muted", text: ` ${duration(run.durationMs)} · ${run.runId}` }),
+            run.causedByEventId
               ? el("span", {
                   className: "cause",
-                  text: ` ← ${this.causeText(requested.causedByEventId)}`,
+                  text: ` ← ${this.causeText(run.causedByEventId)}`,
                 })
               : null,
-          );
-          const row = el(
-            "div",
-            {
-              className: `row attempt-row status-${status}${unresolved ? " unresolved" : ""}`,
-              testId: "attempt-row",
-            },
-            label,
-            bar(attempt.requestedAt, attempt.resolvedAt, status),
-          );
-          row.dataset.attemptId = attempt.attemptId;
-          row.addEventListener("click", () => this.select(attempt.requestEventId));
-          rows.push(row);
+          ),
+          bar(run.startedAt, run.endedAt, run.status),
+        ),
+      );
+      const children = [...run.children];
+      for (const step of run.steps) {
+        step.attempts.forEach((attempt, index) => {
+          rows.push(this.attemptRow(attempt, index, depth, unresolvedIds, bar));
+          // A child run sits under the call that caused it.
+          for (const child of children.filter(
+            (candidate) => candidate.causedByEventId === attempt.requestEventId,
+          )) {
+            children.splice(children.indexOf(child), 1);
+            renderRun(child, depth + 1);
+          }
         });
       }
-    }
+      for (const child of children) renderRun(child, depth + 1);
+    };
+    for (const run of inspection.runs) renderRun(run, 0);
     this.tree.replaceChildren(...rows);
     if (this.selected) this.highlight();
+  }
+
+  attemptRow(attempt, index, depth, unresolvedIds, bar) {
+    const unresolved = unresolvedIds.has(attempt.attemptId);
+    const status = unresolved
+      ? "unresolved"
+      : attempt.status === "requested"
+        ? "retried"
+        : attempt.status;
+    const requested = this.byId.get(attempt.requestEventId);
+    const label = el(
+      "div",
+      { className: "label" },
+      el("span", {
+        className: "indent",
+        text: `${"  ".repeat(depth + 1)}${index > 0 ? "↻ " : "· "}`,
+      }),
+      el("span", {
+        text: `${attempt.kind} ${attempt.name || ""}${attempt.toolCallId ? ` [${attempt.toolCallId}]` : ""}`,
+      }),
+      el("span", { className: `badge ${status}`, text: unresolved ? "UNRESOLVED" : status }),
+      el("span", { className: "muted", text: ` ${duration(attempt.durationMs)}` }),
+      requested?.causedByEventId
+        ? el("span", {
+            className: "cause",
+            text: ` ← ${this.causeText(requested.causedByEventId)}`,
+          })
+        : null,
+    );
+    const row = el(
+      "div",
+      {
+        className: `row attempt-row status-${status}${unresolved ? " unresolved" : ""}`,
+        testId: "attempt-row",
+      },
+      label,
+      bar(attempt.requestedAt, attempt.resolvedAt, status),
+    );
+    row.dataset.attemptId = attempt.attemptId;
+    row.addEventListener("click", () => this.select(attempt.requestEventId));
+    return row;
   }
 
   highlight() {

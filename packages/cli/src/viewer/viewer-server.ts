@@ -101,6 +101,10 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
       const file = files.get(path === "/" ? "index.html" : path.slice(1));
       if (file) return send(response, 200, file.body, file.type);
     }
+    if (path === "/favicon.ico") {
+      response.writeHead(204, SECURITY_HEADERS);
+      return response.end();
+    }
     if (path === "/api/config") {
       const description = store.describe();
       return sendJson(response, 200, {

@@ -1,0 +1,188 @@
+import { existsSync, mkdtempSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type EventStore, openStore } from "@agent-ledger/core";
+import { type Browser, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type DemoSession,
+  INJECTION,
+  recordDemoSession,
+  runBin,
+  startBin,
+} from "./session-fixture.test.data.js";
+import { CONTENT_SECURITY_POLICY } from "./viewer/security.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium) {
+  if (process.env.CI === "true")
+    throw new Error(`CI=true and ${CHROMIUM} is missing: run scripts/install-chromium.sh`);
+  console.warn(
+    `[agent-ledger] skipping the viewer browser tests: ${CHROMIUM} is missing (run scripts/install-chromium.sh)`,
+  );
+}
+
+const directory = mkdtempSync(join(tmpdir(), "agent-ledger-viewer-"));
+const storeUrl = `sqlite:${join(directory, "ledger.db")}`;
+
+describe("agent-ledger serve: access rules", () => {
+  it("refuses a non-loopback bind without a token, before opening the store", async () => {
+    const result = await runBin([
+      "--store",
+      "sqlite:/nonexistent/ledger.db",
+      "serve",
+      "--host",
+      "0.0.0.0",
+    ]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("refusing to serve on 0.0.0.0 without --token");
+  });
+
+  it("with a token, answers only requests that carry it", async () => {
+    const store = await openStore(storeUrl);
+    await recordDemoSession(store, "token-session");
+    await store.close();
+    const server = await startBin(
+      ["--store", storeUrl, "serve", "--host", "0.0.0.0", "--token", "s3cret-token-value"],
+      /viewer on (http:\/\/\S+)\n/,
+    );
+    try {
+      const printed = new URL(server.match[1] as string);
+      expect(printed.searchParams.get("token")).toBe("s3cret-token-value");
+      const base = `http://127.0.0.1:${printed.port}`;
+      expect((await fetch(`${base}/api/sessions`)).status).toBe(401);
+      expect((await fetch(`${base}/`)).status).toBe(401);
+      expect((await fetch(`${base}/api/sessions?token=wrong-token-value`)).status).toBe(401);
+      const ok = await fetch(`${base}/api/sessions`, {
+        headers: { Authorization: "Bearer s3cret-token-value" },
+      });
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get("content-security-policy")).toBe(CONTENT_SECURITY_POLICY);
+      const page = await fetch(`${base}/?token=s3cret-token-value`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('<script src="app.js" defer></script>');
+      const post = await fetch(`${base}/api/sessions?token=s3cret-token-value`, { method: "POST" });
+      expect(post.status).toBe(405);
+    } finally {
+      server.child.kill("SIGTERM");
+    }
+  });
+});
+
+describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
+  let store: EventStore;
+  let demo: DemoSession;
+  let browser: Browser;
+  let server: Awaited<ReturnType<typeof startBin>>;
+  let sessionUrl: string;
+
+  beforeAll(async () => {
+    store = await openStore(storeUrl);
+    demo = await recordDemoSession(store, "viewer-session");
+    server = await startBin(
+      ["--store", storeUrl, "serve", "--poll-ms", "200", "--session", demo.sessionId],
+      /session: (http:\/\/\S+)\n/,
+    );
+    sessionUrl = server.match[1] as string;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    server?.child.kill("SIGTERM");
+    await store?.close();
+  });
+
+  it("binds 127.0.0.1 on a free port and sends a strict CSP", async () => {
+    expect(sessionUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#\/session\/viewer-session$/);
+    const response = await fetch(new URL("/", sessionUrl));
+    expect(response.headers.get("content-security-policy")).toContain("script-src 'self'");
+    expect(response.headers.get("content-security-policy")).toContain("default-src 'none'");
+    expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+  });
+
+  it("shows the sessions list, the run tree, the unresolved attempt and payloads as text", async () => {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    const errors: string[] = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    page.on("console", (message) => {
+      if (message.type() === "error") errors.push(message.text());
+    });
+    await page.goto(new URL("/", sessionUrl).toString());
+    await page.locator(".session-link", { hasText: demo.sessionId }).click();
+    await page.locator('[data-testid="attempt-row"].unresolved').waitFor();
+
+    const runRows = page.locator('[data-testid="run-row"]');
+    await expect.poll(() => runRows.count()).toBe(2);
+    await expect.poll(() => runRows.nth(1).textContent()).toContain("availability-checker");
+    expect(await runRows.nth(1).textContent()).toContain("caused by tool.requested find_slots");
+    const unresolved = page.locator('[data-testid="unresolved"]');
+    expect(await unresolved.textContent()).toContain(
+      `agent-ledger resolve ${demo.sessionId} ${demo.unresolvedAttemptId}`,
+    );
+    const unresolvedRow = page.locator('[data-testid="attempt-row"].unresolved');
+    expect(await unresolvedRow.textContent()).toContain("tool book_table [call-2]UNRESOLVED");
+
+    // The injection payload: shown as text, never run or rendered.
+    await page.locator("tr.event-row", { hasText: "input.received" }).click();
+    const payload = page.locator('[data-testid="event-detail"] pre.payload');
+    await payload.waitFor();
+    expect(await payload.textContent()).toContain(INJECTION.replace(/"/g, '\\"'));
+    expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.locator("main img, main script, #bold").count()).toBe(0);
+
+    // Blobs referenced by an event are resolved and shown as text too.
+    await page.locator("tr.event-row", { hasText: "evidence.recorded" }).click();
+    const blob = page.locator('[data-testid="event-detail"] pre.blob');
+    await blob.waitFor();
+    expect(await blob.textContent()).toBe("menu.txt: soup <b>of the day</b>");
+
+    const screenshot = join(directory, "viewer-session.png");
+    await page.screenshot({ path: screenshot, fullPage: true });
+    expect(statSync(screenshot).size).toBeGreaterThan(10_000);
+    console.log(`[agent-ledger] viewer screenshot: ${screenshot}`);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("updates live while the session grows", async () => {
+    const page = await browser.newPage();
+    await page.goto(sessionUrl);
+    await page.locator('[data-testid="attempt-row"].unresolved').waitFor();
+    const rows = page.locator("tr.event-row");
+    const before = await rows.count();
+    await demo.recorder.abandon(
+      {
+        stepId: "x",
+        attemptId: demo.unresolvedAttemptId,
+        requestedEventId: "y",
+        toolCallId: "call-2",
+      },
+      "booked by phone <i>really</i>",
+    );
+    await page
+      .locator("tr.event-row", { hasText: "attempt.abandoned" })
+      .waitFor({ timeout: 10_000 });
+    expect(await rows.count()).toBe(before + 1);
+    await expect
+      .poll(() => page.locator('[data-testid="attempt-row"].unresolved').count(), {
+        timeout: 10_000,
+      })
+      .toBe(0);
+    expect(await page.locator('[data-testid="unresolved"]').isHidden()).toBe(true);
+    await page.close();
+  });
+});
