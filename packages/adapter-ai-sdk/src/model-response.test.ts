@@ -7,7 +7,7 @@ import {
   recordedStreamParts,
 } from "./model-response.js";
 import { StreamAssembler } from "./stream-assembler.js";
-import { usage } from "./testing/scripted-model.js";
+import { usage } from "./testing/scripted-model.test.data.js";
 
 const rich: LanguageModelV3GenerateResult = {
   content: [

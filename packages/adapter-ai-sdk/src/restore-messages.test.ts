@@ -4,7 +4,12 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { restoreMessages } from "./restore-messages.js";
-import { scriptedModel, textResult, toolCall, toolCallsResult } from "./testing/scripted-model.js";
+import {
+  scriptedModel,
+  textResult,
+  toolCall,
+  toolCallsResult,
+} from "./testing/scripted-model.test.data.js";
 import { wrapTools } from "./wrap-tools.js";
 
 const actor = { type: "agent" as const, id: "assistant" };

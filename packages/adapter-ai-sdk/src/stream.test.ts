@@ -21,7 +21,7 @@ import {
   textResult,
   toolCall,
   toolCallsResult,
-} from "./testing/scripted-model.js";
+} from "./testing/scripted-model.test.data.js";
 import { wrapTools } from "./wrap-tools.js";
 
 const actor = { type: "agent" as const, id: "assistant", framework: "ai-sdk" };
