@@ -39,6 +39,7 @@ interface HandlerState {
   models: Map<string, Attempt>;
   tools: Map<string, Attempt>;
   chains: Map<string, { topLevel: boolean }>;
+  nodeTasks: Set<string>;
   /** Tool calls the middleware records itself (the handler then leaves them alone). */
   claimed: Set<string>;
   /** toolCallId -> eventId of the model.completed that asked for it. */
@@ -90,6 +91,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       models: new Map(),
       tools: new Map(),
       chains: new Map(),
+      nodeTasks: new Set(),
       claimed: new Set(),
       causes: new Map(),
       recordedModels: undefined,
@@ -349,7 +351,18 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     const recorder = await this.getRecorder();
     const payload: JsonObject = { chainRunId: runId, name };
     if (topLevel) payload.inputs = toJsonValue(inputs);
-    if (typeof metadata?.langgraph_node === "string") payload.node = metadata.langgraph_node;
+    // A LangGraph node runs as a chain with nested chains carrying the same metadata: the
+    // first chain of a task (one checkpoint_ns per task) is the node.
+    if (typeof metadata?.langgraph_node === "string") {
+      const task = String(
+        metadata.langgraph_checkpoint_ns ??
+          `${metadata.langgraph_node}:${String(metadata.langgraph_step)}`,
+      );
+      if (!this.#state.nodeTasks.has(task)) {
+        this.#state.nodeTasks.add(task);
+        payload.node = metadata.langgraph_node;
+      }
+    }
     await recorder.record({
       type: "x.langchain.chain.started",
       payload,

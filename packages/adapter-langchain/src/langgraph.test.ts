@@ -1,0 +1,71 @@
+import { MemoryEventStore } from "@agent-ledger/core";
+import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { tool } from "@langchain/core/tools";
+import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import { ToolNode } from "@langchain/langgraph/prebuilt";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { LedgerCallbackHandler } from "./callback-handler.js";
+import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
+import { runEvents } from "./testing/helpers.js";
+import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
+
+describe("a plain LangGraph graph", () => {
+  it("records model calls, tool calls and graph nodes, with checkpoints in the ledger", async () => {
+    const store = new MemoryEventStore();
+    const add = tool(async ({ a, b }: { a: number; b: number }) => String(a + b), {
+      name: "add",
+      description: "add",
+      schema: z.object({ a: z.number(), b: z.number() }),
+    });
+    const model = new ScriptedChatModel((messages: BaseMessage[]) =>
+      messages.some((message) => ToolMessage.isInstance(message))
+        ? new AIMessage(`sum is ${String(messages.at(-1)?.content)}`)
+        : new AIMessage({
+            content: "",
+            tool_calls: [{ id: "call-add", name: "add", args: { a: 2, b: 3 } }],
+          }),
+    );
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode("agent", async (state, config: RunnableConfig) => ({
+        messages: [await model.invoke(state.messages, config)],
+      }))
+      .addNode("tools", new ToolNode([add]))
+      .addEdge(START, "agent")
+      .addConditionalEdges("agent", (state) =>
+        (state.messages.at(-1) as AIMessage).tool_calls?.length ? "tools" : END,
+      )
+      .addEdge("tools", "agent")
+      .compile({ checkpointer: new LedgerCheckpointSaver({ store }) });
+    const handler = new LedgerCallbackHandler({ store, sessionId: "graph", runId: "graph-run" });
+    const result = await graph.invoke(
+      { messages: [new HumanMessage("2+3?")] },
+      { configurable: { thread_id: "g1" }, callbacks: [handler], durability: "sync" },
+    );
+    expect(result.messages.at(-1)?.content).toBe("sum is 5");
+    const events = await runEvents(store, "graph", "graph-run");
+    const types = events.map((event) => event.type).filter((type) => !type.startsWith("x."));
+    expect(types).toEqual([
+      "run.started",
+      "model.requested",
+      "model.completed",
+      "tool.requested",
+      "tool.completed",
+      "model.requested",
+      "model.completed",
+    ]);
+    const toolRequested = events.find((event) => event.type === "tool.requested");
+    expect(toolRequested?.causedByEventId).toBe(
+      events.find((event) => event.type === "model.completed")?.eventId,
+    );
+    const nodes = events
+      .filter((event) => event.type === "x.langchain.chain.started")
+      .map((event) => (event.payload as { node?: string }).node);
+    expect(nodes.filter((node) => node === "agent")).toHaveLength(2);
+    expect(nodes.filter((node) => node === "tools")).toHaveLength(1);
+    const saver = new LedgerCheckpointSaver({ store });
+    const latest = await saver.getTuple({ configurable: { thread_id: "g1" } });
+    expect((latest?.checkpoint.channel_values.messages as BaseMessage[]).length).toBe(4);
+  });
+});
