@@ -1,4 +1,4 @@
-import { Redis, type RedisOptions } from "ioredis";
+import { type Cluster, Redis, type RedisOptions } from "ioredis";
 import { LedgerError, StoreUnavailableError } from "../../events/errors.js";
 
 /**
@@ -39,4 +39,24 @@ export function unavailable(error: unknown, what: string): unknown {
         ? error.message
         : String(error);
   return new StoreUnavailableError(`redis ${what} failed: ${message}`, error);
+}
+
+/** The server's persistence settings; CONFIG is often renamed or disabled on managed Redis. */
+export async function readDurability(client: Redis | Cluster): Promise<Record<string, string>> {
+  try {
+    const appendonly = (await client.config("GET", "appendonly")) as string[];
+    const appendfsync = (await client.config("GET", "appendfsync")) as string[];
+    return { appendonly: appendonly[1] ?? "unknown", appendfsync: appendfsync[1] ?? "unknown" };
+  } catch {
+    return { appendonly: "unknown", appendfsync: "unknown" };
+  }
+}
+
+/** Where a client the application made points, without credentials. */
+export function describeClient(client: Redis | Cluster): string {
+  if ("isCluster" in client && client.isCluster) return "redis-cluster";
+  const options = (client as Redis).options;
+  if (options.path) return `redis+unix://${options.path}`;
+  const scheme = options.tls ? "rediss" : "redis";
+  return `${scheme}://${options.host ?? "127.0.0.1"}:${options.port ?? 6379}/${options.db ?? 0}`;
 }

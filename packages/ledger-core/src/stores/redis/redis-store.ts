@@ -11,7 +11,6 @@ import {
   type AppendPlan,
   assignCursors,
   EMPTY_HEAD,
-  type PlannedEvent,
   planAppend,
   planFork,
 } from "../../store/append-plan.js";
@@ -32,11 +31,11 @@ import type {
 } from "../../store/event-store.js";
 import { redactUrl } from "../../store/open-store.js";
 import { validateAppend, validateFork, validatePaging } from "../../store/validate.js";
-import { createClient, unavailable } from "./client.js";
+import { type AppendAddress, appendScriptCall, type PlannedWrite } from "./append-call.js";
+import { createClient, describeClient, readDurability, unavailable } from "./client.js";
 import { decodeEvent, decodeHead, decodePairs, decodeSnapshot, type Snapshot } from "./codec.js";
 import {
   blobKey,
-  idField,
   idFromField,
   type RunKeys,
   runKeys,
@@ -137,20 +136,9 @@ export class RedisEventStore implements EventStore {
           `redis keys under ${JSON.stringify(this.#prefix)} use layout version ${version}; this version of agent-ledger reads version ${LAYOUT_VERSION}`,
         );
       }
-      this.#durability = await this.#readDurability();
+      this.#durability = await readDurability(this.#client);
     } catch (error) {
       throw unavailable(error, "init");
-    }
-  }
-
-  async #readDurability(): Promise<Record<string, string>> {
-    // CONFIG is often renamed or disabled on managed Redis: then the setting is unknown.
-    try {
-      const reply = (await this.#client.config("GET", "appendonly")) as string[];
-      const fsync = (await this.#client.config("GET", "appendfsync")) as string[];
-      return { appendonly: reply[1] ?? "unknown", appendfsync: fsync[1] ?? "unknown" };
-    } catch {
-      return { appendonly: "unknown", appendfsync: "unknown" };
     }
   }
 
@@ -210,7 +198,7 @@ export class RedisEventStore implements EventStore {
   async #write(
     session: SessionKeys,
     run: RunKeys,
-    address: { sessionId: string; runId: string; events: { eventId: string }[] },
+    address: AppendAddress,
     plan: Extract<AppendPlan, { kind: "write" }>,
     head: RunHead,
   ): Promise<WriteOutcome> {
@@ -232,34 +220,11 @@ export class RedisEventStore implements EventStore {
     session: SessionKeys,
     run: RunKeys,
     mode: "read" | "write",
-    address: { sessionId: string; runId: string; events: { eventId: string }[] },
-    write:
-      | {
-          events: PlannedEvent[];
-          expectedLength: number;
-          expectedLastHash: string | null;
-          newHead: RunHead;
-        }
-      | undefined,
+    address: AppendAddress,
+    write: PlannedWrite | undefined,
   ): Promise<unknown[]> {
-    const ids = (write?.events ?? address.events).map((event) => idField(event.eventId));
-    const args: (string | number)[] = [
-      mode,
-      ids.length,
-      write?.expectedLength ?? 0,
-      write?.expectedLastHash ?? "",
-      run.runHash,
-      idField(address.runId),
-      idField(address.sessionId),
-      write?.events[0]?.recordedAt ?? "",
-      write?.newHead.status ?? "",
-      write?.newHead.lastHash ?? "",
-      write?.events[0]?.parentRunId === undefined ? "" : idField(write.events[0].parentRunId),
-      ...ids,
-      ...(write?.events.map((event) => JSON.stringify(event)) ?? []),
-    ];
-    const keys = [session.meta, session.log, session.ids, session.runs, run.events, run.head];
-    return runScript(this.#client, APPEND_SCRIPT, keys, args) as Promise<unknown[]>;
+    const call = appendScriptCall(session, run, mode, address, write);
+    return runScript(this.#client, APPEND_SCRIPT, call.keys, call.args) as Promise<unknown[]>;
   }
 
   #rememberHead(key: string, head: RunHead): void {
@@ -510,13 +475,4 @@ export class RedisEventStore implements EventStore {
       this.#client.disconnect();
     }
   }
-}
-
-/** Where a client the application made points, without credentials. */
-function describeClient(client: Redis | Cluster): string {
-  if ("isCluster" in client && client.isCluster) return "redis-cluster";
-  const options = (client as Redis).options;
-  if (options.path) return `redis+unix://${options.path}`;
-  const scheme = options.tls ? "rediss" : "redis";
-  return `${scheme}://${options.host ?? "127.0.0.1"}:${options.port ?? 6379}/${options.db ?? 0}`;
 }
