@@ -49,7 +49,7 @@ export class SqlEventStore implements EventStore {
   async append(request: AppendRequest): Promise<AppendResult> {
     const valid = validateAppend(request);
     return this.#write(
-      () => appendProgram(valid, new Date().toISOString()),
+      (attempt) => appendProgram(valid, new Date().toISOString(), { checkExisting: attempt > 1 }),
       valid.sessionId,
       valid.runId,
       valid.expectedSeq,
@@ -72,14 +72,14 @@ export class SqlEventStore implements EventStore {
    * `planAppend` gives the exact answer (conflict, deduplicated, duplicate-event).
    */
   async #write(
-    program: () => WriteProgram<AppendResult>,
+    program: (attempt: number) => WriteProgram<AppendResult>,
     sessionId: string,
     runId: string,
     expectedSeq: number,
   ): Promise<AppendResult> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#backend.write(program);
+        return await this.#backend.write(() => program(attempt));
       } catch (error) {
         if (LedgerError.isInstance(error)) throw error;
         const kind = this.#backend.classify(error);

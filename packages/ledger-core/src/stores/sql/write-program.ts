@@ -94,16 +94,32 @@ function* commit(
   return events;
 }
 
-/** The append of §4: lock the head, look for the batch's ids, plan, then write. */
-export function* appendProgram(request: ValidAppend, now: string): WriteProgram<AppendResult> {
+/**
+ * The append of §4: lock the head, look for the batch's ids, plan, then write.
+ *
+ * Fast path (`checkExisting: false`): when the run is exactly where the writer expects it, a
+ * retry of an already stored batch is impossible (its events would have moved the head), so
+ * the lookup of the batch's ids is skipped. An id used elsewhere in the session then fails the
+ * insert on the unique index, and the store re-runs the program with the full check, which
+ * reports `duplicate-event`. This saves a statement on every model and tool call.
+ */
+export function* appendProgram(
+  request: ValidAppend,
+  now: string,
+  options: { checkExisting: boolean } = { checkExisting: true },
+): WriteProgram<AppendResult> {
   const { sessionId, runId } = request;
   const row = yield* step<HeadRow | undefined>({ kind: "lock-head", sessionId, runId });
   const head = row === undefined ? EMPTY_HEAD : headOf(row);
-  const bodies = yield* step<string[]>({
-    kind: "find-events",
-    sessionId,
-    eventIds: request.events.map((event) => event.eventId),
-  });
+  const fast =
+    !options.checkExisting && head.status === "running" && head.length === request.expectedSeq;
+  const bodies = fast
+    ? []
+    : yield* step<string[]>({
+        kind: "find-events",
+        sessionId,
+        eventIds: request.events.map((event) => event.eventId),
+      });
   const plan = planAppend({ request, head, existing: bodies.map(parseBody), now });
   if (plan.kind === "deduplicated") return { events: plan.events, deduplicated: true };
   const events = yield* commit(sessionId, runId, plan.events, plan.head, !head.exists, now);
