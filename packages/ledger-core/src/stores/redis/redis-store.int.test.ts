@@ -12,6 +12,8 @@ const available = await serverAvailable("redis");
 
 describe.skipIf(!available)("RedisEventStore", () => {
   const prefix = freshPrefix("store");
+  /** Prefixes of extra stores, deleted after the file even when a test failed. */
+  const extraPrefixes: string[] = [];
   let store: RedisEventStore;
   let admin: Redis;
 
@@ -25,6 +27,7 @@ describe.skipIf(!available)("RedisEventStore", () => {
     await store?.close();
     admin?.disconnect();
     await deleteKeys(url, prefix);
+    for (const extra of extraPrefixes) await deleteKeys(url, extra);
   });
 
   const started = (eventId?: string): NewEvent => ({
@@ -239,6 +242,7 @@ describe.skipIf(!available)("RedisEventStore", () => {
     ]);
     expect((await store.listRuns(sessionId)).map((summary) => summary.runId)).toEqual(["r1", "r2"]);
     const listPrefix = freshPrefix("list");
+    extraPrefixes.push(listPrefix);
     const lister = new RedisEventStore({ url, keyPrefix: listPrefix });
     for (const id of ["c", "a", "b"]) {
       await lister.append({ sessionId: id, runId: "r", expectedSeq: 0, events: [started()] });
@@ -261,7 +265,6 @@ describe.skipIf(!available)("RedisEventStore", () => {
       (await lister.listSessions({ after: "b😀", limit: 1 })).sessions.map((s) => s.sessionId),
     ).toEqual(["b\uE000x"]);
     await lister.close();
-    await deleteKeys(url, listPrefix);
   });
 
   it("forks a prefix into a new run with new ids and a new chain", async () => {
@@ -394,6 +397,7 @@ describe.skipIf(!available)("RedisEventStore", () => {
 
   it("opens from openStore with the key prefix in the URL", async () => {
     const urlPrefix = freshPrefix("url");
+    extraPrefixes.push(urlPrefix);
     const opened = await openStore(`${url}/0?keyPrefix=${encodeURIComponent(urlPrefix)}`);
     expect(opened).toBeInstanceOf(RedisEventStore);
     expect(opened.describe().durability).not.toEqual({
@@ -405,7 +409,6 @@ describe.skipIf(!available)("RedisEventStore", () => {
     const keys = await keysUnder(admin, urlPrefix);
     expect(keys).toContain(`${urlPrefix}schema-version`);
     expect(keys.length).toBeGreaterThan(4);
-    await deleteKeys(url, urlPrefix);
   });
 
   it("uses a client the application made and leaves it open", async () => {
