@@ -1,0 +1,42 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openStore } from "@agent-ledger/core";
+import { describe, expect, it } from "vitest";
+import type { OutputStream } from "./io.js";
+import { runCli } from "./run-cli.js";
+import { recordDemoSession } from "./session-fixture.test.data.js";
+
+function collector(isTTY: boolean): OutputStream & { text: string } {
+  const stream = {
+    text: "",
+    isTTY,
+    write(chunk: string) {
+      stream.text += chunk;
+      return true;
+    },
+  };
+  return stream;
+}
+
+describe("export progress", () => {
+  it("reports progress on stderr only when it is a terminal", async () => {
+    const url = `sqlite:${join(mkdtempSync(join(tmpdir(), "agent-ledger-progress-")), "ledger.db")}`;
+    const store = await openStore(url);
+    await recordDemoSession(store, "progress");
+    await store.close();
+    for (const isTTY of [true, false]) {
+      const stdout = collector(false);
+      const stderr = collector(isTTY);
+      const code = await runCli(["--store", url, "export", "progress", "--format", "jsonl"], {
+        stdout,
+        stderr,
+        env: {},
+      });
+      expect(code).toBe(0);
+      expect(stdout.text.trim().split("\n")).toHaveLength(12);
+      if (isTTY) expect(stderr.text).toContain("exported 12 events");
+      else expect(stderr.text).toBe("");
+    }
+  });
+});

@@ -1,0 +1,47 @@
+import { inspectSession, MemoryEventStore, SessionRecorder } from "@agent-ledger/core";
+import { describe, expect, it } from "vitest";
+import { renderInspection } from "./render-inspection.js";
+import { recordDemoSession } from "./session-fixture.test.data.js";
+
+describe("renderInspection", () => {
+  it("draws the tree with retries, the child under its cause and unresolved attempts", async () => {
+    const store = new MemoryEventStore();
+    const demo = await recordDemoSession(store, "render");
+    const retried = await demo.recorder.beforeModelCall({
+      request: { modelId: "gpt-4o-mini", prompt: [] },
+    });
+    await demo.recorder.modelFailed(retried, new Error("overloaded"));
+    const second = await demo.recorder.retry(retried);
+    await demo.recorder.modelCompleted(second, { text: "done" });
+    const text = renderInspection(await inspectSession(store, "render"), {
+      storeUrl: "sqlite:./my ledger.db",
+    });
+    const lines = text.split("\n");
+    expect(lines[0]).toBe("session render  16 events  2 runs  1 unresolved");
+    const find = lines.findIndex((line) => line.includes("tool find_slots [call-1]  completed"));
+    expect(lines[find + 1]).toMatch(
+      /^ {3}├─ availability-checker \(.+\) {2}FAILED .*caused by tool find_slots/,
+    );
+    expect(lines[find + 3]).toContain("failed: Error: no answer");
+    expect(text).toMatch(/├─ model gpt-4o-mini {2}failed {2}\d+ ms {2}"overloaded"/);
+    expect(text).toMatch(/└─ ↻ model gpt-4o-mini {2}completed .*\(retry of /);
+    expect(text).toContain("tool book_table [call-2]  !! UNRESOLVED");
+    expect(text).toContain("effect=write,not idempotent");
+    expect(text).toContain(`--abandon "reason" --store 'sqlite:./my ledger.db'`);
+  });
+
+  it("has no unresolved section when everything finished", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "done",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    await recorder.completeRun("ok");
+    const text = renderInspection(await inspectSession(store, "done"));
+    expect(text).toMatch(
+      /^session done {2}2 events {2}1 run {2}0 unresolved\n└─ a \(.+\) {2}COMPLETED {2}\d+ ms {2}2 events\n$/,
+    );
+  });
+});
