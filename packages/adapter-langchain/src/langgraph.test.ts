@@ -66,6 +66,8 @@ describe("a plain LangGraph graph", () => {
     expect(nodes.filter((node) => node === "tools")).toHaveLength(1);
     const saver = new LedgerCheckpointSaver({ store });
     const latest = await saver.getTuple({ configurable: { thread_id: "g1" } });
-    expect((latest?.checkpoint.channel_values.messages as BaseMessage[] | undefined)?.length).toBe(4);
+    expect((latest?.checkpoint.channel_values.messages as BaseMessage[] | undefined)?.length).toBe(
+      4,
+    );
   });
 });
