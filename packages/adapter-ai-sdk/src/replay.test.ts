@@ -13,8 +13,10 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import {
+  partsStream,
   payload,
   scriptedModel,
+  streamPartsOf,
   textResult,
   toolCall,
   toolCallsResult,
@@ -252,6 +254,37 @@ describe("resume with replay", () => {
     expect(replayed.parts.filter((type) => type === "finish-step")).toHaveLength(3);
     expect(replayed.parts.filter((type) => type === "tool-result")).toHaveLength(3);
     expect(replayed.effects).toEqual([]);
+    expect(replayModel.calls).toBe(0);
+  });
+
+  it("replays a stream that failed mid-way: the recorded partial content, then the error", async () => {
+    const store = new MemoryEventStore();
+    const streamOnce = async (recorder: SessionRecorder, model: MockLanguageModelV3) => {
+      const errors: string[] = [];
+      const result = streamText({
+        model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+        prompt: "count",
+        onError: ({ error }) => {
+          errors.push((error as Error).message);
+        },
+      });
+      const deltas: string[] = [];
+      for await (const part of result.fullStream)
+        if (part.type === "text-delta") deltas.push(part.text);
+      return { text: deltas.join(""), errors };
+    };
+    const parts = streamPartsOf(textResult("alpha beta gamma delta")).slice(0, 5);
+    parts.push({ type: "error", error: new Error("socket hang up") });
+    const failing = new MockLanguageModelV3({
+      provider: "scripted",
+      modelId: "scripted-1",
+      doStream: async () => ({ stream: partsStream(parts) }),
+    });
+    const original = await streamOnce(new SessionRecorder({ store, actor, ...address }), failing);
+    expect(original).toEqual({ text: "alpha beta ", errors: ["socket hang up"] });
+    const replayModel = scriptedModel([]);
+    const replayed = await streamOnce(await resume(store), replayModel.model);
+    expect(replayed).toEqual(original);
     expect(replayModel.calls).toBe(0);
   });
 

@@ -7,7 +7,7 @@ import {
   SessionRecorder,
   StoreUnavailableError,
 } from "@agent-ledger/core";
-import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import { APICallError, type LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import { stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
@@ -131,6 +131,40 @@ describe("ledgerMiddleware with streamText", () => {
     const events = await eventsOf(store);
     expect(events.map((event) => event.type).slice(-1)).toEqual(["model.failed"]);
     expect(payload(events[2]).error.message).toBe("bad gateway");
+  });
+
+  it("records a retried doStream as a new attempt of the same step", async () => {
+    const { store, recorder } = setup();
+    let calls = 0;
+    const model = new MockLanguageModelV3({
+      doStream: async () => {
+        calls++;
+        if (calls === 1)
+          throw new APICallError({
+            message: "overloaded",
+            url: "https://example.invalid",
+            requestBodyValues: {},
+            isRetryable: true,
+          });
+        return { stream: partsStream(streamPartsOf(longText)) };
+      },
+    });
+    const result = streamText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      prompt: "count",
+      maxRetries: 1,
+    });
+    expect(await result.text).toBe("one two three four five six seven eight nine ten");
+    const events = await eventsOf(store);
+    expect(events.map((event) => event.type)).toEqual([
+      "run.started",
+      "model.requested",
+      "model.failed",
+      "model.requested",
+      "model.completed",
+    ]);
+    expect(events[3]?.retryOf).toBe(events[1]?.attemptId);
+    expect(events[3]?.stepId).toBe(events[1]?.stepId);
   });
 
   it("records model.failed with what had arrived when the caller aborts", async () => {
