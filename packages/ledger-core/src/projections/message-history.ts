@@ -2,7 +2,7 @@ import { NotFoundError } from "../events/errors.js";
 import type { JsonObject } from "../events/json.js";
 import type { EventStore } from "../store/event-store.js";
 import { completionOf, type HistoryMessage, isObject, requestMessages, textOf } from "./extract.js";
-import { loadSessionModel, type RunRecord } from "./session-model.js";
+import { causeOf, loadSessionModel, type RunRecord } from "./session-model.js";
 
 export interface MessageHistoryOptions {
   sessionId: string;
@@ -48,8 +48,8 @@ export async function messageHistory(
   messages.push(assistant);
   const completedId = last.outcome.eventId;
   for (const attempt of run.attempts) {
-    if (attempt.kind !== "tool" || attempt.requested.causedByEventId !== completedId) continue;
-    if (attempt.retriedBy !== undefined) continue;
+    if (attempt.kind !== "tool" || attempt.retriedBy !== undefined) continue;
+    if (causeOf(model, attempt) !== completedId) continue;
     const requested = attempt.requested.payload as JsonObject;
     const outcome = (attempt.outcome?.payload ?? {}) as JsonObject;
     const message: HistoryMessage = {

@@ -123,3 +123,16 @@ export function isUnresolved(attempt: AttemptRecord): boolean {
 export function lastEventAt(events: LedgerEvent[]): string {
   return (events[events.length - 1] as LedgerEvent).recordedAt;
 }
+
+/** The cause of an attempt, or of the first attempt of its retry chain (`retry()` has none). */
+export function causeOf(model: SessionModel, attempt: AttemptRecord): string | undefined {
+  let current: AttemptRecord | undefined = attempt;
+  const seen = new Set<string>();
+  while (current && !seen.has(current.attemptId)) {
+    if (current.requested.causedByEventId !== undefined) return current.requested.causedByEventId;
+    seen.add(current.attemptId);
+    const previous: string | undefined = current.requested.retryOf;
+    current = previous === undefined ? undefined : model.attempts.get(previous);
+  }
+  return undefined;
+}

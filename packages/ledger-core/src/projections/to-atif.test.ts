@@ -108,3 +108,45 @@ describe("toAtif", () => {
     });
   });
 });
+
+describe("toAtif retries", () => {
+  it("folds a retried tool call into one call with every attempt id", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const { messageHistory } = await import("./message-history.js");
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "r",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const model = await recorder.beforeModelCall({ request: { model: "m", messages: [] } });
+    await recorder.modelCompleted(model, {
+      toolCalls: [{ id: "t1", name: "write_note", args: { text: "x" } }],
+    });
+    const first = await recorder.beforeToolCall({
+      toolCallId: "t1",
+      name: "write_note",
+      args: { text: "x" },
+    });
+    const second = await recorder.retry(first);
+    await recorder.toolCompleted(second, "noted");
+    const trajectory = await toAtif(store, "r");
+    expect(trajectory.steps).toHaveLength(1);
+    const step = trajectory.steps[0];
+    expect(step?.tool_calls).toHaveLength(1);
+    expect(step?.tool_calls?.[0]?.extra).toMatchObject({
+      attempt_id: second.attemptId,
+      status: "completed",
+      attempt_ids: [first.attemptId, second.attemptId],
+    });
+    expect(step?.observation?.results).toEqual([{ source_call_id: "t1", content: "noted" }]);
+    const history = await messageHistory(store, { sessionId: "r" });
+    expect(history[history.length - 1]).toEqual({
+      role: "tool",
+      content: "noted",
+      toolCallId: "t1",
+      name: "write_note",
+    });
+  });
+});

@@ -136,10 +136,30 @@ function observationOf(attempt: AttemptRecord): AtifObservationResult {
 
 function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
   const drafts: DraftStep[] = [];
+  const claimed = new Set<string>();
   const toolsByCause = new Map<string, AttemptRecord[]>();
+  // A retried tool call is one call: the last attempt of its chain stands for it, with the
+  // cause of the first (a `retry()` does not repeat causedByEventId).
+  const chainOf = (attempt: AttemptRecord): AttemptRecord[] => {
+    const chain = [attempt];
+    let current = attempt;
+    while (current.requested.retryOf !== undefined) {
+      const previous = model.attempts.get(current.requested.retryOf);
+      if (!previous || chain.includes(previous)) break;
+      chain.unshift(previous);
+      current = previous;
+    }
+    return chain;
+  };
   for (const attempt of run.attempts) {
     if (attempt.kind !== "tool") continue;
-    const cause = attempt.requested.causedByEventId;
+    if (attempt.retriedBy !== undefined) {
+      claimed.add(attempt.attemptId);
+      continue;
+    }
+    const chain = chainOf(attempt);
+    const cause = chain.find((link) => link.requested.causedByEventId !== undefined)?.requested
+      .causedByEventId;
     const causeEvent = cause === undefined ? undefined : model.byEventId.get(cause);
     if (cause && causeEvent?.type === "model.completed" && causeEvent.runId === run.runId) {
       const list = toolsByCause.get(cause) ?? [];
@@ -147,7 +167,6 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
       toolsByCause.set(cause, list);
     }
   }
-  const claimed = new Set<string>();
   let systemDone = false;
   let firstModel: string | undefined;
   let toolDefinitions: JsonValue[] | undefined;
@@ -229,11 +248,17 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
       const results: AtifObservationResult[] = [];
       for (const tool of tools) {
         claimed.add(tool.attemptId);
-        calls.push(toolCallOf(tool));
+        const chain = chainOf(tool);
+        const call = toolCallOf(tool);
+        if (chain.length > 1)
+          call.extra = { ...call.extra, attempt_ids: chain.map((link) => link.attemptId) };
+        calls.push(call);
         const result = observationOf(tool);
         results.push(result);
-        draft.resultsByCause.set(tool.requested.eventId, result);
-        draft.causes.push(tool.requested.eventId);
+        for (const link of chain) {
+          draft.resultsByCause.set(link.requested.eventId, result);
+          draft.causes.push(link.requested.eventId);
+        }
       }
       // Calls the model asked for that were never requested (the loop stopped first).
       for (const call of completion.toolCalls) {

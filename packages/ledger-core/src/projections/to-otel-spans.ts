@@ -5,6 +5,7 @@ import type { EventStore } from "../store/event-store.js";
 import { completionOf, isObject, modelNameOf, providerNameOf, usageOf } from "./extract.js";
 import {
   type AttemptRecord,
+  causeOf,
   isUnresolved,
   lastEventAt,
   loadSessionModel,
@@ -217,7 +218,7 @@ function emitSpans(
         if (attempt.status === "completed")
           attributes["gen_ai.tool.call.result"] = JSON.stringify(outcome.result ?? null);
       }
-      const cause = spanOfEvent(requested.causedByEventId);
+      const cause = spanOfEvent(causeOf(model, attempt));
       if (cause)
         links.push({
           context: cause.spanContext(),
