@@ -83,3 +83,13 @@ describe("ids", () => {
     }
   });
 });
+
+describe("ids with lone surrogates", () => {
+  it("are rejected, so no store can merge two ids through UTF-8", async () => {
+    const { isValidId, assertId } = await import("./ids.js");
+    expect(isValidId("a\uD800")).toBe(false);
+    expect(isValidId("\uDC00b")).toBe(false);
+    expect(isValidId("ok\uD83D\uDE00")).toBe(true);
+    expect(() => assertId("a\uD800", "$.sessionId")).toThrow(/lone surrogate/);
+  });
+});

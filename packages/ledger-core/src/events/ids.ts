@@ -62,13 +62,18 @@ export function uuidv7(): string {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we reject
 const controlCharacters = /[\u0000-\u001f\u007f-\u009f]/;
 
-/** Ids are opaque strings of 1–255 characters with no control characters. */
+// A lone UTF-16 surrogate has no UTF-8 form: stores would write it as U+FFFD and two ids
+// ("a\uD800", "a\uFFFD") would become one.
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Ids are opaque strings of 1–255 characters, well-formed UTF-16, with no control characters. */
 export function isValidId(value: unknown): value is string {
   return (
     typeof value === "string" &&
     value.length >= 1 &&
     value.length <= 255 &&
-    !controlCharacters.test(value)
+    !controlCharacters.test(value) &&
+    !loneSurrogate.test(value)
   );
 }
 
@@ -77,11 +82,11 @@ export function assertId(value: unknown, path: string): asserts value is string 
   if (!isValidId(value)) {
     const shown =
       typeof value === "string"
-        ? `a string of length ${value.length}${controlCharacters.test(value) ? " with control characters" : ""}`
+        ? `a string of length ${value.length}${controlCharacters.test(value) ? " with control characters" : ""}${loneSurrogate.test(value) ? " with a lone surrogate" : ""}`
         : typeof value;
     throw new InvalidEventError(
       path,
-      `an id must be a string of 1-255 characters without control characters, got ${shown}`,
+      `an id must be a string of 1-255 characters without control characters or lone surrogates, got ${shown}`,
     );
   }
 }

@@ -16,6 +16,7 @@ export const EVENT_TYPES = [
   "tool.completed",
   "tool.failed",
   "attempt.abandoned",
+  "attempt.approved",
   "input.received",
   "checkpoint.saved",
   "evidence.recorded",

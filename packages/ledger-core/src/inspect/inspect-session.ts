@@ -1,7 +1,6 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { Actor, LedgerEvent, RunStatus } from "../events/types.js";
 import type { EventStore } from "../store/event-store.js";
-import { readWholeSession } from "../store/read-all.js";
 
 /** Status of one attempt as inspection reports it. */
 export type AttemptStatus = "requested" | "completed" | "failed" | "abandoned";
@@ -15,6 +14,8 @@ export interface AttemptView {
   retryOf?: string;
   /** Set when a later attempt retried this one (so it is no longer in flight). */
   retriedBy?: string;
+  /** Set when a person approved running this unresolved attempt again on the next resume. */
+  approvedAt?: string;
   name?: string;
   toolCallId?: string;
   effect?: JsonValue;
@@ -206,10 +207,15 @@ export class SessionInspector {
         break;
       }
       default: {
+        if (event.type === "attempt.approved" && event.attemptId) {
+          const approved = attempts.get(event.attemptId);
+          if (approved?.status === "requested") approved.approvedAt = event.recordedAt;
+          break;
+        }
         const status = outcomeStatus[event.type];
         if (status === undefined || !event.attemptId) break;
         const attempt = attempts.get(event.attemptId);
-        if (!attempt || attempt.status !== "requested") break;
+        if (attempt?.status !== "requested") break;
         attempt.status = status;
         attempt.resolvedAt = event.recordedAt;
         attempt.durationMs = since(attempt.requestedAt, event.recordedAt);

@@ -343,3 +343,56 @@ describe("SessionRecorder", () => {
     expect(json).toContain("[redacted]");
   });
 });
+
+describe("approval from another process", () => {
+  it("an approved unresolved tool call runs again on the next resume, once", async () => {
+    const store = new MemoryEventStore();
+    const first = recorder(store);
+    await first.startRun();
+    await first.modelCompleted(await first.beforeModelCall({ request }), {
+      toolCalls: [{ id: "pay-1" }],
+    });
+    const inFlight = await first.beforeToolCall({
+      toolCallId: "pay-1",
+      name: "pay",
+      args: { amount: 5 },
+    });
+
+    // A person looks at the ledger from another process and approves a re-run.
+    const operator = await SessionRecorder.resume({
+      store,
+      sessionId: "session-1",
+      runId: "run-1",
+      actor: { type: "human", id: "ops" },
+    });
+    await operator.approve(inFlight, "bank confirms no payment was made");
+    const view = await inspectSession(store, "session-1");
+    expect(view.unresolved.map((attempt) => attempt.approvedAt !== undefined)).toEqual([true]);
+
+    const resumed = await SessionRecorder.resume({
+      store,
+      sessionId: "session-1",
+      runId: "run-1",
+      actor,
+    });
+    await resumed.beforeModelCall({ request });
+    const rerun = await resumed.beforeToolCall({
+      toolCallId: "pay-1",
+      name: "pay",
+      args: { amount: 5 },
+    });
+    expect(rerun.replayed).toBeUndefined();
+    expect(rerun.retryOf).toBe(inFlight.attemptId);
+    // If this re-run dies too, the next resume asks again: the approval covered one attempt.
+    const again = await SessionRecorder.resume({
+      store,
+      sessionId: "session-1",
+      runId: "run-1",
+      actor,
+    });
+    await again.beforeModelCall({ request });
+    await expect(
+      again.beforeToolCall({ toolCallId: "pay-1", name: "pay", args: { amount: 5 } }),
+    ).rejects.toMatchObject({ code: "unresolved-attempt" });
+  });
+});

@@ -342,7 +342,7 @@ export class SessionRecorder {
       const replayed = this.#answer(match);
       if (replayed) return replayed;
       const recordedEffect = match.attempt.effect ?? DEFAULT_EFFECT;
-      if (!(effect.idempotent || recordedEffect.idempotent)) {
+      if (!(effect.idempotent || recordedEffect.idempotent || match.attempt.approved)) {
         const attempt = this.#attemptFrom(match.attempt.requested, match.attempt);
         throw Object.assign(
           new UnresolvedAttemptError(
@@ -576,6 +576,33 @@ export class SessionRecorder {
     const [stored] = await this.#commit([
       {
         type: "attempt.abandoned",
+        stepId: attempt.stepId,
+        attemptId: attempt.attemptId,
+        causedByEventId: attempt.requestedEventId,
+        payload,
+      },
+    ]);
+    return stored as LedgerEvent;
+  }
+
+  /**
+   * Records that a person approved running an unresolved attempt again (`attempt.approved`).
+   * The attempt stays unresolved; the next resume runs the call again as a new attempt of the
+   * same step, even if it is not idempotent. Use it when the approval happens in another
+   * process than the one that resumes (e.g. `agent-ledger resolve --approve`).
+   */
+  async approve(
+    attempt: Pick<Attempt, "stepId" | "attemptId" | "requestedEventId"> & { toolCallId?: string },
+    reason: string,
+  ): Promise<LedgerEvent> {
+    if (typeof reason !== "string" || reason.length === 0) {
+      throw new InvalidArgumentError("$.reason", "approving an attempt needs a reason");
+    }
+    const payload: JsonObject = { reason };
+    if (attempt.toolCallId !== undefined) payload.toolCallId = attempt.toolCallId;
+    const [stored] = await this.#commit([
+      {
+        type: "attempt.approved",
         stepId: attempt.stepId,
         attemptId: attempt.attemptId,
         causedByEventId: attempt.requestedEventId,

@@ -16,6 +16,8 @@ export interface RecordedAttempt {
   toolCallId?: string;
   name?: string;
   effect?: ToolEffect;
+  /** A person approved running this unresolved attempt again (`attempt.approved`). */
+  approved?: boolean;
 }
 
 /** A recorded attempt matched to a call the re-executing agent is about to make. */
@@ -60,6 +62,10 @@ export function collectAttempts(events: readonly LedgerEvent[]): RecordedAttempt
     if (!event.attemptId) continue;
     const attempt = byId.get(event.attemptId);
     if (!attempt || attempt.outcome) continue;
+    if (event.type === "attempt.approved") {
+      attempt.approved = true;
+      continue;
+    }
     switch (event.type) {
       case "model.completed":
       case "tool.completed":
