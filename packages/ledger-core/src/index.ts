@@ -43,7 +43,7 @@ export type {
   SessionInspection,
   StepView,
 } from "./inspect/inspect-session.js";
-export { SessionInspector, inspectEvents, inspectSession } from "./inspect/inspect-session.js";
+export { inspectEvents, inspectSession, SessionInspector } from "./inspect/inspect-session.js";
 export type { VerifyResult } from "./inspect/verify-run.js";
 export { assertRunIntact, verifyRun } from "./inspect/verify-run.js";
 export type {

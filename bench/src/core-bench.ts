@@ -1,0 +1,254 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  type EventStore,
+  inspectSession,
+  MemoryEventStore,
+  type NewEvent,
+  SessionRecorder,
+  uuidv7,
+} from "@agent-ledger/core";
+import { SqliteEventStore } from "@agent-ledger/core/sqlite";
+import Database from "better-sqlite3";
+import { percentile, type Row, round, sample, timeMs } from "./stats.js";
+
+const actor = { type: "agent", id: "bench" } as const;
+const request = {
+  model: "bench-model",
+  messages: [{ role: "user", content: "What is the weather in Lisbon today?" }],
+  temperature: 0,
+};
+
+/** A raw better-sqlite3 file with the store's durability settings and a one-row insert transaction. */
+function rawSqlite(path: string) {
+  const db = new Database(path);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = FULL");
+  db.pragma("busy_timeout = 10000");
+  db.exec(
+    "CREATE TABLE IF NOT EXISTS events (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, body TEXT NOT NULL)",
+  );
+  const insert = db.prepare("INSERT INTO events (session_id, body) VALUES (?, ?)");
+  const write = db.transaction((body: string) => insert.run("s", body));
+  return { db, write: (body: string) => write.immediate(body) };
+}
+
+async function memoryAppend(): Promise<Row[]> {
+  const store = new MemoryEventStore();
+  const count = 20_000;
+  const event = (index: number): NewEvent => ({
+    type: "tool.completed",
+    stepId: "step",
+    attemptId: "attempt",
+    payload: { toolCallId: `call-${index}`, result: { ok: true, value: index } },
+  });
+  for (let index = 0; index < 2000; index++)
+    await store.append({
+      sessionId: "warm",
+      runId: "r",
+      expectedSeq: index,
+      events: [event(index)],
+    });
+  const ms = await timeMs(async () => {
+    for (let index = 0; index < count; index++)
+      await store.append({
+        sessionId: "s",
+        runId: "r",
+        expectedSeq: index,
+        events: [event(index)],
+      });
+  });
+  return [
+    {
+      name: "memory store append, 1 event per append",
+      value: (ms * 1000) / count,
+      unit: "µs/event",
+      note: "target < 10 µs",
+    },
+  ];
+}
+
+async function sqliteBeforeModelCall(dir: string): Promise<Row[]> {
+  const raw = rawSqlite(join(dir, "raw.db"));
+  const store = new SqliteEventStore({ path: join(dir, "ledger.db") });
+  await store.init();
+  const recorder = new SessionRecorder({ store, sessionId: uuidv7(), actor });
+  await recorder.startRun();
+  const body = JSON.stringify({ type: "model.requested", payload: { request } });
+  const count = 400;
+  // Interleave ours and raw so drift on a noisy machine hits both alike.
+  const ours: number[] = [];
+  const base: number[] = [];
+  for (let round = 0; round < 4; round++) {
+    ours.push(...(await sample(count / 4, 20, () => recorder.beforeModelCall({ request }))));
+    base.push(...(await sample(count / 4, 20, () => raw.write(body))));
+  }
+  raw.db.close();
+  await store.close();
+  const rows: Row[] = [];
+  for (const p of [50, 99]) {
+    const value = percentile(ours, p);
+    const baseline = percentile(base, p);
+    rows.push({
+      name: `SQLite beforeModelCall p${p}`,
+      value,
+      unit: "µs",
+      baseline,
+      baselineName: "raw better-sqlite3 durable 1-row insert txn",
+      ratio: value / baseline,
+      note: p === 50 ? "target <= 1.2x" : "",
+    });
+  }
+  return rows;
+}
+
+async function sqliteGroupCommit(dir: string): Promise<Row[]> {
+  const raw = rawSqlite(join(dir, "raw-group.db"));
+  const store = new SqliteEventStore({ path: join(dir, "group.db") });
+  await store.init();
+  const recorder = new SessionRecorder({ store, sessionId: uuidv7(), actor });
+  await recorder.startRun();
+  const rounds = 150;
+  let call = 0;
+  const oursMs = await timeMs(async () => {
+    for (let round = 0; round < rounds; round++) {
+      await Promise.all(
+        Array.from({ length: 8 }, () =>
+          recorder.beforeToolCall({
+            toolCallId: `call-${call++}`,
+            name: "lookup",
+            args: { city: "Lisbon" },
+          }),
+        ),
+      );
+    }
+  });
+  const body = JSON.stringify({
+    type: "tool.requested",
+    payload: { name: "lookup", args: { city: "Lisbon" } },
+  });
+  const rawMs = await timeMs(() => {
+    for (let index = 0; index < rounds * 8; index++) raw.write(body);
+  });
+  raw.db.close();
+  await store.close();
+  const ours = (rounds * 8) / (oursMs / 1000);
+  const baseline = (rounds * 8) / (rawMs / 1000);
+  return [
+    {
+      name: "SQLite 8 concurrent beforeToolCall (group commit)",
+      value: ours,
+      unit: "events/s",
+      baseline,
+      baselineName: "raw 1 txn per event",
+      ratio: ours / baseline,
+      note: "higher is better",
+    },
+  ];
+}
+
+/** A session of `count` events shaped like an agent's: model and tool attempts, in batches. */
+async function fillSession(store: EventStore, sessionId: string, count: number): Promise<void> {
+  const runId = "run";
+  let seq = 0;
+  const events: NewEvent[] = [{ type: "run.started", actor, payload: { task: "bench" } }];
+  let step = 0;
+  while (seq + events.length < count) {
+    const batch = events.splice(0);
+    while (batch.length < 400 && seq + batch.length < count) {
+      const stepId = `step-${step}`;
+      const attemptId = `attempt-${step++}`;
+      const kind = step % 2 === 0 ? "model" : "tool";
+      batch.push(
+        {
+          type: `${kind}.requested`,
+          stepId,
+          attemptId,
+          actor,
+          payload:
+            kind === "model"
+              ? { request, requestHash: "x" }
+              : {
+                  toolCallId: `c${step}`,
+                  name: "lookup",
+                  args: { city: "Lisbon" },
+                  effect: { kind: "read", idempotent: true },
+                  requestHash: "y",
+                },
+        },
+        {
+          type: `${kind}.completed`,
+          stepId,
+          attemptId,
+          actor,
+          payload:
+            kind === "model"
+              ? { response: { text: "sunny", usage: { inputTokens: 10, outputTokens: 3 } } }
+              : { toolCallId: `c${step}`, result: "sunny" },
+        },
+      );
+    }
+    const result = await store.append({
+      sessionId,
+      runId,
+      expectedSeq: seq,
+      events: batch.slice(0, count - seq),
+    });
+    seq += result.events.length;
+  }
+}
+
+async function sqliteInspect(dir: string): Promise<Row[]> {
+  const path = join(dir, "inspect.db");
+  const store = new SqliteEventStore({ path });
+  await store.init();
+  await fillSession(store, "small", 10_000);
+  await fillSession(store, "large", 100_000);
+  const raw = new Database(path, { readonly: true });
+  const select = raw.prepare("SELECT body FROM events WHERE session_id = ? ORDER BY commit_cursor");
+  const rawRead = (sessionId: string) => {
+    let parsed = 0;
+    for (const row of select.iterate(sessionId) as Iterable<{ body: string }>)
+      if (JSON.parse(row.body)) parsed++;
+    return parsed;
+  };
+  const best = async (fn: () => unknown) =>
+    Math.min(...(await sample(5, 1, fn)).map((us) => us / 1000));
+  const ours100 = await best(() => inspectSession(store, "large"));
+  const raw100 = await best(() => rawRead("large"));
+  const ours10 = await best(() => inspectSession(store, "small"));
+  raw.close();
+  await store.close();
+  return [
+    {
+      name: "inspectSession, 100k events (SQLite)",
+      value: 100_000 / (ours100 / 1000),
+      unit: "events/s",
+      baseline: 100_000 / (raw100 / 1000),
+      baselineName: "raw SELECT + JSON.parse",
+      ratio: raw100 / ours100,
+      note: "rate ratio, target >= 0.6x",
+    },
+    {
+      name: "inspectSession time 100k / 10k",
+      value: ours100 / ours10,
+      unit: "x",
+      note: `${round(ours10)} ms vs ${round(ours100)} ms; linear = 10x`,
+    },
+  ];
+}
+
+export async function benchCore(): Promise<Row[]> {
+  const dir = mkdtempSync(join(tmpdir(), "agent-ledger-bench-"));
+  try {
+    return [
+      ...(await memoryAppend()),
+      ...(await sqliteBeforeModelCall(dir)),
+      ...(await sqliteGroupCommit(dir)),
+      ...(await sqliteInspect(dir)),
+    ];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

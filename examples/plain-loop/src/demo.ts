@@ -1,0 +1,85 @@
+// `npm run demo`: an agent is killed mid-call, the ledger says what was in flight, a new
+// process resumes without paying twice. Runs offline on embedded SQLite.
+import { mkdirSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { renderInspection } from "@agent-ledger/cli";
+import type { AttemptView } from "@agent-ledger/core";
+import { type Counts, runCrashScenario } from "./scenario.js";
+
+const dir = resolve(process.env.AGENT_LEDGER_DEMO_DIR ?? ".demo");
+rmSync(dir, { recursive: true, force: true });
+mkdirSync(dir, { recursive: true });
+
+const time = (iso: string) => iso.slice(11, 23);
+
+function describeUnresolved(attempt: AttemptView): string {
+  const effect = attempt.effect as { kind?: string; idempotent?: boolean } | undefined;
+  const what =
+    attempt.kind === "tool"
+      ? `tool call ${attempt.name} (${attempt.toolCallId})`
+      : `model call ${attempt.name ?? ""}`;
+  const args =
+    attempt.kind === "tool" ? JSON.stringify((attempt.request as { args?: unknown }).args) : "";
+  const verdict = effect?.idempotent
+    ? "It declared idempotent: true, so resuming will run it again."
+    : "It is not idempotent: resuming will stop and ask a person to check it, then retry or abandon it.";
+  return `  - ${what} ${args}\n    requested at ${time(attempt.requestedAt)} (run ${attempt.runId}, seq ${attempt.requestSeq}) and never finished: the process died while it was in flight.\n    ${verdict}`;
+}
+
+const row = (label: string, counts: Counts) =>
+  `  ${label.padEnd(24)} model calls ${String(counts.modelCalls).padStart(2)}   emails sent ${String(counts.emailsSent).padStart(2)}   notes written ${String(counts.notesWritten).padStart(2)}`;
+
+console.log(
+  "agent-ledger demo: a trip-planner agent records every model and tool call to SQLite.\n",
+);
+console.log(
+  "1. Reference run (no crash) ... and the same agent in a child process, killed with SIGKILL inside write_note.",
+);
+const result = await runCrashScenario({ dir });
+console.log(`   child process ended by ${result.killedBy ?? "exit (the kill came too late)"}\n`);
+
+console.log("2. What the ledger says right after the crash:");
+const completed = result.atCrash.runs
+  .flatMap((run) => run.steps.flatMap((step) => step.attempts))
+  .filter((attempt) => attempt.status === "completed");
+console.log(
+  `   ${completed.length} calls finished before the crash: ${completed.map((attempt) => attempt.name ?? attempt.kind).join(", ")}`,
+);
+console.log(`   ${result.atCrash.unresolved.length} call(s) went out and never came back:`);
+for (const attempt of result.atCrash.unresolved) console.log(describeUnresolved(attempt));
+
+console.log("\n3. A new process resumes the same run from its input:");
+const replayedModels = result.resumeLog.filter(
+  (message) => message.kind === "model-replayed",
+).length;
+const replayedTools = result.resumeLog
+  .filter((message) => message.kind === "tool-replayed")
+  .map((message) => message.name);
+const retried = result.resumeLog
+  .filter((message) => message.kind === "tool-retried")
+  .map((message) => message.name);
+console.log(
+  `   ${replayedModels} model call(s) answered from the ledger (not paid again); tools answered from the ledger: ${replayedTools.join(", ") || "none"}`,
+);
+console.log(`   retried because idempotent: ${retried.join(", ") || "none"}`);
+console.log(
+  `   final answer: ${JSON.stringify(result.answer)}; hash chain verified: ${result.chainOk}\n`,
+);
+
+console.log("4. Counts, crashed + resumed against a run with no crash:");
+console.log(row("no crash", result.baseline));
+console.log(row("crashed, then resumed", result.crashed));
+const equal = JSON.stringify(result.baseline) === JSON.stringify(result.crashed);
+console.log(
+  equal
+    ? "   equal: nothing was paid for twice, no side effect was repeated or lost.\n"
+    : "   NOT EQUAL: the resume repeated or lost work.\n",
+);
+
+console.log(`5. agent-ledger inspect ${result.sessionId} --store ${result.storeUrl}\n`);
+console.log(renderInspection(result.final));
+console.log(
+  `\nOpen the viewer on this session:\n  npx agent-ledger serve --store ${result.storeUrl}\n`,
+);
+console.log(`(files: ${join(dir, "crash")}, ledger ${result.storeUrl})`);
+if (!equal || result.killedBy !== "SIGKILL") process.exitCode = 1;
