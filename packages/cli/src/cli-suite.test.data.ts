@@ -1,4 +1,4 @@
-import { type EventStore, openStore } from "@agent-ledger/core";
+import { type EventStore, openStore, SessionRecorder } from "@agent-ledger/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type DemoSession,
@@ -207,6 +207,16 @@ export function describeCliCommands(options: CliSuiteOptions): void {
       expect(missing.code).toBe(3);
       const noReason = await cli("resolve", demo.sessionId, demo.unresolvedAttemptId);
       expect(noReason.code).toBe(2);
+      const both = await cli(
+        "resolve",
+        demo.sessionId,
+        demo.unresolvedAttemptId,
+        "--abandon",
+        "a",
+        "--approve",
+        "b",
+      );
+      expect(both.code).toBe(2);
       const result = await cli(
         "resolve",
         demo.sessionId,
@@ -237,6 +247,52 @@ export function describeCliCommands(options: CliSuiteOptions): void {
       );
       expect(again.code).toBe(1);
       expect(again.stderr).toContain("is not unresolved (it is abandoned)");
+    });
+
+    it("resolve --approve records an approval the next resume acts on", async () => {
+      const sessionId = `${options.sessionId}-approve`;
+      const recorder = new SessionRecorder({
+        store,
+        sessionId,
+        runId: "run",
+        actor: { type: "agent", id: "a" },
+      });
+      await recorder.startRun();
+      const call = await recorder.beforeToolCall({
+        toolCallId: "pay-1",
+        name: "pay",
+        args: { amount: 5 },
+      });
+      const result = await cli(
+        "resolve",
+        sessionId,
+        call.attemptId,
+        "--approve",
+        "bank says not paid",
+        "--json",
+      );
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({
+        type: "attempt.approved",
+        attemptId: call.attemptId,
+        actor: { type: "human" },
+        payload: { reason: "bank says not paid", toolCallId: "pay-1" },
+      });
+      const inspection = JSON.parse((await cli("inspect", sessionId, "--json")).stdout);
+      expect(inspection.unresolved[0]).toMatchObject({ attemptId: call.attemptId });
+      expect(inspection.unresolved[0].approvedAt).toEqual(expect.any(String));
+      const resumed = await SessionRecorder.resume({
+        store,
+        sessionId,
+        runId: "run",
+        actor: { type: "agent", id: "a" },
+      });
+      const rerun = await resumed.beforeToolCall({
+        toolCallId: "pay-1",
+        name: "pay",
+        args: { amount: 5 },
+      });
+      expect(rerun.retryOf).toBe(call.attemptId);
     });
 
     it("verify passes, then exits 1 with the bad seq after tampering", async () => {

@@ -11,10 +11,13 @@ import { writeOut } from "../io.js";
 import { assertSessionExists } from "../store.js";
 import type { CommandContext } from "./context.js";
 
-export const resolveHelp = `agent-ledger resolve <session> <attemptId> --abandon "reason" [--actor <name>]
-  Records that an unresolved attempt will never complete (attempt.abandoned, written by a
-  human actor on the attempt's run). A resumed agent then tells its model the call was
-  abandoned instead of running it again.`;
+export const resolveHelp = `agent-ledger resolve <session> <attemptId> --abandon "reason" | --approve "reason" [--actor <name>]
+  Decides what happens to an unresolved attempt (a call that was in flight when the process
+  died), written by a human actor on the attempt's run:
+  --abandon  it will never complete (attempt.abandoned): a resumed agent tells its model the
+             call was abandoned instead of running it again.
+  --approve  run it again (attempt.approved): the next resume makes the call once more, even
+             if the tool is not idempotent. If that run dies too, it is unresolved again.`;
 
 function findAttempt(runs: RunView[], attemptId: string): AttemptView | undefined {
   for (const run of runs) {
@@ -37,16 +40,25 @@ function defaultActor(env: Record<string, string | undefined>): string {
 export async function resolveCommand(context: CommandContext): Promise<number> {
   const { values, positionals } = parseArgs({
     args: context.args,
-    options: { abandon: { type: "string" }, actor: { type: "string" }, json: { type: "boolean" } },
+    options: {
+      abandon: { type: "string" },
+      approve: { type: "string" },
+      actor: { type: "string" },
+      json: { type: "boolean" },
+    },
     allowPositionals: true,
     strict: true,
   });
   const [sessionId, attemptId] = positionals;
   if (!sessionId || !attemptId || positionals.length > 2)
-    throw usageError('usage: agent-ledger resolve <session> <attemptId> --abandon "reason"');
-  const reason = values.abandon;
-  if (reason === undefined || reason.trim().length === 0)
-    throw usageError('resolve needs --abandon "reason" (the only resolution the CLI records)');
+    throw usageError(
+      'usage: agent-ledger resolve <session> <attemptId> --abandon "reason" | --approve "reason"',
+    );
+  if ((values.abandon === undefined) === (values.approve === undefined))
+    throw usageError('resolve needs exactly one of --abandon "reason" or --approve "reason"');
+  const decision = values.abandon !== undefined ? "abandon" : "approve";
+  const reason = values.abandon ?? values.approve ?? "";
+  if (reason.trim().length === 0) throw usageError(`--${decision} needs a reason`);
   const store = await context.openStore();
   await assertSessionExists(store, sessionId);
   const inspection = await inspectSession(store, sessionId);
@@ -69,7 +81,9 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
     runId: attempt.runId,
     actor: { type: "human", id: values.actor ?? defaultActor(context.io.env) },
   });
-  const event = await recorder.abandon(
+  const decide = decision === "abandon" ? recorder.abandon : recorder.approve;
+  const event = await decide.call(
+    recorder,
     {
       stepId: attempt.stepId,
       attemptId: attempt.attemptId,
@@ -82,7 +96,7 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
     context.io.stdout,
     values.json
       ? `${JSON.stringify(event, null, 2)}\n`
-      : `abandoned attempt ${attemptId} (${attempt.kind} ${attempt.name ?? ""}) on run ${attempt.runId} at seq ${event.seq}: ${reason}\n`,
+      : `${decision === "abandon" ? "abandoned" : "approved a re-run of"} attempt ${attemptId} (${attempt.kind} ${attempt.name ?? ""}) on run ${attempt.runId} at seq ${event.seq}: ${reason}\n`,
   );
   return 0;
 }
