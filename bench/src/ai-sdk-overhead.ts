@@ -7,14 +7,7 @@ import { type EventStore, openStore, SessionRecorder } from "@agent-ledger/core"
 import type { LanguageModelV3, LanguageModelV3GenerateResult } from "@ai-sdk/provider";
 import { generateText, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-
-export interface Row {
-  name: string;
-  value: number;
-  unit: string;
-  baseline?: number;
-  ratio?: number;
-}
+import type { Row } from "./stats.js";
 
 const WARMUP = 50;
 const ITERATIONS = 300;

@@ -1,0 +1,275 @@
+import { type EventStore, SessionRecorder, uuidv7 } from "@agent-ledger/core";
+import { MysqlEventStore } from "@agent-ledger/core/mysql";
+import { PostgresEventStore } from "@agent-ledger/core/postgres";
+import { RedisEventStore } from "@agent-ledger/core/redis";
+import { SERVER_URLS, serverAvailable } from "@agent-ledger/core/testing";
+import { Redis } from "ioredis";
+import mysql from "mysql2/promise";
+import pg from "pg";
+import { percentile, type Row, sample, timeMs } from "./stats.js";
+
+const actor = { type: "agent", id: "bench" } as const;
+const request = {
+  model: "bench-model",
+  messages: [{ role: "user", content: "What is the weather in Lisbon today?" }],
+  temperature: 0,
+};
+const body = JSON.stringify({ type: "model.requested", payload: { request } });
+const WRITERS = 8;
+const PER_WRITER = 60;
+
+/** The raw driver doing the same durable single-row write the ledger's append does. */
+interface RawWriter {
+  write(session: string): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+interface Target {
+  name: string;
+  kind: "postgres" | "mysql" | "redis";
+  makeStore(): Promise<{ store: EventStore; drop(): Promise<void> }>;
+  makeRaw(): Promise<RawWriter>;
+}
+
+const suffix = () => `bench_${uuidv7().replace(/-/g, "").slice(-12)}`;
+
+const targets: Target[] = [
+  {
+    name: "PostgreSQL",
+    kind: "postgres",
+    async makeStore() {
+      const schema = suffix();
+      const pool = new pg.Pool({ connectionString: SERVER_URLS.postgres, max: WRITERS + 2 });
+      const store = new PostgresEventStore({ pool, schema });
+      await store.init();
+      return {
+        store,
+        async drop() {
+          await store.close();
+          await pool.query(`DROP SCHEMA ${schema} CASCADE`);
+          await pool.end();
+        },
+      };
+    },
+    async makeRaw() {
+      const pool = new pg.Pool({ connectionString: SERVER_URLS.postgres, max: WRITERS + 2 });
+      const table = suffix();
+      await pool.query(
+        `CREATE TABLE ${table} (id bigserial PRIMARY KEY, session_id text NOT NULL, body text NOT NULL)`,
+      );
+      return {
+        async write(session) {
+          const client = await pool.connect();
+          try {
+            await client.query("BEGIN");
+            await client.query(`INSERT INTO ${table} (session_id, body) VALUES ($1, $2)`, [
+              session,
+              body,
+            ]);
+            await client.query("COMMIT");
+          } finally {
+            client.release();
+          }
+        },
+        async close() {
+          await pool.query(`DROP TABLE ${table}`);
+          await pool.end();
+        },
+      };
+    },
+  },
+  {
+    name: "MariaDB",
+    kind: "mysql",
+    async makeStore() {
+      const database = suffix();
+      const admin = await mysql.createConnection(SERVER_URLS.mysql);
+      await admin.query(`CREATE DATABASE ${database}`);
+      const pool = mysql.createPool({ uri: SERVER_URLS.mysql, connectionLimit: WRITERS + 2 });
+      const store = new MysqlEventStore({ pool, database });
+      await store.init();
+      return {
+        store,
+        async drop() {
+          await store.close();
+          await pool.end();
+          await admin.query(`DROP DATABASE ${database}`);
+          await admin.end();
+        },
+      };
+    },
+    async makeRaw() {
+      const pool = mysql.createPool({ uri: SERVER_URLS.mysql, connectionLimit: WRITERS + 2 });
+      const table = suffix();
+      await pool.query(
+        `CREATE TABLE ${table} (id BIGINT UNSIGNED AUTO_INCREMENT PRIMARY KEY, session_id VARCHAR(255) NOT NULL, body LONGTEXT NOT NULL) ENGINE=InnoDB`,
+      );
+      return {
+        async write(session) {
+          const connection = await pool.getConnection();
+          try {
+            await connection.beginTransaction();
+            await connection.query(`INSERT INTO ${table} (session_id, body) VALUES (?, ?)`, [
+              session,
+              body,
+            ]);
+            await connection.commit();
+          } finally {
+            connection.release();
+          }
+        },
+        async close() {
+          await pool.query(`DROP TABLE ${table}`);
+          await pool.end();
+        },
+      };
+    },
+  },
+  {
+    name: "Redis",
+    kind: "redis",
+    async makeStore() {
+      const keyPrefix = `${suffix()}:`;
+      const client = new Redis(SERVER_URLS.redis, {
+        maxRetriesPerRequest: 0,
+        autoResendUnfulfilledCommands: false,
+      });
+      const store = new RedisEventStore({ client, keyPrefix });
+      await store.init();
+      return {
+        store,
+        async drop() {
+          await store.close();
+          let cursor = "0";
+          do {
+            const [next, keys] = await client.scan(cursor, "MATCH", `${keyPrefix}*`, "COUNT", 1000);
+            cursor = next;
+            if (keys.length > 0) await client.del(...keys);
+          } while (cursor !== "0");
+          client.disconnect();
+        },
+      };
+    },
+    async makeRaw() {
+      const client = new Redis(SERVER_URLS.redis);
+      const prefix = suffix();
+      return {
+        // The same atomic unit as an append: the event pushed and the session counter bumped.
+        async write(session) {
+          await client
+            .multi()
+            .rpush(`${prefix}:{${session}}:log`, body)
+            .hincrby(`${prefix}:{${session}}:meta`, "cursor", 1)
+            .exec();
+        },
+        async close() {
+          const keys = await client.keys(`${prefix}:*`);
+          if (keys.length > 0) await client.del(...keys);
+          client.disconnect();
+        },
+      };
+    },
+  },
+];
+
+async function latency(target: Target): Promise<Row[]> {
+  const { store, drop } = await target.makeStore();
+  const raw = await target.makeRaw();
+  try {
+    const recorder = new SessionRecorder({ store, sessionId: uuidv7(), actor });
+    await recorder.startRun();
+    const session = uuidv7();
+    const ours: number[] = [];
+    const base: number[] = [];
+    for (let round = 0; round < 4; round++) {
+      ours.push(...(await sample(75, 10, () => recorder.beforeModelCall({ request }))));
+      base.push(...(await sample(75, 10, () => raw.write(session))));
+    }
+    return [50, 99].map((p) => {
+      const value = percentile(ours, p);
+      const baseline = percentile(base, p);
+      return {
+        name: `${target.name} beforeModelCall p${p}`,
+        value,
+        unit: "µs",
+        baseline,
+        baselineName: "raw driver, same 1-row write txn",
+        ratio: value / baseline,
+        note: p === 50 ? "target <= 1.3x" : "",
+      };
+    });
+  } finally {
+    await raw.close();
+    await drop();
+  }
+}
+
+async function throughput(target: Target, oneSession: boolean): Promise<Row> {
+  const { store, drop } = await target.makeStore();
+  const raw = await target.makeRaw();
+  try {
+    const shared = uuidv7();
+    const recorders = Array.from(
+      { length: WRITERS },
+      () => new SessionRecorder({ store, sessionId: oneSession ? shared : uuidv7(), actor }),
+    );
+    await Promise.all(recorders.map((recorder) => recorder.startRun()));
+    const oursMs = await timeMs(() =>
+      Promise.all(
+        recorders.map(async (recorder) => {
+          for (let index = 0; index < PER_WRITER; index++)
+            await recorder.beforeModelCall({ request });
+        }),
+      ),
+    );
+    const rawMs = await timeMs(() =>
+      Promise.all(
+        Array.from({ length: WRITERS }, async (_, writer) => {
+          const session = oneSession ? shared : `raw-${writer}`;
+          for (let index = 0; index < PER_WRITER; index++) await raw.write(session);
+        }),
+      ),
+    );
+    const ours = (WRITERS * PER_WRITER) / (oursMs / 1000);
+    const baseline = (WRITERS * PER_WRITER) / (rawMs / 1000);
+    return {
+      name: `${target.name} 8 writers, ${oneSession ? "one session (8 runs)" : "8 sessions"}`,
+      value: ours,
+      unit: "events/s",
+      baseline,
+      baselineName: "8 raw writers",
+      ratio: ours / baseline,
+      note: oneSession
+        ? "commits of one session are serialised by its cursor row"
+        : "target >= 0.8x",
+    };
+  } finally {
+    await raw.close();
+    await drop();
+  }
+}
+
+export async function benchServers(): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const target of targets) {
+    let available = false;
+    try {
+      available = await serverAvailable(target.kind);
+    } catch (error) {
+      console.error(String(error));
+    }
+    if (!available) {
+      rows.push({
+        name: `${target.name}: skipped (server unreachable)`,
+        value: Number.NaN,
+        unit: "",
+      });
+      continue;
+    }
+    console.error(`  ${target.name} ...`);
+    rows.push(...(await latency(target)));
+    rows.push(await throughput(target, false));
+    rows.push(await throughput(target, true));
+  }
+  return rows;
+}
