@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -76,7 +76,9 @@ describe("langchain-agent example: SIGKILL inside a tool call, resume in a new p
   let baseline: { final: string; models: number; emails: number };
 
   beforeAll(async () => {
-    execFileSync("npx", ["tsc", "-b"], { cwd: root, stdio: "inherit" });
+    // The child processes run the compiled example: npm test builds it (tsc -b) before vitest.
+    // Building here would race the other test files reading dist/.
+    if (!existsSync(join(root, "dist", "main.js"))) throw new Error("build first: npm run build");
     const { db, dir, files } = scenario();
     const outcome = await start(["run", db, dir]).done;
     expect(outcome.code).toBe(0);
