@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { InvalidEventError } from "../events/errors.js";
+import { deflateRawSync, inflateRawSync } from "node:zlib";
+import { InvalidEventError, LedgerError } from "../events/errors.js";
 import { isBlobRef } from "./validate.js";
 
 /** Bytes of blob content (strings are stored as UTF-8). */
@@ -19,3 +20,72 @@ export function assertBlobRef(ref: unknown, path = "$"): asserts ref is string {
   if (!isBlobRef(ref))
     throw new InvalidEventError(path, "a blob reference must be sha256:<64 lowercase hex>");
 }
+
+/**
+ * Stored blob layout (§8), shared by every store: one header byte, then the body.
+ * - `0x00` raw: the body is the content.
+ * - `0x01` deflate-raw (node:zlib, synchronous): the body inflates to the content.
+ * Content is compressed only when that saves space (short or incompressible content stays
+ * raw). The reference is always the sha256 of the UNCOMPRESSED content, so compression is an
+ * invisible storage detail: `getBlob` returns the original bytes, and `decodeBlob` checks the
+ * hash, so a damaged or altered row is `tamper-detected` instead of wrong content.
+ * Blobs written before the header existed are stored raw without one: when the header reading
+ * does not hash to the reference, the whole stored value is tried as raw content.
+ */
+export const BLOB_RAW = 0;
+export const BLOB_DEFLATE = 1;
+/** Below this size compression never pays for its header and the deflate call. */
+const MIN_COMPRESS_BYTES = 96;
+
+/** The bytes a store keeps for some content (see `BLOB_RAW` / `BLOB_DEFLATE`). */
+export function encodeBlob(content: Uint8Array): Uint8Array {
+  if (content.byteLength >= MIN_COMPRESS_BYTES) {
+    const compressed = deflateRawSync(content);
+    if (compressed.byteLength + 1 < content.byteLength + 1) {
+      const out = new Uint8Array(compressed.byteLength + 1);
+      out[0] = BLOB_DEFLATE;
+      out.set(compressed, 1);
+      return out;
+    }
+  }
+  const out = new Uint8Array(content.byteLength + 1);
+  out[0] = BLOB_RAW;
+  out.set(content, 1);
+  return out;
+}
+
+/** The original content of a stored blob; checks it hashes to `ref`. */
+export function decodeBlob(ref: string, stored: Uint8Array): Uint8Array {
+  const header = stored[0];
+  let content: Uint8Array | undefined;
+  if (header === BLOB_RAW) content = stored.subarray(1);
+  else if (header === BLOB_DEFLATE) {
+    try {
+      content = new Uint8Array(inflateRawSync(stored.subarray(1)));
+    } catch {
+      content = undefined;
+    }
+  }
+  if (content !== undefined && blobRef(content) === ref) return new Uint8Array(content);
+  // A blob stored before the header existed (raw bytes as they came).
+  if (blobRef(stored) === ref) return new Uint8Array(stored);
+  throw new LedgerError("tamper-detected", `blob ${ref} does not hash to its reference`, {
+    details: { ref },
+  });
+}
+
+/** A content-addressed blob ready to store: its reference, content and stored form. */
+export interface EncodedBlob {
+  ref: string;
+  content: Uint8Array;
+  stored: Uint8Array;
+}
+
+/** Hashes and encodes content for a store's putBlob / putBlobs. */
+export function prepareBlob(content: Uint8Array | string): EncodedBlob {
+  const bytes = blobBytes(content);
+  return { ref: blobRef(bytes), content: bytes, stored: encodeBlob(bytes) };
+}
+
+/** How long a blob written (or re-put) by `putBlob` is protected from `deleteSession`. */
+export const DEFAULT_BLOB_GRACE_MS = 10 * 60_000;

@@ -78,6 +78,29 @@ export interface ForkRequest {
   uptoSeq: number;
 }
 
+/** Options of `EventStore.deleteSession`. */
+export interface DeleteSessionOptions {
+  /**
+   * A blob written or re-put (`putBlob` refreshes its touched-at time) less than this many
+   * milliseconds ago is kept even when no remaining session references it: a writer in
+   * another session may have put it and be about to append the event that references it.
+   * Default `DEFAULT_BLOB_GRACE_MS` (10 minutes). `0` collects every unreferenced blob now
+   * (only safe when nothing else is writing the same content).
+   */
+  blobGraceMs?: number;
+}
+
+/** What `deleteSession` removed. */
+export interface DeleteSessionResult {
+  sessionId: string;
+  deletedEvents: number;
+  deletedRuns: number;
+  /** Blobs the session referenced that no other session references (and past the grace). */
+  deletedBlobs: number;
+  /** Blobs the session referenced that were kept: referenced elsewhere or inside the grace. */
+  keptBlobs: number;
+}
+
 /** What a store says about itself, e.g. for `agent-ledger` and the README's durability table. */
 export interface StoreDescription {
   kind: string;
@@ -111,6 +134,17 @@ export interface EventStore {
   putBlob(content: Uint8Array | string): Promise<string>;
   /** The bytes stored under a `sha256:<hex>` reference; `not-found` when absent. */
   getBlob(ref: string): Promise<Uint8Array>;
+  /** Optional batch form of `putBlob` (one round trip): the refs in input order. */
+  putBlobs?(contents: (Uint8Array | string)[]): Promise<string[]>;
+  /** Optional batch form of `getBlob`: the blobs found (absent refs are simply missing). */
+  getBlobs?(refs: string[]): Promise<Map<string, Uint8Array>>;
+  /**
+   * Retention: removes a session whose runs are all closed — its events, runs, cursor and the
+   * blobs no other session references (blob references are indexed from `evidenceRefs` at
+   * append time). An open run is `invalid-argument` (naming the run), an unknown session
+   * `not-found`. Safe while other sessions are written: see `DeleteSessionOptions.blobGraceMs`.
+   */
+  deleteSession(sessionId: string, options?: DeleteSessionOptions): Promise<DeleteSessionResult>;
   describe(): StoreDescription;
   close(): Promise<void>;
 }

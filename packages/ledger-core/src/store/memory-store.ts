@@ -3,10 +3,12 @@ import { assertId, uuidv7 } from "../events/ids.js";
 import { cloneJson } from "../events/json.js";
 import type { LedgerEvent, RunHead } from "../events/types.js";
 import { assignCursors, EMPTY_HEAD, planAppend, planFork } from "./append-plan.js";
-import { assertBlobRef, blobBytes, blobRef } from "./blob.js";
+import { assertBlobRef, decodeBlob, prepareBlob } from "./blob.js";
 import type {
   AppendRequest,
   AppendResult,
+  DeleteSessionOptions,
+  DeleteSessionResult,
   EventPage,
   EventStore,
   ForkRequest,
@@ -17,6 +19,7 @@ import type {
   SessionPage,
   StoreDescription,
 } from "./event-store.js";
+import { openRunError, refsOf, retentionCutoff, sessionNotFound } from "./retention.js";
 import { validateAppend, validateFork, validatePaging } from "./validate.js";
 
 interface MemoryRun {
@@ -45,7 +48,10 @@ function cloneEvent(event: LedgerEvent): LedgerEvent {
  */
 export class MemoryEventStore implements EventStore {
   readonly #sessions = new Map<string, MemorySession>();
-  readonly #blobs = new Map<string, Uint8Array>();
+  /** Stored (encoded) blobs with the time they were last put. */
+  readonly #blobs = new Map<string, { stored: Uint8Array; touchedAt: number }>();
+  /** Blob reference index: ref -> sessions whose events name it in `evidenceRefs`. */
+  readonly #referencedBy = new Map<string, Set<string>>();
 
   async init(): Promise<void> {}
 
@@ -95,6 +101,14 @@ export class MemoryEventStore implements EventStore {
       run.events.push(event);
       session.log.push(event);
       session.byEventId.set(event.eventId, event);
+      for (const ref of event.evidenceRefs ?? []) {
+        let sessions = this.#referencedBy.get(ref);
+        if (!sessions) {
+          sessions = new Set();
+          this.#referencedBy.set(ref, sessions);
+        }
+        sessions.add(event.sessionId);
+      }
     }
     session.cursor += events.length;
     session.updatedAt = events[events.length - 1]?.recordedAt ?? session.updatedAt;
@@ -198,17 +212,66 @@ export class MemoryEventStore implements EventStore {
   }
 
   async putBlob(content: Uint8Array | string): Promise<string> {
-    const bytes = blobBytes(content);
-    const ref = blobRef(bytes);
-    if (!this.#blobs.has(ref)) this.#blobs.set(ref, new Uint8Array(bytes));
-    return ref;
+    const blob = prepareBlob(content);
+    const existing = this.#blobs.get(blob.ref);
+    if (existing) existing.touchedAt = Date.now();
+    else this.#blobs.set(blob.ref, { stored: blob.stored, touchedAt: Date.now() });
+    return blob.ref;
+  }
+
+  async putBlobs(contents: (Uint8Array | string)[]): Promise<string[]> {
+    const refs: string[] = [];
+    for (const content of contents) refs.push(await this.putBlob(content));
+    return refs;
   }
 
   async getBlob(ref: string): Promise<Uint8Array> {
     assertBlobRef(ref);
-    const bytes = this.#blobs.get(ref);
-    if (!bytes) throw new NotFoundError(`blob ${ref} not found`, { ref });
-    return new Uint8Array(bytes);
+    const blob = this.#blobs.get(ref);
+    if (!blob) throw new NotFoundError(`blob ${ref} not found`, { ref });
+    return decodeBlob(ref, blob.stored);
+  }
+
+  async getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
+    const out = new Map<string, Uint8Array>();
+    for (const ref of refs) {
+      assertBlobRef(ref);
+      const blob = this.#blobs.get(ref);
+      if (blob) out.set(ref, decodeBlob(ref, blob.stored));
+    }
+    return out;
+  }
+
+  async deleteSession(
+    sessionId: string,
+    options: DeleteSessionOptions = {},
+  ): Promise<DeleteSessionResult> {
+    const cutoff = retentionCutoff(sessionId, options);
+    const session = this.#sessions.get(sessionId);
+    if (!session) throw sessionNotFound(sessionId);
+    for (const [runId, run] of session.runs)
+      if (run.head.status === "running") throw openRunError(sessionId, runId);
+    const refs = refsOf(session.log);
+    this.#sessions.delete(sessionId);
+    let deletedBlobs = 0;
+    for (const ref of refs) {
+      const sessions = this.#referencedBy.get(ref);
+      sessions?.delete(sessionId);
+      if (sessions && sessions.size > 0) continue;
+      this.#referencedBy.delete(ref);
+      const blob = this.#blobs.get(ref);
+      if (blob && blob.touchedAt <= cutoff) {
+        this.#blobs.delete(ref);
+        deletedBlobs++;
+      }
+    }
+    return {
+      sessionId,
+      deletedEvents: session.log.length,
+      deletedRuns: session.runs.size,
+      deletedBlobs,
+      keptBlobs: refs.length - deletedBlobs,
+    };
   }
 
   describe(): StoreDescription {

@@ -21,6 +21,8 @@ class Delegate implements EventStore {
   fork: EventStore["fork"] = (request) => this.inner.fork(request);
   putBlob: EventStore["putBlob"] = (content) => this.inner.putBlob(content);
   getBlob: EventStore["getBlob"] = (ref) => this.inner.getBlob(ref);
+  deleteSession: EventStore["deleteSession"] = (sessionId, options) =>
+    this.inner.deleteSession(sessionId, options);
   describe: EventStore["describe"] = () => this.inner.describe();
   close: EventStore["close"] = () => this.inner.close();
 }
@@ -91,6 +93,39 @@ const mutants: Record<string, [() => EventStore, string]> = {
     },
     "non-JSON payload and metadata values are non-serializable with their exact path",
   ],
+  "reports a deletion it did not do": [
+    () => {
+      const store = new Delegate();
+      store.deleteSession = async (sessionId) => ({
+        sessionId,
+        deletedEvents: 6,
+        deletedRuns: 2,
+        deletedBlobs: 2,
+        keptBlobs: 1,
+      });
+      return store;
+    },
+    "deleteSession removes a closed session's events, runs and unshared blobs, keeps shared ones",
+  ],
+  "deletes a session with an open run": [
+    () => {
+      const store = new Delegate();
+      store.deleteSession = async (sessionId) => {
+        for (const run of await store.inner.listRuns(sessionId)) {
+          if (run.status !== "running") continue;
+          await store.inner.append({
+            sessionId,
+            runId: run.runId,
+            expectedSeq: run.length,
+            events: [{ type: "run.cancelled", payload: {} }],
+          });
+        }
+        return store.inner.deleteSession(sessionId, { blobGraceMs: 0 });
+      };
+      return store;
+    },
+    "deleteSession refuses an open run (invalid-argument naming it) and unknown sessions",
+  ],
   "answers an unknown blob with nothing": [
     () => {
       const store = new Delegate();
@@ -116,6 +151,7 @@ describe("the conformance suite", () => {
         "fork",
         "bad input",
         "blobs",
+        "retention",
       ]),
     );
   });

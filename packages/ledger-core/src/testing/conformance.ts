@@ -6,6 +6,7 @@ import { concurrencyCases } from "./conformance-concurrency.js";
 import { forkCases } from "./conformance-fork.js";
 import type { ConformanceCase, MakeStore } from "./conformance-helpers.js";
 import { readCases } from "./conformance-read.js";
+import { retentionCases } from "./conformance-retention.js";
 import { retryCases } from "./conformance-retry.js";
 
 export type { ConformanceCase, MakeStore } from "./conformance-helpers.js";
@@ -41,6 +42,7 @@ export function eventStoreConformanceCases(makeStore: MakeStore): ConformanceCas
     ...forkCases(makeStore),
     ...badInputCases(makeStore),
     ...blobCases(makeStore),
+    ...retentionCases(makeStore),
   ];
   const names = new Set<string>();
   for (const item of cases) {
@@ -75,7 +77,9 @@ export function eventStoreConformanceCases(makeStore: MakeStore): ConformanceCas
  * `concurrency` (one winner at a position, retrying writers, a reader tailing `readSession`
  * while writers commit), `read` (commit order and paging, listRuns, listSessions paged in
  * code-unit id order, unicode and a 1 MiB payload), `fork`, `bad input` (every §6 class with
- * code, path and the store unchanged) and `blobs`. Every failure is a rejected promise with a
+ * code, path and the store unchanged), `blobs` and `retention` (deleteSession: events, runs and
+ * unshared blobs gone, shared blobs kept, open runs refused, the grace period that protects a
+ * blob another writer is about to reference, concurrent writers). Every failure is a rejected promise with a
  * `LedgerError` code, never a synchronous throw.
  * Assertions use `node:assert/strict`; the suite imports no test runner.
  */

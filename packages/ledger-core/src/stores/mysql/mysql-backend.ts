@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, gte, inArray, lt, sql } from "drizzle-orm";
+import { and, asc, eq, gt, gte, inArray, lt, lte, sql } from "drizzle-orm";
 import { drizzle, type MySql2Database } from "drizzle-orm/mysql2";
 import type mysql from "mysql2/promise";
 import { LedgerError } from "../../events/errors.js";
@@ -126,8 +126,61 @@ export class MysqlBackend implements SqlBackend {
   }
 
   async #execute(tx: Db, step: WriteStep): Promise<unknown> {
-    const { events, runs, sessions } = this.#tables;
+    const { events, runs, sessions, blobs, blobRefs } = this.#tables;
     switch (step.kind) {
+      case "index-refs":
+        await tx
+          .insert(blobRefs)
+          .ignore()
+          .values(step.refs.map((blobRef) => ({ blobRef, sessionId: step.sessionId })));
+        return undefined;
+      case "lock-session": {
+        const rows = await tx
+          .select({ lastCursor: sessions.lastCursor })
+          .from(sessions)
+          .where(eq(sessions.sessionId, step.sessionId))
+          .for("update");
+        return rows[0] === undefined ? undefined : Number(rows[0].lastCursor);
+      }
+      case "open-runs": {
+        const rows = await tx
+          .select({ runId: runs.runId })
+          .from(runs)
+          .where(and(eq(runs.sessionId, step.sessionId), eq(runs.status, "running")))
+          .orderBy(asc(runs.runId));
+        return rows.map((row) => text(row.runId));
+      }
+      case "session-refs": {
+        const rows = await tx
+          .select({ ref: blobRefs.blobRef })
+          .from(blobRefs)
+          .where(eq(blobRefs.sessionId, step.sessionId));
+        return rows.map((row) => row.ref);
+      }
+      case "delete-session": {
+        const [deletedEvents] = await tx.delete(events).where(eq(events.sessionId, step.sessionId));
+        const [deletedRuns] = await tx.delete(runs).where(eq(runs.sessionId, step.sessionId));
+        await tx.delete(blobRefs).where(eq(blobRefs.sessionId, step.sessionId));
+        await tx.delete(sessions).where(eq(sessions.sessionId, step.sessionId));
+        return { events: deletedEvents.affectedRows, runs: deletedRuns.affectedRows };
+      }
+      case "collect-blobs": {
+        let deleted = 0;
+        for (let start = 0; start < step.refs.length; start += 1000) {
+          const chunk = step.refs.slice(start, start + 1000);
+          const [result] = await tx
+            .delete(blobs)
+            .where(
+              and(
+                inArray(blobs.blobRef, chunk),
+                lte(blobs.touchedAt, step.cutoff),
+                sql`not exists (select 1 from ${blobRefs} where ${blobRefs.blobRef} = ${blobs.blobRef})`,
+              ),
+            );
+          deleted += result.affectedRows;
+        }
+        return deleted;
+      }
       case "lock-head": {
         const rows = await tx
           .select({ runLength: runs.runLength, status: runs.status, lastHash: runs.lastHash })
@@ -283,21 +336,31 @@ export class MysqlBackend implements SqlBackend {
     return rows.map((row) => ({ ...row, sessionId: text(row.sessionId) }));
   }
 
-  async putBlob(ref: string, bytes: Uint8Array): Promise<void> {
+  async putBlobs(rows: { ref: string; stored: Uint8Array }[], touchedAt: number): Promise<void> {
     const { blobs } = this.#tables;
     await this.#db
       .insert(blobs)
-      .ignore()
-      .values({
-        blobRef: ref,
-        content: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
-      });
+      .values(
+        rows.map((row) => ({
+          blobRef: row.ref,
+          content: Buffer.from(row.stored.buffer, row.stored.byteOffset, row.stored.byteLength),
+          touchedAt,
+        })),
+      )
+      .onDuplicateKeyUpdate({ set: { touchedAt } });
   }
 
-  async getBlob(ref: string): Promise<Uint8Array | undefined> {
+  async getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
     const { blobs } = this.#tables;
-    const rows = await this.#db.select().from(blobs).where(eq(blobs.blobRef, ref));
-    return rows[0]?.content;
+    const out = new Map<string, Uint8Array>();
+    for (let start = 0; start < refs.length; start += 1000) {
+      const rows = await this.#db
+        .select({ ref: blobs.blobRef, content: blobs.content })
+        .from(blobs)
+        .where(inArray(blobs.blobRef, refs.slice(start, start + 1000)));
+      for (const row of rows) out.set(row.ref, row.content);
+    }
+    return out;
   }
 
   describe(): StoreDescription {

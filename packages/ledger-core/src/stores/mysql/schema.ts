@@ -63,16 +63,31 @@ function tables(table: typeof mysqlTable) {
     createdAt: varchar("created_at", { length: 40 }).notNull(),
     updatedAt: varchar("updated_at", { length: 40 }).notNull(),
   });
+  // Stored bytes: a one-byte header, then raw or deflate-raw content (store/blob.ts);
+  // touched_at (epoch ms) is refreshed by every putBlob (retention grace period).
   const blobs = table("blobs", {
     blobRef: varchar("blob_ref", { length: 80 }).primaryKey(),
     content: longblob("content").notNull(),
+    touchedAt: bigint("touched_at", { mode: "number" }).notNull().default(0),
   });
+  /** Blob reference index: which session names which blob (from evidenceRefs, at append). */
+  const blobRefs = table(
+    "blob_refs",
+    {
+      blobRef: varchar("blob_ref", { length: 80 }).notNull(),
+      sessionId: id("session_id").notNull(),
+    },
+    (columns) => [
+      primaryKey({ columns: [columns.blobRef, columns.sessionId] }),
+      index("blob_refs_session").on(columns.sessionId),
+    ],
+  );
   const schemaVersion = table("schema_version", {
     version: int("version").primaryKey(),
     tag: varchar("tag", { length: 255 }).notNull(),
     appliedAt: varchar("applied_at", { length: 40 }).notNull(),
   });
-  return { events, runs, sessions, blobs, schemaVersion };
+  return { events, runs, sessions, blobs, blobRefs, schemaVersion };
 }
 
 /** The tables, optionally qualified by a database name, for stores isolated by database. */
@@ -86,4 +101,5 @@ export const events = defaults.events;
 export const runs = defaults.runs;
 export const sessions = defaults.sessions;
 export const blobs = defaults.blobs;
+export const blobRefs = defaults.blobRefs;
 export const schemaVersion = defaults.schemaVersion;

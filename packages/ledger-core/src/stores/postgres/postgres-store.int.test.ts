@@ -48,6 +48,6 @@ describe.skipIf(!available)("PostgresEventStore", () => {
     const versions = await (pool as pg.Pool).query(
       `SELECT version FROM "${schema}".schema_version`,
     );
-    expect(versions.rows).toEqual([{ version: 1 }]);
+    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }]);
   });
 });

@@ -58,16 +58,31 @@ function tables(table: typeof pgTable) {
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   });
+  // Stored bytes: a one-byte header, then raw or deflate-raw content (store/blob.ts);
+  // touched_at (epoch ms) is refreshed by every putBlob (retention grace period).
   const blobs = table("blobs", {
     blobRef: text("blob_ref").primaryKey(),
     content: bytes("content").notNull(),
+    touchedAt: bigint("touched_at", { mode: "number" }).notNull().default(0),
   });
+  /** Blob reference index: which session names which blob (from evidenceRefs, at append). */
+  const blobRefs = table(
+    "blob_refs",
+    {
+      blobRef: text("blob_ref").notNull(),
+      sessionId: text("session_id").notNull(),
+    },
+    (columns) => [
+      primaryKey({ columns: [columns.blobRef, columns.sessionId] }),
+      index("blob_refs_session").on(columns.sessionId),
+    ],
+  );
   const schemaVersion = table("schema_version", {
     version: integer("version").primaryKey(),
     tag: text("tag").notNull(),
     appliedAt: text("applied_at").notNull(),
   });
-  return { events, runs, sessions, blobs, schemaVersion };
+  return { events, runs, sessions, blobs, blobRefs, schemaVersion };
 }
 
 /** The tables inside a PostgreSQL schema (`public` when omitted), for stores isolated by schema. */
@@ -81,4 +96,5 @@ export const events = defaults.events;
 export const runs = defaults.runs;
 export const sessions = defaults.sessions;
 export const blobs = defaults.blobs;
+export const blobRefs = defaults.blobRefs;
 export const schemaVersion = defaults.schemaVersion;

@@ -82,6 +82,16 @@ export function blobKey(prefix: string, hex: string): string {
   return `${prefix}blob:${hex}`;
 }
 
+/** Set of the sessions (as idField) whose events reference a blob: the reference index. */
+export function blobSessionsKey(prefix: string, hex: string): string {
+  return `${prefix}blob-sessions:${hex}`;
+}
+
+/** Sorted set: blob hex -> epoch ms it was last put (retention grace period). */
+export function blobTouchedKey(prefix: string): string {
+  return `${prefix}blob-touched`;
+}
+
 /** Format version of the key layout, checked by init(). */
 export function schemaKey(prefix: string): string {
   return `${prefix}schema-version`;

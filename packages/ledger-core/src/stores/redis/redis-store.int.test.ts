@@ -337,7 +337,7 @@ describe.skipIf(!available)("RedisEventStore", () => {
     const listed = (await store.listSessions()).sessions.map((session) => session.sessionId);
     for (const sessionId of hostile) expect(listed).toContain(sessionId);
     const layout = new RegExp(
-      `^${prefix}(schema-version|sessions|blob:[0-9a-f]{64}|s:\\{[0-9a-f]{64}\\}:(meta|log|ids|runs|run:[0-9a-f]{64}:(events|head)))$`,
+      `^${prefix}(schema-version|sessions|blob-touched|blob(-sessions)?:[0-9a-f]{64}|s:\\{[0-9a-f]{64}\\}:(meta|log|ids|runs|run:[0-9a-f]{64}:(events|head)))$`,
     );
     // Lone surrogates have no UTF-8 form (they would collide with U+FFFD): refused up front.
     await expect(

@@ -14,10 +14,12 @@ import {
   planAppend,
   planFork,
 } from "../../store/append-plan.js";
-import { assertBlobRef, blobBytes, blobRef } from "../../store/blob.js";
+import { assertBlobRef, decodeBlob, prepareBlob } from "../../store/blob.js";
 import type {
   AppendRequest,
   AppendResult,
+  DeleteSessionOptions,
+  DeleteSessionResult,
   EventPage,
   EventStore,
   ForkRequest,
@@ -30,12 +32,16 @@ import type {
   StoreDescription,
 } from "../../store/event-store.js";
 import { redactUrl } from "../../store/open-store.js";
+import { openRunError, refsOf, retentionCutoff, sessionNotFound } from "../../store/retention.js";
 import { validateAppend, validateFork, validatePaging } from "../../store/validate.js";
 import { type AppendAddress, appendScriptCall, type PlannedWrite } from "./append-call.js";
 import { createClient, describeClient, readDurability, unavailable } from "./client.js";
 import { decodeEvent, decodeHead, decodePairs, decodeSnapshot, type Snapshot } from "./codec.js";
 import {
   blobKey,
+  blobSessionsKey,
+  blobTouchedKey,
+  idField,
   idFromField,
   type RunKeys,
   runKeys,
@@ -47,7 +53,7 @@ import {
   sessionMember,
   sessionsKey,
 } from "./keys.js";
-import { APPEND_SCRIPT, READ_RUN_SCRIPT, runScript } from "./scripts.js";
+import { APPEND_SCRIPT, COLLECT_BLOB_SCRIPT, READ_RUN_SCRIPT, runScript } from "./scripts.js";
 
 /** Version of the key layout below; init() refuses a database written in another one. */
 const LAYOUT_VERSION = "1";
@@ -147,6 +153,7 @@ export class RedisEventStore implements EventStore {
     const session = sessionKeys(this.#prefix, valid.sessionId);
     const run = runKeys(this.#prefix, valid.sessionId, valid.runId);
     try {
+      await this.#indexRefs(valid.sessionId, refsOf(valid.events));
       // The hash chain needs sha256, which Lua lacks: plan in JS from a head we believe in,
       // and let the script check that the head is still that one before it writes.
       const cached = this.#heads.get(run.head);
@@ -438,12 +445,40 @@ export class RedisEventStore implements EventStore {
     }
   }
 
+  /**
+   * The blob reference index, written BEFORE the append script: the blob keys live outside
+   * the session's hash slot, so the script cannot write them. Indexing first errs on the safe
+   * side: a failed append leaves a reference that only keeps a blob longer.
+   */
+  async #indexRefs(sessionId: string, refs: string[]): Promise<void> {
+    if (refs.length === 0) return;
+    const member = idField(sessionId);
+    await Promise.all(
+      refs.map((ref) => this.#client.sadd(blobSessionsKey(this.#prefix, ref.slice(7)), member)),
+    );
+  }
+
   async putBlob(content: Uint8Array | string): Promise<string> {
-    const bytes = blobBytes(content);
-    const ref = blobRef(bytes);
+    const [ref] = await this.putBlobs([content]);
+    return ref as string;
+  }
+
+  async putBlobs(contents: (Uint8Array | string)[]): Promise<string[]> {
+    const blobs = contents.map(prepareBlob);
+    if (blobs.length === 0) return [];
+    const now = Date.now();
     try {
-      await this.#client.set(blobKey(this.#prefix, ref.slice(7)), Buffer.from(bytes), "NX");
-      return ref;
+      // SET NX and the touched-at time together (MULTI), so retention sees both or neither.
+      const multi = this.#client.multi();
+      for (const blob of blobs) {
+        const hex = blob.ref.slice(7);
+        multi.set(blobKey(this.#prefix, hex), Buffer.from(blob.stored), "NX");
+        multi.zadd(blobTouchedKey(this.#prefix), now, hex);
+      }
+      const results = await multi.exec();
+      const failed = results?.find(([error]) => error !== null);
+      if (failed) throw failed[0];
+      return blobs.map((blob) => blob.ref);
     } catch (error) {
       throw unavailable(error, "putBlob");
     }
@@ -458,7 +493,83 @@ export class RedisEventStore implements EventStore {
       throw unavailable(error, "getBlob");
     }
     if (bytes === null) throw new NotFoundError(`blob ${ref} not found`, { ref });
-    return new Uint8Array(bytes);
+    return decodeBlob(ref, bytes);
+  }
+
+  async getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
+    refs.forEach((ref, index) => {
+      assertBlobRef(ref, `$[${index}]`);
+    });
+    const unique = [...new Set(refs)];
+    let values: (Buffer | null)[];
+    try {
+      // One command per key (pipelined on the wire): blob keys are in different Cluster slots.
+      values = await Promise.all(
+        unique.map((ref) => this.#client.getBuffer(blobKey(this.#prefix, ref.slice(7)))),
+      );
+    } catch (error) {
+      throw unavailable(error, "getBlobs");
+    }
+    const out = new Map<string, Uint8Array>();
+    unique.forEach((ref, index) => {
+      const value = values[index];
+      if (value) out.set(ref, decodeBlob(ref, value));
+    });
+    return out;
+  }
+
+  /**
+   * Retention (§4): refuses an open run, deletes the session's keys in one MULTI, then each
+   * blob it referenced with COLLECT_BLOB_SCRIPT (no other session, older than the grace).
+   */
+  async deleteSession(
+    sessionId: string,
+    options: DeleteSessionOptions = {},
+  ): Promise<DeleteSessionResult> {
+    const cutoff = retentionCutoff(sessionId, options);
+    const runs = await this.listRuns(sessionId);
+    if (runs.length === 0) throw sessionNotFound(sessionId);
+    const open = runs.find((run) => run.status === "running");
+    if (open) throw openRunError(sessionId, open.runId);
+    const session = sessionKeys(this.#prefix, sessionId);
+    try {
+      const jsons = await this.#client.lrange(session.log, 0, -1);
+      const refs = refsOf(jsons.map((json) => JSON.parse(json) as { evidenceRefs?: string[] }));
+      const multi = this.#client.multi();
+      multi.del(session.meta, session.log, session.ids, session.runs);
+      for (const run of runs) {
+        const keys = runKeys(this.#prefix, sessionId, run.runId);
+        multi.del(keys.events, keys.head);
+        this.#heads.delete(keys.head);
+      }
+      multi.zrem(sessionsKey(this.#prefix), sessionMember(sessionId));
+      await multi.exec();
+      const member = idField(sessionId);
+      let deletedBlobs = 0;
+      for (const ref of refs) {
+        const hex = ref.slice(7);
+        const deleted = await runScript(
+          this.#client,
+          COLLECT_BLOB_SCRIPT,
+          [
+            blobSessionsKey(this.#prefix, hex),
+            blobKey(this.#prefix, hex),
+            blobTouchedKey(this.#prefix),
+          ],
+          [member, cutoff, hex],
+        );
+        deletedBlobs += Number(deleted);
+      }
+      return {
+        sessionId,
+        deletedEvents: jsons.length,
+        deletedRuns: runs.length,
+        deletedBlobs,
+        keptBlobs: refs.length - deletedBlobs,
+      };
+    } catch (error) {
+      throw unavailable(error, "deleteSession");
+    }
   }
 
   describe(): StoreDescription {

@@ -28,9 +28,13 @@ export interface SqlBackend {
   listRuns(sessionId: string): Promise<RunRow[]>;
   /** Sessions with an id after `after`, in code-point order, at most `limit`. */
   listSessions(after: string | undefined, limit: number | undefined): Promise<SessionRow[]>;
-  /** Stores the blob unless it exists (INSERT ... ON CONFLICT DO NOTHING). */
-  putBlob(ref: string, bytes: Uint8Array): Promise<void>;
-  getBlob(ref: string): Promise<Uint8Array | undefined>;
+  /**
+   * Stores encoded blobs (store/blob.ts) in one statement: inserts the new ones, and sets
+   * `touched_at` on every one (existing ones too: the retention grace period starts again).
+   */
+  putBlobs(blobs: { ref: string; stored: Uint8Array }[], touchedAt: number): Promise<void>;
+  /** Stored (encoded) bytes of the blobs found. */
+  getBlobs(refs: string[]): Promise<Map<string, Uint8Array>>;
   describe(): StoreDescription;
   close(): Promise<void>;
 }

@@ -7,10 +7,12 @@ import {
 import { assertId, uuidv7 } from "../../events/ids.js";
 import type { RunHead } from "../../events/types.js";
 import { EMPTY_HEAD } from "../../store/append-plan.js";
-import { assertBlobRef, blobBytes, blobRef } from "../../store/blob.js";
+import { assertBlobRef, decodeBlob, prepareBlob } from "../../store/blob.js";
 import type {
   AppendRequest,
   AppendResult,
+  DeleteSessionOptions,
+  DeleteSessionResult,
   EventPage,
   EventStore,
   ForkRequest,
@@ -21,10 +23,16 @@ import type {
   SessionPage,
   StoreDescription,
 } from "../../store/event-store.js";
+import { retentionCutoff } from "../../store/retention.js";
 import { validateAppend, validateFork, validatePaging } from "../../store/validate.js";
 import { headOf, parseBody, runSummary, sessionSummary } from "./rows.js";
 import { driverError, type SqlBackend } from "./sql-backend.js";
-import { appendProgram, forkProgram, type WriteProgram } from "./write-program.js";
+import {
+  appendProgram,
+  deleteSessionProgram,
+  forkProgram,
+  type WriteProgram,
+} from "./write-program.js";
 
 /** Times a write is re-run after a unique violation or a deadlock before giving up. */
 const maxAttempts = 5;
@@ -144,17 +152,58 @@ export class SqlEventStore implements EventStore {
   }
 
   async putBlob(content: Uint8Array | string): Promise<string> {
-    const bytes = blobBytes(content);
-    const ref = blobRef(bytes);
-    await this.#guard("putBlob", () => this.#backend.putBlob(ref, bytes));
-    return ref;
+    const [ref] = await this.putBlobs([content]);
+    return ref as string;
+  }
+
+  async putBlobs(contents: (Uint8Array | string)[]): Promise<string[]> {
+    const blobs = new Map<string, Uint8Array>();
+    const refs = contents.map((content) => {
+      const blob = prepareBlob(content);
+      blobs.set(blob.ref, blob.stored);
+      return blob.ref;
+    });
+    if (blobs.size === 0) return refs;
+    const rows = [...blobs].map(([ref, stored]) => ({ ref, stored }));
+    await this.#guard("putBlob", () => this.#backend.putBlobs(rows, Date.now()));
+    return refs;
   }
 
   async getBlob(ref: string): Promise<Uint8Array> {
     assertBlobRef(ref);
-    const bytes = await this.#guard("getBlob", () => this.#backend.getBlob(ref));
-    if (bytes === undefined) throw new NotFoundError(`blob ${ref} not found`, { ref });
-    return new Uint8Array(bytes);
+    const found = await this.#guard("getBlob", () => this.#backend.getBlobs([ref]));
+    const stored = found.get(ref);
+    if (stored === undefined) throw new NotFoundError(`blob ${ref} not found`, { ref });
+    return decodeBlob(ref, stored);
+  }
+
+  async getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
+    refs.forEach((ref, index) => {
+      assertBlobRef(ref, `$[${index}]`);
+    });
+    const unique = [...new Set(refs)];
+    const out = new Map<string, Uint8Array>();
+    if (unique.length === 0) return out;
+    const found = await this.#guard("getBlobs", () => this.#backend.getBlobs(unique));
+    for (const [ref, stored] of found) out.set(ref, decodeBlob(ref, stored));
+    return out;
+  }
+
+  async deleteSession(
+    sessionId: string,
+    options: DeleteSessionOptions = {},
+  ): Promise<DeleteSessionResult> {
+    const cutoff = retentionCutoff(sessionId, options);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#backend.write(() => deleteSessionProgram(sessionId, cutoff));
+      } catch (error) {
+        if (LedgerError.isInstance(error)) throw error;
+        const kind = this.#backend.classify(error);
+        if (kind === "unavailable" || attempt >= maxAttempts)
+          throw this.#unavailable("deleteSession", error);
+      }
+    }
   }
 
   describe(): StoreDescription {

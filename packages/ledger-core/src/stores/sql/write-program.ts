@@ -8,6 +8,8 @@ import {
   planFork,
 } from "../../store/append-plan.js";
 import type { AppendResult, ForkRequest } from "../../store/event-store.js";
+import type { DeleteSessionResult } from "../../store/event-store.js";
+import { openRunError, refsOf, sessionNotFound } from "../../store/retention.js";
 import type { ValidAppend } from "../../store/validate.js";
 import { type EventRow, eventRow, type HeadRow, headOf, parseBody } from "./rows.js";
 
@@ -30,6 +32,21 @@ export type WriteStep =
    */
   | { kind: "reserve-cursors"; sessionId: string; count: number; now: string }
   | { kind: "insert-events"; rows: EventRow[] }
+  /** Add (blob, session) pairs to the blob reference index, ignoring pairs already there. */
+  | { kind: "index-refs"; sessionId: string; refs: string[] }
+  /** The session's counter row, locked until commit; undefined when the session is unknown. */
+  | { kind: "lock-session"; sessionId: string }
+  /** Ids of the session's runs whose status is still `running`. */
+  | { kind: "open-runs"; sessionId: string }
+  /** Distinct blob refs the session's events name (from the reference index). */
+  | { kind: "session-refs"; sessionId: string }
+  /** Delete the session's events, runs, index rows and counter row; returns the counts. */
+  | { kind: "delete-session"; sessionId: string }
+  /**
+   * Delete the blobs among `refs` that no session references any more and that were last
+   * touched at or before `cutoff` (epoch ms); returns how many were deleted.
+   */
+  | { kind: "collect-blobs"; refs: string[]; cutoff: number }
   /** Insert (`created`) or update the run's head row. */
   | {
       kind: "write-head";
@@ -81,6 +98,9 @@ function* commit(
   });
   const events = assignCursors(planned, last - planned.length + 1);
   yield* step({ kind: "insert-events", rows: events.map(eventRow) });
+  // Only events that name blobs cost a statement: a plain append stays as it was.
+  const refs = refsOf(events);
+  if (refs.length > 0) yield* step({ kind: "index-refs", sessionId, refs });
   const first = events[0] as LedgerEvent;
   yield* step({
     kind: "write-head",
@@ -158,4 +178,34 @@ export function* forkProgram(
   const plan = planFork({ sessionId, newRunId, source: bodies.map(parseBody), newEventId, now });
   const events = yield* commit(sessionId, newRunId, plan.events, plan.head, true, now);
   return { events, deduplicated: false };
+}
+
+/**
+ * Retention (§4 deleteSession) in one transaction: lock the session's counter row (appends to
+ * the session take it too, so no run can start meanwhile), refuse an open run, delete the
+ * session's rows, then the blobs it referenced that no other session references and that are
+ * older than the grace cutoff (see store/retention.ts).
+ */
+export function* deleteSessionProgram(
+  sessionId: string,
+  cutoff: number,
+): WriteProgram<DeleteSessionResult> {
+  const cursor = yield* step<number | undefined>({ kind: "lock-session", sessionId });
+  if (cursor === undefined) throw sessionNotFound(sessionId);
+  const open = yield* step<string[]>({ kind: "open-runs", sessionId });
+  if (open[0] !== undefined) throw openRunError(sessionId, open[0]);
+  const refs = yield* step<string[]>({ kind: "session-refs", sessionId });
+  const counts = yield* step<{ events: number; runs: number }>({
+    kind: "delete-session",
+    sessionId,
+  });
+  const deletedBlobs =
+    refs.length === 0 ? 0 : yield* step<number>({ kind: "collect-blobs", refs, cutoff });
+  return {
+    sessionId,
+    deletedEvents: counts.events,
+    deletedRuns: counts.runs,
+    deletedBlobs,
+    keptBlobs: refs.length - deletedBlobs,
+  };
 }

@@ -56,11 +56,29 @@ export const sessions = sqliteTable("sessions", {
   updatedAt: text("updated_at").notNull(),
 });
 
-/** Content-addressed blobs (`sha256:<hex>` -> bytes). */
+/**
+ * Content-addressed blobs (`sha256:<hex>` -> stored bytes: a one-byte header, then raw or
+ * deflate-raw content, see store/blob.ts). `touched_at` (epoch ms) is refreshed by every
+ * putBlob: retention never collects a blob put within its grace period.
+ */
 export const blobs = sqliteTable("blobs", {
   blobRef: text("blob_ref").primaryKey(),
   content: blob("content", { mode: "buffer" }).notNull(),
+  touchedAt: integer("touched_at").notNull().default(0),
 });
+
+/** Blob reference index: which session names which blob (from evidenceRefs, at append time). */
+export const blobRefs = sqliteTable(
+  "blob_refs",
+  {
+    blobRef: text("blob_ref").notNull(),
+    sessionId: text("session_id").notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.blobRef, table.sessionId] }),
+    index("blob_refs_session").on(table.sessionId),
+  ],
+);
 
 /** Applied migrations, one row per shipped migration. */
 export const schemaVersion = sqliteTable("schema_version", {

@@ -7,7 +7,7 @@ import type { HeadRow, RunRow, SessionRow } from "../sql/rows.js";
 import type { DriverErrorKind, SqlBackend } from "../sql/sql-backend.js";
 import { driverError } from "../sql/sql-backend.js";
 import { runSync, type WriteProgram, type WriteStep } from "../sql/write-program.js";
-import { blobs, events, runs, sessions } from "./schema.js";
+import { events, runs, sessions } from "./schema.js";
 
 type Statement = Database.Statement<unknown[], unknown>;
 
@@ -19,6 +19,15 @@ interface Statements {
   insertEvent: Statement;
   insertHead: Statement;
   updateHead: Statement;
+  indexRef: Statement;
+  lockSession: Statement;
+  openRuns: Statement;
+  sessionRefs: Statement;
+  deleteEvents: Statement;
+  deleteRuns: Statement;
+  deleteRefs: Statement;
+  deleteSession: Statement;
+  collectBlobs: Statement;
 }
 
 /**
@@ -33,6 +42,8 @@ export class SqliteBackend implements SqlBackend {
   readonly #location: string;
   readonly #owned: boolean;
   #statements: Statements | undefined;
+  #putBlob: Statement | undefined;
+  #getBlobs: Statement | undefined;
   #transaction: ((program: () => WriteProgram<unknown>) => unknown) | undefined;
 
   constructor(options: { database: Database.Database; location: string; owned: boolean }) {
@@ -102,6 +113,24 @@ export class SqliteBackend implements SqlBackend {
       updateHead: database.prepare(
         "UPDATE runs SET run_length = ?, status = ?, last_hash = ? WHERE session_id = ? AND run_id = ?",
       ),
+      indexRef: database.prepare(
+        "INSERT INTO blob_refs (blob_ref, session_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+      ),
+      lockSession: database.prepare(
+        "SELECT last_cursor AS lastCursor FROM sessions WHERE session_id = ?",
+      ),
+      openRuns: database.prepare(
+        "SELECT run_id AS runId FROM runs WHERE session_id = ? AND status = 'running' ORDER BY run_id",
+      ),
+      sessionRefs: database.prepare("SELECT blob_ref AS ref FROM blob_refs WHERE session_id = ?"),
+      deleteEvents: database.prepare("DELETE FROM events WHERE session_id = ?"),
+      deleteRuns: database.prepare("DELETE FROM runs WHERE session_id = ?"),
+      deleteRefs: database.prepare("DELETE FROM blob_refs WHERE session_id = ?"),
+      deleteSession: database.prepare("DELETE FROM sessions WHERE session_id = ?"),
+      collectBlobs: database.prepare(
+        `DELETE FROM blobs WHERE blob_ref IN (SELECT value FROM json_each(?)) AND touched_at <= ?
+         AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.blob_ref = blobs.blob_ref)`,
+      ),
     };
   }
 
@@ -140,6 +169,30 @@ export class SqliteBackend implements SqlBackend {
           );
         }
         return undefined;
+      case "index-refs":
+        for (const ref of step.refs) statements.indexRef.run(ref, step.sessionId);
+        return undefined;
+      case "lock-session":
+        // The IMMEDIATE transaction already holds the database's write lock.
+        return (statements.lockSession.get(step.sessionId) as { lastCursor: number } | undefined)
+          ?.lastCursor;
+      case "open-runs":
+        return (statements.openRuns.all(step.sessionId) as { runId: string }[]).map(
+          (row) => row.runId,
+        );
+      case "session-refs":
+        return (statements.sessionRefs.all(step.sessionId) as { ref: string }[]).map(
+          (row) => row.ref,
+        );
+      case "delete-session": {
+        const events = statements.deleteEvents.run(step.sessionId).changes;
+        const runs = statements.deleteRuns.run(step.sessionId).changes;
+        statements.deleteRefs.run(step.sessionId);
+        statements.deleteSession.run(step.sessionId);
+        return { events, runs };
+      }
+      case "collect-blobs":
+        return statements.collectBlobs.run(JSON.stringify(step.refs), step.cutoff).changes;
       case "write-head":
         if (step.created) {
           statements.insertHead.run(
@@ -241,19 +294,36 @@ export class SqliteBackend implements SqlBackend {
     return limit === undefined ? query.all() : query.limit(limit).all();
   }
 
-  async putBlob(ref: string, bytes: Uint8Array): Promise<void> {
-    this.#db
-      .insert(blobs)
-      .values({
-        blobRef: ref,
-        content: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
-      })
-      .onConflictDoNothing()
-      .run();
+  async putBlobs(rows: { ref: string; stored: Uint8Array }[], touchedAt: number): Promise<void> {
+    const statement = (this.#putBlob ??= this.#database.prepare(
+      `INSERT INTO blobs (blob_ref, content, touched_at) VALUES (?, ?, ?)
+       ON CONFLICT (blob_ref) DO UPDATE SET touched_at = excluded.touched_at`,
+    ));
+    const put = () => {
+      for (const row of rows) {
+        const bytes = row.stored;
+        statement.run(
+          row.ref,
+          Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+          touchedAt,
+        );
+      }
+    };
+    if (rows.length === 1) put();
+    else this.#database.transaction(put).immediate();
   }
 
-  async getBlob(ref: string): Promise<Uint8Array | undefined> {
-    return this.#db.select().from(blobs).where(eq(blobs.blobRef, ref)).get()?.content;
+  async getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
+    const statement = (this.#getBlobs ??= this.#database.prepare(
+      "SELECT blob_ref AS ref, content FROM blobs WHERE blob_ref IN (SELECT value FROM json_each(?))",
+    ));
+    const out = new Map<string, Uint8Array>();
+    for (let start = 0; start < refs.length; start += 500) {
+      const chunk = refs.slice(start, start + 500);
+      for (const row of statement.all(JSON.stringify(chunk)) as { ref: string; content: Buffer }[])
+        out.set(row.ref, row.content);
+    }
+    return out;
   }
 
   describe(): StoreDescription {
@@ -270,6 +340,8 @@ export class SqliteBackend implements SqlBackend {
   async close(): Promise<void> {
     this.#statements = undefined;
     this.#transaction = undefined;
+    this.#putBlob = undefined;
+    this.#getBlobs = undefined;
     if (this.#owned && this.#database.open) this.#database.close();
   }
 }

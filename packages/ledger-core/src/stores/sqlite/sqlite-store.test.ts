@@ -74,7 +74,10 @@ describe("SqliteEventStore", () => {
     await store.init();
     await store.close();
     const raw = new Database(path);
-    expect(raw.prepare("SELECT version FROM schema_version").all()).toEqual([{ version: 1 }]);
+    expect(raw.prepare("SELECT version FROM schema_version").all()).toEqual([
+      { version: 1 },
+      { version: 2 },
+    ]);
     raw.prepare("INSERT INTO schema_version VALUES (99, 'future', 'now')").run();
     raw.close();
     const newer = new SqliteEventStore({ path });

@@ -1,0 +1,44 @@
+import { InvalidArgumentError, NotFoundError } from "../events/errors.js";
+import { assertId } from "../events/ids.js";
+import { DEFAULT_BLOB_GRACE_MS } from "./blob.js";
+import type { DeleteSessionOptions } from "./event-store.js";
+
+/**
+ * Retention rules shared by every store's `deleteSession` (§4):
+ * - only a closed session may go: a run still `running` is `invalid-argument` naming it;
+ * - the blobs to consider are the ones the session referenced (its `evidenceRefs`, indexed
+ *   per session at append time); one is deleted only if no other session references it AND
+ *   it was not put (or re-put) within the grace period. The grace covers a writer in another
+ *   session that has put a blob and not yet committed the event that references it; the
+ *   recorder always puts right before it appends, and re-puts nothing it has not seen
+ *   committed, so an event never names a blob that retention could have collected.
+ */
+export function retentionCutoff(
+  sessionId: string,
+  options: DeleteSessionOptions = {},
+  now = Date.now(),
+): number {
+  assertId(sessionId, "$.sessionId");
+  const grace = options.blobGraceMs ?? DEFAULT_BLOB_GRACE_MS;
+  if (!Number.isFinite(grace) || grace < 0)
+    throw new InvalidArgumentError("$.blobGraceMs", "blobGraceMs must be a non-negative number");
+  return now - grace;
+}
+
+export function sessionNotFound(sessionId: string): NotFoundError {
+  return new NotFoundError(`session ${sessionId} not found`, { sessionId });
+}
+
+export function openRunError(sessionId: string, runId: string): InvalidArgumentError {
+  return new InvalidArgumentError(
+    "$.sessionId",
+    `session ${sessionId} still has an open run ${JSON.stringify(runId)}: close (complete, fail or cancel) every run before deleting the session`,
+  );
+}
+
+/** Distinct evidence references of some events. */
+export function refsOf(events: { evidenceRefs?: string[] }[]): string[] {
+  const refs = new Set<string>();
+  for (const event of events) for (const ref of event.evidenceRefs ?? []) refs.add(ref);
+  return [...refs];
+}

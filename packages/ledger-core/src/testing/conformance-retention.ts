@@ -1,0 +1,185 @@
+import assert from "node:assert/strict";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { NewEvent } from "../events/types.js";
+import type { EventStore } from "../store/event-store.js";
+import {
+  allSessions,
+  type CaseFactory,
+  expectLedgerError,
+  freshAddress,
+  freshId,
+  note,
+  started,
+  withStore,
+} from "./conformance-helpers.js";
+
+const closed: NewEvent = { type: "run.completed", payload: { output: null } };
+
+/** A run that names `refs` in one event; closed unless `open`. */
+async function runWithRefs(
+  store: EventStore,
+  address: { sessionId: string; runId: string },
+  refs: string[],
+  options: { open?: boolean; parentRunId?: string } = {},
+): Promise<void> {
+  const events: NewEvent[] = [
+    started(options.parentRunId === undefined ? {} : { parentRunId: options.parentRunId }),
+    note({ refs }, { evidenceRefs: refs }),
+  ];
+  if (!options.open) events.push({ ...closed });
+  await store.append({ ...address, expectedSeq: 0, events });
+}
+
+async function blobExists(store: EventStore, ref: string): Promise<boolean> {
+  try {
+    await store.getBlob(ref);
+    return true;
+  } catch (error) {
+    if ((error as { code?: string }).code === "not-found") return false;
+    throw error;
+  }
+}
+
+export const retentionCases: CaseFactory = (makeStore) => [
+  {
+    group: "retention",
+    name: "deleteSession removes a closed session's events, runs and unshared blobs, keeps shared ones",
+    timeoutMs: 30_000,
+    run: withStore(makeStore, async (store) => {
+      const a = freshAddress();
+      const b = freshAddress();
+      const shared = await store.putBlob(`shared system prompt ${freshId("s")}`);
+      const only = await store.putBlob(`only in A ${freshId("a")}`);
+      const childOnly = await store.putBlob(`only in A's child ${freshId("c")}`);
+      await runWithRefs(store, a, [shared, only]);
+      const child = { sessionId: a.sessionId, runId: freshId("child") };
+      await runWithRefs(store, child, [childOnly], { parentRunId: a.runId });
+      await runWithRefs(store, b, [shared], { open: true });
+      const before = await store.readSession({ sessionId: b.sessionId });
+
+      const result = await store.deleteSession(a.sessionId, { blobGraceMs: 0 });
+      assert.equal(result.sessionId, a.sessionId);
+      assert.equal(result.deletedEvents, 6, "two runs of three events");
+      assert.equal(result.deletedRuns, 2);
+      assert.equal(result.deletedBlobs, 2, "the two blobs only A referenced");
+      assert.equal(result.keptBlobs, 1, "the blob B references too");
+
+      assert.deepEqual((await store.readSession({ sessionId: a.sessionId })).events, []);
+      assert.deepEqual((await store.readRun(a)).events, []);
+      assert.deepEqual(await store.listRuns(a.sessionId), []);
+      assert.equal((await store.runHead(a)).exists, false);
+      const listed = (await allSessions(store)).map((session) => session.sessionId);
+      assert.ok(!listed.includes(a.sessionId), "listSessions no longer shows it");
+      assert.ok(listed.includes(b.sessionId));
+      assert.equal(await blobExists(store, only), false, "unshared blob gone");
+      assert.equal(await blobExists(store, childOnly), false, "child run's blob gone");
+      assert.equal(await blobExists(store, shared), true, "shared blob kept");
+      assert.deepEqual(await store.readSession({ sessionId: b.sessionId }), before);
+      await expectLedgerError("deleting it again", () => store.deleteSession(a.sessionId), {
+        code: "not-found",
+      });
+      // The session id can be used again from scratch.
+      await runWithRefs(store, a, [shared]);
+      assert.equal((await store.readRun(a)).events[0]?.commitCursor, 1, "cursor restarts");
+    }),
+  },
+  {
+    group: "retention",
+    name: "deleteSession refuses an open run (invalid-argument naming it) and unknown sessions",
+    timeoutMs: 30_000,
+    run: withStore(makeStore, async (store) => {
+      const a = freshAddress();
+      const ref = await store.putBlob(`open session blob ${freshId("o")}`);
+      await runWithRefs(store, a, [ref]);
+      const open = { sessionId: a.sessionId, runId: freshId("still-open") };
+      await runWithRefs(store, open, [ref], { open: true });
+      const error = await expectLedgerError(
+        "session with an open run",
+        () => store.deleteSession(a.sessionId, { blobGraceMs: 0 }),
+        { code: "invalid-argument" },
+      );
+      assert.ok(error.message.includes(open.runId), `names the open run: ${error.message}`);
+      assert.equal((await store.readSession({ sessionId: a.sessionId })).events.length, 5);
+      assert.equal(await blobExists(store, ref), true, "nothing deleted");
+      await expectLedgerError("unknown session", () => store.deleteSession(freshId("nobody")), {
+        code: "not-found",
+      });
+      await expectLedgerError("bad id", () => store.deleteSession(""), {
+        code: "invalid-event",
+      });
+    }),
+  },
+  {
+    group: "retention",
+    name: "a blob re-put by another writer inside the grace period survives deleteSession",
+    timeoutMs: 30_000,
+    run: withStore(makeStore, async (store) => {
+      const a = freshAddress();
+      const b = freshAddress();
+      const content = `about to be shared ${freshId("x")}`;
+      const ref = await store.putBlob(content);
+      const only = await store.putBlob(`A alone ${freshId("y")}`);
+      await runWithRefs(store, a, [ref, only]);
+      await sleep(400);
+      // Writer B puts the same content and has not appended yet when A is deleted.
+      assert.equal(await store.putBlob(content), ref);
+      const result = await store.deleteSession(a.sessionId, { blobGraceMs: 200 });
+      assert.equal(result.deletedBlobs, 1, "A's own blob is past the grace period");
+      assert.equal(await blobExists(store, only), false);
+      assert.equal(await blobExists(store, ref), true, "putBlob restarted the grace period");
+      await runWithRefs(store, b, [ref]);
+      assert.equal(new TextDecoder().decode(await store.getBlob(ref)), content);
+    }),
+  },
+  {
+    group: "retention",
+    name: "writers in other sessions keep their blobs while sessions are deleted concurrently",
+    timeoutMs: 60_000,
+    run: withStore(makeStore, async (store) => {
+      const pool = Array.from({ length: 4 }, (_, index) => `pooled ${index} ${freshId("p")}`);
+      const victims: { sessionId: string; runId: string }[] = [];
+      for (let index = 0; index < 4; index++) {
+        const address = freshAddress();
+        const refs: string[] = [];
+        for (const content of pool) refs.push(await store.putBlob(content));
+        refs.push(await store.putBlob(`victim ${index} ${freshId("v")}`));
+        await runWithRefs(store, address, refs);
+        victims.push(address);
+      }
+      await sleep(250);
+      const writer = freshAddress();
+      const written: string[] = [];
+      const write = async () => {
+        await store.append({ ...writer, expectedSeq: 0, events: [started()] });
+        for (let turn = 0; turn < 12; turn++) {
+          // As the recorder does: put, then append the event naming the blobs.
+          const refs = await Promise.all([
+            store.putBlob(pool[turn % pool.length] as string),
+            store.putBlob(`writer turn ${turn} ${freshId("w")}`),
+          ]);
+          await store.append({
+            ...writer,
+            expectedSeq: turn + 1,
+            events: [note({ turn }, { evidenceRefs: refs })],
+          });
+          written.push(...refs);
+        }
+      };
+      const remove = async () => {
+        for (const victim of victims) {
+          await store.deleteSession(victim.sessionId, { blobGraceMs: 200 });
+          await sleep(5);
+        }
+      };
+      await Promise.all([write(), remove()]);
+      for (const ref of written)
+        assert.equal(await blobExists(store, ref), true, `writer's blob ${ref} was collected`);
+      for (const victim of victims)
+        assert.deepEqual((await store.readSession({ sessionId: victim.sessionId })).events, []);
+      // Once the writer's session is deleted as well, pooled content nobody names goes too.
+      await store.append({ ...writer, expectedSeq: 13, events: [{ ...closed }] });
+      await store.deleteSession(writer.sessionId, { blobGraceMs: 0 });
+      for (const ref of written) assert.equal(await blobExists(store, ref), false);
+    }),
+  },
+];
