@@ -3,6 +3,7 @@ import { drizzle, type MySql2Database } from "drizzle-orm/mysql2";
 import type mysql from "mysql2/promise";
 import { LedgerError } from "../../events/errors.js";
 import type { StoreDescription } from "../../store/event-store.js";
+import type { HeadAppend } from "../sql/head-cache.js";
 import { pendingMigrations } from "../sql/migrations.js";
 import type { HeadRow, RunRow, SessionRow } from "../sql/rows.js";
 import { type DriverErrorKind, driverError, type SqlBackend } from "../sql/sql-backend.js";
@@ -38,6 +39,7 @@ export class MysqlBackend implements SqlBackend {
   readonly #db: Db;
   readonly #location: string;
   readonly #bound = new WeakMap<mysql.PoolConnection, Db>();
+  #mariaDb: Promise<boolean> | undefined;
 
   constructor(options: { pool: mysql.Pool; owned: boolean; database?: string; location: string }) {
     this.#pool = options.pool;
@@ -123,6 +125,103 @@ export class MysqlBackend implements SqlBackend {
       if (healthy) connection.release();
       else connection.destroy();
     }
+  }
+
+  /**
+   * The one-round-trip append (see SqlBackend.appendAtHead), on MariaDB only: an anonymous
+   * compound statement (`BEGIN NOT ATOMIC`, one statement, so no `multipleStatements` is needed
+   * and an application's pool works as it is) runs the whole READ COMMITTED transaction on the
+   * server: move the run head only if it is still the cached one (locking the runs row first,
+   * like the transactional path), bump and read the session counter (held until COMMIT: cursors
+   * stay gap-free and in commit order), insert the events with their cursors. Any error rolls
+   * back and is re-raised with its own errno. Plain SQL with the driver's escaping rather than
+   * drizzle's builder: this runs on every recorded call. MySQL has no anonymous blocks: there
+   * (undefined) the store uses the transactional program.
+   */
+  async appendAtHead(append: HeadAppend): Promise<number | undefined> {
+    if (!(await this.#isMariaDb())) return undefined;
+    const prefix = this.#database === undefined ? "" : `${quoteIdent(this.#database)}.`;
+    const count = append.events.length;
+    const rows = append.events
+      .map(
+        (_, index) =>
+          `(?, c - ${count - 1 - index}, ?, ?, ?, ?, ?, CONCAT(?, c - ${count - 1 - index}, '}'))`,
+      )
+      .join(", ");
+    const values: unknown[] = [
+      append.length,
+      append.status,
+      append.lastHash,
+      append.sessionId,
+      append.runId,
+      append.expected.length,
+      append.expected.lastHash,
+      count,
+      append.now,
+      append.sessionId,
+      append.sessionId,
+    ];
+    for (const event of append.events) {
+      values.push(
+        append.sessionId,
+        append.runId,
+        event.seq,
+        event.eventId,
+        event.eventType,
+        event.recordedAt,
+        event.bodyPrefix,
+      );
+    }
+    const statement = `BEGIN NOT ATOMIC
+  DECLARE c BIGINT UNSIGNED;
+  DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+  SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
+  START TRANSACTION;
+  UPDATE ${prefix}runs SET run_length = ?, status = ?, last_hash = ?
+    WHERE session_id = ? AND run_id = ? AND run_length = ? AND last_hash <=> ?
+      AND status = 'running';
+  IF ROW_COUNT() = 1 THEN
+    UPDATE ${prefix}sessions SET last_cursor = last_cursor + ?, updated_at = ?
+      WHERE session_id = ?;
+    SELECT last_cursor INTO c FROM ${prefix}sessions WHERE session_id = ?;
+    INSERT INTO ${prefix}events
+      (session_id, commit_cursor, run_id, seq, event_id, event_type, recorded_at, body)
+      VALUES ${rows};
+    COMMIT;
+    SELECT c AS last_cursor;
+  ELSE
+    ROLLBACK;
+  END IF;
+END`;
+    const connection = await this.#pool.getConnection();
+    let healthy = true;
+    try {
+      const [result] = (await connection.query(statement, values)) as unknown as [unknown];
+      // With the SELECT: [rows, ok packet]; without (head moved): one ok packet.
+      const selected = Array.isArray(result) ? (result[0] as unknown) : undefined;
+      const row = Array.isArray(selected)
+        ? (selected[0] as { last_cursor?: unknown } | undefined)
+        : undefined;
+      return row?.last_cursor === undefined ? undefined : Number(row.last_cursor);
+    } catch (error) {
+      const errno = driverError(error).errno;
+      if (errno === undefined || !statementErrnos.has(errno)) healthy = false;
+      throw error;
+    } finally {
+      if (healthy) connection.release();
+      else connection.destroy();
+    }
+  }
+
+  #isMariaDb(): Promise<boolean> {
+    this.#mariaDb ??= this.#pool
+      .query("SELECT VERSION() AS version")
+      .then(([rows]) => /mariadb/i.test(String((rows as { version?: unknown }[])[0]?.version)))
+      .catch((error: unknown) => {
+        this.#mariaDb = undefined;
+        throw error;
+      });
+    return this.#mariaDb;
   }
 
   async #execute(tx: Db, step: WriteStep): Promise<unknown> {

@@ -1,8 +1,10 @@
+import { createHash } from "node:crypto";
 import { and, asc, eq, gt, gte, inArray, lt, lte, sql } from "drizzle-orm";
 import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
 import type pg from "pg";
 import { LedgerError } from "../../events/errors.js";
 import type { StoreDescription } from "../../store/event-store.js";
+import type { HeadAppend } from "../sql/head-cache.js";
 import { pendingMigrations } from "../sql/migrations.js";
 import type { HeadRow, RunRow, SessionRow } from "../sql/rows.js";
 import { type DriverErrorKind, driverError, type SqlBackend } from "../sql/sql-backend.js";
@@ -32,6 +34,7 @@ export class PostgresBackend implements SqlBackend {
   readonly #db: NodePgDatabase;
   readonly #location: string;
   readonly #bound = new WeakMap<pg.PoolClient, NodePgDatabase>();
+  #appendQuery: { name: string; text: string } | undefined;
 
   constructor(options: { pool: pg.Pool; owned: boolean; schema?: string; location: string }) {
     this.#pool = options.pool;
@@ -82,6 +85,90 @@ export class PostgresBackend implements SqlBackend {
       const tx = db;
       return runAsync(program(), (step) => this.#execute(tx, step));
     });
+  }
+
+  /**
+   * The one-statement append (see SqlBackend.appendAtHead), in autocommit. Data-modifying CTEs
+   * run in order of their references: `h` moves the run head only if it is still the cached
+   * one (locking the runs row first, like the transactional path, so the two never deadlock),
+   * `c` bumps the session counter only if `h` matched (the row stays locked until the
+   * statement commits: cursors stay gap-free and in commit order), `e` inserts the events with
+   * their cursors and the body completed by its `commitCursor`. Raw SQL as a named (prepared)
+   * query rather than drizzle's builder: this is the hot path of every recorded call, and
+   * building the query each time costs more CPU than the server spends running it.
+   */
+  async appendAtHead(append: HeadAppend): Promise<number | undefined> {
+    const events = append.events;
+    const values = [
+      append.sessionId,
+      append.runId,
+      append.length,
+      append.status,
+      append.lastHash,
+      append.expected.length,
+      append.expected.lastHash,
+      events.length,
+      append.now,
+      events.map((event) => event.seq),
+      events.map((event) => event.eventId),
+      events.map((event) => event.eventType),
+      events.map((event) => event.recordedAt),
+      events.map((event) => event.bodyPrefix),
+    ];
+    const result = await this.#autocommit<{ last_cursor: string | number }>(
+      this.#appendAtHeadQuery,
+      values,
+    );
+    const row = result.rows[0];
+    return row === undefined ? undefined : Number(row.last_cursor);
+  }
+
+  get #appendAtHeadQuery(): { name: string; text: string } {
+    if (this.#appendQuery !== undefined) return this.#appendQuery;
+    const schema = quoteIdent(this.#schema);
+    const text = `WITH h AS (
+  UPDATE ${schema}."runs" SET run_length = $3, status = $4, last_hash = $5
+  WHERE session_id = $1 AND run_id = $2 AND run_length = $6
+    AND last_hash IS NOT DISTINCT FROM $7::text AND status = 'running'
+  RETURNING 1
+), c AS (
+  UPDATE ${schema}."sessions" SET last_cursor = last_cursor + $8::bigint, updated_at = $9
+  WHERE session_id = $1 AND EXISTS (SELECT 1 FROM h)
+  RETURNING last_cursor
+), e AS (
+  INSERT INTO ${schema}."events"
+    (session_id, commit_cursor, run_id, seq, event_id, event_type, recorded_at, body)
+  SELECT $1, c.last_cursor - $8::bigint + u.ord, $2, u.seq, u.event_id, u.event_type,
+    u.recorded_at, u.prefix || (c.last_cursor - $8::bigint + u.ord)::text || '}'
+  FROM c, unnest($10::int[], $11::text[], $12::text[], $13::text[], $14::text[])
+    WITH ORDINALITY AS u(seq, event_id, event_type, recorded_at, prefix, ord)
+)
+SELECT last_cursor FROM c`;
+    const name = `agent_ledger_append_${createHash("sha256").update(text).digest("hex").slice(0, 16)}`;
+    this.#appendQuery = { name, text };
+    return this.#appendQuery;
+  }
+
+  /** One statement on a pooled client; a client whose connection failed is destroyed. */
+  async #autocommit<R extends pg.QueryResultRow>(
+    query: { name: string; text: string },
+    values: unknown[],
+  ): Promise<pg.QueryResult<R>> {
+    const client = await this.#pool.connect();
+    const onError = () => {};
+    client.on("error", onError);
+    let broken: Error | undefined;
+    try {
+      return await client.query<R>({ ...query, values });
+    } catch (error) {
+      const code = driverError(error).code;
+      if (code === undefined || !statementErrors.test(code))
+        broken = error instanceof Error ? error : new Error(String(error));
+      throw error;
+    } finally {
+      client.off("error", onError);
+      client.release(broken);
+    }
   }
 
   async #transaction<T>(body: (client: pg.PoolClient) => Promise<T>): Promise<T> {

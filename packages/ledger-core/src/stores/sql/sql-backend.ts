@@ -1,4 +1,5 @@
 import type { StoreDescription } from "../../store/event-store.js";
+import type { HeadAppend } from "./head-cache.js";
 import type { HeadRow, RunRow, SessionRow } from "./rows.js";
 import type { WriteProgram } from "./write-program.js";
 
@@ -20,6 +21,15 @@ export interface SqlBackend {
   init(): Promise<void>;
   /** Runs the program in one transaction: committed when it returns, rolled back if it throws. */
   write<T>(program: () => WriteProgram<T>): Promise<T>;
+  /**
+   * Optional: the append of a batch planned against a head the store cached, in ONE round trip
+   * and atomically (head checked and moved, session counter bumped and held until commit, events
+   * inserted with their cursors). Returns the session's new last cursor, or undefined when
+   * nothing was written (stored head not `expected`, run not running, path unsupported): the
+   * store then runs the transactional program. A driver error means nothing was written, or, for
+   * a lost connection, an unknown outcome, exactly like `write`.
+   */
+  appendAtHead?(append: HeadAppend): Promise<number | undefined>;
   classify(error: unknown): DriverErrorKind;
   runHead(sessionId: string, runId: string): Promise<HeadRow | undefined>;
   readRun(sessionId: string, runId: string, fromSeq: number, limit?: number): Promise<string[]>;

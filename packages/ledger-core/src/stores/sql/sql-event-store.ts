@@ -6,7 +6,7 @@ import {
 } from "../../events/errors.js";
 import { assertId, uuidv7 } from "../../events/ids.js";
 import type { RunHead } from "../../events/types.js";
-import { EMPTY_HEAD } from "../../store/append-plan.js";
+import { assignCursors, EMPTY_HEAD } from "../../store/append-plan.js";
 import { assertBlobRef, decodeBlob, prepareBlob } from "../../store/blob.js";
 import type {
   AppendRequest,
@@ -24,7 +24,13 @@ import type {
   StoreDescription,
 } from "../../store/event-store.js";
 import { retentionCutoff } from "../../store/retention.js";
-import { validateAppend, validateFork, validatePaging } from "../../store/validate.js";
+import {
+  type ValidAppend,
+  validateAppend,
+  validateFork,
+  validatePaging,
+} from "../../store/validate.js";
+import { type CachedHead, HeadCache, planAtHead } from "./head-cache.js";
 import { headOf, parseBody, runSummary, sessionSummary } from "./rows.js";
 import { driverError, type SqlBackend } from "./sql-backend.js";
 import {
@@ -44,6 +50,7 @@ const maxAttempts = 5;
 export class SqlEventStore implements EventStore {
   readonly #backend: SqlBackend;
   readonly #name: string;
+  readonly #heads = new HeadCache();
 
   protected constructor(backend: SqlBackend, name: string) {
     this.#backend = backend;
@@ -56,12 +63,53 @@ export class SqlEventStore implements EventStore {
 
   async append(request: AppendRequest): Promise<AppendResult> {
     const valid = validateAppend(request);
-    return this.#write(
-      (attempt) => appendProgram(valid, new Date().toISOString(), { checkExisting: attempt > 1 }),
-      valid.sessionId,
-      valid.runId,
+    const { sessionId, runId } = valid;
+    // The entry is dropped before writing: a failure or an unknown outcome leaves none, and
+    // only a success puts one back.
+    const cached = this.#heads.get(sessionId, runId);
+    this.#heads.forget(sessionId, runId);
+    const fast = cached === undefined ? undefined : await this.#appendAtHead(valid, cached);
+    if (fast !== undefined && fast !== "check") {
+      this.#heads.remember(sessionId, runId, fast);
+      return fast;
+    }
+    const result = await this.#write(
+      (attempt) =>
+        appendProgram(valid, new Date().toISOString(), {
+          checkExisting: attempt > 1 || fast === "check",
+        }),
+      sessionId,
+      runId,
       valid.expectedSeq,
     );
+    this.#heads.remember(sessionId, runId, result);
+    return result;
+  }
+
+  /**
+   * The one-round-trip path (backends that have it) for a writer that continues the run where
+   * this store's own last append left it, the common case of a recorder. Undefined when it
+   * wrote nothing (stale head, closed run...), `"check"` after a unique violation (an id used
+   * elsewhere): the transactional program then gives the exact answer.
+   */
+  async #appendAtHead(
+    valid: ValidAppend,
+    cached: CachedHead,
+  ): Promise<AppendResult | "check" | undefined> {
+    if (this.#backend.appendAtHead === undefined) return undefined;
+    const planned = planAtHead(valid, cached, new Date().toISOString());
+    if (planned === undefined) return undefined;
+    let last: number | undefined;
+    try {
+      last = await this.#backend.appendAtHead(planned.append);
+    } catch (error) {
+      const kind = this.#backend.classify(error);
+      if (kind === "unavailable") throw this.#unavailable("append", error);
+      return kind === "unique" ? "check" : undefined;
+    }
+    if (last === undefined) return undefined;
+    const count = planned.planned.length;
+    return { events: assignCursors(planned.planned, last - count + 1), deduplicated: false };
   }
 
   async fork(request: ForkRequest): Promise<AppendResult> {

@@ -1,0 +1,115 @@
+import { TERMINAL_TYPES } from "../../events/types.js";
+import { type PlannedEvent, planAppend } from "../../store/append-plan.js";
+import type { AppendResult } from "../../store/event-store.js";
+import type { ValidAppend } from "../../store/validate.js";
+
+/** Heads of runs a store remembers from its own appends; the oldest are forgotten first. */
+const maxHeads = 4096;
+
+/** What a store knows of a running run's head after its own last successful append to it. */
+export interface CachedHead {
+  length: number;
+  lastHash: string | null;
+}
+
+/**
+ * One append planned against a cached head, for a backend's one-statement path: written only
+ * if the stored head still is `expected` and the run is still running (the statement checks
+ * that on the locked row), so a stale cache can never write a wrong chain.
+ */
+export interface HeadAppend {
+  sessionId: string;
+  runId: string;
+  expected: CachedHead;
+  /** The head after the batch. */
+  length: number;
+  status: string;
+  lastHash: string | null;
+  now: string;
+  /** The batch in seq order; `bodyPrefix` + commit cursor + `}` is the stored body. */
+  events: {
+    seq: number;
+    eventId: string;
+    eventType: string;
+    recordedAt: string;
+    bodyPrefix: string;
+  }[];
+}
+
+/**
+ * Bounded map of (session, run) to the head a store's last successful append left. It is only a
+ * hint: an entry is removed on any error or unknown outcome, and the database re-checks it.
+ */
+export class HeadCache {
+  readonly #heads = new Map<string, CachedHead>();
+
+  get(sessionId: string, runId: string): CachedHead | undefined {
+    return this.#heads.get(`${sessionId}\n${runId}`);
+  }
+
+  forget(sessionId: string, runId: string): void {
+    this.#heads.delete(`${sessionId}\n${runId}`);
+  }
+
+  /** Remembers the head after a written batch; a batch that closed the run is forgotten. */
+  remember(sessionId: string, runId: string, result: AppendResult): void {
+    const key = `${sessionId}\n${runId}`;
+    this.#heads.delete(key);
+    const last = result.events[result.events.length - 1];
+    if (result.deduplicated || last === undefined || TERMINAL_TYPES.has(last.type)) return;
+    this.#heads.set(key, { length: last.seq + 1, lastHash: last.hash });
+    if (this.#heads.size > maxHeads) {
+      const oldest = this.#heads.keys().next().value;
+      if (oldest !== undefined) this.#heads.delete(oldest);
+    }
+  }
+}
+
+/**
+ * Plans `request` against a cached head with the shared `planAppend` (no lookup of existing ids:
+ * a batch already stored would have moved the head, and an id used elsewhere in the session fails
+ * the insert on its unique index). Undefined when the plan is not a plain write on this head
+ * (the transactional path then gives the exact answer) or when the batch names blobs (their
+ * reference index is written by the transactional path only).
+ */
+export function planAtHead(
+  request: ValidAppend,
+  head: CachedHead,
+  now: string,
+): { append: HeadAppend; planned: PlannedEvent[] } | undefined {
+  if (request.expectedSeq !== head.length) return undefined;
+  if (request.events.some((event) => event.evidenceRefs !== undefined)) return undefined;
+  let plan: ReturnType<typeof planAppend>;
+  try {
+    plan = planAppend({
+      request,
+      head: { exists: true, length: head.length, status: "running", lastHash: head.lastHash },
+      existing: [],
+      now,
+    });
+  } catch {
+    return undefined;
+  }
+  if (plan.kind !== "write") return undefined;
+  return {
+    planned: plan.events,
+    append: {
+      sessionId: request.sessionId,
+      runId: request.runId,
+      expected: head,
+      length: plan.head.length,
+      status: plan.head.status,
+      lastHash: plan.head.lastHash,
+      now,
+      // The cursor is assigned by the statement: the body is the event's JSON with
+      // `commitCursor` as its last key, exactly what JSON.stringify gives for the event returned.
+      events: plan.events.map((event) => ({
+        seq: event.seq,
+        eventId: event.eventId,
+        eventType: event.type,
+        recordedAt: event.recordedAt,
+        bodyPrefix: `${JSON.stringify(event).slice(0, -1)},"commitCursor":`,
+      })),
+    },
+  };
+}
