@@ -1,0 +1,220 @@
+import mysql from "mysql2/promise";
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { type ConflictError, LedgerError } from "../../events/errors.js";
+import { computeEventHash } from "../../events/hash-chain.js";
+import { uuidv7 } from "../../events/ids.js";
+import type { LedgerEvent } from "../../events/types.js";
+import type { EventStore } from "../../store/event-store.js";
+import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
+import { MysqlEventStore } from "../mysql/mysql-store.js";
+import { PostgresEventStore } from "../postgres/postgres-store.js";
+
+// The one-round-trip append a SQL store uses when a writer continues the run where the store's
+// own last append left it (a cached head). Several store instances on one database stand for
+// several processes: each one's cache goes stale when another writes.
+
+const cleanups: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const cleanup of cleanups) await cleanup();
+});
+
+interface Kind {
+  name: string;
+  available: boolean;
+  /** A factory of stores sharing one fresh database. */
+  database(): Promise<() => Promise<EventStore>>;
+}
+
+const kinds: Kind[] = [
+  {
+    name: "PostgresEventStore",
+    available: await serverAvailable("postgres"),
+    async database() {
+      const schema = `ledger_head_${uuidv7().replaceAll("-", "")}`;
+      cleanups.push(async () => {
+        const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
+        await client.connect();
+        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await client.end();
+      });
+      return async () => {
+        const store = new PostgresEventStore({ connectionString: SERVER_URLS.postgres, schema });
+        await store.init();
+        cleanups.unshift(() => store.close());
+        return store;
+      };
+    },
+  },
+  {
+    name: "MysqlEventStore",
+    available: await serverAvailable("mysql"),
+    async database() {
+      const database = `ledger_head_${uuidv7().replaceAll("-", "")}`;
+      const admin = await mysql.createConnection(SERVER_URLS.mysql);
+      await admin.query(`CREATE DATABASE \`${database}\``);
+      cleanups.push(async () => {
+        await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
+        await admin.end();
+      });
+      return async () => {
+        // An application pool with the ledger in another database: the qualified names.
+        const pool = mysql.createPool({ uri: SERVER_URLS.mysql, connectionLimit: 4 });
+        const store = new MysqlEventStore({ pool, database });
+        await store.init();
+        cleanups.unshift(async () => {
+          await store.close();
+          await pool.end();
+        });
+        return store;
+      };
+    },
+  },
+];
+
+const event = (type: string, payload: unknown = null) => ({ type, payload }) as never;
+
+/** Every stored event reads back exactly as its writer got it, chains verify, cursors are 1..n. */
+async function checkSession(store: EventStore, sessionId: string, written: LedgerEvent[]) {
+  const stored = (await store.readSession({ sessionId })).events;
+  expect(stored.map((stored) => stored.commitCursor)).toEqual(
+    Array.from({ length: stored.length }, (_, index) => index + 1),
+  );
+  const byId = new Map(stored.map((stored) => [stored.eventId, stored]));
+  for (const mine of written)
+    expect(JSON.stringify(byId.get(mine.eventId))).toBe(JSON.stringify(mine));
+  for (const runId of new Set(stored.map((stored) => stored.runId))) {
+    const run = stored.filter((stored) => stored.runId === runId);
+    expect(run.map((stored) => stored.seq)).toEqual(run.map((_, index) => index));
+    run.forEach((stored, index) => {
+      expect(stored.prevHash).toBe(index === 0 ? null : run[index - 1]?.hash);
+      expect(computeEventHash(stored)).toBe(stored.hash);
+    });
+  }
+}
+
+for (const kind of kinds) {
+  describe.skipIf(!kind.available)(`${kind.name} append at a cached head`, () => {
+    it("two stores writing one run alternately: each stale cache falls back, the chain is right", async () => {
+      const open = await kind.database();
+      const [a, b] = [await open(), await open()];
+      const sessionId = `alt-${uuidv7()}`;
+      const written: LedgerEvent[] = [];
+      const first = await a.append({
+        sessionId,
+        runId: "r",
+        expectedSeq: 0,
+        events: [event("run.started")],
+      });
+      written.push(...first.events);
+      for (let index = 1; index < 13; index++) {
+        // Two appends in a row by one store (its cache is right), then the other store's turn.
+        const writer = Math.floor(index / 2) % 2 === 0 ? a : b;
+        const result = await writer.append({
+          sessionId,
+          runId: "r",
+          expectedSeq: index,
+          events: [event("x.step", index)],
+        });
+        expect(result.deduplicated).toBe(false);
+        expect(result.events[0]?.seq).toBe(index);
+        written.push(...result.events);
+      }
+      // A's cache says 12 (its last append), the run is at 13: a stale expectedSeq conflicts.
+      const stale = await a
+        .append({ sessionId, runId: "r", expectedSeq: 12, events: [event("x.late")] })
+        .catch((error: unknown) => error);
+      expect(LedgerError.isInstance(stale, "conflict")).toBe(true);
+      expect((stale as ConflictError).actualSeq).toBe(13);
+      await checkSession(a, sessionId, written);
+    });
+
+    it("a retry after an unknown outcome dedups, an id of another run is duplicate-event", async () => {
+      const open = await kind.database();
+      const [a, b] = [await open(), await open()];
+      const sessionId = `retry-${uuidv7()}`;
+      await a.append({ sessionId, runId: "r", expectedSeq: 0, events: [event("run.started")] });
+      await a.append({ sessionId, runId: "r", expectedSeq: 1, events: [event("x.one")] });
+      // The batch was committed (here by B, as if A's connection died after the commit), A's
+      // cached head still says 2: its retry finds the head moved and dedups.
+      const batch = {
+        sessionId,
+        runId: "r",
+        expectedSeq: 2,
+        events: [
+          { eventId: `e-${uuidv7()}`, type: "model.requested", payload: { n: 1 } },
+          { eventId: `e-${uuidv7()}`, type: "model.completed", payload: { n: 2 } },
+        ],
+      } as const;
+      const committed = await b.append(batch as never);
+      const retried = await a.append(batch as never);
+      expect(retried.deduplicated).toBe(true);
+      expect(retried.events).toEqual(committed.events);
+      // A is at the head again (its cache was dropped): the fast path writes the next batch.
+      const next = await a.append({
+        sessionId,
+        runId: "r",
+        expectedSeq: 4,
+        events: [event("x.next")],
+      });
+      expect(next.events[0]?.commitCursor).toBe(5);
+      // An id stored in another run of the session fails the one statement on the unique index;
+      // the full check names it.
+      await a.append({ sessionId, runId: "s", expectedSeq: 0, events: [event("run.started")] });
+      const clash = await a
+        .append({
+          sessionId,
+          runId: "r",
+          expectedSeq: 5,
+          events: [{ eventId: batch.events[0].eventId, type: "x.clash", payload: null } as never],
+        })
+        .catch((error: unknown) => error);
+      expect(LedgerError.isInstance(clash, "duplicate-event")).toBe(true);
+      expect((await a.runHead({ sessionId, runId: "r" })).length).toBe(5);
+      await checkSession(a, sessionId, [...committed.events, ...next.events]);
+    });
+
+    it("a run closed by another store is run-closed, not written", async () => {
+      const open = await kind.database();
+      const [a, b] = [await open(), await open()];
+      const sessionId = `closed-${uuidv7()}`;
+      await a.append({ sessionId, runId: "r", expectedSeq: 0, events: [event("run.started")] });
+      await b.append({ sessionId, runId: "r", expectedSeq: 1, events: [event("run.completed")] });
+      const error = await a
+        .append({ sessionId, runId: "r", expectedSeq: 1, events: [event("x.after")] })
+        .catch((failure: unknown) => failure);
+      // The head moved (length 2): conflict is checked after the closed status.
+      expect(LedgerError.isInstance(error, "run-closed")).toBe(true);
+      expect((await a.runHead({ sessionId, runId: "r" })).length).toBe(2);
+    });
+
+    it("cursors stay gap-free and in commit order with concurrent writers on one session", async () => {
+      const open = await kind.database();
+      const stores = [await open(), await open(), await open()];
+      const sessionId = `order-${uuidv7()}`;
+      const written: LedgerEvent[] = [];
+      await Promise.all(
+        Array.from({ length: 6 }, async (_, writer) => {
+          const store = stores[writer % stores.length] as EventStore;
+          const runId = `run-${writer}`;
+          let length = 0;
+          for (let index = 0; index < 15; index++) {
+            const batch = [event(index === 0 ? "run.started" : "x.step", index), event("x.more")];
+            const result = await store.append({
+              sessionId,
+              runId,
+              expectedSeq: length,
+              events: batch.slice(0, index % 3 === 0 ? 1 : 2),
+            });
+            length += result.events.length;
+            written.push(...result.events);
+          }
+        }),
+      );
+      await checkSession(stores[0] as EventStore, sessionId, written);
+      expect(written.map((mine) => mine.commitCursor).sort((x, y) => x - y)).toEqual(
+        Array.from({ length: written.length }, (_, index) => index + 1),
+      );
+    });
+  });
+}
