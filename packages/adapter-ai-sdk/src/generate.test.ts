@@ -4,6 +4,7 @@ import {
   type LedgerEvent,
   MemoryEventStore,
   readWholeRun,
+  resolveEvents,
   SessionRecorder,
   StoreUnavailableError,
 } from "@agent-ledger/core";
@@ -30,7 +31,7 @@ function setup(store: EventStore = new MemoryEventStore()) {
 }
 
 async function eventsOf(store: EventStore): Promise<LedgerEvent[]> {
-  return readWholeRun(store, { sessionId: "s1", runId: "r1" });
+  return resolveEvents(store, await readWholeRun(store, { sessionId: "s1", runId: "r1" }));
 }
 
 describe("ledgerMiddleware with generateText", () => {

@@ -1,4 +1,4 @@
-import { type Attempt, hashJson, type SessionRecorder } from "@agent-ledger/core";
+import { type Attempt, hashJson, type Redaction, type SessionRecorder } from "@agent-ledger/core";
 import type {
   LanguageModelV3,
   LanguageModelV3CallOptions,
@@ -15,6 +15,13 @@ import { AttemptAbandonedError, failureMetadataOf, rebuildError } from "./replay
 export interface LedgerMiddlewareOptions {
   /** The recorder of the run (a new one, or one from `SessionRecorder.resume` to replay). */
   recorder: SessionRecorder;
+  /**
+   * What to remove from each request before it is hashed and recorded. Default
+   * `DEFAULT_CREDENTIAL_PATHS` (API keys, tokens and authorization headers anywhere in the
+   * request, e.g. in `providerOptions`); give your own list or function to replace it, or
+   * `false` to record the request as built. Headers are never recorded.
+   */
+  redact?: Redaction | false;
 }
 
 /**
@@ -26,11 +33,12 @@ async function beginAttempt(
   state: AdapterState,
   params: LanguageModelV3CallOptions,
   model: LanguageModelV3,
+  redact: Redaction | false | undefined,
 ): Promise<Attempt> {
   state.assertOpen();
   await state.ensureStarted();
   const { recorder } = state;
-  const request = modelRequestOf(params, model);
+  const request = modelRequestOf(params, model, redact);
   const requestHash = hashJson(request);
   const previous = state.lastModel;
   let attempt: Attempt;
@@ -86,13 +94,14 @@ export async function replayedFailure(state: AdapterState, attempt: Attempt): Pr
 
 async function wrapGenerate(
   state: AdapterState,
+  redact: Redaction | false | undefined,
   options: {
     doGenerate: () => PromiseLike<LanguageModelV3GenerateResult>;
     params: LanguageModelV3CallOptions;
     model: LanguageModelV3;
   },
 ): Promise<LanguageModelV3GenerateResult> {
-  const attempt = await beginAttempt(state, options.params, options.model);
+  const attempt = await beginAttempt(state, options.params, options.model, redact);
   const replayed = attempt.replayed;
   if (replayed?.status === "completed") {
     const result = decodeGenerateResult(replayed.result);
@@ -120,13 +129,14 @@ async function wrapGenerate(
 
 async function wrapStream(
   state: AdapterState,
+  redact: Redaction | false | undefined,
   options: {
     doStream: () => PromiseLike<LanguageModelV3StreamResult>;
     params: LanguageModelV3CallOptions;
     model: LanguageModelV3;
   },
 ): Promise<LanguageModelV3StreamResult> {
-  const attempt = await beginAttempt(state, options.params, options.model);
+  const attempt = await beginAttempt(state, options.params, options.model, redact);
   const replayed = attempt.replayed;
   if (replayed) return replayStream(state, attempt);
   let result: LanguageModelV3StreamResult;
@@ -157,7 +167,7 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions): LanguageMode
   const state = adapterStateOf(options.recorder);
   return {
     specificationVersion: "v3",
-    wrapGenerate: (call) => wrapGenerate(state, call),
-    wrapStream: (call) => wrapStream(state, call),
+    wrapGenerate: (call) => wrapGenerate(state, options.redact, call),
+    wrapStream: (call) => wrapStream(state, options.redact, call),
   };
 }

@@ -1,4 +1,9 @@
-import type { JsonObject } from "@agent-ledger/core";
+import {
+  applyRedaction,
+  DEFAULT_CREDENTIAL_PATHS,
+  type JsonObject,
+  type Redaction,
+} from "@agent-ledger/core";
 import type { LanguageModelV3, LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import { toJsonValue } from "./plain-json.js";
 
@@ -23,11 +28,17 @@ const SETTINGS = [
 export function modelRequestOf(
   params: LanguageModelV3CallOptions,
   model: Pick<LanguageModelV3, "provider" | "modelId">,
+  redact: Redaction | false = [...DEFAULT_CREDENTIAL_PATHS],
 ): JsonObject {
   const request: Record<string, unknown> = {
     model: { provider: model.provider, modelId: model.modelId },
     prompt: params.prompt,
   };
   for (const key of SETTINGS) if (params[key] !== undefined) request[key] = params[key];
-  return toJsonValue(request, "$.request") as JsonObject;
+  const plain = toJsonValue(request, "$.request") as JsonObject;
+  if (redact === false) return plain;
+  // Credentials in provider options (apiKey, token, headers...) never reach the ledger; the
+  // paths are relative to the event payload, where the request sits under `request`.
+  const redacted = applyRedaction({ request: plain }, redact, { type: "model.requested" });
+  return (redacted as JsonObject).request as JsonObject;
 }

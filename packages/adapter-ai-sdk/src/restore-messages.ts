@@ -4,6 +4,7 @@ import {
   type JsonValue,
   type LedgerEvent,
   readWholeRun,
+  resolveEvents,
 } from "@agent-ledger/core";
 import type { ModelMessage } from "ai";
 
@@ -12,6 +13,11 @@ export interface RestoreMessagesOptions {
   runId: string;
   /** Keep system messages (default false: pass `system` to the SDK call yourself). */
   includeSystem?: boolean;
+  /**
+   * Resolve blob references of content-addressed payloads (default true). `false` returns
+   * messages as stored, with `{ "$ledger": ... }` markers in place of externalized content.
+   */
+  resolve?: boolean;
 }
 
 type Part = JsonObject & { type?: string };
@@ -96,10 +102,11 @@ export async function restoreMessages(
   store: EventStore,
   options: RestoreMessagesOptions,
 ): Promise<ModelMessage[]> {
-  const events = await readWholeRun(store, {
+  const stored = await readWholeRun(store, {
     sessionId: options.sessionId,
     runId: options.runId,
   });
+  const events = options.resolve === false ? stored : await resolveEvents(store, stored);
   const requested = events.findLast((event) => event.type === "model.requested");
   if (!requested) return [];
   const request = payloadOf(requested).request as JsonObject | undefined;

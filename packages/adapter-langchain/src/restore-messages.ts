@@ -4,6 +4,7 @@ import {
   type LedgerEvent,
   NotFoundError,
   readWholeRun,
+  resolveEvents,
 } from "@agent-ledger/core";
 import { type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import type { ToolCall } from "@langchain/core/messages/tool";
@@ -29,8 +30,13 @@ function field(event: LedgerEvent, name: string): JsonValue | undefined {
 export async function restoreMessages(
   store: EventStore,
   address: { sessionId: string; runId: string },
+  options: {
+    /** Resolve content-addressed payloads (default true); `false` keeps the stored markers. */
+    resolve?: boolean;
+  } = {},
 ): Promise<RestoredMessages> {
-  const events = await readWholeRun(store, address);
+  const stored = await readWholeRun(store, address);
+  const events = options.resolve === false ? stored : await resolveEvents(store, stored);
   if (events.length === 0)
     throw new NotFoundError(`run ${address.runId} not found in session ${address.sessionId}`, {
       ...address,

@@ -4,6 +4,7 @@ import {
   type LedgerEvent,
   MemoryEventStore,
   readWholeRun,
+  resolveEvents,
   SessionRecorder,
 } from "@agent-ledger/core";
 import { Agent, Runner, setTracingDisabled } from "@openai/agents";
@@ -17,7 +18,7 @@ setTracingDisabled(true);
 const actor = { type: "agent" as const, id: "main" };
 
 async function recorded(store: MemoryEventStore, runId: string): Promise<LedgerEvent[]> {
-  return readWholeRun(store, { sessionId: "s", runId });
+  return resolveEvents(store, await readWholeRun(store, { sessionId: "s", runId }));
 }
 
 describe("ledgerModelProvider", () => {

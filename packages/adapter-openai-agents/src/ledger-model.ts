@@ -1,6 +1,9 @@
 import {
   type Attempt,
+  applyRedaction,
+  DEFAULT_CREDENTIAL_PATHS,
   type JsonObject,
+  type JsonValue,
   LedgerError,
   type SerializedError,
   type SessionRecorder,
@@ -30,6 +33,18 @@ export interface LedgerModelOptions {
 }
 
 const wrappedModels = new WeakSet<object>();
+
+/**
+ * The request without the credentials core knows of (`DEFAULT_CREDENTIAL_PATHS`: API keys,
+ * tokens, authorization headers in model settings or provider data), before it is hashed
+ * and recorded.
+ */
+function withoutCredentials(request: JsonValue): JsonValue {
+  const redacted = applyRedaction({ request }, [...DEFAULT_CREDENTIAL_PATHS], {
+    type: "model.requested",
+  });
+  return (redacted as JsonObject).request ?? null;
+}
 
 /** True for a model or provider already wrapped by this adapter. */
 export function isLedgerWrapped(value: unknown): boolean {
@@ -84,7 +99,7 @@ class LedgerModel implements Model {
   async getResponse(request: ModelRequest): Promise<ModelResponse> {
     const recorder = await resolveRecorder(this.#options);
     const attempt = await recorder.beforeModelCall({
-      request: modelRequestToJson(request),
+      request: withoutCredentials(modelRequestToJson(request)),
       metadata: { stream: false },
     });
     if (replayOutcome(attempt) === "completed")
@@ -105,7 +120,7 @@ class LedgerModel implements Model {
   async *getStreamedResponse(request: ModelRequest): AsyncIterable<StreamEvent> {
     const recorder = await resolveRecorder(this.#options);
     const attempt = await recorder.beforeModelCall({
-      request: modelRequestToJson(request),
+      request: withoutCredentials(modelRequestToJson(request)),
       metadata: { stream: true },
     });
     if (replayOutcome(attempt) === "completed") {

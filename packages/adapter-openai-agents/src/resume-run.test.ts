@@ -1,4 +1,4 @@
-import { inspectSession, readWholeSession } from "@agent-ledger/core";
+import { inspectSession, readWholeSession, resolveEvents } from "@agent-ledger/core";
 import { setTracingDisabled } from "@openai/agents";
 import { describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
@@ -124,7 +124,7 @@ describe("resumeRun after a crash", () => {
     });
     expect(done.finalOutput).toBe("not sold");
     expect(second.effects).toEqual([]);
-    const events = await readWholeSession(store, "s");
+    const events = await resolveEvents(store, await readWholeSession(store, "s"));
     const abandoned = events.filter((event) => event.type === "attempt.abandoned");
     expect(abandoned).toHaveLength(1);
     expect(abandoned[0]?.payload).toMatchObject({ toolCallId: "call_charge" });

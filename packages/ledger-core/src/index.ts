@@ -1,3 +1,30 @@
+export type {
+  BlobMarker,
+  CompactedEvent,
+  CompactOptions,
+  EvidenceView,
+  ListNode,
+  MarkerKind,
+  ResolveOptions,
+} from "./compact/index.js";
+export {
+  asEscape,
+  asMarker,
+  BlobCache,
+  CompactSession,
+  DEFAULT_TEXT_THRESHOLD_BYTES,
+  DEFAULT_THRESHOLD_BYTES,
+  lastListOf,
+  latestEvidence,
+  latestEvidenceOf,
+  MARKER_KEY,
+  MESSAGE_LIST_FIELDS,
+  marker,
+  PayloadCompactor,
+  putCompactedBlobs,
+  resolveEvents,
+  resolvePayload,
+} from "./compact/index.js";
 export { canonicalJson, hashJson, sha256Hex } from "./events/canonical.js";
 export type { LedgerErrorCode, LedgerErrorOptions } from "./events/errors.js";
 export {
@@ -39,6 +66,7 @@ export { EVENT_TYPES, SCHEMA_VERSION, statusOfType, TERMINAL_TYPES } from "./eve
 export type {
   AttemptStatus,
   AttemptView,
+  InspectOptions,
   RunView,
   SessionInspection,
   StepView,
@@ -67,11 +95,12 @@ export { toOtelSpans } from "./projections/to-otel-spans.js";
 export type { Attempt, ReplayedOutcome } from "./recorder/attempt.js";
 export { CommitQueue } from "./recorder/commit-queue.js";
 export type { RedactContext, Redaction } from "./recorder/redact.js";
-export { applyRedaction, REDACTED } from "./recorder/redact.js";
+export { applyRedaction, DEFAULT_CREDENTIAL_PATHS, REDACTED } from "./recorder/redact.js";
 export type {
   BeforeModelCallOptions,
   BeforeToolCallOptions,
   EvidenceRecord,
+  ResumeOptions,
   SessionRecorderOptions,
 } from "./recorder/session-recorder.js";
 export { SessionRecorder } from "./recorder/session-recorder.js";
@@ -85,10 +114,23 @@ export {
   planAppend,
   planFork,
 } from "./store/append-plan.js";
-export { assertBlobRef, blobBytes, blobRef } from "./store/blob.js";
+export type { EncodedBlob } from "./store/blob.js";
+export {
+  assertBlobRef,
+  BLOB_DEFLATE,
+  BLOB_RAW,
+  blobBytes,
+  blobRef,
+  DEFAULT_BLOB_GRACE_MS,
+  decodeBlob,
+  encodeBlob,
+  prepareBlob,
+} from "./store/blob.js";
 export type {
   AppendRequest,
   AppendResult,
+  DeleteSessionOptions,
+  DeleteSessionResult,
   EventPage,
   EventStore,
   ForkRequest,

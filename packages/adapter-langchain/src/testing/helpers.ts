@@ -3,16 +3,17 @@ import {
   type LedgerEvent,
   MemoryEventStore,
   readWholeRun,
+  resolveEvents,
   StoreUnavailableError,
 } from "@agent-ledger/core";
 
-/** The events of a run. */
-export function runEvents(
+/** The events of a run, with content-addressed payloads resolved. */
+export async function runEvents(
   store: EventStore,
   sessionId: string,
   runId: string,
 ): Promise<LedgerEvent[]> {
-  return readWholeRun(store, { sessionId, runId });
+  return resolveEvents(store, await readWholeRun(store, { sessionId, runId }));
 }
 
 /** A memory store whose appends can be switched to fail, as if the database were down. */

@@ -1,3 +1,4 @@
+import { BlobCache, resolveEvents } from "../compact/resolve.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { Actor, LedgerEvent, RunStatus } from "../events/types.js";
 import type { EventStore } from "../store/event-store.js";
@@ -81,12 +82,16 @@ function since(start: string, end: string): number {
 export async function inspectSession(
   store: EventStore,
   sessionId: string,
+  options: InspectOptions = {},
 ): Promise<SessionInspection> {
   const inspector = new SessionInspector(sessionId);
+  const cache = new BlobCache();
   let after = 0;
   for (;;) {
     const page = await store.readSession({ sessionId, after, limit: PAGE_SIZE });
-    for (const event of page.events) inspector.add(event);
+    const events =
+      options.resolve === false ? page.events : await resolveEvents(store, page.events, { cache });
+    for (const event of events) inspector.add(event);
     if (page.events.length < PAGE_SIZE) break;
     after = page.nextCursor;
   }
@@ -94,6 +99,14 @@ export async function inspectSession(
 }
 
 const PAGE_SIZE = 5000;
+
+export interface InspectOptions {
+  /**
+   * Resolve blob references (§8) in requests and outcomes (default true). `false` shows them
+   * as stored: `{ "$ledger": "text" | "json" | "list", "ref": "sha256:..." }` markers.
+   */
+  resolve?: boolean;
+}
 
 /** `inspectSession` over events already read (in commit order). */
 export function inspectEvents(

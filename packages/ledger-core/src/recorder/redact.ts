@@ -15,6 +15,28 @@ export type Redaction = string[] | ((payload: JsonValue, context: RedactContext)
 
 export const REDACTED = "[redacted]";
 
+/**
+ * Credentials the adapters know of, removed from model requests by default (adapters pass
+ * this list unless the user gives their own `redact`): authorization and API-key headers, and
+ * API keys or tokens in model settings and provider options, at any depth of the request.
+ */
+export const DEFAULT_CREDENTIAL_PATHS: readonly string[] = [
+  "request.**.authorization",
+  "request.**.Authorization",
+  "request.**.x-api-key",
+  "request.**.X-Api-Key",
+  "request.**.api-key",
+  "request.**.apiKey",
+  "request.**.api_key",
+  "request.**.openAIApiKey",
+  "request.**.anthropicApiKey",
+  "request.**.token",
+  "request.**.accessToken",
+  "request.**.access_token",
+  "request.**.secret",
+  "request.**.password",
+];
+
 /** Applies a redaction to a payload (never mutates the input). */
 export function applyRedaction(
   payload: JsonValue,

@@ -1,3 +1,10 @@
+import {
+  type CompactOptions,
+  type CompactSession,
+  PayloadCompactor,
+  putCompactedBlobs,
+} from "../compact/externalize.js";
+import { BlobCache, lastListOf, resolveEvents } from "../compact/resolve.js";
 import { hashJson } from "../events/canonical.js";
 import {
   InvalidArgumentError,
@@ -30,6 +37,26 @@ export interface SessionRecorderOptions {
   redact?: Redaction;
   /** Host metadata stored on every event of this recorder. */
   metadata?: JsonObject;
+  /**
+   * Content-addressed payloads (§8), on by default: every chat message of a model request
+   * and every long string of model requests and responses goes to the blob store by sha256,
+   * a request's message list extends the previous request's list (structural sharing), and
+   * any subtree of a model or tool payload over `thresholdBytes` goes to a blob. The event
+   * keeps `{ "$ledger": kind, ref }` markers and lists the refs it introduced in
+   * `evidenceRefs`; `requestHash` stays the hash of the full request. `false` stores
+   * payloads inline.
+   */
+  compact?: CompactOptions | false;
+}
+
+/** Options of `SessionRecorder.resume`. */
+export interface ResumeOptions {
+  /**
+   * Resolve blob references in the recorded events (default true), so replayed outcomes and
+   * `attempt.request` come back as the adapter sent and received them. `false` hands them
+   * over as stored, with `{ "$ledger": ... }` markers.
+   */
+  resolve?: boolean;
 }
 
 export interface BeforeModelCallOptions {
@@ -77,6 +104,9 @@ export class SessionRecorder {
   readonly causedByEventId: string | undefined;
   readonly #redact: Redaction | undefined;
   readonly #metadata: JsonObject | undefined;
+  readonly #compactOption: CompactOptions | false | undefined;
+  readonly #compactor: PayloadCompactor;
+  #resolveOnLoad = true;
   #queue: CommitQueue;
   #replay: ReplayCursor | undefined;
   #status: RunStatus = "running";
@@ -102,6 +132,8 @@ export class SessionRecorder {
     this.parentRunId = options.parentRunId;
     this.causedByEventId = options.causedByEventId;
     this.#redact = options.redact;
+    this.#compactOption = options.compact;
+    this.#compactor = new PayloadCompactor(options.compact);
     this.#metadata =
       options.metadata === undefined
         ? undefined
@@ -122,16 +154,18 @@ export class SessionRecorder {
   static async resume(
     options: Omit<SessionRecorderOptions, "runId" | "parentRunId" | "causedByEventId"> & {
       runId: string;
-    },
+    } & ResumeOptions,
   ): Promise<SessionRecorder> {
-    const recorder = new SessionRecorder(options);
+    const { resolve, ...rest } = options;
+    const recorder = new SessionRecorder(rest);
+    recorder.#resolveOnLoad = resolve !== false;
     await recorder.#load(true);
     return recorder;
   }
 
   async #load(required: boolean): Promise<void> {
-    const events = await readWholeRun(this.store, { sessionId: this.sessionId, runId: this.runId });
-    const first = events[0];
+    const stored = await readWholeRun(this.store, { sessionId: this.sessionId, runId: this.runId });
+    const first = stored[0];
     if (!first) {
       if (required)
         throw new NotFoundError(`run ${this.runId} not found in session ${this.sessionId}`, {
@@ -140,6 +174,13 @@ export class SessionRecorder {
         });
       return;
     }
+    // What this run already committed: never re-put, and the next request extends its list.
+    const cache = new BlobCache();
+    for (const event of stored) this.#compactor.committed(event.evidenceRefs ?? []);
+    const events = this.#resolveOnLoad
+      ? await resolveEvents(this.store, stored, { cache })
+      : stored;
+    this.#compactor.setLastList(await lastListOf(this.store, stored, { cache }));
     this.#adopt(events);
     await this.loadRecordedChildren();
   }
@@ -215,6 +256,26 @@ export class SessionRecorder {
         this.#status = event.type.slice(4) as RunStatus;
       }
     }
+    return stored;
+  }
+
+  /**
+   * Commits events whose payloads went through `compact`: their new blobs are put first (one
+   * batch), their refs added to `evidenceRefs` (the store indexes them for retention), and
+   * once committed they are remembered so later events neither re-put nor re-index them.
+   */
+  async #commitCompacted(events: NewEvent[], compact: CompactSession): Promise<LedgerEvent[]> {
+    const { blobs, evidenceRefs } = compact.result();
+    const event = events[0];
+    if (event && evidenceRefs.length > 0)
+      event.evidenceRefs = [...(event.evidenceRefs ?? []), ...evidenceRefs];
+    if (blobs.size > 0) {
+      await this.#whenReady();
+      await putCompactedBlobs(this.store, blobs);
+    }
+    const stored = await this.#commit(events);
+    this.#compactor.committed(evidenceRefs);
+    if (compact.list) this.#compactor.setLastList(compact.list);
     return stored;
   }
 
@@ -442,13 +503,14 @@ export class SessionRecorder {
   }): Promise<Attempt> {
     assertId(options.stepId, "$.stepId");
     const attemptId = uuidv7();
+    const compact = this.#compactor.begin();
     const payload: JsonObject =
       options.kind === "model"
-        ? { request: options.request, requestHash: options.requestHash }
+        ? { request: compact.request(options.request), requestHash: options.requestHash }
         : {
             ...(options.toolCallId !== undefined ? { toolCallId: options.toolCallId } : {}),
             name: options.name as string,
-            args: options.request,
+            args: compact.value(options.request, { text: false }),
             effect: options.effect as unknown as JsonObject,
             requestHash: options.requestHash,
           };
@@ -461,7 +523,7 @@ export class SessionRecorder {
     if (options.retryOf !== undefined) event.retryOf = options.retryOf;
     if (options.causedByEventId !== undefined) event.causedByEventId = options.causedByEventId;
     if (options.metadata !== undefined) event.metadata = options.metadata;
-    const [stored] = await this.#commit([event]);
+    const [stored] = await this.#commitCompacted([event], compact);
     const requested = stored as LedgerEvent;
     const attempt: Attempt = {
       kind: options.kind,
@@ -486,6 +548,7 @@ export class SessionRecorder {
     type: NewEvent["type"],
     payload: JsonObject,
     metadata?: JsonObject,
+    compact?: CompactSession,
   ): Promise<LedgerEvent> {
     const recorded = replayedOutcomes.get(attempt);
     // Answered from the ledger: the outcome is already recorded, nothing to write.
@@ -498,7 +561,9 @@ export class SessionRecorder {
       payload,
     };
     if (metadata !== undefined) event.metadata = metadata;
-    const [stored] = await this.#commit([event]);
+    const [stored] = compact
+      ? await this.#commitCompacted([event], compact)
+      : await this.#commit([event]);
     return stored as LedgerEvent;
   }
 
@@ -508,11 +573,14 @@ export class SessionRecorder {
     response: unknown,
     options: { metadata?: JsonObject } = {},
   ): Promise<LedgerEvent> {
+    const compact = this.#compactor.begin();
+    const full = this.#payload("model.completed", response, "$", "response");
     return this.#resolve(
       attempt,
       "model.completed",
-      { response: this.#payload("model.completed", response, "$", "response") },
+      { response: compact.value(full, { text: true }) },
       options.metadata,
+      compact,
     );
   }
 
@@ -523,9 +591,13 @@ export class SessionRecorder {
     options: { metadata?: JsonObject; partial?: unknown } = {},
   ): Promise<LedgerEvent> {
     const payload: JsonObject = { error: normalizeError(error) as unknown as JsonObject };
+    const compact = this.#compactor.begin();
     if (options.partial !== undefined)
-      payload.partial = this.#payload("model.failed", options.partial, "$.partial", "partial");
-    return this.#resolve(attempt, "model.failed", payload, options.metadata);
+      payload.partial = compact.value(
+        this.#payload("model.failed", options.partial, "$.partial", "partial"),
+        { text: true },
+      );
+    return this.#resolve(attempt, "model.failed", payload, options.metadata, compact);
   }
 
   /** Records `tool.completed` with the tool's result. */
@@ -534,9 +606,11 @@ export class SessionRecorder {
     result: unknown,
     options: { metadata?: JsonObject } = {},
   ): Promise<LedgerEvent> {
-    const payload: JsonObject = { result: this.#payload("tool.completed", result, "$", "result") };
+    const compact = this.#compactor.begin();
+    const full = this.#payload("tool.completed", result, "$", "result");
+    const payload: JsonObject = { result: compact.value(full, { text: false }) };
     if (attempt.toolCallId !== undefined) payload.toolCallId = attempt.toolCallId;
-    return this.#resolve(attempt, "tool.completed", payload, options.metadata);
+    return this.#resolve(attempt, "tool.completed", payload, options.metadata, compact);
   }
 
   /** Records `tool.failed`. */
@@ -623,7 +697,12 @@ export class SessionRecorder {
     return stored as LedgerEvent;
   }
 
-  /** Records a compact decision record (`evidence.recorded`). */
+  /**
+   * Records a compact decision record (`evidence.recorded`): a classification, a summary and
+   * references to stored blobs (checked: a missing blob is `not-found`). A later record with
+   * the same `key` supersedes this one in `latestEvidence`; both stay in the log. On a closed
+   * run it fails with `run-closed`.
+   */
   async recordEvidence(record: EvidenceRecord): Promise<LedgerEvent> {
     if (record.key !== undefined) assertId(record.key, "$.key");
     if (typeof record.classification !== "string" || record.classification.length === 0) {
@@ -646,6 +725,22 @@ export class SessionRecorder {
           "a reference must be sha256:<64 hex>",
         );
     });
+    // Evidence must point at something: every ref must be a stored blob.
+    const refs = [...new Set(record.evidenceRefs)];
+    if (refs.length > 0) {
+      const found = this.store.getBlobs
+        ? await this.store.getBlobs(refs)
+        : new Map(
+            await Promise.all(
+              refs.map(async (ref) => [ref, await this.store.getBlob(ref)] as const),
+            ),
+          );
+      const missing = refs.find((ref) => !found.has(ref));
+      if (missing !== undefined)
+        throw new NotFoundError(`evidence blob ${missing} is not in the store (putBlob it first)`, {
+          ref: missing,
+        });
+    }
     const payload: JsonObject = {
       classification: record.classification,
       summary: record.summary,
@@ -720,6 +815,7 @@ export class SessionRecorder {
         ? { redact: (options.redact ?? this.#redact) as Redaction }
         : {}),
       ...(this.#metadata ? { metadata: this.#metadata } : {}),
+      ...(this.#compactOption !== undefined ? { compact: this.#compactOption } : {}),
     });
     child.#parent = this;
     return child;

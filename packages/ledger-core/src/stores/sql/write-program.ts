@@ -7,8 +7,7 @@ import {
   planAppend,
   planFork,
 } from "../../store/append-plan.js";
-import type { AppendResult, ForkRequest } from "../../store/event-store.js";
-import type { DeleteSessionResult } from "../../store/event-store.js";
+import type { AppendResult, DeleteSessionResult, ForkRequest } from "../../store/event-store.js";
 import { openRunError, refsOf, sessionNotFound } from "../../store/retention.js";
 import type { ValidAppend } from "../../store/validate.js";
 import { type EventRow, eventRow, type HeadRow, headOf, parseBody } from "./rows.js";

@@ -295,10 +295,13 @@ export class SqliteBackend implements SqlBackend {
   }
 
   async putBlobs(rows: { ref: string; stored: Uint8Array }[], touchedAt: number): Promise<void> {
-    const statement = (this.#putBlob ??= this.#database.prepare(
-      `INSERT INTO blobs (blob_ref, content, touched_at) VALUES (?, ?, ?)
-       ON CONFLICT (blob_ref) DO UPDATE SET touched_at = excluded.touched_at`,
-    ));
+    if (this.#putBlob === undefined) {
+      this.#putBlob = this.#database.prepare(
+        `INSERT INTO blobs (blob_ref, content, touched_at) VALUES (?, ?, ?)
+         ON CONFLICT (blob_ref) DO UPDATE SET touched_at = excluded.touched_at`,
+      );
+    }
+    const statement = this.#putBlob;
     const put = () => {
       for (const row of rows) {
         const bytes = row.stored;
@@ -314,9 +317,12 @@ export class SqliteBackend implements SqlBackend {
   }
 
   async getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
-    const statement = (this.#getBlobs ??= this.#database.prepare(
-      "SELECT blob_ref AS ref, content FROM blobs WHERE blob_ref IN (SELECT value FROM json_each(?))",
-    ));
+    if (this.#getBlobs === undefined) {
+      this.#getBlobs = this.#database.prepare(
+        "SELECT blob_ref AS ref, content FROM blobs WHERE blob_ref IN (SELECT value FROM json_each(?))",
+      );
+    }
+    const statement = this.#getBlobs;
     const out = new Map<string, Uint8Array>();
     for (let start = 0; start < refs.length; start += 500) {
       const chunk = refs.slice(start, start + 500);

@@ -1,0 +1,215 @@
+import { canonicalJson } from "../events/canonical.js";
+import type { JsonObject, JsonValue } from "../events/json.js";
+import { blobRef } from "../store/blob.js";
+import type { EventStore } from "../store/event-store.js";
+import { type ListNode, MARKER_KEY, marker } from "./marker.js";
+
+/** Options of payload externalization (`SessionRecorder`'s `compact`). */
+export interface CompactOptions {
+  /** A subtree (object, array or string) whose JSON is larger goes to a blob. Default 4096. */
+  thresholdBytes?: number;
+  /** In model requests and responses, a string of at least this many bytes goes to a blob. Default 1024. */
+  textThresholdBytes?: number;
+}
+
+export const DEFAULT_THRESHOLD_BYTES = 4096;
+export const DEFAULT_TEXT_THRESHOLD_BYTES = 1024;
+
+/** Request fields holding the chat message list, in the order they are looked for. */
+export const MESSAGE_LIST_FIELDS = ["messages", "prompt", "input"] as const;
+
+/** The outcome of externalizing one event's payload fields. */
+export interface CompactedEvent {
+  /** New blobs to put before the event is appended (ref -> content). */
+  blobs: Map<string, string>;
+  /** Every ref the event reaches that this recorder has not seen committed in the session. */
+  evidenceRefs: string[];
+}
+
+const encoder = new TextEncoder();
+
+function utf8Length(text: string): number {
+  // Cheap bounds first: every UTF-16 unit is 1 to 3 UTF-8 bytes.
+  return Buffer.byteLength(text, "utf8");
+}
+
+/**
+ * Externalizes large content of one recorder's payloads into content-addressed blobs (§8).
+ * Keeps, per run, the previous request's message list so the next request stores only the
+ * messages it appends (a list node naming the previous list), and the refs already committed
+ * in this session, so a long conversation never re-puts (or re-indexes) what it stored before.
+ */
+export class PayloadCompactor {
+  readonly #threshold: number;
+  readonly #textThreshold: number;
+  readonly #enabled: boolean;
+  /** Refs named by events of this session that are committed: no put, no re-index. */
+  readonly #committed = new Set<string>();
+  #lastList: { ref: string; items: string[] } | undefined;
+
+  constructor(options: CompactOptions | false | undefined) {
+    this.#enabled = options !== false;
+    const given = options === false || options === undefined ? {} : options;
+    this.#threshold = given.thresholdBytes ?? DEFAULT_THRESHOLD_BYTES;
+    this.#textThreshold = given.textThresholdBytes ?? DEFAULT_TEXT_THRESHOLD_BYTES;
+  }
+
+  get enabled(): boolean {
+    return this.#enabled;
+  }
+
+  /** Starts one event's externalization. */
+  begin(): CompactSession {
+    return new CompactSession(this, this.#threshold, this.#textThreshold, this.#enabled);
+  }
+
+  /** @internal */
+  isCommitted(ref: string): boolean {
+    return this.#committed.has(ref);
+  }
+
+  /** Marks the refs of a committed event (their blobs were put before it). */
+  committed(refs: Iterable<string>): void {
+    for (const ref of refs) this.#committed.add(ref);
+  }
+
+  /** @internal */
+  get lastList(): { ref: string; items: string[] } | undefined {
+    return this.#lastList;
+  }
+
+  /** Remembers the message list of the last request (set once its event is committed). */
+  setLastList(list: { ref: string; items: string[] } | undefined): void {
+    this.#lastList = list;
+  }
+}
+
+/** Externalization of one event: collects its new blobs and refs. */
+export class CompactSession {
+  readonly #owner: PayloadCompactor;
+  readonly #threshold: number;
+  readonly #textThreshold: number;
+  readonly #enabled: boolean;
+  readonly blobs = new Map<string, string>();
+  readonly #refs = new Set<string>();
+  /** The message list this event's request names (to remember once committed). */
+  list: { ref: string; items: string[] } | undefined;
+
+  constructor(owner: PayloadCompactor, threshold: number, textThreshold: number, enabled: boolean) {
+    this.#owner = owner;
+    this.#threshold = threshold;
+    this.#textThreshold = textThreshold;
+    this.#enabled = enabled;
+  }
+
+  /** Stores `content` as a blob (unless committed before) and returns its ref. */
+  #emit(content: string): string {
+    const ref = blobRef(encoder.encode(content));
+    if (!this.#owner.isCommitted(ref)) {
+      this.#refs.add(ref);
+      this.blobs.set(ref, content);
+    }
+    return ref;
+  }
+
+  result(): CompactedEvent {
+    return { blobs: this.blobs, evidenceRefs: [...this.#refs] };
+  }
+
+  /**
+   * A value with large parts externalized. `text`: strings of `textThresholdBytes` or more go
+   * to blobs (model requests and responses); otherwise only subtrees over `thresholdBytes`.
+   * With compaction off it only escapes user objects that use the marker key.
+   */
+  value(value: JsonValue, options: { text: boolean }): JsonValue {
+    return this.#walk(value, options.text, true).value;
+  }
+
+  #walk(value: JsonValue, text: boolean, top: boolean): { value: JsonValue; size: number } {
+    if (typeof value === "string") {
+      if (!this.#enabled) return { value, size: value.length + 2 };
+      const limit = text ? Math.min(this.#textThreshold, this.#threshold) : this.#threshold;
+      if (value.length * 3 < limit) return { value, size: value.length + 2 };
+      const bytes = utf8Length(value);
+      if (bytes < limit) return { value, size: bytes + 2 };
+      const out = marker("text", this.#emit(value));
+      return { value: out, size: 90 };
+    }
+    if (value === null || typeof value !== "object") {
+      return { value, size: String(value).length };
+    }
+    let out: JsonValue;
+    let size = 2;
+    if (Array.isArray(value)) {
+      const items: JsonValue[] = [];
+      for (const item of value) {
+        const child = this.#walk(item, text, false);
+        items.push(child.value);
+        size += child.size + 1;
+      }
+      out = items;
+    } else {
+      const object: JsonObject = {};
+      for (const key of Object.keys(value)) {
+        const child = this.#walk(value[key] as JsonValue, text, false);
+        object[key] = child.value;
+        size += key.length + 4 + child.size;
+      }
+      out = Object.hasOwn(value, MARKER_KEY) ? { [MARKER_KEY]: "escape", value: object } : object;
+    }
+    if (this.#enabled && !top && size > this.#threshold) {
+      return { value: marker("json", this.#emit(canonicalJson(out))), size: 90 };
+    }
+    return { value: out, size };
+  }
+
+  /**
+   * A model request: its message list (the first array among `messages`, `prompt`, `input`)
+   * becomes a list node that extends the previous request's list when this one starts with
+   * it; each message is a blob (by the hash of its canonical JSON); long strings anywhere go
+   * to blobs; so does any other large subtree.
+   */
+  request(request: JsonValue): JsonValue {
+    if (!this.#enabled || request === null || typeof request !== "object" || Array.isArray(request))
+      return this.value(request, { text: true });
+    const field = MESSAGE_LIST_FIELDS.find((name) => Array.isArray(request[name]));
+    if (field === undefined) return this.value(request, { text: true });
+    const messages = request[field] as JsonValue[];
+    const items = messages.map((message) => {
+      const compacted = this.#walk(message, true, true).value;
+      return this.#emit(canonicalJson(compacted));
+    });
+    const last = this.#owner.lastList;
+    const extends_ =
+      last !== undefined &&
+      last.items.length <= items.length &&
+      last.items.every((ref, index) => items[index] === ref);
+    const node: ListNode = extends_
+      ? { prev: last.ref, items: items.slice(last.items.length) }
+      : { prev: null, items };
+    const listRef =
+      extends_ && node.items.length === 0 ? last.ref : this.#emit(canonicalJson(node as never));
+    this.list = { ref: listRef, items };
+    // Keep the field order of the request: the list marker where the list was.
+    const out: JsonObject = {};
+    for (const key of Object.keys(request)) {
+      out[key] =
+        key === field
+          ? marker("list", listRef)
+          : this.#walk(request[key] as JsonValue, true, false).value;
+    }
+    if (Object.hasOwn(request, MARKER_KEY)) return { [MARKER_KEY]: "escape", value: out };
+    return out;
+  }
+}
+
+/** Puts an event's new blobs: one batched call when the store has `putBlobs`. */
+export async function putCompactedBlobs(
+  store: EventStore,
+  blobs: Map<string, string>,
+): Promise<void> {
+  if (blobs.size === 0) return;
+  const contents = [...blobs.values()];
+  if (store.putBlobs) await store.putBlobs(contents);
+  else await Promise.all(contents.map((content) => store.putBlob(content)));
+}

@@ -1,0 +1,242 @@
+import { NotFoundError } from "../events/errors.js";
+import type { JsonObject, JsonValue } from "../events/json.js";
+import type { LedgerEvent } from "../events/types.js";
+import type { EventStore } from "../store/event-store.js";
+import { MESSAGE_LIST_FIELDS } from "./externalize.js";
+import { asEscape, asMarker, type ListNode } from "./marker.js";
+
+const decoder = new TextDecoder();
+
+/**
+ * Blobs fetched and values materialized while resolving, shared across calls (pass the same
+ * cache to resolve many events: a message stored once is fetched and parsed once). Resolved
+ * values may share structure (the same message object in several requests): treat them as
+ * read-only, or copy before changing them.
+ */
+export class BlobCache {
+  readonly bytes = new Map<string, Uint8Array>();
+  readonly texts = new Map<string, string>();
+  readonly values = new Map<string, JsonValue>();
+  readonly lists = new Map<string, JsonValue[]>();
+}
+
+export interface ResolveOptions {
+  cache?: BlobCache;
+}
+
+/** Fetches the refs not in the cache, in one batch when the store has `getBlobs`. */
+async function fetchBlobs(store: EventStore, cache: BlobCache, refs: Iterable<string>) {
+  const missing = [...new Set(refs)].filter((ref) => !cache.bytes.has(ref));
+  if (missing.length === 0) return;
+  if (store.getBlobs) {
+    const found = await store.getBlobs(missing);
+    for (const [ref, bytes] of found) cache.bytes.set(ref, bytes);
+  } else {
+    await Promise.all(
+      missing.map(async (ref) => {
+        try {
+          cache.bytes.set(ref, await store.getBlob(ref));
+        } catch (error) {
+          if (!(error as { code?: string }).code?.includes("not-found")) throw error;
+        }
+      }),
+    );
+  }
+}
+
+function bytesOf(cache: BlobCache, ref: string): Uint8Array {
+  const bytes = cache.bytes.get(ref);
+  if (bytes === undefined)
+    throw new NotFoundError(`blob ${ref} named by an event is not in the store`, { ref });
+  return bytes;
+}
+
+function parsed(cache: BlobCache, ref: string): JsonValue {
+  return JSON.parse(decoder.decode(bytesOf(cache, ref))) as JsonValue;
+}
+
+/** Refs reachable from `value` whose blobs are not fetched yet (one level). */
+function pendingRefs(
+  cache: BlobCache,
+  value: JsonValue,
+  out: Set<string>,
+  visited: Set<string>,
+): void {
+  if (value === null || typeof value !== "object") return;
+  const found = asMarker(value);
+  if (found) {
+    // Each blob is scanned once per round, however many events or lists name it.
+    if (visited.has(found.ref)) return;
+    visited.add(found.ref);
+    if (!cache.bytes.has(found.ref)) {
+      out.add(found.ref);
+      return;
+    }
+    if (found.$ledger === "text") return;
+    if (found.$ledger === "list") {
+      if (cache.lists.has(found.ref)) return;
+      const node = parsed(cache, found.ref) as unknown as ListNode;
+      if (node.prev !== null) pendingRefs(cache, { $ledger: "list", ref: node.prev }, out, visited);
+      for (const item of node.items)
+        pendingRefs(cache, { $ledger: "json", ref: item }, out, visited);
+      return;
+    }
+    if (cache.values.has(found.ref)) return;
+    pendingRefs(cache, parsed(cache, found.ref), out, visited);
+    return;
+  }
+  if (Array.isArray(value)) for (const item of value) pendingRefs(cache, item, out, visited);
+  else
+    for (const key of Object.keys(value)) pendingRefs(cache, value[key] as JsonValue, out, visited);
+}
+
+/** Fetches everything `values` reach, level by level (each level one batch). */
+async function prefetch(store: EventStore, cache: BlobCache, values: JsonValue[]): Promise<void> {
+  for (;;) {
+    const refs = new Set<string>();
+    const visited = new Set<string>();
+    for (const value of values) pendingRefs(cache, value, refs, visited);
+    if (refs.size === 0) return;
+    await fetchBlobs(store, cache, refs);
+    for (const ref of refs) bytesOf(cache, ref); // a missing blob is not-found, not a loop
+  }
+}
+
+function materialize(cache: BlobCache, value: JsonValue): JsonValue {
+  if (value === null || typeof value !== "object") return value;
+  const found = asMarker(value);
+  if (found) {
+    const { ref } = found;
+    if (found.$ledger === "text") {
+      let text = cache.texts.get(ref);
+      if (text === undefined) {
+        text = decoder.decode(bytesOf(cache, ref));
+        cache.texts.set(ref, text);
+      }
+      return text;
+    }
+    if (found.$ledger === "list") return materializeList(cache, ref);
+    let resolved = cache.values.get(ref);
+    if (resolved === undefined) {
+      resolved = materialize(cache, parsed(cache, ref));
+      cache.values.set(ref, resolved);
+    }
+    return resolved;
+  }
+  if (Array.isArray(value)) return value.map((item) => materialize(cache, item));
+  const escaped = asEscape(value);
+  const source = escaped ?? value;
+  const out: JsonObject = {};
+  for (const key of Object.keys(source)) out[key] = materialize(cache, source[key] as JsonValue);
+  return out;
+}
+
+function materializeList(cache: BlobCache, ref: string): JsonValue[] {
+  const cached = cache.lists.get(ref);
+  if (cached) return cached.slice();
+  // Walk back to the nearest materialized list (or the root) without recursion.
+  const chain: ListNode[] = [];
+  let base: JsonValue[] = [];
+  let cursor: string | null = ref;
+  const refs: string[] = [];
+  while (cursor !== null) {
+    const known = cache.lists.get(cursor);
+    if (known) {
+      base = known;
+      break;
+    }
+    const node = parsed(cache, cursor) as unknown as ListNode;
+    chain.push(node);
+    refs.push(cursor);
+    cursor = node.prev;
+  }
+  let list = base;
+  for (let index = chain.length - 1; index >= 0; index--) {
+    const node = chain[index] as ListNode;
+    list = list.concat(
+      node.items.map((item) => materialize(cache, { $ledger: "json", ref: item })),
+    );
+    cache.lists.set(refs[index] as string, list);
+  }
+  return list.slice();
+}
+
+/**
+ * A payload with every blob reference (§8 markers: text, json, list) replaced by its content,
+ * and escaped user objects restored. Values without markers come back unchanged.
+ */
+export async function resolvePayload(
+  store: EventStore,
+  value: JsonValue,
+  options: ResolveOptions = {},
+): Promise<JsonValue> {
+  const cache = options.cache ?? new BlobCache();
+  await prefetch(store, cache, [value]);
+  return materialize(cache, value);
+}
+
+/**
+ * Events with their payloads resolved (`resolvePayload`), everything else as stored. The
+ * blobs the events name in `evidenceRefs` are fetched first in one batch, so a whole run
+ * usually resolves in one or two round trips. Store reads (`readRun`, `readSession`) return
+ * events verbatim; call this where content is needed (inspection, replay, projections).
+ */
+export async function resolveEvents(
+  store: EventStore,
+  events: readonly LedgerEvent[],
+  options: ResolveOptions = {},
+): Promise<LedgerEvent[]> {
+  const cache = options.cache ?? new BlobCache();
+  const refs = new Set<string>();
+  for (const event of events) for (const ref of event.evidenceRefs ?? []) refs.add(ref);
+  if (refs.size > 0) await fetchBlobs(store, cache, refs);
+  await prefetch(
+    store,
+    cache,
+    events.map((event) => event.payload),
+  );
+  return events.map((event) =>
+    hasMarkers(event.payload) ? { ...event, payload: materialize(cache, event.payload) } : event,
+  );
+}
+
+function hasMarkers(value: JsonValue): boolean {
+  if (value === null || typeof value !== "object") return false;
+  if (Array.isArray(value)) return value.some(hasMarkers);
+  if ("$ledger" in value) return true;
+  for (const key of Object.keys(value)) if (hasMarkers(value[key] as JsonValue)) return true;
+  return false;
+}
+
+/**
+ * The message list named by the last `model.requested` of some stored (unresolved) events, as
+ * `{ ref, items }` (items: every message ref, oldest first), so a resumed recorder's next
+ * request extends it instead of starting a new root. Undefined when there is none.
+ */
+export async function lastListOf(
+  store: EventStore,
+  events: readonly LedgerEvent[],
+  options: ResolveOptions = {},
+): Promise<{ ref: string; items: string[] } | undefined> {
+  const cache = options.cache ?? new BlobCache();
+  for (let index = events.length - 1; index >= 0; index--) {
+    const event = events[index] as LedgerEvent;
+    if (event.type !== "model.requested") continue;
+    const payload = event.payload as JsonObject | null;
+    const request = payload?.request;
+    if (request === null || typeof request !== "object" || Array.isArray(request)) return undefined;
+    const field = MESSAGE_LIST_FIELDS.find((name) => request[name] !== undefined);
+    const found = field === undefined ? undefined : asMarker(request[field] as JsonValue);
+    if (found?.$ledger !== "list") return undefined;
+    const nodes: ListNode[] = [];
+    for (let cursor: string | null = found.ref; cursor !== null; ) {
+      await fetchBlobs(store, cache, [cursor]);
+      const node = parsed(cache, cursor) as unknown as ListNode;
+      nodes.push(node);
+      cursor = node.prev;
+    }
+    const items = nodes.reverse().flatMap((node) => node.items);
+    return { ref: found.ref, items };
+  }
+  return undefined;
+}
