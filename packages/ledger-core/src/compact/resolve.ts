@@ -85,9 +85,13 @@ function pendingRefs(
     pendingRefs(cache, parsed(cache, found.ref), out, visited);
     return;
   }
-  if (Array.isArray(value)) for (const item of value) pendingRefs(cache, item, out, visited);
-  else
-    for (const key of Object.keys(value)) pendingRefs(cache, value[key] as JsonValue, out, visited);
+  if (Array.isArray(value)) {
+    for (const item of value) pendingRefs(cache, item, out, visited);
+    return;
+  }
+  // An escaped user object: its own fields are data, never a marker.
+  const source = asEscape(value) ?? value;
+  for (const key of Object.keys(source)) pendingRefs(cache, source[key] as JsonValue, out, visited);
 }
 
 /** Fetches everything `values` reach, level by level (each level one batch). */

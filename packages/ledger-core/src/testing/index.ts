@@ -5,5 +5,11 @@ export type {
   MakeStore,
 } from "./conformance.js";
 export { eventStoreConformanceCases, runEventStoreConformance } from "./conformance.js";
+export type { SecretHit } from "./secret-scan.js";
+export {
+  scanPostgresForSecret,
+  scanRedisForSecret,
+  scanSqliteForSecret,
+} from "./secret-scan.js";
 export type { ServerKind } from "./servers.js";
 export { SERVER_URLS, serverAvailable } from "./servers.js";
