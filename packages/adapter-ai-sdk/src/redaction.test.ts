@@ -1,0 +1,103 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type EventStore, SessionRecorder, uuidv7 } from "@agent-ledger/core";
+import { PostgresEventStore } from "@agent-ledger/core/postgres";
+import { SqliteEventStore } from "@agent-ledger/core/sqlite";
+import {
+  SERVER_URLS,
+  type SecretHit,
+  scanPostgresForSecret,
+  scanSqliteForSecret,
+  serverAvailable,
+} from "@agent-ledger/core/testing";
+import { generateText, wrapLanguageModel } from "ai";
+import { afterAll, describe, expect, it } from "vitest";
+import { ledgerMiddleware } from "./ledger-middleware.js";
+import { scriptedModel, textResult } from "./testing/scripted-model.test.data.js";
+
+const folder = mkdtempSync(join(tmpdir(), "ai-sdk-redaction-"));
+const postgres = await serverAvailable("postgres");
+const schemas: string[] = [];
+
+afterAll(async () => {
+  rmSync(folder, { recursive: true, force: true });
+  if (schemas.length === 0) return;
+  const { default: pg } = await import("pg");
+  const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
+  await client.connect();
+  for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await client.end();
+});
+
+const targets = [
+  {
+    name: "SQLite",
+    skip: false,
+    async open(): Promise<{ store: EventStore; scan(secret: string): Promise<SecretHit[]> }> {
+      const path = join(folder, `${uuidv7()}.db`);
+      const store = new SqliteEventStore({ path });
+      await store.init();
+      return { store, scan: (secret) => scanSqliteForSecret(path, secret) };
+    },
+  },
+  {
+    name: "PostgreSQL",
+    skip: !postgres,
+    async open(): Promise<{ store: EventStore; scan(secret: string): Promise<SecretHit[]> }> {
+      const schema = `aisdk_red_${uuidv7().replaceAll("-", "")}`;
+      schemas.push(schema);
+      const store = new PostgresEventStore({ connectionString: SERVER_URLS.postgres, schema });
+      await store.init();
+      return {
+        store,
+        scan: (secret) => scanPostgresForSecret(SERVER_URLS.postgres, schema, secret),
+      };
+    },
+  },
+];
+
+async function call(store: EventStore, secret: string, redact?: false): Promise<void> {
+  const recorder = new SessionRecorder({
+    store,
+    sessionId: "s",
+    runId: "r",
+    actor: { type: "agent", id: "assistant", framework: "ai-sdk" },
+  });
+  const { model } = scriptedModel([textResult("noted ".repeat(300))]);
+  await generateText({
+    model: wrapLanguageModel({
+      model,
+      middleware: ledgerMiddleware({ recorder, ...(redact === false ? { redact } : {}) }),
+    }),
+    system: "policy text ".repeat(200),
+    prompt: "hi",
+    headers: { authorization: `Bearer ${secret}`, "x-api-key": secret },
+    providerOptions: { openai: { apiKey: secret, user: "u1" }, gateway: { token: secret } },
+  });
+  await recorder.completeRun("done");
+}
+
+describe.each(targets)("AI SDK credentials on $name", (target) => {
+  it.skipIf(target.skip)(
+    "apiKey, token and headers of a call reach no row or blob by default",
+    async () => {
+      const secret = `sk-live-${uuidv7()}`;
+      const redacted = await target.open();
+      try {
+        await call(redacted.store, secret);
+      } finally {
+        await redacted.store.close();
+      }
+      expect(await redacted.scan(secret)).toEqual([]);
+      // Control: with redaction turned off the provider options carry it into the ledger.
+      const plain = await target.open();
+      try {
+        await call(plain.store, secret, false);
+      } finally {
+        await plain.store.close();
+      }
+      expect((await plain.scan(secret)).length).toBeGreaterThan(0);
+    },
+  );
+});
