@@ -1,6 +1,7 @@
 import {
   type Attempt,
   collectAttempts,
+  type JsonObject,
   type LedgerEvent,
   readWholeRun,
   type SessionRecorder,
@@ -8,7 +9,8 @@ import {
 
 interface LastModelCall {
   attempt: Attempt;
-  requestHash: string;
+  /** The request as sent (hashed only when a failed call may be retried). */
+  request: JsonObject;
   failed: boolean;
 }
 

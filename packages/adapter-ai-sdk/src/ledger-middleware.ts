@@ -39,10 +39,10 @@ async function beginAttempt(
   await state.ensureStarted();
   const { recorder } = state;
   const request = modelRequestOf(params, model, redact);
-  const requestHash = hashJson(request);
   const previous = state.lastModel;
   let attempt: Attempt;
-  if (previous?.failed && previous.requestHash === requestHash) {
+  // Hashing a long conversation costs a pass over it: only when a failed call may be retried.
+  if (previous?.failed && hashJson(previous.request) === hashJson(request)) {
     const replayedRetry =
       previous.attempt.replayed !== undefined &&
       (await state.wasRetried(previous.attempt.attemptId));
@@ -52,7 +52,7 @@ async function beginAttempt(
   } else {
     attempt = await recorder.beforeModelCall({ request });
   }
-  state.lastModel = { attempt, requestHash, failed: false };
+  state.lastModel = { attempt, request, failed: false };
   return attempt;
 }
 

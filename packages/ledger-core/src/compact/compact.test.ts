@@ -101,14 +101,14 @@ describe("content-addressed payloads", () => {
         .map((event) => (event.payload as JsonObject).request),
     ).toEqual(requests);
     const completions = resolved.filter((event) => event.type === "model.completed");
-    expect((completions[3]?.payload as JsonObject).response).toEqual({
+    expect(((completions[3]?.payload ?? {}) as JsonObject).response).toEqual({
       role: "assistant",
       content: words(1003, 2000),
     });
     // The assistant text of a completion and the same text in the next request are one blob.
     const completionRef = asMarker(
       (
-        (stored.find((event) => event.type === "model.completed")?.payload as JsonObject)
+        ((stored.find((event) => event.type === "model.completed")?.payload ?? {}) as JsonObject)
           .response as JsonObject
       ).content as JsonValue,
     )?.ref;
@@ -126,7 +126,7 @@ describe("content-addressed payloads", () => {
     expect(store.putCalls).toBe(0);
     const events = await readWholeRun(store, { sessionId: "s", runId: "r" });
     expect(events.every((event) => event.evidenceRefs === undefined)).toBe(true);
-    expect((events[1]?.payload as JsonObject).request).toEqual({ model: "m", input: "hi" });
+    expect(((events[1]?.payload ?? {}) as JsonObject).request).toEqual({ model: "m", input: "hi" });
   });
 
   it("escapes user objects that use the marker key, and compact: false stores inline", async () => {
@@ -221,10 +221,12 @@ describe("content-addressed payloads", () => {
     const inspected = await inspectSession(store, "s");
     const attempt = inspected.runs[0]?.steps[0]?.attempts[0];
     expect(attempt?.request).toEqual(request);
-    expect((attempt?.outcome as JsonObject).content).toEqual(words(1000, 2000));
+    expect(((attempt?.outcome ?? {}) as JsonObject).content).toEqual(words(1000, 2000));
     const raw = await inspectSession(store, "s", { resolve: false });
     const rawAttempt = raw.runs[0]?.steps[0]?.attempts[0];
-    expect(asMarker((rawAttempt?.request as JsonObject).messages as JsonValue)).toBeDefined();
+    expect(
+      asMarker(((rawAttempt?.request ?? {}) as JsonObject).messages as JsonValue),
+    ).toBeDefined();
   });
 
   it("a missing blob is not-found on resolve, never silently empty", async () => {
@@ -255,5 +257,55 @@ describe("blob encoding", () => {
     expect(() => decodeBlob(ref, damaged)).toThrow(/does not hash/);
     // A blob written before the header existed (raw bytes) still reads.
     expect(decodeBlob(ref, text)).toEqual(text);
+  });
+});
+
+describe("fast paths keep their results", () => {
+  it("CanonicalJsonMemo writes exactly canonicalJson, memoized or not", async () => {
+    const { canonicalJson } = await import("../events/canonical.js");
+    const { CanonicalJsonMemo } = await import("./canonical-memo.js");
+    const memo = new CanonicalJsonMemo();
+    const long = `quote " slash \\ newline \n emoji 😀 ${words(3, 600)}`;
+    const value = {
+      z: [1, -0, 1.5e300, true, null, long, { "b c": long, a: "\u2028" }],
+      "\u00e9": { long, short: "x" },
+      a: long,
+    } as unknown as JsonValue;
+    expect(memo.json(value)).toBe(canonicalJson(value));
+    expect(memo.json(value)).toBe(canonicalJson(value));
+  });
+
+  it("grouped `prefix.**.key` redaction removes every listed key and copies nothing else", async () => {
+    const { applyRedaction, DEFAULT_CREDENTIAL_PATHS } = await import("../recorder/redact.js");
+    const payload = {
+      request: {
+        headers: { authorization: "a", other: "keep" },
+        providerOptions: { openai: { apiKey: "k", nested: [{ token: "t", ok: 1 }] } },
+        messages: [{ role: "user", content: "hi", password: "p" }],
+      },
+      token: "outside the request stays",
+    } as JsonValue;
+    const grouped = applyRedaction(
+      payload,
+      [...DEFAULT_CREDENTIAL_PATHS, "request.headers.other"],
+      {
+        type: "model.requested",
+      },
+    );
+    expect(grouped).toEqual({
+      request: {
+        headers: { authorization: "[redacted]", other: "[redacted]" },
+        providerOptions: {
+          openai: { apiKey: "[redacted]", nested: [{ token: "[redacted]", ok: 1 }] },
+        },
+        messages: [{ role: "user", content: "hi", password: "[redacted]" }],
+      },
+      token: "outside the request stays",
+    });
+    expect(JSON.stringify(grouped)).not.toMatch(/"(a|k|t|p)"/);
+    expect((grouped as JsonObject).token).toBe("outside the request stays");
+    // Nothing to redact: the very same object comes back (no copy of a long history).
+    const clean = { request: { messages: [{ role: "user", content: "hi" }] } };
+    expect(applyRedaction(clean, [...DEFAULT_CREDENTIAL_PATHS], { type: "x" })).toBe(clean);
   });
 });

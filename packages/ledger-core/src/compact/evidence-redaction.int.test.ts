@@ -195,7 +195,7 @@ describe.each(backends)("evidence and redaction on $name", (backend) => {
         );
         const events = await readWholeSession(redacted.store, "s");
         expect(events.some((event) => (event.evidenceRefs ?? []).length > 0)).toBe(true);
-        const request = (events[1]?.payload as JsonObject).request as JsonObject;
+        const request = ((events[1]?.payload ?? {}) as JsonObject).request as JsonObject;
         expect(request.headers).toEqual({ authorization: "[redacted]", "x-api-key": "[redacted]" });
       } finally {
         await redacted.store.close();

@@ -27,6 +27,15 @@ export interface CompactedEvent {
 }
 
 const encoder = new TextEncoder();
+const MAX_MEMOIZED_REFS = 50_000;
+/**
+ * A message whose externalized form (long strings already replaced by text refs) is at most
+ * this long is kept inline in its list node rather than in a blob of its own: a separate blob
+ * would cost a 71-byte ref in the node, a row, an index entry and a reference-index row for a
+ * wrapper like `{"role":"user","content":{"$ledger":"text",...}}`. Its content is still shared
+ * by sha256 (the text blob); the list node itself is content-addressed.
+ */
+export const INLINE_MESSAGE_BYTES = 512;
 
 function utf8Length(text: string): number {
   // Cheap bounds first: every UTF-16 unit is 1 to 3 UTF-8 bytes.
@@ -45,6 +54,12 @@ export class PayloadCompactor {
   readonly #enabled: boolean;
   /** Refs named by events of this session that are committed: no put, no re-index. */
   readonly #committed = new Set<string>();
+  /**
+   * Refs of contents already hashed, by the content string itself. Adapters re-send the same
+   * string objects turn after turn, and V8 caches a string's hash in the string, so a lookup
+   * here is far cheaper than a sha256 over the text again. Bounded; cleared when full.
+   */
+  readonly #refsByContent = new Map<string, string>();
   #lastList: { ref: string; items: string[] } | undefined;
 
   constructor(options: CompactOptions | false | undefined) {
@@ -61,6 +76,22 @@ export class PayloadCompactor {
   /** Starts one event's externalization. */
   begin(): CompactSession {
     return new CompactSession(this, this.#threshold, this.#textThreshold, this.#enabled);
+  }
+
+  /** @internal The sha256 ref of some content (memoized). */
+  refOf(content: string): string {
+    let ref = this.#refsByContent.get(content);
+    if (ref === undefined) {
+      ref = blobRef(encoder.encode(content));
+      if (this.#refsByContent.size >= MAX_MEMOIZED_REFS) this.#refsByContent.clear();
+      this.#refsByContent.set(content, ref);
+    }
+    return ref;
+  }
+
+  /** @internal The memoized ref of some content, if it was hashed before. */
+  knownRef(content: string): string | undefined {
+    return this.#refsByContent.get(content);
   }
 
   /** @internal */
@@ -103,8 +134,16 @@ export class CompactSession {
   }
 
   /** Stores `content` as a blob (unless committed before) and returns its ref. */
+  #use(ref: string, content: string): string {
+    if (!this.#owner.isCommitted(ref)) {
+      this.#refs.add(ref);
+      this.blobs.set(ref, content);
+    }
+    return ref;
+  }
+
   #emit(content: string): string {
-    const ref = blobRef(encoder.encode(content));
+    const ref = this.#owner.refOf(content);
     if (!this.#owner.isCommitted(ref)) {
       this.#refs.add(ref);
       this.blobs.set(ref, content);
@@ -130,6 +169,10 @@ export class CompactSession {
       if (!this.#enabled) return { value, size: value.length + 2 };
       const limit = text ? Math.min(this.#textThreshold, this.#threshold) : this.#threshold;
       if (value.length * 3 < limit) return { value, size: value.length + 2 };
+      // Seen before (a history re-sent): no need to measure or hash it again.
+      const known = this.#owner.knownRef(value);
+      if (known !== undefined && value.length >= limit)
+        return { value: marker("text", this.#use(known, value)), size: 90 };
       const bytes = utf8Length(value);
       if (bytes < limit) return { value, size: bytes + 2 };
       const out = marker("text", this.#emit(value));
@@ -175,9 +218,22 @@ export class CompactSession {
     const field = MESSAGE_LIST_FIELDS.find((name) => Array.isArray(request[name]));
     if (field === undefined) return this.value(request, { text: true });
     const messages = request[field] as JsonValue[];
+    // Item keys: a blob ref, or the canonical JSON of a message kept inline in the node.
+    const stored: JsonValue[] = [];
     const items = messages.map((message) => {
       const compacted = this.#walk(message, true, true).value;
-      return this.#emit(canonicalJson(compacted));
+      const json = canonicalJson(compacted);
+      if (
+        json.length <= INLINE_MESSAGE_BYTES &&
+        compacted !== null &&
+        typeof compacted === "object"
+      ) {
+        stored.push(compacted);
+        return json;
+      }
+      const ref = this.#emit(json);
+      stored.push(ref);
+      return ref;
     });
     const last = this.#owner.lastList;
     const extends_ =
@@ -185,8 +241,8 @@ export class CompactSession {
       last.items.length <= items.length &&
       last.items.every((ref, index) => items[index] === ref);
     const node: ListNode = extends_
-      ? { prev: last.ref, items: items.slice(last.items.length) }
-      : { prev: null, items };
+      ? { prev: last.ref, items: stored.slice(last.items.length) }
+      : { prev: null, items: stored };
     const listRef =
       extends_ && node.items.length === 0 ? last.ref : this.#emit(canonicalJson(node as never));
     this.list = { ref: listRef, items };

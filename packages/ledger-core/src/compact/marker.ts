@@ -6,8 +6,9 @@ import { isBlobRef } from "../store/validate.js";
  * `{ "$ledger": "text" | "json" | "list", "ref": "sha256:..." }`:
  * - `text`: the blob is a UTF-8 string;
  * - `json`: the blob is the canonical JSON of a value (which may hold markers itself);
- * - `list`: the blob is a list node `{ "items": [json refs appended], "prev": list ref | null }`
- *   (structural sharing: a list is its `prev` list followed by its items).
+ * - `list`: the blob is a list node `{ "items": [appended], "prev": list ref | null }`
+ *   (structural sharing: a list is its `prev` list followed by its items; an item is a
+ *   message blob ref, or a small message inline, see `ListNode`).
  * A user object that has a `$ledger` key of its own is stored as
  * `{ "$ledger": "escape", "value": { ...the object } }`, so reads never mistake it for a marker.
  */
@@ -20,10 +21,14 @@ export interface BlobMarker {
   ref: string;
 }
 
-/** A list node blob: the previous list (or null for a root) and the item refs it appends. */
+/**
+ * A list node blob: the previous list (or null for a root) and the items it appends: a string
+ * is the ref of a message blob; an object or array is a small message kept inline (with its
+ * long strings already externalized).
+ */
 export interface ListNode {
   prev: string | null;
-  items: string[];
+  items: JsonValue[];
 }
 
 export function marker(kind: MarkerKind, ref: string): JsonObject {

@@ -1,3 +1,4 @@
+import { canonicalJson } from "../events/canonical.js";
 import { NotFoundError } from "../events/errors.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { LedgerEvent } from "../events/types.js";
@@ -77,8 +78,7 @@ function pendingRefs(
       if (cache.lists.has(found.ref)) return;
       const node = parsed(cache, found.ref) as unknown as ListNode;
       if (node.prev !== null) pendingRefs(cache, { $ledger: "list", ref: node.prev }, out, visited);
-      for (const item of node.items)
-        pendingRefs(cache, { $ledger: "json", ref: item }, out, visited);
+      for (const item of node.items) pendingRefs(cache, listItem(item), out, visited);
       return;
     }
     if (cache.values.has(found.ref)) return;
@@ -104,6 +104,11 @@ async function prefetch(store: EventStore, cache: BlobCache, values: JsonValue[]
     await fetchBlobs(store, cache, refs);
     for (const ref of refs) bytesOf(cache, ref); // a missing blob is not-found, not a loop
   }
+}
+
+/** A list item as a value to resolve: a ref string names a message blob. */
+function listItem(item: JsonValue): JsonValue {
+  return typeof item === "string" ? { $ledger: "json", ref: item } : item;
 }
 
 function materialize(cache: BlobCache, value: JsonValue): JsonValue {
@@ -157,9 +162,7 @@ function materializeList(cache: BlobCache, ref: string): JsonValue[] {
   let list = base;
   for (let index = chain.length - 1; index >= 0; index--) {
     const node = chain[index] as ListNode;
-    list = list.concat(
-      node.items.map((item) => materialize(cache, { $ledger: "json", ref: item })),
-    );
+    list = list.concat(node.items.map((item) => materialize(cache, listItem(item))));
     cache.lists.set(refs[index] as string, list);
   }
   return list.slice();
@@ -239,7 +242,11 @@ export async function lastListOf(
       nodes.push(node);
       cursor = node.prev;
     }
-    const items = nodes.reverse().flatMap((node) => node.items);
+    const items = nodes
+      .reverse()
+      .flatMap((node) =>
+        node.items.map((item) => (typeof item === "string" ? item : canonicalJson(item))),
+      );
     return { ref: found.ref, items };
   }
   return undefined;

@@ -1,3 +1,4 @@
+import { CanonicalJsonMemo } from "../compact/canonical-memo.js";
 import {
   type CompactOptions,
   type CompactSession,
@@ -5,7 +6,7 @@ import {
   putCompactedBlobs,
 } from "../compact/externalize.js";
 import { BlobCache, lastListOf, resolveEvents } from "../compact/resolve.js";
-import { hashJson } from "../events/canonical.js";
+import { hashJson, sha256Hex } from "../events/canonical.js";
 import {
   InvalidArgumentError,
   NotFoundError,
@@ -106,6 +107,7 @@ export class SessionRecorder {
   readonly #metadata: JsonObject | undefined;
   readonly #compactOption: CompactOptions | false | undefined;
   readonly #compactor: PayloadCompactor;
+  readonly #canonical = new CanonicalJsonMemo();
   #resolveOnLoad = true;
   #queue: CommitQueue;
   #replay: ReplayCursor | undefined;
@@ -343,7 +345,8 @@ export class SessionRecorder {
   async beforeModelCall(options: BeforeModelCallOptions): Promise<Attempt> {
     await this.#whenReady();
     const request = this.#payload("model.requested", options.request, "$", "request");
-    const requestHash = hashJson(request);
+    // = hashJson(request), with the JSON of message texts seen on earlier turns memoized.
+    const requestHash = sha256Hex(this.#canonical.json(request));
     const match = this.#replay?.takeModel(requestHash);
     if (match) {
       const replayed = this.#answer(match);

@@ -134,7 +134,11 @@ export interface EventStore {
   putBlob(content: Uint8Array | string): Promise<string>;
   /** The bytes stored under a `sha256:<hex>` reference; `not-found` when absent. */
   getBlob(ref: string): Promise<Uint8Array>;
-  /** Optional batch form of `putBlob` (one round trip): the refs in input order. */
+  /**
+   * Optional batch form of `putBlob` (one round trip): the refs in input order. A store may
+   * make the batch durable together with its next append rather than on its own (SQLite
+   * skips the batch's fsync; the next commit's WAL fsync covers it): put, then append.
+   */
   putBlobs?(contents: (Uint8Array | string)[]): Promise<string[]>;
   /** Optional batch form of `getBlob`: the blobs found (absent refs are simply missing). */
   getBlobs?(refs: string[]): Promise<Map<string, Uint8Array>>;

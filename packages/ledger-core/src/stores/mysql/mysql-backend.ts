@@ -435,7 +435,11 @@ END`;
     return rows.map((row) => ({ ...row, sessionId: text(row.sessionId) }));
   }
 
-  async putBlobs(rows: { ref: string; stored: Uint8Array }[], touchedAt: number): Promise<void> {
+  async putBlobs(
+    rows: { ref: string; stored: Uint8Array }[],
+    touchedAt: number,
+    _durable: boolean,
+  ): Promise<void> {
     const { blobs } = this.#tables;
     await this.#db
       .insert(blobs)

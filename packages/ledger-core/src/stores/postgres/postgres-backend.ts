@@ -411,7 +411,11 @@ SELECT last_cursor FROM c`;
     return limit === undefined ? query : query.limit(limit);
   }
 
-  async putBlobs(rows: { ref: string; stored: Uint8Array }[], touchedAt: number): Promise<void> {
+  async putBlobs(
+    rows: { ref: string; stored: Uint8Array }[],
+    touchedAt: number,
+    _durable: boolean,
+  ): Promise<void> {
     const { blobs } = this.#tables;
     await this.#db
       .insert(blobs)

@@ -42,7 +42,12 @@ export interface SqlBackend {
    * Stores encoded blobs (store/blob.ts) in one statement: inserts the new ones, and sets
    * `touched_at` on every one (existing ones too: the retention grace period starts again).
    */
-  putBlobs(blobs: { ref: string; stored: Uint8Array }[], touchedAt: number): Promise<void>;
+  putBlobs(
+    blobs: { ref: string; stored: Uint8Array }[],
+    touchedAt: number,
+    /** false: may become durable with the next append's commit (SQLite skips its own fsync). */
+    durable: boolean,
+  ): Promise<void>;
   /** Stored (encoded) bytes of the blobs found. */
   getBlobs(refs: string[]): Promise<Map<string, Uint8Array>>;
   describe(): StoreDescription;

@@ -200,11 +200,20 @@ export class SqlEventStore implements EventStore {
   }
 
   async putBlob(content: Uint8Array | string): Promise<string> {
-    const [ref] = await this.putBlobs([content]);
+    const [ref] = await this.#putBlobs([content], true);
     return ref as string;
   }
 
-  async putBlobs(contents: (Uint8Array | string)[]): Promise<string[]> {
+  /**
+   * Batch put (one statement). Durable together with the next append at the latest: on
+   * SQLite the batch is committed without its own fsync and the next append's fsync covers
+   * it (the recorder always appends the event naming these blobs right after).
+   */
+  putBlobs(contents: (Uint8Array | string)[]): Promise<string[]> {
+    return this.#putBlobs(contents, false);
+  }
+
+  async #putBlobs(contents: (Uint8Array | string)[], durable: boolean): Promise<string[]> {
     const blobs = new Map<string, Uint8Array>();
     const refs = contents.map((content) => {
       const blob = prepareBlob(content);
@@ -213,7 +222,7 @@ export class SqlEventStore implements EventStore {
     });
     if (blobs.size === 0) return refs;
     const rows = [...blobs].map(([ref, stored]) => ({ ref, stored }));
-    await this.#guard("putBlob", () => this.#backend.putBlobs(rows, Date.now()));
+    await this.#guard("putBlob", () => this.#backend.putBlobs(rows, Date.now(), durable));
     return refs;
   }
 

@@ -294,7 +294,11 @@ export class SqliteBackend implements SqlBackend {
     return limit === undefined ? query.all() : query.limit(limit).all();
   }
 
-  async putBlobs(rows: { ref: string; stored: Uint8Array }[], touchedAt: number): Promise<void> {
+  async putBlobs(
+    rows: { ref: string; stored: Uint8Array }[],
+    touchedAt: number,
+    durable: boolean,
+  ): Promise<void> {
     if (this.#putBlob === undefined) {
       this.#putBlob = this.#database.prepare(
         `INSERT INTO blobs (blob_ref, content, touched_at) VALUES (?, ?, ?)
@@ -312,8 +316,20 @@ export class SqliteBackend implements SqlBackend {
         );
       }
     };
-    if (rows.length === 1) put();
-    else this.#database.transaction(put).immediate();
+    if (durable) {
+      if (rows.length === 1) put();
+      else this.#database.transaction(put).immediate();
+      return;
+    }
+    // Blobs the recorder puts right before the append that names them: committed without an
+    // fsync of their own. The WAL is one sequential file, so the fsync of that append's
+    // commit (synchronous = FULL) makes these frames durable too, before the event is.
+    this.#database.pragma("synchronous = NORMAL");
+    try {
+      this.#database.transaction(put).immediate();
+    } finally {
+      this.#database.pragma("synchronous = FULL");
+    }
   }
 
   async getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
