@@ -4,5 +4,4 @@ CREATE TABLE `blob_refs` (
 	CONSTRAINT `blob_refs_blob_ref_session_id_pk` PRIMARY KEY(`blob_ref`,`session_id`)
 );
 --> statement-breakpoint
-ALTER TABLE `blobs` ADD `touched_at` bigint DEFAULT 0 NOT NULL;--> statement-breakpoint
-CREATE INDEX `blob_refs_session` ON `blob_refs` (`session_id`);
+ALTER TABLE `blobs` ADD `touched_at` bigint DEFAULT 0 NOT NULL;

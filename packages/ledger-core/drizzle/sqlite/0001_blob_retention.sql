@@ -2,7 +2,6 @@ CREATE TABLE `blob_refs` (
 	`blob_ref` text NOT NULL,
 	`session_id` text NOT NULL,
 	PRIMARY KEY(`blob_ref`, `session_id`)
-);
+) WITHOUT ROWID;
 --> statement-breakpoint
-CREATE INDEX `blob_refs_session` ON `blob_refs` (`session_id`);--> statement-breakpoint
 ALTER TABLE `blobs` ADD `touched_at` integer DEFAULT 0 NOT NULL;

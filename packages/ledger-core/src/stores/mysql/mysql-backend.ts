@@ -249,12 +249,12 @@ END`;
           .orderBy(asc(runs.runId));
         return rows.map((row) => text(row.runId));
       }
-      case "session-refs": {
+      case "session-bodies": {
         const rows = await tx
-          .select({ ref: blobRefs.blobRef })
-          .from(blobRefs)
-          .where(eq(blobRefs.sessionId, step.sessionId));
-        return rows.map((row) => row.ref);
+          .select({ body: events.body })
+          .from(events)
+          .where(eq(events.sessionId, step.sessionId));
+        return rows.map((row) => row.body);
       }
       case "delete-session": {
         const [deletedEvents] = await tx.delete(events).where(eq(events.sessionId, step.sessionId));

@@ -225,12 +225,12 @@ SELECT last_cursor FROM c`;
           .orderBy(asc(runs.runId));
         return rows.map((row) => row.runId);
       }
-      case "session-refs": {
+      case "session-bodies": {
         const rows = await tx
-          .select({ ref: blobRefs.blobRef })
-          .from(blobRefs)
-          .where(eq(blobRefs.sessionId, step.sessionId));
-        return rows.map((row) => row.ref);
+          .select({ body: events.body })
+          .from(events)
+          .where(eq(events.sessionId, step.sessionId));
+        return rows.map((row) => row.body);
       }
       case "delete-session": {
         const deletedEvents = await tx

@@ -65,17 +65,14 @@ function tables(table: typeof pgTable) {
     content: bytes("content").notNull(),
     touchedAt: bigint("touched_at", { mode: "number" }).notNull().default(0),
   });
-  /** Blob reference index: which session names which blob (from evidenceRefs, at append). */
+  /** Blob reference index: which session names which blob (evidenceRefs, at append), by blob. */
   const blobRefs = table(
     "blob_refs",
     {
       blobRef: text("blob_ref").notNull(),
       sessionId: text("session_id").notNull(),
     },
-    (columns) => [
-      primaryKey({ columns: [columns.blobRef, columns.sessionId] }),
-      index("blob_refs_session").on(columns.sessionId),
-    ],
+    (columns) => [primaryKey({ columns: [columns.blobRef, columns.sessionId] })],
   );
   const schemaVersion = table("schema_version", {
     version: integer("version").primaryKey(),

@@ -37,8 +37,8 @@ export type WriteStep =
   | { kind: "lock-session"; sessionId: string }
   /** Ids of the session's runs whose status is still `running`. */
   | { kind: "open-runs"; sessionId: string }
-  /** Distinct blob refs the session's events name (from the reference index). */
-  | { kind: "session-refs"; sessionId: string }
+  /** Bodies of all the session's events (retention reads their evidenceRefs). */
+  | { kind: "session-bodies"; sessionId: string }
   /** Delete the session's events, runs, index rows and counter row; returns the counts. */
   | { kind: "delete-session"; sessionId: string }
   /**
@@ -193,7 +193,8 @@ export function* deleteSessionProgram(
   if (cursor === undefined) throw sessionNotFound(sessionId);
   const open = yield* step<string[]>({ kind: "open-runs", sessionId });
   if (open[0] !== undefined) throw openRunError(sessionId, open[0]);
-  const refs = yield* step<string[]>({ kind: "session-refs", sessionId });
+  const bodies = yield* step<string[]>({ kind: "session-bodies", sessionId });
+  const refs = refsOf(bodies.map(parseBody));
   const counts = yield* step<{ events: number; runs: number }>({
     kind: "delete-session",
     sessionId,

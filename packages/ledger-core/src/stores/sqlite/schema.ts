@@ -67,17 +67,18 @@ export const blobs = sqliteTable("blobs", {
   touchedAt: integer("touched_at").notNull().default(0),
 });
 
-/** Blob reference index: which session names which blob (from evidenceRefs, at append time). */
+/**
+ * Blob reference index: which session names which blob (from evidenceRefs, at append time),
+ * keyed by blob (the retention question is "does another session name it?"). A session's own
+ * refs are read from its events when it is deleted, so no second index by session.
+ */
 export const blobRefs = sqliteTable(
   "blob_refs",
   {
     blobRef: text("blob_ref").notNull(),
     sessionId: text("session_id").notNull(),
   },
-  (table) => [
-    primaryKey({ columns: [table.blobRef, table.sessionId] }),
-    index("blob_refs_session").on(table.sessionId),
-  ],
+  (table) => [primaryKey({ columns: [table.blobRef, table.sessionId] })],
 );
 
 /** Applied migrations, one row per shipped migration. */

@@ -22,7 +22,7 @@ interface Statements {
   indexRef: Statement;
   lockSession: Statement;
   openRuns: Statement;
-  sessionRefs: Statement;
+  sessionBodies: Statement;
   deleteEvents: Statement;
   deleteRuns: Statement;
   deleteRefs: Statement;
@@ -122,7 +122,7 @@ export class SqliteBackend implements SqlBackend {
       openRuns: database.prepare(
         "SELECT run_id AS runId FROM runs WHERE session_id = ? AND status = 'running' ORDER BY run_id",
       ),
-      sessionRefs: database.prepare("SELECT blob_ref AS ref FROM blob_refs WHERE session_id = ?"),
+      sessionBodies: database.prepare("SELECT body FROM events WHERE session_id = ?"),
       deleteEvents: database.prepare("DELETE FROM events WHERE session_id = ?"),
       deleteRuns: database.prepare("DELETE FROM runs WHERE session_id = ?"),
       deleteRefs: database.prepare("DELETE FROM blob_refs WHERE session_id = ?"),
@@ -180,9 +180,9 @@ export class SqliteBackend implements SqlBackend {
         return (statements.openRuns.all(step.sessionId) as { runId: string }[]).map(
           (row) => row.runId,
         );
-      case "session-refs":
-        return (statements.sessionRefs.all(step.sessionId) as { ref: string }[]).map(
-          (row) => row.ref,
+      case "session-bodies":
+        return (statements.sessionBodies.all(step.sessionId) as { body: string }[]).map(
+          (row) => row.body,
         );
       case "delete-session": {
         const events = statements.deleteEvents.run(step.sessionId).changes;
