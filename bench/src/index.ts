@@ -5,10 +5,15 @@ import { benchAiSdkOverhead } from "./ai-sdk-overhead.js";
 import { benchCore } from "./core-bench.js";
 import { benchServers } from "./server-bench.js";
 import { printTable, type Row } from "./stats.js";
+import { benchStorage } from "./storage-bench.js";
 
 const suites: Record<string, { title: string; run: () => Promise<Row[]> }> = {
   core: { title: "ledger-core: memory and SQLite", run: benchCore },
   servers: { title: "server stores: PostgreSQL, MariaDB, Redis", run: benchServers },
+  storage: {
+    title: "storage: 200-turn conversation, bytes on disk and write latency",
+    run: benchStorage,
+  },
   "ai-sdk": { title: "AI SDK middleware overhead per generateText step", run: benchAiSdkOverhead },
 };
 

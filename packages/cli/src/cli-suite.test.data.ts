@@ -249,6 +249,27 @@ export function describeCliCommands(options: CliSuiteOptions): void {
       expect(again.stderr).toContain("is not unresolved (it is abandoned)");
     });
 
+    it("export and tail put content kept in the blob store back in place (unless --raw)", async () => {
+      const sessionId = `${options.sessionId}-blobs`;
+      const recorder = new SessionRecorder({ store, sessionId, actor: { type: "agent", id: "a" } });
+      await recorder.startRun();
+      const long = `${"the weather in Lisbon is sunny and warm ".repeat(60)}END`;
+      const call = await recorder.beforeModelCall({
+        request: { model: "m", messages: [{ role: "user", content: long }] },
+      });
+      await recorder.modelCompleted(call, { text: long });
+      await recorder.completeRun();
+      const resolved = await cli("export", sessionId, "--format", "jsonl");
+      expect(resolved.code).toBe(0);
+      expect(resolved.stdout).toContain(long);
+      expect(resolved.stdout).not.toContain('"$ledger"');
+      const raw = await cli("export", sessionId, "--format", "jsonl", "--raw");
+      expect(raw.stdout).toContain('"$ledger"');
+      expect(raw.stdout).not.toContain(long);
+      const tail = await cli("tail", sessionId, "--json");
+      expect(tail.stdout).toContain(long);
+    });
+
     it("resolve --approve records an approval the next resume acts on", async () => {
       const sessionId = `${options.sessionId}-approve`;
       const recorder = new SessionRecorder({

@@ -1,6 +1,6 @@
 import { createWriteStream } from "node:fs";
 import { parseArgs } from "node:util";
-import { type EventStore, toAtif, toOtelSpans } from "@agent-ledger/core";
+import { BlobCache, type EventStore, resolveEvents, toAtif, toOtelSpans } from "@agent-ledger/core";
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
@@ -12,8 +12,9 @@ import { type OtlpTraceRequest, toOtlpJson } from "../otlp-json.js";
 import { assertSessionExists } from "../store.js";
 import type { CommandContext } from "./context.js";
 
-export const exportHelp = `agent-ledger export <session> --format jsonl|atif|otlp-json [--output <file>]
-  jsonl:     every event, one JSON envelope per line, in commit order
+export const exportHelp = `agent-ledger export <session> --format jsonl|atif|otlp-json [--output <file>] [--raw]
+  jsonl:     every event, one JSON envelope per line, in commit order; content kept in the blob
+             store is put back in place unless --raw (events exactly as stored)
   atif:      an ATIF v1.7 trajectory (child runs as embedded sub-agent trajectories)
   otlp-json: an OTLP/JSON ExportTraceServiceRequest of the session's GenAI spans
   Progress goes to stderr when it is a terminal.`;
@@ -45,6 +46,7 @@ export async function exportCommand(context: CommandContext): Promise<number> {
     options: {
       format: { type: "string", default: "jsonl" },
       output: { type: "string", short: "o" },
+      raw: { type: "boolean" },
     },
     allowPositionals: true,
     strict: true,
@@ -69,10 +71,14 @@ export async function exportCommand(context: CommandContext): Promise<number> {
     if (format === "jsonl") {
       let after = 0;
       let count = 0;
+      const cache = new BlobCache();
       for (;;) {
         const page = await store.readSession({ sessionId, after, limit: 1000 });
+        const events = values.raw
+          ? page.events
+          : await resolveEvents(store, page.events, { cache });
         let chunk = "";
-        for (const event of page.events) {
+        for (const event of events) {
           chunk += `${JSON.stringify(event)}\n`;
           after = event.commitCursor;
         }

@@ -1,14 +1,15 @@
 import { parseArgs } from "node:util";
-import type { LedgerEvent } from "@agent-ledger/core";
+import { BlobCache, type LedgerEvent, resolveEvents } from "@agent-ledger/core";
 import { usageError } from "../errors.js";
 import { preview } from "../format.js";
 import { sleep, writeOut } from "../io.js";
 import { assertSessionExists } from "../store.js";
 import type { CommandContext } from "./context.js";
 
-export const tailHelp = `agent-ledger tail <session> [--follow] [--json] [--from <cursor>] [--interval <ms>]
+export const tailHelp = `agent-ledger tail <session> [--follow] [--json] [--raw] [--from <cursor>] [--interval <ms>]
   Prints the session's events in commit order, paging by commit cursor (never misses or
-  repeats an event). --follow keeps polling for new events until interrupted.`;
+  repeats an event). --follow keeps polling for new events until interrupted. Content kept in
+  the blob store is put back in place unless --raw.`;
 
 /** One human-readable line per event. */
 export function eventLine(event: LedgerEvent): string {
@@ -32,6 +33,7 @@ export async function tailCommand(context: CommandContext): Promise<number> {
     options: {
       follow: { type: "boolean", short: "f" },
       json: { type: "boolean" },
+      raw: { type: "boolean" },
       from: { type: "string" },
       interval: { type: "string" },
       "page-size": { type: "string" },
@@ -55,10 +57,12 @@ export async function tailCommand(context: CommandContext): Promise<number> {
   const store = await context.openStore();
   await assertSessionExists(store, sessionId);
   const signal = context.io.signal;
+  const cache = new BlobCache();
   while (!signal?.aborted) {
     const page = await store.readSession({ sessionId, after, limit: pageSize });
+    const events = values.raw ? page.events : await resolveEvents(store, page.events, { cache });
     let out = "";
-    for (const event of page.events) {
+    for (const event of events) {
       // Cursors are gap-free and commit-ordered: anything at or below `after` was printed.
       if (event.commitCursor <= after) continue;
       after = event.commitCursor;

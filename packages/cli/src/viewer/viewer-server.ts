@@ -6,6 +6,7 @@ import {
   isBlobRef,
   LedgerError,
   redactUrl,
+  resolveEvents,
 } from "@agent-ledger/core";
 import { usageError } from "../errors.js";
 import { isLoopbackHost, SECURITY_HEADERS, tokenMatches } from "./security.js";
@@ -137,6 +138,9 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
             error: "after and limit must be non-negative integers",
           });
         const page = await store.readSession({ sessionId, after, limit });
+        // Payloads are shown as recorded: content kept in the blob store is put back in place.
+        if (url.searchParams.get("raw") !== "1")
+          page.events = await resolveEvents(store, page.events);
         return sendJson(response, 200, page);
       }
       const inspection = await inspectSession(store, sessionId);

@@ -1,3 +1,4 @@
+import { resolveEvents } from "../compact/resolve.js";
 import { NotFoundError } from "../events/errors.js";
 import type { LedgerEvent } from "../events/types.js";
 import type { EventStore } from "../store/event-store.js";
@@ -50,7 +51,8 @@ export async function loadSessionModel(
   store: EventStore,
   sessionId: string,
 ): Promise<SessionModel> {
-  const events = await readWholeSession(store, sessionId);
+  // Projections show what was said: content moved to the blob store is read back in place.
+  const events = await resolveEvents(store, await readWholeSession(store, sessionId));
   if (events.length === 0)
     throw new NotFoundError(`session ${sessionId} has no events`, { sessionId });
   return buildSessionModel(sessionId, events);
