@@ -129,6 +129,36 @@ describe("content-addressed payloads", () => {
     expect(((events[1]?.payload ?? {}) as JsonObject).request).toEqual({ model: "m", input: "hi" });
   });
 
+  it("keeps a short message list inline until the conversation grows (no blob write per call)", async () => {
+    const store = new CountingStore();
+    const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
+    await recorder.startRun();
+    const short = {
+      model: "m",
+      messages: [{ role: "user", content: "What is the weather in Lisbon?" }],
+    };
+    const attempt = await recorder.beforeModelCall({ request: short });
+    await recorder.modelCompleted(attempt, { text: "sunny" });
+    expect(store.putCalls).toBe(0);
+    const events = await readWholeRun(store, { sessionId: "s", runId: "r" });
+    expect(((events[1]?.payload ?? {}) as JsonObject).request).toEqual(short);
+    // A long history then goes to a list node (and so to the blob store).
+    const long = {
+      model: "m",
+      messages: Array.from({ length: 40 }, (_, index) => ({
+        role: "user",
+        content: `message ${index} ${words(index, 20)}`,
+      })),
+    };
+    await recorder.beforeModelCall({ request: long });
+    expect(store.putCalls).toBe(1);
+    const last = (await readWholeRun(store, { sessionId: "s", runId: "r" })).at(-1);
+    expect(
+      asMarker(((last?.payload as JsonObject).request as JsonObject).messages as JsonValue)
+        ?.$ledger,
+    ).toBe("list");
+  });
+
   it("escapes user objects that use the marker key, and compact: false stores inline", async () => {
     const store = new MemoryEventStore();
     const tricky = { $ledger: "text", ref: `sha256:${"0".repeat(64)}`, note: "mine" };

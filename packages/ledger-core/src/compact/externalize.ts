@@ -37,6 +37,14 @@ const MAX_MEMOIZED_REFS = 50_000;
  */
 export const INLINE_MESSAGE_BYTES = 512;
 
+/**
+ * A message list this small, with nothing in it moved to a blob, that extends no stored list
+ * stays inline in the request: a list node would cost a blob write (its own transaction) on
+ * every short model call, for nothing to share yet. Once the conversation grows past it, the
+ * next request starts a list node.
+ */
+export const INLINE_LIST_BYTES = 2048;
+
 function utf8Length(text: string): number {
   // Cheap bounds first: every UTF-16 unit is 1 to 3 UTF-8 bytes.
   return Buffer.byteLength(text, "utf8");
@@ -123,6 +131,8 @@ export class CompactSession {
   readonly #enabled: boolean;
   readonly blobs = new Map<string, string>();
   readonly #refs = new Set<string>();
+  /** Content moved to blobs so far (committed before or not). */
+  #emitted = 0;
   /** The message list this event's request names (to remember once committed). */
   list: { ref: string; items: string[] } | undefined;
 
@@ -143,6 +153,7 @@ export class CompactSession {
   }
 
   #emit(content: string): string {
+    this.#emitted++;
     const ref = this.#owner.refOf(content);
     if (!this.#owner.isCommitted(ref)) {
       this.#refs.add(ref);
@@ -220,6 +231,7 @@ export class CompactSession {
     const messages = request[field] as JsonValue[];
     // Item keys: a blob ref, or the canonical JSON of a message kept inline in the node.
     const stored: JsonValue[] = [];
+    const emittedBefore = this.#emitted;
     const items = messages.map((message) => {
       const compacted = this.#walk(message, true, true).value;
       const json = canonicalJson(compacted);
@@ -236,6 +248,21 @@ export class CompactSession {
       return ref;
     });
     const last = this.#owner.lastList;
+    // Inline only when nothing of the list went to a blob: then there is no put to batch with.
+    if (last === undefined && this.#emitted === emittedBefore) {
+      let total = 0;
+      for (const json of items) total += json.length;
+      if (total <= INLINE_LIST_BYTES) {
+        this.list = undefined;
+        const inline: JsonObject = {};
+        for (const key of Object.keys(request)) {
+          inline[key] =
+            key === field ? stored : this.#walk(request[key] as JsonValue, true, false).value;
+        }
+        if (Object.hasOwn(request, MARKER_KEY)) return { [MARKER_KEY]: "escape", value: inline };
+        return inline;
+      }
+    }
     const extends_ =
       last !== undefined &&
       last.items.length <= items.length &&
