@@ -194,24 +194,39 @@ export async function resolveEvents(
   options: ResolveOptions = {},
 ): Promise<LedgerEvent[]> {
   const cache = options.cache ?? new BlobCache();
+  // One cheap walk finds the payloads that hold markers; only those are prefetched and
+  // rebuilt. Most events of a long session (tool calls, small requests) have none, and
+  // inspection of 100k events should cost little more than reading them.
+  const marked: LedgerEvent[] = [];
+  for (const event of events) if (hasMarkers(event.payload)) marked.push(event);
+  if (marked.length === 0) return events.slice();
   const refs = new Set<string>();
-  for (const event of events) for (const ref of event.evidenceRefs ?? []) refs.add(ref);
+  for (const event of marked) for (const ref of event.evidenceRefs ?? []) refs.add(ref);
   if (refs.size > 0) await fetchBlobs(store, cache, refs);
   await prefetch(
     store,
     cache,
-    events.map((event) => event.payload),
+    marked.map((event) => event.payload),
   );
+  const withMarkers = new Set(marked);
   return events.map((event) =>
-    hasMarkers(event.payload) ? { ...event, payload: materialize(cache, event.payload) } : event,
+    withMarkers.has(event) ? { ...event, payload: materialize(cache, event.payload) } : event,
   );
 }
 
 function hasMarkers(value: JsonValue): boolean {
   if (value === null || typeof value !== "object") return false;
-  if (Array.isArray(value)) return value.some(hasMarkers);
-  if ("$ledger" in value) return true;
-  for (const key of Object.keys(value)) if (hasMarkers(value[key] as JsonValue)) return true;
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      if (hasMarkers(value[index] as JsonValue)) return true;
+    }
+    return false;
+  }
+  if (Object.hasOwn(value, "$ledger")) return true;
+  for (const key in value) {
+    const item = value[key];
+    if (item !== null && typeof item === "object" && hasMarkers(item)) return true;
+  }
   return false;
 }
 

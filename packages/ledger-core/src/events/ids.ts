@@ -67,7 +67,11 @@ const controlCharacters = /[\u0000-\u001f\u007f-\u009f]/;
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Ids are opaque strings of 1–255 characters, well-formed UTF-16, with no control characters. */
+// Most ids (UUIDs, slugs) are printable ASCII: one quick test settles them.
+const printableAscii = /^[\x20-\x7e]{1,255}$/;
+
 export function isValidId(value: unknown): value is string {
+  if (typeof value === "string" && printableAscii.test(value)) return true;
   return (
     typeof value === "string" &&
     value.length >= 1 &&
