@@ -134,9 +134,10 @@ export class MysqlBackend implements SqlBackend {
    * server: move the run head only if it is still the cached one (locking the runs row first,
    * like the transactional path), bump and read the session counter (held until COMMIT: cursors
    * stay gap-free and in commit order), insert the events with their cursors. Any error rolls
-   * back and is re-raised with its own errno. Plain SQL with the driver's escaping rather than
-   * drizzle's builder: this runs on every recorded call. MySQL has no anonymous blocks: there
-   * (undefined) the store uses the transactional program.
+   * back and is re-raised with its own errno. A runs row without its session row (never made by
+   * the store) writes nothing: the counter update must hit a row too. A prepared statement of
+   * plain SQL rather than drizzle's builder: this runs on every recorded call. MySQL has no
+   * anonymous blocks: there (undefined) the store uses the transactional program.
    */
   async appendAtHead(append: HeadAppend): Promise<number | undefined> {
     if (!(await this.#isMariaDb())) return undefined;
@@ -148,7 +149,7 @@ export class MysqlBackend implements SqlBackend {
           `(?, c - ${count - 1 - index}, ?, ?, ?, ?, ?, CONCAT(?, c - ${count - 1 - index}, '}'))`,
       )
       .join(", ");
-    const values: unknown[] = [
+    const values: (string | number | null)[] = [
       append.length,
       append.status,
       append.lastHash,
@@ -174,15 +175,20 @@ export class MysqlBackend implements SqlBackend {
     }
     const statement = `BEGIN NOT ATOMIC
   DECLARE c BIGINT UNSIGNED;
+  DECLARE moved INT DEFAULT 0;
   DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
   SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
   START TRANSACTION;
   UPDATE ${prefix}runs SET run_length = ?, status = ?, last_hash = ?
     WHERE session_id = ? AND run_id = ? AND run_length = ? AND last_hash <=> ?
       AND status = 'running';
-  IF ROW_COUNT() = 1 THEN
+  SET moved = ROW_COUNT();
+  IF moved = 1 THEN
     UPDATE ${prefix}sessions SET last_cursor = last_cursor + ?, updated_at = ?
       WHERE session_id = ?;
+    SET moved = ROW_COUNT();
+  END IF;
+  IF moved = 1 THEN
     SELECT last_cursor INTO c FROM ${prefix}sessions WHERE session_id = ?;
     INSERT INTO ${prefix}events
       (session_id, commit_cursor, run_id, seq, event_id, event_type, recorded_at, body)
@@ -196,7 +202,10 @@ END`;
     const connection = await this.#pool.getConnection();
     let healthy = true;
     try {
-      const [result] = (await connection.query(statement, values)) as unknown as [unknown];
+      // A server-side prepared statement (one text per batch size, cached per connection by
+      // the driver): the block is parsed once per connection, not on every append, and the
+      // values travel in the binary protocol instead of being escaped into the text.
+      const [result] = (await connection.execute(statement, values)) as unknown as [unknown];
       // With the SELECT: [rows, ok packet]; without (head moved): one ok packet.
       const selected = Array.isArray(result) ? (result[0] as unknown) : undefined;
       const row = Array.isArray(selected)

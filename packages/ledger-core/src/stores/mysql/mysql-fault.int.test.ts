@@ -24,7 +24,7 @@ function uri(): string {
 async function blockedConnection(): Promise<number> {
   for (let tries = 0; tries < 100; tries++) {
     const [rows] = (await (admin as mysql.Connection).query(
-      "SELECT ID AS id FROM information_schema.PROCESSLIST WHERE DB = ? AND COMMAND = 'Query' AND ID <> CONNECTION_ID() AND INFO LIKE '%sessions%'",
+      "SELECT ID AS id FROM information_schema.PROCESSLIST WHERE DB = ? AND COMMAND IN ('Query', 'Execute') AND ID <> CONNECTION_ID() AND INFO LIKE '%sessions%'",
       [database],
     )) as unknown as [{ id: number }[]];
     if (rows[0]) return rows[0].id;

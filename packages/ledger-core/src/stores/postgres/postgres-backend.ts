@@ -13,6 +13,12 @@ import { postgresTables } from "./schema.js";
 
 type Tables = ReturnType<typeof postgresTables>;
 
+/** The named (prepared) statements of the one-statement append: one event, or a batch. */
+interface AppendQueries {
+  single: { name: string; text: string };
+  batch: { name: string; text: string };
+}
+
 /** SQLSTATE classes after which the connection is still usable: the statement just failed. */
 const statementErrors = /^(23|40|22|42)/;
 
@@ -34,7 +40,7 @@ export class PostgresBackend implements SqlBackend {
   readonly #db: NodePgDatabase;
   readonly #location: string;
   readonly #bound = new WeakMap<pg.PoolClient, NodePgDatabase>();
-  #appendQuery: { name: string; text: string } | undefined;
+  #appendQueries: AppendQueries | undefined;
 
   constructor(options: { pool: pg.Pool; owned: boolean; schema?: string; location: string }) {
     this.#pool = options.pool;
@@ -99,54 +105,94 @@ export class PostgresBackend implements SqlBackend {
    */
   async appendAtHead(append: HeadAppend): Promise<number | undefined> {
     const events = append.events;
-    const values = [
-      append.sessionId,
-      append.runId,
-      append.length,
-      append.status,
-      append.lastHash,
-      append.expected.length,
-      append.expected.lastHash,
-      events.length,
-      append.now,
-      events.map((event) => event.seq),
-      events.map((event) => event.eventId),
-      events.map((event) => event.eventType),
-      events.map((event) => event.recordedAt),
-      events.map((event) => event.bodyPrefix),
-    ];
+    const single = events.length === 1 ? events[0] : undefined;
+    // One event (every recorded call): scalar parameters, no arrays to serialise (the driver
+    // escapes every element of a text array, and the body is JSON full of quotes) or unnest.
+    const values =
+      single !== undefined
+        ? [
+            append.sessionId,
+            append.runId,
+            append.length,
+            append.status,
+            append.lastHash,
+            append.expected.length,
+            append.expected.lastHash,
+            append.now,
+            single.seq,
+            single.eventId,
+            single.eventType,
+            single.recordedAt,
+            single.bodyPrefix,
+          ]
+        : [
+            append.sessionId,
+            append.runId,
+            append.length,
+            append.status,
+            append.lastHash,
+            append.expected.length,
+            append.expected.lastHash,
+            append.now,
+            events.length,
+            events.map((event) => event.seq),
+            events.map((event) => event.eventId),
+            events.map((event) => event.eventType),
+            events.map((event) => event.recordedAt),
+            events.map((event) => event.bodyPrefix),
+          ];
+    const queries = this.#appendAtHeadQueries;
     const result = await this.#autocommit<{ last_cursor: string | number }>(
-      this.#appendAtHeadQuery,
+      single !== undefined ? queries.single : queries.batch,
       values,
     );
     const row = result.rows[0];
     return row === undefined ? undefined : Number(row.last_cursor);
   }
 
-  get #appendAtHeadQuery(): { name: string; text: string } {
-    if (this.#appendQuery !== undefined) return this.#appendQuery;
+  /**
+   * `h` also requires the session's counter row: were a runs row ever without it, `c` would
+   * update nothing and `e` insert nothing, and `h` alone must not move the head. Then the
+   * statement writes nothing and the store falls back on the transactional program.
+   */
+  get #appendAtHeadQueries(): AppendQueries {
+    if (this.#appendQueries !== undefined) return this.#appendQueries;
     const schema = quoteIdent(this.#schema);
-    const text = `WITH h AS (
+    const head = `h AS (
   UPDATE ${schema}."runs" SET run_length = $3, status = $4, last_hash = $5
   WHERE session_id = $1 AND run_id = $2 AND run_length = $6
     AND last_hash IS NOT DISTINCT FROM $7::text AND status = 'running'
+    AND EXISTS (SELECT 1 FROM ${schema}."sessions" s WHERE s.session_id = $1)
   RETURNING 1
-), c AS (
-  UPDATE ${schema}."sessions" SET last_cursor = last_cursor + $8::bigint, updated_at = $9
+)`;
+    const cursor = (count: string) => `c AS (
+  UPDATE ${schema}."sessions" SET last_cursor = last_cursor + ${count}, updated_at = $8
   WHERE session_id = $1 AND EXISTS (SELECT 1 FROM h)
   RETURNING last_cursor
-), e AS (
-  INSERT INTO ${schema}."events"
-    (session_id, commit_cursor, run_id, seq, event_id, event_type, recorded_at, body)
-  SELECT $1, c.last_cursor - $8::bigint + u.ord, $2, u.seq, u.event_id, u.event_type,
-    u.recorded_at, u.prefix || (c.last_cursor - $8::bigint + u.ord)::text || '}'
+)`;
+    const columns =
+      "(session_id, commit_cursor, run_id, seq, event_id, event_type, recorded_at, body)";
+    const single = `WITH ${head}, ${cursor("1")}, e AS (
+  INSERT INTO ${schema}."events" ${columns}
+  SELECT $1, c.last_cursor, $2, $9::int, $10::text, $11::text, $12::text,
+    $13::text || c.last_cursor::text || '}'
+  FROM c
+)
+SELECT last_cursor FROM c`;
+    const batch = `WITH ${head}, ${cursor("$9::bigint")}, e AS (
+  INSERT INTO ${schema}."events" ${columns}
+  SELECT $1, c.last_cursor - $9::bigint + u.ord, $2, u.seq, u.event_id, u.event_type,
+    u.recorded_at, u.prefix || (c.last_cursor - $9::bigint + u.ord)::text || '}'
   FROM c, unnest($10::int[], $11::text[], $12::text[], $13::text[], $14::text[])
     WITH ORDINALITY AS u(seq, event_id, event_type, recorded_at, prefix, ord)
 )
 SELECT last_cursor FROM c`;
-    const name = `agent_ledger_append_${createHash("sha256").update(text).digest("hex").slice(0, 16)}`;
-    this.#appendQuery = { name, text };
-    return this.#appendQuery;
+    const named = (text: string) => ({
+      name: `agent_ledger_append_${createHash("sha256").update(text).digest("hex").slice(0, 16)}`,
+      text,
+    });
+    this.#appendQueries = { single: named(single), batch: named(batch) };
+    return this.#appendQueries;
   }
 
   /** One statement on a pooled client; a client whose connection failed is destroyed. */

@@ -24,7 +24,11 @@ interface Kind {
   available: boolean;
   /** A factory of stores sharing one fresh database. */
   database(): Promise<() => Promise<EventStore>>;
+  /** Deletes a session's counter row in the database `database()` made last (a damaged store). */
+  deleteSessionRow(sessionId: string): Promise<void>;
 }
+
+let lastDatabase = "";
 
 const kinds: Kind[] = [
   {
@@ -32,6 +36,7 @@ const kinds: Kind[] = [
     available: await serverAvailable("postgres"),
     async database() {
       const schema = `ledger_head_${uuidv7().replaceAll("-", "")}`;
+      lastDatabase = schema;
       cleanups.push(async () => {
         const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
         await client.connect();
@@ -45,12 +50,21 @@ const kinds: Kind[] = [
         return store;
       };
     },
+    async deleteSessionRow(sessionId) {
+      const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
+      await client.connect();
+      await client.query(`DELETE FROM "${lastDatabase}".sessions WHERE session_id = $1`, [
+        sessionId,
+      ]);
+      await client.end();
+    },
   },
   {
     name: "MysqlEventStore",
     available: await serverAvailable("mysql"),
     async database() {
       const database = `ledger_head_${uuidv7().replaceAll("-", "")}`;
+      lastDatabase = database;
       const admin = await mysql.createConnection(SERVER_URLS.mysql);
       await admin.query(`CREATE DATABASE \`${database}\``);
       cleanups.push(async () => {
@@ -68,6 +82,13 @@ const kinds: Kind[] = [
         });
         return store;
       };
+    },
+    async deleteSessionRow(sessionId) {
+      const admin = await mysql.createConnection(SERVER_URLS.mysql);
+      await admin.query(`DELETE FROM \`${lastDatabase}\`.sessions WHERE session_id = ?`, [
+        sessionId,
+      ]);
+      await admin.end();
     },
   },
 ];
@@ -186,6 +207,25 @@ for (const kind of kinds) {
       // The head moved (length 2): conflict is checked after the closed status.
       expect(LedgerError.isInstance(error, "run-closed")).toBe(true);
       expect((await a.runHead({ sessionId, runId: "r" })).length).toBe(2);
+    });
+
+    it("a runs row without its session row: the one statement never moves the head alone", async () => {
+      const open = await kind.database();
+      const store = await open();
+      const sessionId = `orphan-${uuidv7()}`;
+      await store.append({ sessionId, runId: "r", expectedSeq: 0, events: [event("run.started")] });
+      await store.append({ sessionId, runId: "r", expectedSeq: 1, events: [event("x.one")] });
+      await kind.deleteSessionRow(sessionId);
+      // The store's cached head is right (2), so the one-statement path is tried first. The
+      // outcome of the fallback on a damaged store does not matter here: what must hold is that
+      // the head never counts an event that was not stored.
+      await store
+        .append({ sessionId, runId: "r", expectedSeq: 2, events: [event("x.two")] })
+        .catch(() => undefined);
+      const head = await store.runHead({ sessionId, runId: "r" });
+      const stored = await store.readRun({ sessionId, runId: "r" });
+      expect(head.length).toBe(stored.events.length);
+      expect(head.lastHash).toBe(stored.events[stored.events.length - 1]?.hash);
     });
 
     it("cursors stay gap-free and in commit order with concurrent writers on one session", async () => {
