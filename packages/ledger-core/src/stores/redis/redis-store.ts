@@ -89,6 +89,7 @@ export class RedisEventStore implements EventStore {
   readonly #prefix: string;
   readonly #location: string;
   readonly #heads = new Map<string, RunHead>();
+  readonly #keys = new Map<string, { session: SessionKeys; run: RunKeys }>();
   #durability: Record<string, string> = { appendonly: "unknown", appendfsync: "unknown" };
 
   constructor(options: RedisEventStoreOptions) {
@@ -150,10 +151,10 @@ export class RedisEventStore implements EventStore {
 
   async append(request: AppendRequest): Promise<AppendResult> {
     const valid = validateAppend(request);
-    const session = sessionKeys(this.#prefix, valid.sessionId);
-    const run = runKeys(this.#prefix, valid.sessionId, valid.runId);
+    const { session, run } = this.#keysOf(valid.sessionId, valid.runId);
     try {
-      await this.#indexRefs(valid.sessionId, refsOf(valid.events));
+      const refs = refsOf(valid.events);
+      if (refs.length > 0) await this.#indexRefs(valid.sessionId, refs);
       // The hash chain needs sha256, which Lua lacks: plan in JS from a head we believe in,
       // and let the script check that the head is still that one before it writes.
       const cached = this.#heads.get(run.head);
@@ -232,6 +233,27 @@ export class RedisEventStore implements EventStore {
   ): Promise<unknown[]> {
     const call = appendScriptCall(session, run, mode, address, write);
     return runScript(this.#client, APPEND_SCRIPT, call.keys, call.args) as Promise<unknown[]>;
+  }
+
+  /**
+   * Key names of a (session, run), memoized: they cost two sha256 digests and a few strings,
+   * and a recorder appends to the same run over and over.
+   */
+  #keysOf(sessionId: string, runId: string): { session: SessionKeys; run: RunKeys } {
+    const id = `${sessionId}\n${runId}`;
+    let keys = this.#keys.get(id);
+    if (keys === undefined) {
+      keys = {
+        session: sessionKeys(this.#prefix, sessionId),
+        run: runKeys(this.#prefix, sessionId, runId),
+      };
+      this.#keys.set(id, keys);
+      if (this.#keys.size > HEAD_CACHE_SIZE) {
+        const oldest = this.#keys.keys().next().value;
+        if (oldest !== undefined) this.#keys.delete(oldest);
+      }
+    }
+    return keys;
   }
 
   #rememberHead(key: string, head: RunHead): void {
