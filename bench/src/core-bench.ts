@@ -9,7 +9,7 @@ import {
   SessionRecorder,
   uuidv7,
 } from "@agent-ledger/core";
-import { SqliteEventStore } from "@agent-ledger/core/sqlite";
+import { decodeBody, SqliteEventStore } from "@agent-ledger/core/sqlite";
 import Database from "better-sqlite3";
 import { percentile, type Row, round, sample, timeMs } from "./stats.js";
 
@@ -210,8 +210,9 @@ async function sqliteInspect(dir: string): Promise<Row[]> {
   const select = raw.prepare("SELECT body FROM events WHERE session_id = ? ORDER BY commit_cursor");
   const rawRead = (sessionId: string) => {
     let parsed = 0;
-    for (const row of select.iterate(sessionId) as Iterable<{ body: string }>)
-      if (JSON.parse(row.body)) parsed++;
+    // A long body is stored compressed (a BLOB): decoding it is part of reading the file.
+    for (const row of select.iterate(sessionId) as Iterable<{ body: unknown }>)
+      if (JSON.parse(decodeBody(row.body))) parsed++;
     return parsed;
   };
   const best = async (fn: () => unknown) =>

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { SessionRecorder } from "../recorder/session-recorder.js";
+import { decodeBody, encodeBody } from "../stores/sqlite/body-codec.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { assertRunIntact, verifyRun } from "./verify-run.js";
 
@@ -44,11 +45,13 @@ describe("verifyRun on a SQLite file edited behind the ledger's back", () => {
     const path = join(dir, "edited.db");
     await recordRun(path);
     const raw = new Database(path);
+    // A long body is stored compressed (body-codec.ts): edit the JSON, store it the same way.
+    const row = raw.prepare("SELECT body FROM events WHERE seq = 1").get() as { body: unknown };
+    const json = decodeBody(row.body);
+    expect(json).toContain('"amount":100');
     const changed = raw
-      .prepare(
-        "UPDATE events SET body = replace(body, '\"amount\":100', '\"amount\":1000') WHERE seq = 1",
-      )
-      .run();
+      .prepare("UPDATE events SET body = ? WHERE seq = 1")
+      .run(encodeBody(json.replace('"amount":100', '"amount":1000')));
     expect(changed.changes).toBe(1);
     raw.close();
     const store = new SqliteEventStore({ path });

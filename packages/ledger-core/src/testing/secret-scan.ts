@@ -1,10 +1,11 @@
 import { decodeBlob } from "../store/blob.js";
+import { decodeBody } from "../stores/sqlite/body-codec.js";
 
 /**
  * Finds a string anywhere in what a store persisted, for redaction tests: every column of
  * every table (SQLite, PostgreSQL) or every key and value under a prefix (Redis). Blob
- * contents are decoded first (they may be compressed, which would hide the string from a
- * byte scan). Returns where it was found (empty: nowhere). Drivers are loaded on demand.
+ * contents and compressed SQLite event bodies are decoded first (compression would hide the
+ * string from a byte scan). Returns where it was found (empty: nowhere). Drivers are loaded on demand.
  */
 export interface SecretHit {
   where: string;
@@ -13,9 +14,14 @@ export interface SecretHit {
 function textOf(table: string, row: Record<string, unknown>, column: string): string {
   const value = row[column];
   if (value instanceof Uint8Array) {
-    const ref = row.blob_ref;
+    const ref =
+      row.digest instanceof Uint8Array
+        ? `sha256:${Buffer.from(row.digest).toString("hex")}`
+        : row.blob_ref;
     if (table === "blobs" && column === "content" && typeof ref === "string")
       return new TextDecoder().decode(decodeBlob(ref, value));
+    // SQLite keeps a long event body compressed (stores/sqlite/body-codec.ts).
+    if (table === "events" && column === "body") return decodeBody(value);
     return Buffer.from(value).toString("latin1") + new TextDecoder().decode(value);
   }
   return typeof value === "string" ? value : JSON.stringify(value);

@@ -1,2 +1,3 @@
 export type { SqliteEventStoreOptions } from "./sqlite-store.js";
 export { SqliteEventStore } from "./sqlite-store.js";
+export { decodeBody, encodeBody } from "./body-codec.js";

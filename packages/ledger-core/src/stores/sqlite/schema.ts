@@ -10,7 +10,11 @@ import {
   uniqueIndex,
 } from "drizzle-orm/sqlite-core";
 
-/** One row per event; `body` is the whole event JSON exactly as returned to readers. */
+/**
+ * One row per event; `body` is the whole event JSON exactly as returned to readers: TEXT, or
+ * (a long body) a BLOB holding it compressed (body-codec.ts; the column's TEXT affinity keeps a
+ * BLOB as is).
+ */
 export const events = sqliteTable(
   "events",
   {

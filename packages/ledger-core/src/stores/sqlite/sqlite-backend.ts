@@ -7,6 +7,7 @@ import type { HeadRow, RunRow, SessionRow } from "../sql/rows.js";
 import type { DriverErrorKind, SqlBackend } from "../sql/sql-backend.js";
 import { driverError } from "../sql/sql-backend.js";
 import { runSync, type WriteProgram, type WriteStep } from "../sql/write-program.js";
+import { decodeBody, encodeBody } from "./body-codec.js";
 import { events, runs, sessions } from "./schema.js";
 
 type Statement = Database.Statement<unknown[], unknown>;
@@ -142,13 +143,13 @@ export class SqliteBackend implements SqlBackend {
       case "find-events":
         return (
           statements.findEvents.all(step.sessionId, JSON.stringify(step.eventIds)) as {
-            body: string;
+            body: unknown;
           }[]
-        ).map((row) => row.body);
+        ).map((row) => decodeBody(row.body));
       case "read-run":
         return (
-          statements.readRun.all(step.sessionId, step.runId, step.uptoSeq) as { body: string }[]
-        ).map((row) => row.body);
+          statements.readRun.all(step.sessionId, step.runId, step.uptoSeq) as { body: unknown }[]
+        ).map((row) => decodeBody(row.body));
       case "reserve-cursors":
         return (
           statements.reserve.get(step.sessionId, step.count, step.now, step.now) as {
@@ -165,7 +166,7 @@ export class SqliteBackend implements SqlBackend {
             row.eventId,
             row.eventType,
             row.recordedAt,
-            row.body,
+            encodeBody(row.body),
           );
         }
         return undefined;
@@ -181,8 +182,8 @@ export class SqliteBackend implements SqlBackend {
           (row) => row.runId,
         );
       case "session-bodies":
-        return (statements.sessionBodies.all(step.sessionId) as { body: string }[]).map(
-          (row) => row.body,
+        return (statements.sessionBodies.all(step.sessionId) as { body: unknown }[]).map((row) =>
+          decodeBody(row.body),
         );
       case "delete-session": {
         const events = statements.deleteEvents.run(step.sessionId).changes;
@@ -252,7 +253,7 @@ export class SqliteBackend implements SqlBackend {
       )
       .orderBy(asc(events.seq));
     const rows = limit === undefined ? query.all() : query.limit(limit).all();
-    return rows.map((row) => row.body);
+    return rows.map((row) => decodeBody(row.body));
   }
 
   async readSession(sessionId: string, after: number, limit?: number) {
@@ -262,7 +263,7 @@ export class SqliteBackend implements SqlBackend {
       .where(and(eq(events.sessionId, sessionId), gt(events.commitCursor, after)))
       .orderBy(asc(events.commitCursor));
     const rows = limit === undefined ? query.all() : query.limit(limit).all();
-    return rows.map((row) => row.body);
+    return rows.map((row) => decodeBody(row.body));
   }
 
   async listRuns(sessionId: string): Promise<RunRow[]> {

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { LedgerError } from "../../events/errors.js";
+import type { NewEvent } from "../../events/types.js";
 import { openStore } from "../../store/open-store.js";
 import { SqliteEventStore, sqlitePath } from "./sqlite-store.js";
 
@@ -65,6 +66,44 @@ describe("SqliteEventStore", () => {
     raw.close();
     expect(row.body).toBe(JSON.stringify(events[0]));
     expect(JSON.parse(row.body).payload).toEqual(payload);
+  });
+
+  it("keeps a long body compressed, returns it verbatim, and still reads TEXT bodies", async () => {
+    const path = freshPath();
+    const store = new SqliteEventStore({ path });
+    await store.init();
+    const long = { text: "nul\u0000 emoji 😀 ".repeat(80), ids: ["a".repeat(64), "b".repeat(64)] };
+    const input: NewEvent[] = [
+      { eventId: "e0", type: "run.started", payload: long },
+      { eventId: "e1", type: "input.received", payload: { short: true } },
+    ];
+    const { events } = await store.append({
+      sessionId: "s",
+      runId: "r",
+      expectedSeq: 0,
+      events: input,
+    });
+    const raw = new Database(path);
+    const rows = raw.prepare("SELECT body FROM events ORDER BY seq").all() as { body: unknown }[];
+    const first = rows[0]?.body;
+    expect(first).toBeInstanceOf(Buffer);
+    expect((first as Buffer).byteLength).toBeLessThan(JSON.stringify(events[0]).length / 2);
+    expect(rows[1]?.body).toBe(JSON.stringify(events[1]));
+    expect((await store.readRun({ sessionId: "s", runId: "r" })).events).toEqual(events);
+    expect((await store.readSession({ sessionId: "s" })).events).toEqual(events);
+    // A retry of the same append compares with the stored (decompressed) bodies.
+    const again = await store.append({
+      sessionId: "s",
+      runId: "r",
+      expectedSeq: 0,
+      events: input,
+    });
+    expect(again.deduplicated).toBe(true);
+    // A body written as TEXT (as every body was before compression) reads the same.
+    raw.prepare("UPDATE events SET body = ? WHERE seq = 0").run(JSON.stringify(events[0]));
+    raw.close();
+    expect((await store.readRun({ sessionId: "s", runId: "r" })).events).toEqual(events);
+    await store.close();
   });
 
   it("applies the migrations once however often init() runs, and refuses a newer schema", async () => {

@@ -1,0 +1,77 @@
+import { deflateRawSync, inflateRawSync } from "node:zlib";
+import { StoreUnavailableError } from "../../events/errors.js";
+
+/**
+ * How the SQLite store keeps an event body (the event JSON, returned to readers verbatim).
+ * - A TEXT value: the JSON itself (every body written before this codec, and every short one).
+ * - A BLOB value: one header byte, then the JSON compressed. `0x01`: deflate-raw with the
+ *   preset dictionary `BODY_DICTIONARY_V1` (never edit it: stored rows depend on its bytes;
+ *   a new dictionary gets a new header byte).
+ * An envelope is mostly ids, hashes and the same keys in every row; SQLite compresses
+ * nothing, so a model event of ~1 KB took ~1 KB. With the dictionary of the wire format's
+ * keys and values it takes about a third. Short bodies (below `MIN_COMPRESS_CHARS`) stay
+ * TEXT: they gain little, and the append of a small event pays no deflate call.
+ */
+const BODY_DEFLATE_V1 = 1;
+const MIN_COMPRESS_CHARS = 512;
+
+/**
+ * The wire vocabulary: envelope keys in the order events are serialized, type names, the
+ * blob markers and the common payload keys of the recorder and the adapters. deflate finds
+ * matches anywhere in it; the most frequent strings are last (shortest distances).
+ */
+const BODY_DICTIONARY_V1 = Buffer.from(
+  [
+    '"type":"attempt.abandoned","type":"attempt.approved","type":"checkpoint.saved",',
+    '"type":"evidence.recorded","type":"input.received","type":"model.failed",',
+    '"type":"run.cancelled","type":"run.failed","type":"tool.failed","reason":"',
+    '"classification":"","summary":"","key":"","effect":{"kind":"unknown","idempotent":false},',
+    '{"kind":"none","idempotent":true},{"kind":"read","kind":"write",',
+    '"error":{"name":"Error","message":"","stack":"Error: \\n    at ","cause":',
+    '"metadata":{},"retryOf":"","parentRunId":"","framework":"langchain","framework":"openai-agents",',
+    '"actor":{"type":"human","id":"","actor":{"type":"system","id":"","actor":{"type":"tool","id":"',
+    '"type":"tool.completed","payload":{"toolCallId":"call_","result":',
+    '"type":"tool.requested","payload":{"toolCallId":"call_","name":"","args":{',
+    '"role":"system","role":"assistant","role":"tool","role":"user","content":"',
+    '"messages":[{"tool_calls":[],"toolCalls":[{"type":"function","function":{"arguments":"',
+    '"model":"","temperature":0,"tools":[',
+    '{"$ledger":"json","ref":"sha256:{"$ledger":"escape","value":{"state":',
+    '"type":"run.completed","payload":{"output":',
+    '"finishReason":{"unified":"stop","raw":"stop"},"finishReason":"tool-calls","stop",',
+    '"usage":{"inputTokens":{"total":,"noCache":,"cacheRead":},"outputTokens":{"total":,"text":,"reasoning":}},',
+    '"warnings":[],"providerMetadata":{},"response":{"id":"","modelId":"","timestamp":"',
+    '"type":"model.completed","payload":{"response":{"content":[{"type":"text","text":',
+    '{"type":"tool-call","toolCallId":"","toolName":"","input":"',
+    '"type":"model.requested","payload":{"request":{"model":{"provider":"","modelId":"',
+    '"prompt":{"$ledger":"list","ref":"sha256:"},"requestHash":"',
+    '"causedByEventId":"',
+    '{"$ledger":"text","ref":"sha256:',
+    '{"schemaVersion":1,"eventId":"","sessionId":"","runId":"","seq":,"type":"run.started",',
+    '"stepId":"","attemptId":"","actor":{"type":"agent","id":"","framework":"ai-sdk"},"recordedAt":"20',
+    '"payload":{},"evidenceRefs":["sha256:","sha256:"],"prevHash":null,"prevHash":"","hash":"","commitCursor":',
+  ].join(""),
+  "utf8",
+);
+
+/** The value to store in `events.body` for an event's JSON. */
+export function encodeBody(body: string): string | Buffer {
+  if (body.length < MIN_COMPRESS_CHARS) return body;
+  const compressed = deflateRawSync(body, { dictionary: BODY_DICTIONARY_V1 });
+  const out = Buffer.allocUnsafe(compressed.byteLength + 1);
+  out[0] = BODY_DEFLATE_V1;
+  compressed.copy(out, 1);
+  return out;
+}
+
+/** The event JSON of a stored `events.body` value (TEXT as is, BLOB decompressed). */
+export function decodeBody(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (value instanceof Uint8Array && value[0] === BODY_DEFLATE_V1) {
+    try {
+      return inflateRawSync(value.subarray(1), { dictionary: BODY_DICTIONARY_V1 }).toString("utf8");
+    } catch (error) {
+      throw new StoreUnavailableError("an event body in the SQLite store cannot be decoded", error);
+    }
+  }
+  throw new StoreUnavailableError("an event body in the SQLite store has an unknown encoding");
+}
