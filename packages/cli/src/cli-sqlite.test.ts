@@ -1,6 +1,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { decodeBody, encodeBody } from "@agent-ledger/core/sqlite";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { describeCliCommands } from "./cli-suite.test.data.js";
@@ -16,11 +17,16 @@ describeCliCommands({
   async tamper({ sessionId, runId, seq }) {
     const database = new Database(file);
     try {
+      // A long body is stored compressed: edit its JSON and store it the same way.
+      const where = "WHERE session_id = ? AND run_id = ? AND seq = ?";
+      const row = database
+        .prepare(`SELECT body FROM events ${where}`)
+        .get(sessionId, runId, seq) as { body: unknown };
+      const json = decodeBody(row.body);
+      expect(json).toContain("Book a table");
       const changed = database
-        .prepare(
-          "UPDATE events SET body = replace(body, 'Book a table', 'Book a TABLE') WHERE session_id = ? AND run_id = ? AND seq = ?",
-        )
-        .run(sessionId, runId, seq);
+        .prepare(`UPDATE events SET body = ? ${where}`)
+        .run(encodeBody(json.replace("Book a table", "Book a TABLE")), sessionId, runId, seq);
       expect(changed.changes).toBe(1);
     } finally {
       database.close();

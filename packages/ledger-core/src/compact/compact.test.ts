@@ -154,7 +154,7 @@ describe("content-addressed payloads", () => {
     expect(store.putCalls).toBe(1);
     const last = (await readWholeRun(store, { sessionId: "s", runId: "r" })).at(-1);
     expect(
-      asMarker(((last?.payload as JsonObject).request as JsonObject).messages as JsonValue)
+      asMarker((((last?.payload ?? {}) as JsonObject).request as JsonObject).messages as JsonValue)
         ?.$ledger,
     ).toBe("list");
   });
@@ -188,10 +188,12 @@ describe("content-addressed payloads", () => {
     }
     await store.close();
     const raw = new Database(path, { readonly: true });
-    const rows = raw.prepare("SELECT blob_ref AS ref FROM blobs").all() as { ref: string }[];
-    const index = raw
-      .prepare("SELECT blob_ref AS ref, count(*) AS n FROM blob_refs GROUP BY blob_ref")
-      .all() as { ref: string; n: number }[];
+    const rows = raw.prepare("SELECT 'sha256:' || lower(hex(digest)) AS ref FROM blobs").all() as {
+      ref: string;
+    }[];
+    const index = raw.prepare("SELECT count(*) AS n FROM blob_refs GROUP BY digest").all() as {
+      n: number;
+    }[];
     raw.close();
     expect(rows.length).toBe(refs.size);
     // Both sessions name every blob of the identical conversation; each is stored once.

@@ -61,12 +61,13 @@ export const sessions = sqliteTable("sessions", {
 });
 
 /**
- * Content-addressed blobs (`sha256:<hex>` -> stored bytes: a one-byte header, then raw or
- * deflate-raw content, see store/blob.ts). `touched_at` (epoch ms) is refreshed by every
+ * Content-addressed blobs (the 32-byte sha256 digest of `sha256:<hex>` -> stored bytes: a
+ * one-byte header, then raw or compressed content, see store/blob.ts). The key is the raw
+ * digest, not the 71-character text: half the bytes in the row and in its key index. `touched_at` (epoch ms) is refreshed by every
  * putBlob: retention never collects a blob put within its grace period.
  */
 export const blobs = sqliteTable("blobs", {
-  blobRef: text("blob_ref").primaryKey(),
+  digest: blob("digest", { mode: "buffer" }).primaryKey(),
   content: blob("content", { mode: "buffer" }).notNull(),
   touchedAt: integer("touched_at").notNull().default(0),
 });
@@ -79,10 +80,10 @@ export const blobs = sqliteTable("blobs", {
 export const blobRefs = sqliteTable(
   "blob_refs",
   {
-    blobRef: text("blob_ref").notNull(),
+    digest: blob("digest", { mode: "buffer" }).notNull(),
     sessionId: text("session_id").notNull(),
   },
-  (table) => [primaryKey({ columns: [table.blobRef, table.sessionId] })],
+  (table) => [primaryKey({ columns: [table.digest, table.sessionId] })],
 );
 
 /** Applied migrations, one row per shipped migration. */

@@ -12,6 +12,11 @@ import { events, runs, sessions } from "./schema.js";
 
 type Statement = Database.Statement<unknown[], unknown>;
 
+/** The 32-byte digest a `sha256:<hex>` reference names: the key of `blobs` and `blob_refs`. */
+function refDigest(ref: string): Buffer {
+  return Buffer.from(ref.slice("sha256:".length), "hex");
+}
+
 interface Statements {
   lockHead: Statement;
   findEvents: Statement;
@@ -115,7 +120,7 @@ export class SqliteBackend implements SqlBackend {
         "UPDATE runs SET run_length = ?, status = ?, last_hash = ? WHERE session_id = ? AND run_id = ?",
       ),
       indexRef: database.prepare(
-        "INSERT INTO blob_refs (blob_ref, session_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        "INSERT INTO blob_refs (digest, session_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
       ),
       lockSession: database.prepare(
         "SELECT last_cursor AS lastCursor FROM sessions WHERE session_id = ?",
@@ -129,8 +134,8 @@ export class SqliteBackend implements SqlBackend {
       deleteRefs: database.prepare("DELETE FROM blob_refs WHERE session_id = ?"),
       deleteSession: database.prepare("DELETE FROM sessions WHERE session_id = ?"),
       collectBlobs: database.prepare(
-        `DELETE FROM blobs WHERE blob_ref IN (SELECT value FROM json_each(?)) AND touched_at <= ?
-         AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.blob_ref = blobs.blob_ref)`,
+        `DELETE FROM blobs WHERE digest IN (SELECT unhex(substr(value, 8)) FROM json_each(?))
+         AND touched_at <= ? AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.digest = blobs.digest)`,
       ),
     };
   }
@@ -171,7 +176,7 @@ export class SqliteBackend implements SqlBackend {
         }
         return undefined;
       case "index-refs":
-        for (const ref of step.refs) statements.indexRef.run(ref, step.sessionId);
+        for (const ref of step.refs) statements.indexRef.run(refDigest(ref), step.sessionId);
         return undefined;
       case "lock-session":
         // The IMMEDIATE transaction already holds the database's write lock.
@@ -302,8 +307,8 @@ export class SqliteBackend implements SqlBackend {
   ): Promise<void> {
     if (this.#putBlob === undefined) {
       this.#putBlob = this.#database.prepare(
-        `INSERT INTO blobs (blob_ref, content, touched_at) VALUES (?, ?, ?)
-         ON CONFLICT (blob_ref) DO UPDATE SET touched_at = excluded.touched_at`,
+        `INSERT INTO blobs (digest, content, touched_at) VALUES (?, ?, ?)
+         ON CONFLICT (digest) DO UPDATE SET touched_at = excluded.touched_at`,
       );
     }
     const statement = this.#putBlob;
@@ -311,7 +316,7 @@ export class SqliteBackend implements SqlBackend {
       for (const row of rows) {
         const bytes = row.stored;
         statement.run(
-          row.ref,
+          refDigest(row.ref),
           Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
           touchedAt,
         );
@@ -336,15 +341,16 @@ export class SqliteBackend implements SqlBackend {
   async getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
     if (this.#getBlobs === undefined) {
       this.#getBlobs = this.#database.prepare(
-        "SELECT blob_ref AS ref, content FROM blobs WHERE blob_ref IN (SELECT value FROM json_each(?))",
+        `SELECT lower(hex(digest)) AS hex, content FROM blobs
+         WHERE digest IN (SELECT unhex(substr(value, 8)) FROM json_each(?))`,
       );
     }
     const statement = this.#getBlobs;
     const out = new Map<string, Uint8Array>();
     for (let start = 0; start < refs.length; start += 500) {
       const chunk = refs.slice(start, start + 500);
-      for (const row of statement.all(JSON.stringify(chunk)) as { ref: string; content: Buffer }[])
-        out.set(row.ref, row.content);
+      for (const row of statement.all(JSON.stringify(chunk)) as { hex: string; content: Buffer }[])
+        out.set(`sha256:${row.hex}`, row.content);
     }
     return out;
   }

@@ -5,7 +5,9 @@ import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { LedgerError } from "../../events/errors.js";
 import type { NewEvent } from "../../events/types.js";
+import { blobRef, prepareBlob } from "../../store/blob.js";
 import { openStore } from "../../store/open-store.js";
+import { loadMigrations } from "../sql/migrations.js";
 import { SqliteEventStore, sqlitePath } from "./sqlite-store.js";
 
 const folder = mkdtempSync(join(tmpdir(), "ledger-sqlite-store-"));
@@ -116,6 +118,7 @@ describe("SqliteEventStore", () => {
     expect(raw.prepare("SELECT version FROM schema_version").all()).toEqual([
       { version: 1 },
       { version: 2 },
+      { version: 3 },
     ]);
     raw.prepare("INSERT INTO schema_version VALUES (99, 'future', 'now')").run();
     raw.close();
@@ -124,6 +127,55 @@ describe("SqliteEventStore", () => {
     expect(LedgerError.isInstance(error, "store-unavailable")).toBe(true);
     expect(String(error)).toMatch(/version 99/);
     await newer.close();
+  });
+
+  it("upgrades a database of the first two migrations: blobs and refs keyed by digest", async () => {
+    const path = freshPath();
+    const raw = new Database(path);
+    for (const migration of loadMigrations("sqlite").slice(0, 2)) {
+      for (const statement of migration.statements) raw.exec(statement);
+      raw
+        .prepare("INSERT INTO schema_version (version, tag, applied_at) VALUES (?, ?, 'then')")
+        .run(migration.version, migration.tag);
+    }
+    // Rows as the 0001 schema kept them: the text reference as the key, one encoded, one
+    // stored before the header byte existed.
+    const kept = prepareBlob("kept by session b ".repeat(20));
+    const orphan = prepareBlob("named by session a only");
+    const legacy = Buffer.from("a blob from before the header byte");
+    const legacyRef = blobRef(legacy);
+    const insert = raw.prepare(
+      "INSERT INTO blobs (blob_ref, content, touched_at) VALUES (?, ?, 0)",
+    );
+    insert.run(kept.ref, Buffer.from(kept.stored));
+    insert.run(orphan.ref, Buffer.from(orphan.stored));
+    insert.run(legacyRef, legacy);
+    raw.close();
+    const store = new SqliteEventStore({ path });
+    await store.init();
+    expect(new TextDecoder().decode(await store.getBlob(kept.ref))).toBe(
+      "kept by session b ".repeat(20),
+    );
+    expect(Buffer.from(await store.getBlob(legacyRef))).toEqual(legacy);
+    for (const [sessionId, refs] of [
+      ["a", [kept.ref, orphan.ref]],
+      ["b", [kept.ref]],
+    ] as const) {
+      await store.append({
+        sessionId,
+        runId: "r",
+        expectedSeq: 0,
+        events: [
+          { type: "run.started", evidenceRefs: [...refs] },
+          { type: "run.completed", payload: {} },
+        ],
+      });
+    }
+    const deleted = await store.deleteSession("a", { blobGraceMs: 0 });
+    expect(deleted).toMatchObject({ deletedEvents: 2, deletedBlobs: 1 });
+    await expect(store.getBlob(orphan.ref)).rejects.toMatchObject({ code: "not-found" });
+    expect(new TextDecoder().decode(await store.getBlob(kept.ref))).toContain("session b");
+    await store.close();
   });
 
   it("uses a database the application opened and leaves it open on close()", async () => {
