@@ -76,10 +76,10 @@ console.log(
     : "   NOT EQUAL: the resume repeated or lost work.\n",
 );
 
-console.log(`5. agent-ledger inspect ${result.sessionId} --store ${result.storeUrl}\n`);
+console.log(`5. npm run agent-ledger -- inspect ${result.sessionId} --store ${result.storeUrl}\n`);
 console.log(renderInspection(result.final));
 console.log(
-  `\nOpen the viewer on this session:\n  npx agent-ledger serve --store ${result.storeUrl}\n`,
+  `\nOpen the viewer on this session (then pick ${result.sessionId}):\n  npm run agent-ledger -- serve --store ${result.storeUrl}\n`,
 );
 console.log(`(files: ${join(dir, "crash")}, ledger ${result.storeUrl})`);
 if (!equal || result.killedBy !== "SIGKILL") process.exitCode = 1;
