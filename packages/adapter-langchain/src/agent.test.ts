@@ -210,6 +210,51 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
   });
 
+  it("on resume, runs an unresolved non-idempotent tool call again once a person approves it", async () => {
+    const store = new FlakyStore();
+    const first = world();
+    // The process "dies" inside send, before the message went out this time.
+    first.block(async () => {
+      store.failing = true;
+    });
+    const crashed = agentFor(store, first.tools);
+    await expect(
+      crashed.agent.invoke(
+        { messages: [{ role: "user", content: "go" }] },
+        config(crashed.handler),
+      ),
+    ).rejects.toThrow();
+    store.failing = false;
+    const stopped = agentFor(store, world().tools);
+    const error = await stopped.agent
+      .invoke(null, config(stopped.handler))
+      .catch((caught: unknown) => caught);
+    expect(findLedgerError(error, "unresolved-attempt")).toBeDefined();
+
+    // A person checks the outbox from another process: nothing went out; run it again.
+    const person = await SessionRecorder.resume({
+      store,
+      sessionId: SESSION,
+      runId: RUN,
+      actor: { type: "human", id: "ops" },
+    });
+    const [unresolved] = (await inspectSession(store, SESSION)).unresolved;
+    await person.approve(
+      {
+        stepId: unresolved?.stepId as string,
+        attemptId: unresolved?.attemptId as string,
+        requestedEventId: unresolved?.requestEventId as string,
+        toolCallId: "call-send",
+      },
+      "checked the outbox: not sent",
+    );
+    const third = world();
+    const final = agentFor(store, third.tools);
+    await final.agent.invoke(null, config(final.handler));
+    expect(third.effects.send).toBe(1);
+    expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
+  });
+
   it("on resume, runs an unresolved idempotent tool call again", async () => {
     const store = new FlakyStore();
     const first = world({ sendIdempotent: true });
