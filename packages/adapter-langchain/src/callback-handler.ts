@@ -1,7 +1,6 @@
 import {
   type Actor,
   type Attempt,
-  collectAttempts,
   type EventStore,
   type JsonObject,
   LedgerError,
@@ -44,9 +43,6 @@ interface HandlerState {
   claimed: Set<string>;
   /** toolCallId -> eventId of the model.completed that asked for it. */
   causes: Map<string, string>;
-  /** On a resumed run: request hashes of the recorded model attempts, in replay order. */
-  recordedModels: string[] | undefined;
-  modelIndex: number;
 }
 
 function langchainMetadata(fields: Record<string, unknown>): JsonObject {
@@ -94,8 +90,6 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       nodeTasks: new Set(),
       claimed: new Set(),
       causes: new Map(),
-      recordedModels: undefined,
-      modelIndex: 0,
     };
   }
 
@@ -136,18 +130,12 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     return recorder;
   }
 
-  // Mirrors ReplayCursor's model queue, so calls the checkpoint already covers can be skipped.
+  // The causes of recorded tool calls: which model completion asked for each.
   async #loadRecorded(recorder: SessionRecorder): Promise<void> {
     const events = await readWholeRun(recorder.store, {
       sessionId: recorder.sessionId,
       runId: recorder.runId,
     });
-    const attempts = collectAttempts(events);
-    const retried = new Set(attempts.map((attempt) => attempt.retryOf));
-    this.#state.recordedModels = attempts
-      .filter((attempt) => !(retried.has(attempt.attemptId) && attempt.status === "requested"))
-      .filter((attempt) => attempt.kind === "model")
-      .map((attempt) => attempt.requestHash);
     for (const event of events) {
       if (event.type !== "model.completed" || !isRecord(event.payload)) continue;
       const response = event.payload.response;
@@ -178,28 +166,19 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
    */
   async #beforeModelCall(request: JsonObject, metadata: JsonObject): Promise<Attempt> {
     const recorder = await this.getRecorder();
-    const state = this.#state;
     for (;;) {
       try {
         const attempt = await recorder.beforeModelCall({ request, metadata });
-        if (state.recordedModels && state.modelIndex < state.recordedModels.length)
-          state.modelIndex++;
         // Recorded before the crash but not in the checkpoint: LangChain calls the model anyway,
         // so record that as a new attempt rather than pretending it was answered.
         if (attempt.replayed) return await recorder.retry(attempt);
         return attempt;
       } catch (error) {
-        const recorded = state.recordedModels;
         const replay = recorder.replay;
-        if (!LedgerError.isInstance(error, "replay-divergence") || !recorded || !replay)
-          throw error;
-        const wanted = error.details.requestHash;
-        const found = recorded.indexOf(String(wanted), state.modelIndex + 1);
-        const stop = found === -1 ? recorded.length : found;
-        while (state.modelIndex < stop) {
-          replay.takeModel(recorded[state.modelIndex] as string);
-          state.modelIndex++;
-        }
+        if (!LedgerError.isInstance(error, "replay-divergence") || !replay) throw error;
+        // The checkpoint covers the recorded calls before this one: skip to the next recorded
+        // call with this request, or go live if there is none.
+        replay.skipModelsTo(String(error.details.requestHash));
       }
     }
   }

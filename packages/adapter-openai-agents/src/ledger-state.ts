@@ -1,5 +1,6 @@
 import {
   type Attempt,
+  attemptFromRecorded,
   collectAttempts,
   type JsonObject,
   type LedgerEvent,
@@ -80,53 +81,15 @@ export function recordedAttempt(
   events: readonly LedgerEvent[],
   attemptId: string,
 ): Attempt | undefined {
-  for (const recorded of collectAttempts(events)) {
-    if (recorded.attemptId !== attemptId) continue;
-    const payload = recorded.requested.payload as JsonObject;
-    const attempt: Attempt = {
-      kind: recorded.kind,
-      sessionId: recorded.requested.sessionId,
-      runId: recorded.requested.runId,
-      stepId: recorded.stepId,
-      attemptId: recorded.attemptId,
-      requestedEventId: recorded.requested.eventId,
-      seq: recorded.requested.seq,
-      request: (recorded.kind === "model" ? payload.request : payload.args) ?? null,
-      requestHash: recorded.requestHash,
-    };
-    if (recorded.retryOf !== undefined) attempt.retryOf = recorded.retryOf;
-    if (recorded.toolCallId !== undefined) attempt.toolCallId = recorded.toolCallId;
-    if (recorded.name !== undefined) attempt.name = recorded.name;
-    if (recorded.effect !== undefined) attempt.effect = recorded.effect;
-    return attempt;
-  }
-  return undefined;
+  const recorded = collectAttempts(events).find((attempt) => attempt.attemptId === attemptId);
+  return recorded && attemptFromRecorded(recorded);
 }
 
 /**
  * Moves a resumed recorder's replay cursor past every recorded call: used when a run goes on
  * from a RunState checkpoint rather than re-executing from its input, so what comes next is
- * live. (Core has no "resume from seq" option yet; this uses the public cursor.)
+ * live.
  */
-export function skipRecordedCalls(
-  recorder: SessionRecorder,
-  runEvents: readonly LedgerEvent[],
-): void {
-  const cursor = recorder.replay;
-  if (!cursor) return;
-  const attempts = collectAttempts(runEvents);
-  const retried = new Set(attempts.map((attempt) => attempt.retryOf).filter(Boolean));
-  for (const attempt of attempts) {
-    if (retried.has(attempt.attemptId) && attempt.status === "requested") continue;
-    if (attempt.kind === "model") cursor.takeModel(attempt.requestHash);
-    else
-      cursor.takeTool({
-        toolCallId: attempt.toolCallId,
-        name: attempt.name ?? "",
-        requestHash: attempt.requestHash,
-      });
-  }
-  while (cursor.takeInput()) {
-    // consume recorded inputs too
-  }
+export function skipRecordedCalls(recorder: SessionRecorder): void {
+  recorder.replay?.skipAll();
 }

@@ -388,13 +388,10 @@ export async function resumeRun(
       const loaded = await loadRunStateCheckpoint(agent, payload);
       const state = options.state ?? loaded;
       // Everything recorded happened before the checkpoint: what comes next is live.
-      skipRecordedCalls(root, rootEvents);
+      skipRecordedCalls(root);
       if (payload.currentRunId !== runId) {
         scope.current = await recorderOfRun(store, sessionId, payload.currentRunId, events);
-        skipRecordedCalls(
-          scope.current,
-          events.filter((event) => event.runId === payload.currentRunId),
-        );
+        skipRecordedCalls(scope.current);
       }
       scope.currentAgent = state.currentAgent;
       await recordDecisions(scope, state, treeEvents);

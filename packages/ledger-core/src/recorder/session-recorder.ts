@@ -16,10 +16,10 @@ import {
 import { assertId, uuidv7 } from "../events/ids.js";
 import { type JsonObject, type JsonValue, normalizeError, toPlainJson } from "../events/json.js";
 import type { Actor, LedgerEvent, NewEvent, RunStatus, ToolEffect } from "../events/types.js";
-import { ReplayCursor, type ReplayMatch } from "../replay/replay-cursor.js";
+import { attemptFromRecorded, ReplayCursor, type ReplayMatch } from "../replay/replay-cursor.js";
 import type { EventStore } from "../store/event-store.js";
 import { readWholeRun } from "../store/read-all.js";
-import { isBlobRef, validateNewEvent } from "../store/validate.js";
+import { isBlobRef, validateActor } from "../store/validate.js";
 import type { Attempt, ReplayedOutcome } from "./attempt.js";
 import { CommitQueue } from "./commit-queue.js";
 import { applyRedaction, type Redaction } from "./redact.js";
@@ -130,7 +130,7 @@ export class SessionRecorder {
     this.store = options.store;
     this.sessionId = options.sessionId;
     this.runId = runId;
-    this.actor = validateNewEvent({ type: "x.actor", actor: options.actor }, "$").actor as Actor;
+    this.actor = validateActor(options.actor, "$.actor");
     this.parentRunId = options.parentRunId;
     this.causedByEventId = options.causedByEventId;
     this.#redact = options.redact;
@@ -407,7 +407,7 @@ export class SessionRecorder {
       if (replayed) return replayed;
       const recordedEffect = match.attempt.effect ?? DEFAULT_EFFECT;
       if (!(effect.idempotent || recordedEffect.idempotent || match.attempt.approved)) {
-        const attempt = this.#attemptFrom(match.attempt.requested, match.attempt);
+        const attempt = attemptFromRecorded(match.attempt);
         throw Object.assign(
           new UnresolvedAttemptError(
             `tool call ${options.name}${options.toolCallId ? ` (${options.toolCallId})` : ""} was in flight when the process died and is not declared idempotent: it may or may not have happened. Check its effect, then retry or abandon attempt ${attempt.attemptId}.`,
@@ -433,7 +433,7 @@ export class SessionRecorder {
 
   #answer(match: ReplayMatch): Attempt | undefined {
     if (match.status === "unresolved") return undefined;
-    const attempt = this.#attemptFrom(match.attempt.requested, match.attempt);
+    const attempt = attemptFromRecorded(match.attempt);
     const outcome = match.attempt.outcome as LedgerEvent;
     const payload = (outcome.payload ?? {}) as JsonObject;
     let replayed: ReplayedOutcome;
@@ -458,37 +458,6 @@ export class SessionRecorder {
     }
     attempt.replayed = replayed;
     replayedOutcomes.set(attempt, outcome);
-    return attempt;
-  }
-
-  #attemptFrom(
-    requested: LedgerEvent,
-    recorded: {
-      stepId: string;
-      attemptId: string;
-      retryOf?: string;
-      toolCallId?: string;
-      name?: string;
-      effect?: ToolEffect;
-      requestHash: string;
-    },
-  ): Attempt {
-    const payload = requested.payload as JsonObject;
-    const attempt: Attempt = {
-      kind: requested.type === "model.requested" ? "model" : "tool",
-      sessionId: this.sessionId,
-      runId: this.runId,
-      stepId: recorded.stepId,
-      attemptId: recorded.attemptId,
-      requestedEventId: requested.eventId,
-      seq: requested.seq,
-      request: (requested.type === "model.requested" ? payload.request : payload.args) ?? null,
-      requestHash: recorded.requestHash,
-    };
-    if (recorded.retryOf !== undefined) attempt.retryOf = recorded.retryOf;
-    if (recorded.toolCallId !== undefined) attempt.toolCallId = recorded.toolCallId;
-    if (recorded.name !== undefined) attempt.name = recorded.name;
-    if (recorded.effect !== undefined) attempt.effect = recorded.effect;
     return attempt;
   }
 

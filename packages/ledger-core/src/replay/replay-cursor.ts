@@ -1,6 +1,7 @@
 import { ReplayDivergenceError } from "../events/errors.js";
-import type { JsonValue } from "../events/json.js";
+import type { JsonObject, JsonValue } from "../events/json.js";
 import type { LedgerEvent, ToolEffect } from "../events/types.js";
+import type { Attempt } from "../recorder/attempt.js";
 
 /** What the ledger holds for one recorded model or tool attempt. */
 export interface RecordedAttempt {
@@ -31,6 +32,31 @@ function payloadField(event: LedgerEvent, field: string): JsonValue | undefined 
   const payload = event.payload;
   if (payload === null || typeof payload !== "object" || Array.isArray(payload)) return undefined;
   return payload[field];
+}
+
+/**
+ * The `Attempt` of a recorded attempt, as `before*` would have returned it, so an adapter can
+ * `retry` or `abandon` a call it found in the ledger (e.g. after a person decided).
+ */
+export function attemptFromRecorded(recorded: RecordedAttempt): Attempt {
+  const requested = recorded.requested;
+  const payload = (requested.payload ?? {}) as JsonObject;
+  const attempt: Attempt = {
+    kind: recorded.kind,
+    sessionId: requested.sessionId,
+    runId: requested.runId,
+    stepId: recorded.stepId,
+    attemptId: recorded.attemptId,
+    requestedEventId: requested.eventId,
+    seq: requested.seq,
+    request: (recorded.kind === "model" ? payload.request : payload.args) ?? null,
+    requestHash: recorded.requestHash,
+  };
+  if (recorded.retryOf !== undefined) attempt.retryOf = recorded.retryOf;
+  if (recorded.toolCallId !== undefined) attempt.toolCallId = recorded.toolCallId;
+  if (recorded.name !== undefined) attempt.name = recorded.name;
+  if (recorded.effect !== undefined) attempt.effect = recorded.effect;
+  return attempt;
 }
 
 /** Groups a run's events into attempts (in request order) with their outcomes. */
@@ -177,6 +203,26 @@ export class ReplayCursor {
     }
     this.#usedTools.add(attempt);
     return { attempt, status: attempt.status === "requested" ? "unresolved" : attempt.status };
+  }
+
+  /**
+   * For an agent that restarts from a checkpoint rather than from its input: moves past the
+   * recorded model attempts the checkpoint already covers, up to the next one whose request
+   * has this hash. Returns false (and goes live) when none has.
+   */
+  skipModelsTo(requestHash: string): boolean {
+    const found = this.#models.findIndex(
+      (attempt, index) => index >= this.#modelIndex && attempt.requestHash === requestHash,
+    );
+    this.#modelIndex = found === -1 ? this.#models.length : found;
+    return found !== -1;
+  }
+
+  /** Moves past every recorded call and input: what the run does next is live. */
+  skipAll(): void {
+    this.#modelIndex = this.#models.length;
+    for (const attempt of this.#tools) this.#usedTools.add(attempt);
+    this.#inputIndex = this.#inputs.length;
   }
 
   /** The next recorded input, when the re-execution records the same input again. */

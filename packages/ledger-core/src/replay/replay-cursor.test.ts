@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { hashJson } from "../events/canonical.js";
+import { SessionRecorder } from "../recorder/session-recorder.js";
+import { MemoryEventStore } from "../store/memory-store.js";
+import { readWholeRun } from "../store/read-all.js";
+import { attemptFromRecorded, collectAttempts, ReplayCursor } from "./replay-cursor.js";
+
+const actor = { type: "agent", id: "a" } as const;
+const request = (turn: number) => ({ model: "m", turn });
+
+async function recordedRun() {
+  const store = new MemoryEventStore();
+  const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
+  await recorder.startRun();
+  for (let turn = 0; turn < 3; turn++) {
+    await recorder.modelCompleted(await recorder.beforeModelCall({ request: request(turn) }), {
+      turn,
+    });
+  }
+  const tool = await recorder.beforeToolCall({
+    toolCallId: "c1",
+    name: "pay",
+    args: { amount: 1 },
+  });
+  return { store, tool, events: await readWholeRun(store, { sessionId: "s", runId: "r" }) };
+}
+
+describe("ReplayCursor", () => {
+  it("skipModelsTo moves past calls a checkpoint covers, or goes live", async () => {
+    const { events } = await recordedRun();
+    const cursor = new ReplayCursor(events);
+    expect(cursor.skipModelsTo(hashJson(request(2)))).toBe(true);
+    expect(cursor.takeModel(hashJson(request(2)))?.status).toBe("completed");
+    expect(cursor.takeModel(hashJson(request(3)))).toBeUndefined();
+    const other = new ReplayCursor(events);
+    expect(other.skipModelsTo(hashJson(request(9)))).toBe(false);
+    expect(other.takeModel(hashJson(request(0)))).toBeUndefined();
+  });
+
+  it("skipAll leaves nothing to answer: what follows is live", async () => {
+    const { events } = await recordedRun();
+    const cursor = new ReplayCursor(events);
+    expect(cursor.remaining).toBe(4);
+    cursor.skipAll();
+    expect(cursor.atFrontier).toBe(true);
+    expect(cursor.takeTool({ toolCallId: "c1", name: "pay", requestHash: "x" })).toBeUndefined();
+    expect(cursor.takeInput()).toBeUndefined();
+  });
+
+  it("attemptFromRecorded rebuilds the attempt before* returned", async () => {
+    const { tool, events } = await recordedRun();
+    const recorded = collectAttempts(events).find(
+      (attempt) => attempt.attemptId === tool.attemptId,
+    );
+    expect(recorded && attemptFromRecorded(recorded)).toEqual(tool);
+  });
+});
