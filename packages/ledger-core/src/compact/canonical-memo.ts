@@ -1,6 +1,6 @@
+import { canonicalJson } from "../events/canonical.js";
 import type { JsonValue } from "../events/json.js";
 
-const plainKey = /^[A-Za-z0-9_$.-]*$/;
 const MEMO_MIN_LENGTH = 256;
 const MAX_MEMO = 50_000;
 
@@ -12,37 +12,18 @@ const MAX_MEMO = 50_000;
  */
 export class CanonicalJsonMemo {
   readonly #strings = new Map<string, string>();
+  readonly #stringJson = (value: string): string => {
+    if (value.length < MEMO_MIN_LENGTH) return JSON.stringify(value);
+    let json = this.#strings.get(value);
+    if (json === undefined) {
+      json = JSON.stringify(value);
+      if (this.#strings.size >= MAX_MEMO) this.#strings.clear();
+      this.#strings.set(value, json);
+    }
+    return json;
+  };
 
   json(value: JsonValue | undefined): string {
-    if (typeof value === "string") {
-      if (value.length < MEMO_MIN_LENGTH) return JSON.stringify(value);
-      let json = this.#strings.get(value);
-      if (json === undefined) {
-        json = JSON.stringify(value);
-        if (this.#strings.size >= MAX_MEMO) this.#strings.clear();
-        this.#strings.set(value, json);
-      }
-      return json;
-    }
-    if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-    if (Array.isArray(value)) {
-      let out = "[";
-      for (let index = 0; index < value.length; index++) {
-        if (index > 0) out += ",";
-        out += this.json(value[index]);
-      }
-      return `${out}]`;
-    }
-    const keys = Object.keys(value);
-    if (keys.length > 1) keys.sort();
-    let out = "{";
-    for (let index = 0; index < keys.length; index++) {
-      const key = keys[index] as string;
-      const item = value[key];
-      if (item === undefined) continue;
-      if (out.length > 1) out += ",";
-      out += `${plainKey.test(key) ? `"${key}"` : JSON.stringify(key)}:${this.json(item)}`;
-    }
-    return `${out}}`;
+    return canonicalJson(value, this.#stringJson);
   }
 }

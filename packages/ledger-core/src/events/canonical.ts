@@ -5,14 +5,20 @@ import type { JsonValue } from "./json.js";
  * RFC 8785 (JSON Canonicalization Scheme) serialisation of a plain JSON value: object keys
  * sorted by UTF-16 code units, no whitespace, numbers and strings as ECMAScript's
  * JSON.stringify writes them. `undefined` members are skipped (they are never stored).
+ * `stringJson` writes string values (default JSON.stringify); a caller may pass a memoized
+ * one as long as it returns the same text.
  */
-export function canonicalJson(value: JsonValue | undefined): string {
+export function canonicalJson(
+  value: JsonValue | undefined,
+  stringJson: (text: string) => string = JSON.stringify,
+): string {
+  if (typeof value === "string") return stringJson(value);
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
   if (Array.isArray(value)) {
     let out = "[";
     for (let index = 0; index < value.length; index++) {
       if (index > 0) out += ",";
-      out += canonicalJson(value[index]);
+      out += canonicalJson(value[index], stringJson);
     }
     return out + "]";
   }
@@ -24,7 +30,10 @@ export function canonicalJson(value: JsonValue | undefined): string {
     const item = value[key];
     if (item === undefined) continue;
     if (out.length > 1) out += ",";
-    out += (plainKey.test(key) ? `"${key}"` : JSON.stringify(key)) + ":" + canonicalJson(item);
+    out +=
+      (plainKey.test(key) ? `"${key}"` : JSON.stringify(key)) +
+      ":" +
+      canonicalJson(item, stringJson);
   }
   return out + "}";
 }

@@ -37,7 +37,8 @@ export function isBlobRef(value: unknown): value is string {
   return typeof value === "string" && blobRef.test(value);
 }
 
-function validateActor(value: unknown, path: string): Actor {
+/** Validates an actor `{ type, id, framework? }`; returns a copy. */
+export function validateActor(value: unknown, path: string): Actor {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new InvalidEventError(path, "actor must be an object { type, id, framework? }");
   }
