@@ -108,17 +108,20 @@ export class PostgresBackend implements SqlBackend {
     const single = events.length === 1 ? events[0] : undefined;
     // One event (every recorded call): scalar parameters, no arrays to serialise (the driver
     // escapes every element of a text array, and the body is JSON full of quotes) or unnest.
+    const head = [
+      append.sessionId,
+      append.runId,
+      append.length,
+      append.status,
+      append.lastHash,
+      append.expected.length,
+      append.expected.lastHash,
+      append.now,
+    ];
     const values =
       single !== undefined
         ? [
-            append.sessionId,
-            append.runId,
-            append.length,
-            append.status,
-            append.lastHash,
-            append.expected.length,
-            append.expected.lastHash,
-            append.now,
+            ...head,
             single.seq,
             single.eventId,
             single.eventType,
@@ -126,14 +129,7 @@ export class PostgresBackend implements SqlBackend {
             single.bodyPrefix,
           ]
         : [
-            append.sessionId,
-            append.runId,
-            append.length,
-            append.status,
-            append.lastHash,
-            append.expected.length,
-            append.expected.lastHash,
-            append.now,
+            ...head,
             events.length,
             events.map((event) => event.seq),
             events.map((event) => event.eventId),
