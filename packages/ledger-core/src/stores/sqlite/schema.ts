@@ -34,15 +34,18 @@ export const events = sqliteTable(
   ],
 );
 
-/** The head of each run, locked and updated by every append. */
+/**
+ * One row per run, written when the run starts and when it closes (`status`), not on every
+ * append: the run's length and last hash are those of its last event (the `events_run_seq`
+ * index finds it). An append writes only its event rows, which is what keeps a durable
+ * `beforeModelCall` close to a bare insert (see sqlite-heads.ts).
+ */
 export const runs = sqliteTable(
   "runs",
   {
     sessionId: text("session_id").notNull(),
     runId: text("run_id").notNull(),
-    runLength: integer("run_length").notNull(),
     status: text("status").notNull(),
-    lastHash: text("last_hash"),
     parentRunId: text("parent_run_id"),
     startedAt: text("started_at").notNull(),
   },
@@ -52,12 +55,14 @@ export const runs = sqliteTable(
   ],
 );
 
-/** One row per session: the commit-cursor counter, bumped inside every append transaction. */
+/**
+ * One row per session, written by its first append. Appends hold the database's write lock
+ * (`BEGIN IMMEDIATE`), so the next commit cursor is the session's largest plus one: gap-free
+ * and in commit order without a counter row to update.
+ */
 export const sessions = sqliteTable("sessions", {
   sessionId: text("session_id").primaryKey(),
-  lastCursor: integer("last_cursor").notNull(),
   createdAt: text("created_at").notNull(),
-  updatedAt: text("updated_at").notNull(),
 });
 
 /**

@@ -3,14 +3,31 @@ import { and, asc, eq, gt, gte } from "drizzle-orm";
 import { type BetterSQLite3Database, drizzle } from "drizzle-orm/better-sqlite3";
 import type { StoreDescription } from "../../store/event-store.js";
 import { pendingMigrations } from "../sql/migrations.js";
-import type { HeadRow, RunRow, SessionRow } from "../sql/rows.js";
+import { type HeadRow, parseBody, type RunRow, type SessionRow } from "../sql/rows.js";
 import type { DriverErrorKind, SqlBackend } from "../sql/sql-backend.js";
 import { driverError } from "../sql/sql-backend.js";
 import { runSync, type WriteProgram, type WriteStep } from "../sql/write-program.js";
 import { decodeBody, encodeBody } from "./body-codec.js";
-import { events, runs, sessions } from "./schema.js";
+import { events } from "./schema.js";
+import { type ConnectionHeads, connectionHeads } from "./sqlite-heads.js";
 
 type Statement = Database.Statement<unknown[], unknown>;
+
+interface ReadStatements {
+  head: Statement;
+  runs: Statement;
+  sessions: Statement;
+}
+
+/** A head from a run's status and its last event (absent in a run with no event: empty). */
+function headRow(row: { status: string; seq: number | null; body: unknown }): HeadRow {
+  if (row.seq === null) return { runLength: 0, status: row.status, lastHash: null };
+  return {
+    runLength: row.seq + 1,
+    status: row.status,
+    lastHash: parseBody(decodeBody(row.body)).hash,
+  };
+}
 
 /** The 32-byte digest a `sha256:<hex>` reference names: the key of `blobs` and `blob_refs`. */
 function refDigest(ref: string): Buffer {
@@ -18,13 +35,14 @@ function refDigest(ref: string): Buffer {
 }
 
 interface Statements {
-  lockHead: Statement;
+  dataVersion: Statement;
   findEvents: Statement;
   readRun: Statement;
-  reserve: Statement;
+  lastCursor: Statement;
+  insertSession: Statement;
   insertEvent: Statement;
   insertHead: Statement;
-  updateHead: Statement;
+  updateStatus: Statement;
   indexRef: Statement;
   lockSession: Statement;
   openRuns: Statement;
@@ -48,6 +66,8 @@ export class SqliteBackend implements SqlBackend {
   readonly #location: string;
   readonly #owned: boolean;
   #statements: Statements | undefined;
+  #readStatements: ReadStatements | undefined;
+  readonly #heads: ConnectionHeads;
   #putBlob: Statement | undefined;
   #getBlobs: Statement | undefined;
   #transaction: ((program: () => WriteProgram<unknown>) => unknown) | undefined;
@@ -61,6 +81,7 @@ export class SqliteBackend implements SqlBackend {
     this.#database.pragma("journal_mode = WAL");
     this.#database.pragma("synchronous = FULL");
     this.#db = drizzle({ client: this.#database });
+    this.#heads = connectionHeads(this.#database);
   }
 
   async init(): Promise<void> {
@@ -94,37 +115,34 @@ export class SqliteBackend implements SqlBackend {
   #prepare(): Statements {
     const database = this.#database;
     return {
-      lockHead: database.prepare(
-        "SELECT run_length AS runLength, status, last_hash AS lastHash FROM runs WHERE session_id = ? AND run_id = ?",
-      ),
+      dataVersion: database.prepare("PRAGMA data_version").pluck(),
       findEvents: database.prepare(
         "SELECT body FROM events WHERE session_id = ? AND event_id IN (SELECT value FROM json_each(?))",
       ),
       readRun: database.prepare(
         "SELECT body FROM events WHERE session_id = ? AND run_id = ? AND seq < ? ORDER BY seq",
       ),
-      reserve: database.prepare(
-        `INSERT INTO sessions (session_id, last_cursor, created_at, updated_at) VALUES (?, ?, ?, ?)
-         ON CONFLICT (session_id) DO UPDATE SET last_cursor = last_cursor + excluded.last_cursor,
-         updated_at = excluded.updated_at RETURNING last_cursor AS lastCursor`,
+      lastCursor: database
+        .prepare("SELECT max(commit_cursor) FROM events WHERE session_id = ?")
+        .pluck(),
+      insertSession: database.prepare(
+        "INSERT INTO sessions (session_id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
       ),
       insertEvent: database.prepare(
         `INSERT INTO events (session_id, commit_cursor, run_id, seq, event_id, event_type, recorded_at, body)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       insertHead: database.prepare(
-        `INSERT INTO runs (session_id, run_id, run_length, status, last_hash, parent_run_id, started_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO runs (session_id, run_id, status, parent_run_id, started_at)
+         VALUES (?, ?, ?, ?, ?)`,
       ),
-      updateHead: database.prepare(
-        "UPDATE runs SET run_length = ?, status = ?, last_hash = ? WHERE session_id = ? AND run_id = ?",
+      updateStatus: database.prepare(
+        "UPDATE runs SET status = ? WHERE session_id = ? AND run_id = ?",
       ),
       indexRef: database.prepare(
         "INSERT INTO blob_refs (digest, session_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
       ),
-      lockSession: database.prepare(
-        "SELECT last_cursor AS lastCursor FROM sessions WHERE session_id = ?",
-      ),
+      lockSession: database.prepare("SELECT 1 FROM sessions WHERE session_id = ?").pluck(),
       openRuns: database.prepare(
         "SELECT run_id AS runId FROM runs WHERE session_id = ? AND status = 'running' ORDER BY run_id",
       ),
@@ -142,9 +160,14 @@ export class SqliteBackend implements SqlBackend {
 
   #execute(step: WriteStep, statements: Statements): unknown {
     switch (step.kind) {
-      case "lock-head":
+      case "lock-head": {
         // The IMMEDIATE transaction already holds the database's write lock.
-        return statements.lockHead.get(step.sessionId, step.runId) as HeadRow | undefined;
+        const cached = this.#heads.head(step.sessionId, step.runId);
+        if (cached !== undefined) return cached;
+        const head = this.#readHead(step.sessionId, step.runId);
+        if (head !== undefined) this.#heads.rememberHead(step.sessionId, step.runId, head);
+        return head;
+      }
       case "find-events":
         return (
           statements.findEvents.all(step.sessionId, JSON.stringify(step.eventIds)) as {
@@ -155,12 +178,15 @@ export class SqliteBackend implements SqlBackend {
         return (
           statements.readRun.all(step.sessionId, step.runId, step.uptoSeq) as { body: unknown }[]
         ).map((row) => decodeBody(row.body));
-      case "reserve-cursors":
-        return (
-          statements.reserve.get(step.sessionId, step.count, step.now, step.now) as {
-            lastCursor: number;
-          }
-        ).lastCursor;
+      case "reserve-cursors": {
+        let last = this.#heads.cursor(step.sessionId);
+        if (last === undefined) {
+          last = (statements.lastCursor.get(step.sessionId) as number | null) ?? 0;
+          if (last === 0) statements.insertSession.run(step.sessionId, step.now);
+        }
+        this.#heads.rememberCursor(step.sessionId, last + step.count);
+        return last + step.count;
+      }
       case "insert-events":
         for (const row of step.rows) {
           statements.insertEvent.run(
@@ -180,8 +206,9 @@ export class SqliteBackend implements SqlBackend {
         return undefined;
       case "lock-session":
         // The IMMEDIATE transaction already holds the database's write lock.
-        return (statements.lockSession.get(step.sessionId) as { lastCursor: number } | undefined)
-          ?.lastCursor;
+        return statements.lockSession.get(step.sessionId) === undefined
+          ? undefined
+          : ((statements.lastCursor.get(step.sessionId) as number | null) ?? 0);
       case "open-runs":
         return (statements.openRuns.all(step.sessionId) as { runId: string }[]).map(
           (row) => row.runId,
@@ -191,6 +218,7 @@ export class SqliteBackend implements SqlBackend {
           decodeBody(row.body),
         );
       case "delete-session": {
+        this.#heads.forgetAll();
         const events = statements.deleteEvents.run(step.sessionId).changes;
         const runs = statements.deleteRuns.run(step.sessionId).changes;
         statements.deleteRefs.run(step.sessionId);
@@ -199,27 +227,28 @@ export class SqliteBackend implements SqlBackend {
       }
       case "collect-blobs":
         return statements.collectBlobs.run(JSON.stringify(step.refs), step.cutoff).changes;
-      case "write-head":
+      case "write-head": {
+        // Only a new run or a change of status writes its row; length and last hash are the
+        // last event's (see schema.ts).
+        const { sessionId, runId, head } = step;
         if (step.created) {
           statements.insertHead.run(
-            step.sessionId,
-            step.runId,
-            step.head.length,
-            step.head.status,
-            step.head.lastHash,
+            sessionId,
+            runId,
+            head.status,
             step.parentRunId,
             step.startedAt,
           );
-        } else {
-          statements.updateHead.run(
-            step.head.length,
-            step.head.status,
-            step.head.lastHash,
-            step.sessionId,
-            step.runId,
-          );
+        } else if (this.#heads.head(sessionId, runId)?.status !== head.status) {
+          statements.updateStatus.run(head.status, sessionId, runId);
         }
+        this.#heads.rememberHead(sessionId, runId, {
+          runLength: head.length,
+          status: head.status,
+          lastHash: head.lastHash,
+        });
         return undefined;
+      }
     }
   }
 
@@ -227,11 +256,29 @@ export class SqliteBackend implements SqlBackend {
     if (this.#transaction === undefined) {
       const statements = this.#prepare();
       this.#statements = statements;
-      this.#transaction = this.#database.transaction((make: () => WriteProgram<unknown>) =>
-        runSync(make(), (step) => this.#execute(step, statements)),
-      ).immediate;
+      this.#transaction = this.#database.transaction((make: () => WriteProgram<unknown>) => {
+        this.#heads.begin(statements.dataVersion.get() as number);
+        return runSync(make(), (step) => this.#execute(step, statements));
+      }).immediate;
     }
-    return this.#transaction(program) as T;
+    let result: T;
+    try {
+      result = this.#transaction(program) as T;
+    } catch (error) {
+      // Rolled back: what the transaction remembered may never have been committed.
+      this.#heads.forgetAll();
+      throw error;
+    }
+    this.#heads.committed();
+    return result;
+  }
+
+  /** A run's head from its row (status) and its last event (length, hash); undefined if absent. */
+  #readHead(sessionId: string, runId: string): HeadRow | undefined {
+    const row = this.#reads().head.get(sessionId, runId) as
+      | { status: string; seq: number | null; body: unknown }
+      | undefined;
+    return row === undefined ? undefined : headRow(row);
   }
 
   classify(error: unknown): DriverErrorKind {
@@ -242,11 +289,7 @@ export class SqliteBackend implements SqlBackend {
   }
 
   async runHead(sessionId: string, runId: string): Promise<HeadRow | undefined> {
-    return this.#db
-      .select({ runLength: runs.runLength, status: runs.status, lastHash: runs.lastHash })
-      .from(runs)
-      .where(and(eq(runs.sessionId, sessionId), eq(runs.runId, runId)))
-      .get();
+    return this.#readHead(sessionId, runId);
   }
 
   async readRun(sessionId: string, runId: string, fromSeq: number, limit?: number) {
@@ -272,32 +315,59 @@ export class SqliteBackend implements SqlBackend {
   }
 
   async listRuns(sessionId: string): Promise<RunRow[]> {
-    return this.#db
-      .select({
-        runId: runs.runId,
-        runLength: runs.runLength,
-        status: runs.status,
-        lastHash: runs.lastHash,
-        parentRunId: runs.parentRunId,
-        startedAt: runs.startedAt,
-      })
-      .from(runs)
-      .innerJoin(
-        events,
-        and(eq(events.sessionId, runs.sessionId), eq(events.runId, runs.runId), eq(events.seq, 0)),
-      )
-      .where(eq(runs.sessionId, sessionId))
-      .orderBy(asc(events.commitCursor))
-      .all();
+    const rows = this.#reads().runs.all(sessionId) as (RunRow & {
+      seq: number | null;
+      body: unknown;
+    })[];
+    return rows.map((row) => ({
+      runId: row.runId,
+      parentRunId: row.parentRunId,
+      startedAt: row.startedAt,
+      ...headRow(row),
+    }));
   }
 
   async listSessions(after: string | undefined, limit: number | undefined): Promise<SessionRow[]> {
-    const query = this.#db
-      .select()
-      .from(sessions)
-      .where(after === undefined ? undefined : gt(sessions.sessionId, after))
-      .orderBy(asc(sessions.sessionId));
-    return limit === undefined ? query.all() : query.limit(limit).all();
+    return this.#reads().sessions.all(after ?? "", limit ?? -1) as SessionRow[];
+  }
+
+  /**
+   * Reads of heads, runs and sessions, which SQLite keeps in no counter row: each is the last
+   * event of its run or session, found with max() on an index (one seek, whatever the length).
+   */
+  #reads(): ReadStatements {
+    if (this.#readStatements === undefined) {
+      const database = this.#database;
+      this.#readStatements = {
+        head: database.prepare(
+          `SELECT r.status AS status, e.seq AS seq, e.body AS body FROM runs r
+           LEFT JOIN events e ON e.session_id = r.session_id AND e.run_id = r.run_id
+             AND e.seq = (SELECT max(seq) FROM events WHERE session_id = r.session_id AND run_id = r.run_id)
+           WHERE r.session_id = ? AND r.run_id = ?`,
+        ),
+        runs: database.prepare(
+          `SELECT r.run_id AS runId, r.status AS status, r.parent_run_id AS parentRunId,
+             r.started_at AS startedAt, e.seq AS seq, e.body AS body
+           FROM runs r
+           JOIN events f ON f.session_id = r.session_id AND f.run_id = r.run_id AND f.seq = 0
+           LEFT JOIN events e ON e.session_id = r.session_id AND e.run_id = r.run_id
+             AND e.seq = (SELECT max(seq) FROM events WHERE session_id = r.session_id AND run_id = r.run_id)
+           WHERE r.session_id = ?
+           ORDER BY f.commit_cursor`,
+        ),
+        sessions: database.prepare(
+          `SELECT s.session_id AS sessionId, s.created_at AS createdAt,
+             e.commit_cursor AS lastCursor, e.recorded_at AS updatedAt
+           FROM sessions s
+           JOIN events e ON e.session_id = s.session_id
+             AND e.commit_cursor = (SELECT max(commit_cursor) FROM events WHERE session_id = s.session_id)
+           WHERE s.session_id > ?
+           ORDER BY s.session_id
+           LIMIT ?`,
+        ),
+      };
+    }
+    return this.#readStatements;
   }
 
   async putBlobs(
@@ -368,6 +438,7 @@ export class SqliteBackend implements SqlBackend {
 
   async close(): Promise<void> {
     this.#statements = undefined;
+    this.#readStatements = undefined;
     this.#transaction = undefined;
     this.#putBlob = undefined;
     this.#getBlobs = undefined;

@@ -119,6 +119,7 @@ describe("SqliteEventStore", () => {
       { version: 1 },
       { version: 2 },
       { version: 3 },
+      { version: 4 },
     ]);
     raw.prepare("INSERT INTO schema_version VALUES (99, 'future', 'now')").run();
     raw.close();
