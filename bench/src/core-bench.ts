@@ -70,22 +70,59 @@ async function memoryAppend(): Promise<Row[]> {
   ];
 }
 
+/**
+ * The floor under any SQLite ledger of this schema: the raw driver inserting the row our append
+ * wrote (same body bytes) into a fresh copy of the store's tables, one durable transaction per
+ * row. The three unique keys the contract needs (run position, event id, session cursor) are
+ * index pages every commit writes.
+ */
+async function rawLedgerRow(path: string, sample: { body: unknown }) {
+  const store = new SqliteEventStore({ path });
+  await store.init();
+  await store.close();
+  const db = new Database(path);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = FULL");
+  const insert = db.prepare(
+    `INSERT INTO events (session_id, commit_cursor, run_id, seq, event_id, event_type, recorded_at, body)
+     VALUES (?, ?, ?, ?, ?, 'model.requested', ?, ?)`,
+  );
+  const sessionId = uuidv7();
+  const runId = uuidv7();
+  let seq = 0;
+  const write = db.transaction(() => {
+    seq++;
+    insert.run(sessionId, seq, runId, seq, uuidv7(), new Date().toISOString(), sample.body);
+  });
+  return { db, write: () => write.immediate() };
+}
+
 async function sqliteBeforeModelCall(dir: string): Promise<Row[]> {
   const raw = rawSqlite(join(dir, "raw.db"));
   const store = new SqliteEventStore({ path: join(dir, "ledger.db") });
   await store.init();
   const recorder = new SessionRecorder({ store, sessionId: uuidv7(), actor });
   await recorder.startRun();
+  await recorder.beforeModelCall({ request });
+  const written = new Database(join(dir, "ledger.db"), { readonly: true });
+  const stored = written.prepare("SELECT body FROM events ORDER BY rowid DESC LIMIT 1").get() as {
+    body: unknown;
+  };
+  written.close();
+  const floor = await rawLedgerRow(join(dir, "floor.db"), stored);
   const body = JSON.stringify({ type: "model.requested", payload: { request } });
   const count = 400;
   // Interleave ours and raw so drift on a noisy machine hits both alike.
   const ours: number[] = [];
   const base: number[] = [];
+  const under: number[] = [];
   for (let round = 0; round < 4; round++) {
     ours.push(...(await sample(count / 4, 20, () => recorder.beforeModelCall({ request }))));
     base.push(...(await sample(count / 4, 20, () => raw.write(body))));
+    under.push(...(await sample(count / 4, 20, () => floor.write())));
   }
   raw.db.close();
+  floor.db.close();
   await store.close();
   const rows: Row[] = [];
   for (const p of [50, 99]) {
@@ -101,6 +138,17 @@ async function sqliteBeforeModelCall(dir: string): Promise<Row[]> {
       note: p === 50 ? "target <= 1.2x" : "",
     });
   }
+  const floorP50 = percentile(under, 50);
+  const baseP50 = percentile(base, 50);
+  rows.push({
+    name: "  floor: raw driver, the same row into the ledger's tables, p50",
+    value: floorP50,
+    unit: "µs",
+    baseline: baseP50,
+    baselineName: "raw better-sqlite3 durable 1-row insert txn",
+    ratio: floorP50 / baseP50,
+    note: "no ledger code: what the schema's 3 unique keys cost",
+  });
   return rows;
 }
 
