@@ -35,10 +35,11 @@ export const events = sqliteTable(
 );
 
 /**
- * One row per run, written when the run starts and when it closes (`status`), not on every
- * append: the run's length and last hash are those of its last event (the `events_run_seq`
- * index finds it). An append writes only its event rows, which is what keeps a durable
- * `beforeModelCall` close to a bare insert (see sqlite-heads.ts).
+ * One row per run, written when the run starts and when it closes, not on every append: while
+ * the run is open its length and last hash are those of its last event (the `events_run_seq`
+ * index finds it), so an append writes only its event rows, which is what keeps a durable
+ * `beforeModelCall` close to a bare insert. Closing writes the final head into the row, where it
+ * witnesses the run's tail: `verifyRun` reports a closed run whose last events were deleted.
  */
 export const runs = sqliteTable(
   "runs",
@@ -46,6 +47,8 @@ export const runs = sqliteTable(
     sessionId: text("session_id").notNull(),
     runId: text("run_id").notNull(),
     status: text("status").notNull(),
+    closedLength: integer("closed_length"),
+    closedHash: text("closed_hash"),
     parentRunId: text("parent_run_id"),
     startedAt: text("started_at").notNull(),
   },

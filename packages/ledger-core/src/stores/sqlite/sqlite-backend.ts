@@ -2,6 +2,7 @@ import type Database from "better-sqlite3";
 import { and, asc, eq, gt, gte } from "drizzle-orm";
 import { type BetterSQLite3Database, drizzle } from "drizzle-orm/better-sqlite3";
 import type { StoreDescription } from "../../store/event-store.js";
+import type { HeadAppend } from "../sql/head-cache.js";
 import { pendingMigrations } from "../sql/migrations.js";
 import { type HeadRow, parseBody, type RunRow, type SessionRow } from "../sql/rows.js";
 import type { DriverErrorKind, SqlBackend } from "../sql/sql-backend.js";
@@ -19,8 +20,22 @@ interface ReadStatements {
   sessions: Statement;
 }
 
-/** A head from a run's status and its last event (absent in a run with no event: empty). */
-function headRow(row: { status: string; seq: number | null; body: unknown }): HeadRow {
+/** A run's row with its last event (seq and stored body; null when the run has none). */
+interface RunWithLast {
+  status: string;
+  closedLength: number | null;
+  closedHash: string | null;
+  seq: number | null;
+  body: unknown;
+}
+
+/**
+ * A run's head: a closed run's is the one written into its row at close (so a tail deleted
+ * later shows as a mismatch in `verifyRun`), an open run's is its last event's.
+ */
+function headRow(row: RunWithLast): HeadRow {
+  if (row.closedLength !== null)
+    return { runLength: row.closedLength, status: row.status, lastHash: row.closedHash };
   if (row.seq === null) return { runLength: 0, status: row.status, lastHash: null };
   return {
     runLength: row.seq + 1,
@@ -42,7 +57,7 @@ interface Statements {
   insertSession: Statement;
   insertEvent: Statement;
   insertHead: Statement;
-  updateStatus: Statement;
+  closeRun: Statement;
   indexRef: Statement;
   lockSession: Statement;
   openRuns: Statement;
@@ -71,6 +86,7 @@ export class SqliteBackend implements SqlBackend {
   #putBlob: Statement | undefined;
   #getBlobs: Statement | undefined;
   #transaction: ((program: () => WriteProgram<unknown>) => unknown) | undefined;
+  #atHead: ((append: HeadAppend) => number | undefined) | undefined;
 
   constructor(options: { database: Database.Database; location: string; owned: boolean }) {
     this.#database = options.database;
@@ -136,8 +152,8 @@ export class SqliteBackend implements SqlBackend {
         `INSERT INTO runs (session_id, run_id, status, parent_run_id, started_at)
          VALUES (?, ?, ?, ?, ?)`,
       ),
-      updateStatus: database.prepare(
-        "UPDATE runs SET status = ? WHERE session_id = ? AND run_id = ?",
+      closeRun: database.prepare(
+        "UPDATE runs SET status = ?, closed_length = ?, closed_hash = ? WHERE session_id = ? AND run_id = ?",
       ),
       indexRef: database.prepare(
         "INSERT INTO blob_refs (digest, session_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
@@ -228,20 +244,15 @@ export class SqliteBackend implements SqlBackend {
       case "collect-blobs":
         return statements.collectBlobs.run(JSON.stringify(step.refs), step.cutoff).changes;
       case "write-head": {
-        // Only a new run or a change of status writes its row; length and last hash are the
-        // last event's (see schema.ts).
+        // Only a new run, or one that closes, writes its row; an open run's length and last
+        // hash are its last event's (see schema.ts).
         const { sessionId, runId, head } = step;
         if (step.created) {
-          statements.insertHead.run(
-            sessionId,
-            runId,
-            head.status,
-            step.parentRunId,
-            step.startedAt,
-          );
-        } else if (this.#heads.head(sessionId, runId)?.status !== head.status) {
-          statements.updateStatus.run(head.status, sessionId, runId);
+          // A run is created running: a batch that also closes it is recorded as closing below.
+          statements.insertHead.run(sessionId, runId, "running", step.parentRunId, step.startedAt);
         }
+        if (head.status !== "running")
+          statements.closeRun.run(head.status, head.length, head.lastHash, sessionId, runId);
         this.#heads.rememberHead(sessionId, runId, {
           runLength: head.length,
           status: head.status,
@@ -254,7 +265,7 @@ export class SqliteBackend implements SqlBackend {
 
   async write<T>(program: () => WriteProgram<T>): Promise<T> {
     if (this.#transaction === undefined) {
-      const statements = this.#prepare();
+      const statements = this.#statements ?? this.#prepare();
       this.#statements = statements;
       this.#transaction = this.#database.transaction((make: () => WriteProgram<unknown>) => {
         this.#heads.begin(statements.dataVersion.get() as number);
@@ -275,10 +286,74 @@ export class SqliteBackend implements SqlBackend {
 
   /** A run's head from its row (status) and its last event (length, hash); undefined if absent. */
   #readHead(sessionId: string, runId: string): HeadRow | undefined {
-    const row = this.#reads().head.get(sessionId, runId) as
-      | { status: string; seq: number | null; body: unknown }
-      | undefined;
+    const row = this.#reads().head.get(sessionId, runId) as RunWithLast | undefined;
     return row === undefined ? undefined : headRow(row);
+  }
+
+  /**
+   * The append of a writer that continues the run where this store's last append left it (see
+   * SqlBackend.appendAtHead): one IMMEDIATE transaction that checks the head this connection
+   * knows (valid while no other connection committed, see sqlite-heads.ts) or reads it, then
+   * inserts the rows. No write program, no statement but the inserts: this is every recorded
+   * model and tool call. Undefined (nothing written) when the run is not at `expected`.
+   */
+  async appendAtHead(append: HeadAppend): Promise<number | undefined> {
+    if (this.#atHead === undefined) {
+      const statements = this.#statements ?? this.#prepare();
+      this.#statements = statements;
+      this.#atHead = this.#database.transaction((next: HeadAppend) =>
+        this.#writeAtHead(next, statements),
+      ).immediate;
+    }
+    let last: number | undefined;
+    try {
+      last = this.#atHead(append);
+    } catch (error) {
+      this.#heads.forgetAll();
+      throw error;
+    }
+    this.#heads.committed();
+    return last;
+  }
+
+  #writeAtHead(append: HeadAppend, statements: Statements): number | undefined {
+    const { sessionId, runId, expected } = append;
+    const heads = this.#heads;
+    heads.begin(statements.dataVersion.get() as number);
+    const head = heads.head(sessionId, runId) ?? this.#readHead(sessionId, runId);
+    if (
+      head === undefined ||
+      head.status !== "running" ||
+      head.runLength !== expected.length ||
+      head.lastHash !== expected.lastHash
+    )
+      return undefined;
+    // The run exists, so its session does: its last cursor is known or one index seek away.
+    const previous =
+      heads.cursor(sessionId) ?? (statements.lastCursor.get(sessionId) as number | null) ?? 0;
+    let cursor = previous;
+    for (const event of append.events) {
+      cursor++;
+      statements.insertEvent.run(
+        sessionId,
+        cursor,
+        runId,
+        event.seq,
+        event.eventId,
+        event.eventType,
+        event.recordedAt,
+        encodeBody(`${event.bodyPrefix}${cursor}}`),
+      );
+    }
+    if (append.status !== "running")
+      statements.closeRun.run(append.status, append.length, append.lastHash, sessionId, runId);
+    heads.rememberCursor(sessionId, cursor);
+    heads.rememberHead(sessionId, runId, {
+      runLength: append.length,
+      status: append.status,
+      lastHash: append.lastHash,
+    });
+    return cursor;
   }
 
   classify(error: unknown): DriverErrorKind {
@@ -315,10 +390,7 @@ export class SqliteBackend implements SqlBackend {
   }
 
   async listRuns(sessionId: string): Promise<RunRow[]> {
-    const rows = this.#reads().runs.all(sessionId) as (RunRow & {
-      seq: number | null;
-      body: unknown;
-    })[];
+    const rows = this.#reads().runs.all(sessionId) as (RunRow & RunWithLast)[];
     return rows.map((row) => ({
       runId: row.runId,
       parentRunId: row.parentRunId,
@@ -340,13 +412,15 @@ export class SqliteBackend implements SqlBackend {
       const database = this.#database;
       this.#readStatements = {
         head: database.prepare(
-          `SELECT r.status AS status, e.seq AS seq, e.body AS body FROM runs r
+          `SELECT r.status AS status, r.closed_length AS closedLength, r.closed_hash AS closedHash,
+             e.seq AS seq, e.body AS body FROM runs r
            LEFT JOIN events e ON e.session_id = r.session_id AND e.run_id = r.run_id
              AND e.seq = (SELECT max(seq) FROM events WHERE session_id = r.session_id AND run_id = r.run_id)
            WHERE r.session_id = ? AND r.run_id = ?`,
         ),
         runs: database.prepare(
-          `SELECT r.run_id AS runId, r.status AS status, r.parent_run_id AS parentRunId,
+          `SELECT r.run_id AS runId, r.status AS status, r.closed_length AS closedLength,
+             r.closed_hash AS closedHash, r.parent_run_id AS parentRunId,
              r.started_at AS startedAt, e.seq AS seq, e.body AS body
            FROM runs r
            JOIN events f ON f.session_id = r.session_id AND f.run_id = r.run_id AND f.seq = 0
@@ -440,6 +514,7 @@ export class SqliteBackend implements SqlBackend {
     this.#statements = undefined;
     this.#readStatements = undefined;
     this.#transaction = undefined;
+    this.#atHead = undefined;
     this.#putBlob = undefined;
     this.#getBlobs = undefined;
     if (this.#owned && this.#database.open) this.#database.close();

@@ -216,6 +216,12 @@ describe("SQLite heads without counter rows", () => {
       )
       .run(last?.hash);
     raw.prepare("INSERT INTO sessions VALUES ('s', 2, 'then', 'then')").run();
+    // A closed run keeps its final head as the witness of its tail.
+    raw
+      .prepare(
+        "INSERT INTO runs (session_id, run_id, run_length, status, last_hash, parent_run_id, started_at) VALUES ('s', 'done', 7, 'completed', 'h7', NULL, 'then')",
+      )
+      .run();
     raw.close();
 
     const store = new SqliteEventStore({ path });
@@ -235,6 +241,11 @@ describe("SQLite heads without counter rows", () => {
     expect(next.events[0]).toMatchObject({ seq: 2, commitCursor: 3, prevHash: last?.hash });
     expect(await verifyRun(store, { sessionId: "s", runId: "r" })).toMatchObject({ ok: true });
     expect((await store.listRuns("s"))[0]).toMatchObject({ length: 3, status: "completed" });
+    expect(await store.runHead({ sessionId: "s", runId: "done" })).toMatchObject({
+      length: 7,
+      status: "completed",
+      lastHash: "h7",
+    });
     await store.close();
   });
 });
