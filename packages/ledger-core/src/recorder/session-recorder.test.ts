@@ -129,6 +129,70 @@ describe("SessionRecorder", () => {
     expect((await store.runHead({ sessionId: "session-1", runId: "run-1" })).length).toBe(1);
   });
 
+  // The recorder's requests reach the store prevalidated (it does not walk their payload
+  // again), so every value a caller hands in is checked here, with the caller's path.
+  it("rejects bad call metadata, effects, names and causes before anything is written", async () => {
+    const store = new MemoryEventStore();
+    const rec = recorder(store);
+    await rec.startRun();
+    const cases: [Promise<unknown>, string, string][] = [
+      [
+        rec.beforeModelCall({ request, metadata: { trace: { at: new Date() } } as never }),
+        "non-serializable",
+        "$.metadata.trace.at",
+      ],
+      [
+        rec.beforeModelCall({ request, metadata: ["not", "an", "object"] as never }),
+        "invalid-event",
+        "$.metadata",
+      ],
+      [
+        rec.beforeToolCall({
+          name: "lookup",
+          args: {},
+          effect: { kind: "read", idempotent: true, note: () => 1 } as never,
+        }),
+        "non-serializable",
+        "$.effect.note",
+      ],
+      [
+        rec.beforeToolCall({ name: "lookup", args: {}, effect: { kind: "maybe" } as never }),
+        "invalid-event",
+        "$.effect.kind",
+      ],
+      [
+        rec.beforeToolCall({ name: "lookup", args: {}, effect: { idempotent: "yes" } as never }),
+        "invalid-event",
+        "$.effect.idempotent",
+      ],
+      [rec.beforeToolCall({ name: "look\uD800up", args: {} }), "non-serializable", "$.name"],
+      [
+        rec.beforeToolCall({ name: "lookup", args: {}, causedByEventId: "" }),
+        "invalid-event",
+        "$.causedByEventId",
+      ],
+    ];
+    for (const [call, code, path] of cases)
+      await expect(call).rejects.toMatchObject({ code, path });
+    expect((await store.runHead({ sessionId: "session-1", runId: "run-1" })).length).toBe(1);
+    // What passes is stored exactly as given, and the chain verifies.
+    const ok = await rec.beforeToolCall({
+      name: "lookup",
+      args: { q: "x" },
+      effect: { kind: "read" },
+      metadata: { trace: "t-1" },
+    });
+    const stored = (await readWholeRun(store, { sessionId: "session-1", runId: "run-1" }))[1];
+    expect(stored).toMatchObject({
+      eventId: ok.requestedEventId,
+      metadata: { trace: "t-1" },
+      payload: { name: "lookup", effect: { kind: "read", idempotent: false } },
+    });
+    expect(await verifyRun(store, { sessionId: "session-1", runId: "run-1" })).toMatchObject({
+      ok: true,
+    });
+  });
+
   it("records retries as new attempts of the same step, and abandonment", async () => {
     const store = new MemoryEventStore();
     const rec = recorder(store);

@@ -19,7 +19,14 @@ import type { Actor, LedgerEvent, NewEvent, RunStatus, ToolEffect } from "../eve
 import { attemptFromRecorded, ReplayCursor, type ReplayMatch } from "../replay/replay-cursor.js";
 import type { EventStore } from "../store/event-store.js";
 import { readWholeRun } from "../store/read-all.js";
-import { isBlobRef, validateActor } from "../store/validate.js";
+import {
+  isBlobRef,
+  isPrevalidated,
+  markPrevalidated,
+  validateActor,
+  validateEffect,
+  validateMetadata,
+} from "../store/validate.js";
 import type { Attempt, ReplayedOutcome } from "./attempt.js";
 import { CommitQueue } from "./commit-queue.js";
 import { applyRedaction, type Redaction } from "./redact.js";
@@ -245,7 +252,7 @@ export class SessionRecorder {
       const merged = { ...base, ...event };
       if (this.#metadata && event.metadata)
         merged.metadata = { ...this.#metadata, ...event.metadata };
-      return merged;
+      return isPrevalidated(event) ? markPrevalidated(merged) : merged;
     });
     const stored = await this.#queue.commit(full);
     for (const event of stored) {
@@ -380,10 +387,11 @@ export class SessionRecorder {
     await this.#whenReady();
     if (typeof options.name !== "string" || options.name.length === 0)
       throw new InvalidArgumentError("$.name", "a tool call needs a name");
+    toPlainJson(options.name, "$.name");
     if (options.toolCallId !== undefined) assertId(options.toolCallId, "$.toolCallId");
     const args = this.#payload("tool.requested", options.args, "$", "args");
     const requestHash = hashJson({ name: options.name, args });
-    const effect: ToolEffect = { ...DEFAULT_EFFECT, ...options.effect };
+    const effect = toolEffect(options.effect);
     const match = this.#replay?.takeTool({
       toolCallId: options.toolCallId,
       name: options.name,
@@ -474,6 +482,9 @@ export class SessionRecorder {
     metadata?: JsonObject | undefined;
   }): Promise<Attempt> {
     assertId(options.stepId, "$.stepId");
+    if (options.causedByEventId !== undefined)
+      assertId(options.causedByEventId, "$.causedByEventId");
+    const metadata = callMetadata(options.metadata);
     const attemptId = uuidv7();
     const compact = this.#compactor.begin();
     const payload: JsonObject =
@@ -494,8 +505,9 @@ export class SessionRecorder {
     };
     if (options.retryOf !== undefined) event.retryOf = options.retryOf;
     if (options.causedByEventId !== undefined) event.causedByEventId = options.causedByEventId;
-    if (options.metadata !== undefined) event.metadata = options.metadata;
-    const [stored] = await this.#commitCompacted([event], compact);
+    if (metadata !== undefined) event.metadata = metadata;
+    // Payload and metadata are the recorder's own validated copies: the store need not copy them.
+    const [stored] = await this.#commitCompacted([markPrevalidated(event)], compact);
     const requested = stored as LedgerEvent;
     const attempt: Attempt = {
       kind: options.kind,
@@ -815,4 +827,16 @@ export class SessionRecorder {
       actorId: event.actor?.id,
     }));
   }
+}
+
+/** Per-call metadata, validated here: the recorder's events reach the store prevalidated. */
+function callMetadata(metadata: JsonObject | undefined): JsonObject | undefined {
+  return metadata === undefined ? undefined : validateMetadata(metadata, "$.metadata");
+}
+
+/** A tool call's effect with the defaults filled in, checked as the store would check it. */
+function toolEffect(given: Partial<ToolEffect> | undefined): ToolEffect {
+  const effect = toPlainJson({ ...DEFAULT_EFFECT, ...given }, "$.effect");
+  validateEffect({ effect }, "$");
+  return effect as unknown as ToolEffect;
 }
