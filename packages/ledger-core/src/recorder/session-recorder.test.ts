@@ -175,6 +175,19 @@ describe("SessionRecorder", () => {
     for (const [call, code, path] of cases)
       await expect(call).rejects.toMatchObject({ code, path });
     expect((await store.runHead({ sessionId: "session-1", runId: "run-1" })).length).toBe(1);
+    // Completions too: their metadata, and the tool call id of an attempt handed back.
+    const model = await rec.beforeModelCall({ request });
+    await expect(
+      (async () =>
+        rec.modelCompleted(model, { text: "hi" }, { metadata: { at: Symbol("x") } as never }))(),
+    ).rejects.toMatchObject({ code: "non-serializable", path: "$.metadata.at" });
+    const tool = await rec.beforeToolCall({ toolCallId: "t-1", name: "lookup", args: {} });
+    await expect(
+      (async () => rec.toolCompleted({ ...tool, toolCallId: 42 as never }, "done"))(),
+    ).rejects.toMatchObject({ code: "invalid-event", path: "$.toolCallId" });
+    expect((await store.runHead({ sessionId: "session-1", runId: "run-1" })).length).toBe(3);
+    await rec.modelCompleted(model, { text: "hi" });
+    await rec.toolCompleted(tool, "done");
     // What passes is stored exactly as given, and the chain verifies.
     const ok = await rec.beforeToolCall({
       name: "lookup",
@@ -182,7 +195,7 @@ describe("SessionRecorder", () => {
       effect: { kind: "read" },
       metadata: { trace: "t-1" },
     });
-    const stored = (await readWholeRun(store, { sessionId: "session-1", runId: "run-1" }))[1];
+    const stored = (await readWholeRun(store, { sessionId: "session-1", runId: "run-1" }))[5];
     expect(stored).toMatchObject({
       eventId: ok.requestedEventId,
       metadata: { trace: "t-1" },

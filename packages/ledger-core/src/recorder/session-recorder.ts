@@ -545,6 +545,12 @@ export class SessionRecorder {
       payload,
     };
     if (metadata !== undefined) event.metadata = metadata;
+    // A completion's payload came through `#payload` and the compactor: the recorder's own
+    // validated copy (see #request). A failure's normalised error is checked by the store.
+    if (type === "model.completed" || type === "tool.completed") {
+      if (metadata !== undefined) event.metadata = callMetadata(metadata);
+      markPrevalidated(event);
+    }
     const [stored] = compact
       ? await this.#commitCompacted([event], compact)
       : await this.#commit([event]);
@@ -593,7 +599,11 @@ export class SessionRecorder {
     const compact = this.#compactor.begin();
     const full = this.#payload("tool.completed", result, "$", "result");
     const payload: JsonObject = { result: compact.value(full, { text: false }) };
-    if (attempt.toolCallId !== undefined) payload.toolCallId = attempt.toolCallId;
+    if (attempt.toolCallId !== undefined) {
+      // The attempt comes back from the caller: its id enters a prevalidated payload.
+      assertId(attempt.toolCallId, "$.toolCallId");
+      payload.toolCallId = attempt.toolCallId;
+    }
     return this.#resolve(attempt, "tool.completed", payload, options.metadata, compact);
   }
 
