@@ -1,5 +1,6 @@
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 import { StoreUnavailableError } from "../../events/errors.js";
+import { deflateRawWithDictionary, MAX_DEFLATE_INPUT_BYTES, prepareDictionary } from "./deflate.js";
 
 /**
  * How the SQLite store keeps an event body (the event JSON, returned to readers verbatim).
@@ -20,7 +21,7 @@ const MIN_COMPRESS_CHARS = 512;
  * blob markers and the common payload keys of the recorder and the adapters. deflate finds
  * matches anywhere in it; the most frequent strings are last (shortest distances).
  */
-const BODY_DICTIONARY_V1 = Buffer.from(
+export const BODY_DICTIONARY_V1 = Buffer.from(
   [
     '"type":"attempt.abandoned","type":"attempt.approved","type":"checkpoint.saved",',
     '"type":"evidence.recorded","type":"input.received","type":"model.failed",',
@@ -53,14 +54,35 @@ const BODY_DICTIONARY_V1 = Buffer.from(
   "utf8",
 );
 
+const PREPARED_DICTIONARY_V1 = prepareDictionary(BODY_DICTIONARY_V1);
+/** A body's UTF-8 bytes, reused across calls. */
+const utf8Scratch = Buffer.allocUnsafe(MAX_DEFLATE_INPUT_BYTES * 3);
+
 /** The value to store in `events.body` for an event's JSON. */
 export function encodeBody(body: string): string | Buffer {
   if (body.length < MIN_COMPRESS_CHARS) return body;
-  const compressed = deflateRawSync(body, { dictionary: BODY_DICTIONARY_V1 });
+  const compressed = deflateBody(body);
   const out = Buffer.allocUnsafe(compressed.byteLength + 1);
   out[0] = BODY_DEFLATE_V1;
-  compressed.copy(out, 1);
+  out.set(compressed, 1);
   return out;
+}
+
+/**
+ * The body's UTF-8 bytes, deflate-raw with `BODY_DICTIONARY_V1`. Up to 16 KiB our encoder
+ * (deflate.ts) writes the stream: zlib's per-call setup (a stream, deflateInit, loading the
+ * dictionary) costs more than compressing a 1 KB body. Longer bodies are rare, and zlib's
+ * setup is small next to them. Both write the same format; `decodeBody` reads either.
+ */
+function deflateBody(body: string): Uint8Array {
+  // A UTF-16 unit takes at most 3 UTF-8 bytes: a body of 16 Ki units fits the scratch whole.
+  if (body.length <= MAX_DEFLATE_INPUT_BYTES) {
+    const byteLength = utf8Scratch.write(body, 0, "utf8");
+    if (byteLength <= MAX_DEFLATE_INPUT_BYTES) {
+      return deflateRawWithDictionary(utf8Scratch.subarray(0, byteLength), PREPARED_DICTIONARY_V1);
+    }
+  }
+  return deflateRawSync(body, { dictionary: BODY_DICTIONARY_V1 });
 }
 
 /** The event JSON of a stored `events.body` value (TEXT as is, BLOB decompressed). */

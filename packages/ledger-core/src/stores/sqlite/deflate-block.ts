@@ -1,0 +1,488 @@
+/**
+ * The block half of the DEFLATE encoder (deflate.ts finds the matches): the token buffer and
+ * symbol frequencies the matcher fills, the Huffman codes built from them (length-limited,
+ * canonical, RFC 1951 3.2.2) and the one final block written from them, dynamic, fixed or
+ * stored, whichever is smallest. Tables are typed arrays allocated once at module load.
+ */
+
+/** The largest input `deflateRawWithDictionary` takes; longer ones are zlib's job. */
+export const MAX_DEFLATE_INPUT_BYTES = 16 * 1024;
+export const MAX_MATCH = 258;
+
+// Per-call state, filled by the matcher then read here: calls are synchronous, never
+// interleaved.
+/** A literal byte, or `distance << 16 | length` for a match (distance >= 1). */
+export const tokens = new Uint32Array(MAX_DEFLATE_INPUT_BYTES);
+export const literalLengthFrequency = new Uint32Array(286);
+export const distanceFrequency = new Uint32Array(30);
+/** The stream is written here, then copied out at its exact size. */
+export const output = new Uint8Array(MAX_DEFLATE_INPUT_BYTES + 1024);
+const outputView = new DataView(output.buffer);
+// RFC 1951 3.2.5. Length codes 257..284 carry 0,0,0,0,0,0,0,0,1,1,1,1,2,2,2,2,... extra bits
+// and 285 is 258 exactly; distance codes carry 0,0,0,0,1,1,2,2,...,13,13.
+export const END_OF_BLOCK = 256;
+/** Length 3..258 -> its literal/length symbol (257..285). */
+export const LENGTH_SYMBOL = new Uint16Array(MAX_MATCH + 1);
+/** Length 3..258 -> its extra bits' value | their count << 16. */
+const LENGTH_EXTRA = new Uint32Array(MAX_MATCH + 1);
+/** Literal/length symbol -> its extra bit count (for the size estimate). */
+const LITERAL_EXTRA_BITS = new Uint8Array(286);
+const DISTANCE_BASE = new Uint16Array(30);
+const DISTANCE_EXTRA_BITS = new Uint8Array(30);
+/** Distance - 1 below 256 -> its code; from 256 on, 256 + ((distance - 1) >> 7) -> its code. */
+const DISTANCE_CODE = new Uint8Array(512);
+for (let code = 0, base = 3; code < 29; code++) {
+  const extraBits = code < 8 || code === 28 ? 0 : (code >> 2) - 1;
+  if (code === 28) base = MAX_MATCH;
+  for (let offset = 0; offset < 1 << extraBits; offset++) {
+    LENGTH_SYMBOL[base + offset] = 257 + code;
+    LENGTH_EXTRA[base + offset] = offset | (extraBits << 16);
+  }
+  LITERAL_EXTRA_BITS[257 + code] = extraBits;
+  base += 1 << extraBits;
+}
+for (let code = 0, base = 1; code < 30; code++) {
+  const extraBits = code < 4 ? 0 : (code >> 1) - 1;
+  DISTANCE_BASE[code] = base;
+  DISTANCE_EXTRA_BITS[code] = extraBits;
+  for (let distance = base; distance < base + (1 << extraBits); distance++) {
+    DISTANCE_CODE[distance <= 256 ? distance - 1 : 256 + ((distance - 1) >> 7)] = code;
+  }
+  base += 1 << extraBits;
+}
+
+export function distanceCode(distance: number): number {
+  return DISTANCE_CODE[distance <= 256 ? distance - 1 : 256 + ((distance - 1) >> 7)]!;
+}
+
+/** The order code-length code lengths are sent in (RFC 1951 3.2.7). */
+const CODE_LENGTH_ORDER = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15];
+/** Extra bits after code-length symbols 16 (repeat the previous 3-6 times), 17, 18 (zeros). */
+const CODE_LENGTH_EXTRA_BITS = Uint8Array.from({ length: 19 }, (_, symbol) =>
+  symbol < 16 ? 0 : [2, 3, 7][symbol - 16]!,
+);
+const MAX_CODE_BITS = 15;
+const MAX_CODE_LENGTH_BITS = 7;
+const REVERSED_BYTE = Uint8Array.from({ length: 256 }, (_, value) => {
+  let reversed = 0;
+  for (let bit = 0; bit < 8; bit++) reversed |= ((value >> bit) & 1) << (7 - bit);
+  return reversed;
+});
+// The fixed codes span 288 and 32 symbols (RFC 1951 3.2.6), two of each never used.
+const FIXED_LITERAL_LENGTHS = new Uint8Array(288).fill(8, 0, 144).fill(9, 144, 256).fill(7, 256);
+FIXED_LITERAL_LENGTHS.fill(8, 280);
+const FIXED_DISTANCE_LENGTHS = new Uint8Array(32).fill(5);
+
+/** Per tree: symbol -> code length; symbol -> bit-reversed code | length << 16. */
+const literalLengths = new Uint8Array(286);
+const literalCodes = new Uint32Array(286);
+const distanceLengths = new Uint8Array(30);
+const distanceCodes = new Uint32Array(30);
+const codeLengthFrequency = new Uint32Array(19);
+const codeLengthLengths = new Uint8Array(19);
+const codeLengthCodes = new Uint32Array(19);
+const FIXED_LITERAL_CODES = new Uint32Array(288);
+const FIXED_DISTANCE_CODES = new Uint32Array(32);
+// Scratch for building codes and the dynamic block header.
+const usedSymbols = new Uint16Array(288);
+const sortKeys = new Uint32Array(286);
+const depths = new Int32Array(286);
+/** Codes per bit length; a Huffman depth never exceeds the symbol count. */
+const lengthCount = new Int32Array(289);
+const nextCode = new Uint16Array(MAX_CODE_BITS + 1);
+const allLengths = new Uint8Array(286 + 30);
+const runSymbols = new Uint8Array(286 + 30);
+const runExtra = new Uint8Array(286 + 30);
+/** What `buildCode` measures, in bits: with the built code, with the fixed code, extra bits. */
+const cost = { built: 0, fixed: 0, extra: 0 };
+
+for (const [lengths, codes] of [
+  [FIXED_LITERAL_LENGTHS, FIXED_LITERAL_CODES],
+  [FIXED_DISTANCE_LENGTHS, FIXED_DISTANCE_CODES],
+] as const) {
+  lengthCount.fill(0);
+  for (let symbol = 0; symbol < lengths.length; symbol++) {
+    lengthCount[lengths[symbol]!]!++;
+    usedSymbols[symbol] = symbol;
+  }
+  assignCodes(lengths, lengths.length, codes);
+}
+
+/**
+ * A Huffman code for `frequency`, no length over `maxBits`, into `lengths` and `codes`; adds
+ * to `cost` its size and the size with `fixedLengths`, and the extra bits (`extraBits`). A
+ * code always gets two symbols at least: a one-symbol code is incomplete, which inflaters
+ * reject or special-case.
+ */
+function buildCode(
+  frequency: Uint32Array,
+  maxBits: number,
+  lengths: Uint8Array,
+  codes: Uint32Array,
+  fixedLengths: Uint8Array,
+  extraBits: Uint8Array,
+): void {
+  lengths.fill(0);
+  let used = 0;
+  let fixedSize = 0;
+  let extraSize = 0;
+  for (let symbol = 0; symbol < frequency.length; symbol++) {
+    const count = frequency[symbol]!;
+    if (count === 0) continue;
+    sortKeys[used] = count * 512 + symbol;
+    usedSymbols[used++] = symbol;
+    fixedSize += count * fixedLengths[symbol]!;
+    extraSize += count * extraBits[symbol]!;
+  }
+  cost.fixed += fixedSize;
+  cost.extra += extraSize;
+  lengthCount.fill(0);
+  if (used < 2) {
+    const only = used === 1 ? usedSymbols[0]! : 0;
+    const other = only === 0 ? 1 : 0;
+    lengths[only] = 1;
+    lengths[other] = 1;
+    usedSymbols[0] = Math.min(only, other);
+    usedSymbols[1] = Math.max(only, other);
+    lengthCount[1] = 2;
+    cost.built += frequency[only]!;
+    assignCodes(lengths, 2, codes);
+    return;
+  }
+  const keys = sortKeys.subarray(0, used).sort();
+  for (let index = 0; index < used; index++) depths[index] = keys[index]! >>> 9;
+  minimumRedundancy(depths, used);
+  for (let index = 0; index < used; index++) lengthCount[depths[index]!]!++;
+  limitLengths(maxBits, used);
+  // The most frequent symbols (last in `keys`) take the shortest codes.
+  let builtSize = 0;
+  let next = used;
+  for (let bits = 1; bits <= maxBits; bits++) {
+    for (let left = lengthCount[bits]!; left > 0; left--) {
+      const key = keys[--next]!;
+      lengths[key & 511] = bits;
+      builtSize += (key >>> 9) * bits;
+    }
+  }
+  cost.built += builtSize;
+  assignCodes(lengths, used, codes);
+}
+
+/**
+ * Moffat and Katajainen's in-place Huffman code lengths: `items[0..count)` holds frequencies
+ * in ascending order and receives each one's depth (as in miniz).
+ */
+function minimumRedundancy(items: Int32Array, count: number): void {
+  items[0] = items[0]! + items[1]!;
+  let root = 0;
+  let leaf = 2;
+  for (let next = 1; next < count - 1; next++) {
+    if (leaf >= count || items[root]! < items[leaf]!) {
+      items[next] = items[root]!;
+      items[root++] = next;
+    } else {
+      items[next] = items[leaf++]!;
+    }
+    if (leaf >= count || (root < next && items[root]! < items[leaf]!)) {
+      items[next] = items[next]! + items[root]!;
+      items[root++] = next;
+    } else {
+      items[next] = items[next]! + items[leaf++]!;
+    }
+  }
+  items[count - 2] = 0;
+  for (let next = count - 3; next >= 0; next--) items[next] = items[items[next]!]! + 1;
+  let available = 1;
+  let used = 0;
+  let depth = 0;
+  let node = count - 2;
+  let next = count - 1;
+  while (available > 0) {
+    while (node >= 0 && items[node] === depth) {
+      used++;
+      node--;
+    }
+    while (available > used) {
+      items[next--] = depth;
+      available--;
+    }
+    available = 2 * used;
+    depth++;
+    used = 0;
+  }
+}
+
+/**
+ * Caps `lengthCount` at `maxBits` keeping the code complete (Kraft sum exactly 1): each step
+ * drops one code of the longest length and splits a shorter one into two (as in miniz).
+ */
+function limitLengths(maxBits: number, used: number): void {
+  for (let bits = maxBits + 1; bits <= used; bits++) {
+    lengthCount[maxBits] = lengthCount[maxBits]! + lengthCount[bits]!;
+    lengthCount[bits] = 0;
+  }
+  let total = 0;
+  for (let bits = maxBits; bits > 0; bits--) total += lengthCount[bits]! << (maxBits - bits);
+  while (total !== 1 << maxBits) {
+    lengthCount[maxBits] = lengthCount[maxBits]! - 1;
+    for (let bits = maxBits - 1; bits > 0; bits--) {
+      if (lengthCount[bits] !== 0) {
+        lengthCount[bits] = lengthCount[bits]! - 1;
+        lengthCount[bits + 1] = lengthCount[bits + 1]! + 2;
+        break;
+      }
+    }
+    total--;
+  }
+}
+
+/**
+ * Canonical codes (RFC 1951 3.2.2) for the `used` symbols in `usedSymbols` (ascending), with
+ * `lengthCount` counting their lengths: bit-reversed, since deflate sends a code's first bit
+ * first, and packed as `code | length << 16`. Throws unless the code is complete.
+ */
+function assignCodes(lengths: Uint8Array, used: number, codes: Uint32Array): void {
+  let code = 0;
+  for (let bits = 1; bits <= MAX_CODE_BITS; bits++) {
+    code = (code + lengthCount[bits - 1]!) << 1;
+    nextCode[bits] = code;
+  }
+  if (lengthCount[0] !== 0 || code + lengthCount[MAX_CODE_BITS]! !== 1 << MAX_CODE_BITS) {
+    throw new Error("deflate: a Huffman code is not complete (a bug, nothing was stored)");
+  }
+  for (let index = 0; index < used; index++) {
+    const symbol = usedSymbols[index]!;
+    const bits = lengths[symbol]!;
+    const value = nextCode[bits]!;
+    nextCode[bits] = value + 1;
+    const reversed = (REVERSED_BYTE[value & 0xff]! << 8) | REVERSED_BYTE[value >>> 8]!;
+    codes[symbol] = (reversed >>> (16 - bits)) | (bits << 16);
+  }
+}
+
+/**
+ * The code lengths of both trees as one sequence with runs folded (16: repeat the previous
+ * length 3-6 times, 17: 3-10 zeros, 18: 11-138 zeros), with their frequencies. Returns the
+ * number of symbols.
+ */
+function foldLengths(literalCount: number, distanceCount: number): number {
+  allLengths.set(literalLengths.subarray(0, literalCount));
+  allLengths.set(distanceLengths.subarray(0, distanceCount), literalCount);
+  const total = literalCount + distanceCount;
+  let count = 0;
+  let index = 0;
+  while (index < total) {
+    const value = allLengths[index]!;
+    let run = 1;
+    while (index + run < total && allLengths[index + run] === value) run++;
+    index += run;
+    if (value === 0) {
+      for (; run >= 11; run -= Math.min(run, 138)) {
+        runSymbols[count] = 18;
+        runExtra[count++] = Math.min(run, 138) - 11;
+      }
+      if (run >= 3) {
+        runSymbols[count] = 17;
+        runExtra[count++] = run - 3;
+        run = 0;
+      }
+    } else {
+      runSymbols[count++] = value;
+      run--;
+      for (; run >= 3; run -= Math.min(run, 6)) {
+        runSymbols[count] = 16;
+        runExtra[count++] = Math.min(run, 6) - 3;
+      }
+    }
+    for (; run > 0; run--) runSymbols[count++] = value;
+  }
+  codeLengthFrequency.fill(0);
+  for (let run = 0; run < count; run++) codeLengthFrequency[runSymbols[run]!]!++;
+  return count;
+}
+
+/** Writes bits least significant first, as deflate packs them, into `output`. */
+class BitWriter {
+  position = 0;
+  bits = 0;
+  count = 0;
+
+  /** `value` has at most 16 bits. */
+  write(value: number, width: number): void {
+    this.bits |= value << this.count;
+    this.count += width;
+    while (this.count >= 8) {
+      output[this.position++] = this.bits;
+      this.bits >>>= 8;
+      this.count -= 8;
+    }
+  }
+
+  /** Writes a packed `code | length << 16`. */
+  writeCode(packed: number): void {
+    this.write(packed & 0xffff, packed >>> 16);
+  }
+
+  /** Pads to a byte boundary with zero bits. */
+  align(): void {
+    if (this.count > 0) this.write(0, 8 - this.count);
+  }
+}
+
+const BLOCK_STORED = 0;
+const BLOCK_FIXED = 1;
+const BLOCK_DYNAMIC = 2;
+
+/** Writes one final block, of the smallest kind, into `output`; returns its byte length. */
+export function writeBlock(input: Uint8Array, tokenCount: number): number {
+  cost.built = cost.fixed = cost.extra = 0;
+  buildCode(
+    literalLengthFrequency,
+    MAX_CODE_BITS,
+    literalLengths,
+    literalCodes,
+    FIXED_LITERAL_LENGTHS,
+    LITERAL_EXTRA_BITS,
+  );
+  buildCode(
+    distanceFrequency,
+    MAX_CODE_BITS,
+    distanceLengths,
+    distanceCodes,
+    FIXED_DISTANCE_LENGTHS,
+    DISTANCE_EXTRA_BITS,
+  );
+  const dataBits = cost.built + cost.extra;
+  const fixedBits = 3 + cost.fixed + cost.extra;
+  let literalCount = 286;
+  while (literalLengths[literalCount - 1] === 0) literalCount--;
+  let distanceCount = 30;
+  while (distanceLengths[distanceCount - 1] === 0) distanceCount--;
+  const runCount = foldLengths(literalCount, distanceCount);
+  cost.built = cost.fixed = cost.extra = 0;
+  buildCode(
+    codeLengthFrequency,
+    MAX_CODE_LENGTH_BITS,
+    codeLengthLengths,
+    codeLengthCodes,
+    CODE_LENGTH_EXTRA_BITS, // (code lengths have no fixed code: this size is not used)
+    CODE_LENGTH_EXTRA_BITS,
+  );
+  let orderCount = 19;
+  while (orderCount > 4 && codeLengthLengths[CODE_LENGTH_ORDER[orderCount - 1]!] === 0) {
+    orderCount--;
+  }
+  const headerBits = 3 + 5 + 5 + 4 + 3 * orderCount + cost.built + cost.extra;
+  const dynamicBits = headerBits + dataBits;
+  const storedBits = (5 + input.byteLength) * 8;
+
+  let kind = BLOCK_DYNAMIC;
+  let bits = dynamicBits;
+  if (fixedBits <= bits) {
+    kind = BLOCK_FIXED;
+    bits = fixedBits;
+  }
+  if (storedBits <= bits) {
+    kind = BLOCK_STORED;
+    bits = storedBits;
+  }
+  const byteLength = (bits + 7) >>> 3;
+  const writer = new BitWriter();
+  writer.write(1, 1); // BFINAL: the only block
+  writer.write(kind, 2);
+  if (kind === BLOCK_STORED) {
+    writer.align();
+    writer.write(input.byteLength, 16);
+    writer.write(~input.byteLength & 0xffff, 16);
+    output.set(input, writer.position);
+    writer.position += input.byteLength;
+  } else if (kind === BLOCK_FIXED) {
+    writeTokens(writer, tokenCount, FIXED_LITERAL_CODES, FIXED_DISTANCE_CODES);
+  } else {
+    writer.write(literalCount - 257, 5);
+    writer.write(distanceCount - 1, 5);
+    writer.write(orderCount - 4, 4);
+    for (let index = 0; index < orderCount; index++) {
+      writer.write(codeLengthLengths[CODE_LENGTH_ORDER[index]!]!, 3);
+    }
+    for (let index = 0; index < runCount; index++) {
+      const symbol = runSymbols[index]!;
+      writer.writeCode(codeLengthCodes[symbol]!);
+      if (symbol >= 16) writer.write(runExtra[index]!, CODE_LENGTH_EXTRA_BITS[symbol]!);
+    }
+    writeTokens(writer, tokenCount, literalCodes, distanceCodes);
+  }
+  writer.align();
+  if (writer.position !== byteLength) {
+    throw new Error(`deflate: wrote ${writer.position} bytes, sized ${byteLength} (a bug)`);
+  }
+  return byteLength;
+}
+
+/**
+ * The tokens, then end-of-block. The hot loop keeps the bit buffer in locals and flushes
+ * 16 bits at a time: below 16 pending bits, any code or extra field (at most 15) fits in 31.
+ */
+function writeTokens(
+  writer: BitWriter,
+  tokenCount: number,
+  literalTable: Uint32Array,
+  distanceTable: Uint32Array,
+): void {
+  const view = outputView;
+  const all = tokens;
+  let position = writer.position;
+  let bits = writer.bits;
+  let count = writer.count;
+  for (let index = 0; index < tokenCount; index++) {
+    const token = all[index]!;
+    if (token < 256) {
+      const packed = literalTable[token]!;
+      bits |= (packed & 0xffff) << count;
+      count += packed >>> 16;
+    } else {
+      const length = token & 0xffff;
+      const packed = literalTable[LENGTH_SYMBOL[length]!]!;
+      bits |= (packed & 0xffff) << count;
+      count += packed >>> 16;
+      if (count >= 16) {
+        view.setUint16(position, bits, true);
+        position += 2;
+        bits >>>= 16;
+        count -= 16;
+      }
+      const extra = LENGTH_EXTRA[length]!;
+      bits |= (extra & 0xffff) << count;
+      count += extra >>> 16;
+      const distance = token >>> 16;
+      const code = distanceCode(distance);
+      const distancePacked = distanceTable[code]!;
+      if (count >= 16) {
+        view.setUint16(position, bits, true);
+        position += 2;
+        bits >>>= 16;
+        count -= 16;
+      }
+      bits |= (distancePacked & 0xffff) << count;
+      count += distancePacked >>> 16;
+      if (count >= 16) {
+        view.setUint16(position, bits, true);
+        position += 2;
+        bits >>>= 16;
+        count -= 16;
+      }
+      bits |= (distance - DISTANCE_BASE[code]!) << count;
+      count += DISTANCE_EXTRA_BITS[code]!;
+    }
+    if (count >= 16) {
+      view.setUint16(position, bits, true);
+      position += 2;
+      bits >>>= 16;
+      count -= 16;
+    }
+  }
+  writer.position = position;
+  writer.bits = bits;
+  writer.count = count;
+  writer.writeCode(literalTable[END_OF_BLOCK]!);
+}
