@@ -51,21 +51,29 @@ async function memoryAppend(): Promise<Row[]> {
       expectedSeq: index,
       events: [event(index)],
     });
-  const ms = await timeMs(async () => {
-    for (let index = 0; index < count; index++)
-      await store.append({
-        sessionId: "s",
-        runId: "r",
-        expectedSeq: index,
-        events: [event(index)],
-      });
-  });
+  // Best of three rounds (each on a fresh session): the least disturbed measure of the
+  // store's own cost on a machine whose other load comes and goes.
+  const rounds: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    rounds.push(
+      await timeMs(async () => {
+        for (let index = 0; index < count; index++)
+          await store.append({
+            sessionId: `s${round}`,
+            runId: "r",
+            expectedSeq: index,
+            events: [event(index)],
+          });
+      }),
+    );
+  }
+  const ms = Math.min(...rounds);
   return [
     {
       name: "memory store append, 1 event per append",
       value: (ms * 1000) / count,
       unit: "µs/event",
-      note: "target < 10 µs",
+      note: "target < 10 µs; best of 3 rounds of 50k",
     },
   ];
 }

@@ -23,23 +23,41 @@ export function canonicalJson(
     return out + "]";
   }
   const keys = Object.keys(value);
-  if (keys.length > 1) keys.sort();
+  // Objects built in key order (most of a ledger's) skip the sort.
+  for (let index = 1; index < keys.length; index++) {
+    if ((keys[index - 1] as string) > (keys[index] as string)) {
+      keys.sort();
+      break;
+    }
+  }
   let out = "{";
   for (let index = 0; index < keys.length; index++) {
     const key = keys[index] as string;
     const item = value[key];
     if (item === undefined) continue;
     if (out.length > 1) out += ",";
-    out +=
-      (plainKey.test(key) ? `"${key}"` : JSON.stringify(key)) +
-      ":" +
-      canonicalJson(item, stringJson);
+    out += keyJson(key) + canonicalJson(item, stringJson);
   }
   return out + "}";
 }
 
 // Keys that JSON.stringify would write unchanged between quotes.
 const plainKey = /^[A-Za-z0-9_$.-]*$/;
+const MAX_KEYS = 10_000;
+const keys = new Map<string, string>();
+
+/**
+ * `"key":` as JSON writes it. Payloads repeat a small vocabulary of keys (role, content, type,
+ * ...), so the written form is remembered (bounded: a flood of distinct keys only stops adding).
+ */
+function keyJson(key: string): string {
+  let json = keys.get(key);
+  if (json === undefined) {
+    json = `${plainKey.test(key) ? `"${key}"` : JSON.stringify(key)}:`;
+    if (keys.size < MAX_KEYS) keys.set(key, json);
+  }
+  return json;
+}
 
 // crypto.hash (Node >= 20.12) is a one-shot digest, about twice as fast as createHash.
 const oneShot = (
