@@ -137,7 +137,8 @@ export class SessionRecorder {
     this.store = options.store;
     this.sessionId = options.sessionId;
     this.runId = runId;
-    this.actor = validateActor(options.actor, "$.actor");
+    // Frozen: every event of this recorder reaches the store with it, unchecked (validate.ts).
+    this.actor = Object.freeze(validateActor(options.actor, "$.actor"));
     this.parentRunId = options.parentRunId;
     this.causedByEventId = options.causedByEventId;
     this.#redact = options.redact;
