@@ -26,6 +26,8 @@ export interface Attempt {
   /** The request as recorded (model request, or tool args), after redaction. */
   request: JsonValue;
   requestHash: string;
+  /** The event that caused the call (a tool call: the model completion that asked for it). */
+  causedByEventId?: string;
   toolCallId?: string;
   name?: string;
   effect?: ToolEffect;

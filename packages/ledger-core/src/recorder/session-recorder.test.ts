@@ -225,6 +225,40 @@ describe("SessionRecorder", () => {
     expect(inspection.unresolved).toEqual([]);
   });
 
+  it("a retried tool call keeps its cause; a tampered attempt is refused, nothing written", async () => {
+    const store = new MemoryEventStore();
+    const rec = recorder(store);
+    await rec.startRun();
+    const model = await rec.beforeModelCall({ request });
+    const completion = await rec.modelCompleted(model, { toolCalls: [{ id: "c1" }] });
+    const tool = await rec.beforeToolCall({ toolCallId: "c1", name: "pay", args: { amount: 5 } });
+    expect(tool.causedByEventId).toBe(completion.eventId);
+    await rec.toolFailed(tool, new Error("timeout"));
+    const again = await rec.retry(tool);
+    const events = await readWholeRun(store, { sessionId: "session-1", runId: "run-1" });
+    expect(events.at(-1)).toMatchObject({
+      type: "tool.requested",
+      retryOf: tool.attemptId,
+      causedByEventId: completion.eventId,
+    });
+    expect(again.causedByEventId).toBe(completion.eventId);
+    const tampered: [object, string, string][] = [
+      [{ request: { amount: () => 5 } }, "non-serializable", "$.request.amount"],
+      [{ effect: { kind: "sometimes", idempotent: true } }, "invalid-event", "$.effect.kind"],
+      [{ requestHash: 42 }, "invalid-argument", "$.requestHash"],
+      [{ attemptId: "" }, "invalid-event", "$.attemptId"],
+      [{ kind: "other" }, "invalid-argument", "$.kind"],
+    ];
+    for (const [change, code, path] of tampered)
+      await expect(rec.retry({ ...again, ...change } as never)).rejects.toMatchObject({
+        code,
+        path,
+      });
+    expect(await readWholeRun(store, { sessionId: "session-1", runId: "run-1" })).toHaveLength(
+      events.length,
+    );
+  });
+
   it("child runs carry parentRunId and show as a tree", async () => {
     const store = new MemoryEventStore();
     const rec = recorder(store);

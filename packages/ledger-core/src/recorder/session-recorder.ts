@@ -522,6 +522,7 @@ export class SessionRecorder {
       requestHash: options.requestHash,
     };
     if (options.retryOf !== undefined) attempt.retryOf = options.retryOf;
+    if (options.causedByEventId !== undefined) attempt.causedByEventId = options.causedByEventId;
     if (options.toolCallId !== undefined) attempt.toolCallId = options.toolCallId;
     if (options.name !== undefined) attempt.name = options.name;
     if (options.effect !== undefined) attempt.effect = options.effect;
@@ -621,16 +622,37 @@ export class SessionRecorder {
 
   /** A new attempt of the same step with the same request (`retryOf` = the given attempt). */
   retry(attempt: Attempt): Promise<Attempt> {
-    return this.#request({
-      kind: attempt.kind,
-      stepId: attempt.stepId,
-      retryOf: attempt.attemptId,
-      request: attempt.request,
-      requestHash: attempt.requestHash,
-      ...(attempt.name !== undefined ? { name: attempt.name } : {}),
-      toolCallId: attempt.toolCallId,
-      ...(attempt.effect !== undefined ? { effect: attempt.effect } : {}),
-    });
+    // The attempt comes back from the caller and its parts enter a prevalidated event: each is
+    // checked here, as `before*` checks a new call.
+    if (attempt.kind !== "model" && attempt.kind !== "tool")
+      return Promise.reject(
+        new InvalidArgumentError("$.kind", "an attempt is a model or tool call"),
+      );
+    try {
+      assertId(attempt.attemptId, "$.attemptId");
+      if (attempt.toolCallId !== undefined) assertId(attempt.toolCallId, "$.toolCallId");
+      // Any string (an event written without the recorder may have recorded "" here).
+      if (typeof attempt.requestHash !== "string")
+        throw new InvalidArgumentError("$.requestHash", "requestHash must be a string");
+      toPlainJson(attempt.requestHash, "$.requestHash");
+      if (attempt.kind === "tool" && (typeof attempt.name !== "string" || attempt.name === ""))
+        throw new InvalidArgumentError("$.name", "a tool call needs a name");
+      if (attempt.name !== undefined) toPlainJson(attempt.name, "$.name");
+      return this.#request({
+        kind: attempt.kind,
+        stepId: attempt.stepId,
+        retryOf: attempt.attemptId,
+        request: toPlainJson(attempt.request ?? null, "$.request"),
+        requestHash: attempt.requestHash,
+        ...(attempt.name !== undefined ? { name: attempt.name } : {}),
+        toolCallId: attempt.toolCallId,
+        ...(attempt.effect !== undefined ? { effect: toolEffect(attempt.effect) } : {}),
+        // A retry has the cause of the attempt it repeats (the same model completion asked).
+        causedByEventId: attempt.causedByEventId,
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** Records that an unresolved attempt will never complete (a person or policy decided). */

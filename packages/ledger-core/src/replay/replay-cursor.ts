@@ -53,6 +53,7 @@ export function attemptFromRecorded(recorded: RecordedAttempt): Attempt {
     requestHash: recorded.requestHash,
   };
   if (recorded.retryOf !== undefined) attempt.retryOf = recorded.retryOf;
+  if (requested.causedByEventId !== undefined) attempt.causedByEventId = requested.causedByEventId;
   if (recorded.toolCallId !== undefined) attempt.toolCallId = recorded.toolCallId;
   if (recorded.name !== undefined) attempt.name = recorded.name;
   if (recorded.effect !== undefined) attempt.effect = recorded.effect;
