@@ -123,6 +123,8 @@ export class SessionRecorder {
   #startedEvent: LedgerEvent | undefined;
   #lastModelCompletion: string | undefined;
   #ready: Promise<void> | undefined;
+  /** Set once `#ready` has resolved: a recorded call then skips awaiting it (a microtask each). */
+  #isReady = false;
   #parent: SessionRecorder | undefined;
   /** Child runs recorded before a crash, in start order, adopted by `child()` on resume. */
   #recordedChildren: { runId: string; actorId: string | undefined }[] | undefined;
@@ -238,15 +240,18 @@ export class SessionRecorder {
     if (this.#ready) return this.#ready;
     const parent = this.#parent;
     if (!parent?.resumed) {
+      this.#isReady = true;
       this.#ready = Promise.resolve();
       return this.#ready;
     }
-    this.#ready = this.#load(false);
+    this.#ready = this.#load(false).then(() => {
+      this.#isReady = true;
+    });
     return this.#ready;
   }
 
   async #commit(events: NewEvent[]): Promise<LedgerEvent[]> {
-    await this.#whenReady();
+    if (!this.#isReady) await this.#whenReady();
     const base: Partial<NewEvent> = { actor: this.actor };
     if (this.#metadata) base.metadata = this.#metadata;
     const full = events.map((event) => {
@@ -280,7 +285,7 @@ export class SessionRecorder {
     if (event && evidenceRefs.length > 0)
       event.evidenceRefs = [...(event.evidenceRefs ?? []), ...evidenceRefs];
     if (blobs.size > 0) {
-      await this.#whenReady();
+      if (!this.#isReady) await this.#whenReady();
       await putCompactedBlobs(this.store, blobs);
     }
     const stored = await this.#commit(events);
@@ -302,7 +307,7 @@ export class SessionRecorder {
 
   /** Records `run.started` (with parentRunId / causedByEventId for a child run). On a resumed run, returns the recorded one. */
   async startRun(payload?: unknown): Promise<LedgerEvent> {
-    await this.#whenReady();
+    if (!this.#isReady) await this.#whenReady();
     if (this.#started && this.#startedEvent) return this.#startedEvent;
     const event: NewEvent = {
       type: "run.started",
@@ -323,7 +328,7 @@ export class SessionRecorder {
 
   /** Records an input (a user message, a task). On resume, the recorded input is returned instead. */
   async recordInput(input: unknown, options: { metadata?: JsonObject } = {}): Promise<LedgerEvent> {
-    await this.#whenReady();
+    if (!this.#isReady) await this.#whenReady();
     const payload = this.#payload("input.received", { input }, "$");
     const recorded = this.#replay?.takeInput();
     if (recorded) {
@@ -351,7 +356,7 @@ export class SessionRecorder {
    * or, if it was in flight when the process died, retried as a new attempt of the same step.
    */
   async beforeModelCall(options: BeforeModelCallOptions): Promise<Attempt> {
-    await this.#whenReady();
+    if (!this.#isReady) await this.#whenReady();
     const request = this.#payload("model.requested", options.request, "$", "request");
     // = hashJson(request), with the JSON of message texts seen on earlier turns memoized.
     const requestHash = sha256Hex(this.#canonical.json(request));
@@ -385,7 +390,7 @@ export class SessionRecorder {
    * attempt, so the adapter can ask a person and then `retry` or `abandon` it).
    */
   async beforeToolCall(options: BeforeToolCallOptions): Promise<Attempt> {
-    await this.#whenReady();
+    if (!this.#isReady) await this.#whenReady();
     if (typeof options.name !== "string" || options.name.length === 0)
       throw new InvalidArgumentError("$.name", "a tool call needs a name");
     toPlainJson(options.name, "$.name");
