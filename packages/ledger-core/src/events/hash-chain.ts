@@ -42,12 +42,25 @@ export function computeEventHash(
   for (const key in record) {
     if (!HASHED_KEYS.has(key)) return sha256Hex(canonicalJson(hashedContent(event)));
   }
+  return envelopeHash(record);
+}
+
+/**
+ * `computeEventHash` of an event the store has just built from the envelope's fields
+ * (buildEvent): no other key can be there, so the scan for one is skipped.
+ */
+export function plannedEventHash(event: Omit<LedgerEvent, "hash" | "commitCursor">): string {
+  return envelopeHash(event as unknown as Record<string, JsonValue | undefined>);
+}
+
+function envelopeHash(record: Record<string, JsonValue | undefined>): string {
   let out = "{";
   for (const key of ENVELOPE_KEYS) {
     const value = record[key];
     if (value === undefined) continue;
     if (out.length > 1) out += ",";
-    out += `"${key}":${canonicalJson(value)}`;
+    // Most envelope values are ids and times: strings, written as JSON writes them.
+    out += `"${key}":${typeof value === "string" ? JSON.stringify(value) : canonicalJson(value)}`;
   }
   return sha256Hex(out + "}");
 }

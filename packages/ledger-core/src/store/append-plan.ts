@@ -1,5 +1,5 @@
 import { ConflictError, DuplicateEventError, RunClosedError } from "../events/errors.js";
-import { computeEventHash, writerContent } from "../events/hash-chain.js";
+import { plannedEventHash, writerContent } from "../events/hash-chain.js";
 import {
   type LedgerEvent,
   type RunHead,
@@ -139,7 +139,7 @@ export function buildEvent(
   if (event.evidenceRefs !== undefined) planned.evidenceRefs = event.evidenceRefs;
   if (event.metadata !== undefined) planned.metadata = event.metadata;
   planned.prevHash = prevHash;
-  planned.hash = computeEventHash(planned);
+  planned.hash = plannedEventHash(planned);
   return planned;
 }
 
