@@ -272,11 +272,19 @@ export class SqliteBackend implements SqlBackend {
         return runSync(make(), (step) => this.#execute(step, statements));
       }).immediate;
     }
+    const transaction = this.#transaction;
+    return this.#keepingHeads(() => transaction(program) as T);
+  }
+
+  /**
+   * Runs a write transaction and tells the connection's heads how it ended: committed, what it
+   * remembered holds; rolled back (it threw), what it remembered may never have been written.
+   */
+  #keepingHeads<T>(transaction: () => T): T {
     let result: T;
     try {
-      result = this.#transaction(program) as T;
+      result = transaction();
     } catch (error) {
-      // Rolled back: what the transaction remembered may never have been committed.
       this.#heads.forgetAll();
       throw error;
     }
@@ -305,15 +313,8 @@ export class SqliteBackend implements SqlBackend {
         this.#writeAtHead(next, statements),
       ).immediate;
     }
-    let last: number | undefined;
-    try {
-      last = this.#atHead(append);
-    } catch (error) {
-      this.#heads.forgetAll();
-      throw error;
-    }
-    this.#heads.committed();
-    return last;
+    const atHead = this.#atHead;
+    return this.#keepingHeads(() => atHead(append));
   }
 
   #writeAtHead(append: HeadAppend, statements: Statements): number | undefined {

@@ -6,8 +6,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { NewEvent } from "../../events/types.js";
 import { verifyRun } from "../../inspect/verify-run.js";
 import { MemoryEventStore } from "../../store/memory-store.js";
-import { loadMigrations } from "../sql/migrations.js";
 import { SqliteEventStore } from "./sqlite-store.js";
+import { databaseAtMigration } from "./testing/older-database.js";
 
 const folder = mkdtempSync(join(tmpdir(), "ledger-sqlite-heads-"));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
@@ -178,13 +178,7 @@ describe("SQLite heads without counter rows", () => {
 
   it("upgrades a database that kept counter rows, and appends continue its chain", async () => {
     const path = freshPath();
-    const raw = new Database(path);
-    for (const migration of loadMigrations("sqlite").slice(0, 3)) {
-      for (const statement of migration.statements) raw.exec(statement);
-      raw
-        .prepare("INSERT INTO schema_version (version, tag, applied_at) VALUES (?, ?, 'then')")
-        .run(migration.version, migration.tag);
-    }
+    const raw = databaseAtMigration(path, 3);
     // Rows as the 0002 schema kept them, from events the reference store made.
     const memory = new MemoryEventStore();
     await memory.append({

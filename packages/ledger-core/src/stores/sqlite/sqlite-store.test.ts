@@ -7,8 +7,8 @@ import { LedgerError } from "../../events/errors.js";
 import type { NewEvent } from "../../events/types.js";
 import { blobRef, prepareBlob } from "../../store/blob.js";
 import { openStore } from "../../store/open-store.js";
-import { loadMigrations } from "../sql/migrations.js";
 import { SqliteEventStore, sqlitePath } from "./sqlite-store.js";
+import { databaseAtMigration } from "./testing/older-database.js";
 
 const folder = mkdtempSync(join(tmpdir(), "ledger-sqlite-store-"));
 let count = 0;
@@ -132,13 +132,7 @@ describe("SqliteEventStore", () => {
 
   it("upgrades a database of the first two migrations: blobs and refs keyed by digest", async () => {
     const path = freshPath();
-    const raw = new Database(path);
-    for (const migration of loadMigrations("sqlite").slice(0, 2)) {
-      for (const statement of migration.statements) raw.exec(statement);
-      raw
-        .prepare("INSERT INTO schema_version (version, tag, applied_at) VALUES (?, ?, 'then')")
-        .run(migration.version, migration.tag);
-    }
+    const raw = databaseAtMigration(path, 2);
     // Rows as the 0001 schema kept them: the text reference as the key, one encoded, one
     // stored before the header byte existed.
     const kept = prepareBlob("kept by session b ".repeat(20));
