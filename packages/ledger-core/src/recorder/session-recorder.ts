@@ -391,9 +391,7 @@ export class SessionRecorder {
    */
   async beforeToolCall(options: BeforeToolCallOptions): Promise<Attempt> {
     if (!this.#isReady) await this.#whenReady();
-    if (typeof options.name !== "string" || options.name.length === 0)
-      throw new InvalidArgumentError("$.name", "a tool call needs a name");
-    toPlainJson(options.name, "$.name");
+    assertToolName(options.name);
     if (options.toolCallId !== undefined) assertId(options.toolCallId, "$.toolCallId");
     const args = this.#payload("tool.requested", options.args, "$", "args");
     const requestHash = hashJson({ name: options.name, args });
@@ -640,9 +638,8 @@ export class SessionRecorder {
       if (typeof attempt.requestHash !== "string")
         throw new InvalidArgumentError("$.requestHash", "requestHash must be a string");
       toPlainJson(attempt.requestHash, "$.requestHash");
-      if (attempt.kind === "tool" && (typeof attempt.name !== "string" || attempt.name === ""))
-        throw new InvalidArgumentError("$.name", "a tool call needs a name");
-      if (attempt.name !== undefined) toPlainJson(attempt.name, "$.name");
+      // Only a tool call's name enters its payload.
+      if (attempt.kind === "tool") assertToolName(attempt.name);
       return this.#request({
         kind: attempt.kind,
         stepId: attempt.stepId,
@@ -877,4 +874,11 @@ function toolEffect(given: Partial<ToolEffect> | undefined): ToolEffect {
   const effect = toPlainJson({ ...DEFAULT_EFFECT, ...given }, "$.effect");
   validateEffect({ effect }, "$");
   return effect as unknown as ToolEffect;
+}
+
+/** A tool's name: a non-empty string that can be stored (it enters a prevalidated payload). */
+function assertToolName(name: unknown): asserts name is string {
+  if (typeof name !== "string" || name.length === 0)
+    throw new InvalidArgumentError("$.name", "a tool call needs a name");
+  toPlainJson(name, "$.name");
 }

@@ -248,7 +248,7 @@ END`;
           .from(sessions)
           .where(eq(sessions.sessionId, step.sessionId))
           .for("update");
-        return rows[0] === undefined ? undefined : Number(rows[0].lastCursor);
+        return rows[0] !== undefined;
       }
       case "open-runs": {
         const rows = await tx

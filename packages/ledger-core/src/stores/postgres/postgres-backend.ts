@@ -257,7 +257,7 @@ SELECT last_cursor FROM c`;
           .from(sessions)
           .where(eq(sessions.sessionId, step.sessionId))
           .for("update");
-        return rows[0] === undefined ? undefined : Number(rows[0].lastCursor);
+        return rows[0] !== undefined;
       }
       case "open-runs": {
         const rows = await tx

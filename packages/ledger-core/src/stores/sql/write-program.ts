@@ -33,7 +33,7 @@ export type WriteStep =
   | { kind: "insert-events"; rows: EventRow[] }
   /** Add (blob, session) pairs to the blob reference index, ignoring pairs already there. */
   | { kind: "index-refs"; sessionId: string; refs: string[] }
-  /** The session's counter row, locked until commit; undefined when the session is unknown. */
+  /** Lock the session (its counter row, until commit); false when the session is unknown. */
   | { kind: "lock-session"; sessionId: string }
   /** Ids of the session's runs whose status is still `running`. */
   | { kind: "open-runs"; sessionId: string }
@@ -189,8 +189,8 @@ export function* deleteSessionProgram(
   sessionId: string,
   cutoff: number,
 ): WriteProgram<DeleteSessionResult> {
-  const cursor = yield* step<number | undefined>({ kind: "lock-session", sessionId });
-  if (cursor === undefined) throw sessionNotFound(sessionId);
+  const exists = yield* step<boolean>({ kind: "lock-session", sessionId });
+  if (!exists) throw sessionNotFound(sessionId);
   const open = yield* step<string[]>({ kind: "open-runs", sessionId });
   if (open[0] !== undefined) throw openRunError(sessionId, open[0]);
   const bodies = yield* step<string[]>({ kind: "session-bodies", sessionId });

@@ -222,9 +222,7 @@ export class SqliteBackend implements SqlBackend {
         return undefined;
       case "lock-session":
         // The IMMEDIATE transaction already holds the database's write lock.
-        return statements.lockSession.get(step.sessionId) === undefined
-          ? undefined
-          : ((statements.lastCursor.get(step.sessionId) as number | null) ?? 0);
+        return statements.lockSession.get(step.sessionId) !== undefined;
       case "open-runs":
         return (statements.openRuns.all(step.sessionId) as { runId: string }[]).map(
           (row) => row.runId,

@@ -91,7 +91,8 @@ describe("SQLite heads without counter rows", () => {
   });
 
   it("a rolled-back append leaves nothing remembered", async () => {
-    const store = new SqliteEventStore({ path: freshPath() });
+    const database = new Database(freshPath());
+    const store = new SqliteEventStore({ database });
     await store.init();
     await store.append({
       sessionId: "s",
@@ -100,29 +101,26 @@ describe("SQLite heads without counter rows", () => {
       events: [{ type: "run.started" }],
     });
     const first = await appendNext(store, "r", 1);
-    // An id already used in another run: the insert fails on the unique index, rolling back the
-    // cursor and head this transaction had moved.
-    await store.append({
-      sessionId: "s",
-      runId: "q",
-      expectedSeq: 0,
-      events: [{ type: "run.started" }],
-    });
+    // A second store on the same connection has no head of its own, so it takes the write
+    // program: it reserves a cursor (remembered by the connection), then the insert fails on
+    // the event-id index (an id already used) and the transaction rolls back.
+    const other = new SqliteEventStore({ database });
     await expect(
-      store.append({
+      other.append({
         sessionId: "s",
         runId: "r",
         expectedSeq: 2,
         events: [{ ...step(2), eventId: first.events[0]?.eventId as string }],
       }),
     ).rejects.toMatchObject({ code: "duplicate-event" });
+    // Had the rolled-back cursor been kept, this would be cursor 4 and leave a gap at 3.
     const next = await appendNext(store, "r", 3);
-    expect(next.events[0]).toMatchObject({ seq: 2, commitCursor: 4 });
+    expect(next.events[0]).toMatchObject({ seq: 2, commitCursor: 3 });
     expect(await store.runHead({ sessionId: "s", runId: "r" })).toMatchObject({
       length: 3,
       lastHash: next.events[0]?.hash,
     });
-    await store.close();
+    database.close();
   });
 
   it("reads runs and sessions from their last events, the same as the reference store", async () => {
