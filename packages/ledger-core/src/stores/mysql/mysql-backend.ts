@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, gte, inArray, lt, lte, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, lte, sql } from "drizzle-orm";
 import { drizzle, type MySql2Database } from "drizzle-orm/mysql2";
 import type mysql from "mysql2/promise";
 import { LedgerError } from "../../events/errors.js";
@@ -6,6 +6,15 @@ import type { StoreDescription } from "../../store/event-store.js";
 import type { HeadAppend } from "../sql/head-cache.js";
 import { pendingMigrations } from "../sql/migrations.js";
 import type { HeadRow, RunRow, SessionRow } from "../sql/rows.js";
+import {
+  idText,
+  type QueryDb,
+  runBodies,
+  runHeadRow,
+  runRows,
+  sessionBodies,
+  sharedStep,
+} from "../sql/shared-queries.js";
 import { type DriverErrorKind, driverError, type SqlBackend } from "../sql/sql-backend.js";
 import { runAsync, type WriteProgram, type WriteStep } from "../sql/write-program.js";
 import { mysqlTables } from "./schema.js";
@@ -15,11 +24,6 @@ type Db = MySql2Database;
 
 /** Errors after which the connection is still usable (the statement or transaction failed). */
 const statementErrnos = new Set([1062, 1213, 1205, 1406, 1264, 1366]);
-
-/** VARBINARY ids come back as Buffers. */
-function text(value: unknown): string {
-  return Buffer.isBuffer(value) ? value.toString("utf8") : String(value);
-}
 
 function quoteIdent(name: string): string {
   return `\`${name.replaceAll("`", "``")}\``;
@@ -234,6 +238,8 @@ END`;
   }
 
   async #execute(tx: Db, step: WriteStep): Promise<unknown> {
+    const shared = sharedStep(tx as unknown as QueryDb, this.#tables, step);
+    if (shared !== undefined) return shared;
     const { events, runs, sessions, blobs, blobRefs } = this.#tables;
     switch (step.kind) {
       case "index-refs":
@@ -242,29 +248,6 @@ END`;
           .ignore()
           .values(step.refs.map((blobRef) => ({ blobRef, sessionId: step.sessionId })));
         return undefined;
-      case "lock-session": {
-        const rows = await tx
-          .select({ lastCursor: sessions.lastCursor })
-          .from(sessions)
-          .where(eq(sessions.sessionId, step.sessionId))
-          .for("update");
-        return rows[0] !== undefined;
-      }
-      case "open-runs": {
-        const rows = await tx
-          .select({ runId: runs.runId })
-          .from(runs)
-          .where(and(eq(runs.sessionId, step.sessionId), eq(runs.status, "running")))
-          .orderBy(asc(runs.runId));
-        return rows.map((row) => text(row.runId));
-      }
-      case "session-bodies": {
-        const rows = await tx
-          .select({ body: events.body })
-          .from(events)
-          .where(eq(events.sessionId, step.sessionId));
-        return rows.map((row) => row.body);
-      }
       case "delete-session": {
         const [deletedEvents] = await tx.delete(events).where(eq(events.sessionId, step.sessionId));
         const [deletedRuns] = await tx.delete(runs).where(eq(runs.sessionId, step.sessionId));
@@ -289,35 +272,6 @@ END`;
         }
         return deleted;
       }
-      case "lock-head": {
-        const rows = await tx
-          .select({ runLength: runs.runLength, status: runs.status, lastHash: runs.lastHash })
-          .from(runs)
-          .where(and(eq(runs.sessionId, step.sessionId), eq(runs.runId, step.runId)))
-          .for("update");
-        return rows[0];
-      }
-      case "find-events": {
-        const rows = await tx
-          .select({ body: events.body })
-          .from(events)
-          .where(and(eq(events.sessionId, step.sessionId), inArray(events.eventId, step.eventIds)));
-        return rows.map((row) => row.body);
-      }
-      case "read-run": {
-        const rows = await tx
-          .select({ body: events.body })
-          .from(events)
-          .where(
-            and(
-              eq(events.sessionId, step.sessionId),
-              eq(events.runId, step.runId),
-              lt(events.seq, step.uptoSeq),
-            ),
-          )
-          .orderBy(asc(events.seq));
-        return rows.map((row) => row.body);
-      }
       case "reserve-cursors": {
         await tx
           .insert(sessions)
@@ -340,31 +294,8 @@ END`;
           .where(eq(sessions.sessionId, step.sessionId));
         return Number(rows[0]?.lastCursor);
       }
-      case "insert-events":
-        await tx.insert(events).values(step.rows);
-        return undefined;
-      case "write-head":
-        if (step.created) {
-          await tx.insert(runs).values({
-            sessionId: step.sessionId,
-            runId: step.runId,
-            runLength: step.head.length,
-            status: step.head.status,
-            lastHash: step.head.lastHash,
-            parentRunId: step.parentRunId,
-            startedAt: step.startedAt,
-          });
-        } else {
-          await tx
-            .update(runs)
-            .set({
-              runLength: step.head.length,
-              status: step.head.status,
-              lastHash: step.head.lastHash,
-            })
-            .where(and(eq(runs.sessionId, step.sessionId), eq(runs.runId, step.runId)));
-        }
-        return undefined;
+      default:
+        throw new Error(`no query for the write step ${step.kind}`);
     }
   }
 
@@ -375,62 +306,23 @@ END`;
     return "unavailable";
   }
 
-  async runHead(sessionId: string, runId: string): Promise<HeadRow | undefined> {
-    const { runs } = this.#tables;
-    const rows = await this.#db
-      .select({ runLength: runs.runLength, status: runs.status, lastHash: runs.lastHash })
-      .from(runs)
-      .where(and(eq(runs.sessionId, sessionId), eq(runs.runId, runId)));
-    return rows[0];
+  runHead(sessionId: string, runId: string): Promise<HeadRow | undefined> {
+    return runHeadRow(this.#db as unknown as QueryDb, this.#tables, sessionId, runId);
   }
 
-  async readRun(sessionId: string, runId: string, fromSeq: number, limit?: number) {
-    const { events } = this.#tables;
-    const query = this.#db
-      .select({ body: events.body })
-      .from(events)
-      .where(
-        and(eq(events.sessionId, sessionId), eq(events.runId, runId), gte(events.seq, fromSeq)),
-      )
-      .orderBy(asc(events.seq));
-    const rows = await (limit === undefined ? query : query.limit(limit));
-    return rows.map((row) => row.body);
+  readRun(sessionId: string, runId: string, fromSeq: number, limit?: number): Promise<string[]> {
+    return runBodies(this.#db as unknown as QueryDb, this.#tables, sessionId, runId, {
+      fromSeq,
+      limit,
+    });
   }
 
-  async readSession(sessionId: string, after: number, limit?: number) {
-    const { events } = this.#tables;
-    const query = this.#db
-      .select({ body: events.body })
-      .from(events)
-      .where(and(eq(events.sessionId, sessionId), gt(events.commitCursor, after)))
-      .orderBy(asc(events.commitCursor));
-    const rows = await (limit === undefined ? query : query.limit(limit));
-    return rows.map((row) => row.body);
+  readSession(sessionId: string, after: number, limit?: number): Promise<string[]> {
+    return sessionBodies(this.#db as unknown as QueryDb, this.#tables, sessionId, after, limit);
   }
 
-  async listRuns(sessionId: string): Promise<RunRow[]> {
-    const { events, runs } = this.#tables;
-    const rows = await this.#db
-      .select({
-        runId: runs.runId,
-        runLength: runs.runLength,
-        status: runs.status,
-        lastHash: runs.lastHash,
-        parentRunId: runs.parentRunId,
-        startedAt: runs.startedAt,
-      })
-      .from(runs)
-      .innerJoin(
-        events,
-        and(eq(events.sessionId, runs.sessionId), eq(events.runId, runs.runId), eq(events.seq, 0)),
-      )
-      .where(eq(runs.sessionId, sessionId))
-      .orderBy(asc(events.commitCursor));
-    return rows.map((row) => ({
-      ...row,
-      runId: text(row.runId),
-      parentRunId: row.parentRunId === null ? null : text(row.parentRunId),
-    }));
+  listRuns(sessionId: string): Promise<RunRow[]> {
+    return runRows(this.#db as unknown as QueryDb, this.#tables, sessionId);
   }
 
   async listSessions(after: string | undefined, limit: number | undefined): Promise<SessionRow[]> {
@@ -441,7 +333,7 @@ END`;
       .where(after === undefined ? undefined : gt(sessions.sessionId, after))
       .orderBy(asc(sessions.sessionId));
     const rows = await (limit === undefined ? query : query.limit(limit));
-    return rows.map((row) => ({ ...row, sessionId: text(row.sessionId) }));
+    return rows.map((row) => ({ ...row, sessionId: idText(row.sessionId) }));
   }
 
   async putBlobs(

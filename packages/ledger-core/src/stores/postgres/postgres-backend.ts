@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { and, asc, eq, gt, gte, inArray, lt, lte, sql } from "drizzle-orm";
+import { and, eq, inArray, lte, sql } from "drizzle-orm";
 import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
 import type pg from "pg";
 import { LedgerError } from "../../events/errors.js";
@@ -7,6 +7,14 @@ import type { StoreDescription } from "../../store/event-store.js";
 import type { HeadAppend } from "../sql/head-cache.js";
 import { pendingMigrations } from "../sql/migrations.js";
 import type { HeadRow, RunRow, SessionRow } from "../sql/rows.js";
+import {
+  type QueryDb,
+  runBodies,
+  runHeadRow,
+  runRows,
+  sessionBodies,
+  sharedStep,
+} from "../sql/shared-queries.js";
 import { type DriverErrorKind, driverError, type SqlBackend } from "../sql/sql-backend.js";
 import { runAsync, type WriteProgram, type WriteStep } from "../sql/write-program.js";
 import { postgresTables } from "./schema.js";
@@ -243,6 +251,8 @@ SELECT last_cursor FROM c`;
   }
 
   async #execute(tx: NodePgDatabase, step: WriteStep): Promise<unknown> {
+    const shared = sharedStep(tx as unknown as QueryDb, this.#tables, step);
+    if (shared !== undefined) return shared;
     const { events, runs, sessions, blobs, blobRefs } = this.#tables;
     switch (step.kind) {
       case "index-refs":
@@ -251,29 +261,6 @@ SELECT last_cursor FROM c`;
           .values(step.refs.map((blobRef) => ({ blobRef, sessionId: step.sessionId })))
           .onConflictDoNothing();
         return undefined;
-      case "lock-session": {
-        const rows = await tx
-          .select({ lastCursor: sessions.lastCursor })
-          .from(sessions)
-          .where(eq(sessions.sessionId, step.sessionId))
-          .for("update");
-        return rows[0] !== undefined;
-      }
-      case "open-runs": {
-        const rows = await tx
-          .select({ runId: runs.runId })
-          .from(runs)
-          .where(and(eq(runs.sessionId, step.sessionId), eq(runs.status, "running")))
-          .orderBy(asc(runs.runId));
-        return rows.map((row) => row.runId);
-      }
-      case "session-bodies": {
-        const rows = await tx
-          .select({ body: events.body })
-          .from(events)
-          .where(eq(events.sessionId, step.sessionId));
-        return rows.map((row) => row.body);
-      }
       case "delete-session": {
         const deletedEvents = await tx
           .delete(events)
@@ -305,35 +292,6 @@ SELECT last_cursor FROM c`;
         }
         return deleted;
       }
-      case "lock-head": {
-        const rows = await tx
-          .select({ runLength: runs.runLength, status: runs.status, lastHash: runs.lastHash })
-          .from(runs)
-          .where(and(eq(runs.sessionId, step.sessionId), eq(runs.runId, step.runId)))
-          .for("update");
-        return rows[0];
-      }
-      case "find-events": {
-        const rows = await tx
-          .select({ body: events.body })
-          .from(events)
-          .where(and(eq(events.sessionId, step.sessionId), inArray(events.eventId, step.eventIds)));
-        return rows.map((row) => row.body);
-      }
-      case "read-run": {
-        const rows = await tx
-          .select({ body: events.body })
-          .from(events)
-          .where(
-            and(
-              eq(events.sessionId, step.sessionId),
-              eq(events.runId, step.runId),
-              lt(events.seq, step.uptoSeq),
-            ),
-          )
-          .orderBy(asc(events.seq));
-        return rows.map((row) => row.body);
-      }
       case "reserve-cursors": {
         const rows = await tx
           .insert(sessions)
@@ -353,31 +311,8 @@ SELECT last_cursor FROM c`;
           .returning({ lastCursor: sessions.lastCursor });
         return Number(rows[0]?.lastCursor);
       }
-      case "insert-events":
-        await tx.insert(events).values(step.rows);
-        return undefined;
-      case "write-head":
-        if (step.created) {
-          await tx.insert(runs).values({
-            sessionId: step.sessionId,
-            runId: step.runId,
-            runLength: step.head.length,
-            status: step.head.status,
-            lastHash: step.head.lastHash,
-            parentRunId: step.parentRunId,
-            startedAt: step.startedAt,
-          });
-        } else {
-          await tx
-            .update(runs)
-            .set({
-              runLength: step.head.length,
-              status: step.head.status,
-              lastHash: step.head.lastHash,
-            })
-            .where(and(eq(runs.sessionId, step.sessionId), eq(runs.runId, step.runId)));
-        }
-        return undefined;
+      default:
+        throw new Error(`no query for the write step ${step.kind}`);
     }
   }
 
@@ -388,57 +323,23 @@ SELECT last_cursor FROM c`;
     return "unavailable";
   }
 
-  async runHead(sessionId: string, runId: string): Promise<HeadRow | undefined> {
-    const { runs } = this.#tables;
-    const rows = await this.#db
-      .select({ runLength: runs.runLength, status: runs.status, lastHash: runs.lastHash })
-      .from(runs)
-      .where(and(eq(runs.sessionId, sessionId), eq(runs.runId, runId)));
-    return rows[0];
+  runHead(sessionId: string, runId: string): Promise<HeadRow | undefined> {
+    return runHeadRow(this.#db as unknown as QueryDb, this.#tables, sessionId, runId);
   }
 
-  async readRun(sessionId: string, runId: string, fromSeq: number, limit?: number) {
-    const { events } = this.#tables;
-    const query = this.#db
-      .select({ body: events.body })
-      .from(events)
-      .where(
-        and(eq(events.sessionId, sessionId), eq(events.runId, runId), gte(events.seq, fromSeq)),
-      )
-      .orderBy(asc(events.seq));
-    const rows = await (limit === undefined ? query : query.limit(limit));
-    return rows.map((row) => row.body);
+  readRun(sessionId: string, runId: string, fromSeq: number, limit?: number): Promise<string[]> {
+    return runBodies(this.#db as unknown as QueryDb, this.#tables, sessionId, runId, {
+      fromSeq,
+      limit,
+    });
   }
 
-  async readSession(sessionId: string, after: number, limit?: number) {
-    const { events } = this.#tables;
-    const query = this.#db
-      .select({ body: events.body })
-      .from(events)
-      .where(and(eq(events.sessionId, sessionId), gt(events.commitCursor, after)))
-      .orderBy(asc(events.commitCursor));
-    const rows = await (limit === undefined ? query : query.limit(limit));
-    return rows.map((row) => row.body);
+  readSession(sessionId: string, after: number, limit?: number): Promise<string[]> {
+    return sessionBodies(this.#db as unknown as QueryDb, this.#tables, sessionId, after, limit);
   }
 
-  async listRuns(sessionId: string): Promise<RunRow[]> {
-    const { events, runs } = this.#tables;
-    return this.#db
-      .select({
-        runId: runs.runId,
-        runLength: runs.runLength,
-        status: runs.status,
-        lastHash: runs.lastHash,
-        parentRunId: runs.parentRunId,
-        startedAt: runs.startedAt,
-      })
-      .from(runs)
-      .innerJoin(
-        events,
-        and(eq(events.sessionId, runs.sessionId), eq(events.runId, runs.runId), eq(events.seq, 0)),
-      )
-      .where(eq(runs.sessionId, sessionId))
-      .orderBy(asc(events.commitCursor));
+  listRuns(sessionId: string): Promise<RunRow[]> {
+    return runRows(this.#db as unknown as QueryDb, this.#tables, sessionId);
   }
 
   async listSessions(after: string | undefined, limit: number | undefined): Promise<SessionRow[]> {

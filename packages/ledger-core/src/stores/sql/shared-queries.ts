@@ -1,0 +1,221 @@
+import { and, asc, type Column, eq, gt, gte, inArray, lt, type SQL } from "drizzle-orm";
+import type { EventRow, HeadRow, RunRow } from "./rows.js";
+import type { WriteStep } from "./write-program.js";
+
+/**
+ * The queries the PostgreSQL and MySQL stores write the same way: the same drizzle builder
+ * chains on tables of the same shape. Drizzle types its builders per dialect, so they are typed
+ * here on the surface both dialects' databases share (a backend passes its own database and
+ * tables); what differs (upserts, deletes that count rows, collation) stays in the backends.
+ */
+
+interface Select extends PromiseLike<Record<string, unknown>[]> {
+  where(condition: SQL | undefined): Select;
+  innerJoin(table: unknown, on: SQL | undefined): Select;
+  orderBy(...columns: SQL[]): Select;
+  limit(count: number): Select;
+  for(strength: "update"): Select;
+}
+
+/** What these queries use of a drizzle PostgreSQL or MySQL database (or transaction). */
+export interface QueryDb {
+  select(fields: Record<string, Column>): { from(table: unknown): Select };
+  insert(table: unknown): { values(rows: object | object[]): PromiseLike<unknown> };
+  update(table: unknown): {
+    set(values: Record<string, unknown>): {
+      where(condition: SQL | undefined): PromiseLike<unknown>;
+    };
+  };
+}
+
+/** The columns these queries name, on each dialect's tables (schema.ts). */
+export interface QueryTables {
+  events: {
+    sessionId: Column;
+    commitCursor: Column;
+    runId: Column;
+    seq: Column;
+    eventId: Column;
+    body: Column;
+  };
+  runs: {
+    sessionId: Column;
+    runId: Column;
+    runLength: Column;
+    status: Column;
+    lastHash: Column;
+    parentRunId: Column;
+    startedAt: Column;
+  };
+  sessions: { sessionId: Column; lastCursor: Column };
+}
+
+/** An id column's value as a string (MySQL's VARBINARY ids come back as Buffers). */
+export function idText(value: unknown): string {
+  return Buffer.isBuffer(value) ? value.toString("utf8") : String(value);
+}
+
+const bodies = (rows: Record<string, unknown>[]) => rows.map((row) => row.body as string);
+
+/** A run's head row; `lock` takes it FOR UPDATE (inside a write transaction). */
+export async function runHeadRow(
+  db: QueryDb,
+  { runs }: QueryTables,
+  sessionId: string,
+  runId: string,
+  lock = false,
+): Promise<HeadRow | undefined> {
+  const query = db
+    .select({ runLength: runs.runLength, status: runs.status, lastHash: runs.lastHash })
+    .from(runs)
+    .where(and(eq(runs.sessionId, sessionId), eq(runs.runId, runId)));
+  const rows = await (lock ? query.for("update") : query);
+  return rows[0] as HeadRow | undefined;
+}
+
+/** Bodies of a run's events with `fromSeq <= seq < uptoSeq`, in seq order, at most `limit`. */
+export async function runBodies(
+  db: QueryDb,
+  { events }: QueryTables,
+  sessionId: string,
+  runId: string,
+  range: { fromSeq?: number; uptoSeq?: number; limit?: number | undefined },
+): Promise<string[]> {
+  const query = db
+    .select({ body: events.body })
+    .from(events)
+    .where(
+      and(
+        eq(events.sessionId, sessionId),
+        eq(events.runId, runId),
+        range.fromSeq === undefined ? undefined : gte(events.seq, range.fromSeq),
+        range.uptoSeq === undefined ? undefined : lt(events.seq, range.uptoSeq),
+      ),
+    )
+    .orderBy(asc(events.seq));
+  return bodies(await (range.limit === undefined ? query : query.limit(range.limit)));
+}
+
+/** Bodies of a session's events after commit cursor `after`, in cursor order. */
+export async function sessionBodies(
+  db: QueryDb,
+  { events }: QueryTables,
+  sessionId: string,
+  after: number,
+  limit: number | undefined,
+): Promise<string[]> {
+  const query = db
+    .select({ body: events.body })
+    .from(events)
+    .where(and(eq(events.sessionId, sessionId), gt(events.commitCursor, after)))
+    .orderBy(asc(events.commitCursor));
+  return bodies(await (limit === undefined ? query : query.limit(limit)));
+}
+
+/** A session's runs in the order they were created (their first event's cursor). */
+export async function runRows(
+  db: QueryDb,
+  { events, runs }: QueryTables,
+  sessionId: string,
+): Promise<RunRow[]> {
+  const rows = await db
+    .select({
+      runId: runs.runId,
+      runLength: runs.runLength,
+      status: runs.status,
+      lastHash: runs.lastHash,
+      parentRunId: runs.parentRunId,
+      startedAt: runs.startedAt,
+    })
+    .from(runs)
+    .innerJoin(
+      events,
+      and(eq(events.sessionId, runs.sessionId), eq(events.runId, runs.runId), eq(events.seq, 0)),
+    )
+    .where(eq(runs.sessionId, sessionId))
+    .orderBy(asc(events.commitCursor));
+  return rows.map((row) => ({
+    ...(row as unknown as RunRow),
+    runId: idText(row.runId),
+    parentRunId: row.parentRunId === null ? null : idText(row.parentRunId),
+  }));
+}
+
+/**
+ * The steps of a write program that both dialects run with the same query; undefined for the
+ * ones each dialect writes its own way (upserts, counted deletes, index inserts).
+ */
+export function sharedStep(
+  db: QueryDb,
+  tables: QueryTables,
+  step: WriteStep,
+): PromiseLike<unknown> | undefined {
+  const { events, runs, sessions } = tables;
+  switch (step.kind) {
+    case "lock-head":
+      return runHeadRow(db, tables, step.sessionId, step.runId, true);
+    case "find-events":
+      return db
+        .select({ body: events.body })
+        .from(events)
+        .where(and(eq(events.sessionId, step.sessionId), inArray(events.eventId, step.eventIds)))
+        .then(bodies);
+    case "read-run":
+      return runBodies(db, tables, step.sessionId, step.runId, { uptoSeq: step.uptoSeq });
+    case "lock-session":
+      return db
+        .select({ lastCursor: sessions.lastCursor })
+        .from(sessions)
+        .where(eq(sessions.sessionId, step.sessionId))
+        .for("update")
+        .then((rows) => rows[0] !== undefined);
+    case "open-runs":
+      return db
+        .select({ runId: runs.runId })
+        .from(runs)
+        .where(and(eq(runs.sessionId, step.sessionId), eq(runs.status, "running")))
+        .orderBy(asc(runs.runId))
+        .then((rows) => rows.map((row) => idText(row.runId)));
+    case "session-bodies":
+      return db
+        .select({ body: events.body })
+        .from(events)
+        .where(eq(events.sessionId, step.sessionId))
+        .then(bodies);
+    case "insert-events":
+      return insertEvents(db, tables, step.rows);
+    case "write-head":
+      return writeHead(db, tables, step);
+    default:
+      return undefined;
+  }
+}
+
+async function writeHead(
+  db: QueryDb,
+  { runs }: QueryTables,
+  step: Extract<WriteStep, { kind: "write-head" }>,
+): Promise<undefined> {
+  if (step.created) {
+    await db.insert(runs).values({
+      sessionId: step.sessionId,
+      runId: step.runId,
+      runLength: step.head.length,
+      status: step.head.status,
+      lastHash: step.head.lastHash,
+      parentRunId: step.parentRunId,
+      startedAt: step.startedAt,
+    });
+  } else {
+    await db
+      .update(runs)
+      .set({ runLength: step.head.length, status: step.head.status, lastHash: step.head.lastHash })
+      .where(and(eq(runs.sessionId, step.sessionId), eq(runs.runId, step.runId)));
+  }
+  return undefined;
+}
+
+async function insertEvents(db: QueryDb, { events }: QueryTables, rows: EventRow[]) {
+  await db.insert(events).values(rows);
+  return undefined;
+}
