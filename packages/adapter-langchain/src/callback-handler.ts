@@ -164,6 +164,21 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
    * checkpoint saver the agent restarts from its last checkpoint, not from its input, so
    * recorded calls before the first match are skipped (the checkpoint already holds them).
    */
+  async #startModel(
+    request: JsonObject,
+    ids: { runId: string; parentRunId?: string; runName?: string; tags?: string[] },
+  ): Promise<void> {
+    const attempt = await this.#beforeModelCall(request, langchainMetadata(ids));
+    this.#state.models.set(ids.runId, attempt);
+  }
+
+  /** The attempt a callback started under LangChain's `runId`, forgotten as the call ends. */
+  #take(attempts: Map<string, Attempt>, runId: string): Attempt | undefined {
+    const attempt = attempts.get(runId);
+    attempts.delete(runId);
+    return attempt;
+  }
+
   async #beforeModelCall(request: JsonObject, metadata: JsonObject): Promise<Attempt> {
     const recorder = await this.getRecorder();
     for (;;) {
@@ -193,12 +208,12 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     metadata?: Record<string, unknown>,
     runName?: string,
   ): Promise<void> {
-    const request = chatRequest({ llm, messages, extraParams, metadata });
-    const attempt = await this.#beforeModelCall(
-      request,
-      langchainMetadata({ runId, parentRunId, runName, tags }),
-    );
-    this.#state.models.set(runId, attempt);
+    await this.#startModel(chatRequest({ llm, messages, extraParams, metadata }), {
+      runId,
+      parentRunId,
+      runName,
+      tags,
+    });
   }
 
   override async handleLLMStart(
@@ -211,12 +226,12 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     metadata?: Record<string, unknown>,
     runName?: string,
   ): Promise<void> {
-    const request = textRequest({ llm, prompts, extraParams, metadata });
-    const attempt = await this.#beforeModelCall(
-      request,
-      langchainMetadata({ runId, parentRunId, runName, tags }),
-    );
-    this.#state.models.set(runId, attempt);
+    await this.#startModel(textRequest({ llm, prompts, extraParams, metadata }), {
+      runId,
+      parentRunId,
+      runName,
+      tags,
+    });
   }
 
   override async handleLLMEnd(
@@ -224,9 +239,8 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runId: string,
     parentRunId?: string,
   ): Promise<void> {
-    const attempt = this.#state.models.get(runId);
+    const attempt = this.#take(this.#state.models, runId);
     if (!attempt) return;
-    this.#state.models.delete(runId);
     const recorder = await this.getRecorder();
     const { response, toolCalls } = modelResponse(output);
     const event = await recorder.modelCompleted(attempt, response, {
@@ -240,9 +254,8 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runId: string,
     parentRunId?: string,
   ): Promise<void> {
-    const attempt = this.#state.models.get(runId);
+    const attempt = this.#take(this.#state.models, runId);
     if (!attempt) return;
-    this.#state.models.delete(runId);
     const recorder = await this.getRecorder();
     await recorder.modelFailed(attempt, error, {
       metadata: langchainMetadata({ runId, parentRunId }),
@@ -288,9 +301,8 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
 
   // biome-ignore lint/suspicious/noExplicitAny: LangChain's signature
   override async handleToolEnd(output: any, runId: string, parentRunId?: string): Promise<void> {
-    const attempt = this.#state.tools.get(runId);
+    const attempt = this.#take(this.#state.tools, runId);
     if (!attempt) return;
-    this.#state.tools.delete(runId);
     const recorder = await this.getRecorder();
     await recorder.toolCompleted(attempt, toJsonValue(output), {
       metadata: langchainMetadata({ runId, parentRunId }),
@@ -302,9 +314,8 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runId: string,
     parentRunId?: string,
   ): Promise<void> {
-    const attempt = this.#state.tools.get(runId);
+    const attempt = this.#take(this.#state.tools, runId);
     if (!attempt) return;
-    this.#state.tools.delete(runId);
     const recorder = await this.getRecorder();
     await recorder.toolFailed(attempt, error, {
       metadata: langchainMetadata({ runId, parentRunId }),
