@@ -1,23 +1,15 @@
-import { parseArgs } from "node:util";
 import { type VerifyResult, verifyRun } from "@agent-ledger/core";
-import { EXIT_CODES, notFoundError, usageError } from "../errors.js";
+import { EXIT_CODES, notFoundError } from "../errors.js";
 import { writeOut } from "../io.js";
 import type { CommandContext } from "./context.js";
+import { sessionArgs } from "./session-args.js";
 
 export const verifyHelp = `agent-ledger verify <session> [--json]
   Recomputes every run's hash chain. Exit code 1 and the first bad seq when an event was
   changed, removed or reordered.`;
 
 export async function verifyCommand(context: CommandContext): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: context.args,
-    options: { json: { type: "boolean" } },
-    allowPositionals: true,
-    strict: true,
-  });
-  const sessionId = positionals[0];
-  if (!sessionId || positionals.length > 1)
-    throw usageError("usage: agent-ledger verify <session> [--json]");
+  const { sessionId, json } = sessionArgs(context, "verify");
   const store = await context.openStore();
   const runs = await store.listRuns(sessionId);
   if (runs.length === 0) throw notFoundError(`unknown session ${JSON.stringify(sessionId)}`);
@@ -28,7 +20,7 @@ export async function verifyCommand(context: CommandContext): Promise<number> {
       ...(await verifyRun(store, { sessionId, runId: run.runId })),
     });
   const bad = results.filter((result) => !result.ok);
-  if (values.json) {
+  if (json) {
     await writeOut(
       context.io.stdout,
       `${JSON.stringify({ sessionId, ok: bad.length === 0, runs: results }, null, 2)}\n`,
