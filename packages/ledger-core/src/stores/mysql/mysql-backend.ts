@@ -3,7 +3,7 @@ import { drizzle, type MySql2Database } from "drizzle-orm/mysql2";
 import type mysql from "mysql2/promise";
 import { LedgerError } from "../../events/errors.js";
 import type { StoreDescription } from "../../store/event-store.js";
-import type { HeadAppend } from "../sql/head-cache.js";
+import { byRunKey, type HeadAppend } from "../sql/head-cache.js";
 import { pendingMigrations } from "../sql/migrations.js";
 import type { HeadRow, RunRow, SessionRow } from "../sql/rows.js";
 import {
@@ -203,19 +203,133 @@ export class MysqlBackend implements SqlBackend {
     ROLLBACK;
   END IF;
 END`;
+    const row = await this.#block(statement, values);
+    return row?.last_cursor == null ? undefined : Number(row.last_cursor);
+  }
+
+  /**
+   * Several runs' appends in one compound statement (see SqlBackend.appendAtHeads), on
+   * MariaDB: as `appendAtHead`, in one transaction. The appends are sorted by (session, run);
+   * all their runs rows are moved first, in that order, then each session's counter once, by
+   * the events of its appends that moved, which take consecutive cursors. An append whose head
+   * was not the expected one writes nothing and answers undefined. One text per shape (batch
+   * size, events per append, sessions shared), prepared once per connection by the driver.
+   */
+  async appendAtHeads(appends: HeadAppend[]): Promise<(number | undefined)[]> {
+    if (appends.length === 1 || !(await this.#isMariaDb()))
+      return Promise.all(appends.map((append) => this.appendAtHead(append)));
+    const prefix = this.#database === undefined ? "" : `${quoteIdent(this.#database)}.`;
+    const order = appends
+      .map((append, index) => ({ append, index }))
+      .sort((x, y) => byRunKey(x.append, y.append));
+    const values: (string | number | null)[] = [];
+    const declare: string[] = [];
+    const moveRuns: string[] = [];
+    order.forEach(({ append }, i) => {
+      declare.push(`DECLARE m${i} INT DEFAULT 0;`, `DECLARE l${i} BIGINT UNSIGNED DEFAULT NULL;`);
+      moveRuns.push(`UPDATE ${prefix}runs SET run_length = ?, status = ?, last_hash = ?
+    WHERE session_id = ? AND run_id = ? AND run_length = ? AND last_hash <=> ?
+      AND status = 'running';
+  SET m${i} = ROW_COUNT();`);
+      values.push(
+        append.length,
+        append.status,
+        append.lastHash,
+        append.sessionId,
+        append.runId,
+        append.expected.length,
+        append.expected.lastHash,
+      );
+    });
+    // Then each session once (appends of one session are adjacent in `order`).
+    const counters: string[] = [];
+    for (let first = 0; first < order.length; ) {
+      const sessionId = order[first]?.append.sessionId as string;
+      let end = first + 1;
+      while (order[end]?.append.sessionId === sessionId) end++;
+      const members = order.slice(first, end).map(({ append }, offset) => ({
+        append,
+        i: first + offset,
+      }));
+      values.push(appends[0]?.now ?? "", sessionId, sessionId);
+      const inserts = members.map(({ append, i }) => {
+        for (const event of append.events) {
+          values.push(
+            append.sessionId,
+            append.runId,
+            event.seq,
+            event.eventId,
+            event.eventType,
+            event.recordedAt,
+            event.bodyPrefix,
+          );
+        }
+        const rows = append.events
+          .map((_, k) => `(?, c + ${k + 1}, ?, ?, ?, ?, ?, CONCAT(?, c + ${k + 1}, '}'))`)
+          .join(", ");
+        return `IF m${i} = 1 THEN
+      INSERT INTO ${prefix}events
+        (session_id, commit_cursor, run_id, seq, event_id, event_type, recorded_at, body)
+        VALUES ${rows};
+      SET c = c + ${append.events.length};
+      SET l${i} = c;
+    END IF;`;
+      });
+      const total = members.map(({ append, i }) => `m${i} * ${append.events.length}`).join(" + ");
+      // A counter row missing (never made by the store) fails the batch as a deadlock would:
+      // the store then writes each append on its own, and the transactional path answers.
+      counters.push(`SET t = ${total};
+  IF t > 0 THEN
+    UPDATE ${prefix}sessions SET last_cursor = last_cursor + t, updated_at = ?
+      WHERE session_id = ?;
+    IF ROW_COUNT() = 0 THEN
+      SIGNAL SQLSTATE '40001' SET MYSQL_ERRNO = 1213, MESSAGE_TEXT = 'session counter row missing';
+    END IF;
+    SELECT last_cursor - t INTO c FROM ${prefix}sessions WHERE session_id = ?;
+    ${inserts.join("\n    ")}
+  END IF;`);
+      first = end;
+    }
+    const statement = `BEGIN NOT ATOMIC
+  DECLARE c BIGINT UNSIGNED;
+  DECLARE t BIGINT UNSIGNED;
+  ${declare.join("\n  ")}
+  DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+  SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
+  START TRANSACTION;
+  ${moveRuns.join("\n  ")}
+  ${counters.join("\n  ")}
+  COMMIT;
+  SELECT ${order.map((_, i) => `l${i}`).join(", ")};
+END`;
+    const row = await this.#block(statement, values);
+    const lasts: (number | undefined)[] = appends.map(() => undefined);
+    order.forEach(({ index }, i) => {
+      const last = row?.[`l${i}`];
+      if (last != null) lasts[index] = Number(last);
+    });
+    return lasts;
+  }
+
+  /**
+   * Runs a compound statement as a server-side prepared statement (one text per shape, cached
+   * per connection by the driver: the block is parsed once per connection, and the values
+   * travel in the binary protocol instead of being escaped into the text). Returns the row of
+   * its final SELECT, if it reached it. A connection that failed is destroyed.
+   */
+  async #block(
+    statement: string,
+    values: (string | number | null)[],
+  ): Promise<Record<string, unknown> | undefined> {
     const connection = await this.#pool.getConnection();
     let healthy = true;
     try {
-      // A server-side prepared statement (one text per batch size, cached per connection by
-      // the driver): the block is parsed once per connection, not on every append, and the
-      // values travel in the binary protocol instead of being escaped into the text.
       const [result] = (await connection.execute(statement, values)) as unknown as [unknown];
-      // With the SELECT: [rows, ok packet]; without (head moved): one ok packet.
+      // With the SELECT: [rows, ok packet]; without (nothing written): one ok packet.
       const selected = Array.isArray(result) ? (result[0] as unknown) : undefined;
-      const row = Array.isArray(selected)
-        ? (selected[0] as { last_cursor?: unknown } | undefined)
+      return Array.isArray(selected)
+        ? (selected[0] as Record<string, unknown> | undefined)
         : undefined;
-      return row?.last_cursor === undefined ? undefined : Number(row.last_cursor);
     } catch (error) {
       const errno = driverError(error).errno;
       if (errno === undefined || !statementErrnos.has(errno)) healthy = false;

@@ -48,6 +48,12 @@ describe.skipIf(!available)("PostgresEventStore", () => {
     const versions = await (pool as pg.Pool).query(
       `SELECT version FROM "${schema}".schema_version`,
     );
-    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }]);
+    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+    // The batch append function lives in the store's schema, not in the search path's first.
+    const functions = await (pool as pg.Pool).query<{ schema: string }>(
+      "SELECT n.nspname AS schema FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.proname = 'agent_ledger_append_at_heads' AND n.nspname = $1",
+      [schema],
+    );
+    expect(functions.rows).toEqual([{ schema }]);
   });
 });

@@ -1,14 +1,17 @@
 import mysql from "mysql2/promise";
 import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { type ConflictError, LedgerError } from "../../events/errors.js";
 import { computeEventHash } from "../../events/hash-chain.js";
 import { uuidv7 } from "../../events/ids.js";
 import type { LedgerEvent } from "../../events/types.js";
 import type { EventStore } from "../../store/event-store.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
+import { MysqlBackend } from "../mysql/mysql-backend.js";
 import { MysqlEventStore } from "../mysql/mysql-store.js";
+import { PostgresBackend } from "../postgres/postgres-backend.js";
 import { PostgresEventStore } from "../postgres/postgres-store.js";
+import type { HeadAppend } from "./head-cache.js";
 
 // The one-round-trip append a SQL store uses when a writer continues the run where the store's
 // own last append left it (a cached head). Several store instances on one database stand for
@@ -26,6 +29,8 @@ interface Kind {
   database(): Promise<() => Promise<EventStore>>;
   /** Deletes a session's counter row in the database `database()` made last (a damaged store). */
   deleteSessionRow(sessionId: string): Promise<void>;
+  /** The backend class, whose `appendAtHeads` the tests watch to see which appends went together. */
+  backend: { prototype: { appendAtHeads(appends: HeadAppend[]): Promise<unknown> } };
 }
 
 let lastDatabase = "";
@@ -34,6 +39,7 @@ const kinds: Kind[] = [
   {
     name: "PostgresEventStore",
     available: await serverAvailable("postgres"),
+    backend: PostgresBackend,
     async database() {
       const schema = `ledger_head_${uuidv7().replaceAll("-", "")}`;
       lastDatabase = schema;
@@ -62,6 +68,7 @@ const kinds: Kind[] = [
   {
     name: "MysqlEventStore",
     available: await serverAvailable("mysql"),
+    backend: MysqlBackend,
     async database() {
       const database = `ledger_head_${uuidv7().replaceAll("-", "")}`;
       lastDatabase = database;
@@ -255,6 +262,147 @@ for (const kind of kinds) {
       expect(written.map((mine) => mine.commitCursor).sort((x, y) => x - y)).toEqual(
         Array.from({ length: written.length }, (_, index) => index + 1),
       );
+    });
+
+    it("one store gathers concurrent writers' appends into one statement, each answered as alone", async () => {
+      const open = await kind.database();
+      const spy = vi.spyOn(kind.backend.prototype, "appendAtHeads");
+      try {
+        const store = await open();
+        // Eight runs over two sessions, each a writer appending as fast as it is answered.
+        const writers = Array.from({ length: 8 }, (_, writer) => ({
+          sessionId: `group-${writer % 2}-${lastDatabase}`,
+          runId: `run-${writer}`,
+          length: 0,
+        }));
+        const written: LedgerEvent[] = [];
+        for (const writer of writers) {
+          const result = await store.append({
+            ...writer,
+            expectedSeq: 0,
+            events: [event("run.started")],
+          });
+          writer.length = 1;
+          written.push(...result.events);
+        }
+        await Promise.all(
+          writers.map(async (writer, index) => {
+            for (let step = 0; step < 12; step++) {
+              // Batches of one to three events, so statements carry appends of several sizes.
+              const count = 1 + ((index + step) % 3);
+              const result = await store.append({
+                sessionId: writer.sessionId,
+                runId: writer.runId,
+                expectedSeq: writer.length,
+                events: Array.from({ length: count }, (_, k) => event("x.step", [step, k])),
+              });
+              expect(result.deduplicated).toBe(false);
+              expect(result.events.map((stored) => stored.seq)).toEqual(
+                Array.from({ length: count }, (_, k) => writer.length + k),
+              );
+              writer.length += count;
+              written.push(...result.events);
+            }
+          }),
+        );
+        const batched = spy.mock.calls.filter(([appends]) => appends.length > 1);
+        expect(batched.length).toBeGreaterThan(0);
+        // Some statement carried appends of both sessions.
+        expect(
+          batched.some(([appends]) => new Set(appends.map((append) => append.sessionId)).size > 1),
+        ).toBe(true);
+        for (const sessionId of new Set(writers.map((writer) => writer.sessionId))) {
+          const mine = written.filter((stored) => stored.sessionId === sessionId);
+          await checkSession(store, sessionId, mine);
+          expect((await store.readSession({ sessionId })).events).toHaveLength(mine.length);
+        }
+      } finally {
+        spy.mockRestore();
+      }
+    });
+
+    it("in one statement, a stale head or a clashing id answers for itself, the others are written", async () => {
+      const open = await kind.database();
+      const spy = vi.spyOn(kind.backend.prototype, "appendAtHeads");
+      try {
+        const [a, b] = [await open(), await open()];
+        const sessionId = `mixed-${uuidv7()}`;
+        const runs = ["r0", "r1", "r2", "r3", "r4"];
+        const written: LedgerEvent[] = [];
+        for (const runId of runs) {
+          const result = await a.append({
+            sessionId,
+            runId,
+            expectedSeq: 0,
+            events: [event("run.started")],
+          });
+          written.push(...result.events);
+        }
+        // B moves r3: A's cached head for it is stale.
+        written.push(
+          ...(await b.append({ sessionId, runId: "r3", expectedSeq: 1, events: [event("x.b")] }))
+            .events,
+        );
+        const round = (
+          events: (runId: string) => unknown[],
+          expectedSeq: (runId: string) => number,
+        ) =>
+          // Submitted in one tick: two statements start at once, the other three wait and go
+          // out together when one of them finishes.
+          Promise.all(
+            runs.map((runId) =>
+              a
+                .append({
+                  sessionId,
+                  runId,
+                  expectedSeq: expectedSeq(runId),
+                  events: events(runId) as never,
+                })
+                .then(
+                  (result) => {
+                    written.push(...result.events);
+                    return result;
+                  },
+                  (error: unknown) => error,
+                ),
+            ),
+          );
+        const first = await round(
+          (runId) => [event("x.one", runId)],
+          () => 1,
+        );
+        expect(spy.mock.calls.some(([appends]) => appends.length === 3)).toBe(true);
+        expect(LedgerError.isInstance(first[3], "conflict")).toBe(true);
+        expect((first[3] as ConflictError).actualSeq).toBe(2);
+        for (const index of [0, 1, 2, 4])
+          expect(first[index]).toMatchObject({ deduplicated: false });
+        // An id already stored in the session fails the whole statement on its unique index;
+        // each append is then written (or refused) on its own. (r3's conflict dropped A's cached
+        // head for it: r3 takes the transactional path, and r2 and r4 go out together.)
+        const taken = written[0]?.eventId as string;
+        spy.mockClear();
+        const second = await round(
+          (runId) => [
+            runId === "r2"
+              ? { eventId: taken, type: "x.clash", payload: null }
+              : event("x.two", runId),
+          ],
+          () => 2,
+        );
+        expect(
+          spy.mock.calls.some(
+            ([appends]) => appends.length === 2 && appends.some((append) => append.runId === "r2"),
+          ),
+        ).toBe(true);
+        expect(LedgerError.isInstance(second[2], "duplicate-event")).toBe(true);
+        for (const index of [0, 1, 3, 4])
+          expect(second[index]).toMatchObject({ deduplicated: false });
+        await checkSession(a, sessionId, written);
+        expect((await a.readSession({ sessionId })).events).toHaveLength(written.length);
+        expect((await a.runHead({ sessionId, runId: "r2" })).length).toBe(2);
+      } finally {
+        spy.mockRestore();
+      }
     });
   });
 }

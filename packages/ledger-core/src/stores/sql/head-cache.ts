@@ -37,6 +37,16 @@ export interface HeadAppend {
 }
 
 /**
+ * Orders appends by session, then run: the order a batch of appends locks rows in (runs rows,
+ * then sessions rows), so two batches, or a batch and the transactional path, wait on each
+ * other instead of deadlocking.
+ */
+export function byRunKey(x: HeadAppend, y: HeadAppend): number {
+  if (x.sessionId !== y.sessionId) return x.sessionId < y.sessionId ? -1 : 1;
+  return x.runId < y.runId ? -1 : x.runId > y.runId ? 1 : 0;
+}
+
+/**
  * Bounded map of (session, run) to the head a store's last successful append left. It is only a
  * hint: an entry is removed on any error or unknown outcome, and the database re-checks it.
  */

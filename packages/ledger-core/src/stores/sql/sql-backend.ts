@@ -30,6 +30,13 @@ export interface SqlBackend {
    * a lost connection, an unknown outcome, exactly like `write`.
    */
   appendAtHead?(append: HeadAppend): Promise<number | undefined>;
+  /**
+   * Optional: several `appendAtHead`s (distinct runs, of one or several sessions) in one round
+   * trip and one transaction, answering each as `appendAtHead` would: its last cursor, or
+   * undefined when its stored head was not the expected one. A driver error answers all of them.
+   * The store gathers concurrent writers' appends into it (group commit across runs).
+   */
+  appendAtHeads?(appends: HeadAppend[]): Promise<(number | undefined)[]>;
   classify(error: unknown): DriverErrorKind;
   runHead(sessionId: string, runId: string): Promise<HeadRow | undefined>;
   readRun(sessionId: string, runId: string, fromSeq: number, limit?: number): Promise<string[]>;

@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import { WriteCoalescer } from "./write-coalescer.js";
+
+/** A flush whose batches the test finishes by hand, recording what each batch held. */
+function manualFlush() {
+  const batches: { items: number[]; finish(results: string[] | Error): void }[] = [];
+  const flush = (items: number[]) =>
+    new Promise<string[]>((resolve, reject) => {
+      batches.push({
+        items,
+        finish: (results) => (results instanceof Error ? reject(results) : resolve(results)),
+      });
+    });
+  return { batches, flush };
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe("WriteCoalescer", () => {
+  it("starts a lone write at once, and gathers the writes that wait into one batch", async () => {
+    const { batches, flush } = manualFlush();
+    const coalescer = new WriteCoalescer(flush, { maxInFlight: 2, maxBatch: 10 });
+    const answers = [1, 2, 3, 4, 5].map((item) => coalescer.submit(item));
+    // Two start alone (nothing was running), three wait.
+    expect(batches.map((batch) => batch.items)).toEqual([[1], [2]]);
+    batches[1]?.finish(["two"]);
+    await tick();
+    expect(batches.map((batch) => batch.items)).toEqual([[1], [2], [3, 4, 5]]);
+    batches[0]?.finish(["one"]);
+    batches[2]?.finish(["three", "four", "five"]);
+    expect(await Promise.all(answers)).toEqual(["one", "two", "three", "four", "five"]);
+  });
+
+  it("caps a batch at maxBatch and keeps the rest for the next", async () => {
+    const { batches, flush } = manualFlush();
+    const coalescer = new WriteCoalescer(flush, { maxInFlight: 1, maxBatch: 2 });
+    const answers = [1, 2, 3, 4].map((item) => coalescer.submit(item));
+    batches[0]?.finish(["a"]);
+    await tick();
+    batches[1]?.finish(["b", "c"]);
+    await tick();
+    batches[2]?.finish(["d"]);
+    expect(batches.map((batch) => batch.items)).toEqual([[1], [2, 3], [4]]);
+    expect(await Promise.all(answers)).toEqual(["a", "b", "c", "d"]);
+  });
+
+  it("rejects every write of a failed batch, and goes on with the next", async () => {
+    const { batches, flush } = manualFlush();
+    const coalescer = new WriteCoalescer(flush, { maxInFlight: 1, maxBatch: 10 });
+    const first = coalescer.submit(1);
+    const waiting = [2, 3].map((item) => coalescer.submit(item).catch((error: Error) => error));
+    batches[0]?.finish(["a"]);
+    await tick();
+    const failure = new Error("connection lost");
+    batches[1]?.finish(failure);
+    expect(await first).toBe("a");
+    expect(await Promise.all(waiting)).toEqual([failure, failure]);
+    const later = coalescer.submit(4);
+    batches[2]?.finish(["d"]);
+    expect(await later).toBe("d");
+  });
+
+  it("a flush that throws instead of rejecting fails its batch only", async () => {
+    let calls = 0;
+    const coalescer = new WriteCoalescer(
+      (items: number[]) => {
+        calls++;
+        if (calls === 1) throw new Error("thrown");
+        return Promise.resolve(items.map((item) => item * 10));
+      },
+      { maxInFlight: 1, maxBatch: 10 },
+    );
+    await expect(coalescer.submit(1)).rejects.toThrow("thrown");
+    expect(await coalescer.submit(2)).toBe(20);
+  });
+});
