@@ -19,7 +19,7 @@ const tick = () => new Promise((resolve) => setImmediate(resolve));
 describe("WriteCoalescer", () => {
   it("starts a lone write at once, and gathers the writes that wait into one batch", async () => {
     const { batches, flush } = manualFlush();
-    const coalescer = new WriteCoalescer(flush, { maxInFlight: 2, maxBatch: 10 });
+    const coalescer = new WriteCoalescer(flush, { key: () => "s", maxInFlight: 2, maxBatch: 10 });
     const answers = [1, 2, 3, 4, 5].map((item) => coalescer.submit(item));
     // Two start alone (nothing was running), three wait.
     expect(batches.map((batch) => batch.items)).toEqual([[1], [2]]);
@@ -33,7 +33,7 @@ describe("WriteCoalescer", () => {
 
   it("caps a batch at maxBatch and keeps the rest for the next", async () => {
     const { batches, flush } = manualFlush();
-    const coalescer = new WriteCoalescer(flush, { maxInFlight: 1, maxBatch: 2 });
+    const coalescer = new WriteCoalescer(flush, { key: () => "s", maxInFlight: 1, maxBatch: 2 });
     const answers = [1, 2, 3, 4].map((item) => coalescer.submit(item));
     batches[0]?.finish(["a"]);
     await tick();
@@ -46,7 +46,7 @@ describe("WriteCoalescer", () => {
 
   it("rejects every write of a failed batch, and goes on with the next", async () => {
     const { batches, flush } = manualFlush();
-    const coalescer = new WriteCoalescer(flush, { maxInFlight: 1, maxBatch: 10 });
+    const coalescer = new WriteCoalescer(flush, { key: () => "s", maxInFlight: 1, maxBatch: 10 });
     const first = coalescer.submit(1);
     const waiting = [2, 3].map((item) => coalescer.submit(item).catch((error: Error) => error));
     batches[0]?.finish(["a"]);
@@ -68,9 +68,30 @@ describe("WriteCoalescer", () => {
         if (calls === 1) throw new Error("thrown");
         return Promise.resolve(items.map((item) => item * 10));
       },
-      { maxInFlight: 1, maxBatch: 10 },
+      { key: () => "s", maxInFlight: 1, maxBatch: 10 },
     );
     await expect(coalescer.submit(1)).rejects.toThrow("thrown");
     expect(await coalescer.submit(2)).toBe(20);
+  });
+
+  it("writes of different keys never wait for each other nor share a batch", async () => {
+    const { batches, flush } = manualFlush();
+    const coalescer = new WriteCoalescer(flush, {
+      key: (item: number) => (item < 10 ? "a" : "b"),
+      maxInFlight: 1,
+      maxBatch: 10,
+    });
+    const answers = [1, 11, 2, 12, 3].map((item) => coalescer.submit(item));
+    // One of each key runs; the others wait behind their own key only.
+    expect(batches.map((batch) => batch.items)).toEqual([[1], [11]]);
+    batches[1]?.finish(["b1"]);
+    await tick();
+    expect(batches.map((batch) => batch.items)).toEqual([[1], [11], [12]]);
+    batches[0]?.finish(["a1"]);
+    await tick();
+    expect(batches.map((batch) => batch.items)).toEqual([[1], [11], [12], [2, 3]]);
+    batches[2]?.finish(["b2"]);
+    batches[3]?.finish(["a2", "a3"]);
+    expect(await Promise.all(answers)).toEqual(["a1", "b1", "a2", "b2", "a3"]);
   });
 });

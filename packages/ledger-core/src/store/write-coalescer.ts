@@ -1,42 +1,63 @@
+interface Waiting<T, R> {
+  item: T;
+  resolve: (result: R) => void;
+  reject: (error: unknown) => void;
+}
+
+/** The writes of one key: those running and those waiting. */
+interface Lane<T, R> {
+  waiting: Waiting<T, R>[];
+  inFlight: number;
+}
+
 /**
- * Group commit across writers of one store: a write starts at once while fewer than
- * `maxInFlight` are running; one that arrives while they all run waits, and every write waiting
- * when one finishes goes out together in one batch (one statement, one commit, one fsync).
+ * Group commit across writers of one store, per key (a session): a write starts at once while
+ * fewer than `maxInFlight` writes of its key are running; one that arrives while they all run
+ * waits, and every write of that key waiting when one finishes goes out together in one batch
+ * (one statement, one commit).
  *
- * A lone writer never waits (its write starts at once), so latency is unchanged; concurrent
- * writers (several recorders on one store, e.g. a server running many agents) share round trips
- * and commits, which is where a CPU-bound client or a busy server spends its time.
+ * Writes of one session all take its cursor row, so the database would run them one after the
+ * other anyway, each with its own round trip and commit; gathered here they share both. Writes
+ * of different keys never wait for each other, and a lone writer never waits at all.
  *
- * `flush` answers each item of a batch in order; if it throws, every item of that batch is
+ * `flush` answers each item of a batch in order; if it fails, every item of that batch is
  * rejected with the same error.
  */
 export class WriteCoalescer<T, R> {
   readonly #flush: (items: T[]) => Promise<R[]>;
+  readonly #key: (item: T) => string;
   readonly #maxInFlight: number;
   readonly #maxBatch: number;
-  #waiting: { item: T; resolve: (result: R) => void; reject: (error: unknown) => void }[] = [];
-  #inFlight = 0;
+  readonly #lanes = new Map<string, Lane<T, R>>();
 
   constructor(
     flush: (items: T[]) => Promise<R[]>,
-    options: { maxInFlight: number; maxBatch: number },
+    options: { key: (item: T) => string; maxInFlight: number; maxBatch: number },
   ) {
     this.#flush = flush;
+    this.#key = options.key;
     this.#maxInFlight = options.maxInFlight;
     this.#maxBatch = options.maxBatch;
   }
 
   submit(item: T): Promise<R> {
+    const key = this.#key(item);
+    let lane = this.#lanes.get(key);
+    if (lane === undefined) {
+      lane = { waiting: [], inFlight: 0 };
+      this.#lanes.set(key, lane);
+    }
+    const entered = lane;
     return new Promise((resolve, reject) => {
-      this.#waiting.push({ item, resolve, reject });
-      this.#start();
+      entered.waiting.push({ item, resolve, reject });
+      this.#start(key, entered);
     });
   }
 
-  #start(): void {
-    while (this.#inFlight < this.#maxInFlight && this.#waiting.length > 0) {
-      const batch = this.#waiting.splice(0, this.#maxBatch);
-      this.#inFlight++;
+  #start(key: string, lane: Lane<T, R>): void {
+    while (lane.inFlight < this.#maxInFlight && lane.waiting.length > 0) {
+      const batch = lane.waiting.splice(0, this.#maxBatch);
+      lane.inFlight++;
       let flushed: Promise<R[]>;
       try {
         flushed = this.#flush(batch.map((entry) => entry.item));
@@ -55,8 +76,9 @@ export class WriteCoalescer<T, R> {
           },
         )
         .finally(() => {
-          this.#inFlight--;
-          this.#start();
+          lane.inFlight--;
+          if (lane.inFlight === 0 && lane.waiting.length === 0) this.#lanes.delete(key);
+          else this.#start(key, lane);
         });
     }
   }

@@ -208,77 +208,73 @@ END`;
   }
 
   /**
-   * Several runs' appends in one compound statement (see SqlBackend.appendAtHeads), on
-   * MariaDB: as `appendAtHead`, in one transaction. The appends are sorted by (session, run);
-   * all their runs rows are moved first, in that order, then each session's counter once, by
-   * the events of its appends that moved, which take consecutive cursors. An append whose head
-   * was not the expected one writes nothing and answers undefined. One text per shape (batch
-   * size, events per append, sessions shared), prepared once per connection by the driver.
+   * Appends to several runs of one session in one compound statement (see
+   * SqlBackend.appendAtHeads), on MariaDB: as `appendAtHead`, in one transaction. The runs rows
+   * are moved first, in run order, then the session's counter once, by the events of the appends
+   * that moved, which take consecutive cursors. An append whose head was not the expected one
+   * writes nothing and answers undefined. One text per shape (events per append), prepared once
+   * per connection by the driver.
    */
   async appendAtHeads(appends: HeadAppend[]): Promise<(number | undefined)[]> {
     if (appends.length === 1 || !(await this.#isMariaDb()))
       return Promise.all(appends.map((append) => this.appendAtHead(append)));
     const prefix = this.#database === undefined ? "" : `${quoteIdent(this.#database)}.`;
+    const sessionId = appends[0]?.sessionId as string;
     const order = appends
       .map((append, index) => ({ append, index }))
       .sort((x, y) => byRunKey(x.append, y.append));
     const values: (string | number | null)[] = [];
-    const declare: string[] = [];
-    const moveRuns: string[] = [];
-    order.forEach(({ append }, i) => {
-      declare.push(`DECLARE m${i} INT DEFAULT 0;`, `DECLARE l${i} BIGINT UNSIGNED DEFAULT NULL;`);
-      moveRuns.push(`UPDATE ${prefix}runs SET run_length = ?, status = ?, last_hash = ?
-    WHERE session_id = ? AND run_id = ? AND run_length = ? AND last_hash <=> ?
-      AND status = 'running';
-  SET m${i} = ROW_COUNT();`);
+    const moveRuns = order.map(({ append }, i) => {
       values.push(
         append.length,
         append.status,
         append.lastHash,
-        append.sessionId,
+        sessionId,
         append.runId,
         append.expected.length,
         append.expected.lastHash,
       );
+      return `UPDATE ${prefix}runs SET run_length = ?, status = ?, last_hash = ?
+    WHERE session_id = ? AND run_id = ? AND run_length = ? AND last_hash <=> ?
+      AND status = 'running';
+  SET m${i} = ROW_COUNT();`;
     });
-    // Then each session once (appends of one session are adjacent in `order`).
-    const counters: string[] = [];
-    for (let first = 0; first < order.length; ) {
-      const sessionId = order[first]?.append.sessionId as string;
-      let end = first + 1;
-      while (order[end]?.append.sessionId === sessionId) end++;
-      const members = order.slice(first, end).map(({ append }, offset) => ({
-        append,
-        i: first + offset,
-      }));
-      values.push(appends[0]?.now ?? "", sessionId, sessionId);
-      const inserts = members.map(({ append, i }) => {
-        for (const event of append.events) {
-          values.push(
-            append.sessionId,
-            append.runId,
-            event.seq,
-            event.eventId,
-            event.eventType,
-            event.recordedAt,
-            event.bodyPrefix,
-          );
-        }
-        const rows = append.events
-          .map((_, k) => `(?, c + ${k + 1}, ?, ?, ?, ?, ?, CONCAT(?, c + ${k + 1}, '}'))`)
-          .join(", ");
-        return `IF m${i} = 1 THEN
+    values.push(appends[0]?.now ?? "", sessionId, sessionId);
+    const inserts = order.map(({ append }, i) => {
+      for (const event of append.events) {
+        values.push(
+          sessionId,
+          append.runId,
+          event.seq,
+          event.eventId,
+          event.eventType,
+          event.recordedAt,
+          event.bodyPrefix,
+        );
+      }
+      const rows = append.events
+        .map((_, k) => `(?, c + ${k + 1}, ?, ?, ?, ?, ?, CONCAT(?, c + ${k + 1}, '}'))`)
+        .join(", ");
+      return `IF m${i} = 1 THEN
       INSERT INTO ${prefix}events
         (session_id, commit_cursor, run_id, seq, event_id, event_type, recorded_at, body)
         VALUES ${rows};
       SET c = c + ${append.events.length};
       SET l${i} = c;
     END IF;`;
-      });
-      const total = members.map(({ append, i }) => `m${i} * ${append.events.length}`).join(" + ");
-      // A counter row missing (never made by the store) fails the batch as a deadlock would:
-      // the store then writes each append on its own, and the transactional path answers.
-      counters.push(`SET t = ${total};
+    });
+    const total = order.map(({ append }, i) => `m${i} * ${append.events.length}`).join(" + ");
+    // A counter row missing (never made by the store) fails the batch as a deadlock would: the
+    // store then writes each append on its own, and the transactional path answers.
+    const statement = `BEGIN NOT ATOMIC
+  DECLARE c BIGINT UNSIGNED;
+  DECLARE t BIGINT UNSIGNED;
+  ${order.map((_, i) => `DECLARE m${i} INT DEFAULT 0; DECLARE l${i} BIGINT UNSIGNED DEFAULT NULL;`).join("\n  ")}
+  DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+  SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
+  START TRANSACTION;
+  ${moveRuns.join("\n  ")}
+  SET t = ${total};
   IF t > 0 THEN
     UPDATE ${prefix}sessions SET last_cursor = last_cursor + t, updated_at = ?
       WHERE session_id = ?;
@@ -287,18 +283,7 @@ END`;
     END IF;
     SELECT last_cursor - t INTO c FROM ${prefix}sessions WHERE session_id = ?;
     ${inserts.join("\n    ")}
-  END IF;`);
-      first = end;
-    }
-    const statement = `BEGIN NOT ATOMIC
-  DECLARE c BIGINT UNSIGNED;
-  DECLARE t BIGINT UNSIGNED;
-  ${declare.join("\n  ")}
-  DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
-  SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
-  START TRANSACTION;
-  ${moveRuns.join("\n  ")}
-  ${counters.join("\n  ")}
+  END IF;
   COMMIT;
   SELECT ${order.map((_, i) => `l${i}`).join(", ")};
 END`;

@@ -157,12 +157,12 @@ export class PostgresBackend implements SqlBackend {
   }
 
   /**
-   * Several runs' appends in one statement (see SqlBackend.appendAtHeads): a call of the
-   * PL/pgSQL function migration 0002 creates in the store's schema. Every append whose head
-   * still is the cached one is written; the others write nothing and answer undefined. Each
-   * session's counter moves once, by the events of its written appends, which take consecutive
-   * cursors. The appends go sorted by (session, run): the function locks their runs rows in that
-   * order, then their sessions rows, as other batches and the transactional path do. A function
+   * Appends to several runs of one session in one statement (see SqlBackend.appendAtHeads): a
+   * call of the PL/pgSQL function migration 0002 creates in the store's schema. Every append
+   * whose head still is the cached one is written; the others write nothing and answer
+   * undefined. The session's counter moves once, by the events of the written appends, which
+   * take consecutive cursors. The appends go sorted by run: the function locks their runs rows
+   * in that order, then the session's row, as other batches and the transactional path do. A function
    * rather than one statement of CTEs over unnest: its inner statements are single-row, planned
    * once per connection, and always use the primary keys, where the CTE was planned again on
    * every call (about 1 ms of server CPU for a batch of 8).
@@ -175,7 +175,7 @@ export class PostgresBackend implements SqlBackend {
     const column = <V>(pick: (append: HeadAppend) => V) => order.map(({ append }) => pick(append));
     const events = order.flatMap(({ append }) => append.events);
     const values = [
-      column((append) => append.sessionId),
+      appends[0]?.sessionId,
       column((append) => append.runId),
       column((append) => append.length),
       column((append) => append.status),
@@ -244,7 +244,7 @@ SELECT last_cursor FROM c`;
       text,
     });
     const runs = `SELECT ord, last_cursor FROM ${schema}.agent_ledger_append_at_heads(
-  $1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::int[], $7::text[], $8::int[],
+  $1::text, $2::text[], $3::int[], $4::text[], $5::text[], $6::int[], $7::text[], $8::int[],
   $9::text, $10::int[], $11::text[], $12::text[], $13::text[], $14::text[])`;
     this.#appendQueries = { single: named(single), batch: named(batch), runs: named(runs) };
     return this.#appendQueries;

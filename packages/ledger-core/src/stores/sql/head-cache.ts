@@ -37,9 +37,9 @@ export interface HeadAppend {
 }
 
 /**
- * Orders appends by session, then run: the order a batch of appends locks rows in (runs rows,
- * then sessions rows), so two batches, or a batch and the transactional path, wait on each
- * other instead of deadlocking.
+ * Orders appends by session, then run: the order a batch of appends locks its runs rows in
+ * (before the session's row), so two batches, or a batch and the transactional path, wait on
+ * each other instead of deadlocking.
  */
 export function byRunKey(x: HeadAppend, y: HeadAppend): number {
   if (x.sessionId !== y.sessionId) return x.sessionId < y.sessionId ? -1 : 1;

@@ -31,10 +31,10 @@ export interface SqlBackend {
    */
   appendAtHead?(append: HeadAppend): Promise<number | undefined>;
   /**
-   * Optional: several `appendAtHead`s (distinct runs, of one or several sessions) in one round
-   * trip and one transaction, answering each as `appendAtHead` would: its last cursor, or
-   * undefined when its stored head was not the expected one. A driver error answers all of them.
-   * The store gathers concurrent writers' appends into it (group commit across runs).
+   * Optional: several `appendAtHead`s (distinct runs of ONE session) in one round trip and one
+   * transaction, answering each as `appendAtHead` would: its last cursor, or undefined when its
+   * stored head was not the expected one. A driver error answers all of them. The store gathers
+   * a session's concurrent appends into it (group commit).
    */
   appendAtHeads?(appends: HeadAppend[]): Promise<(number | undefined)[]>;
   classify(error: unknown): DriverErrorKind;
