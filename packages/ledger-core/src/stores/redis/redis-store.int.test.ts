@@ -1,10 +1,11 @@
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { computeEventHash } from "../../events/hash-chain.js";
 import type { NewEvent } from "../../events/types.js";
 import { openStore } from "../../store/open-store.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { RedisEventStore } from "./redis-store.js";
-import { APPEND_SCRIPT } from "./scripts.js";
+import { APPEND_BATCH_SCRIPT, APPEND_SCRIPT } from "./scripts.js";
 import { deleteKeys, freshPrefix, keysUnder } from "./testing/test-keys.js";
 
 const url = SERVER_URLS.redis;
@@ -210,6 +211,77 @@ describe.skipIf(!available)("RedisEventStore", () => {
     ).rejects.toMatchObject({ code: "conflict", actualSeq: 4 });
     expect((await store.readRun({ sessionId: "rp", runId: "r" })).events).toHaveLength(4);
     await other.close();
+  });
+
+  it("gathers a session's concurrent appends into one script call, each answered as alone", async () => {
+    const client = new Redis(url);
+    const own = new RedisEventStore({ client, keyPrefix: prefix });
+    const other = new RedisEventStore({ url, keyPrefix: prefix });
+    await own.init();
+    const evalsha = vi.spyOn(client, "evalsha");
+    try {
+      const runs = ["r0", "r1", "r2", "r3", "r4"];
+      for (const runId of runs)
+        await own.append({ sessionId: "group", runId, expectedSeq: 0, events: [started()] });
+      // Another store moves r3: `own` caches a stale head for it.
+      await other.append({
+        sessionId: "group",
+        runId: "r3",
+        expectedSeq: 1,
+        events: [{ type: "input.received", payload: "other" }],
+      });
+      evalsha.mockClear();
+      // Submitted in one tick: two scripts start, the other three go out together. r3's
+      // expectedSeq is right (2) though `own` believed 1: the script refuses its stale view
+      // and the store writes it again on the script's own view.
+      const results = await Promise.all(
+        runs.map((runId) =>
+          own.append({
+            sessionId: "group",
+            runId,
+            expectedSeq: runId === "r3" ? 2 : 1,
+            events: [{ type: "input.received", payload: runId }],
+          }),
+        ),
+      );
+      const batches = evalsha.mock.calls.filter(([sha]) => sha === APPEND_BATCH_SCRIPT.sha);
+      expect(batches).toHaveLength(1);
+      // ARGV: the number of calls first (after the sha, the key count and 3 x 6 keys).
+      expect(batches[0]?.[2 + 18]).toBe(3);
+      results.forEach((result, index) => {
+        expect(result.deduplicated).toBe(false);
+        expect(result.events[0]?.seq).toBe(index === 3 ? 2 : 1);
+      });
+      // Appends of other sessions never join a batch, even when submitted together.
+      evalsha.mockClear();
+      await Promise.all(
+        ["g1", "g2", "g3", "g4"].map((sessionId) =>
+          own.append({ sessionId, runId: "r", expectedSeq: 0, events: [started()] }),
+        ),
+      );
+      expect(evalsha.mock.calls.filter(([sha]) => sha === APPEND_BATCH_SCRIPT.sha)).toEqual([]);
+      const session = (await own.readSession({ sessionId: "group" })).events;
+      expect(session.map((event) => event.commitCursor)).toEqual(
+        Array.from({ length: 11 }, (_, index) => index + 1),
+      );
+      for (const result of results) {
+        const stored = session.find((event) => event.eventId === result.events[0]?.eventId);
+        expect(stored).toEqual(result.events[0]);
+      }
+      for (const runId of runs) {
+        const run = (await own.readRun({ sessionId: "group", runId })).events;
+        run.forEach((event, index) => {
+          expect(event.seq).toBe(index);
+          expect(event.prevHash).toBe(index === 0 ? null : run[index - 1]?.hash);
+          expect(computeEventHash(event)).toBe(event.hash);
+        });
+      }
+    } finally {
+      evalsha.mockRestore();
+      await own.close();
+      await other.close();
+      client.disconnect();
+    }
   });
 
   it("pages runs, sessions and the session list", async () => {

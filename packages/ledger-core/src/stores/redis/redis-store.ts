@@ -34,6 +34,7 @@ import type {
 import { redactUrl } from "../../store/open-store.js";
 import { openRunError, refsOf, retentionCutoff, sessionNotFound } from "../../store/retention.js";
 import { validateAppend, validateFork, validatePaging } from "../../store/validate.js";
+import { WriteCoalescer } from "../../store/write-coalescer.js";
 import { type AppendAddress, appendScriptCall, type PlannedWrite } from "./append-call.js";
 import { createClient, describeClient, readDurability, unavailable } from "./client.js";
 import { decodeEvent, decodeHead, decodePairs, decodeSnapshot, type Snapshot } from "./codec.js";
@@ -53,7 +54,13 @@ import {
   sessionMember,
   sessionsKey,
 } from "./keys.js";
-import { APPEND_SCRIPT, COLLECT_BLOB_SCRIPT, READ_RUN_SCRIPT, runScript } from "./scripts.js";
+import {
+  APPEND_BATCH_SCRIPT,
+  APPEND_SCRIPT,
+  COLLECT_BLOB_SCRIPT,
+  READ_RUN_SCRIPT,
+  runScript,
+} from "./scripts.js";
 
 /** Version of the key layout below; init() refuses a database written in another one. */
 const LAYOUT_VERSION = "1";
@@ -89,6 +96,14 @@ export class RedisEventStore implements EventStore {
   readonly #prefix: string;
   readonly #location: string;
   readonly #heads = new Map<string, RunHead>();
+  /**
+   * Group commit per session: while two append scripts of a session run, its next appends wait
+   * and go out together in one script call (one slot: Cluster-safe). Other sessions never wait.
+   */
+  readonly #scripts = new WriteCoalescer<{ keys: string[]; args: (string | number)[] }, unknown[]>(
+    (calls) => this.#runAppendScripts(calls),
+    { key: (call) => call.keys[0] as string, maxInFlight: 2, maxBatch: 64 },
+  );
   readonly #keys = new Map<string, { session: SessionKeys; run: RunKeys }>();
   #durability: Record<string, string> = { appendonly: "unknown", appendfsync: "unknown" };
 
@@ -231,8 +246,23 @@ export class RedisEventStore implements EventStore {
     address: AppendAddress,
     write: PlannedWrite | undefined,
   ): Promise<unknown[]> {
-    const call = appendScriptCall(session, run, mode, address, write);
-    return runScript(this.#client, APPEND_SCRIPT, call.keys, call.args) as Promise<unknown[]>;
+    return this.#scripts.submit(appendScriptCall(session, run, mode, address, write));
+  }
+
+  async #runAppendScripts(
+    calls: { keys: string[]; args: (string | number)[] }[],
+  ): Promise<unknown[][]> {
+    const [only] = calls;
+    if (calls.length === 1 && only !== undefined)
+      return [(await runScript(this.#client, APPEND_SCRIPT, only.keys, only.args)) as unknown[]];
+    const args: (string | number)[] = [calls.length];
+    for (const call of calls) args.push(call.args.length, ...call.args);
+    return (await runScript(
+      this.#client,
+      APPEND_BATCH_SCRIPT,
+      calls.flatMap((call) => call.keys),
+      args,
+    )) as unknown[][];
   }
 
   /**

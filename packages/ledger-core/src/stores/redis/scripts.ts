@@ -51,54 +51,84 @@ export async function runScript(
  * stored events whose id is in the batch, one consistent view for `planAppend` to decide on
  * (deduplicated, duplicate-event, run-closed or conflict, in that order). "read" mode only
  * returns the snapshot. Checks come before the first write, so a refused append writes nothing.
+ *
+ * Written as a Lua function of (KEYS, ARGV), which the single and the batch script both call.
  */
-export const APPEND_SCRIPT = script(`
-local n = tonumber(ARGV[2])
-local idBase = 12
-local head = redis.call('HMGET', KEYS[6], 'length', 'status', 'lastHash')
-local function snapshot()
-  local out = {'snapshot', head[1] and '1' or '0', head[1] or '0', head[2] or 'running', head[3] or ''}
-  for i = 1, n do
-    local cursor = redis.call('HGET', KEYS[3], ARGV[idBase + i - 1])
-    if cursor then
-      out[#out + 1] = cursor
-      out[#out + 1] = redis.call('LINDEX', KEYS[2], tonumber(cursor) - 1)
+const APPEND_FUNCTION = `
+local function append(KEYS, ARGV)
+  local n = tonumber(ARGV[2])
+  local idBase = 12
+  local head = redis.call('HMGET', KEYS[6], 'length', 'status', 'lastHash')
+  local function snapshot()
+    local out = {'snapshot', head[1] and '1' or '0', head[1] or '0', head[2] or 'running', head[3] or ''}
+    for i = 1, n do
+      local cursor = redis.call('HGET', KEYS[3], ARGV[idBase + i - 1])
+      if cursor then
+        out[#out + 1] = cursor
+        out[#out + 1] = redis.call('LINDEX', KEYS[2], tonumber(cursor) - 1)
+      end
     end
+    return out
   end
-  return out
+  if ARGV[1] ~= 'write' then return snapshot() end
+  local length = tonumber(head[1] or '0')
+  if length ~= tonumber(ARGV[3]) or (head[3] or '') ~= ARGV[4] or (head[2] or 'running') ~= 'running' then
+    return snapshot()
+  end
+  for i = 1, n do
+    if redis.call('HEXISTS', KEYS[3], ARGV[idBase + i - 1]) == 1 then return snapshot() end
+  end
+  local last = redis.call('HINCRBY', KEYS[1], 'cursor', n)
+  local first = last - n + 1
+  for i = 1, n do
+    local cursor = string.format('%d', first + i - 1)
+    redis.call('RPUSH', KEYS[2], ARGV[idBase + n + i - 1])
+    redis.call('HSET', KEYS[3], ARGV[idBase + i - 1], cursor)
+    redis.call('RPUSH', KEYS[5], cursor)
+  end
+  local newLength = string.format('%d', length + n)
+  if length == 0 then
+    redis.call('HSET', KEYS[6], 'runId', ARGV[6], 'startedAt', ARGV[8], 'length', newLength,
+      'status', ARGV[9], 'lastHash', ARGV[10])
+    if ARGV[11] ~= '' then redis.call('HSET', KEYS[6], 'parentRunId', ARGV[11]) end
+    redis.call('RPUSH', KEYS[4], ARGV[5])
+  else
+    redis.call('HSET', KEYS[6], 'length', newLength, 'status', ARGV[9], 'lastHash', ARGV[10])
+  end
+  if first == 1 then
+    redis.call('HSET', KEYS[1], 'sessionId', ARGV[7], 'createdAt', ARGV[8], 'updatedAt', ARGV[8])
+  else
+    redis.call('HSET', KEYS[1], 'updatedAt', ARGV[8])
+  end
+  local listed = redis.call('HGET', KEYS[1], 'listed')
+  return {'ok', first, listed and 1 or 0}
 end
-if ARGV[1] ~= 'write' then return snapshot() end
-local length = tonumber(head[1] or '0')
-if length ~= tonumber(ARGV[3]) or (head[3] or '') ~= ARGV[4] or (head[2] or 'running') ~= 'running' then
-  return snapshot()
+`;
+
+/** One append (or fork, or read of a snapshot). */
+export const APPEND_SCRIPT = script(`${APPEND_FUNCTION}
+return append(KEYS, ARGV)
+`);
+
+/**
+ * Several appends of ONE session (so one hash slot, also on a Cluster) in one script call: the
+ * store's group commit. KEYS: each call's 6 keys in turn. ARGV: 1 the number of calls, then per
+ * call its ARGV count and its ARGV (APPEND_SCRIPT's layout). Returns the list of each call's
+ * reply. Each append is checked and written on its own, exactly as by APPEND_SCRIPT.
+ */
+export const APPEND_BATCH_SCRIPT = script(`${APPEND_FUNCTION}
+local out = {}
+local at = 2
+for call = 1, tonumber(ARGV[1]) do
+  local count = tonumber(ARGV[at])
+  local keys = {}
+  for i = 1, 6 do keys[i] = KEYS[(call - 1) * 6 + i] end
+  local args = {}
+  for i = 1, count do args[i] = ARGV[at + i] end
+  out[call] = append(keys, args)
+  at = at + count + 1
 end
-for i = 1, n do
-  if redis.call('HEXISTS', KEYS[3], ARGV[idBase + i - 1]) == 1 then return snapshot() end
-end
-local last = redis.call('HINCRBY', KEYS[1], 'cursor', n)
-local first = last - n + 1
-for i = 1, n do
-  local cursor = string.format('%d', first + i - 1)
-  redis.call('RPUSH', KEYS[2], ARGV[idBase + n + i - 1])
-  redis.call('HSET', KEYS[3], ARGV[idBase + i - 1], cursor)
-  redis.call('RPUSH', KEYS[5], cursor)
-end
-local newLength = string.format('%d', length + n)
-if length == 0 then
-  redis.call('HSET', KEYS[6], 'runId', ARGV[6], 'startedAt', ARGV[8], 'length', newLength,
-    'status', ARGV[9], 'lastHash', ARGV[10])
-  if ARGV[11] ~= '' then redis.call('HSET', KEYS[6], 'parentRunId', ARGV[11]) end
-  redis.call('RPUSH', KEYS[4], ARGV[5])
-else
-  redis.call('HSET', KEYS[6], 'length', newLength, 'status', ARGV[9], 'lastHash', ARGV[10])
-end
-if first == 1 then
-  redis.call('HSET', KEYS[1], 'sessionId', ARGV[7], 'createdAt', ARGV[8], 'updatedAt', ARGV[8])
-else
-  redis.call('HSET', KEYS[1], 'updatedAt', ARGV[8])
-end
-local listed = redis.call('HGET', KEYS[1], 'listed')
-return {'ok', first, listed and 1 or 0}
+return out
 `);
 
 /**
