@@ -276,9 +276,18 @@ async function throughput(target: Target, oneSession: boolean): Promise<Row> {
   }
 }
 
+/** `BENCH_SERVERS=postgres,redis` limits the suite to those servers (default: all three). */
+const only = process.env.BENCH_SERVERS?.split(",").map((name) => name.trim().toLowerCase());
+
 export async function benchServers(): Promise<Row[]> {
   const rows: Row[] = [];
   for (const target of targets) {
+    if (
+      only !== undefined &&
+      !only.includes(target.kind) &&
+      !only.includes(target.name.toLowerCase())
+    )
+      continue;
     let available = false;
     try {
       available = await serverAvailable(target.kind);
