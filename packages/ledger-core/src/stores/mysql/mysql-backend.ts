@@ -131,93 +131,27 @@ export class MysqlBackend implements SqlBackend {
     }
   }
 
-  /**
-   * The one-round-trip append (see SqlBackend.appendAtHead), on MariaDB only: an anonymous
-   * compound statement (`BEGIN NOT ATOMIC`, one statement, so no `multipleStatements` is needed
-   * and an application's pool works as it is) runs the whole READ COMMITTED transaction on the
-   * server: move the run head only if it is still the cached one (locking the runs row first,
-   * like the transactional path), bump and read the session counter (held until COMMIT: cursors
-   * stay gap-free and in commit order), insert the events with their cursors. Any error rolls
-   * back and is re-raised with its own errno. A runs row without its session row (never made by
-   * the store) writes nothing: the counter update must hit a row too. A prepared statement of
-   * plain SQL rather than drizzle's builder: this runs on every recorded call. MySQL has no
-   * anonymous blocks: there (undefined) the store uses the transactional program.
-   */
+  /** The one-round-trip append (see SqlBackend.appendAtHead): `appendAtHeads` of one. */
   async appendAtHead(append: HeadAppend): Promise<number | undefined> {
-    if (!(await this.#isMariaDb())) return undefined;
-    const prefix = this.#database === undefined ? "" : `${quoteIdent(this.#database)}.`;
-    const count = append.events.length;
-    const rows = append.events
-      .map(
-        (_, index) =>
-          `(?, c - ${count - 1 - index}, ?, ?, ?, ?, ?, CONCAT(?, c - ${count - 1 - index}, '}'))`,
-      )
-      .join(", ");
-    const values: (string | number | null)[] = [
-      append.length,
-      append.status,
-      append.lastHash,
-      append.sessionId,
-      append.runId,
-      append.expected.length,
-      append.expected.lastHash,
-      count,
-      append.now,
-      append.sessionId,
-      append.sessionId,
-    ];
-    for (const event of append.events) {
-      values.push(
-        append.sessionId,
-        append.runId,
-        event.seq,
-        event.eventId,
-        event.eventType,
-        event.recordedAt,
-        event.bodyPrefix,
-      );
-    }
-    const statement = `BEGIN NOT ATOMIC
-  DECLARE c BIGINT UNSIGNED;
-  DECLARE moved INT DEFAULT 0;
-  DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
-  SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
-  START TRANSACTION;
-  UPDATE ${prefix}runs SET run_length = ?, status = ?, last_hash = ?
-    WHERE session_id = ? AND run_id = ? AND run_length = ? AND last_hash <=> ?
-      AND status = 'running';
-  SET moved = ROW_COUNT();
-  IF moved = 1 THEN
-    UPDATE ${prefix}sessions SET last_cursor = last_cursor + ?, updated_at = ?
-      WHERE session_id = ?;
-    SET moved = ROW_COUNT();
-  END IF;
-  IF moved = 1 THEN
-    SELECT last_cursor INTO c FROM ${prefix}sessions WHERE session_id = ?;
-    INSERT INTO ${prefix}events
-      (session_id, commit_cursor, run_id, seq, event_id, event_type, recorded_at, body)
-      VALUES ${rows};
-    COMMIT;
-    SELECT c AS last_cursor;
-  ELSE
-    ROLLBACK;
-  END IF;
-END`;
-    const row = await this.#block(statement, values);
-    return row?.last_cursor == null ? undefined : Number(row.last_cursor);
+    return (await this.appendAtHeads([append]))[0];
   }
 
   /**
-   * Appends to several runs of one session in one compound statement (see
-   * SqlBackend.appendAtHeads), on MariaDB: as `appendAtHead`, in one transaction. The runs rows
-   * are moved first, in run order, then the session's counter once, by the events of the appends
-   * that moved, which take consecutive cursors. An append whose head was not the expected one
-   * writes nothing and answers undefined. One text per shape (events per append), prepared once
-   * per connection by the driver.
+   * The one-round-trip append of one run or of several runs of one session (see
+   * SqlBackend.appendAtHeads), on MariaDB only: an anonymous compound statement (`BEGIN NOT
+   * ATOMIC`, one statement, so no `multipleStatements` is needed and an application's pool works
+   * as it is) runs the whole READ COMMITTED transaction on the server. It moves each run's head
+   * only if it still is the cached one, locking the runs rows first, in run order, like the
+   * transactional path; then bumps the session's counter once by the events of the appends that
+   * moved (held until COMMIT: cursors stay gap-free and in commit order) and inserts those
+   * events with consecutive cursors. An append whose head was not the expected one writes
+   * nothing and answers undefined. Any error rolls back and is re-raised with its own errno.
+   * Plain SQL rather than drizzle's builder, prepared once per shape (events per append) and
+   * connection by the driver: this runs on every recorded call. MySQL has no anonymous blocks:
+   * there (undefined) the store uses the transactional program.
    */
   async appendAtHeads(appends: HeadAppend[]): Promise<(number | undefined)[]> {
-    if (appends.length === 1 || !(await this.#isMariaDb()))
-      return Promise.all(appends.map((append) => this.appendAtHead(append)));
+    if (!(await this.#isMariaDb())) return appends.map(() => undefined);
     const prefix = this.#database === undefined ? "" : `${quoteIdent(this.#database)}.`;
     const sessionId = appends[0]?.sessionId as string;
     const order = appends
