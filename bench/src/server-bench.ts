@@ -267,7 +267,7 @@ async function throughput(target: Target, oneSession: boolean): Promise<Row> {
       baselineName: "8 raw writers",
       ratio: value / baseline,
       note: oneSession
-        ? `commits of one session are serialised by its cursor row; ${spread}`
+        ? `one session: its cursor row serialises commits; the store group-commits them; ${spread}`
         : `target >= 0.8x; median of ${ROUNDS} rounds, ${spread}`,
     };
   } finally {
