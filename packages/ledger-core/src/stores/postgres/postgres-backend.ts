@@ -25,7 +25,7 @@ type Tables = ReturnType<typeof postgresTables>;
 interface AppendQueries {
   single: { name: string; text: string };
   batch: { name: string; text: string };
-  /** Appends to several runs (of one or several sessions), gathered by the store. */
+  /** Appends to several runs of one session, gathered by the store (group commit). */
   runs: { name: string; text: string };
 }
 
@@ -162,10 +162,10 @@ export class PostgresBackend implements SqlBackend {
    * whose head still is the cached one is written; the others write nothing and answer
    * undefined. The session's counter moves once, by the events of the written appends, which
    * take consecutive cursors. The appends go sorted by run: the function locks their runs rows
-   * in that order, then the session's row, as other batches and the transactional path do. A function
-   * rather than one statement of CTEs over unnest: its inner statements are single-row, planned
-   * once per connection, and always use the primary keys, where the CTE was planned again on
-   * every call (about 1 ms of server CPU for a batch of 8).
+   * in that order, then the session's row, as other batches and the transactional path do.
+   * A function rather than one statement of CTEs over unnest: its inner statements are
+   * single-row, planned once per connection, and always use the primary keys, where the CTE
+   * was planned again on every call (about 1 ms of server CPU for a batch of 8).
    */
   async appendAtHeads(appends: HeadAppend[]): Promise<(number | undefined)[]> {
     if (appends.length === 1) return [await this.appendAtHead(appends[0] as HeadAppend)];
