@@ -56,4 +56,54 @@ describe.skipIf(!available)("PostgresEventStore", () => {
     );
     expect(functions.rows).toEqual([{ schema }]);
   });
+
+  it("upgrades a version-2 schema: the batch function is created, old rows read, batches write", async () => {
+    const old = `ledger_upgrade_${uuidv7().replaceAll("-", "")}`;
+    const client = pool as pg.Pool;
+    try {
+      const first = new PostgresEventStore({ pool: client, schema: old });
+      await first.init();
+      const before = await first.append({
+        sessionId: "s",
+        runId: "r0",
+        expectedSeq: 0,
+        events: [{ type: "run.started" }],
+      });
+      await first.close();
+      // What a database written by the previous release looks like: no function, version 2.
+      await client.query(`DROP FUNCTION "${old}".agent_ledger_append_at_heads`);
+      await client.query(`DELETE FROM "${old}".schema_version WHERE version = 3`);
+      const upgraded = new PostgresEventStore({ pool: client, schema: old });
+      await Promise.all([upgraded.init(), upgraded.init()]);
+      const versions = await client.query(`SELECT version FROM "${old}".schema_version`);
+      expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+      // Five runs of one session at once: two statements start alone, three go out together
+      // through the function the upgrade created.
+      const runs = ["r1", "r2", "r3", "r4", "r5"];
+      for (const runId of runs)
+        await upgraded.append({
+          sessionId: "s",
+          runId,
+          expectedSeq: 0,
+          events: [{ type: "run.started" }],
+        });
+      await Promise.all(
+        runs.map((runId) =>
+          upgraded.append({ sessionId: "s", runId, expectedSeq: 1, events: [{ type: "x.step" }] }),
+        ),
+      );
+      const calls = await client.query<{ calls: string }>(
+        `SELECT count(*) AS calls FROM "${old}".events WHERE event_type = 'x.step'`,
+      );
+      expect(Number(calls.rows[0]?.calls)).toBe(5);
+      const session = (await upgraded.readSession({ sessionId: "s" })).events;
+      expect(session[0]).toEqual(before.events[0]);
+      expect(session.map((event) => event.commitCursor)).toEqual(
+        Array.from({ length: 11 }, (_, index) => index + 1),
+      );
+      await upgraded.close();
+    } finally {
+      await client.query(`DROP SCHEMA IF EXISTS "${old}" CASCADE`);
+    }
+  });
 });
