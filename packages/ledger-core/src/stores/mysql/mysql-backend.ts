@@ -25,6 +25,17 @@ type Db = MySql2Database;
 /** Errors after which the connection is still usable (the statement or transaction failed). */
 const statementErrnos = new Set([1062, 1213, 1205, 1406, 1264, 1366]);
 
+/**
+ * The batch shapes worth keeping prepared on a connection: one append of a few events (every
+ * recorded call), or a few appends of one event each (a session's parallel writers). Other
+ * shapes (sizes mixed) are rare and many, so they are closed after use.
+ */
+function isCommonShape(appends: HeadAppend[]): boolean {
+  const few = 16;
+  if (appends.length === 1) return (appends[0]?.events.length ?? 0) <= few;
+  return appends.length <= few && appends.every((append) => append.events.length === 1);
+}
+
 function quoteIdent(name: string): string {
   return `\`${name.replaceAll("`", "``")}\``;
 }
@@ -221,7 +232,7 @@ export class MysqlBackend implements SqlBackend {
   COMMIT;
   SELECT ${order.map((_, i) => `l${i}`).join(", ")};
 END`;
-    const row = await this.#block(statement, values);
+    const row = await this.#block(statement, values, isCommonShape(appends));
     const lasts: (number | undefined)[] = appends.map(() => undefined);
     order.forEach(({ index }, i) => {
       const last = row?.[`l${i}`];
@@ -232,13 +243,14 @@ END`;
 
   /**
    * Runs a compound statement as a server-side prepared statement (one text per shape, cached
-   * per connection by the driver: the block is parsed once per connection, and the values
-   * travel in the binary protocol instead of being escaped into the text). Returns the row of
-   * its final SELECT, if it reached it. A connection that failed is destroyed.
+   * per connection by the driver when `keep`: the block is parsed once per connection, and the
+   * values travel in the binary protocol instead of being escaped into the text). Returns the
+   * row of its final SELECT, if it reached it. A connection that failed is destroyed.
    */
   async #block(
     statement: string,
     values: (string | number | null)[],
+    keep: boolean,
   ): Promise<Record<string, unknown> | undefined> {
     const connection = await this.#pool.getConnection();
     let healthy = true;
@@ -254,8 +266,13 @@ END`;
       if (errno === undefined || !statementErrnos.has(errno)) healthy = false;
       throw error;
     } finally {
-      if (healthy) connection.release();
-      else connection.destroy();
+      if (healthy) {
+        // A shape that may not come again is closed after use (COM_STMT_CLOSE: no round trip).
+        // Every statement a connection keeps prepared counts against the server's global
+        // max_prepared_stmt_count, which the application shares.
+        if (!keep) connection.unprepare(statement);
+        connection.release();
+      } else connection.destroy();
     }
   }
 

@@ -70,4 +70,56 @@ describe.skipIf(!available)("MysqlEventStore", () => {
     expect((await store.runHead({ sessionId: "case", runId: "r" })).length).toBe(1);
     await store.close();
   });
+
+  it("keeps the common batch shapes prepared and closes a mixed one after use", async () => {
+    // One connection, so every statement the store prepares is in its cache.
+    const single = mysql.createPool({ uri: SERVER_URLS.mysql, connectionLimit: 1 });
+    const store = new MysqlEventStore({ pool: single, database });
+    try {
+      await store.init();
+      const sessionId = `shapes-${uuidv7()}`;
+      const runs = ["r0", "r1", "r2", "r3", "r4"];
+      for (const runId of runs)
+        await store.append({ sessionId, runId, expectedSeq: 0, events: [{ type: "run.started" }] });
+      // Submitted in one tick: two appends start alone, three go out as one batch.
+      const round = (expectedSeq: number, sizes: number[]) =>
+        Promise.all(
+          runs.map((runId, index) =>
+            store.append({
+              sessionId,
+              runId,
+              expectedSeq,
+              events: Array.from({ length: sizes[index] as number }, () => ({ type: "x.step" })),
+            }),
+          ),
+        );
+      const cached = async () => {
+        const connection = await single.getConnection();
+        const core = (
+          connection as unknown as { connection: { _statements: Map<string, unknown> } }
+        ).connection;
+        const texts = [...core._statements.keys()];
+        connection.release();
+        return texts;
+      };
+      // A batch of appends of one event each: kept (its text moves a second run, `m1`).
+      await round(1, [1, 1, 1, 1, 1]);
+      expect((await cached()).some((text) => text.includes("SET m1 = ROW_COUNT()"))).toBe(true);
+      // A batch mixing sizes: closed after use, so no kept text both moves a second run and
+      // inserts a second event for one append.
+      await round(2, [1, 1, 2, 1, 2]);
+      expect(
+        (await cached()).some(
+          (text) => text.includes("SET m1 = ROW_COUNT()") && text.includes("c + 2"),
+        ),
+      ).toBe(false);
+      const stored = (await store.readSession({ sessionId })).events;
+      expect(stored.map((event) => event.commitCursor)).toEqual(
+        Array.from({ length: 5 + 5 + 7 }, (_, index) => index + 1),
+      );
+    } finally {
+      await store.close();
+      await single.end();
+    }
+  });
 });
