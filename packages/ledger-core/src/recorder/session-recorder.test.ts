@@ -129,6 +129,28 @@ describe("SessionRecorder", () => {
     expect((await store.runHead({ sessionId: "session-1", runId: "run-1" })).length).toBe(1);
   });
 
+  it("rejects recorder metadata that is not a JSON object, even on a resumed run", async () => {
+    const store = new MemoryEventStore();
+    const rec = recorder(store);
+    await rec.startRun();
+    // A resumed recorder writes no run.started of its own: its first event is a prevalidated
+    // request, so the store never sees the recorder's metadata before it is stored.
+    await expect(
+      SessionRecorder.resume({
+        store,
+        sessionId: "session-1",
+        runId: "run-1",
+        actor: { type: "agent", id: "a" },
+        metadata: ["not", "an", "object"] as never,
+      }),
+    ).rejects.toMatchObject({ code: "invalid-event", path: "$.metadata" });
+    expect(
+      () =>
+        new SessionRecorder({ store, sessionId: "session-1", actor, metadata: "text" as never }),
+    ).toThrow(expect.objectContaining({ code: "invalid-event", path: "$.metadata" }));
+    expect((await store.runHead({ sessionId: "session-1", runId: "run-1" })).length).toBe(1);
+  });
+
   // The recorder's requests reach the store prevalidated (it does not walk their payload
   // again), so every value a caller hands in is checked here, with the caller's path.
   it("rejects bad call metadata, effects, names and causes before anything is written", async () => {

@@ -146,10 +146,9 @@ export class SessionRecorder {
     this.#redact = options.redact;
     this.#compactOption = options.compact;
     this.#compactor = new PayloadCompactor(options.compact);
+    // Every event of this recorder carries it, and most reach the store prevalidated.
     this.#metadata =
-      options.metadata === undefined
-        ? undefined
-        : (toPlainJson(options.metadata, "$.metadata") as JsonObject);
+      options.metadata === undefined ? undefined : validateMetadata(options.metadata, "$.metadata");
     this.#queue = new CommitQueue({
       store: this.store,
       sessionId: this.sessionId,
@@ -549,13 +548,12 @@ export class SessionRecorder {
       causedByEventId: attempt.requestedEventId,
       payload,
     };
-    if (metadata !== undefined) event.metadata = metadata;
     // A completion's payload came through `#payload` and the compactor: the recorder's own
-    // validated copy (see #request). A failure's normalised error is checked by the store.
-    if (type === "model.completed" || type === "tool.completed") {
-      if (metadata !== undefined) event.metadata = callMetadata(metadata);
-      markPrevalidated(event);
-    }
+    // validated copy (see #request), so it goes prevalidated with its metadata checked here. A
+    // failure's normalised error and metadata are checked by the store.
+    const completion = type === "model.completed" || type === "tool.completed";
+    if (metadata !== undefined) event.metadata = completion ? callMetadata(metadata) : metadata;
+    if (completion) markPrevalidated(event);
     const [stored] = compact
       ? await this.#commitCompacted([event], compact)
       : await this.#commit([event]);

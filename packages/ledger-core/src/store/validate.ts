@@ -35,8 +35,9 @@ export interface ValidAppend {
 /**
  * Events whose payload and metadata are fresh copies that already passed `toPlainJson` and
  * that no caller can reach, with a frozen, validated actor and no field a writer may not set:
- * the recorder builds them so. `validateNewEvent` still checks their ids and type, but takes
- * payload, metadata and actor as they are instead of walking and copying them a second time
+ * the recorder builds them so (a tool request's effect checked too). `validateNewEvent` still
+ * checks their ids and type, but takes payload, metadata and actor as they are instead of
+ * walking and copying them a second time
  * (measured: the largest share of a recorded call's validation).
  * This module is not exported from the package, so only its own code can mark an event.
  */
@@ -154,7 +155,9 @@ export function validateNewEvent(value: unknown, path: string): ValidEvent {
       ? (input.metadata as JsonObject)
       : validateMetadata(input.metadata, childPath(path, "metadata"));
   }
-  if (type === "tool.requested") validateEffect(out.payload, childPath(path, "payload"));
+  // The recorder checked a tool's effect as it built the request (`toolEffect`).
+  if (type === "tool.requested" && !trusted)
+    validateEffect(out.payload, childPath(path, "payload"));
   return out;
 }
 
