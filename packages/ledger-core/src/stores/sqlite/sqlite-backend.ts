@@ -128,9 +128,11 @@ export class SqliteBackend implements SqlBackend {
       .immediate();
   }
 
-  #prepare(): Statements {
+  /** The write statements, prepared on first use. */
+  #prepared(): Statements {
+    if (this.#statements !== undefined) return this.#statements;
     const database = this.#database;
-    return {
+    this.#statements = {
       dataVersion: database.prepare("PRAGMA data_version").pluck(),
       findEvents: database.prepare(
         "SELECT body FROM events WHERE session_id = ? AND event_id IN (SELECT value FROM json_each(?))",
@@ -172,18 +174,14 @@ export class SqliteBackend implements SqlBackend {
          AND touched_at <= ? AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.digest = blobs.digest)`,
       ),
     };
+    return this.#statements;
   }
 
   #execute(step: WriteStep, statements: Statements): unknown {
     switch (step.kind) {
-      case "lock-head": {
+      case "lock-head":
         // The IMMEDIATE transaction already holds the database's write lock.
-        const cached = this.#heads.head(step.sessionId, step.runId);
-        if (cached !== undefined) return cached;
-        const head = this.#readHead(step.sessionId, step.runId);
-        if (head !== undefined) this.#heads.rememberHead(step.sessionId, step.runId, head);
-        return head;
-      }
+        return this.#lockedHead(step.sessionId, step.runId);
       case "find-events":
         return (
           statements.findEvents.all(step.sessionId, JSON.stringify(step.eventIds)) as {
@@ -195,11 +193,8 @@ export class SqliteBackend implements SqlBackend {
           statements.readRun.all(step.sessionId, step.runId, step.uptoSeq) as { body: unknown }[]
         ).map((row) => decodeBody(row.body));
       case "reserve-cursors": {
-        let last = this.#heads.cursor(step.sessionId);
-        if (last === undefined) {
-          last = (statements.lastCursor.get(step.sessionId) as number | null) ?? 0;
-          if (last === 0) statements.insertSession.run(step.sessionId, step.now);
-        }
+        const last = this.#lastCursor(step.sessionId, statements);
+        if (last === 0) statements.insertSession.run(step.sessionId, step.now);
         this.#heads.rememberCursor(step.sessionId, last + step.count);
         return last + step.count;
       }
@@ -249,13 +244,7 @@ export class SqliteBackend implements SqlBackend {
           // A run is created running: a batch that also closes it is recorded as closing below.
           statements.insertHead.run(sessionId, runId, "running", step.parentRunId, step.startedAt);
         }
-        if (head.status !== "running")
-          statements.closeRun.run(head.status, head.length, head.lastHash, sessionId, runId);
-        this.#heads.rememberHead(sessionId, runId, {
-          runLength: head.length,
-          status: head.status,
-          lastHash: head.lastHash,
-        });
+        this.#moveHead(sessionId, runId, head, statements);
         return undefined;
       }
     }
@@ -263,8 +252,7 @@ export class SqliteBackend implements SqlBackend {
 
   async write<T>(program: () => WriteProgram<T>): Promise<T> {
     if (this.#transaction === undefined) {
-      const statements = this.#statements ?? this.#prepare();
-      this.#statements = statements;
+      const statements = this.#prepared();
       this.#transaction = this.#database.transaction((make: () => WriteProgram<unknown>) => {
         this.#heads.begin(statements.dataVersion.get() as number);
         return runSync(make(), (step) => this.#execute(step, statements));
@@ -305,8 +293,7 @@ export class SqliteBackend implements SqlBackend {
    */
   async appendAtHead(append: HeadAppend): Promise<number | undefined> {
     if (this.#atHead === undefined) {
-      const statements = this.#statements ?? this.#prepare();
-      this.#statements = statements;
+      const statements = this.#prepared();
       this.#atHead = this.#database.transaction((next: HeadAppend) =>
         this.#writeAtHead(next, statements),
       ).immediate;
@@ -319,7 +306,7 @@ export class SqliteBackend implements SqlBackend {
     const { sessionId, runId, expected } = append;
     const heads = this.#heads;
     heads.begin(statements.dataVersion.get() as number);
-    const head = heads.head(sessionId, runId) ?? this.#readHead(sessionId, runId);
+    const head = this.#lockedHead(sessionId, runId);
     if (
       head === undefined ||
       head.status !== "running" ||
@@ -327,10 +314,8 @@ export class SqliteBackend implements SqlBackend {
       head.lastHash !== expected.lastHash
     )
       return undefined;
-    // The run exists, so its session does: its last cursor is known or one index seek away.
-    const previous =
-      heads.cursor(sessionId) ?? (statements.lastCursor.get(sessionId) as number | null) ?? 0;
-    let cursor = previous;
+    // The run exists, so its session does.
+    let cursor = this.#lastCursor(sessionId, statements);
     for (const event of append.events) {
       cursor++;
       statements.insertEvent.run(
@@ -344,15 +329,44 @@ export class SqliteBackend implements SqlBackend {
         encodeBody(`${event.bodyPrefix}${cursor}}`),
       );
     }
-    if (append.status !== "running")
-      statements.closeRun.run(append.status, append.length, append.lastHash, sessionId, runId);
     heads.rememberCursor(sessionId, cursor);
-    heads.rememberHead(sessionId, runId, {
-      runLength: append.length,
-      status: append.status,
-      lastHash: append.lastHash,
-    });
+    this.#moveHead(sessionId, runId, append, statements);
     return cursor;
+  }
+
+  /** Inside a write transaction: the run's head, as remembered or read (then remembered). */
+  #lockedHead(sessionId: string, runId: string): HeadRow | undefined {
+    const remembered = this.#heads.head(sessionId, runId);
+    if (remembered !== undefined) return remembered;
+    const head = this.#readHead(sessionId, runId);
+    if (head !== undefined) this.#heads.rememberHead(sessionId, runId, head);
+    return head;
+  }
+
+  /** Inside a write transaction: the session's largest cursor (0 for a new session). */
+  #lastCursor(sessionId: string, statements: Statements): number {
+    return (
+      this.#heads.cursor(sessionId) ?? (statements.lastCursor.get(sessionId) as number | null) ?? 0
+    );
+  }
+
+  /**
+   * Inside a write transaction, after the batch's rows: the run's new head. Only a closing run
+   * writes it into its row (an open run's head is its last event's, see schema.ts).
+   */
+  #moveHead(
+    sessionId: string,
+    runId: string,
+    head: { length: number; status: string; lastHash: string | null },
+    statements: Statements,
+  ): void {
+    if (head.status !== "running")
+      statements.closeRun.run(head.status, head.length, head.lastHash, sessionId, runId);
+    this.#heads.rememberHead(sessionId, runId, {
+      runLength: head.length,
+      status: head.status,
+      lastHash: head.lastHash,
+    });
   }
 
   classify(error: unknown): DriverErrorKind {

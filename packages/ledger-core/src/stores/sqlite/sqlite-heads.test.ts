@@ -21,6 +21,11 @@ const step = (index: number): NewEvent => ({
   payload: { toolCallId: `call-${index}`, result: "x".repeat(index * 300) },
 });
 
+/** Starts run `runId` of session "s". */
+function started(store: SqliteEventStore, runId: string) {
+  return store.append({ sessionId: "s", runId, expectedSeq: 0, events: [{ type: "run.started" }] });
+}
+
 /** Appends one event at the run's current head as `store` sees it. */
 async function appendNext(store: SqliteEventStore, runId: string, index: number) {
   const head = await store.runHead({ sessionId: "s", runId });
@@ -33,12 +38,7 @@ describe("SQLite heads without counter rows", () => {
     const a = new SqliteEventStore({ path });
     const b = new SqliteEventStore({ path });
     await a.init();
-    await a.append({
-      sessionId: "s",
-      runId: "r",
-      expectedSeq: 0,
-      events: [{ type: "run.started" }],
-    });
+    await started(a, "r");
     const cursors: number[] = [];
     for (let index = 1; index <= 6; index++) {
       // `a` continues where `b` left it: its remembered head is stale and must not be used.
@@ -66,19 +66,9 @@ describe("SQLite heads without counter rows", () => {
     const a = new SqliteEventStore({ database });
     const b = new SqliteEventStore({ database });
     await a.init();
-    await a.append({
-      sessionId: "s",
-      runId: "r",
-      expectedSeq: 0,
-      events: [{ type: "run.started" }],
-    });
+    await started(a, "r");
     await b.append({ sessionId: "s", runId: "r", expectedSeq: 1, events: [step(1)] });
-    await a.append({
-      sessionId: "s",
-      runId: "q",
-      expectedSeq: 0,
-      events: [{ type: "run.started" }],
-    });
+    await started(a, "q");
     const result = await a.append({
       sessionId: "s",
       runId: "r",
@@ -94,12 +84,7 @@ describe("SQLite heads without counter rows", () => {
     const database = new Database(freshPath());
     const store = new SqliteEventStore({ database });
     await store.init();
-    await store.append({
-      sessionId: "s",
-      runId: "r",
-      expectedSeq: 0,
-      events: [{ type: "run.started" }],
-    });
+    await started(store, "r");
     const first = await appendNext(store, "r", 1);
     // A second store on the same connection has no head of its own, so it takes the write
     // program: it reserves a cursor (remembered by the connection), then the insert fails on
