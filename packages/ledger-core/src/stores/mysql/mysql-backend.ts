@@ -5,16 +5,8 @@ import { LedgerError } from "../../events/errors.js";
 import type { StoreDescription } from "../../store/event-store.js";
 import { byRunKey, type HeadAppend } from "../sql/head-cache.js";
 import { pendingMigrations } from "../sql/migrations.js";
-import type { HeadRow, RunRow, SessionRow } from "../sql/rows.js";
-import {
-  idText,
-  type QueryDb,
-  runBodies,
-  runHeadRow,
-  runRows,
-  sessionBodies,
-  sharedStep,
-} from "../sql/shared-queries.js";
+import type { SessionRow } from "../sql/rows.js";
+import { idText, type QueryDb, SharedReads, sharedStep } from "../sql/shared-queries.js";
 import { type DriverErrorKind, driverError, type SqlBackend } from "../sql/sql-backend.js";
 import { runAsync, type WriteProgram, type WriteStep } from "../sql/write-program.js";
 import { mysqlTables } from "./schema.js";
@@ -46,7 +38,7 @@ function quoteIdent(name: string): string {
  * run head is locked with SELECT ... FOR UPDATE, the session counter row by its upsert. A
  * connection that failed is destroyed, never returned to the pool.
  */
-export class MysqlBackend implements SqlBackend {
+export class MysqlBackend extends SharedReads implements SqlBackend {
   readonly #pool: mysql.Pool;
   readonly #owned: boolean;
   readonly #database: string | undefined;
@@ -57,11 +49,14 @@ export class MysqlBackend implements SqlBackend {
   #mariaDb: Promise<boolean> | undefined;
 
   constructor(options: { pool: mysql.Pool; owned: boolean; database?: string; location: string }) {
+    const tables = mysqlTables(options.database);
+    const db = drizzle({ client: options.pool });
+    super(db as unknown as QueryDb, tables);
     this.#pool = options.pool;
     this.#owned = options.owned;
     this.#database = options.database;
-    this.#tables = mysqlTables(options.database);
-    this.#db = drizzle({ client: options.pool });
+    this.#tables = tables;
+    this.#db = db;
     this.#location = options.location;
   }
 
@@ -354,25 +349,6 @@ END`;
     if (errno === 1062) return "unique";
     if (errno === 1213 || errno === 1205) return "transient";
     return "unavailable";
-  }
-
-  runHead(sessionId: string, runId: string): Promise<HeadRow | undefined> {
-    return runHeadRow(this.#db as unknown as QueryDb, this.#tables, sessionId, runId);
-  }
-
-  readRun(sessionId: string, runId: string, fromSeq: number, limit?: number): Promise<string[]> {
-    return runBodies(this.#db as unknown as QueryDb, this.#tables, sessionId, runId, {
-      fromSeq,
-      limit,
-    });
-  }
-
-  readSession(sessionId: string, after: number, limit?: number): Promise<string[]> {
-    return sessionBodies(this.#db as unknown as QueryDb, this.#tables, sessionId, after, limit);
-  }
-
-  listRuns(sessionId: string): Promise<RunRow[]> {
-    return runRows(this.#db as unknown as QueryDb, this.#tables, sessionId);
   }
 
   async listSessions(after: string | undefined, limit: number | undefined): Promise<SessionRow[]> {

@@ -6,15 +6,8 @@ import { LedgerError } from "../../events/errors.js";
 import type { StoreDescription } from "../../store/event-store.js";
 import { byRunKey, type HeadAppend } from "../sql/head-cache.js";
 import { pendingMigrations } from "../sql/migrations.js";
-import type { HeadRow, RunRow, SessionRow } from "../sql/rows.js";
-import {
-  type QueryDb,
-  runBodies,
-  runHeadRow,
-  runRows,
-  sessionBodies,
-  sharedStep,
-} from "../sql/shared-queries.js";
+import type { SessionRow } from "../sql/rows.js";
+import { type QueryDb, SharedReads, sharedStep } from "../sql/shared-queries.js";
 import { type DriverErrorKind, driverError, type SqlBackend } from "../sql/sql-backend.js";
 import { runAsync, type WriteProgram, type WriteStep } from "../sql/write-program.js";
 import { postgresTables } from "./schema.js";
@@ -42,7 +35,7 @@ function quoteIdent(name: string): string {
  * pool: a pooled query would escape the transaction). A client whose connection failed is
  * destroyed (`release(error)`), never returned to the pool.
  */
-export class PostgresBackend implements SqlBackend {
+export class PostgresBackend extends SharedReads implements SqlBackend {
   readonly #pool: pg.Pool;
   readonly #owned: boolean;
   readonly #schema: string;
@@ -53,11 +46,14 @@ export class PostgresBackend implements SqlBackend {
   #appendQueries: AppendQueries | undefined;
 
   constructor(options: { pool: pg.Pool; owned: boolean; schema?: string; location: string }) {
+    const tables = postgresTables(options.schema);
+    const db = drizzle({ client: options.pool });
+    super(db as unknown as QueryDb, tables);
     this.#pool = options.pool;
     this.#owned = options.owned;
     this.#schema = options.schema ?? "public";
-    this.#tables = postgresTables(options.schema);
-    this.#db = drizzle({ client: options.pool });
+    this.#tables = tables;
+    this.#db = db;
     this.#location = options.location;
   }
 
@@ -372,25 +368,6 @@ SELECT last_cursor FROM c`;
     if (code === "23505") return "unique";
     if (code === "40001" || code === "40P01" || code === "55P03") return "transient";
     return "unavailable";
-  }
-
-  runHead(sessionId: string, runId: string): Promise<HeadRow | undefined> {
-    return runHeadRow(this.#db as unknown as QueryDb, this.#tables, sessionId, runId);
-  }
-
-  readRun(sessionId: string, runId: string, fromSeq: number, limit?: number): Promise<string[]> {
-    return runBodies(this.#db as unknown as QueryDb, this.#tables, sessionId, runId, {
-      fromSeq,
-      limit,
-    });
-  }
-
-  readSession(sessionId: string, after: number, limit?: number): Promise<string[]> {
-    return sessionBodies(this.#db as unknown as QueryDb, this.#tables, sessionId, after, limit);
-  }
-
-  listRuns(sessionId: string): Promise<RunRow[]> {
-    return runRows(this.#db as unknown as QueryDb, this.#tables, sessionId);
   }
 
   async listSessions(after: string | undefined, limit: number | undefined): Promise<SessionRow[]> {

@@ -1,5 +1,6 @@
 import { and, asc, type Column, eq, gt, gte, inArray, lt, type SQL } from "drizzle-orm";
 import type { EventRow, HeadRow, RunRow } from "./rows.js";
+import type { SqlBackend } from "./sql-backend.js";
 import type { WriteStep } from "./write-program.js";
 
 /**
@@ -218,4 +219,36 @@ async function writeHead(
 async function insertEvents(db: QueryDb, { events }: QueryTables, rows: EventRow[]) {
   await db.insert(events).values(rows);
   return undefined;
+}
+
+/**
+ * The reads of `SqlBackend` that PostgreSQL and MySQL run with the same queries, for their
+ * backends to inherit (each passes its own database and tables).
+ */
+export abstract class SharedReads
+  implements Pick<SqlBackend, "runHead" | "readRun" | "readSession" | "listRuns">
+{
+  readonly #db: QueryDb;
+  readonly #tables: QueryTables;
+
+  protected constructor(db: QueryDb, tables: QueryTables) {
+    this.#db = db;
+    this.#tables = tables;
+  }
+
+  runHead(sessionId: string, runId: string): Promise<HeadRow | undefined> {
+    return runHeadRow(this.#db, this.#tables, sessionId, runId);
+  }
+
+  readRun(sessionId: string, runId: string, fromSeq: number, limit?: number): Promise<string[]> {
+    return runBodies(this.#db, this.#tables, sessionId, runId, { fromSeq, limit });
+  }
+
+  readSession(sessionId: string, after: number, limit?: number): Promise<string[]> {
+    return sessionBodies(this.#db, this.#tables, sessionId, after, limit);
+  }
+
+  listRuns(sessionId: string): Promise<RunRow[]> {
+    return runRows(this.#db, this.#tables, sessionId);
+  }
 }
