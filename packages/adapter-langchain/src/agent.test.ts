@@ -1,4 +1,4 @@
-import { inspectSession, SessionRecorder } from "@agent-ledger/core";
+import { type EventStore, inspectSession, SessionRecorder } from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { createAgent } from "langchain";
@@ -83,6 +83,26 @@ const config = (handler: LedgerCallbackHandler) => ({
   callbacks: [handler],
   durability: "sync" as const,
 });
+
+/** A person, from another process, abandons or approves the run's one unresolved call. */
+async function personDecides(store: EventStore, decision: "abandon" | "approve", reason: string) {
+  const person = await SessionRecorder.resume({
+    store,
+    sessionId: SESSION,
+    runId: RUN,
+    actor: { type: "human", id: "ops" },
+  });
+  const [unresolved] = (await inspectSession(store, SESSION)).unresolved;
+  await person[decision](
+    {
+      stepId: unresolved?.stepId as string,
+      attemptId: unresolved?.attemptId as string,
+      requestedEventId: unresolved?.requestEventId as string,
+      toolCallId: "call-send",
+    },
+    reason,
+  );
+}
 
 describe("createAgent with the handler, the middleware and the saver", () => {
   it("records parallel tool calls once each, caused by the completion that asked for them", async () => {
@@ -184,22 +204,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     expect(resumed.model.calls).toBe(0);
 
     // A person checks: the message went out. They abandon the attempt and resume.
-    const person = await SessionRecorder.resume({
-      store,
-      sessionId: SESSION,
-      runId: RUN,
-      actor: { type: "human", id: "ops" },
-    });
-    const [unresolved] = (await inspectSession(store, SESSION)).unresolved;
-    await person.abandon(
-      {
-        stepId: unresolved?.stepId as string,
-        attemptId: unresolved?.attemptId as string,
-        requestedEventId: unresolved?.requestEventId as string,
-        toolCallId: "call-send",
-      },
-      "checked the outbox: the message was sent",
-    );
+    await personDecides(store, "abandon", "checked the outbox: the message was sent");
     const third = world();
     const final = agentFor(store, third.tools);
     const result = await final.agent.invoke(null, config(final.handler));
@@ -232,22 +237,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     expect(findLedgerError(error, "unresolved-attempt")).toBeDefined();
 
     // A person checks the outbox from another process: nothing went out; run it again.
-    const person = await SessionRecorder.resume({
-      store,
-      sessionId: SESSION,
-      runId: RUN,
-      actor: { type: "human", id: "ops" },
-    });
-    const [unresolved] = (await inspectSession(store, SESSION)).unresolved;
-    await person.approve(
-      {
-        stepId: unresolved?.stepId as string,
-        attemptId: unresolved?.attemptId as string,
-        requestedEventId: unresolved?.requestEventId as string,
-        toolCallId: "call-send",
-      },
-      "checked the outbox: not sent",
-    );
+    await personDecides(store, "approve", "checked the outbox: not sent");
     const third = world();
     const final = agentFor(store, third.tools);
     await final.agent.invoke(null, config(final.handler));

@@ -149,6 +149,33 @@ describe("LedgerCallbackHandler: tools and chains", () => {
     metadata: { idempotent: true, effect: "read" },
   });
 
+  it("on resume, a tool call is caused by the recorded completion that asked for it", async () => {
+    const { store, handler, model } = setup((_, call) =>
+      call === 1
+        ? new AIMessage({
+            content: "",
+            tool_calls: [{ id: "call-a", name: "search", args: { query: "a" } }],
+          })
+        : new AIMessage("thinking"),
+    );
+    // Two completions before the "crash": the first asked for call-a, the second for nothing.
+    await model.invoke("find", { callbacks: [handler] });
+    await model.invoke("again", { callbacks: [handler] });
+    const before = await runEvents(store, SESSION, RUN);
+    const [asked, last] = before.filter((event) => event.type === "model.completed");
+    // A new process: a handler on the same run, which resumes it, then runs call-a.
+    const resumed = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+    await search.invoke(
+      { id: "call-a", name: "search", args: { query: "a" }, type: "tool_call" },
+      { callbacks: [resumed] },
+    );
+    const requested = (await runEvents(store, SESSION, RUN)).find(
+      (event) => event.type === "tool.requested",
+    );
+    expect(asked?.eventId).not.toBe(last?.eventId);
+    expect(requested?.causedByEventId).toBe(asked?.eventId);
+  });
+
   it("records tool calls with toolCallId, caused by the completion that asked for them", async () => {
     const { store, handler, model } = setup(
       () =>

@@ -4,7 +4,7 @@ import {
   type EventStore,
   type JsonObject,
   LedgerError,
-  readWholeRun,
+  type ReplayCursor,
   SessionRecorder,
   UnresolvedAttemptError,
 } from "@agent-ledger/core";
@@ -125,19 +125,16 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
         ...(options.runId !== undefined ? { runId: options.runId } : {}),
       });
     }
-    if (recorder.resumed) await this.#loadRecorded(recorder);
+    if (recorder.replay) this.#loadCauses(recorder.replay);
     await recorder.startRun({ framework: "langchain" });
     return recorder;
   }
 
-  // The causes of recorded tool calls: which model completion asked for each.
-  async #loadRecorded(recorder: SessionRecorder): Promise<void> {
-    const events = await readWholeRun(recorder.store, {
-      sessionId: recorder.sessionId,
-      runId: recorder.runId,
-    });
-    for (const event of events) {
-      if (event.type !== "model.completed" || !isRecord(event.payload)) continue;
+  // The causes of recorded tool calls: which model completion asked for each. From the run the
+  // resumed recorder already read, not a second read of it.
+  #loadCauses(replay: ReplayCursor): void {
+    for (const { outcome: event } of replay.modelAttempts) {
+      if (event?.type !== "model.completed" || !isRecord(event.payload)) continue;
       const response = event.payload.response;
       const calls =
         isRecord(response) && Array.isArray(response.toolCalls) ? response.toolCalls : [];
@@ -159,11 +156,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     return () => this.#state.claimed.delete(toolCallId);
   }
 
-  /**
-   * On a resumed run a model call is matched with the recorded calls by request hash. With a
-   * checkpoint saver the agent restarts from its last checkpoint, not from its input, so
-   * recorded calls before the first match are skipped (the checkpoint already holds them).
-   */
+  /** Records a model call's start and keeps its attempt under LangChain's `runId`. */
   async #startModel(
     request: JsonObject,
     ids: { runId: string; parentRunId?: string; runName?: string; tags?: string[] },
@@ -179,6 +172,11 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     return attempt;
   }
 
+  /**
+   * On a resumed run a model call is matched with the recorded calls by request hash. With a
+   * checkpoint saver the agent restarts from its last checkpoint, not from its input, so
+   * recorded calls before the first match are skipped (the checkpoint already holds them).
+   */
   async #beforeModelCall(request: JsonObject, metadata: JsonObject): Promise<Attempt> {
     const recorder = await this.getRecorder();
     for (;;) {

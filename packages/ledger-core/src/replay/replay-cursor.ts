@@ -144,6 +144,11 @@ export class ReplayCursor {
     this.#inputs = events.filter((event) => event.type === "input.received");
   }
 
+  /** The recorded model attempts this cursor answers, in replay order, matched or not. */
+  get modelAttempts(): readonly RecordedAttempt[] {
+    return this.#models;
+  }
+
   /** Recorded model and tool attempts not yet matched. */
   get remaining(): number {
     return this.#models.length - this.#modelIndex + this.#tools.length - this.#usedTools.size;
