@@ -33,6 +33,28 @@ export async function sample(
   return samples;
 }
 
+/**
+ * Runs every measure once per round, after `warmup` untimed rounds, and returns each measure's
+ * results in round order. The order reverses every round (A B, B A, A B, ...): on these VMs a
+ * process keeps getting faster for its first few thousand writes (the raw driver's CPU per
+ * write falls about 5x as well), so a measure that always ran first would pay for that drift.
+ */
+export async function alternate<T>(
+  measures: (() => Promise<T>)[],
+  options: { rounds: number; warmup: number },
+): Promise<T[][]> {
+  const results: T[][] = measures.map(() => []);
+  for (let round = 0; round < options.warmup + options.rounds; round++) {
+    const order = measures.map((_, index) => index);
+    if (round % 2 === 1) order.reverse();
+    for (const index of order) {
+      const result = await (measures[index] as () => Promise<T>)();
+      if (round >= options.warmup) (results[index] as T[]).push(result);
+    }
+  }
+  return results;
+}
+
 /** Wall time of `fn` in ms. */
 export async function timeMs(fn: () => unknown): Promise<number> {
   const start = process.hrtime.bigint();
