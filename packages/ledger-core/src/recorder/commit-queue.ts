@@ -62,11 +62,18 @@ export class CommitQueue {
             this.#nextSeq = head.length;
             this.#resync = false;
           }
-          const stored = await this.#appendWithRetry(batch.flatMap((item) => item.events));
-          let offset = 0;
-          for (const item of batch) {
-            item.resolve(stored.slice(offset, offset + item.events.length));
-            offset += item.events.length;
+          // One call alone (a sequential agent's every call) takes its events as they are.
+          const only = batch.length === 1 ? batch[0] : undefined;
+          const stored = await this.#appendWithRetry(
+            only ? only.events : batch.flatMap((item) => item.events),
+          );
+          if (only) only.resolve(stored);
+          else {
+            let offset = 0;
+            for (const item of batch) {
+              item.resolve(stored.slice(offset, offset + item.events.length));
+              offset += item.events.length;
+            }
           }
         } catch (error) {
           // After an unknown outcome the next batch re-reads the head instead of guessing.
@@ -84,7 +91,8 @@ export class CommitQueue {
     for (let attempt = 0; ; attempt++) {
       try {
         const result = await this.#store.append({
-          ...this.#address,
+          sessionId: this.#address.sessionId,
+          runId: this.#address.runId,
           expectedSeq: this.#nextSeq,
           events,
         });

@@ -1,5 +1,5 @@
 import { InvalidEventError } from "../events/errors.js";
-import { assertId, uuidv7 } from "../events/ids.js";
+import { assertId, isValidId, uuidv7 } from "../events/ids.js";
 import { childPath, type JsonObject, type JsonValue, toPlainJson } from "../events/json.js";
 import { type Actor, EVENT_TYPES, type NewEvent } from "../events/types.js";
 import type { AppendRequest } from "./event-store.js";
@@ -102,8 +102,9 @@ export function validateNewEvent(value: unknown, path: string): ValidEvent {
       }
     }
   }
+  // Paths are only built for a bad value: on every valid event they cost more than the checks.
   const given = input.eventId;
-  if (given !== undefined) assertId(given, childPath(path, "eventId"));
+  if (given !== undefined && !isValidId(given)) assertId(given, childPath(path, "eventId"));
   const eventId = given === undefined ? uuidv7() : (given as string);
   const type = input.type;
   if (
@@ -119,8 +120,8 @@ export function validateNewEvent(value: unknown, path: string): ValidEvent {
   for (const field of idFields) {
     const id = input[field];
     if (id === undefined) continue;
-    assertId(id, childPath(path, field));
-    out[field] = id;
+    if (!isValidId(id)) assertId(id, childPath(path, field));
+    out[field] = id as string;
   }
   // A recorder's actor was validated (and frozen) when the recorder was made.
   if (input.actor !== undefined)
