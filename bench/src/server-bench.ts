@@ -6,7 +6,7 @@ import { SERVER_URLS, serverAvailable } from "@agent-ledger/core/testing";
 import { Redis } from "ioredis";
 import mysql from "mysql2/promise";
 import pg from "pg";
-import { alternate, percentile, type Row, sample, timeMs } from "./stats.js";
+import { alternate, median, percentile, type Row, sample, timeMs } from "./stats.js";
 
 const actor = { type: "agent", id: "bench" } as const;
 const request = {
@@ -217,12 +217,6 @@ async function latency(target: Target): Promise<Row[]> {
     await raw.close();
     await drop();
   }
-}
-
-/** Median of a few numbers. */
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
 async function throughput(target: Target, oneSession: boolean): Promise<Row> {

@@ -17,6 +17,12 @@ export function percentile(samples: number[], p: number): number {
   return sorted[index] ?? Number.NaN;
 }
 
+/** Median of a few numbers (the upper one of the middle two for an even count). */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
 /** Runs `fn` `count` times after `warmup` runs; returns each run's duration in µs. */
 export async function sample(
   count: number,
