@@ -137,7 +137,9 @@ async function sqliteBeforeModelCall(dir: string): Promise<Row[]> {
         () => sample(perRound, 0, () => raw.write(body)),
         () => sample(perRound, 0, () => floor.write()),
       ],
-      { rounds: 6, warmup: 4 },
+      // 3,000 untimed calls of each first: a fresh process runs several times slower for its
+      // first few thousand calls (see server-bench.ts).
+      { rounds: 6, warmup: 40 },
     )
   ).map((rounds) => rounds.flat()) as [number[], number[], number[]];
   raw.db.close();
@@ -206,7 +208,7 @@ async function sqliteGroupCommit(dir: string): Promise<Row[]> {
       for (let index = 0; index < perRound; index++) raw.write(body);
     })) /
       1000);
-  const [oursRates, baseRates] = await alternate([oursRound, rawRound], { rounds: 6, warmup: 2 });
+  const [oursRates, baseRates] = await alternate([oursRound, rawRound], { rounds: 6, warmup: 10 });
   raw.db.close();
   await store.close();
   const ours = median(oursRates ?? []);
