@@ -104,7 +104,7 @@ export async function scanRedisForSecret(
         let values: string[] = [];
         if (type === "string") {
           const bytes = (await client.getBuffer(key)) ?? Buffer.alloc(0);
-          const blob = /blob:([0-9a-f]{64})$/.exec(key);
+          const blob = /blob:\{([0-9a-f]{64})\}$/.exec(key);
           values = [
             blob
               ? new TextDecoder().decode(decodeBlob(`sha256:${blob[1]}`, bytes))

@@ -77,19 +77,23 @@ export function sessionsKey(prefix: string): string {
   return `${prefix}sessions`;
 }
 
-/** A blob by the hex of its sha256. */
-export function blobKey(prefix: string, hex: string): string {
-  return `${prefix}blob:${hex}`;
+/**
+ * Keys of one blob, by the hex of its sha256. All three carry the hex as their hash tag, so
+ * they share one Redis Cluster slot: putBlob writes the content and the time together in one
+ * MULTI, and retention checks and deletes them in one script.
+ */
+export interface BlobKeys {
+  /** The stored (encoded) content. */
+  content: string;
+  /** Set of the sessions (as idField) whose events reference the blob: the reference index. */
+  sessions: string;
+  /** Epoch ms the blob was last put (the retention grace period starts there). */
+  touched: string;
 }
 
-/** Set of the sessions (as idField) whose events reference a blob: the reference index. */
-export function blobSessionsKey(prefix: string, hex: string): string {
-  return `${prefix}blob-sessions:${hex}`;
-}
-
-/** Sorted set: blob hex -> epoch ms it was last put (retention grace period). */
-export function blobTouchedKey(prefix: string): string {
-  return `${prefix}blob-touched`;
+export function blobKeys(prefix: string, hex: string): BlobKeys {
+  const base = `${prefix}blob:{${hex}}`;
+  return { content: base, sessions: `${base}:sessions`, touched: `${base}:touched` };
 }
 
 /** Format version of the key layout, checked by init(). */

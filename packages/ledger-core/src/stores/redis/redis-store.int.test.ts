@@ -385,6 +385,66 @@ describe.skipIf(!available)("RedisEventStore", () => {
     await expect(store.getBlob("sha256:nope")).rejects.toMatchObject({ code: "invalid-event" });
   });
 
+  it("moves a layout-1 database's blobs to their one-slot keys on init, and refuses others", async () => {
+    const legacy = freshPrefix("legacy");
+    extraPrefixes.push(legacy);
+    const writer = new RedisEventStore({ url, keyPrefix: legacy });
+    await writer.init();
+    const ref = await writer.putBlob("evidence kept across the upgrade");
+    await writer.append({
+      sessionId: "old",
+      runId: "r",
+      expectedSeq: 0,
+      events: [{ ...started(), evidenceRefs: [ref] }],
+    });
+    await writer.close();
+    // Rewrite the blob's keys as version 1 kept them: three keys in three slots.
+    const hex = ref.slice(7);
+    const base = `${legacy}blob:{${hex}}`;
+    const content = (await admin.getBuffer(base)) as Buffer;
+    const touched = (await admin.get(`${base}:touched`)) as string;
+    const sessions = await admin.smembers(`${base}:sessions`);
+    expect(sessions).toHaveLength(1);
+    await admin.del(base, `${base}:touched`, `${base}:sessions`);
+    await admin.set(`${legacy}blob:${hex}`, content);
+    await admin.zadd(`${legacy}blob-touched`, touched, hex);
+    await admin.sadd(`${legacy}blob-sessions:${hex}`, ...sessions);
+    await admin.set(`${legacy}schema-version`, "1");
+
+    const upgraded = new RedisEventStore({ url, keyPrefix: legacy });
+    await upgraded.init();
+    await upgraded.init(); // a second process starting after the first: nothing left to move
+    expect(await admin.get(`${legacy}schema-version`)).toBe("2");
+    expect(new TextDecoder().decode(await upgraded.getBlob(ref))).toBe(
+      "evidence kept across the upgrade",
+    );
+    const keys = await keysUnder(admin, legacy);
+    expect(keys.filter((key) => key.includes(hex)).sort()).toEqual(
+      [base, `${base}:sessions`, `${base}:touched`].sort(),
+    );
+    expect(keys).not.toContain(`${legacy}blob-touched`);
+    expect(await admin.get(`${base}:touched`)).toBe(touched);
+    expect(await admin.smembers(`${base}:sessions`)).toEqual(sessions);
+    // The moved reference index and time still drive retention.
+    await upgraded.append({
+      sessionId: "old",
+      runId: "r",
+      expectedSeq: 1,
+      events: [{ type: "run.completed", payload: {} }],
+    });
+    expect(await upgraded.deleteSession("old", { blobGraceMs: 0 })).toMatchObject({
+      deletedBlobs: 1,
+      keptBlobs: 0,
+    });
+    expect(await keysUnder(admin, legacy)).toEqual([`${legacy}schema-version`]);
+    await upgraded.close();
+
+    await admin.set(`${legacy}schema-version`, "3");
+    const newer = new RedisEventStore({ url, keyPrefix: legacy });
+    await expect(newer.init()).rejects.toMatchObject({ code: "store-unavailable" });
+    await newer.close();
+  });
+
   it("keeps hostile ids apart and out of key names", async () => {
     const hostile = ["}", "{", "a:b", "{x}", "s:{a}:log", "a}b{c", "x:run:y", "*?[]", "sessions"];
     for (const sessionId of hostile) {
@@ -409,7 +469,7 @@ describe.skipIf(!available)("RedisEventStore", () => {
     const listed = (await store.listSessions()).sessions.map((session) => session.sessionId);
     for (const sessionId of hostile) expect(listed).toContain(sessionId);
     const layout = new RegExp(
-      `^${prefix}(schema-version|sessions|blob-touched|blob(-sessions)?:[0-9a-f]{64}|s:\\{[0-9a-f]{64}\\}:(meta|log|ids|runs|run:[0-9a-f]{64}:(events|head)))$`,
+      `^${prefix}(schema-version|sessions|blob:\\{[0-9a-f]{64}\\}(:sessions|:touched)?|s:\\{[0-9a-f]{64}\\}:(meta|log|ids|runs|run:[0-9a-f]{64}:(events|head)))$`,
     );
     // Lone surrogates have no UTF-8 form (they would collide with U+FFFD): refused up front.
     await expect(

@@ -39,9 +39,7 @@ import { type AppendAddress, appendScriptCall, type PlannedWrite } from "./appen
 import { createClient, describeClient, readDurability, unavailable } from "./client.js";
 import { decodeEvent, decodeHead, decodePairs, decodeSnapshot, type Snapshot } from "./codec.js";
 import {
-  blobKey,
-  blobSessionsKey,
-  blobTouchedKey,
+  blobKeys,
   idField,
   idFromField,
   type RunKeys,
@@ -54,6 +52,7 @@ import {
   sessionMember,
   sessionsKey,
 } from "./keys.js";
+import { migrateBlobsFromLayout1 } from "./layout-migration.js";
 import {
   APPEND_BATCH_SCRIPT,
   APPEND_SCRIPT,
@@ -62,8 +61,11 @@ import {
   runScript,
 } from "./scripts.js";
 
-/** Version of the key layout below; init() refuses a database written in another one. */
-const LAYOUT_VERSION = "1";
+/**
+ * Version of the key layout (keys.ts); init() moves a layout-1 database to it
+ * (layout-migration.ts) and refuses any other.
+ */
+const LAYOUT_VERSION = "2";
 /** Script round trips one append may take when other writers move the run in between. */
 const MAX_ATTEMPTS = 4;
 /** Run heads remembered from this store's own appends (saves the read before a write). */
@@ -152,7 +154,12 @@ export class RedisEventStore implements EventStore {
   async init(): Promise<void> {
     try {
       await this.#client.set(schemaKey(this.#prefix), LAYOUT_VERSION, "NX");
-      const version = await this.#client.get(schemaKey(this.#prefix));
+      let version = await this.#client.get(schemaKey(this.#prefix));
+      if (version === "1") {
+        await migrateBlobsFromLayout1(this.#client, this.#prefix);
+        await this.#client.set(schemaKey(this.#prefix), LAYOUT_VERSION);
+        version = LAYOUT_VERSION;
+      }
       if (version !== LAYOUT_VERSION) {
         throw new StoreUnavailableError(
           `redis keys under ${JSON.stringify(this.#prefix)} use layout version ${version}; this version of agent-ledger reads version ${LAYOUT_VERSION}`,
@@ -506,7 +513,7 @@ export class RedisEventStore implements EventStore {
     if (refs.length === 0) return;
     const member = idField(sessionId);
     await Promise.all(
-      refs.map((ref) => this.#client.sadd(blobSessionsKey(this.#prefix, ref.slice(7)), member)),
+      refs.map((ref) => this.#client.sadd(blobKeys(this.#prefix, ref.slice(7)).sessions, member)),
     );
   }
 
@@ -520,16 +527,20 @@ export class RedisEventStore implements EventStore {
     if (blobs.length === 0) return [];
     const now = Date.now();
     try {
-      // SET NX and the touched-at time together (MULTI), so retention sees both or neither.
-      const multi = this.#client.multi();
-      for (const blob of blobs) {
-        const hex = blob.ref.slice(7);
-        multi.set(blobKey(this.#prefix, hex), Buffer.from(blob.stored), "NX");
-        multi.zadd(blobTouchedKey(this.#prefix), now, hex);
-      }
-      const results = await multi.exec();
-      const failed = results?.find(([error]) => error !== null);
-      if (failed) throw failed[0];
+      // Per blob, SET NX and the touched-at time together (one MULTI in the blob's slot), so
+      // retention sees both or neither. The MULTIs of several blobs go out together.
+      await Promise.all(
+        blobs.map(async (blob) => {
+          const keys = blobKeys(this.#prefix, blob.ref.slice(7));
+          const results = await this.#client
+            .multi()
+            .set(keys.content, Buffer.from(blob.stored), "NX")
+            .set(keys.touched, now)
+            .exec();
+          const failed = results?.find(([error]) => error !== null);
+          if (failed) throw failed[0];
+        }),
+      );
       return blobs.map((blob) => blob.ref);
     } catch (error) {
       throw unavailable(error, "putBlob");
@@ -540,7 +551,7 @@ export class RedisEventStore implements EventStore {
     assertBlobRef(ref);
     let bytes: Buffer | null;
     try {
-      bytes = await this.#client.getBuffer(blobKey(this.#prefix, ref.slice(7)));
+      bytes = await this.#client.getBuffer(blobKeys(this.#prefix, ref.slice(7)).content);
     } catch (error) {
       throw unavailable(error, "getBlob");
     }
@@ -557,7 +568,7 @@ export class RedisEventStore implements EventStore {
     try {
       // One command per key (pipelined on the wire): blob keys are in different Cluster slots.
       values = await Promise.all(
-        unique.map((ref) => this.#client.getBuffer(blobKey(this.#prefix, ref.slice(7)))),
+        unique.map((ref) => this.#client.getBuffer(blobKeys(this.#prefix, ref.slice(7)).content)),
       );
     } catch (error) {
       throw unavailable(error, "getBlobs");
@@ -571,8 +582,15 @@ export class RedisEventStore implements EventStore {
   }
 
   /**
-   * Retention (§4): refuses an open run, deletes the session's keys in one MULTI, then each
-   * blob it referenced with COLLECT_BLOB_SCRIPT (no other session, older than the grace).
+   * Retention (§4): refuses an open run, takes the session out of the sessions index, deletes
+   * the session's keys in one MULTI (one slot), then each blob it referenced with
+   * COLLECT_BLOB_SCRIPT (no other session, older than the grace), each in its own slot.
+   *
+   * The index lives in another slot, so it cannot share the MULTI. It goes first, after the
+   * session's `listed` flag: a process that dies before the MULTI leaves the session whole and
+   * unlisted, and both a retried deleteSession and a new append to the session (which then
+   * lists it again) find it. Deleting the keys first could strand an index entry that no call
+   * would ever clean.
    */
   async deleteSession(
     sessionId: string,
@@ -587,6 +605,8 @@ export class RedisEventStore implements EventStore {
     try {
       const jsons = await this.#client.lrange(session.log, 0, -1);
       const refs = refsOf(jsons.map((json) => JSON.parse(json) as { evidenceRefs?: string[] }));
+      await this.#client.hdel(session.meta, "listed");
+      await this.#client.zrem(sessionsKey(this.#prefix), sessionMember(sessionId));
       const multi = this.#client.multi();
       multi.del(session.meta, session.log, session.ids, session.runs);
       for (const run of runs) {
@@ -594,21 +614,16 @@ export class RedisEventStore implements EventStore {
         multi.del(keys.events, keys.head);
         this.#heads.delete(keys.head);
       }
-      multi.zrem(sessionsKey(this.#prefix), sessionMember(sessionId));
       await multi.exec();
       const member = idField(sessionId);
       let deletedBlobs = 0;
       for (const ref of refs) {
-        const hex = ref.slice(7);
+        const keys = blobKeys(this.#prefix, ref.slice(7));
         const deleted = await runScript(
           this.#client,
           COLLECT_BLOB_SCRIPT,
-          [
-            blobSessionsKey(this.#prefix, hex),
-            blobKey(this.#prefix, hex),
-            blobTouchedKey(this.#prefix),
-          ],
-          [member, cutoff, hex],
+          [keys.sessions, keys.content, keys.touched],
+          [member, cutoff],
         );
         deletedBlobs += Number(deleted);
       }

@@ -147,18 +147,17 @@ return out
 
 /**
  * Retention of one blob a deleted session referenced, atomically against putBlob (a MULTI of
- * SET NX + ZADD) and the reference index (SADD before each append that names the blob).
- * KEYS: 1 the blob's session set, 2 the blob, 3 the touched-at sorted set.
- * ARGV: 1 the deleted session (idField), 2 cutoff (epoch ms), 3 the blob's hex.
- * Returns 1 if the blob was deleted. (All three keys must be on one node: on Redis Cluster a
- * deployment that needs retention keeps them in one slot or runs deleteSession per node.)
+ * SET NX + the touched-at time) and the reference index (SADD before each append that names
+ * the blob). KEYS (one slot: the blob's hash tag): 1 the blob's session set, 2 the blob, 3 its
+ * touched-at time. ARGV: 1 the deleted session (idField), 2 cutoff (epoch ms). Returns 1 if
+ * the blob was deleted.
  */
 export const COLLECT_BLOB_SCRIPT = script(`
 redis.call('SREM', KEYS[1], ARGV[1])
 if redis.call('SCARD', KEYS[1]) > 0 then return 0 end
-local touched = redis.call('ZSCORE', KEYS[3], ARGV[3])
+local touched = redis.call('GET', KEYS[3])
 if touched and tonumber(touched) > tonumber(ARGV[2]) then return 0 end
 local deleted = redis.call('DEL', KEYS[2])
-redis.call('ZREM', KEYS[3], ARGV[3])
+redis.call('DEL', KEYS[3])
 return deleted
 `);

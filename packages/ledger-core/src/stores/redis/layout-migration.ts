@@ -1,0 +1,80 @@
+import type { Cluster, Redis } from "ioredis";
+import { blobKeys } from "./keys.js";
+
+/**
+ * Layout 1 kept a blob's content (`blob:<hex>`), its reference set (`blob-sessions:<hex>`) and
+ * its put time (one sorted set, `blob-touched`) in three different slots, so on Redis Cluster
+ * putBlob's MULTI and retention's script were refused (CROSSSLOT). Layout 2 gives the three
+ * keys of a blob the blob's hash tag. Everything else is unchanged.
+ */
+function legacyBlobKeys(prefix: string, hex: string) {
+  return {
+    content: `${prefix}blob:${hex}`,
+    sessions: `${prefix}blob-sessions:${hex}`,
+    touched: `${prefix}blob-touched`,
+  };
+}
+
+/** `pattern` with SCAN's glob characters escaped, so a prefix is matched literally. */
+function globLiteral(text: string): string {
+  return text.replace(/[\\*?[\]]/g, (character) => `\\${character}`);
+}
+
+/** Every key matching `pattern`, from each master of a Cluster or from the one server. */
+async function scanKeys(client: Redis | Cluster, pattern: string): Promise<string[]> {
+  const nodes: Redis[] =
+    "isCluster" in client && client.isCluster
+      ? (client as Cluster).nodes("master")
+      : [client as Redis];
+  const keys: string[] = [];
+  for (const node of nodes) {
+    let cursor = "0";
+    do {
+      const [next, batch] = await node.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+      cursor = next;
+      keys.push(...batch);
+    } while (cursor !== "0");
+  }
+  return keys;
+}
+
+/**
+ * Moves every layout-1 blob under `prefix` to its layout-2 keys. Idempotent, so processes that
+ * start at once, or one that died half way, can all run it: content and time are copied with
+ * SET NX (a blob put since under layout 2 keeps its own), references are added to the new set,
+ * and only then are the old keys removed. Writers of the old version must be stopped first:
+ * what they write after it ran is not moved.
+ */
+export async function migrateBlobsFromLayout1(
+  client: Redis | Cluster,
+  prefix: string,
+): Promise<void> {
+  const hexes = new Set<string>();
+  const literal = globLiteral(prefix);
+  for (const [pattern, shape] of [
+    [`${literal}blob:*`, /^blob:([0-9a-f]{64})$/],
+    [`${literal}blob-sessions:*`, /^blob-sessions:([0-9a-f]{64})$/],
+  ] as const) {
+    for (const key of await scanKeys(client, pattern)) {
+      const hex = shape.exec(key.slice(prefix.length))?.[1];
+      if (hex !== undefined) hexes.add(hex);
+    }
+  }
+  const touchedKey = legacyBlobKeys(prefix, "").touched;
+  for (const hex of hexes) {
+    const old = legacyBlobKeys(prefix, hex);
+    const moved = blobKeys(prefix, hex);
+    const content = await client.getBuffer(old.content);
+    if (content !== null) await client.set(moved.content, content, "NX");
+    const touched = await client.zscore(touchedKey, hex);
+    if (touched !== null) await client.set(moved.touched, touched, "NX");
+    const sessions = await client.smembers(old.sessions);
+    if (sessions.length > 0) await client.sadd(moved.sessions, ...sessions);
+    await client.del(old.content);
+    await client.del(old.sessions);
+    await client.zrem(touchedKey, hex);
+  }
+  // Times of blobs that have neither content nor references (a put that failed half way).
+  const orphans = (await client.zrange(touchedKey, 0, -1)).filter((hex) => !hexes.has(hex));
+  if (orphans.length > 0) await client.zrem(touchedKey, ...orphans);
+}

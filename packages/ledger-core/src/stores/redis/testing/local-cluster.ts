@@ -1,0 +1,140 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { Cluster, Redis } from "ioredis";
+
+const run = promisify(execFile);
+
+/** A Redis Cluster of three masters started from the machine's `redis-server` for one test file. */
+export interface LocalCluster {
+  nodes: { host: string; port: number }[];
+  /** A new ioredis Cluster client on these nodes (the caller quits it). */
+  client(): Cluster;
+  stop(): Promise<void>;
+}
+
+/**
+ * Why a local cluster cannot start here (no `redis-server` or `redis-cli`), or undefined. Under
+ * `CI=true` a missing binary is an error: the run must fail, never skip.
+ */
+export async function localClusterUnavailable(): Promise<string | undefined> {
+  for (const binary of ["redis-server", "redis-cli"]) {
+    try {
+      await run(binary, ["--version"]);
+    } catch (error) {
+      const reason = `${binary} not found (${String(error)})`;
+      if (process.env.CI === "true")
+        throw new Error(`CI=true and the Redis Cluster tests need ${reason}`);
+      console.warn(`[agent-ledger] skipping Redis Cluster tests: ${reason}`);
+      return reason;
+    }
+  }
+  return undefined;
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+/** Three consecutive ports whose cluster bus ports (+10000) are free too. */
+async function freePorts(): Promise<number[]> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 17_000 + Math.floor(Math.random() * 2_000) * 3;
+    const ports = [base, base + 1, base + 2];
+    const all = [...ports, ...ports.map((port) => port + 10_000)];
+    if ((await Promise.all(all.map(portFree))).every(Boolean)) return ports;
+  }
+  throw new Error("no free ports for a local Redis Cluster");
+}
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`local Redis Cluster: ${what} not reached within ${timeoutMs} ms`);
+}
+
+async function nodeAnswer(port: number, ...command: string[]): Promise<string> {
+  const client = new Redis({ host: "127.0.0.1", port, lazyConnect: true, maxRetriesPerRequest: 0 });
+  try {
+    await client.connect();
+    return String(await client.call(command[0] as string, ...command.slice(1)));
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** Starts three cluster-enabled `redis-server` processes (nothing on disk) and joins them. */
+export async function startLocalCluster(): Promise<LocalCluster> {
+  const dir = mkdtempSync(join(tmpdir(), "agent-ledger-cluster-"));
+  const ports = await freePorts();
+  const processes: ChildProcess[] = ports.map((port) =>
+    spawn(
+      "redis-server",
+      [
+        "--port",
+        String(port),
+        "--bind",
+        "127.0.0.1",
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        `nodes-${port}.conf`,
+        "--dir",
+        dir,
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+      ],
+      { stdio: "ignore" },
+    ),
+  );
+  const stop = async () => {
+    for (const child of processes) child.kill("SIGKILL");
+    await Promise.all(
+      processes.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) resolve();
+            else child.once("exit", () => resolve());
+          }),
+      ),
+    );
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    for (const port of ports)
+      await until(`node ${port} up`, async () => (await nodeAnswer(port, "PING")) === "PONG");
+    await run("redis-cli", [
+      "--cluster",
+      "create",
+      ...ports.map((port) => `127.0.0.1:${port}`),
+      "--cluster-replicas",
+      "0",
+      "--cluster-yes",
+    ]);
+    for (const port of ports)
+      await until(`cluster state ok on ${port}`, async () =>
+        (await nodeAnswer(port, "CLUSTER", "INFO")).includes("cluster_state:ok"),
+      );
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const nodes = ports.map((port) => ({ host: "127.0.0.1", port }));
+  return {
+    nodes,
+    client: () => new Cluster(nodes, { redisOptions: { maxRetriesPerRequest: 1 } }),
+    stop,
+  };
+}
