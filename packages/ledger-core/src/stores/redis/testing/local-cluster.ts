@@ -99,8 +99,14 @@ export async function startLocalCluster(): Promise<LocalCluster> {
       { stdio: "ignore" },
     ),
   );
-  const stop = async () => {
+  // If the test process ends without stop() (a crash, an interrupted run), the servers go too.
+  const killAll = () => {
     for (const child of processes) child.kill("SIGKILL");
+  };
+  process.once("exit", killAll);
+  const stop = async () => {
+    process.off("exit", killAll);
+    killAll();
     await Promise.all(
       processes.map(
         (child) =>
