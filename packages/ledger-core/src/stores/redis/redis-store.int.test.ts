@@ -411,9 +411,12 @@ describe.skipIf(!available)("RedisEventStore", () => {
     await admin.sadd(`${legacy}blob-sessions:${hex}`, ...sessions);
     await admin.set(`${legacy}schema-version`, "1");
 
+    // Two processes starting at once both move the keys; one starting later finds none left.
     const upgraded = new RedisEventStore({ url, keyPrefix: legacy });
+    const sibling = new RedisEventStore({ url, keyPrefix: legacy });
+    await Promise.all([upgraded.init(), sibling.init()]);
+    await sibling.close();
     await upgraded.init();
-    await upgraded.init(); // a second process starting after the first: nothing left to move
     expect(await admin.get(`${legacy}schema-version`)).toBe("2");
     expect(new TextDecoder().decode(await upgraded.getBlob(ref))).toBe(
       "evidence kept across the upgrade",
