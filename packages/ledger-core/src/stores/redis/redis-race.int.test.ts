@@ -1,10 +1,17 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import type { Cluster } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LedgerEvent } from "../../events/types.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { RedisEventStore } from "./redis-store.js";
+import {
+  clusterUrl,
+  type LocalCluster,
+  localClusterUnavailable,
+  startLocalCluster,
+} from "./testing/local-cluster.js";
 import { deleteKeys, freshPrefix } from "./testing/test-keys.js";
 
 const url = SERVER_URLS.redis;
@@ -45,12 +52,13 @@ function startWriter(args: string[]): {
 /** Runs the writers while tailing the session by cursor; returns what the tailer saw. */
 async function race(
   store: RedisEventStore,
+  writerUrl: string,
   prefix: string,
   sessionId: string,
   runOf: (writer: number) => string,
 ): Promise<{ seen: LedgerEvent[]; conflicts: number }> {
   const writers = Array.from({ length: WRITERS }, (_, writer) =>
-    startWriter([url, prefix, sessionId, runOf(writer), `w${writer}`, String(PER_WRITER)]),
+    startWriter([writerUrl, prefix, sessionId, runOf(writer), `w${writer}`, String(PER_WRITER)]),
   );
   await Promise.all(writers.map((writer) => writer.ready));
   for (const writer of writers) writer.child.stdin?.end("go\n");
@@ -102,22 +110,18 @@ function checkRun(events: LedgerEvent[], length: number): void {
   });
 }
 
-describe.skipIf(!available)("RedisEventStore across processes", () => {
+/** The race cases against one target: its store, and the URL its writer processes open. */
+function raceCases(label: string, target: () => { store: RedisEventStore; writerUrl: string }) {
   const prefix = freshPrefix("race");
-  const store = new RedisEventStore({ url, keyPrefix: prefix });
-
-  afterAll(async () => {
-    await store.close();
-    await deleteKeys(url, prefix);
-  });
 
   it("has the compiled writer script (run tsc -b first)", () => {
     expect(existsSync(writerScript)).toBe(true);
   });
 
   it("8 processes appending to one run: gap-free seqs and cursors, each event once", async () => {
-    const { seen, conflicts } = await race(store, prefix, "one-run", () => "shared");
-    console.info(`[redis race] one run: ${TOTAL} events, ${conflicts} conflicts retried`);
+    const { store, writerUrl } = target();
+    const { seen, conflicts } = await race(store, writerUrl, prefix, "one-run", () => "shared");
+    console.info(`[${label} race] one run: ${TOTAL} events, ${conflicts} conflicts retried`);
     checkSeen(seen);
     const run = await store.readRun({ sessionId: "one-run", runId: "shared" });
     checkRun(run.events, TOTAL);
@@ -131,7 +135,8 @@ describe.skipIf(!available)("RedisEventStore across processes", () => {
   });
 
   it("8 processes appending to separate runs of one session", async () => {
-    const { seen } = await race(store, prefix, "many-runs", (writer) => `run-${writer}`);
+    const { store, writerUrl } = target();
+    const { seen } = await race(store, writerUrl, prefix, "many-runs", (writer) => `run-${writer}`);
     checkSeen(seen);
     for (let writer = 0; writer < WRITERS; writer++) {
       const run = await store.readRun({ sessionId: "many-runs", runId: `run-${writer}` });
@@ -142,4 +147,44 @@ describe.skipIf(!available)("RedisEventStore across processes", () => {
     const [summary] = (await store.listSessions({ after: "many-runr", limit: 1 })).sessions;
     expect(summary).toMatchObject({ sessionId: "many-runs", eventCount: TOTAL });
   });
+  return prefix;
+}
+
+describe.skipIf(!available)("RedisEventStore across processes", () => {
+  let store: RedisEventStore;
+  const prefix = raceCases("redis", () => {
+    store ??= new RedisEventStore({ url, keyPrefix: prefix });
+    return { store, writerUrl: url };
+  });
+
+  afterAll(async () => {
+    await store?.close();
+    await deleteKeys(url, prefix);
+  });
 });
+
+// The same races on a Redis Cluster of three masters: the writers open their own Cluster client.
+const clusterUnavailable = await localClusterUnavailable();
+
+describe.skipIf(clusterUnavailable !== undefined)(
+  "RedisEventStore on a Cluster across processes",
+  () => {
+    let cluster: LocalCluster;
+    let client: Cluster;
+    let store: RedisEventStore;
+    beforeAll(async () => {
+      cluster = await startLocalCluster();
+      client = cluster.client();
+    }, 60_000);
+    afterAll(async () => {
+      await store?.close();
+      client?.disconnect();
+      await cluster?.stop();
+    });
+
+    const prefix = raceCases("redis cluster", () => {
+      store ??= new RedisEventStore({ client, keyPrefix: prefix });
+      return { store, writerUrl: clusterUrl(cluster) };
+    });
+  },
+);

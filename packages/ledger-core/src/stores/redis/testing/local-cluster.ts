@@ -64,13 +64,42 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20
 }
 
 async function nodeAnswer(port: number, ...command: string[]): Promise<string> {
-  const client = new Redis({ host: "127.0.0.1", port, lazyConnect: true, maxRetriesPerRequest: 0 });
+  const client = new Redis({
+    host: "127.0.0.1",
+    port,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  // A node still starting refuses the connection: connect() rejects and the caller polls again
+  // (without a listener ioredis would also print the refusal as an unhandled error event).
+  client.on("error", () => {});
   try {
     await client.connect();
     return String(await client.call(command[0] as string, ...command.slice(1)));
   } finally {
     client.disconnect();
   }
+}
+
+/**
+ * The nodes as one string for a child process, `redis-cluster://host:port,host:port,...`: a
+ * form only the test writers read (the store's own URLs name one server).
+ */
+export function clusterUrl(cluster: LocalCluster): string {
+  return `redis-cluster://${cluster.nodes.map((node) => `${node.host}:${node.port}`).join(",")}`;
+}
+
+/** A Cluster client on the nodes of a `clusterUrl`. */
+export function clusterFromUrl(url: string): Cluster {
+  const nodes = url
+    .slice("redis-cluster://".length)
+    .split(",")
+    .map((node) => {
+      const [host, port] = node.split(":");
+      return { host: host as string, port: Number(port) };
+    });
+  return new Cluster(nodes, { redisOptions: { maxRetriesPerRequest: 1 } });
 }
 
 /** Starts three cluster-enabled `redis-server` processes (nothing on disk) and joins them. */

@@ -5,13 +5,18 @@
 import { createInterface } from "node:readline";
 import { LedgerError } from "../../../events/errors.js";
 import { RedisEventStore } from "../redis-store.js";
+import { clusterFromUrl } from "./local-cluster.js";
 
 const [url, keyPrefix, sessionId, runId, writer, countText] = process.argv.slice(2);
 if (!url || !keyPrefix || !sessionId || !runId || !writer || !countText) {
   throw new Error("usage: race-writer <url> <keyPrefix> <sessionId> <runId> <writer> <count>");
 }
 const count = Number(countText);
-const store = new RedisEventStore({ url, keyPrefix });
+// A local test cluster comes as redis-cluster://host:port,... (see local-cluster.ts).
+const cluster = url.startsWith("redis-cluster://") ? clusterFromUrl(url) : undefined;
+const store = cluster
+  ? new RedisEventStore({ client: cluster, keyPrefix })
+  : new RedisEventStore({ url, keyPrefix });
 await store.init();
 process.stdout.write("ready\n");
 await new Promise<void>((resolve) => {
@@ -44,4 +49,5 @@ for (let index = 0; index < count; index++) {
   }
 }
 await store.close();
+cluster?.disconnect();
 process.stdout.write(`${JSON.stringify({ appended: count, conflicts })}\n`);
