@@ -1,4 +1,4 @@
-import { canonicalJson } from "../events/canonical.js";
+import { canonicalJson, jsonString } from "../events/canonical.js";
 import type { JsonValue } from "../events/json.js";
 
 const MEMO_MIN_LENGTH = 256;
@@ -13,7 +13,7 @@ const MAX_MEMO = 50_000;
 export class CanonicalJsonMemo {
   readonly #strings = new Map<string, string>();
   readonly #stringJson = (value: string): string => {
-    if (value.length < MEMO_MIN_LENGTH) return JSON.stringify(value);
+    if (value.length < MEMO_MIN_LENGTH) return jsonString(value);
     let json = this.#strings.get(value);
     if (json === undefined) {
       json = JSON.stringify(value);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canonicalJson, hashJson, sha256Hex } from "./canonical.js";
+import { canonicalJson, hashJson, jsonString, sha256Hex } from "./canonical.js";
 import type { JsonValue } from "./json.js";
 import { toPlainJson } from "./json.js";
 
@@ -125,5 +125,34 @@ describe("canonicalJson (RFC 8785)", () => {
         expect.objectContaining({ code: "non-serializable" }),
       );
     }
+  });
+});
+
+describe("jsonString", () => {
+  it("writes every string exactly as JSON.stringify does", () => {
+    const samples = [
+      "",
+      "0190a0b0-0000-7000-8000-000000000001",
+      'a"b',
+      "a\\b",
+      "tab\there",
+      "\u0000\u001f\u007f",
+      "é€ 😀",
+      "\uD83D",
+      "x\uDE00y",
+      "\u2028\u2029",
+    ];
+    // Random strings over the code units that matter: ASCII, controls, quotes, surrogates.
+    const units = [0x00, 0x1f, 0x20, 0x22, 0x5c, 0x41, 0x7f, 0xe9, 0xd83d, 0xde00, 0xffff];
+    let seed = 7;
+    for (let index = 0; index < 2000; index++) {
+      let text = "";
+      for (let length = index % 9; length > 0; length--) {
+        seed = (seed * 1103515245 + 12345) % 2 ** 31;
+        text += String.fromCharCode(units[seed % units.length] as number);
+      }
+      samples.push(text);
+    }
+    for (const text of samples) expect(jsonString(text)).toBe(JSON.stringify(text));
   });
 });

@@ -1,4 +1,4 @@
-import { canonicalJson, sha256Hex } from "./canonical.js";
+import { canonicalJson, jsonString, sha256Hex } from "./canonical.js";
 import type { JsonValue } from "./json.js";
 import type { LedgerEvent } from "./types.js";
 
@@ -60,7 +60,7 @@ function envelopeHash(record: Record<string, JsonValue | undefined>): string {
     if (value === undefined) continue;
     if (out.length > 1) out += ",";
     // Most envelope values are ids and times: strings, written as JSON writes them.
-    out += `"${key}":${typeof value === "string" ? JSON.stringify(value) : canonicalJson(value)}`;
+    out += `"${key}":${typeof value === "string" ? jsonString(value) : canonicalJson(value)}`;
   }
   return sha256Hex(out + "}");
 }
