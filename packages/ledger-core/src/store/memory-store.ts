@@ -1,3 +1,4 @@
+import { isoNow } from "../events/clock.js";
 import { ConflictError, NotFoundError } from "../events/errors.js";
 import { assertId, uuidv7 } from "../events/ids.js";
 import { cloneJson } from "../events/json.js";
@@ -76,7 +77,7 @@ export class MemoryEventStore implements EventStore {
         if (stored) existing.push(stored);
       }
     }
-    const now = new Date().toISOString();
+    const now = isoNow();
     const plan = planAppend({ request: valid, head: run?.head ?? EMPTY_HEAD, existing, now });
     if (plan.kind === "deduplicated")
       return { events: plan.events.map(cloneEvent), deduplicated: true };

@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from "ioredis";
+import { isoNow } from "../../events/clock.js";
 import {
   ConflictError,
   InvalidArgumentError,
@@ -195,7 +196,7 @@ export class RedisEventStore implements EventStore {
           request: valid,
           head: snapshot.head,
           existing: snapshot.existing,
-          now: new Date().toISOString(),
+          now: isoNow(),
         });
         if (plan.kind === "deduplicated") return { events: plan.events, deduplicated: true };
         const outcome = await this.#write(session, run, valid, plan, snapshot.head);

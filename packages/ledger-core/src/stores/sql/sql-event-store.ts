@@ -1,3 +1,4 @@
+import { isoNow } from "../../events/clock.js";
 import {
   ConflictError,
   LedgerError,
@@ -96,7 +97,7 @@ export class SqlEventStore implements EventStore {
     }
     const result = await this.#write(
       (attempt) =>
-        appendProgram(valid, new Date().toISOString(), {
+        appendProgram(valid, isoNow(), {
           checkExisting: attempt > 1 || fast === "check",
         }),
       sessionId,
@@ -118,7 +119,7 @@ export class SqlEventStore implements EventStore {
     cached: CachedHead,
   ): Promise<AppendResult | "check" | undefined> {
     if (this.#atHead === undefined) return undefined;
-    const planned = planAtHead(valid, cached, new Date().toISOString());
+    const planned = planAtHead(valid, cached, isoNow());
     if (planned === undefined) return undefined;
     let last: number | undefined;
     try {
