@@ -103,6 +103,7 @@ export function validateNewEvent(value: unknown, path: string): ValidEvent {
     }
   }
   // Paths are only built for a bad value: on every valid event they cost more than the checks.
+  // (A field's path is `${path}.field`, what childPath gives for an identifier, without its test.)
   const given = input.eventId;
   if (given !== undefined && !isValidId(given)) assertId(given, childPath(path, "eventId"));
   const eventId = given === undefined ? uuidv7() : (given as string);
@@ -125,17 +126,15 @@ export function validateNewEvent(value: unknown, path: string): ValidEvent {
   }
   // A recorder's actor was validated (and frozen) when the recorder was made.
   if (input.actor !== undefined)
-    out.actor = trusted
-      ? (input.actor as Actor)
-      : validateActor(input.actor, childPath(path, "actor"));
+    out.actor = trusted ? (input.actor as Actor) : validateActor(input.actor, `${path}.actor`);
   out.payload =
     input.payload === undefined
       ? null
       : trusted
         ? (input.payload as JsonValue)
-        : toPlainJson(input.payload, childPath(path, "payload"));
+        : toPlainJson(input.payload, `${path}.payload`);
   if (input.evidenceRefs !== undefined) {
-    const refsPath = childPath(path, "evidenceRefs");
+    const refsPath = `${path}.evidenceRefs`;
     if (!Array.isArray(input.evidenceRefs))
       throw new InvalidEventError(refsPath, "evidenceRefs must be an array");
     // An indexed loop, not map: map skips the holes of a sparse array and would keep them.
@@ -154,11 +153,10 @@ export function validateNewEvent(value: unknown, path: string): ValidEvent {
   if (input.metadata !== undefined) {
     out.metadata = trusted
       ? (input.metadata as JsonObject)
-      : validateMetadata(input.metadata, childPath(path, "metadata"));
+      : validateMetadata(input.metadata, `${path}.metadata`);
   }
   // The recorder checked a tool's effect as it built the request (`toolEffect`).
-  if (type === "tool.requested" && !trusted)
-    validateEffect(out.payload, childPath(path, "payload"));
+  if (type === "tool.requested" && !trusted) validateEffect(out.payload, `${path}.payload`);
   return out;
 }
 
