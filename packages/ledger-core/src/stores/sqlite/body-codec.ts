@@ -61,28 +61,30 @@ const utf8Scratch = Buffer.allocUnsafe(MAX_DEFLATE_INPUT_BYTES * 3);
 /** The value to store in `events.body` for an event's JSON. */
 export function encodeBody(body: string): string | Buffer {
   if (body.length < MIN_COMPRESS_CHARS) return body;
-  const compressed = deflateBody(body);
-  const out = Buffer.allocUnsafe(compressed.byteLength + 1);
-  out[0] = BODY_DEFLATE_V1;
-  out.set(compressed, 1);
-  return out;
+  return deflateBody(body);
 }
 
 /**
- * The body's UTF-8 bytes, deflate-raw with `BODY_DICTIONARY_V1`. Up to 16 KiB our encoder
- * (deflate.ts) writes the stream: zlib's per-call setup (a stream, deflateInit, loading the
- * dictionary) costs more than compressing a 1 KB body. Longer bodies are rare, and zlib's
- * setup is small next to them. Both write the same format; `decodeBody` reads either.
+ * The format byte, then the body's UTF-8 bytes deflate-raw with `BODY_DICTIONARY_V1`. Up to
+ * 16 KiB our encoder (deflate.ts) writes the stream: zlib's per-call setup (a stream,
+ * deflateInit, loading the dictionary) costs more than compressing a 1 KB body. Longer bodies
+ * are rare, and zlib's setup is small next to them. Both write the same format; `decodeBody`
+ * reads either.
  */
-function deflateBody(body: string): Uint8Array {
+function deflateBody(body: string): Buffer {
   // A UTF-16 unit takes at most 3 UTF-8 bytes: a body of 16 Ki units fits the scratch whole.
   if (body.length <= MAX_DEFLATE_INPUT_BYTES) {
     const byteLength = utf8Scratch.write(body, 0, "utf8");
     if (byteLength <= MAX_DEFLATE_INPUT_BYTES) {
-      return deflateRawWithDictionary(utf8Scratch.subarray(0, byteLength), PREPARED_DICTIONARY_V1);
+      return deflateRawWithDictionary(
+        utf8Scratch.subarray(0, byteLength),
+        PREPARED_DICTIONARY_V1,
+        BODY_DEFLATE_V1,
+      );
     }
   }
-  return deflateRawSync(body, { dictionary: BODY_DICTIONARY_V1 });
+  const compressed = deflateRawSync(body, { dictionary: BODY_DICTIONARY_V1 });
+  return Buffer.concat([Buffer.from([BODY_DEFLATE_V1]), compressed]);
 }
 
 /** The event JSON of a stored `events.body` value (TEXT as is, BLOB decompressed). */

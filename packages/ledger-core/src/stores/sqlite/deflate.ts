@@ -84,9 +84,14 @@ const head = new Int16Array(1 << HASH_BITS);
 
 /**
  * Compresses `input` (at most `MAX_DEFLATE_INPUT_BYTES`) to one raw DEFLATE stream that
- * inflates with `prepared`'s dictionary.
+ * inflates with `prepared`'s dictionary. With `header`, that byte comes first in the result
+ * (a stored body's format byte), so the stream is copied out once.
  */
-export function deflateRawWithDictionary(input: Uint8Array, prepared: PreparedDictionary): Buffer {
+export function deflateRawWithDictionary(
+  input: Uint8Array,
+  prepared: PreparedDictionary,
+  header?: number,
+): Buffer {
   if (input.byteLength > MAX_DEFLATE_INPUT_BYTES) {
     throw new InvalidArgumentError(
       "input",
@@ -95,8 +100,10 @@ export function deflateRawWithDictionary(input: Uint8Array, prepared: PreparedDi
   }
   const tokenCount = findMatches(input, prepared);
   const byteLength = writeBlock(input, tokenCount);
-  const result = Buffer.allocUnsafe(byteLength);
-  result.set(output.subarray(0, byteLength));
+  const offset = header === undefined ? 0 : 1;
+  const result = Buffer.allocUnsafe(offset + byteLength);
+  if (header !== undefined) result[0] = header;
+  result.set(output.subarray(0, byteLength), offset);
   return result;
 }
 
