@@ -102,8 +102,22 @@ export function clusterFromUrl(url: string): Cluster {
   return new Cluster(nodes, { redisOptions: { maxRetriesPerRequest: 1 } });
 }
 
-/** Starts three cluster-enabled `redis-server` processes (nothing on disk) and joins them. */
+/**
+ * Starts three cluster-enabled `redis-server` processes (nothing on disk) and joins them. Two
+ * test files may pick the same free ports at once (checked, then bound by another process), so
+ * a start that fails is tried again on other ports, twice.
+ */
 export async function startLocalCluster(): Promise<LocalCluster> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnFreePorts();
+    } catch (error) {
+      if (attempt === 3) throw error;
+    }
+  }
+}
+
+async function startOnFreePorts(): Promise<LocalCluster> {
   const dir = mkdtempSync(join(tmpdir(), "agent-ledger-cluster-"));
   const ports = await freePorts();
   const processes: ChildProcess[] = ports.map((port) =>
