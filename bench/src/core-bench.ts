@@ -11,7 +11,16 @@ import {
 } from "@agent-ledger/core";
 import { decodeBody, SqliteEventStore } from "@agent-ledger/core/sqlite";
 import Database from "better-sqlite3";
-import { alternate, median, percentile, type Row, round, sample, timeMs } from "./stats.js";
+import {
+  alternate,
+  median,
+  percentile,
+  perSecond,
+  type Row,
+  round,
+  sample,
+  timeMs,
+} from "./stats.js";
 
 const actor = { type: "agent", id: "bench" } as const;
 const request = {
@@ -186,9 +195,8 @@ async function sqliteGroupCommit(dir: string): Promise<Row[]> {
   // Events per second of one round: 25 times 8 parallel tool calls, or 200 raw transactions.
   const perRound = 200;
   let call = 0;
-  const oursRound = async () =>
-    perRound /
-    ((await timeMs(async () => {
+  const oursRound = () =>
+    perSecond(perRound, async () => {
       for (let round = 0; round < perRound / 8; round++) {
         await Promise.all(
           Array.from({ length: 8 }, () =>
@@ -200,14 +208,11 @@ async function sqliteGroupCommit(dir: string): Promise<Row[]> {
           ),
         );
       }
-    })) /
-      1000);
-  const rawRound = async () =>
-    perRound /
-    ((await timeMs(() => {
+    });
+  const rawRound = () =>
+    perSecond(perRound, () => {
       for (let index = 0; index < perRound; index++) raw.write(body);
-    })) /
-      1000);
+    });
   const [oursRates, baseRates] = await alternate([oursRound, rawRound], { rounds: 6, warmup: 10 });
   raw.db.close();
   await store.close();

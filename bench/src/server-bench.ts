@@ -6,7 +6,7 @@ import { SERVER_URLS, serverAvailable } from "@agent-ledger/core/testing";
 import { Redis } from "ioredis";
 import mysql from "mysql2/promise";
 import pg from "pg";
-import { alternate, median, percentile, type Row, sample, timeMs } from "./stats.js";
+import { alternate, median, percentile, perSecond, type Row, sample } from "./stats.js";
 
 const actor = { type: "agent", id: "bench" } as const;
 const request = {
@@ -233,27 +233,23 @@ async function throughput(target: Target, oneSession: boolean): Promise<Row> {
     );
     await Promise.all(recorders.map((recorder) => recorder.startRun()));
     // Events per second of one round: WRITERS writers, each `count` writes in a row.
-    const ours = async (count: number) =>
-      (WRITERS * count) /
-      ((await timeMs(() =>
+    const ours = (count: number) =>
+      perSecond(WRITERS * count, () =>
         Promise.all(
           recorders.map(async (recorder) => {
             for (let index = 0; index < count; index++) await recorder.beforeModelCall({ request });
           }),
         ),
-      )) /
-        1000);
-    const base = async (count: number) =>
-      (WRITERS * count) /
-      ((await timeMs(() =>
+      );
+    const base = (count: number) =>
+      perSecond(WRITERS * count, () =>
         Promise.all(
           Array.from({ length: WRITERS }, async (_, writer) => {
             const session = oneSession ? shared : `raw-${writer}`;
             for (let index = 0; index < count; index++) await raw.write(session);
           }),
         ),
-      )) /
-        1000);
+      );
     // Warm-up rounds of both (JIT, pools, server caches, the VM's own ramp), then rounds
     // taken in turns, the order reversed each round, so drift hits both alike; the medians
     // are compared.

@@ -61,6 +61,11 @@ export async function alternate<T>(
   return results;
 }
 
+/** Events per second of `fn`, which writes `count` events. */
+export async function perSecond(count: number, fn: () => unknown): Promise<number> {
+  return count / ((await timeMs(fn)) / 1000);
+}
+
 /** Wall time of `fn` in ms. */
 export async function timeMs(fn: () => unknown): Promise<number> {
   const start = process.hrtime.bigint();
