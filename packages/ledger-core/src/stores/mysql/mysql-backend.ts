@@ -137,11 +137,6 @@ export class MysqlBackend extends SharedReads implements SqlBackend {
     }
   }
 
-  /** The one-round-trip append (see SqlBackend.appendAtHead): `appendAtHeads` of one. */
-  async appendAtHead(append: HeadAppend): Promise<number | undefined> {
-    return (await this.appendAtHeads([append]))[0];
-  }
-
   /**
    * The one-round-trip append of one run or of several runs of one session (see
    * SqlBackend.appendAtHeads), on MariaDB only: an anonymous compound statement (`BEGIN NOT

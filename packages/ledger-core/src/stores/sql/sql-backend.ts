@@ -34,7 +34,8 @@ export interface SqlBackend {
    * Optional: several `appendAtHead`s (distinct runs of ONE session) in one round trip and one
    * transaction, answering each as `appendAtHead` would: its last cursor, or undefined when its
    * stored head was not the expected one. A driver error answers all of them. The store gathers
-   * a session's concurrent appends into it (group commit).
+   * a session's concurrent appends into it (group commit), and then calls only this one: a
+   * backend that has it needs no `appendAtHead`.
    */
   appendAtHeads?(appends: HeadAppend[]): Promise<(number | undefined)[]>;
   classify(error: unknown): DriverErrorKind;
