@@ -62,18 +62,16 @@ export class CommitQueue {
             this.#nextSeq = head.length;
             this.#resync = false;
           }
-          // One call alone (a sequential agent's every call) takes its events as they are.
-          const only = batch.length === 1 ? batch[0] : undefined;
+          // One call alone (a sequential agent's every call) sends its events as they are.
           const stored = await this.#appendWithRetry(
-            only ? only.events : batch.flatMap((item) => item.events),
+            batch.length === 1
+              ? (batch[0] as Pending).events
+              : batch.flatMap((item) => item.events),
           );
-          if (only) only.resolve(stored);
-          else {
-            let offset = 0;
-            for (const item of batch) {
-              item.resolve(stored.slice(offset, offset + item.events.length));
-              offset += item.events.length;
-            }
+          let offset = 0;
+          for (const item of batch) {
+            item.resolve(stored.slice(offset, offset + item.events.length));
+            offset += item.events.length;
           }
         } catch (error) {
           // After an unknown outcome the next batch re-reads the head instead of guessing.
