@@ -215,7 +215,7 @@ export class MemoryEventStore implements EventStore {
       newRunId: request.newRunId,
       source: source.events.slice(0, request.uptoSeq),
       newEventId: uuidv7,
-      now: new Date().toISOString(),
+      now: isoNow(),
     });
     const events = assignCursors(plan.events, session.cursor + 1);
     this.#commit(session, request.newRunId, events, plan.head);

@@ -480,7 +480,7 @@ export class RedisEventStore implements EventStore {
         newRunId: request.newRunId,
         source: prefix,
         newEventId: uuidv7,
-        now: new Date().toISOString(),
+        now: isoNow(),
       });
       const outcome = await this.#write(
         session,

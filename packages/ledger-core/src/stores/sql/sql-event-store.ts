@@ -137,7 +137,7 @@ export class SqlEventStore implements EventStore {
   async fork(request: ForkRequest): Promise<AppendResult> {
     validateFork(request);
     return this.#write(
-      () => forkProgram(request, new Date().toISOString(), uuidv7),
+      () => forkProgram(request, isoNow(), uuidv7),
       request.sessionId,
       request.newRunId,
       0,
