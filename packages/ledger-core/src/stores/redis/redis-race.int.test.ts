@@ -1,17 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { Cluster } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import type { LedgerEvent } from "../../events/types.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { RedisEventStore } from "./redis-store.js";
-import {
-  clusterUrl,
-  type LocalCluster,
-  localClusterUnavailable,
-  startLocalCluster,
-} from "./testing/local-cluster.js";
+import { localClusterForTests } from "./testing/cluster-hooks.js";
+import { clusterUrl, localClusterUnavailable } from "./testing/local-cluster.js";
 import { deleteKeys, freshPrefix } from "./testing/test-keys.js";
 
 const url = SERVER_URLS.redis;
@@ -110,10 +105,15 @@ function checkRun(events: LedgerEvent[], length: number): void {
   });
 }
 
-/** The race cases against one target: its store, and the URL its writer processes open. */
-function raceCases(label: string, target: () => { store: RedisEventStore; writerUrl: string }) {
-  const prefix = freshPrefix("race");
-
+/**
+ * The race cases against one target, under one key prefix: the target gives the store the test
+ * reads with and the URL its writer processes open (valid once the target's servers are up).
+ */
+function raceCases(
+  label: string,
+  prefix: string,
+  target: () => { store: RedisEventStore; writerUrl: string },
+): void {
   it("has the compiled writer script (run tsc -b first)", () => {
     expect(existsSync(writerScript)).toBe(true);
   });
@@ -147,18 +147,15 @@ function raceCases(label: string, target: () => { store: RedisEventStore; writer
     const [summary] = (await store.listSessions({ after: "many-runr", limit: 1 })).sessions;
     expect(summary).toMatchObject({ sessionId: "many-runs", eventCount: TOTAL });
   });
-  return prefix;
 }
 
 describe.skipIf(!available)("RedisEventStore across processes", () => {
-  let store: RedisEventStore;
-  const prefix = raceCases("redis", () => {
-    store ??= new RedisEventStore({ url, keyPrefix: prefix });
-    return { store, writerUrl: url };
-  });
+  const prefix = freshPrefix("race");
+  const store = new RedisEventStore({ url, keyPrefix: prefix });
+  raceCases("redis", prefix, () => ({ store, writerUrl: url }));
 
   afterAll(async () => {
-    await store?.close();
+    await store.close();
     await deleteKeys(url, prefix);
   });
 });
@@ -169,22 +166,15 @@ const clusterUnavailable = await localClusterUnavailable();
 describe.skipIf(clusterUnavailable !== undefined)(
   "RedisEventStore on a Cluster across processes",
   () => {
-    let cluster: LocalCluster;
-    let client: Cluster;
-    let store: RedisEventStore;
-    beforeAll(async () => {
-      cluster = await startLocalCluster();
-      client = cluster.client();
-    }, 60_000);
+    const local = localClusterForTests();
+    let store: RedisEventStore | undefined;
+    const prefix = freshPrefix("race");
+    raceCases("redis cluster", prefix, () => {
+      store ??= new RedisEventStore({ client: local.client(), keyPrefix: prefix });
+      return { store, writerUrl: clusterUrl(local.cluster()) };
+    });
     afterAll(async () => {
       await store?.close();
-      client?.disconnect();
-      await cluster?.stop();
-    });
-
-    const prefix = raceCases("redis cluster", () => {
-      store ??= new RedisEventStore({ client, keyPrefix: prefix });
-      return { store, writerUrl: clusterUrl(cluster) };
     });
   },
 );
