@@ -90,16 +90,22 @@ export function clusterUrl(cluster: LocalCluster): string {
   return `redis-cluster://${cluster.nodes.map((node) => `${node.host}:${node.port}`).join(",")}`;
 }
 
+/** The client the tests and the writer processes use on a local cluster's nodes. */
+function clusterClient(nodes: LocalCluster["nodes"]): Cluster {
+  return new Cluster(nodes, { redisOptions: { maxRetriesPerRequest: 1 } });
+}
+
 /** A Cluster client on the nodes of a `clusterUrl`. */
 export function clusterFromUrl(url: string): Cluster {
-  const nodes = url
-    .slice("redis-cluster://".length)
-    .split(",")
-    .map((node) => {
-      const [host, port] = node.split(":");
-      return { host: host as string, port: Number(port) };
-    });
-  return new Cluster(nodes, { redisOptions: { maxRetriesPerRequest: 1 } });
+  return clusterClient(
+    url
+      .slice("redis-cluster://".length)
+      .split(",")
+      .map((node) => {
+        const [host, port] = node.split(":");
+        return { host: host as string, port: Number(port) };
+      }),
+  );
 }
 
 /**
@@ -183,7 +189,7 @@ async function startOnFreePorts(): Promise<LocalCluster> {
   const nodes = ports.map((port) => ({ host: "127.0.0.1", port }));
   return {
     nodes,
-    client: () => new Cluster(nodes, { redisOptions: { maxRetriesPerRequest: 1 } }),
+    client: () => clusterClient(nodes),
     stop,
   };
 }
