@@ -38,25 +38,19 @@ function quoteIdent(name: string): string {
  * run head is locked with SELECT ... FOR UPDATE, the session counter row by its upsert. A
  * connection that failed is destroyed, never returned to the pool.
  */
-export class MysqlBackend extends SharedReads implements SqlBackend {
+export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend {
   readonly #pool: mysql.Pool;
   readonly #owned: boolean;
   readonly #database: string | undefined;
-  readonly #tables: Tables;
-  readonly #db: Db;
   readonly #location: string;
   readonly #bound = new WeakMap<mysql.PoolConnection, Db>();
   #mariaDb: Promise<boolean> | undefined;
 
   constructor(options: { pool: mysql.Pool; owned: boolean; database?: string; location: string }) {
-    const tables = mysqlTables(options.database);
-    const db = drizzle({ client: options.pool });
-    super(db as unknown as QueryDb, tables);
+    super(drizzle({ client: options.pool }), mysqlTables(options.database));
     this.#pool = options.pool;
     this.#owned = options.owned;
     this.#database = options.database;
-    this.#tables = tables;
-    this.#db = db;
     this.#location = options.location;
   }
 
@@ -278,9 +272,9 @@ END`;
   }
 
   async #execute(tx: Db, step: WriteStep): Promise<unknown> {
-    const shared = sharedStep(tx as unknown as QueryDb, this.#tables, step);
+    const shared = sharedStep(tx as unknown as QueryDb, this.tables, step);
     if (shared !== undefined) return shared;
-    const { events, runs, sessions, blobs, blobRefs } = this.#tables;
+    const { events, runs, sessions, blobs, blobRefs } = this.tables;
     switch (step.kind) {
       case "index-refs":
         await tx
@@ -347,8 +341,8 @@ END`;
   }
 
   async listSessions(after: string | undefined, limit: number | undefined): Promise<SessionRow[]> {
-    const { sessions } = this.#tables;
-    const query = this.#db
+    const { sessions } = this.tables;
+    const query = this.db
       .select()
       .from(sessions)
       .where(after === undefined ? undefined : gt(sessions.sessionId, after))
@@ -362,8 +356,8 @@ END`;
     touchedAt: number,
     _durable: boolean,
   ): Promise<void> {
-    const { blobs } = this.#tables;
-    await this.#db
+    const { blobs } = this.tables;
+    await this.db
       .insert(blobs)
       .values(
         rows.map((row) => ({
@@ -376,10 +370,10 @@ END`;
   }
 
   async getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
-    const { blobs } = this.#tables;
+    const { blobs } = this.tables;
     const out = new Map<string, Uint8Array>();
     for (let start = 0; start < refs.length; start += 1000) {
-      const rows = await this.#db
+      const rows = await this.db
         .select({ ref: blobs.blobRef, content: blobs.content })
         .from(blobs)
         .where(inArray(blobs.blobRef, refs.slice(start, start + 1000)));

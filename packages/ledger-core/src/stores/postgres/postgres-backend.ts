@@ -35,25 +35,19 @@ function quoteIdent(name: string): string {
  * pool: a pooled query would escape the transaction). A client whose connection failed is
  * destroyed (`release(error)`), never returned to the pool.
  */
-export class PostgresBackend extends SharedReads implements SqlBackend {
+export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> implements SqlBackend {
   readonly #pool: pg.Pool;
   readonly #owned: boolean;
   readonly #schema: string;
-  readonly #tables: Tables;
-  readonly #db: NodePgDatabase;
   readonly #location: string;
   readonly #bound = new WeakMap<pg.PoolClient, NodePgDatabase>();
   #appendQueries: AppendQueries | undefined;
 
   constructor(options: { pool: pg.Pool; owned: boolean; schema?: string; location: string }) {
-    const tables = postgresTables(options.schema);
-    const db = drizzle({ client: options.pool });
-    super(db as unknown as QueryDb, tables);
+    super(drizzle({ client: options.pool }), postgresTables(options.schema));
     this.#pool = options.pool;
     this.#owned = options.owned;
     this.#schema = options.schema ?? "public";
-    this.#tables = tables;
-    this.#db = db;
     this.#location = options.location;
   }
 
@@ -300,9 +294,9 @@ SELECT last_cursor FROM c`;
   }
 
   async #execute(tx: NodePgDatabase, step: WriteStep): Promise<unknown> {
-    const shared = sharedStep(tx as unknown as QueryDb, this.#tables, step);
+    const shared = sharedStep(tx as unknown as QueryDb, this.tables, step);
     if (shared !== undefined) return shared;
-    const { events, runs, sessions, blobs, blobRefs } = this.#tables;
+    const { events, runs, sessions, blobs, blobRefs } = this.tables;
     switch (step.kind) {
       case "index-refs":
         await tx
@@ -373,10 +367,10 @@ SELECT last_cursor FROM c`;
   }
 
   async listSessions(after: string | undefined, limit: number | undefined): Promise<SessionRow[]> {
-    const { sessions } = this.#tables;
+    const { sessions } = this.tables;
     // Code-point order whatever the database's collation, like SQLite and MySQL's VARBINARY.
     const id = sql`${sessions.sessionId} collate "C"`;
-    const query = this.#db
+    const query = this.db
       .select()
       .from(sessions)
       .where(after === undefined ? undefined : sql`${id} > ${after}`)
@@ -389,8 +383,8 @@ SELECT last_cursor FROM c`;
     touchedAt: number,
     _durable: boolean,
   ): Promise<void> {
-    const { blobs } = this.#tables;
-    await this.#db
+    const { blobs } = this.tables;
+    await this.db
       .insert(blobs)
       .values(
         rows.map((row) => ({
@@ -403,10 +397,10 @@ SELECT last_cursor FROM c`;
   }
 
   async getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
-    const { blobs } = this.#tables;
+    const { blobs } = this.tables;
     const out = new Map<string, Uint8Array>();
     for (let start = 0; start < refs.length; start += 1000) {
-      const rows = await this.#db
+      const rows = await this.db
         .select({ ref: blobs.blobRef, content: blobs.content })
         .from(blobs)
         .where(inArray(blobs.blobRef, refs.slice(start, start + 1000)));

@@ -223,32 +223,38 @@ async function insertEvents(db: QueryDb, { events }: QueryTables, rows: EventRow
 
 /**
  * The reads of `SqlBackend` that PostgreSQL and MySQL run with the same queries, for their
- * backends to inherit (each passes its own database and tables).
+ * backends to inherit. It holds the backend's drizzle database and tables (typed for its
+ * dialect), which the backend's own queries use too.
  */
-export abstract class SharedReads
+export abstract class SharedReads<Db extends object, Tables extends QueryTables>
   implements Pick<SqlBackend, "runHead" | "readRun" | "readSession" | "listRuns">
 {
-  readonly #db: QueryDb;
-  readonly #tables: QueryTables;
+  protected readonly db: Db;
+  protected readonly tables: Tables;
 
-  protected constructor(db: QueryDb, tables: QueryTables) {
-    this.#db = db;
-    this.#tables = tables;
+  protected constructor(db: Db, tables: Tables) {
+    this.db = db;
+    this.tables = tables;
+  }
+
+  /** The database on the surface the shared queries use. */
+  get #query(): QueryDb {
+    return this.db as unknown as QueryDb;
   }
 
   runHead(sessionId: string, runId: string): Promise<HeadRow | undefined> {
-    return runHeadRow(this.#db, this.#tables, sessionId, runId);
+    return runHeadRow(this.#query, this.tables, sessionId, runId);
   }
 
   readRun(sessionId: string, runId: string, fromSeq: number, limit?: number): Promise<string[]> {
-    return runBodies(this.#db, this.#tables, sessionId, runId, { fromSeq, limit });
+    return runBodies(this.#query, this.tables, sessionId, runId, { fromSeq, limit });
   }
 
   readSession(sessionId: string, after: number, limit?: number): Promise<string[]> {
-    return sessionBodies(this.#db, this.#tables, sessionId, after, limit);
+    return sessionBodies(this.#query, this.tables, sessionId, after, limit);
   }
 
   listRuns(sessionId: string): Promise<RunRow[]> {
-    return runRows(this.#db, this.#tables, sessionId);
+    return runRows(this.#query, this.tables, sessionId);
   }
 }
