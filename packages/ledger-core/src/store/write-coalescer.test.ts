@@ -14,21 +14,58 @@ function manualFlush() {
   return { batches, flush };
 }
 
-const tick = () => new Promise((resolve) => setImmediate(resolve));
+/**
+ * Lets the event loop turn twice: a batch answered now schedules what waits for the end of the
+ * turn its answer is handled on.
+ */
+const tick = () => new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 
 describe("WriteCoalescer", () => {
   it("starts a lone write at once, and gathers the writes that wait into one batch", async () => {
     const { batches, flush } = manualFlush();
     const coalescer = new WriteCoalescer(flush, { key: () => "s", maxInFlight: 2, maxBatch: 10 });
     const answers = [1, 2, 3, 4, 5].map((item) => coalescer.submit(item));
-    // Two start alone (nothing was running), three wait.
-    expect(batches.map((batch) => batch.items)).toEqual([[1], [2]]);
-    batches[1]?.finish(["two"]);
+    // The first starts alone (nothing was running); the others go together once this turn of
+    // the event loop is over.
+    expect(batches.map((batch) => batch.items)).toEqual([[1]]);
     await tick();
-    expect(batches.map((batch) => batch.items)).toEqual([[1], [2], [3, 4, 5]]);
+    expect(batches.map((batch) => batch.items)).toEqual([[1], [2, 3, 4, 5]]);
+    // Two batches run: a sixth waits until one of them is answered.
+    answers.push(coalescer.submit(6));
+    await tick();
+    expect(batches).toHaveLength(2);
+    batches[1]?.finish(["two", "three", "four", "five"]);
+    await tick();
+    expect(batches.map((batch) => batch.items)).toEqual([[1], [2, 3, 4, 5], [6]]);
     batches[0]?.finish(["one"]);
-    batches[2]?.finish(["three", "four", "five"]);
-    expect(await Promise.all(answers)).toEqual(["one", "two", "three", "four", "five"]);
+    batches[2]?.finish(["six"]);
+    expect(await Promise.all(answers)).toEqual(["one", "two", "three", "four", "five", "six"]);
+  });
+
+  it("writers a batch answers go out together when they write again, not the first one alone", async () => {
+    const { batches, flush } = manualFlush();
+    const coalescer = new WriteCoalescer(flush, { key: () => "s", maxInFlight: 2, maxBatch: 10 });
+    const again: Promise<string>[] = [];
+    // Each writer writes again as soon as it is answered, as a recorder's next call does.
+    const writer = (item: number) =>
+      coalescer.submit(item).then((answer) => {
+        again.push(coalescer.submit(item + 100));
+        return answer;
+      });
+    const first = coalescer.submit(0);
+    const answers = [1, 2, 3].map(writer);
+    await tick();
+    expect(batches.map((batch) => batch.items)).toEqual([[0], [1, 2, 3]]);
+    // Batch [1, 2, 3] is answered while [0] still runs: a slot is free, yet the three writers'
+    // next writes share one batch instead of the first taking the slot alone.
+    batches[1]?.finish(["a", "b", "c"]);
+    expect(await Promise.all(answers)).toEqual(["a", "b", "c"]);
+    await tick();
+    expect(batches.map((batch) => batch.items)).toEqual([[0], [1, 2, 3], [101, 102, 103]]);
+    batches[0]?.finish(["zero"]);
+    batches[2]?.finish(["x", "y", "z"]);
+    expect(await first).toBe("zero");
+    expect(await Promise.all(again)).toEqual(["x", "y", "z"]);
   });
 
   it("caps a batch at maxBatch and keeps the rest for the next", async () => {

@@ -77,7 +77,7 @@ describe.skipIf(!available)("PostgresEventStore", () => {
       await Promise.all([upgraded.init(), upgraded.init()]);
       const versions = await client.query(`SELECT version FROM "${old}".schema_version`);
       expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
-      // Five runs of one session at once: two statements start alone, three go out together
+      // Five runs of one session at once: the first statement starts alone, four go out together
       // through the function the upgrade created.
       const runs = ["r1", "r2", "r3", "r4", "r5"];
       for (const runId of runs)

@@ -231,7 +231,7 @@ describe.skipIf(!available)("RedisEventStore", () => {
         events: [{ type: "input.received", payload: "other" }],
       });
       evalsha.mockClear();
-      // Submitted in one tick: two scripts start, the other three go out together. r3's
+      // Submitted in one tick: one script starts, the other four go out together. r3's
       // expectedSeq is right (2) though `own` believed 1: the script refuses its stale view
       // and the store writes it again on the script's own view.
       const results = await Promise.all(
@@ -246,8 +246,8 @@ describe.skipIf(!available)("RedisEventStore", () => {
       );
       const batches = evalsha.mock.calls.filter(([sha]) => sha === APPEND_BATCH_SCRIPT.sha);
       expect(batches).toHaveLength(1);
-      // ARGV: the number of calls first (after the sha, the key count and 3 x 6 keys).
-      expect(batches[0]?.[2 + 18]).toBe(3);
+      // ARGV: the number of calls first (after the sha, the key count and 4 x 6 keys).
+      expect(batches[0]?.[2 + 24]).toBe(4);
       results.forEach((result, index) => {
         expect(result.deduplicated).toBe(false);
         expect(result.events[0]?.seq).toBe(index === 3 ? 2 : 1);
