@@ -19,13 +19,31 @@ const statementErrnos = new Set([1062, 1213, 1205, 1406, 1264, 1366]);
 
 /**
  * The batch shapes worth keeping prepared on a connection: one append of a few events (every
- * recorded call), or a few appends of one event each (a session's parallel writers). Other
- * shapes (sizes mixed) are rare and many, so they are closed after use.
+ * recorded call), or a few appends of one event each, of one session (its parallel writers) or
+ * of as many sessions (a store's writers on their own sessions). Other shapes (sizes or
+ * sessions mixed) are rare and many, so they are closed after use.
  */
 function isCommonShape(appends: HeadAppend[]): boolean {
   const few = 16;
   if (appends.length === 1) return (appends[0]?.events.length ?? 0) <= few;
-  return appends.length <= few && appends.every((append) => append.events.length === 1);
+  if (appends.length > few || appends.some((append) => append.events.length !== 1)) return false;
+  const sessions = new Set(appends.map((append) => append.sessionId)).size;
+  return sessions === 1 || sessions === appends.length;
+}
+
+/**
+ * Appends sorted by (session, run), cut into runs of one session each, every append with its
+ * index in that order (the statement's variable names).
+ */
+function sessionGroups(sorted: HeadAppend[]): { append: HeadAppend; i: number }[][] {
+  const groups: { append: HeadAppend; i: number }[][] = [];
+  sorted.forEach((append, i) => {
+    const last = groups[groups.length - 1];
+    if (last !== undefined && last[0]?.append.sessionId === append.sessionId)
+      last.push({ append, i });
+    else groups.push([{ append, i }]);
+  });
+  return groups;
 }
 
 function quoteIdent(name: string): string {
@@ -132,23 +150,26 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
   }
 
   /**
-   * The one-round-trip append of one run or of several runs of one session (see
+   * The one-round-trip append of one run or of several runs, of one or several sessions (see
    * SqlBackend.appendAtHeads), on MariaDB only: an anonymous compound statement (`BEGIN NOT
    * ATOMIC`, one statement, so no `multipleStatements` is needed and an application's pool works
    * as it is) runs the whole READ COMMITTED transaction on the server. It moves each run's head
-   * only if it still is the cached one, locking the runs rows first, in run order, like the
-   * transactional path; then bumps the session's counter once by the events of the appends that
-   * moved (held until COMMIT: cursors stay gap-free and in commit order) and inserts those
-   * events with consecutive cursors. An append whose head was not the expected one writes
-   * nothing and answers undefined. Any error rolls back and is re-raised with its own errno.
-   * Plain SQL rather than drizzle's builder, prepared once per shape (events per append) and
-   * connection by the driver: this runs on every recorded call. MySQL has no anonymous blocks:
-   * there (undefined) the store uses the transactional program.
+   * only if it still is the cached one, locking the runs rows first, in (session, run) order,
+   * like the transactional path; then, session by session in the same order, bumps the
+   * session's counter once by the events of its appends that moved (held until COMMIT: cursors
+   * stay gap-free and in commit order) and inserts those events with consecutive cursors. Every
+   * batch takes its locks in that one order (runs rows, then counter rows), so two batches never
+   * deadlock on each other. An append whose head was not the expected one writes nothing and
+   * answers undefined. Any error rolls back and is re-raised with its own errno. Plain SQL
+   * rather than drizzle's builder, prepared once per shape (sessions, runs and events per
+   * append) and connection by the driver: this runs on every recorded call. MySQL has no
+   * anonymous blocks: there (undefined) the store uses the transactional program.
    */
+  readonly batchesAcrossSessions = true;
+
   async appendAtHeads(appends: HeadAppend[]): Promise<(number | undefined)[]> {
     if (!(await this.#isMariaDb())) return appends.map(() => undefined);
     const prefix = this.#database === undefined ? "" : `${quoteIdent(this.#database)}.`;
-    const sessionId = appends[0]?.sessionId as string;
     const order = appends
       .map((append, index) => ({ append, index }))
       .sort((x, y) => byRunKey(x.append, y.append));
@@ -158,7 +179,7 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
         append.length,
         append.status,
         append.lastHash,
-        sessionId,
+        append.sessionId,
         append.runId,
         append.expected.length,
         append.expected.lastHash,
@@ -168,42 +189,36 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
       AND status = 'running';
   SET m${i} = ROW_COUNT();`;
     });
-    values.push(appends[0]?.now ?? "", sessionId, sessionId);
-    const inserts = order.map(({ append }, i) => {
-      for (const event of append.events) {
-        values.push(
-          sessionId,
-          append.runId,
-          event.seq,
-          event.eventId,
-          event.eventType,
-          event.recordedAt,
-          event.bodyPrefix,
-        );
-      }
-      const rows = append.events
-        .map((_, k) => `(?, c + ${k + 1}, ?, ?, ?, ?, ?, CONCAT(?, c + ${k + 1}, '}'))`)
-        .join(", ");
-      return `IF m${i} = 1 THEN
+    const counters = sessionGroups(order.map(({ append }) => append)).map((group) => {
+      const first = group[0] as { append: HeadAppend; i: number };
+      values.push(first.append.now, first.append.sessionId, first.append.sessionId);
+      const inserts = group.map(({ append, i }) => {
+        for (const event of append.events) {
+          values.push(
+            append.sessionId,
+            append.runId,
+            event.seq,
+            event.eventId,
+            event.eventType,
+            event.recordedAt,
+            event.bodyPrefix,
+          );
+        }
+        const rows = append.events
+          .map((_, k) => `(?, c + ${k + 1}, ?, ?, ?, ?, ?, CONCAT(?, c + ${k + 1}, '}'))`)
+          .join(", ");
+        return `IF m${i} = 1 THEN
       INSERT INTO ${prefix}events
         (session_id, commit_cursor, run_id, seq, event_id, event_type, recorded_at, body)
         VALUES ${rows};
       SET c = c + ${append.events.length};
       SET l${i} = c;
     END IF;`;
-    });
-    const total = order.map(({ append }, i) => `m${i} * ${append.events.length}`).join(" + ");
-    // A counter row missing (never made by the store) fails the batch as a deadlock would: the
-    // store then writes each append on its own, and the transactional path answers.
-    const statement = `BEGIN NOT ATOMIC
-  DECLARE c BIGINT UNSIGNED;
-  DECLARE t BIGINT UNSIGNED;
-  ${order.map((_, i) => `DECLARE m${i} INT DEFAULT 0; DECLARE l${i} BIGINT UNSIGNED DEFAULT NULL;`).join("\n  ")}
-  DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
-  SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
-  START TRANSACTION;
-  ${moveRuns.join("\n  ")}
-  SET t = ${total};
+      });
+      const total = group.map(({ append, i }) => `m${i} * ${append.events.length}`).join(" + ");
+      // A counter row missing (never made by the store) fails the batch as a deadlock would:
+      // the store then writes each append on its own, and the transactional path answers.
+      return `SET t = ${total};
   IF t > 0 THEN
     UPDATE ${prefix}sessions SET last_cursor = last_cursor + t, updated_at = ?
       WHERE session_id = ?;
@@ -212,7 +227,17 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
     END IF;
     SELECT last_cursor - t INTO c FROM ${prefix}sessions WHERE session_id = ?;
     ${inserts.join("\n    ")}
-  END IF;
+  END IF;`;
+    });
+    const statement = `BEGIN NOT ATOMIC
+  DECLARE c BIGINT UNSIGNED;
+  DECLARE t BIGINT UNSIGNED;
+  ${order.map((_, i) => `DECLARE m${i} INT DEFAULT 0; DECLARE l${i} BIGINT UNSIGNED DEFAULT NULL;`).join("\n  ")}
+  DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+  SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
+  START TRANSACTION;
+  ${moveRuns.join("\n  ")}
+  ${counters.join("\n  ")}
   COMMIT;
   SELECT ${order.map((_, i) => `l${i}`).join(", ")};
 END`;

@@ -31,13 +31,20 @@ export interface SqlBackend {
    */
   appendAtHead?(append: HeadAppend): Promise<number | undefined>;
   /**
-   * Optional: several `appendAtHead`s (distinct runs of ONE session) in one round trip and one
+   * Optional: several `appendAtHead`s (distinct runs of ONE session, or of several with
+   * `batchesAcrossSessions`) in one round trip and one
    * transaction, answering each as `appendAtHead` would: its last cursor, or undefined when its
    * stored head was not the expected one. A driver error answers all of them. The store gathers
    * a session's concurrent appends into it (group commit), and then calls only this one: a
    * backend that has it needs no `appendAtHead`.
    */
   appendAtHeads?(appends: HeadAppend[]): Promise<(number | undefined)[]>;
+  /**
+   * True when `appendAtHeads` also takes appends of several sessions at once (each session's
+   * counter bumped once, all locks taken in one (session, run) order): the store then gathers
+   * the concurrent appends of all its sessions, not of each session apart.
+   */
+  readonly batchesAcrossSessions?: boolean;
   classify(error: unknown): DriverErrorKind;
   runHead(sessionId: string, runId: string): Promise<HeadRow | undefined>;
   readRun(sessionId: string, runId: string, fromSeq: number, limit?: number): Promise<string[]>;
