@@ -17,10 +17,10 @@ const request = {
 const body = JSON.stringify({ type: "model.requested", payload: { request } });
 const WRITERS = 8;
 /** Writes per writer in one round; rounds alternate ours and raw (see `alternate`). */
-const PER_WRITER = 100;
-const ROUNDS = 4;
+const PER_WRITER = 150;
+const ROUNDS = 8;
 /**
- * Untimed rounds of each first (4,000 writes each). A fresh process writes several times
+ * Untimed rounds of each first (6,000 writes each). A fresh process writes several times
  * slower for its first few thousand writes, the raw driver too, while V8 compiles the hot
  * paths on a helper thread that takes the core the server needs (measured, Redis, rounds of
  * 1,000 calls: ours 255 µs p50 and 397 µs of process CPU per call in the first round, 90 µs
