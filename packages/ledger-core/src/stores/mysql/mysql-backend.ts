@@ -149,6 +149,9 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
     }
   }
 
+  /** `appendAtHeads` takes the appends of several sessions in one statement (see below). */
+  readonly batchesAcrossSessions = true;
+
   /**
    * The one-round-trip append of one run or of several runs, of one or several sessions (see
    * SqlBackend.appendAtHeads), on MariaDB only: an anonymous compound statement (`BEGIN NOT
@@ -169,8 +172,6 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
    * append) and connection by the driver: this runs on every recorded call. MySQL has no
    * anonymous blocks: there (undefined) the store uses the transactional program.
    */
-  readonly batchesAcrossSessions = true;
-
   async appendAtHeads(appends: HeadAppend[]): Promise<(number | undefined)[]> {
     if (!(await this.#isMariaDb())) return appends.map(() => undefined);
     const prefix = this.#database === undefined ? "" : `${quoteIdent(this.#database)}.`;
