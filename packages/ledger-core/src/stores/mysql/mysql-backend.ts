@@ -63,6 +63,8 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
   readonly #location: string;
   readonly #bound = new WeakMap<mysql.PoolConnection, Db>();
   #mariaDb: Promise<boolean> | undefined;
+  /** What `#mariaDb` answered, once it has (undefined before). */
+  #isMariaDbKnown: boolean | undefined;
 
   constructor(options: { pool: mysql.Pool; owned: boolean; database?: string; location: string }) {
     super(drizzle({ client: options.pool }), mysqlTables(options.database));
@@ -116,6 +118,13 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
       if (destroy) connection.destroy();
       else connection.release();
     }
+    // Known from the first append on: on MySQL no append is planned for a path it lacks.
+    await this.#isMariaDb();
+  }
+
+  /** False once the server is known to be MySQL, which has no anonymous compound blocks. */
+  appendsAtHead(): boolean {
+    return this.#isMariaDbKnown !== false;
   }
 
   async write<T>(program: () => WriteProgram<T>): Promise<T> {
@@ -294,7 +303,11 @@ END`;
   #isMariaDb(): Promise<boolean> {
     this.#mariaDb ??= this.#pool
       .query("SELECT VERSION() AS version")
-      .then(([rows]) => /mariadb/i.test(String((rows as { version?: unknown }[])[0]?.version)))
+      .then(([rows]) => {
+        const version = String((rows as { version?: unknown }[])[0]?.version);
+        this.#isMariaDbKnown = /mariadb/i.test(version);
+        return this.#isMariaDbKnown;
+      })
       .catch((error: unknown) => {
         this.#mariaDb = undefined;
         throw error;

@@ -1,8 +1,10 @@
 import mysql from "mysql2/promise";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import { openStore } from "../../store/open-store.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
+import { SqlEventStore } from "../sql/sql-event-store.js";
+import { MysqlBackend } from "./mysql-backend.js";
 import { MysqlEventStore } from "./mysql-store.js";
 
 const available = await serverAvailable("mysql");
@@ -120,6 +122,72 @@ describe.skipIf(!available)("MysqlEventStore", () => {
     } finally {
       await store.close();
       await single.end();
+    }
+  });
+});
+
+/** The store over a backend that reports no one-statement path, as on MySQL. */
+class MysqlWithoutBlocks extends MysqlBackend {
+  override appendsAtHead(): boolean {
+    return false;
+  }
+}
+class StoreWithoutBlocks extends SqlEventStore {
+  constructor(backend: MysqlBackend) {
+    super(backend, "mysql");
+  }
+}
+
+describe.skipIf(!available)("MysqlEventStore on a server without anonymous blocks", () => {
+  it("knows after init that MariaDB has the one-statement path", async () => {
+    const backend = new MysqlBackend({
+      pool: pool as mysql.Pool,
+      owned: false,
+      database,
+      location: "test",
+    });
+    await backend.init();
+    expect(backend.appendsAtHead()).toBe(true);
+  });
+
+  it("plans no one-statement append there: every append takes the transactional path", async () => {
+    const backend = new MysqlWithoutBlocks({
+      pool: pool as mysql.Pool,
+      owned: false,
+      database,
+      location: "test",
+    });
+    // Watched before the store is made: the store binds the method when it is constructed.
+    const atHeads = vi.spyOn(backend, "appendAtHeads");
+    const store = new StoreWithoutBlocks(backend);
+    await store.init();
+    const sessions = [`noblock-a-${uuidv7()}`, `noblock-b-${uuidv7()}`];
+    const results = await Promise.all(
+      Array.from({ length: 6 }, async (_, writer) => {
+        const sessionId = sessions[writer % 2] as string;
+        const written = [];
+        for (let seq = 0; seq < 8; seq++) {
+          const result = await store.append({
+            sessionId,
+            runId: `run-${writer}`,
+            expectedSeq: seq,
+            events: [{ type: seq === 0 ? "run.started" : "x.step", payload: seq }],
+          });
+          written.push(...result.events);
+        }
+        return written;
+      }),
+    );
+    expect(atHeads).not.toHaveBeenCalled();
+    for (const sessionId of sessions) {
+      const stored = (await store.readSession({ sessionId })).events;
+      expect(stored.map((event) => event.commitCursor)).toEqual(
+        Array.from({ length: 24 }, (_, index) => index + 1),
+      );
+      const mine = results.flat().filter((event) => event.sessionId === sessionId);
+      expect(new Set(stored.map((event) => event.eventId))).toEqual(
+        new Set(mine.map((event) => event.eventId)),
+      );
     }
   });
 });

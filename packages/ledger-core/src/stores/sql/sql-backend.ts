@@ -45,6 +45,12 @@ export interface SqlBackend {
    * the concurrent appends of all its sessions, not of each session apart.
    */
   readonly batchesAcrossSessions?: boolean;
+  /**
+   * False once the backend knows its server lacks the one-round-trip path (MySQL, which has no
+   * anonymous blocks): the store then plans no at-head append and sends every append to the
+   * transactional program directly. Absent or true: the store tries the path.
+   */
+  appendsAtHead?(): boolean;
   classify(error: unknown): DriverErrorKind;
   runHead(sessionId: string, runId: string): Promise<HeadRow | undefined>;
   readRun(sessionId: string, runId: string, fromSeq: number, limit?: number): Promise<string[]>;

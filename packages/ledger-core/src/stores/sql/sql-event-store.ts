@@ -131,7 +131,7 @@ export class SqlEventStore implements EventStore {
     valid: ValidAppend,
     cached: CachedHead,
   ): Promise<AppendResult | "check" | undefined> {
-    if (this.#atHead === undefined) return undefined;
+    if (this.#atHead === undefined || this.#backend.appendsAtHead?.() === false) return undefined;
     const planned = planAtHead(valid, cached, isoNow());
     if (planned === undefined) return undefined;
     let last: number | undefined;
