@@ -30,7 +30,7 @@ const ROUNDS = 8;
 const WARMUP_ROUNDS = 5;
 /** beforeModelCall latency: samples per round, rounds, and untimed rounds first (3,000 calls). */
 const LATENCY_PER_ROUND = 75;
-const LATENCY_ROUNDS = 6;
+const LATENCY_ROUNDS = 20;
 const LATENCY_WARMUP_ROUNDS = 40;
 
 /** The raw driver doing the same durable single-row write the ledger's append does. */
