@@ -138,25 +138,23 @@ class StoreWithoutBlocks extends SqlEventStore {
   }
 }
 
+/** A backend on the test database through the shared pool (which it leaves open). */
+const backendOptions = () => ({
+  pool: pool as mysql.Pool,
+  owned: false,
+  database,
+  location: "test",
+});
+
 describe.skipIf(!available)("MysqlEventStore on a server without anonymous blocks", () => {
   it("knows after init that MariaDB has the one-statement path", async () => {
-    const backend = new MysqlBackend({
-      pool: pool as mysql.Pool,
-      owned: false,
-      database,
-      location: "test",
-    });
+    const backend = new MysqlBackend(backendOptions());
     await backend.init();
     expect(backend.appendsAtHead()).toBe(true);
   });
 
   it("plans no one-statement append there: every append takes the transactional path", async () => {
-    const backend = new MysqlWithoutBlocks({
-      pool: pool as mysql.Pool,
-      owned: false,
-      database,
-      location: "test",
-    });
+    const backend = new MysqlWithoutBlocks(backendOptions());
     // Watched before the store is made: the store binds the method when it is constructed.
     const atHeads = vi.spyOn(backend, "appendAtHeads");
     const store = new StoreWithoutBlocks(backend);
