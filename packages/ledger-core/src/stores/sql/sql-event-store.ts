@@ -65,7 +65,10 @@ const groupCommit = {
  * event loop go out together. Measured on MariaDB with 8 writers on 8 sessions (bench/README.md):
  * a statement per session's append spent more client and server CPU per event than the 8 raw
  * writers on this two-core machine (median ratio 0.59-0.61x); gathered across sessions,
- * 0.72-0.75x, where at most two or four statements at once gave 0.65-0.70x.
+ * 0.72-0.75x, where at most two or four statements at once gave 0.65-0.70x. The price: a
+ * statement waits for the locks of all its sessions, so an append to a session another process
+ * holds (a long `deleteSession`, say) also holds back the appends that went out with it, until
+ * that lock is released or the server's lock wait times out (then each is written on its own).
  */
 const groupCommitAcrossSessions = { key: () => "", maxInFlight: 8, maxBatch: 64 };
 
