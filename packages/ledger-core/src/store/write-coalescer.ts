@@ -70,8 +70,14 @@ export class WriteCoalescer<T, R> {
     setImmediate(() => {
       lane.scheduled = false;
       this.#start(key, lane);
-      if (lane.inFlight === 0 && lane.waiting.length === 0) this.#lanes.delete(key);
+      this.#dropIfIdle(key, lane);
     });
+  }
+
+  /** Forgets a lane with nothing running, waiting or scheduled (the next write makes a new one). */
+  #dropIfIdle(key: string, lane: Lane<T, R>): void {
+    if (lane.inFlight === 0 && lane.waiting.length === 0 && !lane.scheduled)
+      this.#lanes.delete(key);
   }
 
   #start(key: string, lane: Lane<T, R>): void {
@@ -98,7 +104,7 @@ export class WriteCoalescer<T, R> {
         .finally(() => {
           lane.inFlight--;
           if (lane.waiting.length > 0) this.#schedule(key, lane);
-          else if (lane.inFlight === 0 && !lane.scheduled) this.#lanes.delete(key);
+          else this.#dropIfIdle(key, lane);
         });
     }
   }
