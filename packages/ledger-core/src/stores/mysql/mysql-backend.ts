@@ -3,7 +3,7 @@ import { drizzle, type MySql2Database } from "drizzle-orm/mysql2";
 import type mysql from "mysql2/promise";
 import { LedgerError } from "../../events/errors.js";
 import type { StoreDescription } from "../../store/event-store.js";
-import { byRunKey, type HeadAppend } from "../sql/head-cache.js";
+import { type HeadAppend, inLockOrder } from "../sql/head-cache.js";
 import { pendingMigrations } from "../sql/migrations.js";
 import type { SessionRow } from "../sql/rows.js";
 import { idText, type QueryDb, SharedReads, sharedStep } from "../sql/shared-queries.js";
@@ -184,9 +184,7 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
   async appendAtHeads(appends: HeadAppend[]): Promise<(number | undefined)[]> {
     if (!(await this.#isMariaDb())) return appends.map(() => undefined);
     const prefix = this.#database === undefined ? "" : `${quoteIdent(this.#database)}.`;
-    const order = appends
-      .map((append, index) => ({ append, index }))
-      .sort((x, y) => byRunKey(x.append, y.append));
+    const order = inLockOrder(appends);
     const values: (string | number | null)[] = [];
     const moveRuns = order.map(({ append }, i) => {
       values.push(

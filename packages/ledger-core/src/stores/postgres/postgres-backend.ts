@@ -4,7 +4,7 @@ import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
 import type pg from "pg";
 import { LedgerError } from "../../events/errors.js";
 import type { StoreDescription } from "../../store/event-store.js";
-import { byRunKey, type HeadAppend } from "../sql/head-cache.js";
+import { type HeadAppend, inLockOrder } from "../sql/head-cache.js";
 import { pendingMigrations } from "../sql/migrations.js";
 import type { SessionRow } from "../sql/rows.js";
 import { type QueryDb, SharedReads, sharedStep } from "../sql/shared-queries.js";
@@ -161,9 +161,7 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
    */
   async appendAtHeads(appends: HeadAppend[]): Promise<(number | undefined)[]> {
     if (appends.length === 1) return [await this.appendAtHead(appends[0] as HeadAppend)];
-    const order = appends
-      .map((append, index) => ({ append, index }))
-      .sort((x, y) => byRunKey(x.append, y.append));
+    const order = inLockOrder(appends);
     const column = <V>(pick: (append: HeadAppend) => V) => order.map(({ append }) => pick(append));
     const events = order.flatMap(({ append }) => append.events);
     const values = [

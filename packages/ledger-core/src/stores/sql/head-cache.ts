@@ -36,14 +36,20 @@ export interface HeadAppend {
   }[];
 }
 
-/**
- * Orders appends by session, then run: the order a batch of appends locks its runs rows in
- * (before the session's row), so two batches, or a batch and the transactional path, wait on
- * each other instead of deadlocking.
- */
-export function byRunKey(x: HeadAppend, y: HeadAppend): number {
+function byRunKey(x: HeadAppend, y: HeadAppend): number {
   if (x.sessionId !== y.sessionId) return x.sessionId < y.sessionId ? -1 : 1;
   return x.runId < y.runId ? -1 : x.runId > y.runId ? 1 : 0;
+}
+
+/**
+ * A batch's appends ordered by session, then run, each with its place in the batch (to answer
+ * it there): the order a batch locks its runs rows in (before the sessions' rows), so two
+ * batches, or a batch and the transactional path, wait on each other instead of deadlocking.
+ */
+export function inLockOrder(appends: HeadAppend[]): { append: HeadAppend; index: number }[] {
+  return appends
+    .map((append, index) => ({ append, index }))
+    .sort((x, y) => byRunKey(x.append, y.append));
 }
 
 /**
