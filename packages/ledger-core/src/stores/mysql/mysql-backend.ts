@@ -62,9 +62,8 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
   readonly #database: string | undefined;
   readonly #location: string;
   readonly #bound = new WeakMap<mysql.PoolConnection, Db>();
-  #mariaDb: Promise<boolean> | undefined;
-  /** What `#mariaDb` answered, once it has (undefined before). */
-  #isMariaDbKnown: boolean | undefined;
+  /** Whether the server is MariaDB (which has anonymous blocks), once asked. */
+  #mariaDb: boolean | undefined;
 
   constructor(options: { pool: mysql.Pool; owned: boolean; database?: string; location: string }) {
     super(drizzle({ client: options.pool }), mysqlTables(options.database));
@@ -124,7 +123,7 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
 
   /** False once the server is known to be MySQL, which has no anonymous compound blocks. */
   appendsAtHead(): boolean {
-    return this.#isMariaDbKnown !== false;
+    return this.#mariaDb !== false;
   }
 
   async write<T>(program: () => WriteProgram<T>): Promise<T> {
@@ -298,18 +297,12 @@ END`;
     }
   }
 
-  #isMariaDb(): Promise<boolean> {
-    this.#mariaDb ??= this.#pool
-      .query("SELECT VERSION() AS version")
-      .then(([rows]) => {
-        const version = String((rows as { version?: unknown }[])[0]?.version);
-        this.#isMariaDbKnown = /mariadb/i.test(version);
-        return this.#isMariaDbKnown;
-      })
-      .catch((error: unknown) => {
-        this.#mariaDb = undefined;
-        throw error;
-      });
+  /** Asks the server once (two first callers at once may both ask: the answer is the same). */
+  async #isMariaDb(): Promise<boolean> {
+    if (this.#mariaDb === undefined) {
+      const [rows] = await this.#pool.query("SELECT VERSION() AS version");
+      this.#mariaDb = /mariadb/i.test(String((rows as { version?: unknown }[])[0]?.version));
+    }
     return this.#mariaDb;
   }
 
