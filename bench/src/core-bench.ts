@@ -13,6 +13,7 @@ import { decodeBody, SqliteEventStore } from "@agent-ledger/core/sqlite";
 import Database from "better-sqlite3";
 import {
   alternate,
+  latencyInTurns,
   median,
   percentile,
   perSecond,
@@ -138,19 +139,11 @@ async function sqliteBeforeModelCall(dir: string): Promise<Row[]> {
   // Rounds in turns, the order reversed each round, after untimed rounds of each, so drift
   // on a noisy machine (and a fresh process's first writes, slower for ours and raw alike)
   // hits all three alike.
-  const perRound = 75;
-  const [ours, base, under] = (
-    await alternate(
-      [
-        () => sample(perRound, 0, () => recorder.beforeModelCall({ request })),
-        () => sample(perRound, 0, () => raw.write(body)),
-        () => sample(perRound, 0, () => floor.write()),
-      ],
-      // 3,000 untimed calls of each first: a fresh process runs several times slower for its
-      // first few thousand calls (see server-bench.ts).
-      { rounds: 6, warmup: 40 },
-    )
-  ).map((rounds) => rounds.flat()) as [number[], number[], number[]];
+  const [ours, base, under] = (await latencyInTurns([
+    () => recorder.beforeModelCall({ request }),
+    () => raw.write(body),
+    () => floor.write(),
+  ])) as [number[], number[], number[]];
   raw.db.close();
   floor.db.close();
   await store.close();

@@ -6,7 +6,7 @@ import { SERVER_URLS, serverAvailable } from "@agent-ledger/core/testing";
 import { Redis } from "ioredis";
 import mysql from "mysql2/promise";
 import pg from "pg";
-import { alternate, median, percentile, perSecond, type Row, sample } from "./stats.js";
+import { alternate, latencyInTurns, median, percentile, perSecond, type Row } from "./stats.js";
 
 const actor = { type: "agent", id: "bench" } as const;
 const request = {
@@ -28,10 +28,6 @@ const ROUNDS = 8;
  * for hours lives in the steady state, which the issue's ratios are about.
  */
 const WARMUP_ROUNDS = 5;
-/** beforeModelCall latency: samples per round, rounds, and untimed rounds first (3,000 calls). */
-const LATENCY_PER_ROUND = 75;
-const LATENCY_ROUNDS = 20;
-const LATENCY_WARMUP_ROUNDS = 40;
 
 /** The raw driver doing the same durable single-row write the ledger's append does. */
 interface RawWriter {
@@ -194,15 +190,10 @@ async function latency(target: Target): Promise<Row[]> {
     const recorder = new SessionRecorder({ store, sessionId: uuidv7(), actor });
     await recorder.startRun();
     const session = uuidv7();
-    const [oursRounds, baseRounds] = await alternate(
-      [
-        () => sample(LATENCY_PER_ROUND, 0, () => recorder.beforeModelCall({ request })),
-        () => sample(LATENCY_PER_ROUND, 0, () => raw.write(session)),
-      ],
-      { rounds: LATENCY_ROUNDS, warmup: LATENCY_WARMUP_ROUNDS },
-    );
-    const ours = (oursRounds ?? []).flat();
-    const base = (baseRounds ?? []).flat();
+    const [ours, base] = (await latencyInTurns([
+      () => recorder.beforeModelCall({ request }),
+      () => raw.write(session),
+    ])) as [number[], number[]];
     return [50, 99].map((p) => {
       const value = percentile(ours, p);
       const baseline = percentile(base, p);

@@ -61,6 +61,20 @@ export async function alternate<T>(
   return results;
 }
 
+/**
+ * Latency of each call, in µs, over rounds taken in turns (`alternate`): 20 rounds of 75 calls
+ * of each, after 40 untimed rounds (3,000 calls of each). A fresh process runs several times
+ * slower for its first few thousand calls (see server-bench.ts), and with fewer, shorter
+ * rounds a transient state of the machine moved a run's p50 by as much as a change measured.
+ */
+export async function latencyInTurns(calls: (() => unknown)[]): Promise<number[][]> {
+  const rounds = await alternate(
+    calls.map((call) => () => sample(75, 0, call)),
+    { rounds: 20, warmup: 40 },
+  );
+  return rounds.map((samples) => samples.flat());
+}
+
 /** Events per second of `fn`, which writes `count` events. */
 export async function perSecond(count: number, fn: () => unknown): Promise<number> {
   return count / ((await timeMs(fn)) / 1000);
