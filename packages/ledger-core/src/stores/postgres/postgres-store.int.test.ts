@@ -1,8 +1,9 @@
 import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import { openStore } from "../../store/open-store.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
+import { PostgresBackend } from "./postgres-backend.js";
 import { PostgresEventStore } from "./postgres-store.js";
 
 const available = await serverAvailable("postgres");
@@ -60,6 +61,8 @@ describe.skipIf(!available)("PostgresEventStore", () => {
   it("upgrades a version-2 schema: the batch function is created, old rows read, batches write", async () => {
     const old = `ledger_upgrade_${uuidv7().replaceAll("-", "")}`;
     const client = pool as pg.Pool;
+    // Watched before the upgraded store is made: a store binds the method when constructed.
+    const batches = vi.spyOn(PostgresBackend.prototype, "appendAtHeads");
     try {
       const first = new PostgresEventStore({ pool: client, schema: old });
       await first.init();
@@ -89,9 +92,26 @@ describe.skipIf(!available)("PostgresEventStore", () => {
         });
       await Promise.all(
         runs.map((runId) =>
-          upgraded.append({ sessionId: "s", runId, expectedSeq: 1, events: [{ type: "x.step" }] }),
+          upgraded.append({
+            sessionId: "s",
+            runId,
+            expectedSeq: 1,
+            events: [{ type: "x.step" }],
+          }),
         ),
       );
+      // The four went through the function, and it wrote every one (a cursor for each), not
+      // the transactional path after it answered nothing.
+      const answers = await Promise.all(
+        batches.mock.results.slice(-2).map((result) => result.value),
+      );
+      expect(batches.mock.calls.slice(-2).map(([appends]) => appends.length)).toEqual([1, 4]);
+      expect(answers[1]).toEqual([
+        expect.any(Number),
+        expect.any(Number),
+        expect.any(Number),
+        expect.any(Number),
+      ]);
       const calls = await client.query<{ calls: string }>(
         `SELECT count(*) AS calls FROM "${old}".events WHERE event_type = 'x.step'`,
       );
@@ -103,6 +123,7 @@ describe.skipIf(!available)("PostgresEventStore", () => {
       );
       await upgraded.close();
     } finally {
+      batches.mockRestore();
       await client.query(`DROP SCHEMA IF EXISTS "${old}" CASCADE`);
     }
   });
