@@ -32,11 +32,11 @@ export interface SqlBackend {
   appendAtHead?(append: HeadAppend): Promise<number | undefined>;
   /**
    * Optional: several `appendAtHead`s (distinct runs of ONE session, or of several with
-   * `batchesAcrossSessions`) in one round trip and one
-   * transaction, answering each as `appendAtHead` would: its last cursor, or undefined when its
-   * stored head was not the expected one. A driver error answers all of them. The store gathers
-   * a session's concurrent appends into it (group commit), and then calls only this one: a
-   * backend that has it needs no `appendAtHead`.
+   * `batchesAcrossSessions`) in one round trip and one transaction, answering each as
+   * `appendAtHead` would: its last cursor, or undefined when its stored head was not the
+   * expected one. A driver error answers all of them. The store gathers concurrent appends into
+   * it (group commit), and then calls only this one: a backend that has it needs no
+   * `appendAtHead`.
    */
   appendAtHeads?(appends: HeadAppend[]): Promise<(number | undefined)[]>;
   /**
