@@ -5,7 +5,7 @@ import { type ConflictError, LedgerError } from "../../events/errors.js";
 import { computeEventHash } from "../../events/hash-chain.js";
 import { uuidv7 } from "../../events/ids.js";
 import type { LedgerEvent } from "../../events/types.js";
-import type { EventStore } from "../../store/event-store.js";
+import type { AppendRequest, EventStore } from "../../store/event-store.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { MysqlBackend } from "../mysql/mysql-backend.js";
 import { MysqlEventStore } from "../mysql/mysql-store.js";
@@ -123,6 +123,28 @@ async function checkSession(store: EventStore, sessionId: string, written: Ledge
       expect(computeEventHash(stored)).toBe(stored.hash);
     });
   }
+}
+
+/**
+ * Sends every request to `store` in one tick, so that the store may gather them, and answers
+ * each with its result or its error; the events written are added to `written`.
+ */
+function appendAtOnce(
+  store: EventStore,
+  requests: AppendRequest[],
+  written: LedgerEvent[],
+): Promise<unknown[]> {
+  return Promise.all(
+    requests.map((request) =>
+      store.append(request).then(
+        (result) => {
+          written.push(...result.events);
+          return result;
+        },
+        (error: unknown) => error,
+      ),
+    ),
+  );
 }
 
 for (const kind of kinds) {
@@ -396,18 +418,15 @@ for (const kind of kinds) {
           });
           written.push(...moved.events);
           const round = (events: (index: number) => unknown[], expectedSeq: number) =>
-            Promise.all(
-              sessions.map((sessionId, index) =>
-                a
-                  .append({ sessionId, runId: "r", expectedSeq, events: events(index) as never })
-                  .then(
-                    (result) => {
-                      written.push(...result.events);
-                      return result;
-                    },
-                    (error: unknown) => error,
-                  ),
-              ),
+            appendAtOnce(
+              a,
+              sessions.map((sessionId, index) => ({
+                sessionId,
+                runId: "r",
+                expectedSeq,
+                events: events(index) as never,
+              })),
+              written,
             );
           const first = await round((index) => [event("x.one", index)], 1);
           expect(spy.mock.calls.map(([appends]) => appends.length)).toEqual([1, 3]);
@@ -469,23 +488,15 @@ for (const kind of kinds) {
         ) =>
           // Submitted in one tick: the first starts at once, the other four go out together at
           // the end of the tick.
-          Promise.all(
-            runs.map((runId) =>
-              a
-                .append({
-                  sessionId,
-                  runId,
-                  expectedSeq: expectedSeq(runId),
-                  events: events(runId) as never,
-                })
-                .then(
-                  (result) => {
-                    written.push(...result.events);
-                    return result;
-                  },
-                  (error: unknown) => error,
-                ),
-            ),
+          appendAtOnce(
+            a,
+            runs.map((runId) => ({
+              sessionId,
+              runId,
+              expectedSeq: expectedSeq(runId),
+              events: events(runId) as never,
+            })),
+            written,
           );
         const first = await round(
           (runId) => [event("x.one", runId)],
