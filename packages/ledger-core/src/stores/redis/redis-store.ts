@@ -100,8 +100,9 @@ export class RedisEventStore implements EventStore {
   readonly #location: string;
   readonly #heads = new Map<string, RunHead>();
   /**
-   * Group commit per session: while two append scripts of a session run, its next appends wait
-   * and go out together in one script call (one slot: Cluster-safe). Other sessions never wait.
+   * Group commit per session: while a session's append scripts run, its next appends wait for
+   * the end of the tick and go out together in one script call (one slot: Cluster-safe), at
+   * most two calls at once. Other sessions never wait.
    */
   readonly #scripts = new WriteCoalescer<{ keys: string[]; args: (string | number)[] }, unknown[]>(
     (calls) => this.#runAppendScripts(calls),
