@@ -35,10 +35,13 @@ interface RawWriter {
   close(): Promise<void>;
 }
 
+/** A write with no ledger code around it, made from one real call of the ledger's. */
+type Floor = (call: () => Promise<unknown>) => Promise<() => Promise<unknown>>;
+
 interface Target {
   name: string;
   kind: "postgres" | "mysql" | "redis";
-  makeStore(): Promise<{ store: EventStore; drop(): Promise<void> }>;
+  makeStore(): Promise<{ store: EventStore; drop(): Promise<void>; floor?: Floor }>;
   makeRaw(): Promise<RawWriter>;
 }
 
@@ -149,6 +152,7 @@ const targets: Target[] = [
       await store.init();
       return {
         store,
+        floor: (call) => redisScriptFloor(client, keyPrefix, call),
         async drop() {
           await store.close();
           let cursor = "0";
@@ -183,18 +187,76 @@ const targets: Target[] = [
   },
 ];
 
+/**
+ * The floor under a Redis append: the store's own append script, sent by ioredis with an event
+ * planned beforehand, so no ledger code runs per call. `call` (a recorded model call) is run
+ * once to capture the script call the store sends; each floor call then appends that event's
+ * JSON to a run of its own under another prefix, with fresh ids and the head it expects.
+ * Argument positions are the script's ARGV layout (stores/redis/scripts.ts).
+ */
+async function redisScriptFloor(
+  client: Redis,
+  keyPrefix: string,
+  call: () => Promise<unknown>,
+): Promise<() => Promise<unknown>> {
+  type Evalsha = (...args: (string | number)[]) => Promise<unknown>;
+  const sender = client as unknown as { evalsha: Evalsha };
+  const original = sender.evalsha;
+  let captured: (string | number)[] | undefined;
+  sender.evalsha = (...args) => {
+    // evalsha(sha, 6, ...6 keys, mode, ...): the first write of the call.
+    if (args[8] === "write") captured ??= args;
+    return original.apply(client, args);
+  };
+  try {
+    await call();
+  } finally {
+    sender.evalsha = original;
+  }
+  if (captured === undefined || captured[9] !== 1)
+    throw new Error("the Redis store sent no one-event append script to capture");
+  const [sha, numKeys, ...rest] = captured;
+  const floorPrefix = `${keyPrefix}floor:`;
+  const keys = rest.slice(0, 6).map((key) => floorPrefix + String(key).slice(keyPrefix.length));
+  const eventJson = rest[6 + 12] as string;
+  const hash = (length: number) => (length === 0 ? "" : length.toString(16).padStart(64, "0"));
+  let length = 0;
+  return async () => {
+    const reply = (await original.call(
+      client,
+      sha as string,
+      numKeys as number,
+      ...keys,
+      "write",
+      1,
+      length,
+      hash(length),
+      ...rest.slice(6 + 4, 6 + 8),
+      "running",
+      hash(length + 1),
+      "",
+      JSON.stringify(`floor-${length}`),
+      eventJson,
+    )) as unknown[];
+    if (reply[0] !== "ok") throw new Error(`the floor's append script refused: ${reply[0]}`);
+    length++;
+  };
+}
+
 async function latency(target: Target): Promise<Row[]> {
-  const { store, drop } = await target.makeStore();
+  const { store, drop, floor } = await target.makeStore();
   const raw = await target.makeRaw();
   try {
     const recorder = new SessionRecorder({ store, sessionId: uuidv7(), actor });
     await recorder.startRun();
     const session = uuidv7();
-    const [ours, base] = (await latencyInTurns([
+    const floorCall = await floor?.(() => recorder.beforeModelCall({ request }));
+    const [ours, base, under] = (await latencyInTurns([
       () => recorder.beforeModelCall({ request }),
       () => raw.write(session),
-    ])) as [number[], number[]];
-    return [50, 99].map((p) => {
+      ...(floorCall === undefined ? [] : [floorCall]),
+    ])) as [number[], number[], number[] | undefined];
+    const rows: Row[] = [50, 99].map((p) => {
       const value = percentile(ours, p);
       const baseline = percentile(base, p);
       return {
@@ -207,6 +269,19 @@ async function latency(target: Target): Promise<Row[]> {
         note: p === 50 ? "target <= 1.3x" : "",
       };
     });
+    if (under !== undefined) {
+      const baseline = percentile(base, 50);
+      rows.push({
+        name: `  floor: ${target.name} append script alone, p50`,
+        value: percentile(under, 50),
+        unit: "µs",
+        baseline,
+        baselineName: "raw driver, same 1-row write txn",
+        ratio: percentile(under, 50) / baseline,
+        note: "the store's script with a pre-planned event: no ledger code per call",
+      });
+    }
+    return rows;
   } finally {
     await raw.close();
     await drop();
