@@ -27,6 +27,7 @@ export default defineConfig({
       project("example-ai-sdk-agent", "examples/ai-sdk-agent"),
       project("example-openai-agents-resume", "examples/openai-agents-resume"),
       project("bench", "bench"),
+      project("repo", "."),
     ],
   },
 });
