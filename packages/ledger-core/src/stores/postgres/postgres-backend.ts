@@ -394,19 +394,6 @@ SELECT last_cursor FROM c`;
       .onConflictDoUpdate({ target: blobs.blobRef, set: { touchedAt } });
   }
 
-  async getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
-    const { blobs } = this.tables;
-    const out = new Map<string, Uint8Array>();
-    for (let start = 0; start < refs.length; start += 1000) {
-      const rows = await this.db
-        .select({ ref: blobs.blobRef, content: blobs.content })
-        .from(blobs)
-        .where(inArray(blobs.blobRef, refs.slice(start, start + 1000)));
-      for (const row of rows) out.set(row.ref, row.content);
-    }
-    return out;
-  }
-
   describe(): StoreDescription {
     return {
       kind: "postgres",

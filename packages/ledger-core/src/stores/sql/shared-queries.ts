@@ -49,6 +49,7 @@ export interface QueryTables {
     startedAt: Column;
   };
   sessions: { sessionId: Column; lastCursor: Column };
+  blobs: { blobRef: Column; content: Column };
 }
 
 /** An id column's value as a string (MySQL's VARBINARY ids come back as Buffers). */
@@ -227,7 +228,7 @@ async function insertEvents(db: QueryDb, { events }: QueryTables, rows: EventRow
  * dialect), which the backend's own queries use too.
  */
 export abstract class SharedReads<Db extends object, Tables extends QueryTables>
-  implements Pick<SqlBackend, "runHead" | "readRun" | "readSession" | "listRuns">
+  implements Pick<SqlBackend, "runHead" | "readRun" | "readSession" | "listRuns" | "getBlobs">
 {
   protected readonly db: Db;
   protected readonly tables: Tables;
@@ -256,5 +257,19 @@ export abstract class SharedReads<Db extends object, Tables extends QueryTables>
 
   listRuns(sessionId: string): Promise<RunRow[]> {
     return runRows(this.#query, this.tables, sessionId);
+  }
+
+  /** Stored blobs by ref, 1,000 refs per query; a ref not stored is absent from the map. */
+  async getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
+    const { blobs } = this.tables;
+    const out = new Map<string, Uint8Array>();
+    for (let start = 0; start < refs.length; start += 1000) {
+      const rows = await this.#query
+        .select({ ref: blobs.blobRef, content: blobs.content })
+        .from(blobs)
+        .where(inArray(blobs.blobRef, refs.slice(start, start + 1000)));
+      for (const row of rows) out.set(row.ref as string, row.content as Uint8Array);
+    }
+    return out;
   }
 }
