@@ -3,6 +3,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { LedgerError } from "../../events/errors.js";
 import { uuidv7 } from "../../events/ids.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
+import { expectAbsentThenRetried, startFaultRun } from "../sql/testing/fault-batch.js";
 import { PostgresEventStore } from "./postgres-store.js";
 
 const available = await serverAvailable("postgres");
@@ -31,22 +32,7 @@ describe.skipIf(!available)("PostgresEventStore when the connection drops mid-ap
   it("fails with store-unavailable, writes nothing, and a retry of the batch succeeds", async () => {
     const store = new PostgresEventStore({ connectionString: SERVER_URLS.postgres, schema });
     await store.init();
-    const sessionId = `fault-${uuidv7()}`;
-    await store.append({
-      sessionId,
-      runId: "r",
-      expectedSeq: 0,
-      events: [{ type: "run.started" }],
-    });
-    const batch = {
-      sessionId,
-      runId: "r",
-      expectedSeq: 1,
-      events: [
-        { eventId: "fault-1", type: "model.requested" as const, payload: { n: 1 } },
-        { eventId: "fault-2", type: "model.completed" as const, payload: { n: 2 } },
-      ],
-    };
+    const { sessionId, batch } = await startFaultRun(store);
     // Hold the session's counter row: the append locks the run head, then waits here.
     const blocker = new pg.Client({ connectionString: SERVER_URLS.postgres });
     await blocker.connect();
@@ -68,28 +54,7 @@ describe.skipIf(!available)("PostgresEventStore when the connection drops mid-ap
     const cause = (error as LedgerError).cause as { code?: string };
     expect(cause).toBeInstanceOf(Error);
     expect(cause.code).toBe("57P01"); // admin_shutdown: the terminated backend
-    // Wholly absent: the run is still at one event.
-    expect((await store.runHead({ sessionId, runId: "r" })).length).toBe(1);
-    expect((await store.readSession({ sessionId })).events).toHaveLength(1);
-
-    // The pool is not poisoned: the retry writes the batch once, a second retry dedups.
-    const retried = await store.append(batch);
-    expect(retried.deduplicated).toBe(false);
-    expect(retried.events.map((event) => event.commitCursor)).toEqual([2, 3]);
-    const again = await store.append(batch);
-    expect(again.deduplicated).toBe(true);
-    expect(again.events).toEqual(retried.events);
-    for (let index = 0; index < 12; index++) {
-      await store.append({
-        sessionId,
-        runId: "r",
-        expectedSeq: 3 + index,
-        events: [{ type: "x.after", payload: index }],
-      });
-    }
-    expect(
-      (await store.readSession({ sessionId })).events.map((event) => event.commitCursor),
-    ).toEqual(Array.from({ length: 15 }, (_, index) => index + 1));
+    await expectAbsentThenRetried(store, sessionId, batch);
     await store.close();
   });
 
