@@ -5,6 +5,7 @@ import { closedRunCases } from "./conformance-closed.js";
 import { concurrencyCases } from "./conformance-concurrency.js";
 import { forkCases } from "./conformance-fork.js";
 import type { ConformanceCase, MakeStore } from "./conformance-helpers.js";
+import { modelCases } from "./conformance-model.js";
 import { readCases } from "./conformance-read.js";
 import { retentionCases } from "./conformance-retention.js";
 import { retryCases } from "./conformance-retry.js";
@@ -43,6 +44,7 @@ export function eventStoreConformanceCases(makeStore: MakeStore): ConformanceCas
     ...badInputCases(makeStore),
     ...blobCases(makeStore),
     ...retentionCases(makeStore),
+    ...modelCases(makeStore),
   ];
   const names = new Set<string>();
   for (const item of cases) {
@@ -79,7 +81,9 @@ export function eventStoreConformanceCases(makeStore: MakeStore): ConformanceCas
  * code-unit id order, unicode and a 1 MiB payload), `fork`, `bad input` (every §6 class with
  * code, path and the store unchanged), `blobs` and `retention` (deleteSession: events, runs and
  * unshared blobs gone, shared blobs kept, open runs refused, the grace period that protects a
- * blob another writer is about to reference, concurrent writers). Every failure is a rejected promise with a
+ * blob another writer is about to reference, concurrent writers), and `against the reference`
+ * (seeded random sequences of appends, retries, forks and reads answered exactly as
+ * `MemoryEventStore` answers them). Every failure is a rejected promise with a
  * `LedgerError` code, never a synchronous throw.
  * Assertions use `node:assert/strict`; the suite imports no test runner.
  */
