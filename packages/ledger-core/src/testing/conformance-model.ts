@@ -22,7 +22,7 @@ import {
 /**
  * The store against the reference: one seeded, random sequence of appends (new batches, stale
  * positions, exact and reordered retries, altered retries, ids reused across runs, batches
- * partly stored, closing events), forks and paged reads is sent to the store under test and to
+ * partly stored, closing events), forks, session deletions and paged reads is sent to the store under test and to
  * a `MemoryEventStore`, and every answer must match: the same events (ids, seq, cursors,
  * payloads, links) or the same error (code, path, actualSeq, eventId). Times and hashes are
  * each store's own (the acceptance time is hashed), so they are left out of the comparison,
@@ -144,12 +144,21 @@ interface Step {
   batch?: AppendRequest;
   /** A fork: its new run joins the session's runs when the reference makes it. */
   fork?: { sessionId: string; newRunId: string };
+  /** A deletion of this session (after closing its runs): the answer is the deletion's. */
+  deleted?: string;
 }
 
-/** What kind of answer a step got: an error code, `written`, `deduplicated`, `forked` or `read`. */
+/**
+ * What kind of answer a step got: an error code, `written`, `deduplicated`, `forked`, `deleted`
+ * or `read`.
+ */
 function answerKind(answer: Outcome, step: Step): string {
   if ("error" in answer) return String(answer.error.code);
   if (step.fork !== undefined) return "forked";
+  if (step.deleted !== undefined) {
+    const last = (answer.ok as Outcome[]).at(-1) as Outcome;
+    return "error" in last ? `delete: ${String(last.error.code)}` : "deleted";
+  }
   const ok = answer.ok as { deduplicated?: unknown };
   if (typeof ok === "object" && ok !== null && "deduplicated" in ok)
     return ok.deduplicated ? "deduplicated" : "written";
@@ -276,6 +285,40 @@ async function sequence(
           ),
       };
     }
+    if (roll < 0.89) {
+      // Retention: most often the session's open runs are closed first (each append compared
+      // too), else an open run refuses it. Once deleted, the session starts over on its next
+      // append. Blob counts depend on put times, so only the events and runs removed count.
+      const closing: AppendRequest[] = [];
+      if (r.chance(0.7)) {
+        for (const id of runIds.get(sessionId) ?? []) {
+          const runHead = await reference.runHead({ sessionId, runId: id });
+          if (runHead.exists && runHead.status === "running") {
+            const events = [newEvent(sessionId, true)];
+            closing.push({ sessionId, runId: id, expectedSeq: runHead.length, events });
+          }
+        }
+      }
+      return {
+        what: `deleteSession ${sessionId} after closing ${closing.length} runs`,
+        deleted: sessionId,
+        call: async (target, seen) => {
+          const answers: Outcome[] = [];
+          for (const request of closing) answers.push(await append(request)(target, seen));
+          answers.push(
+            await outcome(
+              () => target.deleteSession(sessionId),
+              (result: { sessionId: string; deletedEvents: number; deletedRuns: number }) => ({
+                sessionId: result.sessionId,
+                deletedEvents: result.deletedEvents,
+                deletedRuns: result.deletedRuns,
+              }),
+            ),
+          );
+          return { ok: answers };
+        },
+      };
+    }
     const read = r.int(0, 4);
     if (read === 0) {
       const request = { ...address, fromSeq: r.int(0, head.length + 1), limit: r.int(1, 4) };
@@ -340,6 +383,16 @@ async function sequence(
           runId: next.batch.runId,
         });
     }
+    if (kind === "deleted") {
+      // Its batches are gone: a retry of one would be a new write, not a retry.
+      const sessionId = next.what.slice("deleteSession ".length);
+      accepted.splice(
+        0,
+        accepted.length,
+        ...accepted.filter((batch) => batch.sessionId !== sessionId),
+      );
+      stored.set(sessionId, []);
+    }
     if (kind === "forked" && next.fork !== undefined) {
       forks++;
       const ids = runIds.get(next.fork.sessionId) ?? [];
@@ -363,7 +416,7 @@ async function sequence(
 export const modelCases: CaseFactory = (makeStore) => [
   {
     group: "against the reference",
-    name: "a random sequence of appends, retries, forks and reads is answered as the memory store answers it",
+    name: "a random sequence of appends, retries, forks, deletions and reads is answered as the memory store answers it",
     timeoutMs: 120_000,
     run: withStore(makeStore, async (store) => {
       const reference = new MemoryEventStore();
@@ -375,10 +428,12 @@ export const modelCases: CaseFactory = (makeStore) => [
         "written",
         "deduplicated",
         "forked",
+        "deleted",
         "read",
         "conflict",
         "duplicate-event",
         "run-closed",
+        "delete: invalid-argument",
       ])
         assert.ok(
           (seen.get(kind) ?? 0) > 0,

@@ -82,7 +82,7 @@ export function eventStoreConformanceCases(makeStore: MakeStore): ConformanceCas
  * code, path and the store unchanged), `blobs` and `retention` (deleteSession: events, runs and
  * unshared blobs gone, shared blobs kept, open runs refused, the grace period that protects a
  * blob another writer is about to reference, concurrent writers), and `against the reference`
- * (seeded random sequences of appends, retries, forks and reads answered exactly as
+ * (seeded random sequences of appends, retries, forks, deletions and reads answered exactly as
  * `MemoryEventStore` answers them). Every failure is a rejected promise with a
  * `LedgerError` code, never a synchronous throw.
  * Assertions use `node:assert/strict`; the suite imports no test runner.
