@@ -182,4 +182,65 @@ export const retentionCases: CaseFactory = (makeStore) => [
       for (const ref of written) assert.equal(await blobExists(store, ref), false);
     }),
   },
+  {
+    group: "retention",
+    name: "deleteSession racing an append that starts a new run in the session never loses the append",
+    timeoutMs: 60_000,
+    run: withStore(makeStore, async (store) => {
+      const outcomes = new Set<string>();
+      for (let round = 0; round < 24; round++) {
+        const sessionId = freshId("race");
+        await store.append({
+          sessionId,
+          runId: "done",
+          expectedSeq: 0,
+          events: [started(), { ...closed }],
+        });
+        const fresh = { sessionId, runId: freshId("new") };
+        const first = started();
+        // Start the append a little after the delete, by a varying margin, so it lands at every
+        // point of the delete: before it looks at the runs, while it works, after it is done.
+        const [appended, deleted] = await Promise.allSettled([
+          sleep(round % 6 === 0 ? 0 : (round % 6) / 2).then(() =>
+            store.append({ ...fresh, expectedSeq: 0, events: [first] }),
+          ),
+          store.deleteSession(sessionId, { blobGraceMs: 0 }),
+        ]);
+        const label = `round ${round}`;
+        if (appended.status === "rejected") throw appended.reason;
+        if (deleted.status === "fulfilled") {
+          // The delete ran first: it removed the closed run only, and the new run is the
+          // session's only content, as in a new session.
+          outcomes.add("deleted first");
+          assert.equal(deleted.value.deletedRuns, 1, `${label}: deletedRuns`);
+          assert.equal(deleted.value.deletedEvents, 2, `${label}: deletedEvents`);
+        } else {
+          // The append ran first: its open run refuses the delete, which removed nothing.
+          outcomes.add("appended first");
+          assert.equal((deleted.reason as { code?: string }).code, "invalid-argument", label);
+        }
+        const session = (await store.readSession({ sessionId })).events;
+        const expected = deleted.status === "fulfilled" ? 1 : 3;
+        assert.equal(session.length, expected, `${label}: events left in the session`);
+        assert.deepEqual(
+          session.map((event) => event.commitCursor),
+          Array.from({ length: expected }, (_, index) => index + 1),
+          `${label}: cursors`,
+        );
+        const run = (await store.readRun(fresh)).events;
+        assert.deepEqual(
+          run.map((event) => event.eventId),
+          [first.eventId],
+          `${label}: the acknowledged append is gone`,
+        );
+        const next = await store.append({ ...fresh, expectedSeq: 1, events: [note(round)] });
+        assert.equal(next.events[0]?.commitCursor, expected + 1, `${label}: next cursor`);
+        assert.ok(
+          (await allSessions(store)).some((summary) => summary.sessionId === sessionId),
+          `${label}: the session is not listed`,
+        );
+      }
+      assert.ok(outcomes.size > 0);
+    }),
+  },
 ];

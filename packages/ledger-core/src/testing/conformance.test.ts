@@ -126,6 +126,41 @@ const mutants: Record<string, [() => EventStore, string]> = {
     },
     "deleteSession refuses an open run (invalid-argument naming it) and unknown sessions",
   ],
+  "deletes what arrived after it checked the runs (as the Redis store did)": [
+    () => {
+      const store = new Delegate();
+      store.deleteSession = async (sessionId, options) => {
+        const runs = await store.inner.listRuns(sessionId);
+        if (runs.some((run) => run.status === "running"))
+          return store.inner.deleteSession(sessionId, options);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        // Whatever came meanwhile is closed and deleted with the rest, unseen.
+        for (const run of await store.inner.listRuns(sessionId)) {
+          if (run.status === "running")
+            await store.inner.append({
+              sessionId,
+              runId: run.runId,
+              expectedSeq: run.length,
+              events: [{ type: "run.cancelled", payload: {} }],
+            });
+        }
+        return store.inner.deleteSession(sessionId, options);
+      };
+      return store;
+    },
+    "deleteSession racing an append that starts a new run in the session never loses the append",
+  ],
+  "pages a session from one cursor too early": [
+    () => {
+      const store = new Delegate();
+      store.readSession = async (request) =>
+        store.inner.readSession(
+          request.after ? { ...request, after: Math.max(0, request.after - 1) } : request,
+        );
+      return store;
+    },
+    "a random sequence of appends, retries, forks, deletions and reads is answered as the memory store answers it",
+  ],
   "answers an unknown blob with nothing": [
     () => {
       const store = new Delegate();
@@ -152,6 +187,7 @@ describe("the conformance suite", () => {
         "bad input",
         "blobs",
         "retention",
+        "against the reference",
       ]),
     );
   });

@@ -58,6 +58,7 @@ import {
   APPEND_BATCH_SCRIPT,
   APPEND_SCRIPT,
   COLLECT_BLOB_SCRIPT,
+  DELETE_SESSION_SCRIPT,
   READ_RUN_SCRIPT,
   runScript,
 } from "./scripts.js";
@@ -585,60 +586,106 @@ export class RedisEventStore implements EventStore {
 
   /**
    * Retention (§4): refuses an open run, takes the session out of the sessions index, deletes
-   * the session's keys in one MULTI (one slot), then each blob it referenced with
+   * the session's keys with DELETE_SESSION_SCRIPT (one slot), then each blob it referenced with
    * COLLECT_BLOB_SCRIPT (no other session, older than the grace), each in its own slot.
    *
-   * The index lives in another slot, so it cannot share the MULTI. It goes first, after the
-   * session's `listed` flag: a process that dies before the MULTI leaves the session whole and
-   * unlisted, and both a retried deleteSession and a new append to the session (which then
-   * lists it again) find it. Deleting the keys first could strand an index entry that no call
-   * would ever clean.
+   * The script deletes only the session this call read: an append that lands in between (a new
+   * run: closed runs refuse appends) makes it delete nothing and look again, so an
+   * acknowledged append is never deleted with the session. The look again finds the new run
+   * open and refuses. The index lives in another slot, so it cannot be in the script. It goes
+   * first, after the session's `listed` flag: a process that dies before the script leaves the
+   * session whole and unlisted, and both a retried deleteSession and a new append to the
+   * session (which then lists it again) find it. Deleting the keys first could strand an index
+   * entry that no call would ever clean.
    */
   async deleteSession(
     sessionId: string,
     options: DeleteSessionOptions = {},
   ): Promise<DeleteSessionResult> {
     const cutoff = retentionCutoff(sessionId, options);
-    const runs = await this.listRuns(sessionId);
-    if (runs.length === 0) throw sessionNotFound(sessionId);
-    const open = runs.find((run) => run.status === "running");
-    if (open) throw openRunError(sessionId, open.runId);
+    for (let attempt = 1; ; attempt++) {
+      const runs = await this.listRuns(sessionId);
+      if (runs.length === 0) throw sessionNotFound(sessionId);
+      const open = runs.find((run) => run.status === "running");
+      if (open) throw openRunError(sessionId, open.runId);
+      const deleted = await this.#deleteSessionKeys(sessionId);
+      if (deleted !== undefined) return this.#collectSessionBlobs(sessionId, deleted, cutoff);
+      if (attempt >= MAX_ATTEMPTS)
+        throw new StoreUnavailableError(
+          `deleteSession ${sessionId}: the session kept changing while it was being deleted`,
+        );
+    }
+  }
+
+  /** The session's keys deleted as read (its log and run count), or undefined if it changed. */
+  async #deleteSessionKeys(
+    sessionId: string,
+  ): Promise<{ jsons: string[]; runs: number } | undefined> {
     const session = sessionKeys(this.#prefix, sessionId);
     try {
-      const jsons = await this.#client.lrange(session.log, 0, -1);
-      const refs = refsOf(jsons.map((json) => JSON.parse(json) as { evidenceRefs?: string[] }));
+      const [jsons, hashes] = await Promise.all([
+        this.#client.lrange(session.log, 0, -1),
+        this.#client.lrange(session.runs, 0, -1),
+      ]);
       await this.#client.hdel(session.meta, "listed");
       await this.#client.zrem(sessionsKey(this.#prefix), sessionMember(sessionId));
-      const multi = this.#client.multi();
-      multi.del(session.meta, session.log, session.ids, session.runs);
-      for (const run of runs) {
-        const keys = runKeys(this.#prefix, sessionId, run.runId);
-        multi.del(keys.events, keys.head);
-        this.#heads.delete(keys.head);
+      const runs = hashes.map((hash) => runKeysByHash(this.#prefix, sessionId, hash));
+      const done = await runScript(
+        this.#client,
+        DELETE_SESSION_SCRIPT,
+        [
+          session.meta,
+          session.log,
+          session.ids,
+          session.runs,
+          ...runs.flatMap((run) => [run.events, run.head]),
+        ],
+        [jsons.length, ...hashes],
+      );
+      if (Number(done) !== 1) {
+        // Not deleted: the script marked it listed again; the index entry goes back too.
+        await this.#client.zadd(sessionsKey(this.#prefix), 0, sessionMember(sessionId));
+        return undefined;
       }
-      await multi.exec();
-      const member = idField(sessionId);
-      let deletedBlobs = 0;
+      for (const run of runs) this.#heads.delete(run.head);
+      return { jsons, runs: runs.length };
+    } catch (error) {
+      throw unavailable(error, "deleteSession");
+    }
+  }
+
+  /** After the session's keys are gone: its blobs no other session references, collected. */
+  async #collectSessionBlobs(
+    sessionId: string,
+    deleted: { jsons: string[]; runs: number },
+    cutoff: number,
+  ): Promise<DeleteSessionResult> {
+    const refs = refsOf(
+      deleted.jsons.map((json) => JSON.parse(json) as { evidenceRefs?: string[] }),
+    );
+    const member = idField(sessionId);
+    let deletedBlobs = 0;
+    try {
       for (const ref of refs) {
         const keys = blobKeys(this.#prefix, ref.slice(7));
-        const deleted = await runScript(
+        const collected = await runScript(
           this.#client,
           COLLECT_BLOB_SCRIPT,
           [keys.sessions, keys.content, keys.touched],
           [member, cutoff],
         );
-        deletedBlobs += Number(deleted);
+        deletedBlobs += Number(collected);
       }
-      return {
-        sessionId,
-        deletedEvents: jsons.length,
-        deletedRuns: runs.length,
-        deletedBlobs,
-        keptBlobs: refs.length - deletedBlobs,
-      };
     } catch (error) {
       throw unavailable(error, "deleteSession");
     }
+    return {
+      sessionId,
+      deletedEvents: deleted.jsons.length,
+      deletedRuns: deleted.runs,
+      deletedBlobs,
+      keptBlobs: refs.length - deletedBlobs,
+    };
   }
 
   describe(): StoreDescription {

@@ -132,6 +132,35 @@ return out
 `);
 
 /**
+ * The deletion of a session's keys (retention), atomic against its appends, which are scripts
+ * on the same slot. KEYS: 1 meta, 2 log, 3 ids, 4 runs, then each run's events and head keys in
+ * the order of the runs list. ARGV: 1 the log length the caller read, then the run hashes it
+ * read (the runs list). Deletes every key and returns 1 only if the session is still exactly
+ * what the caller read (no event and no run added since) with every run closed. Otherwise it
+ * deletes nothing, marks the session listed again (the caller puts it back in the sessions
+ * index, which lives in another slot) and returns 0: the caller looks again.
+ */
+export const DELETE_SESSION_SCRIPT = script(`
+local function unchanged()
+  if redis.call('LLEN', KEYS[2]) ~= tonumber(ARGV[1]) then return false end
+  local hashes = redis.call('LRANGE', KEYS[4], 0, -1)
+  if #hashes ~= #ARGV - 1 then return false end
+  for i = 1, #hashes do
+    if hashes[i] ~= ARGV[i + 1] then return false end
+    local status = redis.call('HGET', KEYS[4 + 2 * i], 'status')
+    if status == false or status == 'running' then return false end
+  end
+  return true
+end
+if not unchanged() then
+  if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HSET', KEYS[1], 'listed', '1') end
+  return 0
+end
+for i = 1, #KEYS, 100 do redis.call('DEL', unpack(KEYS, i, math.min(i + 99, #KEYS))) end
+return 1
+`);
+
+/**
  * Reads a slice of a run: KEYS 1 run events, 2 log; ARGV 1 first index, 2 last index (LRANGE
  * bounds). Returns `{cursor1, json1, ...}` from one consistent view.
  */
