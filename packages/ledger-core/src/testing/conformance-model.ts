@@ -166,12 +166,13 @@ function answerKind(answer: Outcome, step: Step): string {
 }
 
 async function sequence(
-  store: EventStore,
+  handles: EventStore[],
   reference: EventStore,
   seed: number,
   seen: Map<string, number>,
 ): Promise<void> {
   const r = rng(seed);
+  const store = handles[0] as EventStore;
   const sessionIds = [freshId("model"), freshId("model")];
   const runIds = new Map(sessionIds.map((id) => [id, ["run-a", "run-b", "run-c", "run-d"]]));
   /** Batches each store accepted as new, in order; the event ids each session holds. */
@@ -367,7 +368,9 @@ async function sequence(
   for (let step = 0; step < STEPS; step++) {
     const next = await plan();
     const expected = await next.call(reference, aliases.reference);
-    const actual = await next.call(store, aliases.store);
+    // Several handles on one database (processes): each step goes through any of them.
+    const handle = handles.length === 1 ? store : r.pick(handles);
+    const actual = await next.call(handle, aliases.store);
     assert.deepStrictEqual(
       actual,
       expected,
@@ -413,32 +416,38 @@ async function sequence(
   }
 }
 
+/**
+ * Runs the seeded sequences against `handles` (one store, or several handles on one database,
+ * as separate processes would have: each step goes through one of them) and the reference.
+ */
+export async function runAgainstReference(handles: EventStore[]): Promise<void> {
+  const reference = new MemoryEventStore();
+  const seen = new Map<string, number>();
+  for (const seed of SEEDS) await sequence(handles, reference, seed, seen);
+  await reference.close();
+  // The sequences reach every answer (a generator that stopped doing so would pass idly).
+  for (const kind of [
+    "written",
+    "deduplicated",
+    "forked",
+    "deleted",
+    "read",
+    "conflict",
+    "duplicate-event",
+    "run-closed",
+    "delete: invalid-argument",
+  ])
+    assert.ok(
+      (seen.get(kind) ?? 0) > 0,
+      `no step was answered ${kind}: ${JSON.stringify([...seen])}`,
+    );
+}
+
 export const modelCases: CaseFactory = (makeStore) => [
   {
     group: "against the reference",
     name: "a random sequence of appends, retries, forks, deletions and reads is answered as the memory store answers it",
     timeoutMs: 120_000,
-    run: withStore(makeStore, async (store) => {
-      const reference = new MemoryEventStore();
-      const seen = new Map<string, number>();
-      for (const seed of SEEDS) await sequence(store, reference, seed, seen);
-      await reference.close();
-      // The sequences reach every answer (a generator that stopped doing so would pass idly).
-      for (const kind of [
-        "written",
-        "deduplicated",
-        "forked",
-        "deleted",
-        "read",
-        "conflict",
-        "duplicate-event",
-        "run-closed",
-        "delete: invalid-argument",
-      ])
-        assert.ok(
-          (seen.get(kind) ?? 0) > 0,
-          `no step was answered ${kind}: ${JSON.stringify([...seen])}`,
-        );
-    }),
+    run: withStore(makeStore, (store) => runAgainstReference([store])),
   },
 ];

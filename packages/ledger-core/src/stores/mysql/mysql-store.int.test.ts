@@ -2,6 +2,7 @@ import mysql from "mysql2/promise";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import { openStore } from "../../store/open-store.js";
+import { runAgainstReference } from "../../testing/conformance-model.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
 import { MysqlBackend } from "./mysql-backend.js";
@@ -19,6 +20,19 @@ afterAll(async () => {
 });
 
 describe.skipIf(!available)("MysqlEventStore", () => {
+  it("two stores on one database (two processes) answer random sequences as the reference does", async () => {
+    // Each caches the run heads of its own appends: the other's commits must show.
+    const url = new URL(SERVER_URLS.mysql);
+    url.pathname = `/${database}`;
+    const handles = [1, 2].map(() => new MysqlEventStore({ uri: url.toString() }));
+    for (const handle of handles) await handle.init();
+    try {
+      await runAgainstReference(handles);
+    } finally {
+      for (const handle of handles) await handle.close();
+    }
+  });
+
   it("opens through openStore(mysql://...)", async () => {
     const store = await openStore(SERVER_URLS.mysql);
     const sessionId = `open-${uuidv7()}`;

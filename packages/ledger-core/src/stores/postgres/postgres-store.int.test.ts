@@ -2,6 +2,7 @@ import pg from "pg";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import { openStore } from "../../store/open-store.js";
+import { runAgainstReference } from "../../testing/conformance-model.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { PostgresBackend } from "./postgres-backend.js";
 import { PostgresEventStore } from "./postgres-store.js";
@@ -17,6 +18,21 @@ afterAll(async () => {
 });
 
 describe.skipIf(!available)("PostgresEventStore", () => {
+  it("two stores on one schema (two processes) answer random sequences as the reference does", async () => {
+    // Each caches the run heads of its own appends: the other's commits must show.
+    const shared = `${schema}_two`;
+    const handles = [1, 2].map(
+      () => new PostgresEventStore({ connectionString: SERVER_URLS.postgres, schema: shared }),
+    );
+    for (const handle of handles) await handle.init();
+    try {
+      await runAgainstReference(handles);
+    } finally {
+      for (const handle of handles) await handle.close();
+      await pool?.query(`DROP SCHEMA IF EXISTS "${shared}" CASCADE`);
+    }
+  });
+
   it("opens through openStore(postgres://...)", async () => {
     const store = await openStore(SERVER_URLS.postgres);
     const sessionId = `open-${uuidv7()}`;

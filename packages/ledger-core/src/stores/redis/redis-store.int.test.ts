@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { computeEventHash } from "../../events/hash-chain.js";
 import type { NewEvent } from "../../events/types.js";
 import { openStore } from "../../store/open-store.js";
+import { runAgainstReference } from "../../testing/conformance-model.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { RedisEventStore } from "./redis-store.js";
 import { APPEND_BATCH_SCRIPT, APPEND_SCRIPT } from "./scripts.js";
@@ -36,6 +37,19 @@ describe.skipIf(!available)("RedisEventStore", () => {
     type: "run.started",
     actor: { type: "agent", id: "a1" },
     payload: { goal: "test" },
+  });
+
+  it("two stores on one prefix (two processes) answer random sequences as the reference does", async () => {
+    // Each caches the run heads of its own appends: the other's writes must show.
+    const shared = freshPrefix("two");
+    extraPrefixes.push(shared);
+    const handles = [1, 2].map(() => new RedisEventStore({ url, keyPrefix: shared }));
+    for (const handle of handles) await handle.init();
+    try {
+      await runAgainstReference(handles);
+    } finally {
+      for (const handle of handles) await handle.close();
+    }
   });
 
   it("round-trips events verbatim: 1 MiB payload, unicode, NUL", async () => {

@@ -7,6 +7,7 @@ import { LedgerError } from "../../events/errors.js";
 import type { NewEvent } from "../../events/types.js";
 import { blobRef, prepareBlob } from "../../store/blob.js";
 import { openStore } from "../../store/open-store.js";
+import { runAgainstReference } from "../../testing/conformance-model.js";
 import { SqliteEventStore, sqlitePath } from "./sqlite-store.js";
 import { databaseAtMigration } from "./testing/older-database.js";
 
@@ -16,6 +17,18 @@ const freshPath = () => join(folder, `store-${++count}.db`);
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
 describe("SqliteEventStore", () => {
+  it("two handles on one file (two processes) answer random sequences as the reference does", async () => {
+    // Each caches run heads and cursors for its connection: the other's commits must show.
+    const path = freshPath();
+    const handles = [new SqliteEventStore({ path }), new SqliteEventStore({ path })];
+    for (const handle of handles) await handle.init();
+    try {
+      await runAgainstReference(handles);
+    } finally {
+      for (const handle of handles) await handle.close();
+    }
+  });
+
   it("reads sqlite: and file: URLs", () => {
     expect(sqlitePath("sqlite:./ledger.db")).toBe("./ledger.db");
     expect(sqlitePath("sqlite::memory:")).toBe(":memory:");
