@@ -218,4 +218,45 @@ export const concurrencyCases: CaseFactory = (makeStore) => [
       assertChain("shared", await readAll(store, shared));
     }),
   },
+  {
+    group: "concurrency",
+    name: "forks and first appends racing to create one run: exactly one makes it, the others conflict",
+    timeoutMs: 30_000,
+    run: withStore(makeStore, async (store) => {
+      for (let round = 0; round < 6; round++) {
+        const source = freshAddress();
+        await store.append({
+          ...source,
+          expectedSeq: 0,
+          events: [started(), note("a"), note("b")],
+        });
+        const target = { sessionId: source.sessionId, runId: freshId("contested") };
+        const attempts: Promise<AppendResult>[] = [
+          store.fork({ ...source, newRunId: target.runId, uptoSeq: 2 }),
+          store.append({ ...target, expectedSeq: 0, events: [started(), note(round)] }),
+          store.fork({ ...source, newRunId: target.runId, uptoSeq: 3 }),
+          store.append({ ...target, expectedSeq: 0, events: [started()] }),
+        ];
+        // Rotate who starts first, so every kind of contender gets to lead.
+        const order = attempts.map((_, index) => (index + round) % attempts.length);
+        const outcomes = await Promise.allSettled(order.map((index) => attempts[index]));
+        const winners = outcomes.filter((outcome) => outcome.status === "fulfilled");
+        assert.equal(winners.length, 1, `round ${round}: exactly one may create the run`);
+        for (const outcome of outcomes) {
+          if (outcome.status === "fulfilled") continue;
+          const error = outcome.reason as unknown;
+          assert.ok(
+            LedgerError.isInstance(error, "conflict"),
+            `round ${round}: a loser must get conflict: ${error}`,
+          );
+        }
+        const won = (winners[0] as PromiseFulfilledResult<AppendResult>).value;
+        const run = await readAll(store, target);
+        assert.deepStrictEqual(run, won.events, `round ${round}: the run is the winner's events`);
+        assertChain(`round ${round}`, run);
+        assertCursors("session", await readSessionAll(store, source.sessionId));
+        assert.equal((await store.listRuns(source.sessionId)).length, 2);
+      }
+    }),
+  },
 ];
