@@ -243,4 +243,33 @@ export const retentionCases: CaseFactory = (makeStore) => [
       assert.ok(outcomes.size > 0);
     }),
   },
+  {
+    group: "retention",
+    name: "two deleteSession calls racing on one session: one deletes it, the other is not-found, and it is not listed",
+    timeoutMs: 60_000,
+    run: withStore(makeStore, async (store) => {
+      for (let round = 0; round < 8; round++) {
+        const address = freshAddress();
+        await store.append({ ...address, expectedSeq: 0, events: [started(), { ...closed }] });
+        const outcomes = await Promise.allSettled([
+          store.deleteSession(address.sessionId, { blobGraceMs: 0 }),
+          sleep(round % 4).then(() => store.deleteSession(address.sessionId, { blobGraceMs: 0 })),
+        ]);
+        const done = outcomes.filter((outcome) => outcome.status === "fulfilled");
+        assert.equal(done.length, 1, `round ${round}: exactly one deletes the session`);
+        const refused = outcomes.find((outcome) => outcome.status === "rejected");
+        const reason: unknown = refused?.status === "rejected" ? refused.reason : undefined;
+        assert.equal(
+          (reason as { code?: string } | undefined)?.code,
+          "not-found",
+          `round ${round}: the other finds nothing to delete (${reason})`,
+        );
+        assert.ok(
+          !(await allSessions(store)).some((summary) => summary.sessionId === address.sessionId),
+          `round ${round}: a deleted session is still listed`,
+        );
+        assert.deepEqual((await store.readSession({ sessionId: address.sessionId })).events, []);
+      }
+    }),
+  },
 ];

@@ -385,18 +385,23 @@ export class RedisEventStore implements EventStore {
           ),
         ),
       );
-      return heads.map(([runId, parentRunId, length, status, lastHash, startedAt]) => {
+      const summaries: RunSummary[] = [];
+      for (const [runId, parentRunId, length, status, lastHash, startedAt] of heads) {
+        // A head is written with its run id when the run is made: one missing was deleted
+        // (deleteSession) between the two reads, and so was its run.
+        if (!runId) continue;
         const head = decodeHead([length ?? null, status ?? null, lastHash ?? null]);
         const summary: RunSummary = {
-          runId: runId ? idFromField(runId) : "",
+          runId: idFromField(runId),
           length: head.length,
           status: head.status,
           lastHash: head.lastHash,
           startedAt: startedAt ?? "",
         };
         if (parentRunId) summary.parentRunId = idFromField(parentRunId);
-        return summary;
-      });
+        summaries.push(summary);
+      }
+      return summaries;
     } catch (error) {
       throw unavailable(error, "listRuns");
     }
@@ -642,11 +647,13 @@ export class RedisEventStore implements EventStore {
         ],
         [jsons.length, ...hashes],
       );
-      if (Number(done) !== 1) {
-        // Not deleted: the script marked it listed again; the index entry goes back too.
+      if (Number(done) === 0) {
+        // Changed, not deleted: the script marked it listed again; the index entry goes back.
         await this.#client.zadd(sessionsKey(this.#prefix), 0, sessionMember(sessionId));
         return undefined;
       }
+      // Gone: another deleteSession was first (the next look finds nothing).
+      if (Number(done) === 2) return undefined;
       for (const run of runs) this.#heads.delete(run.head);
       return { jsons, runs: runs.length };
     } catch (error) {
