@@ -272,4 +272,41 @@ export const retentionCases: CaseFactory = (makeStore) => [
       }
     }),
   },
+  {
+    group: "retention",
+    name: "deleteSession racing a whole new run (started and closed in one append): listed exactly when it has events",
+    timeoutMs: 60_000,
+    run: withStore(makeStore, async (store) => {
+      for (let round = 0; round < 24; round++) {
+        const sessionId = freshId("relist");
+        await store.append({
+          sessionId,
+          runId: "done",
+          expectedSeq: 0,
+          events: [started(), { ...closed }],
+        });
+        const fresh = { sessionId, runId: freshId("whole") };
+        const [appended, deleted] = await Promise.allSettled([
+          sleep(round % 6 === 0 ? 0 : (round % 6) / 2).then(() =>
+            store.append({ ...fresh, expectedSeq: 0, events: [started(), { ...closed }] }),
+          ),
+          store.deleteSession(sessionId, { blobGraceMs: 0 }),
+        ]);
+        const label = `round ${round}`;
+        if (appended.status === "rejected") throw appended.reason;
+        if (deleted.status === "rejected") throw deleted.reason;
+        // Deleted before the append (the new run alone is left) or after it (nothing is).
+        const events = (await store.readSession({ sessionId })).events;
+        assert.ok(
+          [0, 2].includes(events.length),
+          `${label}: ${events.length} events left (${deleted.value.deletedEvents} deleted)`,
+        );
+        assert.equal(deleted.value.deletedEvents, events.length === 0 ? 4 : 2, label);
+        const listed = (await allSessions(store)).some(
+          (summary) => summary.sessionId === sessionId,
+        );
+        assert.equal(listed, events.length > 0, `${label}: listed must mean it has events`);
+      }
+    }),
+  },
 ];
