@@ -173,8 +173,12 @@ async function sequence(
 ): Promise<void> {
   const r = rng(seed);
   const store = handles[0] as EventStore;
-  const sessionIds = [freshId("model"), freshId("model")];
-  const runIds = new Map(sessionIds.map((id) => [id, ["run-a", "run-b", "run-c", "run-d"]]));
+  // Ids that a case-folding, space-trimming or normalising comparison would merge are distinct.
+  const base = freshId("model");
+  const sessionIds = [base, base.toUpperCase()];
+  const runIds = new Map(
+    sessionIds.map((id) => [id, ["run-a", "RUN-A", "run-a ", "run-\u00e1", "run-a\u0301"]]),
+  );
   /** Batches each store accepted as new, in order; the event ids each session holds. */
   const accepted: AppendRequest[] = [];
   const stored = new Map<string, { eventId: string; runId: string }[]>(
@@ -386,15 +390,11 @@ async function sequence(
           runId: next.batch.runId,
         });
     }
-    if (kind === "deleted") {
+    if (kind === "deleted" && next.deleted !== undefined) {
       // Its batches are gone: a retry of one would be a new write, not a retry.
-      const sessionId = next.what.slice("deleteSession ".length);
-      accepted.splice(
-        0,
-        accepted.length,
-        ...accepted.filter((batch) => batch.sessionId !== sessionId),
-      );
-      stored.set(sessionId, []);
+      const gone = next.deleted;
+      accepted.splice(0, accepted.length, ...accepted.filter((batch) => batch.sessionId !== gone));
+      stored.set(gone, []);
     }
     if (kind === "forked" && next.fork !== undefined) {
       forks++;

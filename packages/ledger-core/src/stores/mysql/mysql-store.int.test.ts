@@ -21,15 +21,19 @@ afterAll(async () => {
 
 describe.skipIf(!available)("MysqlEventStore", () => {
   it("two stores on one database (two processes) answer random sequences as the reference does", async () => {
-    // Each caches the run heads of its own appends: the other's commits must show.
+    // Each caches the run heads of its own appends: the other's commits must show. Its own
+    // database: the other tests read whole tables.
+    const shared = `${database}_two`;
+    await pool?.query(`CREATE DATABASE \`${shared}\``);
     const url = new URL(SERVER_URLS.mysql);
-    url.pathname = `/${database}`;
+    url.pathname = `/${shared}`;
     const handles = [1, 2].map(() => new MysqlEventStore({ uri: url.toString() }));
     for (const handle of handles) await handle.init();
     try {
       await runAgainstReference(handles);
     } finally {
       for (const handle of handles) await handle.close();
+      await pool?.query(`DROP DATABASE IF EXISTS \`${shared}\``);
     }
   });
 
