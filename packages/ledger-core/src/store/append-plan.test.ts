@@ -68,7 +68,7 @@ describe("planAppend", () => {
     expect(result.head.status).toBe("cancelled");
   });
 
-  it("checks in order: retry of a stored batch, duplicate-event, run-closed, conflict, terminal not last", () => {
+  it("checks in order: terminal not last, retry of a stored batch, duplicate-event, run-closed, conflict", () => {
     const stored = written([
       { eventId: "a", type: "run.started" },
       { eventId: "b", type: "run.completed" },
@@ -98,6 +98,11 @@ describe("planAppend", () => {
       code(() => plan([{ eventId: "c", type: "x.note" }], { head: closed, expectedSeq: 0 })),
     ).toBe("run-closed");
     const open: RunHead = { exists: true, length: 2, status: "running", lastHash: "h" };
+    expect(code(() => plan([{ eventId: "c", type: "x.n" }], { head: open, expectedSeq: 1 }))).toBe(
+      "conflict",
+    );
+    // A batch that closes the run before its end is refused for what it is, first: at a stale
+    // position, and holding an id stored with other content.
     expect(
       code(() =>
         plan(
@@ -108,7 +113,18 @@ describe("planAppend", () => {
           { head: open, expectedSeq: 1 },
         ),
       ),
-    ).toBe("conflict");
+    ).toBe("run-closed");
+    expect(
+      code(() =>
+        plan(
+          [
+            { eventId: "c", type: "run.completed" },
+            { eventId: "b", type: "x.n" },
+          ],
+          { head: closed, existing: [stored[1]!], expectedSeq: 2 },
+        ),
+      ),
+    ).toBe("run-closed");
     expect(
       code(() =>
         plan(

@@ -39,12 +39,23 @@ export const EMPTY_HEAD: RunHead = Object.freeze({
  * The append algorithm of §4, shared by every store: given what the transaction read, decide
  * between an idempotent no-op, an error, or the exact rows to write. Pure: no I/O, no clock.
  *
- * Order of checks: a batch already stored (same ids, same content, same run) is a success with
+ * Order of checks: a batch that closes the run before its last event is `run-closed` (it says
+ * so by itself, whatever is stored, and no such batch is ever stored, so no retry is refused:
+ * every store answers it alike, also those that skip the lookup of ids on their fast path); a
+ * batch already stored (same ids, same content, same run) is a success with
  * `deduplicated: true` even on a closed run; an id stored with other content is
  * `duplicate-event`; then `run-closed`; then `conflict`.
  */
 export function planAppend(state: AppendState): AppendPlan {
   const { request, head, existing } = state;
+  const closing = request.events.findIndex((event) => TERMINAL_TYPES.has(event.type));
+  if (closing !== -1 && closing !== request.events.length - 1) {
+    throw new RunClosedError({
+      sessionId: request.sessionId,
+      runId: request.runId,
+      status: statusOfType(request.events[closing]?.type ?? ""),
+    });
+  }
   if (existing.length > 0) {
     const byId = new Map(existing.map((event) => [event.eventId, event]));
     const matched: LedgerEvent[] = [];
@@ -87,14 +98,6 @@ export function planAppend(state: AppendState): AppendPlan {
       runId: request.runId,
       expectedSeq: request.expectedSeq,
       actualSeq: head.length,
-    });
-  }
-  const closing = request.events.findIndex((event) => TERMINAL_TYPES.has(event.type));
-  if (closing !== -1 && closing !== request.events.length - 1) {
-    throw new RunClosedError({
-      sessionId: request.sessionId,
-      runId: request.runId,
-      status: statusOfType(request.events[closing]?.type ?? ""),
     });
   }
   let prevHash = head.lastHash;

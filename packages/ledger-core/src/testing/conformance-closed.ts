@@ -75,6 +75,24 @@ export const closedRunCases: CaseFactory = (makeStore) => [
         );
         await assertUnchanged(terminal, store, address, before);
       }
+      // Said by the batch itself, before anything stored is looked at: also when the batch
+      // holds an id stored in another run (which alone would be duplicate-event), and on a
+      // closed run (which alone would be run-closed too). Every store answers it alike.
+      const other = { sessionId: address.sessionId, runId: `${address.runId}-other` };
+      const elsewhere = started();
+      await store.append({ ...other, expectedSeq: 0, events: [elsewhere] });
+      const withStored = await snapshot(store, address);
+      await expectLedgerError(
+        "a closing event before an id stored elsewhere",
+        () =>
+          store.append({
+            ...address,
+            expectedSeq: 1,
+            events: [{ eventId: uuidv7(), type: "run.completed" }, elsewhere],
+          }),
+        { code: "run-closed" },
+      );
+      await assertUnchanged("stored id", store, address, withStored);
       // Terminal last in the batch is fine and closes the run.
       const result = await store.append({
         ...address,
