@@ -181,6 +181,8 @@ async function sequence(
   );
   /** Batches each store accepted as new, in order; the event ids each session holds. */
   const accepted: AppendRequest[] = [];
+  /** Accepted batches of sessions deleted since. */
+  const forgotten: AppendRequest[] = [];
   const stored = new Map<string, { eventId: string; runId: string }[]>(
     sessionIds.map((id) => [id, []]),
   );
@@ -237,7 +239,14 @@ async function sequence(
       };
     }
     const earlier = r.pick(accepted);
-    if (roll < 0.62) return { what: "retry an accepted batch", call: append(earlier) };
+    if (roll < 0.62) {
+      // Now and then a batch of a session deleted since: to the store, a new write.
+      if (forgotten.length > 0 && r.chance(0.2)) {
+        const batch = r.pick(forgotten);
+        return { what: "resend a batch of a deleted session", call: append(batch), batch };
+      }
+      return { what: "retry an accepted batch", call: append(earlier) };
+    }
     if (roll < 0.66) {
       const events = earlier.events.map((event) => ({
         ...event,
@@ -393,6 +402,7 @@ async function sequence(
     if (kind === "deleted" && next.deleted !== undefined) {
       // Its batches are gone: a retry of one would be a new write, not a retry.
       const gone = next.deleted;
+      forgotten.push(...accepted.filter((batch) => batch.sessionId === gone));
       accepted.splice(0, accepted.length, ...accepted.filter((batch) => batch.sessionId !== gone));
       stored.set(gone, []);
     }
