@@ -18,6 +18,7 @@ import {
   someRef,
   withStore,
 } from "./conformance-helpers.js";
+import { type Rng, rng } from "./conformance-random.js";
 
 /**
  * The store against the reference: one seeded, random sequence of appends (new batches, stale
@@ -32,35 +33,6 @@ import {
 
 const SEEDS = [1, 2, 3];
 const STEPS = 120;
-
-/** mulberry32: a small deterministic generator, so a failing sequence replays from its seed. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-interface Rng {
-  next: () => number;
-  int(low: number, high: number): number;
-  pick<T>(items: readonly T[]): T;
-  chance(p: number): boolean;
-}
-
-function rng(seed: number): Rng {
-  const next = generator(seed);
-  return {
-    next,
-    int: (low, high) => low + Math.floor(next() * (high - low + 1)),
-    pick: (items) => items[Math.floor(next() * items.length)] as (typeof items)[number],
-    chance: (p) => next() < p,
-  };
-}
 
 const TEXTS = ["", "plain", "ünïcödé", "emoji 🎉", 'quote " and \\ slash', "line\nbreak"];
 const TYPES = ["x.note", "x.step", "model.requested", "model.completed", "tool.completed"];

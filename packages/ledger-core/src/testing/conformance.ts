@@ -5,6 +5,7 @@ import { closedRunCases } from "./conformance-closed.js";
 import { concurrencyCases } from "./conformance-concurrency.js";
 import { forkCases } from "./conformance-fork.js";
 import type { ConformanceCase, MakeStore } from "./conformance-helpers.js";
+import { mixedCases } from "./conformance-mixed.js";
 import { modelCases } from "./conformance-model.js";
 import { readCases } from "./conformance-read.js";
 import { retentionCases } from "./conformance-retention.js";
@@ -39,6 +40,7 @@ export function eventStoreConformanceCases(makeStore: MakeStore): ConformanceCas
     ...retryCases(makeStore),
     ...closedRunCases(makeStore),
     ...concurrencyCases(makeStore),
+    ...mixedCases(makeStore),
     ...readCases(makeStore),
     ...forkCases(makeStore),
     ...badInputCases(makeStore),
@@ -77,7 +79,8 @@ export function eventStoreConformanceCases(makeStore: MakeStore): ConformanceCas
  * actualSeq, isolation, defensive copies: `append` copies its input before it returns the
  * promise), `retry` (idempotent retries, duplicate-event), `closed run` (run-closed),
  * `concurrency` (one winner at a position, retrying writers, a reader tailing `readSession`
- * while writers commit), `read` (commit order and paging, listRuns, listSessions paged in
+ * while writers commit, forks and first appends racing to make one run, eight writers mixing
+ * every kind of write at once), `read` (commit order and paging, listRuns, listSessions paged in
  * code-unit id order, unicode and a 1 MiB payload), `fork`, `bad input` (every §6 class with
  * code, path and the store unchanged), `blobs` and `retention` (deleteSession: events, runs and
  * unshared blobs gone, shared blobs kept, open runs refused, the grace period that protects a
