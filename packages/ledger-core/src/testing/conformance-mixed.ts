@@ -35,7 +35,8 @@ interface Acknowledged {
  * call reported is stored exactly once, as reported, and nothing else is, with hash chains and
  * session cursors intact.
  */
-async function mixedWriters(store: EventStore, seed: number): Promise<void> {
+async function mixedWriters(handles: EventStore[], seed: number): Promise<void> {
+  const store = handles[0] as EventStore;
   const sessionIds = [freshId("mixed"), freshId("mixed")];
   const runIds = new Map(sessionIds.map((id) => [id, ["run-a", "run-b", "run-c"]]));
   const acknowledged: Acknowledged[] = [];
@@ -43,6 +44,8 @@ async function mixedWriters(store: EventStore, seed: number): Promise<void> {
 
   const worker = async (index: number): Promise<void> => {
     const r = rng(seed * 100 + index);
+    // With several handles on one database (processes), each writer keeps to one of them.
+    const store = handles[index % handles.length] as EventStore;
     const mine: Acknowledged[] = [];
     for (let step = 0; step < STEPS; step++) {
       const label = `seed ${seed}, writer ${index}, step ${step}`;
@@ -161,13 +164,16 @@ async function settle(
   return { ok: { request, events: result.events } };
 }
 
+/** The mixed writers on `handles` (one store, or several handles on one database). */
+export async function runMixedWriters(handles: EventStore[]): Promise<void> {
+  for (const seed of [1, 2]) await mixedWriters(handles, seed);
+}
+
 export const mixedCases: CaseFactory = (makeStore) => [
   {
     group: "concurrency",
     name: "eight writers racing with new batches, stale positions, retries, reused ids, closes and forks: every reported event stored once, as reported",
     timeoutMs: 120_000,
-    run: withStore(makeStore, async (store) => {
-      for (const seed of [1, 2]) await mixedWriters(store, seed);
-    }),
+    run: withStore(makeStore, (store) => runMixedWriters([store])),
   },
 ];

@@ -2,6 +2,7 @@ import mysql from "mysql2/promise";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import { openStore } from "../../store/open-store.js";
+import { runMixedWriters } from "../../testing/conformance-mixed.js";
 import { runAgainstReference } from "../../testing/conformance-model.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
@@ -20,7 +21,7 @@ afterAll(async () => {
 });
 
 describe.skipIf(!available)("MysqlEventStore", () => {
-  it("two stores on one database (two processes) answer random sequences as the reference does", async () => {
+  it("two stores on one database (two processes) answer random sequences as the reference does, and racing writers through both lose nothing", async () => {
     // Each caches the run heads of its own appends: the other's commits must show. Its own
     // database: the other tests read whole tables.
     const shared = `${database}_two`;
@@ -31,6 +32,8 @@ describe.skipIf(!available)("MysqlEventStore", () => {
     for (const handle of handles) await handle.init();
     try {
       await runAgainstReference(handles);
+      // And eight writers racing through them, four on each.
+      await runMixedWriters(handles);
     } finally {
       for (const handle of handles) await handle.close();
       await pool?.query(`DROP DATABASE IF EXISTS \`${shared}\``);

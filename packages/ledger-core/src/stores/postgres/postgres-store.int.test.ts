@@ -2,6 +2,7 @@ import pg from "pg";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import { openStore } from "../../store/open-store.js";
+import { runMixedWriters } from "../../testing/conformance-mixed.js";
 import { runAgainstReference } from "../../testing/conformance-model.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { PostgresBackend } from "./postgres-backend.js";
@@ -18,7 +19,7 @@ afterAll(async () => {
 });
 
 describe.skipIf(!available)("PostgresEventStore", () => {
-  it("two stores on one schema (two processes) answer random sequences as the reference does", async () => {
+  it("two stores on one schema (two processes) answer random sequences as the reference does, and racing writers through both lose nothing", async () => {
     // Each caches the run heads of its own appends: the other's commits must show.
     const shared = `${schema}_two`;
     const handles = [1, 2].map(
@@ -27,6 +28,8 @@ describe.skipIf(!available)("PostgresEventStore", () => {
     for (const handle of handles) await handle.init();
     try {
       await runAgainstReference(handles);
+      // And eight writers racing through them, four on each.
+      await runMixedWriters(handles);
     } finally {
       for (const handle of handles) await handle.close();
       await pool?.query(`DROP SCHEMA IF EXISTS "${shared}" CASCADE`);

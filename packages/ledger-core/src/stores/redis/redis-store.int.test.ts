@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { computeEventHash } from "../../events/hash-chain.js";
 import type { NewEvent } from "../../events/types.js";
 import { openStore } from "../../store/open-store.js";
+import { runMixedWriters } from "../../testing/conformance-mixed.js";
 import { runAgainstReference } from "../../testing/conformance-model.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { RedisEventStore } from "./redis-store.js";
@@ -39,7 +40,7 @@ describe.skipIf(!available)("RedisEventStore", () => {
     payload: { goal: "test" },
   });
 
-  it("two stores on one prefix (two processes) answer random sequences as the reference does", async () => {
+  it("two stores on one prefix (two processes) answer random sequences as the reference does, and racing writers through both lose nothing", async () => {
     // Each caches the run heads of its own appends: the other's writes must show.
     const shared = freshPrefix("two");
     extraPrefixes.push(shared);
@@ -47,6 +48,8 @@ describe.skipIf(!available)("RedisEventStore", () => {
     for (const handle of handles) await handle.init();
     try {
       await runAgainstReference(handles);
+      // And eight writers racing through them, four on each.
+      await runMixedWriters(handles);
     } finally {
       for (const handle of handles) await handle.close();
     }

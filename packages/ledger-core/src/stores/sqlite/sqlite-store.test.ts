@@ -7,6 +7,7 @@ import { LedgerError } from "../../events/errors.js";
 import type { NewEvent } from "../../events/types.js";
 import { blobRef, prepareBlob } from "../../store/blob.js";
 import { openStore } from "../../store/open-store.js";
+import { runMixedWriters } from "../../testing/conformance-mixed.js";
 import { runAgainstReference } from "../../testing/conformance-model.js";
 import { SqliteEventStore, sqlitePath } from "./sqlite-store.js";
 import { databaseAtMigration } from "./testing/older-database.js";
@@ -17,13 +18,15 @@ const freshPath = () => join(folder, `store-${++count}.db`);
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
 describe("SqliteEventStore", () => {
-  it("two handles on one file (two processes) answer random sequences as the reference does", async () => {
+  it("two handles on one file (two processes) answer random sequences as the reference does, and racing writers through both lose nothing", async () => {
     // Each caches run heads and cursors for its connection: the other's commits must show.
     const path = freshPath();
     const handles = [new SqliteEventStore({ path }), new SqliteEventStore({ path })];
     for (const handle of handles) await handle.init();
     try {
       await runAgainstReference(handles);
+      // And eight writers racing through them, four on each.
+      await runMixedWriters(handles);
     } finally {
       for (const handle of handles) await handle.close();
     }
