@@ -32,7 +32,7 @@ function start(
     stderr += String(chunk);
   });
   const done = new Promise<Outcome>((resolve) => {
-    child.on("exit", (code) => {
+    child.on("close", (code) => {
       if (code !== 0 && code !== 3 && code !== null) process.stderr.write(stderr);
       resolve({ code, stdout });
     });
@@ -52,7 +52,7 @@ async function runAndKillInside(args: string[], tool: string): Promise<void> {
         resolve();
       }
     });
-    child.on("exit", () => reject(new Error(`the agent exited before reaching ${tool}`)));
+    child.on("close", () => reject(new Error(`the agent exited before reaching ${tool}`)));
   });
   const outcome = await done;
   expect(outcome.code).toBeNull();

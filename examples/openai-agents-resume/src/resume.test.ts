@@ -36,7 +36,7 @@ function runToEnd(args: string[]): Promise<Outcome> {
     child.stderr?.on("data", (chunk) => {
       err += chunk;
     });
-    child.on("exit", (code) => {
+    child.on("close", (code) => {
       if (code !== 0) return reject(new Error(`exit ${code}: ${err}`));
       resolve(JSON.parse(out.trim().split("\n").at(-1) ?? "null") as Outcome);
     });
@@ -56,7 +56,7 @@ function killAt(args: string[], point: string): Promise<void> {
       out += chunk;
       if (out.includes(`CRASH_POINT ${point}`)) child.kill("SIGKILL");
     });
-    child.on("exit", (_code, signal) => {
+    child.on("close", (_code, signal) => {
       if (signal === "SIGKILL") resolve();
       else reject(new Error(`the run ended before ${point}: ${out} ${err}`));
     });

@@ -36,7 +36,7 @@ function startWriter(args: string[]): {
     if (output.startsWith("ready\n")) markReady();
   });
   const done = new Promise<string>((resolve, reject) => {
-    child.on("exit", (code) => {
+    child.on("close", (code) => {
       if (code === 0) resolve(output.slice("ready\n".length).trim());
       else reject(new Error(`writer ${args[4]} exited with ${code}: ${output}`));
     });

@@ -25,7 +25,7 @@ function runChild(argument: object): Promise<{ appended: number; conflicts: numb
       stderr += chunk;
     });
     child.on("error", reject);
-    child.on("exit", (code) => {
+    child.on("close", (code) => {
       if (code === 0) resolve(JSON.parse(stdout.trim()));
       else reject(new Error(`racer exited with ${code}: ${stderr}`));
     });
