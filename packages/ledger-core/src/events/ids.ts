@@ -4,10 +4,29 @@ import { InvalidEventError } from "./errors.js";
 let lastMs = 0;
 let sequence = 0;
 
-const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
+/** The two ASCII hex digits of each byte value, as character codes. */
+const HEX_HIGH = new Uint8Array(256);
+const HEX_LOW = new Uint8Array(256);
+for (let byte = 0; byte < 256; byte++) {
+  const hex = byte.toString(16).padStart(2, "0");
+  HEX_HIGH[byte] = hex.charCodeAt(0);
+  HEX_LOW[byte] = hex.charCodeAt(1);
+}
 // Random bytes are drawn 4 KiB at a time: one syscall per 256 ids instead of one per id.
 const pool = new Uint8Array(4096);
 let poolOffset = pool.length;
+/**
+ * The id's 36 characters are written here and read out as one string. Concatenating the 16
+ * pairs of digits made a rope of strings that each store flattens again, and an id kept in a
+ * map or a stored event weighed about twice as much: measured, making an id and keeping it as a
+ * map key took 0.7-1.1 µs this way against 1.7-2.0 µs.
+ */
+const text = Buffer.alloc(36, "-");
+
+function writeByte(at: number, byte: number): void {
+  text[at] = HEX_HIGH[byte] as number;
+  text[at + 1] = HEX_LOW[byte] as number;
+}
 
 /**
  * A UUIDv7 (RFC 9562): 48-bit Unix milliseconds, then a 12-bit counter that keeps ids made in
@@ -32,31 +51,20 @@ export function uuidv7(): string {
   }
   const r = poolOffset;
   poolOffset += 10;
-  const h = HEX as string[];
   const high = Math.floor(ms / 2 ** 32);
   const low = ms >>> 0;
-  return (
-    h[(high >>> 8) & 0xff]! +
-    h[high & 0xff]! +
-    h[(low >>> 24) & 0xff]! +
-    h[(low >>> 16) & 0xff]! +
-    "-" +
-    h[(low >>> 8) & 0xff]! +
-    h[low & 0xff]! +
-    "-" +
-    h[0x70 | ((sequence >>> 8) & 0x0f)]! +
-    h[sequence & 0xff]! +
-    "-" +
-    h[0x80 | (pool[r]! & 0x3f)]! +
-    h[pool[r + 1]!]! +
-    "-" +
-    h[pool[r + 2]!]! +
-    h[pool[r + 3]!]! +
-    h[pool[r + 4]!]! +
-    h[pool[r + 5]!]! +
-    h[pool[r + 6]!]! +
-    h[pool[r + 7]!]!
-  );
+  writeByte(0, (high >>> 8) & 0xff);
+  writeByte(2, high & 0xff);
+  writeByte(4, (low >>> 24) & 0xff);
+  writeByte(6, (low >>> 16) & 0xff);
+  writeByte(9, (low >>> 8) & 0xff);
+  writeByte(11, low & 0xff);
+  writeByte(14, 0x70 | ((sequence >>> 8) & 0x0f));
+  writeByte(16, sequence & 0xff);
+  writeByte(19, 0x80 | ((pool[r] as number) & 0x3f));
+  writeByte(21, pool[r + 1] as number);
+  for (let index = 0; index < 6; index++) writeByte(24 + 2 * index, pool[r + 2 + index] as number);
+  return text.toString("latin1", 0, 36);
 }
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we reject
