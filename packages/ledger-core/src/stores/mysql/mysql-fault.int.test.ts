@@ -1,5 +1,5 @@
 import mysql from "mysql2/promise";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LedgerError } from "../../events/errors.js";
 import { uuidv7 } from "../../events/ids.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
@@ -8,12 +8,7 @@ import { MysqlEventStore } from "./mysql-store.js";
 
 const available = await serverAvailable("mysql");
 const database = `ledger_fault_${uuidv7().replaceAll("-", "")}`;
-const admin = available ? await mysql.createConnection(SERVER_URLS.mysql) : undefined;
-await admin?.query(`CREATE DATABASE \`${database}\``);
-afterAll(async () => {
-  await admin?.query(`DROP DATABASE IF EXISTS \`${database}\``);
-  await admin?.end();
-});
+let admin: mysql.Connection | undefined;
 
 function uri(): string {
   const url = new URL(SERVER_URLS.mysql);
@@ -35,6 +30,16 @@ async function blockedConnection(): Promise<number> {
 }
 
 describe.skipIf(!available)("MysqlEventStore when the connection drops mid-append", () => {
+  // Made in the hooks, not at load: a run that filters these tests out leaves no database.
+  beforeAll(async () => {
+    admin = await mysql.createConnection(SERVER_URLS.mysql);
+    await admin.query(`CREATE DATABASE \`${database}\``);
+  });
+  afterAll(async () => {
+    await admin?.query(`DROP DATABASE IF EXISTS \`${database}\``);
+    await admin?.end();
+  });
+
   it("fails with store-unavailable, writes nothing, and a retry of the batch succeeds", async () => {
     const store = new MysqlEventStore({ uri: uri() });
     await store.init();
