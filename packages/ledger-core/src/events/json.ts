@@ -41,12 +41,37 @@ function describe(value: unknown): string {
  * class instances, strings with lone surrogates.
  */
 export function toPlainJson(value: unknown, path = "$"): JsonValue {
-  return copy(value, { root: path, keys: [], ancestors: [] });
+  const walk: Walk = { root: path, keys: [], ancestors: [] };
+  try {
+    return copy(value, walk);
+  } catch (error) {
+    throw readFailure(error, walk);
+  }
 }
 
 /** Validates without keeping the copy. */
 export function assertPlainJson(value: unknown, path = "$"): asserts value is JsonValue {
-  copy(value, { root: path, keys: [], ancestors: [] });
+  const walk: Walk = { root: path, keys: [], ancestors: [] };
+  try {
+    copy(value, walk);
+  } catch (error) {
+    throw readFailure(error, walk);
+  }
+}
+
+/**
+ * A getter or a proxy of the caller's that throws while the walk reads it is bad input like any
+ * other: `non-serializable` at the path being read (the walk's keys still hold it), not the
+ * caller's own error escaping from the store.
+ */
+function readFailure(error: unknown, walk: Walk): unknown {
+  if (error instanceof NonSerializableError) return error;
+  const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  try {
+    fail(walk, `a value that threw when read (${reason})`);
+  } catch (failure) {
+    return failure;
+  }
 }
 
 // The path is kept as a stack of keys and only formatted when something is wrong: building a

@@ -21,7 +21,13 @@ import type {
   StoreDescription,
 } from "./event-store.js";
 import { openRunError, refsOf, retentionCutoff, sessionNotFound } from "./retention.js";
-import { validateAppend, validateFork, validatePaging } from "./validate.js";
+import {
+  assertRunAddress,
+  assertSessionAddress,
+  validateAppend,
+  validateFork,
+  validatePaging,
+} from "./validate.js";
 
 interface MemoryRun {
   head: RunHead;
@@ -126,8 +132,7 @@ export class MemoryEventStore implements EventStore {
   }
 
   async readRun(request: ReadRunRequest): Promise<EventPage> {
-    assertId(request.sessionId, "$.sessionId");
-    assertId(request.runId, "$.runId");
+    assertRunAddress(request);
     validatePaging(request, { fromSeq: request.fromSeq });
     const from = request.fromSeq ?? 0;
     const all = this.#sessions.get(request.sessionId)?.runs.get(request.runId)?.events ?? [];
@@ -136,7 +141,7 @@ export class MemoryEventStore implements EventStore {
   }
 
   async readSession(request: ReadSessionRequest): Promise<EventPage> {
-    assertId(request.sessionId, "$.sessionId");
+    assertSessionAddress(request);
     validatePaging(request, { after: request.after });
     const after = request.after ?? 0;
     const log = this.#sessions.get(request.sessionId)?.log ?? [];
@@ -184,8 +189,7 @@ export class MemoryEventStore implements EventStore {
   }
 
   async runHead(request: { sessionId: string; runId: string }): Promise<RunHead> {
-    assertId(request.sessionId, "$.sessionId");
-    assertId(request.runId, "$.runId");
+    assertRunAddress(request);
     const head = this.#sessions.get(request.sessionId)?.runs.get(request.runId)?.head;
     return { ...(head ?? EMPTY_HEAD) };
   }

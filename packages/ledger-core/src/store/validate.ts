@@ -1,4 +1,4 @@
-import { InvalidEventError } from "../events/errors.js";
+import { InvalidArgumentError, InvalidEventError, LedgerError } from "../events/errors.js";
 import { assertId, isValidId, uuidv7 } from "../events/ids.js";
 import { childPath, type JsonObject, type JsonValue, toPlainJson } from "../events/json.js";
 import { type Actor, EVENT_TYPES, type NewEvent } from "../events/types.js";
@@ -196,6 +196,18 @@ export function validateEffect(payload: JsonValue, path: string): void {
  * metadata, no id twice in one batch. Returns deep copies; the caller's objects are never kept.
  */
 export function validateAppend(request: AppendRequest): ValidAppend {
+  // Where the walk is: a getter or proxy of the caller's that throws there is bad input too.
+  const at = { path: "$" };
+  try {
+    return validateRequest(request, at);
+  } catch (error) {
+    if (LedgerError.isInstance(error)) throw error;
+    const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    throw new InvalidEventError(at.path, `reading it threw (${reason})`);
+  }
+}
+
+function validateRequest(request: AppendRequest, at: { path: string }): ValidAppend {
   if (typeof request !== "object" || request === null)
     throw new InvalidEventError("$", "append needs { sessionId, runId, expectedSeq, events }");
   assertId(request.sessionId, "$.sessionId");
@@ -211,6 +223,7 @@ export function validateAppend(request: AppendRequest): ValidAppend {
   const events: ValidEvent[] = [];
   for (let index = 0; index < request.events.length; index++) {
     const path = `$.events[${index}]`;
+    at.path = path;
     const valid = validateNewEvent(request.events[index], path);
     if (seen.has(valid.eventId))
       throw new InvalidEventError(
@@ -228,6 +241,29 @@ export function validateAppend(request: AppendRequest): ValidAppend {
   };
 }
 
+/** `invalid-argument` unless a call's argument is an object (`null`, a string... are not). */
+function assertRequest(request: unknown): asserts request is Record<string, unknown> {
+  if (typeof request !== "object" || request === null || Array.isArray(request))
+    throw new InvalidArgumentError(
+      "$",
+      "the call needs an object argument, e.g. { sessionId, runId }",
+    );
+}
+
+/** Checks a call's `{ sessionId }`. */
+export function assertSessionAddress(request: unknown): asserts request is { sessionId: string } {
+  assertRequest(request);
+  assertId(request.sessionId, "$.sessionId");
+}
+
+/** Checks a call's `{ sessionId, runId }`. */
+export function assertRunAddress(
+  request: unknown,
+): asserts request is { sessionId: string; runId: string } {
+  assertSessionAddress(request);
+  assertId((request as { runId?: unknown }).runId, "$.runId");
+}
+
 /** Validates `fork` arguments (§4): ids, and `uptoSeq` as a positive integer. */
 export function validateFork(request: {
   sessionId: string;
@@ -235,8 +271,7 @@ export function validateFork(request: {
   newRunId: string;
   uptoSeq: number;
 }): void {
-  assertId(request.sessionId, "$.sessionId");
-  assertId(request.runId, "$.runId");
+  assertRunAddress(request);
   assertId(request.newRunId, "$.newRunId");
   if (!Number.isSafeInteger(request.uptoSeq) || request.uptoSeq < 1) {
     throw new InvalidEventError(
@@ -251,6 +286,7 @@ export function validatePaging(
   request: { limit?: number | undefined },
   extra: Record<string, number | undefined> = {},
 ): void {
+  assertRequest(request);
   if (request.limit !== undefined && (!Number.isSafeInteger(request.limit) || request.limit < 1)) {
     throw new InvalidEventError("$.limit", "limit must be a positive integer");
   }

@@ -52,6 +52,27 @@ function nonSerializable(): Array<[string, unknown, string]> {
     ["a symbol-keyed object", { [Symbol("k")]: 1 }, ""],
     ["a lone surrogate", "a\ud800b", ""],
     ["a nested bad value", { ok: [{ fine: true }, { bad: Number.NaN }] }, ".ok[1].bad"],
+    [
+      "a getter that throws",
+      {
+        get bad(): never {
+          throw new Error("boom");
+        },
+      },
+      ".bad",
+    ],
+    [
+      "a proxy whose keys throw",
+      new Proxy(
+        {},
+        {
+          ownKeys() {
+            throw new Error("boom");
+          },
+        },
+      ),
+      "",
+    ],
   ];
 }
 
@@ -291,7 +312,7 @@ export const badInputCases: CaseFactory = (makeStore) => [
   },
   {
     group: "bad input",
-    name: "bad read, fork and paging arguments are invalid-event with their path",
+    name: "bad read, fork and paging arguments are invalid-event with their path; no object at all is invalid-argument",
     timeoutMs: 30_000,
     run: withStore(makeStore, async (store) => {
       const { existing } = await setup(store);
@@ -328,6 +349,25 @@ export const badInputCases: CaseFactory = (makeStore) => [
       for (const [label, call, path] of calls) {
         await expectLedgerError(label, call, { code: "invalid-event", path });
       }
+      // An argument that is no object at all, and an event whose field throws when read.
+      for (const name of ["readRun", "readSession", "runHead", "listSessions", "fork"]) {
+        for (const argument of [null, "s", 7]) {
+          await expectLedgerError(`${name}(${argument})`, () => loose[name]!(argument), {
+            code: "invalid-argument",
+            path: "$",
+          });
+        }
+      }
+      const throwing = {
+        get type(): never {
+          throw new Error("boom");
+        },
+      };
+      await expectLedgerError(
+        "an event field that throws when read",
+        () => store.append({ ...existing, expectedSeq: 1, events: [note(), throwing as never] }),
+        { code: "invalid-event", path: "$.events[1]" },
+      );
       await assertUnchanged("bad reads", store, existing, before);
     }),
   },

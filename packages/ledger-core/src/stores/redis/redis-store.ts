@@ -34,7 +34,13 @@ import type {
 } from "../../store/event-store.js";
 import { redactUrl } from "../../store/open-store.js";
 import { openRunError, refsOf, retentionCutoff, sessionNotFound } from "../../store/retention.js";
-import { validateAppend, validateFork, validatePaging } from "../../store/validate.js";
+import {
+  assertRunAddress,
+  assertSessionAddress,
+  validateAppend,
+  validateFork,
+  validatePaging,
+} from "../../store/validate.js";
 import { WriteCoalescer } from "../../store/write-coalescer.js";
 import { type AppendAddress, appendScriptCall, type PlannedWrite } from "./append-call.js";
 import { createClient, describeClient, readDurability, unavailable } from "./client.js";
@@ -318,8 +324,7 @@ export class RedisEventStore implements EventStore {
   }
 
   async readRun(request: ReadRunRequest): Promise<EventPage> {
-    assertId(request.sessionId, "$.sessionId");
-    assertId(request.runId, "$.runId");
+    assertRunAddress(request);
     validatePaging(request, { fromSeq: request.fromSeq });
     const from = request.fromSeq ?? 0;
     const events = await this.#readRunSlice(request.sessionId, request.runId, from, request.limit);
@@ -349,7 +354,7 @@ export class RedisEventStore implements EventStore {
   }
 
   async readSession(request: ReadSessionRequest): Promise<EventPage> {
-    assertId(request.sessionId, "$.sessionId");
+    assertSessionAddress(request);
     validatePaging(request, { after: request.after });
     const after = request.after ?? 0;
     const to = request.limit === undefined ? -1 : after + request.limit - 1;
@@ -457,8 +462,7 @@ export class RedisEventStore implements EventStore {
   }
 
   async runHead(request: { sessionId: string; runId: string }): Promise<RunHead> {
-    assertId(request.sessionId, "$.sessionId");
-    assertId(request.runId, "$.runId");
+    assertRunAddress(request);
     const run = runKeys(this.#prefix, request.sessionId, request.runId);
     try {
       return decodeHead(await this.#client.hmget(run.head, "length", "status", "lastHash"));

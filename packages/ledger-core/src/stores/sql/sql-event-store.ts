@@ -26,6 +26,8 @@ import type {
 } from "../../store/event-store.js";
 import { retentionCutoff } from "../../store/retention.js";
 import {
+  assertRunAddress,
+  assertSessionAddress,
   type ValidAppend,
   validateAppend,
   validateFork,
@@ -187,8 +189,7 @@ export class SqlEventStore implements EventStore {
   }
 
   async readRun(request: ReadRunRequest): Promise<EventPage> {
-    assertId(request.sessionId, "$.sessionId");
-    assertId(request.runId, "$.runId");
+    assertRunAddress(request);
     validatePaging(request, { fromSeq: request.fromSeq });
     const from = request.fromSeq ?? 0;
     const bodies = await this.#guard("readRun", () =>
@@ -198,7 +199,7 @@ export class SqlEventStore implements EventStore {
   }
 
   async readSession(request: ReadSessionRequest): Promise<EventPage> {
-    assertId(request.sessionId, "$.sessionId");
+    assertSessionAddress(request);
     validatePaging(request, { after: request.after });
     const after = request.after ?? 0;
     const bodies = await this.#guard("readSession", () =>
@@ -229,8 +230,7 @@ export class SqlEventStore implements EventStore {
   }
 
   async runHead(request: { sessionId: string; runId: string }): Promise<RunHead> {
-    assertId(request.sessionId, "$.sessionId");
-    assertId(request.runId, "$.runId");
+    assertRunAddress(request);
     const row = await this.#guard("runHead", () =>
       this.#backend.runHead(request.sessionId, request.runId),
     );
