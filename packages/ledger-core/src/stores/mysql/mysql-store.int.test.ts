@@ -2,9 +2,8 @@ import mysql from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import { openStore } from "../../store/open-store.js";
-import { runMixedWriters } from "../../testing/conformance-mixed.js";
-import { runAgainstReference } from "../../testing/conformance-model.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
+import { checkSharedHandles } from "../../testing/shared-handles.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
 import { MysqlBackend } from "./mysql-backend.js";
 import { MysqlEventStore } from "./mysql-store.js";
@@ -32,13 +31,9 @@ describe.skipIf(!available)("MysqlEventStore", () => {
     const url = new URL(SERVER_URLS.mysql);
     url.pathname = `/${shared}`;
     const handles = [1, 2].map(() => new MysqlEventStore({ uri: url.toString() }));
-    for (const handle of handles) await handle.init();
     try {
-      await runAgainstReference(handles);
-      // And eight writers racing through them, four on each.
-      await runMixedWriters(handles);
+      await checkSharedHandles(handles);
     } finally {
-      for (const handle of handles) await handle.close();
       await pool?.query(`DROP DATABASE IF EXISTS \`${shared}\``);
     }
   });

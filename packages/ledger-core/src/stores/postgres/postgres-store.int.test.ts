@@ -2,9 +2,8 @@ import pg from "pg";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import { openStore } from "../../store/open-store.js";
-import { runMixedWriters } from "../../testing/conformance-mixed.js";
-import { runAgainstReference } from "../../testing/conformance-model.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
+import { checkSharedHandles } from "../../testing/shared-handles.js";
 import { PostgresBackend } from "./postgres-backend.js";
 import { PostgresEventStore } from "./postgres-store.js";
 
@@ -25,13 +24,9 @@ describe.skipIf(!available)("PostgresEventStore", () => {
     const handles = [1, 2].map(
       () => new PostgresEventStore({ connectionString: SERVER_URLS.postgres, schema: shared }),
     );
-    for (const handle of handles) await handle.init();
     try {
-      await runAgainstReference(handles);
-      // And eight writers racing through them, four on each.
-      await runMixedWriters(handles);
+      await checkSharedHandles(handles);
     } finally {
-      for (const handle of handles) await handle.close();
       await pool?.query(`DROP SCHEMA IF EXISTS "${shared}" CASCADE`);
     }
   });

@@ -3,9 +3,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { computeEventHash } from "../../events/hash-chain.js";
 import type { NewEvent } from "../../events/types.js";
 import { openStore } from "../../store/open-store.js";
-import { runMixedWriters } from "../../testing/conformance-mixed.js";
-import { runAgainstReference } from "../../testing/conformance-model.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
+import { checkSharedHandles } from "../../testing/shared-handles.js";
 import { RedisEventStore } from "./redis-store.js";
 import { APPEND_BATCH_SCRIPT, APPEND_SCRIPT } from "./scripts.js";
 import { deleteKeys, freshPrefix, keysUnder } from "./testing/test-keys.js";
@@ -45,14 +44,7 @@ describe.skipIf(!available)("RedisEventStore", () => {
     const shared = freshPrefix("two");
     extraPrefixes.push(shared);
     const handles = [1, 2].map(() => new RedisEventStore({ url, keyPrefix: shared }));
-    for (const handle of handles) await handle.init();
-    try {
-      await runAgainstReference(handles);
-      // And eight writers racing through them, four on each.
-      await runMixedWriters(handles);
-    } finally {
-      for (const handle of handles) await handle.close();
-    }
+    await checkSharedHandles(handles);
   });
 
   it("round-trips events verbatim: 1 MiB payload, unicode, NUL", async () => {

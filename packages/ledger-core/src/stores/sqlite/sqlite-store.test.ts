@@ -7,8 +7,7 @@ import { LedgerError } from "../../events/errors.js";
 import type { NewEvent } from "../../events/types.js";
 import { blobRef, prepareBlob } from "../../store/blob.js";
 import { openStore } from "../../store/open-store.js";
-import { runMixedWriters } from "../../testing/conformance-mixed.js";
-import { runAgainstReference } from "../../testing/conformance-model.js";
+import { checkSharedHandles } from "../../testing/shared-handles.js";
 import { SqliteEventStore, sqlitePath } from "./sqlite-store.js";
 import { databaseAtMigration } from "./testing/older-database.js";
 
@@ -22,14 +21,7 @@ describe("SqliteEventStore", () => {
     // Each caches run heads and cursors for its connection: the other's commits must show.
     const path = freshPath();
     const handles = [new SqliteEventStore({ path }), new SqliteEventStore({ path })];
-    for (const handle of handles) await handle.init();
-    try {
-      await runAgainstReference(handles);
-      // And eight writers racing through them, four on each.
-      await runMixedWriters(handles);
-    } finally {
-      for (const handle of handles) await handle.close();
-    }
+    await checkSharedHandles(handles);
   });
 
   it("reads sqlite: and file: URLs", () => {
