@@ -84,7 +84,8 @@ export function eventStoreConformanceCases(makeStore: MakeStore): ConformanceCas
  * while writers commit, forks and first appends racing to make one run, eight writers mixing
  * every kind of write at once), `read` (commit order and paging, listRuns, listSessions paged in
  * code-unit id order, unicode and a 1 MiB payload), `fork`, `bad input` (every §6 class with
- * code, path and the store unchanged, and 600 seeded malformed calls of every method), `blobs` and `retention` (deleteSession: events, runs and
+ * code, path and the store unchanged, and 600 seeded malformed calls of every method),
+ * `blobs` and `retention` (deleteSession: events, runs and
  * unshared blobs gone, shared blobs kept, open runs refused, the grace period that protects a
  * blob another writer is about to reference, concurrent writers), and `against the reference`
  * (seeded random sequences of appends, retries, forks, deletions and reads answered exactly as
