@@ -66,12 +66,12 @@ export function assertPlainJson(value: unknown, path = "$"): asserts value is Js
  */
 function readFailure(error: unknown, walk: Walk): unknown {
   if (error instanceof NonSerializableError) return error;
-  const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  try {
-    fail(walk, `a value that threw when read (${reason})`);
-  } catch (failure) {
-    return failure;
-  }
+  return new NonSerializableError(pathOf(walk), `a value that threw when read (${thrown(error)})`);
+}
+
+/** A thrown value in a message: `Name: message` for an Error. */
+export function thrown(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 // The path is kept as a stack of keys and only formatted when something is wrong: building a
@@ -82,11 +82,15 @@ interface Walk {
   ancestors: object[];
 }
 
-function fail(walk: Walk, what: string, extra?: string | number): never {
+/** The path the walk is at (and `extra` below it). */
+function pathOf(walk: Walk, extra?: string | number): string {
   let path = walk.root;
   for (const key of walk.keys) path = childPath(path, key);
-  if (extra !== undefined) path = childPath(path, extra);
-  throw new NonSerializableError(path, what);
+  return extra === undefined ? path : childPath(path, extra);
+}
+
+function fail(walk: Walk, what: string, extra?: string | number): never {
+  throw new NonSerializableError(pathOf(walk, extra), what);
 }
 
 function copy(value: unknown, walk: Walk): JsonValue {

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, InvalidEventError, LedgerError } from "../events/errors.js";
 import { assertId, isValidId, uuidv7 } from "../events/ids.js";
-import { childPath, type JsonObject, type JsonValue, toPlainJson } from "../events/json.js";
+import { childPath, type JsonObject, type JsonValue, thrown, toPlainJson } from "../events/json.js";
 import { type Actor, EVENT_TYPES, type NewEvent } from "../events/types.js";
 import type { AppendRequest } from "./event-store.js";
 
@@ -196,18 +196,23 @@ export function validateEffect(payload: JsonValue, path: string): void {
  * metadata, no id twice in one batch. Returns deep copies; the caller's objects are never kept.
  */
 export function validateAppend(request: AppendRequest): ValidAppend {
-  // Where the walk is: a getter or proxy of the caller's that throws there is bad input too.
-  const at = { path: "$" };
   try {
-    return validateRequest(request, at);
+    return validateRequest(request);
   } catch (error) {
-    if (LedgerError.isInstance(error)) throw error;
-    const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    throw new InvalidEventError(at.path, `reading it threw (${reason})`);
+    throw asBadInput(error, "$");
   }
 }
 
-function validateRequest(request: AppendRequest, at: { path: string }): ValidAppend {
+/**
+ * A getter or proxy of the caller's that throws while it is read is bad input too: the error
+ * becomes `invalid-event` at `path`, not the caller's own error escaping from the store.
+ */
+function asBadInput(error: unknown, path: string): unknown {
+  if (LedgerError.isInstance(error)) return error;
+  return new InvalidEventError(path, `reading it threw (${thrown(error)})`);
+}
+
+function validateRequest(request: AppendRequest): ValidAppend {
   if (typeof request !== "object" || request === null)
     throw new InvalidEventError("$", "append needs { sessionId, runId, expectedSeq, events }");
   assertId(request.sessionId, "$.sessionId");
@@ -223,8 +228,12 @@ function validateRequest(request: AppendRequest, at: { path: string }): ValidApp
   const events: ValidEvent[] = [];
   for (let index = 0; index < request.events.length; index++) {
     const path = `$.events[${index}]`;
-    at.path = path;
-    const valid = validateNewEvent(request.events[index], path);
+    let valid: ValidEvent;
+    try {
+      valid = validateNewEvent(request.events[index], path);
+    } catch (error) {
+      throw asBadInput(error, path);
+    }
     if (seen.has(valid.eventId))
       throw new InvalidEventError(
         `${path}.eventId`,
