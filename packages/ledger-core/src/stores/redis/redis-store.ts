@@ -617,7 +617,7 @@ export class RedisEventStore implements EventStore {
       if (runs.length === 0) throw sessionNotFound(sessionId);
       const open = runs.find((run) => run.status === "running");
       if (open) throw openRunError(sessionId, open.runId);
-      const deleted = await this.#deleteSessionKeys(sessionId);
+      const deleted = await this.#deleteSessionKeys(sessionId, runs);
       if (deleted !== undefined) return this.#collectSessionBlobs(sessionId, deleted, cutoff);
       if (attempt >= MAX_ATTEMPTS)
         throw new StoreUnavailableError(
@@ -626,19 +626,20 @@ export class RedisEventStore implements EventStore {
     }
   }
 
-  /** The session's keys deleted as read (its log and run count), or undefined if it changed. */
+  /**
+   * The session's keys deleted as `runs` (listed just before) and its log show them, or undefined
+   * when the script finds either changed since.
+   */
   async #deleteSessionKeys(
     sessionId: string,
+    listed: RunSummary[],
   ): Promise<{ jsons: string[]; runs: number } | undefined> {
     const session = sessionKeys(this.#prefix, sessionId);
+    const runs = listed.map((run) => runKeys(this.#prefix, sessionId, run.runId));
     try {
-      const [jsons, hashes] = await Promise.all([
-        this.#client.lrange(session.log, 0, -1),
-        this.#client.lrange(session.runs, 0, -1),
-      ]);
+      const jsons = await this.#client.lrange(session.log, 0, -1);
       await this.#client.hdel(session.meta, "listed");
       await this.#client.zrem(sessionsKey(this.#prefix), sessionMember(sessionId));
-      const runs = hashes.map((hash) => runKeysByHash(this.#prefix, sessionId, hash));
       const done = await runScript(
         this.#client,
         DELETE_SESSION_SCRIPT,
@@ -649,7 +650,7 @@ export class RedisEventStore implements EventStore {
           session.runs,
           ...runs.flatMap((run) => [run.events, run.head]),
         ],
-        [jsons.length, ...hashes],
+        [jsons.length, ...runs.map((run) => run.runHash)],
       );
       if (Number(done) === 0) {
         // Changed, not deleted: the script marked it listed again; the index entry goes back.
