@@ -181,7 +181,8 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
    * anonymous blocks: there (undefined) the store uses the transactional program.
    */
   async appendAtHeads(appends: HeadAppend[]): Promise<(number | undefined)[]> {
-    if (!(await this.#isMariaDb())) return appends.map(() => undefined);
+    // Known since init; asked only by a store used without it.
+    if (!(this.#mariaDb ?? (await this.#isMariaDb()))) return appends.map(() => undefined);
     const prefix = this.#database === undefined ? "" : `${quoteIdent(this.#database)}.`;
     const order = inLockOrder(appends);
     const values: (string | number | null)[] = [];
