@@ -231,15 +231,17 @@ export const concurrencyCases: CaseFactory = (makeStore) => [
           events: [started(), note("a"), note("b")],
         });
         const target = { sessionId: source.sessionId, runId: freshId("contested") };
-        const attempts: Promise<AppendResult>[] = [
-          store.fork({ ...source, newRunId: target.runId, uptoSeq: 2 }),
-          store.append({ ...target, expectedSeq: 0, events: [started(), note(round)] }),
-          store.fork({ ...source, newRunId: target.runId, uptoSeq: 3 }),
-          store.append({ ...target, expectedSeq: 0, events: [started()] }),
+        const contenders: (() => Promise<AppendResult>)[] = [
+          () => store.fork({ ...source, newRunId: target.runId, uptoSeq: 2 }),
+          () => store.append({ ...target, expectedSeq: 0, events: [started(), note(round)] }),
+          () => store.fork({ ...source, newRunId: target.runId, uptoSeq: 3 }),
+          () => store.append({ ...target, expectedSeq: 0, events: [started()] }),
         ];
-        // Rotate who starts first, so every kind of contender gets to lead.
-        const order = attempts.map((_, index) => (index + round) % attempts.length);
-        const outcomes = await Promise.allSettled(order.map((index) => attempts[index]));
+        // Started in an order that turns each round, so every kind of contender gets to lead.
+        const order = contenders.map((_, index) => (index + round) % contenders.length);
+        const outcomes = await Promise.allSettled(
+          order.map((index) => (contenders[index] as () => Promise<AppendResult>)()),
+        );
         const winners = outcomes.filter((outcome) => outcome.status === "fulfilled");
         assert.equal(winners.length, 1, `round ${round}: exactly one may create the run`);
         for (const outcome of outcomes) {

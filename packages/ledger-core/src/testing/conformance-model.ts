@@ -23,12 +23,12 @@ import { type Rng, rng } from "./conformance-random.js";
 /**
  * The store against the reference: one seeded, random sequence of appends (new batches, stale
  * positions, exact and reordered retries, altered retries, ids reused across runs, batches
- * partly stored, closing events), forks, session deletions and paged reads is sent to the store under test and to
- * a `MemoryEventStore`, and every answer must match: the same events (ids, seq, cursors,
- * payloads, links) or the same error (code, path, actualSeq, eventId). Times and hashes are
- * each store's own (the acceptance time is hashed), so they are left out of the comparison,
- * and each run's hash chain is checked on its own at the end. Ids a fork makes are random, so
- * they are compared by position (`<run>#<seq>`).
+ * partly stored, closing events), forks, session deletions and paged reads is sent to the
+ * store under test and to a `MemoryEventStore`, and every answer must match: the same events
+ * (ids, seq, cursors, payloads, links) or the same error (code, path, actualSeq, eventId).
+ * Times and hashes are each store's own (the acceptance time is hashed), so they are left out
+ * of the comparison, and each run's hash chain is checked on its own at the end. Ids a fork
+ * makes are random, so they are compared by position (`<run>#<seq>`).
  */
 
 const SEEDS = [1, 2, 3];
