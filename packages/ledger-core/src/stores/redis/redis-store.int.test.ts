@@ -5,6 +5,7 @@ import type { NewEvent } from "../../events/types.js";
 import { openStore } from "../../store/open-store.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { checkSharedHandles } from "../../testing/shared-handles.js";
+import { sessionMember, sessionsKey } from "./keys.js";
 import { RedisEventStore } from "./redis-store.js";
 import { APPEND_BATCH_SCRIPT, APPEND_SCRIPT } from "./scripts.js";
 import { deleteKeys, freshPrefix, keysUnder } from "./testing/test-keys.js";
@@ -345,6 +346,35 @@ describe.skipIf(!available)("RedisEventStore", () => {
     expect(
       (await lister.listSessions({ after: "b😀", limit: 1 })).sessions.map((s) => s.sessionId),
     ).toEqual(["b\uE000x"]);
+    await lister.close();
+  });
+
+  it("lists no session the index names without events, and still fills a page", async () => {
+    // An append's ZADD that lands after a deleteSession overtook it leaves such a member.
+    const listPrefix = freshPrefix("stale");
+    extraPrefixes.push(listPrefix);
+    const lister = new RedisEventStore({ url, keyPrefix: listPrefix });
+    for (const id of ["a", "c", "e"]) {
+      await lister.append({ sessionId: id, runId: "r", expectedSeq: 0, events: [started()] });
+    }
+    for (const id of ["b", "d", "d2"])
+      await admin.zadd(sessionsKey(listPrefix), 0, sessionMember(id));
+    const first = await lister.listSessions({ limit: 2 });
+    expect(first.sessions.map((session) => session.sessionId)).toEqual(["a", "c"]);
+    expect(first.nextCursor).toBe("c");
+    const second = await lister.listSessions({ after: "c", limit: 2 });
+    expect(second.sessions.map((session) => session.sessionId)).toEqual(["e"]);
+    expect(second.nextCursor).toBeUndefined();
+    const all = await lister.listSessions();
+    expect(all.sessions.map((session) => [session.sessionId, session.eventCount])).toEqual([
+      ["a", 1],
+      ["c", 1],
+      ["e", 1],
+    ]);
+    // A page that ends on the last real session says no page follows.
+    expect((await lister.listSessions({ after: "a", limit: 2 })).nextCursor).toBeUndefined();
+    // Left in the index: removing it could race that session's next first append.
+    expect(await admin.zcard(sessionsKey(listPrefix))).toBe(6);
     await lister.close();
   });
 
