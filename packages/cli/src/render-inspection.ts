@@ -17,9 +17,14 @@ function effectText(effect: unknown): string {
   return ` effect=${String(kind ?? "unknown")}${idempotent === true ? ",idempotent" : ",not idempotent"}`;
 }
 
+// A fork copies attemptIds into another run: an attempt is named by its run and its id.
+function attemptKey(attempt: AttemptView): string {
+  return `${attempt.runId}\n${attempt.attemptId}`;
+}
+
 function attemptLine(attempt: AttemptView, unresolved: Set<string>): string {
   const parts = [attemptLabel(attempt)];
-  if (unresolved.has(attempt.attemptId)) {
+  if (unresolved.has(attemptKey(attempt))) {
     parts.push(
       `!! UNRESOLVED (requested ${attempt.requestedAt}, no outcome recorded)${effectText(attempt.effect)}`,
     );
@@ -64,7 +69,7 @@ export function renderInspection(
   inspection: SessionInspection,
   options: RenderInspectionOptions = {},
 ): string {
-  const unresolved = new Set(inspection.unresolved.map((attempt) => attempt.attemptId));
+  const unresolved = new Set(inspection.unresolved.map(attemptKey));
   const runCount = countRuns(inspection.runs);
   const lines: string[] = [
     `session ${inspection.sessionId}  ${inspection.eventCount} events  ${runCount} run${runCount === 1 ? "" : "s"}  ${inspection.unresolved.length} unresolved`,

@@ -124,7 +124,9 @@ export class SessionInspector {
   readonly #runs = new Map<string, RunView>();
   // Steps by run, then by stepId: no string concatenation per event.
   readonly #steps = new Map<string, Map<string, StepView>>();
-  readonly #attempts = new Map<string, AttemptView>();
+  // Attempts by run, then by attemptId: a fork copies a run's prefix with its attemptIds, so
+  // one attemptId can name an attempt in several runs, each with its own outcome.
+  readonly #attempts = new Map<string, Map<string, AttemptView>>();
   readonly #order: AttemptView[] = [];
   #count = 0;
 
@@ -135,7 +137,11 @@ export class SessionInspector {
   add(event: LedgerEvent): void {
     this.#count++;
     const runs = this.#runs;
-    const attempts = this.#attempts;
+    let attempts = this.#attempts.get(event.runId);
+    if (!attempts) {
+      attempts = new Map();
+      this.#attempts.set(event.runId, attempts);
+    }
     let run = runs.get(event.runId);
     if (!run) {
       run = {

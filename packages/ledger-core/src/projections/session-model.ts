@@ -35,7 +35,14 @@ export interface SessionModel {
   runs: Map<string, RunRecord>;
   roots: RunRecord[];
   byEventId: Map<string, LedgerEvent>;
+  /** By `attemptKey(runId, attemptId)`: a fork copies attemptIds into another run. */
   attempts: Map<string, AttemptRecord>;
+}
+
+/** Key of `SessionModel.attempts`: an attemptId is unique within its run only. */
+export function attemptKey(runId: string, attemptId: string): string {
+  // Ids never hold control characters (§6), so "\n" cannot occur inside either part.
+  return `${runId}\n${attemptId}`;
 }
 
 const outcomeStatus: Record<string, AttemptRecord["status"]> = {
@@ -94,13 +101,13 @@ export function buildSessionModel(sessionId: string, events: LedgerEvent[]): Ses
         status: "requested",
       };
       if (event.retryOf !== undefined) {
-        const previous = attempts.get(event.retryOf);
+        const previous = attempts.get(attemptKey(event.runId, event.retryOf));
         if (previous) previous.retriedBy = event.attemptId;
       }
-      attempts.set(event.attemptId, attempt);
+      attempts.set(attemptKey(event.runId, event.attemptId), attempt);
       run.attempts.push(attempt);
     } else if (event.attemptId && outcomeStatus[event.type]) {
-      const attempt = attempts.get(event.attemptId);
+      const attempt = attempts.get(attemptKey(event.runId, event.attemptId));
       if (attempt && attempt.status === "requested") {
         attempt.status = outcomeStatus[event.type] as AttemptRecord["status"];
         attempt.outcome = event;
@@ -134,7 +141,8 @@ export function causeOf(model: SessionModel, attempt: AttemptRecord): string | u
     if (current.requested.causedByEventId !== undefined) return current.requested.causedByEventId;
     seen.add(current.attemptId);
     const previous: string | undefined = current.requested.retryOf;
-    current = previous === undefined ? undefined : model.attempts.get(previous);
+    current =
+      previous === undefined ? undefined : model.attempts.get(attemptKey(current.runId, previous));
   }
   return undefined;
 }

@@ -11,6 +11,7 @@ import {
 } from "./extract.js";
 import {
   type AttemptRecord,
+  attemptKey,
   isUnresolved,
   loadSessionModel,
   type RunRecord,
@@ -144,7 +145,7 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
     const chain = [attempt];
     let current = attempt;
     while (current.requested.retryOf !== undefined) {
-      const previous = model.attempts.get(current.requested.retryOf);
+      const previous = model.attempts.get(attemptKey(run.runId, current.requested.retryOf));
       if (!previous || chain.includes(previous)) break;
       chain.unshift(previous);
       current = previous;
@@ -187,7 +188,9 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
       continue;
     }
     if (event.type !== "model.requested" && event.type !== "tool.requested") continue;
-    const attempt = event.attemptId ? model.attempts.get(event.attemptId) : undefined;
+    const attempt = event.attemptId
+      ? model.attempts.get(attemptKey(event.runId, event.attemptId))
+      : undefined;
     if (!attempt) continue;
 
     if (attempt.kind === "model") {

@@ -5,6 +5,7 @@ import type { EventStore } from "../store/event-store.js";
 import { completionOf, isObject, modelNameOf, providerNameOf, usageOf } from "./extract.js";
 import {
   type AttemptRecord,
+  attemptKey,
   causeOf,
   isUnresolved,
   lastEventAt,
@@ -107,8 +108,10 @@ function emitSpans(
     if (eventId === undefined) return undefined;
     const event = model.byEventId.get(eventId);
     if (!event) return undefined;
-    if (event.attemptId && attemptSpans.has(event.attemptId))
-      return attemptSpans.get(event.attemptId);
+    const attemptSpan = event.attemptId
+      ? attemptSpans.get(attemptKey(event.runId, event.attemptId))
+      : undefined;
+    if (attemptSpan) return attemptSpan;
     return runSpans.get(event.runId);
   };
 
@@ -230,7 +233,7 @@ function emitSpans(
       { kind, startTime: new Date(requested.recordedAt), attributes, links },
       under(runSpan(run)),
     );
-    attemptSpans.set(attempt.attemptId, span);
+    attemptSpans.set(attemptKey(attempt.runId, attempt.attemptId), span);
     if (attempt.status === "failed") {
       const error = errorOf(outcome);
       span.setAttribute("error.type", error.type);
@@ -258,7 +261,7 @@ function emitSpans(
     const run = model.runs.get(event.runId) as RunRecord;
     runSpan(run);
     if ((event.type === "model.requested" || event.type === "tool.requested") && event.attemptId) {
-      const attempt = model.attempts.get(event.attemptId);
+      const attempt = model.attempts.get(attemptKey(event.runId, event.attemptId));
       if (attempt) attemptSpan(attempt, run);
     }
   }
