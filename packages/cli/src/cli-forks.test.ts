@@ -14,6 +14,8 @@ describe("agent-ledger on a session with a fork", () => {
   const cli = (...args: string[]) => runBin(["--store", storeUrl, ...args]);
   const sessionId = "forked-session";
   let chargeAttemptId = "";
+  const crashedSessionId = "forked-crash";
+  let payAttemptId = "";
 
   beforeAll(async () => {
     const store = await openStore(storeUrl);
@@ -37,6 +39,23 @@ describe("agent-ledger on a session with a fork", () => {
       await store.fork({ sessionId, runId: "main", newRunId: "branch", uptoSeq: 4 });
       await recorder.toolCompleted(charge, { charged: true });
       await recorder.completeRun({ done: true });
+
+      // A crashed run forked while its call was in flight: both copies are unresolved.
+      const crashed = new SessionRecorder({
+        store,
+        sessionId: crashedSessionId,
+        runId: "main",
+        actor: { type: "agent", id: "shopper" },
+      });
+      await crashed.startRun();
+      const pay = await crashed.beforeToolCall({ toolCallId: "call-9", name: "pay", args: {} });
+      payAttemptId = pay.attemptId;
+      await store.fork({
+        sessionId: crashedSessionId,
+        runId: "main",
+        newRunId: "branch",
+        uptoSeq: 2,
+      });
     } finally {
       await store.close();
     }
@@ -98,5 +117,52 @@ describe("agent-ledger on a session with a fork", () => {
       (trajectory: { trajectory_id: string }) => trajectory.trajectory_id === "branch",
     );
     expect(branch.extra.unresolved_attempts).toEqual([chargeAttemptId]);
+  });
+
+  it("resolve finds the unresolved copy of a forked attempt", async () => {
+    const result = await cli("resolve", sessionId, chargeAttemptId, "--abandon", "refunded");
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("on run branch");
+    const inspection = JSON.parse((await cli("inspect", sessionId, "--json")).stdout);
+    expect(inspection.unresolved).toEqual([]);
+  });
+
+  it("resolve asks for --run when every copy is unresolved, and inspect prints it", async () => {
+    const text = (await cli("inspect", crashedSessionId)).stdout;
+    expect(text).toContain(
+      `agent-ledger resolve ${crashedSessionId} ${payAttemptId} --run main --abandon "reason"`,
+    );
+    const ambiguous = await cli("resolve", crashedSessionId, payAttemptId, "--abandon", "x");
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.stderr).toContain("in runs main, branch: pass --run <runId>");
+    const unknownRun = await cli(
+      "resolve",
+      crashedSessionId,
+      payAttemptId,
+      "--run",
+      "nope",
+      "--abandon",
+      "x",
+    );
+    expect(unknownRun.code).toBe(3);
+    const result = await cli(
+      "resolve",
+      crashedSessionId,
+      payAttemptId,
+      "--run",
+      "branch",
+      "--abandon",
+      "not paid",
+      "--json",
+    );
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ runId: "branch", type: "attempt.abandoned" });
+    const inspection = JSON.parse((await cli("inspect", crashedSessionId, "--json")).stdout);
+    expect(inspection.unresolved).toMatchObject([{ runId: "main", attemptId: payAttemptId }]);
+    // One copy left: the hint no longer needs --run.
+    expect((await cli("inspect", crashedSessionId)).stdout).toContain(
+      `agent-ledger resolve ${crashedSessionId} ${payAttemptId} --abandon "reason"`,
+    );
   });
 });

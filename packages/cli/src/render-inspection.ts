@@ -131,8 +131,13 @@ export function renderInspection(
     }
     const first = inspection.unresolved[0] as AttemptView;
     const store = options.storeUrl ? ` --store ${shellQuote(options.storeUrl)}` : "";
+    // After a fork the same attemptId can be unresolved in several runs: name the run.
+    const ambiguous = inspection.unresolved.some(
+      (attempt) => attempt !== first && attempt.attemptId === first.attemptId,
+    );
+    const run = ambiguous ? ` --run ${shellQuote(first.runId)}` : "";
     lines.push(
-      `   check the effect, then: agent-ledger resolve ${shellQuote(inspection.sessionId)} ${first.attemptId} --abandon "reason"${store}`,
+      `   check the effect, then: agent-ledger resolve ${shellQuote(inspection.sessionId)} ${first.attemptId}${run} --abandon "reason"${store}`,
     );
   }
   return `${lines.join("\n")}\n`;

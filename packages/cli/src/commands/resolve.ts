@@ -11,7 +11,7 @@ import { writeOut } from "../io.js";
 import { assertSessionExists } from "../store.js";
 import type { CommandContext } from "./context.js";
 
-export const resolveHelp = `agent-ledger resolve <session> <attemptId> --abandon "reason" | --approve "reason" [--actor <name>]
+export const resolveHelp = `agent-ledger resolve <session> <attemptId> --abandon "reason" | --approve "reason" [--run <runId>] [--actor <name>]
   Decides what happens to an unresolved attempt (a call that was in flight when the process
   died), written by a human actor on the attempt's run:
   --abandon  it will never complete (attempt.abandoned): a resumed agent tells its model the
@@ -19,14 +19,22 @@ export const resolveHelp = `agent-ledger resolve <session> <attemptId> --abandon
   --approve  run it again (attempt.approved): the next resume makes the call once more, even
              if the tool is not idempotent. If that run dies too, it is unresolved again.`;
 
-function findAttempt(runs: RunView[], attemptId: string): AttemptView | undefined {
+// A fork copies a run's prefix with its attemptIds: one id can name an attempt in several runs.
+function findAttempts(
+  runs: RunView[],
+  attemptId: string,
+  found: AttemptView[] = [],
+): AttemptView[] {
   for (const run of runs) {
     for (const step of run.steps)
-      for (const attempt of step.attempts) if (attempt.attemptId === attemptId) return attempt;
-    const found = findAttempt(run.children, attemptId);
-    if (found) return found;
+      for (const attempt of step.attempts) if (attempt.attemptId === attemptId) found.push(attempt);
+    findAttempts(run.children, attemptId, found);
   }
-  return undefined;
+  return found;
+}
+
+function isUnresolved(attempt: AttemptView): boolean {
+  return attempt.status === "requested" && attempt.retriedBy === undefined;
 }
 
 function defaultActor(env: Record<string, string | undefined>): string {
@@ -44,6 +52,7 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
       abandon: { type: "string" },
       approve: { type: "string" },
       actor: { type: "string" },
+      run: { type: "string" },
       json: { type: "boolean" },
     },
     allowPositionals: true,
@@ -62,13 +71,21 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
   const store = await context.openStore();
   await assertSessionExists(store, sessionId);
   const inspection = await inspectSession(store, sessionId);
-  const attempt = findAttempt(inspection.runs, attemptId);
-  if (!attempt)
+  const candidates = findAttempts(inspection.runs, attemptId).filter(
+    (candidate) => values.run === undefined || candidate.runId === values.run,
+  );
+  if (candidates.length === 0)
     throw notFoundError(
-      `no attempt ${attemptId} in session ${sessionId}`,
+      `no attempt ${attemptId}${values.run === undefined ? "" : ` on run ${values.run}`} in session ${sessionId}`,
       `see: agent-ledger inspect ${sessionId}`,
     );
-  if (attempt.status !== "requested" || attempt.retriedBy !== undefined) {
+  const open = candidates.filter(isUnresolved);
+  if (open.length > 1)
+    throw usageError(
+      `attempt ${attemptId} is unresolved in runs ${open.map((candidate) => candidate.runId).join(", ")}: pass --run <runId>`,
+    );
+  const attempt = open[0] ?? (candidates[0] as AttemptView);
+  if (!isUnresolved(attempt)) {
     throw new CliError({
       code: "invalid-argument",
       message: `attempt ${attemptId} is not unresolved (it is ${attempt.retriedBy ? `retried by ${attempt.retriedBy}` : attempt.status})`,
