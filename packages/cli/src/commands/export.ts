@@ -1,4 +1,4 @@
-import { createWriteStream } from "node:fs";
+import { createWriteStream, type WriteStream } from "node:fs";
 import { parseArgs } from "node:util";
 import { BlobCache, type EventStore, resolveEvents, toAtif, toOtelSpans } from "@agent-ledger/core";
 import {
@@ -6,7 +6,7 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
-import { usageError } from "../errors.js";
+import { CliError, EXIT_CODES, usageError } from "../errors.js";
 import { type OutputStream, writeOut } from "../io.js";
 import { type OtlpTraceRequest, toOtlpJson } from "../otlp-json.js";
 import { assertSessionExists } from "../store.js";
@@ -40,6 +40,25 @@ export async function exportOtlpJson(
   }
 }
 
+/** Opens `--output`, failing with a clear error (not an unhandled stream error) when it cannot. */
+async function openOutput(path: string): Promise<WriteStream> {
+  const file = createWriteStream(path);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      file.once("open", () => resolve());
+      file.once("error", reject);
+    });
+  } catch (error) {
+    throw new CliError({
+      code: "invalid-argument",
+      message: `cannot write ${path}: ${(error as Error).message}`,
+      exitCode: EXIT_CODES.usage,
+      cause: error,
+    });
+  }
+  return file;
+}
+
 export async function exportCommand(context: CommandContext): Promise<number> {
   const { values, positionals } = parseArgs({
     args: context.args,
@@ -65,7 +84,7 @@ export async function exportCommand(context: CommandContext): Promise<number> {
   const progress = (text: string) => {
     if (stderr.isTTY) stderr.write(`\r\x1b[2K${text}`);
   };
-  const file = values.output ? createWriteStream(values.output) : undefined;
+  const file = values.output ? await openOutput(values.output) : undefined;
   const out: OutputStream = file ?? context.io.stdout;
   try {
     if (format === "jsonl") {
