@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import type { SessionSummary } from "@agent-ledger/core";
+import { usageError } from "../errors.js";
 import { writeOut } from "../io.js";
 import type { CommandContext } from "./context.js";
 
@@ -13,6 +14,8 @@ export async function sessionsCommand(context: CommandContext): Promise<number> 
     strict: true,
   });
   const limit = values.limit === undefined ? Number.POSITIVE_INFINITY : Number(values.limit);
+  if (values.limit !== undefined && (!Number.isInteger(limit) || limit < 1))
+    throw usageError("--limit must be an integer >= 1");
   const store = await context.openStore();
   const sessions: SessionSummary[] = [];
   let after: string | undefined;
