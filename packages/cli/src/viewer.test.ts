@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type EventStore, openStore } from "@agent-ledger/core";
+import { type EventStore, openStore, SessionRecorder } from "@agent-ledger/core";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -183,6 +183,32 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
       })
       .toBe(0);
     expect(await page.locator('[data-testid="unresolved"]').isHidden()).toBe(true);
+    await page.close();
+  });
+
+  it("marks only the fork's copy of an attempt, and its resolve command works in a shell", async () => {
+    const sessionId = "fork it's here";
+    const recorder = new SessionRecorder({
+      store,
+      sessionId,
+      runId: "main",
+      actor: { type: "agent", id: "shopper" },
+    });
+    await recorder.startRun();
+    const charge = await recorder.beforeToolCall({ toolCallId: "c1", name: "charge", args: {} });
+    await store.fork({ sessionId, runId: "main", newRunId: "branch", uptoSeq: 2 });
+    await recorder.toolCompleted(charge, "charged");
+    const page = await browser.newPage();
+    await page.goto(new URL(`/#/session/${encodeURIComponent(sessionId)}`, sessionUrl).toString());
+    await page.locator('[data-testid="attempt-row"]').nth(1).waitFor();
+    const unresolvedRows = page.locator('[data-testid="attempt-row"].unresolved');
+    expect(await unresolvedRows.count()).toBe(1);
+    expect(await page.locator('[data-testid="attempt-row"]').nth(0).textContent()).toContain(
+      "completed",
+    );
+    expect(await page.locator('[data-testid="unresolved"] code').textContent()).toBe(
+      `agent-ledger resolve 'fork it'\\''s here' ${charge.attemptId} --abandon "reason"`,
+    );
     await page.close();
   });
 });

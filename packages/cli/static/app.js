@@ -41,6 +41,24 @@ function preview(value, max = 80) {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
+// A fork copies attemptIds into another run: an attempt is named by its run and its id.
+function attemptKey(attempt) {
+  return `${attempt.runId}\n${attempt.attemptId}`;
+}
+
+// The same rule as the CLI's: safe characters as they are, anything else single-quoted.
+function shellQuote(value) {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(value) ? value : `'${value.replace(/'/g, "'\\''")}'`;
+}
+
+function resolveCommand(sessionId, attempt, unresolved) {
+  const ambiguous = unresolved.some(
+    (other) => other !== attempt && other.attemptId === attempt.attemptId,
+  );
+  const run = ambiguous ? ` --run ${shellQuote(attempt.runId)}` : "";
+  return `agent-ledger resolve ${shellQuote(sessionId)} ${attempt.attemptId}${run} --abandon "reason"`;
+}
+
 function sessionHref(sessionId) {
   return `#/session/${encodeURIComponent(sessionId)}`;
 }
@@ -232,7 +250,7 @@ class SessionView {
   render() {
     const inspection = this.inspection;
     const runs = flattenRuns(inspection.runs);
-    const unresolvedIds = new Set(inspection.unresolved.map((attempt) => attempt.attemptId));
+    const unresolvedIds = new Set(inspection.unresolved.map(attemptKey));
     const first = this.events[0];
     const last = this.events[this.events.length - 1];
     const t0 = first ? Date.parse(first.recordedAt) : 0;
@@ -270,7 +288,7 @@ class SessionView {
             ` requested ${attempt.requestedAt} on run ${attempt.runId} (seq ${attempt.requestSeq}), no outcome recorded. `,
           ),
           el("code", {
-            text: `agent-ledger resolve ${inspection.sessionId} ${attempt.attemptId} --abandon "reason"`,
+            text: resolveCommand(inspection.sessionId, attempt, inspection.unresolved),
           }),
         );
         item.addEventListener("click", () => this.select(attempt.requestEventId));
@@ -339,7 +357,7 @@ class SessionView {
   }
 
   attemptRow(attempt, index, depth, unresolvedIds, bar) {
-    const unresolved = unresolvedIds.has(attempt.attemptId);
+    const unresolved = unresolvedIds.has(attemptKey(attempt));
     const status = unresolved
       ? "unresolved"
       : attempt.status === "requested"
