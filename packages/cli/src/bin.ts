@@ -12,6 +12,13 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
   });
 }
 
+// `agent-ledger inspect s | head`: once the reader has closed the pipe, stop quietly (as a
+// Unix tool ended by SIGPIPE does) instead of dying on an unhandled EPIPE with a stack trace.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code !== "EPIPE") throw error;
+  process.exit(0);
+});
+
 const code = await runCli(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
