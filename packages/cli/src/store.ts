@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { type EventStore, LedgerError, openStore, redactUrl } from "@agent-ledger/core";
 import { CliError, EXIT_CODES, exitCodeOf, notFoundError, usageError } from "./errors.js";
 
@@ -27,12 +28,13 @@ export function resolveStoreUrl(options: {
   return url;
 }
 
+/** The file `openStore` opens for a SQLite URL (core's `sqlitePath` rules), or undefined in memory. */
 function sqliteFile(url: string): string | undefined {
-  if (url.startsWith("file://")) return new URL(url).pathname;
+  if (url.startsWith("file://")) return fileURLToPath(url);
   let path = url.startsWith("file:") ? url.slice(5) : url.slice("sqlite:".length);
-  if (path.startsWith("//")) path = path.slice(2);
+  if (url.startsWith("sqlite:") && path.startsWith("//")) path = path.slice(2);
   if (path === ":memory:" || path.length === 0) return undefined;
-  return path.split("?")[0];
+  return path;
 }
 
 /**
@@ -52,7 +54,13 @@ export async function openCliStore(
       "use sqlite:<path>, postgres://..., mysql://..., redis://... or memory:",
     );
   if (scheme === "sqlite:" || scheme === "file:") {
-    const file = sqliteFile(url);
+    let file: string | undefined;
+    try {
+      file = sqliteFile(url);
+    } catch (error) {
+      // fileURLToPath: a file:// URL with a host, or an encoded "/".
+      throw usageError(`bad store URL ${JSON.stringify(shown)}: ${(error as Error).message}`);
+    }
     if (file !== undefined && !existsSync(file))
       throw notFoundError(
         `no ledger database at ${file}`,

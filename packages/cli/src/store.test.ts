@@ -1,0 +1,47 @@
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { openStore, SessionRecorder } from "@agent-ledger/core";
+import { beforeAll, describe, expect, it } from "vitest";
+import { runBin } from "./session-fixture.test.data.js";
+
+describe("agent-ledger --store with SQLite paths", () => {
+  const directory = join(mkdtempSync(join(tmpdir(), "agent-ledger-paths-")), "on call");
+  const file = join(directory, "ledger.db");
+
+  beforeAll(async () => {
+    mkdirSync(directory);
+    const store = await openStore(`sqlite:${file}`);
+    await new SessionRecorder({
+      store,
+      sessionId: "s",
+      actor: { type: "agent", id: "a" },
+    }).startRun();
+    await store.close();
+  });
+
+  it("opens a file: URL whose path is percent-encoded (a space is %20)", async () => {
+    const url = pathToFileURL(file).href;
+    expect(url).toContain("on%20call");
+    const result = await runBin(["--store", url, "sessions", "--json"]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject([{ sessionId: "s" }]);
+  });
+
+  it("checks the file the store would open, so a reading command never creates one", async () => {
+    const withQuery = `sqlite:${file}?mode=ro`;
+    const result = await runBin(["--store", withQuery, "sessions"]);
+    expect(result.code).toBe(3);
+    expect(existsSync(`${file}?mode=ro`)).toBe(false);
+    copyFileSync(file, `${file}?mode=ro`);
+    expect((await runBin(["--store", withQuery, "sessions"])).code).toBe(0);
+  });
+
+  it("exits 2 for a file: URL that names no local path", async () => {
+    const result = await runBin(["--store", "file://server/share/ledger.db", "sessions"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('bad store URL "file://server/share/ledger.db"');
+  });
+});
