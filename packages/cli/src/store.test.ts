@@ -1,8 +1,9 @@
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { openStore, SessionRecorder } from "@agent-ledger/core";
+import Database from "better-sqlite3";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runBin } from "./session-fixture.test.data.js";
 
@@ -43,5 +44,25 @@ describe("agent-ledger --store with SQLite paths", () => {
     const result = await runBin(["--store", "file://server/share/ledger.db", "sessions"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('bad store URL "file://server/share/ledger.db"');
+  });
+
+  it("refuses a file that is not a ledger, and leaves another application's database alone", async () => {
+    const other = join(directory, "app.db");
+    const database = new Database(other);
+    database.exec("CREATE TABLE orders (id INTEGER PRIMARY KEY)");
+    database.close();
+    const result = await runBin(["--store", `sqlite:${other}`, "sessions"]);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain(`${other} is not an agent-ledger database`);
+    const after = new Database(other, { readonly: true });
+    const tables = after.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all();
+    after.close();
+    expect(tables).toEqual([{ name: "orders" }]);
+
+    const text = join(directory, "notes.txt");
+    writeFileSync(text, "not a database at all");
+    const notSqlite = await runBin(["--store", `sqlite:${text}`, "inspect", "s"]);
+    expect(notSqlite.code).toBe(3);
+    expect(notSqlite.stderr).toContain(`${text} is not an agent-ledger database`);
   });
 });

@@ -38,6 +38,38 @@ function sqliteFile(url: string): string | undefined {
 }
 
 /**
+ * Throws `not-found` (exit 3) unless `file` is a SQLite database with the ledger's schema table.
+ * `openStore` would otherwise write the ledger's tables into any file it is pointed at (another
+ * application's database, an empty file).
+ */
+async function assertSqliteLedger(file: string): Promise<void> {
+  const { default: Database } = await import("better-sqlite3");
+  let found: unknown;
+  try {
+    const database = new Database(file, { readonly: true, fileMustExist: true });
+    try {
+      found = database
+        .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'")
+        .get();
+    } finally {
+      database.close();
+    }
+  } catch (error) {
+    throw new CliError({
+      code: "not-found",
+      message: `${file} is not an agent-ledger database: ${(error as Error).message}`,
+      exitCode: EXIT_CODES.notFound,
+      cause: error,
+    });
+  }
+  if (found === undefined)
+    throw notFoundError(
+      `${file} is not an agent-ledger database (it has no schema_version table)`,
+      "pass --store <url> or set AGENT_LEDGER_STORE",
+    );
+}
+
+/**
  * Opens the store for a command, turning failures into clear errors and exit codes: a bad
  * URL exits 2, a missing SQLite file 3 (never created by a reading command), a server that
  * does not answer within `timeoutMs` 4.
@@ -66,6 +98,7 @@ export async function openCliStore(
         `no ledger database at ${file}`,
         "pass --store <url> or set AGENT_LEDGER_STORE",
       );
+    if (file !== undefined) await assertSqliteLedger(file);
   } else if (scheme !== "memory:") {
     try {
       new URL(url);
