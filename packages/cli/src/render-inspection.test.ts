@@ -44,4 +44,37 @@ describe("renderInspection", () => {
       /^session done {2}2 events {2}1 run {2}0 unresolved\n└─ a \(.+\) {2}COMPLETED {2}\d+ ms {2}2 events\n$/,
     );
   });
+
+  it("prints a resolve command only for an attempt whose run can still append", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "cancelled",
+      runId: "run-1",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    // A person cancels the run while a tool call is in flight: the call stays unresolved.
+    await recorder.beforeToolCall({ toolCallId: "c1", name: "transfer", args: { amount: 9 } });
+    await recorder.cancelRun("stopped by operator");
+    const text = renderInspection(await inspectSession(store, "cancelled"));
+    expect(text).toContain("tool transfer [c1]  !! UNRESOLVED");
+    expect(text).not.toContain("agent-ledger resolve");
+    expect(text).toContain(
+      "run run-1 is cancelled: it takes no more events and will not be resumed; check the effect by hand",
+    );
+
+    const open = new SessionRecorder({
+      store,
+      sessionId: "cancelled",
+      runId: "run-2",
+      actor: { type: "agent", id: "a" },
+    });
+    await open.startRun();
+    const pending = await open.beforeToolCall({ toolCallId: "c2", name: "transfer", args: {} });
+    const both = renderInspection(await inspectSession(store, "cancelled"));
+    expect(both).toContain(
+      `check the effect, then: agent-ledger resolve cancelled ${pending.attemptId} --abandon "reason"`,
+    );
+  });
 });

@@ -123,24 +123,43 @@ export function renderInspection(
       "",
       `!! ${inspection.unresolved.length} UNRESOLVED attempt${inspection.unresolved.length === 1 ? "" : "s"}: requested, never completed, failed or abandoned (in flight, or lost in a crash):`,
     );
+    const statuses = runStatuses(inspection.runs);
     for (const attempt of inspection.unresolved) {
       lines.push(
         `   ${attemptLabel(attempt)}  run ${attempt.runId} seq ${attempt.requestSeq}  attempt ${attempt.attemptId}${effectText(attempt.effect)}`,
       );
       lines.push(`     request: ${preview(attempt.request, 100)}`);
+      const status = statuses.get(attempt.runId);
+      // A closed run takes no attempt.abandoned: `resolve` would fail with run-closed.
+      if (status !== undefined && status !== "running")
+        lines.push(
+          `     run ${attempt.runId} is ${status}: it takes no more events and will not be resumed; check the effect by hand`,
+        );
     }
-    const first = inspection.unresolved[0] as AttemptView;
-    const store = options.storeUrl ? ` --store ${shellQuote(options.storeUrl)}` : "";
-    // After a fork the same attemptId can be unresolved in several runs: name the run.
-    const ambiguous = inspection.unresolved.some(
-      (attempt) => attempt !== first && attempt.attemptId === first.attemptId,
+    const first = inspection.unresolved.find(
+      (attempt) => statuses.get(attempt.runId) === "running",
     );
-    const run = ambiguous ? ` --run ${shellQuote(first.runId)}` : "";
-    lines.push(
-      `   check the effect, then: agent-ledger resolve ${shellQuote(inspection.sessionId)} ${first.attemptId}${run} --abandon "reason"${store}`,
-    );
+    if (first) {
+      const store = options.storeUrl ? ` --store ${shellQuote(options.storeUrl)}` : "";
+      // After a fork the same attemptId can be unresolved in several runs: name the run.
+      const ambiguous = inspection.unresolved.some(
+        (attempt) => attempt !== first && attempt.attemptId === first.attemptId,
+      );
+      const run = ambiguous ? ` --run ${shellQuote(first.runId)}` : "";
+      lines.push(
+        `   check the effect, then: agent-ledger resolve ${shellQuote(inspection.sessionId)} ${first.attemptId}${run} --abandon "reason"${store}`,
+      );
+    }
   }
   return `${lines.join("\n")}\n`;
+}
+
+function runStatuses(runs: RunView[], statuses = new Map<string, RunView["status"]>()) {
+  for (const run of runs) {
+    statuses.set(run.runId, run.status);
+    runStatuses(run.children, statuses);
+  }
+  return statuses;
 }
 
 function countRuns(runs: RunView[]): number {

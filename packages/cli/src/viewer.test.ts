@@ -211,4 +211,26 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
     );
     await page.close();
   });
+
+  it("offers no resolve command for an attempt on a closed run", async () => {
+    const sessionId = "cancelled-mid-call";
+    const recorder = new SessionRecorder({
+      store,
+      sessionId,
+      runId: "run-1",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    await recorder.beforeToolCall({ toolCallId: "c1", name: "transfer", args: {} });
+    await recorder.cancelRun("stopped by operator");
+    const page = await browser.newPage();
+    await page.goto(new URL(`/#/session/${sessionId}`, sessionUrl).toString());
+    await page.locator('[data-testid="attempt-row"].unresolved').waitFor();
+    const box = page.locator('[data-testid="unresolved"]');
+    expect(await box.textContent()).toContain(
+      "Run run-1 is cancelled: it takes no more events and will not be resumed",
+    );
+    expect(await box.textContent()).not.toContain("agent-ledger resolve");
+    await page.close();
+  });
 });

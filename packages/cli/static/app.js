@@ -279,7 +279,19 @@ class SessionView {
     } else {
       this.unresolved.hidden = false;
       const list = el("ul");
+      const statuses = new Map(runs.map(({ run }) => [run.runId, run.status]));
       for (const attempt of inspection.unresolved) {
+        const status = statuses.get(attempt.runId);
+        // A closed run takes no attempt.abandoned: `resolve` would fail with run-closed.
+        const next =
+          status === undefined || status === "running"
+            ? el("code", {
+                text: resolveCommand(inspection.sessionId, attempt, inspection.unresolved),
+              })
+            : el("span", {
+                className: "muted",
+                text: `Run ${attempt.runId} is ${status}: it takes no more events and will not be resumed; check the effect by hand.`,
+              });
         const item = el(
           "li",
           {},
@@ -287,9 +299,7 @@ class SessionView {
           document.createTextNode(
             ` requested ${attempt.requestedAt} on run ${attempt.runId} (seq ${attempt.requestSeq}), no outcome recorded. `,
           ),
-          el("code", {
-            text: resolveCommand(inspection.sessionId, attempt, inspection.unresolved),
-          }),
+          next,
         );
         item.addEventListener("click", () => this.select(attempt.requestEventId));
         list.append(item);
