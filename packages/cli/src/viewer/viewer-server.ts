@@ -4,6 +4,7 @@ import {
   type EventStore,
   inspectSession,
   isBlobRef,
+  isValidId,
   LedgerError,
   redactUrl,
   resolveEvents,
@@ -51,6 +52,19 @@ function send(
 
 function sendJson(response: ServerResponse, status: number, value: unknown): void {
   send(response, status, JSON.stringify(value));
+}
+
+/** A path segment decoded, or undefined when its %-escapes are malformed. */
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+function badRequest(response: ServerResponse, error: string): void {
+  sendJson(response, 400, { error, code: "invalid-argument" });
 }
 
 function presentedToken(request: IncomingMessage, url: URL): string | undefined {
@@ -129,14 +143,17 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
     }
     const sessionMatch = /^\/api\/sessions\/([^/]+)(\/events)?$/.exec(path);
     if (sessionMatch) {
-      const sessionId = decodeURIComponent(sessionMatch[1] as string);
+      const sessionId = decodeSegment(sessionMatch[1] as string);
+      if (sessionId === undefined || !isValidId(sessionId))
+        return badRequest(
+          response,
+          "a session id is 1-255 characters without control characters, %-encoded once",
+        );
       if (sessionMatch[2]) {
         const after = Number(url.searchParams.get("after") ?? 0);
         const limit = Math.min(Number(url.searchParams.get("limit") ?? 500), 2000);
         if (!Number.isInteger(after) || after < 0 || !Number.isInteger(limit) || limit < 1)
-          return sendJson(response, 400, {
-            error: "after and limit must be non-negative integers",
-          });
+          return badRequest(response, "after and limit must be non-negative integers");
         const page = await store.readSession({ sessionId, after, limit });
         // Payloads are shown as recorded: content kept in the blob store is put back in place.
         if (url.searchParams.get("raw") !== "1")
@@ -150,9 +167,9 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
     }
     const blobMatch = /^\/api\/blobs\/([^/]+)$/.exec(path);
     if (blobMatch) {
-      const ref = decodeURIComponent(blobMatch[1] as string);
-      if (!isBlobRef(ref))
-        return sendJson(response, 400, { error: "not a sha256:<hex> reference" });
+      const ref = decodeSegment(blobMatch[1] as string);
+      if (ref === undefined || !isBlobRef(ref))
+        return badRequest(response, "not a sha256:<hex> reference");
       const bytes = await store.getBlob(ref);
       const truncated = bytes.byteLength > MAX_BLOB_BYTES;
       const text = new TextDecoder("utf-8", { fatal: false }).decode(
@@ -167,7 +184,7 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
     handle(request, response).catch((error: unknown) => {
       if (response.headersSent) return response.destroy();
       if (LedgerError.isInstance(error, "not-found"))
-        return sendJson(response, 404, { error: error.message });
+        return sendJson(response, 404, { error: error.message, code: error.code });
       sendJson(response, 500, { error: error instanceof Error ? error.message : String(error) });
     });
   });
