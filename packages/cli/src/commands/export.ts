@@ -11,6 +11,7 @@ import { type OutputStream, writeOut } from "../io.js";
 import { type OtlpTraceRequest, toOtlpJson } from "../otlp-json.js";
 import { assertSessionExists } from "../store.js";
 import type { CommandContext } from "./context.js";
+import { idArgument } from "./session-args.js";
 
 export const exportHelp = `agent-ledger export <session> --format jsonl|atif|otlp-json [--output <file>] [--raw]
   jsonl:     every event, one JSON envelope per line, in commit order; content kept in the blob
@@ -73,6 +74,7 @@ export async function exportCommand(context: CommandContext): Promise<number> {
   const sessionId = positionals[0];
   if (!sessionId || positionals.length > 1)
     throw usageError("usage: agent-ledger export <session> --format jsonl|atif|otlp-json");
+  idArgument(sessionId, "<session>");
   const format = values.format as ExportFormat;
   if (!formats.includes(format))
     throw usageError(

@@ -10,6 +10,7 @@ import { CliError, EXIT_CODES, notFoundError, usageError } from "../errors.js";
 import { writeOut } from "../io.js";
 import { assertSessionExists } from "../store.js";
 import type { CommandContext } from "./context.js";
+import { idArgument } from "./session-args.js";
 
 export const resolveHelp = `agent-ledger resolve <session> <attemptId> --abandon "reason" | --approve "reason" [--run <runId>] [--actor <name>]
   Decides what happens to an unresolved attempt (a call that was in flight when the process
@@ -63,6 +64,10 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
     throw usageError(
       'usage: agent-ledger resolve <session> <attemptId> --abandon "reason" | --approve "reason"',
     );
+  idArgument(sessionId, "<session>");
+  idArgument(attemptId, "<attemptId>");
+  idArgument(values.run, "--run");
+  idArgument(values.actor, "--actor");
   if ((values.abandon === undefined) === (values.approve === undefined))
     throw usageError('resolve needs exactly one of --abandon "reason" or --approve "reason"');
   const decision = values.abandon !== undefined ? "abandon" : "approve";

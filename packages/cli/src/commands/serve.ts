@@ -4,6 +4,7 @@ import { writeOut } from "../io.js";
 import { isLoopbackHost } from "../viewer/security.js";
 import { startViewer } from "../viewer/viewer-server.js";
 import type { CommandContext } from "./context.js";
+import { idArgument } from "./session-args.js";
 
 export const serveHelp = `agent-ledger serve [--port <n>] [--host <address>] [--token <secret>] [--session <id>]
   Read-only web viewer. Binds 127.0.0.1 on a free port unless told otherwise and prints the
@@ -27,6 +28,7 @@ export async function serveCommand(context: CommandContext): Promise<number> {
     throw usageError(
       "usage: agent-ledger serve [--port <n>] [--host <address>] [--token <secret>]",
     );
+  idArgument(values.session, "--session");
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw usageError("--port must be 0..65535");

@@ -1,6 +1,20 @@
 import { parseArgs } from "node:util";
+import { isValidId } from "@agent-ledger/core";
 import { usageError } from "../errors.js";
 import type { CommandContext } from "./context.js";
+
+/**
+ * Returns `value` when it can be an id (§6: 1-255 characters, no control characters); else
+ * bad usage (exit 2) naming the argument, before the store turns it down as invalid-event.
+ */
+export function idArgument<T extends string | undefined>(value: T, name: string): T {
+  const text: string | undefined = value;
+  if (text !== undefined && !isValidId(text as unknown))
+    throw usageError(
+      `${name} ${JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text)} is not a valid id: 1-255 characters without control characters`,
+    );
+  return value;
+}
 
 /** The arguments of a command that reads one session: `<session> [--json]`. */
 export function sessionArgs(
@@ -16,5 +30,5 @@ export function sessionArgs(
   const sessionId = positionals[0];
   if (!sessionId || positionals.length > 1)
     throw usageError(`usage: agent-ledger ${command} <session> [--json]`);
-  return { sessionId, json: values.json === true };
+  return { sessionId: idArgument(sessionId, "<session>"), json: values.json === true };
 }

@@ -5,6 +5,7 @@ import { preview } from "../format.js";
 import { sleep, writeOut } from "../io.js";
 import { assertSessionExists } from "../store.js";
 import type { CommandContext } from "./context.js";
+import { idArgument } from "./session-args.js";
 
 export const tailHelp = `agent-ledger tail <session> [--follow] [--json] [--raw] [--from <cursor>] [--interval <ms>]
   Prints the session's events in commit order, paging by commit cursor (never misses or
@@ -44,6 +45,7 @@ export async function tailCommand(context: CommandContext): Promise<number> {
   const sessionId = positionals[0];
   if (!sessionId || positionals.length > 1)
     throw usageError("usage: agent-ledger tail <session> [--follow]");
+  idArgument(sessionId, "<session>");
   const numberOption = (name: string, value: string | undefined, fallback: number, min: number) => {
     if (value === undefined) return fallback;
     const parsed = Number(value);
