@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { type EventStore, LedgerError, openStore, redactUrl } from "@agent-ledger/core";
+import { sqlitePath } from "@agent-ledger/core/sqlite";
 import { CliError, EXIT_CODES, exitCodeOf, notFoundError, usageError } from "./errors.js";
 
 /** The store URL when none is given. */
@@ -28,13 +28,10 @@ export function resolveStoreUrl(options: {
   return url;
 }
 
-/** The file `openStore` opens for a SQLite URL (core's `sqlitePath` rules), or undefined in memory. */
+/** The file `openStore` opens for a SQLite URL (core's own rule), or undefined in memory. */
 function sqliteFile(url: string): string | undefined {
-  if (url.startsWith("file://")) return fileURLToPath(url);
-  let path = url.startsWith("file:") ? url.slice(5) : url.slice("sqlite:".length);
-  if (url.startsWith("sqlite:") && path.startsWith("//")) path = path.slice(2);
-  if (path === ":memory:" || path.length === 0) return undefined;
-  return path;
+  const path = sqlitePath(url);
+  return path === ":memory:" ? undefined : path;
 }
 
 /**
@@ -90,7 +87,7 @@ export async function openCliStore(
     try {
       file = sqliteFile(url);
     } catch (error) {
-      // fileURLToPath: a file:// URL with a host, or an encoded "/".
+      // A file:// URL with a host or an encoded "/", or no path at all.
       throw usageError(`bad store URL ${JSON.stringify(shown)}: ${(error as Error).message}`);
     }
     if (file !== undefined && !existsSync(file))

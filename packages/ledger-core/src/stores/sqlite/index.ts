@@ -1,3 +1,3 @@
 export { decodeBody, encodeBody } from "./body-codec.js";
 export type { SqliteEventStoreOptions } from "./sqlite-store.js";
-export { SqliteEventStore } from "./sqlite-store.js";
+export { SqliteEventStore, sqlitePath } from "./sqlite-store.js";
