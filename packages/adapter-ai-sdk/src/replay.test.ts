@@ -288,6 +288,44 @@ describe("resume with replay", () => {
     expect(replayModel.calls).toBe(0);
   });
 
+  it("replays a long partial (moved to the blob store) as the text that had arrived, not its blob marker", async () => {
+    const store = new MemoryEventStore();
+    const streamOnce = async (recorder: SessionRecorder, model: MockLanguageModelV3) => {
+      const errors: string[] = [];
+      const result = streamText({
+        model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+        prompt: "write at length",
+        onError: ({ error }) => {
+          errors.push((error as Error).message);
+        },
+      });
+      const deltas: string[] = [];
+      for await (const part of result.fullStream)
+        if (part.type === "text-delta") deltas.push(part.text);
+      return { text: deltas.join(""), errors };
+    };
+    // Over the 1 KiB text threshold: the recorded partial keeps a blob reference to it.
+    const long = "Grüße, 世界 🌍 ".repeat(200);
+    const failing = new MockLanguageModelV3({
+      provider: "scripted",
+      modelId: "scripted-1",
+      doStream: async () => ({
+        stream: partsStream([
+          { type: "stream-start", warnings: [] },
+          { type: "text-start", id: "t" },
+          { type: "text-delta", id: "t", delta: long },
+          { type: "error", error: new Error("socket hang up") },
+        ]),
+      }),
+    });
+    const original = await streamOnce(new SessionRecorder({ store, actor, ...address }), failing);
+    expect(original).toEqual({ text: long, errors: ["socket hang up"] });
+    const replayModel = scriptedModel([]);
+    const replayed = await streamOnce(await resume(store), replayModel.model);
+    expect(replayed).toEqual(original);
+    expect(replayModel.calls).toBe(0);
+  });
+
   it("replays a retried failure: the SDK retries, the ledger answers both attempts", async () => {
     const store = new MemoryEventStore();
     const flaky = () => {
