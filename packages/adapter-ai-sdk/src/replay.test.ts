@@ -6,7 +6,11 @@ import {
   readWholeRun,
   SessionRecorder,
 } from "@agent-ledger/core";
-import { APICallError, type LanguageModelV3GenerateResult } from "@ai-sdk/provider";
+import {
+  APICallError,
+  type LanguageModelV3GenerateResult,
+  type LanguageModelV3StreamPart,
+} from "@ai-sdk/provider";
 import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
@@ -20,6 +24,7 @@ import {
   textResult,
   toolCall,
   toolCallsResult,
+  usage,
 } from "./testing/scripted-model.test.data.js";
 import { type WrapToolsOptions, wrapTools } from "./wrap-tools.js";
 
@@ -324,6 +329,58 @@ describe("resume with replay", () => {
     const replayed = await streamOnce(await resume(store), replayModel.model);
     expect(replayed).toEqual(original);
     expect(replayModel.calls).toBe(0);
+  });
+
+  it("keeps provider metadata that arrives on a delta (Gemini's thoughtSignature): the replayed history is the one sent", async () => {
+    const store = new MemoryEventStore();
+    const signature = { google: { thoughtSignature: "sig-1" } };
+    // As @ai-sdk/google streams it: the signature on the deltas, not on the start part.
+    const thinkThenCall: LanguageModelV3StreamPart[] = [
+      { type: "stream-start", warnings: [] },
+      { type: "reasoning-start", id: "0" },
+      { type: "reasoning-delta", id: "0", delta: "look it up", providerMetadata: signature },
+      { type: "reasoning-end", id: "0" },
+      { type: "text-start", id: "1" },
+      { type: "text-delta", id: "1", delta: "Checking.", providerMetadata: signature },
+      { type: "text-end", id: "1" },
+      { type: "tool-call", toolCallId: "c1", toolName: "lookup", input: '{"key":"a"}' },
+      {
+        type: "finish",
+        finishReason: { unified: "tool-calls", raw: undefined },
+        usage: usage(5, 2),
+      },
+    ];
+    const streamRun = async (recorder: SessionRecorder, script: LanguageModelV3StreamPart[][]) => {
+      let call = 0;
+      const model = new MockLanguageModelV3({
+        provider: "scripted",
+        modelId: "scripted-1",
+        doStream: async () => {
+          const parts = script[call++];
+          if (!parts) throw new Error(`no answer for call ${call}`);
+          return { stream: partsStream(parts) };
+        },
+      });
+      const errors: string[] = [];
+      const result = streamText({
+        model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+        prompt: "find a",
+        tools: wrapTools(makeTools().tools, { recorder, idempotent: ["lookup"] }),
+        stopWhen: stepCountIs(3),
+        onError: ({ error }) => {
+          errors.push((error as Error).message);
+        },
+      });
+      await result.consumeStream();
+      return { text: await result.text, errors, calls: call };
+    };
+    const original = await streamRun(new SessionRecorder({ store, actor, ...address }), [
+      thinkThenCall,
+      streamPartsOf(textResult("a is A")),
+    ]);
+    expect(original).toEqual({ text: "a is A", errors: [], calls: 2 });
+    const replayed = await streamRun(await resume(store), []);
+    expect(replayed).toEqual({ text: "a is A", errors: [], calls: 0 });
   });
 
   it("replays a retried failure: the SDK retries, the ledger answers both attempts", async () => {

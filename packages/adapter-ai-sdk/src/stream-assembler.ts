@@ -59,6 +59,9 @@ export class StreamAssembler {
           this.#content.push(block);
         }
         block.text += part.delta;
+        // Some providers put it on the deltas (Gemini's thoughtSignature); the SDK keeps the
+        // latest, and sends it back with the next request.
+        if (part.providerMetadata) block.providerMetadata = part.providerMetadata;
         return;
       }
       case "text-end":
