@@ -18,18 +18,24 @@ interface Deferred {
   promise: Promise<string>;
   resolve: (eventId: string) => void;
   reject: (error: unknown) => void;
+  settled: boolean;
 }
 
 function deferred(): Deferred {
-  let resolve!: (eventId: string) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<string>((onResolve, onReject) => {
-    resolve = onResolve;
-    reject = onReject;
+  const entry = { settled: false } as Deferred;
+  entry.promise = new Promise<string>((onResolve, onReject) => {
+    entry.resolve = (eventId) => {
+      entry.settled = true;
+      onResolve(eventId);
+    };
+    entry.reject = (error) => {
+      entry.settled = true;
+      onReject(error);
+    };
   });
   // A model failure with no tool waiting for it must not become an unhandled rejection.
-  promise.catch(() => undefined);
-  return { promise, resolve, reject };
+  entry.promise.catch(() => undefined);
+  return entry;
 }
 
 /**
@@ -74,9 +80,11 @@ export class AdapterState {
     return this.#started;
   }
 
+  // A settled entry belongs to an earlier response: some providers reuse tool call ids on
+  // every step (call_0...), so a new response announcing the id starts a new entry.
   #cause(toolCallId: string): Deferred {
     let entry = this.#causes.get(toolCallId);
-    if (!entry) {
+    if (!entry || entry.settled) {
       entry = deferred();
       this.#causes.set(toolCallId, entry);
     }

@@ -273,6 +273,55 @@ describe("ledgerMiddleware with streamText", () => {
     ).toEqual(expect.arrayContaining([5, 2]));
   });
 
+  it("a provider that reuses tool call ids each step: each tool waits for, and is caused by, its own step's completion", async () => {
+    const { store, recorder } = setup();
+    // Some OpenAI-compatible servers number tool calls per response: call_0 on every step.
+    const steps = [
+      toolCallsResult(toolCall("call_0", "add", { a: 1, b: 1 })),
+      toolCallsResult(toolCall("call_0", "add", { a: 2, b: 2 })),
+      textResult("2 then 4"),
+    ];
+    let call = 0;
+    const model = new MockLanguageModelV3({
+      doStream: async () => {
+        const step = steps[call++];
+        if (!step) throw new Error("no more steps");
+        // Slow parts: the finish part comes well after the tool call part.
+        return { stream: slowStream(streamPartsOf(step), 10).stream };
+      },
+    });
+    const seenAtExecute: number[] = [];
+    const tools = wrapTools(
+      {
+        add: tool({
+          inputSchema: z.object({ a: z.number(), b: z.number() }),
+          execute: async ({ a, b }) => {
+            const events = await eventsOf(store);
+            seenAtExecute.push(events.filter((event) => event.type === "model.completed").length);
+            return a + b;
+          },
+        }),
+      },
+      { recorder, idempotent: () => true },
+    );
+    const result = streamText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      prompt: "add twice",
+      tools,
+      stopWhen: stepCountIs(4),
+    });
+    expect(await result.text).toBe("2 then 4");
+    // Each tool ran only once its own step's completion was in the ledger.
+    expect(seenAtExecute).toEqual([1, 2]);
+    const events = await eventsOf(store);
+    const completions = events.filter((event) => event.type === "model.completed");
+    const requests = events.filter((event) => event.type === "tool.requested");
+    expect(requests.map((event) => event.causedByEventId)).toEqual([
+      completions[0]?.eventId,
+      completions[1]?.eventId,
+    ]);
+  });
+
   it("fails closed: no finish part, no tool run and no next call when the completion cannot be committed", async () => {
     class FailingStore extends MemoryEventStore {
       override async append(request: Parameters<MemoryEventStore["append"]>[0]) {
