@@ -252,6 +252,24 @@ class FailingStore extends MemoryEventStore {
 }
 
 describe("fail closed", () => {
+  it("a request that is not plain JSON is non-serializable with the exact path, and the provider is not called", async () => {
+    const { store, recorder } = setup();
+    const scripted = scriptedModel([textResult("never")]);
+    const error = await generateText({
+      model: wrapLanguageModel({
+        model: scripted.model,
+        middleware: ledgerMiddleware({ recorder }),
+      }),
+      prompt: "hi",
+      providerOptions: { acme: { budget: 10n } as never },
+      maxRetries: 0,
+    }).catch((caught: unknown) => caught);
+    expect(LedgerError.isInstance(error, "non-serializable")).toBe(true);
+    expect((error as LedgerError).path).toBe("$.request.providerOptions.acme.budget");
+    expect(scripted.calls).toBe(0);
+    expect((await eventsOf(store)).map((event) => event.type)).toEqual(["run.started"]);
+  });
+
   it("does not call the provider when model.requested cannot be committed", async () => {
     const store = new FailingStore();
     store.failAppends = true;

@@ -1,4 +1,4 @@
-import { type JsonValue, NonSerializableError } from "@agent-ledger/core";
+import { childPath, type JsonValue, NonSerializableError } from "@agent-ledger/core";
 
 /** Base64 of bytes (how binary content is kept in a plain-JSON payload). */
 export function toBase64(bytes: Uint8Array): string {
@@ -19,10 +19,26 @@ export function toJsonValue(value: unknown, path = "$"): JsonValue {
   try {
     return convert(value, "", new Set()) ?? null;
   } catch (error) {
-    if (error instanceof NonSerializableError) throw error;
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new NonSerializableError(path, `not JSON-serializable (${reason})`);
+    if (!(error instanceof Unconvertible)) {
+      // A getter that throws, a proxy...: what JSON.stringify would have thrown.
+      throw new NonSerializableError(path, `not JSON-serializable (${describeError(error)})`);
+    }
+    // The path is built only now, from the keys collected on the way out of the walk.
+    let at = path;
+    for (let index = error.keys.length - 1; index >= 0; index--)
+      at = childPath(at, error.keys[index] as string | number);
+    throw new NonSerializableError(at, error.what);
   }
+}
+
+/** Thrown inside the walk; each level adds its key on the way out (most nested first). */
+class Unconvertible {
+  readonly keys: (string | number)[] = [];
+  constructor(readonly what: string) {}
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function convert(input: unknown, key: string, stack: Set<object>): JsonValue | undefined {
@@ -33,7 +49,11 @@ function convert(input: unknown, key: string, stack: Set<object>): JsonValue | u
     (typeof value === "object" || typeof value === "bigint") &&
     typeof (value as { toJSON?: unknown }).toJSON === "function"
   )
-    value = (value as { toJSON(key: string): unknown }).toJSON(key);
+    try {
+      value = (value as { toJSON(key: string): unknown }).toJSON(key);
+    } catch (error) {
+      throw new Unconvertible(`a value whose toJSON throws (${describeError(error)})`);
+    }
   if (value instanceof Uint8Array) return toBase64(value);
   switch (typeof value) {
     case "string":
@@ -46,25 +66,36 @@ function convert(input: unknown, key: string, stack: Set<object>): JsonValue | u
     case "symbol":
       return undefined;
     case "bigint":
-      throw new TypeError("Do not know how to serialize a BigInt");
+      throw new Unconvertible("a bigint");
   }
   if (value === null) return null;
   const object = value as object;
   if (object instanceof Number || object instanceof String || object instanceof Boolean)
     return convert(object.valueOf(), key, stack);
-  if (stack.has(object)) throw new TypeError("Converting circular structure to JSON");
+  if (stack.has(object)) throw new Unconvertible("a circular reference");
   stack.add(object);
   try {
     if (Array.isArray(object)) {
       const out: JsonValue[] = [];
-      for (let index = 0; index < object.length; index++)
-        out.push(convert(object[index], String(index), stack) ?? null);
+      for (let index = 0; index < object.length; index++) {
+        try {
+          out.push(convert(object[index], String(index), stack) ?? null);
+        } catch (error) {
+          if (error instanceof Unconvertible) error.keys.push(index);
+          throw error;
+        }
+      }
       return out;
     }
     const out: { [key: string]: JsonValue } = {};
     for (const name of Object.keys(object)) {
-      const item = convert((object as Record<string, unknown>)[name], name, stack);
-      if (item !== undefined) out[name] = item;
+      try {
+        const item = convert((object as Record<string, unknown>)[name], name, stack);
+        if (item !== undefined) out[name] = item;
+      } catch (error) {
+        if (error instanceof Unconvertible) error.keys.push(name);
+        throw error;
+      }
     }
     return out;
   } finally {
