@@ -1,5 +1,6 @@
 import {
   type EventStore,
+  inspectSession,
   LedgerError,
   type LedgerEvent,
   MemoryEventStore,
@@ -223,6 +224,56 @@ describe("ledgerMiddleware with generateText", () => {
     expect(payload(failed).error.message).toBe("card declined");
     expect(payload(failed).toolCallId).toBe("call-1");
     expect(result.steps[0]?.content.some((part) => part.type === "tool-error")).toBe(true);
+  });
+
+  it("a tool result the ledger cannot hold is recorded as the tool.failed the model is told about, not left in flight", async () => {
+    const store = new MemoryEventStore();
+    const address = { sessionId: "s1", runId: "r1" };
+    const effects: string[] = [];
+    // A legitimate AI SDK tool: a rich result (here a cycle) that toModelOutput summarises.
+    const makeTools = () => ({
+      createInvoice: tool({
+        inputSchema: z.object({ amount: z.number() }),
+        execute: async ({ amount }) => {
+          effects.push(`invoice ${amount}`);
+          const invoice: Record<string, unknown> = { id: "inv-1", amount };
+          invoice.self = invoice;
+          return invoice;
+        },
+        toModelOutput: ({ output }) => ({ type: "text", value: String(output.id) }),
+      }),
+    });
+    const run = (recorder: SessionRecorder, model: MockLanguageModelV3) =>
+      generateText({
+        model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+        prompt: "bill 5",
+        tools: wrapTools(makeTools(), { recorder }),
+        stopWhen: stepCountIs(3),
+      });
+    const script = () => [
+      toolCallsResult(toolCall("call-1", "createInvoice", { amount: 5 })),
+      textResult("billed"),
+    ];
+    const first = await run(
+      new SessionRecorder({ store, actor, ...address }),
+      scriptedModel(script()).model,
+    );
+    expect(first.text).toBe("billed");
+    const toolError = first.steps[0]?.content.find((part) => part.type === "tool-error");
+    expect(LedgerError.isInstance(toolError?.error, "non-serializable")).toBe(true);
+    const failed = (await eventsOf(store)).find((event) => event.type === "tool.failed");
+    expect(payload(failed).error.message).toContain("$.result.self");
+    expect((await inspectSession(store, "s1")).unresolved).toEqual([]);
+
+    // Re-executed on resume: answered from the ledger, the invoice is not created again.
+    const replayModel = scriptedModel([]);
+    const replayed = await run(
+      await SessionRecorder.resume({ store, actor, ...address }),
+      replayModel.model,
+    );
+    expect(replayed.text).toBe("billed");
+    expect(replayModel.calls).toBe(0);
+    expect(effects).toEqual(["invoice 5"]);
   });
 
   it("records structured output requests (responseFormat json with schema)", async () => {

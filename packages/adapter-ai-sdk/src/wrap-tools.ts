@@ -1,5 +1,6 @@
 import {
   type Attempt,
+  type JsonValue,
   LedgerError,
   type SessionRecorder,
   type ToolEffect,
@@ -134,7 +135,16 @@ function wrapExecute(
       await settle(state, recorder.toolFailed(attempt, error));
       throw error;
     }
-    await settle(state, recorder.toolCompleted(attempt, toJsonValue(output, "$.result")));
+    let result: JsonValue;
+    try {
+      result = toJsonValue(output, "$.result");
+    } catch (error) {
+      // The tool ran, but its result cannot be recorded: the SDK hands the model this error,
+      // and the ledger says so (left unresolved, a resume would treat it as in flight).
+      await settle(state, recorder.toolFailed(attempt, error));
+      throw error;
+    }
+    await settle(state, recorder.toolCompleted(attempt, result));
     return output;
   };
 }
