@@ -322,6 +322,50 @@ describe("ledgerMiddleware with streamText", () => {
     ]);
   });
 
+  it("a streaming tool (async generator) still streams its preliminary results; its last value is recorded", async () => {
+    const makeTools = () => ({
+      progress: tool({
+        inputSchema: z.object({ steps: z.number() }),
+        async *execute({ steps }) {
+          for (let step = 1; step <= steps; step++) yield { done: step, of: steps };
+        },
+      }),
+    });
+    const toolResults = async (recorder?: SessionRecorder) => {
+      const { model } = scriptedModel([
+        toolCallsResult(toolCall("c1", "progress", { steps: 3 })),
+        textResult("all done"),
+      ]);
+      const result = streamText({
+        model: recorder
+          ? wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) })
+          : model,
+        prompt: "go",
+        tools: recorder ? wrapTools(makeTools(), { recorder }) : makeTools(),
+        stopWhen: stepCountIs(3),
+      });
+      const parts: unknown[] = [];
+      for await (const part of result.fullStream)
+        if (part.type === "tool-result")
+          parts.push({ output: part.output, preliminary: part.preliminary });
+      return parts;
+    };
+    const { store, recorder } = setup();
+    const unwrapped = await toolResults();
+    expect(unwrapped).toHaveLength(4); // three preliminary results, then the final one
+    expect(await toolResults(recorder)).toEqual(unwrapped);
+    const completed = (await eventsOf(store)).find((event) => event.type === "tool.completed");
+    expect(payload(completed).result).toEqual({ done: 3, of: 3 });
+    // Replayed: the recorded result, final as before, and the tool does not run again.
+    const replayed = await toolResults(
+      await SessionRecorder.resume({ store, actor, sessionId: "s1", runId: "r1" }),
+    );
+    expect(replayed.at(-1)).toEqual(unwrapped.at(-1));
+    expect((await eventsOf(store)).filter((event) => event.type === "tool.requested")).toHaveLength(
+      1,
+    );
+  });
+
   it("fails closed: no finish part, no tool run and no next call when the completion cannot be committed", async () => {
     class FailingStore extends MemoryEventStore {
       override async append(request: Parameters<MemoryEventStore["append"]>[0]) {

@@ -97,6 +97,50 @@ async function settle<T>(state: AdapterState, write: Promise<T>): Promise<T> {
   }
 }
 
+/** Commits the request; a call that cannot be recorded stops the run (unless abandoned). */
+async function startCall(
+  state: AdapterState,
+  options: WrapToolsOptions,
+  name: string,
+  input: unknown,
+  executeOptions: ToolExecutionOptions,
+): Promise<Attempt> {
+  try {
+    return await beginToolCall(state, options, {
+      name,
+      input,
+      toolCallId: executeOptions.toolCallId,
+    });
+  } catch (error) {
+    if (error instanceof AttemptAbandonedError) throw error;
+    state.block(error);
+    throw error;
+  }
+}
+
+/** On resume: the recorded result (`{ output }`), or the recorded error thrown again. */
+function replayedOutput(attempt: Attempt, name: string): { output: unknown } | undefined {
+  const replayed = attempt.replayed;
+  if (replayed?.status === "completed") return { output: replayed.result };
+  if (replayed?.status === "failed") throw rebuildError(replayed.error);
+  if (replayed?.status === "abandoned")
+    throw new AttemptAbandonedError(`tool call ${name}`, replayed.reason);
+  return undefined;
+}
+
+async function recordOutput(state: AdapterState, attempt: Attempt, output: unknown) {
+  let result: JsonValue;
+  try {
+    result = toJsonValue(output, "$.result");
+  } catch (error) {
+    // The tool ran, but its result cannot be recorded: the SDK hands the model this error,
+    // and the ledger says so (left unresolved, a resume would treat it as in flight).
+    await settle(state, state.recorder.toolFailed(attempt, error));
+    throw error;
+  }
+  await settle(state, state.recorder.toolCompleted(attempt, result));
+}
+
 function wrapExecute(
   state: AdapterState,
   options: WrapToolsOptions,
@@ -104,49 +148,64 @@ function wrapExecute(
   execute: NonNullable<Tool["execute"]>,
 ) {
   return async (input: unknown, executeOptions: ToolExecutionOptions): Promise<unknown> => {
-    const { recorder } = state;
-    let attempt: Attempt;
-    try {
-      attempt = await beginToolCall(state, options, {
-        name,
-        input,
-        toolCallId: executeOptions.toolCallId,
-      });
-    } catch (error) {
-      if (error instanceof AttemptAbandonedError) throw error;
-      state.block(error);
-      throw error;
-    }
-    const replayed = attempt.replayed;
-    if (replayed?.status === "completed") return replayed.result;
-    if (replayed?.status === "failed") throw rebuildError(replayed.error);
-    if (replayed?.status === "abandoned")
-      throw new AttemptAbandonedError(`tool call ${name}`, replayed.reason);
+    const attempt = await startCall(state, options, name, input, executeOptions);
+    const replayed = replayedOutput(attempt, name);
+    if (replayed) return replayed.output;
     let output: unknown;
     try {
       output = await execute(input as never, executeOptions);
       if (isAsyncIterable(output)) {
-        // A streaming tool: the last value is its result.
+        // Returned by a plain function: the SDK cannot stream it through this wrapper (it
+        // looks at what execute returns synchronously); the last value is the result.
         let last: unknown;
         for await (const value of output) last = value;
         output = last;
       }
     } catch (error) {
-      await settle(state, recorder.toolFailed(attempt, error));
+      await settle(state, state.recorder.toolFailed(attempt, error));
       throw error;
     }
-    let result: JsonValue;
-    try {
-      result = toJsonValue(output, "$.result");
-    } catch (error) {
-      // The tool ran, but its result cannot be recorded: the SDK hands the model this error,
-      // and the ledger says so (left unresolved, a resume would treat it as in flight).
-      await settle(state, recorder.toolFailed(attempt, error));
-      throw error;
-    }
-    await settle(state, recorder.toolCompleted(attempt, result));
+    await recordOutput(state, attempt, output);
     return output;
   };
+}
+
+/**
+ * A streaming tool (`async *execute`): the SDK streams each value as a preliminary result and
+ * takes the last as the result, so the wrapper is a generator too, passing each value on as
+ * it comes and recording the last. A replayed call yields its recorded result once.
+ */
+function wrapStreamingExecute(
+  state: AdapterState,
+  options: WrapToolsOptions,
+  name: string,
+  execute: (input: never, options: ToolExecutionOptions) => AsyncIterable<unknown>,
+) {
+  return async function* (input: unknown, executeOptions: ToolExecutionOptions) {
+    const attempt = await startCall(state, options, name, input, executeOptions);
+    const replayed = replayedOutput(attempt, name);
+    if (replayed) {
+      yield replayed.output;
+      return;
+    }
+    let last: unknown;
+    try {
+      for await (const value of execute(input as never, executeOptions)) {
+        last = value;
+        yield value;
+      }
+    } catch (error) {
+      await settle(state, state.recorder.toolFailed(attempt, error));
+      throw error;
+    }
+    await recordOutput(state, attempt, last);
+  };
+}
+
+function isAsyncGeneratorFunction(
+  execute: unknown,
+): execute is (input: never, options: ToolExecutionOptions) => AsyncIterable<unknown> {
+  return Object.prototype.toString.call(execute) === "[object AsyncGeneratorFunction]";
 }
 
 /**
@@ -164,7 +223,12 @@ export function wrapTools<TOOLS extends ToolSet>(tools: TOOLS, options: WrapTool
     wrapped[name] =
       tool.execute === undefined
         ? tool
-        : ({ ...tool, execute: wrapExecute(state, options, name, tool.execute) } as Tool);
+        : ({
+            ...tool,
+            execute: isAsyncGeneratorFunction(tool.execute)
+              ? wrapStreamingExecute(state, options, name, tool.execute)
+              : wrapExecute(state, options, name, tool.execute),
+          } as Tool);
   }
   return wrapped as TOOLS;
 }
