@@ -1,5 +1,6 @@
 import { MemoryEventStore, SessionRecorder } from "@agent-ledger/core";
 import { generateText, stepCountIs, tool, wrapLanguageModel } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
@@ -9,6 +10,7 @@ import {
   textResult,
   toolCall,
   toolCallsResult,
+  usage,
 } from "./testing/scripted-model.test.data.js";
 import { wrapTools } from "./wrap-tools.js";
 
@@ -65,6 +67,54 @@ describe("restoreMessages", () => {
     const prompt = JSON.stringify(next.model.doGenerateCalls[0]?.prompt);
     expect(prompt).toContain('"value":"X"');
     expect(prompt).toContain("nope");
+  });
+
+  it("keeps the results of provider-executed tools in the assistant message, as the SDK does", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, actor, ...address });
+    // A provider-side tool (web search, code execution): call and result in the response.
+    const model = new MockLanguageModelV3({
+      doGenerate: async () => ({
+        content: [
+          { type: "text", text: "" },
+          {
+            type: "tool-call",
+            toolCallId: "ws-1",
+            toolName: "web_search",
+            input: '{"query":"order 42"}',
+            providerExecuted: true,
+          },
+          { type: "tool-result", toolCallId: "ws-1", toolName: "web_search", result: { hits: 1 } },
+          {
+            type: "tool-call",
+            toolCallId: "ws-2",
+            toolName: "web_search",
+            input: '{"query":"order 43"}',
+            providerExecuted: true,
+          },
+          {
+            type: "tool-result",
+            toolCallId: "ws-2",
+            toolName: "web_search",
+            result: { reason: "rate limited" },
+            isError: true,
+          },
+          { type: "text", text: "Order 42 shipped." },
+        ],
+        finishReason: { unified: "stop", raw: "stop" },
+        usage: usage(10, 5),
+        warnings: [],
+      }),
+    });
+    const result = await generateText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      prompt: "where is order 42?",
+    });
+    const messages = await restoreMessages(store, address);
+    expect(messages).toEqual([
+      { role: "user", content: [{ type: "text", text: "where is order 42?" }] },
+      ...result.response.messages.map((message) => JSON.parse(JSON.stringify(message))),
+    ]);
   });
 
   it("returns an empty list for a run without model calls", async () => {

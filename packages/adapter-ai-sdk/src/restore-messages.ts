@@ -44,8 +44,11 @@ function assistantPartsOf(content: JsonValue[]): { parts: unknown[]; toolCallIds
     const providerOptions = part.providerMetadata ? { providerOptions: part.providerMetadata } : {};
     switch (part.type) {
       case "text":
+        // The SDK leaves empty text parts out of the messages it sends back.
+        if (part.text !== "") parts.push({ type: "text", text: part.text, ...providerOptions });
+        break;
       case "reasoning":
-        parts.push({ type: part.type, text: part.text, ...providerOptions });
+        parts.push({ type: "reasoning", text: part.text, ...providerOptions });
         break;
       case "file":
         parts.push({
@@ -66,6 +69,25 @@ function assistantPartsOf(content: JsonValue[]): { parts: unknown[]; toolCallIds
           ...providerOptions,
         });
         break;
+      case "tool-result": {
+        // A provider-executed tool's result stays in the assistant message (the provider
+        // expects it with its call), as the SDK's response messages keep it.
+        const result = part.result ?? null;
+        const output =
+          part.isError === true
+            ? { type: "error-json", value: result }
+            : typeof result === "string"
+              ? { type: "text", value: result }
+              : { type: "json", value: result };
+        parts.push({
+          type: "tool-result",
+          toolCallId: part.toolCallId,
+          toolName: part.toolName,
+          output,
+          ...providerOptions,
+        });
+        break;
+      }
       default:
         // sources and approval requests are not part of the conversation sent back.
         break;
