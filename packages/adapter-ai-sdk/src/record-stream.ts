@@ -71,12 +71,15 @@ export function recordStream(options: {
   const assembler = new StreamAssembler();
   const toolCallIds: string[] = [];
   let settled = false;
+  /** The error the attempt failed with (recorded), once it has. */
+  let failure: { error: unknown } | undefined;
   let closed = false;
   let controller!: ReadableStreamDefaultController<LanguageModelV3StreamPart>;
 
   const fail = async (error: unknown): Promise<unknown> => {
     if (settled) return error;
     settled = true;
+    failure = { error };
     state.rejectCauses(toolCallIds, error);
     return recordFailure(state, attempt, error, encodeModelResponse(assembler.result()));
   };
@@ -124,6 +127,10 @@ export function recordStream(options: {
         if (part.type === "tool-call") {
           toolCallIds.push(part.toolCallId);
           state.expectCause(part.toolCallId);
+          // After an error part the SDK reads on and runs the call; the attempt is already
+          // recorded as failed, so its tool is refused with that error instead of waiting
+          // for a completion that will never come.
+          if (failure) state.rejectCauses([part.toolCallId], failure.error);
         } else if (part.type === "error") {
           await fail(part.error);
         } else if (part.type === "finish" && !settled) {

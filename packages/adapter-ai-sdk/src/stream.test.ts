@@ -21,6 +21,7 @@ import {
   textResult,
   toolCall,
   toolCallsResult,
+  usage,
 } from "./testing/scripted-model.test.data.js";
 import { wrapTools } from "./wrap-tools.js";
 
@@ -112,6 +113,58 @@ describe("ledgerMiddleware with streamText", () => {
     ]);
     expect(payload(events[2]).error.message).toBe("connection reset");
     expect(payload(events[2]).partial.content).toEqual([{ type: "text", text: "one two " }]);
+  });
+
+  it("a tool call that arrives after an error part is refused with that error, not left waiting forever", async () => {
+    const { store, recorder } = setup();
+    // The SDK treats an error part as non-fatal: it goes on reading and runs the tool call.
+    const parts: LanguageModelV3StreamPart[] = [
+      { type: "stream-start", warnings: [] },
+      { type: "error", error: new Error("transient upstream error") },
+      { type: "tool-call", toolCallId: "c1", toolName: "send", input: '{"to":"bob"}' },
+      {
+        type: "finish",
+        finishReason: { unified: "tool-calls", raw: undefined },
+        usage: usage(3, 1),
+      },
+    ];
+    const model = new MockLanguageModelV3({
+      doStream: async () => ({ stream: partsStream(parts) }),
+    });
+    const effects: string[] = [];
+    const result = streamText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      prompt: "email bob",
+      tools: wrapTools(
+        {
+          send: tool({
+            inputSchema: z.object({ to: z.string() }),
+            execute: async ({ to }) => {
+              effects.push(to);
+              return "sent";
+            },
+          }),
+        },
+        { recorder },
+      ),
+      stopWhen: stepCountIs(3),
+      onError: () => undefined,
+    });
+    const toolErrors: string[] = [];
+    const consumed = (async () => {
+      for await (const part of result.fullStream)
+        if (part.type === "tool-error") toolErrors.push((part.error as Error).message);
+      return "ended";
+    })();
+    const hung = new Promise((resolve) => setTimeout(() => resolve("still waiting"), 3000));
+    expect(await Promise.race([consumed, hung])).toBe("ended");
+    expect(toolErrors).toEqual(["transient upstream error"]);
+    expect(effects).toEqual([]);
+    expect((await eventsOf(store)).map((event) => event.type)).toEqual([
+      "run.started",
+      "model.requested",
+      "model.failed",
+    ]);
   });
 
   it("records model.failed when doStream throws", async () => {
