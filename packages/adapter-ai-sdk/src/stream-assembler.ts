@@ -39,7 +39,12 @@ export class StreamAssembler {
         this.#warnings = part.warnings;
         return;
       case "response-metadata":
-        this.#response = { id: part.id, modelId: part.modelId, timestamp: part.timestamp };
+        // As the SDK does: a field a later part leaves out keeps its earlier value.
+        this.#response = {
+          id: part.id ?? this.#response?.id,
+          modelId: part.modelId ?? this.#response?.modelId,
+          timestamp: part.timestamp ?? this.#response?.timestamp,
+        };
         return;
       case "text-start":
       case "reasoning-start": {

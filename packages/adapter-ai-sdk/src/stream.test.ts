@@ -88,6 +88,35 @@ describe("ledgerMiddleware with streamText", () => {
     expect(response.response.id).toBe(longText.response?.id);
   });
 
+  it("records the response metadata the SDK reports when a provider sends it in parts", async () => {
+    const { store, recorder } = setup();
+    const parts: LanguageModelV3StreamPart[] = [
+      { type: "stream-start", warnings: [] },
+      { type: "response-metadata", id: "resp-7", timestamp: new Date(1_700_000_000_000) },
+      { type: "text-start", id: "t" },
+      { type: "text-delta", id: "t", delta: "hi" },
+      { type: "text-end", id: "t" },
+      // A later part names only what it learned: the earlier fields still hold.
+      { type: "response-metadata", modelId: "model-2025-01" },
+      { type: "finish", finishReason: { unified: "stop", raw: "stop" }, usage: usage(2, 1) },
+    ];
+    const model = new MockLanguageModelV3({
+      doStream: async () => ({ stream: partsStream(parts) }),
+    });
+    const result = streamText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      prompt: "hi",
+    });
+    const reported = await result.response;
+    expect(reported.id).toBe("resp-7");
+    const recorded = payload((await eventsOf(store)).find((e) => e.type === "model.completed"));
+    expect(recorded.response.response).toEqual({
+      id: reported.id,
+      modelId: reported.modelId,
+      timestamp: reported.timestamp.toISOString(),
+    });
+  });
+
   it("records model.failed with the partial content at an error part", async () => {
     const { store, recorder } = setup();
     const parts = streamPartsOf(longText).slice(0, 5);
