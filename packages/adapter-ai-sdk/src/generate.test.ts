@@ -195,6 +195,58 @@ describe("ledgerMiddleware with generateText", () => {
     expect(JSON.stringify(payload(secondRequest).request.prompt)).toContain('"celsius":21');
   });
 
+  it("a run whose first call is a tool (an approved call, continued in the next turn's run) starts with run.started", async () => {
+    const store = new MemoryEventStore();
+    const send = () =>
+      tool({
+        inputSchema: z.object({ to: z.string() }),
+        needsApproval: true,
+        execute: async () => "sent",
+      });
+    const { model } = scriptedModel([
+      toolCallsResult(toolCall("call-1", "send", { to: "bob" })),
+      textResult("emailed bob"),
+    ]);
+    // Turn 1, its own run: the SDK stops at the approval request.
+    const turn1 = new SessionRecorder({ store, sessionId: "s1", runId: "turn-1", actor });
+    const first = await generateText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder: turn1 }) }),
+      prompt: "email bob",
+      tools: wrapTools({ send: send() }, { recorder: turn1 }),
+    });
+    const request = first.content.find((part) => part.type === "tool-approval-request");
+    expect(request?.type).toBe("tool-approval-request");
+    // Turn 2, a new run: the SDK runs the approved tool before calling the model.
+    const turn2 = new SessionRecorder({ store, sessionId: "s1", runId: "turn-2", actor });
+    const second = await generateText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder: turn2 }) }),
+      messages: [
+        { role: "user", content: "email bob" },
+        ...first.response.messages,
+        {
+          role: "tool",
+          content: [
+            {
+              type: "tool-approval-response",
+              approvalId: (request as { approvalId: string }).approvalId,
+              approved: true,
+            },
+          ],
+        },
+      ],
+      tools: wrapTools({ send: send() }, { recorder: turn2 }),
+    });
+    expect(second.text).toBe("emailed bob");
+    const events = await readWholeRun(store, { sessionId: "s1", runId: "turn-2" });
+    expect(events.map((event) => event.type)).toEqual([
+      "run.started",
+      "tool.requested",
+      "tool.completed",
+      "model.requested",
+      "model.completed",
+    ]);
+  });
+
   it("records a tool error, rethrows it, and the SDK hands it to the model", async () => {
     const { store, recorder } = setup();
     const { model } = scriptedModel([

@@ -56,6 +56,8 @@ async function beginToolCall(
 ): Promise<Attempt> {
   const { recorder } = state;
   state.assertOpen();
+  // The SDK may run a tool before any model call (an approved call continued in a new run).
+  await state.ensureStarted();
   // A streamed call waits until the completion that asked for it is committed.
   const causedByEventId = await state.causeOf(call.toolCallId);
   const effect: ToolEffect = {
