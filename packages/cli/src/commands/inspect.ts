@@ -1,4 +1,4 @@
-import { inspectSession } from "@agent-ledger/core";
+import { inspectSession, LedgerError, type SessionInspection } from "@agent-ledger/core";
 import { writeOut } from "../io.js";
 import { renderInspection } from "../render-inspection.js";
 import { assertSessionExists } from "../store.js";
@@ -13,7 +13,18 @@ export async function inspectCommand(context: CommandContext): Promise<number> {
   const { sessionId, json } = sessionArgs(context, "inspect");
   const store = await context.openStore();
   await assertSessionExists(store, sessionId);
-  const inspection = await inspectSession(store, sessionId);
+  let inspection: SessionInspection;
+  try {
+    inspection = await inspectSession(store, sessionId);
+  } catch (error) {
+    if (!LedgerError.isInstance(error, "not-found")) throw error;
+    // The session exists, so what is missing is a blob an event names. What was in flight is
+    // still in the events: show them with their blob references, and say what is missing.
+    context.io.stderr.write(
+      `agent-ledger: warning: ${error.message}; the calls are shown with their blob references unresolved\n`,
+    );
+    inspection = await inspectSession(store, sessionId, { resolve: false });
+  }
   if (json) await writeOut(context.io.stdout, `${JSON.stringify(inspection, null, 2)}\n`);
   else
     await writeOut(context.io.stdout, renderInspection(inspection, { storeUrl: context.storeUrl }));
