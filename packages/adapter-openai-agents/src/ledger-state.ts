@@ -11,6 +11,13 @@ import type { LedgerRunState, RecordedToolCall } from "./scope.js";
 /** Type of the custom event recording a person's decision on an approval interruption. */
 export const APPROVAL_EVENT_TYPE = "x.openai-agents.approval";
 
+/**
+ * Metadata of a `tool.completed` whose tool returned undefined. JSON has no undefined, so the
+ * result is recorded as null; the SDK shows the model `String(undefined)`, so replay must hand
+ * back undefined, not null, for the re-executed run to send the model the same request.
+ */
+export const UNDEFINED_OUTPUT_METADATA = { toolOutput: "undefined" } as const;
+
 const CALL_TYPES = new Set([
   "model.requested",
   "model.completed",
@@ -48,12 +55,18 @@ export function loadRunState(events: readonly LedgerEvent[]): LedgerRunState {
     recordedToolCalls: new Map<string, RecordedToolCall>(),
     decisions: new Map(),
     approvedRetries: new Map(),
+    undefinedOutputs: new Set(),
   };
   const byRun = new Map<string, LedgerEvent[]>();
   for (const event of events) {
     const list = byRun.get(event.runId) ?? [];
     list.push(event);
     byRun.set(event.runId, list);
+    if (
+      event.type === "tool.completed" &&
+      event.metadata?.toolOutput === UNDEFINED_OUTPUT_METADATA.toolOutput
+    )
+      state.undefinedOutputs.add(event.eventId);
     if (event.type === APPROVAL_EVENT_TYPE) {
       const payload = event.payload as JsonObject;
       const key =

@@ -6,6 +6,7 @@ import {
 } from "@agent-ledger/core";
 import type { FunctionTool } from "@openai/agents";
 import { replayedError } from "./ledger-model.js";
+import { UNDEFINED_OUTPUT_METADATA } from "./ledger-state.js";
 import {
   currentScope,
   type LedgerRunState,
@@ -47,7 +48,12 @@ function parseArgs(input: unknown): unknown {
 }
 
 function emptyRunState(): LedgerRunState {
-  return { recordedToolCalls: new Map(), decisions: new Map(), approvedRetries: new Map() };
+  return {
+    recordedToolCalls: new Map(),
+    decisions: new Map(),
+    approvedRetries: new Map(),
+    undefinedOutputs: new Set(),
+  };
 }
 
 async function openAttempt(
@@ -141,7 +147,10 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       effect,
     });
     const replayed = attempt.replayed;
-    if (replayed?.status === "completed") return replayed.result as never;
+    if (replayed?.status === "completed")
+      return (
+        scope?.run.undefinedOutputs.has(replayed.eventId) ? undefined : replayed.result
+      ) as never;
     if (replayed?.status === "failed") throw replayedError(replayed.error);
     if (replayed?.status === "abandoned") return `Tool call rejected: ${replayed.reason}` as never;
     const nested: LedgerScope = {
@@ -159,7 +168,11 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       if (nested.current) await nested.current.failRun(error).catch(() => undefined);
       throw error;
     }
-    await recorder.toolCompleted(attempt, output);
+    await recorder.toolCompleted(
+      attempt,
+      output,
+      output === undefined ? { metadata: { ...UNDEFINED_OUTPUT_METADATA } } : {},
+    );
     if (nested.current) await nested.current.completeRun(output);
     return output as never;
   };

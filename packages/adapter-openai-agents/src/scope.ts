@@ -15,6 +15,8 @@ export interface LedgerRunState {
   decisions: Map<string, boolean>;
   /** Approved re-runs of unresolved tool calls, by callId: the attempt the tool runs under. */
   approvedRetries: Map<string, Attempt>;
+  /** eventIds of `tool.completed` events of calls that returned undefined (recorded as null). */
+  undefinedOutputs: Set<string>;
 }
 
 /**

@@ -1,0 +1,78 @@
+import { inspectSession } from "@agent-ledger/core";
+import { Agent, setTracingDisabled, tool } from "@openai/agents";
+import { describe, expect, test } from "vitest";
+import { z } from "zod";
+import { resumeRun, runWithLedger } from "./index.js";
+import { FailingStore } from "./testing/failing-store.js";
+import {
+  functionCall,
+  message,
+  ScriptedModel,
+  scriptedProvider,
+} from "./testing/scripted-model.js";
+
+setTracingDisabled(true);
+
+// The store goes down for good right after the first append matching `when`: a process that
+// died at that point (the SIGKILL tests are in examples/openai-agents-resume).
+function storeThatDiesAfter(when: (event: { type: string }) => boolean): FailingStore {
+  const store = new FailingStore();
+  let down = false;
+  store.failWhen = (request) => {
+    if (down) return true;
+    if (request.events.some(when)) down = true;
+    return false;
+  };
+  return store;
+}
+
+// An agent whose one tool returns `output` twice, then answers with what it saw.
+function agentWithTool(output: () => unknown) {
+  const effects: string[] = [];
+  const report = tool({
+    name: "report",
+    description: "send a report",
+    parameters: z.object({}),
+    execute: async () => {
+      effects.push("sent");
+      return output();
+    },
+  });
+  const model = new ScriptedModel([
+    () => [functionCall("report", {}, "call_1")],
+    () => [functionCall("report", {}, "call_2")],
+    (request) => [message(`saw ${JSON.stringify(request.input).length}`)],
+  ]);
+  return { effects, model, agent: new Agent({ name: "main", tools: [report] }) };
+}
+
+describe("ledgerTool outputs", () => {
+  test("a tool that returns nothing is replayed as nothing: resume after a crash does not diverge", async () => {
+    let completions = 0;
+    const store = storeThatDiesAfter(
+      (event) => event.type === "model.completed" && ++completions === 2,
+    );
+    const first = agentWithTool(() => undefined);
+    await runWithLedger(first.agent, "go", {
+      store,
+      sessionId: "s",
+      runId: "r",
+      modelProvider: scriptedProvider(first.model),
+    }).catch(() => undefined);
+    store.failWhen = undefined;
+    expect(first.effects).toEqual(["sent"]);
+
+    const second = agentWithTool(() => undefined);
+    second.model.calls = 2;
+    const result = await resumeRun(second.agent, {
+      store,
+      sessionId: "s",
+      runId: "r",
+      modelProvider: scriptedProvider(second.model),
+    });
+    expect(result.status).toBe("completed");
+    // call_1 came from the ledger, call_2 ran live.
+    expect(second.effects).toEqual(["sent"]);
+    expect((await inspectSession(store, "s")).unresolved).toEqual([]);
+  });
+});
