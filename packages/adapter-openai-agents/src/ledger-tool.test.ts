@@ -1,4 +1,4 @@
-import { inspectSession } from "@agent-ledger/core";
+import { inspectSession, readWholeSession } from "@agent-ledger/core";
 import { Agent, setTracingDisabled, tool } from "@openai/agents";
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
@@ -74,5 +74,43 @@ describe("ledgerTool outputs", () => {
     // call_1 came from the ledger, call_2 ran live.
     expect(second.effects).toEqual(["sent"]);
     expect((await inspectSession(store, "s")).unresolved).toEqual([]);
+  });
+
+  test("an output that is not plain JSON (undefined fields, Dates, -0) is recorded as the JSON the model saw", async () => {
+    let completions = 0;
+    const store = storeThatDiesAfter(
+      (event) => event.type === "model.completed" && ++completions === 2,
+    );
+    const output = () => ({ id: 7, note: undefined, at: new Date(0), delta: -0 });
+    const first = agentWithTool(output);
+    await runWithLedger(first.agent, "go", {
+      store,
+      sessionId: "s",
+      runId: "r",
+      modelProvider: scriptedProvider(first.model),
+    }).catch(() => undefined);
+    store.failWhen = undefined;
+    expect(first.effects).toEqual(["sent"]);
+    const completed = (await readWholeSession(store, "s")).find(
+      (event) => event.type === "tool.completed",
+    );
+    expect(completed?.payload).toMatchObject({
+      result: { id: 7, at: "1970-01-01T00:00:00.000Z", delta: 0 },
+    });
+
+    const second = agentWithTool(output);
+    second.model.calls = 2;
+    const result = await resumeRun(second.agent, {
+      store,
+      sessionId: "s",
+      runId: "r",
+      modelProvider: scriptedProvider(second.model),
+    });
+    expect(result.status).toBe("completed");
+    expect(second.effects).toEqual(["sent"]);
+    // The one live model call sees call_1's replayed output as the same text as call_2's live one.
+    expect(second.model.requests).toHaveLength(1);
+    const seen = JSON.stringify(second.model.requests[0]?.input);
+    expect(seen.split(JSON.stringify(JSON.stringify(output()))).length - 1).toBe(2);
   });
 });

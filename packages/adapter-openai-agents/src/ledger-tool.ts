@@ -47,6 +47,23 @@ function parseArgs(input: unknown): unknown {
   }
 }
 
+// The SDK shows the model an object output as its JSON.stringify text (toSmartString), so a
+// tool may return undefined fields, Dates or -0, which the ledger's strict JSON refuses: the
+// run would die after the tool ran. Record the JSON the model saw instead; replay then builds
+// the same text. An output JSON.stringify cannot write (a cycle, a bigint) is recorded as is,
+// and the recorder names its path.
+function recordedOutput(output: unknown): unknown {
+  if (Object.is(output, -0)) return 0; // String(-0) is "0" too
+  if (output === undefined || output === null || typeof output !== "object") return output;
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(output);
+  } catch {
+    return output;
+  }
+  return text === undefined ? output : JSON.parse(text);
+}
+
 function emptyRunState(): LedgerRunState {
   return {
     recordedToolCalls: new Map(),
@@ -170,7 +187,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     }
     await recorder.toolCompleted(
       attempt,
-      output,
+      recordedOutput(output),
       output === undefined ? { metadata: { ...UNDEFINED_OUTPUT_METADATA } } : {},
     );
     if (nested.current) await nested.current.completeRun(output);
