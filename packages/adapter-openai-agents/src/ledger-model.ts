@@ -69,6 +69,27 @@ export function replayedError(error: SerializedError): Error {
   return rebuilt;
 }
 
+/**
+ * `beforeModelCall`, except on replay of a failed call that the runner retried
+ * (`modelSettings.retry`; the next recorded call of the run has the same request): that call
+ * is answered by its retry. Rethrowing the recorded error would not do, because the rebuilt
+ * error has lost what the retry policy looks at (HTTP status, headers, the provider's advice):
+ * the resumed run would fail where the original went on.
+ */
+async function beginModelCall(
+  recorder: SessionRecorder,
+  options: { request: JsonValue; metadata: JsonObject },
+): Promise<Attempt> {
+  let attempt = await recorder.beforeModelCall(options);
+  while (attempt.replayed?.status === "failed") {
+    const recorded = recorder.replay?.modelAttempts ?? [];
+    const index = recorded.findIndex((entry) => entry.attemptId === attempt.attemptId);
+    if (index === -1 || recorded[index + 1]?.requestHash !== attempt.requestHash) break;
+    attempt = await recorder.beforeModelCall(options);
+  }
+  return attempt;
+}
+
 function replayOutcome(attempt: Attempt): "live" | "completed" {
   const replayed = attempt.replayed;
   if (!replayed) return "live";
@@ -98,7 +119,7 @@ class LedgerModel implements Model {
 
   async getResponse(request: ModelRequest): Promise<ModelResponse> {
     const recorder = await resolveRecorder(this.#options);
-    const attempt = await recorder.beforeModelCall({
+    const attempt = await beginModelCall(recorder, {
       request: withoutCredentials(modelRequestToJson(request)),
       metadata: { stream: false },
     });
@@ -119,7 +140,7 @@ class LedgerModel implements Model {
 
   async *getStreamedResponse(request: ModelRequest): AsyncIterable<StreamEvent> {
     const recorder = await resolveRecorder(this.#options);
-    const attempt = await recorder.beforeModelCall({
+    const attempt = await beginModelCall(recorder, {
       request: withoutCredentials(modelRequestToJson(request)),
       metadata: { stream: true },
     });

@@ -1,10 +1,16 @@
 import { inspectSession, readWholeSession, resolveEvents } from "@agent-ledger/core";
-import { setTracingDisabled } from "@openai/agents";
+import { Agent, retryPolicies, setTracingDisabled, tool } from "@openai/agents";
 import { describe, expect, test } from "vitest";
+import { z } from "zod";
 import { resumeRun, runWithLedger } from "./index.js";
 import { FailingStore } from "./testing/failing-store.js";
 import { fixture } from "./testing/fixture.js";
-import { scriptedProvider } from "./testing/scripted-model.js";
+import {
+  functionCall,
+  message,
+  ScriptedModel,
+  scriptedProvider,
+} from "./testing/scripted-model.js";
 
 setTracingDisabled(true);
 
@@ -194,5 +200,66 @@ describe("resumeRun after a crash", () => {
     expect(result.finalOutput).toBe("sold for 7");
     expect(second.effects).toEqual([]);
     expect(second.model.requests).toHaveLength(2);
+  });
+
+  test("a model call the runner retried (modelSettings.retry) is answered by its retry on resume", async () => {
+    // The provider fails the first call with a 500, the runner's retry policy retries it.
+    const make = () => {
+      const model = new ScriptedModel([
+        () => {
+          throw Object.assign(new Error("internal server error"), { status: 500 });
+        },
+        () => [functionCall("lookup", { item: "book" }, "call_lookup")],
+        () => [message("done")],
+      ]);
+      const lookup = tool({
+        name: "lookup",
+        description: "look up a price",
+        parameters: z.object({ item: z.string() }),
+        execute: async () => "7",
+      });
+      const agent = new Agent({
+        name: "main",
+        tools: [lookup],
+        modelSettings: {
+          retry: {
+            maxRetries: 2,
+            policy: retryPolicies.httpStatus([500]),
+            backoff: { initialDelayMs: 1, maxDelayMs: 1 },
+          },
+        },
+      });
+      return { model, agent };
+    };
+    const store = new FailingStore();
+    let down = false;
+    store.failWhen = (request) => {
+      if (down) return true;
+      if (request.events.some((event) => event.type === "tool.completed")) down = true;
+      return false;
+    };
+    const first = make();
+    await runWithLedger(first.agent, "price?", {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(first.model),
+    }).catch(() => undefined);
+    store.failWhen = undefined;
+    expect(first.model.calls).toBe(2);
+
+    const second = make();
+    second.model.calls = 2; // only the last turn is live
+    const result = await resumeRun(second.agent, {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(second.model),
+    });
+    expect(result).toMatchObject({ status: "completed", finalOutput: "done" });
+    expect(second.model.requests).toHaveLength(1);
+    const inspection = await inspectSession(store, "s");
+    expect(inspection.runs[0]?.status).toBe("completed");
+    expect(inspection.unresolved).toEqual([]);
   });
 });
