@@ -86,6 +86,34 @@ describe("runWithLedger", () => {
     expect(events.filter((event) => event.type === "model.completed")).toHaveLength(4);
   });
 
+  test("a stream the consumer stops reading is recorded as cancelled, not completed", async () => {
+    const store = new MemoryEventStore();
+    const { main, model } = fixture();
+    const run = await runWithLedger(main, "sell a book", {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(model),
+      stream: true,
+    });
+    for await (const event of run.stream) {
+      if (event.type === "run_item_stream_event") break; // the user pressed stop
+    }
+    const result = await run.done;
+    expect(result.status).toBe("cancelled");
+    expect(result.finalOutput).toBeUndefined();
+    expect(model.calls).toBeLessThan(4);
+    const events = await readWholeRun(store, { sessionId: "s", runId: "root" });
+    expect(events.at(-1)?.type).toBe("run.cancelled");
+    expect(events.some((event) => event.type === "run.completed")).toBe(false);
+    expect(events.some((event) => event.type === "checkpoint.saved")).toBe(false);
+    // Nothing to resume: the run says it was cancelled, and does not pretend it finished.
+    const again = await resumeRun(main, { store, sessionId: "s", runId: "root" }).catch(
+      (error: unknown) => error,
+    );
+    expect(LedgerError.isInstance(again, "run-closed")).toBe(true);
+  });
+
   test("fails closed: a tool never runs when tool.requested cannot be committed", async () => {
     const store = new FailingStore();
     const { main, model, effects } = fixture();

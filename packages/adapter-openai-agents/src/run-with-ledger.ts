@@ -73,8 +73,11 @@ export interface ResumeRunOptions extends LedgerRunOptions {
 export interface LedgerRunResult {
   sessionId: string;
   runId: string;
-  /** `interrupted`: waiting for tool approvals (see `interruptions`, decide on `state`). */
-  status: "completed" | "interrupted";
+  /**
+   * `interrupted`: waiting for tool approvals (see `interruptions`, decide on `state`).
+   * `cancelled`: the consumer of a streamed run stopped reading it (recorded as `run.cancelled`).
+   */
+  status: "completed" | "interrupted" | "cancelled";
   finalOutput: unknown;
   interruptions: RunToolApprovalItem[];
   /** The SDK's RunState (undefined when a completed run is only read back from the ledger). */
@@ -129,7 +132,10 @@ async function recorderOfRun(
 }
 
 // Closes the runs a finished run opened below itself (handoff targets), deepest first.
-async function closeChildRuns(scope: LedgerScope, output: unknown): Promise<void> {
+async function closeChildRuns(
+  scope: LedgerScope,
+  close: (recorder: SessionRecorder) => Promise<unknown>,
+): Promise<void> {
   const { store, sessionId } = scope.root;
   const events = await readWholeSession(store, sessionId);
   const tree = runTree(events, scope.root.runId);
@@ -145,7 +151,7 @@ async function closeChildRuns(scope: LedgerScope, output: unknown): Promise<void
       scope.current?.runId === runId
         ? scope.current
         : await recorderOfRun(store, sessionId, runId, events);
-    await recorder.completeRun(output);
+    await close(recorder);
   }
 }
 
@@ -164,9 +170,26 @@ async function finish(scope: LedgerScope, result: AnyResult): Promise<LedgerRunR
   }
   await saveRunStateCheckpoint(scope.root, result.state, { kind: "final", currentRunId });
   const finalOutput = result.finalOutput ?? null;
-  await closeChildRuns(scope, finalOutput);
+  await closeChildRuns(scope, (recorder) => recorder.completeRun(finalOutput));
   await scope.root.completeRun(finalOutput);
   return { ...base, status: "completed", finalOutput, interruptions: [], state: result.state };
+}
+
+// The consumer of a streamed run stopped reading: the SDK stops the run without a final
+// output (and without a RunState that could be saved mid-turn). It did not complete.
+async function cancelled(scope: LedgerScope, result: AnyResult): Promise<LedgerRunResult> {
+  const reason = "the consumer stopped reading the stream";
+  await closeChildRuns(scope, (recorder) => recorder.cancelRun(reason));
+  await scope.root.cancelRun(reason);
+  return {
+    sessionId: scope.root.sessionId,
+    runId: scope.root.runId,
+    result,
+    status: "cancelled",
+    finalOutput: undefined,
+    interruptions: [],
+    state: result.state,
+  };
 }
 
 // A run that failed for a reason of its own (model error, tool error) is closed as failed; a
@@ -241,6 +264,7 @@ export async function runWithLedger(
     const done = (async () => {
       await stream.completed.catch(() => undefined);
       if (stream.error) throw stream.error;
+      if (stream.cancelled) return cancelled(scope, stream);
       return finish(scope, stream);
     })().catch((error) => failed(scope, error));
     // The caller may never await `done`; its rejection is theirs to observe, not a crash.
