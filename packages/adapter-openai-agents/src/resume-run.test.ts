@@ -2,7 +2,7 @@ import { inspectSession, readWholeSession, resolveEvents } from "@agent-ledger/c
 import { Agent, retryPolicies, setTracingDisabled, tool } from "@openai/agents";
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
-import { resumeRun, runWithLedger } from "./index.js";
+import { APPROVAL_EVENT_TYPE, resumeRun, runWithLedger } from "./index.js";
 import { FailingStore } from "./testing/failing-store.js";
 import { fixture } from "./testing/fixture.js";
 import {
@@ -200,6 +200,49 @@ describe("resumeRun after a crash", () => {
     expect(result.finalOutput).toBe("sold for 7");
     expect(second.effects).toEqual([]);
     expect(second.model.requests).toHaveLength(2);
+  });
+
+  test("a crash after a person approved, before the approved tool ran, does not ask again", async () => {
+    const store = new FailingStore();
+    const first = fixture({ chargeNeedsApproval: true });
+    const paused = await runWithLedger(first.main, "sell a book", {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(first.model),
+    });
+    const item = paused.interruptions[0];
+    if (!paused.state || !item) throw new Error("expected an interruption");
+    paused.state.approve(item);
+    // Dies right after the decision is recorded, before the charge is requested.
+    let down = false;
+    store.failWhen = (request) => {
+      if (down) return true;
+      if (request.events.some((event) => event.type === APPROVAL_EVENT_TYPE)) down = true;
+      return false;
+    };
+    await resumeRun(first.main, {
+      store,
+      sessionId: "s",
+      runId: "root",
+      state: paused.state,
+      modelProvider: scriptedProvider(first.model),
+    }).catch(() => undefined);
+    store.failWhen = undefined;
+    expect(first.effects).toEqual(["lookup book"]);
+
+    const second = fixture({ chargeNeedsApproval: true });
+    second.model.calls = 2;
+    const result = await resumeRun(second.main, {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(second.model),
+    });
+    expect(result).toMatchObject({ status: "completed", finalOutput: "sold for 7" });
+    expect(second.effects).toEqual(["charge 7"]);
+    const events = await readWholeSession(store, "s");
+    expect(events.filter((event) => event.type === APPROVAL_EVENT_TYPE)).toHaveLength(1);
   });
 
   test("a model call the runner retried (modelSettings.retry) is answered by its retry on resume", async () => {

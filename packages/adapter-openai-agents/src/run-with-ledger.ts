@@ -284,17 +284,21 @@ function approvalOf(state: AnyRunState, item: RunToolApprovalItem): boolean | un
   return state._context.isToolApproved({ toolName: item.toolName ?? item.name ?? "", callId });
 }
 
+// The decision the ledger holds for an interruption: by attempt for a call a crash left
+// unresolved, else by callId.
+function recordedDecision(scope: LedgerScope, item: RunToolApprovalItem): boolean | undefined {
+  const callId = (item.rawItem as { callId?: string }).callId ?? "";
+  const recorded = scope.run.recordedToolCalls.get(callId);
+  if (recorded?.status === "abandoned") return false;
+  if (recorded?.status === "requested") return scope.run.decisions.get(recorded.attemptId);
+  return scope.run.decisions.get(`call:${callId}`);
+}
+
 // Applies decisions recorded in the ledger to a re-executed run's interruptions; false when a
 // person still has to decide one.
 function applyRecordedDecisions(state: AnyRunState, scope: LedgerScope): boolean {
   const interruptions = state.getInterruptions();
-  const decisions = interruptions.map((item) => {
-    const callId = (item.rawItem as { callId?: string }).callId ?? "";
-    const recorded = scope.run.recordedToolCalls.get(callId);
-    if (recorded?.status === "abandoned") return false;
-    if (recorded?.status === "requested") return scope.run.decisions.get(recorded.attemptId);
-    return scope.run.decisions.get(`call:${callId}`);
-  });
+  const decisions = interruptions.map((item) => recordedDecision(scope, item));
   if (decisions.some((decision) => decision === undefined)) return false;
   interruptions.forEach((item, index) => {
     if (decisions[index]) state.approve(item);
@@ -319,9 +323,12 @@ async function recordDecisions(
     const unresolved = recorded?.status === "requested" ? recorded : undefined;
     const payload: JsonObject = { callId, toolName: item.name ?? "", approved };
     if (unresolved) payload.attemptId = unresolved.attemptId;
-    await scope.root.record({ type: APPROVAL_EVENT_TYPE, payload });
+    const key = unresolved ? unresolved.attemptId : `call:${callId}`;
+    // Recorded before a crash already: do not record it twice.
+    if (scope.run.decisions.get(key) !== approved)
+      await scope.root.record({ type: APPROVAL_EVENT_TYPE, payload });
+    scope.run.decisions.set(key, approved);
     if (!unresolved) continue;
-    scope.run.decisions.set(unresolved.attemptId, approved);
     const attempt = recordedAttempt(
       events.filter(
         (event) => event.type.startsWith("tool.") || event.type === "attempt.abandoned",
@@ -411,6 +418,14 @@ export async function resumeRun(
       const payload = checkpoint.payload as unknown as RunStateCheckpoint;
       const loaded = await loadRunStateCheckpoint(agent, payload);
       const state = options.state ?? loaded;
+      // Decisions a person made on this checkpoint before the process died are not asked again.
+      if (!options.state) {
+        for (const item of state.getInterruptions()) {
+          const decision = recordedDecision(scope, item);
+          if (decision === true) state.approve(item);
+          else if (decision === false) state.reject(item);
+        }
+      }
       // Everything recorded happened before the checkpoint: what comes next is live.
       skipRecordedCalls(root);
       if (payload.currentRunId !== runId) {
