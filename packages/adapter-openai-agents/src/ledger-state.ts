@@ -16,6 +16,12 @@ export const APPROVAL_EVENT_TYPE = "x.openai-agents.approval";
  * result is recorded as null; the SDK shows the model `String(undefined)`, so replay must hand
  * back undefined, not null, for the re-executed run to send the model the same request.
  */
+/**
+ * Type of the custom event recording that the agent run behind a tool call (Agent.asTool)
+ * paused at an approval: the call's attempt stays open until the run goes on.
+ */
+export const AGENT_TOOL_PAUSED_EVENT_TYPE = "x.openai-agents.agent-tool-paused";
+
 export const UNDEFINED_OUTPUT_METADATA = { toolOutput: "undefined" } as const;
 
 const CALL_TYPES = new Set([
@@ -56,7 +62,9 @@ export function loadRunState(events: readonly LedgerEvent[]): LedgerRunState {
     decisions: new Map(),
     approvedRetries: new Map(),
     undefinedOutputs: new Set(),
+    pausedAgentTools: new Map(),
   };
+  const pausedAttempts = new Set<string>();
   const byRun = new Map<string, LedgerEvent[]>();
   for (const event of events) {
     const list = byRun.get(event.runId) ?? [];
@@ -67,6 +75,8 @@ export function loadRunState(events: readonly LedgerEvent[]): LedgerRunState {
       event.metadata?.toolOutput === UNDEFINED_OUTPUT_METADATA.toolOutput
     )
       state.undefinedOutputs.add(event.eventId);
+    if (event.type === AGENT_TOOL_PAUSED_EVENT_TYPE && event.attemptId !== undefined)
+      pausedAttempts.add(event.attemptId);
     if (event.type === APPROVAL_EVENT_TYPE) {
       const payload = event.payload as JsonObject;
       const key =
@@ -84,6 +94,9 @@ export function loadRunState(events: readonly LedgerEvent[]): LedgerRunState {
         attemptId: attempt.attemptId,
         status: attempt.status,
       });
+      if (attempt.status === "requested" && pausedAttempts.has(attempt.attemptId))
+        state.pausedAgentTools.set(attempt.toolCallId, attemptFromRecorded(attempt));
+      else state.pausedAgentTools.delete(attempt.toolCallId);
     }
   }
   return state;

@@ -6,7 +6,7 @@ import {
 } from "@agent-ledger/core";
 import type { FunctionTool } from "@openai/agents";
 import { replayedError } from "./ledger-model.js";
-import { UNDEFINED_OUTPUT_METADATA } from "./ledger-state.js";
+import { AGENT_TOOL_PAUSED_EVENT_TYPE, UNDEFINED_OUTPUT_METADATA } from "./ledger-state.js";
 import {
   currentScope,
   type LedgerRunState,
@@ -70,6 +70,7 @@ function emptyRunState(): LedgerRunState {
     decisions: new Map(),
     approvedRetries: new Map(),
     undefinedOutputs: new Set(),
+    pausedAgentTools: new Map(),
   };
 }
 
@@ -135,9 +136,11 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
   const originalInvoke = tool.invoke.bind(tool);
   const originalNeedsApproval = tool.needsApproval.bind(tool);
 
-  tool.needsApproval = async (runContext, input, callId) => {
-    const recorded = callId ? currentScope()?.run.recordedToolCalls.get(callId) : undefined;
-    if (recorded) {
+  const needsApproval: typeof tool.needsApproval = async (runContext, input, callId) => {
+    const run = currentScope()?.run;
+    const recorded = callId ? run?.recordedToolCalls.get(callId) : undefined;
+    // A paused agent tool call was not in flight: it goes on when its run resumes.
+    if (recorded && !(callId && run?.pausedAgentTools.has(callId))) {
       // In flight when the process died: ask a person unless it is safe to run again.
       if (recorded.status === "requested") return !effect.idempotent;
       // Rejected before: interrupt, so the recorded decision is applied again.
@@ -146,6 +149,14 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       return false;
     }
     return originalNeedsApproval(runContext, input, callId);
+  };
+  tool.needsApproval = async (runContext, input, callId) => {
+    const needed = await needsApproval(runContext, input, callId);
+    // The SDK asks only about undecided calls, so this call interrupts the agent run of this
+    // scope; inside a tool call (Agent.asTool) that tool call pauses with it.
+    const scope = currentScope();
+    if (needed && scope) scope.paused = true;
+    return needed;
   };
 
   tool.invoke = async (runContext, input, details) => {
@@ -157,12 +168,17 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
         `tool ${tool.name} was called outside runWithLedger/resumeRun and without { recorder }: refusing to run it unrecorded`,
       );
     const callId = details?.toolCall?.callId;
-    const attempt = await openAttempt(recorder, scope, {
-      callId,
-      name: tool.name,
-      args: parseArgs(input),
-      effect,
-    });
+    // An agent tool call that paused at an approval goes on under its open attempt.
+    const paused = callId !== undefined ? scope?.run.pausedAgentTools.get(callId) : undefined;
+    if (paused && callId !== undefined) scope?.run.pausedAgentTools.delete(callId);
+    const attempt =
+      paused ??
+      (await openAttempt(recorder, scope, {
+        callId,
+        name: tool.name,
+        args: parseArgs(input),
+        effect,
+      }));
     const replayed = attempt.replayed;
     if (replayed?.status === "completed")
       return (
@@ -174,7 +190,12 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       root: scope?.root ?? recorder,
       current: undefined,
       currentAgent: undefined,
-      parent: { recorder, causedByEventId: attempt.requestedEventId, toolName: tool.name },
+      parent: {
+        recorder,
+        causedByEventId: attempt.requestedEventId,
+        toolName: tool.name,
+        continuing: paused !== undefined && details?.resumeState !== undefined,
+      },
       run: scope?.run ?? emptyRunState(),
     };
     let output: unknown;
@@ -184,6 +205,19 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       await recorder.toolFailed(attempt, error);
       if (nested.current) await nested.current.failRun(error).catch(() => undefined);
       throw error;
+    }
+    if (nested.paused) {
+      // The agent run inside paused at an approval (the SDK returns "" for it): neither the
+      // call nor its child run is complete. The SDK calls the tool again when the run resumes.
+      await recorder.record({
+        type: AGENT_TOOL_PAUSED_EVENT_TYPE,
+        stepId: attempt.stepId,
+        attemptId: attempt.attemptId,
+        causedByEventId: attempt.requestedEventId,
+        payload: { toolCallId: callId ?? null, name: tool.name },
+      });
+      if (callId !== undefined) scope?.run.pausedAgentTools.set(callId, attempt);
+      return output as never;
     }
     await recorder.toolCompleted(
       attempt,

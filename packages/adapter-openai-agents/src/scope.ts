@@ -17,6 +17,11 @@ export interface LedgerRunState {
   approvedRetries: Map<string, Attempt>;
   /** eventIds of `tool.completed` events of calls that returned undefined (recorded as null). */
   undefinedOutputs: Set<string>;
+  /**
+   * Tool calls running an agent (Agent.asTool) whose run paused at an approval, by callId: the
+   * attempt stays open and the call goes on, on the same child run, when the run resumes.
+   */
+  pausedAgentTools: Map<string, Attempt>;
 }
 
 /**
@@ -30,7 +35,15 @@ export interface LedgerScope {
   current: SessionRecorder | undefined;
   currentAgent: object | undefined;
   /** Set in a tool call's nested scope: where a nested agent run's child run hangs. */
-  parent?: { recorder: SessionRecorder; causedByEventId: string; toolName: string };
+  parent?: {
+    recorder: SessionRecorder;
+    causedByEventId: string;
+    toolName: string;
+    /** The nested agent run goes on from its paused RunState: what it does next is live. */
+    continuing?: boolean;
+  };
+  /** A tool in this scope asked for an approval: the agent run of this scope pauses. */
+  paused?: boolean;
   run: LedgerRunState;
 }
 
@@ -104,6 +117,8 @@ export async function recorderOf(scope: LedgerScope, agent?: object): Promise<Se
   scope.current = await openChild(parent.recorder, agent, parent.toolName, parent.causedByEventId, {
     asToolOf: parent.toolName,
   });
+  // The child run paused before: its recorded calls are behind the RunState it goes on from.
+  if (parent.continuing) scope.current.replay?.skipAll();
   if (agent) scope.currentAgent = agent;
   return scope.current;
 }

@@ -1,0 +1,152 @@
+import { inspectSession, MemoryEventStore, readWholeSession } from "@agent-ledger/core";
+import { Agent, setTracingDisabled, tool } from "@openai/agents";
+import { describe, expect, test } from "vitest";
+import { z } from "zod";
+import { instrumentAgent, resumeRun, runWithLedger } from "./index.js";
+import { FailingStore } from "./testing/failing-store.js";
+import {
+  functionCall,
+  message,
+  ScriptedModel,
+  scriptedProvider,
+} from "./testing/scripted-model.js";
+
+setTracingDisabled(true);
+
+// "main" calls the agent "writer" as a tool; writer's own tool `write` needs approval.
+function agentToolFixture(options: { writeNeedsApproval?: boolean } = {}) {
+  const effects: string[] = [];
+  const writerModel = new ScriptedModel([
+    () => [functionCall("write", { text: "héllo 🌍" }, "call_write")],
+    () => [message("written")],
+  ]);
+  const write = tool({
+    name: "write",
+    description: "write a text",
+    parameters: z.object({ text: z.string() }),
+    needsApproval: options.writeNeedsApproval ?? true,
+    execute: async ({ text }) => {
+      effects.push(`write ${text}`);
+      return "ok";
+    },
+  });
+  const writer = instrumentAgent(new Agent({ name: "writer", tools: [write], model: writerModel }));
+  const main = new Agent({
+    name: "main",
+    tools: [writer.asTool({ toolName: "writer_tool", toolDescription: "writes texts" })],
+  });
+  const model = new ScriptedModel([
+    () => [functionCall("writer_tool", { input: "write hello" }, "call_writer")],
+    (request) => [message(JSON.stringify(request.input).includes("written") ? "done" : "not done")],
+  ]);
+  return { effects, main, model, writerModel };
+}
+
+describe("an agent used as a tool (Agent.asTool)", () => {
+  test("pausing for an approval inside it leaves its call open; approved, it goes on in the same child run", async () => {
+    const store = new MemoryEventStore();
+    const { effects, main, model, writerModel } = agentToolFixture();
+    const paused = await runWithLedger(main, "go", {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(model),
+    });
+    expect(paused.status).toBe("interrupted");
+    expect(paused.interruptions.map((item) => item.name)).toEqual(["write"]);
+    // The writer did not finish: neither its run nor the tool call that runs it is complete.
+    const atPause = await inspectSession(store, "s");
+    expect(atPause.runs[0]?.children.map((child) => child.status)).toEqual(["running"]);
+    expect(atPause.unresolved.map((attempt) => attempt.name)).toEqual(["writer_tool"]);
+
+    const item = paused.interruptions[0];
+    if (!paused.state || !item) throw new Error("expected an interruption");
+    paused.state.approve(item);
+    const done = await resumeRun(main, {
+      store,
+      sessionId: "s",
+      runId: "root",
+      state: paused.state,
+      modelProvider: scriptedProvider(model),
+    });
+    expect(done).toMatchObject({ status: "completed", finalOutput: "done" });
+    expect(effects).toEqual(["write héllo 🌍"]);
+    expect(writerModel.calls).toBe(2);
+    expect(model.calls).toBe(2);
+
+    const inspection = await inspectSession(store, "s");
+    expect(inspection.unresolved).toEqual([]);
+    const [root] = inspection.runs;
+    expect(root?.status).toBe("completed");
+    expect(root?.children).toHaveLength(1);
+    const child = root?.children[0];
+    expect(child?.status).toBe("completed");
+    // The writer's two model calls and its tool call are all on its one child run.
+    expect(child?.steps.map((step) => step.kind)).toEqual(["model", "tool", "model"]);
+    // The writer_tool call is one attempt, completed with the writer's answer.
+    const events = await readWholeSession(store, "s");
+    const writerCalls = events.filter(
+      (event) =>
+        event.type.startsWith("tool.") &&
+        (event.payload as { toolCallId?: string }).toolCallId === "call_writer",
+    );
+    expect(writerCalls.map((event) => event.type)).toEqual(["tool.requested", "tool.completed"]);
+    expect(writerCalls[1]?.payload).toMatchObject({ result: "written" });
+  });
+
+  test("a crash while its inner tool runs: each open call is asked about once, then it completes", async () => {
+    const store = new FailingStore();
+    let down = false;
+    store.failWhen = (request) => {
+      if (down) return true;
+      down = request.events.some(
+        (event) =>
+          event.type === "tool.requested" && (event.payload as { name: string }).name === "write",
+      );
+      return false;
+    };
+    const first = agentToolFixture({ writeNeedsApproval: false });
+    await runWithLedger(first.main, "go", {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(first.model),
+    }).catch(() => undefined);
+    store.failWhen = undefined;
+    expect(first.effects).toEqual(["write héllo 🌍"]);
+
+    // The new process: writer_tool was in flight, then (inside it) write was in flight.
+    const second = agentToolFixture({ writeNeedsApproval: false });
+    second.model.calls = 1;
+    second.writerModel.calls = 1; // the scripts go on after the calls the ledger answers
+    const asked: string[] = [];
+    let result = await resumeRun(second.main, {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(second.model),
+    });
+    while (result.status === "interrupted" && result.state) {
+      for (const item of result.interruptions) {
+        asked.push(item.name ?? "");
+        result.state.approve(item);
+      }
+      result = await resumeRun(second.main, {
+        store,
+        sessionId: "s",
+        runId: "root",
+        state: result.state,
+        modelProvider: scriptedProvider(second.model),
+      });
+    }
+    expect(asked).toEqual(["writer_tool", "write"]);
+    expect(result).toMatchObject({ status: "completed", finalOutput: "done" });
+    expect(second.effects).toEqual(["write héllo 🌍"]);
+    // Only the writer's last model call was live: its first came from the ledger.
+    expect(second.writerModel.requests).toHaveLength(1);
+    const inspection = await inspectSession(store, "s");
+    expect(inspection.unresolved).toEqual([]);
+    expect(inspection.runs[0]?.status).toBe("completed");
+    expect(inspection.runs[0]?.children.map((child) => child.status)).toEqual(["completed"]);
+  });
+});
