@@ -132,6 +132,39 @@ describe("runWithLedger", () => {
     expect(model.calls).toBe(2);
   });
 
+  test("a store outage at a tool call leaves the run open, and resumeRun finishes it", async () => {
+    const store = new FailingStore();
+    let failures = 0;
+    // Unreachable for the charge's tool.requested and the recorder's two retries, then back.
+    store.failWhen = (request) =>
+      request.events.some(
+        (event) =>
+          event.type === "tool.requested" && (event.payload as { name: string }).name === "charge",
+      ) && ++failures <= 3;
+    const first = fixture();
+    const failure = await runWithLedger(first.main, "sell a book", {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(first.model),
+    }).catch((error: unknown) => error);
+    expect(String(failure)).toMatch(/store is down/);
+    expect(first.effects).toEqual(["lookup book"]);
+    // Not the run's own failure: it stays open to be resumed.
+    expect((await inspectSession(store, "s")).runs[0]?.status).toBe("running");
+
+    const second = fixture();
+    second.model.calls = 2;
+    const result = await resumeRun(second.main, {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(second.model),
+    });
+    expect(result).toMatchObject({ status: "completed", finalOutput: "sold for 7" });
+    expect(second.effects).toEqual(["charge 7"]);
+  });
+
   test("an approval interruption saves a checkpoint; approving goes on from it", async () => {
     const store = new MemoryEventStore();
     const { main, model, effects } = fixture({ chargeNeedsApproval: true });

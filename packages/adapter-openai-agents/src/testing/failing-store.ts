@@ -1,14 +1,20 @@
-import { type AppendRequest, type AppendResult, MemoryEventStore } from "@agent-ledger/core";
+import {
+  type AppendRequest,
+  type AppendResult,
+  MemoryEventStore,
+  StoreUnavailableError,
+} from "@agent-ledger/core";
 
 /**
  * A memory store whose appends can be made to reject (a database that went away), to test
- * that the adapter fails closed. `failWhen` sees each append request.
+ * that the adapter fails closed. `failWhen` sees each append request. It fails as the real
+ * stores do when their server is unreachable: `store-unavailable`.
  */
 export class FailingStore extends MemoryEventStore {
   failWhen: ((request: AppendRequest) => boolean) | undefined;
 
   override async append(request: AppendRequest): Promise<AppendResult> {
-    if (this.failWhen?.(request)) throw new Error("store is down");
+    if (this.failWhen?.(request)) throw new StoreUnavailableError("store is down");
     return super.append(request);
   }
 }
