@@ -149,4 +149,36 @@ describe("an agent used as a tool (Agent.asTool)", () => {
     expect(inspection.runs[0]?.status).toBe("completed");
     expect(inspection.runs[0]?.children.map((child) => child.status)).toEqual(["completed"]);
   });
+
+  test("a ledger failure inside it leaves the root run open to resume, as anywhere else", async () => {
+    const store = new FailingStore();
+    let failures = 0;
+    // The store is unreachable for the writer's first model request (and the recorder's two
+    // retries of it), then back: a failover.
+    store.failWhen = (request) =>
+      request.runId !== "root" &&
+      request.events.some((event) => event.type === "model.requested") &&
+      ++failures <= 3;
+    const first = agentToolFixture({ writeNeedsApproval: false });
+    const failure = await runWithLedger(first.main, "go", {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(first.model),
+    }).catch((error: unknown) => error);
+    expect(String(failure)).toMatch(/store is down/);
+    expect(first.writerModel.calls).toBe(0);
+    expect((await inspectSession(store, "s")).runs[0]?.status).toBe("running");
+
+    const second = agentToolFixture({ writeNeedsApproval: false });
+    second.model.calls = 1;
+    const paused = await resumeRun(second.main, {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(second.model),
+    });
+    // writer_tool was in flight when the run stopped: a person says whether to run it again.
+    expect(paused.interruptions.map((item) => item.name)).toEqual(["writer_tool"]);
+  });
 });

@@ -17,7 +17,7 @@ import {
   streamDoneFromJson,
   streamDoneToJson,
 } from "./model-json.js";
-import { currentScope, recorderOf } from "./scope.js";
+import { currentScope, ledgerStep, recorderOf } from "./scope.js";
 
 type StreamEvent = Awaited<
   ReturnType<Model["getStreamedResponse"]> extends AsyncIterable<infer E> ? E : never
@@ -117,12 +117,20 @@ class LedgerModel implements Model {
 
   getRetryAdvice?: Model["getRetryAdvice"];
 
-  async getResponse(request: ModelRequest): Promise<ModelResponse> {
-    const recorder = await resolveRecorder(this.#options);
-    const attempt = await beginModelCall(recorder, {
-      request: withoutCredentials(modelRequestToJson(request)),
-      metadata: { stream: false },
+  async #begin(request: ModelRequest, stream: boolean) {
+    return ledgerStep(async () => {
+      const recorder = await resolveRecorder(this.#options);
+      const attempt = await beginModelCall(recorder, {
+        request: withoutCredentials(modelRequestToJson(request)),
+        metadata: { stream },
+      });
+      if (attempt.replayed?.status === "abandoned") replayOutcome(attempt);
+      return { recorder, attempt };
     });
+  }
+
+  async getResponse(request: ModelRequest): Promise<ModelResponse> {
+    const { recorder, attempt } = await this.#begin(request, false);
     if (replayOutcome(attempt) === "completed")
       return modelResponseFromJson(
         attempt.replayed?.status === "completed" ? attempt.replayed.result : null,
@@ -131,19 +139,15 @@ class LedgerModel implements Model {
     try {
       response = await this.#model.getResponse(request);
     } catch (error) {
-      await recorder.modelFailed(attempt, error);
+      await ledgerStep(() => recorder.modelFailed(attempt, error));
       throw error;
     }
-    await recorder.modelCompleted(attempt, modelResponseToJson(response));
+    await ledgerStep(() => recorder.modelCompleted(attempt, modelResponseToJson(response)));
     return response;
   }
 
   async *getStreamedResponse(request: ModelRequest): AsyncIterable<StreamEvent> {
-    const recorder = await resolveRecorder(this.#options);
-    const attempt = await beginModelCall(recorder, {
-      request: withoutCredentials(modelRequestToJson(request)),
-      metadata: { stream: true },
-    });
+    const { recorder, attempt } = await this.#begin(request, true);
     if (replayOutcome(attempt) === "completed") {
       const result = attempt.replayed?.status === "completed" ? attempt.replayed.result : null;
       yield { type: "response_started" } as StreamEvent;
@@ -156,9 +160,8 @@ class LedgerModel implements Model {
       for await (const event of this.#model.getStreamedResponse(request)) {
         if ((event as { type?: string }).type === "response_done") {
           // Durable before the runner sees the completion.
-          await recorder.modelCompleted(
-            attempt,
-            streamDoneToJson(event as unknown as StreamDoneEvent),
+          await ledgerStep(() =>
+            recorder.modelCompleted(attempt, streamDoneToJson(event as unknown as StreamDoneEvent)),
           );
           resolved = true;
         } else if ((event as { type?: string }).type === "output_text_delta") {
@@ -169,18 +172,22 @@ class LedgerModel implements Model {
     } catch (error) {
       if (!resolved) {
         resolved = true;
-        await recorder.modelFailed(attempt, error, {
-          partial: { text: partial.map((entry) => entry.delta).join("") },
-        });
+        await ledgerStep(() =>
+          recorder.modelFailed(attempt, error, {
+            partial: { text: partial.map((entry) => entry.delta).join("") },
+          }),
+        );
       }
       throw error;
     } finally {
       // The consumer stopped reading (or the stream ended without response_done).
       if (!resolved) {
         resolved = true;
-        await recorder.modelFailed(attempt, new Error("the stream ended before response_done"), {
-          partial: { text: partial.map((entry) => entry.delta).join("") },
-        });
+        await ledgerStep(() =>
+          recorder.modelFailed(attempt, new Error("the stream ended before response_done"), {
+            partial: { text: partial.map((entry) => entry.delta).join("") },
+          }),
+        );
       }
     }
   }

@@ -11,7 +11,9 @@ import {
   currentScope,
   type LedgerRunState,
   type LedgerScope,
+  ledgerStep,
   recorderOf,
+  refused,
   runInScope,
 } from "./scope.js";
 
@@ -161,7 +163,8 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
 
   tool.invoke = async (runContext, input, details) => {
     const scope = currentScope();
-    const recorder = options.recorder ?? (scope ? await recorderOf(scope) : undefined);
+    const recorder =
+      options.recorder ?? (scope ? await ledgerStep(() => recorderOf(scope)) : undefined);
     if (!recorder)
       throw new LedgerError(
         "invalid-argument",
@@ -173,12 +176,9 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     if (paused && callId !== undefined) scope?.run.pausedAgentTools.delete(callId);
     const attempt =
       paused ??
-      (await openAttempt(recorder, scope, {
-        callId,
-        name: tool.name,
-        args: parseArgs(input),
-        effect,
-      }));
+      (await ledgerStep(() =>
+        openAttempt(recorder, scope, { callId, name: tool.name, args: parseArgs(input), effect }),
+      ));
     const replayed = attempt.replayed;
     if (replayed?.status === "completed")
       return (
@@ -202,29 +202,38 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     try {
       output = await runInScope(nested, () => originalInvoke(runContext, input, details));
     } catch (error) {
-      await recorder.toolFailed(attempt, error);
+      // The ledger refused a call inside: the call is not over, the run stops (fail closed).
+      if (nested.refused !== undefined) throw refused(nested.refused);
+      await ledgerStep(() => recorder.toolFailed(attempt, error));
       if (nested.current) await nested.current.failRun(error).catch(() => undefined);
       throw error;
     }
+    // Same, when the SDK made the refusal inside an agent tool a message for the model.
+    if (nested.refused !== undefined) throw refused(nested.refused);
     if (nested.paused) {
       // The agent run inside paused at an approval (the SDK returns "" for it): neither the
       // call nor its child run is complete. The SDK calls the tool again when the run resumes.
-      await recorder.record({
-        type: AGENT_TOOL_PAUSED_EVENT_TYPE,
-        stepId: attempt.stepId,
-        attemptId: attempt.attemptId,
-        causedByEventId: attempt.requestedEventId,
-        payload: { toolCallId: callId ?? null, name: tool.name },
-      });
+      await ledgerStep(() =>
+        recorder.record({
+          type: AGENT_TOOL_PAUSED_EVENT_TYPE,
+          stepId: attempt.stepId,
+          attemptId: attempt.attemptId,
+          causedByEventId: attempt.requestedEventId,
+          payload: { toolCallId: callId ?? null, name: tool.name },
+        }),
+      );
       if (callId !== undefined) scope?.run.pausedAgentTools.set(callId, attempt);
       return output as never;
     }
-    await recorder.toolCompleted(
-      attempt,
-      recordedOutput(output),
-      output === undefined ? { metadata: { ...UNDEFINED_OUTPUT_METADATA } } : {},
+    await ledgerStep(() =>
+      recorder.toolCompleted(
+        attempt,
+        recordedOutput(output),
+        output === undefined ? { metadata: { ...UNDEFINED_OUTPUT_METADATA } } : {},
+      ),
     );
-    if (nested.current) await nested.current.completeRun(output);
+    const child = nested.current;
+    if (child) await ledgerStep(() => child.completeRun(output));
     return output as never;
   };
   return tool;

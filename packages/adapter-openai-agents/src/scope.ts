@@ -44,6 +44,8 @@ export interface LedgerScope {
   };
   /** A tool in this scope asked for an approval: the agent run of this scope pauses. */
   paused?: boolean;
+  /** The first call the ledger refused in this scope (see `refused`). */
+  refused?: unknown;
   run: LedgerRunState;
 }
 
@@ -51,6 +53,26 @@ const storage = new AsyncLocalStorage<LedgerScope>();
 
 export function currentScope(): LedgerScope | undefined {
   return storage.getStore();
+}
+
+/**
+ * Notes on the current scope that the ledger refused a call (a store failure, an unresolved
+ * call, a divergence) and returns the error to throw. Inside an agent used as a tool, the
+ * SDK turns the nested run's error into a message for the model and the outer run goes on;
+ * the tool's wrapper rethrows the noted error instead, so the run stops (fails closed) as it
+ * does for any other refused call.
+ */
+export function refused(error: unknown): unknown {
+  const scope = storage.getStore();
+  if (scope && scope.refused === undefined) scope.refused = error;
+  return error;
+}
+
+/** Runs a ledger operation; its failure is the ledger's (not the model's or the tool's): noted. */
+export function ledgerStep<T>(operation: () => Promise<T>): Promise<T> {
+  return operation().catch((error: unknown) => {
+    throw refused(error);
+  });
 }
 
 export function runInScope<T>(scope: LedgerScope, fn: () => T): T {
