@@ -2,7 +2,7 @@ import { inspectSession, readWholeSession } from "@agent-ledger/core";
 import { Agent, setTracingDisabled, tool } from "@openai/agents";
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
-import { resumeRun, runWithLedger } from "./index.js";
+import { ledgerTool, ledgerToolEffect, resumeRun, runWithLedger } from "./index.js";
 import { FailingStore } from "./testing/failing-store.js";
 import {
   functionCall,
@@ -112,5 +112,21 @@ describe("ledgerTool outputs", () => {
     expect(second.model.requests).toHaveLength(1);
     const seen = JSON.stringify(second.model.requests[0]?.input);
     expect(seen.split(JSON.stringify(JSON.stringify(output()))).length - 1).toBe(2);
+  });
+
+  test("declaring a tool's effect later keeps the idempotence it was declared with", async () => {
+    const lookup = ledgerTool(
+      tool({
+        name: "lookup",
+        description: "look up a price",
+        parameters: z.object({}),
+        execute: async () => "7",
+      }),
+      { idempotent: true },
+    );
+    ledgerTool(lookup, { effect: "read" });
+    expect(ledgerToolEffect(lookup)).toEqual({ kind: "read", idempotent: true });
+    ledgerTool(lookup, { idempotent: false });
+    expect(ledgerToolEffect(lookup)).toEqual({ kind: "read", idempotent: false });
   });
 });

@@ -129,9 +129,9 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
   };
   const existing = wrappedTools.get(tool);
   if (existing) {
-    // Already wrapped: a later call may only refine the declared effect.
-    if (options.idempotent !== undefined || options.effect !== undefined)
-      Object.assign(existing, effect);
+    // Already wrapped: a later call may only refine what it names of the declared effect.
+    if (options.idempotent !== undefined) existing.idempotent = options.idempotent;
+    if (options.effect !== undefined) existing.kind = options.effect;
     return tool;
   }
   wrappedTools.set(tool, effect);
