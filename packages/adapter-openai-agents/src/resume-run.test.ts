@@ -108,6 +108,69 @@ describe("resumeRun after a crash", () => {
     expect(charges?.attempts[1]?.retryOf).toBe(charges?.attempts[0]?.attemptId);
   });
 
+  test("approving a call with large arguments records its retry with the same arguments", async () => {
+    // Arguments this large go to the blob store; the event keeps a reference.
+    const text = "ä€𝄞 ".repeat(10_000);
+    const make = () => {
+      const saved: string[] = [];
+      const save = tool({
+        name: "save",
+        description: "save a document",
+        parameters: z.object({ text: z.string() }),
+        execute: async ({ text: given }) => {
+          saved.push(given);
+          return "saved";
+        },
+      });
+      const model = new ScriptedModel([
+        () => [functionCall("save", { text }, "call_save")],
+        () => [message("ok")],
+      ]);
+      return { saved, model, agent: new Agent({ name: "main", tools: [save] }) };
+    };
+    const store = new FailingStore();
+    let down = false;
+    store.failWhen = (request) => {
+      if (down) return true;
+      down = request.events.some((event) => event.type === "tool.requested");
+      return false;
+    };
+    const first = make();
+    await runWithLedger(first.agent, "go", {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(first.model),
+    }).catch(() => undefined);
+    store.failWhen = undefined;
+
+    const second = make();
+    second.model.calls = 1;
+    const paused = await resumeRun(second.agent, {
+      store,
+      sessionId: "s",
+      runId: "root",
+      modelProvider: scriptedProvider(second.model),
+    });
+    const item = paused.interruptions[0];
+    if (!paused.state || !item) throw new Error("expected an interruption");
+    paused.state.approve(item);
+    const done = await resumeRun(second.agent, {
+      store,
+      sessionId: "s",
+      runId: "root",
+      state: paused.state,
+      modelProvider: scriptedProvider(second.model),
+    });
+    expect(done.status).toBe("completed");
+    expect(second.saved).toEqual([text]);
+    const events = await resolveEvents(store, await readWholeSession(store, "s"));
+    const requested = events.filter((event) => event.type === "tool.requested");
+    expect(requested).toHaveLength(2);
+    expect(requested[1]?.retryOf).toBe(requested[0]?.attemptId);
+    for (const event of requested) expect(event.payload).toMatchObject({ args: { text } });
+  });
+
   test("rejecting records attempt.abandoned and the model is told", async () => {
     const { store } = await crashAfter(chargeRequested);
     const second = fixture();

@@ -4,6 +4,7 @@ import {
   LedgerError,
   type LedgerEvent,
   readWholeSession,
+  resolveEvents,
   SessionRecorder,
 } from "@agent-ledger/core";
 import {
@@ -345,9 +346,12 @@ async function recordDecisions(
       await scope.root.record({ type: APPROVAL_EVENT_TYPE, payload });
     scope.run.decisions.set(key, approved);
     if (!unresolved) continue;
+    // Resolved: large arguments are blob references in the stored event, and the retry records
+    // the arguments themselves.
     const attempt = recordedAttempt(
-      events.filter(
-        (event) => event.type.startsWith("tool.") || event.type === "attempt.abandoned",
+      await resolveEvents(
+        store,
+        events.filter((event) => event.attemptId === unresolved.attemptId),
       ),
       unresolved.attemptId,
     );
