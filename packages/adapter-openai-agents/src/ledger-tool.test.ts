@@ -1,5 +1,5 @@
-import { inspectSession, readWholeSession } from "@agent-ledger/core";
-import { Agent, setTracingDisabled, tool } from "@openai/agents";
+import { inspectSession, MemoryEventStore, readWholeSession } from "@agent-ledger/core";
+import { Agent, Runner, setTracingDisabled, tool } from "@openai/agents";
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
 import { ledgerTool, ledgerToolEffect, resumeRun, runWithLedger } from "./index.js";
@@ -128,5 +128,46 @@ describe("ledgerTool outputs", () => {
     expect(ledgerToolEffect(lookup)).toEqual({ kind: "read", idempotent: true });
     ledgerTool(lookup, { idempotent: false });
     expect(ledgerToolEffect(lookup)).toEqual({ kind: "read", idempotent: false });
+  });
+
+  test("a call whose arguments are not JSON gets the SDK's own answer, not an approval interruption", async () => {
+    const make = () => {
+      const charge = tool({
+        name: "charge",
+        description: "charge the card",
+        parameters: z.object({ amount: z.number() }),
+        execute: async ({ amount }) => `charged ${amount}`,
+      });
+      const model = new ScriptedModel([
+        () => [
+          {
+            type: "function_call",
+            id: "fc_1",
+            callId: "call_1",
+            name: "charge",
+            arguments: "{amount: 7",
+            status: "completed",
+          } as ReturnType<typeof functionCall>,
+        ],
+        (request) => [message(JSON.stringify(request.input))],
+      ]);
+      return { model, agent: new Agent({ name: "main", tools: [charge] }) };
+    };
+    const plain = make();
+    const expected = await new Runner({ modelProvider: scriptedProvider(plain.model) }).run(
+      plain.agent,
+      "go",
+    );
+    expect(expected.interruptions).toEqual([]);
+
+    const recorded = make();
+    const result = await runWithLedger(recorded.agent, "go", {
+      store: new MemoryEventStore(),
+      sessionId: "s",
+      modelProvider: scriptedProvider(recorded.model),
+    });
+    expect(result.status).toBe("completed");
+    expect(result.finalOutput).toBe(expected.finalOutput);
+    expect(String(result.finalOutput)).toContain("valid JSON");
   });
 });

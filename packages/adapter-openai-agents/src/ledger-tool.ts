@@ -136,7 +136,10 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
   }
   wrappedTools.set(tool, effect);
   const originalInvoke = tool.invoke.bind(tool);
-  const originalNeedsApproval = tool.needsApproval.bind(tool);
+  // Unbound: the SDK knows a needsApproval it made by its identity (below).
+  let ownNeedsApproval = tool.needsApproval;
+  const originalNeedsApproval: typeof tool.needsApproval = (runContext, input, callId) =>
+    ownNeedsApproval.call(tool, runContext, input, callId);
 
   const needsApproval: typeof tool.needsApproval = async (runContext, input, callId) => {
     const run = currentScope()?.run;
@@ -152,7 +155,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     }
     return originalNeedsApproval(runContext, input, callId);
   };
-  tool.needsApproval = async (runContext, input, callId) => {
+  const ledgerNeedsApproval: typeof tool.needsApproval = async (runContext, input, callId) => {
     const needed = await needsApproval(runContext, input, callId);
     // The SDK asks only about undecided calls, so this call interrupts the agent run of this
     // scope; inside a tool call (Agent.asTool) that tool call pauses with it.
@@ -160,6 +163,23 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     if (needed && scope) scope.paused = true;
     return needed;
   };
+  // The SDK takes any needsApproval it did not make itself for a dynamic approval policy, and
+  // then turns a call whose arguments are not JSON into an approval interruption instead of
+  // telling the model to send valid JSON. So the SDK gets the tool's own function unless the
+  // ledger has something to add: a resumed run with recorded tool calls, or an agent run
+  // inside a tool call (Agent.asTool), whose approvals pause that call.
+  Object.defineProperty(tool, "needsApproval", {
+    configurable: true,
+    enumerable: true,
+    get: () => {
+      const scope = currentScope();
+      const adds = scope && (scope.parent !== undefined || scope.run.recordedToolCalls.size > 0);
+      return adds ? ledgerNeedsApproval : ownNeedsApproval;
+    },
+    set: (value: typeof tool.needsApproval) => {
+      ownNeedsApproval = value;
+    },
+  });
 
   tool.invoke = async (runContext, input, details) => {
     const scope = currentScope();
