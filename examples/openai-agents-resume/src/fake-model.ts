@@ -45,8 +45,8 @@ function outputOf(request: ModelRequest, callId: string): string | undefined {
 
 /**
  * An offline model with a script driven by the request (so a resumed process, whose earlier
- * calls are answered from the ledger, gets the same next answer): look up the price, place the
- * order, hand off to the receipt agent, which answers. Each call appends a line to
+ * calls are answered from the ledger, gets the same next answer): look up the price, tell the
+ * warehouse, place the order, hand off to the receipt agent, which answers. Each call appends a line to
  * `<workDir>/model-calls.log` when it starts and when it delivers its response.
  */
 export class ShopModel implements Model {
@@ -67,6 +67,8 @@ export class ShopModel implements Model {
     }
     const price = outputOf(request, "call_price");
     if (price === undefined) return [functionCall("lookup_price", { item: "lamp" }, "call_price")];
+    if (outputOf(request, "call_notify") === undefined)
+      return [functionCall("notify_warehouse", { item: "lamp" }, "call_notify")];
     if (outputOf(request, "call_order") === undefined)
       return [functionCall("place_order", { item: "lamp", price: 42 }, "call_order")];
     return [functionCall("transfer_to_receipt", {}, "call_handoff")];

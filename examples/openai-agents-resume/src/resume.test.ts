@@ -85,6 +85,7 @@ describe("SIGKILL and resume in a new process", () => {
     return {
       outcome,
       orders: lines(join(dir, "orders.log")),
+      notified: lines(join(dir, "warehouse.log")),
       completedCalls: lines(join(dir, "model-calls.log")).filter((line) => line === "done").length,
       startedCalls: lines(join(dir, "model-calls.log")).filter((line) => line === "start").length,
     };
@@ -110,7 +111,7 @@ describe("SIGKILL and resume in a new process", () => {
         finalOutput: "Receipt: order call_order placed: lamp for 42 EUR",
       });
       expect(expected.orders).toHaveLength(1);
-      expect(expected.completedCalls).toBe(4);
+      expect(expected.completedCalls).toBe(5);
 
       const { dir, db } = workspace();
       const args = ["run", db, dir, "s", "r", ...(scenario.stream ? ["stream"] : [])];
@@ -120,6 +121,9 @@ describe("SIGKILL and resume in a new process", () => {
       const outcome = await runToEnd(["resume", db, dir, "s", "r"]);
       expect(outcome).toEqual(expected.outcome);
       expect(lines(join(dir, "orders.log"))).toEqual(expected.orders);
+      // notify_warehouse returns nothing; it ran before the kill and is answered from the ledger.
+      expect(expected.notified).toEqual(["lamp"]);
+      expect(lines(join(dir, "warehouse.log"))).toEqual(expected.notified);
       const calls = lines(join(dir, "model-calls.log"));
       expect(calls.filter((line) => line === "done")).toHaveLength(expected.completedCalls);
       expect(calls.filter((line) => line === "start")).toHaveLength(

@@ -10,7 +10,7 @@ export function placedOrders(workDir: string): string[] {
   return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
 }
 
-/** The shop agent (two tools) and the receipt agent it hands off to. */
+/** The shop agent (three tools) and the receipt agent it hands off to. */
 export function shopAgent(workDir: string) {
   const lookupPrice = ledgerTool(
     tool({
@@ -22,6 +22,15 @@ export function shopAgent(workDir: string) {
     // A read: safe to run again after a crash.
     { idempotent: true, effect: "read" },
   );
+  // Returns nothing: the model is shown "undefined", and a resumed run must show it the same.
+  const notifyWarehouse = tool({
+    name: "notify_warehouse",
+    description: "Tell the warehouse an item will be ordered",
+    parameters: z.object({ item: z.string() }),
+    execute: async ({ item }) => {
+      appendFileSync(`${workDir}/warehouse.log`, `${item}\n`);
+    },
+  });
   const placeOrder = ledgerTool(
     tool({
       name: "place_order",
@@ -45,7 +54,7 @@ export function shopAgent(workDir: string) {
   return new Agent({
     name: "shop",
     instructions: "You sell lamps.",
-    tools: [lookupPrice, placeOrder],
+    tools: [lookupPrice, notifyWarehouse, placeOrder],
     handoffs: [receipt],
   });
 }
