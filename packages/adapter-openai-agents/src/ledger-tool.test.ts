@@ -170,4 +170,78 @@ describe("ledgerTool outputs", () => {
     expect(result.finalOutput).toBe(expected.finalOutput);
     expect(String(result.finalOutput)).toContain("valid JSON");
   });
+
+  test("a call the SDK cancels because a parallel call failed is left in flight, not failed", async () => {
+    const make = () => {
+      const effects: string[] = [];
+      // Runs until the SDK cancels it (it honours the call's abort signal).
+      const wait = tool({
+        name: "wait",
+        description: "wait for a delivery",
+        parameters: z.object({}),
+        execute: async (_input, _context, details) => {
+          effects.push("wait");
+          await new Promise<void>((resolve, reject) => {
+            const timer = setTimeout(resolve, 1_000);
+            details?.signal?.addEventListener("abort", () => {
+              clearTimeout(timer);
+              reject(details.signal?.reason);
+            });
+          });
+          return "delivered";
+        },
+      });
+      // Requested a little later than `wait`, so `wait` is running when this one fails.
+      const late = tool({
+        name: "late",
+        description: "a late call",
+        parameters: z.object({}),
+        needsApproval: async () => {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          return false;
+        },
+        execute: async () => "late",
+      });
+      const model = new ScriptedModel([
+        () => [functionCall("wait", {}, "call_wait"), functionCall("late", {}, "call_late")],
+        () => [message("ok")],
+      ]);
+      return { effects, model, agent: new Agent({ name: "main", tools: [wait, late] }) };
+    };
+    const store = new FailingStore();
+    let failures = 0;
+    // The store is unreachable for late's request (and its two retries), then back.
+    store.failWhen = (request) =>
+      request.events.some(
+        (event) =>
+          event.type === "tool.requested" && (event.payload as { name: string }).name === "late",
+      ) && ++failures <= 3;
+    const first = make();
+    const failure = await runWithLedger(first.agent, "go", {
+      store,
+      sessionId: "s",
+      runId: "r",
+      modelProvider: scriptedProvider(first.model),
+    }).catch((error: unknown) => error);
+    expect(String(failure)).toMatch(/store is down/);
+    expect(first.effects).toEqual(["wait"]);
+    const events = await readWholeSession(store, "s");
+    expect(events.some((event) => event.type === "tool.failed")).toBe(false);
+    expect((await inspectSession(store, "s")).unresolved.map((attempt) => attempt.name)).toEqual([
+      "wait",
+    ]);
+
+    // It may or may not have done its work: the resumed run asks, as for any call in flight.
+    const second = make();
+    second.model.calls = 1;
+    const paused = await resumeRun(second.agent, {
+      store,
+      sessionId: "s",
+      runId: "r",
+      modelProvider: scriptedProvider(second.model),
+    });
+    expect(paused.status).toBe("interrupted");
+    expect(paused.interruptions.map((item) => item.name)).toEqual(["wait"]);
+    expect((await inspectSession(store, "s")).runs[0]?.status).toBe("running");
+  });
 });

@@ -224,6 +224,10 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     } catch (error) {
       // The ledger refused a call inside: the call is not over, the run stops (fail closed).
       if (nested.refused !== undefined) throw refused(nested.refused);
+      // Cancelled by the SDK (a parallel call failed, the run was aborted): the tool did not
+      // fail, it was stopped and may or may not have done its work. The attempt stays in
+      // flight, so a resumed run treats it as such (runs it again if idempotent, else asks).
+      if (details?.signal?.aborted) throw error;
       await ledgerStep(() => recorder.toolFailed(attempt, error));
       if (nested.current) await nested.current.failRun(error).catch(() => undefined);
       throw error;
