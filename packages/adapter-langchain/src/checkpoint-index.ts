@@ -40,8 +40,18 @@ export interface ThreadIndex {
   checkpoints: Map<string, Map<string, StoredCheckpoint>>;
   /** `${ns}\0${checkpointId}` -> `${taskId},${idx}` -> write */
   writes: Map<string, Map<string, StoredWrite>>;
-  /** checkpoint_ns -> `${channel}\0${version}` -> value (null: the channel was empty) */
-  channels: Map<string, Map<string, TypedBytes | null>>;
+  /**
+   * checkpoint_ns -> `${channel}\0${version}` -> the values stored under that key, with the
+   * checkpoint that stored each (value null: the channel was empty). Usually one; a fork (time
+   * travel, `updateState` on an earlier checkpoint) numbers its versions from its parent's, so
+   * two branches can store different values under the same key.
+   */
+  channels: Map<string, Map<string, ChannelValue[]>>;
+}
+
+export interface ChannelValue {
+  checkpointId: string;
+  value: TypedBytes | null;
 }
 
 export function channelKey(channel: string, version: unknown): string {
@@ -98,7 +108,10 @@ export function indexThread(events: readonly LedgerEvent[]): ThreadIndex {
       for (const blob of Array.isArray(payload.channels) ? payload.channels : []) {
         if (!isRecord(blob)) continue;
         const key = channelKey(String(blob.channel), blob.version);
-        values.set(key, blob.value === null ? null : typed(blob.value));
+        entry(values, key, () => []).push({
+          checkpointId,
+          value: blob.value === null ? null : typed(blob.value),
+        });
       }
     } else if (event.type === WRITES_TYPE) {
       const key = writesKey(String(payload.checkpointNs ?? ""), String(payload.checkpointId));
@@ -122,6 +135,30 @@ export function indexThread(events: readonly LedgerEvent[]): ThreadIndex {
     }
   }
   return index;
+}
+
+/**
+ * The value a checkpoint sees for a channel version: the one stored by the nearest checkpoint
+ * of its own lineage (itself, its parent...) that stored this key, not another branch's.
+ */
+export function channelValue(
+  index: ThreadIndex,
+  stored: StoredCheckpoint,
+  channel: string,
+  version: unknown,
+): TypedBytes | null | undefined {
+  const candidates = index.channels.get(stored.checkpointNs)?.get(channelKey(channel, version));
+  if (!candidates || candidates.length === 0) return undefined;
+  if (candidates.length === 1) return candidates[0]?.value;
+  const byId = index.checkpoints.get(stored.checkpointNs);
+  const visited = new Set<string>();
+  for (let id: string | undefined = stored.checkpointId; id !== undefined && !visited.has(id); ) {
+    visited.add(id);
+    const own = candidates.findLast((candidate) => candidate.checkpointId === id);
+    if (own) return own.value;
+    id = byId?.get(id)?.parentCheckpointId;
+  }
+  return candidates.at(-1)?.value;
 }
 
 /** The writes of one checkpoint in (taskPath, taskId, idx) order. */

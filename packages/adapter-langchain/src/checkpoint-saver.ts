@@ -17,7 +17,7 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import {
   CHECKPOINT_KIND,
-  channelKey,
+  channelValue,
   DELETED_TYPE,
   indexThread,
   orderedWrites,
@@ -93,10 +93,9 @@ export class LedgerCheckpointSaver extends BaseCheckpointSaver {
     const checkpoint = (await this.#load(stored.checkpoint)) as Checkpoint;
     const { threadId, checkpointNs, checkpointId, parentCheckpointId } = stored;
     // Channel values are stored once per (channel, version): rebuild them from the versions.
-    const values = index.channels.get(checkpointNs);
     const channelValues: Record<string, unknown> = {};
     for (const [channel, version] of Object.entries(checkpoint.channel_versions ?? {})) {
-      const blob = values?.get(channelKey(channel, version));
+      const blob = channelValue(index, stored, channel, version);
       if (blob) channelValues[channel] = await this.#load(blob);
     }
     checkpoint.channel_values = channelValues;
