@@ -1,6 +1,7 @@
 import { type EventStore, inspectSession, SessionRecorder } from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
+import { Command, interrupt } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -270,5 +271,59 @@ describe("createAgent with the handler, the middleware and the saver", () => {
       (event) => event.type === "tool.requested" && event.retryOf !== undefined,
     );
     expect(retried).toHaveLength(1);
+  });
+
+  it("a tool that pauses at interrupt() runs again when a new process resumes the graph with the person's answer", async () => {
+    const store = new FlakyStore();
+    const sent: string[] = [];
+    const send = tool(
+      async ({ to }: { to: string }) => {
+        const answer = interrupt({ question: `send to ${to}?` });
+        if (answer !== "yes") return "not sent";
+        sent.push(to);
+        return `sent to ${to}`;
+      },
+      { name: "send", description: "write", schema: z.object({ to: z.string() }) },
+    );
+    const ask = (messages: BaseMessage[]) =>
+      messages.some((message) => ToolMessage.isInstance(message))
+        ? script(messages)
+        : new AIMessage({
+            content: "",
+            tool_calls: [{ id: "call-send", name: "send", args: { to: "bob" } }],
+          });
+    const build = () => {
+      const model = new ScriptedChatModel(ask);
+      const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+      const agent = createAgent({
+        model,
+        tools: [send],
+        middleware: [ledgerMiddleware({ handler })],
+        checkpointer: new LedgerCheckpointSaver({ store }),
+      });
+      return { model, handler, agent };
+    };
+    const first = build();
+    const paused = await first.agent.invoke(
+      { messages: [{ role: "user", content: "go" }] },
+      config(first.handler),
+    );
+    expect(paused.__interrupt__).toHaveLength(1);
+    expect(sent).toEqual([]);
+
+    // The person answers later, through another process (a new handler on the same run).
+    const second = build();
+    const result = await second.agent.invoke(
+      new Command({ resume: "yes" }),
+      config(second.handler),
+    );
+    expect(sent).toEqual(["bob"]);
+    expect(result.messages.at(-1)?.content).toBe("final: sent to bob");
+    const events = await runEvents(store, SESSION, RUN);
+    const requested = events.filter((event) => event.type === "tool.requested");
+    expect(requested).toHaveLength(2);
+    expect(new Set(requested.map((event) => event.stepId)).size).toBe(1);
+    expect(events.filter((event) => event.type === "tool.completed")).toHaveLength(1);
+    expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
   });
 });

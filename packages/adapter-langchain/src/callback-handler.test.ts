@@ -3,6 +3,7 @@ import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda, RunnableSequence } from "@langchain/core/runnables";
 import { tool } from "@langchain/core/tools";
 import { FakeLLM } from "@langchain/core/utils/testing";
+import { GraphInterrupt } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
@@ -242,6 +243,34 @@ describe("LedgerCallbackHandler: tools and chains", () => {
     expect(restored.messages.map((message) => message.type)).toEqual(["human", "ai", "tool"]);
     expect(restored.messages[2]?.content).toBe("results for a");
     expect(restored.pendingToolCalls.map((call) => call.id)).toEqual(["call-b"]);
+  });
+
+  it("restoreMessages keeps a tool call that paused at a LangGraph interrupt() pending", async () => {
+    const { store, handler, model } = setup(
+      () =>
+        new AIMessage({
+          content: "",
+          tool_calls: [{ id: "call-a", name: "search", args: { query: "a" } }],
+        }),
+    );
+    await model.invoke([new HumanMessage("find")], { callbacks: [handler] });
+    const paused = tool(
+      async () => {
+        throw new GraphInterrupt([{ id: "question", value: "search for a?" }]);
+      },
+      { name: "search", description: "search", schema: z.object({ query: z.string() }) },
+    );
+    await expect(
+      paused.invoke(
+        { id: "call-a", name: "search", args: { query: "a" }, type: "tool_call" },
+        { callbacks: [handler] },
+      ),
+    ).rejects.toThrow();
+    const events = await runEvents(store, SESSION, RUN);
+    expect(events.at(-1)?.type).toBe("tool.failed");
+    const restored = await restoreMessages(store, { sessionId: SESSION, runId: RUN });
+    expect(restored.messages.map((message) => message.type)).toEqual(["human", "ai"]);
+    expect(restored.pendingToolCalls.map((call) => call.id)).toEqual(["call-a"]);
   });
 
   it("records nested chains with LangChain's runId/parentRunId in metadata", async () => {

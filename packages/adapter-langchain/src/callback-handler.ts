@@ -15,6 +15,7 @@ import type { LLMResult } from "@langchain/core/outputs";
 import type { ChainValues } from "@langchain/core/utils/types";
 import { chatRequest, modelResponse, textRequest } from "./model-request.js";
 import { isRecord, parseToolInput, toJsonValue } from "./plain-json.js";
+import { beforeToolCall } from "./tool-attempt.js";
 import { toolEffect } from "./tool-effect.js";
 
 /** Options of `LedgerCallbackHandler`: an existing recorder, or a store and a session. */
@@ -275,7 +276,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     const name = runName ?? (tool as { name?: string }).name ?? String(tool.id?.at(-1) ?? "tool");
     const effect = toolEffect(metadata);
     const cause = this.causeOf(toolCallId);
-    let attempt = await recorder.beforeToolCall({
+    let attempt = await beforeToolCall(recorder, {
       name,
       args: parseToolInput(input),
       effect,

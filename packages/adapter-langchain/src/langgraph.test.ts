@@ -2,7 +2,14 @@ import { MemoryEventStore } from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { tool } from "@langchain/core/tools";
-import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import {
+  Command,
+  END,
+  interrupt,
+  MessagesAnnotation,
+  START,
+  StateGraph,
+} from "@langchain/langgraph";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -11,7 +18,66 @@ import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
 import { runEvents } from "./testing/helpers.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
+function toolGraph(
+  model: ScriptedChatModel,
+  tools: ConstructorParameters<typeof ToolNode>[0],
+  saver: LedgerCheckpointSaver,
+) {
+  return new StateGraph(MessagesAnnotation)
+    .addNode("agent", async (state, config: RunnableConfig) => ({
+      messages: [await model.invoke(state.messages, config)],
+    }))
+    .addNode("tools", new ToolNode(tools))
+    .addEdge(START, "agent")
+    .addConditionalEdges("agent", (state) =>
+      (state.messages.at(-1) as AIMessage).tool_calls?.length ? "tools" : END,
+    )
+    .addEdge("tools", "agent")
+    .compile({ checkpointer: saver });
+}
+
 describe("a plain LangGraph graph", () => {
+  it("a tool that pauses at interrupt() runs again when a new process resumes it (callback only)", async () => {
+    const store = new MemoryEventStore();
+    let sent = 0;
+    const send = tool(
+      async ({ to }: { to: string }) => {
+        if (interrupt({ question: `send to ${to}?` }) !== "yes") return "not sent";
+        sent++;
+        return `sent to ${to}`;
+      },
+      { name: "send", description: "write", schema: z.object({ to: z.string() }) },
+    );
+    const model = () =>
+      new ScriptedChatModel((messages: BaseMessage[]) =>
+        messages.some((message) => ToolMessage.isInstance(message))
+          ? new AIMessage(`done: ${String(messages.at(-1)?.content)}`)
+          : new AIMessage({
+              content: "",
+              tool_calls: [{ id: "call-send", name: "send", args: { to: "bob" } }],
+            }),
+      );
+    const config = (handler: LedgerCallbackHandler) => ({
+      configurable: { thread_id: "interrupted" },
+      callbacks: [handler],
+      durability: "sync" as const,
+    });
+    const handler = () => new LedgerCallbackHandler({ store, sessionId: "graph", runId: "hitl" });
+    const first = handler();
+    await toolGraph(model(), [send], new LedgerCheckpointSaver({ store })).invoke(
+      { messages: [new HumanMessage("send it")] },
+      config(first),
+    );
+    expect(sent).toBe(0);
+    const second = handler();
+    const result = await toolGraph(model(), [send], new LedgerCheckpointSaver({ store })).invoke(
+      new Command({ resume: "yes" }),
+      config(second),
+    );
+    expect(sent).toBe(1);
+    expect(result.messages.at(-1)?.content).toBe("done: sent to bob");
+  });
+
   it("records model calls, tool calls and graph nodes, with checkpoints in the ledger", async () => {
     const store = new MemoryEventStore();
     const add = tool(async ({ a, b }: { a: number; b: number }) => String(a + b), {

@@ -4,6 +4,7 @@ import { createMiddleware } from "langchain";
 import type { LedgerCallbackHandler } from "./callback-handler.js";
 import { isRecord, toJsonValue } from "./plain-json.js";
 import { messageFromJson } from "./stored-messages.js";
+import { beforeToolCall } from "./tool-attempt.js";
 import { toolEffect } from "./tool-effect.js";
 
 /**
@@ -25,7 +26,7 @@ export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
         (request.tool as { metadata?: Record<string, unknown> } | undefined)?.metadata,
       );
       const cause = handler.causeOf(call.id);
-      const attempt = await recorder.beforeToolCall({
+      const attempt = await beforeToolCall(recorder, {
         name: call.name,
         args: toJsonValue(call.args),
         effect,

@@ -10,6 +10,7 @@ import { type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import type { ToolCall } from "@langchain/core/messages/tool";
 import { isRecord } from "./plain-json.js";
 import { messageFromJson } from "./stored-messages.js";
+import { isInterrupt } from "./tool-attempt.js";
 
 export interface RestoredMessages {
   /** The conversation as the last model call saw it, its answer, and the tool results since. */
@@ -78,8 +79,10 @@ export async function restoreMessages(
   for (const event of after) {
     const toolCallId = field(event, "toolCallId");
     if (typeof toolCallId !== "string") continue;
-    if (["tool.completed", "tool.failed", "attempt.abandoned"].includes(event.type))
-      outcomes.set(toolCallId, event);
+    if (!["tool.completed", "tool.failed", "attempt.abandoned"].includes(event.type)) continue;
+    // Paused at a LangGraph interrupt(): the tool runs again when the graph resumes.
+    if (event.type === "tool.failed" && isInterrupt(field(event, "error"))) continue;
+    outcomes.set(toolCallId, event);
   }
   const pendingToolCalls: ToolCall[] = [];
   for (const call of calls) {

@@ -1,0 +1,39 @@
+import type {
+  Attempt,
+  BeforeToolCallOptions,
+  ReplayedOutcome,
+  SessionRecorder,
+} from "@agent-ledger/core";
+
+// What LangGraph's isGraphInterrupt recognises: the names survive the ledger's error normalisation.
+const INTERRUPTS = new Set(["GraphInterrupt", "NodeInterrupt"]);
+
+/** True for an error a LangGraph `interrupt()` threw: the graph pauses, nothing failed. */
+export function isInterrupt(error: unknown): boolean {
+  return (
+    error !== null &&
+    typeof error === "object" &&
+    INTERRUPTS.has(String((error as { name?: unknown }).name))
+  );
+}
+
+/** A recorded invocation that paused at `interrupt()` rather than failing. */
+export function isInterruptedOutcome(replayed: ReplayedOutcome | undefined): boolean {
+  return replayed?.status === "failed" && isInterrupt(replayed.error);
+}
+
+/**
+ * `recorder.beforeToolCall`, past the recorded invocations of this call that ended at a
+ * LangGraph `interrupt()`: when the graph resumes, LangGraph runs the tool again from its
+ * start, so those are not its answer. What came after them (a completion, a failure, an
+ * attempt in flight at a crash) is; with nothing after them the call is live, in the same step.
+ */
+export async function beforeToolCall(
+  recorder: SessionRecorder,
+  options: BeforeToolCallOptions,
+): Promise<Attempt> {
+  let attempt = await recorder.beforeToolCall(options);
+  while (isInterruptedOutcome(attempt.replayed))
+    attempt = await recorder.beforeToolCall({ ...options, stepId: attempt.stepId });
+  return attempt;
+}
