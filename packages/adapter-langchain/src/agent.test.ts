@@ -326,4 +326,32 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     expect(events.filter((event) => event.type === "tool.completed")).toHaveLength(1);
     expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
   });
+
+  it("records a tool result cut in the middle of an emoji (a lone surrogate) and goes on", async () => {
+    const store = new FlakyStore();
+    // A tool that truncates its text by UTF-16 units, as `slice` does: half an emoji stays.
+    const { tools, effects } = world();
+    const [, send] = tools;
+    const truncating = tool(async ({ key }: { key: string }) => `value of ${key} 😀`.slice(0, -1), {
+      name: "lookup",
+      description: "read",
+      schema: z.object({ key: z.string() }),
+      metadata: { idempotent: true },
+    });
+    if (!send) throw new Error("expected the send tool");
+    const { agent, handler, model } = agentFor(store, [truncating, send]);
+    const result = await agent.invoke(
+      { messages: [{ role: "user", content: "go" }] },
+      config(handler),
+    );
+    expect(model.calls).toBe(2);
+    expect(effects.send).toBe(1);
+    expect(result.messages.at(-1)?.content).toBe("final: value of x \uD83D | sent to bob");
+    const events = await runEvents(store, SESSION, RUN);
+    const completed = events.filter((event) => event.type === "tool.completed");
+    expect(completed).toHaveLength(2);
+    expect(JSON.stringify(completed)).toContain("value of x \uFFFD");
+    expect(events.filter((event) => event.type === "tool.failed")).toEqual([]);
+    expect(events.filter((event) => event.type === "model.completed")).toHaveLength(2);
+  });
 });

@@ -47,7 +47,7 @@ export function textRequest(options: {
 }): JsonObject {
   return {
     model: modelId(options.llm, options.extraParams, options.metadata),
-    prompts: [...options.prompts],
+    prompts: options.prompts.map((prompt) => toJsonValue(prompt)),
     params: safeParams(options.extraParams?.invocation_params),
   };
 }
@@ -67,7 +67,7 @@ export function modelResponse(output: LLMResult): {
   let usage: JsonValue = null;
   const generations = output.generations.map((list) =>
     list.map((generation) => {
-      const result: JsonObject = { text: generation.text ?? "" };
+      const result: JsonObject = { text: toJsonValue(generation.text ?? "") };
       const message = (generation as { message?: BaseMessage }).message;
       if (message) {
         result.message = messageToJson(message);
