@@ -173,6 +173,25 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     expect(effects).toEqual({ lookup: 0, send: 0 });
   });
 
+  it("a tool whose completion cannot be recorded is left unresolved, not recorded as failed", async () => {
+    const store = new FlakyStore();
+    store.failing = true;
+    store.failTypes = ["tool.completed"];
+    const { tools, effects } = world();
+    const { agent, handler } = agentFor(store, tools);
+    const error = await agent
+      .invoke({ messages: [{ role: "user", content: "go" }] }, config(handler))
+      .catch((caught: unknown) => caught);
+    expect(findLedgerError(error, "store-unavailable")).toBeDefined();
+    // Both tools ran: the ledger must not say they failed (a resume would tell the model so).
+    expect(effects).toEqual({ lookup: 1, send: 1 });
+    const events = await runEvents(store, SESSION, RUN);
+    expect(events.filter((event) => event.type === "tool.failed")).toEqual([]);
+    expect(
+      (await inspectSession(store, SESSION)).unresolved.map((attempt) => attempt.name).sort(),
+    ).toEqual(["lookup", "send"]);
+  });
+
   it("on resume, stops an unresolved non-idempotent tool call until a person abandons it", async () => {
     const store = new FlakyStore();
     const first = world();

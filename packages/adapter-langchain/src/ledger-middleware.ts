@@ -36,23 +36,26 @@ export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
       });
       if (attempt.replayed) return replayedToolMessage(attempt.replayed, call);
       const release = call.id !== undefined ? handler.claimToolCall(call.id) : () => {};
+      let result: Awaited<ReturnType<typeof next>>;
       try {
-        const result = await next(request);
-        if (ToolMessage.isInstance(result) && result.status === "error") {
-          await recorder.toolFailed(attempt, {
-            name: "ToolError",
-            message: String(result.content),
-          });
-        } else {
-          await recorder.toolCompleted(attempt, toJsonValue(result));
-        }
-        return result;
+        result = await next(request);
       } catch (error) {
         await recorder.toolFailed(attempt, error);
         throw error;
       } finally {
         release();
       }
+      // Outside the catch: a completion the store refuses is not a tool failure. The attempt
+      // stays unresolved (the tool ran, the ledger cannot say so) and the error propagates.
+      if (ToolMessage.isInstance(result) && result.status === "error") {
+        await recorder.toolFailed(attempt, {
+          name: "ToolError",
+          message: String(result.content),
+        });
+      } else {
+        await recorder.toolCompleted(attempt, toJsonValue(result));
+      }
+      return result;
     },
   });
 }
