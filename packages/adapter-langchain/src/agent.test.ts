@@ -192,6 +192,60 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     ).toEqual(["lookup", "send"]);
   });
 
+  it("on resume, a tool that returned a Command is answered from the ledger with that Command", async () => {
+    const store = new FlakyStore();
+    let runs = 0;
+    let crash = true;
+    const remember = tool(
+      async ({ fact }: { fact: string }, runConfig) => {
+        runs++;
+        // The process "dies" once the tool has returned: its result reaches the ledger, but
+        // neither LangGraph's write of the tool task nor the next checkpoint does.
+        if (crash) {
+          store.failing = true;
+          store.failTypes = ["x.langgraph.writes", "checkpoint.saved"];
+        }
+        return new Command({
+          update: {
+            messages: [
+              new ToolMessage({ content: `saved ${fact}`, tool_call_id: runConfig.toolCall.id }),
+            ],
+          },
+        });
+      },
+      { name: "remember", description: "write", schema: z.object({ fact: z.string() }) },
+    );
+    const ask = (messages: BaseMessage[]) =>
+      messages.some((message) => ToolMessage.isInstance(message))
+        ? script(messages)
+        : new AIMessage({
+            content: "",
+            tool_calls: [{ id: "call-remember", name: "remember", args: { fact: "x" } }],
+          });
+    const build = () => {
+      const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+      const agent = createAgent({
+        model: new ScriptedChatModel(ask),
+        tools: [remember],
+        middleware: [ledgerMiddleware({ handler })],
+        checkpointer: new LedgerCheckpointSaver({ store }),
+      });
+      return { handler, agent };
+    };
+    const first = build();
+    await expect(
+      first.agent.invoke({ messages: [{ role: "user", content: "go" }] }, config(first.handler)),
+    ).rejects.toThrow();
+    store.failing = false;
+    crash = false;
+    const second = build();
+    const result = await second.agent.invoke(null, config(second.handler));
+    expect(runs).toBe(1);
+    expect(result.messages.at(-1)?.content).toBe("final: saved x");
+    const toolMessage = result.messages.find((message) => ToolMessage.isInstance(message));
+    expect((toolMessage as ToolMessage | undefined)?.tool_call_id).toBe("call-remember");
+  });
+
   it("on resume, stops an unresolved non-idempotent tool call until a person abandons it", async () => {
     const store = new FlakyStore();
     const first = world();

@@ -1,5 +1,6 @@
-import type { ReplayedOutcome } from "@agent-ledger/core";
+import type { JsonValue, ReplayedOutcome } from "@agent-ledger/core";
 import { ToolMessage } from "@langchain/core/messages";
+import { Command, isCommand } from "@langchain/langgraph";
 import { createMiddleware } from "langchain";
 import type { LedgerCallbackHandler } from "./callback-handler.js";
 import { isRecord, toJsonValue } from "./plain-json.js";
@@ -53,19 +54,47 @@ export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
           message: String(result.content),
         });
       } else {
-        await recorder.toolCompleted(attempt, toJsonValue(result));
+        await recorder.toolCompleted(attempt, toolResultJson(result));
       }
       return result;
     },
   });
 }
 
+/** A tool's result as JSON; a Command keeps the target graph its toJSON leaves out. */
+function toolResultJson(result: unknown): JsonValue {
+  const json = toJsonValue(result);
+  const graph = isCommand(result) ? result.graph : undefined;
+  return graph !== undefined && isRecord(json) ? { ...json, graph } : json;
+}
+
+/** The Command a tool returned, rebuilt from its JSON (its messages as messages). */
+function commandFromJson(value: JsonValue): Command | undefined {
+  if (!isRecord(value) || value.lg_name !== "Command") return undefined;
+  const revive = (item: JsonValue | undefined): unknown => {
+    const message = messageFromJson(item);
+    if (message) return message;
+    if (Array.isArray(item)) return item.map(revive);
+    if (isRecord(item))
+      return Object.fromEntries(Object.entries(item).map(([key, inner]) => [key, revive(inner)]));
+    return item;
+  };
+  type Fields = ConstructorParameters<typeof Command>[0];
+  const fields: Fields = { update: revive(value.update) as Fields["update"] };
+  if (value.goto !== undefined && value.goto !== null) fields.goto = value.goto as Fields["goto"];
+  if (typeof value.graph === "string") fields.graph = value.graph;
+  if (value.resume !== undefined) fields.resume = value.resume;
+  return new Command(fields);
+}
+
 function replayedToolMessage(
   replayed: ReplayedOutcome,
   call: { id?: string | undefined; name: string },
-): ToolMessage {
+): ToolMessage | Command {
   const toolCallId = call.id ?? "";
   if (replayed.status === "completed") {
+    const command = commandFromJson(replayed.result);
+    if (command) return command;
     const message = messageFromJson(replayed.result);
     if (message && ToolMessage.isInstance(message)) return message;
     const content =
