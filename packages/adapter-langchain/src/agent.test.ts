@@ -147,6 +147,28 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     expect(events.filter((event) => event.type === "tool.completed")).toHaveLength(2);
   });
 
+  it("records a tool call that has no id once, by the middleware", async () => {
+    const store = new FlakyStore();
+    const { tools, effects } = world();
+    // Some models give tool calls no id: LangChain's ToolCall.id is optional.
+    const model = new ScriptedChatModel((messages) =>
+      messages.some((message) => ToolMessage.isInstance(message))
+        ? new AIMessage("done")
+        : new AIMessage({ content: "", tool_calls: [{ name: "lookup", args: { key: "x" } }] }),
+    );
+    const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+    const agent = createAgent({ model, tools, middleware: [ledgerMiddleware({ handler })] });
+    await agent.invoke({ messages: [{ role: "user", content: "go" }] }, { callbacks: [handler] });
+    expect(effects.lookup).toBe(1);
+    const events = await runEvents(store, SESSION, RUN);
+    const requested = events.filter((event) => event.type === "tool.requested");
+    expect(requested).toHaveLength(1);
+    expect((requested[0]?.metadata as { langchain?: unknown } | undefined)?.langchain).toEqual({
+      recordedBy: "middleware",
+    });
+    expect(events.filter((event) => event.type === "tool.completed")).toHaveLength(1);
+  });
+
   it("fails closed: a model call that cannot be recorded stops the agent before the model runs", async () => {
     const store = new FlakyStore();
     store.failing = true;

@@ -16,6 +16,7 @@ import type { ChainValues } from "@langchain/core/utils/types";
 import { chatRequest, modelResponse, textRequest } from "./model-request.js";
 import { isRecord, parseToolInput, toJsonValue } from "./plain-json.js";
 import { beforeToolCall } from "./tool-attempt.js";
+import { takeUnnamedClaim } from "./tool-claim.js";
 import { toolEffect } from "./tool-effect.js";
 
 /** Options of `LedgerCallbackHandler`: an existing recorder, or a store and a session. */
@@ -271,7 +272,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runName?: string,
     toolCallId?: string,
   ): Promise<void> {
-    if (toolCallId !== undefined && this.#state.claimed.has(toolCallId)) return;
+    if (toolCallId !== undefined ? this.#state.claimed.has(toolCallId) : takeUnnamedClaim()) return;
     const recorder = await this.getRecorder();
     const name = runName ?? (tool as { name?: string }).name ?? String(tool.id?.at(-1) ?? "tool");
     const effect = toolEffect(metadata);

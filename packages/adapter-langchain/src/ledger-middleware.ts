@@ -6,6 +6,7 @@ import type { LedgerCallbackHandler } from "./callback-handler.js";
 import { isRecord, toJsonValue } from "./plain-json.js";
 import { messageFromJson } from "./stored-messages.js";
 import { beforeToolCall } from "./tool-attempt.js";
+import { runWithUnnamedClaim } from "./tool-claim.js";
 import { toolEffect } from "./tool-effect.js";
 
 /**
@@ -39,7 +40,9 @@ export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
       const release = call.id !== undefined ? handler.claimToolCall(call.id) : () => {};
       let result: Awaited<ReturnType<typeof next>>;
       try {
-        result = await next(request);
+        result = await (call.id !== undefined
+          ? next(request)
+          : runWithUnnamedClaim(async () => next(request)));
       } catch (error) {
         await recorder.toolFailed(attempt, error);
         throw error;

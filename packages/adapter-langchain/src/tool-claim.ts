@@ -1,0 +1,21 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+
+/**
+ * A tool call without an id that `ledgerMiddleware` records itself. Its claim cannot be keyed
+ * by toolCallId, so it travels with the async context of the middleware's `next()`: the first
+ * id-less tool start inside it is the wrapped tool (a tool that tool then calls is not).
+ */
+const unnamedClaims = new AsyncLocalStorage<{ taken: boolean }>();
+
+/** Runs the wrapped tool with its id-less tool start claimed by the middleware. */
+export function runWithUnnamedClaim<T>(run: () => Promise<T>): Promise<T> {
+  return unnamedClaims.run({ taken: false }, run);
+}
+
+/** True (once) inside `runWithUnnamedClaim`: this id-less tool start is the middleware's. */
+export function takeUnnamedClaim(): boolean {
+  const claim = unnamedClaims.getStore();
+  if (!claim || claim.taken) return false;
+  claim.taken = true;
+  return true;
+}
