@@ -169,6 +169,35 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     expect(events.filter((event) => event.type === "tool.completed")).toHaveLength(1);
   });
 
+  it("runs and records a tool call whose id is empty (Gemini's OpenAI-compatible API gives those)", async () => {
+    for (const withMiddleware of [true, false]) {
+      const store = new FlakyStore();
+      const { tools, effects } = world();
+      const model = new ScriptedChatModel((messages) =>
+        messages.some((message) => ToolMessage.isInstance(message))
+          ? new AIMessage(`done: ${String(messages.at(-1)?.content)}`)
+          : new AIMessage({
+              content: "",
+              tool_calls: [{ id: "", name: "lookup", args: { key: "x" } }],
+            }),
+      );
+      const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+      const middleware = withMiddleware ? [ledgerMiddleware({ handler })] : [];
+      const agent = createAgent({ model, tools, middleware });
+      const result = await agent.invoke(
+        { messages: [{ role: "user", content: "go" }] },
+        { callbacks: [handler] },
+      );
+      expect(result.messages.at(-1)?.content).toBe("done: value of x");
+      expect(effects.lookup).toBe(1);
+      const events = await runEvents(store, SESSION, RUN);
+      const requested = events.filter((event) => event.type === "tool.requested");
+      expect(requested).toHaveLength(1);
+      expect((requested[0]?.payload as { name: string }).name).toBe("lookup");
+      expect(events.filter((event) => event.type === "tool.completed")).toHaveLength(1);
+    }
+  });
+
   it("fails closed: a model call that cannot be recorded stops the agent before the model runs", async () => {
     const store = new FlakyStore();
     store.failing = true;

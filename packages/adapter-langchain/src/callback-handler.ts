@@ -16,7 +16,7 @@ import type { ChainValues } from "@langchain/core/utils/types";
 import { chatRequest, modelResponse, textRequest } from "./model-request.js";
 import { isRecord, parseToolInput, toJsonValue } from "./plain-json.js";
 import { beforeToolCall } from "./tool-attempt.js";
-import { takeUnnamedClaim } from "./tool-claim.js";
+import { ledgerToolCallId, takeUnnamedClaim } from "./tool-claim.js";
 import { toolEffect } from "./tool-effect.js";
 
 /** Options of `LedgerCallbackHandler`: an existing recorder, or a store and a session. */
@@ -270,8 +270,9 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     tags?: string[],
     metadata?: Record<string, unknown>,
     runName?: string,
-    toolCallId?: string,
+    langchainToolCallId?: string,
   ): Promise<void> {
+    const toolCallId = ledgerToolCallId(langchainToolCallId);
     if (toolCallId !== undefined ? this.#state.claimed.has(toolCallId) : takeUnnamedClaim()) return;
     const recorder = await this.getRecorder();
     const name = runName ?? (tool as { name?: string }).name ?? String(tool.id?.at(-1) ?? "tool");

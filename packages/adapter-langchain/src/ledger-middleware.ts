@@ -6,7 +6,7 @@ import type { LedgerCallbackHandler } from "./callback-handler.js";
 import { isRecord, toJsonValue } from "./plain-json.js";
 import { messageFromJson } from "./stored-messages.js";
 import { beforeToolCall } from "./tool-attempt.js";
-import { runWithUnnamedClaim } from "./tool-claim.js";
+import { ledgerToolCallId, runWithUnnamedClaim } from "./tool-claim.js";
 import { toolEffect } from "./tool-effect.js";
 
 /**
@@ -27,20 +27,21 @@ export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
       const effect = toolEffect(
         (request.tool as { metadata?: Record<string, unknown> } | undefined)?.metadata,
       );
-      const cause = handler.causeOf(call.id);
+      const toolCallId = ledgerToolCallId(call.id);
+      const cause = handler.causeOf(toolCallId);
       const attempt = await beforeToolCall(recorder, {
         name: call.name,
         args: toJsonValue(call.args),
         effect,
-        ...(call.id !== undefined ? { toolCallId: call.id } : {}),
+        ...(toolCallId !== undefined ? { toolCallId } : {}),
         ...(cause !== undefined ? { causedByEventId: cause } : {}),
         metadata: { langchain: { recordedBy: "middleware" } },
       });
       if (attempt.replayed) return replayedToolMessage(attempt.replayed, call);
-      const release = call.id !== undefined ? handler.claimToolCall(call.id) : () => {};
+      const release = toolCallId !== undefined ? handler.claimToolCall(toolCallId) : () => {};
       let result: Awaited<ReturnType<typeof next>>;
       try {
-        result = await (call.id !== undefined
+        result = await (toolCallId !== undefined
           ? next(request)
           : runWithUnnamedClaim(async () => next(request)));
       } catch (error) {

@@ -1,4 +1,14 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { isValidId } from "@agent-ledger/core";
+
+/**
+ * A tool call's id as the ledger can keep it. Some models give an empty id (Gemini's
+ * OpenAI-compatible API, LM Studio), which is no ledger id: such a call is recorded, matched on
+ * resume and claimed like a call without an id (by name and order).
+ */
+export function ledgerToolCallId(id: string | undefined): string | undefined {
+  return id !== undefined && isValidId(id) ? id : undefined;
+}
 
 /**
  * A tool call without an id that `ledgerMiddleware` records itself. Its claim cannot be keyed
