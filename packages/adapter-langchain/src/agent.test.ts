@@ -2,7 +2,7 @@ import { type EventStore, inspectSession, SessionRecorder } from "@agent-ledger/
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { Command, interrupt } from "@langchain/langgraph";
-import { createAgent } from "langchain";
+import { createAgent, toolErrorMiddleware } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
@@ -196,6 +196,46 @@ describe("createAgent with the handler, the middleware and the saver", () => {
       expect((requested[0]?.payload as { name: string }).name).toBe("lookup");
       expect(events.filter((event) => event.type === "tool.completed")).toHaveLength(1);
     }
+  });
+
+  it("with toolErrorMiddleware before it, a tool's error goes to the model and a ledger error still stops the agent", async () => {
+    const failing = tool(
+      async () => {
+        throw new Error("smtp is down");
+      },
+      { name: "send", description: "write", schema: z.object({ to: z.string() }) },
+    );
+    const [lookup] = world().tools;
+    if (!lookup) throw new Error("expected the lookup tool");
+    const run = async (store: FlakyStore) => {
+      const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+      const agent = createAgent({
+        model: new ScriptedChatModel((messages) => script(messages)),
+        tools: [lookup, failing],
+        // The README's setup: errors of the tool itself become a ToolMessage, ledger errors do not.
+        middleware: [
+          toolErrorMiddleware({
+            onError: (error) =>
+              findLedgerError(error) ? undefined : `failed: ${(error as Error).message}`,
+          }),
+          ledgerMiddleware({ handler }),
+        ],
+      });
+      return agent.invoke(
+        { messages: [{ role: "user", content: "go" }] },
+        { callbacks: [handler] },
+      );
+    };
+    const store = new FlakyStore();
+    const result = await run(store);
+    expect(result.messages.at(-1)?.content).toBe("final: value of x | failed: smtp is down");
+    const events = await runEvents(store, SESSION, RUN);
+    expect(events.filter((event) => event.type === "tool.failed")).toHaveLength(1);
+
+    const down = new FlakyStore();
+    down.failing = true;
+    down.failTypes = ["tool.requested"];
+    expect(findLedgerError(await run(down).catch((caught: unknown) => caught))).toBeDefined();
   });
 
   it("fails closed: a model call that cannot be recorded stops the agent before the model runs", async () => {
