@@ -337,6 +337,59 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     expect((toolMessage as ToolMessage | undefined)?.tool_call_id).toBe("call-remember");
   });
 
+  it("on resume, a tool call is not answered with the result of the same call of an earlier turn", async () => {
+    // Models that give every tool call an empty id, or the same id on every turn.
+    for (const id of ["", "call_0"]) {
+      const store = new FlakyStore();
+      let ticks = 0;
+      let crash = true;
+      const clock = tool(
+        async () => {
+          ticks++;
+          // The process "dies" inside the second turn's call (the first turn's is checkpointed).
+          if (ticks === 2 && crash) {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+            store.failing = true;
+          }
+          return `tick ${ticks}`;
+        },
+        {
+          name: "clock",
+          description: "read",
+          schema: z.object({}),
+          metadata: { idempotent: true },
+        },
+      );
+      const ask = (messages: BaseMessage[]) => {
+        const results = messages.filter((message) => ToolMessage.isInstance(message));
+        if (results.length < 2)
+          return new AIMessage({ content: "", tool_calls: [{ id, name: "clock", args: {} }] });
+        return new AIMessage(`final: ${results.map((message) => message.content).join(" | ")}`);
+      };
+      const build = () => {
+        const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+        const agent = createAgent({
+          model: new ScriptedChatModel(ask),
+          tools: [clock],
+          middleware: [ledgerMiddleware({ handler })],
+          checkpointer: new LedgerCheckpointSaver({ store }),
+        });
+        return { handler, agent };
+      };
+      const first = build();
+      await expect(
+        first.agent.invoke({ messages: [{ role: "user", content: "go" }] }, config(first.handler)),
+      ).rejects.toThrow();
+      store.failing = false;
+      crash = false;
+      const second = build();
+      const result = await second.agent.invoke(null, config(second.handler));
+      // The second turn's call was in flight: it runs again (idempotent), it is not "tick 1".
+      expect(result.messages.at(-1)?.content).toBe("final: tick 1 | tick 3");
+      expect(ticks).toBe(3);
+    }
+  });
+
   it("on resume, stops an unresolved non-idempotent tool call until a person abandons it", async () => {
     const store = new FlakyStore();
     const first = world();

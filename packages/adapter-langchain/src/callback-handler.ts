@@ -2,7 +2,9 @@ import {
   type Actor,
   type Attempt,
   type EventStore,
+  hashJson,
   type JsonObject,
+  type JsonValue,
   LedgerError,
   type ReplayCursor,
   SessionRecorder,
@@ -31,6 +33,10 @@ export type LedgerCallbackHandlerOptions =
       recordChains?: boolean;
     };
 
+function contentKey(name: string, args: JsonValue): string {
+  return `${name}\u0000${hashJson(args)}`;
+}
+
 const DEFAULT_ACTOR: Actor = { type: "agent", id: "langchain", framework: "langchain" };
 const HIDDEN_TAG = "langsmith:hidden";
 
@@ -45,6 +51,8 @@ interface HandlerState {
   claimed: Set<string>;
   /** toolCallId -> eventId of the model.completed that asked for it. */
   causes: Map<string, string>;
+  /** The same for tool calls without a (ledger) id, by name and arguments. */
+  contentCauses: Map<string, string>;
 }
 
 function langchainMetadata(fields: Record<string, unknown>): JsonObject {
@@ -92,6 +100,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       nodeTasks: new Set(),
       claimed: new Set(),
       causes: new Map(),
+      contentCauses: new Map(),
     };
   }
 
@@ -140,16 +149,33 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       const response = event.payload.response;
       const calls =
         isRecord(response) && Array.isArray(response.toolCalls) ? response.toolCalls : [];
-      for (const call of calls) {
-        if (isRecord(call) && typeof call.id === "string")
-          this.#state.causes.set(call.id, event.eventId);
-      }
+      this.#noteCauses(
+        calls.filter((call): call is JsonObject => isRecord(call)),
+        event.eventId,
+      );
     }
   }
 
-  /** eventId of the model completion that asked for this tool call, when known. */
-  causeOf(toolCallId: string | undefined): string | undefined {
-    return toolCallId === undefined ? undefined : this.#state.causes.get(toolCallId);
+  // A later completion asking for the same id (or, without one, the same call) is the cause.
+  #noteCauses(calls: readonly { id?: unknown; name?: unknown; args?: unknown }[], cause: string) {
+    for (const call of calls) {
+      const toolCallId = ledgerToolCallId(typeof call.id === "string" ? call.id : undefined);
+      if (toolCallId !== undefined) this.#state.causes.set(toolCallId, cause);
+      else if (typeof call.name === "string")
+        this.#state.contentCauses.set(contentKey(call.name, toJsonValue(call.args)), cause);
+    }
+  }
+
+  /**
+   * eventId of the model completion that asked for this tool call, when known: by toolCallId,
+   * or for a call without one by its name and arguments.
+   */
+  causeOf(
+    toolCallId: string | undefined,
+    call?: { name: string; args: JsonValue },
+  ): string | undefined {
+    if (toolCallId !== undefined) return this.#state.causes.get(toolCallId);
+    return call && this.#state.contentCauses.get(contentKey(call.name, call.args));
   }
 
   /** Called by `ledgerMiddleware`: this tool call is recorded by the middleware, not here. */
@@ -246,7 +272,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     const event = await recorder.modelCompleted(attempt, response, {
       metadata: langchainMetadata({ runId, parentRunId }),
     });
-    for (const call of toolCalls) if (call.id) this.#state.causes.set(call.id, event.eventId);
+    this.#noteCauses(toolCalls, event.eventId);
   }
 
   override async handleLLMError(
@@ -277,10 +303,11 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     const recorder = await this.getRecorder();
     const name = runName ?? (tool as { name?: string }).name ?? String(tool.id?.at(-1) ?? "tool");
     const effect = toolEffect(metadata);
-    const cause = this.causeOf(toolCallId);
+    const args = parseToolInput(input);
+    const cause = this.causeOf(toolCallId, { name, args });
     let attempt = await beforeToolCall(recorder, {
       name,
-      args: parseToolInput(input),
+      args,
       effect,
       ...(toolCallId !== undefined ? { toolCallId } : {}),
       ...(cause !== undefined ? { causedByEventId: cause } : {}),

@@ -28,10 +28,11 @@ export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
         (request.tool as { metadata?: Record<string, unknown> } | undefined)?.metadata,
       );
       const toolCallId = ledgerToolCallId(call.id);
-      const cause = handler.causeOf(toolCallId);
+      const args = toJsonValue(call.args);
+      const cause = handler.causeOf(toolCallId, { name: call.name, args });
       const attempt = await beforeToolCall(recorder, {
         name: call.name,
-        args: toJsonValue(call.args),
+        args,
         effect,
         ...(toolCallId !== undefined ? { toolCallId } : {}),
         ...(cause !== undefined ? { causedByEventId: cause } : {}),

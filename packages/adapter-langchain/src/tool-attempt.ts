@@ -32,6 +32,19 @@ export async function beforeToolCall(
   recorder: SessionRecorder,
   options: BeforeToolCallOptions,
 ): Promise<Attempt> {
+  const { causedByEventId, toolCallId, name } = options;
+  // A graph resumed from its checkpoint re-runs only the calls of the step it stopped in. A
+  // resolved attempt that another model completion asked for under the same toolCallId (or,
+  // without one, the same name) is a call of an earlier turn the checkpoint already holds, not
+  // this one: models that give empty ids, or the same id every turn, would otherwise be
+  // answered with an earlier turn's result. (An unresolved one is kept: it still stops a resume.)
+  if (causedByEventId !== undefined)
+    recorder.replay?.skipTools(
+      (recorded) =>
+        recorded.status !== "requested" &&
+        recorded.requested.causedByEventId !== causedByEventId &&
+        (toolCallId !== undefined ? recorded.toolCallId === toolCallId : recorded.name === name),
+    );
   let attempt = await recorder.beforeToolCall(options);
   while (isInterruptedOutcome(attempt.replayed))
     attempt = await recorder.beforeToolCall({ ...options, stepId: attempt.stepId });

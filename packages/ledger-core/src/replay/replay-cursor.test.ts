@@ -47,6 +47,19 @@ describe("ReplayCursor", () => {
     expect(cursor.takeInput()).toBeUndefined();
   });
 
+  it("skipTools moves past the tool attempts a checkpoint covers, and only those", async () => {
+    const { events, tool } = await recordedRun();
+    const cursor = new ReplayCursor(events);
+    const call = { toolCallId: "c1", name: "pay", requestHash: tool.requestHash };
+    expect(cursor.skipTools((attempt) => attempt.name === "other")).toBe(0);
+    expect(cursor.takeTool(call)?.attempt.attemptId).toBe(tool.attemptId);
+    const other = new ReplayCursor(events);
+    expect(other.skipTools((attempt) => attempt.toolCallId === "c1")).toBe(1);
+    expect(other.skipTools(() => true)).toBe(0);
+    expect(other.takeTool(call)).toBeUndefined();
+    expect(other.atFrontier).toBe(false);
+  });
+
   it("attemptFromRecorded rebuilds the attempt before* returned", async () => {
     const { tool, events } = await recordedRun();
     const recorded = collectAttempts(events).find(

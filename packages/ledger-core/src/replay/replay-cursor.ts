@@ -224,6 +224,22 @@ export class ReplayCursor {
     return found !== -1;
   }
 
+  /**
+   * For an agent that restarts from a checkpoint: marks the recorded tool attempts this
+   * predicate selects as matched, without answering anything (calls the checkpoint already
+   * holds, e.g. those of earlier turns that a later call would otherwise be matched with by a
+   * reused or missing toolCallId). Returns how many were skipped.
+   */
+  skipTools(predicate: (attempt: RecordedAttempt) => boolean): number {
+    let skipped = 0;
+    for (const attempt of this.#tools) {
+      if (this.#usedTools.has(attempt) || !predicate(attempt)) continue;
+      this.#usedTools.add(attempt);
+      skipped++;
+    }
+    return skipped;
+  }
+
   /** Moves past every recorded call and input: what the run does next is live. */
   skipAll(): void {
     this.#modelIndex = this.#models.length;
