@@ -9,7 +9,7 @@ import { LedgerCallbackHandler } from "./callback-handler.js";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
 import { findLedgerError } from "./find-ledger-error.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
-import { FlakyStore, runEvents } from "./testing/helpers.js";
+import { FlakyStore, payloadOf, runEvents } from "./testing/helpers.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
 const SESSION = "agent-session";
@@ -193,7 +193,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
       const events = await runEvents(store, SESSION, RUN);
       const requested = events.filter((event) => event.type === "tool.requested");
       expect(requested).toHaveLength(1);
-      expect((requested[0]?.payload as { name: string }).name).toBe("lookup");
+      expect(payloadOf<{ name: string }>(requested[0]).name).toBe("lookup");
       expect(events.filter((event) => event.type === "tool.completed")).toHaveLength(1);
     }
   });
