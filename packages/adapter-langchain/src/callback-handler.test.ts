@@ -245,6 +245,27 @@ describe("LedgerCallbackHandler: tools and chains", () => {
     expect(restored.pendingToolCalls.map((call) => call.id)).toEqual(["call-b"]);
   });
 
+  it("restoreMessages pairs tool calls with an empty id with their results, by name and order", async () => {
+    const { store, handler, model } = setup(
+      () =>
+        new AIMessage({
+          content: "",
+          tool_calls: [
+            { id: "", name: "search", args: { query: "a" } },
+            { id: "", name: "search", args: { query: "b" } },
+          ],
+        }),
+    );
+    const answer = await model.invoke([new HumanMessage("find")], { callbacks: [handler] });
+    const [first] = answer.tool_calls ?? [];
+    if (!first) throw new Error("expected a tool call");
+    await search.invoke({ ...first, type: "tool_call" }, { callbacks: [handler] });
+    const restored = await restoreMessages(store, { sessionId: SESSION, runId: RUN });
+    expect(restored.messages.map((item) => item.type)).toEqual(["human", "ai", "tool"]);
+    expect(restored.messages[2]?.content).toBe("results for a");
+    expect(restored.pendingToolCalls.map((call) => call.args)).toEqual([{ query: "b" }]);
+  });
+
   it("restoreMessages keeps a tool call that paused at a LangGraph interrupt() pending", async () => {
     const { store, handler, model } = setup(
       () =>

@@ -11,6 +11,7 @@ import type { ToolCall } from "@langchain/core/messages/tool";
 import { isRecord } from "./plain-json.js";
 import { messageFromJson } from "./stored-messages.js";
 import { isInterrupt } from "./tool-attempt.js";
+import { ledgerToolCallId } from "./tool-claim.js";
 
 export interface RestoredMessages {
   /** The conversation as the last model call saw it, its answer, and the tool results since. */
@@ -73,20 +74,39 @@ export async function restoreMessages(
   if (answer) messages.push(answer);
   const calls = (answer as { tool_calls?: ToolCall[] } | undefined)?.tool_calls ?? [];
 
-  // Outcomes of tool calls recorded after the completion, by toolCallId.
+  // Outcomes of tool calls recorded after the completion, by toolCallId, and by step.
   const outcomes = new Map<string, LedgerEvent>();
+  const stepOutcomes = new Map<string, LedgerEvent>();
+  // Calls without an id (models may give an empty one): their steps by name, in request order.
+  const unnamedSteps = new Map<string, string[]>();
   const after = events.filter((event) => event.seq > lastCompletion.seq);
   for (const event of after) {
     const toolCallId = field(event, "toolCallId");
-    if (typeof toolCallId !== "string") continue;
+    if (event.type === "tool.requested") {
+      if (typeof toolCallId === "string" || event.causedByEventId !== lastCompletion.eventId)
+        continue;
+      const name = String(field(event, "name"));
+      const steps = unnamedSteps.get(name) ?? [];
+      if (event.stepId !== undefined && !steps.includes(event.stepId)) steps.push(event.stepId);
+      unnamedSteps.set(name, steps);
+      continue;
+    }
     if (!["tool.completed", "tool.failed", "attempt.abandoned"].includes(event.type)) continue;
     // Paused at a LangGraph interrupt(): the tool runs again when the graph resumes.
     if (event.type === "tool.failed" && isInterrupt(field(event, "error"))) continue;
-    outcomes.set(toolCallId, event);
+    if (typeof toolCallId === "string") outcomes.set(toolCallId, event);
+    if (event.stepId !== undefined) stepOutcomes.set(event.stepId, event);
   }
   const pendingToolCalls: ToolCall[] = [];
   for (const call of calls) {
-    const outcome = call.id ? outcomes.get(call.id) : undefined;
+    const toolCallId = ledgerToolCallId(call.id);
+    const stepId = toolCallId === undefined ? unnamedSteps.get(call.name)?.shift() : undefined;
+    const outcome =
+      toolCallId !== undefined
+        ? outcomes.get(toolCallId)
+        : stepId !== undefined
+          ? stepOutcomes.get(stepId)
+          : undefined;
     if (!outcome) {
       pendingToolCalls.push(call);
       continue;
