@@ -390,6 +390,44 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     }
   });
 
+  it("a tool call cut off by aborting the run is left unresolved, not recorded as failed (it may still happen)", async () => {
+    const store = new FlakyStore();
+    const { tools, effects, block } = world();
+    const controller = new AbortController();
+    let finish: () => void = () => {};
+    const finished = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    // The run is aborted while send runs; send does not watch the signal and completes anyway.
+    block(async () => {
+      controller.abort();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      finish();
+    });
+    const { agent, handler } = agentFor(store, tools);
+    const error = await agent
+      .invoke(
+        { messages: [{ role: "user", content: "go" }] },
+        { ...config(handler), signal: controller.signal },
+      )
+      .catch((caught: unknown) => caught);
+    expect((error as Error).name).toBe("AbortError");
+    await finished;
+    expect(effects.send).toBe(1);
+    const events = await runEvents(store, SESSION, RUN);
+    const sendAttempt = events.find(
+      (event) =>
+        event.type === "tool.requested" && payloadOf<{ name: string }>(event).name === "send",
+    )?.attemptId;
+    expect(sendAttempt).toBeDefined();
+    expect(
+      events.filter((event) => event.attemptId === sendAttempt).map((event) => event.type),
+    ).toEqual(["tool.requested"]);
+    expect(
+      (await inspectSession(store, SESSION)).unresolved.map((attempt) => attempt.attemptId),
+    ).toContain(sendAttempt);
+  });
+
   it("on resume, stops an unresolved non-idempotent tool call until a person abandons it", async () => {
     const store = new FlakyStore();
     const first = world();

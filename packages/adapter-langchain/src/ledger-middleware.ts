@@ -46,7 +46,10 @@ export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
           ? next(request)
           : runWithUnnamedClaim(async () => next(request)));
       } catch (error) {
-        await recorder.toolFailed(attempt, error);
+        // An aborted run stops waiting for the tool, which may go on and have its effect: that
+        // is no failure of the tool. The attempt stays unresolved (a resume asks before
+        // repeating it); only the tool's own error is recorded as tool.failed.
+        if (request.runtime?.signal?.aborted !== true) await recorder.toolFailed(attempt, error);
         throw error;
       } finally {
         release();
