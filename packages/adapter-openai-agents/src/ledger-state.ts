@@ -2,11 +2,12 @@ import {
   type Attempt,
   attemptFromRecorded,
   collectAttempts,
+  type EventStore,
   type JsonObject,
   type LedgerEvent,
-  type SessionRecorder,
+  SessionRecorder,
 } from "@agent-ledger/core";
-import type { LedgerRunState, RecordedToolCall } from "./scope.js";
+import { agentActor, type LedgerRunState, type RecordedToolCall } from "./scope.js";
 
 /** Type of the custom event recording a person's decision on an approval interruption. */
 export const APPROVAL_EVENT_TYPE = "x.openai-agents.approval";
@@ -118,4 +119,16 @@ export function recordedAttempt(
  */
 export function skipRecordedCalls(recorder: SessionRecorder): void {
   recorder.replay?.skipAll();
+}
+
+// A recorder that goes on recording on a run already in the ledger, as the actor that started it.
+export async function recorderOfRun(
+  store: EventStore,
+  sessionId: string,
+  runId: string,
+  events: readonly LedgerEvent[],
+): Promise<SessionRecorder> {
+  const started = events.find((event) => event.runId === runId && event.type === "run.started");
+  const actor = started?.actor ?? agentActor("agent");
+  return SessionRecorder.resume({ store, sessionId, runId, actor });
 }

@@ -2,9 +2,7 @@ import {
   type EventStore,
   type JsonObject,
   LedgerError,
-  type LedgerEvent,
   readWholeSession,
-  resolveEvents,
   SessionRecorder,
 } from "@agent-ledger/core";
 import {
@@ -17,6 +15,7 @@ import {
   type RunToolApprovalItem,
   type StreamedRunResult,
 } from "@openai/agents";
+import { applyRecordedDecisions, recordDecisions, recordedDecision } from "./approval-decisions.js";
 import {
   isRunStateCheckpoint,
   loadRunStateCheckpoint,
@@ -26,10 +25,9 @@ import {
 import { instrumentAgent } from "./instrument-agent.js";
 import { ledgerModel, ledgerModelProvider } from "./ledger-model.js";
 import {
-  APPROVAL_EVENT_TYPE,
   isCallEvent,
   loadRunState,
-  recordedAttempt,
+  recorderOfRun,
   runTree,
   skipRecordedCalls,
 } from "./ledger-state.js";
@@ -119,17 +117,6 @@ function ledgerRunner(options: LedgerRunOptions): Runner {
       return userFilter ? userFilter(args) : args.modelData;
     },
   });
-}
-
-async function recorderOfRun(
-  store: EventStore,
-  sessionId: string,
-  runId: string,
-  events: readonly LedgerEvent[],
-): Promise<SessionRecorder> {
-  const started = events.find((event) => event.runId === runId && event.type === "run.started");
-  const actor = started?.actor ?? agentActor("agent");
-  return SessionRecorder.resume({ store, sessionId, runId, actor });
 }
 
 // Closes the runs a finished run opened below itself (handoff targets), deepest first.
@@ -293,84 +280,6 @@ export async function runWithLedger(
     return await finish(scope, result);
   } catch (error) {
     return failed(scope, error);
-  }
-}
-
-function approvalOf(state: AnyRunState, item: RunToolApprovalItem): boolean | undefined {
-  const callId = (item.rawItem as { callId?: string }).callId ?? "";
-  return state._context.isToolApproved({ toolName: item.toolName ?? item.name ?? "", callId });
-}
-
-// The decision the ledger holds for an interruption: by attempt for a call a crash left
-// unresolved, else by callId.
-function recordedDecision(scope: LedgerScope, item: RunToolApprovalItem): boolean | undefined {
-  const callId = (item.rawItem as { callId?: string }).callId ?? "";
-  const recorded = scope.run.recordedToolCalls.get(callId);
-  if (recorded?.status === "abandoned") return false;
-  if (recorded?.status === "requested") return scope.run.decisions.get(recorded.attemptId);
-  return scope.run.decisions.get(`call:${callId}`);
-}
-
-// Applies decisions recorded in the ledger to a re-executed run's interruptions; false when a
-// person still has to decide one.
-function applyRecordedDecisions(state: AnyRunState, scope: LedgerScope): boolean {
-  const interruptions = state.getInterruptions();
-  const decisions = interruptions.map((item) => recordedDecision(scope, item));
-  if (decisions.some((decision) => decision === undefined)) return false;
-  interruptions.forEach((item, index) => {
-    if (decisions[index]) state.approve(item);
-    else state.reject(item);
-  });
-  return true;
-}
-
-// Records the decisions a person made on the interruptions of `state`, and retries (approve)
-// or abandons (reject) the calls a crash had left unresolved.
-async function recordDecisions(
-  scope: LedgerScope,
-  state: AnyRunState,
-  events: readonly LedgerEvent[],
-): Promise<void> {
-  const { store, sessionId } = scope.root;
-  for (const item of state.getInterruptions()) {
-    const approved = approvalOf(state, item);
-    if (approved === undefined) continue;
-    const callId = (item.rawItem as { callId?: string }).callId ?? "";
-    const recorded = scope.run.recordedToolCalls.get(callId);
-    const unresolved = recorded?.status === "requested" ? recorded : undefined;
-    const payload: JsonObject = { callId, toolName: item.name ?? "", approved };
-    if (unresolved) payload.attemptId = unresolved.attemptId;
-    const key = unresolved ? unresolved.attemptId : `call:${callId}`;
-    // Recorded before a crash already: do not record it twice.
-    if (scope.run.decisions.get(key) !== approved)
-      await scope.root.record({ type: APPROVAL_EVENT_TYPE, payload });
-    scope.run.decisions.set(key, approved);
-    if (!unresolved) continue;
-    // Resolved: large arguments are blob references in the stored event, and the retry records
-    // the arguments themselves.
-    const attempt = recordedAttempt(
-      await resolveEvents(
-        store,
-        events.filter((event) => event.attemptId === unresolved.attemptId),
-      ),
-      unresolved.attemptId,
-    );
-    if (!attempt) continue;
-    const owner =
-      attempt.runId === scope.root.runId
-        ? scope.root
-        : attempt.runId === scope.current?.runId
-          ? scope.current
-          : await recorderOfRun(store, sessionId, attempt.runId, events);
-    if (approved) {
-      scope.run.approvedRetries.set(callId, await owner.retry(attempt));
-    } else {
-      await owner.abandon(attempt, "rejected by a person after the process died during the call");
-      scope.run.recordedToolCalls.set(callId, {
-        attemptId: attempt.attemptId,
-        status: "abandoned",
-      });
-    }
   }
 }
 
