@@ -5,12 +5,8 @@ import { z } from "zod";
 import { APPROVAL_EVENT_TYPE, resumeRun, runWithLedger } from "./index.js";
 import { FailingStore } from "./testing/failing-store.js";
 import { fixture } from "./testing/fixture.js";
-import {
-  functionCall,
-  message,
-  ScriptedModel,
-  scriptedProvider,
-} from "./testing/scripted-model.js";
+import { firstInterruption, runOptions } from "./testing/recorded-run.js";
+import { functionCall, message, ScriptedModel } from "./testing/scripted-model.js";
 
 setTracingDisabled(true);
 
@@ -22,24 +18,39 @@ async function crashAfter(
   options: { chargeNeedsApproval?: boolean } = {},
 ) {
   const store = new FailingStore();
-  let down = false;
-  store.failWhen = (request) => {
-    if (down) return true;
-    if (request.events.some(when)) {
-      down = true;
-      return false;
-    }
-    return false;
-  };
+  store.goDownAfter(when);
   const first = fixture(options);
-  await runWithLedger(first.main, "sell a book", {
-    store,
-    sessionId: "s",
-    runId: "root",
-    modelProvider: scriptedProvider(first.model),
-  }).catch(() => undefined);
+  await runWithLedger(first.main, "sell a book", runOptions(store, first.model)).catch(
+    () => undefined,
+  );
   store.failWhen = undefined;
   return { store, first };
+}
+
+// A person approved the charge at its interruption, then the process died right after the
+// first event matching `when` while the run went on.
+async function crashAfterApproving(when: (event: { type: string }) => boolean) {
+  const store = new FailingStore();
+  const first = fixture({ chargeNeedsApproval: true });
+  const paused = await runWithLedger(first.main, "sell a book", runOptions(store, first.model));
+  const { state, item } = firstInterruption(paused);
+  state.approve(item);
+  store.goDownAfter(when);
+  await resumeRun(first.main, { ...runOptions(store, first.model), state }).catch(() => undefined);
+  store.failWhen = undefined;
+  return { store, first };
+}
+
+// A new process resumes the run with a fresh fixture whose script goes on after `calls` turns.
+async function resumeInNewProcess(
+  store: FailingStore,
+  calls: number,
+  options: { chargeNeedsApproval?: boolean } = {},
+) {
+  const second = fixture(options);
+  second.model.calls = calls;
+  const result = await resumeRun(second.main, runOptions(store, second.model));
+  return { second, result };
 }
 
 const chargeRequested = (event: { type: string; payload?: unknown }) =>
@@ -55,14 +66,8 @@ describe("resumeRun after a crash", () => {
     expect(first.model.calls).toBe(3);
     expect(first.effects).toEqual(["lookup book", "charge 7"]);
 
-    const second = fixture();
-    second.model.calls = 3; // the script goes on at the closer's turn
-    const result = await resumeRun(second.main, {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(second.model),
-    });
+    // The script goes on at the closer's turn.
+    const { second, result } = await resumeInNewProcess(store, 3);
     expect(result.finalOutput).toBe("sold for 7");
     // Only the closer's call was live; no tool ran again.
     expect(second.model.requests).toHaveLength(1);
@@ -76,29 +81,16 @@ describe("resumeRun after a crash", () => {
   test("an unresolved non-idempotent tool call becomes an approval; approve runs it again", async () => {
     const { store, first } = await crashAfter(chargeRequested);
     expect(first.effects).toEqual(["lookup book", "charge 7"]);
-    const second = fixture();
-    const paused = await resumeRun(second.main, {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(second.model),
-    });
+    const { second, result: paused } = await resumeInNewProcess(store, 0);
     expect(paused.status).toBe("interrupted");
     expect(paused.interruptions.map((item) => item.name)).toEqual(["charge"]);
     expect(second.model.calls).toBe(0);
     expect(second.effects).toEqual([]);
 
-    const item = paused.interruptions[0];
-    if (!paused.state || !item) throw new Error("expected an interruption");
-    paused.state.approve(item);
+    const { state, item } = firstInterruption(paused);
+    state.approve(item);
     second.model.calls = 2;
-    const done = await resumeRun(second.main, {
-      store,
-      sessionId: "s",
-      runId: "root",
-      state: paused.state,
-      modelProvider: scriptedProvider(second.model),
-    });
+    const done = await resumeRun(second.main, { ...runOptions(store, second.model), state });
     expect(done.finalOutput).toBe("sold for 7");
     expect(second.effects).toEqual(["charge 7"]);
     const inspection = await inspectSession(store, "s");
@@ -129,39 +121,17 @@ describe("resumeRun after a crash", () => {
       return { saved, model, agent: new Agent({ name: "main", tools: [save] }) };
     };
     const store = new FailingStore();
-    let down = false;
-    store.failWhen = (request) => {
-      if (down) return true;
-      down = request.events.some((event) => event.type === "tool.requested");
-      return false;
-    };
+    store.goDownAfter((event) => event.type === "tool.requested");
     const first = make();
-    await runWithLedger(first.agent, "go", {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(first.model),
-    }).catch(() => undefined);
+    await runWithLedger(first.agent, "go", runOptions(store, first.model)).catch(() => undefined);
     store.failWhen = undefined;
 
     const second = make();
     second.model.calls = 1;
-    const paused = await resumeRun(second.agent, {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(second.model),
-    });
-    const item = paused.interruptions[0];
-    if (!paused.state || !item) throw new Error("expected an interruption");
-    paused.state.approve(item);
-    const done = await resumeRun(second.agent, {
-      store,
-      sessionId: "s",
-      runId: "root",
-      state: paused.state,
-      modelProvider: scriptedProvider(second.model),
-    });
+    const paused = await resumeRun(second.agent, runOptions(store, second.model));
+    const { state, item } = firstInterruption(paused);
+    state.approve(item);
+    const done = await resumeRun(second.agent, { ...runOptions(store, second.model), state });
     expect(done.status).toBe("completed");
     expect(second.saved).toEqual([text]);
     const events = await resolveEvents(store, await readWholeSession(store, "s"));
@@ -173,24 +143,11 @@ describe("resumeRun after a crash", () => {
 
   test("rejecting records attempt.abandoned and the model is told", async () => {
     const { store } = await crashAfter(chargeRequested);
-    const second = fixture();
-    const paused = await resumeRun(second.main, {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(second.model),
-    });
-    const item = paused.interruptions[0];
-    if (!paused.state || !item) throw new Error("expected an interruption");
-    paused.state.reject(item);
+    const { second, result: paused } = await resumeInNewProcess(store, 0);
+    const { state, item } = firstInterruption(paused);
+    state.reject(item);
     second.model.calls = 2;
-    const done = await resumeRun(second.main, {
-      store,
-      sessionId: "s",
-      runId: "root",
-      state: paused.state,
-      modelProvider: scriptedProvider(second.model),
-    });
+    const done = await resumeRun(second.main, { ...runOptions(store, second.model), state });
     expect(done.finalOutput).toBe("not sold");
     expect(second.effects).toEqual([]);
     const events = await resolveEvents(store, await readWholeSession(store, "s"));
@@ -208,14 +165,7 @@ describe("resumeRun after a crash", () => {
       (event) =>
         event.type === "tool.requested" && (event.payload as { name: string }).name === "lookup",
     );
-    const second = fixture();
-    second.model.calls = 1;
-    const result = await resumeRun(second.main, {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(second.model),
-    });
+    const { second, result } = await resumeInNewProcess(store, 1);
     expect(result.finalOutput).toBe("sold for 7");
     expect(second.effects).toEqual(["lookup book", "charge 7"]);
     // The first model call came from the ledger.
@@ -223,42 +173,11 @@ describe("resumeRun after a crash", () => {
   });
 
   test("a crash after an approval was decided resumes from the input and applies the decision", async () => {
-    const store = new FailingStore();
-    const first = fixture({ chargeNeedsApproval: true });
-    const paused = await runWithLedger(first.main, "sell a book", {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(first.model),
-    });
-    const item = paused.interruptions[0];
-    if (!paused.state || !item) throw new Error("expected an interruption");
-    paused.state.approve(item);
     // Dies after the approved charge completed, before the next model call is recorded.
-    let down = false;
-    store.failWhen = (request) => {
-      if (down) return true;
-      if (request.events.some((event) => event.type === "tool.completed")) down = true;
-      return false;
-    };
-    await resumeRun(first.main, {
-      store,
-      sessionId: "s",
-      runId: "root",
-      state: paused.state,
-      modelProvider: scriptedProvider(first.model),
-    }).catch(() => undefined);
+    const { store, first } = await crashAfterApproving((event) => event.type === "tool.completed");
     expect(first.effects).toEqual(["lookup book", "charge 7"]);
-    store.failWhen = undefined;
 
-    const second = fixture({ chargeNeedsApproval: true });
-    second.model.calls = 2;
-    const result = await resumeRun(second.main, {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(second.model),
-    });
+    const { second, result } = await resumeInNewProcess(store, 2, { chargeNeedsApproval: true });
     expect(result.status).toBe("completed");
     expect(result.finalOutput).toBe("sold for 7");
     expect(second.effects).toEqual([]);
@@ -266,42 +185,13 @@ describe("resumeRun after a crash", () => {
   });
 
   test("a crash after a person approved, before the approved tool ran, does not ask again", async () => {
-    const store = new FailingStore();
-    const first = fixture({ chargeNeedsApproval: true });
-    const paused = await runWithLedger(first.main, "sell a book", {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(first.model),
-    });
-    const item = paused.interruptions[0];
-    if (!paused.state || !item) throw new Error("expected an interruption");
-    paused.state.approve(item);
     // Dies right after the decision is recorded, before the charge is requested.
-    let down = false;
-    store.failWhen = (request) => {
-      if (down) return true;
-      if (request.events.some((event) => event.type === APPROVAL_EVENT_TYPE)) down = true;
-      return false;
-    };
-    await resumeRun(first.main, {
-      store,
-      sessionId: "s",
-      runId: "root",
-      state: paused.state,
-      modelProvider: scriptedProvider(first.model),
-    }).catch(() => undefined);
-    store.failWhen = undefined;
+    const { store, first } = await crashAfterApproving(
+      (event) => event.type === APPROVAL_EVENT_TYPE,
+    );
     expect(first.effects).toEqual(["lookup book"]);
 
-    const second = fixture({ chargeNeedsApproval: true });
-    second.model.calls = 2;
-    const result = await resumeRun(second.main, {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(second.model),
-    });
+    const { second, result } = await resumeInNewProcess(store, 2, { chargeNeedsApproval: true });
     expect(result).toMatchObject({ status: "completed", finalOutput: "sold for 7" });
     expect(second.effects).toEqual(["charge 7"]);
     const events = await readWholeSession(store, "s");
@@ -338,30 +228,17 @@ describe("resumeRun after a crash", () => {
       return { model, agent };
     };
     const store = new FailingStore();
-    let down = false;
-    store.failWhen = (request) => {
-      if (down) return true;
-      if (request.events.some((event) => event.type === "tool.completed")) down = true;
-      return false;
-    };
+    store.goDownAfter((event) => event.type === "tool.completed");
     const first = make();
-    await runWithLedger(first.agent, "price?", {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(first.model),
-    }).catch(() => undefined);
+    await runWithLedger(first.agent, "price?", runOptions(store, first.model)).catch(
+      () => undefined,
+    );
     store.failWhen = undefined;
     expect(first.model.calls).toBe(2);
 
     const second = make();
     second.model.calls = 2; // only the last turn is live
-    const result = await resumeRun(second.agent, {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(second.model),
-    });
+    const result = await resumeRun(second.agent, runOptions(store, second.model));
     expect(result).toMatchObject({ status: "completed", finalOutput: "done" });
     expect(second.model.requests).toHaveLength(1);
     const inspection = await inspectSession(store, "s");

@@ -2,6 +2,7 @@ import {
   type AppendRequest,
   type AppendResult,
   MemoryEventStore,
+  type NewEvent,
   StoreUnavailableError,
 } from "@agent-ledger/core";
 
@@ -16,5 +17,19 @@ export class FailingStore extends MemoryEventStore {
   override async append(request: AppendRequest): Promise<AppendResult> {
     if (this.failWhen?.(request)) throw new StoreUnavailableError("store is down");
     return super.append(request);
+  }
+
+  /**
+   * Goes down for good right after the first append holding an event matching `when` (that
+   * append commits): the in-process stand-in for a process that died at that point. Set
+   * `failWhen` to undefined to bring the store back for the next process.
+   */
+  goDownAfter(when: (event: NewEvent) => boolean): void {
+    let down = false;
+    this.failWhen = (request) => {
+      if (down) return true;
+      if (request.events.some(when)) down = true;
+      return false;
+    };
   }
 }
