@@ -4,12 +4,8 @@ import { describe, expect, test } from "vitest";
 import { z } from "zod";
 import { instrumentAgent, resumeRun, runWithLedger } from "./index.js";
 import { FailingStore } from "./testing/failing-store.js";
-import {
-  functionCall,
-  message,
-  ScriptedModel,
-  scriptedProvider,
-} from "./testing/scripted-model.js";
+import { firstInterruption, runOptions } from "./testing/recorded-run.js";
+import { functionCall, message, ScriptedModel } from "./testing/scripted-model.js";
 
 setTracingDisabled(true);
 
@@ -46,12 +42,7 @@ describe("an agent used as a tool (Agent.asTool)", () => {
   test("pausing for an approval inside it leaves its call open; approved, it goes on in the same child run", async () => {
     const store = new MemoryEventStore();
     const { effects, main, model, writerModel } = agentToolFixture();
-    const paused = await runWithLedger(main, "go", {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(model),
-    });
+    const paused = await runWithLedger(main, "go", runOptions(store, model));
     expect(paused.status).toBe("interrupted");
     expect(paused.interruptions.map((item) => item.name)).toEqual(["write"]);
     // The writer did not finish: neither its run nor the tool call that runs it is complete.
@@ -59,16 +50,9 @@ describe("an agent used as a tool (Agent.asTool)", () => {
     expect(atPause.runs[0]?.children.map((child) => child.status)).toEqual(["running"]);
     expect(atPause.unresolved.map((attempt) => attempt.name)).toEqual(["writer_tool"]);
 
-    const item = paused.interruptions[0];
-    if (!paused.state || !item) throw new Error("expected an interruption");
-    paused.state.approve(item);
-    const done = await resumeRun(main, {
-      store,
-      sessionId: "s",
-      runId: "root",
-      state: paused.state,
-      modelProvider: scriptedProvider(model),
-    });
+    const { state, item } = firstInterruption(paused);
+    state.approve(item);
+    const done = await resumeRun(main, { ...runOptions(store, model), state });
     expect(done).toMatchObject({ status: "completed", finalOutput: "done" });
     expect(effects).toEqual(["write héllo 🌍"]);
     expect(writerModel.calls).toBe(2);
@@ -96,22 +80,12 @@ describe("an agent used as a tool (Agent.asTool)", () => {
 
   test("a crash while its inner tool runs: each open call is asked about once, then it completes", async () => {
     const store = new FailingStore();
-    let down = false;
-    store.failWhen = (request) => {
-      if (down) return true;
-      down = request.events.some(
-        (event) =>
-          event.type === "tool.requested" && (event.payload as { name: string }).name === "write",
-      );
-      return false;
-    };
+    store.goDownAfter(
+      (event) =>
+        event.type === "tool.requested" && (event.payload as { name: string }).name === "write",
+    );
     const first = agentToolFixture({ writeNeedsApproval: false });
-    await runWithLedger(first.main, "go", {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(first.model),
-    }).catch(() => undefined);
+    await runWithLedger(first.main, "go", runOptions(store, first.model)).catch(() => undefined);
     store.failWhen = undefined;
     expect(first.effects).toEqual(["write héllo 🌍"]);
 
@@ -120,23 +94,15 @@ describe("an agent used as a tool (Agent.asTool)", () => {
     second.model.calls = 1;
     second.writerModel.calls = 1; // the scripts go on after the calls the ledger answers
     const asked: string[] = [];
-    let result = await resumeRun(second.main, {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(second.model),
-    });
+    let result = await resumeRun(second.main, runOptions(store, second.model));
     while (result.status === "interrupted" && result.state) {
       for (const item of result.interruptions) {
         asked.push(item.name ?? "");
         result.state.approve(item);
       }
       result = await resumeRun(second.main, {
-        store,
-        sessionId: "s",
-        runId: "root",
+        ...runOptions(store, second.model),
         state: result.state,
-        modelProvider: scriptedProvider(second.model),
       });
     }
     expect(asked).toEqual(["writer_tool", "write"]);
@@ -160,24 +126,16 @@ describe("an agent used as a tool (Agent.asTool)", () => {
       request.events.some((event) => event.type === "model.requested") &&
       ++failures <= 3;
     const first = agentToolFixture({ writeNeedsApproval: false });
-    const failure = await runWithLedger(first.main, "go", {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(first.model),
-    }).catch((error: unknown) => error);
+    const failure = await runWithLedger(first.main, "go", runOptions(store, first.model)).catch(
+      (error: unknown) => error,
+    );
     expect(String(failure)).toMatch(/store is down/);
     expect(first.writerModel.calls).toBe(0);
     expect((await inspectSession(store, "s")).runs[0]?.status).toBe("running");
 
     const second = agentToolFixture({ writeNeedsApproval: false });
     second.model.calls = 1;
-    const paused = await resumeRun(second.main, {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(second.model),
-    });
+    const paused = await resumeRun(second.main, runOptions(store, second.model));
     // writer_tool was in flight when the run stopped: a person says whether to run it again.
     expect(paused.interruptions.map((item) => item.name)).toEqual(["writer_tool"]);
   });

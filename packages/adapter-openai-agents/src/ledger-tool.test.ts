@@ -4,6 +4,7 @@ import { describe, expect, test } from "vitest";
 import { z } from "zod";
 import { ledgerTool, ledgerToolEffect, resumeRun, runWithLedger } from "./index.js";
 import { FailingStore } from "./testing/failing-store.js";
+import { runOptions } from "./testing/recorded-run.js";
 import {
   functionCall,
   message,
@@ -12,19 +13,6 @@ import {
 } from "./testing/scripted-model.js";
 
 setTracingDisabled(true);
-
-// The store goes down for good right after the first append matching `when`: a process that
-// died at that point (the SIGKILL tests are in examples/openai-agents-resume).
-function storeThatDiesAfter(when: (event: { type: string }) => boolean): FailingStore {
-  const store = new FailingStore();
-  let down = false;
-  store.failWhen = (request) => {
-    if (down) return true;
-    if (request.events.some(when)) down = true;
-    return false;
-  };
-  return store;
-}
 
 // An agent whose one tool returns `output` twice, then answers with what it saw.
 function agentWithTool(output: () => unknown) {
@@ -46,30 +34,28 @@ function agentWithTool(output: () => unknown) {
   return { effects, model, agent: new Agent({ name: "main", tools: [report] }) };
 }
 
+// The process dies right after the second model call completed (call_1 ran, call_2 not yet):
+// a store that goes down there (the SIGKILL tests are in examples/openai-agents-resume).
+async function crashAfterSecondModelCall(output: () => unknown) {
+  let completions = 0;
+  const store = new FailingStore();
+  store.goDownAfter((event) => event.type === "model.completed" && ++completions === 2);
+  const first = agentWithTool(output);
+  await runWithLedger(first.agent, "go", runOptions(store, first.model, "r")).catch(
+    () => undefined,
+  );
+  store.failWhen = undefined;
+  return { store, first };
+}
+
 describe("ledgerTool outputs", () => {
   test("a tool that returns nothing is replayed as nothing: resume after a crash does not diverge", async () => {
-    let completions = 0;
-    const store = storeThatDiesAfter(
-      (event) => event.type === "model.completed" && ++completions === 2,
-    );
-    const first = agentWithTool(() => undefined);
-    await runWithLedger(first.agent, "go", {
-      store,
-      sessionId: "s",
-      runId: "r",
-      modelProvider: scriptedProvider(first.model),
-    }).catch(() => undefined);
-    store.failWhen = undefined;
+    const { store, first } = await crashAfterSecondModelCall(() => undefined);
     expect(first.effects).toEqual(["sent"]);
 
     const second = agentWithTool(() => undefined);
     second.model.calls = 2;
-    const result = await resumeRun(second.agent, {
-      store,
-      sessionId: "s",
-      runId: "r",
-      modelProvider: scriptedProvider(second.model),
-    });
+    const result = await resumeRun(second.agent, runOptions(store, second.model, "r"));
     expect(result.status).toBe("completed");
     // call_1 came from the ledger, call_2 ran live.
     expect(second.effects).toEqual(["sent"]);
@@ -77,19 +63,8 @@ describe("ledgerTool outputs", () => {
   });
 
   test("an output that is not plain JSON (undefined fields, Dates, -0) is recorded as the JSON the model saw", async () => {
-    let completions = 0;
-    const store = storeThatDiesAfter(
-      (event) => event.type === "model.completed" && ++completions === 2,
-    );
     const output = () => ({ id: 7, note: undefined, at: new Date(0), delta: -0 });
-    const first = agentWithTool(output);
-    await runWithLedger(first.agent, "go", {
-      store,
-      sessionId: "s",
-      runId: "r",
-      modelProvider: scriptedProvider(first.model),
-    }).catch(() => undefined);
-    store.failWhen = undefined;
+    const { store, first } = await crashAfterSecondModelCall(output);
     expect(first.effects).toEqual(["sent"]);
     const completed = (await readWholeSession(store, "s")).find(
       (event) => event.type === "tool.completed",
@@ -100,12 +75,7 @@ describe("ledgerTool outputs", () => {
 
     const second = agentWithTool(output);
     second.model.calls = 2;
-    const result = await resumeRun(second.agent, {
-      store,
-      sessionId: "s",
-      runId: "r",
-      modelProvider: scriptedProvider(second.model),
-    });
+    const result = await resumeRun(second.agent, runOptions(store, second.model, "r"));
     expect(result.status).toBe("completed");
     expect(second.effects).toEqual(["sent"]);
     // The one live model call sees call_1's replayed output as the same text as call_2's live one.
@@ -217,12 +187,11 @@ describe("ledgerTool outputs", () => {
           event.type === "tool.requested" && (event.payload as { name: string }).name === "late",
       ) && ++failures <= 3;
     const first = make();
-    const failure = await runWithLedger(first.agent, "go", {
-      store,
-      sessionId: "s",
-      runId: "r",
-      modelProvider: scriptedProvider(first.model),
-    }).catch((error: unknown) => error);
+    const failure = await runWithLedger(
+      first.agent,
+      "go",
+      runOptions(store, first.model, "r"),
+    ).catch((error: unknown) => error);
     expect(String(failure)).toMatch(/store is down/);
     expect(first.effects).toEqual(["wait"]);
     const events = await readWholeSession(store, "s");
@@ -234,12 +203,7 @@ describe("ledgerTool outputs", () => {
     // It may or may not have done its work: the resumed run asks, as for any call in flight.
     const second = make();
     second.model.calls = 1;
-    const paused = await resumeRun(second.agent, {
-      store,
-      sessionId: "s",
-      runId: "r",
-      modelProvider: scriptedProvider(second.model),
-    });
+    const paused = await resumeRun(second.agent, runOptions(store, second.model, "r"));
     expect(paused.status).toBe("interrupted");
     expect(paused.interruptions.map((item) => item.name)).toEqual(["wait"]);
     expect((await inspectSession(store, "s")).runs[0]?.status).toBe("running");

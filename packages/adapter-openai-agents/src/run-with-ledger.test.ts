@@ -11,6 +11,7 @@ import { describe, expect, test } from "vitest";
 import { openAiAgentsVersion, resumeRun, runWithLedger } from "./index.js";
 import { FailingStore } from "./testing/failing-store.js";
 import { fixture } from "./testing/fixture.js";
+import { firstInterruption, runOptions } from "./testing/recorded-run.js";
 import { scriptedProvider } from "./testing/scripted-model.js";
 
 setTracingDisabled(true);
@@ -19,12 +20,7 @@ describe("runWithLedger", () => {
   test("records tools with callId and cause, and the handoff target on a child run", async () => {
     const store = new MemoryEventStore();
     const { main, model, effects } = fixture();
-    const result = await runWithLedger(main, "sell a book", {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(model),
-    });
+    const result = await runWithLedger(main, "sell a book", runOptions(store, model));
     expect(result.status).toBe("completed");
     expect(result.finalOutput).toBe("sold for 7");
     expect(effects).toEqual(["lookup book", "charge 7"]);
@@ -90,10 +86,7 @@ describe("runWithLedger", () => {
     const store = new MemoryEventStore();
     const { main, model } = fixture();
     const run = await runWithLedger(main, "sell a book", {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(model),
+      ...runOptions(store, model),
       stream: true,
     });
     for await (const event of run.stream) {
@@ -142,12 +135,11 @@ describe("runWithLedger", () => {
           event.type === "tool.requested" && (event.payload as { name: string }).name === "charge",
       ) && ++failures <= 3;
     const first = fixture();
-    const failure = await runWithLedger(first.main, "sell a book", {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(first.model),
-    }).catch((error: unknown) => error);
+    const failure = await runWithLedger(
+      first.main,
+      "sell a book",
+      runOptions(store, first.model),
+    ).catch((error: unknown) => error);
     expect(String(failure)).toMatch(/store is down/);
     expect(first.effects).toEqual(["lookup book"]);
     // Not the run's own failure: it stays open to be resumed.
@@ -155,12 +147,7 @@ describe("runWithLedger", () => {
 
     const second = fixture();
     second.model.calls = 2;
-    const result = await resumeRun(second.main, {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(second.model),
-    });
+    const result = await resumeRun(second.main, runOptions(store, second.model));
     expect(result).toMatchObject({ status: "completed", finalOutput: "sold for 7" });
     expect(second.effects).toEqual(["charge 7"]);
   });
@@ -168,12 +155,7 @@ describe("runWithLedger", () => {
   test("an approval interruption saves a checkpoint; approving goes on from it", async () => {
     const store = new MemoryEventStore();
     const { main, model, effects } = fixture({ chargeNeedsApproval: true });
-    const paused = await runWithLedger(main, "sell a book", {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(model),
-    });
+    const paused = await runWithLedger(main, "sell a book", runOptions(store, model));
     expect(paused.status).toBe("interrupted");
     expect(paused.interruptions.map((item) => item.name)).toEqual(["charge"]);
     expect(effects).toEqual(["lookup book"]);
@@ -185,25 +167,12 @@ describe("runWithLedger", () => {
     // A new process: load the checkpoint, a person approves, the run goes on.
     const fresh = fixture({ chargeNeedsApproval: true });
     fresh.model.calls = 2; // the script continues where the first process stopped
-    const reloaded = await resumeRun(fresh.main, {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(fresh.model),
-    });
+    const reloaded = await resumeRun(fresh.main, runOptions(store, fresh.model));
     expect(reloaded.status).toBe("interrupted");
     expect(fresh.model.calls).toBe(2);
-    const state = reloaded.state;
-    const item = reloaded.interruptions[0];
-    if (!state || !item) throw new Error("expected an interruption");
+    const { state, item } = firstInterruption(reloaded);
     state.approve(item);
-    const done = await resumeRun(fresh.main, {
-      store,
-      sessionId: "s",
-      runId: "root",
-      state,
-      modelProvider: scriptedProvider(fresh.model),
-    });
+    const done = await resumeRun(fresh.main, { ...runOptions(store, fresh.model), state });
     expect(done.finalOutput).toBe("sold for 7");
     expect(fresh.effects).toEqual(["charge 7"]);
     expect(fresh.model.calls).toBe(4);
@@ -215,12 +184,7 @@ describe("runWithLedger", () => {
   test("refuses a RunState checkpoint written by another SDK version", async () => {
     const store = new MemoryEventStore();
     const { main, model } = fixture({ chargeNeedsApproval: true });
-    await runWithLedger(main, "sell a book", {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(model),
-    });
+    await runWithLedger(main, "sell a book", runOptions(store, model));
     const events = await readWholeRun(store, { sessionId: "s", runId: "root" });
     const checkpoint = events.at(-1);
     const writer = await SessionRecorder.resume({
@@ -230,12 +194,9 @@ describe("runWithLedger", () => {
       actor: { type: "agent", id: "main" },
     });
     await writer.checkpoint({ ...(checkpoint?.payload as object), sdkVersion: "0.20.0" });
-    const failure = await resumeRun(main, {
-      store,
-      sessionId: "s",
-      runId: "root",
-      modelProvider: scriptedProvider(model),
-    }).catch((error: unknown) => error);
+    const failure = await resumeRun(main, runOptions(store, model)).catch(
+      (error: unknown) => error,
+    );
     expect(LedgerError.isInstance(failure, "invalid-argument")).toBe(true);
     expect((failure as Error).message).toContain("0.20.0");
     expect((failure as Error).message).toContain("0.14.3");
