@@ -21,6 +21,16 @@ async function recorded(store: MemoryEventStore, runId: string): Promise<LedgerE
   return resolveEvents(store, await readWholeRun(store, { sessionId: "s", runId }));
 }
 
+// Starts run "r" on `store` and returns a Runner whose model calls `model` answers and run "r"
+// records.
+async function recordingRunner(store: MemoryEventStore, model: ScriptedModel): Promise<Runner> {
+  const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
+  await recorder.startRun();
+  return new Runner({
+    modelProvider: ledgerModelProvider(scriptedProvider(model), { recorder }),
+  });
+}
+
 describe("ledgerModelProvider", () => {
   test("records getResponse: request committed first, completion with output and usage", async () => {
     const store = new MemoryEventStore();
@@ -69,12 +79,8 @@ describe("ledgerModelProvider", () => {
 
   test("records getStreamedResponse, completing at response_done", async () => {
     const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
-    await recorder.startRun();
     const model = new ScriptedModel([() => [message("streamed hello")]]);
-    const runner = new Runner({
-      modelProvider: ledgerModelProvider(scriptedProvider(model), { recorder }),
-    });
+    const runner = await recordingRunner(store, model);
     const result = await runner.run(new Agent({ name: "main" }), "hi", { stream: true });
     const seen: string[] = [];
     for await (const event of result) seen.push(event.type);
@@ -97,12 +103,8 @@ describe("ledgerModelProvider", () => {
 
   test("records model.failed when the model throws, and the run rejects", async () => {
     const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
-    await recorder.startRun();
     const model = new ScriptedModel([]);
-    const runner = new Runner({
-      modelProvider: ledgerModelProvider(scriptedProvider(model), { recorder }),
-    });
+    const runner = await recordingRunner(store, model);
     await expect(runner.run(new Agent({ name: "main" }), "hi")).rejects.toThrow(/no turn 1/);
     const inspection = await inspectSession(store, "s");
     const attempt = inspection.runs[0]?.steps[0]?.attempts[0];
@@ -112,26 +114,18 @@ describe("ledgerModelProvider", () => {
 
   test("fails closed: when model.requested cannot be committed the model is never called", async () => {
     const store = new FailingStore();
-    const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
-    await recorder.startRun();
-    store.failWhen = () => true;
     const model = new ScriptedModel([() => [message("never")]]);
-    const runner = new Runner({
-      modelProvider: ledgerModelProvider(scriptedProvider(model), { recorder }),
-    });
+    const runner = await recordingRunner(store, model);
+    store.failWhen = () => true;
     await expect(runner.run(new Agent({ name: "main" }), "hi")).rejects.toThrow(/store is down/);
     expect(model.calls).toBe(0);
   });
 
   test("fails closed in streaming mode too", async () => {
     const store = new FailingStore();
-    const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
-    await recorder.startRun();
-    store.failWhen = () => true;
     const model = new ScriptedModel([() => [message("never")]]);
-    const runner = new Runner({
-      modelProvider: ledgerModelProvider(scriptedProvider(model), { recorder }),
-    });
+    const runner = await recordingRunner(store, model);
+    store.failWhen = () => true;
     const result = await runner.run(new Agent({ name: "main" }), "hi", { stream: true });
     const failure = await (async () => {
       for await (const _event of result) {
