@@ -1,7 +1,7 @@
 import type { JsonValue, ReplayedOutcome } from "@agent-ledger/core";
 import { ToolMessage } from "@langchain/core/messages";
 import { Command, isCommand } from "@langchain/langgraph";
-import { createMiddleware } from "langchain";
+import { createMiddleware, ToolInvocationError } from "langchain";
 import type { LedgerCallbackHandler } from "./callback-handler.js";
 import { isRecord, toJsonValue } from "./plain-json.js";
 import { messageFromJson } from "./stored-messages.js";
@@ -49,7 +49,8 @@ export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
         // An aborted run stops waiting for the tool, which may go on and have its effect: that
         // is no failure of the tool. The attempt stays unresolved (a resume asks before
         // repeating it); only the tool's own error is recorded as tool.failed.
-        if (request.runtime?.signal?.aborted !== true) await recorder.toolFailed(attempt, error);
+        if (request.runtime?.signal?.aborted !== true)
+          await recorder.toolFailed(attempt, recordedError(error));
         throw error;
       } finally {
         release();
@@ -58,7 +59,7 @@ export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
       // stays unresolved (the tool ran, the ledger cannot say so) and the error propagates.
       if (ToolMessage.isInstance(result) && result.status === "error") {
         await recorder.toolFailed(attempt, {
-          name: "ToolError",
+          name: RETURNED_ERROR,
           message: String(result.content),
         });
       } else {
@@ -67,6 +68,45 @@ export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
       return result;
     },
   });
+}
+
+/** The name under which a tool's returned error ToolMessage is recorded as `tool.failed`. */
+const RETURNED_ERROR = "ToolError";
+/** LangChain's ToolInvocationError (arguments the tool's schema rejects) keeps `name` "Error". */
+const INVOCATION_ERROR = "ToolInvocationError";
+
+/** A thrown error as recorded; ToolInvocationError under its own name, so a replay can rebuild it. */
+function recordedError(error: unknown): unknown {
+  if (!ToolInvocationError.isInstance(error)) return error;
+  return {
+    name: INVOCATION_ERROR,
+    message: error.message,
+    stack: error.stack,
+    cause: error.toolError,
+  };
+}
+
+/**
+ * The error a tool call threw live, rebuilt from the ledger. Thrown again on replay, so that
+ * what handled it live handles it again: the tool node hands a ToolInvocationError to the model,
+ * toolErrorMiddleware makes its ToolMessage, any other error stops the agent.
+ */
+function replayedError(recorded: Record<string, unknown>, call: ToolCallLike): Error {
+  const message = String(recorded.message ?? "the tool failed");
+  if (recorded.name === INVOCATION_ERROR) {
+    const cause = isRecord(recorded.cause) ? recorded.cause : {};
+    const rebuilt = new ToolInvocationError(
+      Object.assign(new Error(String(cause.message ?? message)), {
+        name: String(cause.name ?? "Error"),
+      }),
+      { ...call, args: call.args ?? {} },
+    );
+    rebuilt.message = message;
+    return rebuilt;
+  }
+  const rebuilt = new Error(message);
+  rebuilt.name = String(recorded.name ?? "Error");
+  return rebuilt;
 }
 
 /** A tool's result as JSON; a Command keeps the target graph its toJSON leaves out. */
@@ -95,10 +135,10 @@ function commandFromJson(value: JsonValue): Command | undefined {
   return new Command(fields);
 }
 
-function replayedToolMessage(
-  replayed: ReplayedOutcome,
-  call: { id?: string | undefined; name: string },
-): ToolMessage | Command {
+type ToolCallLike = { id?: string | undefined; name: string; args?: Record<string, unknown> };
+
+/** The answer of a recorded tool call: its result, or the failure it ended with, as live. */
+function replayedToolMessage(replayed: ReplayedOutcome, call: ToolCallLike): ToolMessage | Command {
   const toolCallId = call.id ?? "";
   if (replayed.status === "completed") {
     const command = commandFromJson(replayed.result);
@@ -111,8 +151,10 @@ function replayedToolMessage(
   }
   if (replayed.status === "failed") {
     const error: Record<string, unknown> = isRecord(replayed.error) ? replayed.error : {};
+    // The tool returned this error message live: the same message. Else it threw: throw again.
+    if (error.name !== RETURNED_ERROR) throw replayedError(error, call);
     return new ToolMessage({
-      content: `Error: ${String(error.message ?? "the tool failed")}`,
+      content: String(error.message ?? ""),
       tool_call_id: toolCallId,
       name: call.name,
       status: "error",
