@@ -16,6 +16,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import type { LLMResult } from "@langchain/core/outputs";
 import type { ChainValues } from "@langchain/core/utils/types";
 import { chatRequest, modelResponse, textRequest } from "./model-request.js";
+import { ModelRetries, pastRetriedFailures } from "./model-retry.js";
 import { isRecord, parseToolInput, toJsonValue } from "./plain-json.js";
 import { beforeToolCall } from "./tool-attempt.js";
 import { ledgerToolCallId, takeUnnamedClaim } from "./tool-claim.js";
@@ -44,6 +45,7 @@ interface HandlerState {
   options: LedgerCallbackHandlerOptions;
   recorder: Promise<SessionRecorder> | undefined;
   models: Map<string, Attempt>;
+  retries: ModelRetries;
   tools: Map<string, Attempt>;
   chains: Map<string, { topLevel: boolean }>;
   nodeTasks: Set<string>;
@@ -95,6 +97,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       options,
       recorder: undefined,
       models: new Map(),
+      retries: new ModelRetries(),
       tools: new Map(),
       chains: new Map(),
       nodeTasks: new Set(),
@@ -189,8 +192,12 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     request: JsonObject,
     ids: { runId: string; parentRunId?: string; runName?: string; tags?: string[] },
   ): Promise<void> {
-    const attempt = await this.#beforeModelCall(request, langchainMetadata(ids));
+    const retried = this.#state.retries.retried(ids.parentRunId, request);
+    const attempt = retried
+      ? await (await this.getRecorder()).retry(retried)
+      : await this.#beforeModelCall(request, langchainMetadata(ids));
     this.#state.models.set(ids.runId, attempt);
+    this.#state.retries.started(ids.runId, ids.parentRunId, request);
   }
 
   /** The attempt a callback started under LangChain's `runId`, forgotten as the call ends. */
@@ -209,7 +216,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     const recorder = await this.getRecorder();
     for (;;) {
       try {
-        const attempt = await recorder.beforeModelCall({ request, metadata });
+        const attempt = await pastRetriedFailures(recorder, { request, metadata });
         // Recorded before the crash but not in the checkpoint: LangChain calls the model anyway,
         // so record that as a new attempt rather than pretending it was answered.
         if (attempt.replayed) return await recorder.retry(attempt);
@@ -267,6 +274,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
   ): Promise<void> {
     const attempt = this.#take(this.#state.models, runId);
     if (!attempt) return;
+    this.#state.retries.ended(runId);
     const recorder = await this.getRecorder();
     const { response, toolCalls } = modelResponse(output);
     const event = await recorder.modelCompleted(attempt, response, {
@@ -282,6 +290,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
   ): Promise<void> {
     const attempt = this.#take(this.#state.models, runId);
     if (!attempt) return;
+    this.#state.retries.ended(runId, attempt);
     const recorder = await this.getRecorder();
     await recorder.modelFailed(attempt, error, {
       metadata: langchainMetadata({ runId, parentRunId }),
@@ -393,6 +402,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runId: string,
     parentRunId?: string,
   ): Promise<void> {
+    this.#state.retries.parentEnded(runId);
     const chain = this.#state.chains.get(runId);
     if (!chain) return;
     this.#state.chains.delete(runId);
@@ -411,6 +421,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runId: string,
     parentRunId?: string,
   ): Promise<void> {
+    this.#state.retries.parentEnded(runId);
     const chain = this.#state.chains.get(runId);
     if (!chain) return;
     this.#state.chains.delete(runId);
