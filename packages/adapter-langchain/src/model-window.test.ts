@@ -1,0 +1,63 @@
+import { AIMessage } from "@langchain/core/messages";
+import { createAgent } from "langchain";
+import { describe, expect, it } from "vitest";
+import { LedgerCallbackHandler } from "./callback-handler.js";
+import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
+import { ledgerMiddleware } from "./ledger-middleware.js";
+import { FlakyStore, runEvents } from "./testing/helpers.js";
+import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
+
+const SESSION = "window-session";
+const RUN = "window-run";
+
+describe("the window the README documents: model.completed committed, LangGraph's write not", () => {
+  it("the resumed run pays for the model call again and records it as a retry of the recorded one", async () => {
+    const store = new FlakyStore();
+    const crash = { armed: true };
+    const build = () => {
+      const model = new ScriptedChatModel(() => {
+        // The process "dies" as the answer arrives: model.completed is committed, then
+        // neither the model node's write nor the next checkpoint reaches the store.
+        if (crash.armed) {
+          store.failing = true;
+          store.failTypes = ["x.langgraph.writes", "checkpoint.saved"];
+        }
+        return new AIMessage("hello");
+      });
+      const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+      const agent = createAgent({
+        model,
+        tools: [],
+        middleware: [ledgerMiddleware({ handler })],
+        checkpointer: new LedgerCheckpointSaver({ store }),
+      });
+      const config = {
+        configurable: { thread_id: "thread-1" },
+        callbacks: [handler],
+        durability: "sync" as const,
+      };
+      return {
+        model,
+        invoke: (input: Parameters<typeof agent.invoke>[0]) => agent.invoke(input, config),
+      };
+    };
+    const first = build();
+    await expect(first.invoke({ messages: [{ role: "user", content: "hi" }] })).rejects.toThrow();
+    store.failing = false;
+    crash.armed = false;
+    const beforeResume = await runEvents(store, SESSION, RUN);
+    expect(beforeResume.filter((event) => event.type === "model.completed")).toHaveLength(1);
+
+    const second = build();
+    const result = await second.invoke(null);
+    expect(result.messages.at(-1)?.content).toBe("hello");
+    // One logical call, paid twice: the accepted window.
+    expect(first.model.calls + second.model.calls).toBe(2);
+    const requested = (await runEvents(store, SESSION, RUN)).filter(
+      (event) => event.type === "model.requested",
+    );
+    expect(requested).toHaveLength(2);
+    expect(requested[1]?.stepId).toBe(requested[0]?.stepId);
+    expect(requested[1]?.retryOf).toBe(requested[0]?.attemptId);
+  });
+});
