@@ -17,6 +17,7 @@ import type { LLMResult } from "@langchain/core/outputs";
 import type { ChainValues } from "@langchain/core/utils/types";
 import { chatRequest, modelResponse, textRequest } from "./model-request.js";
 import { ModelRetries, pastRetriedFailures } from "./model-retry.js";
+import { ToolRuns } from "./nested-tool-call.js";
 import { isRecord, parseToolInput, toJsonValue } from "./plain-json.js";
 import { beforeToolCall } from "./tool-attempt.js";
 import { ledgerToolCallId, takeUnnamedClaim } from "./tool-claim.js";
@@ -47,6 +48,7 @@ interface HandlerState {
   models: Map<string, Attempt>;
   retries: ModelRetries;
   tools: Map<string, Attempt>;
+  toolRuns: ToolRuns;
   chains: Map<string, { topLevel: boolean }>;
   nodeTasks: Set<string>;
   /** Tool calls the middleware records itself (the handler then leaves them alone). */
@@ -99,6 +101,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       models: new Map(),
       retries: new ModelRetries(),
       tools: new Map(),
+      toolRuns: new ToolRuns(),
       chains: new Map(),
       nodeTasks: new Set(),
       claimed: new Set(),
@@ -307,8 +310,15 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runName?: string,
     langchainToolCallId?: string,
   ): Promise<void> {
-    const toolCallId = ledgerToolCallId(langchainToolCallId);
-    if (toolCallId !== undefined ? this.#state.claimed.has(toolCallId) : takeUnnamedClaim()) return;
+    const nested = this.#state.toolRuns.isNested(parentRunId);
+    const toolCallId = nested ? undefined : ledgerToolCallId(langchainToolCallId);
+    if (
+      !nested &&
+      (toolCallId !== undefined ? this.#state.claimed.has(toolCallId) : takeUnnamedClaim())
+    ) {
+      this.#state.toolRuns.started(runId);
+      return;
+    }
     const recorder = await this.getRecorder();
     const name = runName ?? (tool as { name?: string }).name ?? String(tool.id?.at(-1) ?? "tool");
     const effect = toolEffect(metadata);
@@ -334,10 +344,12 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       attempt = await recorder.retry(attempt);
     }
     this.#state.tools.set(runId, attempt);
+    this.#state.toolRuns.started(runId);
   }
 
   // biome-ignore lint/suspicious/noExplicitAny: LangChain's signature
   override async handleToolEnd(output: any, runId: string, parentRunId?: string): Promise<void> {
+    this.#state.toolRuns.ended(runId);
     const attempt = this.#take(this.#state.tools, runId);
     if (!attempt) return;
     const recorder = await this.getRecorder();
@@ -351,6 +363,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runId: string,
     parentRunId?: string,
   ): Promise<void> {
+    this.#state.toolRuns.ended(runId);
     const attempt = this.#take(this.#state.tools, runId);
     if (!attempt) return;
     const recorder = await this.getRecorder();
