@@ -1,6 +1,11 @@
 import { type JsonObject, type LedgerEvent, resolveEvents } from "@agent-ledger/core";
 import type { RunState, RunToolApprovalItem } from "@openai/agents";
-import { APPROVAL_EVENT_TYPE, recordedAttempt, recorderOfRun } from "./ledger-state.js";
+import {
+  APPROVAL_EVENT_TYPE,
+  recordedAttempt,
+  recordedCall,
+  recorderOfRun,
+} from "./ledger-state.js";
 import type { LedgerScope } from "./scope.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: any context
@@ -18,7 +23,7 @@ export function recordedDecision(
   item: RunToolApprovalItem,
 ): boolean | undefined {
   const callId = (item.rawItem as { callId?: string }).callId ?? "";
-  const recorded = scope.run.recordedToolCalls.get(callId);
+  const recorded = recordedCall(scope.run, callId);
   if (recorded?.status === "abandoned") return false;
   if (recorded?.status === "requested") return scope.run.decisions.get(recorded.attemptId);
   return scope.run.decisions.get(`call:${callId}`);
@@ -49,7 +54,7 @@ export async function recordDecisions(
     const approved = approvalOf(state, item);
     if (approved === undefined) continue;
     const callId = (item.rawItem as { callId?: string }).callId ?? "";
-    const recorded = scope.run.recordedToolCalls.get(callId);
+    const recorded = recordedCall(scope.run, callId);
     const unresolved = recorded?.status === "requested" ? recorded : undefined;
     const payload: JsonObject = { callId, toolName: item.name ?? "", approved };
     if (unresolved) payload.attemptId = unresolved.attemptId;
@@ -79,10 +84,7 @@ export async function recordDecisions(
       scope.run.approvedRetries.set(callId, await owner.retry(attempt));
     } else {
       await owner.abandon(attempt, "rejected by a person after the process died during the call");
-      scope.run.recordedToolCalls.set(callId, {
-        attemptId: attempt.attemptId,
-        status: "abandoned",
-      });
+      unresolved.status = "abandoned";
     }
   }
 }

@@ -9,6 +9,7 @@ import {
   type SessionRecorder,
 } from "@agent-ledger/core";
 import type { Model, ModelProvider, ModelRequest, ModelResponse } from "@openai/agents";
+import { noteCallCauses } from "./ledger-state.js";
 import {
   modelRequestToJson,
   modelResponseFromJson,
@@ -90,6 +91,13 @@ async function beginModelCall(
   return attempt;
 }
 
+// The tool calls of a response are the calls of this completion from now on (see recordedCall).
+function noteCompletion(output: unknown, completionEventId: string | undefined): void {
+  const run = currentScope()?.run;
+  if (run && Array.isArray(output) && completionEventId !== undefined)
+    noteCallCauses(run, output, completionEventId);
+}
+
 function replayOutcome(attempt: Attempt): "live" | "completed" {
   const replayed = attempt.replayed;
   if (!replayed) return "live";
@@ -131,10 +139,12 @@ class LedgerModel implements Model {
 
   async getResponse(request: ModelRequest): Promise<ModelResponse> {
     const { recorder, attempt } = await this.#begin(request, false);
-    if (replayOutcome(attempt) === "completed")
-      return modelResponseFromJson(
-        attempt.replayed?.status === "completed" ? attempt.replayed.result : null,
-      );
+    if (replayOutcome(attempt) === "completed") {
+      const replayed = attempt.replayed?.status === "completed" ? attempt.replayed : undefined;
+      const response = modelResponseFromJson(replayed?.result ?? null);
+      noteCompletion(response.output, replayed?.eventId);
+      return response;
+    }
     let response: ModelResponse;
     try {
       response = await this.#model.getResponse(request);
@@ -142,16 +152,21 @@ class LedgerModel implements Model {
       await ledgerStep(() => recorder.modelFailed(attempt, error));
       throw error;
     }
-    await ledgerStep(() => recorder.modelCompleted(attempt, modelResponseToJson(response)));
+    const completed = await ledgerStep(() =>
+      recorder.modelCompleted(attempt, modelResponseToJson(response)),
+    );
+    noteCompletion(response.output, completed.eventId);
     return response;
   }
 
   async *getStreamedResponse(request: ModelRequest): AsyncIterable<StreamEvent> {
     const { recorder, attempt } = await this.#begin(request, true);
     if (replayOutcome(attempt) === "completed") {
-      const result = attempt.replayed?.status === "completed" ? attempt.replayed.result : null;
+      const replayed = attempt.replayed?.status === "completed" ? attempt.replayed : undefined;
+      const done = streamDoneFromJson(replayed?.result ?? null);
+      noteCompletion(done.response.output, replayed?.eventId);
       yield { type: "response_started" } as StreamEvent;
-      yield streamDoneFromJson(result) as unknown as StreamEvent;
+      yield done as unknown as StreamEvent;
       return;
     }
     let resolved = false;
@@ -160,9 +175,11 @@ class LedgerModel implements Model {
       for await (const event of this.#model.getStreamedResponse(request)) {
         if ((event as { type?: string }).type === "response_done") {
           // Durable before the runner sees the completion.
-          await ledgerStep(() =>
-            recorder.modelCompleted(attempt, streamDoneToJson(event as unknown as StreamDoneEvent)),
+          const done = event as unknown as StreamDoneEvent;
+          const completed = await ledgerStep(() =>
+            recorder.modelCompleted(attempt, streamDoneToJson(done)),
           );
+          noteCompletion(done.response.output, completed.eventId);
           resolved = true;
         } else if ((event as { type?: string }).type === "output_text_delta") {
           partial.push({ delta: String((event as { delta?: unknown }).delta ?? "") });

@@ -59,7 +59,8 @@ export function runTree(events: readonly LedgerEvent[], rootRunId: string): Set<
 /** What the ledger knows of every tool call (latest attempt per callId) and every decision. */
 export function loadRunState(events: readonly LedgerEvent[]): LedgerRunState {
   const state: LedgerRunState = {
-    recordedToolCalls: new Map<string, RecordedToolCall>(),
+    recordedToolCalls: new Map<string, RecordedToolCall[]>(),
+    callCauses: new Map(),
     decisions: new Map(),
     approvedRetries: new Map(),
     undefinedOutputs: new Set(),
@@ -90,17 +91,50 @@ export function loadRunState(events: readonly LedgerEvent[]): LedgerRunState {
   for (const runEvents of byRun.values()) {
     for (const attempt of collectAttempts(runEvents)) {
       if (attempt.kind !== "tool" || attempt.toolCallId === undefined) continue;
-      // Attempts come in request order: the last one of a callId is its current state.
-      state.recordedToolCalls.set(attempt.toolCallId, {
+      // Attempts come in request order: the last one of a call (a callId asked for by one model
+      // completion; a retry keeps the cause) is its current state.
+      const cause = attempt.requested.causedByEventId;
+      const calls = state.recordedToolCalls.get(attempt.toolCallId) ?? [];
+      const call: RecordedToolCall = {
         attemptId: attempt.attemptId,
         status: attempt.status,
-      });
+        causedByEventId: cause,
+      };
+      const same = calls.findIndex((recorded) => recorded.causedByEventId === cause);
+      if (same === -1) calls.push(call);
+      else calls[same] = call;
+      state.recordedToolCalls.set(attempt.toolCallId, calls);
       if (attempt.status === "requested" && pausedAttempts.has(attempt.attemptId))
         state.pausedAgentTools.set(attempt.toolCallId, attemptFromRecorded(attempt));
       else state.pausedAgentTools.delete(attempt.toolCallId);
     }
   }
   return state;
+}
+
+/**
+ * What the ledger holds of the tool call `callId` the run is making now: the call the model
+ * completion that asked for it (see `callCauses`) asked for, else the latest call of that id.
+ * Undefined when the call is not recorded.
+ */
+export function recordedCall(run: LedgerRunState, callId: string): RecordedToolCall | undefined {
+  const calls = run.recordedToolCalls.get(callId);
+  if (!calls) return undefined;
+  const cause = run.callCauses.get(callId);
+  if (cause === undefined) return calls.at(-1);
+  return calls.find((call) => call.causedByEventId === cause);
+}
+
+/** Notes which model completion asked for each call of a response (see `recordedCall`). */
+export function noteCallCauses(
+  run: LedgerRunState,
+  output: readonly unknown[],
+  completionEventId: string,
+): void {
+  for (const item of output) {
+    const callId = (item as { callId?: unknown } | null)?.callId;
+    if (typeof callId === "string") run.callCauses.set(callId, completionEventId);
+  }
 }
 
 /** The Attempt of a recorded tool attempt (to retry or abandon it after a person decided). */

@@ -6,7 +6,11 @@ import {
 } from "@agent-ledger/core";
 import type { FunctionTool } from "@openai/agents";
 import { replayedError } from "./ledger-model.js";
-import { AGENT_TOOL_PAUSED_EVENT_TYPE, UNDEFINED_OUTPUT_METADATA } from "./ledger-state.js";
+import {
+  AGENT_TOOL_PAUSED_EVENT_TYPE,
+  recordedCall,
+  UNDEFINED_OUTPUT_METADATA,
+} from "./ledger-state.js";
 import {
   currentScope,
   type LedgerRunState,
@@ -69,6 +73,7 @@ function recordedOutput(output: unknown): unknown {
 function emptyRunState(): LedgerRunState {
   return {
     recordedToolCalls: new Map(),
+    callCauses: new Map(),
     decisions: new Map(),
     approvedRetries: new Map(),
     undefinedOutputs: new Set(),
@@ -143,7 +148,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
 
   const needsApproval: typeof tool.needsApproval = async (runContext, input, callId) => {
     const run = currentScope()?.run;
-    const recorded = callId ? run?.recordedToolCalls.get(callId) : undefined;
+    const recorded = callId && run ? recordedCall(run, callId) : undefined;
     // A paused agent tool call was not in flight: it goes on when its run resumes.
     if (recorded && !(callId && run?.pausedAgentTools.has(callId))) {
       // In flight when the process died: ask a person unless it is safe to run again.

@@ -246,3 +246,58 @@ describe("resumeRun after a crash", () => {
     expect(inspection.unresolved).toEqual([]);
   });
 });
+
+describe("resumeRun with a provider that reuses tool call ids (call_0 on every response)", () => {
+  // Two turns each charge under call_0, then the model answers.
+  const make = () => {
+    const effects: string[] = [];
+    const charge = tool({
+      name: "charge",
+      description: "charge the card",
+      parameters: z.object({ amount: z.number() }),
+      execute: async ({ amount }) => {
+        effects.push(`charge ${amount}`);
+        return `charged ${amount}`;
+      },
+    });
+    const model = new ScriptedModel([
+      () => [functionCall("charge", { amount: 7 }, "call_0")],
+      () => [functionCall("charge", { amount: 3 }, "call_0")],
+      () => [message("done")],
+    ]);
+    return { effects, model, agent: new Agent({ name: "main", tools: [charge] }) };
+  };
+
+  test("the second turn's call in flight is the one asked about; the first turn's completed call is not made again", async () => {
+    const store = new FailingStore();
+    let charges = 0;
+    store.goDownAfter((event) => chargeRequested(event) && ++charges === 2);
+    const first = make();
+    await runWithLedger(first.agent, "go", runOptions(store, first.model)).catch(() => undefined);
+    store.failWhen = undefined;
+    expect(first.effects).toEqual(["charge 7", "charge 3"]);
+
+    const second = make();
+    second.model.calls = 2;
+    const paused = await resumeRun(second.agent, runOptions(store, second.model));
+    expect(paused.status).toBe("interrupted");
+    const { state, item } = firstInterruption(paused);
+    expect(JSON.parse((item.rawItem as { arguments: string }).arguments)).toEqual({ amount: 3 });
+    state.approve(item);
+    const done = await resumeRun(second.agent, { ...runOptions(store, second.model), state });
+    expect(done).toMatchObject({ status: "completed", finalOutput: "done" });
+    // The completed charge of 7 is not made again. (Nor is the approved one: @openai/agents
+    // 0.14.3 skips an approved call whose id an earlier output already answers, as it does
+    // without the ledger.)
+    expect(second.effects).toEqual([]);
+    const requested = (await readWholeSession(store, "s")).filter(
+      (event) => event.type === "tool.requested",
+    );
+    expect(requested.map((event) => (event.payload as { args: unknown }).args)).toEqual([
+      { amount: 7 },
+      { amount: 3 },
+      { amount: 3 },
+    ]);
+    expect(requested[2]?.retryOf).toBe(requested[1]?.attemptId);
+  });
+});

@@ -5,12 +5,20 @@ import type { Actor, Attempt, SessionRecorder } from "@agent-ledger/core";
 export interface RecordedToolCall {
   attemptId: string;
   status: "requested" | "completed" | "failed" | "abandoned";
+  /** The model.completed that asked for the call. */
+  causedByEventId: string | undefined;
 }
 
 /** State shared by every scope of one ledger run (the root run and its child runs). */
 export interface LedgerRunState {
-  /** Latest recorded attempt per tool callId (only on a resumed run). */
-  recordedToolCalls: Map<string, RecordedToolCall>;
+  /**
+   * Recorded tool calls by callId (only on a resumed run), the latest attempt of each call in
+   * request order: some providers number calls per response (call_0 on every turn), so one
+   * callId may name a call of each turn. See `recordedCall`.
+   */
+  recordedToolCalls: Map<string, RecordedToolCall[]>;
+  /** callId -> eventId of the latest model completion (replayed or live) that asked for it. */
+  callCauses: Map<string, string>;
   /** Decisions a person made on approval interruptions: key = attemptId, else `call:<callId>`. */
   decisions: Map<string, boolean>;
   /** Approved re-runs of unresolved tool calls, by callId: the attempt the tool runs under. */
