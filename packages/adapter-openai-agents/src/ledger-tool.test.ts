@@ -84,6 +84,25 @@ describe("ledgerTool outputs", () => {
     expect(seen.split(JSON.stringify(JSON.stringify(output()))).length - 1).toBe(2);
   });
 
+  test("text cut in the middle of an emoji (a lone surrogate) is recorded with U+FFFD and the run goes on", async () => {
+    // A tool that truncates by UTF-16 units, as `slice` does: half of the emoji stays.
+    const output = () => "price 7 😀".slice(0, -1);
+    const { store, first } = await crashAfterSecondModelCall(output);
+    expect(first.effects).toEqual(["sent"]);
+    const events = await readWholeSession(store, "s");
+    expect(events.find((event) => event.type === "tool.completed")?.payload).toMatchObject({
+      result: "price 7 \uFFFD",
+    });
+    expect(events.filter((event) => event.type === "model.completed")).toHaveLength(2);
+
+    const second = agentWithTool(output);
+    second.model.calls = 2;
+    const result = await resumeRun(second.agent, runOptions(store, second.model, "r"));
+    expect(result.status).toBe("completed");
+    expect(second.effects).toEqual(["sent"]);
+    expect((await inspectSession(store, "s")).unresolved).toEqual([]);
+  });
+
   test("declaring a tool's effect later keeps the idempotence it was declared with", async () => {
     const lookup = ledgerTool(
       tool({

@@ -11,6 +11,7 @@ import {
   recordedCall,
   UNDEFINED_OUTPUT_METADATA,
 } from "./ledger-state.js";
+import { wellFormedJson } from "./model-json.js";
 import {
   currentScope,
   type LedgerRunState,
@@ -57,9 +58,10 @@ function parseArgs(input: unknown): unknown {
 // tool may return undefined fields, Dates or -0, which the ledger's strict JSON refuses: the
 // run would die after the tool ran. Record the JSON the model saw instead; replay then builds
 // the same text. An output JSON.stringify cannot write (a cycle, a bigint) is recorded as is,
-// and the recorder names its path.
+// and the recorder names its path. Lone surrogates become U+FFFD (see wellFormedJson).
 function recordedOutput(output: unknown): unknown {
   if (Object.is(output, -0)) return 0; // String(-0) is "0" too
+  if (typeof output === "string") return wellFormedJson(output);
   if (output === undefined || output === null || typeof output !== "object") return output;
   let text: string | undefined;
   try {
@@ -67,7 +69,7 @@ function recordedOutput(output: unknown): unknown {
   } catch {
     return output;
   }
-  return text === undefined ? output : JSON.parse(text);
+  return text === undefined ? output : wellFormedJson(JSON.parse(text));
 }
 
 function emptyRunState(): LedgerRunState {

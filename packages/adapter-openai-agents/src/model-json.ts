@@ -12,12 +12,30 @@ type StreamDoneEvent = {
   };
 };
 
+// Half of a surrogate pair: JavaScript strings may hold one (text cut by `slice`), the ledger's
+// JSON may not (it has no UTF-8 form and no canonical hash).
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * Plain JSON with each lone surrogate in its strings (and keys) replaced by U+FFFD, as a UTF-8
+ * encoder does: what a provider receives of such text, and what replay hands back.
+ */
+export function wellFormedJson(value: JsonValue): JsonValue {
+  if (typeof value === "string") return value.replace(LONE_SURROGATE, "\uFFFD");
+  if (Array.isArray(value)) return value.map(wellFormedJson);
+  if (value === null || typeof value !== "object") return value;
+  const result: JsonObject = {};
+  for (const [key, item] of Object.entries(value))
+    result[key.replace(LONE_SURROGATE, "\uFFFD")] = wellFormedJson(item);
+  return result;
+}
+
 // JSON round trip: drops undefined fields and functions, honours toJSON. Request items are
 // SDK-built plain data; this only strips the runtime-only parts the ledger must not hash.
 function plain(value: unknown, path: string): JsonValue {
   if (value === undefined) return null;
   try {
-    return JSON.parse(JSON.stringify(value)) as JsonValue;
+    return wellFormedJson(JSON.parse(JSON.stringify(value)) as JsonValue);
   } catch (error) {
     throw Object.assign(new NonSerializableError(path, "not JSON-serializable"), { cause: error });
   }
