@@ -84,6 +84,34 @@ describe("ledgerTool outputs", () => {
     expect(seen.split(JSON.stringify(JSON.stringify(output()))).length - 1).toBe(2);
   });
 
+  test("a top-level Date, NaN or Infinity output is recorded as the text the model saw and replays as it", async () => {
+    // The SDK shows the model JSON.stringify of an object (a Date: its quoted ISO text) and
+    // String() of a number.
+    const cases: [() => unknown, string][] = [
+      [() => new Date(0), '"1970-01-01T00:00:00.000Z"'],
+      [() => Number.NaN, "NaN"],
+      [() => Number.POSITIVE_INFINITY, "Infinity"],
+    ];
+    for (const [output, seen] of cases) {
+      const { store, first } = await crashAfterSecondModelCall(output);
+      expect(first.effects).toEqual(["sent"]);
+      const completed = (await readWholeSession(store, "s")).find(
+        (event) => event.type === "tool.completed",
+      );
+      expect(completed?.payload).toMatchObject({ result: seen });
+
+      const second = agentWithTool(output);
+      second.model.calls = 2;
+      const result = await resumeRun(second.agent, runOptions(store, second.model, "r"));
+      expect(result.status).toBe("completed");
+      expect(second.effects).toEqual(["sent"]);
+      // call_1's replayed output and call_2's live one reach the model as the same text.
+      const input = (second.model.requests[0]?.input ?? []) as { output?: { text?: string } }[];
+      const outputs = input.map((item) => item.output?.text).filter((text) => text !== undefined);
+      expect(outputs).toEqual([seen, seen]);
+    }
+  });
+
   test("text cut in the middle of an emoji (a lone surrogate) is recorded with U+FFFD and the run goes on", async () => {
     // A tool that truncates by UTF-16 units, as `slice` does: half of the emoji stays.
     const output = () => "price 7 😀".slice(0, -1);

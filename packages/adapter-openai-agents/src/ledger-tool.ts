@@ -1,5 +1,6 @@
 import {
   type Attempt,
+  type JsonValue,
   LedgerError,
   type SessionRecorder,
   type ToolEffect,
@@ -59,9 +60,12 @@ function parseArgs(input: unknown): unknown {
 // run would die after the tool ran. Record the JSON the model saw instead; replay then builds
 // the same text. An output JSON.stringify cannot write (a cycle, a bigint) is recorded as is,
 // and the recorder names its path. Lone surrogates become U+FFFD (see wellFormedJson).
+// A value JSON cannot hold at the top (NaN, Infinity), or whose JSON is a string (a Date: the
+// model saw its quoted text), is recorded as the text the model saw.
 function recordedOutput(output: unknown): unknown {
   if (Object.is(output, -0)) return 0; // String(-0) is "0" too
   if (typeof output === "string") return wellFormedJson(output);
+  if (typeof output === "number" && !Number.isFinite(output)) return String(output);
   if (output === undefined || output === null || typeof output !== "object") return output;
   let text: string | undefined;
   try {
@@ -69,7 +73,9 @@ function recordedOutput(output: unknown): unknown {
   } catch {
     return output;
   }
-  return text === undefined ? output : wellFormedJson(JSON.parse(text));
+  if (text === undefined) return output;
+  const json = JSON.parse(text) as JsonValue;
+  return wellFormedJson(typeof json === "string" ? text : json);
 }
 
 function emptyRunState(): LedgerRunState {
