@@ -2,6 +2,7 @@ import {
   type Attempt,
   applyRedaction,
   DEFAULT_CREDENTIAL_PATHS,
+  hashJson,
   type JsonObject,
   type JsonValue,
   LedgerError,
@@ -17,6 +18,7 @@ import {
   type StreamDoneEvent,
   streamDoneFromJson,
   streamDoneToJson,
+  withFailedAttempts,
 } from "./model-json.js";
 import { currentScope, ledgerStep, recorderOf } from "./scope.js";
 
@@ -70,25 +72,56 @@ export function replayedError(error: SerializedError): Error {
   return rebuilt;
 }
 
+// The last model call of each recorder: the runner's retry of a failed call (same request right
+// after the failure; a failure that is not retried rejects the run) is recorded as a new attempt
+// of the same step, with retryOf (§3).
+const lastCalls = new WeakMap<SessionRecorder, { attempt: Attempt; failed: boolean }>();
+
 /**
- * `beforeModelCall`, except on replay of a failed call that the runner retried
- * (`modelSettings.retry`; the next recorded call of the run has the same request): that call
- * is answered by its retry. Rethrowing the recorded error would not do, because the rebuilt
- * error has lost what the retry policy looks at (HTTP status, headers, the provider's advice):
- * the resumed run would fail where the original went on.
+ * `beforeModelCall`, or `retry` for the runner's retry of a failed call, except on replay of a
+ * failed call that the runner retried (`modelSettings.retry`; the next recorded call of the run
+ * has the same request): that call is answered by its retry, and `failedBefore` counts the
+ * failures so skipped. Rethrowing the recorded error would not do, because the rebuilt error
+ * has lost what the retry policy looks at (HTTP status, headers, the provider's advice): the
+ * resumed run would fail where the original went on.
  */
 async function beginModelCall(
   recorder: SessionRecorder,
   options: { request: JsonValue; metadata: JsonObject },
-): Promise<Attempt> {
+): Promise<{ attempt: Attempt; failedBefore: number }> {
+  const previous = lastCalls.get(recorder);
+  // Hashing a long conversation costs a pass over it: only after a failed live call.
+  if (
+    previous?.failed &&
+    previous.attempt.replayed === undefined &&
+    previous.attempt.requestHash === hashJson(options.request)
+  ) {
+    const attempt = await recorder.retry(previous.attempt);
+    lastCalls.set(recorder, { attempt, failed: false });
+    return { attempt, failedBefore: 0 };
+  }
   let attempt = await recorder.beforeModelCall(options);
+  let failedBefore = 0;
   while (attempt.replayed?.status === "failed") {
     const recorded = recorder.replay?.modelAttempts ?? [];
     const index = recorded.findIndex((entry) => entry.attemptId === attempt.attemptId);
     if (index === -1 || recorded[index + 1]?.requestHash !== attempt.requestHash) break;
     attempt = await recorder.beforeModelCall(options);
+    failedBefore++;
   }
-  return attempt;
+  lastCalls.set(recorder, { attempt, failed: false });
+  return { attempt, failedBefore };
+}
+
+async function recordFailure(
+  recorder: SessionRecorder,
+  attempt: Attempt,
+  error: unknown,
+  partial?: JsonObject,
+): Promise<void> {
+  await ledgerStep(() => recorder.modelFailed(attempt, error, partial ? { partial } : {}));
+  const last = lastCalls.get(recorder);
+  if (last?.attempt === attempt) last.failed = true;
 }
 
 // The tool calls of a response are the calls of this completion from now on (see recordedCall).
@@ -128,20 +161,20 @@ class LedgerModel implements Model {
   async #begin(request: ModelRequest, stream: boolean) {
     return ledgerStep(async () => {
       const recorder = await resolveRecorder(this.#options);
-      const attempt = await beginModelCall(recorder, {
+      const { attempt, failedBefore } = await beginModelCall(recorder, {
         request: withoutCredentials(modelRequestToJson(request)),
         metadata: { stream },
       });
       if (attempt.replayed?.status === "abandoned") replayOutcome(attempt);
-      return { recorder, attempt };
+      return { recorder, attempt, failedBefore };
     });
   }
 
   async getResponse(request: ModelRequest): Promise<ModelResponse> {
-    const { recorder, attempt } = await this.#begin(request, false);
+    const { recorder, attempt, failedBefore } = await this.#begin(request, false);
     if (replayOutcome(attempt) === "completed") {
       const replayed = attempt.replayed?.status === "completed" ? attempt.replayed : undefined;
-      const response = modelResponseFromJson(replayed?.result ?? null);
+      const response = modelResponseFromJson(withFailedAttempts(replayed?.result, failedBefore));
       noteCompletion(response.output, replayed?.eventId);
       return response;
     }
@@ -149,7 +182,7 @@ class LedgerModel implements Model {
     try {
       response = await this.#model.getResponse(request);
     } catch (error) {
-      await ledgerStep(() => recorder.modelFailed(attempt, error));
+      await recordFailure(recorder, attempt, error);
       throw error;
     }
     const completed = await ledgerStep(() =>
@@ -160,10 +193,10 @@ class LedgerModel implements Model {
   }
 
   async *getStreamedResponse(request: ModelRequest): AsyncIterable<StreamEvent> {
-    const { recorder, attempt } = await this.#begin(request, true);
+    const { recorder, attempt, failedBefore } = await this.#begin(request, true);
     if (replayOutcome(attempt) === "completed") {
       const replayed = attempt.replayed?.status === "completed" ? attempt.replayed : undefined;
-      const done = streamDoneFromJson(replayed?.result ?? null);
+      const done = streamDoneFromJson(withFailedAttempts(replayed?.result, failedBefore));
       noteCompletion(done.response.output, replayed?.eventId);
       yield { type: "response_started" } as StreamEvent;
       yield done as unknown as StreamEvent;
@@ -189,22 +222,18 @@ class LedgerModel implements Model {
     } catch (error) {
       if (!resolved) {
         resolved = true;
-        await ledgerStep(() =>
-          recorder.modelFailed(attempt, error, {
-            partial: { text: partial.map((entry) => entry.delta).join("") },
-          }),
-        );
+        await recordFailure(recorder, attempt, error, {
+          text: partial.map((entry) => entry.delta).join(""),
+        });
       }
       throw error;
     } finally {
       // The consumer stopped reading (or the stream ended without response_done).
       if (!resolved) {
         resolved = true;
-        await ledgerStep(() =>
-          recorder.modelFailed(attempt, new Error("the stream ended before response_done"), {
-            partial: { text: partial.map((entry) => entry.delta).join("") },
-          }),
-        );
+        await recordFailure(recorder, attempt, new Error("the stream ended before response_done"), {
+          text: partial.map((entry) => entry.delta).join(""),
+        });
       }
     }
   }

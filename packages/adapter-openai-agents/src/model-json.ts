@@ -135,6 +135,31 @@ function firstDetail(value: JsonValue | undefined): JsonValue | undefined {
   return value ?? undefined;
 }
 
+/**
+ * A recorded completion answering a call the runner retried after `failed` failures: its usage
+ * counts them as the runner counts failed retry attempts (one request each, no tokens), so a
+ * resumed run's usage is the one of the run it continues.
+ */
+export function withFailedAttempts(result: JsonValue | undefined, failed: number): JsonValue {
+  const json = (result ?? {}) as JsonObject;
+  if (failed === 0) return result ?? null;
+  const usage = (json.usage ?? {}) as JsonObject;
+  const entry: JsonObject = {
+    inputTokens: usage.inputTokens ?? 0,
+    outputTokens: usage.outputTokens ?? 0,
+    totalTokens: usage.totalTokens ?? 0,
+  };
+  const inputDetails = firstDetail(usage.inputTokensDetails);
+  if (inputDetails !== undefined) entry.inputTokensDetails = inputDetails;
+  const outputDetails = firstDetail(usage.outputTokensDetails);
+  if (outputDetails !== undefined) entry.outputTokensDetails = outputDetails;
+  const requestUsageEntries: JsonValue[] = [...Array.from({ length: failed }, () => ({})), entry];
+  return {
+    ...json,
+    usage: { ...usage, requests: Number(usage.requests ?? 1) + failed, requestUsageEntries },
+  };
+}
+
 /** A `response_done` stream event rebuilt from the ledger (replay of a streamed call). */
 export function streamDoneFromJson(value: JsonValue): StreamDoneEvent {
   const json = (value ?? {}) as JsonObject;
@@ -149,6 +174,8 @@ export function streamDoneFromJson(value: JsonValue): StreamDoneEvent {
   if (inputDetails !== undefined) wireUsage.inputTokensDetails = inputDetails;
   const outputDetails = firstDetail(usage.outputTokensDetails);
   if (outputDetails !== undefined) wireUsage.outputTokensDetails = outputDetails;
+  if (Array.isArray(usage.requestUsageEntries))
+    wireUsage.requestUsageEntries = usage.requestUsageEntries;
   const response: StreamDoneEvent["response"] = {
     id: typeof json.responseId === "string" ? json.responseId : "",
     usage: wireUsage,

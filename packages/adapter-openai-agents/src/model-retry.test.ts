@@ -1,0 +1,89 @@
+import { inspectSession, MemoryEventStore, readWholeSession } from "@agent-ledger/core";
+import { Agent, Runner, retryPolicies, setTracingDisabled, tool } from "@openai/agents";
+import { describe, expect, test } from "vitest";
+import { z } from "zod";
+import { resumeRun, runWithLedger } from "./index.js";
+import { FailingStore } from "./testing/failing-store.js";
+import { runOptions } from "./testing/recorded-run.js";
+import {
+  functionCall,
+  message,
+  ScriptedModel,
+  scriptedProvider,
+} from "./testing/scripted-model.js";
+
+setTracingDisabled(true);
+
+// The provider fails the first call with a 500; the runner's retry policy retries it.
+function retryingAgent() {
+  const model = new ScriptedModel([
+    () => {
+      throw Object.assign(new Error("internal server error"), { status: 500 });
+    },
+    () => [functionCall("lookup", { item: "book" }, "call_lookup")],
+    () => [message("done")],
+  ]);
+  const lookup = tool({
+    name: "lookup",
+    description: "look up a price",
+    parameters: z.object({ item: z.string() }),
+    execute: async () => "7",
+  });
+  const agent = new Agent({
+    name: "main",
+    tools: [lookup],
+    modelSettings: {
+      retry: {
+        maxRetries: 2,
+        policy: retryPolicies.httpStatus([500]),
+        backoff: { initialDelayMs: 1, maxDelayMs: 1 },
+      },
+    },
+  });
+  return { model, agent };
+}
+
+describe("model calls the runner retries (modelSettings.retry)", () => {
+  test("a retry is a new attempt of the same step, with retryOf", async () => {
+    const store = new MemoryEventStore();
+    const { model, agent } = retryingAgent();
+    const result = await runWithLedger(agent, "price?", runOptions(store, model));
+    expect(result.status).toBe("completed");
+    const [root] = (await inspectSession(store, "s")).runs;
+    const models = root?.steps.filter((step) => step.kind === "model") ?? [];
+    expect(models.map((step) => step.attempts.map((attempt) => attempt.status))).toEqual([
+      ["failed", "completed"],
+      ["completed"],
+    ]);
+    const [failed, retried] = models[0]?.attempts ?? [];
+    expect(retried?.retryOf).toBe(failed?.attemptId);
+  });
+
+  test("a resumed run counts the failed request in its usage, as the run it continues did", async () => {
+    const plain = retryingAgent();
+    const expected = await new Runner({ modelProvider: scriptedProvider(plain.model) }).run(
+      plain.agent,
+      "price?",
+    );
+    expect(expected.state.usage.requests).toBe(3);
+
+    const store = new FailingStore();
+    store.goDownAfter((event) => event.type === "tool.completed");
+    const first = retryingAgent();
+    await runWithLedger(first.agent, "price?", runOptions(store, first.model)).catch(
+      () => undefined,
+    );
+    store.failWhen = undefined;
+    const second = retryingAgent();
+    second.model.calls = 2; // only the last turn is live
+    const result = await resumeRun(second.agent, runOptions(store, second.model));
+    expect(result.status).toBe("completed");
+    expect(result.state?.usage.requests).toBe(expected.state.usage.requests);
+    expect(result.state?.usage.totalTokens).toBe(expected.state.usage.totalTokens);
+    // The ledger records each physical call once.
+    const models = (await readWholeSession(store, "s")).filter(
+      (event) => event.type === "model.requested",
+    );
+    expect(models).toHaveLength(3);
+  });
+});
