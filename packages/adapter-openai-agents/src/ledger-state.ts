@@ -60,6 +60,7 @@ export function runTree(events: readonly LedgerEvent[], rootRunId: string): Set<
 export function loadRunState(events: readonly LedgerEvent[]): LedgerRunState {
   const state: LedgerRunState = {
     recordedToolCalls: new Map<string, RecordedToolCall[]>(),
+    recordedToolNames: new Set(),
     callCauses: new Map(),
     decisions: new Map(),
     approvedRetries: new Map(),
@@ -104,6 +105,7 @@ export function loadRunState(events: readonly LedgerEvent[]): LedgerRunState {
       if (same === -1) calls.push(call);
       else calls[same] = call;
       state.recordedToolCalls.set(attempt.toolCallId, calls);
+      if (attempt.name !== undefined) state.recordedToolNames.add(attempt.name);
       if (attempt.status === "requested" && pausedAttempts.has(attempt.attemptId))
         state.pausedAgentTools.set(attempt.toolCallId, attemptFromRecorded(attempt));
       else state.pausedAgentTools.delete(attempt.toolCallId);

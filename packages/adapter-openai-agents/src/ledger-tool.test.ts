@@ -188,6 +188,54 @@ describe("ledgerTool outputs", () => {
     expect(String(result.finalOutput)).toContain("valid JSON");
   });
 
+  test("after a crash, a call whose arguments are not JSON still gets the SDK's own answer", async () => {
+    const make = () => {
+      const effects: string[] = [];
+      const lookup = tool({
+        name: "lookup",
+        description: "look up a price",
+        parameters: z.object({}),
+        execute: async () => {
+          effects.push("lookup");
+          return "7";
+        },
+      });
+      const charge = tool({
+        name: "charge",
+        description: "charge the card",
+        parameters: z.object({ amount: z.number() }),
+        execute: async ({ amount }) => `charged ${amount}`,
+      });
+      const model = new ScriptedModel([
+        () => [functionCall("lookup", {}, "call_1")],
+        () => [{ ...functionCall("charge", {}, "call_2"), arguments: "{amount: 7" }],
+        (request) => [message(JSON.stringify(request.input.at(-1)))],
+      ]);
+      return { effects, model, agent: new Agent({ name: "main", tools: [lookup, charge] }) };
+    };
+    const plain = make();
+    const expected = await new Runner({ modelProvider: scriptedProvider(plain.model) }).run(
+      plain.agent,
+      "go",
+    );
+    expect(String(expected.finalOutput)).toContain("valid JSON");
+
+    // Dies after lookup completed; the resumed run has a recorded call and goes on live.
+    const store = new FailingStore();
+    store.goDownAfter((event) => event.type === "tool.completed");
+    const first = make();
+    await runWithLedger(first.agent, "go", runOptions(store, first.model, "r")).catch(
+      () => undefined,
+    );
+    store.failWhen = undefined;
+    const second = make();
+    second.model.calls = 1;
+    const result = await resumeRun(second.agent, runOptions(store, second.model, "r"));
+    expect(result.interruptions).toEqual([]);
+    expect(result).toMatchObject({ status: "completed", finalOutput: expected.finalOutput });
+    expect(second.effects).toEqual([]);
+  });
+
   test("a call the SDK cancels because a parallel call failed is left in flight, not failed", async () => {
     const make = () => {
       const effects: string[] = [];

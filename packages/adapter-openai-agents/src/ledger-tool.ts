@@ -81,6 +81,7 @@ function recordedOutput(output: unknown): unknown {
 function emptyRunState(): LedgerRunState {
   return {
     recordedToolCalls: new Map(),
+    recordedToolNames: new Set(),
     callCauses: new Map(),
     decisions: new Map(),
     approvedRetries: new Map(),
@@ -179,14 +180,15 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
   // The SDK takes any needsApproval it did not make itself for a dynamic approval policy, and
   // then turns a call whose arguments are not JSON into an approval interruption instead of
   // telling the model to send valid JSON. So the SDK gets the tool's own function unless the
-  // ledger has something to add: a resumed run with recorded tool calls, or an agent run
-  // inside a tool call (Agent.asTool), whose approvals pause that call.
+  // ledger has something to add: a resumed run with recorded calls of this tool, or an agent
+  // run inside a tool call (Agent.asTool), whose approvals pause that call.
   Object.defineProperty(tool, "needsApproval", {
     configurable: true,
     enumerable: true,
     get: () => {
       const scope = currentScope();
-      const adds = scope && (scope.parent !== undefined || scope.run.recordedToolCalls.size > 0);
+      const adds =
+        scope && (scope.parent !== undefined || scope.run.recordedToolNames.has(tool.name));
       return adds ? ledgerNeedsApproval : ownNeedsApproval;
     },
     set: (value: typeof tool.needsApproval) => {

@@ -17,6 +17,8 @@ export interface LedgerRunState {
    * callId may name a call of each turn. See `recordedCall`.
    */
   recordedToolCalls: Map<string, RecordedToolCall[]>;
+  /** Names of the tools with a call in `recordedToolCalls`. */
+  recordedToolNames: Set<string>;
   /** callId -> eventId of the latest model completion (replayed or live) that asked for it. */
   callCauses: Map<string, string>;
   /** Decisions a person made on approval interruptions: key = attemptId, else `call:<callId>`. */
