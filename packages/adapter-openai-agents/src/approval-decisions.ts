@@ -11,9 +11,25 @@ import type { LedgerScope } from "./scope.js";
 // biome-ignore lint/suspicious/noExplicitAny: any context
 type AnyRunState = RunState<any, any>;
 
+/**
+ * The id the SDK keys an approval by: the callId of a function, shell or computer call, else
+ * (a hosted MCP approval request) the item's id.
+ */
+export function approvalCallId(item: RunToolApprovalItem): string {
+  const raw = item.rawItem as {
+    callId?: string;
+    id?: string;
+    providerData?: { itemId?: string; id?: string };
+  };
+  if ("callId" in raw) return raw.callId ?? "";
+  return raw.id ?? raw.providerData?.itemId ?? raw.providerData?.id ?? "";
+}
+
 function approvalOf(state: AnyRunState, item: RunToolApprovalItem): boolean | undefined {
-  const callId = (item.rawItem as { callId?: string }).callId ?? "";
-  return state._context.isToolApproved({ toolName: item.toolName ?? item.name ?? "", callId });
+  return state._context.isToolApproved({
+    toolName: item.toolName ?? item.name ?? "",
+    callId: approvalCallId(item),
+  });
 }
 
 // The decision the ledger holds for an interruption: by attempt for a call a crash left
@@ -22,7 +38,7 @@ export function recordedDecision(
   scope: LedgerScope,
   item: RunToolApprovalItem,
 ): boolean | undefined {
-  const callId = (item.rawItem as { callId?: string }).callId ?? "";
+  const callId = approvalCallId(item);
   const recorded = recordedCall(scope.run, callId);
   if (recorded?.status === "abandoned") return false;
   if (recorded?.status === "requested") return scope.run.decisions.get(recorded.attemptId);
@@ -53,7 +69,7 @@ export async function recordDecisions(
   for (const item of state.getInterruptions()) {
     const approved = approvalOf(state, item);
     if (approved === undefined) continue;
-    const callId = (item.rawItem as { callId?: string }).callId ?? "";
+    const callId = approvalCallId(item);
     const recorded = recordedCall(scope.run, callId);
     const unresolved = recorded?.status === "requested" ? recorded : undefined;
     const payload: JsonObject = { callId, toolName: item.name ?? "", approved };
