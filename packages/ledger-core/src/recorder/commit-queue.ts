@@ -1,4 +1,5 @@
 import { LedgerError } from "../events/errors.js";
+import { uuidv7 } from "../events/ids.js";
 import type { LedgerEvent, NewEvent } from "../events/types.js";
 import type { EventStore } from "../store/event-store.js";
 
@@ -37,8 +38,14 @@ export class CommitQueue {
     return this.#nextSeq;
   }
 
-  /** Queues events that must be committed together; resolves with them as stored. */
+  /**
+   * Queues events that must be committed together; resolves with them as stored. An event
+   * without an `eventId` is given one here (the object is updated).
+   */
   commit(events: NewEvent[]): Promise<LedgerEvent[]> {
+    // Ids are fixed before the first try: a retry after a lost reply must send the same events,
+    // or the store sees new ones at a position its first try already filled (`conflict`).
+    for (const event of events) event.eventId ??= uuidv7();
     return new Promise((resolve, reject) => {
       this.#pending.push({ events, resolve, reject });
       if (!this.#draining) {

@@ -106,6 +106,7 @@ describe("SessionRecorder", () => {
     await rec.startRun();
     store.failNext = new LedgerError("store-unavailable", "connection reset");
     const attempt = await rec.beforeModelCall({ request });
+    expect(store.appends.at(-1)?.events[0]?.eventId).toBeTypeOf("string");
     expect(store.appends.at(-1)?.events[0]?.eventId).toBe(store.appends.at(-2)?.events[0]?.eventId);
     expect(attempt.seq).toBe(1);
   });
