@@ -15,10 +15,18 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const actor: Actor = { type: "agent", id: "shop" };
 const address = { sessionId: "s", runId: "r" };
 
-/** The real SQLite store behind a connection that loses the reply of `loseReplies` appends. */
+/**
+ * The real SQLite store behind a connection that can drop: `loseReplies` appends commit and
+ * then fail as the reply is lost; `down` appends fail before reaching the database.
+ */
 class DroppingStore extends SqliteEventStore {
   loseReplies = 0;
+  down = 0;
   override async append(request: AppendRequest) {
+    if (this.down > 0) {
+      this.down--;
+      throw new LedgerError("store-unavailable", "connection refused");
+    }
     const result = await super.append(request);
     if (this.loseReplies > 0) {
       this.loseReplies--;
@@ -50,5 +58,47 @@ describe("commit queue: appends whose outcome is unknown", () => {
       "model.completed",
     ]);
     await store.close();
+  });
+
+  it("after every try lost its reply, the next call finds the committed events and goes on", async () => {
+    const store = await open("lost-all.db");
+    const recorder = new SessionRecorder({ store, ...address, actor });
+    await recorder.startRun();
+    store.loseReplies = 3;
+    await expect(recorder.beforeModelCall({ request: { prompt: "hi" } })).rejects.toMatchObject({
+      code: "store-unavailable",
+    });
+    const next = await recorder.beforeModelCall({ request: { prompt: "hi again" } });
+    expect(next.seq).toBe(2);
+    await store.close();
+  });
+
+  it("a writer whose store was unreachable does not append on top of a resumed process", async () => {
+    const oldStore = await open("zombie.db");
+    const old = new SessionRecorder({ store: oldStore, ...address, actor });
+    await old.startRun();
+    const model = await old.beforeModelCall({ request: { prompt: "pay 5" } });
+    await old.modelCompleted(model, { toolCalls: [{ id: "pay-1" }] });
+    const pay = { toolCallId: "pay-1", name: "pay", args: { amount: 5 } };
+    // The old process loses its connection: every try of this append fails.
+    oldStore.down = 3;
+    await expect(old.beforeToolCall(pay)).rejects.toMatchObject({ code: "store-unavailable" });
+
+    // Meanwhile a new process resumes the run and pays.
+    const newStore = await open("zombie.db");
+    const resumed = await SessionRecorder.resume({ store: newStore, ...address, actor });
+    await resumed.beforeModelCall({ request: { prompt: "pay 5" } });
+    const paid = await resumed.beforeToolCall(pay);
+    expect(paid.replayed).toBeUndefined();
+
+    // The old process's connection comes back: it must lose, not pay a second time.
+    await expect(old.beforeToolCall(pay)).rejects.toMatchObject({ code: "conflict" });
+    await resumed.toolCompleted(paid, "paid");
+    const requested = (await readWholeRun(newStore, address)).filter(
+      (event) => event.type === "tool.requested",
+    );
+    expect(requested).toHaveLength(1);
+    await oldStore.close();
+    await newStore.close();
   });
 });

@@ -25,7 +25,8 @@ export class CommitQueue {
   #nextSeq: number;
   #pending: Pending[] = [];
   #draining = false;
-  #resync = false;
+  /** eventIds of the last batch whose append may or may not have committed. */
+  #unknown: string[] | undefined;
 
   constructor(options: { store: EventStore; sessionId: string; runId: string; nextSeq: number }) {
     this.#store = options.store;
@@ -63,33 +64,49 @@ export class CommitQueue {
       while (this.#pending.length > 0) {
         const batch = this.#pending;
         this.#pending = [];
+        // One call alone (a sequential agent's every call) sends its events as they are.
+        const events =
+          batch.length === 1 ? (batch[0] as Pending).events : batch.flatMap((item) => item.events);
         try {
-          if (this.#resync) {
-            const head = await this.#store.runHead(this.#address);
-            this.#nextSeq = head.length;
-            this.#resync = false;
-          }
-          // One call alone (a sequential agent's every call) sends its events as they are.
-          const stored = await this.#appendWithRetry(
-            batch.length === 1
-              ? (batch[0] as Pending).events
-              : batch.flatMap((item) => item.events),
-          );
+          if (this.#unknown) await this.#settleUnknown(this.#unknown);
+          const stored = await this.#appendWithRetry(events);
           let offset = 0;
           for (const item of batch) {
             item.resolve(stored.slice(offset, offset + item.events.length));
             offset += item.events.length;
           }
         } catch (error) {
-          // After an unknown outcome the next batch re-reads the head instead of guessing.
-          if (!LedgerError.isInstance(error) || error.code === "store-unavailable")
-            this.#resync = true;
+          // After an unknown outcome the next batch finds out whether these events are in.
+          if (
+            this.#unknown === undefined &&
+            (!LedgerError.isInstance(error) || error.code === "store-unavailable")
+          )
+            this.#unknown = events.map((event) => event.eventId as string);
           for (const item of batch) item.reject(error);
         }
       }
     } finally {
       this.#draining = false;
     }
+  }
+
+  /**
+   * Moves past a batch whose append outcome was unknown if the run holds exactly its events at
+   * this writer's position. Anything else there was written by another process (a resumed
+   * run): the position stays, so this writer's next append loses on `conflict` instead of
+   * writing on top of the other's events.
+   */
+  async #settleUnknown(eventIds: string[]): Promise<void> {
+    const page = await this.#store.readRun({
+      ...this.#address,
+      fromSeq: this.#nextSeq,
+      limit: eventIds.length,
+    });
+    const ours =
+      page.events.length === eventIds.length &&
+      page.events.every((event, index) => event.eventId === eventIds[index]);
+    if (ours) this.#nextSeq += eventIds.length;
+    this.#unknown = undefined;
   }
 
   async #appendWithRetry(events: NewEvent[]): Promise<LedgerEvent[]> {
