@@ -413,33 +413,45 @@ export class SessionRecorder {
         this.#lastModelCompletion,
       metadata: options.metadata,
     };
-    if (match) {
-      const replayed = this.#answer(match);
-      if (replayed) return replayed;
-      const recordedEffect = match.attempt.effect ?? DEFAULT_EFFECT;
-      if (!(effect.idempotent || recordedEffect.idempotent || match.attempt.approved)) {
-        const attempt = attemptFromRecorded(match.attempt);
-        throw Object.assign(
-          new UnresolvedAttemptError(
-            `tool call ${options.name}${options.toolCallId ? ` (${options.toolCallId})` : ""} was in flight when the process died and is not declared idempotent: it may or may not have happened. Check its effect, then retry or abandon attempt ${attempt.attemptId}.`,
-            {
-              attemptId: attempt.attemptId,
-              stepId: attempt.stepId,
-              toolCallId: attempt.toolCallId ?? null,
-              name: options.name,
-              seq: attempt.seq,
-            },
-          ),
-          { attempt },
-        );
-      }
-      return this.#request({
-        ...common,
-        stepId: match.attempt.stepId,
-        retryOf: match.attempt.attemptId,
-      });
-    }
+    if (match) return this.#replayTool(match, effect, common);
     return this.#request({ ...common, stepId: options.stepId ?? uuidv7() });
+  }
+
+  /**
+   * A recorded tool attempt met again on resume: answered from the ledger; if it was in flight
+   * at the crash, run again as a new attempt of its step only when declared idempotent (now or
+   * when recorded) or approved; otherwise `unresolved-attempt`, carrying the attempt.
+   */
+  async #replayTool(
+    match: ReplayMatch,
+    effect: ToolEffect,
+    common: Omit<RequestOptions, "stepId" | "retryOf"> & { name: string },
+  ): Promise<Attempt> {
+    const replayed = this.#answer(match);
+    if (replayed) return replayed;
+    const recordedEffect = match.attempt.effect ?? DEFAULT_EFFECT;
+    if (!(effect.idempotent || recordedEffect.idempotent || match.attempt.approved)) {
+      const attempt = attemptFromRecorded(match.attempt);
+      const toolCallId = common.toolCallId;
+      throw Object.assign(
+        new UnresolvedAttemptError(
+          `tool call ${common.name}${toolCallId ? ` (${toolCallId})` : ""} was in flight when the process died and is not declared idempotent: it may or may not have happened. Check its effect, then retry or abandon attempt ${attempt.attemptId}.`,
+          {
+            attemptId: attempt.attemptId,
+            stepId: attempt.stepId,
+            toolCallId: attempt.toolCallId ?? null,
+            name: common.name,
+            seq: attempt.seq,
+          },
+        ),
+        { attempt },
+      );
+    }
+    return this.#request({
+      ...common,
+      stepId: match.attempt.stepId,
+      retryOf: match.attempt.attemptId,
+    });
   }
 
   #answer(match: ReplayMatch): Attempt | undefined {
@@ -472,18 +484,7 @@ export class SessionRecorder {
     return attempt;
   }
 
-  async #request(options: {
-    kind: "model" | "tool";
-    stepId: string;
-    retryOf?: string | undefined;
-    request: JsonValue;
-    requestHash: string;
-    name?: string;
-    toolCallId?: string | undefined;
-    effect?: ToolEffect;
-    causedByEventId?: string | undefined;
-    metadata?: JsonObject | undefined;
-  }): Promise<Attempt> {
+  async #request(options: RequestOptions): Promise<Attempt> {
     assertId(options.stepId, "$.stepId");
     if (options.causedByEventId !== undefined)
       assertId(options.causedByEventId, "$.causedByEventId");
@@ -638,17 +639,36 @@ export class SessionRecorder {
       toPlainJson(attempt.requestHash, "$.requestHash");
       // Only a tool call's name enters its payload.
       if (attempt.kind === "tool") assertToolName(attempt.name);
-      return this.#request({
+      const effect = attempt.effect !== undefined ? toolEffect(attempt.effect) : undefined;
+      const common = {
         kind: attempt.kind,
-        stepId: attempt.stepId,
-        retryOf: attempt.attemptId,
         request: toPlainJson(attempt.request ?? null, "$.request"),
         requestHash: attempt.requestHash,
         ...(attempt.name !== undefined ? { name: attempt.name } : {}),
         toolCallId: attempt.toolCallId,
-        ...(attempt.effect !== undefined ? { effect: toolEffect(attempt.effect) } : {}),
+        ...(effect !== undefined ? { effect } : {}),
         // A retry has the cause of the attempt it repeats (the same model completion asked).
         causedByEventId: attempt.causedByEventId,
+      };
+      // On resume, a retry the crashed process already made is answered from the ledger too.
+      const match = this.#replay?.takeRetry({
+        kind: attempt.kind,
+        retryOf: attempt.attemptId,
+        requestHash: attempt.requestHash,
+      });
+      if (match && attempt.kind === "tool")
+        return this.#replayTool(match, effect ?? DEFAULT_EFFECT, {
+          ...common,
+          name: attempt.name as string,
+        });
+      if (match) {
+        const replayed = this.#answer(match);
+        if (replayed) return Promise.resolve(replayed);
+      }
+      return this.#request({
+        ...common,
+        stepId: match?.attempt.stepId ?? attempt.stepId,
+        retryOf: match?.attempt.attemptId ?? attempt.attemptId,
       });
     } catch (error) {
       return Promise.reject(error);
@@ -860,6 +880,20 @@ export class SessionRecorder {
       actorId: event.actor?.id,
     }));
   }
+}
+
+/** What `#request` commits: one model or tool attempt. */
+interface RequestOptions {
+  kind: "model" | "tool";
+  stepId: string;
+  retryOf?: string | undefined;
+  request: JsonValue;
+  requestHash: string;
+  name?: string;
+  toolCallId?: string | undefined;
+  effect?: ToolEffect;
+  causedByEventId?: string | undefined;
+  metadata?: JsonObject | undefined;
 }
 
 /** Per-call metadata, validated here: the recorder's events reach the store prevalidated. */

@@ -212,6 +212,43 @@ export class ReplayCursor {
   }
 
   /**
+   * The recorded attempt that retried `retryOf` (the agent retries a call the ledger answered
+   * as failed, as it did before the crash): a model call's retry is the next model attempt; a
+   * tool call's, the unmatched tool attempt with that `retryOf`. Undefined when the recorded
+   * run did not retry it here (the retry then runs live).
+   */
+  takeRetry(call: {
+    kind: "model" | "tool";
+    retryOf: string;
+    requestHash: string;
+  }): ReplayMatch | undefined {
+    let attempt: RecordedAttempt | undefined;
+    if (call.kind === "model") {
+      const next = this.#models[this.#modelIndex];
+      if (next?.retryOf === call.retryOf) attempt = next;
+    } else {
+      attempt = this.#tools.find(
+        (candidate) => !this.#usedTools.has(candidate) && candidate.retryOf === call.retryOf,
+      );
+    }
+    if (!attempt) return undefined;
+    if (attempt.requestHash !== call.requestHash) {
+      throw new ReplayDivergenceError(
+        `the retry of attempt ${call.retryOf} differs from the one recorded at seq ${attempt.requested.seq}`,
+        {
+          seq: attempt.requested.seq,
+          attemptId: attempt.attemptId,
+          recordedHash: attempt.requestHash,
+          requestHash: call.requestHash,
+        },
+      );
+    }
+    if (call.kind === "model") this.#modelIndex++;
+    else this.#usedTools.add(attempt);
+    return { attempt, status: attempt.status === "requested" ? "unresolved" : attempt.status };
+  }
+
+  /**
    * For an agent that restarts from a checkpoint rather than from its input: moves past the
    * recorded model attempts the checkpoint already covers, up to the next one whose request
    * has this hash. Returns false (and goes live) when none has.

@@ -1,0 +1,109 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { Actor } from "../events/types.js";
+import { inspectSession } from "../inspect/inspect-session.js";
+import { SqliteEventStore } from "../stores/sqlite/index.js";
+import type { Attempt } from "./attempt.js";
+import { SessionRecorder } from "./session-recorder.js";
+
+const dir = mkdtempSync(join(tmpdir(), "agent-ledger-resume-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const actor: Actor = { type: "agent", id: "shop" };
+const address = { sessionId: "s", runId: "r" };
+
+async function open(file: string) {
+  const store = new SqliteEventStore({ path: join(dir, file) });
+  await store.init();
+  return store;
+}
+
+/**
+ * A hand-written agent loop: one model call, then a payment that times out on its first try
+ * and is retried with `recorder.retry`; the model call is retried the same way once. The
+ * counters say how often the provider and the bank were really called.
+ */
+function shop() {
+  const calls = { model: 0, pay: 0 };
+  async function settle(recorder: SessionRecorder, first: Attempt, call: () => unknown) {
+    let attempt = first;
+    for (;;) {
+      const replayed = attempt.replayed;
+      if (replayed?.status === "completed") return replayed.result;
+      if (replayed === undefined) {
+        try {
+          const result = call();
+          await (attempt.kind === "model"
+            ? recorder.modelCompleted(attempt, result)
+            : recorder.toolCompleted(attempt, result));
+          return result;
+        } catch (error) {
+          await (attempt.kind === "model"
+            ? recorder.modelFailed(attempt, error)
+            : recorder.toolFailed(attempt, error));
+        }
+      }
+      attempt = await recorder.retry(attempt);
+    }
+  }
+  async function run(recorder: SessionRecorder) {
+    await recorder.startRun();
+    const model = await recorder.beforeModelCall({ request: { prompt: "pay 5" } });
+    await settle(recorder, model, () => {
+      calls.model++;
+      if (calls.model === 1) throw new Error("429 rate limited");
+      return { toolCalls: [{ id: "pay-1" }] };
+    });
+    const pay = await recorder.beforeToolCall({
+      toolCallId: "pay-1",
+      name: "pay",
+      args: { amount: 5 },
+      effect: { kind: "write", idempotent: false },
+    });
+    return settle(recorder, pay, () => {
+      calls.pay++;
+      if (calls.pay === 1) throw new Error("bank timeout, nothing charged");
+      return "charged";
+    });
+  }
+  return { calls, run };
+}
+
+describe("resume re-executes a loop that retried calls", () => {
+  it("answers the recorded retries from the ledger: nothing is paid twice", async () => {
+    const store = await open("retry.db");
+    const { calls, run } = shop();
+    expect(await run(new SessionRecorder({ store, ...address, actor }))).toBe("charged");
+    expect(calls).toEqual({ model: 2, pay: 2 });
+
+    // The process dies before it closes the run; a new one re-executes the loop.
+    const resumed = await SessionRecorder.resume({ store, ...address, actor });
+    expect(await run(resumed)).toBe("charged");
+    expect(calls).toEqual({ model: 2, pay: 2 });
+    expect(resumed.replay?.atFrontier).toBe(true);
+    expect((await inspectSession(store, "s")).runs[0]?.length).toBe(9);
+    await store.close();
+  });
+
+  it("a retry that was in flight at the crash is surfaced, not made again", async () => {
+    const store = await open("retry-in-flight.db");
+    const first = new SessionRecorder({ store, ...address, actor });
+    await first.startRun();
+    const pay = { toolCallId: "pay-1", name: "pay", args: { amount: 5 } };
+    const failed = await first.beforeToolCall(pay);
+    await first.toolFailed(failed, new Error("bank timeout"));
+    const retried = await first.retry(failed);
+    // The process dies while the retried payment is at the bank.
+
+    const resumed = await SessionRecorder.resume({ store, ...address, actor });
+    const again = await resumed.beforeToolCall(pay);
+    expect(again.replayed?.status).toBe("failed");
+    await expect(resumed.retry(again)).rejects.toMatchObject({
+      code: "unresolved-attempt",
+      attempt: { attemptId: retried.attemptId },
+    });
+    await store.close();
+  });
+});
