@@ -107,3 +107,44 @@ describe("resume re-executes a loop that retried calls", () => {
     await store.close();
   });
 });
+
+describe("resume re-executes a loop whose runs were already closed", () => {
+  /** A parent that hands a task to a helper (a child run), then answers with its result. */
+  async function delegate(parent: SessionRecorder, crashAfterChild: boolean) {
+    await parent.startRun();
+    const helper = parent.child({ actor: { type: "agent", id: "helper" } });
+    await helper.startRun({ task: "look up the price" });
+    const call = await helper.beforeModelCall({ request: { prompt: "price?" } });
+    if (!call.replayed) await helper.modelCompleted(call, "5 EUR");
+    await helper.completeRun("5 EUR");
+    if (crashAfterChild) return undefined;
+    return parent.completeRun("it costs 5 EUR");
+  }
+
+  it("closing a child run that completed before the crash answers from the ledger", async () => {
+    const store = await open("closed-child.db");
+    await delegate(new SessionRecorder({ store, ...address, actor }), true);
+    // The process dies after the helper finished, before the parent did.
+    const resumed = await SessionRecorder.resume({ store, ...address, actor });
+    const closed = await delegate(resumed, false);
+    expect(closed?.type).toBe("run.completed");
+    const inspection = await inspectSession(store, "s");
+    expect(inspection.runs[0]?.status).toBe("completed");
+    expect(inspection.runs[0]?.children.map((run) => [run.status, run.length])).toEqual([
+      ["completed", 4],
+    ]);
+    await store.close();
+  });
+
+  it("closing a resumed root run again returns its recorded end; closing it otherwise is run-closed", async () => {
+    const store = await open("closed-root.db");
+    const first = await delegate(new SessionRecorder({ store, ...address, actor }), false);
+    // The process dies after the run completed, before its caller heard of it.
+    const resumed = await SessionRecorder.resume({ store, ...address, actor });
+    const again = await delegate(resumed, false);
+    expect(again?.eventId).toBe(first?.eventId);
+    await expect(resumed.failRun(new Error("late"))).rejects.toMatchObject({ code: "run-closed" });
+    expect((await store.runHead(address)).length).toBe(2);
+    await store.close();
+  });
+});

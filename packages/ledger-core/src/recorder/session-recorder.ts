@@ -121,6 +121,8 @@ export class SessionRecorder {
   #status: RunStatus = "running";
   #started = false;
   #startedEvent: LedgerEvent | undefined;
+  /** The terminal event of a run that was already closed when this recorder loaded it. */
+  #recordedEnd: LedgerEvent | undefined;
   #lastModelCompletion: string | undefined;
   #ready: Promise<void> | undefined;
   /** Set once `#ready` has resolved: a recorded call then skips awaiting it (a microtask each). */
@@ -209,6 +211,7 @@ export class SessionRecorder {
     const last = events[events.length - 1];
     if (last && ["run.completed", "run.failed", "run.cancelled"].includes(last.type)) {
       this.#status = last.type.slice(4) as RunStatus;
+      this.#recordedEnd = last;
     }
     for (const event of events)
       if (event.type === "model.completed") this.#lastModelCompletion = event.eventId;
@@ -790,30 +793,33 @@ export class SessionRecorder {
     return stored as LedgerEvent;
   }
 
-  /** Closes the run as completed. */
+  /** Closes the run as completed. On a resumed run closed the same way, returns the recorded event. */
   async completeRun(output?: unknown): Promise<LedgerEvent> {
-    const [stored] = await this.#commit([
-      {
-        type: "run.completed",
-        payload: { output: this.#payload("run.completed", output ?? null, "$") },
-      },
-    ]);
-    return stored as LedgerEvent;
+    return this.#close({
+      type: "run.completed",
+      payload: { output: this.#payload("run.completed", output ?? null, "$") },
+    });
   }
 
   /** Closes the run as failed. */
   async failRun(error: unknown): Promise<LedgerEvent> {
-    const [stored] = await this.#commit([
-      { type: "run.failed", payload: { error: normalizeError(error) as unknown as JsonObject } },
-    ]);
-    return stored as LedgerEvent;
+    return this.#close({
+      type: "run.failed",
+      payload: { error: normalizeError(error) as unknown as JsonObject },
+    });
   }
 
   /** Closes the run as cancelled. */
   async cancelRun(reason?: string): Promise<LedgerEvent> {
-    const [stored] = await this.#commit([
-      { type: "run.cancelled", payload: reason === undefined ? {} : { reason } },
-    ]);
+    return this.#close({ type: "run.cancelled", payload: reason === undefined ? {} : { reason } });
+  }
+
+  // A re-executed loop closes its run (or a child's) again, as it did before the crash: like
+  // startRun, that answers from the ledger. Closing it another way is still `run-closed`.
+  async #close(event: NewEvent): Promise<LedgerEvent> {
+    if (!this.#isReady) await this.#whenReady();
+    if (this.#recordedEnd?.type === event.type) return this.#recordedEnd;
+    const [stored] = await this.#commit([event]);
     return stored as LedgerEvent;
   }
 
