@@ -307,6 +307,16 @@ export class SessionRecorder {
     return (redacted as JsonObject)[field] ?? null;
   }
 
+  // A failure's payload `{ error }` is redacted as a whole (paths such as `error.message` are
+  // relative to it): provider and tool errors quote credentials too.
+  #failure(type: string, payload: JsonObject): JsonObject {
+    if (this.#redact === undefined) return payload;
+    const redacted = toPlainJson(applyRedaction(payload, this.#redact, { type }), "$");
+    if (redacted === null || typeof redacted !== "object" || Array.isArray(redacted))
+      throw new InvalidArgumentError("$", "a redaction must keep a failure's payload an object");
+    return redacted;
+  }
+
   /** Records `run.started` (with parentRunId / causedByEventId for a child run). On a resumed run, returns the recorded one. */
   async startRun(payload?: unknown): Promise<LedgerEvent> {
     if (!this.#isReady) await this.#whenReady();
@@ -587,7 +597,7 @@ export class SessionRecorder {
     error: unknown,
     options: { metadata?: JsonObject; partial?: unknown } = {},
   ): Promise<LedgerEvent> {
-    const payload: JsonObject = { error: normalizeError(error) as unknown as JsonObject };
+    const payload = this.#failure("model.failed", { error: normalizeError(error) as never });
     const compact = this.#compactor.begin();
     if (options.partial !== undefined)
       payload.partial = compact.value(
@@ -620,7 +630,7 @@ export class SessionRecorder {
     error: unknown,
     options: { metadata?: JsonObject } = {},
   ): Promise<LedgerEvent> {
-    const payload: JsonObject = { error: normalizeError(error) as unknown as JsonObject };
+    const payload = this.#failure("tool.failed", { error: normalizeError(error) as never });
     if (attempt.toolCallId !== undefined) payload.toolCallId = attempt.toolCallId;
     return this.#resolve(attempt, "tool.failed", payload, options.metadata);
   }
@@ -805,7 +815,7 @@ export class SessionRecorder {
   async failRun(error: unknown): Promise<LedgerEvent> {
     return this.#close({
       type: "run.failed",
-      payload: { error: normalizeError(error) as unknown as JsonObject },
+      payload: this.#failure("run.failed", { error: normalizeError(error) as never }),
     });
   }
 

@@ -1,0 +1,60 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { JsonValue } from "../events/json.js";
+import { SqliteEventStore } from "../stores/sqlite/index.js";
+import { scanSqliteForSecret } from "../testing/secret-scan.js";
+import type { Redaction } from "./redact.js";
+import { SessionRecorder } from "./session-recorder.js";
+
+const dir = mkdtempSync(join(tmpdir(), "agent-ledger-redact-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const secret = "sk-live-4f9a8b7c6d5e";
+
+/** A redaction function of the kind users write: scrub every key-looking string. */
+function scrub(value: JsonValue): JsonValue {
+  if (typeof value === "string") return value.replaceAll(/sk-live-[0-9a-f]+/g, "[redacted]");
+  if (Array.isArray(value)) return value.map(scrub);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, scrub(item)]));
+}
+
+/** Provider and tool errors that quote the credential, as some HTTP clients do. */
+async function failEverything(redact: Redaction, file: string) {
+  const path = join(dir, file);
+  const store = new SqliteEventStore({ path });
+  await store.init();
+  const recorder = new SessionRecorder({
+    store,
+    sessionId: "s",
+    runId: "r",
+    actor: { type: "agent", id: "a" },
+    redact,
+  });
+  await recorder.startRun();
+  const model = await recorder.beforeModelCall({ request: { prompt: "hi" } });
+  await recorder.modelFailed(model, new Error(`401: invalid key ${secret}`), {
+    partial: { text: "he" },
+  });
+  const tool = await recorder.beforeToolCall({ toolCallId: "t1", name: "fetch", args: {} });
+  await recorder.toolFailed(
+    tool,
+    new Error("upstream failed", { cause: new Error(`Authorization: Bearer ${secret}`) }),
+  );
+  await recorder.failRun(new Error(`gave up after ${secret} was refused`));
+  await store.close();
+  return scanSqliteForSecret(path, secret);
+}
+
+describe("redaction of failures", () => {
+  it("a redaction function sees failure payloads: a secret in an error message is not stored", async () => {
+    expect(await failEverything((payload) => scrub(payload), "function.db")).toEqual([]);
+  });
+
+  it("paths into a failure payload (error.message, error.cause.message) are redacted", async () => {
+    const paths = ["error.message", "error.cause.message", "error.stack", "error.cause.stack"];
+    expect(await failEverything(paths, "paths.db")).toEqual([]);
+  });
+});
