@@ -102,3 +102,29 @@ describe("commit queue: appends whose outcome is unknown", () => {
     await newStore.close();
   });
 });
+
+describe("commit queue: a group commit with one bad event", () => {
+  it("fails only the caller whose event is bad; the parallel tool calls are committed", async () => {
+    const store = await open("bad-neighbour.db");
+    const recorder = new SessionRecorder({ store, ...address, actor });
+    await recorder.startRun();
+    // Notes keyed by an id of the user's (a webhook delivery): the second reuses the first's.
+    await recorder.record({ type: "x.note", eventId: "delivery-7", payload: { n: 1 } });
+    const [first, note, second] = await Promise.allSettled([
+      recorder.beforeToolCall({ toolCallId: "c1", name: "lookup", args: { q: 1 } }),
+      recorder.record({ type: "x.note", eventId: "delivery-7", payload: { n: 2 } }),
+      recorder.beforeToolCall({ toolCallId: "c2", name: "lookup", args: { q: 2 } }),
+    ]);
+    expect(note).toMatchObject({ status: "rejected", reason: { code: "duplicate-event" } });
+    expect(first.status).toBe("fulfilled");
+    expect(second.status).toBe("fulfilled");
+    const events = await readWholeRun(store, address);
+    expect(events.map((event) => event.type)).toEqual([
+      "run.started",
+      "x.note",
+      "tool.requested",
+      "tool.requested",
+    ]);
+    await store.close();
+  });
+});

@@ -11,6 +11,13 @@ interface Pending {
 
 const RETRY_DELAYS_MS = [25, 150];
 
+/** Refusals caused by one event's content: the store wrote nothing and names that event. */
+const CALLER_ERRORS: ReadonlySet<string> = new Set([
+  "invalid-event",
+  "non-serializable",
+  "duplicate-event",
+]);
+
 /**
  * Serialises one writer's appends to its run and commits concurrent calls together (group
  * commit): while an append is in flight, new events wait and go out as one batch. Each caller's
@@ -64,29 +71,39 @@ export class CommitQueue {
       while (this.#pending.length > 0) {
         const batch = this.#pending;
         this.#pending = [];
-        // One call alone (a sequential agent's every call) sends its events as they are.
-        const events =
-          batch.length === 1 ? (batch[0] as Pending).events : batch.flatMap((item) => item.events);
-        try {
-          if (this.#unknown) await this.#settleUnknown(this.#unknown);
-          const stored = await this.#appendWithRetry(events);
-          let offset = 0;
-          for (const item of batch) {
-            item.resolve(stored.slice(offset, offset + item.events.length));
-            offset += item.events.length;
-          }
-        } catch (error) {
-          // After an unknown outcome the next batch finds out whether these events are in.
-          if (
-            this.#unknown === undefined &&
-            (!LedgerError.isInstance(error) || error.code === "store-unavailable")
-          )
-            this.#unknown = events.map((event) => event.eventId as string);
-          for (const item of batch) item.reject(error);
-        }
+        await this.#send(batch);
       }
     } finally {
       this.#draining = false;
+    }
+  }
+
+  async #send(batch: Pending[]): Promise<void> {
+    // One call alone (a sequential agent's every call) sends its events as they are.
+    const events =
+      batch.length === 1 ? (batch[0] as Pending).events : batch.flatMap((item) => item.events);
+    try {
+      if (this.#unknown) await this.#settleUnknown(this.#unknown);
+      const stored = await this.#appendWithRetry(events);
+      let offset = 0;
+      for (const item of batch) {
+        item.resolve(stored.slice(offset, offset + item.events.length));
+        offset += item.events.length;
+      }
+    } catch (error) {
+      // One caller's bad event (nothing was written) must not fail the calls it was batched
+      // with: each caller's events are tried alone, so each sees its own outcome.
+      if (batch.length > 1 && LedgerError.isInstance(error) && CALLER_ERRORS.has(error.code)) {
+        for (const item of batch) await this.#send([item]);
+        return;
+      }
+      // After an unknown outcome the next batch finds out whether these events are in.
+      if (
+        this.#unknown === undefined &&
+        (!LedgerError.isInstance(error) || error.code === "store-unavailable")
+      )
+        this.#unknown = events.map((event) => event.eventId as string);
+      for (const item of batch) item.reject(error);
     }
   }
 
