@@ -1,0 +1,102 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { LedgerError } from "../events/errors.js";
+import { inspectSession } from "../inspect/inspect-session.js";
+import { verifyRun } from "../inspect/verify-run.js";
+import { SqliteEventStore } from "../stores/sqlite/index.js";
+import type { Attempt } from "./attempt.js";
+import { SessionRecorder } from "./session-recorder.js";
+
+const dir = mkdtempSync(join(tmpdir(), "agent-ledger-crash-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const core = new URL("../../dist/index.js", import.meta.url).href;
+const sqlite = new URL("../../dist/stores/sqlite/index.js", import.meta.url).href;
+
+// The agent process: a model call asks for three tools, run in parallel (one group commit).
+// `lookup` answers at once; `ship` (idempotent) and `pay` never return: the process is
+// killed while they are at the warehouse and the bank.
+const agent = `
+const { SessionRecorder } = await import(${JSON.stringify(core)});
+const { SqliteEventStore } = await import(${JSON.stringify(sqlite)});
+const store = new SqliteEventStore({ path: process.argv[1] });
+await store.init();
+const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor: { type: "agent", id: "shop" } });
+await recorder.startRun();
+const model = await recorder.beforeModelCall({ request: { prompt: "buy" } });
+await recorder.modelCompleted(model, { toolCalls: ["lookup", "ship", "pay"] });
+const [lookup] = await Promise.all([
+  recorder.beforeToolCall({ toolCallId: "c1", name: "lookup", args: {}, effect: { kind: "read", idempotent: true } }),
+  recorder.beforeToolCall({ toolCallId: "c2", name: "ship", args: {}, effect: { kind: "write", idempotent: true } }),
+  recorder.beforeToolCall({ toolCallId: "c3", name: "pay", args: { amount: 5 }, effect: { kind: "write", idempotent: false } }),
+]);
+await recorder.toolCompleted(lookup, "in stock");
+process.stdout.write("in-flight\\n");
+setInterval(() => {}, 1000);
+`;
+
+function runUntilKilled(path: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--input-type=module", "-e", agent, path], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    child.stdout.on("data", (chunk: Buffer) => {
+      if (chunk.toString().includes("in-flight")) child.kill("SIGKILL");
+    });
+    child.on("exit", (_code, signal) =>
+      signal === "SIGKILL" ? resolve() : reject(new Error(`agent exited: ${stderr}`)),
+    );
+  });
+}
+
+const read = { kind: "read", idempotent: true } as const;
+const write = { kind: "write", idempotent: true } as const;
+const pays = { kind: "write", idempotent: false } as const;
+
+describe("resume after SIGKILL with parallel tool calls in flight", () => {
+  it("answers the finished call, retries the idempotent one and surfaces the payment", async () => {
+    const path = join(dir, "crash.db");
+    await runUntilKilled(path);
+    const store = new SqliteEventStore({ path });
+    await store.init();
+    expect(await verifyRun(store, { sessionId: "s", runId: "r" })).toMatchObject({ ok: true });
+    expect((await inspectSession(store, "s")).unresolved.map((a) => a.name)).toEqual([
+      "ship",
+      "pay",
+    ]);
+
+    const resumed = await SessionRecorder.resume({
+      store,
+      sessionId: "s",
+      runId: "r",
+      actor: { type: "agent", id: "shop" },
+    });
+    await resumed.startRun();
+    const model = await resumed.beforeModelCall({ request: { prompt: "buy" } });
+    expect(model.replayed?.status).toBe("completed");
+    const outcomes = await Promise.allSettled([
+      resumed.beforeToolCall({ toolCallId: "c1", name: "lookup", args: {}, effect: read }),
+      resumed.beforeToolCall({ toolCallId: "c2", name: "ship", args: {}, effect: write }),
+      resumed.beforeToolCall({ toolCallId: "c3", name: "pay", args: { amount: 5 }, effect: pays }),
+    ]);
+    const [lookup, ship, pay] = outcomes;
+    expect(lookup).toMatchObject({
+      value: { replayed: { status: "completed", result: "in stock" } },
+    });
+    const retried = (ship as PromiseFulfilledResult<Attempt>).value;
+    expect(retried.replayed).toBeUndefined();
+    expect(retried.retryOf).toBeTypeOf("string");
+    expect(pay.status).toBe("rejected");
+    expect(
+      LedgerError.isInstance((pay as PromiseRejectedResult).reason, "unresolved-attempt"),
+    ).toBe(true);
+    await store.close();
+  });
+});
