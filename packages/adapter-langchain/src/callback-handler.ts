@@ -16,7 +16,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import type { LLMResult } from "@langchain/core/outputs";
 import type { ChainValues } from "@langchain/core/utils/types";
 import { chatRequest, modelResponse, textRequest } from "./model-request.js";
-import { ModelRetries, pastRetriedFailures } from "./model-retry.js";
+import { ModelRetries, pastRetriedFailures, retryLive } from "./model-retry.js";
 import { ToolRuns } from "./nested-tool-call.js";
 import { isRecord, parseToolInput, toJsonValue } from "./plain-json.js";
 import { beforeToolCall } from "./tool-attempt.js";
@@ -197,7 +197,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
   ): Promise<void> {
     const retried = this.#state.retries.retried(ids.parentRunId, request);
     const attempt = retried
-      ? await (await this.getRecorder()).retry(retried)
+      ? await retryLive(await this.getRecorder(), retried)
       : await this.#beforeModelCall(request, langchainMetadata(ids));
     this.#state.models.set(ids.runId, attempt);
     this.#state.retries.started(ids.runId, ids.parentRunId, request);
@@ -222,7 +222,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
         const attempt = await pastRetriedFailures(recorder, { request, metadata });
         // Recorded before the crash but not in the checkpoint: LangChain calls the model anyway,
         // so record that as a new attempt rather than pretending it was answered.
-        if (attempt.replayed) return await recorder.retry(attempt);
+        if (attempt.replayed) return await retryLive(recorder, attempt);
         return attempt;
       } catch (error) {
         const replay = recorder.replay;
@@ -341,7 +341,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
           { attemptId: attempt.attemptId, toolCallId: toolCallId ?? null, name },
         );
       }
-      attempt = await recorder.retry(attempt);
+      attempt = await retryLive(recorder, attempt);
     }
     this.#state.tools.set(runId, attempt);
     this.#state.toolRuns.started(runId);

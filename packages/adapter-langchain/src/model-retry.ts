@@ -70,3 +70,14 @@ export async function pastRetriedFailures(
   }
   return attempt;
 }
+
+/**
+ * A new attempt of `attempt`'s call, to record a call LangChain makes whatever the ledger holds
+ * (the callback cannot answer it). `recorder.retry` answers from the ledger the retries a
+ * crashed process already made of it: those are moved past, so the attempt returned is live.
+ */
+export async function retryLive(recorder: SessionRecorder, attempt: Attempt): Promise<Attempt> {
+  let current = await recorder.retry(attempt);
+  while (current.replayed) current = await recorder.retry(current);
+  return current;
+}

@@ -60,4 +60,49 @@ describe("the window the README documents: model.completed committed, LangGraph'
     expect(requested[1]?.stepId).toBe(requested[0]?.stepId);
     expect(requested[1]?.retryOf).toBe(requested[0]?.attemptId);
   });
+
+  it("a second crash in that window: the third process's call is recorded, not taken for the second's", async () => {
+    const store = new FlakyStore();
+    const crash = { left: 2 };
+    const build = () => {
+      const model = new ScriptedChatModel(() => {
+        if (crash.left > 0) {
+          crash.left--;
+          store.failing = true;
+          store.failTypes = ["x.langgraph.writes", "checkpoint.saved"];
+        }
+        return new AIMessage("hello");
+      });
+      const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+      const agent = createAgent({
+        model,
+        tools: [],
+        middleware: [ledgerMiddleware({ handler })],
+        checkpointer: new LedgerCheckpointSaver({ store }),
+      });
+      const config = {
+        configurable: { thread_id: "thread-2" },
+        callbacks: [handler],
+        durability: "sync" as const,
+      };
+      return (input: Parameters<typeof agent.invoke>[0]) => agent.invoke(input, config);
+    };
+    await expect(build()({ messages: [{ role: "user", content: "hi" }] })).rejects.toThrow();
+    store.failing = false;
+    await expect(build()(null)).rejects.toThrow();
+    store.failing = false;
+    const result = await build()(null);
+    expect(result.messages.at(-1)?.content).toBe("hello");
+    const events = await runEvents(store, SESSION, RUN);
+    const requested = events.filter((event) => event.type === "model.requested");
+    // Three calls paid, three recorded: each a retry of the one before, each with its answer.
+    expect(requested).toHaveLength(3);
+    expect(requested[1]?.retryOf).toBe(requested[0]?.attemptId);
+    expect(requested[2]?.retryOf).toBe(requested[1]?.attemptId);
+    expect(new Set(requested.map((event) => event.stepId)).size).toBe(1);
+    const completed = events.filter((event) => event.type === "model.completed");
+    expect(completed.map((event) => event.attemptId)).toEqual(
+      requested.map((event) => event.attemptId),
+    );
+  });
 });
