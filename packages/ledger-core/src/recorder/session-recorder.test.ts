@@ -453,6 +453,37 @@ describe("SessionRecorder", () => {
     expect((await store.listRuns("session-1")).length).toBe(2);
   });
 
+  it("a child whose recorded run could not be read tries again at its next call", async () => {
+    const store = new MemoryEventStore();
+    const parent = recorder(store);
+    await parent.startRun();
+    const child = parent.child({ actor: { type: "agent", id: "helper" } });
+    await child.startRun();
+    await child.modelCompleted(await child.beforeModelCall({ request }), { text: "from child" });
+
+    const resumed = await SessionRecorder.resume({
+      store,
+      sessionId: "session-1",
+      runId: "run-1",
+      actor,
+    });
+    const again = resumed.child({ actor: { type: "agent", id: "helper" } });
+    // The store is unreachable for the child's first read, then back.
+    const readRun = store.readRun.bind(store);
+    let down = true;
+    store.readRun = (request) =>
+      down
+        ? Promise.reject(new LedgerError("store-unavailable", "connection reset"))
+        : readRun(request);
+    await expect(again.startRun()).rejects.toMatchObject({ code: "store-unavailable" });
+    down = false;
+    await again.startRun();
+    expect(again.runId).toBe(child.runId);
+    expect((await again.beforeModelCall({ request })).replayed).toMatchObject({
+      result: { text: "from child" },
+    });
+  });
+
   it("redacts configured paths before hashing and persisting", async () => {
     const store = new MemoryEventStore();
     const rec = new SessionRecorder({

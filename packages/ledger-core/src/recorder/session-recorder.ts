@@ -246,9 +246,17 @@ export class SessionRecorder {
       this.#ready = Promise.resolve();
       return this.#ready;
     }
-    this.#ready = this.#load(false).then(() => {
-      this.#isReady = true;
-    });
+    this.#ready = this.#load(false).then(
+      () => {
+        this.#isReady = true;
+      },
+      (error: unknown) => {
+        // Nothing was committed or answered meanwhile (every call awaits this): the next call
+        // reads the run again instead of failing forever on one unreachable moment.
+        this.#ready = undefined;
+        throw error;
+      },
+    );
     return this.#ready;
   }
 
