@@ -38,6 +38,13 @@ describe("verifyRun on a SQLite file edited behind the ledger's back", () => {
     const store = new SqliteEventStore({ path });
     await store.init();
     expect(await verifyRun(store, { sessionId: "s", runId: "r" })).toEqual({ ok: true, length: 4 });
+    // A mistyped run or session is not an intact run.
+    await expect(verifyRun(store, { sessionId: "s", runId: "R" })).rejects.toMatchObject({
+      code: "not-found",
+    });
+    await expect(assertRunIntact(store, { sessionId: "t", runId: "r" })).rejects.toMatchObject({
+      code: "not-found",
+    });
     await store.close();
   });
 

@@ -1,4 +1,4 @@
-import { TamperDetectedError } from "../events/errors.js";
+import { NotFoundError, TamperDetectedError } from "../events/errors.js";
 import { computeEventHash } from "../events/hash-chain.js";
 import type { EventStore } from "../store/event-store.js";
 
@@ -14,7 +14,7 @@ export interface VerifyResult {
 /**
  * Recomputes a run's hash chain (§7): each event's hash over its canonical JSON, each
  * `prevHash` against the previous event, gap-free seqs, and the run head against the last
- * event (so a deleted tail is caught too).
+ * event (so a deleted tail is caught too). A run the store does not hold is `not-found`.
  */
 export async function verifyRun(
   store: EventStore,
@@ -43,6 +43,11 @@ export async function verifyRun(
     if (page.events.length < 2000) break;
   }
   const head = await store.runHead(address);
+  // Nothing to verify is not a verified run: a mistyped id must not read as intact.
+  if (!head.exists && expectedSeq === 0)
+    throw new NotFoundError(`run ${address.runId} not found in session ${address.sessionId}`, {
+      ...address,
+    });
   if (head.length !== expectedSeq || head.lastHash !== prevHash) {
     return {
       ok: false,
