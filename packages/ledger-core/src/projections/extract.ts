@@ -1,4 +1,5 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
+import { isObject, unwrapLangChain } from "./langchain-message.js";
 
 // Tolerant readers for the payload shapes the adapters record. A model request or response
 // is whatever the framework handed the adapter (AI SDK call options and LanguageModelV3
@@ -29,9 +30,7 @@ export interface HistoryMessage {
   name?: string;
 }
 
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+export { isObject, toolResultOf } from "./langchain-message.js";
 
 function str(value: unknown): string | undefined {
   return typeof value === "string" && value.length > 0 ? value : undefined;
@@ -47,15 +46,6 @@ function num(value: unknown): number | undefined {
 function pick(object: JsonObject, keys: string[]): JsonValue | undefined {
   for (const key of keys) if (object[key] !== undefined && object[key] !== null) return object[key];
   return undefined;
-}
-
-/** LangChain serialises messages as `{ lc, type: "constructor", id: [..., "AIMessage"], kwargs }`. */
-function unwrapLangChain(value: JsonValue): JsonValue {
-  if (isObject(value) && value.lc !== undefined && isObject(value.kwargs)) {
-    const id = Array.isArray(value.id) ? value.id[value.id.length - 1] : undefined;
-    return { ...value.kwargs, ...(typeof id === "string" ? { __class: id } : {}) };
-  }
-  return value;
 }
 
 /** The assistant message inside a response, whatever wraps it. */

@@ -1,7 +1,14 @@
 import { NotFoundError } from "../events/errors.js";
 import type { JsonObject } from "../events/json.js";
 import type { EventStore } from "../store/event-store.js";
-import { completionOf, type HistoryMessage, isObject, requestMessages, textOf } from "./extract.js";
+import {
+  completionOf,
+  type HistoryMessage,
+  isObject,
+  requestMessages,
+  textOf,
+  toolResultOf,
+} from "./extract.js";
 import { causeOf, loadSessionModel, type RunRecord } from "./session-model.js";
 
 export interface MessageHistoryOptions {
@@ -56,7 +63,7 @@ export async function messageHistory(
       role: "tool",
       content:
         attempt.status === "completed"
-          ? (outcome.result ?? null)
+          ? (toolResultOf(outcome.result) ?? null)
           : attempt.status === "failed"
             ? `error: ${textOf(isObject(outcome.error) ? (outcome.error.message ?? "") : "")}`
             : attempt.status === "abandoned"

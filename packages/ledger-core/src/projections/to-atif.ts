@@ -7,6 +7,7 @@ import {
   modelNameOf,
   requestMessages,
   textOf,
+  toolResultOf,
   usageOf,
 } from "./extract.js";
 import {
@@ -125,7 +126,7 @@ function observationOf(attempt: AttemptRecord): AtifObservationResult {
   const call = toolCallOf(attempt);
   const outcome = payloadOf(attempt.outcome);
   let content: string | null;
-  if (attempt.status === "completed") content = asContent(outcome.result);
+  if (attempt.status === "completed") content = asContent(toolResultOf(outcome.result));
   else if (attempt.status === "failed") content = errorText(outcome);
   else if (attempt.status === "abandoned") content = `abandoned: ${String(outcome.reason ?? "")}`;
   else content = null;

@@ -2,7 +2,14 @@ import type { Attributes, Context, Link, Span, Tracer, TracerProvider } from "@o
 import type { JsonObject } from "../events/json.js";
 import type { LedgerEvent } from "../events/types.js";
 import type { EventStore } from "../store/event-store.js";
-import { completionOf, isObject, modelNameOf, providerNameOf, usageOf } from "./extract.js";
+import {
+  completionOf,
+  isObject,
+  modelNameOf,
+  providerNameOf,
+  toolResultOf,
+  usageOf,
+} from "./extract.js";
 import {
   type AttemptRecord,
   attemptKey,
@@ -219,7 +226,9 @@ function emitSpans(
       if (options.includeToolContent) {
         attributes["gen_ai.tool.call.arguments"] = JSON.stringify(payload.args ?? null);
         if (attempt.status === "completed")
-          attributes["gen_ai.tool.call.result"] = JSON.stringify(outcome.result ?? null);
+          attributes["gen_ai.tool.call.result"] = JSON.stringify(
+            toolResultOf(outcome.result) ?? null,
+          );
       }
       const cause = spanOfEvent(causeOf(model, attempt));
       if (cause)

@@ -1,0 +1,74 @@
+import { MemoryEventStore, messageHistory, toAtif } from "@agent-ledger/core";
+import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
+import { createAgent } from "langchain";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { LedgerCallbackHandler } from "./callback-handler.js";
+import { ledgerMiddleware } from "./ledger-middleware.js";
+import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
+
+// Core's projections read what this adapter records: messages as `{ type, data }` and tool
+// results as ToolMessages.
+async function recordAgentRun() {
+  const store = new MemoryEventStore();
+  const lookup = tool(async ({ key }: { key: string }) => `value of ${key}`, {
+    name: "lookup",
+    description: "read",
+    schema: z.object({ key: z.string() }),
+  });
+  const model = new ScriptedChatModel((messages: BaseMessage[]) =>
+    messages.some((message) => ToolMessage.isInstance(message))
+      ? new AIMessage("x is 42")
+      : new AIMessage({
+          content: "",
+          tool_calls: [{ id: "call-lookup", name: "lookup", args: { key: "x" } }],
+        }),
+  );
+  const handler = new LedgerCallbackHandler({ store, sessionId: "s", runId: "r" });
+  const agent = createAgent({
+    model,
+    tools: [lookup],
+    middleware: [ledgerMiddleware({ handler })],
+    systemPrompt: "You are terse.",
+  });
+  await agent.invoke(
+    { messages: [{ role: "user", content: "what is x?" }] },
+    { callbacks: [handler] },
+  );
+  return store;
+}
+
+describe("projections of a createAgent run", () => {
+  it("ATIF shows the system prompt, the tool call and the tool's output text", async () => {
+    const store = await recordAgentRun();
+    const trajectory = await toAtif(store, "s");
+    const system = trajectory.steps.find((step) => step.source === "system");
+    expect(system?.message).toBe("You are terse.");
+    const asking = trajectory.steps.find((step) => step.tool_calls !== undefined);
+    expect(asking?.tool_calls?.map((call) => [call.tool_call_id, call.arguments])).toEqual([
+      ["call-lookup", { key: "x" }],
+    ]);
+    expect(asking?.observation?.results).toEqual([
+      { source_call_id: "call-lookup", content: "value of x" },
+    ]);
+    expect(trajectory.steps.at(-1)?.message).toBe("x is 42");
+  });
+
+  it("message history has the prompt's texts, the assistant's tool calls and the tool's output", async () => {
+    const store = await recordAgentRun();
+    const history = await messageHistory(store, { sessionId: "s" });
+    expect(history).toEqual([
+      { role: "system", content: [{ type: "text", text: "You are terse." }] },
+      { role: "user", content: "what is x?" },
+      {
+        role: "assistant",
+        content: "",
+        name: "model", // createAgent names its model's messages after the node
+        toolCalls: [{ id: "call-lookup", name: "lookup", arguments: { key: "x" } }],
+      },
+      { role: "tool", content: "value of x", toolCallId: "call-lookup", name: "lookup" },
+      { role: "assistant", content: "x is 42" },
+    ]);
+  });
+});
