@@ -366,6 +366,21 @@ export function requestMessages(request: JsonValue | undefined): HistoryMessage[
   return messages;
 }
 
+/**
+ * The user messages a request adds to a conversation. Each request re-sends the conversation,
+ * so the first `seen` user messages (those of the run's earlier requests) are not new.
+ */
+export function newUserMessages(
+  request: JsonValue | undefined,
+  seen: number,
+): { messages: HistoryMessage[]; seen: number } {
+  const users = requestMessages(request).filter((message) => message.role === "user");
+  return {
+    messages: users.slice(Math.min(seen, users.length)),
+    seen: Math.max(seen, users.length),
+  };
+}
+
 function messagesOfList(list: JsonValue): HistoryMessage[] {
   if (typeof list === "string") return [{ role: "user", content: list }];
   if (!Array.isArray(list)) return messageFrom(list);

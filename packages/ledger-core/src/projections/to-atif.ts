@@ -1,10 +1,19 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { LedgerEvent } from "../events/types.js";
 import type { EventStore } from "../store/event-store.js";
+import type {
+  AtifMetrics,
+  AtifObservationResult,
+  AtifStep,
+  AtifSubagentRef,
+  AtifToolCall,
+  AtifTrajectory,
+} from "./atif-types.js";
 import {
   completionOf,
   isObject,
   modelNameOf,
+  newUserMessages,
   requestMessages,
   textOf,
   toolResultOf,
@@ -19,69 +28,14 @@ import {
   type SessionModel,
 } from "./session-model.js";
 
-// ATIF v1.7 (harbor-framework/harbor rfcs/0001-trajectory-format.md), the fields we can fill.
-
-export interface AtifToolCall {
-  tool_call_id: string;
-  function_name: string;
-  arguments: JsonValue;
-  extra?: JsonObject;
-}
-
-export interface AtifSubagentRef {
-  trajectory_id: string;
-  session_id?: string;
-  extra?: JsonObject;
-}
-
-export interface AtifObservationResult {
-  source_call_id?: string;
-  content: string | null;
-  subagent_trajectory_ref?: AtifSubagentRef[];
-  extra?: JsonObject;
-}
-
-export interface AtifMetrics {
-  prompt_tokens?: number;
-  completion_tokens?: number;
-  cached_tokens?: number;
-}
-
-export interface AtifStep {
-  step_id: number;
-  timestamp: string;
-  source: "system" | "user" | "agent";
-  message: string;
-  model_name?: string;
-  tool_calls?: AtifToolCall[];
-  observation?: { results: AtifObservationResult[] };
-  metrics?: AtifMetrics;
-  llm_call_count?: number;
-  extra?: JsonObject;
-}
-
-export interface AtifTrajectory {
-  schema_version: "ATIF-v1.7";
-  session_id: string;
-  trajectory_id: string;
-  agent: {
-    name: string;
-    version: string;
-    model_name?: string;
-    tool_definitions?: JsonValue[];
-    extra?: JsonObject;
-  };
-  steps: AtifStep[];
-  notes?: string;
-  final_metrics: {
-    total_prompt_tokens: number;
-    total_completion_tokens: number;
-    total_cached_tokens: number;
-    total_steps: number;
-  };
-  subagent_trajectories?: AtifTrajectory[];
-  extra?: JsonObject;
-}
+export type {
+  AtifMetrics,
+  AtifObservationResult,
+  AtifStep,
+  AtifSubagentRef,
+  AtifToolCall,
+  AtifTrajectory,
+} from "./atif-types.js";
 
 interface DraftStep {
   /** commitCursor of the event the step is anchored at (orders the steps). */
@@ -170,6 +124,10 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
     }
   }
   let systemDone = false;
+  // Adapters that record no input.received (AI SDK, LangChain) leave the user's messages in
+  // the model requests only: the ones a request adds become user steps.
+  const inputsRecorded = run.events.some((event) => event.type === "input.received");
+  let userMessagesSeen = 0;
   let firstModel: string | undefined;
   let toolDefinitions: JsonValue[] | undefined;
 
@@ -211,6 +169,17 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
               source: "system",
               message: system.map((message) => textOf(message.content)).join("\n"),
             },
+            causes: [],
+            resultsByCause: new Map(),
+          });
+      }
+      if (!inputsRecorded && event.retryOf === undefined) {
+        const added = newUserMessages(request, userMessagesSeen);
+        userMessagesSeen = added.seen;
+        for (const message of added.messages)
+          drafts.push({
+            at: event.commitCursor - 0.25,
+            step: { timestamp: event.recordedAt, source: "user", message: textOf(message.content) },
             causes: [],
             resultsByCause: new Map(),
           });

@@ -1,0 +1,63 @@
+import { MemoryEventStore, SessionRecorder, toAtif } from "@agent-ledger/core";
+import { generateText, type ModelMessage, stepCountIs, tool, wrapLanguageModel } from "ai";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { ledgerMiddleware } from "./ledger-middleware.js";
+import {
+  scriptedModel,
+  textResult,
+  toolCall,
+  toolCallsResult,
+} from "./testing/scripted-model.test.data.js";
+import { wrapTools } from "./wrap-tools.js";
+
+// Core's projections read what this adapter records (no input.received: the prompt is in
+// each model request).
+describe("ATIF of a recorded generateText conversation", () => {
+  it("has the user's messages as user steps, each before the agent steps it led to", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "s",
+      runId: "r",
+      actor: { type: "agent", id: "assistant", framework: "ai-sdk" },
+    });
+    const { model } = scriptedModel([
+      toolCallsResult(toolCall("call-1", "weather", { city: "Paris" })),
+      textResult("Paris: 21"),
+      textResult("Oslo: 9"),
+    ]);
+    const wrapped = wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) });
+    const tools = wrapTools(
+      {
+        weather: tool({
+          description: "weather of a city",
+          inputSchema: z.object({ city: z.string() }),
+          execute: async ({ city }) => ({ city, celsius: 21 }),
+        }),
+      },
+      { recorder },
+    );
+    const messages: ModelMessage[] = [{ role: "user", content: "Weather in Paris?" }];
+    const first = await generateText({
+      model: wrapped,
+      system: "be brief",
+      messages,
+      tools,
+      stopWhen: stepCountIs(3),
+    });
+    messages.push(...first.response.messages, { role: "user", content: "And in Oslo?" });
+    await generateText({ model: wrapped, system: "be brief", messages, tools });
+
+    const trajectory = await toAtif(store, "s");
+    expect(trajectory.steps.map((step) => [step.source, step.message])).toEqual([
+      ["system", "be brief"],
+      ["user", "Weather in Paris?"],
+      ["agent", ""],
+      ["agent", "Paris: 21"],
+      ["user", "And in Oslo?"],
+      ["agent", "Oslo: 9"],
+    ]);
+    expect(trajectory.steps.map((step) => step.step_id)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+});

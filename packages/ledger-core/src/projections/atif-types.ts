@@ -1,0 +1,65 @@
+import type { JsonObject, JsonValue } from "../events/json.js";
+
+// ATIF v1.7 (harbor-framework/harbor rfcs/0001-trajectory-format.md), the fields we can fill.
+
+export interface AtifToolCall {
+  tool_call_id: string;
+  function_name: string;
+  arguments: JsonValue;
+  extra?: JsonObject;
+}
+
+export interface AtifSubagentRef {
+  trajectory_id: string;
+  session_id?: string;
+  extra?: JsonObject;
+}
+
+export interface AtifObservationResult {
+  source_call_id?: string;
+  content: string | null;
+  subagent_trajectory_ref?: AtifSubagentRef[];
+  extra?: JsonObject;
+}
+
+export interface AtifMetrics {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  cached_tokens?: number;
+}
+
+export interface AtifStep {
+  step_id: number;
+  timestamp: string;
+  source: "system" | "user" | "agent";
+  message: string;
+  model_name?: string;
+  tool_calls?: AtifToolCall[];
+  observation?: { results: AtifObservationResult[] };
+  metrics?: AtifMetrics;
+  llm_call_count?: number;
+  extra?: JsonObject;
+}
+
+export interface AtifTrajectory {
+  schema_version: "ATIF-v1.7";
+  session_id: string;
+  trajectory_id: string;
+  agent: {
+    name: string;
+    version: string;
+    model_name?: string;
+    tool_definitions?: JsonValue[];
+    extra?: JsonObject;
+  };
+  steps: AtifStep[];
+  notes?: string;
+  final_metrics: {
+    total_prompt_tokens: number;
+    total_completion_tokens: number;
+    total_cached_tokens: number;
+    total_steps: number;
+  };
+  subagent_trajectories?: AtifTrajectory[];
+  extra?: JsonObject;
+}
