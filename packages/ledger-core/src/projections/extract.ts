@@ -115,6 +115,18 @@ export function providerNameOf(...values: (JsonValue | undefined)[]): string | u
   return undefined;
 }
 
+/** The provider's id of a response (OpenAI Agents `responseId`, AI SDK `response.id`, a message id). */
+export function responseIdOf(response: JsonValue | undefined): string | undefined {
+  if (!isObject(response)) return undefined;
+  const inner = isObject(response.response) ? response.response : {};
+  return (
+    str(response.id) ??
+    str(response.responseId) ??
+    str(inner.id) ??
+    str(assistantMessage(response)?.id)
+  );
+}
+
 /** Token usage of a response, from the common shapes. */
 export function usageOf(response: JsonValue | undefined): TokenUsage {
   if (response === undefined) return {};
@@ -364,21 +376,6 @@ export function requestMessages(request: JsonValue | undefined): HistoryMessage[
   const list = pick(request, ["messages", "prompt", "input"]);
   if (list !== undefined) messages.push(...messagesOfList(list));
   return messages;
-}
-
-/**
- * The user messages a request adds to a conversation. Each request re-sends the conversation,
- * so the first `seen` user messages (those of the run's earlier requests) are not new.
- */
-export function newUserMessages(
-  request: JsonValue | undefined,
-  seen: number,
-): { messages: HistoryMessage[]; seen: number } {
-  const users = requestMessages(request).filter((message) => message.role === "user");
-  return {
-    messages: users.slice(Math.min(seen, users.length)),
-    seen: Math.max(seen, users.length),
-  };
 }
 
 function messagesOfList(list: JsonValue): HistoryMessage[] {

@@ -11,9 +11,9 @@ import type {
 } from "./atif-types.js";
 import {
   completionOf,
+  type HistoryMessage,
   isObject,
   modelNameOf,
-  newUserMessages,
   requestMessages,
   textOf,
   toolResultOf,
@@ -45,6 +45,21 @@ interface DraftStep {
   causes: string[];
   /** tool.requested eventId -> the observation result of that call. */
   resultsByCause: Map<string, AtifObservationResult>;
+}
+
+/**
+ * The user messages a request adds to a conversation. Each request re-sends the conversation,
+ * so the first `seen` user messages (those of the run's earlier requests) are not new.
+ */
+function newUserMessages(
+  request: JsonValue | undefined,
+  seen: number,
+): { messages: HistoryMessage[]; seen: number } {
+  const users = requestMessages(request).filter((message) => message.role === "user");
+  return {
+    messages: users.slice(Math.min(seen, users.length)),
+    seen: Math.max(seen, users.length),
+  };
 }
 
 function asContent(value: JsonValue | undefined): string | null {

@@ -138,3 +138,58 @@ describe("toOtelSpans", () => {
     expect(ms(planner.startTime)).toBe(Date.parse(events[0]?.recordedAt ?? ""));
   });
 });
+
+describe("toOtelSpans response ids", () => {
+  it("sets gen_ai.response.id from an AI SDK result (response.id) and a LangChain message id", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "ids",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    // A LanguageModelV3 generate result, as the AI SDK adapter records it.
+    const aiSdk = await recorder.beforeModelCall({
+      request: { model: { provider: "openai.chat", modelId: "gpt-4o" }, prompt: [] },
+    });
+    await recorder.modelCompleted(aiSdk, {
+      content: [{ type: "text", text: "hi" }],
+      finishReason: { unified: "stop", raw: "stop" },
+      usage: { inputTokens: { total: 3 }, outputTokens: { total: 1 } },
+      response: {
+        id: "chatcmpl-ai-sdk",
+        modelId: "gpt-4o-2024-08-06",
+        timestamp: "2025-01-01T00:00:00.000Z",
+      },
+    });
+    // An LLMResult, as the LangChain adapter records it (messages in StoredMessage form).
+    const langChain = await recorder.beforeModelCall({
+      request: { model: "gpt-4o", messages: [] },
+    });
+    await recorder.modelCompleted(langChain, {
+      generations: [
+        [
+          {
+            text: "hi",
+            message: { type: "ai", data: { content: "hi", id: "chatcmpl-langchain" } },
+          },
+        ],
+      ],
+    });
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "ids", provider);
+    await provider.forceFlush();
+    const idOf = (attemptId: string) =>
+      exporter
+        .getFinishedSpans()
+        .find((span) => span.attributes["agent_ledger.attempt.id"] === attemptId)?.attributes[
+        "gen_ai.response.id"
+      ];
+    expect(idOf(aiSdk.attemptId)).toBe("chatcmpl-ai-sdk");
+    expect(idOf(langChain.attemptId)).toBe("chatcmpl-langchain");
+  });
+});

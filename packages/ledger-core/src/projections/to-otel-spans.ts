@@ -7,6 +7,7 @@ import {
   isObject,
   modelNameOf,
   providerNameOf,
+  responseIdOf,
   toolResultOf,
   usageOf,
 } from "./extract.js";
@@ -203,10 +204,8 @@ function emitSpans(
           attributes["gen_ai.response.finish_reasons"] = completion.finishReasons;
         const responseModel = isObject(response) ? modelNameOf(response) : undefined;
         if (responseModel) attributes["gen_ai.response.model"] = responseModel;
-        if (isObject(response)) {
-          const id = response.id ?? response.responseId;
-          if (typeof id === "string") attributes["gen_ai.response.id"] = id;
-        }
+        const responseId = responseIdOf(response);
+        if (responseId) attributes["gen_ai.response.id"] = responseId;
       }
     } else {
       const toolName = typeof payload.name === "string" ? payload.name : "tool";
