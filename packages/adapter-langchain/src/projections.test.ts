@@ -1,6 +1,7 @@
 import { MemoryEventStore, messageHistory, toAtif } from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
+import { FakeLLM } from "@langchain/core/utils/testing";
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -69,6 +70,20 @@ describe("projections of a createAgent run", () => {
       },
       { role: "tool", content: "value of x", toolCallId: "call-lookup", name: "lookup" },
       { role: "assistant", content: "x is 42" },
+    ]);
+  });
+});
+
+describe("projections of a text LLM call", () => {
+  it("ATIF shows the prompt as the user step and the completion as the agent step", async () => {
+    const store = new MemoryEventStore();
+    const handler = new LedgerCallbackHandler({ store, sessionId: "t", runId: "r" });
+    const llm = new FakeLLM({ response: "Paris" });
+    await llm.invoke("Capital of France?", { callbacks: [handler] });
+    const trajectory = await toAtif(store, "t");
+    expect(trajectory.steps.map((step) => [step.source, step.message])).toEqual([
+      ["user", "Capital of France?"],
+      ["agent", "Paris"],
     ]);
   });
 });

@@ -373,7 +373,8 @@ export function requestMessages(request: JsonValue | undefined): HistoryMessage[
   const system =
     str(request.systemInstructions) ?? str(request.system) ?? str(request.instructions);
   if (system) messages.push({ role: "system", content: system });
-  const list = pick(request, ["messages", "prompt", "input"]);
+  // `prompts`: a LangChain text LLM's prompt strings.
+  const list = pick(request, ["messages", "prompt", "prompts", "input"]);
   if (list !== undefined) messages.push(...messagesOfList(list));
   return messages;
 }

@@ -193,3 +193,30 @@ describe("toOtelSpans response ids", () => {
     expect(idOf(langChain.attemptId)).toBe("chatcmpl-langchain");
   });
 });
+
+describe("toOtelSpans text completions", () => {
+  it("names a LangChain text LLM call text_completion, not chat", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "llm",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    // The request shape of the LangChain adapter's handleLLMStart.
+    const call = await recorder.beforeModelCall({
+      request: { model: "fake", prompts: ["Capital of France?"], params: {} },
+    });
+    await recorder.modelCompleted(call, { generations: [[{ text: "Paris" }]] });
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "llm", provider);
+    await provider.forceFlush();
+    const span = exporter.getFinishedSpans().find((each) => each.kind === 2);
+    expect(span?.name).toBe("text_completion fake");
+    expect(span?.attributes["gen_ai.operation.name"]).toBe("text_completion");
+  });
+});

@@ -185,9 +185,12 @@ function emitSpans(
       const request = payload.request ?? null;
       const response = attempt.status === "completed" ? outcome.response : outcome.partial;
       const requestModel = modelNameOf(request);
-      name = requestModel ? `chat ${requestModel}` : "chat";
+      // A LangChain text LLM is asked with `prompts`, not chat messages.
+      const operation =
+        isObject(request) && Array.isArray(request.prompts) ? "text_completion" : "chat";
+      name = requestModel ? `${operation} ${requestModel}` : operation;
       kind = SPAN_KIND_CLIENT;
-      attributes["gen_ai.operation.name"] = "chat";
+      attributes["gen_ai.operation.name"] = operation;
       if (requestModel) attributes["gen_ai.request.model"] = requestModel;
       const provider = providerNameOf(request, response ?? null);
       if (provider) attributes["gen_ai.provider.name"] = provider;
