@@ -62,6 +62,19 @@ function newUserMessages(
   };
 }
 
+/**
+ * What the user said in a run's input: a text, or the user messages that end a list of
+ * messages (the items before them are the conversation so far).
+ */
+function userInputTexts(input: JsonValue): string[] {
+  if (typeof input === "string") return [input];
+  const messages = Array.isArray(input) ? requestMessages(input) : [];
+  const texts: string[] = [];
+  for (let index = messages.length - 1; messages[index]?.role === "user"; index--)
+    texts.unshift(textOf(messages[index]?.content));
+  return texts.length > 0 ? texts : [textOf(input)];
+}
+
 function asContent(value: JsonValue | undefined): string | null {
   if (value === undefined || value === null) return null;
   return typeof value === "string" ? value : JSON.stringify(value);
@@ -148,16 +161,13 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
 
   for (const event of run.events) {
     if (event.type === "input.received") {
-      const input = payloadOf(event).input;
-      drafts.push({
-        at: event.commitCursor,
-        step: {
-          timestamp: event.recordedAt,
-          source: "user",
-          message: typeof input === "string" ? input : textOf(input ?? null),
-        },
-        causes: [event.eventId],
-        resultsByCause: new Map(),
+      userInputTexts(payloadOf(event).input ?? null).forEach((message, index) => {
+        drafts.push({
+          at: event.commitCursor,
+          step: { timestamp: event.recordedAt, source: "user", message },
+          causes: index === 0 ? [event.eventId] : [],
+          resultsByCause: new Map(),
+        });
       });
       continue;
     }
