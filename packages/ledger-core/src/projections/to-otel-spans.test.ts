@@ -220,3 +220,47 @@ describe("toOtelSpans text completions", () => {
     expect(span?.attributes["gen_ai.operation.name"]).toBe("text_completion");
   });
 });
+
+describe("toOtelSpans retried attempts", () => {
+  it("ends an attempt without outcome when its retry was requested, not at the session's end", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const actor = { type: "agent" as const, id: "a" };
+    const first = new SessionRecorder({ store, sessionId: "retry", runId: "r", actor });
+    await first.startRun();
+    const read = await first.beforeToolCall({
+      toolCallId: "t1",
+      name: "read",
+      args: {},
+      effect: { kind: "read", idempotent: true },
+    });
+    // The process dies; a new one resumes the run and retries the idempotent call.
+    const second = await SessionRecorder.resume({ store, sessionId: "retry", runId: "r", actor });
+    const again = await second.beforeToolCall({
+      toolCallId: "t1",
+      name: "read",
+      args: {},
+      effect: { kind: "read", idempotent: true },
+    });
+    await second.toolCompleted(again, "v");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await second.completeRun("done");
+    const events = await readWholeSession(store, "retry");
+    const retryRequested = events.find(
+      (event) => event.type === "tool.requested" && event.retryOf === read.attemptId,
+    );
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "retry", provider);
+    await provider.forceFlush();
+    const superseded = exporter
+      .getFinishedSpans()
+      .find((span) => span.attributes["agent_ledger.attempt.id"] === read.attemptId);
+    expect(superseded?.attributes["error.type"]).toBe("retried");
+    expect(ms(superseded?.endTime as [number, number])).toBe(
+      Date.parse(retryRequested?.recordedAt ?? ""),
+    );
+  });
+});

@@ -88,7 +88,8 @@ function payloadOf(event: LedgerEvent | undefined): JsonObject {
  * `chat {model}` per model attempt, `execute_tool {name}` per tool attempt (under its run,
  * linked to the chat span that asked for it; a child run is linked to the span of the event
  * that caused it). Failed attempts get an error status and `error.type`; unresolved ones an
- * error status, `agent_ledger.attempt.unresolved = true`, and end at the session's last event.
+ * error status, `agent_ledger.attempt.unresolved = true`, and end at the session's last event;
+ * one retried without outcome ends when its retry was requested.
  */
 export async function toOtelSpans(
   store: EventStore,
@@ -264,7 +265,13 @@ function emitSpans(
       span.setAttribute("error.type", "retried");
       span.setStatus({ code: STATUS_ERROR, message: "no outcome recorded; retried" });
     }
-    ends.push({ span, at: attempt.outcome ? new Date(attempt.outcome.recordedAt) : sessionEnd });
+    // A retried attempt without outcome was given up when its retry was requested.
+    const retry =
+      attempt.retriedBy === undefined
+        ? undefined
+        : model.attempts.get(attemptKey(attempt.runId, attempt.retriedBy));
+    const endEvent = attempt.outcome ?? retry?.requested;
+    ends.push({ span, at: endEvent ? new Date(endEvent.recordedAt) : sessionEnd });
   };
 
   // Commit order: a causing span always exists before the span that links to it.
