@@ -150,3 +150,41 @@ describe("toAtif retries", () => {
     });
   });
 });
+
+describe("toAtif after a resume", () => {
+  it("keeps a step's tool calls in the order they were asked when the first one was retried", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const actor = { type: "agent" as const, id: "a" };
+    const first = new SessionRecorder({ store, sessionId: "order", runId: "r", actor });
+    await first.startRun();
+    const model = await first.beforeModelCall({ request: { model: "m", messages: [] } });
+    await first.modelCompleted(model, {
+      toolCalls: [
+        { id: "t1", name: "read", args: {} },
+        { id: "t2", name: "write", args: {} },
+      ],
+    });
+    await first.beforeToolCall({
+      toolCallId: "t1",
+      name: "read",
+      args: {},
+      effect: { kind: "read", idempotent: true },
+    });
+    const write = await first.beforeToolCall({ toolCallId: "t2", name: "write", args: {} });
+    await first.toolCompleted(write, "written");
+    // The process dies with `read` in flight; a new one resumes and retries it.
+    const second = await SessionRecorder.resume({ store, sessionId: "order", runId: "r", actor });
+    await second.beforeModelCall({ request: { model: "m", messages: [] } });
+    const read = await second.beforeToolCall({
+      toolCallId: "t1",
+      name: "read",
+      args: {},
+      effect: { kind: "read", idempotent: true },
+    });
+    await second.toolCompleted(read, "value");
+    const [step] = (await toAtif(store, "order")).steps;
+    expect(step?.tool_calls?.map((call) => call.tool_call_id)).toEqual(["t1", "t2"]);
+    expect(step?.observation?.results.map((result) => result.source_call_id)).toEqual(["t1", "t2"]);
+  });
+});

@@ -9,9 +9,9 @@ import type {
   AtifToolCall,
   AtifTrajectory,
 } from "./atif-types.js";
+import { newUserMessages, userInputTexts } from "./atif-user-steps.js";
 import {
   completionOf,
-  type HistoryMessage,
   isObject,
   modelNameOf,
   requestMessages,
@@ -45,34 +45,6 @@ interface DraftStep {
   causes: string[];
   /** tool.requested eventId -> the observation result of that call. */
   resultsByCause: Map<string, AtifObservationResult>;
-}
-
-/**
- * The user messages a request adds to a conversation. Each request re-sends the conversation,
- * so the first `seen` user messages (those of the run's earlier requests) are not new.
- */
-function newUserMessages(
-  request: JsonValue | undefined,
-  seen: number,
-): { messages: HistoryMessage[]; seen: number } {
-  const users = requestMessages(request).filter((message) => message.role === "user");
-  return {
-    messages: users.slice(Math.min(seen, users.length)),
-    seen: Math.max(seen, users.length),
-  };
-}
-
-/**
- * What the user said in a run's input: a text, or the user messages that end a list of
- * messages (the items before them are the conversation so far).
- */
-function userInputTexts(input: JsonValue): string[] {
-  if (typeof input === "string") return [input];
-  const messages = Array.isArray(input) ? requestMessages(input) : [];
-  const texts: string[] = [];
-  for (let index = messages.length - 1; messages[index]?.role === "user"; index--)
-    texts.unshift(textOf(messages[index]?.content));
-  return texts.length > 0 ? texts : [textOf(input)];
 }
 
 function asContent(value: JsonValue | undefined): string | null {
@@ -151,6 +123,9 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
       toolsByCause.set(cause, list);
     }
   }
+  // In the order they were asked: a retried call's chain starts where it was first requested.
+  const firstAt = (attempt: AttemptRecord) => chainOf(attempt)[0]?.requested.commitCursor ?? 0;
+  for (const list of toolsByCause.values()) list.sort((a, b) => firstAt(a) - firstAt(b));
   let systemDone = false;
   // Adapters that record no input.received (AI SDK, LangChain) leave the user's messages in
   // the model requests only: the ones a request adds become user steps.
