@@ -5,7 +5,8 @@ import type { JsonObject, JsonValue } from "../events/json.js";
 export interface AtifToolCall {
   tool_call_id: string;
   function_name: string;
-  arguments: JsonValue;
+  /** Always a JSON object (ATIF): a plain-value input is `{ input }`. */
+  arguments: JsonObject;
   extra?: JsonObject;
 }
 

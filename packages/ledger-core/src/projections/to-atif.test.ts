@@ -188,3 +188,34 @@ describe("toAtif after a resume", () => {
     expect(step?.observation?.results.map((result) => result.source_call_id)).toEqual(["t1", "t2"]);
   });
 });
+
+describe("toAtif tool call arguments", () => {
+  it("are always a JSON object, as ATIF requires, even when the tool took a plain value", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "args",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const model = await recorder.beforeModelCall({ request: { model: "m", messages: [] } });
+    await recorder.modelCompleted(model, {
+      toolCalls: [
+        { id: "c1", name: "shell", args: "ls -la" },
+        { id: "c2", name: "shell", arguments: "not json" },
+      ],
+    });
+    const shell = await recorder.beforeToolCall({
+      toolCallId: "c1",
+      name: "shell",
+      args: "ls -la",
+    });
+    await recorder.toolCompleted(shell, "README.md");
+    const [step] = (await toAtif(store, "args")).steps;
+    expect(step?.tool_calls?.map((call) => call.arguments)).toEqual([
+      { input: "ls -la" },
+      { input: "not json" },
+    ]);
+  });
+});

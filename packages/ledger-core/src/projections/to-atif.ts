@@ -47,6 +47,12 @@ interface DraftStep {
   resultsByCause: Map<string, AtifObservationResult>;
 }
 
+/** ATIF tool arguments are a JSON object: a plain value (a string tool's input) is `{ input }`. */
+function argumentsObject(args: JsonValue | undefined): JsonObject {
+  if (isObject(args)) return args;
+  return args === undefined || args === null ? {} : { input: args };
+}
+
 function asContent(value: JsonValue | undefined): string | null {
   if (value === undefined || value === null) return null;
   return typeof value === "string" ? value : JSON.stringify(value);
@@ -67,7 +73,7 @@ function toolCallOf(attempt: AttemptRecord): AtifToolCall {
   return {
     tool_call_id: typeof payload.toolCallId === "string" ? payload.toolCallId : attempt.attemptId,
     function_name: typeof payload.name === "string" ? payload.name : "tool",
-    arguments: payload.args ?? {},
+    arguments: argumentsObject(payload.args),
     extra: {
       attempt_id: attempt.attemptId,
       status: isUnresolved(attempt) ? "unresolved" : attempt.status,
@@ -240,7 +246,7 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
         calls.push({
           tool_call_id: call.id ?? `${attempt.attemptId}:${calls.length}`,
           function_name: call.name,
-          arguments: call.arguments,
+          arguments: argumentsObject(call.arguments),
           extra: { status: "not-requested" },
         });
       }
