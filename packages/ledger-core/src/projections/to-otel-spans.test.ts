@@ -264,3 +264,52 @@ describe("toOtelSpans retried attempts", () => {
     );
   });
 });
+
+describe("toOtelSpans request settings", () => {
+  it("sets gen_ai.request.temperature, .max_tokens and .top_p from each adapter's request", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "settings",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const requests = [
+      // AI SDK call options
+      {
+        model: { provider: "openai.chat", modelId: "m" },
+        prompt: [],
+        temperature: 0.2,
+        maxOutputTokens: 50,
+        topP: 0.9,
+      },
+      // OpenAI Agents ModelRequest
+      { input: "hi", modelSettings: { temperature: 0.2, maxTokens: 50, topP: 0.9 } },
+      // LangChain invocation params
+      { model: "m", messages: [], params: { temperature: 0.2, max_tokens: 50, top_p: 0.9 } },
+    ];
+    const attempts = [];
+    for (const request of requests) {
+      const attempt = await recorder.beforeModelCall({ request });
+      await recorder.modelCompleted(attempt, { text: "ok" });
+      attempts.push(attempt.attemptId);
+    }
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "settings", provider);
+    await provider.forceFlush();
+    for (const attemptId of attempts) {
+      const span = exporter
+        .getFinishedSpans()
+        .find((each) => each.attributes["agent_ledger.attempt.id"] === attemptId);
+      expect(span?.attributes).toMatchObject({
+        "gen_ai.request.temperature": 0.2,
+        "gen_ai.request.max_tokens": 50,
+        "gen_ai.request.top_p": 0.9,
+      });
+    }
+  });
+});

@@ -1,5 +1,5 @@
 import type { Attributes, Context, Link, Span, Tracer, TracerProvider } from "@opentelemetry/api";
-import type { JsonObject } from "../events/json.js";
+import type { JsonObject, JsonValue } from "../events/json.js";
 import type { LedgerEvent } from "../events/types.js";
 import type { EventStore } from "../store/event-store.js";
 import {
@@ -76,6 +76,29 @@ function errorOf(payload: JsonObject): { type: string; message: string } {
       message: typeof error.message === "string" ? error.message : "",
     };
   return { type: "Error", message: typeof error === "string" ? error : "" };
+}
+
+/** `gen_ai.request.*` settings, from the request (AI SDK), `modelSettings` (OpenAI Agents) or `params` (LangChain). */
+function requestSettings(request: JsonValue): Attributes {
+  const attributes: Attributes = {};
+  const names: [string, string[]][] = [
+    ["gen_ai.request.temperature", ["temperature"]],
+    [
+      "gen_ai.request.max_tokens",
+      ["maxOutputTokens", "maxTokens", "max_tokens", "max_completion_tokens"],
+    ],
+    ["gen_ai.request.top_p", ["topP", "top_p"]],
+  ];
+  if (!isObject(request)) return attributes;
+  for (const holder of [request, request.modelSettings, request.params]) {
+    if (!isObject(holder)) continue;
+    for (const [attribute, keys] of names) {
+      const value = keys.map((key) => holder[key]).find((each) => typeof each === "number");
+      if (typeof value === "number" && attributes[attribute] === undefined)
+        attributes[attribute] = value;
+    }
+  }
+  return attributes;
 }
 
 function payloadOf(event: LedgerEvent | undefined): JsonObject {
@@ -193,6 +216,7 @@ function emitSpans(
       kind = SPAN_KIND_CLIENT;
       attributes["gen_ai.operation.name"] = operation;
       if (requestModel) attributes["gen_ai.request.model"] = requestModel;
+      Object.assign(attributes, requestSettings(request));
       const provider = providerNameOf(request, response ?? null);
       if (provider) attributes["gen_ai.provider.name"] = provider;
       if (response !== undefined) {
