@@ -41,6 +41,11 @@ function plain(value: unknown, path: string): JsonValue {
   }
 }
 
+/** A run's input as plain JSON (the SDK's item helpers leave fields such as providerData undefined). */
+export function runInputToJson(input: string | readonly unknown[]): JsonValue {
+  return plain(input, "$.input");
+}
+
 /**
  * A ModelRequest as deterministic plain JSON: what the model was asked, never the abort signal,
  * tracing objects, internal runner hints or runtime-only retry policies. On resume the request

@@ -6,7 +6,7 @@ import {
   readWholeSession,
   SessionRecorder,
 } from "@agent-ledger/core";
-import { setTracingDisabled } from "@openai/agents";
+import { setTracingDisabled, user } from "@openai/agents";
 import { describe, expect, test } from "vitest";
 import { openAiAgentsVersion, resumeRun, runWithLedger } from "./index.js";
 import { FailingStore } from "./testing/failing-store.js";
@@ -17,6 +17,22 @@ import { scriptedProvider } from "./testing/scripted-model.js";
 setTracingDisabled(true);
 
 describe("runWithLedger", () => {
+  test("takes input items built by the SDK's helpers (fields left undefined)", async () => {
+    const store = new MemoryEventStore();
+    const { main, model } = fixture();
+    // user() leaves providerData undefined, which is not plain JSON.
+    const result = await runWithLedger(main, [user("sell a book")], runOptions(store, model));
+    expect(result.status).toBe("completed");
+    const input = (await readWholeSession(store, "s")).find(
+      (event) => event.type === "input.received",
+    );
+    expect(input?.payload).toEqual({
+      input: [
+        { type: "message", role: "user", content: [{ type: "input_text", text: "sell a book" }] },
+      ],
+    });
+  });
+
   test("records tools with callId and cause, and the handoff target on a child run", async () => {
     const store = new MemoryEventStore();
     const { main, model, effects } = fixture();

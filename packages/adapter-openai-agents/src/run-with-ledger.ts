@@ -31,6 +31,7 @@ import {
   runTree,
   skipRecordedCalls,
 } from "./ledger-state.js";
+import { runInputToJson } from "./model-json.js";
 import { agentActor, currentScope, enterAgent, type LedgerScope, runInScope } from "./scope.js";
 import { openAiAgentsVersion } from "./sdk-version.js";
 
@@ -250,7 +251,7 @@ export async function runWithLedger(
     framework: FRAMEWORK,
     sdkVersion: openAiAgentsVersion(),
   });
-  await root.recordInput(input);
+  await root.recordInput(runInputToJson(input));
   const scope: LedgerScope = {
     root,
     current: root,
