@@ -313,3 +313,30 @@ describe("toOtelSpans request settings", () => {
     }
   });
 });
+
+describe("toOtelSpans streamed calls", () => {
+  it("sets gen_ai.request.stream when the adapter recorded whether the call streamed", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "st",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    // The OpenAI Agents adapter records { stream } in the request's metadata.
+    const streamed = await recorder.beforeModelCall({
+      request: { input: "hi" },
+      metadata: { stream: true },
+    });
+    await recorder.modelCompleted(streamed, { output: [] });
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "st", provider);
+    await provider.forceFlush();
+    const span = exporter.getFinishedSpans().find((each) => each.kind === 2);
+    expect(span?.attributes["gen_ai.request.stream"]).toBe(true);
+  });
+});

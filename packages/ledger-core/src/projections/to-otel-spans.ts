@@ -217,6 +217,8 @@ function emitSpans(
       attributes["gen_ai.operation.name"] = operation;
       if (requestModel) attributes["gen_ai.request.model"] = requestModel;
       Object.assign(attributes, requestSettings(request));
+      const stream = isObject(requested.metadata) ? requested.metadata.stream : undefined;
+      if (typeof stream === "boolean") attributes["gen_ai.request.stream"] = stream;
       const provider = providerNameOf(request, response ?? null);
       if (provider) attributes["gen_ai.provider.name"] = provider;
       if (response !== undefined) {
