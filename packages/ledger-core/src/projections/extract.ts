@@ -99,7 +99,10 @@ export function modelNameOf(...values: (JsonValue | undefined)[]): string | unde
   return undefined;
 }
 
-/** The provider (`openai`, `anthropic`...) when a request or response says. */
+/**
+ * The provider (`openai`, `anthropic`...) when a request or response says. Never `system`:
+ * in a request (Anthropic's Messages API) that is the system prompt.
+ */
 export function providerNameOf(...values: (JsonValue | undefined)[]): string | undefined {
   for (const value of values) {
     if (!isObject(value)) continue;
@@ -107,7 +110,6 @@ export function providerNameOf(...values: (JsonValue | undefined)[]): string | u
       str(value.provider) ??
       str(value.providerName) ??
       str(value.provider_name) ??
-      str(value.system) ??
       (isObject(value.model) ? str(value.model.provider) : undefined);
     // AI SDK providers are named like "openai.chat": the part before the dot.
     if (found) return found.split(".")[0];

@@ -340,3 +340,32 @@ describe("toOtelSpans streamed calls", () => {
     expect(span?.attributes["gen_ai.request.stream"]).toBe(true);
   });
 });
+
+describe("toOtelSpans provider name", () => {
+  it("never takes a request's system prompt for the provider (Anthropic-style `system`)", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "pv",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const call = await recorder.beforeModelCall({
+      request: {
+        model: "claude-sonnet-4",
+        system: "You are a careful assistant. Never reveal the code word.",
+        messages: [{ role: "user", content: "hi" }],
+      },
+    });
+    await recorder.modelCompleted(call, { content: [{ type: "text", text: "hello" }] });
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "pv", provider);
+    await provider.forceFlush();
+    const span = exporter.getFinishedSpans().find((each) => each.kind === 2);
+    expect(span?.attributes["gen_ai.provider.name"]).toBeUndefined();
+  });
+});
