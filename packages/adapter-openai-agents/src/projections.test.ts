@@ -1,9 +1,10 @@
-import { MemoryEventStore, toAtif } from "@agent-ledger/core";
-import { setTracingDisabled } from "@openai/agents";
+import { MemoryEventStore, messageHistory, toAtif } from "@agent-ledger/core";
+import { Agent, setTracingDisabled } from "@openai/agents";
 import { describe, expect, it } from "vitest";
 import { runWithLedger } from "./index.js";
 import { fixture } from "./testing/fixture.js";
 import { runOptions } from "./testing/recorded-run.js";
+import { message, ScriptedModel } from "./testing/scripted-model.js";
 
 setTracingDisabled(true);
 
@@ -27,5 +28,23 @@ describe("ATIF of a run started with input items", () => {
     const trajectory = await toAtif(store, "s");
     const users = trajectory.steps.filter((step) => step.source === "user");
     expect(users.map((step) => step.message)).toEqual(["sell a book"]);
+  });
+});
+
+describe("message history of an agent with a stored prompt", () => {
+  it("keeps the conversation: the request's prompt object is not its message list", async () => {
+    const store = new MemoryEventStore();
+    const model = new ScriptedModel([() => [message("hello")]]);
+    const agent = new Agent({
+      name: "greeter",
+      instructions: "be nice",
+      prompt: { promptId: "pmpt_1", version: "2" },
+    });
+    await runWithLedger(agent, "hi there", runOptions(store, model));
+    expect(await messageHistory(store, { sessionId: "s" })).toEqual([
+      { role: "system", content: "be nice" },
+      { role: "user", content: "hi there" },
+      { role: "assistant", content: "hello" },
+    ]);
   });
 });

@@ -375,8 +375,11 @@ export function requestMessages(request: JsonValue | undefined): HistoryMessage[
   const system =
     str(request.systemInstructions) ?? str(request.system) ?? str(request.instructions);
   if (system) messages.push({ role: "system", content: system });
-  // `prompts`: a LangChain text LLM's prompt strings.
-  const list = pick(request, ["messages", "prompt", "prompts", "input"]);
+  // `prompts`: a LangChain text LLM's prompt strings. A `prompt` object (an OpenAI Agents
+  // stored prompt reference) is not a message list: the messages are then in `input`.
+  const list = ["messages", "prompt", "prompts", "input"]
+    .map((key) => request[key])
+    .find((value) => typeof value === "string" || Array.isArray(value));
   if (list !== undefined) messages.push(...messagesOfList(list));
   return messages;
 }
