@@ -61,3 +61,26 @@ describe("ATIF of a recorded generateText conversation", () => {
     expect(trajectory.steps.map((step) => step.step_id)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 });
+
+describe("ATIF of a reasoning model's answer", () => {
+  it("keeps the reasoning apart from the message, in reasoning_content", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "s",
+      runId: "r",
+      actor: { type: "agent", id: "assistant", framework: "ai-sdk" },
+    });
+    const answer = textResult("42");
+    answer.content = [{ type: "reasoning", text: "6 times 7 is 42." }, ...answer.content];
+    const { model } = scriptedModel([answer]);
+    const result = await generateText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      prompt: "What is 6 x 7?",
+    });
+    expect(result.text).toBe("42");
+    const step = (await toAtif(store, "s")).steps.find((each) => each.source === "agent");
+    expect(step?.message).toBe("42");
+    expect(step?.reasoning_content).toBe("6 times 7 is 42.");
+  });
+});

@@ -34,6 +34,7 @@ export interface AtifStep {
   timestamp: string;
   source: "system" | "user" | "agent";
   message: string;
+  reasoning_content?: string;
   model_name?: string;
   tool_calls?: AtifToolCall[];
   observation?: { results: AtifObservationResult[] };

@@ -99,24 +99,6 @@ export function modelNameOf(...values: (JsonValue | undefined)[]): string | unde
   return undefined;
 }
 
-/**
- * The provider (`openai`, `anthropic`...) when a request or response says. Never `system`:
- * in a request (Anthropic's Messages API) that is the system prompt.
- */
-export function providerNameOf(...values: (JsonValue | undefined)[]): string | undefined {
-  for (const value of values) {
-    if (!isObject(value)) continue;
-    const found =
-      str(value.provider) ??
-      str(value.providerName) ??
-      str(value.provider_name) ??
-      (isObject(value.model) ? str(value.model.provider) : undefined);
-    // AI SDK providers are named like "openai.chat": the part before the dot.
-    if (found) return found.split(".")[0];
-  }
-  return undefined;
-}
-
 /** The provider's id of a response (OpenAI Agents `responseId`, AI SDK `response.id`, a message id). */
 export function responseIdOf(response: JsonValue | undefined): string | undefined {
   if (!isObject(response)) return undefined;
@@ -239,14 +221,19 @@ function toolCallFrom(value: JsonValue): ExtractedToolCall | undefined {
 /** The text, tool calls and finish reasons of a model response. */
 export function completionOf(response: JsonValue | undefined): {
   text: string;
+  /** Reasoning parts (AI SDK, OpenAI Agents, Anthropic thinking): not part of the reply. */
+  reasoning: string;
   toolCalls: ExtractedToolCall[];
   finishReasons: string[];
 } {
   const message = response === undefined ? undefined : assistantMessage(response);
-  if (!message)
-    return { text: typeof response === "string" ? response : "", toolCalls: [], finishReasons: [] };
+  if (!message) {
+    const text = typeof response === "string" ? response : "";
+    return { text, reasoning: "", toolCalls: [], finishReasons: [] };
+  }
   const toolCalls: ExtractedToolCall[] = [];
   const texts: string[] = [];
+  const reasoning: string[] = [];
   for (const key of ["toolCalls", "tool_calls"]) {
     const calls = message[key];
     if (Array.isArray(calls))
@@ -270,6 +257,9 @@ export function completionOf(response: JsonValue | undefined): {
         const found = toolCallFrom(part);
         if (found && !toolCalls.some((call) => call.id !== undefined && call.id === found.id))
           toolCalls.push(found);
+      } else if (type === "reasoning" || type === "thinking") {
+        const inner = part.text ?? part.reasoning ?? part.thinking ?? part.content ?? part.summary;
+        reasoning.push(typeof inner === "string" ? inner : textOf(inner ?? null));
       } else if (type === "message" && part.content !== undefined) {
         texts.push(textOf(part.content));
       } else if (type === "text" || type === "output_text" || typeof part.text === "string") {
@@ -289,6 +279,7 @@ export function completionOf(response: JsonValue | undefined): {
   }
   return {
     text: texts.filter((text) => text.length > 0).join("\n"),
+    reasoning: reasoning.filter((text) => text.length > 0).join("\n"),
     toolCalls,
     finishReasons: [...new Set(finishReasons)],
   };

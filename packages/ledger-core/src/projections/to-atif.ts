@@ -208,6 +208,7 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
           ...(event.retryOf !== undefined ? { retry_of: event.retryOf } : {}),
         },
       };
+      if (completion.reasoning) step.reasoning_content = completion.reasoning;
       const name = modelNameOf(request, response ?? null);
       if (name) step.model_name = name;
       const metrics: AtifMetrics = {};

@@ -6,7 +6,6 @@ import {
   completionOf,
   isObject,
   modelNameOf,
-  providerNameOf,
   responseIdOf,
   toolResultOf,
   usageOf,
@@ -99,6 +98,28 @@ function requestSettings(request: JsonValue): Attributes {
     }
   }
   return attributes;
+}
+
+function nonEmpty(value: unknown): string | undefined {
+  return typeof value === "string" && value.length > 0 ? value : undefined;
+}
+
+/**
+ * The provider (`openai`, `anthropic`...) when a request or response says. Never `system`:
+ * in a request (Anthropic's Messages API) that is the system prompt.
+ */
+function providerNameOf(...values: (JsonValue | undefined)[]): string | undefined {
+  for (const value of values) {
+    if (!isObject(value)) continue;
+    const found =
+      nonEmpty(value.provider) ??
+      nonEmpty(value.providerName) ??
+      nonEmpty(value.provider_name) ??
+      (isObject(value.model) ? nonEmpty(value.model.provider) : undefined);
+    // AI SDK providers are named like "openai.chat": the part before the dot.
+    if (found) return found.split(".")[0];
+  }
+  return undefined;
 }
 
 function payloadOf(event: LedgerEvent | undefined): JsonObject {
