@@ -9,13 +9,13 @@ import type { FunctionTool } from "@openai/agents";
 import { replayedError } from "./ledger-model.js";
 import {
   AGENT_TOOL_PAUSED_EVENT_TYPE,
+  loadRunState,
   recordedCall,
   UNDEFINED_OUTPUT_METADATA,
 } from "./ledger-state.js";
 import { wellFormedJson } from "./model-json.js";
 import {
   currentScope,
-  type LedgerRunState,
   type LedgerScope,
   ledgerStep,
   recorderOf,
@@ -76,18 +76,6 @@ function recordedOutput(output: unknown): unknown {
   if (text === undefined) return output;
   const json = JSON.parse(text) as JsonValue;
   return wellFormedJson(typeof json === "string" ? text : json);
-}
-
-function emptyRunState(): LedgerRunState {
-  return {
-    recordedToolCalls: new Map(),
-    recordedToolNames: new Set(),
-    callCauses: new Map(),
-    decisions: new Map(),
-    approvedRetries: new Map(),
-    undefinedOutputs: new Set(),
-    pausedAgentTools: new Map(),
-  };
 }
 
 async function openAttempt(
@@ -231,7 +219,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
         toolName: tool.name,
         continuing: paused !== undefined && details?.resumeState !== undefined,
       },
-      run: scope?.run ?? emptyRunState(),
+      run: scope?.run ?? loadRunState([]),
     };
     let output: unknown;
     try {

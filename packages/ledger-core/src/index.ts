@@ -75,20 +75,20 @@ export { inspectEvents, inspectSession, SessionInspector } from "./inspect/inspe
 export type { VerifyResult } from "./inspect/verify-run.js";
 export { assertRunIntact, verifyRun } from "./inspect/verify-run.js";
 export type {
-  ExtractedToolCall,
-  HistoryMessage,
-  TokenUsage,
-} from "./projections/extract.js";
-export type { MessageHistoryOptions } from "./projections/message-history.js";
-export { messageHistory } from "./projections/message-history.js";
-export type {
   AtifMetrics,
   AtifObservationResult,
   AtifStep,
   AtifSubagentRef,
   AtifToolCall,
   AtifTrajectory,
-} from "./projections/to-atif.js";
+} from "./projections/atif-types.js";
+export type {
+  ExtractedToolCall,
+  HistoryMessage,
+  TokenUsage,
+} from "./projections/extract.js";
+export type { MessageHistoryOptions } from "./projections/message-history.js";
+export { messageHistory } from "./projections/message-history.js";
 export { toAtif } from "./projections/to-atif.js";
 export type { OtelProjection, ToOtelSpansOptions } from "./projections/to-otel-spans.js";
 export { toOtelSpans } from "./projections/to-otel-spans.js";

@@ -28,15 +28,6 @@ import {
   type SessionModel,
 } from "./session-model.js";
 
-export type {
-  AtifMetrics,
-  AtifObservationResult,
-  AtifStep,
-  AtifSubagentRef,
-  AtifToolCall,
-  AtifTrajectory,
-} from "./atif-types.js";
-
 interface DraftStep {
   /** commitCursor of the event the step is anchored at (orders the steps). */
   at: number;
