@@ -196,9 +196,10 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     ids: { runId: string; parentRunId?: string; runName?: string; tags?: string[] },
   ): Promise<void> {
     const retried = this.#state.retries.retried(ids.parentRunId, request);
+    const metadata = langchainMetadata(ids);
     const attempt = retried
-      ? await retryLive(await this.getRecorder(), retried)
-      : await this.#beforeModelCall(request, langchainMetadata(ids));
+      ? await retryLive(await this.getRecorder(), retried, metadata)
+      : await this.#beforeModelCall(request, metadata);
     this.#state.models.set(ids.runId, attempt);
     this.#state.retries.started(ids.runId, ids.parentRunId, request);
   }
@@ -222,7 +223,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
         const attempt = await pastRetriedFailures(recorder, { request, metadata });
         // Recorded before the crash but not in the checkpoint: LangChain calls the model anyway,
         // so record that as a new attempt rather than pretending it was answered.
-        if (attempt.replayed) return await retryLive(recorder, attempt);
+        if (attempt.replayed) return await retryLive(recorder, attempt, metadata);
         return attempt;
       } catch (error) {
         const replay = recorder.replay;
@@ -324,13 +325,14 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     const effect = toolEffect(metadata);
     const args = parseToolInput(input);
     const cause = this.causeOf(toolCallId, { name, args });
+    const callMetadata = langchainMetadata({ runId, parentRunId, tags });
     let attempt = await beforeToolCall(recorder, {
       name,
       args,
       effect,
       ...(toolCallId !== undefined ? { toolCallId } : {}),
       ...(cause !== undefined ? { causedByEventId: cause } : {}),
-      metadata: langchainMetadata({ runId, parentRunId, tags }),
+      metadata: callMetadata,
     });
     if (attempt.replayed) {
       // The callback cannot answer a tool from the ledger (ledgerMiddleware can): run an
@@ -341,7 +343,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
           { attemptId: attempt.attemptId, toolCallId: toolCallId ?? null, name },
         );
       }
-      attempt = await retryLive(recorder, attempt);
+      attempt = await retryLive(recorder, attempt, callMetadata);
     }
     this.#state.tools.set(runId, attempt);
     this.#state.toolRuns.started(runId);

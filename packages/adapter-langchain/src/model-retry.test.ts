@@ -1,4 +1,4 @@
-import { inspectSession } from "@agent-ledger/core";
+import { inspectSession, readWholeSession } from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { createAgent, modelFallbackMiddleware, modelRetryMiddleware } from "langchain";
 import { describe, expect, it } from "vitest";
@@ -42,6 +42,16 @@ describe("a model call retried by LangChain is one step with a new attempt (retr
     expect(retried?.[0]).toBe("completed");
     const [run] = (await inspectSession(store, SESSION)).runs;
     expect(retried?.[1]).toBe(run?.steps[0]?.attempts[0]?.attemptId);
+    // The retry's request names its own LangChain run, as the first attempt's does.
+    const requested = (await readWholeSession(store, SESSION)).filter(
+      (event) => event.type === "model.requested",
+    );
+    const runIds = requested.map(
+      (event) => (event.metadata?.langchain as { runId?: string } | undefined)?.runId,
+    );
+    expect(runIds).toHaveLength(2);
+    expect(runIds.every((id) => typeof id === "string")).toBe(true);
+    expect(new Set(runIds).size).toBe(2);
   });
 
   it("createAgent's modelRetryMiddleware", async () => {

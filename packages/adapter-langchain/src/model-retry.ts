@@ -76,8 +76,12 @@ export async function pastRetriedFailures(
  * (the callback cannot answer it). `recorder.retry` answers from the ledger the retries a
  * crashed process already made of it: those are moved past, so the attempt returned is live.
  */
-export async function retryLive(recorder: SessionRecorder, attempt: Attempt): Promise<Attempt> {
-  let current = await recorder.retry(attempt);
-  while (current.replayed) current = await recorder.retry(current);
+export async function retryLive(
+  recorder: SessionRecorder,
+  attempt: Attempt,
+  metadata: JsonObject,
+): Promise<Attempt> {
+  let current = await recorder.retry(attempt, { metadata });
+  while (current.replayed) current = await recorder.retry(current, { metadata });
   return current;
 }

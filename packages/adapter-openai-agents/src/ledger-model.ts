@@ -96,7 +96,7 @@ async function beginModelCall(
     previous.attempt.replayed === undefined &&
     previous.attempt.requestHash === hashJson(options.request)
   ) {
-    const attempt = await recorder.retry(previous.attempt);
+    const attempt = await recorder.retry(previous.attempt, { metadata: options.metadata });
     lastCalls.set(recorder, { attempt, failed: false });
     return { attempt, failedBefore: 0 };
   }

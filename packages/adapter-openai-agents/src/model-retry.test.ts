@@ -57,6 +57,11 @@ describe("model calls the runner retries (modelSettings.retry)", () => {
     ]);
     const [failed, retried] = models[0]?.attempts ?? [];
     expect(retried?.retryOf).toBe(failed?.attemptId);
+    // The retry's request carries the call's metadata, as the first attempt's does.
+    const requested = (await readWholeSession(store, "s")).filter(
+      (event) => event.type === "model.requested",
+    );
+    expect(requested.map((event) => event.metadata?.stream)).toEqual([false, false, false]);
   });
 
   test("a resumed run counts the failed request in its usage, as the run it continues did", async () => {

@@ -235,9 +235,15 @@ describe("SessionRecorder", () => {
     await rec.startRun();
     const first = await rec.beforeModelCall({ request });
     await rec.modelFailed(first, Object.assign(new Error("rate limited"), { code: "429" }));
-    const second = await rec.retry(first);
+    await expect(rec.retry(first, { metadata: { bad: Number.NaN } })).rejects.toMatchObject({
+      code: "non-serializable",
+      path: "$.metadata.bad",
+    });
+    const second = await rec.retry(first, { metadata: { stream: true } });
     expect(second).toMatchObject({ stepId: first.stepId, retryOf: first.attemptId });
     expect(second.attemptId).not.toBe(first.attemptId);
+    const retried = (await readWholeRun(store, { sessionId: "session-1", runId: "run-1" })).at(-1);
+    expect(retried).toMatchObject({ retryOf: first.attemptId, metadata: { stream: true } });
     await rec.modelCompleted(second, { text: "ok" });
     const tool = await rec.beforeToolCall({ toolCallId: "c1", name: "pay", args: { amount: 5 } });
     await rec.abandon(tool, "operator checked: payment never reached the bank");

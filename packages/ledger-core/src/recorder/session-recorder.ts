@@ -643,8 +643,11 @@ export class SessionRecorder {
     return this.#resolve(attempt, "tool.failed", payload, options.metadata);
   }
 
-  /** A new attempt of the same step with the same request (`retryOf` = the given attempt). */
-  retry(attempt: Attempt): Promise<Attempt> {
+  /**
+   * A new attempt of the same step with the same request (`retryOf` = the given attempt).
+   * `metadata` goes on its `*.requested` event, as `before*` puts a call's own.
+   */
+  retry(attempt: Attempt, options: { metadata?: JsonObject } = {}): Promise<Attempt> {
     // The attempt comes back from the caller and its parts enter a prevalidated event: each is
     // checked here, as `before*` checks a new call.
     if (attempt.kind !== "model" && attempt.kind !== "tool")
@@ -690,6 +693,7 @@ export class SessionRecorder {
         ...common,
         stepId: match?.attempt.stepId ?? attempt.stepId,
         retryOf: match?.attempt.attemptId ?? attempt.attemptId,
+        metadata: options?.metadata,
       });
     } catch (error) {
       return Promise.reject(error);
