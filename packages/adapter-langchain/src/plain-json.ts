@@ -1,18 +1,10 @@
-import type { JsonObject, JsonValue } from "@agent-ledger/core";
+import { type JsonObject, type JsonValue, wellFormedText } from "@agent-ledger/core";
 import { type BaseMessage, isBaseMessage } from "@langchain/core/messages";
 
 // Keys never written to the ledger: credentials, and values that differ on every execution
 // (which would break request hashing on resume).
 const SECRET_KEY = /(api[-_]?key|secret|token$|password|authorization|^headers$|credentials?)/i;
 const VOLATILE_KEYS = new Set(["signal", "callbacks", "runId", "run_id", "timeout"]);
-// Half of a surrogate pair: JavaScript strings may hold one (text cut by `slice`), JSON for the
-// ledger may not (it cannot be encoded as UTF-8 nor hashed canonically).
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
-/** The string with each lone surrogate replaced by U+FFFD, as a UTF-8 encoder does. */
-function wellFormed(text: string): string {
-  return text.replace(LONE_SURROGATE, "\uFFFD");
-}
 
 /** A message as plain JSON (`message.toDict()`), without its random `id`. */
 export function messageToJson(message: BaseMessage): JsonObject {
@@ -32,7 +24,7 @@ export function toJsonValue(value: unknown, seen: WeakSet<object> = new WeakSet(
   if (value === null || value === undefined) return null;
   switch (typeof value) {
     case "string":
-      return wellFormed(value);
+      return wellFormedText(value);
     case "boolean":
       return value;
     case "number":
@@ -69,7 +61,7 @@ export function toJsonValue(value: unknown, seen: WeakSet<object> = new WeakSet(
     const result: JsonObject = {};
     for (const [key, item] of Object.entries(object)) {
       if (item === undefined || typeof item === "function" || typeof item === "symbol") continue;
-      result[wellFormed(key)] = toJsonValue(item, seen);
+      result[wellFormedText(key)] = toJsonValue(item, seen);
     }
     return result;
   } finally {

@@ -1,4 +1,9 @@
-import { type JsonObject, type JsonValue, NonSerializableError } from "@agent-ledger/core";
+import {
+  type JsonObject,
+  type JsonValue,
+  NonSerializableError,
+  wellFormedText,
+} from "@agent-ledger/core";
 import type { ModelRequest, ModelResponse } from "@openai/agents";
 import { Usage } from "@openai/agents";
 
@@ -12,21 +17,17 @@ type StreamDoneEvent = {
   };
 };
 
-// Half of a surrogate pair: JavaScript strings may hold one (text cut by `slice`), the ledger's
-// JSON may not (it has no UTF-8 form and no canonical hash).
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
 /**
  * Plain JSON with each lone surrogate in its strings (and keys) replaced by U+FFFD, as a UTF-8
  * encoder does: what a provider receives of such text, and what replay hands back.
  */
 export function wellFormedJson(value: JsonValue): JsonValue {
-  if (typeof value === "string") return value.replace(LONE_SURROGATE, "\uFFFD");
+  if (typeof value === "string") return wellFormedText(value);
   if (Array.isArray(value)) return value.map(wellFormedJson);
   if (value === null || typeof value !== "object") return value;
   const result: JsonObject = {};
   for (const [key, item] of Object.entries(value))
-    result[key.replace(LONE_SURROGATE, "\uFFFD")] = wellFormedJson(item);
+    result[wellFormedText(key)] = wellFormedJson(item);
   return result;
 }
 

@@ -50,6 +50,7 @@ export {
   cloneJson,
   normalizeError,
   toPlainJson,
+  wellFormedText,
 } from "./events/json.js";
 export type {
   Actor,

@@ -1,5 +1,6 @@
 import { randomFillSync } from "node:crypto";
 import { InvalidEventError } from "./errors.js";
+import { hasLoneSurrogate } from "./json.js";
 
 let lastMs = 0;
 let sequence = 0;
@@ -71,8 +72,7 @@ export function uuidv7(): string {
 const controlCharacters = /[\u0000-\u001f\u007f-\u009f]/;
 
 // A lone UTF-16 surrogate has no UTF-8 form: stores would write it as U+FFFD and two ids
-// ("a\uD800", "a\uFFFD") would become one.
-const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+// ("a\uD800", "a\uFFFD") would become one (hasLoneSurrogate).
 
 /** Ids are opaque strings of 1–255 characters, well-formed UTF-16, with no control characters. */
 // Most ids (UUIDs, slugs) are printable ASCII: one quick test settles them.
@@ -85,7 +85,7 @@ export function isValidId(value: unknown): value is string {
     value.length >= 1 &&
     value.length <= 255 &&
     !controlCharacters.test(value) &&
-    !loneSurrogate.test(value)
+    !hasLoneSurrogate(value)
   );
 }
 
@@ -94,7 +94,7 @@ export function assertId(value: unknown, path: string): asserts value is string 
   if (!isValidId(value)) {
     const shown =
       typeof value === "string"
-        ? `a string of length ${value.length}${controlCharacters.test(value) ? " with control characters" : ""}${loneSurrogate.test(value) ? " with a lone surrogate" : ""}`
+        ? `a string of length ${value.length}${controlCharacters.test(value) ? " with control characters" : ""}${hasLoneSurrogate(value) ? " with a lone surrogate" : ""}`
         : typeof value;
     throw new InvalidEventError(
       path,

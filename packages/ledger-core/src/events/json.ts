@@ -14,6 +14,21 @@ const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 // A UTF-16 surrogate not paired with its other half cannot be encoded as UTF-8 or hashed
 // canonically (RFC 8785 requires well-formed strings).
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const loneSurrogates = new RegExp(loneSurrogate.source, "g");
+
+/** True when `text` holds half of a surrogate pair (text cut by `slice` mid-emoji). */
+export function hasLoneSurrogate(text: string): boolean {
+  return loneSurrogate.test(text);
+}
+
+/**
+ * `text` with each lone surrogate replaced by U+FFFD, as a UTF-8 encoder does: what a provider
+ * receives of such text. For adapters that record what a framework sent, which the ledger's
+ * JSON could not hold as it is.
+ */
+export function wellFormedText(text: string): string {
+  return loneSurrogate.test(text) ? text.replace(loneSurrogates, "\uFFFD") : text;
+}
 
 /** Appends a property or index to a JSON path (`$.a`, `$["b c"]`, `$[3]`). */
 export function childPath(path: string, key: string | number): string {
@@ -49,14 +64,9 @@ export function toPlainJson(value: unknown, path = "$"): JsonValue {
   }
 }
 
-/** Validates without keeping the copy. */
+/** Validates, as `toPlainJson` does, for a caller that does not keep the copy. */
 export function assertPlainJson(value: unknown, path = "$"): asserts value is JsonValue {
-  const walk: Walk = { root: path, keys: [], ancestors: [] };
-  try {
-    copy(value, walk);
-  } catch (error) {
-    throw readFailure(error, walk);
-  }
+  toPlainJson(value, path);
 }
 
 /**
