@@ -49,7 +49,7 @@ export class AdapterState {
   #blocked: unknown;
   #started: Promise<unknown> | undefined;
   readonly #causes = new Map<string, Deferred>();
-  #recorded: Promise<{ retried: Set<string>; outcomes: Map<string, LedgerEvent> }> | undefined;
+  #recorded: Promise<Map<string, LedgerEvent>> | undefined;
   lastModel: LastModelCall | undefined;
 
   constructor(recorder: SessionRecorder) {
@@ -110,31 +110,23 @@ export class AdapterState {
     return this.#causes.get(toolCallId)?.promise;
   }
 
-  // On a resumed run: which recorded attempts were retried, and their outcome events.
+  // On a resumed run: the recorded outcome events, by eventId.
   #loadRecorded() {
     if (!this.#recorded) {
       const { store, sessionId, runId } = this.recorder;
       this.#recorded = readWholeRun(store, { sessionId, runId }).then((events) => {
-        const retried = new Set<string>();
         const outcomes = new Map<string, LedgerEvent>();
-        for (const attempt of collectAttempts(events)) {
-          if (attempt.retryOf !== undefined) retried.add(attempt.retryOf);
+        for (const attempt of collectAttempts(events))
           if (attempt.outcome) outcomes.set(attempt.outcome.eventId, attempt.outcome);
-        }
-        return { retried, outcomes };
+        return outcomes;
       });
     }
     return this.#recorded;
   }
 
-  /** True when the ledger holds a retry of this recorded attempt. */
-  async wasRetried(attemptId: string): Promise<boolean> {
-    return (await this.#loadRecorded()).retried.has(attemptId);
-  }
-
   /** A recorded outcome event (for its metadata). */
   async outcome(eventId: string): Promise<LedgerEvent | undefined> {
-    return (await this.#loadRecorded()).outcomes.get(eventId);
+    return (await this.#loadRecorded()).get(eventId);
   }
 }
 

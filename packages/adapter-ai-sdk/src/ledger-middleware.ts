@@ -42,13 +42,9 @@ async function beginAttempt(
   const previous = state.lastModel;
   let attempt: Attempt;
   // Hashing a long conversation costs a pass over it: only when a failed call may be retried.
+  // On resume, `retry` answers a retry the crashed process already made from the ledger.
   if (previous?.failed && hashJson(previous.request) === hashJson(request)) {
-    const replayedRetry =
-      previous.attempt.replayed !== undefined &&
-      (await state.wasRetried(previous.attempt.attemptId));
-    attempt = replayedRetry
-      ? await recorder.beforeModelCall({ request })
-      : await recorder.retry(previous.attempt);
+    attempt = await recorder.retry(previous.attempt);
   } else {
     attempt = await recorder.beforeModelCall({ request });
   }
