@@ -62,12 +62,8 @@ export async function pastRetriedFailures(
   options: BeforeModelCallOptions,
 ): Promise<Attempt> {
   let attempt = await recorder.beforeModelCall(options);
-  while (attempt.replayed?.status === "failed") {
-    const recorded = recorder.replay?.modelAttempts ?? [];
-    const index = recorded.findIndex((entry) => entry.attemptId === attempt.attemptId);
-    if (index === -1 || recorded[index + 1]?.retryOf !== attempt.attemptId) break;
-    attempt = await recorder.beforeModelCall(options);
-  }
+  while (attempt.replayed?.status === "failed" && recorder.replay?.retriesNext(attempt.attemptId))
+    attempt = await recorder.retry(attempt, { metadata: options.metadata ?? {} });
   return attempt;
 }
 

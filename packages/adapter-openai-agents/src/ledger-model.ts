@@ -102,11 +102,8 @@ async function beginModelCall(
   }
   let attempt = await recorder.beforeModelCall(options);
   let failedBefore = 0;
-  while (attempt.replayed?.status === "failed") {
-    const recorded = recorder.replay?.modelAttempts ?? [];
-    const index = recorded.findIndex((entry) => entry.attemptId === attempt.attemptId);
-    if (index === -1 || recorded[index + 1]?.requestHash !== attempt.requestHash) break;
-    attempt = await recorder.beforeModelCall(options);
+  while (attempt.replayed?.status === "failed" && recorder.replay?.retriesNext(attempt.attemptId)) {
+    attempt = await recorder.retry(attempt, { metadata: options.metadata });
     failedBefore++;
   }
   lastCalls.set(recorder, { attempt, failed: false });

@@ -217,6 +217,11 @@ export class ReplayCursor {
    * tool call's, the unmatched tool attempt with that `retryOf`. Undefined when the recorded
    * run did not retry it here (the retry then runs live).
    */
+  /** True when the next recorded model attempt is a retry of `attemptId`. */
+  retriesNext(attemptId: string): boolean {
+    return this.#models[this.#modelIndex]?.retryOf === attemptId;
+  }
+
   takeRetry(call: {
     kind: "model" | "tool";
     retryOf: string;
@@ -224,8 +229,7 @@ export class ReplayCursor {
   }): ReplayMatch | undefined {
     let attempt: RecordedAttempt | undefined;
     if (call.kind === "model") {
-      const next = this.#models[this.#modelIndex];
-      if (next?.retryOf === call.retryOf) attempt = next;
+      if (this.retriesNext(call.retryOf)) attempt = this.#models[this.#modelIndex];
     } else {
       attempt = this.#tools.find(
         (candidate) => !this.#usedTools.has(candidate) && candidate.retryOf === call.retryOf,
