@@ -13,7 +13,7 @@ import {
   recordedCall,
   UNDEFINED_OUTPUT_METADATA,
 } from "./ledger-state.js";
-import { wellFormedJson } from "./model-json.js";
+import { parseWellFormed, wellFormedJson } from "./model-json.js";
 import {
   currentScope,
   type LedgerScope,
@@ -74,8 +74,8 @@ function recordedOutput(output: unknown): unknown {
     return output;
   }
   if (text === undefined) return output;
-  const json = JSON.parse(text) as JsonValue;
-  return wellFormedJson(typeof json === "string" ? text : json);
+  const json = parseWellFormed(text);
+  return typeof json === "string" ? wellFormedJson(text) : json;
 }
 
 async function openAttempt(

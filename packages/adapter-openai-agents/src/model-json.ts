@@ -31,12 +31,22 @@ export function wellFormedJson(value: JsonValue): JsonValue {
   return result;
 }
 
+/**
+ * `text` (written by JSON.stringify) parsed, well-formed. JSON.stringify writes a lone
+ * surrogate as a `\udXXX` escape and a pair as itself: text without such an escape has none to
+ * replace, and the walk of `wellFormedJson` (a pass over a whole conversation) is skipped.
+ */
+export function parseWellFormed(text: string): JsonValue {
+  const json = JSON.parse(text) as JsonValue;
+  return /\\ud[89a-f]/i.test(text) ? wellFormedJson(json) : json;
+}
+
 // JSON round trip: drops undefined fields and functions, honours toJSON. Request items are
 // SDK-built plain data; this only strips the runtime-only parts the ledger must not hash.
 function plain(value: unknown, path: string): JsonValue {
   if (value === undefined) return null;
   try {
-    return wellFormedJson(JSON.parse(JSON.stringify(value)) as JsonValue);
+    return parseWellFormed(JSON.stringify(value));
   } catch (error) {
     throw Object.assign(new NonSerializableError(path, "not JSON-serializable"), { cause: error });
   }
