@@ -16,7 +16,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import type { LLMResult } from "@langchain/core/outputs";
 import type { ChainValues } from "@langchain/core/utils/types";
 import { chatRequest, modelResponse, textRequest } from "./model-request.js";
-import { ModelRetries, pastRetriedFailures, retryLive } from "./model-retry.js";
+import { ModelRetries, retryLive } from "./model-retry.js";
 import { ToolRuns } from "./nested-tool-call.js";
 import { isRecord, parseToolInput, toJsonValue } from "./plain-json.js";
 import { beforeToolCall } from "./tool-attempt.js";
@@ -220,9 +220,10 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     const recorder = await this.getRecorder();
     for (;;) {
       try {
-        const attempt = await pastRetriedFailures(recorder, { request, metadata });
+        const attempt = await recorder.beforeModelCall({ request, metadata });
         // Recorded before the crash but not in the checkpoint: LangChain calls the model anyway,
-        // so record that as a new attempt rather than pretending it was answered.
+        // so record that as a new attempt rather than pretending it was answered (past the
+        // retries the recorded run made of it, to the end of that chain).
         if (attempt.replayed) return await retryLive(recorder, attempt, metadata);
         return attempt;
       } catch (error) {

@@ -1,6 +1,5 @@
 import {
   type Attempt,
-  type BeforeModelCallOptions,
   hashJson,
   type JsonObject,
   type SessionRecorder,
@@ -50,21 +49,6 @@ export class ModelRetries {
   parentEnded(runId: string): void {
     this.#failed.delete(runId);
   }
-}
-
-/**
- * On a resumed run, `beforeModelCall` past recorded failures that were retried: the
- * re-executing call is made once, so it is matched with the last attempt of that chain (a
- * retry in flight at the crash is then retried, not left unresolved beside a new attempt).
- */
-export async function pastRetriedFailures(
-  recorder: SessionRecorder,
-  options: BeforeModelCallOptions,
-): Promise<Attempt> {
-  let attempt = await recorder.beforeModelCall(options);
-  while (attempt.replayed?.status === "failed" && recorder.replay?.retriesNext(attempt.attemptId))
-    attempt = await recorder.retry(attempt, { metadata: options.metadata ?? {} });
-  return attempt;
 }
 
 /**
