@@ -34,10 +34,6 @@ function findAttempts(
   return found;
 }
 
-function isUnresolved(attempt: AttemptView): boolean {
-  return attempt.status === "requested" && attempt.retriedBy === undefined;
-}
-
 function defaultActor(env: Record<string, string | undefined>): string {
   try {
     return env.USER ?? userInfo().username;
@@ -75,29 +71,32 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
   if (reason.trim().length === 0) throw usageError(`--${decision} needs a reason`);
   const store = await context.openStore();
   await assertSessionExists(store, sessionId);
-  const inspection = await inspectSession(store, sessionId);
-  const candidates = findAttempts(inspection.runs, attemptId).filter(
-    (candidate) => values.run === undefined || candidate.runId === values.run,
-  );
-  if (candidates.length === 0)
-    throw notFoundError(
-      `no attempt ${attemptId}${values.run === undefined ? "" : ` on run ${values.run}`} in session ${sessionId}`,
-      `see: agent-ledger inspect ${sessionId}`,
-    );
-  const open = candidates.filter(isUnresolved);
+  // Only ids and statuses are read: a session whose blobs are missing can still be resolved.
+  const inspection = await inspectSession(store, sessionId, { resolve: false });
+  const onRun = (candidate: AttemptView) =>
+    candidate.attemptId === attemptId &&
+    (values.run === undefined || candidate.runId === values.run);
+  const open = inspection.unresolved.filter(onRun);
   if (open.length > 1)
     throw usageError(
       `attempt ${attemptId} is unresolved in runs ${open.map((candidate) => candidate.runId).join(", ")}: pass --run <runId>`,
     );
-  const attempt = open[0] ?? (candidates[0] as AttemptView);
-  if (!isUnresolved(attempt)) {
+  const attempt = open[0];
+  if (attempt === undefined) {
+    const recorded = findAttempts(inspection.runs, attemptId).find(onRun);
+    if (recorded === undefined)
+      throw notFoundError(
+        `no attempt ${attemptId}${values.run === undefined ? "" : ` on run ${values.run}`} in session ${sessionId}`,
+        `see: agent-ledger inspect ${sessionId}`,
+      );
     throw new CliError({
       code: "invalid-argument",
-      message: `attempt ${attemptId} is not unresolved (it is ${attempt.retriedBy ? `retried by ${attempt.retriedBy}` : attempt.status})`,
+      message: `attempt ${attemptId} is not unresolved (it is ${recorded.retriedBy ? `retried by ${recorded.retriedBy}` : recorded.status})`,
       exitCode: EXIT_CODES.failure,
     });
   }
   const recorder = await SessionRecorder.resume({
+    resolve: false,
     store,
     sessionId,
     runId: attempt.runId,
