@@ -16,6 +16,20 @@ export function idArgument<T extends string | undefined>(value: T, name: string)
   return value;
 }
 
+/** `--<name> <value>` as an integer >= `min` (`fallback` when absent); else bad usage (exit 2). */
+export function numberOption(
+  name: string,
+  value: string | undefined,
+  fallback: number,
+  min: number,
+): number {
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < min)
+    throw usageError(`--${name} must be an integer >= ${min}`);
+  return parsed;
+}
+
 /** The arguments of a command that reads one session: `<session> [--json]`. */
 export function sessionArgs(
   context: CommandContext,

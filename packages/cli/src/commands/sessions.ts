@@ -1,8 +1,8 @@
 import { parseArgs } from "node:util";
 import type { SessionSummary } from "@agent-ledger/core";
-import { usageError } from "../errors.js";
 import { writeOut } from "../io.js";
 import type { CommandContext } from "./context.js";
+import { numberOption } from "./session-args.js";
 
 export const sessionsHelp = `agent-ledger sessions [--json] [--limit <n>]
   List the sessions in the store: id, events, first and last event time.`;
@@ -13,9 +13,7 @@ export async function sessionsCommand(context: CommandContext): Promise<number> 
     options: { json: { type: "boolean" }, limit: { type: "string" } },
     strict: true,
   });
-  const limit = values.limit === undefined ? Number.POSITIVE_INFINITY : Number(values.limit);
-  if (values.limit !== undefined && (!Number.isInteger(limit) || limit < 1))
-    throw usageError("--limit must be an integer >= 1");
+  const limit = numberOption("limit", values.limit, Number.POSITIVE_INFINITY, 1);
   const store = await context.openStore();
   const sessions: SessionSummary[] = [];
   let after: string | undefined;

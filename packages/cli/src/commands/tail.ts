@@ -5,7 +5,7 @@ import { preview } from "../format.js";
 import { sleep, writeOut } from "../io.js";
 import { assertSessionExists } from "../store.js";
 import type { CommandContext } from "./context.js";
-import { idArgument } from "./session-args.js";
+import { idArgument, numberOption } from "./session-args.js";
 
 export const tailHelp = `agent-ledger tail <session> [--follow] [--json] [--raw] [--from <cursor>] [--interval <ms>]
   Prints the session's events in commit order, paging by commit cursor (never misses or
@@ -46,13 +46,6 @@ export async function tailCommand(context: CommandContext): Promise<number> {
   if (!sessionId || positionals.length > 1)
     throw usageError("usage: agent-ledger tail <session> [--follow]");
   idArgument(sessionId, "<session>");
-  const numberOption = (name: string, value: string | undefined, fallback: number, min: number) => {
-    if (value === undefined) return fallback;
-    const parsed = Number(value);
-    if (!Number.isInteger(parsed) || parsed < min)
-      throw usageError(`--${name} must be an integer >= ${min}`);
-    return parsed;
-  };
   let after = numberOption("from", values.from, 0, 0);
   const interval = numberOption("interval", values.interval, 500, 10);
   const pageSize = numberOption("page-size", values["page-size"], 500, 1);
