@@ -1,9 +1,4 @@
-import {
-  type Attempt,
-  hashJson,
-  type JsonObject,
-  type SessionRecorder,
-} from "@agent-ledger/core";
+import { type Attempt, hashJson, type JsonObject, type SessionRecorder } from "@agent-ledger/core";
 
 /**
  * Retries of model calls. LangChain's `withRetry` and createAgent's `modelRetryMiddleware` call

@@ -1,6 +1,5 @@
 import {
   type Attempt,
-  type JsonValue,
   LedgerError,
   type SessionRecorder,
   type ToolEffect,

@@ -32,7 +32,8 @@ export interface HistoryMessage {
 
 export { isObject, toolResultOf } from "./langchain-message.js";
 
-function str(value: unknown): string | undefined {
+/** A non-empty string, or undefined. */
+export function str(value: unknown): string | undefined {
   return typeof value === "string" && value.length > 0 ? value : undefined;
 }
 

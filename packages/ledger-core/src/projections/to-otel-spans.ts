@@ -7,6 +7,7 @@ import {
   isObject,
   modelNameOf,
   responseIdOf,
+  str,
   toolResultOf,
   usageOf,
 } from "./extract.js";
@@ -100,10 +101,6 @@ function requestSettings(request: JsonValue): Attributes {
   return attributes;
 }
 
-function nonEmpty(value: unknown): string | undefined {
-  return typeof value === "string" && value.length > 0 ? value : undefined;
-}
-
 /**
  * The provider (`openai`, `anthropic`...) when a request or response says. Never `system`:
  * in a request (Anthropic's Messages API) that is the system prompt.
@@ -112,10 +109,10 @@ function providerNameOf(...values: (JsonValue | undefined)[]): string | undefine
   for (const value of values) {
     if (!isObject(value)) continue;
     const found =
-      nonEmpty(value.provider) ??
-      nonEmpty(value.providerName) ??
-      nonEmpty(value.provider_name) ??
-      (isObject(value.model) ? nonEmpty(value.model.provider) : undefined);
+      str(value.provider) ??
+      str(value.providerName) ??
+      str(value.provider_name) ??
+      (isObject(value.model) ? str(value.model.provider) : undefined);
     // AI SDK providers are named like "openai.chat": the part before the dot.
     if (found) return found.split(".")[0];
   }
