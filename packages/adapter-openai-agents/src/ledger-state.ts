@@ -13,16 +13,17 @@ import { agentActor, type LedgerRunState, type RecordedToolCall } from "./scope.
 export const APPROVAL_EVENT_TYPE = "x.openai-agents.approval";
 
 /**
- * Metadata of a `tool.completed` whose tool returned undefined. JSON has no undefined, so the
- * result is recorded as null; the SDK shows the model `String(undefined)`, so replay must hand
- * back undefined, not null, for the re-executed run to send the model the same request.
- */
-/**
  * Type of the custom event recording that the agent run behind a tool call (Agent.asTool)
  * paused at an approval: the call's attempt stays open until the run goes on.
  */
 export const AGENT_TOOL_PAUSED_EVENT_TYPE = "x.openai-agents.agent-tool-paused";
 
+/**
+ * Metadata of a `tool.completed` whose tool returned undefined. JSON has no undefined, so the
+ * result is recorded as null; the SDK shows the model `String(undefined)`, so replay must hand
+ * back undefined, not null, for the re-executed run to send the model the same request (read
+ * from the replayed outcome's metadata).
+ */
 export const UNDEFINED_OUTPUT_METADATA = { toolOutput: "undefined" } as const;
 
 const CALL_TYPES = new Set([
@@ -64,7 +65,6 @@ export function loadRunState(events: readonly LedgerEvent[]): LedgerRunState {
     callCauses: new Map(),
     decisions: new Map(),
     approvedRetries: new Map(),
-    undefinedOutputs: new Set(),
     pausedAgentTools: new Map(),
   };
   const pausedAttempts = new Set<string>();
@@ -73,11 +73,6 @@ export function loadRunState(events: readonly LedgerEvent[]): LedgerRunState {
     const list = byRun.get(event.runId) ?? [];
     list.push(event);
     byRun.set(event.runId, list);
-    if (
-      event.type === "tool.completed" &&
-      event.metadata?.toolOutput === UNDEFINED_OUTPUT_METADATA.toolOutput
-    )
-      state.undefinedOutputs.add(event.eventId);
     if (event.type === AGENT_TOOL_PAUSED_EVENT_TYPE && event.attemptId !== undefined)
       pausedAttempts.add(event.attemptId);
     if (event.type === APPROVAL_EVENT_TYPE) {

@@ -204,7 +204,9 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     const replayed = attempt.replayed;
     if (replayed?.status === "completed")
       return (
-        scope?.run.undefinedOutputs.has(replayed.eventId) ? undefined : replayed.result
+        replayed.metadata?.toolOutput === UNDEFINED_OUTPUT_METADATA.toolOutput
+          ? undefined
+          : replayed.result
       ) as never;
     if (replayed?.status === "failed") throw replayedError(replayed.error);
     if (replayed?.status === "abandoned") return `Tool call rejected: ${replayed.reason}` as never;

@@ -25,8 +25,6 @@ export interface LedgerRunState {
   decisions: Map<string, boolean>;
   /** Approved re-runs of unresolved tool calls, by callId: the attempt the tool runs under. */
   approvedRetries: Map<string, Attempt>;
-  /** eventIds of `tool.completed` events of calls that returned undefined (recorded as null). */
-  undefinedOutputs: Set<string>;
   /**
    * Tool calls running an agent (Agent.asTool) whose run paused at an approval, by callId: the
    * attempt stays open and the call goes on, on the same child run, when the run resumes.

@@ -1,11 +1,15 @@
-import type { JsonValue, SerializedError } from "../events/json.js";
+import type { JsonObject, JsonValue, SerializedError } from "../events/json.js";
 import type { ToolEffect } from "../events/types.js";
 
-/** What the ledger already holds for a call on resume: answer it instead of calling. */
-export type ReplayedOutcome =
-  | { status: "completed"; result: JsonValue; eventId: string }
-  | { status: "failed"; error: SerializedError; eventId: string }
-  | { status: "abandoned"; reason: string; eventId: string };
+/**
+ * What the ledger already holds for a call on resume: answer it instead of calling. `metadata`
+ * is the outcome event's (what the adapter recorded with it, e.g. how to rebuild the answer).
+ */
+export type ReplayedOutcome = (
+  | { status: "completed"; result: JsonValue }
+  | { status: "failed"; error: SerializedError }
+  | { status: "abandoned"; reason: string }
+) & { eventId: string; metadata?: JsonObject };
 
 /**
  * One physical model or tool invocation (§3). Returned by `beforeModelCall` /

@@ -500,6 +500,7 @@ export class SessionRecorder {
         eventId: outcome.eventId,
       };
     }
+    if (outcome.metadata !== undefined) replayed.metadata = outcome.metadata;
     attempt.replayed = replayed;
     replayedOutcomes.set(attempt, outcome);
     return attempt;
