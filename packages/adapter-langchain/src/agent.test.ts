@@ -1,4 +1,9 @@
-import { type EventStore, inspectSession, SessionRecorder } from "@agent-ledger/core";
+import {
+  type EventStore,
+  findLedgerError,
+  inspectSession,
+  SessionRecorder,
+} from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { Command, interrupt } from "@langchain/langgraph";
@@ -7,7 +12,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
-import { findLedgerError } from "./find-ledger-error.js";
+
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { FlakyStore, payloadOf, runEvents } from "./testing/helpers.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";

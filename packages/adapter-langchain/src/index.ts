@@ -1,8 +1,8 @@
+export { findLedgerError } from "@agent-ledger/core";
 export type { LedgerCallbackHandlerOptions } from "./callback-handler.js";
 export { LedgerCallbackHandler } from "./callback-handler.js";
 export type { LedgerCheckpointSaverOptions } from "./checkpoint-saver.js";
 export { DEFAULT_CHECKPOINT_SESSION, LedgerCheckpointSaver } from "./checkpoint-saver.js";
-export { findLedgerError } from "./find-ledger-error.js";
 export { ledgerMiddleware } from "./ledger-middleware.js";
 export { messageToJson, safeParams, toJsonValue } from "./plain-json.js";
 export type { RestoredMessages } from "./restore-messages.js";

@@ -1,3 +1,4 @@
+import { findLedgerError } from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { createAgent, createMiddleware, toolErrorMiddleware } from "langchain";
@@ -5,7 +6,6 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
-import { findLedgerError } from "./find-ledger-error.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { FlakyStore, runEvents } from "./testing/helpers.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";

@@ -1,5 +1,6 @@
 import {
   type EventStore,
+  findLedgerError,
   type JsonObject,
   LedgerError,
   readWholeSession,
@@ -181,26 +182,10 @@ async function cancelled(scope: LedgerScope, result: AnyResult): Promise<LedgerR
   };
 }
 
-// A LedgerError, or an error caused by one: the SDK wraps a tool's error in a ToolCallError,
-// which keeps it in `error`, not `cause`.
-function fromLedger(error: unknown): boolean {
-  const seen = new Set<unknown>();
-  const pending = [error];
-  while (pending.length > 0) {
-    const current = pending.pop();
-    if (typeof current !== "object" || current === null || seen.has(current)) continue;
-    if (LedgerError.isInstance(current)) return true;
-    seen.add(current);
-    const { cause, error: wrapped } = current as { cause?: unknown; error?: unknown };
-    pending.push(cause, wrapped);
-  }
-  return false;
-}
-
 // A run that failed for a reason of its own (model error, tool error) is closed as failed; a
 // ledger failure (store down, unresolved call, divergence) leaves it open so it can be resumed.
 async function failed(scope: LedgerScope, error: unknown): Promise<never> {
-  if (!fromLedger(error)) {
+  if (findLedgerError(error) === undefined) {
     await scope.root.failRun(error).catch(() => undefined);
   }
   throw error;

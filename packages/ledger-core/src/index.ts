@@ -30,6 +30,7 @@ export type { LedgerErrorCode, LedgerErrorOptions } from "./events/errors.js";
 export {
   ConflictError,
   DuplicateEventError,
+  findLedgerError,
   InvalidArgumentError,
   InvalidEventError,
   LedgerError,

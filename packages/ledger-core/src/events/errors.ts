@@ -49,6 +49,34 @@ export class LedgerError extends Error {
   }
 }
 
+/**
+ * The LedgerError inside an error a framework threw around it (optionally of one code), or
+ * undefined. Frameworks wrap: in `cause` (LangChain's MiddlewareError), in `errors` (an
+ * AggregateError of parallel tasks), in `error` (OpenAI Agents' ToolCallError).
+ */
+export function findLedgerError(error: unknown, code?: LedgerErrorCode): LedgerError | undefined {
+  const queue: unknown[] = [error];
+  const seen = new Set<unknown>();
+  while (queue.length > 0) {
+    const current = queue.shift();
+    if (current === null || typeof current !== "object" || seen.has(current)) continue;
+    seen.add(current);
+    if (LedgerError.isInstance(current, code)) return current;
+    const {
+      cause,
+      errors,
+      error: wrapped,
+    } = current as {
+      cause?: unknown;
+      errors?: unknown;
+      error?: unknown;
+    };
+    queue.push(cause, wrapped);
+    if (Array.isArray(errors)) queue.push(...errors);
+  }
+  return undefined;
+}
+
 /** The run moved on since the writer read it: nothing was written. */
 export class ConflictError extends LedgerError {
   readonly actualSeq: number;
