@@ -132,12 +132,7 @@ function replayOutcome(attempt: Attempt): "live" | "completed" {
   const replayed = attempt.replayed;
   if (!replayed) return "live";
   if (replayed.status === "failed") throw replayedError(replayed.error);
-  if (replayed.status === "abandoned")
-    throw new LedgerError(
-      "replay-divergence",
-      `model call ${attempt.attemptId} was abandoned: ${replayed.reason}`,
-    );
-  return "completed";
+  return "completed"; // (an abandoned model call was refused in #begin)
 }
 
 class LedgerModel implements Model {
@@ -162,7 +157,12 @@ class LedgerModel implements Model {
         request: withoutCredentials(modelRequestToJson(request)),
         metadata: { stream },
       });
-      if (attempt.replayed?.status === "abandoned") replayOutcome(attempt);
+      // Refused inside ledgerStep, so the run stays open for a person to look at.
+      if (attempt.replayed?.status === "abandoned")
+        throw new LedgerError(
+          "replay-divergence",
+          `model call ${attempt.attemptId} was abandoned: ${attempt.replayed.reason}`,
+        );
       return { recorder, attempt, failedBefore };
     });
   }
