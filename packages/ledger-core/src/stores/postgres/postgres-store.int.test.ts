@@ -63,7 +63,7 @@ describe.skipIf(!available)("PostgresEventStore", () => {
     const versions = await (pool as pg.Pool).query(
       `SELECT version FROM "${schema}".schema_version`,
     );
-    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
     // The batch append function lives in the store's schema, not in the search path's first.
     const functions = await (pool as pg.Pool).query<{ schema: string }>(
       "SELECT n.nspname AS schema FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.proname = 'agent_ledger_append_at_heads' AND n.nspname = $1",
@@ -89,11 +89,16 @@ describe.skipIf(!available)("PostgresEventStore", () => {
       await first.close();
       // What a database written by the previous release looks like: no function, version 2.
       await client.query(`DROP FUNCTION "${old}".agent_ledger_append_at_heads`);
-      await client.query(`DELETE FROM "${old}".schema_version WHERE version = 3`);
+      await client.query(`DELETE FROM "${old}".schema_version WHERE version >= 3`);
       const upgraded = new PostgresEventStore({ pool: client, schema: old });
       await Promise.all([upgraded.init(), upgraded.init()]);
       const versions = await client.query(`SELECT version FROM "${old}".schema_version`);
-      expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+      expect(versions.rows).toEqual([
+        { version: 1 },
+        { version: 2 },
+        { version: 3 },
+        { version: 4 },
+      ]);
       // Five runs of one session at once: the first statement starts alone, four go out together
       // through the function the upgrade created.
       const runs = ["r1", "r2", "r3", "r4", "r5"];

@@ -128,6 +128,7 @@ describe("SqliteEventStore", () => {
       { version: 2 },
       { version: 3 },
       { version: 4 },
+      { version: 5 },
     ]);
     raw.prepare("INSERT INTO schema_version VALUES (99, 'future', 'now')").run();
     raw.close();
