@@ -16,6 +16,11 @@ type Db = MySql2Database;
 
 /** Errors after which the connection is still usable (the statement or transaction failed). */
 const statementErrnos = new Set([1062, 1213, 1205, 1406, 1264, 1366]);
+/**
+ * What a migration statement answers when a killed migrator already ran it: table exists,
+ * duplicate column, duplicate key name, multiple primary key, cannot drop (already dropped).
+ */
+const alreadyAppliedErrnos = new Set([1050, 1060, 1061, 1068, 1091]);
 
 /**
  * The batch shapes worth keeping prepared on a connection: one append of a few events (every
@@ -100,8 +105,21 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
           version = Number(rows[0]?.version ?? 0);
         }
         // MySQL commits DDL implicitly: the lock, not a transaction, keeps migrators apart.
-        for (const migration of pendingMigrations("mysql", version)) {
-          for (const statement of migration.statements) await connection.query(statement);
+        const pending = pendingMigrations("mysql", version);
+        for (const migration of pending) {
+          // A migrator that died inside this migration (only ever the first pending one: each
+          // version is recorded as soon as its statements ran) left some of its statements
+          // committed. Each statement is atomic, so one that finds its work done is skipped.
+          const resumable = migration === pending[0];
+          for (const statement of migration.statements) {
+            try {
+              await connection.query(statement);
+            } catch (error) {
+              const errno = driverError(error).errno;
+              if (!resumable || errno === undefined || !alreadyAppliedErrnos.has(errno))
+                throw error;
+            }
+          }
           await connection.query(
             "INSERT INTO schema_version (version, tag, applied_at) VALUES (?, ?, ?)",
             [migration.version, migration.tag, new Date().toISOString()],

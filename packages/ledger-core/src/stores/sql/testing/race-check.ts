@@ -7,11 +7,12 @@ import type { EventStore } from "../../../store/event-store.js";
 import type { RacerTarget } from "./racer-store.js";
 
 // The compiled child script: tests run from src, children run the built dist (`npx tsc -b`).
-const racerScript = fileURLToPath(
+export const racerScript = fileURLToPath(
   new URL("../../../../dist/stores/sql/testing/append-racer.js", import.meta.url),
 );
 
-function runChild(argument: object): Promise<{ appended: number; conflicts: number }> {
+/** Runs one racer child to its end; rejects with its stderr when it fails. */
+export function runRacer(argument: object): Promise<{ appended: number; conflicts: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [racerScript, JSON.stringify(argument)], {
       stdio: ["ignore", "pipe", "pipe"],
@@ -58,7 +59,7 @@ export async function runAppendRace(options: {
   let running = true;
   const children = Promise.all(
     Array.from({ length: options.writers }, (_, writer) =>
-      runChild({
+      runRacer({
         target: options.target,
         sessionId: options.sessionId,
         runId: options.sharedRun ? "shared" : `run-${writer}`,
