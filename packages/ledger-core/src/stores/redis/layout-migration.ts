@@ -42,7 +42,8 @@ async function scanKeys(client: Redis | Cluster, pattern: string): Promise<strin
  * Moves every layout-1 blob under `prefix` to its layout-2 keys. Idempotent, so processes that
  * start at once, or one that died half way, can all run it: content and time are copied with
  * SET NX (a blob put since under layout 2 keeps its own), references are added to the new set,
- * and only then are the old keys removed. Writers of the old version must be stopped first:
+ * and only then are the old keys removed; then every stored event's refs are indexed (see
+ * indexStoredRefs). Writers of the old version must be stopped first:
  * what they write after it ran is not moved.
  */
 export async function migrateBlobsFromLayout1(
@@ -77,4 +78,35 @@ export async function migrateBlobsFromLayout1(
   // Times of blobs that have neither content nor references (a put that failed half way).
   const orphans = (await client.zrange(touchedKey, 0, -1)).filter((hex) => !hexes.has(hex));
   if (orphans.length > 0) await client.zrem(touchedKey, ...orphans);
+  await indexStoredRefs(client, prefix);
+}
+
+/** Events read per LRANGE while indexing. */
+const LOG_PAGE = 1000;
+
+/**
+ * Adds every stored event's session to the reference set of each blob it names. Layout 1
+ * was first written without reference sets (they came with blob retention, under the same
+ * layout number): a blob that only such events name would otherwise look unreferenced, and
+ * deleting any later session that names it would collect it. SADD makes this idempotent.
+ */
+async function indexStoredRefs(client: Redis | Cluster, prefix: string): Promise<void> {
+  for (const meta of await scanKeys(client, `${globLiteral(prefix)}s:*:meta`)) {
+    if (!/^s:\{[0-9a-f]{64}\}:meta$/.test(meta.slice(prefix.length))) continue;
+    const session = await client.hget(meta, "sessionId");
+    if (session === null) continue;
+    const log = `${meta.slice(0, -":meta".length)}:log`;
+    for (let start = 0; ; start += LOG_PAGE) {
+      const page = await client.lrange(log, start, start + LOG_PAGE - 1);
+      const hexes = new Set<string>();
+      for (const body of page) {
+        const refs = (JSON.parse(body) as { evidenceRefs?: unknown }).evidenceRefs;
+        if (!Array.isArray(refs)) continue;
+        for (const ref of refs)
+          if (typeof ref === "string" && /^sha256:[0-9a-f]{64}$/.test(ref)) hexes.add(ref.slice(7));
+      }
+      for (const hex of hexes) await client.sadd(blobKeys(prefix, hex).sessions, session);
+      if (page.length < LOG_PAGE) break;
+    }
+  }
 }

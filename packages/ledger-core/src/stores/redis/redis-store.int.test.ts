@@ -487,6 +487,54 @@ describe.skipIf(!available)("RedisEventStore", () => {
     await newer.close();
   });
 
+  it("indexes the blob references of a layout-1 database written before the reference index", async () => {
+    const legacy = freshPrefix("legacy0");
+    extraPrefixes.push(legacy);
+    const writer = new RedisEventStore({ url, keyPrefix: legacy });
+    await writer.init();
+    const content = Buffer.from("evidence named before blobs knew their sessions");
+    const ref = await writer.putBlob(content);
+    await writer.append({
+      sessionId: "old",
+      runId: "r",
+      expectedSeq: 0,
+      events: [
+        { ...started(), evidenceRefs: [ref] },
+        { type: "run.completed", payload: {} },
+      ],
+    });
+    await writer.close();
+    // As the release before blob retention kept a blob: raw bytes, no sessions, no time.
+    const hex = ref.slice(7);
+    const base = `${legacy}blob:{${hex}}`;
+    await admin.del(base, `${base}:touched`, `${base}:sessions`);
+    await admin.set(`${legacy}blob:${hex}`, content);
+    await admin.set(`${legacy}schema-version`, "1");
+
+    const upgraded = new RedisEventStore({ url, keyPrefix: legacy });
+    await upgraded.init();
+    await upgraded.append({
+      sessionId: "new",
+      runId: "r",
+      expectedSeq: 0,
+      events: [
+        { ...started(), evidenceRefs: [ref] },
+        { type: "run.completed", payload: {} },
+      ],
+    });
+    expect(await upgraded.deleteSession("new", { blobGraceMs: 0 })).toMatchObject({
+      deletedBlobs: 0,
+      keptBlobs: 1,
+    });
+    expect(Buffer.from(await upgraded.getBlob(ref))).toEqual(content);
+    // Once the old session goes too, nothing names the blob any more.
+    expect(await upgraded.deleteSession("old", { blobGraceMs: 0 })).toMatchObject({
+      deletedBlobs: 1,
+    });
+    expect(await keysUnder(admin, legacy)).toEqual([`${legacy}schema-version`]);
+    await upgraded.close();
+  });
+
   it("keeps hostile ids apart and out of key names", async () => {
     const hostile = ["}", "{", "a:b", "{x}", "s:{a}:log", "a}b{c", "x:run:y", "*?[]", "sessions"];
     for (const sessionId of hostile) {
