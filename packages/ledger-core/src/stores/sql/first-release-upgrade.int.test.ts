@@ -1,12 +1,17 @@
 import mysql from "mysql2/promise";
 import pg from "pg";
-import { afterAll, describe, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { MysqlEventStore } from "../mysql/mysql-store.js";
 import { PostgresEventStore } from "../postgres/postgres-store.js";
 import { loadMigrations } from "./migrations.js";
-import { checkFirstReleaseUpgraded, firstReleaseLedger } from "./testing/first-release.js";
+import {
+  checkFirstReleaseRace,
+  checkFirstReleaseUpgraded,
+  type FirstReleaseLedger,
+  firstReleaseLedger,
+} from "./testing/first-release.js";
 
 // A database the first release made (migration 0000 only, applied from the shipped file) and
 // filled the way its code wrote rows, opened by the current store.
@@ -19,54 +24,59 @@ afterAll(async () => {
 const postgresAvailable = await serverAvailable("postgres");
 const mysqlAvailable = await serverAvailable("mysql");
 
+/** A fresh PostgreSQL schema holding the first release's ledger. */
+async function postgresFirstRelease(): Promise<{ schema: string; ledger: FirstReleaseLedger }> {
+  const schema = `ledger_first_${uuidv7().replaceAll("-", "")}`;
+  const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
+  await client.connect();
+  cleanups.push(async () => {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await client.end();
+  });
+  await client.query(`CREATE SCHEMA "${schema}"`);
+  await client.query(`SET search_path TO "${schema}"`);
+  const [first] = loadMigrations("postgres");
+  for (const statement of first?.statements ?? []) await client.query(statement);
+  await client.query("INSERT INTO schema_version VALUES ($1, $2, 'then')", [
+    first?.version,
+    first?.tag,
+  ]);
+  const ledger = await firstReleaseLedger();
+  for (const event of ledger.events)
+    await client.query("INSERT INTO events VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", [
+      event.sessionId,
+      event.commitCursor,
+      event.runId,
+      event.seq,
+      event.eventId,
+      event.type,
+      event.recordedAt,
+      JSON.stringify(event),
+    ]);
+  for (const run of ledger.runs)
+    await client.query("INSERT INTO runs VALUES ($1, $2, $3, $4, $5, $6, $7)", [
+      run.sessionId,
+      run.runId,
+      run.runLength,
+      run.status,
+      run.lastHash,
+      run.parentRunId,
+      run.startedAt,
+    ]);
+  for (const session of ledger.sessions)
+    await client.query("INSERT INTO sessions VALUES ($1, $2, $3, $4)", [
+      session.sessionId,
+      session.lastCursor,
+      session.createdAt,
+      session.updatedAt,
+    ]);
+  await client.query("INSERT INTO blobs VALUES ($1, $2)", [ledger.blob.ref, ledger.blob.content]);
+  return { schema, ledger };
+}
+
 describe.skipIf(!postgresAvailable)("PostgresEventStore on a schema of the first release", () => {
   it("reads, verifies, resumes and appends its runs, and keeps the blobs its events name", async () => {
-    const schema = `ledger_first_${uuidv7().replaceAll("-", "")}`;
-    const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
-    await client.connect();
-    cleanups.push(async () => {
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await client.end();
-    });
-    await client.query(`CREATE SCHEMA "${schema}"`);
-    await client.query(`SET search_path TO "${schema}"`);
-    const [first] = loadMigrations("postgres");
-    for (const statement of first?.statements ?? []) await client.query(statement);
-    await client.query("INSERT INTO schema_version VALUES ($1, $2, 'then')", [
-      first?.version,
-      first?.tag,
-    ]);
-    const ledger = await firstReleaseLedger();
-    for (const event of ledger.events)
-      await client.query("INSERT INTO events VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", [
-        event.sessionId,
-        event.commitCursor,
-        event.runId,
-        event.seq,
-        event.eventId,
-        event.type,
-        event.recordedAt,
-        JSON.stringify(event),
-      ]);
-    for (const run of ledger.runs)
-      await client.query("INSERT INTO runs VALUES ($1, $2, $3, $4, $5, $6, $7)", [
-        run.sessionId,
-        run.runId,
-        run.runLength,
-        run.status,
-        run.lastHash,
-        run.parentRunId,
-        run.startedAt,
-      ]);
-    for (const session of ledger.sessions)
-      await client.query("INSERT INTO sessions VALUES ($1, $2, $3, $4)", [
-        session.sessionId,
-        session.lastCursor,
-        session.createdAt,
-        session.updatedAt,
-      ]);
-    await client.query("INSERT INTO blobs VALUES ($1, $2)", [ledger.blob.ref, ledger.blob.content]);
-
+    const { schema, ledger } = await postgresFirstRelease();
     const store = new PostgresEventStore({ connectionString: SERVER_URLS.postgres, schema });
     await store.init();
     try {
@@ -77,56 +87,110 @@ describe.skipIf(!postgresAvailable)("PostgresEventStore on a schema of the first
   });
 });
 
-describe.skipIf(!mysqlAvailable)("MysqlEventStore on a database of the first release", () => {
-  it("reads, verifies, resumes and appends its runs, and keeps the blobs its events name", async () => {
-    const database = `ledger_first_${uuidv7().replaceAll("-", "")}`;
-    const admin = await mysql.createConnection({ uri: SERVER_URLS.mysql });
-    cleanups.push(async () => {
-      await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
-      await admin.end();
-    });
-    await admin.query(`CREATE DATABASE \`${database}\``);
-    await admin.query(`USE \`${database}\``);
-    const [first] = loadMigrations("mysql");
-    for (const statement of first?.statements ?? []) await admin.query(statement);
-    await admin.query("INSERT INTO schema_version VALUES (?, ?, 'then')", [
-      first?.version,
-      first?.tag,
+/** A fresh MySQL database holding the first release's ledger; returns its URL. */
+async function mysqlFirstRelease(): Promise<{ url: string; ledger: FirstReleaseLedger }> {
+  const database = `ledger_first_${uuidv7().replaceAll("-", "")}`;
+  const admin = await mysql.createConnection({ uri: SERVER_URLS.mysql });
+  cleanups.push(async () => {
+    await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
+    await admin.end();
+  });
+  await admin.query(`CREATE DATABASE \`${database}\``);
+  await admin.query(`USE \`${database}\``);
+  const [first] = loadMigrations("mysql");
+  for (const statement of first?.statements ?? []) await admin.query(statement);
+  await admin.query("INSERT INTO schema_version VALUES (?, ?, 'then')", [
+    first?.version,
+    first?.tag,
+  ]);
+  const ledger = await firstReleaseLedger();
+  for (const event of ledger.events)
+    await admin.query("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [
+      event.sessionId,
+      event.commitCursor,
+      event.runId,
+      event.seq,
+      event.eventId,
+      event.type,
+      event.recordedAt,
+      JSON.stringify(event),
     ]);
-    const ledger = await firstReleaseLedger();
-    for (const event of ledger.events)
-      await admin.query("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [
-        event.sessionId,
-        event.commitCursor,
-        event.runId,
-        event.seq,
-        event.eventId,
-        event.type,
-        event.recordedAt,
-        JSON.stringify(event),
-      ]);
-    for (const run of ledger.runs)
-      await admin.query("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?)", [
-        run.sessionId,
-        run.runId,
-        run.runLength,
-        run.status,
-        run.lastHash,
-        run.parentRunId,
-        run.startedAt,
-      ]);
-    for (const session of ledger.sessions)
-      await admin.query("INSERT INTO sessions VALUES (?, ?, ?, ?)", [
-        session.sessionId,
-        session.lastCursor,
-        session.createdAt,
-        session.updatedAt,
-      ]);
-    await admin.query("INSERT INTO blobs VALUES (?, ?)", [ledger.blob.ref, ledger.blob.content]);
+  for (const run of ledger.runs)
+    await admin.query("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?)", [
+      run.sessionId,
+      run.runId,
+      run.runLength,
+      run.status,
+      run.lastHash,
+      run.parentRunId,
+      run.startedAt,
+    ]);
+  for (const session of ledger.sessions)
+    await admin.query("INSERT INTO sessions VALUES (?, ?, ?, ?)", [
+      session.sessionId,
+      session.lastCursor,
+      session.createdAt,
+      session.updatedAt,
+    ]);
+  await admin.query("INSERT INTO blobs VALUES (?, ?)", [ledger.blob.ref, ledger.blob.content]);
+  const url = new URL(SERVER_URLS.mysql);
+  url.pathname = `/${database}`;
+  return { url: url.toString(), ledger };
+}
 
-    const url = new URL(SERVER_URLS.mysql);
-    url.pathname = `/${database}`;
-    const store = new MysqlEventStore({ uri: url.toString() });
+describe.skipIf(!postgresAvailable)(
+  "PostgresEventStore processes starting on a schema of the first release",
+  () => {
+    it("8 processes start on it at once: one migrates, none fails, and it is refused once newer", async () => {
+      const { schema, ledger } = await postgresFirstRelease();
+      await checkFirstReleaseRace(
+        { kind: "postgres", location: SERVER_URLS.postgres, schema },
+        ledger,
+      );
+      const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
+      await client.connect();
+      try {
+        const versions = await client.query(
+          `SELECT version FROM "${schema}".schema_version ORDER BY version`,
+        );
+        expect(versions.rows.map((row) => row.version)).toEqual(
+          loadMigrations("postgres").map((migration) => migration.version),
+        );
+        await client.query(`INSERT INTO "${schema}".schema_version VALUES (99, 'future', 'now')`);
+        const newer = new PostgresEventStore({ connectionString: SERVER_URLS.postgres, schema });
+        await expect(newer.init()).rejects.toMatchObject({ code: "store-unavailable" });
+        await newer.close();
+      } finally {
+        await client.end();
+      }
+    });
+  },
+);
+
+describe.skipIf(!mysqlAvailable)("MysqlEventStore on a database of the first release", () => {
+  it("8 processes start on it at once: one migrates, none fails, and it is refused once newer", async () => {
+    const { url, ledger } = await mysqlFirstRelease();
+    await checkFirstReleaseRace({ kind: "mysql", location: url }, ledger);
+    const client = await mysql.createConnection({ uri: url });
+    try {
+      const [versions] = (await client.query(
+        "SELECT version FROM schema_version ORDER BY version",
+      )) as unknown as [{ version: number }[]];
+      expect(versions.map((row) => row.version)).toEqual(
+        loadMigrations("mysql").map((migration) => migration.version),
+      );
+      await client.query("INSERT INTO schema_version VALUES (99, 'future', 'now')");
+      const newer = new MysqlEventStore({ uri: url });
+      await expect(newer.init()).rejects.toMatchObject({ code: "store-unavailable" });
+      await newer.close();
+    } finally {
+      await client.end();
+    }
+  });
+
+  it("reads, verifies, resumes and appends its runs, and keeps the blobs its events name", async () => {
+    const { url, ledger } = await mysqlFirstRelease();
+    const store = new MysqlEventStore({ uri: url });
     await store.init();
     try {
       await checkFirstReleaseUpgraded(store, ledger);

@@ -1,60 +1,84 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, it } from "vitest";
-import { checkFirstReleaseUpgraded, firstReleaseLedger } from "../sql/testing/first-release.js";
+import Database from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { loadMigrations } from "../sql/migrations.js";
+import {
+  checkFirstReleaseRace,
+  checkFirstReleaseUpgraded,
+  type FirstReleaseLedger,
+  firstReleaseLedger,
+} from "../sql/testing/first-release.js";
 import { SqliteEventStore } from "./sqlite-store.js";
 import { databaseAtMigration } from "./testing/older-database.js";
 
 const folder = mkdtempSync(join(tmpdir(), "ledger-sqlite-upgrade-"));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
+let count = 0;
+
+/** A new file holding the first release's ledger. */
+async function firstReleaseFile(): Promise<{ path: string; ledger: FirstReleaseLedger }> {
+  const path = join(folder, `first-release-${++count}.db`);
+  const raw = databaseAtMigration(path, 1);
+  const ledger = await firstReleaseLedger();
+  const insertEvent = raw.prepare(
+    `INSERT INTO events (session_id, commit_cursor, run_id, seq, event_id, event_type, recorded_at, body)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  for (const event of ledger.events)
+    insertEvent.run(
+      event.sessionId,
+      event.commitCursor,
+      event.runId,
+      event.seq,
+      event.eventId,
+      event.type,
+      event.recordedAt,
+      JSON.stringify(event),
+    );
+  const insertRun = raw.prepare(
+    `INSERT INTO runs (session_id, run_id, run_length, status, last_hash, parent_run_id, started_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  );
+  for (const run of ledger.runs)
+    insertRun.run(
+      run.sessionId,
+      run.runId,
+      run.runLength,
+      run.status,
+      run.lastHash,
+      run.parentRunId,
+      run.startedAt,
+    );
+  for (const session of ledger.sessions)
+    raw
+      .prepare("INSERT INTO sessions VALUES (?, ?, ?, ?)")
+      .run(session.sessionId, session.lastCursor, session.createdAt, session.updatedAt);
+  raw
+    .prepare("INSERT INTO blobs (blob_ref, content) VALUES (?, ?)")
+    .run(ledger.blob.ref, ledger.blob.content);
+  raw.close();
+  return { path, ledger };
+}
+
 describe("SqliteEventStore on a database of the first release", () => {
   it("reads, verifies, resumes and appends its runs, and keeps the blobs its events name", async () => {
-    const path = join(folder, "first-release.db");
-    const raw = databaseAtMigration(path, 1);
-    const ledger = await firstReleaseLedger();
-    const insertEvent = raw.prepare(
-      `INSERT INTO events (session_id, commit_cursor, run_id, seq, event_id, event_type, recorded_at, body)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    for (const event of ledger.events)
-      insertEvent.run(
-        event.sessionId,
-        event.commitCursor,
-        event.runId,
-        event.seq,
-        event.eventId,
-        event.type,
-        event.recordedAt,
-        JSON.stringify(event),
-      );
-    const insertRun = raw.prepare(
-      `INSERT INTO runs (session_id, run_id, run_length, status, last_hash, parent_run_id, started_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    );
-    for (const run of ledger.runs)
-      insertRun.run(
-        run.sessionId,
-        run.runId,
-        run.runLength,
-        run.status,
-        run.lastHash,
-        run.parentRunId,
-        run.startedAt,
-      );
-    for (const session of ledger.sessions)
-      raw
-        .prepare("INSERT INTO sessions VALUES (?, ?, ?, ?)")
-        .run(session.sessionId, session.lastCursor, session.createdAt, session.updatedAt);
-    raw
-      .prepare("INSERT INTO blobs (blob_ref, content) VALUES (?, ?)")
-      .run(ledger.blob.ref, ledger.blob.content);
-    raw.close();
-
+    const { path, ledger } = await firstReleaseFile();
     const store = new SqliteEventStore({ path });
     await store.init();
     await checkFirstReleaseUpgraded(store, ledger);
     await store.close();
+  });
+
+  it("8 processes start on it at once: one migrates, none fails", async () => {
+    const { path, ledger } = await firstReleaseFile();
+    await checkFirstReleaseRace({ kind: "sqlite", location: path }, ledger);
+    const raw = new Database(path, { readonly: true });
+    expect(
+      raw.prepare("SELECT version FROM schema_version ORDER BY version").pluck().all(),
+    ).toEqual(loadMigrations("sqlite").map((migration) => migration.version));
+    raw.close();
   });
 });

@@ -7,6 +7,8 @@ import { blobRef } from "../../../store/blob.js";
 import type { EventStore } from "../../../store/event-store.js";
 import { MemoryEventStore } from "../../../store/memory-store.js";
 import type { RunRow, SessionRow } from "../rows.js";
+import { runRacer } from "./race-check.js";
+import { openRacerStore, type RacerTarget } from "./racer-store.js";
 
 /**
  * A ledger as the first release (schema 0000, no blob reference index) left it in its tables:
@@ -135,4 +137,31 @@ export async function checkFirstReleaseUpgraded(
     keptBlobs: 1,
   });
   expect(Buffer.from(await store.getBlob(ledger.blob.ref))).toEqual(ledger.blob.content);
+}
+
+/**
+ * 8 processes start at once on the first release's database (each init()s, then appends two
+ * events to a run of its own in session "race"): none fails, and the ledger they leave is
+ * whole (`checkFirstReleaseUpgraded` on a store opened after them).
+ */
+export async function checkFirstReleaseRace(
+  target: RacerTarget,
+  ledger: FirstReleaseLedger,
+): Promise<void> {
+  await Promise.all(
+    Array.from({ length: 8 }, (_, writer) =>
+      runRacer({ target, sessionId: "race", runId: `run-${writer}`, writer, count: 2 }),
+    ),
+  );
+  const store = await openRacerStore(target);
+  try {
+    await store.init();
+    const raced = (await store.readSession({ sessionId: "race" })).events;
+    expect(raced.map((event) => event.commitCursor)).toEqual(
+      Array.from({ length: 16 }, (_, index) => index + 1),
+    );
+    await checkFirstReleaseUpgraded(store, ledger);
+  } finally {
+    await store.close();
+  }
 }
