@@ -19,6 +19,9 @@ export function retentionCutoff(
   now = Date.now(),
 ): number {
   assertId(sessionId, "$.sessionId");
+  // JavaScript callers and parsed configs pass what the types forbid (null, an array).
+  if (typeof options !== "object" || options === null || Array.isArray(options))
+    throw new InvalidArgumentError("$.options", "deleteSession options must be an object");
   const grace = options.blobGraceMs ?? DEFAULT_BLOB_GRACE_MS;
   if (!Number.isFinite(grace) || grace < 0)
     throw new InvalidArgumentError("$.blobGraceMs", "blobGraceMs must be a non-negative number");

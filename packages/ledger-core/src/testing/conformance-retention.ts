@@ -144,6 +144,33 @@ export const retentionCases: CaseFactory = (makeStore) => [
   },
   {
     group: "retention",
+    name: "deleteSession refuses bad options (invalid-argument with their path) and deletes nothing",
+    timeoutMs: 30_000,
+    run: withStore(makeStore, async (store) => {
+      const a = freshAddress();
+      const ref = await store.putBlob(`bad options blob ${freshId("b")}`);
+      await runWithRefs(store, a, [ref]);
+      // Not what the types allow: what a JavaScript caller or parsed config can pass.
+      const bad: [string, unknown, string][] = [
+        ["null options", null, "$.options"],
+        ["an array", [], "$.options"],
+        ["a number", 5, "$.options"],
+        ["a negative grace", { blobGraceMs: -1 }, "$.blobGraceMs"],
+        ["NaN grace", { blobGraceMs: Number.NaN }, "$.blobGraceMs"],
+        ["a string grace", { blobGraceMs: "0" }, "$.blobGraceMs"],
+      ];
+      for (const [label, options, path] of bad)
+        await expectLedgerError(
+          label,
+          () => store.deleteSession(a.sessionId, options as { blobGraceMs?: number }),
+          { code: "invalid-argument", path },
+        );
+      assert.equal((await store.readSession({ sessionId: a.sessionId })).events.length, 3);
+      assert.equal(await blobExists(store, ref), true, "nothing deleted");
+    }),
+  },
+  {
+    group: "retention",
     name: "a blob re-put by another writer inside the grace period survives deleteSession",
     timeoutMs: 30_000,
     run: withStore(makeStore, async (store) => {
