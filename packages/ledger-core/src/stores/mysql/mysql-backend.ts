@@ -4,11 +4,11 @@ import type mysql from "mysql2/promise";
 import { LedgerError } from "../../events/errors.js";
 import type { StoreDescription } from "../../store/event-store.js";
 import { type HeadAppend, inLockOrder } from "../sql/head-cache.js";
-import { pendingMigrations } from "../sql/migrations.js";
 import type { SessionRow } from "../sql/rows.js";
 import { idText, type QueryDb, SharedReads, sharedStep } from "../sql/shared-queries.js";
 import { type DriverErrorKind, driverError, type SqlBackend } from "../sql/sql-backend.js";
 import { runAsync, type WriteProgram, type WriteStep } from "../sql/write-program.js";
+import { migrateMysql } from "./mysql-migrate.js";
 import { mysqlTables } from "./schema.js";
 
 type Tables = ReturnType<typeof mysqlTables>;
@@ -16,11 +16,6 @@ type Db = MySql2Database;
 
 /** Errors after which the connection is still usable (the statement or transaction failed). */
 const statementErrnos = new Set([1062, 1213, 1205, 1406, 1264, 1366]);
-/**
- * What a migration statement answers when a killed migrator already ran it: table exists,
- * duplicate column, duplicate key name, multiple primary key, cannot drop (already dropped).
- */
-const alreadyAppliedErrnos = new Set([1050, 1060, 1061, 1068, 1091]);
 
 /**
  * The batch shapes worth keeping prepared on a connection: one append of a few events (every
@@ -94,37 +89,8 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
       ])) as unknown as [{ got: number | null }[]];
       if (locked[0]?.got !== 1) throw new Error(`could not take the migration lock ${lockName}`);
       try {
-        const [tables] = (await connection.query(
-          "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'schema_version'",
-        )) as unknown as [unknown[]];
-        let version = 0;
-        if (tables.length > 0) {
-          const [rows] = (await connection.query(
-            "SELECT max(version) AS version FROM schema_version",
-          )) as unknown as [{ version: number | null }[]];
-          version = Number(rows[0]?.version ?? 0);
-        }
         // MySQL commits DDL implicitly: the lock, not a transaction, keeps migrators apart.
-        const pending = pendingMigrations("mysql", version);
-        for (const migration of pending) {
-          // A migrator that died inside this migration (only ever the first pending one: each
-          // version is recorded as soon as its statements ran) left some of its statements
-          // committed. Each statement is atomic, so one that finds its work done is skipped.
-          const resumable = migration === pending[0];
-          for (const statement of migration.statements) {
-            try {
-              await connection.query(statement);
-            } catch (error) {
-              const errno = driverError(error).errno;
-              if (!resumable || errno === undefined || !alreadyAppliedErrnos.has(errno))
-                throw error;
-            }
-          }
-          await connection.query(
-            "INSERT INTO schema_version (version, tag, applied_at) VALUES (?, ?, ?)",
-            [migration.version, migration.tag, new Date().toISOString()],
-          );
-        }
+        await migrateMysql(connection);
       } finally {
         await connection.query("SELECT RELEASE_LOCK(?)", [lockName]);
       }

@@ -89,4 +89,51 @@ describe.skipIf(!available)("MysqlEventStore migrations after a killed migrator"
       await store.close();
     }
   });
+
+  it("finishes the first migration a killed migrator left half done, and refuses someone else's table", async () => {
+    const client = admin as mysql.Connection;
+    const [first] = loadMigrations("mysql");
+    const fresh = async () => {
+      const database = `ledger_mfirst_${uuidv7().replaceAll("-", "")}`;
+      databases.push(database);
+      await client.query(`CREATE DATABASE \`${database}\``);
+      const url = new URL(SERVER_URLS.mysql);
+      url.pathname = `/${database}`;
+      return { database, url: url.toString() };
+    };
+    // The first statement of 0000 committed, then the migrator died.
+    const half = await fresh();
+    await client.query(`USE \`${half.database}\``);
+    await client.query(first?.statements[0] as string);
+    const store = new MysqlEventStore({ uri: half.url });
+    try {
+      await store.init();
+      await store.append({
+        sessionId: "s",
+        runId: "r",
+        expectedSeq: 0,
+        events: [{ type: "run.started", evidenceRefs: [await store.putBlob("b")] }],
+      });
+    } finally {
+      await store.close();
+    }
+    // A table of the same name with rows in it belongs to another application.
+    const shared = await fresh();
+    await client.query(`CREATE TABLE \`${shared.database}\`.events (id int)`);
+    await client.query(`INSERT INTO \`${shared.database}\`.events VALUES (1)`);
+    const refused = new MysqlEventStore({ uri: shared.url });
+    try {
+      await expect(refused.init()).rejects.toMatchObject({
+        code: "store-unavailable",
+        message: expect.stringContaining("events"),
+      });
+    } finally {
+      await refused.close();
+    }
+    const [tables] = (await client.query(
+      "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = ?",
+      [shared.database],
+    )) as unknown as [{ name: string }[]];
+    expect(tables.map((table) => table.name)).toEqual(["events"]);
+  });
 });

@@ -1,0 +1,68 @@
+import type mysql from "mysql2/promise";
+import { loadMigrations, pendingMigrations } from "../sql/migrations.js";
+import { driverError } from "../sql/sql-backend.js";
+
+/**
+ * What a migration statement answers when a killed migrator already ran it: table exists,
+ * duplicate column, duplicate key name, multiple primary key, cannot drop (already dropped).
+ */
+const alreadyAppliedErrnos = new Set([1050, 1060, 1061, 1068, 1091]);
+
+/** Tables the first migration creates, by name. */
+function firstTables(): string[] {
+  const statements = loadMigrations("mysql")[0]?.statements ?? [];
+  return statements.flatMap((statement) => {
+    const name = /^CREATE TABLE `([^`]+)`/.exec(statement)?.[1];
+    return name === undefined ? [] : [name];
+  });
+}
+
+/**
+ * Applies the pending migrations on `connection` (in the store's database, under the caller's
+ * migration lock). MySQL commits each DDL statement on its own: a migrator that died inside a
+ * migration (only ever the first pending one, since each version is recorded as soon as its
+ * statements ran) left some of its statements committed, so that migration skips a statement
+ * whose work is already there (each statement is atomic). On a database without any recorded
+ * version, a table of the first migration that holds rows is not a half-made ledger but
+ * someone else's table: refused, before anything is written.
+ */
+export async function migrateMysql(connection: mysql.PoolConnection): Promise<void> {
+  const [tables] = (await connection.query(
+    "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE()",
+  )) as unknown as [{ name: string }[]];
+  const existing = new Set(tables.map((table) => table.name));
+  let version = 0;
+  if (existing.has("schema_version")) {
+    const [rows] = (await connection.query(
+      "SELECT max(version) AS version FROM schema_version",
+    )) as unknown as [{ version: number | null }[]];
+    version = Number(rows[0]?.version ?? 0);
+  }
+  const pending = pendingMigrations("mysql", version);
+  if (version === 0) {
+    for (const table of firstTables().filter((name) => existing.has(name))) {
+      const [rows] = (await connection.query(`SELECT 1 FROM \`${table}\` LIMIT 1`)) as unknown as [
+        unknown[],
+      ];
+      if (rows.length > 0)
+        throw new Error(
+          `the database already has a table ${table} with rows and no ledger schema version: it is not the ledger's (use a database of its own)`,
+        );
+    }
+  }
+  for (const migration of pending) {
+    const resumable = migration === pending[0];
+    for (const statement of migration.statements) {
+      try {
+        await connection.query(statement);
+      } catch (error) {
+        const errno = driverError(error).errno;
+        if (!resumable || errno === undefined || !alreadyAppliedErrnos.has(errno)) throw error;
+      }
+    }
+    await connection.query(
+      "INSERT INTO schema_version (version, tag, applied_at) VALUES (?, ?, ?)",
+      [migration.version, migration.tag, new Date().toISOString()],
+    );
+  }
+}
