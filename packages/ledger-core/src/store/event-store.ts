@@ -84,6 +84,8 @@ export interface DeleteSessionOptions {
    * A blob written or re-put (`putBlob` refreshes its touched-at time) less than this many
    * milliseconds ago is kept even when no remaining session references it: a writer in
    * another session may have put it and be about to append the event that references it.
+   * Measured on the database's clock (the memory store's: its process's), so writers on hosts
+   * whose clocks disagree with the deleting process's are covered all the same.
    * Default `DEFAULT_BLOB_GRACE_MS` (10 minutes). `0` collects every unreferenced blob now
    * (only safe when nothing else is writing the same content).
    */

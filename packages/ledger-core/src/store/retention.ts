@@ -12,12 +12,10 @@ import type { DeleteSessionOptions } from "./event-store.js";
  *   session that has put a blob and not yet committed the event that references it; the
  *   recorder always puts right before it appends, and re-puts nothing it has not seen
  *   committed, so an event never names a blob that retention could have collected.
+ * - put times and the grace are measured on one clock, the database's (the memory store's is
+ *   its process's): writers and the deleting process may run on hosts whose clocks disagree.
  */
-export function retentionCutoff(
-  sessionId: string,
-  options: DeleteSessionOptions = {},
-  now = Date.now(),
-): number {
+export function retentionGraceMs(sessionId: string, options: DeleteSessionOptions = {}): number {
   assertId(sessionId, "$.sessionId");
   // JavaScript callers and parsed configs pass what the types forbid (null, an array).
   if (typeof options !== "object" || options === null || Array.isArray(options))
@@ -25,7 +23,16 @@ export function retentionCutoff(
   const grace = options.blobGraceMs ?? DEFAULT_BLOB_GRACE_MS;
   if (!Number.isFinite(grace) || grace < 0)
     throw new InvalidArgumentError("$.blobGraceMs", "blobGraceMs must be a non-negative number");
-  return now - grace;
+  return grace;
+}
+
+/** The touched-at time (epoch ms) at or before which a blob is past its grace, on this clock. */
+export function retentionCutoff(
+  sessionId: string,
+  options: DeleteSessionOptions = {},
+  now = Date.now(),
+): number {
+  return now - retentionGraceMs(sessionId, options);
 }
 
 export function sessionNotFound(sessionId: string): NotFoundError {

@@ -11,6 +11,12 @@ import { runAsync, type WriteProgram, type WriteStep } from "../sql/write-progra
 import { migrateMysql } from "./mysql-migrate.js";
 import { mysqlTables } from "./schema.js";
 
+/**
+ * Now on the server's clock, in epoch ms: blob put times and the retention grace use it. UTC
+ * arithmetic, so the session's time zone (and its daylight saving hour) plays no part.
+ */
+const serverEpochMs = sql`(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)`;
+
 type Tables = ReturnType<typeof mysqlTables>;
 type Db = MySql2Database;
 
@@ -318,7 +324,7 @@ END`;
             .where(
               and(
                 inArray(blobs.blobRef, chunk),
-                lte(blobs.touchedAt, step.cutoff),
+                lte(blobs.touchedAt, sql`${serverEpochMs} - ${step.graceMs}`),
                 sql`not exists (select 1 from ${blobRefs} where ${blobRefs.blobRef} = ${blobs.blobRef})`,
               ),
             );
@@ -371,12 +377,9 @@ END`;
     return rows.map((row) => ({ ...row, sessionId: idText(row.sessionId) }));
   }
 
-  async putBlobs(
-    rows: { ref: string; stored: Uint8Array }[],
-    touchedAt: number,
-    _durable: boolean,
-  ): Promise<void> {
+  async putBlobs(rows: { ref: string; stored: Uint8Array }[], _durable: boolean): Promise<void> {
     const { blobs } = this.tables;
+    const touchedAt = serverEpochMs;
     await this.db
       .insert(blobs)
       .values(

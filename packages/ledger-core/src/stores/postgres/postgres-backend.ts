@@ -12,6 +12,9 @@ import { type DriverErrorKind, driverError, type SqlBackend } from "../sql/sql-b
 import { runAsync, type WriteProgram, type WriteStep } from "../sql/write-program.js";
 import { postgresTables } from "./schema.js";
 
+/** Now on the server's clock, in epoch ms: blob put times and the retention grace use it. */
+const serverEpochMs = sql`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
+
 type Tables = ReturnType<typeof postgresTables>;
 
 /** The named (prepared) statements of the one-statement append: one event, or a batch. */
@@ -324,7 +327,7 @@ SELECT last_cursor FROM c`;
             .where(
               and(
                 inArray(blobs.blobRef, chunk),
-                lte(blobs.touchedAt, step.cutoff),
+                lte(blobs.touchedAt, sql`${serverEpochMs} - ${step.graceMs}`),
                 sql`not exists (select 1 from ${blobRefs} where ${blobRefs.blobRef} = ${blobs.blobRef})`,
               ),
             )
@@ -376,12 +379,9 @@ SELECT last_cursor FROM c`;
     return limit === undefined ? query : query.limit(limit);
   }
 
-  async putBlobs(
-    rows: { ref: string; stored: Uint8Array }[],
-    touchedAt: number,
-    _durable: boolean,
-  ): Promise<void> {
+  async putBlobs(rows: { ref: string; stored: Uint8Array }[], _durable: boolean): Promise<void> {
     const { blobs } = this.tables;
+    const touchedAt = serverEpochMs;
     await this.db
       .insert(blobs)
       .values(

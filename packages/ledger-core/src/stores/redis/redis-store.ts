@@ -33,7 +33,7 @@ import type {
   StoreDescription,
 } from "../../store/event-store.js";
 import { redactUrl } from "../../store/open-store.js";
-import { openRunError, refsOf, retentionCutoff, sessionNotFound } from "../../store/retention.js";
+import { openRunError, refsOf, retentionGraceMs, sessionNotFound } from "../../store/retention.js";
 import {
   assertRunAddress,
   assertSessionAddress,
@@ -65,6 +65,7 @@ import {
   APPEND_SCRIPT,
   COLLECT_BLOB_SCRIPT,
   DELETE_SESSION_SCRIPT,
+  PUT_BLOB_SCRIPT,
   READ_RUN_SCRIPT,
   runScript,
 } from "./scripts.js";
@@ -554,20 +555,18 @@ export class RedisEventStore implements EventStore {
   async putBlobs(contents: (Uint8Array | string)[]): Promise<string[]> {
     const blobs = contents.map(prepareBlob);
     if (blobs.length === 0) return [];
-    const now = Date.now();
     try {
-      // Per blob, SET NX and the touched-at time together (one MULTI in the blob's slot), so
-      // retention sees both or neither. The MULTIs of several blobs go out together.
+      // Per blob, SET NX and the touched-at time together (one script call in the blob's
+      // slot), so retention sees both or neither. The calls of several blobs go out together.
       await Promise.all(
-        blobs.map(async (blob) => {
+        blobs.map((blob) => {
           const keys = blobKeys(this.#prefix, blob.ref.slice(7));
-          const results = await this.#client
-            .multi()
-            .set(keys.content, Buffer.from(blob.stored), "NX")
-            .set(keys.touched, now)
-            .exec();
-          const failed = results?.find(([error]) => error !== null);
-          if (failed) throw failed[0];
+          return runScript(
+            this.#client,
+            PUT_BLOB_SCRIPT,
+            [keys.content, keys.touched],
+            [Buffer.from(blob.stored)],
+          );
         }),
       );
       return blobs.map((blob) => blob.ref);
@@ -628,14 +627,14 @@ export class RedisEventStore implements EventStore {
     sessionId: string,
     options: DeleteSessionOptions = {},
   ): Promise<DeleteSessionResult> {
-    const cutoff = retentionCutoff(sessionId, options);
+    const graceMs = retentionGraceMs(sessionId, options);
     for (let attempt = 1; ; attempt++) {
       const runs = await this.listRuns(sessionId);
       if (runs.length === 0) throw sessionNotFound(sessionId);
       const open = runs.find((run) => run.status === "running");
       if (open) throw openRunError(sessionId, open.runId);
       const deleted = await this.#deleteSessionKeys(sessionId, runs);
-      if (deleted !== undefined) return this.#collectSessionBlobs(sessionId, deleted, cutoff);
+      if (deleted !== undefined) return this.#collectSessionBlobs(sessionId, deleted, graceMs);
       if (attempt >= MAX_ATTEMPTS)
         throw new StoreUnavailableError(
           `deleteSession ${sessionId}: the session kept changing while it was being deleted`,
@@ -687,7 +686,7 @@ export class RedisEventStore implements EventStore {
   async #collectSessionBlobs(
     sessionId: string,
     deleted: { jsons: string[]; runs: number },
-    cutoff: number,
+    graceMs: number,
   ): Promise<DeleteSessionResult> {
     const refs = refsOf(
       deleted.jsons.map((json) => JSON.parse(json) as { evidenceRefs?: string[] }),
@@ -701,7 +700,7 @@ export class RedisEventStore implements EventStore {
           this.#client,
           COLLECT_BLOB_SCRIPT,
           [keys.sessions, keys.content, keys.touched],
-          [member, cutoff],
+          [member, graceMs],
         );
         deletedBlobs += Number(collected);
       }

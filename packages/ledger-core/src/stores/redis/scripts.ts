@@ -9,8 +9,8 @@ export interface LuaScript {
 
 /** Minimal client surface the scripts need (ioredis Redis and Cluster both have it). */
 export interface ScriptClient {
-  evalsha(sha: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
-  eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+  evalsha(sha: string, numKeys: number, ...args: (string | number | Buffer)[]): Promise<unknown>;
+  eval(script: string, numKeys: number, ...args: (string | number | Buffer)[]): Promise<unknown>;
 }
 
 function script(source: string): LuaScript {
@@ -26,7 +26,7 @@ export async function runScript(
   client: ScriptClient,
   lua: LuaScript,
   keys: string[],
-  args: (string | number)[],
+  args: (string | number | Buffer)[],
 ): Promise<unknown> {
   try {
     return await client.evalsha(lua.sha, keys.length, ...keys, ...args);
@@ -176,18 +176,36 @@ end
 return out
 `);
 
+/** Lua: now on the server's clock (TIME), in epoch ms. */
+const SERVER_NOW_MS = `local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)`;
+
 /**
- * Retention of one blob a deleted session referenced, atomically against putBlob (a MULTI of
- * SET NX + the touched-at time) and the reference index (SADD before each append that names
- * the blob). KEYS (one slot: the blob's hash tag): 1 the blob's session set, 2 the blob, 3 its
- * touched-at time. ARGV: 1 the deleted session (idField), 2 cutoff (epoch ms). Returns 1 if
- * the blob was deleted.
+ * putBlob of one blob: its content (SET NX) and its touched-at time, the server's clock in
+ * epoch ms (never the writer's: writers and the process that runs retention may be on hosts
+ * whose clocks disagree), together. KEYS (one slot: the blob's hash tag): 1 the blob, 2 its
+ * touched-at time. ARGV: 1 the stored bytes.
+ */
+export const PUT_BLOB_SCRIPT = script(`
+${SERVER_NOW_MS}
+redis.call('SET', KEYS[1], ARGV[1], 'NX')
+redis.call('SET', KEYS[2], string.format('%d', now))
+return 1
+`);
+
+/**
+ * Retention of one blob a deleted session referenced, atomically against putBlob (one script
+ * call: SET NX + the touched-at time) and the reference index (SADD before each append that
+ * names the blob). KEYS (one slot: the blob's hash tag): 1 the blob's session set, 2 the blob,
+ * 3 its touched-at time. ARGV: 1 the deleted session (idField), 2 the grace period (ms, on the
+ * server's clock, as putBlob stamps). Returns 1 if the blob was deleted.
  */
 export const COLLECT_BLOB_SCRIPT = script(`
+${SERVER_NOW_MS}
 redis.call('SREM', KEYS[1], ARGV[1])
 if redis.call('SCARD', KEYS[1]) > 0 then return 0 end
 local touched = redis.call('GET', KEYS[3])
-if touched and tonumber(touched) > tonumber(ARGV[2]) then return 0 end
+if touched and tonumber(touched) > now - tonumber(ARGV[2]) then return 0 end
 local deleted = redis.call('DEL', KEYS[2])
 redis.call('DEL', KEYS[3])
 return deleted

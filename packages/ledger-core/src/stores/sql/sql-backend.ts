@@ -61,11 +61,12 @@ export interface SqlBackend {
   listSessions(after: string | undefined, limit: number | undefined): Promise<SessionRow[]>;
   /**
    * Stores encoded blobs (store/blob.ts) in one statement: inserts the new ones, and sets
-   * `touched_at` on every one (existing ones too: the retention grace period starts again).
+   * `touched_at` on every one (existing ones too: the retention grace period starts again) to
+   * the database's clock in epoch ms, never the caller's: writers and the process that runs
+   * retention may be on hosts whose clocks disagree.
    */
   putBlobs(
     blobs: { ref: string; stored: Uint8Array }[],
-    touchedAt: number,
     /** false: may become durable with the next append's commit (SQLite skips its own fsync). */
     durable: boolean,
   ): Promise<void>;

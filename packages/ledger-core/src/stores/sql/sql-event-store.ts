@@ -24,7 +24,7 @@ import type {
   SessionPage,
   StoreDescription,
 } from "../../store/event-store.js";
-import { retentionCutoff } from "../../store/retention.js";
+import { retentionGraceMs } from "../../store/retention.js";
 import {
   assertRunAddress,
   assertSessionAddress,
@@ -260,7 +260,7 @@ export class SqlEventStore implements EventStore {
     });
     if (blobs.size === 0) return refs;
     const rows = [...blobs].map(([ref, stored]) => ({ ref, stored }));
-    await this.#guard("putBlob", () => this.#backend.putBlobs(rows, Date.now(), durable));
+    await this.#guard("putBlob", () => this.#backend.putBlobs(rows, durable));
     return refs;
   }
 
@@ -288,10 +288,10 @@ export class SqlEventStore implements EventStore {
     sessionId: string,
     options: DeleteSessionOptions = {},
   ): Promise<DeleteSessionResult> {
-    const cutoff = retentionCutoff(sessionId, options);
+    const graceMs = retentionGraceMs(sessionId, options);
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#backend.write(() => deleteSessionProgram(sessionId, cutoff));
+        return await this.#backend.write(() => deleteSessionProgram(sessionId, graceMs));
       } catch (error) {
         if (LedgerError.isInstance(error)) throw error;
         const kind = this.#backend.classify(error);

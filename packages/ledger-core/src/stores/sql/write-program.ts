@@ -43,9 +43,10 @@ export type WriteStep =
   | { kind: "delete-session"; sessionId: string }
   /**
    * Delete the blobs among `refs` that no session references any more and that were last
-   * touched at or before `cutoff` (epoch ms); returns how many were deleted.
+   * touched `graceMs` or longer ago, on the database's clock (the one putBlobs stamps them
+   * with); returns how many were deleted.
    */
-  | { kind: "collect-blobs"; refs: string[]; cutoff: number }
+  | { kind: "collect-blobs"; refs: string[]; graceMs: number }
   /** Insert (`created`) or update the run's head row. */
   | {
       kind: "write-head";
@@ -183,11 +184,11 @@ export function* forkProgram(
  * Retention (§4 deleteSession) in one transaction: lock the session's counter row (appends to
  * the session take it too, so no run can start meanwhile), refuse an open run, delete the
  * session's rows, then the blobs it referenced that no other session references and that are
- * older than the grace cutoff (see store/retention.ts).
+ * older than the grace period (see store/retention.ts).
  */
 export function* deleteSessionProgram(
   sessionId: string,
-  cutoff: number,
+  graceMs: number,
 ): WriteProgram<DeleteSessionResult> {
   const exists = yield* step<boolean>({ kind: "lock-session", sessionId });
   if (!exists) throw sessionNotFound(sessionId);
@@ -200,7 +201,7 @@ export function* deleteSessionProgram(
     sessionId,
   });
   const deletedBlobs =
-    refs.length === 0 ? 0 : yield* step<number>({ kind: "collect-blobs", refs, cutoff });
+    refs.length === 0 ? 0 : yield* step<number>({ kind: "collect-blobs", refs, graceMs });
   return {
     sessionId,
     deletedEvents: counts.events,

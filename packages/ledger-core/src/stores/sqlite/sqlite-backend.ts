@@ -12,6 +12,12 @@ import { decodeBody, encodeBody } from "./body-codec.js";
 import { events } from "./schema.js";
 import { type ConnectionHeads, connectionHeads } from "./sqlite-heads.js";
 
+/**
+ * Now on SQLite's clock (the host's), in epoch ms: blob put times and the retention grace use
+ * it, the same for every process on the file whatever its own idea of the time.
+ */
+const epochMs = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
+
 type Statement = Database.Statement<unknown[], unknown>;
 
 interface ReadStatements {
@@ -171,7 +177,7 @@ export class SqliteBackend implements SqlBackend {
       deleteSession: database.prepare("DELETE FROM sessions WHERE session_id = ?"),
       collectBlobs: database.prepare(
         `DELETE FROM blobs WHERE digest IN (SELECT unhex(substr(value, 8)) FROM json_each(?))
-         AND touched_at <= ? AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.digest = blobs.digest)`,
+         AND touched_at <= ${epochMs} - ? AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.digest = blobs.digest)`,
       ),
     };
     return this.#statements;
@@ -235,7 +241,7 @@ export class SqliteBackend implements SqlBackend {
         return { events, runs };
       }
       case "collect-blobs":
-        return statements.collectBlobs.run(JSON.stringify(step.refs), step.cutoff).changes;
+        return statements.collectBlobs.run(JSON.stringify(step.refs), step.graceMs).changes;
       case "write-head": {
         // Only a new run, or one that closes, writes its row; an open run's length and last
         // hash are its last event's (see schema.ts).
@@ -457,14 +463,10 @@ export class SqliteBackend implements SqlBackend {
     return this.#readStatements;
   }
 
-  async putBlobs(
-    rows: { ref: string; stored: Uint8Array }[],
-    touchedAt: number,
-    durable: boolean,
-  ): Promise<void> {
+  async putBlobs(rows: { ref: string; stored: Uint8Array }[], durable: boolean): Promise<void> {
     if (this.#putBlob === undefined) {
       this.#putBlob = this.#database.prepare(
-        `INSERT INTO blobs (digest, content, touched_at) VALUES (?, ?, ?)
+        `INSERT INTO blobs (digest, content, touched_at) VALUES (?, ?, ${epochMs})
          ON CONFLICT (digest) DO UPDATE SET touched_at = excluded.touched_at`,
       );
     }
@@ -475,7 +477,6 @@ export class SqliteBackend implements SqlBackend {
         statement.run(
           refDigest(row.ref),
           Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
-          touchedAt,
         );
       }
     };
