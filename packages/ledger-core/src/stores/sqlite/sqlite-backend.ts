@@ -12,6 +12,9 @@ import { decodeBody, encodeBody } from "./body-codec.js";
 import { events } from "./schema.js";
 import { type ConnectionHeads, connectionHeads } from "./sqlite-heads.js";
 
+/** How long init() waits for another process's migration before it gives up. */
+const MIGRATION_WAIT_MS = 10 * 60_000;
+
 /**
  * Now on SQLite's clock (the host's), in epoch ms: blob put times and the retention grace use
  * it, the same for every process on the file whatever its own idea of the time.
@@ -106,25 +109,29 @@ export class SqliteBackend implements SqlBackend {
     this.#heads = connectionHeads(this.#database);
   }
 
-  async init(): Promise<void> {
+  /** The highest migration the file records; 0 for a file without the ledger's tables. */
+  #schemaVersion(): number {
     const database = this.#database;
-    // BEGIN IMMEDIATE takes the write lock before reading the version: a process that starts
-    // at the same time waits (busy timeout), then sees the migrations already applied.
+    const table = database
+      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'")
+      .get();
+    if (!table) return 0;
+    const row = database.prepare("SELECT max(version) AS v FROM schema_version").get() as {
+      v: number | null;
+    };
+    return Number(row.v ?? 0);
+  }
+
+  /**
+   * Applies the pending migrations in one transaction. BEGIN IMMEDIATE takes the write lock
+   * before reading the version: a process that starts at the same time waits (busy timeout),
+   * then sees the migrations already applied.
+   */
+  #migrate(): void {
+    const database = this.#database;
     database
       .transaction(() => {
-        const table = database
-          .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'")
-          .get();
-        const current = table
-          ? Number(
-              (
-                database.prepare("SELECT max(version) AS v FROM schema_version").get() as {
-                  v: number | null;
-                }
-              ).v ?? 0,
-            )
-          : 0;
-        for (const migration of pendingMigrations("sqlite", current)) {
+        for (const migration of pendingMigrations("sqlite", this.#schemaVersion())) {
           for (const statement of migration.statements) database.exec(statement);
           database
             .prepare("INSERT INTO schema_version (version, tag, applied_at) VALUES (?, ?, ?)")
@@ -132,6 +139,25 @@ export class SqliteBackend implements SqlBackend {
         }
       })
       .immediate();
+  }
+
+  async init(): Promise<void> {
+    const deadline = Date.now() + MIGRATION_WAIT_MS;
+    for (;;) {
+      // A read takes no lock (WAL): a file already at this version is settled, and a newer
+      // one refused, without waiting for whoever holds the write lock.
+      if (pendingMigrations("sqlite", this.#schemaVersion()).length === 0) return;
+      try {
+        this.#migrate();
+        return;
+      } catch (error) {
+        // The write lock stayed taken past the busy timeout while the file is still behind:
+        // another process is migrating a large file. Wait for it (it may do ours).
+        if ((error as { code?: string }).code !== "SQLITE_BUSY" || Date.now() > deadline)
+          throw error;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
   }
 
   /** The write statements, prepared on first use. */

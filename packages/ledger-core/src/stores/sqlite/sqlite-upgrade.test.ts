@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +14,10 @@ import {
 import { SqliteEventStore } from "./sqlite-store.js";
 import { databaseAtMigration } from "./testing/older-database.js";
 
+const migrationsModule = new URL(
+  "../../../dist/stores/sql/migrations.js",
+  import.meta.url,
+).toString();
 const folder = mkdtempSync(join(tmpdir(), "ledger-sqlite-upgrade-"));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
@@ -81,4 +86,44 @@ describe("SqliteEventStore on a database of the first release", () => {
     ).toEqual(loadMigrations("sqlite").map((migration) => migration.version));
     raw.close();
   });
+
+  it("processes starting during a migration longer than the busy timeout wait for it", async () => {
+    const { path, ledger } = await firstReleaseFile();
+    // A real migrator, slowed down: it applies the shipped migrations in one BEGIN IMMEDIATE
+    // transaction and commits 12 s later, as the migration of a large file would.
+    const migrator = spawn(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `import Database from "better-sqlite3";
+import { loadMigrations } from ${JSON.stringify(migrationsModule)};
+const database = new Database(${JSON.stringify(path)});
+database.pragma("journal_mode = WAL");
+database.exec("BEGIN IMMEDIATE");
+for (const migration of loadMigrations("sqlite").slice(1)) {
+  for (const statement of migration.statements) database.exec(statement);
+  database.prepare("INSERT INTO schema_version VALUES (?, ?, 'now')").run(migration.version, migration.tag);
+}
+process.stdout.write("migrating\\n");
+Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 12000);
+database.exec("COMMIT");
+database.close();`,
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let stderr = "";
+    migrator.stderr.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    const finished = new Promise<number | null>((resolve) => migrator.on("close", resolve));
+    await new Promise<void>((resolve, reject) => {
+      migrator.stdout.on("data", (chunk) => {
+        if (String(chunk).includes("migrating")) resolve();
+      });
+      migrator.on("close", () => reject(new Error(`the migrator exited early: ${stderr}`)));
+    });
+    await checkFirstReleaseRace({ kind: "sqlite", location: path }, ledger);
+    expect(await finished, stderr).toBe(0);
+  }, 60_000);
 });
