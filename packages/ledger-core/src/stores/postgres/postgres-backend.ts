@@ -57,6 +57,11 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
   async init(): Promise<void> {
     await this.#transaction(async (client) => {
       const schema = quoteIdent(this.#schema);
+      // The application's pool may bound its queries (statement_timeout, lock_timeout): a
+      // migration of a large schema is no such query, and a process starting meanwhile must
+      // wait for it rather than fail. For this transaction only.
+      await client.query("SET LOCAL statement_timeout = 0");
+      await client.query("SET LOCAL lock_timeout = 0");
       // One migrator at a time per schema; the lock is released at COMMIT.
       await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
         `agent-ledger:migrate:${this.#schema}`,

@@ -167,6 +167,36 @@ describe.skipIf(!postgresAvailable)(
   },
 );
 
+describe.skipIf(!postgresAvailable)("PostgresEventStore upgrading a large schema", () => {
+  it("migrates under the application's statement_timeout: a migration is not one query", async () => {
+    const { schema } = await postgresFirstRelease();
+    const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
+    await client.connect();
+    try {
+      // 100k events of the first release naming blobs: the backfill of the reference index
+      // reads them all, longer than the 100 ms the application allows one query.
+      await client.query(
+        `INSERT INTO "${schema}".events
+         SELECT 'bulk-' || (n / 100), n % 100 + 1, 'r', n % 100, 'e' || n, 'x.bulk', 'then',
+           '{"type":"x.bulk","evidenceRefs":["sha256:' || encode(sha256(n::text::bytea), 'hex') || '"]}'
+         FROM generate_series(0, 99999) AS n`,
+      );
+    } finally {
+      await client.end();
+    }
+    const url = new URL(SERVER_URLS.postgres);
+    url.searchParams.set("options", "-c statement_timeout=100");
+    const store = new PostgresEventStore({ connectionString: url.toString(), schema });
+    try {
+      await store.init();
+      const refs = await store.readSession({ sessionId: "bulk-7" });
+      expect(refs.events).toHaveLength(100);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe.skipIf(!mysqlAvailable)("MysqlEventStore on a database of the first release", () => {
   it("8 processes start on it at once: one migrates, none fails, and it is refused once newer", async () => {
     const { url, ledger } = await mysqlFirstRelease();
