@@ -81,10 +81,14 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
 
   async init(): Promise<void> {
     const connection = await this.#pool.getConnection();
-    let destroy = this.#database !== undefined;
     try {
-      // The shipped SQL names tables without a database: run it in the store's database. The
-      // connection's default database then differs from the pool's, so it is not reused.
+      // The application's pool may bound its statements (MariaDB's max_statement_time): a
+      // migration of a large database, or the wait for another process's, is no such query.
+      await connection.query("SET SESSION max_statement_time = 0").catch((error: unknown) => {
+        // MySQL has no such variable (its max_execution_time bounds SELECTs only).
+        if (driverError(error).errno !== 1193) throw error;
+      });
+      // The shipped SQL names tables without a database: run it in the store's database.
       if (this.#database !== undefined) await connection.query(`USE ${quoteIdent(this.#database)}`);
       const [current] = (await connection.query("SELECT DATABASE() AS name")) as unknown as [
         { name: string | null }[],
@@ -100,12 +104,9 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
       } finally {
         await connection.query("SELECT RELEASE_LOCK(?)", [lockName]);
       }
-    } catch (error) {
-      destroy = true;
-      throw error;
     } finally {
-      if (destroy) connection.destroy();
-      else connection.release();
+      // Never back to the pool: its session settings and default database were changed.
+      connection.destroy();
     }
     // Known from the first append on: on MySQL no append is planned for a path it lacks.
     await this.#isMariaDb();

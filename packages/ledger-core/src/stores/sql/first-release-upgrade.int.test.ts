@@ -229,3 +229,40 @@ describe.skipIf(!mysqlAvailable)("MysqlEventStore on a database of the first rel
     }
   });
 });
+
+describe.skipIf(!mysqlAvailable)("MysqlEventStore upgrading a large database", () => {
+  it("migrates under the application's max_statement_time: a migration is not one query", async () => {
+    const { url } = await mysqlFirstRelease();
+    const database = new URL(url).pathname.slice(1);
+    const admin = await mysql.createConnection({ uri: url });
+    try {
+      // 100k events of the first release naming blobs: the backfill of the reference index
+      // reads them all, longer than the 0.1 s the application allows one statement.
+      await admin.query(
+        `INSERT INTO events
+         WITH d (i) AS (SELECT 0 UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3
+           UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7
+           UNION ALL SELECT 8 UNION ALL SELECT 9),
+         n (i) AS (SELECT a.i + 10 * b.i + 100 * c.i + 1000 * e.i + 10000 * f.i
+           FROM d a, d b, d c, d e, d f)
+         SELECT CONCAT('bulk-', i DIV 100), i % 100 + 1, 'r', i % 100, CONCAT('e', i), 'x.bulk',
+           'then', CONCAT('{"type":"x.bulk","evidenceRefs":["sha256:', SHA2(i, 256), '"]}')
+         FROM n`,
+      );
+    } finally {
+      await admin.end();
+    }
+    const pool = mysql.createPool({ uri: SERVER_URLS.mysql, connectionLimit: 2 });
+    pool.on("connection", (connection) => {
+      connection.query("SET SESSION max_statement_time = 0.1");
+    });
+    const store = new MysqlEventStore({ pool, database });
+    try {
+      await store.init();
+      expect((await store.readSession({ sessionId: "bulk-7" })).events).toHaveLength(100);
+    } finally {
+      await store.close();
+      await pool.end();
+    }
+  });
+});
