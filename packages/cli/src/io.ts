@@ -31,3 +31,10 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener("abort", done, { once: true });
   });
 }
+
+/** Says on stderr that a blob an event names is lost (reads show its marker in its place). */
+export function warnMissingBlob(stderr: OutputStream, ref: string): void {
+  stderr.write(
+    `agent-ledger: warning: blob ${ref} named by an event is not in the store; shown as its reference\n`,
+  );
+}

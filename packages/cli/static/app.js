@@ -273,6 +273,16 @@ class SessionView {
         }),
       ),
     );
+    // A lost blob does not hide the session: its marker stands where its content was.
+    const missing = inspection.missingBlobs || [];
+    if (missing.length > 0)
+      this.header.append(
+        el("p", {
+          className: "bad",
+          testId: "missing-blobs",
+          text: `⚠ ${missing.length} blob(s) named by events are not in the store, shown as their references: ${missing.join(", ")}`,
+        }),
+      );
 
     if (inspection.unresolved.length === 0) {
       this.unresolved.hidden = true;

@@ -5,35 +5,73 @@ import { openStore, SessionRecorder } from "@agent-ledger/core";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { runBin } from "../session-fixture.test.data.js";
+import { startViewer } from "../viewer/viewer-server.js";
 
-describe("agent-ledger inspect", () => {
-  it("still shows what was in flight when a blob an event names is missing", async () => {
-    const path = join(mkdtempSync(join(tmpdir(), "agent-ledger-inspect-")), "ledger.db");
-    const store = await openStore(`sqlite:${path}`);
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "lost-blob",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
-    // A long message text is kept in the blob store, the event names it.
-    const content = "Refund order 42. ".repeat(200);
-    await recorder.beforeModelCall({
-      request: { model: "m", messages: [{ role: "user", content }] },
-    });
-    await store.close();
-    const database = new Database(path);
-    expect(database.prepare("DELETE FROM blobs").run().changes).toBeGreaterThan(0);
-    database.close();
+/** A session with a refund call in flight whose first request's message text was then lost. */
+async function lostBlobSession(): Promise<string> {
+  const path = join(mkdtempSync(join(tmpdir(), "agent-ledger-inspect-")), "ledger.db");
+  const store = await openStore(`sqlite:${path}`);
+  const recorder = new SessionRecorder({
+    store,
+    sessionId: "lost-blob",
+    actor: { type: "agent", id: "a" },
+  });
+  await recorder.startRun();
+  // A long message text is kept in the blob store, the event names it.
+  const content = "Refund order 42. ".repeat(200);
+  const model = await recorder.beforeModelCall({
+    request: { model: "m", messages: [{ role: "user", content }] },
+  });
+  await recorder.modelCompleted(model, { toolCalls: [{ id: "c1", name: "refund" }] });
+  await recorder.beforeToolCall({ toolCallId: "c1", name: "refund", args: { order: 42 } });
+  await store.close();
+  const database = new Database(path);
+  expect(database.prepare("DELETE FROM blobs").run().changes).toBeGreaterThan(0);
+  database.close();
+  return path;
+}
+
+describe("a session whose blob is lost", () => {
+  it("inspect, tail and the viewer all show what was in flight, with the same warning", async () => {
+    const path = await lostBlobSession();
+    const lostWarning = /warning: blob (sha256:[0-9a-f]{64}) named by an event is not in the store/;
 
     const result = await runBin(["--store", `sqlite:${path}`, "inspect", "lost-blob"]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("UNRESOLVED");
-    expect(result.stderr).toMatch(
-      /warning: blob sha256:[0-9a-f]{64} named by an event is not in the store/,
-    );
+    expect(result.stdout).toContain("refund");
+    const lostRef = lostWarning.exec(result.stderr)?.[1];
+    expect(lostRef).toBeDefined();
     const json = await runBin(["--store", `sqlite:${path}`, "inspect", "lost-blob", "--json"]);
     expect(json.code).toBe(0);
-    expect(JSON.parse(json.stdout).unresolved).toHaveLength(1);
+    const inspection = JSON.parse(json.stdout);
+    expect(inspection.missingBlobs).toEqual([lostRef]);
+    // The model call that completed is shown as completed, its lost text as its reference.
+    expect(inspection.runs[0].steps[0].attempts[0].status).toBe("completed");
+    expect(JSON.stringify(inspection.runs[0].steps[0].attempts[0].request)).toContain(lostRef);
+    expect(inspection.unresolved).toMatchObject([
+      { kind: "tool", name: "refund", request: { args: { order: 42 } } },
+    ]);
+
+    const tail = await runBin(["--store", `sqlite:${path}`, "tail", "lost-blob", "--json"]);
+    expect(tail.code).toBe(0);
+    expect(tail.stderr).toMatch(lostWarning);
+    expect(tail.stdout.trim().split("\n")).toHaveLength(4);
+
+    const store = await openStore(`sqlite:${path}`);
+    const viewer = await startViewer({ store });
+    try {
+      const session = await fetch(new URL("/api/sessions/lost-blob", viewer.url));
+      expect(session.status).toBe(200);
+      expect(await session.json()).toEqual(inspection);
+      const events = await fetch(new URL("/api/sessions/lost-blob/events", viewer.url));
+      expect(events.status).toBe(200);
+      const page = (await events.json()) as { events: unknown[]; missingBlobs: string[] };
+      expect(page.events).toHaveLength(4);
+      expect(page.missingBlobs).toEqual([lostRef]);
+    } finally {
+      await viewer.close();
+      await store.close();
+    }
   });
 });

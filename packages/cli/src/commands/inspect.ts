@@ -1,5 +1,5 @@
-import { inspectSession, LedgerError, type SessionInspection } from "@agent-ledger/core";
-import { writeOut } from "../io.js";
+import { inspectSession } from "@agent-ledger/core";
+import { warnMissingBlob, writeOut } from "../io.js";
 import { renderInspection } from "../render-inspection.js";
 import { assertSessionExists } from "../store.js";
 import type { CommandContext } from "./context.js";
@@ -13,18 +13,9 @@ export async function inspectCommand(context: CommandContext): Promise<number> {
   const { sessionId, json } = sessionArgs(context, "inspect");
   const store = await context.openStore();
   await assertSessionExists(store, sessionId);
-  let inspection: SessionInspection;
-  try {
-    inspection = await inspectSession(store, sessionId);
-  } catch (error) {
-    if (!LedgerError.isInstance(error, "not-found")) throw error;
-    // The session exists, so what is missing is a blob an event names. What was in flight is
-    // still in the events: show them with their blob references, and say what is missing.
-    context.io.stderr.write(
-      `agent-ledger: warning: ${error.message}; the calls are shown with their blob references unresolved\n`,
-    );
-    inspection = await inspectSession(store, sessionId, { resolve: false });
-  }
+  // A lost blob must not hide what was in flight: its marker is shown where its content was.
+  const inspection = await inspectSession(store, sessionId, { missingBlobs: "keep" });
+  for (const ref of inspection.missingBlobs ?? []) warnMissingBlob(context.io.stderr, ref);
   if (json) await writeOut(context.io.stdout, `${JSON.stringify(inspection, null, 2)}\n`);
   else
     await writeOut(context.io.stdout, renderInspection(inspection, { storeUrl: context.storeUrl }));

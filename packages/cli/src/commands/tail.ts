@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import { BlobCache, type LedgerEvent, resolveEvents } from "@agent-ledger/core";
 import { usageError } from "../errors.js";
 import { preview } from "../format.js";
-import { sleep, writeOut } from "../io.js";
+import { sleep, warnMissingBlob, writeOut } from "../io.js";
 import { assertSessionExists } from "../store.js";
 import type { CommandContext } from "./context.js";
 import { idArgument, numberOption } from "./session-args.js";
@@ -53,9 +53,17 @@ export async function tailCommand(context: CommandContext): Promise<number> {
   await assertSessionExists(store, sessionId);
   const signal = context.io.signal;
   const cache = new BlobCache();
+  const warned = new Set<string>();
   while (!signal?.aborted) {
     const page = await store.readSession({ sessionId, after, limit: pageSize });
-    const events = values.raw ? page.events : await resolveEvents(store, page.events, { cache });
+    const events = values.raw
+      ? page.events
+      : await resolveEvents(store, page.events, { cache, missingBlobs: "keep" });
+    for (const ref of cache.missing) {
+      if (warned.has(ref)) continue;
+      warned.add(ref);
+      warnMissingBlob(context.io.stderr, ref);
+    }
     let out = "";
     for (const event of events) {
       // Cursors are gap-free and commit-ordered: anything at or below `after` was printed.

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
+  BlobCache,
   type EventStore,
   inspectSession,
   isBlobRef,
@@ -155,12 +156,18 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
         if (!Number.isInteger(after) || after < 0 || !Number.isInteger(limit) || limit < 1)
           return badRequest(response, "after and limit must be non-negative integers");
         const page = await store.readSession({ sessionId, after, limit });
-        // Payloads are shown as recorded: content kept in the blob store is put back in place.
-        if (url.searchParams.get("raw") !== "1")
-          page.events = await resolveEvents(store, page.events);
-        return sendJson(response, 200, page);
+        if (url.searchParams.get("raw") === "1") return sendJson(response, 200, page);
+        // Payloads are shown as recorded: content kept in the blob store is put back in place,
+        // and a lost blob's marker stays where its content was, listed in missingBlobs.
+        const cache = new BlobCache();
+        const events = await resolveEvents(store, page.events, { cache, missingBlobs: "keep" });
+        return sendJson(response, 200, {
+          ...page,
+          events,
+          ...(cache.missing.size > 0 ? { missingBlobs: [...cache.missing].sort() } : {}),
+        });
       }
-      const inspection = await inspectSession(store, sessionId);
+      const inspection = await inspectSession(store, sessionId, { missingBlobs: "keep" });
       if (inspection.eventCount === 0)
         return sendJson(response, 404, { error: `unknown session ${sessionId}` });
       return sendJson(response, 200, inspection);

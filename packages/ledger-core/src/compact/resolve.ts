@@ -12,22 +12,33 @@ const decoder = new TextDecoder();
  * Blobs fetched and values materialized while resolving, shared across calls (pass the same
  * cache to resolve many events: a message stored once is fetched and parsed once). Resolved
  * values may share structure (the same message object in several requests): treat them as
- * read-only, or copy before changing them.
+ * read-only, or copy before changing them. A cache used with `missingBlobs: "keep"` holds
+ * values with kept markers: give a strict reader a cache of its own.
  */
 export class BlobCache {
   readonly bytes = new Map<string, Uint8Array>();
   readonly texts = new Map<string, string>();
   readonly values = new Map<string, JsonValue>();
   readonly lists = new Map<string, JsonValue[]>();
+  /** Refs named by events whose blobs are not in the store (filled when `missingBlobs: "keep"`). */
+  readonly missing = new Set<string>();
 }
 
 export interface ResolveOptions {
   cache?: BlobCache;
+  /**
+   * What a reference to a blob that is not in the store does (default `"throw"`: `not-found`).
+   * `"keep"` leaves that marker in place, as stored, and adds its ref to `cache.missing`, so a
+   * reader can still show everything else and say what is lost.
+   */
+  missingBlobs?: "throw" | "keep";
 }
 
 /** Fetches the refs not in the cache, in one batch when the store has `getBlobs`. */
 async function fetchBlobs(store: EventStore, cache: BlobCache, refs: Iterable<string>) {
-  const missing = [...new Set(refs)].filter((ref) => !cache.bytes.has(ref));
+  const missing = [...new Set(refs)].filter(
+    (ref) => !cache.bytes.has(ref) && !cache.missing.has(ref),
+  );
   if (missing.length === 0) return;
   if (store.getBlobs) {
     const found = await store.getBlobs(missing);
@@ -67,7 +78,7 @@ function pendingRefs(
   const found = asMarker(value);
   if (found) {
     // Each blob is scanned once per round, however many events or lists name it.
-    if (visited.has(found.ref)) return;
+    if (visited.has(found.ref) || cache.missing.has(found.ref)) return;
     visited.add(found.ref);
     if (!cache.bytes.has(found.ref)) {
       out.add(found.ref);
@@ -95,14 +106,24 @@ function pendingRefs(
 }
 
 /** Fetches everything `values` reach, level by level (each level one batch). */
-async function prefetch(store: EventStore, cache: BlobCache, values: JsonValue[]): Promise<void> {
+async function prefetch(
+  store: EventStore,
+  cache: BlobCache,
+  values: JsonValue[],
+  keepMissing: boolean,
+): Promise<void> {
   for (;;) {
     const refs = new Set<string>();
     const visited = new Set<string>();
     for (const value of values) pendingRefs(cache, value, refs, visited);
     if (refs.size === 0) return;
     await fetchBlobs(store, cache, refs);
-    for (const ref of refs) bytesOf(cache, ref); // a missing blob is not-found, not a loop
+    // A missing blob is not-found (or, kept, never asked for again), not a loop.
+    for (const ref of refs) {
+      if (cache.bytes.has(ref)) continue;
+      if (!keepMissing) bytesOf(cache, ref);
+      cache.missing.add(ref);
+    }
   }
 }
 
@@ -116,6 +137,8 @@ function materialize(cache: BlobCache, value: JsonValue): JsonValue {
   const found = asMarker(value);
   if (found) {
     const { ref } = found;
+    // Only a reader that asked to keep them gets here with refs in `missing` (prefetch threw).
+    if (cache.missing.has(ref)) return value;
     if (found.$ledger === "text") {
       let text = cache.texts.get(ref);
       if (text === undefined) {
@@ -154,6 +177,11 @@ function materializeList(cache: BlobCache, ref: string): JsonValue[] {
       base = known;
       break;
     }
+    if (cache.missing.has(cursor)) {
+      // The lost node stands for every message it and its ancestors held: kept as its marker.
+      base = [{ $ledger: "list", ref: cursor }];
+      break;
+    }
     const node = parsed(cache, cursor) as unknown as ListNode;
     chain.push(node);
     refs.push(cursor);
@@ -178,7 +206,7 @@ export async function resolvePayload(
   options: ResolveOptions = {},
 ): Promise<JsonValue> {
   const cache = options.cache ?? new BlobCache();
-  await prefetch(store, cache, [value]);
+  await prefetch(store, cache, [value], options.missingBlobs === "keep");
   return materialize(cache, value);
 }
 
@@ -207,6 +235,7 @@ export async function resolveEvents(
     store,
     cache,
     marked.map((event) => event.payload),
+    options.missingBlobs === "keep",
   );
   const withMarkers = new Set(marked);
   return events.map((event) =>

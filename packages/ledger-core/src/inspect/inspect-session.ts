@@ -60,6 +60,11 @@ export interface SessionInspection {
   runs: RunView[];
   /** Every attempt requested and never completed, failed, abandoned or retried. */
   unresolved: AttemptView[];
+  /**
+   * With `missingBlobs: "keep"`: refs events name whose blobs are not in the store (their
+   * markers are shown as stored). Absent when nothing is missing.
+   */
+  missingBlobs?: string[];
 }
 
 const outcomeStatus: Record<string, AttemptStatus> = {
@@ -90,12 +95,19 @@ export async function inspectSession(
   for (;;) {
     const page = await store.readSession({ sessionId, after, limit: PAGE_SIZE });
     const events =
-      options.resolve === false ? page.events : await resolveEvents(store, page.events, { cache });
+      options.resolve === false
+        ? page.events
+        : await resolveEvents(store, page.events, {
+            cache,
+            ...(options.missingBlobs ? { missingBlobs: options.missingBlobs } : {}),
+          });
     for (const event of events) inspector.add(event);
     if (page.events.length < PAGE_SIZE) break;
     after = page.nextCursor;
   }
-  return inspector.result();
+  const inspection = inspector.result();
+  if (cache.missing.size > 0) inspection.missingBlobs = [...cache.missing].sort();
+  return inspection;
 }
 
 const PAGE_SIZE = 5000;
@@ -106,6 +118,12 @@ export interface InspectOptions {
    * as stored: `{ "$ledger": "text" | "json" | "list", "ref": "sha256:..." }` markers.
    */
   resolve?: boolean;
+  /**
+   * A blob an event names that is not in the store: `"throw"` (default, `not-found`) or
+   * `"keep"` its marker as stored and list its ref in `missingBlobs`, so what was in flight
+   * can still be read after a blob was lost.
+   */
+  missingBlobs?: "throw" | "keep";
 }
 
 /** `inspectSession` over events already read (in commit order). */
