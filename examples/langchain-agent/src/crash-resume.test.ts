@@ -1,14 +1,29 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startViewer } from "@agent-ledger/cli";
 import { inspectSession, openStore } from "@agent-ledger/core";
 import { beforeAll, describe, expect, it } from "vitest";
-import { SESSION_ID, workFiles } from "./agent.js";
+import { RUN_ID, SESSION_ID, workFiles } from "./agent.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const main = join(root, "dist", "main.js");
+/** The agent-ledger binary the on-call person runs. */
+const cliBin = join(dirname(fileURLToPath(import.meta.resolve("@agent-ledger/cli"))), "bin.js");
+
+function agentLedger(db: string, ...args: string[]): Promise<Outcome & { stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [cliBin, "--store", `sqlite:${db}`, ...args],
+      { env: { ...process.env, AGENT_LEDGER_STORE: "" } },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
 
 interface Outcome {
   code: number | null;
@@ -130,5 +145,62 @@ describe("langchain-agent example: SIGKILL inside a tool call, resume in a new p
     expect(final).toContain("get_weather: sunny in Paris");
     expect(lines(files.outbox)).toBe(baseline.emails);
     expect(lines(files.modelCalls)).toBe(baseline.models);
+  });
+
+  it("killed inside the non-idempotent tool: the CLI names it, resolve --approve with its id, the resume sends it once more", async () => {
+    const { db, dir, files } = scenario();
+    await runAndKillInside(["run", db, dir], "send_email");
+    expect(lines(files.outbox)).toBe(1);
+
+    // What the on-call person reads: the email call, on the agent's run, is the one in flight.
+    const text = await agentLedger(db, "inspect", SESSION_ID);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain("tool send_email [call-email]  !! UNRESOLVED");
+    const json = await agentLedger(db, "inspect", SESSION_ID, "--json");
+    const inspection = JSON.parse(json.stdout);
+    expect(inspection.unresolved).toMatchObject([
+      {
+        kind: "tool",
+        name: "send_email",
+        toolCallId: "call-email",
+        runId: RUN_ID,
+        request: { args: { to: "bob@example.com", body: "Lunch at noon?" } },
+      },
+    ]);
+    const { attemptId } = inspection.unresolved[0];
+    expect(text.stdout).toContain(`agent-ledger resolve ${SESSION_ID} ${attemptId} --abandon`);
+    // The viewer says the same.
+    const store = await openStore(`sqlite:${db}`);
+    const viewer = await startViewer({ store });
+    try {
+      const response = await fetch(new URL(`/api/sessions/${SESSION_ID}`, viewer.url));
+      expect(await response.json()).toEqual(inspection);
+    } finally {
+      await viewer.close();
+      await store.close();
+    }
+
+    const approved = await agentLedger(
+      db,
+      "resolve",
+      SESSION_ID,
+      attemptId,
+      "--approve",
+      "Bob says it never arrived",
+    );
+    expect(approved.code).toBe(0);
+    expect(approved.stdout).toContain(
+      `approved a re-run of attempt ${attemptId} (tool send_email)`,
+    );
+
+    const resumed = await start(["resume", db, dir]).done;
+    expect(resumed.code).toBe(0);
+    expect(finalOf(resumed.stdout)).toBe(baseline.final);
+    // Approved: the email goes out exactly once more; no model call is paid twice.
+    expect(lines(files.outbox)).toBe(baseline.emails + 1);
+    expect(lines(files.modelCalls)).toBe(baseline.models);
+    const after = JSON.parse((await agentLedger(db, "inspect", SESSION_ID, "--json")).stdout);
+    expect(after.unresolved).toEqual([]);
+    expect(after.runs[0].status).toBe("completed");
   });
 });
