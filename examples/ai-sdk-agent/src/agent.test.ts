@@ -1,14 +1,31 @@
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startViewer } from "@agent-ledger/cli";
 import { inspectSession, openStore } from "@agent-ledger/core";
 import { beforeAll, describe, expect, it } from "vitest";
 import { FINAL_TEXT } from "./scripted-model.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const main = join(root, "dist", "main.js");
+/** The agent-ledger binary the on-call person runs. */
+const cliBin = join(dirname(fileURLToPath(import.meta.resolve("@agent-ledger/cli"))), "bin.js");
+
+function agentLedger(db: string, ...args: string[]): Promise<{ code: number; stdout: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [cliBin, "--store", `sqlite:${db}`, ...args],
+      { env: { ...process.env, AGENT_LEDGER_STORE: "" } },
+      (error, stdout, stderr) => {
+        if (error) process.stderr.write(stderr);
+        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout });
+      },
+    );
+  });
+}
 
 interface Outcome {
   result?: { text: string; steps: number };
@@ -126,6 +143,19 @@ describe("ai-sdk-agent example: SIGKILL and resume", () => {
     const crashed = await child(run.args("stream", "new", "stream"), "IN_STREAM");
     expect(crashed.killed).toBe(true);
     expect(run.counts().finished).toBe(2);
+    // The CLI names the cut streamed call, the third model call, as the one in flight.
+    const atCrash = JSON.parse(
+      (await agentLedger(run.files.db, "inspect", "order-42", "--json")).stdout,
+    );
+    const modelSteps = atCrash.runs[0].steps.filter(
+      (step: { kind: string }) => step.kind === "model",
+    );
+    expect(
+      modelSteps.map((step: { attempts: { status: string }[] }) => step.attempts[0]?.status),
+    ).toEqual(["completed", "completed", "requested"]);
+    expect(atCrash.unresolved).toMatchObject([
+      { kind: "model", runId: "run-1", attemptId: modelSteps[2].attempts[0].attemptId },
+    ]);
     const resumed = await child(run.args("stream", "resume"));
     expect(resumed.result).toEqual(baseline.result);
     const counts = run.counts();
@@ -147,4 +177,69 @@ describe("ai-sdk-agent example: SIGKILL and resume", () => {
     expect(counts.started).toBe(2);
     expect(await unresolvedNames(run.files.db)).toEqual(["sendEmail"]);
   });
+
+  it.each([
+    ["approve", ["lookupOrder 42", "sendEmail ada@example.com Order 42 shipped"]],
+    ["abandon", ["lookupOrder 42"]],
+  ] as const)(
+    "killed inside sendEmail, the CLI names it and resolve --%s decides what the resume does",
+    async (decision, effects) => {
+      const clean = scenario(`baseline-${decision}`);
+      const baseline = await child(clean.args("generate", "new"));
+      const run = scenario(`email-${decision}`);
+      const crashed = await child(run.args("generate", "new", "tool:sendEmail"), "IN_TOOL");
+      expect(crashed.killed).toBe(true);
+
+      const text = await agentLedger(run.files.db, "inspect", "order-42");
+      expect(text.stdout).toContain("tool sendEmail [call-email]  !! UNRESOLVED");
+      const inspection = JSON.parse(
+        (await agentLedger(run.files.db, "inspect", "order-42", "--json")).stdout,
+      );
+      expect(inspection.unresolved).toMatchObject([
+        {
+          kind: "tool",
+          name: "sendEmail",
+          runId: "run-1",
+          request: { args: { to: "ada@example.com", subject: "Order 42 shipped" } },
+        },
+      ]);
+      const store = await openStore(`sqlite:${run.files.db}`);
+      const viewer = await startViewer({ store });
+      try {
+        const response = await fetch(new URL("/api/sessions/order-42", viewer.url));
+        expect(await response.json()).toEqual(inspection);
+      } finally {
+        await viewer.close();
+        await store.close();
+      }
+      const { attemptId } = inspection.unresolved[0];
+      const reason = "support lead decided";
+      const resolved = await agentLedger(
+        run.files.db,
+        "resolve",
+        "order-42",
+        attemptId,
+        `--${decision}`,
+        reason,
+      );
+      expect(resolved.code).toBe(0);
+
+      const resumed = await child(run.args("generate", "resume"));
+      expect(resumed.error).toBeUndefined();
+      expect(resumed.result).toEqual(baseline.result);
+      // Approved: the email goes out once; abandoned: never, and the model is told why.
+      expect(run.counts()).toEqual({ started: 3, finished: 3, effects });
+      const after = JSON.parse(
+        (await agentLedger(run.files.db, "inspect", "order-42", "--json")).stdout,
+      );
+      expect(after.unresolved).toEqual([]);
+      expect(after.runs[0].status).toBe("completed");
+      if (decision === "abandon") {
+        const lastModel = after.runs[0].steps
+          .filter((step: { kind: string }) => step.kind === "model")
+          .at(-1);
+        expect(JSON.stringify(lastModel.attempts.at(-1).request)).toContain(reason);
+      }
+    },
+  );
 });
