@@ -4,11 +4,13 @@ import { setTracingDisabled } from "@openai/agents";
 import { shopModelProvider } from "./fake-model.js";
 import { placedOrders, shopAgent } from "./shop-agent.js";
 
-// node dist/main.js run|resume <sqlite file> <work dir> <sessionId> <runId> [stream]
+// node dist/main.js run|resume <sqlite file> <work dir> <sessionId> <runId> [stream|decided]
+// resume ... decided: a person already decided with `agent-ledger resolve`; an interruption is
+// reported (status "interrupted"), not answered here.
 setTracingDisabled(true);
 const [command, dbFile, workDir, sessionId, runId, mode] = process.argv.slice(2);
 if (!command || !dbFile || !workDir || !sessionId || !runId) {
-  console.error("usage: main.js run|resume <db> <workDir> <sessionId> <runId> [stream]");
+  console.error("usage: main.js run|resume <db> <workDir> <sessionId> <runId> [stream|decided]");
   process.exit(2);
 }
 
@@ -34,7 +36,7 @@ if (command === "run" && mode === "stream") {
   let resumed = await resumeRun(agent, { store, sessionId, runId, modelProvider });
   // A call that was in flight when the process died and may not be repeated blindly comes back
   // as an approval. The "person" here checks the order log: no order from that call -> run it.
-  while (resumed.status === "interrupted" && resumed.state) {
+  while (resumed.status === "interrupted" && resumed.state && mode !== "decided") {
     for (const item of resumed.interruptions) {
       const callId = (item.rawItem as { callId?: string }).callId ?? "";
       const alreadyPlaced = placedOrders(workDir).some((line) => line.startsWith(`${callId} `));

@@ -1,12 +1,29 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startViewer } from "@agent-ledger/cli";
 import { inspectSession, openStore } from "@agent-ledger/core";
 import { describe, expect, test } from "vitest";
 
 const main = join(dirname(fileURLToPath(import.meta.url)), "..", "dist", "main.js");
+/** The agent-ledger binary the on-call person runs. */
+const cliBin = join(dirname(fileURLToPath(import.meta.resolve("@agent-ledger/cli"))), "bin.js");
+
+function agentLedger(db: string, ...args: string[]): Promise<{ code: number; stdout: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [cliBin, "--store", `sqlite:${db}`, ...args],
+      { env: { ...process.env, AGENT_LEDGER_STORE: "" } },
+      (error, stdout, stderr) => {
+        if (error) process.stderr.write(stderr);
+        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout });
+      },
+    );
+  });
+}
 
 interface Outcome {
   status: string;
@@ -129,6 +146,57 @@ describe("SIGKILL and resume in a new process", () => {
       expect(calls.filter((line) => line === "start")).toHaveLength(
         expected.startedCalls + scenario.extraStarts,
       );
+      expect(await unresolvedCount(db, "s")).toBe(0);
+    });
+  }
+
+  for (const decision of ["approve"] as const) {
+    test(`(d) killed inside place_order, decided with agent-ledger resolve --${decision}`, async () => {
+      const expected = await baseline;
+      const { dir, db } = workspace();
+      await killAt(["run", db, dir, "s", "r"], "tool");
+      expect(lines(join(dir, "orders.log"))).toEqual([]);
+
+      // The on-call person reads which call was in flight, on which run, with which arguments.
+      const text = await agentLedger(db, "inspect", "s");
+      expect(text.stdout).toContain("tool place_order [call_order]  !! UNRESOLVED");
+      const inspection = JSON.parse((await agentLedger(db, "inspect", "s", "--json")).stdout);
+      expect(inspection.unresolved).toMatchObject([
+        {
+          kind: "tool",
+          name: "place_order",
+          toolCallId: "call_order",
+          runId: "r",
+          request: { args: { item: "lamp", price: 42 } },
+        },
+      ]);
+      const store = await openStore(`sqlite:${db}`);
+      const viewer = await startViewer({ store });
+      try {
+        const response = await fetch(new URL("/api/sessions/s", viewer.url));
+        expect(await response.json()).toEqual(inspection);
+      } finally {
+        await viewer.close();
+        await store.close();
+      }
+      const reason = "the shop owner checked the order log";
+      const { attemptId } = inspection.unresolved[0];
+      const resolved = await agentLedger(db, "resolve", "s", attemptId, `--${decision}`, reason);
+      expect(resolved.code).toBe(0);
+
+      // The resume does what was decided, without asking again.
+      const outcome = await runToEnd(["resume", db, dir, "s", "r", "decided"]);
+      if (decision === "approve") {
+        expect(outcome).toEqual(expected.outcome);
+        expect(lines(join(dir, "orders.log"))).toEqual(expected.orders);
+      } else {
+        // Abandoned: no order, and the model is told the person's reason.
+        expect(outcome).toEqual({ status: "completed", finalOutput: `Receipt: ${reason}` });
+        expect(lines(join(dir, "orders.log"))).toEqual([]);
+      }
+      const calls = lines(join(dir, "model-calls.log"));
+      expect(calls.filter((line) => line === "done")).toHaveLength(expected.completedCalls);
+      expect(lines(join(dir, "warehouse.log"))).toEqual(expected.notified);
       expect(await unresolvedCount(db, "s")).toBe(0);
     });
   }

@@ -101,6 +101,14 @@ export function loadRunState(events: readonly LedgerEvent[]): LedgerRunState {
       else calls[same] = call;
       state.recordedToolCalls.set(attempt.toolCallId, calls);
       if (attempt.name !== undefined) state.recordedToolNames.add(attempt.name);
+      // A person approved a re-run outside the SDK (`agent-ledger resolve --approve`): the
+      // interruption it would raise is answered from the ledger, like a decision made in the SDK.
+      if (
+        attempt.status === "requested" &&
+        attempt.approved &&
+        !state.decisions.has(attempt.attemptId)
+      )
+        state.decisions.set(attempt.attemptId, true);
       if (attempt.status === "requested" && pausedAttempts.has(attempt.attemptId))
         state.pausedAgentTools.set(attempt.toolCallId, attemptFromRecorded(attempt));
       else state.pausedAgentTools.delete(attempt.toolCallId);
