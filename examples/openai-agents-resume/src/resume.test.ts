@@ -150,7 +150,7 @@ describe("SIGKILL and resume in a new process", () => {
     });
   }
 
-  for (const decision of ["approve"] as const) {
+  for (const decision of ["approve", "abandon"] as const) {
     test(`(d) killed inside place_order, decided with agent-ledger resolve --${decision}`, async () => {
       const expected = await baseline;
       const { dir, db } = workspace();

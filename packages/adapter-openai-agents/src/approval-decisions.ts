@@ -45,6 +45,24 @@ export function recordedDecision(
   return scope.run.decisions.get(`call:${callId}`);
 }
 
+// Rejects an interruption the ledger holds a "no" for. A call a person abandoned outside the SDK
+// (`agent-ledger resolve --abandon`) shows the model that person's reason; a rejection made
+// through the SDK keeps the SDK's text (what the model saw then: a re-executed run must send
+// the same request).
+export function rejectRecorded(
+  state: AnyRunState,
+  scope: LedgerScope,
+  item: RunToolApprovalItem,
+): void {
+  const recorded = recordedCall(scope.run, approvalCallId(item));
+  const message =
+    recorded?.status === "abandoned" && !scope.run.decisions.has(recorded.attemptId)
+      ? recorded.abandonReason
+      : undefined;
+  if (message === undefined) state.reject(item);
+  else state.reject(item, { message });
+}
+
 // Applies decisions recorded in the ledger to a re-executed run's interruptions; false when a
 // person still has to decide one.
 export function applyRecordedDecisions(state: AnyRunState, scope: LedgerScope): boolean {
@@ -53,7 +71,7 @@ export function applyRecordedDecisions(state: AnyRunState, scope: LedgerScope): 
   if (decisions.some((decision) => decision === undefined)) return false;
   interruptions.forEach((item, index) => {
     if (decisions[index]) state.approve(item);
-    else state.reject(item);
+    else rejectRecorded(state, scope, item);
   });
   return true;
 }

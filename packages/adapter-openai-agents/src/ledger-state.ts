@@ -96,6 +96,8 @@ export function loadRunState(events: readonly LedgerEvent[]): LedgerRunState {
         status: attempt.status,
         causedByEventId: cause,
       };
+      const reason = (attempt.outcome?.payload as JsonObject | undefined)?.reason;
+      if (attempt.status === "abandoned" && typeof reason === "string") call.abandonReason = reason;
       const same = calls.findIndex((recorded) => recorded.causedByEventId === cause);
       if (same === -1) calls.push(call);
       else calls[same] = call;

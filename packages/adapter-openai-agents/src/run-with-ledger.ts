@@ -16,7 +16,12 @@ import {
   type RunToolApprovalItem,
   type StreamedRunResult,
 } from "@openai/agents";
-import { applyRecordedDecisions, recordDecisions, recordedDecision } from "./approval-decisions.js";
+import {
+  applyRecordedDecisions,
+  recordDecisions,
+  recordedDecision,
+  rejectRecorded,
+} from "./approval-decisions.js";
 import {
   isRunStateCheckpoint,
   loadRunStateCheckpoint,
@@ -338,7 +343,7 @@ export async function resumeRun(
         for (const item of state.getInterruptions()) {
           const decision = recordedDecision(scope, item);
           if (decision === true) state.approve(item);
-          else if (decision === false) state.reject(item);
+          else if (decision === false) rejectRecorded(state, scope, item);
         }
       }
       // Everything recorded happened before the checkpoint: what comes next is live.

@@ -7,6 +7,8 @@ export interface RecordedToolCall {
   status: "requested" | "completed" | "failed" | "abandoned";
   /** The model.completed that asked for the call. */
   causedByEventId: string | undefined;
+  /** The reason recorded on `attempt.abandoned` (status "abandoned"). */
+  abandonReason?: string;
 }
 
 /** State shared by every scope of one ledger run (the root run and its child runs). */
