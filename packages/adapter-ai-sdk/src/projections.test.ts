@@ -1,4 +1,4 @@
-import { MemoryEventStore, SessionRecorder, toAtif } from "@agent-ledger/core";
+import { inspectSession, MemoryEventStore, SessionRecorder, toAtif } from "@agent-ledger/core";
 import { generateText, type ModelMessage, stepCountIs, tool, wrapLanguageModel } from "ai";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -82,5 +82,26 @@ describe("ATIF of a reasoning model's answer", () => {
     const step = (await toAtif(store, "s")).steps.find((each) => each.source === "agent");
     expect(step?.message).toBe("42");
     expect(step?.reasoning_content).toBe("6 times 7 is 42.");
+  });
+});
+
+describe("inspection of a recorded generateText call", () => {
+  it("names the model the call went to (the AI SDK records it as { provider, modelId })", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "s",
+      runId: "r",
+      actor: { type: "agent", id: "assistant", framework: "ai-sdk" },
+    });
+    const { model } = scriptedModel([textResult("hello")]);
+    const wrapped = wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) });
+    await generateText({ model: wrapped, prompt: "hi" });
+    const inspection = await inspectSession(store, "s");
+    expect(inspection.runs[0]?.steps[0]?.attempts[0]).toMatchObject({
+      kind: "model",
+      status: "completed",
+      name: "scripted-1",
+    });
   });
 });

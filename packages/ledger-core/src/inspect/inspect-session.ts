@@ -1,6 +1,7 @@
 import { BlobCache, resolveEvents } from "../compact/resolve.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { Actor, LedgerEvent, RunStatus } from "../events/types.js";
+import { modelNameOf } from "../projections/extract.js";
 import type { EventStore } from "../store/event-store.js";
 
 /** Status of one attempt as inspection reports it. */
@@ -222,10 +223,10 @@ export class SessionInspector {
           if (typeof payload.toolCallId === "string") attempt.toolCallId = payload.toolCallId;
           if (payload.effect !== undefined) attempt.effect = payload.effect;
         } else {
-          const request = payload.request as JsonObject | null;
-          const model =
-            request && typeof request === "object" ? (request.model ?? request.modelId) : undefined;
-          if (typeof model === "string") attempt.name = model;
+          // The name each framework records (`model`, AI SDK `{ provider, modelId }`, LangChain
+          // invocation params...), read as the projections read it.
+          const model = modelNameOf(payload.request);
+          if (model !== undefined) attempt.name = model;
         }
         attempts.set(event.attemptId, attempt);
         this.#order.push(attempt);
