@@ -1,4 +1,9 @@
-import { inspectSession, MemoryEventStore, readWholeSession } from "@agent-ledger/core";
+import {
+  inspectSession,
+  MemoryEventStore,
+  readWholeSession,
+  SessionRecorder,
+} from "@agent-ledger/core";
 import { Agent, setTracingDisabled, tool } from "@openai/agents";
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
@@ -114,6 +119,65 @@ describe("an agent used as a tool (Agent.asTool)", () => {
     expect(inspection.unresolved).toEqual([]);
     expect(inspection.runs[0]?.status).toBe("completed");
     expect(inspection.runs[0]?.children.map((child) => child.status)).toEqual(["completed"]);
+  });
+
+  test("a crash while its inner tool runs, that call abandoned with agent-ledger resolve: it is not run or asked about again", async () => {
+    const store = new FailingStore();
+    store.goDownAfter(
+      (event) =>
+        event.type === "tool.requested" && (event.payload as { name: string }).name === "write",
+    );
+    const first = agentToolFixture({ writeNeedsApproval: false });
+    await runWithLedger(first.main, "go", runOptions(store, first.model)).catch(() => undefined);
+    store.failWhen = undefined;
+    expect(first.effects).toEqual(["write héllo 🌍"]);
+
+    // What `agent-ledger resolve s <attemptId> --abandon "..."` does on the inner call.
+    const reason = "the text was written by hand";
+    const write = (await inspectSession(store, "s")).unresolved.find(
+      (attempt) => attempt.name === "write",
+    );
+    if (!write) throw new Error("write is not unresolved");
+    const person = await SessionRecorder.resume({
+      store,
+      sessionId: "s",
+      runId: write.runId,
+      actor: { type: "human", id: "on-call" },
+    });
+    await person.abandon(
+      {
+        stepId: write.stepId,
+        attemptId: write.attemptId,
+        requestedEventId: write.requestEventId,
+        ...(write.toolCallId ? { toolCallId: write.toolCallId } : {}),
+      },
+      reason,
+    );
+
+    const second = agentToolFixture({ writeNeedsApproval: false });
+    second.model.calls = 1;
+    second.writerModel.calls = 1;
+    const asked: string[] = [];
+    let result = await resumeRun(second.main, runOptions(store, second.model));
+    while (result.status === "interrupted" && result.state) {
+      for (const item of result.interruptions) {
+        asked.push(item.name ?? "");
+        result.state.approve(item);
+      }
+      result = await resumeRun(second.main, {
+        ...runOptions(store, second.model),
+        state: result.state,
+      });
+    }
+    // The host is asked about writer_tool only: the ledger already holds the decision on write.
+    expect(asked).toEqual(["writer_tool"]);
+    expect(result).toMatchObject({ status: "completed", finalOutput: "done" });
+    expect(second.effects).toEqual([]);
+    // The writer's model is told the person's reason.
+    expect(JSON.stringify(second.writerModel.requests[0]?.input)).toContain(reason);
+    const inspection = await inspectSession(store, "s");
+    expect(inspection.unresolved).toEqual([]);
+    expect(inspection.runs[0]?.status).toBe("completed");
   });
 
   test("a ledger failure inside it leaves the root run open to resume, as anywhere else", async () => {

@@ -33,16 +33,17 @@ function approvalOf(state: AnyRunState, item: RunToolApprovalItem): boolean | un
 }
 
 // The decision the ledger holds for an interruption: by attempt for a call a crash left
-// unresolved, else by callId.
+// unresolved, else by callId (`attemptsOnly`: only the decisions on recorded attempts).
 export function recordedDecision(
   scope: LedgerScope,
   item: RunToolApprovalItem,
+  options: { attemptsOnly?: boolean } = {},
 ): boolean | undefined {
   const callId = approvalCallId(item);
   const recorded = recordedCall(scope.run, callId);
   if (recorded?.status === "abandoned") return false;
   if (recorded?.status === "requested") return scope.run.decisions.get(recorded.attemptId);
-  return scope.run.decisions.get(`call:${callId}`);
+  return options.attemptsOnly ? undefined : scope.run.decisions.get(`call:${callId}`);
 }
 
 // Rejects an interruption the ledger holds a "no" for. A call a person abandoned outside the SDK
@@ -65,9 +66,13 @@ export function rejectRecorded(
 
 // Applies decisions recorded in the ledger to a re-executed run's interruptions; false when a
 // person still has to decide one.
-export function applyRecordedDecisions(state: AnyRunState, scope: LedgerScope): boolean {
+export function applyRecordedDecisions(
+  state: AnyRunState,
+  scope: LedgerScope,
+  options: { attemptsOnly?: boolean } = {},
+): boolean {
   const interruptions = state.getInterruptions();
-  const decisions = interruptions.map((item) => recordedDecision(scope, item));
+  const decisions = interruptions.map((item) => recordedDecision(scope, item, options));
   if (decisions.some((decision) => decision === undefined)) return false;
   interruptions.forEach((item, index) => {
     if (decisions[index]) state.approve(item);

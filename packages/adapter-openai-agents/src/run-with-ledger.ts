@@ -354,7 +354,16 @@ export async function resumeRun(
       }
       scope.currentAgent = state.currentAgent;
       await recordDecisions(scope, state, treeEvents);
-      return await finish(scope, await runSegment(runner, agent, state, scope, options));
+      let result = await runSegment(runner, agent, state, scope, options);
+      // A recorded call met again on the way (inside an agent tool the person let go on) that
+      // a person already decided on, in the SDK or with `agent-ledger resolve`, is not asked
+      // again. Only decisions on recorded attempts: a live call that reuses a call id is new.
+      while (
+        result.interruptions.length > 0 &&
+        applyRecordedDecisions(result.state, scope, { attemptsOnly: true })
+      )
+        result = await runSegment(runner, agent, result.state, scope, options);
+      return await finish(scope, result);
     }
     // Crash between checkpoints: re-execute from the recorded input, answering from the ledger.
     const inputEvent = rootEvents.find((event) => event.type === "input.received");
