@@ -178,6 +178,14 @@ describe("an agent used as a tool (Agent.asTool)", () => {
     const inspection = await inspectSession(store, "s");
     expect(inspection.unresolved).toEqual([]);
     expect(inspection.runs[0]?.status).toBe("completed");
+    // The writer goes on in its one child run: the abandoned call and the answer after it.
+    const children = inspection.runs[0]?.children ?? [];
+    expect(children.map((child) => child.status)).toEqual(["completed"]);
+    expect(children[0]?.steps.map((step) => [step.kind, step.attempts.at(-1)?.status])).toEqual([
+      ["model", "completed"],
+      ["tool", "abandoned"],
+      ["model", "completed"],
+    ]);
   });
 
   test("a ledger failure inside it leaves the root run open to resume, as anywhere else", async () => {

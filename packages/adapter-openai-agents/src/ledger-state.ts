@@ -66,6 +66,7 @@ export function loadRunState(events: readonly LedgerEvent[]): LedgerRunState {
     decisions: new Map(),
     approvedRetries: new Map(),
     pausedAgentTools: new Map(),
+    pausedAgentRuns: new Map(),
   };
   const pausedAttempts = new Set<string>();
   const byRun = new Map<string, LedgerEvent[]>();

@@ -210,9 +210,11 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       ) as never;
     if (replayed?.status === "failed") throw replayedError(replayed.error);
     if (replayed?.status === "abandoned") return `Tool call rejected: ${replayed.reason}` as never;
+    const pausedRun = callId !== undefined ? scope?.run.pausedAgentRuns.get(callId) : undefined;
+    if (pausedRun && callId !== undefined) scope?.run.pausedAgentRuns.delete(callId);
     const nested: LedgerScope = {
       root: scope?.root ?? recorder,
-      current: undefined,
+      current: paused ? pausedRun : undefined,
       currentAgent: undefined,
       parent: {
         recorder,
@@ -251,6 +253,8 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
         }),
       );
       if (callId !== undefined) scope?.run.pausedAgentTools.set(callId, attempt);
+      if (callId !== undefined && nested.current)
+        scope?.run.pausedAgentRuns.set(callId, nested.current);
       return output as never;
     }
     await ledgerStep(() =>

@@ -32,6 +32,12 @@ export interface LedgerRunState {
    * attempt stays open and the call goes on, on the same child run, when the run resumes.
    */
   pausedAgentTools: Map<string, Attempt>;
+  /**
+   * The child run of each paused agent tool call of this process, by callId: when the run goes
+   * on in the same process (a decision the ledger holds answered the pause), the nested agent
+   * goes on recording there instead of in a second child run.
+   */
+  pausedAgentRuns: Map<string, SessionRecorder>;
 }
 
 /**
