@@ -188,6 +188,53 @@ describe("an agent used as a tool (Agent.asTool)", () => {
     ]);
   });
 
+  test("a crash while its inner tool runs, the agent tool call abandoned: its agent's run is cancelled, not completed", async () => {
+    const store = new FailingStore();
+    store.goDownAfter(
+      (event) =>
+        event.type === "tool.requested" && (event.payload as { name: string }).name === "write",
+    );
+    const first = agentToolFixture({ writeNeedsApproval: false });
+    await runWithLedger(first.main, "go", runOptions(store, first.model)).catch(() => undefined);
+    store.failWhen = undefined;
+
+    // What `agent-ledger resolve s <attemptId> --abandon "..."` does on the outer call.
+    const outer = (await inspectSession(store, "s")).unresolved.find(
+      (attempt) => attempt.name === "writer_tool",
+    );
+    if (!outer) throw new Error("writer_tool is not unresolved");
+    const person = await SessionRecorder.resume({
+      store,
+      sessionId: "s",
+      runId: outer.runId,
+      actor: { type: "human", id: "on-call" },
+    });
+    await person.abandon(
+      {
+        stepId: outer.stepId,
+        attemptId: outer.attemptId,
+        requestedEventId: outer.requestEventId,
+        ...(outer.toolCallId ? { toolCallId: outer.toolCallId } : {}),
+      },
+      "wrote it by hand",
+    );
+
+    const second = agentToolFixture({ writeNeedsApproval: false });
+    second.model.calls = 1;
+    const result = await resumeRun(second.main, runOptions(store, second.model));
+    expect(result.status).toBe("completed");
+    expect(second.effects).toEqual([]);
+    expect(second.writerModel.calls).toBe(0);
+    const inspection = await inspectSession(store, "s");
+    expect(inspection.runs[0]?.status).toBe("completed");
+    // The writer never finished: its run says so, and the write it had in flight is still
+    // unresolved (nobody checked it), not hidden under a run that claims it completed.
+    const child = inspection.runs[0]?.children[0];
+    expect(child?.status).toBe("cancelled");
+    expect(child?.result).toMatchObject({ reason: expect.stringContaining("wrote it by hand") });
+    expect(inspection.unresolved.map((attempt) => attempt.name)).toEqual(["write"]);
+  });
+
   test("a ledger failure inside it leaves the root run open to resume, as anywhere else", async () => {
     const store = new FailingStore();
     let failures = 0;

@@ -3,6 +3,7 @@ import {
   findLedgerError,
   type JsonObject,
   LedgerError,
+  type LedgerEvent,
   readWholeSession,
   SessionRecorder,
 } from "@agent-ledger/core";
@@ -146,8 +147,30 @@ async function closeChildRuns(
       scope.current?.runId === runId
         ? scope.current
         : await recorderOfRun(store, sessionId, runId, events);
-    await close(recorder);
+    // The agent of a tool call a person abandoned (Agent.asTool) never finished: it did not
+    // complete with the run's output, it was cancelled with that call.
+    const abandoned = abandonedCause(events, runId);
+    if (abandoned) await recorder.cancelRun(abandoned);
+    else await close(recorder);
   }
+}
+
+// Why the tool call that started `runId` was abandoned, if it was.
+function abandonedCause(events: readonly LedgerEvent[], runId: string): string | undefined {
+  const started = events.find((event) => event.runId === runId && event.type === "run.started");
+  const cause = events.find(
+    (event) => event.eventId === started?.causedByEventId && event.type === "tool.requested",
+  );
+  if (!cause?.attemptId) return undefined;
+  const abandonment = events.find(
+    (event) =>
+      event.type === "attempt.abandoned" &&
+      event.runId === cause.runId &&
+      event.attemptId === cause.attemptId,
+  );
+  if (!abandonment) return undefined;
+  const reason = (abandonment.payload as JsonObject | null)?.reason;
+  return `its tool call ${cause.attemptId} was abandoned${typeof reason === "string" ? `: ${reason}` : ""}`;
 }
 
 async function finish(scope: LedgerScope, result: AnyResult): Promise<LedgerRunResult> {
