@@ -77,6 +77,22 @@ describe("ledgerModelProvider", () => {
     expect(response.responseId).toBe("resp_1");
   });
 
+  test("notes the model name the agent asked for, so inspect can say which model a call went to", async () => {
+    const store = new MemoryEventStore();
+    const model = new ScriptedModel([() => [message("hello")]]);
+    const runner = await recordingRunner(store, model);
+    await runner.run(new Agent({ name: "main", model: "gpt-test-1" }), "hi");
+    const events = await recorded(store, "r");
+    // In the metadata: the request (and its hash, which replay compares) is unchanged.
+    expect(events[1]?.metadata).toEqual({ stream: false, model: "gpt-test-1" });
+    expect(events[1]?.payload).not.toHaveProperty("request.model");
+    const inspection = await inspectSession(store, "s");
+    expect(inspection.runs[0]?.steps[0]?.attempts[0]).toMatchObject({
+      kind: "model",
+      name: "gpt-test-1",
+    });
+  });
+
   test("records getStreamedResponse, completing at response_done", async () => {
     const store = new MemoryEventStore();
     const model = new ScriptedModel([() => [message("streamed hello")]]);

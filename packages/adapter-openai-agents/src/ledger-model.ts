@@ -135,13 +135,26 @@ function replayOutcome(attempt: Attempt): "live" | "completed" {
   return "completed"; // (an abandoned model call was refused in #begin)
 }
 
+// The model's name, for the on-call person reading the ledger: the name the agent asked the
+// provider for, else the one the SDK's own models keep (`_model`). Kept in the event's metadata,
+// not the request, so a request's hash (what replay compares) does not change.
+function modelName(model: Model, requested: string | undefined): string | undefined {
+  if (requested) return requested;
+  const own = model as unknown as { _model?: unknown; model?: unknown };
+  for (const value of [own._model, own.model])
+    if (typeof value === "string" && value.length > 0) return value;
+  return undefined;
+}
+
 class LedgerModel implements Model {
   readonly #model: Model;
   readonly #options: LedgerModelOptions;
+  readonly #name: string | undefined;
 
-  constructor(model: Model, options: LedgerModelOptions) {
+  constructor(model: Model, options: LedgerModelOptions, requestedName?: string) {
     this.#model = model;
     this.#options = options;
+    this.#name = modelName(model, requestedName);
     // Providers may offer retry advice; keep it visible to the runner.
     if (typeof model.getRetryAdvice === "function") {
       this.getRetryAdvice = (args) => model.getRetryAdvice?.(args);
@@ -155,7 +168,7 @@ class LedgerModel implements Model {
       const recorder = await resolveRecorder(this.#options);
       const { attempt, failedBefore } = await beginModelCall(recorder, {
         request: withoutCredentials(modelRequestToJson(request)),
-        metadata: { stream },
+        metadata: { stream, ...(this.#name !== undefined ? { model: this.#name } : {}) },
       });
       // Refused inside ledgerStep, so the run stays open for a person to look at.
       if (attempt.replayed?.status === "abandoned")
@@ -243,8 +256,12 @@ class LedgerModel implements Model {
  * called. On a resumed run, recorded calls are answered from the ledger.
  */
 export function ledgerModel(model: Model, options: LedgerModelOptions = {}): Model {
+  return wrapModel(model, options, undefined);
+}
+
+function wrapModel(model: Model, options: LedgerModelOptions, name: string | undefined): Model {
   if (isLedgerWrapped(model)) return model;
-  const wrapped = new LedgerModel(model, options);
+  const wrapped = new LedgerModel(model, options, name);
   wrappedModels.add(wrapped);
   return wrapped;
 }
@@ -257,7 +274,7 @@ export function ledgerModelProvider(
   if (isLedgerWrapped(provider)) return provider;
   const wrapped: ModelProvider = {
     async getModel(modelName?: string) {
-      return ledgerModel(await provider.getModel(modelName), options);
+      return wrapModel(await provider.getModel(modelName), options, modelName);
     },
   };
   wrappedModels.add(wrapped);

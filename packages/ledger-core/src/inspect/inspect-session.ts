@@ -224,8 +224,9 @@ export class SessionInspector {
           if (payload.effect !== undefined) attempt.effect = payload.effect;
         } else {
           // The name each framework records (`model`, AI SDK `{ provider, modelId }`, LangChain
-          // invocation params...), read as the projections read it.
-          const model = modelNameOf(payload.request);
+          // invocation params...), read as the projections read it; else the one an adapter
+          // noted in the metadata (OpenAI Agents: its requests carry no model name).
+          const model = modelNameOf(payload.request) ?? modelNameOf(event.metadata);
           if (model !== undefined) attempt.name = model;
         }
         attempts.set(event.attemptId, attempt);
