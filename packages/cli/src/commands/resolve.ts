@@ -117,7 +117,7 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
     context.io.stdout,
     values.json
       ? `${JSON.stringify(event, null, 2)}\n`
-      : `${decision === "abandon" ? "abandoned" : "approved a re-run of"} attempt ${attemptId} (${attempt.kind} ${attempt.name ?? ""}) on run ${attempt.runId} at seq ${event.seq}: ${reason}\n`,
+      : `${decision === "abandon" ? "abandoned" : "approved a re-run of"} attempt ${attemptId} (${[attempt.kind, attempt.name].filter(Boolean).join(" ")}) on run ${attempt.runId} at seq ${event.seq}: ${reason}\n`,
   );
   return 0;
 }

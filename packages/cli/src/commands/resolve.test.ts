@@ -1,0 +1,36 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openStore, SessionRecorder } from "@agent-ledger/core";
+import { describe, expect, it } from "vitest";
+import { runBin } from "../session-fixture.test.data.js";
+
+describe("agent-ledger resolve", () => {
+  it("names a model call whose model the ledger does not know as 'model', with no stray space", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "agent-ledger-resolve-")), "ledger.db");
+    const store = await openStore(`sqlite:${path}`);
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "cut",
+      runId: "run",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const call = await recorder.beforeModelCall({ request: { input: "hi" } });
+    await store.close();
+
+    const result = await runBin([
+      "--store",
+      `sqlite:${path}`,
+      "resolve",
+      "cut",
+      call.attemptId,
+      "--abandon",
+      "provider outage",
+    ]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(
+      `abandoned attempt ${call.attemptId} (model) on run run at seq 2: provider outage\n`,
+    );
+  });
+});
