@@ -30,6 +30,41 @@ describe("renderInspection", () => {
     expect(text).toContain(`--abandon "reason" --store 'sqlite:./my ledger.db'`);
   });
 
+  it("points the resolve hint at the innermost call in flight, not the agent call waiting on it", async () => {
+    const store = new MemoryEventStore();
+    const main = new SessionRecorder({
+      store,
+      sessionId: "nested",
+      runId: "main",
+      actor: { type: "agent", id: "main" },
+    });
+    await main.startRun();
+    // An agent used as a tool: its call stays open while the agent's own write is in flight.
+    const outer = await main.beforeToolCall({
+      toolCallId: "c-writer",
+      name: "writer_tool",
+      args: {},
+    });
+    const writer = main.child({
+      runId: "writer",
+      actor: { type: "agent", id: "writer" },
+      causedByEventId: outer.requestedEventId,
+    });
+    await writer.startRun();
+    const inner = await writer.beforeToolCall({
+      toolCallId: "c-write",
+      name: "write",
+      args: { text: "hello" },
+      effect: { kind: "write", idempotent: false },
+    });
+    const text = renderInspection(await inspectSession(store, "nested"));
+    expect(text).toContain("2 unresolved");
+    expect(text).toContain(
+      `check the effect, then: agent-ledger resolve nested ${inner.attemptId} --abandon "reason"`,
+    );
+    expect(text).not.toContain(`resolve nested ${outer.attemptId}`);
+  });
+
   it("has no unresolved section when everything finished", async () => {
     const store = new MemoryEventStore();
     const recorder = new SessionRecorder({

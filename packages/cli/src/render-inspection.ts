@@ -136,9 +136,13 @@ export function renderInspection(
           `     run ${attempt.runId} is ${status}: it takes no more events and will not be resumed; check the effect by hand`,
         );
     }
-    const first = inspection.unresolved.find(
+    // The innermost call first: an agent's call that is open because a call inside its child
+    // run is (Agent.asTool) is settled by deciding that inner call, which has the effect.
+    const waitsOnInner = openOuterCalls(inspection.runs, unresolved);
+    const open = inspection.unresolved.filter(
       (attempt) => statuses.get(attempt.runId) === "running",
     );
+    const first = open.find((attempt) => !waitsOnInner.has(attempt.requestEventId)) ?? open[0];
     if (first) {
       const store = options.storeUrl ? ` --store ${shellQuote(options.storeUrl)}` : "";
       // After a fork the same attemptId can be unresolved in several runs: name the run.
@@ -152,6 +156,24 @@ export function renderInspection(
     }
   }
   return `${lines.join("\n")}\n`;
+}
+
+/** requestEventIds of attempts whose child runs (at any depth) hold an unresolved attempt. */
+function openOuterCalls(runs: RunView[], unresolved: Set<string>): Set<string> {
+  const outer = new Set<string>();
+  const hasOpen = (run: RunView): boolean => {
+    let open = run.steps.some((step) =>
+      step.attempts.some((attempt) => unresolved.has(attemptKey(attempt))),
+    );
+    for (const child of run.children) {
+      if (!hasOpen(child)) continue;
+      open = true;
+      if (child.causedByEventId !== undefined) outer.add(child.causedByEventId);
+    }
+    return open;
+  };
+  for (const run of runs) hasOpen(run);
+  return outer;
 }
 
 function runStatuses(runs: RunView[], statuses = new Map<string, RunView["status"]>()) {
