@@ -1,0 +1,131 @@
+import { execFile, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startViewer } from "@agent-ledger/cli";
+import { openStore } from "@agent-ledger/core";
+import { describe, expect, test } from "vitest";
+
+const main = join(dirname(fileURLToPath(import.meta.url)), "..", "dist", "writer-main.js");
+/** The agent-ledger binary the on-call person runs. */
+const cliBin = join(dirname(fileURLToPath(import.meta.resolve("@agent-ledger/cli"))), "bin.js");
+
+function lines(file: string): string[] {
+  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
+}
+
+function node(args: string[], env: Record<string, string> = {}) {
+  return spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+
+function runToEnd(
+  args: string[],
+): Promise<{ status: string; finalOutput: unknown; asked: string[] }> {
+  return new Promise((resolve, reject) => {
+    const child = node([main, ...args]);
+    let out = "";
+    let err = "";
+    child.stdout?.on("data", (chunk) => {
+      out += chunk;
+    });
+    child.stderr?.on("data", (chunk) => {
+      err += chunk;
+    });
+    child.on("close", (code) => {
+      if (code !== 0) return reject(new Error(`exit ${code}: ${err}`));
+      resolve(JSON.parse(out.trim().split("\n").at(-1) ?? "null"));
+    });
+  });
+}
+
+// SIGKILLs the editor run inside the writer's publish tool (after its side effect).
+function killInsidePublish(db: string, dir: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = node([main, "run", db, dir], { CRASH_AT: "publish" });
+    let out = "";
+    child.stdout?.on("data", (chunk) => {
+      out += chunk;
+      if (out.includes("CRASH_POINT publish")) child.kill("SIGKILL");
+    });
+    child.on("close", (_code, signal) => {
+      if (signal === "SIGKILL") resolve();
+      else reject(new Error(`the run ended before publish: ${out}`));
+    });
+  });
+}
+
+function agentLedger(db: string, ...args: string[]): Promise<{ code: number; stdout: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [cliBin, "--store", `sqlite:${db}`, ...args],
+      { env: { ...process.env, AGENT_LEDGER_STORE: "" } },
+      (error, stdout, stderr) => {
+        if (error) process.stderr.write(stderr);
+        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout });
+      },
+    );
+  });
+}
+
+describe("SIGKILL inside an agent used as a tool, decided with the CLI", () => {
+  test("inspect names the inner publish on the writer's run; abandoned, it is not run again and the writer is told", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "oa-writer-"));
+    const db = join(dir, "ledger.db");
+    await killInsidePublish(db, dir);
+    expect(lines(join(dir, "published.log"))).toEqual(["Lamps are back"]);
+
+    const inspection = JSON.parse((await agentLedger(db, "inspect", "editor", "--json")).stdout);
+    const writerRun = inspection.runs[0].children[0];
+    expect(writerRun.status).toBe("running");
+    expect(inspection.unresolved).toMatchObject([
+      { name: "writer_tool", runId: "editor-run" },
+      { name: "publish", runId: writerRun.runId, request: { args: { text: "Lamps are back" } } },
+    ]);
+    const publish = inspection.unresolved[1];
+    // The hint names the call with the effect, not the agent call waiting on it.
+    const text = await agentLedger(db, "inspect", "editor");
+    expect(text.stdout).toContain(`agent-ledger resolve editor ${publish.attemptId} --abandon`);
+    const store = await openStore(`sqlite:${db}`);
+    const viewer = await startViewer({ store });
+    try {
+      const response = await fetch(new URL("/api/sessions/editor", viewer.url));
+      expect(await response.json()).toEqual(inspection);
+    } finally {
+      await viewer.close();
+      await store.close();
+    }
+
+    const reason = "it is already on the website";
+    const resolved = await agentLedger(
+      db,
+      "resolve",
+      "editor",
+      publish.attemptId,
+      "--abandon",
+      reason,
+    );
+    expect(resolved.code).toBe(0);
+
+    const outcome = await runToEnd(["resume", db, dir]);
+    // Asked only about the writer's call: the ledger holds the decision on publish.
+    expect(outcome).toEqual({
+      status: "completed",
+      finalOutput: `editor: writer: ${reason}`,
+      asked: ["writer_tool"],
+    });
+    expect(lines(join(dir, "published.log"))).toEqual(["Lamps are back"]);
+    // Four model calls in all, as in a run without a crash: none paid twice.
+    expect(lines(join(dir, "model-calls.log"))).toHaveLength(4);
+    const after = JSON.parse((await agentLedger(db, "inspect", "editor", "--json")).stdout);
+    expect(after.unresolved).toEqual([]);
+    expect(after.runs[0].status).toBe("completed");
+    expect(after.runs[0].children.map((run: { status: string }) => run.status)).toEqual([
+      "completed",
+    ]);
+  });
+});
