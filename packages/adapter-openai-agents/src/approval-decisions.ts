@@ -46,20 +46,26 @@ export function recordedDecision(
   return options.attemptsOnly ? undefined : scope.run.decisions.get(`call:${callId}`);
 }
 
-// Rejects an interruption the ledger holds a "no" for. A call a person abandoned outside the SDK
-// (`agent-ledger resolve --abandon`) shows the model that person's reason; a rejection made
-// through the SDK keeps the SDK's text (what the model saw then: a re-executed run must send
-// the same request).
+// Rejects an interruption the ledger holds a "no" for, with the text the model saw when it was
+// decided (a re-executed run must send the same requests): the message the person rejected it
+// with in the SDK (recorded with the decision), else the SDK's own text; for a call a person
+// abandoned outside the SDK (`agent-ledger resolve --abandon`), that person's reason.
 export function rejectRecorded(
   state: AnyRunState,
   scope: LedgerScope,
   item: RunToolApprovalItem,
 ): void {
-  const recorded = recordedCall(scope.run, approvalCallId(item));
-  const message =
-    recorded?.status === "abandoned" && !scope.run.decisions.has(recorded.attemptId)
-      ? recorded.abandonReason
+  const callId = approvalCallId(item);
+  const recorded = recordedCall(scope.run, callId);
+  const attemptKey =
+    recorded?.status === "abandoned" || recorded?.status === "requested"
+      ? recorded.attemptId
       : undefined;
+  let message: string | undefined;
+  if (attemptKey !== undefined && scope.run.decisions.has(attemptKey))
+    message = scope.run.rejectionMessages.get(attemptKey);
+  else if (recorded?.status === "abandoned") message = recorded.abandonReason;
+  else message = scope.run.rejectionMessages.get(`call:${callId}`);
   if (message === undefined) state.reject(item);
   else state.reject(item, { message });
 }
@@ -98,6 +104,14 @@ export async function recordDecisions(
     const payload: JsonObject = { callId, toolName: item.name ?? "", approved };
     if (unresolved) payload.attemptId = unresolved.attemptId;
     const key = unresolved ? unresolved.attemptId : `call:${callId}`;
+    // What the model is shown for a rejection: a re-executed run must show it the same.
+    const message = approved
+      ? undefined
+      : state._context.getRejectionMessage(item.toolName ?? item.name ?? "", callId);
+    if (typeof message === "string") {
+      payload.message = message;
+      scope.run.rejectionMessages.set(key, message);
+    }
     // Recorded before a crash already: do not record it twice.
     if (scope.run.decisions.get(key) !== approved)
       await scope.root.record({ type: APPROVAL_EVENT_TYPE, payload });

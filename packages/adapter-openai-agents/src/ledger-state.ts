@@ -64,6 +64,7 @@ export function loadRunState(events: readonly LedgerEvent[]): LedgerRunState {
     recordedToolNames: new Set(),
     callCauses: new Map(),
     decisions: new Map(),
+    rejectionMessages: new Map(),
     approvedRetries: new Map(),
     pausedAgentTools: new Map(),
     pausedAgentRuns: new Map(),
@@ -83,6 +84,8 @@ export function loadRunState(events: readonly LedgerEvent[]): LedgerRunState {
           ? payload.attemptId
           : `call:${String(payload.callId)}`;
       state.decisions.set(key, payload.approved === true);
+      if (payload.approved !== true && typeof payload.message === "string")
+        state.rejectionMessages.set(key, payload.message);
     }
   }
   for (const runEvents of byRun.values()) {

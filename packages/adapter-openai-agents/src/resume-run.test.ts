@@ -160,6 +160,35 @@ describe("resumeRun after a crash", () => {
     expect((await inspectSession(store, "s")).unresolved).toEqual([]);
   });
 
+  test("a rejection with a message, then another crash: the re-executed run shows the model the same message", async () => {
+    const { store } = await crashAfter(chargeRequested);
+    const { second, result: paused } = await resumeInNewProcess(store, 0);
+    const { state, item } = firstInterruption(paused);
+    const message = "already charged by phone";
+    state.reject(item, { message });
+    second.model.calls = 2;
+    // The process dies again right after the model answered with the rejection in its input.
+    store.goDownAfter((event) => event.type === "model.completed");
+    await resumeRun(second.main, { ...runOptions(store, second.model), state }).catch(
+      () => undefined,
+    );
+    store.failWhen = undefined;
+    const sent = JSON.stringify(second.model.requests.at(-1)?.input);
+    expect(sent).toContain(message);
+
+    // A third process re-executes from the input: the recorded call is answered from the ledger,
+    // which needs the same request, so the same rejection text.
+    const { third, result } = await (async () => {
+      const third = fixture();
+      third.model.calls = 3;
+      return { third, result: await resumeRun(third.main, runOptions(store, third.model)) };
+    })();
+    expect(result).toMatchObject({ status: "completed", finalOutput: "not sold" });
+    expect(third.effects).toEqual([]);
+    expect(third.model.requests).toHaveLength(1);
+    expect((await inspectSession(store, "s")).unresolved).toEqual([]);
+  });
+
   test("an unresolved idempotent tool call runs again by itself", async () => {
     const { store } = await crashAfter(
       (event) =>

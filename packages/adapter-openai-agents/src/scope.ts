@@ -25,6 +25,8 @@ export interface LedgerRunState {
   callCauses: Map<string, string>;
   /** Decisions a person made on approval interruptions: key = attemptId, else `call:<callId>`. */
   decisions: Map<string, boolean>;
+  /** The text a person rejected a call with (same keys as `decisions`), shown to the model. */
+  rejectionMessages: Map<string, string>;
   /** Approved re-runs of unresolved tool calls, by callId: the attempt the tool runs under. */
   approvedRetries: Map<string, Attempt>;
   /**
