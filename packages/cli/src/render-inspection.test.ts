@@ -65,6 +65,34 @@ describe("renderInspection", () => {
     expect(text).not.toContain(`resolve nested ${outer.attemptId}`);
   });
 
+  it("asks for no decision on calls the next resume makes again by itself", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "retried",
+      runId: "run",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    await recorder.beforeToolCall({
+      toolCallId: "c-read",
+      name: "lookup",
+      args: {},
+      effect: { kind: "read", idempotent: true },
+    });
+    await recorder.beforeModelCall({ request: { model: "m", input: "hi" } });
+    const onlyRetried = renderInspection(await inspectSession(store, "retried"));
+    expect(onlyRetried).toContain("2 unresolved");
+    expect(onlyRetried).not.toContain("agent-ledger resolve");
+    expect(onlyRetried).toContain("the next resume makes these calls again by itself");
+
+    // A call that needs a person is the one the hint names, wherever it is in the list.
+    const pay = await recorder.beforeToolCall({ toolCallId: "c-pay", name: "pay", args: {} });
+    const withPay = renderInspection(await inspectSession(store, "retried"));
+    expect(withPay).toContain(`agent-ledger resolve retried ${pay.attemptId} --abandon "reason"`);
+    expect(withPay).not.toContain("nothing to decide");
+  });
+
   it("has no unresolved section when everything finished", async () => {
     const store = new MemoryEventStore();
     const recorder = new SessionRecorder({

@@ -142,7 +142,15 @@ export function renderInspection(
     const open = inspection.unresolved.filter(
       (attempt) => statuses.get(attempt.runId) === "running",
     );
-    const first = open.find((attempt) => !waitsOnInner.has(attempt.requestEventId)) ?? open[0];
+    // A model call, an idempotent tool call or an approved one is made again by the next
+    // resume: abandoning it would stop the run there instead. Only the others need a person.
+    const toDecide = open.filter(needsDecision);
+    const first =
+      toDecide.find((attempt) => !waitsOnInner.has(attempt.requestEventId)) ?? toDecide[0];
+    if (!first && open.length > 0)
+      lines.push(
+        "   the next resume makes these calls again by itself (model calls, idempotent or approved tools): nothing to decide",
+      );
     if (first) {
       const store = options.storeUrl ? ` --store ${shellQuote(options.storeUrl)}` : "";
       // After a fork the same attemptId can be unresolved in several runs: name the run.
@@ -156,6 +164,13 @@ export function renderInspection(
     }
   }
   return `${lines.join("\n")}\n`;
+}
+
+/** An unresolved call the next resume will not make again by itself. */
+function needsDecision(attempt: AttemptView): boolean {
+  if (attempt.kind === "model" || attempt.approvedAt !== undefined) return false;
+  const effect = attempt.effect as { idempotent?: unknown } | undefined;
+  return effect?.idempotent !== true;
 }
 
 /** requestEventIds of attempts whose child runs (at any depth) hold an unresolved attempt. */

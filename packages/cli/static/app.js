@@ -51,6 +51,12 @@ function shellQuote(value) {
   return /^[A-Za-z0-9_./:@%+=,-]+$/.test(value) ? value : `'${value.replace(/'/g, "'\\''")}'`;
 }
 
+// A model call, an idempotent tool call or an approved one (render-inspection's needsDecision).
+function madeAgainOnResume(attempt) {
+  if (attempt.kind === "model" || attempt.approvedAt !== undefined) return true;
+  return Boolean(attempt.effect && attempt.effect.idempotent === true);
+}
+
 function resolveCommand(sessionId, attempt, unresolved) {
   const ambiguous = unresolved.some(
     (other) => other !== attempt && other.attemptId === attempt.attemptId,
@@ -292,16 +298,22 @@ class SessionView {
       const statuses = new Map(runs.map(({ run }) => [run.runId, run.status]));
       for (const attempt of inspection.unresolved) {
         const status = statuses.get(attempt.runId);
-        // A closed run takes no attempt.abandoned: `resolve` would fail with run-closed.
+        // A closed run takes no attempt.abandoned: `resolve` would fail with run-closed. A call
+        // the next resume makes again by itself needs no decision (as `agent-ledger inspect`).
         const next =
-          status === undefined || status === "running"
-            ? el("code", {
-                text: resolveCommand(inspection.sessionId, attempt, inspection.unresolved),
-              })
-            : el("span", {
+          status !== undefined && status !== "running"
+            ? el("span", {
                 className: "muted",
                 text: `Run ${attempt.runId} is ${status}: it takes no more events and will not be resumed; check the effect by hand.`,
-              });
+              })
+            : madeAgainOnResume(attempt)
+              ? el("span", {
+                  className: "muted",
+                  text: "The next resume makes this call again by itself: nothing to decide.",
+                })
+              : el("code", {
+                  text: resolveCommand(inspection.sessionId, attempt, inspection.unresolved),
+                });
         const item = el(
           "li",
           {},
