@@ -1,12 +1,19 @@
 import { createWriteStream, type WriteStream } from "node:fs";
 import { parseArgs } from "node:util";
-import { BlobCache, type EventStore, resolveEvents, toAtif, toOtelSpans } from "@agent-ledger/core";
+import {
+  BlobCache,
+  type EventStore,
+  LedgerError,
+  resolveEvents,
+  toAtif,
+  toOtelSpans,
+} from "@agent-ledger/core";
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
-import { CliError, EXIT_CODES, usageError } from "../errors.js";
+import { CliError, EXIT_CODES, notFoundError, usageError } from "../errors.js";
 import { type OutputStream, writeOut } from "../io.js";
 import { type OtlpTraceRequest, toOtlpJson } from "../otlp-json.js";
 import { assertSessionExists } from "../store.js";
@@ -116,6 +123,13 @@ export async function exportCommand(context: CommandContext): Promise<number> {
       await writeOut(out, `${JSON.stringify(document, null, 2)}\n`);
       progress(`exported ${format}\n`);
     }
+  } catch (error) {
+    // The session exists (checked above): what is missing is a blob an event names.
+    if (!LedgerError.isInstance(error, "not-found")) throw error;
+    throw notFoundError(
+      `${error.message}: the export would not be complete`,
+      "--format jsonl --raw writes the events as stored (blob references kept); agent-ledger inspect shows the session with the lost blob marked",
+    );
   } finally {
     if (file)
       await new Promise<void>((resolve, reject) =>

@@ -32,7 +32,7 @@ async function lostBlobSession(): Promise<string> {
 }
 
 describe("a session whose blob is lost", () => {
-  it("inspect, tail and the viewer all show what was in flight, with the same warning", async () => {
+  it("inspect, tail and the viewer show what was in flight with a warning; export says how to get it as stored", async () => {
     const path = await lostBlobSession();
     const lostWarning = /warning: blob (sha256:[0-9a-f]{64}) named by an event is not in the store/;
 
@@ -57,6 +57,26 @@ describe("a session whose blob is lost", () => {
     expect(tail.code).toBe(0);
     expect(tail.stderr).toMatch(lostWarning);
     expect(tail.stdout.trim().split("\n")).toHaveLength(4);
+
+    // An export would not be complete: it says so, and how to get the events as stored.
+    for (const format of ["jsonl", "atif", "otlp-json"]) {
+      const exported = await runBin([
+        "--store",
+        `sqlite:${path}`,
+        "export",
+        "lost-blob",
+        "--format",
+        format,
+      ]);
+      expect(exported.code, format).toBe(3);
+      expect(exported.stderr, format).toContain(
+        `blob ${lostRef} named by an event is not in the store`,
+      );
+      expect(exported.stderr, format).toContain("--format jsonl --raw");
+    }
+    const raw = await runBin(["--store", `sqlite:${path}`, "export", "lost-blob", "--raw"]);
+    expect(raw.code).toBe(0);
+    expect(raw.stdout.trim().split("\n")).toHaveLength(4);
 
     const store = await openStore(`sqlite:${path}`);
     const viewer = await startViewer({ store });
