@@ -47,7 +47,7 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
   #appendQueries: AppendQueries | undefined;
 
   constructor(options: { pool: pg.Pool; owned: boolean; schema?: string; location: string }) {
-    super(drizzle({ client: options.pool }), postgresTables(options.schema));
+    super(drizzle({ client: options.pool }), postgresTables(options.schema ?? "public"));
     this.#pool = options.pool;
     this.#owned = options.owned;
     this.#schema = options.schema ?? "public";

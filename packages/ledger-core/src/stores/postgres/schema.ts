@@ -6,6 +6,7 @@ import {
   customType,
   index,
   integer,
+  PgSchema,
   pgSchema,
   pgTable,
   primaryKey,
@@ -82,10 +83,17 @@ function tables(table: typeof pgTable) {
   return { events, runs, sessions, blobs, blobRefs, schemaVersion };
 }
 
-/** The tables inside a PostgreSQL schema (`public` when omitted), for stores isolated by schema. */
+/**
+ * The tables inside a PostgreSQL schema, named with it, so that every query finds them whatever
+ * the connection's search_path (an application's pool may put its own schema, with its own
+ * `events` or `sessions` table, first). Unqualified only when `schema` is omitted: the shipped
+ * migrations are generated from those, and run with the store's schema as the search_path.
+ */
 export function postgresTables(schema?: string) {
-  if (schema === undefined || schema === "public") return tables(pgTable);
-  return tables(pgSchema(schema).table as unknown as typeof pgTable);
+  if (schema === undefined) return tables(pgTable);
+  // drizzle's pgSchema() refuses "public" (it expects pgTable for it), the class does not.
+  const named = schema === "public" ? new PgSchema(schema) : pgSchema(schema);
+  return tables(named.table as unknown as typeof pgTable);
 }
 
 const defaults = postgresTables();

@@ -1,0 +1,116 @@
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { uuidv7 } from "../../events/ids.js";
+import { runEventStoreConformance } from "../../testing/conformance.js";
+import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
+import { PostgresEventStore } from "./postgres-store.js";
+
+// The store on pools configured the way applications configure them for their own queries.
+
+const available = await serverAvailable("postgres");
+const schemas: string[] = [];
+const databases: string[] = [];
+const pools: pg.Pool[] = [];
+const admin = available ? new pg.Pool({ connectionString: SERVER_URLS.postgres, max: 2 }) : null;
+
+afterAll(async () => {
+  for (const pool of pools) await pool.end();
+  for (const schema of schemas) await admin?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  for (const database of databases)
+    await admin?.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+  await admin?.end();
+});
+
+function appPool(config: pg.PoolConfig, database?: string): pg.Pool {
+  const url = new URL(SERVER_URLS.postgres);
+  if (database !== undefined) url.pathname = `/${database}`;
+  const pool = new pg.Pool({ connectionString: url.toString(), ...config });
+  pool.on("error", () => {});
+  pools.push(pool);
+  return pool;
+}
+
+function freshSchema(): string {
+  const schema = `ledger_byo_${uuidv7().replaceAll("-", "")}`;
+  schemas.push(schema);
+  return schema;
+}
+
+/** The settings of an application that reads int8 as BigInt and times its statements out. */
+const appSettings: pg.PoolConfig = {
+  application_name: "the-app",
+  statement_timeout: 30_000,
+  types: {
+    getTypeParser: ((oid: number, format?: "text" | "binary") =>
+      oid === 20 ? (value: string) => BigInt(value) : pg.types.getTypeParser(oid, format)) as never,
+  },
+};
+
+describe.skipIf(!available)("PostgresEventStore on an application's pool", () => {
+  describe("int8 as BigInt, statement_timeout, application_name, its own search_path, max 1", () => {
+    const pool = available
+      ? appPool({ ...appSettings, max: 1, options: "-c search_path=app_elsewhere,public" })
+      : undefined;
+    runEventStoreConformance(
+      () => new PostgresEventStore({ pool: pool as pg.Pool, schema: freshSchema() }),
+      { describe, it },
+    );
+  });
+});
+
+describe.skipIf(!available)(
+  "PostgresEventStore in public, on a pool whose search_path starts elsewhere",
+  () => {
+    it("keeps to its own tables in public and leaves the application's same-named tables alone", async () => {
+      const database = `ledger_byo_${uuidv7().replaceAll("-", "")}`;
+      databases.push(database);
+      await admin?.query(`CREATE DATABASE "${database}"`);
+      const pool = appPool(
+        { ...appSettings, max: 2, options: "-c search_path=app,public" },
+        database,
+      );
+      // The application's own schema, first in its search_path, has tables named like the ledger's.
+      await pool.query("CREATE SCHEMA app");
+      await pool.query("CREATE TABLE app.events (id serial PRIMARY KEY, note text)");
+      await pool.query("CREATE TABLE app.sessions (session_id text PRIMARY KEY, owner text)");
+      await pool.query("INSERT INTO app.sessions VALUES ('app-row', 'the app')");
+      const store = new PostgresEventStore({ pool });
+      await store.init();
+      const sessionId = `s-${uuidv7()}`;
+      const first = await store.append({
+        sessionId,
+        runId: "r",
+        expectedSeq: 0,
+        events: [{ type: "run.started" }],
+      });
+      const ref = await store.putBlob("evidence");
+      const second = await store.append({
+        sessionId,
+        runId: "r",
+        expectedSeq: 1,
+        events: [{ type: "input.received", payload: { n: 1 }, evidenceRefs: [ref] }],
+      });
+      const closed = await store.append({
+        sessionId,
+        runId: "r",
+        expectedSeq: 2,
+        events: [{ type: "run.completed" }],
+      });
+      const written = [...first.events, ...second.events, ...closed.events];
+      expect((await store.readSession({ sessionId })).events).toEqual(written);
+      expect((await store.readRun({ sessionId, runId: "r" })).events).toEqual(written);
+      expect((await store.runHead({ sessionId, runId: "r" })).length).toBe(3);
+      expect((await store.listRuns(sessionId)).map((run) => run.runId)).toEqual(["r"]);
+      expect((await store.listSessions()).sessions.map((s) => s.sessionId)).toEqual([sessionId]);
+      expect(new TextDecoder().decode(await store.getBlob(ref))).toBe("evidence");
+      const deleted = await store.deleteSession(sessionId, { blobGraceMs: 0 });
+      expect(deleted.deletedEvents).toBe(3);
+      expect((await store.listSessions()).sessions).toEqual([]);
+      await store.close();
+      const appEvents = await pool.query("SELECT count(*)::int AS n FROM app.events");
+      expect(appEvents.rows).toEqual([{ n: 0 }]);
+      const appSessions = await pool.query("SELECT session_id, owner FROM app.sessions");
+      expect(appSessions.rows).toEqual([{ session_id: "app-row", owner: "the app" }]);
+    });
+  },
+);
