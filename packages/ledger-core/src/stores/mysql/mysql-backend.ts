@@ -9,6 +9,7 @@ import { idText, type QueryDb, SharedReads, sharedStep } from "../sql/shared-que
 import { type DriverErrorKind, driverError, type SqlBackend } from "../sql/sql-backend.js";
 import { runAsync, type WriteProgram, type WriteStep } from "../sql/write-program.js";
 import { migrateMysql } from "./mysql-migrate.js";
+import { own } from "./own-query.js";
 import { mysqlTables } from "./schema.js";
 
 /**
@@ -84,17 +85,18 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
     try {
       // The application's pool may bound its statements (MariaDB's max_statement_time): a
       // migration of a large database, or the wait for another process's, is no such query.
-      await connection.query("SET SESSION max_statement_time = 0").catch((error: unknown) => {
+      await connection.query(own("SET SESSION max_statement_time = 0")).catch((error: unknown) => {
         // MySQL has no such variable (its max_execution_time bounds SELECTs only).
         if (driverError(error).errno !== 1193) throw error;
       });
       // The shipped SQL names tables without a database: run it in the store's database.
-      if (this.#database !== undefined) await connection.query(`USE ${quoteIdent(this.#database)}`);
-      const [current] = (await connection.query("SELECT DATABASE() AS name")) as unknown as [
+      if (this.#database !== undefined)
+        await connection.query(own(`USE ${quoteIdent(this.#database)}`));
+      const [current] = (await connection.query(own("SELECT DATABASE() AS name"))) as unknown as [
         { name: string | null }[],
       ];
       const lockName = `agent-ledger:migrate:${current[0]?.name ?? ""}`.slice(0, 64);
-      const [locked] = (await connection.query("SELECT GET_LOCK(?, 60) AS got", [
+      const [locked] = (await connection.query(own("SELECT GET_LOCK(?, 60) AS got"), [
         lockName,
       ])) as unknown as [{ got: number | null }[]];
       if (locked[0]?.got !== 1) throw new Error(`could not take the migration lock ${lockName}`);
@@ -102,7 +104,7 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
         // MySQL commits DDL implicitly: the lock, not a transaction, keeps migrators apart.
         await migrateMysql(connection);
       } finally {
-        await connection.query("SELECT RELEASE_LOCK(?)", [lockName]);
+        await connection.query(own("SELECT RELEASE_LOCK(?)"), [lockName]);
       }
     } finally {
       // Never back to the pool: its session settings and default database were changed.
@@ -267,8 +269,9 @@ END`;
   ): Promise<Record<string, unknown> | undefined> {
     const connection = await this.#pool.getConnection();
     let healthy = true;
+    const query = own(statement);
     try {
-      const [result] = (await connection.execute(statement, values)) as unknown as [unknown];
+      const [result] = (await connection.execute(query, values)) as unknown as [unknown];
       // With the SELECT: [rows, ok packet]; without (nothing written): one ok packet.
       const selected = Array.isArray(result) ? (result[0] as unknown) : undefined;
       return Array.isArray(selected)
@@ -283,7 +286,7 @@ END`;
         // A shape that may not come again is closed after use (COM_STMT_CLOSE: no round trip).
         // Every statement a connection keeps prepared counts against the server's global
         // max_prepared_stmt_count, which the application shares.
-        if (!keep) connection.unprepare(statement);
+        if (!keep) connection.unprepare(query);
         connection.release();
       } else connection.destroy();
     }
@@ -292,7 +295,7 @@ END`;
   /** Asks the server once (two first callers at once may both ask: the answer is the same). */
   async #isMariaDb(): Promise<boolean> {
     if (this.#mariaDb === undefined) {
-      const [rows] = await this.#pool.query("SELECT VERSION() AS version");
+      const [rows] = await this.#pool.query(own("SELECT VERSION() AS version"));
       this.#mariaDb = /mariadb/i.test(String((rows as { version?: unknown }[])[0]?.version));
     }
     return this.#mariaDb;

@@ -1,6 +1,7 @@
 import type mysql from "mysql2/promise";
 import { loadMigrations, pendingMigrations } from "../sql/migrations.js";
 import { driverError } from "../sql/sql-backend.js";
+import { own } from "./own-query.js";
 
 /**
  * What a migration statement answers when a killed migrator already ran it: table exists,
@@ -28,22 +29,22 @@ function firstTables(): string[] {
  */
 export async function migrateMysql(connection: mysql.PoolConnection): Promise<void> {
   const [tables] = (await connection.query(
-    "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE()",
+    own("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE()"),
   )) as unknown as [{ name: string }[]];
   const existing = new Set(tables.map((table) => table.name));
   let version = 0;
   if (existing.has("schema_version")) {
     const [rows] = (await connection.query(
-      "SELECT max(version) AS version FROM schema_version",
+      own("SELECT max(version) AS version FROM schema_version"),
     )) as unknown as [{ version: number | null }[]];
     version = Number(rows[0]?.version ?? 0);
   }
   const pending = pendingMigrations("mysql", version);
   if (version === 0) {
     for (const table of firstTables().filter((name) => existing.has(name))) {
-      const [rows] = (await connection.query(`SELECT 1 FROM \`${table}\` LIMIT 1`)) as unknown as [
-        unknown[],
-      ];
+      const [rows] = (await connection.query(
+        own(`SELECT 1 FROM \`${table}\` LIMIT 1`),
+      )) as unknown as [unknown[]];
       if (rows.length > 0)
         throw new Error(
           `the database already has a table ${table} with rows and no ledger schema version: it is not the ledger's (use a database of its own)`,
@@ -54,14 +55,14 @@ export async function migrateMysql(connection: mysql.PoolConnection): Promise<vo
     const resumable = migration === pending[0];
     for (const statement of migration.statements) {
       try {
-        await connection.query(statement);
+        await connection.query(own(statement));
       } catch (error) {
         const errno = driverError(error).errno;
         if (!resumable || errno === undefined || !alreadyAppliedErrnos.has(errno)) throw error;
       }
     }
     await connection.query(
-      "INSERT INTO schema_version (version, tag, applied_at) VALUES (?, ?, ?)",
+      own("INSERT INTO schema_version (version, tag, applied_at) VALUES (?, ?, ?)"),
       [migration.version, migration.tag, new Date().toISOString()],
     );
   }

@@ -1,0 +1,79 @@
+import mysql from "mysql2/promise";
+import { afterAll, describe, it } from "vitest";
+import { uuidv7 } from "../../events/ids.js";
+import { runEventStoreConformance } from "../../testing/conformance.js";
+import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
+import { MysqlEventStore } from "./mysql-store.js";
+
+// The store on pools configured the way applications configure them for their own queries.
+
+const available = await serverAvailable("mysql");
+const databases: string[] = [];
+const pools: mysql.Pool[] = [];
+const admin = available ? await mysql.createConnection(SERVER_URLS.mysql) : undefined;
+
+afterAll(async () => {
+  for (const pool of pools) await pool.end();
+  for (const database of databases) await admin?.query(`DROP DATABASE IF EXISTS \`${database}\``);
+  await admin?.end();
+});
+
+/** The server's URL with no database selected. */
+function serverUri(): string {
+  const url = new URL(SERVER_URLS.mysql);
+  url.pathname = "/";
+  return url.toString();
+}
+
+/** A pool with the application's options; `sqlMode` is set on each new connection, as apps do. */
+function appPool(options: mysql.PoolOptions, sqlMode?: string): mysql.Pool {
+  const pool = mysql.createPool({ uri: serverUri(), ...options });
+  if (sqlMode !== undefined)
+    pool.pool.on("connection", (connection) => {
+      connection.query(`SET SESSION sql_mode = '${sqlMode}'`);
+    });
+  pools.push(pool);
+  return pool;
+}
+
+async function freshDatabase(): Promise<string> {
+  const database = `ledger_byo_${uuidv7().replaceAll("-", "")}`;
+  databases.push(database);
+  await admin?.query(`CREATE DATABASE \`${database}\``);
+  return database;
+}
+
+/** Options applications set for their own rows; none of them may change what the ledger reads. */
+const appOptions: mysql.PoolOptions = {
+  rowsAsArray: true,
+  namedPlaceholders: true,
+  dateStrings: true,
+  supportBigNumbers: true,
+  bigNumberStrings: true,
+  decimalNumbers: true,
+  typeCast: (field, next) => (field.type === "TINY" ? field.string() === "1" : next()),
+  multipleStatements: false,
+  connectionLimit: 1,
+};
+
+describe.skipIf(!available)("MysqlEventStore on an application's pool", () => {
+  describe("rowsAsArray, namedPlaceholders, big numbers as strings, typeCast, one connection, no database in the URL", () => {
+    const pool = available ? appPool(appOptions) : undefined;
+    runEventStoreConformance(
+      async () =>
+        new MysqlEventStore({ pool: pool as mysql.Pool, database: await freshDatabase() }),
+      { describe, it },
+    );
+  });
+
+  describe("sql_mode ANSI (ANSI_QUOTES, PIPES_AS_CONCAT)", () => {
+    const pool = available
+      ? appPool({ connectionLimit: 2 }, "ANSI,STRICT_TRANS_TABLES")
+      : undefined;
+    runEventStoreConformance(
+      async () =>
+        new MysqlEventStore({ pool: pool as mysql.Pool, database: await freshDatabase() }),
+      { describe, it },
+    );
+  });
+});
