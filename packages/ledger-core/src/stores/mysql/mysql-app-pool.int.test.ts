@@ -1,5 +1,5 @@
 import mysql from "mysql2/promise";
-import { afterAll, describe, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import { runEventStoreConformance } from "../../testing/conformance.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
@@ -75,5 +75,49 @@ describe.skipIf(!available)("MysqlEventStore on an application's pool", () => {
         new MysqlEventStore({ pool: pool as mysql.Pool, database: await freshDatabase() }),
       { describe, it },
     );
+  });
+});
+
+describe.skipIf(!available)("MysqlEventStore refuses a pool it would misread or corrupt", () => {
+  /** init() refuses with invalid-argument naming `path`, and leaves the database empty. */
+  async function refused(pool: mysql.Pool, path: string, message: RegExp, database?: string) {
+    const store = new MysqlEventStore({
+      pool,
+      ...(database === undefined ? {} : { database }),
+    });
+    await expect(store.init()).rejects.toMatchObject({ code: "invalid-argument", path, message });
+    await store.close();
+    if (database !== undefined) {
+      const [tables] = await (admin as mysql.Connection).query(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = ?",
+        [database],
+      );
+      expect(tables).toEqual([]);
+    }
+  }
+
+  it("a connection character set other than utf8mb4 (ids and bodies would lose characters)", async () => {
+    for (const charset of ["latin1", "utf8"]) {
+      const pool = appPool({ charset, connectionLimit: 1 });
+      await refused(pool, "$.pool", /utf8mb4/, await freshDatabase());
+    }
+  });
+
+  it("utf8mb4 in the driver but SET NAMES latin1 on each connection", async () => {
+    const pool = appPool({ connectionLimit: 1 });
+    pool.pool.on("connection", (connection) => {
+      connection.query("SET NAMES latin1");
+    });
+    await refused(pool, "$.pool", /utf8mb4/, await freshDatabase());
+  });
+
+  it("sql_mode NO_BACKSLASH_ESCAPES (the driver escapes quotes with backslashes)", async () => {
+    const pool = appPool({ connectionLimit: 1 }, "NO_BACKSLASH_ESCAPES,STRICT_TRANS_TABLES");
+    await refused(pool, "$.pool", /NO_BACKSLASH_ESCAPES/, await freshDatabase());
+  });
+
+  it("no database in the pool's URL and none in the options", async () => {
+    const pool = appPool({ connectionLimit: 1 });
+    await refused(pool, "$.database", /no database/);
   });
 });

@@ -11,6 +11,11 @@ import { runAsync, type WriteProgram, type WriteStep } from "../sql/write-progra
 import { migrateMysql } from "./mysql-migrate.js";
 import { own } from "./own-query.js";
 import { mysqlTables } from "./schema.js";
+import {
+  checkSessionSettings,
+  SESSION_SETTINGS_QUERY,
+  type SessionSettings,
+} from "./session-settings.js";
 
 /**
  * Now on the server's clock, in epoch ms: blob put times and the retention grace use it. UTC
@@ -92,9 +97,10 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
       // The shipped SQL names tables without a database: run it in the store's database.
       if (this.#database !== undefined)
         await connection.query(own(`USE ${quoteIdent(this.#database)}`));
-      const [current] = (await connection.query(own("SELECT DATABASE() AS name"))) as unknown as [
-        { name: string | null }[],
+      const [current] = (await connection.query(own(SESSION_SETTINGS_QUERY))) as unknown as [
+        SessionSettings[],
       ];
+      checkSessionSettings(current[0], connection, this.#owned ? "$.uri" : "$.pool");
       const lockName = `agent-ledger:migrate:${current[0]?.name ?? ""}`.slice(0, 64);
       const [locked] = (await connection.query(own("SELECT GET_LOCK(?, 60) AS got"), [
         lockName,

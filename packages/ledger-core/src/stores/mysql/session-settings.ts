@@ -1,0 +1,51 @@
+import type mysql from "mysql2/promise";
+import { InvalidArgumentError } from "../../events/errors.js";
+
+/** What `init()` reads of the connection it migrates with, in one query. */
+export const SESSION_SETTINGS_QUERY =
+  "SELECT DATABASE() AS name, @@SESSION.sql_mode AS sqlMode, @@character_set_client AS client, @@character_set_connection AS connection, @@character_set_results AS results";
+
+export interface SessionSettings {
+  name: string | null;
+  sqlMode: string | null;
+  client: string | null;
+  connection: string | null;
+  results: string | null;
+}
+
+/**
+ * Refuses the connection settings under which the store would misread or corrupt what it
+ * writes, before it writes anything: with no database selected the shipped SQL has no tables
+ * to name; under NO_BACKSLASH_ESCAPES the driver's escaping (a quote written `\'`) ends string
+ * literals early, so a quote in an id or a payload breaks the statement or changes it; and a
+ * character set other than utf8mb4, on either side of the wire, loses or garbles characters of
+ * ids and bodies (a body that no longer parses, an id listed as another). `path` names the
+ * option the application sets them with.
+ */
+export function checkSessionSettings(
+  settings: SessionSettings | undefined,
+  connection: mysql.PoolConnection,
+  path: string,
+): void {
+  if (settings?.name == null)
+    throw new InvalidArgumentError(
+      "$.database",
+      "no database selected: name one in the URL's path, the pool's database option, or the store's database option",
+    );
+  const modes = (settings.sqlMode ?? "").toUpperCase().split(",");
+  if (modes.includes("NO_BACKSLASH_ESCAPES"))
+    throw new InvalidArgumentError(
+      path,
+      "the connection's sql_mode has NO_BACKSLASH_ESCAPES, under which the driver's escaped strings are misread: remove it from the sql_mode of the store's connections",
+    );
+  // The driver encodes what it sends with the charset it connected with (SET NAMES on the
+  // server does not change that).
+  const driver = (connection as unknown as { connection?: { clientEncoding?: string } }).connection
+    ?.clientEncoding;
+  const server = [settings.client, settings.connection, settings.results];
+  if ((driver !== undefined && driver !== "utf8") || server.some((name) => name !== "utf8mb4"))
+    throw new InvalidArgumentError(
+      path,
+      `the connection's character set must be utf8mb4 (charset option and character_set_client/connection/results; found ${server.join("/")}${driver === undefined ? "" : `, driver encoding ${driver}`})`,
+    );
+}
