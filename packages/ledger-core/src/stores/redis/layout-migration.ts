@@ -20,19 +20,32 @@ function globLiteral(text: string): string {
   return text.replace(/[\\*?[\]]/g, (character) => `\\${character}`);
 }
 
-/** Every key matching `pattern`, from each master of a Cluster or from the one server. */
+/**
+ * Every key matching `pattern`, from each master of a Cluster or from the one server, named as
+ * the client's other commands name them. A client with its own ioredis `keyPrefix` adds it to
+ * the keys of every command, but not to SCAN's pattern nor to the keys SCAN answers: both are
+ * translated here.
+ */
 async function scanKeys(client: Redis | Cluster, pattern: string): Promise<string[]> {
   const nodes: Redis[] =
     "isCluster" in client && client.isCluster
       ? (client as Cluster).nodes("master")
       : [client as Redis];
+  const clientPrefix = client.options.keyPrefix ?? "";
   const keys: string[] = [];
   for (const node of nodes) {
     let cursor = "0";
     do {
-      const [next, batch] = await node.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+      const [next, batch] = await node.scan(
+        cursor,
+        "MATCH",
+        `${globLiteral(clientPrefix)}${pattern}`,
+        "COUNT",
+        1000,
+      );
       cursor = next;
-      keys.push(...batch);
+      for (const key of batch)
+        if (key.startsWith(clientPrefix)) keys.push(key.slice(clientPrefix.length));
     } while (cursor !== "0");
   }
   return keys;

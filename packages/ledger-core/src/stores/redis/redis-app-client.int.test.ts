@@ -1,0 +1,108 @@
+import { Redis, type RedisOptions } from "ioredis";
+import { afterAll, describe, expect, it } from "vitest";
+import { runEventStoreConformance } from "../../testing/conformance.js";
+import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
+import { RedisEventStore } from "./redis-store.js";
+import { deleteKeys, freshPrefix } from "./testing/test-keys.js";
+
+// The store on ioredis clients configured the way applications configure them for their own
+// commands.
+
+const available = await serverAvailable("redis");
+const APP_DB = 7;
+const prefixes: { url: string; prefix: string }[] = [];
+const clients: Redis[] = [];
+
+afterAll(async () => {
+  for (const client of clients) client.disconnect();
+  for (const { url, prefix } of prefixes) await deleteKeys(url, prefix);
+});
+
+function appClient(options: RedisOptions): Redis {
+  const client = new Redis(SERVER_URLS.redis, {
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    ...options,
+  });
+  client.on("error", () => {});
+  clients.push(client);
+  return client;
+}
+
+/** The server's URL on database `db`, for cleaning up keys the client wrote there. */
+function urlOf(db: number): string {
+  const url = new URL(SERVER_URLS.redis);
+  url.pathname = `/${db}`;
+  return url.toString();
+}
+
+describe.skipIf(!available)("RedisEventStore on an application's client", () => {
+  describe("its own keyPrefix, auto-pipelining, string numbers, another database", () => {
+    const appPrefix = freshPrefix("app");
+    const client = available
+      ? appClient({
+          keyPrefix: appPrefix,
+          enableAutoPipelining: true,
+          stringNumbers: true,
+          db: APP_DB,
+        })
+      : undefined;
+    prefixes.push({ url: urlOf(APP_DB), prefix: appPrefix });
+    runEventStoreConformance(
+      () => new RedisEventStore({ client: client as Redis, keyPrefix: freshPrefix("conf") }),
+      { describe, it },
+    );
+  });
+
+  describe("a client made with lazyConnect, not yet connected when the store is made", () => {
+    runEventStoreConformance(
+      () => {
+        const prefix = freshPrefix("lazy");
+        prefixes.push({ url: SERVER_URLS.redis, prefix });
+        return new RedisEventStore({ client: appClient({ lazyConnect: true }), keyPrefix: prefix });
+      },
+      { describe, it },
+    );
+  });
+});
+
+describe.skipIf(!available)("RedisEventStore upgrading through an application's client", () => {
+  it("moves a layout-1 database's blobs when the client has its own keyPrefix (SCAN's keys carry it)", async () => {
+    const appPrefix = freshPrefix("app");
+    const legacy = freshPrefix("legacy");
+    prefixes.push({ url: SERVER_URLS.redis, prefix: appPrefix });
+    const client = appClient({ keyPrefix: appPrefix });
+    const admin = appClient({});
+    const writer = new RedisEventStore({ client, keyPrefix: legacy });
+    await writer.init();
+    const ref = await writer.putBlob("evidence kept across the upgrade");
+    await writer.append({
+      sessionId: "old",
+      runId: "r",
+      expectedSeq: 0,
+      events: [{ type: "run.started", evidenceRefs: [ref] }],
+    });
+    // Rewrite the blob's keys as version 1 kept them (as the server names them: with both
+    // prefixes).
+    const hex = ref.slice(7);
+    const at = `${appPrefix}${legacy}`;
+    const base = `${at}blob:{${hex}}`;
+    const content = (await admin.getBuffer(base)) as Buffer;
+    const touched = (await admin.get(`${base}:touched`)) as string;
+    const sessions = await admin.smembers(`${base}:sessions`);
+    await admin.del(base, `${base}:touched`, `${base}:sessions`);
+    await admin.set(`${at}blob:${hex}`, content);
+    await admin.zadd(`${at}blob-touched`, touched, hex);
+    await admin.sadd(`${at}blob-sessions:${hex}`, ...sessions);
+    await admin.set(`${at}schema-version`, "1");
+
+    const upgraded = new RedisEventStore({ client, keyPrefix: legacy });
+    await upgraded.init();
+    expect(await admin.get(`${at}schema-version`)).toBe("2");
+    expect(new TextDecoder().decode(await upgraded.getBlob(ref))).toBe(
+      "evidence kept across the upgrade",
+    );
+    expect(await admin.exists(`${at}blob:${hex}`, `${at}blob-sessions:${hex}`)).toBe(0);
+    expect(await admin.smembers(`${base}:sessions`)).toEqual(sessions);
+  });
+});
