@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from "../events/errors.js";
+import { InvalidArgumentError, LedgerError } from "../events/errors.js";
 import type { EventStore } from "./event-store.js";
 import { MemoryEventStore } from "./memory-store.js";
 
@@ -19,6 +19,23 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
       "a store URL is required, e.g. sqlite:./agent-ledger.db",
     );
   const scheme = url.slice(0, url.indexOf(":") + 1).toLowerCase();
+  let store: EventStore;
+  try {
+    store = await storeFor(scheme, url);
+  } catch (error) {
+    // The store classes name their own option (uri, connectionString); here it is the URL.
+    if (LedgerError.isInstance(error, "invalid-argument") && urlOptions.includes(error.path ?? ""))
+      throw new InvalidArgumentError("$.url", error.message.slice(`${error.path}: `.length));
+    throw error;
+  }
+  if (options.init ?? true) await store.init();
+  return store;
+}
+
+/** The options under which the store classes take a URL. */
+const urlOptions = ["$.url", "$.uri", "$.connectionString"];
+
+async function storeFor(scheme: string, url: string): Promise<EventStore> {
   let store: EventStore;
   switch (scheme) {
     case "memory:":
@@ -54,17 +71,42 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
         `unknown store URL ${JSON.stringify(redactUrl(url))}: use memory:, sqlite:<path>, postgres://, mysql:// or redis://`,
       );
   }
-  if (options.init ?? true) await store.init();
   return store;
 }
 
-/** A URL with its password replaced, for messages and `describe()`. */
+/**
+ * A URL with its password replaced, for messages and `describe()`. A URL that does not parse
+ * (a password with an unencoded `/`, `#` or `@`) has everything between the user name's `:` and
+ * the last `@` replaced.
+ */
 export function redactUrl(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = "***";
     return parsed.toString();
   } catch {
-    return url.replace(/\/\/([^:/@]+):[^@/]*@/, "//$1:***@");
+    return url.replace(/^([^/]*\/\/[^:/@]*):.*@/s, "$1:***@");
+  }
+}
+
+/**
+ * A store URL its driver cannot use, refused before anything connects: `reason` says why, and
+ * the URL is shown redacted. The parser's own error is not attached: it carries the whole URL,
+ * password included (`input`), and would print it wherever the error is logged.
+ */
+export function unusableUrl(path: string, url: string, reason: string): InvalidArgumentError {
+  return new InvalidArgumentError(path, `cannot use ${JSON.stringify(redactUrl(url))}: ${reason}`);
+}
+
+/** Refuses a URL that does not parse; reserved characters in credentials must be encoded. */
+export function assertParsableUrl(path: string, url: string): URL {
+  try {
+    return new URL(url);
+  } catch {
+    throw unusableUrl(
+      path,
+      url,
+      "it is not a valid URL (percent-encode @ : / % # ? and spaces in the user name and password)",
+    );
   }
 }

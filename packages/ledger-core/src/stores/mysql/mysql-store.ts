@@ -1,7 +1,7 @@
 import mysql from "mysql2/promise";
 import { InvalidArgumentError } from "../../events/errors.js";
 import type { EventStore } from "../../store/event-store.js";
-import { redactUrl } from "../../store/open-store.js";
+import { assertParsableUrl, redactUrl, unusableUrl } from "../../store/open-store.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
 import { MysqlBackend } from "./mysql-backend.js";
 
@@ -32,7 +32,18 @@ export class MysqlEventStore extends SqlEventStore {
       );
     } else {
       const uri = options.uri.replace(/^mariadb:/, "mysql:");
-      const pool = mysql.createPool({ uri, charset: "utf8mb4", supportBigNumbers: true });
+      assertParsableUrl("$.uri", options.uri);
+      let pool: mysql.Pool;
+      try {
+        pool = mysql.createPool({ uri, charset: "utf8mb4", supportBigNumbers: true });
+      } catch (error) {
+        // An option the URL sets wrongly (e.g. ?ssl=true): the driver throws while making the pool.
+        throw unusableUrl(
+          "$.uri",
+          options.uri,
+          error instanceof Error ? error.message : String(error),
+        );
+      }
       super(
         new MysqlBackend({ pool, owned: true, location: redactUrl(options.uri), ...database }),
         "mysql",

@@ -1,7 +1,7 @@
 import pg from "pg";
 import { InvalidArgumentError } from "../../events/errors.js";
 import type { EventStore } from "../../store/event-store.js";
-import { redactUrl } from "../../store/open-store.js";
+import { redactUrl, unusableUrl } from "../../store/open-store.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
 import { PostgresBackend } from "./postgres-backend.js";
 
@@ -13,6 +13,27 @@ import { PostgresBackend } from "./postgres-backend.js";
 export type PostgresEventStoreOptions = ({ pool: pg.Pool } | { connectionString: string }) & {
   schema?: string;
 };
+
+/**
+ * Refuses a connection string node-postgres cannot parse, here rather than at the first
+ * connection (where its error would come as store-unavailable, carrying the URL and password).
+ * A client parses the string when made, and connects only when asked to.
+ */
+function checkConnectionString(connectionString: string): void {
+  try {
+    new pg.Client({ connectionString });
+  } catch (error) {
+    throw unusableUrl(
+      "$.connectionString",
+      String(connectionString),
+      error instanceof TypeError && /Invalid URL/i.test(error.message)
+        ? "it is not a valid URL (percent-encode @ : / % # ? and spaces in the user name and password)"
+        : error instanceof Error
+          ? error.message
+          : String(error),
+    );
+  }
+}
 
 /** The ledger in PostgreSQL (node-postgres). JSON is kept as TEXT so events read back verbatim. */
 export class PostgresEventStore extends SqlEventStore {
@@ -30,6 +51,7 @@ export class PostgresEventStore extends SqlEventStore {
         "postgres",
       );
     } else {
+      checkConnectionString(options.connectionString);
       const pool = new pg.Pool({ connectionString: options.connectionString });
       // An idle client whose connection drops emits 'error' on the pool; without a listener
       // that would end the process. The next checkout simply gets a new connection.

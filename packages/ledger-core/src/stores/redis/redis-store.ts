@@ -32,7 +32,7 @@ import type {
   SessionSummary,
   StoreDescription,
 } from "../../store/event-store.js";
-import { redactUrl } from "../../store/open-store.js";
+import { assertParsableUrl, redactUrl } from "../../store/open-store.js";
 import { openRunError, refsOf, retentionGraceMs, sessionNotFound } from "../../store/retention.js";
 import {
   assertRunAddress,
@@ -128,7 +128,7 @@ export class RedisEventStore implements EventStore {
     if (url !== undefined && /^rediss?:\/\//i.test(url)) {
       // `?keyPrefix=` in the URL (for openStore, which takes only a URL) is ours, not ioredis'
       // (whose own keyPrefix option would prefix every key a second time).
-      const parsed = new URL(url);
+      const parsed = assertParsableUrl("$.url", url);
       const fromUrl = parsed.searchParams.get("keyPrefix");
       if (fromUrl !== null) {
         prefixFromUrl = fromUrl;

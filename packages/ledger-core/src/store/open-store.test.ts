@@ -1,0 +1,78 @@
+import { inspect } from "node:util";
+import { describe, expect, it } from "vitest";
+import { MysqlEventStore } from "../stores/mysql/mysql-store.js";
+import { PostgresEventStore } from "../stores/postgres/postgres-store.js";
+import { RedisEventStore } from "../stores/redis/redis-store.js";
+import { openStore, redactUrl } from "./open-store.js";
+
+// URLs that no driver can use are refused before any connection is tried, with a code, the
+// path of the option, and never the password (not in the message, nor in an attached cause).
+
+const secret = "s3cr/t#pw";
+const malformed = [
+  `postgres://app:${secret}@db.internal:5432/ledger`,
+  `mysql://app:${secret}@db.internal:3306/ledger`,
+  `redis://app:${secret}@cache.internal:6379/0`,
+];
+
+/** The error `promise` rejects with, checked to be `invalid-argument` at `path`, password-free. */
+async function refusal(promise: Promise<unknown>, path: string) {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toMatchObject({ code: "invalid-argument", path });
+  const shown = inspect(error, { depth: 10 });
+  expect(shown).not.toContain("s3cr");
+  expect(shown).not.toContain("t#pw");
+  return error as Error;
+}
+
+describe("store URLs a driver cannot use", () => {
+  it("openStore refuses a URL with an unencoded / or # in the password, naming the problem", async () => {
+    for (const url of malformed) {
+      const error = await refusal(openStore(url), "$.url");
+      expect(error.message).toMatch(/percent-encode/);
+      expect(error.message).toMatch(/"(postgres|mysql|redis):\/\/app:\*\*\*@\w+\.internal:\d+/);
+    }
+  });
+
+  it("the store classes refuse it at construction, at their own option", async () => {
+    const [postgres, mysql, redis] = malformed as [string, string, string];
+    await refusal(
+      (async () => new PostgresEventStore({ connectionString: postgres }))(),
+      "$.connectionString",
+    );
+    await refusal((async () => new MysqlEventStore({ uri: mysql }))(), "$.uri");
+    await refusal((async () => new RedisEventStore({ url: redis }))(), "$.url");
+  });
+
+  it("a driver option the URL sets wrongly is invalid-argument, not a TypeError", async () => {
+    const error = await refusal(
+      openStore("mysql://app:s3cr3t@db.internal:3306/ledger?ssl=true", { init: false }),
+      "$.url",
+    );
+    expect(error.message).toMatch(/SSL/);
+  });
+
+  it("redactUrl hides the password of a URL it cannot parse", () => {
+    expect(redactUrl(`postgres://app:${secret}@db.internal/ledger`)).toBe(
+      "postgres://app:***@db.internal/ledger",
+    );
+    expect(redactUrl("redis://:p@ss@cache.internal:6379")).toBe("redis://:***@cache.internal:6379");
+  });
+
+  it("well-formed URLs with encoded passwords, query parameters, IPv6 and socket hosts are accepted", async () => {
+    for (const url of [
+      "postgres://app:p%40ss%3Aw%2Fo%25rd%23@db.internal:5432/ledger?sslmode=disable&application_name=x",
+      "postgres://app@%2Fvar%2Frun%2Fpostgresql/ledger",
+      "postgres://app:pw@[::1]:5432/ledger",
+      "mysql://app:p%40ss%3Aw%2Fo%25rd%23@[::1]:3306/ledger?connectTimeout=1000",
+      "redis://default:p%40ss%2F@[::1]:6379/2?keyPrefix=app%3A",
+    ]) {
+      const store = await openStore(url, { init: false });
+      expect(store.describe().location).not.toMatch(/p%40ss|p@ss/);
+      await store.close();
+    }
+  });
+});
