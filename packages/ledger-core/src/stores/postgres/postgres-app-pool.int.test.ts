@@ -59,6 +59,19 @@ describe.skipIf(!available)("PostgresEventStore on an application's pool", () =>
 });
 
 describe.skipIf(!available)(
+  "PostgresEventStore on a pool whose transactions are SERIALIZABLE",
+  () => {
+    const pool = available
+      ? appPool({ max: 4, options: "-c default_transaction_isolation=serializable" })
+      : undefined;
+    runEventStoreConformance(
+      () => new PostgresEventStore({ pool: pool as pg.Pool, schema: freshSchema() }),
+      { describe, it },
+    );
+  },
+);
+
+describe.skipIf(!available)(
   "PostgresEventStore in public, on a pool whose search_path starts elsewhere",
   () => {
     it("keeps to its own tables in public and leaves the application's same-named tables alone", async () => {

@@ -34,7 +34,7 @@ function quoteIdent(name: string): string {
 
 /**
  * PostgreSQL through node-postgres. A write checks a client out of the pool and runs the shared
- * program between BEGIN and COMMIT on a drizzle instance bound to that one client (never the
+ * program between BEGIN (READ COMMITTED) and COMMIT on a drizzle instance bound to that one client (never the
  * pool: a pooled query would escape the transaction). A client whose connection failed is
  * destroyed (`release(error)`), never returned to the pool.
  */
@@ -278,7 +278,12 @@ SELECT last_cursor FROM c`;
     client.on("error", onError);
     let broken: Error | undefined;
     try {
-      await client.query("BEGIN");
+      // The program's locks (FOR UPDATE on the run head, the session counter's upsert) are
+      // made for READ COMMITTED, where a writer that waited on a lock reads the row its
+      // predecessor committed. Set here, not left to the connection: an application may make
+      // its pool's transactions REPEATABLE READ or SERIALIZABLE (default_transaction_isolation),
+      // and there every writer that waited fails with a serialization error instead.
+      await client.query("BEGIN ISOLATION LEVEL READ COMMITTED");
       const result = await body(client);
       await client.query("COMMIT");
       return result;
