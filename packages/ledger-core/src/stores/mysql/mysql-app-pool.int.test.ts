@@ -116,6 +116,14 @@ describe.skipIf(!available)("MysqlEventStore refuses a pool it would misread or 
     await refused(pool, "$.pool", /NO_BACKSLASH_ESCAPES/, await freshDatabase());
   });
 
+  it("autocommit off on each connection (the store's plain writes would never commit)", async () => {
+    const pool = appPool({ connectionLimit: 1 });
+    pool.pool.on("connection", (connection) => {
+      connection.query("SET autocommit = 0");
+    });
+    await refused(pool, "$.pool", /autocommit/, await freshDatabase());
+  });
+
   it("no database in the pool's URL and none in the options", async () => {
     const pool = appPool({ connectionLimit: 1 });
     await refused(pool, "$.database", /no database/);

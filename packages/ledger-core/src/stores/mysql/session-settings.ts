@@ -3,7 +3,7 @@ import { InvalidArgumentError } from "../../events/errors.js";
 
 /** What `init()` reads of the connection it migrates with, in one query. */
 export const SESSION_SETTINGS_QUERY =
-  "SELECT DATABASE() AS name, @@SESSION.sql_mode AS sqlMode, @@character_set_client AS client, @@character_set_connection AS connection, @@character_set_results AS results";
+  "SELECT DATABASE() AS name, @@SESSION.sql_mode AS sqlMode, @@character_set_client AS client, @@character_set_connection AS connection, @@character_set_results AS results, @@autocommit AS autocommit";
 
 export interface SessionSettings {
   name: string | null;
@@ -11,6 +11,7 @@ export interface SessionSettings {
   client: string | null;
   connection: string | null;
   results: string | null;
+  autocommit: number | string | null;
 }
 
 /**
@@ -19,7 +20,9 @@ export interface SessionSettings {
  * to name; under NO_BACKSLASH_ESCAPES the driver's escaping (a quote written `\'`) ends string
  * literals early, so a quote in an id or a payload breaks the statement or changes it; and a
  * character set other than utf8mb4, on either side of the wire, loses or garbles characters of
- * ids and bodies (a body that no longer parses, an id listed as another). `path` names the
+ * ids and bodies (a body that no longer parses, an id listed as another); with autocommit off,
+ * the statements the store runs outside its own transactions (blob puts, the migrations'
+ * version rows) would be acknowledged and never committed. `path` names the
  * option the application sets them with.
  */
 export function checkSessionSettings(
@@ -31,6 +34,11 @@ export function checkSessionSettings(
     throw new InvalidArgumentError(
       "$.database",
       "no database selected: name one in the URL's path, the pool's database option, or the store's database option",
+    );
+  if (Number(settings.autocommit) !== 1)
+    throw new InvalidArgumentError(
+      path,
+      "the connection has autocommit off, so the store's single statements (blob puts) would never commit: leave autocommit on for the store's connections",
     );
   const modes = (settings.sqlMode ?? "").toUpperCase().split(",");
   if (modes.includes("NO_BACKSLASH_ESCAPES"))
