@@ -1,3 +1,4 @@
+import callbackMysql from "mysql2";
 import mysql from "mysql2/promise";
 import { afterAll, describe, expect, it } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
@@ -127,5 +128,29 @@ describe.skipIf(!available)("MysqlEventStore refuses a pool it would misread or 
   it("no database in the pool's URL and none in the options", async () => {
     const pool = appPool({ connectionLimit: 1 });
     await refused(pool, "$.database", /no database/);
+  });
+});
+
+describe.skipIf(!available)("MysqlEventStore given something other than a promise pool", () => {
+  it("refuses a callback pool (naming pool.promise()) and a single connection", async () => {
+    const callbackPool = callbackMysql.createPool({ uri: serverUri(), connectionLimit: 1 });
+    const connection = await mysql.createConnection(serverUri());
+    try {
+      expect(
+        () => new MysqlEventStore({ pool: callbackPool as unknown as mysql.Pool, database: "x" }),
+      ).toThrow(
+        expect.objectContaining({
+          code: "invalid-argument",
+          path: "$.pool",
+          message: expect.stringMatching(/promise\(\)/),
+        }),
+      );
+      expect(
+        () => new MysqlEventStore({ pool: connection as unknown as mysql.Pool, database: "x" }),
+      ).toThrow(expect.objectContaining({ code: "invalid-argument", path: "$.pool" }));
+    } finally {
+      await connection.end();
+      await new Promise((resolve) => callbackPool.end(resolve));
+    }
   });
 });

@@ -14,6 +14,25 @@ export type MysqlEventStoreOptions = ({ pool: mysql.Pool } | { uri: string }) & 
   database?: string;
 };
 
+/**
+ * Refuses what is not a mysql2/promise pool: a callback pool (from "mysql2", whose
+ * `getConnection` answers through a callback) or a single connection (which the application's
+ * queries would share with the store's transactions).
+ */
+function assertPromisePool(pool: unknown): void {
+  const candidate = pool as { getConnection?: unknown; promise?: unknown } | undefined;
+  if (typeof candidate?.promise === "function")
+    throw new InvalidArgumentError(
+      "$.pool",
+      'expected a mysql2/promise pool; this is a callback pool from "mysql2": pass pool.promise()',
+    );
+  if (typeof candidate?.getConnection !== "function")
+    throw new InvalidArgumentError(
+      "$.pool",
+      "expected a mysql2/promise pool (createPool), not a single connection",
+    );
+}
+
 /** The ledger in MySQL or MariaDB (mysql2). */
 export class MysqlEventStore extends SqlEventStore {
   constructor(options: MysqlEventStoreOptions) {
@@ -21,6 +40,7 @@ export class MysqlEventStore extends SqlEventStore {
       throw new InvalidArgumentError("$.database", "a database name is a plain SQL identifier");
     const database = options.database === undefined ? {} : { database: options.database };
     if ("pool" in options) {
+      assertPromisePool(options.pool);
       super(
         new MysqlBackend({
           pool: options.pool,

@@ -58,6 +58,18 @@ describe.skipIf(!available)("PostgresEventStore on an application's pool", () =>
   });
 });
 
+describe("PostgresEventStore given something other than a pool", () => {
+  it("refuses a pg.Client (the application's queries would run inside the store's transactions)", () => {
+    const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
+    expect(() => new PostgresEventStore({ pool: client as unknown as pg.Pool })).toThrow(
+      expect.objectContaining({ code: "invalid-argument", path: "$.pool" }),
+    );
+    expect(() => new PostgresEventStore({ pool: undefined as unknown as pg.Pool })).toThrow(
+      expect.objectContaining({ code: "invalid-argument", path: "$.pool" }),
+    );
+  });
+});
+
 describe.skipIf(!available)(
   "PostgresEventStore on a pool whose transactions are SERIALIZABLE",
   () => {

@@ -35,12 +35,32 @@ function checkConnectionString(connectionString: string): void {
   }
 }
 
+/**
+ * Refuses what is not a pg.Pool. A pg.Client has `connect()` and `query()` too, but one
+ * connection cannot be shared: the application's queries would run inside the store's
+ * transactions (and be rolled back with them). A pool of `max: 1` gives the same one
+ * connection, checked out in turn.
+ */
+function assertPool(pool: unknown): void {
+  const candidate = pool as Partial<pg.Pool> | undefined;
+  if (
+    typeof candidate?.connect !== "function" ||
+    typeof candidate.query !== "function" ||
+    typeof candidate.totalCount !== "number"
+  )
+    throw new InvalidArgumentError(
+      "$.pool",
+      "expected a pg.Pool (a pg.Client cannot be shared with the store: pass new pg.Pool({ ..., max: 1 }) for one connection)",
+    );
+}
+
 /** The ledger in PostgreSQL (node-postgres). JSON is kept as TEXT so events read back verbatim. */
 export class PostgresEventStore extends SqlEventStore {
   constructor(options: PostgresEventStoreOptions) {
     if (options.schema !== undefined && !/^[A-Za-z_][A-Za-z0-9_$]{0,62}$/.test(options.schema))
       throw new InvalidArgumentError("$.schema", "a schema name is a plain SQL identifier");
     if ("pool" in options) {
+      assertPool(options.pool);
       super(
         new PostgresBackend({
           pool: options.pool,
