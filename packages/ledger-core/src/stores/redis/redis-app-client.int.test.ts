@@ -1,14 +1,17 @@
-import { Redis, type RedisOptions } from "ioredis";
+import { Cluster, Redis, type RedisOptions } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { runEventStoreConformance } from "../../testing/conformance.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { RedisEventStore } from "./redis-store.js";
+import { localClusterForTests } from "./testing/cluster-hooks.js";
+import { localClusterUnavailable } from "./testing/local-cluster.js";
 import { deleteKeys, freshPrefix } from "./testing/test-keys.js";
 
 // The store on ioredis clients configured the way applications configure them for their own
 // commands.
 
 const available = await serverAvailable("redis");
+const noCluster = await localClusterUnavailable();
 const APP_DB = 7;
 const prefixes: { url: string; prefix: string }[] = [];
 const clients: Redis[] = [];
@@ -106,3 +109,24 @@ describe.skipIf(!available)("RedisEventStore upgrading through an application's 
     expect(await admin.smembers(`${base}:sessions`)).toEqual(sessions);
   });
 });
+
+describe.skipIf(noCluster !== undefined)(
+  "RedisEventStore on an application's Cluster client",
+  () => {
+    const local = localClusterForTests();
+    let client: Cluster | undefined;
+    afterAll(() => client?.disconnect());
+    // The application's Cluster client: its own keyPrefix and auto-pipelining.
+    runEventStoreConformance(
+      () => {
+        client ??= new Cluster(local.cluster().nodes, {
+          keyPrefix: freshPrefix("app"),
+          enableAutoPipelining: true,
+          redisOptions: { maxRetriesPerRequest: 1 },
+        });
+        return new RedisEventStore({ client, keyPrefix: freshPrefix("cluster") });
+      },
+      { describe, it },
+    );
+  },
+);
