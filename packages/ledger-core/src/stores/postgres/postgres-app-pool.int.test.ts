@@ -1,5 +1,5 @@
 import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import { runEventStoreConformance } from "../../testing/conformance.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
@@ -56,6 +56,18 @@ describe.skipIf(!available)("PostgresEventStore on an application's pool", () =>
       { describe, it },
     );
   });
+});
+
+describe.skipIf(!available)("PostgresEventStore with int8 parsed as BigInt process-wide", () => {
+  // pg.types.setTypeParser changes every query of the process, drizzle's included.
+  const int8 = pg.types.getTypeParser(pg.types.builtins.INT8);
+  beforeAll(() => pg.types.setTypeParser(pg.types.builtins.INT8, (value) => BigInt(value)));
+  afterAll(() => pg.types.setTypeParser(pg.types.builtins.INT8, int8));
+  const pool = available ? appPool({ max: 2 }) : undefined;
+  runEventStoreConformance(
+    () => new PostgresEventStore({ pool: pool as pg.Pool, schema: freshSchema() }),
+    { describe, it },
+  );
 });
 
 describe("PostgresEventStore given something other than a pool", () => {
