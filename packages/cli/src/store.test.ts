@@ -66,3 +66,18 @@ describe("agent-ledger --store with SQLite paths", () => {
     expect(notSqlite.stderr).toContain(`${text} is not an agent-ledger database`);
   });
 });
+
+describe("agent-ledger --store with a server URL that does not parse", () => {
+  it("exits 2 naming the URL with its password hidden, even when the password breaks the URL", async () => {
+    for (const url of [
+      "postgres://app:s3cr/t#pw@db.internal:5432/ledger",
+      "mysql://app:s3cr/t#pw@db.internal:3306/ledger",
+      "redis://app:s3cr/t#pw@cache.internal:6379/0",
+    ]) {
+      const result = await runBin(["--store", url, "sessions"]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/bad store URL "\w+:\/\/app:\*\*\*@\w+\.internal:\d+\//);
+      expect(result.stderr).not.toContain("s3cr");
+    }
+  });
+});
