@@ -1,5 +1,5 @@
 import { type Cluster, Redis, type RedisOptions } from "ioredis";
-import { LedgerError, StoreUnavailableError } from "../../events/errors.js";
+import { InvalidArgumentError, LedgerError, StoreUnavailableError } from "../../events/errors.js";
 
 /**
  * Options for a client the store makes itself from a URL.
@@ -59,4 +59,20 @@ export function describeClient(client: Redis | Cluster): string {
   if (options.path) return `redis+unix://${options.path}`;
   const scheme = options.tls ? "rediss" : "redis";
   return `${scheme}://${options.host ?? "127.0.0.1"}:${options.port ?? 6379}/${options.db ?? 0}`;
+}
+
+/**
+ * Refuses a Cluster client that sends reads to replicas (`scaleReads` other than "master"):
+ * a replica lags its master, so a read right after an acknowledged append (a run head, a
+ * session's events, a resume after a crash) could miss it. The append scripts run on masters
+ * either way; it is the reads that would be stale.
+ */
+export function assertReadsFromMasters(client: Redis | Cluster): void {
+  if (!("isCluster" in client && client.isCluster)) return;
+  const scaleReads = (client as Cluster).options.scaleReads ?? "master";
+  if (scaleReads !== "master")
+    throw new InvalidArgumentError(
+      "$.client",
+      'a Cluster client with scaleReads other than "master" reads from replicas, which can miss an acknowledged append: give the store a Cluster client of its own with scaleReads "master"',
+    );
 }

@@ -130,3 +130,24 @@ describe.skipIf(noCluster !== undefined)(
     );
   },
 );
+
+describe("RedisEventStore given a Cluster client that reads from replicas", () => {
+  it("refuses scaleReads other than master at construction (a read could miss an acknowledged append)", async () => {
+    for (const scaleReads of ["slave", "all", () => null] as const) {
+      const cluster = new Cluster([{ host: "127.0.0.1", port: 1 }], {
+        lazyConnect: true,
+        scaleReads: scaleReads as "slave",
+      });
+      try {
+        expect(() => new RedisEventStore({ client: cluster })).toThrow(
+          expect.objectContaining({ code: "invalid-argument", path: "$.client" }),
+        );
+      } finally {
+        cluster.disconnect();
+      }
+    }
+    const master = new Cluster([{ host: "127.0.0.1", port: 1 }], { lazyConnect: true });
+    expect(() => new RedisEventStore({ client: master })).not.toThrow();
+    master.disconnect();
+  });
+});

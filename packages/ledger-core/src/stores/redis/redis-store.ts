@@ -43,7 +43,13 @@ import {
 } from "../../store/validate.js";
 import { WriteCoalescer } from "../../store/write-coalescer.js";
 import { type AppendAddress, appendScriptCall, type PlannedWrite } from "./append-call.js";
-import { createClient, describeClient, readDurability, unavailable } from "./client.js";
+import {
+  assertReadsFromMasters,
+  createClient,
+  describeClient,
+  readDurability,
+  unavailable,
+} from "./client.js";
 import { decodeEvent, decodeHead, decodePairs, decodeSnapshot, type Snapshot } from "./codec.js";
 import {
   blobKeys,
@@ -150,6 +156,7 @@ export class RedisEventStore implements EventStore {
       this.#owned = true;
       this.#location = redactUrl(url);
     } else {
+      assertReadsFromMasters(options.client as Redis | Cluster);
       this.#client = options.client as Redis | Cluster;
       this.#owned = false;
       this.#location = describeClient(this.#client);
