@@ -70,6 +70,32 @@ describe.skipIf(!available)("PostgresEventStore with int8 parsed as BigInt proce
   );
 });
 
+describe.skipIf(!available)("PostgresEventStore on a pool the application resets", () => {
+  it("appends after the application ran DISCARD ALL or DEALLOCATE ALL on the shared connection", async () => {
+    // One connection, so the application's reset lands on the one the store prepared on.
+    const pool = appPool({ max: 1 });
+    const store = new PostgresEventStore({ pool, schema: freshSchema() });
+    await store.init();
+    const sessionId = `s-${uuidv7()}`;
+    const written = [];
+    let seq = 0;
+    for (const reset of [undefined, "DISCARD ALL", undefined, "DEALLOCATE ALL", undefined]) {
+      if (reset !== undefined) await pool.query(reset);
+      const { events } = await store.append({
+        sessionId,
+        runId: "r",
+        expectedSeq: seq,
+        events: [{ type: seq === 0 ? "run.started" : "input.received", payload: { seq } }],
+      });
+      seq += events.length;
+      written.push(...events);
+    }
+    expect((await store.readSession({ sessionId })).events).toEqual(written);
+    expect(written.map((event) => event.commitCursor)).toEqual([1, 2, 3, 4, 5]);
+    await store.close();
+  });
+});
+
 describe("PostgresEventStore given something other than a pool", () => {
   it("refuses a pg.Client (the application's queries would run inside the store's transactions)", () => {
     const client = new pg.Client({ connectionString: SERVER_URLS.postgres });

@@ -374,6 +374,12 @@ SELECT last_cursor FROM c`;
     const code = driverError(error).code;
     if (code === "23505") return "unique";
     if (code === "40001" || code === "40P01" || code === "55P03") return "transient";
+    // A named statement of the one-statement append that the connection no longer has: the
+    // application ran DISCARD ALL or DEALLOCATE ALL on the shared connection, or a pooler
+    // handed the statement to another server connection. Nothing ran; the connection (whose
+    // driver still believes it prepared) is destroyed, and the append goes the transactional
+    // way, whose statements are unnamed.
+    if (code === "26000") return "transient";
     return "unavailable";
   }
 
