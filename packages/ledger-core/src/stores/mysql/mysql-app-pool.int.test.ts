@@ -55,10 +55,12 @@ const appOptions: mysql.PoolOptions = {
   typeCast: (field, next) => (field.type === "TINY" ? field.string() === "1" : next()),
   multipleStatements: false,
   connectionLimit: 1,
+  // COM_RESET_CONNECTION on every release: session state and prepared statements are dropped.
+  resetOnRelease: true,
 };
 
 describe.skipIf(!available)("MysqlEventStore on an application's pool", () => {
-  describe("rowsAsArray, namedPlaceholders, big numbers as strings, typeCast, one connection, no database in the URL", () => {
+  describe("rowsAsArray, namedPlaceholders, big numbers as strings, typeCast, one connection reset on release, no database in the URL", () => {
     const pool = available ? appPool(appOptions) : undefined;
     runEventStoreConformance(
       async () =>
