@@ -62,6 +62,26 @@ describe("store URLs a driver cannot use", () => {
     expect(redactUrl("redis://:p@ss@cache.internal:6379")).toBe("redis://:***@cache.internal:6379");
   });
 
+  it("redactUrl hides a password given as a query parameter (the drivers read ?password= too)", async () => {
+    expect(
+      redactUrl(
+        "postgres://app@db.internal/ledger?sslmode=require&password=s3cret&sslpassword=k3y",
+      ),
+    ).toBe("postgres://app@db.internal/ledger?sslmode=require&password=***&sslpassword=***");
+    expect(redactUrl("redis://cache.internal:6379/0?keyPrefix=app%3A&password=s3cret")).toBe(
+      "redis://cache.internal:6379/0?keyPrefix=app%3A&password=***",
+    );
+    for (const url of [
+      "postgres://app@db.internal/ledger?password=s3cret",
+      "mysql://app@db.internal/ledger?password=s3cret",
+      "redis://cache.internal:6379/0?password=s3cret",
+    ]) {
+      const store = await openStore(url, { init: false });
+      expect(store.describe().location).not.toContain("s3cret");
+      await store.close();
+    }
+  });
+
   it("well-formed URLs with encoded passwords, query parameters, IPv6 and socket hosts are accepted", async () => {
     for (const url of [
       "postgres://app:p%40ss%3Aw%2Fo%25rd%23@db.internal:5432/ledger?sslmode=disable&application_name=x",

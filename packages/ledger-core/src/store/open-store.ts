@@ -83,11 +83,21 @@ export function redactUrl(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = "***";
+    // The drivers also take credentials as query parameters (?password=, ?sslpassword=).
+    const secrets = [...parsed.searchParams.keys()].filter((name) => secretParam.test(name));
+    for (const name of secrets) parsed.searchParams.set(name, "***");
     return parsed.toString();
   } catch {
-    return url.replace(/^([^/]*\/\/[^:/@]*):.*@/s, "$1:***@");
+    return url
+      .replace(/^([^/]*\/\/[^:/@]*):.*@/s, "$1:***@")
+      .replace(/([?&]([^=&#]*)=)([^&#]*)/g, (all, key: string, name: string) =>
+        secretParam.test(name) ? `${key}***` : all,
+      );
   }
 }
+
+/** Query parameters of a store URL whose value is a credential. */
+const secretParam = /^(password|passwd|pwd|pass|sslpassword)$|secret|token/i;
 
 /**
  * A store URL its driver cannot use, refused before anything connects: `reason` says why, and
