@@ -58,6 +58,16 @@ function sessionGroups(sorted: HeadAppend[]): { append: HeadAppend; i: number }[
   return groups;
 }
 
+/** mysql2's client capability flag for result sets from compound statements (on by default). */
+const MULTI_RESULTS = 0x20000;
+
+/** Whether the pool's connections take result sets from compound statements, as configured. */
+function multiResults(pool: mysql.Pool): boolean {
+  const config = (pool as unknown as { pool?: { config?: { connectionConfig?: unknown } } }).pool
+    ?.config?.connectionConfig as { clientFlags?: number } | undefined;
+  return config?.clientFlags === undefined || (config.clientFlags & MULTI_RESULTS) !== 0;
+}
+
 function quoteIdent(name: string): string {
   return `\`${name.replaceAll("`", "``")}\``;
 }
@@ -74,8 +84,11 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
   readonly #database: string | undefined;
   readonly #location: string;
   readonly #bound = new WeakMap<mysql.PoolConnection, Db>();
-  /** Whether the server is MariaDB (which has anonymous blocks), once asked. */
-  #mariaDb: boolean | undefined;
+  /**
+   * Whether appends can run as one compound block, once asked: the server is MariaDB (which has
+   * anonymous blocks) and the pool's connections take the result set the block answers with.
+   */
+  #blocks: boolean | undefined;
 
   constructor(options: { pool: mysql.Pool; owned: boolean; database?: string; location: string }) {
     super(drizzle({ client: options.pool }), mysqlTables(options.database));
@@ -117,12 +130,12 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
       connection.destroy();
     }
     // Known from the first append on: on MySQL no append is planned for a path it lacks.
-    await this.#isMariaDb();
+    await this.#canRunBlocks();
   }
 
   /** False once the server is known to be MySQL, which has no anonymous compound blocks. */
   appendsAtHead(): boolean {
-    return this.#mariaDb !== false;
+    return this.#blocks !== false;
   }
 
   async write<T>(program: () => WriteProgram<T>): Promise<T> {
@@ -181,7 +194,7 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
    */
   async appendAtHeads(appends: HeadAppend[]): Promise<(number | undefined)[]> {
     // Known since init; asked only by a store used without it.
-    if (!(this.#mariaDb ?? (await this.#isMariaDb()))) return appends.map(() => undefined);
+    if (!(this.#blocks ?? (await this.#canRunBlocks()))) return appends.map(() => undefined);
     const prefix = this.#database === undefined ? "" : `${quoteIdent(this.#database)}.`;
     const order = inLockOrder(appends);
     const values: (string | number | null)[] = [];
@@ -298,13 +311,19 @@ END`;
     }
   }
 
-  /** Asks the server once (two first callers at once may both ask: the answer is the same). */
-  async #isMariaDb(): Promise<boolean> {
-    if (this.#mariaDb === undefined) {
+  /**
+   * Asks the server once (two first callers at once may both ask: the answer is the same).
+   * A pool whose connections lack MULTI_RESULTS (an application's `flags: "-MULTI_RESULTS"`)
+   * cannot run blocks: the server refuses a block that answers with a result set there (before
+   * running it), so every append on the path would fail.
+   */
+  async #canRunBlocks(): Promise<boolean> {
+    if (this.#blocks === undefined) {
       const [rows] = await this.#pool.query(own("SELECT VERSION() AS version"));
-      this.#mariaDb = /mariadb/i.test(String((rows as { version?: unknown }[])[0]?.version));
+      const mariaDb = /mariadb/i.test(String((rows as { version?: unknown }[])[0]?.version));
+      this.#blocks = mariaDb && multiResults(this.#pool);
     }
-    return this.#mariaDb;
+    return this.#blocks;
   }
 
   async #execute(tx: Db, step: WriteStep): Promise<unknown> {
