@@ -47,6 +47,19 @@ describe("store URLs a driver cannot use", () => {
     await refusal((async () => new RedisEventStore({ url: redis }))(), "$.url");
   });
 
+  it("an unset URL (an environment variable that is not there) is refused, never a default server", async () => {
+    for (const missing of [undefined, ""]) {
+      await refusal(
+        (async () => new PostgresEventStore({ connectionString: missing as unknown as string }))(),
+        "$.connectionString",
+      );
+      await refusal(
+        (async () => new MysqlEventStore({ uri: missing as unknown as string }))(),
+        "$.uri",
+      );
+    }
+  });
+
   it("a driver option the URL sets wrongly is invalid-argument, not a TypeError", async () => {
     const error = await refusal(
       openStore("mysql://app:s3cr3t@db.internal:3306/ledger?ssl=true", { init: false }),

@@ -51,6 +51,8 @@ export class MysqlEventStore extends SqlEventStore {
         "mysql",
       );
     } else {
+      if (typeof options.uri !== "string" || options.uri.length === 0)
+        throw new InvalidArgumentError("$.uri", "expected a mysql:// or mariadb:// URL");
       const uri = options.uri.replace(/^mariadb:/, "mysql:");
       assertParsableUrl("$.uri", options.uri);
       let pool: mysql.Pool;

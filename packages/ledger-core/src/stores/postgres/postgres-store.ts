@@ -20,6 +20,9 @@ export type PostgresEventStoreOptions = ({ pool: pg.Pool } | { connectionString:
  * A client parses the string when made, and connects only when asked to.
  */
 function checkConnectionString(connectionString: string): void {
+  // Unset (an environment variable that is not there): pg would connect to its defaults.
+  if (typeof connectionString !== "string" || connectionString.length === 0)
+    throw new InvalidArgumentError("$.connectionString", "expected a postgres:// URL");
   try {
     new pg.Client({ connectionString });
   } catch (error) {
