@@ -92,6 +92,48 @@ describe.skipIf(!available)("MysqlEventStore on an application's pool", () => {
   });
 });
 
+describe.skipIf(!available)("MysqlEventStore on a pool whose connections switch databases", () => {
+  it("keeps to the pool's database after the application ran USE on a pooled connection", async () => {
+    const ledger = await freshDatabase();
+    const tenant = await freshDatabase();
+    const url = new URL(serverUri());
+    url.pathname = `/${ledger}`;
+    const pool = mysql.createPool({ uri: url.toString(), connectionLimit: 1 });
+    pools.push(pool);
+    const store = new MysqlEventStore({ pool });
+    await store.init();
+    const sessionId = `s-${uuidv7()}`;
+    const first = await store.append({
+      sessionId,
+      runId: "r",
+      expectedSeq: 0,
+      events: [{ type: "run.started" }],
+    });
+    // A multi-tenant application switches its (one) pooled connection to a tenant's database.
+    const connection = await pool.getConnection();
+    await connection.query(`USE \`${tenant}\``);
+    connection.release();
+    const second = await store.append({
+      sessionId,
+      runId: "r",
+      expectedSeq: 1,
+      events: [{ type: "input.received", payload: { n: 1 } }],
+    });
+    const ref = await store.putBlob("evidence");
+    expect((await store.readSession({ sessionId })).events).toEqual([
+      ...first.events,
+      ...second.events,
+    ]);
+    expect(new TextDecoder().decode(await store.getBlob(ref))).toBe("evidence");
+    const [tables] = await (admin as mysql.Connection).query(
+      "SELECT table_name FROM information_schema.tables WHERE table_schema = ?",
+      [tenant],
+    );
+    expect(tables).toEqual([]);
+    await store.close();
+  });
+});
+
 describe.skipIf(!available)("MysqlEventStore refuses a pool it would misread or corrupt", () => {
   /** init() refuses with invalid-argument naming `path`, and leaves the database empty. */
   async function refused(pool: mysql.Pool, path: string, message: RegExp, database?: string) {

@@ -58,13 +58,33 @@ function sessionGroups(sorted: HeadAppend[]): { append: HeadAppend; i: number }[
   return groups;
 }
 
+/** The settings a mysql2/promise pool makes its connections with (undefined for other pools). */
+function connectionConfig(
+  pool: mysql.Pool,
+): { database?: unknown; clientFlags?: number } | undefined {
+  return (pool as unknown as { pool?: { config?: { connectionConfig?: object } } }).pool?.config
+    ?.connectionConfig;
+}
+
+/**
+ * The database the pool's configuration (or URL) names, if any. The store names its tables
+ * with it rather than leave them to each connection's current database: an application may
+ * switch a pooled connection to another database (USE, changeUser), as multi-tenant
+ * applications do, and the ledger's statements must not follow it there.
+ */
+function configuredDatabase(pool: mysql.Pool): string | undefined {
+  const config = connectionConfig(pool);
+  return typeof config?.database === "string" && config.database.length > 0
+    ? config.database
+    : undefined;
+}
+
 /** mysql2's client capability flag for result sets from compound statements (on by default). */
 const MULTI_RESULTS = 0x20000;
 
 /** Whether the pool's connections take result sets from compound statements, as configured. */
 function multiResults(pool: mysql.Pool): boolean {
-  const config = (pool as unknown as { pool?: { config?: { connectionConfig?: unknown } } }).pool
-    ?.config?.connectionConfig as { clientFlags?: number } | undefined;
+  const config = connectionConfig(pool);
   return config?.clientFlags === undefined || (config.clientFlags & MULTI_RESULTS) !== 0;
 }
 
@@ -91,10 +111,11 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
   #blocks: boolean | undefined;
 
   constructor(options: { pool: mysql.Pool; owned: boolean; database?: string; location: string }) {
-    super(drizzle({ client: options.pool }), mysqlTables(options.database));
+    const database = options.database ?? configuredDatabase(options.pool);
+    super(drizzle({ client: options.pool }), mysqlTables(database));
     this.#pool = options.pool;
     this.#owned = options.owned;
-    this.#database = options.database;
+    this.#database = database;
     this.#location = options.location;
   }
 
@@ -107,7 +128,8 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
         // MySQL has no such variable (its max_execution_time bounds SELECTs only).
         if (driverError(error).errno !== 1193) throw error;
       });
-      // The shipped SQL names tables without a database: run it in the store's database.
+      // The shipped SQL names tables without a database: run it in the store's database. The
+      // connection is never reused (below), whatever its default database is then.
       if (this.#database !== undefined)
         await connection.query(own(`USE ${quoteIdent(this.#database)}`));
       const [current] = (await connection.query(own(SESSION_SETTINGS_QUERY))) as unknown as [
