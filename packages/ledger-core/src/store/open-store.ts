@@ -108,15 +108,15 @@ export function unusableUrl(path: string, url: string, reason: string): InvalidA
   return new InvalidArgumentError(path, `cannot use ${JSON.stringify(redactUrl(url))}: ${reason}`);
 }
 
+/** Why a URL that does not parse is refused, and what usually fixes it. */
+export const UNPARSABLE_URL =
+  "it is not a valid URL (percent-encode @ : / % # ? and spaces in the user name and password)";
+
 /** Refuses a URL that does not parse; reserved characters in credentials must be encoded. */
 export function assertParsableUrl(path: string, url: string): URL {
   try {
     return new URL(url);
   } catch {
-    throw unusableUrl(
-      path,
-      url,
-      "it is not a valid URL (percent-encode @ : / % # ? and spaces in the user name and password)",
-    );
+    throw unusableUrl(path, url, UNPARSABLE_URL);
   }
 }

@@ -1,7 +1,7 @@
 import pg from "pg";
 import { InvalidArgumentError } from "../../events/errors.js";
 import type { EventStore } from "../../store/event-store.js";
-import { redactUrl, unusableUrl } from "../../store/open-store.js";
+import { redactUrl, UNPARSABLE_URL, unusableUrl } from "../../store/open-store.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
 import { PostgresBackend } from "./postgres-backend.js";
 
@@ -28,9 +28,9 @@ function checkConnectionString(connectionString: string): void {
   } catch (error) {
     throw unusableUrl(
       "$.connectionString",
-      String(connectionString),
+      connectionString,
       error instanceof TypeError && /Invalid URL/i.test(error.message)
-        ? "it is not a valid URL (percent-encode @ : / % # ? and spaces in the user name and password)"
+        ? UNPARSABLE_URL
         : error instanceof Error
           ? error.message
           : String(error),
