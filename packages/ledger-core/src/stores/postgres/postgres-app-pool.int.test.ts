@@ -96,6 +96,21 @@ describe.skipIf(!available)("PostgresEventStore on a pool the application resets
   });
 });
 
+describe.skipIf(!available)(
+  "PostgresEventStore reports the durability of the pool's commits",
+  () => {
+    it("describe() says synchronous_commit as the store's connections have it, read at init", async () => {
+      for (const setting of ["off", "on"]) {
+        const pool = appPool({ max: 1, options: `-c synchronous_commit=${setting}` });
+        const store = new PostgresEventStore({ pool, schema: freshSchema() });
+        await store.init();
+        expect(store.describe().durability).toMatchObject({ synchronous_commit: setting });
+        await store.close();
+      }
+    });
+  },
+);
+
 describe("PostgresEventStore given something other than a pool", () => {
   it("refuses a pg.Client (the application's queries would run inside the store's transactions)", () => {
     const client = new pg.Client({ connectionString: SERVER_URLS.postgres });

@@ -45,6 +45,8 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
   readonly #location: string;
   readonly #bound = new WeakMap<pg.PoolClient, NodePgDatabase>();
   #appendQueries: AppendQueries | undefined;
+  /** synchronous_commit as init's connection had it (an application's pool may turn it off). */
+  #synchronousCommit = "unknown";
 
   constructor(options: { pool: pg.Pool; owned: boolean; schema?: string; location: string }) {
     super(drizzle({ client: options.pool }), postgresTables(options.schema ?? "public"));
@@ -66,6 +68,12 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
       await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
         `agent-ledger:migrate:${this.#schema}`,
       ]);
+      // Only "on" (or a stricter remote_*) makes a commit durable against a server crash; an
+      // application may turn it off for its own pool. Reported by describe(), as Redis does.
+      const durability = await client.query<{ synchronous_commit: string }>(
+        "SHOW synchronous_commit",
+      );
+      this.#synchronousCommit = durability.rows[0]?.synchronous_commit ?? "unknown";
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
       // The shipped SQL names tables without a schema: run it with the store's schema first.
       await client.query(`SET LOCAL search_path TO ${schema}`);
@@ -414,7 +422,11 @@ SELECT last_cursor FROM c`;
     return {
       kind: "postgres",
       location: this.#location,
-      durability: { schema: this.#schema, note: "synchronous_commit is the server's setting" },
+      durability: {
+        schema: this.#schema,
+        synchronous_commit: this.#synchronousCommit,
+        note: "an acknowledged append survives a server crash only with synchronous_commit on",
+      },
     };
   }
 
