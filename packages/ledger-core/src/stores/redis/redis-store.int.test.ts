@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { computeEventHash } from "../../events/hash-chain.js";
 import type { NewEvent } from "../../events/types.js";
 import { openStore } from "../../store/open-store.js";
+import { checkLargeBatch } from "../../testing/large-batch.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { checkSharedHandles } from "../../testing/shared-handles.js";
 import { sessionMember, sessionsKey } from "./keys.js";
@@ -256,8 +257,10 @@ describe.skipIf(!available)("RedisEventStore", () => {
       );
       const batches = evalsha.mock.calls.filter(([sha]) => sha === APPEND_BATCH_SCRIPT.sha);
       expect(batches).toHaveLength(1);
-      // ARGV: the number of calls first (after the sha, the key count and 4 x 6 keys).
-      expect(batches[0]?.[2 + 24]).toBe(4);
+      // Keys and ARGV go as one array: 4 x 6 keys, then the number of calls.
+      const keysAndArgs = batches[0]?.[2] as unknown as string[];
+      expect(batches[0]?.[1]).toBe(24);
+      expect(keysAndArgs[24]).toBe("4");
       results.forEach((result, index) => {
         expect(result.deduplicated).toBe(false);
         expect(result.events[0]?.seq).toBe(index === 3 ? 2 : 1);
@@ -648,4 +651,10 @@ describe.skipIf(!available)("RedisEventStore", () => {
     expect(() => new RedisEventStore({})).toThrow(/exactly one/);
     expect(() => new RedisEventStore({ url: "http://x" })).toThrow(/redis:\/\//);
   });
+
+  it("writes one batch of 70,000 events whole (new run, cached run, retry, fork): the script's arguments no longer overflow the stack", async () => {
+    // 70,000 events are some 140,000 script arguments; spread into one call they threw
+    // RangeError (Maximum call stack size exceeded) and the append failed as store-unavailable.
+    await checkLargeBatch(store, 70_000);
+  }, 60_000);
 });

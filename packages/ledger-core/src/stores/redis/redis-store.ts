@@ -280,7 +280,10 @@ export class RedisEventStore implements EventStore {
     if (calls.length === 1 && only !== undefined)
       return [(await runScript(this.#client, APPEND_SCRIPT, only.keys, only.args)) as unknown[]];
     const args: (string | number)[] = [calls.length];
-    for (const call of calls) args.push(call.args.length, ...call.args);
+    for (const call of calls) {
+      args.push(call.args.length);
+      for (const arg of call.args) args.push(arg);
+    }
     return (await runScript(
       this.#client,
       APPEND_BATCH_SCRIPT,

@@ -7,10 +7,22 @@ export interface LuaScript {
   readonly sha: string;
 }
 
-/** Minimal client surface the scripts need (ioredis Redis and Cluster both have it). */
+/**
+ * Minimal client surface the scripts need (ioredis Redis and Cluster both have it). Keys and
+ * arguments go as one array, which ioredis flattens: spread into the call, a batch of some
+ * 60,000 events (two arguments each) overflowed the JavaScript stack.
+ */
 export interface ScriptClient {
-  evalsha(sha: string, numKeys: number, ...args: (string | number | Buffer)[]): Promise<unknown>;
-  eval(script: string, numKeys: number, ...args: (string | number | Buffer)[]): Promise<unknown>;
+  evalsha(
+    sha: string,
+    numKeys: number,
+    keysAndArgs: (string | number | Buffer)[],
+  ): Promise<unknown>;
+  eval(
+    script: string,
+    numKeys: number,
+    keysAndArgs: (string | number | Buffer)[],
+  ): Promise<unknown>;
 }
 
 function script(source: string): LuaScript {
@@ -28,11 +40,13 @@ export async function runScript(
   keys: string[],
   args: (string | number | Buffer)[],
 ): Promise<unknown> {
+  // concat keeps a Buffer argument whole (a typed array is not spread into the list).
+  const keysAndArgs = (keys as (string | number | Buffer)[]).concat(args);
   try {
-    return await client.evalsha(lua.sha, keys.length, ...keys, ...args);
+    return await client.evalsha(lua.sha, keys.length, keysAndArgs);
   } catch (error) {
     if (error instanceof Error && error.message.startsWith("NOSCRIPT")) {
-      return await client.eval(lua.source, keys.length, ...keys, ...args);
+      return await client.eval(lua.source, keys.length, keysAndArgs);
     }
     throw error;
   }
