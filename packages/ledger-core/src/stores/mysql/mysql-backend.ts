@@ -5,7 +5,7 @@ import { LedgerError } from "../../events/errors.js";
 import type { StoreDescription } from "../../store/event-store.js";
 import { type HeadAppend, inLockOrder } from "../sql/head-cache.js";
 import type { SessionRow } from "../sql/rows.js";
-import { idText, type QueryDb, SharedReads, sharedStep } from "../sql/shared-queries.js";
+import { chunked, idText, type QueryDb, SharedReads, sharedStep } from "../sql/shared-queries.js";
 import { type DriverErrorKind, driverError, type SqlBackend } from "../sql/sql-backend.js";
 import { runAsync, type WriteProgram, type WriteStep } from "../sql/write-program.js";
 import { migrateMysql } from "./mysql-migrate.js";
@@ -354,10 +354,11 @@ END`;
     const { events, runs, sessions, blobs, blobRefs } = this.tables;
     switch (step.kind) {
       case "index-refs":
-        await tx
-          .insert(blobRefs)
-          .ignore()
-          .values(step.refs.map((blobRef) => ({ blobRef, sessionId: step.sessionId })));
+        for (const refs of chunked(step.refs))
+          await tx
+            .insert(blobRefs)
+            .ignore()
+            .values(refs.map((blobRef) => ({ blobRef, sessionId: step.sessionId })));
         return undefined;
       case "delete-session": {
         const [deletedEvents] = await tx.delete(events).where(eq(events.sessionId, step.sessionId));
@@ -368,8 +369,7 @@ END`;
       }
       case "collect-blobs": {
         let deleted = 0;
-        for (let start = 0; start < step.refs.length; start += 1000) {
-          const chunk = step.refs.slice(start, start + 1000);
+        for (const chunk of chunked(step.refs)) {
           const [result] = await tx
             .delete(blobs)
             .where(

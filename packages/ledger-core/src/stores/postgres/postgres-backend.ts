@@ -7,7 +7,7 @@ import type { StoreDescription } from "../../store/event-store.js";
 import { type HeadAppend, inLockOrder } from "../sql/head-cache.js";
 import { pendingMigrations } from "../sql/migrations.js";
 import type { SessionRow } from "../sql/rows.js";
-import { type QueryDb, SharedReads, sharedStep } from "../sql/shared-queries.js";
+import { chunked, type QueryDb, SharedReads, sharedStep } from "../sql/shared-queries.js";
 import { type DriverErrorKind, driverError, type SqlBackend } from "../sql/sql-backend.js";
 import { runAsync, type WriteProgram, type WriteStep } from "../sql/write-program.js";
 import { postgresTables } from "./schema.js";
@@ -318,10 +318,11 @@ SELECT last_cursor FROM c`;
     const { events, runs, sessions, blobs, blobRefs } = this.tables;
     switch (step.kind) {
       case "index-refs":
-        await tx
-          .insert(blobRefs)
-          .values(step.refs.map((blobRef) => ({ blobRef, sessionId: step.sessionId })))
-          .onConflictDoNothing();
+        for (const refs of chunked(step.refs))
+          await tx
+            .insert(blobRefs)
+            .values(refs.map((blobRef) => ({ blobRef, sessionId: step.sessionId })))
+            .onConflictDoNothing();
         return undefined;
       case "delete-session": {
         const deletedEvents = await tx
@@ -338,8 +339,7 @@ SELECT last_cursor FROM c`;
       }
       case "collect-blobs": {
         let deleted = 0;
-        for (let start = 0; start < step.refs.length; start += 1000) {
-          const chunk = step.refs.slice(start, start + 1000);
+        for (const chunk of chunked(step.refs)) {
           const rows = await tx
             .delete(blobs)
             .where(

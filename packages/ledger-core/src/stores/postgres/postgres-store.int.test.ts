@@ -2,6 +2,7 @@ import pg from "pg";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import { openStore } from "../../store/open-store.js";
+import { checkLargeBatch } from "../../testing/large-batch.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { checkSharedHandles } from "../../testing/shared-handles.js";
 import { PostgresBackend } from "./postgres-backend.js";
@@ -146,4 +147,13 @@ describe.skipIf(!available)("PostgresEventStore", () => {
       await client.query(`DROP SCHEMA IF EXISTS "${old}" CASCADE`);
     }
   });
+
+  it("writes one batch of 10,000 events to a new run, and forks it, within the 65,535 bind parameters of a statement", async () => {
+    // One multi-row INSERT of 10,000 events bound 80,000 values: the server refused it ("bind
+    // message has 14464 parameter formats but 0 parameters") as store-unavailable.
+    const store = new PostgresEventStore({ pool: pool as pg.Pool, schema });
+    await store.init();
+    await checkLargeBatch(store, 10_000);
+    await store.close();
+  }, 60_000);
 });

@@ -59,6 +59,22 @@ export function idText(value: unknown): string {
 
 const bodies = (rows: Record<string, unknown>[]) => rows.map((row) => row.body as string);
 
+/**
+ * Rows or values per statement where a write or lookup names a whole batch: an append of
+ * 10,000 events in one multi-row INSERT was 80,000 bind parameters, past PostgreSQL's 65,535
+ * (and a 70,000-id lookup past it too), and drizzle overflowed the stack building still larger
+ * ones. The statements run in the caller's transaction, so the batch stays all or nothing.
+ */
+export const ROWS_PER_STATEMENT = 1000;
+
+/** `items` in consecutive slices of at most `size`. */
+export function chunked<T>(items: readonly T[], size = ROWS_PER_STATEMENT): T[][] {
+  const chunks: T[][] = [];
+  for (let start = 0; start < items.length; start += size)
+    chunks.push(items.slice(start, start + size));
+  return chunks;
+}
+
 /** A run's head row; `lock` takes it FOR UPDATE (inside a write transaction). */
 export async function runHeadRow(
   db: QueryDb,
@@ -157,11 +173,7 @@ export function sharedStep(
     case "lock-head":
       return runHeadRow(db, tables, step.sessionId, step.runId, true);
     case "find-events":
-      return db
-        .select({ body: events.body })
-        .from(events)
-        .where(and(eq(events.sessionId, step.sessionId), inArray(events.eventId, step.eventIds)))
-        .then(bodies);
+      return findEvents(db, tables, step.sessionId, step.eventIds);
     case "read-run":
       return runBodies(db, tables, step.sessionId, step.runId, { uptoSeq: step.uptoSeq });
     case "lock-session":
@@ -217,8 +229,25 @@ async function writeHead(
   return undefined;
 }
 
+async function findEvents(
+  db: QueryDb,
+  { events }: QueryTables,
+  sessionId: string,
+  eventIds: string[],
+): Promise<string[]> {
+  const found: string[] = [];
+  for (const ids of chunked(eventIds)) {
+    const rows = await db
+      .select({ body: events.body })
+      .from(events)
+      .where(and(eq(events.sessionId, sessionId), inArray(events.eventId, ids)));
+    for (const row of rows) found.push(row.body as string);
+  }
+  return found;
+}
+
 async function insertEvents(db: QueryDb, { events }: QueryTables, rows: EventRow[]) {
-  await db.insert(events).values(rows);
+  for (const chunk of chunked(rows)) await db.insert(events).values(chunk);
   return undefined;
 }
 
@@ -263,11 +292,11 @@ export abstract class SharedReads<Db extends object, Tables extends QueryTables>
   async getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
     const { blobs } = this.tables;
     const out = new Map<string, Uint8Array>();
-    for (let start = 0; start < refs.length; start += 1000) {
+    for (const chunk of chunked(refs)) {
       const rows = await this.#query
         .select({ ref: blobs.blobRef, content: blobs.content })
         .from(blobs)
-        .where(inArray(blobs.blobRef, refs.slice(start, start + 1000)));
+        .where(inArray(blobs.blobRef, chunk));
       for (const row of rows) out.set(row.ref as string, row.content as Uint8Array);
     }
     return out;
