@@ -5,7 +5,14 @@ import { LedgerError } from "../../events/errors.js";
 import type { StoreDescription } from "../../store/event-store.js";
 import { type HeadAppend, inLockOrder } from "../sql/head-cache.js";
 import type { SessionRow } from "../sql/rows.js";
-import { chunked, idText, type QueryDb, SharedReads, sharedStep } from "../sql/shared-queries.js";
+import {
+  chunked,
+  idText,
+  type QueryDb,
+  ROWS_PER_STATEMENT,
+  SharedReads,
+  sharedStep,
+} from "../sql/shared-queries.js";
 import { type DriverErrorKind, driverError, type SqlBackend } from "../sql/sql-backend.js";
 import { runAsync, type WriteProgram, type WriteStep } from "../sql/write-program.js";
 import { migrateMysql } from "./mysql-migrate.js";
@@ -86,6 +93,24 @@ const MULTI_RESULTS = 0x20000;
 function multiResults(pool: mysql.Pool): boolean {
   const config = connectionConfig(pool);
   return config?.clientFlags === undefined || (config.clientFlags & MULTI_RESULTS) !== 0;
+}
+
+/**
+ * The appends of a batch that go into its one statement, each with its index in the batch: in
+ * order, as long as they hold at most ROWS_PER_STATEMENT events together. The others stay
+ * unanswered (undefined), and the store writes each with the transactional program, in bounded
+ * INSERTs: a block binds 7 values per event, and MariaDB refuses a prepared statement with more
+ * than 65,535 placeholders ("too many placeholders", for one append of about 9,400 events).
+ */
+function statementPart(appends: HeadAppend[]): { append: HeadAppend; index: number }[] {
+  const part: { append: HeadAppend; index: number }[] = [];
+  let events = 0;
+  for (const [index, append] of appends.entries()) {
+    if (events + append.events.length > ROWS_PER_STATEMENT) break;
+    part.push({ append, index });
+    events += append.events.length;
+  }
+  return part;
 }
 
 function quoteIdent(name: string): string {
@@ -212,11 +237,23 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
    * answers undefined. Any error rolls back and is re-raised with its own errno. Plain SQL
    * rather than drizzle's builder, prepared once per shape (sessions, runs and events per
    * append) and connection by the driver: this runs on every recorded call. MySQL has no
-   * anonymous blocks: there (undefined) the store uses the transactional program.
+   * anonymous blocks: there (undefined) the store uses the transactional program. A batch of
+   * more than ROWS_PER_STATEMENT events in all is cut short (see statementPart).
    */
   async appendAtHeads(appends: HeadAppend[]): Promise<(number | undefined)[]> {
     // Known since init; asked only by a store used without it.
     if (!(this.#blocks ?? (await this.#canRunBlocks()))) return appends.map(() => undefined);
+    const part = statementPart(appends);
+    const lasts: (number | undefined)[] = appends.map(() => undefined);
+    if (part.length === 0) return lasts;
+    const written = await this.#appendBlock(part.map(({ append }) => append));
+    part.forEach(({ index }, i) => {
+      lasts[index] = written[i];
+    });
+    return lasts;
+  }
+
+  async #appendBlock(appends: HeadAppend[]): Promise<(number | undefined)[]> {
     const prefix = this.#database === undefined ? "" : `${quoteIdent(this.#database)}.`;
     const order = inLockOrder(appends);
     const values: (string | number | null)[] = [];

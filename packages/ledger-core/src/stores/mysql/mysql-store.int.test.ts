@@ -2,6 +2,7 @@ import mysql from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import { openStore } from "../../store/open-store.js";
+import { checkLargeBatch } from "../../testing/large-batch.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { checkSharedHandles } from "../../testing/shared-handles.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
@@ -143,6 +144,41 @@ describe.skipIf(!available)("MysqlEventStore", () => {
       await single.end();
     }
   });
+
+  it("writes batches past MariaDB's 65,535 placeholders: one append of 10,000 events, and 12 appends of 900 gathered in one tick", async () => {
+    // The one-statement block binds 7 values per event: both were refused ("Prepared statement
+    // contains too many placeholders") and answered store-unavailable.
+    const store = new MysqlEventStore({ pool: pool as mysql.Pool, database });
+    try {
+      await store.init();
+      await checkLargeBatch(store, 10_000);
+      const sessionId = `gathered-${uuidv7()}`;
+      const runs = Array.from({ length: 12 }, (_, index) => `r${index}`);
+      for (const runId of runs)
+        await store.append({ sessionId, runId, expectedSeq: 0, events: [{ type: "run.started" }] });
+      const results = await Promise.all(
+        runs.map((runId) =>
+          store.append({
+            sessionId,
+            runId,
+            expectedSeq: 1,
+            events: Array.from({ length: 900 }, () => ({ type: "x.step" })),
+          }),
+        ),
+      );
+      for (const result of results) expect(result.events.map((event) => event.seq)[899]).toBe(900);
+      const cursors = [];
+      for (let after = 0; ; ) {
+        const page = await store.readSession({ sessionId, after, limit: 5000 });
+        if (page.events.length === 0) break;
+        for (const event of page.events) cursors.push(event.commitCursor);
+        after = page.nextCursor;
+      }
+      expect(cursors).toEqual(Array.from({ length: 12 * 901 }, (_, index) => index + 1));
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
 });
 
 /** The store over a backend that reports no one-statement path, as on MySQL. */
