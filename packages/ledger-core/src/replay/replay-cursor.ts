@@ -2,6 +2,7 @@ import { ReplayDivergenceError } from "../events/errors.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { LedgerEvent, ToolEffect } from "../events/types.js";
 import type { Attempt } from "../recorder/attempt.js";
+import { AttemptIndex } from "./attempt-index.js";
 
 /** What the ledger holds for one recorded model or tool attempt. */
 export interface RecordedAttempt {
@@ -129,6 +130,9 @@ export class ReplayCursor {
   #modelIndex = 0;
   #inputIndex = 0;
   readonly #usedTools = new Set<RecordedAttempt>();
+  readonly #toolsByCallId: AttemptIndex<RecordedAttempt>;
+  readonly #toolsByName: AttemptIndex<RecordedAttempt>;
+  readonly #toolsByRetryOf: AttemptIndex<RecordedAttempt>;
 
   constructor(events: readonly LedgerEvent[]) {
     const attempts = collectAttempts(events);
@@ -142,6 +146,9 @@ export class ReplayCursor {
     this.#models = live.filter((attempt) => attempt.kind === "model");
     this.#tools = live.filter((attempt) => attempt.kind === "tool");
     this.#inputs = events.filter((event) => event.type === "input.received");
+    this.#toolsByCallId = new AttemptIndex(this.#tools, (attempt) => attempt.toolCallId);
+    this.#toolsByName = new AttemptIndex(this.#tools, (attempt) => attempt.name);
+    this.#toolsByRetryOf = new AttemptIndex(this.#tools, (attempt) => attempt.retryOf);
   }
 
   /** The recorded model attempts this cursor answers, in replay order, matched or not. */
@@ -186,13 +193,8 @@ export class ReplayCursor {
   }): ReplayMatch | undefined {
     const attempt =
       call.toolCallId !== undefined
-        ? this.#tools.find(
-            (candidate) =>
-              !this.#usedTools.has(candidate) && candidate.toolCallId === call.toolCallId,
-          )
-        : this.#tools.find(
-            (candidate) => !this.#usedTools.has(candidate) && candidate.name === call.name,
-          );
+        ? this.#toolsByCallId.firstUnused(call.toolCallId, this.#usedTools)
+        : this.#toolsByName.firstUnused(call.name, this.#usedTools);
     if (!attempt) return undefined;
     if (attempt.requestHash !== call.requestHash || attempt.name !== call.name) {
       throw new ReplayDivergenceError(
@@ -231,9 +233,7 @@ export class ReplayCursor {
     if (call.kind === "model") {
       if (this.retriesNext(call.retryOf)) attempt = this.#models[this.#modelIndex];
     } else {
-      attempt = this.#tools.find(
-        (candidate) => !this.#usedTools.has(candidate) && candidate.retryOf === call.retryOf,
-      );
+      attempt = this.#toolsByRetryOf.firstUnused(call.retryOf, this.#usedTools);
     }
     if (!attempt) return undefined;
     if (attempt.requestHash !== call.requestHash) {
