@@ -1,11 +1,12 @@
 import { and, asc, eq, gt, inArray, lte, sql } from "drizzle-orm";
 import { drizzle, type MySql2Database } from "drizzle-orm/mysql2";
 import type mysql from "mysql2/promise";
-import { LedgerError } from "../../events/errors.js";
+import { InvalidEventError, LedgerError } from "../../events/errors.js";
 import type { StoreDescription } from "../../store/event-store.js";
 import { type HeadAppend, inLockOrder } from "../sql/head-cache.js";
-import type { SessionRow } from "../sql/rows.js";
+import type { EventRow, SessionRow } from "../sql/rows.js";
 import {
+  BODY_CHARS_PER_STATEMENT,
   chunked,
   idText,
   type QueryDb,
@@ -97,20 +98,73 @@ function multiResults(pool: mysql.Pool): boolean {
 
 /**
  * The appends of a batch that go into its one statement, each with its index in the batch: in
- * order, as long as they hold at most ROWS_PER_STATEMENT events together. The others stay
- * unanswered (undefined), and the store writes each with the transactional program, in bounded
- * INSERTs: a block binds 7 values per event, and MariaDB refuses a prepared statement with more
- * than 65,535 placeholders ("too many placeholders", for one append of about 9,400 events).
+ * order, as long as they hold at most ROWS_PER_STATEMENT events and `bodyChars` characters of
+ * event bodies together. The others stay unanswered (undefined), and the store writes each with
+ * the transactional program, in bounded INSERTs: a block binds 7 values per event, and MariaDB
+ * refuses a prepared statement with more than 65,535 placeholders ("too many placeholders", for
+ * one append of about 9,400 events), or longer than max_allowed_packet.
  */
-function statementPart(appends: HeadAppend[]): { append: HeadAppend; index: number }[] {
+function statementPart(
+  appends: HeadAppend[],
+  bodyChars: number,
+): { append: HeadAppend; index: number }[] {
   const part: { append: HeadAppend; index: number }[] = [];
   let events = 0;
+  let chars = 0;
   for (const [index, append] of appends.entries()) {
-    if (events + append.events.length > ROWS_PER_STATEMENT) break;
+    let size = 0;
+    for (const event of append.events) size += event.bodyPrefix.length;
+    if (events + append.events.length > ROWS_PER_STATEMENT || chars + size > bodyChars) break;
     part.push({ append, index });
     events += append.events.length;
+    chars += size;
   }
   return part;
+}
+
+/** Room for the statement around the values, within max_allowed_packet. */
+const packetOverhead = 64 * 1024;
+
+/**
+ * Body characters one statement may carry within `maxPacket` bytes: a character is at most 3
+ * bytes of UTF-8 (a surrogate pair, 4 bytes, is 2 characters), escaped into the statement's
+ * text at most twice over.
+ */
+function bodyCharsPerStatement(maxPacket: number): number {
+  return Math.max(
+    1,
+    Math.min(BODY_CHARS_PER_STATEMENT, Math.floor((maxPacket - packetOverhead) / 6)),
+  );
+}
+
+/**
+ * Bytes of an event body in a statement: its UTF-8, each character mysql2 escapes counted
+ * twice (a JSON text holds no raw control character: only quotes and backslashes).
+ */
+function escapedBytes(body: string): number {
+  let escaped = 0;
+  for (let index = 0; index < body.length; index++) {
+    const code = body.charCodeAt(index);
+    if (code === 0x22 || code === 0x27 || code === 0x5c) escaped++;
+  }
+  return Buffer.byteLength(body) + escaped;
+}
+
+/**
+ * Refuses, before anything is written, an event no statement can carry on this server: its row
+ * alone is longer than max_allowed_packet, which the server answers by dropping the connection
+ * ("Got a packet bigger than 'max_allowed_packet' bytes"), a refusal no retry gets past.
+ */
+function assertRowsFit(rows: EventRow[], maxPacket: number): void {
+  rows.forEach((row, index) => {
+    if (row.body.length * 6 + packetOverhead <= maxPacket) return;
+    const bytes = escapedBytes(row.body);
+    if (bytes + packetOverhead <= maxPacket) return;
+    throw new InvalidEventError(
+      `$.events[${index}]`,
+      `the event is ${bytes} bytes as stored, more than this server's max_allowed_packet (${maxPacket} bytes) leaves for one statement: keep large content in the blob store (putBlob, or the recorder's compaction) or raise max_allowed_packet`,
+    );
+  });
 }
 
 function quoteIdent(name: string): string {
@@ -134,6 +188,8 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
    * anonymous blocks) and the pool's connections take the result set the block answers with.
    */
   #blocks: boolean | undefined;
+  /** The server's max_allowed_packet in bytes: no statement may be longer. */
+  #maxPacket: number | undefined;
 
   constructor(options: { pool: mysql.Pool; owned: boolean; database?: string; location: string }) {
     const database = options.database ?? configuredDatabase(options.pool);
@@ -243,7 +299,7 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
   async appendAtHeads(appends: HeadAppend[]): Promise<(number | undefined)[]> {
     // Known since init; asked only by a store used without it.
     if (!(this.#blocks ?? (await this.#canRunBlocks()))) return appends.map(() => undefined);
-    const part = statementPart(appends);
+    const part = statementPart(appends, bodyCharsPerStatement(await this.#packetLimit()));
     const lasts: (number | undefined)[] = appends.map(() => undefined);
     if (part.length === 0) return lasts;
     const written = await this.#appendBlock(part.map(({ append }) => append));
@@ -370,23 +426,41 @@ END`;
     }
   }
 
+  async #canRunBlocks(): Promise<boolean> {
+    if (this.#blocks === undefined) await this.#askServer();
+    return this.#blocks as boolean;
+  }
+
+  /** The server's max_allowed_packet, once asked (with the server kind). */
+  async #packetLimit(): Promise<number> {
+    if (this.#maxPacket === undefined) await this.#askServer();
+    return this.#maxPacket as number;
+  }
+
   /**
    * Asks the server once (two first callers at once may both ask: the answer is the same).
    * A pool whose connections lack MULTI_RESULTS (an application's `flags: "-MULTI_RESULTS"`)
    * cannot run blocks: the server refuses a block that answers with a result set there (before
    * running it), so every append on the path would fail.
    */
-  async #canRunBlocks(): Promise<boolean> {
-    if (this.#blocks === undefined) {
-      const [rows] = await this.#pool.query(own("SELECT VERSION() AS version"));
-      const mariaDb = /mariadb/i.test(String((rows as { version?: unknown }[])[0]?.version));
-      this.#blocks = mariaDb && multiResults(this.#pool);
-    }
-    return this.#blocks;
+  async #askServer(): Promise<void> {
+    const [rows] = await this.#pool.query(
+      own("SELECT VERSION() AS version, @@max_allowed_packet AS packet"),
+    );
+    const row = (rows as { version?: unknown; packet?: unknown }[])[0];
+    this.#maxPacket = Number(row?.packet);
+    this.#blocks = /mariadb/i.test(String(row?.version)) && multiResults(this.#pool);
   }
 
   async #execute(tx: Db, step: WriteStep): Promise<unknown> {
-    const shared = sharedStep(tx as unknown as QueryDb, this.tables, step);
+    const maxPacket = await this.#packetLimit();
+    if (step.kind === "insert-events") assertRowsFit(step.rows, maxPacket);
+    const shared = sharedStep(
+      tx as unknown as QueryDb,
+      this.tables,
+      step,
+      bodyCharsPerStatement(maxPacket),
+    );
     if (shared !== undefined) return shared;
     const { events, runs, sessions, blobs, blobRefs } = this.tables;
     switch (step.kind) {

@@ -1,6 +1,7 @@
 import mysql from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
+import type { NewEvent } from "../../events/types.js";
 import { openStore } from "../../store/open-store.js";
 import { checkLargeBatch } from "../../testing/large-batch.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
@@ -175,6 +176,65 @@ describe.skipIf(!available)("MysqlEventStore", () => {
         after = page.nextCursor;
       }
       expect(cursors).toEqual(Array.from({ length: 12 * 901 }, (_, index) => index + 1));
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+
+  it("keeps every statement within max_allowed_packet: 100 events of 200 KB are written whole, an event no statement can carry is invalid-event at its path and nothing is written", async () => {
+    // A batch was one statement: 20 MB of events failed as store-unavailable ("Got a packet
+    // bigger than 'max_allowed_packet' bytes"), on the transactional path and the one-statement
+    // block alike, and so did one event too big for any statement, which no retry gets past.
+    const store = new MysqlEventStore({ pool: pool as mysql.Pool, database });
+    try {
+      await store.init();
+      const sessionId = `packets-${uuidv7()}`;
+      const text = "y".repeat(200 * 1024);
+      const large = () =>
+        Array.from(
+          { length: 100 },
+          (_, index): NewEvent => ({ type: "x.step", payload: { index, text } }),
+        );
+      await store.append({ sessionId, runId: "new", expectedSeq: 0, events: large() });
+      await store.append({
+        sessionId,
+        runId: "cached",
+        expectedSeq: 0,
+        events: [{ type: "run.started" }],
+      });
+      await store.append({ sessionId, runId: "cached", expectedSeq: 1, events: large() });
+      expect((await store.runHead({ sessionId, runId: "new" })).length).toBe(100);
+      expect((await store.runHead({ sessionId, runId: "cached" })).length).toBe(101);
+
+      const [rows] = (await (pool as mysql.Pool).query(
+        "SELECT @@max_allowed_packet AS packet",
+      )) as unknown as [{ packet: number }[]];
+      const huge = "z".repeat(Number(rows[0]?.packet));
+      const before = (await store.readSession({ sessionId })).events;
+      for (const [runId, expectedSeq] of [
+        ["cached", 101],
+        ["other", 0],
+      ] as const) {
+        const refused = store.append({
+          sessionId,
+          runId,
+          expectedSeq,
+          events: [{ type: "x.step" }, { type: "x.step", payload: huge }],
+        });
+        await expect(refused).rejects.toMatchObject({
+          code: "invalid-event",
+          path: "$.events[1]",
+          message: expect.stringContaining("max_allowed_packet"),
+        });
+      }
+      expect((await store.readSession({ sessionId })).events).toEqual(before);
+      expect((await store.runHead({ sessionId, runId: "other" })).exists).toBe(false);
+      await store.append({
+        sessionId,
+        runId: "cached",
+        expectedSeq: 101,
+        events: [{ type: "x.step" }],
+      });
     } finally {
       await store.close();
     }

@@ -67,11 +67,37 @@ const bodies = (rows: Record<string, unknown>[]) => rows.map((row) => row.body a
  */
 export const ROWS_PER_STATEMENT = 1000;
 
-/** `items` in consecutive slices of at most `size`. */
-export function chunked<T>(items: readonly T[], size = ROWS_PER_STATEMENT): T[][] {
+/**
+ * Characters of event bodies per INSERT (a body longer than this goes in a statement of its
+ * own): a statement is one message, and a server refuses one past its limit (MariaDB's
+ * max_allowed_packet, 16 MiB by default; PostgreSQL's 1 GiB). A backend may ask for less.
+ */
+export const BODY_CHARS_PER_STATEMENT = 8 * 1024 * 1024;
+
+/**
+ * `items` in consecutive slices of at most `size`, and of at most `budget` in total `weigh`
+ * (an item heavier than the budget alone in its slice).
+ */
+export function chunked<T>(
+  items: readonly T[],
+  size = ROWS_PER_STATEMENT,
+  weigh: (item: T) => number = () => 0,
+  budget = Number.POSITIVE_INFINITY,
+): T[][] {
   const chunks: T[][] = [];
-  for (let start = 0; start < items.length; start += size)
-    chunks.push(items.slice(start, start + size));
+  let chunk: T[] = [];
+  let weight = 0;
+  for (const item of items) {
+    const own = weigh(item);
+    if (chunk.length > 0 && (chunk.length >= size || weight + own > budget)) {
+      chunks.push(chunk);
+      chunk = [];
+      weight = 0;
+    }
+    chunk.push(item);
+    weight += own;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
   return chunks;
 }
 
@@ -167,6 +193,7 @@ export function sharedStep(
   db: QueryDb,
   tables: QueryTables,
   step: WriteStep,
+  bodyCharsPerStatement = BODY_CHARS_PER_STATEMENT,
 ): PromiseLike<unknown> | undefined {
   const { events, runs, sessions } = tables;
   switch (step.kind) {
@@ -197,7 +224,7 @@ export function sharedStep(
         .where(eq(events.sessionId, step.sessionId))
         .then(bodies);
     case "insert-events":
-      return insertEvents(db, tables, step.rows);
+      return insertEvents(db, tables, step.rows, bodyCharsPerStatement);
     case "write-head":
       return writeHead(db, tables, step);
     default:
@@ -246,8 +273,14 @@ async function findEvents(
   return found;
 }
 
-async function insertEvents(db: QueryDb, { events }: QueryTables, rows: EventRow[]) {
-  for (const chunk of chunked(rows)) await db.insert(events).values(chunk);
+async function insertEvents(
+  db: QueryDb,
+  { events }: QueryTables,
+  rows: EventRow[],
+  bodyChars: number,
+) {
+  for (const chunk of chunked(rows, ROWS_PER_STATEMENT, (row) => row.body.length, bodyChars))
+    await db.insert(events).values(chunk);
   return undefined;
 }
 
