@@ -1,7 +1,7 @@
 import { and, asc, eq, gt, inArray, lte, sql } from "drizzle-orm";
 import { drizzle, type MySql2Database } from "drizzle-orm/mysql2";
 import type mysql from "mysql2/promise";
-import { InvalidEventError, LedgerError } from "../../events/errors.js";
+import { InvalidArgumentError, InvalidEventError, LedgerError } from "../../events/errors.js";
 import type { StoreDescription } from "../../store/event-store.js";
 import { type HeadAppend, inLockOrder } from "../sql/head-cache.js";
 import type { EventRow, SessionRow } from "../sql/rows.js";
@@ -539,19 +539,34 @@ END`;
     return rows.map((row) => ({ ...row, sessionId: idText(row.sessionId) }));
   }
 
-  async putBlobs(rows: { ref: string; stored: Uint8Array }[], _durable: boolean): Promise<void> {
+  async putBlobs(
+    rows: { ref: string; stored: Uint8Array; index: number }[],
+    _durable: boolean,
+  ): Promise<void> {
     const { blobs } = this.tables;
     const touchedAt = serverEpochMs;
-    await this.db
-      .insert(blobs)
-      .values(
-        rows.map((row) => ({
-          blobRef: row.ref,
-          content: Buffer.from(row.stored.buffer, row.stored.byteOffset, row.stored.byteLength),
-          touchedAt,
-        })),
-      )
-      .onDuplicateKeyUpdate({ set: { touchedAt } });
+    // A blob travels in the statement's text as X'<hex>': twice its stored bytes.
+    const maxPacket = await this.#packetLimit();
+    const budget = Math.max(1, Math.floor((maxPacket - packetOverhead) / 2));
+    for (const row of rows) {
+      if (row.stored.byteLength <= budget) continue;
+      throw new InvalidArgumentError(
+        `$[${row.index}]`,
+        `the blob is ${row.stored.byteLength} bytes as stored (compressed), more than this server's max_allowed_packet (${maxPacket} bytes) carries in one statement (as hex, twice its size): raise max_allowed_packet`,
+      );
+    }
+    const weigh = (row: { stored: Uint8Array }) => row.stored.byteLength;
+    for (const chunk of chunked(rows, ROWS_PER_STATEMENT, weigh, budget))
+      await this.db
+        .insert(blobs)
+        .values(
+          chunk.map((row) => ({
+            blobRef: row.ref,
+            content: Buffer.from(row.stored.buffer, row.stored.byteOffset, row.stored.byteLength),
+            touchedAt,
+          })),
+        )
+        .onDuplicateKeyUpdate({ set: { touchedAt } });
   }
 
   describe(): StoreDescription {

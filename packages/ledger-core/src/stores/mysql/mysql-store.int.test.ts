@@ -1,7 +1,9 @@
+import { randomBytes } from "node:crypto";
 import mysql from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import type { NewEvent } from "../../events/types.js";
+import { MemoryEventStore } from "../../store/memory-store.js";
 import { openStore } from "../../store/open-store.js";
 import { checkLargeBatch } from "../../testing/large-batch.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
@@ -235,6 +237,34 @@ describe.skipIf(!available)("MysqlEventStore", () => {
         expectedSeq: 101,
         events: [{ type: "x.step" }],
       });
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+
+  it("puts blobs within max_allowed_packet: 30 blobs of 1 MB in one call, and a blob no statement can carry is invalid-argument at its index with nothing stored", async () => {
+    // One INSERT carried every blob as hex: 30 MB failed as store-unavailable (the server
+    // dropped the connection), and so did one blob too big for any statement.
+    const store = new MysqlEventStore({ pool: pool as mysql.Pool, database });
+    try {
+      await store.init();
+      const incompressible = (bytes: number) => randomBytes(bytes / 2).toString("hex");
+      const contents = Array.from({ length: 30 }, () => incompressible(1024 * 1024));
+      const refs = await store.putBlobs(contents);
+      expect((await store.getBlobs(refs)).size).toBe(30);
+
+      const [rows] = (await (pool as mysql.Pool).query(
+        "SELECT @@max_allowed_packet AS packet",
+      )) as unknown as [{ packet: number }[]];
+      const small = `small ${uuidv7()}`;
+      const huge = randomBytes(Number(rows[0]?.packet) / 2);
+      await expect(store.putBlobs([small, small, huge])).rejects.toMatchObject({
+        code: "invalid-argument",
+        path: "$[2]",
+        message: expect.stringContaining("max_allowed_packet"),
+      });
+      const [smallRef] = await new MemoryEventStore().putBlobs([small]);
+      await expect(store.getBlob(smallRef as string)).rejects.toMatchObject({ code: "not-found" });
     } finally {
       await store.close();
     }

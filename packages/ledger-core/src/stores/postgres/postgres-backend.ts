@@ -7,7 +7,14 @@ import type { StoreDescription } from "../../store/event-store.js";
 import { type HeadAppend, inLockOrder } from "../sql/head-cache.js";
 import { pendingMigrations } from "../sql/migrations.js";
 import type { SessionRow } from "../sql/rows.js";
-import { chunked, type QueryDb, SharedReads, sharedStep } from "../sql/shared-queries.js";
+import {
+  BLOB_BYTES_PER_STATEMENT,
+  chunked,
+  type QueryDb,
+  ROWS_PER_STATEMENT,
+  SharedReads,
+  sharedStep,
+} from "../sql/shared-queries.js";
 import { type DriverErrorKind, driverError, type SqlBackend } from "../sql/sql-backend.js";
 import { runAsync, type WriteProgram, type WriteStep } from "../sql/write-program.js";
 import { postgresTables } from "./schema.js";
@@ -403,19 +410,25 @@ SELECT last_cursor FROM c`;
     return limit === undefined ? query : query.limit(limit);
   }
 
-  async putBlobs(rows: { ref: string; stored: Uint8Array }[], _durable: boolean): Promise<void> {
+  async putBlobs(
+    rows: { ref: string; stored: Uint8Array; index: number }[],
+    _durable: boolean,
+  ): Promise<void> {
     const { blobs } = this.tables;
     const touchedAt = serverEpochMs;
-    await this.db
-      .insert(blobs)
-      .values(
-        rows.map((row) => ({
-          blobRef: row.ref,
-          content: Buffer.from(row.stored.buffer, row.stored.byteOffset, row.stored.byteLength),
-          touchedAt,
-        })),
-      )
-      .onConflictDoUpdate({ target: blobs.blobRef, set: { touchedAt } });
+    // Three bind parameters a blob: 21,846 blobs in one INSERT were past the protocol's 65,535.
+    const weigh = (row: { stored: Uint8Array }) => row.stored.byteLength;
+    for (const chunk of chunked(rows, ROWS_PER_STATEMENT, weigh, BLOB_BYTES_PER_STATEMENT))
+      await this.db
+        .insert(blobs)
+        .values(
+          chunk.map((row) => ({
+            blobRef: row.ref,
+            content: Buffer.from(row.stored.buffer, row.stored.byteOffset, row.stored.byteLength),
+            touchedAt,
+          })),
+        )
+        .onConflictDoUpdate({ target: blobs.blobRef, set: { touchedAt } });
   }
 
   describe(): StoreDescription {

@@ -156,4 +156,16 @@ describe.skipIf(!available)("PostgresEventStore", () => {
     await checkLargeBatch(store, 10_000);
     await store.close();
   }, 60_000);
+
+  it("puts 22,000 blobs in one putBlobs call: the INSERTs stay within 65,535 bind parameters", async () => {
+    // Three values a blob in one INSERT: refused as store-unavailable ("bind message has ...").
+    const store = new PostgresEventStore({ pool: pool as pg.Pool, schema });
+    await store.init();
+    const contents = Array.from({ length: 22_000 }, (_, index) => `blob ${index} ${uuidv7()}`);
+    const refs = await store.putBlobs(contents);
+    const found = await store.getBlobs(refs);
+    expect(found.size).toBe(22_000);
+    expect(new TextDecoder().decode(found.get(refs[21_999] as string))).toBe(contents[21_999]);
+    await store.close();
+  }, 60_000);
 });

@@ -74,6 +74,9 @@ export const ROWS_PER_STATEMENT = 1000;
  */
 export const BODY_CHARS_PER_STATEMENT = 8 * 1024 * 1024;
 
+/** Stored blob bytes per INSERT (a larger blob goes in a statement of its own). */
+export const BLOB_BYTES_PER_STATEMENT = 16 * 1024 * 1024;
+
 /**
  * `items` in consecutive slices of at most `size`, and of at most `budget` in total `weigh`
  * (an item heavier than the budget alone in its slice).

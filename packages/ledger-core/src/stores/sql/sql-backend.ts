@@ -60,13 +60,14 @@ export interface SqlBackend {
   /** Sessions with an id after `after`, in code-point order, at most `limit`. */
   listSessions(after: string | undefined, limit: number | undefined): Promise<SessionRow[]>;
   /**
-   * Stores encoded blobs (store/blob.ts) in one statement: inserts the new ones, and sets
-   * `touched_at` on every one (existing ones too: the retention grace period starts again) to
-   * the database's clock in epoch ms, never the caller's: writers and the process that runs
-   * retention may be on hosts whose clocks disagree.
+   * Stores encoded blobs (store/blob.ts), in as few statements as the server takes: inserts the
+   * new ones, and sets `touched_at` on every one (existing ones too: the retention grace period
+   * starts again) to the database's clock in epoch ms, never the caller's: writers and the
+   * process that runs retention may be on hosts whose clocks disagree. `index` is the blob's
+   * position in the caller's list (the path of an error).
    */
   putBlobs(
-    blobs: { ref: string; stored: Uint8Array }[],
+    blobs: { ref: string; stored: Uint8Array; index: number }[],
     /** false: may become durable with the next append's commit (SQLite skips its own fsync). */
     durable: boolean,
   ): Promise<void>;

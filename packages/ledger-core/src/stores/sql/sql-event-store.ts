@@ -252,14 +252,14 @@ export class SqlEventStore implements EventStore {
   }
 
   async #putBlobs(contents: (Uint8Array | string)[], durable: boolean): Promise<string[]> {
-    const blobs = new Map<string, Uint8Array>();
-    const refs = contents.map((content) => {
+    const blobs = new Map<string, { ref: string; stored: Uint8Array; index: number }>();
+    const refs = contents.map((content, index) => {
       const blob = prepareBlob(content);
-      blobs.set(blob.ref, blob.stored);
+      if (!blobs.has(blob.ref)) blobs.set(blob.ref, { ...blob, index });
       return blob.ref;
     });
     if (blobs.size === 0) return refs;
-    const rows = [...blobs].map(([ref, stored]) => ({ ref, stored }));
+    const rows = [...blobs.values()];
     await this.#guard("putBlob", () => this.#backend.putBlobs(rows, durable));
     return refs;
   }
