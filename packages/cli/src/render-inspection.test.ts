@@ -1,9 +1,80 @@
-import { inspectSession, MemoryEventStore, SessionRecorder } from "@agent-ledger/core";
+import {
+  type AttemptView,
+  inspectSession,
+  MemoryEventStore,
+  type RunView,
+  SessionRecorder,
+} from "@agent-ledger/core";
 import { describe, expect, it } from "vitest";
 import { renderInspection } from "./render-inspection.js";
 import { recordDemoSession } from "./session-fixture.test.data.js";
 
 describe("renderInspection", () => {
+  it("places each child run under its cause looking at every child once, not once per attempt", () => {
+    // Every attempt scanned every child run: quadratic in a run of 20,000 tool calls that each
+    // started a sub-agent. Children count reads of causedByEventId.
+    let reads = 0;
+    const count = 500;
+    const attempts: AttemptView[] = Array.from({ length: count }, (_, index) => ({
+      kind: "tool",
+      attemptId: `a${index}`,
+      stepId: `s${index}`,
+      runId: "root",
+      status: "completed",
+      name: "delegate",
+      toolCallId: `c${index}`,
+      requestedAt: "2026-01-01T00:00:00.000Z",
+      requestSeq: index + 1,
+      requestEventId: `request-${index}`,
+      request: null,
+    }));
+    const child = (index: number, caused: boolean): RunView => {
+      const view: RunView = {
+        runId: `child-${index}`,
+        parentRunId: "root",
+        status: "completed",
+        length: 2,
+        startedAt: "2026-01-01T00:00:00.000Z",
+        steps: [],
+        children: [],
+      };
+      Object.defineProperty(view, "causedByEventId", {
+        enumerable: true,
+        get: () => {
+          reads++;
+          return caused ? `request-${index}` : undefined;
+        },
+      });
+      return view;
+    };
+    const root: RunView = {
+      runId: "root",
+      status: "completed",
+      length: 2 * count + 2,
+      startedAt: "2026-01-01T00:00:00.000Z",
+      steps: attempts.map((attempt) => ({
+        stepId: attempt.stepId,
+        kind: "tool",
+        attempts: [attempt],
+      })),
+      // Every other child was caused by an attempt; the last ones by none.
+      children: Array.from({ length: count + 2 }, (_, index) =>
+        child(index, index < count && index % 2 === 0),
+      ),
+    };
+    const text = renderInspection({ sessionId: "s", eventCount: 0, runs: [root], unresolved: [] });
+    expect(reads).toBeLessThanOrEqual(2 * (count + 2));
+    const lines = text.split("\n");
+    const at = (needle: string) => lines.findIndex((line) => line.includes(needle));
+    expect(at("run (child-4)")).toBe(at("[c4]") + 1);
+    expect(lines[at("run (child-4)")]).toContain("caused by tool delegate [c4] (attempt a4)");
+    expect(at("[c5]")).toBe(at("[c4]") + 2);
+    // Children caused by no attempt come after the attempts, in their order.
+    expect(at("run (child-1)")).toBeGreaterThan(at(`[c${count - 1}]`));
+    expect(at("run (child-500)")).toBe(at("run (child-499)") + 1);
+    expect(at("run (child-501)")).toBe(at("run (child-500)") + 1);
+  });
+
   it("draws the tree with retries, the child under its cause and unresolved attempts", async () => {
     const store = new MemoryEventStore();
     const demo = await recordDemoSession(store, "render");

@@ -80,28 +80,40 @@ export function renderInspection(
       `${prefix}${last ? "└─ " : "├─ "}${runLine(run)}${cause ? `  caused by ${cause}` : ""}`,
     );
     const inner = prefix + (last ? "   " : "│  ");
-    const children = [...run.children];
     type Item =
       | { kind: "attempt"; attempt: AttemptView; retry: boolean }
       | { kind: "run"; run: RunView; cause?: string };
     const items: Item[] = [];
+    // Children by the event that caused them, looked up once per attempt: a scan of every
+    // child for every attempt was quadratic (20,000 tool calls that each started a sub-agent).
+    const byCause = new Map<string, RunView[]>();
+    for (const child of run.children) {
+      const cause = child.causedByEventId;
+      if (cause === undefined) continue;
+      const caused = byCause.get(cause);
+      if (caused === undefined) byCause.set(cause, [child]);
+      else caused.push(child);
+    }
+    const placed = new Set<RunView>();
     for (const step of run.steps) {
       step.attempts.forEach((attempt, index) => {
         items.push({ kind: "attempt", attempt, retry: index > 0 });
-        for (let i = children.length - 1; i >= 0; i--) {
-          const child = children[i] as RunView;
-          if (child.causedByEventId === attempt.requestEventId) {
-            items.push({
-              kind: "run",
-              run: child,
-              cause: `${attemptLabel(attempt)} (attempt ${attempt.attemptId})`,
-            });
-            children.splice(i, 1);
-          }
+        const caused = byCause.get(attempt.requestEventId);
+        if (caused === undefined) return;
+        byCause.delete(attempt.requestEventId);
+        // Latest first, as before.
+        for (const child of caused.reverse()) {
+          items.push({
+            kind: "run",
+            run: child,
+            cause: `${attemptLabel(attempt)} (attempt ${attempt.attemptId})`,
+          });
+          placed.add(child);
         }
       });
     }
-    for (const child of children) items.push({ kind: "run", run: child });
+    for (const child of run.children)
+      if (!placed.has(child)) items.push({ kind: "run", run: child });
     items.forEach((item, index) => {
       const isLast = index === items.length - 1;
       if (item.kind === "run") renderRun(item.run, inner, isLast, item.cause);
