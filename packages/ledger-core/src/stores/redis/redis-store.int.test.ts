@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { computeEventHash } from "../../events/hash-chain.js";
@@ -656,5 +657,39 @@ describe.skipIf(!available)("RedisEventStore", () => {
     // 70,000 events are some 140,000 script arguments; spread into one call they threw
     // RangeError (Maximum call stack size exceeded) and the append failed as store-unavailable.
     await checkLargeBatch(store, 70_000);
+  }, 60_000);
+
+  it("reads a page of a long run with one LRANGE of the session log per stretch, not a LINDEX per event", async () => {
+    // A LINDEX per event walked the log from its nearer end each time: a page from the middle
+    // of a 200,000-event run took ten times one from its start. MONITOR shows the script's calls.
+    const sessionId = `pages-${randomBytes(4).toString("hex")}`;
+    const events = (from: number, count: number): NewEvent[] =>
+      Array.from({ length: count }, (_, index) => ({ type: "x.step", payload: from + index }));
+    await store.append({ sessionId, runId: "r", expectedSeq: 0, events: events(0, 3000) });
+    // Another run's events in between: the page spans two stretches of the log.
+    await store.append({ sessionId, runId: "other", expectedSeq: 0, events: events(0, 20) });
+    await store.append({ sessionId, runId: "r", expectedSeq: 3000, events: events(3000, 1000) });
+    const monitor = await new Redis(url).monitor();
+    const calls: string[] = [];
+    let marked = false;
+    monitor.on("monitor", (_time: string, args: string[]) => {
+      if (args.includes(`${prefix}marker`)) marked = true;
+      else if (args.some((arg) => arg.startsWith(prefix) && arg.endsWith(":log")))
+        calls.push(String(args[0]).toLowerCase());
+    });
+    try {
+      // MONITOR output is asynchronous: a marker command after the page tells when its calls are in.
+      const page = await store.readRun({ sessionId, runId: "r", fromSeq: 2000, limit: 2000 });
+      await admin.get(`${prefix}marker`);
+      await vi.waitFor(() => expect(marked).toBe(true));
+      expect(page.events.map((event) => event.payload)).toEqual(
+        Array.from({ length: 2000 }, (_, index) => 2000 + index),
+      );
+      expect(page.events.map((event) => event.seq)[1999]).toBe(3999);
+      expect(calls.filter((call) => call === "lindex")).toEqual([]);
+      expect(calls.filter((call) => call === "lrange")).toHaveLength(2);
+    } finally {
+      monitor.disconnect();
+    }
   }, 60_000);
 });

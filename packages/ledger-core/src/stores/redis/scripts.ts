@@ -178,14 +178,26 @@ return 1
 
 /**
  * Reads a slice of a run: KEYS 1 run events, 2 log; ARGV 1 first index, 2 last index (LRANGE
- * bounds). Returns `{cursor1, json1, ...}` from one consistent view.
+ * bounds). Returns `{cursor1, json1, ...}` from one consistent view. The run's events are read
+ * from the session's log a stretch at a time: one LRANGE over cursors less than 16 apart (a run
+ * written in batches, or interleaved with a few others), picking the run's own. A LINDEX per
+ * event walked the log from its nearer end every time: paging through a run of 200,000 events
+ * cost 21 times what 20,000 did.
  */
 export const READ_RUN_SCRIPT = script(`
 local cursors = redis.call('LRANGE', KEYS[1], ARGV[1], ARGV[2])
 local out = {}
-for _, cursor in ipairs(cursors) do
-  out[#out + 1] = cursor
-  out[#out + 1] = redis.call('LINDEX', KEYS[2], tonumber(cursor) - 1)
+local i = 1
+while i <= #cursors do
+  local first = tonumber(cursors[i])
+  local j = i
+  while j < #cursors and tonumber(cursors[j + 1]) - tonumber(cursors[j]) < 16 do j = j + 1 end
+  local jsons = redis.call('LRANGE', KEYS[2], first - 1, tonumber(cursors[j]) - 1)
+  for k = i, j do
+    out[#out + 1] = cursors[k]
+    out[#out + 1] = jsons[tonumber(cursors[k]) - first + 1]
+  end
+  i = j + 1
 end
 return out
 `);
