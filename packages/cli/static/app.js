@@ -71,8 +71,28 @@ function sessionHref(sessionId) {
 
 // ---------------------------------------------------------------- sessions list
 
+function sessionRow(session) {
+  return el(
+    "tr",
+    {},
+    el(
+      "td",
+      {},
+      el("a", {
+        text: session.sessionId,
+        href: sessionHref(session.sessionId),
+        className: "session-link",
+      }),
+    ),
+    el("td", { text: session.eventCount, className: "num" }),
+    el("td", { text: session.createdAt }),
+    el("td", { text: session.updatedAt }),
+  );
+}
+
+// The list comes a page at a time (by session id); "more sessions" fetches the next one.
 async function showSessions() {
-  const { sessions } = await api("/api/sessions");
+  const first = await api("/api/sessions");
   const table = el("table", { className: "grid", testId: "sessions" });
   table.append(
     el(
@@ -89,32 +109,28 @@ async function showSessions() {
     ),
   );
   const body = el("tbody");
-  for (const session of sessions) {
-    body.append(
-      el(
-        "tr",
-        {},
-        el(
-          "td",
-          {},
-          el("a", {
-            text: session.sessionId,
-            href: sessionHref(session.sessionId),
-            className: "session-link",
-          }),
-        ),
-        el("td", { text: session.eventCount, className: "num" }),
-        el("td", { text: session.createdAt }),
-        el("td", { text: session.updatedAt }),
-      ),
-    );
-  }
+  for (const session of first.sessions) body.append(sessionRow(session));
   table.append(body);
+  const more = el("button", { text: "more sessions", testId: "more-sessions" });
+  let next = first.nextCursor;
+  more.hidden = next === undefined;
+  more.addEventListener("click", async () => {
+    more.disabled = true;
+    try {
+      const page = await api(`/api/sessions?after=${encodeURIComponent(next)}`);
+      for (const session of page.sessions) body.append(sessionRow(session));
+      next = page.nextCursor;
+      more.hidden = next === undefined;
+    } finally {
+      more.disabled = false;
+    }
+  });
   main.replaceChildren(
     el("h1", { text: "Sessions" }),
-    sessions.length === 0
+    first.sessions.length === 0
       ? el("p", { className: "muted", text: "No sessions in this store." })
       : table,
+    more,
   );
 }
 

@@ -45,3 +45,43 @@ describe("viewer API on bad input", () => {
     expect((await get("/api/sessions/api-session")).status).toBe(200);
   });
 });
+
+describe("viewer API on a store of many sessions", () => {
+  it("pages the session list with nextCursor, so every session can be reached", async () => {
+    // The list stopped at the first 5,000 sessions by id, with no way to the others.
+    const store = await openStore("memory:");
+    const viewer = await startViewer({ store });
+    try {
+      const count = 5003;
+      for (let index = 0; index < count; index++)
+        await store.append({
+          sessionId: `s${String(index).padStart(5, "0")}`,
+          runId: "r",
+          expectedSeq: 0,
+          events: [{ type: "run.started" }],
+        });
+      const seen: string[] = [];
+      let path = "/api/sessions";
+      for (;;) {
+        const response = await fetch(new URL(path, viewer.url));
+        expect(response.status).toBe(200);
+        const page = (await response.json()) as {
+          sessions: { sessionId: string }[];
+          nextCursor?: string;
+        };
+        for (const session of page.sessions) seen.push(session.sessionId);
+        if (page.nextCursor === undefined) break;
+        path = `/api/sessions?after=${encodeURIComponent(page.nextCursor)}`;
+      }
+      expect(seen).toHaveLength(count);
+      expect(seen[count - 1]).toBe("s05002");
+      expect(new Set(seen).size).toBe(count);
+      const bad = await fetch(new URL("/api/sessions?after=a%01b", viewer.url));
+      expect(bad.status).toBe(400);
+      expect(((await bad.json()) as { code?: string }).code).toBe("invalid-argument");
+    } finally {
+      await viewer.close();
+      await store.close();
+    }
+  });
+});

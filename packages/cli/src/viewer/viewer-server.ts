@@ -36,6 +36,8 @@ export interface ViewerHandle {
 }
 
 const MAX_BLOB_BYTES = 256 * 1024;
+/** Sessions per page of /api/sessions (the viewer fetches the next on request). */
+const SESSIONS_PAGE = 1000;
 
 function send(
   response: ServerResponse,
@@ -132,15 +134,19 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
       });
     }
     if (path === "/api/sessions") {
-      const sessions = [];
-      let after: string | undefined;
-      for (;;) {
-        const page = await store.listSessions({ ...(after ? { after } : {}), limit: 500 });
-        sessions.push(...page.sessions);
-        if (!page.nextCursor || page.sessions.length === 0 || sessions.length >= 5000) break;
-        after = page.nextCursor;
-      }
-      return sendJson(response, 200, { sessions });
+      // A page of sessions after `after`, with `nextCursor` when more follow: the list stopped
+      // at 5,000 without a word, and sessions after them (by id) could not be reached.
+      const after = url.searchParams.get("after") ?? undefined;
+      if (after !== undefined && !isValidId(after))
+        return badRequest(
+          response,
+          "after is a session id: 1-255 characters without control characters",
+        );
+      const page = await store.listSessions({
+        ...(after === undefined ? {} : { after }),
+        limit: SESSIONS_PAGE,
+      });
+      return sendJson(response, 200, page);
     }
     const sessionMatch = /^\/api\/sessions\/([^/]+)(\/events)?$/.exec(path);
     if (sessionMatch) {
