@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Actor } from "../events/types.js";
 import { inspectSession } from "../inspect/inspect-session.js";
+import { MemoryEventStore } from "../store/memory-store.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
 import type { Attempt } from "./attempt.js";
 import { SessionRecorder } from "./session-recorder.js";
@@ -146,5 +147,52 @@ describe("resume re-executes a loop whose runs were already closed", () => {
     await expect(resumed.failRun(new Error("late"))).rejects.toMatchObject({ code: "run-closed" });
     expect((await store.runHead(address)).length).toBe(2);
     await store.close();
+  });
+
+  it("lists the session's runs once to resume a run and re-enter its sub-agents, not once per sub-agent", async () => {
+    // Each child of a resumed run listed every run of the session to find its own children:
+    // resuming a run with N sub-agents read N x N runs (quadratic round trips and rows).
+    const calls = { listRuns: 0 };
+    class CountingStore extends MemoryEventStore {
+      override listRuns(sessionId: string) {
+        calls.listRuns++;
+        return super.listRuns(sessionId);
+      }
+    }
+    const store = new CountingStore();
+    const count = 40;
+    const root = new SessionRecorder({ store, sessionId: "subs", runId: "root", actor });
+    await root.startRun();
+    for (let index = 0; index < count; index++) {
+      const sub = root.child({ actor: { type: "agent", id: `sub${index}` } });
+      await sub.startRun({ index });
+      const grandchild = sub.child({ actor: { type: "agent", id: "helper" } });
+      await grandchild.startRun();
+      await grandchild.completeRun();
+      if (index % 2 === 0) await sub.completeRun({ index });
+    }
+    const recorded = (await store.listRuns("subs")).map((run) => run.runId);
+    calls.listRuns = 0;
+    const resumed = await SessionRecorder.resume({
+      store,
+      sessionId: "subs",
+      runId: "root",
+      actor,
+    });
+    for (let index = 0; index < count; index++) {
+      const sub = resumed.child({ actor: { type: "agent", id: `sub${index}` } });
+      await sub.startRun({ index });
+      // The recorded sub-agent is adopted, and so is its own recorded child.
+      expect(sub.runId).toBe(recorded[2 * index + 1]);
+      const helper = sub.child({ actor: { type: "agent", id: "helper" } });
+      expect(helper.runId).toBe(recorded[2 * index + 2]);
+      if (index % 2 === 1) await sub.completeRun({ index });
+    }
+    expect(calls.listRuns).toBe(1);
+    const runs = await store.listRuns("subs");
+    expect(runs).toHaveLength(1 + 2 * count);
+    expect(runs.filter((run) => run.status === "running").map((run) => run.runId)).toEqual([
+      "root",
+    ]);
   });
 });

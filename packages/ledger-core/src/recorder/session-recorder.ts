@@ -17,7 +17,7 @@ import { assertId, uuidv7 } from "../events/ids.js";
 import { type JsonObject, type JsonValue, normalizeError, toPlainJson } from "../events/json.js";
 import type { Actor, LedgerEvent, NewEvent, RunStatus, ToolEffect } from "../events/types.js";
 import { attemptFromRecorded, ReplayCursor, type ReplayMatch } from "../replay/replay-cursor.js";
-import type { EventStore } from "../store/event-store.js";
+import type { EventStore, RunSummary } from "../store/event-store.js";
 import { readWholeRun } from "../store/read-all.js";
 import {
   isBlobRef,
@@ -130,6 +130,12 @@ export class SessionRecorder {
   #parent: SessionRecorder | undefined;
   /** Child runs recorded before a crash, in start order, adopted by `child()` on resume. */
   #recordedChildren: { runId: string; actorId: string | undefined }[] | undefined;
+  /**
+   * The session's runs by parent, as listed when the resumed run at the top of this tree was
+   * loaded. Its children, loaded in turn, find their own recorded children here: each listing
+   * the whole session again made resuming a run with N sub-agents read N x N runs.
+   */
+  #runsByParent: Map<string, RunSummary[]> | undefined;
 
   constructor(options: SessionRecorderOptions) {
     assertId(options.sessionId, "$.sessionId");
@@ -892,10 +898,20 @@ export class SessionRecorder {
    * `SessionRecorder.resume` calls it; adapters rarely need it directly.
    */
   async loadRecordedChildren(): Promise<void> {
-    const runs = await this.store.listRuns(this.sessionId);
+    const parent = this.#parent;
+    let byParent = parent === undefined ? undefined : parent.#runsByParent;
+    if (byParent === undefined) {
+      byParent = new Map();
+      for (const run of await this.store.listRuns(this.sessionId)) {
+        if (run.parentRunId === undefined) continue;
+        const siblings = byParent.get(run.parentRunId);
+        if (siblings === undefined) byParent.set(run.parentRunId, [run]);
+        else siblings.push(run);
+      }
+    }
+    this.#runsByParent = byParent;
     const firsts: LedgerEvent[] = [];
-    for (const run of runs) {
-      if (run.parentRunId !== this.runId) continue;
+    for (const run of byParent.get(this.runId) ?? []) {
       const page = await this.store.readRun({
         sessionId: this.sessionId,
         runId: run.runId,
