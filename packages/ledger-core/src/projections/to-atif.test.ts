@@ -1,9 +1,63 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { recordFixtureSession } from "./session-fixture.test.data.js";
 import { toAtif } from "./to-atif.js";
 
 describe("toAtif", () => {
+  it("places each sub-agent by a lookup, not a scan of every step: linear in the run", async () => {
+    // Each child run searched every step's causes (and copied the steps for the fallback):
+    // 5,000 sub-agents took 3 s. Array.prototype.includes counts the causes searched.
+    const store = new MemoryEventStore();
+    const actor = { type: "agent", id: "root" } as const;
+    const root = new SessionRecorder({ store, sessionId: "subs", runId: "root", actor });
+    await root.startRun();
+    const count = 300;
+    for (let index = 0; index < count; index++) {
+      const model = await root.beforeModelCall({ request: { model: "m", turn: index } });
+      await root.modelCompleted(model, {
+        toolCalls: [{ id: `c${index}`, name: "delegate", args: {} }],
+      });
+      const tool = await root.beforeToolCall({
+        toolCallId: `c${index}`,
+        name: "delegate",
+        args: {},
+      });
+      const caused = index % 2 === 0 ? { causedByEventId: tool.requestedEventId } : {};
+      const sub = root.child({
+        runId: `sub${index}`,
+        actor: { type: "agent", id: "sub" },
+        ...caused,
+      });
+      await sub.startRun();
+      await sub.completeRun();
+      await root.toolCompleted(tool, { index });
+    }
+    const searches = vi.spyOn(Array.prototype, "includes");
+    let trajectory: Awaited<ReturnType<typeof toAtif>>;
+    try {
+      trajectory = await toAtif(store, "subs");
+      expect(searches.mock.calls.length).toBeLessThan(count);
+    } finally {
+      searches.mockRestore();
+    }
+    expect(trajectory.subagent_trajectories?.map((sub) => sub.trajectory_id)).toEqual(
+      Array.from({ length: count }, (_, index) => `sub${index}`),
+    );
+    // A caused sub-agent hangs on its call's result; the others on the step before them.
+    const refs = trajectory.steps.flatMap((step) =>
+      (step.observation?.results ?? []).flatMap((result) =>
+        (result.subagent_trajectory_ref ?? []).map((ref) => ({ ref: ref.trajectory_id, step })),
+      ),
+    );
+    expect(refs).toHaveLength(count);
+    const calls = (sub: string) =>
+      refs.find((entry) => entry.ref === sub)?.step.tool_calls?.map((call) => call.tool_call_id);
+    expect(calls("sub0")).toEqual(["c0"]);
+    expect(calls("sub1")).toEqual(["c1"]);
+    expect(calls(`sub${count - 1}`)).toEqual([`c${count - 1}`]);
+  });
+
   it("projects a session into an ATIF v1.7 trajectory with every field filled", async () => {
     const store = new MemoryEventStore();
     const fixture = await recordFixtureSession(store);

@@ -87,6 +87,18 @@ function observationOf(attempt: AttemptRecord): AtifObservationResult {
   return result;
 }
 
+/** The last of `drafts` (ascending `at`) with `at <= at`, if any. */
+function lastAtOrBefore(drafts: DraftStep[], at: number): DraftStep | undefined {
+  let low = 0;
+  let high = drafts.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((drafts[middle] as DraftStep).at <= at) low = middle + 1;
+    else high = middle;
+  }
+  return drafts[low - 1];
+}
+
 function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
   const drafts: DraftStep[] = [];
   const claimed = new Set<string>();
@@ -265,20 +277,31 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
     }
   }
 
-  // Child runs: embedded, referenced from the step that caused them.
+  // Child runs: embedded, referenced from the step that caused them. The steps are indexed by
+  // the events they answer, and the agent steps kept in commit order, so each child is placed
+  // by a lookup: a scan of every step per child was quadratic (5,000 sub-agents: 3 s).
+  const draftByCause = new Map<string, DraftStep>();
+  const agentDrafts: DraftStep[] = [];
+  for (const draft of drafts) {
+    for (const cause of draft.causes) if (!draftByCause.has(cause)) draftByCause.set(cause, draft);
+    if (draft.step.source === "agent") agentDrafts.push(draft);
+  }
+  const stepsBeforeChildren = drafts.length;
   const subagents: AtifTrajectory[] = [];
   for (const child of run.children) {
     const trajectory = runTrajectory(model, child);
     subagents.push(trajectory);
     const ref: AtifSubagentRef = { trajectory_id: child.runId, session_id: model.sessionId };
     const cause = child.causedByEventId;
-    let draft = cause ? drafts.find((candidate) => candidate.causes.includes(cause)) : undefined;
+    let draft = cause ? draftByCause.get(cause) : undefined;
     const startedAt = child.started?.commitCursor ?? child.events[0]?.commitCursor ?? 0;
-    if (!draft) {
-      draft = [...drafts]
-        .reverse()
-        .find((candidate) => candidate.at <= startedAt && candidate.step.source === "agent");
+    // Else the last agent step at or before the child's start: among the steps made for earlier
+    // children (the latest made first), then among the run's own, by binary search.
+    for (let index = drafts.length - 1; !draft && index >= stepsBeforeChildren; index--) {
+      const candidate = drafts[index] as DraftStep;
+      if (candidate.at <= startedAt) draft = candidate;
     }
+    if (!draft) draft = lastAtOrBefore(agentDrafts, startedAt);
     if (!draft) {
       draft = {
         at: startedAt,
@@ -295,7 +318,8 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
     }
     const existing = cause ? draft.resultsByCause.get(cause) : undefined;
     if (existing) {
-      existing.subagent_trajectory_ref = [...(existing.subagent_trajectory_ref ?? []), ref];
+      if (existing.subagent_trajectory_ref) existing.subagent_trajectory_ref.push(ref);
+      else existing.subagent_trajectory_ref = [ref];
     } else {
       const observation = draft.step.observation ?? { results: [] };
       observation.results.push({ content: null, subagent_trajectory_ref: [ref] });
