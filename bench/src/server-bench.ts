@@ -204,8 +204,11 @@ async function redisScriptFloor(
   const original = sender.evalsha;
   let captured: (string | number)[] | undefined;
   sender.evalsha = (...args) => {
-    // evalsha(sha, 6, ...6 keys, mode, ...): the first write of the call.
-    if (args[8] === "write") captured ??= args;
+    // evalsha(sha, 6, [...6 keys, mode, ...]) (runScript passes keys and arguments as one
+    // array): the first write of the call.
+    const keysAndArgs = args[2] as unknown as (string | number)[];
+    if (Array.isArray(keysAndArgs) && keysAndArgs[6] === "write")
+      captured ??= [args[0] as string, args[1] as number, ...keysAndArgs];
     return original.apply(client, args);
   };
   try {
