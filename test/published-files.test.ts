@@ -33,6 +33,14 @@ function targets(value: unknown): string[] {
   return Object.values(value).flatMap(targets);
 }
 
+/** The files a shipped source map points to, relative to the package. */
+function sourcesOf(directory: string, map: string): string[] {
+  const { sources = [], sourceRoot = "" } = JSON.parse(
+    readFileSync(join(directory, map), "utf8"),
+  ) as { sources?: string[]; sourceRoot?: string };
+  return sources.map((source) => posix.join(posix.dirname(map), sourceRoot, source));
+}
+
 const relativeImport = /(?:\bfrom\s*|\bimport\s*\(\s*)["'](\.{1,2}\/[^"']+)["']/g;
 const testing = /(^|\/)testing\//;
 const besideModule = /new URL\(\s*[`"'](\.{1,2}\/[^`"'$]*)/g;
@@ -81,11 +89,32 @@ for (const directory of packages) {
       expect(missing).toEqual([]);
     });
 
+    it("hold the source file every shipped source map points to", () => {
+      // A map to a missing file breaks stack traces (`--enable-source-maps`), bundlers'
+      // source-map loaders, and an editor's "go to definition" (declaration maps).
+      const missing: string[] = [];
+      let maps = 0;
+      for (const file of files) {
+        if (!file.endsWith(".map")) continue;
+        maps++;
+        for (const source of sourcesOf(directory, file))
+          if (!shipped(source)) missing.push(`${file} -> ${source}`);
+      }
+      expect(maps).toBeGreaterThan(0);
+      expect(missing).toEqual([]);
+    });
+
     it("hold no test, test helper or build cache", () => {
-      // Test helpers ship only inside an exported testing kit (`@agent-ledger/core/testing`).
+      // Test helpers ship only inside an exported testing kit (`@agent-ledger/core/testing`),
+      // with the sources its maps point to.
       const kits = targets(manifest.exports)
         .filter((target) => testing.test(target))
-        .map((target) => `${posix.dirname(posix.normalize(target))}/`);
+        .flatMap((target) => {
+          const entry = posix.normalize(target);
+          const map = `${entry}.map`;
+          const sources = files.has(map) ? sourcesOf(directory, map) : [];
+          return [entry, ...sources].map((path) => `${posix.dirname(path)}/`);
+        });
       const stray = [...files].filter(
         (path) =>
           /\.test\.|\.tsbuildinfo$/.test(path) ||
