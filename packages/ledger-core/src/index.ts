@@ -92,7 +92,11 @@ export type {
 export type { MessageHistoryOptions } from "./projections/message-history.js";
 export { messageHistory } from "./projections/message-history.js";
 export { toAtif } from "./projections/to-atif.js";
-export type { OtelProjection, ToOtelSpansOptions } from "./projections/to-otel-spans.js";
+export type {
+  OtelProjection,
+  OtelTracerProvider,
+  ToOtelSpansOptions,
+} from "./projections/to-otel-spans.js";
 export { toOtelSpans } from "./projections/to-otel-spans.js";
 export type { Attempt, ReplayedOutcome } from "./recorder/attempt.js";
 export { CommitQueue } from "./recorder/commit-queue.js";

@@ -1,4 +1,4 @@
-import type { Attributes, Context, Link, Span, Tracer, TracerProvider } from "@opentelemetry/api";
+import type { Attributes, Context, Link, Span, Tracer } from "@opentelemetry/api";
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { LedgerEvent } from "../events/types.js";
 import type { EventStore } from "../store/event-store.js";
@@ -124,6 +124,16 @@ function payloadOf(event: LedgerEvent | undefined): JsonObject {
 }
 
 /**
+ * A `TracerProvider` from `@opentelemetry/api` (`BasicTracerProvider`, the global provider...).
+ * Declared by shape so that the types of `@agent-ledger/core` type-check without the optional
+ * `@opentelemetry/api` installed (a project with `skipLibCheck: false` that never exports spans
+ * would otherwise fail on a missing module).
+ */
+export interface OtelTracerProvider {
+  getTracer(name: string, version?: string): object;
+}
+
+/**
  * Re-creates a session as OpenTelemetry spans through the given provider (§7), with the
  * recorded times: `invoke_agent {agent}` per run (children under their parent run),
  * `chat {model}` per model attempt, `execute_tool {name}` per tool attempt (under its run,
@@ -135,11 +145,14 @@ function payloadOf(event: LedgerEvent | undefined): JsonObject {
 export async function toOtelSpans(
   store: EventStore,
   sessionId: string,
-  tracerProvider: TracerProvider,
+  tracerProvider: OtelTracerProvider,
   options: ToOtelSpansOptions = {},
 ): Promise<OtelProjection> {
   const model = await loadSessionModel(store, sessionId);
-  const tracer = tracerProvider.getTracer(options.scopeName ?? "@agent-ledger/core", "0.1.0");
+  const tracer = tracerProvider.getTracer(
+    options.scopeName ?? "@agent-ledger/core",
+    "0.1.0",
+  ) as Tracer;
   return emitSpans(model, tracer, options);
 }
 
