@@ -89,6 +89,16 @@ for (const directory of packages) {
       expect(missing).toEqual([]);
     });
 
+    it("declare each bin target as npm publishes it", () => {
+      // npm publish rewrites "./dist/bin.js" to "dist/bin.js" and warns that the script name
+      // "was invalid and removed", which reads as if the command had been dropped.
+      const bins =
+        typeof manifest.bin === "string" ? [manifest.bin] : Object.values(manifest.bin ?? {});
+      expect(bins.filter((path) => path !== posix.normalize(path).replace(/^(\.\/)+/, ""))).toEqual(
+        [],
+      );
+    });
+
     it("hold the source file every shipped source map points to", () => {
       // A map to a missing file breaks stack traces (`--enable-source-maps`), bundlers'
       // source-map loaders, and an editor's "go to definition" (declaration maps).
