@@ -180,7 +180,7 @@ describe("an install with every peer", () => {
 
   it("runs the README quick start, then `agent-ledger inspect` on the file it wrote", () => {
     const readme = readFileSync(join(root, "README.md"), "utf8");
-    const quickStart = /## Quick start\s+```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    const quickStart = /## Quick start[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(quickStart).toBeDefined();
     // The names the snippet leaves to the reader: the messages, the model and the tool.
     const given = [
