@@ -53,3 +53,48 @@ it("README: an npm install line installs what the quick start and the commands u
   );
   expect([...needed].filter((name) => !installed.has(name))).toEqual([]);
 });
+
+/** The first TypeScript example of each package README, and the README's text after it. */
+const packageReadmes = readdirSync(join(root, "packages")).map((name) => {
+  const text = readFileSync(join(root, "packages", name, "README.md"), "utf8");
+  const match = /```ts\n([\s\S]*?)```/.exec(text);
+  return {
+    name,
+    example: match?.[1] ?? "",
+    after:
+      text
+        .slice((match?.index ?? 0) + (match?.[0].length ?? 0))
+        .trimStart()
+        .split("\n\n")[0] ?? "",
+  };
+});
+
+it("package READMEs: the first example imports each agent-ledger function it calls", async () => {
+  const exported = new Map<string, string>();
+  for (const name of readdirSync(join(root, "packages"))) {
+    const { name: packageName } = JSON.parse(
+      readFileSync(join(root, "packages", name, "package.json"), "utf8"),
+    ) as { name: string };
+    const module = (await import(join(root, "packages", name, "dist", "index.js"))) as object;
+    for (const key of Object.keys(module)) if (!exported.has(key)) exported.set(key, packageName);
+  }
+  const missing: string[] = [];
+  for (const { name, example, after } of packageReadmes) {
+    expect(example, `${name}/README.md has no TypeScript example`).not.toBe("");
+    // Imports written in the example, or in the sentence right after it ("with `import ...`").
+    const imported = new Set(
+      [...`${example}\n${after}`.matchAll(/import \{([^}]*)\} from/g)].flatMap(([, names]) =>
+        (names as string).split(",").map((part) => part.trim().split(/\s+as\s+/)[0] as string),
+      ),
+    );
+    const used = new Set(
+      [...example.matchAll(/\b(?:new\s+)?([A-Za-z_$][\w$]*)\s*\(/g)].map(([, id]) => id as string),
+    );
+    for (const id of used)
+      if (exported.has(id) && !imported.has(id))
+        missing.push(
+          `${name}/README.md uses ${id} (from ${exported.get(id)}) without importing it`,
+        );
+  }
+  expect(missing).toEqual([]);
+});
