@@ -48,6 +48,7 @@ const besideModule = /new URL\(\s*[`"'](\.{1,2}\/[^`"'$]*)/g;
 for (const directory of packages) {
   const manifest = JSON.parse(readFileSync(join(directory, "package.json"), "utf8")) as {
     name: string;
+    license?: string;
     exports?: unknown;
     bin?: string | Record<string, string>;
   };
@@ -87,6 +88,15 @@ for (const directory of packages) {
       }
       expect(imports).toBeGreaterThan(0);
       expect(missing).toEqual([]);
+    });
+
+    it("hold the text of the licence they declare", () => {
+      // MIT asks that its text go with every copy; the manifest's "license" field names it only.
+      expect(manifest.license).toBe("MIT");
+      expect(files.has("LICENSE")).toBe(true);
+      expect(readFileSync(join(directory, "LICENSE"), "utf8")).toBe(
+        readFileSync(join(root, "LICENSE"), "utf8"),
+      );
     });
 
     it("declare each bin target as npm publishes it", () => {
