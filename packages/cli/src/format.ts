@@ -22,3 +22,29 @@ export function preview(value: unknown, max = 60): string {
 export function shellQuote(value: string): string {
   return /^[A-Za-z0-9_./:@%+=,-]+$/.test(value) ? value : `'${value.replace(/'/g, "'\\''")}'`;
 }
+
+// C0 and C1 controls (ESC starts ANSI and OSC sequences, U+009B is a one-byte CSI) and the
+// bidi controls that reorder what follows them. Newlines are matched apart.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we escape
+const TERMINAL_UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+function escapeCharacter(character: string): string {
+  return `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`;
+}
+
+/**
+ * A line of text from the ledger as a terminal may show it: every control character (a newline
+ * too) written as `\uXXXX`, so a tool result cannot move the cursor, set the title, write the
+ * clipboard or forge a line.
+ */
+export function terminalLine(text: string): string {
+  return text.replace(TERMINAL_UNSAFE, escapeCharacter).replace(/\n/g, "\\u000a");
+}
+
+/**
+ * JSON text for a terminal: JSON.stringify leaves C1 and bidi controls raw inside strings;
+ * written as `\uXXXX` escapes they read back as the same value.
+ */
+export function terminalJson(json: string): string {
+  return json.replace(TERMINAL_UNSAFE, escapeCharacter);
+}

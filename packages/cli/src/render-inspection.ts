@@ -1,5 +1,5 @@
 import type { AttemptView, RunView, SessionInspection } from "@agent-ledger/core";
-import { formatDuration, preview, shellQuote } from "./format.js";
+import { formatDuration, preview, shellQuote, terminalLine } from "./format.js";
 
 export interface RenderInspectionOptions {
   /** Store URL to put in the printed `resolve` hint (omitted when not given). */
@@ -175,7 +175,7 @@ export function renderInspection(
       );
     }
   }
-  return `${lines.join("\n")}\n`;
+  return `${lines.map(terminalLine).join("\n")}\n`;
 }
 
 /** An unresolved call the next resume will not make again by itself. */

@@ -1,4 +1,5 @@
 import { inspectSession } from "@agent-ledger/core";
+import { terminalJson } from "../format.js";
 import { warnMissingBlob, writeOut } from "../io.js";
 import { renderInspection } from "../render-inspection.js";
 import { assertSessionExists } from "../store.js";
@@ -16,7 +17,8 @@ export async function inspectCommand(context: CommandContext): Promise<number> {
   // A lost blob must not hide what was in flight: its marker is shown where its content was.
   const inspection = await inspectSession(store, sessionId, { missingBlobs: "keep" });
   for (const ref of inspection.missingBlobs ?? []) warnMissingBlob(context.io.stderr, ref);
-  if (json) await writeOut(context.io.stdout, `${JSON.stringify(inspection, null, 2)}\n`);
+  if (json)
+    await writeOut(context.io.stdout, `${terminalJson(JSON.stringify(inspection, null, 2))}\n`);
   else
     await writeOut(context.io.stdout, renderInspection(inspection, { storeUrl: context.storeUrl }));
   return 0;

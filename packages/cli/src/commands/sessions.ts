@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import type { SessionSummary } from "@agent-ledger/core";
+import { terminalJson, terminalLine } from "../format.js";
 import { writeOut } from "../io.js";
 import type { CommandContext } from "./context.js";
 import { numberOption } from "./session-args.js";
@@ -25,7 +26,7 @@ export async function sessionsCommand(context: CommandContext): Promise<number> 
   }
   const shown = sessions.slice(0, limit);
   if (values.json) {
-    await writeOut(context.io.stdout, `${JSON.stringify(shown, null, 2)}\n`);
+    await writeOut(context.io.stdout, `${terminalJson(JSON.stringify(shown, null, 2))}\n`);
     return 0;
   }
   if (shown.length === 0) {
@@ -40,6 +41,6 @@ export async function sessionsCommand(context: CommandContext): Promise<number> 
     lines.push(
       `${session.sessionId.padEnd(width)}  ${String(session.eventCount).padStart(6)}  ${session.createdAt.padEnd(24)}  ${session.updatedAt}`,
     );
-  await writeOut(context.io.stdout, `${lines.join("\n")}\n`);
+  await writeOut(context.io.stdout, `${lines.map(terminalLine).join("\n")}\n`);
   return 0;
 }

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { BlobCache, type LedgerEvent, resolveEvents } from "@agent-ledger/core";
 import { usageError } from "../errors.js";
-import { preview } from "../format.js";
+import { preview, terminalJson, terminalLine } from "../format.js";
 import { sleep, warnMissingBlob, writeOut } from "../io.js";
 import { assertSessionExists } from "../store.js";
 import type { CommandContext } from "./context.js";
@@ -69,7 +69,9 @@ export async function tailCommand(context: CommandContext): Promise<number> {
       // Cursors are gap-free and commit-ordered: anything at or below `after` was printed.
       if (event.commitCursor <= after) continue;
       after = event.commitCursor;
-      out += values.json ? `${JSON.stringify(event)}\n` : `${eventLine(event)}\n`;
+      out += values.json
+        ? `${terminalJson(JSON.stringify(event))}\n`
+        : `${terminalLine(eventLine(event))}\n`;
     }
     if (out) await writeOut(context.io.stdout, out);
     if (page.events.length < pageSize) {

@@ -1,0 +1,69 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openStore, SessionRecorder } from "@agent-ledger/core";
+import { beforeAll, describe, expect, it } from "vitest";
+import { runBin } from "./session-fixture.test.data.js";
+
+// ESC starts ANSI/OSC sequences (OSC 52 writes the clipboard, OSC 0 the window title),
+// U+009B is a one-byte CSI, U+202E reverses the text after it.
+const HOSTILE = "done\u001b]52;c;cm0gLXJmIH4=\u0007\u001b[2J\u009b31m\u202Eevil\r\nFAKE LINE";
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we look for
+const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+
+const directory = mkdtempSync(join(tmpdir(), "agent-ledger-terminal-"));
+const storeUrl = `sqlite:${join(directory, "ledger.db")}`;
+const sessionId = "terminal-session";
+
+beforeAll(async () => {
+  const store = await openStore(storeUrl);
+  try {
+    const recorder = new SessionRecorder({ store, sessionId, actor: { type: "agent", id: "a" } });
+    await recorder.startRun();
+    await recorder.recordInput(HOSTILE);
+    const call = await recorder.beforeToolCall({
+      toolCallId: "call-1",
+      name: "fetch_page",
+      args: { url: HOSTILE },
+      effect: { kind: "read", idempotent: true },
+    });
+    await recorder.toolFailed(call, new Error(HOSTILE));
+    await recorder.beforeToolCall({
+      toolCallId: "call-2",
+      name: "send_mail",
+      args: { body: HOSTILE },
+      effect: { kind: "write", idempotent: false },
+    });
+  } finally {
+    await store.close();
+  }
+});
+
+describe("terminal output of text from the ledger", () => {
+  it("inspect and tail show control characters as escapes, never raw", async () => {
+    for (const command of [["inspect"], ["tail"]]) {
+      const result = await runBin(["--store", storeUrl, ...command, sessionId]);
+      expect(result.code).toBe(0);
+      expect(result.stdout).not.toMatch(RAW_CONTROL);
+      expect(result.stdout).not.toMatch(/^FAKE LINE/m);
+      expect(result.stdout).toContain("\\u001b]52;c;");
+    }
+  });
+
+  it("--json keeps every value exact while no control character reaches the terminal", async () => {
+    for (const command of [
+      ["inspect", "--json"],
+      ["tail", "--json"],
+    ]) {
+      const result = await runBin(["--store", storeUrl, ...command, sessionId]);
+      expect(result.code).toBe(0);
+      expect(result.stdout).not.toMatch(RAW_CONTROL);
+      const text = result.stdout.trim();
+      const values =
+        command[0] === "tail"
+          ? text.split("\n").map((line) => JSON.parse(line))
+          : [JSON.parse(text)];
+      expect(JSON.stringify(values)).toContain(JSON.stringify(HOSTILE).slice(1, -1));
+    }
+  });
+});
