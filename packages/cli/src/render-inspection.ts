@@ -1,5 +1,6 @@
 import type { AttemptView, RunView, SessionInspection } from "@agent-ledger/core";
-import { formatDuration, preview, shellQuote, terminalLine } from "./format.js";
+import { formatDuration, preview, terminalLine } from "./format.js";
+import { attemptKey, type NextStep, nextSteps } from "./next-steps.js";
 
 export interface RenderInspectionOptions {
   /** Store URL to put in the printed `resolve` hint (omitted when not given). */
@@ -15,11 +16,6 @@ function effectText(effect: unknown): string {
   if (typeof effect !== "object" || effect === null) return "";
   const { kind, idempotent } = effect as { kind?: unknown; idempotent?: unknown };
   return ` effect=${String(kind ?? "unknown")}${idempotent === true ? ",idempotent" : ",not idempotent"}`;
-}
-
-// A fork copies attemptIds into another run: an attempt is named by its run and its id.
-function attemptKey(attempt: AttemptView): string {
-  return `${attempt.runId}\n${attempt.attemptId}`;
 }
 
 function attemptLine(attempt: AttemptView, unresolved: Set<string>): string {
@@ -135,80 +131,29 @@ export function renderInspection(
       "",
       `!! ${inspection.unresolved.length} UNRESOLVED attempt${inspection.unresolved.length === 1 ? "" : "s"}: requested, never completed, failed or abandoned (in flight, or lost in a crash):`,
     );
-    const statuses = runStatuses(inspection.runs);
-    for (const attempt of inspection.unresolved) {
+    const steps = nextSteps(inspection, options);
+    inspection.unresolved.forEach((attempt, index) => {
       lines.push(
         `   ${attemptLabel(attempt)}  run ${attempt.runId} seq ${attempt.requestSeq}  attempt ${attempt.attemptId}${effectText(attempt.effect)}`,
       );
       lines.push(`     request: ${preview(attempt.request, 100)}`);
-      const status = statuses.get(attempt.runId);
-      // A closed run takes no attempt.abandoned: `resolve` would fail with run-closed.
-      if (status !== undefined && status !== "running")
+      const step = steps[index];
+      if (step?.action === "check-by-hand")
         lines.push(
-          `     run ${attempt.runId} is ${status}: it takes no more events and will not be resumed; check the effect by hand`,
+          `     run ${attempt.runId} is ${step.runStatus}: it takes no more events and will not be resumed; check the effect by hand`,
         );
-    }
-    // The innermost call first: an agent's call that is open because a call inside its child
-    // run is (Agent.asTool) is settled by deciding that inner call, which has the effect.
-    const waitsOnInner = openOuterCalls(inspection.runs, unresolved);
-    const open = inspection.unresolved.filter(
-      (attempt) => statuses.get(attempt.runId) === "running",
+    });
+    // One command: the innermost call a person must decide (see nextSteps).
+    const first = steps.find(
+      (step): step is Extract<NextStep, { action: "resolve" }> => step.action === "resolve",
     );
-    // A model call, an idempotent tool call or an approved one is made again by the next
-    // resume: abandoning it would stop the run there instead. Only the others need a person.
-    const toDecide = open.filter(needsDecision);
-    const first =
-      toDecide.find((attempt) => !waitsOnInner.has(attempt.requestEventId)) ?? toDecide[0];
-    if (!first && open.length > 0)
+    if (!first && steps.some((step) => step.action === "none"))
       lines.push(
         "   the next resume makes these calls again by itself (model calls, idempotent or approved tools): nothing to decide",
       );
-    if (first) {
-      const store = options.storeUrl ? ` --store ${shellQuote(options.storeUrl)}` : "";
-      // After a fork the same attemptId can be unresolved in several runs: name the run.
-      const ambiguous = inspection.unresolved.some(
-        (attempt) => attempt !== first && attempt.attemptId === first.attemptId,
-      );
-      const run = ambiguous ? ` --run ${shellQuote(first.runId)}` : "";
-      lines.push(
-        `   check the effect, then: agent-ledger resolve ${shellQuote(inspection.sessionId)} ${first.attemptId}${run} --abandon "reason"${store}`,
-      );
-    }
+    if (first) lines.push(`   check the effect, then: ${first.command}`);
   }
   return `${lines.map(terminalLine).join("\n")}\n`;
-}
-
-/** An unresolved call the next resume will not make again by itself. */
-function needsDecision(attempt: AttemptView): boolean {
-  if (attempt.kind === "model" || attempt.approvedAt !== undefined) return false;
-  const effect = attempt.effect as { idempotent?: unknown } | undefined;
-  return effect?.idempotent !== true;
-}
-
-/** requestEventIds of attempts whose child runs (at any depth) hold an unresolved attempt. */
-function openOuterCalls(runs: RunView[], unresolved: Set<string>): Set<string> {
-  const outer = new Set<string>();
-  const hasOpen = (run: RunView): boolean => {
-    let open = run.steps.some((step) =>
-      step.attempts.some((attempt) => unresolved.has(attemptKey(attempt))),
-    );
-    for (const child of run.children) {
-      if (!hasOpen(child)) continue;
-      open = true;
-      if (child.causedByEventId !== undefined) outer.add(child.causedByEventId);
-    }
-    return open;
-  };
-  for (const run of runs) hasOpen(run);
-  return outer;
-}
-
-function runStatuses(runs: RunView[], statuses = new Map<string, RunView["status"]>()) {
-  for (const run of runs) {
-    statuses.set(run.runId, run.status);
-    runStatuses(run.children, statuses);
-  }
-  return statuses;
 }
 
 function countRuns(runs: RunView[]): number {

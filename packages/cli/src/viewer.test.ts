@@ -207,7 +207,46 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
       "completed",
     );
     expect(await page.locator('[data-testid="unresolved"] code').textContent()).toBe(
-      `agent-ledger resolve 'fork it'\\''s here' ${charge.attemptId} --abandon "reason"`,
+      `agent-ledger resolve 'fork it'\\''s here' ${charge.attemptId} --abandon "reason" --store ${storeUrl}`,
+    );
+    await page.close();
+  });
+
+  it("asks first for the innermost call in flight, not the agent call waiting on it", async () => {
+    const sessionId = "nested-in-flight";
+    const main = new SessionRecorder({
+      store,
+      sessionId,
+      runId: "main",
+      actor: { type: "agent", id: "main" },
+    });
+    await main.startRun();
+    // An agent used as a tool: its call stays open while the agent's own write is in flight.
+    const outer = await main.beforeToolCall({ toolCallId: "c-w", name: "writer_tool", args: {} });
+    const writer = main.child({
+      runId: "writer",
+      actor: { type: "agent", id: "writer" },
+      causedByEventId: outer.requestedEventId,
+    });
+    await writer.startRun();
+    const inner = await writer.beforeToolCall({
+      toolCallId: "c-write",
+      name: "write",
+      args: {},
+      effect: { kind: "write", idempotent: false },
+    });
+    const page = await browser.newPage();
+    await page.goto(new URL(`/#/session/${sessionId}`, sessionUrl).toString());
+    await page.locator('[data-testid="attempt-row"].unresolved').nth(1).waitFor();
+    const items = page.locator('[data-testid="unresolved"] li');
+    expect(await items.count()).toBe(2);
+    const outerItem = items.filter({ hasText: "writer_tool" });
+    expect(await outerItem.textContent()).not.toContain("agent-ledger resolve");
+    expect(await outerItem.textContent()).toContain(
+      "waits on a call in flight inside its child run: decide that call first",
+    );
+    expect(await items.filter({ hasText: "tool write" }).locator("code").textContent()).toBe(
+      `agent-ledger resolve ${sessionId} ${inner.attemptId} --abandon "reason" --store ${storeUrl}`,
     );
     await page.close();
   });

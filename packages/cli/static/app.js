@@ -46,23 +46,12 @@ function attemptKey(attempt) {
   return `${attempt.runId}\n${attempt.attemptId}`;
 }
 
-// The same rule as the CLI's: safe characters as they are, anything else single-quoted.
-function shellQuote(value) {
-  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(value) ? value : `'${value.replace(/'/g, "'\\''")}'`;
-}
-
-// A model call, an idempotent tool call or an approved one (render-inspection's needsDecision).
-function madeAgainOnResume(attempt) {
-  if (attempt.kind === "model" || attempt.approvedAt !== undefined) return true;
-  return Boolean(attempt.effect && attempt.effect.idempotent === true);
-}
-
-function resolveCommand(sessionId, attempt, unresolved) {
-  const ambiguous = unresolved.some(
-    (other) => other !== attempt && other.attemptId === attempt.attemptId,
-  );
-  const run = ambiguous ? ` --run ${shellQuote(attempt.runId)}` : "";
-  return `agent-ledger resolve ${shellQuote(sessionId)} ${attempt.attemptId}${run} --abandon "reason"`;
+function nextStepText(attempt, step) {
+  if (step.action === "check-by-hand")
+    return `Run ${attempt.runId} is ${step.runStatus}: it takes no more events and will not be resumed; check the effect by hand.`;
+  if (step.action === "decide-inner-first")
+    return "This agent call waits on a call in flight inside its child run: decide that call first.";
+  return "The next resume makes this call again by itself: nothing to decide.";
 }
 
 function sessionHref(sessionId) {
@@ -311,25 +300,13 @@ class SessionView {
     } else {
       this.unresolved.hidden = false;
       const list = el("ul");
-      const statuses = new Map(runs.map(({ run }) => [run.runId, run.status]));
-      for (const attempt of inspection.unresolved) {
-        const status = statuses.get(attempt.runId);
-        // A closed run takes no attempt.abandoned: `resolve` would fail with run-closed. A call
-        // the next resume makes again by itself needs no decision (as `agent-ledger inspect`).
+      // The server decides each next step as `agent-ledger inspect` does (next-steps.ts).
+      inspection.unresolved.forEach((attempt, index) => {
+        const step = inspection.nextSteps[index];
         const next =
-          status !== undefined && status !== "running"
-            ? el("span", {
-                className: "muted",
-                text: `Run ${attempt.runId} is ${status}: it takes no more events and will not be resumed; check the effect by hand.`,
-              })
-            : madeAgainOnResume(attempt)
-              ? el("span", {
-                  className: "muted",
-                  text: "The next resume makes this call again by itself: nothing to decide.",
-                })
-              : el("code", {
-                  text: resolveCommand(inspection.sessionId, attempt, inspection.unresolved),
-                });
+          step.action === "resolve"
+            ? el("code", { text: step.command })
+            : el("span", { className: "muted", text: nextStepText(attempt, step) });
         const item = el(
           "li",
           {},
@@ -341,7 +318,7 @@ class SessionView {
         );
         item.addEventListener("click", () => this.select(attempt.requestEventId));
         list.append(item);
-      }
+      });
       this.unresolved.replaceChildren(
         el("h2", {
           text: `⚠ ${inspection.unresolved.length} unresolved attempt(s): in flight, or lost in a crash`,

@@ -51,6 +51,7 @@ export async function serveCommand(context: CommandContext): Promise<number> {
     host,
     port,
     pollMs,
+    storeUrl: context.storeUrl,
     ...(token ? { token } : {}),
   });
   await writeOut(

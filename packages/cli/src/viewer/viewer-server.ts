@@ -11,6 +11,7 @@ import {
   resolveEvents,
 } from "@agent-ledger/core";
 import { usageError } from "../errors.js";
+import { nextSteps } from "../next-steps.js";
 import { isLoopbackHost, SECURITY_HEADERS, tokenMatches } from "./security.js";
 import { loadStaticFiles } from "./static-files.js";
 
@@ -24,6 +25,8 @@ export interface ViewerOptions {
   token?: string;
   /** Poll interval the page uses for live updates (ms, default 1000). */
   pollMs?: number;
+  /** Put into the `resolve` commands the page shows, unless it holds a secret. */
+  storeUrl?: string;
 }
 
 export interface ViewerHandle {
@@ -94,6 +97,11 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
   const { store, token } = options;
   const files = loadStaticFiles();
   const pollMs = options.pollMs ?? 1000;
+  // A password in the URL is not put into a web page.
+  const storeUrl =
+    options.storeUrl !== undefined && redactUrl(options.storeUrl) === options.storeUrl
+      ? options.storeUrl
+      : undefined;
 
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const url = new URL(request.url ?? "/", "http://viewer.invalid");
@@ -176,7 +184,11 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
       const inspection = await inspectSession(store, sessionId, { missingBlobs: "keep" });
       if (inspection.eventCount === 0)
         return sendJson(response, 404, { error: `unknown session ${sessionId}` });
-      return sendJson(response, 200, inspection);
+      // What to do about each unresolved attempt, decided as `agent-ledger inspect` decides it.
+      return sendJson(response, 200, {
+        ...inspection,
+        nextSteps: nextSteps(inspection, storeUrl === undefined ? {} : { storeUrl }),
+      });
     }
     const blobMatch = /^\/api\/blobs\/([^/]+)$/.exec(path);
     if (blobMatch) {

@@ -1,0 +1,88 @@
+import type { AttemptView, RunView, SessionInspection } from "@agent-ledger/core";
+import { shellQuote } from "./format.js";
+
+/** What the on-call person does about one unresolved attempt. */
+export type NextStep =
+  /** Its run is closed: it takes no attempt.abandoned (`resolve` fails with run-closed). */
+  | { action: "check-by-hand"; runStatus: RunView["status"] }
+  /** A model call, an idempotent tool call or an approved one: the next resume makes it again. */
+  | { action: "none" }
+  /** An agent's call (Agent.asTool) open because a call inside its child run is: decide that. */
+  | { action: "decide-inner-first" }
+  /** Check the effect, then run `command`. */
+  | { action: "resolve"; command: string };
+
+// A fork copies attemptIds into another run: an attempt is named by its run and its id.
+export function attemptKey(attempt: AttemptView): string {
+  return `${attempt.runId}\n${attempt.attemptId}`;
+}
+
+/**
+ * The next step for each of `inspection.unresolved` (same order), as `agent-ledger inspect`
+ * and the viewer show it. `storeUrl` goes into the printed commands when given.
+ */
+export function nextSteps(
+  inspection: SessionInspection,
+  options: { storeUrl?: string } = {},
+): NextStep[] {
+  const unresolved = new Set(inspection.unresolved.map(attemptKey));
+  const statuses = runStatuses(inspection.runs);
+  const waitsOnInner = openOuterCalls(inspection.runs, unresolved);
+  const open = (attempt: AttemptView) => statuses.get(attempt.runId) === "running";
+  const toDecide = inspection.unresolved.filter(
+    (attempt) => open(attempt) && needsDecision(attempt),
+  );
+  // The innermost call first; when every call to decide waits on another, any of them.
+  const innermost = toDecide.filter((attempt) => !waitsOnInner.has(attempt.requestEventId));
+  const decideNow = new Set(innermost.length > 0 ? innermost : toDecide);
+  const store = options.storeUrl ? ` --store ${shellQuote(options.storeUrl)}` : "";
+  return inspection.unresolved.map((attempt): NextStep => {
+    const status = statuses.get(attempt.runId);
+    if (status !== undefined && status !== "running")
+      return { action: "check-by-hand", runStatus: status };
+    if (!needsDecision(attempt)) return { action: "none" };
+    if (!decideNow.has(attempt)) return { action: "decide-inner-first" };
+    // After a fork the same attemptId can be unresolved in several runs: name the run.
+    const ambiguous = inspection.unresolved.some(
+      (other) => other !== attempt && other.attemptId === attempt.attemptId,
+    );
+    const run = ambiguous ? ` --run ${shellQuote(attempt.runId)}` : "";
+    return {
+      action: "resolve",
+      command: `agent-ledger resolve ${shellQuote(inspection.sessionId)} ${shellQuote(attempt.attemptId)}${run} --abandon "reason"${store}`,
+    };
+  });
+}
+
+/** An unresolved call the next resume will not make again by itself. */
+function needsDecision(attempt: AttemptView): boolean {
+  if (attempt.kind === "model" || attempt.approvedAt !== undefined) return false;
+  const effect = attempt.effect as { idempotent?: unknown } | undefined;
+  return effect?.idempotent !== true;
+}
+
+/** requestEventIds of attempts whose child runs (at any depth) hold an unresolved attempt. */
+function openOuterCalls(runs: RunView[], unresolved: Set<string>): Set<string> {
+  const outer = new Set<string>();
+  const hasOpen = (run: RunView): boolean => {
+    let open = run.steps.some((step) =>
+      step.attempts.some((attempt) => unresolved.has(attemptKey(attempt))),
+    );
+    for (const child of run.children) {
+      if (!hasOpen(child)) continue;
+      open = true;
+      if (child.causedByEventId !== undefined) outer.add(child.causedByEventId);
+    }
+    return open;
+  };
+  for (const run of runs) hasOpen(run);
+  return outer;
+}
+
+export function runStatuses(runs: RunView[], statuses = new Map<string, RunView["status"]>()) {
+  for (const run of runs) {
+    statuses.set(run.runId, run.status);
+    runStatuses(run.children, statuses);
+  }
+  return statuses;
+}
