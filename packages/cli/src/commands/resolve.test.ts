@@ -33,4 +33,26 @@ describe("agent-ledger resolve", () => {
       `abandoned attempt ${call.attemptId} (model) on run run at seq 2: provider outage\n`,
     );
   });
+
+  it("shows a tool name holding terminal escapes as escapes", async () => {
+    // A model names the tool it calls: an OSC sequence in it set the terminal's title.
+    const path = join(mkdtempSync(join(tmpdir(), "agent-ledger-resolve-")), "ledger.db");
+    const store = await openStore(`sqlite:${path}`);
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "named",
+      runId: "run",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const call = await recorder.beforeToolCall({ name: "pay\u001b]0;owned\u0007", args: {} });
+    await store.close();
+
+    const args = ["--store", `sqlite:${path}`, "resolve", "named", call.attemptId];
+    const result = await runBin([...args, "--abandon", "checked"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(
+      `abandoned attempt ${call.attemptId} (tool pay\\u001b]0;owned\\u0007) on run run at seq 2: checked\n`,
+    );
+  });
 });

@@ -7,6 +7,7 @@ import {
   SessionRecorder,
 } from "@agent-ledger/core";
 import { CliError, EXIT_CODES, notFoundError, usageError } from "../errors.js";
+import { terminalJson, terminalLine } from "../format.js";
 import { writeOut } from "../io.js";
 import { assertSessionExists } from "../store.js";
 import type { CommandContext } from "./context.js";
@@ -116,8 +117,8 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
   await writeOut(
     context.io.stdout,
     values.json
-      ? `${JSON.stringify(event, null, 2)}\n`
-      : `${decision === "abandon" ? "abandoned" : "approved a re-run of"} attempt ${attemptId} (${[attempt.kind, attempt.name].filter(Boolean).join(" ")}) on run ${attempt.runId} at seq ${event.seq}: ${reason}\n`,
+      ? `${terminalJson(JSON.stringify(event, null, 2))}\n`
+      : `${terminalLine(`${decision === "abandon" ? "abandoned" : "approved a re-run of"} attempt ${attemptId} (${[attempt.kind, attempt.name].filter(Boolean).join(" ")}) on run ${attempt.runId} at seq ${event.seq}: ${reason}`)}\n`,
   );
   return 0;
 }
