@@ -251,6 +251,30 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
     await page.close();
   });
 
+  it("says why a run and a call failed in the run tree, as inspect does", async () => {
+    const sessionId = "failed-run";
+    const recorder = new SessionRecorder({
+      store,
+      sessionId,
+      runId: "run-f",
+      actor: { type: "agent", id: "payer" },
+    });
+    await recorder.startRun();
+    const charge = await recorder.beforeToolCall({ toolCallId: "c1", name: "charge", args: {} });
+    await recorder.toolFailed(charge, new Error("card declined <b>now</b>"));
+    await recorder.failRun(new Error("gave up after the charge failed"));
+    const page = await browser.newPage();
+    await page.goto(new URL(`/#/session/${sessionId}`, sessionUrl).toString());
+    await page.locator('[data-testid="attempt-row"]').waitFor();
+    expect(await page.locator('[data-testid="run-row"]').textContent()).toContain(
+      "Error: gave up after the charge failed",
+    );
+    expect(await page.locator('[data-testid="attempt-row"]').textContent()).toContain(
+      "card declined <b>now</b>",
+    );
+    await page.close();
+  });
+
   it("offers no resolve command for an attempt on a closed run", async () => {
     const sessionId = "cancelled-mid-call";
     const recorder = new SessionRecorder({

@@ -46,6 +46,30 @@ function attemptKey(attempt) {
   return `${attempt.runId}\n${attempt.attemptId}`;
 }
 
+// Why a run stopped, in a line (render-inspection's resultText).
+function runResultText(result) {
+  if (typeof result !== "object" || result === null) return result;
+  if (typeof result.error === "object" && result.error !== null)
+    return `${result.error.name ?? "Error"}: ${result.error.message ?? ""}`;
+  if (typeof result.reason === "string") return result.reason;
+  return result;
+}
+
+// What a call that did not complete left: its error's message, or the outcome itself.
+function outcomeText(outcome) {
+  return typeof outcome === "object" && outcome !== null && "message" in outcome
+    ? outcome.message
+    : outcome;
+}
+
+// A failure reason beside a run or an attempt, cut to a line; all of it on hover.
+function reasonSpan(value) {
+  const text = preview(value, 100);
+  return text
+    ? el("span", { className: "reason", text: ` ${text}`, title: preview(value, 2000) })
+    : null;
+}
+
 function nextStepText(attempt, step) {
   if (step.action === "check-by-hand")
     return `Run ${attempt.runId} is ${step.runStatus}: it takes no more events and will not be resumed; check the effect by hand.`;
@@ -351,6 +375,9 @@ class SessionView {
             el("strong", { text: run.actor ? run.actor.id : run.runId }),
             el("span", { className: `badge ${run.status}`, text: run.status }),
             el("span", { className: "muted", text: ` ${duration(run.durationMs)} · ${run.runId}` }),
+            run.status !== "running" && run.status !== "completed" && run.result !== undefined
+              ? reasonSpan(runResultText(run.result))
+              : null,
             run.causedByEventId
               ? el("span", {
                   className: "cause",
@@ -401,6 +428,9 @@ class SessionView {
       }),
       el("span", { className: `badge ${status}`, text: unresolved ? "UNRESOLVED" : status }),
       el("span", { className: "muted", text: ` ${duration(attempt.durationMs)}` }),
+      !unresolved && attempt.status !== "requested" && attempt.status !== "completed"
+        ? reasonSpan(outcomeText(attempt.outcome))
+        : null,
       requested?.causedByEventId
         ? el("span", {
             className: "cause",
