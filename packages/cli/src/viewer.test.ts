@@ -275,6 +275,28 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
     await page.close();
   });
 
+  it("shows sessions named . and .., which a browser would fold out of a URL path", async () => {
+    for (const sessionId of [".", ".."]) {
+      const recorder = new SessionRecorder({
+        store,
+        sessionId,
+        runId: "run-1",
+        actor: { type: "agent", id: `agent of ${sessionId}` },
+      });
+      await recorder.startRun();
+    }
+    const page = await browser.newPage();
+    for (const sessionId of [".", ".."]) {
+      await page.goto(new URL(`/#/session/${sessionId}`, sessionUrl).toString());
+      await page.locator('[data-testid="run-row"]').waitFor();
+      expect(await page.locator("h1").textContent()).toBe(`Session ${sessionId}`);
+      expect(await page.locator('[data-testid="run-row"]').textContent()).toContain(
+        `agent of ${sessionId}`,
+      );
+    }
+    await page.close();
+  });
+
   it("offers no resolve command for an attempt on a closed run", async () => {
     const sessionId = "cancelled-mid-call";
     const recorder = new SessionRecorder({

@@ -234,7 +234,7 @@ class SessionView {
   async poll(first) {
     let fresh = 0;
     for (;;) {
-      const path = `/api/sessions/${encodeURIComponent(this.sessionId)}/events?after=${this.cursor}&limit=500`;
+      const path = `/api/session/events?id=${encodeURIComponent(this.sessionId)}&after=${this.cursor}&limit=500`;
       const page = await api(path);
       for (const event of page.events) {
         if (event.commitCursor <= this.cursor) continue;
@@ -248,7 +248,8 @@ class SessionView {
     }
     if (first && this.events.length === 0) throw new Error(`unknown session ${this.sessionId}`);
     if (fresh > 0 || first) {
-      this.inspection = await api(`/api/sessions/${encodeURIComponent(this.sessionId)}`);
+      // By query, not path: a browser folds a session id "." or ".." out of a URL path.
+      this.inspection = await api(`/api/session?id=${encodeURIComponent(this.sessionId)}`);
       this.render();
     }
   }

@@ -34,6 +34,9 @@ describe("viewer API on bad input", () => {
       "/api/sessions/a%01b",
       "/api/sessions/a%01b/events",
       `/api/sessions/${"a".repeat(300)}`,
+      "/api/session",
+      "/api/session/events?id=",
+      "/api/session?id=a%01b",
     ]) {
       const { status, body } = await get(path);
       expect(status, path).toBe(400);
@@ -43,6 +46,8 @@ describe("viewer API on bad input", () => {
     const unknown = await get("/api/sessions/no-such-session");
     expect(unknown.status).toBe(404);
     expect((await get("/api/sessions/api-session")).status).toBe(200);
+    expect((await get("/api/session?id=api-session")).status).toBe(200);
+    expect((await get("/api/session?id=no-such-session")).status).toBe(404);
   });
 });
 

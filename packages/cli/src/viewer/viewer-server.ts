@@ -69,6 +69,22 @@ function decodeSegment(segment: string): string | undefined {
   }
 }
 
+/**
+ * The session a request names, and whether it asks for its events: `/api/sessions/<id>[/events]`
+ * or `/api/session[/events]?id=<id>`. The page uses the query: a browser folds a path segment
+ * "." or ".." (even written %2E) out of the URL, so sessions with those ids were out of reach.
+ */
+function sessionRouteOf(url: URL): { sessionId: string | undefined; events: boolean } | undefined {
+  if (url.pathname === "/api/session" || url.pathname === "/api/session/events")
+    return {
+      sessionId: url.searchParams.get("id") ?? undefined,
+      events: url.pathname.endsWith("/events"),
+    };
+  const match = /^\/api\/sessions\/([^/]+)(\/events)?$/.exec(url.pathname);
+  if (!match) return undefined;
+  return { sessionId: decodeSegment(match[1] as string), events: match[2] !== undefined };
+}
+
 function badRequest(response: ServerResponse, error: string): void {
   sendJson(response, 400, { error, code: "invalid-argument" });
 }
@@ -156,15 +172,15 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
       });
       return sendJson(response, 200, page);
     }
-    const sessionMatch = /^\/api\/sessions\/([^/]+)(\/events)?$/.exec(path);
-    if (sessionMatch) {
-      const sessionId = decodeSegment(sessionMatch[1] as string);
+    const sessionRoute = sessionRouteOf(url);
+    if (sessionRoute) {
+      const { sessionId } = sessionRoute;
       if (sessionId === undefined || !isValidId(sessionId))
         return badRequest(
           response,
           "a session id is 1-255 characters without control characters, %-encoded once",
         );
-      if (sessionMatch[2]) {
+      if (sessionRoute.events) {
         const after = Number(url.searchParams.get("after") ?? 0);
         const limit = Math.min(Number(url.searchParams.get("limit") ?? 500), 2000);
         if (!Number.isInteger(after) || after < 0 || !Number.isInteger(limit) || limit < 1)
