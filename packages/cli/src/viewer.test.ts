@@ -1,7 +1,13 @@
 import { existsSync, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type EventStore, openStore, SessionRecorder } from "@agent-ledger/core";
+import {
+  type EventStore,
+  type LedgerEvent,
+  openStore,
+  resolveEvents,
+  SessionRecorder,
+} from "@agent-ledger/core";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -294,6 +300,42 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
         `agent of ${sessionId}`,
       );
     }
+    await page.close();
+  });
+
+  it("shows the start of a huge payload at once, and all of it on request", async () => {
+    // A 30 MB tool result put in the detail pane whole held the tab for 15 s and more.
+    const sessionId = "huge-result";
+    const recorder = new SessionRecorder({
+      store,
+      sessionId,
+      runId: "run-1",
+      actor: { type: "agent", id: "fetcher" },
+    });
+    await recorder.startRun();
+    const call = await recorder.beforeToolCall({ toolCallId: "c1", name: "fetch", args: {} });
+    await recorder.toolCompleted(call, `${"a web page line\n".repeat(200_000)}THE END`);
+    const page = await browser.newPage();
+    await page.goto(new URL(`/#/session/${sessionId}`, sessionUrl).toString());
+    await page.locator("tr.event-row", { hasText: "tool.completed" }).click();
+    const payload = page.locator('[data-testid="event-detail"] pre.payload');
+    await payload.waitFor();
+    const shown = (await payload.textContent()) ?? "";
+    expect(shown.length).toBeLessThanOrEqual(256 * 1024);
+    expect(shown).not.toContain("THE END");
+    const [completed] = await resolveEvents(
+      store,
+      (await store.readSession({ sessionId })).events.filter(
+        (event: LedgerEvent) => event.type === "tool.completed",
+      ),
+    );
+    const full = JSON.stringify(completed?.payload, null, 2);
+    const showAll = page.locator('[data-testid="event-detail"] button', { hasText: "show all" });
+    expect(await showAll.textContent()).toBe(
+      `show all ${full.length.toLocaleString("en-US")} characters`,
+    );
+    await showAll.click();
+    await expect.poll(() => payload.textContent()).toBe(full);
     await page.close();
   });
 

@@ -70,6 +70,29 @@ function reasonSpan(value) {
     : null;
 }
 
+// Laying out megabytes of text holds the tab for seconds (30 MB: 15 s): a huge payload shows
+// its start, and all of it when asked.
+const SHOWN_CHARS = 256 * 1024;
+
+function longText(className, text) {
+  if (text.length <= SHOWN_CHARS) return el("pre", { className, text });
+  const pre = el("pre", { className, text: text.slice(0, SHOWN_CHARS) });
+  const showAll = el("button", {
+    text: `show all ${text.length.toLocaleString("en-US")} characters`,
+  });
+  showAll.addEventListener("click", () => {
+    pre.textContent = text;
+    note.remove();
+  });
+  const note = el(
+    "p",
+    { className: "muted" },
+    document.createTextNode(`The first ${SHOWN_CHARS.toLocaleString("en-US")} characters. `),
+    showAll,
+  );
+  return el("div", {}, note, pre);
+}
+
 function nextStepText(attempt, step) {
   if (step.action === "check-by-hand")
     return `Run ${attempt.runId} is ${step.runStatus}: it takes no more events and will not be resumed; check the effect by hand.`;
@@ -480,7 +503,7 @@ class SessionView {
     }
     parts.push(
       el("h4", { text: "payload" }),
-      el("pre", { className: "payload", text: JSON.stringify(event.payload, null, 2) }),
+      longText("payload", JSON.stringify(event.payload, null, 2)),
     );
     const envelope = { ...event };
     delete envelope.payload;
