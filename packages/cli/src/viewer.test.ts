@@ -339,6 +339,39 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
     await page.close();
   });
 
+  it("works from the URL printed with --token", async () => {
+    // The page loaded its script and stylesheet without the token: both were refused and
+    // the viewer stayed at "Loading…" for everyone it was shared with.
+    const tokenServer = await startBin(
+      ["--store", storeUrl, "serve", "--token", "s3cret-token-value"],
+      /viewer on (http:\/\/\S+)\n/,
+    );
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on("console", (message) => {
+      if (message.type() === "error") errors.push(message.text());
+    });
+    try {
+      const printed = tokenServer.match[1] as string;
+      await page.goto(printed);
+      await page.locator(".session-link", { hasText: demo.sessionId }).click();
+      await page.locator('[data-testid="attempt-row"]').first().waitFor();
+      expect(await page.locator("h1").textContent()).toBe(`Session ${demo.sessionId}`);
+      expect(errors).toEqual([]);
+      // The data still needs the token; the page's own code holds none.
+      const base = new URL("/", printed);
+      expect((await fetch(new URL("/api/sessions", base))).status).toBe(401);
+      expect((await fetch(new URL(`/api/session?id=${demo.sessionId}`, base))).status).toBe(401);
+      expect((await fetch(new URL("/", base))).status).toBe(401);
+      const script = await fetch(new URL("/app.js", base));
+      expect(script.status).toBe(200);
+      expect(script.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    } finally {
+      await page.close();
+      tokenServer.child.kill("SIGTERM");
+    }
+  });
+
   it("offers no resolve command for an attempt on a closed run", async () => {
     const sessionId = "cancelled-mid-call";
     const recorder = new SessionRecorder({

@@ -39,6 +39,8 @@ export interface ViewerHandle {
 }
 
 const MAX_BLOB_BYTES = 256 * 1024;
+/** Served without the token: the viewer's code, loaded by `<script src>` and `<link href>`. */
+const PUBLIC_FILES = new Set(["/app.js", "/style.css", "/favicon.ico"]);
 /** Sessions per page of /api/sessions (the viewer fetches the next on request). */
 const SESSIONS_PAGE = 1000;
 
@@ -133,7 +135,12 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
         : (hostHeader.split(":")[0] ?? "");
       if (!isLoopbackHost(hostname))
         return sendJson(response, 403, { error: "unexpected Host header" });
-    } else if (!tokenMatches(presentedToken(request, url), token)) {
+    } else if (
+      // The page's script and stylesheet hold no ledger data, and a browser asks for them
+      // without the token the page's own URL carries: refused, the viewer never started.
+      !PUBLIC_FILES.has(url.pathname) &&
+      !tokenMatches(presentedToken(request, url), token)
+    ) {
       return sendJson(response, 401, {
         error: "a valid token is required (?token= or Authorization: Bearer)",
       });
