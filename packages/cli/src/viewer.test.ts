@@ -372,6 +372,37 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
     }
   });
 
+  it("brings the run tree up to date after a failed refresh, with no further events", async () => {
+    const sessionId = "refresh-failed";
+    const recorder = new SessionRecorder({
+      store,
+      sessionId,
+      runId: "run-1",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const call = await recorder.beforeToolCall({ toolCallId: "c1", name: "send", args: {} });
+    const page = await browser.newPage();
+    await page.goto(new URL(`/#/session/${sessionId}`, sessionUrl).toString());
+    await page.locator('[data-testid="attempt-row"].unresolved').waitFor();
+    // The next inspection request fails once (a restart, a busy store), after the events came.
+    let failed = 0;
+    await page.route(
+      (url) => url.pathname === "/api/session",
+      (route) => (failed++ === 0 ? route.abort() : route.continue()),
+    );
+    await recorder.toolCompleted(call, "sent");
+    await page.locator("tr.event-row", { hasText: "tool.completed" }).waitFor();
+    await expect.poll(() => failed).toBeGreaterThan(0);
+    await expect
+      .poll(() => page.locator('[data-testid="attempt-row"].unresolved').count(), {
+        timeout: 5_000,
+      })
+      .toBe(0);
+    expect(await page.locator('[data-testid="unresolved"]').isHidden()).toBe(true);
+    await page.close();
+  });
+
   it("offers no resolve command for an attempt on a closed run", async () => {
     const sessionId = "cancelled-mid-call";
     const recorder = new SessionRecorder({

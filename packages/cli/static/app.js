@@ -187,6 +187,7 @@ class SessionView {
     this.byId = new Map();
     this.cursor = 0;
     this.inspection = null;
+    this.inspectionBehind = false;
     this.selected = null;
     this.timer = null;
     this.stopped = false;
@@ -270,9 +271,13 @@ class SessionView {
       if (page.events.length < 500) break;
     }
     if (first && this.events.length === 0) throw new Error(`unknown session ${this.sessionId}`);
-    if (fresh > 0 || first) {
+    // Until an inspection as new as the events is shown: a refresh that failed is made again
+    // on the next poll, not only when more events come (a crashed run sends none).
+    if (fresh > 0) this.inspectionBehind = true;
+    if (this.inspectionBehind || first) {
       // By query, not path: a browser folds a session id "." or ".." out of a URL path.
       this.inspection = await api(`/api/session?id=${encodeURIComponent(this.sessionId)}`);
+      this.inspectionBehind = false;
       this.render();
     }
   }
