@@ -30,7 +30,12 @@ export function runBin(args: string[], env: Record<string, string> = {}): Promis
 export function startBin(
   args: string[],
   ready: RegExp,
-): Promise<{ child: ReturnType<typeof spawn>; match: RegExpMatchArray; output: () => string }> {
+): Promise<{
+  child: ReturnType<typeof spawn>;
+  match: RegExpMatchArray;
+  output: () => string;
+  errors: () => string;
+}> {
   const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
@@ -44,7 +49,7 @@ export function startBin(
       const match = stdout.match(ready);
       if (match) {
         clearTimeout(timer);
-        resolve({ child, match, output: () => stdout });
+        resolve({ child, match, output: () => stdout, errors: () => stderr });
       }
     });
     child.stderr?.on("data", (chunk: Buffer) => {

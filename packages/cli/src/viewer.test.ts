@@ -56,6 +56,10 @@ describe("agent-ledger serve: access rules", () => {
     try {
       const printed = new URL(server.match[1] as string);
       expect(printed.searchParams.get("token")).toBe("s3cret-token-value");
+      // Off loopback the token and the ledger cross the network as plain HTTP: said once.
+      await expect
+        .poll(() => server.errors())
+        .toContain("agent-ledger: warning: serving on 0.0.0.0 over plain HTTP");
       const base = `http://127.0.0.1:${printed.port}`;
       expect((await fetch(`${base}/api/sessions`)).status).toBe(401);
       expect((await fetch(`${base}/`)).status).toBe(401);

@@ -45,6 +45,10 @@ export async function serveCommand(context: CommandContext): Promise<number> {
       `refusing to serve on ${host} without --token: the ledger holds prompts, tool arguments and results`,
       "bind 127.0.0.1 (the default), or pass --token <secret> and share the printed URL",
     );
+  if (!isLoopbackHost(host))
+    context.io.stderr.write(
+      `agent-ledger: warning: serving on ${host} over plain HTTP: the token and what the ledger holds cross the network unencrypted\n  put it behind a TLS proxy, or keep the default 127.0.0.1 and reach it through an SSH tunnel (ssh -L)\n`,
+    );
   const store = await context.openStore();
   const viewer = await startViewer({
     store,
