@@ -407,6 +407,38 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
     await page.close();
   });
 
+  it("stays on the page last asked for when an earlier one answers late", async () => {
+    const page = await browser.newPage();
+    // The sessions list of a large store answers slowly; the person opens a session meanwhile.
+    let asked!: () => void;
+    const listAsked = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    let listed!: () => void;
+    const listAnswered = new Promise<void>((resolve) => {
+      listed = resolve;
+    });
+    await page.route(
+      (url) => url.pathname === "/api/sessions",
+      async (route) => {
+        asked();
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        await route.continue();
+        listed();
+      },
+    );
+    await page.goto(new URL("/", sessionUrl).toString());
+    await listAsked;
+    // A same-document navigation: only the hash changes.
+    await page.goto(new URL(`/#/session/${demo.sessionId}`, sessionUrl).toString());
+    await page.locator('[data-testid="run-row"]').first().waitFor();
+    await listAnswered;
+    await page.waitForTimeout(300);
+    expect(await page.locator("h1").textContent()).toBe(`Session ${demo.sessionId}`);
+    expect(await page.locator('[data-testid="run-row"]').count()).toBe(2);
+    await page.close();
+  });
+
   it("offers no resolve command for an attempt on a closed run", async () => {
     const sessionId = "cancelled-mid-call";
     const recorder = new SessionRecorder({

@@ -127,8 +127,9 @@ function sessionRow(session) {
 }
 
 // The list comes a page at a time (by session id); "more sessions" fetches the next one.
-async function showSessions() {
+async function showSessions(isCurrent) {
   const first = await api("/api/sessions");
+  if (!isCurrent()) return;
   const table = el("table", { className: "grid", testId: "sessions" });
   table.append(
     el(
@@ -234,6 +235,7 @@ class SessionView {
     const config = await api("/api/config").catch(() => ({ pollMs: 1000 }));
     pollMs = config.pollMs || 1000;
     await this.poll(true);
+    if (this.stopped) return;
     live.hidden = false;
     const tick = async () => {
       if (this.stopped) return;
@@ -548,7 +550,12 @@ class SessionView {
 
 // ---------------------------------------------------------------- routing
 
+// Each navigation has a number: a page that answers after the person moved on draws nothing.
+let navigation = 0;
+
 async function route() {
+  const current = ++navigation;
+  const isCurrent = () => current === navigation;
   view.stop();
   view = { stop() {} };
   const match = /^#\/session\/(.+)$/.exec(location.hash);
@@ -558,9 +565,10 @@ async function route() {
       view = session;
       await session.start();
     } else {
-      await showSessions();
+      await showSessions(isCurrent);
     }
   } catch (error) {
+    if (!isCurrent()) return;
     main.replaceChildren(
       el("h1", { text: "Error" }),
       el("p", { className: "bad", text: String(error.message) }),
