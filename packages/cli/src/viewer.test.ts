@@ -439,6 +439,46 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
     await page.close();
   });
 
+  it("pages the sessions list with its button, and says when a page could not be fetched", async () => {
+    const manyUrl = `sqlite:${join(directory, "many.db")}`;
+    const many = await openStore(manyUrl);
+    for (let index = 0; index < 1003; index++)
+      await many.append({
+        sessionId: `s${String(index).padStart(4, "0")}`,
+        runId: "r",
+        expectedSeq: 0,
+        events: [{ type: "run.started" }],
+      });
+    await many.close();
+    const manyServer = await startBin(["--store", manyUrl, "serve"], /viewer on (http:\/\/\S+)\n/);
+    const page = await browser.newPage();
+    try {
+      await page.goto(manyServer.match[1] as string);
+      const links = page.locator(".session-link");
+      await links.first().waitFor();
+      expect(await links.count()).toBe(1000);
+      const more = page.locator('[data-testid="more-sessions"]');
+      // The next page fails once (the viewer restarted): the person is told, and may try again.
+      let failed = 0;
+      await page.route(
+        (url) => url.pathname === "/api/sessions" && url.searchParams.has("after"),
+        (route) => (failed++ === 0 ? route.abort() : route.continue()),
+      );
+      await more.click();
+      await page.locator('[data-testid="more-sessions-error"]').waitFor();
+      expect(await links.count()).toBe(1000);
+      expect(await more.isEnabled()).toBe(true);
+      await more.click();
+      await expect.poll(() => links.count()).toBe(1003);
+      expect(await more.isHidden()).toBe(true);
+      expect(await page.locator('[data-testid="more-sessions-error"]').count()).toBe(0);
+      expect(await links.last().textContent()).toBe("s1002");
+    } finally {
+      await page.close();
+      manyServer.child.kill("SIGTERM");
+    }
+  });
+
   it("offers no resolve command for an attempt on a closed run", async () => {
     const sessionId = "cancelled-mid-call";
     const recorder = new SessionRecorder({

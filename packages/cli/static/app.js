@@ -151,6 +151,7 @@ async function showSessions(isCurrent) {
   const more = el("button", { text: "more sessions", testId: "more-sessions" });
   let next = first.nextCursor;
   more.hidden = next === undefined;
+  const failure = el("p", { className: "bad", testId: "more-sessions-error" });
   more.addEventListener("click", async () => {
     more.disabled = true;
     try {
@@ -158,6 +159,11 @@ async function showSessions(isCurrent) {
       for (const session of page.sessions) body.append(sessionRow(session));
       next = page.nextCursor;
       more.hidden = next === undefined;
+      failure.remove();
+    } catch (error) {
+      // Said where the person clicked; the button stays, to try again.
+      failure.textContent = `Could not fetch more sessions: ${error.message}`;
+      more.after(failure);
     } finally {
       more.disabled = false;
     }
