@@ -143,6 +143,10 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
     expect(await unresolved.textContent()).toContain(
       `agent-ledger resolve ${demo.sessionId} ${demo.unresolvedAttemptId}`,
     );
+    // What the call was and whether it writes, as inspect says: what the person must check.
+    expect(await unresolved.textContent()).toContain(
+      `effect: write, not idempotent · request: {"name":"book_table","args":{"slot":"20:00"},`,
+    );
     const unresolvedRow = page.locator('[data-testid="attempt-row"].unresolved');
     expect(await unresolvedRow.textContent()).toContain("tool book_table [call-2]UNRESOLVED");
 

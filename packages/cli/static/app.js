@@ -93,6 +93,20 @@ function longText(className, text) {
   return el("div", {}, note, pre);
 }
 
+// What the person checks before deciding, as inspect prints it: whether the call writes, and
+// what it was asked to do.
+function attemptFacts(attempt) {
+  const effect = attempt.effect;
+  const facts =
+    typeof effect === "object" && effect !== null
+      ? [
+          `effect: ${effect.kind ?? "unknown"}, ${effect.idempotent === true ? "idempotent" : "not idempotent"}`,
+        ]
+      : [];
+  facts.push(`request: ${preview(attempt.request, 100)}`);
+  return facts.join(" · ");
+}
+
 function nextStepText(attempt, step) {
   if (step.action === "check-by-hand")
     return `Run ${attempt.runId} is ${step.runStatus}: it takes no more events and will not be resumed; check the effect by hand.`;
@@ -376,6 +390,7 @@ class SessionView {
             ` requested ${attempt.requestedAt} on run ${attempt.runId} (seq ${attempt.requestSeq}), no outcome recorded. `,
           ),
           next,
+          el("div", { className: "muted", text: attemptFacts(attempt) }),
         );
         item.addEventListener("click", () => this.select(attempt.requestEventId));
         list.append(item);
