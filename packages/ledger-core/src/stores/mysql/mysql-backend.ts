@@ -471,28 +471,47 @@ END`;
             .ignore()
             .values(refs.map((blobRef) => ({ blobRef, sessionId: step.sessionId })));
         return undefined;
+      case "collect-session-blobs": {
+        // The session's refs a page at a time, in key order (one pass over the index), each
+        // page's unshared blobs deleted by key: only refs come back, never more than a page.
+        // (A multi-table DELETE would need none, but fails with "No database selected" on a
+        // connection without a default database, and a DELETE ... IN (subquery) scans every
+        // blob on servers that do not turn it into a join.)
+        const { sessionId, graceMs } = step;
+        let refs = 0;
+        let deleted = 0;
+        let after = "";
+        for (;;) {
+          const page = await tx
+            .select({ ref: blobRefs.blobRef })
+            .from(blobRefs)
+            .where(and(eq(blobRefs.sessionId, sessionId), gt(blobRefs.blobRef, after)))
+            .orderBy(asc(blobRefs.blobRef))
+            .limit(ROWS_PER_STATEMENT);
+          const chunk = page.map((row) => String(row.ref));
+          if (chunk.length === 0) break;
+          refs += chunk.length;
+          after = chunk[chunk.length - 1] as string;
+          const [result] = await tx
+            .delete(blobs)
+            .where(
+              and(
+                inArray(blobs.blobRef, chunk),
+                lte(blobs.touchedAt, sql`${serverEpochMs} - ${graceMs}`),
+                sql`not exists (select 1 from ${blobRefs} r where r.blob_ref = ${blobs.blobRef} and r.session_id <> ${sessionId})`,
+              ),
+            );
+          deleted += result.affectedRows;
+          if (chunk.length < ROWS_PER_STATEMENT) break;
+        }
+        return { refs, deleted };
+      }
       case "delete-session": {
         const [deletedEvents] = await tx.delete(events).where(eq(events.sessionId, step.sessionId));
         const [deletedRuns] = await tx.delete(runs).where(eq(runs.sessionId, step.sessionId));
         await tx.delete(blobRefs).where(eq(blobRefs.sessionId, step.sessionId));
         await tx.delete(sessions).where(eq(sessions.sessionId, step.sessionId));
         return { events: deletedEvents.affectedRows, runs: deletedRuns.affectedRows };
-      }
-      case "collect-blobs": {
-        let deleted = 0;
-        for (const chunk of chunked(step.refs)) {
-          const [result] = await tx
-            .delete(blobs)
-            .where(
-              and(
-                inArray(blobs.blobRef, chunk),
-                lte(blobs.touchedAt, sql`${serverEpochMs} - ${step.graceMs}`),
-                sql`not exists (select 1 from ${blobRefs} where ${blobRefs.blobRef} = ${blobs.blobRef})`,
-              ),
-            );
-          deleted += result.affectedRows;
-        }
-        return deleted;
       }
       case "reserve-cursors": {
         await tx

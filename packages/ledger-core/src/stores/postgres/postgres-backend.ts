@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { and, eq, inArray, lte, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
 import type pg from "pg";
 import { LedgerError } from "../../events/errors.js";
@@ -331,35 +331,30 @@ SELECT last_cursor FROM c`;
             .values(refs.map((blobRef) => ({ blobRef, sessionId: step.sessionId })))
             .onConflictDoNothing();
         return undefined;
+      case "collect-session-blobs": {
+        // One statement: the session's refs, read and counted on the server, and the blobs
+        // among them that no other session names (the session's own index rows go with its
+        // other rows, in delete-session).
+        const result = await tx.execute<{ refs: string; deleted: string }>(sql`WITH mine AS (
+  SELECT blob_ref FROM ${blobRefs} WHERE session_id = ${step.sessionId}
+), gone AS (
+  DELETE FROM ${blobs} WHERE ${blobs.blobRef} IN (SELECT blob_ref FROM mine)
+    AND ${blobs.touchedAt} <= ${serverEpochMs} - ${step.graceMs}
+    AND NOT EXISTS (SELECT 1 FROM ${blobRefs} r
+      WHERE r.blob_ref = ${blobs.blobRef} AND r.session_id <> ${step.sessionId})
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM mine) AS refs, (SELECT count(*) FROM gone) AS deleted`);
+        const row = result.rows[0];
+        return { refs: Number(row?.refs ?? 0), deleted: Number(row?.deleted ?? 0) };
+      }
       case "delete-session": {
-        const deletedEvents = await tx
-          .delete(events)
-          .where(eq(events.sessionId, step.sessionId))
-          .returning({ seq: events.seq });
-        const deletedRuns = await tx
-          .delete(runs)
-          .where(eq(runs.sessionId, step.sessionId))
-          .returning({ runId: runs.runId });
+        // Counted by the server (rowCount), not returned row by row.
+        const deletedEvents = await tx.delete(events).where(eq(events.sessionId, step.sessionId));
+        const deletedRuns = await tx.delete(runs).where(eq(runs.sessionId, step.sessionId));
         await tx.delete(blobRefs).where(eq(blobRefs.sessionId, step.sessionId));
         await tx.delete(sessions).where(eq(sessions.sessionId, step.sessionId));
-        return { events: deletedEvents.length, runs: deletedRuns.length };
-      }
-      case "collect-blobs": {
-        let deleted = 0;
-        for (const chunk of chunked(step.refs)) {
-          const rows = await tx
-            .delete(blobs)
-            .where(
-              and(
-                inArray(blobs.blobRef, chunk),
-                lte(blobs.touchedAt, sql`${serverEpochMs} - ${step.graceMs}`),
-                sql`not exists (select 1 from ${blobRefs} where ${blobRefs.blobRef} = ${blobs.blobRef})`,
-              ),
-            )
-            .returning({ ref: blobs.blobRef });
-          deleted += rows.length;
-        }
-        return deleted;
+        return { events: deletedEvents.rowCount ?? 0, runs: deletedRuns.rowCount ?? 0 };
       }
       case "reserve-cursors": {
         const rows = await tx

@@ -198,7 +198,7 @@ export function sharedStep(
   step: WriteStep,
   bodyCharsPerStatement = BODY_CHARS_PER_STATEMENT,
 ): PromiseLike<unknown> | undefined {
-  const { events, runs, sessions } = tables;
+  const { runs, sessions } = tables;
   switch (step.kind) {
     case "lock-head":
       return runHeadRow(db, tables, step.sessionId, step.runId, true);
@@ -220,12 +220,6 @@ export function sharedStep(
         .where(and(eq(runs.sessionId, step.sessionId), eq(runs.status, "running")))
         .orderBy(asc(runs.runId))
         .then((rows) => rows.map((row) => idText(row.runId)));
-    case "session-bodies":
-      return db
-        .select({ body: events.body })
-        .from(events)
-        .where(eq(events.sessionId, step.sessionId))
-        .then(bodies);
     case "insert-events":
       return insertEvents(db, tables, step.rows, bodyCharsPerStatement);
     case "write-head":

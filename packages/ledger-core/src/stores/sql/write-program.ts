@@ -37,16 +37,15 @@ export type WriteStep =
   | { kind: "lock-session"; sessionId: string }
   /** Ids of the session's runs whose status is still `running`. */
   | { kind: "open-runs"; sessionId: string }
-  /** Bodies of all the session's events (retention reads their evidenceRefs). */
-  | { kind: "session-bodies"; sessionId: string }
+  /**
+   * Delete the blobs the session references (its rows of the blob reference index) that no
+   * other session references and that were last touched `graceMs` or longer ago, on the
+   * database's clock (the one putBlobs stamps them with), all on the server: no body and no ref
+   * comes back, only how many blobs the session referenced and how many were deleted.
+   */
+  | { kind: "collect-session-blobs"; sessionId: string; graceMs: number }
   /** Delete the session's events, runs, index rows and counter row; returns the counts. */
   | { kind: "delete-session"; sessionId: string }
-  /**
-   * Delete the blobs among `refs` that no session references any more and that were last
-   * touched `graceMs` or longer ago, on the database's clock (the one putBlobs stamps them
-   * with); returns how many were deleted.
-   */
-  | { kind: "collect-blobs"; refs: string[]; graceMs: number }
   /** Insert (`created`) or update the run's head row. */
   | {
       kind: "write-head";
@@ -194,19 +193,20 @@ export function* deleteSessionProgram(
   if (!exists) throw sessionNotFound(sessionId);
   const open = yield* step<string[]>({ kind: "open-runs", sessionId });
   if (open[0] !== undefined) throw openRunError(sessionId, open[0]);
-  const bodies = yield* step<string[]>({ kind: "session-bodies", sessionId });
-  const refs = refsOf(bodies.map(parseBody));
+  const blobs = yield* step<{ refs: number; deleted: number }>({
+    kind: "collect-session-blobs",
+    sessionId,
+    graceMs,
+  });
   const counts = yield* step<{ events: number; runs: number }>({
     kind: "delete-session",
     sessionId,
   });
-  const deletedBlobs =
-    refs.length === 0 ? 0 : yield* step<number>({ kind: "collect-blobs", refs, graceMs });
   return {
     sessionId,
     deletedEvents: counts.events,
     deletedRuns: counts.runs,
-    deletedBlobs,
-    keptBlobs: refs.length - deletedBlobs,
+    deletedBlobs: blobs.deleted,
+    keptBlobs: blobs.refs - blobs.deleted,
   };
 }

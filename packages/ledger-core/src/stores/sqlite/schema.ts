@@ -82,8 +82,9 @@ export const blobs = sqliteTable("blobs", {
 
 /**
  * Blob reference index: which session names which blob (from evidenceRefs, at append time),
- * keyed by blob (the retention question is "does another session name it?"). A session's own
- * refs are read from its events when it is deleted, so no second index by session.
+ * keyed by blob (the retention question is "does another session name it?"). Deleting a session
+ * finds its own rows by a scan of this table (small rows, no bodies), so no second index by
+ * session: retention is rare, appends that name blobs are not.
  */
 export const blobRefs = sqliteTable(
   "blob_refs",

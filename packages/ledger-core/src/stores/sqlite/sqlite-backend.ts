@@ -70,12 +70,12 @@ interface Statements {
   indexRef: Statement;
   lockSession: Statement;
   openRuns: Statement;
-  sessionBodies: Statement;
+  countRefs: Statement;
+  collectSessionBlobs: Statement;
   deleteEvents: Statement;
   deleteRuns: Statement;
   deleteRefs: Statement;
   deleteSession: Statement;
-  collectBlobs: Statement;
 }
 
 /**
@@ -196,15 +196,16 @@ export class SqliteBackend implements SqlBackend {
       openRuns: database.prepare(
         "SELECT run_id AS runId FROM runs WHERE session_id = ? AND status = 'running' ORDER BY run_id",
       ),
-      sessionBodies: database.prepare("SELECT body FROM events WHERE session_id = ?"),
+      countRefs: database.prepare("SELECT count(*) FROM blob_refs WHERE session_id = ?").pluck(),
+      collectSessionBlobs: database.prepare(
+        `DELETE FROM blobs WHERE digest IN (SELECT digest FROM blob_refs WHERE session_id = ?)
+         AND touched_at <= ${epochMs} - ?
+         AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.digest = blobs.digest AND r.session_id <> ?)`,
+      ),
       deleteEvents: database.prepare("DELETE FROM events WHERE session_id = ?"),
       deleteRuns: database.prepare("DELETE FROM runs WHERE session_id = ?"),
       deleteRefs: database.prepare("DELETE FROM blob_refs WHERE session_id = ?"),
       deleteSession: database.prepare("DELETE FROM sessions WHERE session_id = ?"),
-      collectBlobs: database.prepare(
-        `DELETE FROM blobs WHERE digest IN (SELECT unhex(substr(value, 8)) FROM json_each(?))
-         AND touched_at <= ${epochMs} - ? AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.digest = blobs.digest)`,
-      ),
     };
     return this.#statements;
   }
@@ -254,10 +255,13 @@ export class SqliteBackend implements SqlBackend {
         return (statements.openRuns.all(step.sessionId) as { runId: string }[]).map(
           (row) => row.runId,
         );
-      case "session-bodies":
-        return (statements.sessionBodies.all(step.sessionId) as { body: unknown }[]).map((row) =>
-          decodeBody(row.body),
-        );
+      case "collect-session-blobs": {
+        const { sessionId, graceMs } = step;
+        const refs = statements.countRefs.get(sessionId) as number;
+        if (refs === 0) return { refs, deleted: 0 };
+        const deleted = statements.collectSessionBlobs.run(sessionId, graceMs, sessionId).changes;
+        return { refs, deleted };
+      }
       case "delete-session": {
         this.#heads.forgetAll();
         const events = statements.deleteEvents.run(step.sessionId).changes;
@@ -266,8 +270,6 @@ export class SqliteBackend implements SqlBackend {
         statements.deleteSession.run(step.sessionId);
         return { events, runs };
       }
-      case "collect-blobs":
-        return statements.collectBlobs.run(JSON.stringify(step.refs), step.graceMs).changes;
       case "write-head": {
         // Only a new run, or one that closes, writes its row; an open run's length and last
         // hash are its last event's (see schema.ts).
