@@ -83,6 +83,8 @@ import {
 const LAYOUT_VERSION = "2";
 /** Script round trips one append may take when other writers move the run in between. */
 const MAX_ATTEMPTS = 4;
+/** Blob scripts retention sends before it waits for their replies. */
+const BLOBS_PER_ROUND_TRIP = 500;
 /** Run heads remembered from this store's own appends (saves the read before a write). */
 const HEAD_CACHE_SIZE = 10_000;
 
@@ -704,15 +706,22 @@ export class RedisEventStore implements EventStore {
     const member = idField(sessionId);
     let deletedBlobs = 0;
     try {
-      for (const ref of refs) {
-        const keys = blobKeys(this.#prefix, ref.slice(7));
-        const collected = await runScript(
-          this.#client,
-          COLLECT_BLOB_SCRIPT,
-          [keys.sessions, keys.content, keys.touched],
-          [member, graceMs],
+      // One script per blob (its keys carry the blob's own hash tag: a Cluster routes each to
+      // its slot), sent a page at a time without waiting in between: one round trip per page,
+      // not per blob.
+      for (let at = 0; at < refs.length; at += BLOBS_PER_ROUND_TRIP) {
+        const collected = await Promise.all(
+          refs.slice(at, at + BLOBS_PER_ROUND_TRIP).map((ref) => {
+            const keys = blobKeys(this.#prefix, ref.slice(7));
+            return runScript(
+              this.#client,
+              COLLECT_BLOB_SCRIPT,
+              [keys.sessions, keys.content, keys.touched],
+              [member, graceMs],
+            );
+          }),
         );
-        deletedBlobs += Number(collected);
+        for (const one of collected) deletedBlobs += Number(one);
       }
     } catch (error) {
       throw unavailable(error, "deleteSession");

@@ -1,0 +1,82 @@
+import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterAll, describe, expect, it } from "vitest";
+import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
+import { RedisEventStore } from "./redis-store.js";
+import { deleteKeys, freshPrefix } from "./testing/test-keys.js";
+
+// What a call costs the server, counted (never timed): round trips the client waits for, and
+// the commands the scripts run (MONITOR shows those).
+
+const url = SERVER_URLS.redis;
+const available = await serverAvailable("redis");
+
+/**
+ * A client that counts its round trips: a command sent while none is awaiting its reply starts
+ * one; commands sent before the replies come back share it.
+ */
+function countingClient(): { client: Redis; roundTrips(): number } {
+  const client = new Redis(url);
+  let inFlight = 0;
+  let roundTrips = 0;
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = ((command: Parameters<Redis["sendCommand"]>[0], stream?: never) => {
+    if (inFlight === 0) roundTrips++;
+    inFlight++;
+    const done = () => {
+      inFlight--;
+    };
+    command.promise.then(done, done);
+    return send(command, stream);
+  }) as Redis["sendCommand"];
+  return { client, roundTrips: () => roundTrips };
+}
+
+describe.skipIf(!available)("RedisEventStore costs", () => {
+  const prefix = freshPrefix("costs");
+  const clients: Redis[] = [];
+  afterAll(async () => {
+    for (const client of clients) client.disconnect();
+    await deleteKeys(url, prefix);
+  });
+
+  it("deleteSession collects the blobs of a session that names 300 in a few round trips, not one per blob", async () => {
+    const { client, roundTrips } = countingClient();
+    clients.push(client);
+    const store = new RedisEventStore({ client, keyPrefix: prefix });
+    await store.init();
+    const sessionId = `blobs-${randomBytes(4).toString("hex")}`;
+    const refs = await store.putBlobs?.(Array.from({ length: 300 }, (_, index) => `blob ${index}`));
+    expect(refs).toHaveLength(300);
+    const shared = (refs as string[])[0] as string;
+    await store.append({
+      sessionId,
+      runId: "r",
+      expectedSeq: 0,
+      events: [
+        { type: "run.started", evidenceRefs: refs as string[] },
+        { type: "run.completed", payload: {} },
+      ],
+    });
+    await store.append({
+      sessionId: `keeper-${sessionId}`,
+      runId: "r",
+      expectedSeq: 0,
+      events: [{ type: "run.started", evidenceRefs: [shared] }],
+    });
+    const before = roundTrips();
+    const deleted = await store.deleteSession(sessionId, { blobGraceMs: 0 });
+    const spent = roundTrips() - before;
+    expect(deleted).toEqual({
+      sessionId,
+      deletedEvents: 2,
+      deletedRuns: 1,
+      deletedBlobs: 299,
+      keptBlobs: 1,
+    });
+    expect(await store.getBlobs?.(refs as string[])).toEqual(
+      new Map([[shared, new TextEncoder().encode("blob 0")]]),
+    );
+    expect(spent).toBeLessThan(15);
+  });
+});
