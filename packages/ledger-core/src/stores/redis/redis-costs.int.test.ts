@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import type { NewEvent } from "../../events/types.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { RedisEventStore } from "./redis-store.js";
 import { deleteKeys, freshPrefix } from "./testing/test-keys.js";
@@ -79,4 +80,45 @@ describe.skipIf(!available)("RedisEventStore costs", () => {
     );
     expect(spent).toBeLessThan(15);
   });
+
+  it("a retried batch of 3,000 events is recognised with a few LRANGEs of the session log, not a LINDEX per event", async () => {
+    const admin = new Redis(url);
+    clients.push(admin);
+    const store = new RedisEventStore({ url, keyPrefix: prefix });
+    await store.init();
+    const sessionId = `retry-${randomBytes(4).toString("hex")}`;
+    const events = (from: number, count: number): NewEvent[] =>
+      Array.from({ length: count }, (_, index) => ({
+        eventId: `e${from + index}`,
+        type: "x.step",
+        payload: from + index,
+      }));
+    // Another run's events first: the batch sits deep in the log.
+    await store.append({ sessionId, runId: "other", expectedSeq: 0, events: events(0, 2000) });
+    const batch = { sessionId, runId: "r", expectedSeq: 0, events: events(2000, 3000) };
+    const first = await store.append(batch);
+    const monitor = await new Redis(url).monitor();
+    clients.push(monitor);
+    const calls: string[] = [];
+    let marked = false;
+    monitor.on("monitor", (_time: string, args: string[]) => {
+      if (args.includes(`${prefix}marker`)) marked = true;
+      else if (args.some((arg) => arg.startsWith(prefix) && arg.endsWith(":log")))
+        calls.push(String(args[0]).toLowerCase());
+    });
+    // Another store (another process): no cached head, so the retry goes to the script.
+    const retrying = new RedisEventStore({ url, keyPrefix: prefix });
+    await retrying.init();
+    try {
+      const retried = await retrying.append(batch);
+      await admin.get(`${prefix}marker`);
+      await vi.waitFor(() => expect(marked).toBe(true));
+      expect(retried).toEqual({ events: first.events, deduplicated: true });
+      expect(calls.filter((call) => call === "lindex")).toEqual([]);
+      expect(calls.filter((call) => call === "lrange").length).toBeLessThan(5);
+    } finally {
+      await retrying.close();
+      await store.close();
+    }
+  }, 60_000);
 });

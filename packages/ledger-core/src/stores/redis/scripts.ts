@@ -75,12 +75,25 @@ local function append(KEYS, ARGV)
   local head = redis.call('HMGET', KEYS[6], 'length', 'status', 'lastHash')
   local function snapshot()
     local out = {'snapshot', head[1] and '1' or '0', head[1] or '0', head[2] or 'running', head[3] or ''}
+    local cursors = {}
     for i = 1, n do
       local cursor = redis.call('HGET', KEYS[3], ARGV[idBase + i - 1])
-      if cursor then
-        out[#out + 1] = cursor
-        out[#out + 1] = redis.call('LINDEX', KEYS[2], tonumber(cursor) - 1)
+      if cursor then cursors[#cursors + 1] = tonumber(cursor) end
+    end
+    -- The stored events read a stretch of the log at a time (a retried batch is one stretch),
+    -- as READ_RUN_SCRIPT does: a LINDEX each walked the log from its nearer end every time.
+    local i = 1
+    while i <= #cursors do
+      local j = i
+      while j < #cursors and cursors[j + 1] > cursors[j] and cursors[j + 1] - cursors[j] < 16 do
+        j = j + 1
       end
+      local jsons = redis.call('LRANGE', KEYS[2], cursors[i] - 1, cursors[j] - 1)
+      for k = i, j do
+        out[#out + 1] = string.format('%d', cursors[k])
+        out[#out + 1] = jsons[cursors[k] - cursors[i] + 1]
+      end
+      i = j + 1
     end
     return out
   end
