@@ -95,6 +95,38 @@ describe("store URLs a driver cannot use", () => {
     }
   });
 
+  it("a Redis URL with a query parameter neither the store nor ioredis reads is refused, naming it", async () => {
+    // `?prefix=` (the parameter is keyPrefix) was ignored: the store wrote under the default
+    // prefix, into another application's keys; an ioredis option given as a string overrode
+    // the store's own (maxRetriesPerRequest: 0 makes a lost reply an error, never a re-send).
+    for (const [query, name] of [
+      ["prefix=app%3A", "prefix"],
+      ["keyprefix=app%3A", "keyprefix"],
+      ["db=1&maxRetriesPerRequest=20", "maxRetriesPerRequest"],
+    ] as const) {
+      const url = `redis://app:s3cr%2Ft%23pw@cache.internal:6379/0?${query}`;
+      for (const attempt of [openStore(url), (async () => new RedisEventStore({ url }))()]) {
+        const error = await refusal(attempt, "$.url");
+        expect(error.message).toContain(`"${name}"`);
+      }
+    }
+  });
+
+  it("a Redis store's location names its key prefix, the one it was given or the default", async () => {
+    const given = new RedisEventStore({
+      url: "redis://app:s3cr%2Ft%23pw@cache.internal:6379/2?keyPrefix=app%3A&family=6&password=x",
+    });
+    expect(given.describe().location).toBe(
+      "redis://app:***@cache.internal:6379/2?family=6&password=***&keyPrefix=app%3A",
+    );
+    await given.close();
+    const byDefault = new RedisEventStore({ url: "redis://cache.internal:6379" });
+    expect(byDefault.describe().location).toBe(
+      "redis://cache.internal:6379?keyPrefix=agent-ledger%3A",
+    );
+    await byDefault.close();
+  });
+
   it("well-formed URLs with encoded passwords, query parameters, IPv6 and socket hosts are accepted", async () => {
     for (const url of [
       "postgres://app:p%40ss%3Aw%2Fo%25rd%23@db.internal:5432/ledger?sslmode=disable&application_name=x",

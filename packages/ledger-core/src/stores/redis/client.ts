@@ -21,6 +21,34 @@ export const OWNED_CLIENT_OPTIONS: RedisOptions = {
   enableOfflineQueue: true,
 };
 
+/**
+ * Query parameters a store URL may carry: ours (`keyPrefix`), and the ones ioredis reads
+ * from a URL's query into its options that mean the same as a string (ioredis' parseURL takes
+ * every parameter as an option: `family` it parses, `db` the constructor parses, the others it
+ * uses as strings). Any other parameter would be an ioredis option with a string value, or a
+ * typo (`?prefix=`) that ioredis ignores: the store would then write under the default prefix,
+ * or run without the options that make a lost reply safe to retry (OWNED_CLIENT_OPTIONS, which
+ * a URL parameter would override).
+ */
+const URL_PARAMS = ["keyPrefix", "db", "family", "username", "password", "connectionName", "tls"];
+
+/** Refuses a query parameter of a Redis URL the store or ioredis would not read as meant. */
+export function assertKnownUrlParams(url: URL): void {
+  for (const name of url.searchParams.keys()) {
+    if (!URL_PARAMS.includes(name))
+      throw new InvalidArgumentError(
+        "$.url",
+        `unknown query parameter ${JSON.stringify(name)} in the Redis URL (known: ${URL_PARAMS.join(", ")})`,
+      );
+  }
+}
+
+/** A store's location with its key prefix, as the URL parameter that sets it. */
+export function withKeyPrefix(location: string, prefix: string): string {
+  const separator = location.includes("?") ? "&" : "?";
+  return `${location}${separator}keyPrefix=${encodeURIComponent(prefix)}`;
+}
+
 export function createClient(url: string): Redis {
   const client = new Redis(url, OWNED_CLIENT_OPTIONS);
   // Errors reach callers as rejected commands; without a listener ioredis prints each one.

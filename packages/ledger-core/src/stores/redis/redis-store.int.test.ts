@@ -593,12 +593,12 @@ describe.skipIf(!available)("RedisEventStore", () => {
     expect((await store.readRun({ sessionId: "ns", runId: "r" })).events).toEqual(result.events);
   });
 
-  it("describes itself: redis, URL without password, the server's persistence", async () => {
+  it("describes itself: redis, URL without password and with its key prefix, the server's persistence", async () => {
     const [, appendonly] = (await admin.config("GET", "appendonly")) as string[];
     const [, appendfsync] = (await admin.config("GET", "appendfsync")) as string[];
     expect(store.describe()).toEqual({
       kind: "redis",
-      location: url,
+      location: `${url}?keyPrefix=${encodeURIComponent(prefix)}`,
       durability: { appendonly, appendfsync },
     });
     const secret = RedisEventStore.fromUrl("redis://user:s3cret@127.0.0.1:1/2");
@@ -628,7 +628,9 @@ describe.skipIf(!available)("RedisEventStore", () => {
     const own = new RedisEventStore({ client, keyPrefix: prefix });
     await own.init();
     await own.append({ sessionId: "byo", runId: "r", expectedSeq: 0, events: [started()] });
-    expect(own.describe().location).toBe("redis://127.0.0.1:6379/0");
+    expect(own.describe().location).toBe(
+      `redis://127.0.0.1:6379/0?keyPrefix=${encodeURIComponent(prefix)}`,
+    );
     await own.close();
     expect(await client.ping()).toBe("PONG");
     client.disconnect();

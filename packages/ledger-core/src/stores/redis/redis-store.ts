@@ -44,11 +44,13 @@ import {
 import { WriteCoalescer } from "../../store/write-coalescer.js";
 import { type AppendAddress, appendScriptCall, type PlannedWrite } from "./append-call.js";
 import {
+  assertKnownUrlParams,
   assertReadsFromMasters,
   createClient,
   describeClient,
   readDurability,
   unavailable,
+  withKeyPrefix,
 } from "./client.js";
 import { decodeEvent, decodeHead, decodePairs, decodeSnapshot, type Snapshot } from "./codec.js";
 import {
@@ -137,6 +139,7 @@ export class RedisEventStore implements EventStore {
       // `?keyPrefix=` in the URL (for openStore, which takes only a URL) is ours, not ioredis'
       // (whose own keyPrefix option would prefix every key a second time).
       const parsed = assertParsableUrl("$.url", url);
+      assertKnownUrlParams(parsed);
       const fromUrl = parsed.searchParams.get("keyPrefix");
       if (fromUrl !== null) {
         prefixFromUrl = fromUrl;
@@ -156,12 +159,12 @@ export class RedisEventStore implements EventStore {
       }
       this.#client = createClient(url);
       this.#owned = true;
-      this.#location = redactUrl(url);
+      this.#location = withKeyPrefix(redactUrl(url), prefix);
     } else {
       assertReadsFromMasters(options.client as Redis | Cluster);
       this.#client = options.client as Redis | Cluster;
       this.#owned = false;
-      this.#location = describeClient(this.#client);
+      this.#location = withKeyPrefix(describeClient(this.#client), prefix);
     }
   }
 
