@@ -195,4 +195,44 @@ describe("resume re-executes a loop whose runs were already closed", () => {
       "root",
     ]);
   });
+
+  it("adopts each of 600 recorded sub-agents by its actor, without searching the others", async () => {
+    // child() scanned the recorded children for the first of its actor and spliced it out:
+    // re-entering N sub-agents compared N x N / 2 actor ids. Each comparison reads the id.
+    const store = new MemoryEventStore();
+    const count = 600;
+    const root = new SessionRecorder({ store, sessionId: "many", runId: "root", actor });
+    await root.startRun();
+    const recorded: string[] = [];
+    for (let index = 0; index < count; index++) {
+      const sub = root.child({ actor: { type: "agent", id: `sub${index}` } });
+      await sub.startRun();
+      await sub.completeRun();
+      recorded.push(sub.runId);
+    }
+    const resumed = await SessionRecorder.resume({
+      store,
+      sessionId: "many",
+      runId: "root",
+      actor,
+    });
+    let idReads = 0;
+    // In reverse: the last one recorded was the last a search came to.
+    for (let index = count - 1; index >= 0; index--) {
+      const id = `sub${index}`;
+      const counted = {
+        type: "agent",
+        get id() {
+          idReads++;
+          return id;
+        },
+      } as Actor;
+      expect(resumed.child({ actor: counted }).runId).toBe(recorded[index]);
+    }
+    // A few reads per child (its own validation), never one per other recorded child.
+    expect(idReads).toBeLessThan(10 * count);
+    // All adopted: the next child of an actor seen before is a new run.
+    const extra = resumed.child({ actor: { type: "agent", id: "sub0" } });
+    expect(recorded).not.toContain(extra.runId);
+  });
 });

@@ -128,8 +128,13 @@ export class SessionRecorder {
   /** Set once `#ready` has resolved: a recorded call then skips awaiting it (a microtask each). */
   #isReady = false;
   #parent: SessionRecorder | undefined;
-  /** Child runs recorded before a crash, in start order, adopted by `child()` on resume. */
-  #recordedChildren: { runId: string; actorId: string | undefined }[] | undefined;
+  /**
+   * Child runs recorded before a crash, by actor id, each actor's in start order, adopted by
+   * `child()` on resume: `next` is the first not adopted yet. Looked up by actor, not searched:
+   * a scan of the list (and a splice out of it) per `child()` made resuming a run with
+   * thousands of sub-agents quadratic.
+   */
+  #recordedChildren: Map<string | undefined, { runIds: string[]; next: number }> | undefined;
   /**
    * The session's runs by parent, as listed when the resumed run at the top of this tree was
    * loaded. Its children, loaded in turn, find their own recorded children here: each listing
@@ -871,8 +876,10 @@ export class SessionRecorder {
   }): SessionRecorder {
     let runId = options.runId;
     if (runId === undefined && this.#recordedChildren) {
-      const index = this.#recordedChildren.findIndex((entry) => entry.actorId === options.actor.id);
-      if (index !== -1) runId = this.#recordedChildren.splice(index, 1)[0]?.runId;
+      // Optional: a missing actor is refused by the constructor, with its path.
+      const recorded = this.#recordedChildren.get((options.actor as Actor | undefined)?.id);
+      if (recorded !== undefined && recorded.next < recorded.runIds.length)
+        runId = recorded.runIds[recorded.next++];
     }
     const child = new SessionRecorder({
       store: this.store,
@@ -920,10 +927,14 @@ export class SessionRecorder {
       if (page.events[0]) firsts.push(page.events[0]);
     }
     firsts.sort((a, b) => a.commitCursor - b.commitCursor);
-    this.#recordedChildren = firsts.map((event) => ({
-      runId: event.runId,
-      actorId: event.actor?.id,
-    }));
+    const recorded = new Map<string | undefined, { runIds: string[]; next: number }>();
+    for (const event of firsts) {
+      const actorId = event.actor?.id;
+      const own = recorded.get(actorId);
+      if (own === undefined) recorded.set(actorId, { runIds: [event.runId], next: 0 });
+      else own.runIds.push(event.runId);
+    }
+    this.#recordedChildren = recorded;
   }
 }
 
