@@ -16,12 +16,14 @@ const available = await serverAvailable("redis");
  * A client that counts its round trips: a command sent while none is awaiting its reply starts
  * one; commands sent before the replies come back share it.
  */
-function countingClient(): { client: Redis; roundTrips(): number } {
+function countingClient(): { client: Redis; roundTrips(): number; sent: string[][] } {
   const client = new Redis(url);
   let inFlight = 0;
   let roundTrips = 0;
+  const sent: string[][] = [];
   const send = client.sendCommand.bind(client);
   client.sendCommand = ((command: Parameters<Redis["sendCommand"]>[0], stream?: never) => {
+    sent.push([command.name, ...command.args.map(String)]);
     if (inFlight === 0) roundTrips++;
     inFlight++;
     const done = () => {
@@ -30,7 +32,7 @@ function countingClient(): { client: Redis; roundTrips(): number } {
     command.promise.then(done, done);
     return send(command, stream);
   }) as Redis["sendCommand"];
-  return { client, roundTrips: () => roundTrips };
+  return { client, roundTrips: () => roundTrips, sent };
 }
 
 describe.skipIf(!available)("RedisEventStore costs", () => {
@@ -79,6 +81,45 @@ describe.skipIf(!available)("RedisEventStore costs", () => {
       new Map([[shared, new TextEncoder().encode("blob 0")]]),
     );
     expect(spent).toBeLessThan(15);
+  });
+
+  it("deleteSession reads a long session's log a page at a time, keeping only the refs", async () => {
+    // One LRANGE 0 -1 brought the whole log back at once: a session of 200 MB of events was
+    // 200 MB in one reply and in the process's memory, to find the few blobs it names.
+    const { client, sent } = countingClient();
+    clients.push(client);
+    const store = new RedisEventStore({ client, keyPrefix: prefix });
+    await store.init();
+    const sessionId = `long-${randomBytes(4).toString("hex")}`;
+    const ref = await store.putBlob("named late in the log");
+    const events: NewEvent[] = Array.from({ length: 1200 }, (_, index) => ({
+      type: "x.step",
+      payload: index,
+      ...(index === 1100 ? { evidenceRefs: [ref] } : {}),
+    }));
+    await store.append({ sessionId, runId: "r", expectedSeq: 0, events });
+    await store.append({
+      sessionId,
+      runId: "r",
+      expectedSeq: 1200,
+      events: [{ type: "run.completed", payload: {} }],
+    });
+    sent.length = 0;
+    expect(await store.deleteSession(sessionId, { blobGraceMs: 0 })).toEqual({
+      sessionId,
+      deletedEvents: 1201,
+      deletedRuns: 1,
+      deletedBlobs: 1,
+      keptBlobs: 0,
+    });
+    const logReads = sent.filter(
+      ([name, key]) => name === "lrange" && key?.endsWith(":log") === true,
+    );
+    expect(logReads.length).toBeGreaterThan(1);
+    for (const [, , start, stop] of logReads) {
+      expect(Number(stop)).toBeGreaterThanOrEqual(Number(start));
+      expect(Number(stop) - Number(start) + 1).toBeLessThanOrEqual(1000);
+    }
   });
 
   it("a retried batch of 3,000 events is recognised with a few LRANGEs of the session log, not a LINDEX per event", async () => {

@@ -85,6 +85,8 @@ import {
 const LAYOUT_VERSION = "2";
 /** Script round trips one append may take when other writers move the run in between. */
 const MAX_ATTEMPTS = 4;
+/** Events of a session's log retention reads per round trip (for the blobs they name). */
+const LOG_PAGE = 500;
 /** Blob scripts retention sends before it waits for their replies. */
 const BLOBS_PER_ROUND_TRIP = 500;
 /** Run heads remembered from this store's own appends (saves the read before a write). */
@@ -664,11 +666,11 @@ export class RedisEventStore implements EventStore {
   async #deleteSessionKeys(
     sessionId: string,
     listed: RunSummary[],
-  ): Promise<{ jsons: string[]; runs: number } | undefined> {
+  ): Promise<{ events: number; refs: string[]; runs: number } | undefined> {
     const session = sessionKeys(this.#prefix, sessionId);
     const runs = listed.map((run) => runKeys(this.#prefix, sessionId, run.runId));
     try {
-      const jsons = await this.#client.lrange(session.log, 0, -1);
+      const { events, refs } = await this.#logRefs(session.log);
       await this.#client.hdel(session.meta, "listed");
       await this.#client.zrem(sessionsKey(this.#prefix), sessionMember(sessionId));
       const done = await runScript(
@@ -681,7 +683,7 @@ export class RedisEventStore implements EventStore {
           session.runs,
           ...runs.flatMap((run) => [run.events, run.head]),
         ],
-        [jsons.length, ...runs.map((run) => run.runHash)],
+        [events, ...runs.map((run) => run.runHash)],
       );
       if (Number(done) === 0) {
         // Changed, not deleted: the script marked it listed again; the index entry goes back.
@@ -691,21 +693,39 @@ export class RedisEventStore implements EventStore {
       // Gone: another deleteSession was first (the next look finds nothing).
       if (Number(done) === 2) return undefined;
       for (const run of runs) this.#heads.delete(run.head);
-      return { jsons, runs: runs.length };
+      return { events, refs, runs: runs.length };
     } catch (error) {
       throw unavailable(error, "deleteSession");
+    }
+  }
+
+  /**
+   * The length of a session's log and the blobs its events name, read a page at a time: only
+   * the refs are kept (the whole log in one reply held a large session's every event in memory
+   * at once). The log only grows: pages read until a short one are a prefix of it, and the
+   * deletion script checks that its length is still the one counted here.
+   */
+  async #logRefs(log: string): Promise<{ events: number; refs: string[] }> {
+    const refs = new Set<string>();
+    let events = 0;
+    for (;;) {
+      const page = await this.#client.lrange(log, events, events + LOG_PAGE - 1);
+      events += page.length;
+      for (const json of page) {
+        if (!json.includes('"evidenceRefs"')) continue;
+        for (const ref of refsOf([JSON.parse(json) as { evidenceRefs?: string[] }])) refs.add(ref);
+      }
+      if (page.length < LOG_PAGE) return { events, refs: [...refs] };
     }
   }
 
   /** After the session's keys are gone: its blobs no other session references, collected. */
   async #collectSessionBlobs(
     sessionId: string,
-    deleted: { jsons: string[]; runs: number },
+    deleted: { events: number; refs: string[]; runs: number },
     graceMs: number,
   ): Promise<DeleteSessionResult> {
-    const refs = refsOf(
-      deleted.jsons.map((json) => JSON.parse(json) as { evidenceRefs?: string[] }),
-    );
+    const { refs } = deleted;
     const member = idField(sessionId);
     let deletedBlobs = 0;
     try {
@@ -731,7 +751,7 @@ export class RedisEventStore implements EventStore {
     }
     return {
       sessionId,
-      deletedEvents: deleted.jsons.length,
+      deletedEvents: deleted.events,
       deletedRuns: deleted.runs,
       deletedBlobs,
       keptBlobs: refs.length - deletedBlobs,
