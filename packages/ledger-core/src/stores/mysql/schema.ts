@@ -70,14 +70,20 @@ function tables(table: typeof mysqlTable) {
     content: longblob("content").notNull(),
     touchedAt: bigint("touched_at", { mode: "number" }).notNull().default(0),
   });
-  /** Blob reference index: which session names which blob (evidenceRefs, at append), by blob. */
+  /**
+   * Blob reference index: which session names which blob (evidenceRefs, at append), by blob,
+   * and by session (a deleted session's own refs: without it each deletion scanned them all).
+   */
   const blobRefs = table(
     "blob_refs",
     {
       blobRef: varchar("blob_ref", { length: 80 }).notNull(),
       sessionId: id("session_id").notNull(),
     },
-    (columns) => [primaryKey({ columns: [columns.blobRef, columns.sessionId] })],
+    (columns) => [
+      primaryKey({ columns: [columns.blobRef, columns.sessionId] }),
+      index("blob_refs_session").on(columns.sessionId),
+    ],
   );
   const schemaVersion = table("schema_version", {
     version: int("version").primaryKey(),

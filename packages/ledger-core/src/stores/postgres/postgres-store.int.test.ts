@@ -64,7 +64,13 @@ describe.skipIf(!available)("PostgresEventStore", () => {
     const versions = await (pool as pg.Pool).query(
       `SELECT version FROM "${schema}".schema_version`,
     );
-    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
+    expect(versions.rows).toEqual([
+      { version: 1 },
+      { version: 2 },
+      { version: 3 },
+      { version: 4 },
+      { version: 5 },
+    ]);
     // The batch append function lives in the store's schema, not in the search path's first.
     const functions = await (pool as pg.Pool).query<{ schema: string }>(
       "SELECT n.nspname AS schema FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.proname = 'agent_ledger_append_at_heads' AND n.nspname = $1",
@@ -90,6 +96,7 @@ describe.skipIf(!available)("PostgresEventStore", () => {
       await first.close();
       // What a database written by the previous release looks like: no function, version 2.
       await client.query(`DROP FUNCTION "${old}".agent_ledger_append_at_heads`);
+      await client.query(`DROP INDEX "${old}".blob_refs_session`);
       await client.query(`DELETE FROM "${old}".schema_version WHERE version >= 3`);
       const upgraded = new PostgresEventStore({ pool: client, schema: old });
       await Promise.all([upgraded.init(), upgraded.init()]);
@@ -99,6 +106,7 @@ describe.skipIf(!available)("PostgresEventStore", () => {
         { version: 2 },
         { version: 3 },
         { version: 4 },
+        { version: 5 },
       ]);
       // Five runs of one session at once: the first statement starts alone, four go out together
       // through the function the upgrade created.

@@ -82,9 +82,8 @@ export const blobs = sqliteTable("blobs", {
 
 /**
  * Blob reference index: which session names which blob (from evidenceRefs, at append time),
- * keyed by blob (the retention question is "does another session name it?"). Deleting a session
- * finds its own rows by a scan of this table (small rows, no bodies), so no second index by
- * session: retention is rare, appends that name blobs are not.
+ * keyed by blob (the retention question is "does another session name it?"), and by session
+ * (a deleted session's own refs: without it each deletion scanned every session's rows).
  */
 export const blobRefs = sqliteTable(
   "blob_refs",
@@ -92,7 +91,10 @@ export const blobRefs = sqliteTable(
     digest: blob("digest", { mode: "buffer" }).notNull(),
     sessionId: text("session_id").notNull(),
   },
-  (table) => [primaryKey({ columns: [table.digest, table.sessionId] })],
+  (table) => [
+    primaryKey({ columns: [table.digest, table.sessionId] }),
+    index("blob_refs_session").on(table.sessionId),
+  ],
 );
 
 /** Applied migrations, one row per shipped migration. */

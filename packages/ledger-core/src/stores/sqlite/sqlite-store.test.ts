@@ -129,6 +129,7 @@ describe("SqliteEventStore", () => {
       { version: 3 },
       { version: 4 },
       { version: 5 },
+      { version: 6 },
     ]);
     raw.prepare("INSERT INTO schema_version VALUES (99, 'future', 'now')").run();
     raw.close();
