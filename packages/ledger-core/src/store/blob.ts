@@ -1,13 +1,22 @@
 import { createHash } from "node:crypto";
 import { deflateRawSync, inflateRawSync } from "node:zlib";
-import { InvalidEventError, LedgerError } from "../events/errors.js";
+import { InvalidEventError, LedgerError, NonSerializableError } from "../events/errors.js";
+import { hasLoneSurrogate } from "../events/json.js";
 import { isBlobRef } from "./validate.js";
 
-/** Bytes of blob content (strings are stored as UTF-8). */
-export function blobBytes(content: Uint8Array | string): Uint8Array {
-  if (typeof content === "string") return new TextEncoder().encode(content);
+/**
+ * Bytes of blob content (strings are stored as UTF-8). A string with a lone surrogate has no
+ * UTF-8 form: encoding it would store U+FFFD instead, so two different strings would share one
+ * reference and `getBlob` would return text the caller never put. It is refused instead.
+ */
+export function blobBytes(content: Uint8Array | string, path = "$"): Uint8Array {
+  if (typeof content === "string") {
+    if (hasLoneSurrogate(content))
+      throw new NonSerializableError(path, "a string with a lone surrogate");
+    return new TextEncoder().encode(content);
+  }
   if (content instanceof Uint8Array) return content;
-  throw new InvalidEventError("$", "blob content must be a Uint8Array or a string");
+  throw new InvalidEventError(path, "blob content must be a Uint8Array or a string");
 }
 
 /** The `sha256:<hex>` reference of some content. */
@@ -81,10 +90,30 @@ export interface EncodedBlob {
   stored: Uint8Array;
 }
 
-/** Hashes and encodes content for a store's putBlob / putBlobs. */
-export function prepareBlob(content: Uint8Array | string): EncodedBlob {
-  const bytes = blobBytes(content);
+/** Hashes and encodes content for a store's putBlob. */
+export function prepareBlob(content: Uint8Array | string, path = "$"): EncodedBlob {
+  const bytes = blobBytes(content, path);
   return { ref: blobRef(bytes), content: bytes, stored: encodeBlob(bytes) };
+}
+
+/**
+ * Hashes and encodes every content of a putBlobs batch before anything is written, so a bad
+ * item (named `$[index]`) or a batch that is not an array leaves the store unchanged.
+ */
+export function prepareBlobs(contents: unknown): EncodedBlob[] {
+  if (!Array.isArray(contents))
+    throw new InvalidEventError("$", "putBlobs needs an array of Uint8Array or string contents");
+  const blobs: EncodedBlob[] = [];
+  for (let index = 0; index < contents.length; index++)
+    blobs.push(prepareBlob(contents[index], `$[${index}]`));
+  return blobs;
+}
+
+/** Throws `invalid-event` unless `refs` is an array of well-formed references (`$[index]`). */
+export function assertBlobRefs(refs: unknown): asserts refs is string[] {
+  if (!Array.isArray(refs))
+    throw new InvalidEventError("$", "getBlobs needs an array of sha256:<hex> references");
+  for (let index = 0; index < refs.length; index++) assertBlobRef(refs[index], `$[${index}]`);
 }
 
 /** How long a blob written (or re-put) by `putBlob` is protected from `deleteSession`. */

@@ -4,7 +4,14 @@ import { assertId, uuidv7 } from "../events/ids.js";
 import { cloneJson } from "../events/json.js";
 import type { LedgerEvent, RunHead } from "../events/types.js";
 import { assignCursors, EMPTY_HEAD, planAppend, planFork } from "./append-plan.js";
-import { assertBlobRef, decodeBlob, prepareBlob } from "./blob.js";
+import {
+  assertBlobRef,
+  assertBlobRefs,
+  decodeBlob,
+  type EncodedBlob,
+  prepareBlob,
+  prepareBlobs,
+} from "./blob.js";
 import type {
   AppendRequest,
   AppendResult,
@@ -245,17 +252,19 @@ export class MemoryEventStore implements EventStore {
   }
 
   async putBlob(content: Uint8Array | string): Promise<string> {
-    const blob = prepareBlob(content);
+    return this.#putBlob(prepareBlob(content));
+  }
+
+  async putBlobs(contents: (Uint8Array | string)[]): Promise<string[]> {
+    // Every item is checked before the first is stored: a bad one leaves the store unchanged.
+    return prepareBlobs(contents).map((blob) => this.#putBlob(blob));
+  }
+
+  #putBlob(blob: EncodedBlob): string {
     const existing = this.#blobs.get(blob.ref);
     if (existing) existing.touchedAt = Date.now();
     else this.#blobs.set(blob.ref, { stored: blob.stored, touchedAt: Date.now() });
     return blob.ref;
-  }
-
-  async putBlobs(contents: (Uint8Array | string)[]): Promise<string[]> {
-    const refs: string[] = [];
-    for (const content of contents) refs.push(await this.putBlob(content));
-    return refs;
   }
 
   async getBlob(ref: string): Promise<Uint8Array> {
@@ -266,9 +275,9 @@ export class MemoryEventStore implements EventStore {
   }
 
   async getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
+    assertBlobRefs(refs);
     const out = new Map<string, Uint8Array>();
     for (const ref of refs) {
-      assertBlobRef(ref);
       const blob = this.#blobs.get(ref);
       if (blob) out.set(ref, decodeBlob(ref, blob.stored));
     }

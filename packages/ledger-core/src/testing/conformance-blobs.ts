@@ -89,4 +89,61 @@ export const blobCases: CaseFactory = (makeStore) => [
       }
     }),
   },
+  {
+    group: "blobs",
+    name: "bad blob content and batches are refused with their path and store nothing",
+    timeoutMs: 30_000,
+    run: withStore(makeStore, async (store) => {
+      const good = `kept out ${Math.random()}`;
+      const goodRef = `sha256:${sha256Hex(good)}`;
+      // Encoding a lone surrogate as UTF-8 yields U+FFFD: "a\uD800" and "a\uFFFD" would
+      // share one reference and getBlob would return text nobody put.
+      for (const text of [`a\uD800 ${good}`, `\uDC00${good}`]) {
+        await expectLedgerError(`putBlob ${JSON.stringify(text)}`, () => store.putBlob(text), {
+          code: "non-serializable",
+          path: "$",
+        });
+        const replaced = text.replace(/[\uD800-\uDFFF]/, "\uFFFD");
+        await expectLedgerError(
+          "nothing stored under the replaced text's ref",
+          () => store.getBlob(`sha256:${sha256Hex(replaced)}`),
+          { code: "not-found" },
+        );
+      }
+      if (store.putBlobs) {
+        const putBlobs = store.putBlobs.bind(store);
+        for (const [label, contents, code, path] of [
+          ["not an array", 42, "invalid-event", "$"],
+          ["null", null, "invalid-event", "$"],
+          ["a bad item after a good one", [good, 42], "invalid-event", "$[1]"],
+          ["a lone surrogate after a good one", [good, "x\uD800"], "non-serializable", "$[1]"],
+        ] as const) {
+          await expectLedgerError(`putBlobs ${label}`, () => putBlobs(contents as never), {
+            code,
+            path,
+          });
+        }
+        await expectLedgerError(
+          "no item of a refused batch is stored",
+          () => store.getBlob(goodRef),
+          {
+            code: "not-found",
+          },
+        );
+      }
+      if (store.getBlobs) {
+        const getBlobs = store.getBlobs.bind(store);
+        for (const [label, refs, path] of [
+          ["not an array", 42, "$"],
+          ["null", null, "$"],
+          ["a bad ref after a good one", [goodRef, "sha256:abc"], "$[1]"],
+        ] as const) {
+          await expectLedgerError(`getBlobs ${label}`, () => getBlobs(refs as never), {
+            code: "invalid-event",
+            path,
+          });
+        }
+      }
+    }),
+  },
 ];

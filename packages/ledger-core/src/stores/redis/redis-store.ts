@@ -15,7 +15,14 @@ import {
   planAppend,
   planFork,
 } from "../../store/append-plan.js";
-import { assertBlobRef, decodeBlob, prepareBlob } from "../../store/blob.js";
+import {
+  assertBlobRef,
+  assertBlobRefs,
+  decodeBlob,
+  type EncodedBlob,
+  prepareBlob,
+  prepareBlobs,
+} from "../../store/blob.js";
 import type {
   AppendRequest,
   AppendResult,
@@ -565,12 +572,15 @@ export class RedisEventStore implements EventStore {
   }
 
   async putBlob(content: Uint8Array | string): Promise<string> {
-    const [ref] = await this.putBlobs([content]);
+    const [ref] = await this.#putBlobs([prepareBlob(content)]);
     return ref as string;
   }
 
   async putBlobs(contents: (Uint8Array | string)[]): Promise<string[]> {
-    const blobs = contents.map(prepareBlob);
+    return this.#putBlobs(prepareBlobs(contents));
+  }
+
+  async #putBlobs(blobs: EncodedBlob[]): Promise<string[]> {
     if (blobs.length === 0) return [];
     try {
       // Per blob, SET NX and the touched-at time together (one script call in the blob's
@@ -605,9 +615,7 @@ export class RedisEventStore implements EventStore {
   }
 
   async getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
-    refs.forEach((ref, index) => {
-      assertBlobRef(ref, `$[${index}]`);
-    });
+    assertBlobRefs(refs);
     const unique = [...new Set(refs)];
     let values: (Buffer | null)[];
     try {

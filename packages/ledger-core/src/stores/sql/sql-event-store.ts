@@ -8,7 +8,14 @@ import {
 import { assertId, uuidv7 } from "../../events/ids.js";
 import type { RunHead } from "../../events/types.js";
 import { assignCursors, EMPTY_HEAD } from "../../store/append-plan.js";
-import { assertBlobRef, decodeBlob, prepareBlob } from "../../store/blob.js";
+import {
+  assertBlobRef,
+  assertBlobRefs,
+  decodeBlob,
+  type EncodedBlob,
+  prepareBlob,
+  prepareBlobs,
+} from "../../store/blob.js";
 import type {
   AppendRequest,
   AppendResult,
@@ -238,7 +245,7 @@ export class SqlEventStore implements EventStore {
   }
 
   async putBlob(content: Uint8Array | string): Promise<string> {
-    const [ref] = await this.#putBlobs([content], true);
+    const [ref] = await this.#putBlobs([prepareBlob(content)], true);
     return ref as string;
   }
 
@@ -247,14 +254,13 @@ export class SqlEventStore implements EventStore {
    * SQLite the batch is committed without its own fsync and the next append's fsync covers
    * it (the recorder always appends the event naming these blobs right after).
    */
-  putBlobs(contents: (Uint8Array | string)[]): Promise<string[]> {
-    return this.#putBlobs(contents, false);
+  async putBlobs(contents: (Uint8Array | string)[]): Promise<string[]> {
+    return this.#putBlobs(prepareBlobs(contents), false);
   }
 
-  async #putBlobs(contents: (Uint8Array | string)[], durable: boolean): Promise<string[]> {
+  async #putBlobs(prepared: EncodedBlob[], durable: boolean): Promise<string[]> {
     const blobs = new Map<string, { ref: string; stored: Uint8Array; index: number }>();
-    const refs = contents.map((content, index) => {
-      const blob = prepareBlob(content);
+    const refs = prepared.map((blob, index) => {
       if (!blobs.has(blob.ref)) blobs.set(blob.ref, { ...blob, index });
       return blob.ref;
     });
@@ -273,9 +279,7 @@ export class SqlEventStore implements EventStore {
   }
 
   async getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
-    refs.forEach((ref, index) => {
-      assertBlobRef(ref, `$[${index}]`);
-    });
+    assertBlobRefs(refs);
     const unique = [...new Set(refs)];
     const out = new Map<string, Uint8Array>();
     if (unique.length === 0) return out;
