@@ -29,6 +29,7 @@ import {
 } from "../store/validate.js";
 import type { Attempt, ReplayedOutcome } from "./attempt.js";
 import { CommitQueue } from "./commit-queue.js";
+import { claimOutcome, releaseOutcome } from "./outcome-guard.js";
 import { applyRedaction, type Redaction } from "./redact.js";
 
 export interface SessionRecorderOptions {
@@ -588,10 +589,16 @@ export class SessionRecorder {
     const completion = type === "model.completed" || type === "tool.completed";
     if (metadata !== undefined) event.metadata = completion ? callMetadata(metadata) : metadata;
     if (completion) markPrevalidated(event);
-    const [stored] = compact
-      ? await this.#commitCompacted([event], compact)
-      : await this.#commit([event]);
-    return stored as LedgerEvent;
+    claimOutcome(attempt, type);
+    try {
+      const [stored] = compact
+        ? await this.#commitCompacted([event], compact)
+        : await this.#commit([event]);
+      return stored as LedgerEvent;
+    } catch (error) {
+      releaseOutcome(attempt);
+      throw error;
+    }
   }
 
   /** Records `model.completed` with the response (content, tool calls, usage...). */
@@ -721,16 +728,22 @@ export class SessionRecorder {
       throw new InvalidArgumentError("$.reason", "abandoning an attempt needs a reason");
     const payload: JsonObject = { reason };
     if (attempt.toolCallId !== undefined) payload.toolCallId = attempt.toolCallId;
-    const [stored] = await this.#commit([
-      {
-        type: "attempt.abandoned",
-        stepId: attempt.stepId,
-        attemptId: attempt.attemptId,
-        causedByEventId: attempt.requestedEventId,
-        payload,
-      },
-    ]);
-    return stored as LedgerEvent;
+    claimOutcome(attempt, "attempt.abandoned");
+    try {
+      const [stored] = await this.#commit([
+        {
+          type: "attempt.abandoned",
+          stepId: attempt.stepId,
+          attemptId: attempt.attemptId,
+          causedByEventId: attempt.requestedEventId,
+          payload,
+        },
+      ]);
+      return stored as LedgerEvent;
+    } catch (error) {
+      releaseOutcome(attempt);
+      throw error;
+    }
   }
 
   /**

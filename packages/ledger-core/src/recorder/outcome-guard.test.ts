@@ -1,0 +1,97 @@
+import { describe, expect, it } from "vitest";
+import { LedgerError } from "../events/errors.js";
+import type { Actor } from "../events/types.js";
+import { inspectSession } from "../inspect/inspect-session.js";
+import type { AppendRequest } from "../store/event-store.js";
+import { MemoryEventStore } from "../store/memory-store.js";
+import { readWholeRun } from "../store/read-all.js";
+import { SessionRecorder } from "./session-recorder.js";
+
+const actor: Actor = { type: "agent", id: "planner" };
+const address = { sessionId: "session-1", runId: "run-1" };
+
+async function refused(promise: Promise<unknown>, path: string): Promise<void> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(LedgerError.isInstance(error, "invalid-argument"), String(error)).toBe(true);
+  expect((error as LedgerError).path).toBe(path);
+}
+
+async function outcomeTypes(store: MemoryEventStore): Promise<string[]> {
+  return (await readWholeRun(store, address))
+    .map((event) => event.type)
+    .filter((type) => !type.endsWith(".requested") && type !== "run.started");
+}
+
+describe("one outcome per attempt", () => {
+  it("a second completion, failure or abandonment of an attempt is refused and writes nothing", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, ...address, actor });
+    await recorder.startRun();
+    const model = await recorder.beforeModelCall({ request: { q: 1 } });
+    await recorder.modelCompleted(model, { text: "first" });
+    await refused(recorder.modelCompleted(model, { text: "second" }), "$");
+    await refused(recorder.modelFailed(model, new Error("aborted after the end")), "$");
+    await refused(recorder.abandon(model, "late"), "$");
+    const tool = await recorder.beforeToolCall({ toolCallId: "c1", name: "t", args: {} });
+    await recorder.abandon(tool, "a person said so");
+    await refused(recorder.toolCompleted(tool, 42), "$");
+    await refused(recorder.toolFailed(tool, new Error("late")), "$");
+    expect(await outcomeTypes(store)).toEqual(["model.completed", "attempt.abandoned"]);
+    const inspection = await inspectSession(store, address.sessionId);
+    expect(inspection.runs[0]?.steps.map((step) => step.attempts[0]?.outcome)).toEqual([
+      { text: "first" },
+      "a person said so",
+    ]);
+  });
+
+  it("a completion racing a failure (stream end vs abort) records exactly one of them", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, ...address, actor });
+    const model = await recorder.beforeModelCall({ request: { q: 1 } });
+    const results = await Promise.allSettled([
+      recorder.modelCompleted(model, { text: "done" }),
+      recorder.modelFailed(model, new Error("aborted")),
+    ]);
+    expect(results.map((result) => result.status)).toEqual(["fulfilled", "rejected"]);
+    expect(await outcomeTypes(store)).toEqual(["model.completed"]);
+  });
+
+  it("an outcome of the other kind of call is refused, naming the kind", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, ...address, actor });
+    const model = await recorder.beforeModelCall({ request: { q: 1 } });
+    const tool = await recorder.beforeToolCall({ name: "t", args: {} });
+    await refused(recorder.toolCompleted(model, 1), "$.kind");
+    await refused(recorder.toolFailed(model, new Error("x")), "$.kind");
+    await refused(recorder.modelCompleted(tool, {}), "$.kind");
+    await refused(recorder.modelFailed(tool, new Error("x")), "$.kind");
+    expect(await outcomeTypes(store)).toEqual([]);
+    // The attempts are still open for their real outcome.
+    await recorder.modelCompleted(model, { text: "ok" });
+    await recorder.toolCompleted(tool, 1);
+    expect(await outcomeTypes(store)).toEqual(["model.completed", "tool.completed"]);
+  });
+
+  it("an outcome whose append failed can be recorded again", async () => {
+    class FailOnce extends MemoryEventStore {
+      fail = false;
+      override async append(request: AppendRequest) {
+        if (this.fail) {
+          this.fail = false;
+          throw new Error("disk full");
+        }
+        return super.append(request);
+      }
+    }
+    const store = new FailOnce();
+    const recorder = new SessionRecorder({ store, ...address, actor });
+    const tool = await recorder.beforeToolCall({ name: "t", args: {} });
+    store.fail = true;
+    await expect(recorder.toolCompleted(tool, 1)).rejects.toThrow("disk full");
+    await recorder.toolCompleted(tool, 1);
+    expect(await outcomeTypes(store)).toEqual(["tool.completed"]);
+  });
+});
