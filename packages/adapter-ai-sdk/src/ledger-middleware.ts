@@ -1,4 +1,10 @@
-import { type Attempt, hashJson, type Redaction, type SessionRecorder } from "@agent-ledger/core";
+import {
+  type Attempt,
+  hashJson,
+  type Redaction,
+  type SessionRecorder,
+  validateRedaction,
+} from "@agent-ledger/core";
 import type {
   LanguageModelV3,
   LanguageModelV3CallOptions,
@@ -161,9 +167,11 @@ async function wrapStream(
  */
 export function ledgerMiddleware(options: LedgerMiddlewareOptions): LanguageModelV3Middleware {
   const state = adapterStateOf(options.recorder);
+  // A malformed redaction (one string instead of a list) would record every credential.
+  const redact = options.redact === false ? false : validateRedaction(options.redact, "$.redact");
   return {
     specificationVersion: "v3",
-    wrapGenerate: (call) => wrapGenerate(state, options.redact, call),
-    wrapStream: (call) => wrapStream(state, options.redact, call),
+    wrapGenerate: (call) => wrapGenerate(state, redact, call),
+    wrapStream: (call) => wrapStream(state, redact, call),
   };
 }

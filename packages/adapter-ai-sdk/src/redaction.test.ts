@@ -1,7 +1,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type EventStore, SessionRecorder, uuidv7 } from "@agent-ledger/core";
+import {
+  type EventStore,
+  LedgerError,
+  MemoryEventStore,
+  SessionRecorder,
+  uuidv7,
+} from "@agent-ledger/core";
 import { PostgresEventStore } from "@agent-ledger/core/postgres";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import {
@@ -100,4 +106,28 @@ describe.each(targets)("AI SDK credentials on $name", (target) => {
       expect((await plain.scan(secret)).length).toBeGreaterThan(0);
     },
   );
+});
+
+describe("ledgerMiddleware's redact option", () => {
+  it("a redaction that would match nothing is refused when the middleware is made", () => {
+    const recorder = new SessionRecorder({
+      store: new MemoryEventStore(),
+      sessionId: "s",
+      actor: { type: "agent", id: "assistant" },
+    });
+    for (const [redact, path] of [
+      ["**.apiKey", "$.redact"],
+      [["**.apiKey", 42], "$.redact[1]"],
+      [["providerOptions..apiKey"], "$.redact[0]"],
+    ] as const) {
+      let error: unknown;
+      try {
+        ledgerMiddleware({ recorder, redact: redact as never });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(LedgerError.isInstance(error, "invalid-argument"), String(error)).toBe(true);
+      expect((error as LedgerError).path).toBe(path);
+    }
+  });
 });

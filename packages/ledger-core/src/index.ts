@@ -101,7 +101,12 @@ export { toOtelSpans } from "./projections/to-otel-spans.js";
 export type { Attempt, ReplayedOutcome } from "./recorder/attempt.js";
 export { CommitQueue } from "./recorder/commit-queue.js";
 export type { RedactContext, Redaction } from "./recorder/redact.js";
-export { applyRedaction, DEFAULT_CREDENTIAL_PATHS, REDACTED } from "./recorder/redact.js";
+export {
+  applyRedaction,
+  DEFAULT_CREDENTIAL_PATHS,
+  REDACTED,
+  validateRedaction,
+} from "./recorder/redact.js";
 export type {
   BeforeModelCallOptions,
   BeforeToolCallOptions,

@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from "../events/errors.js";
 import type { JsonValue } from "../events/json.js";
 
 /** Context handed to a redaction function. */
@@ -36,6 +37,34 @@ export const DEFAULT_CREDENTIAL_PATHS: readonly string[] = [
   "request.**.secret",
   "request.**.password",
 ];
+
+/**
+ * Checks a `redact` option and returns it (an array copied, so later changes by the caller do
+ * not change what is removed). A redaction that is not what it looks like would let secrets
+ * into an append-only, hash-chained ledger without a word: a single string
+ * (`redact: "request.apiKey"`) would be walked character by character and match nothing, an
+ * empty path or segment (`"request..apiKey"`) matches nothing. Each is `invalid-argument`
+ * naming the bad value, when the recorder is made, before anything is recorded.
+ */
+export function validateRedaction(value: unknown, path: string): Redaction | undefined {
+  if (value === undefined || typeof value === "function") return value as Redaction | undefined;
+  if (!Array.isArray(value))
+    throw new InvalidArgumentError(
+      path,
+      `redact must be an array of paths (e.g. ["request.headers.authorization", "**.apiKey"]) or a function, got ${typeof value === "string" ? "a string" : typeof value}`,
+    );
+  const paths: string[] = [];
+  for (let index = 0; index < value.length; index++) {
+    const item: unknown = value[index];
+    if (typeof item !== "string" || item.split(".").some((segment) => segment.length === 0))
+      throw new InvalidArgumentError(
+        `${path}[${index}]`,
+        "a redaction path is a string of non-empty segments separated by dots",
+      );
+    paths.push(item);
+  }
+  return paths;
+}
 
 /** Applies a redaction to a payload (never mutates the input). */
 export function applyRedaction(

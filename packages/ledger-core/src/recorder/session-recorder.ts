@@ -30,7 +30,7 @@ import {
 import type { Attempt, ReplayedOutcome } from "./attempt.js";
 import { CommitQueue } from "./commit-queue.js";
 import { claimOutcome, releaseOutcome } from "./outcome-guard.js";
-import { applyRedaction, type Redaction } from "./redact.js";
+import { applyRedaction, type Redaction, validateRedaction } from "./redact.js";
 
 export interface SessionRecorderOptions {
   store: EventStore;
@@ -157,7 +157,7 @@ export class SessionRecorder {
     this.actor = Object.freeze(validateActor(options.actor, "$.actor"));
     this.parentRunId = options.parentRunId;
     this.causedByEventId = options.causedByEventId;
-    this.#redact = options.redact;
+    this.#redact = validateRedaction(options.redact, "$.redact");
     this.#compactOption = options.compact;
     this.#compactor = new PayloadCompactor(options.compact);
     // Every event of this recorder carries it, and most reach the store prevalidated.
