@@ -1,4 +1,5 @@
 import { canonicalJson } from "../events/canonical.js";
+import { InvalidArgumentError } from "../events/errors.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
 import { blobRef } from "../store/blob.js";
 import type { EventStore } from "../store/event-store.js";
@@ -17,6 +18,30 @@ export const DEFAULT_TEXT_THRESHOLD_BYTES = 1024;
 
 /** Request fields holding the chat message list, in the order they are looked for. */
 export const MESSAGE_LIST_FIELDS = ["messages", "prompt", "input"] as const;
+
+/**
+ * The `compact` option checked: a threshold that is not a non-negative integer ("4k", -1,
+ * NaN) compared false or true against every size and sent every payload, every model name
+ * and id included, to a blob without a word. `invalid-argument` naming it instead.
+ */
+function compactOptionsOf(options: unknown): CompactOptions {
+  if (options === undefined || typeof options === "boolean") return {};
+  if (typeof options !== "object" || options === null || Array.isArray(options))
+    throw new InvalidArgumentError(
+      "$.compact",
+      "compact must be false or { thresholdBytes?, textThresholdBytes? }",
+    );
+  const given = options as Record<string, unknown>;
+  for (const key of ["thresholdBytes", "textThresholdBytes"]) {
+    const value = given[key];
+    if (value !== undefined && (!Number.isSafeInteger(value) || (value as number) < 0))
+      throw new InvalidArgumentError(
+        `$.compact.${key}`,
+        `${key} must be a non-negative integer (bytes)`,
+      );
+  }
+  return given as CompactOptions;
+}
 
 /** The outcome of externalizing one event's payload fields. */
 export interface CompactedEvent {
@@ -72,7 +97,7 @@ export class PayloadCompactor {
 
   constructor(options: CompactOptions | false | undefined) {
     this.#enabled = options !== false;
-    const given = options === false || options === undefined ? {} : options;
+    const given = compactOptionsOf(options);
     this.#threshold = given.thresholdBytes ?? DEFAULT_THRESHOLD_BYTES;
     this.#textThreshold = given.textThresholdBytes ?? DEFAULT_TEXT_THRESHOLD_BYTES;
   }

@@ -150,6 +150,8 @@ export class SessionRecorder {
     if (options.parentRunId !== undefined) assertId(options.parentRunId, "$.parentRunId");
     if (options.causedByEventId !== undefined)
       assertId(options.causedByEventId, "$.causedByEventId");
+    if (typeof (options.store as Partial<EventStore> | undefined)?.append !== "function")
+      throw new InvalidArgumentError("$.store", "a recorder needs an EventStore (see openStore)");
     this.store = options.store;
     this.sessionId = options.sessionId;
     this.runId = runId;

@@ -1,0 +1,92 @@
+import { describe, expect, it } from "vitest";
+import { LedgerError } from "../events/errors.js";
+import type { Actor } from "../events/types.js";
+import { MemoryEventStore } from "../store/memory-store.js";
+import { SessionRecorder } from "./session-recorder.js";
+
+const actor: Actor = { type: "agent", id: "planner" };
+const request = { model: "m", apiKey: "sk-live-1234", messages: [{ role: "user", content: "hi" }] };
+
+describe("the redact option", () => {
+  it("a redaction that would match nothing or throw later is refused when the recorder is made", async () => {
+    const store = new MemoryEventStore();
+    for (const [label, redact, path] of [
+      ["a single string", "request.apiKey", "$.redact"],
+      ["a number", 5, "$.redact"],
+      ["an object", { paths: ["request.apiKey"] }, "$.redact"],
+      ["a non-string path", ["request.apiKey", 5], "$.redact[1]"],
+      ["an empty path", [""], "$.redact[0]"],
+      ["an empty segment", ["request..apiKey"], "$.redact[0]"],
+      ["a trailing dot", ["request.apiKey."], "$.redact[0]"],
+    ] as const) {
+      let error: unknown;
+      try {
+        new SessionRecorder({ store, sessionId: "s", actor, redact: redact as never });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(LedgerError.isInstance(error, "invalid-argument"), `${label}: ${String(error)}`).toBe(
+        true,
+      );
+      expect((error as LedgerError).path, label).toBe(path);
+    }
+    expect((await store.listSessions()).sessions).toEqual([]);
+  });
+
+  it("a paths array is copied: changing it afterwards does not change what is removed", async () => {
+    const store = new MemoryEventStore();
+    const redact = ["request.apiKey"];
+    const recorder = new SessionRecorder({ store, sessionId: "s", actor, redact });
+    redact.length = 0;
+    const attempt = await recorder.beforeModelCall({ request });
+    expect(attempt.request).toMatchObject({ apiKey: "[redacted]" });
+  });
+});
+
+describe("the store and compact options", () => {
+  it("a missing store or a malformed compact threshold is refused when the recorder is made", async () => {
+    const store = new MemoryEventStore();
+    for (const [label, options, path] of [
+      ["no store", { store: undefined }, "$.store"],
+      ["a URL instead of a store", { store: "sqlite:./ledger.db" }, "$.store"],
+      ["compact as a number", { compact: 4096 }, "$.compact"],
+      ["a threshold as text", { compact: { thresholdBytes: "4k" } }, "$.compact.thresholdBytes"],
+      ["a negative threshold", { compact: { thresholdBytes: -1 } }, "$.compact.thresholdBytes"],
+      [
+        "a NaN text threshold",
+        { compact: { textThresholdBytes: Number.NaN } },
+        "$.compact.textThresholdBytes",
+      ],
+    ] as const) {
+      let error: unknown;
+      try {
+        new SessionRecorder({ store, sessionId: "s", actor, ...(options as object) } as never);
+      } catch (caught) {
+        error = caught;
+      }
+      expect(LedgerError.isInstance(error, "invalid-argument"), `${label}: ${String(error)}`).toBe(
+        true,
+      );
+      expect((error as LedgerError).path, label).toBe(path);
+    }
+    expect((await store.listSessions()).sessions).toEqual([]);
+  });
+
+  it("a valid threshold is used: a model name stays inline, a long text goes to a blob", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "s",
+      actor,
+      compact: { thresholdBytes: 64, textThresholdBytes: 32 },
+    });
+    const attempt = await recorder.beforeModelCall({
+      request: { model: "m", messages: [{ role: "user", content: "x".repeat(100) }] },
+    });
+    const [event] = (await store.readRun({ sessionId: "s", runId: recorder.runId })).events;
+    if (event === undefined) throw new Error("the request was not recorded");
+    expect((event.payload as { request: { model: unknown } }).request.model).toBe("m");
+    expect(event.evidenceRefs?.length).toBeGreaterThan(0);
+    expect(attempt.request).toMatchObject({ model: "m" });
+  });
+});
