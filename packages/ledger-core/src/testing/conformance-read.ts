@@ -284,4 +284,83 @@ export const readCases: CaseFactory = (makeStore) => [
       assert.deepStrictEqual(page.events, [read[1]]);
     }),
   },
+  {
+    group: "read",
+    name: "ids of the longest allowed length, in multibyte characters, work in every id field",
+    timeoutMs: 30_000,
+    run: withStore(makeStore, async (store) => {
+      // 255 UTF-16 code units (§6) is up to 765 UTF-8 bytes ("€") or 127 astral characters:
+      // every column, key and index that holds an id must take that much.
+      const longest = (unit: string, unique: string) => {
+        const fill = 255 - unique.length;
+        return (
+          unit.repeat(Math.floor(fill / unit.length)) + "x".repeat(fill % unit.length) + unique
+        );
+      };
+      const address = {
+        sessionId: longest("€", uuidv7()),
+        runId: longest("😀", uuidv7()),
+      };
+      const child = { sessionId: address.sessionId, runId: longest("é", uuidv7()) };
+      for (const id of [address.sessionId, address.runId, child.runId])
+        assert.equal(id.length, 255);
+      const stepId = longest("€", "");
+      const first = await store.append({
+        ...address,
+        expectedSeq: 0,
+        events: [
+          { ...started(), eventId: longest("€", uuidv7()), stepId, attemptId: longest("😀", "") },
+          {
+            ...note("long ids"),
+            type: `x.${"€".repeat(253)}`,
+            eventId: longest("😀", uuidv7()),
+            retryOf: longest("é", ""),
+            causedByEventId: longest("€", "c"),
+            actor: { type: "tool", id: longest("😀", "a"), framework: longest("€", "f") },
+          },
+        ],
+      });
+      const second = await store.append({
+        ...child,
+        expectedSeq: 0,
+        events: [{ ...started(), parentRunId: address.runId }],
+      });
+      assert.deepStrictEqual(await readAll(store, address), first.events);
+      assert.deepStrictEqual(await readAll(store, child), second.events);
+      assertChain("long ids", first.events);
+      assert.deepStrictEqual(await readSessionAll(store, address.sessionId), [
+        ...first.events,
+        ...second.events,
+      ]);
+      const runs = (await store.listRuns(address.sessionId)).sort(byRunId);
+      assert.deepStrictEqual(
+        runs.map((run) => [run.runId, run.parentRunId]),
+        [
+          [address.runId, undefined],
+          [child.runId, address.runId],
+        ].sort((a, b) => ((a[0] as string) < (b[0] as string) ? -1 : 1)),
+      );
+      assert.ok(
+        (await allSessions(store)).some((session) => session.sessionId === address.sessionId),
+        "listSessions lists the session by its long id",
+      );
+      const retry = await store.append({
+        ...address,
+        expectedSeq: 0,
+        events: first.events.map((event) => ({
+          eventId: event.eventId,
+          type: event.type,
+          ...(event.stepId ? { stepId: event.stepId } : {}),
+          ...(event.attemptId ? { attemptId: event.attemptId } : {}),
+          ...(event.retryOf ? { retryOf: event.retryOf } : {}),
+          ...(event.causedByEventId ? { causedByEventId: event.causedByEventId } : {}),
+          ...(event.actor ? { actor: event.actor } : {}),
+          payload: event.payload,
+        })),
+      });
+      assert.equal(retry.deduplicated, true, "a retry finds the stored events by their long ids");
+      const fork = await store.fork({ ...address, newRunId: longest("€", uuidv7()), uptoSeq: 2 });
+      assert.equal(fork.events.length, 2);
+    }),
+  },
 ];
