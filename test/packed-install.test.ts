@@ -141,6 +141,30 @@ describe("an install without the optional drivers", () => {
     expect(output).toContain("Cannot find package 'pg'");
   });
 
+  it("openStore names the driver to install, as a LedgerError, for each driver-backed URL", () => {
+    const urls = [
+      ["sqlite:./ledger.db", "better-sqlite3"],
+      ["postgres://localhost/db", "pg"],
+      ["mysql://localhost/db", "mysql2"],
+      ["redis://localhost", "ioredis"],
+    ] as const;
+    const { status, output } = runModule(
+      `const { openStore, LedgerError } = await import("@agent-ledger/core");
+      for (const url of ${JSON.stringify(urls.map(([url]) => url))}) {
+        try { await openStore(url, { init: false }); console.log("opened", url); }
+        catch (error) { console.log(url, LedgerError.isInstance(error) ? error.code : "not a LedgerError", "|", error.message); }
+      }`,
+    );
+    expect(status).toBe(0);
+    const lines = output.split("\n");
+    for (const [url, driver] of urls) {
+      const scheme = url.slice(0, url.indexOf(":") + 1);
+      expect(lines).toContain(
+        `${url} store-unavailable | ${scheme} store URLs need the ${driver} package, an optional peer dependency of @agent-ledger/core: npm install ${driver}`,
+      );
+    }
+  });
+
   it("type-checks code using @agent-ledger/core's main entry (no OpenTelemetry types)", () => {
     const { status, output } = typecheck(
       'import { openStore, SessionRecorder } from "@agent-ledger/core";\nconst store = await openStore("memory:");\nexport const recorder = new SessionRecorder({ store, sessionId: "s", actor: { type: "agent", id: "a" } });\n',

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, LedgerError } from "../events/errors.js";
+import { InvalidArgumentError, LedgerError, StoreUnavailableError } from "../events/errors.js";
 import type { EventStore } from "./event-store.js";
 import { MemoryEventStore } from "./memory-store.js";
 
@@ -43,25 +43,41 @@ async function storeFor(scheme: string, url: string): Promise<EventStore> {
       break;
     case "sqlite:":
     case "file:": {
-      const { SqliteEventStore } = await import("../stores/sqlite/index.js");
+      const { SqliteEventStore } = await withDriver(
+        "better-sqlite3",
+        scheme,
+        () => import("../stores/sqlite/index.js"),
+      );
       store = SqliteEventStore.fromUrl(url);
       break;
     }
     case "postgres:":
     case "postgresql:": {
-      const { PostgresEventStore } = await import("../stores/postgres/index.js");
+      const { PostgresEventStore } = await withDriver(
+        "pg",
+        scheme,
+        () => import("../stores/postgres/index.js"),
+      );
       store = PostgresEventStore.fromUrl(url);
       break;
     }
     case "mysql:":
     case "mariadb:": {
-      const { MysqlEventStore } = await import("../stores/mysql/index.js");
+      const { MysqlEventStore } = await withDriver(
+        "mysql2",
+        scheme,
+        () => import("../stores/mysql/index.js"),
+      );
       store = MysqlEventStore.fromUrl(url);
       break;
     }
     case "redis:":
     case "rediss:": {
-      const { RedisEventStore } = await import("../stores/redis/index.js");
+      const { RedisEventStore } = await withDriver(
+        "ioredis",
+        scheme,
+        () => import("../stores/redis/index.js"),
+      );
       store = RedisEventStore.fromUrl(url);
       break;
     }
@@ -72,6 +88,29 @@ async function storeFor(scheme: string, url: string): Promise<EventStore> {
       );
   }
   return store;
+}
+
+/**
+ * Loads a store module whose driver is an optional peer dependency. Without the driver, Node's
+ * own "Cannot find package" error escaped from openStore: not a LedgerError, and silent on
+ * what to do. It becomes `store-unavailable` naming the package to install (cause attached).
+ */
+async function withDriver<T>(driver: string, scheme: string, load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (error) {
+    const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+    if (
+      (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") &&
+      typeof message === "string" &&
+      message.includes(`'${driver}'`)
+    )
+      throw new StoreUnavailableError(
+        `${scheme} store URLs need the ${driver} package, an optional peer dependency of @agent-ledger/core: npm install ${driver}`,
+        error,
+      );
+    throw error;
+  }
 }
 
 /**
