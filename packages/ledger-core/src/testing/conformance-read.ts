@@ -363,4 +363,36 @@ export const readCases: CaseFactory = (makeStore) => [
       assert.equal(fork.events.length, 2);
     }),
   },
+  {
+    group: "read",
+    name: "payload and metadata read back verbatim, keys in the order they were written",
+    timeoutMs: 30_000,
+    run: withStore(makeStore, async (store) => {
+      // §3: metadata is stored verbatim; a jsonb column or a sorted encoding would reorder keys
+      // (deepStrictEqual does not see it, a host diffing exported JSON does).
+      const address = freshAddress();
+      const payload = { zebra: 1, apple: { z: [{ y: 1, b: 2 }], a: null }, Mid: "m", _: true };
+      const metadata = { trace: { spanId: "s", parent: "p" }, b: 2, a: 1 };
+      const given = [started(), note(payload, { metadata })];
+      const appended = await store.append({ ...address, expectedSeq: 0, events: given });
+      const read = await readAll(store, address);
+      const session = await readSessionAll(store, address.sessionId);
+      for (const [label, events] of [
+        ["append", appended.events],
+        ["readRun", read],
+        ["readSession", session],
+      ] as const) {
+        assert.equal(
+          JSON.stringify(events[1]?.payload),
+          JSON.stringify({ value: payload }),
+          `${label}: payload keys in written order`,
+        );
+        assert.equal(
+          JSON.stringify(events[1]?.metadata),
+          JSON.stringify(metadata),
+          `${label}: metadata keys in written order`,
+        );
+      }
+    }),
+  },
 ];
