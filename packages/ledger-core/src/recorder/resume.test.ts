@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { LedgerError } from "../events/errors.js";
 import type { Actor } from "../events/types.js";
 import { inspectSession } from "../inspect/inspect-session.js";
 import { MemoryEventStore } from "../store/memory-store.js";
@@ -234,5 +235,24 @@ describe("resume re-executes a loop whose runs were already closed", () => {
     // All adopted: the next child of an actor seen before is a new run.
     const extra = resumed.child({ actor: { type: "agent", id: "sub0" } });
     expect(recorded).not.toContain(extra.runId);
+  });
+
+  it("resume without a runId is invalid-event at $.runId, not a not-found for a made-up run", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, ...address, actor });
+    await recorder.startRun();
+    for (const runId of [undefined, ""]) {
+      const error = await SessionRecorder.resume({
+        store,
+        sessionId: address.sessionId,
+        actor,
+        runId: runId as unknown as string,
+      }).then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      expect(LedgerError.isInstance(error, "invalid-event"), String(error)).toBe(true);
+      expect((error as LedgerError).path).toBe("$.runId");
+    }
   });
 });

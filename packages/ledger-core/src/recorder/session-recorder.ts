@@ -184,6 +184,9 @@ export class SessionRecorder {
     } & ResumeOptions,
   ): Promise<SessionRecorder> {
     const { resolve, ...rest } = options;
+    // Without it the constructor would make a fresh run id and resume would report that
+    // invented run as not found, a message about a run the caller never named.
+    assertId(rest.runId, "$.runId");
     const recorder = new SessionRecorder(rest);
     recorder.#resolveOnLoad = resolve !== false;
     await recorder.#load(true);
