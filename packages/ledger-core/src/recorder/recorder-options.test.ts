@@ -89,4 +89,23 @@ describe("the store and compact options", () => {
     expect(event.evidenceRefs?.length).toBeGreaterThan(0);
     expect(attempt.request).toMatchObject({ model: "m" });
   });
+
+  it("options that are not an object are invalid-argument at $, for new and resume", async () => {
+    for (const options of [undefined, null, "session-1", []]) {
+      let error: unknown;
+      try {
+        new SessionRecorder(options as never);
+      } catch (caught) {
+        error = caught;
+      }
+      expect(LedgerError.isInstance(error, "invalid-argument"), String(error)).toBe(true);
+      expect((error as LedgerError).path).toBe("$");
+      const resumed = await SessionRecorder.resume(options as never).then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      expect(LedgerError.isInstance(resumed, "invalid-argument"), String(resumed)).toBe(true);
+      expect((resumed as LedgerError).path).toBe("$");
+    }
+  });
 });

@@ -96,6 +96,15 @@ export interface EvidenceRecord {
 
 const replayedOutcomes = new WeakMap<Attempt, LedgerEvent>();
 
+/** `invalid-argument` at `$` unless the recorder's options are an object (not a bare id). */
+function assertOptionsObject(options: unknown): void {
+  if (typeof options !== "object" || options === null || Array.isArray(options))
+    throw new InvalidArgumentError(
+      "$",
+      "a recorder needs options { store, sessionId, actor, runId?, ... }",
+    );
+}
+
 const DEFAULT_EFFECT: ToolEffect = { kind: "unknown", idempotent: false };
 
 /**
@@ -144,6 +153,7 @@ export class SessionRecorder {
   #runsByParent: Map<string, RunSummary[]> | undefined;
 
   constructor(options: SessionRecorderOptions) {
+    assertOptionsObject(options);
     assertId(options.sessionId, "$.sessionId");
     const runId = options.runId ?? uuidv7();
     assertId(runId, "$.runId");
@@ -183,6 +193,7 @@ export class SessionRecorder {
       runId: string;
     } & ResumeOptions,
   ): Promise<SessionRecorder> {
+    assertOptionsObject(options);
     const { resolve, ...rest } = options;
     // Without it the constructor would make a fresh run id and resume would report that
     // invented run as not found, a message about a run the caller never named.
