@@ -3,6 +3,7 @@ import type { JsonObject, JsonValue } from "../events/json.js";
 import type { Actor, LedgerEvent, RunStatus } from "../events/types.js";
 import { modelNameOf } from "../projections/extract.js";
 import type { EventStore } from "../store/event-store.js";
+import { assertEventStore } from "../store/validate.js";
 
 /** Status of one attempt as inspection reports it. */
 export type AttemptStatus = "requested" | "completed" | "failed" | "abandoned";
@@ -90,6 +91,7 @@ export async function inspectSession(
   sessionId: string,
   options: InspectOptions = {},
 ): Promise<SessionInspection> {
+  assertEventStore(store);
   const inspector = new SessionInspector(sessionId);
   const cache = new BlobCache();
   let after = 0;

@@ -1,6 +1,7 @@
 import { NotFoundError, TamperDetectedError } from "../events/errors.js";
 import { computeEventHash } from "../events/hash-chain.js";
 import type { EventStore } from "../store/event-store.js";
+import { assertEventStore } from "../store/validate.js";
 
 export interface VerifyResult {
   ok: boolean;
@@ -20,6 +21,7 @@ export async function verifyRun(
   store: EventStore,
   address: { sessionId: string; runId: string },
 ): Promise<VerifyResult> {
+  assertEventStore(store);
   let expectedSeq = 0;
   let prevHash: string | null = null;
   for (;;) {

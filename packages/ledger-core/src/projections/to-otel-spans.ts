@@ -1,4 +1,5 @@
 import type { Attributes, Context, Link, Span, Tracer } from "@opentelemetry/api";
+import { InvalidArgumentError } from "../events/errors.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { LedgerEvent } from "../events/types.js";
 import type { EventStore } from "../store/event-store.js";
@@ -148,6 +149,11 @@ export async function toOtelSpans(
   tracerProvider: OtelTracerProvider,
   options: ToOtelSpansOptions = {},
 ): Promise<OtelProjection> {
+  if (typeof (tracerProvider as Partial<OtelTracerProvider> | null)?.getTracer !== "function")
+    throw new InvalidArgumentError(
+      "$.tracerProvider",
+      "a tracer provider is needed (an OpenTelemetry TracerProvider, e.g. the SDK's)",
+    );
   const model = await loadSessionModel(store, sessionId);
   const tracer = tracerProvider.getTracer(
     options.scopeName ?? "@agent-ledger/core",

@@ -20,6 +20,7 @@ import { attemptFromRecorded, ReplayCursor, type ReplayMatch } from "../replay/r
 import type { EventStore, RunSummary } from "../store/event-store.js";
 import { readWholeRun } from "../store/read-all.js";
 import {
+  assertEventStore,
   isBlobRef,
   isPrevalidated,
   markPrevalidated,
@@ -160,8 +161,7 @@ export class SessionRecorder {
     if (options.parentRunId !== undefined) assertId(options.parentRunId, "$.parentRunId");
     if (options.causedByEventId !== undefined)
       assertId(options.causedByEventId, "$.causedByEventId");
-    if (typeof (options.store as Partial<EventStore> | undefined)?.append !== "function")
-      throw new InvalidArgumentError("$.store", "a recorder needs an EventStore (see openStore)");
+    assertEventStore(options.store);
     this.store = options.store;
     this.sessionId = options.sessionId;
     this.runId = runId;

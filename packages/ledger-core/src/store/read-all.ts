@@ -1,5 +1,6 @@
 import type { LedgerEvent } from "../events/types.js";
 import type { EventStore } from "./event-store.js";
+import { assertEventStore } from "./validate.js";
 
 const PAGE = 5000;
 
@@ -8,6 +9,7 @@ export async function readWholeRun(
   store: EventStore,
   address: { sessionId: string; runId: string },
 ): Promise<LedgerEvent[]> {
+  assertEventStore(store);
   const events: LedgerEvent[] = [];
   let fromSeq = 0;
   for (;;) {
@@ -24,6 +26,7 @@ export async function readWholeSession(
   sessionId: string,
   pageSize = PAGE,
 ): Promise<LedgerEvent[]> {
+  assertEventStore(store);
   const events: LedgerEvent[] = [];
   let after = 0;
   for (;;) {

@@ -2,7 +2,7 @@ import { InvalidArgumentError, InvalidEventError, LedgerError } from "../events/
 import { assertId, isValidId, uuidv7 } from "../events/ids.js";
 import { childPath, type JsonObject, type JsonValue, thrown, toPlainJson } from "../events/json.js";
 import { type Actor, EVENT_TYPES, type NewEvent } from "../events/types.js";
-import type { AppendRequest } from "./event-store.js";
+import type { AppendRequest, EventStore } from "./event-store.js";
 
 const knownTypes: ReadonlySet<string> = new Set(EVENT_TYPES);
 const blobRef = /^sha256:[0-9a-f]{64}$/;
@@ -304,4 +304,21 @@ export function validatePaging(
       throw new InvalidEventError(`$.${key}`, `${key} must be a non-negative integer`);
     }
   }
+}
+
+/**
+ * `invalid-argument` at `path` unless `store` looks like an `EventStore` (has `append` and
+ * `readSession`): a URL string or a missing store otherwise fails deep inside with a TypeError.
+ */
+export function assertEventStore(store: unknown, path = "$.store"): asserts store is EventStore {
+  const candidate = store as Partial<Record<keyof EventStore, unknown>> | null | undefined;
+  if (
+    typeof candidate?.append !== "function" ||
+    typeof candidate.readSession !== "function" ||
+    typeof candidate.readRun !== "function"
+  )
+    throw new InvalidArgumentError(
+      path,
+      `an EventStore is needed (openStore(url) makes one), got ${store === null ? "null" : typeof store}`,
+    );
 }
