@@ -207,7 +207,15 @@ describe("ai-sdk-agent example: SIGKILL and resume", () => {
       const viewer = await startViewer({ store });
       try {
         const response = await fetch(new URL("/api/sessions/order-42", viewer.url));
-        expect(await response.json()).toEqual(inspection);
+        const { nextSteps, ...viewed } = (await response.json()) as Record<string, unknown>;
+        expect(viewed).toEqual(inspection);
+        // And what to do next, as inspect prints it.
+        expect(nextSteps).toEqual([
+          {
+            action: "resolve",
+            command: `agent-ledger resolve order-42 ${inspection.unresolved[0].attemptId} --abandon "reason"`,
+          },
+        ]);
       } finally {
         await viewer.close();
         await store.close();

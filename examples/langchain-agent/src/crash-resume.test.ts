@@ -174,7 +174,15 @@ describe("langchain-agent example: SIGKILL inside a tool call, resume in a new p
     const viewer = await startViewer({ store });
     try {
       const response = await fetch(new URL(`/api/sessions/${SESSION_ID}`, viewer.url));
-      expect(await response.json()).toEqual(inspection);
+      const { nextSteps, ...viewed } = (await response.json()) as Record<string, unknown>;
+      expect(viewed).toEqual(inspection);
+      // And what to do next, as inspect prints it.
+      expect(nextSteps).toEqual([
+        {
+          action: "resolve",
+          command: `agent-ledger resolve ${SESSION_ID} ${attemptId} --abandon "reason"`,
+        },
+      ]);
     } finally {
       await viewer.close();
       await store.close();

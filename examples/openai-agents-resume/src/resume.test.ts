@@ -174,7 +174,15 @@ describe("SIGKILL and resume in a new process", () => {
       const viewer = await startViewer({ store });
       try {
         const response = await fetch(new URL("/api/sessions/s", viewer.url));
-        expect(await response.json()).toEqual(inspection);
+        const { nextSteps, ...viewed } = (await response.json()) as Record<string, unknown>;
+        expect(viewed).toEqual(inspection);
+        // And what to do next, as inspect prints it.
+        expect(nextSteps).toEqual([
+          {
+            action: "resolve",
+            command: `agent-ledger resolve s ${inspection.unresolved[0].attemptId} --abandon "reason"`,
+          },
+        ]);
       } finally {
         await viewer.close();
         await store.close();

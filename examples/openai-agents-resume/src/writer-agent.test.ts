@@ -94,7 +94,16 @@ describe("SIGKILL inside an agent used as a tool, decided with the CLI", () => {
     const viewer = await startViewer({ store });
     try {
       const response = await fetch(new URL("/api/sessions/editor", viewer.url));
-      expect(await response.json()).toEqual(inspection);
+      const { nextSteps, ...viewed } = (await response.json()) as Record<string, unknown>;
+      expect(viewed).toEqual(inspection);
+      // And what to do next, as inspect prints it: the writer's publish, not the call waiting on it.
+      expect(nextSteps).toEqual([
+        { action: "decide-inner-first" },
+        {
+          action: "resolve",
+          command: `agent-ledger resolve editor ${publish.attemptId} --abandon "reason"`,
+        },
+      ]);
     } finally {
       await viewer.close();
       await store.close();
