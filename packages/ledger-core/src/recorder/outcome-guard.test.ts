@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LedgerError } from "../events/errors.js";
+import { InvalidEventError, LedgerError, StoreUnavailableError } from "../events/errors.js";
 import type { Actor } from "../events/types.js";
 import { inspectSession } from "../inspect/inspect-session.js";
 import type { AppendRequest } from "../store/event-store.js";
@@ -75,23 +75,46 @@ describe("one outcome per attempt", () => {
     expect(await outcomeTypes(store)).toEqual(["model.completed", "tool.completed"]);
   });
 
-  it("an outcome whose append failed can be recorded again", async () => {
-    class FailOnce extends MemoryEventStore {
-      fail = false;
+  it("an outcome the store refused (nothing written) can be recorded again", async () => {
+    class RefuseOnce extends MemoryEventStore {
+      refuse = false;
       override async append(request: AppendRequest) {
-        if (this.fail) {
-          this.fail = false;
-          throw new Error("disk full");
+        if (this.refuse) {
+          this.refuse = false;
+          throw new InvalidEventError("$.events[0]", "refused by the test store");
         }
         return super.append(request);
       }
     }
-    const store = new FailOnce();
+    const store = new RefuseOnce();
     const recorder = new SessionRecorder({ store, ...address, actor });
     const tool = await recorder.beforeToolCall({ name: "t", args: {} });
-    store.fail = true;
-    await expect(recorder.toolCompleted(tool, 1)).rejects.toThrow("disk full");
+    store.refuse = true;
+    await expect(recorder.toolCompleted(tool, 1)).rejects.toThrow("refused by the test store");
     await recorder.toolCompleted(tool, 1);
+    expect(await outcomeTypes(store)).toEqual(["tool.completed"]);
+  });
+
+  it("an outcome whose reply was lost is not recorded a second time", async () => {
+    // The append committed and its reply never came (the commit queue's own retries lost too):
+    // a second toolCompleted would append another outcome under a new eventId.
+    class LoseReplies extends MemoryEventStore {
+      lose = false;
+      override async append(request: AppendRequest) {
+        const result = await super.append(request);
+        if (this.lose) throw new StoreUnavailableError("the reply was lost");
+        return result;
+      }
+    }
+    const store = new LoseReplies();
+    const recorder = new SessionRecorder({ store, ...address, actor });
+    const tool = await recorder.beforeToolCall({ name: "t", args: {} });
+    store.lose = true;
+    await expect(recorder.toolCompleted(tool, 1)).rejects.toThrow("the reply was lost");
+    store.lose = false;
+    await expect(recorder.toolCompleted(tool, 1)).rejects.toMatchObject({
+      code: "invalid-argument",
+    });
     expect(await outcomeTypes(store)).toEqual(["tool.completed"]);
   });
 });

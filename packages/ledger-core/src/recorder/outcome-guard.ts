@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from "../events/errors.js";
+import { InvalidArgumentError, LedgerError } from "../events/errors.js";
 
 /**
  * One attempt, one outcome (§3): a `*.completed`, `*.failed` or `attempt.abandoned` event. An
@@ -20,9 +20,9 @@ const kindOfOutcome: Record<string, "model" | "tool"> = {
 /**
  * Claims the outcome of `attempt` for an event of `type`: `invalid-argument` when the attempt
  * already has one from this process, or when `type` is for the other kind of call (a
- * `tool.completed` for a model attempt). Call `releaseOutcome` if the event is not committed.
+ * `tool.completed` for a model attempt).
  */
-export function claimOutcome(attempt: object, type: string): void {
+function claimOutcome(attempt: object, type: string): void {
   const kind = kindOfOutcome[type];
   const given = (attempt as { kind?: unknown }).kind;
   if (kind !== undefined && given !== kind)
@@ -40,7 +40,25 @@ export function claimOutcome(attempt: object, type: string): void {
   resolved.add(attempt);
 }
 
-/** Undoes `claimOutcome` when the outcome event could not be committed (so it can be retried). */
-export function releaseOutcome(attempt: object): void {
-  resolved.delete(attempt);
+/**
+ * Commits `attempt`'s outcome (an event of `type`) with `commit`, claimed first (see
+ * `claimOutcome`). A refusal that wrote nothing (a `LedgerError` other than
+ * `store-unavailable`) gives the claim back, so the outcome can be recorded again. An unknown
+ * outcome (`store-unavailable`, or a driver error) keeps it: the event may be stored, and a
+ * second try would be a second outcome with another eventId. The ledger then holds one or
+ * none, and a resume settles the attempt as it finds it.
+ */
+export async function commitOutcome<T>(
+  attempt: object,
+  type: string,
+  commit: () => Promise<T>,
+): Promise<T> {
+  claimOutcome(attempt, type);
+  try {
+    return await commit();
+  } catch (error) {
+    if (LedgerError.isInstance(error) && error.code !== "store-unavailable")
+      resolved.delete(attempt);
+    throw error;
+  }
 }

@@ -30,7 +30,7 @@ import {
 } from "../store/validate.js";
 import type { Attempt, ReplayedOutcome } from "./attempt.js";
 import { CommitQueue } from "./commit-queue.js";
-import { claimOutcome, releaseOutcome } from "./outcome-guard.js";
+import { commitOutcome } from "./outcome-guard.js";
 import { applyRedaction, type Redaction, validateRedaction } from "./redact.js";
 
 export interface SessionRecorderOptions {
@@ -605,16 +605,10 @@ export class SessionRecorder {
     const completion = type === "model.completed" || type === "tool.completed";
     if (metadata !== undefined) event.metadata = completion ? callMetadata(metadata) : metadata;
     if (completion) markPrevalidated(event);
-    claimOutcome(attempt, type);
-    try {
-      const [stored] = compact
-        ? await this.#commitCompacted([event], compact)
-        : await this.#commit([event]);
-      return stored as LedgerEvent;
-    } catch (error) {
-      releaseOutcome(attempt);
-      throw error;
-    }
+    const [stored] = await commitOutcome(attempt, type, () =>
+      compact ? this.#commitCompacted([event], compact) : this.#commit([event]),
+    );
+    return stored as LedgerEvent;
   }
 
   /** Records `model.completed` with the response (content, tool calls, usage...). */
@@ -744,9 +738,8 @@ export class SessionRecorder {
       throw new InvalidArgumentError("$.reason", "abandoning an attempt needs a reason");
     const payload: JsonObject = { reason };
     if (attempt.toolCallId !== undefined) payload.toolCallId = attempt.toolCallId;
-    claimOutcome(attempt, "attempt.abandoned");
-    try {
-      const [stored] = await this.#commit([
+    const [stored] = await commitOutcome(attempt, "attempt.abandoned", () =>
+      this.#commit([
         {
           type: "attempt.abandoned",
           stepId: attempt.stepId,
@@ -754,12 +747,9 @@ export class SessionRecorder {
           causedByEventId: attempt.requestedEventId,
           payload,
         },
-      ]);
-      return stored as LedgerEvent;
-    } catch (error) {
-      releaseOutcome(attempt);
-      throw error;
-    }
+      ]),
+    );
+    return stored as LedgerEvent;
   }
 
   /**
