@@ -209,3 +209,26 @@ describe.skipIf(!available)("MysqlEventStore given something other than a promis
     }
   });
 });
+
+describe.skipIf(!available)(
+  "MysqlEventStore on a one-connection pool, without its own init",
+  () => {
+    it("appends (the server's limits are not asked for on a second connection inside a write)", async () => {
+      const database = await freshDatabase();
+      // The tables are made by another process's store; this one is used as it is.
+      const migrator = new MysqlEventStore({ pool: appPool({ database }) });
+      await migrator.init();
+      const store = new MysqlEventStore({ pool: appPool({ database, connectionLimit: 1 }) });
+      const appended = await Promise.race([
+        store.append({
+          sessionId: "one-connection",
+          runId: "r",
+          expectedSeq: 0,
+          events: [{ type: "run.started" }],
+        }),
+        new Promise((resolve) => setTimeout(() => resolve("waited on itself"), 5_000)),
+      ]);
+      expect(appended).toMatchObject({ deduplicated: false, events: [{ seq: 0 }] });
+    });
+  },
+);

@@ -242,6 +242,9 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
   }
 
   async write<T>(program: () => WriteProgram<T>): Promise<T> {
+    // Known since init; asked before taking a connection (a one-connection pool would wait on
+    // itself), and once per write, not per step.
+    const maxPacket = this.#maxPacket ?? (await this.#packetLimit());
     const connection = await this.#pool.getConnection();
     let healthy = true;
     try {
@@ -253,7 +256,7 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
         this.#bound.set(connection, db);
       }
       const tx = db;
-      const result = await runAsync(program(), (step) => this.#execute(tx, step));
+      const result = await runAsync(program(), (step) => this.#execute(tx, step, maxPacket));
       await connection.query("COMMIT");
       return result;
     } catch (error) {
@@ -452,8 +455,7 @@ END`;
     this.#blocks = /mariadb/i.test(String(row?.version)) && multiResults(this.#pool);
   }
 
-  async #execute(tx: Db, step: WriteStep): Promise<unknown> {
-    const maxPacket = await this.#packetLimit();
+  async #execute(tx: Db, step: WriteStep, maxPacket: number): Promise<unknown> {
     if (step.kind === "insert-events") assertRowsFit(step.rows, maxPacket);
     const shared = sharedStep(
       tx as unknown as QueryDb,
