@@ -256,3 +256,28 @@ describe("resume re-executes a loop whose runs were already closed", () => {
     }
   });
 });
+
+describe("retry on resume", () => {
+  it("keeps the caller's metadata when it runs again a recorded tool retry that was in flight", async () => {
+    const store = new MemoryEventStore();
+    const first = new SessionRecorder({ store, sessionId: "meta", runId: "r", actor });
+    await first.startRun();
+    const call = {
+      toolCallId: "c1",
+      name: "fetch",
+      args: {},
+      effect: { kind: "read", idempotent: true },
+    } as const;
+    const failed = await first.beforeToolCall(call);
+    await first.toolFailed(failed, new Error("timeout"));
+    await first.retry(failed, { metadata: { try: 1 } }); // in flight when the process dies
+    const resumed = await SessionRecorder.resume({ store, sessionId: "meta", runId: "r", actor });
+    const replayed = await resumed.beforeToolCall(call);
+    expect(replayed.replayed?.status).toBe("failed");
+    const again = await resumed.retry(replayed, { metadata: { try: 2 } });
+    expect(again.replayed).toBeUndefined();
+    const events = (await store.readRun({ sessionId: "meta", runId: "r" })).events;
+    const requested = events.find((event) => event.attemptId === again.attemptId);
+    expect(requested?.metadata).toMatchObject({ try: 2 });
+  });
+});

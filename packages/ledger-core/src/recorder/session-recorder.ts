@@ -702,6 +702,7 @@ export class SessionRecorder {
         ...(effect !== undefined ? { effect } : {}),
         // A retry has the cause of the attempt it repeats (the same model completion asked).
         causedByEventId: attempt.causedByEventId,
+        metadata: options.metadata,
       };
       // On resume, a retry the crashed process already made is answered from the ledger too.
       const match = this.#replay?.takeRetry({
@@ -722,7 +723,6 @@ export class SessionRecorder {
         ...common,
         stepId: match?.attempt.stepId ?? attempt.stepId,
         retryOf: match?.attempt.attemptId ?? attempt.attemptId,
-        metadata: options?.metadata,
       });
     } catch (error) {
       return Promise.reject(error);
