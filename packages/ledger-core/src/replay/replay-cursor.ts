@@ -116,6 +116,11 @@ export function collectAttempts(events: readonly LedgerEvent[]): RecordedAttempt
   return attempts;
 }
 
+/** A recorded attempt as a match: a call still `requested` is unresolved. */
+function matched(attempt: RecordedAttempt): ReplayMatch {
+  return { attempt, status: attempt.status === "requested" ? "unresolved" : attempt.status };
+}
+
 /**
  * Answers calls from the ledger when a crashed run is re-executed from its input (§7). Model
  * calls are matched in order (the k-th call of the re-execution is the k-th recorded attempt);
@@ -182,7 +187,7 @@ export class ReplayCursor {
       );
     }
     this.#modelIndex++;
-    return { attempt, status: attempt.status === "requested" ? "unresolved" : attempt.status };
+    return matched(attempt);
   }
 
   /** The recorded attempt of a tool call, by toolCallId, else the next one of that name. */
@@ -210,7 +215,12 @@ export class ReplayCursor {
       );
     }
     this.#usedTools.add(attempt);
-    return { attempt, status: attempt.status === "requested" ? "unresolved" : attempt.status };
+    return matched(attempt);
+  }
+
+  /** True when the next recorded model attempt is a retry of `attemptId`. */
+  retriesNext(attemptId: string): boolean {
+    return this.#models[this.#modelIndex]?.retryOf === attemptId;
   }
 
   /**
@@ -219,11 +229,6 @@ export class ReplayCursor {
    * tool call's, the unmatched tool attempt with that `retryOf`. Undefined when the recorded
    * run did not retry it here (the retry then runs live).
    */
-  /** True when the next recorded model attempt is a retry of `attemptId`. */
-  retriesNext(attemptId: string): boolean {
-    return this.#models[this.#modelIndex]?.retryOf === attemptId;
-  }
-
   takeRetry(call: {
     kind: "model" | "tool";
     retryOf: string;
@@ -249,7 +254,7 @@ export class ReplayCursor {
     }
     if (call.kind === "model") this.#modelIndex++;
     else this.#usedTools.add(attempt);
-    return { attempt, status: attempt.status === "requested" ? "unresolved" : attempt.status };
+    return matched(attempt);
   }
 
   /**
