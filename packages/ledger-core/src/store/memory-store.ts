@@ -27,7 +27,7 @@ import type {
   SessionPage,
   StoreDescription,
 } from "./event-store.js";
-import { openRunError, refsOf, retentionCutoff, sessionNotFound } from "./retention.js";
+import { openRunError, refsOf, retentionGraceMs, sessionNotFound } from "./retention.js";
 import {
   assertRunAddress,
   assertSessionAddress,
@@ -288,7 +288,8 @@ export class MemoryEventStore implements EventStore {
     sessionId: string,
     options: DeleteSessionOptions = {},
   ): Promise<DeleteSessionResult> {
-    const cutoff = retentionCutoff(sessionId, options);
+    // The memory store's clock is its process's.
+    const cutoff = Date.now() - retentionGraceMs(sessionId, options);
     const session = this.#sessions.get(sessionId);
     if (!session) throw sessionNotFound(sessionId);
     for (const [runId, run] of session.runs)

@@ -26,15 +26,6 @@ export function retentionGraceMs(sessionId: string, options: DeleteSessionOption
   return grace;
 }
 
-/** The touched-at time (epoch ms) at or before which a blob is past its grace, on this clock. */
-export function retentionCutoff(
-  sessionId: string,
-  options: DeleteSessionOptions = {},
-  now = Date.now(),
-): number {
-  return now - retentionGraceMs(sessionId, options);
-}
-
 export function sessionNotFound(sessionId: string): NotFoundError {
   return new NotFoundError(`session ${sessionId} not found`, { sessionId });
 }
