@@ -79,7 +79,7 @@ function openOuterCalls(runs: RunView[], unresolved: Set<string>): Set<string> {
   return outer;
 }
 
-export function runStatuses(runs: RunView[], statuses = new Map<string, RunView["status"]>()) {
+function runStatuses(runs: RunView[], statuses = new Map<string, RunView["status"]>()) {
   for (const run of runs) {
     statuses.set(run.runId, run.status);
     runStatuses(run.children, statuses);
