@@ -10,7 +10,7 @@ type StreamEvent = Model["getStreamedResponse"] extends (
   ? E
   : never;
 
-function functionCall(name: string, args: unknown, callId: string): OutputItem {
+export function functionCall(name: string, args: unknown, callId: string): OutputItem {
   return {
     type: "function_call",
     id: `fc_${callId}`,
@@ -21,7 +21,7 @@ function functionCall(name: string, args: unknown, callId: string): OutputItem {
   } as OutputItem;
 }
 
-function message(text: string): OutputItem {
+export function message(text: string): OutputItem {
   return {
     type: "message",
     id: "msg_final",
@@ -31,7 +31,7 @@ function message(text: string): OutputItem {
   } as OutputItem;
 }
 
-function outputOf(request: ModelRequest, callId: string): string | undefined {
+export function outputOf(request: ModelRequest, callId: string): string | undefined {
   const items = Array.isArray(request.input) ? request.input : [];
   for (const item of items) {
     const entry = item as { type?: string; callId?: string; output?: unknown };

@@ -4,34 +4,9 @@ import type { Model, ModelRequest, ModelResponse } from "@openai/agents";
 import { Agent, tool, Usage } from "@openai/agents";
 import { z } from "zod";
 import { crashPoint } from "./crash-point.js";
+import { functionCall, message, outputOf } from "./fake-model.js";
 
 type OutputItem = ModelResponse["output"][number];
-
-function functionCall(name: string, args: unknown, callId: string): OutputItem {
-  const item = { type: "function_call", id: `fc_${callId}`, callId, name, status: "completed" };
-  return { ...item, arguments: JSON.stringify(args) } as OutputItem;
-}
-
-function message(text: string): OutputItem {
-  const content = [{ type: "output_text", text }];
-  return {
-    type: "message",
-    id: "msg",
-    role: "assistant",
-    status: "completed",
-    content,
-  } as OutputItem;
-}
-
-function outputOf(request: ModelRequest, callId: string): string | undefined {
-  for (const item of Array.isArray(request.input) ? request.input : []) {
-    const entry = item as { type?: string; callId?: string; output?: unknown };
-    if (entry.type !== "function_call_result" || entry.callId !== callId) continue;
-    const output = entry.output as { text?: string } | string;
-    return typeof output === "string" ? output : (output?.text ?? JSON.stringify(output));
-  }
-  return undefined;
-}
 
 /** An offline model whose answer is a function of the request; one line per call it answers. */
 function scriptedModel(workDir: string, decide: (request: ModelRequest) => OutputItem[]): Model {
