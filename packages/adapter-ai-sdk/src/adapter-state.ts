@@ -1,16 +1,7 @@
-import {
-  type Attempt,
-  collectAttempts,
-  type JsonObject,
-  type LedgerEvent,
-  readWholeRun,
-  type SessionRecorder,
-} from "@agent-ledger/core";
+import type { Attempt, SessionRecorder } from "@agent-ledger/core";
 
 interface LastModelCall {
   attempt: Attempt;
-  /** The request as sent (hashed only when a failed call may be retried). */
-  request: JsonObject;
   failed: boolean;
 }
 
@@ -49,7 +40,6 @@ export class AdapterState {
   #blocked: unknown;
   #started: Promise<unknown> | undefined;
   readonly #causes = new Map<string, Deferred>();
-  #recorded: Promise<Map<string, LedgerEvent>> | undefined;
   lastModel: LastModelCall | undefined;
 
   constructor(recorder: SessionRecorder) {
@@ -108,25 +98,6 @@ export class AdapterState {
   causeOf(toolCallId: string | undefined): Promise<string> | undefined {
     if (toolCallId === undefined) return undefined;
     return this.#causes.get(toolCallId)?.promise;
-  }
-
-  // On a resumed run: the recorded outcome events, by eventId.
-  #loadRecorded() {
-    if (!this.#recorded) {
-      const { store, sessionId, runId } = this.recorder;
-      this.#recorded = readWholeRun(store, { sessionId, runId }).then((events) => {
-        const outcomes = new Map<string, LedgerEvent>();
-        for (const attempt of collectAttempts(events))
-          if (attempt.outcome) outcomes.set(attempt.outcome.eventId, attempt.outcome);
-        return outcomes;
-      });
-    }
-    return this.#recorded;
-  }
-
-  /** A recorded outcome event (for its metadata). */
-  async outcome(eventId: string): Promise<LedgerEvent | undefined> {
-    return (await this.#loadRecorded()).get(eventId);
   }
 }
 

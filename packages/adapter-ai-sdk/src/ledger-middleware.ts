@@ -1,6 +1,5 @@
 import {
   type Attempt,
-  hashJson,
   type Redaction,
   type SessionRecorder,
   validateRedaction,
@@ -49,12 +48,12 @@ async function beginAttempt(
   let attempt: Attempt;
   // Hashing a long conversation costs a pass over it: only when a failed call may be retried.
   // On resume, `retry` answers a retry the crashed process already made from the ledger.
-  if (previous?.failed && hashJson(previous.request) === hashJson(request)) {
+  if (previous?.failed && recorder.sameModelRequest(previous.attempt, request)) {
     attempt = await recorder.retry(previous.attempt);
   } else {
     attempt = await recorder.beforeModelCall({ request });
   }
-  state.lastModel = { attempt, request, failed: false };
+  state.lastModel = { attempt, failed: false };
   return attempt;
 }
 
@@ -81,13 +80,10 @@ export async function recordFailure(
 }
 
 /** The error a recorded failure stands for (thrown again on replay). */
-export async function replayedFailure(state: AdapterState, attempt: Attempt): Promise<Error> {
+export function replayedFailure(state: AdapterState, attempt: Attempt): Error {
   const replayed = attempt.replayed;
   if (state.lastModel?.attempt === attempt) state.lastModel.failed = true;
-  if (replayed?.status === "failed") {
-    const outcome = await state.outcome(replayed.eventId);
-    return rebuildError(replayed.error, outcome?.metadata);
-  }
+  if (replayed?.status === "failed") return rebuildError(replayed.error, replayed.metadata);
   return new AttemptAbandonedError(
     `model call ${attempt.attemptId}`,
     replayed?.status === "abandoned" ? replayed.reason : "unknown",
@@ -110,7 +106,7 @@ async function wrapGenerate(
     state.resolveCauses(toolCallIdsOf(result.content), replayed.eventId);
     return result;
   }
-  if (replayed) throw await replayedFailure(state, attempt);
+  if (replayed) throw replayedFailure(state, attempt);
   let result: LanguageModelV3GenerateResult;
   try {
     result = await options.doGenerate();

@@ -1,4 +1,4 @@
-import { type Attempt, type JsonObject, type JsonValue, resolvePayload } from "@agent-ledger/core";
+import type { Attempt, JsonObject, JsonValue } from "@agent-ledger/core";
 import type { LanguageModelV3StreamPart, LanguageModelV3StreamResult } from "@ai-sdk/provider";
 import type { AdapterState } from "./adapter-state.js";
 import { recordFailure, replayedFailure } from "./ledger-middleware.js";
@@ -36,14 +36,9 @@ export async function replayStream(
     state.resolveCauses(toolCallIdsOf(content), replayed.eventId);
     return { stream: streamOf(parts) };
   }
-  const error = await replayedFailure(state, attempt);
-  const outcome = replayed ? await state.outcome(replayed.eventId) : undefined;
-  const stored = (outcome?.payload as JsonObject | undefined)?.partial;
-  // The outcome is read as stored: long texts of the partial are blob references.
+  const error = replayedFailure(state, attempt);
   const partial =
-    stored === undefined
-      ? undefined
-      : ((await resolvePayload(state.recorder.store, stored)) as JsonObject);
+    replayed?.status === "failed" ? (replayed.partial as JsonObject | undefined) : undefined;
   // A failure before the stream started is thrown; one mid-stream is re-emitted where it came.
   if (!partial) throw error;
   return {

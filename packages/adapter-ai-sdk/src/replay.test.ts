@@ -288,9 +288,18 @@ describe("resume with replay", () => {
     const original = await streamOnce(new SessionRecorder({ store, actor, ...address }), failing);
     expect(original).toEqual({ text: "alpha beta ", errors: ["socket hang up"] });
     const replayModel = scriptedModel([]);
-    const replayed = await streamOnce(await resume(store), replayModel.model);
+    const resumed = await resume(store);
+    // The resume read the run once; answering the failure reads nothing more.
+    let reads = 0;
+    const readRun = store.readRun.bind(store);
+    store.readRun = (request) => {
+      reads++;
+      return readRun(request);
+    };
+    const replayed = await streamOnce(resumed, replayModel.model);
     expect(replayed).toEqual(original);
     expect(replayModel.calls).toBe(0);
+    expect(reads).toBe(0);
   });
 
   it("replays a long partial (moved to the blob store) as the text that had arrived, not its blob marker", async () => {

@@ -195,13 +195,14 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     request: JsonObject,
     ids: { runId: string; parentRunId?: string; runName?: string; tags?: string[] },
   ): Promise<void> {
-    const retried = this.#state.retries.retried(ids.parentRunId, request);
+    const recorder = await this.getRecorder();
+    const retried = this.#state.retries.retried(recorder, ids.parentRunId, request);
     const metadata = langchainMetadata(ids);
     const attempt = retried
-      ? await retryLive(await this.getRecorder(), retried, metadata)
+      ? await retryLive(recorder, retried, metadata)
       : await this.#beforeModelCall(request, metadata);
     this.#state.models.set(ids.runId, attempt);
-    this.#state.retries.started(ids.runId, ids.parentRunId, request);
+    this.#state.retries.started(ids.runId, ids.parentRunId);
   }
 
   /** The attempt a callback started under LangChain's `runId`, forgotten as the call ends. */

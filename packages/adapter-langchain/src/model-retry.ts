@@ -1,4 +1,4 @@
-import { type Attempt, hashJson, type JsonObject, type SessionRecorder } from "@agent-ledger/core";
+import type { Attempt, JsonObject, SessionRecorder } from "@agent-ledger/core";
 
 /**
  * Retries of model calls. LangChain's `withRetry` and createAgent's `modelRetryMiddleware` call
@@ -7,37 +7,40 @@ import { type Attempt, hashJson, type JsonObject, type SessionRecorder } from "@
  * (`retryOf`, DESIGN §3), not a call of its own.
  */
 export class ModelRetries {
-  /** The request of each model call in progress, by LangChain runId. */
-  readonly #calls = new Map<string, { parentRunId: string | undefined; request: JsonObject }>();
+  /** The parent run of each model call in progress, by LangChain runId. */
+  readonly #calls = new Map<string, string | undefined>();
   /** The last failed call under each parent run, until the next call under it. */
-  readonly #failed = new Map<string, { attempt: Attempt; request: JsonObject }>();
+  readonly #failed = new Map<string, Attempt>();
 
   /**
    * The failed attempt that this call, starting under `parentRunId`, retries: the last call
    * under the same parent failed, and this one makes the same request.
    */
-  retried(parentRunId: string | undefined, request: JsonObject): Attempt | undefined {
+  retried(
+    recorder: SessionRecorder,
+    parentRunId: string | undefined,
+    request: JsonObject,
+  ): Attempt | undefined {
     if (parentRunId === undefined) return undefined;
     const failed = this.#failed.get(parentRunId);
     if (!failed) return undefined;
     this.#failed.delete(parentRunId);
     // Hashing a long conversation costs a pass over it: only after a failure.
-    return hashJson(failed.request) === hashJson(request) ? failed.attempt : undefined;
+    return recorder.sameModelRequest(failed, request) ? failed : undefined;
   }
 
   /** A model call started (its attempt is recorded). */
-  started(runId: string, parentRunId: string | undefined, request: JsonObject): void {
-    this.#calls.set(runId, { parentRunId, request });
+  started(runId: string, parentRunId: string | undefined): void {
+    this.#calls.set(runId, parentRunId);
   }
 
   /** A model call ended; a failed one may be retried next under its parent. */
   ended(runId: string, failedAttempt?: Attempt): void {
-    const call = this.#calls.get(runId);
+    const parentRunId = this.#calls.get(runId);
     this.#calls.delete(runId);
-    if (call?.parentRunId === undefined) return;
-    if (failedAttempt)
-      this.#failed.set(call.parentRunId, { attempt: failedAttempt, request: call.request });
-    else this.#failed.delete(call.parentRunId);
+    if (parentRunId === undefined) return;
+    if (failedAttempt) this.#failed.set(parentRunId, failedAttempt);
+    else this.#failed.delete(parentRunId);
   }
 
   /** The parent run ended: no retry of its failed call can come any more. */

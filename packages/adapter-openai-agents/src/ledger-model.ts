@@ -2,7 +2,6 @@ import {
   type Attempt,
   applyRedaction,
   DEFAULT_CREDENTIAL_PATHS,
-  hashJson,
   type JsonObject,
   type JsonValue,
   LedgerError,
@@ -94,7 +93,7 @@ async function beginModelCall(
   if (
     previous?.failed &&
     previous.attempt.replayed === undefined &&
-    previous.attempt.requestHash === hashJson(options.request)
+    recorder.sameModelRequest(previous.attempt, options.request)
   ) {
     const attempt = await recorder.retry(previous.attempt, { metadata: options.metadata });
     lastCalls.set(recorder, { attempt, failed: false });

@@ -1,8 +1,13 @@
-import { inspectSession, MemoryEventStore, readWholeSession } from "@agent-ledger/core";
+import {
+  inspectSession,
+  MemoryEventStore,
+  readWholeSession,
+  SessionRecorder,
+} from "@agent-ledger/core";
 import { Agent, Runner, retryPolicies, setTracingDisabled, tool } from "@openai/agents";
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
-import { resumeRun, runWithLedger } from "./index.js";
+import { ledgerModelProvider, resumeRun, runWithLedger } from "./index.js";
 import { FailingStore } from "./testing/failing-store.js";
 import { runOptions } from "./testing/recorded-run.js";
 import {
@@ -62,6 +67,34 @@ describe("model calls the runner retries (modelSettings.retry)", () => {
       (event) => event.type === "model.requested",
     );
     expect(requested.map((event) => event.metadata?.stream)).toEqual([false, false, false]);
+  });
+
+  test("a retry is recognised when the recorder's redaction changes the request", async () => {
+    // The recorded request (and its hash) is the redacted one; the runner retries with the
+    // request as built. Compared as recorded, the retry is still the same call.
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "s",
+      runId: "root",
+      actor: { type: "agent", id: "test" },
+      redact: ["request.systemInstructions"],
+    });
+    await recorder.startRun();
+    const { model, agent } = retryingAgent();
+    agent.instructions = "the secret is 1234";
+    const runner = new Runner({
+      modelProvider: ledgerModelProvider(scriptedProvider(model), { recorder }),
+    });
+    const result = await runner.run(agent, "price?");
+    expect(result.finalOutput).toBe("done");
+    const requested = (await readWholeSession(store, "s")).filter(
+      (event) => event.type === "model.requested",
+    );
+    expect(JSON.stringify(requested)).not.toContain("1234");
+    expect(requested).toHaveLength(3);
+    expect(requested[1]?.retryOf).toBe(requested[0]?.attemptId);
+    expect(requested[1]?.stepId).toBe(requested[0]?.stepId);
   });
 
   test("a resumed run counts the failed request in its usage, as the run it continues did", async () => {

@@ -3,11 +3,12 @@ import type { ToolEffect } from "../events/types.js";
 
 /**
  * What the ledger already holds for a call on resume: answer it instead of calling. `metadata`
- * is the outcome event's (what the adapter recorded with it, e.g. how to rebuild the answer).
+ * is the outcome event's (what the adapter recorded with it, e.g. how to rebuild the answer);
+ * `partial` is what a failed call had produced before it failed (`modelFailed`'s `partial`).
  */
 export type ReplayedOutcome = (
   | { status: "completed"; result: JsonValue }
-  | { status: "failed"; error: SerializedError }
+  | { status: "failed"; error: SerializedError; partial?: JsonValue }
   | { status: "abandoned"; reason: string }
 ) & { eventId: string; metadata?: JsonObject };
 

@@ -281,3 +281,47 @@ describe("retry on resume", () => {
     expect(requested?.metadata).toMatchObject({ try: 2 });
   });
 });
+
+describe("a failed model call on resume", () => {
+  it("is answered with its error, metadata and what it had produced (partial), from one read", async () => {
+    const store = new MemoryEventStore();
+    const first = new SessionRecorder({ store, ...address, actor });
+    await first.startRun();
+    const call = await first.beforeModelCall({ request: { q: "weather?" } });
+    await first.modelFailed(call, new Error("stream cut"), {
+      partial: { text: "It is sun" },
+      metadata: { provider: "fake" },
+    });
+
+    const resumed = await SessionRecorder.resume({ store, ...address, actor });
+    const replayed = (await resumed.beforeModelCall({ request: { q: "weather?" } })).replayed;
+    expect(replayed).toMatchObject({
+      status: "failed",
+      error: { message: "stream cut" },
+      partial: { text: "It is sun" },
+      metadata: { provider: "fake" },
+    });
+  });
+});
+
+describe("sameModelRequest", () => {
+  it("compares a request with a model attempt as the recorder records it: after redaction", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      ...address,
+      actor,
+      redact: ["request.apiKey"],
+    });
+    await recorder.startRun();
+    const call = await recorder.beforeModelCall({ request: { q: "weather?", apiKey: "k-1" } });
+    expect(call.request).toEqual({ q: "weather?", apiKey: "[redacted]" });
+    // The same call (whatever the redacted value), and not another one.
+    expect(recorder.sameModelRequest(call, { q: "weather?", apiKey: "k-2" })).toBe(true);
+    expect(recorder.sameModelRequest(call, { q: "weather?", apiKey: "k-1" })).toBe(true);
+    expect(recorder.sameModelRequest(call, { q: "rain?", apiKey: "k-1" })).toBe(false);
+    // A tool attempt is never the same model request.
+    const tool = await recorder.beforeToolCall({ name: "lookup", args: { q: "weather?" } });
+    expect(recorder.sameModelRequest(tool, { q: "weather?" })).toBe(false);
+  });
+});

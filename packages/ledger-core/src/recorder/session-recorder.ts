@@ -432,6 +432,19 @@ export class SessionRecorder {
   }
 
   /**
+   * Whether a model call with `request` asks what `attempt` (a model attempt) asked, compared
+   * as this recorder records it: validated, redacted, then hashed. This is how an adapter
+   * recognises its framework's retry of a failed call (the same request right after the
+   * failure), to record it with `retry`. Comparing the caller's request with the recorded hash
+   * itself would miss every retry whose request the redaction changes.
+   */
+  sameModelRequest(attempt: Attempt, request: unknown): boolean {
+    if (attempt.kind !== "model") return false;
+    const recorded = this.#payload("model.requested", request, "$", "request");
+    return sha256Hex(this.#canonical.json(recorded)) === attempt.requestHash;
+  }
+
+  /**
    * Commits `tool.requested` (with its `effect`) and resolves once durable. On a resumed run a
    * recorded tool call is answered from the ledger; one in flight at the crash runs again only
    * if declared idempotent, else this throws `unresolved-attempt` (the error carries the
@@ -521,6 +534,7 @@ export class SessionRecorder {
         error: (payload.error ?? { name: "Error", message: "failed" }) as never,
         eventId: outcome.eventId,
       };
+      if (payload.partial !== undefined) replayed.partial = payload.partial;
     } else {
       replayed = {
         status: "abandoned",
