@@ -4,6 +4,7 @@ import type mysql from "mysql2/promise";
 import { InvalidArgumentError, InvalidEventError, LedgerError } from "../../events/errors.js";
 import type { StoreDescription } from "../../store/event-store.js";
 import { type HeadAppend, inLockOrder } from "../sql/head-cache.js";
+import { MIGRATION_WAIT_MS } from "../sql/migrations.js";
 import type { EventRow, SessionRow } from "../sql/rows.js";
 import {
   BODY_CHARS_PER_STATEMENT,
@@ -218,10 +219,15 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
       ];
       checkSessionSettings(current[0], connection, this.#owned ? "$.uri" : "$.pool");
       const lockName = `agent-ledger:migrate:${current[0]?.name ?? ""}`.slice(0, 64);
-      const [locked] = (await connection.query(own("SELECT GET_LOCK(?, 60) AS got"), [
+      const waitSeconds = MIGRATION_WAIT_MS / 1000;
+      const [locked] = (await connection.query(own("SELECT GET_LOCK(?, ?) AS got"), [
         lockName,
+        waitSeconds,
       ])) as unknown as [{ got: number | null }[]];
-      if (locked[0]?.got !== 1) throw new Error(`could not take the migration lock ${lockName}`);
+      if (locked[0]?.got !== 1)
+        throw new Error(
+          `another process held the migration lock ${lockName} for ${waitSeconds} s (still migrating, or stuck)`,
+        );
       try {
         // MySQL commits DDL implicitly: the lock, not a transaction, keeps migrators apart.
         await migrateMysql(connection);

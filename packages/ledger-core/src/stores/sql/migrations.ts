@@ -8,6 +8,14 @@ export interface Migration {
   statements: string[];
 }
 
+/**
+ * How long `init()` waits for another process's migration before it gives up: a first upgrade
+ * of a large ledger (a backfill over every event) takes minutes, and a process that starts
+ * meanwhile must wait for it, not fail. (PostgreSQL waits without a bound: its advisory lock
+ * is released when the migrator's connection dies, whatever the cause.)
+ */
+export const MIGRATION_WAIT_MS = 10 * 60_000;
+
 export type MigrationDialect = "sqlite" | "postgres" | "mysql";
 
 const cache = new Map<MigrationDialect, Migration[]>();

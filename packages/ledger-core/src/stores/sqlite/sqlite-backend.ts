@@ -3,7 +3,7 @@ import { and, asc, eq, gt, gte } from "drizzle-orm";
 import { type BetterSQLite3Database, drizzle } from "drizzle-orm/better-sqlite3";
 import type { StoreDescription } from "../../store/event-store.js";
 import type { HeadAppend } from "../sql/head-cache.js";
-import { pendingMigrations } from "../sql/migrations.js";
+import { MIGRATION_WAIT_MS, pendingMigrations } from "../sql/migrations.js";
 import { type HeadRow, parseBody, type RunRow, type SessionRow } from "../sql/rows.js";
 import type { DriverErrorKind, SqlBackend } from "../sql/sql-backend.js";
 import { driverError } from "../sql/sql-backend.js";
@@ -11,9 +11,6 @@ import { runSync, type WriteProgram, type WriteStep } from "../sql/write-program
 import { decodeBody, encodeBody } from "./body-codec.js";
 import { events } from "./schema.js";
 import { type ConnectionHeads, connectionHeads } from "./sqlite-heads.js";
-
-/** How long init() waits for another process's migration before it gives up. */
-const MIGRATION_WAIT_MS = 10 * 60_000;
 
 /**
  * Now on SQLite's clock (the host's), in epoch ms: blob put times and the retention grace use
