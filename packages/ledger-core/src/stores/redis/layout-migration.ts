@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from "ioredis";
 import { blobKeys } from "./keys.js";
+import { logRefs } from "./log-refs.js";
 
 /**
  * Layout 1 kept a blob's content (`blob:<hex>`), its reference set (`blob-sessions:<hex>`) and
@@ -94,9 +95,6 @@ export async function migrateBlobsFromLayout1(
   await indexStoredRefs(client, prefix);
 }
 
-/** Events read per LRANGE while indexing. */
-const LOG_PAGE = 1000;
-
 /**
  * Adds every stored event's session to the reference set of each blob it names. Layout 1
  * was first written without reference sets (they came with blob retention, under the same
@@ -108,18 +106,7 @@ async function indexStoredRefs(client: Redis | Cluster, prefix: string): Promise
     if (!/^s:\{[0-9a-f]{64}\}:meta$/.test(meta.slice(prefix.length))) continue;
     const session = await client.hget(meta, "sessionId");
     if (session === null) continue;
-    const log = `${meta.slice(0, -":meta".length)}:log`;
-    for (let start = 0; ; start += LOG_PAGE) {
-      const page = await client.lrange(log, start, start + LOG_PAGE - 1);
-      const hexes = new Set<string>();
-      for (const body of page) {
-        const refs = (JSON.parse(body) as { evidenceRefs?: unknown }).evidenceRefs;
-        if (!Array.isArray(refs)) continue;
-        for (const ref of refs)
-          if (typeof ref === "string" && /^sha256:[0-9a-f]{64}$/.test(ref)) hexes.add(ref.slice(7));
-      }
-      for (const hex of hexes) await client.sadd(blobKeys(prefix, hex).sessions, session);
-      if (page.length < LOG_PAGE) break;
-    }
+    const { refs } = await logRefs(client, `${meta.slice(0, -":meta".length)}:log`);
+    for (const ref of refs) await client.sadd(blobKeys(prefix, ref.slice(7)).sessions, session);
   }
 }

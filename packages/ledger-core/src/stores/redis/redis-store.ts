@@ -75,6 +75,7 @@ import {
   sessionsKey,
 } from "./keys.js";
 import { migrateBlobsFromLayout1 } from "./layout-migration.js";
+import { logRefs } from "./log-refs.js";
 import {
   APPEND_BATCH_SCRIPT,
   APPEND_SCRIPT,
@@ -92,8 +93,6 @@ import {
 const LAYOUT_VERSION = "2";
 /** Script round trips one append may take when other writers move the run in between. */
 const MAX_ATTEMPTS = 4;
-/** Events of a session's log retention reads per round trip (for the blobs they name). */
-const LOG_PAGE = 500;
 /** Blob scripts retention sends before it waits for their replies. */
 const BLOBS_PER_ROUND_TRIP = 500;
 /** Run heads remembered from this store's own appends (saves the read before a write). */
@@ -678,7 +677,7 @@ export class RedisEventStore implements EventStore {
     const session = sessionKeys(this.#prefix, sessionId);
     const runs = listed.map((run) => runKeys(this.#prefix, sessionId, run.runId));
     try {
-      const { events, refs } = await this.#logRefs(session.log);
+      const { events, refs } = await logRefs(this.#client, session.log);
       await this.#client.hdel(session.meta, "listed");
       await this.#client.zrem(sessionsKey(this.#prefix), sessionMember(sessionId));
       const done = await runScript(
@@ -704,26 +703,6 @@ export class RedisEventStore implements EventStore {
       return { events, refs, runs: runs.length };
     } catch (error) {
       throw unavailable(error, "deleteSession");
-    }
-  }
-
-  /**
-   * The length of a session's log and the blobs its events name, read a page at a time: only
-   * the refs are kept (the whole log in one reply held a large session's every event in memory
-   * at once). The log only grows: pages read until a short one are a prefix of it, and the
-   * deletion script checks that its length is still the one counted here.
-   */
-  async #logRefs(log: string): Promise<{ events: number; refs: string[] }> {
-    const refs = new Set<string>();
-    let events = 0;
-    for (;;) {
-      const page = await this.#client.lrange(log, events, events + LOG_PAGE - 1);
-      events += page.length;
-      for (const json of page) {
-        if (!json.includes('"evidenceRefs"')) continue;
-        for (const ref of refsOf([JSON.parse(json) as { evidenceRefs?: string[] }])) refs.add(ref);
-      }
-      if (page.length < LOG_PAGE) return { events, refs: [...refs] };
     }
   }
 
