@@ -56,6 +56,26 @@ async function fetchBlobs(store: EventStore, cache: BlobCache, refs: Iterable<st
   }
 }
 
+/**
+ * Checks that the blobs `refs` name are in the store (fetching them into the cache): a missing
+ * one is `not-found`, or with `missingBlobs: "keep"` added to `cache.missing`. For a reader
+ * that resolves only part of what it read but must still say what is lost.
+ */
+export async function checkBlobs(
+  store: EventStore,
+  refs: Iterable<string>,
+  options: ResolveOptions & { cache: BlobCache },
+): Promise<void> {
+  const { cache } = options;
+  const named = [...new Set(refs)];
+  await fetchBlobs(store, cache, named);
+  for (const ref of named) {
+    if (cache.bytes.has(ref)) continue;
+    if (options.missingBlobs !== "keep") bytesOf(cache, ref);
+    cache.missing.add(ref);
+  }
+}
+
 function bytesOf(cache: BlobCache, ref: string): Uint8Array {
   const bytes = cache.bytes.get(ref);
   if (bytes === undefined)

@@ -29,3 +29,80 @@ describe("inspectSession on a fork", () => {
     expect(atif.extra).toMatchObject({ run_id: "main", unresolved_attempts: [] });
   });
 });
+
+/** A store that has lost one blob (`lost`). */
+class LosingStore extends MemoryEventStore {
+  lost: string | undefined;
+  override async getBlobs(refs: string[]) {
+    const found = await super.getBlobs(refs);
+    if (this.lost !== undefined) found.delete(this.lost);
+    return found;
+  }
+}
+
+describe('inspectSession with resolve: "in-flight"', () => {
+  /** A conversation of `turns` model calls (each request re-sends it), the last in flight. */
+  async function conversation(turns: number, lastInFlight = true) {
+    const store = new LosingStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "s",
+      runId: "r",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const messages: { role: string; content: string }[] = [];
+    let last: { request: unknown } | undefined;
+    for (let turn = 0; turn < turns; turn++) {
+      messages.push({ role: "user", content: `question ${turn} ${"lorem ipsum ".repeat(150)}` });
+      const request = { model: "m", messages: [...messages] };
+      const call = await recorder.beforeModelCall({ request });
+      last = { request };
+      if (lastInFlight && turn === turns - 1) break;
+      const answer = { role: "assistant", content: `answer ${turn} ${"dolor sit ".repeat(150)}` };
+      await recorder.modelCompleted(call, { message: answer });
+      messages.push(answer);
+    }
+    return { store, lastRequest: last?.request };
+  }
+
+  it("resolves what a person decides on and keeps the other requests as stored: its JSON grows linearly", async () => {
+    const { store, lastRequest } = await conversation(120);
+    const full = await inspectSession(store, "s");
+    const inFlight = await inspectSession(store, "s", { resolve: "in-flight" });
+    // The call in flight, as sent; the answers, as received.
+    expect(inFlight.unresolved[0]?.request).toEqual(lastRequest);
+    const attempts = inFlight.runs[0]?.steps.map((step) => step.attempts[0]) ?? [];
+    expect(attempts[0]?.outcome).toEqual(full.runs[0]?.steps[0]?.attempts[0]?.outcome);
+    expect(JSON.stringify(attempts[0]?.outcome)).toContain("answer 0 dolor sit");
+    // A request that got its answer: as stored, a reference to its message list.
+    expect(JSON.stringify(attempts[1]?.request)).toContain('"$ledger":"list"');
+    // Everything else is what the full inspection says.
+    const shape = (inspection: typeof full) =>
+      inspection.runs[0]?.steps.map((step) => step.attempts.map((attempt) => attempt.status));
+    expect(shape(inFlight)).toEqual(shape(full));
+    // 120 turns of 1.5 KB messages: the full JSON holds every request's whole conversation.
+    const size = (value: unknown) => JSON.stringify(value).length;
+    expect(size(full)).toBeGreaterThan(20_000_000);
+    expect(size(inFlight)).toBeLessThan(size(full) / 15);
+  });
+
+  it("still says which blobs are lost, also those only a completed request names", async () => {
+    // Nothing in flight: no request is resolved, yet a lost message text must be reported.
+    const { store } = await conversation(3, false);
+    const inspection = await inspectSession(store, "s", { resolve: "in-flight" });
+    const [first] = inspection.runs[0]?.steps[0]?.attempts ?? [];
+    // The first question's text, named only by the first (completed) request.
+    const lost = /"ref":"(sha256:[0-9a-f]{64})"/.exec(JSON.stringify(first?.request))?.[1];
+    expect(lost).toBeDefined();
+    store.lost = lost;
+    await expect(inspectSession(store, "s", { resolve: "in-flight" })).rejects.toMatchObject({
+      code: "not-found",
+    });
+    const kept = await inspectSession(store, "s", {
+      resolve: "in-flight",
+      missingBlobs: "keep",
+    });
+    expect(kept.missingBlobs).toEqual([lost]);
+  });
+});

@@ -1,4 +1,4 @@
-import { BlobCache, resolveEvents } from "../compact/resolve.js";
+import { BlobCache, checkBlobs, resolveEvents, resolvePayload } from "../compact/resolve.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { Actor, LedgerEvent, RunStatus } from "../events/types.js";
 import { modelNameOf } from "../projections/extract.js";
@@ -94,23 +94,51 @@ export async function inspectSession(
   assertEventStore(store);
   const inspector = new SessionInspector(sessionId);
   const cache = new BlobCache();
+  const resolveOptions = {
+    cache,
+    ...(options.missingBlobs ? { missingBlobs: options.missingBlobs } : {}),
+  };
+  const mode = options.resolve ?? true;
+  // In-flight mode: the blobs every event names, checked at the end (none may be lost unsaid).
+  const named = new Set<string>();
   let after = 0;
   for (;;) {
     const page = await store.readSession({ sessionId, after, limit: PAGE_SIZE });
     const events =
-      options.resolve === false
-        ? page.events
-        : await resolveEvents(store, page.events, {
-            cache,
-            ...(options.missingBlobs ? { missingBlobs: options.missingBlobs } : {}),
-          });
-    for (const event of events) inspector.add(event);
+      mode === true ? await resolveEvents(store, page.events, resolveOptions) : page.events;
+    for (const event of events) {
+      inspector.add(event);
+      if (mode === "in-flight") for (const ref of event.evidenceRefs ?? []) named.add(ref);
+    }
     if (page.events.length < PAGE_SIZE) break;
     after = page.nextCursor;
   }
   const inspection = inspector.result();
+  if (mode === "in-flight") {
+    await checkBlobs(store, named, resolveOptions);
+    await resolveInFlight(inspection, (value) => resolvePayload(store, value, resolveOptions));
+  }
   if (cache.missing.size > 0) inspection.missingBlobs = [...cache.missing].sort();
   return inspection;
+}
+
+/**
+ * Resolves, in place, the requests of the unresolved attempts, every outcome and every run's
+ * result: all but the requests of attempts that got an outcome (see `InspectOptions.resolve`).
+ */
+async function resolveInFlight(
+  inspection: SessionInspection,
+  resolve: (value: JsonValue) => Promise<JsonValue>,
+): Promise<void> {
+  for (const attempt of inspection.unresolved) attempt.request = await resolve(attempt.request);
+  const runs = [...inspection.runs];
+  for (let run = runs.pop(); run !== undefined; run = runs.pop()) {
+    if (run.result !== undefined) run.result = await resolve(run.result);
+    for (const step of run.steps)
+      for (const attempt of step.attempts)
+        if (attempt.outcome !== undefined) attempt.outcome = await resolve(attempt.outcome);
+    runs.push(...run.children);
+  }
 }
 
 const PAGE_SIZE = 5000;
@@ -119,8 +147,14 @@ export interface InspectOptions {
   /**
    * Resolve blob references (§8) in requests and outcomes (default true). `false` shows them
    * as stored: `{ "$ledger": "text" | "json" | "list", "ref": "sha256:..." }` markers.
+   * `"in-flight"` resolves what a person deciding about the session reads: the requests of
+   * unresolved attempts, every outcome and run result; the requests of attempts that got an
+   * outcome stay as stored. Every model request re-sends the conversation, so with them all
+   * resolved the inspection's JSON grows with the square of its length (300 turns of 2 KB
+   * messages: 100 MB; 1,000 turns: past the longest string V8 makes). Every blob an event
+   * names is still checked (`missingBlobs`).
    */
-  resolve?: boolean;
+  resolve?: boolean | "in-flight";
   /**
    * A blob an event names that is not in the store: `"throw"` (default, `not-found`) or
    * `"keep"` its marker as stored and list its ref in `missingBlobs`, so what was in flight
