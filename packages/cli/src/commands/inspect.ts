@@ -15,7 +15,10 @@ export async function inspectCommand(context: CommandContext): Promise<number> {
   const store = await context.openStore();
   await assertSessionExists(store, sessionId);
   // A lost blob must not hide what was in flight: its marker is shown where its content was.
-  const inspection = await inspectSession(store, sessionId, { missingBlobs: "keep" });
+  const inspection = await inspectSession(store, sessionId, {
+    resolve: "in-flight",
+    missingBlobs: "keep",
+  });
   for (const ref of inspection.missingBlobs ?? []) warnMissingBlob(context.io.stderr, ref);
   if (json)
     await writeOut(context.io.stdout, `${terminalJson(JSON.stringify(inspection, null, 2))}\n`);

@@ -204,7 +204,10 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
           ...(cache.missing.size > 0 ? { missingBlobs: [...cache.missing].sort() } : {}),
         });
       }
-      const inspection = await inspectSession(store, sessionId, { missingBlobs: "keep" });
+      const inspection = await inspectSession(store, sessionId, {
+        resolve: "in-flight",
+        missingBlobs: "keep",
+      });
       if (inspection.eventCount === 0)
         return sendJson(response, 404, { error: `unknown session ${sessionId}` });
       // What to do about each unresolved attempt, decided as `agent-ledger inspect` decides it.
