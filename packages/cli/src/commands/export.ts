@@ -28,6 +28,7 @@ export const exportHelp = `agent-ledger export <session> --format jsonl|atif|otl
   Progress goes to stderr when it is a terminal.`;
 
 const formats = ["jsonl", "atif", "otlp-json"] as const;
+const CHUNK_CHARS = 1 << 20;
 type ExportFormat = (typeof formats)[number];
 
 /** The session's spans (via `toOtelSpans` and the SDK's in-memory exporter) as OTLP/JSON. */
@@ -105,10 +106,16 @@ export async function exportCommand(context: CommandContext): Promise<number> {
         const events = values.raw
           ? page.events
           : await resolveEvents(store, page.events, { cache });
+        // Written in chunks of about 1 MiB, not a page at a time: resolved, each model request
+        // holds the whole conversation, and a page of a long one is past V8's longest string.
         let chunk = "";
         for (const event of events) {
           chunk += `${JSON.stringify(event)}\n`;
           after = event.commitCursor;
+          if (chunk.length >= CHUNK_CHARS) {
+            await writeOut(out, chunk);
+            chunk = "";
+          }
         }
         count += page.events.length;
         if (chunk) await writeOut(out, chunk);
