@@ -19,6 +19,34 @@ export async function writeOut(stream: OutputStream, chunk: string): Promise<voi
   await new Promise<void>((resolve) => stream.once?.("drain", resolve));
 }
 
+/** Characters gathered before a write: a few syscalls a page, and never V8's longest string. */
+const CHUNK_CHARS = 1 << 20;
+
+/**
+ * Writes lines, gathered into chunks of about 1 MiB. A page of events is no unit to gather:
+ * resolved, each model request of a long conversation holds the whole conversation, and a page
+ * of 1,000 of them is past the longest string V8 makes.
+ */
+export class LineWriter {
+  readonly #stream: OutputStream;
+  #chunk = "";
+
+  constructor(stream: OutputStream) {
+    this.#stream = stream;
+  }
+
+  async line(text: string): Promise<void> {
+    this.#chunk += `${text}\n`;
+    if (this.#chunk.length >= CHUNK_CHARS) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    const chunk = this.#chunk;
+    this.#chunk = "";
+    if (chunk) await writeOut(this.#stream, chunk);
+  }
+}
+
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve();

@@ -14,7 +14,7 @@ import {
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { CliError, EXIT_CODES, notFoundError, usageError } from "../errors.js";
-import { type OutputStream, writeOut } from "../io.js";
+import { LineWriter, type OutputStream, writeOut } from "../io.js";
 import { type OtlpTraceRequest, toOtlpJson } from "../otlp-json.js";
 import { assertSessionExists } from "../store.js";
 import type { CommandContext } from "./context.js";
@@ -28,7 +28,6 @@ export const exportHelp = `agent-ledger export <session> --format jsonl|atif|otl
   Progress goes to stderr when it is a terminal.`;
 
 const formats = ["jsonl", "atif", "otlp-json"] as const;
-const CHUNK_CHARS = 1 << 20;
 type ExportFormat = (typeof formats)[number];
 
 /** The session's spans (via `toOtelSpans` and the SDK's in-memory exporter) as OTLP/JSON. */
@@ -101,24 +100,18 @@ export async function exportCommand(context: CommandContext): Promise<number> {
       let after = 0;
       let count = 0;
       const cache = new BlobCache();
+      const lines = new LineWriter(out);
       for (;;) {
         const page = await store.readSession({ sessionId, after, limit: 1000 });
         const events = values.raw
           ? page.events
           : await resolveEvents(store, page.events, { cache });
-        // Written in chunks of about 1 MiB, not a page at a time: resolved, each model request
-        // holds the whole conversation, and a page of a long one is past V8's longest string.
-        let chunk = "";
         for (const event of events) {
-          chunk += `${JSON.stringify(event)}\n`;
+          await lines.line(JSON.stringify(event));
           after = event.commitCursor;
-          if (chunk.length >= CHUNK_CHARS) {
-            await writeOut(out, chunk);
-            chunk = "";
-          }
         }
+        await lines.flush();
         count += page.events.length;
-        if (chunk) await writeOut(out, chunk);
         progress(`exported ${count} events`);
         if (page.events.length < 1000) break;
       }

@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import { BlobCache, type LedgerEvent, resolveEvents } from "@agent-ledger/core";
 import { usageError } from "../errors.js";
 import { preview, terminalJson, terminalLine } from "../format.js";
-import { sleep, warnMissingBlob, writeOut } from "../io.js";
+import { LineWriter, sleep, warnMissingBlob } from "../io.js";
 import { assertSessionExists } from "../store.js";
 import type { CommandContext } from "./context.js";
 import { idArgument, numberOption } from "./session-args.js";
@@ -54,6 +54,7 @@ export async function tailCommand(context: CommandContext): Promise<number> {
   const signal = context.io.signal;
   const cache = new BlobCache();
   const warned = new Set<string>();
+  const lines = new LineWriter(context.io.stdout);
   while (!signal?.aborted) {
     const page = await store.readSession({ sessionId, after, limit: pageSize });
     const events = values.raw
@@ -64,16 +65,15 @@ export async function tailCommand(context: CommandContext): Promise<number> {
       warned.add(ref);
       warnMissingBlob(context.io.stderr, ref);
     }
-    let out = "";
     for (const event of events) {
       // Cursors are gap-free and commit-ordered: anything at or below `after` was printed.
       if (event.commitCursor <= after) continue;
       after = event.commitCursor;
-      out += values.json
-        ? `${terminalJson(JSON.stringify(event))}\n`
-        : `${terminalLine(eventLine(event))}\n`;
+      await lines.line(
+        values.json ? terminalJson(JSON.stringify(event)) : terminalLine(eventLine(event)),
+      );
     }
-    if (out) await writeOut(context.io.stdout, out);
+    await lines.flush();
     if (page.events.length < pageSize) {
       if (!values.follow) break;
       await sleep(interval, signal);
