@@ -347,6 +347,43 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
     await page.close();
   });
 
+  it("lists events as stored and shows the selected one with its content put back", async () => {
+    // Each model request re-sends the conversation: the list must not hold it resolved.
+    const sessionId = "long-conversation";
+    const recorder = new SessionRecorder({
+      store,
+      sessionId,
+      runId: "run-1",
+      actor: { type: "agent", id: "chat" },
+    });
+    await recorder.startRun();
+    const question = `${"what will the weather be tomorrow? ".repeat(60)}END OF QUESTION`;
+    await recorder.beforeModelCall({
+      request: { model: "m", messages: [{ role: "user", content: question }] },
+    });
+    const events = new URL(`/api/session/events?id=${sessionId}&raw=1`, sessionUrl);
+    const listed = JSON.stringify(await (await fetch(events)).json());
+    expect(listed).not.toContain("END OF QUESTION");
+    expect(listed).toContain('"$ledger":"list"');
+    const one = new URL(`/api/session/event?id=${sessionId}&cursor=2`, sessionUrl);
+    expect(JSON.stringify(await (await fetch(one)).json())).toContain("END OF QUESTION");
+    expect(
+      (await fetch(new URL(`/api/session/event?id=${sessionId}&cursor=9`, sessionUrl))).status,
+    ).toBe(404);
+    expect(
+      (await fetch(new URL(`/api/session/event?id=${sessionId}&cursor=x`, sessionUrl))).status,
+    ).toBe(400);
+
+    const page = await browser.newPage();
+    await page.goto(new URL(`/#/session/${sessionId}`, sessionUrl).toString());
+    await page.locator("tr.event-row", { hasText: "model.requested" }).click();
+    const payload = page.locator('[data-testid="event-detail"] pre.payload');
+    await payload.waitFor();
+    expect(await payload.textContent()).toContain("END OF QUESTION");
+    expect(await payload.textContent()).not.toContain("$ledger");
+    await page.close();
+  });
+
   it("works from the URL printed with --token", async () => {
     // The page loaded its script and stylesheet without the token: both were refused and
     // the viewer stayed at "Loading…" for everyone it was shared with.

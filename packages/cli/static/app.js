@@ -37,6 +37,9 @@ function duration(ms) {
 
 function preview(value, max = 80) {
   if (value === undefined || value === null) return "";
+  // Long content as the list holds it (stored): a blob reference, read when selected.
+  if (typeof value === "object" && typeof value.$ledger === "string" && "ref" in value)
+    return `[${value.$ledger} in the blob store: select the event]`;
   const text = (typeof value === "string" ? value : JSON.stringify(value)).replace(/\s+/g, " ");
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
@@ -280,7 +283,9 @@ class SessionView {
   async poll(first) {
     let fresh = 0;
     for (;;) {
-      const path = `/api/session/events?id=${encodeURIComponent(this.sessionId)}&after=${this.cursor}&limit=500`;
+      // As stored: long content stays a blob reference until its event is selected (a long
+      // conversation resolved is gigabytes: each model request holds all of it).
+      const path = `/api/session/events?id=${encodeURIComponent(this.sessionId)}&after=${this.cursor}&limit=500&raw=1`;
       const page = await api(path);
       for (const event of page.events) {
         if (event.commitCursor <= this.cursor) continue;
@@ -510,11 +515,25 @@ class SessionView {
   }
 
   async select(eventId) {
-    const event = this.byId.get(eventId);
-    if (!event) return;
+    const listed = this.byId.get(eventId);
+    if (!listed) return;
     this.selected = eventId;
     this.highlight();
+    // The list holds events as stored; the pane shows this one with its content put back.
+    let event = listed;
+    let notice = null;
+    try {
+      const path = `/api/session/event?id=${encodeURIComponent(this.sessionId)}&cursor=${listed.commitCursor}`;
+      event = (await api(path)).event;
+    } catch (error) {
+      notice = el("p", {
+        className: "bad",
+        text: `Shown as stored (blob references kept): ${error.message}`,
+      });
+    }
+    if (this.selected !== eventId) return; // another event was selected meanwhile
     const parts = [
+      notice,
       el("h3", { text: `#${event.commitCursor} ${event.type}` }),
       el("p", {
         className: "muted",
@@ -542,7 +561,7 @@ class SessionView {
     const blobs = el("div", { className: "blobs" });
     if (event.evidenceRefs && event.evidenceRefs.length > 0)
       parts.push(el("h4", { text: "evidence (blobs)" }), blobs);
-    this.detail.replaceChildren(...parts);
+    this.detail.replaceChildren(...parts.filter(Boolean));
     for (const ref of event.evidenceRefs || []) {
       const holder = el(
         "div",
