@@ -1,14 +1,8 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import mysql from "mysql2/promise";
-import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
+import { expect } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
-import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
-import { deleteKeys, freshPrefix } from "../redis/testing/test-keys.js";
+import { acrossStores } from "./testing/across-stores.js";
 import { openRacerStore, type RacerTarget } from "./testing/racer-store.js";
 
 // The retention grace period is measured on one clock, the database's: a writer on a host
@@ -18,10 +12,6 @@ import { openRacerStore, type RacerTarget } from "./testing/racer-store.js";
 const putterScript = fileURLToPath(
   new URL("../../../dist/stores/sql/testing/skewed-putter.js", import.meta.url),
 );
-const cleanups: (() => Promise<void>)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups) await cleanup();
-});
 
 const graceMs = 1000;
 
@@ -73,55 +63,11 @@ async function checkSkewedWriter(target: RacerTarget): Promise<void> {
   }
 }
 
-describe("SqliteEventStore retention grace on the database's clock", () => {
-  it("keeps a blob re-put by a writer whose clock is behind", async () => {
-    const folder = mkdtempSync(join(tmpdir(), "ledger-retention-clock-"));
-    cleanups.push(async () => rmSync(folder, { recursive: true, force: true }));
-    await checkSkewedWriter({ kind: "sqlite", location: join(folder, "ledger.db") });
-  });
-});
-
-describe.skipIf(!(await serverAvailable("postgres")))(
-  "PostgresEventStore retention grace on the database's clock",
-  () => {
-    it("keeps a blob re-put by a writer whose clock is behind", async () => {
-      const schema = `ledger_clock_${uuidv7().replaceAll("-", "")}`;
-      cleanups.push(async () => {
-        const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
-        await client.connect();
-        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        await client.end();
-      });
-      await checkSkewedWriter({ kind: "postgres", location: SERVER_URLS.postgres, schema });
-    });
+await acrossStores(
+  {
+    topic: "retention grace on the database's clock",
+    test: "keeps a blob re-put by a writer whose clock is behind",
+    label: "clock",
   },
-);
-
-describe.skipIf(!(await serverAvailable("mysql")))(
-  "MysqlEventStore retention grace on the database's clock",
-  () => {
-    it("keeps a blob re-put by a writer whose clock is behind", async () => {
-      const database = `ledger_clock_${uuidv7().replaceAll("-", "")}`;
-      const admin = await mysql.createConnection({ uri: SERVER_URLS.mysql });
-      await admin.query(`CREATE DATABASE \`${database}\``);
-      cleanups.push(async () => {
-        await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
-        await admin.end();
-      });
-      const url = new URL(SERVER_URLS.mysql);
-      url.pathname = `/${database}`;
-      await checkSkewedWriter({ kind: "mysql", location: url.toString() });
-    });
-  },
-);
-
-describe.skipIf(!(await serverAvailable("redis")))(
-  "RedisEventStore retention grace on the database's clock",
-  () => {
-    it("keeps a blob re-put by a writer whose clock is behind", async () => {
-      const keyPrefix = freshPrefix("clock");
-      cleanups.push(() => deleteKeys(SERVER_URLS.redis, keyPrefix));
-      await checkSkewedWriter({ kind: "redis", location: SERVER_URLS.redis, keyPrefix });
-    });
-  },
+  checkSkewedWriter,
 );

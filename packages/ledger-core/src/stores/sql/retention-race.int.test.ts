@@ -1,16 +1,10 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import mysql from "mysql2/promise";
-import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
+import { expect } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import { verifyRun } from "../../inspect/verify-run.js";
 import type { EventStore } from "../../store/event-store.js";
-import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
-import { deleteKeys, freshPrefix } from "../redis/testing/test-keys.js";
+import { acrossStores } from "./testing/across-stores.js";
 import { openRacerStore, type RacerTarget } from "./testing/racer-store.js";
 
 // Retention across processes: sessions are deleted in this process while child processes put
@@ -21,10 +15,6 @@ import { openRacerStore, type RacerTarget } from "./testing/racer-store.js";
 const writerScript = fileURLToPath(
   new URL("../../../dist/stores/sql/testing/blob-writer.js", import.meta.url),
 );
-const cleanups: (() => Promise<void>)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups) await cleanup();
-});
 
 function runWriter(argument: object): Promise<{ refs: string[] }> {
   return new Promise((resolve, reject) => {
@@ -146,55 +136,11 @@ async function checkRetentionRace(target: RacerTarget): Promise<void> {
   }
 }
 
-describe("SqliteEventStore retention across processes", () => {
-  it("deletes sessions while other processes put the blobs they share and name them", async () => {
-    const folder = mkdtempSync(join(tmpdir(), "ledger-retention-race-"));
-    cleanups.push(async () => rmSync(folder, { recursive: true, force: true }));
-    await checkRetentionRace({ kind: "sqlite", location: join(folder, "ledger.db") });
-  });
-});
-
-describe.skipIf(!(await serverAvailable("postgres")))(
-  "PostgresEventStore retention across processes",
-  () => {
-    it("deletes sessions while other processes put the blobs they share and name them", async () => {
-      const schema = `ledger_retention_${uuidv7().replaceAll("-", "")}`;
-      cleanups.push(async () => {
-        const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
-        await client.connect();
-        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        await client.end();
-      });
-      await checkRetentionRace({ kind: "postgres", location: SERVER_URLS.postgres, schema });
-    });
+await acrossStores(
+  {
+    topic: "retention across processes",
+    test: "deletes sessions while other processes put the blobs they share and name them",
+    label: "retention",
   },
-);
-
-describe.skipIf(!(await serverAvailable("mysql")))(
-  "MysqlEventStore retention across processes",
-  () => {
-    it("deletes sessions while other processes put the blobs they share and name them", async () => {
-      const database = `ledger_retention_${uuidv7().replaceAll("-", "")}`;
-      const admin = await mysql.createConnection({ uri: SERVER_URLS.mysql });
-      await admin.query(`CREATE DATABASE \`${database}\``);
-      cleanups.push(async () => {
-        await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
-        await admin.end();
-      });
-      const url = new URL(SERVER_URLS.mysql);
-      url.pathname = `/${database}`;
-      await checkRetentionRace({ kind: "mysql", location: url.toString() });
-    });
-  },
-);
-
-describe.skipIf(!(await serverAvailable("redis")))(
-  "RedisEventStore retention across processes",
-  () => {
-    it("deletes sessions while other processes put the blobs they share and name them", async () => {
-      const keyPrefix = freshPrefix("retention");
-      cleanups.push(() => deleteKeys(SERVER_URLS.redis, keyPrefix));
-      await checkRetentionRace({ kind: "redis", location: SERVER_URLS.redis, keyPrefix });
-    });
-  },
+  checkRetentionRace,
 );

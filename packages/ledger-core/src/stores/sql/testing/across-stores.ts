@@ -1,0 +1,74 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import mysql from "mysql2/promise";
+import pg from "pg";
+import { afterAll, describe, it } from "vitest";
+import { uuidv7 } from "../../../events/ids.js";
+import { SERVER_URLS, serverAvailable } from "../../../testing/servers.js";
+import { deleteKeys, freshPrefix } from "../../redis/testing/test-keys.js";
+import type { RacerTarget } from "./racer-store.js";
+
+const storeNames: Record<RacerTarget["kind"], string> = {
+  sqlite: "SqliteEventStore",
+  postgres: "PostgresEventStore",
+  mysql: "MysqlEventStore",
+  redis: "RedisEventStore",
+};
+
+/**
+ * Registers one test per store kind (`describe` "<Store> <topic>", `it` `test`), each on a
+ * place of its own: a new SQLite file, PostgreSQL schema, MariaDB database or Redis key
+ * prefix, all removed after the file's tests. A server that is unreachable skips its block
+ * (with CI=true, `serverAvailable` fails the run instead). `label` names the places.
+ */
+export async function acrossStores(
+  options: { topic: string; test: string; label: string },
+  run: (target: RacerTarget) => Promise<void>,
+): Promise<void> {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterAll(async () => {
+    for (const cleanup of cleanups) await cleanup();
+  });
+  const unique = () => `ledger_${options.label}_${uuidv7().replaceAll("-", "")}`;
+  const targets: Record<RacerTarget["kind"], () => Promise<RacerTarget>> = {
+    async sqlite() {
+      const folder = mkdtempSync(join(tmpdir(), `ledger-${options.label}-`));
+      cleanups.push(async () => rmSync(folder, { recursive: true, force: true }));
+      return { kind: "sqlite", location: join(folder, "ledger.db") };
+    },
+    async postgres() {
+      const schema = unique();
+      cleanups.push(async () => {
+        const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
+        await client.connect();
+        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await client.end();
+      });
+      return { kind: "postgres", location: SERVER_URLS.postgres, schema };
+    },
+    async mysql() {
+      const database = unique();
+      const admin = await mysql.createConnection({ uri: SERVER_URLS.mysql });
+      await admin.query(`CREATE DATABASE \`${database}\``);
+      cleanups.push(async () => {
+        await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
+        await admin.end();
+      });
+      const url = new URL(SERVER_URLS.mysql);
+      url.pathname = `/${database}`;
+      return { kind: "mysql", location: url.toString() };
+    },
+    async redis() {
+      const keyPrefix = freshPrefix(options.label);
+      cleanups.push(() => deleteKeys(SERVER_URLS.redis, keyPrefix));
+      return { kind: "redis", location: SERVER_URLS.redis, keyPrefix };
+    },
+  };
+  for (const kind of ["sqlite", "postgres", "mysql", "redis"] as const) {
+    const available = kind === "sqlite" || (await serverAvailable(kind));
+    describe.skipIf(!available)(`${storeNames[kind]} ${options.topic}`, () => {
+      it(options.test, async () => run(await targets[kind]()));
+    });
+  }
+}
