@@ -22,7 +22,6 @@ import { readWholeRun } from "../store/read-all.js";
 import {
   assertEventStore,
   isBlobRef,
-  isPrevalidated,
   markPrevalidated,
   validateActor,
   validateEffect,
@@ -290,15 +289,11 @@ export class SessionRecorder {
 
   async #commit(events: NewEvent[]): Promise<LedgerEvent[]> {
     if (!this.#isReady) await this.#whenReady();
-    const base: Partial<NewEvent> = { actor: this.actor };
-    if (this.#metadata) base.metadata = this.#metadata;
-    const full = events.map((event) => {
-      const merged = { ...base, ...event };
-      if (this.#metadata && event.metadata)
-        merged.metadata = { ...this.#metadata, ...event.metadata };
-      return isPrevalidated(event) ? markPrevalidated(merged) : merged;
-    });
-    const stored = await this.#queue.commit(full);
+    // The events are this recorder's own objects (`record` copies its caller's), so they are
+    // completed in place: a merged copy of each, marked prevalidated a second time, cost more
+    // than any other step of the recorder on every recorded call.
+    for (const event of events) this.#withDefaults(event);
+    const stored = await this.#queue.commit(events);
     for (const event of stored) {
       if (event.type === "model.completed") this.#lastModelCompletion = event.eventId;
       if (
@@ -310,6 +305,19 @@ export class SessionRecorder {
       }
     }
     return stored;
+  }
+
+  /**
+   * Gives an event the recorder's actor and metadata, as `{ actor, metadata, ...event }` would:
+   * a field the event has (even undefined) wins, and metadata of both is merged, the event's
+   * keys last. Both are validated copies, so a prevalidated event stays prevalidated.
+   */
+  #withDefaults(event: NewEvent): void {
+    if (!Object.hasOwn(event, "actor")) event.actor = this.actor;
+    const metadata = this.#metadata;
+    if (metadata === undefined) return;
+    if (!Object.hasOwn(event, "metadata")) event.metadata = metadata;
+    else if (event.metadata) event.metadata = { ...metadata, ...event.metadata };
   }
 
   /**
@@ -892,7 +900,8 @@ export class SessionRecorder {
 
   /** Appends a custom event (`x.` prefix) or any other event type on this run. */
   async record(event: NewEvent): Promise<LedgerEvent> {
-    const [stored] = await this.#commit([event]);
+    // A copy: the caller's object is theirs (#commit completes its events in place).
+    const [stored] = await this.#commit([{ ...event }]);
     return stored as LedgerEvent;
   }
 

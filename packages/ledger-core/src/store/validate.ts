@@ -49,11 +49,6 @@ export function markPrevalidated<T extends object>(event: T): T {
   return event;
 }
 
-/** True when `event` was marked by `markPrevalidated`. */
-export function isPrevalidated(event: object): boolean {
-  return prevalidated.has(event);
-}
-
 /** True when `value` is a `sha256:<64 hex>` blob reference. */
 export function isBlobRef(value: unknown): value is string {
   return typeof value === "string" && blobRef.test(value);
