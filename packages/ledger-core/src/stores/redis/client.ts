@@ -80,6 +80,38 @@ export async function readDurability(client: Redis | Cluster): Promise<Record<st
   }
 }
 
+/**
+ * The oldest Redis major version the store runs on. The append script reads the server's clock
+ * (TIME) and then writes, which a server replicates only by the script's effects: the default
+ * from Redis 5.0 (older ones refuse the write); multi-field HSET needs 4.0.
+ */
+const MIN_REDIS_MAJOR = 5;
+
+/** Why the server whose `INFO server` this is cannot run the store, or undefined if it can. */
+export function serverTooOld(info: string): string | undefined {
+  const version = /^redis_version:(\S+)/m.exec(info)?.[1];
+  const major = Number(version?.split(".")[0]);
+  if (version === undefined || !Number.isInteger(major) || major >= MIN_REDIS_MAJOR)
+    return undefined;
+  return `this Redis server is version ${version}; agent-ledger needs Redis ${MIN_REDIS_MAJOR}.0 or later (its append script writes after reading the server's clock, which older servers refuse)`;
+}
+
+/**
+ * Refuses, at init, a server too old for the append script, rather than failing every append
+ * with the server's own message. A server that does not answer INFO is let through: its first
+ * append says what is wrong.
+ */
+export async function assertServerVersion(client: Redis | Cluster): Promise<void> {
+  let info: string;
+  try {
+    info = await client.info("server");
+  } catch {
+    return;
+  }
+  const problem = serverTooOld(info);
+  if (problem !== undefined) throw new StoreUnavailableError(problem);
+}
+
 /** Where a client the application made points, without credentials. */
 export function describeClient(client: Redis | Cluster): string {
   if ("isCluster" in client && client.isCluster) return "redis-cluster";

@@ -39,6 +39,25 @@ function urlOf(db: number): string {
   return url.toString();
 }
 
+describe.skipIf(!available)("RedisEventStore on a server older than 5.0", () => {
+  it("init refuses it with the version it needs, and writes nothing", async () => {
+    const keyPrefix = freshPrefix("old");
+    prefixes.push({ url: SERVER_URLS.redis, prefix: keyPrefix });
+    const client = appClient({});
+    // What a Redis 4 server answers (this machine runs a newer one).
+    const info = client.info.bind(client);
+    client.info = (async (...args: Parameters<typeof info>) =>
+      String(await info(...args)).replace(/redis_version:\S+/, "redis_version:4.0.14")) as never;
+    const store = new RedisEventStore({ client, keyPrefix });
+    await expect(store.init()).rejects.toMatchObject({
+      code: "store-unavailable",
+      message: expect.stringContaining("version 4.0.14; agent-ledger needs Redis 5.0 or later"),
+    });
+    const plain = appClient({});
+    expect(await plain.keys(`${keyPrefix}*`)).toEqual([]);
+  });
+});
+
 describe.skipIf(!available)("RedisEventStore on an application's client", () => {
   describe("its own keyPrefix, auto-pipelining, string numbers, another database", () => {
     const appPrefix = freshPrefix("app");

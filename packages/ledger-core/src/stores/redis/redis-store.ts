@@ -53,6 +53,7 @@ import { type AppendAddress, appendScriptCall, type PlannedWrite } from "./appen
 import {
   assertKnownUrlParams,
   assertReadsFromMasters,
+  assertServerVersion,
   createClient,
   describeClient,
   readDurability,
@@ -183,6 +184,7 @@ export class RedisEventStore implements EventStore {
 
   async init(): Promise<void> {
     try {
+      await assertServerVersion(this.#client);
       await this.#client.set(schemaKey(this.#prefix), LAYOUT_VERSION, "NX");
       let version = await this.#client.get(schemaKey(this.#prefix));
       if (version === "1") {
