@@ -87,6 +87,18 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
   let server: Awaited<ReturnType<typeof startBin>>;
   let sessionUrl: string;
 
+  /** A recorder on a new run of `sessionId` in the viewer's store, its run started. */
+  async function startedRun(sessionId: string, runId: string, agent: string) {
+    const recorder = new SessionRecorder({
+      store,
+      sessionId,
+      runId,
+      actor: { type: "agent", id: agent },
+    });
+    await recorder.startRun();
+    return recorder;
+  }
+
   beforeAll(async () => {
     store = await openStore(storeUrl);
     demo = await recordDemoSession(store, "viewer-session");
@@ -202,13 +214,7 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
 
   it("marks only the fork's copy of an attempt, and its resolve command works in a shell", async () => {
     const sessionId = "fork it's here";
-    const recorder = new SessionRecorder({
-      store,
-      sessionId,
-      runId: "main",
-      actor: { type: "agent", id: "shopper" },
-    });
-    await recorder.startRun();
+    const recorder = await startedRun(sessionId, "main", "shopper");
     const charge = await recorder.beforeToolCall({ toolCallId: "c1", name: "charge", args: {} });
     await store.fork({ sessionId, runId: "main", newRunId: "branch", uptoSeq: 2 });
     await recorder.toolCompleted(charge, "charged");
@@ -228,13 +234,7 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
 
   it("asks first for the innermost call in flight, not the agent call waiting on it", async () => {
     const sessionId = "nested-in-flight";
-    const main = new SessionRecorder({
-      store,
-      sessionId,
-      runId: "main",
-      actor: { type: "agent", id: "main" },
-    });
-    await main.startRun();
+    const main = await startedRun(sessionId, "main", "main");
     // An agent used as a tool: its call stays open while the agent's own write is in flight.
     const outer = await main.beforeToolCall({ toolCallId: "c-w", name: "writer_tool", args: {} });
     const writer = main.child({
@@ -267,13 +267,7 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
 
   it("says why a run and a call failed in the run tree, as inspect does", async () => {
     const sessionId = "failed-run";
-    const recorder = new SessionRecorder({
-      store,
-      sessionId,
-      runId: "run-f",
-      actor: { type: "agent", id: "payer" },
-    });
-    await recorder.startRun();
+    const recorder = await startedRun(sessionId, "run-f", "payer");
     const charge = await recorder.beforeToolCall({ toolCallId: "c1", name: "charge", args: {} });
     await recorder.toolFailed(charge, new Error("card declined <b>now</b>"));
     await recorder.failRun(new Error("gave up after the charge failed"));
@@ -291,13 +285,7 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
 
   it("shows sessions named . and .., which a browser would fold out of a URL path", async () => {
     for (const sessionId of [".", ".."]) {
-      const recorder = new SessionRecorder({
-        store,
-        sessionId,
-        runId: "run-1",
-        actor: { type: "agent", id: `agent of ${sessionId}` },
-      });
-      await recorder.startRun();
+      await startedRun(sessionId, "run-1", `agent of ${sessionId}`);
     }
     const page = await browser.newPage();
     for (const sessionId of [".", ".."]) {
@@ -314,13 +302,7 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
   it("shows the start of a huge payload at once, and all of it on request", async () => {
     // A 30 MB tool result put in the detail pane whole held the tab for 15 s and more.
     const sessionId = "huge-result";
-    const recorder = new SessionRecorder({
-      store,
-      sessionId,
-      runId: "run-1",
-      actor: { type: "agent", id: "fetcher" },
-    });
-    await recorder.startRun();
+    const recorder = await startedRun(sessionId, "run-1", "fetcher");
     const call = await recorder.beforeToolCall({ toolCallId: "c1", name: "fetch", args: {} });
     await recorder.toolCompleted(call, `${"a web page line\n".repeat(200_000)}THE END`);
     const page = await browser.newPage();
@@ -350,13 +332,7 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
   it("lists events as stored and shows the selected one with its content put back", async () => {
     // Each model request re-sends the conversation: the list must not hold it resolved.
     const sessionId = "long-conversation";
-    const recorder = new SessionRecorder({
-      store,
-      sessionId,
-      runId: "run-1",
-      actor: { type: "agent", id: "chat" },
-    });
-    await recorder.startRun();
+    const recorder = await startedRun(sessionId, "run-1", "chat");
     const question = `${"what will the weather be tomorrow? ".repeat(60)}END OF QUESTION`;
     await recorder.beforeModelCall({
       request: { model: "m", messages: [{ role: "user", content: question }] },
@@ -419,13 +395,7 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
 
   it("brings the run tree up to date after a failed refresh, with no further events", async () => {
     const sessionId = "refresh-failed";
-    const recorder = new SessionRecorder({
-      store,
-      sessionId,
-      runId: "run-1",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
+    const recorder = await startedRun(sessionId, "run-1", "a");
     const call = await recorder.beforeToolCall({ toolCallId: "c1", name: "send", args: {} });
     const page = await browser.newPage();
     await page.goto(new URL(`/#/session/${sessionId}`, sessionUrl).toString());
@@ -522,13 +492,7 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
 
   it("offers no resolve command for an attempt on a closed run", async () => {
     const sessionId = "cancelled-mid-call";
-    const recorder = new SessionRecorder({
-      store,
-      sessionId,
-      runId: "run-1",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
+    const recorder = await startedRun(sessionId, "run-1", "a");
     await recorder.beforeToolCall({ toolCallId: "c1", name: "transfer", args: {} });
     await recorder.cancelRun("stopped by operator");
     const page = await browser.newPage();
