@@ -133,6 +133,38 @@ describe.skipIf(!available)(
       () => new PostgresEventStore({ pool: pool as pg.Pool, schema: freshSchema() }),
       { describe, it },
     );
+
+    it("reads again a read the server cancelled as a serialization failure", async () => {
+      // What SERIALIZABLE does to a lone SELECT that read rows concurrent appends wrote
+      // (seen in the conformance race above, once in a while): 40001, nothing done.
+      const flaky = appPool({ max: 2, options: "-c default_transaction_isolation=serializable" });
+      const store = new PostgresEventStore({ pool: flaky, schema: freshSchema() });
+      await store.init();
+      await store.append({
+        sessionId: "s",
+        runId: "r",
+        expectedSeq: 0,
+        events: [{ type: "run.started" }],
+      });
+      const query = flaky.query.bind(flaky) as (...args: unknown[]) => Promise<unknown>;
+      let cancelled = 0;
+      (flaky as unknown as { query: unknown }).query = (...args: unknown[]) => {
+        if (cancelled < 2) {
+          cancelled++;
+          const error = Object.assign(
+            new Error(
+              "could not serialize access due to read/write dependencies among transactions",
+            ),
+            { code: "40001" },
+          );
+          return Promise.reject(error);
+        }
+        return query(...args);
+      };
+      expect(await store.runHead({ sessionId: "s", runId: "r" })).toMatchObject({ length: 1 });
+      expect(cancelled).toBe(2);
+      await store.close();
+    });
   },
 );
 

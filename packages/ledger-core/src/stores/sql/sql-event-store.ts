@@ -315,12 +315,21 @@ export class SqlEventStore implements EventStore {
     return this.#guard("close", () => this.#backend.close());
   }
 
+  /**
+   * Runs a read, an idempotent write (putBlob's upsert) or the migration, mapping driver errors
+   * to `store-unavailable`. A transient failure (serialization failure, deadlock, lock timeout)
+   * rolled back whatever it was in and is run again: on a pool whose transactions are
+   * SERIALIZABLE, PostgreSQL cancels even a lone SELECT that read what concurrent appends wrote.
+   */
   async #guard<T>(operation: string, run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } catch (error) {
-      if (LedgerError.isInstance(error)) throw error;
-      throw this.#unavailable(operation, error);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await run();
+      } catch (error) {
+        if (LedgerError.isInstance(error)) throw error;
+        if (attempt < maxAttempts && this.#backend.classify(error) === "transient") continue;
+        throw this.#unavailable(operation, error);
+      }
     }
   }
 
