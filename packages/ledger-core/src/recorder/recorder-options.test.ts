@@ -7,6 +7,25 @@ import { SessionRecorder } from "./session-recorder.js";
 const actor: Actor = { type: "agent", id: "planner" };
 const request = { model: "m", apiKey: "sk-live-1234", messages: [{ role: "user", content: "hi" }] };
 
+/** Makes a recorder on `store` with `options` over valid ones; expects invalid-argument at `path`. */
+function expectRefused(
+  store: MemoryEventStore,
+  label: string,
+  options: object,
+  path: string,
+): void {
+  let error: unknown;
+  try {
+    new SessionRecorder({ store, sessionId: "s", actor, ...options } as never);
+  } catch (caught) {
+    error = caught;
+  }
+  expect(LedgerError.isInstance(error, "invalid-argument"), `${label}: ${String(error)}`).toBe(
+    true,
+  );
+  expect((error as LedgerError).path, label).toBe(path);
+}
+
 describe("the redact option", () => {
   it("a redaction that would match nothing or throw later is refused when the recorder is made", async () => {
     const store = new MemoryEventStore();
@@ -18,18 +37,8 @@ describe("the redact option", () => {
       ["an empty path", [""], "$.redact[0]"],
       ["an empty segment", ["request..apiKey"], "$.redact[0]"],
       ["a trailing dot", ["request.apiKey."], "$.redact[0]"],
-    ] as const) {
-      let error: unknown;
-      try {
-        new SessionRecorder({ store, sessionId: "s", actor, redact: redact as never });
-      } catch (caught) {
-        error = caught;
-      }
-      expect(LedgerError.isInstance(error, "invalid-argument"), `${label}: ${String(error)}`).toBe(
-        true,
-      );
-      expect((error as LedgerError).path, label).toBe(path);
-    }
+    ] as const)
+      expectRefused(store, label, { redact }, path);
     expect((await store.listSessions()).sessions).toEqual([]);
   });
 
@@ -57,18 +66,8 @@ describe("the store and compact options", () => {
         { compact: { textThresholdBytes: Number.NaN } },
         "$.compact.textThresholdBytes",
       ],
-    ] as const) {
-      let error: unknown;
-      try {
-        new SessionRecorder({ store, sessionId: "s", actor, ...(options as object) } as never);
-      } catch (caught) {
-        error = caught;
-      }
-      expect(LedgerError.isInstance(error, "invalid-argument"), `${label}: ${String(error)}`).toBe(
-        true,
-      );
-      expect((error as LedgerError).path, label).toBe(path);
-    }
+    ] as const)
+      expectRefused(store, label, options, path);
     expect((await store.listSessions()).sessions).toEqual([]);
   });
 
