@@ -7,7 +7,7 @@ import {
 } from "@agent-ledger/core";
 import { describe, expect, it } from "vitest";
 import { renderInspection } from "./render-inspection.js";
-import { recordDemoSession } from "./session-fixture.test.data.js";
+import { recordDemoSession, recordNestedInFlight } from "./session-fixture.test.data.js";
 
 describe("renderInspection", () => {
   it("places each child run under its cause looking at every child once, not once per attempt", () => {
@@ -103,31 +103,7 @@ describe("renderInspection", () => {
 
   it("points the resolve hint at the innermost call in flight, not the agent call waiting on it", async () => {
     const store = new MemoryEventStore();
-    const main = new SessionRecorder({
-      store,
-      sessionId: "nested",
-      runId: "main",
-      actor: { type: "agent", id: "main" },
-    });
-    await main.startRun();
-    // An agent used as a tool: its call stays open while the agent's own write is in flight.
-    const outer = await main.beforeToolCall({
-      toolCallId: "c-writer",
-      name: "writer_tool",
-      args: {},
-    });
-    const writer = main.child({
-      runId: "writer",
-      actor: { type: "agent", id: "writer" },
-      causedByEventId: outer.requestedEventId,
-    });
-    await writer.startRun();
-    const inner = await writer.beforeToolCall({
-      toolCallId: "c-write",
-      name: "write",
-      args: { text: "hello" },
-      effect: { kind: "write", idempotent: false },
-    });
+    const { outer, inner } = await recordNestedInFlight(store, "nested");
     const text = renderInspection(await inspectSession(store, "nested"));
     expect(text).toContain("2 unresolved");
     expect(text).toContain(

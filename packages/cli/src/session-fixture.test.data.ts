@@ -143,3 +143,31 @@ export async function recordDemoSession(
     recorder,
   };
 }
+
+/**
+ * An agent used as a tool (`writer_tool` on run "main") whose own write is still in flight in
+ * its child run "writer": two unresolved attempts, of which only the inner one is a decision.
+ */
+export async function recordNestedInFlight(store: EventStore, sessionId: string) {
+  const main = new SessionRecorder({
+    store,
+    sessionId,
+    runId: "main",
+    actor: { type: "agent", id: "main" },
+  });
+  await main.startRun();
+  const outer = await main.beforeToolCall({ toolCallId: "c-w", name: "writer_tool", args: {} });
+  const writer = main.child({
+    runId: "writer",
+    actor: { type: "agent", id: "writer" },
+    causedByEventId: outer.requestedEventId,
+  });
+  await writer.startRun();
+  const inner = await writer.beforeToolCall({
+    toolCallId: "c-write",
+    name: "write",
+    args: {},
+    effect: { kind: "write", idempotent: false },
+  });
+  return { outer, inner };
+}

@@ -14,6 +14,7 @@ import {
   type DemoSession,
   INJECTION,
   recordDemoSession,
+  recordNestedInFlight,
   runBin,
   startBin,
 } from "./session-fixture.test.data.js";
@@ -234,21 +235,7 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
 
   it("asks first for the innermost call in flight, not the agent call waiting on it", async () => {
     const sessionId = "nested-in-flight";
-    const main = await startedRun(sessionId, "main", "main");
-    // An agent used as a tool: its call stays open while the agent's own write is in flight.
-    const outer = await main.beforeToolCall({ toolCallId: "c-w", name: "writer_tool", args: {} });
-    const writer = main.child({
-      runId: "writer",
-      actor: { type: "agent", id: "writer" },
-      causedByEventId: outer.requestedEventId,
-    });
-    await writer.startRun();
-    const inner = await writer.beforeToolCall({
-      toolCallId: "c-write",
-      name: "write",
-      args: {},
-      effect: { kind: "write", idempotent: false },
-    });
+    const { inner } = await recordNestedInFlight(store, sessionId);
     const page = await browser.newPage();
     await page.goto(new URL(`/#/session/${sessionId}`, sessionUrl).toString());
     await page.locator('[data-testid="attempt-row"].unresolved').nth(1).waitFor();
