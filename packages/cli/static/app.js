@@ -523,8 +523,8 @@ class SessionView {
     let event = listed;
     let notice = null;
     try {
-      const path = `/api/session/event?id=${encodeURIComponent(this.sessionId)}&cursor=${listed.commitCursor}`;
-      event = (await api(path)).event;
+      const path = `/api/session/events?id=${encodeURIComponent(this.sessionId)}&after=${listed.commitCursor - 1}&limit=1`;
+      event = (await api(path)).events[0] ?? listed;
     } catch (error) {
       notice = el("p", {
         className: "bad",

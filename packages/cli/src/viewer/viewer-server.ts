@@ -71,25 +71,20 @@ function decodeSegment(segment: string): string | undefined {
   }
 }
 
-/** What a session route asks for: the inspection, a page of events, or one event. */
-type SessionPart = "inspection" | "events" | "event";
-
 /**
- * The session a request names, and what of it: `/api/sessions/<id>[/events|/event]` or
- * `/api/session[/events|/event]?id=<id>`. The page uses the query: a browser folds a path
- * segment "." or ".." (even written %2E) out of the URL, so sessions with those ids were out
- * of reach.
+ * The session a request names, and whether it asks for its events: `/api/sessions/<id>[/events]`
+ * or `/api/session[/events]?id=<id>`. The page uses the query: a browser folds a path segment
+ * "." or ".." (even written %2E) out of the URL, so sessions with those ids were out of reach.
  */
-function sessionRouteOf(
-  url: URL,
-): { sessionId: string | undefined; part: SessionPart } | undefined {
-  const partOf = (suffix: string | undefined): SessionPart =>
-    suffix === "/events" ? "events" : suffix === "/event" ? "event" : "inspection";
-  const query = /^\/api\/session(\/events|\/event)?$/.exec(url.pathname);
-  if (query) return { sessionId: url.searchParams.get("id") ?? undefined, part: partOf(query[1]) };
-  const match = /^\/api\/sessions\/([^/]+)(\/events|\/event)?$/.exec(url.pathname);
+function sessionRouteOf(url: URL): { sessionId: string | undefined; events: boolean } | undefined {
+  if (url.pathname === "/api/session" || url.pathname === "/api/session/events")
+    return {
+      sessionId: url.searchParams.get("id") ?? undefined,
+      events: url.pathname.endsWith("/events"),
+    };
+  const match = /^\/api\/sessions\/([^/]+)(\/events)?$/.exec(url.pathname);
   if (!match) return undefined;
-  return { sessionId: decodeSegment(match[1] as string), part: partOf(match[2]) };
+  return { sessionId: decodeSegment(match[1] as string), events: match[2] !== undefined };
 }
 
 function badRequest(response: ServerResponse, error: string): void {
@@ -192,24 +187,7 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
           response,
           "a session id is 1-255 characters without control characters, %-encoded once",
         );
-      if (sessionRoute.part === "event") {
-        // One event, its content put back: the page lists events as stored (raw=1), since a
-        // long conversation resolved is gigabytes (each model request holds all of it).
-        const cursor = Number(url.searchParams.get("cursor"));
-        if (!Number.isInteger(cursor) || cursor < 1)
-          return badRequest(response, "cursor must be a positive integer");
-        const [stored] = (await store.readSession({ sessionId, after: cursor - 1, limit: 1 }))
-          .events;
-        if (stored === undefined)
-          return sendJson(response, 404, { error: `no event at cursor ${cursor}` });
-        const cache = new BlobCache();
-        const [event] = await resolveEvents(store, [stored], { cache, missingBlobs: "keep" });
-        return sendJson(response, 200, {
-          event,
-          ...(cache.missing.size > 0 ? { missingBlobs: [...cache.missing].sort() } : {}),
-        });
-      }
-      if (sessionRoute.part === "events") {
+      if (sessionRoute.events) {
         const after = Number(url.searchParams.get("after") ?? 0);
         const limit = Math.min(Number(url.searchParams.get("limit") ?? 500), 2000);
         if (!Number.isInteger(after) || after < 0 || !Number.isInteger(limit) || limit < 1)
