@@ -308,7 +308,9 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
   async appendAtHeads(appends: HeadAppend[]): Promise<(number | undefined)[]> {
     // Known since init; asked only by a store used without it.
     if (!(this.#blocks ?? (await this.#canRunBlocks()))) return appends.map(() => undefined);
-    const part = statementPart(appends, bodyCharsPerStatement(await this.#packetLimit()));
+    // Known since init, read without an await (this runs on every recorded call).
+    const maxPacket = this.#maxPacket ?? (await this.#packetLimit());
+    const part = statementPart(appends, bodyCharsPerStatement(maxPacket));
     const lasts: (number | undefined)[] = appends.map(() => undefined);
     if (part.length === 0) return lasts;
     const written = await this.#appendBlock(part.map(({ append }) => append));
