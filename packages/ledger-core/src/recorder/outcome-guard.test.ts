@@ -117,4 +117,28 @@ describe("one outcome per attempt", () => {
     });
     expect(await outcomeTypes(store)).toEqual(["tool.completed"]);
   });
+
+  it("an outcome whose blobs could not be put (nothing appended) can be recorded again", async () => {
+    // A long response goes to the blob store before its event is appended: a put that fails
+    // is certainly no outcome in the ledger, whatever its error.
+    class BlobsDown extends MemoryEventStore {
+      down = false;
+      override async putBlobs(contents: (Uint8Array | string)[]) {
+        if (this.down) throw new StoreUnavailableError("the blob store is down");
+        return super.putBlobs(contents);
+      }
+    }
+    const store = new BlobsDown();
+    const recorder = new SessionRecorder({ store, ...address, actor });
+    const model = await recorder.beforeModelCall({ request: { q: 1 } });
+    const response = { text: "a long answer ".repeat(200) };
+    store.down = true;
+    await expect(recorder.modelCompleted(model, response)).rejects.toThrow(
+      "the blob store is down",
+    );
+    expect(await outcomeTypes(store)).toEqual([]);
+    store.down = false;
+    await recorder.modelCompleted(model, response);
+    expect(await outcomeTypes(store)).toEqual(["model.completed"]);
+  });
 });

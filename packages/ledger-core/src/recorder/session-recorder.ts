@@ -326,6 +326,12 @@ export class SessionRecorder {
    * once committed they are remembered so later events neither re-put nor re-index them.
    */
   async #commitCompacted(events: NewEvent[], compact: CompactSession): Promise<LedgerEvent[]> {
+    await this.#putCompacted(events, compact);
+    return this.#commitPut(events, compact);
+  }
+
+  /** The first half of `#commitCompacted`: the blobs put, their refs named by the first event. */
+  async #putCompacted(events: NewEvent[], compact: CompactSession): Promise<void> {
     const { blobs, evidenceRefs } = compact.result();
     const event = events[0];
     if (event && evidenceRefs.length > 0)
@@ -334,8 +340,12 @@ export class SessionRecorder {
       if (!this.#isReady) await this.#whenReady();
       await putCompactedBlobs(this.store, blobs);
     }
+  }
+
+  /** The second half: the events appended, and their blobs remembered as put and indexed. */
+  async #commitPut(events: NewEvent[], compact: CompactSession): Promise<LedgerEvent[]> {
     const stored = await this.#commit(events);
-    this.#compactor.committed(evidenceRefs);
+    this.#compactor.committed(compact.result().evidenceRefs);
     if (compact.list) this.#compactor.setLastList(compact.list);
     return stored;
   }
@@ -617,8 +627,13 @@ export class SessionRecorder {
     const completion = type === "model.completed" || type === "tool.completed";
     if (metadata !== undefined) event.metadata = completion ? callMetadata(metadata) : metadata;
     if (completion) markPrevalidated(event);
-    const [stored] = await commitOutcome(attempt, type, () =>
-      compact ? this.#commitCompacted([event], compact) : this.#commit([event]),
+    // The blobs go first, under the claim but before it is at stake: a put that fails has
+    // appended nothing, so the outcome can still be recorded.
+    const [stored] = await commitOutcome(
+      attempt,
+      type,
+      () => (compact ? this.#commitPut([event], compact) : this.#commit([event])),
+      compact && (() => this.#putCompacted([event], compact)),
     );
     return stored as LedgerEvent;
   }
