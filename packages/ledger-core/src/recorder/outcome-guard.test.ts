@@ -118,6 +118,21 @@ describe("one outcome per attempt", () => {
     expect(await outcomeTypes(store)).toEqual(["tool.completed"]);
   });
 
+  it("an attempt answered from the ledger on resume is not abandoned on top of its outcome", async () => {
+    const store = new MemoryEventStore();
+    const first = new SessionRecorder({ store, ...address, actor });
+    await first.startRun();
+    const call = await first.beforeToolCall({ toolCallId: "c1", name: "t", args: {} });
+    await first.toolCompleted(call, 42);
+    const resumed = await SessionRecorder.resume({ store, ...address, actor });
+    const replayed = await resumed.beforeToolCall({ toolCallId: "c1", name: "t", args: {} });
+    expect(replayed.replayed?.status).toBe("completed");
+    await refused(resumed.abandon(replayed, "too late"), "$");
+    // Completing it again answers with the recorded outcome, as before.
+    expect((await resumed.toolCompleted(replayed, 42)).type).toBe("tool.completed");
+    expect(await outcomeTypes(store)).toEqual(["tool.completed"]);
+  });
+
   it("an outcome whose blobs could not be put (nothing appended) can be recorded again", async () => {
     // A long response goes to the blob store before its event is appended: a put that fails
     // is certainly no outcome in the ledger, whatever its error.

@@ -41,6 +41,14 @@ function claimOutcome(attempt: object, type: string): void {
 }
 
 /**
+ * Notes that `attempt` already has its outcome in the ledger (an attempt answered from it on
+ * resume): abandoning it is refused like a second outcome of this process's own.
+ */
+export function outcomeRecorded(attempt: object): void {
+  resolved.add(attempt);
+}
+
+/**
  * Commits `attempt`'s outcome (an event of `type`) with `commit`, claimed first (see
  * `claimOutcome`). A refusal that wrote nothing (a `LedgerError` other than
  * `store-unavailable`) gives the claim back, so the outcome can be recorded again. An unknown

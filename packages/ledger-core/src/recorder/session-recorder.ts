@@ -29,7 +29,7 @@ import {
 } from "../store/validate.js";
 import type { Attempt, ReplayedOutcome } from "./attempt.js";
 import { CommitQueue } from "./commit-queue.js";
-import { commitOutcome } from "./outcome-guard.js";
+import { commitOutcome, outcomeRecorded } from "./outcome-guard.js";
 import { applyRedaction, type Redaction, validateRedaction } from "./redact.js";
 
 export interface SessionRecorderOptions {
@@ -559,6 +559,7 @@ export class SessionRecorder {
     if (outcome.metadata !== undefined) replayed.metadata = outcome.metadata;
     attempt.replayed = replayed;
     replayedOutcomes.set(attempt, outcome);
+    outcomeRecorded(attempt);
     return attempt;
   }
 
