@@ -63,17 +63,36 @@ async function fetchBlobs(store: EventStore, cache: BlobCache, refs: Iterable<st
  */
 export async function checkBlobs(
   store: EventStore,
-  refs: Iterable<string>,
+  refs: ReadonlySet<string>,
   options: ResolveOptions & { cache: BlobCache },
 ): Promise<void> {
   const { cache } = options;
-  const named = [...new Set(refs)];
-  await fetchBlobs(store, cache, named);
-  for (const ref of named) {
+  await fetchBlobs(store, cache, refs);
+  for (const ref of refs) {
     if (cache.bytes.has(ref)) continue;
+    // A missing blob is not-found (or, kept, never asked for again).
     if (options.missingBlobs !== "keep") bytesOf(cache, ref);
     cache.missing.add(ref);
   }
+}
+
+/**
+ * The events whose payloads hold markers, and the blobs they name (`evidenceRefs`): what
+ * resolving them reads. An event without markers (an evidence record's attachments, say) is
+ * not read.
+ */
+export function markedEvents(events: readonly LedgerEvent[]): {
+  marked: LedgerEvent[];
+  refs: Set<string>;
+} {
+  const marked: LedgerEvent[] = [];
+  const refs = new Set<string>();
+  for (const event of events) {
+    if (!hasMarkers(event.payload)) continue;
+    marked.push(event);
+    for (const ref of event.evidenceRefs ?? []) refs.add(ref);
+  }
+  return { marked, refs };
 }
 
 function bytesOf(cache: BlobCache, ref: string): Uint8Array {
@@ -137,13 +156,8 @@ async function prefetch(
     const visited = new Set<string>();
     for (const value of values) pendingRefs(cache, value, refs, visited);
     if (refs.size === 0) return;
-    await fetchBlobs(store, cache, refs);
-    // A missing blob is not-found (or, kept, never asked for again), not a loop.
-    for (const ref of refs) {
-      if (cache.bytes.has(ref)) continue;
-      if (!keepMissing) bytesOf(cache, ref);
-      cache.missing.add(ref);
-    }
+    // A missing blob goes to `missing` (or throws): never asked for again, not a loop.
+    await checkBlobs(store, refs, { cache, missingBlobs: keepMissing ? "keep" : "throw" });
   }
 }
 
@@ -245,11 +259,8 @@ export async function resolveEvents(
   // One cheap walk finds the payloads that hold markers; only those are prefetched and
   // rebuilt. Most events of a long session (tool calls, small requests) have none, and
   // inspection of 100k events should cost little more than reading them.
-  const marked: LedgerEvent[] = [];
-  for (const event of events) if (hasMarkers(event.payload)) marked.push(event);
+  const { marked, refs } = markedEvents(events);
   if (marked.length === 0) return events.slice();
-  const refs = new Set<string>();
-  for (const event of marked) for (const ref of event.evidenceRefs ?? []) refs.add(ref);
   if (refs.size > 0) await fetchBlobs(store, cache, refs);
   await prefetch(
     store,

@@ -105,4 +105,25 @@ describe('inspectSession with resolve: "in-flight"', () => {
     });
     expect(kept.missingBlobs).toEqual([lost]);
   });
+
+  it("reads no more blobs than the full inspection: an evidence record's attachment is not read", async () => {
+    const { store } = await conversation(2);
+    const recorder = await SessionRecorder.resume({
+      store,
+      sessionId: "s",
+      runId: "r",
+      actor: { type: "agent", id: "a" },
+    });
+    const attachment = await store.putBlob("the contract, 40 pages");
+    await recorder.recordEvidence({
+      classification: "document",
+      summary: "the contract",
+      evidenceRefs: [attachment],
+    });
+    store.lost = attachment;
+    // Neither mode reads it, so neither fails for it.
+    await expect(inspectSession(store, "s")).resolves.toBeDefined();
+    const inFlight = await inspectSession(store, "s", { resolve: "in-flight" });
+    expect(inFlight.missingBlobs).toBeUndefined();
+  });
 });

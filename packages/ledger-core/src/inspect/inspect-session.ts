@@ -1,4 +1,10 @@
-import { BlobCache, checkBlobs, resolveEvents, resolvePayload } from "../compact/resolve.js";
+import {
+  BlobCache,
+  checkBlobs,
+  markedEvents,
+  resolveEvents,
+  resolvePayload,
+} from "../compact/resolve.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { Actor, LedgerEvent, RunStatus } from "../events/types.js";
 import { modelNameOf } from "../projections/extract.js";
@@ -99,17 +105,16 @@ export async function inspectSession(
     ...(options.missingBlobs ? { missingBlobs: options.missingBlobs } : {}),
   };
   const mode = options.resolve ?? true;
-  // In-flight mode: the blobs every event names, checked at the end (none may be lost unsaid).
+  // In-flight mode: the blobs the full mode would read, checked at the end (none may be lost
+  // unsaid, and none more is read).
   const named = new Set<string>();
   let after = 0;
   for (;;) {
     const page = await store.readSession({ sessionId, after, limit: PAGE_SIZE });
     const events =
       mode === true ? await resolveEvents(store, page.events, resolveOptions) : page.events;
-    for (const event of events) {
-      inspector.add(event);
-      if (mode === "in-flight") for (const ref of event.evidenceRefs ?? []) named.add(ref);
-    }
+    for (const event of events) inspector.add(event);
+    if (mode === "in-flight") for (const ref of markedEvents(page.events).refs) named.add(ref);
     if (page.events.length < PAGE_SIZE) break;
     after = page.nextCursor;
   }
