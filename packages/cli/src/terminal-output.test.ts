@@ -40,6 +40,29 @@ beforeAll(async () => {
 });
 
 describe("terminal output of text from the ledger", () => {
+  it("verify shows ids escaped: an id may hold a bidi override", async () => {
+    // Ids refuse C0 and C1 controls, not U+202E, which reverses the text after it.
+    const bidiSession = "pay\u202Erun";
+    const store = await openStore(storeUrl);
+    try {
+      const recorder = new SessionRecorder({
+        store,
+        sessionId: bidiSession,
+        runId: "r\u2066un",
+        actor: { type: "agent", id: "a" },
+      });
+      await recorder.startRun();
+    } finally {
+      await store.close();
+    }
+    for (const json of [[], ["--json"]]) {
+      const result = await runBin(["--store", storeUrl, "verify", bidiSession, ...json]);
+      expect(result.code).toBe(0);
+      expect(result.stdout).not.toMatch(RAW_CONTROL);
+      expect(result.stdout).toContain("pay\\u202erun");
+    }
+  });
+
   it("inspect and tail show control characters as escapes, never raw", async () => {
     for (const command of [["inspect"], ["tail"]]) {
       const result = await runBin(["--store", storeUrl, ...command, sessionId]);

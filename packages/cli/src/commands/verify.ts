@@ -1,5 +1,6 @@
 import { type VerifyResult, verifyRun } from "@agent-ledger/core";
 import { EXIT_CODES, notFoundError } from "../errors.js";
+import { terminalJson, terminalLine } from "../format.js";
 import { writeOut } from "../io.js";
 import type { CommandContext } from "./context.js";
 import { sessionArgs } from "./session-args.js";
@@ -23,7 +24,7 @@ export async function verifyCommand(context: CommandContext): Promise<number> {
   if (json) {
     await writeOut(
       context.io.stdout,
-      `${JSON.stringify({ sessionId, ok: bad.length === 0, runs: results }, null, 2)}\n`,
+      `${terminalJson(JSON.stringify({ sessionId, ok: bad.length === 0, runs: results }, null, 2))}\n`,
     );
   } else {
     const lines = results.map((result) =>
@@ -36,7 +37,8 @@ export async function verifyCommand(context: CommandContext): Promise<number> {
         ? `session ${sessionId}: ${results.length} run(s) intact`
         : `session ${sessionId}: ${bad.length} of ${results.length} run(s) fail verification`,
     );
-    await writeOut(context.io.stdout, `${lines.join("\n")}\n`);
+    // Ids may hold terminal controls (bidi overrides): shown escaped, as the other commands do.
+    await writeOut(context.io.stdout, `${lines.map(terminalLine).join("\n")}\n`);
   }
   return bad.length === 0 ? EXIT_CODES.ok : EXIT_CODES.failure;
 }
