@@ -283,7 +283,7 @@ describe("retry on resume", () => {
 });
 
 describe("a failed model call on resume", () => {
-  it("is answered with its error, metadata and what it had produced (partial), from one read", async () => {
+  it("is answered with its error, metadata and what it had produced (partial)", async () => {
     const store = new MemoryEventStore();
     const first = new SessionRecorder({ store, ...address, actor });
     await first.startRun();
