@@ -445,20 +445,27 @@ class SessionView {
           bar(run.startedAt, run.endedAt, run.status),
         ),
       );
-      const children = [...run.children];
+      // A child run sits under the call that caused it (by cause, as render-inspection.ts
+      // places them: a scan of every child for every attempt was quadratic); the others after.
+      const byCause = new Map();
+      for (const child of run.children) {
+        const key = child.causedByEventId;
+        if (key === undefined) continue;
+        if (!byCause.has(key)) byCause.set(key, []);
+        byCause.get(key).push(child);
+      }
+      const placed = new Set();
       for (const step of run.steps) {
         step.attempts.forEach((attempt, index) => {
           rows.push(this.attemptRow(attempt, index, depth, unresolvedIds, bar));
-          // A child run sits under the call that caused it.
-          for (const child of children.filter(
-            (candidate) => candidate.causedByEventId === attempt.requestEventId,
-          )) {
-            children.splice(children.indexOf(child), 1);
+          for (const child of byCause.get(attempt.requestEventId) ?? []) {
+            placed.add(child);
             renderRun(child, depth + 1);
           }
+          byCause.delete(attempt.requestEventId);
         });
       }
-      for (const child of children) renderRun(child, depth + 1);
+      for (const child of run.children) if (!placed.has(child)) renderRun(child, depth + 1);
     };
     for (const run of inspection.runs) renderRun(run, 0);
     this.tree.replaceChildren(...rows);
