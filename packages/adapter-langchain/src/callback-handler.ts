@@ -200,7 +200,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     const metadata = langchainMetadata(ids);
     const attempt = retried
       ? await retryLive(recorder, retried, metadata)
-      : await this.#beforeModelCall(request, metadata);
+      : await this.#beforeModelCall(recorder, request, metadata);
     this.#state.models.set(ids.runId, attempt);
     this.#state.retries.started(ids.runId, ids.parentRunId);
   }
@@ -217,8 +217,11 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
    * checkpoint saver the agent restarts from its last checkpoint, not from its input, so
    * recorded calls before the first match are skipped (the checkpoint already holds them).
    */
-  async #beforeModelCall(request: JsonObject, metadata: JsonObject): Promise<Attempt> {
-    const recorder = await this.getRecorder();
+  async #beforeModelCall(
+    recorder: SessionRecorder,
+    request: JsonObject,
+    metadata: JsonObject,
+  ): Promise<Attempt> {
     for (;;) {
       try {
         const attempt = await recorder.beforeModelCall({ request, metadata });
