@@ -50,7 +50,11 @@ describe("a session whose blob is lost", () => {
     expect(lostRef).toBeDefined();
     const json = await runBin(["--store", `sqlite:${path}`, "inspect", "lost-blob", "--json"]);
     expect(json.code).toBe(0);
-    const inspection = JSON.parse(json.stdout);
+    const { nextSteps: printed, ...inspection } = JSON.parse(json.stdout);
+    // The decision the text prints, for a script: the same command, with the same store.
+    const command = `agent-ledger resolve lost-blob ${inspection.unresolved[0].attemptId} --abandon "reason" --store sqlite:${path}`;
+    expect(result.stdout).toContain(command);
+    expect(printed).toEqual([{ action: "resolve", command }]);
     // Every blob lost is named, whether or not the inspection puts its content back.
     expect(inspection.missingBlobs).toEqual(lost);
     expect(lost).toContain(lostRef);

@@ -1,6 +1,7 @@
 import { inspectSession } from "@agent-ledger/core";
 import { terminalJson } from "../format.js";
 import { warnMissingBlob, writeOut } from "../io.js";
+import { nextSteps } from "../next-steps.js";
 import { renderInspection } from "../render-inspection.js";
 import { assertSessionExists } from "../store.js";
 import type { CommandContext } from "./context.js";
@@ -8,7 +9,9 @@ import { sessionArgs } from "./session-args.js";
 
 export const inspectHelp = `agent-ledger inspect <session> [--json]
   The run tree: each run with its status and duration, steps and attempts, child runs under
-  the call that caused them; unresolved attempts are marked "!! UNRESOLVED" and listed.`;
+  the call that caused them; unresolved attempts are marked "!! UNRESOLVED" and listed.
+  --json: the inspection, and \`nextSteps\` (one per unresolved attempt, in its order): what to do
+  about it, with the \`resolve\` command the text output prints.`;
 
 export async function inspectCommand(context: CommandContext): Promise<number> {
   const { sessionId, json } = sessionArgs(context, "inspect");
@@ -20,9 +23,12 @@ export async function inspectCommand(context: CommandContext): Promise<number> {
     missingBlobs: "keep",
   });
   for (const ref of inspection.missingBlobs ?? []) warnMissingBlob(context.io.stderr, ref);
-  if (json)
-    await writeOut(context.io.stdout, `${terminalJson(JSON.stringify(inspection, null, 2))}\n`);
-  else
-    await writeOut(context.io.stdout, renderInspection(inspection, { storeUrl: context.storeUrl }));
+  const options = { storeUrl: context.storeUrl };
+  if (json) {
+    // The same decisions the text prints, for a script that acts on them (the viewer's
+    // session route answers the same shape).
+    const answer = { ...inspection, nextSteps: nextSteps(inspection, options) };
+    await writeOut(context.io.stdout, `${terminalJson(JSON.stringify(answer, null, 2))}\n`);
+  } else await writeOut(context.io.stdout, renderInspection(inspection, options));
   return 0;
 }
