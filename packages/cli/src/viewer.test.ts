@@ -19,6 +19,7 @@ import {
   startBin,
 } from "./session-fixture.test.data.js";
 import { CONTENT_SECURITY_POLICY } from "./viewer/security.js";
+import { startViewer } from "./viewer/viewer-server.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const haveChromium = existsSync(CHROMIUM);
@@ -78,6 +79,31 @@ describe("agent-ledger serve: access rules", () => {
     } finally {
       server.child.kill("SIGTERM");
     }
+  });
+});
+
+describe("agent-ledger serve: resolve commands", () => {
+  it("name the store as it was given, unless its URL holds a credential", async () => {
+    const store = await openStore("memory:");
+    const { inner } = await recordNestedInFlight(store, "in-flight");
+    const commandsFor = async (storeUrl: string) => {
+      const viewer = await startViewer({ store, storeUrl });
+      try {
+        const response = await fetch(new URL("/api/sessions/in-flight", viewer.url));
+        const { nextSteps } = (await response.json()) as { nextSteps: { command?: string }[] };
+        return nextSteps.flatMap((step) => step.command ?? []);
+      } finally {
+        await viewer.close();
+      }
+    };
+    const resolve = `agent-ledger resolve in-flight ${inner.attemptId} --abandon "reason"`;
+    // The parser spells this path my%20ledger.db: the command must name the file given.
+    expect(await commandsFor("sqlite:/tmp/my ledger.db")).toEqual([
+      `${resolve} --store 'sqlite:/tmp/my ledger.db'`,
+    ]);
+    for (const secret of ["postgres://app:s3cret@db/ledger", "redis://db:6379?password=s3cret"])
+      expect(await commandsFor(secret)).toEqual([resolve]);
+    await store.close();
   });
 });
 

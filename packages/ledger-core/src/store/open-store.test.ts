@@ -75,6 +75,19 @@ describe("store URLs a driver cannot use", () => {
     expect(redactUrl("redis://:p@ss@cache.internal:6379")).toBe("redis://:***@cache.internal:6379");
   });
 
+  it("redactUrl gives back a URL with no credential as it was written", () => {
+    for (const url of [
+      "sqlite:/tmp/my ledger.db",
+      "postgres://app@db.internal/ledger?application_name=on call",
+      "mysql://root@127.0.0.1:3306/test?charset=utf8mb4&x=\u00e9",
+      "redis://127.0.0.1:6379",
+    ])
+      expect(redactUrl(url)).toBe(url);
+    expect(redactUrl("sqlite:/tmp/my ledger.db?password=s3cret")).toBe(
+      "sqlite:/tmp/my%20ledger.db?password=***",
+    );
+  });
+
   it("redactUrl hides a password given as a query parameter (the drivers read ?password= too)", async () => {
     expect(
       redactUrl(

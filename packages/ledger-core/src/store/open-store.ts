@@ -116,14 +116,17 @@ async function withDriver<T>(driver: string, scheme: string, load: () => Promise
 /**
  * A URL with its password replaced, for messages and `describe()`. A URL that does not parse
  * (a password with an unencoded `/`, `#` or `@`) has everything between the user name's `:` and
- * the last `@` replaced.
+ * the last `@` replaced. A URL with no credential comes back as it was written, not as the
+ * parser spells it (`sqlite:./my ledger.db`, not `my%20ledger.db`): a person finds their own
+ * path in a message, and `redactUrl(url) === url` says the URL holds no secret.
  */
 export function redactUrl(url: string): string {
   try {
     const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
     // The drivers also take credentials as query parameters (?password=, ?sslpassword=).
     const secrets = [...parsed.searchParams.keys()].filter((name) => secretParam.test(name));
+    if (!parsed.password && secrets.length === 0) return url;
+    if (parsed.password) parsed.password = "***";
     for (const name of secrets) parsed.searchParams.set(name, "***");
     return parsed.toString();
   } catch {
