@@ -18,15 +18,26 @@ export function preview(value: unknown, max = 60): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
-/** A shell-safe rendering of an argument for a command we print. */
+/**
+ * A shell-safe rendering of an argument for a command we print. A value holding a character a
+ * terminal must not show raw (an id may hold a bidi override) is written in ANSI-C quotes
+ * (`$'pay\u202erun'`, bash and zsh): the command shows escapes, and pasted it passes the exact
+ * value. Escaping such a command for the terminal afterwards would change the value it names.
+ */
 export function shellQuote(value: string): string {
-  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(value) ? value : `'${value.replace(/'/g, "'\\''")}'`;
+  if (/^[A-Za-z0-9_./:@%+=,-]+$/.test(value)) return value;
+  if (!NOT_SHOWN_RAW.test(value)) return `'${value.replace(/'/g, "'\\''")}'`;
+  return `$'${value.replace(/[\\']/g, "\\$&").replace(NOT_SHOWN_RAW_ALL, escapeCharacter)}'`;
 }
 
 // C0 and C1 controls (ESC starts ANSI and OSC sequences, U+009B is a one-byte CSI) and the
 // bidi controls that reorder what follows them. Newlines are matched apart.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we escape
 const TERMINAL_UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+// The same and newlines, for shellQuote.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we escape
+const NOT_SHOWN_RAW = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const NOT_SHOWN_RAW_ALL = new RegExp(NOT_SHOWN_RAW.source, "g");
 
 function escapeCharacter(character: string): string {
   return `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`;

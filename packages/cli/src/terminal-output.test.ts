@@ -1,9 +1,10 @@
+import { execFile } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore, SessionRecorder } from "@agent-ledger/core";
 import { beforeAll, describe, expect, it } from "vitest";
-import { runBin } from "./session-fixture.test.data.js";
+import { BIN, runBin } from "./session-fixture.test.data.js";
 
 // ESC starts ANSI/OSC sequences (OSC 52 writes the clipboard, OSC 0 the window title),
 // U+009B is a one-byte CSI, U+202E reverses the text after it.
@@ -61,6 +62,41 @@ describe("terminal output of text from the ledger", () => {
       expect(result.stdout).not.toMatch(RAW_CONTROL);
       expect(result.stdout).toContain("pay\\u202erun");
     }
+  });
+
+  it("a resolve command naming an id with a bidi override shows escapes and works pasted into bash", async () => {
+    const bidiSession = "refund\u202Enur";
+    const store = await openStore(storeUrl);
+    try {
+      const recorder = new SessionRecorder({
+        store,
+        sessionId: bidiSession,
+        actor: { type: "agent", id: "a" },
+      });
+      await recorder.startRun();
+      await recorder.beforeToolCall({ toolCallId: "c1", name: "refund", args: {} });
+    } finally {
+      await store.close();
+    }
+    const inspected = await runBin(["--store", storeUrl, "inspect", bidiSession]);
+    expect(inspected.stdout).not.toMatch(RAW_CONTROL);
+    const command = /agent-ledger resolve .*/.exec(inspected.stdout)?.[0] as string;
+    expect(command).toContain("$'refund\\u202enur'");
+    const pasted = await new Promise<{ code: number; stdout: string }>((resolve) => {
+      const line = command.replace("agent-ledger", `"${process.execPath}" "${BIN}"`);
+      execFile(
+        "bash",
+        ["-c", line],
+        { env: { ...process.env, LC_ALL: "C.UTF-8" } },
+        (error, stdout) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout }),
+      );
+    });
+    expect(pasted.code).toBe(0);
+    const after = JSON.parse(
+      (await runBin(["--store", storeUrl, "inspect", bidiSession, "--json"])).stdout,
+    );
+    expect(after.unresolved).toEqual([]);
+    expect(after.runs[0].steps[0].attempts[0].status).toBe("abandoned");
   });
 
   it("inspect and tail show control characters as escapes, never raw", async () => {
