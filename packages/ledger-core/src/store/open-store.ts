@@ -138,6 +138,15 @@ export function redactUrl(url: string): string {
   }
 }
 
+/**
+ * A store's location with a setting of its own that its URL can carry (Redis `keyPrefix`,
+ * PostgreSQL `schema`), which the store took out of the URL before handing it to the driver.
+ */
+export function withUrlParam(location: string, name: string, value: string): string {
+  const separator = location.includes("?") ? "&" : "?";
+  return `${location}${separator}${name}=${encodeURIComponent(value)}`;
+}
+
 /** Query parameters of a store URL whose value is a credential. */
 const secretParam = /^(password|passwd|pwd|pass|sslpassword)$|secret|token/i;
 

@@ -32,18 +32,44 @@ describe.skipIf(!available)("PostgresEventStore", () => {
     }
   });
 
-  it("opens through openStore(postgres://...)", async () => {
-    const store = await openStore(SERVER_URLS.postgres);
-    const sessionId = `open-${uuidv7()}`;
-    const written = await store.append({
-      sessionId,
-      runId: "r",
-      expectedSeq: 0,
-      events: [{ type: "run.started" }],
+  it("opens through openStore(postgres://...?schema=), in that schema", async () => {
+    const own = `${schema}_url`;
+    const url = `${SERVER_URLS.postgres}${SERVER_URLS.postgres.includes("?") ? "&" : "?"}schema=${own}`;
+    try {
+      const store = await openStore(url);
+      const sessionId = `open-${uuidv7()}`;
+      const written = await store.append({
+        sessionId,
+        runId: "r",
+        expectedSeq: 0,
+        events: [{ type: "run.started" }],
+      });
+      expect((await store.readSession({ sessionId })).events).toEqual(written.events);
+      expect(store.describe()).toMatchObject({ kind: "postgres", location: url });
+      await store.close();
+      const rows = await (pool as pg.Pool).query(
+        `SELECT count(*)::int AS n FROM "${own}".events WHERE session_id = $1`,
+        [sessionId],
+      );
+      expect(rows.rows).toEqual([{ n: 1 }]);
+      // The option wins over the URL, as keyPrefix does on Redis.
+      const byOption = new PostgresEventStore({ connectionString: url, schema });
+      expect(byOption.describe().location).toBe(
+        `${SERVER_URLS.postgres.split("?")[0]}?schema=${schema}`,
+      );
+      await byOption.close();
+    } finally {
+      await pool?.query(`DROP SCHEMA IF EXISTS "${own}" CASCADE`);
+    }
+  });
+
+  it("refuses a schema in the URL that is not a plain identifier, before connecting", async () => {
+    await expect(
+      openStore(`${SERVER_URLS.postgres}?schema=a;drop`, { init: false }),
+    ).rejects.toMatchObject({
+      code: "invalid-argument",
+      path: "$.url",
     });
-    expect((await store.readSession({ sessionId })).events).toEqual(written.events);
-    expect(store.describe().kind).toBe("postgres");
-    await store.close();
   });
 
   it("uses the application's pool, keeps TEXT verbatim, and leaves the pool open", async () => {

@@ -1,14 +1,16 @@
 import pg from "pg";
 import { InvalidArgumentError } from "../../events/errors.js";
 import type { EventStore } from "../../store/event-store.js";
-import { redactUrl, UNPARSABLE_URL, unusableUrl } from "../../store/open-store.js";
+import { redactUrl, UNPARSABLE_URL, unusableUrl, withUrlParam } from "../../store/open-store.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
 import { PostgresBackend } from "./postgres-backend.js";
 
 /**
  * A pool the application made (its size and timeouts stay the application's choice), or a
  * connection string for a pool the store makes and closes. `schema` keeps the ledger's tables
- * in their own PostgreSQL schema (created by `init()`; default `public`).
+ * in their own PostgreSQL schema (created by `init()`; default `public`); a connection string
+ * can name it as `?schema=` (so `openStore` URLs and the CLI reach such a ledger), which the
+ * option overrides.
  */
 export type PostgresEventStoreOptions = ({ pool: pg.Pool } | { connectionString: string }) & {
   schema?: string;
@@ -57,11 +59,34 @@ function assertPool(pool: unknown): void {
     );
 }
 
+function assertSchema(path: string, schema: string | undefined): void {
+  if (schema !== undefined && !/^[A-Za-z_][A-Za-z0-9_$]{0,62}$/.test(schema))
+    throw new InvalidArgumentError(path, "a schema name is a plain SQL identifier");
+}
+
+/**
+ * `?schema=` taken out of a connection string (it is the store's, not node-postgres'). The
+ * string comes back as written when it has none.
+ */
+function takeSchema(url: string): { connectionString: string; schemaFromUrl?: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // A libpq keyword string ("host=... dbname=..."), which node-postgres also takes.
+    return { connectionString: url };
+  }
+  const schema = parsed.searchParams.get("schema");
+  if (schema === null) return { connectionString: url };
+  assertSchema("$.connectionString", schema);
+  parsed.searchParams.delete("schema");
+  return { connectionString: parsed.toString(), schemaFromUrl: schema };
+}
+
 /** The ledger in PostgreSQL (node-postgres). JSON is kept as TEXT so events read back verbatim. */
 export class PostgresEventStore extends SqlEventStore {
   constructor(options: PostgresEventStoreOptions) {
-    if (options.schema !== undefined && !/^[A-Za-z_][A-Za-z0-9_$]{0,62}$/.test(options.schema))
-      throw new InvalidArgumentError("$.schema", "a schema name is a plain SQL identifier");
+    assertSchema("$.schema", options.schema);
     if ("pool" in options) {
       assertPool(options.pool);
       super(
@@ -75,7 +100,9 @@ export class PostgresEventStore extends SqlEventStore {
       );
     } else {
       checkConnectionString(options.connectionString);
-      const pool = new pg.Pool({ connectionString: options.connectionString });
+      const { connectionString, schemaFromUrl } = takeSchema(options.connectionString);
+      const schema = options.schema ?? schemaFromUrl;
+      const pool = new pg.Pool({ connectionString });
       // An idle client whose connection drops emits 'error' on the pool; without a listener
       // that would end the process. The next checkout simply gets a new connection.
       pool.on("error", () => {});
@@ -83,8 +110,11 @@ export class PostgresEventStore extends SqlEventStore {
         new PostgresBackend({
           pool,
           owned: true,
-          location: redactUrl(options.connectionString),
-          ...(options.schema === undefined ? {} : { schema: options.schema }),
+          location:
+            schema === undefined
+              ? redactUrl(connectionString)
+              : withUrlParam(redactUrl(connectionString), "schema", schema),
+          ...(schema === undefined ? {} : { schema }),
         }),
         "postgres",
       );

@@ -43,12 +43,6 @@ export function assertKnownUrlParams(url: URL): void {
   }
 }
 
-/** A store's location with its key prefix, as the URL parameter that sets it. */
-export function withKeyPrefix(location: string, prefix: string): string {
-  const separator = location.includes("?") ? "&" : "?";
-  return `${location}${separator}keyPrefix=${encodeURIComponent(prefix)}`;
-}
-
 export function createClient(url: string): Redis {
   const client = new Redis(url, OWNED_CLIENT_OPTIONS);
   // Errors reach callers as rejected commands; without a listener ioredis prints each one.

@@ -39,7 +39,7 @@ import type {
   SessionSummary,
   StoreDescription,
 } from "../../store/event-store.js";
-import { assertParsableUrl, redactUrl } from "../../store/open-store.js";
+import { assertParsableUrl, redactUrl, withUrlParam } from "../../store/open-store.js";
 import { openRunError, refsOf, retentionGraceMs, sessionNotFound } from "../../store/retention.js";
 import {
   assertRunAddress,
@@ -58,7 +58,6 @@ import {
   describeClient,
   readDurability,
   unavailable,
-  withKeyPrefix,
 } from "./client.js";
 import { decodeEvent, decodeHead, decodePairs, decodeSnapshot, type Snapshot } from "./codec.js";
 import {
@@ -168,12 +167,12 @@ export class RedisEventStore implements EventStore {
       }
       this.#client = createClient(url);
       this.#owned = true;
-      this.#location = withKeyPrefix(redactUrl(url), prefix);
+      this.#location = withUrlParam(redactUrl(url), "keyPrefix", prefix);
     } else {
       assertReadsFromMasters(options.client as Redis | Cluster);
       this.#client = options.client as Redis | Cluster;
       this.#owned = false;
-      this.#location = withKeyPrefix(describeClient(this.#client), prefix);
+      this.#location = withUrlParam(describeClient(this.#client), "keyPrefix", prefix);
     }
   }
 
