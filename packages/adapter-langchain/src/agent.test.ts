@@ -5,7 +5,7 @@ import {
   SessionRecorder,
 } from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
-import { tool } from "@langchain/core/tools";
+import { type StructuredToolInterface, tool } from "@langchain/core/tools";
 import { Command, interrupt } from "@langchain/langgraph";
 import { createAgent, toolErrorMiddleware } from "langchain";
 import { describe, expect, it } from "vitest";
@@ -71,8 +71,13 @@ function world(options: { sendIdempotent?: boolean } = {}) {
   };
 }
 
-function agentFor(store: FlakyStore, tools: ReturnType<typeof world>["tools"]) {
-  const model = new ScriptedChatModel((messages) => script(messages));
+/** One process's agent on the run: the handler, the middleware and the saver, over `store`. */
+function agentFor(
+  store: FlakyStore,
+  tools: StructuredToolInterface[],
+  answer: (messages: BaseMessage[]) => AIMessage = script,
+) {
+  const model = new ScriptedChatModel((messages) => answer(messages));
   const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
   const checkpointer = new LedgerCheckpointSaver({ store });
   const agent = createAgent({
@@ -89,6 +94,27 @@ const config = (handler: LedgerCallbackHandler) => ({
   callbacks: [handler],
   durability: "sync" as const,
 });
+
+/** The process "dies" during the run (the store fails); the store is back for the next one. */
+async function crashes(store: FlakyStore, { agent, handler }: ReturnType<typeof agentFor>) {
+  await expect(
+    agent.invoke({ messages: [{ role: "user", content: "go" }] }, config(handler)),
+  ).rejects.toThrow();
+  store.failing = false;
+}
+
+/** Runs the agent of `world()` on a store that cannot commit events of one type. */
+async function runWhereStoreRefuses(type: string) {
+  const store = new FlakyStore();
+  store.failing = true;
+  store.failTypes = [type];
+  const { tools, effects } = world();
+  const { agent, handler, model } = agentFor(store, tools);
+  const error = await agent
+    .invoke({ messages: [{ role: "user", content: "go" }] }, config(handler))
+    .catch((caught: unknown) => caught);
+  return { store, effects, model, error };
+}
 
 /** A person, from another process, abandons or approves the run's one unresolved call. */
 async function personDecides(store: EventStore, decision: "abandon" | "approve", reason: string) {
@@ -244,40 +270,19 @@ describe("createAgent with the handler, the middleware and the saver", () => {
   });
 
   it("fails closed: a model call that cannot be recorded stops the agent before the model runs", async () => {
-    const store = new FlakyStore();
-    store.failing = true;
-    store.failTypes = ["model.requested"];
-    const { tools } = world();
-    const { agent, handler, model } = agentFor(store, tools);
-    const error = await agent
-      .invoke({ messages: [{ role: "user", content: "go" }] }, config(handler))
-      .catch((caught: unknown) => caught);
+    const { error, model } = await runWhereStoreRefuses("model.requested");
     expect(findLedgerError(error, "store-unavailable")).toBeDefined();
     expect(model.calls).toBe(0);
   });
 
   it("fails closed: a tool call that cannot be recorded stops the agent before the tool runs", async () => {
-    const store = new FlakyStore();
-    store.failing = true;
-    store.failTypes = ["tool.requested"];
-    const { tools, effects } = world();
-    const { agent, handler } = agentFor(store, tools);
-    const error = await agent
-      .invoke({ messages: [{ role: "user", content: "go" }] }, config(handler))
-      .catch((caught: unknown) => caught);
+    const { error, effects } = await runWhereStoreRefuses("tool.requested");
     expect(findLedgerError(error, "store-unavailable")).toBeDefined();
     expect(effects).toEqual({ lookup: 0, send: 0 });
   });
 
   it("a tool whose completion cannot be recorded is left unresolved, not recorded as failed", async () => {
-    const store = new FlakyStore();
-    store.failing = true;
-    store.failTypes = ["tool.completed"];
-    const { tools, effects } = world();
-    const { agent, handler } = agentFor(store, tools);
-    const error = await agent
-      .invoke({ messages: [{ role: "user", content: "go" }] }, config(handler))
-      .catch((caught: unknown) => caught);
+    const { store, error, effects } = await runWhereStoreRefuses("tool.completed");
     expect(findLedgerError(error, "store-unavailable")).toBeDefined();
     // Both tools ran: the ledger must not say they failed (a resume would tell the model so).
     expect(effects).toEqual({ lookup: 1, send: 1 });
@@ -318,23 +323,9 @@ describe("createAgent with the handler, the middleware and the saver", () => {
             content: "",
             tool_calls: [{ id: "call-remember", name: "remember", args: { fact: "x" } }],
           });
-    const build = () => {
-      const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
-      const agent = createAgent({
-        model: new ScriptedChatModel(ask),
-        tools: [remember],
-        middleware: [ledgerMiddleware({ handler })],
-        checkpointer: new LedgerCheckpointSaver({ store }),
-      });
-      return { handler, agent };
-    };
-    const first = build();
-    await expect(
-      first.agent.invoke({ messages: [{ role: "user", content: "go" }] }, config(first.handler)),
-    ).rejects.toThrow();
-    store.failing = false;
+    await crashes(store, agentFor(store, [remember], ask));
     crash = false;
-    const second = build();
+    const second = agentFor(store, [remember], ask);
     const result = await second.agent.invoke(null, config(second.handler));
     expect(runs).toBe(1);
     expect(result.messages.at(-1)?.content).toBe("final: saved x");
@@ -371,23 +362,9 @@ describe("createAgent with the handler, the middleware and the saver", () => {
           return new AIMessage({ content: "", tool_calls: [{ id, name: "clock", args: {} }] });
         return new AIMessage(`final: ${results.map((message) => message.content).join(" | ")}`);
       };
-      const build = () => {
-        const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
-        const agent = createAgent({
-          model: new ScriptedChatModel(ask),
-          tools: [clock],
-          middleware: [ledgerMiddleware({ handler })],
-          checkpointer: new LedgerCheckpointSaver({ store }),
-        });
-        return { handler, agent };
-      };
-      const first = build();
-      await expect(
-        first.agent.invoke({ messages: [{ role: "user", content: "go" }] }, config(first.handler)),
-      ).rejects.toThrow();
-      store.failing = false;
+      await crashes(store, agentFor(store, [clock], ask));
       crash = false;
-      const second = build();
+      const second = agentFor(store, [clock], ask);
       const result = await second.agent.invoke(null, config(second.handler));
       // The second turn's call was in flight: it runs again (idempotent), it is not "tick 1".
       expect(result.messages.at(-1)?.content).toBe("final: tick 1 | tick 3");
@@ -442,13 +419,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
       store.failing = true;
     });
     const crashed = agentFor(store, first.tools);
-    await expect(
-      crashed.agent.invoke(
-        { messages: [{ role: "user", content: "go" }] },
-        config(crashed.handler),
-      ),
-    ).rejects.toThrow();
-    store.failing = false;
+    await crashes(store, crashed);
     expect(first.effects.send).toBe(1);
     expect(
       (await inspectSession(store, SESSION)).unresolved.map((attempt) => attempt.name),
@@ -484,13 +455,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
       store.failing = true;
     });
     const crashed = agentFor(store, first.tools);
-    await expect(
-      crashed.agent.invoke(
-        { messages: [{ role: "user", content: "go" }] },
-        config(crashed.handler),
-      ),
-    ).rejects.toThrow();
-    store.failing = false;
+    await crashes(store, crashed);
     const stopped = agentFor(store, world().tools);
     const error = await stopped.agent
       .invoke(null, config(stopped.handler))
@@ -514,13 +479,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
       store.failing = true;
     });
     const crashed = agentFor(store, first.tools);
-    await expect(
-      crashed.agent.invoke(
-        { messages: [{ role: "user", content: "go" }] },
-        config(crashed.handler),
-      ),
-    ).rejects.toThrow();
-    store.failing = false;
+    await crashes(store, crashed);
     const second = world({ sendIdempotent: true });
     const resumed = agentFor(store, second.tools);
     const result = await resumed.agent.invoke(null, config(resumed.handler));
@@ -552,18 +511,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
             content: "",
             tool_calls: [{ id: "call-send", name: "send", args: { to: "bob" } }],
           });
-    const build = () => {
-      const model = new ScriptedChatModel(ask);
-      const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
-      const agent = createAgent({
-        model,
-        tools: [send],
-        middleware: [ledgerMiddleware({ handler })],
-        checkpointer: new LedgerCheckpointSaver({ store }),
-      });
-      return { model, handler, agent };
-    };
-    const first = build();
+    const first = agentFor(store, [send], ask);
     const paused = await first.agent.invoke(
       { messages: [{ role: "user", content: "go" }] },
       config(first.handler),
@@ -572,7 +520,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     expect(sent).toEqual([]);
 
     // The person answers later, through another process (a new handler on the same run).
-    const second = build();
+    const second = agentFor(store, [send], ask);
     const result = await second.agent.invoke(
       new Command({ resume: "yes" }),
       config(second.handler),
