@@ -1,4 +1,5 @@
 import {
+  type EventStore,
   inspectSession,
   MemoryEventStore,
   readWholeSession,
@@ -43,6 +44,59 @@ function agentToolFixture(options: { writeNeedsApproval?: boolean } = {}) {
   return { effects, main, model, writerModel };
 }
 
+/** The process "dies" while the writer's `write` runs (it has run); the store is back after. */
+async function crashWhileWriteRuns() {
+  const store = new FailingStore();
+  store.goDownAfter(
+    (event) =>
+      event.type === "tool.requested" && (event.payload as { name: string }).name === "write",
+  );
+  const first = agentToolFixture({ writeNeedsApproval: false });
+  await runWithLedger(first.main, "go", runOptions(store, first.model)).catch(() => undefined);
+  store.failWhen = undefined;
+  return { store, first };
+}
+
+/** What `agent-ledger resolve s <attemptId> --abandon "..."` does on the unresolved call `name`. */
+async function abandonUnresolved(store: EventStore, name: string, reason: string) {
+  const attempt = (await inspectSession(store, "s")).unresolved.find(
+    (unresolved) => unresolved.name === name,
+  );
+  if (!attempt) throw new Error(`${name} is not unresolved`);
+  const person = await SessionRecorder.resume({
+    store,
+    sessionId: "s",
+    runId: attempt.runId,
+    actor: { type: "human", id: "on-call" },
+  });
+  await person.abandon(
+    {
+      stepId: attempt.stepId,
+      attemptId: attempt.attemptId,
+      requestedEventId: attempt.requestEventId,
+      ...(attempt.toolCallId ? { toolCallId: attempt.toolCallId } : {}),
+    },
+    reason,
+  );
+}
+
+/** Resumes the run in a new process, approving every call it asks about, until it stops. */
+async function resumeApprovingAll(
+  store: EventStore,
+  { main, model }: ReturnType<typeof agentToolFixture>,
+) {
+  const asked: string[] = [];
+  let result = await resumeRun(main, runOptions(store, model));
+  while (result.status === "interrupted" && result.state) {
+    for (const item of result.interruptions) {
+      asked.push(item.name ?? "");
+      result.state.approve(item);
+    }
+    result = await resumeRun(main, { ...runOptions(store, model), state: result.state });
+  }
+  return { asked, result };
+}
+
 describe("an agent used as a tool (Agent.asTool)", () => {
   test("pausing for an approval inside it leaves its call open; approved, it goes on in the same child run", async () => {
     const store = new MemoryEventStore();
@@ -84,32 +138,14 @@ describe("an agent used as a tool (Agent.asTool)", () => {
   });
 
   test("a crash while its inner tool runs: each open call is asked about once, then it completes", async () => {
-    const store = new FailingStore();
-    store.goDownAfter(
-      (event) =>
-        event.type === "tool.requested" && (event.payload as { name: string }).name === "write",
-    );
-    const first = agentToolFixture({ writeNeedsApproval: false });
-    await runWithLedger(first.main, "go", runOptions(store, first.model)).catch(() => undefined);
-    store.failWhen = undefined;
+    const { store, first } = await crashWhileWriteRuns();
     expect(first.effects).toEqual(["write héllo 🌍"]);
 
     // The new process: writer_tool was in flight, then (inside it) write was in flight.
     const second = agentToolFixture({ writeNeedsApproval: false });
     second.model.calls = 1;
     second.writerModel.calls = 1; // the scripts go on after the calls the ledger answers
-    const asked: string[] = [];
-    let result = await resumeRun(second.main, runOptions(store, second.model));
-    while (result.status === "interrupted" && result.state) {
-      for (const item of result.interruptions) {
-        asked.push(item.name ?? "");
-        result.state.approve(item);
-      }
-      result = await resumeRun(second.main, {
-        ...runOptions(store, second.model),
-        state: result.state,
-      });
-    }
+    const { asked, result } = await resumeApprovingAll(store, second);
     expect(asked).toEqual(["writer_tool", "write"]);
     expect(result).toMatchObject({ status: "completed", finalOutput: "done" });
     expect(second.effects).toEqual(["write héllo 🌍"]);
@@ -122,53 +158,17 @@ describe("an agent used as a tool (Agent.asTool)", () => {
   });
 
   test("a crash while its inner tool runs, that call abandoned with agent-ledger resolve: it is not run or asked about again", async () => {
-    const store = new FailingStore();
-    store.goDownAfter(
-      (event) =>
-        event.type === "tool.requested" && (event.payload as { name: string }).name === "write",
-    );
-    const first = agentToolFixture({ writeNeedsApproval: false });
-    await runWithLedger(first.main, "go", runOptions(store, first.model)).catch(() => undefined);
-    store.failWhen = undefined;
+    const { store, first } = await crashWhileWriteRuns();
     expect(first.effects).toEqual(["write héllo 🌍"]);
 
-    // What `agent-ledger resolve s <attemptId> --abandon "..."` does on the inner call.
+    // The inner call is abandoned, as `agent-ledger resolve` does.
     const reason = "the text was written by hand";
-    const write = (await inspectSession(store, "s")).unresolved.find(
-      (attempt) => attempt.name === "write",
-    );
-    if (!write) throw new Error("write is not unresolved");
-    const person = await SessionRecorder.resume({
-      store,
-      sessionId: "s",
-      runId: write.runId,
-      actor: { type: "human", id: "on-call" },
-    });
-    await person.abandon(
-      {
-        stepId: write.stepId,
-        attemptId: write.attemptId,
-        requestedEventId: write.requestEventId,
-        ...(write.toolCallId ? { toolCallId: write.toolCallId } : {}),
-      },
-      reason,
-    );
+    await abandonUnresolved(store, "write", reason);
 
     const second = agentToolFixture({ writeNeedsApproval: false });
     second.model.calls = 1;
     second.writerModel.calls = 1;
-    const asked: string[] = [];
-    let result = await resumeRun(second.main, runOptions(store, second.model));
-    while (result.status === "interrupted" && result.state) {
-      for (const item of result.interruptions) {
-        asked.push(item.name ?? "");
-        result.state.approve(item);
-      }
-      result = await resumeRun(second.main, {
-        ...runOptions(store, second.model),
-        state: result.state,
-      });
-    }
+    const { asked, result } = await resumeApprovingAll(store, second);
     // The host is asked about writer_tool only: the ledger already holds the decision on write.
     expect(asked).toEqual(["writer_tool"]);
     expect(result).toMatchObject({ status: "completed", finalOutput: "done" });
@@ -189,35 +189,10 @@ describe("an agent used as a tool (Agent.asTool)", () => {
   });
 
   test("a crash while its inner tool runs, the agent tool call abandoned: its agent's run is cancelled, not completed", async () => {
-    const store = new FailingStore();
-    store.goDownAfter(
-      (event) =>
-        event.type === "tool.requested" && (event.payload as { name: string }).name === "write",
-    );
-    const first = agentToolFixture({ writeNeedsApproval: false });
-    await runWithLedger(first.main, "go", runOptions(store, first.model)).catch(() => undefined);
-    store.failWhen = undefined;
+    const { store } = await crashWhileWriteRuns();
 
-    // What `agent-ledger resolve s <attemptId> --abandon "..."` does on the outer call.
-    const outer = (await inspectSession(store, "s")).unresolved.find(
-      (attempt) => attempt.name === "writer_tool",
-    );
-    if (!outer) throw new Error("writer_tool is not unresolved");
-    const person = await SessionRecorder.resume({
-      store,
-      sessionId: "s",
-      runId: outer.runId,
-      actor: { type: "human", id: "on-call" },
-    });
-    await person.abandon(
-      {
-        stepId: outer.stepId,
-        attemptId: outer.attemptId,
-        requestedEventId: outer.requestEventId,
-        ...(outer.toolCallId ? { toolCallId: outer.toolCallId } : {}),
-      },
-      "wrote it by hand",
-    );
+    // The outer call is abandoned, as `agent-ledger resolve` does.
+    await abandonUnresolved(store, "writer_tool", "wrote it by hand");
 
     const second = agentToolFixture({ writeNeedsApproval: false });
     second.model.calls = 1;
