@@ -15,6 +15,21 @@ function recorder(store: EventStore, runId = "run-1") {
   return new SessionRecorder({ store, sessionId: "session-1", runId, actor });
 }
 
+/** A new process's recorder on run-1, resumed from what the store holds. */
+function resume(store: EventStore, as: Actor = actor) {
+  return SessionRecorder.resume({ store, sessionId: "session-1", runId: "run-1", actor: as });
+}
+
+/** run-1 with a child run ("helper") that made one model call, answered "from child". */
+async function recordRunWithChild(store: EventStore) {
+  const parent = recorder(store);
+  await parent.startRun();
+  const child = parent.child({ actor: { type: "agent", id: "helper" } });
+  await child.startRun();
+  await child.modelCompleted(await child.beforeModelCall({ request }), { text: "from child" });
+  return child;
+}
+
 /** A store whose appends can be counted and made to fail. */
 class FlakyStore extends MemoryEventStore {
   appends: AppendRequest[] = [];
@@ -332,12 +347,7 @@ describe("SessionRecorder", () => {
       (await inspectSession(store, "session-1")).unresolved.map((attempt) => attempt.toolCallId),
     ).toEqual(["call-2"]);
 
-    const second = await SessionRecorder.resume({
-      store,
-      sessionId: "session-1",
-      runId: "run-1",
-      actor,
-    });
+    const second = await resume(store);
     expect(second.resumed).toBe(true);
     await second.startRun({ task: "add" });
     await second.recordInput("add 1 and 2");
@@ -385,12 +395,7 @@ describe("SessionRecorder", () => {
       effect: { kind: "write", idempotent: false },
     });
 
-    const second = await SessionRecorder.resume({
-      store,
-      sessionId: "session-1",
-      runId: "run-1",
-      actor,
-    });
+    const second = await resume(store);
     await second.beforeModelCall({ request });
     const error = await second
       .beforeToolCall({ toolCallId: "pay-1", name: "pay", args: { amount: 5 } })
@@ -399,12 +404,7 @@ describe("SessionRecorder", () => {
     const unresolved = (error as { attempt: Parameters<SessionRecorder["abandon"]>[0] }).attempt;
     await second.abandon(unresolved, "the bank says no payment was made; the model will be told");
 
-    const third = await SessionRecorder.resume({
-      store,
-      sessionId: "session-1",
-      runId: "run-1",
-      actor,
-    });
+    const third = await resume(store);
     await third.beforeModelCall({ request });
     const replayed = await third.beforeToolCall({
       toolCallId: "pay-1",
@@ -422,12 +422,7 @@ describe("SessionRecorder", () => {
     const first = recorder(store);
     await first.startRun();
     await first.modelCompleted(await first.beforeModelCall({ request }), { text: "hi" });
-    const second = await SessionRecorder.resume({
-      store,
-      sessionId: "session-1",
-      runId: "run-1",
-      actor,
-    });
+    const second = await resume(store);
     await expect(
       second.beforeModelCall({ request: { ...request, messages: [] } }),
     ).rejects.toMatchObject({ code: "replay-divergence" });
@@ -438,18 +433,9 @@ describe("SessionRecorder", () => {
 
   it("a child of a resumed run adopts the recorded child run and replays it", async () => {
     const store = new MemoryEventStore();
-    const parent = recorder(store);
-    await parent.startRun();
-    const child = parent.child({ actor: { type: "agent", id: "helper" } });
-    await child.startRun();
-    await child.modelCompleted(await child.beforeModelCall({ request }), { text: "from child" });
+    const child = await recordRunWithChild(store);
 
-    const resumed = await SessionRecorder.resume({
-      store,
-      sessionId: "session-1",
-      runId: "run-1",
-      actor,
-    });
+    const resumed = await resume(store);
     const again = resumed.child({ actor: { type: "agent", id: "helper" } });
     await again.startRun();
     expect(again.runId).toBe(child.runId);
@@ -461,18 +447,9 @@ describe("SessionRecorder", () => {
 
   it("a child whose recorded run could not be read tries again at its next call", async () => {
     const store = new MemoryEventStore();
-    const parent = recorder(store);
-    await parent.startRun();
-    const child = parent.child({ actor: { type: "agent", id: "helper" } });
-    await child.startRun();
-    await child.modelCompleted(await child.beforeModelCall({ request }), { text: "from child" });
+    const child = await recordRunWithChild(store);
 
-    const resumed = await SessionRecorder.resume({
-      store,
-      sessionId: "session-1",
-      runId: "run-1",
-      actor,
-    });
+    const resumed = await resume(store);
     const again = resumed.child({ actor: { type: "agent", id: "helper" } });
     // The store is unreachable for the child's first read, then back.
     const readRun = store.readRun.bind(store);
@@ -530,22 +507,12 @@ describe("approval from another process", () => {
     });
 
     // A person looks at the ledger from another process and approves a re-run.
-    const operator = await SessionRecorder.resume({
-      store,
-      sessionId: "session-1",
-      runId: "run-1",
-      actor: { type: "human", id: "ops" },
-    });
+    const operator = await resume(store, { type: "human", id: "ops" });
     await operator.approve(inFlight, "bank confirms no payment was made");
     const view = await inspectSession(store, "session-1");
     expect(view.unresolved.map((attempt) => attempt.approvedAt !== undefined)).toEqual([true]);
 
-    const resumed = await SessionRecorder.resume({
-      store,
-      sessionId: "session-1",
-      runId: "run-1",
-      actor,
-    });
+    const resumed = await resume(store);
     await resumed.beforeModelCall({ request });
     const rerun = await resumed.beforeToolCall({
       toolCallId: "pay-1",
@@ -555,12 +522,7 @@ describe("approval from another process", () => {
     expect(rerun.replayed).toBeUndefined();
     expect(rerun.retryOf).toBe(inFlight.attemptId);
     // If this re-run dies too, the next resume asks again: the approval covered one attempt.
-    const again = await SessionRecorder.resume({
-      store,
-      sessionId: "session-1",
-      runId: "run-1",
-      actor,
-    });
+    const again = await resume(store);
     await again.beforeModelCall({ request });
     await expect(
       again.beforeToolCall({ toolCallId: "pay-1", name: "pay", args: { amount: 5 } }),
