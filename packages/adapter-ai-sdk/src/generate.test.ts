@@ -9,13 +9,13 @@ import {
   SessionRecorder,
   StoreUnavailableError,
 } from "@agent-ledger/core";
-import { APICallError } from "@ai-sdk/provider";
 import { generateText, Output, stepCountIs, tool, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import {
+  failsOnceThenAnswers,
   payload,
   scriptedModel,
   textResult,
@@ -109,28 +109,17 @@ describe("ledgerMiddleware with generateText", () => {
 
   it("records each retry of a retryable error as a new attempt of the same step", async () => {
     const { store, recorder } = setup();
-    let calls = 0;
-    const model = new MockLanguageModelV3({
-      doGenerate: async () => {
-        calls++;
-        if (calls === 1)
-          throw new APICallError({
-            message: "overloaded",
-            url: "https://example.invalid",
-            requestBodyValues: {},
-            statusCode: 529,
-            isRetryable: true,
-          });
-        return textResult("second time lucky");
-      },
-    });
+    const flaky = failsOnceThenAnswers(
+      { message: "overloaded", statusCode: 529 },
+      textResult("second time lucky"),
+    );
     const result = await generateText({
-      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      model: wrapLanguageModel({ model: flaky.model, middleware: ledgerMiddleware({ recorder }) }),
       prompt: "hi",
       maxRetries: 1,
     });
     expect(result.text).toBe("second time lucky");
-    expect(calls).toBe(2);
+    expect(flaky.calls).toBe(2);
     const events = await eventsOf(store);
     expect(events.map((event) => event.type)).toEqual([
       "run.started",

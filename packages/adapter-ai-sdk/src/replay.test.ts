@@ -6,17 +6,14 @@ import {
   readWholeRun,
   SessionRecorder,
 } from "@agent-ledger/core";
-import {
-  APICallError,
-  type LanguageModelV3GenerateResult,
-  type LanguageModelV3StreamPart,
-} from "@ai-sdk/provider";
+import type { LanguageModelV3GenerateResult, LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import {
+  failsOnceThenAnswers,
   partsStream,
   payload,
   scriptedModel,
@@ -394,24 +391,8 @@ describe("resume with replay", () => {
 
   it("replays a retried failure: the SDK retries, the ledger answers both attempts", async () => {
     const store = new MemoryEventStore();
-    const flaky = () => {
-      let calls = 0;
-      const model = new MockLanguageModelV3({
-        doGenerate: async () => {
-          calls++;
-          if (calls === 1)
-            throw new APICallError({
-              message: "rate limited",
-              url: "https://example.invalid",
-              requestBodyValues: {},
-              statusCode: 429,
-              isRetryable: true,
-            });
-          return textResult("after retry");
-        },
-      });
-      return { model, calls: () => calls };
-    };
+    const flaky = () =>
+      failsOnceThenAnswers({ message: "rate limited", statusCode: 429 }, textResult("after retry"));
     const generate = (recorder: SessionRecorder, model: MockLanguageModelV3) =>
       generateText({
         model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
@@ -424,7 +405,7 @@ describe("resume with replay", () => {
     const second = flaky();
     const result = await generate(await resume(store), second.model);
     expect(result.text).toBe("after retry");
-    expect(second.calls()).toBe(0);
+    expect(second.calls).toBe(0);
     expect(await eventsOf(store)).toEqual(recorded);
   });
 });

@@ -7,13 +7,14 @@ import {
   SessionRecorder,
   StoreUnavailableError,
 } from "@agent-ledger/core";
-import { APICallError, type LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import { stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import {
+  failsOnceThenAnswers,
   partsStream,
   payload,
   scriptedModel,
@@ -217,20 +218,7 @@ describe("ledgerMiddleware with streamText", () => {
 
   it("records a retried doStream as a new attempt of the same step", async () => {
     const { store, recorder } = setup();
-    let calls = 0;
-    const model = new MockLanguageModelV3({
-      doStream: async () => {
-        calls++;
-        if (calls === 1)
-          throw new APICallError({
-            message: "overloaded",
-            url: "https://example.invalid",
-            requestBodyValues: {},
-            isRetryable: true,
-          });
-        return { stream: partsStream(streamPartsOf(longText)) };
-      },
-    });
+    const { model } = failsOnceThenAnswers({ message: "overloaded" }, longText);
     const result = streamText({
       model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
       prompt: "count",

@@ -1,8 +1,9 @@
 import type { LedgerEvent } from "@agent-ledger/core";
-import type {
-  LanguageModelV3Content,
-  LanguageModelV3GenerateResult,
-  LanguageModelV3StreamPart,
+import {
+  APICallError,
+  type LanguageModelV3Content,
+  type LanguageModelV3GenerateResult,
+  type LanguageModelV3StreamPart,
 } from "@ai-sdk/provider";
 import { MockLanguageModelV3 } from "ai/test";
 import { contentToStreamParts } from "../model-response.js";
@@ -92,6 +93,40 @@ export function scriptedModel(script: LanguageModelV3GenerateResult[]) {
     model,
     get calls() {
       return model.doGenerateCalls.length + model.doStreamCalls.length;
+    },
+  };
+}
+
+/**
+ * A mock model whose first call, generated or streamed, fails with a retryable provider error
+ * (`message`, and `statusCode` if given); the calls after it answer `result`. `calls` counts
+ * every call, the failed one included.
+ */
+export function failsOnceThenAnswers(
+  error: { message: string; statusCode?: number },
+  result: LanguageModelV3GenerateResult,
+) {
+  let calls = 0;
+  const answer = () => {
+    calls++;
+    if (calls === 1)
+      throw new APICallError({
+        message: error.message,
+        url: "https://example.invalid",
+        requestBodyValues: {},
+        statusCode: error.statusCode,
+        isRetryable: true,
+      });
+    return result;
+  };
+  const model = new MockLanguageModelV3({
+    doGenerate: async () => answer(),
+    doStream: async () => ({ stream: partsStream(streamPartsOf(answer())) }),
+  });
+  return {
+    model,
+    get calls() {
+      return calls;
     },
   };
 }
