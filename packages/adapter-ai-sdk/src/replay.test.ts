@@ -93,6 +93,39 @@ async function run(options: {
 
 const resume = (store: EventStore) => SessionRecorder.resume({ store, actor, ...address });
 
+/** The process "dies" inside the tool call `hang` of the script's run (it never returns). */
+async function crashInside(store: EventStore, hang: string) {
+  const model = scriptedModel(script());
+  const tools = makeTools({ hang });
+  void run({
+    recorder: new SessionRecorder({ store, actor, ...address }),
+    model: model.model,
+    tools: tools.tools,
+  });
+  await tools.inTool;
+  return { model, tools };
+}
+
+/** Streams one model call to its end: the text deltas that arrived, and the errors reported. */
+async function streamCollecting(
+  recorder: SessionRecorder,
+  model: MockLanguageModelV3,
+  prompt: string,
+) {
+  const errors: string[] = [];
+  const result = streamText({
+    model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+    prompt,
+    onError: ({ error }) => {
+      errors.push((error as Error).message);
+    },
+  });
+  const deltas: string[] = [];
+  for await (const part of result.fullStream)
+    if (part.type === "text-delta") deltas.push(part.text);
+  return { text: deltas.join(""), errors };
+}
+
 describe("resume with replay", () => {
   it("answers every recorded model and tool call from the ledger", async () => {
     const store = new MemoryEventStore();
@@ -122,14 +155,8 @@ describe("resume with replay", () => {
 
   it("re-runs an idempotent tool that was in flight at the crash, then continues live", async () => {
     const store = new MemoryEventStore();
-    const crashed = scriptedModel(script());
-    const crashedTools = makeTools({ hang: "c3" });
-    void run({
-      recorder: new SessionRecorder({ store, actor, ...address }),
-      model: crashed.model,
-      tools: crashedTools.tools,
-    });
-    await crashedTools.inTool; // the process "dies" here, inside lookup c3
+    // The process "dies" inside lookup c3.
+    const { model: crashed, tools: crashedTools } = await crashInside(store, "c3");
 
     const resumedModel = scriptedModel(script().slice(2));
     const resumedTools = makeTools();
@@ -155,13 +182,7 @@ describe("resume with replay", () => {
 
   it("stops with unresolved-attempt on a non-idempotent tool in flight, and calls nothing more", async () => {
     const store = new MemoryEventStore();
-    const crashedTools = makeTools({ hang: "c2" });
-    void run({
-      recorder: new SessionRecorder({ store, actor, ...address }),
-      model: scriptedModel(script()).model,
-      tools: crashedTools.tools,
-    });
-    await crashedTools.inTool;
+    await crashInside(store, "c2"); // inside send c2
     await new Promise((resolve) => setTimeout(resolve, 10)); // lookup c1 finishes meanwhile
 
     const resumedModel = scriptedModel(script().slice(1));
@@ -178,13 +199,7 @@ describe("resume with replay", () => {
 
   it("lets a person abandon the unresolved call; the model is told and the run goes on", async () => {
     const store = new MemoryEventStore();
-    const crashedTools = makeTools({ hang: "c2" });
-    void run({
-      recorder: new SessionRecorder({ store, actor, ...address }),
-      model: scriptedModel(script()).model,
-      tools: crashedTools.tools,
-    });
-    await crashedTools.inTool;
+    await crashInside(store, "c2");
     await new Promise((resolve) => setTimeout(resolve, 10));
 
     const asked: string[] = [];
@@ -261,20 +276,8 @@ describe("resume with replay", () => {
 
   it("replays a stream that failed mid-way: the recorded partial content, then the error", async () => {
     const store = new MemoryEventStore();
-    const streamOnce = async (recorder: SessionRecorder, model: MockLanguageModelV3) => {
-      const errors: string[] = [];
-      const result = streamText({
-        model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
-        prompt: "count",
-        onError: ({ error }) => {
-          errors.push((error as Error).message);
-        },
-      });
-      const deltas: string[] = [];
-      for await (const part of result.fullStream)
-        if (part.type === "text-delta") deltas.push(part.text);
-      return { text: deltas.join(""), errors };
-    };
+    const streamOnce = (recorder: SessionRecorder, model: MockLanguageModelV3) =>
+      streamCollecting(recorder, model, "count");
     const parts = streamPartsOf(textResult("alpha beta gamma delta")).slice(0, 5);
     parts.push({ type: "error", error: new Error("socket hang up") });
     const failing = new MockLanguageModelV3({
@@ -301,20 +304,8 @@ describe("resume with replay", () => {
 
   it("replays a long partial (moved to the blob store) as the text that had arrived, not its blob marker", async () => {
     const store = new MemoryEventStore();
-    const streamOnce = async (recorder: SessionRecorder, model: MockLanguageModelV3) => {
-      const errors: string[] = [];
-      const result = streamText({
-        model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
-        prompt: "write at length",
-        onError: ({ error }) => {
-          errors.push((error as Error).message);
-        },
-      });
-      const deltas: string[] = [];
-      for await (const part of result.fullStream)
-        if (part.type === "text-delta") deltas.push(part.text);
-      return { text: deltas.join(""), errors };
-    };
+    const streamOnce = (recorder: SessionRecorder, model: MockLanguageModelV3) =>
+      streamCollecting(recorder, model, "write at length");
     // Over the 1 KiB text threshold: the recorded partial keeps a blob reference to it.
     const long = "Grüße, 世界 🌍 ".repeat(200);
     const failing = new MockLanguageModelV3({
