@@ -11,17 +11,23 @@ import {
 } from "./testing/scripted-model.test.data.js";
 import { wrapTools } from "./wrap-tools.js";
 
+/** A recorder of the assistant's run "r" in session "s", on a new memory store. */
+function recordingAssistant() {
+  const store = new MemoryEventStore();
+  const recorder = new SessionRecorder({
+    store,
+    sessionId: "s",
+    runId: "r",
+    actor: { type: "agent", id: "assistant", framework: "ai-sdk" },
+  });
+  return { store, recorder };
+}
+
 // Core's projections read what this adapter records (no input.received: the prompt is in
 // each model request).
 describe("ATIF of a recorded generateText conversation", () => {
   it("has the user's messages as user steps, each before the agent steps it led to", async () => {
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "s",
-      runId: "r",
-      actor: { type: "agent", id: "assistant", framework: "ai-sdk" },
-    });
+    const { store, recorder } = recordingAssistant();
     const { model } = scriptedModel([
       toolCallsResult(toolCall("call-1", "weather", { city: "Paris" })),
       textResult("Paris: 21"),
@@ -64,13 +70,7 @@ describe("ATIF of a recorded generateText conversation", () => {
 
 describe("ATIF of a reasoning model's answer", () => {
   it("keeps the reasoning apart from the message, in reasoning_content", async () => {
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "s",
-      runId: "r",
-      actor: { type: "agent", id: "assistant", framework: "ai-sdk" },
-    });
+    const { store, recorder } = recordingAssistant();
     const answer = textResult("42");
     answer.content = [{ type: "reasoning", text: "6 times 7 is 42." }, ...answer.content];
     const { model } = scriptedModel([answer]);
@@ -87,13 +87,7 @@ describe("ATIF of a reasoning model's answer", () => {
 
 describe("inspection of a recorded generateText call", () => {
   it("names the model the call went to (the AI SDK records it as { provider, modelId })", async () => {
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "s",
-      runId: "r",
-      actor: { type: "agent", id: "assistant", framework: "ai-sdk" },
-    });
+    const { store, recorder } = recordingAssistant();
     const { model } = scriptedModel([textResult("hello")]);
     const wrapped = wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) });
     await generateText({ model: wrapped, prompt: "hi" });
