@@ -4,49 +4,15 @@ import {
   readWholeSession,
   SessionRecorder,
 } from "@agent-ledger/core";
-import { Agent, Runner, retryPolicies, setTracingDisabled, tool } from "@openai/agents";
+import { Runner, setTracingDisabled } from "@openai/agents";
 import { describe, expect, test } from "vitest";
-import { z } from "zod";
 import { ledgerModelProvider, resumeRun, runWithLedger } from "./index.js";
 import { FailingStore } from "./testing/failing-store.js";
+import { retryingAgent } from "./testing/fixture.js";
 import { runOptions } from "./testing/recorded-run.js";
-import {
-  functionCall,
-  message,
-  ScriptedModel,
-  scriptedProvider,
-} from "./testing/scripted-model.js";
+import { scriptedProvider } from "./testing/scripted-model.js";
 
 setTracingDisabled(true);
-
-// The provider fails the first call with a 500; the runner's retry policy retries it.
-function retryingAgent() {
-  const model = new ScriptedModel([
-    () => {
-      throw Object.assign(new Error("internal server error"), { status: 500 });
-    },
-    () => [functionCall("lookup", { item: "book" }, "call_lookup")],
-    () => [message("done")],
-  ]);
-  const lookup = tool({
-    name: "lookup",
-    description: "look up a price",
-    parameters: z.object({ item: z.string() }),
-    execute: async () => "7",
-  });
-  const agent = new Agent({
-    name: "main",
-    tools: [lookup],
-    modelSettings: {
-      retry: {
-        maxRetries: 2,
-        policy: retryPolicies.httpStatus([500]),
-        backoff: { initialDelayMs: 1, maxDelayMs: 1 },
-      },
-    },
-  });
-  return { model, agent };
-}
 
 describe("model calls the runner retries (modelSettings.retry)", () => {
   test("a retry is a new attempt of the same step, with retryOf", async () => {

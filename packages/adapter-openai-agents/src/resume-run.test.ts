@@ -1,10 +1,10 @@
 import { inspectSession, readWholeSession, resolveEvents } from "@agent-ledger/core";
-import { Agent, retryPolicies, setTracingDisabled, tool } from "@openai/agents";
+import { Agent, setTracingDisabled, tool } from "@openai/agents";
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
 import { APPROVAL_EVENT_TYPE, resumeRun, runWithLedger } from "./index.js";
 import { FailingStore } from "./testing/failing-store.js";
-import { fixture } from "./testing/fixture.js";
+import { fixture, retryingAgent } from "./testing/fixture.js";
 import { firstInterruption, runOptions } from "./testing/recorded-run.js";
 import { functionCall, message, ScriptedModel } from "./testing/scripted-model.js";
 
@@ -229,43 +229,16 @@ describe("resumeRun after a crash", () => {
 
   test("a model call the runner retried (modelSettings.retry) is answered by its retry on resume", async () => {
     // The provider fails the first call with a 500, the runner's retry policy retries it.
-    const make = () => {
-      const model = new ScriptedModel([
-        () => {
-          throw Object.assign(new Error("internal server error"), { status: 500 });
-        },
-        () => [functionCall("lookup", { item: "book" }, "call_lookup")],
-        () => [message("done")],
-      ]);
-      const lookup = tool({
-        name: "lookup",
-        description: "look up a price",
-        parameters: z.object({ item: z.string() }),
-        execute: async () => "7",
-      });
-      const agent = new Agent({
-        name: "main",
-        tools: [lookup],
-        modelSettings: {
-          retry: {
-            maxRetries: 2,
-            policy: retryPolicies.httpStatus([500]),
-            backoff: { initialDelayMs: 1, maxDelayMs: 1 },
-          },
-        },
-      });
-      return { model, agent };
-    };
     const store = new FailingStore();
     store.goDownAfter((event) => event.type === "tool.completed");
-    const first = make();
+    const first = retryingAgent();
     await runWithLedger(first.agent, "price?", runOptions(store, first.model)).catch(
       () => undefined,
     );
     store.failWhen = undefined;
     expect(first.model.calls).toBe(2);
 
-    const second = make();
+    const second = retryingAgent();
     second.model.calls = 2; // only the last turn is live
     const result = await resumeRun(second.agent, runOptions(store, second.model));
     expect(result).toMatchObject({ status: "completed", finalOutput: "done" });

@@ -1,4 +1,4 @@
-import { Agent, tool } from "@openai/agents";
+import { Agent, retryPolicies, tool } from "@openai/agents";
 import { z } from "zod";
 import { ledgerTool } from "../ledger-tool.js";
 import { functionCall, message, ScriptedModel } from "./scripted-model.js";
@@ -49,4 +49,36 @@ export function fixture(options: { chargeNeedsApproval?: boolean; chargeThrows?:
     },
   ]);
   return { effects, main, closer, model, lookup, charge };
+}
+
+/**
+ * One agent, "main", whose provider fails the first call with a 500; the runner's retry
+ * policy (`modelSettings.retry`) retries it. Then it calls `lookup` once and answers "done".
+ */
+export function retryingAgent() {
+  const model = new ScriptedModel([
+    () => {
+      throw Object.assign(new Error("internal server error"), { status: 500 });
+    },
+    () => [functionCall("lookup", { item: "book" }, "call_lookup")],
+    () => [message("done")],
+  ]);
+  const lookup = tool({
+    name: "lookup",
+    description: "look up a price",
+    parameters: z.object({ item: z.string() }),
+    execute: async () => "7",
+  });
+  const agent = new Agent({
+    name: "main",
+    tools: [lookup],
+    modelSettings: {
+      retry: {
+        maxRetries: 2,
+        policy: retryPolicies.httpStatus([500]),
+        backoff: { initialDelayMs: 1, maxDelayMs: 1 },
+      },
+    },
+  });
+  return { model, agent };
 }
