@@ -48,14 +48,21 @@ async function crashAfterSecondModelCall(output: () => unknown) {
   return { store, first };
 }
 
+// A new process resumes the run with a fresh agent whose script goes on after the two
+// recorded model calls.
+async function resumeInNewProcess(store: FailingStore, output: () => unknown) {
+  const second = agentWithTool(output);
+  second.model.calls = 2;
+  const result = await resumeRun(second.agent, runOptions(store, second.model, "r"));
+  return { second, result };
+}
+
 describe("ledgerTool outputs", () => {
   test("a tool that returns nothing is replayed as nothing: resume after a crash does not diverge", async () => {
     const { store, first } = await crashAfterSecondModelCall(() => undefined);
     expect(first.effects).toEqual(["sent"]);
 
-    const second = agentWithTool(() => undefined);
-    second.model.calls = 2;
-    const result = await resumeRun(second.agent, runOptions(store, second.model, "r"));
+    const { second, result } = await resumeInNewProcess(store, () => undefined);
     expect(result.status).toBe("completed");
     // call_1 came from the ledger, call_2 ran live.
     expect(second.effects).toEqual(["sent"]);
@@ -73,9 +80,7 @@ describe("ledgerTool outputs", () => {
       result: { id: 7, at: "1970-01-01T00:00:00.000Z", delta: 0 },
     });
 
-    const second = agentWithTool(output);
-    second.model.calls = 2;
-    const result = await resumeRun(second.agent, runOptions(store, second.model, "r"));
+    const { second, result } = await resumeInNewProcess(store, output);
     expect(result.status).toBe("completed");
     expect(second.effects).toEqual(["sent"]);
     // The one live model call sees call_1's replayed output as the same text as call_2's live one.
@@ -100,9 +105,7 @@ describe("ledgerTool outputs", () => {
       );
       expect(completed?.payload).toMatchObject({ result: seen });
 
-      const second = agentWithTool(output);
-      second.model.calls = 2;
-      const result = await resumeRun(second.agent, runOptions(store, second.model, "r"));
+      const { second, result } = await resumeInNewProcess(store, output);
       expect(result.status).toBe("completed");
       expect(second.effects).toEqual(["sent"]);
       // call_1's replayed output and call_2's live one reach the model as the same text.
@@ -123,9 +126,7 @@ describe("ledgerTool outputs", () => {
     });
     expect(events.filter((event) => event.type === "model.completed")).toHaveLength(2);
 
-    const second = agentWithTool(output);
-    second.model.calls = 2;
-    const result = await resumeRun(second.agent, runOptions(store, second.model, "r"));
+    const { second, result } = await resumeInNewProcess(store, output);
     expect(result.status).toBe("completed");
     expect(second.effects).toEqual(["sent"]);
     expect((await inspectSession(store, "s")).unresolved).toEqual([]);
