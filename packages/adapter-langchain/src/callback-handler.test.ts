@@ -149,15 +149,16 @@ describe("LedgerCallbackHandler: tools and chains", () => {
     schema: z.object({ query: z.string() }),
     metadata: { idempotent: true, effect: "read" },
   });
+  /** A model's answer that asks for one `search` per [id, query] pair. */
+  const searches = (...calls: [id: string, query: string][]) =>
+    new AIMessage({
+      content: "",
+      tool_calls: calls.map(([id, query]) => ({ id, name: "search", args: { query } })),
+    });
 
   it("on resume, a tool call is caused by the recorded completion that asked for it", async () => {
     const { store, handler, model } = setup((_, call) =>
-      call === 1
-        ? new AIMessage({
-            content: "",
-            tool_calls: [{ id: "call-a", name: "search", args: { query: "a" } }],
-          })
-        : new AIMessage("thinking"),
+      call === 1 ? searches(["call-a", "a"]) : new AIMessage("thinking"),
     );
     // Two completions before the "crash": the first asked for call-a, the second for nothing.
     await model.invoke("find", { callbacks: [handler] });
@@ -178,16 +179,7 @@ describe("LedgerCallbackHandler: tools and chains", () => {
   });
 
   it("records tool calls with toolCallId, caused by the completion that asked for them", async () => {
-    const { store, handler, model } = setup(
-      () =>
-        new AIMessage({
-          content: "",
-          tool_calls: [
-            { id: "call-a", name: "search", args: { query: "a" } },
-            { id: "call-b", name: "search", args: { query: "b" } },
-          ],
-        }),
-    );
+    const { store, handler, model } = setup(() => searches(["call-a", "a"], ["call-b", "b"]));
     const answer = await model.invoke("find", { callbacks: [handler] });
     const results = await Promise.all(
       (answer.tool_calls ?? []).map((call) =>
@@ -223,16 +215,7 @@ describe("LedgerCallbackHandler: tools and chains", () => {
   });
 
   it("restoreMessages lists tool calls that have no recorded result", async () => {
-    const { store, handler, model } = setup(
-      () =>
-        new AIMessage({
-          content: "",
-          tool_calls: [
-            { id: "call-a", name: "search", args: { query: "a" } },
-            { id: "call-b", name: "search", args: { query: "b" } },
-          ],
-        }),
-    );
+    const { store, handler, model } = setup(() => searches(["call-a", "a"], ["call-b", "b"]));
     const answer = await model.invoke([new HumanMessage("find")], { callbacks: [handler] });
     const first = answer.tool_calls?.[0];
     await search.invoke(
@@ -246,16 +229,7 @@ describe("LedgerCallbackHandler: tools and chains", () => {
   });
 
   it("restoreMessages pairs tool calls with an empty id with their results, by name and order", async () => {
-    const { store, handler, model } = setup(
-      () =>
-        new AIMessage({
-          content: "",
-          tool_calls: [
-            { id: "", name: "search", args: { query: "a" } },
-            { id: "", name: "search", args: { query: "b" } },
-          ],
-        }),
-    );
+    const { store, handler, model } = setup(() => searches(["", "a"], ["", "b"]));
     const answer = await model.invoke([new HumanMessage("find")], { callbacks: [handler] });
     const [first] = answer.tool_calls ?? [];
     if (!first) throw new Error("expected a tool call");
@@ -267,13 +241,7 @@ describe("LedgerCallbackHandler: tools and chains", () => {
   });
 
   it("restoreMessages keeps a tool call that paused at a LangGraph interrupt() pending", async () => {
-    const { store, handler, model } = setup(
-      () =>
-        new AIMessage({
-          content: "",
-          tool_calls: [{ id: "call-a", name: "search", args: { query: "a" } }],
-        }),
-    );
+    const { store, handler, model } = setup(() => searches(["call-a", "a"]));
     await model.invoke([new HumanMessage("find")], { callbacks: [handler] });
     const paused = tool(
       async () => {
