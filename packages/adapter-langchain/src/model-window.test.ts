@@ -10,45 +10,49 @@ import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 const SESSION = "window-session";
 const RUN = "window-run";
 
+/**
+ * One process's agent on the run, on thread `threadId`. Its model answers "hello"; while
+ * `crashes.left` is above 0, the process then "dies" as the answer arrives: model.completed is
+ * committed, then neither the model node's write nor the next checkpoint reaches the store.
+ */
+function agentCrashingAfterAnswer(store: FlakyStore, threadId: string, crashes: { left: number }) {
+  const model = new ScriptedChatModel(() => {
+    if (crashes.left > 0) {
+      crashes.left--;
+      store.failing = true;
+      store.failTypes = ["x.langgraph.writes", "checkpoint.saved"];
+    }
+    return new AIMessage("hello");
+  });
+  const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+  const agent = createAgent({
+    model,
+    tools: [],
+    middleware: [ledgerMiddleware({ handler })],
+    checkpointer: new LedgerCheckpointSaver({ store }),
+  });
+  const config = {
+    configurable: { thread_id: threadId },
+    callbacks: [handler],
+    durability: "sync" as const,
+  };
+  return {
+    model,
+    invoke: (input: Parameters<typeof agent.invoke>[0]) => agent.invoke(input, config),
+  };
+}
+
 describe("the window the README documents: model.completed committed, LangGraph's write not", () => {
   it("the resumed run pays for the model call again and records it as a retry of the recorded one", async () => {
     const store = new FlakyStore();
-    const crash = { armed: true };
-    const build = () => {
-      const model = new ScriptedChatModel(() => {
-        // The process "dies" as the answer arrives: model.completed is committed, then
-        // neither the model node's write nor the next checkpoint reaches the store.
-        if (crash.armed) {
-          store.failing = true;
-          store.failTypes = ["x.langgraph.writes", "checkpoint.saved"];
-        }
-        return new AIMessage("hello");
-      });
-      const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
-      const agent = createAgent({
-        model,
-        tools: [],
-        middleware: [ledgerMiddleware({ handler })],
-        checkpointer: new LedgerCheckpointSaver({ store }),
-      });
-      const config = {
-        configurable: { thread_id: "thread-1" },
-        callbacks: [handler],
-        durability: "sync" as const,
-      };
-      return {
-        model,
-        invoke: (input: Parameters<typeof agent.invoke>[0]) => agent.invoke(input, config),
-      };
-    };
-    const first = build();
+    const crashes = { left: 1 };
+    const first = agentCrashingAfterAnswer(store, "thread-1", crashes);
     await expect(first.invoke({ messages: [{ role: "user", content: "hi" }] })).rejects.toThrow();
     store.failing = false;
-    crash.armed = false;
     const beforeResume = await runEvents(store, SESSION, RUN);
     expect(beforeResume.filter((event) => event.type === "model.completed")).toHaveLength(1);
 
-    const second = build();
+    const second = agentCrashingAfterAnswer(store, "thread-1", crashes);
     const result = await second.invoke(null);
     expect(result.messages.at(-1)?.content).toBe("hello");
     // One logical call, paid twice: the accepted window.
@@ -63,35 +67,13 @@ describe("the window the README documents: model.completed committed, LangGraph'
 
   it("a second crash in that window: the third process's call is recorded, not taken for the second's", async () => {
     const store = new FlakyStore();
-    const crash = { left: 2 };
-    const build = () => {
-      const model = new ScriptedChatModel(() => {
-        if (crash.left > 0) {
-          crash.left--;
-          store.failing = true;
-          store.failTypes = ["x.langgraph.writes", "checkpoint.saved"];
-        }
-        return new AIMessage("hello");
-      });
-      const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
-      const agent = createAgent({
-        model,
-        tools: [],
-        middleware: [ledgerMiddleware({ handler })],
-        checkpointer: new LedgerCheckpointSaver({ store }),
-      });
-      const config = {
-        configurable: { thread_id: "thread-2" },
-        callbacks: [handler],
-        durability: "sync" as const,
-      };
-      return (input: Parameters<typeof agent.invoke>[0]) => agent.invoke(input, config);
-    };
-    await expect(build()({ messages: [{ role: "user", content: "hi" }] })).rejects.toThrow();
+    const crashes = { left: 2 };
+    const build = () => agentCrashingAfterAnswer(store, "thread-2", crashes);
+    await expect(build().invoke({ messages: [{ role: "user", content: "hi" }] })).rejects.toThrow();
     store.failing = false;
-    await expect(build()(null)).rejects.toThrow();
+    await expect(build().invoke(null)).rejects.toThrow();
     store.failing = false;
-    const result = await build()(null);
+    const result = await build().invoke(null);
     expect(result.messages.at(-1)?.content).toBe("hello");
     const events = await runEvents(store, SESSION, RUN);
     const requested = events.filter((event) => event.type === "model.requested");
