@@ -14,7 +14,7 @@ import { LedgerCallbackHandler } from "./callback-handler.js";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
 
 import { ledgerMiddleware } from "./ledger-middleware.js";
-import { FlakyStore, payloadOf, runEvents } from "./testing/helpers.js";
+import { FlakyStore, payloadOf, runEvents, threadConfig } from "./testing/helpers.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
 const SESSION = "agent-session";
@@ -89,16 +89,10 @@ function agentFor(
   return { model, handler, agent };
 }
 
-const config = (handler: LedgerCallbackHandler) => ({
-  configurable: { thread_id: "thread-1" },
-  callbacks: [handler],
-  durability: "sync" as const,
-});
-
 /** The process "dies" during the run (the store fails); the store is back for the next one. */
 async function crashes(store: FlakyStore, { agent, handler }: ReturnType<typeof agentFor>) {
   await expect(
-    agent.invoke({ messages: [{ role: "user", content: "go" }] }, config(handler)),
+    agent.invoke({ messages: [{ role: "user", content: "go" }] }, threadConfig(handler)),
   ).rejects.toThrow();
   store.failing = false;
 }
@@ -111,7 +105,7 @@ async function runWhereStoreRefuses(type: string) {
   const { tools, effects } = world();
   const { agent, handler, model } = agentFor(store, tools);
   const error = await agent
-    .invoke({ messages: [{ role: "user", content: "go" }] }, config(handler))
+    .invoke({ messages: [{ role: "user", content: "go" }] }, threadConfig(handler))
     .catch((caught: unknown) => caught);
   return { store, effects, model, error };
 }
@@ -143,7 +137,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     const { agent, handler, model } = agentFor(store, tools);
     const result = await agent.invoke(
       { messages: [{ role: "user", content: "go" }] },
-      config(handler),
+      threadConfig(handler),
     );
     expect(result.messages.at(-1)?.content).toBe("final: value of x | sent to bob");
     expect(model.calls).toBe(2);
@@ -326,7 +320,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     await crashes(store, agentFor(store, [remember], ask));
     crash = false;
     const second = agentFor(store, [remember], ask);
-    const result = await second.agent.invoke(null, config(second.handler));
+    const result = await second.agent.invoke(null, threadConfig(second.handler));
     expect(runs).toBe(1);
     expect(result.messages.at(-1)?.content).toBe("final: saved x");
     const toolMessage = result.messages.find((message) => ToolMessage.isInstance(message));
@@ -365,7 +359,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
       await crashes(store, agentFor(store, [clock], ask));
       crash = false;
       const second = agentFor(store, [clock], ask);
-      const result = await second.agent.invoke(null, config(second.handler));
+      const result = await second.agent.invoke(null, threadConfig(second.handler));
       // The second turn's call was in flight: it runs again (idempotent), it is not "tick 1".
       expect(result.messages.at(-1)?.content).toBe("final: tick 1 | tick 3");
       expect(ticks).toBe(3);
@@ -390,7 +384,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     const error = await agent
       .invoke(
         { messages: [{ role: "user", content: "go" }] },
-        { ...config(handler), signal: controller.signal },
+        { ...threadConfig(handler), signal: controller.signal },
       )
       .catch((caught: unknown) => caught);
     expect((error as Error).name).toBe("AbortError");
@@ -429,7 +423,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     const second = world();
     const resumed = agentFor(store, second.tools);
     const error = await resumed.agent
-      .invoke(null, config(resumed.handler))
+      .invoke(null, threadConfig(resumed.handler))
       .catch((caught: unknown) => caught);
     expect(findLedgerError(error, "unresolved-attempt")).toBeDefined();
     expect(second.effects.send).toBe(0);
@@ -439,7 +433,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     await personDecides(store, "abandon", "checked the outbox: the message was sent");
     const third = world();
     const final = agentFor(store, third.tools);
-    const result = await final.agent.invoke(null, config(final.handler));
+    const result = await final.agent.invoke(null, threadConfig(final.handler));
     expect(third.effects.send).toBe(0);
     expect(String(result.messages.at(-1)?.content)).toContain("checked the outbox");
     // The first model call is in the checkpoint: resuming pays only for the last one.
@@ -458,7 +452,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     await crashes(store, crashed);
     const stopped = agentFor(store, world().tools);
     const error = await stopped.agent
-      .invoke(null, config(stopped.handler))
+      .invoke(null, threadConfig(stopped.handler))
       .catch((caught: unknown) => caught);
     expect(findLedgerError(error, "unresolved-attempt")).toBeDefined();
 
@@ -466,7 +460,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     await personDecides(store, "approve", "checked the outbox: not sent");
     const third = world();
     const final = agentFor(store, third.tools);
-    await final.agent.invoke(null, config(final.handler));
+    await final.agent.invoke(null, threadConfig(final.handler));
     expect(third.effects.send).toBe(1);
     expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
   });
@@ -482,7 +476,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     await crashes(store, crashed);
     const second = world({ sendIdempotent: true });
     const resumed = agentFor(store, second.tools);
-    const result = await resumed.agent.invoke(null, config(resumed.handler));
+    const result = await resumed.agent.invoke(null, threadConfig(resumed.handler));
     expect(result.messages.at(-1)?.content).toBe("final: value of x | sent to bob");
     expect(second.effects.send).toBe(1);
     expect(crashed.model.calls + resumed.model.calls).toBe(2);
@@ -514,7 +508,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     const first = agentFor(store, [send], ask);
     const paused = await first.agent.invoke(
       { messages: [{ role: "user", content: "go" }] },
-      config(first.handler),
+      threadConfig(first.handler),
     );
     expect(paused.__interrupt__).toHaveLength(1);
     expect(sent).toEqual([]);
@@ -523,7 +517,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     const second = agentFor(store, [send], ask);
     const result = await second.agent.invoke(
       new Command({ resume: "yes" }),
-      config(second.handler),
+      threadConfig(second.handler),
     );
     expect(sent).toEqual(["bob"]);
     expect(result.messages.at(-1)?.content).toBe("final: sent to bob");
@@ -550,7 +544,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     const { agent, handler, model } = agentFor(store, [truncating, send]);
     const result = await agent.invoke(
       { messages: [{ role: "user", content: "go" }] },
-      config(handler),
+      threadConfig(handler),
     );
     expect(model.calls).toBe(2);
     expect(effects.send).toBe(1);

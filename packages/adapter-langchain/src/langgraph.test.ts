@@ -15,7 +15,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
-import { runEvents } from "./testing/helpers.js";
+import { runEvents, threadConfig } from "./testing/helpers.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
 function toolGraph(
@@ -57,11 +57,7 @@ describe("a plain LangGraph graph", () => {
               tool_calls: [{ id: "call-send", name: "send", args: { to: "bob" } }],
             }),
       );
-    const config = (handler: LedgerCallbackHandler) => ({
-      configurable: { thread_id: "interrupted" },
-      callbacks: [handler],
-      durability: "sync" as const,
-    });
+    const config = (handler: LedgerCallbackHandler) => threadConfig(handler, "interrupted");
     const handler = () => new LedgerCallbackHandler({ store, sessionId: "graph", runId: "hitl" });
     const first = handler();
     await toolGraph(model(), [send], new LedgerCheckpointSaver({ store })).invoke(
@@ -107,7 +103,7 @@ describe("a plain LangGraph graph", () => {
     const handler = new LedgerCallbackHandler({ store, sessionId: "graph", runId: "graph-run" });
     const result = await graph.invoke(
       { messages: [new HumanMessage("2+3?")] },
-      { configurable: { thread_id: "g1" }, callbacks: [handler], durability: "sync" },
+      threadConfig(handler, "g1"),
     );
     expect(result.messages.at(-1)?.content).toBe("sum is 5");
     const events = await runEvents(store, "graph", "graph-run");

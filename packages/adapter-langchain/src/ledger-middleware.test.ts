@@ -7,7 +7,7 @@ import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
-import { FlakyStore, runEvents } from "./testing/helpers.js";
+import { FlakyStore, runEvents, threadConfig } from "./testing/helpers.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
 const SESSION = "middleware-session";
@@ -72,11 +72,7 @@ function agentFor(
     middleware: middleware(handler),
     checkpointer: new LedgerCheckpointSaver({ store }),
   });
-  const config = {
-    configurable: { thread_id: "thread-1" },
-    callbacks: [handler],
-    durability: "sync" as const,
-  };
+  const config = threadConfig(handler);
   return {
     model,
     invoke: (input: Parameters<typeof agent.invoke>[0]) =>

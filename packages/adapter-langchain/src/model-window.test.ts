@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
-import { FlakyStore, runEvents } from "./testing/helpers.js";
+import { FlakyStore, runEvents, threadConfig } from "./testing/helpers.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
 const SESSION = "window-session";
@@ -31,11 +31,7 @@ function agentCrashingAfterAnswer(store: FlakyStore, threadId: string, crashes: 
     middleware: [ledgerMiddleware({ handler })],
     checkpointer: new LedgerCheckpointSaver({ store }),
   });
-  const config = {
-    configurable: { thread_id: threadId },
-    callbacks: [handler],
-    durability: "sync" as const,
-  };
+  const config = threadConfig(handler, threadId);
   return {
     model,
     invoke: (input: Parameters<typeof agent.invoke>[0]) => agent.invoke(input, config),

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
-import { FlakyStore, payloadOf, runEvents } from "./testing/helpers.js";
+import { FlakyStore, payloadOf, runEvents, threadConfig } from "./testing/helpers.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
 const SESSION = "effect-session";
@@ -65,11 +65,7 @@ function world(store: FlakyStore, crashInSend: boolean) {
     tools: [lookup, send, audit],
     checkpointer: new LedgerCheckpointSaver({ store }),
   });
-  const config = {
-    configurable: { thread_id: "thread-1" },
-    callbacks: [handler],
-    durability: "sync" as const,
-  };
+  const config = threadConfig(handler);
   return {
     runs,
     invoke: (input: Parameters<typeof agent.invoke>[0]) => agent.invoke(input, config),

@@ -6,6 +6,7 @@ import {
   resolveEvents,
   StoreUnavailableError,
 } from "@agent-ledger/core";
+import type { LedgerCallbackHandler } from "../callback-handler.js";
 
 /** The events of a run, with content-addressed payloads resolved. */
 export async function runEvents(
@@ -35,4 +36,16 @@ export class FlakyStore extends MemoryEventStore {
 export function payloadOf<T>(event: LedgerEvent | undefined): T {
   if (!event) throw new Error("expected an event");
   return event.payload as T;
+}
+
+/**
+ * The config these tests invoke a graph with: LangGraph thread `threadId`, the handler as its
+ * callback, and each checkpoint written before the next step runs (as a crash test needs).
+ */
+export function threadConfig(handler: LedgerCallbackHandler, threadId = "thread-1") {
+  return {
+    configurable: { thread_id: threadId },
+    callbacks: [handler],
+    durability: "sync" as const,
+  };
 }
