@@ -7,8 +7,7 @@ import {
 import { Runner, setTracingDisabled } from "@openai/agents";
 import { describe, expect, test } from "vitest";
 import { ledgerModelProvider, resumeRun, runWithLedger } from "./index.js";
-import { FailingStore } from "./testing/failing-store.js";
-import { retryingAgent } from "./testing/fixture.js";
+import { crashRetryingAgentAfterItsTool, retryingAgent } from "./testing/fixture.js";
 import { runOptions } from "./testing/recorded-run.js";
 import { scriptedProvider } from "./testing/scripted-model.js";
 
@@ -71,13 +70,7 @@ describe("model calls the runner retries (modelSettings.retry)", () => {
     );
     expect(expected.state.usage.requests).toBe(3);
 
-    const store = new FailingStore();
-    store.goDownAfter((event) => event.type === "tool.completed");
-    const first = retryingAgent();
-    await runWithLedger(first.agent, "price?", runOptions(store, first.model)).catch(
-      () => undefined,
-    );
-    store.failWhen = undefined;
+    const { store } = await crashRetryingAgentAfterItsTool();
     const second = retryingAgent();
     second.model.calls = 2; // only the last turn is live
     const result = await resumeRun(second.agent, runOptions(store, second.model));

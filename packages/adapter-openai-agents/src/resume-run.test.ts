@@ -4,7 +4,7 @@ import { describe, expect, test } from "vitest";
 import { z } from "zod";
 import { APPROVAL_EVENT_TYPE, resumeRun, runWithLedger } from "./index.js";
 import { FailingStore } from "./testing/failing-store.js";
-import { fixture, retryingAgent } from "./testing/fixture.js";
+import { crashRetryingAgentAfterItsTool, fixture, retryingAgent } from "./testing/fixture.js";
 import { firstInterruption, runOptions } from "./testing/recorded-run.js";
 import { functionCall, message, ScriptedModel } from "./testing/scripted-model.js";
 
@@ -229,13 +229,7 @@ describe("resumeRun after a crash", () => {
 
   test("a model call the runner retried (modelSettings.retry) is answered by its retry on resume", async () => {
     // The provider fails the first call with a 500, the runner's retry policy retries it.
-    const store = new FailingStore();
-    store.goDownAfter((event) => event.type === "tool.completed");
-    const first = retryingAgent();
-    await runWithLedger(first.agent, "price?", runOptions(store, first.model)).catch(
-      () => undefined,
-    );
-    store.failWhen = undefined;
+    const { store, first } = await crashRetryingAgentAfterItsTool();
     expect(first.model.calls).toBe(2);
 
     const second = retryingAgent();

@@ -1,6 +1,9 @@
 import { Agent, retryPolicies, tool } from "@openai/agents";
 import { z } from "zod";
 import { ledgerTool } from "../ledger-tool.js";
+import { runWithLedger } from "../run-with-ledger.js";
+import { FailingStore } from "./failing-store.js";
+import { runOptions } from "./recorded-run.js";
 import { functionCall, message, ScriptedModel } from "./scripted-model.js";
 
 /**
@@ -81,4 +84,17 @@ export function retryingAgent() {
     },
   });
   return { model, agent };
+}
+
+/**
+ * retryingAgent's run in a process that dies right after its tool completed (the retried
+ * model call and the lookup are recorded); the store is back for the next process.
+ */
+export async function crashRetryingAgentAfterItsTool() {
+  const store = new FailingStore();
+  store.goDownAfter((event) => event.type === "tool.completed");
+  const first = retryingAgent();
+  await runWithLedger(first.agent, "price?", runOptions(store, first.model)).catch(() => undefined);
+  store.failWhen = undefined;
+  return { store, first };
 }
