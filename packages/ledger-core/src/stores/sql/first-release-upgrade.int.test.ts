@@ -24,6 +24,61 @@ afterAll(async () => {
 const postgresAvailable = await serverAvailable("postgres");
 const mysqlAvailable = await serverAvailable("mysql");
 
+/**
+ * Creates the first release's tables (migration 0000 of `dialect`, from the shipped file) and
+ * fills them the way its code wrote rows, through `query`: a connection already in the fresh
+ * schema or database.
+ */
+async function writeFirstRelease(
+  dialect: "postgres" | "mysql",
+  query: (sql: string, values?: unknown[]) => Promise<unknown>,
+): Promise<FirstReleaseLedger> {
+  const placeholders = (count: number) =>
+    Array.from({ length: count }, (_, index) =>
+      dialect === "postgres" ? `$${index + 1}` : "?",
+    ).join(", ");
+  const [first] = loadMigrations(dialect);
+  for (const statement of first?.statements ?? []) await query(statement);
+  await query(`INSERT INTO schema_version VALUES (${placeholders(2)}, 'then')`, [
+    first?.version,
+    first?.tag,
+  ]);
+  const ledger = await firstReleaseLedger();
+  for (const event of ledger.events)
+    await query(`INSERT INTO events VALUES (${placeholders(8)})`, [
+      event.sessionId,
+      event.commitCursor,
+      event.runId,
+      event.seq,
+      event.eventId,
+      event.type,
+      event.recordedAt,
+      JSON.stringify(event),
+    ]);
+  for (const run of ledger.runs)
+    await query(`INSERT INTO runs VALUES (${placeholders(7)})`, [
+      run.sessionId,
+      run.runId,
+      run.runLength,
+      run.status,
+      run.lastHash,
+      run.parentRunId,
+      run.startedAt,
+    ]);
+  for (const session of ledger.sessions)
+    await query(`INSERT INTO sessions VALUES (${placeholders(4)})`, [
+      session.sessionId,
+      session.lastCursor,
+      session.createdAt,
+      session.updatedAt,
+    ]);
+  await query(`INSERT INTO blobs VALUES (${placeholders(2)})`, [
+    ledger.blob.ref,
+    ledger.blob.content,
+  ]);
+  return ledger;
+}
+
 /** A fresh PostgreSQL schema holding the first release's ledger. */
 async function postgresFirstRelease(): Promise<{ schema: string; ledger: FirstReleaseLedger }> {
   const schema = `ledger_first_${uuidv7().replaceAll("-", "")}`;
@@ -35,42 +90,7 @@ async function postgresFirstRelease(): Promise<{ schema: string; ledger: FirstRe
   });
   await client.query(`CREATE SCHEMA "${schema}"`);
   await client.query(`SET search_path TO "${schema}"`);
-  const [first] = loadMigrations("postgres");
-  for (const statement of first?.statements ?? []) await client.query(statement);
-  await client.query("INSERT INTO schema_version VALUES ($1, $2, 'then')", [
-    first?.version,
-    first?.tag,
-  ]);
-  const ledger = await firstReleaseLedger();
-  for (const event of ledger.events)
-    await client.query("INSERT INTO events VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", [
-      event.sessionId,
-      event.commitCursor,
-      event.runId,
-      event.seq,
-      event.eventId,
-      event.type,
-      event.recordedAt,
-      JSON.stringify(event),
-    ]);
-  for (const run of ledger.runs)
-    await client.query("INSERT INTO runs VALUES ($1, $2, $3, $4, $5, $6, $7)", [
-      run.sessionId,
-      run.runId,
-      run.runLength,
-      run.status,
-      run.lastHash,
-      run.parentRunId,
-      run.startedAt,
-    ]);
-  for (const session of ledger.sessions)
-    await client.query("INSERT INTO sessions VALUES ($1, $2, $3, $4)", [
-      session.sessionId,
-      session.lastCursor,
-      session.createdAt,
-      session.updatedAt,
-    ]);
-  await client.query("INSERT INTO blobs VALUES ($1, $2)", [ledger.blob.ref, ledger.blob.content]);
+  const ledger = await writeFirstRelease("postgres", (sql, values) => client.query(sql, values));
   return { schema, ledger };
 }
 
@@ -97,42 +117,7 @@ async function mysqlFirstRelease(): Promise<{ url: string; ledger: FirstReleaseL
   });
   await admin.query(`CREATE DATABASE \`${database}\``);
   await admin.query(`USE \`${database}\``);
-  const [first] = loadMigrations("mysql");
-  for (const statement of first?.statements ?? []) await admin.query(statement);
-  await admin.query("INSERT INTO schema_version VALUES (?, ?, 'then')", [
-    first?.version,
-    first?.tag,
-  ]);
-  const ledger = await firstReleaseLedger();
-  for (const event of ledger.events)
-    await admin.query("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [
-      event.sessionId,
-      event.commitCursor,
-      event.runId,
-      event.seq,
-      event.eventId,
-      event.type,
-      event.recordedAt,
-      JSON.stringify(event),
-    ]);
-  for (const run of ledger.runs)
-    await admin.query("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?)", [
-      run.sessionId,
-      run.runId,
-      run.runLength,
-      run.status,
-      run.lastHash,
-      run.parentRunId,
-      run.startedAt,
-    ]);
-  for (const session of ledger.sessions)
-    await admin.query("INSERT INTO sessions VALUES (?, ?, ?, ?)", [
-      session.sessionId,
-      session.lastCursor,
-      session.createdAt,
-      session.updatedAt,
-    ]);
-  await admin.query("INSERT INTO blobs VALUES (?, ?)", [ledger.blob.ref, ledger.blob.content]);
+  const ledger = await writeFirstRelease("mysql", (sql, values) => admin.query(sql, values));
   const url = new URL(SERVER_URLS.mysql);
   url.pathname = `/${database}`;
   return { url: url.toString(), ledger };
