@@ -38,6 +38,14 @@ export const retryCases: CaseFactory = (makeStore) => [
       const second = await store.append({ ...address, expectedSeq: 2, events: [note("two")] });
       const late = await store.append({ ...address, expectedSeq: 0, events: first });
       assert.deepStrictEqual(late, { events: original.events, deduplicated: true }, "late retry");
+      // A writer that read the run again after a lost reply sends the batch at the run's end:
+      // the store finds it by its ids (a fast path that writes at the head must not store it).
+      const reread = await store.append({ ...address, expectedSeq: 3, events: first });
+      assert.deepStrictEqual(
+        reread,
+        { events: original.events, deduplicated: true },
+        "retry at the run's end",
+      );
       const closing: NewEvent = { eventId: uuidv7(), type: "run.completed", payload: { ok: true } };
       const closed = await store.append({ ...address, expectedSeq: 3, events: [closing] });
       const closedRetry = await store.append({ ...address, expectedSeq: 3, events: [closing] });
