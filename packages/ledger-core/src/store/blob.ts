@@ -1,6 +1,11 @@
 import { createHash } from "node:crypto";
 import { deflateRawSync, inflateRawSync } from "node:zlib";
-import { InvalidEventError, LedgerError, NonSerializableError } from "../events/errors.js";
+import {
+  InvalidEventError,
+  LedgerError,
+  NonSerializableError,
+  NotFoundError,
+} from "../events/errors.js";
 import { hasLoneSurrogate } from "../events/json.js";
 import { isBlobRef } from "./validate.js";
 
@@ -114,6 +119,40 @@ export function assertBlobRefs(refs: unknown): asserts refs is string[] {
   if (!Array.isArray(refs))
     throw new InvalidEventError("$", "getBlobs needs an array of sha256:<hex> references");
   for (let index = 0; index < refs.length; index++) assertBlobRef(refs[index], `$[${index}]`);
+}
+
+/**
+ * `getBlob` of every store: the reference is checked before the store is asked, and what the
+ * store returns is decoded (and so hash-checked) here. `fetch` gives the stored form, or
+ * null/undefined when there is none.
+ */
+export async function readBlob(
+  ref: string,
+  fetch: (ref: string) => Promise<Uint8Array | null | undefined>,
+): Promise<Uint8Array> {
+  assertBlobRef(ref);
+  const stored = await fetch(ref);
+  if (stored === null || stored === undefined)
+    throw new NotFoundError(`blob ${ref} not found`, { ref });
+  return decodeBlob(ref, stored);
+}
+
+/**
+ * `getBlobs` of every store: the references are checked before the store is asked, each one is
+ * fetched once however often it is named, and none at all for an empty list. `fetch` gives the
+ * stored form of the references it found; the result holds them decoded, in `fetch`'s order,
+ * and leaves out the missing ones.
+ */
+export async function readBlobs(
+  refs: string[],
+  fetch: (unique: string[]) => Promise<ReadonlyMap<string, Uint8Array>>,
+): Promise<Map<string, Uint8Array>> {
+  assertBlobRefs(refs);
+  const unique = [...new Set(refs)];
+  const out = new Map<string, Uint8Array>();
+  if (unique.length === 0) return out;
+  for (const [ref, stored] of await fetch(unique)) out.set(ref, decodeBlob(ref, stored));
+  return out;
 }
 
 /** How long a blob written (or re-put) by `putBlob` is protected from `deleteSession`. */

@@ -4,14 +4,7 @@ import { assertId, uuidv7 } from "../events/ids.js";
 import { cloneJson } from "../events/json.js";
 import type { LedgerEvent, RunHead } from "../events/types.js";
 import { assignCursors, EMPTY_HEAD, planAppend, planFork } from "./append-plan.js";
-import {
-  assertBlobRef,
-  assertBlobRefs,
-  decodeBlob,
-  type EncodedBlob,
-  prepareBlob,
-  prepareBlobs,
-} from "./blob.js";
+import { type EncodedBlob, prepareBlob, prepareBlobs, readBlob, readBlobs } from "./blob.js";
 import type {
   AppendRequest,
   AppendResult,
@@ -268,20 +261,18 @@ export class MemoryEventStore implements EventStore {
   }
 
   async getBlob(ref: string): Promise<Uint8Array> {
-    assertBlobRef(ref);
-    const blob = this.#blobs.get(ref);
-    if (!blob) throw new NotFoundError(`blob ${ref} not found`, { ref });
-    return decodeBlob(ref, blob.stored);
+    return readBlob(ref, async (known) => this.#blobs.get(known)?.stored);
   }
 
   async getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
-    assertBlobRefs(refs);
-    const out = new Map<string, Uint8Array>();
-    for (const ref of refs) {
-      const blob = this.#blobs.get(ref);
-      if (blob) out.set(ref, decodeBlob(ref, blob.stored));
-    }
-    return out;
+    return readBlobs(refs, async (unique) => {
+      const found = new Map<string, Uint8Array>();
+      for (const ref of unique) {
+        const blob = this.#blobs.get(ref);
+        if (blob) found.set(ref, blob.stored);
+      }
+      return found;
+    });
   }
 
   async deleteSession(

@@ -16,12 +16,11 @@ import {
   planFork,
 } from "../../store/append-plan.js";
 import {
-  assertBlobRef,
-  assertBlobRefs,
-  decodeBlob,
   type EncodedBlob,
   prepareBlob,
   prepareBlobs,
+  readBlob,
+  readBlobs,
 } from "../../store/blob.js";
 import type {
   AppendRequest,
@@ -603,35 +602,33 @@ export class RedisEventStore implements EventStore {
   }
 
   async getBlob(ref: string): Promise<Uint8Array> {
-    assertBlobRef(ref);
-    let bytes: Buffer | null;
-    try {
-      bytes = await this.#client.getBuffer(blobKeys(this.#prefix, ref.slice(7)).content);
-    } catch (error) {
-      throw unavailable(error, "getBlob");
-    }
-    if (bytes === null) throw new NotFoundError(`blob ${ref} not found`, { ref });
-    return decodeBlob(ref, bytes);
+    return readBlob(ref, async (known) => {
+      try {
+        return await this.#client.getBuffer(blobKeys(this.#prefix, known.slice(7)).content);
+      } catch (error) {
+        throw unavailable(error, "getBlob");
+      }
+    });
   }
 
   async getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
-    assertBlobRefs(refs);
-    const unique = [...new Set(refs)];
-    let values: (Buffer | null)[];
-    try {
-      // One command per key (pipelined on the wire): blob keys are in different Cluster slots.
-      values = await Promise.all(
-        unique.map((ref) => this.#client.getBuffer(blobKeys(this.#prefix, ref.slice(7)).content)),
-      );
-    } catch (error) {
-      throw unavailable(error, "getBlobs");
-    }
-    const out = new Map<string, Uint8Array>();
-    unique.forEach((ref, index) => {
-      const value = values[index];
-      if (value) out.set(ref, decodeBlob(ref, value));
+    return readBlobs(refs, async (unique) => {
+      let values: (Buffer | null)[];
+      try {
+        // One command per key (pipelined on the wire): blob keys are in different Cluster slots.
+        values = await Promise.all(
+          unique.map((ref) => this.#client.getBuffer(blobKeys(this.#prefix, ref.slice(7)).content)),
+        );
+      } catch (error) {
+        throw unavailable(error, "getBlobs");
+      }
+      const found = new Map<string, Uint8Array>();
+      unique.forEach((ref, index) => {
+        const value = values[index];
+        if (value) found.set(ref, value);
+      });
+      return found;
     });
-    return out;
   }
 
   /**

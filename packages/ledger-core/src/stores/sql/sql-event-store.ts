@@ -1,20 +1,14 @@
 import { isoNow } from "../../events/clock.js";
-import {
-  ConflictError,
-  LedgerError,
-  NotFoundError,
-  StoreUnavailableError,
-} from "../../events/errors.js";
+import { ConflictError, LedgerError, StoreUnavailableError } from "../../events/errors.js";
 import { assertId, uuidv7 } from "../../events/ids.js";
 import type { RunHead } from "../../events/types.js";
 import { assignCursors, EMPTY_HEAD } from "../../store/append-plan.js";
 import {
-  assertBlobRef,
-  assertBlobRefs,
-  decodeBlob,
   type EncodedBlob,
   prepareBlob,
   prepareBlobs,
+  readBlob,
+  readBlobs,
 } from "../../store/blob.js";
 import type {
   AppendRequest,
@@ -273,21 +267,16 @@ export class SqlEventStore implements EventStore {
   }
 
   async getBlob(ref: string): Promise<Uint8Array> {
-    assertBlobRef(ref);
-    const found = await this.#guard("getBlob", () => this.#backend.getBlobs([ref]));
-    const stored = found.get(ref);
-    if (stored === undefined) throw new NotFoundError(`blob ${ref} not found`, { ref });
-    return decodeBlob(ref, stored);
+    return readBlob(ref, async (known) => {
+      const found = await this.#guard("getBlob", () => this.#backend.getBlobs([known]));
+      return found.get(known);
+    });
   }
 
   async getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
-    assertBlobRefs(refs);
-    const unique = [...new Set(refs)];
-    const out = new Map<string, Uint8Array>();
-    if (unique.length === 0) return out;
-    const found = await this.#guard("getBlobs", () => this.#backend.getBlobs(unique));
-    for (const [ref, stored] of found) out.set(ref, decodeBlob(ref, stored));
-    return out;
+    return readBlobs(refs, (unique) =>
+      this.#guard("getBlobs", () => this.#backend.getBlobs(unique)),
+    );
   }
 
   async deleteSession(
