@@ -8,6 +8,7 @@ import { MIGRATION_WAIT_MS } from "../sql/migrations.js";
 import type { EventRow, SessionRow } from "../sql/rows.js";
 import {
   BODY_CHARS_PER_STATEMENT,
+  blobValues,
   chunked,
   idText,
   type QueryDb,
@@ -15,7 +16,12 @@ import {
   SharedReads,
   sharedStep,
 } from "../sql/shared-queries.js";
-import { type DriverErrorKind, driverError, type SqlBackend } from "../sql/sql-backend.js";
+import {
+  type BlobRow,
+  type DriverErrorKind,
+  driverError,
+  type SqlBackend,
+} from "../sql/sql-backend.js";
 import { runAsync, type WriteProgram, type WriteStep } from "../sql/write-program.js";
 import { migrateMysql } from "./mysql-migrate.js";
 import { own } from "./own-query.js";
@@ -568,10 +574,7 @@ END`;
     return rows.map((row) => ({ ...row, sessionId: idText(row.sessionId) }));
   }
 
-  async putBlobs(
-    rows: { ref: string; stored: Uint8Array; index: number }[],
-    _durable: boolean,
-  ): Promise<void> {
+  async putBlobs(rows: BlobRow[], _durable: boolean): Promise<void> {
     const { blobs } = this.tables;
     const touchedAt = serverEpochMs;
     // A blob travels in the statement's text as X'<hex>': twice its stored bytes.
@@ -584,18 +587,8 @@ END`;
         `the blob is ${row.stored.byteLength} bytes as stored (compressed), more than this server's max_allowed_packet (${maxPacket} bytes) carries in one statement (as hex, twice its size): raise max_allowed_packet`,
       );
     }
-    const weigh = (row: { stored: Uint8Array }) => row.stored.byteLength;
-    for (const chunk of chunked(rows, ROWS_PER_STATEMENT, weigh, budget))
-      await this.db
-        .insert(blobs)
-        .values(
-          chunk.map((row) => ({
-            blobRef: row.ref,
-            content: Buffer.from(row.stored.buffer, row.stored.byteOffset, row.stored.byteLength),
-            touchedAt,
-          })),
-        )
-        .onDuplicateKeyUpdate({ set: { touchedAt } });
+    for (const values of blobValues(rows, budget, touchedAt))
+      await this.db.insert(blobs).values(values).onDuplicateKeyUpdate({ set: { touchedAt } });
   }
 
   describe(): StoreDescription {

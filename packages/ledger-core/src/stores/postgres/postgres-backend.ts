@@ -9,13 +9,18 @@ import { pendingMigrations } from "../sql/migrations.js";
 import type { SessionRow } from "../sql/rows.js";
 import {
   BLOB_BYTES_PER_STATEMENT,
+  blobValues,
   chunked,
   type QueryDb,
-  ROWS_PER_STATEMENT,
   SharedReads,
   sharedStep,
 } from "../sql/shared-queries.js";
-import { type DriverErrorKind, driverError, type SqlBackend } from "../sql/sql-backend.js";
+import {
+  type BlobRow,
+  type DriverErrorKind,
+  driverError,
+  type SqlBackend,
+} from "../sql/sql-backend.js";
 import { runAsync, type WriteProgram, type WriteStep } from "../sql/write-program.js";
 import { postgresTables } from "./schema.js";
 
@@ -405,24 +410,13 @@ SELECT (SELECT count(*) FROM mine) AS refs, (SELECT count(*) FROM gone) AS delet
     return limit === undefined ? query : query.limit(limit);
   }
 
-  async putBlobs(
-    rows: { ref: string; stored: Uint8Array; index: number }[],
-    _durable: boolean,
-  ): Promise<void> {
+  async putBlobs(rows: BlobRow[], _durable: boolean): Promise<void> {
     const { blobs } = this.tables;
     const touchedAt = serverEpochMs;
-    // Three bind parameters a blob: 21,846 blobs in one INSERT were past the protocol's 65,535.
-    const weigh = (row: { stored: Uint8Array }) => row.stored.byteLength;
-    for (const chunk of chunked(rows, ROWS_PER_STATEMENT, weigh, BLOB_BYTES_PER_STATEMENT))
+    for (const values of blobValues(rows, BLOB_BYTES_PER_STATEMENT, touchedAt))
       await this.db
         .insert(blobs)
-        .values(
-          chunk.map((row) => ({
-            blobRef: row.ref,
-            content: Buffer.from(row.stored.buffer, row.stored.byteOffset, row.stored.byteLength),
-            touchedAt,
-          })),
-        )
+        .values(values)
         .onConflictDoUpdate({ target: blobs.blobRef, set: { touchedAt } });
   }
 

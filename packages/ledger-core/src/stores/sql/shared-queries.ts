@@ -1,6 +1,6 @@
 import { and, asc, type Column, eq, gt, gte, inArray, lt, type SQL } from "drizzle-orm";
 import type { EventRow, HeadRow, RunRow } from "./rows.js";
-import type { SqlBackend } from "./sql-backend.js";
+import type { BlobRow, SqlBackend } from "./sql-backend.js";
 import type { WriteStep } from "./write-program.js";
 
 /**
@@ -102,6 +102,28 @@ export function chunked<T>(
   }
   if (chunk.length > 0) chunks.push(chunk);
   return chunks;
+}
+
+/**
+ * The VALUES of the PostgreSQL and MySQL blob upserts, one list per INSERT: at most
+ * ROWS_PER_STATEMENT blobs (three bind parameters each: 21,846 blobs in one INSERT were past
+ * PostgreSQL's 65,535) and `bytes` stored bytes. Every row's touched_at is `touchedAt`, the
+ * database's clock; the backend adds its dialect's conflict clause, which sets it again on a
+ * blob already stored.
+ */
+export function blobValues(
+  rows: readonly BlobRow[],
+  bytes: number,
+  touchedAt: SQL,
+): { blobRef: string; content: Buffer; touchedAt: SQL }[][] {
+  const weigh = (row: BlobRow) => row.stored.byteLength;
+  return chunked(rows, ROWS_PER_STATEMENT, weigh, bytes).map((chunk) =>
+    chunk.map((row) => ({
+      blobRef: row.ref,
+      content: Buffer.from(row.stored.buffer, row.stored.byteOffset, row.stored.byteLength),
+      touchedAt,
+    })),
+  );
 }
 
 /** A run's head row; `lock` takes it FOR UPDATE (inside a write transaction). */

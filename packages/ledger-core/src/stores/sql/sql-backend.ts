@@ -13,6 +13,17 @@ export type DriverErrorKind =
   | "unavailable";
 
 /**
+ * A blob as `SqlEventStore` hands it to `putBlobs`, once per reference: its reference and its
+ * stored (encoded, store/blob.ts) bytes. `index` is its first position in the caller's list, the
+ * path (`$[index]`) of an error about this blob: MySQL refuses one larger than max_allowed_packet.
+ */
+export interface BlobRow {
+  ref: string;
+  stored: Uint8Array;
+  index: number;
+}
+
+/**
  * What a dialect provides to `SqlEventStore`: one write transaction that executes the steps of
  * a shared write program, and plain reads. Rows come back with ids as strings and bodies as the
  * stored JSON text.
@@ -63,11 +74,10 @@ export interface SqlBackend {
    * Stores encoded blobs (store/blob.ts), in as few statements as the server takes: inserts the
    * new ones, and sets `touched_at` on every one (existing ones too: the retention grace period
    * starts again) to the database's clock in epoch ms, never the caller's: writers and the
-   * process that runs retention may be on hosts whose clocks disagree. `index` is the blob's
-   * position in the caller's list (the path of an error).
+   * process that runs retention may be on hosts whose clocks disagree.
    */
   putBlobs(
-    blobs: { ref: string; stored: Uint8Array; index: number }[],
+    blobs: BlobRow[],
     /** false: may become durable with the next append's commit (SQLite skips its own fsync). */
     durable: boolean,
   ): Promise<void>;

@@ -37,7 +37,7 @@ import {
 import { WriteCoalescer } from "../../store/write-coalescer.js";
 import { type CachedHead, type HeadAppend, HeadCache, planAtHead } from "./head-cache.js";
 import { headOf, parseBody, runSummary, sessionSummary } from "./rows.js";
-import { driverError, type SqlBackend } from "./sql-backend.js";
+import { type BlobRow, driverError, type SqlBackend } from "./sql-backend.js";
 import {
   appendProgram,
   deleteSessionProgram,
@@ -253,7 +253,7 @@ export class SqlEventStore implements EventStore {
   }
 
   async #putBlobs(prepared: EncodedBlob[], durable: boolean): Promise<string[]> {
-    const blobs = new Map<string, { ref: string; stored: Uint8Array; index: number }>();
+    const blobs = new Map<string, BlobRow>();
     const refs = prepared.map((blob, index) => {
       // Written out: { ...blob, index } (a property added after a spread) takes V8's slow
       // path, 1-2 µs a blob, and a recorded call that externalizes content puts several.
