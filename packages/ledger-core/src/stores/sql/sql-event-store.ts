@@ -1,5 +1,5 @@
 import { isoNow } from "../../events/clock.js";
-import { ConflictError, LedgerError, StoreUnavailableError } from "../../events/errors.js";
+import { ConflictError, StoreUnavailableError } from "../../events/errors.js";
 import { assertId, uuidv7 } from "../../events/ids.js";
 import type { RunHead } from "../../events/types.js";
 import { assignCursors, EMPTY_HEAD } from "../../store/append-plan.js";
@@ -36,6 +36,7 @@ import {
 } from "../../store/validate.js";
 import { WriteCoalescer } from "../../store/write-coalescer.js";
 import { type CachedHead, type HeadAppend, HeadCache, planAtHead } from "./head-cache.js";
+import { type RetryPolicy, withRetries } from "./retry.js";
 import { headOf, parseBody, runSummary, sessionSummary } from "./rows.js";
 import { type BlobRow, driverError, type SqlBackend } from "./sql-backend.js";
 import {
@@ -45,8 +46,22 @@ import {
   type WriteProgram,
 } from "./write-program.js";
 
-/** Times a write is re-run after a unique violation or a deadlock before giving up. */
-const maxAttempts = 5;
+/**
+ * Write programs run again after a unique violation as after a rolled-back transaction: a racing
+ * writer committed first (two writers creating one run, say), and the re-run sees its rows.
+ */
+const WRITES: RetryPolicy = ["unique", "transient"];
+
+/**
+ * Reads, putBlob's idempotent upsert and the migration run again after a transient failure
+ * (serialization failure, deadlock, lock timeout), which rolled back whatever it was in: on a
+ * pool whose transactions are SERIALIZABLE, PostgreSQL cancels even a lone SELECT that read what
+ * concurrent appends wrote.
+ */
+const READS: RetryPolicy = ["transient"];
+
+/** close() runs once: it rolls nothing back, and a pool refuses a second end(). */
+const ONCE: RetryPolicy = [];
 
 /**
  * Group commit across runs (backends with `appendAtHeads`), per session: at most two statements
@@ -164,29 +179,26 @@ export class SqlEventStore implements EventStore {
   }
 
   /**
-   * Runs a write program; a unique violation means a racing writer committed first (e.g. two
-   * writers creating one run): the program is re-run, now sees the winner's rows, and
-   * `planAppend` gives the exact answer (conflict, deduplicated, duplicate-event).
+   * Runs a write program (WRITES): after a unique violation the re-run sees the winner's rows,
+   * and `planAppend` gives the exact answer (conflict, deduplicated, duplicate-event). Writers
+   * that keep racing past the last attempt get a conflict with the head as it then is.
    */
-  async #write(
+  #write(
     program: (attempt: number) => WriteProgram<AppendResult>,
     sessionId: string,
     runId: string,
     expectedSeq: number,
   ): Promise<AppendResult> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.#backend.write(() => program(attempt));
-      } catch (error) {
-        if (LedgerError.isInstance(error)) throw error;
-        const kind = this.#backend.classify(error);
-        if (kind === "unavailable") throw this.#unavailable("append", error);
-        if (attempt < maxAttempts) continue;
-        if (kind === "transient") throw this.#unavailable("append", error);
+    return withRetries({
+      run: (attempt) => this.#backend.write(() => program(attempt)),
+      classify: (error) => this.#backend.classify(error),
+      retry: WRITES,
+      fail: async (error, kind) => {
+        if (kind !== "unique") return this.#unavailable("append", error);
         const head = await this.runHead({ sessionId, runId });
-        throw new ConflictError({ sessionId, runId, expectedSeq, actualSeq: head.length });
-      }
-    }
+        return new ConflictError({ sessionId, runId, expectedSeq, actualSeq: head.length });
+      },
+    });
   }
 
   async readRun(request: ReadRunRequest): Promise<EventPage> {
@@ -284,16 +296,12 @@ export class SqlEventStore implements EventStore {
     options: DeleteSessionOptions = {},
   ): Promise<DeleteSessionResult> {
     const graceMs = retentionGraceMs(sessionId, options);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.#backend.write(() => deleteSessionProgram(sessionId, graceMs));
-      } catch (error) {
-        if (LedgerError.isInstance(error)) throw error;
-        const kind = this.#backend.classify(error);
-        if (kind === "unavailable" || attempt >= maxAttempts)
-          throw this.#unavailable("deleteSession", error);
-      }
-    }
+    return withRetries({
+      run: () => this.#backend.write(() => deleteSessionProgram(sessionId, graceMs)),
+      classify: (error) => this.#backend.classify(error),
+      retry: WRITES,
+      fail: (error) => this.#unavailable("deleteSession", error),
+    });
   }
 
   describe(): StoreDescription {
@@ -301,25 +309,20 @@ export class SqlEventStore implements EventStore {
   }
 
   close(): Promise<void> {
-    return this.#guard("close", () => this.#backend.close());
+    return this.#guard("close", () => this.#backend.close(), ONCE);
   }
 
   /**
-   * Runs a read, an idempotent write (putBlob's upsert) or the migration, mapping driver errors
-   * to `store-unavailable`. A transient failure (serialization failure, deadlock, lock timeout)
-   * rolled back whatever it was in and is run again: on a pool whose transactions are
-   * SERIALIZABLE, PostgreSQL cancels even a lone SELECT that read what concurrent appends wrote.
+   * Runs a read, an idempotent write (putBlob's upsert) or the migration (READS), mapping the
+   * driver error it gives up on to `store-unavailable`.
    */
-  async #guard<T>(operation: string, run: () => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await run();
-      } catch (error) {
-        if (LedgerError.isInstance(error)) throw error;
-        if (attempt < maxAttempts && this.#backend.classify(error) === "transient") continue;
-        throw this.#unavailable(operation, error);
-      }
-    }
+  #guard<T>(operation: string, run: () => Promise<T>, retry = READS): Promise<T> {
+    return withRetries({
+      run,
+      classify: (error) => this.#backend.classify(error),
+      retry,
+      fail: (error) => this.#unavailable(operation, error),
+    });
   }
 
   #unavailable(operation: string, error: unknown): StoreUnavailableError {
