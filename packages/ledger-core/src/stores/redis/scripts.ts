@@ -53,6 +53,37 @@ export async function runScript(
 }
 
 /**
+ * Lua: `readLog(log, cursors, out)` adds `cursor, json` to `out` for each of `cursors` (log
+ * positions, as the strings the scripts store) and returns it. The log is read a stretch at a
+ * time: one LRANGE over ascending cursors less than 16 apart (a run written in batches, or
+ * interleaved with a few others; a retried batch), picking the ones asked for. A LINDEX per event
+ * walked the log from its nearer end every time: paging through a run of 200,000 events cost 21
+ * times what 20,000 did. Included by the scripts that read events (APPEND_FUNCTION's snapshot,
+ * READ_RUN_SCRIPT).
+ */
+const READ_LOG_FUNCTION = `
+local function readLog(log, cursors, out)
+  local i = 1
+  while i <= #cursors do
+    local first = tonumber(cursors[i])
+    local j = i
+    while j < #cursors do
+      local step = tonumber(cursors[j + 1]) - tonumber(cursors[j])
+      if step <= 0 or step >= 16 then break end
+      j = j + 1
+    end
+    local jsons = redis.call('LRANGE', log, first - 1, tonumber(cursors[j]) - 1)
+    for k = i, j do
+      out[#out + 1] = cursors[k]
+      out[#out + 1] = jsons[tonumber(cursors[k]) - first + 1]
+    end
+    i = j + 1
+  end
+  return out
+end
+`;
+
+/**
  * The append script: every check and every write of one append (or fork), atomically.
  *
  * KEYS: 1 meta, 2 log, 3 ids, 4 runs, 5 run events, 6 run head.
@@ -68,7 +99,7 @@ export async function runScript(
  *
  * Written as a Lua function of (KEYS, ARGV), which the single and the batch script both call.
  */
-const APPEND_FUNCTION = `
+const APPEND_FUNCTION = `${READ_LOG_FUNCTION}
 local function append(KEYS, ARGV)
   local n = tonumber(ARGV[2])
   local idBase = 12
@@ -78,24 +109,9 @@ local function append(KEYS, ARGV)
     local cursors = {}
     for i = 1, n do
       local cursor = redis.call('HGET', KEYS[3], ARGV[idBase + i - 1])
-      if cursor then cursors[#cursors + 1] = tonumber(cursor) end
+      if cursor then cursors[#cursors + 1] = cursor end
     end
-    -- The stored events read a stretch of the log at a time (a retried batch is one stretch),
-    -- as READ_RUN_SCRIPT does: a LINDEX each walked the log from its nearer end every time.
-    local i = 1
-    while i <= #cursors do
-      local j = i
-      while j < #cursors and cursors[j + 1] > cursors[j] and cursors[j + 1] - cursors[j] < 16 do
-        j = j + 1
-      end
-      local jsons = redis.call('LRANGE', KEYS[2], cursors[i] - 1, cursors[j] - 1)
-      for k = i, j do
-        out[#out + 1] = string.format('%d', cursors[k])
-        out[#out + 1] = jsons[cursors[k] - cursors[i] + 1]
-      end
-      i = j + 1
-    end
-    return out
+    return readLog(KEYS[2], cursors, out)
   end
   if ARGV[1] ~= 'write' then return snapshot() end
   local length = tonumber(head[1] or '0')
@@ -191,28 +207,11 @@ return 1
 
 /**
  * Reads a slice of a run: KEYS 1 run events, 2 log; ARGV 1 first index, 2 last index (LRANGE
- * bounds). Returns `{cursor1, json1, ...}` from one consistent view. The run's events are read
- * from the session's log a stretch at a time: one LRANGE over cursors less than 16 apart (a run
- * written in batches, or interleaved with a few others), picking the run's own. A LINDEX per
- * event walked the log from its nearer end every time: paging through a run of 200,000 events
- * cost 21 times what 20,000 did.
+ * bounds). Returns `{cursor1, json1, ...}` from one consistent view, the run's events read from
+ * the session's log a stretch at a time (READ_LOG_FUNCTION).
  */
-export const READ_RUN_SCRIPT = script(`
-local cursors = redis.call('LRANGE', KEYS[1], ARGV[1], ARGV[2])
-local out = {}
-local i = 1
-while i <= #cursors do
-  local first = tonumber(cursors[i])
-  local j = i
-  while j < #cursors and tonumber(cursors[j + 1]) - tonumber(cursors[j]) < 16 do j = j + 1 end
-  local jsons = redis.call('LRANGE', KEYS[2], first - 1, tonumber(cursors[j]) - 1)
-  for k = i, j do
-    out[#out + 1] = cursors[k]
-    out[#out + 1] = jsons[tonumber(cursors[k]) - first + 1]
-  end
-  i = j + 1
-end
-return out
+export const READ_RUN_SCRIPT = script(`${READ_LOG_FUNCTION}
+return readLog(KEYS[2], redis.call('LRANGE', KEYS[1], ARGV[1], ARGV[2]), {})
 `);
 
 /** Lua: now on the server's clock (TIME), in epoch ms. */
