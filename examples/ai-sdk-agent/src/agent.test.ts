@@ -192,7 +192,7 @@ describe("ai-sdk-agent example: SIGKILL and resume", () => {
 
       const text = await agentLedger(run.files.db, "inspect", "order-42");
       expect(text.stdout).toContain("tool sendEmail [call-email]  !! UNRESOLVED");
-      const inspection = JSON.parse(
+      const { nextSteps: printed, ...inspection } = JSON.parse(
         (await agentLedger(run.files.db, "inspect", "order-42", "--json")).stdout,
       );
       expect(inspection.unresolved).toMatchObject([
@@ -214,6 +214,13 @@ describe("ai-sdk-agent example: SIGKILL and resume", () => {
           {
             action: "resolve",
             command: `agent-ledger resolve order-42 ${inspection.unresolved[0].attemptId} --abandon "reason"`,
+          },
+        ]);
+        // inspect --json gives it too, naming the store it was given.
+        expect(printed).toEqual([
+          {
+            action: "resolve",
+            command: `agent-ledger resolve order-42 ${inspection.unresolved[0].attemptId} --abandon "reason" --store sqlite:${run.files.db}`,
           },
         ]);
       } finally {

@@ -157,7 +157,7 @@ describe("langchain-agent example: SIGKILL inside a tool call, resume in a new p
     expect(text.code).toBe(0);
     expect(text.stdout).toContain("tool send_email [call-email]  !! UNRESOLVED");
     const json = await agentLedger(db, "inspect", SESSION_ID, "--json");
-    const inspection = JSON.parse(json.stdout);
+    const { nextSteps: printed, ...inspection } = JSON.parse(json.stdout);
     expect(inspection.unresolved).toMatchObject([
       {
         kind: "tool",
@@ -181,6 +181,13 @@ describe("langchain-agent example: SIGKILL inside a tool call, resume in a new p
         {
           action: "resolve",
           command: `agent-ledger resolve ${SESSION_ID} ${attemptId} --abandon "reason"`,
+        },
+      ]);
+      // inspect --json gives it too, naming the store it was given.
+      expect(printed).toEqual([
+        {
+          action: "resolve",
+          command: `agent-ledger resolve ${SESSION_ID} ${attemptId} --abandon "reason" --store sqlite:${db}`,
         },
       ]);
     } finally {

@@ -160,7 +160,9 @@ describe("SIGKILL and resume in a new process", () => {
       // The on-call person reads which call was in flight, on which run, with which arguments.
       const text = await agentLedger(db, "inspect", "s");
       expect(text.stdout).toContain("tool place_order [call_order]  !! UNRESOLVED");
-      const inspection = JSON.parse((await agentLedger(db, "inspect", "s", "--json")).stdout);
+      const { nextSteps: printed, ...inspection } = JSON.parse(
+        (await agentLedger(db, "inspect", "s", "--json")).stdout,
+      );
       expect(inspection.unresolved).toMatchObject([
         {
           kind: "tool",
@@ -181,6 +183,13 @@ describe("SIGKILL and resume in a new process", () => {
           {
             action: "resolve",
             command: `agent-ledger resolve s ${inspection.unresolved[0].attemptId} --abandon "reason"`,
+          },
+        ]);
+        // inspect --json gives it too, naming the store it was given.
+        expect(printed).toEqual([
+          {
+            action: "resolve",
+            command: `agent-ledger resolve s ${inspection.unresolved[0].attemptId} --abandon "reason" --store sqlite:${db}`,
           },
         ]);
       } finally {

@@ -79,7 +79,9 @@ describe("SIGKILL inside an agent used as a tool, decided with the CLI", () => {
     await killInsidePublish(db, dir);
     expect(lines(join(dir, "published.log"))).toEqual(["Lamps are back"]);
 
-    const inspection = JSON.parse((await agentLedger(db, "inspect", "editor", "--json")).stdout);
+    const { nextSteps: printed, ...inspection } = JSON.parse(
+      (await agentLedger(db, "inspect", "editor", "--json")).stdout,
+    );
     const writerRun = inspection.runs[0].children[0];
     expect(writerRun.status).toBe("running");
     expect(inspection.unresolved).toMatchObject([
@@ -102,6 +104,14 @@ describe("SIGKILL inside an agent used as a tool, decided with the CLI", () => {
         {
           action: "resolve",
           command: `agent-ledger resolve editor ${publish.attemptId} --abandon "reason"`,
+        },
+      ]);
+      // inspect --json gives them too, naming the store it was given.
+      expect(printed).toEqual([
+        { action: "decide-inner-first" },
+        {
+          action: "resolve",
+          command: `agent-ledger resolve editor ${publish.attemptId} --abandon "reason" --store sqlite:${db}`,
         },
       ]);
     } finally {
