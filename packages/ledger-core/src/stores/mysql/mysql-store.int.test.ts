@@ -43,17 +43,27 @@ describe.skipIf(!available)("MysqlEventStore", () => {
   });
 
   it("opens through openStore(mysql://...)", async () => {
-    const store = await openStore(SERVER_URLS.mysql);
-    const sessionId = `open-${uuidv7()}`;
-    const written = await store.append({
-      sessionId,
-      runId: "r",
-      expectedSeq: 0,
-      events: [{ type: "run.started" }],
-    });
-    expect((await store.readSession({ sessionId })).events).toEqual(written.events);
-    expect(store.describe().kind).toBe("mysql");
-    await store.close();
+    // A database of its own (the URL's path): not the server's test database, where it would
+    // leave tables, nor the one the other tests read whole tables of.
+    const own = `${database}_url`;
+    await pool?.query(`CREATE DATABASE \`${own}\``);
+    const url = new URL(SERVER_URLS.mysql);
+    url.pathname = `/${own}`;
+    try {
+      const store = await openStore(url.toString());
+      const sessionId = `open-${uuidv7()}`;
+      const written = await store.append({
+        sessionId,
+        runId: "r",
+        expectedSeq: 0,
+        events: [{ type: "run.started" }],
+      });
+      expect((await store.readSession({ sessionId })).events).toEqual(written.events);
+      expect(store.describe().kind).toBe("mysql");
+      await store.close();
+    } finally {
+      await pool?.query(`DROP DATABASE IF EXISTS \`${own}\``);
+    }
   });
 
   it("keeps its tables in { database } of the application's pool and leaves the pool open", async () => {
