@@ -1,4 +1,10 @@
-import type { AttemptView, RunView, SessionInspection } from "@agent-ledger/core";
+import {
+  type AttemptView,
+  type EventStore,
+  inspectSession,
+  type RunView,
+  type SessionInspection,
+} from "@agent-ledger/core";
 import { shellQuote } from "./format.js";
 
 /** What the on-call person does about one unresolved attempt. */
@@ -52,6 +58,26 @@ export function nextSteps(
       command: `agent-ledger resolve ${shellQuote(inspection.sessionId)} ${shellQuote(attempt.attemptId)}${run} --abandon "reason"${store}`,
     };
   });
+}
+
+/**
+ * The session as the person on call reads it (`inspect` and the viewer): the content a decision
+ * needs put back (`resolve: "in-flight"`), and a lost blob shown as its marker and listed in
+ * `missingBlobs`, so it never hides what was in flight.
+ */
+export function inspectForDecision(
+  store: EventStore,
+  sessionId: string,
+): Promise<SessionInspection> {
+  return inspectSession(store, sessionId, { resolve: "in-flight", missingBlobs: "keep" });
+}
+
+/** The inspection with the next step of each unresolved attempt: `inspect --json`, the viewer. */
+export function withNextSteps(
+  inspection: SessionInspection,
+  options: { storeUrl?: string } = {},
+): SessionInspection & { nextSteps: NextStep[] } {
+  return { ...inspection, nextSteps: nextSteps(inspection, options) };
 }
 
 /** An unresolved call the next resume will not make again by itself. */

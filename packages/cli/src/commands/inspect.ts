@@ -1,7 +1,6 @@
-import { inspectSession } from "@agent-ledger/core";
 import { terminalJson } from "../format.js";
 import { warnMissingBlob, writeOut } from "../io.js";
-import { nextSteps } from "../next-steps.js";
+import { inspectForDecision, withNextSteps } from "../next-steps.js";
 import { renderInspection } from "../render-inspection.js";
 import { assertSessionExists } from "../store.js";
 import type { CommandContext } from "./context.js";
@@ -17,18 +16,13 @@ export async function inspectCommand(context: CommandContext): Promise<number> {
   const { sessionId, json } = sessionArgs(context, "inspect");
   const store = await context.openStore();
   await assertSessionExists(store, sessionId);
-  // A lost blob must not hide what was in flight: its marker is shown where its content was.
-  const inspection = await inspectSession(store, sessionId, {
-    resolve: "in-flight",
-    missingBlobs: "keep",
-  });
+  const inspection = await inspectForDecision(store, sessionId);
   for (const ref of inspection.missingBlobs ?? []) warnMissingBlob(context.io.stderr, ref);
   const options = { storeUrl: context.storeUrl };
+  // --json: the same decisions the text prints, for a script that acts on them.
   if (json) {
-    // The same decisions the text prints, for a script that acts on them (the viewer's
-    // session route answers the same shape).
-    const answer = { ...inspection, nextSteps: nextSteps(inspection, options) };
-    await writeOut(context.io.stdout, `${terminalJson(JSON.stringify(answer, null, 2))}\n`);
+    const answer = JSON.stringify(withNextSteps(inspection, options), null, 2);
+    await writeOut(context.io.stdout, `${terminalJson(answer)}\n`);
   } else await writeOut(context.io.stdout, renderInspection(inspection, options));
   return 0;
 }

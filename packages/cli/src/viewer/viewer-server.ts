@@ -3,7 +3,6 @@ import type { AddressInfo } from "node:net";
 import {
   BlobCache,
   type EventStore,
-  inspectSession,
   isBlobRef,
   isValidId,
   LedgerError,
@@ -11,7 +10,7 @@ import {
   resolveEvents,
 } from "@agent-ledger/core";
 import { usageError } from "../errors.js";
-import { nextSteps } from "../next-steps.js";
+import { inspectForDecision, withNextSteps } from "../next-steps.js";
 import { isLoopbackHost, SECURITY_HEADERS, tokenMatches } from "./security.js";
 import { loadStaticFiles } from "./static-files.js";
 
@@ -204,17 +203,15 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
           ...(cache.missing.size > 0 ? { missingBlobs: [...cache.missing].sort() } : {}),
         });
       }
-      const inspection = await inspectSession(store, sessionId, {
-        resolve: "in-flight",
-        missingBlobs: "keep",
-      });
+      const inspection = await inspectForDecision(store, sessionId);
       if (inspection.eventCount === 0)
         return sendJson(response, 404, { error: `unknown session ${sessionId}` });
       // What to do about each unresolved attempt, decided as `agent-ledger inspect` decides it.
-      return sendJson(response, 200, {
-        ...inspection,
-        nextSteps: nextSteps(inspection, storeUrl === undefined ? {} : { storeUrl }),
-      });
+      return sendJson(
+        response,
+        200,
+        withNextSteps(inspection, storeUrl === undefined ? {} : { storeUrl }),
+      );
     }
     const blobMatch = /^\/api\/blobs\/([^/]+)$/.exec(path);
     if (blobMatch) {
