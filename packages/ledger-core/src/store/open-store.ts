@@ -139,6 +139,18 @@ export function redactUrl(url: string): string {
 }
 
 /**
+ * A setting of the store's own that its URL carries (Redis `keyPrefix`, PostgreSQL `schema`),
+ * taken out of `url` (the driver would not know it) and returned; undefined, `url` untouched,
+ * when absent. `withUrlParam` puts it back into the store's location.
+ */
+export function takeUrlParam(url: URL, name: string): string | undefined {
+  const value = url.searchParams.get(name);
+  if (value === null) return undefined;
+  url.searchParams.delete(name);
+  return value;
+}
+
+/**
  * A store's location with a setting of its own that its URL can carry (Redis `keyPrefix`,
  * PostgreSQL `schema`), which the store took out of the URL before handing it to the driver.
  */

@@ -1,7 +1,13 @@
 import pg from "pg";
 import { InvalidArgumentError } from "../../events/errors.js";
 import type { EventStore } from "../../store/event-store.js";
-import { redactUrl, UNPARSABLE_URL, unusableUrl, withUrlParam } from "../../store/open-store.js";
+import {
+  redactUrl,
+  takeUrlParam,
+  UNPARSABLE_URL,
+  unusableUrl,
+  withUrlParam,
+} from "../../store/open-store.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
 import { PostgresBackend } from "./postgres-backend.js";
 
@@ -76,10 +82,9 @@ function takeSchema(url: string): { connectionString: string; schemaFromUrl?: st
     // A libpq keyword string ("host=... dbname=..."), which node-postgres also takes.
     return { connectionString: url };
   }
-  const schema = parsed.searchParams.get("schema");
-  if (schema === null) return { connectionString: url };
+  const schema = takeUrlParam(parsed, "schema");
+  if (schema === undefined) return { connectionString: url };
   assertSchema("$.connectionString", schema);
-  parsed.searchParams.delete("schema");
   return { connectionString: parsed.toString(), schemaFromUrl: schema };
 }
 

@@ -38,7 +38,12 @@ import type {
   SessionSummary,
   StoreDescription,
 } from "../../store/event-store.js";
-import { assertParsableUrl, redactUrl, withUrlParam } from "../../store/open-store.js";
+import {
+  assertParsableUrl,
+  redactUrl,
+  takeUrlParam,
+  withUrlParam,
+} from "../../store/open-store.js";
 import { openRunError, refsOf, retentionGraceMs, sessionNotFound } from "../../store/retention.js";
 import {
   assertRunAddress,
@@ -147,12 +152,8 @@ export class RedisEventStore implements EventStore {
       // (whose own keyPrefix option would prefix every key a second time).
       const parsed = assertParsableUrl("$.url", url);
       assertKnownUrlParams(parsed);
-      const fromUrl = parsed.searchParams.get("keyPrefix");
-      if (fromUrl !== null) {
-        prefixFromUrl = fromUrl;
-        parsed.searchParams.delete("keyPrefix");
-        url = parsed.toString();
-      }
+      prefixFromUrl = takeUrlParam(parsed, "keyPrefix");
+      if (prefixFromUrl !== undefined) url = parsed.toString();
     }
     const prefix = options.keyPrefix ?? prefixFromUrl ?? "agent-ledger:";
     if (typeof prefix !== "string" || /[{}]/.test(prefix)) {
