@@ -4,11 +4,11 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import type { NewEvent } from "../../events/types.js";
 import { MemoryEventStore } from "../../store/memory-store.js";
-import { openStore } from "../../store/open-store.js";
 import { checkLargeBatch } from "../../testing/large-batch.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { checkSharedHandles } from "../../testing/shared-handles.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
+import { appendThroughUrl } from "../sql/testing/append-through-url.js";
 import { MysqlBackend } from "./mysql-backend.js";
 import { MysqlEventStore } from "./mysql-store.js";
 
@@ -50,17 +50,13 @@ describe.skipIf(!available)("MysqlEventStore", () => {
     const url = new URL(SERVER_URLS.mysql);
     url.pathname = `/${own}`;
     try {
-      const store = await openStore(url.toString());
-      const sessionId = `open-${uuidv7()}`;
-      const written = await store.append({
-        sessionId,
-        runId: "r",
-        expectedSeq: 0,
-        events: [{ type: "run.started" }],
-      });
-      expect((await store.readSession({ sessionId })).events).toEqual(written.events);
-      expect(store.describe().kind).toBe("mysql");
-      await store.close();
+      const { sessionId, description } = await appendThroughUrl(url.toString());
+      expect(description.kind).toBe("mysql");
+      const [rows] = (await (pool as mysql.Pool).query(
+        `SELECT count(*) AS n FROM \`${own}\`.events WHERE session_id = ?`,
+        [sessionId],
+      )) as unknown as [{ n: number }[]];
+      expect(Number(rows[0]?.n)).toBe(1);
     } finally {
       await pool?.query(`DROP DATABASE IF EXISTS \`${own}\``);
     }

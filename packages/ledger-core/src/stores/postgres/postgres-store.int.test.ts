@@ -1,10 +1,11 @@
 import pg from "pg";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
-import { openStore } from "../../store/open-store.js";
+import { openStore, redactUrl, withUrlParam } from "../../store/open-store.js";
 import { checkLargeBatch } from "../../testing/large-batch.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { checkSharedHandles } from "../../testing/shared-handles.js";
+import { appendThroughUrl } from "../sql/testing/append-through-url.js";
 import { PostgresBackend } from "./postgres-backend.js";
 import { PostgresEventStore } from "./postgres-store.js";
 
@@ -36,17 +37,8 @@ describe.skipIf(!available)("PostgresEventStore", () => {
     const own = `${schema}_url`;
     const url = `${SERVER_URLS.postgres}${SERVER_URLS.postgres.includes("?") ? "&" : "?"}schema=${own}`;
     try {
-      const store = await openStore(url);
-      const sessionId = `open-${uuidv7()}`;
-      const written = await store.append({
-        sessionId,
-        runId: "r",
-        expectedSeq: 0,
-        events: [{ type: "run.started" }],
-      });
-      expect((await store.readSession({ sessionId })).events).toEqual(written.events);
-      expect(store.describe()).toMatchObject({ kind: "postgres", location: url });
-      await store.close();
+      const { sessionId, description } = await appendThroughUrl(url);
+      expect(description).toMatchObject({ kind: "postgres", location: url });
       const rows = await (pool as pg.Pool).query(
         `SELECT count(*)::int AS n FROM "${own}".events WHERE session_id = $1`,
         [sessionId],
@@ -55,7 +47,7 @@ describe.skipIf(!available)("PostgresEventStore", () => {
       // The option wins over the URL, as keyPrefix does on Redis.
       const byOption = new PostgresEventStore({ connectionString: url, schema });
       expect(byOption.describe().location).toBe(
-        `${SERVER_URLS.postgres.split("?")[0]}?schema=${schema}`,
+        withUrlParam(redactUrl(SERVER_URLS.postgres), "schema", schema),
       );
       await byOption.close();
     } finally {
