@@ -16,11 +16,30 @@ const directory = mkdtempSync(join(tmpdir(), "agent-ledger-terminal-"));
 const storeUrl = `sqlite:${join(directory, "ledger.db")}`;
 const sessionId = "terminal-session";
 
-beforeAll(async () => {
+/** Starts a run in session `id` of the test's store and records `more` on it, then closes. */
+async function recordIn(
+  id: string,
+  more: (recorder: SessionRecorder) => Promise<unknown> = async () => {},
+  runId?: string,
+): Promise<void> {
   const store = await openStore(storeUrl);
   try {
-    const recorder = new SessionRecorder({ store, sessionId, actor: { type: "agent", id: "a" } });
+    const actor = { type: "agent", id: "a" } as const;
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: id,
+      actor,
+      ...(runId === undefined ? {} : { runId }),
+    });
     await recorder.startRun();
+    await more(recorder);
+  } finally {
+    await store.close();
+  }
+}
+
+beforeAll(() =>
+  recordIn(sessionId, async (recorder) => {
     await recorder.recordInput(HOSTILE);
     const call = await recorder.beforeToolCall({
       toolCallId: "call-1",
@@ -35,27 +54,14 @@ beforeAll(async () => {
       args: { body: HOSTILE },
       effect: { kind: "write", idempotent: false },
     });
-  } finally {
-    await store.close();
-  }
-});
+  }),
+);
 
 describe("terminal output of text from the ledger", () => {
   it("verify shows ids escaped: an id may hold a bidi override", async () => {
     // Ids refuse C0 and C1 controls, not U+202E, which reverses the text after it.
     const bidiSession = "pay\u202Erun";
-    const store = await openStore(storeUrl);
-    try {
-      const recorder = new SessionRecorder({
-        store,
-        sessionId: bidiSession,
-        runId: "r\u2066un",
-        actor: { type: "agent", id: "a" },
-      });
-      await recorder.startRun();
-    } finally {
-      await store.close();
-    }
+    await recordIn(bidiSession, undefined, "r\u2066un");
     for (const json of [[], ["--json"]]) {
       const result = await runBin(["--store", storeUrl, "verify", bidiSession, ...json]);
       expect(result.code).toBe(0);
@@ -66,18 +72,9 @@ describe("terminal output of text from the ledger", () => {
 
   it("a resolve command naming an id with a bidi override shows escapes and works pasted into bash", async () => {
     const bidiSession = "refund\u202Enur";
-    const store = await openStore(storeUrl);
-    try {
-      const recorder = new SessionRecorder({
-        store,
-        sessionId: bidiSession,
-        actor: { type: "agent", id: "a" },
-      });
-      await recorder.startRun();
-      await recorder.beforeToolCall({ toolCallId: "c1", name: "refund", args: {} });
-    } finally {
-      await store.close();
-    }
+    await recordIn(bidiSession, (recorder) =>
+      recorder.beforeToolCall({ toolCallId: "c1", name: "refund", args: {} }),
+    );
     const inspected = await runBin(["--store", storeUrl, "inspect", bidiSession]);
     expect(inspected.stdout).not.toMatch(RAW_CONTROL);
     const command = /agent-ledger resolve .*/.exec(inspected.stdout)?.[0] as string;
