@@ -47,7 +47,8 @@ describe("model calls the runner retries (modelSettings.retry)", () => {
     });
     await recorder.startRun();
     const { model, agent } = retryingAgent();
-    agent.instructions = "the secret is 1234";
+    // Not hex and not an id: the events' hashes and uuids cannot hold it by chance.
+    agent.instructions = "the secret is sk-NOT-HEX-swordfish";
     const runner = new Runner({
       modelProvider: ledgerModelProvider(scriptedProvider(model), { recorder }),
     });
@@ -56,7 +57,11 @@ describe("model calls the runner retries (modelSettings.retry)", () => {
     const requested = (await readWholeSession(store, "s")).filter(
       (event) => event.type === "model.requested",
     );
-    expect(JSON.stringify(requested)).not.toContain("1234");
+    expect(JSON.stringify(requested)).not.toContain("swordfish");
+    for (const event of requested)
+      expect(
+        (event.payload as { request: { systemInstructions?: unknown } }).request,
+      ).toMatchObject({ systemInstructions: "[redacted]" });
     expect(requested).toHaveLength(3);
     expect(requested[1]?.retryOf).toBe(requested[0]?.attemptId);
     expect(requested[1]?.stepId).toBe(requested[0]?.stepId);
