@@ -350,16 +350,16 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
     await recorder.beforeModelCall({
       request: { model: "m", messages: [{ role: "user", content: question }] },
     });
-    const events = new URL(`/api/session/events?id=${sessionId}&raw=1`, sessionUrl);
-    const listed = JSON.stringify(await (await fetch(events)).json());
-    expect(listed).not.toContain("END OF QUESTION");
-    expect(listed).toContain('"$ledger":"list"');
-    // The selected one, with its content put back.
-    const one = new URL(`/api/session/events?id=${sessionId}&after=1&limit=1`, sessionUrl);
-    expect(JSON.stringify(await (await fetch(one)).json())).toContain("END OF QUESTION");
-
     const page = await browser.newPage();
+    // What the page's event list asks for: the events as stored (blob references).
+    const list = page.waitForResponse(
+      (response) =>
+        response.url().includes("/api/session/events?") && response.url().includes("limit=500"),
+    );
     await page.goto(new URL(`/#/session/${sessionId}`, sessionUrl).toString());
+    const listed = await (await list).text();
+    expect(listed).toContain('"$ledger":"list"');
+    expect(listed).not.toContain("END OF QUESTION");
     await page.locator("tr.event-row", { hasText: "model.requested" }).click();
     const payload = page.locator('[data-testid="event-detail"] pre.payload');
     await payload.waitFor();
