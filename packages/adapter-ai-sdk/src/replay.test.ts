@@ -392,7 +392,18 @@ describe("resume with replay", () => {
       });
     const first = flaky();
     await generate(new SessionRecorder({ store, actor, ...address }), first.model);
+    expect(first.calls).toBe(2);
     const recorded = await eventsOf(store);
+    // The failure and its retry: a second attempt of the same step.
+    const models = recorded.filter((event) => event.type.startsWith("model."));
+    expect(models.map((event) => event.type)).toEqual([
+      "model.requested",
+      "model.failed",
+      "model.requested",
+      "model.completed",
+    ]);
+    expect(models[2]?.retryOf).toBe(models[0]?.attemptId);
+    expect(models[2]?.stepId).toBe(models[0]?.stepId);
     const second = flaky();
     const result = await generate(await resume(store), second.model);
     expect(result.text).toBe("after retry");
