@@ -85,6 +85,12 @@ describe('inspectSession with resolve: "in-flight"', () => {
     const size = (value: unknown) => JSON.stringify(value).length;
     expect(size(full)).toBeGreaterThan(20_000_000);
     expect(size(inFlight)).toBeLessThan(size(full) / 15);
+    // Twice the turns, about twice the JSON (the full inspection's grows four times).
+    const half = await inspectSession((await conversation(60)).store, "s", {
+      resolve: "in-flight",
+    });
+    expect(size(inFlight) / size(half)).toBeGreaterThan(1.5);
+    expect(size(inFlight) / size(half)).toBeLessThan(2.5);
   });
 
   it("still says which blobs are lost, also those only a completed request names", async () => {
