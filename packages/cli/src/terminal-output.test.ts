@@ -1,10 +1,9 @@
-import { execFile } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore, SessionRecorder } from "@agent-ledger/core";
 import { beforeAll, describe, expect, it } from "vitest";
-import { BIN, runBin } from "./session-fixture.test.data.js";
+import { runBin, runPasted } from "./session-fixture.test.data.js";
 
 // ESC starts ANSI/OSC sequences (OSC 52 writes the clipboard, OSC 0 the window title),
 // U+009B is a one-byte CSI, U+202E reverses the text after it.
@@ -79,15 +78,7 @@ describe("terminal output of text from the ledger", () => {
     expect(inspected.stdout).not.toMatch(RAW_CONTROL);
     const command = /agent-ledger resolve .*/.exec(inspected.stdout)?.[0] as string;
     expect(command).toContain("$'refund\\u202enur'");
-    const pasted = await new Promise<{ code: number; stdout: string }>((resolve) => {
-      const line = command.replace("agent-ledger", `"${process.execPath}" "${BIN}"`);
-      execFile(
-        "bash",
-        ["-c", line],
-        { env: { ...process.env, LC_ALL: "C.UTF-8" } },
-        (error, stdout) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout }),
-      );
-    });
+    const pasted = await runPasted(command);
     expect(pasted.code).toBe(0);
     const after = JSON.parse(
       (await runBin(["--store", storeUrl, "inspect", bidiSession, "--json"])).stdout,

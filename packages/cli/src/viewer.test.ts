@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   type EventStore,
+  inspectSession,
   type LedgerEvent,
   openStore,
   resolveEvents,
@@ -16,6 +17,7 @@ import {
   recordDemoSession,
   recordNestedInFlight,
   runBin,
+  runPasted,
   startBin,
 } from "./session-fixture.test.data.js";
 import { CONTENT_SECURITY_POLICY } from "./viewer/security.js";
@@ -253,10 +255,20 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
     expect(await page.locator('[data-testid="attempt-row"]').nth(0).textContent()).toContain(
       "completed",
     );
-    expect(await page.locator('[data-testid="unresolved"] code').textContent()).toBe(
+    const command = await page.locator('[data-testid="unresolved"] code').textContent();
+    expect(command).toBe(
       `agent-ledger resolve 'fork it'\\''s here' ${charge.attemptId} --abandon "reason" --store ${storeUrl}`,
     );
     await page.close();
+    // Pasted into a shell (reason and all), it abandons the fork's copy.
+    expect((await runPasted(command as string)).code).toBe(0);
+    const after = await inspectSession(store, sessionId);
+    expect(after.unresolved).toEqual([]);
+    const branch = after.runs.find((run) => run.runId === "branch");
+    const copy = branch?.steps
+      .flatMap((step) => step.attempts)
+      .find((attempt) => attempt.attemptId === charge.attemptId);
+    expect(copy?.status).toBe("abandoned");
   });
 
   it("asks first for the innermost call in flight, not the agent call waiting on it", async () => {
