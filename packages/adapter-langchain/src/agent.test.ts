@@ -11,10 +11,9 @@ import { createAgent, toolErrorMiddleware } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
-import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
 
 import { ledgerMiddleware } from "./ledger-middleware.js";
-import { FlakyStore, payloadOf, runEvents, threadConfig } from "./testing/helpers.js";
+import { FlakyStore, ledgerAgent, payloadOf, runEvents, threadConfig } from "./testing/helpers.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
 const SESSION = "agent-session";
@@ -77,16 +76,7 @@ function agentFor(
   tools: StructuredToolInterface[],
   answer: (messages: BaseMessage[]) => AIMessage = script,
 ) {
-  const model = new ScriptedChatModel((messages) => answer(messages));
-  const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
-  const checkpointer = new LedgerCheckpointSaver({ store });
-  const agent = createAgent({
-    model,
-    tools,
-    middleware: [ledgerMiddleware({ handler })],
-    checkpointer,
-  });
-  return { model, handler, agent };
+  return ledgerAgent({ store, sessionId: SESSION, runId: RUN, tools, answer });
 }
 
 /** The process "dies" during the run (the store fails); the store is back for the next one. */

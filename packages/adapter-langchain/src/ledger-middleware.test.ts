@@ -1,14 +1,12 @@
 import { findLedgerError } from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
-import { createAgent, createMiddleware, toolErrorMiddleware } from "langchain";
+import { type createAgent, createMiddleware, toolErrorMiddleware } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { LedgerCallbackHandler } from "./callback-handler.js";
-import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
+import type { LedgerCallbackHandler } from "./callback-handler.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
-import { FlakyStore, runEvents, threadConfig } from "./testing/helpers.js";
-import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
+import { FlakyStore, ledgerAgent, runEvents, threadConfig } from "./testing/helpers.js";
 
 const SESSION = "middleware-session";
 const RUN = "middleware-run";
@@ -64,13 +62,13 @@ function agentFor(
   tools: Parameters<typeof createAgent>[0]["tools"],
   middleware: (handler: LedgerCallbackHandler) => Middleware[],
 ) {
-  const model = new ScriptedChatModel(script);
-  const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
-  const agent = createAgent({
-    model,
+  const { model, handler, agent } = ledgerAgent({
+    store,
+    sessionId: SESSION,
+    runId: RUN,
+    answer: script,
     tools,
-    middleware: middleware(handler),
-    checkpointer: new LedgerCheckpointSaver({ store }),
+    middleware,
   });
   const config = threadConfig(handler);
   return {

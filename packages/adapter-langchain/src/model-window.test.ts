@@ -1,11 +1,6 @@
 import { AIMessage } from "@langchain/core/messages";
-import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
-import { LedgerCallbackHandler } from "./callback-handler.js";
-import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
-import { ledgerMiddleware } from "./ledger-middleware.js";
-import { FlakyStore, runEvents, threadConfig } from "./testing/helpers.js";
-import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
+import { FlakyStore, ledgerAgent, runEvents, threadConfig } from "./testing/helpers.js";
 
 const SESSION = "window-session";
 const RUN = "window-run";
@@ -16,20 +11,18 @@ const RUN = "window-run";
  * committed, then neither the model node's write nor the next checkpoint reaches the store.
  */
 function agentCrashingAfterAnswer(store: FlakyStore, threadId: string, crashes: { left: number }) {
-  const model = new ScriptedChatModel(() => {
-    if (crashes.left > 0) {
-      crashes.left--;
-      store.failing = true;
-      store.failTypes = ["x.langgraph.writes", "checkpoint.saved"];
-    }
-    return new AIMessage("hello");
-  });
-  const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
-  const agent = createAgent({
-    model,
-    tools: [],
-    middleware: [ledgerMiddleware({ handler })],
-    checkpointer: new LedgerCheckpointSaver({ store }),
+  const { model, handler, agent } = ledgerAgent({
+    store,
+    sessionId: SESSION,
+    runId: RUN,
+    answer: () => {
+      if (crashes.left > 0) {
+        crashes.left--;
+        store.failing = true;
+        store.failTypes = ["x.langgraph.writes", "checkpoint.saved"];
+      }
+      return new AIMessage("hello");
+    },
   });
   const config = threadConfig(handler, threadId);
   return {

@@ -6,7 +6,12 @@ import {
   resolveEvents,
   StoreUnavailableError,
 } from "@agent-ledger/core";
-import type { LedgerCallbackHandler } from "../callback-handler.js";
+import type { AIMessage, BaseMessage } from "@langchain/core/messages";
+import { createAgent, type createMiddleware } from "langchain";
+import { LedgerCallbackHandler } from "../callback-handler.js";
+import { LedgerCheckpointSaver } from "../checkpoint-saver.js";
+import { ledgerMiddleware } from "../ledger-middleware.js";
+import { ScriptedChatModel } from "./scripted-chat-model.js";
 
 /** The events of a run, with content-addressed payloads resolved. */
 export async function runEvents(
@@ -48,4 +53,29 @@ export function threadConfig(handler: LedgerCallbackHandler, threadId = "thread-
     callbacks: [handler],
     durability: "sync" as const,
   };
+}
+
+/**
+ * One process's agent on a run, as the crash tests build it: createAgent with a scripted model
+ * that gives `answer`, the ledger's handler on the run, `middleware` made for that handler
+ * (default: the ledger's own), and the ledger's checkpoint saver, all over `store`.
+ */
+export function ledgerAgent(options: {
+  store: EventStore;
+  sessionId: string;
+  runId: string;
+  answer: (messages: BaseMessage[]) => AIMessage;
+  tools?: Parameters<typeof createAgent>[0]["tools"];
+  middleware?: (handler: LedgerCallbackHandler) => ReturnType<typeof createMiddleware>[];
+}) {
+  const { store, sessionId, runId, answer } = options;
+  const model = new ScriptedChatModel((messages) => answer(messages));
+  const handler = new LedgerCallbackHandler({ store, sessionId, runId });
+  const agent = createAgent({
+    model,
+    tools: options.tools ?? [],
+    middleware: options.middleware?.(handler) ?? [ledgerMiddleware({ handler })],
+    checkpointer: new LedgerCheckpointSaver({ store }),
+  });
+  return { model, handler, agent };
 }
