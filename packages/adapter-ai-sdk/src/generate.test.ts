@@ -15,21 +15,16 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import {
+  assistant as actor,
   failsOnceThenAnswers,
   payload,
   scriptedModel,
+  assistantRecorder as setup,
   textResult,
   toolCall,
   toolCallsResult,
 } from "./testing/scripted-model.test.data.js";
 import { wrapTools } from "./wrap-tools.js";
-
-const actor = { type: "agent" as const, id: "assistant", framework: "ai-sdk" };
-
-function setup(store: EventStore = new MemoryEventStore()) {
-  const recorder = new SessionRecorder({ store, sessionId: "s1", runId: "r1", actor });
-  return { store, recorder };
-}
 
 async function eventsOf(store: EventStore): Promise<LedgerEvent[]> {
   return resolveEvents(store, await readWholeRun(store, { sessionId: "s1", runId: "r1" }));

@@ -1,9 +1,10 @@
-import { inspectSession, MemoryEventStore, SessionRecorder, toAtif } from "@agent-ledger/core";
+import { inspectSession, toAtif } from "@agent-ledger/core";
 import { generateText, type ModelMessage, stepCountIs, tool, wrapLanguageModel } from "ai";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import {
+  assistantRecorder,
   scriptedModel,
   textResult,
   toolCall,
@@ -12,16 +13,7 @@ import {
 import { wrapTools } from "./wrap-tools.js";
 
 /** A recorder of the assistant's run "r" in session "s", on a new memory store. */
-function recordingAssistant() {
-  const store = new MemoryEventStore();
-  const recorder = new SessionRecorder({
-    store,
-    sessionId: "s",
-    runId: "r",
-    actor: { type: "agent", id: "assistant", framework: "ai-sdk" },
-  });
-  return { store, recorder };
-}
+const recordingAssistant = () => assistantRecorder(undefined, { sessionId: "s", runId: "r" });
 
 // Core's projections read what this adapter records (no input.received: the prompt is in
 // each model request).

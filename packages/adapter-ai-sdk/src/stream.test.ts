@@ -14,10 +14,12 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import {
+  assistant as actor,
   failsOnceThenAnswers,
   partsStream,
   payload,
   scriptedModel,
+  assistantRecorder as setup,
   streamPartsOf,
   textResult,
   toolCall,
@@ -25,13 +27,6 @@ import {
   usage,
 } from "./testing/scripted-model.test.data.js";
 import { wrapTools } from "./wrap-tools.js";
-
-const actor = { type: "agent" as const, id: "assistant", framework: "ai-sdk" };
-
-function setup(store: EventStore = new MemoryEventStore()) {
-  const recorder = new SessionRecorder({ store, sessionId: "s1", runId: "r1", actor });
-  return { store, recorder };
-}
 
 const eventsOf = (store: EventStore): Promise<LedgerEvent[]> =>
   readWholeRun(store, { sessionId: "s1", runId: "r1" });

@@ -1,4 +1,9 @@
-import type { LedgerEvent } from "@agent-ledger/core";
+import {
+  type EventStore,
+  type LedgerEvent,
+  MemoryEventStore,
+  SessionRecorder,
+} from "@agent-ledger/core";
 import {
   APICallError,
   type LanguageModelV3Content,
@@ -7,6 +12,17 @@ import {
 } from "@ai-sdk/provider";
 import { MockLanguageModelV3 } from "ai/test";
 import { contentToStreamParts } from "../model-response.js";
+
+/** The actor these tests record as. */
+export const assistant = { type: "agent" as const, id: "assistant", framework: "ai-sdk" };
+
+/** The assistant's recorder on run `runId` of session `sessionId`, on `store` (default: new). */
+export function assistantRecorder(
+  store: EventStore = new MemoryEventStore(),
+  { sessionId = "s1", runId = "r1" } = {},
+) {
+  return { store, recorder: new SessionRecorder({ store, sessionId, runId, actor: assistant }) };
+}
 
 export const usage = (input: number, output: number) => ({
   inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined },
