@@ -1,12 +1,15 @@
 import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startViewer } from "@agent-ledger/cli";
 import { inspectSession, openStore } from "@agent-ledger/core";
-import { beforeAll, describe, expect, it } from "vitest";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FINAL_TEXT } from "./scripted-model.js";
+
+/** Every directory a test here makes is inside this one, removed when the file is done. */
+const scratch = scratchDirectory("ai-sdk-agent-", afterAll);
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const main = join(root, "dist", "main.js");
@@ -65,7 +68,7 @@ function child(args: string[], killOn?: string): Promise<Outcome> {
 }
 
 function scenario(name: string) {
-  const dir = mkdtempSync(join(tmpdir(), `ai-sdk-agent-${name}-`));
+  const dir = mkdtempSync(join(scratch, `${name}-`));
   const files = {
     db: join(dir, "ledger.db"),
     calls: join(dir, "model-calls.log"),

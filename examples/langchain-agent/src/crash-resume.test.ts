@@ -1,12 +1,15 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startViewer } from "@agent-ledger/cli";
 import { inspectSession, openStore } from "@agent-ledger/core";
-import { beforeAll, describe, expect, it } from "vitest";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RUN_ID, SESSION_ID, workFiles } from "./agent.js";
+
+/** Every directory a test here makes is inside this one, removed when the file is done. */
+const scratch = scratchDirectory("langchain-agent-", afterAll);
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const main = join(root, "dist", "main.js");
@@ -83,7 +86,7 @@ function finalOf(stdout: string): string | undefined {
 }
 
 function scenario() {
-  const dir = mkdtempSync(join(tmpdir(), "langchain-agent-"));
+  const dir = mkdtempSync(join(scratch, "run-"));
   return { db: join(dir, "ledger.db"), dir, files: workFiles(dir) };
 }
 

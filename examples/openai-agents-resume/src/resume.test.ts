@@ -1,11 +1,14 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startViewer } from "@agent-ledger/cli";
 import { inspectSession, openStore } from "@agent-ledger/core";
-import { describe, expect, test } from "vitest";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import { afterAll, describe, expect, test } from "vitest";
+
+/** Every directory a test here makes is inside this one, removed when the file is done. */
+const scratch = scratchDirectory("oa-resume-", afterAll);
 
 const main = join(dirname(fileURLToPath(import.meta.url)), "..", "dist", "main.js");
 /** The agent-ledger binary the on-call person runs. */
@@ -81,7 +84,7 @@ function killAt(args: string[], point: string): Promise<void> {
 }
 
 function workspace() {
-  const dir = mkdtempSync(join(tmpdir(), "oa-resume-"));
+  const dir = mkdtempSync(join(scratch, "run-"));
   return { dir, db: join(dir, "ledger.db") };
 }
 

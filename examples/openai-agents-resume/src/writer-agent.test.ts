@@ -1,11 +1,14 @@
 import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startViewer } from "@agent-ledger/cli";
 import { openStore } from "@agent-ledger/core";
-import { describe, expect, test } from "vitest";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import { afterAll, describe, expect, test } from "vitest";
+
+/** Every directory a test here makes is inside this one, removed when the file is done. */
+const scratch = scratchDirectory("oa-writer-", afterAll);
 
 const main = join(dirname(fileURLToPath(import.meta.url)), "..", "dist", "writer-main.js");
 /** The agent-ledger binary the on-call person runs. */
@@ -74,7 +77,7 @@ function agentLedger(db: string, ...args: string[]): Promise<{ code: number; std
 
 describe("SIGKILL inside an agent used as a tool, decided with the CLI", () => {
   test("inspect names the inner publish on the writer's run; abandoned, it is not run again and the writer is told", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "oa-writer-"));
+    const dir = mkdtempSync(join(scratch, "run-"));
     const db = join(dir, "ledger.db");
     await killInsidePublish(db, dir);
     expect(lines(join(dir, "published.log"))).toEqual(["Lamps are back"]);

@@ -1,11 +1,8 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCrashScenario } from "./scenario.js";
 
-const dir = mkdtempSync(join(tmpdir(), "agent-ledger-plain-loop-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDirectory("agent-ledger-plain-loop-", afterAll);
 
 describe("plain-loop demo", () => {
   it("a SIGKILL inside a tool call is inspected, resumed, and costs nothing twice", async () => {

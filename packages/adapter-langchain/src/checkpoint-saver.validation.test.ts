@@ -1,7 +1,6 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type EventStore, MemoryEventStore, openStore } from "@agent-ledger/core";
+import { scratchDirectory } from "@agent-ledger/core/testing";
 import * as vitest from "vitest";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
 
@@ -25,18 +24,23 @@ validate({
   createCheckpointer: () => new LedgerCheckpointSaver({ store: new MemoryEventStore() }),
 });
 
-// The same suite on a real SQLite file per checkpointer.
-const sqliteStores = new WeakMap<LedgerCheckpointSaver, EventStore>();
+// The same suite on a real SQLite file per checkpointer, removed when the suite destroys it.
+const sqliteStores = new WeakMap<LedgerCheckpointSaver, { store: EventStore; remove(): void }>();
 validate({
   checkpointerName: "LedgerCheckpointSaver (sqlite store)",
   createCheckpointer: async () => {
-    const dir = mkdtempSync(join(tmpdir(), "ledger-saver-"));
+    let remove = () => {};
+    const dir = scratchDirectory("ledger-saver-", (removeDirectory) => {
+      remove = removeDirectory;
+    });
     const store = await openStore(`sqlite:${join(dir, "saver.db")}`);
     const saver = new LedgerCheckpointSaver({ store });
-    sqliteStores.set(saver, store);
+    sqliteStores.set(saver, { store, remove });
     return saver;
   },
   destroyCheckpointer: async (saver) => {
-    await sqliteStores.get(saver)?.close();
+    const entry = sqliteStores.get(saver);
+    await entry?.store.close();
+    entry?.remove();
   },
 });

@@ -1,14 +1,13 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore } from "@agent-ledger/core";
-import { beforeAll, describe, expect, it } from "vitest";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN } from "./session-fixture.test.data.js";
 
 // `agent-ledger inspect s | head`: the reader closes the pipe long before the output ends.
 describe("agent-ledger piped into a reader that stops early", () => {
-  const storeUrl = `sqlite:${join(mkdtempSync(join(tmpdir(), "agent-ledger-pipe-")), "l.db")}`;
+  const storeUrl = `sqlite:${join(scratchDirectory("agent-ledger-pipe-", afterAll), "l.db")}`;
 
   beforeAll(async () => {
     const store = await openStore(storeUrl);

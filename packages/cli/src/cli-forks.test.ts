@@ -1,15 +1,14 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore, SessionRecorder } from "@agent-ledger/core";
-import { beforeAll, describe, expect, it } from "vitest";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runBin } from "./session-fixture.test.data.js";
 
 // A fork copies a prefix of a run with the same attemptIds (a copy keeps its steps and
 // attempts). A call in flight at the fork point is then the same attemptId in two runs: when
 // the original run completes it after the fork, only the fork's copy is still unresolved.
 describe("agent-ledger on a session with a fork", () => {
-  const file = join(mkdtempSync(join(tmpdir(), "agent-ledger-fork-")), "ledger.db");
+  const file = join(scratchDirectory("agent-ledger-fork-", afterAll), "ledger.db");
   const storeUrl = `sqlite:${file}`;
   const cli = (...args: string[]) => runBin(["--store", storeUrl, ...args]);
   const sessionId = "forked-session";

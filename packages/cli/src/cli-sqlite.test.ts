@@ -1,13 +1,12 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decodeBody, encodeBody } from "@agent-ledger/core/sqlite";
+import { scratchDirectory } from "@agent-ledger/core/testing";
 import Database from "better-sqlite3";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { describeCliCommands } from "./cli-suite.test.data.js";
 import { runBin } from "./session-fixture.test.data.js";
 
-const directory = mkdtempSync(join(tmpdir(), "agent-ledger-cli-"));
+const directory = scratchDirectory("agent-ledger-cli-", afterAll);
 const file = join(directory, "ledger.db");
 
 describeCliCommands({

@@ -1,8 +1,7 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore } from "@agent-ledger/core";
-import { describe, expect, it } from "vitest";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import { describe, expect, it, onTestFinished } from "vitest";
 import type { OutputStream } from "./io.js";
 import { runCli } from "./run-cli.js";
 import { recordDemoSession } from "./session-fixture.test.data.js";
@@ -21,7 +20,7 @@ function collector(isTTY: boolean): OutputStream & { text: string } {
 
 describe("export progress", () => {
   it("reports progress on stderr only when it is a terminal", async () => {
-    const url = `sqlite:${join(mkdtempSync(join(tmpdir(), "agent-ledger-progress-")), "ledger.db")}`;
+    const url = `sqlite:${join(scratchDirectory("agent-ledger-progress-", onTestFinished), "ledger.db")}`;
     const store = await openStore(url);
     await recordDemoSession(store, "progress");
     await store.close();

@@ -1,14 +1,14 @@
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { openStore, SessionRecorder } from "@agent-ledger/core";
+import { scratchDirectory } from "@agent-ledger/core/testing";
 import Database from "better-sqlite3";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runBin } from "./session-fixture.test.data.js";
 
 describe("agent-ledger --store with SQLite paths", () => {
-  const directory = join(mkdtempSync(join(tmpdir(), "agent-ledger-paths-")), "on call");
+  const directory = join(scratchDirectory("agent-ledger-paths-", afterAll), "on call");
   const file = join(directory, "ledger.db");
 
   beforeAll(async () => {

@@ -1,8 +1,7 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore, SessionRecorder } from "@agent-ledger/core";
-import { beforeAll, describe, expect, it } from "vitest";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runBin, runPasted } from "./session-fixture.test.data.js";
 
 // ESC starts ANSI/OSC sequences (OSC 52 writes the clipboard, OSC 0 the window title),
@@ -11,7 +10,7 @@ const HOSTILE = "done\u001b]52;c;cm0gLXJmIH4=\u0007\u001b[2J\u009b31m\u202Eevil\
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we look for
 const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
-const directory = mkdtempSync(join(tmpdir(), "agent-ledger-terminal-"));
+const directory = scratchDirectory("agent-ledger-terminal-", afterAll);
 const storeUrl = `sqlite:${join(directory, "ledger.db")}`;
 const sessionId = "terminal-session";
 

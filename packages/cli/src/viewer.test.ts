@@ -1,5 +1,4 @@
-import { existsSync, mkdtempSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import {
   type EventStore,
@@ -9,6 +8,7 @@ import {
   resolveEvents,
   SessionRecorder,
 } from "@agent-ledger/core";
+import { scratchDirectory } from "@agent-ledger/core/testing";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -33,7 +33,7 @@ if (!haveChromium) {
   );
 }
 
-const directory = mkdtempSync(join(tmpdir(), "agent-ledger-viewer-"));
+const directory = scratchDirectory("agent-ledger-viewer-", afterAll);
 const storeUrl = `sqlite:${join(directory, "ledger.db")}`;
 
 describe("agent-ledger serve: access rules", () => {

@@ -1,12 +1,12 @@
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { openStore } from "@agent-ledger/core";
-import { beforeAll, describe, expect, it } from "vitest";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordDemoSession, runBin } from "../session-fixture.test.data.js";
 
 describe("agent-ledger export --output", () => {
-  const directory = mkdtempSync(join(tmpdir(), "agent-ledger-export-"));
+  const directory = scratchDirectory("agent-ledger-export-", afterAll);
   const storeUrl = `sqlite:${join(directory, "ledger.db")}`;
   const cli = (...args: string[]) => runBin(["--store", storeUrl, ...args]);
 

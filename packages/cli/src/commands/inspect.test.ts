@@ -1,9 +1,8 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore, SessionRecorder } from "@agent-ledger/core";
+import { scratchDirectory } from "@agent-ledger/core/testing";
 import Database from "better-sqlite3";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { runBin } from "../session-fixture.test.data.js";
 import { startViewer } from "../viewer/viewer-server.js";
 
@@ -12,7 +11,7 @@ import { startViewer } from "../viewer/viewer-server.js";
  * list naming it) were then lost; the blob refs lost.
  */
 async function lostBlobSession(): Promise<{ path: string; lost: string[] }> {
-  const path = join(mkdtempSync(join(tmpdir(), "agent-ledger-inspect-")), "ledger.db");
+  const path = join(scratchDirectory("agent-ledger-inspect-", onTestFinished), "ledger.db");
   const store = await openStore(`sqlite:${path}`);
   const recorder = new SessionRecorder({
     store,

@@ -1,13 +1,12 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore, SessionRecorder } from "@agent-ledger/core";
-import { describe, expect, it } from "vitest";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { runBin } from "../session-fixture.test.data.js";
 
 describe("agent-ledger resolve", () => {
   it("names a model call whose model the ledger does not know as 'model', with no stray space", async () => {
-    const path = join(mkdtempSync(join(tmpdir(), "agent-ledger-resolve-")), "ledger.db");
+    const path = join(scratchDirectory("agent-ledger-resolve-", onTestFinished), "ledger.db");
     const store = await openStore(`sqlite:${path}`);
     const recorder = new SessionRecorder({
       store,
@@ -36,7 +35,7 @@ describe("agent-ledger resolve", () => {
 
   it("shows a tool name holding terminal escapes as escapes", async () => {
     // A model names the tool it calls: an OSC sequence in it set the terminal's title.
-    const path = join(mkdtempSync(join(tmpdir(), "agent-ledger-resolve-")), "ledger.db");
+    const path = join(scratchDirectory("agent-ledger-resolve-", onTestFinished), "ledger.db");
     const store = await openStore(`sqlite:${path}`);
     const recorder = new SessionRecorder({
       store,

@@ -1,14 +1,13 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore } from "@agent-ledger/core";
-import { beforeAll, describe, expect, it } from "vitest";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordDemoSession, runBin } from "../session-fixture.test.data.js";
 
 // An id is 1-255 characters without control characters (§6): anything else on the command line
 // is bad usage (exit 2), like an unknown option, not a failed command (exit 1).
 describe("agent-ledger with an id that cannot be an id", () => {
-  const storeUrl = `sqlite:${join(mkdtempSync(join(tmpdir(), "agent-ledger-ids-")), "l.db")}`;
+  const storeUrl = `sqlite:${join(scratchDirectory("agent-ledger-ids-", afterAll), "l.db")}`;
   const cli = (...args: string[]) => runBin(["--store", storeUrl, ...args]);
   let attemptId = "";
 

@@ -1,12 +1,11 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore, SessionRecorder } from "@agent-ledger/core";
-import { beforeAll, describe, expect, it } from "vitest";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runBin } from "../session-fixture.test.data.js";
 
 describe("agent-ledger sessions --limit", () => {
-  const storeUrl = `sqlite:${join(mkdtempSync(join(tmpdir(), "agent-ledger-sessions-")), "l.db")}`;
+  const storeUrl = `sqlite:${join(scratchDirectory("agent-ledger-sessions-", afterAll), "l.db")}`;
   const cli = (...args: string[]) => runBin(["--store", storeUrl, ...args]);
 
   beforeAll(async () => {

@@ -1,7 +1,6 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type EventStore, openStore } from "@agent-ledger/core";
+import { scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordDemoSession } from "../session-fixture.test.data.js";
 import { startViewer, type ViewerHandle } from "./viewer-server.js";
@@ -9,11 +8,10 @@ import { startViewer, type ViewerHandle } from "./viewer-server.js";
 describe("viewer API on bad input", () => {
   let store: EventStore;
   let viewer: ViewerHandle;
+  const directory = scratchDirectory("agent-ledger-api-", afterAll);
 
   beforeAll(async () => {
-    store = await openStore(
-      `sqlite:${join(mkdtempSync(join(tmpdir(), "agent-ledger-api-")), "l.db")}`,
-    );
+    store = await openStore(`sqlite:${join(directory, "l.db")}`);
     await recordDemoSession(store, "api-session");
     viewer = await startViewer({ store });
   });

@@ -1,5 +1,3 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
@@ -14,12 +12,12 @@ import type { EventStore } from "../store/event-store.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeRun } from "../store/read-all.js";
 import { SqliteEventStore } from "../stores/sqlite/sqlite-store.js";
+import { scratchDirectory } from "../testing/scratch-directory.js";
 import { asMarker } from "./marker.js";
 import { resolveEvents, resolvePayload } from "./resolve.js";
 
 const actor = { type: "agent" as const, id: "agent" };
-const folder = mkdtempSync(join(tmpdir(), "ledger-compact-"));
-afterAll(() => rmSync(folder, { recursive: true, force: true }));
+const folder = scratchDirectory("ledger-compact-", afterAll);
 
 /** Counts blob writes, the way a reviewer would check "no extra round trips". */
 class CountingStore extends MemoryEventStore {

@@ -1,5 +1,3 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
@@ -8,11 +6,11 @@ import { inspectSession } from "../inspect/inspect-session.js";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { readWholeRun } from "../store/read-all.js";
 import { SqliteEventStore } from "../stores/sqlite/sqlite-store.js";
+import { scratchDirectory } from "../testing/scratch-directory.js";
 import { asMarker } from "./marker.js";
 import { BlobCache, resolveEvents } from "./resolve.js";
 
-const folder = mkdtempSync(join(tmpdir(), "ledger-missing-blobs-"));
-afterAll(() => rmSync(folder, { recursive: true, force: true }));
+const folder = scratchDirectory("ledger-missing-blobs-", afterAll);
 
 const kept = "Kept answer. ".repeat(300);
 const lost = "Refund order 42 for Ada. ".repeat(200);

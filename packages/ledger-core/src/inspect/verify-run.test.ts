@@ -1,15 +1,13 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { decodeBody, encodeBody } from "../stores/sqlite/body-codec.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
+import { scratchDirectory } from "../testing/scratch-directory.js";
 import { assertRunIntact, verifyRun } from "./verify-run.js";
 
-const dir = mkdtempSync(join(tmpdir(), "agent-ledger-verify-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDirectory("agent-ledger-verify-", afterAll);
 
 async function recordRun(path: string) {
   const store = new SqliteEventStore({ path });

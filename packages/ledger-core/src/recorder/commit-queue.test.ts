@@ -1,5 +1,3 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { LedgerError } from "../events/errors.js";
@@ -7,10 +5,10 @@ import type { Actor } from "../events/types.js";
 import type { AppendRequest } from "../store/event-store.js";
 import { readWholeRun } from "../store/read-all.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
+import { scratchDirectory } from "../testing/scratch-directory.js";
 import { SessionRecorder } from "./session-recorder.js";
 
-const dir = mkdtempSync(join(tmpdir(), "agent-ledger-queue-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDirectory("agent-ledger-queue-", afterAll);
 
 const actor: Actor = { type: "agent", id: "shop" };
 const address = { sessionId: "s", runId: "r" };

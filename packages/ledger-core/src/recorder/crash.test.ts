@@ -1,17 +1,15 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { LedgerError } from "../events/errors.js";
 import { inspectSession } from "../inspect/inspect-session.js";
 import { verifyRun } from "../inspect/verify-run.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
+import { scratchDirectory } from "../testing/scratch-directory.js";
 import type { Attempt } from "./attempt.js";
 import { SessionRecorder } from "./session-recorder.js";
 
-const dir = mkdtempSync(join(tmpdir(), "agent-ledger-crash-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDirectory("agent-ledger-crash-", afterAll);
 
 const core = new URL("../../dist/index.js", import.meta.url).href;
 const sqlite = new URL("../../dist/stores/sqlite/index.js", import.meta.url).href;

@@ -1,15 +1,13 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { JsonValue } from "../events/json.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
+import { scratchDirectory } from "../testing/scratch-directory.js";
 import { scanSqliteForSecret } from "../testing/secret-scan.js";
 import type { Redaction } from "./redact.js";
 import { SessionRecorder } from "./session-recorder.js";
 
-const dir = mkdtempSync(join(tmpdir(), "agent-ledger-redact-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDirectory("agent-ledger-redact-", afterAll);
 
 const secret = "sk-live-4f9a8b7c6d5e";
 

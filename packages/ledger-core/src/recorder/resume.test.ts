@@ -1,5 +1,3 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { LedgerError } from "../events/errors.js";
@@ -7,11 +5,11 @@ import type { Actor } from "../events/types.js";
 import { inspectSession } from "../inspect/inspect-session.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
+import { scratchDirectory } from "../testing/scratch-directory.js";
 import type { Attempt } from "./attempt.js";
 import { SessionRecorder } from "./session-recorder.js";
 
-const dir = mkdtempSync(join(tmpdir(), "agent-ledger-resume-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDirectory("agent-ledger-resume-", afterAll);
 
 const actor: Actor = { type: "agent", id: "shop" };
 const address = { sessionId: "s", runId: "r" };

@@ -1,16 +1,14 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import type { NewEvent } from "../../events/types.js";
 import { verifyRun } from "../../inspect/verify-run.js";
 import { MemoryEventStore } from "../../store/memory-store.js";
+import { scratchDirectory } from "../../testing/scratch-directory.js";
 import { SqliteEventStore } from "./sqlite-store.js";
 import { databaseAtMigration } from "./testing/older-database.js";
 
-const folder = mkdtempSync(join(tmpdir(), "ledger-sqlite-heads-"));
-afterAll(() => rmSync(folder, { recursive: true, force: true }));
+const folder = scratchDirectory("ledger-sqlite-heads-", afterAll);
 let count = 0;
 const freshPath = () => join(folder, `heads-${++count}.db`);
 

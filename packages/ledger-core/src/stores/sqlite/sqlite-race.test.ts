@@ -1,12 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, it } from "vitest";
+import { scratchDirectory } from "../../testing/scratch-directory.js";
 import { checkRaceOutcome, runAppendRace } from "../sql/testing/race-check.js";
 import { SqliteEventStore } from "./sqlite-store.js";
 
-const folder = mkdtempSync(join(tmpdir(), "ledger-sqlite-race-"));
-afterAll(() => rmSync(folder, { recursive: true, force: true }));
+const folder = scratchDirectory("ledger-sqlite-race-", afterAll);
 
 const writers = 8;
 const perWriter = 25;

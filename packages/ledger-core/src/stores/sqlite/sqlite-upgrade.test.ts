@@ -1,9 +1,8 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
+import { scratchDirectory } from "../../testing/scratch-directory.js";
 import { loadMigrations } from "../sql/migrations.js";
 import {
   checkFirstReleaseRace,
@@ -18,8 +17,7 @@ const migrationsModule = new URL(
   "../../../dist/stores/sql/migrations.js",
   import.meta.url,
 ).toString();
-const folder = mkdtempSync(join(tmpdir(), "ledger-sqlite-upgrade-"));
-afterAll(() => rmSync(folder, { recursive: true, force: true }));
+const folder = scratchDirectory("ledger-sqlite-upgrade-", afterAll);
 
 let count = 0;
 
