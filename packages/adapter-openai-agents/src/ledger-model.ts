@@ -42,7 +42,7 @@ const wrappedModels = new WeakSet<object>();
  * and recorded.
  */
 function withoutCredentials(request: JsonValue): JsonValue {
-  const redacted = applyRedaction({ request }, [...DEFAULT_CREDENTIAL_PATHS], {
+  const redacted = applyRedaction({ request }, DEFAULT_CREDENTIAL_PATHS, {
     type: "model.requested",
   });
   return (redacted as JsonObject).request ?? null;

@@ -338,4 +338,26 @@ describe("fast paths keep their results", () => {
     const clean = { request: { messages: [{ role: "user", content: "hi" }] } };
     expect(applyRedaction(clean, [...DEFAULT_CREDENTIAL_PATHS], { type: "x" })).toBe(clean);
   });
+
+  it("a list of paths edited between two calls is applied as it is at each call", async () => {
+    // The paths are planned once per list (every model call runs them), and a caller may edit
+    // its list afterwards: the plan of the old list must not be used for the new one.
+    const { applyRedaction } = await import("../recorder/redact.js");
+    const payload = { request: { apiKey: "k", token: "t", headers: { secret: "s" } } };
+    const paths = ["request.**.apiKey"];
+    const context = { type: "model.requested" };
+    expect(applyRedaction(payload, paths, context)).toEqual({
+      request: { apiKey: "[redacted]", token: "t", headers: { secret: "s" } },
+    });
+    paths.push("request.headers.secret");
+    expect(applyRedaction(payload, paths, context)).toEqual({
+      request: { apiKey: "[redacted]", token: "t", headers: { secret: "[redacted]" } },
+    });
+    paths[0] = "request.**.token";
+    expect(applyRedaction(payload, paths, context)).toEqual({
+      request: { apiKey: "k", token: "[redacted]", headers: { secret: "[redacted]" } },
+    });
+    paths.length = 0;
+    expect(applyRedaction(payload, paths, context)).toBe(payload);
+  });
 });

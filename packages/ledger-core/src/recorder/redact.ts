@@ -69,15 +69,55 @@ export function validateRedaction(value: unknown, path: string): Redaction | und
 /** Applies a redaction to a payload (never mutates the input). */
 export function applyRedaction(
   payload: JsonValue,
-  redaction: Redaction | undefined,
+  redaction: Redaction | readonly string[] | undefined,
   context: RedactContext,
 ): JsonValue {
   if (redaction === undefined) return payload;
   if (typeof redaction === "function") return redaction(payload, context);
+  const plan = planOf(redaction);
   let out = payload;
-  // Paths `prefix.**.key` with the same plain prefix are applied in one walk with a set of
-  // keys (same result as one walk per path; DEFAULT_CREDENTIAL_PATHS has fourteen of them).
-  const deep = new Map<string, Set<string>>();
+  for (const segments of plan.paths) out = redactPath(out, segments);
+  for (const { prefix, keys } of plan.deep) out = redactAt(out, prefix, keys);
+  return out;
+}
+
+/**
+ * A list of paths made ready to apply: each split into segments, and the paths
+ * `prefix.**.key` with the same plain prefix gathered into one walk with a set of keys (same
+ * result as one walk per path; DEFAULT_CREDENTIAL_PATHS has fourteen of them). The other
+ * paths are applied first, in their order, then each gathered walk.
+ */
+interface RedactionPlan {
+  /** The paths it was made from, to tell a list changed since. */
+  source: readonly string[];
+  paths: string[][];
+  deep: { prefix: string[]; keys: Set<string> }[];
+}
+
+/**
+ * Plans by the list they were made from. The paths run on every recorded call (the adapters
+ * redact each model request), and planning fourteen paths took as long as walking a request.
+ */
+const plans = new WeakMap<readonly string[], RedactionPlan>();
+
+function planOf(redaction: readonly string[]): RedactionPlan {
+  const known = plans.get(redaction);
+  if (known !== undefined && sameList(known.source, redaction)) return known;
+  const plan = makePlan(redaction);
+  plans.set(redaction, plan);
+  return plan;
+}
+
+/** Whether a list still holds what it held when its plan was made (a caller may edit it). */
+function sameList(x: readonly string[], y: readonly string[]): boolean {
+  if (x.length !== y.length) return false;
+  for (let index = 0; index < x.length; index++) if (x[index] !== y[index]) return false;
+  return true;
+}
+
+function makePlan(redaction: readonly string[]): RedactionPlan {
+  const paths: string[][] = [];
+  const deep = new Map<string, { prefix: string[]; keys: Set<string> }>();
   for (const path of redaction) {
     const segments = path.split(".");
     const key = segments[segments.length - 1] as string;
@@ -90,17 +130,15 @@ export function applyRedaction(
       !prefix.some((segment) => segment === "*" || segment === "**")
     ) {
       const joined = prefix.join(".");
-      let keys = deep.get(joined);
-      if (!keys) {
-        keys = new Set();
-        deep.set(joined, keys);
+      let group = deep.get(joined);
+      if (!group) {
+        group = { prefix, keys: new Set() };
+        deep.set(joined, group);
       }
-      keys.add(key);
-    } else out = redactPath(out, segments);
+      group.keys.add(key);
+    } else paths.push(segments);
   }
-  for (const [prefix, keys] of deep)
-    out = redactAt(out, prefix === "" ? [] : prefix.split("."), keys);
-  return out;
+  return { source: [...redaction], paths, deep: [...deep.values()] };
 }
 
 function redactAt(value: JsonValue, prefix: string[], keys: Set<string>): JsonValue {
