@@ -1,0 +1,46 @@
+import { randomUUID } from "node:crypto";
+import { SERVER_URLS, serverAvailable } from "@agent-ledger/core/testing";
+import mysql from "mysql2/promise";
+import { afterAll, beforeAll, describe, expect } from "vitest";
+import { describeCliCommands } from "./cli-suite.test.data.js";
+
+const available = await serverAvailable("mysql");
+// Its own database (named in the URL, as a user's CLI reaches it), dropped after.
+const database = `cli_${randomUUID().replaceAll("-", "")}`;
+const url = new URL(SERVER_URLS.mysql);
+url.pathname = `/${database}`;
+const storeUrl = url.toString();
+
+async function admin<T>(work: (connection: mysql.Connection) => Promise<T>): Promise<T> {
+  const connection = await mysql.createConnection(SERVER_URLS.mysql);
+  try {
+    return await work(connection);
+  } finally {
+    await connection.end();
+  }
+}
+
+beforeAll(async () => {
+  if (available) await admin((connection) => connection.query(`CREATE DATABASE \`${database}\``));
+});
+afterAll(async () => {
+  if (available)
+    await admin((connection) => connection.query(`DROP DATABASE IF EXISTS \`${database}\``));
+});
+
+describe.skipIf(!available)("MariaDB", () => {
+  describeCliCommands({
+    name: "MariaDB",
+    storeUrl,
+    sessionId: `cli-mysql-${randomUUID()}`,
+    async tamper({ sessionId, runId, seq }) {
+      const [result] = await admin((connection) =>
+        connection.query(
+          `UPDATE \`${database}\`.events SET body = REPLACE(body, 'Book a table', 'Book a TABLE') WHERE session_id = ? AND run_id = ? AND seq = ?`,
+          [sessionId, runId, seq],
+        ),
+      );
+      expect((result as mysql.ResultSetHeader).affectedRows).toBe(1);
+    },
+  });
+});

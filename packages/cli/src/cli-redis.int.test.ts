@@ -1,0 +1,62 @@
+import { randomUUID } from "node:crypto";
+import { SERVER_URLS, serverAvailable } from "@agent-ledger/core/testing";
+import { Redis } from "ioredis";
+import { afterAll, describe, expect } from "vitest";
+import { describeCliCommands } from "./cli-suite.test.data.js";
+
+const available = await serverAvailable("redis");
+// Its own key prefix (named in the URL, as a user's CLI reaches a ledger that shares a
+// database), whose keys are deleted after.
+const keyPrefix = `cli-${randomUUID()}:`;
+const url = new URL(SERVER_URLS.redis);
+url.searchParams.set("keyPrefix", keyPrefix);
+const storeUrl = url.toString();
+
+async function withClient<T>(work: (client: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis(SERVER_URLS.redis);
+  try {
+    return await work(client);
+  } finally {
+    client.disconnect();
+  }
+}
+
+afterAll(async () => {
+  if (!available) return;
+  await withClient(async (client) => {
+    const keys: string[] = [];
+    for await (const batch of client.scanStream({ match: `${keyPrefix}*`, count: 500 }))
+      keys.push(...(batch as string[]));
+    if (keys.length > 0) await client.del(...keys);
+  });
+});
+
+describe.skipIf(!available)("Redis", () => {
+  describeCliCommands({
+    name: "Redis",
+    storeUrl,
+    sessionId: `cli-redis-${randomUUID()}`,
+    async tamper({ sessionId, runId, seq }) {
+      // The session's events are one list in commit order (its `:log` key): edit the event
+      // where it lies, as someone with access to the server could.
+      await withClient(async (client) => {
+        const logs: string[] = [];
+        for await (const batch of client.scanStream({ match: `${keyPrefix}*:log`, count: 500 }))
+          logs.push(...(batch as string[]));
+        let edited = 0;
+        for (const log of logs) {
+          const events = await client.lrange(log, 0, -1);
+          for (const [index, json] of events.entries()) {
+            const event = JSON.parse(json) as { sessionId: string; runId: string; seq: number };
+            if (event.sessionId !== sessionId || event.runId !== runId || event.seq !== seq)
+              continue;
+            expect(json).toContain("Book a table");
+            await client.lset(log, index, json.replace("Book a table", "Book a TABLE"));
+            edited++;
+          }
+        }
+        expect(edited).toBe(1);
+      });
+    },
+  });
+});
