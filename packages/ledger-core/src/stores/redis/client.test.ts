@@ -1,5 +1,17 @@
+import { createServer } from "node:net";
 import { describe, expect, it } from "vitest";
+import { LedgerError } from "../../events/errors.js";
 import { serverTooOld } from "./client.js";
+import { RedisEventStore } from "./redis-store.js";
+
+/** A local port nothing listens on (taken from the system, then freed). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
 
 const info = (version: string) =>
   `# Server\r\nredis_version:${version}\r\nredis_git_sha1:00000000\r\nredis_mode:standalone\r\n`;
@@ -15,5 +27,25 @@ describe("serverTooOld", () => {
       expect(serverTooOld(info(version)), version).toBeUndefined();
     expect(serverTooOld("# Server\r\nredis_mode:standalone\r\n")).toBeUndefined();
     expect(serverTooOld(info("unknown"))).toBeUndefined();
+  });
+});
+
+describe("a store whose server cannot be reached", () => {
+  it("says why, without the warning about a write it did not attempt", async () => {
+    const port = await closedPort();
+    const store = new RedisEventStore({ url: `redis://127.0.0.1:${port}` });
+    try {
+      const failure = await store.init().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(LedgerError.isInstance(failure, "store-unavailable")).toBe(true);
+      const message = (failure as Error).message;
+      expect(message).toContain("redis init failed: no connection to the server");
+      expect(message).toContain(`ECONNREFUSED 127.0.0.1:${port}`);
+      expect(message).not.toMatch(/append|retrying/);
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -43,23 +43,38 @@ export function assertKnownUrlParams(url: URL): void {
   }
 }
 
+/** The last connection error of each client the store made (ECONNREFUSED, a TLS failure...). */
+const lastConnectionErrors = new WeakMap<object, Error>();
+
 export function createClient(url: string): Redis {
   const client = new Redis(url, OWNED_CLIENT_OPTIONS);
   // Errors reach callers as rejected commands; without a listener ioredis prints each one.
-  client.on("error", () => {});
+  // The last one is kept: a command rejected for want of a connection says only that.
+  client.on("error", (error: Error) => lastConnectionErrors.set(client, error));
+  client.on("ready", () => lastConnectionErrors.delete(client));
   return client;
 }
 
-/** Wraps a driver failure (a dropped connection, a refused command) as `store-unavailable`. */
-export function unavailable(error: unknown, what: string): unknown {
+/** Calls that write: a lost reply leaves them applied or not, and the same call is safe again. */
+const WRITES = new Set(["append", "fork", "putBlob", "deleteSession"]);
+
+/**
+ * Wraps a driver failure (a dropped connection, a refused command) as `store-unavailable`.
+ * With maxRetriesPerRequest 0, ioredis rejects a command with MaxRetriesPerRequestError both
+ * when the connection dropped while it was out and when it waited for a connection that could
+ * not be made: the message says which could be the case for `what`, with the connection error
+ * behind it when the store made the client.
+ */
+export function unavailable(error: unknown, what: string, client?: object): unknown {
   if (LedgerError.isInstance(error)) return error;
-  // With maxRetriesPerRequest 0, a dropped connection rejects pending commands with this error.
-  const message =
-    error instanceof Error && error.name === "MaxRetriesPerRequestError"
-      ? "the connection was lost before the reply arrived (an append may or may not have been written; retrying the same batch is safe)"
-      : error instanceof Error
-        ? error.message
-        : String(error);
+  let message = error instanceof Error ? error.message : String(error);
+  if (error instanceof Error && error.name === "MaxRetriesPerRequestError") {
+    message = WRITES.has(what)
+      ? `the connection was lost before the reply arrived (the ${what} may or may not have been applied; retrying the same call is safe)`
+      : "no connection to the server (lost, or it could not be made)";
+    const cause = client === undefined ? undefined : lastConnectionErrors.get(client);
+    if (cause !== undefined) message += `; last connection error: ${cause.message}`;
+  }
   return new StoreUnavailableError(`redis ${what} failed: ${message}`, error);
 }
 

@@ -198,7 +198,7 @@ export class RedisEventStore implements EventStore {
       }
       this.#durability = await readDurability(this.#client);
     } catch (error) {
-      throw unavailable(error, "init");
+      throw unavailable(error, "init", this.#client);
     }
   }
 
@@ -252,7 +252,7 @@ export class RedisEventStore implements EventStore {
       }
     } catch (error) {
       this.#heads.delete(run.head);
-      throw unavailable(error, "append");
+      throw unavailable(error, "append", this.#client);
     }
   }
 
@@ -374,7 +374,7 @@ export class RedisEventStore implements EventStore {
       )) as unknown[];
       return decodePairs(reply);
     } catch (error) {
-      throw unavailable(error, "readRun");
+      throw unavailable(error, "readRun", this.#client);
     }
   }
 
@@ -391,7 +391,7 @@ export class RedisEventStore implements EventStore {
       const events = jsons.map((json, index) => decodeEvent(json, after + index + 1));
       return { events, nextCursor: after + events.length };
     } catch (error) {
-      throw unavailable(error, "readSession");
+      throw unavailable(error, "readSession", this.#client);
     }
   }
 
@@ -433,7 +433,7 @@ export class RedisEventStore implements EventStore {
       }
       return summaries;
     } catch (error) {
-      throw unavailable(error, "listRuns");
+      throw unavailable(error, "listRuns", this.#client);
     }
   }
 
@@ -494,7 +494,7 @@ export class RedisEventStore implements EventStore {
         start = Buffer.concat([Buffer.from("("), last]);
       }
     } catch (error) {
-      throw unavailable(error, "listSessions");
+      throw unavailable(error, "listSessions", this.#client);
     }
     const sessions = request.limit === undefined ? found : found.slice(0, request.limit);
     const page: SessionPage = { sessions };
@@ -509,7 +509,7 @@ export class RedisEventStore implements EventStore {
     try {
       return decodeHead(await this.#client.hmget(run.head, "length", "status", "lastHash"));
     } catch (error) {
-      throw unavailable(error, "runHead");
+      throw unavailable(error, "runHead", this.#client);
     }
   }
 
@@ -554,7 +554,7 @@ export class RedisEventStore implements EventStore {
       if (!outcome.listed) await this.#list(session, request.sessionId);
       return { events: outcome.events, deduplicated: false };
     } catch (error) {
-      throw unavailable(error, "fork");
+      throw unavailable(error, "fork", this.#client);
     }
   }
 
@@ -598,7 +598,7 @@ export class RedisEventStore implements EventStore {
       );
       return blobs.map((blob) => blob.ref);
     } catch (error) {
-      throw unavailable(error, "putBlob");
+      throw unavailable(error, "putBlob", this.#client);
     }
   }
 
@@ -607,7 +607,7 @@ export class RedisEventStore implements EventStore {
       try {
         return await this.#client.getBuffer(blobKeys(this.#prefix, known.slice(7)).content);
       } catch (error) {
-        throw unavailable(error, "getBlob");
+        throw unavailable(error, "getBlob", this.#client);
       }
     });
   }
@@ -621,7 +621,7 @@ export class RedisEventStore implements EventStore {
           unique.map((ref) => this.#client.getBuffer(blobKeys(this.#prefix, ref.slice(7)).content)),
         );
       } catch (error) {
-        throw unavailable(error, "getBlobs");
+        throw unavailable(error, "getBlobs", this.#client);
       }
       const found = new Map<string, Uint8Array>();
       unique.forEach((ref, index) => {
@@ -701,7 +701,7 @@ export class RedisEventStore implements EventStore {
       for (const run of runs) this.#heads.delete(run.head);
       return { events, refs, runs: runs.length };
     } catch (error) {
-      throw unavailable(error, "deleteSession");
+      throw unavailable(error, "deleteSession", this.#client);
     }
   }
 
@@ -733,7 +733,7 @@ export class RedisEventStore implements EventStore {
         for (const one of collected) deletedBlobs += Number(one);
       }
     } catch (error) {
-      throw unavailable(error, "deleteSession");
+      throw unavailable(error, "deleteSession", this.#client);
     }
     return {
       sessionId,
