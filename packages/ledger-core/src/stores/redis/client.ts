@@ -121,6 +121,27 @@ export async function assertServerVersion(client: Redis | Cluster): Promise<void
   if (problem !== undefined) throw new StoreUnavailableError(problem);
 }
 
+/**
+ * ioredis selects the database a URL or client names (`redis://host/3`) as it connects, and
+ * when the server refuses (an index past its `databases` setting) it only emits an error and
+ * goes on in database 0, where the ledger would be written among another application's keys.
+ * Selecting it again makes that refusal an error of `init()`, before anything is written.
+ */
+export async function assertSelectedDatabase(client: Redis | Cluster): Promise<void> {
+  if ("isCluster" in client && client.isCluster) return; // a Cluster has database 0 only
+  const db = Number((client as Redis).options.db ?? 0);
+  if (db === 0) return;
+  try {
+    await (client as Redis).select(db);
+  } catch (error) {
+    if (!(error instanceof Error) || !/DB index/i.test(error.message)) throw error;
+    throw new StoreUnavailableError(
+      `the Redis server has no database ${db}, which the URL or client selects (${error.message})`,
+      error,
+    );
+  }
+}
+
 /** Where a client the application made points, without credentials. */
 export function describeClient(client: Redis | Cluster): string {
   if ("isCluster" in client && client.isCluster) return "redis-cluster";

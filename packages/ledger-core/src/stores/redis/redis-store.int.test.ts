@@ -50,6 +50,25 @@ describe.skipIf(!available)("RedisEventStore", () => {
     await checkSharedHandles(handles);
   });
 
+  it("refuses a database the server does not have, writing nothing (ioredis would go on in database 0)", async () => {
+    const keyPrefix = freshPrefix("no-db");
+    extraPrefixes.push(keyPrefix);
+    const missing = new URL(url);
+    missing.pathname = "/99";
+    const stranded = new RedisEventStore({ url: missing.toString(), keyPrefix });
+    try {
+      const failure = await stranded.init().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect((failure as { code?: string }).code).toBe("store-unavailable");
+      expect((failure as Error).message).toContain("no database 99");
+    } finally {
+      await stranded.close();
+    }
+    expect(await keysUnder(admin, keyPrefix)).toEqual([]);
+  });
+
   it("round-trips events verbatim: 1 MiB payload, unicode, NUL", async () => {
     const big = "x".repeat(1024 * 1024);
     const odd = "nul:\u0000 é 中文 🧪 \u2028 \\ \" '";

@@ -57,6 +57,7 @@ import { type AppendAddress, appendScriptCall, type PlannedWrite } from "./appen
 import {
   assertKnownUrlParams,
   assertReadsFromMasters,
+  assertSelectedDatabase,
   assertServerVersion,
   createClient,
   describeClient,
@@ -184,6 +185,7 @@ export class RedisEventStore implements EventStore {
   async init(): Promise<void> {
     try {
       await assertServerVersion(this.#client);
+      await assertSelectedDatabase(this.#client);
       await this.#client.set(schemaKey(this.#prefix), LAYOUT_VERSION, "NX");
       let version = await this.#client.get(schemaKey(this.#prefix));
       if (version === "1") {
