@@ -7,9 +7,15 @@ import { describeCliCommands } from "./cli-suite.test.data.js";
 const available = await serverAvailable("mysql");
 // Its own database (named in the URL, as a user's CLI reaches it), dropped after.
 const database = `cli_${randomUUID().replaceAll("-", "")}`;
-const url = new URL(SERVER_URLS.mysql);
-url.pathname = `/${database}`;
-const storeUrl = url.toString();
+/** The test server's URL naming database `name`. */
+function inDatabase(name: string): string {
+  const url = new URL(SERVER_URLS.mysql);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+const storeUrl = inDatabase(database);
+/** An empty database, where no command may make a table. */
+const empty = `${database}_none`;
 
 async function admin<T>(work: (connection: mysql.Connection) => Promise<T>): Promise<T> {
   const connection = await mysql.createConnection(SERVER_URLS.mysql);
@@ -21,11 +27,14 @@ async function admin<T>(work: (connection: mysql.Connection) => Promise<T>): Pro
 }
 
 beforeAll(async () => {
-  if (available) await admin((connection) => connection.query(`CREATE DATABASE \`${database}\``));
+  if (!available) return;
+  for (const name of [database, empty])
+    await admin((connection) => connection.query(`CREATE DATABASE \`${name}\``));
 });
 afterAll(async () => {
-  if (available)
-    await admin((connection) => connection.query(`DROP DATABASE IF EXISTS \`${database}\``));
+  if (!available) return;
+  for (const name of [database, empty])
+    await admin((connection) => connection.query(`DROP DATABASE IF EXISTS \`${name}\``));
 });
 
 describe.skipIf(!available)("MariaDB", () => {
@@ -41,6 +50,17 @@ describe.skipIf(!available)("MariaDB", () => {
         ),
       );
       expect((result as mysql.ResultSetHeader).affectedRows).toBe(1);
+    },
+    noLedger: {
+      storeUrl: inDatabase(empty),
+      leftovers: async () => {
+        const [tables] = await admin((connection) =>
+          connection.query("SELECT 1 FROM information_schema.tables WHERE table_schema = ?", [
+            empty,
+          ]),
+        );
+        return (tables as unknown[]).length;
+      },
     },
   });
 });

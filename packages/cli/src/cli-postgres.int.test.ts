@@ -7,17 +7,24 @@ import { describeCliCommands } from "./cli-suite.test.data.js";
 const available = await serverAvailable("postgres");
 // Its own schema (named in the URL, as a user's CLI reaches a ledger kept in one), dropped after.
 const schema = `cli_${randomUUID().replaceAll("-", "")}`;
-const storeUrl = `${SERVER_URLS.postgres}${SERVER_URLS.postgres.includes("?") ? "&" : "?"}schema=${schema}`;
+const inSchema = (name: string) =>
+  `${SERVER_URLS.postgres}${SERVER_URLS.postgres.includes("?") ? "&" : "?"}schema=${name}`;
+const storeUrl = inSchema(schema);
 
-afterAll(async () => {
-  if (!available) return;
+async function query(text: string, values: unknown[] = []): Promise<pg.QueryResult> {
   const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
   await client.connect();
   try {
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    return await client.query(text, values);
   } finally {
     await client.end();
   }
+}
+
+afterAll(async () => {
+  if (!available) return;
+  await query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await query(`DROP SCHEMA IF EXISTS "${schema}_none" CASCADE`);
 });
 
 describe.skipIf(!available)("PostgreSQL", () => {
@@ -26,17 +33,17 @@ describe.skipIf(!available)("PostgreSQL", () => {
     storeUrl,
     sessionId: `cli-pg-${randomUUID()}`,
     async tamper({ sessionId, runId, seq }) {
-      const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
-      await client.connect();
-      try {
-        const result = await client.query(
-          `UPDATE "${schema}".events SET body = replace(body, 'Book a table', 'Book a TABLE') WHERE session_id = $1 AND run_id = $2 AND seq = $3`,
-          [sessionId, runId, seq],
-        );
-        expect(result.rowCount).toBe(1);
-      } finally {
-        await client.end();
-      }
+      const result = await query(
+        `UPDATE "${schema}".events SET body = replace(body, 'Book a table', 'Book a TABLE') WHERE session_id = $1 AND run_id = $2 AND seq = $3`,
+        [sessionId, runId, seq],
+      );
+      expect(result.rowCount).toBe(1);
+    },
+    noLedger: {
+      storeUrl: inSchema(`${schema}_none`),
+      leftovers: async () =>
+        (await query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [`${schema}_none`]))
+          .rowCount ?? 0,
     },
   });
 });

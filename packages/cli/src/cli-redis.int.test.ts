@@ -8,9 +8,22 @@ const available = await serverAvailable("redis");
 // Its own key prefix (named in the URL, as a user's CLI reaches a ledger that shares a
 // database), whose keys are deleted after.
 const keyPrefix = `cli-${randomUUID()}:`;
-const url = new URL(SERVER_URLS.redis);
-url.searchParams.set("keyPrefix", keyPrefix);
-const storeUrl = url.toString();
+/** The test server's URL with `prefix` as the key prefix. */
+function underPrefix(prefix: string): string {
+  const url = new URL(SERVER_URLS.redis);
+  url.searchParams.set("keyPrefix", prefix);
+  return url.toString();
+}
+const storeUrl = underPrefix(keyPrefix);
+
+async function keysUnder(prefix: string): Promise<string[]> {
+  return withClient(async (client) => {
+    const keys: string[] = [];
+    for await (const batch of client.scanStream({ match: `${prefix}*`, count: 500 }))
+      keys.push(...(batch as string[]));
+    return keys;
+  });
+}
 
 async function withClient<T>(work: (client: Redis) => Promise<T>): Promise<T> {
   const client = new Redis(SERVER_URLS.redis);
@@ -23,12 +36,8 @@ async function withClient<T>(work: (client: Redis) => Promise<T>): Promise<T> {
 
 afterAll(async () => {
   if (!available) return;
-  await withClient(async (client) => {
-    const keys: string[] = [];
-    for await (const batch of client.scanStream({ match: `${keyPrefix}*`, count: 500 }))
-      keys.push(...(batch as string[]));
-    if (keys.length > 0) await client.del(...keys);
-  });
+  const keys = await keysUnder(keyPrefix);
+  if (keys.length > 0) await withClient((client) => client.del(...keys));
 });
 
 describe.skipIf(!available)("Redis", () => {
@@ -40,11 +49,8 @@ describe.skipIf(!available)("Redis", () => {
       // The session's events are one list in commit order (its `:log` key): edit the event
       // where it lies, as someone with access to the server could.
       await withClient(async (client) => {
-        const logs: string[] = [];
-        for await (const batch of client.scanStream({ match: `${keyPrefix}*:log`, count: 500 }))
-          logs.push(...(batch as string[]));
         let edited = 0;
-        for (const log of logs) {
+        for (const log of (await keysUnder(keyPrefix)).filter((key) => key.endsWith(":log"))) {
           const events = await client.lrange(log, 0, -1);
           for (const [index, json] of events.entries()) {
             const event = JSON.parse(json) as { sessionId: string; runId: string; seq: number };
@@ -57,6 +63,10 @@ describe.skipIf(!available)("Redis", () => {
         }
         expect(edited).toBe(1);
       });
+    },
+    noLedger: {
+      storeUrl: underPrefix(`${keyPrefix}none:`),
+      leftovers: async () => (await keysUnder(`${keyPrefix}none:`)).length,
     },
   });
 });

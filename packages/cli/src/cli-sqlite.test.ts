@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { decodeBody, encodeBody } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
@@ -30,6 +31,10 @@ describeCliCommands({
     } finally {
       database.close();
     }
+  },
+  noLedger: {
+    storeUrl: `sqlite:${join(directory, "none.db")}`,
+    leftovers: async () => (existsSync(join(directory, "none.db")) ? 1 : 0),
   },
 });
 
@@ -68,7 +73,6 @@ describe("agent-ledger errors and exit codes", () => {
     const result = await runBin(["--store", `sqlite:${missing}`, "sessions"]);
     expect(result.code).toBe(3);
     expect(result.stderr).toContain(`no ledger database at ${missing}`);
-    const { existsSync } = await import("node:fs");
     expect(existsSync(missing)).toBe(false);
   });
 

@@ -14,6 +14,11 @@ export interface CliSuiteOptions {
   sessionId: string;
   /** Changes the content of event (runId, seq) in place, behind the store's back. */
   tamper(options: { sessionId: string; runId: string; seq: number }): Promise<void>;
+  /**
+   * A URL on the same server where no ledger is (another schema, database or key prefix), and
+   * how many tables or keys it holds: a reading command must make none there.
+   */
+  noLedger?: { storeUrl: string; leftovers(): Promise<number> };
 }
 
 /** The CLI commands against a real store, through the built binary. */
@@ -343,5 +348,18 @@ export function describeCliCommands(options: CliSuiteOptions): void {
         expect(result.stderr).toContain("unknown session");
       }
     });
+
+    it.skipIf(options.noLedger === undefined)(
+      "exits 3 where there is no ledger, and makes none there",
+      async () => {
+        const noLedger = options.noLedger as NonNullable<CliSuiteOptions["noLedger"]>;
+        for (const command of [["sessions"], ["inspect", options.sessionId], ["serve"]]) {
+          const result = await runBin(["--store", noLedger.storeUrl, ...command]);
+          expect(result.code, command[0]).toBe(3);
+          expect(result.stderr).toContain("no ledger");
+        }
+        expect(await noLedger.leftovers()).toBe(0);
+      },
+    );
   });
 }

@@ -68,8 +68,8 @@ async function assertSqliteLedger(file: string): Promise<void> {
 
 /**
  * Opens the store for a command, turning failures into clear errors and exit codes: a bad
- * URL exits 2, a missing SQLite file 3 (never created by a reading command), a server that
- * does not answer within `timeoutMs` 4.
+ * URL exits 2, a missing SQLite file or a database without a ledger 3 (a reading command never
+ * makes one), a server that does not answer within `timeoutMs` 4.
  */
 export async function openCliStore(
   url: string,
@@ -124,7 +124,8 @@ export async function openCliStore(
     );
   });
   try {
-    return await Promise.race([openStore(url), timeout]);
+    // A reading tool never makes a ledger: where there is none, not-found (exit 3).
+    return await Promise.race([openStore(url, { create: false }), timeout]);
   } catch (error) {
     if (error instanceof CliError) throw error;
     const code = exitCodeOf(error);
@@ -136,6 +137,8 @@ export async function openCliStore(
         exitCode: code,
         cause: error,
       });
+    if (LedgerError.isInstance(error, "not-found"))
+      throw notFoundError(message, "pass --store <url> or set AGENT_LEDGER_STORE");
     if (LedgerError.isInstance(error, "invalid-argument"))
       throw new CliError({
         code: "invalid-argument",

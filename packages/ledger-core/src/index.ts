@@ -145,6 +145,7 @@ export type {
   EventPage,
   EventStore,
   ForkRequest,
+  InitOptions,
   ListSessionsRequest,
   ReadRunRequest,
   ReadSessionRequest,

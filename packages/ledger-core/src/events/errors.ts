@@ -145,6 +145,11 @@ export class NotFoundError extends LedgerError {
   }
 }
 
+/** `init({ create: false })` where no ledger is yet: `what` says what is missing. */
+export function noLedgerError(location: string, what: string): NotFoundError {
+  return new NotFoundError(`no ledger at ${location}: ${what}`, { location });
+}
+
 /** The store could not be reached or dropped the connection; `cause` is the driver error. */
 export class StoreUnavailableError extends LedgerError {
   constructor(message: string, cause?: unknown) {

@@ -103,6 +103,12 @@ export interface DeleteSessionResult {
   keptBlobs: number;
 }
 
+/** Options of `EventStore.init`. */
+export interface InitOptions {
+  /** false: where there is no ledger yet, fail with `not-found` instead of creating one. Default true. */
+  create?: boolean;
+}
+
 /** What a store says about itself, e.g. for `agent-ledger` and the README's durability table. */
 export interface StoreDescription {
   kind: string;
@@ -116,8 +122,13 @@ export interface StoreDescription {
  * executable definition: every implementation passes it unchanged.
  */
 export interface EventStore {
-  /** Creates or upgrades the schema. Idempotent and safe when several processes race. */
-  init(): Promise<void>;
+  /**
+   * Creates or upgrades the schema. Idempotent and safe when several processes race. With
+   * `create: false` it only upgrades: where no ledger is yet it fails with `not-found`,
+   * creating no table or key (a reading tool pointed at the wrong database leaves it as it
+   * was).
+   */
+  init(options?: InitOptions): Promise<void>;
   /**
    * Appends a batch atomically (all or nothing) at `expectedSeq`. Retrying a batch that is
    * already stored returns it with `deduplicated: true`. Fails with `conflict`,

@@ -13,6 +13,7 @@ import type {
   EventPage,
   EventStore,
   ForkRequest,
+  InitOptions,
   ListSessionsRequest,
   ReadRunRequest,
   ReadSessionRequest,
@@ -75,7 +76,8 @@ export class MemoryEventStore implements EventStore {
   /** Blob reference index: ref -> sessions whose events name it in `evidenceRefs`. */
   readonly #referencedBy = new Map<string, Set<string>>();
 
-  async init(): Promise<void> {}
+  /** Nothing to create or upgrade: a memory store is its own ledger, `create: false` or not. */
+  async init(_options?: InitOptions): Promise<void> {}
 
   async append(request: AppendRequest): Promise<AppendResult> {
     const valid = validateAppend(request);

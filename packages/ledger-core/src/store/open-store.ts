@@ -5,6 +5,11 @@ import { MemoryEventStore } from "./memory-store.js";
 export interface OpenStoreOptions {
   /** Run `init()` (create or upgrade the schema) before returning. Default true. */
   init?: boolean;
+  /**
+   * false: open only a ledger that is there (`init({ create: false })`): where there is none,
+   * `not-found`, and no table or key is made. For tools that read. Default true.
+   */
+  create?: boolean;
 }
 
 /**
@@ -28,7 +33,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
       throw new InvalidArgumentError("$.url", error.message.slice(`${error.path}: `.length));
     throw error;
   }
-  if (options.init ?? true) await store.init();
+  if (options.init ?? true) await store.init(options.create === false ? { create: false } : {});
   return store;
 }
 

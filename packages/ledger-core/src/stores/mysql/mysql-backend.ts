@@ -1,8 +1,13 @@
 import { and, asc, eq, gt, inArray, lte, sql } from "drizzle-orm";
 import { drizzle, type MySql2Database } from "drizzle-orm/mysql2";
 import type mysql from "mysql2/promise";
-import { InvalidArgumentError, InvalidEventError, LedgerError } from "../../events/errors.js";
-import type { StoreDescription } from "../../store/event-store.js";
+import {
+  InvalidArgumentError,
+  InvalidEventError,
+  LedgerError,
+  noLedgerError,
+} from "../../events/errors.js";
+import type { InitOptions, StoreDescription } from "../../store/event-store.js";
 import { type HeadAppend, inLockOrder } from "../sql/head-cache.js";
 import { MIGRATION_WAIT_MS } from "../sql/migrations.js";
 import type { EventRow, SessionRow } from "../sql/rows.js";
@@ -23,7 +28,7 @@ import {
   type SqlBackend,
 } from "../sql/sql-backend.js";
 import { runAsync, type WriteProgram, type WriteStep } from "../sql/write-program.js";
-import { migrateMysql } from "./mysql-migrate.js";
+import { hasLedger, migrateMysql } from "./mysql-migrate.js";
 import { own } from "./own-query.js";
 import { mysqlTables } from "./schema.js";
 import {
@@ -207,7 +212,7 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
     this.#location = options.location;
   }
 
-  async init(): Promise<void> {
+  async init(options?: InitOptions): Promise<void> {
     const connection = await this.#pool.getConnection();
     try {
       // The application's pool may bound its statements (MariaDB's max_statement_time): a
@@ -224,6 +229,8 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
         SessionSettings[],
       ];
       checkSessionSettings(current[0], connection, this.#owned ? "$.uri" : "$.pool");
+      if (options?.create === false && !(await hasLedger(connection)))
+        throw noLedgerError(this.#location, "the database has no agent-ledger tables");
       const lockName = `agent-ledger:migrate:${current[0]?.name ?? ""}`.slice(0, 64);
       const waitSeconds = MIGRATION_WAIT_MS / 1000;
       const [locked] = (await connection.query(own("SELECT GET_LOCK(?, ?) AS got"), [

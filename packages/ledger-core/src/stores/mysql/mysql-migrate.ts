@@ -18,6 +18,16 @@ function firstTables(): string[] {
   });
 }
 
+/** Whether the connection's database holds the ledger's tables (its schema_version table). */
+export async function hasLedger(connection: mysql.PoolConnection): Promise<boolean> {
+  const [tables] = (await connection.query(
+    own(
+      "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'schema_version'",
+    ),
+  )) as unknown as [unknown[]];
+  return tables.length > 0;
+}
+
 /**
  * Applies the pending migrations on `connection` (in the store's database, under the caller's
  * migration lock). MySQL commits each DDL statement on its own: a migrator that died inside a

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import type { NewEvent } from "../../events/types.js";
 import { MemoryEventStore } from "../../store/memory-store.js";
+import { checkInitWithoutCreate } from "../../testing/init-without-create.js";
 import { checkLargeBatch } from "../../testing/large-batch.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { checkSharedHandles } from "../../testing/shared-handles.js";
@@ -39,6 +40,27 @@ describe.skipIf(!available)("MysqlEventStore", () => {
       await checkSharedHandles(handles);
     } finally {
       await pool?.query(`DROP DATABASE IF EXISTS \`${shared}\``);
+    }
+  });
+
+  it("init({ create: false }) makes no table where there is no ledger, and opens one that is there", async () => {
+    const own = `${database}_ro`;
+    await pool?.query(`CREATE DATABASE \`${own}\``);
+    const url = new URL(SERVER_URLS.mysql);
+    url.pathname = `/${own}`;
+    try {
+      await checkInitWithoutCreate({
+        open: () => new MysqlEventStore({ uri: url.toString() }),
+        leftovers: async () => {
+          const [tables] = (await (pool as mysql.Pool).query(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = ?",
+            [own],
+          )) as unknown as [unknown[]];
+          return tables.length;
+        },
+      });
+    } finally {
+      await pool?.query(`DROP DATABASE IF EXISTS \`${own}\``);
     }
   });
 

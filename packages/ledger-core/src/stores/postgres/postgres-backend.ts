@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { eq, sql } from "drizzle-orm";
 import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
 import type pg from "pg";
-import { LedgerError } from "../../events/errors.js";
-import type { StoreDescription } from "../../store/event-store.js";
+import { LedgerError, noLedgerError } from "../../events/errors.js";
+import type { InitOptions, StoreDescription } from "../../store/event-store.js";
 import { type HeadAppend, inLockOrder } from "../sql/head-cache.js";
 import { pendingMigrations } from "../sql/migrations.js";
 import type { SessionRow } from "../sql/rows.js";
@@ -68,9 +68,11 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
     this.#location = options.location;
   }
 
-  async init(): Promise<void> {
+  async init(options?: InitOptions): Promise<void> {
     await this.#transaction(async (client) => {
       const schema = quoteIdent(this.#schema);
+      if (options?.create === false && !(await this.#hasLedger(client, schema)))
+        throw noLedgerError(this.#location, `schema ${this.#schema} has no agent-ledger tables`);
       // The application's pool may bound its queries (statement_timeout, lock_timeout): a
       // migration of a large schema is no such query, and a process starting meanwhile must
       // wait for it rather than fail. For this transaction only.
@@ -89,11 +91,8 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
       // The shipped SQL names tables without a schema: run it with the store's schema first.
       await client.query(`SET LOCAL search_path TO ${schema}`);
-      const exists = await client.query<{ name: string | null }>("SELECT to_regclass($1) AS name", [
-        `${schema}.schema_version`,
-      ]);
       let current = 0;
-      if (exists.rows[0]?.name) {
+      if (await this.#hasLedger(client, schema)) {
         const result = await client.query<{ version: number | null }>(
           "SELECT max(version) AS version FROM schema_version",
         );
@@ -107,6 +106,14 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
         );
       }
     });
+  }
+
+  /** Whether the store's schema holds the ledger's tables (its schema_version table). */
+  async #hasLedger(client: pg.PoolClient, schema: string): Promise<boolean> {
+    const found = await client.query<{ name: string | null }>("SELECT to_regclass($1) AS name", [
+      `${schema}.schema_version`,
+    ]);
+    return Boolean(found.rows[0]?.name);
   }
 
   async write<T>(program: () => WriteProgram<T>): Promise<T> {

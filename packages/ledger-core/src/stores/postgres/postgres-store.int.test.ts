@@ -2,6 +2,7 @@ import pg from "pg";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import { openStore } from "../../store/open-store.js";
+import { checkInitWithoutCreate } from "../../testing/init-without-create.js";
 import { checkLargeBatch } from "../../testing/large-batch.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { checkSharedHandles } from "../../testing/shared-handles.js";
@@ -33,6 +34,20 @@ describe.skipIf(!available)("PostgresEventStore", () => {
       await checkSharedHandles(handles);
     } finally {
       await pool?.query(`DROP SCHEMA IF EXISTS "${shared}" CASCADE`);
+    }
+  });
+
+  it("init({ create: false }) makes no schema where there is no ledger, and opens one that is there", async () => {
+    const own = `${schema}_ro`;
+    try {
+      await checkInitWithoutCreate({
+        open: () => new PostgresEventStore({ connectionString: SERVER_URLS.postgres, schema: own }),
+        leftovers: async () =>
+          (await (pool as pg.Pool).query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [own]))
+            .rowCount ?? 0,
+      });
+    } finally {
+      await pool?.query(`DROP SCHEMA IF EXISTS "${own}" CASCADE`);
     }
   });
 

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { computeEventHash } from "../../events/hash-chain.js";
 import type { NewEvent } from "../../events/types.js";
 import { openStore } from "../../store/open-store.js";
+import { checkInitWithoutCreate } from "../../testing/init-without-create.js";
 import { checkLargeBatch } from "../../testing/large-batch.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { checkSharedHandles } from "../../testing/shared-handles.js";
@@ -48,6 +49,15 @@ describe.skipIf(!available)("RedisEventStore", () => {
     extraPrefixes.push(shared);
     const handles = [1, 2].map(() => new RedisEventStore({ url, keyPrefix: shared }));
     await checkSharedHandles(handles);
+  });
+
+  it("init({ create: false }) writes no key where there is no ledger, and opens one that is there", async () => {
+    const keyPrefix = freshPrefix("ro");
+    extraPrefixes.push(keyPrefix);
+    await checkInitWithoutCreate({
+      open: () => new RedisEventStore({ url, keyPrefix }),
+      leftovers: async () => (await keysUnder(admin, keyPrefix)).length,
+    });
   });
 
   it("refuses a database the server does not have, writing nothing (ioredis would go on in database 0)", async () => {

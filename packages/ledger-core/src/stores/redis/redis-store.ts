@@ -4,6 +4,7 @@ import {
   ConflictError,
   InvalidArgumentError,
   NotFoundError,
+  noLedgerError,
   StoreUnavailableError,
 } from "../../events/errors.js";
 import { assertId, uuidv7 } from "../../events/ids.js";
@@ -30,6 +31,7 @@ import type {
   EventPage,
   EventStore,
   ForkRequest,
+  InitOptions,
   ListSessionsRequest,
   ReadRunRequest,
   ReadSessionRequest,
@@ -182,10 +184,15 @@ export class RedisEventStore implements EventStore {
     return new RedisEventStore({ url });
   }
 
-  async init(): Promise<void> {
+  async init(options?: InitOptions): Promise<void> {
     try {
       await assertServerVersion(this.#client);
       await assertSelectedDatabase(this.#client);
+      if (options?.create === false && (await this.#client.get(schemaKey(this.#prefix))) === null)
+        throw noLedgerError(
+          this.#location,
+          `no agent-ledger keys under ${JSON.stringify(this.#prefix)}`,
+        );
       await this.#client.set(schemaKey(this.#prefix), LAYOUT_VERSION, "NX");
       let version = await this.#client.get(schemaKey(this.#prefix));
       if (version === "1") {

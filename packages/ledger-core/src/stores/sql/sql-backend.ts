@@ -1,4 +1,4 @@
-import type { StoreDescription } from "../../store/event-store.js";
+import type { InitOptions, StoreDescription } from "../../store/event-store.js";
 import type { HeadAppend } from "./head-cache.js";
 import type { HeadRow, RunRow, SessionRow } from "./rows.js";
 import type { WriteProgram } from "./write-program.js";
@@ -29,7 +29,8 @@ export interface BlobRow {
  * stored JSON text.
  */
 export interface SqlBackend {
-  init(): Promise<void>;
+  /** Creates or upgrades the schema; with `create: false` a location without one is `not-found`. */
+  init(options?: InitOptions): Promise<void>;
   /** Runs the program in one transaction: committed when it returns, rolled back if it throws. */
   write<T>(program: () => WriteProgram<T>): Promise<T>;
   /**

@@ -18,6 +18,7 @@ import type {
   EventPage,
   EventStore,
   ForkRequest,
+  InitOptions,
   ListSessionsRequest,
   ReadRunRequest,
   ReadSessionRequest,
@@ -113,8 +114,8 @@ export class SqlEventStore implements EventStore {
     } else this.#atHead = backend.appendAtHead?.bind(backend);
   }
 
-  init(): Promise<void> {
-    return this.#guard("init", () => this.#backend.init());
+  init(options?: InitOptions): Promise<void> {
+    return this.#guard("init", () => this.#backend.init(options));
   }
 
   async append(request: AppendRequest): Promise<AppendResult> {

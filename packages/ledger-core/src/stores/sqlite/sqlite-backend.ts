@@ -1,7 +1,8 @@
 import type Database from "better-sqlite3";
 import { and, asc, eq, gt, gte } from "drizzle-orm";
 import { type BetterSQLite3Database, drizzle } from "drizzle-orm/better-sqlite3";
-import type { StoreDescription } from "../../store/event-store.js";
+import { noLedgerError } from "../../events/errors.js";
+import type { InitOptions, StoreDescription } from "../../store/event-store.js";
 import type { HeadAppend } from "../sql/head-cache.js";
 import { MIGRATION_WAIT_MS, pendingMigrations } from "../sql/migrations.js";
 import { type HeadRow, parseBody, type RunRow, type SessionRow } from "../sql/rows.js";
@@ -138,7 +139,9 @@ export class SqliteBackend implements SqlBackend {
       .immediate();
   }
 
-  async init(): Promise<void> {
+  async init(options?: InitOptions): Promise<void> {
+    if (options?.create === false && this.#schemaVersion() === 0)
+      throw noLedgerError(this.#location, "the file has no agent-ledger tables");
     const deadline = Date.now() + MIGRATION_WAIT_MS;
     for (;;) {
       // A read takes no lock (WAL): a file already at this version is settled, and a newer

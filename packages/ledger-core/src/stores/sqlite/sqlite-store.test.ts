@@ -7,6 +7,7 @@ import { LedgerError } from "../../events/errors.js";
 import type { NewEvent } from "../../events/types.js";
 import { blobRef, prepareBlob } from "../../store/blob.js";
 import { openStore } from "../../store/open-store.js";
+import { checkInitWithoutCreate } from "../../testing/init-without-create.js";
 import { checkSharedHandles } from "../../testing/shared-handles.js";
 import { SqliteEventStore, sqlitePath } from "./sqlite-store.js";
 import { databaseAtMigration } from "./testing/older-database.js";
@@ -17,6 +18,23 @@ const freshPath = () => join(folder, `store-${++count}.db`);
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
 describe("SqliteEventStore", () => {
+  it("init({ create: false }) makes no table in a file without a ledger, and opens one that is there", async () => {
+    const path = freshPath();
+    await checkInitWithoutCreate({
+      open: () => new SqliteEventStore({ path }),
+      leftovers: async () => {
+        const database = new Database(path, { readonly: true });
+        try {
+          return (
+            database.prepare("SELECT count(*) AS n FROM sqlite_master").get() as { n: number }
+          ).n;
+        } finally {
+          database.close();
+        }
+      },
+    });
+  });
+
   it("two handles on one file (two processes) answer random sequences as the reference does, and racing writers through both lose nothing", async () => {
     // Each caches run heads and cursors for its connection: the other's commits must show.
     const path = freshPath();
