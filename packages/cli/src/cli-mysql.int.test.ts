@@ -16,6 +16,14 @@ function inDatabase(name: string): string {
 const storeUrl = inDatabase(database);
 /** An empty database, where no command may make a table. */
 const empty = `${database}_none`;
+/** A user that may only read the ledger's database (made once the ledger is there). */
+const reader = `ro_${randomUUID().replaceAll("-", "").slice(0, 20)}`;
+const readerUrl = (() => {
+  const url = new URL(storeUrl);
+  url.username = reader;
+  url.password = "reader-pw";
+  return url.toString();
+})();
 
 async function admin<T>(work: (connection: mysql.Connection) => Promise<T>): Promise<T> {
   const connection = await mysql.createConnection(SERVER_URLS.mysql);
@@ -35,6 +43,7 @@ afterAll(async () => {
   if (!available) return;
   for (const name of [database, empty])
     await admin((connection) => connection.query(`DROP DATABASE IF EXISTS \`${name}\``));
+  await admin((connection) => connection.query(`DROP USER IF EXISTS '${reader}'@'%'`));
 });
 
 describe.skipIf(!available)("MariaDB", () => {
@@ -50,6 +59,15 @@ describe.skipIf(!available)("MariaDB", () => {
         ),
       );
       expect((result as mysql.ResultSetHeader).affectedRows).toBe(1);
+    },
+    readOnly: {
+      storeUrl: readerUrl,
+      async grant() {
+        await admin(async (connection) => {
+          await connection.query(`CREATE USER '${reader}'@'%' IDENTIFIED BY 'reader-pw'`);
+          await connection.query(`GRANT SELECT ON \`${database}\`.* TO '${reader}'@'%'`);
+        });
+      },
     },
     noLedger: {
       storeUrl: inDatabase(empty),

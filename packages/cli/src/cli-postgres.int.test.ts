@@ -10,6 +10,14 @@ const schema = `cli_${randomUUID().replaceAll("-", "")}`;
 const inSchema = (name: string) =>
   `${SERVER_URLS.postgres}${SERVER_URLS.postgres.includes("?") ? "&" : "?"}schema=${name}`;
 const storeUrl = inSchema(schema);
+/** A role that may only read the ledger's schema (made once the ledger is there). */
+const reader = `ro_${randomUUID().replaceAll("-", "")}`;
+const readerUrl = (() => {
+  const url = new URL(storeUrl);
+  url.username = reader;
+  url.password = "reader-pw";
+  return url.toString();
+})();
 
 async function query(text: string, values: unknown[] = []): Promise<pg.QueryResult> {
   const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
@@ -25,6 +33,7 @@ afterAll(async () => {
   if (!available) return;
   await query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   await query(`DROP SCHEMA IF EXISTS "${schema}_none" CASCADE`);
+  await query(`DROP ROLE IF EXISTS "${reader}"`);
 });
 
 describe.skipIf(!available)("PostgreSQL", () => {
@@ -38,6 +47,14 @@ describe.skipIf(!available)("PostgreSQL", () => {
         [sessionId, runId, seq],
       );
       expect(result.rowCount).toBe(1);
+    },
+    readOnly: {
+      storeUrl: readerUrl,
+      async grant() {
+        await query(`CREATE ROLE "${reader}" LOGIN PASSWORD 'reader-pw'`);
+        await query(`GRANT USAGE ON SCHEMA "${schema}" TO "${reader}"`);
+        await query(`GRANT SELECT ON ALL TABLES IN SCHEMA "${schema}" TO "${reader}"`);
+      },
     },
     noLedger: {
       storeUrl: inSchema(`${schema}_none`),

@@ -15,6 +15,14 @@ function underPrefix(prefix: string): string {
   return url.toString();
 }
 const storeUrl = underPrefix(keyPrefix);
+/** An ACL user that may only read the ledger's keys (made once the ledger is there). */
+const reader = `ro-${randomUUID()}`;
+const readerUrl = (() => {
+  const url = new URL(storeUrl);
+  url.username = reader;
+  url.password = "reader-pw";
+  return url.toString();
+})();
 
 async function keysUnder(prefix: string): Promise<string[]> {
   return withClient(async (client) => {
@@ -38,6 +46,7 @@ afterAll(async () => {
   if (!available) return;
   const keys = await keysUnder(keyPrefix);
   if (keys.length > 0) await withClient((client) => client.del(...keys));
+  await withClient((client) => client.call("ACL", "DELUSER", reader));
 });
 
 describe.skipIf(!available)("Redis", () => {
@@ -63,6 +72,28 @@ describe.skipIf(!available)("Redis", () => {
         }
         expect(edited).toBe(1);
       });
+    },
+    readOnly: {
+      storeUrl: readerUrl,
+      async grant() {
+        // Reads are commands of @read and scripts that only read; CONFIG (durability) is not
+        // granted, as on managed servers.
+        await withClient((client) =>
+          client.call(
+            "ACL",
+            "SETUSER",
+            reader,
+            "on",
+            ">reader-pw",
+            `~${keyPrefix}*`,
+            "+@read",
+            "+@connection",
+            "+info",
+            "+evalsha",
+            "+eval",
+          ),
+        );
+      },
     },
     noLedger: {
       storeUrl: underPrefix(`${keyPrefix}none:`),

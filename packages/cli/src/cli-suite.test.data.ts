@@ -19,6 +19,11 @@ export interface CliSuiteOptions {
    * how many tables or keys it holds: a reading command must make none there.
    */
   noLedger?: { storeUrl: string; leftovers(): Promise<number> };
+  /**
+   * A URL whose credentials may only read the ledger (an on-call person's), and `grant`, which
+   * makes that user once the ledger is there.
+   */
+  readOnly?: { storeUrl: string; grant(): Promise<void> };
 }
 
 /** The CLI commands against a real store, through the built binary. */
@@ -44,6 +49,39 @@ export function describeCliCommands(options: CliSuiteOptions): void {
       const text = await cli("sessions");
       expect(text.stdout).toContain(demo.sessionId);
     });
+
+    // SQLite has no users: a file the process may open is one it may write.
+    const readOnly = options.readOnly;
+    if (readOnly !== undefined)
+      it("a user who may only read inspects, tails, exports and verifies; resolve changes nothing", async () => {
+        await readOnly.grant();
+        const reader = (...args: string[]) => runBin(["--store", readOnly.storeUrl, ...args]);
+        const sessions = await reader("sessions");
+        expect(sessions.code, sessions.stderr).toBe(0);
+        expect(sessions.stdout).toContain(demo.sessionId);
+        const inspection = await reader("inspect", demo.sessionId, "--json");
+        expect(inspection.code, inspection.stderr).toBe(0);
+        expect(JSON.parse(inspection.stdout).unresolved).toHaveLength(1);
+        for (const command of [
+          ["tail", demo.sessionId],
+          ["export", demo.sessionId, "--format", "atif"],
+          ["verify", demo.sessionId],
+        ]) {
+          const result = await reader(...command);
+          expect(result.code, `${command[0]}: ${result.stderr}`).toBe(0);
+        }
+        const refused = await reader(
+          "resolve",
+          demo.sessionId,
+          demo.unresolvedAttemptId,
+          "--abandon",
+          "read-only",
+        );
+        expect(refused.code).not.toBe(0);
+        expect(refused.stderr).toMatch(/permission|denied|NOPERM|can't run this command/i);
+        const after = await cli("inspect", demo.sessionId, "--json");
+        expect(JSON.parse(after.stdout).unresolved).toHaveLength(1);
+      });
 
     it("inspect prints the run tree with the unresolved attempt marked", async () => {
       const result = await cli("inspect", demo.sessionId);
@@ -349,17 +387,15 @@ export function describeCliCommands(options: CliSuiteOptions): void {
       }
     });
 
-    it.skipIf(options.noLedger === undefined)(
-      "exits 3 where there is no ledger, and makes none there",
-      async () => {
-        const noLedger = options.noLedger as NonNullable<CliSuiteOptions["noLedger"]>;
+    const noLedger = options.noLedger;
+    if (noLedger !== undefined)
+      it("exits 3 where there is no ledger, and makes none there", async () => {
         for (const command of [["sessions"], ["inspect", options.sessionId], ["serve"]]) {
           const result = await runBin(["--store", noLedger.storeUrl, ...command]);
           expect(result.code, command[0]).toBe(3);
           expect(result.stderr).toContain("no ledger");
         }
         expect(await noLedger.leftovers()).toBe(0);
-      },
-    );
+      });
   });
 }

@@ -71,33 +71,32 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
   async init(options?: InitOptions): Promise<void> {
     await this.#transaction(async (client) => {
       const schema = quoteIdent(this.#schema);
-      if (options?.create === false && !(await this.#hasLedger(client, schema)))
-        throw noLedgerError(this.#location, `schema ${this.#schema} has no agent-ledger tables`);
       // The application's pool may bound its queries (statement_timeout, lock_timeout): a
       // migration of a large schema is no such query, and a process starting meanwhile must
       // wait for it rather than fail. For this transaction only.
       await client.query("SET LOCAL statement_timeout = 0");
       await client.query("SET LOCAL lock_timeout = 0");
-      // One migrator at a time per schema; the lock is released at COMMIT.
-      await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
-        `agent-ledger:migrate:${this.#schema}`,
-      ]);
       // Only "on" (or a stricter remote_*) makes a commit durable against a server crash; an
       // application may turn it off for its own pool. Reported by describe(), as Redis does.
       const durability = await client.query<{ synchronous_commit: string }>(
         "SHOW synchronous_commit",
       );
       this.#synchronousCommit = durability.rows[0]?.synchronous_commit ?? "unknown";
+      const found = await this.#ledgerVersion(client, schema);
+      if (found === undefined && options?.create === false)
+        throw noLedgerError(this.#location, `schema ${this.#schema} has no agent-ledger tables`);
+      // A ledger at this version needs no lock and no DDL, so a role that may only read it (an
+      // on-call person's credentials) opens it too. A newer one is refused here.
+      if (found !== undefined && pendingMigrations("postgres", found).length === 0) return;
+      // One migrator at a time per schema; the lock is released at COMMIT.
+      await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
+        `agent-ledger:migrate:${this.#schema}`,
+      ]);
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
       // The shipped SQL names tables without a schema: run it with the store's schema first.
       await client.query(`SET LOCAL search_path TO ${schema}`);
-      let current = 0;
-      if (await this.#hasLedger(client, schema)) {
-        const result = await client.query<{ version: number | null }>(
-          "SELECT max(version) AS version FROM schema_version",
-        );
-        current = Number(result.rows[0]?.version ?? 0);
-      }
+      // Read again under the lock: another process may have migrated meanwhile.
+      const current = (await this.#ledgerVersion(client, schema)) ?? 0;
       for (const migration of pendingMigrations("postgres", current)) {
         for (const statement of migration.statements) await client.query(statement);
         await client.query(
@@ -108,12 +107,16 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
     });
   }
 
-  /** Whether the store's schema holds the ledger's tables (its schema_version table). */
-  async #hasLedger(client: pg.PoolClient, schema: string): Promise<boolean> {
+  /** The schema's ledger version (its schema_version table's highest), undefined if none. */
+  async #ledgerVersion(client: pg.PoolClient, schema: string): Promise<number | undefined> {
     const found = await client.query<{ name: string | null }>("SELECT to_regclass($1) AS name", [
       `${schema}.schema_version`,
     ]);
-    return Boolean(found.rows[0]?.name);
+    if (!found.rows[0]?.name) return undefined;
+    const result = await client.query<{ version: number | null }>(
+      `SELECT max(version) AS version FROM ${schema}.schema_version`,
+    );
+    return Number(result.rows[0]?.version ?? 0);
   }
 
   async write<T>(program: () => WriteProgram<T>): Promise<T> {

@@ -188,16 +188,22 @@ export class RedisEventStore implements EventStore {
     try {
       await assertServerVersion(this.#client);
       await assertSelectedDatabase(this.#client);
-      if (options?.create === false && (await this.#client.get(schemaKey(this.#prefix))) === null)
+      const key = schemaKey(this.#prefix);
+      let version = await this.#client.get(key);
+      if (version === null && options?.create === false)
         throw noLedgerError(
           this.#location,
           `no agent-ledger keys under ${JSON.stringify(this.#prefix)}`,
         );
-      await this.#client.set(schemaKey(this.#prefix), LAYOUT_VERSION, "NX");
-      let version = await this.#client.get(schemaKey(this.#prefix));
+      // Written only where it is missing: a user that may only read (an on-call person's
+      // ACL) opens a ledger at this layout too.
+      if (version === null) {
+        await this.#client.set(key, LAYOUT_VERSION, "NX");
+        version = await this.#client.get(key);
+      }
       if (version === "1") {
         await migrateBlobsFromLayout1(this.#client, this.#prefix);
-        await this.#client.set(schemaKey(this.#prefix), LAYOUT_VERSION);
+        await this.#client.set(key, LAYOUT_VERSION);
         version = LAYOUT_VERSION;
       }
       if (version !== LAYOUT_VERSION) {
