@@ -33,7 +33,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
       throw new InvalidArgumentError("$.url", error.message.slice(`${error.path}: `.length));
     throw error;
   }
-  if (options.init ?? true) await store.init(options.create === false ? { create: false } : {});
+  if (options.init ?? true) await store.init({ create: options.create });
   return store;
 }
 
