@@ -28,7 +28,7 @@ const SETTINGS = [
 export function modelRequestOf(
   params: LanguageModelV3CallOptions,
   model: Pick<LanguageModelV3, "provider" | "modelId">,
-  redact: Redaction | readonly string[] | false = DEFAULT_CREDENTIAL_PATHS,
+  redact: Redaction | false = DEFAULT_CREDENTIAL_PATHS,
 ): JsonObject {
   const request: Record<string, unknown> = {
     model: { provider: model.provider, modelId: model.modelId },

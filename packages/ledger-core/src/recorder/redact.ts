@@ -12,7 +12,9 @@ export interface RedactContext {
  * event payload (`request.headers.authorization`; `*` matches one key, `**` any depth, so
  * `**.apiKey` removes every `apiKey`), or a function returning the value to keep.
  */
-export type Redaction = string[] | ((payload: JsonValue, context: RedactContext) => JsonValue);
+export type Redaction =
+  | readonly string[]
+  | ((payload: JsonValue, context: RedactContext) => JsonValue);
 
 export const REDACTED = "[redacted]";
 
@@ -69,7 +71,7 @@ export function validateRedaction(value: unknown, path: string): Redaction | und
 /** Applies a redaction to a payload (never mutates the input). */
 export function applyRedaction(
   payload: JsonValue,
-  redaction: Redaction | readonly string[] | undefined,
+  redaction: Redaction | undefined,
   context: RedactContext,
 ): JsonValue {
   if (redaction === undefined) return payload;
