@@ -184,6 +184,11 @@ export class RedisEventStore implements EventStore {
     return new RedisEventStore({ url });
   }
 
+  /** A driver failure of `what` as `store-unavailable`, with the client's last connection error. */
+  #unavailable(error: unknown, what: string): unknown {
+    return unavailable(error, what, this.#client);
+  }
+
   async init(options?: InitOptions): Promise<void> {
     try {
       await assertServerVersion(this.#client);
@@ -213,7 +218,7 @@ export class RedisEventStore implements EventStore {
       }
       this.#durability = await readDurability(this.#client);
     } catch (error) {
-      throw unavailable(error, "init", this.#client);
+      throw this.#unavailable(error, "init");
     }
   }
 
@@ -267,7 +272,7 @@ export class RedisEventStore implements EventStore {
       }
     } catch (error) {
       this.#heads.delete(run.head);
-      throw unavailable(error, "append", this.#client);
+      throw this.#unavailable(error, "append");
     }
   }
 
@@ -389,7 +394,7 @@ export class RedisEventStore implements EventStore {
       )) as unknown[];
       return decodePairs(reply);
     } catch (error) {
-      throw unavailable(error, "readRun", this.#client);
+      throw this.#unavailable(error, "readRun");
     }
   }
 
@@ -406,7 +411,7 @@ export class RedisEventStore implements EventStore {
       const events = jsons.map((json, index) => decodeEvent(json, after + index + 1));
       return { events, nextCursor: after + events.length };
     } catch (error) {
-      throw unavailable(error, "readSession", this.#client);
+      throw this.#unavailable(error, "readSession");
     }
   }
 
@@ -448,7 +453,7 @@ export class RedisEventStore implements EventStore {
       }
       return summaries;
     } catch (error) {
-      throw unavailable(error, "listRuns", this.#client);
+      throw this.#unavailable(error, "listRuns");
     }
   }
 
@@ -509,7 +514,7 @@ export class RedisEventStore implements EventStore {
         start = Buffer.concat([Buffer.from("("), last]);
       }
     } catch (error) {
-      throw unavailable(error, "listSessions", this.#client);
+      throw this.#unavailable(error, "listSessions");
     }
     const sessions = request.limit === undefined ? found : found.slice(0, request.limit);
     const page: SessionPage = { sessions };
@@ -524,7 +529,7 @@ export class RedisEventStore implements EventStore {
     try {
       return decodeHead(await this.#client.hmget(run.head, "length", "status", "lastHash"));
     } catch (error) {
-      throw unavailable(error, "runHead", this.#client);
+      throw this.#unavailable(error, "runHead");
     }
   }
 
@@ -569,7 +574,7 @@ export class RedisEventStore implements EventStore {
       if (!outcome.listed) await this.#list(session, request.sessionId);
       return { events: outcome.events, deduplicated: false };
     } catch (error) {
-      throw unavailable(error, "fork", this.#client);
+      throw this.#unavailable(error, "fork");
     }
   }
 
@@ -613,7 +618,7 @@ export class RedisEventStore implements EventStore {
       );
       return blobs.map((blob) => blob.ref);
     } catch (error) {
-      throw unavailable(error, "putBlob", this.#client);
+      throw this.#unavailable(error, "putBlob");
     }
   }
 
@@ -622,7 +627,7 @@ export class RedisEventStore implements EventStore {
       try {
         return await this.#client.getBuffer(blobKeys(this.#prefix, known.slice(7)).content);
       } catch (error) {
-        throw unavailable(error, "getBlob", this.#client);
+        throw this.#unavailable(error, "getBlob");
       }
     });
   }
@@ -636,7 +641,7 @@ export class RedisEventStore implements EventStore {
           unique.map((ref) => this.#client.getBuffer(blobKeys(this.#prefix, ref.slice(7)).content)),
         );
       } catch (error) {
-        throw unavailable(error, "getBlobs", this.#client);
+        throw this.#unavailable(error, "getBlobs");
       }
       const found = new Map<string, Uint8Array>();
       unique.forEach((ref, index) => {
@@ -716,7 +721,7 @@ export class RedisEventStore implements EventStore {
       for (const run of runs) this.#heads.delete(run.head);
       return { events, refs, runs: runs.length };
     } catch (error) {
-      throw unavailable(error, "deleteSession", this.#client);
+      throw this.#unavailable(error, "deleteSession");
     }
   }
 
@@ -748,7 +753,7 @@ export class RedisEventStore implements EventStore {
         for (const one of collected) deletedBlobs += Number(one);
       }
     } catch (error) {
-      throw unavailable(error, "deleteSession", this.#client);
+      throw this.#unavailable(error, "deleteSession");
     }
     return {
       sessionId,
