@@ -18,14 +18,17 @@ function firstTables(): string[] {
   });
 }
 
+/** The tables of the connection's database, by name. */
+async function tableNames(connection: mysql.PoolConnection): Promise<Set<string>> {
+  const [tables] = (await connection.query(
+    own("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE()"),
+  )) as unknown as [{ name: string }[]];
+  return new Set(tables.map((table) => table.name));
+}
+
 /** Whether the connection's database holds the ledger's tables (its schema_version table). */
 export async function hasLedger(connection: mysql.PoolConnection): Promise<boolean> {
-  const [tables] = (await connection.query(
-    own(
-      "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'schema_version'",
-    ),
-  )) as unknown as [unknown[]];
-  return tables.length > 0;
+  return (await tableNames(connection)).has("schema_version");
 }
 
 /**
@@ -38,10 +41,7 @@ export async function hasLedger(connection: mysql.PoolConnection): Promise<boole
  * someone else's table: refused, before anything is written.
  */
 export async function migrateMysql(connection: mysql.PoolConnection): Promise<void> {
-  const [tables] = (await connection.query(
-    own("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE()"),
-  )) as unknown as [{ name: string }[]];
-  const existing = new Set(tables.map((table) => table.name));
+  const existing = await tableNames(connection);
   let version = 0;
   if (existing.has("schema_version")) {
     const [rows] = (await connection.query(
