@@ -27,30 +27,38 @@ afterAll(async () => {
   await pool?.end();
 });
 
+/**
+ * Runs `use` on a database of its own (named `${database}_${suffix}`, reached by the URL's path),
+ * dropped after: tests that read whole tables, or that must see an empty database.
+ */
+async function inOwnDatabase(
+  suffix: string,
+  use: (own: string, url: string) => Promise<void>,
+): Promise<void> {
+  const own = `${database}_${suffix}`;
+  await pool?.query(`CREATE DATABASE \`${own}\``);
+  const url = new URL(SERVER_URLS.mysql);
+  url.pathname = `/${own}`;
+  try {
+    await use(own, url.toString());
+  } finally {
+    await pool?.query(`DROP DATABASE IF EXISTS \`${own}\``);
+  }
+}
+
 describe.skipIf(!available)("MysqlEventStore", () => {
   it("two stores on one database (two processes) answer random sequences as the reference does, and racing writers through both lose nothing", async () => {
     // Each caches the run heads of its own appends: the other's commits must show. Its own
     // database: the other tests read whole tables.
-    const shared = `${database}_two`;
-    await pool?.query(`CREATE DATABASE \`${shared}\``);
-    const url = new URL(SERVER_URLS.mysql);
-    url.pathname = `/${shared}`;
-    const handles = [1, 2].map(() => new MysqlEventStore({ uri: url.toString() }));
-    try {
-      await checkSharedHandles(handles);
-    } finally {
-      await pool?.query(`DROP DATABASE IF EXISTS \`${shared}\``);
-    }
+    await inOwnDatabase("two", (_, url) =>
+      checkSharedHandles([1, 2].map(() => new MysqlEventStore({ uri: url }))),
+    );
   });
 
   it("init({ create: false }) makes no table where there is no ledger, and opens one that is there", async () => {
-    const own = `${database}_ro`;
-    await pool?.query(`CREATE DATABASE \`${own}\``);
-    const url = new URL(SERVER_URLS.mysql);
-    url.pathname = `/${own}`;
-    try {
-      await checkInitWithoutCreate({
-        open: () => new MysqlEventStore({ uri: url.toString() }),
+    await inOwnDatabase("ro", (own, url) =>
+      checkInitWithoutCreate({
+        open: () => new MysqlEventStore({ uri: url }),
         leftovers: async () => {
           const [tables] = (await (pool as mysql.Pool).query(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = ?",
@@ -58,30 +66,22 @@ describe.skipIf(!available)("MysqlEventStore", () => {
           )) as unknown as [unknown[]];
           return tables.length;
         },
-      });
-    } finally {
-      await pool?.query(`DROP DATABASE IF EXISTS \`${own}\``);
-    }
+      }),
+    );
   });
 
   it("opens through openStore(mysql://...)", async () => {
     // A database of its own (the URL's path): not the server's test database, where it would
     // leave tables, nor the one the other tests read whole tables of.
-    const own = `${database}_url`;
-    await pool?.query(`CREATE DATABASE \`${own}\``);
-    const url = new URL(SERVER_URLS.mysql);
-    url.pathname = `/${own}`;
-    try {
-      const { sessionId, description } = await appendThroughUrl(url.toString());
+    await inOwnDatabase("url", async (own, url) => {
+      const { sessionId, description } = await appendThroughUrl(url);
       expect(description.kind).toBe("mysql");
       const [rows] = (await (pool as mysql.Pool).query(
         `SELECT count(*) AS n FROM \`${own}\`.events WHERE session_id = ?`,
         [sessionId],
       )) as unknown as [{ n: number }[]];
       expect(Number(rows[0]?.n)).toBe(1);
-    } finally {
-      await pool?.query(`DROP DATABASE IF EXISTS \`${own}\``);
-    }
+    });
   });
 
   it("keeps its tables in { database } of the application's pool and leaves the pool open", async () => {
