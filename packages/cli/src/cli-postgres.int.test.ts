@@ -50,6 +50,7 @@ describe.skipIf(!available)("PostgreSQL", () => {
     },
     readOnly: {
       storeUrl: readerUrl,
+      refusal: /append failed: permission denied for table/,
       async grant() {
         await query(`CREATE ROLE "${reader}" LOGIN PASSWORD 'reader-pw'`);
         await query(`GRANT USAGE ON SCHEMA "${schema}" TO "${reader}"`);

@@ -75,6 +75,7 @@ describe.skipIf(!available)("Redis", () => {
     },
     readOnly: {
       storeUrl: readerUrl,
+      refusal: /append failed: .*can't run this command/,
       async grant() {
         // Reads are commands of @read and scripts that only read; CONFIG (durability) is not
         // granted, as on managed servers.
