@@ -35,9 +35,10 @@ function sqliteFile(url: string): string | undefined {
 }
 
 /**
- * Throws `not-found` (exit 3) unless `file` is a SQLite database with the ledger's schema table.
- * `openStore` would otherwise write the ledger's tables into any file it is pointed at (another
- * application's database, an empty file).
+ * Throws `not-found` (exit 3) unless `file` is a SQLite database with the ledger's schema table,
+ * read on a read-only connection. `openStore(url, { create: false })` refuses such a file too,
+ * but one that is not SQLite at all (a text file) reaches its reads as `store-unavailable`
+ * (exit 4, "unreachable"); here it is named for what it is.
  */
 async function assertSqliteLedger(file: string): Promise<void> {
   const { default: Database } = await import("better-sqlite3");

@@ -77,34 +77,91 @@ interface Statements {
 }
 
 /**
+ * Opens the store's database; with `mustExist`, undefined where there is no such file (nothing
+ * is made). Failures are thrown as `store-unavailable`.
+ */
+export type Opener = (options: { mustExist: boolean }) => Database.Database | undefined;
+
+/** The store's connection and what hangs on it. */
+interface Connection {
+  database: Database.Database;
+  db: BetterSQLite3Database;
+  heads: ConnectionHeads;
+}
+
+/**
  * SQLite through better-sqlite3. The write path uses raw prepared statements (cached, taken
  * from the same connection drizzle wraps): measured, drizzle's builder per statement cost more
  * than the whole raw append, and the bench holds an append to 1.2x a raw insert. Reads use
  * drizzle's builder on the schema.
  */
 export class SqliteBackend implements SqlBackend {
-  readonly #database: Database.Database;
-  readonly #db: BetterSQLite3Database;
+  readonly #open: Opener;
+  #connection: Connection | undefined;
   readonly #location: string;
   readonly #owned: boolean;
   #statements: Statements | undefined;
   #readStatements: ReadStatements | undefined;
-  readonly #heads: ConnectionHeads;
   #putBlob: Statement | undefined;
   #getBlobs: Statement | undefined;
   #transaction: ((program: () => WriteProgram<unknown>) => unknown) | undefined;
   #atHead: ((append: HeadAppend) => number | undefined) | undefined;
 
-  constructor(options: { database: Database.Database; location: string; owned: boolean }) {
-    this.#database = options.database;
+  /**
+   * `open` gives the connection: at once when `deferred` is false, else on first use, so that
+   * `init({ create: false })` on a file that does not exist yet can refuse without making it.
+   */
+  constructor(options: {
+    open: Opener;
+    deferred: boolean;
+    location: string;
+    owned: boolean;
+  }) {
+    this.#open = options.open;
     this.#location = options.location;
     this.#owned = options.owned;
-    // Busy timeout first: switching to WAL takes a lock another process may hold.
-    this.#database.pragma("busy_timeout = 10000");
-    this.#database.pragma("journal_mode = WAL");
-    this.#database.pragma("synchronous = FULL");
-    this.#db = drizzle({ client: this.#database });
-    this.#heads = connectionHeads(this.#database);
+    if (!options.deferred) this.#connect();
+  }
+
+  /** The connection, opened (and the file made, if missing) on first use. */
+  #connect(): Connection {
+    return this.#connection ?? this.#adopt(this.#open({ mustExist: false }) as Database.Database);
+  }
+
+  /**
+   * Takes an open database and sets what belongs to the connection alone (busy timeout, fsync
+   * on commit). WAL is set by `init`: it is written into the file, which a reader that opens a
+   * file holding no ledger must leave as it was.
+   */
+  #adopt(database: Database.Database): Connection {
+    database.pragma("busy_timeout = 10000");
+    database.pragma("synchronous = FULL");
+    this.#connection = {
+      database,
+      db: drizzle({ client: database }),
+      heads: connectionHeads(database),
+    };
+    return this.#connection;
+  }
+
+  get #database(): Database.Database {
+    return this.#connect().database;
+  }
+
+  get #db(): BetterSQLite3Database {
+    return this.#connect().db;
+  }
+
+  get #heads(): ConnectionHeads {
+    return this.#connect().heads;
+  }
+
+  /** Opens the file if it exists, never making one; false when there is none. */
+  #canOpenExisting(): boolean {
+    const database = this.#open({ mustExist: true });
+    if (database === undefined) return false;
+    this.#adopt(database);
+    return true;
   }
 
   /** The highest migration the file records; 0 for a file without the ledger's tables. */
@@ -140,8 +197,15 @@ export class SqliteBackend implements SqlBackend {
   }
 
   async init(options?: InitOptions): Promise<void> {
-    if (options?.create === false && this.#schemaVersion() === 0)
-      throw noLedgerError(this.#location, "the file has no agent-ledger tables");
+    if (options?.create === false) {
+      if (this.#connection === undefined && !this.#canOpenExisting())
+        throw noLedgerError(this.#location, "there is no such file");
+      if (this.#schemaVersion() === 0)
+        throw noLedgerError(this.#location, "the file has no agent-ledger tables");
+    }
+    // Busy timeout first (set on opening): switching to WAL takes a lock another process may
+    // hold. A no-op on a ledger, which is in WAL from its first init.
+    this.#database.pragma("journal_mode = WAL");
     const deadline = Date.now() + MIGRATION_WAIT_MS;
     for (;;) {
       // A read takes no lock (WAL): a file already at this version is settled, and a newer
@@ -559,6 +623,7 @@ export class SqliteBackend implements SqlBackend {
     this.#atHead = undefined;
     this.#putBlob = undefined;
     this.#getBlobs = undefined;
-    if (this.#owned && this.#database.open) this.#database.close();
+    const database = this.#connection?.database;
+    if (this.#owned && database?.open) database.close();
   }
 }

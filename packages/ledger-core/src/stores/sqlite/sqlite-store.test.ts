@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -18,21 +18,34 @@ const freshPath = () => join(folder, `store-${++count}.db`);
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
 describe("SqliteEventStore", () => {
-  it("init({ create: false }) makes no table in a file without a ledger, and opens one that is there", async () => {
+  it("init({ create: false }) makes no file where there is none, and opens a ledger that is there", async () => {
     const path = freshPath();
     await checkInitWithoutCreate({
       open: () => new SqliteEventStore({ path }),
-      leftovers: async () => {
-        const database = new Database(path, { readonly: true });
-        try {
-          return (
-            database.prepare("SELECT count(*) AS n FROM sqlite_master").get() as { n: number }
-          ).n;
-        } finally {
-          database.close();
-        }
-      },
+      leftovers: async () => (existsSync(path) ? 1 : 0),
     });
+    // openStore too: the URL form reading tools pass.
+    const missing = freshPath();
+    const failure = await openStore(`sqlite:${missing}`, { create: false }).catch(
+      (error: unknown) => error,
+    );
+    expect(LedgerError.isInstance(failure, "not-found")).toBe(true);
+    expect(existsSync(missing)).toBe(false);
+  });
+
+  it("init({ create: false }) leaves a SQLite file that holds no ledger exactly as it was (no table, no WAL)", async () => {
+    const path = freshPath();
+    const other = new Database(path);
+    other.exec("CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('theirs')");
+    other.close();
+    const before = readFileSync(path);
+    const store = new SqliteEventStore({ path });
+    const failure = await store.init({ create: false }).catch((error: unknown) => error);
+    await store.close();
+    expect(LedgerError.isInstance(failure, "not-found")).toBe(true);
+    expect((failure as Error).message).toMatch(/has no agent-ledger tables/);
+    expect(readFileSync(path).equals(before)).toBe(true);
+    expect(existsSync(`${path}-wal`)).toBe(false);
   });
 
   it("two handles on one file (two processes) answer random sequences as the reference does, and racing writers through both lose nothing", async () => {

@@ -1,9 +1,14 @@
+import { existsSync, statSync } from "node:fs";
+import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { InvalidArgumentError, StoreUnavailableError } from "../../events/errors.js";
 import type { EventStore } from "../../store/event-store.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
-import { SqliteBackend } from "./sqlite-backend.js";
+import { type Opener, SqliteBackend } from "./sqlite-backend.js";
+
+/** Paths better-sqlite3 opens as a database of its own, with no file: in memory, or temporary. */
+const MEMORY_PATHS = new Set([":memory:", ""]);
 
 /** Where the SQLite store keeps its data: a file path, or a database the application opened. */
 export type SqliteEventStoreOptions = { path: string } | { database: Database.Database };
@@ -24,25 +29,39 @@ export function sqlitePath(url: string): string {
 }
 
 function createBackend(options: SqliteEventStoreOptions): SqliteBackend {
-  try {
-    if ("database" in options)
-      return new SqliteBackend({
-        database: options.database,
-        location: options.database.name,
-        owned: false,
-      });
+  if ("database" in options) {
+    const database = options.database;
     return new SqliteBackend({
-      database: new Database(options.path),
-      location: options.path,
-      owned: true,
+      open: () => database,
+      deferred: false,
+      location: database.name,
+      owned: false,
     });
-  } catch (error) {
-    const where = "database" in options ? options.database.name : options.path;
-    throw new StoreUnavailableError(
-      `cannot open the SQLite database ${where}: ${String(error)}`,
-      error,
-    );
   }
+  const path = options.path;
+  const unavailable = (error: unknown) =>
+    new StoreUnavailableError(`cannot open the SQLite database ${path}: ${String(error)}`, error);
+  const open: Opener = ({ mustExist }) => {
+    if (mustExist && !existsSync(path)) return undefined;
+    try {
+      return new Database(path, { fileMustExist: mustExist });
+    } catch (error) {
+      // Gone between the check and the open: still no such file.
+      if (mustExist && (error as { code?: string }).code === "SQLITE_CANTOPEN") return undefined;
+      throw unavailable(error);
+    }
+  };
+  // A file that is not there yet is made on first use, not here: `init({ create: false })`
+  // must be able to refuse without leaving one behind. Its folder must exist all the same.
+  const deferred = !existsSync(path);
+  if (deferred && !MEMORY_PATHS.has(path)) {
+    try {
+      statSync(dirname(path));
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+  return new SqliteBackend({ open, deferred, location: path, owned: true });
 }
 
 /**
