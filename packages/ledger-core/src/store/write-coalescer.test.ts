@@ -68,6 +68,30 @@ describe("WriteCoalescer", () => {
     expect(await Promise.all(again)).toEqual(["x", "y", "z"]);
   });
 
+  it("balanced: a batch takes at most its share of what runs and waits, so two slots take turns", async () => {
+    const batchesOf = async (balanced: boolean) => {
+      const { batches, flush } = manualFlush();
+      const coalescer = new WriteCoalescer(flush, {
+        key: () => "s",
+        maxInFlight: 2,
+        maxBatch: 64,
+        balanced,
+      });
+      const answers = [0, 1, 2, 3, 4, 5, 6, 7].map((item) => coalescer.submit(item));
+      await tick();
+      batches[0]?.finish(["a"]);
+      await tick();
+      for (const batch of batches.slice(1)) batch.finish(batch.items.map(String));
+      await Promise.all(answers);
+      return batches.map((batch) => batch.items);
+    };
+    // A lone write still starts at once. Then 8 writes (1 running, 7 waiting) over 2 slots:
+    // a batch of 4, and the 3 left once the first slot is free.
+    expect(await batchesOf(true)).toEqual([[0], [1, 2, 3, 4], [5, 6, 7]]);
+    // Unbalanced, the 7 went together, and the next round would find them in one batch again.
+    expect(await batchesOf(false)).toEqual([[0], [1, 2, 3, 4, 5, 6, 7]]);
+  });
+
   it("caps a batch at maxBatch and keeps the rest for the next", async () => {
     const { batches, flush } = manualFlush();
     const coalescer = new WriteCoalescer(flush, { key: () => "s", maxInFlight: 1, maxBatch: 2 });

@@ -8,6 +8,8 @@ interface Waiting<T, R> {
 interface Lane<T, R> {
   waiting: Waiting<T, R>[];
   inFlight: number;
+  /** Writes in the running batches. */
+  running: number;
   /** A start is scheduled for the end of this turn of the event loop. */
   scheduled: boolean;
 }
@@ -31,23 +33,38 @@ export class WriteCoalescer<T, R> {
   readonly #key: (item: T) => string;
   readonly #maxInFlight: number;
   readonly #maxBatch: number;
+  readonly #balanced: boolean;
   readonly #lanes = new Map<string, Lane<T, R>>();
 
   constructor(
     flush: (items: T[]) => Promise<R[]>,
-    options: { key: (item: T) => string; maxInFlight: number; maxBatch: number },
+    options: {
+      key: (item: T) => string;
+      maxInFlight: number;
+      maxBatch: number;
+      /**
+       * A batch takes at most its share of the key's writes (running and waiting) over the
+       * `maxInFlight` slots, so the slots take turns: the writers of one batch prepare their
+       * next writes while the server runs the other. Without it, writers whose batch is answered
+       * while the other slot is free can all end up in one batch, the client and the server
+       * then waiting for each other in turn. For a backend whose cost is per batch, not per
+       * round trip (a commit's fsync), leave it off: there a larger batch is the point.
+       */
+      balanced?: boolean;
+    },
   ) {
     this.#flush = flush;
     this.#key = options.key;
     this.#maxInFlight = options.maxInFlight;
     this.#maxBatch = options.maxBatch;
+    this.#balanced = options.balanced === true;
   }
 
   submit(item: T): Promise<R> {
     const key = this.#key(item);
     let lane = this.#lanes.get(key);
     if (lane === undefined) {
-      lane = { waiting: [], inFlight: 0, scheduled: false };
+      lane = { waiting: [], inFlight: 0, running: 0, scheduled: false };
       this.#lanes.set(key, lane);
     }
     const entered = lane;
@@ -82,8 +99,12 @@ export class WriteCoalescer<T, R> {
 
   #start(key: string, lane: Lane<T, R>): void {
     while (lane.inFlight < this.#maxInFlight && lane.waiting.length > 0) {
-      const batch = lane.waiting.splice(0, this.#maxBatch);
+      const share = this.#balanced
+        ? Math.ceil((lane.running + lane.waiting.length) / this.#maxInFlight)
+        : this.#maxBatch;
+      const batch = lane.waiting.splice(0, Math.min(this.#maxBatch, share));
       lane.inFlight++;
+      lane.running += batch.length;
       let flushed: Promise<R[]>;
       try {
         flushed = this.#flush(batch.map((entry) => entry.item));
@@ -103,6 +124,7 @@ export class WriteCoalescer<T, R> {
         )
         .finally(() => {
           lane.inFlight--;
+          lane.running -= batch.length;
           if (lane.waiting.length > 0) this.#schedule(key, lane);
           else this.#dropIfIdle(key, lane);
         });
