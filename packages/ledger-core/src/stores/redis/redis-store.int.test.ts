@@ -8,7 +8,7 @@ import { checkInitWithoutCreate } from "../../testing/init-without-create.js";
 import { checkLargeBatch } from "../../testing/large-batch.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { checkSharedHandles } from "../../testing/shared-handles.js";
-import { sessionMember, sessionsKey } from "./keys.js";
+import { runKeys, sessionMember, sessionsKey } from "./keys.js";
 import { RedisEventStore } from "./redis-store.js";
 import { APPEND_BATCH_SCRIPT, APPEND_SCRIPT } from "./scripts.js";
 import { deleteKeys, freshPrefix, keysUnder } from "./testing/test-keys.js";
@@ -254,7 +254,7 @@ describe.skipIf(!available)("RedisEventStore", () => {
     await other.close();
   });
 
-  it("gathers a session's concurrent appends into one script call, each answered as alone", async () => {
+  it("gathers concurrent appends, of one session or several, into one script call, each answered as alone", async () => {
     const client = new Redis(url);
     const own = new RedisEventStore({ client, keyPrefix: prefix });
     const other = new RedisEventStore({ url, keyPrefix: prefix });
@@ -272,7 +272,8 @@ describe.skipIf(!available)("RedisEventStore", () => {
         events: [{ type: "input.received", payload: "other" }],
       });
       evalsha.mockClear();
-      // Submitted in one tick: one script starts, the other four go out together. r3's
+      // Submitted in one tick: one script starts at once; of the four that wait, a batch takes
+      // its share of the five over two slots (3), the last goes once a slot is free. r3's
       // expectedSeq is right (2) though `own` believed 1: the script refuses its stale view
       // and the store writes it again on the script's own view.
       const results = await Promise.all(
@@ -287,22 +288,30 @@ describe.skipIf(!available)("RedisEventStore", () => {
       );
       const batches = evalsha.mock.calls.filter(([sha]) => sha === APPEND_BATCH_SCRIPT.sha);
       expect(batches).toHaveLength(1);
-      // Keys and ARGV go as one array: 4 x 6 keys, then the number of calls.
+      // Keys and ARGV go as one array: 3 x 6 keys, then the number of calls.
       const keysAndArgs = batches[0]?.[2] as unknown as (string | number)[];
-      expect(batches[0]?.[1]).toBe(24);
-      expect(String(keysAndArgs[24])).toBe("4");
+      expect(batches[0]?.[1]).toBe(18);
+      expect(String(keysAndArgs[18])).toBe("3");
       results.forEach((result, index) => {
         expect(result.deduplicated).toBe(false);
         expect(result.events[0]?.seq).toBe(index === 3 ? 2 : 1);
       });
-      // Appends of other sessions never join a batch, even when submitted together.
+      // On one server, appends of other sessions share a call too (on a Cluster they cannot:
+      // a script's keys must share a slot). g1 starts alone, g2 and g3 go together.
       evalsha.mockClear();
-      await Promise.all(
+      const sessions = await Promise.all(
         ["g1", "g2", "g3", "g4"].map((sessionId) =>
           own.append({ sessionId, runId: "r", expectedSeq: 0, events: [started()] }),
         ),
       );
-      expect(evalsha.mock.calls.filter(([sha]) => sha === APPEND_BATCH_SCRIPT.sha)).toEqual([]);
+      const mixed = evalsha.mock.calls.filter(([sha]) => sha === APPEND_BATCH_SCRIPT.sha);
+      expect(mixed).toHaveLength(1);
+      const mixedKeys = ((mixed[0]?.[2] ?? []) as unknown as string[]).slice(0, 12);
+      expect(new Set(mixedKeys.map((key) => key.slice(0, key.indexOf("}") + 1))).size).toBe(2);
+      for (const [index, result] of sessions.entries()) {
+        const stored = await own.readSession({ sessionId: `g${index + 1}` });
+        expect(stored.events).toEqual(result.events);
+      }
       const session = (await own.readSession({ sessionId: "group" })).events;
       expect(session.map((event) => event.commitCursor)).toEqual(
         Array.from({ length: 11 }, (_, index) => index + 1),
@@ -323,6 +332,52 @@ describe.skipIf(!available)("RedisEventStore", () => {
       evalsha.mockRestore();
       await own.close();
       await other.close();
+      client.disconnect();
+    }
+  });
+
+  it("a script call the server refuses fails only the append at fault; the others it held are written once", async () => {
+    const client = new Redis(url);
+    const own = new RedisEventStore({ client, keyPrefix: prefix });
+    await own.init();
+    const evalsha = vi.spyOn(client, "evalsha");
+    try {
+      for (const sessionId of ["refused-ok", "refused-bad"])
+        await own.append({ sessionId, runId: "r", expectedSeq: 0, events: [started()] });
+      // Someone else's value under the run's head key: every script that touches it fails
+      // with WRONGTYPE, and a call that gathered other appends with it would fail them too.
+      await client.set(runKeys(prefix, "refused-bad", "r").head, "not a hash");
+      evalsha.mockClear();
+      const [warm, ok, bad] = await Promise.allSettled(
+        ["refused-warm", "refused-ok", "refused-bad"].map((sessionId) =>
+          own.append({
+            sessionId,
+            runId: "r",
+            expectedSeq: sessionId === "refused-warm" ? 0 : 1,
+            events: [{ type: "input.received", payload: sessionId }],
+          }),
+        ),
+      );
+      // The warm-up started alone; ok and bad went together, ok first, so the refused call
+      // had written ok's event when it failed on bad.
+      expect(evalsha.mock.calls.filter(([sha]) => sha === APPEND_BATCH_SCRIPT.sha)).toHaveLength(1);
+      expect(warm?.status).toBe("fulfilled");
+      expect(bad?.status).toBe("rejected");
+      const failure = (bad as PromiseRejectedResult).reason;
+      expect(failure).toMatchObject({ code: "store-unavailable" });
+      expect(String((failure as Error & { cause: unknown }).cause)).toMatch(/WRONGTYPE/);
+      expect(ok?.status).toBe("fulfilled");
+      const written = (ok as PromiseFulfilledResult<{ events: { eventId: string }[] }>).value;
+      const run = (await own.readRun({ sessionId: "refused-ok", runId: "r" })).events;
+      expect(run.map((event) => event.eventId)).toEqual([
+        run[0]?.eventId,
+        written.events[0]?.eventId,
+      ]);
+      expect(run[1]).toEqual(written.events[0]);
+    } finally {
+      evalsha.mockRestore();
+      await client.del(runKeys(prefix, "refused-bad", "r").head);
+      await own.close();
       client.disconnect();
     }
   });
