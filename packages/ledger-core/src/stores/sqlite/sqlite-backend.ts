@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import { and, asc, eq, gt, gte } from "drizzle-orm";
 import { type BetterSQLite3Database, drizzle } from "drizzle-orm/better-sqlite3";
-import { noLedgerError } from "../../events/errors.js";
+import { noLedgerError, StoreUnavailableError } from "../../events/errors.js";
 import type { InitOptions, StoreDescription } from "../../store/event-store.js";
 import type { HeadAppend } from "../sql/head-cache.js";
 import { MIGRATION_WAIT_MS, pendingMigrations } from "../sql/migrations.js";
@@ -78,7 +78,7 @@ interface Statements {
 
 /**
  * Opens the store's database; with `mustExist`, undefined where there is no such file (nothing
- * is made). Failures are thrown as `store-unavailable`.
+ * is made).
  */
 export type Opener = (options: { mustExist: boolean }) => Database.Database | undefined;
 
@@ -125,17 +125,30 @@ export class SqliteBackend implements SqlBackend {
 
   /** The connection, opened (and the file made, if missing) on first use. */
   #connect(): Connection {
-    return this.#connection ?? this.#adopt(this.#open({ mustExist: false }) as Database.Database);
+    return this.#connection ?? (this.#opened({ mustExist: false }) as Connection);
   }
 
   /**
-   * Takes an open database and sets what belongs to the connection alone (busy timeout, fsync
-   * on commit). WAL is set by `init`: it is written into the file, which a reader that opens a
-   * file holding no ledger must leave as it was.
+   * Opens the database and sets what belongs to the connection alone (busy timeout, fsync on
+   * commit); undefined with `mustExist` where there is no such file. A failure (not a database,
+   * no permission) is `store-unavailable`, and a handle of its own is closed again. WAL is set
+   * by `init`: it is written into the file, which a reader that opens a file holding no ledger
+   * must leave as it was.
    */
-  #adopt(database: Database.Database): Connection {
-    database.pragma("busy_timeout = 10000");
-    database.pragma("synchronous = FULL");
+  #opened(options: { mustExist: boolean }): Connection | undefined {
+    let database: Database.Database | undefined;
+    try {
+      database = this.#open(options);
+      if (database === undefined) return undefined;
+      database.pragma("busy_timeout = 10000");
+      database.pragma("synchronous = FULL");
+    } catch (error) {
+      if (this.#owned && database?.open) database.close();
+      throw new StoreUnavailableError(
+        `cannot open the SQLite database ${this.#location}: ${String(error)}`,
+        error,
+      );
+    }
     this.#connection = {
       database,
       db: drizzle({ client: database }),
@@ -156,12 +169,23 @@ export class SqliteBackend implements SqlBackend {
     return this.#connect().heads;
   }
 
-  /** Opens the file if it exists, never making one; false when there is none. */
-  #canOpenExisting(): boolean {
-    const database = this.#open({ mustExist: true });
-    if (database === undefined) return false;
-    this.#adopt(database);
-    return true;
+  /**
+   * For `init({ create: false })`: not-found unless the location holds a ledger, having made
+   * nothing and changed nothing there (the file is opened only if it exists, and only read).
+   */
+  #assertLedger(): void {
+    const none = (why: string) => noLedgerError(this.#location, why);
+    try {
+      if (this.#connection === undefined && this.#opened({ mustExist: true }) === undefined)
+        throw none("there is no such file");
+      if (this.#schemaVersion() === 0) throw none("the file has no agent-ledger tables");
+    } catch (error) {
+      // Raw from a read, or as the cause of the store-unavailable that opening made of it.
+      const causes = [error, (error as { cause?: unknown }).cause];
+      if (causes.some((cause) => (cause as { code?: unknown })?.code === "SQLITE_NOTADB"))
+        throw none("the file is not a SQLite database");
+      throw error;
+    }
   }
 
   /** The highest migration the file records; 0 for a file without the ledger's tables. */
@@ -197,12 +221,7 @@ export class SqliteBackend implements SqlBackend {
   }
 
   async init(options?: InitOptions): Promise<void> {
-    if (options?.create === false) {
-      if (this.#connection === undefined && !this.#canOpenExisting())
-        throw noLedgerError(this.#location, "there is no such file");
-      if (this.#schemaVersion() === 0)
-        throw noLedgerError(this.#location, "the file has no agent-ledger tables");
-    }
+    if (options?.create === false) this.#assertLedger();
     // Busy timeout first (set on opening): switching to WAL takes a lock another process may
     // hold. A no-op on a ledger, which is in WAL from its first init.
     this.#database.pragma("journal_mode = WAL");

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -46,6 +46,22 @@ describe("SqliteEventStore", () => {
     expect((failure as Error).message).toMatch(/has no agent-ledger tables/);
     expect(readFileSync(path).equals(before)).toBe(true);
     expect(existsSync(`${path}-wal`)).toBe(false);
+  });
+
+  it("a file that is not SQLite: not-found for a reader, store-unavailable for a writer, and left as it was", async () => {
+    const path = freshPath();
+    writeFileSync(path, "notes, not a database\n");
+    const reader = await openStore(`sqlite:${path}`, { create: false }).catch(
+      (error: unknown) => error,
+    );
+    expect(LedgerError.isInstance(reader, "not-found")).toBe(true);
+    expect((reader as Error).message).toBe(
+      `no ledger at ${path}: the file is not a SQLite database`,
+    );
+    const writer = await openStore(`sqlite:${path}`).catch((error: unknown) => error);
+    expect(LedgerError.isInstance(writer, "store-unavailable")).toBe(true);
+    expect(((writer as LedgerError).cause as { code?: string }).code).toBe("SQLITE_NOTADB");
+    expect(readFileSync(path, "utf8")).toBe("notes, not a database\n");
   });
 
   it("two handles on one file (two processes) answer random sequences as the reference does, and racing writers through both lose nothing", async () => {

@@ -39,8 +39,6 @@ function createBackend(options: SqliteEventStoreOptions): SqliteBackend {
     });
   }
   const path = options.path;
-  const unavailable = (error: unknown) =>
-    new StoreUnavailableError(`cannot open the SQLite database ${path}: ${String(error)}`, error);
   const open: Opener = ({ mustExist }) => {
     if (mustExist && !existsSync(path)) return undefined;
     try {
@@ -48,20 +46,23 @@ function createBackend(options: SqliteEventStoreOptions): SqliteBackend {
     } catch (error) {
       // Gone between the check and the open: still no such file.
       if (mustExist && (error as { code?: string }).code === "SQLITE_CANTOPEN") return undefined;
-      throw unavailable(error);
+      throw error;
     }
   };
-  // A file that is not there yet is made on first use, not here: `init({ create: false })`
-  // must be able to refuse without leaving one behind. Its folder must exist all the same.
-  const deferred = !existsSync(path);
-  if (deferred && !MEMORY_PATHS.has(path)) {
+  // The file is opened on first use (init), not here: `init({ create: false })` must be able to
+  // refuse a missing file without making it, or another application's without touching it.
+  // A folder that is not there fails now, as opening would.
+  if (!MEMORY_PATHS.has(path)) {
     try {
       statSync(dirname(path));
     } catch (error) {
-      throw unavailable(error);
+      throw new StoreUnavailableError(
+        `cannot open the SQLite database ${path}: ${String(error)}`,
+        error,
+      );
     }
   }
-  return new SqliteBackend({ open, deferred, location: path, owned: true });
+  return new SqliteBackend({ open, deferred: true, location: path, owned: true });
 }
 
 /**
