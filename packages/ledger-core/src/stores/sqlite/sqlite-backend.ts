@@ -98,6 +98,7 @@ interface Connection {
 export class SqliteBackend implements SqlBackend {
   readonly #open: Opener;
   #connection: Connection | undefined;
+  #closed = false;
   readonly #location: string;
   readonly #owned: boolean;
   #statements: Statements | undefined;
@@ -109,7 +110,8 @@ export class SqliteBackend implements SqlBackend {
 
   /**
    * `open` gives the connection: at once when `deferred` is false, else on first use, so that
-   * `init({ create: false })` on a file that does not exist yet can refuse without making it.
+   * `init({ create: false })` can refuse a missing file without making it, or a file that
+   * holds no ledger without changing it.
    */
   constructor(options: {
     open: Opener;
@@ -136,6 +138,8 @@ export class SqliteBackend implements SqlBackend {
    * must leave as it was.
    */
   #opened(options: { mustExist: boolean }): Connection | undefined {
+    if (this.#closed)
+      throw new StoreUnavailableError(`the SQLite store on ${this.#location} is closed`);
     let database: Database.Database | undefined;
     try {
       database = this.#open(options);
@@ -642,6 +646,7 @@ export class SqliteBackend implements SqlBackend {
     this.#atHead = undefined;
     this.#putBlob = undefined;
     this.#getBlobs = undefined;
+    this.#closed = true;
     const database = this.#connection?.database;
     if (this.#owned && database?.open) database.close();
   }

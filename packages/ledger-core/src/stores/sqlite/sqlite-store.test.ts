@@ -48,6 +48,15 @@ describe("SqliteEventStore", () => {
     expect(existsSync(`${path}-wal`)).toBe(false);
   });
 
+  it("a store closed before its first use refuses instead of opening its file", async () => {
+    const path = freshPath();
+    const store = new SqliteEventStore({ path });
+    await store.close();
+    const failure = await store.init().catch((error: unknown) => error);
+    expect(LedgerError.isInstance(failure, "store-unavailable")).toBe(true);
+    expect(existsSync(path)).toBe(false);
+  });
+
   it("a file that is not SQLite: not-found for a reader, store-unavailable for a writer, and left as it was", async () => {
     const path = freshPath();
     writeFileSync(path, "notes, not a database\n");
