@@ -79,17 +79,24 @@ const groupCommit = {
 };
 
 /**
- * Group commit across sessions (backends with `batchesAcrossSessions`): up to eight statements
- * of the whole store run at once, and the appends of any session that arrive on one turn of the
- * event loop go out together. Measured on MariaDB with 8 writers on 8 sessions (bench/README.md):
- * a statement per session's append spent more client and server CPU per event than the 8 raw
+ * Group commit across sessions (backends with `batchesAcrossSessions`): up to four statements
+ * of the whole store run at once, each with at most a quarter of the appends running and
+ * waiting (`balanced`), and the appends of any session that arrive on one turn of the event
+ * loop go out together. Measured on MariaDB with 8 writers on 8 sessions (bench/README.md): a
+ * statement per session's append spent more client and server CPU per event than the 8 raw
  * writers on this two-core machine (median ratio 0.59-0.61x); gathered across sessions,
- * 0.72-0.75x, where at most two or four statements at once gave 0.65-0.70x. The price: a
- * statement waits for the locks of all its sessions, so an append to a session another process
- * holds (a long `deleteSession`, say) also holds back the appends that went out with it, until
- * that lock is released or the server's lock wait times out (then each is written on its own).
+ * 0.72-0.75x with up to eight statements; balanced over four, 0.75-0.83x against 0.60-0.73x
+ * for eight unbalanced in the same processes. The price: a statement waits for the locks of
+ * all its sessions, so an append to a session another process holds (a long `deleteSession`,
+ * say) also holds back the appends that went out with it, until that lock is released or the
+ * server's lock wait times out (then each is written on its own).
  */
-const groupCommitAcrossSessions = { key: () => "", maxInFlight: 8, maxBatch: 64 };
+const groupCommitAcrossSessions = {
+  key: () => "",
+  maxInFlight: 4,
+  maxBatch: 64,
+  balanced: true,
+};
 
 /**
  * The EventStore of every SQL dialect: validation, the shared write programs, retries and error
