@@ -72,7 +72,7 @@ describe("agent-ledger errors and exit codes", () => {
     const missing = join(directory, "missing.db");
     const result = await runBin(["--store", `sqlite:${missing}`, "sessions"]);
     expect(result.code).toBe(3);
-    expect(result.stderr).toContain(`no ledger database at ${missing}`);
+    expect(result.stderr).toContain(`no ledger at ${missing}: there is no such file`);
     expect(existsSync(missing)).toBe(false);
   });
 

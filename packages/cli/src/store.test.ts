@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { openStore, SessionRecorder } from "@agent-ledger/core";
@@ -51,9 +51,11 @@ describe("agent-ledger --store with SQLite paths", () => {
     const database = new Database(other);
     database.exec("CREATE TABLE orders (id INTEGER PRIMARY KEY)");
     database.close();
+    const before = readFileSync(other);
     const result = await runBin(["--store", `sqlite:${other}`, "sessions"]);
     expect(result.code).toBe(3);
-    expect(result.stderr).toContain(`${other} is not an agent-ledger database`);
+    expect(result.stderr).toContain(`no ledger at ${other}: the file has no agent-ledger tables`);
+    expect(readFileSync(other).equals(before)).toBe(true);
     const after = new Database(other, { readonly: true });
     const tables = after.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all();
     after.close();
@@ -63,7 +65,8 @@ describe("agent-ledger --store with SQLite paths", () => {
     writeFileSync(text, "not a database at all");
     const notSqlite = await runBin(["--store", `sqlite:${text}`, "inspect", "s"]);
     expect(notSqlite.code).toBe(3);
-    expect(notSqlite.stderr).toContain(`${text} is not an agent-ledger database`);
+    expect(notSqlite.stderr).toContain(`no ledger at ${text}: the file is not a SQLite database`);
+    expect(readFileSync(text, "utf8")).toBe("not a database at all");
   });
 });
 

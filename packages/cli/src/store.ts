@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import { type EventStore, LedgerError, openStore, redactUrl } from "@agent-ledger/core";
 import { sqlitePath } from "@agent-ledger/core/sqlite";
 import { CliError, EXIT_CODES, exitCodeOf, notFoundError, usageError } from "./errors.js";
@@ -28,45 +27,6 @@ export function resolveStoreUrl(options: {
   return url;
 }
 
-/** The file `openStore` opens for a SQLite URL (core's own rule), or undefined in memory. */
-function sqliteFile(url: string): string | undefined {
-  const path = sqlitePath(url);
-  return path === ":memory:" ? undefined : path;
-}
-
-/**
- * Throws `not-found` (exit 3) unless `file` is a SQLite database with the ledger's schema table,
- * read on a read-only connection. `openStore(url, { create: false })` refuses such a file too,
- * but one that is not SQLite at all (a text file) reaches its reads as `store-unavailable`
- * (exit 4, "unreachable"); here it is named for what it is.
- */
-async function assertSqliteLedger(file: string): Promise<void> {
-  const { default: Database } = await import("better-sqlite3");
-  let found: unknown;
-  try {
-    const database = new Database(file, { readonly: true, fileMustExist: true });
-    try {
-      found = database
-        .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'")
-        .get();
-    } finally {
-      database.close();
-    }
-  } catch (error) {
-    throw new CliError({
-      code: "not-found",
-      message: `${file} is not an agent-ledger database: ${(error as Error).message}`,
-      exitCode: EXIT_CODES.notFound,
-      cause: error,
-    });
-  }
-  if (found === undefined)
-    throw notFoundError(
-      `${file} is not an agent-ledger database (it has no schema_version table)`,
-      "pass --store <url> or set AGENT_LEDGER_STORE",
-    );
-}
-
 /**
  * Opens the store for a command, turning failures into clear errors and exit codes: a bad
  * URL exits 2, a missing SQLite file or a database without a ledger 3 (a reading command never
@@ -84,19 +44,14 @@ export async function openCliStore(
       "use sqlite:<path>, postgres://..., mysql://..., redis://... or memory:",
     );
   if (scheme === "sqlite:" || scheme === "file:") {
-    let file: string | undefined;
     try {
-      file = sqliteFile(url);
+      sqlitePath(url);
     } catch (error) {
       // A file:// URL with a host or an encoded "/", or no path at all.
       throw usageError(`bad store URL ${JSON.stringify(shown)}: ${(error as Error).message}`);
     }
-    if (file !== undefined && !existsSync(file))
-      throw notFoundError(
-        `no ledger database at ${file}`,
-        "pass --store <url> or set AGENT_LEDGER_STORE",
-      );
-    if (file !== undefined) await assertSqliteLedger(file);
+    // A missing file, one that is not SQLite, or another application's database: openStore's
+    // create: false answers not-found (exit 3) and leaves it as it was.
   } else if (scheme !== "memory:") {
     try {
       new URL(url);
