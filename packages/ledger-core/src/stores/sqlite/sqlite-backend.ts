@@ -1,7 +1,6 @@
 import type Database from "better-sqlite3";
 import { and, asc, eq, gt, gte } from "drizzle-orm";
-import { type BetterSQLite3Database, drizzle } from "drizzle-orm/better-sqlite3";
-import { noLedgerError, StoreUnavailableError } from "../../events/errors.js";
+import type { BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import type { InitOptions, StoreDescription } from "../../store/event-store.js";
 import type { HeadAppend } from "../sql/head-cache.js";
 import { MIGRATION_WAIT_MS, pendingMigrations } from "../sql/migrations.js";
@@ -11,7 +10,8 @@ import { driverError } from "../sql/sql-backend.js";
 import { runSync, type WriteProgram, type WriteStep } from "../sql/write-program.js";
 import { decodeBody, encodeBody } from "./body-codec.js";
 import { events } from "./schema.js";
-import { type ConnectionHeads, connectionHeads } from "./sqlite-heads.js";
+import { SqliteConnection, type SqliteConnectionOptions } from "./sqlite-connection.js";
+import type { ConnectionHeads } from "./sqlite-heads.js";
 
 /**
  * Now on SQLite's clock (the host's), in epoch ms: blob put times and the retention grace use
@@ -77,30 +77,14 @@ interface Statements {
 }
 
 /**
- * Opens the store's database; with `mustExist`, undefined where there is no such file (nothing
- * is made).
- */
-export type Opener = (options: { mustExist: boolean }) => Database.Database | undefined;
-
-/** The store's connection and what hangs on it. */
-interface Connection {
-  database: Database.Database;
-  db: BetterSQLite3Database;
-  heads: ConnectionHeads;
-}
-
-/**
  * SQLite through better-sqlite3. The write path uses raw prepared statements (cached, taken
  * from the same connection drizzle wraps): measured, drizzle's builder per statement cost more
  * than the whole raw append, and the bench holds an append to 1.2x a raw insert. Reads use
  * drizzle's builder on the schema.
  */
 export class SqliteBackend implements SqlBackend {
-  readonly #open: Opener;
-  #connection: Connection | undefined;
-  #closed = false;
+  readonly #connection: SqliteConnection;
   readonly #location: string;
-  readonly #owned: boolean;
   #statements: Statements | undefined;
   #readStatements: ReadStatements | undefined;
   #putBlob: Statement | undefined;
@@ -108,88 +92,21 @@ export class SqliteBackend implements SqlBackend {
   #transaction: ((program: () => WriteProgram<unknown>) => unknown) | undefined;
   #atHead: ((append: HeadAppend) => number | undefined) | undefined;
 
-  /**
-   * `open` gives the connection: at once when `deferred` is false, else on first use, so that
-   * `init({ create: false })` can refuse a missing file without making it, or a file that
-   * holds no ledger without changing it.
-   */
-  constructor(options: {
-    open: Opener;
-    deferred: boolean;
-    location: string;
-    owned: boolean;
-  }) {
-    this.#open = options.open;
+  constructor(options: SqliteConnectionOptions) {
+    this.#connection = new SqliteConnection(options);
     this.#location = options.location;
-    this.#owned = options.owned;
-    if (!options.deferred) this.#connect();
-  }
-
-  /** The connection, opened (and the file made, if missing) on first use. */
-  #connect(): Connection {
-    return this.#connection ?? (this.#opened({ mustExist: false }) as Connection);
-  }
-
-  /**
-   * Opens the database and sets what belongs to the connection alone (busy timeout, fsync on
-   * commit); undefined with `mustExist` where there is no such file. A failure (not a database,
-   * no permission) is `store-unavailable`, and a handle of its own is closed again. WAL is set
-   * by `init`: it is written into the file, which a reader that opens a file holding no ledger
-   * must leave as it was.
-   */
-  #opened(options: { mustExist: boolean }): Connection | undefined {
-    if (this.#closed)
-      throw new StoreUnavailableError(`the SQLite store on ${this.#location} is closed`);
-    let database: Database.Database | undefined;
-    try {
-      database = this.#open(options);
-      if (database === undefined) return undefined;
-      database.pragma("busy_timeout = 10000");
-      database.pragma("synchronous = FULL");
-    } catch (error) {
-      if (this.#owned && database?.open) database.close();
-      throw new StoreUnavailableError(
-        `cannot open the SQLite database ${this.#location}: ${String(error)}`,
-        error,
-      );
-    }
-    this.#connection = {
-      database,
-      db: drizzle({ client: database }),
-      heads: connectionHeads(database),
-    };
-    return this.#connection;
   }
 
   get #database(): Database.Database {
-    return this.#connect().database;
+    return this.#connection.current.database;
   }
 
   get #db(): BetterSQLite3Database {
-    return this.#connect().db;
+    return this.#connection.current.db;
   }
 
   get #heads(): ConnectionHeads {
-    return this.#connect().heads;
-  }
-
-  /**
-   * For `init({ create: false })`: not-found unless the location holds a ledger, having made
-   * nothing and changed nothing there (the file is opened only if it exists, and only read).
-   */
-  #assertLedger(): void {
-    const none = (why: string) => noLedgerError(this.#location, why);
-    try {
-      if (this.#connection === undefined && this.#opened({ mustExist: true }) === undefined)
-        throw none("there is no such file");
-      if (this.#schemaVersion() === 0) throw none("the file has no agent-ledger tables");
-    } catch (error) {
-      // Raw from a read, or as the cause of the store-unavailable that opening made of it.
-      const causes = [error, (error as { cause?: unknown }).cause];
-      if (causes.some((cause) => (cause as { code?: unknown })?.code === "SQLITE_NOTADB"))
-        throw none("the file is not a SQLite database");
-      throw error;
-    }
+    return this.#connection.current.heads;
   }
 
   /** The highest migration the file records; 0 for a file without the ledger's tables. */
@@ -225,7 +142,7 @@ export class SqliteBackend implements SqlBackend {
   }
 
   async init(options?: InitOptions): Promise<void> {
-    if (options?.create === false) this.#assertLedger();
+    if (options?.create === false) this.#connection.assertLedger(() => this.#schemaVersion());
     // Busy timeout first (set on opening): switching to WAL takes a lock another process may
     // hold. A no-op on a ledger, which is in WAL from its first init.
     this.#database.pragma("journal_mode = WAL");
@@ -646,8 +563,6 @@ export class SqliteBackend implements SqlBackend {
     this.#atHead = undefined;
     this.#putBlob = undefined;
     this.#getBlobs = undefined;
-    this.#closed = true;
-    const database = this.#connection?.database;
-    if (this.#owned && database?.open) database.close();
+    this.#connection.close();
   }
 }

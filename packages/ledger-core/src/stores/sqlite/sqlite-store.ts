@@ -5,7 +5,8 @@ import Database from "better-sqlite3";
 import { InvalidArgumentError, StoreUnavailableError } from "../../events/errors.js";
 import type { EventStore } from "../../store/event-store.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
-import { type Opener, SqliteBackend } from "./sqlite-backend.js";
+import { SqliteBackend } from "./sqlite-backend.js";
+import type { Opener } from "./sqlite-connection.js";
 
 /** Paths better-sqlite3 opens as a database of its own, with no file: in memory, or temporary. */
 const MEMORY_PATHS = new Set([":memory:", ""]);

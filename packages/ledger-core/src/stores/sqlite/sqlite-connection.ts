@@ -1,0 +1,109 @@
+import type Database from "better-sqlite3";
+import { type BetterSQLite3Database, drizzle } from "drizzle-orm/better-sqlite3";
+import { noLedgerError, StoreUnavailableError } from "../../events/errors.js";
+import { type ConnectionHeads, connectionHeads } from "./sqlite-heads.js";
+
+/**
+ * Opens the store's database; with `mustExist`, undefined where there is no such file (nothing
+ * is made).
+ */
+export type Opener = (options: { mustExist: boolean }) => Database.Database | undefined;
+
+export interface SqliteConnectionOptions {
+  open: Opener;
+  /** Open on first use rather than now. */
+  deferred: boolean;
+  location: string;
+  /** The store opened the database, so it closes it (not so for the application's own). */
+  owned: boolean;
+}
+
+/** An open connection and what hangs on it. */
+interface Connection {
+  database: Database.Database;
+  db: BetterSQLite3Database;
+  heads: ConnectionHeads;
+}
+
+/**
+ * The SQLite store's one connection: opened at once (a database the application opened) or on
+ * first use (a path), so that `init({ create: false })` can refuse a missing file without
+ * making it, or a file that holds no ledger without changing it; closed once, after which it
+ * refuses instead of opening again.
+ */
+export class SqliteConnection {
+  readonly #open: Opener;
+  readonly #location: string;
+  readonly #owned: boolean;
+  #connection: Connection | undefined;
+  #closed = false;
+
+  constructor(options: SqliteConnectionOptions) {
+    this.#open = options.open;
+    this.#location = options.location;
+    this.#owned = options.owned;
+    if (!options.deferred) this.#opened({ mustExist: false });
+  }
+
+  /** The connection, opened (and the file made, if missing) on first use. */
+  get current(): Connection {
+    return this.#connection ?? (this.#opened({ mustExist: false }) as Connection);
+  }
+
+  /**
+   * Opens the database and sets what belongs to the connection alone (busy timeout, fsync on
+   * commit); undefined with `mustExist` where there is no such file. A failure (not a database,
+   * no permission) is `store-unavailable`, and a handle of its own is closed again. WAL is set
+   * by the store's `init`: it is written into the file, which a reader that opens a file
+   * holding no ledger must leave as it was.
+   */
+  #opened(options: { mustExist: boolean }): Connection | undefined {
+    if (this.#closed)
+      throw new StoreUnavailableError(`the SQLite store on ${this.#location} is closed`);
+    let database: Database.Database | undefined;
+    try {
+      database = this.#open(options);
+      if (database === undefined) return undefined;
+      database.pragma("busy_timeout = 10000");
+      database.pragma("synchronous = FULL");
+    } catch (error) {
+      if (this.#owned && database?.open) database.close();
+      throw new StoreUnavailableError(
+        `cannot open the SQLite database ${this.#location}: ${String(error)}`,
+        error,
+      );
+    }
+    this.#connection = {
+      database,
+      db: drizzle({ client: database }),
+      heads: connectionHeads(database),
+    };
+    return this.#connection;
+  }
+
+  /**
+   * For `init({ create: false })`: not-found unless the location holds a ledger (its schema
+   * version, read by `schemaVersion`, is above 0), having made nothing and changed nothing
+   * there: the file is opened only if it exists, and only read.
+   */
+  assertLedger(schemaVersion: () => number): void {
+    const none = (why: string) => noLedgerError(this.#location, why);
+    try {
+      if (this.#connection === undefined && this.#opened({ mustExist: true }) === undefined)
+        throw none("there is no such file");
+      if (schemaVersion() === 0) throw none("the file has no agent-ledger tables");
+    } catch (error) {
+      // Raw from a read, or as the cause of the store-unavailable that opening made of it.
+      const causes = [error, (error as { cause?: unknown }).cause];
+      if (causes.some((cause) => (cause as { code?: unknown })?.code === "SQLITE_NOTADB"))
+        throw none("the file is not a SQLite database");
+      throw error;
+    }
+  }
+
+  close(): void {
+    this.#closed = true;
+    const database = this.#connection?.database;
+    if (this.#owned && database?.open) database.close();
+  }
+}
