@@ -58,7 +58,9 @@ function generate(schema: string, dialect: string, out: string): string[] {
       "--out",
       relative(packageRoot, out),
     ],
-    { cwd: packageRoot, stdio: "pipe" },
+    // drizzle-kit loads the schema through tsx, whose transpile cache would stay behind in
+    // the system's temp folder (tsx-<uid>) after every run.
+    { cwd: packageRoot, stdio: "pipe", env: { ...process.env, TSX_DISABLE_CACHE: "1" } },
   );
   return readdirSync(out).filter((name) => name.endsWith(".sql"));
 }
