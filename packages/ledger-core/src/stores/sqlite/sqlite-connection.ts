@@ -11,8 +11,6 @@ export type Opener = (options: { mustExist: boolean }) => Database.Database | un
 
 export interface SqliteConnectionOptions {
   open: Opener;
-  /** Open on first use rather than now. */
-  deferred: boolean;
   location: string;
   /** The store opened the database, so it closes it (not so for the application's own). */
   owned: boolean;
@@ -26,10 +24,11 @@ interface Connection {
 }
 
 /**
- * The SQLite store's one connection: opened at once (a database the application opened) or on
- * first use (a path), so that `init({ create: false })` can refuse a missing file without
- * making it, or a file that holds no ledger without changing it; closed once, after which it
- * refuses instead of opening again.
+ * The SQLite store's one connection, opened on first use (the store's `init`), so that
+ * `init({ create: false })` can refuse a missing file without making it, or a file that holds
+ * no ledger without changing it. Every failure to open (no such folder, not a database, no
+ * permission) is `store-unavailable` from here. Closed once, after which it refuses instead of
+ * opening again.
  */
 export class SqliteConnection {
   readonly #open: Opener;
@@ -42,7 +41,6 @@ export class SqliteConnection {
     this.#open = options.open;
     this.#location = options.location;
     this.#owned = options.owned;
-    if (!options.deferred) this.#opened({ mustExist: false });
   }
 
   /** The connection, opened (and the file made, if missing) on first use. */

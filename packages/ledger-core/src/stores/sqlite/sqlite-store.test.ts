@@ -255,15 +255,18 @@ describe("SqliteEventStore", () => {
     database.close();
   });
 
-  it("reports a file it cannot open as store-unavailable", () => {
-    let error: unknown;
-    try {
-      new SqliteEventStore({ path: join(folder, "missing-dir", "x.db") });
-    } catch (failure) {
-      error = failure;
-    }
+  it("reports a file it cannot open as store-unavailable, on first use, making nothing", async () => {
+    const path = join(folder, "missing-dir", "x.db");
+    const store = new SqliteEventStore({ path });
+    const error = await store.init().catch((failure: unknown) => failure);
     expect(LedgerError.isInstance(error, "store-unavailable")).toBe(true);
+    expect((error as LedgerError).message).toContain(`cannot open the SQLite database ${path}`);
     expect((error as LedgerError).cause).toBeInstanceOf(Error);
+    expect(existsSync(join(folder, "missing-dir"))).toBe(false);
+    // A reader is told there is no ledger there.
+    const reader = new SqliteEventStore({ path });
+    const missing = await reader.init({ create: false }).catch((failure: unknown) => failure);
+    expect(LedgerError.isInstance(missing, "not-found")).toBe(true);
   });
 
   it("maps a driver failure during append to store-unavailable with the cause", async () => {

@@ -1,15 +1,11 @@
-import { existsSync, statSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
-import { InvalidArgumentError, StoreUnavailableError } from "../../events/errors.js";
+import { InvalidArgumentError } from "../../events/errors.js";
 import type { EventStore } from "../../store/event-store.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
 import { SqliteBackend } from "./sqlite-backend.js";
 import type { Opener } from "./sqlite-connection.js";
-
-/** Paths better-sqlite3 opens as a database of its own, with no file: in memory, or temporary. */
-const MEMORY_PATHS = new Set([":memory:", ""]);
 
 /** Where the SQLite store keeps its data: a file path, or a database the application opened. */
 export type SqliteEventStoreOptions = { path: string } | { database: Database.Database };
@@ -32,12 +28,7 @@ export function sqlitePath(url: string): string {
 function createBackend(options: SqliteEventStoreOptions): SqliteBackend {
   if ("database" in options) {
     const database = options.database;
-    return new SqliteBackend({
-      open: () => database,
-      deferred: false,
-      location: database.name,
-      owned: false,
-    });
+    return new SqliteBackend({ open: () => database, location: database.name, owned: false });
   }
   const path = options.path;
   const open: Opener = ({ mustExist }) => {
@@ -50,20 +41,7 @@ function createBackend(options: SqliteEventStoreOptions): SqliteBackend {
       throw error;
     }
   };
-  // The file is opened on first use (init), not here: `init({ create: false })` must be able to
-  // refuse a missing file without making it, or another application's without touching it.
-  // A folder that is not there fails now, as opening would.
-  if (!MEMORY_PATHS.has(path)) {
-    try {
-      statSync(dirname(path));
-    } catch (error) {
-      throw new StoreUnavailableError(
-        `cannot open the SQLite database ${path}: ${String(error)}`,
-        error,
-      );
-    }
-  }
-  return new SqliteBackend({ open, deferred: true, location: path, owned: true });
+  return new SqliteBackend({ open, location: path, owned: true });
 }
 
 /**
