@@ -128,11 +128,11 @@ export async function assertServerVersion(client: Redis | Cluster): Promise<void
  * Selecting it again makes that refusal an error of `init()`, before anything is written.
  */
 export async function assertSelectedDatabase(client: Redis | Cluster): Promise<void> {
-  if ("isCluster" in client && client.isCluster) return; // a Cluster has database 0 only
-  const db = Number((client as Redis).options.db ?? 0);
+  if (isCluster(client)) return; // a Cluster has database 0 only
+  const db = Number(client.options.db ?? 0);
   if (db === 0) return;
   try {
-    await (client as Redis).select(db);
+    await client.select(db);
   } catch (error) {
     if (!(error instanceof Error) || !/DB index/i.test(error.message)) throw error;
     throw new StoreUnavailableError(
@@ -142,9 +142,14 @@ export async function assertSelectedDatabase(client: Redis | Cluster): Promise<v
   }
 }
 
+/** Whether the client is an ioredis Cluster: a script's keys must then share a slot. */
+export function isCluster(client: Redis | Cluster): client is Cluster {
+  return "isCluster" in client && client.isCluster;
+}
+
 /** Where a client the application made points, without credentials. */
 export function describeClient(client: Redis | Cluster): string {
-  if ("isCluster" in client && client.isCluster) return "redis-cluster";
+  if (isCluster(client)) return "redis-cluster";
   const options = (client as Redis).options;
   if (options.path) return `redis+unix://${options.path}`;
   const scheme = options.tls ? "rediss" : "redis";
@@ -158,8 +163,8 @@ export function describeClient(client: Redis | Cluster): string {
  * either way; it is the reads that would be stale.
  */
 export function assertReadsFromMasters(client: Redis | Cluster): void {
-  if (!("isCluster" in client && client.isCluster)) return;
-  const scaleReads = (client as Cluster).options.scaleReads ?? "master";
+  if (!isCluster(client)) return;
+  const scaleReads = client.options.scaleReads ?? "master";
   if (scaleReads !== "master")
     throw new InvalidArgumentError(
       "$.client",

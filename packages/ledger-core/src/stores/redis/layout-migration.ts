@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from "ioredis";
+import { isCluster } from "./client.js";
 import { blobKeys } from "./keys.js";
 import { logRefs } from "./log-refs.js";
 
@@ -28,10 +29,7 @@ function globLiteral(text: string): string {
  * translated here.
  */
 async function scanKeys(client: Redis | Cluster, pattern: string): Promise<string[]> {
-  const nodes: Redis[] =
-    "isCluster" in client && client.isCluster
-      ? (client as Cluster).nodes("master")
-      : [client as Redis];
+  const nodes: Redis[] = isCluster(client) ? client.nodes("master") : [client as Redis];
   const clientPrefix = client.options.keyPrefix ?? "";
   const keys: string[] = [];
   for (const node of nodes) {

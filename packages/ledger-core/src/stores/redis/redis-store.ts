@@ -63,6 +63,7 @@ import {
   assertServerVersion,
   createClient,
   describeClient,
+  isCluster,
   readDurability,
   unavailable,
 } from "./client.js";
@@ -181,9 +182,8 @@ export class RedisEventStore implements EventStore {
       this.#owned = false;
       this.#location = withUrlParam(describeClient(this.#client), "keyPrefix", prefix);
     }
-    const cluster = "isCluster" in this.#client && this.#client.isCluster;
     this.#scripts = new WriteCoalescer((calls) => this.#runAppendScripts(calls), {
-      key: cluster ? (call) => call.keys[0] as string : () => "",
+      key: isCluster(this.#client) ? (call) => call.keys[0] as string : () => "",
       maxInFlight: 2,
       maxBatch: 64,
       balanced: true,
