@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { SERVER_URLS, serverAvailable } from "@agent-ledger/core/testing";
 import mysql from "mysql2/promise";
-import { afterAll, beforeAll, describe, expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { describeCliCommands } from "./cli-suite.test.data.js";
 
 const available = await serverAvailable("mysql");
@@ -46,40 +46,37 @@ afterAll(async () => {
   await admin((connection) => connection.query(`DROP USER IF EXISTS '${reader}'@'%'`));
 });
 
-describe.skipIf(!available)("MariaDB", () => {
-  describeCliCommands({
-    name: "MariaDB",
-    storeUrl,
-    sessionId: `cli-mysql-${randomUUID()}`,
-    async tamper({ sessionId, runId, seq }) {
-      const [result] = await admin((connection) =>
-        connection.query(
-          `UPDATE \`${database}\`.events SET body = REPLACE(body, 'Book a table', 'Book a TABLE') WHERE session_id = ? AND run_id = ? AND seq = ?`,
-          [sessionId, runId, seq],
-        ),
+describeCliCommands({
+  skip: !available,
+  name: "MariaDB",
+  storeUrl,
+  sessionId: `cli-mysql-${randomUUID()}`,
+  async tamper({ sessionId, runId, seq }) {
+    const [result] = await admin((connection) =>
+      connection.query(
+        `UPDATE \`${database}\`.events SET body = REPLACE(body, 'Book a table', 'Book a TABLE') WHERE session_id = ? AND run_id = ? AND seq = ?`,
+        [sessionId, runId, seq],
+      ),
+    );
+    expect((result as mysql.ResultSetHeader).affectedRows).toBe(1);
+  },
+  readOnly: {
+    storeUrl: readerUrl,
+    refusal: /append failed: [A-Z, ]+ command denied to user/,
+    async grant() {
+      await admin(async (connection) => {
+        await connection.query(`CREATE USER '${reader}'@'%' IDENTIFIED BY 'reader-pw'`);
+        await connection.query(`GRANT SELECT ON \`${database}\`.* TO '${reader}'@'%'`);
+      });
+    },
+  },
+  noLedger: {
+    storeUrl: inDatabase(empty),
+    leftovers: async () => {
+      const [tables] = await admin((connection) =>
+        connection.query("SELECT 1 FROM information_schema.tables WHERE table_schema = ?", [empty]),
       );
-      expect((result as mysql.ResultSetHeader).affectedRows).toBe(1);
+      return (tables as unknown[]).length;
     },
-    readOnly: {
-      storeUrl: readerUrl,
-      refusal: /append failed: [A-Z, ]+ command denied to user/,
-      async grant() {
-        await admin(async (connection) => {
-          await connection.query(`CREATE USER '${reader}'@'%' IDENTIFIED BY 'reader-pw'`);
-          await connection.query(`GRANT SELECT ON \`${database}\`.* TO '${reader}'@'%'`);
-        });
-      },
-    },
-    noLedger: {
-      storeUrl: inDatabase(empty),
-      leftovers: async () => {
-        const [tables] = await admin((connection) =>
-          connection.query("SELECT 1 FROM information_schema.tables WHERE table_schema = ?", [
-            empty,
-          ]),
-        );
-        return (tables as unknown[]).length;
-      },
-    },
-  });
+  },
 });

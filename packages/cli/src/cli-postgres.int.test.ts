@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { SERVER_URLS, serverAvailable } from "@agent-ledger/core/testing";
 import pg from "pg";
-import { afterAll, describe, expect } from "vitest";
+import { afterAll, expect } from "vitest";
 import { describeCliCommands } from "./cli-suite.test.data.js";
 
 const available = await serverAvailable("postgres");
@@ -36,32 +36,31 @@ afterAll(async () => {
   await query(`DROP ROLE IF EXISTS "${reader}"`);
 });
 
-describe.skipIf(!available)("PostgreSQL", () => {
-  describeCliCommands({
-    name: "PostgreSQL",
-    storeUrl,
-    sessionId: `cli-pg-${randomUUID()}`,
-    async tamper({ sessionId, runId, seq }) {
-      const result = await query(
-        `UPDATE "${schema}".events SET body = replace(body, 'Book a table', 'Book a TABLE') WHERE session_id = $1 AND run_id = $2 AND seq = $3`,
-        [sessionId, runId, seq],
-      );
-      expect(result.rowCount).toBe(1);
+describeCliCommands({
+  skip: !available,
+  name: "PostgreSQL",
+  storeUrl,
+  sessionId: `cli-pg-${randomUUID()}`,
+  async tamper({ sessionId, runId, seq }) {
+    const result = await query(
+      `UPDATE "${schema}".events SET body = replace(body, 'Book a table', 'Book a TABLE') WHERE session_id = $1 AND run_id = $2 AND seq = $3`,
+      [sessionId, runId, seq],
+    );
+    expect(result.rowCount).toBe(1);
+  },
+  readOnly: {
+    storeUrl: readerUrl,
+    refusal: /append failed: permission denied for table/,
+    async grant() {
+      await query(`CREATE ROLE "${reader}" LOGIN PASSWORD 'reader-pw'`);
+      await query(`GRANT USAGE ON SCHEMA "${schema}" TO "${reader}"`);
+      await query(`GRANT SELECT ON ALL TABLES IN SCHEMA "${schema}" TO "${reader}"`);
     },
-    readOnly: {
-      storeUrl: readerUrl,
-      refusal: /append failed: permission denied for table/,
-      async grant() {
-        await query(`CREATE ROLE "${reader}" LOGIN PASSWORD 'reader-pw'`);
-        await query(`GRANT USAGE ON SCHEMA "${schema}" TO "${reader}"`);
-        await query(`GRANT SELECT ON ALL TABLES IN SCHEMA "${schema}" TO "${reader}"`);
-      },
-    },
-    noLedger: {
-      storeUrl: inSchema(`${schema}_none`),
-      leftovers: async () =>
-        (await query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [`${schema}_none`]))
-          .rowCount ?? 0,
-    },
-  });
+  },
+  noLedger: {
+    storeUrl: inSchema(`${schema}_none`),
+    leftovers: async () =>
+      (await query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [`${schema}_none`])).rowCount ??
+      0,
+  },
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { SERVER_URLS, serverAvailable } from "@agent-ledger/core/testing";
 import { Redis } from "ioredis";
-import { afterAll, describe, expect } from "vitest";
+import { afterAll, expect } from "vitest";
 import { describeCliCommands } from "./cli-suite.test.data.js";
 
 const available = await serverAvailable("redis");
@@ -49,56 +49,54 @@ afterAll(async () => {
   await withClient((client) => client.call("ACL", "DELUSER", reader));
 });
 
-describe.skipIf(!available)("Redis", () => {
-  describeCliCommands({
-    name: "Redis",
-    storeUrl,
-    sessionId: `cli-redis-${randomUUID()}`,
-    async tamper({ sessionId, runId, seq }) {
-      // The session's events are one list in commit order (its `:log` key): edit the event
-      // where it lies, as someone with access to the server could.
-      await withClient(async (client) => {
-        let edited = 0;
-        for (const log of (await keysUnder(keyPrefix)).filter((key) => key.endsWith(":log"))) {
-          const events = await client.lrange(log, 0, -1);
-          for (const [index, json] of events.entries()) {
-            const event = JSON.parse(json) as { sessionId: string; runId: string; seq: number };
-            if (event.sessionId !== sessionId || event.runId !== runId || event.seq !== seq)
-              continue;
-            expect(json).toContain("Book a table");
-            await client.lset(log, index, json.replace("Book a table", "Book a TABLE"));
-            edited++;
-          }
+describeCliCommands({
+  skip: !available,
+  name: "Redis",
+  storeUrl,
+  sessionId: `cli-redis-${randomUUID()}`,
+  async tamper({ sessionId, runId, seq }) {
+    // The session's events are one list in commit order (its `:log` key): edit the event
+    // where it lies, as someone with access to the server could.
+    await withClient(async (client) => {
+      let edited = 0;
+      for (const log of (await keysUnder(keyPrefix)).filter((key) => key.endsWith(":log"))) {
+        const events = await client.lrange(log, 0, -1);
+        for (const [index, json] of events.entries()) {
+          const event = JSON.parse(json) as { sessionId: string; runId: string; seq: number };
+          if (event.sessionId !== sessionId || event.runId !== runId || event.seq !== seq) continue;
+          expect(json).toContain("Book a table");
+          await client.lset(log, index, json.replace("Book a table", "Book a TABLE"));
+          edited++;
         }
-        expect(edited).toBe(1);
-      });
+      }
+      expect(edited).toBe(1);
+    });
+  },
+  readOnly: {
+    storeUrl: readerUrl,
+    refusal: /append failed: .*can't run this command/,
+    async grant() {
+      // Reads are commands of @read and scripts that only read; CONFIG (durability) is not
+      // granted, as on managed servers.
+      await withClient((client) =>
+        client.call(
+          "ACL",
+          "SETUSER",
+          reader,
+          "on",
+          ">reader-pw",
+          `~${keyPrefix}*`,
+          "+@read",
+          "+@connection",
+          "+info",
+          "+evalsha",
+          "+eval",
+        ),
+      );
     },
-    readOnly: {
-      storeUrl: readerUrl,
-      refusal: /append failed: .*can't run this command/,
-      async grant() {
-        // Reads are commands of @read and scripts that only read; CONFIG (durability) is not
-        // granted, as on managed servers.
-        await withClient((client) =>
-          client.call(
-            "ACL",
-            "SETUSER",
-            reader,
-            "on",
-            ">reader-pw",
-            `~${keyPrefix}*`,
-            "+@read",
-            "+@connection",
-            "+info",
-            "+evalsha",
-            "+eval",
-          ),
-        );
-      },
-    },
-    noLedger: {
-      storeUrl: underPrefix(`${keyPrefix}none:`),
-      leftovers: async () => (await keysUnder(`${keyPrefix}none:`)).length,
-    },
-  });
+  },
+  noLedger: {
+    storeUrl: underPrefix(`${keyPrefix}none:`),
+    leftovers: async () => (await keysUnder(`${keyPrefix}none:`)).length,
+  },
 });
