@@ -1,3 +1,4 @@
+import { dirname } from "node:path";
 import type Database from "better-sqlite3";
 import { type BetterSQLite3Database, drizzle } from "drizzle-orm/better-sqlite3";
 import { noLedgerError, StoreUnavailableError } from "../../events/errors.js";
@@ -66,10 +67,7 @@ export class SqliteConnection {
       database.pragma("synchronous = FULL");
     } catch (error) {
       if (this.#owned && database?.open) database.close();
-      throw new StoreUnavailableError(
-        `cannot open the SQLite database ${this.#location}: ${String(error)}`,
-        error,
-      );
+      throw new StoreUnavailableError(openFailure(this.#location, error), error);
     }
     this.#connection = {
       database,
@@ -104,4 +102,26 @@ export class SqliteConnection {
     const database = this.#connection?.database;
     if (this.#owned && database?.open) database.close();
   }
+}
+
+/**
+ * Why a database could not be opened, in words that say what to do. A WAL database that no
+ * process has open has no `-shm` and `-wal` files, and SQLite must create them to read it: a
+ * person who may read the ledger but not write to its folder (an on-call engineer reading the
+ * agent's file) gets SQLITE_READONLY_DIRECTORY, which the driver words as "attempt to write a
+ * readonly database". While the agent runs, or after it was killed, the files are there, and
+ * such a reader reads.
+ */
+function openFailure(location: string, error: unknown): string {
+  if ((error as { code?: unknown }).code === "SQLITE_READONLY_DIRECTORY") {
+    const folder = dirname(location);
+    return (
+      `cannot read the SQLite database ${location} as this user: SQLite reads a WAL database ` +
+      `through ${location}-shm and ${location}-wal beside it, which are missing (no process has ` +
+      `the ledger open), and this user may not create files in ${folder}. Run as a user who may ` +
+      `write to ${folder} (the agent's own), or copy ${location} into a folder you can write to ` +
+      "and read the copy"
+    );
+  }
+  return `cannot open the SQLite database ${location}: ${String(error)}`;
 }
