@@ -72,6 +72,55 @@ describe("verifyRun on a SQLite file edited behind the ledger's back", () => {
     await store.close();
   });
 
+  // Bytes a person edited by hand, or a disk flipped: the row is no longer an event at all.
+  // verify says where (not "the store is unreachable", which a caller would retry forever).
+  it.each([
+    ["bytes of no known format", Buffer.from([0x07, 0x01, 0x02])],
+    ["compressed bytes cut short", null],
+    ["text that is not JSON", '{"schemaVersion":1,'],
+    ["JSON that is not an event", "[1,2]"],
+  ])(
+    "reports a body that holds %s as tamper-detected at its seq, and reads name it",
+    async (_name, body) => {
+      const path = join(dir, `unreadable-${String(_name).replace(/ /g, "-")}.db`);
+      await recordRun(path);
+      const raw = new Database(path);
+      const stored = raw.prepare("SELECT body FROM events WHERE seq = 1").get() as {
+        body: unknown;
+      };
+      // The compressed body of seq 1 (a tool request), without its last half.
+    expect(Buffer.isBuffer(stored.body)).toBe(true);
+      const value =
+        body ?? (stored.body as Buffer).subarray(0, (stored.body as Buffer).length >> 1);
+      expect(raw.prepare("UPDATE events SET body = ? WHERE seq = 1").run(value).changes).toBe(1);
+      const cursor = (
+        raw.prepare("SELECT commit_cursor AS c FROM events WHERE seq = 1").get() as { c: number }
+      ).c;
+      raw.close();
+      const store = new SqliteEventStore({ path });
+      await store.init();
+      const address = { sessionId: "s", runId: "r" };
+      expect(await verifyRun(store, address)).toMatchObject({ ok: false, length: 1, badSeq: 1 });
+      await expect(assertRunIntact(store, address)).rejects.toMatchObject({
+        code: "tamper-detected",
+        badSeq: 1,
+      });
+      await expect(store.readRun(address)).rejects.toMatchObject({
+        code: "tamper-detected",
+        details: { sessionId: "s", runId: "r", seq: 1 },
+        message: expect.stringContaining("at session s, run r, seq 1 cannot be read"),
+      });
+      await expect(store.readSession({ sessionId: "s" })).rejects.toMatchObject({
+        code: "tamper-detected",
+        details: { sessionId: "s", commitCursor: cursor },
+      });
+      // The events before and after it still read.
+      expect((await store.readRun({ ...address, limit: 1 })).events).toHaveLength(1);
+      expect((await store.readRun({ ...address, fromSeq: 2 })).events).toHaveLength(2);
+      await store.close();
+    },
+  );
+
   it("reports a deleted last event (the head no longer matches)", async () => {
     const path = join(dir, "truncated.db");
     await recordRun(path);

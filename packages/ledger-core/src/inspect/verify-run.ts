@@ -1,6 +1,6 @@
-import { NotFoundError, TamperDetectedError } from "../events/errors.js";
+import { LedgerError, NotFoundError, TamperDetectedError } from "../events/errors.js";
 import { computeEventHash } from "../events/hash-chain.js";
-import type { EventStore } from "../store/event-store.js";
+import type { EventPage, EventStore } from "../store/event-store.js";
 import { assertEventStore } from "../store/validate.js";
 
 export interface VerifyResult {
@@ -25,7 +25,16 @@ export async function verifyRun(
   let expectedSeq = 0;
   let prevHash: string | null = null;
   for (;;) {
-    const page = await store.readRun({ ...address, fromSeq: expectedSeq, limit: 2000 });
+    let page: EventPage;
+    try {
+      page = await store.readRun({ ...address, fromSeq: expectedSeq, limit: 2000 });
+    } catch (error) {
+      // A stored event that is no longer an event (its bytes edited): tampered at that seq.
+      if (!LedgerError.isInstance(error, "tamper-detected")) throw error;
+      const { badSeq, runId, reason } = error.details;
+      if (typeof badSeq !== "number" || runId !== address.runId) throw error;
+      return { ok: false, length: badSeq, badSeq, reason: String(reason) };
+    }
     for (const event of page.events) {
       const fail = (reason: string): VerifyResult => ({
         ok: false,

@@ -1,5 +1,6 @@
 import type { LedgerEvent, RunHead, RunStatus } from "../../events/types.js";
 import type { RunSummary, SessionSummary } from "../../store/event-store.js";
+import { parseStoredEvent, type StoredEventPlace } from "../../store/unreadable-event.js";
 
 /** A row of the events table, as every dialect inserts it. */
 export interface EventRow {
@@ -47,8 +48,9 @@ export function eventRow(event: LedgerEvent): EventRow {
   };
 }
 
-export function parseBody(body: string): LedgerEvent {
-  return JSON.parse(body) as LedgerEvent;
+/** The event a stored body holds; `tamper-detected` (at `place`, if given) if it is not one. */
+export function parseBody(body: string, place?: () => StoredEventPlace): LedgerEvent {
+  return parseStoredEvent(body, place ?? (() => ({})));
 }
 
 export function headOf(row: HeadRow): RunHead {

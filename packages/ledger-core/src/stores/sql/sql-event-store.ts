@@ -216,7 +216,14 @@ export class SqlEventStore implements EventStore {
     const bodies = await this.#guard("readRun", () =>
       this.#backend.readRun(request.sessionId, request.runId, from, request.limit),
     );
-    return { events: bodies.map(parseBody), nextCursor: from + bodies.length };
+    const events = bodies.map((body, index) =>
+      parseBody(body, () => ({
+        sessionId: request.sessionId,
+        runId: request.runId,
+        seq: from + index,
+      })),
+    );
+    return { events, nextCursor: from + bodies.length };
   }
 
   async readSession(request: ReadSessionRequest): Promise<EventPage> {
@@ -226,7 +233,10 @@ export class SqlEventStore implements EventStore {
     const bodies = await this.#guard("readSession", () =>
       this.#backend.readSession(request.sessionId, after, request.limit),
     );
-    const events = bodies.map(parseBody);
+    // Cursors are gap-free: the body at `index` is the event at cursor after + index + 1.
+    const events = bodies.map((body, index) =>
+      parseBody(body, () => ({ sessionId: request.sessionId, commitCursor: after + index + 1 })),
+    );
     return { events, nextCursor: events[events.length - 1]?.commitCursor ?? after };
   }
 

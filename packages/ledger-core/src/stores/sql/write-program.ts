@@ -139,7 +139,7 @@ export function* appendProgram(
         sessionId,
         eventIds: request.events.map((event) => event.eventId),
       });
-  const plan = planAppend({ request, head, existing: bodies.map(parseBody), now });
+  const plan = planAppend({ request, head, existing: bodies.map((body) => parseBody(body)), now });
   if (plan.kind === "deduplicated") return { events: plan.events, deduplicated: true };
   const events = yield* commit(sessionId, runId, plan.events, plan.head, !head.exists, now);
   return { events, deduplicated: false };
@@ -174,7 +174,13 @@ export function* forkProgram(
     });
   }
   const bodies = yield* step<string[]>({ kind: "read-run", sessionId, runId, uptoSeq });
-  const plan = planFork({ sessionId, newRunId, source: bodies.map(parseBody), newEventId, now });
+  const plan = planFork({
+    sessionId,
+    newRunId,
+    source: bodies.map((body) => parseBody(body)),
+    newEventId,
+    now,
+  });
   const events = yield* commit(sessionId, newRunId, plan.events, plan.head, true, now);
   return { events, deduplicated: false };
 }

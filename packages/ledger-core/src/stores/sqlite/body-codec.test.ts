@@ -62,13 +62,19 @@ describe("encodeBody / decodeBody", () => {
     }
   });
 
-  it("refuses a BLOB it cannot decode", () => {
-    let caught: unknown;
-    try {
-      decodeBody(Buffer.from([1, 0xff, 0xff]));
-    } catch (error) {
-      caught = error;
+  it("refuses a BLOB it cannot decode as tamper-detected, naming the place it is given", () => {
+    const refusal = (value: unknown) => {
+      try {
+        decodeBody(value, () => ({ sessionId: "s", runId: "r", seq: 4 }));
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    };
+    for (const value of [Buffer.from([1, 0xff, 0xff]), Buffer.from([9, 1]), null]) {
+      const caught = refusal(value);
+      expect(LedgerError.isInstance(caught, "tamper-detected")).toBe(true);
+      expect((caught as LedgerError).details).toMatchObject({ runId: "r", badSeq: 4 });
     }
-    expect(LedgerError.isInstance(caught, "store-unavailable")).toBe(true);
   });
 });

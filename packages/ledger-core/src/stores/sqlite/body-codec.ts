@@ -1,5 +1,5 @@
 import { deflateRawSync, inflateRawSync } from "node:zlib";
-import { StoreUnavailableError } from "../../events/errors.js";
+import { type StoredEventPlace, unreadableEvent } from "../../store/unreadable-event.js";
 import { deflateRawWithDictionary, MAX_DEFLATE_INPUT_BYTES, prepareDictionary } from "./deflate.js";
 
 /**
@@ -87,15 +87,24 @@ function deflateBody(body: string): Buffer {
   return Buffer.concat([Buffer.from([BODY_DEFLATE_V1]), compressed]);
 }
 
-/** The event JSON of a stored `events.body` value (TEXT as is, BLOB decompressed). */
-export function decodeBody(value: unknown): string {
+/**
+ * The event JSON of a stored `events.body` value (TEXT as is, BLOB decompressed). A value no
+ * version of the codec wrote is `tamper-detected` at `place` (see unreadableEvent).
+ */
+export function decodeBody(value: unknown, place?: () => StoredEventPlace): string {
   if (typeof value === "string") return value;
+  const where = place ?? (() => ({}));
   if (value instanceof Uint8Array && value[0] === BODY_DEFLATE_V1) {
     try {
       return inflateRawSync(value.subarray(1), { dictionary: BODY_DICTIONARY_V1 }).toString("utf8");
     } catch (error) {
-      throw new StoreUnavailableError("an event body in the SQLite store cannot be decoded", error);
+      throw unreadableEvent(where(), error);
     }
   }
-  throw new StoreUnavailableError("an event body in the SQLite store has an unknown encoding");
+  throw unreadableEvent(
+    where(),
+    value instanceof Uint8Array
+      ? `a body of unknown format ${value[0] ?? "(empty)"}`
+      : `a body of SQLite type ${value === null ? "NULL" : typeof value}`,
+  );
 }

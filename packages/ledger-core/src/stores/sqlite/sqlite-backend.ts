@@ -40,14 +40,15 @@ interface RunWithLast {
  * A run's head: a closed run's is the one written into its row at close (so a tail deleted
  * later shows as a mismatch in `verifyRun`), an open run's is its last event's.
  */
-function headRow(row: RunWithLast): HeadRow {
+function headRow(row: RunWithLast, sessionId: string, runId: string): HeadRow {
   if (row.closedLength !== null)
     return { runLength: row.closedLength, status: row.status, lastHash: row.closedHash };
   if (row.seq === null) return { runLength: 0, status: row.status, lastHash: null };
+  const place = () => ({ sessionId, runId, seq: row.seq as number });
   return {
     runLength: row.seq + 1,
     status: row.status,
-    lastHash: parseBody(decodeBody(row.body)).hash,
+    lastHash: parseBody(decodeBody(row.body, place), place).hash,
   };
 }
 
@@ -319,7 +320,7 @@ export class SqliteBackend implements SqlBackend {
   /** A run's head from its row (status) and its last event (length, hash); undefined if absent. */
   #readHead(sessionId: string, runId: string): HeadRow | undefined {
     const row = this.#reads().head.get(sessionId, runId) as RunWithLast | undefined;
-    return row === undefined ? undefined : headRow(row);
+    return row === undefined ? undefined : headRow(row, sessionId, runId);
   }
 
   /**
@@ -420,24 +421,26 @@ export class SqliteBackend implements SqlBackend {
 
   async readRun(sessionId: string, runId: string, fromSeq: number, limit?: number) {
     const query = this.#db
-      .select({ body: events.body })
+      .select({ body: events.body, seq: events.seq })
       .from(events)
       .where(
         and(eq(events.sessionId, sessionId), eq(events.runId, runId), gte(events.seq, fromSeq)),
       )
       .orderBy(asc(events.seq));
     const rows = limit === undefined ? query.all() : query.limit(limit).all();
-    return rows.map((row) => decodeBody(row.body));
+    return rows.map((row) => decodeBody(row.body, () => ({ sessionId, runId, seq: row.seq })));
   }
 
   async readSession(sessionId: string, after: number, limit?: number) {
     const query = this.#db
-      .select({ body: events.body })
+      .select({ body: events.body, commitCursor: events.commitCursor })
       .from(events)
       .where(and(eq(events.sessionId, sessionId), gt(events.commitCursor, after)))
       .orderBy(asc(events.commitCursor));
     const rows = limit === undefined ? query.all() : query.limit(limit).all();
-    return rows.map((row) => decodeBody(row.body));
+    return rows.map((row) =>
+      decodeBody(row.body, () => ({ sessionId, commitCursor: row.commitCursor })),
+    );
   }
 
   async listRuns(sessionId: string): Promise<RunRow[]> {
@@ -446,7 +449,7 @@ export class SqliteBackend implements SqlBackend {
       runId: row.runId,
       parentRunId: row.parentRunId,
       startedAt: row.startedAt,
-      ...headRow(row),
+      ...headRow(row, sessionId, row.runId),
     }));
   }
 
