@@ -6,6 +6,7 @@ describe("public surface", () => {
     expect(Object.keys(entry).sort()).toEqual([
       "AttemptAbandonedError",
       "ledgerMiddleware",
+      "restoreConversation",
       "restoreMessages",
       "wrapTools",
     ]);

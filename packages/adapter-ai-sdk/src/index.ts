@@ -2,7 +2,11 @@ export type { LedgerMiddlewareOptions } from "./ledger-middleware.js";
 export { ledgerMiddleware } from "./ledger-middleware.js";
 export type { RecordedModelResponse } from "./model-response.js";
 export { AttemptAbandonedError } from "./replayed-errors.js";
-export type { RestoreMessagesOptions } from "./restore-messages.js";
-export { restoreMessages } from "./restore-messages.js";
+export type {
+  PendingToolCall,
+  RestoredConversation,
+  RestoreMessagesOptions,
+} from "./restore-messages.js";
+export { restoreConversation, restoreMessages } from "./restore-messages.js";
 export type { UnresolvedDecision, UnresolvedToolCall, WrapToolsOptions } from "./wrap-tools.js";
 export { wrapTools } from "./wrap-tools.js";

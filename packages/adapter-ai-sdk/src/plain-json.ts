@@ -16,8 +16,33 @@ export function toBase64(bytes: Uint8Array): string {
  * already stored by identity).
  */
 export function toJsonValue(value: unknown, path = "$"): JsonValue {
+  return toJson(value, path, undefined);
+}
+
+/** Where a value held bytes: the keys from the root down to each `Uint8Array`. */
+export type BytesPath = (string | number)[];
+
+/**
+ * `toJsonValue`, and the path of every `Uint8Array` it turned into base64, so that a replay can
+ * hand back bytes where the original value had them.
+ */
+export function toJsonValueAndBytes(
+  value: unknown,
+  path = "$",
+): { json: JsonValue; bytes: BytesPath[] } {
+  const trail: BytesTrail = { keys: [], found: [] };
+  return { json: toJson(value, path, trail), bytes: trail.found };
+}
+
+/** The keys of the walk so far, and where bytes were met (only when the caller asks). */
+interface BytesTrail {
+  keys: (string | number)[];
+  found: BytesPath[];
+}
+
+function toJson(value: unknown, path: string, trail: BytesTrail | undefined): JsonValue {
   try {
-    return convert(value, "", new Set()) ?? null;
+    return convert(value, "", new Set(), trail) ?? null;
   } catch (error) {
     if (!(error instanceof Unconvertible)) {
       // A getter that throws, a proxy...: what JSON.stringify would have thrown.
@@ -41,7 +66,12 @@ function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function convert(input: unknown, key: string, stack: Set<object>): JsonValue | undefined {
+function convert(
+  input: unknown,
+  key: string,
+  stack: Set<object>,
+  trail: BytesTrail | undefined,
+): JsonValue | undefined {
   let value = input;
   // JSON.stringify order: toJSON first, then the replacer (bytes as base64), then the type.
   if (
@@ -54,7 +84,10 @@ function convert(input: unknown, key: string, stack: Set<object>): JsonValue | u
     } catch (error) {
       throw new Unconvertible(`a value whose toJSON throws (${describeError(error)})`);
     }
-  if (value instanceof Uint8Array) return toBase64(value);
+  if (value instanceof Uint8Array) {
+    trail?.found.push([...trail.keys]);
+    return toBase64(value);
+  }
   switch (typeof value) {
     case "string":
     case "boolean":
@@ -71,31 +104,35 @@ function convert(input: unknown, key: string, stack: Set<object>): JsonValue | u
   if (value === null) return null;
   const object = value as object;
   if (object instanceof Number || object instanceof String || object instanceof Boolean)
-    return convert(object.valueOf(), key, stack);
+    return convert(object.valueOf(), key, stack, trail);
   if (stack.has(object)) throw new Unconvertible("a circular reference");
   stack.add(object);
   try {
     if (Array.isArray(object)) {
       const out: JsonValue[] = [];
       for (let index = 0; index < object.length; index++) {
+        trail?.keys.push(index);
         try {
-          out.push(convert(object[index], String(index), stack) ?? null);
+          out.push(convert(object[index], String(index), stack, trail) ?? null);
         } catch (error) {
           if (error instanceof Unconvertible) error.keys.push(index);
           throw error;
         }
+        trail?.keys.pop();
       }
       return out;
     }
     const out: { [key: string]: JsonValue } = {};
     for (const name of Object.keys(object)) {
+      trail?.keys.push(name);
       try {
-        const item = convert((object as Record<string, unknown>)[name], name, stack);
+        const item = convert((object as Record<string, unknown>)[name], name, stack, trail);
         if (item !== undefined) out[name] = item;
       } catch (error) {
         if (error instanceof Unconvertible) error.keys.push(name);
         throw error;
       }
+      trail?.keys.pop();
     }
     return out;
   } finally {

@@ -1,10 +1,14 @@
+import { join } from "node:path";
 import { MemoryEventStore, SessionRecorder } from "@agent-ledger/core";
+import { SqliteEventStore } from "@agent-ledger/core/sqlite";
+import { scratchDirectory } from "@agent-ledger/core/testing";
 import { generateText, stepCountIs, tool, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
-import { restoreMessages } from "./restore-messages.js";
+import { restoreConversation, restoreMessages } from "./restore-messages.js";
+import { CRASHED_CHAT, crashChatInsideTool } from "./testing/crashing-chat.test.data.js";
 import {
   scriptedModel,
   textResult,
@@ -16,6 +20,16 @@ import { wrapTools } from "./wrap-tools.js";
 
 const actor = { type: "agent" as const, id: "assistant" };
 const address = { sessionId: "chat", runId: "turn-1" };
+const scratch = scratchDirectory("ai-sdk-restore-", afterAll);
+
+/** The ledger of a chat SIGKILLed inside its second tool call (call_0, as the first). */
+async function crashedChat(name: string) {
+  const path = join(scratch, `${name}.db`);
+  await crashChatInsideTool(path);
+  const store = new SqliteEventStore({ path });
+  await store.init();
+  return store;
+}
 
 describe("restoreMessages", () => {
   it("rebuilds the conversation so a chat app can continue it", async () => {
@@ -119,5 +133,77 @@ describe("restoreMessages", () => {
 
   it("returns an empty list for a run without model calls", async () => {
     expect(await restoreMessages(new MemoryEventStore(), address)).toEqual([]);
+  });
+
+  it("after a crash, never gives a call in flight the result of an earlier call with the same toolCallId", async () => {
+    const store = await crashedChat("reused-ids");
+    try {
+      const messages = await restoreMessages(store, CRASHED_CHAT);
+      // The second step's call_0 (send) was in flight: no result. The first step's call_0
+      // (lookup) keeps its own, in the prompt of the second step.
+      expect(messages).toEqual([
+        { role: "user", content: [{ type: "text", text: "look up a, then tell bob" }] },
+        {
+          role: "assistant",
+          content: [
+            { type: "tool-call", toolCallId: "call_0", toolName: "lookup", input: { key: "a" } },
+          ],
+        },
+        {
+          role: "tool",
+          content: [
+            {
+              type: "tool-result",
+              toolCallId: "call_0",
+              toolName: "lookup",
+              output: { type: "text", value: "A" },
+            },
+          ],
+        },
+        {
+          role: "assistant",
+          content: [
+            { type: "tool-call", toolCallId: "call_0", toolName: "send", input: { to: "bob" } },
+          ],
+        },
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("restoreConversation names the calls left without a result, so the chat can go on once each has one", async () => {
+    const store = await crashedChat("pending");
+    try {
+      const { messages, pendingToolCalls } = await restoreConversation(store, CRASHED_CHAT);
+      expect(messages).toEqual(await restoreMessages(store, CRASHED_CHAT));
+      // send was running at the SIGKILL: it may have had its effect.
+      expect(pendingToolCalls).toEqual([
+        { toolCallId: "call_0", toolName: "send", input: { to: "bob" }, requested: true },
+      ]);
+
+      // As the README says: a tool result for each pending call, then the SDK takes them.
+      const decided = pendingToolCalls.map((call) => ({
+        type: "tool-result" as const,
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        output: { type: "error-text" as const, value: "interrupted by a crash, not retried" },
+      }));
+      const next = scriptedModel([textResult("I could not reach bob")]);
+      const followUp = await generateText({
+        model: next.model,
+        messages: [...messages, { role: "tool", content: decided }],
+      });
+      expect(followUp.text).toBe("I could not reach bob");
+      expect(JSON.stringify(next.model.doGenerateCalls[0]?.prompt)).toContain(
+        "interrupted by a crash, not retried",
+      );
+      // Without them the SDK refuses the messages.
+      await expect(generateText({ model: next.model, messages })).rejects.toMatchObject({
+        name: "AI_MissingToolResultsError",
+      });
+    } finally {
+      await store.close();
+    }
   });
 });

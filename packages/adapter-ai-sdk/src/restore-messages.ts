@@ -59,7 +59,8 @@ function assistantPartsOf(content: JsonValue[]): { parts: unknown[]; toolCallIds
         });
         break;
       case "tool-call":
-        toolCallIds.push(String(part.toolCallId));
+        // A provider-executed call has its result in this message, not in a tool message.
+        if (part.providerExecuted !== true) toolCallIds.push(String(part.toolCallId));
         parts.push({
           type: "tool-call",
           toolCallId: part.toolCallId,
@@ -115,6 +116,67 @@ function toolResultOf(event: LedgerEvent, names: Map<string, string>): unknown {
   return { type: "tool-result", toolCallId, toolName, output };
 }
 
+const OUTCOME_TYPES = new Set(["tool.completed", "tool.failed", "attempt.abandoned"]);
+
+/** What the ledger holds for the tool calls of one completion, by toolCallId. */
+interface ToolCallRecords {
+  /** The last outcome of each call (a retry supersedes an earlier failure). */
+  outcomes: Map<string, LedgerEvent>;
+  /** Calls whose `tool.requested` is committed: the tool may have run. */
+  requested: Set<string>;
+}
+
+/**
+ * The records of the tool calls `completed` asked for. Matched through the attempt, not the id
+ * alone: some providers reuse tool call ids on every step (call_0...), so an earlier step's
+ * result must never stand in for a call still in flight. A call's attempts are the tool
+ * requests caused by this completion (a retry keeps that cause), or, for a request recorded
+ * without a cause, the ones after it with its id.
+ */
+function toolCallRecordsOf(events: LedgerEvent[], completed: LedgerEvent): ToolCallRecords {
+  const attempts = new Map<string, string>();
+  const records: ToolCallRecords = { outcomes: new Map(), requested: new Set() };
+  for (const event of events) {
+    if (event.seq <= completed.seq || event.attemptId === undefined) continue;
+    if (event.type === "tool.requested") {
+      const cause = event.causedByEventId;
+      if (cause !== undefined && cause !== completed.eventId) continue;
+      const toolCallId = String(payloadOf(event).toolCallId);
+      attempts.set(event.attemptId, toolCallId);
+      records.requested.add(toolCallId);
+      continue;
+    }
+    const toolCallId = attempts.get(event.attemptId);
+    if (toolCallId !== undefined && OUTCOME_TYPES.has(event.type))
+      records.outcomes.set(toolCallId, event);
+  }
+  return records;
+}
+
+/** A tool call of the last completion that has no recorded outcome (see `restoreConversation`). */
+export interface PendingToolCall {
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  /**
+   * `true`: its `tool.requested` is in the ledger, so the tool was running at the crash and may
+   * have had its effect. `false`: it had not started.
+   */
+  requested: boolean;
+}
+
+/** A run's conversation, and the tool calls still waiting for a result. */
+export interface RestoredConversation {
+  /** What `restoreMessages` returns. */
+  messages: ModelMessage[];
+  /**
+   * Tool calls of the last assistant message without a result (in flight at a crash, or not
+   * started). The SDK refuses messages that end so (`AI_MissingToolResultsError`): give each a
+   * tool result before passing `messages` to it.
+   */
+  pendingToolCalls: PendingToolCall[];
+}
+
 /**
  * The conversation of a run as `ModelMessage[]`, to continue it in a chat app: the prompt of
  * the last model request, the assistant message of its completion, and the results of the tool
@@ -124,13 +186,24 @@ export async function restoreMessages(
   store: EventStore,
   options: RestoreMessagesOptions,
 ): Promise<ModelMessage[]> {
+  return (await restoreConversation(store, options)).messages;
+}
+
+/**
+ * `restoreMessages`, plus the tool calls of the last assistant message that have no recorded
+ * result (`pendingToolCalls`), so that a chat app resuming after a crash can decide about them.
+ */
+export async function restoreConversation(
+  store: EventStore,
+  options: RestoreMessagesOptions,
+): Promise<RestoredConversation> {
   const stored = await readWholeRun(store, {
     sessionId: options.sessionId,
     runId: options.runId,
   });
   const events = options.resolve === false ? stored : await resolveEvents(store, stored);
   const requested = events.findLast((event) => event.type === "model.requested");
-  if (!requested) return [];
+  if (!requested) return { messages: [], pendingToolCalls: [] };
   const request = payloadOf(requested).request as JsonObject | undefined;
   const prompt = (request?.prompt ?? []) as JsonObject[];
   const messages = prompt.filter(
@@ -139,25 +212,32 @@ export async function restoreMessages(
   const completed = events.find(
     (event) => event.type === "model.completed" && event.attemptId === requested.attemptId,
   );
-  if (!completed) return messages;
+  if (!completed) return { messages, pendingToolCalls: [] };
   const response = payloadOf(completed).response as JsonObject | undefined;
   const { parts, toolCallIds } = assistantPartsOf((response?.content ?? []) as JsonValue[]);
   if (parts.length > 0) messages.push({ role: "assistant", content: parts } as ModelMessage);
-  const names = new Map<string, string>();
-  for (const item of (response?.content ?? []) as Part[])
-    if (item.type === "tool-call") names.set(String(item.toolCallId), String(item.toolName));
+  const calls = new Map<string, { toolName: string; input: unknown }>();
+  for (const item of parts as Part[])
+    if (item.type === "tool-call")
+      calls.set(String(item.toolCallId), { toolName: String(item.toolName), input: item.input });
+  const names = new Map([...calls].map(([toolCallId, call]) => [toolCallId, call.toolName]));
+  const records = toolCallRecordsOf(events, completed);
   const results: unknown[] = [];
+  const pendingToolCalls: PendingToolCall[] = [];
   for (const toolCallId of toolCallIds) {
-    // The last outcome of this call (a retry supersedes an earlier failure).
-    const outcome = events.findLast(
-      (event) =>
-        (event.type === "tool.completed" ||
-          event.type === "tool.failed" ||
-          event.type === "attempt.abandoned") &&
-        payloadOf(event).toolCallId === toolCallId,
-    );
-    if (outcome) results.push(toolResultOf(outcome, names));
+    const outcome = records.outcomes.get(toolCallId);
+    if (outcome) {
+      results.push(toolResultOf(outcome, names));
+      continue;
+    }
+    const call = calls.get(toolCallId);
+    pendingToolCalls.push({
+      toolCallId,
+      toolName: call?.toolName ?? "unknown",
+      input: call?.input ?? {},
+      requested: records.requested.has(toolCallId),
+    });
   }
   if (results.length > 0) messages.push({ role: "tool", content: results } as ModelMessage);
-  return messages;
+  return { messages, pendingToolCalls };
 }

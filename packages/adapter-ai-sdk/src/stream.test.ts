@@ -8,7 +8,7 @@ import {
   StoreUnavailableError,
 } from "@agent-ledger/core";
 import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
-import { stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
+import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -172,7 +172,8 @@ describe("ledgerMiddleware with streamText", () => {
         },
         { recorder },
       ),
-      stopWhen: stepCountIs(3),
+      // One step: the SDK's next step calls the model again (see the next test).
+      stopWhen: stepCountIs(1),
       onError: () => undefined,
     });
     const toolErrors: string[] = [];
@@ -189,6 +190,69 @@ describe("ledgerMiddleware with streamText", () => {
       "run.started",
       "model.requested",
       "model.failed",
+    ]);
+  });
+
+  it("a provider error part fails that model call only: the loop and the next turn go on, on the same recorder", async () => {
+    const { store, recorder } = setup();
+    // Anthropic's mid-stream "Overloaded": an error part, and the SDK reads on.
+    const overloaded: LanguageModelV3StreamPart[] = [
+      { type: "stream-start", warnings: [] },
+      { type: "error", error: { type: "overloaded_error", message: "Overloaded" } },
+      { type: "tool-call", toolCallId: "c1", toolName: "send", input: '{"to":"bob"}' },
+      {
+        type: "finish",
+        finishReason: { unified: "tool-calls", raw: undefined },
+        usage: usage(3, 1),
+      },
+    ];
+    let streams = 0;
+    const model = new MockLanguageModelV3({
+      doStream: async () => ({
+        stream: partsStream(streams++ === 0 ? overloaded : streamPartsOf(textResult("recovered"))),
+      }),
+      doGenerate: async () => textResult("turn 2 answer"),
+    });
+    const wrapped = wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) });
+    const effects: string[] = [];
+    const tools = wrapTools(
+      {
+        send: tool({
+          inputSchema: z.object({ to: z.string() }),
+          execute: async ({ to }) => {
+            effects.push(to);
+            return "sent";
+          },
+        }),
+      },
+      { recorder },
+    );
+    const toolErrors: string[] = [];
+    const first = streamText({
+      model: wrapped,
+      prompt: "email bob",
+      tools,
+      stopWhen: stepCountIs(3),
+      onError: () => undefined,
+      onStepFinish: (step) => {
+        for (const part of step.content)
+          if (part.type === "tool-error") toolErrors.push((part.error as Error).message);
+      },
+    });
+    expect(await first.text).toBe("recovered");
+    expect(toolErrors).toEqual(["Overloaded"]);
+    expect(effects).toEqual([]);
+
+    const second = await generateText({ model: wrapped, tools, prompt: "and now?" });
+    expect(second.text).toBe("turn 2 answer");
+    expect((await eventsOf(store)).map((event) => event.type)).toEqual([
+      "run.started",
+      "model.requested",
+      "model.failed",
+      "model.requested",
+      "model.completed",
+      "model.requested",
+      "model.completed",
     ]);
   });
 

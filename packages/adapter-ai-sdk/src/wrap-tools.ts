@@ -1,6 +1,5 @@
 import {
   type Attempt,
-  type JsonValue,
   LedgerError,
   type SessionRecorder,
   type ToolEffect,
@@ -10,6 +9,7 @@ import type { Tool, ToolExecutionOptions, ToolSet } from "ai";
 import { type AdapterState, adapterStateOf } from "./adapter-state.js";
 import { toJsonValue } from "./plain-json.js";
 import { AttemptAbandonedError, rebuildError } from "./replayed-errors.js";
+import { decodeToolOutput, encodeToolOutput } from "./tool-output.js";
 
 /** A tool call that was in flight when the process died and is not declared idempotent. */
 export interface UnresolvedToolCall {
@@ -52,14 +52,12 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
 async function beginToolCall(
   state: AdapterState,
   options: WrapToolsOptions,
-  call: { name: string; input: unknown; toolCallId: string },
+  call: { name: string; input: unknown; toolCallId: string; causedByEventId: string | undefined },
 ): Promise<Attempt> {
   const { recorder } = state;
-  state.assertOpen();
+  const { causedByEventId } = call;
   // The SDK may run a tool before any model call (an approved call continued in a new run).
   await state.ensureStarted();
-  // A streamed call waits until the completion that asked for it is committed.
-  const causedByEventId = await state.causeOf(call.toolCallId);
   const effect: ToolEffect = {
     kind: options.effects?.[call.name] ?? "unknown",
     idempotent: isIdempotent(options, call.name),
@@ -76,7 +74,9 @@ async function beginToolCall(
     if (LedgerError.isInstance(error, "unresolved-attempt") && options.onUnresolved) {
       const unresolved = error as UnresolvedAttemptError & { attempt: Attempt };
       const decision = await options.onUnresolved({
-        ...call,
+        name: call.name,
+        toolCallId: call.toolCallId,
+        input: call.input,
         attempt: unresolved.attempt,
         error: unresolved,
       });
@@ -107,12 +107,16 @@ async function startCall(
   input: unknown,
   executeOptions: ToolExecutionOptions,
 ): Promise<Attempt> {
+  state.assertOpen();
+  const { toolCallId } = executeOptions;
+  // A streamed call waits until the completion that asked for it is committed. If the model
+  // call failed instead (an error part such as "Overloaded": the SDK reads on and still runs
+  // the calls that arrive), the tool does not run and the SDK hands the model's error on as
+  // its tool error. That failure is the model's and is recorded: it must not stop the run.
+  // (A completion the ledger could not commit has already stopped it, in the middleware.)
+  const causedByEventId = await state.causeOf(toolCallId);
   try {
-    return await beginToolCall(state, options, {
-      name,
-      input,
-      toolCallId: executeOptions.toolCallId,
-    });
+    return await beginToolCall(state, options, { name, input, toolCallId, causedByEventId });
   } catch (error) {
     if (error instanceof AttemptAbandonedError) throw error;
     state.block(error);
@@ -123,7 +127,8 @@ async function startCall(
 /** On resume: the recorded result (`{ output }`), or the recorded error thrown again. */
 function replayedOutput(attempt: Attempt, name: string): { output: unknown } | undefined {
   const replayed = attempt.replayed;
-  if (replayed?.status === "completed") return { output: replayed.result };
+  if (replayed?.status === "completed")
+    return { output: decodeToolOutput(replayed.result, replayed.metadata) };
   if (replayed?.status === "failed") throw rebuildError(replayed.error);
   if (replayed?.status === "abandoned")
     throw new AttemptAbandonedError(`tool call ${name}`, replayed.reason);
@@ -131,16 +136,17 @@ function replayedOutput(attempt: Attempt, name: string): { output: unknown } | u
 }
 
 async function recordOutput(state: AdapterState, attempt: Attempt, output: unknown) {
-  let result: JsonValue;
+  let recorded: ReturnType<typeof encodeToolOutput>;
   try {
-    result = toJsonValue(output, "$.result");
+    recorded = encodeToolOutput(output);
   } catch (error) {
     // The tool ran, but its result cannot be recorded: the SDK hands the model this error,
     // and the ledger says so (left unresolved, a resume would treat it as in flight).
     await settle(state, state.recorder.toolFailed(attempt, error));
     throw error;
   }
-  await settle(state, state.recorder.toolCompleted(attempt, result));
+  const { result, metadata } = recorded;
+  await settle(state, state.recorder.toolCompleted(attempt, result, metadata ? { metadata } : {}));
 }
 
 function wrapExecute(

@@ -1,0 +1,60 @@
+import type { JsonObject, JsonValue } from "@agent-ledger/core";
+import { type BytesPath, toJsonValueAndBytes } from "./plain-json.js";
+
+/**
+ * What `tool.completed` holds for a tool's output: the output as plain JSON (bytes as base64,
+ * as in every payload), and in the event's metadata where the bytes were
+ * (`{ aiSdk: { bytes: [[key, ...], ...] } }`), so that a replay hands back the same shape.
+ * A tool's `toModelOutput` reads its output on replay as it did live: given a base64 string
+ * where it had a `Uint8Array`, it would build another prompt, and the next model call would
+ * no longer match the recorded one.
+ */
+export function encodeToolOutput(output: unknown): { result: JsonValue; metadata?: JsonObject } {
+  const { json, bytes } = toJsonValueAndBytes(output, "$.result");
+  if (bytes.length === 0) return { result: json };
+  return { result: json, metadata: { aiSdk: { bytes } } };
+}
+
+function isBytesPath(value: unknown): value is BytesPath {
+  return (
+    Array.isArray(value) &&
+    value.every((key) => typeof key === "string" || (typeof key === "number" && key >= 0))
+  );
+}
+
+function bytesPathsOf(metadata: JsonObject | undefined): BytesPath[] {
+  const aiSdk = metadata?.aiSdk;
+  if (aiSdk === null || typeof aiSdk !== "object" || Array.isArray(aiSdk)) return [];
+  const bytes = aiSdk.bytes;
+  return Array.isArray(bytes) ? bytes.filter(isBytesPath) : [];
+}
+
+function fromBase64(text: string): Uint8Array {
+  return new Uint8Array(Buffer.from(text, "base64"));
+}
+
+/** The output a recorded `tool.completed` stands for: its JSON, with bytes back where they were. */
+export function decodeToolOutput(result: JsonValue, metadata: JsonObject | undefined): unknown {
+  const paths = bytesPathsOf(metadata);
+  if (paths.length === 0) return result;
+  // A copy: the recorded value stays as the ledger holds it.
+  const root: Record<string, unknown> = { value: structuredClone(result) };
+  for (const path of paths) {
+    let holder: Record<string | number, unknown> = root;
+    let key: string | number = "value";
+    let depth = 0;
+    for (const next of path) {
+      // Own keys only: the path comes from the ledger and must stay inside the value.
+      const inner = Object.hasOwn(holder, key) ? holder[key] : undefined;
+      if (inner === null || typeof inner !== "object") break;
+      holder = inner as Record<string | number, unknown>;
+      key = next;
+      depth++;
+    }
+    if (depth < path.length) continue;
+    const value = Object.hasOwn(holder, key) ? holder[key] : undefined;
+    // Written by encodeToolOutput: anything else there is left as recorded.
+    if (typeof value === "string") holder[key] = fromBase64(value);
+  }
+  return root.value;
+}
