@@ -2,6 +2,7 @@ import { type JsonObject, type LedgerEvent, resolveEvents } from "@agent-ledger/
 import type { RunState, RunToolApprovalItem } from "@openai/agents";
 import {
   APPROVAL_EVENT_TYPE,
+  askedInReplay,
   recordedAttempt,
   recordedCall,
   recorderOfRun,
@@ -32,6 +33,19 @@ function approvalOf(state: AnyRunState, item: RunToolApprovalItem): boolean | un
   });
 }
 
+// Arguments the SDK cannot show an approval policy (not JSON, or not a JSON object): with a
+// dynamic policy it asks for approval without calling the policy.
+function uninspectableArguments(item: RunToolApprovalItem): boolean {
+  const raw = item.rawItem as { type?: string; arguments?: unknown };
+  if (raw.type !== "function_call" || typeof raw.arguments !== "string") return false;
+  try {
+    const args: unknown = JSON.parse(raw.arguments);
+    return typeof args !== "object" || args === null || Array.isArray(args);
+  } catch {
+    return true;
+  }
+}
+
 // The decision the ledger holds for an interruption: by attempt for a call a crash left
 // unresolved, else by callId (`attemptsOnly`: only the decisions on recorded attempts).
 export function recordedDecision(
@@ -43,7 +57,15 @@ export function recordedDecision(
   const recorded = recordedCall(scope.run, callId);
   if (recorded?.status === "abandoned") return false;
   if (recorded?.status === "requested") return scope.run.decisions.get(recorded.attemptId);
-  return options.attemptsOnly ? undefined : scope.run.decisions.get(`call:${callId}`);
+  const decided = options.attemptsOnly ? undefined : scope.run.decisions.get(`call:${callId}`);
+  if (decided !== undefined) return decided;
+  // A call of a replayed turn whose arguments the SDK could not parse, asked about only because
+  // the ledger's approval function stood in for the tool's own (another call of the turn is in
+  // the ledger): the recorded run went past it without a person (else a decision would be
+  // recorded). Approving it gives what it got then: the SDK tells the model the arguments are
+  // invalid (or, for JSON that is not an object, runs the call, answered from the ledger).
+  if (askedInReplay(scope.run, callId) && uninspectableArguments(item)) return true;
+  return undefined;
 }
 
 // Rejects an interruption the ledger holds a "no" for, with the text the model saw when it was
@@ -70,21 +92,31 @@ export function rejectRecorded(
   else state.reject(item, { message });
 }
 
-// Applies decisions recorded in the ledger to a re-executed run's interruptions; false when a
+// Applies the decisions recorded in the ledger to a re-executed run's interruptions, each one
+// the ledger holds a decision for, even when a person still has to decide another (that person
+// is then asked only about the rest, and a call they rejected stays rejected). False when a
 // person still has to decide one.
 export function applyRecordedDecisions(
   state: AnyRunState,
   scope: LedgerScope,
   options: { attemptsOnly?: boolean } = {},
 ): boolean {
-  const interruptions = state.getInterruptions();
-  const decisions = interruptions.map((item) => recordedDecision(scope, item, options));
-  if (decisions.some((decision) => decision === undefined)) return false;
-  interruptions.forEach((item, index) => {
-    if (decisions[index]) state.approve(item);
-    else rejectRecorded(state, scope, item);
-  });
-  return true;
+  let undecided = false;
+  for (const item of state.getInterruptions()) {
+    const decision = recordedDecision(scope, item, options);
+    if (decision === true) state.approve(item);
+    else if (decision === false) rejectRecorded(state, scope, item);
+    else undecided = true;
+  }
+  return !undecided;
+}
+
+/** The interruptions nobody has decided yet on `state`: what a person is asked about. */
+export function undecidedInterruptions(
+  state: AnyRunState,
+  interruptions: readonly RunToolApprovalItem[],
+): RunToolApprovalItem[] {
+  return interruptions.filter((item) => approvalOf(state, item) === undefined);
 }
 
 // Records the decisions a person made on the interruptions of `state`, and retries (approve)

@@ -121,10 +121,14 @@ async function recordFailure(
 }
 
 // The tool calls of a response are the calls of this completion from now on (see recordedCall).
-function noteCompletion(output: unknown, completionEventId: string | undefined): void {
-  const run = currentScope()?.run;
-  if (run && Array.isArray(output) && completionEventId !== undefined)
-    noteCallCauses(run, output, completionEventId);
+function noteCompletion(
+  output: unknown,
+  completionEventId: string | undefined,
+  replayed: boolean,
+): void {
+  const scope = currentScope();
+  if (scope && Array.isArray(output) && completionEventId !== undefined)
+    noteCallCauses(scope, output, { eventId: completionEventId, replayed });
 }
 
 function replayOutcome(attempt: Attempt): "live" | "completed" {
@@ -184,7 +188,7 @@ class LedgerModel implements Model {
     if (replayOutcome(attempt) === "completed") {
       const replayed = attempt.replayed?.status === "completed" ? attempt.replayed : undefined;
       const response = modelResponseFromJson(withFailedAttempts(replayed?.result, failedBefore));
-      noteCompletion(response.output, replayed?.eventId);
+      noteCompletion(response.output, replayed?.eventId, true);
       return response;
     }
     let response: ModelResponse;
@@ -197,7 +201,7 @@ class LedgerModel implements Model {
     const completed = await ledgerStep(() =>
       recorder.modelCompleted(attempt, modelResponseToJson(response)),
     );
-    noteCompletion(response.output, completed.eventId);
+    noteCompletion(response.output, completed.eventId, false);
     return response;
   }
 
@@ -206,7 +210,7 @@ class LedgerModel implements Model {
     if (replayOutcome(attempt) === "completed") {
       const replayed = attempt.replayed?.status === "completed" ? attempt.replayed : undefined;
       const done = streamDoneFromJson(withFailedAttempts(replayed?.result, failedBefore));
-      noteCompletion(done.response.output, replayed?.eventId);
+      noteCompletion(done.response.output, replayed?.eventId, true);
       yield { type: "response_started" } as StreamEvent;
       yield done as unknown as StreamEvent;
       return;
@@ -221,7 +225,7 @@ class LedgerModel implements Model {
           const completed = await ledgerStep(() =>
             recorder.modelCompleted(attempt, streamDoneToJson(done)),
           );
-          noteCompletion(done.response.output, completed.eventId);
+          noteCompletion(done.response.output, completed.eventId, false);
           resolved = true;
         } else if ((event as { type?: string }).type === "output_text_delta") {
           partial.push({ delta: String((event as { delta?: unknown }).delta ?? "") });

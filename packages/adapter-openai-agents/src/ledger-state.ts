@@ -7,7 +7,12 @@ import {
   type LedgerEvent,
   SessionRecorder,
 } from "@agent-ledger/core";
-import { agentActor, type LedgerRunState, type RecordedToolCall } from "./scope.js";
+import {
+  agentActor,
+  type LedgerRunState,
+  type LedgerScope,
+  type RecordedToolCall,
+} from "./scope.js";
 
 /** Type of the custom event recording a person's decision on an approval interruption. */
 export const APPROVAL_EVENT_TYPE = "x.openai-agents.approval";
@@ -63,6 +68,7 @@ export function loadRunState(events: readonly LedgerEvent[]): LedgerRunState {
     recordedToolCalls: new Map<string, RecordedToolCall[]>(),
     recordedToolNames: new Set(),
     callCauses: new Map(),
+    replayedCompletions: new Set(),
     decisions: new Map(),
     rejectionMessages: new Map(),
     approvedRetries: new Map(),
@@ -136,16 +142,32 @@ export function recordedCall(run: LedgerRunState, callId: string): RecordedToolC
   return calls.find((call) => call.causedByEventId === cause);
 }
 
-/** Notes which model completion asked for each call of a response (see `recordedCall`). */
+/**
+ * Notes which model completion asked for each call of a response (see `recordedCall`), whether
+ * it came from the ledger, and the function calls the scope's tools are about to run.
+ */
 export function noteCallCauses(
-  run: LedgerRunState,
+  scope: LedgerScope,
   output: readonly unknown[],
-  completionEventId: string,
+  completion: { eventId: string; replayed: boolean },
 ): void {
+  const { run } = scope;
+  const turnCalls: { callId: string; name: string }[] = [];
   for (const item of output) {
-    const callId = (item as { callId?: unknown } | null)?.callId;
-    if (typeof callId === "string") run.callCauses.set(callId, completionEventId);
+    const call = item as { type?: unknown; callId?: unknown; name?: unknown } | null;
+    if (typeof call?.callId !== "string") continue;
+    run.callCauses.set(call.callId, completion.eventId);
+    if (call.type === "function_call" && typeof call.name === "string")
+      turnCalls.push({ callId: call.callId, name: call.name });
   }
+  if (completion.replayed) run.replayedCompletions.add(completion.eventId);
+  scope.turnCalls = turnCalls;
+}
+
+/** True when the model response that asked for `callId` was answered from the ledger. */
+export function askedInReplay(run: LedgerRunState, callId: string): boolean {
+  const cause = run.callCauses.get(callId);
+  return cause !== undefined && run.replayedCompletions.has(cause);
 }
 
 /** The Attempt of a recorded tool attempt (to retry or abandon it after a person decided). */

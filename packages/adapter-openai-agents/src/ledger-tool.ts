@@ -110,6 +110,25 @@ async function openAttempt(
   }
 }
 
+// Whether the ledger's approval function must stand in for the tool's own: inside an agent
+// tool, or when the turn being run has a call of this tool that a crash left in flight or a
+// person rejected. A call that completed or failed gets the tool's own policy, as it did when
+// it was recorded: where that asked, the recorded decision answers it at the same point, so
+// the replayed turn goes as it went. Before a model answered in this process (a run going on
+// from a RunState), the turn is the interrupted one, whose calls are not known here: any
+// recorded call of the tool counts.
+function ledgerAdds(scope: LedgerScope, toolName: string): boolean {
+  if (scope.parent !== undefined) return true;
+  const { run, turnCalls } = scope;
+  if (!run.recordedToolNames.has(toolName)) return false;
+  if (turnCalls === undefined) return true;
+  return turnCalls.some((call) => {
+    if (call.name !== toolName) return false;
+    const status = recordedCall(run, call.callId)?.status;
+    return status === "requested" || status === "abandoned";
+  });
+}
+
 /**
  * Records an agent's function tool. The tool object is changed in place (its identity matters
  * to the SDK: approvals and agent-tool state are keyed by it) and returned.
@@ -167,16 +186,16 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
   // The SDK takes any needsApproval it did not make itself for a dynamic approval policy, and
   // then turns a call whose arguments are not JSON into an approval interruption instead of
   // telling the model to send valid JSON. So the SDK gets the tool's own function unless the
-  // ledger has something to add: a resumed run with recorded calls of this tool, or an agent
-  // run inside a tool call (Agent.asTool), whose approvals pause that call.
+  // ledger has something to add: recorded calls of this tool in the turn being run on a resumed
+  // run, or an agent run inside a tool call (Agent.asTool), whose approvals pause that call.
+  // By turn, not by run: a replayed turn whose call had bad arguments must get the answer it got
+  // before (the model is told), not an approval request partway through the recorded history.
   Object.defineProperty(tool, "needsApproval", {
     configurable: true,
     enumerable: true,
     get: () => {
       const scope = currentScope();
-      const adds =
-        scope && (scope.parent !== undefined || scope.run.recordedToolNames.has(tool.name));
-      return adds ? ledgerNeedsApproval : ownNeedsApproval;
+      return scope && ledgerAdds(scope, tool.name) ? ledgerNeedsApproval : ownNeedsApproval;
     },
     set: (value: typeof tool.needsApproval) => {
       ownNeedsApproval = value;

@@ -41,6 +41,38 @@ export function parseWellFormed(text: string): JsonValue {
   return /\\ud[89a-f]/i.test(text) ? wellFormedJson(json) : json;
 }
 
+function wellFormedStrings(value: unknown): unknown {
+  if (typeof value === "string") return wellFormedText(value);
+  if (Array.isArray(value)) return value.map(wellFormedStrings);
+  if (value === null || typeof value !== "object") return value;
+  const prototype = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return value;
+  const result: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value))
+    result[wellFormedText(key)] = wellFormedStrings(item);
+  return result;
+}
+
+/**
+ * A run's final output with each lone surrogate (half an emoji) in its strings replaced by
+ * U+FFFD, as tool and model outputs are recorded: the ledger's JSON refuses lone surrogates,
+ * and a final output holding one would leave the run unclosed after all its work was done.
+ * Anything else is left to the recorder.
+ */
+export function finalOutputToRecord(output: unknown): unknown {
+  if (typeof output === "string") return wellFormedText(output);
+  if (output === null || typeof output !== "object") return output;
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(output);
+  } catch {
+    return output; // a cycle or a bigint: the recorder names its path
+  }
+  // JSON.stringify writes a lone surrogate as a `\udXXX` escape: without one, nothing to replace
+  // (and no cycle to walk into).
+  return text !== undefined && /\\ud[89a-f]/i.test(text) ? wellFormedStrings(output) : output;
+}
+
 // JSON round trip: drops undefined fields and functions, honours toJSON. Request items are
 // SDK-built plain data; this only strips the runtime-only parts the ledger must not hash.
 function plain(value: unknown, path: string): JsonValue {

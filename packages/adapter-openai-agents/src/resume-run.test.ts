@@ -1,7 +1,8 @@
-import { inspectSession, readWholeSession, resolveEvents } from "@agent-ledger/core";
+import { inspectSession, type NewEvent, readWholeSession, resolveEvents } from "@agent-ledger/core";
 import { Agent, setTracingDisabled, tool } from "@openai/agents";
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
+import { approvalCallId } from "./approval-decisions.js";
 import { APPROVAL_EVENT_TYPE, resumeRun, runWithLedger } from "./index.js";
 import { FailingStore } from "./testing/failing-store.js";
 import { crashRetryingAgentAfterItsTool, fixture, retryingAgent } from "./testing/fixture.js";
@@ -295,5 +296,122 @@ describe("resumeRun with a provider that reuses tool call ids (call_0 on every r
       { amount: 3 },
     ]);
     expect(requested[2]?.retryOf).toBe(requested[1]?.attemptId);
+  });
+});
+
+describe("resumeRun after the model sent tool arguments that are not JSON", () => {
+  // `turns` are the model's answers; each call charges, and the model answers "sold" once a
+  // charge went through. Arguments that are not JSON get the SDK's answer asking for valid JSON.
+  const make = (turns: ReturnType<typeof functionCall>[][]) => {
+    const effects: string[] = [];
+    const charge = tool({
+      name: "charge",
+      description: "charge the card",
+      parameters: z.object({ amount: z.number() }),
+      execute: async ({ amount }) => {
+        effects.push(`charge ${amount}`);
+        return `charged ${amount}`;
+      },
+    });
+    const model = new ScriptedModel([
+      ...turns.map((output) => () => output),
+      (request) => [message(JSON.stringify(request.input).includes("charged") ? "sold" : "not")],
+    ]);
+    return { effects, model, agent: new Agent({ name: "main", tools: [charge] }) };
+  };
+  const notJson = (callId: string) => ({
+    ...functionCall("charge", {}, callId),
+    arguments: "{amount: 7",
+  });
+  const charge = (amount: number, callId: string) => functionCall("charge", { amount }, callId);
+  const badThenCharge = [[notJson("call_bad")], [charge(7, "call_charge")]];
+
+  async function crash(
+    turns: ReturnType<typeof functionCall>[][],
+    when: (event: NewEvent) => boolean,
+  ) {
+    const store = new FailingStore();
+    store.goDownAfter(when);
+    const first = make(turns);
+    await runWithLedger(first.agent, "go", runOptions(store, first.model)).catch(() => undefined);
+    store.failWhen = undefined;
+    return { store, first };
+  }
+
+  test("a crash during a later call: the replayed call is answered as before, only the call in flight is asked about", async () => {
+    const { store, first } = await crash(badThenCharge, chargeRequested);
+    expect(first.effects).toEqual(["charge 7"]);
+
+    const second = make(badThenCharge);
+    second.model.calls = 2;
+    const paused = await resumeRun(second.agent, runOptions(store, second.model));
+    expect(paused.status).toBe("interrupted");
+    expect(paused.interruptions.map((item) => approvalCallId(item))).toEqual(["call_charge"]);
+    expect(second.model.requests).toHaveLength(0);
+    expect(second.effects).toEqual([]);
+
+    const { state, item } = firstInterruption(paused);
+    state.approve(item);
+    const done = await resumeRun(second.agent, { ...runOptions(store, second.model), state });
+    expect(done).toMatchObject({ status: "completed", finalOutput: "sold" });
+    expect(second.effects).toEqual(["charge 7"]);
+    expect(second.model.requests).toHaveLength(1);
+    expect((await inspectSession(store, "s")).unresolved).toEqual([]);
+  });
+
+  test("a crash during the model call after the charge: neither the charge nor a recorded model call is made again", async () => {
+    let requests = 0;
+    const { store, first } = await crash(
+      badThenCharge,
+      (event) => event.type === "model.requested" && ++requests === 3,
+    );
+    expect(first.effects).toEqual(["charge 7"]);
+
+    const second = make(badThenCharge);
+    second.model.calls = 2;
+    const result = await resumeRun(second.agent, runOptions(store, second.model));
+    expect(result).toMatchObject({ status: "completed", finalOutput: "sold" });
+    expect(second.effects).toEqual([]);
+    // Only the call in flight is made again.
+    expect(second.model.requests).toHaveLength(1);
+  });
+
+  test("a call that was not JSON beside the call in flight is not asked about", async () => {
+    const turns = [[notJson("call_bad"), charge(7, "call_charge")]];
+    const { store } = await crash(turns, chargeRequested);
+    const second = make(turns);
+    second.model.calls = 1;
+    const paused = await resumeRun(second.agent, runOptions(store, second.model));
+    expect(paused.interruptions.map((item) => approvalCallId(item))).toEqual(["call_charge"]);
+
+    const { state, item } = firstInterruption(paused);
+    state.approve(item);
+    const done = await resumeRun(second.agent, { ...runOptions(store, second.model), state });
+    expect(done).toMatchObject({ status: "completed", finalOutput: "sold" });
+    expect(second.effects).toEqual(["charge 7"]);
+    expect(JSON.stringify(second.model.requests[0]?.input)).toContain("valid JSON");
+  });
+
+  test("a turn with a completed call beside the one that was not JSON is replayed without asking", async () => {
+    const turns = [[notJson("call_bad"), charge(7, "call_a")], [charge(3, "call_b")]];
+    let charges = 0;
+    const { store, first } = await crash(
+      turns,
+      (event) => chargeRequested(event) && ++charges === 2,
+    );
+    expect(first.effects).toEqual(["charge 7", "charge 3"]);
+
+    const second = make(turns);
+    second.model.calls = 2;
+    const paused = await resumeRun(second.agent, runOptions(store, second.model));
+    expect(paused.interruptions.map((item) => approvalCallId(item))).toEqual(["call_b"]);
+    expect(second.effects).toEqual([]);
+
+    const { state, item } = firstInterruption(paused);
+    state.approve(item);
+    const done = await resumeRun(second.agent, { ...runOptions(store, second.model), state });
+    expect(done).toMatchObject({ status: "completed", finalOutput: "sold" });
+    expect(second.effects).toEqual(["charge 3"]);
+    expect(second.model.requests).toHaveLength(1);
   });
 });

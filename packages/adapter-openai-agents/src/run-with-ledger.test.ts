@@ -6,13 +6,14 @@ import {
   readWholeSession,
   SessionRecorder,
 } from "@agent-ledger/core";
-import { setTracingDisabled, user } from "@openai/agents";
+import { Agent, setTracingDisabled, user } from "@openai/agents";
 import { describe, expect, test } from "vitest";
+import { z } from "zod";
 import { openAiAgentsVersion, resumeRun, runWithLedger } from "./index.js";
 import { FailingStore } from "./testing/failing-store.js";
 import { fixture } from "./testing/fixture.js";
 import { firstInterruption, runOptions } from "./testing/recorded-run.js";
-import { scriptedProvider } from "./testing/scripted-model.js";
+import { message, ScriptedModel, scriptedProvider } from "./testing/scripted-model.js";
 
 setTracingDisabled(true);
 
@@ -195,6 +196,27 @@ describe("runWithLedger", () => {
     const inspection = await inspectSession(store, "s");
     expect(inspection.runs[0]?.status).toBe("completed");
     expect(inspection.unresolved).toEqual([]);
+  });
+
+  test("a final output with half an emoji (a lone surrogate) is recorded with U+FFFD and the run completes", async () => {
+    const half = "thanks 😀".slice(0, -1);
+    for (const outputType of [undefined, z.object({ note: z.string() })]) {
+      const store = new MemoryEventStore();
+      const text = outputType ? JSON.stringify({ note: half }) : half;
+      const model = new ScriptedModel([() => [message(text)]]);
+      const agent = new Agent({ name: "main", ...(outputType ? { outputType } : {}) });
+      const result = await runWithLedger(agent, "go", runOptions(store, model));
+      expect(result.status).toBe("completed");
+      expect(result.finalOutput).toEqual(outputType ? { note: half } : half);
+      const completed = (await readWholeSession(store, "s")).find(
+        (event) => event.type === "run.completed",
+      );
+      const recorded = "thanks \uFFFD";
+      expect(completed?.payload).toEqual({ output: outputType ? { note: recorded } : recorded });
+      expect((await resumeRun(agent, runOptions(store, model))).finalOutput).toEqual(
+        completed && (completed.payload as { output: unknown }).output,
+      );
+    }
   });
 
   test("refuses a RunState checkpoint written by another SDK version", async () => {

@@ -21,6 +21,7 @@ import {
   recordDecisions,
   recordedDecision,
   rejectRecorded,
+  undecidedInterruptions,
 } from "./approval-decisions.js";
 import {
   isRunStateCheckpoint,
@@ -38,7 +39,7 @@ import {
   runTree,
   skipRecordedCalls,
 } from "./ledger-state.js";
-import { runInputToJson } from "./model-json.js";
+import { finalOutputToRecord, runInputToJson } from "./model-json.js";
 import { agentActor, currentScope, enterAgent, type LedgerScope, runInScope } from "./scope.js";
 import { openAiAgentsVersion } from "./sdk-version.js";
 
@@ -136,14 +137,16 @@ async function finish(scope: LedgerScope, result: AnyResult): Promise<LedgerRunR
       ...base,
       status: "interrupted",
       finalOutput: undefined,
-      interruptions: result.interruptions,
+      // Those the ledger held a decision for are decided on `state` already: not asked again.
+      interruptions: undecidedInterruptions(result.state, result.interruptions),
       state: result.state,
     };
   }
   await saveRunStateCheckpoint(scope.root, result.state, { kind: "final", currentRunId });
   const finalOutput = result.finalOutput ?? null;
-  await closeChildRuns(scope, (recorder) => recorder.completeRun(finalOutput));
-  await scope.root.completeRun(finalOutput);
+  const recorded = finalOutputToRecord(finalOutput);
+  await closeChildRuns(scope, (recorder) => recorder.completeRun(recorded));
+  await scope.root.completeRun(recorded);
   return { ...base, status: "completed", finalOutput, interruptions: [], state: result.state };
 }
 

@@ -23,6 +23,8 @@ export interface LedgerRunState {
   recordedToolNames: Set<string>;
   /** callId -> eventId of the latest model completion (replayed or live) that asked for it. */
   callCauses: Map<string, string>;
+  /** The model completions this process answered from the ledger (eventIds). */
+  replayedCompletions: Set<string>;
   /** Decisions a person made on approval interruptions: key = attemptId, else `call:<callId>`. */
   decisions: Map<string, boolean>;
   /** The text a person rejected a call with (same keys as `decisions`), shown to the model. */
@@ -60,6 +62,11 @@ export interface LedgerScope {
     /** The nested agent run goes on from its paused RunState: what it does next is live. */
     continuing?: boolean;
   };
+  /**
+   * The tool calls of the latest model response in this scope: the calls the tools are about
+   * to run. Undefined until a model answers in this process (a run going on from a RunState).
+   */
+  turnCalls?: { callId: string; name: string }[];
   /** A tool in this scope asked for an approval: the agent run of this scope pauses. */
   paused?: boolean;
   /** The first call the ledger refused in this scope (see `refused`). */
