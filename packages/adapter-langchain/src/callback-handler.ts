@@ -16,9 +16,9 @@ import type { BaseMessage } from "@langchain/core/messages";
 import type { LLMResult } from "@langchain/core/outputs";
 import type { ChainValues } from "@langchain/core/utils/types";
 import { chatRequest, modelResponse, textRequest } from "./model-request.js";
-import { ModelRetries, retryLive } from "./model-retry.js";
-import { ToolRuns } from "./nested-tool-call.js";
+import { ModelRetries, retryLive, supersedeInFlight } from "./model-retry.js";
 import { isRecord, parseToolInput, toJsonValue } from "./plain-json.js";
+import { RunTree } from "./run-tree.js";
 import { beforeToolCall } from "./tool-attempt.js";
 import { ledgerToolCallId, takeUnnamedClaim } from "./tool-claim.js";
 import { toolEffect } from "./tool-effect.js";
@@ -48,11 +48,15 @@ interface HandlerState {
   models: Map<string, Attempt>;
   retries: ModelRetries;
   tools: Map<string, Attempt>;
-  toolRuns: ToolRuns;
+  /** The chains and tools in progress, with their parents. */
+  runs: RunTree;
   chains: Map<string, { topLevel: boolean }>;
   nodeTasks: Set<string>;
-  /** Tool calls the middleware records itself (the handler then leaves them alone). */
-  claimed: Set<string>;
+  /**
+   * Tool calls the middleware records itself (the handler then leaves them alone), with the
+   * eventId of the `tool.requested` the middleware committed for each.
+   */
+  claimed: Map<string, string | undefined>;
   /** toolCallId -> eventId of the model.completed that asked for it. */
   causes: Map<string, string>;
   /** The same for tool calls without a (ledger) id, by name and arguments. */
@@ -101,10 +105,10 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       models: new Map(),
       retries: new ModelRetries(),
       tools: new Map(),
-      toolRuns: new ToolRuns(),
+      runs: new RunTree(),
       chains: new Map(),
       nodeTasks: new Set(),
-      claimed: new Set(),
+      claimed: new Map(),
       causes: new Map(),
       contentCauses: new Map(),
     };
@@ -184,9 +188,12 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     return call && this.#state.contentCauses.get(contentKey(call.name, call.args));
   }
 
-  /** Called by `ledgerMiddleware`: this tool call is recorded by the middleware, not here. */
-  claimToolCall(toolCallId: string): () => void {
-    this.#state.claimed.add(toolCallId);
+  /**
+   * Called by `ledgerMiddleware`: this tool call is recorded by the middleware, not here
+   * (`requestedEventId`: its `tool.requested`, what the calls made inside it are caused by).
+   */
+  claimToolCall(toolCallId: string, requestedEventId?: string): () => void {
+    this.#state.claimed.set(toolCallId, requestedEventId);
     return () => this.#state.claimed.delete(toolCallId);
   }
 
@@ -197,7 +204,12 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
   ): Promise<void> {
     const recorder = await this.getRecorder();
     const retried = this.#state.retries.retried(recorder, ids.parentRunId, request);
-    const metadata = langchainMetadata(ids);
+    // A model that a running tool calls (an LLM inside a tool) is part of that tool call, not
+    // a turn of the agent: its metadata names the tool.requested it belongs to, and
+    // restoreMessages skips it. (That is a cause, but core's beforeModelCall takes no
+    // causedByEventId: the adapter's metadata holds it.)
+    const insideTool = this.#state.runs.enclosingTool(ids.parentRunId)?.requestedEventId;
+    const metadata = langchainMetadata({ ...ids, insideTool });
     const attempt = retried
       ? await retryLive(recorder, retried, metadata)
       : await this.#beforeModelCall(recorder, request, metadata);
@@ -222,9 +234,14 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     request: JsonObject,
     metadata: JsonObject,
   ): Promise<Attempt> {
+    let stepId: string | undefined;
     for (;;) {
       try {
-        const attempt = await recorder.beforeModelCall({ request, metadata });
+        const attempt = await recorder.beforeModelCall({
+          request,
+          metadata,
+          ...(stepId !== undefined ? { stepId } : {}),
+        });
         // Recorded before the crash but not in the checkpoint: LangChain calls the model anyway,
         // so record that as a new attempt rather than pretending it was answered (past the
         // retries the recorded run made of it, to the end of that chain).
@@ -235,7 +252,13 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
         if (!LedgerError.isInstance(error, "replay-divergence") || !replay) throw error;
         // The checkpoint covers the recorded calls before this one: skip to the next recorded
         // call with this request, or go live if there is none.
-        replay.skipModelsTo(String(error.details.requestHash));
+        const from = replay.modelAttempts.findIndex(
+          (recorded) => recorded.attemptId === error.details.attemptId,
+        );
+        const skipped = from === -1 ? [] : replay.modelAttempts.slice(from);
+        if (replay.skipModelsTo(String(error.details.requestHash))) continue;
+        // Live: a call in flight at the crash that this one replaces is closed, not left open.
+        stepId = await supersedeInFlight(recorder, skipped);
       }
     }
   }
@@ -316,14 +339,21 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runName?: string,
     langchainToolCallId?: string,
   ): Promise<void> {
-    const nested = this.#state.toolRuns.isNested(parentRunId);
+    const runs = this.#state.runs;
+    const nested = runs.isNestedTool(parentRunId, langchainToolCallId);
     const toolCallId = nested ? undefined : ledgerToolCallId(langchainToolCallId);
-    if (
-      !nested &&
-      (toolCallId !== undefined ? this.#state.claimed.has(toolCallId) : takeUnnamedClaim())
-    ) {
-      this.#state.toolRuns.started(runId);
-      return;
+    if (!nested) {
+      const claimed = this.#state.claimed;
+      const claim =
+        toolCallId !== undefined
+          ? claimed.has(toolCallId)
+            ? { requestedEventId: claimed.get(toolCallId) }
+            : undefined
+          : takeUnnamedClaim();
+      if (claim) {
+        runs.started(runId, parentRunId, { langchainToolCallId, ...claim });
+        return;
+      }
     }
     const recorder = await this.getRecorder();
     const name = runName ?? (tool as { name?: string }).name ?? String(tool.id?.at(-1) ?? "tool");
@@ -344,19 +374,22 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       // idempotent tool again, refuse to repeat one that may have an effect.
       if (!effect.idempotent) {
         throw new UnresolvedAttemptError(
-          `tool call ${name}${toolCallId ? ` (${toolCallId})` : ""} was already ${attempt.replayed.status} before the process restarted; it is not idempotent, so it is not run again. Use ledgerMiddleware to answer it from the ledger.`,
+          `tool call ${name}${toolCallId ? ` (${toolCallId})` : ""} was already ${attempt.replayed.status} before the process restarted; it is not idempotent, so it is not run again. ${nested ? "It is called by another tool: only that tool's call can be answered from the ledger (declare it idempotent only if running it again is safe)." : "Use ledgerMiddleware to answer it from the ledger, or in a plain graph answer it through the graph's state (README: Plain LangGraph graphs)."}`,
           { attemptId: attempt.attemptId, toolCallId: toolCallId ?? null, name },
         );
       }
       attempt = await retryLive(recorder, attempt, callMetadata);
     }
     this.#state.tools.set(runId, attempt);
-    this.#state.toolRuns.started(runId);
+    runs.started(runId, parentRunId, {
+      langchainToolCallId,
+      requestedEventId: attempt.requestedEventId,
+    });
   }
 
   // biome-ignore lint/suspicious/noExplicitAny: LangChain's signature
   override async handleToolEnd(output: any, runId: string, parentRunId?: string): Promise<void> {
-    this.#state.toolRuns.ended(runId);
+    this.#state.runs.ended(runId);
     const attempt = this.#take(this.#state.tools, runId);
     if (!attempt) return;
     const recorder = await this.getRecorder();
@@ -370,7 +403,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runId: string,
     parentRunId?: string,
   ): Promise<void> {
-    this.#state.toolRuns.ended(runId);
+    this.#state.runs.ended(runId);
     const attempt = this.#take(this.#state.tools, runId);
     if (!attempt) return;
     const recorder = await this.getRecorder();
@@ -390,8 +423,10 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runTypeOrName?: string,
     runName?: string,
   ): Promise<void> {
-    if (!this.#recordChains() || tags?.includes(HIDDEN_TAG)) return;
     const parentRunId = parentRunIdOrRunType;
+    // Every chain, recorded or not: a tool may reach a tool or a model through it.
+    this.#state.runs.started(runId, parentRunId);
+    if (!this.#recordChains() || tags?.includes(HIDDEN_TAG)) return;
     const topLevel = parentRunId === undefined;
     this.#state.chains.set(runId, { topLevel });
     const name = runName ?? runTypeOrName ?? String(chain?.id?.at(-1) ?? "chain");
@@ -423,6 +458,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     parentRunId?: string,
   ): Promise<void> {
     this.#state.retries.parentEnded(runId);
+    this.#state.runs.ended(runId);
     const chain = this.#state.chains.get(runId);
     if (!chain) return;
     this.#state.chains.delete(runId);
@@ -442,6 +478,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     parentRunId?: string,
   ): Promise<void> {
     this.#state.retries.parentEnded(runId);
+    this.#state.runs.ended(runId);
     const chain = this.#state.chains.get(runId);
     if (!chain) return;
     this.#state.chains.delete(runId);

@@ -39,12 +39,15 @@ export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
         metadata: { langchain: { recordedBy: "middleware" } },
       });
       if (attempt.replayed) return replayedToolMessage(attempt.replayed, call);
-      const release = toolCallId !== undefined ? handler.claimToolCall(toolCallId) : () => {};
+      const release =
+        toolCallId !== undefined
+          ? handler.claimToolCall(toolCallId, attempt.requestedEventId)
+          : () => {};
       let result: Awaited<ReturnType<typeof next>>;
       try {
         result = await (toolCallId !== undefined
           ? next(request)
-          : runWithUnnamedClaim(async () => next(request)));
+          : runWithUnnamedClaim(attempt.requestedEventId, async () => next(request)));
       } catch (error) {
         // An aborted run stops waiting for the tool, which may go on and have its effect: that
         // is no failure of the tool. The attempt stays unresolved (a resume asks before

@@ -1,4 +1,10 @@
-import type { Attempt, JsonObject, SessionRecorder } from "@agent-ledger/core";
+import {
+  type Attempt,
+  attemptFromRecorded,
+  type JsonObject,
+  type RecordedAttempt,
+  type SessionRecorder,
+} from "@agent-ledger/core";
 
 /**
  * Retries of model calls. LangChain's `withRetry` and createAgent's `modelRetryMiddleware` call
@@ -62,4 +68,28 @@ export async function retryLive(
   let current = await recorder.retry(attempt, { metadata });
   while (current.replayed) current = await recorder.retry(current, { metadata });
   return current;
+}
+
+/**
+ * The model calls in flight at a crash (requested, no outcome) that a resumed agent replaces
+ * with a call of another request: the same turn asked again with a prompt that changed (a
+ * system prompt with the time, a middleware's edit...). Model calls count as idempotent (DESIGN
+ * §7): the lost call is not repeated as such, so it is abandoned, not left unresolved for a
+ * person. Returns the step of the last one: the new call is that turn's next attempt.
+ * (A retry, `retryOf`, would say it better, but core's retry repeats the recorded request.)
+ */
+export async function supersedeInFlight(
+  recorder: SessionRecorder,
+  skipped: readonly RecordedAttempt[],
+): Promise<string | undefined> {
+  let stepId: string | undefined;
+  for (const recorded of skipped) {
+    if (recorded.kind !== "model" || recorded.status !== "requested") continue;
+    await recorder.abandon(
+      attemptFromRecorded(recorded),
+      "in flight when the process died; the resumed agent called the model again with another request",
+    );
+    stepId = recorded.stepId;
+  }
+  return stepId;
 }

@@ -26,7 +26,7 @@ function field(event: LedgerEvent, name: string): JsonValue | undefined {
 
 /**
  * Rebuilds a run's message history from the ledger (no checkpointer needed): the messages of
- * the last completed model call, the message it answered with, and a ToolMessage for each tool
+ * the last completed model call of the agent (not one a tool made), the message it answered with, and a ToolMessage for each tool
  * call it asked for that has a recorded outcome. The others are `pendingToolCalls`.
  */
 export async function restoreMessages(
@@ -48,10 +48,12 @@ export async function restoreMessages(
   let lastRequest: LedgerEvent | undefined;
   for (const event of events) {
     if (event.type === "model.requested" && event.attemptId) {
+      if (insideTool(event)) continue;
       requests.set(event.attemptId, event);
       lastRequest = event;
     }
-    if (event.type === "model.completed") lastCompletion = event;
+    if (event.type === "model.completed" && event.attemptId && requests.has(event.attemptId))
+      lastCompletion = event;
   }
   const anchor = lastCompletion?.attemptId ? requests.get(lastCompletion.attemptId) : lastRequest;
   const messages: BaseMessage[] = [];
@@ -114,6 +116,15 @@ export async function restoreMessages(
     messages.push(toolMessageOf(outcome, call));
   }
   return { messages, pendingToolCalls };
+}
+
+/**
+ * A model call that a running tool made (an LLM inside a tool): part of that tool call, not a
+ * turn of the conversation. The handler names the tool's request in its metadata.
+ */
+function insideTool(request: LedgerEvent): boolean {
+  const langchain = isRecord(request.metadata) ? request.metadata.langchain : undefined;
+  return isRecord(langchain) && typeof langchain.insideTool === "string";
 }
 
 function toolMessageOf(outcome: LedgerEvent, call: ToolCall): ToolMessage {

@@ -15,17 +15,26 @@ export function ledgerToolCallId(id: string | undefined): string | undefined {
  * by toolCallId, so it travels with the async context of the middleware's `next()`: the first
  * id-less tool start inside it is the wrapped tool (a tool that tool then calls is not).
  */
-const unnamedClaims = new AsyncLocalStorage<{ taken: boolean }>();
+const unnamedClaims = new AsyncLocalStorage<UnnamedClaim>();
 
-/** Runs the wrapped tool with its id-less tool start claimed by the middleware. */
-export function runWithUnnamedClaim<T>(run: () => Promise<T>): Promise<T> {
-  return unnamedClaims.run({ taken: false }, run);
+interface UnnamedClaim {
+  taken: boolean;
+  /** eventId of the `tool.requested` the middleware committed for the call. */
+  requestedEventId: string;
 }
 
-/** True (once) inside `runWithUnnamedClaim`: this id-less tool start is the middleware's. */
-export function takeUnnamedClaim(): boolean {
+/** Runs the wrapped tool with its id-less tool start claimed by the middleware. */
+export function runWithUnnamedClaim<T>(
+  requestedEventId: string,
+  run: () => Promise<T>,
+): Promise<T> {
+  return unnamedClaims.run({ taken: false, requestedEventId }, run);
+}
+
+/** The claim (once) inside `runWithUnnamedClaim`: this id-less tool start is the middleware's. */
+export function takeUnnamedClaim(): { requestedEventId: string } | undefined {
   const claim = unnamedClaims.getStore();
-  if (!claim || claim.taken) return false;
+  if (!claim || claim.taken) return undefined;
   claim.taken = true;
-  return true;
+  return claim;
 }

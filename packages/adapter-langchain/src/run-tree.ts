@@ -1,0 +1,56 @@
+/** A tool run in progress, recorded by the handler or by ledgerMiddleware. */
+export interface ToolRun {
+  /** The toolCallId LangChain started it with (its own, or one it inherited). */
+  langchainToolCallId: string | undefined;
+  /** eventId of its `tool.requested`, when known (what a call made inside it is caused by). */
+  requestedEventId: string | undefined;
+}
+
+/**
+ * The LangChain runs in progress that the handler has seen, each with its parent: chains (also
+ * those it does not record: hidden LangGraph internals, `recordChains: false`), models and
+ * tools. A tool reaches another tool or a model through any number of chains
+ * (`RunnableLambda`, a sub-graph...), so what a call is made inside is found by walking up
+ * the whole tree, not by looking at the direct parent. A run is forgotten when it ends.
+ */
+export class RunTree {
+  readonly #parents = new Map<string, string | undefined>();
+  readonly #tools = new Map<string, ToolRun>();
+
+  /** A run started (any kind); `tool` for a tool run. */
+  started(runId: string, parentRunId: string | undefined, tool?: ToolRun): void {
+    this.#parents.set(runId, parentRunId);
+    if (tool) this.#tools.set(runId, tool);
+  }
+
+  /** A run ended or failed. */
+  ended(runId: string): void {
+    this.#parents.delete(runId);
+    this.#tools.delete(runId);
+  }
+
+  /** The nearest running tool that a run starting under `parentRunId` is inside, if any. */
+  enclosingTool(parentRunId: string | undefined): ToolRun | undefined {
+    const seen = new Set<string>();
+    for (let runId = parentRunId; runId !== undefined && !seen.has(runId); ) {
+      seen.add(runId);
+      const tool = this.#tools.get(runId);
+      if (tool) return tool;
+      runId = this.#parents.get(runId);
+    }
+    return undefined;
+  }
+
+  /**
+   * True for a tool that a running tool calls, rather than a tool call of a model. A tool that
+   * calls another with its own config (callbacks and all) also hands it its `toolCall`:
+   * LangChain then starts the inner tool with the outer call's toolCallId, which is no id of
+   * the inner call (and ledgerMiddleware's claim on it is the outer call's). A tool that a
+   * sub-agent's tool node runs inside a tool gets its own model's id: it keeps it.
+   */
+  isNestedTool(parentRunId: string | undefined, langchainToolCallId: string | undefined): boolean {
+    const outer = this.enclosingTool(parentRunId);
+    if (!outer) return false;
+    return langchainToolCallId === undefined || langchainToolCallId === outer.langchainToolCallId;
+  }
+}
