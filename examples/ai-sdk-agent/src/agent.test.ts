@@ -216,14 +216,14 @@ describe("ai-sdk-agent example: SIGKILL and resume", () => {
         expect(nextSteps).toEqual([
           {
             action: "resolve",
-            command: `agent-ledger resolve order-42 ${inspection.unresolved[0].attemptId} --abandon "reason"`,
+            command: `agent-ledger resolve --abandon "reason" -- order-42 ${inspection.unresolved[0].attemptId}`,
           },
         ]);
         // inspect --json gives it too, naming the store it was given.
         expect(printed).toEqual([
           {
             action: "resolve",
-            command: `agent-ledger resolve order-42 ${inspection.unresolved[0].attemptId} --abandon "reason" --store sqlite:${run.files.db}`,
+            command: `agent-ledger resolve --abandon "reason" --store sqlite:${run.files.db} -- order-42 ${inspection.unresolved[0].attemptId}`,
           },
         ]);
       } finally {

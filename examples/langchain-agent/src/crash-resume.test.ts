@@ -171,7 +171,9 @@ describe("langchain-agent example: SIGKILL inside a tool call, resume in a new p
       },
     ]);
     const { attemptId } = inspection.unresolved[0];
-    expect(text.stdout).toContain(`agent-ledger resolve ${SESSION_ID} ${attemptId} --abandon`);
+    expect(text.stdout).toContain(
+      `agent-ledger resolve --abandon "reason" --store sqlite:${db} -- ${SESSION_ID} ${attemptId}`,
+    );
     // The viewer says the same.
     const store = await openStore(`sqlite:${db}`);
     const viewer = await startViewer({ store });
@@ -183,14 +185,14 @@ describe("langchain-agent example: SIGKILL inside a tool call, resume in a new p
       expect(nextSteps).toEqual([
         {
           action: "resolve",
-          command: `agent-ledger resolve ${SESSION_ID} ${attemptId} --abandon "reason"`,
+          command: `agent-ledger resolve --abandon "reason" -- ${SESSION_ID} ${attemptId}`,
         },
       ]);
       // inspect --json gives it too, naming the store it was given.
       expect(printed).toEqual([
         {
           action: "resolve",
-          command: `agent-ledger resolve ${SESSION_ID} ${attemptId} --abandon "reason" --store sqlite:${db}`,
+          command: `agent-ledger resolve --abandon "reason" --store sqlite:${db} -- ${SESSION_ID} ${attemptId}`,
         },
       ]);
     } finally {

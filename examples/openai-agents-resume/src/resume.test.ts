@@ -185,14 +185,14 @@ describe("SIGKILL and resume in a new process", () => {
         expect(nextSteps).toEqual([
           {
             action: "resolve",
-            command: `agent-ledger resolve s ${inspection.unresolved[0].attemptId} --abandon "reason"`,
+            command: `agent-ledger resolve --abandon "reason" -- s ${inspection.unresolved[0].attemptId}`,
           },
         ]);
         // inspect --json gives it too, naming the store it was given.
         expect(printed).toEqual([
           {
             action: "resolve",
-            command: `agent-ledger resolve s ${inspection.unresolved[0].attemptId} --abandon "reason" --store sqlite:${db}`,
+            command: `agent-ledger resolve --abandon "reason" --store sqlite:${db} -- s ${inspection.unresolved[0].attemptId}`,
           },
         ]);
       } finally {

@@ -94,7 +94,9 @@ describe("SIGKILL inside an agent used as a tool, decided with the CLI", () => {
     const publish = inspection.unresolved[1];
     // The hint names the call with the effect, not the agent call waiting on it.
     const text = await agentLedger(db, "inspect", "editor");
-    expect(text.stdout).toContain(`agent-ledger resolve editor ${publish.attemptId} --abandon`);
+    expect(text.stdout).toContain(
+      `agent-ledger resolve --abandon "reason" --store sqlite:${db} -- editor ${publish.attemptId}`,
+    );
     const store = await openStore(`sqlite:${db}`);
     const viewer = await startViewer({ store });
     try {
@@ -106,7 +108,7 @@ describe("SIGKILL inside an agent used as a tool, decided with the CLI", () => {
         { action: "decide-inner-first" },
         {
           action: "resolve",
-          command: `agent-ledger resolve editor ${publish.attemptId} --abandon "reason"`,
+          command: `agent-ledger resolve --abandon "reason" -- editor ${publish.attemptId}`,
         },
       ]);
       // inspect --json gives them too, naming the store it was given.
@@ -114,7 +116,7 @@ describe("SIGKILL inside an agent used as a tool, decided with the CLI", () => {
         { action: "decide-inner-first" },
         {
           action: "resolve",
-          command: `agent-ledger resolve editor ${publish.attemptId} --abandon "reason" --store sqlite:${db}`,
+          command: `agent-ledger resolve --abandon "reason" --store sqlite:${db} -- editor ${publish.attemptId}`,
         },
       ]);
     } finally {

@@ -130,7 +130,7 @@ describe("agent-ledger on a session with a fork", () => {
   it("resolve asks for --run when every copy is unresolved, and inspect prints it", async () => {
     const text = (await cli("inspect", crashedSessionId)).stdout;
     expect(text).toContain(
-      `agent-ledger resolve ${crashedSessionId} ${payAttemptId} --run main --abandon "reason"`,
+      `agent-ledger resolve --abandon "reason" --run=main --store ${storeUrl} -- ${crashedSessionId} ${payAttemptId}`,
     );
     const ambiguous = await cli("resolve", crashedSessionId, payAttemptId, "--abandon", "x");
     expect(ambiguous.code).toBe(2);
@@ -161,7 +161,7 @@ describe("agent-ledger on a session with a fork", () => {
     expect(inspection.unresolved).toMatchObject([{ runId: "main", attemptId: payAttemptId }]);
     // One copy left: the hint no longer needs --run.
     expect((await cli("inspect", crashedSessionId)).stdout).toContain(
-      `agent-ledger resolve ${crashedSessionId} ${payAttemptId} --abandon "reason"`,
+      `agent-ledger resolve --abandon "reason" --store ${storeUrl} -- ${crashedSessionId} ${payAttemptId}`,
     );
   });
 });

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { openStore, SessionRecorder } from "@agent-ledger/core";
 import { decodeBody, encodeBody } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import Database from "better-sqlite3";
@@ -60,6 +61,14 @@ describe("agent-ledger errors and exit codes", () => {
     expect(badOption.code).toBe(2);
   });
 
+  it("help <command> prints that command's help, as <command> --help does", async () => {
+    const help = await runBin(["help", "inspect"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^agent-ledger inspect <session>/);
+    expect(help.stdout).toBe((await runBin(["inspect", "--help"])).stdout);
+    expect((await runBin(["help", "constructor"])).stdout).toContain("commands:");
+  });
+
   it("exits 2 for a bad store URL", async () => {
     const result = await runBin(["--store", "ftp://example.com/x", "sessions"]);
     expect(result.code).toBe(2);
@@ -90,5 +99,39 @@ describe("agent-ledger errors and exit codes", () => {
     const result = await runBin(["sessions"], { AGENT_LEDGER_STORE: `sqlite:${file}` });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("sqlite-demo");
+  });
+});
+
+// Bytes edited by hand (or a bad disk): the row is no longer an event. A tamper, not an
+// unreachable store: exit 1 with the place, never 4 (a script would retry that forever).
+describe("agent-ledger on a SQLite row that is no longer an event", () => {
+  const path = join(directory, "unreadable.db");
+  const storeUrl = `sqlite:${path}`;
+
+  it("verify reports its run as tampered at that seq; inspect names the row", async () => {
+    const store = await openStore(storeUrl);
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "broken",
+      runId: "r",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    await recorder.beforeToolCall({ toolCallId: "c1", name: "pay", args: { amount: 5 } });
+    await store.close();
+    const database = new Database(path);
+    const edit = database.prepare("UPDATE events SET body = ? WHERE seq = 1");
+    expect(edit.run(Buffer.from([0x07, 0x00])).changes).toBe(1);
+    database.close();
+
+    const verify = await runBin(["--store", storeUrl, "verify", "broken", "--json"]);
+    expect(verify.code).toBe(1);
+    expect(JSON.parse(verify.stdout)).toMatchObject({
+      ok: false,
+      runs: [{ runId: "r", ok: false, badSeq: 1 }],
+    });
+    const inspect = await runBin(["--store", storeUrl, "inspect", "broken"]);
+    expect(inspect.code).toBe(1);
+    expect(inspect.stderr).toContain("session broken, commit cursor 2 cannot be read");
   });
 });

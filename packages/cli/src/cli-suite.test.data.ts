@@ -97,9 +97,9 @@ export function describeCliCommands(options: CliSuiteOptions): void {
       );
       expect(out).toMatch(/model small-model {2}failed .*"upstream 503"/);
       expect(out).toContain(`tool book_table [call-2]  !! UNRESOLVED`);
-      expect(out).toContain(
-        `agent-ledger resolve ${demo.sessionId} ${demo.unresolvedAttemptId} --abandon "reason"`,
-      );
+      // The store as given (a password in it shown as ***), then the ids after "--".
+      expect(out).toContain(`agent-ledger resolve --abandon "reason" --store `);
+      expect(out).toContain(` -- ${demo.sessionId} ${demo.unresolvedAttemptId}\n`);
       const json = await cli("inspect", demo.sessionId, "--json");
       const inspection = JSON.parse(json.stdout);
       expect(
@@ -359,6 +359,45 @@ export function describeCliCommands(options: CliSuiteOptions): void {
         args: { amount: 5 },
       });
       expect(rerun.retryOf).toBe(call.attemptId);
+    });
+
+    it("inspect shows who approved a re-run, when and why", async () => {
+      const sessionId = `${options.sessionId}-approved`;
+      const recorder = new SessionRecorder({
+        store,
+        sessionId,
+        runId: "run",
+        actor: { type: "agent", id: "a" },
+      });
+      await recorder.startRun();
+      const call = await recorder.beforeToolCall({
+        toolCallId: "mail-1",
+        name: "send_email",
+        args: { to: "bob" },
+        effect: { kind: "write", idempotent: false },
+      });
+      const approved = await cli(
+        "resolve",
+        sessionId,
+        call.attemptId,
+        "--approve",
+        "checked: not sent",
+        "--actor",
+        "jane",
+        "--json",
+      );
+      expect(approved.code).toBe(0);
+      const at = JSON.parse(approved.stdout).recordedAt as string;
+      const text = await cli("inspect", sessionId);
+      expect(text.code).toBe(0);
+      const approval = `approved for a re-run by jane at ${at}: "checked: not sent"`;
+      // On the attempt's line in the tree, and in the list of unresolved attempts.
+      expect(text.stdout).toMatch(
+        new RegExp(
+          `tool send_email \\[mail-1\\] {2}!! UNRESOLVED .* {2}${approval}  attempt ${call.attemptId}\n`,
+        ),
+      );
+      expect(text.stdout).toContain(`     ${approval}; the next resume makes the call again\n`);
     });
 
     it("verify passes, then exits 1 with the bad seq after tampering", async () => {

@@ -3,6 +3,7 @@ import {
   type EventStore,
   inspectSession,
   type RunView,
+  redactUrl,
   type SessionInspection,
 } from "@agent-ledger/core";
 import { shellQuote } from "./format.js";
@@ -15,17 +16,21 @@ export type NextStep =
   | { action: "none" }
   /** An agent's call (Agent.asTool) open because a call inside its child run is: decide that. */
   | { action: "decide-inner-first" }
-  /** Check the effect, then run `command`. */
-  | { action: "resolve"; command: string };
+  /**
+   * Check the effect, then run `command`. `passwordLeftOut`: the store URL had a password (or a
+   * password parameter); the command shows it as `***`, to be put back before it runs.
+   */
+  | { action: "resolve"; command: string; passwordLeftOut?: true };
 
 // A fork copies attemptIds into another run: an attempt is named by its run and its id.
-export function attemptKey(attempt: AttemptView): string {
+export function attemptKey(attempt: Pick<AttemptView, "runId" | "attemptId">): string {
   return `${attempt.runId}\n${attempt.attemptId}`;
 }
 
 /**
  * The next step for each of `inspection.unresolved` (same order), as `agent-ledger inspect`
- * and the viewer show it. `storeUrl` goes into the printed commands when given.
+ * and the viewer show it. `storeUrl` goes into the printed commands when given, its password
+ * (if any) as `***`: a command on a screen or in a ticket must not carry one.
  */
 export function nextSteps(
   inspection: SessionInspection,
@@ -41,7 +46,9 @@ export function nextSteps(
   // The innermost call first; when every call to decide waits on another, any of them.
   const innermost = toDecide.filter((attempt) => !waitsOnInner.has(attempt.requestEventId));
   const decideNow = new Set(innermost.length > 0 ? innermost : toDecide);
-  const store = options.storeUrl ? ` --store ${shellQuote(options.storeUrl)}` : "";
+  const shownUrl = options.storeUrl ? redactUrl(options.storeUrl) : undefined;
+  const passwordLeftOut = shownUrl !== undefined && shownUrl !== options.storeUrl;
+  const store = shownUrl ? ` --store ${shellQuote(shownUrl)}` : "";
   return inspection.unresolved.map((attempt): NextStep => {
     const status = statuses.get(attempt.runId);
     if (status !== undefined && status !== "running")
@@ -52,10 +59,14 @@ export function nextSteps(
     const ambiguous = inspection.unresolved.some(
       (other) => other !== attempt && other.attemptId === attempt.attemptId,
     );
-    const run = ambiguous ? ` --run ${shellQuote(attempt.runId)}` : "";
+    // `--run=`: parseArgs takes no value starting with "-" after a space.
+    const run = ambiguous ? ` --run=${shellQuote(attempt.runId)}` : "";
+    // Options first, then `--`: an id may start with "-" ("-rf", "--json"), and shell quotes
+    // do not stop the parser from reading it as an option.
     return {
       action: "resolve",
-      command: `agent-ledger resolve ${shellQuote(inspection.sessionId)} ${shellQuote(attempt.attemptId)}${run} --abandon "reason"${store}`,
+      command: `agent-ledger resolve --abandon "reason"${run}${store} -- ${shellQuote(inspection.sessionId)} ${shellQuote(attempt.attemptId)}`,
+      ...(passwordLeftOut ? { passwordLeftOut: true as const } : {}),
     };
   });
 }

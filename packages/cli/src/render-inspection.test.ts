@@ -98,7 +98,7 @@ describe("renderInspection", () => {
     expect(text).toMatch(/└─ ↻ model gpt-4o-mini {2}completed .*\(retry of /);
     expect(text).toContain("tool book_table [call-2]  !! UNRESOLVED");
     expect(text).toContain("effect=write,not idempotent");
-    expect(text).toContain(`--abandon "reason" --store 'sqlite:./my ledger.db'`);
+    expect(text).toContain(`--abandon "reason" --store 'sqlite:./my ledger.db' --`);
   });
 
   it("points the resolve hint at the innermost call in flight, not the agent call waiting on it", async () => {
@@ -107,7 +107,7 @@ describe("renderInspection", () => {
     const text = renderInspection(await inspectSession(store, "nested"));
     expect(text).toContain("2 unresolved");
     expect(text).toContain(
-      `check the effect, then: agent-ledger resolve nested ${inner.attemptId} --abandon "reason"`,
+      `check the effect, then: agent-ledger resolve --abandon "reason" -- nested ${inner.attemptId}`,
     );
     expect(text).not.toContain(`resolve nested ${outer.attemptId}`);
   });
@@ -136,7 +136,9 @@ describe("renderInspection", () => {
     // A call that needs a person is the one the hint names, wherever it is in the list.
     const pay = await recorder.beforeToolCall({ toolCallId: "c-pay", name: "pay", args: {} });
     const withPay = renderInspection(await inspectSession(store, "retried"));
-    expect(withPay).toContain(`agent-ledger resolve retried ${pay.attemptId} --abandon "reason"`);
+    expect(withPay).toContain(
+      `agent-ledger resolve --abandon "reason" -- retried ${pay.attemptId}`,
+    );
     expect(withPay).not.toContain("nothing to decide");
   });
 
@@ -184,7 +186,7 @@ describe("renderInspection", () => {
     const pending = await open.beforeToolCall({ toolCallId: "c2", name: "transfer", args: {} });
     const both = renderInspection(await inspectSession(store, "cancelled"));
     expect(both).toContain(
-      `check the effect, then: agent-ledger resolve cancelled ${pending.attemptId} --abandon "reason"`,
+      `check the effect, then: agent-ledger resolve --abandon "reason" -- cancelled ${pending.attemptId}`,
     );
   });
 });

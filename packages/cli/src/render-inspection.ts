@@ -1,10 +1,26 @@
 import type { AttemptView, RunView, SessionInspection } from "@agent-ledger/core";
+import type { Approval } from "./approvals.js";
 import { formatDuration, preview, terminalLine } from "./format.js";
 import { attemptKey, type NextStep, nextSteps } from "./next-steps.js";
 
 export interface RenderInspectionOptions {
-  /** Store URL to put in the printed `resolve` hint (omitted when not given). */
+  /**
+   * Store URL to put in the printed `resolve` hint (omitted when not given); a password in it
+   * is shown as `***`.
+   */
   storeUrl?: string;
+  /**
+   * Who approved each approved unresolved attempt and why, by `attemptKey` (`approvalsOf`);
+   * without it an approval is shown with its time only.
+   */
+  approvals?: ReadonlyMap<string, Approval>;
+}
+
+/** "approved for a re-run by jane at <time>: "reason"" (who and why when known). */
+function approvalText(attempt: AttemptView, approval: Approval | undefined): string {
+  if (approval === undefined) return `approved for a re-run at ${attempt.approvedAt}`;
+  const reason = preview(approval.reason, 80);
+  return `approved for a re-run by ${approval.by} at ${approval.at}${reason ? `: "${reason}"` : ""}`;
 }
 
 function attemptLabel(attempt: AttemptView): string {
@@ -18,12 +34,19 @@ function effectText(effect: unknown): string {
   return ` effect=${String(kind ?? "unknown")}${idempotent === true ? ",idempotent" : ",not idempotent"}`;
 }
 
-function attemptLine(attempt: AttemptView, unresolved: Set<string>): string {
+function attemptLine(
+  attempt: AttemptView,
+  unresolved: Set<string>,
+  approvals: RenderInspectionOptions["approvals"],
+): string {
   const parts = [attemptLabel(attempt)];
   if (unresolved.has(attemptKey(attempt))) {
     parts.push(
       `!! UNRESOLVED (requested ${attempt.requestedAt}, no outcome recorded)${effectText(attempt.effect)}`,
     );
+    // Approved, it is still unresolved until the next resume makes the call again.
+    if (attempt.approvedAt !== undefined)
+      parts.push(approvalText(attempt, approvals?.get(attemptKey(attempt))));
   } else if (attempt.status === "requested") {
     parts.push(`retried by ${attempt.retriedBy ?? "?"}`);
   } else {
@@ -115,7 +138,7 @@ export function renderInspection(
       if (item.kind === "run") renderRun(item.run, inner, isLast, item.cause);
       else
         lines.push(
-          `${inner}${isLast ? "└─ " : "├─ "}${item.retry ? "↻ " : ""}${attemptLine(item.attempt, unresolved)}`,
+          `${inner}${isLast ? "└─ " : "├─ "}${item.retry ? "↻ " : ""}${attemptLine(item.attempt, unresolved, options.approvals)}`,
         );
     });
     if (run.status !== "running" && run.status !== "completed" && run.result !== undefined) {
@@ -137,6 +160,10 @@ export function renderInspection(
         `   ${attemptLabel(attempt)}  run ${attempt.runId} seq ${attempt.requestSeq}  attempt ${attempt.attemptId}${effectText(attempt.effect)}`,
       );
       lines.push(`     request: ${preview(attempt.request, 100)}`);
+      if (attempt.approvedAt !== undefined)
+        lines.push(
+          `     ${approvalText(attempt, options.approvals?.get(attemptKey(attempt)))}; the next resume makes the call again`,
+        );
       const step = steps[index];
       if (step?.action === "check-by-hand")
         lines.push(
@@ -152,6 +179,10 @@ export function renderInspection(
         "   the next resume makes these calls again by itself (model calls, idempotent or approved tools): nothing to decide",
       );
     if (first) lines.push(`   check the effect, then: ${first.command}`);
+    if (first?.passwordLeftOut)
+      lines.push(
+        "   (the store URL's password is left out, shown as ***: put it back, or set AGENT_LEDGER_STORE to the URL and drop --store)",
+      );
   }
   return `${lines.map(terminalLine).join("\n")}\n`;
 }

@@ -24,9 +24,15 @@ const commands: Record<
   serve: { run: serveCommand, help: serveHelp },
 };
 
+// Own names only: "constructor" is no command.
+function commandNamed(name: string | undefined) {
+  return name !== undefined && Object.hasOwn(commands, name) ? commands[name] : undefined;
+}
+
 export const HELP = `agent-ledger: inspect, verify, export and view agent-ledger sessions
 
 usage: agent-ledger [--store <url>] <command> [options]
+       agent-ledger help <command>
 
 commands:
 ${Object.values(commands)
@@ -40,8 +46,9 @@ store: --store <url>, else $AGENT_LEDGER_STORE, else ${DEFAULT_STORE_URL}
 exit codes:
   0  success
   1  verify found tampering, or the command failed (message on stderr)
-  2  bad usage: unknown command or option, bad store URL, non-loopback bind without --token
-  3  unknown session, attempt or ledger file
+  2  bad usage: unknown command or option, bad store URL, non-loopback bind without --token,
+     an export --output file that cannot be written
+  3  unknown session, attempt or ledger file; export: a blob an event names is lost
   4  the store's server cannot be reached
 `;
 
@@ -79,6 +86,12 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   try {
     const { store: flag, rest } = takeStoreFlag(argv);
     const [name, ...args] = rest;
+    // `help inspect` is `inspect --help`.
+    const asked = name === "help" ? commandNamed(args[0]) : undefined;
+    if (asked && args.length === 1) {
+      io.stdout.write(`${asked.help}\n`);
+      return EXIT_CODES.ok;
+    }
     if (name === undefined || name === "help" || name === "--help" || name === "-h") {
       io.stdout.write(HELP);
       return name === undefined ? EXIT_CODES.usage : EXIT_CODES.ok;
@@ -87,7 +100,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       io.stdout.write("0.1.0\n");
       return EXIT_CODES.ok;
     }
-    const command = commands[name];
+    const command = commandNamed(name);
     if (!command)
       throw new CliError({
         code: "invalid-argument",
@@ -95,16 +108,22 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         exitCode: EXIT_CODES.usage,
         hint: "run agent-ledger --help",
       });
-    if (args.includes("--help") || args.includes("-h")) {
+    // After `--` every argument is an id: a session named "--help" is inspected, not helped.
+    const terminator = args.indexOf("--");
+    const options = terminator === -1 ? args : args.slice(0, terminator);
+    if (options.includes("--help") || options.includes("-h")) {
       io.stdout.write(`${command.help}\n`);
       return EXIT_CODES.ok;
     }
     const storeUrl = resolveStoreUrl({ flag, env: io.env });
+    const storeSource =
+      flag !== undefined ? "flag" : io.env.AGENT_LEDGER_STORE !== undefined ? "env" : "default";
     const timeoutMs = Number(io.env.AGENT_LEDGER_CONNECT_TIMEOUT_MS ?? 10_000);
     const context: CommandContext = {
       args,
       io,
       storeUrl,
+      storeSource,
       openStore: async () => {
         store ??= await openCliStore(storeUrl, {
           timeoutMs: Number.isFinite(timeoutMs) ? timeoutMs : 10_000,

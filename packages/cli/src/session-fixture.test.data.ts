@@ -30,13 +30,16 @@ export function runBin(args: string[], env: Record<string, string> = {}): Promis
  * Runs a printed `agent-ledger ...` command line as a person pasting it would: through bash
  * (its quoting and all), with `agent-ledger` standing for the built binary.
  */
-export function runPasted(command: string): Promise<CliResult> {
+export function runPasted(command: string, env: Record<string, string> = {}): Promise<CliResult> {
   const line = command.replace(/^agent-ledger /, `"${process.execPath}" "${BIN}" `);
   return new Promise((resolve) => {
     execFile(
       "bash",
       ["-c", line],
-      { env: { ...process.env, AGENT_LEDGER_STORE: "", LC_ALL: "C.UTF-8" }, timeout: 30_000 },
+      {
+        env: { ...process.env, AGENT_LEDGER_STORE: "", LC_ALL: "C.UTF-8", ...env },
+        timeout: 30_000,
+      },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
         resolve({ code, stdout, stderr });

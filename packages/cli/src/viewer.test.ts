@@ -98,13 +98,14 @@ describe("agent-ledger serve: resolve commands", () => {
         await viewer.close();
       }
     };
-    const resolve = `agent-ledger resolve in-flight ${inner.attemptId} --abandon "reason"`;
+    const resolve = (store = "") =>
+      `agent-ledger resolve --abandon "reason"${store} -- in-flight ${inner.attemptId}`;
     // The parser spells this path my%20ledger.db: the command must name the file given.
     expect(await commandsFor("sqlite:/tmp/my ledger.db")).toEqual([
-      `${resolve} --store 'sqlite:/tmp/my ledger.db'`,
+      resolve(" --store 'sqlite:/tmp/my ledger.db'"),
     ]);
     for (const secret of ["postgres://app:s3cret@db/ledger", "redis://db:6379?password=s3cret"])
-      expect(await commandsFor(secret)).toEqual([resolve]);
+      expect(await commandsFor(secret)).toEqual([resolve()]);
     await store.close();
   });
 });
@@ -182,7 +183,7 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
     expect(await runRows.nth(1).textContent()).toContain("caused by tool.requested find_slots");
     const unresolved = page.locator('[data-testid="unresolved"]');
     expect(await unresolved.textContent()).toContain(
-      `agent-ledger resolve ${demo.sessionId} ${demo.unresolvedAttemptId}`,
+      `agent-ledger resolve --abandon "reason" --store ${storeUrl} -- ${demo.sessionId} ${demo.unresolvedAttemptId}`,
     );
     // What the call was and whether it writes, as inspect says: what the person must check.
     expect(await unresolved.textContent()).toContain(
@@ -257,7 +258,7 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
     );
     const command = await page.locator('[data-testid="unresolved"] code').textContent();
     expect(command).toBe(
-      `agent-ledger resolve 'fork it'\\''s here' ${charge.attemptId} --abandon "reason" --store ${storeUrl}`,
+      `agent-ledger resolve --abandon "reason" --store ${storeUrl} -- 'fork it'\\''s here' ${charge.attemptId}`,
     );
     await page.close();
     // Pasted into a shell (reason and all), it abandons the fork's copy.
@@ -285,7 +286,7 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
       "waits on a call in flight inside its child run: decide that call first",
     );
     expect(await items.filter({ hasText: "tool write" }).locator("code").textContent()).toBe(
-      `agent-ledger resolve ${sessionId} ${inner.attemptId} --abandon "reason" --store ${storeUrl}`,
+      `agent-ledger resolve --abandon "reason" --store ${storeUrl} -- ${sessionId} ${inner.attemptId}`,
     );
     await page.close();
   });

@@ -6,5 +6,7 @@ export interface CommandContext {
   args: string[];
   io: CliIo;
   storeUrl: string;
+  /** Where `storeUrl` came from: `--store`, `$AGENT_LEDGER_STORE`, or the default. */
+  storeSource: "flag" | "env" | "default";
   openStore(): Promise<EventStore>;
 }

@@ -1,7 +1,8 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openStore } from "@agent-ledger/core";
+import { openStore, SessionRecorder } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
+import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordDemoSession, runBin } from "../session-fixture.test.data.js";
 
@@ -21,6 +22,76 @@ describe("agent-ledger export --output", () => {
     const result = await cli("export", "export-output", "--format", "otlp-json", "-o", output);
     expect(result.code).toBe(0);
     expect(JSON.parse(readFileSync(output, "utf8")).resourceSpans).toHaveLength(1);
+  });
+
+  it("leaves the file that was there as it was when the export fails, and no temporary file", async () => {
+    // A session whose long message was kept in the blob store, then lost: every format exits 3.
+    const lostUrl = `sqlite:${join(directory, "lost.db")}`;
+    const store = await openStore(lostUrl);
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "lost",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    await recorder.beforeModelCall({
+      request: {
+        model: "m",
+        messages: [{ role: "user", content: "Refund order 42. ".repeat(200) }],
+      },
+    });
+    await store.close();
+    const database = new Database(join(directory, "lost.db"));
+    expect(database.prepare("DELETE FROM blobs").run().changes).toBeGreaterThan(0);
+    database.close();
+
+    const output = join(directory, "kept.json");
+    writeFileSync(output, "PREVIOUS GOOD EXPORT\n");
+    for (const format of ["jsonl", "atif", "otlp-json"]) {
+      const result = await runBin([
+        "--store",
+        lostUrl,
+        "export",
+        "lost",
+        "--format",
+        format,
+        "-o",
+        output,
+      ]);
+      expect(result.code, format).toBe(3);
+      expect(readFileSync(output, "utf8"), format).toBe("PREVIOUS GOOD EXPORT\n");
+    }
+    expect(readdirSync(directory).filter((name) => name.includes("kept"))).toEqual(["kept.json"]);
+    // A complete export replaces it.
+    const replaced = await cli("export", "export-output", "--format", "atif", "-o", output);
+    expect(replaced.code).toBe(0);
+    expect(JSON.parse(readFileSync(output, "utf8")).session_id).toBe("export-output");
+    expect(readdirSync(directory).filter((name) => name.includes("kept"))).toEqual(["kept.json"]);
+  });
+
+  it("otlp-json gives the same ids on every export, so a backend importing twice sees one trace", async () => {
+    const first = await cli("export", "export-output", "--format", "otlp-json");
+    const second = await cli("export", "export-output", "--format", "otlp-json");
+    expect(first.code).toBe(0);
+    expect(second.stdout).toBe(first.stdout);
+    // The ids are renamed everywhere: every parent and link names a span of the document.
+    const spans = JSON.parse(first.stdout).resourceSpans[0].scopeSpans[0].spans as {
+      traceId: string;
+      spanId: string;
+      parentSpanId?: string;
+      links: { traceId: string; spanId: string }[];
+    }[];
+    const spanIds = new Set(spans.map((span) => span.spanId));
+    expect(spanIds.size).toBe(spans.length);
+    expect(new Set(spans.map((span) => span.traceId)).size).toBe(1);
+    const links = spans.flatMap((span) => span.links);
+    expect(links.length).toBeGreaterThan(0);
+    for (const id of [
+      ...spans.flatMap((span) => span.parentSpanId ?? []),
+      ...links.map((link) => link.spanId),
+    ])
+      expect(spanIds).toContain(id);
+    expect(links.map((link) => link.traceId)).toEqual(links.map(() => spans[0]?.traceId));
   });
 
   it("exits 2 with a clear message when the file cannot be written", async () => {

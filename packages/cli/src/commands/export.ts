@@ -1,4 +1,3 @@
-import { createWriteStream, type WriteStream } from "node:fs";
 import { parseArgs } from "node:util";
 import {
   BlobCache,
@@ -13,24 +12,32 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
-import { CliError, EXIT_CODES, notFoundError, usageError } from "../errors.js";
+import { notFoundError, usageError } from "../errors.js";
 import { LineWriter, type OutputStream, writeOut } from "../io.js";
+import { withLedgerIds } from "../otlp-ids.js";
 import { type OtlpTraceRequest, toOtlpJson } from "../otlp-json.js";
+import { openOutputFile } from "../output-file.js";
 import { assertSessionExists } from "../store.js";
 import type { CommandContext } from "./context.js";
 import { idArgument } from "./session-args.js";
 
-export const exportHelp = `agent-ledger export <session> --format jsonl|atif|otlp-json [--output <file>] [--raw]
-  jsonl:     every event, one JSON envelope per line, in commit order; content kept in the blob
+export const exportHelp = `agent-ledger export <session> [--format jsonl|atif|otlp-json] [--output <file>] [--raw]
+  jsonl:     (the default) every event, one JSON envelope per line, in commit order; content kept in the blob
              store is put back in place unless --raw (events exactly as stored)
   atif:      an ATIF v1.7 trajectory (child runs as embedded sub-agent trajectories)
-  otlp-json: an OTLP/JSON ExportTraceServiceRequest of the session's GenAI spans
+  otlp-json: an OTLP/JSON ExportTraceServiceRequest of the session's GenAI spans; trace and
+             span ids derived from the session, run and attempt ids (the same on every export)
+  --output:  written beside the file, renamed into place only when complete (exit 2 when it
+             cannot be written). A blob an event names that is lost fails the export (exit 3).
   Progress goes to stderr when it is a terminal.`;
 
 const formats = ["jsonl", "atif", "otlp-json"] as const;
 type ExportFormat = (typeof formats)[number];
 
-/** The session's spans (via `toOtelSpans` and the SDK's in-memory exporter) as OTLP/JSON. */
+/**
+ * The session's spans (via `toOtelSpans` and the SDK's in-memory exporter) as OTLP/JSON, with
+ * ids derived from the session, run and attempt ids: the same session exports the same bytes.
+ */
 export async function exportOtlpJson(
   store: EventStore,
   sessionId: string,
@@ -40,31 +47,14 @@ export async function exportOtlpJson(
   try {
     await toOtelSpans(store, sessionId, provider);
     await provider.forceFlush();
-    return toOtlpJson(exporter.getFinishedSpans(), {
+    const request = toOtlpJson(exporter.getFinishedSpans(), {
       resourceAttributes: { "service.name": "agent-ledger", "agent_ledger.session.id": sessionId },
     });
+    // The SDK's ids are random: re-importing a session would duplicate its traces.
+    return withLedgerIds(request, sessionId);
   } finally {
     await provider.shutdown();
   }
-}
-
-/** Opens `--output`, failing with a clear error (not an unhandled stream error) when it cannot. */
-async function openOutput(path: string): Promise<WriteStream> {
-  const file = createWriteStream(path);
-  try {
-    await new Promise<void>((resolve, reject) => {
-      file.once("open", () => resolve());
-      file.once("error", reject);
-    });
-  } catch (error) {
-    throw new CliError({
-      code: "invalid-argument",
-      message: `cannot write ${path}: ${(error as Error).message}`,
-      exitCode: EXIT_CODES.usage,
-      cause: error,
-    });
-  }
-  return file;
 }
 
 export async function exportCommand(context: CommandContext): Promise<number> {
@@ -93,8 +83,9 @@ export async function exportCommand(context: CommandContext): Promise<number> {
   const progress = (text: string) => {
     if (stderr.isTTY) stderr.write(`\r\x1b[2K${text}`);
   };
-  const file = values.output ? await openOutput(values.output) : undefined;
-  const out: OutputStream = file ?? context.io.stdout;
+  const file = values.output ? await openOutputFile(values.output) : undefined;
+  const out: OutputStream = file?.stream ?? context.io.stdout;
+  let done = false;
   try {
     if (format === "jsonl") {
       let after = 0;
@@ -123,6 +114,7 @@ export async function exportCommand(context: CommandContext): Promise<number> {
       await writeOut(out, `${JSON.stringify(document, null, 2)}\n`);
       progress(`exported ${format}\n`);
     }
+    done = true;
   } catch (error) {
     // The session exists (checked above): what is missing is a blob an event names.
     if (!LedgerError.isInstance(error, "not-found")) throw error;
@@ -131,10 +123,8 @@ export async function exportCommand(context: CommandContext): Promise<number> {
       "--format jsonl --raw writes the events as stored (blob references kept); agent-ledger inspect shows the session with the lost blob marked",
     );
   } finally {
-    if (file)
-      await new Promise<void>((resolve, reject) =>
-        file.end((error?: Error | null) => (error ? reject(error) : resolve())),
-      );
+    // Only a complete export replaces the file that was there.
+    if (file) await (done ? file.commit() : file.discard());
   }
   return 0;
 }

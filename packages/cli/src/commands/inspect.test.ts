@@ -3,7 +3,7 @@ import { openStore, SessionRecorder } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import Database from "better-sqlite3";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { runBin } from "../session-fixture.test.data.js";
+import { runBin, runPasted } from "../session-fixture.test.data.js";
 import { startViewer } from "../viewer/viewer-server.js";
 
 /**
@@ -51,7 +51,7 @@ describe("a session whose blob is lost", () => {
     expect(json.code).toBe(0);
     const { nextSteps: printed, ...inspection } = JSON.parse(json.stdout);
     // The decision the text prints, for a script: the same command, with the same store.
-    const command = `agent-ledger resolve lost-blob ${inspection.unresolved[0].attemptId} --abandon "reason" --store sqlite:${path}`;
+    const command = `agent-ledger resolve --abandon "reason" --store sqlite:${path} -- lost-blob ${inspection.unresolved[0].attemptId}`;
     expect(result.stdout).toContain(command);
     expect(printed).toEqual([{ action: "resolve", command }]);
     // Every blob lost is named, whether or not the inspection puts its content back.
@@ -100,7 +100,7 @@ describe("a session whose blob is lost", () => {
         nextSteps: [
           {
             action: "resolve",
-            command: `agent-ledger resolve lost-blob ${inspection.unresolved[0].attemptId} --abandon "reason"`,
+            command: `agent-ledger resolve --abandon "reason" -- lost-blob ${inspection.unresolved[0].attemptId}`,
           },
         ],
       });
@@ -113,5 +113,57 @@ describe("a session whose blob is lost", () => {
       await viewer.close();
       await store.close();
     }
+  });
+});
+
+describe("the resolve command inspect prints", () => {
+  // A SQLite file whose name the URL parser reads as a password parameter: the binary opens it
+  // and redactUrl finds a secret in its URL, so the real path runs without a database server.
+  async function storeWithSecret(): Promise<{ url: string; attemptId: string }> {
+    const directory = scratchDirectory("agent-ledger-secret-", onTestFinished);
+    const url = `sqlite:${join(directory, "ledger.db?password=s3cret-pw")}`;
+    const store = await openStore(url);
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "pay",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const call = await recorder.beforeToolCall({ toolCallId: "c1", name: "pay", args: {} });
+    await store.close();
+    return { url, attemptId: call.attemptId };
+  }
+
+  it("never shows the store's password: left to $AGENT_LEDGER_STORE when it came from there", async () => {
+    const { url, attemptId } = await storeWithSecret();
+    const env = { AGENT_LEDGER_STORE: url };
+    const text = await runBin(["inspect", "pay"], env);
+    const json = await runBin(["inspect", "pay", "--json"], env);
+    expect(text.code).toBe(0);
+    expect(json.code).toBe(0);
+    const command = `agent-ledger resolve --abandon "reason" -- pay ${attemptId}`;
+    expect(text.stdout).toContain(`check the effect, then: ${command}\n`);
+    expect(JSON.parse(json.stdout).nextSteps).toEqual([{ action: "resolve", command }]);
+    for (const output of [text, json])
+      expect(output.stdout + output.stderr).not.toContain("s3cret");
+    // Pasted where the environment names the store, it runs.
+    expect((await runPasted(command.replace('"reason"', '"checked"'), env)).code).toBe(0);
+  });
+
+  it("shows a password given with --store as *** and says it was left out", async () => {
+    const { url, attemptId } = await storeWithSecret();
+    const text = await runBin(["--store", url, "inspect", "pay"]);
+    const json = await runBin(["--store", url, "inspect", "pay", "--json"]);
+    expect(text.code).toBe(0);
+    expect(json.code).toBe(0);
+    const shown = url.replace("s3cret-pw", "***");
+    const command = `agent-ledger resolve --abandon "reason" --store '${shown}' -- pay ${attemptId}`;
+    expect(text.stdout).toContain(`check the effect, then: ${command}\n`);
+    expect(text.stdout).toContain("the store URL's password is left out, shown as ***");
+    expect(JSON.parse(json.stdout).nextSteps).toEqual([
+      { action: "resolve", command, passwordLeftOut: true },
+    ]);
+    for (const output of [text, json])
+      expect(output.stdout + output.stderr).not.toContain("s3cret");
   });
 });

@@ -1,3 +1,4 @@
+import { approvalsOf } from "../approvals.js";
 import { terminalJson } from "../format.js";
 import { warnMissingBlob, writeOut } from "../io.js";
 import { inspectForDecision, withNextSteps } from "../next-steps.js";
@@ -10,7 +11,9 @@ export const inspectHelp = `agent-ledger inspect <session> [--json]
   The run tree: each run with its status and duration, steps and attempts, child runs under
   the call that caused them; unresolved attempts are marked "!! UNRESOLVED" and listed.
   --json: the inspection, and \`nextSteps\` (one per unresolved attempt, in its order): what to do
-  about it, with the \`resolve\` command the text output prints.`;
+  about it, with the \`resolve\` command the text output prints.
+  The command names the store given with --store (a password in it shown as ***); a store
+  from $AGENT_LEDGER_STORE is left to the environment.`;
 
 export async function inspectCommand(context: CommandContext): Promise<number> {
   const { sessionId, json } = sessionArgs(context, "inspect");
@@ -18,11 +21,16 @@ export async function inspectCommand(context: CommandContext): Promise<number> {
   await assertSessionExists(store, sessionId);
   const inspection = await inspectForDecision(store, sessionId);
   for (const ref of inspection.missingBlobs ?? []) warnMissingBlob(context.io.stderr, ref);
-  const options = { storeUrl: context.storeUrl };
+  // A store from $AGENT_LEDGER_STORE is left out of the printed command: the environment
+  // supplies it, and it may hold a password that has no place on a screen or in a ticket.
+  const options = context.storeSource === "env" ? {} : { storeUrl: context.storeUrl };
   // --json: the same decisions the text prints, for a script that acts on them.
   if (json) {
     const answer = JSON.stringify(withNextSteps(inspection, options), null, 2);
     await writeOut(context.io.stdout, `${terminalJson(answer)}\n`);
-  } else await writeOut(context.io.stdout, renderInspection(inspection, options));
+  } else {
+    const approvals = await approvalsOf(store, inspection);
+    await writeOut(context.io.stdout, renderInspection(inspection, { ...options, approvals }));
+  }
   return 0;
 }

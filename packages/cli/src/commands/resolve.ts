@@ -13,7 +13,9 @@ import { assertSessionExists } from "../store.js";
 import type { CommandContext } from "./context.js";
 import { idArgument } from "./session-args.js";
 
-export const resolveHelp = `agent-ledger resolve <session> <attemptId> --abandon "reason" | --approve "reason" [--run <runId>] [--actor <name>]
+export const resolveHelp = `agent-ledger resolve <session> <attemptId> --abandon "reason" | --approve "reason" [--run <runId>] [--actor <name>] [--json]
+  An id starting with "-" goes after "--": resolve --abandon "reason" -- <session> <attemptId>.
+  --json prints the event written.
   Decides what happens to an unresolved attempt (a call that was in flight when the process
   died), written by a human actor on the attempt's run:
   --abandon  it will never complete (attempt.abandoned): a resumed agent tells its model the

@@ -9,8 +9,9 @@ import { idArgument, numberOption } from "./session-args.js";
 
 export const tailHelp = `agent-ledger tail <session> [--follow] [--json] [--raw] [--from <cursor>] [--interval <ms>]
   Prints the session's events in commit order, paging by commit cursor (never misses or
-  repeats an event). --follow keeps polling for new events until interrupted. Content kept in
-  the blob store is put back in place unless --raw.`;
+  repeats an event). --from <cursor> starts after that cursor (exclusive). --follow keeps
+  polling for new events, every --interval ms (default 500), until interrupted. Content kept
+  in the blob store is put back in place unless --raw.`;
 
 /** One human-readable line per event. */
 export function eventLine(event: LedgerEvent): string {

@@ -1,4 +1,4 @@
-import { type VerifyResult, verifyRun } from "@agent-ledger/core";
+import { LedgerError, type VerifyResult, verifyRun } from "@agent-ledger/core";
 import { EXIT_CODES, notFoundError } from "../errors.js";
 import { terminalJson, terminalLine } from "../format.js";
 import { writeOut } from "../io.js";
@@ -7,19 +7,29 @@ import { sessionArgs } from "./session-args.js";
 
 export const verifyHelp = `agent-ledger verify <session> [--json]
   Recomputes every run's hash chain. Exit code 1 and the first bad seq when an event was
-  changed, removed or reordered.`;
+  changed, removed or reordered. Limit: on SQLite, events removed from the END of a run that
+  is still open cannot be seen (its head is written when it closes): the run reads like one
+  whose writer stopped early.`;
 
 export async function verifyCommand(context: CommandContext): Promise<number> {
   const { sessionId, json } = sessionArgs(context, "verify");
   const store = await context.openStore();
-  const runs = await store.listRuns(sessionId);
-  if (runs.length === 0) throw notFoundError(`unknown session ${JSON.stringify(sessionId)}`);
   const results: (VerifyResult & { runId: string })[] = [];
-  for (const run of runs)
-    results.push({
-      runId: run.runId,
-      ...(await verifyRun(store, { sessionId, runId: run.runId })),
-    });
+  try {
+    const runs = await store.listRuns(sessionId);
+    if (runs.length === 0) throw notFoundError(`unknown session ${JSON.stringify(sessionId)}`);
+    for (const run of runs)
+      results.push({
+        runId: run.runId,
+        ...(await verifyRun(store, { sessionId, runId: run.runId })),
+      });
+  } catch (error) {
+    // A run whose last stored event is no longer an event has no head to list (an open run's
+    // head is its last event): that run fails verification there, which is the answer.
+    const unreadable = unreadableRun(error);
+    if (unreadable === undefined) throw error;
+    results.push(unreadable);
+  }
   const bad = results.filter((result) => !result.ok);
   if (json) {
     await writeOut(
@@ -41,4 +51,12 @@ export async function verifyCommand(context: CommandContext): Promise<number> {
     await writeOut(context.io.stdout, `${lines.map(terminalLine).join("\n")}\n`);
   }
   return bad.length === 0 ? EXIT_CODES.ok : EXIT_CODES.failure;
+}
+
+/** The run a `tamper-detected` read names, as a failed verification at its seq. */
+function unreadableRun(error: unknown): (VerifyResult & { runId: string }) | undefined {
+  if (!LedgerError.isInstance(error, "tamper-detected")) return undefined;
+  const { runId, badSeq, reason } = error.details;
+  if (typeof runId !== "string" || typeof badSeq !== "number") return undefined;
+  return { runId, ok: false, length: badSeq, badSeq, reason: String(reason) };
 }

@@ -1,0 +1,79 @@
+import { randomBytes } from "node:crypto";
+import { createWriteStream, type WriteStream } from "node:fs";
+import { chmod, realpath, rename, rm, stat } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { CliError, EXIT_CODES } from "./errors.js";
+
+/** A file being written: `commit` puts it in place, `discard` leaves what was there. */
+export interface OutputFile {
+  stream: WriteStream;
+  commit(): Promise<void>;
+  discard(): Promise<void>;
+}
+
+function cannotWrite(path: string, error: unknown): CliError {
+  return new CliError({
+    code: "invalid-argument",
+    message: `cannot write ${path}: ${(error as Error).message}`,
+    exitCode: EXIT_CODES.usage,
+    cause: error,
+  });
+}
+
+function endStream(stream: WriteStream): Promise<void> {
+  return new Promise((resolve, reject) =>
+    stream.end((error?: Error | null) => (error ? reject(error) : resolve())),
+  );
+}
+
+async function opened(stream: WriteStream, path: string): Promise<WriteStream> {
+  try {
+    await new Promise<void>((resolve, reject) => {
+      stream.once("open", () => resolve());
+      stream.once("error", reject);
+    });
+  } catch (error) {
+    throw cannotWrite(path, error);
+  }
+  return stream;
+}
+
+/**
+ * Opens `--output` so that a failed export (a lost blob, a store gone mid-way) leaves the file
+ * that was there as it was: the export goes to a temporary file beside it, renamed into place
+ * on `commit` (same directory, so the rename is atomic) and removed on `discard`. A path that
+ * is not a regular file (`/dev/stdout`, a FIFO) cannot be replaced: it is written directly.
+ * Failing to open answers exit 2 with the path, not an unhandled stream error.
+ */
+export async function openOutputFile(path: string): Promise<OutputFile> {
+  // Through a symlink: the file it points at is replaced, the link stays.
+  const target = await realpath(path).catch(() => path);
+  const existing = await stat(target).catch(() => undefined);
+  if (existing !== undefined && !existing.isFile()) {
+    const stream = await opened(createWriteStream(target), path);
+    return { stream, commit: () => endStream(stream), discard: () => endStream(stream) };
+  }
+  const temporary = join(
+    dirname(target),
+    `.${basename(target)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`,
+  );
+  // `wx`: never through a file someone else put at that name.
+  const stream = await opened(createWriteStream(temporary, { flags: "wx" }), path);
+  return {
+    stream,
+    async commit() {
+      try {
+        await endStream(stream);
+        if (existing !== undefined) await chmod(temporary, existing.mode & 0o7777);
+        await rename(temporary, target);
+      } catch (error) {
+        await rm(temporary, { force: true });
+        throw cannotWrite(path, error);
+      }
+    },
+    async discard() {
+      await endStream(stream).catch(() => undefined);
+      await rm(temporary, { force: true });
+    },
+  };
+}
