@@ -89,7 +89,7 @@ describe("verifyRun on a SQLite file edited behind the ledger's back", () => {
         body: unknown;
       };
       // The compressed body of seq 1 (a tool request), without its last half.
-    expect(Buffer.isBuffer(stored.body)).toBe(true);
+      expect(Buffer.isBuffer(stored.body)).toBe(true);
       const value =
         body ?? (stored.body as Buffer).subarray(0, (stored.body as Buffer).length >> 1);
       expect(raw.prepare("UPDATE events SET body = ? WHERE seq = 1").run(value).changes).toBe(1);
