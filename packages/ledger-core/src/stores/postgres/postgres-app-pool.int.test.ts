@@ -225,3 +225,27 @@ describe.skipIf(!available)(
     });
   },
 );
+
+describe.skipIf(!available)("PostgresEventStore on a pool the application has ended", () => {
+  it("says why in store-unavailable, not which statement with which parameters", async () => {
+    const pool = new pg.Pool({ connectionString: SERVER_URLS.postgres, max: 1 });
+    const store = new PostgresEventStore({ pool, schema: freshSchema() });
+    await store.init();
+    await pool.end();
+    const secret = "a blob the log must not hold";
+    for (const call of [
+      () => store.putBlob(secret),
+      () => store.listSessions(),
+      () => store.readRun({ sessionId: "s", runId: "r" }),
+    ]) {
+      const error = await call().then(
+        () => undefined,
+        (failure: unknown) => failure as Error,
+      );
+      expect(error).toMatchObject({ code: "store-unavailable" });
+      expect(error?.message).toContain("Cannot use a pool after calling end");
+      expect(error?.message).not.toContain("Failed query");
+      expect(error?.message).not.toContain(secret);
+    }
+  });
+});

@@ -169,6 +169,40 @@ describe.skipIf(!available)("RedisEventStore", () => {
     expect((await store.readSession({ sessionId: "dd" })).events).toHaveLength(2);
   });
 
+  // The connection can drop after the append script committed and before the session index
+  // names the session: CLIENT KILL cannot hit that instant, so the client's ZADD fails once.
+  it("lists a session whose first append lost its connection before listing it, when a retry finds the batch stored", async () => {
+    const client = new Redis(url);
+    const lossy = new RedisEventStore({ client, keyPrefix: prefix });
+    await lossy.init();
+    const zadd = client.zadd.bind(client);
+    let drops = 1;
+    client.zadd = ((...args: Parameters<typeof zadd>) =>
+      drops-- > 0
+        ? Promise.reject(new Error("Connection is closed."))
+        : zadd(...args)) as typeof zadd;
+    const request = {
+      sessionId: "lost-listing",
+      runId: "r",
+      expectedSeq: 0,
+      events: [started("ll0"), { eventId: "ll1", type: "run.completed" } as NewEvent],
+    };
+    const sessions = async () =>
+      (await store.listSessions({ limit: 1000 })).sessions.map((session) => session.sessionId);
+    try {
+      await expect(lossy.append(request)).rejects.toMatchObject({ code: "store-unavailable" });
+      expect((await store.readSession({ sessionId: "lost-listing" })).events).toHaveLength(2);
+      expect(await sessions()).not.toContain("lost-listing");
+      // The retry (here through a store with no cached head) finds the batch and lists it.
+      const other = new RedisEventStore({ client, keyPrefix: prefix });
+      expect(await other.append(request)).toMatchObject({ deduplicated: true });
+      expect(await sessions()).toContain("lost-listing");
+      expect((await store.readSession({ sessionId: "lost-listing" })).events).toHaveLength(2);
+    } finally {
+      client.disconnect();
+    }
+  });
+
   it("refuses an event id reused with other content, in another run, or in part", async () => {
     await store.append({ sessionId: "dup", runId: "r", expectedSeq: 0, events: [started("x")] });
     await expect(

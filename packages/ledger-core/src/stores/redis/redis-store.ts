@@ -259,7 +259,12 @@ export class RedisEventStore implements EventStore {
           existing: snapshot.existing,
           now: isoNow(),
         });
-        if (plan.kind === "deduplicated") return { events: plan.events, deduplicated: true };
+        if (plan.kind === "deduplicated") {
+          // The first try may have committed and then lost its connection before listing the
+          // session: a retry is the only call left to list it.
+          await this.#listIfUnlisted(session, valid.sessionId);
+          return { events: plan.events, deduplicated: true };
+        }
         const outcome = await this.#write(session, run, valid, plan, snapshot.head);
         if (outcome.kind === "written") {
           this.#rememberHead(run.head, plan.head);
@@ -394,6 +399,11 @@ export class RedisEventStore implements EventStore {
   async #list(session: SessionKeys, sessionId: string): Promise<void> {
     await this.#client.zadd(sessionsKey(this.#prefix), 0, sessionMember(sessionId));
     await this.#client.hset(session.meta, "listed", "1");
+  }
+
+  async #listIfUnlisted(session: SessionKeys, sessionId: string): Promise<void> {
+    if ((await this.#client.hget(session.meta, "listed")) !== "1")
+      await this.#list(session, sessionId);
   }
 
   async readRun(request: ReadRunRequest): Promise<EventPage> {

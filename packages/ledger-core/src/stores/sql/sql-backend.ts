@@ -88,9 +88,15 @@ export interface SqlBackend {
   close(): Promise<void>;
 }
 
-/** The first `code`/`errno` found on an error or its causes (drizzle wraps driver errors). */
+/**
+ * The first `code`/`errno` found on an error or its causes (drizzle wraps driver errors), or,
+ * where none has one, the innermost cause: drizzle's own wrapper says only "Failed query:"
+ * with the statement and its parameters (session ids, blob bytes), and the reason ("Cannot use
+ * a pool after calling end") is in its cause.
+ */
 export function driverError(error: unknown): { code?: string; errno?: number; error: unknown } {
   let current: unknown = error;
+  let innermost: unknown = error;
   for (let depth = 0; depth < 5 && typeof current === "object" && current !== null; depth++) {
     const candidate = current as { code?: unknown; errno?: unknown; cause?: unknown };
     if (typeof candidate.code === "string" || typeof candidate.errno === "number") {
@@ -99,7 +105,8 @@ export function driverError(error: unknown): { code?: string; errno?: number; er
       if (typeof candidate.errno === "number") found.errno = candidate.errno;
       return found;
     }
+    innermost = current;
     current = candidate.cause;
   }
-  return { error };
+  return { error: innermost };
 }
