@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { InvalidEventError, LedgerError, StoreUnavailableError } from "../events/errors.js";
+import {
+  InvalidEventError,
+  LedgerError,
+  type LedgerErrorCode,
+  StoreUnavailableError,
+} from "../events/errors.js";
 import type { Actor } from "../events/types.js";
 import { inspectSession } from "../inspect/inspect-session.js";
 import type { AppendRequest } from "../store/event-store.js";
@@ -155,5 +160,69 @@ describe("one outcome per attempt", () => {
     store.down = false;
     await recorder.modelCompleted(model, response);
     expect(await outcomeTypes(store)).toEqual(["model.completed"]);
+  });
+});
+
+describe("an outcome the ledger refuses", () => {
+  it("rejects, never throws: outcomes recorded together with allSettled each get theirs", async () => {
+    const store = new MemoryEventStore();
+    // A redaction that empties failures: the recorder refuses a failure payload that is no object.
+    const recorder = new SessionRecorder({
+      store,
+      ...address,
+      actor,
+      redact: (payload, { type }) => (type.endsWith(".failed") ? null : payload),
+    });
+    await recorder.startRun();
+    const tools = await Promise.all(
+      ["c1", "c2"].map((toolCallId) =>
+        recorder.beforeToolCall({ toolCallId, name: "t", args: {} }),
+      ),
+    );
+    const results = [{ when: new Date(0) }, "fine"]; // the first tool returned a Date
+    const settled = await Promise.allSettled(
+      tools.map((tool, index) => recorder.toolCompleted(tool, results[index])),
+    );
+    expect(settled.map((outcome) => outcome.status)).toEqual(["rejected", "fulfilled"]);
+    expect(await outcomeTypes(store)).toEqual(["tool.completed"]);
+
+    const model = await recorder.beforeModelCall({ request: { q: 1 } });
+    // A missing attempt is a TypeError (the code is not checked), but rejected all the same.
+    const refusals: [() => Promise<unknown>, LedgerErrorCode | undefined][] = [
+      [() => recorder.modelCompleted(model, { tokens: 1n }), "non-serializable"],
+      [() => recorder.modelFailed(model, new Error("x")), "invalid-argument"],
+      [() => recorder.toolFailed(tools[0] as never, new Error("x")), "invalid-argument"],
+      [() => recorder.toolCompleted(undefined as never, 1), undefined],
+      [() => recorder.toolFailed(undefined as never, new Error("x")), undefined],
+      [() => recorder.retry(undefined as never), undefined],
+    ];
+    for (const [call, code] of refusals) {
+      let promise: Promise<unknown> | undefined;
+      expect(() => {
+        promise = call();
+      }).not.toThrow();
+      await expect(promise).rejects.toSatisfy(
+        (error) => code === undefined || LedgerError.isInstance(error, code),
+      );
+    }
+    expect(await outcomeTypes(store)).toEqual(["tool.completed"]);
+  });
+
+  it("bad metadata is named in the caller's argument, for a failure as for a completion", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, ...address, actor });
+    await recorder.startRun();
+    const tool = await recorder.beforeToolCall({ name: "t", args: {} });
+    const model = await recorder.beforeModelCall({ request: { q: 1 } });
+    const metadata = { when: new Date(0) } as never;
+    for (const promise of [
+      recorder.toolFailed(tool, new Error("x"), { metadata }),
+      recorder.modelFailed(model, new Error("x"), { metadata }),
+      recorder.toolCompleted(tool, 1, { metadata }),
+    ])
+      await expect(promise).rejects.toMatchObject({ path: "$.metadata.when" });
+    // Nothing was written: the outcome can still be recorded.
+    await recorder.toolFailed(tool, new Error("x"), { metadata: { when: "1970-01-01" } });
+    expect(await outcomeTypes(store)).toEqual(["tool.failed"]);
   });
 });

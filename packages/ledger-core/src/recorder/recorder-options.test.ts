@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { LedgerError } from "../events/errors.js";
 import type { Actor } from "../events/types.js";
 import { MemoryEventStore } from "../store/memory-store.js";
+import type { Attempt } from "./attempt.js";
 import { SessionRecorder } from "./session-recorder.js";
 
 const actor: Actor = { type: "agent", id: "planner" };
@@ -49,6 +50,34 @@ describe("the redact option", () => {
     redact.length = 0;
     const attempt = await recorder.beforeModelCall({ request });
     expect(attempt.request).toMatchObject({ apiKey: "[redacted]" });
+  });
+
+  it("paths are into each event's payload: run output, reasons of abandon, approve and cancel", async () => {
+    const store = new MemoryEventStore();
+    const redact = ["output.token", "reason"];
+    const secret = "token hunter2";
+    const recorder = new SessionRecorder({ store, sessionId: "s", actor, redact });
+    await recorder.startRun();
+    const [approved, abandoned] = await Promise.all(
+      ["c1", "c2"].map((toolCallId) =>
+        recorder.beforeToolCall({ toolCallId, name: "t", args: {} }),
+      ),
+    );
+    await recorder.approve(approved as Attempt, secret);
+    await recorder.abandon(abandoned as Attempt, secret);
+    await recorder.completeRun({ token: secret, answer: 42 });
+    const cancelled = new SessionRecorder({ store, sessionId: "s", actor, redact });
+    await cancelled.startRun();
+    await cancelled.cancelRun(secret);
+    const events = (await store.readSession({ sessionId: "s" })).events;
+    expect(JSON.stringify(events.map((event) => event.payload))).not.toContain("hunter2");
+    expect(events.map((event) => [event.type, event.payload]).slice(3)).toEqual([
+      ["attempt.approved", { reason: "[redacted]", toolCallId: "c1" }],
+      ["attempt.abandoned", { reason: "[redacted]", toolCallId: "c2" }],
+      ["run.completed", { output: { token: "[redacted]", answer: 42 } }],
+      ["run.started", {}],
+      ["run.cancelled", { reason: "[redacted]" }],
+    ]);
   });
 });
 

@@ -1,6 +1,8 @@
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { JsonValue } from "../events/json.js";
+import { MemoryEventStore } from "../store/memory-store.js";
+import { readWholeRun } from "../store/read-all.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
 import { scanSqliteForSecret } from "../testing/secret-scan.js";
@@ -54,5 +56,30 @@ describe("redaction of failures", () => {
   it("paths into a failure payload (error.message, error.cause.message) are redacted", async () => {
     const paths = ["error.message", "error.cause.message", "error.stack", "error.cause.stack"];
     expect(await failEverything(paths, "paths.db")).toEqual([]);
+  });
+
+  it("a redacted message is taken out of the stack that repeats it, of the error and its causes", async () => {
+    // Only the messages are named: their stacks ("Error: <message>\n    at ...") held them too.
+    expect(await failEverything(["error.message", "error.cause.message"], "messages.db")).toEqual(
+      [],
+    );
+    const store = new MemoryEventStore();
+    const address = { sessionId: "s", runId: "r" };
+    const actor = { type: "agent", id: "a" } as const;
+    const redact = ["error.message", "error.cause.message"];
+    const recorder = new SessionRecorder({ store, ...address, actor, redact });
+    await recorder.startRun();
+    const tool = await recorder.beforeToolCall({ name: "login", args: {} });
+    const cause = new Error(`bad password ${secret}`);
+    await recorder.toolFailed(tool, new Error(`login failed: ${secret}`, { cause }));
+    const [failed] = (await readWholeRun(store, address)).filter(
+      (event) => event.type === "tool.failed",
+    );
+    const payload = failed?.payload as { error: { stack: string; cause: { stack: string } } };
+    const error = payload.error;
+    // The frames stay: only the text the redaction removed is gone.
+    expect(error.stack).toMatch(/^Error: \[redacted\]\n\s+at /);
+    expect(error.cause.stack).toMatch(/^Error: \[redacted\]\n\s+at /);
+    expect(JSON.stringify(payload)).not.toContain(secret);
   });
 });

@@ -231,3 +231,52 @@ function mapChildren(value: JsonValue, map: (child: JsonValue) => JsonValue): Js
   }
   return copy ?? value;
 }
+
+/**
+ * A redacted failure's error with the text the redaction removed taken out of its stacks too.
+ * A stack repeats its error's message (V8: `Error: <message>\n    at ...`) and a custom stack may
+ * quote a cause, so a redaction of `error.message` alone would leave the secret in
+ * `error.stack`. The rule, for the error and each of its causes: every string the redaction
+ * changed or removed in that error (its fields and its causes', stacks aside) is replaced by
+ * `[redacted]` wherever its stack, if the redaction left it as it was, contains it. The frames
+ * stay. `before` is the failure's error as normalised, `after` the same after redaction.
+ */
+export function redactErrorStacks(before: JsonValue, after: JsonValue): JsonValue {
+  if (!isObject(before) || !isObject(after) || before === after) return after;
+  let out = after;
+  if (before.cause !== undefined && after.cause !== undefined) {
+    const cause = redactErrorStacks(before.cause, after.cause);
+    if (cause !== after.cause) out = { ...out, cause };
+  }
+  const stack = after.stack;
+  if (typeof stack !== "string" || stack !== before.stack) return out;
+  const removed = new Set<string>();
+  for (const key of Object.keys(before))
+    if (key !== "stack") removedStrings(before[key] as JsonValue, after[key], removed);
+  // Longest first: a removed string that contains another is replaced whole.
+  let redacted = stack;
+  for (const text of [...removed].sort((x, y) => y.length - x.length))
+    redacted = redacted.replaceAll(text, REDACTED);
+  return redacted === stack ? out : { ...out, stack: redacted };
+}
+
+function isObject(value: unknown): value is { [key: string]: JsonValue } {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** Adds to `removed` the non-empty strings of `before` that `after` no longer holds there. */
+function removedStrings(before: JsonValue, after: JsonValue | undefined, removed: Set<string>) {
+  if (before === after) return;
+  if (typeof before === "string") {
+    if (before.length > 0) removed.add(before);
+    return;
+  }
+  if (before === null || typeof before !== "object") return;
+  const sameShape =
+    after !== null && typeof after === "object" && Array.isArray(after) === Array.isArray(before);
+  for (const key of Object.keys(before)) {
+    if (key === "stack") continue;
+    const next = sameShape ? (after as { [key: string]: JsonValue })[key] : undefined;
+    removedStrings((before as { [key: string]: JsonValue })[key] as JsonValue, next, removed);
+  }
+}

@@ -30,7 +30,7 @@ import {
 import type { Attempt, ReplayedOutcome } from "./attempt.js";
 import { CommitQueue } from "./commit-queue.js";
 import { commitOutcome, outcomeRecorded } from "./outcome-guard.js";
-import { applyRedaction, type Redaction, validateRedaction } from "./redact.js";
+import { applyRedaction, type Redaction, redactErrorStacks, validateRedaction } from "./redact.js";
 
 export interface SessionRecorderOptions {
   store: EventStore;
@@ -134,8 +134,16 @@ export class SessionRecorder {
   /** The terminal event of a run that was already closed when this recorder loaded it. */
   #recordedEnd: LedgerEvent | undefined;
   #lastModelCompletion: string | undefined;
+  /** The recorded run being read, for a child of a resumed run (see `#whenReady`). */
   #ready: Promise<void> | undefined;
-  /** Set once `#ready` has resolved: a recorded call then skips awaiting it (a microtask each). */
+  /** Set once `#ready` has resolved. */
+  #loaded = false;
+  /** Calls waiting for `#ready` that have not had their turn yet (see `#inTurn`). */
+  #waiting = 0;
+  /**
+   * Set once the recorder is ready and no call waits for its turn: a call then runs at once,
+   * skipping `#inTurn`'s promise (a microtask each).
+   */
   #isReady = false;
   #parent: SessionRecorder | undefined;
   /**
@@ -264,22 +272,53 @@ export class SessionRecorder {
     return this.#lastModelCompletion;
   }
 
-  // A child of a resumed parent adopts the matching child run recorded before the crash.
-  #whenReady(): Promise<void> {
+  /**
+   * Runs `call` once this recorder is ready, calls in the order they were made. Replay matches
+   * calls by order (the k-th model call, tool calls of one name), and a run's events are in the
+   * order its calls reached the queue, so a call must never overtake one made before it: until
+   * every call that waits for the recorder has had its turn, a new call waits behind them (the
+   * reactions to one promise run in the order they were added) instead of running at once.
+   * `call` runs synchronously up to its first `await`, within its turn.
+   */
+  #inTurn<T>(call: () => Promise<T>): Promise<T> {
+    if (this.#isReady || this.#whenReady() === undefined) return rejectThrown(call);
+    this.#waiting++;
+    return (this.#ready as Promise<void>).then(
+      () => {
+        this.#tookTurn();
+        return call();
+      },
+      (error: unknown) => {
+        this.#tookTurn();
+        throw error;
+      },
+    );
+  }
+
+  #tookTurn(): void {
+    this.#waiting--;
+    if (this.#waiting === 0 && this.#loaded) this.#isReady = true;
+  }
+
+  /**
+   * Undefined once calls may run: at once for a new run or a resumed root (read by `resume`).
+   * A child of a resumed parent first reads and adopts the child run recorded before the crash:
+   * the promise of that read.
+   */
+  #whenReady(): Promise<void> | undefined {
     if (this.#ready) return this.#ready;
-    const parent = this.#parent;
-    if (!parent?.resumed) {
+    if (!this.#parent?.resumed) {
       this.#isReady = true;
-      this.#ready = Promise.resolve();
-      return this.#ready;
+      return undefined;
     }
     this.#ready = this.#load(false).then(
       () => {
-        this.#isReady = true;
+        this.#loaded = true;
+        if (this.#waiting === 0) this.#isReady = true;
       },
       (error: unknown) => {
-        // Nothing was committed or answered meanwhile (every call awaits this): the next call
-        // reads the run again instead of failing forever on one unreachable moment.
+        // Nothing was committed or answered meanwhile (every call waits for this): the next
+        // call reads the run again instead of failing forever on one unreachable moment.
         this.#ready = undefined;
         throw error;
       },
@@ -288,12 +327,13 @@ export class SessionRecorder {
   }
 
   async #commit(events: NewEvent[]): Promise<LedgerEvent[]> {
-    if (!this.#isReady) await this.#whenReady();
-    // The events are this recorder's own objects (`record` copies its caller's), so they are
-    // completed in place: a merged copy of each, marked prevalidated a second time, cost more
-    // than any other step of the recorder on every recorded call.
-    for (const event of events) this.#withDefaults(event);
-    const stored = await this.#queue.commit(events);
+    const stored = await this.#inTurn(() => {
+      // The events are this recorder's own objects (`record` copies its caller's), so they are
+      // completed in place: a merged copy of each, marked prevalidated a second time, cost more
+      // than any other step of the recorder on every recorded call.
+      for (const event of events) this.#withDefaults(event);
+      return this.#queue.commit(events);
+    });
     for (const event of stored) {
       if (event.type === "model.completed") this.#lastModelCompletion = event.eventId;
       if (
@@ -336,10 +376,7 @@ export class SessionRecorder {
     const event = events[0];
     if (event && evidenceRefs.length > 0)
       event.evidenceRefs = [...(event.evidenceRefs ?? []), ...evidenceRefs];
-    if (blobs.size > 0) {
-      if (!this.#isReady) await this.#whenReady();
-      await putCompactedBlobs(this.store, blobs);
-    }
+    if (blobs.size > 0) await this.#inTurn(() => putCompactedBlobs(this.store, blobs));
   }
 
   /** The second half: the events appended, and their blobs remembered as put and indexed. */
@@ -361,59 +398,71 @@ export class SessionRecorder {
     return (redacted as JsonObject)[field] ?? null;
   }
 
+  // A reason (abandon, approve, cancelRun) is free text a person or policy wrote, and may name
+  // what it is about: redacted as `{ reason }`, the field of its payload.
+  #reason(type: string, reason: unknown): JsonValue {
+    return this.#payload(type, reason, "$.reason", "reason");
+  }
+
   // A failure's payload `{ error }` is redacted as a whole (paths such as `error.message` are
-  // relative to it): provider and tool errors quote credentials too.
+  // relative to it): provider and tool errors quote credentials too. What the redaction took
+  // out of an error is taken out of its stack too, which repeats the message.
   #failure(type: string, payload: JsonObject): JsonObject {
     if (this.#redact === undefined) return payload;
     const redacted = toPlainJson(applyRedaction(payload, this.#redact, { type }), "$");
     if (redacted === null || typeof redacted !== "object" || Array.isArray(redacted))
       throw new InvalidArgumentError("$", "a redaction must keep a failure's payload an object");
-    return redacted;
+    const error = redacted.error;
+    if (error === undefined || payload.error === undefined) return redacted;
+    const scrubbed = redactErrorStacks(payload.error, error);
+    return scrubbed === error ? redacted : { ...redacted, error: scrubbed };
   }
 
   /** Records `run.started` (with parentRunId / causedByEventId for a child run). On a resumed run, returns the recorded one. */
   async startRun(payload?: unknown): Promise<LedgerEvent> {
-    if (!this.#isReady) await this.#whenReady();
-    if (this.#started && this.#startedEvent) return this.#startedEvent;
-    const event: NewEvent = {
-      type: "run.started",
-      payload: this.#payload("run.started", payload ?? {}, "$"),
-    };
-    if (this.parentRunId !== undefined) event.parentRunId = this.parentRunId;
-    if (this.causedByEventId !== undefined) event.causedByEventId = this.causedByEventId;
-    this.#started = true;
-    try {
-      const [stored] = await this.#commit([event]);
-      this.#startedEvent = stored;
-      return stored as LedgerEvent;
-    } catch (error) {
-      this.#started = false;
-      throw error;
-    }
+    return this.#inTurn(async () => {
+      if (this.#started && this.#startedEvent) return this.#startedEvent;
+      const event: NewEvent = {
+        type: "run.started",
+        payload: this.#payload("run.started", payload ?? {}, "$"),
+      };
+      if (this.parentRunId !== undefined) event.parentRunId = this.parentRunId;
+      if (this.causedByEventId !== undefined) event.causedByEventId = this.causedByEventId;
+      this.#started = true;
+      try {
+        const [stored] = await this.#commit([event]);
+        this.#startedEvent = stored;
+        return stored as LedgerEvent;
+      } catch (error) {
+        this.#started = false;
+        throw error;
+      }
+    });
   }
 
   /** Records an input (a user message, a task). On resume, the recorded input is returned instead. */
   async recordInput(input: unknown, options: { metadata?: JsonObject } = {}): Promise<LedgerEvent> {
-    if (!this.#isReady) await this.#whenReady();
-    const payload = this.#payload("input.received", { input }, "$");
-    const recorded = this.#replay?.takeInput();
-    if (recorded) {
-      if (hashJson(recorded.payload) !== hashJson(payload)) {
-        throw new ReplayDivergenceError(
-          `input differs from the one recorded at seq ${recorded.seq}`,
-          { seq: recorded.seq },
-        );
+    return this.#inTurn(async () => {
+      const payload = this.#payload("input.received", { input }, "$");
+      const recorded = this.#replay?.takeInput();
+      if (recorded) {
+        if (hashJson(recorded.payload) !== hashJson(payload)) {
+          throw new ReplayDivergenceError(
+            `input differs from the one recorded at seq ${recorded.seq}`,
+            { seq: recorded.seq },
+          );
+        }
+        return recorded;
       }
-      return recorded;
-    }
-    const [stored] = await this.#commit([
-      {
-        type: "input.received",
-        payload,
-        ...(options.metadata ? { metadata: options.metadata } : {}),
-      },
-    ]);
-    return stored as LedgerEvent;
+      const [stored] = await this.#commit([
+        {
+          type: "input.received",
+          payload,
+          ...(options.metadata ? { metadata: options.metadata } : {}),
+        },
+      ]);
+      return stored as LedgerEvent;
+    });
   }
 
   /**
@@ -422,30 +471,31 @@ export class SessionRecorder {
    * or, if it was in flight when the process died, retried as a new attempt of the same step.
    */
   async beforeModelCall(options: BeforeModelCallOptions): Promise<Attempt> {
-    if (!this.#isReady) await this.#whenReady();
-    const request = this.#payload("model.requested", options.request, "$", "request");
-    // = hashJson(request), with the JSON of message texts seen on earlier turns memoized.
-    const requestHash = sha256Hex(this.#canonical.json(request));
-    const match = this.#replay?.takeModel(requestHash);
-    if (match) {
-      const replayed = this.#answer(match);
-      if (replayed) return replayed;
-      // In flight at the crash: model calls count as idempotent, so run it again.
+    return this.#inTurn(async () => {
+      const request = this.#payload("model.requested", options.request, "$", "request");
+      // = hashJson(request), with the JSON of message texts seen on earlier turns memoized.
+      const requestHash = sha256Hex(this.#canonical.json(request));
+      const match = this.#replay?.takeModel(requestHash);
+      if (match) {
+        const replayed = this.#answer(match);
+        if (replayed) return replayed;
+        // In flight at the crash: model calls count as idempotent, so run it again.
+        return this.#request({
+          kind: "model",
+          stepId: match.attempt.stepId,
+          retryOf: match.attempt.attemptId,
+          request,
+          requestHash,
+          metadata: options.metadata,
+        });
+      }
       return this.#request({
         kind: "model",
-        stepId: match.attempt.stepId,
-        retryOf: match.attempt.attemptId,
+        stepId: options.stepId ?? uuidv7(),
         request,
         requestHash,
         metadata: options.metadata,
       });
-    }
-    return this.#request({
-      kind: "model",
-      stepId: options.stepId ?? uuidv7(),
-      request,
-      requestHash,
-      metadata: options.metadata,
     });
   }
 
@@ -469,32 +519,33 @@ export class SessionRecorder {
    * attempt, so the adapter can ask a person and then `retry` or `abandon` it).
    */
   async beforeToolCall(options: BeforeToolCallOptions): Promise<Attempt> {
-    if (!this.#isReady) await this.#whenReady();
-    assertToolName(options.name);
-    if (options.toolCallId !== undefined) assertId(options.toolCallId, "$.toolCallId");
-    const args = this.#payload("tool.requested", options.args, "$", "args");
-    const requestHash = hashJson({ name: options.name, args });
-    const effect = toolEffect(options.effect);
-    const match = this.#replay?.takeTool({
-      toolCallId: options.toolCallId,
-      name: options.name,
-      requestHash,
+    return this.#inTurn(async () => {
+      assertToolName(options.name);
+      if (options.toolCallId !== undefined) assertId(options.toolCallId, "$.toolCallId");
+      const args = this.#payload("tool.requested", options.args, "$", "args");
+      const requestHash = hashJson({ name: options.name, args });
+      const effect = toolEffect(options.effect);
+      const match = this.#replay?.takeTool({
+        toolCallId: options.toolCallId,
+        name: options.name,
+        requestHash,
+      });
+      const common = {
+        kind: "tool" as const,
+        request: args,
+        requestHash,
+        name: options.name,
+        effect,
+        toolCallId: options.toolCallId ?? match?.attempt.toolCallId,
+        causedByEventId:
+          options.causedByEventId ??
+          match?.attempt.requested.causedByEventId ??
+          this.#lastModelCompletion,
+        metadata: options.metadata,
+      };
+      if (match) return this.#replayTool(match, effect, common);
+      return this.#request(atStep(common, options.stepId ?? uuidv7()));
     });
-    const common = {
-      kind: "tool" as const,
-      request: args,
-      requestHash,
-      name: options.name,
-      effect,
-      toolCallId: options.toolCallId ?? match?.attempt.toolCallId,
-      causedByEventId:
-        options.causedByEventId ??
-        match?.attempt.requested.causedByEventId ??
-        this.#lastModelCompletion,
-      metadata: options.metadata,
-    };
-    if (match) return this.#replayTool(match, effect, common);
-    return this.#request(atStep(common, options.stepId ?? uuidv7()));
   }
 
   /**
@@ -623,11 +674,11 @@ export class SessionRecorder {
       payload,
     };
     // A completion's payload came through `#payload` and the compactor: the recorder's own
-    // validated copy (see #request), so it goes prevalidated with its metadata checked here. A
-    // failure's normalised error and metadata are checked by the store.
-    const completion = type === "model.completed" || type === "tool.completed";
-    if (metadata !== undefined) event.metadata = completion ? callMetadata(metadata) : metadata;
-    if (completion) markPrevalidated(event);
+    // validated copy (see #request), so it goes prevalidated. A failure's normalised error is
+    // checked by the store. Metadata is checked here for both, so a bad value is named by its
+    // path in the caller's argument (`$.metadata.when`), not in the store's append request.
+    if (metadata !== undefined) event.metadata = callMetadata(metadata);
+    if (type === "model.completed" || type === "tool.completed") markPrevalidated(event);
     // The blobs go first, under the claim but before it is at stake: a put that fails has
     // appended nothing, so the outcome can still be recorded.
     const [stored] = await commitOutcome(
@@ -645,15 +696,17 @@ export class SessionRecorder {
     response: unknown,
     options: { metadata?: JsonObject } = {},
   ): Promise<LedgerEvent> {
-    const compact = this.#compactor.begin();
-    const full = this.#payload("model.completed", response, "$", "response");
-    return this.#resolve(
-      attempt,
-      "model.completed",
-      { response: compact.value(full, { text: true }) },
-      options.metadata,
-      compact,
-    );
+    return rejectThrown(() => {
+      const compact = this.#compactor.begin();
+      const full = this.#payload("model.completed", response, "$", "response");
+      return this.#resolve(
+        attempt,
+        "model.completed",
+        { response: compact.value(full, { text: true }) },
+        options.metadata,
+        compact,
+      );
+    });
   }
 
   /** Records `model.failed`; the error is normalised to `{ name, message, stack?, cause? }`. */
@@ -662,14 +715,16 @@ export class SessionRecorder {
     error: unknown,
     options: { metadata?: JsonObject; partial?: unknown } = {},
   ): Promise<LedgerEvent> {
-    const payload = this.#failure("model.failed", { error: normalizeError(error) as never });
-    const compact = this.#compactor.begin();
-    if (options.partial !== undefined)
-      payload.partial = compact.value(
-        this.#payload("model.failed", options.partial, "$.partial", "partial"),
-        { text: true },
-      );
-    return this.#resolve(attempt, "model.failed", payload, options.metadata, compact);
+    return rejectThrown(() => {
+      const payload = this.#failure("model.failed", { error: normalizeError(error) as never });
+      const compact = this.#compactor.begin();
+      if (options.partial !== undefined)
+        payload.partial = compact.value(
+          this.#payload("model.failed", options.partial, "$.partial", "partial"),
+          { text: true },
+        );
+      return this.#resolve(attempt, "model.failed", payload, options.metadata, compact);
+    });
   }
 
   /** Records `tool.completed` with the tool's result. */
@@ -678,15 +733,17 @@ export class SessionRecorder {
     result: unknown,
     options: { metadata?: JsonObject } = {},
   ): Promise<LedgerEvent> {
-    const compact = this.#compactor.begin();
-    const full = this.#payload("tool.completed", result, "$", "result");
-    const payload: JsonObject = { result: compact.value(full, { text: false }) };
-    if (attempt.toolCallId !== undefined) {
-      // The attempt comes back from the caller: its id enters a prevalidated payload.
-      assertId(attempt.toolCallId, "$.toolCallId");
-      payload.toolCallId = attempt.toolCallId;
-    }
-    return this.#resolve(attempt, "tool.completed", payload, options.metadata, compact);
+    return rejectThrown(() => {
+      const compact = this.#compactor.begin();
+      const full = this.#payload("tool.completed", result, "$", "result");
+      const payload: JsonObject = { result: compact.value(full, { text: false }) };
+      if (attempt.toolCallId !== undefined) {
+        // The attempt comes back from the caller: its id enters a prevalidated payload.
+        assertId(attempt.toolCallId, "$.toolCallId");
+        payload.toolCallId = attempt.toolCallId;
+      }
+      return this.#resolve(attempt, "tool.completed", payload, options.metadata, compact);
+    });
   }
 
   /** Records `tool.failed`. */
@@ -695,9 +752,11 @@ export class SessionRecorder {
     error: unknown,
     options: { metadata?: JsonObject } = {},
   ): Promise<LedgerEvent> {
-    const payload = this.#failure("tool.failed", { error: normalizeError(error) as never });
-    if (attempt.toolCallId !== undefined) payload.toolCallId = attempt.toolCallId;
-    return this.#resolve(attempt, "tool.failed", payload, options.metadata);
+    return rejectThrown(() => {
+      const payload = this.#failure("tool.failed", { error: normalizeError(error) as never });
+      if (attempt.toolCallId !== undefined) payload.toolCallId = attempt.toolCallId;
+      return this.#resolve(attempt, "tool.failed", payload, options.metadata);
+    });
   }
 
   /**
@@ -705,13 +764,13 @@ export class SessionRecorder {
    * `metadata` goes on its `*.requested` event, as `before*` puts a call's own.
    */
   retry(attempt: Attempt, options: { metadata?: JsonObject } = {}): Promise<Attempt> {
-    // The attempt comes back from the caller and its parts enter a prevalidated event: each is
-    // checked here, as `before*` checks a new call.
-    if (attempt.kind !== "model" && attempt.kind !== "tool")
-      return Promise.reject(
-        new InvalidArgumentError("$.kind", "an attempt is a model or tool call"),
-      );
-    try {
+    // In its turn, as a recorded retry is matched by order like the call it repeats; a bad
+    // attempt (even a missing one) rejects, never throws.
+    return this.#inTurn(() => {
+      // The attempt comes back from the caller and its parts enter a prevalidated event: each is
+      // checked here, as `before*` checks a new call.
+      if (attempt.kind !== "model" && attempt.kind !== "tool")
+        throw new InvalidArgumentError("$.kind", "an attempt is a model or tool call");
       assertId(attempt.attemptId, "$.attemptId");
       if (attempt.toolCallId !== undefined) assertId(attempt.toolCallId, "$.toolCallId");
       // Any string (an event written without the recorder may have recorded "" here).
@@ -756,9 +815,7 @@ export class SessionRecorder {
           match?.attempt.attemptId ?? attempt.attemptId,
         ),
       );
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    });
   }
 
   /** Records that an unresolved attempt will never complete (a person or policy decided). */
@@ -768,7 +825,7 @@ export class SessionRecorder {
   ): Promise<LedgerEvent> {
     if (typeof reason !== "string" || reason.length === 0)
       throw new InvalidArgumentError("$.reason", "abandoning an attempt needs a reason");
-    const payload: JsonObject = { reason };
+    const payload: JsonObject = { reason: this.#reason("attempt.abandoned", reason) };
     if (attempt.toolCallId !== undefined) payload.toolCallId = attempt.toolCallId;
     const [stored] = await commitOutcome(attempt, "attempt.abandoned", () =>
       this.#commit([
@@ -797,7 +854,7 @@ export class SessionRecorder {
     if (typeof reason !== "string" || reason.length === 0) {
       throw new InvalidArgumentError("$.reason", "approving an attempt needs a reason");
     }
-    const payload: JsonObject = { reason };
+    const payload: JsonObject = { reason: this.#reason("attempt.approved", reason) };
     if (attempt.toolCallId !== undefined) payload.toolCallId = attempt.toolCallId;
     const [stored] = await this.#commit([
       {
@@ -882,7 +939,7 @@ export class SessionRecorder {
   async completeRun(output?: unknown): Promise<LedgerEvent> {
     return this.#close({
       type: "run.completed",
-      payload: { output: this.#payload("run.completed", output ?? null, "$") },
+      payload: { output: this.#payload("run.completed", output ?? null, "$", "output") },
     });
   }
 
@@ -896,16 +953,20 @@ export class SessionRecorder {
 
   /** Closes the run as cancelled. */
   async cancelRun(reason?: string): Promise<LedgerEvent> {
-    return this.#close({ type: "run.cancelled", payload: reason === undefined ? {} : { reason } });
+    return this.#close({
+      type: "run.cancelled",
+      payload: reason === undefined ? {} : { reason: this.#reason("run.cancelled", reason) },
+    });
   }
 
   // A re-executed loop closes its run (or a child's) again, as it did before the crash: like
   // startRun, that answers from the ledger. Closing it another way is still `run-closed`.
   async #close(event: NewEvent): Promise<LedgerEvent> {
-    if (!this.#isReady) await this.#whenReady();
-    if (this.#recordedEnd?.type === event.type) return this.#recordedEnd;
-    const [stored] = await this.#commit([event]);
-    return stored as LedgerEvent;
+    return this.#inTurn(async () => {
+      if (this.#recordedEnd?.type === event.type) return this.#recordedEnd;
+      const [stored] = await this.#commit([event]);
+      return stored as LedgerEvent;
+    });
   }
 
   /** Appends a custom event (`x.` prefix) or any other event type on this run. */
@@ -1044,6 +1105,18 @@ function toolRequestPayload(options: RequestOptions, args: JsonValue): JsonObjec
 /** Per-call metadata, validated here: the recorder's events reach the store prevalidated. */
 function callMetadata(metadata: JsonObject | undefined): JsonObject | undefined {
   return metadata === undefined ? undefined : validateMetadata(metadata, "$.metadata");
+}
+
+/**
+ * `call()`, or a promise rejected with what it threw: every async API of the recorder rejects,
+ * never throws (`Promise.allSettled(attempts.map(...))` must see each call's own outcome).
+ */
+function rejectThrown<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return call();
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /** A tool call's effect with the defaults filled in, checked as the store would check it. */
