@@ -36,6 +36,7 @@ import {
   SESSION_SETTINGS_QUERY,
   type SessionSettings,
 } from "./session-settings.js";
+import { readStorageSettings, type StorageSettings } from "./storage-settings.js";
 
 /**
  * Now on the server's clock, in epoch ms: blob put times and the retention grace use it. UTC
@@ -202,6 +203,8 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
   #blocks: boolean | undefined;
   /** The server's max_allowed_packet in bytes: no statement may be longer. */
   #maxPacket: number | undefined;
+  /** What init found: the ledger's tables are InnoDB (checked), and how InnoDB commits. */
+  #storage: StorageSettings | undefined;
 
   constructor(options: { pool: mysql.Pool; owned: boolean; database?: string; location: string }) {
     const database = options.database ?? configuredDatabase(options.pool);
@@ -228,9 +231,11 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
       const [current] = (await connection.query(own(SESSION_SETTINGS_QUERY))) as unknown as [
         SessionSettings[],
       ];
-      checkSessionSettings(current[0], connection, this.#owned ? "$.uri" : "$.pool");
+      const path = this.#owned ? "$.uri" : "$.pool";
+      checkSessionSettings(current[0], connection, path);
       if (options?.create === false && !(await hasLedger(connection)))
         throw noLedgerError(this.#location, "the database has no agent-ledger tables");
+      const storage = await readStorageSettings(connection);
       const lockName = `agent-ledger:migrate:${current[0]?.name ?? ""}`.slice(0, 64);
       const waitSeconds = MIGRATION_WAIT_MS / 1000;
       const [locked] = (await connection.query(own("SELECT GET_LOCK(?, ?) AS got"), [
@@ -243,10 +248,11 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
         );
       try {
         // MySQL commits DDL implicitly: the lock, not a transaction, keeps migrators apart.
-        await migrateMysql(connection);
+        await migrateMysql(connection, storage, path);
       } finally {
         await connection.query(own("SELECT RELEASE_LOCK(?)"), [lockName]);
       }
+      this.#storage = storage;
     } finally {
       // Never back to the pool: its session settings and default database were changed.
       connection.destroy();
@@ -600,7 +606,16 @@ END`;
 
   describe(): StoreDescription {
     const description: StoreDescription = { kind: "mysql", location: this.#location };
-    if (this.#database !== undefined) description.durability = { database: this.#database };
+    const durability: Record<string, string | number> = {};
+    if (this.#database !== undefined) durability.database = this.#database;
+    // Known once init has checked the tables (InnoDB, or init refused them).
+    if (this.#storage !== undefined) {
+      durability.engine = "InnoDB";
+      durability.innodb_flush_log_at_trx_commit = this.#storage.flushLogAtCommit;
+      durability.note =
+        "an acknowledged append survives a server crash only with innodb_flush_log_at_trx_commit=1";
+    }
+    if (Object.keys(durability).length > 0) description.durability = durability;
     return description;
   }
 

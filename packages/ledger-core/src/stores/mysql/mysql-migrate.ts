@@ -2,6 +2,7 @@ import type mysql from "mysql2/promise";
 import { loadMigrations, pendingMigrations } from "../sql/migrations.js";
 import { driverError } from "../sql/sql-backend.js";
 import { own } from "./own-query.js";
+import { checkLedgerTables, checkNewTables, type StorageSettings } from "./storage-settings.js";
 
 /**
  * What a migration statement answers when a killed migrator already ran it: table exists,
@@ -38,9 +39,15 @@ export async function hasLedger(connection: mysql.PoolConnection): Promise<boole
  * statements ran) left some of its statements committed, so that migration skips a statement
  * whose work is already there (each statement is atomic). On a database without any recorded
  * version, a table of the first migration that holds rows is not a half-made ledger but
- * someone else's table: refused, before anything is written.
+ * someone else's table: refused, before anything is written. So are ledger tables that are not
+ * InnoDB tables of utf8mb4 text, and, when a migration is pending, settings under which its new
+ * tables would not be (`path` names the option that sets the connection's engine).
  */
-export async function migrateMysql(connection: mysql.PoolConnection): Promise<void> {
+export async function migrateMysql(
+  connection: mysql.PoolConnection,
+  settings: StorageSettings,
+  path: string,
+): Promise<void> {
   const existing = await tableNames(connection);
   let version = 0;
   if (existing.has("schema_version")) {
@@ -61,6 +68,10 @@ export async function migrateMysql(connection: mysql.PoolConnection): Promise<vo
         );
     }
   }
+  // A ledger at this version runs no DDL and needs only these reads (a reader's credentials).
+  await checkLedgerTables(connection, settings.database);
+  if (pending.length === 0) return;
+  checkNewTables(settings, path);
   for (const migration of pending) {
     const resumable = migration === pending[0];
     for (const statement of migration.statements) {
@@ -76,4 +87,7 @@ export async function migrateMysql(connection: mysql.PoolConnection): Promise<vo
       [migration.version, migration.tag, new Date().toISOString()],
     );
   }
+  // What the server made of them (e.g. a MariaDB enforce_storage_engine): refused now, not
+  // at the first write.
+  await checkLedgerTables(connection, settings.database);
 }

@@ -4,6 +4,7 @@ import type { EventStore } from "../../store/event-store.js";
 import { assertParsableUrl, redactUrl, unusableUrl } from "../../store/open-store.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
 import { MysqlBackend } from "./mysql-backend.js";
+import { STRICT_SESSION } from "./session-settings.js";
 
 /**
  * A pool the application made (its size and timeouts stay the application's choice), or a URI
@@ -31,6 +32,27 @@ function assertPromisePool(pool: unknown): void {
       "$.pool",
       "expected a mysql2/promise pool (createPool), not a single connection",
     );
+}
+
+/**
+ * Makes each connection of the store's own pool strict (see STRICT_SESSION) before the store's
+ * first statement on it (a connection runs its statements in order); one that cannot be is
+ * closed, so the store's statement on it fails rather than run lenient. A reset on release
+ * (`?resetOnRelease=true`) would put the server's sql_mode back: refused.
+ */
+function strictSessions(pool: mysql.Pool, uri: string): void {
+  if ((pool.pool as unknown as { config?: { resetOnRelease?: boolean } }).config?.resetOnRelease) {
+    void pool.end();
+    throw new InvalidArgumentError(
+      "$.uri",
+      `resetOnRelease would undo the store's session settings (a strict sql_mode) on each release: remove it from ${redactUrl(uri)}`,
+    );
+  }
+  pool.pool.on("connection", (connection) => {
+    connection.query(STRICT_SESSION, (error) => {
+      if (error) connection.destroy();
+    });
+  });
 }
 
 /** The ledger in MySQL or MariaDB (mysql2). */
@@ -66,6 +88,7 @@ export class MysqlEventStore extends SqlEventStore {
           error instanceof Error ? error.message : String(error),
         );
       }
+      strictSessions(pool, options.uri);
       super(
         new MysqlBackend({ pool, owned: true, location: redactUrl(options.uri), ...database }),
         "mysql",
