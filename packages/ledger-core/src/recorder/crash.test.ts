@@ -1,10 +1,10 @@
-import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { LedgerError } from "../events/errors.js";
 import { inspectSession } from "../inspect/inspect-session.js";
 import { verifyRun } from "../inspect/verify-run.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
+import { runUntilKilled as runChildUntilKilled } from "../testing/killed-child.test.data.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
 import type { Attempt } from "./attempt.js";
 import { SessionRecorder } from "./session-recorder.js";
@@ -37,21 +37,7 @@ setInterval(() => {}, 1000);
 `;
 
 function runUntilKilled(path: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--input-type=module", "-e", agent, path], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stderr = "";
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    child.stdout.on("data", (chunk: Buffer) => {
-      if (chunk.toString().includes("in-flight")) child.kill("SIGKILL");
-    });
-    child.on("exit", (_code, signal) =>
-      signal === "SIGKILL" ? resolve() : reject(new Error(`agent exited: ${stderr}`)),
-    );
-  });
+  return runChildUntilKilled(agent, [path], "in-flight");
 }
 
 const read = { kind: "read", idempotent: true } as const;

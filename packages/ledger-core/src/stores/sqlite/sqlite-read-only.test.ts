@@ -1,7 +1,8 @@
-import { type SpawnSyncReturns, spawn, spawnSync } from "node:child_process";
+import { type SpawnSyncReturns, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { runUntilKilled } from "../../testing/killed-child.test.data.js";
 import { scratchDirectory } from "../../testing/scratch-directory.js";
 
 // An on-call engineer reads the agent's ledger file with a user that may read it but not write
@@ -61,24 +62,12 @@ try {
 process.stdout.write(JSON.stringify(out));
 `;
 
-function runAgent(path: string, mode: "kill" | "close"): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--input-type=module", "-e", agent, path, mode], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stderr = "";
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    child.stdout.on("data", (chunk: Buffer) => {
-      if (chunk.toString().includes("in-flight")) child.kill("SIGKILL");
-    });
-    child.on("exit", (code, signal) =>
-      signal === "SIGKILL" || (mode === "close" && code === 0)
-        ? resolve()
-        : reject(new Error(`agent exited with ${code ?? signal}: ${stderr}`)),
-    );
+async function runAgent(path: string, mode: "kill" | "close"): Promise<void> {
+  if (mode === "kill") return runUntilKilled(agent, [path, mode], "in-flight");
+  const result = spawnSync(process.execPath, ["--input-type=module", "-e", agent, path, mode], {
+    encoding: "utf8",
   });
+  if (result.status !== 0) throw new Error(`the agent exited ${result.status}: ${result.stderr}`);
 }
 
 /** Leaves the folder and everything in it readable only, until the test ends. */
