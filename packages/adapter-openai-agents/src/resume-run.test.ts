@@ -244,19 +244,24 @@ describe("resumeRun after a crash", () => {
   });
 });
 
+/** A tool that charges the card, noting each charge in `effects`. */
+function chargeTool(effects: string[]) {
+  return tool({
+    name: "charge",
+    description: "charge the card",
+    parameters: z.object({ amount: z.number() }),
+    execute: async ({ amount }) => {
+      effects.push(`charge ${amount}`);
+      return `charged ${amount}`;
+    },
+  });
+}
+
 describe("resumeRun with a provider that reuses tool call ids (call_0 on every response)", () => {
   // Two turns each charge under call_0, then the model answers.
   const make = () => {
     const effects: string[] = [];
-    const charge = tool({
-      name: "charge",
-      description: "charge the card",
-      parameters: z.object({ amount: z.number() }),
-      execute: async ({ amount }) => {
-        effects.push(`charge ${amount}`);
-        return `charged ${amount}`;
-      },
-    });
+    const charge = chargeTool(effects);
     const model = new ScriptedModel([
       () => [functionCall("charge", { amount: 7 }, "call_0")],
       () => [functionCall("charge", { amount: 3 }, "call_0")],
@@ -304,15 +309,7 @@ describe("resumeRun after the model sent tool arguments that are not JSON", () =
   // charge went through. Arguments that are not JSON get the SDK's answer asking for valid JSON.
   const make = (turns: ReturnType<typeof functionCall>[][]) => {
     const effects: string[] = [];
-    const charge = tool({
-      name: "charge",
-      description: "charge the card",
-      parameters: z.object({ amount: z.number() }),
-      execute: async ({ amount }) => {
-        effects.push(`charge ${amount}`);
-        return `charged ${amount}`;
-      },
-    });
+    const charge = chargeTool(effects);
     const model = new ScriptedModel([
       ...turns.map((output) => () => output),
       (request) => [message(JSON.stringify(request.input).includes("charged") ? "sold" : "not")],
