@@ -199,6 +199,33 @@ describe("content-addressed payloads", () => {
     expect(new Set(rows.map((row) => row.ref))).toEqual(refs);
   });
 
+  it("a call on a run the recorder closed is run-closed before any blob is put", async () => {
+    const path = join(folder, "closed.db");
+    const store = new SqliteEventStore({ path });
+    await store.init();
+    const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
+    await converse(recorder, 2);
+    await recorder.completeRun("done");
+    const blobRows = () => {
+      const raw = new Database(path, { readonly: true });
+      const { n } = raw.prepare("SELECT count(*) AS n FROM blobs").get() as { n: number };
+      raw.close();
+      return n;
+    };
+    const before = blobRows();
+    const fresh = `a message no blob holds yet ${"x".repeat(5_000)}`;
+    await expect(
+      recorder.beforeModelCall({
+        request: { model: "m", messages: [{ role: "user", content: fresh }] },
+      }),
+    ).rejects.toMatchObject({ code: "run-closed" });
+    await expect(
+      recorder.beforeToolCall({ toolCallId: "t", name: "big", args: { text: fresh.repeat(60) } }),
+    ).rejects.toMatchObject({ code: "run-closed" });
+    expect(blobRows()).toBe(before);
+    await store.close();
+  });
+
   it("resumes with resolved outcomes and extends the recorded list", async () => {
     const store = new MemoryEventStore();
     const first = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });

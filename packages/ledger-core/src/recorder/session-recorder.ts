@@ -11,6 +11,7 @@ import {
   InvalidArgumentError,
   NotFoundError,
   ReplayDivergenceError,
+  RunClosedError,
   UnresolvedAttemptError,
 } from "../events/errors.js";
 import { assertId, uuidv7 } from "../events/ids.js";
@@ -376,7 +377,16 @@ export class SessionRecorder {
     const event = events[0];
     if (event && evidenceRefs.length > 0)
       event.evidenceRefs = [...(event.evidenceRefs ?? []), ...evidenceRefs];
-    if (blobs.size > 0) await this.#inTurn(() => putCompactedBlobs(this.store, blobs));
+    if (blobs.size === 0) return;
+    // A run this recorder closed (or found closed) refuses the event: its blobs would be put
+    // for nothing, and no session would ever name them for retention to collect.
+    if (this.#status !== "running")
+      throw new RunClosedError({
+        sessionId: this.sessionId,
+        runId: this.runId,
+        status: this.#status,
+      });
+    await this.#inTurn(() => putCompactedBlobs(this.store, blobs));
   }
 
   /** The second half: the events appended, and their blobs remembered as put and indexed. */
