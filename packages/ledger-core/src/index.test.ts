@@ -46,6 +46,7 @@ describe("@agent-ledger/core public surface", () => {
       "resolveEvents",
       "latestEvidence",
       "EVENT_TYPES",
+      "MAX_JSON_DEPTH",
     ];
     for (const name of names) expect(core, name).toHaveProperty(name);
     expect(core.EVENT_TYPES).toContain("attempt.approved");

@@ -49,6 +49,7 @@ export {
   assertPlainJson,
   childPath,
   cloneJson,
+  MAX_JSON_DEPTH,
   normalizeError,
   toPlainJson,
   wellFormedText,

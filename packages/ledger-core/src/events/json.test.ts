@@ -5,6 +5,7 @@ import {
   childPath,
   cloneJson,
   type JsonValue,
+  MAX_JSON_DEPTH,
   normalizeError,
   toPlainJson,
 } from "./json.js";
@@ -81,6 +82,26 @@ describe("toPlainJson", () => {
       d: [0, -1, 1.5, 1e21, "", null, true],
     });
     expect(Object.getPrototypeOf(copy.c)).toBe(Object.prototype);
+  });
+
+  it("accepts nesting down to MAX_JSON_DEPTH and names the first value below it", () => {
+    const nested = (depth: number): JsonValue => {
+      let value: JsonValue = "leaf";
+      for (let level = 0; level < depth; level++) value = { a: value };
+      return value;
+    };
+    expect(() => toPlainJson(nested(MAX_JSON_DEPTH))).not.toThrow();
+    let caught: unknown;
+    try {
+      toPlainJson(nested(5_000), "$.payload");
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toMatchObject({
+      code: "non-serializable",
+      path: `$.payload${".a".repeat(MAX_JSON_DEPTH)}`,
+      message: expect.stringContaining(`nested deeper than ${MAX_JSON_DEPTH} levels`),
+    });
   });
 
   it("returns a deep copy the caller cannot change", () => {

@@ -50,10 +50,17 @@ function describe(value: unknown): string {
 }
 
 /**
+ * How deep objects and arrays may nest in a payload. The ledger's walks over a payload
+ * (validation, compaction, canonical JSON) recurse, and about 3,500 levels overflowed the stack
+ * with a bare RangeError; no agent's payload comes near this many.
+ */
+export const MAX_JSON_DEPTH = 512;
+
+/**
  * Validates that `value` is plain JSON and returns a deep copy of it, in one pass. Throws
  * `NonSerializableError` naming the path of the first bad value. Rejected: undefined,
  * functions, symbols, bigint, NaN, Infinity, -0, sparse arrays, cycles, Date, Map, Set,
- * class instances, strings with lone surrogates.
+ * class instances, strings with lone surrogates, nesting deeper than MAX_JSON_DEPTH.
  */
 export function toPlainJson(value: unknown, path = "$"): JsonValue {
   const walk: Walk = { root: path, keys: [], ancestors: [] };
@@ -115,6 +122,8 @@ function copy(value: unknown, walk: Walk): JsonValue {
       return value;
     case "object": {
       if (value === null) return null;
+      if (walk.ancestors.length >= MAX_JSON_DEPTH)
+        fail(walk, `a value nested deeper than ${MAX_JSON_DEPTH} levels`);
       if (walk.ancestors.includes(value)) fail(walk, "a cycle");
       walk.ancestors.push(value);
       if (Array.isArray(value)) {
