@@ -38,25 +38,41 @@ export interface OtlpTraceRequest {
   }[];
 }
 
-function anyValue(value: AttributeValue): OtlpAnyValue {
+// A JavaScript number does not say int or double, so a whole one would be written as an int.
+// These attributes are doubles in the GenAI conventions (a temperature of 1 is still 1.0): a
+// backend that types attributes by key rejects or splits an int there.
+const doubleKeys = new Set([
+  "gen_ai.request.temperature",
+  "gen_ai.request.top_p",
+  "gen_ai.request.top_k",
+  "gen_ai.request.frequency_penalty",
+  "gen_ai.request.presence_penalty",
+]);
+
+function anyValue(value: AttributeValue, double = false): OtlpAnyValue {
   if (Array.isArray(value))
     return {
       arrayValue: {
         values: (value as unknown[])
           .filter((item) => item !== null && item !== undefined)
-          .map((item) => anyValue(item as AttributeValue)),
+          .map((item) => anyValue(item as AttributeValue, double)),
       },
     };
   if (typeof value === "boolean") return { boolValue: value };
   if (typeof value === "number")
-    return Number.isInteger(value) ? { intValue: String(value) } : { doubleValue: value };
+    return Number.isInteger(value) && !double
+      ? { intValue: String(value) }
+      : { doubleValue: value };
   return { stringValue: String(value) };
 }
 
 function keyValues(attributes: Attributes): OtlpKeyValue[] {
   return Object.entries(attributes)
     .filter(([, value]) => value !== undefined)
-    .map(([key, value]) => ({ key, value: anyValue(value as AttributeValue) }));
+    .map(([key, value]) => ({
+      key,
+      value: anyValue(value as AttributeValue, doubleKeys.has(key)),
+    }));
 }
 
 function nanos(time: HrTime): string {

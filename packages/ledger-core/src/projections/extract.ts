@@ -9,9 +9,13 @@ import { isObject, unwrapLangChain } from "./langchain-message.js";
 
 /** Token counts of one model call, when the response says. */
 export interface TokenUsage {
+  /** All input tokens, cached ones included (as the GenAI conventions ask). */
   inputTokens?: number;
   outputTokens?: number;
+  /** Input tokens read from the provider's prompt cache. */
   cachedTokens?: number;
+  /** Input tokens written to the provider's prompt cache. */
+  cacheCreationTokens?: number;
 }
 
 /** A tool call the model asked for, normalised. */
@@ -138,19 +142,31 @@ export function usageOf(response: JsonValue | undefined): TokenUsage {
     const output = num(
       pick(candidate, ["outputTokens", "output_tokens", "completionTokens", "completion_tokens"]),
     );
-    if (input !== undefined) usage.inputTokens = input;
     if (output !== undefined) usage.outputTokens = output;
+    // Anthropic's `input_tokens` counts only the uncached part: the cache reads and writes are
+    // beside it. OpenAI (`prompt_tokens_details`), the AI SDK (`inputTokens.total`) and
+    // LangChain (`usage_metadata`) already count them in the total.
+    const anthropicRead = num(candidate.cache_read_input_tokens);
+    const anthropicCreation = num(candidate.cache_creation_input_tokens);
+    if (input !== undefined)
+      usage.inputTokens = input + (anthropicRead ?? 0) + (anthropicCreation ?? 0);
     const cached =
+      anthropicRead ??
       num(pick(candidate, ["cachedTokens", "cached_tokens", "cacheReadTokens"])) ??
       (isObject(candidate.inputTokens) ? num(candidate.inputTokens.cacheRead) : undefined) ??
-      detailCached(candidate);
+      detailCached(candidate, ["cached_tokens", "cachedTokens", "cache_read"]);
     if (cached !== undefined) usage.cachedTokens = cached;
+    const creation =
+      anthropicCreation ??
+      (isObject(candidate.inputTokens) ? num(candidate.inputTokens.cacheWrite) : undefined) ??
+      detailCached(candidate, ["cache_creation"]);
+    if (creation !== undefined) usage.cacheCreationTokens = creation;
     if (input !== undefined || output !== undefined) return usage;
   }
   return {};
 }
 
-function detailCached(usage: JsonObject): number | undefined {
+function detailCached(usage: JsonObject, keys: string[]): number | undefined {
   for (const key of [
     "inputTokensDetails",
     "input_tokens_details",
@@ -160,7 +176,7 @@ function detailCached(usage: JsonObject): number | undefined {
     let detail = usage[key];
     if (Array.isArray(detail)) detail = detail[0] ?? null;
     if (isObject(detail)) {
-      const found = num(pick(detail, ["cached_tokens", "cachedTokens", "cache_read"]));
+      const found = num(pick(detail, keys));
       if (found !== undefined) return found;
     }
   }

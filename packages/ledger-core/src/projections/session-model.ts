@@ -3,6 +3,7 @@ import { NotFoundError } from "../events/errors.js";
 import type { LedgerEvent } from "../events/types.js";
 import type { EventStore } from "../store/event-store.js";
 import { readWholeSession } from "../store/read-all.js";
+import { isObject } from "./langchain-message.js";
 
 /** One model or tool attempt with its request and (if any) its outcome event. */
 export interface AttemptRecord {
@@ -144,5 +145,16 @@ export function causeOf(model: SessionModel, attempt: AttemptRecord): string | u
     current =
       previous === undefined ? undefined : model.attempts.get(attemptKey(current.runId, previous));
   }
+  return undefined;
+}
+
+/** The agent's version a run was started with (`startRun({ version })` or `{ agent: { version } }`). */
+export function agentVersionOf(started: LedgerEvent | undefined): string | undefined {
+  const payload = started?.payload;
+  if (!isObject(payload)) return undefined;
+  if (typeof payload.version === "string" && payload.version.length > 0) return payload.version;
+  const agent = payload.agent;
+  if (isObject(agent) && typeof agent.version === "string" && agent.version.length > 0)
+    return agent.version;
   return undefined;
 }

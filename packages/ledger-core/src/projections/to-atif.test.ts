@@ -273,3 +273,99 @@ describe("toAtif tool call arguments", () => {
     ]);
   });
 });
+
+describe("toAtif token metrics", () => {
+  it("counts Anthropic's prompt-cache reads and writes in prompt_tokens, the reads as cached", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "cache",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    // Anthropic's input_tokens leaves the cached part out; OpenAI's prompt_tokens has it.
+    const usages = [
+      {
+        input_tokens: 12,
+        cache_read_input_tokens: 4000,
+        cache_creation_input_tokens: 100,
+        output_tokens: 7,
+      },
+      { prompt_tokens: 4112, completion_tokens: 7, prompt_tokens_details: { cached_tokens: 4000 } },
+    ];
+    for (const usage of usages) {
+      const call = await recorder.beforeModelCall({ request: { model: "m", messages: [] } });
+      await recorder.modelCompleted(call, { content: [{ type: "text", text: "ok" }], usage });
+    }
+    const trajectory = await toAtif(store, "cache");
+    const expected = { prompt_tokens: 4112, completion_tokens: 7, cached_tokens: 4000 };
+    expect(trajectory.steps.map((step) => step.metrics)).toEqual([expected, expected]);
+    expect(trajectory.final_metrics).toMatchObject({
+      total_prompt_tokens: 8224,
+      total_cached_tokens: 8000,
+    });
+  });
+});
+
+describe("toAtif of a run with no calls", () => {
+  it("still has a step, as ATIF requires, when the run crashed right after it started", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "crash",
+      actor: { type: "agent", id: "a" },
+    });
+    const started = await recorder.startRun();
+    const trajectory = await toAtif(store, "crash");
+    expect(trajectory.steps).toEqual([
+      {
+        step_id: 1,
+        timestamp: started.recordedAt,
+        source: "system",
+        message: "Run started; no input, model call or tool call recorded.",
+        extra: { run_id: started.runId, event_id: started.eventId },
+      },
+    ]);
+    expect(trajectory.final_metrics?.total_steps).toBe(1);
+  });
+
+  it("makes the input its start carried a user step", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "crash-input",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun({ input: "Summarise the report." });
+    await recorder.failRun(new Error("out of memory"));
+    const trajectory = await toAtif(store, "crash-input");
+    expect(trajectory.steps.map((step) => [step.source, step.message])).toEqual([
+      ["user", "Summarise the report."],
+    ]);
+  });
+});
+
+describe("toAtif of a failed run", () => {
+  it("leaves the error's stacks (local file paths) out of extra.result", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "failed",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    await recorder.failRun(new Error("boom", { cause: new Error("disk full") }));
+    const trajectory = await toAtif(store, "failed");
+    expect(JSON.stringify(trajectory)).not.toContain("stack");
+    expect(trajectory.extra?.result).toEqual({
+      error: { name: "Error", message: "boom", cause: { name: "Error", message: "disk full" } },
+    });
+    expect(trajectory.steps[0]?.message).toBe(
+      "Run failed before any input, model call or tool call: Error: boom",
+    );
+  });
+});

@@ -1,6 +1,7 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { LedgerEvent } from "../events/types.js";
 import type { EventStore } from "../store/event-store.js";
+import { errorText, startSteps, withoutStacks } from "./atif-run-ends.js";
 import type {
   AtifMetrics,
   AtifObservationResult,
@@ -21,6 +22,7 @@ import {
 } from "./extract.js";
 import {
   type AttemptRecord,
+  agentVersionOf,
   attemptKey,
   isUnresolved,
   loadSessionModel,
@@ -51,12 +53,6 @@ function asContent(value: JsonValue | undefined): string | null {
 
 function payloadOf(event: LedgerEvent | undefined): JsonObject {
   return event && isObject(event.payload) ? event.payload : {};
-}
-
-function errorText(payload: JsonObject): string {
-  const error = payload.error;
-  if (isObject(error)) return `${error.name ?? "Error"}: ${error.message ?? ""}`;
-  return asContent(error ?? null) ?? "failed";
 }
 
 function toolCallOf(attempt: AttemptRecord): AtifToolCall {
@@ -327,6 +323,11 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
     }
   }
 
+  // ATIF requires at least one step: a run that ended (or crashed) before any input, call or
+  // sub-agent still gets one, from what its start recorded.
+  if (drafts.length === 0)
+    for (const step of startSteps(run))
+      drafts.push({ at: -1, step, causes: [], resultsByCause: new Map() });
   drafts.sort((a, b) => a.at - b.at);
   const steps: AtifStep[] = drafts.map((draft, index) => ({ step_id: index + 1, ...draft.step }));
   const totals = { prompt: 0, completion: 0, cached: 0 };
@@ -336,12 +337,7 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
     totals.cached += step.metrics?.cached_tokens ?? 0;
   }
   const started = run.started ?? run.events[0];
-  const startPayload = payloadOf(run.started);
-  const version =
-    (typeof startPayload.version === "string" && startPayload.version) ||
-    (isObject(startPayload.agent) && typeof startPayload.agent.version === "string"
-      ? startPayload.agent.version
-      : "unknown");
+  const version = agentVersionOf(run.started) ?? "unknown";
   const actor = started?.actor;
   const trajectory: AtifTrajectory = {
     schema_version: "ATIF-v1.7",
@@ -368,7 +364,7 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
       run_id: run.runId,
       status: run.terminal ? run.terminal.type.slice(4) : "running",
       ...(run.parentRunId !== undefined ? { parent_run_id: run.parentRunId } : {}),
-      ...(run.terminal ? { result: run.terminal.payload } : {}),
+      ...(run.terminal ? { result: withoutStacks(run.terminal.payload) } : {}),
       unresolved_attempts: run.attempts.filter(isUnresolved).map((attempt) => attempt.attemptId),
     },
   };

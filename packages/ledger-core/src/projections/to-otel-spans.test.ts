@@ -369,3 +369,80 @@ describe("toOtelSpans provider name", () => {
     expect(span?.attributes["gen_ai.provider.name"]).toBeUndefined();
   });
 });
+
+describe("toOtelSpans token usage", () => {
+  it("counts cached tokens in gen_ai.usage.input_tokens, whichever provider's shape", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "cache",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    // Anthropic's input_tokens leaves the cached part out; OpenAI's and the AI SDK's have it.
+    const usages = [
+      {
+        input_tokens: 12,
+        cache_read_input_tokens: 4000,
+        cache_creation_input_tokens: 100,
+        output_tokens: 7,
+      },
+      { prompt_tokens: 4112, completion_tokens: 7, prompt_tokens_details: { cached_tokens: 4000 } },
+      {
+        inputTokens: { total: 4112, noCache: 12, cacheRead: 4000, cacheWrite: 100 },
+        outputTokens: { total: 7 },
+      },
+    ];
+    const attempts = [];
+    for (const usage of usages) {
+      const call = await recorder.beforeModelCall({ request: { model: "m", messages: [] } });
+      await recorder.modelCompleted(call, { content: [{ type: "text", text: "ok" }], usage });
+      attempts.push(call.attemptId);
+    }
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "cache", provider);
+    await provider.forceFlush();
+    const usageOf = (attemptId: string) => {
+      const span = exporter
+        .getFinishedSpans()
+        .find((each) => each.attributes["agent_ledger.attempt.id"] === attemptId);
+      return Object.fromEntries(
+        Object.entries(span?.attributes ?? {}).filter(([key]) => key.startsWith("gen_ai.usage.")),
+      );
+    };
+    const counted = {
+      "gen_ai.usage.input_tokens": 4112,
+      "gen_ai.usage.output_tokens": 7,
+      "gen_ai.usage.cache_read.input_tokens": 4000,
+    };
+    const written = { "gen_ai.usage.cache_creation.input_tokens": 100 };
+    expect(attempts.map(usageOf)).toEqual([
+      { ...counted, ...written },
+      counted,
+      { ...counted, ...written },
+    ]);
+  });
+});
+
+describe("toOtelSpans agent version", () => {
+  it("sets gen_ai.agent.version on invoke_agent from the version the run started with", async () => {
+    const store = new MemoryEventStore();
+    const fixture = await recordFixtureSession(store);
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, fixture.sessionId, provider);
+    await provider.forceFlush();
+    const agents = exporter.getFinishedSpans().filter((s) => s.name.startsWith("invoke_agent"));
+    const versionOf = (name: string) =>
+      agents.find((span) => span.name === name)?.attributes["gen_ai.agent.version"];
+    expect(versionOf("invoke_agent planner")).toBe("1.2.0");
+    // The researcher was started without a version: none is made up.
+    expect(versionOf("invoke_agent researcher")).toBeUndefined();
+  });
+});

@@ -14,6 +14,7 @@ import {
 } from "./extract.js";
 import {
   type AttemptRecord,
+  agentVersionOf,
   attemptKey,
   causeOf,
   isUnresolved,
@@ -200,6 +201,8 @@ function emitSpans(
       "agent_ledger.run.id": run.runId,
       "agent_ledger.run.status": run.terminal ? run.terminal.type.slice(4) : "running",
     };
+    const version = agentVersionOf(run.started);
+    if (version) attributes["gen_ai.agent.version"] = version;
     if (first.actor?.type) attributes["agent_ledger.actor.type"] = first.actor.type;
     if (first.actor?.framework) attributes["agent_ledger.actor.framework"] = first.actor.framework;
     if (run.parentRunId) attributes["agent_ledger.parent_run.id"] = run.parentRunId;
@@ -266,6 +269,9 @@ function emitSpans(
           attributes["gen_ai.usage.output_tokens"] = usage.outputTokens;
         if (usage.cachedTokens !== undefined)
           attributes["gen_ai.usage.cache_read.input_tokens"] = usage.cachedTokens;
+        // Named in @opentelemetry/semantic-conventions' incubating attributes (1.45).
+        if (usage.cacheCreationTokens !== undefined)
+          attributes["gen_ai.usage.cache_creation.input_tokens"] = usage.cacheCreationTokens;
         const completion = completionOf(response);
         if (completion.finishReasons.length > 0)
           attributes["gen_ai.response.finish_reasons"] = completion.finishReasons;
