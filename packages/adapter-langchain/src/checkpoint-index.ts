@@ -1,4 +1,4 @@
-import type { JsonObject, LedgerEvent } from "@agent-ledger/core";
+import { type JsonObject, type LedgerEvent, wellFormedText } from "@agent-ledger/core";
 import {
   compareWritesSortKeys,
   WRITES_IDX_MAP,
@@ -72,6 +72,25 @@ function typed(value: unknown): TypedBytes {
   return { type: String(record.type ?? "json"), base64: String(record.base64 ?? "") };
 }
 
+/**
+ * The thread_id as payload fields. The ledger's JSON refuses strings with lone surrogates, which
+ * a JS thread_id may hold: such an id is kept as its JSON text (`JSON.stringify` escapes them as
+ * `\udxxx`), which reads back as the exact same string.
+ */
+export function threadIdFields(threadId: string): { threadId: string } | { threadIdJson: string } {
+  return wellFormedText(threadId) === threadId
+    ? { threadId }
+    : { threadIdJson: JSON.stringify(threadId) };
+}
+
+/** The thread_id of a payload written with `threadIdFields`. */
+export function payloadThreadId(payload: JsonObject | undefined): string | undefined {
+  if (typeof payload?.threadId === "string") return payload.threadId;
+  if (typeof payload?.threadIdJson !== "string") return undefined;
+  const threadId: unknown = JSON.parse(payload.threadIdJson);
+  return typeof threadId === "string" ? threadId : undefined;
+}
+
 export function writesKey(checkpointNs: string, checkpointId: string): string {
   return `${checkpointNs}\u0000${checkpointId}`;
 }
@@ -86,7 +105,7 @@ export function indexThread(events: readonly LedgerEvent[]): ThreadIndex {
   };
   for (const event of events) {
     const payload = isRecord(event.payload) ? (event.payload as JsonObject) : {};
-    if (typeof payload.threadId === "string") index.threadId = payload.threadId;
+    index.threadId = payloadThreadId(payload) ?? index.threadId;
     if (event.type === DELETED_TYPE) {
       index.checkpoints.clear();
       index.writes.clear();
@@ -96,7 +115,7 @@ export function indexThread(events: readonly LedgerEvent[]): ThreadIndex {
       const checkpointId = String(payload.checkpointId);
       const byId = entry(index.checkpoints, checkpointNs, () => new Map());
       byId.set(checkpointId, {
-        threadId: String(payload.threadId),
+        threadId: String(payloadThreadId(payload)),
         checkpointNs,
         checkpointId,
         parentCheckpointId:

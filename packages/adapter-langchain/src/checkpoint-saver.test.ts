@@ -1,5 +1,6 @@
 import { MemoryEventStore } from "@agent-ledger/core";
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
+import type { CheckpointTuple } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it } from "vitest";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
 
@@ -14,7 +15,100 @@ function pipeline(saver: LedgerCheckpointSaver) {
     .compile({ checkpointer: saver });
 }
 
+/** A memory store that notes which runs are read from their first event (a fresh load). */
+class ReadCountingStore extends MemoryEventStore {
+  readonly loads: string[] = [];
+
+  override async readRun(request: Parameters<MemoryEventStore["readRun"]>[0]) {
+    if (!request.fromSeq) this.loads.push(request.runId);
+    return super.readRun(request);
+  }
+}
+
+async function tuples(saver: LedgerCheckpointSaver, threadId: string): Promise<CheckpointTuple[]> {
+  const all: CheckpointTuple[] = [];
+  for await (const tuple of saver.list({ configurable: { thread_id: threadId } })) all.push(tuple);
+  return all;
+}
+
 describe("LedgerCheckpointSaver", () => {
+  it("keeps only `cachedThreads` threads in memory; an evicted thread reads and writes as before", async () => {
+    const store = new ReadCountingStore();
+    const saver = new LedgerCheckpointSaver({ store, cachedThreads: 2 });
+    const graph = pipeline(saver);
+    for (const threadId of ["t0", "t1", "t2", "t3"])
+      await graph.invoke({ value: threadId }, { configurable: { thread_id: threadId } });
+    const expected = await tuples(new LedgerCheckpointSaver({ store }), "t0");
+
+    // t0 was evicted: it is loaded from its first event again, as a new process would.
+    store.loads.length = 0;
+    expect(await tuples(saver, "t0")).toEqual(expected);
+    expect(store.loads).toEqual(["thread:t0"]);
+    // t3 (recently used) was not.
+    store.loads.length = 0;
+    await saver.getTuple({ configurable: { thread_id: "t3" } });
+    expect(store.loads).toEqual([]);
+
+    // Another saver writes t1 while this one has evicted it: this one sees that and appends after.
+    await pipeline(new LedgerCheckpointSaver({ store })).invoke(
+      { value: "other" },
+      { configurable: { thread_id: "t1" } },
+    );
+    await graph.invoke({ value: "again" }, { configurable: { thread_id: "t1" } });
+    const t1 = await tuples(saver, "t1");
+    expect(t1).toHaveLength(12);
+    expect(t1[0]?.checkpoint.channel_values.value).toBe("again>a>b");
+    expect(await tuples(new LedgerCheckpointSaver({ store }), "t1")).toEqual(t1);
+
+    // deleteThread on an evicted thread, and it drops the log of a cached one.
+    await saver.deleteThread("t2");
+    await saver.deleteThread("t3");
+    store.loads.length = 0;
+    expect(await saver.getTuple({ configurable: { thread_id: "t3" } })).toBeUndefined();
+    expect(store.loads).toEqual(["thread:t3"]);
+    expect(
+      await new LedgerCheckpointSaver({ store }).getTuple({ configurable: { thread_id: "t2" } }),
+    ).toBeUndefined();
+    await graph.invoke({ value: "new" }, { configurable: { thread_id: "t2" } });
+    expect((await graph.getState({ configurable: { thread_id: "t2" } })).values.value).toBe(
+      "new>a>b",
+    );
+  });
+
+  it("saves a thread_id with a lone surrogate and reads it back exactly", async () => {
+    const store = new MemoryEventStore();
+    const threadId = "a\uD800";
+    await pipeline(new LedgerCheckpointSaver({ store })).invoke(
+      { value: "x" },
+      { configurable: { thread_id: threadId } },
+    );
+    const fresh = new LedgerCheckpointSaver({ store });
+    const state = await pipeline(fresh).getState({ configurable: { thread_id: threadId } });
+    expect(state.values.value).toBe("x>a>b");
+    expect(state.config.configurable?.thread_id).toBe(threadId);
+    const listed = new Set<unknown>();
+    for await (const tuple of fresh.list({})) listed.add(tuple.config.configurable?.thread_id);
+    expect([...listed]).toEqual([threadId]);
+    // UTF-8 would make both ids `a\uFFFD`: they must stay two threads.
+    expect(await fresh.getTuple({ configurable: { thread_id: "a\uDBFF" } })).toBeUndefined();
+    await fresh.deleteThread(threadId);
+    expect(await fresh.getTuple({ configurable: { thread_id: threadId } })).toBeUndefined();
+  });
+
+  it("list filters metadata as SqliteSaver does: values compared as JSON, undefined ignored", async () => {
+    const saver = new LedgerCheckpointSaver({ store: new MemoryEventStore() });
+    await pipeline(saver).invoke({ value: "x" }, { configurable: { thread_id: "f" } });
+    const count = async (filter: Record<string, unknown>) => {
+      let n = 0;
+      for await (const _ of saver.list({ configurable: { thread_id: "f" } }, { filter })) n++;
+      return n;
+    };
+    expect(await count({ parents: {} })).toBe(4);
+    expect(await count({ source: "loop", step: undefined })).toBe(3);
+    expect(await count({ source: "loop", step: 1 })).toBe(1);
+    expect(await count({ parents: { other: "x" } })).toBe(0);
+  });
+
   it("a fork from an earlier checkpoint (time travel) leaves the original branch's checkpoints as they were", async () => {
     const store = new MemoryEventStore();
     const graph = pipeline(new LedgerCheckpointSaver({ store }));

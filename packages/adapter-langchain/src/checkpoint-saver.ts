@@ -1,4 +1,4 @@
-import { type EventStore, type JsonObject, LedgerError } from "@agent-ledger/core";
+import { type EventStore, type JsonObject, LedgerError, type NewEvent } from "@agent-ledger/core";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   BaseCheckpointSaver,
@@ -21,12 +21,15 @@ import {
   DELETED_TYPE,
   indexThread,
   orderedWrites,
+  payloadThreadId,
   type StoredCheckpoint,
   type ThreadIndex,
   type TypedBytes,
+  threadIdFields,
   WRITES_TYPE,
   writeIdx,
 } from "./checkpoint-index.js";
+import { ThreadLogCache } from "./thread-cache.js";
 import { ThreadLog, threadRunId } from "./thread-log.js";
 
 export interface LedgerCheckpointSaverOptions {
@@ -34,9 +37,19 @@ export interface LedgerCheckpointSaverOptions {
   /** The session whose runs hold the threads (one run per thread_id). */
   sessionId?: string;
   serde?: SerializerProtocol;
+  /**
+   * How many threads' logs stay in memory (the most recently used; default 100). Another
+   * thread is read again from the store when it is next used.
+   */
+  cachedThreads?: number;
 }
 
 export const DEFAULT_CHECKPOINT_SESSION = "langgraph-checkpoints";
+const DEFAULT_CACHED_THREADS = 100;
+
+function jsonText(value: unknown): string | undefined {
+  return value === undefined ? undefined : JSON.stringify(value);
+}
 
 function requireThreadId(config: RunnableConfig, action: string): string {
   const threadId = config.configurable?.thread_id;
@@ -58,25 +71,20 @@ function requireThreadId(config: RunnableConfig, action: string): string {
 export class LedgerCheckpointSaver extends BaseCheckpointSaver {
   readonly store: EventStore;
   readonly sessionId: string;
-  readonly #threads = new Map<string, ThreadLog>();
+  readonly #threads: ThreadLogCache;
 
   constructor(options: LedgerCheckpointSaverOptions) {
     super(options.serde);
     this.store = options.store;
     this.sessionId = options.sessionId ?? DEFAULT_CHECKPOINT_SESSION;
-  }
-
-  #log(threadId: string): ThreadLog {
-    let log = this.#threads.get(threadId);
-    if (!log) {
-      log = new ThreadLog(this.store, this.sessionId, threadRunId(threadId));
-      this.#threads.set(threadId, log);
-    }
-    return log;
+    this.#threads = new ThreadLogCache(
+      Math.max(1, options.cachedThreads ?? DEFAULT_CACHED_THREADS),
+      (threadId) => new ThreadLog(this.store, this.sessionId, threadRunId(threadId)),
+    );
   }
 
   async #index(threadId: string): Promise<ThreadIndex> {
-    return indexThread(await this.#log(threadId).sync());
+    return indexThread(await this.#threads.use(threadId, (log) => log.sync()));
   }
 
   async #dump(value: unknown): Promise<TypedBytes> {
@@ -181,6 +189,11 @@ export class LedgerCheckpointSaver extends BaseCheckpointSaver {
     const wantedNs = config.configurable?.checkpoint_ns as string | undefined;
     const wantedId = config.configurable?.checkpoint_id as string | undefined;
     const beforeId = before?.configurable?.checkpoint_id as string | undefined;
+    // As SqliteSaver: values compare as JSON (objects and arrays by content), undefined ones
+    // filter nothing.
+    const wanted = Object.entries(filter ?? {})
+      .filter(([, value]) => value !== undefined)
+      .map(([key, value]) => [key, jsonText(value)] as const);
     for (const threadId of threadIds) {
       const index = await this.#index(threadId);
       for (const [checkpointNs, byId] of index.checkpoints) {
@@ -190,10 +203,9 @@ export class LedgerCheckpointSaver extends BaseCheckpointSaver {
           if (wantedId && id !== wantedId) continue;
           if (beforeId && id >= beforeId) continue;
           const stored = byId.get(id) as StoredCheckpoint;
-          if (filter) {
+          if (wanted.length > 0) {
             const metadata = (await this.#load(stored.metadata)) as Record<string, unknown>;
-            if (!Object.entries(filter).every(([key, value]) => metadata?.[key] === value))
-              continue;
+            if (!wanted.every(([key, json]) => jsonText(metadata?.[key]) === json)) continue;
           }
           if (limit !== undefined) {
             if (limit <= 0) return;
@@ -214,8 +226,8 @@ export class LedgerCheckpointSaver extends BaseCheckpointSaver {
         runId: run.runId,
         limit: 1,
       });
-      const payload = page.events[0]?.payload as JsonObject | undefined;
-      if (typeof payload?.threadId === "string") threadIds.push(payload.threadId);
+      const threadId = payloadThreadId(page.events[0]?.payload as JsonObject | undefined);
+      if (threadId !== undefined) threadIds.push(threadId);
     }
     return threadIds;
   }
@@ -242,12 +254,12 @@ export class LedgerCheckpointSaver extends BaseCheckpointSaver {
       this.#dump({ ...rest, channel_values: {} }),
       this.#dump(metadata),
     ]);
-    await this.#log(threadId).append(threadId, [
+    await this.#append(threadId, [
       {
         type: "checkpoint.saved",
         payload: {
           kind: CHECKPOINT_KIND,
-          threadId,
+          ...threadIdFields(threadId),
           checkpointNs,
           checkpointId: checkpoint.id,
           parentCheckpointId: parentCheckpointId ?? null,
@@ -287,11 +299,11 @@ export class LedgerCheckpointSaver extends BaseCheckpointSaver {
         value: { ...(await this.#dump(value)) },
       })),
     );
-    await this.#log(threadId).append(threadId, [
+    await this.#append(threadId, [
       {
         type: WRITES_TYPE,
         payload: {
-          threadId,
+          ...threadIdFields(threadId),
           checkpointNs: String(config.configurable?.checkpoint_ns ?? ""),
           checkpointId: String(checkpointId),
           taskId,
@@ -302,10 +314,18 @@ export class LedgerCheckpointSaver extends BaseCheckpointSaver {
     ]);
   }
 
+  async #append(threadId: string, events: NewEvent[]): Promise<void> {
+    await this.#threads.use(threadId, (log) => log.append(threadId, events));
+  }
+
   override async deleteThread(threadId: string): Promise<void> {
-    const log = this.#log(threadId);
-    const events = await log.sync();
-    if (events.length === 0) return;
-    await log.append(threadId, [{ type: DELETED_TYPE, payload: { threadId } }]);
+    await this.#threads.use(threadId, async (log) => {
+      const events = await log.sync();
+      if (events.length === 0) return;
+      await log.append(threadId, [
+        { type: DELETED_TYPE, payload: { ...threadIdFields(threadId) } },
+      ]);
+    });
+    this.#threads.drop(threadId);
   }
 }

@@ -7,15 +7,26 @@ import {
   type NewEvent,
   sha256Hex,
 } from "@agent-ledger/core";
+import { DELETED_TYPE, threadIdFields } from "./checkpoint-index.js";
 
 const PAGE = 1000;
 const MAX_CONFLICT_RETRIES = 8;
 const ACTOR: Actor = { type: "system", id: "langgraph-checkpointer", framework: "langgraph" };
 
-/** The ledger run that holds one LangGraph thread: `thread:<thread_id>` (hashed if unusable). */
+/**
+ * The ledger run that holds one LangGraph thread: `thread:<thread_id>`, or, when that is not a
+ * valid ledger id (too long, control characters), `thread-sha256:<hex>` with the hex SHA-256 of
+ * the thread_id's UTF-8 bytes. UTF-8 turns every lone surrogate into U+FFFD, so `a\uD800` and
+ * `a\uDBFF` would share a run: an id with lone surrogates hashes its JSON text instead (which
+ * keeps them apart), under its own prefix so that it cannot meet a well-formed id's hash.
+ */
 export function threadRunId(threadId: string): string {
   const plain = `thread:${threadId}`;
-  return isValidId(plain) ? plain : `thread-sha256:${sha256Hex(threadId)}`;
+  if (isValidId(plain)) return plain;
+  const fields = threadIdFields(threadId);
+  return "threadIdJson" in fields
+    ? `thread-json-sha256:${sha256Hex(fields.threadIdJson)}`
+    : `thread-sha256:${sha256Hex(threadId)}`;
 }
 
 /**
@@ -24,7 +35,13 @@ export function threadRunId(threadId: string): string {
  * are serialised per thread and retried on `conflict` (they are facts, their order is free).
  */
 export class ThreadLog {
+  /**
+   * The events after the thread's last deletion marker: reads ignore everything before it, so a
+   * deleted thread holds no memory for its old checkpoints.
+   */
   readonly events: LedgerEvent[] = [];
+  /** The seq the next event of the run gets: where this log has read (and appends) up to. */
+  #next = 0;
   #lock: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -39,11 +56,10 @@ export class ThreadLog {
       const page = await this.store.readRun({
         sessionId: this.sessionId,
         runId: this.runId,
-        fromSeq: this.events.length,
+        fromSeq: this.#next,
         limit: PAGE,
       });
-      for (const event of page.events)
-        if (event.seq === this.events.length) this.events.push(event);
+      for (const event of page.events) this.#add(event);
       if (page.events.length < PAGE) return this.events;
     }
   }
@@ -59,26 +75,32 @@ export class ThreadLog {
     for (let attempt = 0; ; attempt++) {
       await this.sync();
       const batch: NewEvent[] = events.map((event) => ({ actor: ACTOR, ...event }));
-      if (this.events.length === 0)
+      if (this.#next === 0)
         batch.unshift({
           type: "run.started",
           actor: ACTOR,
-          payload: { threadId, kind: "langgraph-thread" },
+          payload: { ...threadIdFields(threadId), kind: "langgraph-thread" },
         });
       try {
         const result = await this.store.append({
           sessionId: this.sessionId,
           runId: this.runId,
-          expectedSeq: this.events.length,
+          expectedSeq: this.#next,
           events: batch,
         });
-        for (const event of result.events)
-          if (event.seq === this.events.length) this.events.push(event);
+        for (const event of result.events) this.#add(event);
         return result.events;
       } catch (error) {
         if (!LedgerError.isInstance(error, "conflict") || attempt >= MAX_CONFLICT_RETRIES)
           throw error;
       }
     }
+  }
+
+  #add(event: LedgerEvent): void {
+    if (event.seq !== this.#next) return;
+    this.#next += 1;
+    if (event.type === DELETED_TYPE) this.events.length = 0;
+    else this.events.push(event);
   }
 }
