@@ -426,6 +426,11 @@ export function describeCliCommands(options: CliSuiteOptions): void {
         expect(result.code, command).toBe(3);
         expect(result.stderr).toContain("unknown session");
       }
+      // An id with a bidi override is quoted in the message escaped, not obeyed.
+      const hostile = await cli("inspect", "--", "gone\u202eder");
+      expect(hostile.code).toBe(3);
+      expect(hostile.stderr.includes("\u202e")).toBe(false);
+      expect(hostile.stderr).toContain("gone\\u202eder");
     });
 
     const noLedger = options.noLedger;

@@ -8,6 +8,7 @@ import { sessionsCommand, sessionsHelp } from "./commands/sessions.js";
 import { tailCommand, tailHelp } from "./commands/tail.js";
 import { verifyCommand, verifyHelp } from "./commands/verify.js";
 import { CliError, EXIT_CODES, exitCodeOf } from "./errors.js";
+import { terminalJson } from "./format.js";
 import type { CliIo } from "./io.js";
 import { DEFAULT_STORE_URL, openCliStore, resolveStoreUrl } from "./store.js";
 
@@ -139,8 +140,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       typeof error === "object" &&
       error !== null &&
       String((error as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS");
-    io.stderr.write(`agent-ledger: ${message}\n`);
-    if (error instanceof CliError && error.hint) io.stderr.write(`  ${error.hint}\n`);
+    // Messages quote ids and payload text: terminal controls in them (an escape sequence, a
+    // bidi override) are shown escaped, as the commands' own output shows them.
+    io.stderr.write(`agent-ledger: ${terminalJson(message)}\n`);
+    if (error instanceof CliError && error.hint) io.stderr.write(`  ${terminalJson(error.hint)}\n`);
     if (parseError) {
       io.stderr.write("  run agent-ledger <command> --help\n");
       return EXIT_CODES.usage;
