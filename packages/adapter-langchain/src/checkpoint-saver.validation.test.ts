@@ -44,3 +44,11 @@ validate({
     entry?.remove();
   },
 });
+
+// Every thread evicted from the saver's memory between uses (cachedThreads: 1): each is read
+// again from the store, as a new process reads it, and must answer the suite the same.
+validate({
+  checkpointerName: "LedgerCheckpointSaver (memory store, one thread cached)",
+  createCheckpointer: () =>
+    new LedgerCheckpointSaver({ store: new MemoryEventStore(), cachedThreads: 1 }),
+});
