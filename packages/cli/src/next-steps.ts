@@ -23,7 +23,7 @@ export type NextStep =
   | { action: "resolve"; command: string; passwordLeftOut?: true };
 
 // A fork copies attemptIds into another run: an attempt is named by its run and its id.
-export function attemptKey(attempt: Pick<AttemptView, "runId" | "attemptId">): string {
+export function attemptKey(attempt: AttemptView): string {
   return `${attempt.runId}\n${attempt.attemptId}`;
 }
 

@@ -1,5 +1,4 @@
 import type { AttemptView, RunView, SessionInspection } from "@agent-ledger/core";
-import type { Approval } from "./approvals.js";
 import { formatDuration, preview, terminalLine } from "./format.js";
 import { attemptKey, type NextStep, nextSteps } from "./next-steps.js";
 
@@ -9,18 +8,13 @@ export interface RenderInspectionOptions {
    * is shown as `***`.
    */
   storeUrl?: string;
-  /**
-   * Who approved each approved unresolved attempt and why, by `attemptKey` (`approvalsOf`);
-   * without it an approval is shown with its time only.
-   */
-  approvals?: ReadonlyMap<string, Approval>;
 }
 
-/** "approved for a re-run by jane at <time>: "reason"" (who and why when known). */
-function approvalText(attempt: AttemptView, approval: Approval | undefined): string {
-  if (approval === undefined) return `approved for a re-run at ${attempt.approvedAt}`;
-  const reason = preview(approval.reason, 80);
-  return `approved for a re-run by ${approval.by} at ${approval.at}${reason ? `: "${reason}"` : ""}`;
+/** "approved for a re-run by jane at <time>: "reason"" (who and why when recorded). */
+function approvalText(attempt: AttemptView): string {
+  const by = attempt.approvedBy === undefined ? "" : ` by ${attempt.approvedBy}`;
+  const reason = preview(attempt.approvalReason ?? "", 80);
+  return `approved for a re-run${by} at ${attempt.approvedAt}${reason ? `: "${reason}"` : ""}`;
 }
 
 function attemptLabel(attempt: AttemptView): string {
@@ -34,19 +28,14 @@ function effectText(effect: unknown): string {
   return ` effect=${String(kind ?? "unknown")}${idempotent === true ? ",idempotent" : ",not idempotent"}`;
 }
 
-function attemptLine(
-  attempt: AttemptView,
-  unresolved: Set<string>,
-  approvals: RenderInspectionOptions["approvals"],
-): string {
+function attemptLine(attempt: AttemptView, unresolved: Set<string>): string {
   const parts = [attemptLabel(attempt)];
   if (unresolved.has(attemptKey(attempt))) {
     parts.push(
       `!! UNRESOLVED (requested ${attempt.requestedAt}, no outcome recorded)${effectText(attempt.effect)}`,
     );
     // Approved, it is still unresolved until the next resume makes the call again.
-    if (attempt.approvedAt !== undefined)
-      parts.push(approvalText(attempt, approvals?.get(attemptKey(attempt))));
+    if (attempt.approvedAt !== undefined) parts.push(approvalText(attempt));
   } else if (attempt.status === "requested") {
     parts.push(`retried by ${attempt.retriedBy ?? "?"}`);
   } else {
@@ -138,7 +127,7 @@ export function renderInspection(
       if (item.kind === "run") renderRun(item.run, inner, isLast, item.cause);
       else
         lines.push(
-          `${inner}${isLast ? "└─ " : "├─ "}${item.retry ? "↻ " : ""}${attemptLine(item.attempt, unresolved, options.approvals)}`,
+          `${inner}${isLast ? "└─ " : "├─ "}${item.retry ? "↻ " : ""}${attemptLine(item.attempt, unresolved)}`,
         );
     });
     if (run.status !== "running" && run.status !== "completed" && run.result !== undefined) {
@@ -161,9 +150,7 @@ export function renderInspection(
       );
       lines.push(`     request: ${preview(attempt.request, 100)}`);
       if (attempt.approvedAt !== undefined)
-        lines.push(
-          `     ${approvalText(attempt, options.approvals?.get(attemptKey(attempt)))}; the next resume makes the call again`,
-        );
+        lines.push(`     ${approvalText(attempt)}; the next resume makes the call again`);
       const step = steps[index];
       if (step?.action === "check-by-hand")
         lines.push(

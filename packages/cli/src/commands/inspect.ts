@@ -1,4 +1,3 @@
-import { approvalsOf } from "../approvals.js";
 import { terminalJson } from "../format.js";
 import { warnMissingBlob, writeOut } from "../io.js";
 import { inspectForDecision, withNextSteps } from "../next-steps.js";
@@ -28,9 +27,6 @@ export async function inspectCommand(context: CommandContext): Promise<number> {
   if (json) {
     const answer = JSON.stringify(withNextSteps(inspection, options), null, 2);
     await writeOut(context.io.stdout, `${terminalJson(answer)}\n`);
-  } else {
-    const approvals = await approvalsOf(store, inspection);
-    await writeOut(context.io.stdout, renderInspection(inspection, { ...options, approvals }));
-  }
+  } else await writeOut(context.io.stdout, renderInspection(inspection, options));
   return 0;
 }

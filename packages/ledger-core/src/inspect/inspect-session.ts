@@ -25,6 +25,9 @@ export interface AttemptView {
   retriedBy?: string;
   /** Set when a person approved running this unresolved attempt again on the next resume. */
   approvedAt?: string;
+  /** Who approved it (the approval's actor id) and why (its reason), with `approvedAt`. */
+  approvedBy?: string;
+  approvalReason?: string;
   name?: string;
   toolCallId?: string;
   effect?: JsonValue;
@@ -289,7 +292,12 @@ export class SessionInspector {
       default: {
         if (event.type === "attempt.approved" && event.attemptId) {
           const approved = attempts.get(event.attemptId);
-          if (approved?.status === "requested") approved.approvedAt = event.recordedAt;
+          if (approved?.status === "requested") {
+            approved.approvedAt = event.recordedAt;
+            if (event.actor?.id !== undefined) approved.approvedBy = event.actor.id;
+            const reason = (event.payload as { reason?: unknown } | null)?.reason;
+            if (typeof reason === "string") approved.approvalReason = reason;
+          }
           break;
         }
         const status = outcomeStatus[event.type];

@@ -511,6 +511,11 @@ describe("approval from another process", () => {
     await operator.approve(inFlight, "bank confirms no payment was made");
     const view = await inspectSession(store, "session-1");
     expect(view.unresolved.map((attempt) => attempt.approvedAt !== undefined)).toEqual([true]);
+    // Who decided and why, for the person who reads the inspection before the next resume.
+    expect(view.unresolved[0]).toMatchObject({
+      approvedBy: "ops",
+      approvalReason: "bank confirms no payment was made",
+    });
 
     const resumed = await resume(store);
     await resumed.beforeModelCall({ request });
