@@ -170,3 +170,33 @@ export async function recordFixtureSession(
     failedModelAttemptId: failed.attemptId,
   };
 }
+
+/**
+ * Three model calls of one 4,112-token prompt (4,000 read from the provider's cache, 100 written
+ * to it), each with its provider's usage shape: Anthropic (input_tokens leaves the cached part
+ * out), OpenAI (prompt_tokens has it) and the AI SDK. Returns the calls' attemptIds in order.
+ */
+export async function recordCachedUsages(store: EventStore, sessionId: string): Promise<string[]> {
+  const recorder = new SessionRecorder({ store, sessionId, actor: { type: "agent", id: "a" } });
+  await recorder.startRun();
+  const usages = [
+    {
+      input_tokens: 12,
+      cache_read_input_tokens: 4000,
+      cache_creation_input_tokens: 100,
+      output_tokens: 7,
+    },
+    { prompt_tokens: 4112, completion_tokens: 7, prompt_tokens_details: { cached_tokens: 4000 } },
+    {
+      inputTokens: { total: 4112, noCache: 12, cacheRead: 4000, cacheWrite: 100 },
+      outputTokens: { total: 7 },
+    },
+  ];
+  const attempts: string[] = [];
+  for (const usage of usages) {
+    const call = await recorder.beforeModelCall({ request: { model: "m", messages: [] } });
+    await recorder.modelCompleted(call, { content: [{ type: "text", text: "ok" }], usage });
+    attempts.push(call.attemptId);
+  }
+  return attempts;
+}

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
-import { recordFixtureSession } from "./session-fixture.test.data.js";
+import { recordCachedUsages, recordFixtureSession } from "./session-fixture.test.data.js";
 import { toAtif } from "./to-atif.js";
 
 describe("toAtif", () => {
@@ -276,34 +276,14 @@ describe("toAtif tool call arguments", () => {
 
 describe("toAtif token metrics", () => {
   it("counts Anthropic's prompt-cache reads and writes in prompt_tokens, the reads as cached", async () => {
-    const { SessionRecorder } = await import("../recorder/session-recorder.js");
     const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "cache",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
-    // Anthropic's input_tokens leaves the cached part out; OpenAI's prompt_tokens has it.
-    const usages = [
-      {
-        input_tokens: 12,
-        cache_read_input_tokens: 4000,
-        cache_creation_input_tokens: 100,
-        output_tokens: 7,
-      },
-      { prompt_tokens: 4112, completion_tokens: 7, prompt_tokens_details: { cached_tokens: 4000 } },
-    ];
-    for (const usage of usages) {
-      const call = await recorder.beforeModelCall({ request: { model: "m", messages: [] } });
-      await recorder.modelCompleted(call, { content: [{ type: "text", text: "ok" }], usage });
-    }
+    await recordCachedUsages(store, "cache");
     const trajectory = await toAtif(store, "cache");
     const expected = { prompt_tokens: 4112, completion_tokens: 7, cached_tokens: 4000 };
-    expect(trajectory.steps.map((step) => step.metrics)).toEqual([expected, expected]);
+    expect(trajectory.steps.map((step) => step.metrics)).toEqual([expected, expected, expected]);
     expect(trajectory.final_metrics).toMatchObject({
-      total_prompt_tokens: 8224,
-      total_cached_tokens: 8000,
+      total_prompt_tokens: 3 * 4112,
+      total_cached_tokens: 3 * 4000,
     });
   });
 });

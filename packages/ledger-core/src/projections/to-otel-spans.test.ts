@@ -7,7 +7,7 @@ import {
 import { describe, expect, it } from "vitest";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeSession } from "../store/read-all.js";
-import { recordFixtureSession } from "./session-fixture.test.data.js";
+import { recordCachedUsages, recordFixtureSession } from "./session-fixture.test.data.js";
 import { toOtelSpans } from "./to-otel-spans.js";
 
 function ms(time: [number, number]): number {
@@ -372,34 +372,8 @@ describe("toOtelSpans provider name", () => {
 
 describe("toOtelSpans token usage", () => {
   it("counts cached tokens in gen_ai.usage.input_tokens, whichever provider's shape", async () => {
-    const { SessionRecorder } = await import("../recorder/session-recorder.js");
     const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "cache",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
-    // Anthropic's input_tokens leaves the cached part out; OpenAI's and the AI SDK's have it.
-    const usages = [
-      {
-        input_tokens: 12,
-        cache_read_input_tokens: 4000,
-        cache_creation_input_tokens: 100,
-        output_tokens: 7,
-      },
-      { prompt_tokens: 4112, completion_tokens: 7, prompt_tokens_details: { cached_tokens: 4000 } },
-      {
-        inputTokens: { total: 4112, noCache: 12, cacheRead: 4000, cacheWrite: 100 },
-        outputTokens: { total: 7 },
-      },
-    ];
-    const attempts = [];
-    for (const usage of usages) {
-      const call = await recorder.beforeModelCall({ request: { model: "m", messages: [] } });
-      await recorder.modelCompleted(call, { content: [{ type: "text", text: "ok" }], usage });
-      attempts.push(call.attemptId);
-    }
+    const attempts = await recordCachedUsages(store, "cache");
     const exporter = new InMemorySpanExporter();
     const provider = new BasicTracerProvider({
       spanProcessors: [new SimpleSpanProcessor(exporter)],
