@@ -36,7 +36,7 @@ import {
   SESSION_SETTINGS_QUERY,
   type SessionSettings,
 } from "./session-settings.js";
-import { readStorageSettings, type StorageSettings } from "./storage-settings.js";
+import { quoteIdent, readStorageSettings, type StorageSettings } from "./storage-settings.js";
 
 /**
  * Now on the server's clock, in epoch ms: blob put times and the retention grace use it. UTC
@@ -178,10 +178,6 @@ function assertRowsFit(rows: EventRow[], maxPacket: number): void {
       `the event is ${bytes} bytes as stored, more than this server's max_allowed_packet (${maxPacket} bytes) leaves for one statement: keep large content in the blob store (putBlob, or the recorder's compaction) or raise max_allowed_packet`,
     );
   });
-}
-
-function quoteIdent(name: string): string {
-  return `\`${name.replaceAll("`", "``")}\``;
 }
 
 /**

@@ -44,7 +44,8 @@ export async function readStorageSettings(
   };
 }
 
-function quoteIdent(name: string): string {
+/** A MySQL identifier in backquotes (a backquote in it doubled). */
+export function quoteIdent(name: string): string {
   return `\`${name.replaceAll("`", "``")}\``;
 }
 
