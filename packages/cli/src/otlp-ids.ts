@@ -1,9 +1,9 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "@agent-ledger/core";
 import type { OtlpSpan, OtlpTraceRequest } from "./otlp-json.js";
 
 /** `length` hex digits of sha256 over `parts`; never all zeros (an invalid id in OTLP). */
 function derivedId(length: number, parts: (string | undefined)[]): string {
-  const hex = createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, length);
+  const hex = sha256Hex(JSON.stringify(parts)).slice(0, length);
   return /^0+$/.test(hex) ? `${hex.slice(0, -1)}1` : hex;
 }
 
