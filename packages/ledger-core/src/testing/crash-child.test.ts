@@ -1,0 +1,59 @@
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { SqliteEventStore } from "../stores/sqlite/index.js";
+import { killAtMarker } from "./crash-child.js";
+import { scratchDirectory } from "./scratch-directory.js";
+
+const dir = scratchDirectory("agent-ledger-crash-child-", afterAll);
+
+const core = new URL("../../dist/index.js", import.meta.url).href;
+const testing = new URL("../../dist/testing/index.js", import.meta.url).href;
+const sqlite = new URL("../../dist/stores/sqlite/index.js", import.meta.url).href;
+
+// Records a model call, then three tool calls one after the other; the store halts once the
+// second tool call's request has committed. The third must never reach the file.
+const agent = `
+const { SessionRecorder } = await import(${JSON.stringify(core)});
+const { haltAfterAppend } = await import(${JSON.stringify(testing)});
+const { SqliteEventStore } = await import(${JSON.stringify(sqlite)});
+const sqlite = new SqliteEventStore({ path: process.argv[1] });
+await sqlite.init();
+const store = haltAfterAppend(sqlite, (event) => event.type === "tool.requested" && event.payload.toolCallId === "c2", "HALTED");
+const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor: { type: "agent", id: "a" } });
+await recorder.startRun();
+for (const id of ["c1", "c2", "c3"]) {
+  await recorder.beforeToolCall({ toolCallId: id, name: "t", args: {} });
+  process.stdout.write("past " + id + "\\n");
+}
+`;
+
+describe("crash children", () => {
+  it("haltAfterAppend: the matching append commits, its writer never hears back, nothing after it is written", async () => {
+    const path = join(dir, "halt.db");
+    const { stdout } = await killAtMarker(["--input-type=module", "-e", agent, path], "HALTED");
+    expect(stdout).toBe("past c1\nHALTED\n");
+    const store = new SqliteEventStore({ path });
+    await store.init();
+    try {
+      const { events } = await store.readRun({ sessionId: "s", runId: "r" });
+      expect(
+        events.map((event) => [event.type, (event.payload as { toolCallId?: string }).toolCallId]),
+      ).toEqual([
+        ["run.started", undefined],
+        ["tool.requested", "c1"],
+        ["tool.requested", "c2"],
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("killAtMarker fails when the child ends without printing the marker", async () => {
+    await expect(
+      killAtMarker(
+        ["--input-type=module", "-e", "console.log('HALTED soon'); console.error('boom')"],
+        "HALTED",
+      ),
+    ).rejects.toThrow(/exited with 0 before printing HALTED[\s\S]*boom/);
+  });
+});
