@@ -105,6 +105,39 @@ describe.skipIf(!available)("MysqlEventStore", () => {
     expect(current[0]?.name).toBe(new URL(SERVER_URLS.mysql).pathname.slice(1));
   });
 
+  it("takes any database name the server takes: quotes, dashes, dots and spaces are quoted, never spliced", async () => {
+    const name = `agent-ledger \`v1.2\` it's/${uuidv7().slice(-12)}`;
+    const quoted = `\`${name.replaceAll("`", "``")}\``;
+    await (pool as mysql.Pool).query(`CREATE DATABASE ${quoted}`);
+    try {
+      const store = new MysqlEventStore({ pool: pool as mysql.Pool, database: name });
+      await store.init();
+      const events: NewEvent[] = [{ type: "input.received", payload: { text: "hi" } }];
+      await store.append({ sessionId: "s", runId: "r", expectedSeq: 0, events });
+      await store.append({ sessionId: "s", runId: "r", expectedSeq: 1, events });
+      expect((await store.readSession({ sessionId: "s" })).events.map((e) => e.seq)).toEqual([
+        0, 1,
+      ]);
+      expect((await store.listSessions()).sessions).toMatchObject([
+        { sessionId: "s", eventCount: 2 },
+      ]);
+      await store.close();
+      const [rows] = (await (pool as mysql.Pool).query(
+        `SELECT COUNT(*) AS n FROM ${quoted}.events`,
+      )) as unknown as [{ n: number }[]];
+      expect(Number(rows[0]?.n)).toBe(2);
+    } finally {
+      await (pool as mysql.Pool).query(`DROP DATABASE IF EXISTS ${quoted}`);
+    }
+  });
+
+  it("refuses a database name the server would refuse, with its path, before connecting", () => {
+    for (const name of ["", "a\u0000b", "trailing ", "x".repeat(65), "emoji 😀"])
+      expect(() => new MysqlEventStore({ uri: SERVER_URLS.mysql, database: name })).toThrow(
+        expect.objectContaining({ code: "invalid-argument", path: "$.database" }),
+      );
+  });
+
   it("compares ids byte for byte: ids differing in case or accents are distinct", async () => {
     const store = new MysqlEventStore({ pool: pool as mysql.Pool, database });
     await store.init();

@@ -55,11 +55,25 @@ function strictSessions(pool: mysql.Pool, uri: string): void {
   });
 }
 
+/**
+ * A name MySQL and MariaDB accept for a database. Every statement quotes it, so `my-app`,
+ * `agent ledger` or `v1.2` work as the application named them. The server would refuse the
+ * rest itself (NUL, characters above U+FFFF, a trailing space, more than 64 characters), with
+ * a message that names no option.
+ */
+function isDatabaseName(name: string): boolean {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is what it refuses
+  return /^[^\u0000\ud800-\udfff]{1,64}$/.test(name) && !name.endsWith(" ");
+}
+
 /** The ledger in MySQL or MariaDB (mysql2). */
 export class MysqlEventStore extends SqlEventStore {
   constructor(options: MysqlEventStoreOptions) {
-    if (options.database !== undefined && !/^[A-Za-z0-9_$]{1,64}$/.test(options.database))
-      throw new InvalidArgumentError("$.database", "a database name is a plain SQL identifier");
+    if (options.database !== undefined && !isDatabaseName(options.database))
+      throw new InvalidArgumentError(
+        "$.database",
+        "a database name is 1-64 characters, without NUL, characters above U+FFFF or a trailing space",
+      );
     const database = options.database === undefined ? {} : { database: options.database };
     if ("pool" in options) {
       assertPromisePool(options.pool);
