@@ -40,6 +40,18 @@ interface AppendQueries {
 /** SQLSTATE classes after which the connection is still usable: the statement just failed. */
 const statementErrors = /^(23|40|22|42)/;
 
+/**
+ * What a migration that lost a race to another process's (see init) hits: unique_violation in
+ * a catalog, duplicate_schema, duplicate_table, duplicate_object, duplicate_function.
+ */
+const catalogRaceCodes: ReadonlySet<string> = new Set([
+  "23505",
+  "42P06",
+  "42P07",
+  "42710",
+  "42723",
+]);
+
 function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
@@ -69,6 +81,24 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
   }
 
   async init(options?: InitOptions): Promise<void> {
+    // A transaction that waited on the migration lock may still see the catalog as it was
+    // before it waited: an advisory lock, unlike a table lock, does not make the backend read
+    // the catalog changes committed meanwhile. Two inits of a new schema at once on connections
+    // that had run an init before failed the second with "duplicate key value violates unique
+    // constraint pg_namespace_nspname_index" (CREATE SCHEMA IF NOT EXISTS trusting a stale
+    // cache). A new transaction reads them, so the loser of that race runs once more and finds
+    // the ledger made.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#initOnce(options);
+      } catch (error) {
+        const code = driverError(error).code;
+        if (attempt === 3 || code === undefined || !catalogRaceCodes.has(code)) throw error;
+      }
+    }
+  }
+
+  async #initOnce(options?: InitOptions): Promise<void> {
     await this.#transaction(async (client) => {
       const schema = quoteIdent(this.#schema);
       // The application's pool may bound its queries (statement_timeout, lock_timeout): a

@@ -1,6 +1,7 @@
 import pg from "pg";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
+import type { NewEvent } from "../../events/types.js";
 import { openStore } from "../../store/open-store.js";
 import { checkInitWithoutCreate } from "../../testing/init-without-create.js";
 import { checkLargeBatch } from "../../testing/large-batch.js";
@@ -71,11 +72,66 @@ describe.skipIf(!available)("PostgresEventStore", () => {
     }
   });
 
-  it("refuses a schema in the URL that is not a plain identifier, before connecting", async () => {
-    await expect(openStore(withSchema("a;drop"), { init: false })).rejects.toMatchObject({
-      code: "invalid-argument",
-      path: "$.url",
-    });
+  it("refuses a schema in the URL that PostgreSQL would cut or keep for itself, before connecting", async () => {
+    for (const name of ["x".repeat(64), "é".repeat(32), "pg_ledger", "%00"])
+      await expect(openStore(withSchema(name), { init: false })).rejects.toMatchObject({
+        code: "invalid-argument",
+        path: "$.url",
+      });
+    for (const name of ["", "a\u0000b", "lone\uD800"])
+      expect(
+        () => new PostgresEventStore({ connectionString: SERVER_URLS.postgres, schema: name }),
+      ).toThrow(expect.objectContaining({ code: "invalid-argument", path: "$.schema" }));
+  });
+
+  it("two inits of a new schema at once, on connections that made another ledger before, both succeed", async () => {
+    // Connections that have run an init hold catalog entries that an advisory lock's wait
+    // does not refresh: the second init used to fail on pg_namespace's unique index.
+    const warm = new pg.Pool({ connectionString: SERVER_URLS.postgres, max: 2 });
+    const [first, second] = [`${schema}_warm`, `${schema}_race`];
+    try {
+      const before = new PostgresEventStore({ pool: warm, schema: first });
+      await Promise.all([before.init(), before.init()]);
+      expect(warm.totalCount).toBe(2);
+      const store = new PostgresEventStore({ pool: warm, schema: second });
+      await Promise.all([store.init(), store.init()]);
+      await store.append({
+        sessionId: "s",
+        runId: "r",
+        expectedSeq: 0,
+        events: [{ type: "input.received", payload: {} }],
+      });
+      const { rows } = await warm.query<{ n: string }>(
+        `SELECT count(*) AS n FROM "${second}".schema_version`,
+      );
+      expect(Number(rows[0]?.n)).toBeGreaterThan(0);
+    } finally {
+      for (const name of [first, second])
+        await warm.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`);
+      await warm.end();
+    }
+  });
+
+  it("takes any schema name PostgreSQL keeps: quotes, dashes, dots, capitals and spaces are quoted, never spliced", async () => {
+    const name = `Agent-Ledger "v1.2" it's;${uuidv7().slice(-8)}`;
+    const quoted = `"${name.replaceAll('"', '""')}"`;
+    try {
+      const store = new PostgresEventStore({ pool: pool as pg.Pool, schema: name });
+      await Promise.all([store.init(), store.init()]);
+      const events: NewEvent[] = [{ type: "input.received", payload: { text: "hi" } }];
+      await store.append({ sessionId: "s", runId: "r", expectedSeq: 0, events });
+      await store.append({ sessionId: "s", runId: "r", expectedSeq: 1, events });
+      expect((await store.readSession({ sessionId: "s" })).events.map((e) => e.seq)).toEqual([
+        0, 1,
+      ]);
+      await store.close();
+      const { rows } = await (pool as pg.Pool).query<{ n: string }>(
+        `SELECT COUNT(*) AS n FROM ${quoted}.events`,
+      );
+      expect(Number(rows[0]?.n)).toBe(2);
+    } finally {
+      await pool?.query(`DROP SCHEMA IF EXISTS ${quoted} CASCADE`);
+    }
   });
 
   it("uses the application's pool, keeps TEXT verbatim, and leaves the pool open", async () => {

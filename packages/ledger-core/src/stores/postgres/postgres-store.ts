@@ -65,9 +65,23 @@ function assertPool(pool: unknown): void {
     );
 }
 
+/**
+ * Refuses a schema name PostgreSQL would not keep as given. Every statement quotes it, so
+ * `agent-ledger`, `Ledger` or `v1.2` are taken as the application wrote them. PostgreSQL cuts
+ * a name longer than 63 bytes without a word (two long names would share one schema), keeps
+ * `pg_` names for itself, and a lone surrogate would reach it as U+FFFD.
+ */
 function assertSchema(path: string, schema: string | undefined): void {
-  if (schema !== undefined && !/^[A-Za-z_][A-Za-z0-9_$]{0,62}$/.test(schema))
-    throw new InvalidArgumentError(path, "a schema name is a plain SQL identifier");
+  if (schema === undefined) return;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is what it refuses
+  const bad = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+  if (schema.length === 0 || Buffer.byteLength(schema) > 63 || bad.test(schema))
+    throw new InvalidArgumentError(
+      path,
+      "a schema name is 1-63 bytes of UTF-8 text without NUL (PostgreSQL cuts longer names)",
+    );
+  if (schema.startsWith("pg_"))
+    throw new InvalidArgumentError(path, "schema names starting with pg_ are PostgreSQL's own");
 }
 
 /**
