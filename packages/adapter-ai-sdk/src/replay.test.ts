@@ -1,109 +1,49 @@
+import { join } from "node:path";
 import {
   type EventStore,
   LedgerError,
-  type LedgerEvent,
   MemoryEventStore,
-  readWholeRun,
   SessionRecorder,
 } from "@agent-ledger/core";
-import type { LanguageModelV3GenerateResult, LanguageModelV3StreamPart } from "@ai-sdk/provider";
-import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
+import { SqliteEventStore } from "@agent-ledger/core/sqlite";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import { generateText, stepCountIs, streamText, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { ledgerMiddleware } from "./ledger-middleware.js";
+import { crashInChild } from "./testing/crash-in-child.test.data.js";
+import type { CrashScenarioName } from "./testing/crash-scenarios.test.data.js";
+import { address, eventsOf, makeTools, run, script } from "./testing/replay-agent.test.data.js";
 import {
+  assistant as actor,
   failsOnceThenAnswers,
   partsStream,
   payload,
   scriptedModel,
   streamPartsOf,
   textResult,
-  toolCall,
-  toolCallsResult,
   usage,
 } from "./testing/scripted-model.test.data.js";
-import { type WrapToolsOptions, wrapTools } from "./wrap-tools.js";
+import { wrapTools } from "./wrap-tools.js";
 
-const actor = { type: "agent" as const, id: "assistant", framework: "ai-sdk" };
-const address = { sessionId: "s1", runId: "r1" };
-const eventsOf = (store: EventStore): Promise<LedgerEvent[]> => readWholeRun(store, address);
-
-const script = (): LanguageModelV3GenerateResult[] => [
-  toolCallsResult(toolCall("c1", "lookup", { key: "a" }), toolCall("c2", "send", { to: "bob" })),
-  toolCallsResult(toolCall("c3", "lookup", { key: "b" })),
-  textResult("done: A, sent, B"),
-];
-
-/** Tools with side effects counted outside the recorder; `hang` makes one call never finish. */
-function makeTools(options: { hang?: string } = {}) {
-  const effects: string[] = [];
-  let entered: (() => void) | undefined;
-  const inTool = new Promise<void>((resolve) => {
-    entered = resolve;
-  });
-  const maybeHang = async (id: string) => {
-    if (options.hang === id) {
-      entered?.();
-      await new Promise(() => undefined);
-    }
-  };
-  const tools = {
-    lookup: tool({
-      inputSchema: z.object({ key: z.string() }),
-      execute: async ({ key }, { toolCallId }) => {
-        await maybeHang(toolCallId);
-        effects.push(`lookup:${key}`);
-        return key.toUpperCase();
-      },
-    }),
-    send: tool({
-      inputSchema: z.object({ to: z.string() }),
-      execute: async ({ to }, { toolCallId }) => {
-        await maybeHang(toolCallId);
-        effects.push(`send:${to}`);
-        return "sent";
-      },
-    }),
-  };
-  return { tools, effects, inTool };
-}
-
-async function run(options: {
-  recorder: SessionRecorder;
-  model: MockLanguageModelV3;
-  tools: ReturnType<typeof makeTools>["tools"];
-  wrap?: Partial<WrapToolsOptions>;
-  prompt?: string;
-}) {
-  return generateText({
-    model: wrapLanguageModel({
-      model: options.model,
-      middleware: ledgerMiddleware({ recorder: options.recorder }),
-    }),
-    prompt: options.prompt ?? "do it",
-    tools: wrapTools(options.tools, {
-      recorder: options.recorder,
-      idempotent: ["lookup"],
-      ...options.wrap,
-    }),
-    stopWhen: stepCountIs(5),
-  });
-}
+const scratch = scratchDirectory("ai-sdk-replay-", afterAll);
+let crashes = 0;
 
 const resume = (store: EventStore) => SessionRecorder.resume({ store, actor, ...address });
 
-/** The process "dies" inside the tool call `hang` of the script's run (it never returns). */
-async function crashInside(store: EventStore, hang: string) {
-  const model = scriptedModel(script());
-  const tools = makeTools({ hang });
-  void run({
-    recorder: new SessionRecorder({ store, actor, ...address }),
-    model: model.model,
-    tools: tools.tools,
-  });
-  await tools.inTool;
-  return { model, tools };
+/**
+ * The script's run, in a child process recording to a SQLite file, SIGKILLed at the crash point
+ * of `scenario`: the file, opened again as the next process would, and what the child did.
+ */
+async function crashInside(scenario: CrashScenarioName) {
+  // A file of its own: two tests may crash the same scenario.
+  const path = join(scratch, `crash-${++crashes}.db`);
+  const crashed = await crashInChild(scenario, path);
+  const store = new SqliteEventStore({ path });
+  await store.init();
+  onTestFinished(() => store.close());
+  return { store, crashed };
 }
 
 /** Streams one model call to its end: the text deltas that arrived, and the errors reported. */
@@ -154,9 +94,11 @@ describe("resume with replay", () => {
   });
 
   it("re-runs an idempotent tool that was in flight at the crash, then continues live", async () => {
-    const store = new MemoryEventStore();
-    // The process "dies" inside lookup c3.
-    const { model: crashed, tools: crashedTools } = await crashInside(store, "c3");
+    // The process dies inside lookup c3.
+    const { store, crashed } = await crashInside("replay inside lookup c3");
+    // Where it died: after the first step (both its calls), before lookup c3's effect.
+    expect([...crashed.effects].sort()).toEqual(["lookup:a", "send:bob"]);
+    expect(crashed.modelCalls).toBe(2);
 
     const resumedModel = scriptedModel(script().slice(2));
     const resumedTools = makeTools();
@@ -166,8 +108,8 @@ describe("resume with replay", () => {
       tools: resumedTools.tools,
     });
     expect(result.text).toBe("done: A, sent, B");
-    expect(crashed.calls + resumedModel.calls).toBe(3);
-    expect([...crashedTools.effects, ...resumedTools.effects].sort()).toEqual([
+    expect(crashed.modelCalls + resumedModel.calls).toBe(3);
+    expect([...crashed.effects, ...resumedTools.effects].sort()).toEqual([
       "lookup:a",
       "lookup:b",
       "send:bob",
@@ -181,9 +123,9 @@ describe("resume with replay", () => {
   });
 
   it("stops with unresolved-attempt on a non-idempotent tool in flight, and calls nothing more", async () => {
-    const store = new MemoryEventStore();
-    await crashInside(store, "c2"); // inside send c2
-    await new Promise((resolve) => setTimeout(resolve, 10)); // lookup c1 finishes meanwhile
+    // The process dies inside send c2, once lookup c1 has finished.
+    const { store, crashed } = await crashInside("replay inside send c2");
+    expect(crashed).toEqual({ effects: ["lookup:a"], modelCalls: 1 });
 
     const resumedModel = scriptedModel(script().slice(1));
     const resumedTools = makeTools();
@@ -198,9 +140,9 @@ describe("resume with replay", () => {
   });
 
   it("lets a person abandon the unresolved call; the model is told and the run goes on", async () => {
-    const store = new MemoryEventStore();
-    await crashInside(store, "c2");
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    // As above: dead inside send c2, lookup c1 done.
+    const { store, crashed } = await crashInside("replay inside send c2");
+    expect(crashed).toEqual({ effects: ["lookup:a"], modelCalls: 1 });
 
     const asked: string[] = [];
     const resumedModel = scriptedModel(script().slice(1));

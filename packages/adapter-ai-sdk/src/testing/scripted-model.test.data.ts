@@ -90,11 +90,16 @@ export function partsStream(
 
 /**
  * A mock model answering from a script, one result per call, for both doGenerate and doStream.
- * `calls` counts provider calls (what replay must avoid).
+ * `calls` counts provider calls (what replay must avoid); `onCall` hears of each as it is made
+ * (a crashing child reports them before it dies).
  */
-export function scriptedModel(script: LanguageModelV3GenerateResult[]) {
+export function scriptedModel(
+  script: LanguageModelV3GenerateResult[],
+  { onCall }: { onCall?: () => void } = {},
+) {
   let index = 0;
   const next = () => {
+    onCall?.();
     const result = script[index++];
     if (!result) throw new Error(`scripted model: no answer for call ${index}`);
     return result;

@@ -1,0 +1,57 @@
+import { writeSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { haltHere, killAtMarker } from "@agent-ledger/core/testing";
+import type { CrashScenarioName } from "./crash-scenarios.test.data.js";
+
+/** The line a scenario's child prints at its crash point; the test kills it there. */
+const CRASH_POINT = "CRASH_POINT";
+
+// What a child reports before it dies: written synchronously, so a SIGKILL loses none of it.
+const EFFECT = "effect ";
+const MODEL_CALL = "model call";
+
+/** What a crashed child did before the SIGKILL: the tests add it to what the resume does. */
+export interface CrashedChild {
+  /** Side effects of its tools, in the order they happened. */
+  effects: string[];
+  /** Calls that reached the provider. */
+  modelCalls: number;
+}
+
+/** The child's side of the report, for a scenario's tools and model. */
+export const report = {
+  effect(effect: string): void {
+    writeSync(1, `${EFFECT}${effect}\n`);
+  },
+  modelCall(): void {
+    writeSync(1, `${MODEL_CALL}\n`);
+  },
+};
+
+/** In the child: stop here, inside a tool or model call, until the test's SIGKILL. */
+export const crashHere = (): Promise<never> => haltHere(CRASH_POINT);
+
+// The compiled child, beside this file's compiled copy (tests run after `tsc -b`, as the
+// example's SIGKILL tests do).
+const CHILD = fileURLToPath(new URL("./crash-scenario.test.child.js", import.meta.url)).replace(
+  /([\\/])src([\\/]testing[\\/])/,
+  "$1dist$2",
+);
+
+/**
+ * Runs `scenario` in a child Node process recording into the SQLite file `path`, and kills it
+ * with SIGKILL at its crash point. Rejects if the child ends any other way.
+ */
+export async function crashInChild(
+  scenario: CrashScenarioName,
+  path: string,
+): Promise<CrashedChild> {
+  const { stdout } = await killAtMarker([CHILD, scenario, path], CRASH_POINT);
+  const lines = stdout.split("\n");
+  return {
+    effects: lines
+      .filter((line) => line.startsWith(EFFECT))
+      .map((line) => line.slice(EFFECT.length)),
+    modelCalls: lines.filter((line) => line === MODEL_CALL).length,
+  };
+}

@@ -1,0 +1,18 @@
+import type { EventStore } from "@agent-ledger/core";
+import { crashingChat } from "./crashing-chat.test.data.js";
+import { crashInsideLookupC3, crashInsideSendC2 } from "./replay-agent.test.data.js";
+
+/**
+ * The runs a test can crash in a child process, by the name the child is given: each records
+ * to the store it is handed and stops at its crash point (`crashHere`) until it is killed.
+ */
+export const crashScenarios = {
+  "chat inside send": crashingChat,
+  "replay inside lookup c3": crashInsideLookupC3,
+  "replay inside send c2": crashInsideSendC2,
+} satisfies Record<string, (store: EventStore) => Promise<void>>;
+
+export type CrashScenarioName = keyof typeof crashScenarios;
+
+export const isCrashScenarioName = (name: string | undefined): name is CrashScenarioName =>
+  name !== undefined && Object.hasOwn(crashScenarios, name);
