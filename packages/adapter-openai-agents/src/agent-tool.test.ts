@@ -5,56 +5,23 @@ import {
   readWholeSession,
   SessionRecorder,
 } from "@agent-ledger/core";
-import { Agent, setTracingDisabled, tool } from "@openai/agents";
-import { describe, expect, test } from "vitest";
-import { z } from "zod";
-import { instrumentAgent, resumeRun, runWithLedger } from "./index.js";
+import { setTracingDisabled } from "@openai/agents";
+import { afterAll, describe, expect, test } from "vitest";
+import { resumeRun, runWithLedger } from "./index.js";
+import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { FailingStore } from "./testing/failing-store.js";
 import { firstInterruption, runOptions } from "./testing/recorded-run.js";
-import { functionCall, message, ScriptedModel } from "./testing/scripted-model.js";
+import { agentToolFixture } from "./testing/writer-agent.js";
 
 setTracingDisabled(true);
 
-// "main" calls the agent "writer" as a tool; writer's own tool `write` needs approval.
-function agentToolFixture(options: { writeNeedsApproval?: boolean } = {}) {
-  const effects: string[] = [];
-  const writerModel = new ScriptedModel([
-    () => [functionCall("write", { text: "héllo 🌍" }, "call_write")],
-    () => [message("written")],
-  ]);
-  const write = tool({
-    name: "write",
-    description: "write a text",
-    parameters: z.object({ text: z.string() }),
-    needsApproval: options.writeNeedsApproval ?? true,
-    execute: async ({ text }) => {
-      effects.push(`write ${text}`);
-      return "ok";
-    },
-  });
-  const writer = instrumentAgent(new Agent({ name: "writer", tools: [write], model: writerModel }));
-  const main = new Agent({
-    name: "main",
-    tools: [writer.asTool({ toolName: "writer_tool", toolDescription: "writes texts" })],
-  });
-  const model = new ScriptedModel([
-    () => [functionCall("writer_tool", { input: "write hello" }, "call_writer")],
-    (request) => [message(JSON.stringify(request.input).includes("written") ? "done" : "not done")],
-  ]);
-  return { effects, main, model, writerModel };
-}
+// Crashes are real: the first process runs in a child recording to a SQLite file and is
+// SIGKILLed inside the writer's `write`, after it wrote (testing/crash-scenarios.test.data.ts).
+const ledgers = new CrashedLedgers("oa-agent-tool-", afterAll);
 
-/** The process "dies" while the writer's `write` runs (it has run); the store is back after. */
+/** The process died while the writer's `write` ran (it has run); the test is the next process. */
 async function crashWhileWriteRuns() {
-  const store = new FailingStore();
-  store.goDownAfter(
-    (event) =>
-      event.type === "tool.requested" && (event.payload as { name: string }).name === "write",
-  );
-  const first = agentToolFixture({ writeNeedsApproval: false });
-  await runWithLedger(first.main, "go", runOptions(store, first.model)).catch(() => undefined);
-  store.failWhen = undefined;
-  return { store, first };
+  return ledgers.crashed("writer as a tool: dies inside write");
 }
 
 /** What `agent-ledger resolve s <attemptId> --abandon "..."` does on the unresolved call `name`. */

@@ -1,91 +1,31 @@
 import { readWholeSession } from "@agent-ledger/core";
-import { Agent, hostedMcpTool, setTracingDisabled, tool } from "@openai/agents";
-import { describe, expect, test } from "vitest";
-import { z } from "zod";
+import { setTracingDisabled } from "@openai/agents";
+import { afterAll, describe, expect, test } from "vitest";
 import { approvalCallId } from "./approval-decisions.js";
-import { APPROVAL_EVENT_TYPE, resumeRun, runWithLedger } from "./index.js";
-import { FailingStore } from "./testing/failing-store.js";
-import { firstInterruption, runOptions } from "./testing/recorded-run.js";
-import { functionCall, message, ScriptedModel } from "./testing/scripted-model.js";
+import { APPROVAL_EVENT_TYPE, resumeRun } from "./index.js";
+import { deletingAgent, hostedMcpAgent } from "./testing/approval-agents.js";
+import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
+import { runOptions } from "./testing/recorded-run.js";
 
 setTracingDisabled(true);
 
-// An agent with a hosted MCP server whose tool needs approval: the model asks to call it once.
-function hostedMcpAgent() {
-  const model = new ScriptedModel([
-    () => [
-      {
-        type: "hosted_tool_call",
-        name: "mcp_approval_request",
-        id: "mcpr_1",
-        status: "completed",
-        providerData: {
-          type: "mcp_approval_request",
-          id: "mcpr_1",
-          server_label: "repo",
-          name: "delete_branch",
-          arguments: "{}",
-        },
-      } as never,
-    ],
-    () => [message("deleted")],
-  ]);
-  const repo = hostedMcpTool({
-    serverLabel: "repo",
-    serverUrl: "https://mcp.invalid/repo",
-    requireApproval: "always",
-  });
-  return { model, agent: new Agent({ name: "main", tools: [repo] }) };
-}
-
-// An agent whose tool needs approval for every call: the model deletes /a and /b at once,
-// then answers with what each call gave.
-function deletingAgent() {
-  const deleted: string[] = [];
-  const remove = tool({
-    name: "delete_file",
-    description: "delete a file",
-    parameters: z.object({ path: z.string() }),
-    needsApproval: true,
-    execute: async ({ path }) => {
-      deleted.push(path);
-      return `deleted ${path}`;
-    },
-  });
-  const outputOf = (input: unknown, callId: string) =>
-    (input as { callId?: string; output?: { text?: string } }[]).find(
-      (item) => item.callId === callId && item.output !== undefined,
-    )?.output?.text;
-  const model = new ScriptedModel([
-    () => [
-      functionCall("delete_file", { path: "/a" }, "call_a"),
-      functionCall("delete_file", { path: "/b" }, "call_b"),
-    ],
-    (request) => [
-      message(`a: ${outputOf(request.input, "call_a")}; b: ${outputOf(request.input, "call_b")}`),
-    ],
-  ]);
-  return { deleted, model, agent: new Agent({ name: "main", tools: [remove] }) };
-}
+// Crashes are real: the first process runs in a child recording to a SQLite file and is
+// SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts).
+const ledgers = new CrashedLedgers("oa-approvals-", afterAll);
+ledgers.prepare(
+  "deleting, /a approved and /b rejected: dies inside the delete of /a",
+  "hosted MCP, approved: dies after the decision is recorded",
+);
 
 describe("approval decisions", () => {
   test("a crash after a person approved one call and rejected another asks only about the call in flight", async () => {
-    const store = new FailingStore();
-    const first = deletingAgent();
-    const paused = await runWithLedger(first.agent, "clean up", runOptions(store, first.model));
-    expect(paused.interruptions.map((item) => approvalCallId(item))).toEqual(["call_a", "call_b"]);
-    const state = paused.state;
-    if (!state) throw new Error("expected a state");
-    for (const item of paused.interruptions)
-      if (approvalCallId(item) === "call_a") state.approve(item);
-      else state.reject(item);
-    // Dies while the approved delete of /a runs.
-    store.goDownAfter((event) => event.type === "tool.requested");
-    await resumeRun(first.agent, { ...runOptions(store, first.model), state }).catch(
-      () => undefined,
+    // Asked about both deletes, a person approves /a and rejects /b; the process dies while the
+    // approved delete of /a runs (after it deleted).
+    const { store, first } = await ledgers.crashed(
+      "deleting, /a approved and /b rejected: dies inside the delete of /a",
     );
-    store.failWhen = undefined;
-    expect(first.deleted).toEqual(["/a"]);
+    expect(first.interruptions.map((item) => item.callId)).toEqual(["call_a", "call_b"]);
+    expect(first.effects).toEqual(["/a"]);
 
     // The delete of /a may or may not have happened: asked again. The rejected /b is not.
     const second = deletingAgent();
@@ -105,18 +45,12 @@ describe("approval decisions", () => {
   });
 
   test("a hosted MCP approval (its item has no callId) is recorded by its id and not asked again after a crash", async () => {
-    const store = new FailingStore();
-    const first = hostedMcpAgent();
-    const paused = await runWithLedger(first.agent, "go", runOptions(store, first.model));
-    const { state, item } = firstInterruption(paused);
-    expect(item.name).toBe("delete_branch");
-    state.approve(item);
-    // Dies right after the decision is recorded, before the next model call.
-    store.goDownAfter((event) => event.type === APPROVAL_EVENT_TYPE);
-    await resumeRun(first.agent, { ...runOptions(store, first.model), state }).catch(
-      () => undefined,
+    // A person approves the call; the process dies right after the decision is recorded, before
+    // the next model call.
+    const { store, first } = await ledgers.crashed(
+      "hosted MCP, approved: dies after the decision is recorded",
     );
-    store.failWhen = undefined;
+    expect(first.interruptions.map((item) => item.name)).toEqual(["delete_branch"]);
     const decisions = (await readWholeSession(store, "s")).filter(
       (event) => event.type === APPROVAL_EVENT_TYPE,
     );

@@ -1,10 +1,19 @@
-import { inspectSession, MemoryEventStore, readWholeSession } from "@agent-ledger/core";
+import {
+  type EventStore,
+  inspectSession,
+  MemoryEventStore,
+  readWholeSession,
+} from "@agent-ledger/core";
 import { Agent, Runner, setTracingDisabled, tool } from "@openai/agents";
-import { describe, expect, test } from "vitest";
+import { afterAll, describe, expect, test } from "vitest";
 import { z } from "zod";
 import { ledgerTool, ledgerToolEffect, resumeRun, runWithLedger } from "./index.js";
+import { lookupThenBadChargeAgent } from "./testing/charging-agents.js";
+import { reportingScenario } from "./testing/crash-scenarios.test.data.js";
+import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { FailingStore } from "./testing/failing-store.js";
 import { runOptions } from "./testing/recorded-run.js";
+import { AWKWARD_OUTPUTS, type AwkwardOutput, reportingAgent } from "./testing/reporting-agent.js";
 import {
   functionCall,
   message,
@@ -14,44 +23,24 @@ import {
 
 setTracingDisabled(true);
 
-// An agent whose one tool returns `output` twice, then answers with what it saw.
-function agentWithTool(output: () => unknown) {
-  const effects: string[] = [];
-  const report = tool({
-    name: "report",
-    description: "send a report",
-    parameters: z.object({}),
-    execute: async () => {
-      effects.push("sent");
-      return output();
-    },
-  });
-  const model = new ScriptedModel([
-    () => [functionCall("report", {}, "call_1")],
-    () => [functionCall("report", {}, "call_2")],
-    (request) => [message(`saw ${JSON.stringify(request.input).length}`)],
-  ]);
-  return { effects, model, agent: new Agent({ name: "main", tools: [report] }) };
-}
+// Crashes are real: the first process runs in a child recording to a SQLite file and is
+// SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts).
+const ledgers = new CrashedLedgers("oa-ledger-tool-", afterAll);
+ledgers.prepare(
+  ...(Object.keys(AWKWARD_OUTPUTS) as AwkwardOutput[]).map(reportingScenario),
+  "lookup then bad charge: dies after the lookup completed",
+);
 
-// The process dies right after the second model call completed (call_1 ran, call_2 not yet):
-// a store that goes down there (the SIGKILL tests are in examples/openai-agents-resume).
-async function crashAfterSecondModelCall(output: () => unknown) {
-  let completions = 0;
-  const store = new FailingStore();
-  store.goDownAfter((event) => event.type === "model.completed" && ++completions === 2);
-  const first = agentWithTool(output);
-  await runWithLedger(first.agent, "go", runOptions(store, first.model, "r")).catch(
-    () => undefined,
-  );
-  store.failWhen = undefined;
-  return { store, first };
+// The process died right after the second model call completed (call_1 ran, call_2 not yet);
+// its tool returned AWKWARD_OUTPUTS[output].
+async function crashAfterSecondModelCall(output: AwkwardOutput) {
+  return ledgers.crashed(reportingScenario(output));
 }
 
 // A new process resumes the run with a fresh agent whose script goes on after the two
 // recorded model calls.
-async function resumeInNewProcess(store: FailingStore, output: () => unknown) {
-  const second = agentWithTool(output);
+async function resumeInNewProcess(store: EventStore, output: AwkwardOutput) {
+  const second = reportingAgent(AWKWARD_OUTPUTS[output]);
   second.model.calls = 2;
   const result = await resumeRun(second.agent, runOptions(store, second.model, "r"));
   return { second, result };
@@ -59,10 +48,10 @@ async function resumeInNewProcess(store: FailingStore, output: () => unknown) {
 
 describe("ledgerTool outputs", () => {
   test("a tool that returns nothing is replayed as nothing: resume after a crash does not diverge", async () => {
-    const { store, first } = await crashAfterSecondModelCall(() => undefined);
+    const { store, first } = await crashAfterSecondModelCall("nothing");
     expect(first.effects).toEqual(["sent"]);
 
-    const { second, result } = await resumeInNewProcess(store, () => undefined);
+    const { second, result } = await resumeInNewProcess(store, "nothing");
     expect(result.status).toBe("completed");
     // call_1 came from the ledger, call_2 ran live.
     expect(second.effects).toEqual(["sent"]);
@@ -70,8 +59,8 @@ describe("ledgerTool outputs", () => {
   });
 
   test("an output that is not plain JSON (undefined fields, Dates, -0) is recorded as the JSON the model saw", async () => {
-    const output = () => ({ id: 7, note: undefined, at: new Date(0), delta: -0 });
-    const { store, first } = await crashAfterSecondModelCall(output);
+    const output = AWKWARD_OUTPUTS["not plain JSON"];
+    const { store, first } = await crashAfterSecondModelCall("not plain JSON");
     expect(first.effects).toEqual(["sent"]);
     const completed = (await readWholeSession(store, "s")).find(
       (event) => event.type === "tool.completed",
@@ -80,7 +69,7 @@ describe("ledgerTool outputs", () => {
       result: { id: 7, at: "1970-01-01T00:00:00.000Z", delta: 0 },
     });
 
-    const { second, result } = await resumeInNewProcess(store, output);
+    const { second, result } = await resumeInNewProcess(store, "not plain JSON");
     expect(result.status).toBe("completed");
     expect(second.effects).toEqual(["sent"]);
     // The one live model call sees call_1's replayed output as the same text as call_2's live one.
@@ -92,10 +81,10 @@ describe("ledgerTool outputs", () => {
   test("a top-level Date, NaN or Infinity output is recorded as the text the model saw and replays as it", async () => {
     // The SDK shows the model JSON.stringify of an object (a Date: its quoted ISO text) and
     // String() of a number.
-    const cases: [() => unknown, string][] = [
-      [() => new Date(0), '"1970-01-01T00:00:00.000Z"'],
-      [() => Number.NaN, "NaN"],
-      [() => Number.POSITIVE_INFINITY, "Infinity"],
+    const cases: [AwkwardOutput, string][] = [
+      ["a Date", '"1970-01-01T00:00:00.000Z"'],
+      ["NaN", "NaN"],
+      ["Infinity", "Infinity"],
     ];
     for (const [output, seen] of cases) {
       const { store, first } = await crashAfterSecondModelCall(output);
@@ -117,7 +106,7 @@ describe("ledgerTool outputs", () => {
 
   test("text cut in the middle of an emoji (a lone surrogate) is recorded with U+FFFD and the run goes on", async () => {
     // A tool that truncates by UTF-16 units, as `slice` does: half of the emoji stays.
-    const output = () => "price 7 😀".slice(0, -1);
+    const output = "half an emoji";
     const { store, first } = await crashAfterSecondModelCall(output);
     expect(first.effects).toEqual(["sent"]);
     const events = await readWholeSession(store, "s");
@@ -190,30 +179,7 @@ describe("ledgerTool outputs", () => {
   });
 
   test("after a crash, a call whose arguments are not JSON still gets the SDK's own answer", async () => {
-    const make = () => {
-      const effects: string[] = [];
-      const lookup = tool({
-        name: "lookup",
-        description: "look up a price",
-        parameters: z.object({}),
-        execute: async () => {
-          effects.push("lookup");
-          return "7";
-        },
-      });
-      const charge = tool({
-        name: "charge",
-        description: "charge the card",
-        parameters: z.object({ amount: z.number() }),
-        execute: async ({ amount }) => `charged ${amount}`,
-      });
-      const model = new ScriptedModel([
-        () => [functionCall("lookup", {}, "call_1")],
-        () => [{ ...functionCall("charge", {}, "call_2"), arguments: "{amount: 7" }],
-        (request) => [message(JSON.stringify(request.input.at(-1)))],
-      ]);
-      return { effects, model, agent: new Agent({ name: "main", tools: [lookup, charge] }) };
-    };
+    const make = () => lookupThenBadChargeAgent();
     const plain = make();
     const expected = await new Runner({ modelProvider: scriptedProvider(plain.model) }).run(
       plain.agent,
@@ -222,13 +188,10 @@ describe("ledgerTool outputs", () => {
     expect(String(expected.finalOutput)).toContain("valid JSON");
 
     // Dies after lookup completed; the resumed run has a recorded call and goes on live.
-    const store = new FailingStore();
-    store.goDownAfter((event) => event.type === "tool.completed");
-    const first = make();
-    await runWithLedger(first.agent, "go", runOptions(store, first.model, "r")).catch(
-      () => undefined,
+    const { store, first } = await ledgers.crashed(
+      "lookup then bad charge: dies after the lookup completed",
     );
-    store.failWhen = undefined;
+    expect(first.effects).toEqual(["lookup"]);
     const second = make();
     second.model.calls = 1;
     const result = await resumeRun(second.agent, runOptions(store, second.model, "r"));

@@ -5,13 +5,17 @@ import {
   SessionRecorder,
 } from "@agent-ledger/core";
 import { Runner, setTracingDisabled } from "@openai/agents";
-import { describe, expect, test } from "vitest";
+import { afterAll, describe, expect, test } from "vitest";
 import { ledgerModelProvider, resumeRun, runWithLedger } from "./index.js";
-import { crashRetryingAgentAfterItsTool, retryingAgent } from "./testing/fixture.js";
+import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
+import { retryingAgent } from "./testing/fixture.js";
 import { runOptions } from "./testing/recorded-run.js";
 import { scriptedProvider } from "./testing/scripted-model.js";
 
 setTracingDisabled(true);
+
+// Crashes are real: a child process SIGKILLed at the scenario's crash point.
+const ledgers = new CrashedLedgers("oa-model-retry-", afterAll);
 
 describe("model calls the runner retries (modelSettings.retry)", () => {
   test("a retry is a new attempt of the same step, with retryOf", async () => {
@@ -75,7 +79,8 @@ describe("model calls the runner retries (modelSettings.retry)", () => {
     );
     expect(expected.state.usage.requests).toBe(3);
 
-    const { store } = await crashRetryingAgentAfterItsTool();
+    // The process dies right after its tool completed: the retried call is in the ledger.
+    const { store } = await ledgers.crashed("retrying: dies after its tool completed");
     const second = retryingAgent();
     second.model.calls = 2; // only the last turn is live
     const result = await resumeRun(second.agent, runOptions(store, second.model));

@@ -1,50 +1,50 @@
-import { inspectSession, type NewEvent, readWholeSession, resolveEvents } from "@agent-ledger/core";
-import { Agent, setTracingDisabled, tool } from "@openai/agents";
-import { describe, expect, test } from "vitest";
-import { z } from "zod";
+import {
+  type EventStore,
+  inspectSession,
+  readWholeSession,
+  resolveEvents,
+} from "@agent-ledger/core";
+import { setTracingDisabled } from "@openai/agents";
+import { afterAll, describe, expect, test } from "vitest";
 import { approvalCallId } from "./approval-decisions.js";
-import { APPROVAL_EVENT_TYPE, resumeRun, runWithLedger } from "./index.js";
-import { FailingStore } from "./testing/failing-store.js";
-import { crashRetryingAgentAfterItsTool, fixture, retryingAgent } from "./testing/fixture.js";
+import { APPROVAL_EVENT_TYPE, resumeRun } from "./index.js";
+import {
+  BAD_AND_CHARGE_THEN_CHARGE,
+  BAD_BESIDE_CHARGE,
+  BAD_THEN_CHARGE,
+  chargingAgent,
+  reusedCallIdAgent,
+} from "./testing/charging-agents.js";
+import { PHONE_REJECTION } from "./testing/crash-scenarios.test.data.js";
+import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
+import { fixture, retryingAgent } from "./testing/fixture.js";
 import { firstInterruption, runOptions } from "./testing/recorded-run.js";
-import { functionCall, message, ScriptedModel } from "./testing/scripted-model.js";
+import { LARGE_TEXT, savingAgent } from "./testing/saving-agent.js";
 
 setTracingDisabled(true);
 
-// The store goes down right after the first event matching `when` and stays down: the
-// in-process stand-in for a process that died at that point (the SIGKILL tests are in
-// examples/openai-agents-resume).
-async function crashAfter(
-  when: (event: { type: string; payload?: unknown }) => boolean,
-  options: { chargeNeedsApproval?: boolean } = {},
-) {
-  const store = new FailingStore();
-  store.goDownAfter(when);
-  const first = fixture(options);
-  await runWithLedger(first.main, "sell a book", runOptions(store, first.model)).catch(
-    () => undefined,
-  );
-  store.failWhen = undefined;
-  return { store, first };
-}
-
-// A person approved the charge at its interruption, then the process died right after the
-// first event matching `when` while the run went on.
-async function crashAfterApproving(when: (event: { type: string }) => boolean) {
-  const store = new FailingStore();
-  const first = fixture({ chargeNeedsApproval: true });
-  const paused = await runWithLedger(first.main, "sell a book", runOptions(store, first.model));
-  const { state, item } = firstInterruption(paused);
-  state.approve(item);
-  store.goDownAfter(when);
-  await resumeRun(first.main, { ...runOptions(store, first.model), state }).catch(() => undefined);
-  store.failWhen = undefined;
-  return { store, first };
-}
+// Each crash is real: the first process runs in a child recording to a SQLite file and is
+// SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts); the test is
+// the new process that opens the file and resumes.
+const ledgers = new CrashedLedgers("oa-resume-run-", afterAll);
+ledgers.prepare(
+  "shop: dies after the handoff's model call",
+  "shop: dies inside charge",
+  "shop: dies inside lookup",
+  "shop, charge approved: dies after the charge completed",
+  "shop, charge approved: dies after the decision is recorded",
+  "saving: dies inside save",
+  "retrying: dies after its tool completed",
+  "reused call ids: dies inside the second charge",
+  "bad then charge: dies inside the charge",
+  "bad then charge: dies in the model call after the charge",
+  "bad beside charge: dies inside the charge",
+  "bad and charge, then charge: dies inside the second charge",
+);
 
 // A new process resumes the run with a fresh fixture whose script goes on after `calls` turns.
 async function resumeInNewProcess(
-  store: FailingStore,
+  store: EventStore,
   calls: number,
   options: { chargeNeedsApproval?: boolean } = {},
 ) {
@@ -54,17 +54,11 @@ async function resumeInNewProcess(
   return { second, result };
 }
 
-const chargeRequested = (event: { type: string; payload?: unknown }) =>
-  event.type === "tool.requested" && (event.payload as { name: string }).name === "charge";
-
 describe("resumeRun after a crash", () => {
   test("replays recorded calls without calling the model or tools again", async () => {
     // Dies right after the handoff's model call completed (before the closer's call).
-    let completions = 0;
-    const { store, first } = await crashAfter(
-      (event) => event.type === "model.completed" && ++completions === 3,
-    );
-    expect(first.model.calls).toBe(3);
+    const { store, first } = await ledgers.crashed("shop: dies after the handoff's model call");
+    expect(first.modelInputs).toHaveLength(3);
     expect(first.effects).toEqual(["lookup book", "charge 7"]);
 
     // The script goes on at the closer's turn.
@@ -80,7 +74,8 @@ describe("resumeRun after a crash", () => {
   });
 
   test("an unresolved non-idempotent tool call becomes an approval; approve runs it again", async () => {
-    const { store, first } = await crashAfter(chargeRequested);
+    // Dies inside the charge, after it charged: its result never reached the ledger.
+    const { store, first } = await ledgers.crashed("shop: dies inside charge");
     expect(first.effects).toEqual(["lookup book", "charge 7"]);
     const { second, result: paused } = await resumeInNewProcess(store, 0);
     expect(paused.status).toBe("interrupted");
@@ -103,31 +98,11 @@ describe("resumeRun after a crash", () => {
 
   test("approving a call with large arguments records its retry with the same arguments", async () => {
     // Arguments this large go to the blob store; the event keeps a reference.
-    const text = "ä€𝄞 ".repeat(10_000);
-    const make = () => {
-      const saved: string[] = [];
-      const save = tool({
-        name: "save",
-        description: "save a document",
-        parameters: z.object({ text: z.string() }),
-        execute: async ({ text: given }) => {
-          saved.push(given);
-          return "saved";
-        },
-      });
-      const model = new ScriptedModel([
-        () => [functionCall("save", { text }, "call_save")],
-        () => [message("ok")],
-      ]);
-      return { saved, model, agent: new Agent({ name: "main", tools: [save] }) };
-    };
-    const store = new FailingStore();
-    store.goDownAfter((event) => event.type === "tool.requested");
-    const first = make();
-    await runWithLedger(first.agent, "go", runOptions(store, first.model)).catch(() => undefined);
-    store.failWhen = undefined;
+    const text = LARGE_TEXT;
+    // Dies inside the save, after it saved: its result never reached the ledger.
+    const { store } = await ledgers.crashed("saving: dies inside save");
 
-    const second = make();
+    const second = savingAgent();
     second.model.calls = 1;
     const paused = await resumeRun(second.agent, runOptions(store, second.model));
     const { state, item } = firstInterruption(paused);
@@ -143,7 +118,7 @@ describe("resumeRun after a crash", () => {
   });
 
   test("rejecting records attempt.abandoned and the model is told", async () => {
-    const { store } = await crashAfter(chargeRequested);
+    const { store } = await ledgers.crashed("shop: dies inside charge");
     const { second, result: paused } = await resumeInNewProcess(store, 0);
     const { state, item } = firstInterruption(paused);
     state.reject(item);
@@ -162,19 +137,16 @@ describe("resumeRun after a crash", () => {
   });
 
   test("a rejection with a message, then another crash: the re-executed run shows the model the same message", async () => {
-    const { store } = await crashAfter(chargeRequested);
-    const { second, result: paused } = await resumeInNewProcess(store, 0);
-    const { state, item } = firstInterruption(paused);
-    const message = "already charged by phone";
-    state.reject(item, { message });
-    second.model.calls = 2;
-    // The process dies again right after the model answered with the rejection in its input.
-    store.goDownAfter((event) => event.type === "model.completed");
-    await resumeRun(second.main, { ...runOptions(store, second.model), state }).catch(
-      () => undefined,
+    // The first process dies inside the charge. A second one asks about the charge, a person
+    // rejects it with a message, and it dies right after the model answered with the rejection
+    // in its input.
+    const message = PHONE_REJECTION;
+    const { store, second } = await ledgers.crashedTwice(
+      "shop: dies inside charge",
+      "shop resumed, charge rejected with a message: dies after the next model call",
     );
-    store.failWhen = undefined;
-    const sent = JSON.stringify(second.model.requests.at(-1)?.input);
+    expect(second.interruptions.map((item) => item.name)).toEqual(["charge"]);
+    const sent = JSON.stringify(second.modelInputs.at(-1));
     expect(sent).toContain(message);
 
     // A third process re-executes from the input: the recorded call is answered from the ledger,
@@ -191,10 +163,8 @@ describe("resumeRun after a crash", () => {
   });
 
   test("an unresolved idempotent tool call runs again by itself", async () => {
-    const { store } = await crashAfter(
-      (event) =>
-        event.type === "tool.requested" && (event.payload as { name: string }).name === "lookup",
-    );
+    // Dies inside the lookup, after it looked up.
+    const { store } = await ledgers.crashed("shop: dies inside lookup");
     const { second, result } = await resumeInNewProcess(store, 1);
     expect(result.finalOutput).toBe("sold for 7");
     expect(second.effects).toEqual(["lookup book", "charge 7"]);
@@ -204,7 +174,9 @@ describe("resumeRun after a crash", () => {
 
   test("a crash after an approval was decided resumes from the input and applies the decision", async () => {
     // Dies after the approved charge completed, before the next model call is recorded.
-    const { store, first } = await crashAfterApproving((event) => event.type === "tool.completed");
+    const { store, first } = await ledgers.crashed(
+      "shop, charge approved: dies after the charge completed",
+    );
     expect(first.effects).toEqual(["lookup book", "charge 7"]);
 
     const { second, result } = await resumeInNewProcess(store, 2, { chargeNeedsApproval: true });
@@ -216,8 +188,8 @@ describe("resumeRun after a crash", () => {
 
   test("a crash after a person approved, before the approved tool ran, does not ask again", async () => {
     // Dies right after the decision is recorded, before the charge is requested.
-    const { store, first } = await crashAfterApproving(
-      (event) => event.type === APPROVAL_EVENT_TYPE,
+    const { store, first } = await ledgers.crashed(
+      "shop, charge approved: dies after the decision is recorded",
     );
     expect(first.effects).toEqual(["lookup book"]);
 
@@ -229,9 +201,10 @@ describe("resumeRun after a crash", () => {
   });
 
   test("a model call the runner retried (modelSettings.retry) is answered by its retry on resume", async () => {
-    // The provider fails the first call with a 500, the runner's retry policy retries it.
-    const { store, first } = await crashRetryingAgentAfterItsTool();
-    expect(first.model.calls).toBe(2);
+    // The provider fails the first call with a 500, the runner's retry policy retries it; the
+    // process dies right after its tool completed.
+    const { store, first } = await ledgers.crashed("retrying: dies after its tool completed");
+    expect(first.modelInputs).toHaveLength(2);
 
     const second = retryingAgent();
     second.model.calls = 2; // only the last turn is live
@@ -244,42 +217,16 @@ describe("resumeRun after a crash", () => {
   });
 });
 
-/** A tool that charges the card, noting each charge in `effects`. */
-function chargeTool(effects: string[]) {
-  return tool({
-    name: "charge",
-    description: "charge the card",
-    parameters: z.object({ amount: z.number() }),
-    execute: async ({ amount }) => {
-      effects.push(`charge ${amount}`);
-      return `charged ${amount}`;
-    },
-  });
-}
-
 describe("resumeRun with a provider that reuses tool call ids (call_0 on every response)", () => {
-  // Two turns each charge under call_0, then the model answers.
-  const make = () => {
-    const effects: string[] = [];
-    const charge = chargeTool(effects);
-    const model = new ScriptedModel([
-      () => [functionCall("charge", { amount: 7 }, "call_0")],
-      () => [functionCall("charge", { amount: 3 }, "call_0")],
-      () => [message("done")],
-    ]);
-    return { effects, model, agent: new Agent({ name: "main", tools: [charge] }) };
-  };
-
   test("the second turn's call in flight is the one asked about; the first turn's completed call is not made again", async () => {
-    const store = new FailingStore();
-    let charges = 0;
-    store.goDownAfter((event) => chargeRequested(event) && ++charges === 2);
-    const first = make();
-    await runWithLedger(first.agent, "go", runOptions(store, first.model)).catch(() => undefined);
-    store.failWhen = undefined;
+    // Dies inside the second charge, after it charged.
+    const { store, first } = await ledgers.crashed(
+      "reused call ids: dies inside the second charge",
+    );
     expect(first.effects).toEqual(["charge 7", "charge 3"]);
 
-    const second = make();
+    // Two turns each charge under call_0, then the model answers.
+    const second = reusedCallIdAgent();
     second.model.calls = 2;
     const paused = await resumeRun(second.agent, runOptions(store, second.model));
     expect(paused.status).toBe("interrupted");
@@ -305,41 +252,14 @@ describe("resumeRun with a provider that reuses tool call ids (call_0 on every r
 });
 
 describe("resumeRun after the model sent tool arguments that are not JSON", () => {
-  // `turns` are the model's answers; each call charges, and the model answers "sold" once a
-  // charge went through. Arguments that are not JSON get the SDK's answer asking for valid JSON.
-  const make = (turns: ReturnType<typeof functionCall>[][]) => {
-    const effects: string[] = [];
-    const charge = chargeTool(effects);
-    const model = new ScriptedModel([
-      ...turns.map((output) => () => output),
-      (request) => [message(JSON.stringify(request.input).includes("charged") ? "sold" : "not")],
-    ]);
-    return { effects, model, agent: new Agent({ name: "main", tools: [charge] }) };
-  };
-  const notJson = (callId: string) => ({
-    ...functionCall("charge", {}, callId),
-    arguments: "{amount: 7",
-  });
-  const charge = (amount: number, callId: string) => functionCall("charge", { amount }, callId);
-  const badThenCharge = [[notJson("call_bad")], [charge(7, "call_charge")]];
-
-  async function crash(
-    turns: ReturnType<typeof functionCall>[][],
-    when: (event: NewEvent) => boolean,
-  ) {
-    const store = new FailingStore();
-    store.goDownAfter(when);
-    const first = make(turns);
-    await runWithLedger(first.agent, "go", runOptions(store, first.model)).catch(() => undefined);
-    store.failWhen = undefined;
-    return { store, first };
-  }
-
+  // The model's turns are BAD_THEN_CHARGE and the like (testing/charging-agents.ts); it answers
+  // "sold" once a charge went through. Arguments that are not JSON get the SDK's answer asking
+  // for valid JSON.
   test("a crash during a later call: the replayed call is answered as before, only the call in flight is asked about", async () => {
-    const { store, first } = await crash(badThenCharge, chargeRequested);
+    const { store, first } = await ledgers.crashed("bad then charge: dies inside the charge");
     expect(first.effects).toEqual(["charge 7"]);
 
-    const second = make(badThenCharge);
+    const second = chargingAgent(BAD_THEN_CHARGE);
     second.model.calls = 2;
     const paused = await resumeRun(second.agent, runOptions(store, second.model));
     expect(paused.status).toBe("interrupted");
@@ -357,14 +277,12 @@ describe("resumeRun after the model sent tool arguments that are not JSON", () =
   });
 
   test("a crash during the model call after the charge: neither the charge nor a recorded model call is made again", async () => {
-    let requests = 0;
-    const { store, first } = await crash(
-      badThenCharge,
-      (event) => event.type === "model.requested" && ++requests === 3,
+    const { store, first } = await ledgers.crashed(
+      "bad then charge: dies in the model call after the charge",
     );
     expect(first.effects).toEqual(["charge 7"]);
 
-    const second = make(badThenCharge);
+    const second = chargingAgent(BAD_THEN_CHARGE);
     second.model.calls = 2;
     const result = await resumeRun(second.agent, runOptions(store, second.model));
     expect(result).toMatchObject({ status: "completed", finalOutput: "sold" });
@@ -374,9 +292,8 @@ describe("resumeRun after the model sent tool arguments that are not JSON", () =
   });
 
   test("a call that was not JSON beside the call in flight is not asked about", async () => {
-    const turns = [[notJson("call_bad"), charge(7, "call_charge")]];
-    const { store } = await crash(turns, chargeRequested);
-    const second = make(turns);
+    const { store } = await ledgers.crashed("bad beside charge: dies inside the charge");
+    const second = chargingAgent(BAD_BESIDE_CHARGE);
     second.model.calls = 1;
     const paused = await resumeRun(second.agent, runOptions(store, second.model));
     expect(paused.interruptions.map((item) => approvalCallId(item))).toEqual(["call_charge"]);
@@ -390,15 +307,12 @@ describe("resumeRun after the model sent tool arguments that are not JSON", () =
   });
 
   test("a turn with a completed call beside the one that was not JSON is replayed without asking", async () => {
-    const turns = [[notJson("call_bad"), charge(7, "call_a")], [charge(3, "call_b")]];
-    let charges = 0;
-    const { store, first } = await crash(
-      turns,
-      (event) => chargeRequested(event) && ++charges === 2,
+    const { store, first } = await ledgers.crashed(
+      "bad and charge, then charge: dies inside the second charge",
     );
     expect(first.effects).toEqual(["charge 7", "charge 3"]);
 
-    const second = make(turns);
+    const second = chargingAgent(BAD_AND_CHARGE_THEN_CHARGE);
     second.model.calls = 2;
     const paused = await resumeRun(second.agent, runOptions(store, second.model));
     expect(paused.interruptions.map((item) => approvalCallId(item))).toEqual(["call_b"]);

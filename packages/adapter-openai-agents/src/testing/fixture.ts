@@ -1,24 +1,37 @@
 import { Agent, retryPolicies, tool } from "@openai/agents";
 import { z } from "zod";
 import { ledgerTool } from "../ledger-tool.js";
-import { runWithLedger } from "../run-with-ledger.js";
-import { FailingStore } from "./failing-store.js";
-import { runOptions } from "./recorded-run.js";
 import { functionCall, message, ScriptedModel } from "./scripted-model.js";
+
+/**
+ * Called right after a test tool performed its side effect (described by `effect`), before it
+ * returns: a crash child reports the effect there and may die inside the call.
+ */
+export type AfterEffect = (effect: string) => Promise<void> | void;
 
 /**
  * Two agents for tests: "main" calls `lookup` (idempotent read) and `charge` (a side effect),
  * then hands off to "closer", which answers. Side effects are appended to `effects`.
  */
-export function fixture(options: { chargeNeedsApproval?: boolean; chargeThrows?: boolean } = {}) {
+export function fixture(
+  options: {
+    chargeNeedsApproval?: boolean;
+    chargeThrows?: boolean;
+    afterEffect?: AfterEffect;
+  } = {},
+) {
   const effects: string[] = [];
+  const perform = async (effect: string) => {
+    effects.push(effect);
+    await options.afterEffect?.(effect);
+  };
   const lookup = ledgerTool(
     tool({
       name: "lookup",
       description: "look up a price",
       parameters: z.object({ item: z.string() }),
       execute: async ({ item }) => {
-        effects.push(`lookup ${item}`);
+        await perform(`lookup ${item}`);
         return `${item} costs 7`;
       },
     }),
@@ -31,7 +44,7 @@ export function fixture(options: { chargeNeedsApproval?: boolean; chargeThrows?:
     needsApproval: options.chargeNeedsApproval ?? false,
     execute: async ({ amount }) => {
       if (options.chargeThrows) throw new Error("card declined");
-      effects.push(`charge ${amount}`);
+      await perform(`charge ${amount}`);
       return `charged ${amount}`;
     },
   });
@@ -84,17 +97,4 @@ export function retryingAgent() {
     },
   });
   return { model, agent };
-}
-
-/**
- * retryingAgent's run in a process that dies right after its tool completed (the retried
- * model call and the lookup are recorded); the store is back for the next process.
- */
-export async function crashRetryingAgentAfterItsTool() {
-  const store = new FailingStore();
-  store.goDownAfter((event) => event.type === "tool.completed");
-  const first = retryingAgent();
-  await runWithLedger(first.agent, "price?", runOptions(store, first.model)).catch(() => undefined);
-  store.failWhen = undefined;
-  return { store, first };
 }

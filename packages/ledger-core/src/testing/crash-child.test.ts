@@ -1,4 +1,7 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { killAtMarker } from "./crash-child.js";
@@ -46,6 +49,26 @@ describe("crash children", () => {
     } finally {
       await store.close();
     }
+  });
+
+  it("haltHere keeps the child alive at its crash point until it is killed", async () => {
+    // With only a promise that never settles, Node ends the child by itself (code 13): a
+    // crash test would then race the child's own exit instead of killing it.
+    const child = spawn(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `const { haltHere } = await import(${JSON.stringify(testing)}); await haltHere("HALTED");`,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    const exited = once(child, "exit");
+    await once(child.stdout, "data");
+    await sleep(600);
+    expect(child.exitCode).toBeNull();
+    child.kill("SIGKILL");
+    expect(await exited).toEqual([null, "SIGKILL"]);
   });
 
   it("killAtMarker fails when the child ends without printing the marker", async () => {

@@ -43,37 +43,73 @@ export function killAtMarker(nodeArgs: string[], marker: string): Promise<{ stdo
  * Prints `marker` on its own line (synchronously, so it is out before anything else runs) and
  * never settles: the child stops exactly here until `killAtMarker` kills it. Call it inside a
  * tool or model call to crash while that call is in flight.
+ *
+ * A promise that never settles does not keep Node running: with nothing else pending, the
+ * child would exit by itself (code 13, an unsettled top-level await) and race the SIGKILL. A
+ * timer keeps it alive, and ends it if the test process that was to kill it is gone.
  */
 export function haltHere(marker: string): Promise<never> {
   writeSync(1, `${marker}\n`);
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) process.exit(1);
+  }, 200);
   return new Promise<never>(() => {});
+}
+
+/**
+ * A store for a child that is to be killed: `store` is the wrapped store, except that once the
+ * child halts (`halt`, or after an append holding an event matching `haltAfter`'s predicate
+ * has committed) its appends never return. Calls running beside the one that halts (parallel
+ * tool calls) then record nothing more before the kill, as in a process that died there.
+ */
+export class HaltingStore {
+  readonly store: EventStore;
+  readonly #marker: string;
+  #halted = false;
+  #after: ((event: NewEvent) => boolean) | undefined;
+
+  constructor(inner: EventStore, marker: string) {
+    this.#marker = marker;
+    const append: EventStore["append"] = async (request) => {
+      if (this.#halted) return new Promise<never>(() => {});
+      const result = await inner.append(request);
+      if (this.#after !== undefined && request.events.some(this.#after)) return this.halt();
+      return result;
+    };
+    this.store = new Proxy(inner, {
+      get(target, property) {
+        if (property === "append") return append;
+        const value: unknown = Reflect.get(target, property, target);
+        // Methods with private fields must run on the store itself, not on the proxy.
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  }
+
+  /** Halts right after an append holding an event that matches `when` has committed. */
+  haltAfter(when: (event: NewEvent) => boolean): this {
+    this.#after = when;
+    return this;
+  }
+
+  /** Halts here (see `haltHere`); every append from now on hangs. */
+  halt(): Promise<never> {
+    this.#halted = true;
+    return haltHere(this.#marker);
+  }
 }
 
 /**
  * `store` with one change: once an append holding an event that matches `when` has committed,
  * the append prints `marker` and never returns, and every later append hangs too. In a child
  * run by `killAtMarker`, that is a process killed right after that event reached the ledger and
- * before its writer learned so. Everything else is the store's own method.
+ * before its writer learned so.
  */
 export function haltAfterAppend(
   store: EventStore,
   when: (event: NewEvent) => boolean,
   marker: string,
 ): EventStore {
-  let halted = false;
-  const append: EventStore["append"] = async (request) => {
-    if (halted) return new Promise<never>(() => {});
-    const result = await store.append(request);
-    if (!request.events.some(when)) return result;
-    halted = true;
-    return haltHere(marker);
-  };
-  return new Proxy(store, {
-    get(target, property) {
-      if (property === "append") return append;
-      const value: unknown = Reflect.get(target, property, target);
-      // Methods with private fields must run on the store itself, not on the proxy.
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
+  return new HaltingStore(store, marker).haltAfter(when).store;
 }

@@ -1,0 +1,98 @@
+import { Agent, tool } from "@openai/agents";
+import { z } from "zod";
+import type { AfterEffect } from "./fixture.js";
+import { functionCall, message, ScriptedModel } from "./scripted-model.js";
+
+type OutputItem = ReturnType<typeof functionCall>;
+
+/** A tool that charges the card, noting each charge in `effects`. */
+export function chargeTool(effects: string[], afterEffect?: AfterEffect) {
+  return tool({
+    name: "charge",
+    description: "charge the card",
+    parameters: z.object({ amount: z.number() }),
+    execute: async ({ amount }) => {
+      effects.push(`charge ${amount}`);
+      await afterEffect?.(`charge ${amount}`);
+      return `charged ${amount}`;
+    },
+  });
+}
+
+/**
+ * A provider that reuses tool call ids (call_0 on every response): two turns each charge under
+ * call_0 (7, then 3), then the model answers "done".
+ */
+export function reusedCallIdAgent(afterEffect?: AfterEffect) {
+  const effects: string[] = [];
+  const charge = chargeTool(effects, afterEffect);
+  const model = new ScriptedModel([
+    () => [functionCall("charge", { amount: 7 }, "call_0")],
+    () => [functionCall("charge", { amount: 3 }, "call_0")],
+    () => [message("done")],
+  ]);
+  return { effects, model, agent: new Agent({ name: "main", tools: [charge] }) };
+}
+
+/** A call of `charge` whose arguments are not JSON. */
+export function notJsonCharge(callId: string): OutputItem {
+  return { ...functionCall("charge", {}, callId), arguments: "{amount: 7" } as OutputItem;
+}
+
+export function chargeCall(amount: number, callId: string): OutputItem {
+  return functionCall("charge", { amount }, callId);
+}
+
+/** A call that is not JSON, then a charge of 7 on the next turn. */
+export const BAD_THEN_CHARGE = [[notJsonCharge("call_bad")], [chargeCall(7, "call_charge")]];
+/** A call that is not JSON and a charge of 7 on the same turn. */
+export const BAD_BESIDE_CHARGE = [[notJsonCharge("call_bad"), chargeCall(7, "call_charge")]];
+/** A call that is not JSON beside a charge of 7, then a charge of 3 on the next turn. */
+export const BAD_AND_CHARGE_THEN_CHARGE = [
+  [notJsonCharge("call_bad"), chargeCall(7, "call_a")],
+  [chargeCall(3, "call_b")],
+];
+
+/**
+ * `turns` are the model's answers; each call charges, and the model answers "sold" once a
+ * charge went through. Arguments that are not JSON get the SDK's answer asking for valid JSON.
+ */
+export function chargingAgent(turns: OutputItem[][], afterEffect?: AfterEffect) {
+  const effects: string[] = [];
+  const charge = chargeTool(effects, afterEffect);
+  const model = new ScriptedModel([
+    ...turns.map((output) => () => output),
+    (request) => [message(JSON.stringify(request.input).includes("charged") ? "sold" : "not")],
+  ]);
+  return { effects, model, agent: new Agent({ name: "main", tools: [charge] }) };
+}
+
+/**
+ * An agent that calls `lookup`, then `charge` with arguments that are not JSON, then answers
+ * with the last input item (the SDK's answer to the bad call). Lookups go to `effects`.
+ */
+export function lookupThenBadChargeAgent(afterEffect?: AfterEffect) {
+  const effects: string[] = [];
+  const lookup = tool({
+    name: "lookup",
+    description: "look up a price",
+    parameters: z.object({}),
+    execute: async () => {
+      effects.push("lookup");
+      await afterEffect?.("lookup");
+      return "7";
+    },
+  });
+  const charge = tool({
+    name: "charge",
+    description: "charge the card",
+    parameters: z.object({ amount: z.number() }),
+    execute: async ({ amount }) => `charged ${amount}`,
+  });
+  const model = new ScriptedModel([
+    () => [functionCall("lookup", {}, "call_1")],
+    () => [{ ...functionCall("charge", {}, "call_2"), arguments: "{amount: 7" }],
+    (request) => [message(JSON.stringify(request.input.at(-1)))],
+  ]);
+  return { effects, model, agent: new Agent({ name: "main", tools: [lookup, charge] }) };
+}

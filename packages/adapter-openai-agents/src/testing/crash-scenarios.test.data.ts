@@ -1,0 +1,193 @@
+// What each crash child runs (crash-scenarios.test.child.ts) until it dies at its crash point:
+// the first process of a crash test, whose ledger the test then resumes as the next process.
+import type { NewEvent } from "@agent-ledger/core";
+import { approvalCallId } from "../approval-decisions.js";
+import { APPROVAL_EVENT_TYPE, resumeRun, runWithLedger } from "../index.js";
+import { deletingAgent, hostedMcpAgent } from "./approval-agents.js";
+import {
+  BAD_AND_CHARGE_THEN_CHARGE,
+  BAD_BESIDE_CHARGE,
+  BAD_THEN_CHARGE,
+  chargingAgent,
+  lookupThenBadChargeAgent,
+  reusedCallIdAgent,
+} from "./charging-agents.js";
+import type { CrashingChild } from "./crashing-child.js";
+import { fixture, retryingAgent } from "./fixture.js";
+import { firstInterruption, runOptions } from "./recorded-run.js";
+import { AWKWARD_OUTPUTS, type AwkwardOutput, reportingAgent } from "./reporting-agent.js";
+import { LARGE_TEXT, savingAgent } from "./saving-agent.js";
+import { agentToolFixture } from "./writer-agent.js";
+
+type Scenario = (child: CrashingChild) => Promise<unknown>;
+type EventTest = (event: NewEvent) => boolean;
+
+/** What the person types when rejecting the charge in "shop resumed, charge rejected...". */
+export const PHONE_REJECTION = "already charged by phone";
+
+const isType =
+  (type: string): EventTest =>
+  (event) =>
+    event.type === type;
+
+/** True on the `count`th event that matches `when`. */
+function nth(count: number, when: EventTest): EventTest {
+  let seen = 0;
+  return (event) => when(event) && ++seen === count;
+}
+
+// The shop fixture's run, dying right after its tool performed `effect`.
+const shopDyingInside =
+  (effect: string): Scenario =>
+  async (child) => {
+    const first = fixture({ afterEffect: child.afterEffect(effect) });
+    child.watch(first.model);
+    await runWithLedger(first.main, "sell a book", runOptions(child.store, first.model));
+  };
+
+// A person approved the charge at its interruption, then the process died right after the first
+// event matching `when` while the run went on.
+const shopApprovedDyingAfter =
+  (when: EventTest): Scenario =>
+  async (child) => {
+    const first = fixture({ chargeNeedsApproval: true, afterEffect: child.afterEffect() });
+    const paused = await runWithLedger(
+      first.main,
+      "sell a book",
+      runOptions(child.store, first.model),
+    );
+    child.asked(paused.interruptions);
+    const { state, item } = firstInterruption(paused);
+    state.approve(item);
+    await resumeRun(first.main, { ...runOptions(child.dyingAfter(when), first.model), state });
+  };
+
+// The charging agent's run with `turns`, dying right after the charge `effect`.
+const chargingDyingInside =
+  (turns: typeof BAD_THEN_CHARGE, effect: string): Scenario =>
+  async (child) => {
+    const first = chargingAgent(turns, child.afterEffect(effect));
+    await runWithLedger(first.agent, "go", runOptions(child.store, first.model));
+  };
+
+// The reporting agent's run (its tool returns `output`), dying right after the second model
+// call completed: call_1 ran, call_2 not yet.
+const reportingDyingAfterSecondModelCall =
+  (output: AwkwardOutput): Scenario =>
+  async (child) => {
+    const first = reportingAgent(AWKWARD_OUTPUTS[output], child.afterEffect());
+    const store = child.dyingAfter(nth(2, isType("model.completed")));
+    await runWithLedger(first.agent, "go", runOptions(store, first.model, "r"));
+  };
+
+const reportingScenarios = Object.fromEntries(
+  (Object.keys(AWKWARD_OUTPUTS) as AwkwardOutput[]).map((output) => [
+    reportingScenario(output),
+    reportingDyingAfterSecondModelCall(output),
+  ]),
+) as Record<ReturnType<typeof reportingScenario>, Scenario>;
+
+/** The scenario where the reporting agent's tool returns `output` (see AWKWARD_OUTPUTS). */
+export function reportingScenario(output: AwkwardOutput) {
+  return `reporting ${output}: dies after the second model call` as const;
+}
+
+export const CRASH_SCENARIOS = {
+  "shop: dies after the handoff's model call": async (child) => {
+    const first = fixture({ afterEffect: child.afterEffect() });
+    child.watch(first.model);
+    const store = child.dyingAfter(nth(3, isType("model.completed")));
+    await runWithLedger(first.main, "sell a book", runOptions(store, first.model));
+  },
+  "shop: dies inside charge": shopDyingInside("charge 7"),
+  "shop: dies inside lookup": shopDyingInside("lookup book"),
+  "shop, charge approved: dies after the charge completed": shopApprovedDyingAfter(
+    isType("tool.completed"),
+  ),
+  "shop, charge approved: dies after the decision is recorded": shopApprovedDyingAfter(
+    isType(APPROVAL_EVENT_TYPE),
+  ),
+  // A second process, on the ledger "shop: dies inside charge" left: it asks about the charge,
+  // a person rejects it with PHONE_REJECTION, and it dies right after the model answered that.
+  "shop resumed, charge rejected with a message: dies after the next model call": async (child) => {
+    const second = fixture({ afterEffect: child.afterEffect() });
+    child.watch(second.model);
+    const paused = await resumeRun(second.main, runOptions(child.store, second.model));
+    child.asked(paused.interruptions);
+    const { state, item } = firstInterruption(paused);
+    state.reject(item, { message: PHONE_REJECTION });
+    second.model.calls = 2;
+    const store = child.dyingAfter(isType("model.completed"));
+    await resumeRun(second.main, { ...runOptions(store, second.model), state });
+  },
+  "saving: dies inside save": async (child) => {
+    const first = savingAgent(child.afterEffect(`save ${LARGE_TEXT.length} characters`));
+    await runWithLedger(first.agent, "go", runOptions(child.store, first.model));
+  },
+  // The provider fails the first call with a 500, the runner retries it; dies after the lookup.
+  "retrying: dies after its tool completed": async (child) => {
+    const first = retryingAgent();
+    child.watch(first.model);
+    const store = child.dyingAfter(isType("tool.completed"));
+    await runWithLedger(first.agent, "price?", runOptions(store, first.model));
+  },
+  "reused call ids: dies inside the second charge": async (child) => {
+    const first = reusedCallIdAgent(child.afterEffect("charge 3"));
+    await runWithLedger(first.agent, "go", runOptions(child.store, first.model));
+  },
+  "bad then charge: dies inside the charge": chargingDyingInside(BAD_THEN_CHARGE, "charge 7"),
+  "bad then charge: dies in the model call after the charge": async (child) => {
+    const first = chargingAgent(BAD_THEN_CHARGE, child.afterEffect());
+    child.watch(first.model, { dieInCall: 2 });
+    await runWithLedger(first.agent, "go", runOptions(child.store, first.model));
+  },
+  "bad beside charge: dies inside the charge": chargingDyingInside(BAD_BESIDE_CHARGE, "charge 7"),
+  "bad and charge, then charge: dies inside the second charge": chargingDyingInside(
+    BAD_AND_CHARGE_THEN_CHARGE,
+    "charge 3",
+  ),
+  "writer as a tool: dies inside write": async (child) => {
+    const first = agentToolFixture({
+      writeNeedsApproval: false,
+      afterEffect: child.afterEffect("write héllo 🌍"),
+    });
+    await runWithLedger(first.main, "go", runOptions(child.store, first.model));
+  },
+  // A person approved the delete of /a and rejected the one of /b; dies while /a is deleted.
+  "deleting, /a approved and /b rejected: dies inside the delete of /a": async (child) => {
+    const first = deletingAgent({ afterEffect: child.afterEffect("/a") });
+    const paused = await runWithLedger(
+      first.agent,
+      "clean up",
+      runOptions(child.store, first.model),
+    );
+    child.asked(paused.interruptions);
+    const state = paused.state;
+    if (!state) throw new Error("expected a state");
+    for (const item of paused.interruptions)
+      if (approvalCallId(item) === "call_a") state.approve(item);
+      else state.reject(item);
+    await resumeRun(first.agent, { ...runOptions(child.store, first.model), state });
+  },
+  "hosted MCP, approved: dies after the decision is recorded": async (child) => {
+    const first = hostedMcpAgent();
+    const paused = await runWithLedger(first.agent, "go", runOptions(child.store, first.model));
+    child.asked(paused.interruptions);
+    const { state, item } = firstInterruption(paused);
+    state.approve(item);
+    const store = child.dyingAfter(isType(APPROVAL_EVENT_TYPE));
+    await resumeRun(first.agent, { ...runOptions(store, first.model), state });
+  },
+  ...reportingScenarios,
+  "lookup then bad charge: dies after the lookup completed": async (child) => {
+    const first = lookupThenBadChargeAgent(child.afterEffect());
+    const store = child.dyingAfter(isType("tool.completed"));
+    await runWithLedger(first.agent, "go", runOptions(store, first.model, "r"));
+  },
+} satisfies Record<string, Scenario>;
+
+export type CrashScenario = keyof typeof CRASH_SCENARIOS;
+
+export function isCrashScenario(name: string): name is CrashScenario {
+  return Object.hasOwn(CRASH_SCENARIOS, name);
+}
