@@ -5,14 +5,12 @@ import type { Actor } from "../events/types.js";
 import { inspectSession } from "../inspect/inspect-session.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
+import { killAtMarker } from "../testing/crash-child.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
-import type { Attempt } from "./attempt.js";
+import { actor, address, delegate, payment, shop } from "./resume-loops.test.data.js";
 import { SessionRecorder } from "./session-recorder.js";
 
 const dir = scratchDirectory("agent-ledger-resume-", afterAll);
-
-const actor: Actor = { type: "agent", id: "shop" };
-const address = { sessionId: "s", runId: "r" };
 
 async function open(file: string) {
   const store = new SqliteEventStore({ path: join(dir, file) });
@@ -20,111 +18,84 @@ async function open(file: string) {
   return store;
 }
 
+const dist = (path: string) => JSON.stringify(new URL(`../../dist/${path}`, import.meta.url).href);
+
 /**
- * A hand-written agent loop: one model call, then a payment that times out on its first try
- * and is retried with `recorder.retry`; the model call is retried the same way once. The
- * counters say how often the provider and the bank were really called.
+ * Runs `body` in a child process with `recorder` (a SessionRecorder on the SQLite file `file`)
+ * and the loops of resume-loops.test.data.ts in scope, then SIGKILLs it where the body ends: the
+ * process dies there. Returns what the body printed with `report(value)` (one JSON per line,
+ * written synchronously so the kill loses none of it), and the file opened again.
  */
-function shop() {
-  const calls = { model: 0, pay: 0 };
-  async function settle(recorder: SessionRecorder, first: Attempt, call: () => unknown) {
-    let attempt = first;
-    for (;;) {
-      const replayed = attempt.replayed;
-      if (replayed?.status === "completed") return replayed.result;
-      if (replayed === undefined) {
-        try {
-          const result = call();
-          await (attempt.kind === "model"
-            ? recorder.modelCompleted(attempt, result)
-            : recorder.toolCompleted(attempt, result));
-          return result;
-        } catch (error) {
-          await (attempt.kind === "model"
-            ? recorder.modelFailed(attempt, error)
-            : recorder.toolFailed(attempt, error));
-        }
-      }
-      attempt = await recorder.retry(attempt);
-    }
-  }
-  async function run(recorder: SessionRecorder) {
-    await recorder.startRun();
-    const model = await recorder.beforeModelCall({ request: { prompt: "pay 5" } });
-    await settle(recorder, model, () => {
-      calls.model++;
-      if (calls.model === 1) throw new Error("429 rate limited");
-      return { toolCalls: [{ id: "pay-1" }] };
-    });
-    const pay = await recorder.beforeToolCall({
-      toolCallId: "pay-1",
-      name: "pay",
-      args: { amount: 5 },
-      effect: { kind: "write", idempotent: false },
-    });
-    return settle(recorder, pay, () => {
-      calls.pay++;
-      if (calls.pay === 1) throw new Error("bank timeout, nothing charged");
-      return "charged";
-    });
-  }
-  return { calls, run };
+async function crashAfter(file: string, body: string) {
+  const script = `
+const { writeSync } = await import("node:fs");
+const { SessionRecorder } = await import(${dist("index.js")});
+const { SqliteEventStore } = await import(${dist("stores/sqlite/index.js")});
+const { haltHere } = await import(${dist("testing/index.js")});
+const { actor, address, payment, shop, delegate } = await import(${dist("recorder/resume-loops.test.data.js")});
+const store = new SqliteEventStore({ path: process.argv[1] });
+await store.init();
+const recorder = new SessionRecorder({ store, ...address, actor });
+const report = (value) => writeSync(1, JSON.stringify(value) + "\\n");
+${body}
+await haltHere("DEAD");
+`;
+  const { stdout } = await killAtMarker(
+    ["--input-type=module", "-e", script, join(dir, file)],
+    "DEAD",
+  );
+  const reports = stdout
+    .split("\n")
+    .filter((line) => line !== "" && line !== "DEAD")
+    .map((line) => JSON.parse(line) as unknown);
+  return { store: await open(file), reports };
 }
 
 describe("resume re-executes a loop that retried calls", () => {
   it("answers the recorded retries from the ledger: nothing is paid twice", async () => {
-    const store = await open("retry.db");
-    const { calls, run } = shop();
-    expect(await run(new SessionRecorder({ store, ...address, actor }))).toBe("charged");
-    expect(calls).toEqual({ model: 2, pay: 2 });
+    // The process dies after the payment went through, before it closes the run.
+    const { store, reports } = await crashAfter(
+      "retry.db",
+      "const { calls, run } = shop(); report(await run(recorder)); report(calls);",
+    );
+    expect(reports).toEqual(["charged", { model: 2, pay: 2 }]);
 
-    // The process dies before it closes the run; a new one re-executes the loop.
+    // A new one re-executes the loop.
+    const { calls, run } = shop();
     const resumed = await SessionRecorder.resume({ store, ...address, actor });
     expect(await run(resumed)).toBe("charged");
-    expect(calls).toEqual({ model: 2, pay: 2 });
+    expect(calls).toEqual({ model: 0, pay: 0 });
     expect(resumed.replay?.atFrontier).toBe(true);
     expect((await inspectSession(store, "s")).runs[0]?.length).toBe(9);
     await store.close();
   });
 
   it("a retry that was in flight at the crash is surfaced, not made again", async () => {
-    const store = await open("retry-in-flight.db");
-    const first = new SessionRecorder({ store, ...address, actor });
-    await first.startRun();
-    const pay = { toolCallId: "pay-1", name: "pay", args: { amount: 5 } };
-    const failed = await first.beforeToolCall(pay);
-    await first.toolFailed(failed, new Error("bank timeout"));
-    const retried = await first.retry(failed);
     // The process dies while the retried payment is at the bank.
+    const { store, reports } = await crashAfter(
+      "retry-in-flight.db",
+      `await recorder.startRun();
+const failed = await recorder.beforeToolCall(payment);
+await recorder.toolFailed(failed, new Error("bank timeout"));
+report((await recorder.retry(failed)).attemptId);`,
+    );
+    const [retried] = reports;
 
     const resumed = await SessionRecorder.resume({ store, ...address, actor });
-    const again = await resumed.beforeToolCall(pay);
+    const again = await resumed.beforeToolCall(payment);
     expect(again.replayed?.status).toBe("failed");
     await expect(resumed.retry(again)).rejects.toMatchObject({
       code: "unresolved-attempt",
-      attempt: { attemptId: retried.attemptId },
+      attempt: { attemptId: retried },
     });
     await store.close();
   });
 });
 
 describe("resume re-executes a loop whose runs were already closed", () => {
-  /** A parent that hands a task to a helper (a child run), then answers with its result. */
-  async function delegate(parent: SessionRecorder, crashAfterChild: boolean) {
-    await parent.startRun();
-    const helper = parent.child({ actor: { type: "agent", id: "helper" } });
-    await helper.startRun({ task: "look up the price" });
-    const call = await helper.beforeModelCall({ request: { prompt: "price?" } });
-    if (!call.replayed) await helper.modelCompleted(call, "5 EUR");
-    await helper.completeRun("5 EUR");
-    if (crashAfterChild) return undefined;
-    return parent.completeRun("it costs 5 EUR");
-  }
-
   it("closing a child run that completed before the crash answers from the ledger", async () => {
-    const store = await open("closed-child.db");
-    await delegate(new SessionRecorder({ store, ...address, actor }), true);
     // The process dies after the helper finished, before the parent did.
+    const { store } = await crashAfter("closed-child.db", "await delegate(recorder, true);");
     const resumed = await SessionRecorder.resume({ store, ...address, actor });
     const closed = await delegate(resumed, false);
     expect(closed?.type).toBe("run.completed");
@@ -137,12 +108,14 @@ describe("resume re-executes a loop whose runs were already closed", () => {
   });
 
   it("closing a resumed root run again returns its recorded end; closing it otherwise is run-closed", async () => {
-    const store = await open("closed-root.db");
-    const first = await delegate(new SessionRecorder({ store, ...address, actor }), false);
     // The process dies after the run completed, before its caller heard of it.
+    const { store, reports } = await crashAfter(
+      "closed-root.db",
+      "report((await delegate(recorder, false)).eventId);",
+    );
     const resumed = await SessionRecorder.resume({ store, ...address, actor });
     const again = await delegate(resumed, false);
-    expect(again?.eventId).toBe(first?.eventId);
+    expect(again?.eventId).toBe(reports[0]);
     await expect(resumed.failRun(new Error("late"))).rejects.toMatchObject({ code: "run-closed" });
     expect((await store.runHead(address)).length).toBe(2);
     await store.close();
@@ -257,26 +230,29 @@ describe("resume re-executes a loop whose runs were already closed", () => {
 
 describe("retry on resume", () => {
   it("keeps the caller's metadata when it runs again a recorded tool retry that was in flight", async () => {
-    const store = new MemoryEventStore();
-    const first = new SessionRecorder({ store, sessionId: "meta", runId: "r", actor });
-    await first.startRun();
     const call = {
       toolCallId: "c1",
       name: "fetch",
       args: {},
       effect: { kind: "read", idempotent: true },
     } as const;
-    const failed = await first.beforeToolCall(call);
-    await first.toolFailed(failed, new Error("timeout"));
-    await first.retry(failed, { metadata: { try: 1 } }); // in flight when the process dies
-    const resumed = await SessionRecorder.resume({ store, sessionId: "meta", runId: "r", actor });
+    // The process dies while the retry (with its metadata) is in flight.
+    const { store } = await crashAfter(
+      "retry-metadata.db",
+      `await recorder.startRun();
+const failed = await recorder.beforeToolCall(${JSON.stringify(call)});
+await recorder.toolFailed(failed, new Error("timeout"));
+await recorder.retry(failed, { metadata: { try: 1 } });`,
+    );
+    const resumed = await SessionRecorder.resume({ store, ...address, actor });
     const replayed = await resumed.beforeToolCall(call);
     expect(replayed.replayed?.status).toBe("failed");
     const again = await resumed.retry(replayed, { metadata: { try: 2 } });
     expect(again.replayed).toBeUndefined();
-    const events = (await store.readRun({ sessionId: "meta", runId: "r" })).events;
+    const events = (await store.readRun(address)).events;
     const requested = events.find((event) => event.attemptId === again.attemptId);
     expect(requested?.metadata).toMatchObject({ try: 2 });
+    await store.close();
   });
 });
 
