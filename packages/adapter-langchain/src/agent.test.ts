@@ -1,91 +1,36 @@
+import { join } from "node:path";
 import {
   type EventStore,
   findLedgerError,
   inspectSession,
+  MemoryEventStore,
   SessionRecorder,
 } from "@agent-ledger/core";
+import { scratchDirectory } from "@agent-ledger/core/testing";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
-import { type StructuredToolInterface, tool } from "@langchain/core/tools";
+import { tool } from "@langchain/core/tools";
 import { Command, interrupt } from "@langchain/langgraph";
 import { createAgent, toolErrorMiddleware } from "langchain";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, type TestContext } from "vitest";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
-
 import { ledgerMiddleware } from "./ledger-middleware.js";
-import { FlakyStore, ledgerAgent, payloadOf, runEvents, threadConfig } from "./testing/helpers.js";
+import {
+  agentFor,
+  askForClockTwice,
+  askToRemember,
+  clockTool,
+  RUN,
+  rememberTool,
+  SESSION,
+  script,
+  world,
+} from "./testing/agent.test.data.js";
+import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
+import { FlakyStore, payloadOf, runEvents, threadConfig } from "./testing/helpers.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
-const SESSION = "agent-session";
-const RUN = "agent-run";
-
-// Turn 1: two parallel tool calls; turn 2: a final answer built from the tool results.
-function script(messages: BaseMessage[]) {
-  const results = messages.filter((message) => ToolMessage.isInstance(message));
-  if (results.length === 0)
-    return new AIMessage({
-      content: "",
-      tool_calls: [
-        { id: "call-lookup", name: "lookup", args: { key: "x" } },
-        { id: "call-send", name: "send", args: { to: "bob" } },
-      ],
-    });
-  return new AIMessage(`final: ${results.map((message) => message.content).join(" | ")}`);
-}
-
-function world(options: { sendIdempotent?: boolean } = {}) {
-  const effects = { lookup: 0, send: 0 };
-  let blockSend: (() => Promise<void>) | undefined;
-  const lookup = tool(
-    async ({ key }: { key: string }) => {
-      effects.lookup++;
-      return `value of ${key}`;
-    },
-    {
-      name: "lookup",
-      description: "read",
-      schema: z.object({ key: z.string() }),
-      metadata: { idempotent: true },
-    },
-  );
-  const send = tool(
-    async ({ to }: { to: string }) => {
-      effects.send++;
-      if (blockSend) await blockSend();
-      return `sent to ${to}`;
-    },
-    {
-      name: "send",
-      description: "write",
-      schema: z.object({ to: z.string() }),
-      metadata: { idempotent: options.sendIdempotent ?? false },
-    },
-  );
-  return {
-    effects,
-    tools: [lookup, send],
-    block(fn: () => Promise<void>) {
-      blockSend = fn;
-    },
-  };
-}
-
-/** One process's agent on the run: the handler, the middleware and the saver, over `store`. */
-function agentFor(
-  store: FlakyStore,
-  tools: StructuredToolInterface[],
-  answer: (messages: BaseMessage[]) => AIMessage = script,
-) {
-  return ledgerAgent({ store, sessionId: SESSION, runId: RUN, tools, answer });
-}
-
-/** The process "dies" during the run (the store fails); the store is back for the next one. */
-async function crashes(store: FlakyStore, { agent, handler }: ReturnType<typeof agentFor>) {
-  await expect(
-    agent.invoke({ messages: [{ role: "user", content: "go" }] }, threadConfig(handler)),
-  ).rejects.toThrow();
-  store.failing = false;
-}
+const scratch = scratchDirectory("langchain-agent-", afterAll);
 
 /** Runs the agent of `world()` on a store that cannot commit events of one type. */
 async function runWhereStoreRefuses(type: string) {
@@ -98,6 +43,20 @@ async function runWhereStoreRefuses(type: string) {
     .invoke({ messages: [{ role: "user", content: "go" }] }, threadConfig(handler))
     .catch((caught: unknown) => caught);
   return { store, effects, model, error };
+}
+
+/**
+ * The ledger a process leaves when it dies inside send (a child, killed there: the message is
+ * out, lookup is recorded), with what it did; `idempotent` declares send idempotent.
+ */
+async function crashedInsideSend(
+  name: string,
+  onTestFinished: TestContext["onTestFinished"],
+  declared?: "idempotent",
+) {
+  const path = join(scratch, `${name}.db`);
+  const crashed = await crashInChild("agent:send-in-flight", path, ...(declared ? [declared] : []));
+  return { store: await openLedger(path, onTestFinished), crashed };
 }
 
 /** A person, from another process, abandons or approves the run's one unresolved call. */
@@ -120,9 +79,11 @@ async function personDecides(store: EventStore, decision: "abandon" | "approve",
   );
 }
 
-describe("createAgent with the handler, the middleware and the saver", () => {
+// Concurrent: a crash test mostly waits for its child to load LangChain (about a second), and
+// the tests share nothing (each has its own ledger).
+describe.concurrent("createAgent with the handler, the middleware and the saver", () => {
   it("records parallel tool calls once each, caused by the completion that asked for them", async () => {
-    const store = new FlakyStore();
+    const store = new MemoryEventStore();
     const { tools, effects } = world();
     const { agent, handler, model } = agentFor(store, tools);
     const result = await agent.invoke(
@@ -148,7 +109,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
   });
 
   it("records tool calls through the callback alone when there is no middleware", async () => {
-    const store = new FlakyStore();
+    const store = new MemoryEventStore();
     const { tools } = world();
     const model = new ScriptedChatModel((messages) => script(messages));
     const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
@@ -163,7 +124,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
   });
 
   it("records a tool call that has no id once, by the middleware", async () => {
-    const store = new FlakyStore();
+    const store = new MemoryEventStore();
     const { tools, effects } = world();
     // Some models give tool calls no id: LangChain's ToolCall.id is optional.
     const model = new ScriptedChatModel((messages) =>
@@ -186,7 +147,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
 
   it("runs and records a tool call whose id is empty (Gemini's OpenAI-compatible API gives those)", async () => {
     for (const withMiddleware of [true, false]) {
-      const store = new FlakyStore();
+      const store = new MemoryEventStore();
       const { tools, effects } = world();
       const model = new ScriptedChatModel((messages) =>
         messages.some((message) => ToolMessage.isInstance(message))
@@ -222,7 +183,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     );
     const [lookup] = world().tools;
     if (!lookup) throw new Error("expected the lookup tool");
-    const run = async (store: FlakyStore) => {
+    const run = async (store: EventStore) => {
       const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
       const agent = createAgent({
         model: new ScriptedChatModel((messages) => script(messages)),
@@ -241,7 +202,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
         { callbacks: [handler] },
       );
     };
-    const store = new FlakyStore();
+    const store = new MemoryEventStore();
     const result = await run(store);
     expect(result.messages.at(-1)?.content).toBe("final: value of x | failed: smtp is down");
     const events = await runEvents(store, SESSION, RUN);
@@ -277,39 +238,16 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     ).toEqual(["lookup", "send"]);
   });
 
-  it("on resume, a tool that returned a Command is answered from the ledger with that Command", async () => {
-    const store = new FlakyStore();
-    let runs = 0;
-    let crash = true;
-    const remember = tool(
-      async ({ fact }: { fact: string }, runConfig) => {
-        runs++;
-        // The process "dies" once the tool has returned: its result reaches the ledger, but
-        // neither LangGraph's write of the tool task nor the next checkpoint does.
-        if (crash) {
-          store.failing = true;
-          store.failTypes = ["x.langgraph.writes", "checkpoint.saved"];
-        }
-        return new Command({
-          update: {
-            messages: [
-              new ToolMessage({ content: `saved ${fact}`, tool_call_id: runConfig.toolCall.id }),
-            ],
-          },
-        });
-      },
-      { name: "remember", description: "write", schema: z.object({ fact: z.string() }) },
-    );
-    const ask = (messages: BaseMessage[]) =>
-      messages.some((message) => ToolMessage.isInstance(message))
-        ? script(messages)
-        : new AIMessage({
-            content: "",
-            tool_calls: [{ id: "call-remember", name: "remember", args: { fact: "x" } }],
-          });
-    await crashes(store, agentFor(store, [remember], ask));
-    crash = false;
-    const second = agentFor(store, [remember], ask);
+  it("on resume, a tool that returned a Command is answered from the ledger with that Command", async ({
+    onTestFinished,
+  }) => {
+    const path = join(scratch, "command.db");
+    // The process dies once remember has returned: its result reaches the ledger, but neither
+    // LangGraph's write of the tool task nor the next checkpoint does.
+    const crashed = await crashInChild("agent:command", path);
+    const store = await openLedger(path, onTestFinished);
+    let runs = crashed.count("remember");
+    const second = agentFor(store, [rememberTool(() => runs++)], askToRemember);
     const result = await second.agent.invoke(null, threadConfig(second.handler));
     expect(runs).toBe(1);
     expect(result.messages.at(-1)?.content).toBe("final: saved x");
@@ -317,47 +255,27 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     expect((toolMessage as ToolMessage | undefined)?.tool_call_id).toBe("call-remember");
   });
 
-  it("on resume, a tool call is not answered with the result of the same call of an earlier turn", async () => {
+  it("on resume, a tool call is not answered with the result of the same call of an earlier turn", async ({
+    onTestFinished,
+  }) => {
     // Models that give every tool call an empty id, or the same id on every turn.
     for (const id of ["", "call_0"]) {
-      const store = new FlakyStore();
-      let ticks = 0;
-      let crash = true;
-      const clock = tool(
-        async () => {
-          ticks++;
-          // The process "dies" inside the second turn's call (the first turn's is checkpointed).
-          if (ticks === 2 && crash) {
-            await new Promise((resolve) => setTimeout(resolve, 50));
-            store.failing = true;
-          }
-          return `tick ${ticks}`;
-        },
-        {
-          name: "clock",
-          description: "read",
-          schema: z.object({}),
-          metadata: { idempotent: true },
-        },
-      );
-      const ask = (messages: BaseMessage[]) => {
-        const results = messages.filter((message) => ToolMessage.isInstance(message));
-        if (results.length < 2)
-          return new AIMessage({ content: "", tool_calls: [{ id, name: "clock", args: {} }] });
-        return new AIMessage(`final: ${results.map((message) => message.content).join(" | ")}`);
-      };
-      await crashes(store, agentFor(store, [clock], ask));
-      crash = false;
-      const second = agentFor(store, [clock], ask);
+      const path = join(scratch, `second-turn-${id || "empty"}.db`);
+      // The process dies inside the second turn's call (the first turn's is checkpointed).
+      const crashed = await crashInChild("agent:second-turn", path, id);
+      const store = await openLedger(path, onTestFinished);
+      // The clock the new process reads has ticked in the crashed one.
+      const ticks = { count: crashed.count("tick") };
+      const second = agentFor(store, [clockTool(ticks)], askForClockTwice(id));
       const result = await second.agent.invoke(null, threadConfig(second.handler));
       // The second turn's call was in flight: it runs again (idempotent), it is not "tick 1".
       expect(result.messages.at(-1)?.content).toBe("final: tick 1 | tick 3");
-      expect(ticks).toBe(3);
+      expect(ticks.count).toBe(3);
     }
   });
 
   it("a tool call cut off by aborting the run is left unresolved, not recorded as failed (it may still happen)", async () => {
-    const store = new FlakyStore();
+    const store = new MemoryEventStore();
     const { tools, effects, block } = world();
     const controller = new AbortController();
     let finish: () => void = () => {};
@@ -394,17 +312,12 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     ).toContain(sendAttempt);
   });
 
-  it("on resume, stops an unresolved non-idempotent tool call until a person abandons it", async () => {
-    const store = new FlakyStore();
-    const first = world();
-    // The process "dies" inside send: the ledger goes away before send returns.
-    first.block(async () => {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      store.failing = true;
-    });
-    const crashed = agentFor(store, first.tools);
-    await crashes(store, crashed);
-    expect(first.effects.send).toBe(1);
+  it("on resume, stops an unresolved non-idempotent tool call until a person abandons it", async ({
+    onTestFinished,
+  }) => {
+    // The process dies inside send, once the message is out.
+    const { store, crashed } = await crashedInsideSend("abandon", onTestFinished);
+    expect(crashed.count("send")).toBe(1);
     expect(
       (await inspectSession(store, SESSION)).unresolved.map((attempt) => attempt.name),
     ).toEqual(["send"]);
@@ -427,19 +340,15 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     expect(third.effects.send).toBe(0);
     expect(String(result.messages.at(-1)?.content)).toContain("checked the outbox");
     // The first model call is in the checkpoint: resuming pays only for the last one.
-    expect(crashed.model.calls + resumed.model.calls + final.model.calls).toBe(2);
+    expect(crashed.count("model") + resumed.model.calls + final.model.calls).toBe(2);
     expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
   });
 
-  it("on resume, runs an unresolved non-idempotent tool call again once a person approves it", async () => {
-    const store = new FlakyStore();
-    const first = world();
-    // The process "dies" inside send, before the message went out this time.
-    first.block(async () => {
-      store.failing = true;
-    });
-    const crashed = agentFor(store, first.tools);
-    await crashes(store, crashed);
+  it("on resume, runs an unresolved non-idempotent tool call again once a person approves it", async ({
+    onTestFinished,
+  }) => {
+    // The process dies inside send; whether the message went out, only a person can find out.
+    const { store } = await crashedInsideSend("approve", onTestFinished);
     const stopped = agentFor(store, world().tools);
     const error = await stopped.agent
       .invoke(null, threadConfig(stopped.handler))
@@ -455,21 +364,14 @@ describe("createAgent with the handler, the middleware and the saver", () => {
     expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
   });
 
-  it("on resume, runs an unresolved idempotent tool call again", async () => {
-    const store = new FlakyStore();
-    const first = world({ sendIdempotent: true });
-    first.block(async () => {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      store.failing = true;
-    });
-    const crashed = agentFor(store, first.tools);
-    await crashes(store, crashed);
+  it("on resume, runs an unresolved idempotent tool call again", async ({ onTestFinished }) => {
+    const { store, crashed } = await crashedInsideSend("idempotent", onTestFinished, "idempotent");
     const second = world({ sendIdempotent: true });
     const resumed = agentFor(store, second.tools);
     const result = await resumed.agent.invoke(null, threadConfig(resumed.handler));
     expect(result.messages.at(-1)?.content).toBe("final: value of x | sent to bob");
     expect(second.effects.send).toBe(1);
-    expect(crashed.model.calls + resumed.model.calls).toBe(2);
+    expect(crashed.count("model") + resumed.model.calls).toBe(2);
     const retried = (await runEvents(store, SESSION, RUN)).filter(
       (event) => event.type === "tool.requested" && event.retryOf !== undefined,
     );
@@ -477,7 +379,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
   });
 
   it("a tool that pauses at interrupt() runs again when a new process resumes the graph with the person's answer", async () => {
-    const store = new FlakyStore();
+    const store = new MemoryEventStore();
     const sent: string[] = [];
     const send = tool(
       async ({ to }: { to: string }) => {
@@ -520,7 +422,7 @@ describe("createAgent with the handler, the middleware and the saver", () => {
   });
 
   it("records a tool result cut in the middle of an emoji (a lone surrogate) and goes on", async () => {
-    const store = new FlakyStore();
+    const store = new MemoryEventStore();
     // A tool that truncates its text by UTF-16 units, as `slice` does: half an emoji stays.
     const { tools, effects } = world();
     const [, send] = tools;

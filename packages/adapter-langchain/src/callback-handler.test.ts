@@ -1,18 +1,21 @@
+import { join } from "node:path";
 import { LedgerError, MemoryEventStore, SessionRecorder } from "@agent-ledger/core";
+import { scratchDirectory } from "@agent-ledger/core/testing";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda, RunnableSequence } from "@langchain/core/runnables";
 import { tool } from "@langchain/core/tools";
 import { FakeLLM } from "@langchain/core/utils/testing";
 import { GraphInterrupt } from "@langchain/langgraph";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { restoreMessages } from "./restore-messages.js";
+import { RUN, SESSION, searches } from "./testing/callback-handler.test.data.js";
+import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { FlakyStore, payloadOf, runEvents } from "./testing/helpers.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
-const SESSION = "session-1";
-const RUN = "run-1";
+const scratch = scratchDirectory("langchain-callback-", afterAll);
 
 function setup(script = (_: unknown, call: number) => new AIMessage(`answer ${call}`)) {
   const store = new MemoryEventStore();
@@ -149,20 +152,14 @@ describe("LedgerCallbackHandler: tools and chains", () => {
     schema: z.object({ query: z.string() }),
     metadata: { idempotent: true, effect: "read" },
   });
-  /** A model's answer that asks for one `search` per [id, query] pair. */
-  const searches = (...calls: [id: string, query: string][]) =>
-    new AIMessage({
-      content: "",
-      tool_calls: calls.map(([id, query]) => ({ id, name: "search", args: { query } })),
-    });
 
-  it("on resume, a tool call is caused by the recorded completion that asked for it", async () => {
-    const { store, handler, model } = setup((_, call) =>
-      call === 1 ? searches(["call-a", "a"]) : new AIMessage("thinking"),
-    );
-    // Two completions before the "crash": the first asked for call-a, the second for nothing.
-    await model.invoke("find", { callbacks: [handler] });
-    await model.invoke("again", { callbacks: [handler] });
+  it("on resume, a tool call is caused by the recorded completion that asked for it", async ({
+    onTestFinished,
+  }) => {
+    const path = join(scratch, "two-completions.db");
+    // Two completions before the crash: the first asked for call-a, the second for nothing.
+    await crashInChild("callback-handler:two-completions", path);
+    const store = await openLedger(path, onTestFinished);
     const before = await runEvents(store, SESSION, RUN);
     const [asked, last] = before.filter((event) => event.type === "model.completed");
     // A new process: a handler on the same run, which resumes it, then runs call-a.

@@ -1,33 +1,34 @@
-import { inspectSession, readWholeSession } from "@agent-ledger/core";
-import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import { join } from "node:path";
+import {
+  type EventStore,
+  inspectSession,
+  MemoryEventStore,
+  readWholeSession,
+} from "@agent-ledger/core";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { createAgent, modelFallbackMiddleware, modelRetryMiddleware } from "langchain";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { LedgerCallbackHandler } from "./callback-handler.js";
-import { FlakyStore } from "./testing/helpers.js";
+import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
+import { overloadedOnce, RUN, retriedPrompt, SESSION } from "./testing/model-retry.test.data.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
-const SESSION = "retry-session";
-const RUN = "retry-run";
-
-/** A model whose provider is overloaded on its first call only. */
-function overloadedOnce() {
-  return new ScriptedChatModel((_messages: BaseMessage[], call: number) => {
-    if (call === 1) throw new Error("503 overloaded");
-    return new AIMessage("ok");
-  });
-}
+const scratch = scratchDirectory("langchain-retry-", afterAll);
 
 /** The run's model steps as inspection shows them: [status, retryOf] per attempt. */
-async function modelSteps(store: FlakyStore) {
+async function modelSteps(store: EventStore) {
   const [run] = (await inspectSession(store, SESSION)).runs;
   return (run?.steps ?? [])
     .filter((step) => step.kind === "model")
     .map((step) => step.attempts.map((attempt) => [attempt.status, attempt.retryOf]));
 }
 
-describe("a model call retried by LangChain is one step with a new attempt (retryOf)", () => {
+// Concurrent: a crash test mostly waits for its child to load LangChain (about a second), and
+// the tests share nothing (each has its own ledger).
+describe.concurrent("a model call retried by LangChain is one step with a new attempt (retryOf)", () => {
   it("withRetry", async () => {
-    const store = new FlakyStore();
+    const store = new MemoryEventStore();
     const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
     const model = overloadedOnce();
     const answer = await model
@@ -55,7 +56,7 @@ describe("a model call retried by LangChain is one step with a new attempt (retr
   });
 
   it("createAgent's modelRetryMiddleware", async () => {
-    const store = new FlakyStore();
+    const store = new MemoryEventStore();
     const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
     const agent = createAgent({
       model: overloadedOnce(),
@@ -73,20 +74,14 @@ describe("a model call retried by LangChain is one step with a new attempt (retr
     expect(steps[0]?.[1]?.[1]).toBeDefined();
   });
 
-  it("on resume, a retry in flight at the crash is retried once more and nothing is left unresolved", async () => {
-    const store = new FlakyStore();
-    const input = [new HumanMessage("hi")];
-    // The first call fails; the process "dies" during withRetry's second attempt.
-    const crashing = new ScriptedChatModel((_messages: BaseMessage[], call: number) => {
-      if (call === 1) throw new Error("503 overloaded");
-      store.failing = true;
-      return new AIMessage("lost");
-    });
-    const first = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
-    await expect(
-      crashing.withRetry({ stopAfterAttempt: 2 }).invoke(input, { callbacks: [first] }),
-    ).rejects.toThrow();
-    store.failing = false;
+  it("on resume, a retry in flight at the crash is retried once more and nothing is left unresolved", async ({
+    onTestFinished,
+  }) => {
+    const path = join(scratch, "retry.db");
+    // The first call fails; the process dies during withRetry's second attempt.
+    await crashInChild("model-retry", path);
+    const store = await openLedger(path, onTestFinished);
+    const input = retriedPrompt();
     const [inFlight] = (await inspectSession(store, SESSION)).unresolved;
     expect(inFlight?.retryOf).toBeDefined();
 
@@ -110,7 +105,7 @@ describe("a model call retried by LangChain is one step with a new attempt (retr
         return { ...super.invocationParams(), model: "scripted-2" };
       }
     }
-    const store = new FlakyStore();
+    const store = new MemoryEventStore();
     const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
     const agent = createAgent({
       model: overloadedOnce(),

@@ -1,65 +1,26 @@
-import { findLedgerError } from "@agent-ledger/core";
-import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
-import { RunnableLambda } from "@langchain/core/runnables";
+import { join } from "node:path";
+import { type EventStore, findLedgerError, MemoryEventStore } from "@agent-ledger/core";
+import { scratchDirectory } from "@agent-ledger/core/testing";
 import { tool } from "@langchain/core/tools";
 import { createAgent, createMiddleware } from "langchain";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
-import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
-import { FlakyStore, payloadOf, runEvents, threadConfig } from "./testing/helpers.js";
+import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
+import { payloadOf, runEvents, threadConfig } from "./testing/helpers.js";
+import {
+  agentWithSaver,
+  RUN,
+  SESSION,
+  script,
+  tools,
+} from "./testing/nested-tool-call.test.data.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
-const SESSION = "nested-session";
-const RUN = "nested-run";
+const scratch = scratchDirectory("langchain-nested-", afterAll);
 
-function script(messages: BaseMessage[]) {
-  if (messages.some((message) => ToolMessage.isInstance(message))) return new AIMessage("done");
-  return new AIMessage({
-    content: "",
-    tool_calls: [{ id: "call-lookup", name: "lookup", args: { key: "x" } }],
-  });
-}
-
-/**
- * `lookup` calls `audit` with its own config (callbacks and all), as tools commonly do:
- * directly, or through a chain (a RunnableLambda, as a sub-chain or retriever would).
- */
-function tools(options: { through?: "direct" | "chain"; afterAudit?: () => void } = {}) {
-  const runs = { lookup: 0, audit: 0 };
-  const audit = tool(
-    async ({ what }: { what: string }) => {
-      runs.audit++;
-      return `audited ${what}`;
-    },
-    {
-      name: "audit",
-      description: "write",
-      schema: z.object({ what: z.string() }),
-      metadata: { effect: "write" },
-    },
-  );
-  const chain = RunnableLambda.from((what: string, config) => audit.invoke({ what }, config));
-  const lookup = tool(
-    async ({ key }: { key: string }, config) => {
-      runs.lookup++;
-      if (options.through === "chain") await chain.invoke(key, config);
-      else await audit.invoke({ what: key }, config);
-      options.afterAudit?.();
-      return `value of ${key}`;
-    },
-    {
-      name: "lookup",
-      description: "read",
-      schema: z.object({ key: z.string() }),
-      metadata: { idempotent: true, effect: "read" },
-    },
-  );
-  return { runs, list: [lookup, audit] };
-}
-
-async function recordedToolCalls(store: FlakyStore) {
+async function recordedToolCalls(store: EventStore) {
   const events = await runEvents(store, SESSION, RUN);
   return {
     requested: events
@@ -82,7 +43,7 @@ describe("a tool called by another tool is recorded as a call of its own", () =>
   ] as const;
   for (const { mode, through, ...options } of cases) {
     it(`${mode}, ${through}${"recordChains" in options ? ", recordChains: false" : ""}`, async () => {
-      const store = new FlakyStore();
+      const store = new MemoryEventStore();
       const { runs, list } = tools({ through });
       const handler = new LedgerCallbackHandler({
         store,
@@ -106,7 +67,7 @@ describe("a tool called by another tool is recorded as a call of its own", () =>
   }
 
   it("a tool that a middleware inside ledgerMiddleware runs twice is still one recorded call", async () => {
-    const store = new FlakyStore();
+    const store = new MemoryEventStore();
     const { runs, list } = tools();
     const [lookup] = list;
     const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
@@ -130,39 +91,19 @@ describe("a tool called by another tool is recorded as a call of its own", () =>
     ]);
   });
 
-  it("a tool reached through a chain, in a crashed run, is not run again on resume", async () => {
-    const store = new FlakyStore();
-    // The process "dies" inside lookup, once audit has had its effect.
-    const die = () => {
-      if (crashed) return;
-      crashed = true;
-      store.failing = true;
-      throw new Error("process died");
-    };
-    let crashed = false;
-    const { runs, list } = tools({ through: "chain", afterAudit: die });
-    const agentFor = () => {
-      const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
-      const agent = createAgent({
-        model: new ScriptedChatModel(script),
-        tools: list,
-        middleware: [ledgerMiddleware({ handler })],
-        checkpointer: new LedgerCheckpointSaver({ store }),
-      });
-      return { handler, agent };
-    };
-    const first = agentFor();
-    await expect(
-      first.agent.invoke(
-        { messages: [{ role: "user", content: "go" }] },
-        threadConfig(first.handler),
-      ),
-    ).rejects.toThrow();
-    store.failing = false;
-    expect(runs).toEqual({ lookup: 1, audit: 1 });
+  it("a tool reached through a chain, in a crashed run, is not run again on resume", async ({
+    onTestFinished,
+  }) => {
+    const path = join(scratch, "crash-in-lookup.db");
+    // The process dies inside lookup, once audit has had its effect.
+    const crashed = await crashInChild("nested-tool-call:crash-in-lookup", path);
+    const crashedRuns = { lookup: crashed.count("lookup"), audit: crashed.count("audit") };
+    expect(crashedRuns).toEqual({ lookup: 1, audit: 1 });
 
     // lookup is idempotent and runs again; the audit it already made is not repeated.
-    const resumed = agentFor();
+    const store = await openLedger(path, onTestFinished);
+    const { runs, list } = tools({ through: "chain", runs: crashedRuns });
+    const resumed = agentWithSaver(store, list);
     const error = await resumed.agent
       .invoke(null, threadConfig(resumed.handler))
       .catch((caught: unknown) => caught);
@@ -174,7 +115,7 @@ describe("a tool called by another tool is recorded as a call of its own", () =>
   });
 
   it("a tool that a tool runs with a tool call of its own (a sub-agent's) keeps that id", async () => {
-    const store = new FlakyStore();
+    const store = new MemoryEventStore();
     const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
     const audit = tool(async ({ what }: { what: string }) => `audited ${what}`, {
       name: "audit",

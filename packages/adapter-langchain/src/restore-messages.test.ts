@@ -1,43 +1,21 @@
-import { MemoryEventStore } from "@agent-ledger/core";
-import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
-import { RunnableLambda } from "@langchain/core/runnables";
-import { tool } from "@langchain/core/tools";
-import { FakeListChatModel } from "@langchain/core/utils/testing";
+import { join } from "node:path";
+import { type EventStore, MemoryEventStore } from "@agent-ledger/core";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { createAgent } from "langchain";
-import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import { afterAll, describe, expect, it } from "vitest";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { restoreMessages } from "./restore-messages.js";
+import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { runEvents } from "./testing/helpers.js";
+import { asks, RUN, SESSION, summarizeTool } from "./testing/restore-messages.test.data.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
-const SESSION = "restore-session";
-const RUN = "restore-run";
-
-/** `summarize` asks a model of its own (with its config, so that the call is traced). */
-function summarizeTool() {
-  const summarizer = new FakeListChatModel({ responses: ["a short summary"] });
-  // Through a chain, as a summarizing chain would: the model is inside the tool all the same.
-  const chain = RunnableLambda.from(async (text: string, config) =>
-    summarizer.invoke(`Summarize: ${text}`, config),
-  );
-  return tool(
-    async ({ text }: { text: string }, config) => (await chain.invoke(text, config)).content,
-    {
-      name: "summarize",
-      description: "summarize a text",
-      schema: z.object({ text: z.string() }),
-    },
-  );
-}
-
-function asks(...calls: { id: string; name: string; args: Record<string, unknown> }[]) {
-  return new AIMessage({ content: "", tool_calls: calls });
-}
+const scratch = scratchDirectory("langchain-restore-", afterAll);
 
 /** The `model.requested` events, with the tool request each was made inside (if any). */
-async function modelRequests(store: MemoryEventStore) {
+async function modelRequests(store: EventStore) {
   const events = await runEvents(store, SESSION, RUN);
   const toolRequests = new Map(
     events
@@ -54,21 +32,13 @@ async function modelRequests(store: MemoryEventStore) {
 }
 
 describe("restoreMessages with a model called inside a tool", () => {
-  it("rebuilds the agent's conversation, not the tool's own model call", async () => {
-    const store = new MemoryEventStore();
-    const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
-    const config = { callbacks: [handler] };
-    const model = new ScriptedChatModel(() =>
-      asks(
-        { id: "c1", name: "summarize", args: { text: "long doc" } },
-        { id: "c2", name: "send", args: { to: "bob" } },
-      ),
-    );
-    const ai = await model.invoke([new HumanMessage("summarize then send")], config);
-    const [summarize] = ai.tool_calls ?? [];
-    if (!summarize) throw new Error("expected a tool call");
-    await summarizeTool().invoke({ ...summarize, type: "tool_call" }, config);
-    // The process dies before `send`.
+  it("rebuilds the agent's conversation, not the tool's own model call", async ({
+    onTestFinished,
+  }) => {
+    const path = join(scratch, "before-send.db");
+    // The model asks for summarize and send; the process dies before `send`.
+    await crashInChild("restore-messages:before-send", path);
+    const store = await openLedger(path, onTestFinished);
 
     expect(await modelRequests(store)).toEqual(["agent", "inside summarize"]);
     const restored = await restoreMessages(store, { sessionId: SESSION, runId: RUN });

@@ -1,77 +1,32 @@
-import { findLedgerError, inspectSession, SessionRecorder } from "@agent-ledger/core";
-import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
-import type { RunnableConfig } from "@langchain/core/runnables";
-import { tool } from "@langchain/core/tools";
-import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
-import { ToolNode } from "@langchain/langgraph/prebuilt";
-import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import { join } from "node:path";
+import {
+  type EventStore,
+  findLedgerError,
+  inspectSession,
+  SessionRecorder,
+} from "@agent-ledger/core";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import { ToolMessage } from "@langchain/core/messages";
+import { afterAll, describe, expect, it, type TestContext } from "vitest";
 import { LedgerCallbackHandler } from "./callback-handler.js";
-import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
-import { FlakyStore, threadConfig } from "./testing/helpers.js";
-import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
+import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
+import { threadConfig } from "./testing/helpers.js";
+import { RUN, SESSION, world } from "./testing/tool-node.test.data.js";
 
-const SESSION = "tool-node-session";
-const RUN = "tool-node-run";
+const scratch = scratchDirectory("langchain-tool-node-", afterAll);
 
 /**
- * A plain graph with LangGraph's prebuilt ToolNode (what createReactAgent builds), recorded by
- * the callback alone (no middleware exists for it), and a `send` tool (not idempotent) in
- * which the first process "dies": the store goes down, nothing more is recorded.
+ * The first process dies inside `send` (a child, killed there); the ledger it leaves, and the
+ * world the next process finds: the message it sent is out.
  */
-function world(store: FlakyStore) {
-  const effects = { sent: 0, modelAnswers: [] as string[] };
-  let crash = true;
-  const send = tool(
-    async ({ to }: { to: string }) => {
-      effects.sent++;
-      if (crash) {
-        crash = false;
-        store.failing = true;
-        throw new Error("process died");
-      }
-      return `sent to ${to}`;
-    },
-    { name: "send", description: "write", schema: z.object({ to: z.string() }) },
-  );
-  const graph = (options: { handleToolErrors?: boolean }) => {
-    const model = new ScriptedChatModel((messages: BaseMessage[]) => {
-      const result = messages.findLast((message) => ToolMessage.isInstance(message));
-      if (!result)
-        return new AIMessage({
-          content: "",
-          tool_calls: [{ id: "call-send", name: "send", args: { to: "bob" } }],
-        });
-      effects.modelAnswers.push(String(result.content));
-      return new AIMessage("done");
-    });
-    return new StateGraph(MessagesAnnotation)
-      .addNode("agent", async (state, config: RunnableConfig) => ({
-        messages: [await model.invoke(state.messages, config)],
-      }))
-      .addNode("tools", new ToolNode([send], options))
-      .addEdge(START, "agent")
-      .addConditionalEdges("agent", (state) =>
-        (state.messages.at(-1) as AIMessage).tool_calls?.length ? "tools" : END,
-      )
-      .addEdge("tools", "agent")
-      .compile({ checkpointer: new LedgerCheckpointSaver({ store }) });
-  };
-  return { effects, graph };
+async function crashInsideSend(name: string, onTestFinished: TestContext["onTestFinished"]) {
+  const path = join(scratch, `${name}.db`);
+  const crashed = await crashInChild("tool-node:crash-in-send", path);
+  const store = await openLedger(path, onTestFinished);
+  return { store, run: world(store, { sent: crashed.count("sent") }) };
 }
 
-/** The first process: it dies inside `send`; the store is back for the next one. */
-async function crashInsideSend(store: FlakyStore, run: ReturnType<typeof world>) {
-  const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
-  await expect(
-    run
-      .graph({ handleToolErrors: false })
-      .invoke({ messages: [new HumanMessage("email bob")] }, threadConfig(handler)),
-  ).rejects.toThrow();
-  store.failing = false;
-}
-
-function resume(store: FlakyStore, run: ReturnType<typeof world>, handleToolErrors?: boolean) {
+function resume(store: EventStore, run: ReturnType<typeof world>, handleToolErrors?: boolean) {
   const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
   const graph = run.graph(handleToolErrors === undefined ? {} : { handleToolErrors });
   return {
@@ -81,11 +36,13 @@ function resume(store: FlakyStore, run: ReturnType<typeof world>, handleToolErro
   };
 }
 
-describe("a plain graph's ToolNode after a crash (README: plain LangGraph graphs)", () => {
-  it("with its default handleToolErrors, the refusal of an unresolved call becomes a ToolMessage", async () => {
-    const store = new FlakyStore();
-    const run = world(store);
-    await crashInsideSend(store, run);
+// Concurrent: a crash test mostly waits for its child to load LangChain (about a second), and
+// the tests share nothing (each has its own ledger).
+describe.concurrent("a plain graph's ToolNode after a crash (README: plain LangGraph graphs)", () => {
+  it("with its default handleToolErrors, the refusal of an unresolved call becomes a ToolMessage", async ({
+    onTestFinished,
+  }) => {
+    const { store, run } = await crashInsideSend("default-handling", onTestFinished);
     const outcome = await resume(store, run).invoke();
     // Fails open: the graph goes on, and the model sees the ledger's refusal as the tool's error.
     expect(outcome).not.toHaveProperty("error");
@@ -93,10 +50,10 @@ describe("a plain graph's ToolNode after a crash (README: plain LangGraph graphs
     expect(run.effects.modelAnswers).toEqual([expect.stringContaining("was in flight")]);
   });
 
-  it("with handleToolErrors: false it stops; resolved by a person, the call is answered through the graph's state", async () => {
-    const store = new FlakyStore();
-    const run = world(store);
-    await crashInsideSend(store, run);
+  it("with handleToolErrors: false it stops; resolved by a person, the call is answered through the graph's state", async ({
+    onTestFinished,
+  }) => {
+    const { store, run } = await crashInsideSend("no-handling", onTestFinished);
     const stopped = await resume(store, run, false).invoke();
     const refusal = findLedgerError((stopped as { error: unknown }).error, "unresolved-attempt");
     expect(refusal?.details).toMatchObject({ toolCallId: "call-send", name: "send" });

@@ -22,7 +22,11 @@ export async function runEvents(
   return resolveEvents(store, await readWholeRun(store, { sessionId, runId }));
 }
 
-/** A memory store whose appends can be switched to fail, as if the database were down. */
+/**
+ * A memory store whose appends can be switched to fail, as if the database were down while the
+ * process lives: for what the adapter does when it cannot record (fail closed). A crash is no
+ * such thing: crash tests kill a child process (see crashing-agent.test.data.ts).
+ */
 export class FlakyStore extends MemoryEventStore {
   failing = false;
   /** Fail appends whose batch contains an event of one of these types. */
@@ -64,7 +68,7 @@ export function ledgerAgent(options: {
   store: EventStore;
   sessionId: string;
   runId: string;
-  answer: (messages: BaseMessage[]) => AIMessage;
+  answer: (messages: BaseMessage[]) => AIMessage | Promise<AIMessage>;
   tools?: Parameters<typeof createAgent>[0]["tools"];
   middleware?: (handler: LedgerCallbackHandler) => ReturnType<typeof createMiddleware>[];
 }) {

@@ -6,7 +6,8 @@ import {
 import { AIMessage, AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
 import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
 
-export type Script = (messages: BaseMessage[], call: number) => AIMessage;
+/** A model's answers; a script may wait (a crash test halts in it while the call is in flight). */
+export type Script = (messages: BaseMessage[], call: number) => AIMessage | Promise<AIMessage>;
 
 /** Test model: answers from a script, counts its calls, can emit tool calls (offline). */
 export class ScriptedChatModel extends BaseChatModel {
@@ -33,9 +34,9 @@ export class ScriptedChatModel extends BaseChatModel {
     return this as never;
   }
 
-  #next(messages: BaseMessage[]): AIMessage {
+  async #next(messages: BaseMessage[]): Promise<AIMessage> {
     this.calls++;
-    const message = this.script(messages, this.calls);
+    const message = await this.script(messages, this.calls);
     return new AIMessage({
       content: message.content,
       tool_calls: message.tool_calls ?? [],
@@ -48,7 +49,7 @@ export class ScriptedChatModel extends BaseChatModel {
   }
 
   async _generate(messages: BaseMessage[]): Promise<ChatResult> {
-    const message = this.#next(messages);
+    const message = await this.#next(messages);
     return { generations: [{ text: String(message.content), message }] };
   }
 
@@ -57,7 +58,7 @@ export class ScriptedChatModel extends BaseChatModel {
     _options: this["ParsedCallOptions"],
     runManager?: CallbackManagerForLLMRun,
   ): AsyncGenerator<ChatGenerationChunk> {
-    const message = this.#next(messages);
+    const message = await this.#next(messages);
     const words = String(message.content).split(/(?<= )/);
     for (const [index, word] of words.entries()) {
       const last = index === words.length - 1;

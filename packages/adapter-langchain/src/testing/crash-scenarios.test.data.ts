@@ -1,0 +1,31 @@
+import { agentCrashes } from "./agent.test.data.js";
+import { callbackHandlerCrashes } from "./callback-handler.test.data.js";
+import type { CrashScenario } from "./crash-point.js";
+import { ledgerMiddlewareCrashes } from "./ledger-middleware.test.data.js";
+import { modelInFlightCrashes } from "./model-in-flight.test.data.js";
+import { modelRetryCrashes } from "./model-retry.test.data.js";
+import { modelWindowCrashes } from "./model-window.test.data.js";
+import { nestedToolCallCrashes } from "./nested-tool-call.test.data.js";
+import { restoreMessagesCrashes } from "./restore-messages.test.data.js";
+import { toolEffectCrashes } from "./tool-effect.test.data.js";
+import { toolNodeCrashes } from "./tool-node.test.data.js";
+
+/** Every scenario a crash child can run, by the name a test gives it. */
+export const crashScenarios = {
+  ...agentCrashes,
+  ...callbackHandlerCrashes,
+  ...ledgerMiddlewareCrashes,
+  ...modelInFlightCrashes,
+  ...modelRetryCrashes,
+  ...modelWindowCrashes,
+  ...nestedToolCallCrashes,
+  ...restoreMessagesCrashes,
+  ...toolEffectCrashes,
+  ...toolNodeCrashes,
+} satisfies Record<string, CrashScenario>;
+
+export type CrashScenarioName = keyof typeof crashScenarios;
+
+export function isCrashScenario(name: string): name is CrashScenarioName {
+  return Object.hasOwn(crashScenarios, name);
+}
