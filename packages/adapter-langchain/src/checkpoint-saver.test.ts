@@ -95,6 +95,31 @@ describe("LedgerCheckpointSaver", () => {
     expect(await fresh.getTuple({ configurable: { thread_id: threadId } })).toBeUndefined();
   });
 
+  it("lists across threads newest first, as the SQL savers do, so `limit` keeps the latest checkpoints", async () => {
+    const saver = new LedgerCheckpointSaver({ store: new MemoryEventStore() });
+    const graph = pipeline(saver);
+    // Interleaved: the second thread runs between two runs of the first.
+    await graph.invoke({ value: "1" }, { configurable: { thread_id: "first" } });
+    await graph.invoke({ value: "2" }, { configurable: { thread_id: "second" } });
+    await graph.invoke({ value: "3" }, { configurable: { thread_id: "first" } });
+    const all: CheckpointTuple[] = [];
+    for await (const tuple of saver.list({})) all.push(tuple);
+    const ids = all.map((tuple) => tuple.config.configurable?.checkpoint_id as string);
+    expect(ids).toEqual([...ids].sort().reverse());
+    expect(new Set(all.map((tuple) => tuple.config.configurable?.thread_id))).toEqual(
+      new Set(["first", "second"]),
+    );
+    // The latest three: the first thread's second run (input, a, b), none of the second's.
+    const latest: unknown[] = [];
+    for await (const tuple of saver.list({}, { limit: 3 }))
+      latest.push([tuple.config.configurable?.thread_id, tuple.checkpoint.channel_values.value]);
+    expect(latest).toEqual([
+      ["first", "3>a>b"],
+      ["first", "3>a"],
+      ["first", "3"],
+    ]);
+  });
+
   it("list filters metadata as SqliteSaver does: values compared as JSON, undefined ignored", async () => {
     const saver = new LedgerCheckpointSaver({ store: new MemoryEventStore() });
     await pipeline(saver).invoke({ value: "x" }, { configurable: { thread_id: "f" } });

@@ -194,26 +194,32 @@ export class LedgerCheckpointSaver extends BaseCheckpointSaver {
     const wanted = Object.entries(filter ?? {})
       .filter(([, value]) => value !== undefined)
       .map(([key, value]) => [key, jsonText(value)] as const);
+    // Newest first across every thread and namespace it reads, as the SQL savers order them
+    // (ORDER BY checkpoint_id DESC): `limit` then keeps the most recent checkpoints, not the
+    // first thread's.
+    const found: { index: ThreadIndex; stored: StoredCheckpoint; id: string }[] = [];
     for (const threadId of threadIds) {
       const index = await this.#index(threadId);
       for (const [checkpointNs, byId] of index.checkpoints) {
         if (wantedNs !== undefined && checkpointNs !== wantedNs) continue;
-        const ids = [...byId.keys()].sort().reverse();
-        for (const id of ids) {
+        for (const [id, stored] of byId) {
           if (wantedId && id !== wantedId) continue;
           if (beforeId && id >= beforeId) continue;
-          const stored = byId.get(id) as StoredCheckpoint;
-          if (wanted.length > 0) {
-            const metadata = (await this.#load(stored.metadata)) as Record<string, unknown>;
-            if (!wanted.every(([key, json]) => jsonText(metadata?.[key]) === json)) continue;
-          }
-          if (limit !== undefined) {
-            if (limit <= 0) return;
-            limit -= 1;
-          }
-          yield await this.#tuple(index, stored);
+          found.push({ index, stored, id });
         }
       }
+    }
+    found.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    for (const { index, stored } of found) {
+      if (wanted.length > 0) {
+        const metadata = (await this.#load(stored.metadata)) as Record<string, unknown>;
+        if (!wanted.every(([key, json]) => jsonText(metadata?.[key]) === json)) continue;
+      }
+      if (limit !== undefined) {
+        if (limit <= 0) return;
+        limit -= 1;
+      }
+      yield await this.#tuple(index, stored);
     }
   }
 
