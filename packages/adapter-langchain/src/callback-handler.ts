@@ -201,6 +201,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
   async #startModel(
     request: JsonObject,
     ids: { runId: string; parentRunId?: string; runName?: string; tags?: string[] },
+    lsMetadata: Record<string, unknown> | undefined,
   ): Promise<void> {
     const recorder = await this.getRecorder();
     const retried = this.#state.retries.retried(recorder, ids.parentRunId, request);
@@ -210,6 +211,11 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     // causedByEventId: the adapter's metadata holds it.)
     const insideTool = this.#state.runs.enclosingTool(ids.parentRunId)?.requestedEventId;
     const metadata = langchainMetadata({ ...ids, insideTool });
+    // The provider LangChain names the model's (`ls_provider`: openai, anthropic, google_genai)
+    // is in no request field: the projections read it here (gen_ai.provider.name). Metadata,
+    // so the request and its hash stay what they were.
+    const provider = lsMetadata?.ls_provider;
+    if (typeof provider === "string" && provider.length > 0) metadata.provider = provider;
     const attempt = retried
       ? await retryLive(recorder, retried, metadata)
       : await this.#beforeModelCall(recorder, request, metadata);
@@ -273,12 +279,11 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     metadata?: Record<string, unknown>,
     runName?: string,
   ): Promise<void> {
-    await this.#startModel(chatRequest({ llm, messages, extraParams, metadata }), {
-      runId,
-      parentRunId,
-      runName,
-      tags,
-    });
+    await this.#startModel(
+      chatRequest({ llm, messages, extraParams, metadata }),
+      { runId, parentRunId, runName, tags },
+      metadata,
+    );
   }
 
   override async handleLLMStart(
@@ -291,12 +296,11 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     metadata?: Record<string, unknown>,
     runName?: string,
   ): Promise<void> {
-    await this.#startModel(textRequest({ llm, prompts, extraParams, metadata }), {
-      runId,
-      parentRunId,
-      runName,
-      tags,
-    });
+    await this.#startModel(
+      textRequest({ llm, prompts, extraParams, metadata }),
+      { runId, parentRunId, runName, tags },
+      metadata,
+    );
   }
 
   override async handleLLMEnd(

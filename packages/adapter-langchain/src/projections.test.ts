@@ -1,4 +1,4 @@
-import { MemoryEventStore, messageHistory, toAtif } from "@agent-ledger/core";
+import { MemoryEventStore, messageHistory, toAtif, toOtelSpans } from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { FakeLLM } from "@langchain/core/utils/testing";
@@ -41,6 +41,26 @@ async function recordAgentRun() {
 }
 
 describe("projections of a createAgent run", () => {
+  it("OpenTelemetry names the model's provider as LangChain does (ls_provider)", async () => {
+    const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = await import(
+      "@opentelemetry/sdk-trace-base"
+    );
+    const store = await recordAgentRun();
+    const exporter = new InMemorySpanExporter();
+    const tracing = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "s", tracing);
+    await tracing.forceFlush();
+    const chats = exporter
+      .getFinishedSpans()
+      .filter((span) => span.attributes["gen_ai.operation.name"] === "chat");
+    expect(chats).toHaveLength(2);
+    // ScriptedChatModel names no provider of its own: LangChain's default is its class name.
+    for (const span of chats)
+      expect(span.attributes["gen_ai.provider.name"]).toBe("scriptedchatmodel");
+  });
+
   it("ATIF shows the system prompt, the tool call and the tool's output text", async () => {
     const store = await recordAgentRun();
     const trajectory = await toAtif(store, "s");

@@ -194,6 +194,87 @@ describe("toOtelSpans response ids", () => {
   });
 });
 
+describe("toOtelSpans provider names", () => {
+  it("names the provider as OpenTelemetry does, from the request or else the call's metadata", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "providers",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const cases: [string, Parameters<typeof recorder.beforeModelCall>[0], string | undefined][] = [
+      // AI SDK provider ids.
+      [
+        "ai-sdk openai",
+        { request: { model: { provider: "openai.responses", modelId: "m" } } },
+        "openai",
+      ],
+      [
+        "ai-sdk gemini",
+        { request: { model: { provider: "google.generative-ai", modelId: "m" } } },
+        "gcp.gemini",
+      ],
+      [
+        "ai-sdk vertex",
+        { request: { model: { provider: "google.vertex.chat", modelId: "m" } } },
+        "gcp.vertex_ai",
+      ],
+      [
+        "ai-sdk bedrock",
+        { request: { model: { provider: "amazon-bedrock", modelId: "m" } } },
+        "aws.bedrock",
+      ],
+      [
+        "ai-sdk mistral",
+        { request: { model: { provider: "mistral.chat", modelId: "m" } } },
+        "mistral_ai",
+      ],
+      // LangChain's ls_provider, which its adapter puts in the call's metadata.
+      [
+        "langchain anthropic",
+        { request: { model: "claude" }, metadata: { provider: "anthropic" } },
+        "anthropic",
+      ],
+      [
+        "langchain genai",
+        { request: { model: "gemini-2.0" }, metadata: { provider: "google_genai" } },
+        "gcp.gemini",
+      ],
+      [
+        "langchain azure",
+        { request: { model: "gpt-4o" }, metadata: { provider: "azure" } },
+        "azure.ai.openai",
+      ],
+      ["langchain xai", { request: { model: "grok" }, metadata: { provider: "xai" } }, "x_ai"],
+      // A provider the conventions do not list is kept; none said is none made up.
+      ["custom", { request: { model: "m", provider: "Ollama" } }, "ollama"],
+      ["unknown", { request: { model: "m" } }, undefined],
+    ];
+    const attempts = new Map<string, string>();
+    for (const [name, call] of cases) {
+      const attempt = await recorder.beforeModelCall(call);
+      await recorder.modelCompleted(attempt, { text: name });
+      attempts.set(attempt.attemptId, name);
+    }
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "providers", provider);
+    await provider.forceFlush();
+    const named = new Map<string, unknown>();
+    for (const span of exporter.getFinishedSpans()) {
+      const name = attempts.get(String(span.attributes["agent_ledger.attempt.id"]));
+      if (name !== undefined) named.set(name, span.attributes["gen_ai.provider.name"]);
+    }
+    expect(Object.fromEntries(named)).toEqual(
+      Object.fromEntries(cases.map(([name, , expected]) => [name, expected])),
+    );
+  });
+});
+
 describe("toOtelSpans text completions", () => {
   it("names a LangChain text LLM call text_completion, not chat", async () => {
     const { SessionRecorder } = await import("../recorder/session-recorder.js");

@@ -104,8 +104,26 @@ function requestSettings(request: JsonValue): Attributes {
 }
 
 /**
- * The provider (`openai`, `anthropic`...) when a request or response says. Never `system`:
- * in a request (Anthropic's Messages API) that is the system prompt.
+ * OpenTelemetry's well-known `gen_ai.provider.name` values for the names frameworks give the
+ * same providers: the AI SDK's provider ids (`google.generative-ai`, `amazon-bedrock`...) and
+ * LangChain's `ls_provider` (`google_genai`, `bedrock`...). Other names are kept as they are, as
+ * the conventions ask for a provider they do not list.
+ */
+const WELL_KNOWN_PROVIDERS: [RegExp, string][] = [
+  [/^(google\.vertex|google_vertexai|vertex)/, "gcp.vertex_ai"],
+  [/^(google\.generative-ai|google_genai|google|gemini)(\.|$)/, "gcp.gemini"],
+  [/^(amazon-bedrock|amazon_bedrock|bedrock)(\.|$)/, "aws.bedrock"],
+  [/^(azure-openai|azure_openai|azure)(\.|$)/, "azure.ai.openai"],
+  [/^(mistral|mistralai)(\.|$)/, "mistral_ai"],
+  [/^xai(\.|$)/, "x_ai"],
+  [/^(watsonx|ibm)(\.|$)/, "ibm.watsonx.ai"],
+];
+
+/**
+ * The provider (`openai`, `anthropic`...) when a request or response says, or else the
+ * `provider` an adapter put in the call's metadata (LangChain's `ls_provider`), as
+ * OpenTelemetry names it. Never `system`: in a request (Anthropic's Messages API) that is the
+ * system prompt.
  */
 function providerNameOf(...values: (JsonValue | undefined)[]): string | undefined {
   for (const value of values) {
@@ -115,8 +133,11 @@ function providerNameOf(...values: (JsonValue | undefined)[]): string | undefine
       str(value.providerName) ??
       str(value.provider_name) ??
       (isObject(value.model) ? str(value.model.provider) : undefined);
+    if (!found) continue;
+    const lower = found.toLowerCase();
+    for (const [pattern, name] of WELL_KNOWN_PROVIDERS) if (pattern.test(lower)) return name;
     // AI SDK providers are named like "openai.chat": the part before the dot.
-    if (found) return found.split(".")[0];
+    return lower.split(".")[0];
   }
   return undefined;
 }
@@ -259,7 +280,7 @@ function emitSpans(
       Object.assign(attributes, requestSettings(request));
       const stream = isObject(requested.metadata) ? requested.metadata.stream : undefined;
       if (typeof stream === "boolean") attributes["gen_ai.request.stream"] = stream;
-      const provider = providerNameOf(request, response ?? null);
+      const provider = providerNameOf(request, response ?? null, requested.metadata);
       if (provider) attributes["gen_ai.provider.name"] = provider;
       if (response !== undefined) {
         const usage = usageOf(response);
