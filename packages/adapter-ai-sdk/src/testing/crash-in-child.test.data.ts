@@ -1,6 +1,5 @@
 import { writeSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { haltHere, killAtMarker } from "@agent-ledger/core/testing";
+import { compiledBeside, haltHere, killAtMarker } from "@agent-ledger/core/testing";
 import type { CrashScenarioName } from "./crash-scenarios.test.data.js";
 
 /** The line a scenario's child prints at its crash point; the test kills it there. */
@@ -33,10 +32,7 @@ export const crashHere = (): Promise<never> => haltHere(CRASH_POINT);
 
 // The compiled child, beside this file's compiled copy (tests run after `tsc -b`, as the
 // example's SIGKILL tests do).
-const CHILD = fileURLToPath(new URL("./crash-scenario.test.child.js", import.meta.url)).replace(
-  /([\\/])src([\\/]testing[\\/])/,
-  "$1dist$2",
-);
+const CHILD = compiledBeside("./crash-scenario.test.child.js", import.meta.url);
 
 /**
  * Runs `scenario` in a child Node process recording into the SQLite file `path`, and kills it

@@ -1,16 +1,12 @@
 import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
-import { killAtMarker } from "@agent-ledger/core/testing";
+import { compiledBeside, killAtMarker } from "@agent-ledger/core/testing";
 import { ChildEffects, CRASH } from "./crash-point.js";
 import type { CrashScenarioName } from "./crash-scenarios.test.data.js";
 
 // The compiled child, beside this file's compiled copy: the tests run after `tsc -b`, so a
 // child runs the adapter as built (build again after changing it, or the child runs old code).
-const CHILD = fileURLToPath(new URL("./crashing-agent.test.child.js", import.meta.url)).replace(
-  /([\\/])src([\\/]testing[\\/])/,
-  "$1dist$2",
-);
+const CHILD = compiledBeside("./crashing-agent.test.child.js", import.meta.url);
 
 /**
  * Runs `scenario` in a child Node process recording into the SQLite ledger at `path`, and kills

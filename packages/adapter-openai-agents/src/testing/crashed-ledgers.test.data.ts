@@ -1,18 +1,14 @@
 import { copyFileSync, existsSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
-import { killAtMarker, scratchDirectory } from "@agent-ledger/core/testing";
+import { compiledBeside, killAtMarker, scratchDirectory } from "@agent-ledger/core/testing";
 import { onTestFinished } from "vitest";
 import type { CrashScenario } from "./crash-scenarios.test.data.js";
 import { DIED, type KilledProcess, parseReports } from "./crashing-child.js";
 
 // The compiled child, beside this file's compiled copy (tests run after `tsc -b`).
-const CHILD = fileURLToPath(new URL("./crash-scenarios.test.child.js", import.meta.url)).replace(
-  /([\\/])src([\\/]testing[\\/])/,
-  "$1dist$2",
-);
+const CHILD = compiledBeside("./crash-scenarios.test.child.js", import.meta.url);
 
 /** A ledger file killed children left, and what each did before it died. */
 interface Crash {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
-import { killAtMarker } from "./crash-child.js";
+import { compiledBeside, killAtMarker } from "./crash-child.js";
 import { scratchDirectory } from "./scratch-directory.js";
 
 const dir = scratchDirectory("agent-ledger-crash-child-", afterAll);
@@ -69,6 +69,12 @@ describe("crash children", () => {
     expect(child.exitCode).toBeNull();
     child.kill("SIGKILL");
     expect(await exited).toEqual([null, "SIGKILL"]);
+  });
+
+  it("compiledBeside finds a child's built copy under the package's last src folder", () => {
+    expect(compiledBeside("./child.js", "file:///work/src/app/src/testing/crash.test.ts")).toBe(
+      "/work/src/app/dist/testing/child.js",
+    );
   });
 
   it("killAtMarker fails when the child ends without printing the marker", async () => {

@@ -1,7 +1,21 @@
 import { spawn } from "node:child_process";
 import { writeSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import type { NewEvent } from "../events/types.js";
 import type { EventStore } from "../store/event-store.js";
+
+/**
+ * The compiled copy of a script beside a test's source: `compiledBeside("./child.js",
+ * import.meta.url)` in `src/testing/x.ts` is `dist/testing/child.js`. Tests run after `tsc -b`,
+ * and a child process runs JavaScript, so a crash test's child is the built one.
+ */
+export function compiledBeside(specifier: string, base: string): string {
+  // The last `src` folder of the path is the package's source root.
+  return fileURLToPath(new URL(specifier, base)).replace(
+    /([\\/])src([\\/])(?!.*[\\/]src[\\/])/,
+    "$1dist$2",
+  );
+}
 
 /**
  * Runs `node <nodeArgs>` (a script file and its arguments, or `--input-type=module -e <source>`)

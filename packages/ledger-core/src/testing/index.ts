@@ -5,7 +5,13 @@ export type {
   MakeStore,
 } from "./conformance.js";
 export { eventStoreConformanceCases, runEventStoreConformance } from "./conformance.js";
-export { HaltingStore, haltAfterAppend, haltHere, killAtMarker } from "./crash-child.js";
+export {
+  compiledBeside,
+  HaltingStore,
+  haltAfterAppend,
+  haltHere,
+  killAtMarker,
+} from "./crash-child.js";
 export { scratchDirectory } from "./scratch-directory.js";
 export type { SecretHit } from "./secret-scan.js";
 export {
