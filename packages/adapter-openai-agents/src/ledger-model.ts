@@ -149,15 +149,34 @@ function modelName(model: Model, requested: string | undefined): string | undefi
   return undefined;
 }
 
+/**
+ * The provider the model calls, for OpenTelemetry's `gen_ai.provider.name`: a model's own
+ * `provider` field, else, for the SDK's OpenAI models, their client's address (api.openai.com
+ * is `openai`, an Azure OpenAI resource `azure.ai.openai`). Any other OpenAI-compatible server
+ * is left unnamed rather than called OpenAI.
+ */
+function providerOf(model: Model): string | undefined {
+  const own = model as unknown as { provider?: unknown; _client?: { baseURL?: unknown } };
+  if (typeof own.provider === "string" && own.provider.length > 0) return own.provider;
+  const baseURL = own._client?.baseURL;
+  if (typeof baseURL !== "string" || !URL.canParse(baseURL)) return undefined;
+  const host = new URL(baseURL).hostname;
+  if (host === "api.openai.com") return "openai";
+  if (host.endsWith(".openai.azure.com")) return "azure.ai.openai";
+  return undefined;
+}
+
 class LedgerModel implements Model {
   readonly #model: Model;
   readonly #options: LedgerModelOptions;
   readonly #name: string | undefined;
+  readonly #provider: string | undefined;
 
   constructor(model: Model, options: LedgerModelOptions, requestedName?: string) {
     this.#model = model;
     this.#options = options;
     this.#name = modelName(model, requestedName);
+    this.#provider = providerOf(model);
     // Providers may offer retry advice; keep it visible to the runner.
     if (typeof model.getRetryAdvice === "function") {
       this.getRetryAdvice = (args) => model.getRetryAdvice?.(args);
@@ -171,7 +190,11 @@ class LedgerModel implements Model {
       const recorder = await resolveRecorder(this.#options);
       const { attempt, failedBefore } = await beginModelCall(recorder, {
         request: withoutCredentials(modelRequestToJson(request)),
-        metadata: { stream, ...(this.#name !== undefined ? { model: this.#name } : {}) },
+        metadata: {
+          stream,
+          ...(this.#name !== undefined ? { model: this.#name } : {}),
+          ...(this.#provider !== undefined ? { provider: this.#provider } : {}),
+        },
       });
       // Refused inside ledgerStep, so the run stays open for a person to look at.
       if (attempt.replayed?.status === "abandoned")
