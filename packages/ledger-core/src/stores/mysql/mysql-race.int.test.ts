@@ -18,7 +18,7 @@ const perWriter = 25;
 
 describe.skipIf(!available)("MysqlEventStore across processes", () => {
   for (const sharedRun of [true, false]) {
-    it(`8 processes append to ${sharedRun ? "one run" : "separate runs"} while a reader tails`, async () => {
+    it(`8 processes append to ${sharedRun ? "one run" : "separate runs"} while a reader tails, each also sending batches that must be refused whole`, async () => {
       // An empty database: the children also race on init().
       const database = `ledger_race_${uuidv7().replaceAll("-", "")}`;
       databases.push(database);

@@ -20,7 +20,7 @@ const perWriter = 25;
 
 describe.skipIf(!available)("PostgresEventStore across processes", () => {
   for (const sharedRun of [true, false]) {
-    it(`8 processes append to ${sharedRun ? "one run" : "separate runs"} while a reader tails`, async () => {
+    it(`8 processes append to ${sharedRun ? "one run" : "separate runs"} while a reader tails, each also sending batches that must be refused whole`, async () => {
       // A schema nobody created yet: the children also race on init().
       const schema = `ledger_race_${uuidv7().replaceAll("-", "")}`;
       schemas.push(schema);

@@ -79,7 +79,13 @@ async function race(
   } finally {
     for (const writer of writers) if (writer.child.exitCode === null) writer.child.kill();
   }
-  const reports = (await all).map((line) => JSON.parse(line) as { conflicts: number });
+  const reports = (await all).map(
+    (line) => JSON.parse(line) as { conflicts: number; refused: number },
+  );
+  // Each writer sent two batches the store refused whole every fifth append (race-writer.ts).
+  expect(reports.map((report) => report.refused)).toEqual(
+    Array.from({ length: WRITERS }, () => Math.floor(PER_WRITER / 5) * 2),
+  );
   return { seen, conflicts: reports.reduce((sum, report) => sum + report.conflicts, 0) };
 }
 
@@ -89,6 +95,8 @@ function checkSeen(seen: LedgerEvent[]): void {
   );
   const ids = new Set(seen.map((event) => event.eventId));
   expect(ids.size).toBe(TOTAL);
+  // Nothing of a refused batch, not even its valid first event.
+  expect([...ids].filter((id) => id.startsWith("refused-"))).toEqual([]);
   for (let writer = 0; writer < WRITERS; writer++) {
     // Each writer appended its events one after another: they commit in that order.
     const mine = seen.filter((event) => event.eventId.startsWith(`w${writer}-`));
@@ -118,7 +126,7 @@ function raceCases(
     expect(existsSync(writerScript)).toBe(true);
   });
 
-  it("8 processes appending to one run: gap-free seqs and cursors, each event once", async () => {
+  it("8 processes appending to one run, with batches that must be refused whole: gap-free seqs and cursors, each event once, nothing refused stored", async () => {
     const { store, writerUrl } = target();
     const { seen, conflicts } = await race(store, writerUrl, prefix, "one-run", () => "shared");
     console.info(`[${label} race] one run: ${TOTAL} events, ${conflicts} conflicts retried`);

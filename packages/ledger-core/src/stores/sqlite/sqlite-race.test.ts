@@ -11,7 +11,7 @@ const perWriter = 25;
 
 describe("SqliteEventStore across processes", () => {
   for (const sharedRun of [true, false]) {
-    it(`8 processes append to ${sharedRun ? "one run" : "separate runs"} while a reader tails`, async () => {
+    it(`8 processes append to ${sharedRun ? "one run" : "separate runs"} while a reader tails, each also sending batches that must be refused whole`, async () => {
       // The file does not exist yet: the children also race on init().
       const path = join(folder, `race-${sharedRun ? "shared" : "separate"}.db`);
       const reader = new SqliteEventStore({ path });

@@ -1,9 +1,11 @@
 // Child process of the race test: appends `count` events, one per append, to a run of a
 // session, re-reading the head and retrying on conflict. Waits for "go" on stdin so that all
-// writers start together. Prints one JSON line: { appended, conflicts }.
+// writers start together. Every fifth append it also sends two batches the store must refuse
+// whole (refused-batches.ts). Prints one JSON line: { appended, conflicts, refused }.
 // Usage: node race-writer.js <url> <keyPrefix> <sessionId> <runId> <writer> <count>
 import { createInterface } from "node:readline";
 import { LedgerError } from "../../../events/errors.js";
+import { sendRefusedBatches } from "../../../testing/refused-batches.js";
 import { RedisEventStore } from "../redis-store.js";
 import { clusterFromUrl } from "./local-cluster.js";
 
@@ -31,7 +33,16 @@ await new Promise<void>((resolve) => {
 });
 
 let conflicts = 0;
+let refused = 0;
 for (let index = 0; index < count; index++) {
+  // Now and then, batches the store must refuse whole, racing the other writers' commits.
+  if (index % 5 === 4)
+    refused += await sendRefusedBatches(store, {
+      sessionId,
+      runId,
+      tag: `${writer}-${index}`,
+      committedId: `${writer}-0`,
+    });
   const event = {
     eventId: `${writer}-${index}`,
     type: "input.received" as const,
@@ -50,4 +61,4 @@ for (let index = 0; index < count; index++) {
 }
 await store.close();
 cluster?.disconnect();
-process.stdout.write(`${JSON.stringify({ appended: count, conflicts })}\n`);
+process.stdout.write(`${JSON.stringify({ appended: count, conflicts, refused })}\n`);

@@ -12,7 +12,9 @@ export const racerScript = fileURLToPath(
 );
 
 /** Runs one racer child to its end; rejects with its stderr when it fails. */
-export function runRacer(argument: object): Promise<{ appended: number; conflicts: number }> {
+export function runRacer(
+  argument: object,
+): Promise<{ appended: number; conflicts: number; refused: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [racerScript, JSON.stringify(argument)], {
       stdio: ["ignore", "pipe", "pipe"],
@@ -39,6 +41,8 @@ export interface RaceOutcome {
   /** What the tailing reader saw, in the order it saw it. */
   tailed: LedgerEvent[];
   conflicts: number;
+  /** Batches the writers sent that the store refused whole, as it had to. */
+  refused: number;
 }
 
 /**
@@ -96,6 +100,7 @@ export async function runAppendRace(options: {
     events: all.events,
     tailed,
     conflicts: results.reduce((sum, result) => sum + result.conflicts, 0),
+    refused: results.reduce((sum, result) => sum + result.refused, 0),
   };
 }
 
@@ -111,6 +116,13 @@ export function checkRaceOutcome(
   const total = options.writers * options.perWriter;
   const range = (n: number, from: number) => Array.from({ length: n }, (_, index) => from + index);
   assert.equal(outcome.events.length, total, "every appended event is stored");
+  // Each writer sent two refused batches every fifth append (append-racer.ts).
+  assert.equal(outcome.refused, options.writers * Math.floor(options.perWriter / 5) * 2);
+  assert.deepEqual(
+    outcome.events.filter((event) => event.eventId.startsWith("refused-")),
+    [],
+    "nothing of a refused batch is stored",
+  );
   assert.deepEqual(
     outcome.events.map((event) => event.commitCursor),
     range(total, 1),
