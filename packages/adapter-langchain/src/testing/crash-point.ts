@@ -1,6 +1,6 @@
 import { writeSync } from "node:fs";
 import type { EventStore, NewEvent } from "@agent-ledger/core";
-import { haltAfterAppend, haltHere } from "@agent-ledger/core/testing";
+import { HaltingStore, haltAfterAppend, haltHere } from "@agent-ledger/core/testing";
 
 /**
  * What a crash child runs (crashing-agent.test.child.ts): an agent recording into `store` that
@@ -11,9 +11,23 @@ export type CrashScenario = (store: EventStore, args: string[]) => Promise<unkno
 /** The line a crash child prints where it stops; the test kills it (SIGKILL) on reading it. */
 export const CRASH = "CRASH_POINT";
 
+// The ledger of this (child) process, once the child entry made it crashable.
+let halting: HaltingStore | undefined;
+
+/**
+ * The store a crash child records into: once the child stops (`crashHere`, `crashAfterCommit`),
+ * none of its appends returns, so nothing else running in the process (a parallel tool call's
+ * completion, LangGraph saving a finished task) reaches the ledger between the crash point and
+ * the SIGKILL, however long the kill takes to land.
+ */
+export function crashableLedger(store: EventStore): EventStore {
+  halting = new HaltingStore(store, CRASH);
+  return halting.store;
+}
+
 /** Stops this process here, with the call that runs it in flight, until the test kills it. */
 export function crashHere(): Promise<never> {
-  return haltHere(CRASH);
+  return halting ? halting.halt() : haltHere(CRASH);
 }
 
 /** `store`, on which this process stops once an event matching `when` has committed. */
@@ -21,6 +35,7 @@ export function crashAfterCommit(
   store: EventStore,
   when: (event: NewEvent) => boolean,
 ): EventStore {
+  if (halting && store === halting.store) return halting.haltAfter(when).store;
   return haltAfterAppend(store, when, CRASH);
 }
 

@@ -3,7 +3,7 @@
 // kills it there with SIGKILL; a reference scenario runs to its end and the child exits.
 // Usage: crashing-agent.test.child.js <scenario> <sqlite file> [scenario arguments...]
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
-import type { CrashScenario } from "./crash-point.js";
+import { type CrashScenario, crashableLedger } from "./crash-point.js";
 import { crashScenarios, isCrashScenario } from "./crash-scenarios.test.data.js";
 
 const [name, path, ...args] = process.argv.slice(2);
@@ -21,7 +21,7 @@ const scenario: CrashScenario = crashScenarios[name];
 const store = new SqliteEventStore({ path });
 await store.init();
 try {
-  await scenario(store, args);
+  await scenario(crashableLedger(store), args);
 } finally {
   clearTimeout(watchdog);
 }

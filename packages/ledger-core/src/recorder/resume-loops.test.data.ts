@@ -9,7 +9,7 @@ export const actor: Actor = { type: "agent", id: "shop" };
 export const address = { sessionId: "s", runId: "r" };
 
 /** The payment of `shop`, as its loop asks for it. */
-export const payment = {
+const payment = {
   toolCallId: "pay-1",
   name: "pay",
   args: { amount: 5 },

@@ -7,7 +7,7 @@ import { MemoryEventStore } from "../store/memory-store.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { killAtMarker } from "../testing/crash-child.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
-import { actor, address, delegate, payment, shop } from "./resume-loops.test.data.js";
+import { actor, address, delegate, shop } from "./resume-loops.test.data.js";
 import { SessionRecorder } from "./session-recorder.js";
 
 const dir = scratchDirectory("agent-ledger-resume-", afterAll);
@@ -32,7 +32,7 @@ const { writeSync } = await import("node:fs");
 const { SessionRecorder } = await import(${dist("index.js")});
 const { SqliteEventStore } = await import(${dist("stores/sqlite/index.js")});
 const { haltHere } = await import(${dist("testing/index.js")});
-const { actor, address, payment, shop, delegate } = await import(${dist("recorder/resume-loops.test.data.js")});
+const { actor, address, shop, delegate } = await import(${dist("recorder/resume-loops.test.data.js")});
 const store = new SqliteEventStore({ path: process.argv[1] });
 await store.init();
 const recorder = new SessionRecorder({ store, ...address, actor });
@@ -71,18 +71,20 @@ describe("resume re-executes a loop that retried calls", () => {
   });
 
   it("a retry that was in flight at the crash is surfaced, not made again", async () => {
+    // A call that declares no effect: unknown, so not idempotent.
+    const pay = { toolCallId: "pay-1", name: "pay", args: { amount: 5 } };
     // The process dies while the retried payment is at the bank.
     const { store, reports } = await crashAfter(
       "retry-in-flight.db",
       `await recorder.startRun();
-const failed = await recorder.beforeToolCall(payment);
+const failed = await recorder.beforeToolCall(${JSON.stringify(pay)});
 await recorder.toolFailed(failed, new Error("bank timeout"));
 report((await recorder.retry(failed)).attemptId);`,
     );
     const [retried] = reports;
 
     const resumed = await SessionRecorder.resume({ store, ...address, actor });
-    const again = await resumed.beforeToolCall(payment);
+    const again = await resumed.beforeToolCall(pay);
     expect(again.replayed?.status).toBe("failed");
     await expect(resumed.retry(again)).rejects.toMatchObject({
       code: "unresolved-attempt",
