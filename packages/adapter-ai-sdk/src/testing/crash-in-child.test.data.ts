@@ -1,5 +1,6 @@
 import { writeSync } from "node:fs";
-import { compiledBeside, haltHere, killAtMarker } from "@agent-ledger/core/testing";
+import type { EventStore } from "@agent-ledger/core";
+import { compiledBeside, HaltingStore, haltHere, killAtMarker } from "@agent-ledger/core/testing";
 import type { CrashScenarioName } from "./crash-scenarios.test.data.js";
 
 /** The line a scenario's child prints at its crash point; the test kills it there. */
@@ -29,6 +30,15 @@ export const report = {
 
 /** In the child: stop here, inside a tool or model call, until the test's SIGKILL. */
 export const crashHere = (): Promise<never> => haltHere(CRASH_POINT);
+
+/**
+ * In the child: the store a scenario records into. Once the child stops at its crash point no
+ * append returns, so nothing else still running (a parallel tool call) reaches the ledger
+ * between the crash point and the SIGKILL.
+ */
+export function crashableLedger(store: EventStore): EventStore {
+  return new HaltingStore(store, CRASH_POINT).store;
+}
 
 // The compiled child, beside this file's compiled copy (tests run after `tsc -b`, as the
 // example's SIGKILL tests do).

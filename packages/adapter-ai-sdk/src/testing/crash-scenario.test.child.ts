@@ -3,6 +3,7 @@
 // marker `crashInChild` waits for) and the test kills it there; ending any other way fails
 // the test.
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
+import { crashableLedger } from "./crash-in-child.test.data.js";
 import { crashScenarios, isCrashScenarioName } from "./crash-scenarios.test.data.js";
 
 const [scenario, path] = process.argv.slice(2);
@@ -12,4 +13,4 @@ if (!isCrashScenarioName(scenario) || !path)
   );
 const store = new SqliteEventStore({ path });
 await store.init();
-await crashScenarios[scenario](store);
+await crashScenarios[scenario](crashableLedger(store));

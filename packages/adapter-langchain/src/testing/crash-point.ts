@@ -11,9 +11,6 @@ export type CrashScenario = (store: EventStore, args: string[]) => Promise<unkno
 /** The line a crash child prints where it stops; the test kills it (SIGKILL) on reading it. */
 export const CRASH = "CRASH_POINT";
 
-// The ledger of this (child) process, once the child entry made it crashable.
-let halting: HaltingStore | undefined;
-
 /**
  * The store a crash child records into: once the child stops (`crashHere`, `crashAfterCommit`),
  * none of its appends returns, so nothing else running in the process (a parallel tool call's
@@ -21,13 +18,12 @@ let halting: HaltingStore | undefined;
  * the SIGKILL, however long the kill takes to land.
  */
 export function crashableLedger(store: EventStore): EventStore {
-  halting = new HaltingStore(store, CRASH);
-  return halting.store;
+  return new HaltingStore(store, CRASH).store;
 }
 
 /** Stops this process here, with the call that runs it in flight, until the test kills it. */
 export function crashHere(): Promise<never> {
-  return halting ? halting.halt() : haltHere(CRASH);
+  return haltHere(CRASH);
 }
 
 /** `store`, on which this process stops once an event matching `when` has committed. */
@@ -35,7 +31,6 @@ export function crashAfterCommit(
   store: EventStore,
   when: (event: NewEvent) => boolean,
 ): EventStore {
-  if (halting && store === halting.store) return halting.haltAfter(when).store;
   return haltAfterAppend(store, when, CRASH);
 }
 

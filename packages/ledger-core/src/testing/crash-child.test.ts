@@ -77,6 +77,48 @@ describe("crash children", () => {
     );
   });
 
+  it("once a child halts, its HaltingStore commits nothing more, however late the kill comes", async () => {
+    const path = join(dir, "late-kill.db");
+    // A call made 50 ms after the crash point (a parallel tool call finishing) must not land.
+    const script = `
+const { writeSync } = await import("node:fs");
+const { SessionRecorder } = await import(${JSON.stringify(core)});
+const { HaltingStore, haltHere } = await import(${JSON.stringify(testing)});
+const { SqliteEventStore } = await import(${JSON.stringify(sqlite)});
+const sqlite = new SqliteEventStore({ path: process.argv[1] });
+await sqlite.init();
+const store = new HaltingStore(sqlite, "HALTED").store;
+const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor: { type: "agent", id: "a" } });
+await recorder.startRun();
+await recorder.beforeToolCall({ toolCallId: "c1", name: "t", args: {} });
+setTimeout(() => {
+  recorder.beforeToolCall({ toolCallId: "c2", name: "t", args: {} }).then(() => writeSync(1, "c2 acknowledged\\n"));
+}, 50);
+await haltHere("HALTED");
+`;
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script, path], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let stdout = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    const exited = once(child, "exit");
+    while (!stdout.includes("HALTED\n")) await once(child.stdout, "data");
+    await sleep(400);
+    child.kill("SIGKILL");
+    await exited;
+    expect(stdout).toBe("HALTED\n");
+    const store = new SqliteEventStore({ path });
+    await store.init();
+    try {
+      const { events } = await store.readRun({ sessionId: "s", runId: "r" });
+      expect(events.map((event) => event.type)).toEqual(["run.started", "tool.requested"]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("killAtMarker fails when the child ends without printing the marker", async () => {
     await expect(
       killAtMarker(

@@ -53,16 +53,21 @@ export function killAtMarker(nodeArgs: string[], marker: string): Promise<{ stdo
   });
 }
 
+// Set once this process reached its crash point: from then on no HaltingStore append returns.
+let processHalted = false;
+
 /**
  * Prints `marker` on its own line (synchronously, so it is out before anything else runs) and
  * never settles: the child stops exactly here until `killAtMarker` kills it. Call it inside a
- * tool or model call to crash while that call is in flight.
+ * tool or model call to crash while that call is in flight. From then on, every HaltingStore
+ * of the process hangs, as the ledger of a dead process would.
  *
  * A promise that never settles does not keep Node running: with nothing else pending, the
  * child would exit by itself (code 13, an unsettled top-level await) and race the SIGKILL. A
  * timer keeps it alive, and ends it if the test process that was to kill it is gone.
  */
 export function haltHere(marker: string): Promise<never> {
+  processHalted = true;
   writeSync(1, `${marker}\n`);
   const parent = process.ppid;
   setInterval(() => {
@@ -73,22 +78,24 @@ export function haltHere(marker: string): Promise<never> {
 
 /**
  * A store for a child that is to be killed: `store` is the wrapped store, except that once the
- * child halts (`halt`, or after an append holding an event matching `haltAfter`'s predicate
- * has committed) its appends never return. Calls running beside the one that halts (parallel
- * tool calls) then record nothing more before the kill, as in a process that died there.
+ * process halts (`haltHere` anywhere in it, or after an append holding an event matching
+ * `haltAfter`'s predicate has committed) its appends never return. Calls running beside the
+ * one that halts (a parallel tool call, a framework saving its state) then record nothing
+ * more before the kill, however long the kill takes to land: as in a process that died there.
  */
 export class HaltingStore {
   readonly store: EventStore;
   readonly #marker: string;
-  #halted = false;
   #after: ((event: NewEvent) => boolean) | undefined;
 
   constructor(inner: EventStore, marker: string) {
     this.#marker = marker;
     const append: EventStore["append"] = async (request) => {
-      if (this.#halted) return new Promise<never>(() => {});
+      if (processHalted) return new Promise<never>(() => {});
       const result = await inner.append(request);
       if (this.#after !== undefined && request.events.some(this.#after)) return this.halt();
+      // A crash point reached while this append ran: its writer never hears back.
+      if (processHalted) return new Promise<never>(() => {});
       return result;
     };
     this.store = new Proxy(inner, {
@@ -107,9 +114,8 @@ export class HaltingStore {
     return this;
   }
 
-  /** Halts here (see `haltHere`); every append from now on hangs. */
+  /** Halts here: `haltHere` with this store's marker. */
   halt(): Promise<never> {
-    this.#halted = true;
     return haltHere(this.#marker);
   }
 }
