@@ -96,7 +96,8 @@ describe("LedgerCheckpointSaver", () => {
   });
 
   it("lists across threads newest first, as the SQL savers do, so `limit` keeps the latest checkpoints", async () => {
-    const saver = new LedgerCheckpointSaver({ store: new MemoryEventStore() });
+    const store = new MemoryEventStore();
+    const saver = new LedgerCheckpointSaver({ store });
     const graph = pipeline(saver);
     // Interleaved: the second thread runs between two runs of the first.
     await graph.invoke({ value: "1" }, { configurable: { thread_id: "first" } });
@@ -108,6 +109,16 @@ describe("LedgerCheckpointSaver", () => {
     expect(ids).toEqual([...ids].sort().reverse());
     expect(new Set(all.map((tuple) => tuple.config.configurable?.thread_id))).toEqual(
       new Set(["first", "second"]),
+    );
+    // The same list from a saver that keeps one thread in memory, reading the others again.
+    const small: unknown[] = [];
+    for await (const tuple of new LedgerCheckpointSaver({ store, cachedThreads: 1 }).list({}))
+      small.push([tuple.config.configurable?.checkpoint_id, tuple.checkpoint.channel_values]);
+    expect(small).toEqual(
+      all.map((tuple) => [
+        tuple.config.configurable?.checkpoint_id,
+        tuple.checkpoint.channel_values,
+      ]),
     );
     // The latest three: the first thread's second run (input, a, b), none of the second's.
     const latest: unknown[] = [];

@@ -196,21 +196,30 @@ export class LedgerCheckpointSaver extends BaseCheckpointSaver {
       .map(([key, value]) => [key, jsonText(value)] as const);
     // Newest first across every thread and namespace it reads, as the SQL savers order them
     // (ORDER BY checkpoint_id DESC): `limit` then keeps the most recent checkpoints, not the
-    // first thread's.
-    const found: { index: ThreadIndex; stored: StoredCheckpoint; id: string }[] = [];
+    // first thread's. Only the keys are kept meanwhile: holding every thread's index would
+    // undo `cachedThreads` for a list across many threads.
+    const found: { threadId: string; checkpointNs: string; id: string }[] = [];
     for (const threadId of threadIds) {
       const index = await this.#index(threadId);
       for (const [checkpointNs, byId] of index.checkpoints) {
         if (wantedNs !== undefined && checkpointNs !== wantedNs) continue;
-        for (const [id, stored] of byId) {
+        for (const id of byId.keys()) {
           if (wantedId && id !== wantedId) continue;
           if (beforeId && id >= beforeId) continue;
-          found.push({ index, stored, id });
+          found.push({ threadId, checkpointNs, id });
         }
       }
     }
     found.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-    for (const { index, stored } of found) {
+    // A thread's checkpoints mostly come one after another: its index is built again only when
+    // the list moves to another thread.
+    let current: { threadId: string; index: ThreadIndex } | undefined;
+    for (const { threadId, checkpointNs, id } of found) {
+      if (current?.threadId !== threadId)
+        current = { threadId, index: await this.#index(threadId) };
+      const { index } = current;
+      const stored = index.checkpoints.get(checkpointNs)?.get(id);
+      if (stored === undefined) continue; // deleted meanwhile
       if (wanted.length > 0) {
         const metadata = (await this.#load(stored.metadata)) as Record<string, unknown>;
         if (!wanted.every(([key, json]) => jsonText(metadata?.[key]) === json)) continue;
