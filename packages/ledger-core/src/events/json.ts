@@ -16,6 +16,11 @@ const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const loneSurrogates = new RegExp(loneSurrogate.source, "g");
 
+/** True for a JSON object (not null, not an array). */
+export function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 /** True when `text` holds half of a surrogate pair (text cut by `slice` mid-emoji). */
 export function hasLoneSurrogate(text: string): boolean {
   return loneSurrogate.test(text);

@@ -2,14 +2,10 @@ import type { JsonObject, JsonValue } from "../events/json.js";
 import type { AtifStep } from "./atif-types.js";
 import { userInputTexts } from "./atif-user-steps.js";
 import { isObject } from "./extract.js";
-import type { RunRecord } from "./session-model.js";
+import { payloadOf, type RunRecord } from "./session-model.js";
 
 // How an ATIF trajectory shows a run's start and end where its steps cannot: the one step of
 // a run that recorded nothing else, and the run's result fit to share.
-
-function payloadOf(event: { payload: JsonValue } | undefined): JsonObject {
-  return event && isObject(event.payload) ? event.payload : {};
-}
 
 /** A failure's error as one line (`Name: message`). */
 export function errorText(payload: JsonObject): string {

@@ -1,10 +1,8 @@
-import type { JsonObject, JsonValue } from "../events/json.js";
+import { isJsonObject as isObject, type JsonValue } from "../events/json.js";
 
 // LangChain message shapes, read by the tolerant payload readers in extract.ts.
 
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+export { isJsonObject as isObject } from "../events/json.js";
 
 /**
  * LangChain serialises messages as `{ lc, type: "constructor", id: [..., "AIMessage"], kwargs }`,

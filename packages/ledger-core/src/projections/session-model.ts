@@ -1,5 +1,6 @@
 import { resolveEvents } from "../compact/resolve.js";
 import { NotFoundError } from "../events/errors.js";
+import type { JsonObject, JsonValue } from "../events/json.js";
 import type { LedgerEvent } from "../events/types.js";
 import type { EventStore } from "../store/event-store.js";
 import { readWholeSession } from "../store/read-all.js";
@@ -146,6 +147,11 @@ export function causeOf(model: SessionModel, attempt: AttemptRecord): string | u
       previous === undefined ? undefined : model.attempts.get(attemptKey(current.runId, previous));
   }
   return undefined;
+}
+
+/** An event's payload when it is an object, else `{}` (what the projections read fields of). */
+export function payloadOf(event: { payload: JsonValue } | undefined): JsonObject {
+  return event && isObject(event.payload) ? event.payload : {};
 }
 
 /** The agent's version a run was started with (`startRun({ version })` or `{ agent: { version } }`). */

@@ -1,5 +1,4 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
-import type { LedgerEvent } from "../events/types.js";
 import type { EventStore } from "../store/event-store.js";
 import { errorText, startSteps, withoutStacks } from "./atif-run-ends.js";
 import type {
@@ -26,6 +25,7 @@ import {
   attemptKey,
   isUnresolved,
   loadSessionModel,
+  payloadOf,
   type RunRecord,
   type SessionModel,
 } from "./session-model.js";
@@ -49,10 +49,6 @@ function argumentsObject(args: JsonValue | undefined): JsonObject {
 function asContent(value: JsonValue | undefined): string | null {
   if (value === undefined || value === null) return null;
   return typeof value === "string" ? value : JSON.stringify(value);
-}
-
-function payloadOf(event: LedgerEvent | undefined): JsonObject {
-  return event && isObject(event.payload) ? event.payload : {};
 }
 
 function toolCallOf(attempt: AttemptRecord): AtifToolCall {

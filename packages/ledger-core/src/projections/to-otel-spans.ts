@@ -20,6 +20,7 @@ import {
   isUnresolved,
   lastEventAt,
   loadSessionModel,
+  payloadOf,
   type RunRecord,
   type SessionModel,
 } from "./session-model.js";
@@ -140,10 +141,6 @@ function providerNameOf(...values: (JsonValue | undefined)[]): string | undefine
     return lower.split(".")[0];
   }
   return undefined;
-}
-
-function payloadOf(event: LedgerEvent | undefined): JsonObject {
-  return event && isObject(event.payload) ? event.payload : {};
 }
 
 /**

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from "../events/errors.js";
-import type { JsonValue } from "../events/json.js";
+import { isJsonObject as isObject, type JsonValue } from "../events/json.js";
 
 /** Context handed to a redaction function. */
 export interface RedactContext {
@@ -258,10 +258,6 @@ export function redactErrorStacks(before: JsonValue, after: JsonValue): JsonValu
   for (const text of [...removed].sort((x, y) => y.length - x.length))
     redacted = redacted.replaceAll(text, REDACTED);
   return redacted === stack ? out : { ...out, stack: redacted };
-}
-
-function isObject(value: unknown): value is { [key: string]: JsonValue } {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 /** Adds to `removed` the non-empty strings of `before` that `after` no longer holds there. */

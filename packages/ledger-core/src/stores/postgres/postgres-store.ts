@@ -1,5 +1,6 @@
 import pg from "pg";
 import { InvalidArgumentError } from "../../events/errors.js";
+import { hasLoneSurrogate } from "../../events/json.js";
 import type { EventStore } from "../../store/event-store.js";
 import {
   redactUrl,
@@ -73,9 +74,12 @@ function assertPool(pool: unknown): void {
  */
 function assertSchema(path: string, schema: string | undefined): void {
   if (schema === undefined) return;
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is what it refuses
-  const bad = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-  if (schema.length === 0 || Buffer.byteLength(schema) > 63 || bad.test(schema))
+  if (
+    schema.length === 0 ||
+    Buffer.byteLength(schema) > 63 ||
+    schema.includes("\u0000") ||
+    hasLoneSurrogate(schema)
+  )
     throw new InvalidArgumentError(
       path,
       "a schema name is 1-63 bytes of UTF-8 text without NUL (PostgreSQL cuts longer names)",
