@@ -49,6 +49,8 @@ export {
   assertPlainJson,
   childPath,
   cloneJson,
+  hasLoneSurrogate,
+  isJsonObject,
   MAX_JSON_DEPTH,
   normalizeError,
   toPlainJson,
@@ -76,7 +78,7 @@ export type {
 } from "./inspect/inspect-session.js";
 export { inspectEvents, inspectSession, SessionInspector } from "./inspect/inspect-session.js";
 export type { VerifyResult } from "./inspect/verify-run.js";
-export { assertRunIntact, verifyRun } from "./inspect/verify-run.js";
+export { assertRunIntact, unreadableRunResult, verifyRun } from "./inspect/verify-run.js";
 export type {
   AtifMetrics,
   AtifObservationResult,

@@ -1,4 +1,4 @@
-import { LedgerError, type VerifyResult, verifyRun } from "@agent-ledger/core";
+import { unreadableRunResult, type VerifyResult, verifyRun } from "@agent-ledger/core";
 import { EXIT_CODES, notFoundError } from "../errors.js";
 import { terminalJson, terminalLine } from "../format.js";
 import { writeOut } from "../io.js";
@@ -26,7 +26,7 @@ export async function verifyCommand(context: CommandContext): Promise<number> {
   } catch (error) {
     // A run whose last stored event is no longer an event has no head to list (an open run's
     // head is its last event): that run fails verification there, which is the answer.
-    const unreadable = unreadableRun(error);
+    const unreadable = unreadableRunResult(error);
     if (unreadable === undefined) throw error;
     results.push(unreadable);
   }
@@ -51,12 +51,4 @@ export async function verifyCommand(context: CommandContext): Promise<number> {
     await writeOut(context.io.stdout, `${lines.map(terminalLine).join("\n")}\n`);
   }
   return bad.length === 0 ? EXIT_CODES.ok : EXIT_CODES.failure;
-}
-
-/** The run a `tamper-detected` read names, as a failed verification at its seq. */
-function unreadableRun(error: unknown): (VerifyResult & { runId: string }) | undefined {
-  if (!LedgerError.isInstance(error, "tamper-detected")) return undefined;
-  const { runId, badSeq, reason } = error.details;
-  if (typeof runId !== "string" || typeof badSeq !== "number") return undefined;
-  return { runId, ok: false, length: badSeq, badSeq, reason: String(reason) };
 }

@@ -13,6 +13,20 @@ export interface VerifyResult {
 }
 
 /**
+ * The failed verification a read's `tamper-detected` names: a stored event whose bytes are no
+ * longer an event (edited by hand, see unreadableEvent), at its run and seq. Undefined for any
+ * other error, and for an unreadable event found by its commit cursor (no run and seq known).
+ */
+export function unreadableRunResult(
+  error: unknown,
+): (VerifyResult & { runId: string }) | undefined {
+  if (!LedgerError.isInstance(error, "tamper-detected")) return undefined;
+  const { runId, seq, reason } = error.details;
+  if (typeof runId !== "string" || typeof seq !== "number") return undefined;
+  return { runId, ok: false, length: seq, badSeq: seq, reason: String(reason) };
+}
+
+/**
  * Recomputes a run's hash chain (§7): each event's hash over its canonical JSON, each
  * `prevHash` against the previous event, gap-free seqs, and the run head against the last
  * event (so a deleted tail is caught too). A run the store does not hold is `not-found`.
@@ -29,11 +43,10 @@ export async function verifyRun(
     try {
       page = await store.readRun({ ...address, fromSeq: expectedSeq, limit: 2000 });
     } catch (error) {
-      // A stored event that is no longer an event (its bytes edited): tampered at that seq.
-      if (!LedgerError.isInstance(error, "tamper-detected")) throw error;
-      const { badSeq, runId, reason } = error.details;
-      if (typeof badSeq !== "number" || runId !== address.runId) throw error;
-      return { ok: false, length: badSeq, badSeq, reason: String(reason) };
+      const unreadable = unreadableRunResult(error);
+      if (unreadable === undefined || unreadable.runId !== address.runId) throw error;
+      const { runId: _runId, ...result } = unreadable;
+      return result;
     }
     for (const event of page.events) {
       const fail = (reason: string): VerifyResult => ({

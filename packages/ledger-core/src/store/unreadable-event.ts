@@ -16,7 +16,7 @@ export interface StoredEventPlace {
  * not JSON. Only a change made outside agent-ledger (an edited row or key) does that, so it is
  * `tamper-detected`, naming the place, and never `store-unavailable`: the store answered, and
  * what it holds is bad. A caller that retries an unreachable store would retry this forever.
- * `details.badSeq` (with `runId`) lets `verifyRun` report the run as tampered at that seq.
+ * `details` hold the place (`runId` and `seq` let `verifyRun` report the run as tampered there).
  */
 export function unreadableEvent(place: StoredEventPlace, why: unknown): LedgerError {
   const at: string[] = [];
@@ -26,7 +26,6 @@ export function unreadableEvent(place: StoredEventPlace, why: unknown): LedgerEr
   if (place.commitCursor !== undefined) at.push(`commit cursor ${place.commitCursor}`);
   const reason = why instanceof Error ? why.message : String(why);
   const details: Record<string, unknown> = { ...place, reason };
-  if (place.seq !== undefined) details.badSeq = place.seq;
   return new LedgerError(
     "tamper-detected",
     `the stored event${at.length > 0 ? ` at ${at.join(", ")}` : ""} cannot be read (${reason}): it was changed outside agent-ledger`,

@@ -74,7 +74,7 @@ describe("encodeBody / decodeBody", () => {
     for (const value of [Buffer.from([1, 0xff, 0xff]), Buffer.from([9, 1]), null]) {
       const caught = refusal(value);
       expect(LedgerError.isInstance(caught, "tamper-detected")).toBe(true);
-      expect((caught as LedgerError).details).toMatchObject({ runId: "r", badSeq: 4 });
+      expect((caught as LedgerError).details).toMatchObject({ runId: "r", seq: 4 });
     }
   });
 });
