@@ -1,5 +1,6 @@
-import { type EventStore, openStore, SessionRecorder } from "@agent-ledger/core";
+import { type EventStore, openStore, redactUrl, SessionRecorder } from "@agent-ledger/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { shellQuote } from "./format.js";
 import {
   type DemoSession,
   INJECTION,
@@ -98,8 +99,9 @@ export function describeCliCommands(options: CliSuiteOptions): void {
       expect(out).toMatch(/model small-model {2}failed .*"upstream 503"/);
       expect(out).toContain(`tool book_table [call-2]  !! UNRESOLVED`);
       // The store as given (a password in it shown as ***), then the ids after "--".
-      expect(out).toContain(`agent-ledger resolve --abandon "reason" --store `);
-      expect(out).toContain(` -- ${demo.sessionId} ${demo.unresolvedAttemptId}\n`);
+      expect(out).toContain(
+        `agent-ledger resolve --abandon "reason" --store ${shellQuote(redactUrl(options.storeUrl))} -- ${demo.sessionId} ${demo.unresolvedAttemptId}\n`,
+      );
       const json = await cli("inspect", demo.sessionId, "--json");
       const inspection = JSON.parse(json.stdout);
       expect(

@@ -70,7 +70,7 @@ export async function exportCommand(context: CommandContext): Promise<number> {
   });
   const sessionId = positionals[0];
   if (!sessionId || positionals.length > 1)
-    throw usageError("usage: agent-ledger export <session> --format jsonl|atif|otlp-json");
+    throw usageError("usage: agent-ledger export <session> [--format jsonl|atif|otlp-json]");
   idArgument(sessionId, "<session>");
   const format = values.format as ExportFormat;
   if (!formats.includes(format))
