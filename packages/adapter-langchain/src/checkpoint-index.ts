@@ -1,4 +1,4 @@
-import { type JsonObject, type LedgerEvent, wellFormedText } from "@agent-ledger/core";
+import { hasLoneSurrogate, type JsonObject, type LedgerEvent } from "@agent-ledger/core";
 import {
   compareWritesSortKeys,
   WRITES_IDX_MAP,
@@ -35,7 +35,6 @@ export interface StoredWrite {
 
 /** Checkpoints and pending writes of one thread, rebuilt from its events. */
 export interface ThreadIndex {
-  threadId: string | undefined;
   /** checkpoint_ns -> checkpoint_id -> checkpoint */
   checkpoints: Map<string, Map<string, StoredCheckpoint>>;
   /** `${ns}\0${checkpointId}` -> `${taskId},${idx}` -> write */
@@ -78,9 +77,7 @@ function typed(value: unknown): TypedBytes {
  * `\udxxx`), which reads back as the exact same string.
  */
 export function threadIdFields(threadId: string): { threadId: string } | { threadIdJson: string } {
-  return wellFormedText(threadId) === threadId
-    ? { threadId }
-    : { threadIdJson: JSON.stringify(threadId) };
+  return !hasLoneSurrogate(threadId) ? { threadId } : { threadIdJson: JSON.stringify(threadId) };
 }
 
 /** The thread_id of a payload written with `threadIdFields`. */
@@ -95,22 +92,16 @@ export function writesKey(checkpointNs: string, checkpointId: string): string {
   return `${checkpointNs}\u0000${checkpointId}`;
 }
 
-/** Index of a thread's events; everything before its last deletion marker is ignored. */
+/** Index of a thread's events (a ThreadLog's: none from before its last deletion marker). */
 export function indexThread(events: readonly LedgerEvent[]): ThreadIndex {
   const index: ThreadIndex = {
-    threadId: undefined,
     checkpoints: new Map(),
     writes: new Map(),
     channels: new Map(),
   };
   for (const event of events) {
     const payload = isRecord(event.payload) ? (event.payload as JsonObject) : {};
-    index.threadId = payloadThreadId(payload) ?? index.threadId;
-    if (event.type === DELETED_TYPE) {
-      index.checkpoints.clear();
-      index.writes.clear();
-      index.channels.clear();
-    } else if (event.type === "checkpoint.saved" && payload.kind === CHECKPOINT_KIND) {
+    if (event.type === "checkpoint.saved" && payload.kind === CHECKPOINT_KIND) {
       const checkpointNs = String(payload.checkpointNs ?? "");
       const checkpointId = String(payload.checkpointId);
       const byId = entry(index.checkpoints, checkpointNs, () => new Map());

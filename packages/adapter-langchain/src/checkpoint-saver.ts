@@ -196,11 +196,14 @@ export class LedgerCheckpointSaver extends BaseCheckpointSaver {
       .map(([key, value]) => [key, jsonText(value)] as const);
     // Newest first across every thread and namespace it reads, as the SQL savers order them
     // (ORDER BY checkpoint_id DESC): `limit` then keeps the most recent checkpoints, not the
-    // first thread's. Only the keys are kept meanwhile: holding every thread's index would
-    // undo `cachedThreads` for a list across many threads.
+    // first thread's. The indexes read for it are kept for the yields, as many as the cache
+    // keeps threads: beyond that, holding every thread's index would undo `cachedThreads`, and
+    // a thread's index is built again when the list comes back to it.
     const found: { threadId: string; checkpointNs: string; id: string }[] = [];
+    const indexes = new Map<string, ThreadIndex>();
     for (const threadId of threadIds) {
       const index = await this.#index(threadId);
+      if (indexes.size < this.#threads.capacity) indexes.set(threadId, index);
       for (const [checkpointNs, byId] of index.checkpoints) {
         if (wantedNs !== undefined && checkpointNs !== wantedNs) continue;
         for (const id of byId.keys()) {
@@ -211,13 +214,14 @@ export class LedgerCheckpointSaver extends BaseCheckpointSaver {
       }
     }
     found.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-    // A thread's checkpoints mostly come one after another: its index is built again only when
-    // the list moves to another thread.
     let current: { threadId: string; index: ThreadIndex } | undefined;
     for (const { threadId, checkpointNs, id } of found) {
-      if (current?.threadId !== threadId)
-        current = { threadId, index: await this.#index(threadId) };
-      const { index } = current;
+      let index = indexes.get(threadId);
+      if (index === undefined) {
+        if (current?.threadId !== threadId)
+          current = { threadId, index: await this.#index(threadId) };
+        index = current.index;
+      }
       const stored = index.checkpoints.get(checkpointNs)?.get(id);
       if (stored === undefined) continue; // deleted meanwhile
       if (wanted.length > 0) {

@@ -22,14 +22,6 @@ export class ThreadLogCache {
     readonly make: (threadId: string) => ThreadLog,
   ) {}
 
-  get size(): number {
-    return this.#entries.size;
-  }
-
-  has(threadId: string): boolean {
-    return this.#entries.has(threadId);
-  }
-
   /** Runs `operation` on the thread's log, holding it in the cache until it settles. */
   async use<T>(threadId: string, operation: (log: ThreadLog) => Promise<T>): Promise<T> {
     let entry = this.#entries.get(threadId);

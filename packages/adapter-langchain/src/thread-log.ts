@@ -1,6 +1,7 @@
 import {
   type Actor,
   type EventStore,
+  hasLoneSurrogate,
   isValidId,
   LedgerError,
   type LedgerEvent,
@@ -23,9 +24,8 @@ const ACTOR: Actor = { type: "system", id: "langgraph-checkpointer", framework: 
 export function threadRunId(threadId: string): string {
   const plain = `thread:${threadId}`;
   if (isValidId(plain)) return plain;
-  const fields = threadIdFields(threadId);
-  return "threadIdJson" in fields
-    ? `thread-json-sha256:${sha256Hex(fields.threadIdJson)}`
+  return hasLoneSurrogate(threadId)
+    ? `thread-json-sha256:${sha256Hex(JSON.stringify(threadId))}`
     : `thread-sha256:${sha256Hex(threadId)}`;
 }
 
