@@ -12,7 +12,7 @@ import {
   recordedCall,
   UNDEFINED_OUTPUT_METADATA,
 } from "./ledger-state.js";
-import { parseWellFormed, wellFormedJson } from "./model-json.js";
+import { recordedOutput } from "./model-json.js";
 import {
   currentScope,
   type LedgerScope,
@@ -52,29 +52,6 @@ function parseArgs(input: unknown): unknown {
   } catch {
     return { raw: input };
   }
-}
-
-// The SDK shows the model an object output as its JSON.stringify text (toSmartString), so a
-// tool may return undefined fields, Dates or -0, which the ledger's strict JSON refuses: the
-// run would die after the tool ran. Record the JSON the model saw instead; replay then builds
-// the same text. An output JSON.stringify cannot write (a cycle, a bigint) is recorded as is,
-// and the recorder names its path. Lone surrogates become U+FFFD (see wellFormedJson).
-// A value JSON cannot hold at the top (NaN, Infinity), or whose JSON is a string (a Date: the
-// model saw its quoted text), is recorded as the text the model saw.
-function recordedOutput(output: unknown): unknown {
-  if (Object.is(output, -0)) return 0; // String(-0) is "0" too
-  if (typeof output === "string") return wellFormedJson(output);
-  if (typeof output === "number" && !Number.isFinite(output)) return String(output);
-  if (output === undefined || output === null || typeof output !== "object") return output;
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(output);
-  } catch {
-    return output;
-  }
-  if (text === undefined) return output;
-  const json = parseWellFormed(text);
-  return typeof json === "string" ? wellFormedJson(text) : json;
 }
 
 async function openAttempt(

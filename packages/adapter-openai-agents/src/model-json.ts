@@ -41,36 +41,28 @@ export function parseWellFormed(text: string): JsonValue {
   return /\\ud[89a-f]/i.test(text) ? wellFormedJson(json) : json;
 }
 
-function wellFormedStrings(value: unknown): unknown {
-  if (typeof value === "string") return wellFormedText(value);
-  if (Array.isArray(value)) return value.map(wellFormedStrings);
-  if (value === null || typeof value !== "object") return value;
-  const prototype = Object.getPrototypeOf(value);
-  if (prototype !== Object.prototype && prototype !== null) return value;
-  const result: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value))
-    result[wellFormedText(key)] = wellFormedStrings(item);
-  return result;
-}
-
-/**
- * A run's final output with each lone surrogate (half an emoji) in its strings replaced by
- * U+FFFD, as tool and model outputs are recorded: the ledger's JSON refuses lone surrogates,
- * and a final output holding one would leave the run unclosed after all its work was done.
- * Anything else is left to the recorder.
- */
-export function finalOutputToRecord(output: unknown): unknown {
-  if (typeof output === "string") return wellFormedText(output);
-  if (output === null || typeof output !== "object") return output;
+// What a tool's output or a run's final output is recorded as. The SDK shows the model an object
+// output as its JSON.stringify text (toSmartString), so a
+// tool may return undefined fields, Dates or -0, which the ledger's strict JSON refuses: the
+// run would die after the tool ran. Record the JSON the model saw instead; replay then builds
+// the same text. An output JSON.stringify cannot write (a cycle, a bigint) is recorded as is,
+// and the recorder names its path. Lone surrogates become U+FFFD (see wellFormedJson).
+// A value JSON cannot hold at the top (NaN, Infinity), or whose JSON is a string (a Date: the
+// model saw its quoted text), is recorded as the text the model saw.
+export function recordedOutput(output: unknown): unknown {
+  if (Object.is(output, -0)) return 0; // String(-0) is "0" too
+  if (typeof output === "string") return wellFormedJson(output);
+  if (typeof output === "number" && !Number.isFinite(output)) return String(output);
+  if (output === undefined || output === null || typeof output !== "object") return output;
   let text: string | undefined;
   try {
     text = JSON.stringify(output);
   } catch {
-    return output; // a cycle or a bigint: the recorder names its path
+    return output;
   }
-  // JSON.stringify writes a lone surrogate as a `\udXXX` escape: without one, nothing to replace
-  // (and no cycle to walk into).
-  return text !== undefined && /\\ud[89a-f]/i.test(text) ? wellFormedStrings(output) : output;
+  if (text === undefined) return output;
+  const json = parseWellFormed(text);
+  return typeof json === "string" ? wellFormedJson(text) : json;
 }
 
 // JSON round trip: drops undefined fields and functions, honours toJSON. Request items are

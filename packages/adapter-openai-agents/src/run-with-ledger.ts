@@ -19,8 +19,6 @@ import {
 import {
   applyRecordedDecisions,
   recordDecisions,
-  recordedDecision,
-  rejectRecorded,
   undecidedInterruptions,
 } from "./approval-decisions.js";
 import {
@@ -39,7 +37,7 @@ import {
   runTree,
   skipRecordedCalls,
 } from "./ledger-state.js";
-import { finalOutputToRecord, runInputToJson } from "./model-json.js";
+import { recordedOutput, runInputToJson } from "./model-json.js";
 import { agentActor, currentScope, enterAgent, type LedgerScope, runInScope } from "./scope.js";
 import { openAiAgentsVersion } from "./sdk-version.js";
 
@@ -144,7 +142,7 @@ async function finish(scope: LedgerScope, result: AnyResult): Promise<LedgerRunR
   }
   await saveRunStateCheckpoint(scope.root, result.state, { kind: "final", currentRunId });
   const finalOutput = result.finalOutput ?? null;
-  const recorded = finalOutputToRecord(finalOutput);
+  const recorded = recordedOutput(finalOutput);
   await closeChildRuns(scope, (recorder) => recorder.completeRun(recorded));
   await scope.root.completeRun(recorded);
   return { ...base, status: "completed", finalOutput, interruptions: [], state: result.state };
@@ -319,13 +317,7 @@ export async function resumeRun(
       const loaded = await loadRunStateCheckpoint(agent, payload);
       const state = options.state ?? loaded;
       // Decisions a person made on this checkpoint before the process died are not asked again.
-      if (!options.state) {
-        for (const item of state.getInterruptions()) {
-          const decision = recordedDecision(scope, item);
-          if (decision === true) state.approve(item);
-          else if (decision === false) rejectRecorded(state, scope, item);
-        }
-      }
+      if (!options.state) applyRecordedDecisions(state, scope);
       // Everything recorded happened before the checkpoint: what comes next is live.
       skipRecordedCalls(root);
       if (payload.currentRunId !== runId) {
