@@ -97,10 +97,9 @@ function assistantPartsOf(content: JsonValue[]): { parts: unknown[]; toolCallIds
   return { parts, toolCallIds };
 }
 
-function toolResultOf(event: LedgerEvent, names: Map<string, string>): unknown {
+/** The tool result part of an outcome, for the call the assistant message made. */
+function toolResultOf(event: LedgerEvent, toolCallId: string, toolName: string): unknown {
   const payload = payloadOf(event);
-  const toolCallId = String(payload.toolCallId);
-  const toolName = names.get(toolCallId) ?? "unknown";
   let output: unknown;
   if (event.type === "tool.completed") {
     const result = payload.result ?? null;
@@ -216,27 +215,25 @@ export async function restoreConversation(
   const response = payloadOf(completed).response as JsonObject | undefined;
   const { parts, toolCallIds } = assistantPartsOf((response?.content ?? []) as JsonValue[]);
   if (parts.length > 0) messages.push({ role: "assistant", content: parts } as ModelMessage);
+  // Every id in toolCallIds is a tool-call part's.
   const calls = new Map<string, { toolName: string; input: unknown }>();
   for (const item of parts as Part[])
     if (item.type === "tool-call")
       calls.set(String(item.toolCallId), { toolName: String(item.toolName), input: item.input });
-  const names = new Map([...calls].map(([toolCallId, call]) => [toolCallId, call.toolName]));
   const records = toolCallRecordsOf(events, completed);
   const results: unknown[] = [];
   const pendingToolCalls: PendingToolCall[] = [];
   for (const toolCallId of toolCallIds) {
     const outcome = records.outcomes.get(toolCallId);
-    if (outcome) {
-      results.push(toolResultOf(outcome, names));
-      continue;
-    }
-    const call = calls.get(toolCallId);
-    pendingToolCalls.push({
-      toolCallId,
-      toolName: call?.toolName ?? "unknown",
-      input: call?.input ?? {},
-      requested: records.requested.has(toolCallId),
-    });
+    const { toolName, input } = calls.get(toolCallId) as { toolName: string; input: unknown };
+    if (outcome) results.push(toolResultOf(outcome, toolCallId, toolName));
+    else
+      pendingToolCalls.push({
+        toolCallId,
+        toolName,
+        input,
+        requested: records.requested.has(toolCallId),
+      });
   }
   if (results.length > 0) messages.push({ role: "tool", content: results } as ModelMessage);
   return { messages, pendingToolCalls };
