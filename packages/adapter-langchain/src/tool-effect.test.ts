@@ -31,7 +31,16 @@ describe("callback only: a tool's idempotent/effect declaration is its own", () 
 
     // A new process resumes: send, in flight at the crash and not idempotent, does not run.
     const second = world(store);
-    await second.invoke(null).catch(() => undefined);
+    // Callback only: the tool node turns the refusal into the ToolMessage the model reads.
+    const result = await second.invoke(null);
+    const replies = Object.fromEntries(
+      result.messages
+        .filter((message) => message.getType() === "tool")
+        .map((message) => [message.name, String(message.content)]),
+    );
+    expect(replies.send).toMatch(
+      /^UnresolvedAttemptError: tool call send \(call-send\) was in flight/,
+    );
     expect(first.count("send") + second.runs.send).toBe(1);
   });
 });
