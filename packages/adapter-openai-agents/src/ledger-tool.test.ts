@@ -8,7 +8,7 @@ import { Agent, Runner, setTracingDisabled, tool } from "@openai/agents";
 import { afterAll, describe, expect, test } from "vitest";
 import { z } from "zod";
 import { ledgerTool, ledgerToolEffect, resumeRun, runWithLedger } from "./index.js";
-import { lookupThenBadChargeAgent } from "./testing/charging-agents.js";
+import { chargeTool, lookupThenBadChargeAgent, notJsonCharge } from "./testing/charging-agents.js";
 import { reportingScenario } from "./testing/crash-scenarios.test.data.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { FailingStore } from "./testing/failing-store.js";
@@ -139,26 +139,11 @@ describe("ledgerTool outputs", () => {
 
   test("a call whose arguments are not JSON gets the SDK's own answer, not an approval interruption", async () => {
     const make = () => {
-      const charge = tool({
-        name: "charge",
-        description: "charge the card",
-        parameters: z.object({ amount: z.number() }),
-        execute: async ({ amount }) => `charged ${amount}`,
-      });
       const model = new ScriptedModel([
-        () => [
-          {
-            type: "function_call",
-            id: "fc_1",
-            callId: "call_1",
-            name: "charge",
-            arguments: "{amount: 7",
-            status: "completed",
-          } as ReturnType<typeof functionCall>,
-        ],
+        () => [notJsonCharge("call_1")],
         (request) => [message(JSON.stringify(request.input))],
       ]);
-      return { model, agent: new Agent({ name: "main", tools: [charge] }) };
+      return { model, agent: new Agent({ name: "main", tools: [chargeTool([])] }) };
     };
     const plain = make();
     const expected = await new Runner({ modelProvider: scriptedProvider(plain.model) }).run(

@@ -83,15 +83,11 @@ export function lookupThenBadChargeAgent(afterEffect?: AfterEffect) {
       return "7";
     },
   });
-  const charge = tool({
-    name: "charge",
-    description: "charge the card",
-    parameters: z.object({ amount: z.number() }),
-    execute: async ({ amount }) => `charged ${amount}`,
-  });
+  // Never run: its only call is not JSON.
+  const charge = chargeTool([]);
   const model = new ScriptedModel([
     () => [functionCall("lookup", {}, "call_1")],
-    () => [{ ...functionCall("charge", {}, "call_2"), arguments: "{amount: 7" }],
+    () => [notJsonCharge("call_2")],
     (request) => [message(JSON.stringify(request.input.at(-1)))],
   ]);
   return { effects, model, agent: new Agent({ name: "main", tools: [lookup, charge] }) };
