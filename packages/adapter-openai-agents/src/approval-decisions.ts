@@ -46,26 +46,27 @@ function uninspectableArguments(item: RunToolApprovalItem): boolean {
   }
 }
 
-// The decision the ledger holds for an interruption: by attempt for a call a crash left
-// unresolved, else by callId (`attemptsOnly`: only the decisions on recorded attempts).
-export function recordedDecision(
+// The decision a person made on an interruption, as the ledger holds it: by attempt for a call a
+// crash left unresolved, else by callId (`attemptsOnly`: only the decisions on recorded attempts).
+function recordedDecision(
   scope: LedgerScope,
   item: RunToolApprovalItem,
-  options: { attemptsOnly?: boolean } = {},
+  options: { attemptsOnly?: boolean },
 ): boolean | undefined {
   const callId = approvalCallId(item);
   const recorded = recordedCall(scope.run, callId);
   if (recorded?.status === "abandoned") return false;
   if (recorded?.status === "requested") return scope.run.decisions.get(recorded.attemptId);
-  const decided = options.attemptsOnly ? undefined : scope.run.decisions.get(`call:${callId}`);
-  if (decided !== undefined) return decided;
-  // A call of a replayed turn whose arguments the SDK could not parse, asked about only because
-  // the ledger's approval function stood in for the tool's own (another call of the turn is in
-  // the ledger): the recorded run went past it without a person (else a decision would be
-  // recorded). Approving it gives what it got then: the SDK tells the model the arguments are
-  // invalid (or, for JSON that is not an object, runs the call, answered from the ledger).
-  if (askedInReplay(scope.run, callId) && uninspectableArguments(item)) return true;
-  return undefined;
+  return options.attemptsOnly ? undefined : scope.run.decisions.get(`call:${callId}`);
+}
+
+// A call of a replayed turn whose arguments the SDK could not parse, asked about only because
+// the ledger's approval function stood in for the tool's own (another call of the turn is in
+// the ledger): the recorded run went past it without a person (else a decision would be
+// recorded). Approving it gives what it got then: the SDK tells the model the arguments are
+// invalid (or, for JSON that is not an object, runs the call, answered from the ledger).
+function approvedByReplay(scope: LedgerScope, item: RunToolApprovalItem): boolean {
+  return askedInReplay(scope.run, approvalCallId(item)) && uninspectableArguments(item);
 }
 
 // Rejects an interruption the ledger holds a "no" for, with the text the model saw when it was
@@ -106,7 +107,10 @@ export function applyRecordedDecisions(
     const decision = recordedDecision(scope, item, options);
     if (decision === true) state.approve(item);
     else if (decision === false) rejectRecorded(state, scope, item);
-    else undecided = true;
+    else if (approvedByReplay(scope, item)) {
+      state.approve(item);
+      scope.run.replayApprovals.add(approvalCallId(item));
+    } else undecided = true;
   }
   return !undecided;
 }
@@ -120,7 +124,9 @@ export function undecidedInterruptions(
 }
 
 // Records the decisions a person made on the interruptions of `state`, and retries (approve)
-// or abandons (reject) the calls a crash had left unresolved.
+// or abandons (reject) the calls a crash had left unresolved. An approval the ledger's replay
+// rule gave is not a person's decision: it is not recorded (a person who turned it into a
+// rejection is).
 export async function recordDecisions(
   scope: LedgerScope,
   state: AnyRunState,
@@ -131,6 +137,7 @@ export async function recordDecisions(
     const approved = approvalOf(state, item);
     if (approved === undefined) continue;
     const callId = approvalCallId(item);
+    if (approved && scope.run.replayApprovals.has(callId)) continue;
     const recorded = recordedCall(scope.run, callId);
     const unresolved = recorded?.status === "requested" ? recorded : undefined;
     const payload: JsonObject = { callId, toolName: item.name ?? "", approved };

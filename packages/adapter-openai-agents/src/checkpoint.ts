@@ -22,6 +22,12 @@ export interface RunStateCheckpoint {
   currentAgent: string;
   /** `RunState.toString()`. */
   state: string;
+  /**
+   * The callIds of the interruptions on `state` that the ledger's replay rule approved, not a
+   * person (absent when none): the process that goes on from this checkpoint records no
+   * decision for them.
+   */
+  replayApprovals?: string[];
 }
 
 export function isRunStateCheckpoint(event: LedgerEvent): boolean {
@@ -39,7 +45,11 @@ export async function saveRunStateCheckpoint(
   recorder: SessionRecorder,
   // biome-ignore lint/suspicious/noExplicitAny: any context / agent
   state: RunState<any, any>,
-  options: { kind: RunStateCheckpoint["kind"]; currentRunId: string },
+  options: {
+    kind: RunStateCheckpoint["kind"];
+    currentRunId: string;
+    replayApprovals?: readonly string[];
+  },
 ): Promise<LedgerEvent> {
   const payload: RunStateCheckpoint = {
     format: RUN_STATE_CHECKPOINT_FORMAT,
@@ -49,6 +59,8 @@ export async function saveRunStateCheckpoint(
     currentAgent: String(state.currentAgent?.name ?? ""),
     state: state.toString(),
   };
+  if (options.replayApprovals !== undefined && options.replayApprovals.length > 0)
+    payload.replayApprovals = [...options.replayApprovals];
   return recorder.checkpoint(payload);
 }
 

@@ -69,6 +69,7 @@ export function loadRunState(events: readonly LedgerEvent[]): LedgerRunState {
     recordedToolNames: new Set(),
     callCauses: new Map(),
     replayedCompletions: new Set(),
+    replayApprovals: new Set(),
     decisions: new Map(),
     rejectionMessages: new Map(),
     approvedRetries: new Map(),

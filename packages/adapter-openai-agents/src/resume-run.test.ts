@@ -304,6 +304,12 @@ describe("resumeRun after the model sent tool arguments that are not JSON", () =
     expect(done).toMatchObject({ status: "completed", finalOutput: "sold" });
     expect(second.effects).toEqual(["charge 7"]);
     expect(JSON.stringify(second.model.requests[0]?.input)).toContain("valid JSON");
+    // The person decided on the charge only: the ledger holds no decision on the bad call,
+    // which the replay let through as the recorded run had.
+    const decisions = (await readWholeSession(store, "s"))
+      .filter((event) => event.type === APPROVAL_EVENT_TYPE)
+      .map((event) => event.payload);
+    expect(decisions).toEqual([expect.objectContaining({ callId: "call_charge", approved: true })]);
   });
 
   test("a turn with a completed call beside the one that was not JSON is replayed without asking", async () => {

@@ -18,6 +18,7 @@ import {
 } from "@openai/agents";
 import {
   applyRecordedDecisions,
+  approvalCallId,
   recordDecisions,
   undecidedInterruptions,
 } from "./approval-decisions.js";
@@ -130,7 +131,14 @@ async function finish(scope: LedgerScope, result: AnyResult): Promise<LedgerRunR
   const base = { sessionId: scope.root.sessionId, runId: scope.root.runId, result };
   const currentRunId = scope.current?.runId ?? scope.root.runId;
   if (result.interruptions.length > 0) {
-    await saveRunStateCheckpoint(scope.root, result.state, { kind: "interruption", currentRunId });
+    const replayApprovals = result.interruptions
+      .map((item) => approvalCallId(item))
+      .filter((callId) => scope.run.replayApprovals.has(callId));
+    await saveRunStateCheckpoint(scope.root, result.state, {
+      kind: "interruption",
+      currentRunId,
+      replayApprovals,
+    });
     return {
       ...base,
       status: "interrupted",
@@ -316,6 +324,8 @@ export async function resumeRun(
       const payload = checkpoint.payload as unknown as RunStateCheckpoint;
       const loaded = await loadRunStateCheckpoint(agent, payload);
       const state = options.state ?? loaded;
+      for (const callId of Array.isArray(payload.replayApprovals) ? payload.replayApprovals : [])
+        if (typeof callId === "string") scope.run.replayApprovals.add(callId);
       // Decisions a person made on this checkpoint before the process died are not asked again.
       if (!options.state) applyRecordedDecisions(state, scope);
       // Everything recorded happened before the checkpoint: what comes next is live.

@@ -25,6 +25,12 @@ export interface LedgerRunState {
   callCauses: Map<string, string>;
   /** The model completions this process answered from the ledger (eventIds). */
   replayedCompletions: Set<string>;
+  /**
+   * The calls on the current interruptions that the ledger's replay rule approved (see
+   * `approvedByReplay`), by callId: no person decided them, so no decision is recorded for them.
+   * Kept in the RunState checkpoint, as the approvals themselves are kept on the RunState.
+   */
+  replayApprovals: Set<string>;
   /** Decisions a person made on approval interruptions: key = attemptId, else `call:<callId>`. */
   decisions: Map<string, boolean>;
   /** The text a person rejected a call with (same keys as `decisions`), shown to the model. */
