@@ -8,9 +8,11 @@ import {
   LedgerError,
   type ReplayCursor,
   SessionRecorder,
+  type ToolEffect,
   UnresolvedAttemptError,
 } from "@agent-ledger/core";
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
+import type { DocumentInterface } from "@langchain/core/documents";
 import type { Serialized } from "@langchain/core/load/serializable";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { LLMResult } from "@langchain/core/outputs";
@@ -21,7 +23,7 @@ import { isRecord, parseToolInput, toJsonValue } from "./plain-json.js";
 import { RunTree } from "./run-tree.js";
 import { beforeToolCall } from "./tool-attempt.js";
 import { ledgerToolCallId, takeUnnamedClaim } from "./tool-claim.js";
-import { toolEffect } from "./tool-effect.js";
+import { retrieverEffect, toolEffect } from "./tool-effect.js";
 
 /** Options of `LedgerCallbackHandler`: an existing recorder, or a store and a session. */
 export type LedgerCallbackHandlerOptions =
@@ -359,10 +361,32 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
         return;
       }
     }
-    const recorder = await this.getRecorder();
     const name = runName ?? (tool as { name?: string }).name ?? String(tool.id?.at(-1) ?? "tool");
-    const effect = toolEffect(metadata);
     const args = parseToolInput(input);
+    await this.#startTool(
+      { name, args, effect: toolEffect(metadata), toolCallId, nested },
+      { runId, parentRunId, tags, langchainToolCallId },
+    );
+  }
+
+  /**
+   * Records a tool call's start (a tool's, or a retriever's query) and keeps its attempt under
+   * LangChain's `runId`. On a resumed run a call the ledger holds runs again only if it is
+   * idempotent (the callback cannot answer it from the ledger).
+   */
+  async #startTool(
+    call: {
+      name: string;
+      args: JsonValue;
+      effect: ToolEffect;
+      toolCallId: string | undefined;
+      nested: boolean;
+    },
+    ids: { runId: string; parentRunId?: string; tags?: string[]; langchainToolCallId?: string },
+  ): Promise<void> {
+    const { name, args, effect, toolCallId, nested } = call;
+    const { runId, parentRunId, tags, langchainToolCallId } = ids;
+    const recorder = await this.getRecorder();
     const cause = this.causeOf(toolCallId, { name, args });
     const callMetadata = langchainMetadata({ runId, parentRunId, tags });
     let attempt = await beforeToolCall(recorder, {
@@ -385,7 +409,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       attempt = await retryLive(recorder, attempt, callMetadata);
     }
     this.#state.tools.set(runId, attempt);
-    runs.started(runId, parentRunId, {
+    this.#state.runs.started(runId, parentRunId, {
       langchainToolCallId,
       requestedEventId: attempt.requestedEventId,
     });
@@ -414,6 +438,50 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     await recorder.toolFailed(attempt, error, {
       metadata: langchainMetadata({ runId, parentRunId }),
     });
+  }
+
+  /**
+   * A retriever's query goes out like a tool call (a vector store, a search service), so it is
+   * recorded as one: named after the retriever, `{ query }` as its arguments, its documents as
+   * the result. A retriever reads: unless its metadata says otherwise (`effect`, `idempotent:
+   * false`), a query in flight at a crash runs again on resume. A model or tool a retriever
+   * calls inside a tool call belongs to that call, as for any run inside a tool.
+   */
+  override async handleRetrieverStart(
+    retriever: Serialized,
+    query: string,
+    runId: string,
+    parentRunId?: string,
+    tags?: string[],
+    metadata?: Record<string, unknown>,
+    name?: string,
+  ): Promise<void> {
+    await this.#startTool(
+      {
+        name: name ?? String(retriever?.id?.at(-1) ?? "retriever"),
+        args: { query: toJsonValue(query) },
+        effect: retrieverEffect(metadata),
+        toolCallId: undefined,
+        nested: this.#state.runs.enclosingTool(parentRunId) !== undefined,
+      },
+      { runId, parentRunId, tags },
+    );
+  }
+
+  override async handleRetrieverEnd(
+    documents: DocumentInterface[],
+    runId: string,
+    parentRunId?: string,
+  ): Promise<void> {
+    await this.handleToolEnd(documents, runId, parentRunId);
+  }
+
+  override async handleRetrieverError(
+    error: unknown,
+    runId: string,
+    parentRunId?: string,
+  ): Promise<void> {
+    await this.handleToolError(error, runId, parentRunId);
   }
 
   // Real argument order (PITFALLS): chain, inputs, runId, parentRunId, tags, metadata, runType, runName.

@@ -16,3 +16,15 @@ export function toolEffect(metadata: Record<string, unknown> | undefined): ToolE
     idempotent: metadata?.idempotent === true,
   };
 }
+
+/**
+ * A retriever's effect: a read that may run again, unless its metadata declares otherwise
+ * (`effect: "write"`, `idempotent: false`).
+ */
+export function retrieverEffect(metadata: Record<string, unknown> | undefined): ToolEffect {
+  const declared = toolEffect(metadata);
+  return {
+    kind: metadata?.effect === undefined ? "read" : declared.kind,
+    idempotent: metadata?.idempotent !== false,
+  };
+}

@@ -7,6 +7,7 @@ import { modelRetryCrashes } from "./model-retry.test.data.js";
 import { modelWindowCrashes } from "./model-window.test.data.js";
 import { nestedToolCallCrashes } from "./nested-tool-call.test.data.js";
 import { restoreMessagesCrashes } from "./restore-messages.test.data.js";
+import { retrieverCrashes } from "./retriever.test.data.js";
 import { toolEffectCrashes } from "./tool-effect.test.data.js";
 import { toolNodeCrashes } from "./tool-node.test.data.js";
 
@@ -20,6 +21,7 @@ export const crashScenarios = {
   ...modelWindowCrashes,
   ...nestedToolCallCrashes,
   ...restoreMessagesCrashes,
+  ...retrieverCrashes,
   ...toolEffectCrashes,
   ...toolNodeCrashes,
 } satisfies Record<string, CrashScenario>;
