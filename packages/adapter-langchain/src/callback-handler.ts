@@ -208,9 +208,8 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     const recorder = await this.getRecorder();
     const retried = this.#state.retries.retried(recorder, ids.parentRunId, request);
     // A model that a running tool calls (an LLM inside a tool) is part of that tool call, not
-    // a turn of the agent: its metadata names the tool.requested it belongs to, and
-    // restoreMessages skips it. (That is a cause, but core's beforeModelCall takes no
-    // causedByEventId: the adapter's metadata holds it.)
+    // a turn of the agent: it is caused by the tool.requested it belongs to, which its metadata
+    // names too (`insideTool`, what restoreMessages skips it by, in ledgers of any version).
     const insideTool = this.#state.runs.enclosingTool(ids.parentRunId)?.requestedEventId;
     const metadata = langchainMetadata({ ...ids, insideTool });
     // The provider LangChain names the model's (`ls_provider`: openai, anthropic, google_genai)
@@ -220,7 +219,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     if (typeof provider === "string" && provider.length > 0) metadata.provider = provider;
     const attempt = retried
       ? await retryLive(recorder, retried, metadata)
-      : await this.#beforeModelCall(recorder, request, metadata);
+      : await this.#beforeModelCall(recorder, request, metadata, insideTool);
     this.#state.models.set(ids.runId, attempt);
     this.#state.retries.started(ids.runId, ids.parentRunId);
   }
@@ -241,6 +240,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     recorder: SessionRecorder,
     request: JsonObject,
     metadata: JsonObject,
+    causedByEventId: string | undefined,
   ): Promise<Attempt> {
     let stepId: string | undefined;
     for (;;) {
@@ -249,6 +249,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
           request,
           metadata,
           ...(stepId !== undefined ? { stepId } : {}),
+          ...(causedByEventId !== undefined ? { causedByEventId } : {}),
         });
         // Recorded before the crash but not in the checkpoint: LangChain calls the model anyway,
         // so record that as a new attempt rather than pretending it was answered (past the

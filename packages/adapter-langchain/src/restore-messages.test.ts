@@ -27,6 +27,8 @@ async function modelRequests(store: EventStore) {
     .map((event) => {
       const langchain = event.metadata?.langchain as { insideTool?: string } | undefined;
       const insideTool = langchain?.insideTool;
+      // The same link as a cause, which the projections read.
+      expect(event.causedByEventId).toBe(insideTool);
       return insideTool === undefined ? "agent" : `inside ${toolRequests.get(insideTool)}`;
     });
 }

@@ -112,6 +112,7 @@ describe("LedgerCallbackHandler: retrievers", () => {
       (event?.metadata as { langchain: Record<string, unknown> } | undefined)?.langchain;
     // The nearest call that encloses the model is the retriever's, itself inside the tool's.
     expect(langchain(modelCall)?.insideTool).toBe(retrieval?.eventId);
+    expect(modelCall?.causedByEventId).toBe(retrieval?.eventId);
     expect(langchain(retrieval)?.parentRunId).toBe(langchain(toolCall)?.runId);
     expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
   });

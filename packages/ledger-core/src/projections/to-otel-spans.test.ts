@@ -302,6 +302,55 @@ describe("toOtelSpans text completions", () => {
   });
 });
 
+describe("toOtelSpans causes of model calls", () => {
+  it("hangs a model call a tool makes under the tool's span, and links any other cause", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "inner",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const turn = await recorder.beforeModelCall({ request: { model: "outer", messages: [] } });
+    const asked = await recorder.modelCompleted(turn, { toolCalls: [{ id: "c1" }] });
+    const summarize = await recorder.beforeToolCall({
+      toolCallId: "c1",
+      name: "summarize",
+      args: {},
+    });
+    const inner = await recorder.beforeModelCall({
+      request: { model: "inner", messages: [] },
+      causedByEventId: summarize.requestedEventId,
+    });
+    await recorder.modelCompleted(inner, { text: "short" });
+    await recorder.toolCompleted(summarize, "short");
+    const followUp = await recorder.beforeModelCall({
+      request: { model: "followup", messages: [] },
+      causedByEventId: asked.eventId,
+    });
+    await recorder.modelCompleted(followUp, { text: "done" });
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "inner", provider);
+    await provider.forceFlush();
+    const spans = exporter.getFinishedSpans();
+    const named = (name: string) => spans.find((span) => span.name === name) as ReadableSpan;
+    const run = named("invoke_agent a");
+    const tool = named("execute_tool summarize");
+    expect(named("chat inner").parentSpanContext?.spanId).toBe(tool.spanContext().spanId);
+    expect(named("chat inner").links).toEqual([]);
+    expect(named("chat outer").parentSpanContext?.spanId).toBe(run.spanContext().spanId);
+    const linked = named("chat followup");
+    expect(linked.parentSpanContext?.spanId).toBe(run.spanContext().spanId);
+    expect(linked.links.map((link) => link.context.spanId)).toEqual([
+      named("chat outer").spanContext().spanId,
+    ]);
+  });
+});
+
 describe("toOtelSpans retried attempts", () => {
   it("ends an attempt without outcome when its retry was requested, not at the session's end", async () => {
     const { SessionRecorder } = await import("../recorder/session-recorder.js");

@@ -263,7 +263,20 @@ function emitSpans(
     const links: Link[] = [];
     let name: string;
     let kind: number;
+    let parent = runSpan(run);
     if (attempt.kind === "model") {
+      // A model that a tool call makes (an LLM inside a tool) runs inside that call: its span
+      // hangs under the tool's. Any other cause is a link, as for tools.
+      const cause = requested.causedByEventId;
+      const causeSpan = spanOfEvent(cause);
+      const causeEvent = cause === undefined ? undefined : model.byEventId.get(cause);
+      if (causeSpan && causeEvent?.type === "tool.requested" && causeEvent.runId === run.runId)
+        parent = causeSpan;
+      else if (causeSpan)
+        links.push({
+          context: causeSpan.spanContext(),
+          attributes: { "agent_ledger.link.type": "caused_by" },
+        });
       const request = payload.request ?? null;
       const response = attempt.status === "completed" ? outcome.response : outcome.partial;
       const requestModel = modelNameOf(request);
@@ -330,7 +343,7 @@ function emitSpans(
     const span = tracer.startSpan(
       name,
       { kind, startTime: new Date(requested.recordedAt), attributes, links },
-      under(runSpan(run)),
+      under(parent),
     );
     attemptSpans.set(attemptKey(attempt.runId, attempt.attemptId), span);
     if (attempt.status === "failed") {

@@ -209,6 +209,7 @@ describe("SessionRecorder", () => {
         "invalid-event",
         "$.causedByEventId",
       ],
+      [rec.beforeModelCall({ request, causedByEventId: "" }), "invalid-event", "$.causedByEventId"],
     ];
     for (const [call, code, path] of cases)
       await expect(call).rejects.toMatchObject({ code, path });
@@ -267,6 +268,31 @@ describe("SessionRecorder", () => {
     expect(steps[0]?.attempts.map((attempt) => attempt.status)).toEqual(["failed", "completed"]);
     expect(steps[1]?.attempts[0]?.status).toBe("abandoned");
     expect(inspection.unresolved).toEqual([]);
+  });
+
+  it("a model call a tool makes is caused by the tool's request; its retry keeps the cause", async () => {
+    const store = new MemoryEventStore();
+    const rec = recorder(store);
+    await rec.startRun();
+    const turn = await rec.beforeModelCall({ request });
+    expect(turn.causedByEventId).toBeUndefined();
+    await rec.modelCompleted(turn, { toolCalls: [{ id: "c1" }] });
+    const summarize = await rec.beforeToolCall({ toolCallId: "c1", name: "summarize", args: {} });
+    const inner = await rec.beforeModelCall({
+      request: { ...request, messages: [{ role: "user", content: "summarize this" }] },
+      causedByEventId: summarize.requestedEventId,
+    });
+    expect(inner.causedByEventId).toBe(summarize.requestedEventId);
+    await rec.modelFailed(inner, new Error("overloaded"));
+    const again = await rec.retry(inner);
+    const events = await readWholeRun(store, { sessionId: "session-1", runId: "run-1" });
+    const requested = events.filter((event) => event.type === "model.requested");
+    expect(requested.map((event) => event.causedByEventId)).toEqual([
+      undefined,
+      summarize.requestedEventId,
+      summarize.requestedEventId,
+    ]);
+    expect(again.causedByEventId).toBe(summarize.requestedEventId);
   });
 
   it("a retried tool call keeps its cause; a tampered attempt is refused, nothing written", async () => {

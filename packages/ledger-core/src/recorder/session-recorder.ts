@@ -73,6 +73,11 @@ export interface BeforeModelCallOptions {
   stepId?: string;
   /** The request as plain JSON (messages, tools, settings; never credentials). */
   request: unknown;
+  /**
+   * The event that caused this call, when it is not a turn of the run's own loop: a tool that
+   * calls a model itself names its `tool.requested` here. None by default.
+   */
+  causedByEventId?: string;
   metadata?: JsonObject;
 }
 
@@ -496,6 +501,7 @@ export class SessionRecorder {
           retryOf: match.attempt.attemptId,
           request,
           requestHash,
+          causedByEventId: options.causedByEventId ?? match.attempt.requested.causedByEventId,
           metadata: options.metadata,
         });
       }
@@ -504,6 +510,7 @@ export class SessionRecorder {
         stepId: options.stepId ?? uuidv7(),
         request,
         requestHash,
+        causedByEventId: options.causedByEventId,
         metadata: options.metadata,
       });
     });
