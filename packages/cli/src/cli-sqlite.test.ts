@@ -134,4 +134,74 @@ describe("agent-ledger on a SQLite row that is no longer an event", () => {
     expect(inspect.code).toBe(1);
     expect(inspect.stderr).toContain("session broken, commit cursor 2 cannot be read");
   });
+
+  // On SQLite an open run's head is its last event: one that no longer decodes failed
+  // listRuns for the whole session, and verify reported that run alone.
+  it("verify still reports every run of the session when one run's last event is unreadable", async () => {
+    const store = await openStore(storeUrl);
+    const recorder = (runId: string) =>
+      new SessionRecorder({
+        store,
+        sessionId: "three",
+        runId,
+        actor: { type: "agent", id: runId },
+      });
+    const [ok, unreadable, edited] = [recorder("ok"), recorder("unreadable"), recorder("edited")];
+    // Interleaved, so the unreadable event sits between the other runs' events.
+    await ok.startRun();
+    await unreadable.startRun();
+    await edited.startRun();
+    await ok.beforeToolCall({ toolCallId: "c1", name: "pay", args: { amount: 5 } });
+    await unreadable.beforeToolCall({ toolCallId: "c2", name: "pay", args: { amount: 6 } });
+    await edited.beforeToolCall({ toolCallId: "c3", name: "pay", args: { amount: 7 } });
+    await ok.completeRun("paid");
+    await store.close();
+    const database = new Database(path);
+    const where = "WHERE session_id = 'three' AND run_id = ? AND seq = 1";
+    const edit = database.prepare(`UPDATE events SET body = ? ${where}`);
+    // The open run's last event: bytes that no longer decode.
+    expect(edit.run(Buffer.from([0x07, 0x00]), "unreadable").changes).toBe(1);
+    // Another run's event still reads, but its content no longer matches its hash.
+    const row = database.prepare(`SELECT body FROM events ${where}`).get("edited") as {
+      body: unknown;
+    };
+    const json = decodeBody(row.body);
+    expect(json).toContain('"amount":7');
+    expect(edit.run(encodeBody(json.replace('"amount":7', '"amount":70')), "edited").changes).toBe(
+      1,
+    );
+    database.close();
+
+    const verifyJson = await runBin(["--store", storeUrl, "verify", "three", "--json"]);
+    expect(verifyJson.code).toBe(1);
+    expect(JSON.parse(verifyJson.stdout)).toEqual({
+      sessionId: "three",
+      ok: false,
+      runs: [
+        { runId: "ok", ok: true, length: 3 },
+        {
+          runId: "unreadable",
+          ok: false,
+          length: 1,
+          badSeq: 1,
+          reason: expect.stringMatching(/\S/),
+        },
+        {
+          runId: "edited",
+          ok: false,
+          length: 1,
+          badSeq: 1,
+          reason: "content does not match its hash",
+        },
+      ],
+    });
+    const text = await runBin(["--store", storeUrl, "verify", "three"]);
+    expect(text.code).toBe(1);
+    const lines = text.stdout.trimEnd().split("\n");
+    expect(lines).toHaveLength(4);
+    expect(lines[0]).toBe("ok        run ok  3 events");
+    expect(lines[1]).toMatch(/^TAMPERED {2}run unreadable {2}bad seq 1: \S/);
+    expect(lines[2]).toBe("TAMPERED  run edited  bad seq 1: content does not match its hash");
+    expect(lines[3]).toBe("session three: 2 of 3 run(s) fail verification");
+  });
 });

@@ -1,7 +1,13 @@
-import { unreadableRunResult, type VerifyResult, verifyRun } from "@agent-ledger/core";
+import {
+  type EventStore,
+  unreadableRunResult,
+  type VerifyResult,
+  verifyRun,
+} from "@agent-ledger/core";
 import { EXIT_CODES, notFoundError } from "../errors.js";
 import { terminalJson, terminalLine } from "../format.js";
 import { writeOut } from "../io.js";
+import { sessionRunIds } from "../session-run-ids.js";
 import type { CommandContext } from "./context.js";
 import { sessionArgs } from "./session-args.js";
 
@@ -14,22 +20,12 @@ export const verifyHelp = `agent-ledger verify <session> [--json]
 export async function verifyCommand(context: CommandContext): Promise<number> {
   const { sessionId, json } = sessionArgs(context, "verify");
   const store = await context.openStore();
+  const runIds = await runIdsToVerify(store, sessionId);
+  if (runIds.length === 0) throw notFoundError(`unknown session ${JSON.stringify(sessionId)}`);
   const results: (VerifyResult & { runId: string })[] = [];
-  try {
-    const runs = await store.listRuns(sessionId);
-    if (runs.length === 0) throw notFoundError(`unknown session ${JSON.stringify(sessionId)}`);
-    for (const run of runs)
-      results.push({
-        runId: run.runId,
-        ...(await verifyRun(store, { sessionId, runId: run.runId })),
-      });
-  } catch (error) {
-    // A run whose last stored event is no longer an event has no head to list (an open run's
-    // head is its last event): that run fails verification there, which is the answer.
-    const unreadable = unreadableRunResult(error);
-    if (unreadable === undefined) throw error;
-    results.push(unreadable);
-  }
+  // A run with an event that cannot be read fails at its seq (verifyRun reads it with readRun).
+  for (const runId of runIds)
+    results.push({ runId, ...(await verifyRun(store, { sessionId, runId })) });
   const bad = results.filter((result) => !result.ok);
   if (json) {
     await writeOut(
@@ -51,4 +47,22 @@ export async function verifyCommand(context: CommandContext): Promise<number> {
     await writeOut(context.io.stdout, `${lines.map(terminalLine).join("\n")}\n`);
   }
   return bad.length === 0 ? EXIT_CODES.ok : EXIT_CODES.failure;
+}
+
+/**
+ * The session's runs, in listRuns' order. A run whose last stored event is no longer an event
+ * has no head to list (on SQLite an open run's head is its last event), and listRuns fails for
+ * the whole session: then the runs are the ones the session's readable events name, plus the
+ * run that error names (in case none of its events can be read), so every run is still
+ * verified and reported, that one failing at its seq.
+ */
+async function runIdsToVerify(store: EventStore, sessionId: string): Promise<string[]> {
+  try {
+    return (await store.listRuns(sessionId)).map((run) => run.runId);
+  } catch (error) {
+    const unreadable = unreadableRunResult(error);
+    if (unreadable === undefined) throw error;
+    const runIds = await sessionRunIds(store, sessionId);
+    return runIds.includes(unreadable.runId) ? runIds : [...runIds, unreadable.runId];
+  }
 }
