@@ -48,17 +48,24 @@ export function runPasted(command: string, env: Record<string, string> = {}): Pr
   });
 }
 
-/** Starts `node dist/bin.js ...args` and resolves once stdout matches `ready`. */
+/**
+ * Starts `node dist/bin.js ...args` and resolves once stdout matches `ready`. `env` as for
+ * runBin: on top of this process's, without its AGENT_LEDGER_STORE.
+ */
 export function startBin(
   args: string[],
   ready: RegExp,
+  env: Record<string, string> = {},
 ): Promise<{
   child: ReturnType<typeof spawn>;
   match: RegExpMatchArray;
   output: () => string;
   errors: () => string;
 }> {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, AGENT_LEDGER_STORE: "", ...env },
+  });
   let stdout = "";
   let stderr = "";
   return new Promise((resolve, reject) => {

@@ -10,7 +10,7 @@ import {
 } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { type Browser, chromium } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import {
   type DemoSession,
   INJECTION,
@@ -31,6 +31,22 @@ if (!haveChromium) {
   console.warn(
     `[agent-ledger] skipping the viewer browser tests: ${CHROMIUM} is missing (run scripts/install-chromium.sh)`,
   );
+}
+
+function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
 }
 
 const directory = scratchDirectory("agent-ledger-viewer-", afterAll);
@@ -84,31 +100,141 @@ describe("agent-ledger serve: access rules", () => {
   });
 });
 
-describe("agent-ledger serve: resolve commands", () => {
-  it("name the store as it was given, unless its URL holds a credential", async () => {
+describe("agent-ledger serve: the store URL in the page", () => {
+  it("names the store in resolve commands as inspect does: a credential as ***", async () => {
     const store = await openStore("memory:");
     const { inner } = await recordNestedInFlight(store, "in-flight");
-    const commandsFor = async (storeUrl: string) => {
+    const stepsFor = async (storeUrl: string) => {
       const viewer = await startViewer({ store, storeUrl });
       try {
         const response = await fetch(new URL("/api/sessions/in-flight", viewer.url));
-        const { nextSteps } = (await response.json()) as { nextSteps: { command?: string }[] };
-        return nextSteps.flatMap((step) => step.command ?? []);
+        const text = await response.text();
+        expect(text).not.toContain("s3cret");
+        return (JSON.parse(text) as { nextSteps: unknown[] }).nextSteps;
       } finally {
         await viewer.close();
       }
     };
-    const resolve = (store = "") =>
-      `agent-ledger resolve --abandon "reason"${store} -- in-flight ${inner.attemptId}`;
+    const resolve = (store: string, passwordLeftOut = false) => [
+      { action: "decide-inner-first" },
+      {
+        action: "resolve",
+        command: `agent-ledger resolve --abandon "reason" --store ${store} -- in-flight ${inner.attemptId}`,
+        ...(passwordLeftOut ? { passwordLeftOut: true } : {}),
+      },
+    ];
     // The parser spells this path my%20ledger.db: the command must name the file given.
-    expect(await commandsFor("sqlite:/tmp/my ledger.db")).toEqual([
-      resolve(" --store 'sqlite:/tmp/my ledger.db'"),
-    ]);
-    for (const secret of ["postgres://app:s3cret@db/ledger", "redis://db:6379?password=s3cret"])
-      expect(await commandsFor(secret)).toEqual([resolve()]);
+    expect(await stepsFor("sqlite:/tmp/my ledger.db")).toEqual(
+      resolve("'sqlite:/tmp/my ledger.db'"),
+    );
+    // The page left such a URL out, while inspect showed it with its password as ***.
+    expect(await stepsFor("postgres://app:s3cret@db/ledger")).toEqual(
+      resolve("'postgres://app:***@db/ledger'", true),
+    );
+    expect(await stepsFor("redis://db:6379?password=s3cret&keyPrefix=al:")).toEqual(
+      resolve("'redis://db:6379?password=***&keyPrefix=al:'", true),
+    );
     await store.close();
   });
+
+  it("shows the store's location in /api/config as the commands show a store URL", async () => {
+    const memory = await openStore("memory:");
+    const location = "postgres://app:s3cret@db/ledger?sslkey=/etc/s3cret.key&schema=agent";
+    // A store whose description carries a credential (the stores' own leave it out).
+    const store = new Proxy(memory, {
+      get: (target, property) =>
+        property === "describe"
+          ? () => ({ kind: "postgres", location })
+          : Reflect.get(target, property, target),
+    });
+    const viewer = await startViewer({ store });
+    try {
+      const response = await fetch(new URL("/api/config", viewer.url));
+      expect(await response.json()).toEqual({
+        store: {
+          kind: "postgres",
+          location: "postgres://app:***@db/ledger?sslkey=***&schema=agent",
+        },
+        pollMs: 1000,
+      });
+    } finally {
+      await viewer.close();
+      await memory.close();
+    }
+  });
+
+  // The same URL, given the same way, reads the same from `inspect` and from `serve`'s page:
+  // with --store its password as ***, from $AGENT_LEDGER_STORE not at all (serve passed that
+  // one to the page, which inspect leaves to the environment). Never the password itself.
+  it("serve's page and inspect print the same resolve command for the same store URL", async () => {
+    // A SQLite file whose name reads as a password parameter: the real path, no server.
+    const secretDirectory = scratchDirectory("agent-ledger-viewer-secret-", onTestFinished);
+    const url = `sqlite:${join(secretDirectory, "ledger.db?password=s3cret-pw")}`;
+    const store = await openStore(url);
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "pay",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const call = await recorder.beforeToolCall({ toolCallId: "c1", name: "pay", args: {} });
+    await store.close();
+    const resolve = (storeOption: string) =>
+      `agent-ledger resolve --abandon "reason"${storeOption} -- pay ${call.attemptId}`;
+    const shown = ` --store '${url.replace("s3cret-pw", "***")}'`;
+    for (const { given, env, steps } of [
+      {
+        given: ["--store", url],
+        env: {},
+        steps: [{ action: "resolve", command: resolve(shown), passwordLeftOut: true }],
+      },
+      {
+        given: [],
+        env: { AGENT_LEDGER_STORE: url },
+        steps: [{ action: "resolve", command: resolve("") }],
+      },
+    ]) {
+      const inspect = await runBin([...given, "inspect", "pay", "--json"], env);
+      expect(inspect.code).toBe(0);
+      expect(JSON.parse(inspect.stdout).nextSteps).toEqual(steps);
+      const server = await startBin([...given, "serve"], /viewer on (http:\/\/\S+)\n/, env);
+      try {
+        const base = server.match[1] as string;
+        const session = await fetch(new URL("/api/session?id=pay", base));
+        const text = await session.text();
+        expect(JSON.parse(text).nextSteps).toEqual(steps);
+        const config = await (await fetch(new URL("/api/config", base))).text();
+        for (const served of [text, config, server.output(), server.errors()])
+          expect(served).not.toContain("s3cret");
+        expect(inspect.stdout + inspect.stderr).not.toContain("s3cret");
+        if (haveChromium) await expectPageSays(base, steps[0]?.command as string, given.length > 0);
+      } finally {
+        server.child.kill("SIGTERM");
+      }
+    }
+  });
 });
+
+/** The session page shows `command`, and says the password was left out where it was. */
+async function expectPageSays(base: string, command: string, passwordLeftOut: boolean) {
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage();
+    await page.goto(new URL("#/session/pay", base).toString());
+    const unresolved = page.locator('[data-testid="unresolved"]');
+    await page.locator('[data-testid="attempt-row"].unresolved').waitFor();
+    expect(await unresolved.textContent()).toContain(command);
+    const note = page.locator('[data-testid="password-left-out"]');
+    expect(await note.count()).toBe(passwordLeftOut ? 1 : 0);
+    if (passwordLeftOut)
+      expect(await note.textContent()).toContain(
+        "The store URL's password is left out, shown as ***",
+      );
+    expect(await page.content()).not.toContain("s3cret");
+  } finally {
+    await browser.close();
+  }
+}
 
 describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
   let store: EventStore;
@@ -137,19 +263,7 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
       /session: (http:\/\/\S+)\n/,
     );
     sessionUrl = server.match[1] as string;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

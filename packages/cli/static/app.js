@@ -395,6 +395,14 @@ class SessionView {
             ` requested ${attempt.requestedAt} on run ${attempt.runId} (seq ${attempt.requestSeq}), no outcome recorded. `,
           ),
           next,
+          // As inspect says it: the command shows the store URL's password as ***.
+          step.passwordLeftOut
+            ? el("div", {
+                className: "muted",
+                testId: "password-left-out",
+                text: "The store URL's password is left out, shown as ***: put it back, or set AGENT_LEDGER_STORE to the URL and drop --store.",
+              })
+            : null,
           el("div", { className: "muted", text: attemptFacts(attempt) }),
         );
         item.addEventListener("click", () => this.select(attempt.requestEventId));

@@ -3,6 +3,7 @@ import { warnMissingBlob, writeOut } from "../io.js";
 import { inspectForDecision, withNextSteps } from "../next-steps.js";
 import { renderInspection } from "../render-inspection.js";
 import { assertSessionExists } from "../store.js";
+import { commandStoreUrl } from "../store-url.js";
 import type { CommandContext } from "./context.js";
 import { sessionArgs } from "./session-args.js";
 
@@ -20,9 +21,9 @@ export async function inspectCommand(context: CommandContext): Promise<number> {
   await assertSessionExists(store, sessionId);
   const inspection = await inspectForDecision(store, sessionId);
   for (const ref of inspection.missingBlobs ?? []) warnMissingBlob(context.io.stderr, ref);
-  // A store from $AGENT_LEDGER_STORE is left out of the printed command: the environment
-  // supplies it, and it may hold a password that has no place on a screen or in a ticket.
-  const options = context.storeSource === "env" ? {} : { storeUrl: context.storeUrl };
+  // The store the printed command names, as the viewer's page names it (store-url.ts).
+  const storeUrl = commandStoreUrl(context);
+  const options = storeUrl === undefined ? {} : { storeUrl };
   // --json: the same decisions the text prints, for a script that acts on them.
   if (json) {
     const answer = JSON.stringify(withNextSteps(inspection, options), null, 2);

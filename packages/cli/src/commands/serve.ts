@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { usageError } from "../errors.js";
 import { writeOut } from "../io.js";
+import { commandStoreUrl } from "../store-url.js";
 import { isLoopbackHost } from "../viewer/security.js";
 import { startViewer } from "../viewer/viewer-server.js";
 import type { CommandContext } from "./context.js";
@@ -9,7 +10,9 @@ import { idArgument } from "./session-args.js";
 export const serveHelp = `agent-ledger serve [--port <n>] [--host <address>] [--token <secret>] [--session <id>]
   Read-only web viewer. Binds 127.0.0.1 on a free port unless told otherwise and prints the
   URL. Binding any other address is refused without --token (or AGENT_LEDGER_VIEWER_TOKEN);
-  with a token every request must carry it (the printed URL does).`;
+  with a token every request must carry it (the printed URL does). The page's resolve commands
+  name the store as inspect's do (a password in it shown as ***; one from $AGENT_LEDGER_STORE
+  left to the environment).`;
 
 export async function serveCommand(context: CommandContext): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -50,12 +53,15 @@ export async function serveCommand(context: CommandContext): Promise<number> {
       `agent-ledger: warning: serving on ${host} over plain HTTP: the token and what the ledger holds cross the network unencrypted\n  put it behind a TLS proxy, or keep the default 127.0.0.1 and reach it through an SSH tunnel (ssh -L)\n`,
     );
   const store = await context.openStore();
+  // The page names the store in its commands as inspect does: one from the environment not at
+  // all (the command run there finds it), any other with its password as ***.
+  const storeUrl = commandStoreUrl(context);
   const viewer = await startViewer({
     store,
     host,
     port,
     pollMs,
-    storeUrl: context.storeUrl,
+    ...(storeUrl === undefined ? {} : { storeUrl }),
     ...(token ? { token } : {}),
   });
   await writeOut(

@@ -6,11 +6,11 @@ import {
   isBlobRef,
   isValidId,
   LedgerError,
-  redactUrl,
   resolveEvents,
 } from "@agent-ledger/core";
 import { usageError } from "../errors.js";
 import { inspectForDecision, withNextSteps } from "../next-steps.js";
+import { shownStoreUrl } from "../store-url.js";
 import { isLoopbackHost, SECURITY_HEADERS, tokenMatches } from "./security.js";
 import { loadStaticFiles } from "./static-files.js";
 
@@ -24,7 +24,10 @@ export interface ViewerOptions {
   token?: string;
   /** Poll interval the page uses for live updates (ms, default 1000). */
   pollMs?: number;
-  /** Put into the `resolve` commands the page shows, unless it holds a secret. */
+  /**
+   * Named in the `resolve` commands the page shows, as `inspect` names it (`shownStoreUrl`: a
+   * password as `***`, with `passwordLeftOut`). `serve` passes `commandStoreUrl`'s answer.
+   */
   storeUrl?: string;
 }
 
@@ -114,11 +117,7 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
   const { store, token } = options;
   const files = loadStaticFiles();
   const pollMs = options.pollMs ?? 1000;
-  // A password in the URL is not put into a web page.
-  const storeUrl =
-    options.storeUrl !== undefined && redactUrl(options.storeUrl) === options.storeUrl
-      ? options.storeUrl
-      : undefined;
+  const { storeUrl } = options;
 
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const url = new URL(request.url ?? "/", "http://viewer.invalid");
@@ -158,7 +157,7 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
       return sendJson(response, 200, {
         store: {
           kind: description.kind,
-          location: description.location ? redactUrl(description.location) : null,
+          location: description.location ? shownStoreUrl(description.location) : null,
         },
         pollMs,
       });
