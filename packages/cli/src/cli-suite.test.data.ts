@@ -1,4 +1,4 @@
-import { type EventStore, openStore, SessionRecorder } from "@agent-ledger/core";
+import { type EventStore, openStore, redactUrl, SessionRecorder } from "@agent-ledger/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { shellQuote } from "./format.js";
 import {
@@ -8,7 +8,6 @@ import {
   runBin,
   startBin,
 } from "./session-fixture.test.data.js";
-import { shownStoreUrl } from "./store-url.js";
 
 export interface CliSuiteOptions {
   name: string;
@@ -101,7 +100,7 @@ export function describeCliCommands(options: CliSuiteOptions): void {
       expect(out).toContain(`tool book_table [call-2]  !! UNRESOLVED`);
       // The store as given (a password in it shown as ***), then the ids after "--".
       expect(out).toContain(
-        `agent-ledger resolve --abandon "reason" --store ${shellQuote(shownStoreUrl(options.storeUrl))} -- ${demo.sessionId} ${demo.unresolvedAttemptId}\n`,
+        `agent-ledger resolve --abandon "reason" --store ${shellQuote(redactUrl(options.storeUrl))} -- ${demo.sessionId} ${demo.unresolvedAttemptId}\n`,
       );
       const json = await cli("inspect", demo.sessionId, "--json");
       const inspection = JSON.parse(json.stdout);

@@ -3,10 +3,10 @@ import {
   type EventStore,
   inspectSession,
   type RunView,
+  redactUrl,
   type SessionInspection,
 } from "@agent-ledger/core";
 import { shellQuote } from "./format.js";
-import { shownStoreUrl } from "./store-url.js";
 
 /** What the on-call person does about one unresolved attempt. */
 export type NextStep =
@@ -18,7 +18,7 @@ export type NextStep =
   | { action: "decide-inner-first" }
   /**
    * Check the effect, then run `command`. `passwordLeftOut`: the store URL had a password (or a
-   * credential parameter); the command shows it as `***` (shownStoreUrl), to be put back before
+   * credential parameter); the command shows it as `***` (redactUrl), to be put back before
    * it runs.
    */
   | { action: "resolve"; command: string; passwordLeftOut?: true };
@@ -31,7 +31,7 @@ export function attemptKey(attempt: AttemptView): string {
 /**
  * The next step for each of `inspection.unresolved` (same order), as `agent-ledger inspect`
  * and the viewer show it. `storeUrl` goes into the printed commands when given, shown as
- * `shownStoreUrl` shows it (a password as `***`): a command on a screen, in a web page or in a
+ * `redactUrl` shows it (a password as `***`): a command on a screen, in a web page or in a
  * ticket must not carry one.
  */
 export function nextSteps(
@@ -48,7 +48,7 @@ export function nextSteps(
   // The innermost call first; when every call to decide waits on another, any of them.
   const innermost = toDecide.filter((attempt) => !waitsOnInner.has(attempt.requestEventId));
   const decideNow = new Set(innermost.length > 0 ? innermost : toDecide);
-  const shownUrl = options.storeUrl ? shownStoreUrl(options.storeUrl) : undefined;
+  const shownUrl = options.storeUrl ? redactUrl(options.storeUrl) : undefined;
   const passwordLeftOut = shownUrl !== undefined && shownUrl !== options.storeUrl;
   const store = shownUrl ? ` --store ${shellQuote(shownUrl)}` : "";
   return inspection.unresolved.map((attempt): NextStep => {

@@ -1,37 +1,8 @@
 import type { CommandContext } from "./commands/context.js";
 
 /**
- * Query parameters whose value is a credential: the password parameters the drivers read
- * (mysql2's `password1`..`password3` are its multi-factor ones, `passphrase` a key's), pg's
- * `sslkey` (the client's private key file), and any name with `secret` or `token` in it.
- */
-const secretParam = /^(password\d*|passwd|pwd|pass|passphrase|sslpassword|sslkey)$|secret|token/i;
-const queryParam = /([?&]([^=&#]*)=)([^&#]*)/g;
-
-/**
- * A store URL as agent-ledger shows it, anywhere: the `resolve` commands `inspect` prints and
- * the viewer serves (`serve`), error messages, the viewer's page. The password is `***` (the
- * user name kept: it says which account), and so is the value of every query parameter that
- * carries a credential, and mysql2's `ssl` when it is a JSON object (it can hold key material).
- * Nothing else changes: the URL is not re-encoded, so a command names the file or server as
- * the user typed it (a SQLite path is taken as is, `my%20ledger.db` would be another file) and
- * runs once the password is put back. One policy, so the terminal and the web page show the
- * same URL the same way, and never a password.
- */
-export function shownStoreUrl(url: string): string {
-  return withoutPassword(url).replace(
-    queryParam,
-    (all, key: string, name: string, value: string) =>
-      secretParam.test(decoded(name)) ||
-      (decoded(name).toLowerCase() === "ssl" && decoded(value).trimStart().startsWith("{"))
-        ? `${key}***`
-        : all,
-  );
-}
-
-/**
  * The store URL the commands agent-ledger prints (`resolve ... --store <url>`) name, as given
- * (`shownStoreUrl` masks it where it is shown), or undefined when `$AGENT_LEDGER_STORE`
+ * (core's `redactUrl` masks it where it is shown), or undefined when `$AGENT_LEDGER_STORE`
  * supplied it: the environment the command is run in supplies it again, and a masked copy in
  * the command would override a working one. `inspect` and `serve` (for the viewer's page) both
  * ask here, so the page and the terminal print the same command.
@@ -40,42 +11,4 @@ export function commandStoreUrl(
   context: Pick<CommandContext, "storeUrl" | "storeSource">,
 ): string | undefined {
   return context.storeSource === "env" ? undefined : context.storeUrl;
-}
-
-/** `scheme://user:password@host...` with the password as `***`; any other URL as is. */
-function withoutPassword(url: string): string {
-  const authority = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0].length;
-  if (authority === undefined) return url;
-  let parsed: URL | undefined;
-  try {
-    parsed = new URL(url);
-  } catch {
-    // A password with an unescaped "/", "?" or "#" breaks the URL.
-    return toLastAt(url);
-  }
-  if (parsed.password === "") return url;
-  // It parsed: the authority ends at the first "/", "?" or "#", its user info at its last "@",
-  // and the user name (which holds no ":") at the first ":".
-  const end = url.slice(authority).search(/[/?#]/);
-  const at = url.lastIndexOf("@", end < 0 ? url.length : authority + end);
-  const colon = url.indexOf(":", authority);
-  if (colon < 0 || colon > at) return toLastAt(url);
-  return `${url.slice(0, colon)}:***${url.slice(at)}`;
-}
-
-/**
- * The password masked where the authority's end is unknown: everything from the user name's
- * ":" to the URL's last "@" (more than the password when a later part holds an "@", never less).
- */
-function toLastAt(url: string): string {
-  return url.replace(/^([^/]*\/\/[^:/?#@]*):.*@/s, "$1:***@");
-}
-
-/** A URL component with its %-escapes (and `+` for a space) decoded; as is if malformed. */
-function decoded(component: string): string {
-  try {
-    return decodeURIComponent(component.replace(/\+/g, " "));
-  } catch {
-    return component;
-  }
 }

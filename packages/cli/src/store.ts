@@ -1,7 +1,6 @@
-import { type EventStore, LedgerError, openStore } from "@agent-ledger/core";
+import { type EventStore, LedgerError, openStore, redactUrl } from "@agent-ledger/core";
 import { sqlitePath } from "@agent-ledger/core/sqlite";
 import { CliError, EXIT_CODES, exitCodeOf, notFoundError, usageError } from "./errors.js";
-import { shownStoreUrl } from "./store-url.js";
 
 /** The store URL when none is given. */
 export const DEFAULT_STORE_URL = "sqlite:./agent-ledger.db";
@@ -37,7 +36,7 @@ export async function openCliStore(
   url: string,
   options: { timeoutMs?: number } = {},
 ): Promise<EventStore> {
-  const shown = shownStoreUrl(url);
+  const shown = redactUrl(url);
   const scheme = url.slice(0, url.indexOf(":") + 1).toLowerCase();
   if (!schemes.includes(scheme))
     throw usageError(

@@ -159,8 +159,9 @@ export type {
 } from "./store/event-store.js";
 export { MemoryEventStore } from "./store/memory-store.js";
 export type { OpenStoreOptions } from "./store/open-store.js";
-export { openStore, redactUrl } from "./store/open-store.js";
+export { openStore } from "./store/open-store.js";
 export { readWholeRun, readWholeSession } from "./store/read-all.js";
+export { redactUrl } from "./store/redact-url.js";
 export type { ValidAppend, ValidEvent } from "./store/validate.js";
 export {
   isBlobRef,

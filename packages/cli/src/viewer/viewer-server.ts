@@ -6,11 +6,11 @@ import {
   isBlobRef,
   isValidId,
   LedgerError,
+  redactUrl,
   resolveEvents,
 } from "@agent-ledger/core";
 import { usageError } from "../errors.js";
 import { inspectForDecision, withNextSteps } from "../next-steps.js";
-import { shownStoreUrl } from "../store-url.js";
 import { isLoopbackHost, SECURITY_HEADERS, tokenMatches } from "./security.js";
 import { loadStaticFiles } from "./static-files.js";
 
@@ -25,7 +25,7 @@ export interface ViewerOptions {
   /** Poll interval the page uses for live updates (ms, default 1000). */
   pollMs?: number;
   /**
-   * Named in the `resolve` commands the page shows, as `inspect` names it (`shownStoreUrl`: a
+   * Named in the `resolve` commands the page shows, as `inspect` names it (`redactUrl`: a
    * password as `***`, with `passwordLeftOut`). `serve` passes `commandStoreUrl`'s answer.
    */
   storeUrl?: string;
@@ -157,7 +157,7 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
       return sendJson(response, 200, {
         store: {
           kind: description.kind,
-          location: description.location ? shownStoreUrl(description.location) : null,
+          location: description.location ? redactUrl(description.location) : null,
         },
         pollMs,
       });

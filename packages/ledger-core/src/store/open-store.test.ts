@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { MysqlEventStore } from "../stores/mysql/mysql-store.js";
 import { PostgresEventStore } from "../stores/postgres/postgres-store.js";
 import { RedisEventStore } from "../stores/redis/redis-store.js";
-import { openStore, redactUrl } from "./open-store.js";
+import { openStore } from "./open-store.js";
+import { redactUrl } from "./redact-url.js";
 
 // URLs that no driver can use are refused before any connection is tried, with a code, the
 // path of the option, and never the password (not in the message, nor in an attached cause).
@@ -84,7 +85,7 @@ describe("store URLs a driver cannot use", () => {
     ])
       expect(redactUrl(url)).toBe(url);
     expect(redactUrl("sqlite:/tmp/my ledger.db?password=s3cret")).toBe(
-      "sqlite:/tmp/my%20ledger.db?password=***",
+      "sqlite:/tmp/my ledger.db?password=***",
     );
   });
 

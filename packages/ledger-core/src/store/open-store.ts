@@ -1,6 +1,7 @@
 import { InvalidArgumentError, LedgerError, StoreUnavailableError } from "../events/errors.js";
 import type { EventStore } from "./event-store.js";
 import { MemoryEventStore } from "./memory-store.js";
+import { redactUrl } from "./redact-url.js";
 
 export interface OpenStoreOptions {
   /** Run `init()` (create or upgrade the schema) before returning. Default true. */
@@ -119,31 +120,6 @@ async function withDriver<T>(driver: string, scheme: string, load: () => Promise
 }
 
 /**
- * A URL with its password replaced, for messages and `describe()`. A URL that does not parse
- * (a password with an unencoded `/`, `#` or `@`) has everything between the user name's `:` and
- * the last `@` replaced. A URL with no credential comes back as it was written, not as the
- * parser spells it (`sqlite:./my ledger.db`, not `my%20ledger.db`): a person finds their own
- * path in a message, and `redactUrl(url) === url` says the URL holds no secret.
- */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    // The drivers also take credentials as query parameters (?password=, ?sslpassword=).
-    const secrets = [...parsed.searchParams.keys()].filter((name) => secretParam.test(name));
-    if (!parsed.password && secrets.length === 0) return url;
-    if (parsed.password) parsed.password = "***";
-    for (const name of secrets) parsed.searchParams.set(name, "***");
-    return parsed.toString();
-  } catch {
-    return url
-      .replace(/^([^/]*\/\/[^:/@]*):.*@/s, "$1:***@")
-      .replace(/([?&]([^=&#]*)=)([^&#]*)/g, (all, key: string, name: string) =>
-        secretParam.test(name) ? `${key}***` : all,
-      );
-  }
-}
-
-/**
  * A setting of the store's own that its URL carries (Redis `keyPrefix`, PostgreSQL `schema`),
  * taken out of `url` (the driver would not know it) and returned; undefined, `url` untouched,
  * when absent. `withUrlParam` puts it back into the store's location.
@@ -163,9 +139,6 @@ export function withUrlParam(location: string, name: string, value: string): str
   const separator = location.includes("?") ? "&" : "?";
   return `${location}${separator}${name}=${encodeURIComponent(value)}`;
 }
-
-/** Query parameters of a store URL whose value is a credential. */
-const secretParam = /^(password|passwd|pwd|pass|sslpassword)$|secret|token/i;
 
 /**
  * A store URL its driver cannot use, refused before anything connects: `reason` says why, and

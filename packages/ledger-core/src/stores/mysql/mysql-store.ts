@@ -1,7 +1,8 @@
 import mysql from "mysql2/promise";
 import { InvalidArgumentError } from "../../events/errors.js";
 import type { EventStore } from "../../store/event-store.js";
-import { assertParsableUrl, redactUrl, unusableUrl } from "../../store/open-store.js";
+import { assertParsableUrl, unusableUrl } from "../../store/open-store.js";
+import { redactUrl } from "../../store/redact-url.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
 import { MysqlBackend } from "./mysql-backend.js";
 import { STRICT_SESSION } from "./session-settings.js";

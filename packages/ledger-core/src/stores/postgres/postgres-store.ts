@@ -2,13 +2,8 @@ import pg from "pg";
 import { InvalidArgumentError } from "../../events/errors.js";
 import { hasLoneSurrogate } from "../../events/json.js";
 import type { EventStore } from "../../store/event-store.js";
-import {
-  redactUrl,
-  takeUrlParam,
-  UNPARSABLE_URL,
-  unusableUrl,
-  withUrlParam,
-} from "../../store/open-store.js";
+import { takeUrlParam, UNPARSABLE_URL, unusableUrl, withUrlParam } from "../../store/open-store.js";
+import { redactUrl } from "../../store/redact-url.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
 import { PostgresBackend } from "./postgres-backend.js";
 

@@ -40,12 +40,8 @@ import type {
   SessionSummary,
   StoreDescription,
 } from "../../store/event-store.js";
-import {
-  assertParsableUrl,
-  redactUrl,
-  takeUrlParam,
-  withUrlParam,
-} from "../../store/open-store.js";
+import { assertParsableUrl, takeUrlParam, withUrlParam } from "../../store/open-store.js";
+import { redactUrl } from "../../store/redact-url.js";
 import { openRunError, refsOf, retentionGraceMs, sessionNotFound } from "../../store/retention.js";
 import {
   assertRunAddress,

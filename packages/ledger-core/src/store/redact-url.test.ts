@@ -1,0 +1,77 @@
+import { describe, expect, it } from "vitest";
+import { redactUrl } from "./redact-url.js";
+
+describe("redactUrl", () => {
+  it("shows a URL without a credential exactly as given", () => {
+    for (const url of [
+      "sqlite:/tmp/my ledger.db",
+      "sqlite:./agent-ledger.db",
+      "memory:",
+      "postgres://app@db.internal:5432/ledger?schema=agent&sslmode=verify-full",
+      "mysql://app@db/ledger?ssl=true",
+      "redis://cache:6379/0?keyPrefix=al:",
+    ])
+      expect(redactUrl(url)).toBe(url);
+  });
+
+  it("shows a password as ***, keeping the user name", () => {
+    expect(redactUrl("postgres://app:s3cret@db.internal:5432/ledger")).toBe(
+      "postgres://app:***@db.internal:5432/ledger",
+    );
+    expect(redactUrl("mysql://root:s3cret@127.0.0.1:3306/test")).toBe(
+      "mysql://root:***@127.0.0.1:3306/test",
+    );
+    expect(redactUrl("redis://:s3cret@cache:6379/0")).toBe("redis://:***@cache:6379/0");
+  });
+
+  it("changes nothing but the secret: the rest is not re-encoded", () => {
+    // A SQLite path is taken as is: my%20ledger.db would be another file.
+    expect(redactUrl("sqlite:/tmp/my ledger.db?password=s3cret")).toBe(
+      "sqlite:/tmp/my ledger.db?password=***",
+    );
+    expect(redactUrl("redis://:s3cret@cache:6379/0?keyPrefix=al:")).toBe(
+      "redis://:***@cache:6379/0?keyPrefix=al:",
+    );
+    expect(redactUrl("postgres://app:p@ss%2Fword@db/ledger?application_name=my app")).toBe(
+      "postgres://app:***@db/ledger?application_name=my app",
+    );
+  });
+
+  it("hides a password that breaks the URL (an unescaped / or #)", () => {
+    const shown = redactUrl("postgres://app:s3cr/t#pw@db.internal:5432/ledger");
+    expect(shown).toBe("postgres://app:***@db.internal:5432/ledger");
+  });
+
+  it("masks the query parameters that carry a credential, and only those", () => {
+    expect(
+      redactUrl("postgres://app@db/ledger?sslmode=require&sslpassword=s3cret&schema=agent"),
+    ).toBe("postgres://app@db/ledger?sslmode=require&sslpassword=***&schema=agent");
+    expect(
+      redactUrl("postgres://app@db/ledger?sslkey=/home/app/s3cret.key&sslcert=/home/app/c.crt"),
+    ).toBe("postgres://app@db/ledger?sslkey=***&sslcert=/home/app/c.crt");
+    expect(redactUrl("redis://cache:6379?password=s3cret&keyPrefix=al:")).toBe(
+      "redis://cache:6379?password=***&keyPrefix=al:",
+    );
+    expect(redactUrl("mysql://app@db/ledger?password2=s3cret&passphrase=s3cret")).toBe(
+      "mysql://app@db/ledger?password2=***&passphrase=***",
+    );
+    // mysql2 reads a JSON value as the option's object: key material.
+    expect(redactUrl('mysql://app@db/ledger?ssl={"key":"s3cret"}')).toBe(
+      "mysql://app@db/ledger?ssl=***",
+    );
+    expect(redactUrl("sqlite:/tmp/ledger.db?password=s3cret")).toBe(
+      "sqlite:/tmp/ledger.db?password=***",
+    );
+  });
+
+  it("never shows the secret, whatever else the URL holds", () => {
+    for (const url of [
+      "postgres://app:s3cret@db/ledger?sslkey=s3cret",
+      "postgresql://app:s3cret%2Fx@db/ledger",
+      "mysql://app:s3cret@db/ledger?password1=s3cret&ssl=%7B%22key%22%3A%22s3cret%22%7D",
+      "rediss://user:s3cret@cache:6380/0?token=s3cret",
+      "redis://app:s3cr/t#pw@cache.internal:6379/0",
+    ])
+      expect(redactUrl(url), url).not.toContain("s3cr");
+  });
+});
