@@ -11,6 +11,8 @@ export const EXIT_CODES = {
   notFound: 3,
   /** The store's server cannot be reached (or did not answer in time). */
   unreachable: 4,
+  /** Stopped by Ctrl-C (SIGINT) or SIGTERM before it was done, as a shell reports SIGINT. */
+  interrupted: 130,
 } as const;
 
 export type ExitCode = (typeof EXIT_CODES)[keyof typeof EXIT_CODES];

@@ -27,13 +27,21 @@ describe("@agent-ledger/cli public surface", () => {
   });
 
   it("pins the exit codes the README documents", () => {
-    expect(cli.EXIT_CODES).toEqual({ ok: 0, failure: 1, usage: 2, notFound: 3, unreachable: 4 });
+    expect(cli.EXIT_CODES).toEqual({
+      ok: 0,
+      failure: 1,
+      usage: 2,
+      notFound: 3,
+      unreachable: 4,
+      interrupted: 130,
+    });
     for (const line of [
       "0  success",
       "1  verify found tampering",
       "2  bad usage",
       "3  unknown session",
       "4  the store's server",
+      "130  stopped by Ctrl-C",
     ])
       expect(cli.HELP).toContain(line);
   });

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { createWriteStream, type WriteStream } from "node:fs";
-import { chmod, realpath, rename, rm, stat } from "node:fs/promises";
+import { createWriteStream, rmSync, type WriteStream } from "node:fs";
+import { chmod, readdir, realpath, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { CliError, EXIT_CODES } from "./errors.js";
 
@@ -38,12 +38,41 @@ async function opened(stream: WriteStream, path: string): Promise<WriteStream> {
   return stream;
 }
 
+/** True while process `pid` runs on this host (EPERM: it runs, as another user). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Removes the temporary files that exports to `target` left when their process died before it
+ * could (SIGKILL, a lost machine): those whose process (the pid in the name) is gone. Those of
+ * a process that runs (another export to the same path at this moment) are its own.
+ */
+async function removeStaleTemporaries(target: string): Promise<void> {
+  const directory = dirname(target);
+  const prefix = `.${basename(target)}.`;
+  const names = await readdir(directory).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = /^(\d+)\.[0-9a-f]{8}\.tmp$/.exec(name.slice(prefix.length))?.[1];
+    if (pid === undefined || Number(pid) === process.pid || alive(Number(pid))) continue;
+    await rm(join(directory, name), { force: true });
+  }
+}
+
 /**
  * Opens `--output` so that a failed export (a lost blob, a store gone mid-way) leaves the file
  * that was there as it was: the export goes to a temporary file beside it, renamed into place
- * on `commit` (same directory, so the rename is atomic) and removed on `discard`. A path that
- * is not a regular file (`/dev/stdout`, a FIFO) cannot be replaced: it is written directly.
- * Failing to open answers exit 2 with the path, not an unhandled stream error.
+ * on `commit` (same directory, so the rename is atomic) and removed on `discard`, or when the
+ * process exits first (a second Ctrl-C). One that a killed export left is removed by the next
+ * export to the same path. A path that is not a regular file (`/dev/stdout`, a FIFO) cannot be
+ * replaced: it is written directly. Failing to open answers exit 2 with the path, not an
+ * unhandled stream error.
  */
 export async function openOutputFile(path: string): Promise<OutputFile> {
   // Through a symlink: the file it points at is replaced, the link stays.
@@ -53,12 +82,17 @@ export async function openOutputFile(path: string): Promise<OutputFile> {
     const stream = await opened(createWriteStream(target), path);
     return { stream, commit: () => endStream(stream), discard: () => endStream(stream) };
   }
+  await removeStaleTemporaries(target);
   const temporary = join(
     dirname(target),
     `.${basename(target)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`,
   );
   // `wx`: never through a file someone else put at that name.
   const stream = await opened(createWriteStream(temporary, { flags: "wx" }), path);
+  const removeAtExit = () => rmSync(temporary, { force: true });
+  process.once("exit", removeAtExit);
+  // Until the temporary is renamed or removed: an exit in between (a second Ctrl-C) removes it.
+  const settled = () => process.removeListener("exit", removeAtExit);
   return {
     stream,
     async commit() {
@@ -69,11 +103,14 @@ export async function openOutputFile(path: string): Promise<OutputFile> {
       } catch (error) {
         await rm(temporary, { force: true });
         throw cannotWrite(path, error);
+      } finally {
+        settled();
       }
     },
     async discard() {
       await endStream(stream).catch(() => undefined);
       await rm(temporary, { force: true });
+      settled();
     },
   };
 }

@@ -51,6 +51,7 @@ exit codes:
      an export --output file that cannot be written
   3  unknown session, attempt or ledger file; export: a blob an event names is lost
   4  the store's server cannot be reached
+  130  stopped by Ctrl-C or SIGTERM (export: an --output file left as it was)
 `;
 
 /** Splits `--store <url>` / `--store=<url>` (anywhere) from the command's own arguments. */

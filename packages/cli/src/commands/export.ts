@@ -12,7 +12,7 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
-import { notFoundError, usageError } from "../errors.js";
+import { EXIT_CODES, notFoundError, usageError } from "../errors.js";
 import { LineWriter, type OutputStream, writeOut } from "../io.js";
 import { withLedgerIds } from "../otlp-ids.js";
 import { type OtlpTraceRequest, toOtlpJson } from "../otlp-json.js";
@@ -83,6 +83,12 @@ export async function exportCommand(context: CommandContext): Promise<number> {
   const progress = (text: string) => {
     if (stderr.isTTY) stderr.write(`\r\x1b[2K${text}`);
   };
+  const interrupted = async (when: string): Promise<number> => {
+    progress("\n");
+    const left = values.output ? `: ${values.output} left as it was` : "";
+    await writeOut(stderr, `agent-ledger: export interrupted ${when}${left}\n`);
+    return EXIT_CODES.interrupted;
+  };
   const file = values.output ? await openOutputFile(values.output) : undefined;
   const out: OutputStream = file?.stream ?? context.io.stdout;
   let done = false;
@@ -93,6 +99,8 @@ export async function exportCommand(context: CommandContext): Promise<number> {
       const cache = new BlobCache();
       const lines = new LineWriter(out);
       for (;;) {
+        // Ctrl-C: stop between pages; the file that was there stays (the temporary goes).
+        if (context.io.signal?.aborted) return await interrupted(`after ${count} events`);
         const page = await store.readSession({ sessionId, after, limit: 1000 });
         const events = values.raw
           ? page.events
@@ -111,6 +119,7 @@ export async function exportCommand(context: CommandContext): Promise<number> {
       progress(`projecting session ${sessionId} as ${format}…`);
       const document =
         format === "atif" ? await toAtif(store, sessionId) : await exportOtlpJson(store, sessionId);
+      if (context.io.signal?.aborted) return await interrupted("before writing");
       await writeOut(out, `${JSON.stringify(document, null, 2)}\n`);
       progress(`exported ${format}\n`);
     }
