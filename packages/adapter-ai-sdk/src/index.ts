@@ -1,3 +1,5 @@
+export type { LedgerEmbeddingMiddlewareOptions } from "./embedding-middleware.js";
+export { ledgerEmbeddingMiddleware } from "./embedding-middleware.js";
 export type { LedgerMiddlewareOptions } from "./ledger-middleware.js";
 export { ledgerMiddleware } from "./ledger-middleware.js";
 export type { RecordedModelResponse } from "./model-response.js";

@@ -4,7 +4,12 @@ import {
   type JsonObject,
   type Redaction,
 } from "@agent-ledger/core";
-import type { LanguageModelV3, LanguageModelV3CallOptions } from "@ai-sdk/provider";
+import type {
+  EmbeddingModelV3,
+  EmbeddingModelV3CallOptions,
+  LanguageModelV3,
+  LanguageModelV3CallOptions,
+} from "@ai-sdk/provider";
 import { toJsonValue } from "./plain-json.js";
 
 // Settings that change what the model answers. Never headers, abortSignal or credentials.
@@ -39,6 +44,28 @@ export function modelRequestOf(
   if (redact === false) return plain;
   // Credentials in provider options (apiKey, token, headers...) never reach the ledger; the
   // paths are relative to the event payload, where the request sits under `request`.
+  const redacted = applyRedaction({ request: plain }, redact, { type: "model.requested" });
+  return (redacted as JsonObject).request as JsonObject;
+}
+
+/**
+ * The `model.requested` payload of an embedding call: `operation: "embeddings"` (what the
+ * projections name the call by), the model, the texts and the provider options, redacted as a
+ * language model's request is.
+ */
+export function embeddingRequestOf(
+  params: EmbeddingModelV3CallOptions,
+  model: Pick<EmbeddingModelV3, "provider" | "modelId">,
+  redact: Redaction | false = DEFAULT_CREDENTIAL_PATHS,
+): JsonObject {
+  const request: Record<string, unknown> = {
+    operation: "embeddings",
+    model: { provider: model.provider, modelId: model.modelId },
+    values: params.values,
+  };
+  if (params.providerOptions !== undefined) request.providerOptions = params.providerOptions;
+  const plain = toJsonValue(request, "$.request") as JsonObject;
+  if (redact === false) return plain;
   const redacted = applyRedaction({ request: plain }, redact, { type: "model.requested" });
   return (redacted as JsonObject).request as JsonObject;
 }

@@ -1,5 +1,6 @@
 import type { EventStore } from "@agent-ledger/core";
 import { crashingChat } from "./crashing-chat.test.data.js";
+import { crashInsideDocumentEmbedding } from "./embedding.test.data.js";
 import { crashInsideLookupC3, crashInsideSendC2 } from "./replay-agent.test.data.js";
 
 /**
@@ -8,6 +9,7 @@ import { crashInsideLookupC3, crashInsideSendC2 } from "./replay-agent.test.data
  */
 export const crashScenarios = {
   "chat inside send": crashingChat,
+  "embedding inside the documents call": crashInsideDocumentEmbedding,
   "replay inside lookup c3": crashInsideLookupC3,
   "replay inside send c2": crashInsideSendC2,
 } satisfies Record<string, (store: EventStore) => Promise<void>>;

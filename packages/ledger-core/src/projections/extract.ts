@@ -117,6 +117,14 @@ export function responseIdOf(response: JsonValue | undefined): string | undefine
 }
 
 /** Token usage of a response, from the common shapes. */
+/**
+ * True for the request of an embedding call (`operation: "embeddings"`, as the AI SDK adapter
+ * records it): not a turn of the conversation, and `embeddings` in OpenTelemetry.
+ */
+export function isEmbeddingsRequest(request: JsonValue | undefined): boolean {
+  return isObject(request) && request.operation === "embeddings";
+}
+
 export function usageOf(response: JsonValue | undefined): TokenUsage {
   if (response === undefined) return {};
   const message = assistantMessage(response);

@@ -12,6 +12,7 @@ import type {
 import { newUserMessages, userInputTexts } from "./atif-user-steps.js";
 import {
   completionOf,
+  isEmbeddingsRequest,
   isObject,
   modelNameOf,
   requestMessages,
@@ -155,6 +156,8 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
 
     if (attempt.kind === "model") {
       const request = payloadOf(event).request;
+      // An embedding call is no step of the trajectory (no message, another model).
+      if (isEmbeddingsRequest(request)) continue;
       const modelName = modelNameOf(request);
       firstModel ??= modelName;
       if (!toolDefinitions && isObject(request) && Array.isArray(request.tools))

@@ -5,6 +5,7 @@ import type { LedgerEvent } from "../events/types.js";
 import type { EventStore } from "../store/event-store.js";
 import {
   completionOf,
+  isEmbeddingsRequest,
   isObject,
   modelNameOf,
   responseIdOf,
@@ -281,8 +282,11 @@ function emitSpans(
       const response = attempt.status === "completed" ? outcome.response : outcome.partial;
       const requestModel = modelNameOf(request);
       // A LangChain text LLM is asked with `prompts`, not chat messages.
-      const operation =
-        isObject(request) && Array.isArray(request.prompts) ? "text_completion" : "chat";
+      const operation = isEmbeddingsRequest(request)
+        ? "embeddings"
+        : isObject(request) && Array.isArray(request.prompts)
+          ? "text_completion"
+          : "chat";
       name = requestModel ? `${operation} ${requestModel}` : operation;
       kind = SPAN_KIND_CLIENT;
       attributes["gen_ai.operation.name"] = operation;

@@ -1,0 +1,209 @@
+import { join } from "node:path";
+import {
+  type EventStore,
+  inspectSession,
+  type LedgerEvent,
+  MemoryEventStore,
+  readWholeRun,
+  resolveEvents,
+  SessionRecorder,
+  toAtif,
+  toOtelSpans,
+} from "@agent-ledger/core";
+import { SqliteEventStore } from "@agent-ledger/core/sqlite";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
+import { embed, embedMany, wrapEmbeddingModel } from "ai";
+import { MockEmbeddingModelV3 } from "ai/test";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { ledgerEmbeddingMiddleware } from "./embedding-middleware.js";
+import { crashInChild } from "./testing/crash-in-child.test.data.js";
+import {
+  EMBEDDING_RUN,
+  embeddingModel,
+  embedQueryThenDocuments,
+  vectorOf,
+} from "./testing/embedding.test.data.js";
+import { assistant, assistantRecorder as setup } from "./testing/scripted-model.test.data.js";
+
+const scratch = scratchDirectory("ai-sdk-embedding-", afterAll);
+
+async function eventsOf(
+  store: EventStore,
+  address = { sessionId: "s1", runId: "r1" },
+): Promise<LedgerEvent[]> {
+  return resolveEvents(store, await readWholeRun(store, address));
+}
+
+const payloadOf = (event: LedgerEvent | undefined) => event?.payload as Record<string, unknown>;
+
+describe("ledgerEmbeddingMiddleware", () => {
+  it("records an embedding call as a model call, committed before the provider is called", async () => {
+    const { store, recorder } = setup();
+    let seenAtCall: string[] = [];
+    const { model } = embeddingModel(async () => {
+      seenAtCall = (await eventsOf(store)).map((event) => event.type);
+    });
+    const wrapped = wrapEmbeddingModel({
+      model,
+      middleware: ledgerEmbeddingMiddleware({ recorder }),
+    });
+    const result = await embedMany({ model: wrapped, values: ["alpha", "beta"], maxRetries: 0 });
+    expect(result.embeddings).toEqual([vectorOf("alpha"), vectorOf("beta")]);
+    expect(seenAtCall).toEqual(["run.started", "model.requested"]);
+    const [, requested, completed] = await eventsOf(store);
+    expect(payloadOf(requested).request).toEqual({
+      operation: "embeddings",
+      model: { provider: "openai.embedding", modelId: "text-embedding-3-small" },
+      values: ["alpha", "beta"],
+    });
+    // Without recordEmbeddings, what the call gave but not the vectors.
+    expect(payloadOf(completed).response).toEqual({
+      count: 2,
+      dimensions: 3,
+      usage: { inputTokens: 6 },
+    });
+  });
+
+  it("keeps credentials in provider options out of the ledger", async () => {
+    const { store, recorder } = setup();
+    const { model } = embeddingModel();
+    const wrapped = wrapEmbeddingModel({
+      model,
+      middleware: ledgerEmbeddingMiddleware({ recorder }),
+    });
+    await embed({
+      model: wrapped,
+      value: "alpha",
+      maxRetries: 0,
+      providerOptions: { openai: { dimensions: 3, apiKey: "sk-secret-embedding-key" } },
+    });
+    const events = JSON.stringify(await eventsOf(store));
+    expect(events).not.toContain("sk-secret-embedding-key");
+    expect(events).toContain('"dimensions":3');
+  });
+
+  it("records a failed call, and the error reaches the caller", async () => {
+    const { store, recorder } = setup();
+    const model = new MockEmbeddingModelV3({
+      doEmbed: async () => {
+        throw new Error("quota exceeded");
+      },
+    });
+    const wrapped = wrapEmbeddingModel({
+      model,
+      middleware: ledgerEmbeddingMiddleware({ recorder }),
+    });
+    await expect(embed({ model: wrapped, value: "alpha", maxRetries: 0 })).rejects.toThrow(
+      "quota exceeded",
+    );
+    expect((await eventsOf(store)).map((event) => event.type)).toEqual([
+      "run.started",
+      "model.requested",
+      "model.failed",
+    ]);
+  });
+
+  it("with recordEmbeddings, a resumed run is answered from the ledger: the provider is not called again", async () => {
+    const store = new MemoryEventStore();
+    const first = embeddingModel();
+    const recorder = new SessionRecorder({ store, sessionId: "s1", runId: "r1", actor: assistant });
+    const wrap = (model: MockEmbeddingModelV3, rec: SessionRecorder) =>
+      wrapEmbeddingModel({
+        model,
+        middleware: ledgerEmbeddingMiddleware({ recorder: rec, recordEmbeddings: true }),
+      });
+    const original = await embedMany({
+      model: wrap(first.model, recorder),
+      values: ["alpha", "beta"],
+      maxRetries: 0,
+    });
+    const completed = (await eventsOf(store)).at(-1);
+    expect(payloadOf(completed).response).toMatchObject({
+      embeddings: [vectorOf("alpha"), vectorOf("beta")],
+    });
+
+    const second = embeddingModel();
+    const resumed = await SessionRecorder.resume({
+      store,
+      sessionId: "s1",
+      runId: "r1",
+      actor: assistant,
+    });
+    const replayed = await embedMany({
+      model: wrap(second.model, resumed),
+      values: ["alpha", "beta"],
+      maxRetries: 0,
+    });
+    expect(replayed.embeddings).toEqual(original.embeddings);
+    expect(replayed.usage).toEqual({ tokens: 6 });
+    expect(second.calls).toEqual([]);
+    expect(
+      (await eventsOf(store)).filter((event) => event.type === "model.requested"),
+    ).toHaveLength(1);
+  });
+
+  it("is an `embeddings` span in OpenTelemetry, and no step of the ATIF trajectory", async () => {
+    const { store, recorder } = setup();
+    const { model } = embeddingModel();
+    await embed({
+      model: wrapEmbeddingModel({ model, middleware: ledgerEmbeddingMiddleware({ recorder }) }),
+      value: "alpha",
+      maxRetries: 0,
+    });
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "s1", provider);
+    await provider.forceFlush();
+    const span = exporter.getFinishedSpans().find((each) => each.kind === 2);
+    expect(span?.name).toBe("embeddings text-embedding-3-small");
+    expect(span?.attributes).toMatchObject({
+      "gen_ai.operation.name": "embeddings",
+      "gen_ai.request.model": "text-embedding-3-small",
+      "gen_ai.usage.input_tokens": 3,
+    });
+    // Only ATIF's placeholder for a run without a turn: no agent step, no embedding model.
+    const steps = (await toAtif(store, "s1")).steps;
+    expect(steps.map((step) => step.source)).toEqual(["system"]);
+    expect(JSON.stringify(steps)).not.toContain("text-embedding");
+  });
+});
+
+describe("ledgerEmbeddingMiddleware after a crash (SIGKILL)", () => {
+  it("the call in flight is shown unresolved; the resume makes both calls again, as retries, with the same vectors", async () => {
+    const path = join(scratch, "embedding-crash.db");
+    const crashed = await crashInChild("embedding inside the documents call", path);
+    expect(crashed.modelCalls).toBe(2);
+    const store = new SqliteEventStore({ path });
+    await store.init();
+    onTestFinished(() => store.close());
+    const [unresolved, ...others] = (await inspectSession(store, EMBEDDING_RUN.sessionId))
+      .unresolved;
+    expect(others).toEqual([]);
+    expect(unresolved).toMatchObject({ kind: "model" });
+
+    const recorder = await SessionRecorder.resume({ store, ...EMBEDDING_RUN, actor: assistant });
+    const { model, calls } = embeddingModel();
+    const vectors = await embedQueryThenDocuments(recorder, model);
+    expect(vectors).toEqual([
+      vectorOf("what is a ledger?"),
+      vectorOf("a ledger records"),
+      vectorOf("calls that went out"),
+    ]);
+    // Recorded without vectors: the query is embedded again, as is the call that was out.
+    expect(calls).toEqual([["what is a ledger?"], ["a ledger records", "calls that went out"]]);
+    const requested = (await eventsOf(store, EMBEDDING_RUN)).filter(
+      (event) => event.type === "model.requested",
+    );
+    expect(requested).toHaveLength(4);
+    expect(requested[2]?.retryOf).toBe(requested[0]?.attemptId);
+    expect(requested[3]?.retryOf).toBe(requested[1]?.attemptId);
+    expect((await inspectSession(store, EMBEDDING_RUN.sessionId)).unresolved).toEqual([]);
+  });
+});

@@ -1,0 +1,133 @@
+import {
+  type Attempt,
+  type JsonObject,
+  type Redaction,
+  type SessionRecorder,
+  validateRedaction,
+} from "@agent-ledger/core";
+import type {
+  EmbeddingModelV3,
+  EmbeddingModelV3CallOptions,
+  EmbeddingModelV3Middleware,
+  EmbeddingModelV3Result,
+} from "@ai-sdk/provider";
+import { adapterStateOf } from "./adapter-state.js";
+import { embeddingRequestOf } from "./model-request.js";
+import { toJsonValue } from "./plain-json.js";
+import { AttemptAbandonedError, failureMetadataOf, rebuildError } from "./replayed-errors.js";
+
+export interface LedgerEmbeddingMiddlewareOptions {
+  /** The recorder of the run (the same one the language model's `ledgerMiddleware` records to). */
+  recorder: SessionRecorder;
+  /** As for `ledgerMiddleware`: what to remove from each request before it is recorded. */
+  redact?: Redaction | false;
+  /**
+   * Record the vectors themselves, so that a resumed run is answered from the ledger instead of
+   * calling the provider again. Default false: a vector is some kilobytes per text, so the
+   * ledger keeps how many there were, their dimensions and the usage, and a call recorded
+   * before a crash is made again on resume (a retry of the recorded attempt).
+   */
+  recordEmbeddings?: boolean;
+}
+
+/** The `model.completed` response of an embedding call. */
+function embeddingResponseOf(result: EmbeddingModelV3Result, withVectors: boolean): JsonObject {
+  const response: JsonObject = {
+    count: result.embeddings.length,
+    dimensions: result.embeddings[0]?.length ?? 0,
+  };
+  if (result.usage !== undefined) response.usage = { inputTokens: result.usage.tokens };
+  if (result.providerMetadata !== undefined)
+    response.providerMetadata = toJsonValue(result.providerMetadata, "$.providerMetadata");
+  if (withVectors) response.embeddings = result.embeddings;
+  return response;
+}
+
+/** A recorded response that holds the vectors: what a resumed run is answered with. */
+function recordedResult(response: unknown): EmbeddingModelV3Result | undefined {
+  const recorded = response as { embeddings?: unknown; usage?: { inputTokens?: unknown } } | null;
+  if (!Array.isArray(recorded?.embeddings)) return undefined;
+  const result: EmbeddingModelV3Result = {
+    embeddings: recorded.embeddings as number[][],
+    warnings: [],
+  };
+  if (typeof recorded.usage?.inputTokens === "number")
+    result.usage = { tokens: recorded.usage.inputTokens };
+  return result;
+}
+
+/**
+ * An `EmbeddingModelV3Middleware` (for `wrapEmbeddingModel`) that records every embedding call
+ * of a run as a model call: `model.requested` (`operation: "embeddings"`, the model, the texts)
+ * committed before the provider is called, then `model.completed` with the count, dimensions
+ * and token usage (the vectors too with `recordEmbeddings`), or `model.failed`. On a resumed
+ * run a recorded call is answered from the ledger when it holds the vectors; otherwise it is
+ * made again as a retry of the recorded attempt (embedding calls are idempotent), as is a call
+ * a crash left in flight. A recorded failure is thrown again, so the SDK retries as it did.
+ */
+export function ledgerEmbeddingMiddleware(
+  options: LedgerEmbeddingMiddlewareOptions,
+): EmbeddingModelV3Middleware {
+  const state = adapterStateOf(options.recorder);
+  const redact = options.redact === false ? false : validateRedaction(options.redact, "$.redact");
+  const withVectors = options.recordEmbeddings === true;
+  let last: { attempt: Attempt; failed: boolean } | undefined;
+
+  const begin = async (
+    params: EmbeddingModelV3CallOptions,
+    model: EmbeddingModelV3,
+  ): Promise<Attempt> => {
+    state.assertOpen();
+    await state.ensureStarted();
+    const { recorder } = state;
+    const request = embeddingRequestOf(params, model, redact);
+    // The SDK's retry of a failed call (the same request right after it): a new attempt.
+    const attempt =
+      last?.failed && recorder.sameModelRequest(last.attempt, request)
+        ? await recorder.retry(last.attempt)
+        : await recorder.beforeModelCall({ request });
+    last = { attempt, failed: false };
+    return attempt;
+  };
+
+  return {
+    specificationVersion: "v3",
+    async wrapEmbed({ doEmbed, params, model }) {
+      let attempt = await begin(params, model);
+      const replayed = attempt.replayed;
+      if (replayed?.status === "completed") {
+        const result = recordedResult(replayed.result);
+        if (result !== undefined) return result;
+        // Recorded without its vectors: made again, as a retry of the recorded call.
+        attempt = await state.recorder.retry(attempt);
+        last = { attempt, failed: false };
+      } else if (replayed?.status === "failed") {
+        if (last) last.failed = true;
+        throw rebuildError(replayed.error, replayed.metadata);
+      } else if (replayed) {
+        throw new AttemptAbandonedError(`embedding call ${attempt.attemptId}`, replayed.reason);
+      }
+      let result: EmbeddingModelV3Result;
+      try {
+        result = await doEmbed();
+      } catch (error) {
+        if (last?.attempt === attempt) last.failed = true;
+        const metadata = failureMetadataOf(error);
+        try {
+          await state.recorder.modelFailed(attempt, error, metadata ? { metadata } : {});
+        } catch (ledgerError) {
+          state.block(ledgerError);
+          throw ledgerError;
+        }
+        throw error;
+      }
+      try {
+        await state.recorder.modelCompleted(attempt, embeddingResponseOf(result, withVectors));
+      } catch (ledgerError) {
+        state.block(ledgerError);
+        throw ledgerError;
+      }
+      return result;
+    },
+  };
+}
