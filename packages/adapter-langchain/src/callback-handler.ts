@@ -445,8 +445,8 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
    * A retriever's query goes out like a tool call (a vector store, a search service), so it is
    * recorded as one: named after the retriever, `{ query }` as its arguments, its documents as
    * the result. A retriever reads: unless its metadata says otherwise (`effect`, `idempotent:
-   * false`), a query in flight at a crash runs again on resume. A model or tool a retriever
-   * calls inside a tool call belongs to that call, as for any run inside a tool.
+   * false`), a query in flight at a crash runs again on resume. A model or tool the retriever
+   * calls (query rewriting) belongs to the retriever's call, as a run inside a tool's does.
    */
   override async handleRetrieverStart(
     retriever: Serialized,
