@@ -29,11 +29,11 @@ export function startSteps(run: RunRecord): Omit<AtifStep, "step_id">[] {
   if (input !== undefined && input !== null)
     return userInputTexts(input).map((message) => ({ timestamp, source: "user", message, extra }));
   const terminal = run.terminal;
-  let message = "Run started; no input, model call or tool call recorded.";
+  let message = "Run started; no input, agent turn or tool call recorded.";
   if (terminal?.type === "run.failed")
-    message = `Run failed before any input, model call or tool call: ${errorText(payloadOf(terminal))}`;
+    message = `Run failed before any input, agent turn or tool call: ${errorText(payloadOf(terminal))}`;
   else if (terminal)
-    message = `Run ${terminal.type.slice(4)} before any input, model call or tool call.`;
+    message = `Run ${terminal.type.slice(4)} before any input, agent turn or tool call.`;
   return [{ timestamp, source: "system", message, extra }];
 }
 

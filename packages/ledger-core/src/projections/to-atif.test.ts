@@ -304,7 +304,7 @@ describe("toAtif of a run with no calls", () => {
         step_id: 1,
         timestamp: started.recordedAt,
         source: "system",
-        message: "Run started; no input, model call or tool call recorded.",
+        message: "Run started; no input, agent turn or tool call recorded.",
         extra: { run_id: started.runId, event_id: started.eventId },
       },
     ]);
@@ -345,7 +345,7 @@ describe("toAtif of a failed run", () => {
       error: { name: "Error", message: "boom", cause: { name: "Error", message: "disk full" } },
     });
     expect(trajectory.steps[0]?.message).toBe(
-      "Run failed before any input, model call or tool call: Error: boom",
+      "Run failed before any input, agent turn or tool call: Error: boom",
     );
   });
 });
