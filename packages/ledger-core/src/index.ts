@@ -150,6 +150,7 @@ export type {
   ForkRequest,
   InitOptions,
   ListSessionsRequest,
+  PutBlobOptions,
   ReadRunRequest,
   ReadSessionRequest,
   RunSummary,

@@ -311,13 +311,19 @@ export class CompactSession {
   }
 }
 
-/** Puts an event's new blobs: one batched call when the store has `putBlobs`. */
+/**
+ * Puts an event's new blobs, for the session whose event will name them (retention collects
+ * them with it even if that event never commits): one batched call when the store has
+ * `putBlobs`.
+ */
 export async function putCompactedBlobs(
   store: EventStore,
   blobs: Map<string, string>,
+  sessionId: string,
 ): Promise<void> {
   if (blobs.size === 0) return;
   const contents = [...blobs.values()];
-  if (store.putBlobs) await store.putBlobs(contents);
-  else await Promise.all(contents.map((content) => store.putBlob(content)));
+  const options = { sessionId };
+  if (store.putBlobs) await store.putBlobs(contents, options);
+  else await Promise.all(contents.map((content) => store.putBlob(content, options)));
 }

@@ -84,3 +84,54 @@ describe("resume after SIGKILL with parallel tool calls in flight", () => {
     await store.close();
   });
 });
+
+// The agent process: its model call's long prompt is kept as a blob, put before the event that
+// names it; the process is killed after the put, before that event is appended.
+const diesBetweenPutAndAppend = `
+const { SessionRecorder } = await import(${JSON.stringify(core)});
+const { SqliteEventStore } = await import(${JSON.stringify(sqlite)});
+const store = new SqliteEventStore({ path: process.argv[1] });
+await store.init();
+const putBlobs = store.putBlobs.bind(store);
+store.putBlobs = async (contents, options) => {
+  await putBlobs(contents, options);
+  process.stdout.write("blobs-put\\n");
+  setInterval(() => {}, 1000);
+  return new Promise(() => {});
+};
+const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor: { type: "agent", id: "writer" } });
+await recorder.startRun();
+await recorder.beforeModelCall({ request: { prompt: "a long document ".repeat(20000) } });
+`;
+
+describe("a writer killed between putting its blobs and appending the event that names them", () => {
+  it("leaves blobs that the session's deletion collects", async () => {
+    const path = join(dir, "put-then-killed.db");
+    await runChildUntilKilled(diesBetweenPutAndAppend, [path], "blobs-put");
+    const store = new SqliteEventStore({ path });
+    await store.init();
+    const { default: Database } = await import("better-sqlite3");
+    const blobCount = () => {
+      const db = new Database(path, { readonly: true });
+      try {
+        return (db.prepare("SELECT count(*) AS n FROM blobs").get() as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    };
+    expect(blobCount()).toBeGreaterThan(0);
+    // No event names the blob: the call never went out, and nothing is unresolved.
+    expect((await inspectSession(store, "s")).unresolved).toEqual([]);
+    const resumed = await SessionRecorder.resume({
+      store,
+      sessionId: "s",
+      runId: "r",
+      actor: { type: "agent", id: "writer" },
+    });
+    await resumed.cancelRun("the writer died");
+    const deleted = await store.deleteSession("s", { blobGraceMs: 0 });
+    expect(deleted.deletedBlobs).toBeGreaterThan(0);
+    expect(blobCount()).toBe(0);
+    await store.close();
+  });
+});

@@ -391,7 +391,7 @@ export class SessionRecorder {
         runId: this.runId,
         status: this.#status,
       });
-    await this.#inTurn(() => putCompactedBlobs(this.store, blobs));
+    await this.#inTurn(() => putCompactedBlobs(this.store, blobs, this.sessionId));
   }
 
   /** The second half: the events appended, and their blobs remembered as put and indexed. */

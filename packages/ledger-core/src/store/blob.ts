@@ -6,6 +6,7 @@ import {
   NonSerializableError,
   NotFoundError,
 } from "../events/errors.js";
+import { assertId } from "../events/ids.js";
 import { hasLoneSurrogate } from "../events/json.js";
 import { isBlobRef } from "./validate.js";
 
@@ -157,3 +158,14 @@ export async function readBlobs(
 
 /** How long a blob written (or re-put) by `putBlob` is protected from `deleteSession`. */
 export const DEFAULT_BLOB_GRACE_MS = 10 * 60_000;
+
+/** The session a put names (`PutBlobOptions.sessionId`), checked: undefined when none. */
+export function putBlobSession(options: unknown): string | undefined {
+  if (options === undefined) return undefined;
+  if (options === null || typeof options !== "object" || Array.isArray(options))
+    throw new InvalidEventError("$.options", "putBlob options must be an object");
+  const { sessionId } = options as { sessionId?: unknown };
+  if (sessionId === undefined) return undefined;
+  assertId(sessionId, "$.options.sessionId");
+  return sessionId;
+}

@@ -78,6 +78,12 @@ export interface ForkRequest {
   uptoSeq: number;
 }
 
+/** Options of `EventStore.putBlob` and `putBlobs`. */
+export interface PutBlobOptions {
+  /** The session whose next append names the blob (the recorder passes its own). */
+  sessionId?: string;
+}
+
 /** Options of `EventStore.deleteSession`. */
 export interface DeleteSessionOptions {
   /**
@@ -143,8 +149,13 @@ export interface EventStore {
   runHead(request: { sessionId: string; runId: string }): Promise<RunHead>;
   /** A new run that starts as a copy of a prefix of another (new event ids, new hash chain). */
   fork(request: ForkRequest): Promise<AppendResult>;
-  /** Stores content by sha256 and returns `sha256:<hex>`. Idempotent. */
-  putBlob(content: Uint8Array | string): Promise<string>;
+  /**
+   * Stores content by sha256 and returns `sha256:<hex>`. Idempotent. With `sessionId`, the
+   * blob counts as referenced by that session from the moment it is put, as when an event of
+   * the session names it: retention collects it with the session even if the event that was
+   * to name it never committed (the writer died between the put and the append).
+   */
+  putBlob(content: Uint8Array | string, options?: PutBlobOptions): Promise<string>;
   /** The bytes stored under a `sha256:<hex>` reference; `not-found` when absent. */
   getBlob(ref: string): Promise<Uint8Array>;
   /**
@@ -152,7 +163,7 @@ export interface EventStore {
    * make the batch durable together with its next append rather than on its own (SQLite
    * skips the batch's fsync; the next commit's WAL fsync covers it): put, then append.
    */
-  putBlobs?(contents: (Uint8Array | string)[]): Promise<string[]>;
+  putBlobs?(contents: (Uint8Array | string)[], options?: PutBlobOptions): Promise<string[]>;
   /** Optional batch form of `getBlob`: the blobs found (absent refs are simply missing). */
   getBlobs?(refs: string[]): Promise<Map<string, Uint8Array>>;
   /**

@@ -4,7 +4,14 @@ import { assertId, uuidv7 } from "../events/ids.js";
 import { cloneJson } from "../events/json.js";
 import type { LedgerEvent, RunHead } from "../events/types.js";
 import { assignCursors, EMPTY_HEAD, planAppend, planFork } from "./append-plan.js";
-import { type EncodedBlob, prepareBlob, prepareBlobs, readBlob, readBlobs } from "./blob.js";
+import {
+  type EncodedBlob,
+  prepareBlob,
+  prepareBlobs,
+  putBlobSession,
+  readBlob,
+  readBlobs,
+} from "./blob.js";
 import type {
   AppendRequest,
   AppendResult,
@@ -15,6 +22,7 @@ import type {
   ForkRequest,
   InitOptions,
   ListSessionsRequest,
+  PutBlobOptions,
   ReadRunRequest,
   ReadSessionRequest,
   RunSummary,
@@ -73,8 +81,13 @@ export class MemoryEventStore implements EventStore {
   #sortedIds: string[] | undefined;
   /** Stored (encoded) blobs with the time they were last put. */
   readonly #blobs = new Map<string, { stored: Uint8Array; touchedAt: number }>();
-  /** Blob reference index: ref -> sessions whose events name it in `evidenceRefs`. */
+  /**
+   * Blob reference index: ref -> sessions whose events name it in `evidenceRefs`, or that it
+   * was put for (`putBlob`'s `sessionId`).
+   */
   readonly #referencedBy = new Map<string, Set<string>>();
+  /** The blobs put for each session (`sessionId`), which its events may not name yet. */
+  readonly #putFor = new Map<string, Set<string>>();
 
   /** Nothing to create or upgrade: a memory store is its own ledger, `create: false` or not. */
   async init(_options?: InitOptions): Promise<void> {}
@@ -246,16 +259,27 @@ export class MemoryEventStore implements EventStore {
     return { events: events.map(cloneEvent), deduplicated: false };
   }
 
-  async putBlob(content: Uint8Array | string): Promise<string> {
-    return this.#putBlob(prepareBlob(content));
+  async putBlob(content: Uint8Array | string, options?: PutBlobOptions): Promise<string> {
+    const sessionId = putBlobSession(options);
+    return this.#putBlob(prepareBlob(content), sessionId);
   }
 
-  async putBlobs(contents: (Uint8Array | string)[]): Promise<string[]> {
+  async putBlobs(contents: (Uint8Array | string)[], options?: PutBlobOptions): Promise<string[]> {
+    const sessionId = putBlobSession(options);
     // Every item is checked before the first is stored: a bad one leaves the store unchanged.
-    return prepareBlobs(contents).map((blob) => this.#putBlob(blob));
+    return prepareBlobs(contents).map((blob) => this.#putBlob(blob, sessionId));
   }
 
-  #putBlob(blob: EncodedBlob): string {
+  #putBlob(blob: EncodedBlob, sessionId: string | undefined): string {
+    // Referenced by the session from now on, as when one of its events names it.
+    if (sessionId !== undefined) {
+      const sessions = this.#referencedBy.get(blob.ref);
+      if (sessions) sessions.add(sessionId);
+      else this.#referencedBy.set(blob.ref, new Set([sessionId]));
+      const put = this.#putFor.get(sessionId);
+      if (put) put.add(blob.ref);
+      else this.#putFor.set(sessionId, new Set([blob.ref]));
+    }
     const existing = this.#blobs.get(blob.ref);
     if (existing) existing.touchedAt = Date.now();
     else this.#blobs.set(blob.ref, { stored: blob.stored, touchedAt: Date.now() });
@@ -287,7 +311,8 @@ export class MemoryEventStore implements EventStore {
     if (!session) throw sessionNotFound(sessionId);
     for (const [runId, run] of session.runs)
       if (run.head.status === "running") throw openRunError(sessionId, runId);
-    const refs = refsOf(session.log);
+    const refs = [...new Set([...refsOf(session.log), ...(this.#putFor.get(sessionId) ?? [])])];
+    this.#putFor.delete(sessionId);
     this.#sessions.delete(sessionId);
     this.#sortedIds = undefined;
     let deletedBlobs = 0;

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { NewEvent } from "../events/types.js";
 import type { DeleteSessionResult, EventStore } from "../store/event-store.js";
@@ -167,6 +168,71 @@ export const retentionCases: CaseFactory = (makeStore) => [
         );
       assert.equal((await store.readSession({ sessionId: a.sessionId })).events.length, 3);
       assert.equal(await blobExists(store, ref), true, "nothing deleted");
+    }),
+  },
+  {
+    group: "retention",
+    name: "a blob put for a session is collected with it even if no event ever named it (a writer died between the put and the append)",
+    timeoutMs: 30_000,
+    run: withStore(makeStore, async (store) => {
+      const a = freshAddress();
+      const b = freshAddress();
+      await runWithRefs(store, a, []);
+      await runWithRefs(store, b, [], { open: true });
+      const lost = await store.putBlob(`put, never appended ${freshId("l")}`, {
+        sessionId: a.sessionId,
+      });
+      const [batched] = await (store.putBlobs
+        ? store.putBlobs([`batch, never appended ${freshId("m")}`], { sessionId: a.sessionId })
+        : Promise.all([
+            store.putBlob(`batch, never appended ${freshId("m")}`, { sessionId: a.sessionId }),
+          ]));
+      // Put for A, and named by B's next event: B keeps it.
+      const shared = await store.putBlob(`put for A, named by B ${freshId("s")}`, {
+        sessionId: a.sessionId,
+      });
+      await store.append({
+        ...b,
+        expectedSeq: 2,
+        events: [note({ ref: shared }, { evidenceRefs: [shared] })],
+      });
+      const result = await store.deleteSession(a.sessionId, { blobGraceMs: 0 });
+      assert.equal(result.deletedBlobs, 2, "the two blobs put for A alone");
+      assert.equal(result.keptBlobs, 1, "the blob B names");
+      assert.equal(await blobExists(store, lost), false);
+      assert.equal(await blobExists(store, batched as string), false);
+      assert.equal(await blobExists(store, shared), true);
+    }),
+  },
+  {
+    group: "retention",
+    name: "putBlob refuses a bad sessionId option (invalid-event with its path) and stores nothing",
+    timeoutMs: 30_000,
+    run: withStore(makeStore, async (store) => {
+      const content = `refused put ${freshId("r")}`;
+      const bad: [string, unknown, string][] = [
+        ["null options", null, "$.options"],
+        ["an array", [], "$.options"],
+        ["an empty session id", { sessionId: "" }, "$.options.sessionId"],
+        ["a number", { sessionId: 7 }, "$.options.sessionId"],
+        ["a control character", { sessionId: "a\u0000b" }, "$.options.sessionId"],
+      ];
+      for (const [label, options, path] of bad) {
+        await expectLedgerError(
+          `putBlob, ${label}`,
+          () => store.putBlob(content, options as { sessionId?: string }),
+          { code: "invalid-event", path },
+        );
+        if (store.putBlobs)
+          await expectLedgerError(
+            `putBlobs, ${label}`,
+            () =>
+              store.putBlobs?.([content], options as { sessionId?: string }) as Promise<unknown>,
+            { code: "invalid-event", path },
+          );
+      }
+      const ref = `sha256:${createHash("sha256").update(content).digest("hex")}`;
+      assert.equal(await blobExists(store, ref), false, "nothing stored");
     }),
   },
   {

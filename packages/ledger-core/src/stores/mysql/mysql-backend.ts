@@ -583,7 +583,7 @@ END`;
     return rows.map((row) => ({ ...row, sessionId: idText(row.sessionId) }));
   }
 
-  async putBlobs(rows: BlobRow[], _durable: boolean): Promise<void> {
+  async putBlobs(rows: BlobRow[], _durable: boolean, sessionId: string | undefined): Promise<void> {
     const { blobs } = this.tables;
     const touchedAt = serverEpochMs;
     // A blob travels in the statement's text as X'<hex>': twice its stored bytes.
@@ -596,6 +596,12 @@ END`;
         `the blob is ${row.stored.byteLength} bytes as stored (compressed), more than this server's max_allowed_packet (${maxPacket} bytes) carries in one statement (as hex, twice its size): raise max_allowed_packet`,
       );
     }
+    if (sessionId !== undefined)
+      await this.#execute(
+        this.db,
+        { kind: "index-refs", sessionId, refs: rows.map((row) => row.ref) },
+        maxPacket,
+      );
     for (const values of blobValues(rows, budget, touchedAt))
       await this.db.insert(blobs).values(values).onDuplicateKeyUpdate({ set: { touchedAt } });
   }

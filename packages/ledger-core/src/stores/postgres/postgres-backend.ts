@@ -450,9 +450,15 @@ SELECT (SELECT count(*) FROM mine) AS refs, (SELECT count(*) FROM gone) AS delet
     return limit === undefined ? query : query.limit(limit);
   }
 
-  async putBlobs(rows: BlobRow[], _durable: boolean): Promise<void> {
+  async putBlobs(rows: BlobRow[], _durable: boolean, sessionId: string | undefined): Promise<void> {
     const { blobs } = this.tables;
     const touchedAt = serverEpochMs;
+    if (sessionId !== undefined)
+      await this.#execute(this.db, {
+        kind: "index-refs",
+        sessionId,
+        refs: rows.map((row) => row.ref),
+      });
     for (const values of blobValues(rows, BLOB_BYTES_PER_STATEMENT, touchedAt))
       await this.db
         .insert(blobs)

@@ -35,6 +35,11 @@ export interface SessionKeys {
   ids: string;
   /** List of run hashes in creation order, for listRuns. */
   runs: string;
+  /**
+   * Set of the blob refs put for the session (`putBlob`'s `sessionId`), which its events may
+   * not name: deleteSession collects them with the ones its events name.
+   */
+  puts: string;
 }
 
 export interface RunKeys {
@@ -53,7 +58,13 @@ export function sessionTag(sessionId: string): string {
 
 export function sessionKeys(prefix: string, sessionId: string): SessionKeys {
   const base = `${prefix}s:${sessionTag(sessionId)}`;
-  return { meta: `${base}:meta`, log: `${base}:log`, ids: `${base}:ids`, runs: `${base}:runs` };
+  return {
+    meta: `${base}:meta`,
+    log: `${base}:log`,
+    ids: `${base}:ids`,
+    runs: `${base}:runs`,
+    puts: `${base}:puts`,
+  };
 }
 
 export function runHashOf(runId: string): string {

@@ -20,6 +20,7 @@ import {
   type EncodedBlob,
   prepareBlob,
   prepareBlobs,
+  putBlobSession,
   readBlob,
   readBlobs,
 } from "../../store/blob.js";
@@ -33,6 +34,7 @@ import type {
   ForkRequest,
   InitOptions,
   ListSessionsRequest,
+  PutBlobOptions,
   ReadRunRequest,
   ReadSessionRequest,
   RunSummary,
@@ -625,18 +627,27 @@ export class RedisEventStore implements EventStore {
     );
   }
 
-  async putBlob(content: Uint8Array | string): Promise<string> {
-    const [ref] = await this.#putBlobs([prepareBlob(content)]);
+  async putBlob(content: Uint8Array | string, options?: PutBlobOptions): Promise<string> {
+    const sessionId = putBlobSession(options);
+    const [ref] = await this.#putBlobs([prepareBlob(content)], sessionId);
     return ref as string;
   }
 
-  async putBlobs(contents: (Uint8Array | string)[]): Promise<string[]> {
-    return this.#putBlobs(prepareBlobs(contents));
+  async putBlobs(contents: (Uint8Array | string)[], options?: PutBlobOptions): Promise<string[]> {
+    const sessionId = putBlobSession(options);
+    return this.#putBlobs(prepareBlobs(contents), sessionId);
   }
 
-  async #putBlobs(blobs: EncodedBlob[]): Promise<string[]> {
+  async #putBlobs(blobs: EncodedBlob[], sessionId: string | undefined): Promise<string[]> {
     if (blobs.length === 0) return [];
     try {
+      // Indexed first, as an append indexes what it names, and listed for the session, whose
+      // deletion collects them even if no event of it ever names them.
+      if (sessionId !== undefined) {
+        const refs = blobs.map((blob) => blob.ref);
+        await this.#indexRefs(sessionId, refs);
+        await this.#client.sadd(sessionKeys(this.#prefix, sessionId).puts, ...refs);
+      }
       // Per blob, SET NX and the touched-at time together (one script call in the blob's
       // slot), so retention sees both or neither. The calls of several blobs go out together.
       await Promise.all(
@@ -730,7 +741,9 @@ export class RedisEventStore implements EventStore {
     const session = sessionKeys(this.#prefix, sessionId);
     const runs = listed.map((run) => runKeys(this.#prefix, sessionId, run.runId));
     try {
-      const { events, refs } = await logRefs(this.#client, session.log);
+      const logged = await logRefs(this.#client, session.log);
+      const { events } = logged;
+      const refs = [...new Set([...logged.refs, ...(await this.#client.smembers(session.puts))])];
       await this.#client.hdel(session.meta, "listed");
       await this.#client.zrem(sessionsKey(this.#prefix), sessionMember(sessionId));
       const done = await runScript(
@@ -742,6 +755,7 @@ export class RedisEventStore implements EventStore {
           session.ids,
           session.runs,
           ...runs.flatMap((run) => [run.events, run.head]),
+          session.puts,
         ],
         [events, ...runs.map((run) => run.runHash)],
       );

@@ -81,6 +81,11 @@ export interface SqlBackend {
     blobs: BlobRow[],
     /** false: may become durable with the next append's commit (SQLite skips its own fsync). */
     durable: boolean,
+    /**
+     * The session the blobs are put for: their (blob, session) pairs go into the reference
+     * index first (an index row without its blob only keeps nothing longer).
+     */
+    sessionId: string | undefined,
   ): Promise<void>;
   /** Stored (encoded) bytes of the blobs found. */
   getBlobs(refs: string[]): Promise<Map<string, Uint8Array>>;

@@ -7,6 +7,7 @@ import {
   type EncodedBlob,
   prepareBlob,
   prepareBlobs,
+  putBlobSession,
   readBlob,
   readBlobs,
 } from "../../store/blob.js";
@@ -20,6 +21,7 @@ import type {
   ForkRequest,
   InitOptions,
   ListSessionsRequest,
+  PutBlobOptions,
   ReadRunRequest,
   ReadSessionRequest,
   RunSummary,
@@ -268,8 +270,9 @@ export class SqlEventStore implements EventStore {
     return row === undefined ? { ...EMPTY_HEAD } : headOf(row);
   }
 
-  async putBlob(content: Uint8Array | string): Promise<string> {
-    const [ref] = await this.#putBlobs([prepareBlob(content)], true);
+  async putBlob(content: Uint8Array | string, options?: PutBlobOptions): Promise<string> {
+    const sessionId = putBlobSession(options);
+    const [ref] = await this.#putBlobs([prepareBlob(content)], true, sessionId);
     return ref as string;
   }
 
@@ -278,11 +281,16 @@ export class SqlEventStore implements EventStore {
    * SQLite the batch is committed without its own fsync and the next append's fsync covers
    * it (the recorder always appends the event naming these blobs right after).
    */
-  async putBlobs(contents: (Uint8Array | string)[]): Promise<string[]> {
-    return this.#putBlobs(prepareBlobs(contents), false);
+  async putBlobs(contents: (Uint8Array | string)[], options?: PutBlobOptions): Promise<string[]> {
+    const sessionId = putBlobSession(options);
+    return this.#putBlobs(prepareBlobs(contents), false, sessionId);
   }
 
-  async #putBlobs(prepared: EncodedBlob[], durable: boolean): Promise<string[]> {
+  async #putBlobs(
+    prepared: EncodedBlob[],
+    durable: boolean,
+    sessionId: string | undefined,
+  ): Promise<string[]> {
     const blobs = new Map<string, BlobRow>();
     const refs = prepared.map((blob, index) => {
       // Written out: { ...blob, index } (a property added after a spread) takes V8's slow
@@ -292,7 +300,7 @@ export class SqlEventStore implements EventStore {
     });
     if (blobs.size === 0) return refs;
     const rows = [...blobs.values()];
-    await this.#guard("putBlob", () => this.#backend.putBlobs(rows, durable));
+    await this.#guard("putBlob", () => this.#backend.putBlobs(rows, durable, sessionId));
     return refs;
   }
 

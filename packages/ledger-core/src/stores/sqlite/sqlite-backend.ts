@@ -498,7 +498,11 @@ export class SqliteBackend implements SqlBackend {
     return this.#readStatements;
   }
 
-  async putBlobs(rows: { ref: string; stored: Uint8Array }[], durable: boolean): Promise<void> {
+  async putBlobs(
+    rows: { ref: string; stored: Uint8Array }[],
+    durable: boolean,
+    sessionId: string | undefined,
+  ): Promise<void> {
     if (this.#putBlob === undefined) {
       this.#putBlob = this.#database.prepare(
         `INSERT INTO blobs (digest, content, touched_at) VALUES (?, ?, ${epochMs})
@@ -506,7 +510,10 @@ export class SqliteBackend implements SqlBackend {
       );
     }
     const statement = this.#putBlob;
+    const indexRef = sessionId === undefined ? undefined : this.#prepared().indexRef;
     const put = () => {
+      if (indexRef !== undefined)
+        for (const row of rows) indexRef.run(refDigest(row.ref), sessionId);
       for (const row of rows) {
         const bytes = row.stored;
         statement.run(
@@ -516,7 +523,7 @@ export class SqliteBackend implements SqlBackend {
       }
     };
     if (durable) {
-      if (rows.length === 1) put();
+      if (rows.length === 1 && indexRef === undefined) put();
       else this.#database.transaction(put).immediate();
       return;
     }
