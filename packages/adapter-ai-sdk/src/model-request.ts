@@ -40,6 +40,11 @@ export function modelRequestOf(
     prompt: params.prompt,
   };
   for (const key of SETTINGS) if (params[key] !== undefined) request[key] = params[key];
+  return recordedRequest(request, redact);
+}
+
+/** A request as plain JSON, redacted: what `model.requested` records and hashes. */
+function recordedRequest(request: Record<string, unknown>, redact: Redaction | false): JsonObject {
   const plain = toJsonValue(request, "$.request") as JsonObject;
   if (redact === false) return plain;
   // Credentials in provider options (apiKey, token, headers...) never reach the ledger; the
@@ -64,8 +69,5 @@ export function embeddingRequestOf(
     values: params.values,
   };
   if (params.providerOptions !== undefined) request.providerOptions = params.providerOptions;
-  const plain = toJsonValue(request, "$.request") as JsonObject;
-  if (redact === false) return plain;
-  const redacted = applyRedaction({ request: plain }, redact, { type: "model.requested" });
-  return (redacted as JsonObject).request as JsonObject;
+  return recordedRequest(request, redact);
 }
