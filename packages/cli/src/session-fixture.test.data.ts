@@ -1,6 +1,9 @@
 import { execFile, spawn } from "node:child_process";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type EventStore, SessionRecorder } from "@agent-ledger/core";
+import { type EventStore, openStore, SessionRecorder } from "@agent-ledger/core";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import { onTestFinished } from "vitest";
 
 /** The built binary the tests run, exactly as a user would. */
 export const BIN = fileURLToPath(new URL("../dist/bin.js", import.meta.url));
@@ -199,4 +202,24 @@ export async function recordNestedInFlight(store: EventStore, sessionId: string)
     effect: { kind: "write", idempotent: false },
   });
   return { outer, inner };
+}
+
+/**
+ * A SQLite ledger whose file name the URL parser reads as a password parameter
+ * (`ledger.db?password=s3cret-pw`), with a `pay` call in flight in session "pay": the binary
+ * opens it and redactUrl finds a secret in its URL, so the real path runs without a server.
+ */
+export async function storeWithSecret(): Promise<{ url: string; attemptId: string }> {
+  const directory = scratchDirectory("agent-ledger-secret-", onTestFinished);
+  const url = `sqlite:${join(directory, "ledger.db?password=s3cret-pw")}`;
+  const store = await openStore(url);
+  const recorder = new SessionRecorder({
+    store,
+    sessionId: "pay",
+    actor: { type: "agent", id: "a" },
+  });
+  await recorder.startRun();
+  const call = await recorder.beforeToolCall({ toolCallId: "c1", name: "pay", args: {} });
+  await store.close();
+  return { url, attemptId: call.attemptId };
 }

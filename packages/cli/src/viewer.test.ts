@@ -10,7 +10,7 @@ import {
 } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { type Browser, chromium } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type DemoSession,
   INJECTION,
@@ -19,6 +19,7 @@ import {
   runBin,
   runPasted,
   startBin,
+  storeWithSecret,
 } from "./session-fixture.test.data.js";
 import { CONTENT_SECURITY_POLICY } from "./viewer/security.js";
 import { startViewer } from "./viewer/viewer-server.js";
@@ -167,20 +168,9 @@ describe("agent-ledger serve: the store URL in the page", () => {
   // with --store its password as ***, from $AGENT_LEDGER_STORE not at all (serve passed that
   // one to the page, which inspect leaves to the environment). Never the password itself.
   it("serve's page and inspect print the same resolve command for the same store URL", async () => {
-    // A SQLite file whose name reads as a password parameter: the real path, no server.
-    const secretDirectory = scratchDirectory("agent-ledger-viewer-secret-", onTestFinished);
-    const url = `sqlite:${join(secretDirectory, "ledger.db?password=s3cret-pw")}`;
-    const store = await openStore(url);
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "pay",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
-    const call = await recorder.beforeToolCall({ toolCallId: "c1", name: "pay", args: {} });
-    await store.close();
+    const { url, attemptId } = await storeWithSecret();
     const resolve = (storeOption: string) =>
-      `agent-ledger resolve --abandon "reason"${storeOption} -- pay ${call.attemptId}`;
+      `agent-ledger resolve --abandon "reason"${storeOption} -- pay ${attemptId}`;
     const shown = ` --store '${url.replace("s3cret-pw", "***")}'`;
     for (const { given, env, steps } of [
       {

@@ -3,7 +3,7 @@ import { openStore, SessionRecorder } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import Database from "better-sqlite3";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { runBin, runPasted } from "../session-fixture.test.data.js";
+import { runBin, runPasted, storeWithSecret } from "../session-fixture.test.data.js";
 import { startViewer } from "../viewer/viewer-server.js";
 
 /**
@@ -117,23 +117,6 @@ describe("a session whose blob is lost", () => {
 });
 
 describe("the resolve command inspect prints", () => {
-  // A SQLite file whose name the URL parser reads as a password parameter: the binary opens it
-  // and redactUrl finds a secret in its URL, so the real path runs without a database server.
-  async function storeWithSecret(): Promise<{ url: string; attemptId: string }> {
-    const directory = scratchDirectory("agent-ledger-secret-", onTestFinished);
-    const url = `sqlite:${join(directory, "ledger.db?password=s3cret-pw")}`;
-    const store = await openStore(url);
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "pay",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
-    const call = await recorder.beforeToolCall({ toolCallId: "c1", name: "pay", args: {} });
-    await store.close();
-    return { url, attemptId: call.attemptId };
-  }
-
   it("never shows the store's password: left to $AGENT_LEDGER_STORE when it came from there", async () => {
     const { url, attemptId } = await storeWithSecret();
     const env = { AGENT_LEDGER_STORE: url };
