@@ -1,20 +1,14 @@
 import {
-  type Attempt,
   type JsonObject,
   type Redaction,
   type SessionRecorder,
   validateRedaction,
 } from "@agent-ledger/core";
-import type {
-  EmbeddingModelV3,
-  EmbeddingModelV3CallOptions,
-  EmbeddingModelV3Middleware,
-  EmbeddingModelV3Result,
-} from "@ai-sdk/provider";
+import type { EmbeddingModelV3Middleware, EmbeddingModelV3Result } from "@ai-sdk/provider";
 import { adapterStateOf } from "./adapter-state.js";
+import { beginAttempt, recordFailure, replayedFailure } from "./ledger-middleware.js";
 import { embeddingRequestOf } from "./model-request.js";
 import { toJsonValue } from "./plain-json.js";
-import { AttemptAbandonedError, failureMetadataOf, rebuildError } from "./replayed-errors.js";
 
 export interface LedgerEmbeddingMiddlewareOptions {
   /** The recorder of the run (the same one the language model's `ledgerMiddleware` records to). */
@@ -64,6 +58,8 @@ function recordedResult(response: unknown): EmbeddingModelV3Result | undefined {
  * run a recorded call is answered from the ledger when it holds the vectors; otherwise it is
  * made again as a retry of the recorded attempt (embedding calls are idempotent), as is a call
  * a crash left in flight. A recorded failure is thrown again, so the SDK retries as it did.
+ * Its calls take the same path as a language model's (`beginAttempt`, `recordFailure`) and
+ * share its recorder's state: a run the ledger stopped refuses them too.
  */
 export function ledgerEmbeddingMiddleware(
   options: LedgerEmbeddingMiddlewareOptions,
@@ -71,55 +67,23 @@ export function ledgerEmbeddingMiddleware(
   const state = adapterStateOf(options.recorder);
   const redact = options.redact === false ? false : validateRedaction(options.redact, "$.redact");
   const withVectors = options.recordEmbeddings === true;
-  let last: { attempt: Attempt; failed: boolean } | undefined;
-
-  const begin = async (
-    params: EmbeddingModelV3CallOptions,
-    model: EmbeddingModelV3,
-  ): Promise<Attempt> => {
-    state.assertOpen();
-    await state.ensureStarted();
-    const { recorder } = state;
-    const request = embeddingRequestOf(params, model, redact);
-    // The SDK's retry of a failed call (the same request right after it): a new attempt.
-    const attempt =
-      last?.failed && recorder.sameModelRequest(last.attempt, request)
-        ? await recorder.retry(last.attempt)
-        : await recorder.beforeModelCall({ request });
-    last = { attempt, failed: false };
-    return attempt;
-  };
-
   return {
     specificationVersion: "v3",
     async wrapEmbed({ doEmbed, params, model }) {
-      let attempt = await begin(params, model);
+      let attempt = await beginAttempt(state, () => embeddingRequestOf(params, model, redact));
       const replayed = attempt.replayed;
       if (replayed?.status === "completed") {
         const result = recordedResult(replayed.result);
         if (result !== undefined) return result;
         // Recorded without its vectors: made again, as a retry of the recorded call.
         attempt = await state.recorder.retry(attempt);
-        last = { attempt, failed: false };
-      } else if (replayed?.status === "failed") {
-        if (last) last.failed = true;
-        throw rebuildError(replayed.error, replayed.metadata);
-      } else if (replayed) {
-        throw new AttemptAbandonedError(`embedding call ${attempt.attemptId}`, replayed.reason);
-      }
+        state.lastModel = { attempt, failed: false };
+      } else if (replayed) throw replayedFailure(state, attempt);
       let result: EmbeddingModelV3Result;
       try {
         result = await doEmbed();
       } catch (error) {
-        if (last?.attempt === attempt) last.failed = true;
-        const metadata = failureMetadataOf(error);
-        try {
-          await state.recorder.modelFailed(attempt, error, metadata ? { metadata } : {});
-        } catch (ledgerError) {
-          state.block(ledgerError);
-          throw ledgerError;
-        }
-        throw error;
+        throw await recordFailure(state, attempt, error);
       }
       try {
         await state.recorder.modelCompleted(attempt, embeddingResponseOf(result, withVectors));

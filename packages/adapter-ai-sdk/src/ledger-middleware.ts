@@ -1,5 +1,6 @@
 import {
   type Attempt,
+  type JsonObject,
   type Redaction,
   type SessionRecorder,
   validateRedaction,
@@ -30,20 +31,20 @@ export interface LedgerMiddlewareOptions {
 }
 
 /**
- * Commits `model.requested` before the call (a retry of the SDK, same request right after a
- * failure of this step, becomes a new attempt with `retryOf`). On a resumed run a recorded call
- * is answered from the ledger instead.
+ * Commits `model.requested` for the request `requestOf` builds (a language or embedding
+ * model's; built once the run has started, so a request refused as not plain JSON is refused
+ * on a started run) before the call (a retry of the SDK, same request right after a failure of
+ * this step, becomes a new attempt with `retryOf`). On a resumed run a recorded call is
+ * answered from the ledger instead.
  */
-async function beginAttempt(
+export async function beginAttempt(
   state: AdapterState,
-  params: LanguageModelV3CallOptions,
-  model: LanguageModelV3,
-  redact: Redaction | false | undefined,
+  requestOf: () => JsonObject,
 ): Promise<Attempt> {
   state.assertOpen();
   await state.ensureStarted();
   const { recorder } = state;
-  const request = modelRequestOf(params, model, redact);
+  const request = requestOf();
   const previous = state.lastModel;
   let attempt: Attempt;
   // Hashing a long conversation costs a pass over it: only when a failed call may be retried.
@@ -99,7 +100,9 @@ async function wrapGenerate(
     model: LanguageModelV3;
   },
 ): Promise<LanguageModelV3GenerateResult> {
-  const attempt = await beginAttempt(state, options.params, options.model, redact);
+  const attempt = await beginAttempt(state, () =>
+    modelRequestOf(options.params, options.model, redact),
+  );
   const replayed = attempt.replayed;
   if (replayed?.status === "completed") {
     const result = decodeGenerateResult(replayed.result);
@@ -134,7 +137,9 @@ async function wrapStream(
     model: LanguageModelV3;
   },
 ): Promise<LanguageModelV3StreamResult> {
-  const attempt = await beginAttempt(state, options.params, options.model, redact);
+  const attempt = await beginAttempt(state, () =>
+    modelRequestOf(options.params, options.model, redact),
+  );
   const replayed = attempt.replayed;
   if (replayed) return replayStream(state, attempt);
   let result: LanguageModelV3StreamResult;
