@@ -642,11 +642,13 @@ export class RedisEventStore implements EventStore {
     if (blobs.length === 0) return [];
     try {
       // Indexed first, as an append indexes what it names, and listed for the session, whose
-      // deletion collects them even if no event of it ever names them.
+      // deletion collects them even if no event of it ever names them: both in one round trip.
       if (sessionId !== undefined) {
         const refs = blobs.map((blob) => blob.ref);
-        await this.#indexRefs(sessionId, refs);
-        await this.#client.sadd(sessionKeys(this.#prefix, sessionId).puts, ...refs);
+        await Promise.all([
+          this.#indexRefs(sessionId, refs),
+          this.#client.sadd(sessionKeys(this.#prefix, sessionId).puts, ...refs),
+        ]);
       }
       // Per blob, SET NX and the touched-at time together (one script call in the blob's
       // slot), so retention sees both or neither. The calls of several blobs go out together.
