@@ -67,6 +67,13 @@ function cloneEvent(event: LedgerEvent): LedgerEvent {
   return out;
 }
 
+/** Adds `value` to the set `map` holds under `key`, making the set on first use. */
+function addToSet(map: Map<string, Set<string>>, key: string, value: string): void {
+  const set = map.get(key);
+  if (set) set.add(value);
+  else map.set(key, new Set([value]));
+}
+
 /**
  * The reference store: everything in process memory, deep copies on write and on read so a
  * caller can never change what is stored. Not durable; for tests, examples and as the model
@@ -139,14 +146,8 @@ export class MemoryEventStore implements EventStore {
       run.events.push(event);
       session.log.push(event);
       session.byEventId.set(event.eventId, event);
-      for (const ref of event.evidenceRefs ?? []) {
-        let sessions = this.#referencedBy.get(ref);
-        if (!sessions) {
-          sessions = new Set();
-          this.#referencedBy.set(ref, sessions);
-        }
-        sessions.add(event.sessionId);
-      }
+      for (const ref of event.evidenceRefs ?? [])
+        addToSet(this.#referencedBy, ref, event.sessionId);
     }
     session.cursor += events.length;
     session.updatedAt = events[events.length - 1]?.recordedAt ?? session.updatedAt;
@@ -273,12 +274,8 @@ export class MemoryEventStore implements EventStore {
   #putBlob(blob: EncodedBlob, sessionId: string | undefined): string {
     // Referenced by the session from now on, as when one of its events names it.
     if (sessionId !== undefined) {
-      const sessions = this.#referencedBy.get(blob.ref);
-      if (sessions) sessions.add(sessionId);
-      else this.#referencedBy.set(blob.ref, new Set([sessionId]));
-      const put = this.#putFor.get(sessionId);
-      if (put) put.add(blob.ref);
-      else this.#putFor.set(sessionId, new Set([blob.ref]));
+      addToSet(this.#referencedBy, blob.ref, sessionId);
+      addToSet(this.#putFor, sessionId, blob.ref);
     }
     const existing = this.#blobs.get(blob.ref);
     if (existing) existing.touchedAt = Date.now();
