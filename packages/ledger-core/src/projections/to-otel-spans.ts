@@ -154,6 +154,13 @@ export interface OtelTracerProvider {
   getTracer(name: string, version?: string): object;
 }
 
+/** The link from a span to the span of what caused it, if that is known. */
+function causedBy(cause: Span | undefined): Link[] {
+  return cause
+    ? [{ context: cause.spanContext(), attributes: { "agent_ledger.link.type": "caused_by" } }]
+    : [];
+}
+
 /**
  * Re-creates a session as OpenTelemetry spans through the given provider (§7), with the
  * recorded times: `invoke_agent {agent}` per run (children under their parent run),
@@ -225,13 +232,7 @@ function emitSpans(
     if (first.actor?.type) attributes["agent_ledger.actor.type"] = first.actor.type;
     if (first.actor?.framework) attributes["agent_ledger.actor.framework"] = first.actor.framework;
     if (run.parentRunId) attributes["agent_ledger.parent_run.id"] = run.parentRunId;
-    const links: Link[] = [];
-    const cause = spanOfEvent(run.causedByEventId);
-    if (cause)
-      links.push({
-        context: cause.spanContext(),
-        attributes: { "agent_ledger.link.type": "caused_by" },
-      });
+    const links = causedBy(spanOfEvent(run.causedByEventId));
     const span = tracer.startSpan(
       `invoke_agent ${agentName}`,
       { kind: SPAN_KIND_INTERNAL, startTime: new Date(first.recordedAt), attributes, links },
@@ -261,23 +262,22 @@ function emitSpans(
       "agent_ledger.attempt.status": isUnresolved(attempt) ? "unresolved" : attempt.status,
     };
     if (requested.retryOf) attributes["agent_ledger.attempt.retry_of"] = requested.retryOf;
-    const links: Link[] = [];
+    // A model that a tool call makes (an LLM inside a tool) runs inside that call: its span
+    // hangs under the tool's. Any other cause (a tool's: the completion that asked for it) is a
+    // link.
+    const cause = causeOf(model, attempt);
+    const causeSpan = spanOfEvent(cause);
+    const causeEvent = cause === undefined ? undefined : model.byEventId.get(cause);
+    const insideTool =
+      attempt.kind === "model" &&
+      causeSpan !== undefined &&
+      causeEvent?.type === "tool.requested" &&
+      causeEvent.runId === run.runId;
+    const parent = insideTool ? causeSpan : runSpan(run);
+    const links = insideTool ? [] : causedBy(causeSpan);
     let name: string;
     let kind: number;
-    let parent = runSpan(run);
     if (attempt.kind === "model") {
-      // A model that a tool call makes (an LLM inside a tool) runs inside that call: its span
-      // hangs under the tool's. Any other cause is a link, as for tools.
-      const cause = requested.causedByEventId;
-      const causeSpan = spanOfEvent(cause);
-      const causeEvent = cause === undefined ? undefined : model.byEventId.get(cause);
-      if (causeSpan && causeEvent?.type === "tool.requested" && causeEvent.runId === run.runId)
-        parent = causeSpan;
-      else if (causeSpan)
-        links.push({
-          context: causeSpan.spanContext(),
-          attributes: { "agent_ledger.link.type": "caused_by" },
-        });
       const request = payload.request ?? null;
       const response = attempt.status === "completed" ? outcome.response : outcome.partial;
       const requestModel = modelNameOf(request);
@@ -337,12 +337,6 @@ function emitSpans(
             toolResultOf(outcome.result) ?? null,
           );
       }
-      const cause = spanOfEvent(causeOf(model, attempt));
-      if (cause)
-        links.push({
-          context: cause.spanContext(),
-          attributes: { "agent_ledger.link.type": "caused_by" },
-        });
     }
     const span = tracer.startSpan(
       name,
