@@ -43,7 +43,7 @@ export {
   UnresolvedAttemptError,
 } from "./events/errors.js";
 export { computeEventHash } from "./events/hash-chain.js";
-export { assertId, isValidId, uuidv7 } from "./events/ids.js";
+export { assertId, compareIds, isValidId, uuidv7 } from "./events/ids.js";
 export type { JsonObject, JsonValue, SerializedError } from "./events/json.js";
 export {
   assertPlainJson,

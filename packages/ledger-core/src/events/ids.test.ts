@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { LedgerError } from "./errors.js";
-import { assertId, isValidId, uuidv7 } from "./ids.js";
+import { assertId, compareIds, isValidId, uuidv7 } from "./ids.js";
 
 const format = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -91,5 +91,64 @@ describe("ids with lone surrogates", () => {
     expect(isValidId("\uDC00b")).toBe(false);
     expect(isValidId("ok\uD83D\uDE00")).toBe(true);
     expect(() => assertId("a\uD800", "$.sessionId")).toThrow(/lone surrogate/);
+  });
+});
+
+describe("compareIds", () => {
+  it("orders by code point, as the UTF-8 bytes sort, where UTF-16 units would not", () => {
+    // U+FF61 is one UTF-16 unit (0xFF61); U+1F600 is the pair 0xD83D 0xDE00.
+    const ids = [
+      "a\u{1F600}",
+      "a\uFF61",
+      "a\uD7FF",
+      "a\uE000",
+      "a",
+      "ab",
+      "a\u00e9",
+      "a\u{10FFFF}",
+    ];
+    const byBytes = [...ids].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
+    expect([...ids].sort(compareIds)).toEqual(byBytes);
+    expect(byBytes).toEqual([
+      "a",
+      "ab",
+      "a\u00e9",
+      "a\uD7FF",
+      "a\uE000",
+      "a\uFF61",
+      "a\u{1F600}",
+      "a\u{10FFFF}",
+    ]);
+    expect([...ids].sort()).not.toEqual(byBytes);
+    expect(compareIds("x", "x")).toBe(0);
+    expect(Math.sign(compareIds("\u{1F600}", "\uFFFF"))).toBe(1);
+    expect(Math.sign(compareIds("\uFFFF", "\u{1F600}"))).toBe(-1);
+  });
+
+  it("agrees with the UTF-8 byte order on random ids", () => {
+    const pieces = [
+      "a",
+      "z",
+      "\u00e9",
+      "\u0800",
+      "\uD7FF",
+      "\uE000",
+      "\uFFFD",
+      "\u{10000}",
+      "\u{1F600}",
+    ];
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed;
+    };
+    for (let trial = 0; trial < 2000; trial++) {
+      const make = () =>
+        Array.from({ length: 1 + (next() % 4) }, () => pieces[next() % pieces.length]).join("");
+      const a = make();
+      const b = make();
+      const expected = Math.sign(Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      expect(Math.sign(compareIds(a, b)), `${a} vs ${b}`).toBe(expected);
+    }
   });
 });

@@ -89,6 +89,29 @@ export function isValidId(value: unknown): value is string {
   );
 }
 
+/**
+ * The order in which `listSessions` lists ids: by Unicode code point, which is the byte order of
+ * their UTF-8 form and the order every database store sorts in (SQLite, PostgreSQL under
+ * `collate "C"`, MySQL's binary collation, Redis' lexicographic ranges). JavaScript's own `<`
+ * compares UTF-16 code units instead, and puts a character above U+FFFF (stored as a surrogate
+ * pair, 0xD800-0xDFFF) before one in U+E000-U+FFFF. For valid ids (no lone surrogates).
+ */
+export function compareIds(a: string, b: string): number {
+  const length = Math.min(a.length, b.length);
+  for (let index = 0; index < length; index++) {
+    const x = a.charCodeAt(index);
+    const y = b.charCodeAt(index);
+    if (x !== y) return codePointRank(x) - codePointRank(y);
+  }
+  return a.length - b.length;
+}
+
+/** A UTF-16 code unit moved so that surrogates (pairs above U+FFFF) rank after U+E000-U+FFFF. */
+function codePointRank(unit: number): number {
+  if (unit < 0xd800) return unit;
+  return unit < 0xe000 ? unit + 0x2000 : unit - 0x800;
+}
+
 /** Throws `invalid-event` naming `path` unless `value` is a valid id. */
 export function assertId(value: unknown, path: string): asserts value is string {
   if (!isValidId(value)) {

@@ -1,6 +1,6 @@
 import { isoNow } from "../events/clock.js";
 import { ConflictError, NotFoundError } from "../events/errors.js";
-import { assertId, uuidv7 } from "../events/ids.js";
+import { assertId, compareIds, uuidv7 } from "../events/ids.js";
 import { cloneJson } from "../events/json.js";
 import type { LedgerEvent, RunHead } from "../events/types.js";
 import { assignCursors, EMPTY_HEAD, planAppend, planFork } from "./append-plan.js";
@@ -193,7 +193,7 @@ export class MemoryEventStore implements EventStore {
     validatePaging(request);
     if (request.after !== undefined) assertId(request.after, "$.after");
     const after = request.after;
-    this.#sortedIds ??= [...this.#sessions.keys()].sort();
+    this.#sortedIds ??= [...this.#sessions.keys()].sort(compareIds);
     const sorted = this.#sortedIds;
     // The first id after `after`, by binary search.
     let start = 0;
@@ -201,7 +201,7 @@ export class MemoryEventStore implements EventStore {
       let end = sorted.length;
       while (start < end) {
         const middle = (start + end) >>> 1;
-        if ((sorted[middle] as string) > after) end = middle;
+        if (compareIds(sorted[middle] as string, after) > 0) end = middle;
         else start = middle + 1;
       }
     }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { uuidv7 } from "../events/ids.js";
+import { compareIds, uuidv7 } from "../events/ids.js";
 import type { JsonValue } from "../events/json.js";
 import type { LedgerEvent, NewEvent } from "../events/types.js";
 import type { RunSummary } from "../store/event-store.js";
@@ -187,7 +187,7 @@ export const readCases: CaseFactory = (makeStore) => [
         const events = Array.from({ length: index + 1 }, (_, n) => note(n));
         await store.append({ sessionId, runId: "run", expectedSeq: 0, events });
       }
-      const sorted = [...ids].sort();
+      const sorted = [...ids].sort(compareIds);
       const first = await store.listSessions({ after: prefix, limit: 2 });
       assert.deepStrictEqual(
         first.sessions.map((session) => session.sessionId),
@@ -209,7 +209,7 @@ export const readCases: CaseFactory = (makeStore) => [
       assert.equal("nextCursor" in exact, false, "nextCursor is absent, not undefined");
       const all = await allSessions(store, 2);
       const listed = all.map((session) => session.sessionId);
-      assert.deepStrictEqual(listed, [...listed].sort(), "sessions sorted by id");
+      assert.deepStrictEqual(listed, [...listed].sort(compareIds), "sessions sorted by id");
       assert.equal(new Set(listed).size, listed.length, "no session twice");
       assert.deepStrictEqual(
         listed.filter((id) => id.startsWith(prefix)),
@@ -227,6 +227,36 @@ export const readCases: CaseFactory = (makeStore) => [
           "sessionId",
           "updatedAt",
         ]);
+      }
+    }),
+  },
+  {
+    group: "read",
+    name: "listSessions orders ids by code point (UTF-8 bytes), above U+FFFF too",
+    timeoutMs: 30_000,
+    run: withStore(makeStore, async (store) => {
+      const prefix = freshId("order");
+      // UTF-16 units would put U+1F600 (0xD83D 0xDE00) before U+FF61 and U+E000.
+      const ids = ["\u{1F600}", "\uFF61", "\uE000", "\u00e9", "z", "\uD7FF", "\u{10FFFF}"].map(
+        (tail) => `${prefix}-${tail}`,
+      );
+      for (const sessionId of ids)
+        await store.append({ sessionId, runId: "run", expectedSeq: 0, events: [note(sessionId)] });
+      const expected = ids
+        .map((id) => ({ id, bytes: Buffer.from(id, "utf8") }))
+        .sort((a, b) => Buffer.compare(a.bytes, b.bytes))
+        .map((item) => item.id);
+      const mine = (sessions: { sessionId: string }[]) =>
+        sessions.map((session) => session.sessionId).filter((id) => id.startsWith(prefix));
+      assert.deepStrictEqual(mine(await allSessions(store, 2)), expected, "paged by 2");
+      assert.deepStrictEqual(mine((await store.listSessions()).sessions), expected, "one page");
+      for (const [index, after] of expected.entries()) {
+        const page = await store.listSessions({ after, limit: 2 });
+        assert.deepStrictEqual(
+          mine(page.sessions),
+          expected.slice(index + 1, index + 3),
+          `after ${JSON.stringify(after)}`,
+        );
       }
     }),
   },

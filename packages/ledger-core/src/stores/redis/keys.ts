@@ -83,9 +83,10 @@ export function runKeys(prefix: string, sessionId: string, runId: string): RunKe
 /**
  * Sorted set (all scores 0, ordered by member bytes) of every session id, for listSessions.
  * It lives outside any session's slot, so the append script cannot write it (see the store).
+ * Layout 2 kept the index under `sessions`, its members in UTF-16 (layout-migration.ts).
  */
 export function sessionsKey(prefix: string): string {
-  return `${prefix}sessions`;
+  return `${prefix}session-ids`;
 }
 
 /**
@@ -113,15 +114,14 @@ export function schemaKey(prefix: string): string {
 }
 
 /**
- * A session id as a member of the `sessions` sorted set: its UTF-16 code units, big-endian.
- * ZRANGEBYLEX compares members byte by byte, so the set sorts exactly as JavaScript compares
- * strings (by code unit, like the reference store), which UTF-8 would not for characters
- * above U+FFFF. The encoding is reversible, lone surrogates included.
+ * A session id as a member of the `session-ids` sorted set: its UTF-8 bytes. ZRANGEBYLEX
+ * compares members byte by byte, so the set sorts by code point, as every store lists
+ * sessions (`compareIds`). Ids have no lone surrogates, so the encoding is reversible.
  */
 export function sessionMember(sessionId: string): Buffer {
-  return Buffer.from(sessionId, "utf16le").swap16();
+  return Buffer.from(sessionId, "utf8");
 }
 
 export function sessionFromMember(member: Buffer): string {
-  return Buffer.from(member).swap16().toString("utf16le");
+  return member.toString("utf8");
 }

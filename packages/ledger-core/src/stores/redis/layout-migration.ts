@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from "ioredis";
 import { isCluster } from "./client.js";
-import { blobKeys } from "./keys.js";
+import { blobKeys, sessionMember, sessionsKey } from "./keys.js";
 import { logRefs } from "./log-refs.js";
 
 /**
@@ -107,4 +107,31 @@ async function indexStoredRefs(client: Redis | Cluster, prefix: string): Promise
     const { refs } = await logRefs(client, `${meta.slice(0, -":meta".length)}:log`);
     for (const ref of refs) await client.sadd(blobKeys(prefix, ref.slice(7)).sessions, session);
   }
+}
+
+/** Members moved per ZADD, so one command stays small whatever the number of sessions. */
+const SESSIONS_PER_COMMAND = 500;
+
+/**
+ * Layout 2 kept the index of sessions under `sessions`, each id as its UTF-16 code units
+ * (big-endian), so that it listed ids in JavaScript's order. The SQL stores list them by code
+ * point, which differs for characters above U+FFFF; layout 3 keeps the index under
+ * `session-ids` in UTF-8, whose bytes sort by code point. The same bytes can be a UTF-16 id and
+ * another UTF-8 id ("中" is 4E 2D, which is "N-"), so the new index is a new key. Idempotent,
+ * like the blob move: processes that start at once, or one that died half way, all copy every
+ * member (ZADD) and then delete the old key. Writers of the older version must be stopped first.
+ */
+export async function migrateSessionIndexFromLayout2(
+  client: Redis | Cluster,
+  prefix: string,
+): Promise<void> {
+  const legacy = `${prefix}sessions`;
+  const members = await client.zrangeBuffer(legacy, 0, -1);
+  for (let start = 0; start < members.length; start += SESSIONS_PER_COMMAND) {
+    const ids = members
+      .slice(start, start + SESSIONS_PER_COMMAND)
+      .map((member) => Buffer.from(member).swap16().toString("utf16le"));
+    await client.zadd(sessionsKey(prefix), ...ids.flatMap((id) => [0, sessionMember(id)]));
+  }
+  await client.del(legacy);
 }

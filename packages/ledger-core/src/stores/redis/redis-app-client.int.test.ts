@@ -120,7 +120,7 @@ describe.skipIf(!available)("RedisEventStore upgrading through an application's 
 
     const upgraded = new RedisEventStore({ client, keyPrefix: legacy });
     await upgraded.init();
-    expect(await admin.get(`${at}schema-version`)).toBe("2");
+    expect(await admin.get(`${at}schema-version`)).toBe("3");
     expect(new TextDecoder().decode(await upgraded.getBlob(ref))).toBe(
       "evidence kept across the upgrade",
     );

@@ -458,16 +458,17 @@ describe.skipIf(!available)("RedisEventStore", () => {
     expect(second.sessions.map((session) => session.sessionId)).toEqual(["c"]);
     expect(second.nextCursor).toBeUndefined();
     expect(second.sessions[0]).toMatchObject({ eventCount: 1 });
-    // Code-unit order, as JavaScript sorts: "😀" (D83D DE00) before "\uFFFD" (UTF-8 disagrees).
+    // Code-point order, as the SQL stores list: "😀" (U+1F600) after "\uFFFD", where
+    // JavaScript's UTF-16 units (D83D DE00) would put it before.
     const odd = ["b\uFFFD", "b😀", "b\uE000x", "b\u00e9"];
     for (const id of odd) {
       await lister.append({ sessionId: id, runId: "r", expectedSeq: 0, events: [started()] });
     }
     const listed = (await lister.listSessions({ after: "b" })).sessions.map((s) => s.sessionId);
-    expect(listed).toEqual([...odd, "c"].sort());
+    expect(listed).toEqual(["b\u00e9", "b\uE000x", "b\uFFFD", "b😀", "c"]);
     expect(
-      (await lister.listSessions({ after: "b😀", limit: 1 })).sessions.map((s) => s.sessionId),
-    ).toEqual(["b\uE000x"]);
+      (await lister.listSessions({ after: "b\uE000x", limit: 1 })).sessions.map((s) => s.sessionId),
+    ).toEqual(["b\uFFFD"]);
     await lister.close();
   });
 
@@ -578,7 +579,7 @@ describe.skipIf(!available)("RedisEventStore", () => {
     await Promise.all([upgraded.init(), sibling.init()]);
     await sibling.close();
     await upgraded.init();
-    expect(await admin.get(`${legacy}schema-version`)).toBe("2");
+    expect(await admin.get(`${legacy}schema-version`)).toBe("3");
     expect(new TextDecoder().decode(await upgraded.getBlob(ref))).toBe(
       "evidence kept across the upgrade",
     );
@@ -603,10 +604,62 @@ describe.skipIf(!available)("RedisEventStore", () => {
     expect(await keysUnder(admin, legacy)).toEqual([`${legacy}schema-version`]);
     await upgraded.close();
 
-    await admin.set(`${legacy}schema-version`, "3");
+    await admin.set(`${legacy}schema-version`, "4");
     const newer = new RedisEventStore({ url, keyPrefix: legacy });
     await expect(newer.init()).rejects.toMatchObject({ code: "store-unavailable" });
     await newer.close();
+  });
+
+  it("moves a layout-2 index of sessions (UTF-16 members) to code-point order on init", async () => {
+    const legacy = freshPrefix("legacy-ids");
+    extraPrefixes.push(legacy);
+    // "中" is 4E 2D in UTF-16: the bytes of the UTF-8 id "N-", which must not appear.
+    const ids = ["\u{1F600}", "\uFF61", "\u4E2D", "N-x", "a", "\u00e9"].map((id) => `${id}/s`);
+    const writer = new RedisEventStore({ url, keyPrefix: legacy });
+    await writer.init();
+    for (const sessionId of ids)
+      await writer.append({ sessionId, runId: "r", expectedSeq: 0, events: [started()] });
+    await writer.close();
+    // Rewrite the index as layout 2 kept it: `sessions`, members in UTF-16 big-endian.
+    const index = `${legacy}session-ids`;
+    const members = await admin.zrangeBuffer(index, 0, -1);
+    expect(members.map((member) => member.toString("utf8")).sort()).toEqual([...ids].sort());
+    await admin.del(index);
+    for (const member of members)
+      await admin.zadd(
+        `${legacy}sessions`,
+        0,
+        Buffer.from(member.toString("utf8"), "utf16le").swap16(),
+      );
+    await admin.set(`${legacy}schema-version`, "2");
+
+    const upgraded = new RedisEventStore({ url, keyPrefix: legacy });
+    const sibling = new RedisEventStore({ url, keyPrefix: legacy });
+    await Promise.all([upgraded.init(), sibling.init()]);
+    await sibling.close();
+    expect(await admin.get(`${legacy}schema-version`)).toBe("3");
+    expect(await admin.exists(`${legacy}sessions`)).toBe(0);
+    const byBytes = [...ids].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    const listed = (await upgraded.listSessions()).sessions.map((session) => session.sessionId);
+    expect(listed).toEqual(byBytes);
+    expect(listed.indexOf("\uFF61/s")).toBeLessThan(listed.indexOf("\u{1F600}/s"));
+    const paged = await upgraded.listSessions({ after: "\uFF61/s", limit: 5 });
+    expect(paged.sessions.map((session) => session.sessionId)).toEqual(["\u{1F600}/s"]);
+    // A new session joins the moved index, and a deleted one leaves it.
+    await upgraded.append({ sessionId: "b", runId: "r", expectedSeq: 0, events: [started()] });
+    await upgraded.append({
+      sessionId: "a/s",
+      runId: "r",
+      expectedSeq: 1,
+      events: [{ type: "run.completed", payload: {} }],
+    });
+    await upgraded.deleteSession("a/s");
+    expect((await upgraded.listSessions()).sessions.map((session) => session.sessionId)).toEqual(
+      ["b", ...byBytes.filter((id) => id !== "a/s")].sort((a, b) =>
+        Buffer.compare(Buffer.from(a), Buffer.from(b)),
+      ),
+    );
+    await upgraded.close();
   });
 
   it("indexes the blob references of a layout-1 database written before the reference index", async () => {
@@ -681,7 +734,7 @@ describe.skipIf(!available)("RedisEventStore", () => {
     const listed = (await store.listSessions()).sessions.map((session) => session.sessionId);
     for (const sessionId of hostile) expect(listed).toContain(sessionId);
     const layout = new RegExp(
-      `^${prefix}(schema-version|sessions|blob:\\{[0-9a-f]{64}\\}(:sessions|:touched)?|s:\\{[0-9a-f]{64}\\}:(meta|log|ids|runs|run:[0-9a-f]{64}:(events|head)))$`,
+      `^${prefix}(schema-version|session-ids|blob:\\{[0-9a-f]{64}\\}(:sessions|:touched)?|s:\\{[0-9a-f]{64}\\}:(meta|log|ids|runs|run:[0-9a-f]{64}:(events|head)))$`,
     );
     // Lone surrogates have no UTF-8 form (they would collide with U+FFFD): refused up front.
     await expect(

@@ -80,7 +80,7 @@ import {
   sessionMember,
   sessionsKey,
 } from "./keys.js";
-import { migrateBlobsFromLayout1 } from "./layout-migration.js";
+import { migrateBlobsFromLayout1, migrateSessionIndexFromLayout2 } from "./layout-migration.js";
 import { logRefs } from "./log-refs.js";
 import {
   APPEND_BATCH_SCRIPT,
@@ -96,7 +96,7 @@ import {
  * Version of the key layout (keys.ts); init() moves a layout-1 database to it
  * (layout-migration.ts) and refuses any other.
  */
-const LAYOUT_VERSION = "2";
+const LAYOUT_VERSION = "3";
 /** Script round trips one append may take when other writers move the run in between. */
 const MAX_ATTEMPTS = 4;
 /** Blob scripts retention sends before it waits for their replies. */
@@ -217,6 +217,11 @@ export class RedisEventStore implements EventStore {
       }
       if (version === "1") {
         await migrateBlobsFromLayout1(this.#client, this.#prefix);
+        await this.#client.set(key, "2");
+        version = "2";
+      }
+      if (version === "2") {
+        await migrateSessionIndexFromLayout2(this.#client, this.#prefix);
         await this.#client.set(key, LAYOUT_VERSION);
         version = LAYOUT_VERSION;
       }
