@@ -123,6 +123,23 @@ describe("resume re-executes a loop whose runs were already closed", () => {
     await store.close();
   });
 
+  it("completing a resumed run with other output than the recorded one is replay-divergence", async () => {
+    // The re-executed loop is not the one that ran: its answer would silently be the old one.
+    const { store } = await crashAfter("closed-other.db", "await delegate(recorder, false);");
+    const before = await store.readSession({ sessionId: "s" });
+    const resumed = await SessionRecorder.resume({ store, ...address, actor });
+    await resumed.startRun();
+    await expect(resumed.completeRun("it costs 6 EUR")).rejects.toMatchObject({
+      code: "replay-divergence",
+      details: { seq: 1 },
+    });
+    await expect(resumed.completeRun()).rejects.toMatchObject({ code: "replay-divergence" });
+    const recorded = await resumed.completeRun("it costs 5 EUR");
+    expect(recorded.payload).toEqual({ output: "it costs 5 EUR" });
+    expect(await store.readSession({ sessionId: "s" })).toEqual(before);
+    await store.close();
+  });
+
   it("lists the session's runs once to resume a run and re-enter its sub-agents, not once per sub-agent", async () => {
     // Each child of a resumed run listed every run of the session to find its own children:
     // resuming a run with N sub-agents read N x N runs (quadratic round trips and rows).

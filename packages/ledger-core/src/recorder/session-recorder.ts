@@ -977,10 +977,21 @@ export class SessionRecorder {
   }
 
   // A re-executed loop closes its run (or a child's) again, as it did before the crash: like
-  // startRun, that answers from the ledger. Closing it another way is still `run-closed`.
+  // startRun, that answers from the ledger. Closing it another way is still `run-closed`. A
+  // completion is checked like a recorded input: other output than the recorded one means the
+  // loop did not re-execute the same run (`replay-divergence`). A failure or cancellation is
+  // not: its stack or reason may name a time or a process.
   async #close(event: NewEvent): Promise<LedgerEvent> {
     return this.#inTurn(async () => {
-      if (this.#recordedEnd?.type === event.type) return this.#recordedEnd;
+      const recorded = this.#recordedEnd;
+      if (recorded?.type === event.type) {
+        if (event.type === "run.completed" && hashJson(recorded.payload) !== hashJson(event.payload))
+          throw new ReplayDivergenceError(
+            `the run's output differs from the output recorded when it completed at seq ${recorded.seq}`,
+            { seq: recorded.seq, eventId: recorded.eventId },
+          );
+        return recorded;
+      }
       const [stored] = await this.#commit([event]);
       return stored as LedgerEvent;
     });
