@@ -1,14 +1,19 @@
-import { writeSync } from "node:fs";
 import type { EventStore } from "@agent-ledger/core";
-import { compiledBeside, HaltingStore, haltHere, killAtMarker } from "@agent-ledger/core/testing";
+import {
+  compiledBeside,
+  HaltingStore,
+  haltHere,
+  killAtMarker,
+  readReports,
+  reportToParent,
+} from "@agent-ledger/core/testing";
 import type { CrashScenarioName } from "./crash-scenarios.test.data.js";
 
 /** The line a scenario's child prints at its crash point; the test kills it there. */
 const CRASH_POINT = "CRASH_POINT";
 
-// What a child reports before it dies: written synchronously, so a SIGKILL loses none of it.
-const EFFECT = "effect ";
-const MODEL_CALL = "model call";
+/** A line a child reports before it dies (core's reportToParent: a SIGKILL loses none). */
+type Report = { effect: string } | { modelCall: true };
 
 /** What a crashed child did before the SIGKILL: the tests add it to what the resume does. */
 export interface CrashedChild {
@@ -21,10 +26,10 @@ export interface CrashedChild {
 /** The child's side of the report, for a scenario's tools and model. */
 export const report = {
   effect(effect: string): void {
-    writeSync(1, `${EFFECT}${effect}\n`);
+    reportToParent({ effect } satisfies Report);
   },
   modelCall(): void {
-    writeSync(1, `${MODEL_CALL}\n`);
+    reportToParent({ modelCall: true } satisfies Report);
   },
 };
 
@@ -53,11 +58,9 @@ export async function crashInChild(
   path: string,
 ): Promise<CrashedChild> {
   const { stdout } = await killAtMarker([CHILD, scenario, path], CRASH_POINT);
-  const lines = stdout.split("\n");
+  const reports = readReports<Report>(stdout);
   return {
-    effects: lines
-      .filter((line) => line.startsWith(EFFECT))
-      .map((line) => line.slice(EFFECT.length)),
-    modelCalls: lines.filter((line) => line === MODEL_CALL).length,
+    effects: reports.flatMap((line) => ("effect" in line ? [line.effect] : [])),
+    modelCalls: reports.filter((line) => "modelCall" in line).length,
   };
 }

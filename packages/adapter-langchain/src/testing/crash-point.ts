@@ -1,6 +1,11 @@
-import { writeSync } from "node:fs";
 import type { EventStore, NewEvent } from "@agent-ledger/core";
-import { HaltingStore, haltAfterAppend, haltHere } from "@agent-ledger/core/testing";
+import {
+  HaltingStore,
+  haltAfterAppend,
+  haltHere,
+  readReports,
+  reportToParent,
+} from "@agent-ledger/core/testing";
 
 /**
  * What a crash child runs (crashing-agent.test.child.ts): an agent recording into `store` that
@@ -34,15 +39,13 @@ export function crashAfterCommit(
   return haltAfterAppend(store, when, CRASH);
 }
 
-const EFFECT = "EFFECT ";
-
 /**
  * Tells the test that the crash child had an effect on the world (sent a message, paid for a
- * model call). Written synchronously: it is out before anything else runs, so a SIGKILL a
- * moment later cannot lose it. The test adds these to what its resumed run does.
+ * model call), through core's reportToParent: a SIGKILL a moment later cannot lose it. The
+ * test adds these to what its resumed run does.
  */
 export function noteEffect(name: string): void {
-  writeSync(1, `${EFFECT}${name}\n`);
+  reportToParent({ effect: name });
 }
 
 /** How many times a crash child noted each effect, from what it printed. */
@@ -50,10 +53,9 @@ export class ChildEffects {
   readonly #counts = new Map<string, number>();
 
   constructor(stdout: string) {
-    for (const line of stdout.split("\n")) {
-      if (!line.startsWith(EFFECT)) continue;
-      const name = line.slice(EFFECT.length);
-      this.#counts.set(name, this.count(name) + 1);
+    for (const report of readReports<{ effect?: string }>(stdout)) {
+      const name = report.effect;
+      if (name !== undefined) this.#counts.set(name, this.count(name) + 1);
     }
   }
 

@@ -1,5 +1,5 @@
-import { writeSync } from "node:fs";
 import { type EventStore, findLedgerError } from "@agent-ledger/core";
+import { readReports, reportToParent } from "@agent-ledger/core/testing";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { type createAgent, createMiddleware, toolErrorMiddleware } from "langchain";
@@ -137,13 +137,13 @@ export function refusingAgent(store: EventStore, extra: Middleware[] = []) {
   return agentFor(store, [refusingSend()], (handler) => [...extra, ledgerMiddleware({ handler })]);
 }
 
-const ANSWER = "ANSWER ";
+type Answer = { answer: string } | { error: unknown };
 
-/** What a reference child's run ended with, as it printed it (an error as its JSON). */
-export function answerIn(stdout: string): { answer: string } | { error: unknown } {
-  const line = stdout.split("\n").find((entry) => entry.startsWith(ANSWER));
-  if (line === undefined) throw new Error(`no answer in: ${stdout}`);
-  return JSON.parse(line.slice(ANSWER.length)) as { answer: string } | { error: unknown };
+/** What a reference child's run ended with, as it reported it (an error as its JSON). */
+export function answerIn(stdout: string): Answer {
+  const answer = readReports<{ outcome?: Answer }>(stdout).find((report) => report.outcome);
+  if (answer?.outcome === undefined) throw new Error(`no answer in: ${stdout}`);
+  return answer.outcome;
 }
 
 export const ledgerMiddlewareCrashes = {
@@ -165,7 +165,7 @@ export const ledgerMiddlewareCrashes = {
     const outcome = await invalidArgumentsAgent(store, [
       crashAfterToolCall({ armed: false }),
     ]).invoke(GO);
-    writeSync(1, `${ANSWER}${JSON.stringify(outcome)}\n`);
+    reportToParent({ outcome });
   },
   /** send returns an error ToolMessage; the process dies right after the call. */
   "ledger-middleware:error-message": async (store) => {

@@ -1,6 +1,5 @@
-import { writeSync } from "node:fs";
 import type { EventStore, NewEvent } from "@agent-ledger/core";
-import { HaltingStore } from "@agent-ledger/core/testing";
+import { HaltingStore, readReports, reportToParent } from "@agent-ledger/core/testing";
 import type { RunToolApprovalItem } from "@openai/agents";
 import { approvalCallId } from "../approval-decisions.js";
 import type { AfterEffect } from "./fixture.js";
@@ -25,20 +24,15 @@ export interface Interruption {
   name: string | undefined;
 }
 
-const REPORT = "REPORT ";
 type Report = { effect: string } | { modelInput: unknown } | { interruption: Interruption };
 
-// Synchronous, before anything else can run: what is written is out when SIGKILL comes.
-function report(line: Report): void {
-  writeSync(1, `${REPORT}${JSON.stringify(line)}\n`);
-}
+// Core's reportToParent: synchronous, so what is written is out when SIGKILL comes.
+const report = (line: Report): void => reportToParent(line);
 
 /** What the child reported on `stdout` before it was killed. */
 export function parseReports(stdout: string): KilledProcess {
   const killed: KilledProcess = { effects: [], modelInputs: [], interruptions: [] };
-  for (const line of stdout.split("\n")) {
-    if (!line.startsWith(REPORT)) continue;
-    const parsed = JSON.parse(line.slice(REPORT.length)) as Report;
+  for (const parsed of readReports<Report>(stdout)) {
     if ("effect" in parsed) killed.effects.push(parsed.effect);
     else if ("modelInput" in parsed) killed.modelInputs.push(parsed.modelInput);
     else killed.interruptions.push(parsed.interruption);

@@ -5,7 +5,7 @@ import type { Actor } from "../events/types.js";
 import { inspectSession } from "../inspect/inspect-session.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
-import { killAtMarker } from "../testing/crash-child.js";
+import { killAtMarker, readReports } from "../testing/crash-child.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
 import { actor, address, delegate, shop } from "./resume-loops.test.data.js";
 import { SessionRecorder } from "./session-recorder.js";
@@ -23,20 +23,18 @@ const dist = (path: string) => JSON.stringify(new URL(`../../dist/${path}`, impo
 /**
  * Runs `body` in a child process with `recorder` (a SessionRecorder on the SQLite file `file`)
  * and the loops of resume-loops.test.data.ts in scope, then SIGKILLs it where the body ends: the
- * process dies there. Returns what the body printed with `report(value)` (one JSON per line,
- * written synchronously so the kill loses none of it), and the file opened again.
+ * process dies there. Returns what the body reported with `report(value)` (reportToParent: the
+ * kill loses none of it), and the file opened again.
  */
 async function crashAfter(file: string, body: string) {
   const script = `
-const { writeSync } = await import("node:fs");
 const { SessionRecorder } = await import(${dist("index.js")});
 const { SqliteEventStore } = await import(${dist("stores/sqlite/index.js")});
-const { haltHere } = await import(${dist("testing/index.js")});
+const { haltHere, reportToParent: report } = await import(${dist("testing/index.js")});
 const { actor, address, shop, delegate } = await import(${dist("recorder/resume-loops.test.data.js")});
 const store = new SqliteEventStore({ path: process.argv[1] });
 await store.init();
 const recorder = new SessionRecorder({ store, ...address, actor });
-const report = (value) => writeSync(1, JSON.stringify(value) + "\\n");
 ${body}
 await haltHere("DEAD");
 `;
@@ -44,11 +42,7 @@ await haltHere("DEAD");
     ["--input-type=module", "-e", script, join(dir, file)],
     "DEAD",
   );
-  const reports = stdout
-    .split("\n")
-    .filter((line) => line !== "" && line !== "DEAD")
-    .map((line) => JSON.parse(line) as unknown);
-  return { store: await open(file), reports };
+  return { store: await open(file), reports: readReports(stdout) };
 }
 
 describe("resume re-executes a loop that retried calls", () => {

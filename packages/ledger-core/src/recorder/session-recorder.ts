@@ -985,7 +985,10 @@ export class SessionRecorder {
     return this.#inTurn(async () => {
       const recorded = this.#recordedEnd;
       if (recorded?.type === event.type) {
-        if (event.type === "run.completed" && hashJson(recorded.payload) !== hashJson(event.payload))
+        if (
+          event.type === "run.completed" &&
+          hashJson(recorded.payload) !== hashJson(event.payload)
+        )
           throw new ReplayDivergenceError(
             `the run's output differs from the output recorded when it completed at seq ${recorded.seq}`,
             { seq: recorded.seq, eventId: recorded.eventId },

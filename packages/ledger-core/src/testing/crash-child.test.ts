@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
-import { compiledBeside, killAtMarker } from "./crash-child.js";
+import { compiledBeside, killAtMarker, readReports } from "./crash-child.js";
 import { scratchDirectory } from "./scratch-directory.js";
 
 const dir = scratchDirectory("agent-ledger-crash-child-", afterAll);
@@ -117,6 +117,20 @@ await haltHere("HALTED");
     } finally {
       await store.close();
     }
+  });
+
+  it("reportToParent: every report written before the kill reaches the test, in order", async () => {
+    // A burst of reports and then the crash point at once: none is lost to the SIGKILL.
+    const child = `
+const { haltHere, reportToParent } = await import(${JSON.stringify(testing)});
+for (let index = 0; index < 500; index++) reportToParent({ effect: "line " + index, index });
+process.stdout.write("not a report\\n");
+await haltHere("DEAD");
+`;
+    const { stdout } = await killAtMarker(["--input-type=module", "-e", child], "DEAD");
+    const reports = readReports<{ effect: string; index: number }>(stdout);
+    expect(reports.map((report) => report.index)).toEqual(Array.from({ length: 500 }, (_, i) => i));
+    expect(reports[7]).toEqual({ effect: "line 7", index: 7 });
   });
 
   it("killAtMarker fails when the child ends without printing the marker", async () => {

@@ -53,6 +53,26 @@ export function killAtMarker(nodeArgs: string[], marker: string): Promise<{ stdo
   });
 }
 
+const REPORT = "REPORT ";
+
+/**
+ * In a crash child: tells the test `value` (plain JSON) on stdout, as one line. Written
+ * synchronously, so it is out before anything else runs: a SIGKILL a moment later cannot lose
+ * it. What a child did before it died (side effects, provider calls) reaches the test this way,
+ * and the test adds it to what the resumed run does.
+ */
+export function reportToParent(value: unknown): void {
+  writeSync(1, `${REPORT}${JSON.stringify(value)}\n`);
+}
+
+/** What a crash child reported with `reportToParent`, in order, from its stdout. */
+export function readReports<T = unknown>(stdout: string): T[] {
+  return stdout
+    .split("\n")
+    .filter((line) => line.startsWith(REPORT))
+    .map((line) => JSON.parse(line.slice(REPORT.length)) as T);
+}
+
 // Set once this process reached its crash point: from then on no HaltingStore append returns.
 let processHalted = false;
 

@@ -11,6 +11,8 @@ export {
   haltAfterAppend,
   haltHere,
   killAtMarker,
+  readReports,
+  reportToParent,
 } from "./crash-child.js";
 export { scratchDirectory } from "./scratch-directory.js";
 export type { SecretHit } from "./secret-scan.js";
