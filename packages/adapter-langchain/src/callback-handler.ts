@@ -388,16 +388,25 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     const { name, args, effect, toolCallId, nested } = call;
     const { runId, parentRunId, tags, langchainToolCallId } = ids;
     const recorder = await this.getRecorder();
-    const cause = this.causeOf(toolCallId, { name, args });
+    // A call another tool makes is caused by that tool's call, not by the model completion
+    // that asked for the outer one: no model asked for it, so it is in no message history.
+    const cause = nested
+      ? (this.#state.runs.enclosingTool(parentRunId)?.requestedEventId ??
+        this.causeOf(toolCallId, { name, args }))
+      : this.causeOf(toolCallId, { name, args });
     const callMetadata = langchainMetadata({ runId, parentRunId, tags });
-    let attempt = await beforeToolCall(recorder, {
-      name,
-      args,
-      effect,
-      ...(toolCallId !== undefined ? { toolCallId } : {}),
-      ...(cause !== undefined ? { causedByEventId: cause } : {}),
-      metadata: callMetadata,
-    });
+    let attempt = await beforeToolCall(
+      recorder,
+      {
+        name,
+        args,
+        effect,
+        ...(toolCallId !== undefined ? { toolCallId } : {}),
+        ...(cause !== undefined ? { causedByEventId: cause } : {}),
+        metadata: callMetadata,
+      },
+      { nested },
+    );
     if (attempt.replayed) {
       // The callback cannot answer a tool from the ledger (ledgerMiddleware can): run an
       // idempotent tool again, refuse to repeat one that may have an effect.

@@ -1,5 +1,11 @@
 import { join } from "node:path";
-import { type EventStore, findLedgerError, MemoryEventStore } from "@agent-ledger/core";
+import {
+  type EventStore,
+  findLedgerError,
+  MemoryEventStore,
+  messageHistory,
+  toOtelSpans,
+} from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { tool } from "@langchain/core/tools";
 import { createAgent, createMiddleware } from "langchain";
@@ -29,6 +35,39 @@ async function recordedToolCalls(store: EventStore) {
       .map(({ name, toolCallId }) => ({ name, toolCallId })),
     completed: events.filter((event) => event.type === "tool.completed").length,
   };
+}
+
+/**
+ * audit ran inside lookup: its cause is lookup's request, not the completion that asked for
+ * lookup. So the model asked for no audit (the message history has no such tool message), and
+ * audit's span hangs under lookup's.
+ */
+async function expectCausedByOuterCall(store: EventStore) {
+  const events = await runEvents(store, SESSION, RUN);
+  const requested = (name: string) =>
+    events.find(
+      (event) =>
+        event.type === "tool.requested" && payloadOf<{ name: string }>(event).name === name,
+    );
+  const lookup = requested("lookup");
+  const audit = requested("audit");
+  const asked = events.find((event) => event.type === "model.completed");
+  expect(lookup?.causedByEventId).toBe(asked?.eventId);
+  expect(audit?.causedByEventId).toBe(lookup?.eventId);
+  const history = await messageHistory(store, { sessionId: SESSION, runId: RUN });
+  expect(
+    history.filter((message) => message.role === "tool").map((message) => message.name),
+  ).toEqual(["lookup"]);
+  const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = await import(
+    "@opentelemetry/sdk-trace-base"
+  );
+  const exporter = new InMemorySpanExporter();
+  const tracing = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  await toOtelSpans(store, SESSION, tracing);
+  await tracing.forceFlush();
+  const spans = exporter.getFinishedSpans();
+  const span = (name: string) => spans.find((item) => item.name === `execute_tool ${name}`);
+  expect(span("audit")?.parentSpanContext?.spanId).toBe(span("lookup")?.spanContext().spanId);
 }
 
 describe("a tool called by another tool is recorded as a call of its own", () => {
@@ -63,6 +102,7 @@ describe("a tool called by another tool is recorded as a call of its own", () =>
         ],
         completed: 2,
       });
+      await expectCausedByOuterCall(store);
     });
   }
 

@@ -31,6 +31,7 @@ export function isInterruptedOutcome(replayed: ReplayedOutcome | undefined): boo
 export async function beforeToolCall(
   recorder: SessionRecorder,
   options: BeforeToolCallOptions,
+  call: { nested?: boolean } = {},
 ): Promise<Attempt> {
   const { causedByEventId, toolCallId, name } = options;
   // A graph resumed from its checkpoint re-runs only the calls of the step it stopped in. A
@@ -38,7 +39,9 @@ export async function beforeToolCall(
   // without one, the same name) is a call of an earlier turn the checkpoint already holds, not
   // this one: models that give empty ids, or the same id every turn, would otherwise be
   // answered with an earlier turn's result. (An unresolved one is kept: it still stops a resume.)
-  if (causedByEventId !== undefined)
+  // A call made inside another tool is caused by that tool's request, which is new when the
+  // outer call runs again after a crash: its recorded calls are matched in order, not skipped.
+  if (causedByEventId !== undefined && !call.nested)
     recorder.replay?.skipTools(
       (recorded) =>
         recorded.status !== "requested" &&

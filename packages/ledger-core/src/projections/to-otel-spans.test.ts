@@ -302,8 +302,8 @@ describe("toOtelSpans text completions", () => {
   });
 });
 
-describe("toOtelSpans causes of model calls", () => {
-  it("hangs a model call a tool makes under the tool's span, and links any other cause", async () => {
+describe("toOtelSpans causes of model and tool calls", () => {
+  it("hangs a model or tool call a tool makes under the tool's span, and links any other cause", async () => {
     const { SessionRecorder } = await import("../recorder/session-recorder.js");
     const store = new MemoryEventStore();
     const recorder = new SessionRecorder({
@@ -324,6 +324,12 @@ describe("toOtelSpans causes of model calls", () => {
       causedByEventId: summarize.requestedEventId,
     });
     await recorder.modelCompleted(inner, { text: "short" });
+    const lookup = await recorder.beforeToolCall({
+      name: "lookup",
+      args: {},
+      causedByEventId: summarize.requestedEventId,
+    });
+    await recorder.toolCompleted(lookup, "found");
     await recorder.toolCompleted(summarize, "short");
     const followUp = await recorder.beforeModelCall({
       request: { model: "followup", messages: [] },
@@ -342,6 +348,10 @@ describe("toOtelSpans causes of model calls", () => {
     const tool = named("execute_tool summarize");
     expect(named("chat inner").parentSpanContext?.spanId).toBe(tool.spanContext().spanId);
     expect(named("chat inner").links).toEqual([]);
+    // So does a tool that the tool calls; the tool the model asked for is linked to its asking.
+    expect(named("execute_tool lookup").parentSpanContext?.spanId).toBe(tool.spanContext().spanId);
+    expect(named("execute_tool lookup").links).toEqual([]);
+    expect(tool.parentSpanContext?.spanId).toBe(run.spanContext().spanId);
     expect(named("chat outer").parentSpanContext?.spanId).toBe(run.spanContext().spanId);
     const linked = named("chat followup");
     expect(linked.parentSpanContext?.spanId).toBe(run.spanContext().spanId);

@@ -262,14 +262,13 @@ function emitSpans(
       "agent_ledger.attempt.status": isUnresolved(attempt) ? "unresolved" : attempt.status,
     };
     if (requested.retryOf) attributes["agent_ledger.attempt.retry_of"] = requested.retryOf;
-    // A model that a tool call makes (an LLM inside a tool) runs inside that call: its span
-    // hangs under the tool's. Any other cause (a tool's: the completion that asked for it) is a
-    // link.
+    // A call that a tool call makes (an LLM inside a tool, a tool another tool calls) runs
+    // inside that call: its span hangs under the tool's. Any other cause (a tool's: the
+    // completion that asked for it) is a link.
     const cause = causeOf(model, attempt);
     const causeSpan = spanOfEvent(cause);
     const causeEvent = cause === undefined ? undefined : model.byEventId.get(cause);
     const insideTool =
-      attempt.kind === "model" &&
       causeSpan !== undefined &&
       causeEvent?.type === "tool.requested" &&
       causeEvent.runId === run.runId;
