@@ -215,12 +215,10 @@ export class RedisEventStore implements EventStore {
         await this.#client.set(key, LAYOUT_VERSION, "NX");
         version = await this.#client.get(key);
       }
-      if (version === "1") {
-        await migrateBlobsFromLayout1(this.#client, this.#prefix);
-        await this.#client.set(key, "2");
-        version = "2";
-      }
-      if (version === "2") {
+      // Each step is idempotent, and the version is written once, at the end: a process that
+      // finished while another was still moving keys is never set back to an older layout.
+      if (version === "1" || version === "2") {
+        if (version === "1") await migrateBlobsFromLayout1(this.#client, this.#prefix);
         await migrateSessionIndexFromLayout2(this.#client, this.#prefix);
         await this.#client.set(key, LAYOUT_VERSION);
         version = LAYOUT_VERSION;
