@@ -116,7 +116,6 @@ export function responseIdOf(response: JsonValue | undefined): string | undefine
   );
 }
 
-/** Token usage of a response, from the common shapes. */
 /**
  * True for the request of an embedding call (`operation: "embeddings"`, as the AI SDK adapter
  * records it): not a turn of the conversation, and `embeddings` in OpenTelemetry.
@@ -125,6 +124,7 @@ export function isEmbeddingsRequest(request: JsonValue | undefined): boolean {
   return isObject(request) && request.operation === "embeddings";
 }
 
+/** Token usage of a response, from the common shapes. */
 export function usageOf(response: JsonValue | undefined): TokenUsage {
   if (response === undefined) return {};
   const message = assistantMessage(response);

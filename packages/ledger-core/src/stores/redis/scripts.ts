@@ -177,8 +177,8 @@ return out
 /**
  * The deletion of a session's keys (retention), atomic against its appends, which are scripts
  * on the same slot. KEYS: 1 meta, 2 log, 3 ids, 4 runs, then each run's events and head keys in
- * the order of the runs list, then the set of refs put for the session. ARGV: 1 the log length the caller read, then the run hashes it
- * read (the runs list). Deletes every key and returns 1 only if the session is still exactly
+ * the order of the runs list, then the set of refs put for the session. ARGV: 1 the log length
+ * the caller read, then the run hashes it read (the runs list). Deletes every key and returns 1 only if the session is still exactly
  * what the caller read (no event and no run added since) with every run closed. Otherwise it
  * deletes nothing and returns 0 after marking the session listed again (the caller puts it back
  * in the sessions index, which lives in another slot), or 2 if the session is gone (another
