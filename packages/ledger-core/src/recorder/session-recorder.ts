@@ -114,6 +114,23 @@ function assertOptionsObject(options: unknown): void {
 const DEFAULT_EFFECT: ToolEffect = { kind: "unknown", idempotent: false };
 
 /**
+ * `recorded`, met again by a re-executed loop (an input, a run's end), when `payload` is what
+ * it recorded; otherwise the loop is not re-executing the same run: `replay-divergence`.
+ */
+function sameAsRecorded(
+  recorded: LedgerEvent,
+  payload: JsonValue | undefined,
+  what: string,
+): LedgerEvent {
+  if (hashJson(recorded.payload) !== hashJson(payload))
+    throw new ReplayDivergenceError(
+      `${what} differs from the one recorded at seq ${recorded.seq}`,
+      { seq: recorded.seq, eventId: recorded.eventId },
+    );
+  return recorded;
+}
+
+/**
  * Records one run of an agent (§5): every model and tool call as `*.requested` committed
  * before the call, then `*.completed` / `*.failed`. `before*` resolves only once the request is
  * durable; if it rejects, the caller must not make the call. Concurrent calls are committed
@@ -460,15 +477,7 @@ export class SessionRecorder {
     return this.#inTurn(async () => {
       const payload = this.#payload("input.received", { input }, "$");
       const recorded = this.#replay?.takeInput();
-      if (recorded) {
-        if (hashJson(recorded.payload) !== hashJson(payload)) {
-          throw new ReplayDivergenceError(
-            `input differs from the one recorded at seq ${recorded.seq}`,
-            { seq: recorded.seq },
-          );
-        }
-        return recorded;
-      }
+      if (recorded) return sameAsRecorded(recorded, payload, "input");
       const [stored] = await this.#commit([
         {
           type: "input.received",
@@ -984,17 +993,10 @@ export class SessionRecorder {
   async #close(event: NewEvent): Promise<LedgerEvent> {
     return this.#inTurn(async () => {
       const recorded = this.#recordedEnd;
-      if (recorded?.type === event.type) {
-        if (
-          event.type === "run.completed" &&
-          hashJson(recorded.payload) !== hashJson(event.payload)
-        )
-          throw new ReplayDivergenceError(
-            `the run's output differs from the output recorded when it completed at seq ${recorded.seq}`,
-            { seq: recorded.seq, eventId: recorded.eventId },
-          );
-        return recorded;
-      }
+      if (recorded?.type === event.type)
+        return event.type === "run.completed"
+          ? sameAsRecorded(recorded, event.payload, "the run's output")
+          : recorded;
       const [stored] = await this.#commit([event]);
       return stored as LedgerEvent;
     });
