@@ -1,13 +1,8 @@
-import {
-  type JsonObject,
-  type Redaction,
-  type SessionRecorder,
-  validateRedaction,
-} from "@agent-ledger/core";
+import type { JsonObject, Redaction, SessionRecorder } from "@agent-ledger/core";
 import type { EmbeddingModelV3Middleware, EmbeddingModelV3Result } from "@ai-sdk/provider";
 import { adapterStateOf } from "./adapter-state.js";
 import { beginAttempt, recordFailure, replayedFailure } from "./ledger-middleware.js";
-import { embeddingRequestOf } from "./model-request.js";
+import { embeddingRequestOf, redactOption } from "./model-request.js";
 import { toJsonValue } from "./plain-json.js";
 
 export interface LedgerEmbeddingMiddlewareOptions {
@@ -65,7 +60,7 @@ export function ledgerEmbeddingMiddleware(
   options: LedgerEmbeddingMiddlewareOptions,
 ): EmbeddingModelV3Middleware {
   const state = adapterStateOf(options.recorder);
-  const redact = options.redact === false ? false : validateRedaction(options.redact, "$.redact");
+  const redact = redactOption(options.redact);
   const withVectors = options.recordEmbeddings === true;
   return {
     specificationVersion: "v3",

@@ -1,10 +1,4 @@
-import {
-  type Attempt,
-  type JsonObject,
-  type Redaction,
-  type SessionRecorder,
-  validateRedaction,
-} from "@agent-ledger/core";
+import type { Attempt, JsonObject, Redaction, SessionRecorder } from "@agent-ledger/core";
 import type {
   LanguageModelV3,
   LanguageModelV3CallOptions,
@@ -13,7 +7,7 @@ import type {
   LanguageModelV3StreamResult,
 } from "@ai-sdk/provider";
 import { type AdapterState, adapterStateOf } from "./adapter-state.js";
-import { modelRequestOf } from "./model-request.js";
+import { modelRequestOf, redactOption } from "./model-request.js";
 import { decodeGenerateResult, encodeModelResponse, toolCallIdsOf } from "./model-response.js";
 import { recordStream, replayStream } from "./record-stream.js";
 import { AttemptAbandonedError, failureMetadataOf, rebuildError } from "./replayed-errors.js";
@@ -168,8 +162,7 @@ async function wrapStream(
  */
 export function ledgerMiddleware(options: LedgerMiddlewareOptions): LanguageModelV3Middleware {
   const state = adapterStateOf(options.recorder);
-  // A malformed redaction (one string instead of a list) would record every credential.
-  const redact = options.redact === false ? false : validateRedaction(options.redact, "$.redact");
+  const redact = redactOption(options.redact);
   return {
     specificationVersion: "v3",
     wrapGenerate: (call) => wrapGenerate(state, redact, call),

@@ -3,6 +3,7 @@ import {
   DEFAULT_CREDENTIAL_PATHS,
   type JsonObject,
   type Redaction,
+  validateRedaction,
 } from "@agent-ledger/core";
 import type {
   EmbeddingModelV3,
@@ -28,6 +29,14 @@ const SETTINGS = [
   "includeRawChunks",
   "providerOptions",
 ] as const satisfies readonly (keyof LanguageModelV3CallOptions)[];
+
+/**
+ * A middleware's `redact` option, checked once when the middleware is made: a malformed
+ * redaction (one string instead of a list) would record every credential.
+ */
+export function redactOption(redact: Redaction | false | undefined): Redaction | false | undefined {
+  return redact === false ? false : validateRedaction(redact, "$.redact");
+}
 
 /** The `model.requested` payload of a call: plain JSON, deterministic across re-executions. */
 export function modelRequestOf(

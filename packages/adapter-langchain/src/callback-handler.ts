@@ -390,10 +390,8 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     const recorder = await this.getRecorder();
     // A call another tool makes is caused by that tool's call, not by the model completion
     // that asked for the outer one: no model asked for it, so it is in no message history.
-    const cause = nested
-      ? (this.#state.runs.enclosingTool(parentRunId)?.requestedEventId ??
-        this.causeOf(toolCallId, { name, args }))
-      : this.causeOf(toolCallId, { name, args });
+    const outerCall = nested ? this.#state.runs.enclosingTool(parentRunId) : undefined;
+    const cause = outerCall?.requestedEventId ?? this.causeOf(toolCallId, { name, args });
     const callMetadata = langchainMetadata({ runId, parentRunId, tags });
     let attempt = await beforeToolCall(
       recorder,
