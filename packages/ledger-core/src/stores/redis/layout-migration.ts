@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from "ioredis";
-import { isCluster } from "./client.js";
+import { globLiteral, scanKeyPages } from "./key-scan.js";
 import { blobKeys, sessionMember, sessionsKey } from "./keys.js";
 import { logRefs } from "./log-refs.js";
 
@@ -17,36 +17,10 @@ function legacyBlobKeys(prefix: string, hex: string) {
   };
 }
 
-/** `pattern` with SCAN's glob characters escaped, so a prefix is matched literally. */
-function globLiteral(text: string): string {
-  return text.replace(/[\\*?[\]]/g, (character) => `\\${character}`);
-}
-
-/**
- * Every key matching `pattern`, from each master of a Cluster or from the one server, named as
- * the client's other commands name them. A client with its own ioredis `keyPrefix` adds it to
- * the keys of every command, but not to SCAN's pattern nor to the keys SCAN answers: both are
- * translated here.
- */
+/** Every key matching `pattern` (see scanKeyPages), in one list. */
 async function scanKeys(client: Redis | Cluster, pattern: string): Promise<string[]> {
-  const nodes: Redis[] = isCluster(client) ? client.nodes("master") : [client as Redis];
-  const clientPrefix = client.options.keyPrefix ?? "";
   const keys: string[] = [];
-  for (const node of nodes) {
-    let cursor = "0";
-    do {
-      const [next, batch] = await node.scan(
-        cursor,
-        "MATCH",
-        `${globLiteral(clientPrefix)}${pattern}`,
-        "COUNT",
-        1000,
-      );
-      cursor = next;
-      for (const key of batch)
-        if (key.startsWith(clientPrefix)) keys.push(key.slice(clientPrefix.length));
-    } while (cursor !== "0");
-  }
+  for await (const page of scanKeyPages(client, pattern)) keys.push(...page);
   return keys;
 }
 
