@@ -143,6 +143,8 @@ export {
 export type {
   AppendRequest,
   AppendResult,
+  CollectBlobsOptions,
+  CollectBlobsResult,
   DeleteSessionOptions,
   DeleteSessionResult,
   EventPage,

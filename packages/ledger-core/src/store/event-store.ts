@@ -109,6 +109,18 @@ export interface DeleteSessionResult {
   keptBlobs: number;
 }
 
+/** Options of `EventStore.collectBlobs`. */
+export interface CollectBlobsOptions {
+  /** As `DeleteSessionOptions.blobGraceMs`: a blob put (or re-put) within it is kept. */
+  blobGraceMs?: number;
+}
+
+/** What `collectBlobs` removed. */
+export interface CollectBlobsResult {
+  /** Blobs no existing session referenced, put before the grace period: deleted. */
+  deletedBlobs: number;
+}
+
 /** Options of `EventStore.init`. */
 export interface InitOptions {
   /** false: where there is no ledger yet, fail with `not-found` instead of creating one. Default true. */
@@ -173,6 +185,15 @@ export interface EventStore {
    * `not-found`. Safe while other sessions are written: see `DeleteSessionOptions.blobGraceMs`.
    */
   deleteSession(sessionId: string, options?: DeleteSessionOptions): Promise<DeleteSessionResult>;
+  /**
+   * Retention across the whole store: deletes every blob that no existing session references
+   * (no event names it and it was not put for a session that exists) and that was not put
+   * within the grace period, with the reference-index entries of sessions that are gone.
+   * `deleteSession` collects a session's own blobs; this collects what it cannot see: a blob
+   * put without a session and never named, or one put for a session while it was being
+   * deleted. Safe while other sessions are written, on the same terms as `deleteSession`.
+   */
+  collectBlobs(options?: CollectBlobsOptions): Promise<CollectBlobsResult>;
   describe(): StoreDescription;
   close(): Promise<void>;
 }

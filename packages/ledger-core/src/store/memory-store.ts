@@ -15,6 +15,8 @@ import {
 import type {
   AppendRequest,
   AppendResult,
+  CollectBlobsOptions,
+  CollectBlobsResult,
   DeleteSessionOptions,
   DeleteSessionResult,
   EventPage,
@@ -29,7 +31,13 @@ import type {
   SessionPage,
   StoreDescription,
 } from "./event-store.js";
-import { openRunError, refsOf, retentionGraceMs, sessionNotFound } from "./retention.js";
+import {
+  blobGraceMs,
+  openRunError,
+  refsOf,
+  retentionGraceMs,
+  sessionNotFound,
+} from "./retention.js";
 import {
   assertRunAddress,
   assertSessionAddress,
@@ -331,6 +339,26 @@ export class MemoryEventStore implements EventStore {
       deletedBlobs,
       keptBlobs: refs.length - deletedBlobs,
     };
+  }
+
+  async collectBlobs(options?: CollectBlobsOptions): Promise<CollectBlobsResult> {
+    const cutoff = Date.now() - blobGraceMs(options);
+    let deletedBlobs = 0;
+    for (const [ref, blob] of this.#blobs) {
+      if (blob.touchedAt > cutoff) continue;
+      const sessions = this.#referencedBy.get(ref);
+      if (sessions !== undefined && [...sessions].some((id) => this.#sessions.has(id))) continue;
+      // Only sessions that are gone still name it: a put that raced their deletion.
+      for (const id of sessions ?? []) {
+        const put = this.#putFor.get(id);
+        put?.delete(ref);
+        if (put?.size === 0) this.#putFor.delete(id);
+      }
+      this.#referencedBy.delete(ref);
+      this.#blobs.delete(ref);
+      deletedBlobs++;
+    }
+    return { deletedBlobs };
   }
 
   describe(): StoreDescription {

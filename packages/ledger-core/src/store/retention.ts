@@ -1,7 +1,7 @@
 import { InvalidArgumentError, NotFoundError } from "../events/errors.js";
 import { assertId } from "../events/ids.js";
 import { DEFAULT_BLOB_GRACE_MS } from "./blob.js";
-import type { DeleteSessionOptions } from "./event-store.js";
+import type { CollectBlobsOptions, DeleteSessionOptions } from "./event-store.js";
 
 /**
  * Retention rules shared by every store's `deleteSession` (§4):
@@ -14,12 +14,21 @@ import type { DeleteSessionOptions } from "./event-store.js";
  *   committed, so an event never names a blob that retention could have collected.
  * - put times and the grace are measured on one clock, the database's (the memory store's is
  *   its process's): writers and the deleting process may run on hosts whose clocks disagree.
+ * `collectBlobs` applies the same rule to every blob of the store: a claim (a reference or a
+ *   put for a session) counts only while its session exists, so it also collects what a
+ *   deletion could not see, e.g. a blob put for a session after that session's deletion read
+ *   its claims.
  */
 export function retentionGraceMs(sessionId: string, options: DeleteSessionOptions = {}): number {
   assertId(sessionId, "$.sessionId");
+  return blobGraceMs(options);
+}
+
+/** The grace period of `deleteSession` or `collectBlobs` options, checked. */
+export function blobGraceMs(options: DeleteSessionOptions | CollectBlobsOptions = {}): number {
   // JavaScript callers and parsed configs pass what the types forbid (null, an array).
   if (typeof options !== "object" || options === null || Array.isArray(options))
-    throw new InvalidArgumentError("$.options", "deleteSession options must be an object");
+    throw new InvalidArgumentError("$.options", "retention options must be an object");
   const grace = options.blobGraceMs ?? DEFAULT_BLOB_GRACE_MS;
   if (!Number.isFinite(grace) || grace < 0)
     throw new InvalidArgumentError("$.blobGraceMs", "blobGraceMs must be a non-negative number");

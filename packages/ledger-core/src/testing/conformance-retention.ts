@@ -14,10 +14,23 @@ import {
   withStore,
 } from "./conformance-helpers.js";
 
-const closed: NewEvent = { type: "run.completed", payload: { output: null } };
+export const closed: NewEvent = { type: "run.completed", payload: { output: null } };
+
+/**
+ * Options of deleteSession and collectBlobs that the types forbid but a JavaScript caller or a
+ * parsed config can pass: label, options, the path the error names.
+ */
+export const BAD_RETENTION_OPTIONS: [string, unknown, string][] = [
+  ["null options", null, "$.options"],
+  ["an array", [], "$.options"],
+  ["a number", 5, "$.options"],
+  ["a negative grace", { blobGraceMs: -1 }, "$.blobGraceMs"],
+  ["NaN grace", { blobGraceMs: Number.NaN }, "$.blobGraceMs"],
+  ["a string grace", { blobGraceMs: "0" }, "$.blobGraceMs"],
+];
 
 /** A run that names `refs` in one event; closed unless `open`. */
-async function runWithRefs(
+export async function runWithRefs(
   store: EventStore,
   address: { sessionId: string; runId: string },
   refs: string[],
@@ -31,7 +44,7 @@ async function runWithRefs(
   await store.append({ ...address, expectedSeq: 0, events });
 }
 
-async function blobExists(store: EventStore, ref: string): Promise<boolean> {
+export async function blobExists(store: EventStore, ref: string): Promise<boolean> {
   try {
     await store.getBlob(ref);
     return true;
@@ -151,16 +164,7 @@ export const retentionCases: CaseFactory = (makeStore) => [
       const a = freshAddress();
       const ref = await store.putBlob(`bad options blob ${freshId("b")}`);
       await runWithRefs(store, a, [ref]);
-      // Not what the types allow: what a JavaScript caller or parsed config can pass.
-      const bad: [string, unknown, string][] = [
-        ["null options", null, "$.options"],
-        ["an array", [], "$.options"],
-        ["a number", 5, "$.options"],
-        ["a negative grace", { blobGraceMs: -1 }, "$.blobGraceMs"],
-        ["NaN grace", { blobGraceMs: Number.NaN }, "$.blobGraceMs"],
-        ["a string grace", { blobGraceMs: "0" }, "$.blobGraceMs"],
-      ];
-      for (const [label, options, path] of bad)
+      for (const [label, options, path] of BAD_RETENTION_OPTIONS)
         await expectLedgerError(
           label,
           () => store.deleteSession(a.sessionId, options as { blobGraceMs?: number }),

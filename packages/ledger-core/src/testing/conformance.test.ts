@@ -19,10 +19,11 @@ class Delegate implements EventStore {
   listSessions: EventStore["listSessions"] = (request) => this.inner.listSessions(request);
   runHead: EventStore["runHead"] = (request) => this.inner.runHead(request);
   fork: EventStore["fork"] = (request) => this.inner.fork(request);
-  putBlob: EventStore["putBlob"] = (content) => this.inner.putBlob(content);
+  putBlob: EventStore["putBlob"] = (content, options) => this.inner.putBlob(content, options);
   getBlob: EventStore["getBlob"] = (ref) => this.inner.getBlob(ref);
   deleteSession: EventStore["deleteSession"] = (sessionId, options) =>
     this.inner.deleteSession(sessionId, options);
+  collectBlobs: EventStore["collectBlobs"] = (options) => this.inner.collectBlobs(options);
   describe: EventStore["describe"] = () => this.inner.describe();
   close: EventStore["close"] = () => this.inner.close();
 }
@@ -106,6 +107,15 @@ const mutants: Record<string, [() => EventStore, string]> = {
       return store;
     },
     "deleteSession removes a closed session's events, runs and unshared blobs, keeps shared ones",
+  ],
+  "collects blobs inside the grace period": [
+    () => {
+      const store = new Delegate();
+      store.collectBlobs = (options) =>
+        store.inner.collectBlobs(options === undefined ? options : { blobGraceMs: 0 });
+      return store;
+    },
+    "collectBlobs deletes the blobs no existing session references once past the grace, and keeps the rest",
   ],
   "deletes a session with an open run": [
     () => {

@@ -2,6 +2,7 @@ import { appendCases } from "./conformance-append.js";
 import { badInputCases } from "./conformance-bad-input.js";
 import { blobCases } from "./conformance-blobs.js";
 import { closedRunCases } from "./conformance-closed.js";
+import { collectBlobCases } from "./conformance-collect-blobs.js";
 import { concurrencyCases } from "./conformance-concurrency.js";
 import { forkCases } from "./conformance-fork.js";
 import { fuzzCases } from "./conformance-fuzz.js";
@@ -48,6 +49,7 @@ export function eventStoreConformanceCases(makeStore: MakeStore): ConformanceCas
     ...fuzzCases(makeStore),
     ...blobCases(makeStore),
     ...retentionCases(makeStore),
+    ...collectBlobCases(makeStore),
     ...modelCases(makeStore),
   ];
   const names = new Set<string>();

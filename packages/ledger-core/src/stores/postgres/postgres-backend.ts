@@ -21,7 +21,12 @@ import {
   driverError,
   type SqlBackend,
 } from "../sql/sql-backend.js";
-import { runAsync, type WriteProgram, type WriteStep } from "../sql/write-program.js";
+import {
+  type BlobPage,
+  runAsync,
+  type WriteProgram,
+  type WriteStep,
+} from "../sql/write-program.js";
 import { postgresTables } from "./schema.js";
 
 /** Now on the server's clock, in epoch ms: blob put times and the retention grace use it. */
@@ -393,6 +398,8 @@ SELECT (SELECT count(*) FROM mine) AS refs, (SELECT count(*) FROM gone) AS delet
         const row = result.rows[0];
         return { refs: Number(row?.refs ?? 0), deleted: Number(row?.deleted ?? 0) };
       }
+      case "collect-blobs":
+        return this.#collectBlobs(tx, step);
       case "delete-session": {
         // Counted by the server (rowCount), not returned row by row.
         const deletedEvents = await tx.delete(events).where(eq(events.sessionId, step.sessionId));
@@ -423,6 +430,53 @@ SELECT (SELECT count(*) FROM mine) AS refs, (SELECT count(*) FROM gone) AS delet
       default:
         throw new Error(`no query for the write step ${step.kind}`);
     }
+  }
+
+  /**
+   * A page of collectBlobs in one statement: `page` reads the next `limit` keys (the primary
+   * key, in order), `gone` deletes those past the grace that no existing session references,
+   * `refs` their index rows, and only counts and the last key come back.
+   *
+   * Why READ COMMITTED suffices: the statement reads one snapshot, and the DELETE checks each
+   * row it is about to delete again in its newest committed version (EvalPlanQual). A put
+   * that committed before the snapshot left a touched_at within the grace; one that commits
+   * while the DELETE runs holds the row until then, after which the DELETE sees its
+   * touched_at and keeps the blob; one that comes after the DELETE's commit finds no row and
+   * inserts the blob again (ON CONFLICT sees no conflict with a deleted row). An append's
+   * index row and session row committed before the snapshot are seen by NOT EXISTS; one
+   * committing later belongs to a writer that put its blobs within the grace period (the
+   * recorder puts right before it appends). Data-modifying CTEs share that snapshot, so
+   * `refs` deletes the index rows `gone` judged, all of sessions gone in it, and never one
+   * inserted since.
+   */
+  async #collectBlobs(
+    tx: NodePgDatabase,
+    step: Extract<WriteStep, { kind: "collect-blobs" }>,
+  ): Promise<BlobPage> {
+    const { blobs, blobRefs, sessions } = this.tables;
+    const after = step.after === undefined ? sql`true` : sql`${blobs.blobRef} > ${step.after}`;
+    const result = await tx.execute<{ examined: string; last: string | null; deleted: string }>(
+      sql`WITH page AS (
+  SELECT ${blobs.blobRef} AS blob_ref FROM ${blobs} WHERE ${after}
+  ORDER BY ${blobs.blobRef} LIMIT ${step.limit}
+), gone AS (
+  DELETE FROM ${blobs} WHERE ${blobs.blobRef} IN (SELECT blob_ref FROM page)
+    AND ${blobs.touchedAt} <= ${serverEpochMs} - ${step.graceMs}
+    AND NOT EXISTS (SELECT 1 FROM ${blobRefs} r WHERE r.blob_ref = ${blobs.blobRef}
+      AND EXISTS (SELECT 1 FROM ${sessions} s WHERE s.session_id = r.session_id))
+  RETURNING ${blobs.blobRef} AS blob_ref
+), refs AS (
+  DELETE FROM ${blobRefs} WHERE ${blobRefs.blobRef} IN (SELECT blob_ref FROM gone)
+)
+SELECT (SELECT count(*) FROM page) AS examined, (SELECT max(blob_ref) FROM page) AS last,
+  (SELECT count(*) FROM gone) AS deleted`,
+    );
+    const row = result.rows[0];
+    return {
+      examined: Number(row?.examined ?? 0),
+      last: row?.last ?? undefined,
+      deleted: Number(row?.deleted ?? 0),
+    };
   }
 
   classify(error: unknown): DriverErrorKind {

@@ -56,7 +56,7 @@ export function createClient(url: string): Redis {
 }
 
 /** Calls that write: a lost reply leaves them applied or not, and the same call is safe again. */
-const WRITES = new Set(["append", "fork", "putBlob", "deleteSession"]);
+const WRITES = new Set(["append", "fork", "putBlob", "deleteSession", "collectBlobs"]);
 
 /**
  * Wraps a driver failure (a dropped connection, a refused command) as `store-unavailable`.

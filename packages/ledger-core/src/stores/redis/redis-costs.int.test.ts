@@ -83,6 +83,28 @@ describe.skipIf(!available)("RedisEventStore costs", () => {
     expect(spent).toBeLessThan(15);
   });
 
+  it("collectBlobs collects 1,200 blobs in a few round trips per batch besides its SCANs, not one per blob", async () => {
+    const { client, roundTrips, sent } = countingClient();
+    clients.push(client);
+    // Under the file's prefix (cleaned up with it), apart from the other tests' blobs.
+    const keyPrefix = `${prefix}collect:`;
+    const store = new RedisEventStore({ client, keyPrefix });
+    await store.init();
+    const contents = (label: string) =>
+      Array.from({ length: 600 }, (_, index) => `${label} ${index} ${keyPrefix}`);
+    await store.putBlobs(contents("orphan"));
+    // Claimed by a session that never appended: its existence is looked up, its claims removed.
+    await store.putBlobs(contents("claimed"), { sessionId: "never-appended" });
+    const before = roundTrips();
+    sent.length = 0;
+    expect(await store.collectBlobs({ blobGraceMs: 0 })).toEqual({ deletedBlobs: 1200 });
+    const scans = sent.filter(([name]) => name === "scan").length;
+    // Three batches (500, 500, 200) of at most four steps each: a look at the blobs, the
+    // sessions' existence, the deletions, the claims removed; and, if the server does not have
+    // the two scripts yet, one EVAL round trip for each.
+    expect(roundTrips() - before - scans).toBeLessThanOrEqual(3 * 4 + 2);
+  });
+
   it("deleteSession reads a long session's log a page at a time, keeping only the refs", async () => {
     // One LRANGE 0 -1 brought the whole log back at once: a session of 200 MB of events was
     // 200 MB in one reply and in the process's memory, to find the few blobs it names.

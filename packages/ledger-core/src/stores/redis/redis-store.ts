@@ -27,6 +27,8 @@ import {
 import type {
   AppendRequest,
   AppendResult,
+  CollectBlobsOptions,
+  CollectBlobsResult,
   DeleteSessionOptions,
   DeleteSessionResult,
   EventPage,
@@ -44,7 +46,13 @@ import type {
 } from "../../store/event-store.js";
 import { assertParsableUrl, takeUrlParam, withUrlParam } from "../../store/open-store.js";
 import { redactUrl } from "../../store/redact-url.js";
-import { openRunError, refsOf, retentionGraceMs, sessionNotFound } from "../../store/retention.js";
+import {
+  blobGraceMs,
+  openRunError,
+  refsOf,
+  retentionGraceMs,
+  sessionNotFound,
+} from "../../store/retention.js";
 import {
   assertRunAddress,
   assertSessionAddress,
@@ -66,6 +74,7 @@ import {
   unavailable,
 } from "./client.js";
 import { decodeEvent, decodeHead, decodePairs, decodeSnapshot, type Snapshot } from "./codec.js";
+import { collectOrphanBlobs } from "./collect-blobs.js";
 import {
   blobKeys,
   idField,
@@ -815,6 +824,28 @@ export class RedisEventStore implements EventStore {
       deletedBlobs,
       keptBlobs: refs.length - deletedBlobs,
     };
+  }
+
+  /**
+   * Retention across the store (§4): every blob under the prefix put before the grace that no
+   * existing session references goes, with its session set (collect-blobs.ts says how, and why
+   * it is safe while other sessions are written, also on a Cluster). The options are checked
+   * before anything is read.
+   */
+  async collectBlobs(options?: CollectBlobsOptions): Promise<CollectBlobsResult> {
+    const graceMs = blobGraceMs(options);
+    try {
+      return {
+        deletedBlobs: await collectOrphanBlobs(
+          this.#client,
+          this.#prefix,
+          graceMs,
+          BLOBS_PER_ROUND_TRIP,
+        ),
+      };
+    } catch (error) {
+      throw this.#unavailable(error, "collectBlobs");
+    }
   }
 
   describe(): StoreDescription {

@@ -248,3 +248,39 @@ local deleted = redis.call('DEL', KEYS[2])
 redis.call('DEL', KEYS[3])
 return deleted
 `);
+
+/**
+ * collectBlobs' first look at one blob (reads only). KEYS (one slot: the blob's hash tag): 1 the
+ * blob's session set, 2 the blob, 3 its touched-at time. ARGV: 1 the grace period (ms, on the
+ * server's clock, as putBlob stamps). Returns 0 when there is nothing to collect (the blob is
+ * gone, or put within the grace), else the list of its session set's members (maybe empty),
+ * whose existence the caller checks in their own slots before ORPHAN_BLOB_SCRIPT.
+ */
+export const BLOB_CANDIDATE_SCRIPT = script(`
+${SERVER_NOW_MS}
+if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+local touched = redis.call('GET', KEYS[3])
+if touched and tonumber(touched) > now - tonumber(ARGV[1]) then return 0 end
+return redis.call('SMEMBERS', KEYS[1])
+`);
+
+/**
+ * collectBlobs' deletion of one blob, atomically against putBlob (SET NX + the touched-at time
+ * in one script call) and the reference index (the SADD before each put for a session and each
+ * append that names the blob). KEYS: as BLOB_CANDIDATE_SCRIPT's. ARGV: 1 the grace period, then
+ * the members of the session set that the caller found to be sessions that do not exist. It
+ * checks again that the blob was not put within the grace, and that the set holds no member
+ * but those (a session added since, or one the caller saw existing, keeps the blob); then it
+ * deletes the blob, its time and its session set. Returns 1 if the blob was deleted.
+ */
+export const ORPHAN_BLOB_SCRIPT = script(`
+${SERVER_NOW_MS}
+local touched = redis.call('GET', KEYS[3])
+if touched and tonumber(touched) > now - tonumber(ARGV[1]) then return 0 end
+local gone = 0
+for i = 2, #ARGV do gone = gone + redis.call('SISMEMBER', KEYS[1], ARGV[i]) end
+if redis.call('SCARD', KEYS[1]) > gone then return 0 end
+local deleted = redis.call('DEL', KEYS[2])
+redis.call('DEL', KEYS[1], KEYS[3])
+return deleted
+`);

@@ -14,6 +14,8 @@ import {
 import type {
   AppendRequest,
   AppendResult,
+  CollectBlobsOptions,
+  CollectBlobsResult,
   DeleteSessionOptions,
   DeleteSessionResult,
   EventPage,
@@ -28,7 +30,7 @@ import type {
   SessionPage,
   StoreDescription,
 } from "../../store/event-store.js";
-import { retentionGraceMs } from "../../store/retention.js";
+import { blobGraceMs, retentionGraceMs } from "../../store/retention.js";
 import {
   assertRunAddress,
   assertSessionAddress,
@@ -44,6 +46,9 @@ import { headOf, parseBody, runSummary, sessionSummary } from "./rows.js";
 import { type BlobRow, driverError, type SqlBackend } from "./sql-backend.js";
 import {
   appendProgram,
+  BLOBS_PER_PAGE,
+  type BlobPage,
+  collectBlobsPage,
   deleteSessionProgram,
   forkProgram,
   type WriteProgram,
@@ -330,6 +335,28 @@ export class SqlEventStore implements EventStore {
     });
   }
 
+  /**
+   * Pages of `collectBlobsPage`, each its own transaction, until one comes back short. A page
+   * is idempotent, so one that a deadlock or lock timeout rolled back runs again (READS); a
+   * pass that fails part way has kept what its committed pages deleted, and the next pass
+   * finds the rest.
+   */
+  async collectBlobs(options?: CollectBlobsOptions): Promise<CollectBlobsResult> {
+    // Checked before the first page: refused options delete nothing.
+    const graceMs = blobGraceMs(options);
+    let deletedBlobs = 0;
+    let after: string | undefined;
+    for (;;) {
+      const from = after;
+      const page: BlobPage = await this.#guard("collectBlobs", () =>
+        this.#backend.write(() => collectBlobsPage(from, graceMs)),
+      );
+      deletedBlobs += page.deleted;
+      if (page.last === undefined || page.examined < BLOBS_PER_PAGE) return { deletedBlobs };
+      after = page.last;
+    }
+  }
+
   describe(): StoreDescription {
     return this.#backend.describe();
   }
@@ -339,8 +366,8 @@ export class SqlEventStore implements EventStore {
   }
 
   /**
-   * Runs a read, an idempotent write (putBlob's upsert) or the migration (READS), mapping the
-   * driver error it gives up on to `store-unavailable`.
+   * Runs a read, an idempotent write (putBlob's upsert, a page of collectBlobs) or the
+   * migration (READS), mapping the driver error it gives up on to `store-unavailable`.
    */
   #guard<T>(operation: string, run: () => Promise<T>, retry = READS): Promise<T> {
     return withRetries({

@@ -46,6 +46,15 @@ export type WriteStep =
   | { kind: "collect-session-blobs"; sessionId: string; graceMs: number }
   /** Delete the session's events, runs, index rows and counter row; returns the counts. */
   | { kind: "delete-session"; sessionId: string }
+  /**
+   * One page of `collectBlobs` (see collectBlobsPage): of the first `limit` blobs whose ref
+   * sorts after `after` (all blobs when undefined), in key order, delete those last touched
+   * `graceMs` or longer ago on the database's clock that no existing session references (a
+   * blob_refs row counts only while its session has its `sessions` row), each condition
+   * checked again by the delete itself, and the blob_refs rows of the blobs deleted (all of
+   * sessions that are gone). Returns a `BlobPage`; no blob content comes back.
+   */
+  | { kind: "collect-blobs"; after: string | undefined; limit: number; graceMs: number }
   /** Insert (`created`) or update the run's head row. */
   | {
       kind: "write-head";
@@ -58,6 +67,22 @@ export type WriteStep =
     };
 
 export type WriteProgram<T> = Generator<WriteStep, T, unknown>;
+
+/** What one `collect-blobs` step saw and did. */
+export interface BlobPage {
+  /** Blobs in the page (at most its `limit`): fewer means it reached the last blob. */
+  examined: number;
+  /** The page's last ref, where the next page starts; undefined when the page was empty. */
+  last: string | undefined;
+  deleted: number;
+}
+
+/**
+ * Blobs per `collectBlobs` transaction: the locks a page takes (the rows it deletes, and on
+ * SQLite the database's write lock) are held for a few hundred index lookups at most, so
+ * writers wait no longer than for an ordinary append, however many blobs the store holds.
+ */
+export const BLOBS_PER_PAGE = 500;
 
 /** Yields one step and returns its result, typed by the caller. */
 function* step<T>(value: WriteStep): Generator<WriteStep, T, unknown> {
@@ -215,4 +240,19 @@ export function* deleteSessionProgram(
     deletedBlobs: blobs.deleted,
     keptBlobs: blobs.refs - blobs.deleted,
   };
+}
+
+/**
+ * One page of retention across the store (§4 collectBlobs), in one transaction of its own:
+ * the store runs pages in key order, each starting after the previous page's last ref, until
+ * a page comes back short. Every page decides afresh, on the database's clock and on the rows
+ * as they are when its delete runs, so a pass never holds locks across the table, and a blob
+ * put or named while the pass runs is judged by the page that reaches it. Blobs added behind
+ * the pass are younger than the grace period: the next pass gets them.
+ */
+export function* collectBlobsPage(
+  after: string | undefined,
+  graceMs: number,
+): WriteProgram<BlobPage> {
+  return yield* step<BlobPage>({ kind: "collect-blobs", after, limit: BLOBS_PER_PAGE, graceMs });
 }

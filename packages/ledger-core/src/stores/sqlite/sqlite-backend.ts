@@ -7,7 +7,7 @@ import { MIGRATION_WAIT_MS, pendingMigrations } from "../sql/migrations.js";
 import { type HeadRow, parseBody, type RunRow, type SessionRow } from "../sql/rows.js";
 import type { DriverErrorKind, SqlBackend } from "../sql/sql-backend.js";
 import { driverError } from "../sql/sql-backend.js";
-import { runSync, type WriteProgram, type WriteStep } from "../sql/write-program.js";
+import { type BlobPage, runSync, type WriteProgram, type WriteStep } from "../sql/write-program.js";
 import { decodeBody, encodeBody } from "./body-codec.js";
 import { events } from "./schema.js";
 import { SqliteConnection, type SqliteConnectionOptions } from "./sqlite-connection.js";
@@ -75,6 +75,9 @@ interface Statements {
   deleteRuns: Statement;
   deleteRefs: Statement;
   deleteSession: Statement;
+  blobPage: Statement;
+  collectBlobs: Statement;
+  deleteBlobRefs: Statement;
 }
 
 /**
@@ -211,6 +214,19 @@ export class SqliteBackend implements SqlBackend {
       deleteRuns: database.prepare("DELETE FROM runs WHERE session_id = ?"),
       deleteRefs: database.prepare("DELETE FROM blob_refs WHERE session_id = ?"),
       deleteSession: database.prepare("DELETE FROM sessions WHERE session_id = ?"),
+      blobPage: database.prepare(
+        `SELECT count(*) AS examined, max(digest) AS last
+         FROM (SELECT digest FROM blobs WHERE digest > ? ORDER BY digest LIMIT ?)`,
+      ),
+      collectBlobs: database
+        .prepare(
+          `DELETE FROM blobs WHERE digest > ? AND digest <= ? AND touched_at <= ${epochMs} - ?
+           AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.digest = blobs.digest
+             AND EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = r.session_id))
+           RETURNING digest`,
+        )
+        .pluck(),
+      deleteBlobRefs: database.prepare("DELETE FROM blob_refs WHERE digest = ?"),
     };
     return this.#statements;
   }
@@ -267,6 +283,8 @@ export class SqliteBackend implements SqlBackend {
         const deleted = statements.collectSessionBlobs.run(sessionId, graceMs, sessionId).changes;
         return { refs, deleted };
       }
+      case "collect-blobs":
+        return this.#collectBlobs(step, statements);
       case "delete-session": {
         this.#heads.forgetAll();
         const events = statements.deleteEvents.run(step.sessionId).changes;
@@ -287,6 +305,33 @@ export class SqliteBackend implements SqlBackend {
         return undefined;
       }
     }
+  }
+
+  /**
+   * A page of collectBlobs, inside the IMMEDIATE transaction: it holds the database's write
+   * lock, so no put or append runs between finding the page, deleting its blobs (touched_at
+   * and the references as committed) and deleting their index rows, and the page's few
+   * hundred index lookups are all a writer waits for. The page's bounds are its first
+   * `limit` keys; the delete finds its blobs between them with the primary key.
+   */
+  #collectBlobs(
+    step: Extract<WriteStep, { kind: "collect-blobs" }>,
+    statements: Statements,
+  ): BlobPage {
+    const after = step.after === undefined ? Buffer.alloc(0) : refDigest(step.after);
+    const page = statements.blobPage.get(after, step.limit) as {
+      examined: number;
+      last: Buffer | null;
+    };
+    if (page.last === null) return { examined: 0, last: undefined, deleted: 0 };
+    const deleted = statements.collectBlobs.all(after, page.last, step.graceMs) as Buffer[];
+    // No existing session references these: their index rows are of sessions that are gone.
+    for (const digest of deleted) statements.deleteBlobRefs.run(digest);
+    return {
+      examined: page.examined,
+      last: `sha256:${page.last.toString("hex")}`,
+      deleted: deleted.length,
+    };
   }
 
   async write<T>(program: () => WriteProgram<T>): Promise<T> {

@@ -16,14 +16,17 @@ const storeNames: Record<RacerTarget["kind"], string> = {
   redis: "RedisEventStore",
 };
 
+const allKinds: readonly RacerTarget["kind"][] = ["sqlite", "postgres", "mysql", "redis"];
+
 /**
  * Registers one test per store kind (`describe` "<Store> <topic>", `it` `test`), each on a
  * place of its own: a new SQLite file, PostgreSQL schema, MariaDB database or Redis key
  * prefix, all removed after the file's tests. A server that is unreachable skips its block
- * (with CI=true, `serverAvailable` fails the run instead). `label` names the places.
+ * (with CI=true, `serverAvailable` fails the run instead). `label` names the places; `kinds`
+ * narrows the stores (all four by default), for a test of what only some of them share.
  */
 export async function acrossStores(
-  options: { topic: string; test: string; label: string },
+  options: { topic: string; test: string; label: string; kinds?: readonly RacerTarget["kind"][] },
   run: (target: RacerTarget) => Promise<void>,
 ): Promise<void> {
   const cleanups: (() => Promise<void>)[] = [];
@@ -65,7 +68,7 @@ export async function acrossStores(
       return { kind: "redis", location: SERVER_URLS.redis, keyPrefix };
     },
   };
-  for (const kind of ["sqlite", "postgres", "mysql", "redis"] as const) {
+  for (const kind of options.kinds ?? allKinds) {
     const available = kind === "sqlite" || (await serverAvailable(kind));
     describe.skipIf(!available)(`${storeNames[kind]} ${options.topic}`, () => {
       it(options.test, async () => run(await targets[kind]()));

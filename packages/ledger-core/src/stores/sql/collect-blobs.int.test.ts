@@ -1,0 +1,131 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { expect } from "vitest";
+import { LedgerError } from "../../events/errors.js";
+import { uuidv7 } from "../../events/ids.js";
+import type { EventStore } from "../../store/event-store.js";
+import { acrossStores } from "./testing/across-stores.js";
+import { openRacerStore, type RacerTarget } from "./testing/racer-store.js";
+import { BLOBS_PER_PAGE } from "./write-program.js";
+
+// collectBlobs on the SQL stores runs in pages of BLOBS_PER_PAGE blobs, each a transaction of
+// its own: a pass over more blobs than a page collects all of them and counts them once, with
+// the blobs to keep (named by a live session's event, put for a live session that has not
+// named them yet, put within the grace) scattered over the pages by their digests, and the
+// index rows of sessions that are gone deleted with their blobs, on whichever page they fall.
+
+const AGE_MS = 400;
+const GRACE_MS = 200;
+
+/** Which of `refs` the store still holds. */
+async function stored(store: EventStore, refs: string[]): Promise<string[]> {
+  const found = await (store.getBlobs as NonNullable<EventStore["getBlobs"]>)(refs);
+  return refs.filter((ref) => found.has(ref));
+}
+
+function contents(label: string, count: number): string[] {
+  const tag = uuidv7();
+  return Array.from({ length: count }, (_, index) => `${label} ${index} ${tag}`);
+}
+
+/** A session whose open run holds one event naming `refs` (none: `run.started` alone). */
+async function liveSession(store: EventStore, refs: string[] = []): Promise<string> {
+  const sessionId = `live-${uuidv7()}`;
+  await store.append({
+    sessionId,
+    runId: "r",
+    expectedSeq: 0,
+    events: [{ type: "run.started", evidenceRefs: refs }],
+  });
+  return sessionId;
+}
+
+/** A session written, closed and deleted: what it claims afterwards is a gone session's. */
+async function goneSession(store: EventStore): Promise<string> {
+  const sessionId = `gone-${uuidv7()}`;
+  await store.append({
+    sessionId,
+    runId: "r",
+    expectedSeq: 0,
+    events: [{ type: "run.started" }, { type: "run.completed", payload: {} }],
+  });
+  await store.deleteSession(sessionId, { blobGraceMs: 0 });
+  return sessionId;
+}
+
+async function checkPagedCollection(target: RacerTarget): Promise<void> {
+  const store = await openRacerStore(target);
+  await store.init();
+  const putBlobs = store.putBlobs?.bind(store) as NonNullable<EventStore["putBlobs"]>;
+  try {
+    // More orphans than two pages hold, so the pass takes three pages at least.
+    const orphans = await putBlobs(contents("orphan", 2 * BLOBS_PER_PAGE + 37));
+    const named = await putBlobs(contents("named", 15));
+    await liveSession(store, named);
+    const live = await liveSession(store);
+    const putForLive = await putBlobs(contents("put for live", 15), { sessionId: live });
+    const gone = await goneSession(store);
+    const goneContents = contents("put for gone", 15);
+    const putForGone = await putBlobs(goneContents, { sessionId: gone });
+    await sleep(AGE_MS);
+    const recent = await putBlobs(contents("recent", 15));
+
+    const first = await store.collectBlobs({ blobGraceMs: GRACE_MS });
+    expect(first).toEqual({ deletedBlobs: orphans.length + putForGone.length });
+    expect(await stored(store, [...orphans, ...putForGone])).toEqual([]);
+    const claimed = [...named, ...putForLive];
+    expect(await stored(store, [...claimed, ...recent])).toEqual([...claimed, ...recent]);
+    expect(await store.collectBlobs({ blobGraceMs: GRACE_MS })).toEqual({ deletedBlobs: 0 });
+
+    // The gone session's claims went with its blobs: with its id back as a new session that
+    // names nothing, the same content put again without a session is collected.
+    await store.append({
+      sessionId: gone,
+      runId: "r",
+      expectedSeq: 0,
+      events: [{ type: "run.started" }],
+    });
+    expect(await putBlobs(goneContents)).toEqual(putForGone);
+    const last = await store.collectBlobs({ blobGraceMs: 0 });
+    expect(last).toEqual({ deletedBlobs: putForGone.length + recent.length });
+    expect(await stored(store, [...putForGone, ...recent])).toEqual([]);
+    expect(await stored(store, claimed)).toEqual(claimed);
+  } finally {
+    await store.close();
+  }
+}
+
+await acrossStores(
+  {
+    topic: "collectBlobs in pages",
+    test: "collects more blobs than a page holds, keeps the claimed and recent ones, forgets gone sessions' claims",
+    label: "collect",
+    kinds: ["sqlite", "postgres", "mysql"],
+  },
+  checkPagedCollection,
+);
+
+/** The driver's refusal (its pool ended, its connection closed) is the error's cause. */
+async function checkClosedStore(target: RacerTarget): Promise<void> {
+  const store = await openRacerStore(target);
+  await store.init();
+  await store.putBlob(`orphan ${uuidv7()}`);
+  await store.close();
+  const error = await store.collectBlobs({ blobGraceMs: 0 }).then(
+    () => undefined,
+    (failure: unknown) => failure,
+  );
+  expect(LedgerError.isInstance(error, "store-unavailable")).toBe(true);
+  const cause = (error as LedgerError).cause;
+  expect(cause).toBeInstanceOf(Error);
+  expect((error as LedgerError).message).toContain((cause as Error).message);
+}
+
+await acrossStores(
+  {
+    topic: "collectBlobs on a closed store",
+    test: "fails as store-unavailable with the driver's error as cause",
+    label: "collect_closed",
+    kinds: ["sqlite", "postgres", "mysql"],
+  },
+  checkClosedStore,
+);

@@ -1,0 +1,158 @@
+import assert from "node:assert/strict";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { CollectBlobsOptions, EventStore } from "../store/event-store.js";
+import {
+  type CaseFactory,
+  expectLedgerError,
+  freshAddress,
+  freshId,
+  note,
+  started,
+  withStore,
+} from "./conformance-helpers.js";
+import { BAD_RETENTION_OPTIONS, blobExists, closed, runWithRefs } from "./conformance-retention.js";
+
+/** Puts older than this are past the cases' grace period (GRACE_MS), on any store's clock. */
+const AGE_MS = 400;
+const GRACE_MS = 200;
+
+async function exists(store: EventStore, refs: Record<string, string>): Promise<string[]> {
+  const present: string[] = [];
+  for (const [name, ref] of Object.entries(refs))
+    if (await blobExists(store, ref)) present.push(name);
+  return present;
+}
+
+export const collectBlobCases: CaseFactory = (makeStore) => [
+  {
+    group: "retention",
+    name: "collectBlobs deletes the blobs no existing session references once past the grace, and keeps the rest",
+    timeoutMs: 30_000,
+    run: withStore(makeStore, async (store) => {
+      const a = freshAddress();
+      const orphanContent = `put with no session, never named ${freshId("o")}`;
+      const refs = {
+        named: await store.putBlob(`named by A ${freshId("n")}`),
+        putForA: await store.putBlob(`put for A, not named yet ${freshId("p")}`, {
+          sessionId: a.sessionId,
+        }),
+        orphan: await store.putBlob(orphanContent),
+        forNobody: await store.putBlob(`put for a session that never appended ${freshId("f")}`, {
+          sessionId: freshId("never"),
+        }),
+      };
+      await runWithRefs(store, a, [refs.named], { open: true });
+      const before = await store.readSession({ sessionId: a.sessionId });
+      await sleep(AGE_MS);
+      const recent = await store.putBlob(`put within the grace ${freshId("r")}`);
+
+      const result = await store.collectBlobs({ blobGraceMs: GRACE_MS });
+      assert.deepEqual(result, { deletedBlobs: 2 });
+      assert.deepEqual(await exists(store, { ...refs, recent }), ["named", "putForA", "recent"]);
+      assert.deepEqual(await store.readSession({ sessionId: a.sessionId }), before);
+      assert.deepEqual(
+        await store.collectBlobs({ blobGraceMs: GRACE_MS }),
+        { deletedBlobs: 0 },
+        "a second pass finds nothing more",
+      );
+      // Collected content put again is stored again.
+      const again = await store.putBlob(orphanContent);
+      assert.equal(again, refs.orphan);
+      assert.equal(await blobExists(store, again), true);
+      // Once A is gone, its blobs go with it (deleteSession), and the recent one with a pass.
+      await store.append({ ...a, expectedSeq: 2, events: [{ ...closed }] });
+      await store.deleteSession(a.sessionId, { blobGraceMs: 0 });
+      assert.deepEqual(await exists(store, refs), ["orphan"], "put again, not named");
+      assert.equal((await store.collectBlobs({ blobGraceMs: 0 })).deletedBlobs, 2);
+      assert.deepEqual(await exists(store, { ...refs, recent }), []);
+    }),
+  },
+  {
+    group: "retention",
+    name: "collectBlobs collects a blob put for a session after its deletion began, and forgets that session's claim",
+    timeoutMs: 30_000,
+    run: withStore(makeStore, async (store) => {
+      const a = freshAddress();
+      await runWithRefs(store, a, []);
+      await store.deleteSession(a.sessionId, { blobGraceMs: 0 });
+      // What a put racing the deletion leaves: the blob, claimed by a session that is gone.
+      const content = `put while A was deleted ${freshId("late")}`;
+      const late = await store.putBlob(content, { sessionId: a.sessionId });
+      await sleep(AGE_MS);
+      assert.deepEqual(await store.collectBlobs({ blobGraceMs: GRACE_MS }), { deletedBlobs: 1 });
+      assert.equal(await blobExists(store, late), false);
+      // The id comes back as a new session that names nothing: the old claim is not its own.
+      await runWithRefs(store, a, [], { open: true });
+      assert.equal(await store.putBlob(content), late);
+      await sleep(AGE_MS);
+      assert.deepEqual(await store.collectBlobs({ blobGraceMs: GRACE_MS }), { deletedBlobs: 1 });
+      assert.equal(await blobExists(store, late), false, "the gone session's claim was kept");
+    }),
+  },
+  {
+    group: "retention",
+    name: "collectBlobs refuses bad options (invalid-argument with their path) and deletes nothing",
+    timeoutMs: 30_000,
+    run: withStore(makeStore, async (store) => {
+      const orphan = await store.putBlob(`orphan kept by refused passes ${freshId("k")}`);
+      for (const [label, options, path] of BAD_RETENTION_OPTIONS)
+        await expectLedgerError(label, () => store.collectBlobs(options as CollectBlobsOptions), {
+          code: "invalid-argument",
+          path,
+        });
+      assert.equal(await blobExists(store, orphan), true, "nothing deleted");
+    }),
+  },
+  {
+    group: "retention",
+    name: "collectBlobs running while writers put and append never takes a blob their events name",
+    timeoutMs: 60_000,
+    run: withStore(makeStore, async (store) => {
+      const pool = Array.from({ length: 3 }, (_, index) => `pooled ${index} ${freshId("p")}`);
+      // Old copies of the pooled content, unnamed: each pass may take them until a writer
+      // re-puts one (restarting its grace) and names it.
+      for (const content of pool) await store.putBlob(content);
+      const orphans: string[] = [];
+      for (let index = 0; index < 6; index++)
+        orphans.push(await store.putBlob(`orphan ${index} ${freshId("o")}`));
+      await sleep(AGE_MS);
+      const written: string[] = [];
+      const writer = async (index: number) => {
+        const address = freshAddress();
+        await store.append({ ...address, expectedSeq: 0, events: [started()] });
+        for (let turn = 0; turn < 8; turn++) {
+          // As the recorder does: put (for its session), then append the event naming them.
+          const refs = await Promise.all([
+            store.putBlob(pool[turn % pool.length] as string, { sessionId: address.sessionId }),
+            store.putBlob(`writer ${index} turn ${turn} ${freshId("w")}`),
+          ]);
+          await store.append({
+            ...address,
+            expectedSeq: turn + 1,
+            events: [note({ turn }, { evidenceRefs: refs })],
+          });
+          written.push(...refs);
+        }
+      };
+      let writing = true;
+      let deleted = 0;
+      const collector = async () => {
+        while (writing) {
+          deleted += (await store.collectBlobs({ blobGraceMs: GRACE_MS })).deletedBlobs;
+          await sleep(3);
+        }
+      };
+      const passes = collector();
+      await Promise.all([0, 1, 2].map(writer)).finally(() => {
+        writing = false;
+      });
+      await passes;
+      deleted += (await store.collectBlobs({ blobGraceMs: GRACE_MS })).deletedBlobs;
+      for (const ref of written)
+        assert.equal(await blobExists(store, ref), true, `a named blob ${ref} was collected`);
+      const named = Object.fromEntries(orphans.map((ref, index) => [`orphan ${index}`, ref]));
+      assert.deepEqual(await exists(store, named), [], "every orphan collected");
+      assert.ok(deleted >= orphans.length, `${deleted} deleted, ${orphans.length} orphans`);
+    }),
+  },
+];
