@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { LedgerEvent } from "../../../events/types.js";
 import type { EventStore } from "../../../store/event-store.js";
 import type { RacerTarget } from "./racer-store.js";
+import { runTestChild } from "./run-child.js";
 
 // The compiled child script: tests run from src, children run the built dist (`npx tsc -b`).
 export const racerScript = fileURLToPath(
@@ -15,24 +15,7 @@ export const racerScript = fileURLToPath(
 export function runRacer(
   argument: object,
 ): Promise<{ appended: number; conflicts: number; refused: number }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [racerScript, JSON.stringify(argument)], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => {
-      if (code === 0) resolve(JSON.parse(stdout.trim()));
-      else reject(new Error(`racer exited with ${code}: ${stderr}`));
-    });
-  });
+  return runTestChild(racerScript, argument, "racer");
 }
 
 export interface RaceOutcome {
