@@ -1,51 +1,15 @@
-import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import { verifyRun } from "../../inspect/verify-run.js";
-import type { EventStore } from "../../store/event-store.js";
+import { blobExists } from "../../testing/conformance-retention.js";
 import { acrossStores } from "./testing/across-stores.js";
 import { openRacerStore, type RacerTarget } from "./testing/racer-store.js";
+import { runBlobWriter } from "./testing/run-blob-writer.js";
 
 // Retention across processes: sessions are deleted in this process while child processes put
 // blobs those sessions share and append the events naming them, and while one child still
 // writes the session being deleted. No committed event may name a collected blob, and the
 // victims are deleted while the writers are still appending, after the shared blobs' grace.
-
-const writerScript = fileURLToPath(
-  new URL("../../../dist/stores/sql/testing/blob-writer.js", import.meta.url),
-);
-
-function runWriter(argument: object): Promise<{ refs: string[] }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [writerScript, JSON.stringify(argument)], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => {
-      if (code === 0) resolve(JSON.parse(stdout.trim()));
-      else reject(new Error(`blob writer exited with ${code}: ${stderr}`));
-    });
-  });
-}
-
-async function blobExists(store: EventStore, ref: string): Promise<boolean> {
-  try {
-    await store.getBlob(ref);
-    return true;
-  } catch (error) {
-    if ((error as { code?: string }).code === "not-found") return false;
-    throw error;
-  }
-}
 
 const graceMs = 300;
 
@@ -76,7 +40,7 @@ async function checkRetentionRace(target: RacerTarget): Promise<void> {
     let running = true;
     const written = Promise.all(
       writers.map((sessionId) =>
-        runWriter({ target, sessionId, shared, turns: 24, pauseMs: graceMs / 6 }),
+        runBlobWriter({ target, sessionId, shared, turns: 24, pauseMs: graceMs / 6 }),
       ),
     ).finally(() => {
       running = false;
