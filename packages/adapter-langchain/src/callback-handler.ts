@@ -20,7 +20,7 @@ import type { ChainValues } from "@langchain/core/utils/types";
 import { chatRequest, modelResponse, textRequest } from "./model-request.js";
 import { ModelRetries, retryLive, supersedeInFlight } from "./model-retry.js";
 import { isRecord, parseToolInput, toJsonValue } from "./plain-json.js";
-import { RunTree } from "./run-tree.js";
+import { RunTree, type ToolRun } from "./run-tree.js";
 import { beforeToolCall } from "./tool-attempt.js";
 import { ledgerToolCallId, takeUnnamedClaim } from "./tool-claim.js";
 import { retrieverEffect, toolEffect } from "./tool-effect.js";
@@ -347,9 +347,9 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     langchainToolCallId?: string,
   ): Promise<void> {
     const runs = this.#state.runs;
-    const nested = runs.isNestedTool(parentRunId, langchainToolCallId);
-    const toolCallId = nested ? undefined : ledgerToolCallId(langchainToolCallId);
-    if (!nested) {
+    const outer = runs.callingTool(parentRunId, langchainToolCallId);
+    const toolCallId = outer ? undefined : ledgerToolCallId(langchainToolCallId);
+    if (!outer) {
       const claimed = this.#state.claimed;
       const claim =
         toolCallId !== undefined
@@ -365,7 +365,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     const name = runName ?? (tool as { name?: string }).name ?? String(tool.id?.at(-1) ?? "tool");
     const args = parseToolInput(input);
     await this.#startTool(
-      { name, args, effect: toolEffect(metadata), toolCallId, nested },
+      { name, args, effect: toolEffect(metadata), toolCallId, outer },
       { runId, parentRunId, tags, langchainToolCallId },
     );
   }
@@ -381,17 +381,17 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       args: JsonValue;
       effect: ToolEffect;
       toolCallId: string | undefined;
-      nested: boolean;
+      /** The tool call this one is made inside (a nested call), if any. */
+      outer: ToolRun | undefined;
     },
     ids: { runId: string; parentRunId?: string; tags?: string[]; langchainToolCallId?: string },
   ): Promise<void> {
-    const { name, args, effect, toolCallId, nested } = call;
+    const { name, args, effect, toolCallId, outer } = call;
     const { runId, parentRunId, tags, langchainToolCallId } = ids;
     const recorder = await this.getRecorder();
     // A call another tool makes is caused by that tool's call, not by the model completion
     // that asked for the outer one: no model asked for it, so it is in no message history.
-    const outerCall = nested ? this.#state.runs.enclosingTool(parentRunId) : undefined;
-    const cause = outerCall?.requestedEventId ?? this.causeOf(toolCallId, { name, args });
+    const cause = outer?.requestedEventId ?? this.causeOf(toolCallId, { name, args });
     const callMetadata = langchainMetadata({ runId, parentRunId, tags });
     let attempt = await beforeToolCall(
       recorder,
@@ -403,14 +403,14 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
         ...(cause !== undefined ? { causedByEventId: cause } : {}),
         metadata: callMetadata,
       },
-      { nested },
+      { nested: outer !== undefined },
     );
     if (attempt.replayed) {
       // The callback cannot answer a tool from the ledger (ledgerMiddleware can): run an
       // idempotent tool again, refuse to repeat one that may have an effect.
       if (!effect.idempotent) {
         throw new UnresolvedAttemptError(
-          `tool call ${name}${toolCallId ? ` (${toolCallId})` : ""} was already ${attempt.replayed.status} before the process restarted; it is not idempotent, so it is not run again. ${nested ? "It is called by another tool: only that tool's call can be answered from the ledger (declare it idempotent only if running it again is safe)." : "Use ledgerMiddleware to answer it from the ledger, or in a plain graph answer it through the graph's state (README: Plain LangGraph graphs)."}`,
+          `tool call ${name}${toolCallId ? ` (${toolCallId})` : ""} was already ${attempt.replayed.status} before the process restarted; it is not idempotent, so it is not run again. ${outer ? "It is called by another tool: only that tool's call can be answered from the ledger (declare it idempotent only if running it again is safe)." : "Use ledgerMiddleware to answer it from the ledger, or in a plain graph answer it through the graph's state (README: Plain LangGraph graphs)."}`,
           { attemptId: attempt.attemptId, toolCallId: toolCallId ?? null, name },
         );
       }
@@ -470,7 +470,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
         args: { query: toJsonValue(query) },
         effect: retrieverEffect(metadata),
         toolCallId: undefined,
-        nested: this.#state.runs.enclosingTool(parentRunId) !== undefined,
+        outer: this.#state.runs.enclosingTool(parentRunId),
       },
       { runId, parentRunId, tags },
     );

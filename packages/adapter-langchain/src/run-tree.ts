@@ -42,15 +42,21 @@ export class RunTree {
   }
 
   /**
-   * True for a tool that a running tool calls, rather than a tool call of a model. A tool that
-   * calls another with its own config (callbacks and all) also hands it its `toolCall`:
-   * LangChain then starts the inner tool with the outer call's toolCallId, which is no id of
-   * the inner call (and ledgerMiddleware's claim on it is the outer call's). A tool that a
-   * sub-agent's tool node runs inside a tool gets its own model's id: it keeps it.
+   * The running tool that a tool starting under `parentRunId` is called by, or undefined for a
+   * tool call of a model. A tool that calls another with its own config (callbacks and all)
+   * also hands it its `toolCall`: LangChain then starts the inner tool with the outer call's
+   * toolCallId, which is no id of the inner call (and ledgerMiddleware's claim on it is the
+   * outer call's). A tool that a sub-agent's tool node runs inside a tool gets its own model's
+   * id: it keeps it, and is no nested call.
    */
-  isNestedTool(parentRunId: string | undefined, langchainToolCallId: string | undefined): boolean {
+  callingTool(
+    parentRunId: string | undefined,
+    langchainToolCallId: string | undefined,
+  ): ToolRun | undefined {
     const outer = this.enclosingTool(parentRunId);
-    if (!outer) return false;
-    return langchainToolCallId === undefined || langchainToolCallId === outer.langchainToolCallId;
+    if (!outer) return undefined;
+    return langchainToolCallId === undefined || langchainToolCallId === outer.langchainToolCallId
+      ? outer
+      : undefined;
   }
 }
