@@ -3,13 +3,12 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { CollectBlobsOptions } from "../../store/event-store.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { isCluster } from "./client.js";
-import { scanKeyPages } from "./key-scan.js";
 import { blobKeys, idField, sessionKeys } from "./keys.js";
 import { RedisEventStore } from "./redis-store.js";
 import { BLOB_CANDIDATE_SCRIPT, ORPHAN_BLOB_SCRIPT, runScript } from "./scripts.js";
 import { localClusterForTests } from "./testing/cluster-hooks.js";
 import { localClusterUnavailable } from "./testing/local-cluster.js";
-import { deleteKeys, freshPrefix } from "./testing/test-keys.js";
+import { deleteKeys, freshPrefix, keysUnder } from "./testing/test-keys.js";
 
 // collectBlobs at the level of Redis keys: what the conformance cases cannot show (SCAN pages
 // and batches, other key prefixes in the same database, each master of a Cluster, the
@@ -22,13 +21,6 @@ const noCluster = await localClusterUnavailable();
 /** More blobs than one SCAN page (COUNT 1000) and than two batches (BLOBS_PER_ROUND_TRIP). */
 const ORPHANS = 1200;
 const CLAIMED = 300;
-
-/** Every key under `prefix`, sorted, from each master of a Cluster or from the one server. */
-async function keysUnder(client: Redis | Cluster, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  for await (const page of scanKeyPages(client, `${prefix}*`)) keys.push(...page);
-  return [...new Set(keys)].sort();
-}
 
 function masters(client: Redis | Cluster): Redis[] {
   return isCluster(client) ? client.nodes("master") : [client];

@@ -1,21 +1,21 @@
 import { randomBytes } from "node:crypto";
-import { Redis } from "ioredis";
+import { type Cluster, Redis } from "ioredis";
+import { globLiteral, scanKeyPages } from "../key-scan.js";
 
 /** A key prefix no other test uses (letters and digits only: safe in a SCAN pattern). */
 export function freshPrefix(label = "t"): string {
   return `agent-ledger-test:${label}${randomBytes(6).toString("hex")}:`;
 }
 
-/** Every key under a prefix (SCAN, so it never blocks the server). */
-export async function keysUnder(client: Redis, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor = "0";
-  do {
-    const [next, batch] = await client.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
-    cursor = next;
-    keys.push(...batch);
-  } while (cursor !== "0");
-  return keys;
+/**
+ * Every key under a prefix, sorted and each once (SCAN answers a key twice at times; it never
+ * blocks the server), from the one server or from each master of a Cluster.
+ */
+export async function keysUnder(client: Redis | Cluster, prefix: string): Promise<string[]> {
+  const keys = new Set<string>();
+  for await (const page of scanKeyPages(client, `${globLiteral(prefix)}*`))
+    for (const key of page) keys.add(key);
+  return [...keys].sort();
 }
 
 /** Deletes every key under a prefix. */
