@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { Cluster, Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import type { CollectBlobsOptions } from "../../store/event-store.js";
@@ -79,6 +80,65 @@ async function checkCollectsMany(client: Redis | Cluster, prefix: string): Promi
   await store.close();
 }
 
+/**
+ * Session sets left with no blob: appends that named a blob never put, and failed (a stale
+ * position) after the store had indexed the name. Once the session is deleted, nothing but
+ * collectBlobs looks at the set (the session's log never named the blob): it goes, uncounted,
+ * with the gone session's `puts` entry; a set naming a session that exists stays.
+ */
+async function checkCollectsLeftSets(client: Redis | Cluster, prefix: string): Promise<void> {
+  const store = new RedisEventStore({ client, keyPrefix: prefix });
+  await store.init();
+  const missing = (label: string) => `sha256:${createHash("sha256").update(label).digest("hex")}`;
+  const leftByGone = missing(`never put, named by a gone session ${prefix}`);
+  const leftByLive = missing(`never put, named by a live session ${prefix}`);
+  for (const [sessionId, ref] of [
+    ["gone", leftByGone],
+    ["live", leftByLive],
+  ] as const) {
+    await store.append({
+      sessionId,
+      runId: "r",
+      expectedSeq: 0,
+      events: [{ type: "run.started" }],
+    });
+    await expect(
+      store.append({
+        sessionId,
+        runId: "r",
+        expectedSeq: 0,
+        events: [{ type: "x.note", evidenceRefs: [ref] }],
+      }),
+    ).rejects.toMatchObject({ code: "conflict" });
+  }
+  // One more, claimed by the gone session in its `puts` set, as a put that failed after it.
+  const putFailed = missing(`put failed ${prefix}`);
+  await client.sadd(sessionKeys(prefix, "gone").puts, putFailed);
+  await client.sadd(blobKeys(prefix, putFailed.slice(7)).sessions, idField("gone"));
+  await store.append({
+    sessionId: "gone",
+    runId: "r",
+    expectedSeq: 1,
+    events: [{ type: "run.completed" }],
+  });
+  await store.deleteSession("gone", { blobGraceMs: 0 });
+  const setOf = (ref: string) => blobKeys(prefix, ref.slice(7)).sessions;
+  expect(await client.smembers(setOf(leftByGone))).toEqual([idField("gone")]);
+
+  const kept = await store.putBlob(`kept, named by the live session ${prefix}`, {
+    sessionId: "live",
+  });
+  expect(await store.collectBlobs({ blobGraceMs: 0 })).toEqual({ deletedBlobs: 0 });
+  expect(await client.exists(setOf(leftByGone))).toBe(0);
+  expect(await client.exists(setOf(putFailed))).toBe(0);
+  expect(await client.exists(sessionKeys(prefix, "gone").puts)).toBe(0);
+  expect(await client.smembers(setOf(leftByLive))).toEqual([idField("live")]);
+  expect(await client.smembers(setOf(kept))).toEqual([idField("live")]);
+  expect((await store.getBlob(kept)).length).toBeGreaterThan(0);
+  expect(await store.collectBlobs({ blobGraceMs: 0 })).toEqual({ deletedBlobs: 0 });
+  await store.close();
+}
+
 /** A store under `prefix` with a few orphan blobs; what it returns reads its keys and values. */
 async function neighbour(client: Redis | Cluster, prefix: string): Promise<() => Promise<unknown>> {
   const store = new RedisEventStore({ client, keyPrefix: prefix });
@@ -121,6 +181,10 @@ describe.skipIf(!available)("RedisEventStore.collectBlobs on one server", () => 
     expect(await Promise.all(others.map((snapshot) => snapshot()))).toEqual(before);
   }, 60_000);
 
+  it("deletes session sets left with no blob once every session they name is gone, uncounted, and keeps the rest", async () => {
+    await checkCollectsLeftSets(admin as Redis, fresh("left-sets"));
+  });
+
   it("the deletion script keeps a blob that a session came to reference, or that was put again, after the look", async () => {
     const client = admin as Redis;
     const prefix = fresh("recheck");
@@ -129,7 +193,7 @@ describe.skipIf(!available)("RedisEventStore.collectBlobs on one server", () => 
     const ref = await store.putBlob("looked at, then referenced");
     const keys = blobKeys(prefix, ref.slice(7));
     const scriptKeys = [keys.sessions, keys.content, keys.touched];
-    const look = () => runScript(client, BLOB_CANDIDATE_SCRIPT, scriptKeys, [0]);
+    const look = (kind = "blob") => runScript(client, BLOB_CANDIDATE_SCRIPT, scriptKeys, [0, kind]);
     const collect = (graceMs: number, gone: string[]) =>
       runScript(client, ORPHAN_BLOB_SCRIPT, scriptKeys, [graceMs, ...gone]);
 
@@ -138,6 +202,8 @@ describe.skipIf(!available)("RedisEventStore.collectBlobs on one server", () => 
     await client.sadd(keys.sessions, idField("appending"));
     expect(await collect(0, [])).toBe(0);
     expect(await look()).toEqual([idField("appending")]);
+    // Its session set is looked at for itself only when the blob is gone.
+    expect(await look("set")).toBe(0);
     // The session was found gone, and its writer then puts the blob again before naming it.
     await store.putBlob("looked at, then referenced");
     expect(await collect(60_000, [idField("appending")])).toBe(0);
@@ -171,6 +237,10 @@ describe.skipIf(noCluster !== undefined)("RedisEventStore.collectBlobs on Redis 
     await checkCollectsMany(client, prefix);
     expect(await other()).toEqual(before);
   }, 60_000);
+
+  it("deletes session sets left with no blob on each master", async () => {
+    await checkCollectsLeftSets(local.client(), freshPrefix("cluster-left-sets"));
+  });
 
   it("finds the masters of a Cluster client not connected yet (lazyConnect) when collectBlobs is its first call", async () => {
     const prefix = freshPrefix("cluster-lazy");

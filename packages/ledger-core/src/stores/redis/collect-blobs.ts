@@ -1,12 +1,24 @@
 import type { Cluster, Redis } from "ioredis";
 import { globLiteral, scanKeyPages } from "./key-scan.js";
-import { blobKeys, idFromField, sessionKeys } from "./keys.js";
+import { blobScriptKeys, idFromField, sessionKeys } from "./keys.js";
 import { BLOB_CANDIDATE_SCRIPT, ORPHAN_BLOB_SCRIPT, runScript } from "./scripts.js";
 
-/** A blob's content key under the store's prefix (its other keys end in `:sessions`, `:touched`). */
-const BLOB_CONTENT_KEY = /^blob:\{([0-9a-f]{64})\}$/;
+/**
+ * A blob's content key, or its session set's, under the store's prefix (its time key ends in
+ * `:touched`, and goes with one of them).
+ */
+const BLOB_KEY = /^blob:\{([0-9a-f]{64})\}(:sessions)?$/;
 
-/** A blob put before the grace, and the members of its session set when it was looked at. */
+/**
+ * A blob's key that SCAN found: its content ("blob"), or its session set ("set"), which is looked
+ * at for itself only when no content is left beside it.
+ */
+interface Found {
+  hex: string;
+  kind: "blob" | "set";
+}
+
+/** A blob put before the grace (or a set left with none), and its set's members at the look. */
 interface Candidate {
   hex: string;
   members: string[];
@@ -36,12 +48,16 @@ interface Candidate {
  *   (less the one round trip from the check to the script) between its put and its append.
  *   That is the premise deleteSession rests on too: a blob past the grace is not about to be
  *   named. A blob put after the script is stored again, with a fresh time.
- * - A put racing the script (its SADD before, its SET NX after) stores the blob again with a
- *   fresh time; what it can lose is its session's claim (the set, or the `puts` entry this
- *   removes after the script). A claim only keeps a blob no event names yet; the writer's
+ * - A put claims the blob in the script that stores it, so the script sees the put whole or
+ *   not at all; a put after it stores the blob again with a fresh time. What a put for a gone
+ *   session can lose is the `puts` entry this removes after the script (the entry is written
+ *   before the put's script). A claim only keeps a blob no event names yet; the writer's
  *   append, which names it, indexes it again.
  * Claims on the blobs kept are left alone: a put for a session that has not appended yet is
- * legitimate. Nothing outside `prefix` is scanned or written.
+ * legitimate. A session set left with no blob (an append that named a blob never put, or that
+ * failed after indexing it, in a session deleted since) goes by the same rule: it is deleted
+ * when every session it names is gone; it is not counted as a blob. Nothing outside `prefix`
+ * is scanned or written.
  */
 export async function collectOrphanBlobs(
   client: Redis | Cluster,
@@ -50,11 +66,12 @@ export async function collectOrphanBlobs(
   batchSize: number,
 ): Promise<number> {
   let deleted = 0;
-  const pending: string[] = [];
-  for await (const keys of scanKeyPages(client, `${globLiteral(prefix)}blob:{*}`)) {
+  const pending: Found[] = [];
+  for await (const keys of scanKeyPages(client, `${globLiteral(prefix)}blob:{*`)) {
     for (const key of keys) {
-      const hex = BLOB_CONTENT_KEY.exec(key.slice(prefix.length))?.[1];
-      if (key.startsWith(prefix) && hex !== undefined) pending.push(hex);
+      const match = key.startsWith(prefix) ? BLOB_KEY.exec(key.slice(prefix.length)) : null;
+      if (match !== null)
+        pending.push({ hex: match[1] as string, kind: match[2] === undefined ? "blob" : "set" });
     }
     // Batches fill across SCAN pages: in a database shared with other data, a page may
     // hold few of the store's blobs.
@@ -69,38 +86,45 @@ export async function collectOrphanBlobs(
 async function collectBatch(
   client: Redis | Cluster,
   prefix: string,
-  hexes: string[],
+  found: Found[],
   graceMs: number,
 ): Promise<number> {
-  // SCAN may answer a key twice.
-  const candidates = await findCandidates(client, prefix, [...new Set(hexes)], graceMs);
+  const candidates = await findCandidates(client, prefix, unique(found), graceMs);
   if (candidates.length === 0) return 0;
   const gone = await goneSessions(client, prefix, candidates);
   const orphans = candidates.filter((candidate) =>
     candidate.members.every((member) => gone.has(member)),
   );
-  const deleted = await deleteOrphans(client, prefix, orphans, graceMs);
-  await forgetClaims(client, prefix, deleted);
+  const { deleted, cleared } = await deleteOrphans(client, prefix, orphans, graceMs);
+  await forgetClaims(client, prefix, [...deleted, ...cleared]);
   return deleted.length;
 }
 
-/** The blobs put before the grace, with their session sets (one script per blob, in its slot). */
+/** Each blob once: SCAN may answer a key twice, and a blob's content covers its set. */
+function unique(found: Found[]): Found[] {
+  const byHex = new Map<string, Found>();
+  for (const one of found) if (byHex.get(one.hex)?.kind !== "blob") byHex.set(one.hex, one);
+  return [...byHex.values()];
+}
+
+/** The blobs put before the grace (and the sets left with none), with their session sets. */
 async function findCandidates(
   client: Redis | Cluster,
   prefix: string,
-  hexes: string[],
+  found: Found[],
   graceMs: number,
 ): Promise<Candidate[]> {
+  // One script per key, in its blob's slot.
   const replies = await Promise.all(
-    hexes.map((hex) =>
-      runScript(client, BLOB_CANDIDATE_SCRIPT, blobScriptKeys(prefix, hex), [graceMs]),
+    found.map(({ hex, kind }) =>
+      runScript(client, BLOB_CANDIDATE_SCRIPT, blobScriptKeys(prefix, hex), [graceMs, kind]),
     ),
   );
   const candidates: Candidate[] = [];
   replies.forEach((reply, index) => {
-    // 0 (or "0" on a client with stringNumbers): recent or gone; a list: a candidate.
+    // 0 (or "0" on a client with stringNumbers): nothing to collect; a list: a candidate.
     if (Array.isArray(reply))
-      candidates.push({ hex: hexes[index] as string, members: reply.map(String) });
+      candidates.push({ hex: (found[index] as Found).hex, members: reply.map(String) });
   });
   return candidates;
 }
@@ -124,13 +148,16 @@ async function goneSessions(
   return new Set(members.filter((_, index) => Number(exists[index]) === 0));
 }
 
-/** The orphans ORPHAN_BLOB_SCRIPT deleted (it re-checks each in its slot). */
+/**
+ * The orphans ORPHAN_BLOB_SCRIPT deleted (it re-checks each in its slot), and those whose blob
+ * was already gone, of which it deleted the keys left (a set with no blob).
+ */
 async function deleteOrphans(
   client: Redis | Cluster,
   prefix: string,
   orphans: Candidate[],
   graceMs: number,
-): Promise<Candidate[]> {
+): Promise<{ deleted: Candidate[]; cleared: Candidate[] }> {
   const replies = await Promise.all(
     orphans.map((orphan) =>
       runScript(client, ORPHAN_BLOB_SCRIPT, blobScriptKeys(prefix, orphan.hex), [
@@ -139,21 +166,25 @@ async function deleteOrphans(
       ]),
     ),
   );
-  return orphans.filter((_, index) => Number(replies[index]) === 1);
+  return {
+    deleted: orphans.filter((_, index) => Number(replies[index]) === 1),
+    cleared: orphans.filter((_, index) => Number(replies[index]) === 2),
+  };
 }
 
 /**
- * Deleted blobs taken out of the `puts` sets of the gone sessions that claimed them (a put for
- * a session that never appended, or one that raced its deletion), which would otherwise stay
- * behind, and make a later session with that id collect the blob as its own.
+ * Deleted blobs (and sets left with none) taken out of the `puts` sets of the gone sessions
+ * that claimed them (a put for a session that never appended, or one that raced its deletion),
+ * which would otherwise stay behind, and make a later session with that id collect the blob as
+ * its own.
  */
 async function forgetClaims(
   client: Redis | Cluster,
   prefix: string,
-  deleted: Candidate[],
+  collected: Candidate[],
 ): Promise<void> {
   const removals: Promise<number>[] = [];
-  for (const blob of deleted)
+  for (const blob of collected)
     for (const member of blob.members) {
       // Every member of a deleted blob was found gone, so it is a session id.
       const sessionId = sessionOf(member);
@@ -161,12 +192,6 @@ async function forgetClaims(
         removals.push(client.srem(sessionKeys(prefix, sessionId).puts, `sha256:${blob.hex}`));
     }
   await Promise.all(removals);
-}
-
-/** The keys BLOB_CANDIDATE_SCRIPT and ORPHAN_BLOB_SCRIPT take, all in the blob's slot. */
-function blobScriptKeys(prefix: string, hex: string): string[] {
-  const keys = blobKeys(prefix, hex);
-  return [keys.sessions, keys.content, keys.touched];
 }
 
 /** The session id of a session-set member (an `idField`), or undefined if it is none. */

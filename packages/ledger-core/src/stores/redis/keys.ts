@@ -91,8 +91,8 @@ export function sessionsKey(prefix: string): string {
 
 /**
  * Keys of one blob, by the hex of its sha256. All three carry the hex as their hash tag, so
- * they share one Redis Cluster slot: putBlob writes the content and the time together in one
- * MULTI, and retention checks and deletes them in one script.
+ * they share one Redis Cluster slot: putBlob writes the content, the time and the claim of its
+ * session in one script, and retention checks and deletes them in one script.
  */
 export interface BlobKeys {
   /** The stored (encoded) content. */
@@ -106,6 +106,12 @@ export interface BlobKeys {
 export function blobKeys(prefix: string, hex: string): BlobKeys {
   const base = `${prefix}blob:{${hex}}`;
   return { content: base, sessions: `${base}:sessions`, touched: `${base}:touched` };
+}
+
+/** A blob's keys as every blob script takes them (KEYS 1 session set, 2 content, 3 time). */
+export function blobScriptKeys(prefix: string, hex: string): string[] {
+  const keys = blobKeys(prefix, hex);
+  return [keys.sessions, keys.content, keys.touched];
 }
 
 /** Format version of the key layout, checked by init(). */

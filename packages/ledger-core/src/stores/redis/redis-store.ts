@@ -77,6 +77,7 @@ import { decodeEvent, decodeHead, decodePairs, decodeSnapshot, type Snapshot } f
 import { collectOrphanBlobs } from "./collect-blobs.js";
 import {
   blobKeys,
+  blobScriptKeys,
   idField,
   idFromField,
   type RunKeys,
@@ -629,7 +630,8 @@ export class RedisEventStore implements EventStore {
   /**
    * The blob reference index, written BEFORE the append script: the blob keys live outside
    * the session's hash slot, so the script cannot write them. Indexing first errs on the safe
-   * side: a failed append leaves a reference that only keeps a blob longer.
+   * side: a failed append leaves a reference that only keeps a blob longer, while its session
+   * exists (collectBlobs removes the claims of gone sessions, also where no blob is left).
    */
   async #indexRefs(sessionId: string, refs: string[]): Promise<void> {
     if (refs.length === 0) return;
@@ -653,27 +655,26 @@ export class RedisEventStore implements EventStore {
   async #putBlobs(blobs: EncodedBlob[], sessionId: string | undefined): Promise<string[]> {
     if (blobs.length === 0) return [];
     try {
-      // Indexed first, as an append indexes what it names, and listed for the session, whose
-      // deletion collects them even if no event of it ever names them: both in one round trip.
-      if (sessionId !== undefined) {
-        const refs = blobs.map((blob) => blob.ref);
-        await Promise.all([
-          this.#indexRefs(sessionId, refs),
-          this.#client.sadd(sessionKeys(this.#prefix, sessionId).puts, ...refs),
-        ]);
-      }
-      // Per blob, SET NX and the touched-at time together (one script call in the blob's
-      // slot), so retention sees both or neither. The calls of several blobs go out together.
+      // Listed for the session first, whose deletion collects them even if no event of it ever
+      // names them.
+      if (sessionId !== undefined)
+        await this.#client.sadd(
+          sessionKeys(this.#prefix, sessionId).puts,
+          ...blobs.map((blob) => blob.ref),
+        );
+      // Per blob, the session's claim, SET NX and the touched-at time together (one script
+      // call in the blob's slot), so retention sees all or none. The calls of several blobs go
+      // out together.
+      const member = sessionId === undefined ? "" : idField(sessionId);
       await Promise.all(
-        blobs.map((blob) => {
-          const keys = blobKeys(this.#prefix, blob.ref.slice(7));
-          return runScript(
+        blobs.map((blob) =>
+          runScript(
             this.#client,
             PUT_BLOB_SCRIPT,
-            [keys.content, keys.touched],
-            [Buffer.from(blob.stored)],
-          );
-        }),
+            blobScriptKeys(this.#prefix, blob.ref.slice(7)),
+            [Buffer.from(blob.stored), member],
+          ),
+        ),
       );
       return blobs.map((blob) => blob.ref);
     } catch (error) {
@@ -803,11 +804,10 @@ export class RedisEventStore implements EventStore {
       for (let at = 0; at < refs.length; at += BLOBS_PER_ROUND_TRIP) {
         const collected = await Promise.all(
           refs.slice(at, at + BLOBS_PER_ROUND_TRIP).map((ref) => {
-            const keys = blobKeys(this.#prefix, ref.slice(7));
             return runScript(
               this.#client,
               COLLECT_BLOB_SCRIPT,
-              [keys.sessions, keys.content, keys.touched],
+              blobScriptKeys(this.#prefix, ref.slice(7)),
               [member, graceMs],
             );
           }),

@@ -219,22 +219,25 @@ const SERVER_NOW_MS = `local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)`;
 
 /**
- * putBlob of one blob: its content (SET NX) and its touched-at time, the server's clock in
- * epoch ms (never the writer's: writers and the process that runs retention may be on hosts
- * whose clocks disagree), together. KEYS (one slot: the blob's hash tag): 1 the blob, 2 its
- * touched-at time. ARGV: 1 the stored bytes.
+ * putBlob of one blob: its content (SET NX), its touched-at time, the server's clock in epoch ms
+ * (never the writer's: writers and the process that runs retention may be on hosts whose clocks
+ * disagree), and for a put for a session that session's claim (SADD to the blob's session
+ * set), together: retention never sees a claim without its blob, or a blob without its time.
+ * KEYS (one slot: the blob's hash tag): 1 the blob's session set, 2 the blob, 3 its touched-at
+ * time. ARGV: 1 the stored bytes, 2 the session (idField), or "" for a put for no session.
  */
 export const PUT_BLOB_SCRIPT = script(`
 ${SERVER_NOW_MS}
-redis.call('SET', KEYS[1], ARGV[1], 'NX')
-redis.call('SET', KEYS[2], string.format('%d', now))
+if ARGV[2] ~= '' then redis.call('SADD', KEYS[1], ARGV[2]) end
+redis.call('SET', KEYS[2], ARGV[1], 'NX')
+redis.call('SET', KEYS[3], string.format('%d', now))
 return 1
 `);
 
 /**
  * Retention of one blob a deleted session referenced, atomically against putBlob (one script
- * call: SET NX + the touched-at time) and the reference index (SADD before each append that
- * names the blob). KEYS (one slot: the blob's hash tag): 1 the blob's session set, 2 the blob,
+ * call: the claim, SET NX and the touched-at time) and the reference index (SADD before each
+ * append that names the blob). KEYS (one slot: the blob's hash tag): 1 the blob's session set, 2 the blob,
  * 3 its touched-at time. ARGV: 1 the deleted session (idField), 2 the grace period (ms, on the
  * server's clock, as putBlob stamps). Returns 1 if the blob was deleted.
  */
@@ -252,26 +255,38 @@ return deleted
 /**
  * collectBlobs' first look at one blob (reads only). KEYS (one slot: the blob's hash tag): 1 the
  * blob's session set, 2 the blob, 3 its touched-at time. ARGV: 1 the grace period (ms, on the
- * server's clock, as putBlob stamps). Returns 0 when there is nothing to collect (the blob is
- * gone, or put within the grace), else the list of its session set's members (maybe empty),
- * whose existence the caller checks in their own slots before ORPHAN_BLOB_SCRIPT.
+ * server's clock, as putBlob stamps), 2 what the caller found: "blob" (the content key) or
+ * "set" (the session set key). For a blob, returns 0 when there is nothing to collect (the blob
+ * is gone, or put within the grace), else the list of its session set's members (maybe empty).
+ * For a set, returns 0 while its blob exists (the blob's own look covers it) or when it is
+ * empty, else its members: a claim left with no blob (an append that named a blob never put,
+ * or that failed after indexing it, in a session deleted since). The caller checks the members'
+ * existence in their own slots before ORPHAN_BLOB_SCRIPT.
  */
 export const BLOB_CANDIDATE_SCRIPT = script(`
 ${SERVER_NOW_MS}
-if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  if ARGV[2] ~= 'set' then return 0 end
+  local members = redis.call('SMEMBERS', KEYS[1])
+  if #members == 0 then return 0 end
+  return members
+end
+if ARGV[2] == 'set' then return 0 end
 local touched = redis.call('GET', KEYS[3])
 if touched and tonumber(touched) > now - tonumber(ARGV[1]) then return 0 end
 return redis.call('SMEMBERS', KEYS[1])
 `);
 
 /**
- * collectBlobs' deletion of one blob, atomically against putBlob (SET NX + the touched-at time
- * in one script call) and the reference index (the SADD before each put for a session and each
- * append that names the blob). KEYS: as BLOB_CANDIDATE_SCRIPT's. ARGV: 1 the grace period, then
+ * collectBlobs' deletion of one blob, atomically against putBlob (the claim, SET NX and the
+ * touched-at time in one script call) and the reference index (the SADD before each append that
+ * names the blob). KEYS: as BLOB_CANDIDATE_SCRIPT's. ARGV: 1 the grace period, then
  * the members of the session set that the caller found to be sessions that do not exist. It
  * checks again that the blob was not put within the grace, and that the set holds no member
  * but those (a session added since, or one the caller saw existing, keeps the blob); then it
- * deletes the blob, its time and its session set. Returns 1 if the blob was deleted.
+ * deletes the blob, its time and its session set. Returns 1 if the blob was deleted, 2 if it
+ * was already gone (a set left without its blob, or another pass was first) and only its other
+ * keys went, 0 if it is kept.
  */
 export const ORPHAN_BLOB_SCRIPT = script(`
 ${SERVER_NOW_MS}
@@ -282,5 +297,6 @@ for i = 2, #ARGV do gone = gone + redis.call('SISMEMBER', KEYS[1], ARGV[i]) end
 if redis.call('SCARD', KEYS[1]) > gone then return 0 end
 local deleted = redis.call('DEL', KEYS[2])
 redis.call('DEL', KEYS[1], KEYS[3])
-return deleted
+if deleted == 1 then return 1 end
+return 2
 `);
