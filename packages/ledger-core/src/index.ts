@@ -94,6 +94,7 @@ export type {
 } from "./projections/extract.js";
 export type { MessageHistoryOptions } from "./projections/message-history.js";
 export { messageHistory } from "./projections/message-history.js";
+export { LedgerIdGenerator } from "./projections/otel-ids.js";
 export { toAtif } from "./projections/to-atif.js";
 export type {
   OtelProjection,

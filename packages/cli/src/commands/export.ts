@@ -3,6 +3,7 @@ import {
   BlobCache,
   type EventStore,
   LedgerError,
+  LedgerIdGenerator,
   resolveEvents,
   toAtif,
   toOtelSpans,
@@ -14,7 +15,6 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { EXIT_CODES, notFoundError, usageError } from "../errors.js";
 import { LineWriter, type OutputStream, writeOut } from "../io.js";
-import { withLedgerIds } from "../otlp-ids.js";
 import { type OtlpTraceRequest, toOtlpJson } from "../otlp-json.js";
 import { openOutputFile } from "../output-file.js";
 import { assertSessionExists } from "../store.js";
@@ -36,22 +36,26 @@ type ExportFormat = (typeof formats)[number];
 
 /**
  * The session's spans (via `toOtelSpans` and the SDK's in-memory exporter) as OTLP/JSON, with
- * ids derived from the session, run and attempt ids: the same session exports the same bytes.
+ * ids derived from the session, run and attempt ids (`LedgerIdGenerator`; the SDK's own are
+ * random, and a backend importing a session twice would hold its traces twice): the same
+ * session exports the same bytes.
  */
 export async function exportOtlpJson(
   store: EventStore,
   sessionId: string,
 ): Promise<OtlpTraceRequest> {
   const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const ids = new LedgerIdGenerator();
+  const provider = new BasicTracerProvider({
+    idGenerator: ids,
+    spanProcessors: [new SimpleSpanProcessor(exporter)],
+  });
   try {
-    await toOtelSpans(store, sessionId, provider);
+    await toOtelSpans(store, sessionId, provider, { ids });
     await provider.forceFlush();
-    const request = toOtlpJson(exporter.getFinishedSpans(), {
+    return toOtlpJson(exporter.getFinishedSpans(), {
       resourceAttributes: { "service.name": "agent-ledger", "agent_ledger.session.id": sessionId },
     });
-    // The SDK's ids are random: re-importing a session would duplicate its traces.
-    return withLedgerIds(request, sessionId);
   } finally {
     await provider.shutdown();
   }

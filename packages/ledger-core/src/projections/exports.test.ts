@@ -3,7 +3,7 @@ import * as core from "../index.js";
 
 describe("projection exports", () => {
   it("pins the projection names in the public surface", () => {
-    const names = ["messageHistory", "toAtif", "toOtelSpans"];
+    const names = ["messageHistory", "toAtif", "toOtelSpans", "LedgerIdGenerator"];
     for (const name of names)
       expect(typeof (core as Record<string, unknown>)[name]).toBe("function");
   });

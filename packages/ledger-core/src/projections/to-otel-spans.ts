@@ -1,4 +1,4 @@
-import type { Attributes, Context, Link, Span, Tracer } from "@opentelemetry/api";
+import type { Attributes, Context, Link, Span, SpanOptions, Tracer } from "@opentelemetry/api";
 import { InvalidArgumentError } from "../events/errors.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { LedgerEvent } from "../events/types.js";
@@ -13,6 +13,7 @@ import {
   toolResultOf,
   usageOf,
 } from "./extract.js";
+import { derivedOtelId, LedgerIdGenerator, withNextIds } from "./otel-ids.js";
 import {
   type AttemptRecord,
   agentVersionOf,
@@ -70,6 +71,12 @@ export interface ToOtelSpansOptions {
   scopeName?: string;
   /** Add `gen_ai.tool.call.arguments` / `.result` (opt-in in the conventions). Default false. */
   includeToolContent?: boolean;
+  /**
+   * The `LedgerIdGenerator` the tracer provider was given as its `idGenerator`: the spans then
+   * take ids derived from the session, run and attempt ids (the same on every export) instead
+   * of random ones.
+   */
+  ids?: LedgerIdGenerator;
 }
 
 function errorOf(payload: JsonObject): { type: string; message: string } {
@@ -181,6 +188,11 @@ export async function toOtelSpans(
       "$.tracerProvider",
       "a tracer provider is needed (an OpenTelemetry TracerProvider, e.g. the SDK's)",
     );
+  if (options.ids !== undefined && !(options.ids instanceof LedgerIdGenerator))
+    throw new InvalidArgumentError(
+      "$.options.ids",
+      "ids must be a LedgerIdGenerator, the one the tracer provider was given as its idGenerator",
+    );
   const model = await loadSessionModel(store, sessionId);
   const tracer = tracerProvider.getTracer(
     options.scopeName ?? "@agent-ledger/core",
@@ -199,6 +211,29 @@ function emitSpans(
   const attemptSpans = new Map<string, Span>();
   const ends: { span: Span; at: Date }[] = [];
   const traceIds: string[] = [];
+
+  /**
+   * Starts a span under `parent`, with the given ids when the caller passed a generator, and
+   * checks that the provider took them from it.
+   */
+  const startSpan = (
+    name: string,
+    spanOptions: SpanOptions,
+    parent: Span | undefined,
+    ids: { traceId?: string; spanId: string },
+  ): Span => {
+    const generator = options.ids;
+    if (generator === undefined) return tracer.startSpan(name, spanOptions, under(parent));
+    const span = withNextIds(generator, ids, () =>
+      tracer.startSpan(name, spanOptions, under(parent)),
+    );
+    if (span.spanContext().spanId !== ids.spanId)
+      throw new InvalidArgumentError(
+        "$.options.ids",
+        "the tracer provider does not take its ids from options.ids: give that LedgerIdGenerator to the provider as its idGenerator",
+      );
+    return span;
+  };
 
   const spanOfEvent = (eventId: string | undefined): Span | undefined => {
     if (eventId === undefined) return undefined;
@@ -233,10 +268,15 @@ function emitSpans(
     if (first.actor?.framework) attributes["agent_ledger.actor.framework"] = first.actor.framework;
     if (run.parentRunId) attributes["agent_ledger.parent_run.id"] = run.parentRunId;
     const links = causedBy(spanOfEvent(run.causedByEventId));
-    const span = tracer.startSpan(
+    const span = startSpan(
       `invoke_agent ${agentName}`,
       { kind: SPAN_KIND_INTERNAL, startTime: new Date(first.recordedAt), attributes, links },
-      under(parent),
+      parent,
+      {
+        spanId: derivedOtelId(16, ["run", model.sessionId, run.runId]),
+        // One trace per root run: the spans under it carry its trace id.
+        ...(parent ? {} : { traceId: derivedOtelId(32, ["trace", model.sessionId, run.runId]) }),
+      },
     );
     runSpans.set(run.runId, span);
     if (!parent) traceIds.push(span.spanContext().traceId);
@@ -337,10 +377,11 @@ function emitSpans(
           );
       }
     }
-    const span = tracer.startSpan(
+    const span = startSpan(
       name,
       { kind, startTime: new Date(requested.recordedAt), attributes, links },
-      under(parent),
+      parent,
+      { spanId: derivedOtelId(16, ["attempt", model.sessionId, run.runId, attempt.attemptId]) },
     );
     attemptSpans.set(attemptKey(attempt.runId, attempt.attemptId), span);
     if (attempt.status === "failed") {
