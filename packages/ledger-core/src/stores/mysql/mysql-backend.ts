@@ -708,14 +708,15 @@ END`;
         `the blob is ${row.stored.byteLength} bytes as stored (compressed), more than this server's max_allowed_packet (${maxPacket} bytes) carries in one statement (as hex, twice its size): raise max_allowed_packet`,
       );
     }
+    for (const values of blobValues(rows, budget, touchedAt))
+      await this.db.insert(blobs).values(values).onDuplicateKeyUpdate({ set: { touchedAt } });
+    // The claims after the blobs (see SqlBackend.putBlobs).
     if (sessionId !== undefined)
       await this.#execute(
         this.db,
         { kind: "index-refs", sessionId, refs: rows.map((row) => row.ref) },
         maxPacket,
       );
-    for (const values of blobValues(rows, budget, touchedAt))
-      await this.db.insert(blobs).values(values).onDuplicateKeyUpdate({ set: { touchedAt } });
   }
 
   describe(): StoreDescription {

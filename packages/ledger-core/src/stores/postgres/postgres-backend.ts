@@ -507,17 +507,18 @@ SELECT (SELECT count(*) FROM page) AS examined, (SELECT max(blob_ref) FROM page)
   async putBlobs(rows: BlobRow[], _durable: boolean, sessionId: string | undefined): Promise<void> {
     const { blobs } = this.tables;
     const touchedAt = serverEpochMs;
+    for (const values of blobValues(rows, BLOB_BYTES_PER_STATEMENT, touchedAt))
+      await this.db
+        .insert(blobs)
+        .values(values)
+        .onConflictDoUpdate({ target: blobs.blobRef, set: { touchedAt } });
+    // The claims after the blobs (see SqlBackend.putBlobs).
     if (sessionId !== undefined)
       await this.#execute(this.db, {
         kind: "index-refs",
         sessionId,
         refs: rows.map((row) => row.ref),
       });
-    for (const values of blobValues(rows, BLOB_BYTES_PER_STATEMENT, touchedAt))
-      await this.db
-        .insert(blobs)
-        .values(values)
-        .onConflictDoUpdate({ target: blobs.blobRef, set: { touchedAt } });
   }
 
   describe(): StoreDescription {

@@ -1,4 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import mysql from "mysql2/promise";
+import pg from "pg";
 import { expect } from "vitest";
 import { LedgerError } from "../../events/errors.js";
 import { uuidv7 } from "../../events/ids.js";
@@ -128,4 +130,120 @@ await acrossStores(
     kinds: ["sqlite", "postgres", "mysql"],
   },
   checkClosedStore,
+);
+
+/**
+ * The pool of a store whose next put stops after its first INSERT (whichever table it writes)
+ * until `release` is called: `paused` resolves when it has stopped there.
+ */
+function pausingAfterFirstInsert<Pool extends object>(
+  pool: Pool,
+  methods: readonly string[],
+): { pool: Pool; arm(): { paused: Promise<void>; release(): void } } {
+  let gate: { stopped: () => void; wait: Promise<void> } | undefined;
+  const record = pool as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  for (const method of methods) {
+    const original = record[method]?.bind(pool);
+    if (original === undefined) throw new Error(`the pool has no ${method}`);
+    record[method] = async (...args: unknown[]) => {
+      const first = args[0] as string | { text?: string; sql?: string };
+      const text = typeof first === "string" ? first : (first.text ?? first.sql ?? "");
+      const result = await original(...args);
+      const current = gate;
+      if (current !== undefined && /^\s*insert/i.test(text)) {
+        gate = undefined;
+        current.stopped();
+        await current.wait;
+      }
+      return result;
+    };
+  }
+  return {
+    pool,
+    arm() {
+      let stopped = () => {};
+      let release = () => {};
+      const paused = new Promise<void>((resolve) => {
+        stopped = resolve;
+      });
+      const wait = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      gate = { stopped, wait };
+      return { paused, release };
+    },
+  };
+}
+
+/**
+ * A put for a session re-stores a blob that is past the grace and claimed by no live session,
+ * and a collectBlobs page runs between the put's statements. The put's claim must survive:
+ * once the session lives, the blob is its own. When the claim went first, the page deleted the
+ * blob with the claim, the put's blob statement stored the blob again unclaimed, and a later
+ * pass took it from under the live session.
+ */
+async function checkPutClaimSurvivesPage(target: RacerTarget): Promise<void> {
+  const grace = 600;
+  let writer: EventStore;
+  let arm: () => { paused: Promise<void>; release(): void };
+  let endPool: () => Promise<void>;
+  if (target.kind === "postgres") {
+    const { PostgresEventStore } = await import("../postgres/index.js");
+    const pausing = pausingAfterFirstInsert(new pg.Pool({ connectionString: target.location }), [
+      "query",
+    ]);
+    arm = pausing.arm;
+    endPool = () => pausing.pool.end();
+    writer = new PostgresEventStore({ pool: pausing.pool, schema: target.schema as string });
+  } else {
+    const { MysqlEventStore } = await import("../mysql/index.js");
+    const pausing = pausingAfterFirstInsert(mysql.createPool({ uri: target.location }), [
+      "query",
+      "execute",
+    ]);
+    arm = pausing.arm;
+    endPool = () => pausing.pool.end();
+    writer = new MysqlEventStore({ pool: pausing.pool });
+  }
+  const sweeper = await openRacerStore(target);
+  try {
+    await writer.init();
+    await sweeper.init();
+    const content = `put again for a session ${uuidv7()}`;
+    const ref = await writer.putBlob(content);
+    await sleep(grace + 300);
+
+    const gate = arm();
+    const sessionId = `late-${uuidv7()}`;
+    const put = writer.putBlob(content, { sessionId });
+    await gate.paused;
+    const between = await sweeper.collectBlobs({ blobGraceMs: grace });
+    gate.release();
+    expect(await put).toBe(ref);
+    expect(between).toEqual({ deletedBlobs: 0 });
+
+    await liveSessionNamed(writer, sessionId);
+    await sleep(grace + 300);
+    expect(await sweeper.collectBlobs({ blobGraceMs: grace })).toEqual({ deletedBlobs: 0 });
+    expect(await stored(sweeper, [ref])).toEqual([ref]);
+  } finally {
+    await sweeper.close();
+    await writer.close();
+    await endPool();
+  }
+}
+
+/** `sessionId` made live: an open run with one event that names nothing. */
+async function liveSessionNamed(store: EventStore, sessionId: string): Promise<void> {
+  await store.append({ sessionId, runId: "r", expectedSeq: 0, events: [{ type: "run.started" }] });
+}
+
+await acrossStores(
+  {
+    topic: "putBlob for a session against collectBlobs",
+    test: "keeps the put's claim when a collectBlobs page runs between the put's statements",
+    label: "put_claim",
+    kinds: ["postgres", "mysql"],
+  },
+  checkPutClaimSurvivesPage,
 );

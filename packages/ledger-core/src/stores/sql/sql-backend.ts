@@ -83,7 +83,12 @@ export interface SqlBackend {
     durable: boolean,
     /**
      * The session the blobs are put for: their (blob, session) pairs go into the reference
-     * index first (an index row without its blob only keeps nothing longer).
+     * index after the blobs, or in the same transaction. Claims first lost one to a
+     * concurrent collectBlobs: committed while the blob was old and unclaimed by any live
+     * session, the claim was deleted with the blob, and the put's blob statement then stored
+     * the blob again, unclaimed. A blob stored first is fresh (inside the grace) until its
+     * claim is there; a collectBlobs page that holds its row makes the put wait, and the
+     * claim comes after that page's deletions.
      */
     sessionId: string | undefined,
   ): Promise<void>;
