@@ -84,6 +84,10 @@ export function describeCliCommands(options: CliSuiteOptions): void {
         expect(refused.stderr).toMatch(readOnly.refusal);
         const after = await cli("inspect", demo.sessionId, "--json");
         expect(JSON.parse(after.stdout).unresolved).toHaveLength(1);
+        const deletion = await reader("delete", demo.sessionId, "--yes", "--cancel-open", "no");
+        expect(deletion.code).not.toBe(0);
+        expect(deletion.stderr).toMatch(readOnly.refusal);
+        expect((await cli("inspect", demo.sessionId, "--json")).stdout).toBe(after.stdout);
       });
 
     it("inspect prints the run tree with the unresolved attempt marked", async () => {
@@ -422,12 +426,84 @@ export function describeCliCommands(options: CliSuiteOptions): void {
       expect(text.stdout).toContain(`TAMPERED  run ${demo.rootRunId}  bad seq 1`);
     });
 
+    it("delete refuses without --yes and with a run open, cancels open runs when told, and takes the session's blobs; collect-blobs takes the orphans", async () => {
+      const sessionId = `delete-${options.sessionId}`;
+      const crashed = new SessionRecorder({
+        store,
+        sessionId,
+        actor: { type: "agent", id: "crashed" },
+      });
+      await crashed.startRun();
+      const text = `A message long enough to be kept in the blob store ${"x".repeat(600)}`;
+      await crashed.beforeModelCall({ request: { messages: [{ role: "user", content: text }] } });
+      const refs = (await store.readSession({ sessionId })).events.flatMap(
+        (event) => event.evidenceRefs ?? [],
+      );
+      expect(refs.length).toBeGreaterThan(0);
+      const events = (await store.readSession({ sessionId })).events.length;
+
+      const unconfirmed = await cli("delete", sessionId);
+      expect(unconfirmed.code).toBe(2);
+      expect(unconfirmed.stderr).toContain("nothing was deleted");
+      expect(unconfirmed.stderr).toContain(`agent-ledger delete ${sessionId} --yes`);
+      const open = await cli("delete", sessionId, "--yes");
+      expect(open.code, open.stderr).toBe(1);
+      expect(open.stderr).toContain("open run");
+      expect(open.stderr).toContain("--cancel-open");
+      expect((await store.readSession({ sessionId })).events).toHaveLength(events);
+      const badGrace = await cli("delete", sessionId, "--yes", "--blob-grace", "ten minutes");
+      expect(badGrace.code).toBe(2);
+      expect(badGrace.stderr).toContain("--blob-grace must be a duration");
+
+      const deleted = await cli(
+        "delete",
+        sessionId,
+        "--yes",
+        "--cancel-open",
+        "crashed; nobody will resume it",
+        "--actor",
+        "oncall",
+        "--blob-grace",
+        "0",
+        "--json",
+      );
+      expect(deleted.code, deleted.stderr).toBe(0);
+      expect(JSON.parse(deleted.stdout)).toEqual({
+        sessionId,
+        deletedEvents: events + 1,
+        deletedRuns: 1,
+        deletedBlobs: refs.length,
+        keptBlobs: 0,
+        cancelledRuns: [crashed.runId],
+      });
+      expect((await cli("inspect", sessionId)).code).toBe(3);
+      expect((await cli("delete", sessionId, "--yes")).code).toBe(3);
+      for (const ref of refs)
+        await expect(store.getBlob(ref)).rejects.toMatchObject({ code: "not-found" });
+
+      const orphan = await store.putBlob(`put and never named ${options.sessionId}`);
+      const young = await cli("collect-blobs", "--blob-grace", "1h");
+      expect(young.code, young.stderr).toBe(0);
+      expect(young.stdout).toContain("kept: those put within the last 1h");
+      expect((await store.getBlob(orphan)).length).toBeGreaterThan(0);
+      const collected = await cli("collect-blobs", "--blob-grace", "0", "--json");
+      expect(collected.code, collected.stderr).toBe(0);
+      expect(JSON.parse(collected.stdout).deletedBlobs).toBeGreaterThanOrEqual(1);
+      await expect(store.getBlob(orphan)).rejects.toMatchObject({ code: "not-found" });
+      // The demo session's blobs are named by its events: all still there.
+      const exported = await cli("export", demo.sessionId);
+      expect(exported.code, exported.stderr).toBe(0);
+    });
+
     it("exits 3 for an unknown session", async () => {
       for (const command of ["inspect", "tail", "verify", "export"]) {
         const result = await cli(command, `missing-${options.sessionId}`);
         expect(result.code, command).toBe(3);
         expect(result.stderr).toContain("unknown session");
       }
+      const deletion = await cli("delete", `missing-${options.sessionId}`, "--yes");
+      expect(deletion.code).toBe(3);
+      expect(deletion.stderr).toContain("unknown session");
       // An id with a bidi override is quoted in the message escaped, not obeyed.
       const hostile = await cli("inspect", "--", "gone\u202eder");
       expect(hostile.code).toBe(3);
@@ -438,7 +514,13 @@ export function describeCliCommands(options: CliSuiteOptions): void {
     const noLedger = options.noLedger;
     if (noLedger !== undefined)
       it("exits 3 where there is no ledger, and makes none there", async () => {
-        for (const command of [["sessions"], ["inspect", options.sessionId], ["serve"]]) {
+        for (const command of [
+          ["sessions"],
+          ["inspect", options.sessionId],
+          ["serve"],
+          ["delete", options.sessionId, "--yes"],
+          ["collect-blobs"],
+        ]) {
           const result = await runBin(["--store", noLedger.storeUrl, ...command]);
           expect(result.code, command[0]).toBe(3);
           expect(result.stderr).toContain("no ledger");

@@ -1,5 +1,7 @@
 import type { EventStore } from "@agent-ledger/core";
+import { collectBlobsCommand, collectBlobsHelp } from "./commands/collect-blobs.js";
 import type { CommandContext } from "./commands/context.js";
+import { deleteCommand, deleteHelp } from "./commands/delete.js";
 import { exportCommand, exportHelp } from "./commands/export.js";
 import { inspectCommand, inspectHelp } from "./commands/inspect.js";
 import { resolveCommand, resolveHelp } from "./commands/resolve.js";
@@ -23,6 +25,8 @@ const commands: Record<
   verify: { run: verifyCommand, help: verifyHelp },
   resolve: { run: resolveCommand, help: resolveHelp },
   serve: { run: serveCommand, help: serveHelp },
+  delete: { run: deleteCommand, help: deleteHelp },
+  "collect-blobs": { run: collectBlobsCommand, help: collectBlobsHelp },
 };
 
 // Own names only: "constructor" is no command.
@@ -30,7 +34,7 @@ function commandNamed(name: string | undefined) {
   return name !== undefined && Object.hasOwn(commands, name) ? commands[name] : undefined;
 }
 
-export const HELP = `agent-ledger: inspect, verify, export and view agent-ledger sessions
+export const HELP = `agent-ledger: inspect, verify, export and view agent-ledger sessions, and delete them
 
 usage: agent-ledger [--store <url>] <command> [options]
        agent-ledger help <command>

@@ -1,4 +1,3 @@
-import { userInfo } from "node:os";
 import { parseArgs } from "node:util";
 import {
   type AttemptView,
@@ -10,6 +9,7 @@ import { CliError, EXIT_CODES, notFoundError, usageError } from "../errors.js";
 import { terminalJson, terminalLine } from "../format.js";
 import { writeOut } from "../io.js";
 import { assertSessionExists } from "../store.js";
+import { humanActor } from "./actor.js";
 import type { CommandContext } from "./context.js";
 import { idArgument } from "./session-args.js";
 
@@ -35,14 +35,6 @@ function findAttempts(
     findAttempts(run.children, attemptId, found);
   }
   return found;
-}
-
-function defaultActor(env: Record<string, string | undefined>): string {
-  try {
-    return env.USER ?? userInfo().username;
-  } catch {
-    return "agent-ledger-cli";
-  }
 }
 
 export async function resolveCommand(context: CommandContext): Promise<number> {
@@ -103,7 +95,7 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
     store,
     sessionId,
     runId: attempt.runId,
-    actor: { type: "human", id: values.actor ?? defaultActor(context.io.env) },
+    actor: humanActor(values.actor, context.io.env),
   });
   const decide = decision === "abandon" ? recorder.abandon : recorder.approve;
   const event = await decide.call(

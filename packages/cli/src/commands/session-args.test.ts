@@ -3,6 +3,7 @@ import { openStore } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordDemoSession, runBin } from "../session-fixture.test.data.js";
+import { durationOption, formatDuration } from "./session-args.js";
 
 // An id is 1-255 characters without control characters (§6): anything else on the command line
 // is bad usage (exit 2), like an unknown option, not a failed command (exit 1).
@@ -29,6 +30,8 @@ describe("agent-ledger with an id that cannot be an id", () => {
       ["resolve", "ids", long, "--abandon", "r"],
       ["resolve", "ids", attemptId, "--abandon", "r", "--actor", bad],
       ["resolve", "ids", attemptId, "--abandon", "r", "--run", long],
+      ["delete", bad, "--yes"],
+      ["delete", "ids", "--yes", "--cancel-open", "r", "--actor", long],
     ]) {
       const result = await cli(...args);
       expect(result.code, args.join(" ")).toBe(2);
@@ -36,5 +39,34 @@ describe("agent-ledger with an id that cannot be an id", () => {
     }
     const inspection = JSON.parse((await cli("inspect", "ids", "--json")).stdout);
     expect(inspection.unresolved).toHaveLength(1);
+  });
+});
+
+describe("durations on the command line", () => {
+  it("reads milliseconds or a whole number of ms, s, m, h or d, and refuses the rest", () => {
+    expect(durationOption("blob-grace", undefined)).toBeUndefined();
+    expect(durationOption("blob-grace", "0")).toBe(0);
+    expect(durationOption("blob-grace", "600000")).toBe(600_000);
+    expect(durationOption("blob-grace", "500ms")).toBe(500);
+    expect(durationOption("blob-grace", "30s")).toBe(30_000);
+    expect(durationOption("blob-grace", "10m")).toBe(600_000);
+    expect(durationOption("blob-grace", "2h")).toBe(7_200_000);
+    expect(durationOption("blob-grace", "1d")).toBe(86_400_000);
+    for (const bad of ["", "-1", "1.5m", "10 min", "m", "1e3", "99999999999999999d"])
+      expect(() => durationOption("blob-grace", bad), bad).toThrow(
+        expect.objectContaining({ code: "invalid-argument", exitCode: 2 }),
+      );
+  });
+
+  it("prints a duration in its largest whole unit", () => {
+    expect([0, 500, 1500, 30_000, 600_000, 5_400_000, 86_400_000].map(formatDuration)).toEqual([
+      "0ms",
+      "500ms",
+      "1500ms",
+      "30s",
+      "10m",
+      "90m",
+      "1d",
+    ]);
   });
 });

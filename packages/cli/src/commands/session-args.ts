@@ -46,3 +46,36 @@ export function sessionArgs(
     throw usageError(`usage: agent-ledger ${command} <session> [--json]`);
   return { sessionId: idArgument(sessionId, "<session>"), json: values.json === true };
 }
+
+const durationUnits: Record<string, number> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+};
+
+/**
+ * `--<name> <duration>` in milliseconds: plain milliseconds or a whole number of `ms`, `s`,
+ * `m`, `h` or `d` (`undefined` when absent); else bad usage (exit 2).
+ */
+export function durationOption(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const match = /^(\d+)(ms|s|m|h|d)?$/.exec(value.trim());
+  const ms =
+    match === null ? Number.NaN : Number(match[1]) * (durationUnits[match[2] ?? "ms"] ?? 1);
+  if (!Number.isSafeInteger(ms))
+    throw usageError(
+      `--${name} must be a duration: milliseconds (600000) or a whole number of ms, s, m, h or d (500ms, 30s, 10m, 2h, 1d)`,
+    );
+  return ms;
+}
+
+/** A duration in milliseconds as `durationOption` reads it, in its largest whole unit. */
+export function formatDuration(ms: number): string {
+  for (const unit of ["d", "h", "m", "s"] as const) {
+    const size = durationUnits[unit] as number;
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}

@@ -1,0 +1,36 @@
+import { parseArgs } from "node:util";
+import { DEFAULT_BLOB_GRACE_MS } from "@agent-ledger/core";
+import { EXIT_CODES, usageError } from "../errors.js";
+import { terminalJson, terminalLine } from "../format.js";
+import { writeOut } from "../io.js";
+import type { CommandContext } from "./context.js";
+import { durationOption, formatDuration } from "./session-args.js";
+
+export const collectBlobsHelp = `agent-ledger collect-blobs [--blob-grace <duration>] [--json]
+  Deletes every blob that no existing session references, across the whole store: what
+  deleting a session cannot see (a blob put with no session and never named, or put for a
+  session while it was being deleted). Safe while agents write: a blob put within the grace,
+  on the database's clock, is kept (default ${formatDuration(DEFAULT_BLOB_GRACE_MS)}; 600000, 500ms, 30s, 10m, 2h, 1d).
+  --json prints the count as JSON.`;
+
+export async function collectBlobsCommand(context: CommandContext): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: context.args,
+    options: { "blob-grace": { type: "string" }, json: { type: "boolean" } },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (positionals.length > 0)
+    throw usageError("usage: agent-ledger collect-blobs [--blob-grace <duration>] [--json]");
+  const blobGraceMs = durationOption("blob-grace", values["blob-grace"]);
+  const store = await context.openStore();
+  const result = await store.collectBlobs(blobGraceMs === undefined ? {} : { blobGraceMs });
+  const grace = formatDuration(blobGraceMs ?? DEFAULT_BLOB_GRACE_MS);
+  await writeOut(
+    context.io.stdout,
+    values.json
+      ? `${terminalJson(JSON.stringify(result, null, 2))}\n`
+      : `${terminalLine(`deleted ${result.deletedBlobs} blob(s) that no existing session references (kept: those put within the last ${grace})`)}\n`,
+  );
+  return EXIT_CODES.ok;
+}
