@@ -37,20 +37,21 @@ function randomHex(bytes: number): string {
  */
 export class LedgerIdGenerator {
   generateTraceId(): string {
-    const next = pending.get(this);
-    const id = next?.traceId;
-    if (next === undefined || id === undefined) return randomHex(16);
-    next.traceId = undefined;
-    return id;
+    return takeId(this, "traceId", 16);
   }
 
   generateSpanId(): string {
-    const next = pending.get(this);
-    const id = next?.spanId;
-    if (next === undefined || id === undefined) return randomHex(8);
-    next.spanId = undefined;
-    return id;
+    return takeId(this, "spanId", 8);
   }
+}
+
+/** The id set for the next span, once; else a random one of `bytes` bytes. */
+function takeId(generator: LedgerIdGenerator, kind: keyof NextIds, bytes: number): string {
+  const next = pending.get(generator);
+  const id = next?.[kind];
+  if (next === undefined || id === undefined) return randomHex(bytes);
+  next[kind] = undefined;
+  return id;
 }
 
 /**
