@@ -4,6 +4,7 @@ import type { CommandContext } from "./commands/context.js";
 import { deleteCommand, deleteHelp } from "./commands/delete.js";
 import { exportCommand, exportHelp } from "./commands/export.js";
 import { inspectCommand, inspectHelp } from "./commands/inspect.js";
+import { pruneCommand, pruneHelp } from "./commands/prune.js";
 import { resolveCommand, resolveHelp } from "./commands/resolve.js";
 import { serveCommand, serveHelp } from "./commands/serve.js";
 import { sessionsCommand, sessionsHelp } from "./commands/sessions.js";
@@ -26,6 +27,7 @@ const commands: Record<
   resolve: { run: resolveCommand, help: resolveHelp },
   serve: { run: serveCommand, help: serveHelp },
   delete: { run: deleteCommand, help: deleteHelp },
+  prune: { run: pruneCommand, help: pruneHelp },
   "collect-blobs": { run: collectBlobsCommand, help: collectBlobsHelp },
 };
 

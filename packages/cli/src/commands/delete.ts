@@ -1,17 +1,13 @@
 import { parseArgs } from "node:util";
-import {
-  DEFAULT_BLOB_GRACE_MS,
-  type EventStore,
-  LedgerError,
-  SessionRecorder,
-} from "@agent-ledger/core";
-import { CliError, EXIT_CODES, usageError } from "../errors.js";
+import { DEFAULT_BLOB_GRACE_MS } from "@agent-ledger/core";
+import { EXIT_CODES, usageError } from "../errors.js";
 import { shellQuote, terminalJson, terminalLine } from "../format.js";
 import { writeOut } from "../io.js";
 import { assertSessionExists } from "../store.js";
 import { humanActor } from "./actor.js";
 import type { CommandContext } from "./context.js";
 import { durationOption, formatDuration, idArgument } from "./session-args.js";
+import { deleteOneSession } from "./session-deletion.js";
 
 export const deleteHelp = `agent-ledger delete <session> --yes [--cancel-open "reason"] [--blob-grace <duration>] [--actor <name>] [--json]
   Deletes the session for good: its events, its runs, and the blobs it names or had put for it
@@ -53,36 +49,18 @@ export async function deleteCommand(context: CommandContext): Promise<number> {
     );
   const store = await context.openStore();
   await assertSessionExists(store, sessionId);
-  const cancelled =
-    cancelReason === undefined
-      ? []
-      : await cancelOpenRuns(
-          store,
-          sessionId,
-          cancelReason,
-          humanActor(values.actor, context.io.env),
-        );
-  let result: Awaited<ReturnType<EventStore["deleteSession"]>>;
-  try {
-    result = await store.deleteSession(sessionId, blobGraceMs === undefined ? {} : { blobGraceMs });
-  } catch (error) {
-    // The store refuses a session with a run still open (a writer may still be at it).
-    if (LedgerError.isInstance(error, "invalid-argument") && error.path === "$.sessionId")
-      throw new CliError({
-        code: "invalid-argument",
-        message: `${error.message}; nothing was deleted`,
-        exitCode: EXIT_CODES.failure,
-        hint: `if no agent will resume it: agent-ledger delete ${shellQuote(sessionId)} --yes --cancel-open "reason"`,
-      });
-    throw error;
-  }
+  const result = await deleteOneSession(store, sessionId, {
+    cancelReason,
+    actor: humanActor(values.actor, context.io.env),
+    blobGraceMs,
+  });
   const grace = formatDuration(blobGraceMs ?? DEFAULT_BLOB_GRACE_MS);
   await writeOut(
     context.io.stdout,
     values.json
-      ? `${terminalJson(JSON.stringify({ ...result, cancelledRuns: cancelled }, null, 2))}\n`
+      ? `${terminalJson(JSON.stringify(result, null, 2))}\n`
       : `${[
-          ...cancelled.map((runId) => `cancelled open run ${runId}: ${cancelReason}`),
+          ...result.cancelledRuns.map((runId) => `cancelled open run ${runId}: ${cancelReason}`),
           `deleted session ${sessionId}: ${result.deletedEvents} events in ${result.deletedRuns} run(s)`,
           `blobs: ${result.deletedBlobs} deleted, ${result.keptBlobs} kept (named by another session, or put within the last ${grace})`,
         ]
@@ -90,25 +68,4 @@ export async function deleteCommand(context: CommandContext): Promise<number> {
           .join("\n")}\n`,
   );
   return EXIT_CODES.ok;
-}
-
-/** Closes each run of the session that is still open as cancelled; returns their ids. */
-async function cancelOpenRuns(
-  store: EventStore,
-  sessionId: string,
-  reason: string,
-  actor: { type: "human"; id: string },
-): Promise<string[]> {
-  const open = (await store.listRuns(sessionId)).filter((run) => run.status === "running");
-  for (const run of open) {
-    const recorder = await SessionRecorder.resume({
-      resolve: false,
-      store,
-      sessionId,
-      runId: run.runId,
-      actor,
-    });
-    await recorder.cancelRun(reason);
-  }
-  return open.map((run) => run.runId);
 }

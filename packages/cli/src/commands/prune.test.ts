@@ -1,0 +1,138 @@
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { type EventStore, openStore, SessionRecorder } from "@agent-ledger/core";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runBin } from "../session-fixture.test.data.js";
+
+// prune is listSessions, deleteSession and collectBlobs, each of which every store passes the
+// conformance suite for; here the command's own choices, on a SQLite file of its own: which
+// sessions are old enough, the dry run, the sessions skipped with a run open, the blobs.
+describe("agent-ledger prune", () => {
+  const storeUrl = `sqlite:${join(scratchDirectory("agent-ledger-prune-", afterAll), "l.db")}`;
+  const cli = (...args: string[]) => runBin(["--store", storeUrl, ...args]);
+  let store: EventStore;
+  let cutoff = "";
+  let oldRefs: string[] = [];
+  let openRunId = "";
+
+  /** A session with one model call whose message is kept in the blob store; `close` ends its run. */
+  async function record(sessionId: string, close: boolean): Promise<SessionRecorder> {
+    const recorder = new SessionRecorder({ store, sessionId, actor: { type: "agent", id: "a" } });
+    await recorder.startRun();
+    const content = `${sessionId}: ${"a message kept in the blob store ".repeat(30)}`;
+    const call = await recorder.beforeModelCall({
+      request: { messages: [{ role: "user", content }] },
+    });
+    await recorder.modelCompleted(call, { text: "ok" });
+    if (close) await recorder.completeRun("done");
+    return recorder;
+  }
+
+  const refsOf = async (sessionId: string) =>
+    (await store.readSession({ sessionId })).events.flatMap((event) => event.evidenceRefs ?? []);
+  const sessionIds = async () =>
+    (await store.listSessions()).sessions.map((session) => session.sessionId).sort();
+
+  beforeAll(async () => {
+    store = await openStore(storeUrl);
+    await record("old-closed", true);
+    openRunId = (await record("old-open", false)).runId;
+    oldRefs = await refsOf("old-closed");
+    expect(oldRefs.length).toBeGreaterThan(0);
+    await sleep(20);
+    cutoff = new Date().toISOString();
+    await sleep(20);
+    await record("recent", true);
+  });
+  afterAll(async () => {
+    await store?.close();
+  });
+
+  it("refuses without exactly one cutoff and one of --yes and --dry-run, before opening the store", async () => {
+    for (const [args, message] of [
+      [["--yes"], "one of --older-than"],
+      [["--older-than", "1h", "--before", cutoff, "--yes"], "one of --older-than"],
+      [["--older-than", "1h"], "one of --dry-run"],
+      [["--older-than", "1h", "--yes", "--dry-run"], "one of --dry-run"],
+      [["--older-than", "a while", "--yes"], "--older-than must be a duration"],
+      [["--before", "last tuesday", "--yes"], "--before must be an ISO 8601"],
+      [["--before", cutoff, "--yes", "--cancel-open", " "], "--cancel-open needs a reason"],
+    ] as const) {
+      const result = await runBin(["--store", "sqlite:/no/such/ledger.db", "prune", ...args]);
+      expect(result.code, args.join(" ")).toBe(2);
+      expect(result.stderr, args.join(" ")).toContain(message);
+    }
+    expect(await sessionIds()).toEqual(["old-closed", "old-open", "recent"]);
+  });
+
+  it("a dry run lists the sessions older than the cutoff, with their open runs, and deletes nothing", async () => {
+    const result = await cli("prune", "--before", cutoff, "--dry-run");
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout.trim().split("\n");
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^would delete old-closed {2}\d+ events, last at /);
+    expect(lines[1]).toContain("would delete old-open");
+    expect(lines[1]).toContain("1 run(s) open: skipped without --cancel-open");
+    expect(lines[2]).toBe(
+      `2 session(s) with no event since ${cutoff}; nothing was deleted (dry run)`,
+    );
+    const json = JSON.parse((await cli("prune", "--before", cutoff, "--dry-run", "--json")).stdout);
+    expect(json.sessions.map((session: { sessionId: string }) => session.sessionId)).toEqual([
+      "old-closed",
+      "old-open",
+    ]);
+    // Every session is younger than an hour: nothing to list.
+    const young = await cli("prune", "--older-than", "1h", "--dry-run");
+    expect(young.stdout).toContain("0 session(s) with no event since");
+    expect(await sessionIds()).toEqual(["old-closed", "old-open", "recent"]);
+  });
+
+  it("deletes the old closed session and its blobs, skips the one with a run open (exit 1), and keeps the recent one", async () => {
+    const result = await cli("prune", "--before", cutoff, "--yes", "--blob-grace", "0", "--json");
+    expect(result.code, result.stderr).toBe(1);
+    const report = JSON.parse(result.stdout);
+    expect(report.deleted).toHaveLength(1);
+    expect(report.deleted[0]).toMatchObject({
+      sessionId: "old-closed",
+      deletedRuns: 1,
+      deletedBlobs: oldRefs.length,
+      cancelledRuns: [],
+    });
+    expect(report.skipped).toEqual([
+      { sessionId: "old-open", reason: expect.stringContaining("open run") },
+    ]);
+    expect(await sessionIds()).toEqual(["old-open", "recent"]);
+    for (const ref of oldRefs)
+      await expect(store.getBlob(ref)).rejects.toMatchObject({ code: "not-found" });
+    // The recent session's blobs are named by its events: still there.
+    for (const ref of await refsOf("recent"))
+      expect((await store.getBlob(ref)).length).toBeGreaterThan(0);
+
+    const text = await cli("prune", "--before", cutoff, "--yes");
+    expect(text.code).toBe(1);
+    expect(text.stdout).toContain("skipped old-open: ");
+    expect(text.stdout).toContain('add --cancel-open "reason" if no agent will resume them');
+  });
+
+  it("with --cancel-open, cancels the open run as a human and deletes that session too", async () => {
+    const result = await cli(
+      "prune",
+      "--before",
+      cutoff,
+      "--yes",
+      "--cancel-open",
+      "agent crashed, never resumed",
+      "--actor",
+      "oncall",
+      "--json",
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report.deleted).toEqual([
+      expect.objectContaining({ sessionId: "old-open", cancelledRuns: [openRunId] }),
+    ]);
+    expect(report.skipped).toEqual([]);
+    expect(await sessionIds()).toEqual(["recent"]);
+  });
+});

@@ -1,0 +1,157 @@
+import { parseArgs } from "node:util";
+import { DEFAULT_BLOB_GRACE_MS, type EventStore, LedgerError } from "@agent-ledger/core";
+import { EXIT_CODES, usageError } from "../errors.js";
+import { terminalJson, terminalLine } from "../format.js";
+import { writeOut } from "../io.js";
+import { humanActor } from "./actor.js";
+import type { CommandContext } from "./context.js";
+import { durationOption, formatDuration, idArgument } from "./session-args.js";
+import { deleteOneSession, OpenRunRefusal, type SessionDeletion } from "./session-deletion.js";
+
+export const pruneHelp = `agent-ledger prune (--older-than <duration> | --before <time>) (--yes | --dry-run) [--cancel-open "reason"] [--blob-grace <duration>] [--actor <name>] [--json]
+  Retention by age: deletes every session whose last event is older than --older-than (30d,
+  12h...) or was recorded before --before (an ISO 8601 date or time), by the events' own
+  times, as delete does one; then the blobs no existing session references (collect-blobs).
+  A session with a run still open is skipped and listed (exit 1), unless --cancel-open cancels
+  its open runs first. --dry-run lists the sessions it would delete and deletes nothing; one
+  of --yes and --dry-run is needed (exit 2).
+  --blob-grace as for delete (default ${formatDuration(DEFAULT_BLOB_GRACE_MS)}). --json prints what was done as JSON.`;
+
+/** The cutoff in epoch ms from `--older-than` or `--before` (exactly one). */
+function cutoffOf(olderThan: string | undefined, before: string | undefined): number {
+  if ((olderThan === undefined) === (before === undefined))
+    throw usageError(
+      "prune needs one of --older-than <duration> (e.g. 30d) and --before <time> (e.g. 2026-01-31)",
+    );
+  if (before === undefined) return Date.now() - (durationOption("older-than", olderThan) as number);
+  const at = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(
+    before,
+  )
+    ? Date.parse(before)
+    : Number.NaN;
+  if (Number.isNaN(at))
+    throw usageError(
+      `--before must be an ISO 8601 date or time (2026-01-31, 2026-01-31T12:00:00Z)`,
+    );
+  return at;
+}
+
+interface Candidate {
+  sessionId: string;
+  updatedAt: string;
+  eventCount: number;
+  /** Its runs still open (a dry run looks). */
+  openRuns?: string[];
+}
+
+/** The sessions whose last event was recorded before `cutoff` (epoch ms), in id order. */
+async function sessionsBefore(store: EventStore, cutoff: number): Promise<Candidate[]> {
+  const found: Candidate[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await store.listSessions({ ...(after ? { after } : {}), limit: 500 });
+    for (const session of page.sessions)
+      if (Date.parse(session.updatedAt) < cutoff)
+        found.push({
+          sessionId: session.sessionId,
+          updatedAt: session.updatedAt,
+          eventCount: session.eventCount,
+        });
+    if (!page.nextCursor || page.sessions.length === 0) return found;
+    after = page.nextCursor;
+  }
+}
+
+export async function pruneCommand(context: CommandContext): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: context.args,
+    options: {
+      "older-than": { type: "string" },
+      before: { type: "string" },
+      yes: { type: "boolean" },
+      "dry-run": { type: "boolean" },
+      "cancel-open": { type: "string" },
+      "blob-grace": { type: "string" },
+      actor: { type: "string" },
+      json: { type: "boolean" },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (positionals.length > 0)
+    throw usageError("usage: agent-ledger prune --older-than <duration> (--yes | --dry-run)");
+  const cutoff = cutoffOf(values["older-than"], values.before);
+  idArgument(values.actor, "--actor");
+  const blobGraceMs = durationOption("blob-grace", values["blob-grace"]);
+  const cancelReason = values["cancel-open"];
+  if (cancelReason !== undefined && cancelReason.trim().length === 0)
+    throw usageError("--cancel-open needs a reason");
+  const dryRun = values["dry-run"] === true;
+  if (dryRun === (values.yes === true))
+    throw usageError(
+      "prune needs one of --dry-run (list what would be deleted) and --yes (delete it)",
+    );
+  const store = await context.openStore();
+  const candidates = await sessionsBefore(store, cutoff);
+  const cutoffText = new Date(cutoff).toISOString();
+  if (dryRun) {
+    for (const candidate of candidates)
+      candidate.openRuns = (await store.listRuns(candidate.sessionId))
+        .filter((run) => run.status === "running")
+        .map((run) => run.runId);
+    await writeOut(
+      context.io.stdout,
+      values.json
+        ? `${terminalJson(JSON.stringify({ dryRun: true, before: cutoffText, sessions: candidates }, null, 2))}\n`
+        : `${[
+            ...candidates.map(
+              (candidate) =>
+                `would delete ${candidate.sessionId}  ${candidate.eventCount} events, last at ${candidate.updatedAt}${candidate.openRuns?.length ? `; ${candidate.openRuns.length} run(s) open: ${cancelReason === undefined ? "skipped without --cancel-open" : "cancelled first"}` : ""}`,
+            ),
+            `${candidates.length} session(s) with no event since ${cutoffText}; nothing was deleted (dry run)`,
+          ]
+            .map(terminalLine)
+            .join("\n")}\n`,
+    );
+    return EXIT_CODES.ok;
+  }
+  const deleted: SessionDeletion[] = [];
+  const skipped: { sessionId: string; reason: string }[] = [];
+  const options = { cancelReason, actor: humanActor(values.actor, context.io.env), blobGraceMs };
+  for (const candidate of candidates) {
+    try {
+      deleted.push(await deleteOneSession(store, candidate.sessionId, options));
+    } catch (error) {
+      if (error instanceof OpenRunRefusal)
+        skipped.push({ sessionId: candidate.sessionId, reason: error.message });
+      // Deleted meanwhile (another prune, a delete): nothing left to do.
+      else if (!LedgerError.isInstance(error, "not-found")) throw error;
+    }
+  }
+  const { deletedBlobs: collectedBlobs } = await store.collectBlobs(
+    blobGraceMs === undefined ? {} : { blobGraceMs },
+  );
+  const sum = (key: "deletedEvents" | "deletedRuns" | "deletedBlobs") =>
+    deleted.reduce((total, one) => total + one[key], 0);
+  await writeOut(
+    context.io.stdout,
+    values.json
+      ? `${terminalJson(JSON.stringify({ before: cutoffText, deleted, skipped, collectedBlobs }, null, 2))}\n`
+      : `${[
+          ...deleted.map(
+            (one) =>
+              `deleted ${one.sessionId}  ${one.deletedEvents} events${one.cancelledRuns.length > 0 ? `, ${one.cancelledRuns.length} open run(s) cancelled` : ""}`,
+          ),
+          ...skipped.map((one) => `skipped ${one.sessionId}: ${one.reason}`),
+          `deleted ${deleted.length} session(s) with no event since ${cutoffText}: ${sum("deletedEvents")} events, ${sum("deletedRuns")} runs, ${sum("deletedBlobs") + collectedBlobs} blobs`,
+          ...(skipped.length > 0
+            ? [
+                `skipped ${skipped.length} with a run open: add --cancel-open "reason" if no agent will resume them`,
+              ]
+            : []),
+        ]
+          .map(terminalLine)
+          .join("\n")}\n`,
+  );
+  return skipped.length > 0 ? EXIT_CODES.failure : EXIT_CODES.ok;
+}

@@ -1,0 +1,75 @@
+import {
+  type DeleteSessionResult,
+  type EventStore,
+  LedgerError,
+  SessionRecorder,
+} from "@agent-ledger/core";
+import { CliError, EXIT_CODES } from "../errors.js";
+import { shellQuote } from "../format.js";
+
+/** How `delete` and `prune` delete one session. */
+export interface SessionDeletionOptions {
+  /** Cancel the runs still open first, with this reason; else a run open refuses. */
+  cancelReason: string | undefined;
+  actor: { type: "human"; id: string };
+  blobGraceMs: number | undefined;
+}
+
+/** What deleting one session did: the store's counts and the runs cancelled first. */
+export type SessionDeletion = DeleteSessionResult & { cancelledRuns: string[] };
+
+/** A session that still has a run open, so nothing of it was deleted: the command fails (exit 1). */
+export class OpenRunRefusal extends CliError {}
+
+/**
+ * Deletes one session (`store.deleteSession`), first cancelling its open runs when told to.
+ * A run still open is a CliError (exit 1) that names `--cancel-open`; nothing is deleted.
+ */
+export async function deleteOneSession(
+  store: EventStore,
+  sessionId: string,
+  options: SessionDeletionOptions,
+): Promise<SessionDeletion> {
+  const cancelledRuns =
+    options.cancelReason === undefined
+      ? []
+      : await cancelOpenRuns(store, sessionId, options.cancelReason, options.actor);
+  try {
+    const result = await store.deleteSession(
+      sessionId,
+      options.blobGraceMs === undefined ? {} : { blobGraceMs: options.blobGraceMs },
+    );
+    return { ...result, cancelledRuns };
+  } catch (error) {
+    // The store refuses a session with a run still open (a writer may still be at it).
+    if (LedgerError.isInstance(error, "invalid-argument") && error.path === "$.sessionId")
+      throw new OpenRunRefusal({
+        code: "invalid-argument",
+        message: `${error.message}; nothing was deleted`,
+        exitCode: EXIT_CODES.failure,
+        hint: `if no agent will resume it: agent-ledger delete ${shellQuote(sessionId)} --yes --cancel-open "reason"`,
+      });
+    throw error;
+  }
+}
+
+/** Closes each run of the session that is still open as cancelled; returns their ids. */
+async function cancelOpenRuns(
+  store: EventStore,
+  sessionId: string,
+  reason: string,
+  actor: { type: "human"; id: string },
+): Promise<string[]> {
+  const open = (await store.listRuns(sessionId)).filter((run) => run.status === "running");
+  for (const run of open) {
+    const recorder = await SessionRecorder.resume({
+      resolve: false,
+      store,
+      sessionId,
+      runId: run.runId,
+      actor,
+    });
+    await recorder.cancelRun(reason);
+  }
+  return open.map((run) => run.runId);
+}
