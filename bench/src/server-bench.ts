@@ -6,6 +6,7 @@ import { SERVER_URLS, serverAvailable } from "@agent-ledger/core/testing";
 import { Redis } from "ioredis";
 import mysql from "mysql2/promise";
 import pg from "pg";
+import { settle } from "./settle.js";
 import { alternate, latencyInTurns, median, percentile, perSecond, type Row } from "./stats.js";
 
 const actor = { type: "agent", id: "bench" } as const;
@@ -376,6 +377,7 @@ export async function benchServers(): Promise<Row[]> {
       continue;
     }
     console.error(`  ${target.name} ...`);
+    await settle();
     rows.push(...(await latency(target)));
     rows.push(await throughput(target, false));
     rows.push(await throughput(target, true));
