@@ -4,10 +4,9 @@ import { EXIT_CODES, usageError } from "../errors.js";
 import { shellQuote, terminalJson, terminalLine } from "../format.js";
 import { writeOut } from "../io.js";
 import { assertSessionExists } from "../store.js";
-import { humanActor } from "./actor.js";
 import type { CommandContext } from "./context.js";
-import { durationOption, formatDuration, idArgument } from "./session-args.js";
-import { deleteOneSession } from "./session-deletion.js";
+import { formatDuration, idArgument } from "./session-args.js";
+import { DELETION_ARGS, deleteOneSession, deletionOptions } from "./session-deletion.js";
 
 export const deleteHelp = `agent-ledger delete <session> --yes [--cancel-open "reason"] [--blob-grace <duration>] [--actor <name>] [--json]
   Deletes the session for good: its events, its runs, and the blobs it names or had put for it
@@ -23,13 +22,7 @@ export const deleteHelp = `agent-ledger delete <session> --yes [--cancel-open "r
 export async function deleteCommand(context: CommandContext): Promise<number> {
   const { values, positionals } = parseArgs({
     args: context.args,
-    options: {
-      yes: { type: "boolean" },
-      "cancel-open": { type: "string" },
-      "blob-grace": { type: "string" },
-      actor: { type: "string" },
-      json: { type: "boolean" },
-    },
+    options: DELETION_ARGS,
     allowPositionals: true,
     strict: true,
   });
@@ -37,11 +30,7 @@ export async function deleteCommand(context: CommandContext): Promise<number> {
   if (!sessionId || positionals.length > 1)
     throw usageError('usage: agent-ledger delete <session> --yes [--cancel-open "reason"]');
   idArgument(sessionId, "<session>");
-  idArgument(values.actor, "--actor");
-  const blobGraceMs = durationOption("blob-grace", values["blob-grace"]);
-  const cancelReason = values["cancel-open"];
-  if (cancelReason !== undefined && cancelReason.trim().length === 0)
-    throw usageError("--cancel-open needs a reason");
+  const options = deletionOptions(values, context.io.env);
   if (values.yes !== true)
     throw usageError(
       `delete removes session ${JSON.stringify(sessionId)} for good; nothing was deleted`,
@@ -49,18 +38,16 @@ export async function deleteCommand(context: CommandContext): Promise<number> {
     );
   const store = await context.openStore();
   await assertSessionExists(store, sessionId);
-  const result = await deleteOneSession(store, sessionId, {
-    cancelReason,
-    actor: humanActor(values.actor, context.io.env),
-    blobGraceMs,
-  });
-  const grace = formatDuration(blobGraceMs ?? DEFAULT_BLOB_GRACE_MS);
+  const result = await deleteOneSession(store, sessionId, options);
+  const grace = formatDuration(options.blobGraceMs ?? DEFAULT_BLOB_GRACE_MS);
   await writeOut(
     context.io.stdout,
     values.json
       ? `${terminalJson(JSON.stringify(result, null, 2))}\n`
       : `${[
-          ...result.cancelledRuns.map((runId) => `cancelled open run ${runId}: ${cancelReason}`),
+          ...result.cancelledRuns.map(
+            (runId) => `cancelled open run ${runId}: ${options.cancelReason}`,
+          ),
           `deleted session ${sessionId}: ${result.deletedEvents} events in ${result.deletedRuns} run(s)`,
           `blobs: ${result.deletedBlobs} deleted, ${result.keptBlobs} kept (named by another session, or put within the last ${grace})`,
         ]

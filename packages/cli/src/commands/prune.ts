@@ -3,10 +3,15 @@ import { DEFAULT_BLOB_GRACE_MS, type EventStore, LedgerError } from "@agent-ledg
 import { EXIT_CODES, usageError } from "../errors.js";
 import { terminalJson, terminalLine } from "../format.js";
 import { writeOut } from "../io.js";
-import { humanActor } from "./actor.js";
 import type { CommandContext } from "./context.js";
-import { durationOption, formatDuration, idArgument } from "./session-args.js";
-import { deleteOneSession, OpenRunRefusal, type SessionDeletion } from "./session-deletion.js";
+import { durationOption, formatDuration } from "./session-args.js";
+import {
+  DELETION_ARGS,
+  deleteOneSession,
+  deletionOptions,
+  OpenRunRefusal,
+  type SessionDeletion,
+} from "./session-deletion.js";
 
 export const pruneHelp = `agent-ledger prune (--older-than <duration> | --before <time>) (--yes | --dry-run) [--cancel-open "reason"] [--blob-grace <duration>] [--actor <name>] [--json]
   Retention by age: deletes every session whose last event is older than --older-than (30d,
@@ -66,14 +71,10 @@ export async function pruneCommand(context: CommandContext): Promise<number> {
   const { values, positionals } = parseArgs({
     args: context.args,
     options: {
+      ...DELETION_ARGS,
       "older-than": { type: "string" },
       before: { type: "string" },
-      yes: { type: "boolean" },
       "dry-run": { type: "boolean" },
-      "cancel-open": { type: "string" },
-      "blob-grace": { type: "string" },
-      actor: { type: "string" },
-      json: { type: "boolean" },
     },
     allowPositionals: true,
     strict: true,
@@ -81,11 +82,8 @@ export async function pruneCommand(context: CommandContext): Promise<number> {
   if (positionals.length > 0)
     throw usageError("usage: agent-ledger prune --older-than <duration> (--yes | --dry-run)");
   const cutoff = cutoffOf(values["older-than"], values.before);
-  idArgument(values.actor, "--actor");
-  const blobGraceMs = durationOption("blob-grace", values["blob-grace"]);
-  const cancelReason = values["cancel-open"];
-  if (cancelReason !== undefined && cancelReason.trim().length === 0)
-    throw usageError("--cancel-open needs a reason");
+  const options = deletionOptions(values, context.io.env);
+  const { cancelReason, blobGraceMs } = options;
   const dryRun = values["dry-run"] === true;
   if (dryRun === (values.yes === true))
     throw usageError(
@@ -117,7 +115,6 @@ export async function pruneCommand(context: CommandContext): Promise<number> {
   }
   const deleted: SessionDeletion[] = [];
   const skipped: { sessionId: string; reason: string }[] = [];
-  const options = { cancelReason, actor: humanActor(values.actor, context.io.env), blobGraceMs };
   for (const candidate of candidates) {
     try {
       deleted.push(await deleteOneSession(store, candidate.sessionId, options));

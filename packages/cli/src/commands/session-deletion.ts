@@ -4,8 +4,10 @@ import {
   LedgerError,
   SessionRecorder,
 } from "@agent-ledger/core";
-import { CliError, EXIT_CODES } from "../errors.js";
+import { CliError, EXIT_CODES, usageError } from "../errors.js";
 import { shellQuote } from "../format.js";
+import { humanActor } from "./actor.js";
+import { durationOption, idArgument } from "./session-args.js";
 
 /** How `delete` and `prune` delete one session. */
 export interface SessionDeletionOptions {
@@ -13,6 +15,31 @@ export interface SessionDeletionOptions {
   cancelReason: string | undefined;
   actor: { type: "human"; id: string };
   blobGraceMs: number | undefined;
+}
+
+/** The options `delete` and `prune` share, for `parseArgs`. */
+export const DELETION_ARGS = {
+  yes: { type: "boolean" },
+  "cancel-open": { type: "string" },
+  "blob-grace": { type: "string" },
+  actor: { type: "string" },
+  json: { type: "boolean" },
+} as const;
+
+/**
+ * `SessionDeletionOptions` from the shared options, each checked (bad usage, exit 2): the
+ * actor an id, the grace a duration, a cancellation's reason not blank.
+ */
+export function deletionOptions(
+  values: { "cancel-open"?: string; "blob-grace"?: string; actor?: string },
+  env: Record<string, string | undefined>,
+): SessionDeletionOptions {
+  idArgument(values.actor, "--actor");
+  const blobGraceMs = durationOption("blob-grace", values["blob-grace"]);
+  const cancelReason = values["cancel-open"];
+  if (cancelReason !== undefined && cancelReason.trim().length === 0)
+    throw usageError("--cancel-open needs a reason");
+  return { cancelReason, actor: humanActor(values.actor, env), blobGraceMs };
 }
 
 /** What deleting one session did: the store's counts and the runs cancelled first. */
