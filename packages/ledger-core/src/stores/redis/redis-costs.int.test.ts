@@ -3,6 +3,7 @@ import { Redis } from "ioredis";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import type { NewEvent } from "../../events/types.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
+import { blobKeys, idField } from "./keys.js";
 import { RedisEventStore } from "./redis-store.js";
 import { deleteKeys, freshPrefix } from "./testing/test-keys.js";
 
@@ -81,6 +82,49 @@ describe.skipIf(!available)("RedisEventStore costs", () => {
       new Map([[shared, new TextEncoder().encode("blob 0")]]),
     );
     expect(spent).toBeLessThan(15);
+  });
+
+  it("a put for a session and the append that names its blobs take one round trip each on one server, the index sent ahead of the script", async () => {
+    // What the recorder does for a model call whose messages go to the blob store. Each of the
+    // put's list, the blob's claim and the append's index used to wait for its own reply.
+    const { client, roundTrips, sent } = countingClient();
+    clients.push(client);
+    const store = new RedisEventStore({ client, keyPrefix: prefix });
+    await store.init();
+    const sessionId = `named-${randomBytes(4).toString("hex")}`;
+    const call = async (turn: number) => {
+      const refs = await store.putBlobs(
+        [`message ${turn} ${sessionId}`, `system prompt ${sessionId}`],
+        { sessionId },
+      );
+      const put = roundTrips();
+      await store.append({
+        sessionId,
+        runId: "r",
+        expectedSeq: turn,
+        events: [{ type: "x.call", payload: { turn }, evidenceRefs: refs }],
+      });
+      return { refs, put };
+    };
+    await call(0); // loads the scripts (NOSCRIPT, then EVAL) and makes the session
+    const before = roundTrips();
+    sent.length = 0;
+    const { refs, put } = await call(1);
+    expect(put - before, "putBlobs").toBe(1);
+    expect(roundTrips() - put, "append").toBe(1);
+    // The put: its list and the two blobs' scripts; the append: its index, then its script.
+    expect(sent.map(([name]) => name)).toEqual([
+      "sadd",
+      "evalsha",
+      "evalsha",
+      "sadd",
+      "sadd",
+      "evalsha",
+    ]);
+    for (const ref of refs)
+      expect(await client.smembers(blobKeys(prefix, ref.slice(7)).sessions)).toEqual([
+        idField(sessionId),
+      ]);
   });
 
   it("collectBlobs collects 1,200 blobs in a few round trips per batch besides its SCANs, not one per blob", async () => {

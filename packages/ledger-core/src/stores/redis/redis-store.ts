@@ -56,6 +56,7 @@ import {
 import {
   assertRunAddress,
   assertSessionAddress,
+  type ValidAppend,
   validateAppend,
   validateFork,
   validatePaging,
@@ -249,57 +250,77 @@ export class RedisEventStore implements EventStore {
     const { session, run } = this.#keysOf(valid.sessionId, valid.runId);
     try {
       const refs = refsOf(valid.events);
-      if (refs.length > 0) await this.#indexRefs(valid.sessionId, refs);
-      // The hash chain needs sha256, which Lua lacks: plan in JS from a head we believe in,
-      // and let the script check that the head is still that one before it writes.
-      const cached = this.#heads.get(run.head);
-      let snapshot: Snapshot | undefined =
-        cached !== undefined && cached.length === valid.expectedSeq && cached.status === "running"
-          ? { head: cached, existing: [] }
-          : valid.expectedSeq === 0
-            ? { head: EMPTY_HEAD, existing: [] }
-            : undefined;
-      for (let attempt = 1; ; attempt++) {
-        if (snapshot === undefined) {
-          const reply = await this.#appendScript(session, run, "read", valid, undefined);
-          snapshot = decodeSnapshot(reply);
-        }
-        const plan = planAppend({
-          request: valid,
-          head: snapshot.head,
-          existing: snapshot.existing,
-          now: isoNow(),
-        });
-        if (plan.kind === "deduplicated") {
-          // The first try may have committed and then lost its connection before listing the
-          // session: a retry is the only call left to list it.
-          await this.#listIfUnlisted(session, valid.sessionId);
-          return { events: plan.events, deduplicated: true };
-        }
-        const outcome = await this.#write(session, run, valid, plan, snapshot.head);
-        if (outcome.kind === "written") {
-          this.#rememberHead(run.head, plan.head);
-          if (!outcome.listed) await this.#list(session, valid.sessionId);
-          return { events: outcome.events, deduplicated: false };
-        }
-        // Refused: another writer moved the run (or wrote one of these ids) between our view
-        // and the script. Plan again on the script's own view: that yields the right answer
-        // (deduplicated, duplicate-event, run-closed, conflict), or a write if only our
-        // cached head was stale while the caller's expectedSeq is right.
-        this.#heads.delete(run.head);
-        snapshot = outcome.snapshot;
-        if (attempt >= MAX_ATTEMPTS) {
-          throw new ConflictError({
-            sessionId: valid.sessionId,
-            runId: valid.runId,
-            expectedSeq: valid.expectedSeq,
-            actualSeq: snapshot.head.length,
-          });
-        }
+      if (refs.length === 0) return await this.#appendIndexed(valid, session, run);
+      const indexing = this.#indexRefs(valid.sessionId, refs);
+      // One server runs a connection's commands in the order they were sent, so the index
+      // written before the script needs no round trip of its own: the append waits for both.
+      // A Cluster holds the blob keys on other nodes, where nothing orders them: there the
+      // index is waited for first. Either way an index that failed fails the call (the append
+      // may have landed: the caller's retry is deduplicated and indexes again).
+      if (isCluster(this.#client)) {
+        await indexing;
+        return await this.#appendIndexed(valid, session, run);
       }
+      const [, result] = await Promise.all([indexing, this.#appendIndexed(valid, session, run)]);
+      return result;
     } catch (error) {
       this.#heads.delete(run.head);
       throw this.#unavailable(error, "append");
+    }
+  }
+
+  /** The append once its blob names are (or, on one server, are sent to be) indexed. */
+  async #appendIndexed(
+    valid: ValidAppend,
+    session: SessionKeys,
+    run: RunKeys,
+  ): Promise<AppendResult> {
+    // The hash chain needs sha256, which Lua lacks: plan in JS from a head we believe in,
+    // and let the script check that the head is still that one before it writes.
+    const cached = this.#heads.get(run.head);
+    let snapshot: Snapshot | undefined =
+      cached !== undefined && cached.length === valid.expectedSeq && cached.status === "running"
+        ? { head: cached, existing: [] }
+        : valid.expectedSeq === 0
+          ? { head: EMPTY_HEAD, existing: [] }
+          : undefined;
+    for (let attempt = 1; ; attempt++) {
+      if (snapshot === undefined) {
+        const reply = await this.#appendScript(session, run, "read", valid, undefined);
+        snapshot = decodeSnapshot(reply);
+      }
+      const plan = planAppend({
+        request: valid,
+        head: snapshot.head,
+        existing: snapshot.existing,
+        now: isoNow(),
+      });
+      if (plan.kind === "deduplicated") {
+        // The first try may have committed and then lost its connection before listing the
+        // session: a retry is the only call left to list it.
+        await this.#listIfUnlisted(session, valid.sessionId);
+        return { events: plan.events, deduplicated: true };
+      }
+      const outcome = await this.#write(session, run, valid, plan, snapshot.head);
+      if (outcome.kind === "written") {
+        this.#rememberHead(run.head, plan.head);
+        if (!outcome.listed) await this.#list(session, valid.sessionId);
+        return { events: outcome.events, deduplicated: false };
+      }
+      // Refused: another writer moved the run (or wrote one of these ids) between our view
+      // and the script. Plan again on the script's own view: that yields the right answer
+      // (deduplicated, duplicate-event, run-closed, conflict), or a write if only our
+      // cached head was stale while the caller's expectedSeq is right.
+      this.#heads.delete(run.head);
+      snapshot = outcome.snapshot;
+      if (attempt >= MAX_ATTEMPTS) {
+        throw new ConflictError({
+          sessionId: valid.sessionId,
+          runId: valid.runId,
+          expectedSeq: valid.expectedSeq,
+          actualSeq: snapshot.head.length,
+        });
+      }
     }
   }
 
@@ -628,8 +649,8 @@ export class RedisEventStore implements EventStore {
   }
 
   /**
-   * The blob reference index, written BEFORE the append script: the blob keys live outside
-   * the session's hash slot, so the script cannot write them. Indexing first errs on the safe
+   * The blob reference index, sent BEFORE the append script: the blob keys live outside the
+   * session's hash slot, so the script cannot write them. Indexing first errs on the safe
    * side: a failed append leaves a reference that only keeps a blob longer, while its session
    * exists (collectBlobs removes the claims of gone sessions, also where no blob is left).
    */
@@ -655,19 +676,25 @@ export class RedisEventStore implements EventStore {
   async #putBlobs(blobs: EncodedBlob[], sessionId: string | undefined): Promise<string[]> {
     if (blobs.length === 0) return [];
     try {
-      // Listed for the session first, whose deletion collects them even if no event of it ever
-      // names them.
-      if (sessionId !== undefined)
-        await this.#client.sadd(
-          sessionKeys(this.#prefix, sessionId).puts,
-          ...blobs.map((blob) => blob.ref),
-        );
-      // Per blob, the session's claim, SET NX and the touched-at time together (one script
-      // call in the blob's slot), so retention sees all or none. The calls of several blobs go
-      // out together.
+      // Per blob, one script in the blob's slot: the session's claim, SET NX and the
+      // touched-at time together, so retention sees all or none. With them, in the same round
+      // trip, the session's list of what was put for it, which its deletion collects even if
+      // no event of it ever names them. The list lives in another slot and may land after a
+      // blob: a deletion of the session in between misses that blob, whose claim then names
+      // a gone session, so collectBlobs takes it, as after any put that races a deletion.
       const member = sessionId === undefined ? "" : idField(sessionId);
-      await Promise.all(
-        blobs.map((blob) =>
+      const listed =
+        sessionId === undefined
+          ? []
+          : [
+              this.#client.sadd(
+                sessionKeys(this.#prefix, sessionId).puts,
+                ...blobs.map((blob) => blob.ref),
+              ),
+            ];
+      await Promise.all([
+        ...listed,
+        ...blobs.map((blob) =>
           runScript(
             this.#client,
             PUT_BLOB_SCRIPT,
@@ -675,7 +702,7 @@ export class RedisEventStore implements EventStore {
             [Buffer.from(blob.stored), member],
           ),
         ),
-      );
+      ]);
       return blobs.map((blob) => blob.ref);
     } catch (error) {
       throw this.#unavailable(error, "putBlob");
