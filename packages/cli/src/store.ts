@@ -1,4 +1,10 @@
-import { type EventStore, LedgerError, openStore, redactUrl } from "@agent-ledger/core";
+import {
+  type EventStore,
+  LedgerError,
+  openStore,
+  redactUrl,
+  type SessionSummary,
+} from "@agent-ledger/core";
 import { sqlitePath } from "@agent-ledger/core/sqlite";
 import { CliError, EXIT_CODES, exitCodeOf, notFoundError, usageError } from "./errors.js";
 
@@ -116,4 +122,15 @@ export async function assertSessionExists(store: EventStore, sessionId: string):
       `unknown session ${JSON.stringify(sessionId)}`,
       "list the sessions with: agent-ledger sessions",
     );
+}
+
+/** Every session of the store, a `listSessions` page at a time, in id order. */
+export async function* sessionPages(store: EventStore): AsyncGenerator<SessionSummary[]> {
+  let after: string | undefined;
+  for (;;) {
+    const page = await store.listSessions({ ...(after ? { after } : {}), limit: 500 });
+    if (page.sessions.length > 0) yield page.sessions;
+    if (!page.nextCursor || page.sessions.length === 0) return;
+    after = page.nextCursor;
+  }
 }

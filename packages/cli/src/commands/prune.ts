@@ -3,6 +3,7 @@ import { DEFAULT_BLOB_GRACE_MS, type EventStore, LedgerError } from "@agent-ledg
 import { EXIT_CODES, usageError } from "../errors.js";
 import { terminalJson, terminalLine } from "../format.js";
 import { writeOut } from "../io.js";
+import { sessionPages } from "../store.js";
 import type { CommandContext } from "./context.js";
 import { durationOption, formatDuration } from "./session-args.js";
 import {
@@ -10,6 +11,7 @@ import {
   deleteOneSession,
   deletionOptions,
   OpenRunRefusal,
+  openRuns,
   type SessionDeletion,
 } from "./session-deletion.js";
 
@@ -52,19 +54,10 @@ interface Candidate {
 /** The sessions whose last event was recorded before `cutoff` (epoch ms), in id order. */
 async function sessionsBefore(store: EventStore, cutoff: number): Promise<Candidate[]> {
   const found: Candidate[] = [];
-  let after: string | undefined;
-  for (;;) {
-    const page = await store.listSessions({ ...(after ? { after } : {}), limit: 500 });
-    for (const session of page.sessions)
-      if (Date.parse(session.updatedAt) < cutoff)
-        found.push({
-          sessionId: session.sessionId,
-          updatedAt: session.updatedAt,
-          eventCount: session.eventCount,
-        });
-    if (!page.nextCursor || page.sessions.length === 0) return found;
-    after = page.nextCursor;
-  }
+  for await (const page of sessionPages(store))
+    for (const { sessionId, updatedAt, eventCount } of page)
+      if (Date.parse(updatedAt) < cutoff) found.push({ sessionId, updatedAt, eventCount });
+  return found;
 }
 
 export async function pruneCommand(context: CommandContext): Promise<number> {
@@ -94,9 +87,7 @@ export async function pruneCommand(context: CommandContext): Promise<number> {
   const cutoffText = new Date(cutoff).toISOString();
   if (dryRun) {
     for (const candidate of candidates)
-      candidate.openRuns = (await store.listRuns(candidate.sessionId))
-        .filter((run) => run.status === "running")
-        .map((run) => run.runId);
+      candidate.openRuns = await openRuns(store, candidate.sessionId);
     await writeOut(
       context.io.stdout,
       values.json

@@ -80,6 +80,13 @@ export async function deleteOneSession(
   }
 }
 
+/** The ids of the session's runs still open (neither completed, failed nor cancelled). */
+export async function openRuns(store: EventStore, sessionId: string): Promise<string[]> {
+  return (await store.listRuns(sessionId))
+    .filter((run) => run.status === "running")
+    .map((run) => run.runId);
+}
+
 /** Closes each run of the session that is still open as cancelled; returns their ids. */
 async function cancelOpenRuns(
   store: EventStore,
@@ -87,16 +94,16 @@ async function cancelOpenRuns(
   reason: string,
   actor: { type: "human"; id: string },
 ): Promise<string[]> {
-  const open = (await store.listRuns(sessionId)).filter((run) => run.status === "running");
-  for (const run of open) {
+  const open = await openRuns(store, sessionId);
+  for (const runId of open) {
     const recorder = await SessionRecorder.resume({
       resolve: false,
       store,
       sessionId,
-      runId: run.runId,
+      runId,
       actor,
     });
     await recorder.cancelRun(reason);
   }
-  return open.map((run) => run.runId);
+  return open;
 }

@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import type { SessionSummary } from "@agent-ledger/core";
 import { terminalJson, terminalLine } from "../format.js";
 import { writeOut } from "../io.js";
+import { sessionPages } from "../store.js";
 import type { CommandContext } from "./context.js";
 import { numberOption } from "./session-args.js";
 
@@ -17,12 +18,9 @@ export async function sessionsCommand(context: CommandContext): Promise<number> 
   const limit = numberOption("limit", values.limit, Number.POSITIVE_INFINITY, 1);
   const store = await context.openStore();
   const sessions: SessionSummary[] = [];
-  let after: string | undefined;
-  while (sessions.length < limit) {
-    const page = await store.listSessions({ ...(after ? { after } : {}), limit: 500 });
-    sessions.push(...page.sessions);
-    if (!page.nextCursor || page.sessions.length === 0) break;
-    after = page.nextCursor;
+  for await (const page of sessionPages(store)) {
+    sessions.push(...page);
+    if (sessions.length >= limit) break;
   }
   const shown = sessions.slice(0, limit);
   if (values.json) {
