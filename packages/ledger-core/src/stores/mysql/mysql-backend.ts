@@ -47,7 +47,9 @@ import { quoteIdent, readStorageSettings, type StorageSettings } from "./storage
  * Now on the server's clock, in epoch ms: blob put times and the retention grace use it. UTC
  * arithmetic, so the session's time zone (and its daylight saving hour) plays no part.
  */
-const serverEpochMs = sql`(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)`;
+const SERVER_EPOCH_MS =
+  "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)";
+const serverEpochMs = sql.raw(SERVER_EPOCH_MS);
 
 type Tables = ReturnType<typeof mysqlTables>;
 type Db = MySql2Database;
@@ -65,6 +67,9 @@ function isCommonShape(appends: HeadAppend[]): boolean {
   const few = 16;
   if (appends.length === 1) return (appends[0]?.events.length ?? 0) <= few;
   if (appends.length > few || appends.some((append) => append.events.length !== 1)) return false;
+  // Appends that name blobs have a shape of their own: kept when all or none of them do.
+  const naming = appends.filter((append) => append.refs.length > 0).length;
+  if (naming !== 0 && naming !== appends.length) return false;
   const sessions = new Set(appends.map((append) => append.sessionId)).size;
   return sessions === 1 || sessions === appends.length;
 }
@@ -129,7 +134,7 @@ function multiResults(pool: mysql.Pool): boolean {
 /**
  * The appends of a batch that go into its one statement, each with its index in the batch: in
  * order, as long as they hold at most ROWS_PER_STATEMENT events and `bodyChars` characters of
- * event bodies together. The others stay unanswered (undefined), and the store writes each with
+ * event bodies (and blob refs) together. The others stay unanswered (undefined), and the store writes each with
  * the transactional program, in bounded INSERTs: a block binds 7 values per event, and MariaDB
  * refuses a prepared statement with more than 65,535 placeholders ("too many placeholders", for
  * one append of about 9,400 events), or longer than max_allowed_packet.
@@ -144,6 +149,8 @@ function statementPart(
   for (const [index, append] of appends.entries()) {
     let size = 0;
     for (const event of append.events) size += event.bodyPrefix.length;
+    // The refs travel again, as the JSON array the statement indexes them from.
+    for (const ref of append.refs) size += ref.length + 3;
     if (events + append.events.length > ROWS_PER_STATEMENT || chars + size > bodyChars) break;
     part.push({ append, index });
     events += append.events.length;
@@ -283,6 +290,13 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
     // Known since init; asked before taking a connection (a one-connection pool would wait on
     // itself), and once per write, not per step.
     const maxPacket = this.#maxPacket ?? (await this.#packetLimit());
+    return this.#transaction((tx) =>
+      runAsync(program(), (step) => this.#execute(tx, step, maxPacket)),
+    );
+  }
+
+  /** `body` in one READ COMMITTED transaction on a pooled connection, rolled back on error. */
+  async #transaction<T>(body: (tx: Db) => Promise<T>): Promise<T> {
     const connection = await this.#pool.getConnection();
     let healthy = true;
     try {
@@ -293,8 +307,7 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
         db = drizzle({ client: connection as unknown as mysql.Connection });
         this.#bound.set(connection, db);
       }
-      const tx = db;
-      const result = await runAsync(program(), (step) => this.#execute(tx, step, maxPacket));
+      const result = await body(db);
       await connection.query("COMMIT");
       return result;
     } catch (error) {
@@ -389,10 +402,19 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
         const rows = append.events
           .map((_, k) => `(?, c + ${k + 1}, ?, ?, ?, ?, ?, CONCAT(?, c + ${k + 1}, '}'))`)
           .join(", ");
+        // The blobs the batch names, indexed for its session: one parameter (a JSON array) for
+        // any number of them, so the statement keeps its shape. In code-point order (refs).
+        let indexRefs = "";
+        if (append.refs.length > 0) {
+          values.push(append.sessionId, JSON.stringify(append.refs));
+          indexRefs = `
+      INSERT IGNORE INTO ${prefix}blob_refs (blob_ref, session_id)
+        SELECT j.ref, ? FROM JSON_TABLE(?, '$[*]' COLUMNS (ref VARCHAR(80) PATH '$')) AS j;`;
+        }
         return `IF m${i} = 1 THEN
       INSERT INTO ${prefix}events
         (session_id, commit_cursor, run_id, seq, event_id, event_type, recorded_at, body)
-        VALUES ${rows};
+        VALUES ${rows};${indexRefs}
       SET c = c + ${append.events.length};
       SET l${i} = c;
     END IF;`;
@@ -441,7 +463,7 @@ END`;
    */
   async #block(
     statement: string,
-    values: (string | number | null)[],
+    values: (string | number | Buffer | null)[],
     keep: boolean,
   ): Promise<Record<string, unknown> | undefined> {
     const connection = await this.#pool.getConnection();
@@ -708,15 +730,53 @@ END`;
         `the blob is ${row.stored.byteLength} bytes as stored (compressed), more than this server's max_allowed_packet (${maxPacket} bytes) carries in one statement (as hex, twice its size): raise max_allowed_packet`,
       );
     }
-    for (const values of blobValues(rows, budget, touchedAt))
-      await this.db.insert(blobs).values(values).onDuplicateKeyUpdate({ set: { touchedAt } });
-    // The claims after the blobs (see SqlBackend.putBlobs).
-    if (sessionId !== undefined)
-      await this.#execute(
-        this.db,
-        { kind: "index-refs", sessionId, refs: rows.map((row) => row.ref) },
-        maxPacket,
-      );
+    const chunks = blobValues(rows, budget, touchedAt);
+    const chunk = chunks.length === 1 ? chunks[0] : undefined;
+    if (chunk !== undefined && (this.#blocks ?? (await this.#canRunBlocks()))) {
+      await this.#putBlock(chunk, sessionId);
+      return;
+    }
+    // Blobs and claims in one transaction (see SqlBackend.putBlobs), one commit.
+    await this.#transaction(async (tx) => {
+      for (const values of chunks)
+        await tx.insert(blobs).values(values).onDuplicateKeyUpdate({ set: { touchedAt } });
+      if (sessionId !== undefined)
+        await this.#execute(
+          tx,
+          { kind: "index-refs", sessionId, refs: rows.map((row) => row.ref) },
+          maxPacket,
+        );
+    });
+  }
+
+  /**
+   * A put of one chunk on MariaDB: its blobs and claims in one compound statement, one round
+   * trip and one commit, the contents bound as binary values (not hex in the text). Closed
+   * after use: its shape goes with the number of blobs.
+   */
+  async #putBlock(
+    values: ReturnType<typeof blobValues>[number],
+    sessionId: string | undefined,
+  ): Promise<void> {
+    const prefix = this.#database === undefined ? "" : `${quoteIdent(this.#database)}.`;
+    const bound: (string | Buffer)[] = [];
+    for (const row of values) bound.push(row.blobRef, row.content);
+    let claims = "";
+    if (sessionId !== undefined) {
+      bound.push(sessionId, JSON.stringify(values.map((row) => row.blobRef)));
+      claims = `INSERT IGNORE INTO ${prefix}blob_refs (blob_ref, session_id)
+    SELECT j.ref, ? FROM JSON_TABLE(?, '$[*]' COLUMNS (ref VARCHAR(80) PATH '$')) AS j;`;
+    }
+    const statement = `BEGIN NOT ATOMIC
+  DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+  START TRANSACTION;
+  INSERT INTO ${prefix}blobs (blob_ref, content, touched_at)
+    VALUES ${values.map(() => `(?, ?, ${SERVER_EPOCH_MS})`).join(", ")}
+    ON DUPLICATE KEY UPDATE touched_at = VALUES(touched_at);
+  ${claims}
+  COMMIT;
+END`;
+    await this.#block(statement, bound, false);
   }
 
   describe(): StoreDescription {

@@ -105,6 +105,54 @@ describe.skipIf(!available)("MysqlEventStore", () => {
     expect(current[0]?.name).toBe(new URL(SERVER_URLS.mysql).pathname.slice(1));
   });
 
+  it("puts a few blobs and their claims in one statement and one commit, on MariaDB", async () => {
+    const own = mysql.createPool({ uri: SERVER_URLS.mysql, connectionLimit: 2 });
+    const store = new MysqlEventStore({ pool: own, database });
+    try {
+      await store.init();
+      // Every statement the store sends, through the pool or a connection it takes.
+      const sent: string[] = [];
+      type Sender = Record<string, (...args: unknown[]) => Promise<unknown>>;
+      const watch = (target: object) => {
+        for (const name of ["query", "execute"]) {
+          const original = (target as Sender)[name]?.bind(target);
+          (target as Sender)[name] = (...args: unknown[]) => {
+            const first = args[0] as string | { sql: string };
+            sent.push(typeof first === "string" ? first : first.sql);
+            return original?.(...args) as Promise<unknown>;
+          };
+        }
+      };
+      watch(own);
+      const getConnection = own.getConnection.bind(own);
+      own.getConnection = async () => {
+        const connection = await getConnection();
+        if (!(connection as unknown as { watched?: true }).watched) {
+          (connection as unknown as { watched?: true }).watched = true;
+          watch(connection);
+        }
+        return connection;
+      };
+      const sessionId = `put-${uuidv7()}`;
+      await store.putBlobs?.(
+        ["one", "two", "three"].map((x) => `${x} ${uuidv7()}`),
+        {
+          sessionId,
+        },
+      );
+      expect(sent).toHaveLength(1);
+      expect(sent[0]).toMatch(/^BEGIN NOT ATOMIC[\s\S]*START TRANSACTION[\s\S]*blob_refs/);
+      const [claims] = (await (pool as mysql.Pool).query(
+        `SELECT blob_ref FROM \`${database}\`.blob_refs WHERE session_id = ?`,
+        [sessionId],
+      )) as unknown as [{ blob_ref: string }[]];
+      expect(claims).toHaveLength(3);
+    } finally {
+      await store.close();
+      await own.end();
+    }
+  });
+
   it("takes any database name the server takes: quotes, dashes, dots and spaces are quoted, never spliced", async () => {
     const name = `agent-ledger \`v1.2\` it's/${uuidv7().slice(-12)}`;
     const quoted = `\`${name.replaceAll("`", "``")}\``;

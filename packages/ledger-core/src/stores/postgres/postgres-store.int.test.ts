@@ -167,6 +167,47 @@ describe.skipIf(!available)("PostgresEventStore", () => {
     expect(functions.rows).toEqual([{ schema }]);
   });
 
+  it("puts a few blobs and their claims in one statement; only a batch put skips its own WAL flush", async () => {
+    const own = new pg.Pool({ connectionString: SERVER_URLS.postgres, max: 2 });
+    const store = new PostgresEventStore({ pool: own, schema });
+    try {
+      await store.init();
+      const sent: string[] = [];
+      const query = own.query.bind(own) as (...args: unknown[]) => Promise<unknown>;
+      (own as unknown as { query: unknown }).query = (...args: unknown[]) => {
+        const first = args[0] as string | { text: string };
+        sent.push(typeof first === "string" ? first : first.text);
+        return query(...args);
+      };
+      const sessionId = `put-${uuidv7()}`;
+      const refs = await store.putBlobs?.(
+        ["one", "two", "three"].map((x) => `${x} ${uuidv7()}`),
+        {
+          sessionId,
+        },
+      );
+      // The blobs and the claims together, committed asynchronously: the append that names
+      // them commits after, and its WAL flush covers this commit's records.
+      expect(sent).toHaveLength(1);
+      expect(sent[0]).toMatch(/set_config\('synchronous_commit', 'off', true\)/);
+      sent.length = 0;
+      await store.putBlob(`single ${uuidv7()}`, { sessionId });
+      expect(sent).toHaveLength(1);
+      expect(sent[0]).not.toMatch(/synchronous_commit/);
+      const claims = await (pool as pg.Pool).query<{ blob_ref: string }>(
+        `SELECT blob_ref FROM "${schema}".blob_refs WHERE session_id = $1 ORDER BY blob_ref`,
+        [sessionId],
+      );
+      expect(claims.rows.map((row) => row.blob_ref)).toEqual(
+        expect.arrayContaining([...(refs ?? [])]),
+      );
+      expect(claims.rows).toHaveLength(4);
+    } finally {
+      await store.close();
+      await own.end();
+    }
+  });
+
   it("upgrades a version-2 schema: the batch function is created, old rows read, batches write", async () => {
     const old = `ledger_upgrade_${uuidv7().replaceAll("-", "")}`;
     const client = pool as pg.Pool;

@@ -30,7 +30,12 @@ interface Kind {
   /** Deletes a session's counter row in the database `database()` made last (a damaged store). */
   deleteSessionRow(sessionId: string): Promise<void>;
   /** The backend class, whose `appendAtHeads` the tests watch to see which appends went together. */
-  backend: { prototype: { appendAtHeads(appends: HeadAppend[]): Promise<unknown> } };
+  backend: {
+    prototype: {
+      appendAtHeads(appends: HeadAppend[]): Promise<unknown>;
+      write(program: () => unknown): Promise<unknown>;
+    };
+  };
   /** Whether one statement carries appends of several sessions (`batchesAcrossSessions`). */
   acrossSessions: boolean;
 }
@@ -348,6 +353,75 @@ for (const kind of kinds) {
       } finally {
         spy.mockRestore();
       }
+    });
+
+    it("appends that name blobs take the one statement too, and index the blobs for their session", async () => {
+      const open = await kind.database();
+      const store = await open();
+      const putBlobs = store.putBlobs?.bind(store) as NonNullable<EventStore["putBlobs"]>;
+      const sessionId = `refs-${uuidv7()}`;
+      const runs = ["a", "b", "c", "d"];
+      const written: LedgerEvent[] = [];
+      for (const runId of runs) {
+        const started = await store.append({
+          sessionId,
+          runId,
+          expectedSeq: 0,
+          events: [event("run.started")],
+        });
+        written.push(...started.events);
+      }
+      // Put with no session: only the appends' index keeps these blobs from collectBlobs.
+      const [own1, own2, shared, later] = await putBlobs(
+        ["own 1", "own 2", "shared", "later"].map((text) => `${text} ${uuidv7()}`),
+      );
+      const named = (refs: (string | undefined)[]) =>
+        ({ type: "x.named", evidenceRefs: refs as string[] }) as never;
+      const write = vi.spyOn(kind.backend.prototype, "write");
+      try {
+        // In one tick: two appends that name blobs, two that do not, on four runs.
+        const answers = await appendAtOnce(
+          store,
+          [
+            { sessionId, runId: "a", expectedSeq: 1, events: [named([own1, shared])] },
+            { sessionId, runId: "b", expectedSeq: 1, events: [event("x.plain")] },
+            {
+              sessionId,
+              runId: "c",
+              expectedSeq: 1,
+              events: [named([shared, own2]), event("x.plain")],
+            },
+            { sessionId, runId: "d", expectedSeq: 1, events: [event("x.plain")] },
+          ],
+          written,
+        );
+        for (const answer of answers) expect(answer).toMatchObject({ deduplicated: false });
+        const alone = await store.append({
+          sessionId,
+          runId: "a",
+          expectedSeq: 2,
+          events: [named([later])],
+        });
+        written.push(...alone.events);
+        // No append went the transactional way.
+        expect(write).not.toHaveBeenCalled();
+      } finally {
+        write.mockRestore();
+      }
+      await checkSession(store, sessionId, written);
+      expect(await store.collectBlobs?.({ blobGraceMs: 0 })).toEqual({ deletedBlobs: 0 });
+      for (const runId of runs) {
+        const head = await store.runHead({ sessionId, runId });
+        await store.append({
+          sessionId,
+          runId,
+          expectedSeq: head.length,
+          events: [event("run.completed")],
+        });
+      }
+      expect(await store.deleteSession(sessionId, { blobGraceMs: 0 })).toMatchObject({
+        deletedBlobs: 4,
+      });
     });
 
     // Only where one statement carries several sessions (MariaDB).

@@ -133,29 +133,50 @@ await acrossStores(
 );
 
 /**
- * The pool of a store whose next put stops after its first INSERT (whichever table it writes)
- * until `release` is called: `paused` resolves when it has stopped there.
+ * The pool of a store whose next put stops after its first statement that writes (an INSERT,
+ * or the one statement, a CTE or a compound block, that writes blobs and claims together) until
+ * `release` is called: `paused` resolves when it has stopped there. `connectionMethods` are
+ * wrapped on the connections the pool hands out too (a put that takes one of its own).
  */
 function pausingAfterFirstInsert<Pool extends object>(
   pool: Pool,
   methods: readonly string[],
+  connectionMethods: readonly string[] = [],
 ): { pool: Pool; arm(): { paused: Promise<void>; release(): void } } {
   let gate: { stopped: () => void; wait: Promise<void> } | undefined;
-  const record = pool as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-  for (const method of methods) {
-    const original = record[method]?.bind(pool);
-    if (original === undefined) throw new Error(`the pool has no ${method}`);
-    record[method] = async (...args: unknown[]) => {
-      const first = args[0] as string | { text?: string; sql?: string };
-      const text = typeof first === "string" ? first : (first.text ?? first.sql ?? "");
-      const result = await original(...args);
-      const current = gate;
-      if (current !== undefined && /^\s*insert/i.test(text)) {
-        gate = undefined;
-        current.stopped();
-        await current.wait;
+  type Methods = Record<string, (...args: unknown[]) => Promise<unknown>>;
+  const pausing = (target: object, names: readonly string[]) => {
+    const record = target as Methods;
+    for (const method of names) {
+      const original = record[method]?.bind(target);
+      if (original === undefined) throw new Error(`the pool has no ${method}`);
+      record[method] = async (...args: unknown[]) => {
+        const first = args[0] as string | { text?: string; sql?: string };
+        const text = typeof first === "string" ? first : (first.text ?? first.sql ?? "");
+        const result = await original(...args);
+        const current = gate;
+        if (current !== undefined && /^\s*(insert|with|begin not atomic)/i.test(text)) {
+          gate = undefined;
+          current.stopped();
+          await current.wait;
+        }
+        return result;
+      };
+    }
+  };
+  pausing(pool, methods);
+  if (connectionMethods.length > 0) {
+    const record = pool as unknown as Methods;
+    const getConnection = record.getConnection?.bind(pool);
+    if (getConnection === undefined) throw new Error("the pool has no getConnection");
+    const wrapped = new WeakSet<object>();
+    record.getConnection = async (...args: unknown[]) => {
+      const connection = (await getConnection(...args)) as object;
+      if (!wrapped.has(connection)) {
+        wrapped.add(connection);
+        pausing(connection, connectionMethods);
       }
-      return result;
+      return connection;
     };
   }
   return {
@@ -177,10 +198,11 @@ function pausingAfterFirstInsert<Pool extends object>(
 
 /**
  * A put for a session re-stores a blob that is past the grace and claimed by no live session,
- * and a collectBlobs page runs between the put's statements. The put's claim must survive:
- * once the session lives, the blob is its own. When the claim went first, the page deleted the
- * blob with the claim, the put's blob statement stored the blob again unclaimed, and a later
- * pass took it from under the live session.
+ * and a collectBlobs page runs right after the put's first statement. The put's claim must
+ * survive: once the session lives, the blob is its own. When the claim went first, in a
+ * statement of its own, the page deleted the blob with the claim, the put's blob statement
+ * stored the blob again unclaimed, and a later pass took it from under the live session. Now
+ * a put writes both in one transaction (one statement where it fits).
  */
 async function checkPutClaimSurvivesPage(target: RacerTarget): Promise<void> {
   const grace = 600;
@@ -197,10 +219,11 @@ async function checkPutClaimSurvivesPage(target: RacerTarget): Promise<void> {
     writer = new PostgresEventStore({ pool: pausing.pool, schema: target.schema as string });
   } else {
     const { MysqlEventStore } = await import("../mysql/index.js");
-    const pausing = pausingAfterFirstInsert(mysql.createPool({ uri: target.location }), [
-      "query",
-      "execute",
-    ]);
+    const pausing = pausingAfterFirstInsert(
+      mysql.createPool({ uri: target.location }),
+      ["query", "execute"],
+      ["query", "execute"],
+    );
     arm = pausing.arm;
     endPool = () => pausing.pool.end();
     writer = new MysqlEventStore({ pool: pausing.pool });
@@ -241,7 +264,7 @@ async function liveSessionNamed(store: EventStore, sessionId: string): Promise<v
 await acrossStores(
   {
     topic: "putBlob for a session against collectBlobs",
-    test: "keeps the put's claim when a collectBlobs page runs between the put's statements",
+    test: "keeps the put's claim when a collectBlobs page runs right after the put's first statement",
     label: "put_claim",
     kinds: ["postgres", "mysql"],
   },

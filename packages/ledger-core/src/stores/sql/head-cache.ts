@@ -1,6 +1,7 @@
 import { TERMINAL_TYPES } from "../../events/types.js";
 import { type PlannedEvent, planAppend } from "../../store/append-plan.js";
 import type { AppendResult } from "../../store/event-store.js";
+import { refsOf } from "../../store/retention.js";
 import type { ValidAppend } from "../../store/validate.js";
 
 /** Heads of runs a store remembers from its own appends; the oldest are forgotten first. */
@@ -26,6 +27,11 @@ export interface HeadAppend {
   status: string;
   lastHash: string | null;
   now: string;
+  /**
+   * The blobs the batch names (`evidenceRefs`), each once, in code-point order: written into
+   * the reference index for the session by the same statement, in one order for every writer.
+   */
+  refs: string[];
   /** The batch in seq order; `bodyPrefix` + commit cursor + `}` is the stored body. */
   events: {
     seq: number;
@@ -84,9 +90,8 @@ export class HeadCache {
 /**
  * Plans `request` against a cached head with the shared `planAppend` (no lookup of existing ids:
  * a batch already stored would have moved the head, and an id used elsewhere in the session fails
- * the insert on its unique index). Undefined when the plan is not a plain write on this head
- * (the transactional path then gives the exact answer) or when the batch names blobs (their
- * reference index is written by the transactional path only).
+ * the insert on its unique index). Undefined when the plan is not a plain write on this head:
+ * the transactional path then gives the exact answer.
  */
 export function planAtHead(
   request: ValidAppend,
@@ -94,7 +99,6 @@ export function planAtHead(
   now: string,
 ): { append: HeadAppend; planned: PlannedEvent[] } | undefined {
   if (request.expectedSeq !== head.length) return undefined;
-  if (request.events.some((event) => event.evidenceRefs !== undefined)) return undefined;
   let plan: ReturnType<typeof planAppend>;
   try {
     plan = planAppend({
@@ -117,6 +121,7 @@ export function planAtHead(
       status: plan.head.status,
       lastHash: plan.head.lastHash,
       now,
+      refs: refsOf(plan.events).sort(),
       // The cursor is assigned by the statement: the body is the event's JSON with
       // `commitCursor` as its last key, exactly what JSON.stringify gives for the event returned.
       events: plan.events.map((event) => ({

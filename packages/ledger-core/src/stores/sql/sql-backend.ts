@@ -36,7 +36,8 @@ export interface SqlBackend {
   /**
    * Optional: the append of a batch planned against a head the store cached, in ONE round trip
    * and atomically (head checked and moved, session counter bumped and held until commit, events
-   * inserted with their cursors). Returns the session's new last cursor, or undefined when
+   * inserted with their cursors, the blobs it names (`refs`) indexed for its session). Returns
+   * the session's new last cursor, or undefined when
    * nothing was written (stored head not `expected`, run not running, path unsupported): the
    * store then runs the transactional program. A driver error means nothing was written, or, for
    * a lost connection, an unknown outcome, exactly like `write`.
@@ -48,7 +49,8 @@ export interface SqlBackend {
    * `appendAtHead` would: its last cursor, or undefined when its stored head was not the
    * expected one. A driver error answers all of them. The store gathers concurrent appends into
    * it (group commit), and then calls only this one: a backend that has it needs no
-   * `appendAtHead`.
+   * `appendAtHead`. A backend that has both gets the appends that name blobs (`refs`) in
+   * `appendAtHead`, one at a time; here only the others.
    */
   appendAtHeads?(appends: HeadAppend[]): Promise<(number | undefined)[]>;
   /**

@@ -372,8 +372,8 @@ export class SqliteBackend implements SqlBackend {
    * The append of a writer that continues the run where this store's last append left it (see
    * SqlBackend.appendAtHead): one IMMEDIATE transaction that checks the head this connection
    * knows (valid while no other connection committed, see sqlite-heads.ts) or reads it, then
-   * inserts the rows. No write program, no statement but the inserts: this is every recorded
-   * model and tool call. Undefined (nothing written) when the run is not at `expected`.
+   * inserts the rows (the events, and the reference index rows of the blobs they name). No
+   * write program, no statement but the inserts: this is every recorded model and tool call. Undefined (nothing written) when the run is not at `expected`.
    */
   async appendAtHead(append: HeadAppend): Promise<number | undefined> {
     if (this.#atHead === undefined) {
@@ -413,6 +413,7 @@ export class SqliteBackend implements SqlBackend {
         encodeBody(`${event.bodyPrefix}${cursor}}`),
       );
     }
+    for (const ref of append.refs) statements.indexRef.run(refDigest(ref), sessionId);
     heads.rememberCursor(sessionId, cursor);
     this.#moveHead(sessionId, runId, append, statements);
     return cursor;

@@ -2,13 +2,14 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { LedgerError } from "../../events/errors.js";
 import type { NewEvent } from "../../events/types.js";
 import { blobRef, prepareBlob } from "../../store/blob.js";
 import { openStore } from "../../store/open-store.js";
 import { checkInitWithoutCreate } from "../../testing/init-without-create.js";
 import { checkSharedHandles } from "../../testing/shared-handles.js";
+import { SqliteBackend } from "./sqlite-backend.js";
 import { SqliteEventStore, sqlitePath } from "./sqlite-store.js";
 import { databaseAtMigration } from "./testing/older-database.js";
 
@@ -78,6 +79,43 @@ describe("SqliteEventStore", () => {
     const path = freshPath();
     const handles = [new SqliteEventStore({ path }), new SqliteEventStore({ path })];
     await checkSharedHandles(handles);
+  });
+
+  it("an append that names blobs takes the one-transaction path at the head, and indexes them", async () => {
+    const store = new SqliteEventStore({ path: freshPath() });
+    await store.init();
+    const sessionId = "refs";
+    await store.append({
+      sessionId,
+      runId: "r",
+      expectedSeq: 0,
+      events: [{ type: "run.started" }],
+    });
+    // Put with no session: only the append's index keeps these blobs from collectBlobs.
+    const refs = await store.putBlobs(["first", "second"]);
+    const write = vi.spyOn(SqliteBackend.prototype, "write");
+    try {
+      await store.append({
+        sessionId,
+        runId: "r",
+        expectedSeq: 1,
+        events: [{ type: "x.named", evidenceRefs: refs }],
+      });
+      expect(write).not.toHaveBeenCalled();
+    } finally {
+      write.mockRestore();
+    }
+    expect(await store.collectBlobs({ blobGraceMs: 0 })).toEqual({ deletedBlobs: 0 });
+    await store.append({
+      sessionId,
+      runId: "r",
+      expectedSeq: 2,
+      events: [{ type: "run.completed" }],
+    });
+    expect(await store.deleteSession(sessionId, { blobGraceMs: 0 })).toMatchObject({
+      deletedBlobs: 2,
+    });
+    await store.close();
   });
 
   it("reads sqlite: and file: URLs", () => {
