@@ -11,6 +11,7 @@ import {
 } from "@agent-ledger/core";
 import { decodeBody, SqliteEventStore } from "@agent-ledger/core/sqlite";
 import Database from "better-sqlite3";
+import { conversationRow, growingConversation } from "./conversation.js";
 import {
   alternate,
   latencyInTurns,
@@ -136,14 +137,18 @@ async function sqliteBeforeModelCall(dir: string): Promise<Row[]> {
   };
   written.close();
   const floor = await rawLedgerRow(join(dir, "floor.db"), stored);
+  const talker = new SessionRecorder({ store, sessionId: uuidv7(), actor });
+  await talker.startRun();
+  const nextRequest = growingConversation();
   // Rounds in turns, the order reversed each round, after untimed rounds of each, so drift
   // on a noisy machine (and a fresh process's first writes, slower for ours and raw alike)
-  // hits all three alike.
-  const [ours, base, under] = (await latencyInTurns([
+  // hits all of them alike.
+  const [ours, base, under, talk] = (await latencyInTurns([
     () => recorder.beforeModelCall({ request }),
     () => raw.write(body),
     () => floor.write(),
-  ])) as [number[], number[], number[]];
+    () => talker.beforeModelCall({ request: nextRequest() }),
+  ])) as [number[], number[], number[], number[]];
   raw.db.close();
   floor.db.close();
   await store.close();
@@ -172,6 +177,7 @@ async function sqliteBeforeModelCall(dir: string): Promise<Row[]> {
     ratio: floorP50 / baseP50,
     note: "no ledger code: what the schema's 3 unique keys cost",
   });
+  rows.push(conversationRow("SQLite", talk, base, "raw better-sqlite3 durable 1-row insert txn"));
   return rows;
 }
 
