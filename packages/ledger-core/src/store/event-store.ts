@@ -173,7 +173,8 @@ export interface EventStore {
   /**
    * Optional batch form of `putBlob` (one round trip): the refs in input order. A store may
    * make the batch durable together with its next append rather than on its own (SQLite
-   * skips the batch's fsync; the next commit's WAL fsync covers it): put, then append.
+   * skips the batch's fsync, PostgreSQL commits it with synchronous_commit off; the next
+   * commit's WAL flush covers it): put, then append.
    */
   putBlobs?(contents: (Uint8Array | string)[], options?: PutBlobOptions): Promise<string[]>;
   /** Optional batch form of `getBlob`: the blobs found (absent refs are simply missing). */
