@@ -541,6 +541,7 @@ SELECT (SELECT count(*) FROM page) AS examined, (SELECT max(blob_ref) FROM page)
       await this.db.execute(this.#putStatement(chunks[0] ?? [], durable, sessionId));
       return;
     }
+    // The setting made by the first statement holds until the transaction's commit.
     await this.db.transaction(async (tx) => {
       for (const [index, values] of chunks.entries())
         await tx.execute(this.#putStatement(values, durable || index > 0, sessionId));
