@@ -15,8 +15,10 @@ import { BLOBS_PER_PAGE } from "./write-program.js";
 // named them yet, put within the grace) scattered over the pages by their digests, and the
 // index rows of sessions that are gone deleted with their blobs, on whichever page they fall.
 
-const AGE_MS = 400;
-const GRACE_MS = 200;
+// The "recent" blobs must stay inside the grace through both passes over 1,000 blobs and
+// more, which took longer than 200 ms on a loaded machine (the second pass then collected them).
+const GRACE_MS = 2000;
+const AGE_MS = GRACE_MS + 300;
 
 /** Which of `refs` the store still holds. */
 async function stored(store: EventStore, refs: string[]): Promise<string[]> {
