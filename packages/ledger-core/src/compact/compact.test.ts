@@ -1,4 +1,6 @@
+import { randomBytes } from "node:crypto";
 import { join } from "node:path";
+import { inflateRawSync } from "node:zlib";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { hashJson } from "../events/canonical.js";
@@ -7,7 +9,7 @@ import type { LedgerEvent } from "../events/types.js";
 import { inspectSession } from "../inspect/inspect-session.js";
 import { verifyRun } from "../inspect/verify-run.js";
 import { SessionRecorder } from "../recorder/session-recorder.js";
-import { decodeBlob, encodeBlob } from "../store/blob.js";
+import { blobRef, decodeBlob, encodeBlob } from "../store/blob.js";
 import type { EventStore } from "../store/event-store.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeRun } from "../store/read-all.js";
@@ -314,6 +316,28 @@ describe("blob encoding", () => {
     expect(() => decodeBlob(ref, damaged)).toThrow(/does not hash/);
     // A blob written before the header existed (raw bytes) still reads.
     expect(decodeBlob(ref, text)).toEqual(text);
+  });
+
+  it("content of every size around the encoders' bounds inflates with plain zlib to itself", () => {
+    const random = (length: number) => new Uint8Array(randomBytes(length));
+    for (const length of [95, 96, 97, 400, 4096, 16 * 1024 - 1, 16 * 1024, 16 * 1024 + 1, 70_000]) {
+      for (const content of [
+        new TextEncoder().encode(words(length, length).slice(0, length)),
+        random(length),
+      ]) {
+        const encoded = encodeBlob(content);
+        const body = encoded.subarray(1);
+        if (encoded[0] === 1) {
+          // The stored stream is plain raw DEFLATE, whichever encoder wrote it.
+          expect(Buffer.from(inflateRawSync(body)).equals(Buffer.from(content))).toBe(true);
+          expect(encoded.byteLength).toBeLessThan(content.byteLength + 1);
+        } else {
+          expect(encoded[0]).toBe(0);
+          expect(Buffer.from(body).equals(Buffer.from(content))).toBe(true);
+        }
+        expect(decodeBlob(blobRef(content), encoded)).toEqual(content);
+      }
+    }
   });
 });
 

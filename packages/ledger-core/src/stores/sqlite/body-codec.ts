@@ -1,6 +1,10 @@
 import { deflateRawSync, inflateRawSync } from "node:zlib";
+import {
+  deflateRawWithDictionary,
+  MAX_DEFLATE_INPUT_BYTES,
+  prepareDictionary,
+} from "../../codec/deflate.js";
 import { type StoredEventPlace, unreadableEvent } from "../../store/unreadable-event.js";
-import { deflateRawWithDictionary, MAX_DEFLATE_INPUT_BYTES, prepareDictionary } from "./deflate.js";
 
 /**
  * How the SQLite store keeps an event body (the event JSON, returned to readers verbatim).

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from "../../events/errors.js";
+import { InvalidArgumentError } from "../events/errors.js";
 import {
   distanceCode,
   distanceFrequency,
@@ -17,7 +17,8 @@ export { MAX_DEFLATE_INPUT_BYTES };
 /**
  * A raw DEFLATE (RFC 1951) encoder with a preset dictionary, for inputs of at most 16 KiB:
  * `zlib.inflateRawSync(out, { dictionary })` returns the input, so the SQLite store's event
- * bodies keep the format zlib wrote (body-codec.ts) and readers do not change.
+ * bodies keep the format zlib wrote (body-codec.ts) and readers do not change. Blobs use it
+ * too, with no dictionary (store/blob.ts).
  * Why not zlib: Node's `deflateRawSync` creates a stream, runs deflateInit and loads the
  * dictionary on every call, which costs more than compressing a 1 KB body; its sync API
  * cannot keep that state. Here the dictionary's hash chains are built once

@@ -1,7 +1,7 @@
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { LedgerError } from "../../events/errors.js";
-import { BODY_DICTIONARY_V1 } from "./body-codec.js";
+import { LedgerError } from "../events/errors.js";
+import { BODY_DICTIONARY_V1 } from "../stores/sqlite/body-codec.js";
 import { deflateRawWithDictionary, MAX_DEFLATE_INPUT_BYTES, prepareDictionary } from "./deflate.js";
 
 /** mulberry32: the same cases on every run. */
