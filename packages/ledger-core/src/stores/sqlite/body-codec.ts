@@ -70,7 +70,7 @@ export function encodeBody(body: string): string | Buffer {
 
 /**
  * The format byte, then the body's UTF-8 bytes deflate-raw with `BODY_DICTIONARY_V1`. Up to
- * 16 KiB our encoder (deflate.ts) writes the stream: zlib's per-call setup (a stream,
+ * 16 KiB our encoder (codec/deflate.ts) writes the stream: zlib's per-call setup (a stream,
  * deflateInit, loading the dictionary) costs more than compressing a 1 KB body. Longer bodies
  * are rare, and zlib's setup is small next to them. Both write the same format; `decodeBody`
  * reads either.
