@@ -122,6 +122,19 @@ function claimedByLiveSession({ blobRefs, sessions }: Tables, ref: SQL | Column)
     ON s.session_id = r.session_id WHERE r.blob_ref = ${ref})`;
 }
 
+/**
+ * In a compound block: the (blob, session) claims of a JSON array of refs, for one session;
+ * binds the session, then the array. One parameter for any number of refs, so the block
+ * keeps its shape.
+ */
+function claimsStatement(prefix: string): string {
+  return `INSERT IGNORE INTO ${prefix}blob_refs (blob_ref, session_id)
+    SELECT j.ref, ? FROM JSON_TABLE(?, '$[*]' COLUMNS (ref VARCHAR(80) PATH '$')) AS j;`;
+}
+
+/** Puts of at most this many blobs keep their block prepared (see MysqlBackend's #putBlock). */
+const FEW_BLOBS = 4;
+
 /** mysql2's client capability flag for result sets from compound statements (on by default). */
 const MULTI_RESULTS = 0x20000;
 
@@ -134,8 +147,8 @@ function multiResults(pool: mysql.Pool): boolean {
 /**
  * The appends of a batch that go into its one statement, each with its index in the batch: in
  * order, as long as they hold at most ROWS_PER_STATEMENT events and `bodyChars` characters of
- * event bodies (and blob refs) together. The others stay unanswered (undefined), and the store writes each with
- * the transactional program, in bounded INSERTs: a block binds 7 values per event, and MariaDB
+ * event bodies (and blob refs) together. The others stay unanswered (undefined), and the store
+ * writes each with the transactional program, in bounded INSERTs: a block binds 7 values per event, and MariaDB
  * refuses a prepared statement with more than 65,535 placeholders ("too many placeholders", for
  * one append of about 9,400 events), or longer than max_allowed_packet.
  */
@@ -366,7 +379,7 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
   }
 
   async #appendBlock(appends: HeadAppend[]): Promise<(number | undefined)[]> {
-    const prefix = this.#database === undefined ? "" : `${quoteIdent(this.#database)}.`;
+    const prefix = this.#tablePrefix;
     const order = inLockOrder(appends);
     const values: (string | number | null)[] = [];
     const moveRuns = order.map(({ append }, i) => {
@@ -402,14 +415,11 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
         const rows = append.events
           .map((_, k) => `(?, c + ${k + 1}, ?, ?, ?, ?, ?, CONCAT(?, c + ${k + 1}, '}'))`)
           .join(", ");
-        // The blobs the batch names, indexed for its session: one parameter (a JSON array) for
-        // any number of them, so the statement keeps its shape. In code-point order (refs).
+        // The blobs the batch names, indexed for its session (in code-point order: refs).
         let indexRefs = "";
         if (append.refs.length > 0) {
           values.push(append.sessionId, JSON.stringify(append.refs));
-          indexRefs = `
-      INSERT IGNORE INTO ${prefix}blob_refs (blob_ref, session_id)
-        SELECT j.ref, ? FROM JSON_TABLE(?, '$[*]' COLUMNS (ref VARCHAR(80) PATH '$')) AS j;`;
+          indexRefs = `\n      ${claimsStatement(prefix)}`;
         }
         return `IF m${i} = 1 THEN
       INSERT INTO ${prefix}events
@@ -751,21 +761,22 @@ END`;
 
   /**
    * A put of one chunk on MariaDB: its blobs and claims in one compound statement, one round
-   * trip and one commit, the contents bound as binary values (not hex in the text). Closed
-   * after use: its shape goes with the number of blobs.
+   * trip and one commit, the contents bound as binary values (not hex in the text). Its shape
+   * goes with the number of blobs: the few a recorded call puts (a message, its list node)
+   * stay prepared on the connection, which saves the prepare's round trip on the next call;
+   * larger puts are closed after use.
    */
   async #putBlock(
     values: ReturnType<typeof blobValues>[number],
     sessionId: string | undefined,
   ): Promise<void> {
-    const prefix = this.#database === undefined ? "" : `${quoteIdent(this.#database)}.`;
+    const prefix = this.#tablePrefix;
     const bound: (string | Buffer)[] = [];
     for (const row of values) bound.push(row.blobRef, row.content);
     let claims = "";
     if (sessionId !== undefined) {
       bound.push(sessionId, JSON.stringify(values.map((row) => row.blobRef)));
-      claims = `INSERT IGNORE INTO ${prefix}blob_refs (blob_ref, session_id)
-    SELECT j.ref, ? FROM JSON_TABLE(?, '$[*]' COLUMNS (ref VARCHAR(80) PATH '$')) AS j;`;
+      claims = claimsStatement(prefix);
     }
     const statement = `BEGIN NOT ATOMIC
   DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
@@ -776,7 +787,12 @@ END`;
   ${claims}
   COMMIT;
 END`;
-    await this.#block(statement, bound, false);
+    await this.#block(statement, bound, values.length <= FEW_BLOBS);
+  }
+
+  /** The ledger's tables named with the configured database (see configuredDatabase), if any. */
+  get #tablePrefix(): string {
+    return this.#database === undefined ? "" : `${quoteIdent(this.#database)}.`;
   }
 
   describe(): StoreDescription {

@@ -105,8 +105,9 @@ describe.skipIf(!available)("MysqlEventStore", () => {
     expect(current[0]?.name).toBe(new URL(SERVER_URLS.mysql).pathname.slice(1));
   });
 
-  it("puts a few blobs and their claims in one statement and one commit, on MariaDB", async () => {
-    const own = mysql.createPool({ uri: SERVER_URLS.mysql, connectionLimit: 2 });
+  it("puts a few blobs and their claims in one statement and one commit, on MariaDB, prepared once", async () => {
+    // One connection, so its session counters count every statement the store prepares.
+    const own = mysql.createPool({ uri: SERVER_URLS.mysql, connectionLimit: 1 });
     const store = new MysqlEventStore({ pool: own, database });
     try {
       await store.init();
@@ -147,6 +148,21 @@ describe.skipIf(!available)("MysqlEventStore", () => {
         [sessionId],
       )) as unknown as [{ blob_ref: string }[]];
       expect(claims).toHaveLength(3);
+      // The next puts of that shape (a recorded call's) use the prepared block: no prepare's
+      // round trip in front of every call.
+      const prepares = async () => {
+        const [rows] = (await own.query(
+          "SHOW SESSION STATUS LIKE 'Com_stmt_prepare'",
+        )) as unknown as [{ Value: string }[]];
+        return Number(rows[0]?.Value);
+      };
+      const before = await prepares();
+      for (const turn of [1, 2])
+        await store.putBlobs?.(
+          ["one", "two", "three"].map((x) => `${x} ${turn} ${uuidv7()}`),
+          { sessionId },
+        );
+      expect((await prepares()) - before).toBe(0);
     } finally {
       await store.close();
       await own.end();
