@@ -2,7 +2,12 @@ import { deflateRawSync, inflateRawSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { LedgerError } from "../events/errors.js";
 import { BODY_DICTIONARY_V1 } from "../stores/sqlite/body-codec.js";
-import { deflateRawWithDictionary, MAX_DEFLATE_INPUT_BYTES, prepareDictionary } from "./deflate.js";
+import {
+  deflateRaw,
+  deflateRawWithDictionary,
+  MAX_DEFLATE_INPUT_BYTES,
+  prepareDictionary,
+} from "./deflate.js";
 
 /** mulberry32: the same cases on every run. */
 function random(seed: number): () => number {
@@ -211,6 +216,28 @@ describe("deflateRawWithDictionary", () => {
       caught = error;
     }
     expect(LedgerError.isInstance(caught, "invalid-argument")).toBe(true);
+  });
+});
+
+describe("deflateRaw", () => {
+  it("writes the header, then a stream zlib inflates, on either side of 16 KiB, with or without a dictionary", () => {
+    const text = (length: number) =>
+      new TextEncoder().encode(
+        MODEL_EVENT.repeat(Math.ceil(length / MODEL_EVENT.length)).slice(0, length),
+      );
+    for (const length of [MAX_DEFLATE_INPUT_BYTES, MAX_DEFLATE_INPUT_BYTES + 1, 50_000]) {
+      const input = text(length);
+      const withDictionary = deflateRaw(input, prepareDictionaryCached(BODY_DICTIONARY_V1), 7);
+      expect(withDictionary[0]).toBe(7);
+      expect(
+        inflateRawSync(withDictionary.subarray(1), { dictionary: BODY_DICTIONARY_V1 }).equals(
+          input,
+        ),
+      ).toBe(true);
+      const plain = deflateRaw(input, prepareDictionaryCached(new Uint8Array(0)), 1);
+      expect(plain[0]).toBe(1);
+      expect(inflateRawSync(plain.subarray(1)).equals(input)).toBe(true);
+    }
   });
 });
 

@@ -1,3 +1,4 @@
+import { deflateRawSync } from "node:zlib";
 import { InvalidArgumentError } from "../events/errors.js";
 import {
   distanceCode,
@@ -82,6 +83,27 @@ export function prepareDictionary(dictionary: Uint8Array): PreparedDictionary {
 // Per-call state, shared by every dictionary: calls are synchronous, never interleaved.
 /** Hash -> the last position with that hash: the dictionary's, copied in at each call. */
 const head = new Int16Array(1 << HASH_BITS);
+
+/**
+ * `header`, then `input` of any size as one raw DEFLATE stream that inflates with `prepared`'s
+ * dictionary (with none for a dictionary of no bytes). Up to `MAX_DEFLATE_INPUT_BYTES` this
+ * encoder writes it; a longer input, rare, goes to zlib, whose per-call setup is small next to
+ * it. zlib is given the dictionary's last 16 KiB, the part this encoder refers to: a suffix of
+ * the whole, so inflating with the whole dictionary reads it the same.
+ */
+export function deflateRaw(
+  input: Uint8Array,
+  prepared: PreparedDictionary,
+  header: number,
+): Buffer {
+  if (input.byteLength <= MAX_DEFLATE_INPUT_BYTES)
+    return deflateRawWithDictionary(input, prepared, header);
+  const compressed = deflateRawSync(
+    input,
+    prepared.bytes.byteLength > 0 ? { dictionary: prepared.bytes } : {},
+  );
+  return Buffer.concat([Buffer.from([header]), compressed]);
+}
 
 /**
  * Compresses `input` (at most `MAX_DEFLATE_INPUT_BYTES`) to one raw DEFLATE stream that

@@ -1,10 +1,6 @@
 import { createHash } from "node:crypto";
-import { deflateRawSync, inflateRawSync } from "node:zlib";
-import {
-  deflateRawWithDictionary,
-  MAX_DEFLATE_INPUT_BYTES,
-  prepareDictionary,
-} from "../codec/deflate.js";
+import { inflateRawSync } from "node:zlib";
+import { deflateRaw, prepareDictionary } from "../codec/deflate.js";
 import {
   InvalidEventError,
   LedgerError,
@@ -61,27 +57,17 @@ const MIN_COMPRESS_BYTES = 96;
 const NO_DICTIONARY = prepareDictionary(new Uint8Array(0));
 
 /**
- * The bytes a store keeps for some content (see `BLOB_RAW` / `BLOB_DEFLATE`). Content up to
- * 16 KiB (every chat message but the longest) goes through the ledger's own encoder, the one
- * SQLite event bodies use: zlib's sync call sets up a stream each time. Measured on 2,000
+ * The bytes a store keeps for some content (see `BLOB_RAW` / `BLOB_DEFLATE`). Deflated as SQLite
+ * event bodies are (codec/deflate.ts): up to 16 KiB, every chat message but the longest, by the
+ * ledger's own encoder, not zlib's sync call, which sets up a stream each time. Measured on 2,000
  * messages of 416 bytes of prose: 21 µs a message against 29-35 µs with zlib, 203 bytes
  * against 202. A recorded call on a growing conversation (memory store, hot loop) went from
  * 116-134 µs to 106-110 µs.
  */
 export function encodeBlob(content: Uint8Array): Uint8Array {
   if (content.byteLength >= MIN_COMPRESS_BYTES) {
-    if (content.byteLength <= MAX_DEFLATE_INPUT_BYTES) {
-      const out = deflateRawWithDictionary(content, NO_DICTIONARY, BLOB_DEFLATE);
-      if (out.byteLength < content.byteLength + 1) return out;
-    } else {
-      const compressed = deflateRawSync(content);
-      if (compressed.byteLength + 1 < content.byteLength + 1) {
-        const out = new Uint8Array(compressed.byteLength + 1);
-        out[0] = BLOB_DEFLATE;
-        out.set(compressed, 1);
-        return out;
-      }
-    }
+    const out = deflateRaw(content, NO_DICTIONARY, BLOB_DEFLATE);
+    if (out.byteLength < content.byteLength + 1) return out;
   }
   const out = new Uint8Array(content.byteLength + 1);
   out[0] = BLOB_RAW;

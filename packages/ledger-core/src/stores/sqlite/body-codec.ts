@@ -1,9 +1,5 @@
-import { deflateRawSync, inflateRawSync } from "node:zlib";
-import {
-  deflateRawWithDictionary,
-  MAX_DEFLATE_INPUT_BYTES,
-  prepareDictionary,
-} from "../../codec/deflate.js";
+import { inflateRawSync } from "node:zlib";
+import { deflateRaw, MAX_DEFLATE_INPUT_BYTES, prepareDictionary } from "../../codec/deflate.js";
 import { type StoredEventPlace, unreadableEvent } from "../../store/unreadable-event.js";
 
 /**
@@ -69,26 +65,17 @@ export function encodeBody(body: string): string | Buffer {
 }
 
 /**
- * The format byte, then the body's UTF-8 bytes deflate-raw with `BODY_DICTIONARY_V1`. Up to
- * 16 KiB our encoder (codec/deflate.ts) writes the stream: zlib's per-call setup (a stream,
- * deflateInit, loading the dictionary) costs more than compressing a 1 KB body. Longer bodies
- * are rare, and zlib's setup is small next to them. Both write the same format; `decodeBody`
- * reads either.
+ * The format byte, then the body's UTF-8 bytes deflate-raw with `BODY_DICTIONARY_V1`
+ * (codec/deflate.ts: our encoder up to 16 KiB, whose setup costs less than zlib's per-call
+ * stream and dictionary load for a 1 KB body; zlib beyond). `decodeBody` reads either.
  */
 function deflateBody(body: string): Buffer {
   // A UTF-16 unit takes at most 3 UTF-8 bytes: a body of 16 Ki units fits the scratch whole.
-  if (body.length <= MAX_DEFLATE_INPUT_BYTES) {
-    const byteLength = utf8Scratch.write(body, 0, "utf8");
-    if (byteLength <= MAX_DEFLATE_INPUT_BYTES) {
-      return deflateRawWithDictionary(
-        utf8Scratch.subarray(0, byteLength),
-        PREPARED_DICTIONARY_V1,
-        BODY_DEFLATE_V1,
-      );
-    }
-  }
-  const compressed = deflateRawSync(body, { dictionary: BODY_DICTIONARY_V1 });
-  return Buffer.concat([Buffer.from([BODY_DEFLATE_V1]), compressed]);
+  const bytes =
+    body.length <= MAX_DEFLATE_INPUT_BYTES
+      ? utf8Scratch.subarray(0, utf8Scratch.write(body, 0, "utf8"))
+      : Buffer.from(body, "utf8");
+  return deflateRaw(bytes, PREPARED_DICTIONARY_V1, BODY_DEFLATE_V1);
 }
 
 /**
