@@ -148,9 +148,9 @@ function multiResults(pool: mysql.Pool): boolean {
  * The appends of a batch that go into its one statement, each with its index in the batch: in
  * order, as long as they hold at most ROWS_PER_STATEMENT events and `bodyChars` characters of
  * event bodies (and blob refs) together. The others stay unanswered (undefined), and the store
- * writes each with the transactional program, in bounded INSERTs: a block binds 7 values per event, and MariaDB
- * refuses a prepared statement with more than 65,535 placeholders ("too many placeholders", for
- * one append of about 9,400 events), or longer than max_allowed_packet.
+ * writes each with the transactional program, in bounded INSERTs: a block binds 7 values per
+ * event, and MariaDB refuses a prepared statement with more than 65,535 placeholders ("too many
+ * placeholders", for one append of about 9,400 events), or longer than max_allowed_packet.
  */
 function statementPart(
   appends: HeadAppend[],

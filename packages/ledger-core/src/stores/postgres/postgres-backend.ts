@@ -35,14 +35,17 @@ const serverEpochMs = sql`(extract(epoch from clock_timestamp()) * 1000)::bigint
 type Tables = ReturnType<typeof postgresTables>;
 
 /** The named (prepared) statements of the one-statement append: one event, or a batch. */
+type NamedQuery = { name: string; text: string };
+
 interface AppendQueries {
-  single: { name: string; text: string };
-  batch: { name: string; text: string };
-  /** `single` and `batch` that also index the blobs the batch names (their last parameter). */
-  singleRefs: { name: string; text: string };
-  batchRefs: { name: string; text: string };
+  /**
+   * One append of one event (scalar parameters) or of several (arrays); `refs` also indexes
+   * the blobs the batch names (its last parameter).
+   */
+  single: { plain: NamedQuery; refs: NamedQuery };
+  batch: { plain: NamedQuery; refs: NamedQuery };
   /** Appends to several runs of one session, gathered by the store (group commit). */
-  runs: { name: string; text: string };
+  runs: NamedQuery;
 }
 
 /** SQLSTATE classes after which the connection is still usable: the statement just failed. */
@@ -216,14 +219,8 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
     const queries = this.#appendAtHeadQueries;
     const refs = append.refs.length > 0;
     if (refs) values.push(append.refs);
-    const query =
-      single !== undefined
-        ? refs
-          ? queries.singleRefs
-          : queries.single
-        : refs
-          ? queries.batchRefs
-          : queries.batch;
+    const shape = single !== undefined ? queries.single : queries.batch;
+    const query = refs ? shape.refs : shape.plain;
     const result = await this.#autocommit<{ last_cursor: string | number }>(query, values);
     const row = result.rows[0];
     return row === undefined ? undefined : Number(row.last_cursor);
@@ -327,10 +324,8 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
   $1::text, $2::text[], $3::int[], $4::text[], $5::text[], $6::int[], $7::text[], $8::int[],
   $9::text, $10::int[], $11::text[], $12::text[], $13::text[], $14::text[])`;
     this.#appendQueries = {
-      single: named(single + last),
-      batch: named(batch + last),
-      singleRefs: named(single + indexRefs("$14") + last),
-      batchRefs: named(batch + indexRefs("$15") + last),
+      single: { plain: named(single + last), refs: named(single + indexRefs("$14") + last) },
+      batch: { plain: named(batch + last), refs: named(batch + indexRefs("$15") + last) },
       runs: named(runs),
     };
     return this.#appendQueries;
@@ -338,7 +333,7 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
 
   /** One statement on a pooled client; a client whose connection failed is destroyed. */
   async #autocommit<R extends pg.QueryResultRow>(
-    query: { name: string; text: string },
+    query: NamedQuery,
     values: unknown[],
   ): Promise<pg.QueryResult<R>> {
     const client = await this.#pool.connect();

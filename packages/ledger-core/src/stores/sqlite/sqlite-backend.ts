@@ -373,7 +373,8 @@ export class SqliteBackend implements SqlBackend {
    * SqlBackend.appendAtHead): one IMMEDIATE transaction that checks the head this connection
    * knows (valid while no other connection committed, see sqlite-heads.ts) or reads it, then
    * inserts the rows (the events, and the reference index rows of the blobs they name). No
-   * write program, no statement but the inserts: this is every recorded model and tool call. Undefined (nothing written) when the run is not at `expected`.
+   * write program, no statement but the inserts: this is every recorded model and tool call.
+   * Undefined (nothing written) when the run is not at `expected`.
    */
   async appendAtHead(append: HeadAppend): Promise<number | undefined> {
     if (this.#atHead === undefined) {
