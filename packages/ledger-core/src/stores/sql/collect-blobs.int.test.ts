@@ -200,18 +200,33 @@ function pausingAfterFirstInsert<Pool extends object>(
 
 /**
  * A put for a session re-stores a blob that is past the grace and claimed by no live session,
- * and a collectBlobs page runs right after the put's first statement. The put's claim must
- * survive: once the session lives, the blob is its own. When the claim went first, in a
- * statement of its own, the page deleted the blob with the claim, the put's blob statement
- * stored the blob again unclaimed, and a later pass took it from under the live session. Now
- * a put writes both in one transaction (one statement where it fits).
+ * and a collectBlobs page runs right after the put's first statement that writes. The put's
+ * claim must survive: once the session lives, the blob is its own. When the claim went first,
+ * in a statement of its own, the page deleted the blob with the claim, the put's blob statement
+ * stored the blob again unclaimed, and a later pass took it from under the live session. A put
+ * now writes blob and claim in one statement, so the claim is there already at the pause.
  */
 async function checkPutClaimSurvivesPage(target: RacerTarget): Promise<void> {
   const grace = 600;
   let writer: EventStore;
   let arm: () => { paused: Promise<void>; release(): void };
   let endPool: () => Promise<void>;
+  /** Whether `sessionId`'s claim on `ref` is stored (read beside the stores, not through them). */
+  let claimed: (ref: string, sessionId: string) => Promise<boolean>;
   if (target.kind === "postgres") {
+    claimed = async (ref, sessionId) => {
+      const client = new pg.Client({ connectionString: target.location });
+      await client.connect();
+      try {
+        const found = await client.query(
+          `SELECT 1 FROM "${target.schema}".blob_refs WHERE blob_ref = $1 AND session_id = $2`,
+          [ref, sessionId],
+        );
+        return found.rowCount === 1;
+      } finally {
+        await client.end();
+      }
+    };
     const { PostgresEventStore } = await import("../postgres/index.js");
     const pausing = pausingAfterFirstInsert(new pg.Pool({ connectionString: target.location }), [
       "query",
@@ -220,6 +235,18 @@ async function checkPutClaimSurvivesPage(target: RacerTarget): Promise<void> {
     endPool = () => pausing.pool.end();
     writer = new PostgresEventStore({ pool: pausing.pool, schema: target.schema as string });
   } else {
+    claimed = async (ref, sessionId) => {
+      const connection = await mysql.createConnection(target.location);
+      try {
+        const [rows] = (await connection.query(
+          "SELECT 1 FROM blob_refs WHERE blob_ref = ? AND session_id = ?",
+          [ref, sessionId],
+        )) as unknown as [unknown[]];
+        return rows.length === 1;
+      } finally {
+        await connection.end();
+      }
+    };
     const { MysqlEventStore } = await import("../mysql/index.js");
     const pausing = pausingAfterFirstInsert(
       mysql.createPool({ uri: target.location }),
@@ -242,6 +269,8 @@ async function checkPutClaimSurvivesPage(target: RacerTarget): Promise<void> {
     const sessionId = `late-${uuidv7()}`;
     const put = writer.putBlob(content, { sessionId });
     await gate.paused;
+    // The statement that wrote the blob wrote its claim too.
+    expect(await claimed(ref, sessionId)).toBe(true);
     const between = await sweeper.collectBlobs({ blobGraceMs: grace });
     gate.release();
     expect(await put).toBe(ref);
