@@ -4,7 +4,7 @@ import { EXIT_CODES, usageError } from "../errors.js";
 import { terminalJson, terminalLine } from "../format.js";
 import { writeOut } from "../io.js";
 import type { CommandContext } from "./context.js";
-import { durationOption, formatDuration } from "./session-args.js";
+import { blobGraceOption, formatDuration, graceText } from "./session-args.js";
 
 export const collectBlobsHelp = `agent-ledger collect-blobs [--blob-grace <duration>] [--json]
   Deletes every blob that no existing session references, across the whole store: what
@@ -22,10 +22,10 @@ export async function collectBlobsCommand(context: CommandContext): Promise<numb
   });
   if (positionals.length > 0)
     throw usageError("usage: agent-ledger collect-blobs [--blob-grace <duration>] [--json]");
-  const blobGraceMs = durationOption("blob-grace", values["blob-grace"]);
+  const blobGrace = blobGraceOption(values["blob-grace"]);
   const store = await context.openStore();
-  const result = await store.collectBlobs(blobGraceMs === undefined ? {} : { blobGraceMs });
-  const grace = formatDuration(blobGraceMs ?? DEFAULT_BLOB_GRACE_MS);
+  const result = await store.collectBlobs(blobGrace);
+  const grace = graceText(blobGrace);
   await writeOut(
     context.io.stdout,
     values.json

@@ -5,7 +5,7 @@ import { shellQuote, terminalJson, terminalLine } from "../format.js";
 import { writeOut } from "../io.js";
 import { assertSessionExists } from "../store.js";
 import type { CommandContext } from "./context.js";
-import { formatDuration, idArgument } from "./session-args.js";
+import { formatDuration, graceText, idArgument } from "./session-args.js";
 import { DELETION_ARGS, deleteOneSession, deletionOptions } from "./session-deletion.js";
 
 export const deleteHelp = `agent-ledger delete <session> --yes [--cancel-open "reason"] [--blob-grace <duration>] [--actor <name>] [--json]
@@ -39,7 +39,7 @@ export async function deleteCommand(context: CommandContext): Promise<number> {
   const store = await context.openStore();
   await assertSessionExists(store, sessionId);
   const result = await deleteOneSession(store, sessionId, options);
-  const grace = formatDuration(options.blobGraceMs ?? DEFAULT_BLOB_GRACE_MS);
+  const grace = graceText(options.blobGrace);
   await writeOut(
     context.io.stdout,
     values.json

@@ -76,7 +76,7 @@ export async function pruneCommand(context: CommandContext): Promise<number> {
     throw usageError("usage: agent-ledger prune --older-than <duration> (--yes | --dry-run)");
   const cutoff = cutoffOf(values["older-than"], values.before);
   const options = deletionOptions(values, context.io.env);
-  const { cancelReason, blobGraceMs } = options;
+  const { cancelReason } = options;
   const dryRun = values["dry-run"] === true;
   if (dryRun === (values.yes === true))
     throw usageError(
@@ -116,9 +116,7 @@ export async function pruneCommand(context: CommandContext): Promise<number> {
       else if (!LedgerError.isInstance(error, "not-found")) throw error;
     }
   }
-  const { deletedBlobs: collectedBlobs } = await store.collectBlobs(
-    blobGraceMs === undefined ? {} : { blobGraceMs },
-  );
+  const { deletedBlobs: collectedBlobs } = await store.collectBlobs(options.blobGrace);
   const sum = (key: "deletedEvents" | "deletedRuns" | "deletedBlobs") =>
     deleted.reduce((total, one) => total + one[key], 0);
   await writeOut(

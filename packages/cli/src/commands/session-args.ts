@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { isValidId } from "@agent-ledger/core";
+import { type CollectBlobsOptions, DEFAULT_BLOB_GRACE_MS, isValidId } from "@agent-ledger/core";
 import { usageError } from "../errors.js";
 import type { CommandContext } from "./context.js";
 
@@ -78,4 +78,18 @@ export function formatDuration(ms: number): string {
     if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
   }
   return `${ms}ms`;
+}
+
+/**
+ * `--blob-grace` as the store's retention options (`deleteSession`, `collectBlobs`): `{}` when
+ * absent, so the store's default applies.
+ */
+export function blobGraceOption(value: string | undefined): CollectBlobsOptions {
+  const blobGraceMs = durationOption("blob-grace", value);
+  return blobGraceMs === undefined ? {} : { blobGraceMs };
+}
+
+/** The grace those options give, as text (the store's default when they name none). */
+export function graceText(options: CollectBlobsOptions): string {
+  return formatDuration(options.blobGraceMs ?? DEFAULT_BLOB_GRACE_MS);
 }

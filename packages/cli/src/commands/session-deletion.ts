@@ -1,4 +1,5 @@
 import {
+  type DeleteSessionOptions,
   type DeleteSessionResult,
   type EventStore,
   LedgerError,
@@ -7,14 +8,15 @@ import {
 import { CliError, EXIT_CODES, usageError } from "../errors.js";
 import { shellQuote } from "../format.js";
 import { humanActor } from "./actor.js";
-import { durationOption, idArgument } from "./session-args.js";
+import { blobGraceOption, idArgument } from "./session-args.js";
 
 /** How `delete` and `prune` delete one session. */
 export interface SessionDeletionOptions {
   /** Cancel the runs still open first, with this reason; else a run open refuses. */
   cancelReason: string | undefined;
   actor: { type: "human"; id: string };
-  blobGraceMs: number | undefined;
+  /** The store's retention options from `--blob-grace`. */
+  blobGrace: DeleteSessionOptions;
 }
 
 /** The options `delete` and `prune` share, for `parseArgs`. */
@@ -35,11 +37,11 @@ export function deletionOptions(
   env: Record<string, string | undefined>,
 ): SessionDeletionOptions {
   idArgument(values.actor, "--actor");
-  const blobGraceMs = durationOption("blob-grace", values["blob-grace"]);
+  const blobGrace = blobGraceOption(values["blob-grace"]);
   const cancelReason = values["cancel-open"];
   if (cancelReason !== undefined && cancelReason.trim().length === 0)
     throw usageError("--cancel-open needs a reason");
-  return { cancelReason, actor: humanActor(values.actor, env), blobGraceMs };
+  return { cancelReason, actor: humanActor(values.actor, env), blobGrace };
 }
 
 /** What deleting one session did: the store's counts and the runs cancelled first. */
@@ -62,10 +64,7 @@ export async function deleteOneSession(
       ? []
       : await cancelOpenRuns(store, sessionId, options.cancelReason, options.actor);
   try {
-    const result = await store.deleteSession(
-      sessionId,
-      options.blobGraceMs === undefined ? {} : { blobGraceMs: options.blobGraceMs },
-    );
+    const result = await store.deleteSession(sessionId, options.blobGrace);
     return { ...result, cancelledRuns };
   } catch (error) {
     // The store refuses a session with a run still open (a writer may still be at it).
