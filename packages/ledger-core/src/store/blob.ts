@@ -9,7 +9,13 @@ import {
 } from "../events/errors.js";
 import { assertId } from "../events/ids.js";
 import { hasLoneSurrogate } from "../events/json.js";
-import { isBlobRef } from "./validate.js";
+
+const blobRefPattern = /^sha256:[0-9a-f]{64}$/;
+
+/** True when `value` is a `sha256:<64 hex>` blob reference. */
+export function isBlobRef(value: unknown): value is string {
+  return typeof value === "string" && blobRefPattern.test(value);
+}
 
 /**
  * Bytes of blob content (strings are stored as UTF-8). A string with a lone surrogate has no
@@ -95,6 +101,11 @@ export function decodeBlob(ref: string, stored: Uint8Array): Uint8Array {
   });
 }
 
+/** The same bytes as a Buffer, without a copy (what the drivers bind as binary). */
+export function bufferOf(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 /** A content-addressed blob ready to store: its reference, content and stored form. */
 export interface EncodedBlob {
   ref: string;
@@ -109,15 +120,16 @@ export function prepareBlob(content: Uint8Array | string, path = "$"): EncodedBl
 }
 
 /**
- * Hashes and encodes every content of a putBlobs batch before anything is written, so a bad
- * item (named `$[index]`) or a batch that is not an array leaves the store unchanged.
+ * Hashes and encodes every content of a putBlobs batch (or of an append's `blobs`, at `path`
+ * "$.blobs") before anything is written, so a bad item (named `<path>[index]`) or a batch that
+ * is not an array leaves the store unchanged.
  */
-export function prepareBlobs(contents: unknown): EncodedBlob[] {
+export function prepareBlobs(contents: unknown, path = "$"): EncodedBlob[] {
   if (!Array.isArray(contents))
-    throw new InvalidEventError("$", "putBlobs needs an array of Uint8Array or string contents");
+    throw new InvalidEventError(path, "blobs must be an array of Uint8Array or string contents");
   const blobs: EncodedBlob[] = [];
   for (let index = 0; index < contents.length; index++)
-    blobs.push(prepareBlob(contents[index], `$[${index}]`));
+    blobs.push(prepareBlob(contents[index], `${path}[${index}]`));
   return blobs;
 }
 

@@ -7,6 +7,18 @@ export interface AppendRequest {
   /** The run length the writer read (0 for a new run). */
   expectedSeq: number;
   events: NewEvent[];
+  /**
+   * Content the events name (their `evidenceRefs`), stored with them: each as `putBlobs` with
+   * this session would store it (claimed by the session for retention). A store writes them in
+   * the append's own commit where it can (memory, SQLite, PostgreSQL, MariaDB), so a recorded
+   * call that keeps new content in blobs costs one round trip and one commit, not a put first.
+   * Once the append returns they are stored; a deduplicated retry finds them stored by its
+   * first try. A refused append (bad input, conflict, closed run) writes none of them, except
+   * on Redis, whose blob keys live in other slots than the session's: there they are put
+   * first, as `putBlobs` would (a refused append leaves them claimed by the session, which
+   * retention collects with it).
+   */
+  blobs?: (Uint8Array | string)[];
 }
 
 /** Result of `EventStore.append`. */
@@ -174,7 +186,8 @@ export interface EventStore {
    * Optional batch form of `putBlob` (one round trip): the refs in input order. A store may
    * make the batch durable together with its next append rather than on its own (SQLite
    * skips the batch's fsync, PostgreSQL commits it with synchronous_commit off; the next
-   * commit's WAL flush covers it): put, then append.
+   * commit's WAL flush covers it): put, then append. To store blobs with the events that
+   * name them in one commit, pass them as `AppendRequest.blobs` instead (the recorder does).
    */
   putBlobs?(contents: (Uint8Array | string)[], options?: PutBlobOptions): Promise<string[]>;
   /** Optional batch form of `getBlob`: the blobs found (absent refs are simply missing). */

@@ -125,6 +125,7 @@ export class MemoryEventStore implements EventStore {
     // The session's createdAt is its first event's recordedAt, never a later clock reading.
     const target = session ?? this.#newSession(valid.sessionId, now);
     const events = assignCursors(plan.events, target.cursor + 1);
+    for (const blob of valid.blobs) this.#putBlob(blob, valid.sessionId);
     this.#commit(target, valid.runId, events, plan.head);
     return { events: events.map(cloneEvent), deduplicated: false };
   }

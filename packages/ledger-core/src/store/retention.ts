@@ -46,9 +46,16 @@ export function openRunError(sessionId: string, runId: string): InvalidArgumentE
   );
 }
 
-/** Distinct evidence references of some events. */
-export function refsOf(events: { evidenceRefs?: string[] }[]): string[] {
+/**
+ * Distinct evidence references of some events, and of the blobs stored with them (an append's
+ * `blobs`, claimed by its session like the refs its events name).
+ */
+export function refsOf(
+  events: { evidenceRefs?: string[] }[],
+  blobs: readonly { ref: string }[] = [],
+): string[] {
   const refs = new Set<string>();
   for (const event of events) for (const ref of event.evidenceRefs ?? []) refs.add(ref);
+  for (const blob of blobs) refs.add(blob.ref);
   return [...refs];
 }

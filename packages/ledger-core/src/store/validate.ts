@@ -2,10 +2,12 @@ import { InvalidArgumentError, InvalidEventError, LedgerError } from "../events/
 import { assertId, isValidId, uuidv7 } from "../events/ids.js";
 import { childPath, type JsonObject, type JsonValue, thrown, toPlainJson } from "../events/json.js";
 import { type Actor, EVENT_TYPES, type NewEvent } from "../events/types.js";
+import { type EncodedBlob, isBlobRef, prepareBlobs } from "./blob.js";
 import type { AppendRequest, EventStore } from "./event-store.js";
 
+export { isBlobRef };
+
 const knownTypes: ReadonlySet<string> = new Set(EVENT_TYPES);
-const blobRef = /^sha256:[0-9a-f]{64}$/;
 const actorTypes = new Set(["agent", "tool", "human", "system"]);
 const effectKinds = new Set(["none", "read", "write", "unknown"]);
 const idFields = ["stepId", "attemptId", "retryOf", "parentRunId", "causedByEventId"] as const;
@@ -30,6 +32,8 @@ export interface ValidAppend {
   runId: string;
   expectedSeq: number;
   events: ValidEvent[];
+  /** `blobs` hashed and encoded, in input order (empty when the request has none). */
+  blobs: EncodedBlob[];
 }
 
 /**
@@ -47,11 +51,6 @@ const prevalidated = new WeakSet<object>();
 export function markPrevalidated<T extends object>(event: T): T {
   prevalidated.add(event);
   return event;
-}
-
-/** True when `value` is a `sha256:<64 hex>` blob reference. */
-export function isBlobRef(value: unknown): value is string {
-  return typeof value === "string" && blobRef.test(value);
 }
 
 /** Validates an actor `{ type, id, framework? }`; returns a copy. */
@@ -242,6 +241,7 @@ function validateRequest(request: AppendRequest): ValidAppend {
     runId: request.runId,
     expectedSeq: request.expectedSeq,
     events,
+    blobs: request.blobs === undefined ? [] : prepareBlobs(request.blobs, "$.blobs"),
   };
 }
 

@@ -1,4 +1,5 @@
 import { appendCases } from "./conformance-append.js";
+import { appendBlobCases } from "./conformance-append-blobs.js";
 import { badInputCases } from "./conformance-bad-input.js";
 import { blobCases } from "./conformance-blobs.js";
 import { closedRunCases } from "./conformance-closed.js";
@@ -48,6 +49,7 @@ export function eventStoreConformanceCases(makeStore: MakeStore): ConformanceCas
     ...badInputCases(makeStore),
     ...fuzzCases(makeStore),
     ...blobCases(makeStore),
+    ...appendBlobCases(makeStore),
     ...retentionCases(makeStore),
     ...collectBlobCases(makeStore),
     ...modelCases(makeStore),

@@ -7,6 +7,7 @@ import {
   LedgerError,
   noLedgerError,
 } from "../../events/errors.js";
+import { bufferOf } from "../../store/blob.js";
 import type { InitOptions, StoreDescription } from "../../store/event-store.js";
 import { type HeadAppend, inLockOrder } from "../sql/head-cache.js";
 import { MIGRATION_WAIT_MS } from "../sql/migrations.js";
@@ -65,6 +66,15 @@ const statementErrnos = new Set([1062, 1213, 1205, 1406, 1264, 1366]);
  */
 function isCommonShape(appends: HeadAppend[]): boolean {
   const few = 16;
+  // Blobs stored with an append: a recorded call carries one to three (a message, its list).
+  // Two appends that carry one blob make a shape of their own (one INSERT for both).
+  const blobs = appends[0]?.blobs.length ?? 0;
+  if (blobs > FEW_BLOBS || appends.some((append) => append.blobs.length !== blobs)) return false;
+  if (
+    blobs > 0 &&
+    new Set(appends.flatMap((a) => a.blobs.map((b) => b.ref))).size !== blobs * appends.length
+  )
+    return false;
   if (appends.length === 1) return (appends[0]?.events.length ?? 0) <= few;
   if (appends.length > few || appends.some((append) => append.events.length !== 1)) return false;
   // Appends that name blobs have a shape of their own: kept when all or none of them do.
@@ -132,6 +142,13 @@ function claimsStatement(prefix: string): string {
     SELECT j.ref, ? FROM JSON_TABLE(?, '$[*]' COLUMNS (ref VARCHAR(80) PATH '$')) AS j;`;
 }
 
+/** In a compound block: the upsert of `count` blobs, binding each one's ref, then its bytes. */
+function blobsStatement(prefix: string, count: number): string {
+  return `INSERT INTO ${prefix}blobs (blob_ref, content, touched_at)
+    VALUES ${Array.from({ length: count }, () => `(?, ?, ${SERVER_EPOCH_MS})`).join(", ")}
+    ON DUPLICATE KEY UPDATE touched_at = VALUES(touched_at);`;
+}
+
 /** Puts of at most this many blobs keep their block prepared (see MysqlBackend's #putBlock). */
 const FEW_BLOBS = 4;
 
@@ -164,6 +181,8 @@ function statementPart(
     for (const event of append.events) size += event.bodyPrefix.length;
     // The refs travel again, as the JSON array the statement indexes them from.
     for (const ref of append.refs) size += ref.length + 3;
+    // Blobs travel as binary values: a byte each, where a character counts up to six.
+    for (const blob of append.blobs) size += Math.ceil(blob.stored.byteLength / 6);
     if (events + append.events.length > ROWS_PER_STATEMENT || chars + size > bodyChars) break;
     part.push({ append, index });
     events += append.events.length;
@@ -381,7 +400,7 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
   async #appendBlock(appends: HeadAppend[]): Promise<(number | undefined)[]> {
     const prefix = this.#tablePrefix;
     const order = inLockOrder(appends);
-    const values: (string | number | null)[] = [];
+    const values: (string | number | Buffer | null)[] = [];
     const moveRuns = order.map(({ append }, i) => {
       values.push(
         append.length,
@@ -415,9 +434,10 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
         const rows = append.events
           .map((_, k) => `(?, c + ${k + 1}, ?, ?, ?, ?, ?, CONCAT(?, c + ${k + 1}, '}'))`)
           .join(", ");
-        // The blobs the batch names, indexed for its session (in code-point order: refs).
+        // The blobs the batch names, indexed for its session (in code-point order: refs);
+        // an append that carries blobs has them indexed after the block stores them (below).
         let indexRefs = "";
-        if (append.refs.length > 0) {
+        if (append.refs.length > 0 && append.blobs.length === 0) {
           values.push(append.sessionId, JSON.stringify(append.refs));
           indexRefs = `\n      ${claimsStatement(prefix)}`;
         }
@@ -444,6 +464,7 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
     ${inserts.join("\n    ")}
   END IF;`;
     });
+    const carried = this.#carriedBlobs(order, values);
     const statement = `BEGIN NOT ATOMIC
   DECLARE c BIGINT UNSIGNED;
   DECLARE t BIGINT UNSIGNED;
@@ -452,7 +473,7 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
   SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
   START TRANSACTION;
   ${moveRuns.join("\n  ")}
-  ${counters.join("\n  ")}
+  ${counters.join("\n  ")}${carried}
   COMMIT;
   SELECT ${order.map((_, i) => `l${i}`).join(", ")};
 END`;
@@ -463,6 +484,43 @@ END`;
       if (last != null) lasts[index] = Number(last);
     });
     return lasts;
+  }
+
+  /**
+   * The part of an append block that stores the blobs its appends carry, binding their values:
+   * after every runs row and counter row (deleteSession locks a session's counter row before
+   * the blobs it collects), each blob once, in ref order across the whole block (two blocks
+   * carrying the same blobs lock them in one order), and only if an append that carries it
+   * was written (its `m` flag). Then those appends' claims, as SqlBackend.putBlobs orders
+   * them: blob first, so a collectBlobs page that holds the blob's row makes the claim wait.
+   */
+  #carriedBlobs(order: { append: HeadAppend }[], values: (string | number | Buffer | null)[]) {
+    const prefix = this.#tablePrefix;
+    const carriers = new Map<string, { blob: BlobRow; flags: string[] }>();
+    order.forEach(({ append }, i) => {
+      for (const blob of append.blobs) {
+        const entry = carriers.get(blob.ref) ?? { blob, flags: [] };
+        entry.flags.push(`m${i} = 1`);
+        carriers.set(blob.ref, entry);
+      }
+    });
+    if (carriers.size === 0) return "";
+    const parts: string[] = [];
+    for (const ref of [...carriers.keys()].sort()) {
+      const { blob, flags } = carriers.get(ref) as { blob: BlobRow; flags: string[] };
+      values.push(blob.ref, bufferOf(blob.stored));
+      parts.push(`IF ${flags.join(" OR ")} THEN
+    ${blobsStatement(prefix, 1)}
+  END IF;`);
+    }
+    order.forEach(({ append }, i) => {
+      if (append.blobs.length === 0) return;
+      values.push(append.sessionId, JSON.stringify(append.refs));
+      parts.push(`IF m${i} = 1 THEN
+    ${claimsStatement(prefix)}
+  END IF;`);
+    });
+    return `\n  ${parts.join("\n  ")}`;
   }
 
   /**
@@ -538,6 +596,13 @@ END`;
     if (shared !== undefined) return shared;
     const { events, runs, sessions, blobs, blobRefs } = this.tables;
     switch (step.kind) {
+      case "put-blobs":
+        for (const values of this.#blobChunks(step.blobs, maxPacket))
+          await tx
+            .insert(blobs)
+            .values(values)
+            .onDuplicateKeyUpdate({ set: { touchedAt: serverEpochMs } });
+        return undefined;
       case "index-refs":
         for (const refs of chunked(step.refs))
           await tx
@@ -730,17 +795,8 @@ END`;
   async putBlobs(rows: BlobRow[], _durable: boolean, sessionId: string | undefined): Promise<void> {
     const { blobs } = this.tables;
     const touchedAt = serverEpochMs;
-    // A blob travels in the statement's text as X'<hex>': twice its stored bytes.
     const maxPacket = await this.#packetLimit();
-    const budget = Math.max(1, Math.floor((maxPacket - packetOverhead) / 2));
-    for (const row of rows) {
-      if (row.stored.byteLength <= budget) continue;
-      throw new InvalidArgumentError(
-        `$[${row.index}]`,
-        `the blob is ${row.stored.byteLength} bytes as stored (compressed), more than this server's max_allowed_packet (${maxPacket} bytes) carries in one statement (as hex, twice its size): raise max_allowed_packet`,
-      );
-    }
-    const chunks = blobValues(rows, budget, touchedAt);
+    const chunks = this.#blobChunks(rows, maxPacket);
     const chunk = chunks.length === 1 ? chunks[0] : undefined;
     if (chunk !== undefined && (this.#blocks ?? (await this.#canRunBlocks()))) {
       await this.#putBlock(chunk, sessionId);
@@ -757,6 +813,23 @@ END`;
           maxPacket,
         );
     });
+  }
+
+  /**
+   * The blobs' upsert VALUES, in chunks one statement carries within `maxPacket`; a blob too
+   * large for any is refused (`invalid-argument` at its path) before anything is written.
+   */
+  #blobChunks(rows: BlobRow[], maxPacket: number): ReturnType<typeof blobValues> {
+    // A blob travels in the statement's text as X'<hex>': twice its stored bytes.
+    const budget = Math.max(1, Math.floor((maxPacket - packetOverhead) / 2));
+    for (const row of rows) {
+      if (row.stored.byteLength <= budget) continue;
+      throw new InvalidArgumentError(
+        row.path,
+        `the blob is ${row.stored.byteLength} bytes as stored (compressed), more than this server's max_allowed_packet (${maxPacket} bytes) carries in one statement (as hex, twice its size): raise max_allowed_packet`,
+      );
+    }
+    return blobValues(rows, budget, serverEpochMs);
   }
 
   /**
@@ -781,9 +854,7 @@ END`;
     const statement = `BEGIN NOT ATOMIC
   DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
   START TRANSACTION;
-  INSERT INTO ${prefix}blobs (blob_ref, content, touched_at)
-    VALUES ${values.map(() => `(?, ?, ${SERVER_EPOCH_MS})`).join(", ")}
-    ON DUPLICATE KEY UPDATE touched_at = VALUES(touched_at);
+  ${blobsStatement(prefix, values.length)}
   ${claims}
   COMMIT;
 END`;

@@ -3,6 +3,7 @@ import { eq, type SQL, sql } from "drizzle-orm";
 import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
 import type pg from "pg";
 import { LedgerError, noLedgerError } from "../../events/errors.js";
+import { bufferOf } from "../../store/blob.js";
 import type { InitOptions, StoreDescription } from "../../store/event-store.js";
 import { type HeadAppend, inLockOrder } from "../sql/head-cache.js";
 import { pendingMigrations } from "../sql/migrations.js";
@@ -30,20 +31,29 @@ import {
 import { postgresTables } from "./schema.js";
 
 /** Now on the server's clock, in epoch ms: blob put times and the retention grace use it. */
-const serverEpochMs = sql`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
+const SERVER_EPOCH_MS = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
+const serverEpochMs = sql.raw(SERVER_EPOCH_MS);
 
 type Tables = ReturnType<typeof postgresTables>;
 
 /** The named (prepared) statements of the one-statement append: one event, or a batch. */
 type NamedQuery = { name: string; text: string };
 
+/** One append's statements: plain, indexing refs, or also storing blobs (see AppendQueries). */
+interface AppendShapes {
+  plain: NamedQuery;
+  refs: NamedQuery;
+  blobs: NamedQuery;
+}
+
 interface AppendQueries {
   /**
    * One append of one event (scalar parameters) or of several (arrays); `refs` also indexes
-   * the blobs the batch names (its last parameter).
+   * the blobs the batch names (the next parameter), `blobs` also stores the blobs the append
+   * carries (two more: their refs and stored bytes).
    */
-  single: { plain: NamedQuery; refs: NamedQuery };
-  batch: { plain: NamedQuery; refs: NamedQuery };
+  single: AppendShapes;
+  batch: AppendShapes;
   /** Appends to several runs of one session, gathered by the store (group commit). */
   runs: NamedQuery;
 }
@@ -197,7 +207,7 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
       append.expected.lastHash,
       append.now,
     ];
-    const values =
+    const values: unknown[] =
       single !== undefined
         ? [
             ...head,
@@ -217,10 +227,23 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
             events.map((event) => event.bodyPrefix),
           ];
     const queries = this.#appendAtHeadQueries;
-    const refs = append.refs.length > 0;
-    if (refs) values.push(append.refs);
     const shape = single !== undefined ? queries.single : queries.batch;
-    const query = refs ? shape.refs : shape.plain;
+    let query = shape.plain;
+    if (append.refs.length > 0) {
+      values.push(append.refs);
+      query = shape.refs;
+    }
+    if (append.blobs.length > 0) {
+      // Past one statement's bytes the transactional program stores them in chunks.
+      let bytes = 0;
+      for (const blob of append.blobs) bytes += blob.stored.byteLength;
+      if (bytes > BLOB_BYTES_PER_STATEMENT) return undefined;
+      values.push(
+        append.blobs.map((blob) => blob.ref),
+        append.blobs.map((blob) => bufferOf(blob.stored)),
+      );
+      query = shape.blobs;
+    }
     const result = await this.#autocommit<{ last_cursor: string | number }>(query, values);
     const row = result.rows[0];
     return row === undefined ? undefined : Number(row.last_cursor);
@@ -315,6 +338,15 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
   SELECT x.ref, $1 FROM c, unnest(${parameter}::text[]) AS x(ref)
   ON CONFLICT DO NOTHING
 )`;
+    // The blobs the append carries, stored only when `c` moved the counter (after the
+    // counter row, as deleteSession locks it before the blobs it collects), then claimed by
+    // `r` in the same commit.
+    const storeBlobs = (refs: string, contents: string) => `, b AS (
+  INSERT INTO ${schema}."blobs" (blob_ref, content, touched_at)
+  SELECT x.ref, x.content, ${SERVER_EPOCH_MS}
+  FROM c, unnest(${refs}::text[], ${contents}::bytea[]) AS x(ref, content)
+  ON CONFLICT (blob_ref) DO UPDATE SET touched_at = excluded.touched_at
+)`;
     const last = "\nSELECT last_cursor FROM c";
     const named = (text: string) => ({
       name: `agent_ledger_append_${createHash("sha256").update(text).digest("hex").slice(0, 16)}`,
@@ -324,8 +356,16 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
   $1::text, $2::text[], $3::int[], $4::text[], $5::text[], $6::int[], $7::text[], $8::int[],
   $9::text, $10::int[], $11::text[], $12::text[], $13::text[], $14::text[])`;
     this.#appendQueries = {
-      single: { plain: named(single + last), refs: named(single + indexRefs("$14") + last) },
-      batch: { plain: named(batch + last), refs: named(batch + indexRefs("$15") + last) },
+      single: {
+        plain: named(single + last),
+        refs: named(single + indexRefs("$14") + last),
+        blobs: named(single + storeBlobs("$15", "$16") + indexRefs("$14") + last),
+      },
+      batch: {
+        plain: named(batch + last),
+        refs: named(batch + indexRefs("$15") + last),
+        blobs: named(batch + storeBlobs("$16", "$17") + indexRefs("$15") + last),
+      },
       runs: named(runs),
     };
     return this.#appendQueries;
@@ -392,6 +432,10 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
     if (shared !== undefined) return shared;
     const { events, runs, sessions, blobs, blobRefs } = this.tables;
     switch (step.kind) {
+      case "put-blobs":
+        for (const values of blobValues(step.blobs, BLOB_BYTES_PER_STATEMENT, serverEpochMs))
+          await tx.execute(this.#putStatement(values, true, undefined));
+        return undefined;
       case "index-refs":
         for (const refs of chunked(step.refs))
           await tx
@@ -462,8 +506,8 @@ SELECT (SELECT count(*) FROM mine) AS refs, (SELECT count(*) FROM gone) AS delet
    * touched_at and keeps the blob; one that comes after the DELETE's commit finds no row and
    * inserts the blob again (ON CONFLICT sees no conflict with a deleted row). An append's
    * index row and session row committed before the snapshot are seen by NOT EXISTS; one
-   * committing later belongs to a writer that put its blobs within the grace period (the
-   * recorder puts right before it appends). Data-modifying CTEs share that snapshot, so
+   * committing later belongs to a writer that stores its blobs with that append, or put them
+   * within the grace period right before it. Data-modifying CTEs share that snapshot, so
    * `refs` deletes the index rows `gone` judged, all of sessions gone in it, and never one
    * inserted since.
    */

@@ -248,8 +248,12 @@ export class RedisEventStore implements EventStore {
   async append(request: AppendRequest): Promise<AppendResult> {
     const valid = validateAppend(request);
     const { session, run } = this.#keysOf(valid.sessionId, valid.runId);
+    // Blobs live in slots of their own, so they cannot go in the append's script: put first,
+    // and claimed by the session (see AppendRequest.blobs), as `putBlobs` would.
+    if (valid.blobs.length > 0) await this.#putBlobs(valid.blobs, valid.sessionId);
     try {
-      const refs = refsOf(valid.events);
+      const put = new Set(valid.blobs.map((blob) => blob.ref));
+      const refs = refsOf(valid.events).filter((ref) => !put.has(ref));
       if (refs.length === 0) return await this.#appendIndexed(valid, session, run);
       const indexing = this.#indexRefs(valid.sessionId, refs);
       // One server runs a connection's commands in the order they were sent, so the index

@@ -1,6 +1,7 @@
 import mysql from "mysql2/promise";
 import pg from "pg";
 import { afterAll, describe, expect, it, vi } from "vitest";
+import { sha256Hex } from "../../events/canonical.js";
 import { type ConflictError, LedgerError } from "../../events/errors.js";
 import { computeEventHash } from "../../events/hash-chain.js";
 import { uuidv7 } from "../../events/ids.js";
@@ -34,6 +35,7 @@ interface Kind {
     prototype: {
       appendAtHeads(appends: HeadAppend[]): Promise<unknown>;
       write(program: () => unknown): Promise<unknown>;
+      putBlobs(...args: never[]): Promise<void>;
     };
   };
   /** Whether one statement carries appends of several sessions (`batchesAcrossSessions`). */
@@ -424,6 +426,107 @@ for (const kind of kinds) {
       });
     });
 
+    it("appends that carry blobs store them in that one statement: no put, no program", async () => {
+      const open = await kind.database();
+      const store = await open();
+      const other = await open();
+      const sessionId = `carried-${uuidv7()}`;
+      const runs = ["a", "b", "c", "d"];
+      const written: LedgerEvent[] = [];
+      for (const runId of runs) {
+        const started = await store.append({
+          sessionId,
+          runId,
+          expectedSeq: 0,
+          events: [event("run.started")],
+        });
+        written.push(...started.events);
+      }
+      const contents = ["a1", "a2", "c1", "d1", "d2", "d3", "later"].map(
+        (text) => `${text} ${uuidv7()} ${"words ".repeat(50)}`,
+      );
+      const ref = (index: number) => `sha256:${sha256Hex(contents[index] as string)}`;
+      const named = (refs: string[]) => ({ type: "x.named", evidenceRefs: refs }) as never;
+      const put = vi.spyOn(kind.backend.prototype, "putBlobs");
+      const write = vi.spyOn(kind.backend.prototype, "write");
+      try {
+        const answers = await appendAtOnce(
+          store,
+          [
+            {
+              sessionId,
+              runId: "a",
+              expectedSeq: 1,
+              events: [named([ref(0), ref(1)])],
+              blobs: [contents[0] as string, contents[1] as string],
+            },
+            { sessionId, runId: "b", expectedSeq: 1, events: [event("x.plain")] },
+            {
+              sessionId,
+              runId: "c",
+              expectedSeq: 1,
+              events: [named([ref(2)]), event("x.plain")],
+              blobs: [contents[2] as string],
+            },
+            {
+              sessionId,
+              runId: "d",
+              expectedSeq: 1,
+              // d3 is carried but named by no event: claimed by the session all the same.
+              events: [named([ref(3), ref(4)])],
+              blobs: [contents[3] as string, contents[4] as string, contents[5] as string],
+            },
+          ],
+          written,
+        );
+        for (const answer of answers) expect(answer).toMatchObject({ deduplicated: false });
+        const alone = await store.append({
+          sessionId,
+          runId: "a",
+          expectedSeq: 2,
+          events: [named([ref(6)])],
+          blobs: [contents[6] as string],
+        });
+        written.push(...alone.events);
+        expect(write).not.toHaveBeenCalled();
+        expect(put).not.toHaveBeenCalled();
+        // A stale head (another store wrote the run): refused, and nothing of it stored.
+        await other.append({ sessionId, runId: "b", expectedSeq: 2, events: [event("x.plain")] });
+        const late = `late ${uuidv7()}`;
+        await expect(
+          store.append({
+            sessionId,
+            runId: "b",
+            expectedSeq: 2,
+            events: [named([`sha256:${sha256Hex(late)}`])],
+            blobs: [late],
+          }),
+        ).rejects.toMatchObject({ code: "conflict" });
+        await expect(store.getBlob(`sha256:${sha256Hex(late)}`)).rejects.toMatchObject({
+          code: "not-found",
+        });
+      } finally {
+        put.mockRestore();
+        write.mockRestore();
+      }
+      for (let index = 0; index < contents.length; index++)
+        expect(new TextDecoder().decode(await store.getBlob(ref(index)))).toBe(contents[index]);
+      // Only the session's claims keep them: nothing for collectBlobs at grace 0.
+      expect(await store.collectBlobs({ blobGraceMs: 0 })).toEqual({ deletedBlobs: 0 });
+      for (const runId of runs) {
+        const head = await store.runHead({ sessionId, runId });
+        await store.append({
+          sessionId,
+          runId,
+          expectedSeq: head.length,
+          events: [event("run.completed")],
+        });
+      }
+      expect(await store.deleteSession(sessionId, { blobGraceMs: 0 })).toMatchObject({
+        deletedBlobs: contents.length,
+      });
+    });
+
     // Only where one statement carries several sessions (MariaDB).
     if (kind.acrossSessions) {
       it("statements of several sessions from two stores at once: no deadlock, no gap, nothing lost", async () => {
@@ -462,6 +565,63 @@ for (const kind of kinds) {
             expect(mine).toHaveLength(60);
             await checkSession(stores[0] as EventStore, sessionId, mine);
           }
+        } finally {
+          spy.mockRestore();
+        }
+      });
+
+      it("in one statement of several sessions, blobs carried are stored once, only for appends written", async () => {
+        const open = await kind.database();
+        const spy = vi.spyOn(kind.backend.prototype, "appendAtHeads");
+        try {
+          const [a, b] = [await open(), await open()];
+          // Nine, so that statements carry several appends however the store shares them out.
+          const sessions = Array.from({ length: 9 }, (_, index) => `s${index}-${uuidv7()}`);
+          for (const sessionId of sessions)
+            await a.append({
+              sessionId,
+              runId: "r",
+              expectedSeq: 0,
+              events: [event("run.started")],
+            });
+          // B moves the run of s2: A's cached head for it is stale, its append a conflict.
+          await b.append({
+            sessionId: sessions[2] as string,
+            runId: "r",
+            expectedSeq: 1,
+            events: [event("x.b")],
+          });
+          const text = (label: string) => `${label} ${uuidv7()} ${"words ".repeat(40)}`;
+          const shared = text("the system prompt every session carries");
+          const own = sessions.map((_, index) => text(`own ${index}`));
+          const refOf = (content: string) => `sha256:${sha256Hex(content)}`;
+          const answers = await appendAtOnce(
+            a,
+            sessions.map((sessionId, index) => ({
+              sessionId,
+              runId: "r",
+              expectedSeq: 1,
+              events: [
+                { type: "x.named", evidenceRefs: [refOf(shared), refOf(own[index] as string)] },
+              ] as never,
+              blobs: [own[index] as string, shared],
+            })),
+            [],
+          );
+          expect(spy.mock.calls.some(([appends]) => appends.length > 1)).toBe(true);
+          expect(LedgerError.isInstance(answers[2], "conflict")).toBe(true);
+          await expect(a.getBlob(refOf(own[2] as string))).rejects.toMatchObject({
+            code: "not-found",
+          });
+          for (const index of sessions.keys()) {
+            if (index === 2) continue;
+            expect(answers[index]).toMatchObject({ deduplicated: false });
+            expect(new TextDecoder().decode(await a.getBlob(refOf(own[index] as string)))).toBe(
+              own[index],
+            );
+          }
+          expect(new TextDecoder().decode(await a.getBlob(refOf(shared)))).toBe(shared);
+          expect(await a.collectBlobs({ blobGraceMs: 0 })).toEqual({ deletedBlobs: 0 });
         } finally {
           spy.mockRestore();
         }

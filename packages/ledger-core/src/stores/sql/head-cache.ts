@@ -3,6 +3,7 @@ import { type PlannedEvent, planAppend } from "../../store/append-plan.js";
 import type { AppendResult } from "../../store/event-store.js";
 import { refsOf } from "../../store/retention.js";
 import type { ValidAppend } from "../../store/validate.js";
+import type { BlobRow } from "./sql-backend.js";
 
 /** Heads of runs a store remembers from its own appends; the oldest are forgotten first. */
 const maxHeads = 4096;
@@ -32,6 +33,11 @@ export interface HeadAppend {
    * the reference index for the session by the same statement, in one order for every writer.
    */
   refs: string[];
+  /**
+   * Content stored with the batch (the request's `blobs`, each once, in ref order), in the
+   * same commit, after the session's counter row and before the refs are indexed.
+   */
+  blobs: BlobRow[];
   /** The batch in seq order; `bodyPrefix` + commit cursor + `}` is the stored body. */
   events: {
     seq: number;
@@ -97,6 +103,7 @@ export function planAtHead(
   request: ValidAppend,
   head: CachedHead,
   now: string,
+  blobs: BlobRow[],
 ): { append: HeadAppend; planned: PlannedEvent[] } | undefined {
   if (request.expectedSeq !== head.length) return undefined;
   let plan: ReturnType<typeof planAppend>;
@@ -121,7 +128,8 @@ export function planAtHead(
       status: plan.head.status,
       lastHash: plan.head.lastHash,
       now,
-      refs: refsOf(plan.events).sort(),
+      refs: refsOf(plan.events, blobs).sort(),
+      blobs,
       // The cursor is assigned by the statement: the body is the event's JSON with
       // `commitCursor` as its last key, exactly what JSON.stringify gives for the event returned.
       events: plan.events.map((event) => ({

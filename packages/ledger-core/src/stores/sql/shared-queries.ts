@@ -1,4 +1,5 @@
 import { and, asc, type Column, eq, gt, gte, inArray, lt, type SQL } from "drizzle-orm";
+import { bufferOf } from "../../store/blob.js";
 import type { EventRow, HeadRow, RunRow } from "./rows.js";
 import type { BlobRow, SqlBackend } from "./sql-backend.js";
 import type { WriteStep } from "./write-program.js";
@@ -123,7 +124,7 @@ export function blobValues(
   return chunked(ordered, ROWS_PER_STATEMENT, weigh, bytes).map((chunk) =>
     chunk.map((row) => ({
       blobRef: row.ref,
-      content: Buffer.from(row.stored.buffer, row.stored.byteOffset, row.stored.byteLength),
+      content: bufferOf(row.stored),
       touchedAt,
     })),
   );

@@ -1,3 +1,4 @@
+import type { EncodedBlob } from "../../store/blob.js";
 import type { InitOptions, StoreDescription } from "../../store/event-store.js";
 import type { HeadAppend } from "./head-cache.js";
 import type { HeadRow, RunRow, SessionRow } from "./rows.js";
@@ -13,14 +14,31 @@ export type DriverErrorKind =
   | "unavailable";
 
 /**
- * A blob as `SqlEventStore` hands it to `putBlobs`, once per reference: its reference and its
- * stored (encoded, store/blob.ts) bytes. `index` is its first position in the caller's list, the
- * path (`$[index]`) of an error about this blob: MySQL refuses one larger than max_allowed_packet.
+ * A blob as `SqlEventStore` hands it to `putBlobs` or with an append, once per reference: its
+ * reference and its stored (encoded, store/blob.ts) bytes. `path` names its first position in
+ * the caller's list (`$[index]`, `$.blobs[index]`), the path of an error about this blob: MySQL
+ * refuses one larger than max_allowed_packet.
  */
 export interface BlobRow {
   ref: string;
   stored: Uint8Array;
-  index: number;
+  path: string;
+}
+
+/**
+ * Each blob once (its first position names it), in ref order (every writer locks blob rows in
+ * one order), for `putBlobs` or an append.
+ */
+export function blobRows(prepared: readonly EncodedBlob[], path: string): BlobRow[] {
+  const rows = new Map<string, BlobRow>();
+  for (let index = 0; index < prepared.length; index++) {
+    const blob = prepared[index] as EncodedBlob;
+    // Written out: { ...blob, path } (a property added after a spread) takes V8's slow path,
+    // 1-2 µs a blob, and a recorded call that keeps content in blobs has several.
+    if (!rows.has(blob.ref))
+      rows.set(blob.ref, { ref: blob.ref, stored: blob.stored, path: `${path}[${index}]` });
+  }
+  return [...rows.values()].sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
 }
 
 /**

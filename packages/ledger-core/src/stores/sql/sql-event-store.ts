@@ -43,7 +43,7 @@ import { WriteCoalescer } from "../../store/write-coalescer.js";
 import { type CachedHead, type HeadAppend, HeadCache, planAtHead } from "./head-cache.js";
 import { type RetryPolicy, withRetries } from "./retry.js";
 import { headOf, parseBody, runSummary, sessionSummary } from "./rows.js";
-import { type BlobRow, driverError, type SqlBackend } from "./sql-backend.js";
+import { type BlobRow, blobRows, driverError, type SqlBackend } from "./sql-backend.js";
 import {
   appendProgram,
   BLOBS_PER_PAGE,
@@ -139,11 +139,12 @@ export class SqlEventStore implements EventStore {
   async append(request: AppendRequest): Promise<AppendResult> {
     const valid = validateAppend(request);
     const { sessionId, runId } = valid;
+    const blobs = blobRows(valid.blobs, "$.blobs");
     // The entry is dropped before writing: a failure or an unknown outcome leaves none, and
     // only a success puts one back.
     const cached = this.#heads.get(sessionId, runId);
     this.#heads.forget(sessionId, runId);
-    const fast = cached === undefined ? undefined : await this.#appendAtHead(valid, cached);
+    const fast = cached === undefined ? undefined : await this.#appendAtHead(valid, cached, blobs);
     if (fast !== undefined && fast !== "check") {
       this.#heads.remember(sessionId, runId, fast);
       return fast;
@@ -152,6 +153,7 @@ export class SqlEventStore implements EventStore {
       (attempt) =>
         appendProgram(valid, isoNow(), {
           checkExisting: attempt > 1 || fast === "check",
+          blobs,
         }),
       sessionId,
       runId,
@@ -170,9 +172,10 @@ export class SqlEventStore implements EventStore {
   async #appendAtHead(
     valid: ValidAppend,
     cached: CachedHead,
+    blobs: BlobRow[],
   ): Promise<AppendResult | "check" | undefined> {
     if (this.#atHead === undefined || this.#backend.appendsAtHead?.() === false) return undefined;
-    const planned = planAtHead(valid, cached, isoNow());
+    const planned = planAtHead(valid, cached, isoNow(), blobs);
     if (planned === undefined) return undefined;
     let last: number | undefined;
     try {
@@ -288,7 +291,7 @@ export class SqlEventStore implements EventStore {
   /**
    * Batch put (one statement). Durable together with the next append at the latest: on
    * SQLite the batch is committed without its own fsync and the next append's fsync covers
-   * it (the recorder always appends the event naming these blobs right after).
+   * it (a writer that puts then appends; the recorder sends its blobs with the append).
    */
   async putBlobs(contents: (Uint8Array | string)[], options?: PutBlobOptions): Promise<string[]> {
     const sessionId = putBlobSession(options);
@@ -300,17 +303,10 @@ export class SqlEventStore implements EventStore {
     durable: boolean,
     sessionId: string | undefined,
   ): Promise<string[]> {
-    const blobs = new Map<string, BlobRow>();
-    const refs = prepared.map((blob, index) => {
-      // Written out: { ...blob, index } (a property added after a spread) takes V8's slow
-      // path, 1-2 µs a blob, and a recorded call that externalizes content puts several.
-      if (!blobs.has(blob.ref)) blobs.set(blob.ref, { ref: blob.ref, stored: blob.stored, index });
-      return blob.ref;
-    });
-    if (blobs.size === 0) return refs;
-    const rows = [...blobs.values()];
-    await this.#guard("putBlob", () => this.#backend.putBlobs(rows, durable, sessionId));
-    return refs;
+    const rows = blobRows(prepared, "$");
+    if (rows.length > 0)
+      await this.#guard("putBlob", () => this.#backend.putBlobs(rows, durable, sessionId));
+    return prepared.map((blob) => blob.ref);
   }
 
   async getBlob(ref: string): Promise<Uint8Array> {

@@ -11,6 +11,7 @@ import type { AppendResult, DeleteSessionResult, ForkRequest } from "../../store
 import { openRunError, refsOf, sessionNotFound } from "../../store/retention.js";
 import type { ValidAppend } from "../../store/validate.js";
 import { type EventRow, eventRow, type HeadRow, headOf, parseBody } from "./rows.js";
+import type { BlobRow } from "./sql-backend.js";
 
 /**
  * The I/O steps of a write transaction. The write algorithm is written once, as a generator that
@@ -31,6 +32,11 @@ export type WriteStep =
    */
   | { kind: "reserve-cursors"; sessionId: string; count: number; now: string }
   | { kind: "insert-events"; rows: EventRow[] }
+  /**
+   * Store blobs (each once, in ref order) as `SqlBackend.putBlobs` does, inside the write
+   * transaction: inserted, or their `touched_at` set again, to the database's clock.
+   */
+  | { kind: "put-blobs"; blobs: BlobRow[] }
   /** Add (blob, session) pairs to the blob reference index, ignoring pairs already there. */
   | { kind: "index-refs"; sessionId: string; refs: string[] }
   /** Lock the session (its counter row, until commit); false when the session is unknown. */
@@ -113,6 +119,7 @@ function* commit(
   head: RunHead,
   created: boolean,
   now: string,
+  blobs: BlobRow[],
 ): WriteProgram<LedgerEvent[]> {
   const last = yield* step<number>({
     kind: "reserve-cursors",
@@ -122,8 +129,12 @@ function* commit(
   });
   const events = assignCursors(planned, last - planned.length + 1);
   yield* step({ kind: "insert-events", rows: events.map(eventRow) });
+  // The blobs stored with the batch, after the session's counter row (deleteSession takes
+  // that row before the blobs it collects: one lock order), and before their claims (a
+  // collectBlobs page that holds a blob's row makes the claim wait, see SqlBackend.putBlobs).
+  if (blobs.length > 0) yield* step({ kind: "put-blobs", blobs });
   // Only events that name blobs cost a statement: a plain append stays as it was.
-  const refs = refsOf(events);
+  const refs = refsOf(events, blobs);
   if (refs.length > 0) yield* step({ kind: "index-refs", sessionId, refs });
   const first = events[0] as LedgerEvent;
   yield* step({
@@ -150,7 +161,7 @@ function* commit(
 export function* appendProgram(
   request: ValidAppend,
   now: string,
-  options: { checkExisting: boolean } = { checkExisting: true },
+  options: { checkExisting: boolean; blobs?: BlobRow[] } = { checkExisting: true },
 ): WriteProgram<AppendResult> {
   const { sessionId, runId } = request;
   const row = yield* step<HeadRow | undefined>({ kind: "lock-head", sessionId, runId });
@@ -166,7 +177,15 @@ export function* appendProgram(
       });
   const plan = planAppend({ request, head, existing: bodies.map((body) => parseBody(body)), now });
   if (plan.kind === "deduplicated") return { events: plan.events, deduplicated: true };
-  const events = yield* commit(sessionId, runId, plan.events, plan.head, !head.exists, now);
+  const events = yield* commit(
+    sessionId,
+    runId,
+    plan.events,
+    plan.head,
+    !head.exists,
+    now,
+    options.blobs ?? [],
+  );
   return { events, deduplicated: false };
 }
 
@@ -206,7 +225,7 @@ export function* forkProgram(
     newEventId,
     now,
   });
-  const events = yield* commit(sessionId, newRunId, plan.events, plan.head, true, now);
+  const events = yield* commit(sessionId, newRunId, plan.events, plan.head, true, now, []);
   return { events, deduplicated: false };
 }
 

@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import { and, asc, eq, gt, gte } from "drizzle-orm";
 import type { BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
+import { bufferOf } from "../../store/blob.js";
 import type { InitOptions, StoreDescription } from "../../store/event-store.js";
 import type { HeadAppend } from "../sql/head-cache.js";
 import { MIGRATION_WAIT_MS, pendingMigrations } from "../sql/migrations.js";
@@ -266,6 +267,9 @@ export class SqliteBackend implements SqlBackend {
           );
         }
         return undefined;
+      case "put-blobs":
+        this.#storeBlobs(step.blobs);
+        return undefined;
       case "index-refs":
         for (const ref of step.refs) statements.indexRef.run(refDigest(ref), step.sessionId);
         return undefined;
@@ -414,6 +418,7 @@ export class SqliteBackend implements SqlBackend {
         encodeBody(`${event.bodyPrefix}${cursor}}`),
       );
     }
+    this.#storeBlobs(append.blobs);
     for (const ref of append.refs) statements.indexRef.run(refDigest(ref), sessionId);
     heads.rememberCursor(sessionId, cursor);
     this.#moveHead(sessionId, runId, append, statements);
@@ -550,31 +555,18 @@ export class SqliteBackend implements SqlBackend {
     durable: boolean,
     sessionId: string | undefined,
   ): Promise<void> {
-    if (this.#putBlob === undefined) {
-      this.#putBlob = this.#database.prepare(
-        `INSERT INTO blobs (digest, content, touched_at) VALUES (?, ?, ${epochMs})
-         ON CONFLICT (digest) DO UPDATE SET touched_at = excluded.touched_at`,
-      );
-    }
-    const statement = this.#putBlob;
     const indexRef = sessionId === undefined ? undefined : this.#prepared().indexRef;
     const put = () => {
       if (indexRef !== undefined)
         for (const row of rows) indexRef.run(refDigest(row.ref), sessionId);
-      for (const row of rows) {
-        const bytes = row.stored;
-        statement.run(
-          refDigest(row.ref),
-          Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
-        );
-      }
+      this.#storeBlobs(rows);
     };
     if (durable) {
       if (rows.length === 1 && indexRef === undefined) put();
       else this.#database.transaction(put).immediate();
       return;
     }
-    // Blobs the recorder puts right before the append that names them: committed without an
+    // Blobs put right before the append that names them: committed without an
     // fsync of their own. The WAL is one sequential file, so the fsync of that append's
     // commit (synchronous = FULL) makes these frames durable too, before the event is.
     this.#database.pragma("synchronous = NORMAL");
@@ -583,6 +575,19 @@ export class SqliteBackend implements SqlBackend {
     } finally {
       this.#database.pragma("synchronous = FULL");
     }
+  }
+
+  /** Inserts blobs, or sets their touched_at again (inside a transaction, or one alone). */
+  #storeBlobs(rows: readonly { ref: string; stored: Uint8Array }[]): void {
+    if (rows.length === 0) return;
+    if (this.#putBlob === undefined) {
+      this.#putBlob = this.#database.prepare(
+        `INSERT INTO blobs (digest, content, touched_at) VALUES (?, ?, ${epochMs})
+         ON CONFLICT (digest) DO UPDATE SET touched_at = excluded.touched_at`,
+      );
+    }
+    const statement = this.#putBlob;
+    for (const row of rows) statement.run(refDigest(row.ref), bufferOf(row.stored));
   }
 
   async getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {

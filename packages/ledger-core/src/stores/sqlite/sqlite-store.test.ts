@@ -118,6 +118,50 @@ describe("SqliteEventStore", () => {
     await store.close();
   });
 
+  it("an append that carries blobs stores them in its one transaction at the head", async () => {
+    const store = new SqliteEventStore({ path: freshPath() });
+    await store.init();
+    const address = { sessionId: "carried", runId: "r" };
+    const [started] = (
+      await store.append({ ...address, expectedSeq: 0, events: [{ type: "run.started" }] })
+    ).events;
+    const [message, list] = ["a message", "its list node"].map((text) => prepareBlob(text).ref);
+    const write = vi.spyOn(SqliteBackend.prototype, "write");
+    const put = vi.spyOn(SqliteBackend.prototype, "putBlobs");
+    try {
+      await store.append({
+        ...address,
+        expectedSeq: 1,
+        events: [{ type: "x.named", evidenceRefs: [message as string, list as string] }],
+        blobs: ["a message", "its list node"],
+      });
+      expect(write).not.toHaveBeenCalled();
+      expect(put).not.toHaveBeenCalled();
+      // An id the session already holds fails the insert after the blob's: the transaction
+      // rolls back whole (then the program, in its own, answers duplicate-event).
+      const clash = prepareBlob("never stored").ref;
+      await expect(
+        store.append({
+          ...address,
+          expectedSeq: 2,
+          events: [{ eventId: started?.eventId, type: "x.named", evidenceRefs: [clash] }],
+          blobs: ["never stored"],
+        }),
+      ).rejects.toMatchObject({ code: "duplicate-event" });
+      await expect(store.getBlob(clash)).rejects.toMatchObject({ code: "not-found" });
+    } finally {
+      write.mockRestore();
+      put.mockRestore();
+    }
+    expect(new TextDecoder().decode(await store.getBlob(list as string))).toBe("its list node");
+    expect(await store.collectBlobs({ blobGraceMs: 0 })).toEqual({ deletedBlobs: 0 });
+    await store.append({ ...address, expectedSeq: 2, events: [{ type: "run.completed" }] });
+    expect(await store.deleteSession("carried", { blobGraceMs: 0 })).toMatchObject({
+      deletedBlobs: 2,
+    });
+    await store.close();
+  });
+
   it("reads sqlite: and file: URLs", () => {
     expect(sqlitePath("sqlite:./ledger.db")).toBe("./ledger.db");
     expect(sqlitePath("sqlite::memory:")).toBe(":memory:");
