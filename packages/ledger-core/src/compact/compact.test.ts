@@ -10,7 +10,7 @@ import { inspectSession } from "../inspect/inspect-session.js";
 import { verifyRun } from "../inspect/verify-run.js";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { blobRef, decodeBlob, encodeBlob } from "../store/blob.js";
-import type { EventStore } from "../store/event-store.js";
+import type { AppendRequest, AppendResult, EventStore } from "../store/event-store.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeRun } from "../store/read-all.js";
 import { SqliteEventStore } from "../stores/sqlite/sqlite-store.js";
@@ -23,15 +23,28 @@ const folder = scratchDirectory("ledger-compact-", afterAll);
 
 /** Counts blob writes, the way a reviewer would check "no extra round trips". */
 class CountingStore extends MemoryEventStore {
+  /** Calls that stored blobs: a put, or an append that carried them. */
   putCalls = 0;
   putContents = 0;
+  /** Of those, puts of their own (a round trip before the append that names them). */
+  separatePuts = 0;
+  override async append(request: AppendRequest): Promise<AppendResult> {
+    const blobs = request.blobs?.length ?? 0;
+    if (blobs > 0) {
+      this.putCalls++;
+      this.putContents += blobs;
+    }
+    return super.append(request);
+  }
   override async putBlob(content: Uint8Array | string): Promise<string> {
     this.putCalls++;
+    this.separatePuts++;
     this.putContents++;
     return super.putBlob(content);
   }
   override async putBlobs(contents: (Uint8Array | string)[]): Promise<string[]> {
     this.putCalls++;
+    this.separatePuts++;
     this.putContents += contents.length;
     const refs: string[] = [];
     for (const content of contents) refs.push(await super.putBlob(content));
@@ -78,8 +91,10 @@ describe("content-addressed payloads", () => {
     const before = store.putCalls;
     expect(before).toBe(0);
     const requests = await converse(recorder, 30);
-    // One batched put per event that introduced blobs: never a put per message.
+    // Blobs only with the event that introduced them: never a put per message, and never a
+    // put of their own (a round trip in front of the append).
     expect(store.putCalls).toBeLessThanOrEqual(60);
+    expect(store.separatePuts).toBe(0);
     // Each turn adds a user message, its list node, and the answer's text: constant per turn.
     expect(store.putContents).toBeLessThan(30 * 4 + 5);
     const stored = await readWholeRun(store, { sessionId: "s", runId: "r" });

@@ -314,7 +314,8 @@ export class CompactSession {
 /**
  * Puts an event's new blobs, for the session whose event will name them (retention collects
  * them with it even if that event never commits): one batched call when the store has
- * `putBlobs`.
+ * `putBlobs`. The recorder sends them with the append instead (`AppendRequest.blobs`, one
+ * commit); this is for code that compacts with `PayloadCompactor` and appends on its own.
  */
 export async function putCompactedBlobs(
   store: EventStore,

@@ -1,10 +1,12 @@
 import { LedgerError } from "../events/errors.js";
 import { uuidv7 } from "../events/ids.js";
 import type { LedgerEvent, NewEvent } from "../events/types.js";
-import type { EventStore } from "../store/event-store.js";
+import type { AppendRequest, EventStore } from "../store/event-store.js";
 
 interface Pending {
   events: NewEvent[];
+  /** Content the events name, stored with them (`AppendRequest.blobs`). */
+  blobs: (Uint8Array | string)[] | undefined;
   resolve: (events: LedgerEvent[]) => void;
   reject: (error: unknown) => void;
 }
@@ -47,15 +49,16 @@ export class CommitQueue {
   }
 
   /**
-   * Queues events that must be committed together; resolves with them as stored. An event
-   * without an `eventId` is given one here (the object is updated).
+   * Queues events that must be committed together, with the blobs they name that are to be
+   * stored in the same append; resolves with the events as stored. An event without an
+   * `eventId` is given one here (the object is updated).
    */
-  commit(events: NewEvent[]): Promise<LedgerEvent[]> {
+  commit(events: NewEvent[], blobs?: (Uint8Array | string)[]): Promise<LedgerEvent[]> {
     // Ids are fixed before the first try: a retry after a lost reply must send the same events,
     // or the store sees new ones at a position its first try already filled (`conflict`).
     for (const event of events) event.eventId ??= uuidv7();
     return new Promise((resolve, reject) => {
-      this.#pending.push({ events, resolve, reject });
+      this.#pending.push({ events, blobs, resolve, reject });
       if (!this.#draining) {
         this.#draining = true;
         // A microtask lets calls started in the same tick (parallel tool calls) join the batch.
@@ -82,9 +85,11 @@ export class CommitQueue {
     // One call alone (a sequential agent's every call) sends its events as they are.
     const events =
       batch.length === 1 ? (batch[0] as Pending).events : batch.flatMap((item) => item.events);
+    const blobs =
+      batch.length === 1 ? (batch[0] as Pending).blobs : batch.flatMap((item) => item.blobs ?? []);
     try {
       if (this.#unknown) await this.#settleUnknown(this.#unknown);
-      const stored = await this.#appendWithRetry(events);
+      const stored = await this.#appendWithRetry(events, blobs);
       let offset = 0;
       for (const item of batch) {
         item.resolve(stored.slice(offset, offset + item.events.length));
@@ -126,15 +131,20 @@ export class CommitQueue {
     this.#unknown = undefined;
   }
 
-  async #appendWithRetry(events: NewEvent[]): Promise<LedgerEvent[]> {
+  async #appendWithRetry(
+    events: NewEvent[],
+    blobs: (Uint8Array | string)[] | undefined,
+  ): Promise<LedgerEvent[]> {
     for (let attempt = 0; ; attempt++) {
       try {
-        const result = await this.#store.append({
+        const request: AppendRequest = {
           sessionId: this.#address.sessionId,
           runId: this.#address.runId,
           expectedSeq: this.#nextSeq,
           events,
-        });
+        };
+        if (blobs !== undefined && blobs.length > 0) request.blobs = blobs;
+        const result = await this.#store.append(request);
         const last = result.events[result.events.length - 1];
         if (last) this.#nextSeq = Math.max(this.#nextSeq, last.seq + 1);
         return result.events;

@@ -85,29 +85,31 @@ describe("resume after SIGKILL with parallel tool calls in flight", () => {
   });
 });
 
-// The agent process: its model call's long prompt is kept as a blob, put before the event that
-// names it; the process is killed after the put, before that event is appended.
-const diesBetweenPutAndAppend = `
+// The agent process: its model call's long prompt is kept as a blob, which travels with the
+// event that names it (one transaction); the process is killed while the model is called.
+const diesDuringModelCall = `
 const { SessionRecorder } = await import(${JSON.stringify(core)});
 const { SqliteEventStore } = await import(${JSON.stringify(sqlite)});
 const store = new SqliteEventStore({ path: process.argv[1] });
 await store.init();
+let puts = 0;
 const putBlobs = store.putBlobs.bind(store);
 store.putBlobs = async (contents, options) => {
-  await putBlobs(contents, options);
-  process.stdout.write("blobs-put\\n");
-  setInterval(() => {}, 1000);
-  return new Promise(() => {});
+  puts++;
+  return putBlobs(contents, options);
 };
 const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor: { type: "agent", id: "writer" } });
 await recorder.startRun();
 await recorder.beforeModelCall({ request: { prompt: "a long document ".repeat(20000) } });
+process.stdout.write(puts === 0 ? "calling-model\\n" : "put-of-its-own\\n");
+setInterval(() => {}, 1000);
 `;
 
-describe("a writer killed between putting its blobs and appending the event that names them", () => {
-  it("leaves blobs that the session's deletion collects", async () => {
-    const path = join(dir, "put-then-killed.db");
-    await runChildUntilKilled(diesBetweenPutAndAppend, [path], "blobs-put");
+describe("a writer killed while its model call, whose prompt is kept in a blob, is out", () => {
+  it("left the blob and the event that names it, which resume reads and deletion collects", async () => {
+    const path = join(dir, "blob-then-killed.db");
+    // "calling-model": no put of its own went before the append (the blob travelled with it).
+    await runChildUntilKilled(diesDuringModelCall, [path], "calling-model");
     const store = new SqliteEventStore({ path });
     await store.init();
     const { default: Database } = await import("better-sqlite3");
@@ -120,8 +122,14 @@ describe("a writer killed between putting its blobs and appending the event that
       }
     };
     expect(blobCount()).toBeGreaterThan(0);
-    // No event names the blob: the call never went out, and nothing is unresolved.
-    expect((await inspectSession(store, "s")).unresolved).toEqual([]);
+    // The call is in flight, and its request reads back whole from the blob.
+    const inspection = await inspectSession(store, "s");
+    expect(inspection.unresolved.map((attempt) => attempt.kind)).toEqual(["model"]);
+    const requested = (await store.readRun({ sessionId: "s", runId: "r" })).events.find(
+      (event) => event.type === "model.requested",
+    );
+    const ref = requested?.evidenceRefs?.[0] as string;
+    expect(new TextDecoder().decode(await store.getBlob(ref))).toContain("a long document");
     const resumed = await SessionRecorder.resume({
       store,
       sessionId: "s",

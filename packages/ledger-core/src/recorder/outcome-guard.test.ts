@@ -7,7 +7,7 @@ import {
 } from "../events/errors.js";
 import type { Actor } from "../events/types.js";
 import { inspectSession } from "../inspect/inspect-session.js";
-import type { AppendRequest } from "../store/event-store.js";
+import type { AppendRequest, AppendResult } from "../store/event-store.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeRun } from "../store/read-all.js";
 import { SessionRecorder } from "./session-recorder.js";
@@ -138,27 +138,36 @@ describe("one outcome per attempt", () => {
     expect(await outcomeTypes(store)).toEqual(["tool.completed"]);
   });
 
-  it("an outcome whose blobs could not be put (nothing appended) can be recorded again", async () => {
-    // A long response goes to the blob store before its event is appended: a put that fails
-    // is certainly no outcome in the ledger, whatever its error.
-    class BlobsDown extends MemoryEventStore {
-      down = false;
-      override async putBlobs(contents: (Uint8Array | string)[]) {
-        if (this.down) throw new StoreUnavailableError("the blob store is down");
-        return super.putBlobs(contents);
+  it("an outcome's blobs share its append's fate: refused, it can be recorded again; unknown, not", async () => {
+    // A long response is kept in a blob that travels with the outcome's append.
+    class RefusingBlobs extends MemoryEventStore {
+      failure: Error | undefined;
+      override async append(request: AppendRequest): Promise<AppendResult> {
+        if (this.failure !== undefined && (request.blobs?.length ?? 0) > 0) throw this.failure;
+        return super.append(request);
       }
     }
-    const store = new BlobsDown();
+    const store = new RefusingBlobs();
     const recorder = new SessionRecorder({ store, ...address, actor });
-    const model = await recorder.beforeModelCall({ request: { q: 1 } });
     const response = { text: "a long answer ".repeat(200) };
-    store.down = true;
-    await expect(recorder.modelCompleted(model, response)).rejects.toThrow(
-      "the blob store is down",
-    );
+    // Refused (nothing written, for certain): the outcome can be recorded again.
+    const refused = await recorder.beforeModelCall({ request: { q: 1 } });
+    store.failure = new InvalidEventError("$.blobs[0]", "not today");
+    await expect(recorder.modelCompleted(refused, response)).rejects.toThrow("not today");
     expect(await outcomeTypes(store)).toEqual([]);
-    store.down = false;
-    await recorder.modelCompleted(model, response);
+    store.failure = undefined;
+    await recorder.modelCompleted(refused, response);
+    expect(await outcomeTypes(store)).toEqual(["model.completed"]);
+    // Unknown (the append may have landed): a second outcome is refused; a resume settles it.
+    const unknown = await recorder.beforeModelCall({ request: { q: 2 } });
+    store.failure = new StoreUnavailableError("the connection dropped");
+    await expect(
+      recorder.modelCompleted(unknown, { text: "another long answer ".repeat(200) }),
+    ).rejects.toThrow("the connection dropped");
+    store.failure = undefined;
+    await expect(
+      recorder.modelCompleted(unknown, { text: "another long answer ".repeat(200) }),
+    ).rejects.toThrow("already has an outcome");
     expect(await outcomeTypes(store)).toEqual(["model.completed"]);
   });
 });

@@ -54,23 +54,15 @@ export function outcomeRecorded(attempt: object): void {
  * `store-unavailable`) gives the claim back, so the outcome can be recorded again. An unknown
  * outcome (`store-unavailable`, or a driver error) keeps it: the event may be stored, and a
  * second try would be a second outcome with another eventId. The ledger then holds one or
- * none, and a resume settles the attempt as it finds it. `prepare` (putting the event's
- * blobs) runs under the claim before the append: whatever it fails with, no event was
- * appended, and the claim is given back.
+ * none, and a resume settles the attempt as it finds it. The blobs an outcome keeps its
+ * content in travel with its append (`AppendRequest.blobs`), so they share its fate.
  */
 export async function commitOutcome<T>(
   attempt: object,
   type: string,
   commit: () => Promise<T>,
-  prepare?: () => Promise<void>,
 ): Promise<T> {
   claimOutcome(attempt, type);
-  try {
-    await prepare?.();
-  } catch (error) {
-    resolved.delete(attempt);
-    throw error;
-  }
   try {
     return await commit();
   } catch (error) {

@@ -3,7 +3,6 @@ import {
   type CompactOptions,
   type CompactSession,
   PayloadCompactor,
-  putCompactedBlobs,
 } from "../compact/externalize.js";
 import { BlobCache, lastListOf, resolveEvents } from "../compact/resolve.js";
 import { hashJson, sha256Hex } from "../events/canonical.js";
@@ -349,13 +348,13 @@ export class SessionRecorder {
     return this.#ready;
   }
 
-  async #commit(events: NewEvent[]): Promise<LedgerEvent[]> {
+  async #commit(events: NewEvent[], blobs?: string[]): Promise<LedgerEvent[]> {
     const stored = await this.#inTurn(() => {
       // The events are this recorder's own objects (`record` copies its caller's), so they are
       // completed in place: a merged copy of each, marked prevalidated a second time, cost more
       // than any other step of the recorder on every recorded call.
       for (const event of events) this.#withDefaults(event);
-      return this.#queue.commit(events);
+      return this.#queue.commit(events, blobs);
     });
     for (const event of stored) {
       if (event.type === "model.completed") this.#lastModelCompletion = event.eventId;
@@ -384,37 +383,26 @@ export class SessionRecorder {
   }
 
   /**
-   * Commits events whose payloads went through `compact`: their new blobs are put first (one
-   * batch), their refs added to `evidenceRefs` (the store indexes them for retention), and
-   * once committed they are remembered so later events neither re-put nor re-index them.
+   * Commits events whose payloads went through `compact`: their refs added to `evidenceRefs`
+   * (the store indexes them for retention), their new blobs stored by the same append (one
+   * round trip, one commit where the store can: `AppendRequest.blobs`), and once committed
+   * they are remembered so later events neither store nor index them again.
    */
   async #commitCompacted(events: NewEvent[], compact: CompactSession): Promise<LedgerEvent[]> {
-    await this.#putCompacted(events, compact);
-    return this.#commitPut(events, compact);
-  }
-
-  /** The first half of `#commitCompacted`: the blobs put, their refs named by the first event. */
-  async #putCompacted(events: NewEvent[], compact: CompactSession): Promise<void> {
     const { blobs, evidenceRefs } = compact.result();
     const event = events[0];
     if (event && evidenceRefs.length > 0)
       event.evidenceRefs = [...(event.evidenceRefs ?? []), ...evidenceRefs];
-    if (blobs.size === 0) return;
-    // A run this recorder closed (or found closed) refuses the event: its blobs would be put
-    // for nothing, and no session would ever name them for retention to collect.
-    if (this.#status !== "running")
+    // A run this recorder closed (or found closed) refuses the event: on Redis, whose blobs go
+    // before the append, they would be put for nothing.
+    if (blobs.size > 0 && this.#status !== "running")
       throw new RunClosedError({
         sessionId: this.sessionId,
         runId: this.runId,
         status: this.#status,
       });
-    await this.#inTurn(() => putCompactedBlobs(this.store, blobs, this.sessionId));
-  }
-
-  /** The second half: the events appended, and their blobs remembered as put and indexed. */
-  async #commitPut(events: NewEvent[], compact: CompactSession): Promise<LedgerEvent[]> {
-    const stored = await this.#commit(events);
-    this.#compactor.committed(compact.result().evidenceRefs);
+    const stored = await this.#commit(events, blobs.size > 0 ? [...blobs.values()] : undefined);
+    this.#compactor.committed(evidenceRefs);
     if (compact.list) this.#compactor.setLastList(compact.list);
     return stored;
   }
@@ -705,13 +693,8 @@ export class SessionRecorder {
     // path in the caller's argument (`$.metadata.when`), not in the store's append request.
     if (metadata !== undefined) event.metadata = callMetadata(metadata);
     if (type === "model.completed" || type === "tool.completed") markPrevalidated(event);
-    // The blobs go first, under the claim but before it is at stake: a put that fails has
-    // appended nothing, so the outcome can still be recorded.
-    const [stored] = await commitOutcome(
-      attempt,
-      type,
-      () => (compact ? this.#commitPut([event], compact) : this.#commit([event])),
-      compact && (() => this.#putCompacted([event], compact)),
+    const [stored] = await commitOutcome(attempt, type, () =>
+      compact ? this.#commitCompacted([event], compact) : this.#commit([event]),
     );
     return stored as LedgerEvent;
   }
