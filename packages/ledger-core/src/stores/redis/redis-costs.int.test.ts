@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import type { NewEvent } from "../../events/types.js";
@@ -125,6 +125,48 @@ describe.skipIf(!available)("RedisEventStore costs", () => {
       expect(await client.smembers(blobKeys(prefix, ref.slice(7)).sessions)).toEqual([
         idField(sessionId),
       ]);
+  });
+
+  it("an append that carries its blobs is one round trip on one server: the put, then the script", async () => {
+    // What the recorder does for a model call whose new messages go to the blob store.
+    const { client, roundTrips, sent } = countingClient();
+    clients.push(client);
+    const store = new RedisEventStore({ client, keyPrefix: prefix });
+    await store.init();
+    const sessionId = `carried-${randomBytes(4).toString("hex")}`;
+    const named = (await store.putBlobs([`put before ${sessionId}`]))[0] as string;
+    const call = async (turn: number) => {
+      const blobs = [`message ${turn} ${sessionId}`, `system prompt ${sessionId}`];
+      const refs = blobs.map((text) => `sha256:${createHash("sha256").update(text).digest("hex")}`);
+      await store.append({
+        sessionId,
+        runId: "r",
+        expectedSeq: turn,
+        // One blob named by the event and carried, one carried only, one named only.
+        events: [{ type: "x.call", payload: { turn }, evidenceRefs: [refs[0] as string, named] }],
+        blobs,
+      });
+      return refs;
+    };
+    await call(0); // loads the scripts and makes the session
+    const before = roundTrips();
+    sent.length = 0;
+    const refs = await call(1);
+    expect(roundTrips() - before, "append with its blobs").toBe(1);
+    // The put (its list, then a script per blob, by source), the index of the named blob
+    // carried by none, then the append's script.
+    expect(sent.map(([name]) => name)).toEqual(["sadd", "eval", "eval", "sadd", "evalsha"]);
+    for (const ref of [...refs, named])
+      expect(await client.smembers(blobKeys(prefix, ref.slice(7)).sessions)).toEqual([
+        idField(sessionId),
+      ]);
+    // Scripts flushed from the server: the put, sent by source, cannot answer NOSCRIPT (and
+    // be sent again behind the append); the append's NOSCRIPT falls back on EVAL.
+    await client.script("FLUSH");
+    await call(2);
+    for (const ref of await call(3))
+      expect(new TextDecoder().decode(await store.getBlob(ref))).toContain(sessionId);
+    expect((await store.readRun({ sessionId, runId: "r" })).events).toHaveLength(4);
   });
 
   it("collectBlobs collects 1,200 blobs in a few round trips per batch besides its SCANs, not one per blob", async () => {

@@ -101,6 +101,7 @@ import {
   PUT_BLOB_SCRIPT,
   READ_RUN_SCRIPT,
   runScript,
+  runScriptInOrder,
 } from "./scripts.js";
 
 /**
@@ -248,24 +249,28 @@ export class RedisEventStore implements EventStore {
   async append(request: AppendRequest): Promise<AppendResult> {
     const valid = validateAppend(request);
     const { session, run } = this.#keysOf(valid.sessionId, valid.runId);
-    // Blobs live in slots of their own, so they cannot go in the append's script: put first,
-    // and claimed by the session (see AppendRequest.blobs), as `putBlobs` would.
-    if (valid.blobs.length > 0) await this.#putBlobs(valid.blobs, valid.sessionId);
     try {
-      const put = new Set(valid.blobs.map((blob) => blob.ref));
-      const refs = refsOf(valid.events).filter((ref) => !put.has(ref));
-      if (refs.length === 0) return await this.#appendIndexed(valid, session, run);
-      const indexing = this.#indexRefs(valid.sessionId, refs);
-      // One server runs a connection's commands in the order they were sent, so the index
-      // written before the script needs no round trip of its own: the append waits for both.
-      // A Cluster holds the blob keys on other nodes, where nothing orders them: there the
-      // index is waited for first. Either way an index that failed fails the call (the append
-      // may have landed: the caller's retry is deduplicated and indexes again).
-      if (isCluster(this.#client)) {
-        await indexing;
+      // Sent before the append's script: the blobs it carries, put as `putBlobs` puts them
+      // (claimed by the session; Redis keeps blobs in slots of their own, out of the script's
+      // reach), and the index of the blobs its events name.
+      const carried = new Set(valid.blobs.map((blob) => blob.ref));
+      const refs = refsOf(valid.events).filter((ref) => !carried.has(ref));
+      const cluster = isCluster(this.#client);
+      const before: Promise<unknown>[] = [];
+      if (valid.blobs.length > 0)
+        before.push(this.#putBlobs(valid.blobs, valid.sessionId, !cluster));
+      if (refs.length > 0) before.push(this.#indexRefs(valid.sessionId, refs));
+      if (before.length === 0) return await this.#appendIndexed(valid, session, run);
+      // One server runs a connection's commands in the order they were sent, so what goes
+      // before the script needs no round trip of its own: the append waits for all of it.
+      // A Cluster holds the blob keys on other nodes, where nothing orders them: there they
+      // are waited for first. Either way a put or an index that failed fails the call (the
+      // append may have landed: the caller's retry is deduplicated and puts and indexes again).
+      if (cluster) {
+        await Promise.all(before);
         return await this.#appendIndexed(valid, session, run);
       }
-      const [, result] = await Promise.all([indexing, this.#appendIndexed(valid, session, run)]);
+      const [result] = await Promise.all([this.#appendIndexed(valid, session, run), ...before]);
       return result;
     } catch (error) {
       this.#heads.delete(run.head);
@@ -677,7 +682,12 @@ export class RedisEventStore implements EventStore {
     return this.#putBlobs(prepareBlobs(contents), sessionId);
   }
 
-  async #putBlobs(blobs: EncodedBlob[], sessionId: string | undefined): Promise<string[]> {
+  /** `inOrder`: by EVAL, so that commands sent right after land after it (runScriptInOrder). */
+  async #putBlobs(
+    blobs: EncodedBlob[],
+    sessionId: string | undefined,
+    inOrder = false,
+  ): Promise<string[]> {
     if (blobs.length === 0) return [];
     try {
       // Per blob, one script in the blob's slot: the session's claim, SET NX and the
@@ -699,7 +709,7 @@ export class RedisEventStore implements EventStore {
       await Promise.all([
         ...listed,
         ...blobs.map((blob) =>
-          runScript(
+          (inOrder ? runScriptInOrder : runScript)(
             this.#client,
             PUT_BLOB_SCRIPT,
             blobScriptKeys(this.#prefix, blob.ref.slice(7)),

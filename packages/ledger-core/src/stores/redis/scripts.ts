@@ -53,6 +53,21 @@ export async function runScript(
 }
 
 /**
+ * Runs a script by its source (EVAL), in one command: where the caller sends more commands
+ * right behind it on the same connection and counts on the server running them in that order,
+ * a NOSCRIPT answer and the EVAL sent again after it would land behind them. The server hashes
+ * the source on every call; for a short script that costs less than a round trip.
+ */
+export function runScriptInOrder(
+  client: ScriptClient,
+  lua: LuaScript,
+  keys: string[],
+  args: (string | number | Buffer)[],
+): Promise<unknown> {
+  return client.eval(lua.source, keys.length, (keys as (string | number | Buffer)[]).concat(args));
+}
+
+/**
  * Lua: `readLog(log, cursors, out)` adds `cursor, json` to `out` for each of `cursors` (log
  * positions, as the strings the scripts store) and returns it. The log is read a stretch at a
  * time: one LRANGE over ascending cursors less than 16 apart (a run written in batches, or
