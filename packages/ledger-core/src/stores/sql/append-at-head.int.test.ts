@@ -132,6 +132,39 @@ async function checkSession(store: EventStore, sessionId: string, written: Ledge
   }
 }
 
+/** Starts each of `runs` in the session with one event; returns the events written. */
+async function startRuns(
+  store: EventStore,
+  sessionId: string,
+  runs: string[],
+): Promise<LedgerEvent[]> {
+  const written: LedgerEvent[] = [];
+  for (const runId of runs) {
+    const started = await store.append({
+      sessionId,
+      runId,
+      expectedSeq: 0,
+      events: [event("run.started")],
+    });
+    written.push(...started.events);
+  }
+  return written;
+}
+
+/** Closes each of `runs` where it stands, then deletes the session at grace 0. */
+async function closeAndDelete(store: EventStore, sessionId: string, runs: string[]) {
+  for (const runId of runs) {
+    const head = await store.runHead({ sessionId, runId });
+    await store.append({
+      sessionId,
+      runId,
+      expectedSeq: head.length,
+      events: [event("run.completed")],
+    });
+  }
+  return store.deleteSession(sessionId, { blobGraceMs: 0 });
+}
+
 /**
  * Sends every request to `store` in one tick, so that the store may gather them, and answers
  * each with its result or its error; the events written are added to `written`.
@@ -363,16 +396,7 @@ for (const kind of kinds) {
       const putBlobs = store.putBlobs?.bind(store) as NonNullable<EventStore["putBlobs"]>;
       const sessionId = `refs-${uuidv7()}`;
       const runs = ["a", "b", "c", "d"];
-      const written: LedgerEvent[] = [];
-      for (const runId of runs) {
-        const started = await store.append({
-          sessionId,
-          runId,
-          expectedSeq: 0,
-          events: [event("run.started")],
-        });
-        written.push(...started.events);
-      }
+      const written = await startRuns(store, sessionId, runs);
       // Put with no session: only the appends' index keeps these blobs from collectBlobs.
       const [own1, own2, shared, later] = await putBlobs(
         ["own 1", "own 2", "shared", "later"].map((text) => `${text} ${uuidv7()}`),
@@ -412,16 +436,7 @@ for (const kind of kinds) {
       }
       await checkSession(store, sessionId, written);
       expect(await store.collectBlobs?.({ blobGraceMs: 0 })).toEqual({ deletedBlobs: 0 });
-      for (const runId of runs) {
-        const head = await store.runHead({ sessionId, runId });
-        await store.append({
-          sessionId,
-          runId,
-          expectedSeq: head.length,
-          events: [event("run.completed")],
-        });
-      }
-      expect(await store.deleteSession(sessionId, { blobGraceMs: 0 })).toMatchObject({
+      expect(await closeAndDelete(store, sessionId, runs)).toMatchObject({
         deletedBlobs: 4,
       });
     });
@@ -432,16 +447,7 @@ for (const kind of kinds) {
       const other = await open();
       const sessionId = `carried-${uuidv7()}`;
       const runs = ["a", "b", "c", "d"];
-      const written: LedgerEvent[] = [];
-      for (const runId of runs) {
-        const started = await store.append({
-          sessionId,
-          runId,
-          expectedSeq: 0,
-          events: [event("run.started")],
-        });
-        written.push(...started.events);
-      }
+      const written = await startRuns(store, sessionId, runs);
       const contents = ["a1", "a2", "c1", "d1", "d2", "d3", "later"].map(
         (text) => `${text} ${uuidv7()} ${"words ".repeat(50)}`,
       );
@@ -513,16 +519,7 @@ for (const kind of kinds) {
         expect(new TextDecoder().decode(await store.getBlob(ref(index)))).toBe(contents[index]);
       // Only the session's claims keep them: nothing for collectBlobs at grace 0.
       expect(await store.collectBlobs({ blobGraceMs: 0 })).toEqual({ deletedBlobs: 0 });
-      for (const runId of runs) {
-        const head = await store.runHead({ sessionId, runId });
-        await store.append({
-          sessionId,
-          runId,
-          expectedSeq: head.length,
-          events: [event("run.completed")],
-        });
-      }
-      expect(await store.deleteSession(sessionId, { blobGraceMs: 0 })).toMatchObject({
+      expect(await closeAndDelete(store, sessionId, runs)).toMatchObject({
         deletedBlobs: contents.length,
       });
     });
