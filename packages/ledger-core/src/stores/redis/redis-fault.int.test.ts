@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { NewEvent } from "../../events/types.js";
@@ -79,11 +79,16 @@ describe.skipIf(!available)("RedisEventStore when the server drops the connectio
       events: [{ type: "run.started" }],
     });
     expect(head.events).toHaveLength(1);
+    // The batch carries a blob its first event names, sent ahead of the append's script.
+    const blob = `kept in a blob by ${sessionId} ${"y".repeat(payloadBytes)}`;
+    const ref = `sha256:${createHash("sha256").update(blob).digest("hex")}`;
     const batch: NewEvent[] = [0, 1, 2].map((index) => ({
       eventId: `${sessionId}-${index}`,
       type: "model.requested",
       payload: { index, text: "x".repeat(payloadBytes) },
+      ...(index === 0 ? { evidenceRefs: [ref] } : {}),
     }));
+    const blobs = [blob];
     const id = await clientIdByName(admin, name);
     const busy = blocker.eval(BUSY_SCRIPT, 0, 300);
     await sleep(30);
@@ -92,10 +97,12 @@ describe.skipIf(!available)("RedisEventStore when the server drops the connectio
       kill = admin.client("KILL", "ID", id);
       await sleep(20);
     }
-    const append = store.append({ sessionId, runId: "r", expectedSeq: 1, events: batch }).then(
-      (result) => ({ result }),
-      (error: unknown) => ({ error }),
-    );
+    const append = store
+      .append({ sessionId, runId: "r", expectedSeq: 1, events: batch, blobs })
+      .then(
+        (result) => ({ result }),
+        (error: unknown) => ({ error }),
+      );
     if (order === "append-first") {
       await sleep(20);
       kill = admin.client("KILL", "ID", id);
@@ -112,18 +119,21 @@ describe.skipIf(!available)("RedisEventStore when the server drops the connectio
 
     const reader = new RedisEventStore({ url, keyPrefix: prefix });
     const after = (await reader.readRun({ sessionId, runId: "r" })).events;
-    await reader.close();
     // All or nothing.
     expect([1, 4]).toContain(after.length);
     const written = after.length === 4;
     if (written) {
       expect(after.slice(1).map((event) => event.eventId)).toEqual(batch.map((e) => e.eventId));
+      // The put went ahead of the script on the connection: an append that ran had its blob.
+      expect(new TextDecoder().decode(await reader.getBlob(ref))).toBe(blob);
     }
+    await reader.close();
 
     // The same batch again: deduplicated if it was written, else written once.
     const retried = await retryUntilAvailable(() =>
-      store.append({ sessionId, runId: "r", expectedSeq: 1, events: batch }),
+      store.append({ sessionId, runId: "r", expectedSeq: 1, events: batch, blobs }),
     );
+    expect(new TextDecoder().decode(await store.getBlob(ref))).toBe(blob);
     expect(retried.deduplicated).toBe(written);
     const final = await store.readSession({ sessionId });
     expect(final.events.map((event) => [event.seq, event.commitCursor])).toEqual([
