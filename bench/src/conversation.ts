@@ -6,10 +6,10 @@ const filler = "lorem ipsum dolor sit amet ".repeat(12);
 /**
  * Requests of an agent's conversation, one per call: the same long system prompt, then one
  * more message each call (about 370 bytes, never seen before), for 40 turns, then a new
- * conversation. With the recorder's compaction (the default), every call puts its new message
- * and list node as blobs and appends an event that names them: what a model call of a real
- * agent costs, where the suites' other rows send one short message again and again, which
- * names no blob after the first call.
+ * conversation. With the recorder's compaction (the default), every call stores its new
+ * message and list node as blobs, with the event that names them (`AppendRequest.blobs`): what
+ * a model call of a real agent costs, where the suites' other rows send one short message again
+ * and again, which names no blob after the first call.
  */
 export function growingConversation(): () => unknown {
   const messages: { role: string; content: string }[] = [];
@@ -39,6 +39,6 @@ export function conversationRow(
     baseline,
     baselineName,
     ratio: value / baseline,
-    note: "new message put as blobs, then the event naming them",
+    note: "new message and list node stored as blobs with the event naming them",
   };
 }

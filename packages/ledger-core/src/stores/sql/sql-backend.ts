@@ -54,11 +54,12 @@ export interface SqlBackend {
   /**
    * Optional: the append of a batch planned against a head the store cached, in ONE round trip
    * and atomically (head checked and moved, session counter bumped and held until commit, events
-   * inserted with their cursors, the blobs it names (`refs`) indexed for its session). Returns
-   * the session's new last cursor, or undefined when
-   * nothing was written (stored head not `expected`, run not running, path unsupported): the
-   * store then runs the transactional program. A driver error means nothing was written, or, for
-   * a lost connection, an unknown outcome, exactly like `write`.
+   * inserted with their cursors, the blobs it carries (`blobs`) stored, the blobs it names and
+   * carries (`refs`) indexed for its session). Returns the session's new last cursor, or
+   * undefined when nothing was written (stored head not `expected`, run not running, path
+   * unsupported, blobs past what one statement carries): the store then runs the transactional
+   * program. A driver error means nothing was written, or, for a lost connection, an unknown
+   * outcome, exactly like `write`.
    */
   appendAtHead?(append: HeadAppend): Promise<number | undefined>;
   /**
