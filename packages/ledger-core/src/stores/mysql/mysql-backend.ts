@@ -67,14 +67,10 @@ const statementErrnos = new Set([1062, 1213, 1205, 1406, 1264, 1366]);
 function isCommonShape(appends: HeadAppend[]): boolean {
   const few = 16;
   // Blobs stored with an append: a recorded call carries one to three (a message, its list).
-  // Two appends that carry one blob make a shape of their own (one INSERT for both).
-  const blobs = appends[0]?.blobs.length ?? 0;
-  if (blobs > FEW_BLOBS || appends.some((append) => append.blobs.length !== blobs)) return false;
-  if (
-    blobs > 0 &&
-    new Set(appends.flatMap((a) => a.blobs.map((b) => b.ref))).size !== blobs * appends.length
-  )
-    return false;
+  // In a block of several, the shape follows which appends carry blobs and how their refs
+  // interleave: kept only for a lone append.
+  const blobs = appends.reduce((count, append) => count + append.blobs.length, 0);
+  if (blobs > 0 && (appends.length > 1 || blobs > FEW_BLOBS)) return false;
   if (appends.length === 1) return (appends[0]?.events.length ?? 0) <= few;
   if (appends.length > few || appends.some((append) => append.events.length !== 1)) return false;
   // Appends that name blobs have a shape of their own: kept when all or none of them do.
@@ -505,12 +501,21 @@ END`;
       }
     });
     if (carriers.size === 0) return "";
-    const parts: string[] = [];
+    // Neighbours in ref order stored under one condition share an INSERT: one for all the
+    // blobs of a lone append (a recorded call), however many it carries.
+    const groups: { condition: string; blobs: BlobRow[] }[] = [];
     for (const ref of [...carriers.keys()].sort()) {
       const { blob, flags } = carriers.get(ref) as { blob: BlobRow; flags: string[] };
-      values.push(blob.ref, bufferOf(blob.stored));
-      parts.push(`IF ${flags.join(" OR ")} THEN
-    ${blobsStatement(prefix, 1)}
+      const condition = flags.join(" OR ");
+      const last = groups[groups.length - 1];
+      if (last?.condition === condition) last.blobs.push(blob);
+      else groups.push({ condition, blobs: [blob] });
+    }
+    const parts: string[] = [];
+    for (const { condition, blobs } of groups) {
+      for (const blob of blobs) values.push(blob.ref, bufferOf(blob.stored));
+      parts.push(`IF ${condition} THEN
+    ${blobsStatement(prefix, blobs.length)}
   END IF;`);
     }
     order.forEach(({ append }, i) => {

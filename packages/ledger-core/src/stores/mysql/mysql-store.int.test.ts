@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import mysql from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { sha256Hex } from "../../events/canonical.js";
 import { uuidv7 } from "../../events/ids.js";
 import type { NewEvent } from "../../events/types.js";
 import { MemoryEventStore } from "../../store/memory-store.js";
@@ -44,6 +45,41 @@ async function inOwnDatabase(
   } finally {
     await pool?.query(`DROP DATABASE IF EXISTS \`${own}\``);
   }
+}
+
+/** Every statement text sent through `own`, or through a connection it hands out, from now on. */
+function statementsSent(own: mysql.Pool): string[] {
+  const sent: string[] = [];
+  type Sender = Record<string, (...args: unknown[]) => Promise<unknown>>;
+  const watch = (target: object) => {
+    for (const name of ["query", "execute"]) {
+      const original = (target as Sender)[name]?.bind(target);
+      (target as Sender)[name] = (...args: unknown[]) => {
+        const first = args[0] as string | { sql: string };
+        sent.push(typeof first === "string" ? first : first.sql);
+        return original?.(...args) as Promise<unknown>;
+      };
+    }
+  };
+  watch(own);
+  const getConnection = own.getConnection.bind(own);
+  own.getConnection = async () => {
+    const connection = await getConnection();
+    if (!(connection as unknown as { watched?: true }).watched) {
+      (connection as unknown as { watched?: true }).watched = true;
+      watch(connection);
+    }
+    return connection;
+  };
+  return sent;
+}
+
+/** Statements the one connection of `own` has prepared so far (its session counter). */
+async function statementsPrepared(own: mysql.Pool): Promise<number> {
+  const [rows] = (await own.query("SHOW SESSION STATUS LIKE 'Com_stmt_prepare'")) as unknown as [
+    { Value: string }[],
+  ];
+  return Number(rows[0]?.Value);
 }
 
 describe.skipIf(!available)("MysqlEventStore", () => {
@@ -111,29 +147,7 @@ describe.skipIf(!available)("MysqlEventStore", () => {
     const store = new MysqlEventStore({ pool: own, database });
     try {
       await store.init();
-      // Every statement the store sends, through the pool or a connection it takes.
-      const sent: string[] = [];
-      type Sender = Record<string, (...args: unknown[]) => Promise<unknown>>;
-      const watch = (target: object) => {
-        for (const name of ["query", "execute"]) {
-          const original = (target as Sender)[name]?.bind(target);
-          (target as Sender)[name] = (...args: unknown[]) => {
-            const first = args[0] as string | { sql: string };
-            sent.push(typeof first === "string" ? first : first.sql);
-            return original?.(...args) as Promise<unknown>;
-          };
-        }
-      };
-      watch(own);
-      const getConnection = own.getConnection.bind(own);
-      own.getConnection = async () => {
-        const connection = await getConnection();
-        if (!(connection as unknown as { watched?: true }).watched) {
-          (connection as unknown as { watched?: true }).watched = true;
-          watch(connection);
-        }
-        return connection;
-      };
+      const sent = statementsSent(own);
       const sessionId = `put-${uuidv7()}`;
       await store.putBlobs?.(
         ["one", "two", "three"].map((x) => `${x} ${uuidv7()}`),
@@ -150,19 +164,52 @@ describe.skipIf(!available)("MysqlEventStore", () => {
       expect(claims).toHaveLength(3);
       // The next puts of that shape (a recorded call's) use the prepared block: no prepare's
       // round trip in front of every call.
-      const prepares = async () => {
-        const [rows] = (await own.query(
-          "SHOW SESSION STATUS LIKE 'Com_stmt_prepare'",
-        )) as unknown as [{ Value: string }[]];
-        return Number(rows[0]?.Value);
-      };
-      const before = await prepares();
+      const before = await statementsPrepared(own);
       for (const turn of [1, 2])
         await store.putBlobs?.(
           ["one", "two", "three"].map((x) => `${x} ${turn} ${uuidv7()}`),
           { sessionId },
         );
-      expect((await prepares()) - before).toBe(0);
+      expect((await statementsPrepared(own)) - before).toBe(0);
+    } finally {
+      await store.close();
+      await own.end();
+    }
+  });
+
+  it("an append that carries a few blobs is one block, its blobs one INSERT in it, prepared once", async () => {
+    const own = mysql.createPool({ uri: SERVER_URLS.mysql, connectionLimit: 1 });
+    const store = new MysqlEventStore({ pool: own, database });
+    try {
+      await store.init();
+      const sessionId = `carried-${uuidv7()}`;
+      await store.append({
+        sessionId,
+        runId: "r",
+        expectedSeq: 0,
+        events: [{ type: "run.started" }],
+      });
+      const sent = statementsSent(own);
+      const call = (turn: number) => {
+        const blobs = ["message", "list node"].map((x) => `${x} ${turn} ${uuidv7()}`);
+        return store.append({
+          sessionId,
+          runId: "r",
+          expectedSeq: turn,
+          events: [
+            { type: "x.call", evidenceRefs: blobs.map((blob) => `sha256:${sha256Hex(blob)}`) },
+          ],
+          blobs,
+        });
+      };
+      await call(1);
+      expect(sent).toHaveLength(1);
+      expect(sent[0]?.match(/INSERT INTO \S+blobs /g)).toHaveLength(1);
+      const before = await statementsPrepared(own);
+      for (const turn of [2, 3]) await call(turn);
+      expect((await statementsPrepared(own)) - before).toBe(0);
+      // Each call one block, nothing else (the rest is the counter's SHOW).
+      expect(sent.filter((text) => !text.startsWith("SHOW"))).toHaveLength(3);
     } finally {
       await store.close();
       await own.end();
