@@ -132,24 +132,21 @@ async function checkSession(store: EventStore, sessionId: string, written: Ledge
   }
 }
 
-/** Starts each of `runs` in the session with one event; returns the events written. */
+/** Starts each run with one event, one after the other; returns the events written. */
 async function startRuns(
   store: EventStore,
-  sessionId: string,
-  runs: string[],
+  runs: { sessionId: string; runId: string }[],
 ): Promise<LedgerEvent[]> {
   const written: LedgerEvent[] = [];
-  for (const runId of runs) {
-    const started = await store.append({
-      sessionId,
-      runId,
-      expectedSeq: 0,
-      events: [event("run.started")],
-    });
+  for (const run of runs) {
+    const started = await store.append({ ...run, expectedSeq: 0, events: [event("run.started")] });
     written.push(...started.events);
   }
   return written;
 }
+
+/** The address of each of `runs` in one session. */
+const runsOf = (sessionId: string, runs: string[]) => runs.map((runId) => ({ sessionId, runId }));
 
 /** Closes each of `runs` where it stands, then deletes the session at grace 0. */
 async function closeAndDelete(store: EventStore, sessionId: string, runs: string[]) {
@@ -396,7 +393,7 @@ for (const kind of kinds) {
       const putBlobs = store.putBlobs?.bind(store) as NonNullable<EventStore["putBlobs"]>;
       const sessionId = `refs-${uuidv7()}`;
       const runs = ["a", "b", "c", "d"];
-      const written = await startRuns(store, sessionId, runs);
+      const written = await startRuns(store, runsOf(sessionId, runs));
       // Put with no session: only the appends' index keeps these blobs from collectBlobs.
       const [own1, own2, shared, later] = await putBlobs(
         ["own 1", "own 2", "shared", "later"].map((text) => `${text} ${uuidv7()}`),
@@ -447,7 +444,7 @@ for (const kind of kinds) {
       const other = await open();
       const sessionId = `carried-${uuidv7()}`;
       const runs = ["a", "b", "c", "d"];
-      const written = await startRuns(store, sessionId, runs);
+      const written = await startRuns(store, runsOf(sessionId, runs));
       const contents = ["a1", "a2", "c1", "d1", "d2", "d3", "later"].map(
         (text) => `${text} ${uuidv7()} ${"words ".repeat(50)}`,
       );
@@ -574,13 +571,10 @@ for (const kind of kinds) {
           const [a, b] = [await open(), await open()];
           // Nine, so that statements carry several appends however the store shares them out.
           const sessions = Array.from({ length: 9 }, (_, index) => `s${index}-${uuidv7()}`);
-          for (const sessionId of sessions)
-            await a.append({
-              sessionId,
-              runId: "r",
-              expectedSeq: 0,
-              events: [event("run.started")],
-            });
+          await startRuns(
+            a,
+            sessions.map((sessionId) => ({ sessionId, runId: "r" })),
+          );
           // B moves the run of s2: A's cached head for it is stale, its append a conflict.
           await b.append({
             sessionId: sessions[2] as string,
@@ -639,16 +633,10 @@ for (const kind of kinds) {
                 appends.length > 1 &&
                 appends.some((append) => append.sessionId === sessions[index]),
             );
-          const written: LedgerEvent[] = [];
-          for (const sessionId of sessions) {
-            const result = await a.append({
-              sessionId,
-              runId: "r",
-              expectedSeq: 0,
-              events: [event("run.started")],
-            });
-            written.push(...result.events);
-          }
+          const written = await startRuns(
+            a,
+            sessions.map((sessionId) => ({ sessionId, runId: "r" })),
+          );
           // B moves the run of s2: A's cached head for it is stale.
           const moved = await b.append({
             sessionId: sessions[2] as string,
@@ -714,16 +702,7 @@ for (const kind of kinds) {
           spy.mock.calls.some(
             ([appends]) => appends.length > 1 && appends.some((append) => append.runId === runId),
           );
-        const written: LedgerEvent[] = [];
-        for (const runId of runs) {
-          const result = await a.append({
-            sessionId,
-            runId,
-            expectedSeq: 0,
-            events: [event("run.started")],
-          });
-          written.push(...result.events);
-        }
+        const written = await startRuns(a, runsOf(sessionId, runs));
         // B moves r3: A's cached head for it is stale.
         written.push(
           ...(await b.append({ sessionId, runId: "r3", expectedSeq: 1, events: [event("x.b")] }))
