@@ -110,9 +110,9 @@ export function chunked<T>(
  * ROWS_PER_STATEMENT blobs (three bind parameters each: 21,846 blobs in one INSERT were past
  * PostgreSQL's 65,535) and `bytes` stored bytes. Every row's touched_at is `touchedAt`, the
  * database's clock; the backend adds its dialect's conflict clause, which sets it again on a
- * blob already stored. The rows go in key order: an INSERT locks its rows in the order of its
- * VALUES, so two puts of the same blobs (a shared system prompt, say) never wait on each
- * other in a cycle.
+ * blob already stored. The rows keep their order, which `blobRows` made key order: an INSERT
+ * locks its rows in the order of its VALUES, so two puts of the same blobs (a shared system
+ * prompt, say) never wait on each other in a cycle.
  */
 export function blobValues(
   rows: readonly BlobRow[],
@@ -120,8 +120,7 @@ export function blobValues(
   touchedAt: SQL,
 ): { blobRef: string; content: Buffer; touchedAt: SQL }[][] {
   const weigh = (row: BlobRow) => row.stored.byteLength;
-  const ordered = [...rows].sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
-  return chunked(ordered, ROWS_PER_STATEMENT, weigh, bytes).map((chunk) =>
+  return chunked(rows, ROWS_PER_STATEMENT, weigh, bytes).map((chunk) =>
     chunk.map((row) => ({
       blobRef: row.ref,
       content: bufferOf(row.stored),
