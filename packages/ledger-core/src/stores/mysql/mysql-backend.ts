@@ -798,8 +798,6 @@ END`;
   }
 
   async putBlobs(rows: BlobRow[], _durable: boolean, sessionId: string | undefined): Promise<void> {
-    const { blobs } = this.tables;
-    const touchedAt = serverEpochMs;
     const maxPacket = await this.#packetLimit();
     const chunks = this.#blobChunks(rows, maxPacket);
     const chunk = chunks.length === 1 ? chunks[0] : undefined;
@@ -807,10 +805,10 @@ END`;
       await this.#putBlock(chunk, sessionId);
       return;
     }
-    // Blobs and claims in one transaction (see SqlBackend.putBlobs), one commit.
+    // Blobs and claims in one transaction (see SqlBackend.putBlobs), one commit: the steps an
+    // append that carries blobs takes.
     await this.#transaction(async (tx) => {
-      for (const values of chunks)
-        await tx.insert(blobs).values(values).onDuplicateKeyUpdate({ set: { touchedAt } });
+      await this.#execute(tx, { kind: "put-blobs", blobs: rows }, maxPacket);
       if (sessionId !== undefined)
         await this.#execute(
           tx,
