@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from "ioredis";
-import { isBlobRef } from "../../store/validate.js";
+import { isBlobRef } from "../../store/blob.js";
 
 /** Events of a session's log read per round trip. */
 const LOG_PAGE = 500;

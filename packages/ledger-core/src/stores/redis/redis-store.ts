@@ -17,6 +17,7 @@ import {
   planFork,
 } from "../../store/append-plan.js";
 import {
+  bufferOf,
   type EncodedBlob,
   prepareBlob,
   prepareBlobs,
@@ -101,7 +102,6 @@ import {
   PUT_BLOB_SCRIPT,
   READ_RUN_SCRIPT,
   runScript,
-  runScriptInOrder,
 } from "./scripts.js";
 
 /**
@@ -682,7 +682,7 @@ export class RedisEventStore implements EventStore {
     return this.#putBlobs(prepareBlobs(contents), sessionId);
   }
 
-  /** `inOrder`: by EVAL, so that commands sent right after land after it (runScriptInOrder). */
+  /** `inOrder`: by EVAL, so that commands sent right after land after it (see runScript). */
   async #putBlobs(
     blobs: EncodedBlob[],
     sessionId: string | undefined,
@@ -697,23 +697,26 @@ export class RedisEventStore implements EventStore {
       // blob: a deletion of the session in between misses that blob, whose claim then names
       // a gone session, so collectBlobs takes it, as after any put that races a deletion.
       const member = sessionId === undefined ? "" : idField(sessionId);
+      // Each blob once (the same content twice in a batch is one put).
+      const unique = [...new Map(blobs.map((blob) => [blob.ref, blob])).values()];
       const listed =
         sessionId === undefined
           ? []
           : [
               this.#client.sadd(
                 sessionKeys(this.#prefix, sessionId).puts,
-                ...blobs.map((blob) => blob.ref),
+                ...unique.map((blob) => blob.ref),
               ),
             ];
       await Promise.all([
         ...listed,
-        ...blobs.map((blob) =>
-          (inOrder ? runScriptInOrder : runScript)(
+        ...unique.map((blob) =>
+          runScript(
             this.#client,
             PUT_BLOB_SCRIPT,
             blobScriptKeys(this.#prefix, blob.ref.slice(7)),
-            [Buffer.from(blob.stored), member],
+            [bufferOf(blob.stored), member],
+            inOrder,
           ),
         ),
       ]);

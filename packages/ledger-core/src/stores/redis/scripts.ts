@@ -32,16 +32,22 @@ function script(source: string): LuaScript {
 
 /**
  * Runs a script by its SHA1 and falls back on EVAL (which also caches it on the server) when
- * the server answers NOSCRIPT, e.g. after a restart, a failover or SCRIPT FLUSH.
+ * the server answers NOSCRIPT, e.g. after a restart, a failover or SCRIPT FLUSH. `inOrder`:
+ * by its source (EVAL) at once, in one command, for a caller that sends more commands right
+ * behind it on the same connection and counts on the server running them in that order (a
+ * NOSCRIPT answer and the EVAL sent again after it would land behind them). The server then
+ * hashes the source on every call; for a short script that costs less than a round trip.
  */
 export async function runScript(
   client: ScriptClient,
   lua: LuaScript,
   keys: string[],
   args: (string | number | Buffer)[],
+  inOrder = false,
 ): Promise<unknown> {
   // concat keeps a Buffer argument whole (a typed array is not spread into the list).
   const keysAndArgs = (keys as (string | number | Buffer)[]).concat(args);
+  if (inOrder) return await client.eval(lua.source, keys.length, keysAndArgs);
   try {
     return await client.evalsha(lua.sha, keys.length, keysAndArgs);
   } catch (error) {
@@ -50,21 +56,6 @@ export async function runScript(
     }
     throw error;
   }
-}
-
-/**
- * Runs a script by its source (EVAL), in one command: where the caller sends more commands
- * right behind it on the same connection and counts on the server running them in that order,
- * a NOSCRIPT answer and the EVAL sent again after it would land behind them. The server hashes
- * the source on every call; for a short script that costs less than a round trip.
- */
-export function runScriptInOrder(
-  client: ScriptClient,
-  lua: LuaScript,
-  keys: string[],
-  args: (string | number | Buffer)[],
-): Promise<unknown> {
-  return client.eval(lua.source, keys.length, (keys as (string | number | Buffer)[]).concat(args));
 }
 
 /**
