@@ -216,7 +216,7 @@ describe("content-addressed payloads", () => {
     expect(new Set(rows.map((row) => row.ref))).toEqual(refs);
   });
 
-  it("a call on a run the recorder closed is run-closed before any blob is put", async () => {
+  it("a call on a run the recorder closed is run-closed, and its append stores no blob", async () => {
     const path = join(folder, "closed.db");
     const store = new SqliteEventStore({ path });
     await store.init();

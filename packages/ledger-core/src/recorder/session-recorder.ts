@@ -10,18 +10,17 @@ import {
   InvalidArgumentError,
   NotFoundError,
   ReplayDivergenceError,
-  RunClosedError,
   UnresolvedAttemptError,
 } from "../events/errors.js";
 import { assertId, uuidv7 } from "../events/ids.js";
 import { type JsonObject, type JsonValue, normalizeError, toPlainJson } from "../events/json.js";
 import type { Actor, LedgerEvent, NewEvent, RunStatus, ToolEffect } from "../events/types.js";
 import { attemptFromRecorded, ReplayCursor, type ReplayMatch } from "../replay/replay-cursor.js";
+import { isBlobRef } from "../store/blob.js";
 import type { EventStore, RunSummary } from "../store/event-store.js";
 import { readWholeRun } from "../store/read-all.js";
 import {
   assertEventStore,
-  isBlobRef,
   markPrevalidated,
   validateActor,
   validateEffect,
@@ -393,14 +392,6 @@ export class SessionRecorder {
     const event = events[0];
     if (event && evidenceRefs.length > 0)
       event.evidenceRefs = [...(event.evidenceRefs ?? []), ...evidenceRefs];
-    // A run this recorder closed (or found closed) refuses the event: on Redis, whose blobs go
-    // before the append, they would be put for nothing.
-    if (blobs.size > 0 && this.#status !== "running")
-      throw new RunClosedError({
-        sessionId: this.sessionId,
-        runId: this.runId,
-        status: this.#status,
-      });
     const stored = await this.#commit(events, blobs.size > 0 ? [...blobs.values()] : undefined);
     this.#compactor.committed(evidenceRefs);
     if (compact.list) this.#compactor.setLastList(compact.list);
