@@ -139,6 +139,7 @@ export {
   DEFAULT_BLOB_GRACE_MS,
   decodeBlob,
   encodeBlob,
+  isBlobRef,
   prepareBlob,
 } from "./store/blob.js";
 export type {
@@ -168,7 +169,6 @@ export { readWholeRun, readWholeSession } from "./store/read-all.js";
 export { redactUrl } from "./store/redact-url.js";
 export type { ValidAppend, ValidEvent } from "./store/validate.js";
 export {
-  isBlobRef,
   validateAppend,
   validateFork,
   validateNewEvent,

@@ -1,5 +1,5 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
-import { isBlobRef } from "../store/validate.js";
+import { isBlobRef } from "../store/blob.js";
 
 /**
  * The marker key of externalized content (§8). A payload value is replaced by

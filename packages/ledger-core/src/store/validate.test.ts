@@ -1,14 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { LedgerError } from "../events/errors.js";
 import type { NewEvent } from "../events/types.js";
+import { isBlobRef } from "./blob.js";
 import type { AppendRequest } from "./event-store.js";
-import {
-  isBlobRef,
-  validateAppend,
-  validateFork,
-  validateNewEvent,
-  validatePaging,
-} from "./validate.js";
+import { validateAppend, validateFork, validateNewEvent, validatePaging } from "./validate.js";
 
 const ref = `sha256:${"a".repeat(64)}`;
 

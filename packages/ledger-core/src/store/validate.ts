@@ -5,8 +5,6 @@ import { type Actor, EVENT_TYPES, type NewEvent } from "../events/types.js";
 import { type EncodedBlob, isBlobRef, prepareBlobs } from "./blob.js";
 import type { AppendRequest, EventStore } from "./event-store.js";
 
-export { isBlobRef };
-
 const knownTypes: ReadonlySet<string> = new Set(EVENT_TYPES);
 const actorTypes = new Set(["agent", "tool", "human", "system"]);
 const effectKinds = new Set(["none", "read", "write", "unknown"]);

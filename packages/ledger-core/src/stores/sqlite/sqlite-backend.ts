@@ -376,8 +376,9 @@ export class SqliteBackend implements SqlBackend {
    * The append of a writer that continues the run where this store's last append left it (see
    * SqlBackend.appendAtHead): one IMMEDIATE transaction that checks the head this connection
    * knows (valid while no other connection committed, see sqlite-heads.ts) or reads it, then
-   * inserts the rows (the events, and the reference index rows of the blobs they name). No
-   * write program, no statement but the inserts: this is every recorded model and tool call.
+   * inserts the rows (the events, the blobs they carry, and the reference index rows of the
+   * blobs they name and carry). No write program, no statement but the inserts: this is every
+   * recorded model and tool call.
    * Undefined (nothing written) when the run is not at `expected`.
    */
   async appendAtHead(append: HeadAppend): Promise<number | undefined> {
