@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
+import { prepareBlob } from "../store/blob.js";
 import type { CollectBlobsOptions, EventStore } from "../store/event-store.js";
 import {
   type CaseFactory,
@@ -105,7 +106,7 @@ export const collectBlobCases: CaseFactory = (makeStore) => [
   },
   {
     group: "retention",
-    name: "collectBlobs running while writers put and append never takes a blob their events name",
+    name: "collectBlobs running while writers put and append, or append carrying blobs, never takes a blob their events name",
     timeoutMs: 60_000,
     run: withStore(makeStore, async (store) => {
       const pool = Array.from({ length: 3 }, (_, index) => `pooled ${index} ${freshId("p")}`);
@@ -121,16 +122,28 @@ export const collectBlobCases: CaseFactory = (makeStore) => [
         const address = freshAddress();
         await store.append({ ...address, expectedSeq: 0, events: [started()] });
         for (let turn = 0; turn < 8; turn++) {
-          // As the recorder does: put (for its session), then append the event naming them.
-          const refs = await Promise.all([
-            store.putBlob(pool[turn % pool.length] as string, { sessionId: address.sessionId }),
-            store.putBlob(`writer ${index} turn ${turn} ${freshId("w")}`),
-          ]);
-          await store.append({
-            ...address,
-            expectedSeq: turn + 1,
-            events: [note({ turn }, { evidenceRefs: refs })],
-          });
+          const contents = [
+            pool[turn % pool.length] as string,
+            `writer ${index} turn ${turn} ${freshId("w")}`,
+          ];
+          const request = { ...address, expectedSeq: turn + 1 };
+          let refs: string[];
+          if (turn % 2 === 0) {
+            // As the recorder does: the blobs travel with the append of the event naming them.
+            refs = contents.map((content) => prepareBlob(content).ref);
+            await store.append({
+              ...request,
+              events: [note({ turn }, { evidenceRefs: refs })],
+              blobs: contents,
+            });
+          } else {
+            // As a writer of its own may: put them (for its session), then append.
+            refs = await Promise.all([
+              store.putBlob(contents[0] as string, { sessionId: address.sessionId }),
+              store.putBlob(contents[1] as string),
+            ]);
+            await store.append({ ...request, events: [note({ turn }, { evidenceRefs: refs })] });
+          }
           written.push(...refs);
         }
       };
