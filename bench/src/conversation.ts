@@ -1,4 +1,4 @@
-import { uuidv7 } from "@agent-ledger/core";
+import { type Actor, type EventStore, SessionRecorder, uuidv7 } from "@agent-ledger/core";
 import { percentile, type Row } from "./stats.js";
 
 const filler = "lorem ipsum dolor sit amet ".repeat(12);
@@ -21,6 +21,14 @@ export function growingConversation(): () => unknown {
     messages.push({ role, content: `${uuidv7()} turn ${turn++} ${filler}` });
     return { model: "bench-model", messages: [...messages], temperature: 0 };
   };
+}
+
+/** A started run of its own on `store` and the call each conversation row times on it. */
+export async function conversationCall(store: EventStore, actor: Actor): Promise<() => unknown> {
+  const talker = new SessionRecorder({ store, sessionId: uuidv7(), actor });
+  await talker.startRun();
+  const nextRequest = growingConversation();
+  return () => talker.beforeModelCall({ request: nextRequest() });
 }
 
 /** The row of the calls of `growingConversation`, against the suite's raw write at p50. */

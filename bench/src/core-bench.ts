@@ -11,7 +11,7 @@ import {
 } from "@agent-ledger/core";
 import { decodeBody, SqliteEventStore } from "@agent-ledger/core/sqlite";
 import Database from "better-sqlite3";
-import { conversationRow, growingConversation } from "./conversation.js";
+import { conversationCall, conversationRow } from "./conversation.js";
 import {
   alternate,
   latencyInTurns,
@@ -137,17 +137,15 @@ async function sqliteBeforeModelCall(dir: string): Promise<Row[]> {
   };
   written.close();
   const floor = await rawLedgerRow(join(dir, "floor.db"), stored);
-  const talker = new SessionRecorder({ store, sessionId: uuidv7(), actor });
-  await talker.startRun();
-  const nextRequest = growingConversation();
+  const talk = await conversationCall(store, actor);
   // Rounds in turns, the order reversed each round, after untimed rounds of each, so drift
   // on a noisy machine (and a fresh process's first writes, slower for ours and raw alike)
   // hits all of them alike.
-  const [ours, base, under, talk] = (await latencyInTurns([
+  const [ours, base, under, talked] = (await latencyInTurns([
     () => recorder.beforeModelCall({ request }),
     () => raw.write(body),
     () => floor.write(),
-    () => talker.beforeModelCall({ request: nextRequest() }),
+    talk,
   ])) as [number[], number[], number[], number[]];
   raw.db.close();
   floor.db.close();
@@ -177,7 +175,7 @@ async function sqliteBeforeModelCall(dir: string): Promise<Row[]> {
     ratio: floorP50 / baseP50,
     note: "no ledger code: what the schema's 3 unique keys cost",
   });
-  rows.push(conversationRow("SQLite", talk, base, "raw better-sqlite3 durable 1-row insert txn"));
+  rows.push(conversationRow("SQLite", talked, base, "raw better-sqlite3 durable 1-row insert txn"));
   return rows;
 }
 

@@ -6,7 +6,7 @@ import { SERVER_URLS, serverAvailable } from "@agent-ledger/core/testing";
 import { Redis } from "ioredis";
 import mysql from "mysql2/promise";
 import pg from "pg";
-import { conversationRow, growingConversation } from "./conversation.js";
+import { conversationCall, conversationRow } from "./conversation.js";
 import { settle } from "./settle.js";
 import { alternate, latencyInTurns, median, percentile, perSecond, type Row } from "./stats.js";
 
@@ -256,13 +256,11 @@ async function latency(target: Target): Promise<Row[]> {
     await recorder.startRun();
     const session = uuidv7();
     const floorCall = await floor?.(() => recorder.beforeModelCall({ request }));
-    const talker = new SessionRecorder({ store, sessionId: uuidv7(), actor });
-    await talker.startRun();
-    const nextRequest = growingConversation();
-    const [ours, base, talk, under] = (await latencyInTurns([
+    const talk = await conversationCall(store, actor);
+    const [ours, base, talked, under] = (await latencyInTurns([
       () => recorder.beforeModelCall({ request }),
       () => raw.write(session),
-      () => talker.beforeModelCall({ request: nextRequest() }),
+      talk,
       ...(floorCall === undefined ? [] : [floorCall]),
     ])) as [number[], number[], number[], number[] | undefined];
     const rows: Row[] = [50, 99].map((p) => {
@@ -278,7 +276,7 @@ async function latency(target: Target): Promise<Row[]> {
         note: p === 50 ? "target <= 1.3x" : "",
       };
     });
-    rows.push(conversationRow(target.name, talk, base, "raw driver, same 1-row write txn"));
+    rows.push(conversationRow(target.name, talked, base, "raw driver, same 1-row write txn"));
     if (under !== undefined) {
       const baseline = percentile(base, 50);
       rows.push({
