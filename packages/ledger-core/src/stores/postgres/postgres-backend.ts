@@ -54,7 +54,10 @@ interface AppendQueries {
    */
   single: AppendShapes;
   batch: AppendShapes;
-  /** Appends to several runs of one session, gathered by the store (group commit). */
+  /**
+   * Appends to several runs of one session, gathered by the store (group commit), with the
+   * blobs they name and carry.
+   */
   runs: NamedQuery;
 }
 
@@ -251,22 +254,38 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
 
   /**
    * Appends to several runs of one session in one statement (see SqlBackend.appendAtHeads): a
-   * call of the PL/pgSQL function migration 0002 creates in the store's schema. Every append
+   * call of the PL/pgSQL function migration 0005 creates in the store's schema. Every append
    * whose head still is the cached one is written; the others write nothing and answer
    * undefined. The session's counter moves once, by the events of the written appends, which
    * take consecutive cursors. The appends go sorted by run: the function locks their runs rows
-   * in that order, then the session's row, as other batches and the transactional path do.
+   * in that order, then the session's row, as other batches and the transactional path do; then
+   * the blobs the written appends carry and their claims, each once, in ref order.
    * A function rather than one statement of CTEs over unnest: its inner statements are
    * single-row, planned once per connection, and always use the primary keys, where the CTE
    * was planned again on every call (about 1 ms of server CPU for a batch of 8). A lone append
    * keeps `appendAtHead`'s statement: through the function it took 1.21-1.36 ms at p50 against
-   * 0.96-1.05 ms (a recorded model call, alternating processes).
+   * 0.96-1.05 ms (a recorded model call, alternating processes). So do appends whose blobs
+   * together pass one statement's bytes, one after the other.
    */
   async appendAtHeads(appends: HeadAppend[]): Promise<(number | undefined)[]> {
     if (appends.length === 1) return [await this.appendAtHead(appends[0] as HeadAppend)];
+    let bytes = 0;
+    for (const append of appends) for (const blob of append.blobs) bytes += blob.stored.byteLength;
+    if (bytes > BLOB_BYTES_PER_STATEMENT) {
+      const lasts: (number | undefined)[] = [];
+      for (const append of appends) lasts.push(await this.appendAtHead(append));
+      return lasts;
+    }
     const order = inLockOrder(appends);
     const column = <V>(pick: (append: HeadAppend) => V) => order.map(({ append }) => pick(append));
+    /** `pick`'s items of every append, each with the append's place in the arrays (from 1). */
+    const owned = <V>(pick: (append: HeadAppend) => V[]) =>
+      order.flatMap(({ append }, place) =>
+        pick(append).map((item) => ({ item, owner: place + 1 })),
+      );
     const events = order.flatMap(({ append }) => append.events);
+    const refs = owned((append) => append.refs);
+    const blobs = owned((append) => append.blobs);
     const values = [
       appends[0]?.sessionId,
       column((append) => append.runId),
@@ -282,6 +301,11 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
       events.map((event) => event.eventType),
       events.map((event) => event.recordedAt),
       events.map((event) => event.bodyPrefix),
+      refs.map(({ item }) => item),
+      refs.map(({ owner }) => owner),
+      blobs.map(({ item }) => item.ref),
+      blobs.map(({ item }) => bufferOf(item.stored)),
+      blobs.map(({ owner }) => owner),
     ];
     const result = await this.#autocommit<{ ord: number; last_cursor: string | number }>(
       this.#appendAtHeadQueries.runs,
@@ -352,9 +376,10 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
       name: `agent_ledger_append_${createHash("sha256").update(text).digest("hex").slice(0, 16)}`,
       text,
     });
-    const runs = `SELECT ord, last_cursor FROM ${schema}.agent_ledger_append_at_heads(
+    const runs = `SELECT ord, last_cursor FROM ${schema}.agent_ledger_append_blobs_at_heads(
   $1::text, $2::text[], $3::int[], $4::text[], $5::text[], $6::int[], $7::text[], $8::int[],
-  $9::text, $10::int[], $11::text[], $12::text[], $13::text[], $14::text[])`;
+  $9::text, $10::int[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[],
+  $16::int[], $17::text[], $18::bytea[], $19::int[])`;
     this.#appendQueries = {
       single: {
         plain: named(single + last),

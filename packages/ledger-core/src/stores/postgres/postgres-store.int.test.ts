@@ -1,5 +1,7 @@
+import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, describe, expect, it, vi } from "vitest";
+import { sha256Hex } from "../../events/canonical.js";
 import { uuidv7 } from "../../events/ids.js";
 import type { NewEvent } from "../../events/types.js";
 import { openStore } from "../../store/open-store.js";
@@ -158,13 +160,17 @@ describe.skipIf(!available)("PostgresEventStore", () => {
       { version: 3 },
       { version: 4 },
       { version: 5 },
+      { version: 6 },
     ]);
-    // The batch append function lives in the store's schema, not in the search path's first.
-    const functions = await (pool as pg.Pool).query<{ schema: string }>(
-      "SELECT n.nspname AS schema FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.proname = 'agent_ledger_append_at_heads' AND n.nspname = $1",
+    // The batch append functions live in the store's schema, not in the search path's first.
+    const functions = await (pool as pg.Pool).query<{ name: string }>(
+      "SELECT p.proname AS name FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.proname LIKE 'agent_ledger_append%' AND n.nspname = $1 ORDER BY 1",
       [schema],
     );
-    expect(functions.rows).toEqual([{ schema }]);
+    expect(functions.rows).toEqual([
+      { name: "agent_ledger_append_at_heads" },
+      { name: "agent_ledger_append_blobs_at_heads" },
+    ]);
   });
 
   it("puts a few blobs and their claims in one statement; only a batch put skips its own WAL flush", async () => {
@@ -225,6 +231,7 @@ describe.skipIf(!available)("PostgresEventStore", () => {
       await first.close();
       // What a database written by the previous release looks like: no function, version 2.
       await client.query(`DROP FUNCTION "${old}".agent_ledger_append_at_heads`);
+      await client.query(`DROP FUNCTION "${old}".agent_ledger_append_blobs_at_heads`);
       await client.query(`DROP INDEX "${old}".blob_refs_session`);
       await client.query(`DELETE FROM "${old}".schema_version WHERE version >= 3`);
       const upgraded = new PostgresEventStore({ pool: client, schema: old });
@@ -236,6 +243,7 @@ describe.skipIf(!available)("PostgresEventStore", () => {
         { version: 3 },
         { version: 4 },
         { version: 5 },
+        { version: 6 },
       ]);
       // Five runs of one session at once: the first statement starts alone, four go out together
       // through the function the upgrade created.
@@ -247,13 +255,17 @@ describe.skipIf(!available)("PostgresEventStore", () => {
           expectedSeq: 0,
           events: [{ type: "run.started" }],
         });
+      // r3's append carries a blob it names: the function stores and claims it.
+      const content = `carried ${uuidv7()}`;
+      const ref = `sha256:${sha256Hex(content)}`;
       await Promise.all(
         runs.map((runId) =>
           upgraded.append({
             sessionId: "s",
             runId,
             expectedSeq: 1,
-            events: [{ type: "x.step" }],
+            events: [{ type: "x.step", ...(runId === "r3" ? { evidenceRefs: [ref] } : {}) }],
+            ...(runId === "r3" ? { blobs: [content] } : {}),
           }),
         ),
       );
@@ -273,6 +285,12 @@ describe.skipIf(!available)("PostgresEventStore", () => {
         `SELECT count(*) AS calls FROM "${old}".events WHERE event_type = 'x.step'`,
       );
       expect(Number(calls.rows[0]?.calls)).toBe(5);
+      expect(new TextDecoder().decode(await upgraded.getBlob(ref))).toBe(content);
+      const claims = await client.query(
+        `SELECT session_id FROM "${old}".blob_refs WHERE blob_ref = $1`,
+        [ref],
+      );
+      expect(claims.rows).toEqual([{ session_id: "s" }]);
       const session = (await upgraded.readSession({ sessionId: "s" })).events;
       expect(session[0]).toEqual(before.events[0]);
       expect(session.map((event) => event.commitCursor)).toEqual(
@@ -292,6 +310,49 @@ describe.skipIf(!available)("PostgresEventStore", () => {
     await store.init();
     await checkLargeBatch(store, 10_000);
     await store.close();
+  }, 60_000);
+
+  it("gathered appends whose blobs pass one statement's 16 MiB together go one after the other, each in its one statement", async () => {
+    // Watched before the store is made: a store binds the method when constructed.
+    const batches = vi.spyOn(PostgresBackend.prototype, "appendAtHeads");
+    const programs = vi.spyOn(PostgresBackend.prototype, "write");
+    const singles = vi.spyOn(PostgresBackend.prototype, "appendAtHead");
+    const store = new PostgresEventStore({ pool: pool as pg.Pool, schema });
+    try {
+      await store.init();
+      const sessionId = `large-${uuidv7()}`;
+      const runs = ["a", "b", "c"];
+      for (const runId of runs)
+        await store.append({ sessionId, runId, expectedSeq: 0, events: [{ type: "run.started" }] });
+      programs.mockClear();
+      // 9 MiB each, of bytes that do not deflate: b's and c's go out together, 18 MiB.
+      const contents = runs.map(() => randomBytes(9 << 20));
+      const refs = contents.map((content) => `sha256:${sha256Hex(content)}`);
+      const answers = await Promise.all(
+        runs.map((runId, index) =>
+          store.append({
+            sessionId,
+            runId,
+            expectedSeq: 1,
+            events: [{ type: "x.named", evidenceRefs: [refs[index] as string] }],
+            blobs: [contents[index] as Buffer],
+          }),
+        ),
+      );
+      expect(answers.map((answer) => answer.deduplicated)).toEqual([false, false, false]);
+      expect(batches.mock.calls.map(([appends]) => appends.length)).toContain(2);
+      expect(singles.mock.calls.map(([append]) => append.runId).sort()).toEqual(runs);
+      expect(programs).not.toHaveBeenCalled();
+      for (const [index, ref] of refs.entries())
+        expect(Buffer.from(await store.getBlob(ref)).equals(contents[index] as Buffer)).toBe(true);
+      const cursors = (await store.readSession({ sessionId })).events.map((e) => e.commitCursor);
+      expect(cursors).toEqual([1, 2, 3, 4, 5, 6]);
+    } finally {
+      batches.mockRestore();
+      programs.mockRestore();
+      singles.mockRestore();
+      await store.close();
+    }
   }, 60_000);
 
   it("puts 22,000 blobs in one putBlobs call: the INSERTs stay within 65,535 bind parameters", async () => {

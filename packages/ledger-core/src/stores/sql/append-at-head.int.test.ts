@@ -184,6 +184,19 @@ function appendAtOnce(
   );
 }
 
+/** Every append `batches` was called with, statement after statement. */
+function sentIn(batches: { mock: { calls: [HeadAppend[]][] } }): HeadAppend[] {
+  return batches.mock.calls.flatMap(([appends]) => appends);
+}
+
+/** Whether some statement of `batches` gathered several appends, one of them `matching`. */
+function gatheredWith(
+  batches: { mock: { calls: [HeadAppend[]][] } },
+  matching: (append: HeadAppend) => boolean,
+): boolean {
+  return batches.mock.calls.some(([appends]) => appends.length > 1 && appends.some(matching));
+}
+
 for (const kind of kinds) {
   describe.skipIf(!kind.available)(`${kind.name} append at a cached head`, () => {
     it("two stores writing one run alternately: each stale cache falls back, the chain is right", async () => {
@@ -387,8 +400,10 @@ for (const kind of kinds) {
       }
     });
 
-    it("appends that name blobs take the one statement too, and index the blobs for their session", async () => {
+    it("appends that name blobs take the one-statement path of the others, and index the blobs for their session", async () => {
       const open = await kind.database();
+      // Watched before the stores are made: a store binds the method when constructed.
+      const batches = vi.spyOn(kind.backend.prototype, "appendAtHeads");
       const store = await open();
       const putBlobs = store.putBlobs?.bind(store) as NonNullable<EventStore["putBlobs"]>;
       const sessionId = `refs-${uuidv7()}`;
@@ -426,10 +441,13 @@ for (const kind of kinds) {
           events: [named([later])],
         });
         written.push(...alone.events);
-        // No append went the transactional way.
+        // No append went the transactional way; those naming blobs went where the others go
+        // (gathered into statements of several when enough arrive at once: see below).
         expect(write).not.toHaveBeenCalled();
+        expect(sentIn(batches).filter((append) => append.refs.length > 0)).toHaveLength(3);
       } finally {
         write.mockRestore();
+        batches.mockRestore();
       }
       await checkSession(store, sessionId, written);
       expect(await store.collectBlobs?.({ blobGraceMs: 0 })).toEqual({ deletedBlobs: 0 });
@@ -438,8 +456,10 @@ for (const kind of kinds) {
       });
     });
 
-    it("appends that carry blobs store them in that one statement: no put, no program", async () => {
+    it("appends that carry blobs store them in the statement they go out in: no put, no program", async () => {
       const open = await kind.database();
+      // Watched before the stores are made: a store binds the method when constructed.
+      const batches = vi.spyOn(kind.backend.prototype, "appendAtHeads");
       const store = await open();
       const other = await open();
       const sessionId = `carried-${uuidv7()}`;
@@ -493,6 +513,7 @@ for (const kind of kinds) {
         written.push(...alone.events);
         expect(write).not.toHaveBeenCalled();
         expect(put).not.toHaveBeenCalled();
+        expect(sentIn(batches).filter((append) => append.blobs.length > 0)).toHaveLength(4);
         // A stale head (another store wrote the run): refused, and nothing of it stored.
         await other.append({ sessionId, runId: "b", expectedSeq: 2, events: [event("x.plain")] });
         const late = `late ${uuidv7()}`;
@@ -511,6 +532,7 @@ for (const kind of kinds) {
       } finally {
         put.mockRestore();
         write.mockRestore();
+        batches.mockRestore();
       }
       for (let index = 0; index < contents.length; index++)
         expect(new TextDecoder().decode(await store.getBlob(ref(index)))).toBe(contents[index]);
@@ -519,6 +541,62 @@ for (const kind of kinds) {
       expect(await closeAndDelete(store, sessionId, runs)).toMatchObject({
         deletedBlobs: contents.length,
       });
+    });
+
+    it("in one statement, blobs carried are stored once, only for appends written", async () => {
+      const open = await kind.database();
+      const spy = vi.spyOn(kind.backend.prototype, "appendAtHeads");
+      try {
+        const [a, b] = [await open(), await open()];
+        // Nine runs, each of its own session where one statement takes several (MariaDB), of one
+        // session otherwise; nine, so that statements carry several appends however the store
+        // shares them out.
+        const session = `once-${uuidv7()}`;
+        const places = Array.from({ length: 9 }, (_, index) =>
+          kind.acrossSessions
+            ? { sessionId: `s${index}-${uuidv7()}`, runId: "r" }
+            : { sessionId: session, runId: `r${index}` },
+        );
+        await startRuns(a, places);
+        // B moves the third run: A's cached head for it is stale, its append a conflict.
+        await b.append({
+          ...(places[2] as (typeof places)[number]),
+          expectedSeq: 1,
+          events: [event("x.b")],
+        });
+        const text = (label: string) => `${label} ${uuidv7()} ${"words ".repeat(40)}`;
+        const shared = text("the system prompt every run carries");
+        const own = places.map((_, index) => text(`own ${index}`));
+        const refOf = (content: string) => `sha256:${sha256Hex(content)}`;
+        const answers = await appendAtOnce(
+          a,
+          places.map((place, index) => ({
+            ...place,
+            expectedSeq: 1,
+            events: [
+              { type: "x.named", evidenceRefs: [refOf(shared), refOf(own[index] as string)] },
+            ] as never,
+            blobs: [own[index] as string, shared],
+          })),
+          [],
+        );
+        expect(gatheredWith(spy, (append) => append.blobs.length > 0)).toBe(true);
+        expect(LedgerError.isInstance(answers[2], "conflict")).toBe(true);
+        await expect(a.getBlob(refOf(own[2] as string))).rejects.toMatchObject({
+          code: "not-found",
+        });
+        for (const index of places.keys()) {
+          if (index === 2) continue;
+          expect(answers[index]).toMatchObject({ deduplicated: false });
+          expect(new TextDecoder().decode(await a.getBlob(refOf(own[index] as string)))).toBe(
+            own[index],
+          );
+        }
+        expect(new TextDecoder().decode(await a.getBlob(refOf(shared)))).toBe(shared);
+        expect(await a.collectBlobs({ blobGraceMs: 0 })).toEqual({ deletedBlobs: 0 });
+      } finally {
+        spy.mockRestore();
+      }
     });
 
     // Only where one statement carries several sessions (MariaDB).
@@ -559,60 +637,6 @@ for (const kind of kinds) {
             expect(mine).toHaveLength(60);
             await checkSession(stores[0] as EventStore, sessionId, mine);
           }
-        } finally {
-          spy.mockRestore();
-        }
-      });
-
-      it("in one statement of several sessions, blobs carried are stored once, only for appends written", async () => {
-        const open = await kind.database();
-        const spy = vi.spyOn(kind.backend.prototype, "appendAtHeads");
-        try {
-          const [a, b] = [await open(), await open()];
-          // Nine, so that statements carry several appends however the store shares them out.
-          const sessions = Array.from({ length: 9 }, (_, index) => `s${index}-${uuidv7()}`);
-          await startRuns(
-            a,
-            sessions.map((sessionId) => ({ sessionId, runId: "r" })),
-          );
-          // B moves the run of s2: A's cached head for it is stale, its append a conflict.
-          await b.append({
-            sessionId: sessions[2] as string,
-            runId: "r",
-            expectedSeq: 1,
-            events: [event("x.b")],
-          });
-          const text = (label: string) => `${label} ${uuidv7()} ${"words ".repeat(40)}`;
-          const shared = text("the system prompt every session carries");
-          const own = sessions.map((_, index) => text(`own ${index}`));
-          const refOf = (content: string) => `sha256:${sha256Hex(content)}`;
-          const answers = await appendAtOnce(
-            a,
-            sessions.map((sessionId, index) => ({
-              sessionId,
-              runId: "r",
-              expectedSeq: 1,
-              events: [
-                { type: "x.named", evidenceRefs: [refOf(shared), refOf(own[index] as string)] },
-              ] as never,
-              blobs: [own[index] as string, shared],
-            })),
-            [],
-          );
-          expect(spy.mock.calls.some(([appends]) => appends.length > 1)).toBe(true);
-          expect(LedgerError.isInstance(answers[2], "conflict")).toBe(true);
-          await expect(a.getBlob(refOf(own[2] as string))).rejects.toMatchObject({
-            code: "not-found",
-          });
-          for (const index of sessions.keys()) {
-            if (index === 2) continue;
-            expect(answers[index]).toMatchObject({ deduplicated: false });
-            expect(new TextDecoder().decode(await a.getBlob(refOf(own[index] as string)))).toBe(
-              own[index],
-            );
-          }
-          expect(new TextDecoder().decode(await a.getBlob(refOf(shared)))).toBe(shared);
-          expect(await a.collectBlobs({ blobGraceMs: 0 })).toEqual({ deletedBlobs: 0 });
         } finally {
           spy.mockRestore();
         }

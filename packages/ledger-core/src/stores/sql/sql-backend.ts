@@ -67,9 +67,8 @@ export interface SqlBackend {
    * `batchesAcrossSessions`) in one round trip and one transaction, answering each as
    * `appendAtHead` would: its last cursor, or undefined when its stored head was not the
    * expected one. A driver error answers all of them. The store gathers concurrent appends into
-   * it (group commit), and then calls only this one: a backend that has it needs no
-   * `appendAtHead`. A backend that has both gets the appends that name blobs (`refs`) in
-   * `appendAtHead`, one at a time; here only the others.
+   * it (group commit), and then calls only this one, for every at-head append, those that
+   * name or carry blobs too: a backend that has it needs no `appendAtHead`.
    */
   appendAtHeads?(appends: HeadAppend[]): Promise<(number | undefined)[]>;
   /**

@@ -119,17 +119,13 @@ export class SqlEventStore implements EventStore {
     this.#backend = backend;
     this.#name = name;
     const many = backend.appendAtHeads?.bind(backend);
-    const one = backend.appendAtHead?.bind(backend);
     if (many !== undefined) {
       const coalescer = new WriteCoalescer(
         many,
         backend.batchesAcrossSessions === true ? groupCommitAcrossSessions : groupCommit,
       );
-      // An append that names blobs goes alone where the backend has a statement for one
-      // append (see SqlBackend.appendAtHeads).
-      this.#atHead = (append) =>
-        one !== undefined && append.refs.length > 0 ? one(append) : coalescer.submit(append);
-    } else this.#atHead = one;
+      this.#atHead = (append) => coalescer.submit(append);
+    } else this.#atHead = backend.appendAtHead?.bind(backend);
   }
 
   init(options?: InitOptions): Promise<void> {
