@@ -55,10 +55,11 @@ interface AppendQueries {
   single: AppendShapes;
   batch: AppendShapes;
   /**
-   * Appends to several runs of one session, gathered by the store (group commit), with the
-   * blobs they name and carry.
+   * Appends to several runs of one session, gathered by the store (group commit); `runsBlobs`
+   * also with the blobs they name and carry (five more arrays).
    */
   runs: NamedQuery;
+  runsBlobs: NamedQuery;
 }
 
 /** SQLSTATE classes after which the connection is still usable: the statement just failed. */
@@ -254,7 +255,8 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
 
   /**
    * Appends to several runs of one session in one statement (see SqlBackend.appendAtHeads): a
-   * call of the PL/pgSQL function migration 0005 creates in the store's schema. Every append
+   * call of the PL/pgSQL function migration 0002 creates in the store's schema, or, when the
+   * appends name or carry blobs, of 0005's, which calls it and then writes the blobs. Every append
    * whose head still is the cached one is written; the others write nothing and answer
    * undefined. The session's counter moves once, by the events of the written appends, which
    * take consecutive cursors. The appends go sorted by run: the function locks their runs rows
@@ -286,7 +288,7 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
     const events = order.flatMap(({ append }) => append.events);
     const refs = owned((append) => append.refs);
     const blobs = owned((append) => append.blobs);
-    const values = [
+    const values: unknown[] = [
       appends[0]?.sessionId,
       column((append) => append.runId),
       column((append) => append.length),
@@ -301,14 +303,20 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
       events.map((event) => event.eventType),
       events.map((event) => event.recordedAt),
       events.map((event) => event.bodyPrefix),
-      refs.map(({ item }) => item),
-      refs.map(({ owner }) => owner),
-      blobs.map(({ item }) => item.ref),
-      blobs.map(({ item }) => bufferOf(item.stored)),
-      blobs.map(({ owner }) => owner),
     ];
+    let query = this.#appendAtHeadQueries.runs;
+    if (refs.length > 0 || blobs.length > 0) {
+      values.push(
+        refs.map(({ item }) => item),
+        refs.map(({ owner }) => owner),
+        blobs.map(({ item }) => item.ref),
+        blobs.map(({ item }) => bufferOf(item.stored)),
+        blobs.map(({ owner }) => owner),
+      );
+      query = this.#appendAtHeadQueries.runsBlobs;
+    }
     const result = await this.#autocommit<{ ord: number; last_cursor: string | number }>(
-      this.#appendAtHeadQueries.runs,
+      query,
       values,
     );
     const lasts: (number | undefined)[] = appends.map(() => undefined);
@@ -376,10 +384,12 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
       name: `agent_ledger_append_${createHash("sha256").update(text).digest("hex").slice(0, 16)}`,
       text,
     });
-    const runs = `SELECT ord, last_cursor FROM ${schema}.agent_ledger_append_blobs_at_heads(
-  $1::text, $2::text[], $3::int[], $4::text[], $5::text[], $6::int[], $7::text[], $8::int[],
-  $9::text, $10::int[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[],
-  $16::int[], $17::text[], $18::bytea[], $19::int[])`;
+    const runArguments = `$1::text, $2::text[], $3::int[], $4::text[], $5::text[], $6::int[],
+  $7::text[], $8::int[], $9::text, $10::int[], $11::text[], $12::text[], $13::text[], $14::text[]`;
+    const runs = `SELECT ord, last_cursor FROM ${schema}.agent_ledger_append_at_heads(
+  ${runArguments})`;
+    const runsBlobs = `SELECT ord, last_cursor FROM ${schema}.agent_ledger_append_blobs_at_heads(
+  ${runArguments}, $15::text[], $16::int[], $17::text[], $18::bytea[], $19::int[])`;
     this.#appendQueries = {
       single: {
         plain: named(single + last),
@@ -392,6 +402,7 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
         blobs: named(batch + storeBlobs("$16", "$17") + indexRefs("$15") + last),
       },
       runs: named(runs),
+      runsBlobs: named(runsBlobs),
     };
     return this.#appendQueries;
   }
