@@ -599,6 +599,57 @@ for (const kind of kinds) {
       }
     });
 
+    it("two stores writing runs of four sessions, every append carrying blobs others carry too: each written once, every blob kept", async () => {
+      const open = await kind.database();
+      const spy = vi.spyOn(kind.backend.prototype, "appendAtHeads");
+      try {
+        const stores = [await open(), await open()];
+        // Sixteen runs over four sessions; each store writes half the runs of every session.
+        const writers = Array.from({ length: 16 }, (_, writer) => ({
+          store: stores[writer % 2] as EventStore,
+          sessionId: `shared-blobs-${writer % 4}-${lastDatabase}`,
+          runId: `run-${writer}`,
+        }));
+        const text = (label: string) => `${label} ${uuidv7()} ${"words ".repeat(30)}`;
+        // Blobs every writer carries, so statements of every session and both stores take
+        // their rows, in whatever order the writers name them.
+        const shared = [text("prompt"), text("tools"), text("policy")];
+        const refOf = (content: string) => `sha256:${sha256Hex(content)}`;
+        const written: LedgerEvent[] = [];
+        const own: string[] = [];
+        await startRuns(stores[0] as EventStore, writers);
+        await Promise.all(
+          writers.map(async (writer, index) => {
+            for (let step = 1; step < 12; step++) {
+              const mine = text(`run ${index} step ${step}`);
+              own.push(mine);
+              const carried = [...shared.slice(step % 3), ...shared.slice(0, step % 3), mine];
+              const result = await writer.store.append({
+                sessionId: writer.sessionId,
+                runId: writer.runId,
+                expectedSeq: step,
+                events: [{ type: "x.named", evidenceRefs: carried.map(refOf) }] as never,
+                blobs: index % 2 === 0 ? carried : carried.reverse(),
+              });
+              expect(result.deduplicated).toBe(false);
+              written.push(...result.events);
+            }
+          }),
+        );
+        expect(gatheredWith(spy, (append) => append.blobs.length > 0)).toBe(true);
+        for (const content of [...shared, ...own])
+          expect(new TextDecoder().decode(await stores[1]?.getBlob(refOf(content)))).toBe(content);
+        for (const sessionId of new Set(writers.map((writer) => writer.sessionId))) {
+          const mine = written.filter((stored) => stored.sessionId === sessionId);
+          expect(mine).toHaveLength(44);
+          await checkSession(stores[0] as EventStore, sessionId, mine);
+        }
+        expect(await stores[0]?.collectBlobs({ blobGraceMs: 0 })).toEqual({ deletedBlobs: 0 });
+      } finally {
+        spy.mockRestore();
+      }
+    });
+
     // Only where one statement carries several sessions (MariaDB).
     if (kind.acrossSessions) {
       it("statements of several sessions from two stores at once: no deadlock, no gap, nothing lost", async () => {
