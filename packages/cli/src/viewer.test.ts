@@ -28,9 +28,9 @@ const CHROMIUM = "/usr/bin/chromium";
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) {
   if (process.env.CI === "true")
-    throw new Error(`CI=true and ${CHROMIUM} is missing: run scripts/install-chromium.sh`);
+    throw new Error(`CI=true and ${CHROMIUM} is missing: run scripts/install-test-tools.sh`);
   console.warn(
-    `[agent-ledger] skipping the viewer browser tests: ${CHROMIUM} is missing (run scripts/install-chromium.sh)`,
+    `[agent-ledger] skipping the viewer browser tests: ${CHROMIUM} is missing (run scripts/install-test-tools.sh)`,
   );
 }
 

@@ -63,7 +63,13 @@ interface AppendQueries {
 }
 
 /** SQLSTATE classes after which the connection is still usable: the statement just failed. */
-const statementErrors = /^(23|40|22|42)/;
+const statementErrors = /^(23|40|22|42|26)/;
+
+/**
+ * invalid_sql_statement_name and duplicate_prepared_statement: what a named statement gets
+ * through a pooler in transaction mode (see PostgresBackend's #autocommit).
+ */
+const statementNameErrors: ReadonlySet<string> = new Set(["26000", "42P05"]);
 
 /**
  * What a migration that lost a race to another process's (see init) hits: unique_violation in
@@ -94,6 +100,8 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
   readonly #location: string;
   readonly #bound = new WeakMap<pg.PoolClient, NodePgDatabase>();
   #appendQueries: AppendQueries | undefined;
+  /** False once a pooler in transaction mode refused a named statement (see #autocommit). */
+  #named = true;
   /** synchronous_commit as init's connection had it (an application's pool may turn it off). */
   #synchronousCommit = "unknown";
 
@@ -407,7 +415,15 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
     return this.#appendQueries;
   }
 
-  /** One statement on a pooled client; a client whose connection failed is destroyed. */
+  /**
+   * One statement on a pooled client; a client whose connection failed is destroyed. The
+   * statement goes by its name (parsed and planned once per connection) until the server
+   * answers that the name is unknown or already taken on the connection it reached: a pooler
+   * in transaction mode (PgBouncer before 1.21, or without `max_prepared_statements`) hands
+   * each transaction to any of its server connections, while node-postgres remembers what it
+   * prepared per client. From then on this store sends its statements unnamed, and the one
+   * refused is sent again so: the server executed nothing of it.
+   */
   async #autocommit<R extends pg.QueryResultRow>(
     query: NamedQuery,
     values: unknown[],
@@ -417,7 +433,14 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
     client.on("error", onError);
     let broken: Error | undefined;
     try {
-      return await client.query<R>({ ...query, values });
+      if (!this.#named) return await client.query<R>({ text: query.text, values });
+      try {
+        return await client.query<R>({ ...query, values });
+      } catch (error) {
+        if (!statementNameErrors.has(driverError(error).code ?? "")) throw error;
+        this.#named = false;
+        return await client.query<R>({ text: query.text, values });
+      }
     } catch (error) {
       const code = driverError(error).code;
       if (code === undefined || !statementErrors.test(code))
