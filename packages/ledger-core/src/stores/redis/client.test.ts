@@ -1,7 +1,7 @@
 import { createServer } from "node:net";
 import { describe, expect, it } from "vitest";
 import { LedgerError } from "../../events/errors.js";
-import { serverTooOld } from "./client.js";
+import { evictsLedgerKeys, serverTooOld } from "./client.js";
 import { RedisEventStore } from "./redis-store.js";
 
 /** A local port nothing listens on (taken from the system, then freed). */
@@ -27,6 +27,33 @@ describe("serverTooOld", () => {
       expect(serverTooOld(info(version)), version).toBeUndefined();
     expect(serverTooOld("# Server\r\nredis_mode:standalone\r\n")).toBeUndefined();
     expect(serverTooOld(info("unknown"))).toBeUndefined();
+  });
+});
+
+describe("evictsLedgerKeys", () => {
+  const settings = (maxmemory: string, policy: string) => ({
+    maxmemory,
+    "maxmemory-policy": policy,
+  });
+
+  it("refuses a memory limit under an allkeys policy, which may evict any of the ledger's keys", () => {
+    for (const policy of ["allkeys-lru", "allkeys-lfu", "allkeys-random"])
+      expect(evictsLedgerKeys(settings("1073741824", policy)), policy).toMatch(
+        new RegExp(`maxmemory-policy ${policy}.*noeviction`),
+      );
+  });
+
+  it("takes noeviction, the volatile policies (the ledger's keys have no TTL), no limit, and settings CONFIG hides", () => {
+    for (const policy of [
+      "noeviction",
+      "volatile-lru",
+      "volatile-lfu",
+      "volatile-random",
+      "volatile-ttl",
+    ])
+      expect(evictsLedgerKeys(settings("1073741824", policy)), policy).toBeUndefined();
+    expect(evictsLedgerKeys(settings("0", "allkeys-lru"))).toBeUndefined();
+    expect(evictsLedgerKeys(settings("unknown", "unknown"))).toBeUndefined();
   });
 });
 

@@ -78,15 +78,38 @@ export function unavailable(error: unknown, what: string, client?: object): unkn
   return new StoreUnavailableError(`redis ${what} failed: ${message}`, error);
 }
 
-/** The server's persistence settings; CONFIG is often renamed or disabled on managed Redis. */
+/**
+ * The server's persistence and eviction settings; CONFIG is often renamed or disabled on
+ * managed Redis ("unknown" then). One parameter per CONFIG GET: Redis before 7.0 takes one.
+ */
 export async function readDurability(client: Redis | Cluster): Promise<Record<string, string>> {
-  try {
-    const appendonly = (await client.config("GET", "appendonly")) as string[];
-    const appendfsync = (await client.config("GET", "appendfsync")) as string[];
-    return { appendonly: appendonly[1] ?? "unknown", appendfsync: appendfsync[1] ?? "unknown" };
-  } catch {
-    return { appendonly: "unknown", appendfsync: "unknown" };
+  const names = ["appendonly", "appendfsync", "maxmemory", "maxmemory-policy"];
+  const settings: Record<string, string> = {};
+  for (const name of names) {
+    try {
+      const reply = (await client.config("GET", name)) as string[];
+      settings[name] = reply[1] ?? "unknown";
+    } catch {
+      settings[name] = "unknown";
+    }
   }
+  return settings;
+}
+
+/**
+ * Why the server, with these settings (readDurability), may delete the ledger's keys on its
+ * own, or undefined. With a memory limit and an `allkeys-*` policy, Redis evicts any key when
+ * the limit is reached: a session's log, its id index or a run's head could go while the rest
+ * stays, which no reader or writer could tell from a shorter ledger, and later appends would
+ * build on it. The ledger's keys have no TTL, so the `volatile-*` policies never pick them, and
+ * `noeviction` refuses writes instead (the append fails as `store-unavailable`). A limit of 0
+ * is no limit.
+ */
+export function evictsLedgerKeys(settings: Record<string, string>): string | undefined {
+  const policy = settings["maxmemory-policy"] ?? "unknown";
+  const limit = settings.maxmemory ?? "unknown";
+  if (!policy.startsWith("allkeys-") || limit === "0") return undefined;
+  return `this Redis server evicts any key when it reaches maxmemory (maxmemory ${limit}, maxmemory-policy ${policy}), the ledger's too, which would lose events without a trace: set maxmemory-policy to noeviction (or a volatile-* policy, which never picks the ledger's keys), or give the ledger a Redis of its own`;
 }
 
 /**

@@ -4,7 +4,7 @@ import { runEventStoreConformance } from "../../testing/conformance.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { RedisEventStore } from "./redis-store.js";
 import { localClusterForTests } from "./testing/cluster-hooks.js";
-import { localClusterUnavailable } from "./testing/local-cluster.js";
+import { localClusterUnavailable, startLocalRedis } from "./testing/local-cluster.js";
 import { deleteKeys, freshPrefix } from "./testing/test-keys.js";
 
 // The store on ioredis clients configured the way applications configure them for their own
@@ -56,6 +56,60 @@ describe.skipIf(!available)("RedisEventStore on a server older than 5.0", () => 
     const plain = appClient({});
     expect(await plain.keys(`${keyPrefix}*`)).toEqual([]);
   });
+});
+
+// A server of its own (started from the machine's redis-server, which the cluster tests need
+// too): the shared server's eviction settings must not change under the other tests.
+describe.skipIf(noCluster !== undefined)("RedisEventStore on a server that evicts keys", () => {
+  it("init refuses a memory limit with an allkeys policy, writing nothing; volatile policies and no limit pass", async () => {
+    const server = await startLocalRedis([
+      "--maxmemory",
+      "64mb",
+      "--maxmemory-policy",
+      "allkeys-lru",
+    ]);
+    const admin = new Redis(server.url);
+    const open = async () => {
+      const store = new RedisEventStore({ url: server.url, keyPrefix: "ledger:" });
+      try {
+        await store.init();
+        return store;
+      } catch (error) {
+        await store.close();
+        throw error;
+      }
+    };
+    try {
+      await expect(open()).rejects.toMatchObject({
+        code: "store-unavailable",
+        message: expect.stringMatching(
+          /maxmemory 67108864, maxmemory-policy allkeys-lru.*noeviction/,
+        ),
+      });
+      expect(await admin.dbsize()).toBe(0);
+      // The ledger's keys carry no TTL: a volatile policy never picks them.
+      await admin.config("SET", "maxmemory-policy", "volatile-lru");
+      const store = await open();
+      expect(store.describe().durability).toMatchObject({
+        maxmemory: "67108864",
+        "maxmemory-policy": "volatile-lru",
+      });
+      await store.append({
+        sessionId: "s",
+        runId: "r",
+        expectedSeq: 0,
+        events: [{ type: "run.started" }],
+      });
+      await store.close();
+      // No limit: nothing is evicted, whatever the policy.
+      await admin.config("SET", "maxmemory-policy", "allkeys-lfu");
+      await admin.config("SET", "maxmemory", "0");
+      await (await open()).close();
+    } finally {
+      admin.disconnect();
+      await server.stop();
+    }
+  }, 30_000);
 });
 
 describe.skipIf(!available)("RedisEventStore on an application's client", () => {

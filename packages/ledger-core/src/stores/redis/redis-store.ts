@@ -71,6 +71,7 @@ import {
   assertServerVersion,
   createClient,
   describeClient,
+  evictsLedgerKeys,
   isCluster,
   readDurability,
   unavailable,
@@ -157,7 +158,12 @@ export class RedisEventStore implements EventStore {
     unknown[] | Error
   >;
   readonly #keys = new Map<string, { session: SessionKeys; run: RunKeys }>();
-  #durability: Record<string, string> = { appendonly: "unknown", appendfsync: "unknown" };
+  #durability: Record<string, string> = {
+    appendonly: "unknown",
+    appendfsync: "unknown",
+    maxmemory: "unknown",
+    "maxmemory-policy": "unknown",
+  };
 
   constructor(options: RedisEventStoreOptions) {
     if ((options.client === undefined) === (options.url === undefined)) {
@@ -214,6 +220,10 @@ export class RedisEventStore implements EventStore {
     try {
       await assertServerVersion(this.#client);
       await assertSelectedDatabase(this.#client);
+      // Before anything is written: a server that may evict the ledger's keys is refused.
+      const durability = await readDurability(this.#client);
+      const evicts = evictsLedgerKeys(durability);
+      if (evicts !== undefined) throw new StoreUnavailableError(evicts);
       const key = schemaKey(this.#prefix);
       let version = await this.#client.get(key);
       if (version === null && options?.create === false)
@@ -240,7 +250,7 @@ export class RedisEventStore implements EventStore {
           `redis keys under ${JSON.stringify(this.#prefix)} use layout version ${version}; this version of agent-ledger reads version ${LAYOUT_VERSION}`,
         );
       }
-      this.#durability = await readDurability(this.#client);
+      this.#durability = durability;
     } catch (error) {
       throw this.#unavailable(error, "init");
     }

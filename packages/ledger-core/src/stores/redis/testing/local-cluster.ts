@@ -123,9 +123,16 @@ export async function startLocalCluster(): Promise<LocalCluster> {
   }
 }
 
-async function startOnFreePorts(): Promise<LocalCluster> {
-  const dir = mkdtempSync(join(tmpdir(), "agent-ledger-cluster-"));
-  const ports = await freePorts();
+/**
+ * `redis-server` processes on `ports` (nothing on disk, files in a directory of their own), with
+ * `args` added; `stop` kills them and removes the directory. Each answers PING when this
+ * returns.
+ */
+async function startServers(
+  ports: number[],
+  args: (port: number) => string[],
+): Promise<{ stop(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), "agent-ledger-redis-"));
   const processes: ChildProcess[] = ports.map((port) =>
     spawn(
       "redis-server",
@@ -134,16 +141,13 @@ async function startOnFreePorts(): Promise<LocalCluster> {
         String(port),
         "--bind",
         "127.0.0.1",
-        "--cluster-enabled",
-        "yes",
-        "--cluster-config-file",
-        `nodes-${port}.conf`,
         "--dir",
         dir,
         "--save",
         "",
         "--appendonly",
         "no",
+        ...args(port),
       ],
       { stdio: "ignore" },
     ),
@@ -170,6 +174,34 @@ async function startOnFreePorts(): Promise<LocalCluster> {
   try {
     for (const port of ports)
       await until(`node ${port} up`, async () => (await nodeAnswer(port, "PING")) === "PONG");
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { stop };
+}
+
+/**
+ * One `redis-server` with `args` added (say, `--maxmemory-policy allkeys-lru`), on a free port,
+ * for a test that needs settings the shared server must not change under other tests.
+ */
+export async function startLocalRedis(
+  args: string[],
+): Promise<{ url: string; stop(): Promise<void> }> {
+  const [port] = await freePorts();
+  const { stop } = await startServers([port as number], () => args);
+  return { url: `redis://127.0.0.1:${port}`, stop };
+}
+
+async function startOnFreePorts(): Promise<LocalCluster> {
+  const ports = await freePorts();
+  const { stop } = await startServers(ports, (port) => [
+    "--cluster-enabled",
+    "yes",
+    "--cluster-config-file",
+    `nodes-${port}.conf`,
+  ]);
+  try {
     await run("redis-cli", [
       "--cluster",
       "create",
