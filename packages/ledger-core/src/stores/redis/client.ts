@@ -84,16 +84,15 @@ export function unavailable(error: unknown, what: string, client?: object): unkn
  */
 export async function readDurability(client: Redis | Cluster): Promise<Record<string, string>> {
   const names = ["appendonly", "appendfsync", "maxmemory", "maxmemory-policy"];
-  const settings: Record<string, string> = {};
-  for (const name of names) {
-    try {
-      const reply = (await client.config("GET", name)) as string[];
-      settings[name] = reply[1] ?? "unknown";
-    } catch {
-      settings[name] = "unknown";
-    }
-  }
-  return settings;
+  const values = await Promise.all(
+    names.map((name) =>
+      (client.config("GET", name) as Promise<string[]>).then(
+        (reply) => reply[1] ?? "unknown",
+        () => "unknown",
+      ),
+    ),
+  );
+  return Object.fromEntries(names.map((name, index) => [name, values[index] as string]));
 }
 
 /**
