@@ -60,8 +60,8 @@ function accepts(port: number): Promise<boolean> {
 
 /**
  * Starts `pgbouncer` in the foreground, in transaction mode with `serverConnections` server
- * connections, on a free port, in front of the server `serverUrl` names (trust auth, as the
- * servers here have). PgBouncer refuses to run as root: as root it runs as the `postgres` user.
+ * connections, on a free port, in front of the server `serverUrl` names. PgBouncer refuses to
+ * run as root: as root it runs as the `postgres` user.
  */
 export async function startLocalPgbouncer(
   serverUrl: string,
@@ -70,6 +70,9 @@ export async function startLocalPgbouncer(
   const server = new URL(serverUrl);
   const database = decodeURIComponent(server.pathname.slice(1));
   const user = decodeURIComponent(server.username);
+  // The server's own password, if its URL has one (AGENT_LEDGER_POSTGRES_URL); clients of
+  // PgBouncer itself are trusted.
+  const password = server.password === "" ? "" : ` password=${decodeURIComponent(server.password)}`;
   const dir = mkdtempSync(join(tmpdir(), "agent-ledger-pgbouncer-"));
   chmodSync(dir, 0o755);
   const port = await freePort();
@@ -79,7 +82,7 @@ export async function startLocalPgbouncer(
     config,
     [
       "[databases]",
-      `${database} = host=${server.hostname} port=${server.port || 5432} dbname=${database} user=${user}`,
+      `${database} = host=${server.hostname} port=${server.port || 5432} dbname=${database} user=${user}${password}`,
       "[pgbouncer]",
       "listen_addr = 127.0.0.1",
       `listen_port = ${port}`,
