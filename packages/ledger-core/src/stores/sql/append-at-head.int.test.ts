@@ -1,6 +1,6 @@
 import mysql from "mysql2/promise";
 import pg from "pg";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { afterAll, describe, expect, it, type MockInstance, vi } from "vitest";
 import { sha256Hex } from "../../events/canonical.js";
 import { type ConflictError, LedgerError } from "../../events/errors.js";
 import { computeEventHash } from "../../events/hash-chain.js";
@@ -195,6 +195,39 @@ function gatheredWith(
   matching: (append: HeadAppend) => boolean,
 ): boolean {
   return batches.mock.calls.some(([appends]) => appends.length > 1 && appends.some(matching));
+}
+
+/**
+ * Runs `body` with two stores on a fresh database and the backend's `appendAtHeads` watched
+ * (before the stores are made: a store binds the method when constructed), then stops watching.
+ */
+async function twoStoresWatched(
+  kind: Kind,
+  body: (
+    a: EventStore,
+    b: EventStore,
+    batches: MockInstance<(appends: HeadAppend[]) => Promise<unknown>>,
+  ) => Promise<void>,
+): Promise<void> {
+  const open = await kind.database();
+  const batches = vi.spyOn(kind.backend.prototype, "appendAtHeads");
+  try {
+    await body(await open(), await open(), batches);
+  } finally {
+    batches.mockRestore();
+  }
+}
+
+/**
+ * Sixteen runs over four sessions (named `label`), each store of two writing half the runs of
+ * every session, so both stores' statements lock the counter rows of the same sessions.
+ */
+function sixteenWriters(stores: EventStore[], label: string) {
+  return Array.from({ length: 16 }, (_, writer) => ({
+    store: stores[writer % 2] as EventStore,
+    sessionId: `${label}-${writer % 4}-${lastDatabase}`,
+    runId: `run-${writer}`,
+  }));
 }
 
 for (const kind of kinds) {
@@ -544,10 +577,7 @@ for (const kind of kinds) {
     });
 
     it("in one statement, blobs carried are stored once, only for appends written", async () => {
-      const open = await kind.database();
-      const spy = vi.spyOn(kind.backend.prototype, "appendAtHeads");
-      try {
-        const [a, b] = [await open(), await open()];
+      await twoStoresWatched(kind, async (a, b, spy) => {
         // Nine runs, each of its own session where one statement takes several (MariaDB), of one
         // session otherwise; nine, so that statements carry several appends however the store
         // shares them out.
@@ -594,22 +624,13 @@ for (const kind of kinds) {
         }
         expect(new TextDecoder().decode(await a.getBlob(refOf(shared)))).toBe(shared);
         expect(await a.collectBlobs({ blobGraceMs: 0 })).toEqual({ deletedBlobs: 0 });
-      } finally {
-        spy.mockRestore();
-      }
+      });
     });
 
     it("two stores writing runs of four sessions, every append carrying blobs others carry too: each written once, every blob kept", async () => {
-      const open = await kind.database();
-      const spy = vi.spyOn(kind.backend.prototype, "appendAtHeads");
-      try {
-        const stores = [await open(), await open()];
-        // Sixteen runs over four sessions; each store writes half the runs of every session.
-        const writers = Array.from({ length: 16 }, (_, writer) => ({
-          store: stores[writer % 2] as EventStore,
-          sessionId: `shared-blobs-${writer % 4}-${lastDatabase}`,
-          runId: `run-${writer}`,
-        }));
+      await twoStoresWatched(kind, async (a, b, spy) => {
+        const stores = [a, b];
+        const writers = sixteenWriters(stores, "shared-blobs");
         const text = (label: string) => `${label} ${uuidv7()} ${"words ".repeat(30)}`;
         // Blobs every writer carries, so statements of every session and both stores take
         // their rows, in whatever order the writers name them.
@@ -645,25 +666,15 @@ for (const kind of kinds) {
           await checkSession(stores[0] as EventStore, sessionId, mine);
         }
         expect(await stores[0]?.collectBlobs({ blobGraceMs: 0 })).toEqual({ deletedBlobs: 0 });
-      } finally {
-        spy.mockRestore();
-      }
+      });
     });
 
     // Only where one statement carries several sessions (MariaDB).
     if (kind.acrossSessions) {
       it("statements of several sessions from two stores at once: no deadlock, no gap, nothing lost", async () => {
-        const open = await kind.database();
-        const spy = vi.spyOn(kind.backend.prototype, "appendAtHeads");
-        try {
-          const stores = [await open(), await open()];
-          // Sixteen runs over four sessions; each store writes half the runs of every session,
-          // so both stores' statements lock the counter rows of the same sessions.
-          const writers = Array.from({ length: 16 }, (_, writer) => ({
-            store: stores[writer % 2] as EventStore,
-            sessionId: `across-${writer % 4}-${lastDatabase}`,
-            runId: `run-${writer}`,
-          }));
+        await twoStoresWatched(kind, async (a, b, spy) => {
+          const stores = [a, b];
+          const writers = sixteenWriters(stores, "across");
           const written: LedgerEvent[] = [];
           await Promise.all(
             writers.map(async (writer) => {
@@ -688,16 +699,11 @@ for (const kind of kinds) {
             expect(mine).toHaveLength(60);
             await checkSession(stores[0] as EventStore, sessionId, mine);
           }
-        } finally {
-          spy.mockRestore();
-        }
+        });
       });
 
       it("in one statement of several sessions, a stale head or a clashing id answers for itself", async () => {
-        const open = await kind.database();
-        const spy = vi.spyOn(kind.backend.prototype, "appendAtHeads");
-        try {
-          const [a, b] = [await open(), await open()];
+        await twoStoresWatched(kind, async (a, b, spy) => {
           // Nine, so that statements carry several appends however the store shares them out.
           const sessions = Array.from({ length: 9 }, (_, index) => `s${index}-${uuidv7()}`);
           const others = (skip: number) =>
@@ -757,17 +763,12 @@ for (const kind of kinds) {
             await checkSession(a, sessionId, mine);
             expect((await a.readSession({ sessionId })).events).toHaveLength(mine.length);
           }
-        } finally {
-          spy.mockRestore();
-        }
+        });
       });
     }
 
     it("in one statement, a stale head or a clashing id answers for itself, the others are written", async () => {
-      const open = await kind.database();
-      const spy = vi.spyOn(kind.backend.prototype, "appendAtHeads");
-      try {
-        const [a, b] = [await open(), await open()];
+      await twoStoresWatched(kind, async (a, b, spy) => {
         const sessionId = `mixed-${uuidv7()}`;
         // Nine, so that statements carry several appends however the store shares them out.
         const runs = Array.from({ length: 9 }, (_, index) => `r${index}`);
@@ -827,9 +828,7 @@ for (const kind of kinds) {
         await checkSession(a, sessionId, written);
         expect((await a.readSession({ sessionId })).events).toHaveLength(written.length);
         expect((await a.runHead({ sessionId, runId: "r2" })).length).toBe(2);
-      } finally {
-        spy.mockRestore();
-      }
+      });
     });
   });
 }
