@@ -109,23 +109,27 @@ export function clusterFromUrl(url: string): Cluster {
 }
 
 /**
- * Starts three cluster-enabled `redis-server` processes (nothing on disk) and joins them. Two
- * test files may pick the same free ports at once (checked, then bound by another process), so
- * a start that fails is tried again on other ports, twice.
+ * `start` on free ports, tried again on other ports twice when it fails: two test files may
+ * pick the same free ports at once (checked, then bound by another process).
  */
-export async function startLocalCluster(): Promise<LocalCluster> {
+async function onFreePorts<T>(start: (ports: number[]) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOnFreePorts();
+      return await start(await freePorts());
     } catch (error) {
       if (attempt === 3) throw error;
     }
   }
 }
 
+/** Starts three cluster-enabled `redis-server` processes (nothing on disk) and joins them. */
+export function startLocalCluster(): Promise<LocalCluster> {
+  return onFreePorts(startCluster);
+}
+
 /**
  * `redis-server` processes on `ports` (nothing on disk, files in a directory of their own), with
- * `args` added; `stop` kills them and removes the directory. Each answers PING when this
+ * `args` added; `stop` kills them and removes the directory. Each answers on its port when this
  * returns.
  */
 async function startServers(
@@ -172,8 +176,14 @@ async function startServers(
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    for (const port of ports)
-      await until(`node ${port} up`, async () => (await nodeAnswer(port, "PING")) === "PONG");
+    // Answered by this process, not by another test file's server that took the port first
+    // (this one then failed to bind, and the start is tried again on other ports).
+    for (const [index, port] of ports.entries())
+      await until(`node ${port} up`, async () =>
+        (await nodeAnswer(port, "INFO", "server")).includes(
+          `process_id:${processes[index]?.pid}\r\n`,
+        ),
+      );
   } catch (error) {
     await stop();
     throw error;
@@ -185,16 +195,14 @@ async function startServers(
  * One `redis-server` with `args` added (say, `--maxmemory-policy allkeys-lru`), on a free port,
  * for a test that needs settings the shared server must not change under other tests.
  */
-export async function startLocalRedis(
-  args: string[],
-): Promise<{ url: string; stop(): Promise<void> }> {
-  const [port] = await freePorts();
-  const { stop } = await startServers([port as number], () => args);
-  return { url: `redis://127.0.0.1:${port}`, stop };
+export function startLocalRedis(args: string[]): Promise<{ url: string; stop(): Promise<void> }> {
+  return onFreePorts(async ([port]) => {
+    const { stop } = await startServers([port as number], () => args);
+    return { url: `redis://127.0.0.1:${port}`, stop };
+  });
 }
 
-async function startOnFreePorts(): Promise<LocalCluster> {
-  const ports = await freePorts();
+async function startCluster(ports: number[]): Promise<LocalCluster> {
   const { stop } = await startServers(ports, (port) => [
     "--cluster-enabled",
     "yes",
