@@ -78,21 +78,30 @@ export function unavailable(error: unknown, what: string, client?: object): unkn
   return new StoreUnavailableError(`redis ${what} failed: ${message}`, error);
 }
 
+/** The server settings `describe().durability` reports (readDurability). */
+const DURABILITY_SETTINGS = ["appendonly", "appendfsync", "maxmemory", "maxmemory-policy"];
+
+/** Every durability setting as "unknown": what a store reports before `init()` read them. */
+export function unknownDurability(): Record<string, string> {
+  return Object.fromEntries(DURABILITY_SETTINGS.map((name) => [name, "unknown"]));
+}
+
 /**
  * The server's persistence and eviction settings; CONFIG is often renamed or disabled on
  * managed Redis ("unknown" then). One parameter per CONFIG GET: Redis before 7.0 takes one.
  */
 export async function readDurability(client: Redis | Cluster): Promise<Record<string, string>> {
-  const names = ["appendonly", "appendfsync", "maxmemory", "maxmemory-policy"];
   const values = await Promise.all(
-    names.map((name) =>
+    DURABILITY_SETTINGS.map((name) =>
       (client.config("GET", name) as Promise<string[]>).then(
         (reply) => reply[1] ?? "unknown",
         () => "unknown",
       ),
     ),
   );
-  return Object.fromEntries(names.map((name, index) => [name, values[index] as string]));
+  return Object.fromEntries(
+    DURABILITY_SETTINGS.map((name, index) => [name, values[index] as string]),
+  );
 }
 
 /**

@@ -75,6 +75,7 @@ import {
   isCluster,
   readDurability,
   unavailable,
+  unknownDurability,
 } from "./client.js";
 import { decodeEvent, decodeHead, decodePairs, decodeSnapshot, type Snapshot } from "./codec.js";
 import { collectOrphanBlobs } from "./collect-blobs.js";
@@ -158,12 +159,7 @@ export class RedisEventStore implements EventStore {
     unknown[] | Error
   >;
   readonly #keys = new Map<string, { session: SessionKeys; run: RunKeys }>();
-  #durability: Record<string, string> = {
-    appendonly: "unknown",
-    appendfsync: "unknown",
-    maxmemory: "unknown",
-    "maxmemory-policy": "unknown",
-  };
+  #durability: Record<string, string> = unknownDurability();
 
   constructor(options: RedisEventStoreOptions) {
     if ((options.client === undefined) === (options.url === undefined)) {
@@ -263,8 +259,11 @@ export class RedisEventStore implements EventStore {
       // Sent before the append's script: the blobs it carries, put as `putBlobs` puts them
       // (claimed by the session; Redis keeps blobs in slots of their own, out of the script's
       // reach), and the index of the blobs its events name.
-      const carried = new Set(valid.blobs.map((blob) => blob.ref));
-      const refs = refsOf(valid.events).filter((ref) => !carried.has(ref));
+      let refs = refsOf(valid.events);
+      if (valid.blobs.length > 0) {
+        const carried = new Set(valid.blobs.map((blob) => blob.ref));
+        refs = refs.filter((ref) => !carried.has(ref));
+      }
       const cluster = isCluster(this.#client);
       const before: Promise<unknown>[] = [];
       if (valid.blobs.length > 0)

@@ -30,6 +30,8 @@ export interface BlobRow {
  * one order), for `putBlobs` or an append.
  */
 export function blobRows(prepared: readonly EncodedBlob[], path: string): BlobRow[] {
+  // Every append passes its blobs here, and most carry none.
+  if (prepared.length === 0) return [];
   const rows = new Map<string, BlobRow>();
   for (let index = 0; index < prepared.length; index++) {
     const blob = prepared[index] as EncodedBlob;
