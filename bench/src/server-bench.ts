@@ -223,7 +223,7 @@ async function redisScriptFloor(
   const [sha, numKeys, ...rest] = captured;
   const floorPrefix = `${keyPrefix}floor:`;
   const keys = rest.slice(0, 6).map((key) => floorPrefix + String(key).slice(keyPrefix.length));
-  const eventJson = rest[6 + 12] as string;
+  const eventJson = rest[6 + 14] as string;
   const hash = (length: number) => (length === 0 ? "" : length.toString(16).padStart(64, "0"));
   let length = 0;
   return async () => {
@@ -240,6 +240,8 @@ async function redisScriptFloor(
       "running",
       hash(length + 1),
       "",
+      0,
+      0,
       JSON.stringify(`floor-${length}`),
       eventJson,
     )) as unknown[];

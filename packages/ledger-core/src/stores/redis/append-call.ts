@@ -1,6 +1,7 @@
 import type { RunHead } from "../../events/types.js";
 import type { PlannedEvent } from "../../store/append-plan.js";
-import { idField, type RunKeys, type SessionKeys } from "./keys.js";
+import { bufferOf, type EncodedBlob } from "../../store/blob.js";
+import { blobKeys, blobScriptKeys, idField, type RunKeys, type SessionKeys } from "./keys.js";
 
 /** Where an append goes, and the ids of its batch. */
 export interface AppendAddress {
@@ -17,17 +18,40 @@ export interface PlannedWrite {
   newHead: RunHead;
 }
 
-/** KEYS and ARGV of APPEND_SCRIPT (see its comment for the layout). */
+/**
+ * The blobs a write stores in its own script (a store on one server): those it carries, each
+ * once, and the refs its events name that it does not carry.
+ */
+export interface ScriptBlobs {
+  prefix: string;
+  carried: EncodedBlob[];
+  named: string[];
+}
+
+/** One call of APPEND_SCRIPT: its KEYS and ARGV. */
+export interface AppendCall {
+  keys: string[];
+  args: (string | number | Buffer)[];
+}
+
+/**
+ * KEYS and ARGV of APPEND_SCRIPT (see its comment for the layout). `blobs` only in write mode,
+ * and only on one server: the blob keys are outside the session's slot.
+ */
 export function appendScriptCall(
   session: SessionKeys,
   run: RunKeys,
   mode: "read" | "write",
   address: AppendAddress,
   write: PlannedWrite | undefined,
-): { keys: string[]; args: (string | number)[] } {
+  blobs?: ScriptBlobs,
+): AppendCall {
   const ids = (write?.events ?? address.events).map((event) => idField(event.eventId));
   const first = write?.events[0];
-  const args: (string | number)[] = [
+  const stored = write === undefined ? undefined : blobs;
+  const carried = stored?.carried ?? [];
+  const named = stored?.named ?? [];
+  const args: (string | number | Buffer)[] = [
     mode,
     ids.length,
     write?.expectedLength ?? 0,
@@ -39,9 +63,22 @@ export function appendScriptCall(
     write?.newHead.status ?? "",
     write?.newHead.lastHash ?? "",
     first?.parentRunId === undefined ? "" : idField(first.parentRunId),
+    carried.length,
+    named.length,
     ...ids,
-    ...(write?.events.map((event) => JSON.stringify(event)) ?? []),
   ];
   const keys = [session.meta, session.log, session.ids, session.runs, run.events, run.head];
+  if (write !== undefined) for (const event of write.events) args.push(JSON.stringify(event));
+  if (stored !== undefined) {
+    for (const blob of carried) {
+      keys.push(...blobScriptKeys(stored.prefix, blob.ref.slice(7)));
+      args.push(bufferOf(blob.stored));
+    }
+    for (const ref of named) keys.push(blobKeys(stored.prefix, ref.slice(7)).sessions);
+    if (carried.length > 0) {
+      keys.push(session.puts);
+      for (const blob of carried) args.push(blob.ref);
+    }
+  }
   return { keys, args };
 }

@@ -92,6 +92,7 @@ async function checkCollectsLeftSets(client: Redis | Cluster, prefix: string): P
   const missing = (label: string) => `sha256:${createHash("sha256").update(label).digest("hex")}`;
   const leftByGone = missing(`never put, named by a gone session ${prefix}`);
   const leftByLive = missing(`never put, named by a live session ${prefix}`);
+  const setOf = (ref: string) => blobKeys(prefix, ref.slice(7)).sessions;
   for (const [sessionId, ref] of [
     ["gone", leftByGone],
     ["live", leftByLive],
@@ -102,14 +103,10 @@ async function checkCollectsLeftSets(client: Redis | Cluster, prefix: string): P
       expectedSeq: 0,
       events: [{ type: "run.started" }],
     });
-    await expect(
-      store.append({
-        sessionId,
-        runId: "r",
-        expectedSeq: 0,
-        events: [{ type: "x.note", evidenceRefs: [ref] }],
-      }),
-    ).rejects.toMatchObject({ code: "conflict" });
+    // A claim on a blob never put, which the session's log does not name: what a refused
+    // append leaves on a Cluster (its index goes ahead of its script, on other nodes), or
+    // an earlier version of the store on one server.
+    await client.sadd(setOf(ref), idField(sessionId));
   }
   await store.append({
     sessionId: "gone",
@@ -118,7 +115,6 @@ async function checkCollectsLeftSets(client: Redis | Cluster, prefix: string): P
     events: [{ type: "run.completed" }],
   });
   await store.deleteSession("gone", { blobGraceMs: 0 });
-  const setOf = (ref: string) => blobKeys(prefix, ref.slice(7)).sessions;
   expect(await client.smembers(setOf(leftByGone))).toEqual([idField("gone")]);
 
   const kept = await store.putBlob(`kept, named by the live session ${prefix}`, {

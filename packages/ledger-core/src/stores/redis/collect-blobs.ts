@@ -38,12 +38,14 @@ interface Candidate {
  * checks run outside the blob's script (other slots, on a Cluster other nodes; always masters,
  * as the store refuses a client that reads from replicas, so no check sees a lagging copy):
  * - A session added to the set after the look (an append indexes what it names, and a put for
- *   a session claims the blob, by SADD before they write) is not among the members the script
- *   is given: the script keeps the blob. So is one the check found existing.
+ *   a session claims the blob, by SADD: in the append's own script on one server, before it on
+ *   a Cluster) is not among the members the script is given: the script keeps the blob. So is
+ *   one the check found existing.
  * - A member found gone can come back between the check and the script (a new session with
  *   that id, or the first append of one that only had a put). Its SADD then changes nothing,
  *   and the script may delete the blob under it. But the append that names the blob comes
- *   right after the writer's put of it, which stamps the blob's time: the script deletes it
+ *   right after the writer's put of it (on one server, an append that carries it is that
+ *   put), which stamps the blob's time: the script deletes it
  *   only if that put is older than the grace, i.e. if the writer took longer than the grace
  *   (less the one round trip from the check to the script) between its put and its append.
  *   That is the premise deleteSession rests on too: a blob past the grace is not about to be
@@ -54,8 +56,8 @@ interface Candidate {
  *   before the put's script). A claim only keeps a blob no event names yet; the writer's
  *   append, which names it, indexes it again.
  * Claims on the blobs kept are left alone: a put for a session that has not appended yet is
- * legitimate. A session set left with no blob (an append that named a blob never put, or that
- * failed after indexing it, in a session deleted since) goes by the same rule: it is deleted
+ * legitimate. A session set left with no blob (an append that named a blob never put, or on a
+ * Cluster one that failed after indexing it, in a session deleted since) goes by the same rule: it is deleted
  * when every session it names is gone; it is not counted as a blob. Nothing outside `prefix`
  * is scanned or written.
  */

@@ -3,7 +3,7 @@ import { Redis } from "ioredis";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import type { NewEvent } from "../../events/types.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
-import { blobKeys, idField } from "./keys.js";
+import { blobKeys, idField, sessionKeys } from "./keys.js";
 import { RedisEventStore } from "./redis-store.js";
 import { deleteKeys, freshPrefix } from "./testing/test-keys.js";
 
@@ -84,9 +84,9 @@ describe.skipIf(!available)("RedisEventStore costs", () => {
     expect(spent).toBeLessThan(15);
   });
 
-  it("a put for a session and the append that names its blobs take one round trip each on one server, the index sent ahead of the script", async () => {
-    // What the recorder does for a model call whose messages go to the blob store. Each of the
-    // put's list, the blob's claim and the append's index used to wait for its own reply.
+  it("a put for a session and the append that names its blobs take one round trip each on one server, the index in the append's script", async () => {
+    // A caller that puts its blobs, then names them. Each of the put's list, the blob's claim
+    // and the append's index used to wait for its own reply.
     const { client, roundTrips, sent } = countingClient();
     clients.push(client);
     const store = new RedisEventStore({ client, keyPrefix: prefix });
@@ -112,22 +112,15 @@ describe.skipIf(!available)("RedisEventStore costs", () => {
     const { refs, put } = await call(1);
     expect(put - before, "putBlobs").toBe(1);
     expect(roundTrips() - put, "append").toBe(1);
-    // The put: its list and the two blobs' scripts; the append: its index, then its script.
-    expect(sent.map(([name]) => name)).toEqual([
-      "sadd",
-      "evalsha",
-      "evalsha",
-      "sadd",
-      "sadd",
-      "evalsha",
-    ]);
+    // The put: its list and the two blobs' scripts; the append: its script, which indexes.
+    expect(sent.map(([name]) => name)).toEqual(["sadd", "evalsha", "evalsha", "evalsha"]);
     for (const ref of refs)
       expect(await client.smembers(blobKeys(prefix, ref.slice(7)).sessions)).toEqual([
         idField(sessionId),
       ]);
   });
 
-  it("an append that carries its blobs is one round trip on one server: the put, then the script", async () => {
+  it("an append that carries its blobs is one script call on one server, which stores them", async () => {
     // What the recorder does for a model call whose new messages go to the blob store.
     const { client, roundTrips, sent } = countingClient();
     clients.push(client);
@@ -153,15 +146,17 @@ describe.skipIf(!available)("RedisEventStore costs", () => {
     sent.length = 0;
     const refs = await call(1);
     expect(roundTrips() - before, "append with its blobs").toBe(1);
-    // The put (its list, then a script per blob, by source), the index of the named blob
-    // carried by none, then the append's script.
-    expect(sent.map(([name]) => name)).toEqual(["sadd", "eval", "eval", "sadd", "evalsha"]);
+    // One script: the events, the blobs carried (claimed, stored, stamped, listed in the
+    // session's puts) and the index of the blob named only.
+    expect(sent.map(([name]) => name)).toEqual(["evalsha"]);
     for (const ref of [...refs, named])
       expect(await client.smembers(blobKeys(prefix, ref.slice(7)).sessions)).toEqual([
         idField(sessionId),
       ]);
-    // Scripts flushed from the server: the put, sent by source, cannot answer NOSCRIPT (and
-    // be sent again behind the append); the append's NOSCRIPT falls back on EVAL.
+    expect(await client.smembers(sessionKeys(prefix, sessionId).puts)).toEqual(
+      expect.arrayContaining(refs),
+    );
+    // Scripts flushed from the server: the append's NOSCRIPT falls back on EVAL, blobs and all.
     await client.script("FLUSH");
     await call(2);
     for (const ref of await call(3))

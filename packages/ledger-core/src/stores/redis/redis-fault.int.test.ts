@@ -124,7 +124,7 @@ describe.skipIf(!available)("RedisEventStore when the server drops the connectio
     const written = after.length === 4;
     if (written) {
       expect(after.slice(1).map((event) => event.eventId)).toEqual(batch.map((e) => e.eventId));
-      // The put went ahead of the script on the connection: an append that ran had its blob.
+      // The script stores the blob with the events: an append that ran has its blob.
       expect(new TextDecoder().decode(await reader.getBlob(ref))).toBe(blob);
     }
     await reader.close();

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { computeEventHash } from "../../events/hash-chain.js";
@@ -8,7 +8,7 @@ import { checkInitWithoutCreate } from "../../testing/init-without-create.js";
 import { checkLargeBatch } from "../../testing/large-batch.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { checkSharedHandles } from "../../testing/shared-handles.js";
-import { runKeys, sessionMember, sessionsKey } from "./keys.js";
+import { blobKeys, idField, runKeys, sessionKeys, sessionMember, sessionsKey } from "./keys.js";
 import { RedisEventStore } from "./redis-store.js";
 import { APPEND_BATCH_SCRIPT, APPEND_SCRIPT } from "./scripts.js";
 import { deleteKeys, freshPrefix, keysUnder } from "./testing/test-keys.js";
@@ -361,6 +361,109 @@ describe.skipIf(!available)("RedisEventStore", () => {
           expect(event.prevHash).toBe(index === 0 ? null : run[index - 1]?.hash);
           expect(computeEventHash(event)).toBe(event.hash);
         });
+      }
+    } finally {
+      evalsha.mockRestore();
+      await own.close();
+      await other.close();
+      client.disconnect();
+    }
+  });
+
+  it("a script call of appends carrying, naming or without blobs stores each append's blobs only if it writes it", async () => {
+    const client = new Redis(url);
+    const own = new RedisEventStore({ client, keyPrefix: prefix });
+    const other = new RedisEventStore({ url, keyPrefix: prefix });
+    await own.init();
+    const evalsha = vi.spyOn(client, "evalsha");
+    try {
+      const tag = randomBytes(4).toString("hex");
+      const sessions = ["b0", "b1", "b2", "b3", "b4"].map((name) => `${name}-${tag}`);
+      for (const sessionId of sessions)
+        await own.append({ sessionId, runId: "r", expectedSeq: 0, events: [started()] });
+      // Another store moves b3's run: `own` caches a stale head for it.
+      await other.append({
+        sessionId: sessions[3] as string,
+        runId: "r",
+        expectedSeq: 1,
+        events: [{ type: "input.received", payload: "other" }],
+      });
+      const text = (label: string) => `${label} ${tag} ${"words ".repeat(30)}`;
+      const refOf = (content: string) =>
+        `sha256:${createHash("sha256").update(content).digest("hex")}`;
+      const [shared, own0, own3, own4, before] = ["shared", "own0", "own3", "own4", "before"].map(
+        text,
+      ) as [string, string, string, string, string];
+      await own.putBlob(before);
+      // What each append carries (stored by its script) and names (claimed by its session).
+      const shapes: { blobs: string[]; named: string[] }[] = [
+        { blobs: [own0, shared, own0], named: [own0, shared] },
+        { blobs: [], named: [shared] },
+        { blobs: [], named: [] },
+        { blobs: [own3], named: [own3] },
+        { blobs: [own4], named: [before] },
+      ];
+      evalsha.mockClear();
+      const results = await Promise.all(
+        sessions.map((sessionId, index) => {
+          const { blobs, named } = shapes[index] as (typeof shapes)[number];
+          return own.append({
+            sessionId,
+            runId: "r",
+            expectedSeq: index === 3 ? 2 : 1,
+            events: [{ type: "x.call", evidenceRefs: named.map(refOf) }],
+            ...(blobs.length > 0 ? { blobs } : {}),
+          });
+        }),
+      );
+      // b0 starts alone; the others wait and go in balanced calls. Each call's keys are its
+      // appends' keys in turn: 6, 3 per blob carried, 1 per blob named only, 1 for the puts.
+      const batches = evalsha.mock.calls.filter(([sha]) => sha === APPEND_BATCH_SCRIPT.sha);
+      expect(batches.length).toBeGreaterThanOrEqual(1);
+      const shapesSent: string[] = [];
+      for (const [, numKeys, keysAndArgs] of batches) {
+        const args = (keysAndArgs as unknown as (string | number | Buffer)[]).slice(
+          Number(numKeys),
+        );
+        let expected = 0;
+        for (let at = 1, call = 0; call < Number(args[0]); call++) {
+          const count = Number(args[at]);
+          const [carried, named] = [Number(args[at + 12]), Number(args[at + 13])];
+          expected += 6 + 3 * carried + named + (carried > 0 ? 1 : 0);
+          shapesSent.push(`${carried}/${named}`);
+          at += count + 1;
+        }
+        expect(Number(numKeys)).toBe(expected);
+      }
+      // A call held appends with and without blobs.
+      expect(shapesSent).toContain("0/0");
+      expect(shapesSent.some((shape) => shape !== "0/0")).toBe(true);
+      for (const result of results) expect(result.deduplicated).toBe(false);
+      // The refused first try of b3's append (a stale head) stored nothing; its second did.
+      for (const [content, claimed] of [
+        [shared, [0, 1]],
+        [own0, [0]],
+        [own3, [3]],
+        [own4, [4]],
+        [before, [4]],
+      ] as const) {
+        expect(new TextDecoder().decode(await own.getBlob(refOf(content)))).toBe(content);
+        const members = await admin.smembers(blobKeys(prefix, refOf(content).slice(7)).sessions);
+        expect(members.sort()).toEqual(
+          claimed.map((index) => idField(sessions[index] as string)).sort(),
+        );
+      }
+      expect(
+        (await admin.smembers(sessionKeys(prefix, sessions[0] as string).puts)).sort(),
+      ).toEqual([refOf(own0), refOf(shared)].sort());
+      for (const index of [1, 2])
+        expect(await admin.exists(sessionKeys(prefix, sessions[index] as string).puts)).toBe(0);
+      for (const [index, sessionId] of sessions.entries()) {
+        const stored = (await own.readSession({ sessionId })).events;
+        expect(stored.map((event) => event.commitCursor)).toEqual(
+          Array.from({ length: index === 3 ? 3 : 2 }, (_, at) => at + 1),
+        );
+        expect(stored[stored.length - 1]).toEqual(results[index]?.events[0]);
       }
     } finally {
       evalsha.mockRestore();
@@ -734,7 +837,7 @@ describe.skipIf(!available)("RedisEventStore", () => {
     const listed = (await store.listSessions()).sessions.map((session) => session.sessionId);
     for (const sessionId of hostile) expect(listed).toContain(sessionId);
     const layout = new RegExp(
-      `^${prefix}(schema-version|session-ids|blob:\\{[0-9a-f]{64}\\}(:sessions|:touched)?|s:\\{[0-9a-f]{64}\\}:(meta|log|ids|runs|run:[0-9a-f]{64}:(events|head)))$`,
+      `^${prefix}(schema-version|session-ids|blob:\\{[0-9a-f]{64}\\}(:sessions|:touched)?|s:\\{[0-9a-f]{64}\\}:(meta|log|ids|runs|puts|run:[0-9a-f]{64}:(events|head)))$`,
     );
     // Lone surrogates have no UTF-8 form (they would collide with U+FFFD): refused up front.
     await expect(

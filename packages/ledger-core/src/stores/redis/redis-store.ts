@@ -63,7 +63,13 @@ import {
   validatePaging,
 } from "../../store/validate.js";
 import { WriteCoalescer } from "../../store/write-coalescer.js";
-import { type AppendAddress, appendScriptCall, type PlannedWrite } from "./append-call.js";
+import {
+  type AppendAddress,
+  type AppendCall,
+  appendScriptCall,
+  type PlannedWrite,
+  type ScriptBlobs,
+} from "./append-call.js";
 import {
   assertKnownUrlParams,
   assertReadsFromMasters,
@@ -154,10 +160,7 @@ export class RedisEventStore implements EventStore {
    * sessions never wait. Measured with 8 writers, against 8 raw writers in the same process
    * (bench/README.md): 0.49-0.54x with a call per session's appends, 0.67x so.
    */
-  readonly #scripts: WriteCoalescer<
-    { keys: string[]; args: (string | number)[] },
-    unknown[] | Error
-  >;
+  readonly #scripts: WriteCoalescer<AppendCall, unknown[] | Error>;
   readonly #keys = new Map<string, { session: SessionKeys; run: RunKeys }>();
   #durability: Record<string, string> = unknownDurability();
 
@@ -256,42 +259,55 @@ export class RedisEventStore implements EventStore {
     const valid = validateAppend(request);
     const { session, run } = this.#keysOf(valid.sessionId, valid.runId);
     try {
-      // Sent before the append's script: the blobs it carries, put as `putBlobs` puts them
-      // (claimed by the session; Redis keeps blobs in slots of their own, out of the script's
-      // reach), and the index of the blobs its events name.
-      let refs = refsOf(valid.events);
-      if (valid.blobs.length > 0) {
-        const carried = new Set(valid.blobs.map((blob) => blob.ref));
-        refs = refs.filter((ref) => !carried.has(ref));
+      const blobs = this.#scriptBlobs(valid);
+      // A Cluster holds the blob keys on other nodes, out of the script's reach: there the
+      // blobs it carries are put (claimed by the session) and the blobs its events name are
+      // indexed first, and a put or an index that failed fails the call before the append.
+      // On one server the script stores them itself, only if it writes the events.
+      if (blobs !== undefined && isCluster(this.#client)) {
+        await this.#putAndIndex(valid.sessionId, blobs);
+        return await this.#appendIndexed(valid, session, run, undefined);
       }
-      const cluster = isCluster(this.#client);
-      const before: Promise<unknown>[] = [];
-      if (valid.blobs.length > 0)
-        before.push(this.#putBlobs(valid.blobs, valid.sessionId, !cluster));
-      if (refs.length > 0) before.push(this.#indexRefs(valid.sessionId, refs));
-      if (before.length === 0) return await this.#appendIndexed(valid, session, run);
-      // One server runs a connection's commands in the order they were sent, so what goes
-      // before the script needs no round trip of its own: the append waits for all of it.
-      // A Cluster holds the blob keys on other nodes, where nothing orders them: there they
-      // are waited for first. Either way a put or an index that failed fails the call (the
-      // append may have landed: the caller's retry is deduplicated and puts and indexes again).
-      if (cluster) {
-        await Promise.all(before);
-        return await this.#appendIndexed(valid, session, run);
-      }
-      const [result] = await Promise.all([this.#appendIndexed(valid, session, run), ...before]);
-      return result;
+      return await this.#appendIndexed(valid, session, run, blobs);
     } catch (error) {
       this.#heads.delete(run.head);
       throw this.#unavailable(error, "append");
     }
   }
 
-  /** The append once its blob names are (or, on one server, are sent to be) indexed. */
+  /** The blobs an append carries (each once) and the others its events name, if any. */
+  #scriptBlobs(valid: ValidAppend): ScriptBlobs | undefined {
+    let named = refsOf(valid.events);
+    if (valid.blobs.length === 0) {
+      return named.length === 0 ? undefined : { prefix: this.#prefix, carried: [], named };
+    }
+    const carried = [...new Map(valid.blobs.map((blob) => [blob.ref, blob])).values()];
+    const refs = new Set(carried.map((blob) => blob.ref));
+    named = named.filter((ref) => !refs.has(ref));
+    return { prefix: this.#prefix, carried, named };
+  }
+
+  /**
+   * The blobs of an append stored outside its script, as `putBlobs` puts them and with the
+   * reference index of the others it names: on a Cluster, and for a retry found already
+   * written (`deduplicated`).
+   */
+  async #putAndIndex(sessionId: string, blobs: ScriptBlobs): Promise<void> {
+    await Promise.all([
+      this.#putBlobs(blobs.carried, sessionId),
+      this.#indexRefs(sessionId, blobs.named),
+    ]);
+  }
+
+  /**
+   * The append's script, with the blobs it stores (`blobs`: on one server) or none (on a
+   * Cluster, where they were stored first).
+   */
   async #appendIndexed(
     valid: ValidAppend,
     session: SessionKeys,
     run: RunKeys,
+    blobs: ScriptBlobs | undefined,
   ): Promise<AppendResult> {
     // The hash chain needs sha256, which Lua lacks: plan in JS from a head we believe in,
     // and let the script check that the head is still that one before it writes.
@@ -317,9 +333,12 @@ export class RedisEventStore implements EventStore {
         // The first try may have committed and then lost its connection before listing the
         // session: a retry is the only call left to list it.
         await this.#listIfUnlisted(session, valid.sessionId);
+        // The first try stored its blobs with its events, unless an earlier version of the
+        // store wrote it (it put them ahead of its script, and that put could fail alone).
+        if (blobs !== undefined) await this.#putAndIndex(valid.sessionId, blobs);
         return { events: plan.events, deduplicated: true };
       }
-      const outcome = await this.#write(session, run, valid, plan, snapshot.head);
+      const outcome = await this.#write(session, run, valid, plan, snapshot.head, blobs);
       if (outcome.kind === "written") {
         this.#rememberHead(run.head, plan.head);
         if (!outcome.listed) await this.#list(session, valid.sessionId);
@@ -348,13 +367,21 @@ export class RedisEventStore implements EventStore {
     address: AppendAddress,
     plan: Extract<AppendPlan, { kind: "write" }>,
     head: RunHead,
+    blobs?: ScriptBlobs,
   ): Promise<WriteOutcome> {
-    const reply = await this.#appendScript(session, run, "write", address, {
-      events: plan.events,
-      expectedLength: head.length,
-      expectedLastHash: head.lastHash,
-      newHead: plan.head,
-    });
+    const reply = await this.#appendScript(
+      session,
+      run,
+      "write",
+      address,
+      {
+        events: plan.events,
+        expectedLength: head.length,
+        expectedLastHash: head.lastHash,
+        newHead: plan.head,
+      },
+      blobs,
+    );
     if (reply[0] !== "ok") return { kind: "refused", snapshot: decodeSnapshot(reply) };
     return {
       kind: "written",
@@ -369,19 +396,20 @@ export class RedisEventStore implements EventStore {
     mode: "read" | "write",
     address: AppendAddress,
     write: PlannedWrite | undefined,
+    blobs?: ScriptBlobs,
   ): Promise<unknown[]> {
-    const reply = await this.#scripts.submit(appendScriptCall(session, run, mode, address, write));
+    const reply = await this.#scripts.submit(
+      appendScriptCall(session, run, mode, address, write, blobs),
+    );
     if (reply instanceof Error) throw reply;
     return reply;
   }
 
-  async #runAppendScripts(
-    calls: { keys: string[]; args: (string | number)[] }[],
-  ): Promise<(unknown[] | Error)[]> {
+  async #runAppendScripts(calls: AppendCall[]): Promise<(unknown[] | Error)[]> {
     const [only] = calls;
     if (calls.length === 1 && only !== undefined)
       return [(await runScript(this.#client, APPEND_SCRIPT, only.keys, only.args)) as unknown[]];
-    const args: (string | number)[] = [calls.length];
+    const args: (string | number | Buffer)[] = [calls.length];
     for (const call of calls) {
       args.push(call.args.length);
       for (const arg of call.args) args.push(arg);
@@ -667,9 +695,9 @@ export class RedisEventStore implements EventStore {
   }
 
   /**
-   * The blob reference index, sent BEFORE the append script: the blob keys live outside the
-   * session's hash slot, so the script cannot write them. Indexing first errs on the safe
-   * side: a failed append leaves a reference that only keeps a blob longer, while its session
+   * The blob reference index, written BEFORE the append script on a Cluster: there the blob
+   * keys live on other nodes, out of the script's reach (on one server the script writes it).
+   * Indexing first errs on the safe side: a failed append leaves a reference that only keeps a blob longer, while its session
    * exists (collectBlobs removes the claims of gone sessions, also where no blob is left).
    */
   async #indexRefs(sessionId: string, refs: string[]): Promise<void> {
@@ -691,12 +719,7 @@ export class RedisEventStore implements EventStore {
     return this.#putBlobs(prepareBlobs(contents), sessionId);
   }
 
-  /** `inOrder`: by EVAL, so that commands sent right after land after it (see runScript). */
-  async #putBlobs(
-    blobs: EncodedBlob[],
-    sessionId: string | undefined,
-    inOrder = false,
-  ): Promise<string[]> {
+  async #putBlobs(blobs: EncodedBlob[], sessionId: string | undefined): Promise<string[]> {
     if (blobs.length === 0) return [];
     try {
       // Per blob, one script in the blob's slot: the session's claim, SET NX and the
@@ -725,7 +748,6 @@ export class RedisEventStore implements EventStore {
             PUT_BLOB_SCRIPT,
             blobScriptKeys(this.#prefix, blob.ref.slice(7)),
             [bufferOf(blob.stored), member],
-            inOrder,
           ),
         ),
       ]);

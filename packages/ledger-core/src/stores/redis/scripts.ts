@@ -32,22 +32,16 @@ function script(source: string): LuaScript {
 
 /**
  * Runs a script by its SHA1 and falls back on EVAL (which also caches it on the server) when
- * the server answers NOSCRIPT, e.g. after a restart, a failover or SCRIPT FLUSH. `inOrder`:
- * by its source (EVAL) at once, in one command, for a caller that sends more commands right
- * behind it on the same connection and counts on the server running them in that order (a
- * NOSCRIPT answer and the EVAL sent again after it would land behind them). The server then
- * hashes the source on every call; for a short script that costs less than a round trip.
+ * the server answers NOSCRIPT, e.g. after a restart, a failover or SCRIPT FLUSH.
  */
 export async function runScript(
   client: ScriptClient,
   lua: LuaScript,
   keys: string[],
   args: (string | number | Buffer)[],
-  inOrder = false,
 ): Promise<unknown> {
   // concat keeps a Buffer argument whole (a typed array is not spread into the list).
   const keysAndArgs = (keys as (string | number | Buffer)[]).concat(args);
-  if (inOrder) return await client.eval(lua.source, keys.length, keysAndArgs);
   try {
     return await client.evalsha(lua.sha, keys.length, keysAndArgs);
   } catch (error) {
@@ -57,6 +51,10 @@ export async function runScript(
     throw error;
   }
 }
+
+/** Lua: now on the server's clock (TIME), in epoch ms. */
+const SERVER_NOW_MS = `local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)`;
 
 /**
  * Lua: `readLog(log, cursors, out)` adds `cursor, json` to `out` for each of `cursors` (log
@@ -92,23 +90,35 @@ end
 /**
  * The append script: every check and every write of one append (or fork), atomically.
  *
- * KEYS: 1 meta, 2 log, 3 ids, 4 runs, 5 run events, 6 run head.
+ * KEYS: 1 meta, 2 log, 3 ids, 4 runs, 5 run events, 6 run head, then 3 keys per blob the append
+ * carries (its session set, content and touched-at time: blobScriptKeys), then the session set
+ * of each other blob its events name, then (if it carries any) the session's set of refs put
+ * for it.
  * ARGV: 1 mode ("read" or "write"), 2 n (batch size), 3 expected run length, 4 expected last
- * hash ("" for none), 5 run hash, 6 run id, 7 session id, 8 now, 9 new status, 10 new last
- * hash, 11 parent run id ("" for none), then n event ids (ids as `idField` JSON strings), then (write) n event JSON strings.
+ * hash ("" for none), 5 run hash, 6 run id, 7 session id (also its member in blob session sets),
+ * 8 now, 9 new status, 10 new last hash, 11 parent run id ("" for none), 12 b (blobs carried),
+ * 13 r (other blobs named), then n event ids (ids as `idField` JSON strings), then (write) n
+ * event JSON strings, then b stored blob contents, then their b refs.
  *
  * Returns `{"ok", firstCursor, listed}` after writing, or, writing nothing,
  * `{"snapshot", exists, length, status, lastHash, cursor1, json1, ...}`: the run head and the
  * stored events whose id is in the batch, one consistent view for `planAppend` to decide on
  * (deduplicated, duplicate-event, run-closed or conflict, in that order). "read" mode only
- * returns the snapshot. Checks come before the first write, so a refused append writes nothing.
+ * returns the snapshot. Checks come before the first write, so a refused append writes nothing,
+ * its blobs included.
+ *
+ * The blob keys live in slots of their own, so only a store on one server passes any (b and r
+ * are 0 on a Cluster, where the store puts and indexes them before the script). A carried blob
+ * is written as PUT_BLOB_SCRIPT writes it (the session's claim, SET NX, the server's time) and
+ * listed in the session's puts; a blob named only gets the session's claim (the reference
+ * index collectBlobs reads).
  *
  * Written as a Lua function of (KEYS, ARGV), which the single and the batch script both call.
  */
 const APPEND_FUNCTION = `${READ_LOG_FUNCTION}
 local function append(KEYS, ARGV)
   local n = tonumber(ARGV[2])
-  local idBase = 12
+  local idBase = 14
   local head = redis.call('HMGET', KEYS[6], 'length', 'status', 'lastHash')
   local function snapshot()
     local out = {'snapshot', head[1] and '1' or '0', head[1] or '0', head[2] or 'running', head[3] or ''}
@@ -149,6 +159,21 @@ local function append(KEYS, ARGV)
   else
     redis.call('HSET', KEYS[1], 'updatedAt', ARGV[8])
   end
+  local carried = tonumber(ARGV[12])
+  local named = tonumber(ARGV[13])
+  if carried > 0 then
+    ${SERVER_NOW_MS}
+    local stamp = string.format('%d', now)
+    local contentBase = idBase + 2 * n
+    for i = 1, carried do
+      local k = 6 + 3 * (i - 1)
+      redis.call('SADD', KEYS[k + 1], ARGV[7])
+      redis.call('SET', KEYS[k + 2], ARGV[contentBase + i - 1], 'NX')
+      redis.call('SET', KEYS[k + 3], stamp)
+      redis.call('SADD', KEYS[7 + 3 * carried + named], ARGV[contentBase + carried + i - 1])
+    end
+  end
+  for i = 1, named do redis.call('SADD', KEYS[6 + 3 * carried + i], ARGV[7]) end
   local listed = redis.call('HGET', KEYS[1], 'listed')
   return {'ok', first, listed and 1 or 0}
 end
@@ -160,22 +185,29 @@ return append(KEYS, ARGV)
 `);
 
 /**
- * Several appends of ONE session (so one hash slot, also on a Cluster) in one script call: the
- * store's group commit. KEYS: each call's 6 keys in turn. ARGV: 1 the number of calls, then per
- * call its ARGV count and its ARGV (APPEND_SCRIPT's layout). Returns the list of each call's
- * reply. Each append is checked and written on its own, exactly as by APPEND_SCRIPT.
+ * Several appends in one script call: the store's group commit (on a Cluster, of ONE session,
+ * so one hash slot; on one server, of any sessions). KEYS: each call's keys in turn
+ * (APPEND_SCRIPT's layout: 6, 3 per blob carried, 1 per other blob named, 1 if any is carried). ARGV: 1 the
+ * number of calls, then per call its ARGV count and its ARGV (APPEND_SCRIPT's layout). Returns
+ * the list of each call's reply. Each append is checked and written on its own, exactly as by
+ * APPEND_SCRIPT.
  */
 export const APPEND_BATCH_SCRIPT = script(`${APPEND_FUNCTION}
 local out = {}
 local at = 2
+local keyAt = 0
 for call = 1, tonumber(ARGV[1]) do
   local count = tonumber(ARGV[at])
-  local keys = {}
-  for i = 1, 6 do keys[i] = KEYS[(call - 1) * 6 + i] end
   local args = {}
   for i = 1, count do args[i] = ARGV[at + i] end
+  local carried = tonumber(args[12])
+  local keys = {}
+  for i = 1, 6 + 3 * carried + tonumber(args[13]) + (carried > 0 and 1 or 0) do
+    keys[i] = KEYS[keyAt + i]
+  end
   out[call] = append(keys, args)
   at = at + count + 1
+  keyAt = keyAt + #keys
 end
 return out
 `);
@@ -220,10 +252,6 @@ export const READ_RUN_SCRIPT = script(`${READ_LOG_FUNCTION}
 return readLog(KEYS[2], redis.call('LRANGE', KEYS[1], ARGV[1], ARGV[2]), {})
 `);
 
-/** Lua: now on the server's clock (TIME), in epoch ms. */
-const SERVER_NOW_MS = `local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)`;
-
 /**
  * putBlob of one blob: its content (SET NX), its touched-at time, the server's clock in epoch ms
  * (never the writer's: writers and the process that runs retention may be on hosts whose clocks
@@ -242,8 +270,8 @@ return 1
 
 /**
  * Retention of one blob a deleted session referenced, atomically against putBlob (one script
- * call: the claim, SET NX and the touched-at time) and the reference index (SADD before each
- * append that names the blob). KEYS (one slot: the blob's hash tag): 1 the blob's session set, 2 the blob,
+ * call: the claim, SET NX and the touched-at time) and the reference index (the append script's
+ * SADD on one server, the SADD before it on a Cluster). KEYS (one slot: the blob's hash tag): 1 the blob's session set, 2 the blob,
  * 3 its touched-at time. ARGV: 1 the deleted session (idField), 2 the grace period (ms, on the
  * server's clock, as putBlob stamps). Returns 1 if the blob was deleted.
  */
@@ -285,8 +313,8 @@ return redis.call('SMEMBERS', KEYS[1])
 
 /**
  * collectBlobs' deletion of one blob, atomically against putBlob (the claim, SET NX and the
- * touched-at time in one script call) and the reference index (the SADD before each append that
- * names the blob). KEYS: as BLOB_CANDIDATE_SCRIPT's. ARGV: 1 the grace period, then
+ * touched-at time in one script call) and the reference index (the append script's SADD on one
+ * server, the SADD before it on a Cluster). KEYS: as BLOB_CANDIDATE_SCRIPT's. ARGV: 1 the grace period, then
  * the members of the session set that the caller found to be sessions that do not exist. It
  * checks again that the blob was not put within the grace, and that the set holds no member
  * but those (a session added since, or one the caller saw existing, keeps the blob); then it

@@ -6,10 +6,11 @@ import { blobExists } from "../../testing/conformance-retention.js";
 import { acrossStores } from "./testing/across-stores.js";
 import { openRacerStore, type RacerTarget } from "./testing/racer-store.js";
 
-// The conformance suite lets a refused append leave its blobs claimed by the session (Redis
-// puts them ahead of its script, out of the script's slot). The SQL stores promise more: the
-// blobs go in the append's own transaction, so a refused append stores none of them, on the
-// one-statement path (a cached head) and on the transactional program alike.
+// The conformance suite lets a refused append leave its blobs claimed by the session (on a
+// Redis Cluster they are put ahead of the script, on nodes out of its reach). The SQL stores
+// and Redis on one server promise more: the blobs go in the append's own transaction (its
+// script), so a refused append stores none of them, on the one-statement path (a cached head)
+// and on the transactional program (a script that reads first) alike.
 
 /** `request` carrying a new blob its event names; refused with `code`, and the blob absent. */
 async function refusedWithoutBlob(
@@ -74,7 +75,7 @@ await acrossStores(
     topic: "append refused with blobs",
     test: "stores none of its blobs: conflict, stale cached head, duplicate id, closed run",
     label: "refused_blobs",
-    kinds: ["sqlite", "postgres", "mysql"],
+    kinds: ["sqlite", "postgres", "mysql", "redis"],
   },
   checkRefusedAppends,
 );
