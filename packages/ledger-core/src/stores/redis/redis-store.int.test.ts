@@ -473,6 +473,31 @@ describe.skipIf(!available)("RedisEventStore", () => {
     }
   });
 
+  it("an append whose blob key holds another type fails before any of its events is written", async () => {
+    const sessionId = `wrongtype-${randomBytes(4).toString("hex")}`;
+    await store.append({ sessionId, runId: "r", expectedSeq: 0, events: [started()] });
+    const content = `a blob whose session set was overwritten ${sessionId}`;
+    const hex = createHash("sha256").update(content).digest("hex");
+    const sessions = blobKeys(prefix, hex).sessions;
+    await admin.set(sessions, "not a set");
+    const append = () =>
+      store.append({
+        sessionId,
+        runId: "r",
+        expectedSeq: 1,
+        events: [{ eventId: "named", type: "x.named", evidenceRefs: [`sha256:${hex}`] }],
+        blobs: [content],
+      });
+    const error = await append().catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: "store-unavailable" });
+    expect((error as Error).cause).toBeInstanceOf(Error);
+    expect((await store.readRun({ sessionId, runId: "r" })).events).toHaveLength(1);
+    expect(await admin.exists(blobKeys(prefix, hex).content)).toBe(0);
+    await admin.del(sessions);
+    expect((await append()).deduplicated).toBe(false);
+    expect(new TextDecoder().decode(await store.getBlob(`sha256:${hex}`))).toBe(content);
+  });
+
   it("a script call the server refuses fails only the append at fault; the others it held are written once", async () => {
     const client = new Redis(url);
     const own = new RedisEventStore({ client, keyPrefix: prefix });

@@ -105,7 +105,7 @@ end
  * stored events whose id is in the batch, one consistent view for `planAppend` to decide on
  * (deduplicated, duplicate-event, run-closed or conflict, in that order). "read" mode only
  * returns the snapshot. Checks come before the first write, so a refused append writes nothing,
- * its blobs included.
+ * its blobs included; the blobs are written before the events.
  *
  * The blob keys live in slots of their own, so only a store on one server passes any (b and r
  * are 0 on a Cluster, where the store puts and indexes them before the script). A carried blob
@@ -137,6 +137,23 @@ local function append(KEYS, ARGV)
   for i = 1, n do
     if redis.call('HEXISTS', KEYS[3], ARGV[idBase + i - 1]) == 1 then return snapshot() end
   end
+  -- The blobs first: a blob key holding another type (WRONGTYPE) stops the script before
+  -- any event is written.
+  local carried = tonumber(ARGV[12])
+  local named = tonumber(ARGV[13])
+  if carried > 0 then
+    ${SERVER_NOW_MS}
+    local stamp = string.format('%d', now)
+    local contentBase = idBase + 2 * n
+    for i = 1, carried do
+      local k = 6 + 3 * (i - 1)
+      redis.call('SADD', KEYS[k + 1], ARGV[7])
+      redis.call('SET', KEYS[k + 2], ARGV[contentBase + i - 1], 'NX')
+      redis.call('SET', KEYS[k + 3], stamp)
+      redis.call('SADD', KEYS[7 + 3 * carried + named], ARGV[contentBase + carried + i - 1])
+    end
+  end
+  for i = 1, named do redis.call('SADD', KEYS[6 + 3 * carried + i], ARGV[7]) end
   local last = redis.call('HINCRBY', KEYS[1], 'cursor', n)
   local first = last - n + 1
   for i = 1, n do
@@ -159,21 +176,6 @@ local function append(KEYS, ARGV)
   else
     redis.call('HSET', KEYS[1], 'updatedAt', ARGV[8])
   end
-  local carried = tonumber(ARGV[12])
-  local named = tonumber(ARGV[13])
-  if carried > 0 then
-    ${SERVER_NOW_MS}
-    local stamp = string.format('%d', now)
-    local contentBase = idBase + 2 * n
-    for i = 1, carried do
-      local k = 6 + 3 * (i - 1)
-      redis.call('SADD', KEYS[k + 1], ARGV[7])
-      redis.call('SET', KEYS[k + 2], ARGV[contentBase + i - 1], 'NX')
-      redis.call('SET', KEYS[k + 3], stamp)
-      redis.call('SADD', KEYS[7 + 3 * carried + named], ARGV[contentBase + carried + i - 1])
-    end
-  end
-  for i = 1, named do redis.call('SADD', KEYS[6 + 3 * carried + i], ARGV[7]) end
   local listed = redis.call('HGET', KEYS[1], 'listed')
   return {'ok', first, listed and 1 or 0}
 end
@@ -187,9 +189,9 @@ return append(KEYS, ARGV)
 /**
  * Several appends in one script call: the store's group commit (on a Cluster, of ONE session,
  * so one hash slot; on one server, of any sessions). KEYS: each call's keys in turn
- * (APPEND_SCRIPT's layout: 6, 3 per blob carried, 1 per other blob named, 1 if any is carried). ARGV: 1 the
- * number of calls, then per call its ARGV count and its ARGV (APPEND_SCRIPT's layout). Returns
- * the list of each call's reply. Each append is checked and written on its own, exactly as by
+ * (APPEND_SCRIPT's layout: 6, 3 per blob carried, 1 per other blob named, 1 if any is
+ * carried). ARGV: 1 the number of calls, then per call its ARGV count and its ARGV
+ * (APPEND_SCRIPT's layout). Returns the list of each call's reply. Each append is checked and written on its own, exactly as by
  * APPEND_SCRIPT.
  */
 export const APPEND_BATCH_SCRIPT = script(`${APPEND_FUNCTION}
