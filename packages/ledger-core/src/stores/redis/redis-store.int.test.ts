@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from "vitest";
 import { computeEventHash } from "../../events/hash-chain.js";
 import type { NewEvent } from "../../events/types.js";
 import { openStore } from "../../store/open-store.js";
@@ -42,6 +42,33 @@ describe.skipIf(!available)("RedisEventStore", () => {
     actor: { type: "agent", id: "a1" },
     payload: { goal: "test" },
   });
+
+  /**
+   * `body` with a store on a client whose EVALSHA calls it watches, and another store on the
+   * same prefix (another process); all closed after, whatever happened.
+   */
+  async function watchedStores(
+    body: (watched: {
+      client: Redis;
+      own: RedisEventStore;
+      other: RedisEventStore;
+      evalsha: MockInstance<Redis["evalsha"]>;
+    }) => Promise<void>,
+  ): Promise<void> {
+    const client = new Redis(url);
+    const own = new RedisEventStore({ client, keyPrefix: prefix });
+    const other = new RedisEventStore({ url, keyPrefix: prefix });
+    await own.init();
+    const evalsha = vi.spyOn(client, "evalsha");
+    try {
+      await body({ client, own, other, evalsha });
+    } finally {
+      evalsha.mockRestore();
+      await own.close();
+      await other.close();
+      client.disconnect();
+    }
+  }
 
   it("two stores on one prefix (two processes) answer random sequences as the reference does, and racing writers through both lose nothing", async () => {
     // Each caches the run heads of its own appends: the other's writes must show.
@@ -289,12 +316,7 @@ describe.skipIf(!available)("RedisEventStore", () => {
   });
 
   it("gathers concurrent appends, of one session or several, into one script call, each answered as alone", async () => {
-    const client = new Redis(url);
-    const own = new RedisEventStore({ client, keyPrefix: prefix });
-    const other = new RedisEventStore({ url, keyPrefix: prefix });
-    await own.init();
-    const evalsha = vi.spyOn(client, "evalsha");
-    try {
+    await watchedStores(async ({ own, other, evalsha }) => {
       const runs = ["r0", "r1", "r2", "r3", "r4"];
       for (const runId of runs)
         await own.append({ sessionId: "group", runId, expectedSeq: 0, events: [started()] });
@@ -362,21 +384,11 @@ describe.skipIf(!available)("RedisEventStore", () => {
           expect(computeEventHash(event)).toBe(event.hash);
         });
       }
-    } finally {
-      evalsha.mockRestore();
-      await own.close();
-      await other.close();
-      client.disconnect();
-    }
+    });
   });
 
   it("a script call of appends carrying, naming or without blobs stores each append's blobs only if it writes it", async () => {
-    const client = new Redis(url);
-    const own = new RedisEventStore({ client, keyPrefix: prefix });
-    const other = new RedisEventStore({ url, keyPrefix: prefix });
-    await own.init();
-    const evalsha = vi.spyOn(client, "evalsha");
-    try {
+    await watchedStores(async ({ own, other, evalsha }) => {
       const tag = randomBytes(4).toString("hex");
       const sessions = ["b0", "b1", "b2", "b3", "b4"].map((name) => `${name}-${tag}`);
       for (const sessionId of sessions)
@@ -465,12 +477,7 @@ describe.skipIf(!available)("RedisEventStore", () => {
         );
         expect(stored[stored.length - 1]).toEqual(results[index]?.events[0]);
       }
-    } finally {
-      evalsha.mockRestore();
-      await own.close();
-      await other.close();
-      client.disconnect();
-    }
+    });
   });
 
   it("an append whose blob key holds another type fails before any of its events is written", async () => {
