@@ -1,5 +1,6 @@
 import { describe, it } from "vitest";
 import { runEventStoreConformance } from "../../testing/conformance.js";
+import { checkSharedBlobWriters } from "../sql/testing/shared-blob-writers.js";
 import { RedisEventStore } from "./redis-store.js";
 import { localClusterForTests } from "./testing/cluster-hooks.js";
 import { localClusterUnavailable } from "./testing/local-cluster.js";
@@ -15,4 +16,11 @@ describe.skipIf(unavailable !== undefined)("RedisEventStore on Redis Cluster", (
     () => new RedisEventStore({ client: local.client(), keyPrefix: freshPrefix("cluster") }),
     { describe, it },
   );
+
+  it("two stores writing runs of four sessions, every append carrying blobs others carry too: each written once, every blob kept", async () => {
+    // Here the blobs go on other nodes, put before each append's script.
+    const keyPrefix = freshPrefix("cluster-shared");
+    const stores = [1, 2].map(() => new RedisEventStore({ client: local.client(), keyPrefix }));
+    await checkSharedBlobWriters(stores, "shared-blobs");
+  });
 });

@@ -8,6 +8,7 @@ import { checkInitWithoutCreate } from "../../testing/init-without-create.js";
 import { checkLargeBatch } from "../../testing/large-batch.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { checkSharedHandles } from "../../testing/shared-handles.js";
+import { checkSharedBlobWriters } from "../sql/testing/shared-blob-writers.js";
 import { blobKeys, idField, runKeys, sessionKeys, sessionMember, sessionsKey } from "./keys.js";
 import { RedisEventStore } from "./redis-store.js";
 import { APPEND_BATCH_SCRIPT, APPEND_SCRIPT } from "./scripts.js";
@@ -477,6 +478,15 @@ describe.skipIf(!available)("RedisEventStore", () => {
         );
         expect(stored[stored.length - 1]).toEqual(results[index]?.events[0]);
       }
+    });
+  });
+
+  it("two stores writing runs of four sessions, every append carrying blobs others carry too: each written once, every blob kept", async () => {
+    await watchedStores(async ({ own, other, evalsha }) => {
+      await checkSharedBlobWriters([own, other], `shared-blobs-${randomBytes(4).toString("hex")}`);
+      // Some script call held several appends, with the blobs they carry.
+      const batches = evalsha.mock.calls.filter(([sha]) => sha === APPEND_BATCH_SCRIPT.sha);
+      expect(batches.some(([, numKeys]) => Number(numKeys) >= 2 * (6 + 4 * 3 + 1))).toBe(true);
     });
   });
 

@@ -3,7 +3,6 @@ import pg from "pg";
 import { afterAll, describe, expect, it, type MockInstance, vi } from "vitest";
 import { sha256Hex } from "../../events/canonical.js";
 import { type ConflictError, LedgerError } from "../../events/errors.js";
-import { computeEventHash } from "../../events/hash-chain.js";
 import { uuidv7 } from "../../events/ids.js";
 import type { LedgerEvent } from "../../events/types.js";
 import type { AppendRequest, EventStore } from "../../store/event-store.js";
@@ -13,6 +12,11 @@ import { MysqlEventStore } from "../mysql/mysql-store.js";
 import { PostgresBackend } from "../postgres/postgres-backend.js";
 import { PostgresEventStore } from "../postgres/postgres-store.js";
 import type { HeadAppend } from "./head-cache.js";
+import {
+  checkSession,
+  checkSharedBlobWriters,
+  sixteenWriters,
+} from "./testing/shared-blob-writers.js";
 
 // The one-round-trip append a SQL store uses when a writer continues the run where the store's
 // own last append left it (a cached head). Several store instances on one database stand for
@@ -113,25 +117,6 @@ const kinds: Kind[] = [
 
 const event = (type: string, payload: unknown = null) => ({ type, payload }) as never;
 
-/** Every stored event reads back exactly as its writer got it, chains verify, cursors are 1..n. */
-async function checkSession(store: EventStore, sessionId: string, written: LedgerEvent[]) {
-  const stored = (await store.readSession({ sessionId })).events;
-  expect(stored.map((stored) => stored.commitCursor)).toEqual(
-    Array.from({ length: stored.length }, (_, index) => index + 1),
-  );
-  const byId = new Map(stored.map((stored) => [stored.eventId, stored]));
-  for (const mine of written)
-    expect(JSON.stringify(byId.get(mine.eventId))).toBe(JSON.stringify(mine));
-  for (const runId of new Set(stored.map((stored) => stored.runId))) {
-    const run = stored.filter((stored) => stored.runId === runId);
-    expect(run.map((stored) => stored.seq)).toEqual(run.map((_, index) => index));
-    run.forEach((stored, index) => {
-      expect(stored.prevHash).toBe(index === 0 ? null : run[index - 1]?.hash);
-      expect(computeEventHash(stored)).toBe(stored.hash);
-    });
-  }
-}
-
 /** Starts each run with one event, one after the other; returns the events written. */
 async function startRuns(
   store: EventStore,
@@ -216,18 +201,6 @@ async function twoStoresWatched(
   } finally {
     batches.mockRestore();
   }
-}
-
-/**
- * Sixteen runs over four sessions (named `label`), each store of two writing half the runs of
- * every session, so both stores' statements lock the counter rows of the same sessions.
- */
-function sixteenWriters(stores: EventStore[], label: string) {
-  return Array.from({ length: 16 }, (_, writer) => ({
-    store: stores[writer % 2] as EventStore,
-    sessionId: `${label}-${writer % 4}-${lastDatabase}`,
-    runId: `run-${writer}`,
-  }));
 }
 
 for (const kind of kinds) {
@@ -629,43 +602,8 @@ for (const kind of kinds) {
 
     it("two stores writing runs of four sessions, every append carrying blobs others carry too: each written once, every blob kept", async () => {
       await twoStoresWatched(kind, async (a, b, spy) => {
-        const stores = [a, b];
-        const writers = sixteenWriters(stores, "shared-blobs");
-        const text = (label: string) => `${label} ${uuidv7()} ${"words ".repeat(30)}`;
-        // Blobs every writer carries, so statements of every session and both stores take
-        // their rows, in whatever order the writers name them.
-        const shared = [text("prompt"), text("tools"), text("policy")];
-        const refOf = (content: string) => `sha256:${sha256Hex(content)}`;
-        const written: LedgerEvent[] = [];
-        const own: string[] = [];
-        await startRuns(stores[0] as EventStore, writers);
-        await Promise.all(
-          writers.map(async (writer, index) => {
-            for (let step = 1; step < 12; step++) {
-              const mine = text(`run ${index} step ${step}`);
-              own.push(mine);
-              const carried = [...shared.slice(step % 3), ...shared.slice(0, step % 3), mine];
-              const result = await writer.store.append({
-                sessionId: writer.sessionId,
-                runId: writer.runId,
-                expectedSeq: step,
-                events: [{ type: "x.named", evidenceRefs: carried.map(refOf) }] as never,
-                blobs: index % 2 === 0 ? carried : carried.reverse(),
-              });
-              expect(result.deduplicated).toBe(false);
-              written.push(...result.events);
-            }
-          }),
-        );
+        await checkSharedBlobWriters([a, b], `shared-blobs-${lastDatabase}`);
         expect(gatheredWith(spy, (append) => append.blobs.length > 0)).toBe(true);
-        for (const content of [...shared, ...own])
-          expect(new TextDecoder().decode(await stores[1]?.getBlob(refOf(content)))).toBe(content);
-        for (const sessionId of new Set(writers.map((writer) => writer.sessionId))) {
-          const mine = written.filter((stored) => stored.sessionId === sessionId);
-          expect(mine).toHaveLength(44);
-          await checkSession(stores[0] as EventStore, sessionId, mine);
-        }
-        expect(await stores[0]?.collectBlobs({ blobGraceMs: 0 })).toEqual({ deletedBlobs: 0 });
       });
     });
 
@@ -674,7 +612,7 @@ for (const kind of kinds) {
       it("statements of several sessions from two stores at once: no deadlock, no gap, nothing lost", async () => {
         await twoStoresWatched(kind, async (a, b, spy) => {
           const stores = [a, b];
-          const writers = sixteenWriters(stores, "across");
+          const writers = sixteenWriters(stores, `across-${lastDatabase}`);
           const written: LedgerEvent[] = [];
           await Promise.all(
             writers.map(async (writer) => {
