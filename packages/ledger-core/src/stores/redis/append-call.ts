@@ -28,10 +28,11 @@ export interface ScriptBlobs {
   named: string[];
 }
 
-/** One call of APPEND_SCRIPT: its KEYS and ARGV. */
+/** One call of APPEND_SCRIPT: its KEYS and ARGV, and the stored bytes of the blobs it carries. */
 export interface AppendCall {
   keys: string[];
   args: (string | number | Buffer)[];
+  blobBytes: number;
 }
 
 /**
@@ -69,10 +70,12 @@ export function appendScriptCall(
   ];
   const keys = [session.meta, session.log, session.ids, session.runs, run.events, run.head];
   if (write !== undefined) for (const event of write.events) args.push(JSON.stringify(event));
+  let blobBytes = 0;
   if (stored !== undefined) {
     for (const blob of carried) {
       keys.push(...blobScriptKeys(stored.prefix, blob.ref.slice(7)));
       args.push(bufferOf(blob.stored));
+      blobBytes += blob.stored.byteLength;
     }
     for (const ref of named) keys.push(blobKeys(stored.prefix, ref.slice(7)).sessions);
     if (carried.length > 0) {
@@ -80,5 +83,5 @@ export function appendScriptCall(
       for (const blob of carried) args.push(blob.ref);
     }
   }
-  return { keys, args };
+  return { keys, args, blobBytes };
 }

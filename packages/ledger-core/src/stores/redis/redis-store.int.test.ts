@@ -490,6 +490,39 @@ describe.skipIf(!available)("RedisEventStore", () => {
     });
   });
 
+  it("gathered appends whose blobs together pass 16 MiB go in script calls of their own", async () => {
+    await watchedStores(async ({ own, evalsha }) => {
+      const tag = randomBytes(4).toString("hex");
+      const sessions = [0, 1, 2].map((index) => `large-${index}-${tag}`);
+      for (const sessionId of sessions)
+        await own.append({ sessionId, runId: "r", expectedSeq: 0, events: [started()] });
+      // Random bytes as text: they do not deflate, so each blob stays about 9 MiB stored.
+      const contents = sessions.map(() => randomBytes(9 * 1024 * 1024).toString("base64"));
+      const refOf = (content: string) =>
+        `sha256:${createHash("sha256").update(content).digest("hex")}`;
+      evalsha.mockClear();
+      // In one tick: the first starts alone, the two that wait would share a call.
+      const results = await Promise.all(
+        sessions.map((sessionId, index) =>
+          own.append({
+            sessionId,
+            runId: "r",
+            expectedSeq: 1,
+            events: [{ type: "x.large", evidenceRefs: [refOf(contents[index] as string)] }],
+            blobs: [contents[index] as string],
+          }),
+        ),
+      );
+      expect(evalsha.mock.calls.filter(([sha]) => sha === APPEND_BATCH_SCRIPT.sha)).toEqual([]);
+      expect(evalsha.mock.calls.filter(([sha]) => sha === APPEND_SCRIPT.sha)).toHaveLength(3);
+      for (const [index, result] of results.entries()) {
+        expect(result.deduplicated).toBe(false);
+        const stored = await own.getBlob(refOf(contents[index] as string));
+        expect(stored.byteLength).toBe((contents[index] as string).length);
+      }
+    });
+  });
+
   it("an append whose blob key holds another type fails before any of its events is written", async () => {
     const sessionId = `wrongtype-${randomBytes(4).toString("hex")}`;
     await store.append({ sessionId, runId: "r", expectedSeq: 0, events: [started()] });

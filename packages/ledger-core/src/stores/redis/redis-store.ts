@@ -121,6 +121,12 @@ const LAYOUT_VERSION = "3";
 const MAX_ATTEMPTS = 4;
 /** Blob scripts retention sends before it waits for their replies. */
 const BLOBS_PER_ROUND_TRIP = 500;
+/**
+ * Stored blob bytes one batch script call carries at most: appends whose blobs together pass it
+ * go in script calls of their own. A script holds the server for its whole run, and a call is
+ * one command that the server reads whole before it runs it.
+ */
+const BLOB_BYTES_PER_SCRIPT = 16 * 1024 * 1024;
 /** Run heads remembered from this store's own appends (saves the read before a write). */
 const HEAD_CACHE_SIZE = 10_000;
 
@@ -409,6 +415,9 @@ export class RedisEventStore implements EventStore {
     const [only] = calls;
     if (calls.length === 1 && only !== undefined)
       return [(await runScript(this.#client, APPEND_SCRIPT, only.keys, only.args)) as unknown[]];
+    let blobBytes = 0;
+    for (const call of calls) blobBytes += call.blobBytes;
+    if (blobBytes > BLOB_BYTES_PER_SCRIPT) return this.#eachAlone(calls);
     const args: (string | number | Buffer)[] = [calls.length];
     for (const call of calls) {
       args.push(call.args.length);
@@ -426,15 +435,20 @@ export class RedisEventStore implements EventStore {
       // call fails whole, so each append runs again alone and only the one at fault fails.
       // Those the failed call wrote before the error are found stored, and answered so.
       if (!(error instanceof ReplyError)) throw error;
-      return Promise.all(
-        calls.map((call) =>
-          runScript(this.#client, APPEND_SCRIPT, call.keys, call.args).then(
-            (reply) => reply as unknown[],
-            (failure: unknown) => (failure instanceof Error ? failure : new Error(String(failure))),
-          ),
-        ),
-      );
+      return this.#eachAlone(calls);
     }
+  }
+
+  /** Each call in a script call of its own (sent at once), answered with its reply or error. */
+  #eachAlone(calls: AppendCall[]): Promise<(unknown[] | Error)[]> {
+    return Promise.all(
+      calls.map((call) =>
+        runScript(this.#client, APPEND_SCRIPT, call.keys, call.args).then(
+          (reply) => reply as unknown[],
+          (failure: unknown) => (failure instanceof Error ? failure : new Error(String(failure))),
+        ),
+      ),
+    );
   }
 
   /**
