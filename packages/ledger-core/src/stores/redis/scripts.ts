@@ -191,8 +191,8 @@ return append(KEYS, ARGV)
  * so one hash slot; on one server, of any sessions). KEYS: each call's keys in turn
  * (APPEND_SCRIPT's layout: 6, 3 per blob carried, 1 per other blob named, 1 if any is
  * carried). ARGV: 1 the number of calls, then per call its ARGV count and its ARGV
- * (APPEND_SCRIPT's layout). Returns the list of each call's reply. Each append is checked and written on its own, exactly as by
- * APPEND_SCRIPT.
+ * (APPEND_SCRIPT's layout). Returns the list of each call's reply. Each append is checked and
+ * written on its own, exactly as by APPEND_SCRIPT.
  */
 export const APPEND_BATCH_SCRIPT = script(`${APPEND_FUNCTION}
 local out = {}
