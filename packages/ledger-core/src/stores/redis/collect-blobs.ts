@@ -45,9 +45,9 @@ interface Candidate {
  *   that id, or the first append of one that only had a put). Its SADD then changes nothing,
  *   and the script may delete the blob under it. But the append that names the blob comes
  *   right after the writer's put of it (on one server, an append that carries it is that
- *   put), which stamps the blob's time: the script deletes it
- *   only if that put is older than the grace, i.e. if the writer took longer than the grace
- *   (less the one round trip from the check to the script) between its put and its append.
+ *   put), which stamps the blob's time: the script deletes it only if that put is older than
+ *   the grace, i.e. if the writer took longer than the grace (less the one round trip from the
+ *   check to the script) between its put and its append.
  *   That is the premise deleteSession rests on too: a blob past the grace is not about to be
  *   named. A blob put after the script is stored again, with a fresh time.
  * - A put claims the blob in the script that stores it, so the script sees the put whole or
