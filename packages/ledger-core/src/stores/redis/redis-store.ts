@@ -272,9 +272,9 @@ export class RedisEventStore implements EventStore {
       // On one server the script stores them itself, only if it writes the events.
       if (blobs !== undefined && isCluster(this.#client)) {
         await this.#putAndIndex(valid.sessionId, blobs);
-        return await this.#appendIndexed(valid, session, run, undefined);
+        return await this.#appendThroughScript(valid, session, run, undefined);
       }
-      return await this.#appendIndexed(valid, session, run, blobs);
+      return await this.#appendThroughScript(valid, session, run, blobs);
     } catch (error) {
       this.#heads.delete(run.head);
       throw this.#unavailable(error, "append");
@@ -309,7 +309,7 @@ export class RedisEventStore implements EventStore {
    * The append's script, with the blobs it stores (`blobs`: on one server) or none (on a
    * Cluster, where they were stored first).
    */
-  async #appendIndexed(
+  async #appendThroughScript(
     valid: ValidAppend,
     session: SessionKeys,
     run: RunKeys,
@@ -711,8 +711,9 @@ export class RedisEventStore implements EventStore {
   /**
    * The blob reference index, written BEFORE the append script on a Cluster: there the blob
    * keys live on other nodes, out of the script's reach (on one server the script writes it).
-   * Indexing first errs on the safe side: a failed append leaves a reference that only keeps a blob longer, while its session
-   * exists (collectBlobs removes the claims of gone sessions, also where no blob is left).
+   * Indexing first errs on the safe side: a failed append leaves a reference that only keeps a
+   * blob longer, while its session exists (collectBlobs removes the claims of gone sessions,
+   * also where no blob is left).
    */
   async #indexRefs(sessionId: string, refs: string[]): Promise<void> {
     if (refs.length === 0) return;
