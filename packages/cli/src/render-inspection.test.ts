@@ -6,6 +6,7 @@ import {
   SessionRecorder,
 } from "@agent-ledger/core";
 import { describe, expect, it } from "vitest";
+import { nextSteps } from "./next-steps.js";
 import { renderInspection } from "./render-inspection.js";
 import { recordDemoSession, recordNestedInFlight } from "./session-fixture.test.data.js";
 
@@ -110,6 +111,35 @@ describe("renderInspection", () => {
       `check the effect, then: agent-ledger resolve --abandon "reason" -- nested ${inner.attemptId}`,
     );
     expect(text).not.toContain(`resolve nested ${outer.attemptId}`);
+    expect(text).toContain(
+      "next: decide the unresolved call inside its child run first; this call waits on it",
+    );
+  });
+
+  it("prints a resolve command for every call a person must decide, as inspect --json does", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "two",
+      runId: "parent",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const refund = await recorder.beforeToolCall({ toolCallId: "c1", name: "refund", args: {} });
+    const child = recorder.child({ runId: "child", actor: { type: "agent", id: "b" } });
+    await child.startRun();
+    const reserve = await child.beforeToolCall({ toolCallId: "c2", name: "reserve", args: {} });
+    const inspection = await inspectSession(store, "two");
+    const text = renderInspection(inspection);
+    for (const attempt of [refund, reserve])
+      expect(text).toContain(
+        `next: check the effect, then: agent-ledger resolve --abandon "reason" -- two ${attempt.attemptId}`,
+      );
+    const commands = nextSteps(inspection).flatMap((step) =>
+      step.action === "resolve" ? [step.command] : [],
+    );
+    expect(commands).toHaveLength(2);
+    for (const command of commands) expect(text).toContain(command);
   });
 
   it("asks for no decision on calls the next resume makes again by itself", async () => {
@@ -131,7 +161,12 @@ describe("renderInspection", () => {
     const onlyRetried = renderInspection(await inspectSession(store, "retried"));
     expect(onlyRetried).toContain("2 unresolved");
     expect(onlyRetried).not.toContain("agent-ledger resolve");
-    expect(onlyRetried).toContain("the next resume makes these calls again by itself");
+    expect(onlyRetried).toContain(
+      "next: nothing to decide; idempotent, so the next resume makes this call again by itself",
+    );
+    expect(onlyRetried).toContain(
+      "next: nothing to decide; the next resume makes this model call again by itself",
+    );
 
     // A call that needs a person is the one the hint names, wherever it is in the list.
     const pay = await recorder.beforeToolCall({ toolCallId: "c-pay", name: "pay", args: {} });
@@ -139,7 +174,7 @@ describe("renderInspection", () => {
     expect(withPay).toContain(
       `agent-ledger resolve --abandon "reason" -- retried ${pay.attemptId}`,
     );
-    expect(withPay).not.toContain("nothing to decide");
+    expect(withPay.match(/nothing to decide/g)).toHaveLength(2);
   });
 
   it("has no unresolved section when everything finished", async () => {

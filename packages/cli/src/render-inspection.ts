@@ -152,26 +152,35 @@ export function renderInspection(
       if (attempt.approvedAt !== undefined)
         lines.push(`     ${approvalText(attempt)}; the next resume makes the call again`);
       const step = steps[index];
-      if (step?.action === "check-by-hand")
-        lines.push(
-          `     run ${attempt.runId} is ${step.runStatus}: it takes no more events and will not be resumed; check the effect by hand`,
-        );
+      if (step !== undefined) lines.push(`     ${nextStepText(step, attempt)}`);
     });
-    // One command: the innermost call a person must decide (see nextSteps).
-    const first = steps.find(
-      (step): step is Extract<NextStep, { action: "resolve" }> => step.action === "resolve",
-    );
-    if (!first && steps.some((step) => step.action === "none"))
-      lines.push(
-        "   the next resume makes these calls again by itself (model calls, idempotent or approved tools): nothing to decide",
-      );
-    if (first) lines.push(`   check the effect, then: ${first.command}`);
-    if (first?.passwordLeftOut)
+    if (steps.some((step) => step.action === "resolve" && step.passwordLeftOut))
       lines.push(
         "   (the store URL's password is left out, shown as ***: put it back, or set AGENT_LEDGER_STORE to the URL and drop --store)",
       );
   }
   return `${lines.map(terminalLine).join("\n")}\n`;
+}
+
+/**
+ * What to do about one unresolved attempt (nextSteps), under it: every call a person must decide
+ * gets its own command, as in `inspect --json` and the viewer.
+ */
+function nextStepText(step: NextStep, attempt: AttemptView): string {
+  switch (step.action) {
+    case "check-by-hand":
+      return `run ${attempt.runId} is ${step.runStatus}: it takes no more events and will not be resumed; check the effect by hand`;
+    case "none":
+      return attempt.kind === "model"
+        ? "next: nothing to decide; the next resume makes this model call again by itself"
+        : attempt.approvedAt !== undefined
+          ? "next: nothing to decide"
+          : "next: nothing to decide; idempotent, so the next resume makes this call again by itself";
+    case "decide-inner-first":
+      return "next: decide the unresolved call inside its child run first; this call waits on it";
+    case "resolve":
+      return `next: check the effect, then: ${step.command}`;
+  }
 }
 
 function countRuns(runs: RunView[]): number {
