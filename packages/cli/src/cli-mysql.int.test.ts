@@ -70,6 +70,15 @@ describeCliCommands({
       });
     },
   },
+  refused: {
+    noDatabase: inDatabase(`${database}_missing`),
+    badCredentials: (() => {
+      const url = new URL(storeUrl);
+      url.username = `no_${reader}`;
+      url.password = "wrong-pw";
+      return url.toString();
+    })(),
+  },
   noLedger: {
     storeUrl: inDatabase(empty),
     leftovers: async () => {

@@ -57,6 +57,19 @@ describeCliCommands({
       await query(`GRANT SELECT ON ALL TABLES IN SCHEMA "${schema}" TO "${reader}"`);
     },
   },
+  refused: {
+    noDatabase: (() => {
+      const url = new URL(storeUrl);
+      url.pathname = `/${schema}_missing`;
+      return url.toString();
+    })(),
+    badCredentials: (() => {
+      const url = new URL(storeUrl);
+      url.username = `no_${reader}`;
+      url.password = "wrong-pw";
+      return url.toString();
+    })(),
+  },
   noLedger: {
     storeUrl: inSchema(`${schema}_none`),
     leftovers: async () =>

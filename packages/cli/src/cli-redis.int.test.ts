@@ -95,6 +95,20 @@ describeCliCommands({
       );
     },
   },
+  refused: {
+    // Database numbers stop at 15 on a default server.
+    noDatabase: (() => {
+      const url = new URL(storeUrl);
+      url.pathname = "/9999";
+      return url.toString();
+    })(),
+    badCredentials: (() => {
+      const url = new URL(storeUrl);
+      url.username = `no-${reader}`;
+      url.password = "wrong-pw";
+      return url.toString();
+    })(),
+  },
   noLedger: {
     storeUrl: underPrefix(`${keyPrefix}none:`),
     leftovers: async () => (await keysUnder(`${keyPrefix}none:`)).length,

@@ -66,7 +66,20 @@ describe("agent-ledger errors and exit codes", () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^agent-ledger inspect <session>/);
     expect(help.stdout).toBe((await runBin(["inspect", "--help"])).stdout);
-    expect((await runBin(["help", "constructor"])).stdout).toContain("commands:");
+    // A name that is no command (one on Object's prototype too) is bad usage, as it is
+    // without `help`: the general help would hide that there is no such command.
+    for (const args of [
+      ["help", "nosuch"],
+      ["help", "constructor"],
+      ["help", "inspect", "x"],
+    ]) {
+      const unknown = await runBin(args);
+      expect(unknown.code, args.join(" ")).toBe(2);
+      expect(unknown.stdout).toBe("");
+      expect(unknown.stderr).toMatch(
+        /unknown command "(nosuch|constructor)"|help takes one command/,
+      );
+    }
   });
 
   it("exits 2 for a bad store URL", async () => {

@@ -23,6 +23,11 @@ export interface CliSuiteOptions {
    */
   noLedger?: { storeUrl: string; leftovers(): Promise<number> };
   /**
+   * URLs the server answers with a refusal: a database it does not have, and a user or password
+   * it does not take. Neither is a server out of reach (exit 4, which a script may retry).
+   */
+  refused?: { noDatabase: string; badCredentials: string };
+  /**
    * A URL whose credentials may only read the ledger (an on-call person's), `grant`, which
    * makes that user once the ledger is there, and how the server words its refusal of a write.
    */
@@ -510,6 +515,20 @@ export function describeCliCommands(options: CliSuiteOptions): void {
       expect(hostile.stderr.includes("\u202e")).toBe(false);
       expect(hostile.stderr).toContain("gone\\u202eder");
     });
+
+    const refused = options.refused;
+    if (refused !== undefined)
+      it("exits 3 for a database the server does not have, 2 for credentials it refuses", async () => {
+        const missing = await runBin(["--store", refused.noDatabase, "sessions"]);
+        expect(missing.code, missing.stderr).toBe(3);
+        expect(missing.stderr).toContain("no ledger at");
+        expect(missing.stderr).toContain("check the database name in the store URL");
+        const denied = await runBin(["--store", refused.badCredentials, "sessions"]);
+        expect(denied.code, denied.stderr).toBe(2);
+        expect(denied.stderr).toContain("refused the store URL's credentials");
+        // The password is never printed.
+        expect(denied.stderr).not.toContain("wrong-pw");
+      });
 
     const noLedger = options.noLedger;
     if (noLedger !== undefined)

@@ -77,6 +77,38 @@ function hasNetworkCode(error: unknown, depth = 0): boolean {
   return hasNetworkCode((error as { cause?: unknown }).cause, depth + 1);
 }
 
+/**
+ * What a server that answered said no to, read from the driver error under a store's
+ * `store-unavailable` (node-postgres SQLSTATE, mysql2's code, a Redis reply): the URL's database
+ * does not exist, or its user or password was refused. Neither is a server out of reach: no
+ * retry later mends them.
+ */
+export type ServerRefusal = "no-database" | "credentials";
+
+const refusalsByCode: ReadonlyMap<string, ServerRefusal> = new Map([
+  ["3D000", "no-database"], // PostgreSQL invalid_catalog_name
+  ["28P01", "credentials"], // PostgreSQL invalid_password
+  ["28000", "credentials"], // PostgreSQL invalid_authorization_specification (no such role)
+  ["ER_BAD_DB_ERROR", "no-database"],
+  ["ER_ACCESS_DENIED_ERROR", "credentials"],
+  ["ER_DBACCESS_DENIED_ERROR", "credentials"],
+]);
+
+export function serverRefusal(error: unknown, depth = 0): ServerRefusal | undefined {
+  if (depth > 5 || typeof error !== "object" || error === null) return undefined;
+  const code = (error as { code?: unknown }).code;
+  const byCode = typeof code === "string" ? refusalsByCode.get(code) : undefined;
+  if (byCode !== undefined) return byCode;
+  // ioredis: a ReplyError to AUTH (a wrong password, or none where one is required), or to
+  // SELECT of a database number the server does not have.
+  const message = (error as { message?: unknown }).message;
+  if (typeof message === "string") {
+    if (/^(WRONGPASS|NOAUTH)\b/.test(message)) return "credentials";
+    if (message.startsWith("ERR DB index is out of range")) return "no-database";
+  }
+  return serverRefusal((error as { cause?: unknown }).cause, depth + 1);
+}
+
 /** The exit code an error ends the CLI with. */
 export function exitCodeOf(error: unknown): ExitCode {
   if (error instanceof CliError) return error.exitCode;

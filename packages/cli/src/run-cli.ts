@@ -53,9 +53,9 @@ store: --store <url>, else $AGENT_LEDGER_STORE, else ${DEFAULT_STORE_URL}
 exit codes:
   0  success
   1  verify found tampering, or the command failed (message on stderr)
-  2  bad usage: unknown command or option, bad store URL, non-loopback bind without --token,
-     an export --output file that cannot be written
-  3  unknown session, attempt or ledger file; export: a blob an event names is lost
+  2  bad usage: unknown command or option, bad store URL (or a user or password the server
+     refused), non-loopback bind without --token, an export --output file that cannot be written
+  3  unknown session, attempt or ledger file (or database); export: a blob an event names is lost
   4  the store's server cannot be reached
   130  stopped by Ctrl-C or SIGTERM (export: an --output file left as it was)
 `;
@@ -100,6 +100,18 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       io.stdout.write(`${asked.help}\n`);
       return EXIT_CODES.ok;
     }
+    // `help nosuch` (or `help a b`) is bad usage, as `nosuch` is: the general help would hide
+    // that no such command exists.
+    if (name === "help" && args.length > 0)
+      throw new CliError({
+        code: "invalid-argument",
+        message:
+          args.length === 1
+            ? `unknown command ${JSON.stringify(args[0])}`
+            : `help takes one command, got ${args.length}`,
+        exitCode: EXIT_CODES.usage,
+        hint: "run agent-ledger --help",
+      });
     if (name === undefined || name === "help" || name === "--help" || name === "-h") {
       io.stdout.write(HELP);
       return name === undefined ? EXIT_CODES.usage : EXIT_CODES.ok;

@@ -6,7 +6,14 @@ import {
   type SessionSummary,
 } from "@agent-ledger/core";
 import { sqlitePath } from "@agent-ledger/core/sqlite";
-import { CliError, EXIT_CODES, exitCodeOf, notFoundError, usageError } from "./errors.js";
+import {
+  CliError,
+  EXIT_CODES,
+  exitCodeOf,
+  notFoundError,
+  serverRefusal,
+  usageError,
+} from "./errors.js";
 
 /** The store URL when none is given. */
 export const DEFAULT_STORE_URL = "sqlite:./agent-ledger.db";
@@ -35,8 +42,9 @@ export function resolveStoreUrl(options: {
 
 /**
  * Opens the store for a command, turning failures into clear errors and exit codes: a bad
- * URL exits 2, a missing SQLite file or a database without a ledger 3 (a reading command never
- * makes one), a server that does not answer within `timeoutMs` 4.
+ * URL (or credentials the server refuses) exits 2, a missing SQLite file, a database without a
+ * ledger or one that does not exist 3 (a reading command never makes one), a server that does
+ * not answer within `timeoutMs` 4.
  */
 export async function openCliStore(
   url: string,
@@ -92,6 +100,24 @@ export async function openCliStore(
     if (error instanceof CliError) throw error;
     const code = exitCodeOf(error);
     const message = error instanceof Error ? error.message : String(error);
+    // The server answered, and said no: not exit 4, which a script may retry later.
+    const refusal = code === EXIT_CODES.unreachable ? serverRefusal(error) : undefined;
+    if (refusal === "no-database")
+      throw new CliError({
+        code: "not-found",
+        message: `no ledger at ${shown}: ${message}`,
+        exitCode: EXIT_CODES.notFound,
+        hint: "check the database name in the store URL",
+        cause: error,
+      });
+    if (refusal === "credentials")
+      throw new CliError({
+        code: "invalid-argument",
+        message: `the server at ${shown} refused the store URL's credentials: ${message}`,
+        exitCode: EXIT_CODES.usage,
+        hint: "check the user and password in the store URL",
+        cause: error,
+      });
     if (code === EXIT_CODES.unreachable)
       throw new CliError({
         code: "store-unavailable",
