@@ -412,6 +412,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
         throw new UnresolvedAttemptError(
           `tool call ${name}${toolCallId ? ` (${toolCallId})` : ""} was already ${attempt.replayed.status} before the process restarted; it is not idempotent, so it is not run again. ${outer ? "It is called by another tool: only that tool's call can be answered from the ledger (declare it idempotent only if running it again is safe)." : "Use ledgerMiddleware to answer it from the ledger, or in a plain graph answer it through the graph's state (README: Plain LangGraph graphs)."}`,
           { attemptId: attempt.attemptId, toolCallId: toolCallId ?? null, name },
+          attempt,
         );
       }
       attempt = await retryLive(recorder, attempt, callMetadata);

@@ -1,4 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { Attempt } from "../recorder/attempt.js";
+import { SessionRecorder } from "../recorder/session-recorder.js";
+import { MemoryEventStore } from "../store/memory-store.js";
 import {
   ConflictError,
   DuplicateEventError,
@@ -14,6 +17,18 @@ import {
   UnresolvedAttemptError,
 } from "./errors.js";
 
+const inFlight: Attempt = {
+  kind: "tool",
+  sessionId: "s",
+  runId: "r",
+  stepId: "st",
+  attemptId: "a",
+  requestedEventId: "e",
+  seq: 1,
+  request: {},
+  requestHash: "h",
+};
+
 describe("LedgerError", () => {
   it("every subclass carries its stable code and is a LedgerError", () => {
     const address = { sessionId: "s", runId: "r" };
@@ -26,7 +41,7 @@ describe("LedgerError", () => {
       [new NotFoundError("gone"), "not-found"],
       [new StoreUnavailableError("down", new Error("ECONNREFUSED")), "store-unavailable"],
       [new ReplayDivergenceError("differs"), "replay-divergence"],
-      [new UnresolvedAttemptError("in flight", { attemptId: "a" }), "unresolved-attempt"],
+      [new UnresolvedAttemptError("in flight", { attemptId: "a" }, inFlight), "unresolved-attempt"],
       [new TamperDetectedError({ ...address, badSeq: 2, reason: "hash" }), "tamper-detected"],
       [new InvalidArgumentError("$.url", "bad"), "invalid-argument"],
     ];
@@ -58,10 +73,46 @@ describe("LedgerError", () => {
     expect(
       new TamperDetectedError({ sessionId: "s", runId: "r", badSeq: 4, reason: "x" }).badSeq,
     ).toBe(4);
-    expect(new UnresolvedAttemptError("x", { attemptId: "a1" }).attemptId).toBe("a1");
+    const unresolved = new UnresolvedAttemptError("x", { attemptId: "a1" }, inFlight);
+    expect(unresolved.attemptId).toBe("a1");
+    expect(unresolved.attempt).toBe(inFlight);
     expect(new DuplicateEventError({ eventId: "e1", path: "$.events[0].eventId" }).path).toBe(
       "$.events[0].eventId",
     );
+  });
+
+  it("isInstance with a code types the error as its class, so the README's handling compiles", async () => {
+    // A crash while a non-idempotent tool was in flight, then a resume that reaches it again.
+    const store = new MemoryEventStore();
+    const address = {
+      store,
+      sessionId: "s",
+      runId: "r",
+      actor: { type: "agent" as const, id: "a" },
+    };
+    const first = new SessionRecorder(address);
+    await first.startRun();
+    await first.beforeToolCall({ toolCallId: "c1", name: "pay", args: {} });
+    const resumed = await SessionRecorder.resume(address);
+    await resumed.startRun();
+    const caught = await resumed
+      .beforeToolCall({ toolCallId: "c1", name: "pay", args: {} })
+      .catch((error: unknown) => error);
+    if (!LedgerError.isInstance(caught, "unresolved-attempt")) throw caught;
+    // Typed: no cast before `.attempt` (the README's `recorder.retry(error.attempt)`).
+    const retried = await resumed.retry(caught.attempt);
+    expect(retried.retryOf).toBe(caught.attempt.attemptId);
+
+    const stale = await store
+      .append({
+        sessionId: "s",
+        runId: "r",
+        expectedSeq: 0,
+        events: [{ type: "x.note", payload: {} }],
+      })
+      .catch((error: unknown) => error);
+    if (!LedgerError.isInstance(stale, "conflict")) throw stale;
+    expect(stale.actualSeq).toBe((await store.runHead({ sessionId: "s", runId: "r" })).length);
   });
 
   it("isInstance recognises a copy from another package instance by its Symbol.for marker", () => {

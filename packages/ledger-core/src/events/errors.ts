@@ -1,3 +1,5 @@
+import type { Attempt } from "../recorder/attempt.js";
+
 /** Stable error codes. A code never changes meaning once released. */
 export type LedgerErrorCode =
   | "conflict"
@@ -42,11 +44,31 @@ export class LedgerError extends Error {
     this.details = options.details ?? {};
   }
 
-  /** True for any ledger error (optionally of one code), from any copy of this package. */
+  /**
+   * True for any ledger error (optionally of one code), from any copy of this package. With a
+   * code whose errors carry facts of their own (`conflict`: `actualSeq`; `unresolved-attempt`:
+   * `attempt`; `duplicate-event`: `eventId`), the error is typed as that class.
+   */
+  static isInstance<C extends LedgerErrorCode>(
+    error: unknown,
+    code: C,
+  ): error is C extends keyof LedgerErrorsWithFacts ? LedgerErrorsWithFacts[C] : LedgerError;
+  static isInstance(error: unknown, code?: LedgerErrorCode): error is LedgerError;
   static isInstance(error: unknown, code?: LedgerErrorCode): error is LedgerError {
     if (typeof error !== "object" || error === null || !(marker in error)) return false;
     return code === undefined || (error as LedgerError).code === code;
   }
+}
+
+/**
+ * The codes whose every error is raised as the class named here, with its own facts (a code's
+ * other errors are plain LedgerErrors: a blob that fails its hash is `tamper-detected` with no
+ * `badSeq`).
+ */
+interface LedgerErrorsWithFacts {
+  conflict: ConflictError;
+  "duplicate-event": DuplicateEventError;
+  "unresolved-attempt": UnresolvedAttemptError;
 }
 
 /**
@@ -169,10 +191,20 @@ export class ReplayDivergenceError extends LedgerError {
 /** A recorded call was in flight when the process died and may not be run again blindly. */
 export class UnresolvedAttemptError extends LedgerError {
   readonly attemptId: string;
-  constructor(message: string, details: { attemptId: string } & Record<string, unknown>) {
+  /**
+   * The attempt as `SessionRecorder` hands it out, for `retry(error.attempt)` or
+   * `abandon(error.attempt, reason)` once a person has checked its effect.
+   */
+  readonly attempt: Attempt;
+  constructor(
+    message: string,
+    details: { attemptId: string } & Record<string, unknown>,
+    attempt: Attempt,
+  ) {
     super("unresolved-attempt", message, { details });
     this.name = "UnresolvedAttemptError";
     this.attemptId = details.attemptId;
+    this.attempt = attempt;
   }
 }
 

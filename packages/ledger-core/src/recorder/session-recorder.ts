@@ -569,18 +569,16 @@ export class SessionRecorder {
     if (!(effect.idempotent || recordedEffect.idempotent || match.attempt.approved)) {
       const attempt = attemptFromRecorded(match.attempt);
       const toolCallId = common.toolCallId;
-      throw Object.assign(
-        new UnresolvedAttemptError(
-          `tool call ${common.name}${toolCallId ? ` (${toolCallId})` : ""} was in flight when the process died and is not declared idempotent: it may or may not have happened. Check its effect, then retry or abandon attempt ${attempt.attemptId}.`,
-          {
-            attemptId: attempt.attemptId,
-            stepId: attempt.stepId,
-            toolCallId: attempt.toolCallId ?? null,
-            name: common.name,
-            seq: attempt.seq,
-          },
-        ),
-        { attempt },
+      throw new UnresolvedAttemptError(
+        `tool call ${common.name}${toolCallId ? ` (${toolCallId})` : ""} was in flight when the process died and is not declared idempotent: it may or may not have happened. Check its effect, then retry or abandon attempt ${attempt.attemptId}.`,
+        {
+          attemptId: attempt.attemptId,
+          stepId: attempt.stepId,
+          toolCallId: attempt.toolCallId ?? null,
+          name: common.name,
+          seq: attempt.seq,
+        },
+        attempt,
       );
     }
     return this.#request(atStep(common, match.attempt.stepId, match.attempt.attemptId));
