@@ -1,4 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { inspectSession } from "../inspect/inspect-session.js";
+import { SessionRecorder } from "../recorder/session-recorder.js";
+import { MemoryEventStore } from "../store/memory-store.js";
 import { LedgerError } from "./errors.js";
 import {
   assertPlainJson,
@@ -157,6 +160,31 @@ describe("cloneJson", () => {
 });
 
 describe("normalizeError", () => {
+  it("makes texts with a lone surrogate well formed, so the failure can be recorded", async () => {
+    const cut = "ok \u{1F600}".slice(0, 4); // "ok " and half of the emoji
+    const error = Object.assign(new Error(`bad JSON near: ${cut}`), {
+      cause: `${cut} (thrown as a string)`,
+    });
+    const out = normalizeError(error);
+    expect(out.message).toBe("bad JSON near: ok \uFFFD");
+    expect(out.cause).toEqual({ name: "NonError", message: "ok \uFFFD (thrown as a string)" });
+    expect(out.stack).not.toMatch(/[\uD800-\uDFFF]/);
+    // Through a recorder: the failed call is resolved and the run closes.
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "s",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const call = await recorder.beforeToolCall({ toolCallId: "c", name: "parse", args: {} });
+    await recorder.toolFailed(call, error);
+    await recorder.failRun(error);
+    const inspection = await inspectSession(store, "s");
+    expect(inspection.unresolved).toEqual([]);
+    expect(inspection.runs[0]?.status).toBe("failed");
+  });
+
   it("keeps name, message, code, stack and a cause chain", () => {
     const root = Object.assign(new Error("socket closed"), { code: "ECONNRESET" });
     const error = new TypeError("request failed", { cause: root });

@@ -201,7 +201,9 @@ export type SerializedError = {
 /**
  * Normalises anything thrown into `{ name, message, code?, stack?, cause? }` so it can be
  * recorded. Non-Error values become `{ name: "NonError", message }`, the message being the
- * value itself for a string, else its JSON text (or `String(value)` when it has none).
+ * value itself for a string, else its JSON text (or `String(value)` when it has none). A lone
+ * surrogate in its texts (a message quoting text cut mid-emoji) becomes U+FFFD: refused, it
+ * would leave the call that failed unresolved and its run open.
  */
 export function normalizeError(
   error: unknown,
@@ -214,9 +216,12 @@ export function normalizeError(
     (typeof error === "object" && error !== null && "message" in error && "name" in error)
   ) {
     const source = error as Error & { code?: unknown };
-    const out: SerializedError = { name: String(source.name), message: String(source.message) };
-    if (typeof source.code === "string") out.code = source.code;
-    if (withStack && typeof source.stack === "string") out.stack = source.stack;
+    const out: SerializedError = {
+      name: wellFormedText(String(source.name)),
+      message: wellFormedText(String(source.message)),
+    };
+    if (typeof source.code === "string") out.code = wellFormedText(source.code);
+    if (withStack && typeof source.stack === "string") out.stack = wellFormedText(source.stack);
     if (source.cause !== undefined && depth < 4)
       out.cause = normalizeError(source.cause, options, depth + 1);
     return out;
@@ -227,7 +232,7 @@ export function normalizeError(
   } catch {
     message = safeString(error);
   }
-  return { name: "NonError", message };
+  return { name: "NonError", message: wellFormedText(message) };
 }
 
 /** `String(value)`, or the `[object Tag]` form for objects that cannot be converted (null prototype). */
