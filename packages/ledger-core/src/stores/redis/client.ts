@@ -187,6 +187,12 @@ export function describeClient(client: Redis | Cluster): string {
   return `${scheme}://${options.host ?? "127.0.0.1"}:${options.port ?? 6379}/${options.db ?? 0}`;
 }
 
+/** The prefix ioredis puts before every key the client sends (its `keyPrefix`), or "". */
+export function clientKeyPrefix(client: Redis | Cluster): string {
+  const prefix = (client.options as { keyPrefix?: unknown }).keyPrefix;
+  return typeof prefix === "string" ? prefix : "";
+}
+
 /**
  * Refuses a Cluster client that sends reads to replicas (`scaleReads` other than "master"):
  * a replica lags its master, so a read right after an acknowledged append (a run head, a

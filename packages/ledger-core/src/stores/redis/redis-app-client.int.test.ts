@@ -1,5 +1,6 @@
 import { Cluster, Redis, type RedisOptions } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
+import { openStore } from "../../store/open-store.js";
 import { runEventStoreConformance } from "../../testing/conformance.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { RedisEventStore } from "./redis-store.js";
@@ -128,6 +129,34 @@ describe.skipIf(!available)("RedisEventStore on an application's client", () => 
       () => new RedisEventStore({ client: client as Redis, keyPrefix: freshPrefix("conf") }),
       { describe, it },
     );
+  });
+
+  it("describes a location whose keyPrefix finds the keys under the client's own prefix too", async () => {
+    const appPrefix = freshPrefix("app");
+    const prefix = freshPrefix("where");
+    prefixes.push({ url: urlOf(APP_DB), prefix: appPrefix });
+    const store = new RedisEventStore({
+      client: appClient({ keyPrefix: appPrefix, db: APP_DB }),
+      keyPrefix: prefix,
+    });
+    await store.init();
+    await store.append({
+      sessionId: "s",
+      runId: "r",
+      expectedSeq: 0,
+      events: [{ type: "run.started", payload: {} }],
+    });
+    const where = store.describe().location as string;
+    const location = new URL(where);
+    expect(location.searchParams.get("keyPrefix")).toBe(`${appPrefix}${prefix}`);
+    expect(location.pathname).toBe(`/${APP_DB}`);
+    // The location, opened as a URL, is the same ledger.
+    const reopened = await openStore(where, { create: false });
+    try {
+      expect((await reopened.readRun({ sessionId: "s", runId: "r" })).events).toHaveLength(1);
+    } finally {
+      await reopened.close();
+    }
   });
 
   describe("a client made with lazyConnect, not yet connected when the store is made", () => {

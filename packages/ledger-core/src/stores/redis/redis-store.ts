@@ -75,6 +75,7 @@ import {
   assertReadsFromMasters,
   assertSelectedDatabase,
   assertServerVersion,
+  clientKeyPrefix,
   createClient,
   describeClient,
   evictsLedgerKeys,
@@ -201,7 +202,13 @@ export class RedisEventStore implements EventStore {
       assertReadsFromMasters(options.client as Redis | Cluster);
       this.#client = options.client as Redis | Cluster;
       this.#owned = false;
-      this.#location = withUrlParam(describeClient(this.#client), "keyPrefix", prefix);
+      // An application's client may prefix every key itself (ioredis' keyPrefix): the keys
+      // are under both, and a URL that finds them names both as its keyPrefix.
+      this.#location = withUrlParam(
+        describeClient(this.#client),
+        "keyPrefix",
+        clientKeyPrefix(this.#client) + prefix,
+      );
     }
     this.#scripts = new WriteCoalescer((calls) => this.#runAppendScripts(calls), {
       key: isCluster(this.#client) ? (call) => call.keys[0] as string : () => "",
