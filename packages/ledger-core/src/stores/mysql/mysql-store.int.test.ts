@@ -435,6 +435,10 @@ describe.skipIf(!available)("MysqlEventStore", () => {
         path: "$[2]",
         message: expect.stringContaining("max_allowed_packet"),
       });
+      await expect(store.putBlob(huge)).rejects.toMatchObject({
+        code: "invalid-argument",
+        path: "$",
+      });
       const [smallRef] = await new MemoryEventStore().putBlobs([small]);
       await expect(store.getBlob(smallRef as string)).rejects.toMatchObject({ code: "not-found" });
     } finally {

@@ -280,7 +280,7 @@ export class SqlEventStore implements EventStore {
 
   async putBlob(content: Uint8Array | string, options?: PutBlobOptions): Promise<string> {
     const sessionId = putBlobSession(options);
-    const [ref] = await this.#putBlobs([prepareBlob(content)], true, sessionId);
+    const [ref] = await this.#putBlobs([prepareBlob(content)], true, sessionId, "$");
     return ref as string;
   }
 
@@ -291,15 +291,19 @@ export class SqlEventStore implements EventStore {
    */
   async putBlobs(contents: (Uint8Array | string)[], options?: PutBlobOptions): Promise<string[]> {
     const sessionId = putBlobSession(options);
-    return this.#putBlobs(prepareBlobs(contents), false, sessionId);
+    return this.#putBlobs(prepareBlobs(contents), false, sessionId, undefined);
   }
 
   async #putBlobs(
     prepared: EncodedBlob[],
     durable: boolean,
     sessionId: string | undefined,
+    /** The path of putBlob's one value; undefined for putBlobs' list (`$[i]`). */
+    single: string | undefined,
   ): Promise<string[]> {
     const rows = blobRows(prepared, "$");
+    // putBlob's one value is `$` itself, not the first of a list.
+    if (single !== undefined) for (const row of rows) row.path = single;
     if (rows.length > 0)
       await this.#guard("putBlob", () => this.#backend.putBlobs(rows, durable, sessionId));
     return prepared.map((blob) => blob.ref);
