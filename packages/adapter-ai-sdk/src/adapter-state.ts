@@ -1,10 +1,5 @@
 import type { Attempt, SessionRecorder } from "@agent-ledger/core";
 
-interface LastModelCall {
-  attempt: Attempt;
-  failed: boolean;
-}
-
 interface Deferred {
   promise: Promise<string>;
   resolve: (eventId: string) => void;
@@ -31,19 +26,56 @@ function deferred(): Deferred {
 
 /**
  * What the middleware and the tool wrapper of one recorder share: which completion asked for
- * each tool call, the last model attempt (to recognise the SDK's retries), and the error that
- * stops the run (a tool's request could not be committed, or was unresolved): the SDK turns a
- * tool error into a tool-error part and goes on, so the next model call must be refused.
+ * each tool call, the model calls in flight and those that failed (to recognise the SDK's
+ * retries), and the error that stops the run (a tool's request could not be committed, or was
+ * unresolved): the SDK turns a tool error into a tool-error part and goes on, so the next model
+ * call must be refused.
  */
 export class AdapterState {
   readonly recorder: SessionRecorder;
   #blocked: unknown;
   #started: Promise<unknown> | undefined;
   readonly #causes = new Map<string, Deferred>();
-  lastModel: LastModelCall | undefined;
+  /** Model attempts begun and not yet answered. */
+  readonly #inFlight = new Set<Attempt>();
+  /** Failed model attempts the SDK may still retry, oldest first. */
+  #failed: Attempt[] = [];
 
   constructor(recorder: SessionRecorder) {
     this.recorder = recorder;
+  }
+
+  /**
+   * The failed attempt that a call with this request retries, taken off the list, if any
+   * (`sameRequest` compares a failed attempt's request with this call's). The SDK retries a
+   * call with the same request once its failure is known; parallel calls (an `embedMany` in
+   * chunks, two runs on one recorder) may begin and end in between, so the failure is found by
+   * its request, not as the last call. A failure stays a candidate while other calls are in
+   * flight; once none is, a call that retries none of them means they were not retried.
+   */
+  takeRetried(sameRequest: (failed: Attempt) => boolean): Attempt | undefined {
+    // Comparing hashes a long conversation: only when a failed call may be retried.
+    if (this.#failed.length === 0) return undefined;
+    const index = this.#failed.findIndex(sameRequest);
+    if (index >= 0) return this.#failed.splice(index, 1)[0];
+    if (this.#inFlight.size === 0) this.#failed = [];
+    return undefined;
+  }
+
+  /** A model call began (its request is durable, or it is answered from the ledger). */
+  modelBegan(attempt: Attempt): void {
+    this.#inFlight.add(attempt);
+  }
+
+  /** A model call was answered: completed, or its completion could not be recorded. */
+  modelAnswered(attempt: Attempt): void {
+    this.#inFlight.delete(attempt);
+  }
+
+  /** A model call failed (live, or answered with its recorded failure): the SDK may retry it. */
+  modelFailed(attempt: Attempt): void {
+    if (!this.#inFlight.delete(attempt)) return;
+    this.#failed.push(attempt);
   }
 
   /** Throws the error that stopped this run, if any. */

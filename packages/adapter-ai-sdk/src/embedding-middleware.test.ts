@@ -2,6 +2,7 @@ import { join } from "node:path";
 import {
   type EventStore,
   inspectSession,
+  LedgerError,
   type LedgerEvent,
   MemoryEventStore,
   readWholeRun,
@@ -12,6 +13,7 @@ import {
 } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
+import { APICallError } from "@ai-sdk/provider";
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
@@ -106,6 +108,114 @@ describe("ledgerEmbeddingMiddleware", () => {
       "model.requested",
       "model.failed",
     ]);
+  });
+
+  it("with recordEmbeddings, a vector holding -0 is recorded (as 0) and handed back unchanged", async () => {
+    const { store, recorder } = setup();
+    let calls = 0;
+    const model = new MockEmbeddingModelV3({
+      doEmbed: async () => {
+        calls++;
+        return { embeddings: [JSON.parse("[0.12,-0.0,0.3]") as number[]], warnings: [] };
+      },
+    });
+    const wrapped = wrapEmbeddingModel({
+      model,
+      middleware: ledgerEmbeddingMiddleware({ recorder, recordEmbeddings: true }),
+    });
+    for (const value of ["alpha", "beta"]) {
+      const { embedding } = await embed({ model: wrapped, value, maxRetries: 0 });
+      expect(Object.is(embedding[1], -0)).toBe(true);
+    }
+    expect(calls).toBe(2);
+    const events = await eventsOf(store);
+    expect(events.map((event) => event.type)).toEqual([
+      "run.started",
+      "model.requested",
+      "model.completed",
+      "model.requested",
+      "model.completed",
+    ]);
+    expect(payloadOf(events[2]).response).toMatchObject({ embeddings: [[0.12, 0, 0.3]] });
+  });
+
+  it("a response the ledger cannot hold is recorded as the call's failure, not left in flight; the run goes on", async () => {
+    const { store, recorder } = setup();
+    let calls = 0;
+    const model = new MockEmbeddingModelV3({
+      doEmbed: async () => ({
+        embeddings: [[0.1, 0.2]],
+        // A provider that reports a counter as a bigint: not JSON.
+        providerMetadata: calls++ === 0 ? { acme: { units: 10n as never } } : undefined,
+        warnings: [],
+      }),
+    });
+    const wrapped = wrapEmbeddingModel({
+      model,
+      middleware: ledgerEmbeddingMiddleware({ recorder }),
+    });
+    const error = await embed({ model: wrapped, value: "alpha", maxRetries: 0 }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(LedgerError.isInstance(error, "non-serializable")).toBe(true);
+    expect((error as LedgerError).path).toBe("$.providerMetadata.acme.units");
+    // The next call goes ahead.
+    expect((await embed({ model: wrapped, value: "beta", maxRetries: 0 })).embedding).toEqual([
+      0.1, 0.2,
+    ]);
+    expect(calls).toBe(2);
+    expect((await eventsOf(store)).map((event) => event.type)).toEqual([
+      "run.started",
+      "model.requested",
+      "model.failed",
+      "model.requested",
+      "model.completed",
+    ]);
+    expect((await inspectSession(store, "s1")).unresolved).toEqual([]);
+  });
+
+  it("a retry inside a parallel embedMany is a new attempt of the failed call's step, whatever ran meanwhile", async () => {
+    const { store, recorder } = setup();
+    const failedOnce = new Set<string>();
+    const calls: string[] = [];
+    const model = new MockEmbeddingModelV3({
+      maxEmbeddingsPerCall: 1,
+      supportsParallelCalls: true,
+      doEmbed: async ({ values }) => {
+        const [value = ""] = values;
+        calls.push(value);
+        if (value === "a" && !failedOnce.has(value)) {
+          failedOnce.add(value);
+          // Fails once the parallel call for "bb" has been recorded.
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          throw new APICallError({
+            message: "Too Many Requests",
+            url: "https://example.invalid/embeddings",
+            requestBodyValues: {},
+            statusCode: 429,
+            responseHeaders: { "retry-after-ms": "1" },
+            isRetryable: true,
+          });
+        }
+        return { embeddings: values.map(vectorOf), warnings: [] };
+      },
+    });
+    const wrapped = wrapEmbeddingModel({
+      model,
+      middleware: ledgerEmbeddingMiddleware({ recorder }),
+    });
+    const result = await embedMany({ model: wrapped, values: ["a", "bb"], maxRetries: 2 });
+    expect(result.embeddings).toEqual([vectorOf("a"), vectorOf("bb")]);
+    expect(calls).toEqual(["a", "bb", "a"]);
+    const requested = (await eventsOf(store)).filter((event) => event.type === "model.requested");
+    const valuesOf = (event: LedgerEvent | undefined) =>
+      (payloadOf(event).request as { values: string[] }).values;
+    expect(requested.map(valuesOf)).toEqual([["a"], ["bb"], ["a"]]);
+    const [first, other, retry] = requested;
+    expect(retry?.retryOf).toBe(first?.attemptId);
+    expect(retry?.stepId).toBe(first?.stepId);
+    expect(other?.stepId).not.toBe(first?.stepId);
+    expect(other?.retryOf).toBeUndefined();
   });
 
   it("with recordEmbeddings, a resumed run is answered from the ledger: the provider is not called again", async () => {

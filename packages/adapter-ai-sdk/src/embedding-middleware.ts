@@ -1,7 +1,8 @@
 import type { JsonObject, Redaction, SessionRecorder } from "@agent-ledger/core";
 import type { EmbeddingModelV3Middleware, EmbeddingModelV3Result } from "@ai-sdk/provider";
+import { checkedOptional, checkedOptions } from "./adapter-options.js";
 import { adapterStateOf } from "./adapter-state.js";
-import { beginAttempt, recordFailure, replayedFailure } from "./ledger-middleware.js";
+import { beginAttempt, recordCompletion, recordFailure, replayedFailure } from "./model-attempt.js";
 import { embeddingRequestOf, redactOption } from "./model-request.js";
 import { toJsonValue } from "./plain-json.js";
 
@@ -19,17 +20,19 @@ export interface LedgerEmbeddingMiddlewareOptions {
   recordEmbeddings?: boolean;
 }
 
-/** The `model.completed` response of an embedding call. */
+/**
+ * The `model.completed` response of an embedding call, as plain JSON: converted as every
+ * recorded value is (a vector's `-0` is recorded as 0, which the ledger would refuse as it is).
+ */
 function embeddingResponseOf(result: EmbeddingModelV3Result, withVectors: boolean): JsonObject {
-  const response: JsonObject = {
+  const response: Record<string, unknown> = {
     count: result.embeddings.length,
     dimensions: result.embeddings[0]?.length ?? 0,
   };
   if (result.usage !== undefined) response.usage = { inputTokens: result.usage.tokens };
-  if (result.providerMetadata !== undefined)
-    response.providerMetadata = toJsonValue(result.providerMetadata, "$.providerMetadata");
+  if (result.providerMetadata !== undefined) response.providerMetadata = result.providerMetadata;
   if (withVectors) response.embeddings = result.embeddings;
-  return response;
+  return toJsonValue(response) as JsonObject;
 }
 
 /** A recorded response that holds the vectors: what a resumed run is answered with. */
@@ -59,9 +62,15 @@ function recordedResult(response: unknown): EmbeddingModelV3Result | undefined {
 export function ledgerEmbeddingMiddleware(
   options: LedgerEmbeddingMiddlewareOptions,
 ): EmbeddingModelV3Middleware {
-  const state = adapterStateOf(options.recorder);
-  const redact = redactOption(options.redact);
-  const withVectors = options.recordEmbeddings === true;
+  const {
+    recorder,
+    redact: redaction,
+    recordEmbeddings,
+  } = checkedOptions<LedgerEmbeddingMiddlewareOptions>(options);
+  checkedOptional(recordEmbeddings, "$.recordEmbeddings", "boolean");
+  const redact = redactOption(redaction);
+  const state = adapterStateOf(recorder);
+  const withVectors = recordEmbeddings === true;
   return {
     specificationVersion: "v3",
     async wrapEmbed({ doEmbed, params, model }) {
@@ -69,10 +78,11 @@ export function ledgerEmbeddingMiddleware(
       const replayed = attempt.replayed;
       if (replayed?.status === "completed") {
         const result = recordedResult(replayed.result);
+        state.modelAnswered(attempt);
         if (result !== undefined) return result;
         // Recorded without its vectors: made again, as a retry of the recorded call.
         attempt = await state.recorder.retry(attempt);
-        state.lastModel = { attempt, failed: false };
+        state.modelBegan(attempt);
       } else if (replayed) throw replayedFailure(state, attempt);
       let result: EmbeddingModelV3Result;
       try {
@@ -80,12 +90,7 @@ export function ledgerEmbeddingMiddleware(
       } catch (error) {
         throw await recordFailure(state, attempt, error);
       }
-      try {
-        await state.recorder.modelCompleted(attempt, embeddingResponseOf(result, withVectors));
-      } catch (ledgerError) {
-        state.block(ledgerError);
-        throw ledgerError;
-      }
+      await recordCompletion(state, attempt, () => embeddingResponseOf(result, withVectors));
       return result;
     },
   };

@@ -312,6 +312,37 @@ describe("ledgerMiddleware with generateText", () => {
     expect(effects).toEqual(["invoice 5"]);
   });
 
+  it("a model response the ledger cannot hold is recorded as the call's failure, not left in flight; the run goes on", async () => {
+    const { store, recorder } = setup();
+    const answers = [
+      // A provider that reports a counter as a bigint: not JSON.
+      { ...textResult("first"), providerMetadata: { acme: { units: 10n as never } } },
+      textResult("second"),
+    ];
+    let calls = 0;
+    const model = wrapLanguageModel({
+      model: new MockLanguageModelV3({
+        doGenerate: async () => answers[calls++] ?? textResult(""),
+      }),
+      middleware: ledgerMiddleware({ recorder }),
+    });
+    const error = await generateText({ model, prompt: "one", maxRetries: 0 }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(LedgerError.isInstance(error, "non-serializable")).toBe(true);
+    expect((error as LedgerError).path).toBe("$.providerMetadata.acme.units");
+    expect((await generateText({ model, prompt: "two", maxRetries: 0 })).text).toBe("second");
+    expect(calls).toBe(2);
+    expect((await eventsOf(store)).map((event) => event.type)).toEqual([
+      "run.started",
+      "model.requested",
+      "model.failed",
+      "model.requested",
+      "model.completed",
+    ]);
+    expect((await inspectSession(store, "s1")).unresolved).toEqual([]);
+  });
+
   it("records structured output requests (responseFormat json with schema)", async () => {
     const { store, recorder } = setup();
     const { model } = scriptedModel([textResult('{"name":"Ada","age":36}')]);

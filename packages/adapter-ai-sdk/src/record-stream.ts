@@ -1,27 +1,76 @@
-import type { Attempt, JsonObject, JsonValue } from "@agent-ledger/core";
+import {
+  type Attempt,
+  InvalidEventError,
+  type JsonObject,
+  type JsonValue,
+} from "@agent-ledger/core";
 import type { LanguageModelV3StreamPart, LanguageModelV3StreamResult } from "@ai-sdk/provider";
 import type { AdapterState } from "./adapter-state.js";
-import { recordFailure, replayedFailure } from "./ledger-middleware.js";
+import { recordCompletion, recordFailure, replayedFailure } from "./model-attempt.js";
 import {
   contentToStreamParts,
   encodeModelResponse,
   recordedStreamParts,
   toolCallIdsOf,
 } from "./model-response.js";
+import {
+  decodeStream,
+  encodeStream,
+  RECORDED_STREAM_VERSION,
+  type RecordedStream,
+} from "./recorded-stream.js";
 import { StreamAssembler } from "./stream-assembler.js";
 
-function streamOf(parts: LanguageModelV3StreamPart[]): ReadableStream<LanguageModelV3StreamPart> {
+/** A stream of `parts`, pulled one at a time; ending with `thrown`'s error if given. */
+function streamOf(
+  parts: LanguageModelV3StreamPart[],
+  thrown?: { error: unknown },
+): ReadableStream<LanguageModelV3StreamPart> {
   let index = 0;
   return new ReadableStream<LanguageModelV3StreamPart>(
     {
       pull(controller) {
         const part = parts[index++];
-        if (part === undefined) controller.close();
-        else controller.enqueue(part);
+        if (part !== undefined) controller.enqueue(part);
+        else if (thrown) controller.error(thrown.error);
+        else controller.close();
       },
     },
     { highWaterMark: 0 },
   );
+}
+
+function isRecordedStream(value: JsonValue | undefined): value is RecordedStream & JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A failed stream recorded with its parts: emitted again part for part, ending as it ended.
+ * Its tool calls are refused with the error they were refused with live (the first error part,
+ * or the error the stream ended with), so the SDK builds the same next request.
+ */
+function replayFailedStream(
+  state: AdapterState,
+  attempt: Attempt,
+  recorded: JsonValue,
+): LanguageModelV3StreamResult {
+  if (!isRecordedStream(recorded) || recorded.version !== RECORDED_STREAM_VERSION) {
+    const error = new InvalidEventError(
+      "$.payload.partial.stream.version",
+      `model.failed ${attempt.attemptId} holds a stream recorded as version ${JSON.stringify(
+        isRecordedStream(recorded) ? (recorded.version ?? null) : recorded,
+      )}; this @agent-ledger/ai-sdk replays version ${RECORDED_STREAM_VERSION}: resume with the version that recorded it`,
+    );
+    state.block(error);
+    throw error;
+  }
+  const failure = replayedFailure(state, attempt);
+  const { parts, thrown } = decodeStream(recorded);
+  const firstError = parts.find((part) => part.type === "error");
+  const refusal = firstError ? firstError.error : (thrown?.error ?? failure);
+  const toolCallIds = parts.flatMap((part) => (part.type === "tool-call" ? [part.toolCallId] : []));
+  state.rejectCauses(toolCallIds, refusal);
+  return { stream: streamOf(parts, thrown) };
 }
 
 /** Answers a recorded stream call from the ledger: the recorded content, then its finish part. */
@@ -33,13 +82,16 @@ export async function replayStream(
   if (replayed?.status === "completed") {
     const parts = recordedStreamParts(replayed.result);
     const content = (replayed.result as JsonObject).content as JsonValue[];
+    state.modelAnswered(attempt);
     state.resolveCauses(toolCallIdsOf(content), replayed.eventId);
     return { stream: streamOf(parts) };
   }
-  const error = replayedFailure(state, attempt);
   const partial =
     replayed?.status === "failed" ? (replayed.partial as JsonObject | undefined) : undefined;
-  // A failure before the stream started is thrown; one mid-stream is re-emitted where it came.
+  if (partial?.stream !== undefined) return replayFailedStream(state, attempt, partial.stream);
+  const error = replayedFailure(state, attempt);
+  // A failure before the stream started is thrown. One recorded before failed streams kept
+  // their parts holds only what had arrived before an error part: that, then the error.
   if (!partial) throw error;
   return {
     stream: streamOf([
@@ -52,8 +104,10 @@ export async function replayStream(
 /**
  * Passes the provider's stream through unchanged and unbuffered (each part is read only when
  * the consumer pulls) while assembling it. At the finish part `model.completed` is committed
- * before the finish part is passed on; an error part, a read error, the abort signal or the
- * consumer cancelling records `model.failed` with what had arrived (`partial`).
+ * before the finish part is passed on. An error part does not end the stream (the SDK reads
+ * on): the call has failed, and `model.failed` is committed once the stream ends, with every
+ * part that came (`partial.stream`) and the assembled content (`partial`), before the end is
+ * passed on. A read error, the abort signal or the consumer cancelling records it too.
  */
 export function recordStream(options: {
   state: AdapterState;
@@ -64,19 +118,32 @@ export function recordStream(options: {
   const { state, attempt, abortSignal } = options;
   const reader = options.source.getReader();
   const assembler = new StreamAssembler();
+  /** Every part passed on: the record of the stream if the call fails. */
+  const parts: LanguageModelV3StreamPart[] = [];
   const toolCallIds: string[] = [];
+  /** The outcome is recorded (or being recorded). */
   let settled = false;
-  /** The error the attempt failed with (recorded), once it has. */
+  /** The first error part: the call has failed, its record waits for the stream's end. */
   let failure: { error: unknown } | undefined;
   let closed = false;
   let controller!: ReadableStreamDefaultController<LanguageModelV3StreamPart>;
 
-  const fail = async (error: unknown): Promise<unknown> => {
-    if (settled) return error;
+  /** Records the failure at the stream's end; returns the error the caller must see, if any. */
+  const fail = async (end: { thrown?: unknown }): Promise<unknown> => {
+    if (settled) return end.thrown;
     settled = true;
-    failure = { error };
-    state.rejectCauses(toolCallIds, error);
-    return recordFailure(state, attempt, error, encodeModelResponse(assembler.result()));
+    const error =
+      failure?.error ??
+      ("thrown" in end ? end.thrown : new Error("the model stream ended without a finish part"));
+    // After an error part, each tool call was refused as it came.
+    if (!failure) state.rejectCauses(toolCallIds, error);
+    const seen = await recordFailure(state, attempt, error, {
+      ...encodeModelResponse(assembler.result()),
+      stream: encodeStream(parts, end),
+    });
+    // The failure could not be recorded: the ledger's error instead of the stream's end.
+    if (seen !== error) return seen;
+    return end.thrown;
   };
   const closeWith = (error: unknown) => {
     if (closed) return;
@@ -88,7 +155,7 @@ export function recordStream(options: {
     // The caller stops reading now; the failure is recorded in the background (a ledger error
     // then blocks the next model call).
     closeWith(reason);
-    void fail(reason);
+    void fail({ thrown: reason });
     reader.cancel(reason).catch(() => undefined);
   };
   if (abortSignal?.aborted) queueMicrotask(onAbort);
@@ -106,43 +173,51 @@ export function recordStream(options: {
           next = await reader.read();
         } catch (error) {
           detach();
-          closeWith(await fail(error));
+          closeWith(await fail({ thrown: error }));
           return;
         }
         if (closed) return;
         if (next.done) {
           detach();
-          if (!settled) await fail(new Error("the model stream ended without a finish part"));
-          closed = true;
-          streamController.close();
+          const seen = settled ? undefined : await fail({});
+          if (seen !== undefined) closeWith(seen);
+          else if (!closed) {
+            closed = true;
+            streamController.close();
+          }
           return;
         }
         const part = next.value;
-        assembler.add(part);
+        if (!settled) {
+          parts.push(part);
+          assembler.add(part);
+        }
         if (part.type === "tool-call") {
           toolCallIds.push(part.toolCallId);
           state.expectCause(part.toolCallId);
-          // After an error part the SDK reads on and runs the call; the attempt is already
-          // recorded as failed, so its tool is refused with that error instead of waiting
-          // for a completion that will never come.
+          // After an error part the SDK reads on and runs the call; the attempt has failed,
+          // so its tool is refused with that error instead of waiting for a completion that
+          // will never come.
           if (failure) state.rejectCauses([part.toolCallId], failure.error);
-        } else if (part.type === "error") {
-          await fail(part.error);
-        } else if (part.type === "finish" && !settled) {
+        } else if (part.type === "error" && !settled && !failure) {
+          failure = { error: part.error };
+          state.rejectCauses(toolCallIds, part.error);
+        } else if (part.type === "finish" && !settled && !failure) {
           settled = true;
+          parts.length = 0;
           detach();
           try {
-            const completed = await state.recorder.modelCompleted(
-              attempt,
+            const completed = await recordCompletion(state, attempt, () =>
               encodeModelResponse(assembler.result()),
             );
             state.resolveCauses(toolCallIds, completed.eventId);
-          } catch (ledgerError) {
-            // Not durable: the caller never sees a finish the ledger does not hold.
-            state.block(ledgerError);
-            state.rejectCauses(toolCallIds, ledgerError);
-            reader.cancel(ledgerError).catch(() => undefined);
-            closeWith(ledgerError);
+          } catch (error) {
+            // Not recorded as a completion: the caller never sees a finish the ledger does not
+            // hold, but the error (a response that is not plain JSON, recorded as the call's
+            // failure; or the ledger's, which stops the run).
+            state.rejectCauses(toolCallIds, error);
+            reader.cancel(error).catch(() => undefined);
+            closeWith(error);
             return;
           }
         }
@@ -151,7 +226,7 @@ export function recordStream(options: {
       async cancel(reason) {
         detach();
         closed = true;
-        await fail(reason ?? new Error("the consumer cancelled the stream"));
+        await fail({ thrown: reason ?? new Error("the consumer cancelled the stream") });
         await reader.cancel(reason);
       },
     },

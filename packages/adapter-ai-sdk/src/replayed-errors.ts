@@ -1,29 +1,148 @@
-import type { JsonObject, SerializedError } from "@agent-ledger/core";
+import {
+  type JsonObject,
+  type JsonValue,
+  normalizeError,
+  type SerializedError,
+} from "@agent-ledger/core";
 import { APICallError } from "@ai-sdk/provider";
+import { toJsonValue } from "./plain-json.js";
+
+// A recorded failure is thrown again on replay, and the SDK must then decide as it did live
+// whether to retry it, and how long to wait. Its retry (ai's retry-with-exponential-backoff)
+// reads: `APICallError.isInstance(error) && error.isRetryable`, or the same of
+// `GatewayError` (@ai-sdk/gateway), and the delay from the `retry-after-ms` / `retry-after`
+// response headers of an APICallError, or of a GatewayError's APICallError cause. Those
+// `isInstance` checks look for brands: `Symbol.for("vercel.ai.…")` properties set to true,
+// which work across copies of a package. So a failure keeps, in its metadata, the brands of
+// the error and the fields the retry reads, and the error is rebuilt with them.
+
+/** The prefix of the AI SDK's error brands (`vercel.ai.error.AI_APICallError`, `vercel.ai.gateway.error`...). */
+const BRAND_PREFIX = "vercel.ai.";
+const API_CALL_ERROR_BRAND = "vercel.ai.error.AI_APICallError";
+/** The response headers the SDK's backoff reads: never the others (cookies, request ids). */
+const RETRY_HEADERS = ["retry-after-ms", "retry-after"] as const;
+/** How deep a chain of branded causes is kept (a GatewayError around an APICallError is 2). */
+const MAX_CAUSES = 3;
+
+function brandsOf(error: object): string[] {
+  const brands: string[] = [];
+  for (const symbol of Object.getOwnPropertySymbols(error)) {
+    const key = Symbol.keyFor(symbol);
+    if (key?.startsWith(BRAND_PREFIX) && (error as Record<symbol, unknown>)[symbol] === true)
+      brands.push(key);
+  }
+  return brands.sort();
+}
+
+function retryHeadersOf(headers: unknown): JsonObject | undefined {
+  if (typeof headers !== "object" || headers === null) return undefined;
+  const kept: JsonObject = {};
+  for (const name of RETRY_HEADERS) {
+    const value = (headers as Record<string, unknown>)[name];
+    if (typeof value === "string") kept[name] = value;
+  }
+  return Object.keys(kept).length > 0 ? kept : undefined;
+}
+
+function aiSdkFactsOf(error: unknown, depth: number): JsonObject | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const brands = brandsOf(error);
+  if (brands.length === 0) return undefined;
+  const source = error as {
+    isRetryable?: unknown;
+    statusCode?: unknown;
+    type?: unknown;
+    responseHeaders?: unknown;
+    cause?: unknown;
+  };
+  const facts: Record<string, unknown> = {};
+  // Written since the first version: an APICallError is rebuilt as one (the brands follow).
+  if (brands.includes(API_CALL_ERROR_BRAND)) facts.apiCallError = true;
+  else facts.brands = brands;
+  if (typeof source.isRetryable === "boolean") facts.isRetryable = source.isRetryable;
+  if (typeof source.statusCode === "number") facts.statusCode = source.statusCode;
+  if (typeof source.type === "string") facts.type = source.type;
+  const headers = retryHeadersOf(source.responseHeaders);
+  if (headers) facts.retryHeaders = headers;
+  const cause = depth < MAX_CAUSES ? aiSdkFactsOf(source.cause, depth + 1) : undefined;
+  if (cause) facts.cause = cause;
+  return toJsonValue(facts) as JsonObject;
+}
 
 /** Metadata kept on `model.failed` so a replayed failure is retried (or not) as the original was. */
 export function failureMetadataOf(error: unknown): JsonObject | undefined {
-  if (!APICallError.isInstance(error)) return undefined;
-  const aiSdk: JsonObject = { apiCallError: true, isRetryable: error.isRetryable };
-  if (error.statusCode !== undefined) aiSdk.statusCode = error.statusCode;
-  return { aiSdk };
+  const aiSdk = aiSdkFactsOf(error, 0);
+  return aiSdk ? { aiSdk } : undefined;
 }
 
-/** An error rebuilt from the ledger, thrown where the original was. */
-export function rebuildError(recorded: SerializedError, metadata?: JsonObject): Error {
-  const aiSdk = metadata?.aiSdk as JsonObject | undefined;
-  if (aiSdk?.apiCallError === true) {
+function isObject(value: JsonValue | undefined): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function rebuild(recorded: SerializedError, facts: JsonObject | undefined): Error {
+  const cause = isObject(facts?.cause)
+    ? rebuild(recorded.cause ?? { name: "Error", message: "" }, facts.cause)
+    : undefined;
+  if (facts?.apiCallError === true) {
+    const headers = isObject(facts.retryHeaders) ? facts.retryHeaders : undefined;
     return new APICallError({
       message: recorded.message,
       url: "agent-ledger:replay",
       requestBodyValues: {},
-      isRetryable: aiSdk.isRetryable === true,
-      ...(typeof aiSdk.statusCode === "number" ? { statusCode: aiSdk.statusCode } : {}),
+      isRetryable: facts.isRetryable === true,
+      ...(typeof facts.statusCode === "number" ? { statusCode: facts.statusCode } : {}),
+      ...(headers ? { responseHeaders: headers as Record<string, string> } : {}),
+      ...(cause ? { cause } : {}),
     });
   }
-  const error = new Error(recorded.message);
+  const error = new Error(recorded.message, cause ? { cause } : undefined);
   error.name = recorded.name;
+  if (!facts) return error;
+  // The brands make the SDK's `isInstance` checks (GatewayError, GatewayRateLimitError...)
+  // answer as they did for the original, without depending on the package that defined it.
+  const brands = Array.isArray(facts.brands) ? facts.brands : [];
+  for (const brand of brands)
+    if (typeof brand === "string" && brand.startsWith(BRAND_PREFIX))
+      Object.defineProperty(error, Symbol.for(brand), { value: true, enumerable: true });
+  const fields = error as Error & Record<string, unknown>;
+  if (typeof facts.isRetryable === "boolean") fields.isRetryable = facts.isRetryable;
+  if (typeof facts.statusCode === "number") fields.statusCode = facts.statusCode;
+  if (typeof facts.type === "string") fields.type = facts.type;
   return error;
+}
+
+/** An error rebuilt from the ledger, thrown where the original was. */
+export function rebuildError(recorded: SerializedError, metadata?: JsonObject): Error {
+  const aiSdk = metadata?.aiSdk;
+  return rebuild(recorded, isObject(aiSdk) ? aiSdk : undefined);
+}
+
+/**
+ * How a thrown or streamed value is recorded: an Error as the ledger records errors (with the
+ * facts `failureMetadataOf` keeps), any other value (a provider's `{ type, message }` error
+ * object) as its plain JSON, so that the replay hands on the same value.
+ */
+export function encodeThrown(value: unknown): JsonObject {
+  if (!(value instanceof Error)) {
+    try {
+      return { value: toJsonValue(value) };
+    } catch {
+      // Not JSON (a bigint, a cycle): kept as the ledger keeps any error, by its text.
+    }
+  }
+  const metadata = failureMetadataOf(value);
+  return {
+    error: normalizeError(value) as unknown as JsonObject,
+    ...(metadata ? { metadata } : {}),
+  };
+}
+
+/** The value `encodeThrown` recorded. */
+export function decodeThrown(recorded: JsonValue | undefined): unknown {
+  if (!isObject(recorded)) return recorded;
+  if ("value" in recorded) return recorded.value;
+  const metadata = isObject(recorded.metadata) ? recorded.metadata : undefined;
+  return rebuildError(recorded.error as unknown as SerializedError, metadata);
 }
 
 /** A recorded call that a person or policy abandoned: answered with this error on replay. */

@@ -495,6 +495,46 @@ describe("ledgerMiddleware with streamText", () => {
     );
   });
 
+  it("a streamed response the ledger cannot hold is recorded as the call's failure, not left in flight; the run goes on", async () => {
+    const { store, recorder } = setup();
+    const unrecordable = streamPartsOf(textResult("first"));
+    const finish = unrecordable.pop() as Extract<LanguageModelV3StreamPart, { type: "finish" }>;
+    // A provider that reports a counter as a bigint: not JSON.
+    unrecordable.push({ ...finish, providerMetadata: { acme: { units: 10n as never } } });
+    let calls = 0;
+    const model = wrapLanguageModel({
+      model: new MockLanguageModelV3({
+        doStream: async () => ({
+          stream: partsStream(calls++ === 0 ? unrecordable : streamPartsOf(textResult("second"))),
+        }),
+      }),
+      middleware: ledgerMiddleware({ recorder }),
+    });
+    const errors: unknown[] = [];
+    const first = streamText({
+      model,
+      prompt: "one",
+      onError: ({ error }) => {
+        errors.push(error);
+      },
+    });
+    const types: string[] = [];
+    await (async () => {
+      for await (const part of first.fullStream) types.push(part.type);
+    })().catch((error: unknown) => errors.push(error));
+    expect(types).not.toContain("finish-step");
+    expect(errors.some((error) => LedgerError.isInstance(error, "non-serializable"))).toBe(true);
+    expect(await streamText({ model, prompt: "two" }).text).toBe("second");
+    expect(calls).toBe(2);
+    expect((await eventsOf(store)).map((event) => event.type)).toEqual([
+      "run.started",
+      "model.requested",
+      "model.failed",
+      "model.requested",
+      "model.completed",
+    ]);
+  });
+
   it("fails closed: no finish part, no tool run and no next call when the completion cannot be committed", async () => {
     class FailingStore extends MemoryEventStore {
       override async append(request: Parameters<MemoryEventStore["append"]>[0]) {

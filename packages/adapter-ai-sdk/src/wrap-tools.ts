@@ -1,11 +1,18 @@
 import {
   type Attempt,
+  InvalidArgumentError,
   LedgerError,
   type SessionRecorder,
   type ToolEffect,
   type UnresolvedAttemptError,
 } from "@agent-ledger/core";
 import type { Tool, ToolExecutionOptions, ToolSet } from "ai";
+import {
+  checkedEffects,
+  checkedOptional,
+  checkedOptions,
+  checkedToolNames,
+} from "./adapter-options.js";
 import { type AdapterState, adapterStateOf } from "./adapter-state.js";
 import { toJsonValue } from "./plain-json.js";
 import { AttemptAbandonedError, rebuildError } from "./replayed-errors.js";
@@ -31,6 +38,14 @@ export interface WrapToolsOptions {
   /** The effect kind of each tool (`none`, `read`, `write`, `unknown`; default unknown). */
   effects?: Record<string, ToolEffect["kind"]>;
   /**
+   * Tools whose `execute` returns an AsyncIterable (preliminary results, the last one the
+   * result) without being an `async function*`, e.g. `({ q }) => progress(q)` (by name, or a
+   * predicate). The SDK streams whatever `execute` returns synchronously; the wrapper must
+   * answer before it calls `execute`, which it does only once the request is committed, so it
+   * cannot look first. An `async function*` needs no declaring.
+   */
+  streaming?: readonly string[] | ((name: string) => boolean);
+  /**
    * Asked when a resumed run meets a tool call that was in flight at the crash and is not
    * idempotent. Without it the run stops with `unresolved-attempt`. `retry` runs the tool again
    * (recorded with retryOf); `abandon` records the decision and tells the model the call failed.
@@ -38,14 +53,35 @@ export interface WrapToolsOptions {
   onUnresolved?: (call: UnresolvedToolCall) => Promise<UnresolvedDecision> | UnresolvedDecision;
 }
 
-function isIdempotent(options: WrapToolsOptions, name: string): boolean {
-  const { idempotent } = options;
-  if (typeof idempotent === "function") return idempotent(name);
-  return idempotent?.includes(name) ?? false;
+function named(names: WrapToolsOptions["idempotent"], name: string): boolean {
+  if (typeof names === "function") return names(name);
+  return names?.includes(name) ?? false;
 }
 
+/** As the SDK decides whether `execute` streams (provider-utils' `isAsyncIterable`). */
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
-  return typeof value === "object" && value !== null && Symbol.asyncIterator in value;
+  return (
+    value != null &&
+    typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === "function"
+  );
+}
+
+/** onUnresolved's answer, checked when it is read: anything else would be taken as one of them. */
+function checkedDecision(decision: unknown): UnresolvedDecision {
+  const answer = decision as { action?: unknown; reason?: unknown } | null | undefined;
+  if (answer?.action === "retry") return { action: "retry" };
+  if (answer?.action === "abandon" && typeof answer.reason === "string" && answer.reason !== "")
+    return { action: "abandon", reason: answer.reason };
+  let given: string;
+  try {
+    given = JSON.stringify(decision) ?? String(decision);
+  } catch {
+    given = String(decision);
+  }
+  throw new InvalidArgumentError(
+    "$.onUnresolved",
+    `onUnresolved answered ${given}: expected { action: "retry" } or { action: "abandon", reason } with a non-empty reason`,
+  );
 }
 
 /** Commits `tool.requested` (or finds the call in the ledger on resume). */
@@ -59,8 +95,12 @@ async function beginToolCall(
   // The SDK may run a tool before any model call (an approved call continued in a new run).
   await state.ensureStarted();
   const effect: ToolEffect = {
-    kind: options.effects?.[call.name] ?? "unknown",
-    idempotent: isIdempotent(options, call.name),
+    // Own keys only: a tool named "toString" has no effect declared by Object.prototype.
+    kind:
+      (options.effects && Object.hasOwn(options.effects, call.name)
+        ? options.effects[call.name]
+        : undefined) ?? "unknown",
+    idempotent: named(options.idempotent, call.name),
   };
   try {
     return await recorder.beforeToolCall({
@@ -73,13 +113,15 @@ async function beginToolCall(
   } catch (error) {
     if (LedgerError.isInstance(error, "unresolved-attempt") && options.onUnresolved) {
       const unresolved = error as UnresolvedAttemptError & { attempt: Attempt };
-      const decision = await options.onUnresolved({
-        name: call.name,
-        toolCallId: call.toolCallId,
-        input: call.input,
-        attempt: unresolved.attempt,
-        error: unresolved,
-      });
+      const decision = checkedDecision(
+        await options.onUnresolved({
+          name: call.name,
+          toolCallId: call.toolCallId,
+          input: call.input,
+          attempt: unresolved.attempt,
+          error: unresolved,
+        }),
+      );
       if (decision.action === "retry") return recorder.retry(unresolved.attempt);
       await recorder.abandon(unresolved.attempt, decision.reason);
       throw new AttemptAbandonedError(`tool call ${call.name}`, decision.reason);
@@ -136,17 +178,19 @@ function replayedOutput(attempt: Attempt, name: string): { output: unknown } | u
 }
 
 async function recordOutput(state: AdapterState, attempt: Attempt, output: unknown) {
-  let recorded: ReturnType<typeof encodeToolOutput>;
   try {
-    recorded = encodeToolOutput(output);
+    const { result, metadata } = encodeToolOutput(output);
+    await state.recorder.toolCompleted(attempt, result, metadata ? { metadata } : {});
   } catch (error) {
+    if (!LedgerError.isInstance(error, "non-serializable")) {
+      state.block(error);
+      throw error;
+    }
     // The tool ran, but its result cannot be recorded: the SDK hands the model this error,
     // and the ledger says so (left unresolved, a resume would treat it as in flight).
     await settle(state, state.recorder.toolFailed(attempt, error));
     throw error;
   }
-  const { result, metadata } = recorded;
-  await settle(state, state.recorder.toolCompleted(attempt, result, metadata ? { metadata } : {}));
 }
 
 function wrapExecute(
@@ -161,14 +205,13 @@ function wrapExecute(
     if (replayed) return replayed.output;
     let output: unknown;
     try {
-      output = await execute(input as never, executeOptions);
-      if (isAsyncIterable(output)) {
-        // Returned by a plain function: the SDK cannot stream it through this wrapper (it
-        // looks at what execute returns synchronously); the last value is the result.
-        let last: unknown;
-        for await (const value of output) last = value;
-        output = last;
-      }
+      const returned = execute(input as never, executeOptions);
+      if (isAsyncIterable(returned)) {
+        // A function not declared `streaming` returned preliminary results: this wrapper has
+        // answered the SDK with a promise already, so they cannot be streamed; the last value
+        // is the result, as the SDK would have taken it.
+        for await (const value of returned) output = value;
+      } else output = await returned;
     } catch (error) {
       await settle(state, state.recorder.toolFailed(attempt, error));
       throw error;
@@ -179,15 +222,16 @@ function wrapExecute(
 }
 
 /**
- * A streaming tool (`async *execute`): the SDK streams each value as a preliminary result and
- * takes the last as the result, so the wrapper is a generator too, passing each value on as
- * it comes and recording the last. A replayed call yields its recorded result once.
+ * A streaming tool (`async *execute`, or declared `streaming`): the SDK streams each value as a
+ * preliminary result and takes the last as the result, so the wrapper is a generator too,
+ * passing each value on as it comes and recording the last. A replayed call yields its recorded
+ * result once, as does a declared tool whose `execute` returned a single value.
  */
 function wrapStreamingExecute(
   state: AdapterState,
   options: WrapToolsOptions,
   name: string,
-  execute: (input: never, options: ToolExecutionOptions) => AsyncIterable<unknown>,
+  execute: NonNullable<Tool["execute"]>,
 ) {
   return async function* (input: unknown, executeOptions: ToolExecutionOptions) {
     const attempt = await startCall(state, options, name, input, executeOptions);
@@ -198,9 +242,15 @@ function wrapStreamingExecute(
     }
     let last: unknown;
     try {
-      for await (const value of execute(input as never, executeOptions)) {
-        last = value;
-        yield value;
+      const returned = execute(input as never, executeOptions);
+      if (isAsyncIterable(returned)) {
+        for await (const value of returned) {
+          last = value;
+          yield value;
+        }
+      } else {
+        last = await returned;
+        yield last;
       }
     } catch (error) {
       await settle(state, state.recorder.toolFailed(attempt, error));
@@ -210,9 +260,7 @@ function wrapStreamingExecute(
   };
 }
 
-function isAsyncGeneratorFunction(
-  execute: unknown,
-): execute is (input: never, options: ToolExecutionOptions) => AsyncIterable<unknown> {
+function isAsyncGeneratorFunction(execute: unknown): boolean {
   return Object.prototype.toString.call(execute) === "[object AsyncGeneratorFunction]";
 }
 
@@ -222,21 +270,41 @@ function isAsyncGeneratorFunction(
  * runs, then `tool.completed` or `tool.failed` (the error is rethrown; the SDK turns it into a
  * tool-error part). If the ledger cannot take the request the tool does not run, and the next
  * model call is refused, which stops the run. On resume, recorded calls are answered from the
- * ledger.
+ * ledger. Bad options are refused here (`invalid-argument`, with the option's path).
  */
 export function wrapTools<TOOLS extends ToolSet>(tools: TOOLS, options: WrapToolsOptions): TOOLS {
-  const state = adapterStateOf(options.recorder);
+  if (typeof tools !== "object" || tools === null || Array.isArray(tools))
+    throw new InvalidArgumentError(
+      "tools",
+      "wrapTools(tools, options) takes the tool set ({ [name]: tool }) first",
+    );
+  const checked = checkedOptions<WrapToolsOptions>(options);
+  const idempotent = checkedToolNames(checked.idempotent, "$.idempotent");
+  const effects = checkedEffects(checked.effects, "$.effects");
+  const streaming = checkedToolNames(checked.streaming, "$.streaming");
+  checkedOptional(checked.onUnresolved, "$.onUnresolved", "function");
+  const wrapOptions: WrapToolsOptions = {
+    recorder: checked.recorder,
+    ...(idempotent !== undefined ? { idempotent } : {}),
+    ...(effects !== undefined ? { effects } : {}),
+    ...(checked.onUnresolved !== undefined ? { onUnresolved: checked.onUnresolved } : {}),
+  };
+  const state = adapterStateOf(checked.recorder);
   const wrapped: Record<string, Tool> = {};
   for (const [name, tool] of Object.entries(tools) as [string, Tool][]) {
-    wrapped[name] =
-      tool.execute === undefined
-        ? tool
-        : ({
-            ...tool,
-            execute: isAsyncGeneratorFunction(tool.execute)
-              ? wrapStreamingExecute(state, options, name, tool.execute)
-              : wrapExecute(state, options, name, tool.execute),
-          } as Tool);
+    const { execute } = tool;
+    if (execute === undefined) {
+      wrapped[name] = tool;
+      continue;
+    }
+    // Decided before the call: the SDK looks at what execute returns at once (see `streaming`).
+    const streams = isAsyncGeneratorFunction(execute) || named(streaming, name);
+    wrapped[name] = {
+      ...tool,
+      execute: streams
+        ? wrapStreamingExecute(state, wrapOptions, name, execute)
+        : wrapExecute(state, wrapOptions, name, execute),
+    } as Tool;
   }
   return wrapped as TOOLS;
 }

@@ -1,6 +1,7 @@
 import type { EventStore } from "@agent-ledger/core";
 import { crashingChat } from "./crashing-chat.test.data.js";
 import { crashInsideDocumentEmbedding } from "./embedding.test.data.js";
+import { crashInsideSecondStep } from "./failing-stream.test.data.js";
 import { crashInsideLookupC3, crashInsideSendC2 } from "./replay-agent.test.data.js";
 
 /**
@@ -12,6 +13,7 @@ export const crashScenarios = {
   "embedding inside the documents call": crashInsideDocumentEmbedding,
   "replay inside lookup c3": crashInsideLookupC3,
   "replay inside send c2": crashInsideSendC2,
+  "stream failed mid-way, then inside step 2": crashInsideSecondStep,
 } satisfies Record<string, (store: EventStore) => Promise<void>>;
 
 export type CrashScenarioName = keyof typeof crashScenarios;

@@ -1,0 +1,101 @@
+import { type Attempt, type JsonObject, LedgerError, type LedgerEvent } from "@agent-ledger/core";
+import type { AdapterState } from "./adapter-state.js";
+import { AttemptAbandonedError, failureMetadataOf, rebuildError } from "./replayed-errors.js";
+
+// One model call's way through the ledger, shared by the language and the embedding
+// middleware: the request before the call, then its completion or its failure.
+
+/**
+ * Commits `model.requested` for the request `requestOf` builds (a language or embedding
+ * model's; built once the run has started, so a request refused as not plain JSON is refused
+ * on a started run) before the call. A retry of the SDK (the same request as a call of this
+ * run that failed) becomes a new attempt of that call's step, with `retryOf`. On a resumed run
+ * a recorded call is answered from the ledger instead.
+ */
+export async function beginAttempt(
+  state: AdapterState,
+  requestOf: () => JsonObject,
+): Promise<Attempt> {
+  state.assertOpen();
+  await state.ensureStarted();
+  const { recorder } = state;
+  const request = requestOf();
+  const retried = state.takeRetried((failed) => recorder.sameModelRequest(failed, request));
+  // On resume, `retry` answers a retry the crashed process already made from the ledger.
+  const attempt = retried
+    ? await recorder.retry(retried)
+    : await recorder.beforeModelCall({ request });
+  state.modelBegan(attempt);
+  return attempt;
+}
+
+/**
+ * Records the failure (with what had arrived) and returns the error the caller must see: the
+ * call's own, or the ledger's if the failure could not be recorded (the run then stops).
+ */
+export async function recordFailure(
+  state: AdapterState,
+  attempt: Attempt,
+  error: unknown,
+  partial?: unknown,
+): Promise<unknown> {
+  state.modelFailed(attempt);
+  const metadata = failureMetadataOf(error);
+  const options = metadata ? { metadata } : {};
+  try {
+    try {
+      await state.recorder.modelFailed(attempt, error, {
+        ...options,
+        ...(partial !== undefined ? { partial } : {}),
+      });
+    } catch (ledgerError) {
+      if (partial === undefined || !LedgerError.isInstance(ledgerError, "non-serializable"))
+        throw ledgerError;
+      // What had arrived is not plain JSON (a provider's raw chunk holding a bigint...): the
+      // failure itself still is, and recorded it keeps the call from looking in flight. Its
+      // replay then fails before the stream starts.
+      await state.recorder.modelFailed(attempt, error, options);
+    }
+    return error;
+  } catch (ledgerError) {
+    // The failure is not durable: fail closed, the run stops here.
+    state.block(ledgerError);
+    return ledgerError;
+  }
+}
+
+/**
+ * Commits `model.completed` with the response `responseOf` encodes, and returns the event. A
+ * response the ledger cannot hold (not plain JSON) is recorded as the call's failure instead:
+ * the provider was paid, and a request left in flight would be made again on resume. The
+ * caller then gets that `non-serializable` error, and the run goes on. If the ledger cannot
+ * take the outcome at all, the run stops, and the caller gets the ledger's error.
+ */
+export async function recordCompletion(
+  state: AdapterState,
+  attempt: Attempt,
+  responseOf: () => unknown,
+): Promise<LedgerEvent> {
+  try {
+    const completed = await state.recorder.modelCompleted(attempt, responseOf());
+    state.modelAnswered(attempt);
+    return completed;
+  } catch (error) {
+    if (LedgerError.isInstance(error, "non-serializable"))
+      throw await recordFailure(state, attempt, error);
+    state.modelAnswered(attempt);
+    state.block(error);
+    throw error;
+  }
+}
+
+/** The error a recorded failure stands for (thrown again on replay). */
+export function replayedFailure(state: AdapterState, attempt: Attempt): Error {
+  const replayed = attempt.replayed;
+  state.modelFailed(attempt);
+  if (replayed?.status === "failed") return rebuildError(replayed.error, replayed.metadata);
+  return new AttemptAbandonedError(
+    `model call ${attempt.attemptId}`,
+    replayed?.status === "abandoned" ? replayed.reason : "unknown",
+  );
+}

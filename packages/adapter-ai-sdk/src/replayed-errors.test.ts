@@ -1,0 +1,109 @@
+import { type JsonObject, MemoryEventStore, SessionRecorder } from "@agent-ledger/core";
+import { GatewayError, GatewayRateLimitError } from "@ai-sdk/gateway";
+import { APICallError } from "@ai-sdk/provider";
+import { generateText, wrapLanguageModel } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
+import { describe, expect, it } from "vitest";
+import { ledgerMiddleware } from "./ledger-middleware.js";
+import { failureMetadataOf, rebuildError } from "./replayed-errors.js";
+import { address, eventsOf } from "./testing/replay-agent.test.data.js";
+import { assistant as actor, payload, textResult } from "./testing/scripted-model.test.data.js";
+
+/** A model whose first call fails with `error`, then answers "ok"; `calls` counts every call. */
+function failsOnceWith(error: Error) {
+  let calls = 0;
+  const model = new MockLanguageModelV3({
+    doGenerate: async () => {
+      if (calls++ === 0) throw error;
+      return textResult("ok");
+    },
+  });
+  return {
+    model,
+    get calls() {
+      return calls;
+    },
+  };
+}
+
+describe("a recorded failure thrown again on replay", () => {
+  it("a retryable AI Gateway error is retried on replay as it was live: the ledger answers both attempts", async () => {
+    const store = new MemoryEventStore();
+    const generate = (recorder: SessionRecorder, model: MockLanguageModelV3) =>
+      generateText({
+        model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+        prompt: "hi",
+        maxRetries: 2,
+      });
+    const rateLimited = () =>
+      failsOnceWith(new GatewayRateLimitError({ message: "Rate limit exceeded", statusCode: 429 }));
+    const live = rateLimited();
+    const original = await generate(new SessionRecorder({ store, actor, ...address }), live.model);
+    expect(original.text).toBe("ok");
+    expect(live.calls).toBe(2);
+    const recorded = await eventsOf(store);
+    const models = recorded.filter((event) => event.type.startsWith("model."));
+    expect(models.map((event) => event.type)).toEqual([
+      "model.requested",
+      "model.failed",
+      "model.requested",
+      "model.completed",
+    ]);
+    expect(models[2]?.retryOf).toBe(models[0]?.attemptId);
+    expect(payload(models[1]).error.name).toBe("GatewayRateLimitError");
+
+    const resumed = rateLimited();
+    const replayed = await generate(
+      await SessionRecorder.resume({ store, actor, ...address }),
+      resumed.model,
+    );
+    expect(replayed.text).toBe("ok");
+    expect(resumed.calls).toBe(0);
+    expect(await eventsOf(store)).toEqual(recorded);
+  });
+
+  it("is rebuilt with what the SDK's retry reads: the error's brand, isRetryable, and the retry headers", () => {
+    const throttled = new APICallError({
+      message: "Too Many Requests",
+      url: "https://gateway.invalid/v1/chat",
+      requestBodyValues: { secret: "not recorded" },
+      statusCode: 429,
+      responseHeaders: { "retry-after-ms": "10", "set-cookie": "not recorded" },
+      isRetryable: true,
+    });
+    const cases = [
+      new GatewayRateLimitError({ message: "Rate limit exceeded", cause: throttled }),
+      new GatewayRateLimitError({ message: "Rate limit exceeded", statusCode: 400 }),
+      throttled,
+    ];
+    for (const original of cases) {
+      const metadata = failureMetadataOf(original) as JsonObject;
+      // What the ledger holds is plain JSON.
+      const stored = JSON.parse(JSON.stringify(metadata)) as JsonObject;
+      expect(stored).toEqual(metadata);
+      expect(JSON.stringify(stored)).not.toContain("not recorded");
+      const rebuilt = rebuildError(
+        { name: original.name, message: original.message },
+        stored,
+      ) as Error & { isRetryable?: unknown; statusCode?: unknown; cause?: unknown };
+      expect(rebuilt).toBeInstanceOf(Error);
+      expect(rebuilt.name).toBe(original.name);
+      expect(rebuilt.message).toBe(original.message);
+      expect(APICallError.isInstance(rebuilt)).toBe(APICallError.isInstance(original));
+      expect(GatewayError.isInstance(rebuilt)).toBe(GatewayError.isInstance(original));
+      expect(GatewayRateLimitError.isInstance(rebuilt)).toBe(
+        GatewayRateLimitError.isInstance(original),
+      );
+      expect(rebuilt.isRetryable).toBe((original as { isRetryable: boolean }).isRetryable);
+      expect(rebuilt.statusCode).toBe((original as { statusCode?: number }).statusCode);
+      // The SDK's backoff reads retry-after(-ms) on an APICallError, or on its cause.
+      const headersOf = (error: unknown) =>
+        APICallError.isInstance(error)
+          ? error.responseHeaders
+          : APICallError.isInstance((error as Error).cause)
+            ? ((error as Error).cause as APICallError).responseHeaders
+            : undefined;
+      expect(headersOf(rebuilt)?.["retry-after-ms"]).toBe(headersOf(original)?.["retry-after-ms"]);
+    }
+  });
+});

@@ -1,0 +1,90 @@
+import { type EventStore, readWholeRun, SessionRecorder } from "@agent-ledger/core";
+import { stepCountIs, streamText, type ToolSet, tool, wrapLanguageModel } from "ai";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { ledgerMiddleware } from "./ledger-middleware.js";
+import {
+  assistant as actor,
+  payload,
+  scriptedModel,
+  assistantRecorder as setup,
+  textResult,
+  toolCall,
+  toolCallsResult,
+} from "./testing/scripted-model.test.data.js";
+import { type WrapToolsOptions, wrapTools } from "./wrap-tools.js";
+
+const eventsOf = (store: EventStore) => readWholeRun(store, { sessionId: "s1", runId: "r1" });
+
+/** Runs `tools` under streamText (one call of `search`), and lists the tool-result parts. */
+async function toolResultsOf(
+  tools: ToolSet,
+  wrap?: { recorder: SessionRecorder } & Omit<WrapToolsOptions, "recorder">,
+) {
+  const { model } = scriptedModel([
+    toolCallsResult(toolCall("c1", "search", { q: "ledger" })),
+    textResult("found it"),
+  ]);
+  const result = streamText({
+    model: wrap
+      ? wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder: wrap.recorder }) })
+      : model,
+    prompt: "search",
+    tools: wrap ? wrapTools(tools, wrap) : tools,
+    stopWhen: stepCountIs(3),
+  });
+  const parts: string[] = [];
+  for await (const part of result.fullStream)
+    if (part.type === "tool-result")
+      parts.push(`${part.preliminary ? "prelim" : "final"}:${String(part.output)}`);
+  return parts;
+}
+
+describe("wrapTools with an execute that returns an AsyncIterable", () => {
+  // A plain function returning what an async generator function makes: the SDK streams it
+  // (it looks at what execute returns), though execute itself is no `async function*`.
+  async function* progress(query: string, seen: string[][], store?: EventStore) {
+    if (store) seen.push((await eventsOf(store)).map((event) => event.type));
+    yield `searching ${query}`;
+    yield "half";
+    yield "done";
+  }
+  const searchTools = (seen: string[][], store?: EventStore) => ({
+    search: tool({
+      inputSchema: z.object({ q: z.string() }),
+      execute: ({ q }) => progress(q, seen, store),
+    }),
+  });
+
+  it("declared streaming, passes each preliminary result on as the SDK does, and records the last", async () => {
+    const unwrapped = await toolResultsOf(searchTools([]));
+    expect(unwrapped).toEqual([
+      "prelim:searching ledger",
+      "prelim:half",
+      "prelim:done",
+      "final:done",
+    ]);
+    const { store, recorder } = setup();
+    const seen: string[][] = [];
+    expect(
+      await toolResultsOf(searchTools(seen, store), { recorder, streaming: ["search"] }),
+    ).toEqual(unwrapped);
+    // The request was durable before the tool's body ran.
+    expect(seen).toEqual([["run.started", "model.requested", "model.completed", "tool.requested"]]);
+    const completed = (await eventsOf(store)).find((event) => event.type === "tool.completed");
+    expect(payload(completed).result).toBe("done");
+  });
+
+  it("replayed, gives the recorded result without running the tool", async () => {
+    const { store, recorder } = setup();
+    const seen: string[][] = [];
+    await toolResultsOf(searchTools(seen, store), { recorder, streaming: ["search"] });
+    const resumed = await SessionRecorder.resume({ store, actor, sessionId: "s1", runId: "r1" });
+    const replayed = await toolResultsOf(searchTools(seen, store), {
+      recorder: resumed,
+      streaming: ["search"],
+    });
+    expect(replayed.at(-1)).toBe("final:done");
+    expect(seen).toHaveLength(1);
+  });
+});
