@@ -6,6 +6,7 @@ import { verifyRun } from "../inspect/verify-run.js";
 import type { AppendRequest, EventStore } from "../store/event-store.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeRun } from "../store/read-all.js";
+import type { Attempt } from "./attempt.js";
 import { SessionRecorder } from "./session-recorder.js";
 
 const actor: Actor = { type: "agent", id: "planner", framework: "test" };
@@ -469,6 +470,73 @@ describe("SessionRecorder", () => {
       result: { text: "from child" },
     });
     expect((await store.listRuns("session-1")).length).toBe(2);
+  });
+
+  it("a child started by a call adopts the child that call started, never another call's", async () => {
+    // Two tool calls each ran the agent "helper" on a child run; the first completed, the
+    // process died during the second.
+    const store = new MemoryEventStore();
+    const helper: Actor = { type: "agent", id: "helper" };
+    const parent = recorder(store);
+    await parent.startRun();
+    const children: SessionRecorder[] = [];
+    const calls = [];
+    for (const toolCallId of ["c1", "c2"]) {
+      const call = await parent.beforeToolCall({ toolCallId, name: "helper", args: {} });
+      const child = parent.child({ actor: helper, causedByEventId: call.requestedEventId });
+      await child.startRun();
+      children.push(child);
+      calls.push(call);
+    }
+    const [first, second] = children;
+    await first?.completeRun("done");
+
+    const resumed = await resume(store);
+    // The second call, met again, goes on on its own child run, not on the first call's.
+    const [call1, call2] = calls;
+    expect(resumed.child({ actor: helper, causedByEventId: call2?.requestedEventId }).runId).toBe(
+      second?.runId,
+    );
+    expect(resumed.child({ actor: helper, causedByEventId: call1?.requestedEventId }).runId).toBe(
+      first?.runId,
+    );
+    // A call the ledger does not hold is new: a new run, never the completed child of another.
+    const later = await resumed.beforeToolCall({ toolCallId: "c3", name: "helper", args: {} });
+    const fresh = resumed.child({ actor: helper, causedByEventId: later.requestedEventId });
+    await fresh.startRun();
+    expect([first?.runId, second?.runId]).not.toContain(fresh.runId);
+    expect(fresh.parentRunId).toBe("run-1");
+    // Nor does a child without a cause take a child recorded for a call.
+    expect([first?.runId, second?.runId]).not.toContain(resumed.child({ actor: helper }).runId);
+  });
+
+  it("a retry of the call that started a child adopts that child, in this process or the next", async () => {
+    // The process died during a tool call whose agent ran on a child run.
+    const store = new MemoryEventStore();
+    const helper: Actor = { type: "agent", id: "helper" };
+    const parent = recorder(store);
+    await parent.startRun();
+    const call = await parent.beforeToolCall({ toolCallId: "c1", name: "helper", args: {} });
+    const child = parent.child({ actor: helper, causedByEventId: call.requestedEventId });
+    await child.startRun();
+
+    // A person approved running it again: the retry's request is the cause the adapter names.
+    const resumed = await resume(store);
+    const unresolved = await resumed
+      .beforeToolCall({ toolCallId: "c1", name: "helper", args: {} })
+      .catch((error: { attempt?: Attempt }) => error.attempt);
+    if (!unresolved) throw new Error("expected the call to be unresolved");
+    const retried = await resumed.retry(unresolved);
+    expect(retried.requestedEventId).not.toBe(call.requestedEventId);
+    expect(resumed.child({ actor: helper, causedByEventId: retried.requestedEventId }).runId).toBe(
+      child.runId,
+    );
+
+    // The process died again: the next one adopts it through the recorded retry too.
+    const third = await resume(store);
+    expect(third.child({ actor: helper, causedByEventId: retried.requestedEventId }).runId).toBe(
+      child.runId,
+    );
   });
 
   it("a child whose recorded run could not be read tries again at its next call", async () => {

@@ -168,12 +168,17 @@ export class SessionRecorder {
   #isReady = false;
   #parent: SessionRecorder | undefined;
   /**
-   * Child runs recorded before a crash, by actor id, each actor's in start order, adopted by
-   * `child()` on resume: `next` is the first not adopted yet. Looked up by actor, not searched:
-   * a scan of the list (and a splice out of it) per `child()` made resuming a run with
-   * thousands of sub-agents quadratic.
+   * Child runs recorded before a crash, adopted by `child()` on resume (see `RecordedChildren`).
+   * Looked up, not searched: a scan of the list (and a splice out of it) per `child()` made
+   * resuming a run with thousands of sub-agents quadratic.
    */
-  #recordedChildren: Map<string | undefined, { runIds: string[]; next: number }> | undefined;
+  #recordedChildren: RecordedChildren | undefined;
+  /**
+   * The request event of the first attempt of a tool call, by the request event of each of its
+   * retries (only retries are here): a child run a call started (a sub-agent run by a tool) is
+   * the call's, whichever of its attempts names it as its cause (see `#firstRequestOf`).
+   */
+  readonly #retriedRequests = new Map<string, string>();
   /**
    * The session's runs by parent, as listed when the resumed run at the top of this tree was
    * loaded. Its children, loaded in turn, find their own recorded children here: each listing
@@ -269,8 +274,29 @@ export class SessionRecorder {
       this.#status = last.type.slice(4) as RunStatus;
       this.#recordedEnd = last;
     }
-    for (const event of events)
+    // The first request of each tool call, by attempt, while reading: only retries are kept.
+    const firstRequests = new Map<string, string>();
+    for (const event of events) {
       if (event.type === "model.completed") this.#lastModelCompletion = event.eventId;
+      else if (event.type === "tool.requested" && event.attemptId !== undefined) {
+        const first = event.retryOf === undefined ? undefined : firstRequests.get(event.retryOf);
+        firstRequests.set(event.attemptId, first ?? event.eventId);
+        if (first !== undefined) this.#retriedRequests.set(event.eventId, first);
+      }
+    }
+  }
+
+  /** The request event of the first attempt of the call whose (retry's) request is `eventId`. */
+  #firstRequestOf(eventId: string): string {
+    return this.#retriedRequests.get(eventId) ?? eventId;
+  }
+
+  // Notes that `retry` (committed live) retries the tool attempt whose request is
+  // `retriedEventId` (a caller's attempt may lack it: then there is nothing to note).
+  #noteRetry(retry: Attempt, retriedEventId: string | undefined): Attempt {
+    if (retry.kind === "tool" && typeof retriedEventId === "string")
+      this.#retriedRequests.set(retry.requestedEventId, this.#firstRequestOf(retriedEventId));
+    return retry;
   }
 
   /** True when this recorder continues a run found in the ledger. */
@@ -581,7 +607,10 @@ export class SessionRecorder {
         attempt,
       );
     }
-    return this.#request(atStep(common, match.attempt.stepId, match.attempt.attemptId));
+    const retry = await this.#request(
+      atStep(common, match.attempt.stepId, match.attempt.attemptId),
+    );
+    return this.#noteRetry(retry, match.attempt.requested.eventId);
   }
 
   #answer(match: ReplayMatch): Attempt | undefined {
@@ -812,6 +841,8 @@ export class SessionRecorder {
           match?.attempt.stepId ?? attempt.stepId,
           match?.attempt.attemptId ?? attempt.attemptId,
         ),
+      ).then((retry) =>
+        this.#noteRetry(retry, match?.attempt.requested.eventId ?? attempt.requestedEventId),
       );
     });
   }
@@ -983,8 +1014,11 @@ export class SessionRecorder {
 
   /**
    * A recorder for a child run (a sub-agent, a handoff target) with `parentRunId` set to this
-   * run. On a resumed run, a child without an explicit runId adopts the next child run recorded
-   * before the crash for the same actor, so its calls are answered from the ledger too.
+   * run. On a resumed run, a child without an explicit runId adopts a child run recorded before
+   * the crash for the same actor, so its calls are answered from the ledger too: with a
+   * `causedByEventId`, only the one started with that cause (or, for a retry of a call, with
+   * the request of any attempt of that call); a cause the ledger does not hold is a new call,
+   * which gets a new run. Without one, the next recorded without a cause, in start order.
    */
   child(options: {
     runId?: string;
@@ -995,7 +1029,12 @@ export class SessionRecorder {
     let runId = options.runId;
     if (runId === undefined && this.#recordedChildren) {
       // Optional: a missing actor is refused by the constructor, with its path.
-      const recorded = this.#recordedChildren.get((options.actor as Actor | undefined)?.id);
+      const actorId = (options.actor as Actor | undefined)?.id;
+      const cause = options.causedByEventId;
+      const recorded =
+        cause === undefined
+          ? this.#recordedChildren.uncaused.get(actorId)
+          : this.#recordedChildren.byCause.get(this.#firstRequestOf(cause))?.get(actorId);
       if (recorded !== undefined && recorded.next < recorded.runIds.length)
         runId = recorded.runIds[recorded.next++];
     }
@@ -1045,15 +1084,39 @@ export class SessionRecorder {
       if (page.events[0]) firsts.push(page.events[0]);
     }
     firsts.sort((a, b) => a.commitCursor - b.commitCursor);
-    const recorded = new Map<string | undefined, { runIds: string[]; next: number }>();
+    const recorded: RecordedChildren = { uncaused: new Map(), byCause: new Map() };
     for (const event of firsts) {
+      let byActor = recorded.uncaused;
+      if (event.causedByEventId !== undefined) {
+        const cause = this.#firstRequestOf(event.causedByEventId);
+        byActor = recorded.byCause.get(cause) ?? new Map();
+        recorded.byCause.set(cause, byActor);
+      }
       const actorId = event.actor?.id;
-      const own = recorded.get(actorId);
-      if (own === undefined) recorded.set(actorId, { runIds: [event.runId], next: 0 });
+      const own = byActor.get(actorId);
+      if (own === undefined) byActor.set(actorId, { runIds: [event.runId], next: 0 });
       else own.runIds.push(event.runId);
     }
     this.#recordedChildren = recorded;
   }
+}
+
+/** Recorded child runs of one actor, in start order: `next` is the first not adopted yet. */
+interface AdoptableRuns {
+  runIds: string[];
+  next: number;
+}
+
+/**
+ * The child runs recorded under a run, as `child()` adopts them on resume, by actor id. One
+ * started with a cause (the tool call that ran a sub-agent, the model completion that handed
+ * off) is adopted only by the child of that same cause, so a later call never takes over the
+ * run, completed or not, of an earlier call of the same agent: `byCause`, keyed by the request
+ * of the first attempt of a call when the cause is a request. The others are adopted in order.
+ */
+interface RecordedChildren {
+  uncaused: Map<string | undefined, AdoptableRuns>;
+  byCause: Map<string, Map<string | undefined, AdoptableRuns>>;
 }
 
 /** What `#request` commits: one model or tool attempt. */
