@@ -1,16 +1,18 @@
 import {
   type EventStore,
   inspectSession,
+  LedgerError,
   MemoryEventStore,
   readWholeSession,
   SessionRecorder,
 } from "@agent-ledger/core";
-import { setTracingDisabled } from "@openai/agents";
+import { type Agent, type Model, setTracingDisabled } from "@openai/agents";
 import { afterAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { FailingStore } from "./testing/failing-store.js";
 import { firstInterruption, runOptions } from "./testing/recorded-run.js";
+import { researchFixture, twoWritesFixture } from "./testing/research-agents.js";
 import { agentToolFixture } from "./testing/writer-agent.js";
 
 setTracingDisabled(true);
@@ -18,6 +20,10 @@ setTracingDisabled(true);
 // Crashes are real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed inside the writer's `write`, after it wrote (testing/crash-scenarios.test.data.ts).
 const ledgers = new CrashedLedgers("oa-agent-tool-", afterAll);
+ledgers.prepare(
+  "writer as a tool: dies inside write",
+  "research twice: dies inside the second call's search",
+);
 
 /** The process died while the writer's `write` ran (it has run); the test is the next process. */
 async function crashWhileWriteRuns() {
@@ -50,7 +56,7 @@ async function abandonUnresolved(store: EventStore, name: string, reason: string
 /** Resumes the run in a new process, approving every call it asks about, until it stops. */
 async function resumeApprovingAll(
   store: EventStore,
-  { main, model }: ReturnType<typeof agentToolFixture>,
+  { main, model }: { main: Agent; model: Model },
 ) {
   const asked: string[] = [];
   let result = await resumeRun(main, runOptions(store, model));
@@ -62,6 +68,30 @@ async function resumeApprovingAll(
     result = await resumeRun(main, { ...runOptions(store, model), state: result.state });
   }
   return { asked, result };
+}
+
+/** Runs `main` from the start in this process, approving every call it asks about. */
+async function runApprovingAll(store: EventStore, main: Agent, model: Model) {
+  const asked: string[] = [];
+  let result = await runWithLedger(main, "go", runOptions(store, model));
+  while (result.status === "interrupted" && result.state) {
+    for (const item of result.interruptions) {
+      asked.push(item.name ?? "");
+      result.state.approve(item);
+    }
+    result = await resumeRun(main, { ...runOptions(store, model), state: result.state });
+  }
+  return { asked, result };
+}
+
+/** The child runs of the root run: agent, status and the kinds of their steps. */
+async function childRuns(store: EventStore) {
+  const inspection = await inspectSession(store, "s");
+  return (inspection.runs[0]?.children ?? []).map((child) => ({
+    agent: child.actor?.id,
+    status: child.status,
+    steps: child.steps.map((step) => step.kind),
+  }));
 }
 
 describe("an agent used as a tool (Agent.asTool)", () => {
@@ -199,5 +229,95 @@ describe("an agent used as a tool (Agent.asTool)", () => {
     const paused = await resumeRun(second.main, runOptions(store, second.model));
     // writer_tool was in flight when the run stopped: a person says whether to run it again.
     expect(paused.interruptions.map((item) => item.name)).toEqual(["writer_tool"]);
+  });
+});
+
+describe("an agent used as a tool, called again after the run went on from a RunState", () => {
+  test("a second call with the same input runs its agent on a child run of its own", async () => {
+    const store = new MemoryEventStore();
+    const { boss, model, researchModel } = researchFixture({ chargeBetween: true });
+    const { asked, result } = await runApprovingAll(store, boss, model);
+    expect(asked).toEqual(["charge"]);
+    // Each call's agent asked its model: the second did not get the first's answer.
+    expect(result).toMatchObject({
+      status: "completed",
+      finalOutput: "facts #1 on lamps | facts #2 on lamps",
+    });
+    expect(researchModel.calls).toBe(2);
+    expect(await childRuns(store)).toEqual([
+      { agent: "research", status: "completed", steps: ["model"] },
+      { agent: "research", status: "completed", steps: ["model"] },
+    ]);
+    expect((await inspectSession(store, "s")).unresolved).toEqual([]);
+  });
+
+  test("a second call with another input is not compared with the first call's run", async () => {
+    const store = new MemoryEventStore();
+    const { boss, model } = researchFixture({ chargeBetween: true, secondTopic: "chairs" });
+    const { result } = await runApprovingAll(store, boss, model);
+    expect(result).toMatchObject({
+      status: "completed",
+      finalOutput: "facts #1 on lamps | facts #2 on chairs",
+    });
+    expect((await childRuns(store)).map((child) => child.status)).toEqual([
+      "completed",
+      "completed",
+    ]);
+    expect((await inspectSession(store, "s")).runs[0]?.status).toBe("completed");
+  });
+
+  test("an agent tool that pauses on each of two calls goes on, each time, on that call's child run", async () => {
+    const store = new MemoryEventStore();
+    const { boss, model, effects } = twoWritesFixture();
+    const { asked, result } = await runApprovingAll(store, boss, model);
+    expect(asked).toEqual(["write", "write"]);
+    expect(result).toMatchObject({
+      status: "completed",
+      finalOutput: "written first | written second",
+    });
+    expect(effects).toEqual(["write first", "write second"]);
+    expect(await childRuns(store)).toEqual([
+      { agent: "writer", status: "completed", steps: ["model", "tool", "model"] },
+      { agent: "writer", status: "completed", steps: ["model", "tool", "model"] },
+    ]);
+    expect((await inspectSession(store, "s")).unresolved).toEqual([]);
+  });
+
+  test("a crash inside the second call's agent: resumed and approved, it goes on on that call's child run", async () => {
+    // The first process dies inside research's search on "chairs" (after it searched); its
+    // search on "lamps", in the first call, completed.
+    const { store, first } = await ledgers.crashed(
+      "research twice: dies inside the second call's search",
+    );
+    expect(first.effects).toEqual(["search lamps", "search chairs"]);
+
+    const second = researchFixture({ secondTopic: "chairs", search: true });
+    const { asked, result } = await resumeApprovingAll(store, {
+      main: second.boss,
+      model: second.model,
+    });
+    // The research call in flight, then (inside it) the search in flight.
+    expect(asked).toEqual(["research", "search"]);
+    expect(result).toMatchObject({ status: "completed" });
+    expect(String(result.finalOutput)).toMatch(/^facts #\d on lamps \| facts #\d on chairs$/);
+    expect(second.effects).toEqual(["search chairs"]);
+    expect(await childRuns(store)).toEqual([
+      { agent: "research", status: "completed", steps: ["model", "tool", "model"] },
+      { agent: "research", status: "completed", steps: ["model", "tool", "model"] },
+    ]);
+    expect((await inspectSession(store, "s")).unresolved).toEqual([]);
+  });
+
+  test("a ledger refusal inside an agent tool rejects with the LedgerError itself, code and all", async () => {
+    const store = new FailingStore();
+    // The store is unreachable for research's model requests.
+    store.failWhen = (request) =>
+      request.runId !== "root" && request.events.some((event) => event.type === "model.requested");
+    const { boss, model, researchModel } = researchFixture();
+    const failure = await runWithLedger(boss, "go", runOptions(store, model)).catch(
+      (error: unknown) => error,
+    );
+    expect(LedgerError.isInstance(failure, "store-unavailable")).toBe(true);
+    expect(researchModel.calls).toBe(0);
   });
 });

@@ -1,9 +1,10 @@
-import { readWholeSession } from "@agent-ledger/core";
-import { setTracingDisabled } from "@openai/agents";
+import { type EventStore, inspectSession, readWholeSession } from "@agent-ledger/core";
+import { type Agent, type Model, setTracingDisabled } from "@openai/agents";
 import { afterAll, describe, expect, test } from "vitest";
 import { approvalCallId } from "./approval-decisions.js";
 import { APPROVAL_EVENT_TYPE, resumeRun } from "./index.js";
 import { deletingAgent, hostedMcpAgent } from "./testing/approval-agents.js";
+import { chargingAgent, THREE_CHARGES, TWO_CHARGES } from "./testing/charging-agents.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { runOptions } from "./testing/recorded-run.js";
 
@@ -15,7 +16,31 @@ const ledgers = new CrashedLedgers("oa-approvals-", afterAll);
 ledgers.prepare(
   "deleting, /a approved and /b rejected: dies inside the delete of /a",
   "hosted MCP, approved: dies after the decision is recorded",
+  "three charges, the first approved for good: dies in the third model call",
+  "two charges, the first approved for good: dies inside the second charge",
+  "two charges, none asked about: dies in the third model call",
 );
+
+/** Resumes the run in a new process, approving every call it asks about, until it stops. */
+async function resumeApprovingAll(store: EventStore, agent: Agent, model: Model) {
+  const asked: string[] = [];
+  let result = await resumeRun(agent, runOptions(store, model));
+  while (result.status === "interrupted" && result.state) {
+    for (const item of result.interruptions) {
+      asked.push(approvalCallId(item));
+      result.state.approve(item);
+    }
+    result = await resumeRun(agent, { ...runOptions(store, model), state: result.state });
+  }
+  return { asked, result };
+}
+
+/** toolCallId of each tool.completed event of the session, in order. */
+async function completedToolCalls(store: EventStore): Promise<unknown[]> {
+  return (await readWholeSession(store, "s"))
+    .filter((event) => event.type === "tool.completed")
+    .map((event) => (event.payload as { toolCallId?: unknown }).toolCallId);
+}
 
 describe("approval decisions", () => {
   test("a crash after a person approved one call and rejected another asks only about the call in flight", async () => {
@@ -62,5 +87,76 @@ describe("approval decisions", () => {
     second.model.calls = 1;
     const result = await resumeRun(second.agent, runOptions(store, second.model));
     expect(result).toMatchObject({ status: "completed", finalOutput: "deleted" });
+  });
+
+  test("a crash after a person approved a tool for good (alwaysApprove) asks about nothing that ran and runs nothing twice", async () => {
+    // A person approves charge c0 with alwaysApprove, so c1 runs without asking; the process
+    // dies in the model call after both charges (the one that asks for c2).
+    const { store, first } = await ledgers.crashed(
+      "three charges, the first approved for good: dies in the third model call",
+    );
+    expect(first.interruptions.map((item) => item.callId)).toEqual(["c0"]);
+    expect(first.effects).toEqual(["charge 5", "charge 7"]);
+    expect(first.modelInputs).toHaveLength(3);
+
+    const second = chargingAgent(THREE_CHARGES, undefined, { needsApproval: true });
+    second.model.calls = 2;
+    const { asked, result } = await resumeApprovingAll(store, second.agent, second.model);
+    // Not c1, which ran; nor c2, a new call of the tool the person approved for good.
+    expect(asked).toEqual([]);
+    expect(result).toMatchObject({ status: "completed", finalOutput: "sold" });
+    expect(second.effects).toEqual(["charge 3"]);
+    // The call in flight at the kill is made again, as a retry of that attempt, then the last.
+    expect(second.model.requests).toHaveLength(2);
+    expect(await completedToolCalls(store)).toEqual(["c0", "c1", "c2"]);
+    const inspection = await inspectSession(store, "s");
+    expect(inspection.unresolved).toEqual([]);
+    const models = inspection.runs[0]?.steps.filter((step) => step.kind === "model") ?? [];
+    const retried = models[2]?.attempts ?? [];
+    expect(retried.map((attempt) => attempt.status)).toEqual(["requested", "completed"]);
+    expect(retried[1]?.retryOf).toBe(retried[0]?.attemptId);
+  });
+
+  test("a call in flight at a crash is asked about, even after a person approved its tool for good", async () => {
+    // c0 approved with alwaysApprove; the process dies inside c1, after it charged.
+    const { store, first } = await ledgers.crashed(
+      "two charges, the first approved for good: dies inside the second charge",
+    );
+    expect(first.effects).toEqual(["charge 5", "charge 7"]);
+
+    const second = chargingAgent(TWO_CHARGES, undefined, { needsApproval: true });
+    second.model.calls = 2;
+    const paused = await resumeRun(second.agent, runOptions(store, second.model));
+    // c1 may have charged: the decision for good on c0 does not run it again unasked.
+    expect(paused.interruptions.map((item) => approvalCallId(item))).toEqual(["c1"]);
+    expect(second.effects).toEqual([]);
+    const { asked, result } = await resumeApprovingAll(store, second.agent, second.model);
+    expect(asked).toEqual(["c1"]);
+    expect(result).toMatchObject({ status: "completed", finalOutput: "sold" });
+    expect(second.effects).toEqual(["charge 7"]);
+    expect((await inspectSession(store, "s")).unresolved).toEqual([]);
+  });
+
+  test("calls that ran are not asked about after a crash, even when the tool now asks for approval", async () => {
+    // Both charges ran without asking; the process dies in the model call after them. The new
+    // process's charge asks a person for every call (its policy changed with a deploy).
+    const { store, first } = await ledgers.crashed(
+      "two charges, none asked about: dies in the third model call",
+    );
+    expect(first.effects).toEqual(["charge 5", "charge 7"]);
+
+    const second = chargingAgent(TWO_CHARGES, undefined, { needsApproval: true });
+    second.model.calls = 2;
+    const { asked, result } = await resumeApprovingAll(store, second.agent, second.model);
+    expect(asked).toEqual([]);
+    expect(result).toMatchObject({ status: "completed", finalOutput: "sold" });
+    expect(second.effects).toEqual([]);
+    expect(await completedToolCalls(store)).toEqual(["c0", "c1"]);
+    // No decision is recorded for them: no person made one.
+    const decisions = (await readWholeSession(store, "s")).filter(
+      (event) => event.type === APPROVAL_EVENT_TYPE,
+    );
+    expect(decisions).toEqual([]);
+    expect((await inspectSession(store, "s")).unresolved).toEqual([]);
   });
 });

@@ -46,27 +46,70 @@ function uninspectableArguments(item: RunToolApprovalItem): boolean {
   }
 }
 
+// A call id no provider sends: what the SDK answers for it is the decision made for every call
+// of a tool (`alwaysApprove` / `alwaysReject`), which it keeps per tool, not per call.
+const ANY_OTHER_CALL = "\u0000agent-ledger: any other call";
+
+/** The decision made for good on the tool of `item` on `state` (true, false), or undefined. */
+function decisionForGood(state: AnyRunState, item: RunToolApprovalItem): boolean | undefined {
+  return state._context.isToolApproved({
+    toolName: item.toolName ?? item.name ?? "",
+    callId: ANY_OTHER_CALL,
+  });
+}
+
+/** A decision as the ledger holds it; `message`: the text a rejection showed the model. */
+interface RecordedDecision {
+  approved: boolean;
+  message?: string | undefined;
+}
+
 // The decision a person made on an interruption, as the ledger holds it: by attempt for a call a
 // crash left unresolved, else by callId (`attemptsOnly`: only the decisions on recorded attempts).
 function recordedDecision(
   scope: LedgerScope,
   item: RunToolApprovalItem,
   options: { attemptsOnly?: boolean },
-): boolean | undefined {
+): RecordedDecision | undefined {
   const callId = approvalCallId(item);
   const recorded = recordedCall(scope.run, callId);
-  if (recorded?.status === "abandoned") return false;
-  if (recorded?.status === "requested") return scope.run.decisions.get(recorded.attemptId);
-  return options.attemptsOnly ? undefined : scope.run.decisions.get(`call:${callId}`);
+  if (recorded?.status === "abandoned") return { approved: false };
+  if (recorded?.status === "requested") return decisionOf(scope.run, recorded.attemptId);
+  return options.attemptsOnly ? undefined : decisionOf(scope.run, `call:${callId}`);
 }
 
-// A call of a replayed turn whose arguments the SDK could not parse, asked about only because
-// the ledger's approval function stood in for the tool's own (another call of the turn is in
-// the ledger): the recorded run went past it without a person (else a decision would be
-// recorded). Approving it gives what it got then: the SDK tells the model the arguments are
-// invalid (or, for JSON that is not an object, runs the call, answered from the ledger).
+// The decision a person made for every call of the tool of `item`, which stands for a decision
+// on the call itself, except on a call a crash left in flight: that one may have run, so a
+// decision for good made before does not let it run again unasked.
+function permanentDecision(
+  scope: LedgerScope,
+  item: RunToolApprovalItem,
+): RecordedDecision | undefined {
+  if (recordedCall(scope.run, approvalCallId(item))?.status === "requested") return undefined;
+  return scope.run.permanentDecisions.get(item.name ?? "");
+}
+
+function decisionOf(run: LedgerScope["run"], key: string): RecordedDecision | undefined {
+  const approved = run.decisions.get(key);
+  return approved === undefined ? undefined : { approved };
+}
+
+// A call of a replayed turn that the SDK asks about, though the recorded run went past it
+// without a person (else a decision would be recorded), and the ledger answers it:
+// - its arguments are not JSON, and it is asked about only because the ledger's approval
+//   function stood in for the tool's own (another call of the turn is in the ledger). Approving
+//   it gives what it got then: the SDK tells the model the arguments are invalid (or, for JSON
+//   that is not an object, runs the call, answered from the ledger);
+// - the ledger holds it as run (completed or failed): something let it through then (the tool's
+//   policy at the time, or a decision for good on an earlier call of a ledger written before
+//   such decisions were recorded as such). Its outcome is replayed, as the rest of the turn.
+//   Asking a person would have them approve a call that ran, and, were the run to go on from
+//   that interruption's checkpoint, run it a second time.
 function approvedByReplay(scope: LedgerScope, item: RunToolApprovalItem): boolean {
-  return askedInReplay(scope.run, approvalCallId(item)) && uninspectableArguments(item);
+  const callId = approvalCallId(item);
+  if (!askedInReplay(scope.run, callId)) return false;
+  const status = recordedCall(scope.run, callId)?.status;
+  return uninspectableArguments(item) || status === "completed" || status === "failed";
 }
 
 // Rejects an interruption the ledger holds a "no" for, with the text the model saw when it was
@@ -77,6 +120,7 @@ export function rejectRecorded(
   state: AnyRunState,
   scope: LedgerScope,
   item: RunToolApprovalItem,
+  options: { message?: string | undefined } = {},
 ): void {
   const callId = approvalCallId(item);
   const recorded = recordedCall(scope.run, callId);
@@ -88,7 +132,7 @@ export function rejectRecorded(
   if (attemptKey !== undefined && scope.run.decisions.has(attemptKey))
     message = scope.run.rejectionMessages.get(attemptKey);
   else if (recorded?.status === "abandoned") message = recorded.abandonReason;
-  else message = scope.run.rejectionMessages.get(`call:${callId}`);
+  else message = scope.run.rejectionMessages.get(`call:${callId}`) ?? options.message;
   if (message === undefined) state.reject(item);
   else state.reject(item, { message });
 }
@@ -105,12 +149,19 @@ export function applyRecordedDecisions(
   let undecided = false;
   for (const item of state.getInterruptions()) {
     const decision = recordedDecision(scope, item, options);
-    if (decision === true) state.approve(item);
-    else if (decision === false) rejectRecorded(state, scope, item);
+    if (decision?.approved) state.approve(item);
+    else if (decision) rejectRecorded(state, scope, item);
     else if (approvedByReplay(scope, item)) {
       state.approve(item);
       scope.run.replayApprovals.add(approvalCallId(item));
-    } else undecided = true;
+    } else {
+      // Applied call by call, not for good on `state`: the SDK would then run a later call of
+      // the tool that a crash left in flight without asking anyone.
+      const forGood = permanentDecision(scope, item);
+      if (forGood?.approved) state.approve(item);
+      else if (forGood) rejectRecorded(state, scope, item, { message: forGood.message });
+      else undecided = true;
+    }
   }
   return !undecided;
 }
@@ -143,6 +194,8 @@ export async function recordDecisions(
     const payload: JsonObject = { callId, toolName: item.name ?? "", approved };
     if (unresolved) payload.attemptId = unresolved.attemptId;
     const key = unresolved ? unresolved.attemptId : `call:${callId}`;
+    const always = decisionForGood(state, item) === approved;
+    if (always) payload.always = true;
     // What the model is shown for a rejection: a re-executed run must show it the same.
     const message = approved
       ? undefined
@@ -152,9 +205,19 @@ export async function recordDecisions(
       scope.run.rejectionMessages.set(key, message);
     }
     // Recorded before a crash already: do not record it twice.
-    if (scope.run.decisions.get(key) !== approved)
+    const toolName = item.name ?? "";
+    const forGood = scope.run.permanentDecisions.get(toolName);
+    if (
+      scope.run.decisions.get(key) !== approved ||
+      (always && (forGood?.approved !== approved || forGood.message !== message))
+    )
       await scope.root.record({ type: APPROVAL_EVENT_TYPE, payload });
     scope.run.decisions.set(key, approved);
+    if (always)
+      scope.run.permanentDecisions.set(toolName, {
+        approved,
+        ...(typeof message === "string" ? { message } : {}),
+      });
     if (!unresolved) continue;
     // Resolved: large arguments are blob references in the stored event, and the retry records
     // the arguments themselves.

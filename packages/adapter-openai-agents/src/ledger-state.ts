@@ -71,6 +71,7 @@ export function loadRunState(events: readonly LedgerEvent[]): LedgerRunState {
     replayedCompletions: new Set(),
     replayApprovals: new Set(),
     decisions: new Map(),
+    permanentDecisions: new Map(),
     rejectionMessages: new Map(),
     approvedRetries: new Map(),
     pausedAgentTools: new Map(),
@@ -91,6 +92,11 @@ export function loadRunState(events: readonly LedgerEvent[]): LedgerRunState {
           ? payload.attemptId
           : `call:${String(payload.callId)}`;
       state.decisions.set(key, payload.approved === true);
+      if (payload.always === true && typeof payload.toolName === "string")
+        state.permanentDecisions.set(payload.toolName, {
+          approved: payload.approved === true,
+          ...(typeof payload.message === "string" ? { message: payload.message } : {}),
+        });
       if (payload.approved !== true && typeof payload.message === "string")
         state.rejectionMessages.set(key, payload.message);
     }

@@ -137,6 +137,45 @@ describe("ledgerTool outputs", () => {
     expect(ledgerToolEffect(lookup)).toEqual({ kind: "read", idempotent: false });
   });
 
+  test("ledgerTool refuses an effect or idempotence it does not know when it is called, with the option's path", async () => {
+    const effects: string[] = [];
+    const charge = chargeTool(effects);
+    const bad: [Record<string, unknown>, string][] = [
+      [{ effect: "bogus" }, "$.effect"],
+      [{ idempotent: "yes" }, "$.idempotent"],
+      [{ recorder: {} }, "$.recorder"],
+    ];
+    for (const [options, path] of bad) {
+      let thrown: unknown;
+      try {
+        ledgerTool(charge, options as never);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toMatchObject({ code: "invalid-argument", path });
+      expect(ledgerToolEffect(charge)).toBeUndefined();
+    }
+    expect(() => ledgerTool(charge, "idempotent" as never)).toThrow(
+      expect.objectContaining({ code: "invalid-argument", path: "$" }),
+    );
+    // Refining a tool wrapped before is checked the same way, and leaves its effect as it was.
+    ledgerTool(charge, { effect: "write" });
+    expect(() => ledgerTool(charge, { effect: "bogus" as never })).toThrow(
+      expect.objectContaining({ code: "invalid-argument", path: "$.effect" }),
+    );
+    expect(ledgerToolEffect(charge)).toEqual({ kind: "write", idempotent: false });
+    // So no run of it ever pays for a model call that its tool call would then fail on.
+    const store = new MemoryEventStore();
+    const model = new ScriptedModel([
+      () => [functionCall("charge", { amount: 7 }, "call_1")],
+      () => [message("done")],
+    ]);
+    const agent = new Agent({ name: "main", tools: [charge] });
+    const result = await runWithLedger(agent, "go", runOptions(store, model));
+    expect(result.status).toBe("completed");
+    expect(effects).toEqual(["charge 7"]);
+  });
+
   test("a call whose arguments are not JSON gets the SDK's own answer, not an approval interruption", async () => {
     const make = () => {
       const model = new ScriptedModel([

@@ -13,6 +13,7 @@ import {
   UNDEFINED_OUTPUT_METADATA,
 } from "./ledger-state.js";
 import { recordedOutput } from "./model-json.js";
+import { assertLedgerToolOptions } from "./option-checks.js";
 import {
   currentScope,
   type LedgerScope,
@@ -120,6 +121,7 @@ function ledgerAdds(scope: LedgerScope, toolName: string): boolean {
 export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerToolOptions = {}): T {
   if (tool?.type !== "function" || typeof tool.invoke !== "function")
     throw new LedgerError("invalid-argument", "ledgerTool wraps a function tool (tool({...}))");
+  assertLedgerToolOptions(options);
   const effect: ToolEffect = {
     kind: options.effect ?? "unknown",
     idempotent: options.idempotent ?? false,

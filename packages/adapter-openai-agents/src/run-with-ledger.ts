@@ -39,6 +39,8 @@ import {
   skipRecordedCalls,
 } from "./ledger-state.js";
 import { recordedOutput, runInputToJson } from "./model-json.js";
+import { assertRunOptions } from "./option-checks.js";
+import { assertCurrentState } from "./run-state-position.js";
 import { agentActor, currentScope, enterAgent, type LedgerScope, runInScope } from "./scope.js";
 import { openAiAgentsVersion } from "./sdk-version.js";
 
@@ -173,12 +175,17 @@ async function cancelled(scope: LedgerScope, result: AnyResult): Promise<LedgerR
   };
 }
 
-// A run that failed for a reason of its own (model error, tool error) is closed as failed; a
-// ledger failure (store down, unresolved call, divergence) leaves it open so it can be resumed.
+// A run that failed for a reason of its own (model error, tool error, maxTurns) is closed as
+// failed, with the runs it opened below itself (a handoff target it failed in). A ledger failure
+// (store down, unresolved call, divergence) leaves them open so the run can be resumed, and is
+// what the caller gets: the SDK wraps a refusal inside a tool in its ToolCallError, which has no
+// `code` to tell a divergence from a store outage.
 async function failed(scope: LedgerScope, error: unknown): Promise<never> {
-  if (findLedgerError(error) === undefined) {
-    await scope.root.failRun(error).catch(() => undefined);
-  }
+  const ledgerError = findLedgerError(error);
+  if (ledgerError !== undefined) throw ledgerError;
+  // Best effort: the run's own error is what the caller must see, not a store outage on top.
+  await closeChildRuns(scope, (recorder) => recorder.failRun(error)).catch(() => undefined);
+  await scope.root.failRun(error).catch(() => undefined);
   throw error;
 }
 
@@ -215,6 +222,7 @@ export async function runWithLedger(
   input: string | AgentInputItem[],
   options: RunWithLedgerOptions,
 ): Promise<LedgerRunResult | LedgerStreamedRun> {
+  assertRunOptions(options, { resume: false });
   instrumentAgent(agent);
   const root = new SessionRecorder({
     store: options.store,
@@ -272,6 +280,7 @@ export async function resumeRun(
   agent: AnyAgent,
   options: ResumeRunOptions,
 ): Promise<LedgerRunResult> {
+  assertRunOptions(options, { resume: true });
   instrumentAgent(agent);
   const { store, sessionId, runId } = options;
   const events = await readWholeSession(store, sessionId);
@@ -297,6 +306,9 @@ export async function resumeRun(
       "run-closed",
       `run ${runId} is ${terminal.type.slice(4)}: nothing to resume`,
     );
+  // A stale or foreign state would run again calls the ledger holds as done: refused here,
+  // before anything is recorded or run.
+  if (options.state !== undefined) assertCurrentState(options.state, rootEvents, runId);
 
   const tree = runTree(events, runId);
   const treeEvents = events.filter((event) => tree.has(event.runId));

@@ -33,6 +33,14 @@ export interface LedgerRunState {
   replayApprovals: Set<string>;
   /** Decisions a person made on approval interruptions: key = attemptId, else `call:<callId>`. */
   decisions: Map<string, boolean>;
+  /**
+   * Decisions a person made for every call of a tool (`alwaysApprove` / `alwaysReject`), by
+   * tool name, with the text a rejection showed the model. Applied to each call of the tool
+   * that has no decision of its own, except one a crash left in flight: that one may have run,
+   * and a person is asked about it whatever they decided for the others (see
+   * `applyRecordedDecisions`).
+   */
+  permanentDecisions: Map<string, { approved: boolean; message?: string }>;
   /** The text a person rejected a call with (same keys as `decisions`), shown to the model. */
   rejectionMessages: Map<string, string>;
   /** Approved re-runs of unresolved tool calls, by callId: the attempt the tool runs under. */

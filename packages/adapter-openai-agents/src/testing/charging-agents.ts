@@ -6,11 +6,16 @@ import { functionCall, message, ScriptedModel } from "./scripted-model.js";
 type OutputItem = ReturnType<typeof functionCall>;
 
 /** A tool that charges the card, noting each charge in `effects`. */
-export function chargeTool(effects: string[], afterEffect?: AfterEffect) {
+export function chargeTool(
+  effects: string[],
+  afterEffect?: AfterEffect,
+  options: { needsApproval?: boolean } = {},
+) {
   return tool({
     name: "charge",
     description: "charge the card",
     parameters: z.object({ amount: z.number() }),
+    needsApproval: options.needsApproval ?? false,
     execute: async ({ amount }) => {
       effects.push(`charge ${amount}`);
       await afterEffect?.(`charge ${amount}`);
@@ -43,6 +48,10 @@ export function chargeCall(amount: number, callId: string): OutputItem {
   return functionCall("charge", { amount }, callId);
 }
 
+/** A charge of 5 (c0), then a charge of 7 (c1) on the next turn. */
+export const TWO_CHARGES = [[chargeCall(5, "c0")], [chargeCall(7, "c1")]];
+/** TWO_CHARGES, then a charge of 3 (c2) on the next turn. */
+export const THREE_CHARGES = [...TWO_CHARGES, [chargeCall(3, "c2")]];
 /** A call that is not JSON, then a charge of 7 on the next turn. */
 export const BAD_THEN_CHARGE = [[notJsonCharge("call_bad")], [chargeCall(7, "call_charge")]];
 /** A call that is not JSON and a charge of 7 on the same turn. */
@@ -56,10 +65,15 @@ export const BAD_AND_CHARGE_THEN_CHARGE = [
 /**
  * `turns` are the model's answers; each call charges, and the model answers "sold" once a
  * charge went through. Arguments that are not JSON get the SDK's answer asking for valid JSON.
+ * With `needsApproval`, every charge asks a person first.
  */
-export function chargingAgent(turns: OutputItem[][], afterEffect?: AfterEffect) {
+export function chargingAgent(
+  turns: OutputItem[][],
+  afterEffect?: AfterEffect,
+  options: { needsApproval?: boolean } = {},
+) {
   const effects: string[] = [];
-  const charge = chargeTool(effects, afterEffect);
+  const charge = chargeTool(effects, afterEffect, options);
   const model = new ScriptedModel([
     ...turns.map((output) => () => output),
     (request) => [message(JSON.stringify(request.input).includes("charged") ? "sold" : "not")],

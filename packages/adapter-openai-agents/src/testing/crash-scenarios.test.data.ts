@@ -11,11 +11,14 @@ import {
   chargingAgent,
   lookupThenBadChargeAgent,
   reusedCallIdAgent,
+  THREE_CHARGES,
+  TWO_CHARGES,
 } from "./charging-agents.js";
 import type { CrashingChild } from "./crashing-child.js";
 import { fixture, retryingAgent } from "./fixture.js";
 import { firstInterruption, runOptions } from "./recorded-run.js";
 import { AWKWARD_OUTPUTS, type AwkwardOutput, reportingAgent } from "./reporting-agent.js";
+import { researchFixture } from "./research-agents.js";
 import { LARGE_TEXT, savingAgent } from "./saving-agent.js";
 import { agentToolFixture } from "./writer-agent.js";
 
@@ -179,6 +182,43 @@ export const CRASH_SCENARIOS = {
     await resumeRun(first.agent, { ...runOptions(store, first.model), state });
   },
   ...reportingScenarios,
+  // A person approves the charge c0 for good (alwaysApprove), so c1 runs without asking; the
+  // process dies in the model call after both charges (the one that asks for c2).
+  "three charges, the first approved for good: dies in the third model call": async (child) => {
+    const first = chargingAgent(THREE_CHARGES, child.afterEffect(), { needsApproval: true });
+    child.watch(first.model, { dieInCall: 2 });
+    const paused = await runWithLedger(first.agent, "go", runOptions(child.store, first.model));
+    child.asked(paused.interruptions);
+    const { state, item } = firstInterruption(paused);
+    state.approve(item, { alwaysApprove: true });
+    await resumeRun(first.agent, { ...runOptions(child.store, first.model), state });
+  },
+  // The same, but the process dies inside c1, after it charged.
+  "two charges, the first approved for good: dies inside the second charge": async (child) => {
+    const first = chargingAgent(TWO_CHARGES, child.afterEffect("charge 7"), {
+      needsApproval: true,
+    });
+    const paused = await runWithLedger(first.agent, "go", runOptions(child.store, first.model));
+    child.asked(paused.interruptions);
+    const { state, item } = firstInterruption(paused);
+    state.approve(item, { alwaysApprove: true });
+    await resumeRun(first.agent, { ...runOptions(child.store, first.model), state });
+  },
+  // No charge asks for approval; the process dies in the model call after both charges.
+  "two charges, none asked about: dies in the third model call": async (child) => {
+    const first = chargingAgent(TWO_CHARGES, child.afterEffect());
+    child.watch(first.model, { dieInCall: 2 });
+    await runWithLedger(first.agent, "go", runOptions(child.store, first.model));
+  },
+  // boss calls research on "lamps", then on "chairs"; dies inside the search on "chairs".
+  "research twice: dies inside the second call's search": async (child) => {
+    const first = researchFixture({
+      secondTopic: "chairs",
+      search: true,
+      afterEffect: child.afterEffect("search chairs"),
+    });
+    await runWithLedger(first.boss, "go", runOptions(child.store, first.model));
+  },
   "lookup then bad charge: dies after the lookup completed": async (child) => {
     const first = lookupThenBadChargeAgent(child.afterEffect());
     const store = child.dyingAfter(isType("tool.completed"));
