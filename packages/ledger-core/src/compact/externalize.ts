@@ -3,7 +3,7 @@ import { InvalidArgumentError } from "../events/errors.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
 import { blobRef } from "../store/blob.js";
 import type { EventStore } from "../store/event-store.js";
-import { type ListNode, MARKER_KEY, marker } from "./marker.js";
+import { escapeObject, type ListNode, MARKER_KEY, marker, setOwn } from "./marker.js";
 
 /** Options of payload externalization (`SessionRecorder`'s `compact`). */
 export interface CompactOptions {
@@ -194,7 +194,8 @@ export class CompactSession {
   /**
    * A value with large parts externalized. `text`: strings of `textThresholdBytes` or more go
    * to blobs (model requests and responses); otherwise only subtrees over `thresholdBytes`.
-   * With compaction off it only escapes user objects that use the marker key.
+   * With compaction off it only escapes user objects that use the marker key (as
+   * `escapeMarkers` does for payloads that are never compacted).
    */
   value(value: JsonValue, options: { text: boolean }): JsonValue {
     return this.#walk(value, options.text, true).value;
@@ -231,10 +232,10 @@ export class CompactSession {
       const object: JsonObject = {};
       for (const key of Object.keys(value)) {
         const child = this.#walk(value[key] as JsonValue, text, false);
-        object[key] = child.value;
+        setOwn(object, key, child.value);
         size += key.length + 4 + child.size;
       }
-      out = Object.hasOwn(value, MARKER_KEY) ? { [MARKER_KEY]: "escape", value: object } : object;
+      out = Object.hasOwn(value, MARKER_KEY) ? escapeObject(object) : object;
     }
     if (this.#enabled && !top && size > this.#threshold) {
       return { value: marker("json", this.#emit(canonicalJson(out))), size: 90 };
@@ -281,11 +282,13 @@ export class CompactSession {
         this.list = undefined;
         const inline: JsonObject = {};
         for (const key of Object.keys(request)) {
-          inline[key] =
-            key === field ? stored : this.#walk(request[key] as JsonValue, true, false).value;
+          setOwn(
+            inline,
+            key,
+            key === field ? stored : this.#walk(request[key] as JsonValue, true, false).value,
+          );
         }
-        if (Object.hasOwn(request, MARKER_KEY)) return { [MARKER_KEY]: "escape", value: inline };
-        return inline;
+        return Object.hasOwn(request, MARKER_KEY) ? escapeObject(inline) : inline;
       }
     }
     const extends_ =
@@ -301,13 +304,15 @@ export class CompactSession {
     // Keep the field order of the request: the list marker where the list was.
     const out: JsonObject = {};
     for (const key of Object.keys(request)) {
-      out[key] =
+      setOwn(
+        out,
+        key,
         key === field
           ? marker("list", listRef)
-          : this.#walk(request[key] as JsonValue, true, false).value;
+          : this.#walk(request[key] as JsonValue, true, false).value,
+      );
     }
-    if (Object.hasOwn(request, MARKER_KEY)) return { [MARKER_KEY]: "escape", value: out };
-    return out;
+    return Object.hasOwn(request, MARKER_KEY) ? escapeObject(out) : out;
   }
 }
 

@@ -44,6 +44,65 @@ export function asMarker(value: JsonValue): BlobMarker | undefined {
   return value as unknown as BlobMarker;
 }
 
+/**
+ * `object` (a user object with a `$ledger` key of its own, its fields already in stored form)
+ * as stored: `{ "$ledger": "escape", "value": object }`. The one way the ledger writes an escape,
+ * undone by `asEscape` on every read.
+ */
+export function escapeObject(object: JsonObject): JsonObject {
+  return { [MARKER_KEY]: "escape", value: object };
+}
+
+/**
+ * A user value as the ledger stores it when nothing of it goes to a blob: every object with a
+ * `$ledger` key of its own escaped (`escapeObject`), so a read gives it back as it was instead
+ * of the blob it seems to name. What the recorder writes that the compactor does not walk (run
+ * input and output, inputs, checkpoints, custom events, failures, reasons) goes through here:
+ * the compactor escapes the same way as it walks. Returns `value` itself when it holds no such
+ * object (the common case costs a walk, never a copy); otherwise copies only the changed paths.
+ */
+export function escapeMarkers(value: JsonValue): JsonValue {
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) {
+    let copy: JsonValue[] | undefined;
+    for (let index = 0; index < value.length; index++) {
+      const item = value[index] as JsonValue;
+      const escaped = escapeMarkers(item);
+      if (escaped !== item) {
+        copy ??= value.slice();
+        copy[index] = escaped;
+      }
+    }
+    return copy ?? value;
+  }
+  let copy: JsonObject | undefined;
+  for (const key of Object.keys(value)) {
+    const item = value[key] as JsonValue;
+    const escaped = escapeMarkers(item);
+    if (escaped !== item) {
+      copy ??= { ...value };
+      setOwn(copy, key, escaped);
+    }
+  }
+  const out = copy ?? value;
+  return Object.hasOwn(value, MARKER_KEY) ? escapeObject(out) : out;
+}
+
+/**
+ * `object[key] = value` as an own data property, also for the key `__proto__` (which as an
+ * assignment would change the object's prototype and drop the key).
+ */
+export function setOwn(object: JsonObject, key: string, value: JsonValue): void {
+  if (key === "__proto__")
+    Object.defineProperty(object, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  else object[key] = value;
+}
+
 /** The escaped object inside `{ "$ledger": "escape", "value": {...} }`. */
 export function asEscape(value: JsonValue): JsonObject | undefined {
   if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;

@@ -4,7 +4,7 @@ import type { JsonObject, JsonValue } from "../events/json.js";
 import type { LedgerEvent } from "../events/types.js";
 import type { EventStore } from "../store/event-store.js";
 import { MESSAGE_LIST_FIELDS } from "./externalize.js";
-import { asEscape, asMarker, type ListNode } from "./marker.js";
+import { asEscape, asMarker, type ListNode, setOwn } from "./marker.js";
 
 const decoder = new TextDecoder();
 
@@ -193,7 +193,8 @@ function materialize(cache: BlobCache, value: JsonValue): JsonValue {
   const escaped = asEscape(value);
   const source = escaped ?? value;
   const out: JsonObject = {};
-  for (const key of Object.keys(source)) out[key] = materialize(cache, source[key] as JsonValue);
+  for (const key of Object.keys(source))
+    setOwn(out, key, materialize(cache, source[key] as JsonValue));
   return out;
 }
 
@@ -305,8 +306,10 @@ export async function lastListOf(
     const event = events[index] as LedgerEvent;
     if (event.type !== "model.requested") continue;
     const payload = event.payload as JsonObject | null;
-    const request = payload?.request;
-    if (request === null || typeof request !== "object" || Array.isArray(request)) return undefined;
+    const stored = payload?.request;
+    if (stored === null || typeof stored !== "object" || Array.isArray(stored)) return undefined;
+    // A request with a `$ledger` key of its own is stored escaped, its list marker inside.
+    const request = asEscape(stored) ?? stored;
     const field = MESSAGE_LIST_FIELDS.find((name) => request[name] !== undefined);
     const found = field === undefined ? undefined : asMarker(request[field] as JsonValue);
     if (found?.$ledger !== "list") return undefined;

@@ -66,9 +66,11 @@ export const MAX_JSON_DEPTH = 512;
  * `NonSerializableError` naming the path of the first bad value. Rejected: undefined,
  * functions, symbols, bigint, NaN, Infinity, -0, sparse arrays, cycles, Date, Map, Set,
  * class instances, strings with lone surrogates, nesting deeper than MAX_JSON_DEPTH.
+ * `options.origin` says where a value the caller did not write came from (e.g. "returned by
+ * the redact function"): the error's message names it after the bad value.
  */
-export function toPlainJson(value: unknown, path = "$"): JsonValue {
-  const walk: Walk = { root: path, keys: [], ancestors: [] };
+export function toPlainJson(value: unknown, path = "$", options?: { origin?: string }): JsonValue {
+  const walk: Walk = { root: path, keys: [], ancestors: [], origin: options?.origin };
   try {
     return copy(value, walk);
   } catch (error) {
@@ -88,7 +90,10 @@ export function assertPlainJson(value: unknown, path = "$"): asserts value is Js
  */
 function readFailure(error: unknown, walk: Walk): unknown {
   if (error instanceof NonSerializableError) return error;
-  return new NonSerializableError(pathOf(walk), `a value that threw when read (${thrown(error)})`);
+  return new NonSerializableError(
+    pathOf(walk),
+    withOrigin(walk, `a value that threw when read (${thrown(error)})`),
+  );
 }
 
 /** A thrown value in a message: `Name: message` for an Error. */
@@ -102,6 +107,11 @@ interface Walk {
   root: string;
   keys: (string | number)[];
   ancestors: object[];
+  origin: string | undefined;
+}
+
+function withOrigin(walk: Walk, what: string): string {
+  return walk.origin === undefined ? what : `${what} (${walk.origin})`;
 }
 
 /** The path the walk is at (and `extra` below it). */
@@ -112,7 +122,7 @@ function pathOf(walk: Walk, extra?: string | number): string {
 }
 
 function fail(walk: Walk, what: string, extra?: string | number): never {
-  throw new NonSerializableError(pathOf(walk, extra), what);
+  throw new NonSerializableError(pathOf(walk, extra), withOrigin(walk, what));
 }
 
 function copy(value: unknown, walk: Walk): JsonValue {

@@ -172,6 +172,96 @@ describe("one outcome per attempt", () => {
   });
 });
 
+describe("one outcome per attempt, whatever object names it", () => {
+  it("a copy of an attempt that has its outcome, or its bare ids, is refused and writes nothing", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, ...address, actor });
+    await recorder.startRun();
+    const tool = await recorder.beforeToolCall({ name: "send_email", args: {} });
+    await recorder.toolCompleted(tool, { sent: true });
+    await refused(recorder.toolFailed({ ...tool }, new Error("late")), "$");
+    await refused(recorder.toolCompleted({ ...tool }, { sent: true }), "$");
+    const ids = {
+      stepId: tool.stepId,
+      attemptId: tool.attemptId,
+      requestedEventId: tool.requestedEventId,
+    };
+    await refused(recorder.abandon(ids, "x"), "$");
+    const model = await recorder.beforeModelCall({ request: { q: 1 } });
+    await recorder.modelFailed(model, new Error("429"));
+    await refused(recorder.modelCompleted(structuredClone(model), { text: "late" }), "$");
+    // An attempt this run never requested (another run's, or made up) is no open attempt either.
+    const other = new SessionRecorder({
+      store,
+      sessionId: address.sessionId,
+      runId: "run-2",
+      actor,
+    });
+    const foreign = await other.beforeToolCall({ name: "t", args: {} });
+    await refused(recorder.toolCompleted(foreign, 1), "$");
+    await refused(recorder.abandon({ ...ids, attemptId: "never-requested" }, "x"), "$");
+    expect(await outcomeTypes(store)).toEqual(["tool.completed", "model.failed"]);
+    // The other run's attempt is still open there.
+    await other.toolCompleted({ ...foreign }, 1);
+  });
+
+  it("copies racing to give one attempt an outcome record exactly one", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, ...address, actor });
+    const model = await recorder.beforeModelCall({ request: { q: 1 } });
+    const results = await Promise.allSettled([
+      recorder.modelCompleted({ ...model }, { text: "done" }),
+      recorder.modelFailed({ ...model }, new Error("aborted")),
+      recorder.abandon({ ...model }, "the user went away"),
+    ]);
+    expect(results.map((result) => result.status)).toEqual(["fulfilled", "rejected", "rejected"]);
+    expect(await outcomeTypes(store)).toEqual(["model.completed"]);
+  });
+
+  it("after a resume, attempts the ledger holds resolved are refused and unresolved ones take one outcome", async () => {
+    const store = new MemoryEventStore();
+    const first = new SessionRecorder({ store, ...address, actor });
+    await first.startRun();
+    const done = await first.beforeToolCall({ toolCallId: "c1", name: "t", args: {} });
+    await first.toolCompleted(done, 1);
+    await first.beforeToolCall({ toolCallId: "c2", name: "pay", args: {} });
+    // The process dies with pay in flight; a person resolves it from another process, as the
+    // CLI's `resolve` does: with the ids inspection shows.
+    const inspection = await inspectSession(store, address.sessionId, { resolve: false });
+    const attempts = inspection.runs[0]?.steps.flatMap((step) => step.attempts) ?? [];
+    const ids = attempts.map((attempt) => ({
+      stepId: attempt.stepId,
+      attemptId: attempt.attemptId,
+      requestedEventId: attempt.requestEventId,
+    }));
+    const operator = await SessionRecorder.resume({ store, ...address, actor, resolve: false });
+    await refused(operator.abandon(ids[0] as never, "already done"), "$");
+    await operator.abandon(ids[1] as never, "the bank says no payment was made");
+    await refused(operator.abandon(ids[1] as never, "twice"), "$");
+    expect(await outcomeTypes(store)).toEqual(["tool.completed", "attempt.abandoned"]);
+  });
+
+  it("a child run adopted on resume knows its unresolved attempts before its first call", async () => {
+    const store = new MemoryEventStore();
+    const parent = new SessionRecorder({ store, ...address, actor });
+    await parent.startRun();
+    const child = parent.child({ actor: { type: "agent", id: "helper" } });
+    await child.startRun();
+    const inFlight = await child.beforeToolCall({ name: "pay", args: {} });
+    const resumed = await SessionRecorder.resume({ store, ...address, actor });
+    const adopted = resumed.child({ actor: { type: "agent", id: "helper" } });
+    expect(adopted.runId).toBe(child.runId);
+    await adopted.abandon({ ...inFlight }, "checked: never paid");
+    await refused(adopted.abandon({ ...inFlight }, "twice"), "$");
+    const events = await readWholeRun(store, { sessionId: address.sessionId, runId: child.runId });
+    expect(events.map((event) => event.type)).toEqual([
+      "run.started",
+      "tool.requested",
+      "attempt.abandoned",
+    ]);
+  });
+});
+
 describe("an outcome the ledger refuses", () => {
   it("rejects, never throws: outcomes recorded together with allSettled each get theirs", async () => {
     const store = new MemoryEventStore();

@@ -1,13 +1,5 @@
 import { InvalidArgumentError, LedgerError } from "../events/errors.js";
-
-/**
- * One attempt, one outcome (§3): a `*.completed`, `*.failed` or `attempt.abandoned` event. An
- * attempt object this process already gave an outcome to (a completion racing an abort, a
- * `finally` that fails what just completed) is refused, instead of writing a second, conflicting
- * outcome that readers would silently ignore (they take the first). Kept per attempt object in
- * a WeakSet, so a long-lived recorder holds nothing for attempts the caller has dropped.
- */
-const resolved = new WeakSet<object>();
+import type { LedgerEvent } from "../events/types.js";
 
 /** The attempt kind each outcome type belongs to. */
 const kindOfOutcome: Record<string, "model" | "tool"> = {
@@ -17,57 +9,96 @@ const kindOfOutcome: Record<string, "model" | "tool"> = {
   "tool.failed": "tool",
 };
 
-/**
- * Claims the outcome of `attempt` for an event of `type`: `invalid-argument` when the attempt
- * already has one from this process, or when `type` is for the other kind of call (a
- * `tool.completed` for a model attempt).
- */
-function claimOutcome(attempt: object, type: string): void {
-  const kind = kindOfOutcome[type];
-  const given = (attempt as { kind?: unknown }).kind;
-  if (kind !== undefined && given !== kind)
-    throw new InvalidArgumentError(
-      "$.kind",
-      `${type} is the outcome of a ${kind} call, this attempt is ${typeof given === "string" ? `a ${given} call` : "not a model or tool call"}`,
-    );
-  if (resolved.has(attempt)) {
-    const attemptId = (attempt as { attemptId?: unknown }).attemptId;
-    throw new InvalidArgumentError(
-      "$",
-      `attempt ${String(attemptId)} already has an outcome: an attempt is completed, failed or abandoned once`,
-    );
-  }
-  resolved.add(attempt);
-}
+/** The event types that give an attempt its outcome. */
+const OUTCOME_TYPES = new Set([...Object.keys(kindOfOutcome), "attempt.abandoned"]);
 
 /**
- * Notes that `attempt` already has its outcome in the ledger (an attempt answered from it on
- * resume): abandoning it is refused like a second outcome of this process's own.
+ * One attempt, one outcome (§3): a `*.completed`, `*.failed` or `attempt.abandoned` event. The
+ * attempts of one run that may still get theirs, by id: those its recorder requested, and on
+ * resume those the ledger holds without one. An outcome claims its attempt here, so a second
+ * one (a completion racing an abort, a `finally` that fails what just completed) is refused
+ * whatever object names the attempt: the one `before*` returned, a copy, or bare ids read from
+ * inspection; so is an outcome for an attempt this run never requested. Keyed by id, not by
+ * object, and only while open: a long-lived recorder holds an entry per call in flight (or left
+ * unresolved), none for the attempts that got their outcome.
  */
-export function outcomeRecorded(attempt: object): void {
-  resolved.add(attempt);
+export class OpenAttempts {
+  readonly #open = new Map<string, "model" | "tool">();
+
+  /** Notes an attempt whose request is committed and that has no outcome yet. */
+  open(attemptId: string, kind: "model" | "tool"): void {
+    this.#open.set(attemptId, kind);
+  }
+
+  /** Notes a recorded event of the run, read on resume: requests open, outcomes close. */
+  read(event: LedgerEvent): void {
+    if (event.attemptId === undefined) return;
+    if (event.type === "model.requested") this.#open.set(event.attemptId, "model");
+    else if (event.type === "tool.requested") this.#open.set(event.attemptId, "tool");
+    else if (OUTCOME_TYPES.has(event.type)) this.#open.delete(event.attemptId);
+  }
+
+  /**
+   * Commits `attempt`'s outcome (an event of `type`) with `commit`, which must call `claim`
+   * right before it appends, in the recorder's turn: a resumed child's attempts are known only
+   * once its run is read, and two outcomes made together must find the first one's claim. The
+   * claim is `invalid-argument` (nothing written) when the attempt is not open on `runId`, or
+   * when `type` is for the other kind of call (a `tool.completed` for a model attempt). A
+   * refusal that wrote nothing (a `LedgerError` other than `store-unavailable`) gives the claim
+   * back, so the outcome can be recorded again. An unknown outcome (`store-unavailable`, or a
+   * driver error) keeps it: the event may be stored, and a second try would be a second outcome
+   * with another eventId. The ledger then holds one or none, and a resume settles the attempt
+   * as it finds it. The blobs an outcome keeps its content in travel with its append
+   * (`AppendRequest.blobs`), so they share its fate.
+   */
+  async settle<T>(
+    attempt: object,
+    type: string,
+    runId: string,
+    commit: (claim: () => void) => Promise<T>,
+  ): Promise<T> {
+    const {
+      attemptId,
+      kind: given,
+      runId: attemptRun,
+    } = attempt as {
+      attemptId?: unknown;
+      kind?: unknown;
+      runId?: unknown;
+    };
+    const kind = kindOfOutcome[type];
+    if (kind !== undefined && given !== kind) throw wrongKind(type, kind, given);
+    let claimed: "model" | "tool" | undefined;
+    const claim = () => {
+      const open = typeof attemptId === "string" ? this.#open.get(attemptId) : undefined;
+      if (open === undefined)
+        throw new InvalidArgumentError(
+          "$",
+          typeof attemptRun === "string" && attemptRun !== runId
+            ? `attempt ${String(attemptId)} is an attempt of run ${attemptRun}, not of run ${runId}: record its outcome with that run's recorder`
+            : `attempt ${String(attemptId)} already has an outcome (an attempt is completed, failed or abandoned once), or run ${runId} never requested it`,
+        );
+      if (kind !== undefined && open !== kind) throw wrongKind(type, kind, open);
+      this.#open.delete(attemptId as string);
+      claimed = open;
+    };
+    try {
+      return await commit(claim);
+    } catch (error) {
+      if (
+        claimed !== undefined &&
+        LedgerError.isInstance(error) &&
+        error.code !== "store-unavailable"
+      )
+        this.#open.set(attemptId as string, claimed);
+      throw error;
+    }
+  }
 }
 
-/**
- * Commits `attempt`'s outcome (an event of `type`) with `commit`, claimed first (see
- * `claimOutcome`). A refusal that wrote nothing (a `LedgerError` other than
- * `store-unavailable`) gives the claim back, so the outcome can be recorded again. An unknown
- * outcome (`store-unavailable`, or a driver error) keeps it: the event may be stored, and a
- * second try would be a second outcome with another eventId. The ledger then holds one or
- * none, and a resume settles the attempt as it finds it. The blobs an outcome keeps its
- * content in travel with its append (`AppendRequest.blobs`), so they share its fate.
- */
-export async function commitOutcome<T>(
-  attempt: object,
-  type: string,
-  commit: () => Promise<T>,
-): Promise<T> {
-  claimOutcome(attempt, type);
-  try {
-    return await commit();
-  } catch (error) {
-    if (LedgerError.isInstance(error) && error.code !== "store-unavailable")
-      resolved.delete(attempt);
-    throw error;
-  }
+function wrongKind(type: string, kind: "model" | "tool", given: unknown): InvalidArgumentError {
+  return new InvalidArgumentError(
+    "$.kind",
+    `${type} is the outcome of a ${kind} call, this attempt is ${typeof given === "string" ? `a ${given} call` : "not a model or tool call"}`,
+  );
 }

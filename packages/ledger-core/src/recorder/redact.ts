@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from "../events/errors.js";
-import { isJsonObject as isObject, type JsonValue } from "../events/json.js";
+import { isJsonObject as isObject, type JsonValue, toPlainJson } from "../events/json.js";
 
 /** Context handed to a redaction function. */
 export interface RedactContext {
@@ -81,6 +81,37 @@ export function applyRedaction(
   for (const segments of plan.paths) out = redactPath(out, segments);
   for (const { prefix, keys } of plan.deep) out = redactAt(out, prefix, keys);
   return out;
+}
+
+/**
+ * A payload redacted as the recorder records it. A list of paths only puts `[redacted]` in
+ * place of values, so its result is plain JSON of the same shape. A function's result is the
+ * caller's code: it is hashed and stored like the caller's own payload, so it is checked like
+ * it (and copied: the function may hand back objects it keeps), `non-serializable` at the path
+ * of the bad value in what it returned, saying so. Returning nothing, or no object for a
+ * payload that is one (`shape: "object"`: a call's `{ request }`, a failure's `{ error }`), is
+ * `invalid-argument`. Either way nothing is written.
+ */
+export function redactPayload(
+  payload: JsonValue,
+  redaction: Redaction,
+  context: RedactContext,
+  shape: "object" | "any",
+): JsonValue {
+  if (typeof redaction !== "function") return applyRedaction(payload, redaction, context);
+  const redacted: unknown = redaction(payload, context);
+  const origin = `returned by the redact function for a ${context.type} payload`;
+  if (redacted === undefined)
+    throw new InvalidArgumentError(
+      "$.redact",
+      `the redact function returned nothing for a ${context.type} payload: return the payload to keep`,
+    );
+  if (shape === "object" && !isObject(redacted))
+    throw new InvalidArgumentError(
+      "$.redact",
+      `the redact function must return the ${context.type} payload as an object (${Object.keys(payload as object).join(", ")}), got ${Array.isArray(redacted) ? "an array" : redacted === null ? "null" : typeof redacted}`,
+    );
+  return toPlainJson(redacted, "$", { origin });
 }
 
 /**

@@ -4,6 +4,7 @@ import {
   type CompactSession,
   PayloadCompactor,
 } from "../compact/externalize.js";
+import { asEscape, escapeMarkers } from "../compact/marker.js";
 import { BlobCache, lastListOf, resolveEvents } from "../compact/resolve.js";
 import { hashJson, sha256Hex } from "../events/canonical.js";
 import {
@@ -13,7 +14,13 @@ import {
   UnresolvedAttemptError,
 } from "../events/errors.js";
 import { assertId, uuidv7 } from "../events/ids.js";
-import { type JsonObject, type JsonValue, normalizeError, toPlainJson } from "../events/json.js";
+import {
+  isJsonObject,
+  type JsonObject,
+  type JsonValue,
+  normalizeError,
+  toPlainJson,
+} from "../events/json.js";
 import type { Actor, LedgerEvent, NewEvent, RunStatus, ToolEffect } from "../events/types.js";
 import { attemptFromRecorded, ReplayCursor, type ReplayMatch } from "../replay/replay-cursor.js";
 import { isBlobRef } from "../store/blob.js";
@@ -28,8 +35,8 @@ import {
 } from "../store/validate.js";
 import type { Attempt, ReplayedOutcome } from "./attempt.js";
 import { CommitQueue } from "./commit-queue.js";
-import { commitOutcome, outcomeRecorded } from "./outcome-guard.js";
-import { applyRedaction, type Redaction, redactErrorStacks, validateRedaction } from "./redact.js";
+import { OpenAttempts } from "./outcome-guard.js";
+import { type Redaction, redactErrorStacks, redactPayload, validateRedaction } from "./redact.js";
 
 export interface SessionRecorderOptions {
   store: EventStore;
@@ -146,6 +153,8 @@ export class SessionRecorder {
   readonly #compactOption: CompactOptions | false | undefined;
   readonly #compactor: PayloadCompactor;
   readonly #canonical = new CanonicalJsonMemo();
+  /** This run's attempts that may still get an outcome (see `OpenAttempts`). */
+  readonly #open = new OpenAttempts();
   #resolveOnLoad = true;
   #queue: CommitQueue;
   #replay: ReplayCursor | undefined;
@@ -277,6 +286,7 @@ export class SessionRecorder {
     // The first request of each tool call, by attempt, while reading: only retries are kept.
     const firstRequests = new Map<string, string>();
     for (const event of events) {
+      this.#open.read(event);
       if (event.type === "model.completed") this.#lastModelCompletion = event.eventId;
       else if (event.type === "tool.requested" && event.attemptId !== undefined) {
         const first = event.retryOf === undefined ? undefined : firstRequests.get(event.retryOf);
@@ -297,6 +307,15 @@ export class SessionRecorder {
     if (retry.kind === "tool" && typeof retriedEventId === "string")
       this.#retriedRequests.set(retry.requestedEventId, this.#firstRequestOf(retriedEventId));
     return retry;
+  }
+
+  /**
+   * A payload as this recorder loaded the run's events: resolved (escaped objects given back),
+   * or as stored with `resolve: false`. What a re-executed loop records is compared with the
+   * recorded event in that form.
+   */
+  #asLoaded(payload: JsonValue, escaped: JsonValue): JsonValue {
+    return this.#resolveOnLoad ? payload : escaped;
   }
 
   /** True when this recorder continues a run found in the ledger. */
@@ -373,8 +392,10 @@ export class SessionRecorder {
     return this.#ready;
   }
 
-  async #commit(events: NewEvent[], blobs?: string[]): Promise<LedgerEvent[]> {
+  /** `claim`, if given, runs in the recorder's turn right before the append (see `OpenAttempts`). */
+  async #commit(events: NewEvent[], blobs?: string[], claim?: () => void): Promise<LedgerEvent[]> {
     const stored = await this.#inTurn(() => {
+      claim?.();
       // The events are this recorder's own objects (`record` copies its caller's), so they are
       // completed in place: a merged copy of each, marked prevalidated a second time, cost more
       // than any other step of the recorder on every recorded call.
@@ -413,12 +434,20 @@ export class SessionRecorder {
    * round trip, one commit where the store can: `AppendRequest.blobs`), and once committed
    * they are remembered so later events neither store nor index them again.
    */
-  async #commitCompacted(events: NewEvent[], compact: CompactSession): Promise<LedgerEvent[]> {
+  async #commitCompacted(
+    events: NewEvent[],
+    compact: CompactSession,
+    claim?: () => void,
+  ): Promise<LedgerEvent[]> {
     const { blobs, evidenceRefs } = compact.result();
     const event = events[0];
     if (event && evidenceRefs.length > 0)
       event.evidenceRefs = [...(event.evidenceRefs ?? []), ...evidenceRefs];
-    const stored = await this.#commit(events, blobs.size > 0 ? [...blobs.values()] : undefined);
+    const stored = await this.#commit(
+      events,
+      blobs.size > 0 ? [...blobs.values()] : undefined,
+      claim,
+    );
     this.#compactor.committed(evidenceRefs);
     if (compact.list) this.#compactor.setLastList(compact.list);
     return stored;
@@ -426,33 +455,51 @@ export class SessionRecorder {
 
   // Validates a value and applies redaction. Redaction paths are relative to the event
   // payload, so a value recorded under `field` (request, args, response, result) is redacted
-  // as `{ [field]: value }`; the hash is taken after redaction.
+  // as `{ [field]: value }`; the hash is taken after redaction. This is the value as the caller
+  // reads it back: what is stored is it escaped (`#escaped`) or compacted, which also escapes.
   #payload(type: string, value: unknown, path: string, field?: string): JsonValue {
     const plain = toPlainJson(value === undefined ? null : value, path);
     if (this.#redact === undefined) return plain;
-    if (field === undefined) return applyRedaction(plain, this.#redact, { type });
-    const redacted = applyRedaction({ [field]: plain }, this.#redact, { type });
+    if (field === undefined) return redactPayload(plain, this.#redact, { type }, "any");
+    const redacted = redactPayload({ [field]: plain }, this.#redact, { type }, "object");
     return (redacted as JsonObject)[field] ?? null;
+  }
+
+  /**
+   * `#payload` as stored by an event the compactor does not walk: user objects with a `$ledger`
+   * key escaped (compact/marker.ts), so every read gives them back as they were.
+   */
+  #escaped(type: string, value: unknown, path: string, field?: string): JsonValue {
+    return escapeMarkers(this.#payload(type, value, path, field));
   }
 
   // A reason (abandon, approve, cancelRun) is free text a person or policy wrote, and may name
   // what it is about: redacted as `{ reason }`, the field of its payload.
   #reason(type: string, reason: unknown): JsonValue {
-    return this.#payload(type, reason, "$.reason", "reason");
+    return this.#escaped(type, reason, "$.reason", "reason");
   }
 
   // A failure's payload `{ error }` is redacted as a whole (paths such as `error.message` are
   // relative to it): provider and tool errors quote credentials too. What the redaction took
-  // out of an error is taken out of its stack too, which repeats the message.
+  // out of an error is taken out of its stack too, which repeats the message. Returned as
+  // stored (escaped); fields the recorder adds go in `fieldsOf(payload)`.
   #failure(type: string, payload: JsonObject): JsonObject {
     if (this.#redact === undefined) return payload;
-    const redacted = toPlainJson(applyRedaction(payload, this.#redact, { type }), "$");
-    if (redacted === null || typeof redacted !== "object" || Array.isArray(redacted))
-      throw new InvalidArgumentError("$", "a redaction must keep a failure's payload an object");
+    const redacted = redactPayload(payload, this.#redact, { type }, "object");
+    // A path list can too (`**` puts "[redacted]" in place of the whole payload).
+    if (!isJsonObject(redacted))
+      throw new InvalidArgumentError(
+        "$.redact",
+        "a redaction must keep a failure's payload an object",
+      );
     const error = redacted.error;
-    if (error === undefined || payload.error === undefined) return redacted;
-    const scrubbed = redactErrorStacks(payload.error, error);
-    return scrubbed === error ? redacted : { ...redacted, error: scrubbed };
+    let scrubbed = redacted;
+    if (error !== undefined && payload.error !== undefined) {
+      const stack = redactErrorStacks(payload.error, error);
+      if (stack !== error) scrubbed = { ...redacted, error: stack };
+    }
+    // Only a redact function's fields can hold a `$ledger` key: a normalised error has none.
+    return escapeMarkers(scrubbed) as JsonObject;
   }
 
   /** Records `run.started` (with parentRunId / causedByEventId for a child run). On a resumed run, returns the recorded one. */
@@ -461,7 +508,7 @@ export class SessionRecorder {
       if (this.#started && this.#startedEvent) return this.#startedEvent;
       const event: NewEvent = {
         type: "run.started",
-        payload: this.#payload("run.started", payload ?? {}, "$"),
+        payload: this.#escaped("run.started", payload ?? {}, "$"),
       };
       if (this.parentRunId !== undefined) event.parentRunId = this.parentRunId;
       if (this.causedByEventId !== undefined) event.causedByEventId = this.causedByEventId;
@@ -481,12 +528,13 @@ export class SessionRecorder {
   async recordInput(input: unknown, options: { metadata?: JsonObject } = {}): Promise<LedgerEvent> {
     return this.#inTurn(async () => {
       const payload = this.#payload("input.received", { input }, "$");
+      const escaped = escapeMarkers(payload);
       const recorded = this.#replay?.takeInput();
-      if (recorded) return sameAsRecorded(recorded, payload, "input");
+      if (recorded) return sameAsRecorded(recorded, this.#asLoaded(payload, escaped), "input");
       const [stored] = await this.#commit([
         {
           type: "input.received",
-          payload,
+          payload: escaped,
           ...(options.metadata ? { metadata: options.metadata } : {}),
         },
       ]);
@@ -641,8 +689,9 @@ export class SessionRecorder {
     }
     if (outcome.metadata !== undefined) replayed.metadata = outcome.metadata;
     attempt.replayed = replayed;
+    // Not open (the ledger holds its outcome): an outcome for it is refused, but for this very
+    // object, the one the adapter got back, which is answered with the recorded one.
     replayedOutcomes.set(attempt, outcome);
-    outcomeRecorded(attempt);
     return attempt;
   }
 
@@ -669,6 +718,7 @@ export class SessionRecorder {
     // Payload and metadata are the recorder's own validated copies: the store need not copy them.
     const [stored] = await this.#commitCompacted([markPrevalidated(event)], compact);
     const requested = stored as LedgerEvent;
+    this.#open.open(attemptId, options.kind);
     const attempt: Attempt = {
       kind: options.kind,
       sessionId: this.sessionId,
@@ -711,8 +761,10 @@ export class SessionRecorder {
     // path in the caller's argument (`$.metadata.when`), not in the store's append request.
     if (metadata !== undefined) event.metadata = callMetadata(metadata);
     if (type === "model.completed" || type === "tool.completed") markPrevalidated(event);
-    const [stored] = await commitOutcome(attempt, type, () =>
-      compact ? this.#commitCompacted([event], compact) : this.#commit([event]),
+    const [stored] = await this.#open.settle(attempt, type, this.runId, (claim) =>
+      compact
+        ? this.#commitCompacted([event], compact, claim)
+        : this.#commit([event], undefined, claim),
     );
     return stored as LedgerEvent;
   }
@@ -746,7 +798,7 @@ export class SessionRecorder {
       const payload = this.#failure("model.failed", { error: normalizeError(error) as never });
       const compact = this.#compactor.begin();
       if (options.partial !== undefined)
-        payload.partial = compact.value(
+        fieldsOf(payload).partial = compact.value(
           this.#payload("model.failed", options.partial, "$.partial", "partial"),
           { text: true },
         );
@@ -781,7 +833,7 @@ export class SessionRecorder {
   ): Promise<LedgerEvent> {
     return rejectThrown(() => {
       const payload = this.#failure("tool.failed", { error: normalizeError(error) as never });
-      if (attempt.toolCallId !== undefined) payload.toolCallId = attempt.toolCallId;
+      if (attempt.toolCallId !== undefined) fieldsOf(payload).toolCallId = attempt.toolCallId;
       return this.#resolve(attempt, "tool.failed", payload, options.metadata);
     });
   }
@@ -856,16 +908,20 @@ export class SessionRecorder {
       throw new InvalidArgumentError("$.reason", "abandoning an attempt needs a reason");
     const payload: JsonObject = { reason: this.#reason("attempt.abandoned", reason) };
     if (attempt.toolCallId !== undefined) payload.toolCallId = attempt.toolCallId;
-    const [stored] = await commitOutcome(attempt, "attempt.abandoned", () =>
-      this.#commit([
-        {
-          type: "attempt.abandoned",
-          stepId: attempt.stepId,
-          attemptId: attempt.attemptId,
-          causedByEventId: attempt.requestedEventId,
-          payload,
-        },
-      ]),
+    const [stored] = await this.#open.settle(attempt, "attempt.abandoned", this.runId, (claim) =>
+      this.#commit(
+        [
+          {
+            type: "attempt.abandoned",
+            stepId: attempt.stepId,
+            attemptId: attempt.attemptId,
+            causedByEventId: attempt.requestedEventId,
+            payload,
+          },
+        ],
+        undefined,
+        claim,
+      ),
     );
     return stored as LedgerEvent;
   }
@@ -901,7 +957,7 @@ export class SessionRecorder {
   async checkpoint(state: unknown, options: { metadata?: JsonObject } = {}): Promise<LedgerEvent> {
     const event: NewEvent = {
       type: "checkpoint.saved",
-      payload: this.#payload("checkpoint.saved", state, "$"),
+      payload: this.#escaped("checkpoint.saved", state, "$"),
     };
     if (options.metadata !== undefined) event.metadata = options.metadata;
     const [stored] = await this.#commit([event]);
@@ -966,10 +1022,12 @@ export class SessionRecorder {
 
   /** Closes the run as completed. On a resumed run closed the same way, returns the recorded event. */
   async completeRun(output?: unknown): Promise<LedgerEvent> {
-    return this.#close({
-      type: "run.completed",
-      payload: { output: this.#payload("run.completed", output ?? null, "$", "output") },
-    });
+    const payload = { output: this.#payload("run.completed", output ?? null, "$", "output") };
+    const escaped = escapeMarkers(payload);
+    return this.#close(
+      { type: "run.completed", payload: escaped },
+      this.#asLoaded(payload, escaped),
+    );
   }
 
   /** Closes the run as failed. */
@@ -993,22 +1051,29 @@ export class SessionRecorder {
   // completion is checked like a recorded input: other output than the recorded one means the
   // loop did not re-execute the same run (`replay-divergence`). A failure or cancellation is
   // not: its stack or reason may name a time or a process.
-  async #close(event: NewEvent): Promise<LedgerEvent> {
+  async #close(event: NewEvent, output?: JsonValue): Promise<LedgerEvent> {
     return this.#inTurn(async () => {
       const recorded = this.#recordedEnd;
       if (recorded?.type === event.type)
         return event.type === "run.completed"
-          ? sameAsRecorded(recorded, event.payload, "the run's output")
+          ? sameAsRecorded(recorded, output, "the run's output")
           : recorded;
       const [stored] = await this.#commit([event]);
       return stored as LedgerEvent;
     });
   }
 
-  /** Appends a custom event (`x.` prefix) or any other event type on this run. */
+  /**
+   * Appends a custom event (`x.` prefix) or any other event type on this run. Its payload is
+   * the caller's data, stored so that reads give it back as given (objects with a `$ledger`
+   * key escaped): a payload of `{ "$ledger": ... }` markers is not a way to name blobs.
+   */
   async record(event: NewEvent): Promise<LedgerEvent> {
     // A copy: the caller's object is theirs (#commit completes its events in place).
-    const [stored] = await this.#commit([{ ...event }]);
+    const copy = { ...event };
+    if (copy.payload !== undefined)
+      copy.payload = escapeMarkers(toPlainJson(copy.payload, "$.payload"));
+    const [stored] = await this.#commit([copy]);
     return stored as LedgerEvent;
   }
 
@@ -1168,6 +1233,14 @@ function toolRequestPayload(options: RequestOptions, args: JsonValue): JsonObjec
   payload.effect = options.effect as unknown as JsonObject;
   payload.requestHash = options.requestHash;
   return payload;
+}
+
+/**
+ * The object a recorder adds its own fields to in a failure payload it stored escaped (a redact
+ * function gave it a `$ledger` key): the escaped object, which reads give back with them.
+ */
+function fieldsOf(payload: JsonObject): JsonObject {
+  return asEscape(payload) ?? payload;
 }
 
 /** Per-call metadata, validated here: the recorder's events reach the store prevalidated. */
