@@ -4,6 +4,7 @@ import {
   MemoryEventStore,
   readWholeRun,
   readWholeSession,
+  resolveEvents,
   SessionRecorder,
 } from "@agent-ledger/core";
 import { Agent, setTracingDisabled, tool, user } from "@openai/agents";
@@ -36,6 +37,34 @@ describe("runWithLedger", () => {
       input: [
         { type: "message", role: "user", content: [{ type: "input_text", text: "sell a book" }] },
       ],
+    });
+  });
+
+  test("re-executes from the recorded input as given, an object with a $ledger key included", async () => {
+    const store = new MemoryEventStore();
+    // An input item whose provider data has a key the ledger uses for its own markers.
+    const input = [
+      {
+        ...user("sell a book"),
+        providerData: { $ledger: "json", ref: `sha256:${"9".repeat(64)}` },
+      },
+    ];
+    // The first process stops inside the idempotent lookup and never comes back (as if it died).
+    const stuck = fixture({ afterEffect: () => new Promise<void>(() => {}) });
+    void runWithLedger(stuck.main, input, runOptions(store, stuck.model));
+    await expect.poll(() => stuck.effects).toEqual(["lookup book"]);
+
+    const { main, model, effects } = fixture();
+    const resumed = await resumeRun(main, runOptions(store, model));
+    expect(resumed.status).toBe("completed");
+    // (The scripted model answers by position: its first live call asks for lookup again.)
+    expect(effects.filter((effect) => effect === "charge 7")).toHaveLength(1);
+    // The input recorded once and read back as given.
+    const recorded = await resolveEvents(store, await readWholeSession(store, "s"));
+    const inputs = recorded.filter((event) => event.type === "input.received");
+    expect(inputs).toHaveLength(1);
+    expect(inputs[0]?.payload).toMatchObject({
+      input: [{ providerData: input[0]?.providerData }],
     });
   });
 

@@ -4,6 +4,7 @@ import {
   type JsonObject,
   LedgerError,
   readWholeSession,
+  resolvePayload,
   SessionRecorder,
 } from "@agent-ledger/core";
 import {
@@ -295,7 +296,8 @@ export async function resumeRun(
       sessionId,
       runId,
       status: "completed",
-      finalOutput: (terminal.payload as JsonObject).output ?? null,
+      // As recorded: content the recorder kept escaped or in blobs put back in place.
+      finalOutput: ((await resolvePayload(store, terminal.payload)) as JsonObject).output ?? null,
       interruptions: [],
       state: undefined,
       result: undefined,
@@ -363,7 +365,9 @@ export async function resumeRun(
     const inputEvent = rootEvents.find((event) => event.type === "input.received");
     if (!inputEvent)
       throw new LedgerError("not-found", `run ${runId} has no recorded input to re-execute from`);
-    const input = (inputEvent.payload as JsonObject).input as string | AgentInputItem[];
+    const input = ((await resolvePayload(store, inputEvent.payload)) as JsonObject).input as
+      | string
+      | AgentInputItem[];
     await root.recordInput(input);
     let result = await runSegment(runner, agent, input, scope, options);
     while (result.interruptions.length > 0 && applyRecordedDecisions(result.state, scope)) {
