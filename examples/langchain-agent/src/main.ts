@@ -39,7 +39,7 @@ try {
     try {
       const result = await agent.invoke(input, config);
       const final = String(result.messages.at(-1)?.content);
-      await (await handler.getRecorder()).completeRun({ final });
+      await handler.completeRun({ final });
       process.stdout.write(`FINAL ${JSON.stringify(final)}\n`);
     } catch (error) {
       const unresolved = findLedgerError(error, "unresolved-attempt");

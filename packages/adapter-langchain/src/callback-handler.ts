@@ -6,6 +6,7 @@ import {
   type JsonObject,
   type JsonValue,
   LedgerError,
+  type LedgerEvent,
   type ReplayCursor,
   SessionRecorder,
   type ToolEffect,
@@ -15,10 +16,18 @@ import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { DocumentInterface } from "@langchain/core/documents";
 import type { Serialized } from "@langchain/core/load/serializable";
 import type { BaseMessage } from "@langchain/core/messages";
-import type { LLMResult } from "@langchain/core/outputs";
+import type { ChatGenerationChunk, GenerationChunk, LLMResult } from "@langchain/core/outputs";
 import type { ChainValues } from "@langchain/core/utils/types";
 import { chatRequest, modelResponse, textRequest } from "./model-request.js";
 import { ModelRetries, retryLive, supersedeInFlight } from "./model-retry.js";
+import {
+  type NestedRefusal,
+  NestedRefusals,
+  nestedRefusal,
+  settleRefused,
+} from "./nested-refusal.js";
+import { ModelCallsInProgress, streamLeftUnfinished } from "./open-model-calls.js";
+import { checkHandlerOptions } from "./option-checks.js";
 import { isRecord, parseToolInput, toJsonValue } from "./plain-json.js";
 import { RunTree, type ToolRun } from "./run-tree.js";
 import { beforeToolCall } from "./tool-attempt.js";
@@ -41,15 +50,27 @@ function contentKey(name: string, args: JsonValue): string {
   return `${name}\u0000${hashJson(args)}`;
 }
 
+/** The `signal` LangChain hands a model call in its start callback's extra params, if any. */
+function signalOf(extraParams: Record<string, unknown> | undefined): AbortSignal | undefined {
+  const options = extraParams?.options;
+  const signal = isRecord(options) ? options.signal : undefined;
+  return signal instanceof AbortSignal ? signal : undefined;
+}
+
 const DEFAULT_ACTOR: Actor = { type: "agent", id: "langchain", framework: "langchain" };
 const HIDDEN_TAG = "langsmith:hidden";
 
 interface HandlerState {
   options: LedgerCallbackHandlerOptions;
   recorder: Promise<SessionRecorder> | undefined;
-  models: Map<string, Attempt>;
+  /** The model calls in progress, with what they streamed (to close one left unfinished). */
+  models: ModelCallsInProgress;
   retries: ModelRetries;
   tools: Map<string, Attempt>;
+  /** For each tool call the handler records that is made inside another: that call. */
+  toolOuters: Map<string, ToolRun>;
+  /** The nested calls the ledger refused, by the tool call they were made in. */
+  refusals: NestedRefusals;
   /** The chains and tools in progress, with their parents. */
   runs: RunTree;
   chains: Map<string, { topLevel: boolean }>;
@@ -94,19 +115,17 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       this.#state = options.#state;
       return;
     }
-    if (!("recorder" in options) && !(options.store && options.sessionId)) {
-      throw new LedgerError(
-        "invalid-argument",
-        "LedgerCallbackHandler needs { recorder } or { store, sessionId }",
-        { path: "$" },
-      );
-    }
+    checkHandlerOptions(options);
     this.#state = {
       options,
       recorder: undefined,
-      models: new Map(),
+      models: new ModelCallsInProgress((runId, attempt, error, partial) =>
+        this.#closeUnfinished(runId, attempt, error, partial),
+      ),
       retries: new ModelRetries(),
       tools: new Map(),
+      toolOuters: new Map(),
+      refusals: new NestedRefusals(),
       runs: new RunTree(),
       chains: new Map(),
       nodeTasks: new Set(),
@@ -199,11 +218,20 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     return () => this.#state.claimed.delete(toolCallId);
   }
 
+  /**
+   * Called by `ledgerMiddleware` as a tool call it records ends: the refusal of a call made
+   * inside it (`requestedEventId`: its `tool.requested`), if the ledger refused one.
+   */
+  takeNestedRefusal(requestedEventId: string): NestedRefusal | undefined {
+    return this.#state.refusals.take(requestedEventId);
+  }
+
   /** Records a model call's start and keeps its attempt under LangChain's `runId`. */
   async #startModel(
     request: JsonObject,
     ids: { runId: string; parentRunId?: string; runName?: string; tags?: string[] },
     lsMetadata: Record<string, unknown> | undefined,
+    extraParams: Record<string, unknown> | undefined,
   ): Promise<void> {
     const recorder = await this.getRecorder();
     const retried = this.#state.retries.retried(recorder, ids.parentRunId, request);
@@ -220,8 +248,60 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     const attempt = retried
       ? await retryLive(recorder, retried, metadata)
       : await this.#beforeModelCall(recorder, request, metadata, insideTool);
-    this.#state.models.set(ids.runId, attempt);
+    this.#state.models.started(ids.runId, attempt, {
+      parentRunId: ids.parentRunId,
+      signal: signalOf(extraParams),
+    });
     this.#state.retries.started(ids.runId, ids.parentRunId);
+  }
+
+  /** Records a model call that will not end by itself (see `STREAM_LEFT_UNFINISHED`). */
+  async #closeUnfinished(
+    runId: string,
+    attempt: Attempt,
+    error: Error,
+    partial: JsonObject | undefined,
+  ): Promise<void> {
+    this.#state.retries.ended(runId, attempt);
+    const recorder = await this.getRecorder();
+    await recorder.modelFailed(attempt, error, {
+      metadata: langchainMetadata({ runId }),
+      ...(partial !== undefined ? { partial } : {}),
+    });
+  }
+
+  /** The model calls made under a LangChain run that ended while they had not: left unfinished. */
+  async #closeUnfinishedUnder(runId: string): Promise<void> {
+    await this.#state.models.closeUnder(
+      (parentRunId) => this.#state.runs.isWithin(parentRunId, runId),
+      streamLeftUnfinished(`the LangChain run that made it (${runId}) ended before it`),
+    );
+  }
+
+  /** Closes the model calls still open (streams left unfinished); the recorder, to close the run. */
+  async #closeOpenCalls(): Promise<SessionRecorder> {
+    const recorder = await this.getRecorder();
+    await this.#state.models.closeAll(streamLeftUnfinished("the run was closed before it ended"));
+    return recorder;
+  }
+
+  /**
+   * Closes the run as completed (`run.completed` with `output`). Use this rather than the
+   * recorder's own: a stream left unfinished (LangChain reports no end for one) is first
+   * closed as failed, with what it streamed, instead of staying unresolved on a finished run.
+   */
+  async completeRun(output?: unknown): Promise<LedgerEvent> {
+    return (await this.#closeOpenCalls()).completeRun(output);
+  }
+
+  /** Closes the run as failed, after the model calls left unfinished (see `completeRun`). */
+  async failRun(error: unknown): Promise<LedgerEvent> {
+    return (await this.#closeOpenCalls()).failRun(error);
+  }
+
+  /** Closes the run as cancelled, after the model calls left unfinished (see `completeRun`). */
+  async cancelRun(reason?: string): Promise<LedgerEvent> {
+    return (await this.#closeOpenCalls()).cancelRun(reason);
   }
 
   /** The attempt a callback started under LangChain's `runId`, forgotten as the call ends. */
@@ -286,6 +366,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       chatRequest({ llm, messages, extraParams, metadata }),
       { runId, parentRunId, runName, tags },
       metadata,
+      extraParams,
     );
   }
 
@@ -303,7 +384,20 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       textRequest({ llm, prompts, extraParams, metadata }),
       { runId, parentRunId, runName, tags },
       metadata,
+      extraParams,
     );
+  }
+
+  // What a stream has given so far: what a call left unfinished is closed with.
+  override async handleLLMNewToken(
+    token: string,
+    _index: unknown,
+    runId: string,
+    _parentRunId?: string,
+    _tags?: string[],
+    fields?: { chunk?: ChatGenerationChunk | GenerationChunk },
+  ): Promise<void> {
+    this.#state.models.token(runId, token, fields?.chunk);
   }
 
   override async handleLLMEnd(
@@ -311,7 +405,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runId: string,
     parentRunId?: string,
   ): Promise<void> {
-    const attempt = this.#take(this.#state.models, runId);
+    const attempt = this.#state.models.ended(runId);
     if (!attempt) return;
     this.#state.retries.ended(runId);
     const recorder = await this.getRecorder();
@@ -327,7 +421,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runId: string,
     parentRunId?: string,
   ): Promise<void> {
-    const attempt = this.#take(this.#state.models, runId);
+    const attempt = this.#state.models.ended(runId);
     if (!attempt) return;
     this.#state.retries.ended(runId, attempt);
     const recorder = await this.getRecorder();
@@ -393,31 +487,41 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     // that asked for the outer one: no model asked for it, so it is in no message history.
     const cause = outer?.requestedEventId ?? this.causeOf(toolCallId, { name, args });
     const callMetadata = langchainMetadata({ runId, parentRunId, tags });
-    let attempt = await beforeToolCall(
-      recorder,
-      {
-        name,
-        args,
-        effect,
-        ...(toolCallId !== undefined ? { toolCallId } : {}),
-        ...(cause !== undefined ? { causedByEventId: cause } : {}),
-        metadata: callMetadata,
-      },
-      { nested: outer !== undefined },
-    );
-    if (attempt.replayed) {
-      // The callback cannot answer a tool from the ledger (ledgerMiddleware can): run an
-      // idempotent tool again, refuse to repeat one that may have an effect.
-      if (!effect.idempotent) {
-        throw new UnresolvedAttemptError(
-          `tool call ${name}${toolCallId ? ` (${toolCallId})` : ""} was already ${attempt.replayed.status} before the process restarted; it is not idempotent, so it is not run again. ${outer ? "It is called by another tool: only that tool's call can be answered from the ledger (declare it idempotent only if running it again is safe)." : "Use ledgerMiddleware to answer it from the ledger, or in a plain graph answer it through the graph's state (README: Plain LangGraph graphs)."}`,
-          { attemptId: attempt.attemptId, toolCallId: toolCallId ?? null, name },
-          attempt,
-        );
+    let attempt: Attempt;
+    try {
+      attempt = await beforeToolCall(
+        recorder,
+        {
+          name,
+          args,
+          effect,
+          ...(toolCallId !== undefined ? { toolCallId } : {}),
+          ...(cause !== undefined ? { causedByEventId: cause } : {}),
+          metadata: callMetadata,
+        },
+        { nested: outer !== undefined },
+      );
+      if (attempt.replayed) {
+        // The callback cannot answer a tool from the ledger (ledgerMiddleware can): run an
+        // idempotent tool again, refuse to repeat one that may have an effect.
+        if (!effect.idempotent) {
+          throw new UnresolvedAttemptError(
+            `tool call ${name}${toolCallId ? ` (${toolCallId})` : ""} was already ${attempt.replayed.status} before the process restarted; it is not idempotent, so it is not run again. ${outer ? "It is called by another tool: only that tool's call can be answered from the ledger (declare it idempotent only if running it again is safe)." : "Use ledgerMiddleware to answer it from the ledger, or in a plain graph answer it through the graph's state (README: Plain LangGraph graphs)."}`,
+            { attemptId: attempt.attemptId, toolCallId: toolCallId ?? null, name },
+            attempt,
+          );
+        }
+        attempt = await retryLive(recorder, attempt, callMetadata);
       }
-      attempt = await retryLive(recorder, attempt, callMetadata);
+    } catch (error) {
+      // Refused inside another call: that call did not fail, the ledger stopped it. Whoever
+      // records it (this handler or ledgerMiddleware) hears of it as it ends (settleRefused).
+      if (outer?.requestedEventId !== undefined && LedgerError.isInstance(error))
+        this.#state.refusals.note(outer.requestedEventId, nestedRefusal(error, name));
+      throw error;
     }
     this.#state.tools.set(runId, attempt);
+    if (outer) this.#state.toolOuters.set(runId, outer);
     this.#state.runs.started(runId, parentRunId, {
       langchainToolCallId,
       requestedEventId: attempt.requestedEventId,
@@ -426,10 +530,14 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
 
   // biome-ignore lint/suspicious/noExplicitAny: LangChain's signature
   override async handleToolEnd(output: any, runId: string, parentRunId?: string): Promise<void> {
+    await this.#closeUnfinishedUnder(runId);
     this.#state.runs.ended(runId);
     const attempt = this.#take(this.#state.tools, runId);
     if (!attempt) return;
     const recorder = await this.getRecorder();
+    // A result made without a call the ledger refused (the tool caught the refusal) is no
+    // answer either: the call ends as a refused one.
+    await this.#settleRefused(recorder, attempt, runId);
     await recorder.toolCompleted(attempt, toJsonValue(output), {
       metadata: langchainMetadata({ runId, parentRunId }),
     });
@@ -440,13 +548,31 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runId: string,
     parentRunId?: string,
   ): Promise<void> {
+    await this.#closeUnfinishedUnder(runId);
     this.#state.runs.ended(runId);
     const attempt = this.#take(this.#state.tools, runId);
     if (!attempt) return;
     const recorder = await this.getRecorder();
+    await this.#settleRefused(recorder, attempt, runId);
     await recorder.toolFailed(attempt, error, {
       metadata: langchainMetadata({ runId, parentRunId }),
     });
+  }
+
+  /**
+   * A tool call this handler records, inside which the ledger refused a nested call: it ends
+   * with the refusal (thrown, so that LangChain rejects the call with it), not with a recorded
+   * outcome. The tool call it is made in, if any, hears of the refusal in turn.
+   */
+  async #settleRefused(recorder: SessionRecorder, attempt: Attempt, runId: string): Promise<void> {
+    const outer = this.#state.toolOuters.get(runId);
+    this.#state.toolOuters.delete(runId);
+    const refusal = this.#state.refusals.take(attempt.requestedEventId);
+    if (!refusal) return;
+    if (outer?.requestedEventId !== undefined)
+      this.#state.refusals.note(outer.requestedEventId, refusal);
+    await settleRefused({ recorder, attempt, refusal, askedByModel: outer === undefined });
+    throw refusal.error;
   }
 
   /**
@@ -539,6 +665,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     parentRunId?: string,
   ): Promise<void> {
     this.#state.retries.parentEnded(runId);
+    await this.#closeUnfinishedUnder(runId);
     this.#state.runs.ended(runId);
     const chain = this.#state.chains.get(runId);
     if (!chain) return;
@@ -559,6 +686,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     parentRunId?: string,
   ): Promise<void> {
     this.#state.retries.parentEnded(runId);
+    await this.#closeUnfinishedUnder(runId);
     this.#state.runs.ended(runId);
     const chain = this.#state.chains.get(runId);
     if (!chain) return;

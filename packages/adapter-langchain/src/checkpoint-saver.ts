@@ -29,6 +29,7 @@ import {
   WRITES_TYPE,
   writeIdx,
 } from "./checkpoint-index.js";
+import { checkSaverOptions } from "./option-checks.js";
 import { ThreadLogCache } from "./thread-cache.js";
 import { ThreadLog, threadRunId } from "./thread-log.js";
 
@@ -74,6 +75,7 @@ export class LedgerCheckpointSaver extends BaseCheckpointSaver {
   readonly #threads: ThreadLogCache;
 
   constructor(options: LedgerCheckpointSaverOptions) {
+    checkSaverOptions(options);
     super(options.serde);
     this.store = options.store;
     this.sessionId = options.sessionId ?? DEFAULT_CHECKPOINT_SESSION;

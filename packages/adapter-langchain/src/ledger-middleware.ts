@@ -1,8 +1,9 @@
-import type { JsonValue, ReplayedOutcome } from "@agent-ledger/core";
+import type { Attempt, JsonValue, ReplayedOutcome, SessionRecorder } from "@agent-ledger/core";
 import { ToolMessage } from "@langchain/core/messages";
 import { Command, isCommand } from "@langchain/langgraph";
 import { createMiddleware, ToolInvocationError } from "langchain";
 import type { LedgerCallbackHandler } from "./callback-handler.js";
+import { type NestedRefusal, settleRefused } from "./nested-refusal.js";
 import { isRecord, toJsonValue } from "./plain-json.js";
 import { messageFromJson } from "./stored-messages.js";
 import { beforeToolCall } from "./tool-attempt.js";
@@ -24,6 +25,8 @@ export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
     wrapToolCall: async (request, next) => {
       const recorder = await handler.getRecorder();
       const call = request.toolCall;
+      const refused = (attempt: Attempt, refusal: NestedRefusal) =>
+        answerRefused({ recorder, attempt, refusal, call });
       const effect = toolEffect(
         (request.tool as { metadata?: Record<string, unknown> } | undefined)?.metadata,
       );
@@ -49,6 +52,10 @@ export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
           ? next(request)
           : runWithUnnamedClaim(attempt.requestedEventId, async () => next(request)));
       } catch (error) {
+        // The ledger refused a call the tool makes (one in flight at a crash, or one already
+        // done that it cannot answer): the tool did not fail, it was not let go on.
+        const refusal = handler.takeNestedRefusal(attempt.requestedEventId);
+        if (refusal) return refused(attempt, refusal);
         // An aborted run stops waiting for the tool, which may go on and have its effect: that
         // is no failure of the tool. The attempt stays unresolved (a resume asks before
         // repeating it); only the tool's own error is recorded as tool.failed.
@@ -58,6 +65,9 @@ export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
       } finally {
         release();
       }
+      // The tool caught the refusal and returned: what it returned was made without that call.
+      const refusal = handler.takeNestedRefusal(attempt.requestedEventId);
+      if (refusal) return refused(attempt, refusal);
       // Outside the catch: a completion the store refuses is not a tool failure. The attempt
       // stays unresolved (the tool ran, the ledger cannot say so) and the error propagates.
       if (ToolMessage.isInstance(result) && result.status === "error") {
@@ -71,6 +81,22 @@ export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
       return result;
     },
   });
+}
+
+/**
+ * A tool call inside which the ledger refused a call. Abandoned by a person, that call ends
+ * this one as an abandoned call ends (the model gets a ToolMessage with the reason, now and on
+ * every resume); otherwise this call stays unresolved and the refusal stops the agent.
+ */
+async function answerRefused(options: {
+  recorder: SessionRecorder;
+  attempt: Attempt;
+  refusal: NestedRefusal;
+  call: ToolCallLike;
+}): Promise<ToolMessage | Command> {
+  const { recorder, attempt, refusal, call } = options;
+  const settled = await settleRefused({ recorder, attempt, refusal, askedByModel: true });
+  return replayedToolMessage({ status: "abandoned", reason: settled.abandoned, eventId: "" }, call);
 }
 
 /** The name under which a tool's returned error ToolMessage is recorded as `tool.failed`. */

@@ -140,7 +140,8 @@ describe("a tool called by another tool is recorded as a call of its own", () =>
     const crashedRuns = { lookup: crashed.count("lookup"), audit: crashed.count("audit") };
     expect(crashedRuns).toEqual({ lookup: 1, audit: 1 });
 
-    // lookup is idempotent and runs again; the audit it already made is not repeated.
+    // lookup is idempotent and runs again; the audit it already made is not repeated. The
+    // ledger cannot hand audit its recorded answer: a person decides on lookup's call.
     const store = await openLedger(path, onTestFinished);
     const { runs, list } = tools({ through: "chain", runs: crashedRuns });
     const resumed = agentWithSaver(store, list);
@@ -148,8 +149,9 @@ describe("a tool called by another tool is recorded as a call of its own", () =>
       .invoke(null, threadConfig(resumed.handler))
       .catch((caught: unknown) => caught);
     expect(findLedgerError(error, "unresolved-attempt")?.details).toMatchObject({
-      name: "audit",
-      toolCallId: null,
+      name: "lookup",
+      toolCallId: "call-lookup",
+      inner: { name: "audit", status: "completed" },
     });
     expect(runs).toEqual({ lookup: 2, audit: 1 });
   });

@@ -1,17 +1,32 @@
 import { type JsonObject, type JsonValue, wellFormedText } from "@agent-ledger/core";
 import { type BaseMessage, isBaseMessage } from "@langchain/core/messages";
+import { isCredentialKey } from "./credential-key.js";
 
-// Keys never written to the ledger: credentials, and values that differ on every execution
-// (which would break request hashing on resume).
-const SECRET_KEY = /(api[-_]?key|secret|token$|password|authorization|^headers$|credentials?)/i;
+// Keys never written to the ledger: credentials (isCredentialKey), and values that differ on
+// every execution (which would break request hashing on resume).
 const VOLATILE_KEYS = new Set(["signal", "callbacks", "runId", "run_id", "timeout"]);
 
-/** A message as plain JSON (`message.toDict()`), without its random `id`. */
+/**
+ * A message as plain JSON: `message.toDict()`'s fields, without its random `id`. Each value is
+ * the message's own, made JSON by `toJsonValue` as any other value: `toDict()` passes values
+ * through LangChain's serializer, which turns a Date or a Map into `{}` and wraps an object
+ * holding an `lc` key in `__lc_escaped__` (a tool's artifact would come back from the ledger
+ * changed).
+ */
 export function messageToJson(message: BaseMessage): JsonObject {
   const stored = message.toDict() as unknown as { type: string; data: Record<string, unknown> };
-  // ids are random per call; chunk fragments duplicate `tool_calls`.
-  const { id: _id, tool_call_chunks: _chunks, ...data } = stored.data;
-  return { type: stored.type, data: toJsonValue(data) as JsonObject };
+  const own = message as unknown as Record<string, unknown>;
+  const kwargs = (message as { lc_kwargs?: Record<string, unknown> }).lc_kwargs ?? {};
+  const data: JsonObject = {};
+  for (const [key, serialized] of Object.entries(stored.data)) {
+    // ids are random per call; chunk fragments duplicate `tool_calls`.
+    if (key === "id" || key === "tool_call_chunks") continue;
+    // Where toDict() takes each value from (Serializable.toJSON); a key it renamed keeps its copy.
+    const value = key in own ? own[key] : key in kwargs ? kwargs[key] : serialized;
+    if (value === undefined || typeof value === "function" || typeof value === "symbol") continue;
+    data[wellFormedText(key)] = toJsonValue(value);
+  }
+  return { type: stored.type, data };
 }
 
 /**
@@ -74,7 +89,7 @@ export function safeParams(params: unknown): JsonObject {
   if (params === null || typeof params !== "object" || Array.isArray(params)) return {};
   const result: JsonObject = {};
   for (const [key, value] of Object.entries(params)) {
-    if (value === undefined || SECRET_KEY.test(key) || VOLATILE_KEYS.has(key)) continue;
+    if (value === undefined || isCredentialKey(key) || VOLATILE_KEYS.has(key)) continue;
     if (value !== null && typeof value === "object" && !Array.isArray(value)) {
       result[key] = safeParams(value);
       continue;

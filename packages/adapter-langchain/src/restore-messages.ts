@@ -10,7 +10,7 @@ import { type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import type { ToolCall } from "@langchain/core/messages/tool";
 import { isRecord } from "./plain-json.js";
 import { messageFromJson } from "./stored-messages.js";
-import { isInterrupt } from "./tool-attempt.js";
+import { isInterrupt, isRefusedOutcome } from "./tool-attempt.js";
 import { ledgerToolCallId } from "./tool-claim.js";
 
 export interface RestoredMessages {
@@ -18,6 +18,12 @@ export interface RestoredMessages {
   messages: BaseMessage[];
   /** Tool calls asked for by the last model completion that have no recorded result. */
   pendingToolCalls: ToolCall[];
+  /**
+   * A ToolMessage for each tool call of the last model completion that has a recorded outcome
+   * (the end of `messages`): its result, its error, or why a person abandoned it. What a plain
+   * graph stopped in its tools node is resumed with (README: Plain LangGraph graphs).
+   */
+  toolMessages: ToolMessage[];
 }
 
 function field(event: LedgerEvent, name: string): JsonValue | undefined {
@@ -63,7 +69,7 @@ export async function restoreMessages(
     const message = messageFromJson(item);
     if (message) messages.push(message);
   }
-  if (!lastCompletion) return { messages, pendingToolCalls: [] };
+  if (!lastCompletion) return { messages, pendingToolCalls: [], toolMessages: [] };
 
   const response = field(lastCompletion, "response");
   const generation =
@@ -94,12 +100,15 @@ export async function restoreMessages(
       continue;
     }
     if (!["tool.completed", "tool.failed", "attempt.abandoned"].includes(event.type)) continue;
-    // Paused at a LangGraph interrupt(): the tool runs again when the graph resumes.
-    if (event.type === "tool.failed" && isInterrupt(field(event, "error"))) continue;
+    // Paused at a LangGraph interrupt(), or stopped by a refusal inside it (as earlier versions
+    // recorded one): the tool runs again when the graph resumes.
+    const error = field(event, "error");
+    if (event.type === "tool.failed" && (isInterrupt(error) || isRefusedOutcome(error))) continue;
     if (typeof toolCallId === "string") outcomes.set(toolCallId, event);
     if (event.stepId !== undefined) stepOutcomes.set(event.stepId, event);
   }
   const pendingToolCalls: ToolCall[] = [];
+  const toolMessages: ToolMessage[] = [];
   for (const call of calls) {
     const toolCallId = ledgerToolCallId(call.id);
     const stepId = toolCallId === undefined ? unnamedSteps.get(call.name)?.shift() : undefined;
@@ -113,9 +122,10 @@ export async function restoreMessages(
       pendingToolCalls.push(call);
       continue;
     }
-    messages.push(toolMessageOf(outcome, call));
+    toolMessages.push(toolMessageOf(outcome, call));
   }
-  return { messages, pendingToolCalls };
+  messages.push(...toolMessages);
+  return { messages, pendingToolCalls, toolMessages };
 }
 
 /**

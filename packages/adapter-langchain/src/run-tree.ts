@@ -29,6 +29,17 @@ export class RunTree {
     this.#tools.delete(runId);
   }
 
+  /** True when `runId` is `ancestor` or runs (at any depth) under it. */
+  isWithin(runId: string | undefined, ancestor: string): boolean {
+    const seen = new Set<string>();
+    for (let current = runId; current !== undefined && !seen.has(current); ) {
+      if (current === ancestor) return true;
+      seen.add(current);
+      current = this.#parents.get(current);
+    }
+    return false;
+  }
+
   /** The nearest running tool that a run starting under `parentRunId` is inside, if any. */
   enclosingTool(parentRunId: string | undefined): ToolRun | undefined {
     const seen = new Set<string>();

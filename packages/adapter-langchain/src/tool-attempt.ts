@@ -23,9 +23,30 @@ export function isInterruptedOutcome(replayed: ReplayedOutcome | undefined): boo
 }
 
 /**
+ * A recorded `tool.failed` whose error is the ledger's refusal of a call made inside the tool:
+ * earlier versions recorded that as the tool's outcome. The tool did not fail (it was not let
+ * go on), so that is no answer of the call: it runs again, as after an interrupt.
+ */
+export function isRefusedOutcome(error: unknown): boolean {
+  return (
+    error !== null &&
+    typeof error === "object" &&
+    (error as { name?: unknown }).name === "UnresolvedAttemptError"
+  );
+}
+
+/** A recorded outcome that is no answer of the call: an interrupt, or a refusal inside it. */
+function isNoAnswer(replayed: ReplayedOutcome | undefined): boolean {
+  return (
+    isInterruptedOutcome(replayed) ||
+    (replayed?.status === "failed" && isRefusedOutcome(replayed.error))
+  );
+}
+
+/**
  * `recorder.beforeToolCall`, past the recorded invocations of this call that ended at a
- * LangGraph `interrupt()`: when the graph resumes, LangGraph runs the tool again from its
- * start, so those are not its answer. What came after them (a completion, a failure, an
+ * LangGraph `interrupt()` (or at a refusal inside it, as earlier versions recorded one): when
+ * the graph resumes, LangGraph runs the tool again from its start, so those are not its answer. What came after them (a completion, a failure, an
  * attempt in flight at a crash) is; with nothing after them the call is live, in the same step.
  */
 export async function beforeToolCall(
@@ -49,7 +70,7 @@ export async function beforeToolCall(
         (toolCallId !== undefined ? recorded.toolCallId === toolCallId : recorded.name === name),
     );
   let attempt = await recorder.beforeToolCall(options);
-  while (isInterruptedOutcome(attempt.replayed))
+  while (isNoAnswer(attempt.replayed))
     attempt = await recorder.beforeToolCall({ ...options, stepId: attempt.stepId });
   return attempt;
 }

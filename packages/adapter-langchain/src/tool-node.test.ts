@@ -6,12 +6,13 @@ import {
   SessionRecorder,
 } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { ToolMessage } from "@langchain/core/messages";
+import { Command } from "@langchain/langgraph";
 import { afterAll, describe, expect, it, type TestContext } from "vitest";
 import { LedgerCallbackHandler } from "./callback-handler.js";
+import { restoreMessages } from "./restore-messages.js";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
-import { threadConfig } from "./testing/helpers.js";
-import { RUN, SESSION, world } from "./testing/tool-node.test.data.js";
+import { lines, threadConfig } from "./testing/helpers.js";
+import { parallelWorld, RUN, SESSION, world } from "./testing/tool-node.test.data.js";
 
 const scratch = scratchDirectory("langchain-tool-node-", afterAll);
 
@@ -78,19 +79,85 @@ describe.concurrent("a plain graph's ToolNode after a crash (README: plain LangG
       findLedgerError((again as { error: unknown }).error, "unresolved-attempt"),
     ).toBeDefined();
 
-    // The graph's own way: answer the call as the tools node, then resume.
+    // The README's recipe: the turn's results from the ledger (the abandoned call's reason),
+    // given to the graph's state, and the tools node for any call without one.
     const answered = resume(store, run, false);
-    await answered.graph.updateState(
+    const { toolMessages } = await restoreMessages(store, { sessionId: SESSION, runId: RUN });
+    const result = await answered.graph.invoke(
+      new Command({ update: { messages: toolMessages }, goto: "tools" }),
       answered.config,
-      {
-        messages: [
-          new ToolMessage({ content: "already sent", tool_call_id: "call-send", name: "send" }),
-        ],
-      },
-      "tools",
     );
-    const result = await answered.invoke();
-    expect(result).not.toHaveProperty("error");
-    expect(run.effects).toEqual({ sent: 1, modelAnswers: ["already sent"] });
+    expect(result.messages.at(-1)?.content).toBe("done");
+    expect(run.effects).toEqual({
+      sent: 1,
+      modelAnswers: [
+        "This tool call was interrupted by a crash and was not retried: checked the outbox: sent",
+      ],
+    });
+  });
+
+  // The test's own expect: expect.poll needs it in a concurrent test.
+  it("a parallel turn: the README's recipe gives the model every tool result of the turn", async ({
+    onTestFinished,
+    expect,
+  }) => {
+    const db = join(scratch, "parallel.db");
+    const logs = { emails: join(scratch, "emails.log"), weather: join(scratch, "weather.log") };
+    await crashInChild("tool-node:parallel-turn", db, logs.emails, logs.weather);
+    const store = await openLedger(db, onTestFinished);
+    expect([lines(logs.emails), lines(logs.weather)]).toEqual([1, 1]);
+
+    // Resume: send_email already ran and is not run again; the graph stops there.
+    const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+    const resumed = parallelWorld(store, logs);
+    const stopped = await resumed.graph
+      .invoke(null, threadConfig(handler))
+      .catch((error: unknown) => error);
+    expect(findLedgerError(stopped, "unresolved-attempt")?.details).toMatchObject({
+      toolCallId: "call-email",
+    });
+
+    // While the person looks, get_weather (idempotent) has run again and is in the ledger.
+    await expect.poll(() => lines(logs.weather)).toBe(2);
+    await expect
+      .poll(
+        async () =>
+          (await restoreMessages(store, { sessionId: SESSION, runId: RUN })).pendingToolCalls,
+      )
+      .toEqual([]);
+
+    // The README's recipe: the turn's results from the ledger, and the tools node for the rest.
+    const { toolMessages } = await restoreMessages(store, { sessionId: SESSION, runId: RUN });
+    const result = await resumed.graph.invoke(
+      new Command({ update: { messages: toolMessages }, goto: "tools" }),
+      threadConfig(handler),
+    );
+    expect(result.messages.at(-1)?.content).toBe("Done. sent to bob; sunny in Paris");
+    expect(resumed.modelSaw).toEqual(["send_email: sent to bob", "get_weather: sunny in Paris"]);
+    expect([lines(logs.emails), lines(logs.weather)]).toEqual([1, 2]);
+  });
+
+  it("a parallel turn: a call without a recorded result is run by the tools node, the others are not", async ({
+    onTestFinished,
+  }) => {
+    const db = join(scratch, "parallel-rest.db");
+    const logs = {
+      emails: join(scratch, "emails-rest.log"),
+      weather: join(scratch, "weather-rest.log"),
+    };
+    await crashInChild("tool-node:parallel-turn", db, logs.emails, logs.weather);
+    const store = await openLedger(db, onTestFinished);
+
+    // Straight after the crash (no resume yet): get_weather has no result in the ledger.
+    const restored = await restoreMessages(store, { sessionId: SESSION, runId: RUN });
+    expect(restored.pendingToolCalls.map((call) => call.id)).toEqual(["call-weather"]);
+    const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+    const resumed = parallelWorld(store, logs);
+    await resumed.graph.invoke(
+      new Command({ update: { messages: restored.toolMessages }, goto: "tools" }),
+      threadConfig(handler),
+    );
+    expect(resumed.modelSaw).toEqual(["send_email: sent to bob", "get_weather: sunny in Paris"]);
+    expect([lines(logs.emails), lines(logs.weather)]).toEqual([1, 2]);
   });
 });

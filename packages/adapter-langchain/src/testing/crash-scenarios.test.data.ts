@@ -5,9 +5,11 @@ import { ledgerMiddlewareCrashes } from "./ledger-middleware.test.data.js";
 import { modelInFlightCrashes } from "./model-in-flight.test.data.js";
 import { modelRetryCrashes } from "./model-retry.test.data.js";
 import { modelWindowCrashes } from "./model-window.test.data.js";
+import { nestedDecisionCrashes } from "./nested-decision.test.data.js";
 import { nestedToolCallCrashes } from "./nested-tool-call.test.data.js";
 import { restoreMessagesCrashes } from "./restore-messages.test.data.js";
 import { retrieverCrashes } from "./retriever.test.data.js";
+import { toolArtifactCrashes } from "./tool-artifact.test.data.js";
 import { toolEffectCrashes } from "./tool-effect.test.data.js";
 import { toolNodeCrashes } from "./tool-node.test.data.js";
 
@@ -19,9 +21,11 @@ export const crashScenarios = {
   ...modelInFlightCrashes,
   ...modelRetryCrashes,
   ...modelWindowCrashes,
+  ...nestedDecisionCrashes,
   ...nestedToolCallCrashes,
   ...restoreMessagesCrashes,
   ...retrieverCrashes,
+  ...toolArtifactCrashes,
   ...toolEffectCrashes,
   ...toolNodeCrashes,
 } satisfies Record<string, CrashScenario>;

@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from "node:fs";
 import {
   type EventStore,
   type LedgerEvent,
@@ -82,4 +83,9 @@ export function ledgerAgent(options: {
     checkpointer: new LedgerCheckpointSaver({ store }),
   });
   return { model, handler, agent };
+}
+
+/** The lines of a side-effect log (a tool writes one per effect), 0 when it does not exist. */
+export function lines(path: string): number {
+  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).length : 0;
 }

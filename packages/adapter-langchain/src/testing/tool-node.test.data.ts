@@ -1,13 +1,15 @@
+import { appendFileSync } from "node:fs";
 import type { EventStore } from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
+import { fakeModel } from "@langchain/core/testing";
 import { tool } from "@langchain/core/tools";
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
-import { ToolNode } from "@langchain/langgraph/prebuilt";
+import { createReactAgent, ToolNode } from "@langchain/langgraph/prebuilt";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "../callback-handler.js";
 import { LedgerCheckpointSaver } from "../checkpoint-saver.js";
-import { type CrashScenario, crashHere, noteEffect } from "./crash-point.js";
+import { type CrashScenario, crashAfterCommit, crashHere, noteEffect } from "./crash-point.js";
 import { threadConfig } from "./helpers.js";
 import { ScriptedChatModel } from "./scripted-chat-model.js";
 
@@ -59,6 +61,70 @@ export function world(store: EventStore, options: { sent?: number; crashInSend?:
   return { effects, graph };
 }
 
+/**
+ * createReactAgent with a ToolNode that stops on errors, and a model that asks in one turn for
+ * `send_email` (not idempotent) and `get_weather` (idempotent). Each run of a tool is a line in
+ * its log (`emails`, `weather`). With `crashInWeather`, get_weather never returns (the process
+ * dies inside it) and send_email returns once get_weather has started.
+ * `modelSaw`: the tool results the model was given, as `name: content`.
+ */
+export function parallelWorld(
+  store: EventStore,
+  logs: { emails: string; weather: string },
+  options: { crashInWeather?: boolean } = {},
+) {
+  const modelSaw: string[] = [];
+  let weatherStarted: () => void = () => {};
+  const started = new Promise<void>((resolve) => {
+    weatherStarted = resolve;
+  });
+  const sendEmail = tool(
+    async ({ to }: { to: string }) => {
+      appendFileSync(logs.emails, `${to}\n`);
+      if (options.crashInWeather) await started;
+      return `sent to ${to}`;
+    },
+    { name: "send_email", description: "write", schema: z.object({ to: z.string() }) },
+  );
+  const getWeather = tool(
+    async ({ city }: { city: string }) => {
+      appendFileSync(logs.weather, `${city}\n`);
+      if (options.crashInWeather) {
+        weatherStarted();
+        return new Promise<never>(() => {});
+      }
+      return `sunny in ${city}`;
+    },
+    {
+      name: "get_weather",
+      description: "read",
+      schema: z.object({ city: z.string() }),
+      metadata: { idempotent: true },
+    },
+  );
+  const decide = (messages: BaseMessage[]) => {
+    const results = messages.filter((message) => ToolMessage.isInstance(message));
+    if (results.length === 0)
+      return new AIMessage({
+        content: "",
+        tool_calls: [
+          { id: "call-email", name: "send_email", args: { to: "bob" } },
+          { id: "call-weather", name: "get_weather", args: { city: "Paris" } },
+        ],
+      });
+    for (const result of results) modelSaw.push(`${result.name}: ${String(result.content)}`);
+    return new AIMessage(`Done. ${results.map((result) => String(result.content)).join("; ")}`);
+  };
+  const model = fakeModel();
+  for (let call = 0; call < 3; call++) model.respond(decide);
+  const graph = createReactAgent({
+    llm: model,
+    tools: new ToolNode([sendEmail, getWeather], { handleToolErrors: false }),
+    checkpointer: new LedgerCheckpointSaver({ store }),
+  });
+  return { graph, modelSaw };
+}
+
 export const toolNodeCrashes = {
   /** The first process: it dies inside `send`, once the message is out. */
   "tool-node:crash-in-send": async (store) => {
@@ -67,5 +133,21 @@ export const toolNodeCrashes = {
     await run
       .graph({ handleToolErrors: false })
       .invoke({ messages: [new HumanMessage("email bob")] }, threadConfig(handler));
+  },
+  /** createReactAgent; it dies inside get_weather, once send_email is done. Args: the logs. */
+  "tool-node:parallel-turn": async (store, [emails, weather]) => {
+    // It dies once send_email's completion is in the ledger, get_weather still running.
+    const crashing = crashAfterCommit(
+      store,
+      (event) =>
+        event.type === "tool.completed" &&
+        (event.payload as { toolCallId?: string }).toolCallId === "call-email",
+    );
+    const handler = new LedgerCallbackHandler({ store: crashing, sessionId: SESSION, runId: RUN });
+    const logs = { emails: String(emails), weather: String(weather) };
+    await parallelWorld(crashing, logs, { crashInWeather: true }).graph.invoke(
+      { messages: [new HumanMessage("email bob, and the weather?")] },
+      threadConfig(handler),
+    );
   },
 } satisfies Record<string, CrashScenario>;

@@ -1,0 +1,234 @@
+import { join } from "node:path";
+import {
+  type EventStore,
+  findLedgerError,
+  inspectSession,
+  SessionRecorder,
+} from "@agent-ledger/core";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import { afterAll, describe, expect, it, type TestContext } from "vitest";
+import { restoreMessages } from "./restore-messages.js";
+import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
+import { lines, payloadOf, runEvents } from "./testing/helpers.js";
+import {
+  agentWorld,
+  type CrashAt,
+  graphWorld,
+  RUN,
+  SESSION,
+} from "./testing/nested-decision.test.data.js";
+
+const scratch = scratchDirectory("langchain-nested-decision-", afterAll);
+
+/** A child runs the agent (or the plain graph) and is SIGKILLed where `crashAt` says. */
+async function crashed(
+  name: string,
+  scenario: "agent" | "graph",
+  crashAt: CrashAt,
+  onTestFinished: TestContext["onTestFinished"],
+  ...args: string[]
+) {
+  const db = join(scratch, `${name}.db`);
+  const charges = join(scratch, `${name}.charges.log`);
+  await crashInChild(`nested-decision:${scenario}`, db, charges, crashAt, ...args);
+  return { store: await openLedger(db, onTestFinished), charges };
+}
+
+/** The tool events of the run, as `type name`, and the attempt of each tool's first call. */
+async function toolEvents(store: EventStore) {
+  const events = await runEvents(store, SESSION, RUN);
+  const requested = events.filter((event) => event.type === "tool.requested");
+  const nameOf = new Map(
+    requested.map((event) => [event.attemptId, payloadOf<{ name: string }>(event).name]),
+  );
+  return {
+    outcomes: events
+      .filter((event) => event.type.startsWith("tool.") || event.type === "attempt.abandoned")
+      .filter((event) => event.type !== "tool.requested")
+      .map((event) => `${event.type} ${nameOf.get(event.attemptId)}`),
+    first: (name: string) => requested.find((event) => nameOf.get(event.attemptId) === name),
+  };
+}
+
+function refusalIn(outcome: { answer: string } | { error: unknown }) {
+  return "error" in outcome ? findLedgerError(outcome.error, "unresolved-attempt") : undefined;
+}
+
+async function person(store: EventStore) {
+  return SessionRecorder.resume({
+    store,
+    sessionId: SESSION,
+    runId: RUN,
+    actor: { type: "human", id: "ops" },
+  });
+}
+
+/** The unresolved attempt with this id, as the README's recipe hands it to the person. */
+async function unresolvedAttempt(store: EventStore, attemptId: unknown) {
+  const found = (await inspectSession(store, SESSION)).unresolved.find(
+    (attempt) => attempt.attemptId === attemptId,
+  );
+  if (!found) throw new Error(`attempt ${String(attemptId)} is not unresolved`);
+  return { ...found, requestedEventId: found.requestEventId };
+}
+
+// Concurrent: each test has its own ledger and logs; a crash test mostly waits for its child.
+describe.concurrent("a call made inside a tool, cut off by a crash, is decided on by a person", () => {
+  it("createAgent: approved, the next resume charges once more; the refusal is never the outer call's outcome", async ({
+    onTestFinished,
+  }) => {
+    const { store, charges } = await crashed("approve", "agent", "in-charge", onTestFinished);
+    expect(lines(charges)).toBe(1);
+    const charge = (await toolEvents(store)).first("charge");
+
+    // Every resume stops with the ledger's refusal, naming the charge, until a person decides.
+    for (let resume = 0; resume < 2; resume++) {
+      const stopped = await agentWorld(store, charges).resume();
+      expect(refusalIn(stopped)?.details).toMatchObject({
+        attemptId: charge?.attemptId,
+        name: "charge",
+      });
+    }
+    // checkout did not fail: it was not let go on. No outcome is recorded for it.
+    expect((await toolEvents(store)).outcomes).toEqual([]);
+    expect(lines(charges)).toBe(1);
+
+    const ops = await person(store);
+    await ops.approve(await unresolvedAttempt(store, charge?.attemptId), "no payment at the bank");
+    const resumed = agentWorld(store, charges);
+    expect(await resumed.resume()).toEqual({ answer: "Done: order placed (charged 5)" });
+    expect(lines(charges)).toBe(2);
+    expect(resumed.modelSaw).toEqual(["checkout: order placed (charged 5)"]);
+    expect((await toolEvents(store)).outcomes).toEqual([
+      "tool.completed charge",
+      "tool.completed checkout",
+    ]);
+    expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
+  });
+
+  it("createAgent, a tool between the two: the refusal reaches checkout, and approved, the charge runs once more", async ({
+    onTestFinished,
+  }) => {
+    const { store, charges } = await crashed("deep", "agent", "in-charge", onTestFinished, "deep");
+    const charge = (await toolEvents(store)).first("charge");
+    const stopped = await agentWorld(store, charges, "none", true).resume();
+    expect(refusalIn(stopped)?.details).toMatchObject({ attemptId: charge?.attemptId });
+    // Neither checkout nor pay (the tool between) failed.
+    expect((await toolEvents(store)).outcomes).toEqual([]);
+
+    const ops = await person(store);
+    await ops.approve(await unresolvedAttempt(store, charge?.attemptId), "no payment at the bank");
+    const resumed = agentWorld(store, charges, "none", true);
+    expect(await resumed.resume()).toEqual({ answer: "Done: order placed (charged 5)" });
+    expect(lines(charges)).toBe(2);
+    expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
+  });
+
+  it("createAgent: abandoned, the checkout call ends as an abandoned call, the model told why", async ({
+    onTestFinished,
+  }) => {
+    const { store, charges } = await crashed("abandon", "agent", "in-charge", onTestFinished);
+    const stopped = await agentWorld(store, charges).resume();
+    const refusal = refusalIn(stopped);
+    expect(refusal?.details).toMatchObject({ name: "charge" });
+
+    const ops = await person(store);
+    await ops.abandon(
+      await unresolvedAttempt(store, refusal?.details.attemptId),
+      "charged at the bank: order placed by hand",
+    );
+    const resumed = agentWorld(store, charges);
+    const outcome = await resumed.resume();
+    expect(outcome).toEqual({ answer: expect.stringContaining("order placed by hand") });
+    expect(resumed.modelSaw).toEqual([
+      "checkout: This tool call was interrupted by a crash and was not retried: charge, called inside this tool call, was abandoned: charged at the bank: order placed by hand",
+    ]);
+    expect(lines(charges)).toBe(1);
+    expect((await toolEvents(store)).outcomes).toEqual([
+      "attempt.abandoned charge",
+      "attempt.abandoned checkout",
+    ]);
+    expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
+  });
+
+  it("createAgent: killed in checkout after the charge, the refusal names checkout's call, which a person can abandon", async ({
+    onTestFinished,
+  }) => {
+    const { store, charges } = await crashed(
+      "after-charge",
+      "agent",
+      "after-charge",
+      onTestFinished,
+    );
+    expect(lines(charges)).toBe(1);
+    const stopped = await agentWorld(store, charges).resume();
+    const refusal = refusalIn(stopped);
+    expect(refusal?.details).toMatchObject({
+      name: "checkout",
+      toolCallId: "call-checkout",
+      inner: { name: "charge", status: "completed" },
+    });
+    // What the person is asked about is listed as unresolved: the checkout call did not finish.
+    const { unresolved } = await inspectSession(store, SESSION);
+    expect(unresolved.map((attempt) => [attempt.attemptId, attempt.name])).toEqual([
+      [refusal?.details.attemptId, "checkout"],
+    ]);
+    expect((await toolEvents(store)).outcomes).toEqual(["tool.completed charge"]);
+
+    const ops = await person(store);
+    await ops.abandon(
+      await unresolvedAttempt(store, refusal?.details.attemptId),
+      "the charge went through: order placed",
+    );
+    const resumed = agentWorld(store, charges);
+    expect(await resumed.resume()).toEqual({
+      answer: expect.stringContaining("the charge went through: order placed"),
+    });
+    expect(lines(charges)).toBe(1);
+    expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
+  });
+
+  it("a plain graph (callback only): the refusal is no outcome of checkout, and approved, the charge runs once more", async ({
+    onTestFinished,
+  }) => {
+    const { store, charges } = await crashed("graph", "graph", "in-charge", onTestFinished);
+    const charge = (await toolEvents(store)).first("charge");
+    const stopped = await graphWorld(store, charges).resume();
+    expect(refusalIn(stopped)?.details).toMatchObject({ attemptId: charge?.attemptId });
+    expect((await toolEvents(store)).outcomes).toEqual([]);
+
+    const ops = await person(store);
+    await ops.approve(await unresolvedAttempt(store, charge?.attemptId), "no payment at the bank");
+    const resumed = graphWorld(store, charges);
+    expect(await resumed.resume()).toEqual({ answer: "Done: order placed (charged 5)" });
+    expect(lines(charges)).toBe(2);
+    expect(resumed.modelSaw).toEqual(["checkout: order placed (charged 5)"]);
+  });
+
+  it("a plain graph: abandoned, checkout's call is abandoned with it, and the README's recipe gives the model the reason", async ({
+    onTestFinished,
+  }) => {
+    const { store, charges } = await crashed("graph-abandon", "graph", "in-charge", onTestFinished);
+    const charge = (await toolEvents(store)).first("charge");
+    const ops = await person(store);
+    await ops.abandon(await unresolvedAttempt(store, charge?.attemptId), "not charged: cancelled");
+
+    // The callback cannot answer checkout: the resume stops, with checkout's call abandoned.
+    const stopped = await graphWorld(store, charges).resume();
+    expect(refusalIn(stopped)?.details).toMatchObject({ attemptId: charge?.attemptId });
+    expect((await toolEvents(store)).outcomes).toEqual([
+      "attempt.abandoned charge",
+      "attempt.abandoned checkout",
+    ]);
+
+    const resumed = graphWorld(store, charges);
+    const { toolMessages } = await restoreMessages(store, { sessionId: SESSION, runId: RUN });
+    expect(await resumed.answerWith(toolMessages)).toEqual({
+      answer: expect.stringContaining("not charged: cancelled"),
+    });
+    expect(resumed.modelSaw).toEqual([
+      "checkout: This tool call was interrupted by a crash and was not retried: charge, called inside this tool call, was abandoned: not charged: cancelled",
+    ]);
+    expect(lines(charges)).toBe(1);
+  });
+});

@@ -1,0 +1,133 @@
+import type { Attempt, JsonObject } from "@agent-ledger/core";
+import type { ChatGenerationChunk, GenerationChunk } from "@langchain/core/outputs";
+import { messageToJson, toJsonValue } from "./plain-json.js";
+
+/**
+ * The error a model call is closed with when it can no longer end by itself. LangChain reports
+ * no end and no error for a stream its consumer stops reading (a `break` out of
+ * `for await`, `return()`): the call would stay `requested` for good, shown unresolved on a
+ * finished run. So it is closed as failed, with what it had streamed as `partial`, once the
+ * handler learns it is over: the LangChain run that made it ended, or the run is closed
+ * through the handler. Failed rather than completed: the model did not give its whole answer,
+ * and a completion would be read as the turn's answer (history, replay).
+ */
+export const STREAM_LEFT_UNFINISHED = "StreamLeftUnfinished";
+
+export function streamLeftUnfinished(why: string): Error {
+  const error = new Error(
+    `the stream of this model call was left unfinished: ${why}; LangChain reports no end for a stream its consumer stopped reading, what it had streamed is in \`partial\``,
+  );
+  error.name = STREAM_LEFT_UNFINISHED;
+  return error;
+}
+
+/** A model call cut off by its `signal` (`AbortError`, as LangChain throws to the caller). */
+export function abortedCall(reason: unknown): Error {
+  const error = new Error(
+    `the model call was aborted (signal) before its end${reason instanceof Error ? `: ${reason.message}` : ""}`,
+  );
+  error.name = "AbortError";
+  return error;
+}
+
+interface OpenCall {
+  attempt: Attempt;
+  parentRunId: string | undefined;
+  text: string;
+  chunk: ChatGenerationChunk | GenerationChunk | undefined;
+  /** Stops listening to the call's signal. */
+  detach: () => void;
+}
+
+/** Records a call closed as unfinished (`model.failed` with `error` and `partial`). */
+export type CloseCall = (
+  runId: string,
+  attempt: Attempt,
+  error: Error,
+  partial: JsonObject | undefined,
+) => Promise<void>;
+
+/**
+ * The model calls in progress, by LangChain runId: each one's attempt, what it has streamed so
+ * far (from `handleLLMNewToken`), and a listener on its `signal`, so that a call that will not
+ * end by itself can be closed (`close`) with what it streamed: at once when its signal aborts
+ * it (LangChain may report no error for a stream aborted between chunks), when the run that
+ * made it ends (`closeUnder`), or when the ledger run is closed (`closeAll`).
+ */
+export class ModelCallsInProgress {
+  readonly #calls = new Map<string, OpenCall>();
+  /** Closings of aborted calls, still being recorded. */
+  readonly #closing = new Set<Promise<void>>();
+  readonly #close: CloseCall;
+
+  constructor(close: CloseCall) {
+    this.#close = close;
+  }
+
+  started(
+    runId: string,
+    attempt: Attempt,
+    call: { parentRunId: string | undefined; signal: AbortSignal | undefined },
+  ): void {
+    const { signal } = call;
+    // An abort comes from outside any callback: nothing awaits this closing but `closeAll`. If
+    // the store refuses it, the call stays unresolved, as a call cut off by a crash does.
+    const abort = () => {
+      const closing = this.close(runId, abortedCall(signal?.reason)).catch(() => undefined);
+      this.#closing.add(closing);
+      void closing.finally(() => this.#closing.delete(closing));
+    };
+    signal?.addEventListener("abort", abort, { once: true });
+    this.#calls.set(runId, {
+      attempt,
+      parentRunId: call.parentRunId,
+      text: "",
+      chunk: undefined,
+      detach: () => signal?.removeEventListener("abort", abort),
+    });
+  }
+
+  token(runId: string, token: string, chunk: ChatGenerationChunk | GenerationChunk | undefined) {
+    const call = this.#calls.get(runId);
+    if (!call) return;
+    call.text += token;
+    if (chunk) call.chunk = call.chunk ? call.chunk.concat(chunk as never) : chunk;
+  }
+
+  /** The call ended as LangChain reports it: its attempt, forgotten (undefined if closed). */
+  ended(runId: string): Attempt | undefined {
+    const call = this.#calls.get(runId);
+    call?.detach();
+    this.#calls.delete(runId);
+    return call?.attempt;
+  }
+
+  /** Closes a call that will not end by itself; a later end LangChain reports finds nothing. */
+  async close(runId: string, error: Error): Promise<void> {
+    const call = this.#calls.get(runId);
+    if (!call) return;
+    this.ended(runId);
+    await this.#close(runId, call.attempt, error, partialOf(call));
+  }
+
+  /** Closes the calls made under a LangChain run (`isUnder` their parent run) that ended. */
+  async closeUnder(isUnder: (parentRunId: string | undefined) => boolean, error: Error) {
+    for (const [runId, call] of [...this.#calls])
+      if (isUnder(call.parentRunId)) await this.close(runId, error);
+  }
+
+  /** Closes every call still in progress, once the aborted ones are recorded. */
+  async closeAll(error: Error): Promise<void> {
+    await Promise.all(this.#closing);
+    for (const runId of [...this.#calls.keys()]) await this.close(runId, error);
+  }
+}
+
+/** What a call streamed before it was cut off, if anything: its text, and its message. */
+function partialOf(call: OpenCall): JsonObject | undefined {
+  if (call.text === "" && !call.chunk) return undefined;
+  const partial: JsonObject = { text: toJsonValue(call.chunk?.text || call.text) };
+  const message = (call.chunk as ChatGenerationChunk | undefined)?.message;
+  if (message) partial.message = messageToJson(message);
+  return partial;
+}

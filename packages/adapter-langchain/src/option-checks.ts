@@ -1,0 +1,78 @@
+import { InvalidArgumentError, isValidId } from "@agent-ledger/core";
+import { isRecord } from "./plain-json.js";
+
+// Checked where the options are given, not at the first call that uses them: a mistake in
+// JavaScript (or a config file) would otherwise surface as a TypeError deep inside an invoke.
+
+/** True for a value that can serve as an EventStore (the calls the adapter makes on it). */
+function isStore(value: unknown): boolean {
+  return (
+    isRecord(value) &&
+    ["append", "readRun", "runHead", "putBlob", "getBlob"].every(
+      (method) => typeof value[method] === "function",
+    )
+  );
+}
+
+function checkId(value: unknown, path: string, required: boolean): void {
+  if (value === undefined && !required) return;
+  if (typeof value !== "string" || !isValidId(value))
+    throw new InvalidArgumentError(
+      path,
+      "must be a ledger id: a string of 1 to 255 characters without control characters",
+    );
+}
+
+/** `LedgerCallbackHandler`'s options: `{ recorder }`, or `{ store, sessionId, runId?, actor? }`. */
+export function checkHandlerOptions(options: unknown): void {
+  if (!isRecord(options) || !("recorder" in options || "store" in options))
+    throw new InvalidArgumentError(
+      "$",
+      "LedgerCallbackHandler needs { recorder } or { store, sessionId }",
+    );
+  if (options.recordChains !== undefined && typeof options.recordChains !== "boolean")
+    throw new InvalidArgumentError("$.recordChains", "must be a boolean");
+  if ("recorder" in options) {
+    const recorder = options.recorder;
+    if (!isRecord(recorder) || typeof recorder.beforeModelCall !== "function")
+      throw new InvalidArgumentError("$.recorder", "must be a SessionRecorder");
+    return;
+  }
+  if (!isStore(options.store))
+    throw new InvalidArgumentError(
+      "$.store",
+      "must be an EventStore (e.g. `await openStore(url)`), not a URL or a plain object",
+    );
+  checkId(options.sessionId, "$.sessionId", true);
+  checkId(options.runId, "$.runId", false);
+  const actor = options.actor;
+  if (
+    actor !== undefined &&
+    !(isRecord(actor) && typeof actor.type === "string" && typeof actor.id === "string")
+  )
+    throw new InvalidArgumentError("$.actor", 'must be { type: "agent" | ..., id }');
+}
+
+/** `LedgerCheckpointSaver`'s options: `{ store, sessionId?, serde?, cachedThreads? }`. */
+export function checkSaverOptions(options: unknown): void {
+  if (!isRecord(options))
+    throw new InvalidArgumentError("$", "LedgerCheckpointSaver needs { store }");
+  if (!isStore(options.store))
+    throw new InvalidArgumentError(
+      "$.store",
+      "must be an EventStore (e.g. `await openStore(url)`), not a URL or a plain object",
+    );
+  checkId(options.sessionId, "$.sessionId", false);
+  const { cachedThreads, serde } = options;
+  if (cachedThreads !== undefined && !(typeof cachedThreads === "number" && cachedThreads >= 1))
+    throw new InvalidArgumentError("$.cachedThreads", "must be a number of threads, at least 1");
+  if (
+    serde !== undefined &&
+    !(
+      isRecord(serde) &&
+      typeof serde.dumpsTyped === "function" &&
+      typeof serde.loadsTyped === "function"
+    )
+  )
+    throw new InvalidArgumentError("$.serde", "must be a LangGraph SerializerProtocol");
+}

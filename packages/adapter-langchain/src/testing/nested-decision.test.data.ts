@@ -1,0 +1,146 @@
+import { appendFileSync } from "node:fs";
+import type { EventStore } from "@agent-ledger/core";
+import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { fakeModel } from "@langchain/core/testing";
+import { tool } from "@langchain/core/tools";
+import { Command, END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import { ToolNode } from "@langchain/langgraph/prebuilt";
+import { createAgent } from "langchain";
+import { z } from "zod";
+import { LedgerCallbackHandler } from "../callback-handler.js";
+import { LedgerCheckpointSaver } from "../checkpoint-saver.js";
+import { ledgerMiddleware } from "../ledger-middleware.js";
+import { type CrashScenario, crashHere } from "./crash-point.js";
+import { threadConfig } from "./helpers.js";
+
+export const SESSION = "s1";
+export const RUN = "run-1";
+
+/** Where the process dies: inside `charge` (once it charged), or in `checkout` after it. */
+export type CrashAt = "in-charge" | "after-charge" | "none";
+
+/**
+ * One process's world: `checkout` (idempotent) charges through `charge` (not idempotent),
+ * which it calls with its own config, as tools commonly call tools. Each charge is a line in
+ * the log file `charges`. `modelSaw`: the ToolMessages the model was given, as `name: content`.
+ */
+export function world(charges: string, crashAt: CrashAt = "none", deep = false) {
+  const modelSaw: string[] = [];
+  const charge = tool(
+    async ({ amount }: { amount: number }) => {
+      appendFileSync(charges, `charged ${amount}\n`);
+      if (crashAt === "in-charge") return crashHere();
+      return `charged ${amount}`;
+    },
+    { name: "charge", description: "write", schema: z.object({ amount: z.number() }) },
+  );
+  // With `deep`, checkout charges through `pay` (idempotent), a tool between the two.
+  const pay = tool(
+    async ({ amount }: { amount: number }, config) => charge.invoke({ amount }, config),
+    {
+      name: "pay",
+      description: "pays",
+      schema: z.object({ amount: z.number() }),
+      metadata: { idempotent: true },
+    },
+  );
+  const checkout = tool(
+    async ({ amount }: { amount: number }, config) => {
+      // Called with checkout's config (its toolCall too), charge answers with a ToolMessage.
+      const receipt = await (deep ? pay : charge).invoke({ amount }, config);
+      if (crashAt === "after-charge") return crashHere();
+      return `order placed (${String(ToolMessage.isInstance(receipt) ? receipt.content : receipt)})`;
+    },
+    {
+      name: "checkout",
+      description: "places the order",
+      schema: z.object({ amount: z.number() }),
+      metadata: { idempotent: true },
+    },
+  );
+  // The scripted replies decide from the messages: ask for checkout, then report its result.
+  const decide = (messages: BaseMessage[]) => {
+    const results = messages.filter((message) => ToolMessage.isInstance(message));
+    if (results.length === 0)
+      return new AIMessage({
+        content: "",
+        tool_calls: [{ id: "call-checkout", name: "checkout", args: { amount: 5 } }],
+      });
+    for (const result of results) modelSaw.push(`${result.name}: ${String(result.content)}`);
+    return new AIMessage(`Done: ${results.map((result) => String(result.content)).join(" | ")}`);
+  };
+  const model = fakeModel();
+  for (let call = 0; call < 4; call++) model.respond(decide);
+  return { model, checkout, charge, modelSaw };
+}
+
+/** The world under createAgent with the ledger's handler, middleware and checkpoint saver. */
+export function agentWorld(
+  store: EventStore,
+  charges: string,
+  crashAt: CrashAt = "none",
+  deep = false,
+) {
+  const { model, checkout, modelSaw } = world(charges, crashAt, deep);
+  const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+  const agent = createAgent({
+    model,
+    tools: [checkout],
+    middleware: [ledgerMiddleware({ handler })],
+    checkpointer: new LedgerCheckpointSaver({ store }),
+  });
+  return {
+    modelSaw,
+    start: () => agent.invoke({ messages: [new HumanMessage("buy it")] }, threadConfig(handler)),
+    resume: () =>
+      agent.invoke(null, threadConfig(handler)).then(
+        (result) => ({ answer: String(result.messages.at(-1)?.content) }),
+        (error: unknown) => ({ error }),
+      ),
+  };
+}
+
+/** The world in a plain graph (ToolNode, stopping on errors), recorded by the callback alone. */
+export function graphWorld(store: EventStore, charges: string, crashAt: CrashAt = "none") {
+  const { model, checkout, modelSaw } = world(charges, crashAt);
+  const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+  const bound = model.bindTools([checkout]);
+  const graph = new StateGraph(MessagesAnnotation)
+    .addNode("agent", async (state, config: RunnableConfig) => ({
+      messages: [await bound.invoke(state.messages, config)],
+    }))
+    .addNode("tools", new ToolNode([checkout], { handleToolErrors: false }))
+    .addEdge(START, "agent")
+    .addConditionalEdges("agent", (state) =>
+      (state.messages.at(-1) as AIMessage).tool_calls?.length ? "tools" : END,
+    )
+    .addEdge("tools", "agent")
+    .compile({ checkpointer: new LedgerCheckpointSaver({ store }) });
+  const settled = (run: Promise<{ messages: BaseMessage[] }>) =>
+    run.then(
+      (result) => ({ answer: String(result.messages.at(-1)?.content) }),
+      (error: unknown) => ({ error }),
+    );
+  return {
+    modelSaw,
+    start: () => graph.invoke({ messages: [new HumanMessage("buy it")] }, threadConfig(handler)),
+    resume: () => settled(graph.invoke(null, threadConfig(handler))),
+    /** The README's plain-graph recipe: these answers, and the tools node for the rest. */
+    answerWith: (messages: ToolMessage[]) =>
+      settled(
+        graph.invoke(new Command({ update: { messages }, goto: "tools" }), threadConfig(handler)),
+      ),
+  };
+}
+
+export const nestedDecisionCrashes = {
+  /** createAgent; args: the charges log, where to die, "deep" to charge through `pay`. */
+  "nested-decision:agent": async (store, [charges, crashAt, deep]) => {
+    await agentWorld(store, String(charges), crashAt as CrashAt, deep === "deep").start();
+  },
+  /** The plain graph; args: the charges log, where to die. */
+  "nested-decision:graph": async (store, [charges, crashAt]) => {
+    await graphWorld(store, String(charges), crashAt as CrashAt).start();
+  },
+} satisfies Record<string, CrashScenario>;
