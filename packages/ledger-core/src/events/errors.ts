@@ -224,8 +224,8 @@ export class TamperDetectedError extends LedgerError {
 
 /** A call's options or a store URL are malformed; `path` names the bad value. */
 export class InvalidArgumentError extends LedgerError {
-  constructor(path: string, message: string) {
-    super("invalid-argument", `${path}: ${message}`, { path });
+  constructor(path: string, message: string, options: { cause?: unknown } = {}) {
+    super("invalid-argument", `${path}: ${message}`, { path, cause: options.cause });
     this.name = "InvalidArgumentError";
   }
 }

@@ -205,6 +205,37 @@ describe("one outcome per attempt, whatever object names it", () => {
     await other.toolCompleted({ ...foreign }, 1);
   });
 
+  it("record() of an outcome event claims its attempt too, and record() of a request opens one", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, ...address, actor });
+    await recorder.startRun();
+    const tool = await recorder.beforeToolCall({ name: "send_email", args: {} });
+    const outcome = {
+      stepId: tool.stepId,
+      attemptId: tool.attemptId,
+      causedByEventId: tool.requestedEventId,
+    };
+    await recorder.record({ type: "tool.completed", ...outcome, payload: { result: 1 } });
+    await refused(recorder.record({ type: "tool.failed", ...outcome, payload: {} }), "$");
+    await refused(recorder.toolFailed(tool, new Error("late")), "$");
+    // A request written by record() is an open attempt: its one outcome goes through.
+    const requested = await recorder.record({
+      type: "tool.requested",
+      stepId: "st-2",
+      attemptId: "at-2",
+      payload: {
+        name: "t",
+        args: {},
+        requestHash: "h",
+        effect: { kind: "read", idempotent: true },
+      },
+    });
+    const ids = { stepId: "st-2", attemptId: "at-2", requestedEventId: requested.eventId };
+    await recorder.abandon(ids, "a person decided");
+    await refused(recorder.abandon(ids, "again"), "$");
+    expect(await outcomeTypes(store)).toEqual(["tool.completed", "attempt.abandoned"]);
+  });
+
   it("copies racing to give one attempt an outcome record exactly one", async () => {
     const store = new MemoryEventStore();
     const recorder = new SessionRecorder({ store, ...address, actor });

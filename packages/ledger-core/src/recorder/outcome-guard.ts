@@ -12,6 +12,16 @@ const kindOfOutcome: Record<string, "model" | "tool"> = {
 /** The event types that give an attempt its outcome. */
 const OUTCOME_TYPES = new Set([...Object.keys(kindOfOutcome), "attempt.abandoned"]);
 
+/** True for an event type that gives an attempt its outcome (`record` guards those too). */
+export function isOutcomeType(type: string): boolean {
+  return OUTCOME_TYPES.has(type);
+}
+
+/** The attempt kind an outcome type belongs to; undefined for `attempt.abandoned`. */
+export function outcomeKind(type: string): "model" | "tool" | undefined {
+  return kindOfOutcome[type];
+}
+
 /**
  * One attempt, one outcome (§3): a `*.completed`, `*.failed` or `attempt.abandoned` event. The
  * attempts of one run that may still get theirs, by id: those its recorder requested, and on

@@ -107,6 +107,19 @@ describe("what a redact function returns", () => {
     expect(await types()).toEqual(["run.started", "tool.requested"]);
   });
 
+  it("a redact function that throws is invalid-argument with its error as the cause, and no call is recorded", async () => {
+    const bug = new TypeError("cannot read properties of undefined");
+    const { recorder, types } = await recorderWith((payload, { type }) => {
+      if (type === "model.requested") throw bug;
+      return payload;
+    });
+    const error = await refusal(recorder.beforeModelCall({ request: { model: "m" } }));
+    expect([error.code, error.path]).toEqual(["invalid-argument", "$.redact"]);
+    expect(error.message).toContain("cannot read properties of undefined");
+    expect(error.cause).toBe(bug);
+    expect(await types()).toEqual(["run.started"]);
+  });
+
   it("the recorded request, attempt.request and requestHash agree", async () => {
     const { store, recorder } = await recorderWith(
       addingToRequests({ at: "1970-01-01T00:00:00.000Z" }),

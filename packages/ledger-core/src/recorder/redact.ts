@@ -99,7 +99,17 @@ export function redactPayload(
   shape: "object" | "any",
 ): JsonValue {
   if (typeof redaction !== "function") return applyRedaction(payload, redaction, context);
-  const redacted: unknown = redaction(payload, context);
+  let redacted: unknown;
+  try {
+    redacted = redaction(payload, context);
+  } catch (error) {
+    // The call is not made: say so as every refusal does, with the function's own error kept.
+    throw new InvalidArgumentError(
+      "$.redact",
+      `the redact function threw for a ${context.type} payload: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
   const origin = `returned by the redact function for a ${context.type} payload`;
   if (redacted === undefined)
     throw new InvalidArgumentError(

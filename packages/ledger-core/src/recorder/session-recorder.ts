@@ -35,7 +35,7 @@ import {
 } from "../store/validate.js";
 import type { Attempt, ReplayedOutcome } from "./attempt.js";
 import { CommitQueue } from "./commit-queue.js";
-import { OpenAttempts } from "./outcome-guard.js";
+import { isOutcomeType, OpenAttempts, outcomeKind } from "./outcome-guard.js";
 import { type Redaction, redactErrorStacks, redactPayload, validateRedaction } from "./redact.js";
 
 export interface SessionRecorderOptions {
@@ -1073,7 +1073,21 @@ export class SessionRecorder {
     const copy = { ...event };
     if (copy.payload !== undefined)
       copy.payload = escapeMarkers(toPlainJson(copy.payload, "$.payload"));
+    // An outcome written this way is one outcome too: it claims its attempt as modelCompleted
+    // or abandon would, and a request opens its attempt for one.
+    if (isOutcomeType(copy.type)) {
+      const attempt = {
+        attemptId: copy.attemptId,
+        kind: outcomeKind(copy.type),
+        runId: this.runId,
+      };
+      const [stored] = await this.#open.settle(attempt, copy.type, this.runId, (claim) =>
+        this.#commit([copy], undefined, claim),
+      );
+      return stored as LedgerEvent;
+    }
     const [stored] = await this.#commit([copy]);
+    this.#open.read(stored as LedgerEvent);
     return stored as LedgerEvent;
   }
 
