@@ -26,7 +26,11 @@ import {
   nestedRefusal,
   settleRefused,
 } from "./nested-refusal.js";
-import { ModelCallsInProgress, streamLeftUnfinished } from "./open-model-calls.js";
+import {
+  abandonModelCallsLeftByCrash,
+  ModelCallsInProgress,
+  streamLeftUnfinished,
+} from "./open-model-calls.js";
 import { checkHandlerOptions } from "./option-checks.js";
 import { isRecord, parseToolInput, toJsonValue } from "./plain-json.js";
 import { RunTree, type ToolRun } from "./run-tree.js";
@@ -282,6 +286,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
   async #closeOpenCalls(): Promise<SessionRecorder> {
     const recorder = await this.getRecorder();
     await this.#state.models.closeAll(streamLeftUnfinished("the run was closed before it ended"));
+    await abandonModelCallsLeftByCrash(recorder);
     return recorder;
   }
 

@@ -1,4 +1,9 @@
-import { inspectSession, type LedgerEvent, MemoryEventStore } from "@agent-ledger/core";
+import {
+  inspectSession,
+  type LedgerEvent,
+  MemoryEventStore,
+  SessionRecorder,
+} from "@agent-ledger/core";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { FakeListChatModel } from "@langchain/core/utils/testing";
 import { describe, expect, it } from "vitest";
@@ -112,5 +117,32 @@ describe("a stream left unfinished (LangChain reports no end for it) is not left
       "model.completed",
       "run.failed",
     ]);
+  });
+});
+
+describe("closing a run a crash left with a model call in flight", () => {
+  it("abandons the model call the dead process left unresolved, and leaves a tool call to a person", async () => {
+    const store = new MemoryEventStore();
+    // What a process killed mid-stream (and mid-tool) leaves: requests without outcomes.
+    const dead = new SessionRecorder({
+      store,
+      sessionId: SESSION,
+      runId: RUN,
+      actor: { type: "agent", id: "langchain" },
+    });
+    await dead.startRun();
+    const tool = await dead.beforeToolCall({ toolCallId: "c1", name: "send_email", args: {} });
+    const model = await dead.beforeModelCall({ request: { messages: ["Hi"] } });
+
+    // A new process closes the run through a handler of its own.
+    const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+    await handler.completeRun("done");
+    const { types, unresolved } = await ledger(store);
+    expect(types.slice(-2)).toEqual(["attempt.abandoned", "run.completed"]);
+    expect(unresolved.map((attempt) => attempt.attemptId)).toEqual([tool.attemptId]);
+    const abandoned = (await runEvents(store, SESSION, RUN)).find(
+      (event) => event.type === "attempt.abandoned",
+    );
+    expect(abandoned?.attemptId).toBe(model.attemptId);
   });
 });

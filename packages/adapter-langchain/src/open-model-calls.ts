@@ -1,4 +1,9 @@
-import type { Attempt, JsonObject } from "@agent-ledger/core";
+import {
+  type Attempt,
+  inspectSession,
+  type JsonObject,
+  type SessionRecorder,
+} from "@agent-ledger/core";
 import type { ChatGenerationChunk, GenerationChunk } from "@langchain/core/outputs";
 import { messageToJson, toJsonValue } from "./plain-json.js";
 
@@ -130,4 +135,29 @@ function partialOf(call: OpenCall): JsonObject | undefined {
   const message = (call.chunk as ChatGenerationChunk | undefined)?.message;
   if (message) partial.message = messageToJson(message);
   return partial;
+}
+
+/**
+ * Abandons the model calls of `recorder`'s run that the ledger holds unresolved from a process
+ * that is gone (a crash mid-stream): the run is being closed, so no resume will make them
+ * again, and a finished run should leave no model call unresolved. Only model calls: a tool
+ * call in flight at a crash may have had its effect, which a person decides. Only on a resumed
+ * run: a new one holds no call of another process.
+ */
+export async function abandonModelCallsLeftByCrash(recorder: SessionRecorder): Promise<void> {
+  if (!recorder.resumed) return;
+  const { unresolved } = await inspectSession(recorder.store, recorder.sessionId, {
+    resolve: false,
+  });
+  for (const attempt of unresolved) {
+    if (attempt.kind !== "model" || attempt.runId !== recorder.runId) continue;
+    await recorder.abandon(
+      {
+        stepId: attempt.stepId,
+        attemptId: attempt.attemptId,
+        requestedEventId: attempt.requestEventId,
+      },
+      "the process making this model call ended before it did (a crash); the run was closed without it",
+    );
+  }
 }
