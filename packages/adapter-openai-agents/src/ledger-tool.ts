@@ -253,6 +253,9 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       if (callId !== undefined) scope?.run.pausedAgentTools.set(callId, attempt);
       if (callId !== undefined && nested.current)
         scope?.run.pausedAgentRuns.set(callId, nested.current);
+      // The SDK pauses the agent run that made this call too (its interruptions carry the
+      // nested ones): if that run is itself an agent tool's, its call pauses with it, at any depth.
+      if (scope) scope.paused = true;
       return output as never;
     }
     await ledgerStep(() =>

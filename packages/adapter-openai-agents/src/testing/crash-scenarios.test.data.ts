@@ -16,6 +16,7 @@ import {
 } from "./charging-agents.js";
 import type { CrashingChild } from "./crashing-child.js";
 import { fixture, retryingAgent } from "./fixture.js";
+import { nestedAgentToolsFixture } from "./nested-agent-tools.js";
 import { firstInterruption, runOptions } from "./recorded-run.js";
 import { AWKWARD_OUTPUTS, type AwkwardOutput, reportingAgent } from "./reporting-agent.js";
 import { researchFixture } from "./research-agents.js";
@@ -155,6 +156,11 @@ export const CRASH_SCENARIOS = {
       afterEffect: child.afterEffect("write héllo 🌍"),
     });
     await runWithLedger(first.main, "go", runOptions(child.store, first.model));
+  },
+  // Outer -> mid -> inner -> charge, agents as tools two levels deep; dies inside the charge.
+  "nested agent tools: dies inside charge": async (child) => {
+    const first = nestedAgentToolsFixture({ afterEffect: child.afterEffect("charge 7") });
+    await runWithLedger(first.outer, "go", runOptions(child.store, first.model));
   },
   // A person approved the delete of /a and rejected the one of /b; dies while /a is deleted.
   "deleting, /a approved and /b rejected: dies inside the delete of /a": async (child) => {
