@@ -1,4 +1,4 @@
-import type { Attempt, SessionRecorder } from "@agent-ledger/core";
+import { type Attempt, InvalidArgumentError, type SessionRecorder } from "@agent-ledger/core";
 
 interface Deferred {
   promise: Promise<string>;
@@ -40,6 +40,8 @@ export class AdapterState {
   readonly #inFlight = new Set<Attempt>();
   /** Failed model attempts the SDK may still retry, oldest first. */
   #failed: Attempt[] = [];
+  /** The agent's language model call in flight: claimed, then its attempt once begun. */
+  #agentCall: Attempt | "claimed" | undefined;
 
   constructor(recorder: SessionRecorder) {
     this.recorder = recorder;
@@ -49,9 +51,11 @@ export class AdapterState {
    * The failed attempt that a call with this request retries, taken off the list, if any
    * (`sameRequest` compares a failed attempt's request with this call's). The SDK retries a
    * call with the same request once its failure is known; parallel calls (an `embedMany` in
-   * chunks, two runs on one recorder) may begin and end in between, so the failure is found by
-   * its request, not as the last call. A failure stays a candidate while other calls are in
-   * flight; once none is, a call that retries none of them means they were not retried.
+   * chunks) may begin and end in between, so the failure is found by its request, not as the
+   * last call. (Two agents running on one recorder are refused instead, by `claimAgentCall`;
+   * calls made inside tools are on the tools' child runs.) A failure stays a candidate while
+   * other calls are in flight; once none is, a call that retries none of them means they were
+   * not retried.
    */
   takeRetried(sameRequest: (failed: Attempt) => boolean): Attempt | undefined {
     // Comparing hashes a long conversation: only when a failed call may be retried.
@@ -62,6 +66,26 @@ export class AdapterState {
     return undefined;
   }
 
+  /**
+   * Claims the run for an agent's language model call (one made outside a wrapped tool), before
+   * anything is recorded. An agent makes one call at a time (the SDK's retries follow its
+   * failure): another still in flight is a second agent on this recorder, which replay could
+   * not tell apart from the first, so it is refused here rather than replayed wrong on resume.
+   */
+  claimAgentCall(): void {
+    if (this.#agentCall !== undefined)
+      throw new InvalidArgumentError(
+        "$.recorder",
+        `a model call started on run ${this.recorder.runId} while another of its calls was in flight: two agents (or two generateText / streamText calls) are running at the same time on one recorder, and a resumed run replays its calls in the order they were recorded, so it could not tell them apart. Give each concurrent agent its own recorder: recorder.child({ actor }) or its own run`,
+      );
+    this.#agentCall = "claimed";
+  }
+
+  /** The claimed agent call began as `attempt` (or, `undefined`, could not begin). */
+  agentCallBegan(attempt: Attempt | undefined): void {
+    this.#agentCall = attempt;
+  }
+
   /** A model call began (its request is durable, or it is answered from the ledger). */
   modelBegan(attempt: Attempt): void {
     this.#inFlight.add(attempt);
@@ -70,10 +94,12 @@ export class AdapterState {
   /** A model call was answered: completed, or its completion could not be recorded. */
   modelAnswered(attempt: Attempt): void {
     this.#inFlight.delete(attempt);
+    if (this.#agentCall === attempt) this.#agentCall = undefined;
   }
 
   /** A model call failed (live, or answered with its recorded failure): the SDK may retry it. */
   modelFailed(attempt: Attempt): void {
+    if (this.#agentCall === attempt) this.#agentCall = undefined;
     if (!this.#inFlight.delete(attempt)) return;
     this.#failed.push(attempt);
   }

@@ -5,6 +5,7 @@ import { adapterStateOf } from "./adapter-state.js";
 import { beginAttempt, recordCompletion, recordFailure, replayedFailure } from "./model-attempt.js";
 import { embeddingRequestOf, redactOption } from "./model-request.js";
 import { toJsonValue } from "./plain-json.js";
+import { callStateOf } from "./tool-call-context.js";
 
 export interface LedgerEmbeddingMiddlewareOptions {
   /** The recorder of the run (the same one the language model's `ledgerMiddleware` records to). */
@@ -69,11 +70,13 @@ export function ledgerEmbeddingMiddleware(
   } = checkedOptions<LedgerEmbeddingMiddlewareOptions>(options);
   checkedOptional(recordEmbeddings, "$.recordEmbeddings", "boolean");
   const redact = redactOption(redaction);
-  const state = adapterStateOf(recorder);
+  const recorderState = adapterStateOf(recorder);
   const withVectors = recordEmbeddings === true;
   return {
     specificationVersion: "v3",
     async wrapEmbed({ doEmbed, params, model }) {
+      // Inside one of this recorder's wrapped tools: recorded on the tool call's child run.
+      const state = callStateOf(recorderState);
       let attempt = await beginAttempt(state, () => embeddingRequestOf(params, model, redact));
       const replayed = attempt.replayed;
       if (replayed?.status === "completed") {

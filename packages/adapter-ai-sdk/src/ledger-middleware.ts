@@ -1,4 +1,4 @@
-import type { Redaction, SessionRecorder } from "@agent-ledger/core";
+import type { Attempt, JsonObject, Redaction, SessionRecorder } from "@agent-ledger/core";
 import type {
   LanguageModelV3,
   LanguageModelV3CallOptions,
@@ -12,6 +12,7 @@ import { beginAttempt, recordCompletion, recordFailure, replayedFailure } from "
 import { modelRequestOf, redactOption } from "./model-request.js";
 import { decodeGenerateResult, encodeModelResponse, toolCallIdsOf } from "./model-response.js";
 import { recordStream, replayStream } from "./record-stream.js";
+import { callStateOf } from "./tool-call-context.js";
 
 export interface LedgerMiddlewareOptions {
   /** The recorder of the run (a new one, or one from `SessionRecorder.resume` to replay). */
@@ -25,8 +26,22 @@ export interface LedgerMiddlewareOptions {
   redact?: Redaction | false;
 }
 
+/**
+ * The state a call records with: inside one of this recorder's wrapped tools, the tool call's
+ * child run's; elsewhere the run's, once the call has claimed it (`claimAgentCall`: a second
+ * agent running on the recorder is refused there, before anything is recorded or the provider
+ * is called).
+ */
+function claimedState(state: AdapterState): { callState: AdapterState; agentCall: boolean } {
+  const callState = callStateOf(state);
+  const agentCall = callState === state;
+  if (agentCall) state.claimAgentCall();
+  return { callState, agentCall };
+}
+
 async function wrapGenerate(
   state: AdapterState,
+  agentCall: boolean,
   redact: Redaction | false | undefined,
   options: {
     doGenerate: () => PromiseLike<LanguageModelV3GenerateResult>;
@@ -34,7 +49,7 @@ async function wrapGenerate(
     model: LanguageModelV3;
   },
 ): Promise<LanguageModelV3GenerateResult> {
-  const attempt = await beginAttempt(state, () =>
+  const attempt = await begin(state, agentCall, () =>
     modelRequestOf(options.params, options.model, redact),
   );
   const replayed = attempt.replayed;
@@ -64,6 +79,7 @@ async function wrapGenerate(
 
 async function wrapStream(
   state: AdapterState,
+  agentCall: boolean,
   redact: Redaction | false | undefined,
   options: {
     doStream: () => PromiseLike<LanguageModelV3StreamResult>;
@@ -71,7 +87,7 @@ async function wrapStream(
     model: LanguageModelV3;
   },
 ): Promise<LanguageModelV3StreamResult> {
-  const attempt = await beginAttempt(state, () =>
+  const attempt = await begin(state, agentCall, () =>
     modelRequestOf(options.params, options.model, redact),
   );
   const replayed = attempt.replayed;
@@ -94,6 +110,26 @@ async function wrapStream(
 }
 
 /**
+ * Begins the call's attempt. An agent's call (`agentCall`: made outside a wrapped tool, having
+ * claimed the run) holds the claim until the attempt is answered, or gives it back if it could
+ * not begin.
+ */
+async function begin(
+  state: AdapterState,
+  agentCall: boolean,
+  requestOf: () => JsonObject,
+): Promise<Attempt> {
+  if (!agentCall) return beginAttempt(state, requestOf);
+  let attempt: Attempt | undefined;
+  try {
+    attempt = await beginAttempt(state, requestOf);
+    return attempt;
+  } finally {
+    state.agentCallBegan(attempt);
+  }
+}
+
+/**
  * A `LanguageModelV3Middleware` (for `wrapLanguageModel`) that records every model call of a
  * run: `model.requested` is committed before the provider is called (if that fails, the
  * provider is not called and the caller gets the `LedgerError`), then `model.completed` or
@@ -106,7 +142,13 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions): LanguageMode
   const state = adapterStateOf(recorder);
   return {
     specificationVersion: "v3",
-    wrapGenerate: (call) => wrapGenerate(state, redact, call),
-    wrapStream: (call) => wrapStream(state, redact, call),
+    wrapGenerate: async (call) => {
+      const { callState, agentCall } = claimedState(state);
+      return wrapGenerate(callState, agentCall, redact, call);
+    },
+    wrapStream: async (call) => {
+      const { callState, agentCall } = claimedState(state);
+      return wrapStream(callState, agentCall, redact, call);
+    },
   };
 }

@@ -16,6 +16,7 @@ import {
 import { type AdapterState, adapterStateOf } from "./adapter-state.js";
 import { toJsonValue } from "./plain-json.js";
 import { AttemptAbandonedError, rebuildError } from "./replayed-errors.js";
+import { inToolCall, inToolCallIterable, ToolCallContext } from "./tool-call-context.js";
 import { decodeToolOutput, encodeToolOutput } from "./tool-output.js";
 
 /** A tool call that was in flight when the process died and is not declared idempotent. */
@@ -203,19 +204,22 @@ function wrapExecute(
     const attempt = await startCall(state, options, name, input, executeOptions);
     const replayed = replayedOutput(attempt, name);
     if (replayed) return replayed.output;
+    const context = new ToolCallContext(state, attempt);
     let output: unknown;
     try {
-      const returned = execute(input as never, executeOptions);
+      const returned = inToolCall(context, () => execute(input as never, executeOptions));
       if (isAsyncIterable(returned)) {
         // A function not declared `streaming` returned preliminary results: this wrapper has
         // answered the SDK with a promise already, so they cannot be streamed; the last value
         // is the result, as the SDK would have taken it.
-        for await (const value of returned) output = value;
+        for await (const value of inToolCallIterable(context, returned)) output = value;
       } else output = await returned;
     } catch (error) {
+      await context.close({ failed: true, error });
       await settle(state, state.recorder.toolFailed(attempt, error));
       throw error;
     }
+    await context.close({ failed: false });
     await recordOutput(state, attempt, output);
     return output;
   };
@@ -240,11 +244,12 @@ function wrapStreamingExecute(
       yield replayed.output;
       return;
     }
+    const context = new ToolCallContext(state, attempt);
     let last: unknown;
     try {
-      const returned = execute(input as never, executeOptions);
+      const returned = inToolCall(context, () => execute(input as never, executeOptions));
       if (isAsyncIterable(returned)) {
-        for await (const value of returned) {
+        for await (const value of inToolCallIterable(context, returned)) {
           last = value;
           yield value;
         }
@@ -253,9 +258,11 @@ function wrapStreamingExecute(
         yield last;
       }
     } catch (error) {
+      await context.close({ failed: true, error });
       await settle(state, state.recorder.toolFailed(attempt, error));
       throw error;
     }
+    await context.close({ failed: false });
     await recordOutput(state, attempt, last);
   };
 }

@@ -3,6 +3,11 @@ import { crashingChat } from "./crashing-chat.test.data.js";
 import { crashInsideDocumentEmbedding } from "./embedding.test.data.js";
 import { crashInsideSecondStep } from "./failing-stream.test.data.js";
 import { crashInsideLookupC3, crashInsideSendC2 } from "./replay-agent.test.data.js";
+import {
+  crashInsideInnerCall,
+  crashParallelResearchAtFinalCall,
+  crashResearchAtFinalCall,
+} from "./research-agent.test.data.js";
 
 /**
  * The runs a test can crash in a child process, by the name the child is given: each records
@@ -13,6 +18,9 @@ export const crashScenarios = {
   "embedding inside the documents call": crashInsideDocumentEmbedding,
   "replay inside lookup c3": crashInsideLookupC3,
   "replay inside send c2": crashInsideSendC2,
+  "research at the final call": crashResearchAtFinalCall,
+  "research in parallel at the final call": crashParallelResearchAtFinalCall,
+  "research inside its second inner call": crashInsideInnerCall,
   "stream failed mid-way, then inside step 2": crashInsideSecondStep,
 } satisfies Record<string, (store: EventStore) => Promise<void>>;
 

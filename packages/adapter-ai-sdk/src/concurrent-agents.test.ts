@@ -1,0 +1,121 @@
+import {
+  type Actor,
+  LedgerError,
+  MemoryEventStore,
+  readWholeSession,
+  SessionRecorder,
+} from "@agent-ledger/core";
+import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
+import { stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { ledgerMiddleware } from "./ledger-middleware.js";
+import {
+  assistant,
+  partsStream,
+  streamPartsOf,
+  textResult,
+  toolCall,
+  toolCallsResult,
+} from "./testing/scripted-model.test.data.js";
+import { wrapTools } from "./wrap-tools.js";
+
+const address = { sessionId: "two-agents", runId: "r1" };
+
+/** Asks for one `greet` call, then answers `hello <who>`; answers by prompt, not by order. */
+function greeterModel() {
+  const model = new MockLanguageModelV3({
+    doStream: async ({ prompt }: LanguageModelV3CallOptions) => {
+      const user = JSON.stringify(prompt.find((message) => message.role === "user"));
+      const who = user.includes("alice") ? "alice" : "bob";
+      const answered = prompt.some((message) => message.role === "tool");
+      const result = answered
+        ? textResult(`hello ${who}`)
+        : toolCallsResult(toolCall(`call_${who}`, "greet", { who }));
+      return { stream: partsStream(streamPartsOf(result)) };
+    },
+  });
+  return model;
+}
+
+/** One agent's streamText on `recorder`: its text, and the errors its stream reported. */
+async function runAgent(recorder: SessionRecorder, model: MockLanguageModelV3, who: string) {
+  const errors: unknown[] = [];
+  const result = streamText({
+    model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+    tools: wrapTools(
+      {
+        greet: tool({
+          inputSchema: z.object({ who: z.string() }),
+          execute: async ({ who: name }) => `greeted ${name}`,
+        }),
+      },
+      { recorder },
+    ),
+    prompt: `hi ${who}`,
+    stopWhen: stepCountIs(3),
+    onError: ({ error }) => {
+      errors.push(error);
+    },
+  });
+  await result.consumeStream();
+  const text = await Promise.resolve(result.text).catch(() => "");
+  return { text, errors };
+}
+
+const actorOf = (id: string): Actor => ({ type: "agent", id, framework: "ai-sdk" });
+
+describe("two agents running at the same time", () => {
+  it("refuses the second agent's call on one recorder before anything is recorded", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, ...address, actor: assistant });
+    const model = greeterModel();
+    const [alice, bob] = await Promise.all([
+      runAgent(recorder, model, "alice"),
+      runAgent(recorder, model, "bob"),
+    ]);
+    expect(alice).toEqual({ text: "hello alice", errors: [] });
+    expect(bob.text).toBe("");
+    expect(bob.errors).toHaveLength(1);
+    const refusal = bob.errors[0];
+    expect(LedgerError.isInstance(refusal, "invalid-argument")).toBe(true);
+    expect((refusal as LedgerError & { path: string }).path).toBe("$.recorder");
+    expect((refusal as Error).message).toContain("recorder.child(");
+    // Bob's call reached neither the provider nor the ledger.
+    expect(model.doStreamCalls).toHaveLength(2);
+    const events = await readWholeSession(store, address.sessionId);
+    const requests = events.filter((event) => event.type === "model.requested");
+    expect(requests).toHaveLength(2);
+    expect(JSON.stringify(requests)).not.toContain("hi bob");
+  });
+
+  it("runs and resumes them side by side, each on its own child recorder", async () => {
+    const store = new MemoryEventStore();
+    const root = new SessionRecorder({ store, ...address, actor: assistant });
+    await root.startRun();
+    const live = greeterModel();
+    const agents = (recorder: SessionRecorder, model: MockLanguageModelV3) =>
+      Promise.all(
+        ["alice", "bob"].map((who) =>
+          runAgent(recorder.child({ actor: actorOf(who) }), model, who),
+        ),
+      );
+    expect((await agents(root, live)).map(({ text }) => text)).toEqual([
+      "hello alice",
+      "hello bob",
+    ]);
+    expect(live.doStreamCalls).toHaveLength(4);
+
+    const resumed = greeterModel();
+    const again = await agents(
+      await SessionRecorder.resume({ store, ...address, actor: assistant }),
+      resumed,
+    );
+    expect(again).toEqual([
+      { text: "hello alice", errors: [] },
+      { text: "hello bob", errors: [] },
+    ]);
+    expect(resumed.doStreamCalls).toHaveLength(0);
+  });
+});
