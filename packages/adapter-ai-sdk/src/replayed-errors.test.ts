@@ -1,4 +1,9 @@
-import { type JsonObject, MemoryEventStore, SessionRecorder } from "@agent-ledger/core";
+import {
+  type JsonObject,
+  MemoryEventStore,
+  normalizeError,
+  SessionRecorder,
+} from "@agent-ledger/core";
 import { GatewayError, GatewayRateLimitError } from "@ai-sdk/gateway";
 import { APICallError } from "@ai-sdk/provider";
 import { generateText, wrapLanguageModel } from "ai";
@@ -60,6 +65,17 @@ describe("a recorded failure thrown again on replay", () => {
     expect(replayed.text).toBe("ok");
     expect(resumed.calls).toBe(0);
     expect(await eventsOf(store)).toEqual(recorded);
+  });
+
+  it("keeps the recorded code of an error that is no AI SDK error (a driver's, a ledger's)", () => {
+    const live = Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+    const recorded = normalizeError(live);
+    const replayed = rebuildError(recorded, failureMetadataOf(live)) as Error & { code?: string };
+    expect([replayed.name, replayed.message, replayed.code]).toEqual([
+      "Error",
+      "socket hang up",
+      "ECONNRESET",
+    ]);
   });
 
   it("is rebuilt with what the SDK's retry reads: the error's brand, isRetryable, and the retry headers", () => {
