@@ -91,6 +91,8 @@ const refusalsByCode: ReadonlyMap<string, ServerRefusal> = new Map([
   ["28000", "credentials"], // PostgreSQL invalid_authorization_specification (no such role)
   ["ER_BAD_DB_ERROR", "no-database"],
   ["ER_ACCESS_DENIED_ERROR", "credentials"],
+  // MariaDB answers some refused logins so (seen for a user that does not exist, now and then).
+  ["ER_ACCESS_DENIED_NO_PASSWORD_ERROR", "credentials"],
   ["ER_DBACCESS_DENIED_ERROR", "credentials"],
 ]);
 

@@ -1,0 +1,32 @@
+import { StoreUnavailableError } from "@agent-ledger/core";
+import { describe, expect, it } from "vitest";
+import { serverRefusal } from "./errors.js";
+
+// What each driver says when the server answered and said no, under the store's
+// store-unavailable (the store keeps the driver error as its cause).
+const unavailable = (cause: unknown) => new StoreUnavailableError("init failed", cause);
+const coded = (code: string, message = "refused") => Object.assign(new Error(message), { code });
+
+describe("serverRefusal", () => {
+  it("reads a missing database and refused credentials from each driver's error", () => {
+    const cases: [unknown, string | undefined][] = [
+      [coded("3D000"), "no-database"],
+      [coded("28P01"), "credentials"],
+      [coded("28000"), "credentials"],
+      [coded("ER_BAD_DB_ERROR"), "no-database"],
+      [coded("ER_ACCESS_DENIED_ERROR"), "credentials"],
+      // MariaDB's answer, now and then, to a user that does not exist (seen failing CI once).
+      [coded("ER_ACCESS_DENIED_NO_PASSWORD_ERROR"), "credentials"],
+      [coded("ER_DBACCESS_DENIED_ERROR"), "credentials"],
+      [new Error("WRONGPASS invalid username-password pair or user is disabled."), "credentials"],
+      [new Error("NOAUTH Authentication required."), "credentials"],
+      [new Error("ERR DB index is out of range"), "no-database"],
+      // A server out of reach is none of these: exit 4 stays.
+      [coded("ECONNREFUSED"), undefined],
+      [new Error("Connection is closed."), undefined],
+    ];
+    for (const [cause, refusal] of cases) {
+      expect(serverRefusal(unavailable(cause)), String(cause)).toBe(refusal);
+    }
+  });
+});
