@@ -2,14 +2,13 @@ import {
   childPath,
   InvalidArgumentError,
   type SessionRecorder,
+  TOOL_EFFECT_KINDS,
   type ToolEffect,
 } from "@agent-ledger/core";
 
 // Checked when the middleware or the wrapper is made: a bad option found at the first call is
 // found after the model call before it was paid for, or never (a string where a list of names
 // was meant still answers `includes`).
-
-const EFFECT_KINDS: readonly ToolEffect["kind"][] = ["none", "read", "write", "unknown"];
 
 // What the adapter calls on a recorder. Checked by shape, not `instanceof`: two copies of
 // @agent-ledger/core in one application make recorders of two classes.
@@ -90,13 +89,13 @@ export function checkedEffects(
   if (!isObject(value))
     throw new InvalidArgumentError(
       path,
-      `expected { [toolName]: ${EFFECT_KINDS.map((kind) => `"${kind}"`).join(" | ")} }, got ${describe(value)}`,
+      `expected { [toolName]: ${TOOL_EFFECT_KINDS.map((kind) => `"${kind}"`).join(" | ")} }, got ${describe(value)}`,
     );
   for (const [name, kind] of Object.entries(value))
-    if (!EFFECT_KINDS.includes(kind as ToolEffect["kind"]))
+    if (!TOOL_EFFECT_KINDS.includes(kind as ToolEffect["kind"]))
       throw new InvalidArgumentError(
         childPath(path, name),
-        `an effect kind is one of ${EFFECT_KINDS.join(", ")}, got ${describe(kind)}`,
+        `an effect kind is one of ${TOOL_EFFECT_KINDS.join(", ")}, got ${describe(kind)}`,
       );
   return value as Record<string, ToolEffect["kind"]>;
 }

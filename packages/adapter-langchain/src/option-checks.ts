@@ -1,18 +1,8 @@
-import { InvalidArgumentError, isValidId } from "@agent-ledger/core";
+import { assertEventStore, InvalidArgumentError, isValidId } from "@agent-ledger/core";
 import { isRecord } from "./plain-json.js";
 
 // Checked where the options are given, not at the first call that uses them: a mistake in
 // JavaScript (or a config file) would otherwise surface as a TypeError deep inside an invoke.
-
-/** True for a value that can serve as an EventStore (the calls the adapter makes on it). */
-function isStore(value: unknown): boolean {
-  return (
-    isRecord(value) &&
-    ["append", "readRun", "runHead", "putBlob", "getBlob"].every(
-      (method) => typeof value[method] === "function",
-    )
-  );
-}
 
 function checkId(value: unknown, path: string, required: boolean): void {
   if (value === undefined && !required) return;
@@ -38,11 +28,7 @@ export function checkHandlerOptions(options: unknown): void {
       throw new InvalidArgumentError("$.recorder", "must be a SessionRecorder");
     return;
   }
-  if (!isStore(options.store))
-    throw new InvalidArgumentError(
-      "$.store",
-      "must be an EventStore (e.g. `await openStore(url)`), not a URL or a plain object",
-    );
+  assertEventStore(options.store, "$.store");
   checkId(options.sessionId, "$.sessionId", true);
   checkId(options.runId, "$.runId", false);
   const actor = options.actor;
@@ -57,11 +43,7 @@ export function checkHandlerOptions(options: unknown): void {
 export function checkSaverOptions(options: unknown): void {
   if (!isRecord(options))
     throw new InvalidArgumentError("$", "LedgerCheckpointSaver needs { store }");
-  if (!isStore(options.store))
-    throw new InvalidArgumentError(
-      "$.store",
-      "must be an EventStore (e.g. `await openStore(url)`), not a URL or a plain object",
-    );
+  assertEventStore(options.store, "$.store");
   checkId(options.sessionId, "$.sessionId", false);
   const { cachedThreads, serde } = options;
   if (cachedThreads !== undefined && !(typeof cachedThreads === "number" && cachedThreads >= 1))

@@ -1,10 +1,13 @@
-import { assertId, InvalidArgumentError, type ToolEffect } from "@agent-ledger/core";
+import {
+  assertId,
+  InvalidArgumentError,
+  TOOL_EFFECT_KINDS,
+  type ToolEffect,
+} from "@agent-ledger/core";
 
 // Each public function checks its options before anything runs: a bad value found later would
 // be found after a model call was paid for (maxTurns is read by the SDK only when it saves the
 // RunState; an effect only when the model calls the tool), or as a TypeError naming nothing.
-
-const EFFECT_KINDS: readonly ToolEffect["kind"][] = ["none", "read", "write", "unknown"];
 
 function describe(value: unknown): string {
   if (value === null) return "null";
@@ -98,8 +101,8 @@ export function assertLedgerToolOptions(options: unknown): void {
   assertOptional(
     given,
     "effect",
-    (value) => EFFECT_KINDS.includes(value as ToolEffect["kind"]),
-    `one of ${EFFECT_KINDS.map((kind) => `"${kind}"`).join(", ")}`,
+    (value) => TOOL_EFFECT_KINDS.includes(value as ToolEffect["kind"]),
+    `one of ${TOOL_EFFECT_KINDS.map((kind) => `"${kind}"`).join(", ")}`,
   );
   assertOptional(
     given,

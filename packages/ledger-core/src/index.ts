@@ -169,6 +169,8 @@ export { readWholeRun, readWholeSession } from "./store/read-all.js";
 export { redactUrl } from "./store/redact-url.js";
 export type { ValidAppend, ValidEvent } from "./store/validate.js";
 export {
+  assertEventStore,
+  TOOL_EFFECT_KINDS,
   validateAppend,
   validateFork,
   validateNewEvent,

@@ -1,13 +1,20 @@
 import { InvalidArgumentError, InvalidEventError, LedgerError } from "../events/errors.js";
 import { assertId, isValidId, uuidv7 } from "../events/ids.js";
 import { childPath, type JsonObject, type JsonValue, thrown, toPlainJson } from "../events/json.js";
-import { type Actor, EVENT_TYPES, type NewEvent } from "../events/types.js";
+import { type Actor, EVENT_TYPES, type NewEvent, type ToolEffect } from "../events/types.js";
 import { type EncodedBlob, isBlobRef, prepareBlobs } from "./blob.js";
 import type { AppendRequest, EventStore } from "./event-store.js";
 
 const knownTypes: ReadonlySet<string> = new Set(EVENT_TYPES);
 const actorTypes = new Set(["agent", "tool", "human", "system"]);
-const effectKinds = new Set(["none", "read", "write", "unknown"]);
+/** The kinds a tool call's `effect` may declare (§3), in the order messages list them. */
+export const TOOL_EFFECT_KINDS: readonly ToolEffect["kind"][] = [
+  "none",
+  "read",
+  "write",
+  "unknown",
+];
+const effectKinds: ReadonlySet<string> = new Set(TOOL_EFFECT_KINDS);
 const idFields = ["stepId", "attemptId", "retryOf", "parentRunId", "causedByEventId"] as const;
 const allowedFields = new Set<string>([
   "eventId",
