@@ -60,7 +60,7 @@ async function resumeApprovingAll(
 ) {
   const asked: string[] = [];
   let result = await resumeRun(main, runOptions(store, model));
-  while (result.status === "interrupted" && result.state) {
+  while (result.status === "interrupted") {
     for (const item of result.interruptions) {
       asked.push(item.name ?? "");
       result.state.approve(item);
@@ -74,7 +74,7 @@ async function resumeApprovingAll(
 async function runApprovingAll(store: EventStore, main: Agent, model: Model) {
   const asked: string[] = [];
   let result = await runWithLedger(main, "go", runOptions(store, model));
-  while (result.status === "interrupted" && result.state) {
+  while (result.status === "interrupted") {
     for (const item of result.interruptions) {
       asked.push(item.name ?? "");
       result.state.approve(item);

@@ -25,7 +25,7 @@ ledgers.prepare(
 async function resumeApprovingAll(store: EventStore, agent: Agent, model: Model) {
   const asked: string[] = [];
   let result = await resumeRun(agent, runOptions(store, model));
-  while (result.status === "interrupted" && result.state) {
+  while (result.status === "interrupted") {
     for (const item of result.interruptions) {
       asked.push(approvalCallId(item));
       result.state.approve(item);

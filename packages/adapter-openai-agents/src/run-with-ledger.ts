@@ -80,21 +80,27 @@ export interface ResumeRunOptions extends LedgerRunOptions {
 }
 
 /** What a recorded run ended with. */
-export interface LedgerRunResult {
+interface RunResultBase {
   sessionId: string;
   runId: string;
-  /**
-   * `interrupted`: waiting for tool approvals (see `interruptions`, decide on `state`).
-   * `cancelled`: the consumer of a streamed run stopped reading it (recorded as `run.cancelled`).
-   */
-  status: "completed" | "interrupted" | "cancelled";
   finalOutput: unknown;
   interruptions: RunToolApprovalItem[];
-  /** The SDK's RunState (undefined when a completed run is only read back from the ledger). */
-  state: AnyRunState | undefined;
   /** The SDK's result of the last segment (undefined when read back from the ledger). */
   result: AnyResult | undefined;
 }
+
+/**
+ * How a run ended, told apart by `status` so that TypeScript narrows it:
+ * - `completed`: `finalOutput` is the answer; `state` is undefined when a completed run is only
+ *   read back from the ledger.
+ * - `interrupted`: waiting for tool approvals (see `interruptions`); decide them on `state`
+ *   (always there) and pass it to `resumeRun`.
+ * - `cancelled`: the consumer of a streamed run stopped reading it (recorded as `run.cancelled`).
+ */
+export type LedgerRunResult =
+  | (RunResultBase & { status: "completed"; state: AnyRunState | undefined })
+  | (RunResultBase & { status: "interrupted"; state: AnyRunState })
+  | (RunResultBase & { status: "cancelled"; state: AnyRunState | undefined });
 
 /** A streamed run: read `stream`, then await `done`. */
 export interface LedgerStreamedRun {
