@@ -41,7 +41,7 @@ describe("@agent-ledger/cli public surface", () => {
       "2  bad usage",
       "3  unknown session",
       "4  the store's server",
-      "130  stopped by Ctrl-C",
+      "130  export stopped by Ctrl-C",
     ])
       expect(cli.HELP).toContain(line);
   });

@@ -57,7 +57,8 @@ exit codes:
      refused), non-loopback bind without --token, an export --output file that cannot be written
   3  unknown session, attempt or ledger file (or database); export: a blob an event names is lost
   4  the store's server cannot be reached
-  130  stopped by Ctrl-C or SIGTERM (export: an --output file left as it was)
+  130  export stopped by Ctrl-C or SIGTERM (an --output file left as it was); serve and
+       tail --follow end with 0 when stopped
 `;
 
 /** Splits `--store <url>` / `--store=<url>` (anywhere) from the command's own arguments. */

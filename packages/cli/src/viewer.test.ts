@@ -95,6 +95,10 @@ describe("agent-ledger serve: access rules", () => {
       expect(await page.text()).toContain('<script src="app.js" defer></script>');
       const post = await fetch(`${base}/api/sessions?token=s3cret-token-value`, { method: "POST" });
       expect(post.status).toBe(405);
+      // Meant to run until stopped: SIGTERM ends it as a success (the README's exit codes).
+      const exited = new Promise<number | null>((resolve) => server.child.once("exit", resolve));
+      server.child.kill("SIGTERM");
+      expect(await exited).toBe(0);
     } finally {
       server.child.kill("SIGTERM");
     }

@@ -9,10 +9,10 @@ import { idArgument } from "./session-args.js";
 
 export const serveHelp = `agent-ledger serve [--port <n>] [--host <address>] [--token <secret>] [--session <id>]
   Read-only web viewer. Binds 127.0.0.1 on a free port unless told otherwise and prints the
-  URL. Binding any other address is refused without --token (or AGENT_LEDGER_VIEWER_TOKEN);
-  with a token every request must carry it (the printed URL does). The page's resolve commands
-  name the store as inspect's do (a password in it shown as ***; one from $AGENT_LEDGER_STORE
-  left to the environment).`;
+  URL. Binding any other address is refused without --token (or AGENT_LEDGER_VIEWER_TOKEN;
+  at least 8 characters); with a token every request must carry it (the printed URL does).
+  The page's resolve commands name the store as inspect's do (a password in it shown as ***;
+  one from $AGENT_LEDGER_STORE left to the environment). Ctrl-C or SIGTERM stops it (exit 0).`;
 
 export async function serveCommand(context: CommandContext): Promise<number> {
   const { values, positionals } = parseArgs({
