@@ -1,4 +1,9 @@
-import { type Attempt, InvalidArgumentError, type SessionRecorder } from "@agent-ledger/core";
+import {
+  type Attempt,
+  InvalidArgumentError,
+  LedgerError,
+  type SessionRecorder,
+} from "@agent-ledger/core";
 
 interface Deferred {
   promise: Promise<string>;
@@ -42,9 +47,38 @@ export class AdapterState {
   #failed: Attempt[] = [];
   /** The agent's language model call in flight: claimed, then its attempt once begun. */
   #agentCall: Attempt | "claimed" | undefined;
+  /** Model calls whose stream was handed to its consumer (see `claimAgentCall`). */
+  readonly #openStreams = new WeakSet<Attempt>();
+  /** A wrapped tool call's child run (see `ofToolCall`). */
+  #toolCallRun = false;
 
   constructor(recorder: SessionRecorder) {
     this.recorder = recorder;
+  }
+
+  /**
+   * Marks this state as a wrapped tool call's child run (see `ToolCallContext`). A tool may
+   * start its inner calls together (`Promise.all`): their requests commit in whichever order
+   * the event loop gives, and a resumed tool may start them in another, so a resumed child run
+   * matches each call with the recorded call of the same request not yet answered (the core's
+   * `matchModelsByRequest`), in recorded order first, instead of strictly in recorded order.
+   * And a call the ledger refuses stops the child run (`refused`).
+   */
+  ofToolCall(): void {
+    this.#toolCallRun = true;
+  }
+
+  /**
+   * A call of this run could not begin: on a tool call's child run, an error of the ledger (a
+   * store down, a replay divergence...) stops the run, so the tool's outcome is not recorded
+   * as that error (it would be answered with it on every resume) and the agent's next call is
+   * refused. A request that is not plain JSON is the call's own error: the tool may go on.
+   */
+  refused(error: unknown): void {
+    if (!this.#toolCallRun || !LedgerError.isInstance(error)) return;
+    if (LedgerError.isInstance(error, "non-serializable")) return;
+    if (LedgerError.isInstance(error, "invalid-argument")) return;
+    this.block(error);
   }
 
   /**
@@ -73,17 +107,33 @@ export class AdapterState {
    * not tell apart from the first, so it is refused here rather than replayed wrong on resume.
    */
   claimAgentCall(): void {
-    if (this.#agentCall !== undefined)
+    const held = this.#agentCall;
+    if (held === undefined) {
+      this.#agentCall = "claimed";
+      return;
+    }
+    const concurrent = `two agents (or two generateText / streamText calls) are running at the same time on one recorder, and a resumed run replays its calls in the order they were recorded, so it could not tell them apart. Give each concurrent agent its own recorder: recorder.child({ actor }) or its own run`;
+    // The SDK's streamText reads a model stream to its end even when its consumer stops; a
+    // stream read some other way (the model's doStream, streamObject) may have been left open.
+    if (typeof held === "object" && this.#openStreams.has(held))
       throw new InvalidArgumentError(
         "$.recorder",
-        `a model call started on run ${this.recorder.runId} while another of its calls was in flight: two agents (or two generateText / streamText calls) are running at the same time on one recorder, and a resumed run replays its calls in the order they were recorded, so it could not tell them apart. Give each concurrent agent its own recorder: recorder.child({ actor }) or its own run`,
+        `a model call started on run ${this.recorder.runId} while the stream of its model call ${held.attemptId} was still open: not read to its end, cancelled or aborted. If that stream was left unread, cancel it (stream.cancel(), or its reader's cancel()) or abort the call's abortSignal: it is then recorded as failed with what had streamed, and the next call goes ahead. Otherwise ${concurrent}`,
       );
-    this.#agentCall = "claimed";
+    throw new InvalidArgumentError(
+      "$.recorder",
+      `a model call started on run ${this.recorder.runId} while another of its calls was in flight: ${concurrent}`,
+    );
   }
 
   /** The claimed agent call began as `attempt` (or, `undefined`, could not begin). */
   agentCallBegan(attempt: Attempt | undefined): void {
     this.#agentCall = attempt;
+  }
+
+  /** The stream of `attempt` is handed to its consumer: in flight until its end is recorded. */
+  streamOpened(attempt: Attempt): void {
+    this.#openStreams.add(attempt);
   }
 
   /** A model call began (its request is durable, or it is answered from the ledger). */
@@ -117,13 +167,23 @@ export class AdapterState {
     if (this.#blocked === undefined) this.#blocked = error;
   }
 
-  /** Records `run.started` once (a no-op on a resumed run). */
+  /**
+   * Records `run.started` once (a no-op on a resumed run). Every model call awaits it before it
+   * is matched: a child run adopted on resume has been read by then, so its replay is set up
+   * here, before its first call.
+   */
   ensureStarted(): Promise<unknown> {
     if (!this.#started) {
-      this.#started = this.recorder.startRun().catch((error: unknown) => {
-        this.#started = undefined;
-        throw error;
-      });
+      this.#started = this.recorder.startRun().then(
+        (started) => {
+          if (this.#toolCallRun) this.recorder.replay?.matchModelsByRequest();
+          return started;
+        },
+        (error: unknown) => {
+          this.#started = undefined;
+          throw error;
+        },
+      );
     }
     return this.#started;
   }

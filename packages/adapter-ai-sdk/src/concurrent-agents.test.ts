@@ -6,7 +6,7 @@ import {
   SessionRecorder,
 } from "@agent-ledger/core";
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
-import { stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
+import { type LanguageModel, stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -117,5 +117,65 @@ describe("two agents running at the same time", () => {
       { text: "hello bob", errors: [] },
     ]);
     expect(resumed.doStreamCalls).toHaveLength(0);
+  });
+});
+
+describe("a stream its consumer left open", () => {
+  const prompt: LanguageModelV3CallOptions["prompt"] = [
+    { role: "user", content: [{ type: "text", text: "count" }] },
+  ];
+
+  /** Opens a model stream directly, reads its first part, and leaves it open. */
+  async function leaveOpen(model: ReturnType<typeof wrapLanguageModel>, abortSignal?: AbortSignal) {
+    const { stream } = await model.doStream({ prompt, ...(abortSignal ? { abortSignal } : {}) });
+    const reader = stream.getReader();
+    await reader.read();
+    reader.releaseLock();
+    return stream;
+  }
+
+  const next = (model: LanguageModel) => streamText({ model, prompt: "next" }).text;
+
+  it("holds the run until it is cancelled or aborted; the refusal says so", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, ...address, actor: assistant });
+    const model = wrapLanguageModel({
+      model: new MockLanguageModelV3({
+        doStream: async () => ({ stream: partsStream(streamPartsOf(textResult("one two three"))) }),
+      }),
+      middleware: ledgerMiddleware({ recorder }),
+    });
+
+    const unread = await leaveOpen(model);
+    const refusal = await Promise.resolve(model.doStream({ prompt })).catch(
+      (error: unknown) => error,
+    );
+    expect(LedgerError.isInstance(refusal, "invalid-argument")).toBe(true);
+    const message = (refusal as Error).message;
+    expect(message).toContain("was still open: not read to its end, cancelled or aborted");
+    expect(message).toContain("recorder.child(");
+    // Cancelled, it is recorded as failed with what had streamed, and the run goes on.
+    await unread.cancel("left unread");
+    expect(await next(model)).toBe("one two three");
+
+    const controller = new AbortController();
+    await leaveOpen(model, controller.signal);
+    controller.abort(new Error("user left"));
+    expect(await next(model)).toBe("one two three");
+
+    const events = await readWholeSession(store, address.sessionId);
+    const outcomes = events.filter((event) => /^model\.(completed|failed)$/.test(event.type));
+    expect(outcomes.map((event) => event.type).sort()).toEqual([
+      "model.completed",
+      "model.completed",
+      "model.failed",
+      "model.failed",
+    ]);
+    const failures = outcomes
+      .filter((event) => event.type === "model.failed")
+      .map((event) => (event.payload as { error: { message: string } }).error.message);
+    expect(failures.sort()).toEqual(["left unread", "user left"]);
+    // The refused call reached neither the provider nor the ledger.
+    expect(events.filter((event) => event.type === "model.requested")).toHaveLength(4);
   });
 });

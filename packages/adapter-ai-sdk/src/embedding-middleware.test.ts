@@ -1,12 +1,9 @@
 import { join } from "node:path";
 import {
-  type EventStore,
   inspectSession,
   LedgerError,
   type LedgerEvent,
   MemoryEventStore,
-  readWholeRun,
-  resolveEvents,
   SessionRecorder,
   toAtif,
   toOtelSpans,
@@ -30,16 +27,13 @@ import {
   embedQueryThenDocuments,
   vectorOf,
 } from "./testing/embedding.test.data.js";
+import {
+  eventsOf,
+  expectUnholdableResponseRecordedAsFailure,
+} from "./testing/recorded-events.test.data.js";
 import { assistant, assistantRecorder as setup } from "./testing/scripted-model.test.data.js";
 
 const scratch = scratchDirectory("ai-sdk-embedding-", afterAll);
-
-async function eventsOf(
-  store: EventStore,
-  address = { sessionId: "s1", runId: "r1" },
-): Promise<LedgerEvent[]> {
-  return resolveEvents(store, await readWholeRun(store, address));
-}
 
 const payloadOf = (event: LedgerEvent | undefined) => event?.payload as Record<string, unknown>;
 
@@ -164,14 +158,7 @@ describe("ledgerEmbeddingMiddleware", () => {
       0.1, 0.2,
     ]);
     expect(calls).toBe(2);
-    expect((await eventsOf(store)).map((event) => event.type)).toEqual([
-      "run.started",
-      "model.requested",
-      "model.failed",
-      "model.requested",
-      "model.completed",
-    ]);
-    expect((await inspectSession(store, "s1")).unresolved).toEqual([]);
+    await expectUnholdableResponseRecordedAsFailure(store);
   });
 
   it("a retry inside a parallel embedMany is a new attempt of the failed call's step, whatever ran meanwhile", async () => {

@@ -84,7 +84,12 @@ export function ledgerEmbeddingMiddleware(
         state.modelAnswered(attempt);
         if (result !== undefined) return result;
         // Recorded without its vectors: made again, as a retry of the recorded call.
-        attempt = await state.recorder.retry(attempt);
+        try {
+          attempt = await state.recorder.retry(attempt);
+        } catch (error) {
+          state.refused(error);
+          throw error;
+        }
         state.modelBegan(attempt);
       } else if (replayed) throw replayedFailure(state, attempt);
       let result: EmbeddingModelV3Result;

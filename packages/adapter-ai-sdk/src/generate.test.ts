@@ -1,11 +1,8 @@
 import {
-  type EventStore,
   inspectSession,
   LedgerError,
-  type LedgerEvent,
   MemoryEventStore,
   readWholeRun,
-  resolveEvents,
   SessionRecorder,
   StoreUnavailableError,
 } from "@agent-ledger/core";
@@ -14,6 +11,10 @@ import { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
+import {
+  eventsOf,
+  expectUnholdableResponseRecordedAsFailure,
+} from "./testing/recorded-events.test.data.js";
 import {
   assistant as actor,
   failsOnceThenAnswers,
@@ -25,10 +26,6 @@ import {
   toolCallsResult,
 } from "./testing/scripted-model.test.data.js";
 import { wrapTools } from "./wrap-tools.js";
-
-async function eventsOf(store: EventStore): Promise<LedgerEvent[]> {
-  return resolveEvents(store, await readWholeRun(store, { sessionId: "s1", runId: "r1" }));
-}
 
 describe("ledgerMiddleware with generateText", () => {
   it("records the request before the call and the completion after it", async () => {
@@ -333,14 +330,7 @@ describe("ledgerMiddleware with generateText", () => {
     expect((error as LedgerError).path).toBe("$.providerMetadata.acme.units");
     expect((await generateText({ model, prompt: "two", maxRetries: 0 })).text).toBe("second");
     expect(calls).toBe(2);
-    expect((await eventsOf(store)).map((event) => event.type)).toEqual([
-      "run.started",
-      "model.requested",
-      "model.failed",
-      "model.requested",
-      "model.completed",
-    ]);
-    expect((await inspectSession(store, "s1")).unresolved).toEqual([]);
+    await expectUnholdableResponseRecordedAsFailure(store);
   });
 
   it("records structured output requests (responseFormat json with schema)", async () => {

@@ -98,6 +98,7 @@ async function wrapStream(
   } catch (error) {
     throw await recordFailure(state, attempt, error);
   }
+  state.streamOpened(attempt);
   return {
     ...result,
     stream: recordStream({

@@ -17,14 +17,18 @@ export async function beginAttempt(
   requestOf: () => JsonObject,
 ): Promise<Attempt> {
   state.assertOpen();
-  await state.ensureStarted();
   const { recorder } = state;
-  const request = requestOf();
-  const retried = state.takeRetried((failed) => recorder.sameModelRequest(failed, request));
-  // On resume, `retry` answers a retry the crashed process already made from the ledger.
-  const attempt = retried
-    ? await recorder.retry(retried)
-    : await recorder.beforeModelCall({ request });
+  let attempt: Attempt;
+  try {
+    await state.ensureStarted();
+    const request = requestOf();
+    const retried = state.takeRetried((failed) => recorder.sameModelRequest(failed, request));
+    // On resume, `retry` answers a retry the crashed process already made from the ledger.
+    attempt = retried ? await recorder.retry(retried) : await recorder.beforeModelCall({ request });
+  } catch (error) {
+    state.refused(error);
+    throw error;
+  }
   state.modelBegan(attempt);
   return attempt;
 }

@@ -1,9 +1,6 @@
 import {
-  type EventStore,
   LedgerError,
-  type LedgerEvent,
   MemoryEventStore,
-  readWholeRun,
   SessionRecorder,
   StoreUnavailableError,
 } from "@agent-ledger/core";
@@ -13,6 +10,10 @@ import { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
+import {
+  eventsOf,
+  expectUnholdableResponseRecordedAsFailure,
+} from "./testing/recorded-events.test.data.js";
 import {
   assistant as actor,
   failsOnceThenAnswers,
@@ -27,9 +28,6 @@ import {
   usage,
 } from "./testing/scripted-model.test.data.js";
 import { wrapTools } from "./wrap-tools.js";
-
-const eventsOf = (store: EventStore): Promise<LedgerEvent[]> =>
-  readWholeRun(store, { sessionId: "s1", runId: "r1" });
 
 /** A slow stream of parts that records whether it was cancelled. */
 function slowStream(parts: LanguageModelV3StreamPart[], delayMs = 5) {
@@ -526,13 +524,7 @@ describe("ledgerMiddleware with streamText", () => {
     expect(errors.some((error) => LedgerError.isInstance(error, "non-serializable"))).toBe(true);
     expect(await streamText({ model, prompt: "two" }).text).toBe("second");
     expect(calls).toBe(2);
-    expect((await eventsOf(store)).map((event) => event.type)).toEqual([
-      "run.started",
-      "model.requested",
-      "model.failed",
-      "model.requested",
-      "model.completed",
-    ]);
+    await expectUnholdableResponseRecordedAsFailure(store);
   });
 
   it("fails closed: no finish part, no tool run and no next call when the completion cannot be committed", async () => {

@@ -8,7 +8,8 @@ import { type AdapterState, adapterStateOf } from "./adapter-state.js";
  * at its first inner call: the run's own model calls then stay in the order its agent makes
  * them (the core replays them strictly in that order, and a tool answered from the ledger on
  * resume makes no inner call). On resume, a tool run again (idempotent, or retried) adopts
- * the child run by its cause, so the inner calls recorded before the crash are answered too.
+ * the child run by its cause, so the inner calls recorded before the crash are answered too,
+ * each by its request: a tool may make them at once (`AdapterState.ofToolCall`).
  */
 export class ToolCallContext {
   readonly #state: AdapterState;
@@ -31,6 +32,7 @@ export class ToolCallContext {
         causedByEventId: this.#attempt.requestedEventId,
       });
       this.#inner = adapterStateOf(recorder);
+      this.#inner.ofToolCall();
     }
     return this.#inner;
   }

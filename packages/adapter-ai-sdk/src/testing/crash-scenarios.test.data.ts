@@ -4,7 +4,9 @@ import { crashInsideDocumentEmbedding } from "./embedding.test.data.js";
 import { crashInsideSecondStep } from "./failing-stream.test.data.js";
 import { crashInsideLookupC3, crashInsideSendC2 } from "./replay-agent.test.data.js";
 import {
+  crashAfterStreamedCallsAtOnce,
   crashInsideInnerCall,
+  crashInsideSecondCallAtOnce,
   crashParallelResearchAtFinalCall,
   crashResearchAtFinalCall,
 } from "./research-agent.test.data.js";
@@ -18,6 +20,8 @@ export const crashScenarios = {
   "embedding inside the documents call": crashInsideDocumentEmbedding,
   "replay inside lookup c3": crashInsideLookupC3,
   "replay inside send c2": crashInsideSendC2,
+  "research at once, after both streamed inner calls": crashAfterStreamedCallsAtOnce,
+  "research at once, inside its second inner call": crashInsideSecondCallAtOnce,
   "research at the final call": crashResearchAtFinalCall,
   "research in parallel at the final call": crashParallelResearchAtFinalCall,
   "research inside its second inner call": crashInsideInnerCall,

@@ -3,20 +3,38 @@
 // call made inside a tool. The model answers by prompt, not by call order, so a resumed run
 // gets the same answers whichever calls the ledger already holds.
 import { type EventStore, SessionRecorder } from "@agent-ledger/core";
-import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
-import { generateText, stepCountIs, tool, wrapLanguageModel } from "ai";
+import type { LanguageModelV3, LanguageModelV3CallOptions } from "@ai-sdk/provider";
+import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
 import { ledgerMiddleware } from "../ledger-middleware.js";
 import { wrapTools } from "../wrap-tools.js";
 import { crashHere, report } from "./crash-in-child.test.data.js";
-import { assistant, textResult, toolCall, toolCallsResult } from "./scripted-model.test.data.js";
+import {
+  assistant,
+  partsStream,
+  streamPartsOf,
+  textResult,
+  toolCall,
+  toolCallsResult,
+} from "./scripted-model.test.data.js";
 
 /** Where the research agent records. */
 export const RESEARCH = { sessionId: "research", runId: "agent-1" };
 
-/** One topic with one inner call, or two topics researched in parallel with two inner calls each. */
-export const researchVariants = {
+interface Variant {
+  prompt: string;
+  topics: string[];
+  parts: string[];
+  /** The tool asks for its parts at once (`Promise.all`) instead of one after the other. */
+  atOnce?: boolean;
+}
+
+/**
+ * One topic with one inner call; two topics researched in parallel with two inner calls each;
+ * one topic in two parts asked one after the other, or both at once.
+ */
+export const researchVariants: Record<"single" | "parallel" | "twoParts" | "atOnce", Variant> = {
   single: { prompt: "research a and b", topics: ["a and b"], parts: ["outline"] },
   parallel: {
     prompt: "research a, b in parallel",
@@ -24,6 +42,12 @@ export const researchVariants = {
     parts: ["outline", "details"],
   },
   twoParts: { prompt: "research a in two parts", topics: ["a"], parts: ["outline", "details"] },
+  atOnce: {
+    prompt: "research a, both parts at once",
+    topics: ["a"],
+    parts: ["outline", "details"],
+    atOnce: true,
+  },
 };
 export type ResearchVariant = keyof typeof researchVariants;
 
@@ -36,63 +60,106 @@ function lastUserText(prompt: Prompt): string {
 }
 
 /**
- * The model: a prompt `sub:<topic> <part>` (a call inside the tool) gets `<part> of <topic>`; the
- * agent's first call gets one `research` call per topic; once tool results are in, "summary".
- * `calls` lists the prompts that reached the provider; `crashAt` stops there (in a child).
+ * The model, generated or streamed: a prompt `sub:<topic> <part>` (a call inside the tool) gets
+ * `<part> of <topic>`; the agent's first call gets one `research` call per topic; once tool
+ * results are in, "summary". `calls` lists the prompts that reached the provider; `crashAt`
+ * stops there (in a child), once it resolves true.
  */
 export function researchModel(
   variant: ResearchVariant,
-  { crashAt, onCall }: { crashAt?: (prompt: string) => boolean; onCall?: () => void } = {},
+  {
+    crashAt,
+    onCall,
+  }: { crashAt?: (prompt: string) => boolean | Promise<boolean>; onCall?: () => void } = {},
 ) {
   const calls: string[] = [];
+  const answer = async ({ prompt }: LanguageModelV3CallOptions) => {
+    const text = lastUserText(prompt);
+    const asked = prompt.some((message) => message.role === "tool") ? "final" : text;
+    calls.push(asked);
+    onCall?.();
+    if (await crashAt?.(asked)) await crashHere();
+    if (text.startsWith("sub:")) {
+      const [topic, part] = text.slice(4).split(" ");
+      return textResult(`${part} of ${topic}`);
+    }
+    if (asked === "final") return textResult("summary");
+    return toolCallsResult(
+      ...researchVariants[variant].topics.map((topic, index) =>
+        toolCall(`call_${index}`, "research", { topic }),
+      ),
+    );
+  };
   const model = new MockLanguageModelV3({
     provider: "scripted",
     modelId: "research-1",
-    doGenerate: async ({ prompt }) => {
-      const text = lastUserText(prompt);
-      const asked = prompt.some((message) => message.role === "tool") ? "final" : text;
-      calls.push(asked);
-      onCall?.();
-      if (crashAt?.(asked)) await crashHere();
-      if (text.startsWith("sub:")) {
-        const [topic, part] = text.slice(4).split(" ");
-        return textResult(`${part} of ${topic}`);
-      }
-      if (asked === "final") return textResult("summary");
-      return toolCallsResult(
-        ...researchVariants[variant].topics.map((topic, index) =>
-          toolCall(`call_${index}`, "research", { topic }),
-        ),
-      );
-    },
+    doGenerate: answer,
+    doStream: async (options) => ({ stream: partsStream(streamPartsOf(await answer(options))) }),
   });
   return { model, calls };
+}
+
+/** One call inside the tool: a `generateText`, or a `streamText` read to its end. */
+async function ask(model: LanguageModelV3, prompt: string, stream: boolean): Promise<string> {
+  if (!stream) return (await generateText({ model, prompt })).text;
+  const errors: unknown[] = [];
+  const result = streamText({ model, prompt, onError: ({ error }) => void errors.push(error) });
+  const text = await result.text;
+  if (errors.length > 0) throw errors[0];
+  return text;
+}
+
+/** How the research tool asks for its parts (the variant says whether at once). */
+export interface AskOptions {
+  /** Start the parts in reverse order (a resumed process that starts them the other way). */
+  reverse?: boolean;
+  /** Ask with `streamText` instead of `generateText`. */
+  stream?: boolean;
+  /** Hears of each part once its answer is in (`generateText` returned it). */
+  onAnswer?: (part: string) => void;
+  /** Awaited in the tool once its parts are in, before its effect (a crash point). */
+  afterParts?: () => Promise<void>;
 }
 
 /**
  * The agent, as the user's review wrote it: ONE wrapped model, used by the agent and inside its
  * tool. `effects` lists what each research call produced (the tool's side effect).
  */
-export async function runResearch(options: {
-  recorder: SessionRecorder;
-  variant: ResearchVariant;
-  model: MockLanguageModelV3;
-  effects?: string[];
-}): Promise<string> {
+export async function runResearch(
+  options: {
+    recorder: SessionRecorder;
+    variant: ResearchVariant;
+    model: MockLanguageModelV3;
+    effects?: string[];
+  } & AskOptions,
+): Promise<string> {
   const { recorder, variant, effects } = options;
-  const { prompt, parts } = researchVariants[variant];
+  const { prompt, parts, atOnce } = researchVariants[variant];
   const model = wrapLanguageModel({
     model: options.model,
     middleware: ledgerMiddleware({ recorder }),
   });
+  const askPart = async (topic: string, part: string) => {
+    const text = await ask(model, `sub:${topic} ${part}`, options.stream === true);
+    options.onAnswer?.(part);
+    return text;
+  };
   const tools = wrapTools(
     {
       research: tool({
         inputSchema: z.object({ topic: z.string() }),
         execute: async ({ topic }) => {
           const found: string[] = [];
-          for (const part of parts)
-            found.push((await generateText({ model, prompt: `sub:${topic} ${part}` })).text);
+          if (atOnce) {
+            const order = options.reverse ? [...parts].reverse() : parts;
+            const answers = new Map(
+              await Promise.all(
+                order.map(async (part) => [part, await askPart(topic, part)] as const),
+              ),
+            );
+            for (const part of parts) found.push(answers.get(part) ?? "");
+          } else for (const part of parts) found.push(await askPart(topic, part));
+          await options.afterParts?.();
           effects?.push(`research:${topic}`);
           return found.join(", ");
         },
@@ -104,11 +171,15 @@ export async function runResearch(options: {
   return text;
 }
 
-function crashingResearch(variant: ResearchVariant, crashAt: (prompt: string) => boolean) {
+function crashingResearch(
+  variant: ResearchVariant,
+  crashAt: (prompt: string) => boolean | Promise<boolean>,
+  ask: AskOptions = {},
+) {
   return async (store: EventStore): Promise<void> => {
     const recorder = new SessionRecorder({ store, ...RESEARCH, actor: assistant });
     const { model } = researchModel(variant, { crashAt, onCall: report.modelCall });
-    await runResearch({ recorder, variant, model });
+    await runResearch({ recorder, variant, model, ...ask });
   };
 }
 
@@ -126,3 +197,34 @@ export const crashInsideInnerCall = crashingResearch(
   "twoParts",
   (asked) => asked === "sub:a details",
 );
+
+/**
+ * In the crash child: research asks for both parts at once; the details call dies once the
+ * outline's answer is in (its completion committed), so the crash leaves one inner call
+ * answered and the other in flight.
+ */
+export function crashInsideSecondCallAtOnce(store: EventStore): Promise<void> {
+  let outlineAnswered!: () => void;
+  const outline = new Promise<void>((resolve) => {
+    outlineAnswered = resolve;
+  });
+  return crashingResearch(
+    "atOnce",
+    async (asked) => {
+      if (asked !== "sub:a details") return false;
+      await outline;
+      return true;
+    },
+    {
+      onAnswer: (part) => {
+        if (part === "outline") outlineAnswered();
+      },
+    },
+  )(store);
+}
+
+/** In the crash child: research streams both parts at once, and dies once both are in. */
+export const crashAfterStreamedCallsAtOnce = crashingResearch("atOnce", () => false, {
+  stream: true,
+  afterParts: crashHere,
+});

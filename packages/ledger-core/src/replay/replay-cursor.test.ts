@@ -1,9 +1,16 @@
 import { describe, expect, it, vi } from "vitest";
 import { hashJson } from "../events/canonical.js";
+import { ReplayDivergenceError } from "../events/errors.js";
+import type { Attempt } from "../recorder/attempt.js";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeRun } from "../store/read-all.js";
-import { attemptFromRecorded, collectAttempts, ReplayCursor } from "./replay-cursor.js";
+import {
+  attemptFromRecorded,
+  collectAttempts,
+  ReplayCursor,
+  type ReplayMatch,
+} from "./replay-cursor.js";
 
 const actor = { type: "agent", id: "a" } as const;
 const request = (turn: number) => ({ model: "m", turn });
@@ -94,6 +101,56 @@ describe("ReplayCursor", () => {
     expect(other.skipTools(() => true)).toBe(0);
     expect(other.takeTool(call)).toBeUndefined();
     expect(other.atFrontier).toBe(false);
+  });
+
+  it("matchModelsByRequest answers model calls made in another order, each with its own request's answer", async () => {
+    const { events } = await recordedRun();
+    const turnOf = (match: ReplayMatch | undefined) =>
+      (match?.attempt.requested.payload as { request?: { turn: number } } | undefined)?.request
+        ?.turn;
+    // In order, the third call made first is another run.
+    expect(() => new ReplayCursor(events).takeModel(hashJson(request(2)))).toThrow(
+      ReplayDivergenceError,
+    );
+    const cursor = new ReplayCursor(events);
+    cursor.matchModelsByRequest();
+    expect(turnOf(cursor.takeModel(hashJson(request(2))))).toBe(2);
+    expect(cursor.remaining).toBe(3);
+    expect(turnOf(cursor.takeModel(hashJson(request(0))))).toBe(0);
+    // A request none of the recorded calls left has: made live (cut off by the crash).
+    expect(cursor.takeModel(hashJson(request(9)))).toBeUndefined();
+    expect(turnOf(cursor.takeModel(hashJson(request(1))))).toBe(1);
+    // Each recorded call answers once.
+    expect(cursor.takeModel(hashJson(request(2)))).toBeUndefined();
+    expect(cursor.remaining).toBe(1);
+  });
+
+  it("matchModelsByRequest finds a model call's recorded retry by the attempt it retries", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
+    await recorder.startRun();
+    const [first, second] = await Promise.all([
+      recorder.beforeModelCall({ request: request(0) }),
+      recorder.beforeModelCall({ request: request(1) }),
+    ]);
+    await recorder.modelFailed(first as Attempt, new Error("overloaded"));
+    await recorder.modelCompleted(second as Attempt, { turn: 1 });
+    const retry = await recorder.retry(first as Attempt);
+    await recorder.modelCompleted(retry, { turn: 0 });
+    const events = await readWholeRun(store, { sessionId: "s", runId: "r" });
+    const call = { kind: "model" as const, retryOf: first?.attemptId as string };
+
+    const cursor = new ReplayCursor(events);
+    cursor.matchModelsByRequest();
+    expect(cursor.takeModel(hashJson(request(1)))?.attempt.attemptId).toBe(second?.attemptId);
+    expect(cursor.takeModel(hashJson(request(0)))?.status).toBe("failed");
+    const retried = cursor.takeRetry({ ...call, requestHash: hashJson(request(0)) });
+    expect(retried?.attempt.attemptId).toBe(retry.attemptId);
+    expect(cursor.atFrontier).toBe(true);
+    // In order, the retry is answered only when it is the next recorded call.
+    const ordered = new ReplayCursor(events);
+    expect(ordered.takeModel(hashJson(request(0)))?.status).toBe("failed");
+    expect(ordered.takeRetry({ ...call, requestHash: hashJson(request(0)) })).toBeUndefined();
   });
 
   it("attemptFromRecorded rebuilds the attempt before* returned", async () => {

@@ -123,7 +123,8 @@ function matched(attempt: RecordedAttempt): ReplayMatch {
 
 /**
  * Answers calls from the ledger when a crashed run is re-executed from its input (§7). Model
- * calls are matched in order (the k-th call of the re-execution is the k-th recorded attempt);
+ * calls are matched in order (the k-th call of the re-execution is the k-th recorded attempt),
+ * or, in a run whose model calls may be made at once (`matchModelsByRequest`), by request;
  * tool calls by `toolCallId`, else by order among tool calls of the same name. Each match
  * compares the request hash: a different request is `replay-divergence`. Once the recorded
  * attempts are used up the run is live again.
@@ -132,7 +133,11 @@ export class ReplayCursor {
   readonly #models: RecordedAttempt[];
   readonly #tools: RecordedAttempt[];
   readonly #inputs: LedgerEvent[];
+  /** Every model attempt before it is matched (or skipped). */
   #modelIndex = 0;
+  /** Positions of model attempts after `#modelIndex` matched out of order (by request). */
+  readonly #modelsTakenAhead = new Set<number>();
+  #modelsByRequest = false;
   #inputIndex = 0;
   readonly #usedTools = new Set<RecordedAttempt>();
   readonly #toolsByCallId: AttemptIndex<RecordedAttempt>;
@@ -163,7 +168,8 @@ export class ReplayCursor {
 
   /** Recorded model and tool attempts not yet matched. */
   get remaining(): number {
-    return this.#models.length - this.#modelIndex + this.#tools.length - this.#usedTools.size;
+    const models = this.#models.length - this.#modelIndex - this.#modelsTakenAhead.size;
+    return models + this.#tools.length - this.#usedTools.size;
   }
 
   /** True once every recorded call has been matched: what follows runs live. */
@@ -171,23 +177,73 @@ export class ReplayCursor {
     return this.remaining === 0;
   }
 
-  /** The next recorded model attempt, checked against the request's hash. */
+  /**
+   * For a run whose model calls may be made at once (the calls a tool makes with
+   * `Promise.all`): their requests were committed in whichever order the event loop gave, and a
+   * re-execution may start them in another, so from now on a model call is matched with the
+   * first recorded attempt not yet matched that has its request (the next one in order first:
+   * a run recorded one call at a time is answered exactly as in order). A call whose request
+   * matches none is not refused: a call made at once with a recorded one may have been cut off
+   * by the crash before its request was committed, so it runs live. Every answer is still the
+   * recorded answer of the same request; what is lost is the report that the re-execution asks
+   * something the recording did not. An adapter calls this once the run is loaded, before its
+   * first call (an option of the cursor, not of the recording: runs recorded before it replay
+   * with it too).
+   */
+  matchModelsByRequest(): void {
+    this.#modelsByRequest = true;
+  }
+
+  /** Matches the model attempt at `position` (one not matched yet). */
+  #takeModelAt(position: number): ReplayMatch {
+    if (position === this.#modelIndex) {
+      this.#modelIndex++;
+      while (this.#modelsTakenAhead.delete(this.#modelIndex)) this.#modelIndex++;
+    } else this.#modelsTakenAhead.add(position);
+    return matched(this.#models[position] as RecordedAttempt);
+  }
+
+  /**
+   * The position of the first model attempt not matched yet that `selects`, or -1. A scan: runs
+   * matched by request are a tool's few inner calls, not an agent's thousands of turns.
+   */
+  #findModel(selects: (attempt: RecordedAttempt) => boolean): number {
+    for (let position = this.#modelIndex; position < this.#models.length; position++) {
+      if (this.#modelsTakenAhead.has(position)) continue;
+      if (selects(this.#models[position] as RecordedAttempt)) return position;
+    }
+    return -1;
+  }
+
+  /** Moves past every model attempt before `position` (matched or not). */
+  #skipModelsBefore(position: number): void {
+    this.#modelIndex = position;
+    for (const taken of this.#modelsTakenAhead)
+      if (taken < position) this.#modelsTakenAhead.delete(taken);
+    while (this.#modelsTakenAhead.delete(this.#modelIndex)) this.#modelIndex++;
+  }
+
+  /**
+   * The next recorded model attempt, checked against the request's hash; matching by request
+   * (`matchModelsByRequest`), the first one not matched yet with this request, if any.
+   */
   takeModel(requestHash: string): ReplayMatch | undefined {
     const attempt = this.#models[this.#modelIndex];
     if (!attempt) return undefined;
-    if (attempt.requestHash !== requestHash) {
-      throw new ReplayDivergenceError(
-        `model call ${this.#modelIndex + 1} differs from the one recorded at seq ${attempt.requested.seq}: the agent is not re-executing the same run`,
-        {
-          seq: attempt.requested.seq,
-          attemptId: attempt.attemptId,
-          recordedHash: attempt.requestHash,
-          requestHash,
-        },
-      );
+    if (attempt.requestHash === requestHash) return this.#takeModelAt(this.#modelIndex);
+    if (this.#modelsByRequest) {
+      const position = this.#findModel((recorded) => recorded.requestHash === requestHash);
+      return position === -1 ? undefined : this.#takeModelAt(position);
     }
-    this.#modelIndex++;
-    return matched(attempt);
+    throw new ReplayDivergenceError(
+      `model call ${this.#modelIndex + 1} differs from the one recorded at seq ${attempt.requested.seq}: the agent is not re-executing the same run`,
+      {
+        seq: attempt.requested.seq,
+        attemptId: attempt.attemptId,
+        recordedHash: attempt.requestHash,
+        requestHash,
+      },
+    );
   }
 
   /** The recorded attempt of a tool call, by toolCallId, else the next one of that name. */
@@ -225,9 +281,10 @@ export class ReplayCursor {
 
   /**
    * The recorded attempt that retried `retryOf` (the agent retries a call the ledger answered
-   * as failed, as it did before the crash): a model call's retry is the next model attempt; a
-   * tool call's, the unmatched tool attempt with that `retryOf`. Undefined when the recorded
-   * run did not retry it here (the retry then runs live).
+   * as failed, as it did before the crash): a model call's retry is the next model attempt
+   * (matching by request, the first unmatched one with that `retryOf`); a tool call's, the
+   * unmatched tool attempt with that `retryOf`. Undefined when the recorded run did not retry
+   * it here (the retry then runs live).
    */
   takeRetry(call: {
     kind: "model" | "tool";
@@ -235,8 +292,12 @@ export class ReplayCursor {
     requestHash: string;
   }): ReplayMatch | undefined {
     let attempt: RecordedAttempt | undefined;
+    let modelPosition = this.#modelIndex;
     if (call.kind === "model") {
-      if (this.retriesNext(call.retryOf)) attempt = this.#models[this.#modelIndex];
+      if (this.#modelsByRequest)
+        modelPosition = this.#findModel((recorded) => recorded.retryOf === call.retryOf);
+      else if (!this.retriesNext(call.retryOf)) modelPosition = -1;
+      attempt = this.#models[modelPosition];
     } else {
       attempt = this.#toolsByRetryOf.firstUnused(call.retryOf, this.#usedTools);
     }
@@ -252,8 +313,8 @@ export class ReplayCursor {
         },
       );
     }
-    if (call.kind === "model") this.#modelIndex++;
-    else this.#usedTools.add(attempt);
+    if (call.kind === "model") return this.#takeModelAt(modelPosition);
+    this.#usedTools.add(attempt);
     return matched(attempt);
   }
 
@@ -263,10 +324,8 @@ export class ReplayCursor {
    * has this hash. Returns false (and goes live) when none has.
    */
   skipModelsTo(requestHash: string): boolean {
-    const found = this.#models.findIndex(
-      (attempt, index) => index >= this.#modelIndex && attempt.requestHash === requestHash,
-    );
-    this.#modelIndex = found === -1 ? this.#models.length : found;
+    const found = this.#findModel((attempt) => attempt.requestHash === requestHash);
+    this.#skipModelsBefore(found === -1 ? this.#models.length : found);
     return found !== -1;
   }
 
@@ -288,7 +347,7 @@ export class ReplayCursor {
 
   /** Moves past every recorded call and input: what the run does next is live. */
   skipAll(): void {
-    this.#modelIndex = this.#models.length;
+    this.#skipModelsBefore(this.#models.length);
     for (const attempt of this.#tools) this.#usedTools.add(attempt);
     this.#inputIndex = this.#inputs.length;
   }
