@@ -695,6 +695,14 @@ END`;
    * multi-table DELETE fails on a connection without a default database, and DELETE ... IN
    * (subquery) scans every blob on servers that do not make it a join.
    *
+   * Why it never deadlocks with an append or a put of the same blobs: those upsert the rows in
+   * ref order (blobRows sorts them, a compound block across all its appends), and this DELETE
+   * (like collect-session-blobs') names its rows by primary key, which InnoDB reads as ranges of
+   * the key in ascending order, locking each row as it reaches it; `sha256:<hex>` refs sort the
+   * same in any collation. Both sides queue for the rows in one order, so one waits for the
+   * other. (collect-lock-order.int.test.ts makes the interleaving that deadlocked PostgreSQL's
+   * DELETE, whose plan chose the order, and counts the server's deadlock reports: none.)
+   *
    * Why READ COMMITTED suffices on InnoDB: the SELECT is a consistent read and locks nothing;
    * the DELETE locks each candidate row and reads its newest committed version, so a put that
    * committed first (its upsert refreshes touched_at) keeps the blob, a put still running

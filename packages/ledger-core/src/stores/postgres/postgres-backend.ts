@@ -506,13 +506,19 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
         // One statement: the session's refs, read and counted on the server, and the blobs
         // among them that no other session names (the session's own index rows go with its
         // other rows, in delete-session).
+        // The rows are locked in ref order first, as appends and puts upsert them (see
+        // #collectBlobs).
         const result = await tx.execute<{ refs: string; deleted: string }>(sql`WITH mine AS (
   SELECT blob_ref FROM ${blobRefs} WHERE session_id = ${step.sessionId}
-), gone AS (
-  DELETE FROM ${blobs} WHERE ${blobs.blobRef} IN (SELECT blob_ref FROM mine)
+), doomed AS (
+  SELECT ${blobs.blobRef} AS blob_ref FROM ${blobs}
+  WHERE ${blobs.blobRef} IN (SELECT blob_ref FROM mine)
     AND ${blobs.touchedAt} <= ${serverEpochMs} - ${step.graceMs}
     AND NOT EXISTS (SELECT 1 FROM ${blobRefs} r
       WHERE r.blob_ref = ${blobs.blobRef} AND r.session_id <> ${step.sessionId})
+  ORDER BY ${blobs.blobRef} FOR UPDATE
+), gone AS (
+  DELETE FROM ${blobs} WHERE ${blobs.blobRef} IN (SELECT blob_ref FROM doomed)
   RETURNING 1
 )
 SELECT (SELECT count(*) FROM mine) AS refs, (SELECT count(*) FROM gone) AS deleted`);
@@ -555,13 +561,25 @@ SELECT (SELECT count(*) FROM mine) AS refs, (SELECT count(*) FROM gone) AS delet
 
   /**
    * A page of collectBlobs in one statement: `page` reads the next `limit` keys (the primary
-   * key, in order), `gone` deletes those past the grace that no existing session references,
-   * `refs` their index rows, and only counts and the last key come back.
+   * key, in order), `doomed` locks those past the grace that no existing session references,
+   * in key order, `gone` deletes them, `refs` their index rows, and only counts and the last
+   * key come back.
    *
-   * Why READ COMMITTED suffices: the statement reads one snapshot, and the DELETE checks each
-   * row it is about to delete again in its newest committed version (EvalPlanQual). A put
+   * Why the locks come first, in key order: an append or a put that stores blobs upserts
+   * their rows in ref order (blobRows sorts them), each row locked until its commit. A DELETE
+   * takes the rows in whatever order its plan visits them (a hash join over the table visits
+   * them as they lie in it), so it could hold a later blob's row and wait for an earlier one
+   * that an append holds while the append waits for the later: a deadlock, which PostgreSQL
+   * finds only after deadlock_timeout (1 s by default) and ends by rolling one back (the store
+   * runs it again). A locking SELECT sorts before it locks (its LockRows node sits above the
+   * Sort), so both sides queue in one order and one simply waits for the other; the DELETE
+   * then finds every row it deletes already locked. deleteSession's collect-session-blobs does
+   * the same. (collect-lock-order.int.test.ts makes the interleaving happen.)
+   *
+   * Why READ COMMITTED suffices: the statement reads one snapshot, and the locking read checks
+   * each row it locks again in its newest committed version (EvalPlanQual). A put
    * that committed before the snapshot left a touched_at within the grace; one that commits
-   * while the DELETE runs holds the row until then, after which the DELETE sees its
+   * while the rows are locked holds the row until then, after which the lock sees its
    * touched_at and keeps the blob; one that comes after the DELETE's commit finds no row and
    * inserts the blob again (ON CONFLICT sees no conflict with a deleted row). An append's
    * index row and session row committed before the snapshot are seen by NOT EXISTS; one
@@ -580,11 +598,15 @@ SELECT (SELECT count(*) FROM mine) AS refs, (SELECT count(*) FROM gone) AS delet
       sql`WITH page AS (
   SELECT ${blobs.blobRef} AS blob_ref FROM ${blobs} WHERE ${after}
   ORDER BY ${blobs.blobRef} LIMIT ${step.limit}
-), gone AS (
-  DELETE FROM ${blobs} WHERE ${blobs.blobRef} IN (SELECT blob_ref FROM page)
+), doomed AS (
+  SELECT ${blobs.blobRef} AS blob_ref FROM ${blobs}
+  WHERE ${blobs.blobRef} IN (SELECT blob_ref FROM page)
     AND ${blobs.touchedAt} <= ${serverEpochMs} - ${step.graceMs}
     AND NOT EXISTS (SELECT 1 FROM ${blobRefs} r WHERE r.blob_ref = ${blobs.blobRef}
       AND EXISTS (SELECT 1 FROM ${sessions} s WHERE s.session_id = r.session_id))
+  ORDER BY ${blobs.blobRef} FOR UPDATE
+), gone AS (
+  DELETE FROM ${blobs} WHERE ${blobs.blobRef} IN (SELECT blob_ref FROM doomed)
   RETURNING ${blobs.blobRef} AS blob_ref
 ), refs AS (
   DELETE FROM ${blobRefs} WHERE ${blobRefs.blobRef} IN (SELECT blob_ref FROM gone)

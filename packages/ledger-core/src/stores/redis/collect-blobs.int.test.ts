@@ -185,7 +185,7 @@ describe.skipIf(!available)("RedisEventStore.collectBlobs on one server", () => 
     const scriptKeys = [keys.sessions, keys.content, keys.touched];
     const look = (kind = "blob") => runScript(client, BLOB_CANDIDATE_SCRIPT, scriptKeys, [0, kind]);
     const collect = (graceMs: number, gone: string[]) =>
-      runScript(client, ORPHAN_BLOB_SCRIPT, scriptKeys, [graceMs, ...gone]);
+      runScript(client, ORPHAN_BLOB_SCRIPT, scriptKeys, [graceMs, ref, ...gone]);
 
     expect(await look()).toEqual([]);
     // An append indexes the blob (its SADD comes before its script) after the look.

@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from "ioredis";
+import { isCluster } from "./client.js";
 import { globLiteral, scanKeyPages } from "./key-scan.js";
-import { blobScriptKeys, idFromField, sessionKeys } from "./keys.js";
+import { blobKeys, blobScriptKeys, idFromField, sessionKeys } from "./keys.js";
 import { BLOB_CANDIDATE_SCRIPT, ORPHAN_BLOB_SCRIPT, runScript } from "./scripts.js";
 
 /**
@@ -31,8 +32,9 @@ interface Candidate {
  * batch one round trip: BLOB_CANDIDATE_SCRIPT per blob (in its slot) skips the recent ones and
  * reads the session sets of the rest; the sessions named are looked up in their own slots (a
  * session exists while its log does); ORPHAN_BLOB_SCRIPT per blob whose sessions are all gone
- * re-checks the time and the set and deletes; then the deleted blobs leave the `puts` sets of
- * those gone sessions (the one other place that names them).
+ * re-checks the time and the set and deletes, and the deleted blobs leave the `puts` sets of
+ * those gone sessions (the one other place that names them): in that script on one server,
+ * after it on a Cluster (forgetClaims, up to three more round trips).
  *
  * Why a blob an existing session's event names is never deleted, although the existence
  * checks run outside the blob's script (other slots, on a Cluster other nodes; always masters,
@@ -51,10 +53,19 @@ interface Candidate {
  *   That is the premise deleteSession rests on too: a blob past the grace is not about to be
  *   named. A blob put after the script is stored again, with a fresh time.
  * - A put claims the blob in the script that stores it, so the script sees the put whole or
- *   not at all; a put after it stores the blob again with a fresh time. What a put for a gone
- *   session can lose is the `puts` entry this removes after the script (the entry is written
- *   before the put's script). A claim only keeps a blob no event names yet; the writer's
- *   append, which names it, indexes it again.
+ *   not at all; a put after it stores the blob again with a fresh time.
+ * - The deleted blobs leave the `puts` sets of their gone claimants (below, forgetClaims), and a
+ *   put for a session of the same id (the session comes back) must keep its entry there: it is
+ *   how that session's deleteSession finds a blob its events never name. Removed behind such a
+ *   put, the entry left the blob stored and claimed by the session but unlisted, and the
+ *   session's deletion missed it. On one server ORPHAN_BLOB_SCRIPT takes the entries out itself
+ *   and PUT_BLOB_SCRIPT writes its entry itself, so each sees the other whole or not at all. On
+ *   a Cluster the `puts` sets live in the sessions' slots: a put lists the blob only after its
+ *   script has stored and claimed it, and forgetClaims, after taking an entry out, looks at the
+ *   blob's session set again and puts the entry back if the session claims the blob by then.
+ *   An entry a put added before the removal belongs to a put whose script ran before it, so
+ *   before the look, which sees the put's claim unless the blob was deleted with it (a claim
+ *   goes only with its blob, or with its session).
  * Claims on the blobs kept are left alone: a put for a session that has not appended yet is
  * legitimate. A session set left with no blob (an append that named a blob never put, or on a
  * Cluster one that failed after indexing it, in a session deleted since) goes by the same rule: it is deleted
@@ -160,12 +171,17 @@ async function deleteOrphans(
   orphans: Candidate[],
   graceMs: number,
 ): Promise<{ deleted: Candidate[]; cleared: Candidate[] }> {
+  // On one server the script also takes the blob out of the gone sessions' `puts` sets.
+  const puts = (orphan: Candidate) =>
+    isCluster(client) ? [] : orphan.members.map((member) => putsOf(prefix, member));
   const replies = await Promise.all(
     orphans.map((orphan) =>
-      runScript(client, ORPHAN_BLOB_SCRIPT, blobScriptKeys(prefix, orphan.hex), [
-        graceMs,
-        ...orphan.members,
-      ]),
+      runScript(
+        client,
+        ORPHAN_BLOB_SCRIPT,
+        [...blobScriptKeys(prefix, orphan.hex), ...puts(orphan)],
+        [graceMs, `sha256:${orphan.hex}`, ...orphan.members],
+      ),
     ),
   );
   return {
@@ -175,25 +191,42 @@ async function deleteOrphans(
 }
 
 /**
- * Deleted blobs (and sets left with none) taken out of the `puts` sets of the gone sessions
- * that claimed them (a put for a session that never appended, or one that raced its deletion),
- * which would otherwise stay behind, and make a later session with that id collect the blob as
- * its own.
+ * On a Cluster, deleted blobs (and sets left with none) taken out of the `puts` sets of the gone
+ * sessions that claimed them (a put for a session that never appended, or one that raced its
+ * deletion), which would otherwise stay behind, and make a later session with that id collect
+ * the blob as its own. (On one server ORPHAN_BLOB_SCRIPT did it.) Each entry removed is put
+ * back if the blob's session set names the session again by then: a put for a session of that
+ * id came after the deletion, and may have listed the blob before the removal (see above).
  */
 async function forgetClaims(
   client: Redis | Cluster,
   prefix: string,
   collected: Candidate[],
 ): Promise<void> {
-  const removals: Promise<number>[] = [];
-  for (const blob of collected)
-    for (const member of blob.members) {
-      // Every member of a deleted blob was found gone, so it is a session id.
-      const sessionId = sessionOf(member);
-      if (sessionId !== undefined)
-        removals.push(client.srem(sessionKeys(prefix, sessionId).puts, `sha256:${blob.hex}`));
-    }
-  await Promise.all(removals);
+  if (!isCluster(client) || collected.length === 0) return;
+  const entries = collected.flatMap((blob) =>
+    blob.members.map((member) => ({ hex: blob.hex, member, puts: putsOf(prefix, member) })),
+  );
+  const removed = await Promise.all(
+    entries.map((entry) => client.srem(entry.puts, `sha256:${entry.hex}`)),
+  );
+  const taken = entries.filter((_, index) => Number(removed[index]) === 1);
+  const claimed = await Promise.all(
+    taken.map((entry) => client.sismember(blobKeys(prefix, entry.hex).sessions, entry.member)),
+  );
+  await Promise.all(
+    taken
+      .filter((_, index) => Number(claimed[index]) === 1)
+      .map((entry) => client.sadd(entry.puts, `sha256:${entry.hex}`)),
+  );
+}
+
+/**
+ * The `puts` set of the session a member of a deleted blob's set names: each was found gone,
+ * and goneSessions finds only session ids gone.
+ */
+function putsOf(prefix: string, member: string): string {
+  return sessionKeys(prefix, sessionOf(member) as string).puts;
 }
 
 /** The session id of a session-set member (an `idField`), or undefined if it is none. */

@@ -278,8 +278,17 @@ export class RedisEventStore implements EventStore {
       // indexed first, and a put or an index that failed fails the call before the append.
       // On one server the script stores them itself, only if it writes the events.
       if (blobs !== undefined && isCluster(this.#client)) {
-        await this.#putAndIndex(valid.sessionId, blobs);
-        return await this.#appendThroughScript(valid, session, run, undefined);
+        const [stored] = await Promise.all([
+          this.#storeBlobs(blobs.carried, valid.sessionId),
+          this.#indexRefs(valid.sessionId, blobs.named),
+        ]);
+        // The session's list of the blobs put for it goes after their scripts (#listPuts), in
+        // the same round trip as the append's script: not one more.
+        const [result] = await Promise.all([
+          this.#appendThroughScript(valid, session, run, undefined),
+          this.#listPuts(stored, valid.sessionId),
+        ]);
+        return result;
       }
       return await this.#appendThroughScript(valid, session, run, blobs);
     } catch (error) {
@@ -743,37 +752,57 @@ export class RedisEventStore implements EventStore {
 
   async #putBlobs(blobs: EncodedBlob[], sessionId: string | undefined): Promise<string[]> {
     if (blobs.length === 0) return [];
+    const unique = await this.#storeBlobs(blobs, sessionId);
+    await this.#listPuts(unique, sessionId);
+    return blobs.map((blob) => blob.ref);
+  }
+
+  /**
+   * Per blob, one script in the blob's slot: the session's claim, SET NX and the touched-at
+   * time together, so retention sees all or none; on one server also the blob's entry in the
+   * session's list of what was put for it (its `puts` set), which its deletion collects even if
+   * no event of it ever names them. Returns the blobs, each once.
+   */
+  async #storeBlobs(blobs: EncodedBlob[], sessionId: string | undefined): Promise<EncodedBlob[]> {
+    const member = sessionId === undefined ? "" : idField(sessionId);
+    // Each blob once (the same content twice in a batch is one put).
+    const unique = [...new Map(blobs.map((blob) => [blob.ref, blob])).values()];
+    const puts =
+      sessionId === undefined || isCluster(this.#client)
+        ? []
+        : [sessionKeys(this.#prefix, sessionId).puts];
     try {
-      // Per blob, one script in the blob's slot: the session's claim, SET NX and the
-      // touched-at time together, so retention sees all or none. With them, in the same round
-      // trip, the session's list of what was put for it, which its deletion collects even if
-      // no event of it ever names them. The list lives in another slot and may land after a
-      // blob: a deletion of the session in between misses that blob, whose claim then names
-      // a gone session, so collectBlobs takes it, as after any put that races a deletion.
-      const member = sessionId === undefined ? "" : idField(sessionId);
-      // Each blob once (the same content twice in a batch is one put).
-      const unique = [...new Map(blobs.map((blob) => [blob.ref, blob])).values()];
-      const listed =
-        sessionId === undefined
-          ? []
-          : [
-              this.#client.sadd(
-                sessionKeys(this.#prefix, sessionId).puts,
-                ...unique.map((blob) => blob.ref),
-              ),
-            ];
-      await Promise.all([
-        ...listed,
-        ...unique.map((blob) =>
+      await Promise.all(
+        unique.map((blob) =>
           runScript(
             this.#client,
             PUT_BLOB_SCRIPT,
-            blobScriptKeys(this.#prefix, blob.ref.slice(7)),
-            [bufferOf(blob.stored), member],
+            [...blobScriptKeys(this.#prefix, blob.ref.slice(7)), ...puts],
+            [bufferOf(blob.stored), member, blob.ref],
           ),
         ),
-      ]);
-      return blobs.map((blob) => blob.ref);
+      );
+    } catch (error) {
+      throw this.#unavailable(error, "putBlob");
+    }
+    return unique;
+  }
+
+  /**
+   * On a Cluster, the blobs put for a session added to its `puts` set, which lives in the
+   * session's slot, out of the blob scripts' reach: only after those scripts, so that
+   * collectBlobs can tell an entry it removes behind a put from a stale one (collect-blobs.ts).
+   * A deletion of the session in between misses the blobs, whose claims then name a gone
+   * session, so collectBlobs takes them, as after any put that races a deletion. (On one server
+   * the scripts listed them.)
+   */
+  async #listPuts(blobs: EncodedBlob[], sessionId: string | undefined): Promise<void> {
+    if (sessionId === undefined || !isCluster(this.#client) || blobs.length === 0) return;
+    try {
+      await this.#client.sadd(
+        sessionKeys(this.#prefix, sessionId).puts,
+        ...blobs.map((blob) => blob.ref),
+      );
     } catch (error) {
       throw this.#unavailable(error, "putBlob");
     }

@@ -259,12 +259,18 @@ return readLog(KEYS[2], redis.call('LRANGE', KEYS[1], ARGV[1], ARGV[2]), {})
  * (never the writer's: writers and the process that runs retention may be on hosts whose clocks
  * disagree), and for a put for a session that session's claim (SADD to the blob's session
  * set), together: retention never sees a claim without its blob, or a blob without its time.
+ * On one server the same script lists the blob in the session's `puts` set (KEYS[4]), so that
+ * collectBlobs, which deletes a blob and its gone claimants' entries in one script too, sees
+ * the put whole or not at all (collect-blobs.ts); a Cluster holds that set in the session's
+ * slot, and the store adds the entry after this script.
  * KEYS (one slot: the blob's hash tag): 1 the blob's session set, 2 the blob, 3 its touched-at
- * time. ARGV: 1 the stored bytes, 2 the session (idField), or "" for a put for no session.
+ * time, 4 (one server, a put for a session) the session's puts set. ARGV: 1 the stored bytes,
+ * 2 the session (idField), or "" for a put for no session, 3 the blob's ref (with KEYS[4]).
  */
 export const PUT_BLOB_SCRIPT = script(`
 ${SERVER_NOW_MS}
 if ARGV[2] ~= '' then redis.call('SADD', KEYS[1], ARGV[2]) end
+if KEYS[4] then redis.call('SADD', KEYS[4], ARGV[3]) end
 redis.call('SET', KEYS[2], ARGV[1], 'NX')
 redis.call('SET', KEYS[3], string.format('%d', now))
 return 1
@@ -316,23 +322,27 @@ return redis.call('SMEMBERS', KEYS[1])
 /**
  * collectBlobs' deletion of one blob, atomically against putBlob (the claim, SET NX and the
  * touched-at time in one script call) and the reference index (the append script's SADD on one
- * server, the SADD before it on a Cluster). KEYS: as BLOB_CANDIDATE_SCRIPT's. ARGV: 1 the grace period, then
- * the members of the session set that the caller found to be sessions that do not exist. It
- * checks again that the blob was not put within the grace, and that the set holds no member
- * but those (a session added since, or one the caller saw existing, keeps the blob); then it
- * deletes the blob, its time and its session set. Returns 1 if the blob was deleted, 2 if it
- * was already gone (a set left without its blob, or another pass was first) and only its other
- * keys went, 0 if it is kept.
+ * server, the SADD before it on a Cluster). KEYS: as BLOB_CANDIDATE_SCRIPT's, then (one server
+ * only) the `puts` set of each gone session, in the order of ARGV's members. ARGV: 1 the grace
+ * period, 2 the blob's ref, then the members of the session set that the caller found to be
+ * sessions that do not exist. It checks again that the blob was not put within the grace, and
+ * that the set holds no member but those (a session added since, or one the caller saw
+ * existing, keeps the blob); then it deletes the blob, its time and its session set, and takes
+ * the blob out of the `puts` sets given: a put for one of those sessions is then wholly before
+ * this script (and deleted with it) or wholly after (its entry stays). Returns 1 if the blob was
+ * deleted, 2 if it was already gone (a set left without its blob, or another pass was first)
+ * and only its other keys went, 0 if it is kept.
  */
 export const ORPHAN_BLOB_SCRIPT = script(`
 ${SERVER_NOW_MS}
 local touched = redis.call('GET', KEYS[3])
 if touched and tonumber(touched) > now - tonumber(ARGV[1]) then return 0 end
 local gone = 0
-for i = 2, #ARGV do gone = gone + redis.call('SISMEMBER', KEYS[1], ARGV[i]) end
+for i = 3, #ARGV do gone = gone + redis.call('SISMEMBER', KEYS[1], ARGV[i]) end
 if redis.call('SCARD', KEYS[1]) > gone then return 0 end
 local deleted = redis.call('DEL', KEYS[2])
 redis.call('DEL', KEYS[1], KEYS[3])
+for i = 4, #KEYS do redis.call('SREM', KEYS[i], ARGV[2]) end
 if deleted == 1 then return 1 end
 return 2
 `);

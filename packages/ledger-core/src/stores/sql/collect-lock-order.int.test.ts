@@ -1,0 +1,208 @@
+import { createHash } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import mysql from "mysql2/promise";
+import pg from "pg";
+import { expect } from "vitest";
+import { uuidv7 } from "../../events/ids.js";
+import type { EventStore } from "../../store/event-store.js";
+import { blobExists } from "../../testing/conformance-retention.js";
+import { MysqlEventStore } from "../mysql/index.js";
+import { PostgresEventStore } from "../postgres/index.js";
+import { acrossStores } from "./testing/across-stores.js";
+import {
+  type DeadlockWatch,
+  watchMysqlDeadlocks,
+  watchPostgresDeadlocks,
+} from "./testing/deadlock-watch.js";
+import type { RacerTarget } from "./testing/racer-store.js";
+
+// The row locks of blob rows: an append (or a put) that stores blobs upserts their rows in ref
+// order; a collectBlobs page (or a deleteSession) that deletes them must lock them in that
+// order too, or the two deadlock: the delete holds a later row and waits for an earlier one
+// that the append holds while it waits for the later. The store runs the victim again, so no
+// caller sees an error, but each deadlock costs a rollback and, on PostgreSQL, deadlock_timeout
+// (1 s by default) of waiting first. The servers' own deadlock reports are counted here.
+// PostgreSQL's DELETE visited the rows as its plan chose (here, as they lie in the table) and
+// deadlocked every time; MariaDB's deletes by primary key, in key order, never did.
+//
+// The interleaving is made exact with a third connection that holds the first blob's row (by
+// ref): the append queues for it first, holding nothing, then the deletion, holding the rows it
+// visited before (in the order of the table's rows, all the others: they were stored first);
+// then the row is let go, the append takes it and goes on to the next.
+
+const GRACE_MS = 300;
+
+/** Blobs per test: a deletion whose plan visits their rows in some order of its own starts
+ * with the first ref's row only by chance (1 in 8). */
+const BLOBS = 8;
+
+/** BLOBS contents, the one whose ref sorts last first. */
+function contentsByRefDescending(label: string): { contents: string[]; refs: string[] } {
+  const tag = uuidv7();
+  const contents = Array.from({ length: BLOBS }, (_, index) => `${label} ${index} ${tag}`);
+  const ref = (content: string) =>
+    `sha256:${createHash("sha256").update(content, "utf8").digest("hex")}`;
+  contents.sort((left, right) => (ref(left) < ref(right) ? 1 : -1));
+  return { contents, refs: contents.map(ref) };
+}
+
+/** A server's side of the test: two stores on their own pools, a blocker, and lock waits. */
+interface Harness {
+  writer: EventStore;
+  collector: EventStore;
+  deadlocks: DeadlockWatch;
+  /** Begins a transaction that holds the row of blob `ref` until `release`. */
+  hold(ref: string): Promise<{ release(): Promise<void> }>;
+  /** How many of the ledger's statements wait for a row lock. */
+  waiting(): Promise<number>;
+  close(): Promise<void>;
+}
+
+async function postgresHarness(target: RacerTarget): Promise<Harness> {
+  const schema = target.schema as string;
+  const pools = [1, 2].map(() => new pg.Pool({ connectionString: target.location, max: 2 }));
+  const [writerPool, collectorPool] = pools as [pg.Pool, pg.Pool];
+  const deadlocks = watchPostgresDeadlocks(writerPool);
+  const collectorDeadlocks = watchPostgresDeadlocks(collectorPool);
+  const admin = new pg.Client({ connectionString: target.location });
+  await admin.connect();
+  return {
+    writer: new PostgresEventStore({ pool: writerPool, schema }),
+    collector: new PostgresEventStore({ pool: collectorPool, schema }),
+    deadlocks: { count: () => deadlocks.count() + collectorDeadlocks.count() },
+    async hold(ref) {
+      const blocker = new pg.Client({ connectionString: target.location });
+      await blocker.connect();
+      await blocker.query("BEGIN");
+      await blocker.query(`SELECT 1 FROM "${schema}".blobs WHERE blob_ref = $1 FOR UPDATE`, [ref]);
+      return {
+        async release() {
+          await blocker.query("COMMIT");
+          await blocker.end();
+        },
+      };
+    },
+    async waiting() {
+      const result = await admin.query<{ count: string }>(
+        `SELECT count(*) FROM pg_stat_activity
+        WHERE wait_event_type = 'Lock' AND position($1 in query) > 0`,
+        [`"${schema}"`],
+      );
+      return Number(result.rows[0]?.count);
+    },
+    async close() {
+      await admin.end();
+      await Promise.all(pools.map((pool) => pool.end()));
+    },
+  };
+}
+
+async function mysqlHarness(target: RacerTarget): Promise<Harness> {
+  const database = new URL(target.location).pathname.slice(1);
+  const pools = [1, 2].map(() => mysql.createPool({ uri: target.location, connectionLimit: 2 }));
+  const [writerPool, collectorPool] = pools as [mysql.Pool, mysql.Pool];
+  const deadlocks = watchMysqlDeadlocks(writerPool);
+  const collectorDeadlocks = watchMysqlDeadlocks(collectorPool);
+  const admin = await mysql.createConnection({ uri: target.location });
+  return {
+    writer: new MysqlEventStore({ pool: writerPool }),
+    collector: new MysqlEventStore({ pool: collectorPool }),
+    deadlocks: { count: () => deadlocks.count() + collectorDeadlocks.count() },
+    async hold(ref) {
+      const blocker = await mysql.createConnection({ uri: target.location });
+      await blocker.query("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
+      await blocker.query("BEGIN");
+      await blocker.query("SELECT 1 FROM blobs WHERE blob_ref = ? FOR UPDATE", [ref]);
+      return {
+        async release() {
+          await blocker.query("COMMIT");
+          await blocker.end();
+        },
+      };
+    },
+    async waiting() {
+      const [rows] = await admin.query(
+        // A write of the ledger's blob rows still running: one waiting for a row lock.
+        `SELECT count(*) AS waiting FROM information_schema.PROCESSLIST
+        WHERE DB = ? AND COMMAND = 'Query' AND (INFO LIKE 'insert into %' OR INFO LIKE 'delete from %')`,
+        [database],
+      );
+      return Number((rows as { waiting: number }[])[0]?.waiting);
+    },
+    async close() {
+      await admin.end();
+      await Promise.all(pools.map((pool) => pool.end()));
+    },
+  };
+}
+
+async function until(what: string, check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what} not reached within 10 s`);
+    await sleep(10);
+  }
+}
+
+/** How the collector deletes the old blobs: a pass over the store, or their session's deletion. */
+type Deletion = "collectBlobs" | "deleteSession";
+
+async function checkLockOrder(target: RacerTarget, deletion: Deletion): Promise<void> {
+  const harness =
+    target.kind === "postgres" ? await postgresHarness(target) : await mysqlHarness(target);
+  const { writer, collector } = harness;
+  try {
+    await writer.init();
+    await collector.init();
+    const { contents, refs } = contentsByRefDescending("old, stored again");
+    const first = refs[refs.length - 1] as string;
+    // Past the grace, stored last ref first: orphans, or a closed session's blobs.
+    const gone = `gone-${uuidv7()}`;
+    for (const content of contents)
+      await writer.putBlob(content, deletion === "deleteSession" ? { sessionId: gone } : {});
+    if (deletion === "deleteSession")
+      await writer.append({
+        sessionId: gone,
+        runId: "r",
+        expectedSeq: 0,
+        events: [{ type: "run.started" }, { type: "run.completed", payload: {} }],
+      });
+    await sleep(GRACE_MS + 100);
+
+    const blocker = await harness.hold(first);
+    const appended = writer.append({
+      sessionId: `s-${uuidv7()}`,
+      runId: "r",
+      expectedSeq: 0,
+      events: [{ type: "run.started", evidenceRefs: refs }],
+      blobs: contents,
+    });
+    await until("the append waiting", async () => (await harness.waiting()) === 1);
+    const deleted =
+      deletion === "collectBlobs"
+        ? collector.collectBlobs({ blobGraceMs: GRACE_MS })
+        : collector.deleteSession(gone, { blobGraceMs: GRACE_MS });
+    await until("the deletion waiting", async () => (await harness.waiting()) === 2);
+    await blocker.release();
+
+    // Whichever of the two gets the row first, the blobs of the committed append stay.
+    await Promise.all([appended, deleted]);
+    for (const ref of refs) expect(await blobExists(writer, ref), ref).toBe(true);
+    expect(harness.deadlocks.count(), "deadlocks reported by the server").toBe(0);
+  } finally {
+    await writer.close();
+    await collector.close();
+    await harness.close();
+  }
+}
+
+for (const deletion of ["collectBlobs", "deleteSession"] as const)
+  await acrossStores(
+    {
+      topic: `${deletion} against an append storing the same blobs`,
+      test: "locks the blob rows in the append's order: no deadlock",
+      label: "lock_order",
+      kinds: ["postgres", "mysql"],
+    },
+    (target) => checkLockOrder(target, deletion),
+  );
