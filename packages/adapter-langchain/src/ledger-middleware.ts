@@ -3,10 +3,10 @@ import { ToolMessage } from "@langchain/core/messages";
 import { Command, isCommand } from "@langchain/langgraph";
 import { createMiddleware, ToolInvocationError } from "langchain";
 import type { LedgerCallbackHandler } from "./callback-handler.js";
+import { langchainMetadata, threadIdOf } from "./langchain-metadata.js";
 import { type NestedRefusal, settleRefused } from "./nested-refusal.js";
 import { isRecord, toJsonValue } from "./plain-json.js";
 import { messageFromJson } from "./stored-messages.js";
-import { beforeToolCall } from "./tool-attempt.js";
 import { ledgerToolCallId, runWithUnnamedClaim } from "./tool-claim.js";
 import { toolEffect } from "./tool-effect.js";
 
@@ -31,20 +31,20 @@ export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
         (request.tool as { metadata?: Record<string, unknown> } | undefined)?.metadata,
       );
       const toolCallId = ledgerToolCallId(call.id);
-      const args = toJsonValue(call.args);
-      const cause = handler.causeOf(toolCallId, { name: call.name, args });
-      const attempt = await beforeToolCall(recorder, {
+      // The thread: one handler may serve several, whose models may give the same ids.
+      const threadId = threadIdOf(request.runtime?.configurable);
+      const attempt = await handler.requestToolCall({
         name: call.name,
-        args,
+        args: toJsonValue(call.args),
         effect,
-        ...(toolCallId !== undefined ? { toolCallId } : {}),
-        ...(cause !== undefined ? { causedByEventId: cause } : {}),
-        metadata: { langchain: { recordedBy: "middleware" } },
+        toolCallId,
+        threadId,
+        metadata: langchainMetadata({ recordedBy: "middleware", threadId }),
       });
       if (attempt.replayed) return replayedToolMessage(attempt.replayed, call);
       const release =
         toolCallId !== undefined
-          ? handler.claimToolCall(toolCallId, attempt.requestedEventId)
+          ? handler.claimToolCall(toolCallId, attempt.requestedEventId, threadId)
           : () => {};
       let result: Awaited<ReturnType<typeof next>>;
       try {

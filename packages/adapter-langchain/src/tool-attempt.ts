@@ -1,9 +1,11 @@
 import type {
   Attempt,
   BeforeToolCallOptions,
+  RecordedAttempt,
   ReplayedOutcome,
   SessionRecorder,
 } from "@agent-ledger/core";
+import { answerHeld, type HeldToolCalls } from "./held-tool-calls.js";
 
 // What LangGraph's isGraphInterrupt recognises: the names survive the ledger's error normalisation.
 const INTERRUPTS = new Set(["GraphInterrupt", "NodeInterrupt"]);
@@ -43,6 +45,16 @@ function isNoAnswer(replayed: ReplayedOutcome | undefined): boolean {
   );
 }
 
+/** How a tool call is matched on resume, besides its request. */
+export interface ToolCallMatch {
+  /** Made inside another tool's call: matched by name and order, never skipped. */
+  nested?: boolean;
+  /** The LangGraph thread it runs in: matched by (thread, toolCallId), see HeldToolCalls. */
+  threadId?: string | undefined;
+  /** The recorded calls set aside for their own thread (one per recorder). */
+  held?: HeldToolCalls;
+}
+
 /**
  * `recorder.beforeToolCall`, past the recorded invocations of this call that ended at a
  * LangGraph `interrupt()` (or at a refusal inside it, as earlier versions recorded one): when
@@ -52,7 +64,7 @@ function isNoAnswer(replayed: ReplayedOutcome | undefined): boolean {
 export async function beforeToolCall(
   recorder: SessionRecorder,
   options: BeforeToolCallOptions,
-  call: { nested?: boolean } = {},
+  call: ToolCallMatch = {},
 ): Promise<Attempt> {
   const { causedByEventId, toolCallId, name } = options;
   // A graph resumed from its checkpoint re-runs only the calls of the step it stopped in. A
@@ -62,15 +74,23 @@ export async function beforeToolCall(
   // answered with an earlier turn's result. (An unresolved one is kept: it still stops a resume.)
   // A call made inside another tool is caused by that tool's request, which is new when the
   // outer call runs again after a crash: its recorded calls are matched in order, not skipped.
-  if (causedByEventId !== undefined && !call.nested)
-    recorder.replay?.skipTools(
-      (recorded) =>
-        recorded.status !== "requested" &&
-        recorded.requested.causedByEventId !== causedByEventId &&
-        (toolCallId !== undefined ? recorded.toolCallId === toolCallId : recorded.name === name),
-    );
-  let attempt = await recorder.beforeToolCall(options);
-  while (isNoAnswer(attempt.replayed))
-    attempt = await recorder.beforeToolCall({ ...options, stepId: attempt.stepId });
+  const earlierTurn = (recorded: RecordedAttempt) =>
+    causedByEventId !== undefined &&
+    recorded.status !== "requested" &&
+    recorded.requested.causedByEventId !== causedByEventId &&
+    (toolCallId !== undefined ? recorded.toolCallId === toolCallId : recorded.name === name);
+  const replay = recorder.replay;
+  const { held, threadId } = call;
+  const threaded =
+    !call.nested && toolCallId !== undefined && threadId !== undefined && held !== undefined;
+  if (replay && threaded) held.setAside(replay, threadId, toolCallId, earlierTurn);
+  else if (replay && causedByEventId !== undefined && !call.nested) replay.skipTools(earlierTurn);
+  const next = (stepId?: string): Promise<Attempt> => {
+    const recorded = threaded ? held.take(threadId, toolCallId, causedByEventId) : undefined;
+    if (recorded) return answerHeld(recorder, recorded, options);
+    return recorder.beforeToolCall(stepId === undefined ? options : { ...options, stepId });
+  };
+  let attempt = await next();
+  while (isNoAnswer(attempt.replayed)) attempt = await next(attempt.stepId);
   return attempt;
 }

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { isValidId } from "@agent-ledger/core";
+import { toolCallKey } from "./tool-call-key.js";
 
 /**
  * A tool call's id as the ledger can keep it. Some models give an empty id (Gemini's
@@ -37,4 +38,32 @@ export function takeUnnamedClaim(): { requestedEventId: string } | undefined {
   if (!claim || claim.taken) return undefined;
   claim.taken = true;
   return claim;
+}
+
+/**
+ * Tool calls `ledgerMiddleware` records itself (the handler then leaves them alone), by thread
+ * and toolCallId, with the eventId of the `tool.requested` the middleware committed for each.
+ */
+export class ToolClaims {
+  readonly #claimed = new Map<string, string | undefined>();
+
+  /** Claims the call; returns the release. */
+  claim(
+    threadId: string | undefined,
+    toolCallId: string,
+    requestedEventId: string | undefined,
+  ): () => void {
+    const key = toolCallKey(threadId, toolCallId);
+    this.#claimed.set(key, requestedEventId);
+    return () => this.#claimed.delete(key);
+  }
+
+  /** The claim on this call, if the middleware records it. */
+  find(
+    threadId: string | undefined,
+    toolCallId: string,
+  ): { requestedEventId: string | undefined } | undefined {
+    const key = toolCallKey(threadId, toolCallId);
+    return this.#claimed.has(key) ? { requestedEventId: this.#claimed.get(key) } : undefined;
+  }
 }

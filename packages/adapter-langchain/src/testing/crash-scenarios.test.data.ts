@@ -10,6 +10,7 @@ import { nestedToolCallCrashes } from "./nested-tool-call.test.data.js";
 import { restoreMessagesCrashes } from "./restore-messages.test.data.js";
 import { retrieverCrashes } from "./retriever.test.data.js";
 import { toolArtifactCrashes } from "./tool-artifact.test.data.js";
+import { toolCallThreadsCrashes } from "./tool-call-threads.test.data.js";
 import { toolEffectCrashes } from "./tool-effect.test.data.js";
 import { toolNodeCrashes } from "./tool-node.test.data.js";
 
@@ -26,6 +27,7 @@ export const crashScenarios = {
   ...restoreMessagesCrashes,
   ...retrieverCrashes,
   ...toolArtifactCrashes,
+  ...toolCallThreadsCrashes,
   ...toolEffectCrashes,
   ...toolNodeCrashes,
 } satisfies Record<string, CrashScenario>;

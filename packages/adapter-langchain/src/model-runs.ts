@@ -1,0 +1,138 @@
+import type { Attempt, JsonObject, SessionRecorder } from "@agent-ledger/core";
+import type { ChatGenerationChunk, GenerationChunk, LLMResult } from "@langchain/core/outputs";
+import { langchainMetadata, signalOf, threadIdOf } from "./langchain-metadata.js";
+import { beforeModelCall } from "./model-replay.js";
+import { modelResponse } from "./model-request.js";
+import { ModelRetries, retryLive } from "./model-retry.js";
+import {
+  abandonModelCallsLeftByCrash,
+  ModelCallsInProgress,
+  streamLeftUnfinished,
+} from "./open-model-calls.js";
+import type { RunTree } from "./run-tree.js";
+import type { ToolCauses } from "./tool-causes.js";
+
+/** What the handler shares with its model runs. */
+export interface ModelRunsContext {
+  recorder: () => Promise<SessionRecorder>;
+  /** The chains and tools in progress, with their parents. */
+  runs: RunTree;
+  /** Where a completion notes the tool calls it asks for. */
+  causes: ToolCauses;
+}
+
+/**
+ * The model calls the handler records, each attempt kept under LangChain's `runId` from its
+ * start callback to its end or error, with what it streamed (to close one left unfinished).
+ */
+export class ModelRuns {
+  readonly #context: ModelRunsContext;
+  readonly #calls: ModelCallsInProgress;
+  /** The LangGraph thread of each model call in progress, by LangChain runId. */
+  readonly #threads = new Map<string, string | undefined>();
+  readonly #retries = new ModelRetries();
+
+  constructor(context: ModelRunsContext) {
+    this.#context = context;
+    this.#calls = new ModelCallsInProgress((runId, attempt, error, partial) =>
+      this.#closeUnfinished(runId, attempt, error, partial),
+    );
+  }
+
+  /** Records a model call's start and keeps its attempt under LangChain's `runId`. */
+  async started(
+    request: JsonObject,
+    ids: { runId: string; parentRunId?: string; runName?: string; tags?: string[] },
+    lsMetadata: Record<string, unknown> | undefined,
+    extraParams: Record<string, unknown> | undefined,
+  ): Promise<void> {
+    const recorder = await this.#context.recorder();
+    const retried = this.#retries.retried(recorder, ids.parentRunId, request);
+    // A model that a running tool calls (an LLM inside a tool) is part of that tool call, not
+    // a turn of the agent: it is caused by the tool.requested it belongs to, which its metadata
+    // names too (`insideTool`, what restoreMessages skips it by, in ledgers of any version).
+    const insideTool = this.#context.runs.enclosingTool(ids.parentRunId)?.requestedEventId;
+    // The thread, so that on resume the tool calls this call asks for are keyed by it.
+    const threadId = threadIdOf(lsMetadata);
+    const metadata = langchainMetadata({ ...ids, insideTool, threadId });
+    // The provider LangChain names the model's (`ls_provider`: openai, anthropic, google_genai)
+    // is in no request field: the projections read it here (gen_ai.provider.name). Metadata,
+    // so the request and its hash stay what they were.
+    const provider = lsMetadata?.ls_provider;
+    if (typeof provider === "string" && provider.length > 0) metadata.provider = provider;
+    const attempt = retried
+      ? await retryLive(recorder, retried, metadata)
+      : await beforeModelCall(recorder, request, metadata, insideTool);
+    this.#calls.started(ids.runId, attempt, {
+      parentRunId: ids.parentRunId,
+      signal: signalOf(extraParams),
+    });
+    this.#threads.set(ids.runId, threadId);
+    this.#retries.started(ids.runId, ids.parentRunId);
+  }
+
+  /** What a stream has given so far: what a call left unfinished is closed with. */
+  token(runId: string, token: string, chunk: ChatGenerationChunk | GenerationChunk | undefined) {
+    this.#calls.token(runId, token, chunk);
+  }
+
+  async completed(output: LLMResult, runId: string, parentRunId?: string): Promise<void> {
+    const attempt = this.#calls.ended(runId);
+    if (!attempt) return;
+    this.#retries.ended(runId);
+    const threadId = this.#threads.get(runId);
+    this.#threads.delete(runId);
+    const recorder = await this.#context.recorder();
+    const { response, toolCalls } = modelResponse(output);
+    const event = await recorder.modelCompleted(attempt, response, {
+      metadata: langchainMetadata({ runId, parentRunId }),
+    });
+    this.#context.causes.note(toolCalls, event.eventId, threadId);
+  }
+
+  async failed(error: unknown, runId: string, parentRunId?: string): Promise<void> {
+    const attempt = this.#calls.ended(runId);
+    if (!attempt) return;
+    this.#retries.ended(runId, attempt);
+    this.#threads.delete(runId);
+    const recorder = await this.#context.recorder();
+    await recorder.modelFailed(attempt, error, {
+      metadata: langchainMetadata({ runId, parentRunId }),
+    });
+  }
+
+  /** A LangChain run ended: no retry of a call that failed under it can come any more. */
+  parentEnded(runId: string): void {
+    this.#retries.parentEnded(runId);
+  }
+
+  /** The model calls made under a LangChain run that ended while they had not: left unfinished. */
+  async closeUnder(runId: string): Promise<void> {
+    await this.#calls.closeUnder(
+      (parentRunId) => this.#context.runs.isWithin(parentRunId, runId),
+      streamLeftUnfinished(`the LangChain run that made it (${runId}) ended before it`),
+    );
+  }
+
+  /** Closes the model calls still open (streams left unfinished), as the run is closed. */
+  async closeAll(recorder: SessionRecorder): Promise<void> {
+    await this.#calls.closeAll(streamLeftUnfinished("the run was closed before it ended"));
+    await abandonModelCallsLeftByCrash(recorder);
+  }
+
+  /** Records a model call that will not end by itself (see `STREAM_LEFT_UNFINISHED`). */
+  async #closeUnfinished(
+    runId: string,
+    attempt: Attempt,
+    error: Error,
+    partial: JsonObject | undefined,
+  ): Promise<void> {
+    this.#retries.ended(runId, attempt);
+    this.#threads.delete(runId);
+    const recorder = await this.#context.recorder();
+    await recorder.modelFailed(attempt, error, {
+      metadata: langchainMetadata({ runId }),
+      ...(partial !== undefined ? { partial } : {}),
+    });
+  }
+}

@@ -1,0 +1,85 @@
+import { join } from "node:path";
+import { findLedgerError, MemoryEventStore } from "@agent-ledger/core";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import { HumanMessage } from "@langchain/core/messages";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { agentFor, GO, RUN, SESSION, script, world } from "./testing/agent.test.data.js";
+import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
+import { ledgerAgent, runEvents, threadConfig } from "./testing/helpers.js";
+
+const scratch = scratchDirectory("langchain-other-run-", afterAll);
+const TYPO = `${RUN}-typo`;
+
+describe.concurrent("a thread resumed under another run than the one that recorded it", () => {
+  it("a mistyped runId is refused before the tool runs again; the right one resumes as before", async ({
+    onTestFinished,
+  }) => {
+    // The process dies inside send (not idempotent), its message out, lookup recorded.
+    const path = join(scratch, "typo.db");
+    const crashed = await crashInChild("agent:send-in-flight", path);
+    expect(crashed.count("send")).toBe(1);
+    const store = await openLedger(path, onTestFinished);
+
+    // Resumed with a runId the session does not have: a new run, which must not take the call.
+    const reads = vi.spyOn(store, "readSession");
+    const typo = world();
+    const wrong = ledgerAgent({
+      store,
+      sessionId: SESSION,
+      runId: TYPO,
+      tools: typo.tools,
+      answer: script,
+    });
+    const error = await wrong.agent
+      .invoke(null, threadConfig(wrong.handler))
+      .catch((caught: unknown) => caught);
+    const refusal = findLedgerError(error, "conflict");
+    expect(refusal?.details).toMatchObject({
+      runId: RUN,
+      handlerRunId: TYPO,
+      threadId: "thread-1",
+    });
+    expect(refusal?.message).toContain(`Build the handler with runId "${RUN}"`);
+    expect(typo.effects).toEqual({ lookup: 0, send: 0 });
+    expect(wrong.model.calls).toBe(0);
+    // The session was read once, for every call of the resumed step, not once per call.
+    expect(reads).toHaveBeenCalledTimes(1);
+    const typoEvents = await runEvents(store, SESSION, TYPO);
+    expect(typoEvents.filter((event) => event.type === "tool.requested")).toEqual([]);
+
+    // With the right runId the run resumes as before: send, in flight, waits for a person.
+    reads.mockClear();
+    const right = world();
+    const resumed = agentFor(store, right.tools);
+    const stopped = await resumed.agent
+      .invoke(null, threadConfig(resumed.handler))
+      .catch((caught: unknown) => caught);
+    expect(findLedgerError(stopped, "unresolved-attempt")?.details.name).toBe("send");
+    expect(right.effects.send).toBe(0);
+    // A run that recorded the thread's turn does not read the session.
+    expect(reads).not.toHaveBeenCalled();
+  });
+
+  it("a new run on a thread an open run used, with the same tool call ids, runs its own calls", async () => {
+    const store = new MemoryEventStore();
+    const reads = vi.spyOn(store, "readSession");
+    const before = world();
+    const first = agentFor(store, before.tools);
+    await first.agent.invoke(GO, threadConfig(first.handler));
+    // Another run (left open) on the same thread, asked again: its model asks for the same ids.
+    const after = world();
+    const next = ledgerAgent({
+      store,
+      sessionId: SESSION,
+      runId: "next-run",
+      tools: after.tools,
+      // Each user message starts a turn asking for the tools again, with the same ids.
+      answer: (messages) =>
+        HumanMessage.isInstance(messages.at(-1)) ? script([]) : script(messages.slice(-2)),
+    });
+    const result = await next.agent.invoke(GO, threadConfig(next.handler));
+    expect(result.messages.at(-1)?.content).toBe("final: value of x | sent to bob");
+    expect(after.effects).toEqual({ lookup: 1, send: 1 });
+    expect(reads).not.toHaveBeenCalled();
+  });
+});

@@ -1,0 +1,76 @@
+import { hashJson, type JsonObject, type JsonValue, type ReplayCursor } from "@agent-ledger/core";
+import { recordedThreadId } from "./langchain-metadata.js";
+import { isRecord, toJsonValue } from "./plain-json.js";
+import { toolCallKey } from "./tool-call-key.js";
+import { ledgerToolCallId } from "./tool-claim.js";
+
+/** A tool call as a model's answer lists it. */
+export interface AskedToolCall {
+  id?: unknown;
+  name?: unknown;
+  args?: unknown;
+}
+
+function contentKey(threadId: string | undefined, name: string, args: JsonValue): string {
+  return JSON.stringify([threadId ?? null, name, hashJson(args)]);
+}
+
+/**
+ * Which model completion asked for each tool call (its `causedByEventId`), by thread and
+ * toolCallId, or for a call without an id by thread, name and arguments. A later completion
+ * asking for the same call is the cause.
+ */
+export class ToolCauses {
+  readonly #byId = new Map<string, string>();
+  readonly #byContent = new Map<string, string>();
+
+  /**
+   * The causes of the tool calls a resumed run recorded: from the run the resumed recorder
+   * already read, not a second read of it. A completion recorded without its thread (a ledger
+   * written before threads were) counts for a call of any thread (see `causeOf`).
+   */
+  load(replay: ReplayCursor): void {
+    for (const { requested, outcome: event } of replay.modelAttempts) {
+      if (event?.type !== "model.completed" || !isRecord(event.payload)) continue;
+      const response = event.payload.response;
+      const calls =
+        isRecord(response) && Array.isArray(response.toolCalls) ? response.toolCalls : [];
+      this.note(
+        calls.filter((call): call is JsonObject => isRecord(call)),
+        event.eventId,
+        recordedThreadId(requested),
+      );
+    }
+  }
+
+  /** The model completion `cause`, made in thread `threadId`, asked for these calls. */
+  note(calls: readonly AskedToolCall[], cause: string, threadId: string | undefined): void {
+    for (const call of calls) {
+      const toolCallId = ledgerToolCallId(typeof call.id === "string" ? call.id : undefined);
+      if (toolCallId !== undefined) this.#byId.set(toolCallKey(threadId, toolCallId), cause);
+      else if (typeof call.name === "string")
+        this.#byContent.set(contentKey(threadId, call.name, toJsonValue(call.args)), cause);
+    }
+  }
+
+  /**
+   * eventId of the model completion of thread `threadId` that asked for this tool call, when
+   * known; else that of a completion recorded without a thread.
+   */
+  causeOf(
+    threadId: string | undefined,
+    toolCallId: string | undefined,
+    call?: { name: string; args: JsonValue },
+  ): string | undefined {
+    if (toolCallId !== undefined)
+      return (
+        this.#byId.get(toolCallKey(threadId, toolCallId)) ??
+        this.#byId.get(toolCallKey(undefined, toolCallId))
+      );
+    if (!call) return undefined;
+    return (
+      this.#byContent.get(contentKey(threadId, call.name, call.args)) ??
+      this.#byContent.get(contentKey(undefined, call.name, call.args))
+    );
+  }
+}
