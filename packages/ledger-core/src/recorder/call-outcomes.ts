@@ -1,0 +1,174 @@
+import type { CompactSession } from "../compact/externalize.js";
+import { InvalidArgumentError } from "../events/errors.js";
+import { assertId } from "../events/ids.js";
+import type { JsonObject } from "../events/json.js";
+import type { LedgerEvent, NewEvent } from "../events/types.js";
+import { markPrevalidated } from "../store/validate.js";
+import type { Attempt } from "./attempt.js";
+import { commitCompacted, commitEvent } from "./commit-event.js";
+import {
+  callMetadata,
+  failurePayload,
+  fieldsOf,
+  preparePayload,
+  reasonPayload,
+} from "./prepare-payload.js";
+import type { RecorderState } from "./recorder-state.js";
+import { recordedOutcomeOf } from "./replayed-calls.js";
+import { rejectThrown } from "./turns.js";
+
+/** What `abandon` and `approve` name an attempt by. */
+export type AttemptRef = Pick<Attempt, "stepId" | "attemptId" | "requestedEventId"> & {
+  toolCallId?: string;
+};
+
+/** `SessionRecorder.modelCompleted`. */
+export function completeModelCall(
+  state: RecorderState,
+  attempt: Attempt,
+  response: unknown,
+  options: { metadata?: JsonObject },
+): Promise<LedgerEvent> {
+  return rejectThrown(() => {
+    const compact = state.compactor.begin();
+    const full = preparePayload(state.redact, "model.completed", response, "$", "response");
+    return resolveAttempt(
+      state,
+      attempt,
+      "model.completed",
+      { response: compact.value(full, { text: true }) },
+      options.metadata,
+      compact,
+    );
+  });
+}
+
+/** `SessionRecorder.modelFailed`. */
+export function failModelCall(
+  state: RecorderState,
+  attempt: Attempt,
+  error: unknown,
+  options: { metadata?: JsonObject; partial?: unknown },
+): Promise<LedgerEvent> {
+  return rejectThrown(() => {
+    const payload = failurePayload(state.redact, "model.failed", error);
+    const compact = state.compactor.begin();
+    if (options.partial !== undefined)
+      fieldsOf(payload).partial = compact.value(
+        preparePayload(state.redact, "model.failed", options.partial, "$.partial", "partial"),
+        { text: true },
+      );
+    return resolveAttempt(state, attempt, "model.failed", payload, options.metadata, compact);
+  });
+}
+
+/** `SessionRecorder.toolCompleted`. */
+export function completeToolCall(
+  state: RecorderState,
+  attempt: Attempt,
+  result: unknown,
+  options: { metadata?: JsonObject },
+): Promise<LedgerEvent> {
+  return rejectThrown(() => {
+    const compact = state.compactor.begin();
+    const full = preparePayload(state.redact, "tool.completed", result, "$", "result");
+    const payload: JsonObject = { result: compact.value(full, { text: false }) };
+    if (attempt.toolCallId !== undefined) {
+      // The attempt comes back from the caller: its id enters a prevalidated payload.
+      assertId(attempt.toolCallId, "$.toolCallId");
+      payload.toolCallId = attempt.toolCallId;
+    }
+    return resolveAttempt(state, attempt, "tool.completed", payload, options.metadata, compact);
+  });
+}
+
+/** `SessionRecorder.toolFailed`. */
+export function failToolCall(
+  state: RecorderState,
+  attempt: Attempt,
+  error: unknown,
+  options: { metadata?: JsonObject },
+): Promise<LedgerEvent> {
+  return rejectThrown(() => {
+    const payload = failurePayload(state.redact, "tool.failed", error);
+    if (attempt.toolCallId !== undefined) fieldsOf(payload).toolCallId = attempt.toolCallId;
+    return resolveAttempt(state, attempt, "tool.failed", payload, options.metadata);
+  });
+}
+
+/** Commits an attempt's outcome, once (see `OpenAttempts.settle`). */
+async function resolveAttempt(
+  state: RecorderState,
+  attempt: Attempt,
+  type: NewEvent["type"],
+  payload: JsonObject,
+  metadata?: JsonObject,
+  compact?: CompactSession,
+): Promise<LedgerEvent> {
+  const recorded = recordedOutcomeOf(attempt);
+  // Answered from the ledger: the outcome is already recorded, nothing to write.
+  if (recorded) return recorded;
+  const event: NewEvent = {
+    type,
+    stepId: attempt.stepId,
+    attemptId: attempt.attemptId,
+    causedByEventId: attempt.requestedEventId,
+    payload,
+  };
+  // A completion's payload came through `preparePayload` and the compactor: the recorder's own
+  // validated copy (see commitRequest), so it goes prevalidated. A failure's normalised error
+  // is checked by the store. Metadata is checked here for both, so a bad value is named by its
+  // path in the caller's argument (`$.metadata.when`), not in the store's append request.
+  if (metadata !== undefined) event.metadata = callMetadata(metadata);
+  if (type === "model.completed" || type === "tool.completed") markPrevalidated(event);
+  return await state.open.settle(attempt, type, state.runId, (claim) =>
+    compact
+      ? commitCompacted(state, event, compact, claim)
+      : commitEvent(state, event, undefined, claim),
+  );
+}
+
+/** `SessionRecorder.abandon`: the attempt's outcome, that it will never complete. */
+export async function abandonAttempt(
+  state: RecorderState,
+  attempt: AttemptRef,
+  reason: string,
+): Promise<LedgerEvent> {
+  const event = decision(state, "attempt.abandoned", attempt, reason, "abandoning");
+  return await state.open.settle(attempt, "attempt.abandoned", state.runId, (claim) =>
+    commitEvent(state, event, undefined, claim),
+  );
+}
+
+/** `SessionRecorder.approve`: not an outcome, the attempt stays open. */
+export async function approveAttempt(
+  state: RecorderState,
+  attempt: AttemptRef,
+  reason: string,
+): Promise<LedgerEvent> {
+  return await commitEvent(
+    state,
+    decision(state, "attempt.approved", attempt, reason, "approving"),
+  );
+}
+
+/** The event of what a person or policy decided about an unresolved attempt, and why. */
+function decision(
+  state: RecorderState,
+  type: "attempt.abandoned" | "attempt.approved",
+  attempt: AttemptRef,
+  reason: string,
+  doing: string,
+): NewEvent {
+  if (typeof reason !== "string" || reason.length === 0)
+    throw new InvalidArgumentError("$.reason", `${doing} an attempt needs a reason`);
+  const payload: JsonObject = { reason: reasonPayload(state.redact, type, reason) };
+  if (attempt.toolCallId !== undefined) payload.toolCallId = attempt.toolCallId;
+  return {
+    type,
+    stepId: attempt.stepId,
+    attemptId: attempt.attemptId,
+    causedByEventId: attempt.requestedEventId,
+    payload,
+  };
+}

@@ -1,0 +1,71 @@
+import type { CompactSession } from "../compact/externalize.js";
+import type { LedgerEvent, NewEvent } from "../events/types.js";
+import { type RecorderState, runEndStatus } from "./recorder-state.js";
+import { inTurn } from "./turns.js";
+
+/**
+ * Commits one event of the recorder, in its turn, through its group-commit queue. `claim`, if
+ * given, runs in the recorder's turn right before the append (see `OpenAttempts`).
+ */
+export async function commitEvent(
+  state: RecorderState,
+  event: NewEvent,
+  blobs?: string[],
+  claim?: () => void,
+): Promise<LedgerEvent> {
+  const stored = (
+    await inTurn(state, () => {
+      claim?.();
+      // The event is this recorder's own object (`record` copies its caller's), so it is
+      // completed in place: a merged copy of each, marked prevalidated a second time, cost more
+      // than any other step of the recorder on every recorded call.
+      withDefaults(state, event);
+      return state.queue.commit([event], blobs);
+    })
+  )[0] as LedgerEvent;
+  if (stored.type === "model.completed") state.lastModelCompletion = stored.eventId;
+  else {
+    const end = runEndStatus(stored.type);
+    if (end !== undefined) state.status = end;
+  }
+  return stored;
+}
+
+/**
+ * Gives an event the recorder's actor and metadata, as `{ actor, metadata, ...event }` would:
+ * a field the event has (even undefined) wins, and metadata of both is merged, the event's
+ * keys last. Both are validated copies, so a prevalidated event stays prevalidated.
+ */
+function withDefaults(state: RecorderState, event: NewEvent): void {
+  if (!Object.hasOwn(event, "actor")) event.actor = state.actor;
+  const metadata = state.metadata;
+  if (metadata === undefined) return;
+  if (!Object.hasOwn(event, "metadata")) event.metadata = metadata;
+  else if (event.metadata) event.metadata = { ...metadata, ...event.metadata };
+}
+
+/**
+ * Commits an event whose payload went through `compact`: its refs added to `evidenceRefs`
+ * (the store indexes them for retention), its new blobs stored by the same append (one
+ * round trip, one commit where the store can: `AppendRequest.blobs`), and once committed
+ * they are remembered so later events neither store nor index them again.
+ */
+export async function commitCompacted(
+  state: RecorderState,
+  event: NewEvent,
+  compact: CompactSession,
+  claim?: () => void,
+): Promise<LedgerEvent> {
+  const { blobs, evidenceRefs } = compact.result();
+  if (evidenceRefs.length > 0)
+    event.evidenceRefs = [...(event.evidenceRefs ?? []), ...evidenceRefs];
+  const stored = await commitEvent(
+    state,
+    event,
+    blobs.size > 0 ? [...blobs.values()] : undefined,
+    claim,
+  );
+  state.compactor.committed(evidenceRefs);
+  if (compact.list) state.compactor.setLastList(compact.list);
+  return stored;
+}

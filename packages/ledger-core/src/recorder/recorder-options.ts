@@ -1,0 +1,51 @@
+import type { CompactOptions } from "../compact/externalize.js";
+import { InvalidArgumentError } from "../events/errors.js";
+import type { JsonObject } from "../events/json.js";
+import type { Actor } from "../events/types.js";
+import type { EventStore } from "../store/event-store.js";
+import type { Redaction } from "./redact.js";
+
+export interface SessionRecorderOptions {
+  store: EventStore;
+  sessionId: string;
+  /** Defaults to a new UUIDv7. */
+  runId?: string;
+  actor: Actor;
+  /** Set on a child run: the run that started it. */
+  parentRunId?: string;
+  /** The event that caused this run (e.g. the tool call that handed off). */
+  causedByEventId?: string;
+  /** Removed from payloads before hashing and persisting. */
+  redact?: Redaction;
+  /** Host metadata stored on every event of this recorder. */
+  metadata?: JsonObject;
+  /**
+   * Content-addressed payloads (§8), on by default: every chat message of a model request
+   * and every long string of model requests and responses goes to the blob store by sha256,
+   * a request's message list extends the previous request's list (structural sharing), and
+   * any subtree of a model or tool payload over `thresholdBytes` goes to a blob. The event
+   * keeps `{ "$ledger": kind, ref }` markers and lists the refs it introduced in
+   * `evidenceRefs`; `requestHash` stays the hash of the full request. `false` stores
+   * payloads inline.
+   */
+  compact?: CompactOptions | false;
+}
+
+/** Options of `SessionRecorder.resume`. */
+export interface ResumeOptions {
+  /**
+   * Resolve blob references in the recorded events (default true), so replayed outcomes and
+   * `attempt.request` come back as the adapter sent and received them. `false` hands them
+   * over as stored, with `{ "$ledger": ... }` markers.
+   */
+  resolve?: boolean;
+}
+
+/** `invalid-argument` at `$` unless the recorder's options are an object (not a bare id). */
+export function assertOptionsObject(options: unknown): void {
+  if (typeof options !== "object" || options === null || Array.isArray(options))
+    throw new InvalidArgumentError(
+      "$",
+      "a recorder needs options { store, sessionId, actor, runId?, ... }",
+    );
+}

@@ -1,0 +1,97 @@
+import { CanonicalJsonMemo } from "../compact/canonical-memo.js";
+import { type CompactOptions, PayloadCompactor } from "../compact/externalize.js";
+import { assertId, uuidv7 } from "../events/ids.js";
+import type { JsonObject } from "../events/json.js";
+import type { Actor, EventType, LedgerEvent, RunStatus } from "../events/types.js";
+import type { ReplayCursor } from "../replay/replay-cursor.js";
+import type { EventStore } from "../store/event-store.js";
+import { assertEventStore, validateActor, validateMetadata } from "../store/validate.js";
+import { ChildRuns } from "./child-runs.js";
+import { CommitQueue } from "./commit-queue.js";
+import { OpenAttempts } from "./outcome-guard.js";
+import { assertOptionsObject, type SessionRecorderOptions } from "./recorder-options.js";
+import { type Redaction, validateRedaction } from "./redact.js";
+
+/**
+ * What one recorder knows of the run it writes. `SessionRecorder` keeps it private and hands it
+ * to the functions of each concept (requests, outcomes, turns, resume, child runs): private
+ * `#fields` cannot be shared across files, and making them public on the recorder would make
+ * them its API. A class rather than a literal, so every recorder's state has one shape and the
+ * per-call functions read it with monomorphic loads.
+ */
+export class RecorderState {
+  readonly store: EventStore;
+  readonly sessionId: string;
+  readonly runId: string;
+  readonly actor: Actor;
+  readonly parentRunId: string | undefined;
+  readonly causedByEventId: string | undefined;
+  readonly redact: Redaction | undefined;
+  readonly metadata: JsonObject | undefined;
+  readonly compactOption: CompactOptions | false | undefined;
+  readonly compactor: PayloadCompactor;
+  readonly canonical = new CanonicalJsonMemo();
+  /** This run's attempts that may still get an outcome (see `OpenAttempts`). */
+  readonly open = new OpenAttempts();
+  /** Child runs recorded before a crash, and the calls they belong to (see `ChildRuns`). */
+  readonly children = new ChildRuns();
+  resolveOnLoad = true;
+  queue: CommitQueue;
+  replay: ReplayCursor | undefined;
+  status: RunStatus = "running";
+  started = false;
+  startedEvent: LedgerEvent | undefined;
+  /** The terminal event of a run that was already closed when this recorder loaded it. */
+  recordedEnd: LedgerEvent | undefined;
+  lastModelCompletion: string | undefined;
+  /** The recorder whose `child()` made this one: its run is this run's parent. */
+  parent: RecorderState | undefined;
+  /** The recorded run being read, for a child of a resumed run (see `whenReady`, turns.ts). */
+  ready: Promise<void> | undefined;
+  /** Set once `ready` has resolved. */
+  loaded = false;
+  /** Calls waiting for `ready` that have not had their turn yet (see `inTurn`). */
+  waiting = 0;
+  /**
+   * Set once the recorder is ready and no call waits for its turn: a call then runs at once,
+   * skipping `inTurn`'s promise (a microtask each).
+   */
+  isReady = false;
+
+  constructor(options: SessionRecorderOptions) {
+    assertOptionsObject(options);
+    assertId(options.sessionId, "$.sessionId");
+    const runId = options.runId ?? uuidv7();
+    assertId(runId, "$.runId");
+    if (options.parentRunId !== undefined) assertId(options.parentRunId, "$.parentRunId");
+    if (options.causedByEventId !== undefined)
+      assertId(options.causedByEventId, "$.causedByEventId");
+    assertEventStore(options.store);
+    this.store = options.store;
+    this.sessionId = options.sessionId;
+    this.runId = runId;
+    // Frozen: every event of this recorder reaches the store with it, unchecked (validate.ts).
+    this.actor = Object.freeze(validateActor(options.actor, "$.actor"));
+    this.parentRunId = options.parentRunId;
+    this.causedByEventId = options.causedByEventId;
+    this.redact = validateRedaction(options.redact, "$.redact");
+    this.compactOption = options.compact;
+    this.compactor = new PayloadCompactor(options.compact);
+    // Every event of this recorder carries it, and most reach the store prevalidated.
+    this.metadata =
+      options.metadata === undefined ? undefined : validateMetadata(options.metadata, "$.metadata");
+    this.queue = new CommitQueue({
+      store: this.store,
+      sessionId: this.sessionId,
+      runId,
+      nextSeq: 0,
+    });
+  }
+}
+
+/** The status an event of `type` closes its run with: undefined unless it ends the run. */
+export function runEndStatus(type: EventType): RunStatus | undefined {
+  return type === "run.completed" || type === "run.failed" || type === "run.cancelled"
+    ? (type.slice(4) as RunStatus)
+    : undefined;
+}

@@ -1,0 +1,96 @@
+import { hashJson } from "../events/canonical.js";
+import { ReplayDivergenceError, UnresolvedAttemptError } from "../events/errors.js";
+import type { JsonObject, JsonValue } from "../events/json.js";
+import type { LedgerEvent } from "../events/types.js";
+import { attemptFromRecorded, type ReplayMatch } from "../replay/replay-cursor.js";
+import type { Attempt, ReplayedOutcome } from "./attempt.js";
+
+/** The recorded outcome of each attempt answered from the ledger, by the object handed out. */
+const replayedOutcomes = new WeakMap<Attempt, LedgerEvent>();
+
+/**
+ * The outcome the ledger holds for `attempt`, when it is the very object `answerFromLedger`
+ * handed out: an outcome recorded for it is answered with this one, nothing written.
+ */
+export function recordedOutcomeOf(attempt: Attempt): LedgerEvent | undefined {
+  return replayedOutcomes.get(attempt);
+}
+
+/**
+ * A recorded call met again on resume, as the adapter gets it back: the attempt with the
+ * outcome the ledger holds (`replayed`). Undefined when it has none (in flight at the crash).
+ */
+export function answerFromLedger(match: ReplayMatch): Attempt | undefined {
+  if (match.status === "unresolved") return undefined;
+  const attempt = attemptFromRecorded(match.attempt);
+  const outcome = match.attempt.outcome as LedgerEvent;
+  const payload = (outcome.payload ?? {}) as JsonObject;
+  let replayed: ReplayedOutcome;
+  if (match.status === "completed") {
+    replayed = {
+      status: "completed",
+      result: (attempt.kind === "model" ? payload.response : payload.result) ?? null,
+      eventId: outcome.eventId,
+    };
+  } else if (match.status === "failed") {
+    replayed = {
+      status: "failed",
+      error: (payload.error ?? { name: "Error", message: "failed" }) as never,
+      eventId: outcome.eventId,
+    };
+    if (payload.partial !== undefined) replayed.partial = payload.partial;
+  } else {
+    replayed = {
+      status: "abandoned",
+      reason: String(payload.reason ?? "abandoned"),
+      eventId: outcome.eventId,
+    };
+  }
+  if (outcome.metadata !== undefined) replayed.metadata = outcome.metadata;
+  attempt.replayed = replayed;
+  // Not open (the ledger holds its outcome): an outcome for it is refused, but for this very
+  // object, the one the adapter got back, which is answered with the recorded one.
+  replayedOutcomes.set(attempt, outcome);
+  return attempt;
+}
+
+/**
+ * `unresolved-attempt` for a tool call in flight at the crash that may not run again (not
+ * idempotent, not approved): the error carries the attempt, so the adapter can ask a person and
+ * then `retry` or `abandon` it.
+ */
+export function unresolvedToolCall(
+  match: ReplayMatch,
+  name: string,
+  toolCallId: string | undefined,
+): UnresolvedAttemptError {
+  const attempt = attemptFromRecorded(match.attempt);
+  return new UnresolvedAttemptError(
+    `tool call ${name}${toolCallId ? ` (${toolCallId})` : ""} was in flight when the process died and is not declared idempotent: it may or may not have happened. Check its effect, then retry or abandon attempt ${attempt.attemptId}.`,
+    {
+      attemptId: attempt.attemptId,
+      stepId: attempt.stepId,
+      toolCallId: attempt.toolCallId ?? null,
+      name,
+      seq: attempt.seq,
+    },
+    attempt,
+  );
+}
+
+/**
+ * `recorded`, met again by a re-executed loop (an input, a run's end), when `payload` is what
+ * it recorded; otherwise the loop is not re-executing the same run: `replay-divergence`.
+ */
+export function sameAsRecorded(
+  recorded: LedgerEvent,
+  payload: JsonValue | undefined,
+  what: string,
+): LedgerEvent {
+  if (hashJson(recorded.payload) !== hashJson(payload))
+    throw new ReplayDivergenceError(
+      `${what} differs from the one recorded at seq ${recorded.seq}`,
+      { seq: recorded.seq, eventId: recorded.eventId },
+    );
+  return recorded;
+}

@@ -1,0 +1,66 @@
+import { BlobCache, lastListOf, resolveEvents } from "../compact/resolve.js";
+import { NotFoundError } from "../events/errors.js";
+import type { LedgerEvent } from "../events/types.js";
+import { ReplayCursor } from "../replay/replay-cursor.js";
+import { readWholeRun } from "../store/read-all.js";
+import { loadRecordedChildren } from "./child-runs.js";
+import { CommitQueue } from "./commit-queue.js";
+import { type RecorderState, runEndStatus } from "./recorder-state.js";
+
+/**
+ * Reads the run of `state` from the ledger and continues it (`SessionRecorder.resume`):
+ * `not-found` if the ledger does not hold it. `resolve`: see `ResumeOptions`.
+ */
+export async function resumeRun(state: RecorderState, resolve: boolean): Promise<void> {
+  state.resolveOnLoad = resolve;
+  await loadRun(state, true);
+}
+
+/**
+ * Reads the run of `state` and continues it where the ledger ends: a run the ledger does not
+ * hold is `not-found` when `required`, else left new (a child of a resumed run that the crashed
+ * process had not started).
+ */
+export async function loadRun(state: RecorderState, required: boolean): Promise<void> {
+  const { store, sessionId, runId } = state;
+  const stored = await readWholeRun(store, { sessionId, runId });
+  const first = stored[0];
+  if (!first) {
+    if (required)
+      throw new NotFoundError(`run ${runId} not found in session ${sessionId}`, {
+        sessionId,
+        runId,
+      });
+    return;
+  }
+  // What this run already committed: never re-put, and the next request extends its list.
+  const cache = new BlobCache();
+  for (const event of stored) state.compactor.committed(event.evidenceRefs ?? []);
+  const events = state.resolveOnLoad ? await resolveEvents(store, stored, { cache }) : stored;
+  state.compactor.setLastList(await lastListOf(store, stored, { cache }));
+  adopt(state, events);
+  await loadRecordedChildren(state);
+}
+
+function adopt(state: RecorderState, events: LedgerEvent[]): void {
+  state.queue = new CommitQueue({
+    store: state.store,
+    sessionId: state.sessionId,
+    runId: state.runId,
+    nextSeq: events.length,
+  });
+  state.replay = new ReplayCursor(events);
+  state.started = true;
+  state.startedEvent = events.find((event) => event.type === "run.started");
+  const last = events[events.length - 1];
+  const end = last && runEndStatus(last.type);
+  if (end) {
+    state.status = end;
+    state.recordedEnd = last;
+  }
+  for (const event of events) {
+    state.open.read(event);
+    if (event.type === "model.completed") state.lastModelCompletion = event.eventId;
+  }
+  state.children.readRetries(events);
+}

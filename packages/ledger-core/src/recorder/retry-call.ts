@@ -1,0 +1,80 @@
+import { InvalidArgumentError } from "../events/errors.js";
+import { assertId } from "../events/ids.js";
+import { type JsonObject, toPlainJson } from "../events/json.js";
+import type { Attempt } from "./attempt.js";
+import {
+  assertToolName,
+  atStep,
+  commitRequest,
+  DEFAULT_EFFECT,
+  type RequestCommon,
+  replayTool,
+  toolEffect,
+} from "./call-requests.js";
+import type { RecorderState } from "./recorder-state.js";
+import { answerFromLedger } from "./replayed-calls.js";
+import { inTurn } from "./turns.js";
+
+/** `SessionRecorder.retry`: a new attempt of `attempt`'s step with the same request. */
+export function retryCall(
+  state: RecorderState,
+  attempt: Attempt,
+  options: { metadata?: JsonObject },
+): Promise<Attempt> {
+  // In its turn, as a recorded retry is matched by order like the call it repeats; a bad
+  // attempt (even a missing one) rejects, never throws.
+  return inTurn(state, () => {
+    // The attempt comes back from the caller and its parts enter a prevalidated event: each is
+    // checked here, as `before*` checks a new call.
+    if (attempt.kind !== "model" && attempt.kind !== "tool")
+      throw new InvalidArgumentError("$.kind", "an attempt is a model or tool call");
+    assertId(attempt.attemptId, "$.attemptId");
+    if (attempt.toolCallId !== undefined) assertId(attempt.toolCallId, "$.toolCallId");
+    // Any string (an event written without the recorder may have recorded "" here).
+    if (typeof attempt.requestHash !== "string")
+      throw new InvalidArgumentError("$.requestHash", "requestHash must be a string");
+    toPlainJson(attempt.requestHash, "$.requestHash");
+    // Only a tool call's name enters its payload.
+    if (attempt.kind === "tool") assertToolName(attempt.name);
+    const effect = attempt.effect !== undefined ? toolEffect(attempt.effect) : undefined;
+    const common = {
+      kind: attempt.kind,
+      request: toPlainJson(attempt.request ?? null, "$.request"),
+      requestHash: attempt.requestHash,
+      ...(attempt.name !== undefined ? { name: attempt.name } : {}),
+      toolCallId: attempt.toolCallId,
+      ...(effect !== undefined ? { effect } : {}),
+      // A retry has the cause of the attempt it repeats (the same model completion asked).
+      causedByEventId: attempt.causedByEventId,
+      metadata: options.metadata,
+    };
+    // On resume, a retry the crashed process already made is answered from the ledger too.
+    const match = state.replay?.takeRetry({
+      kind: attempt.kind,
+      retryOf: attempt.attemptId,
+      requestHash: attempt.requestHash,
+    });
+    if (match && attempt.kind === "tool")
+      // A tool attempt's name was checked above (assertToolName), so common has it.
+      return replayTool(
+        state,
+        match,
+        effect ?? DEFAULT_EFFECT,
+        common as RequestCommon & { name: string },
+      );
+    if (match) {
+      const replayed = answerFromLedger(match);
+      if (replayed) return Promise.resolve(replayed);
+    }
+    return commitRequest(
+      state,
+      atStep(
+        common,
+        match?.attempt.stepId ?? attempt.stepId,
+        match?.attempt.attemptId ?? attempt.attemptId,
+      ),
+    ).then((retry) =>
+      state.children.noteRetry(retry, match?.attempt.requested.eventId ?? attempt.requestedEventId),
+    );
+  });
+}

@@ -1,0 +1,107 @@
+import { escapeMarkers } from "../compact/marker.js";
+import { InvalidArgumentError, NotFoundError } from "../events/errors.js";
+import { assertId } from "../events/ids.js";
+import { type JsonObject, toPlainJson } from "../events/json.js";
+import type { LedgerEvent, NewEvent } from "../events/types.js";
+import { isBlobRef } from "../store/blob.js";
+import type { EventStore } from "../store/event-store.js";
+import { commitEvent } from "./commit-event.js";
+import { isOutcomeType, outcomeKind } from "./outcome-guard.js";
+import { escapedPayload } from "./prepare-payload.js";
+import type { RecorderState } from "./recorder-state.js";
+
+export interface EvidenceRecord {
+  /** Domain key: a later record with the same key supersedes this one in `latestEvidence`. */
+  key?: string;
+  classification: string;
+  summary: string;
+  evidenceRefs: string[];
+}
+
+/** `SessionRecorder.checkpoint`. */
+export async function checkpoint(
+  state: RecorderState,
+  value: unknown,
+  options: { metadata?: JsonObject },
+): Promise<LedgerEvent> {
+  const event: NewEvent = {
+    type: "checkpoint.saved",
+    payload: escapedPayload(state.redact, "checkpoint.saved", value, "$"),
+  };
+  if (options.metadata !== undefined) event.metadata = options.metadata;
+  return await commitEvent(state, event);
+}
+
+/** `SessionRecorder.recordEvidence`. */
+export async function recordEvidence(
+  state: RecorderState,
+  record: EvidenceRecord,
+): Promise<LedgerEvent> {
+  if (record.key !== undefined) assertId(record.key, "$.key");
+  if (typeof record.classification !== "string" || record.classification.length === 0) {
+    throw new InvalidArgumentError("$.classification", "classification must be a non-empty string");
+  }
+  if (typeof record.summary !== "string")
+    throw new InvalidArgumentError("$.summary", "summary must be a string");
+  if (!Array.isArray(record.evidenceRefs))
+    throw new InvalidArgumentError(
+      "$.evidenceRefs",
+      "evidenceRefs must be an array of sha256: references",
+    );
+  record.evidenceRefs.forEach((ref, index) => {
+    if (!isBlobRef(ref))
+      throw new InvalidArgumentError(
+        `$.evidenceRefs[${index}]`,
+        "a reference must be sha256:<64 hex>",
+      );
+  });
+  // Evidence must point at something: every ref must be a stored blob.
+  const refs = [...new Set(record.evidenceRefs)];
+  if (refs.length > 0) await assertBlobsStored(state.store, refs);
+  const payload: JsonObject = {
+    classification: record.classification,
+    summary: record.summary,
+    evidenceRefs: [...record.evidenceRefs],
+  };
+  if (record.key !== undefined) payload.key = record.key;
+  return await commitEvent(state, {
+    type: "evidence.recorded",
+    payload,
+    evidenceRefs: [...record.evidenceRefs],
+  });
+}
+
+/** `not-found` unless every one of `refs` (no duplicates) is a stored blob. */
+async function assertBlobsStored(store: EventStore, refs: string[]): Promise<void> {
+  const found = store.getBlobs
+    ? await store.getBlobs(refs)
+    : new Map(await Promise.all(refs.map(async (ref) => [ref, await store.getBlob(ref)] as const)));
+  const missing = refs.find((ref) => !found.has(ref));
+  if (missing !== undefined)
+    throw new NotFoundError(`evidence blob ${missing} is not in the store (putBlob it first)`, {
+      ref: missing,
+    });
+}
+
+/** `SessionRecorder.record`: a custom event, or any other type, with the caller's payload. */
+export async function recordEvent(state: RecorderState, event: NewEvent): Promise<LedgerEvent> {
+  // A copy: the caller's object is theirs (commitEvent completes its event in place).
+  const copy = { ...event };
+  if (copy.payload !== undefined)
+    copy.payload = escapeMarkers(toPlainJson(copy.payload, "$.payload"));
+  // An outcome written this way is one outcome too: it claims its attempt as modelCompleted
+  // or abandon would, and a request opens its attempt for one.
+  if (isOutcomeType(copy.type)) {
+    const attempt = {
+      attemptId: copy.attemptId,
+      kind: outcomeKind(copy.type),
+      runId: state.runId,
+    };
+    return await state.open.settle(attempt, copy.type, state.runId, (claim) =>
+      commitEvent(state, copy, undefined, claim),
+    );
+  }
+  const stored = await commitEvent(state, copy);
+  state.open.read(stored);
+  return stored;
+}
