@@ -5,7 +5,7 @@ import type {
   ReplayedOutcome,
   SessionRecorder,
 } from "@agent-ledger/core";
-import { answerHeld, type HeldToolCalls } from "./held-tool-calls.js";
+import { recordedThreadId } from "./langchain-metadata.js";
 
 // What LangGraph's isGraphInterrupt recognises: the names survive the ledger's error normalisation.
 const INTERRUPTS = new Set(["GraphInterrupt", "NodeInterrupt"]);
@@ -49,10 +49,12 @@ function isNoAnswer(replayed: ReplayedOutcome | undefined): boolean {
 export interface ToolCallMatch {
   /** Made inside another tool's call: matched by name and order, never skipped. */
   nested?: boolean;
-  /** The LangGraph thread it runs in: matched by (thread, toolCallId), see HeldToolCalls. */
+  /**
+   * The LangGraph thread it runs in. One handler may serve several threads whose models give
+   * the same tool-call ids ("call_1" in each): on resume a call is matched only with the calls
+   * recorded in its thread (or recorded without one, before threads were recorded).
+   */
   threadId?: string | undefined;
-  /** The recorded calls set aside for their own thread (one per recorder). */
-  held?: HeldToolCalls;
 }
 
 /**
@@ -79,17 +81,23 @@ export async function beforeToolCall(
     recorded.status !== "requested" &&
     recorded.requested.causedByEventId !== causedByEventId &&
     (toolCallId !== undefined ? recorded.toolCallId === toolCallId : recorded.name === name);
+  const { threadId } = call;
+  const inThread =
+    threadId === undefined || call.nested
+      ? undefined
+      : (recorded: RecordedAttempt) => {
+          const recordedThread = recordedThreadId(recorded.requested);
+          return recordedThread === undefined || recordedThread === threadId;
+        };
   const replay = recorder.replay;
-  const { held, threadId } = call;
-  const threaded =
-    !call.nested && toolCallId !== undefined && threadId !== undefined && held !== undefined;
-  if (replay && threaded) held.setAside(replay, threadId, toolCallId, earlierTurn);
-  else if (replay && causedByEventId !== undefined && !call.nested) replay.skipTools(earlierTurn);
-  const next = (stepId?: string): Promise<Attempt> => {
-    const recorded = threaded ? held.take(threadId, toolCallId, causedByEventId) : undefined;
-    if (recorded) return answerHeld(recorder, recorded, options);
-    return recorder.beforeToolCall(stepId === undefined ? options : { ...options, stepId });
-  };
+  if (replay && causedByEventId !== undefined && !call.nested)
+    replay.skipTools((recorded) => earlierTurn(recorded) && (inThread?.(recorded) ?? true));
+  const next = (stepId?: string): Promise<Attempt> =>
+    recorder.beforeToolCall({
+      ...options,
+      ...(stepId !== undefined ? { stepId } : {}),
+      ...(inThread !== undefined ? { replayAccepts: inThread } : {}),
+    });
   let attempt = await next();
   while (isNoAnswer(attempt.replayed)) attempt = await next(attempt.stepId);
   return attempt;

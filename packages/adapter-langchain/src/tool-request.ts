@@ -5,7 +5,6 @@ import type {
   SessionRecorder,
   ToolEffect,
 } from "@agent-ledger/core";
-import { HeldToolCalls } from "./held-tool-calls.js";
 import { OtherRunCalls } from "./other-run-calls.js";
 import { beforeToolCall } from "./tool-attempt.js";
 import { ToolCauses } from "./tool-causes.js";
@@ -17,8 +16,6 @@ export class ToolCallBook {
   readonly causes = new ToolCauses();
   /** The calls ledgerMiddleware records itself. */
   readonly claims = new ToolClaims();
-  /** On resume, recorded calls set aside for their own thread. */
-  readonly held = new HeldToolCalls();
   /** The calls that other runs of the session hold (read once, when first needed). */
   readonly otherRuns = new OtherRunCalls();
 }
@@ -68,6 +65,6 @@ export async function requestToolCall(
       ...(cause !== undefined ? { causedByEventId: cause } : {}),
       metadata,
     },
-    { nested, threadId, held: book.held },
+    { nested, threadId },
   );
 }

@@ -3,7 +3,7 @@ import { InvalidArgumentError } from "../events/errors.js";
 import { assertId, uuidv7 } from "../events/ids.js";
 import { type JsonObject, type JsonValue, toPlainJson } from "../events/json.js";
 import type { LedgerEvent, NewEvent, ToolEffect } from "../events/types.js";
-import type { ReplayMatch } from "../replay/replay-cursor.js";
+import type { RecordedAttempt, ReplayMatch } from "../replay/replay-cursor.js";
 import { markPrevalidated, validateEffect } from "../store/validate.js";
 import type { Attempt } from "./attempt.js";
 import { commitCompacted } from "./commit-event.js";
@@ -33,6 +33,13 @@ export interface BeforeToolCallOptions {
   /** Defaults to the last model completion of this run (the call that asked for the tool). */
   causedByEventId?: string;
   metadata?: JsonObject;
+  /**
+   * On resume, only a recorded tool attempt this accepts can be this call (by `toolCallId`, else
+   * by name and order); those it passes over stay for later calls. For a framework whose
+   * tool-call ids are unique only within a part of the run (a LangGraph thread, say): it
+   * accepts the attempts recorded in the same part (read from their `requested` event).
+   */
+  replayAccepts?: (recorded: RecordedAttempt) => boolean;
 }
 
 /** What `commitRequest` commits: one model or tool attempt. */
@@ -118,6 +125,8 @@ export async function requestToolCall(
   return inTurn(state, async () => {
     assertToolName(options.name);
     if (options.toolCallId !== undefined) assertId(options.toolCallId, "$.toolCallId");
+    if (options.replayAccepts !== undefined && typeof options.replayAccepts !== "function")
+      throw new InvalidArgumentError("$.replayAccepts", "replayAccepts must be a function");
     const args = preparePayload(state.redact, "tool.requested", options.args, "$", "args");
     const requestHash = hashJson({ name: options.name, args });
     const effect = toolEffect(options.effect);
@@ -125,6 +134,7 @@ export async function requestToolCall(
       toolCallId: options.toolCallId,
       name: options.name,
       requestHash,
+      accepts: options.replayAccepts,
     });
     const common = {
       kind: "tool" as const,

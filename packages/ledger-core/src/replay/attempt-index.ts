@@ -18,11 +18,19 @@ export class AttemptIndex<T> {
     }
   }
 
-  /** The first item under `key` that `used` does not hold. */
-  firstUnused(key: string, used: ReadonlySet<T>): T | undefined {
+  /**
+   * The first item under `key` that `used` does not hold (and, given `accepts`, that it accepts:
+   * those it passes over stay for a later call).
+   */
+  firstUnused(key: string, used: ReadonlySet<T>, accepts?: (item: T) => boolean): T | undefined {
     const group = this.#groups.get(key);
     if (group === undefined) return undefined;
     while (group.next < group.items.length && used.has(group.items[group.next] as T)) group.next++;
-    return group.items[group.next];
+    if (accepts === undefined) return group.items[group.next];
+    for (let index = group.next; index < group.items.length; index++) {
+      const item = group.items[index] as T;
+      if (!used.has(item) && accepts(item)) return item;
+    }
+    return undefined;
   }
 }

@@ -251,11 +251,13 @@ export class ReplayCursor {
     toolCallId?: string | undefined;
     name: string;
     requestHash: string;
+    /** Only recorded attempts it accepts can match (see BeforeToolCallOptions.replayAccepts). */
+    accepts?: ((attempt: RecordedAttempt) => boolean) | undefined;
   }): ReplayMatch | undefined {
     const attempt =
       call.toolCallId !== undefined
-        ? this.#toolsByCallId.firstUnused(call.toolCallId, this.#usedTools)
-        : this.#toolsByName.firstUnused(call.name, this.#usedTools);
+        ? this.#toolsByCallId.firstUnused(call.toolCallId, this.#usedTools, call.accepts)
+        : this.#toolsByName.firstUnused(call.name, this.#usedTools, call.accepts);
     if (!attempt) return undefined;
     if (attempt.requestHash !== call.requestHash || attempt.name !== call.name) {
       throw new ReplayDivergenceError(

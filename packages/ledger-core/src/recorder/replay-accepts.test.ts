@@ -1,0 +1,90 @@
+import { describe, expect, it } from "vitest";
+import { LedgerError } from "../events/errors.js";
+import type { Actor } from "../events/types.js";
+import type { RecordedAttempt } from "../replay/replay-cursor.js";
+import { MemoryEventStore } from "../store/memory-store.js";
+import { readWholeRun } from "../store/read-all.js";
+import { SessionRecorder } from "./session-recorder.js";
+
+const actor: Actor = { type: "agent", id: "planner" };
+const address = { sessionId: "session-1", runId: "run-1" };
+
+/** Accepts the attempts recorded with `metadata.thread === thread`. */
+const inThread = (thread: string) => (recorded: RecordedAttempt) =>
+  recorded.requested.metadata?.thread === thread;
+
+/**
+ * A run in which two conversations gave their tool calls the same id: thread "a"'s call
+ * completed, thread "b"'s was in flight when the process stopped.
+ */
+async function twoThreadsOneId(): Promise<MemoryEventStore> {
+  const store = new MemoryEventStore();
+  const recorder = new SessionRecorder({ store, ...address, actor });
+  await recorder.startRun();
+  const a = await recorder.beforeToolCall({
+    toolCallId: "call_1",
+    name: "send",
+    args: { to: "ann" },
+    metadata: { thread: "a" },
+  });
+  await recorder.toolCompleted(a, "sent to ann");
+  await recorder.beforeToolCall({
+    toolCallId: "call_1",
+    name: "send",
+    args: { to: "bob" },
+    metadata: { thread: "b" },
+  });
+  return store;
+}
+
+describe("beforeToolCall's replayAccepts", () => {
+  it("matches a tool call only with the recorded attempts it accepts, whatever order they come in", async () => {
+    const store = await twoThreadsOneId();
+    const resumed = await SessionRecorder.resume({ store, ...address, actor });
+    // Thread b's call first: by id alone it would meet thread a's attempt (another request).
+    const error = await resumed
+      .beforeToolCall({
+        toolCallId: "call_1",
+        name: "send",
+        args: { to: "bob" },
+        replayAccepts: inThread("b"),
+      })
+      .catch((caught: unknown) => caught);
+    if (!LedgerError.isInstance(error, "unresolved-attempt")) throw error;
+    expect(error.attempt?.toolCallId).toBe("call_1");
+    expect(error.attempt?.seq).toBe(3);
+    // Thread a's attempt was passed over, not used up: its call is answered from the ledger.
+    const a = await resumed.beforeToolCall({
+      toolCallId: "call_1",
+      name: "send",
+      args: { to: "ann" },
+      replayAccepts: inThread("a"),
+    });
+    expect(a.replayed).toMatchObject({ status: "completed", result: "sent to ann" });
+    const types = (await readWholeRun(store, address)).map((event) => event.type);
+    expect(types).toEqual(["run.started", "tool.requested", "tool.completed", "tool.requested"]);
+  });
+
+  it("without it the first recorded attempt of the id is the match (another request diverges)", async () => {
+    const store = await twoThreadsOneId();
+    const resumed = await SessionRecorder.resume({ store, ...address, actor });
+    const error = await resumed
+      .beforeToolCall({ toolCallId: "call_1", name: "send", args: { to: "bob" } })
+      .catch((caught: unknown) => caught);
+    expect(LedgerError.isInstance(error, "replay-divergence"), String(error)).toBe(true);
+  });
+
+  it("is refused when it is not a function, before anything is recorded", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, ...address, actor });
+    await recorder.startRun();
+    const error = await recorder
+      .beforeToolCall({ name: "send", args: {}, replayAccepts: "b" as never })
+      .catch((caught: unknown) => caught);
+    expect(LedgerError.isInstance(error, "invalid-argument"), String(error)).toBe(true);
+    expect((error as LedgerError).path).toBe("$.replayAccepts");
+    expect((await readWholeRun(store, address)).map((event) => event.type)).toEqual([
+      "run.started",
+    ]);
+  });
+});
