@@ -68,15 +68,8 @@ async function personDecides(store: EventStore, decision: "abandon" | "approve",
     actor: { type: "human", id: "ops" },
   });
   const [unresolved] = (await inspectSession(store, SESSION)).unresolved;
-  await person[decision](
-    {
-      stepId: unresolved?.stepId as string,
-      attemptId: unresolved?.attemptId as string,
-      requestedEventId: unresolved?.requestEventId as string,
-      toolCallId: "call-send",
-    },
-    reason,
-  );
+  if (unresolved?.toolCallId !== "call-send") throw new Error("the send call is unresolved");
+  await person[decision](unresolved, reason);
 }
 
 // Concurrent: a crash test mostly waits for its child to load LangChain (about a second), and

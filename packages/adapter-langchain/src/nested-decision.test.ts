@@ -69,7 +69,7 @@ async function unresolvedAttempt(store: EventStore, attemptId: unknown) {
     (attempt) => attempt.attemptId === attemptId,
   );
   if (!found) throw new Error(`attempt ${String(attemptId)} is not unresolved`);
-  return { ...found, requestedEventId: found.requestEventId };
+  return found;
 }
 
 // Concurrent: each test has its own ledger and logs; a crash test mostly waits for its child.

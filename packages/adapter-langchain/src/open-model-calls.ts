@@ -152,11 +152,7 @@ export async function abandonModelCallsLeftByCrash(recorder: SessionRecorder): P
   for (const attempt of unresolved) {
     if (attempt.kind !== "model" || attempt.runId !== recorder.runId) continue;
     await recorder.abandon(
-      {
-        stepId: attempt.stepId,
-        attemptId: attempt.attemptId,
-        requestedEventId: attempt.requestEventId,
-      },
+      attempt,
       "the process making this model call ended before it did (a crash); the run was closed without it",
     );
   }

@@ -68,10 +68,7 @@ describe.concurrent("a plain graph's ToolNode after a crash (README: plain LangG
     });
     const [unresolved] = (await inspectSession(store, SESSION)).unresolved;
     if (!unresolved) throw new Error("expected an unresolved call");
-    await person.abandon(
-      { ...unresolved, requestedEventId: unresolved.requestEventId },
-      "checked the outbox: sent",
-    );
+    await person.abandon(unresolved, "checked the outbox: sent");
 
     // The callback cannot answer a tool call from the ledger: every resume still stops.
     const again = await resume(store, run, false).invoke();

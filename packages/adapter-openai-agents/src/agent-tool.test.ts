@@ -42,15 +42,7 @@ async function abandonUnresolved(store: EventStore, name: string, reason: string
     runId: attempt.runId,
     actor: { type: "human", id: "on-call" },
   });
-  await person.abandon(
-    {
-      stepId: attempt.stepId,
-      attemptId: attempt.attemptId,
-      requestedEventId: attempt.requestEventId,
-      ...(attempt.toolCallId ? { toolCallId: attempt.toolCallId } : {}),
-    },
-    reason,
-  );
+  await person.abandon(attempt, reason);
 }
 
 /** Resumes the run in a new process, approving every call it asks about, until it stops. */

@@ -112,6 +112,7 @@ export {
   validateRedaction,
 } from "./recorder/redact.js";
 export type {
+  AttemptRef,
   BeforeModelCallOptions,
   BeforeToolCallOptions,
   EvidenceRecord,

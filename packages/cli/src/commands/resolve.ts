@@ -98,16 +98,7 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
     actor: humanActor(values.actor, context.io.env),
   });
   const decide = decision === "abandon" ? recorder.abandon : recorder.approve;
-  const event = await decide.call(
-    recorder,
-    {
-      stepId: attempt.stepId,
-      attemptId: attempt.attemptId,
-      requestedEventId: attempt.requestEventId,
-      ...(attempt.toolCallId ? { toolCallId: attempt.toolCallId } : {}),
-    },
-    reason,
-  );
+  const event = await decide.call(recorder, attempt, reason);
   await writeOut(
     context.io.stdout,
     values.json

@@ -17,10 +17,20 @@ import type { RecorderState } from "./recorder-state.js";
 import { recordedOutcomeOf } from "./replayed-calls.js";
 import { rejectThrown } from "./turns.js";
 
-/** What `abandon` and `approve` name an attempt by. */
-export type AttemptRef = Pick<Attempt, "stepId" | "attemptId" | "requestedEventId"> & {
-  toolCallId?: string;
-};
+/**
+ * What `abandon` and `approve` name an attempt by: the attempt the recorder handed out (or
+ * carried by an `unresolved-attempt` error), or as `inspectSession` reports it (`unresolved`),
+ * whose request event is `requestEventId`.
+ */
+export type AttemptRef = Pick<Attempt, "stepId" | "attemptId"> & { toolCallId?: string } & (
+    | { requestedEventId: string }
+    | { requestEventId: string }
+  );
+
+/** The `*.requested` event an attempt named by `attempt` began with. */
+function requestOf(attempt: AttemptRef): string {
+  return "requestedEventId" in attempt ? attempt.requestedEventId : attempt.requestEventId;
+}
 
 /** `SessionRecorder.modelCompleted`. */
 export function completeModelCall(
@@ -112,7 +122,7 @@ async function resolveAttempt(
     type,
     stepId: attempt.stepId,
     attemptId: attempt.attemptId,
-    causedByEventId: attempt.requestedEventId,
+    causedByEventId: requestOf(attempt),
     payload,
   };
   // A completion's payload came through `preparePayload` and the compactor: the recorder's own
@@ -168,7 +178,7 @@ function decision(
     type,
     stepId: attempt.stepId,
     attemptId: attempt.attemptId,
-    causedByEventId: attempt.requestedEventId,
+    causedByEventId: requestOf(attempt),
     payload,
   };
 }

@@ -6,6 +6,7 @@ import type { EventStore } from "../store/event-store.js";
 import type { Attempt } from "./attempt.js";
 import {
   abandonAttempt,
+  type AttemptRef,
   approveAttempt,
   completeModelCall,
   completeToolCall,
@@ -34,6 +35,7 @@ import { checkpoint, type EvidenceRecord, recordEvent, recordEvidence } from "./
 
 // The recorder's option types live beside the concept they configure; this module, the
 // recorder's public face, names them all.
+export type { AttemptRef } from "./call-outcomes.js";
 export type { BeforeModelCallOptions, BeforeToolCallOptions } from "./call-requests.js";
 export type { ResumeOptions, SessionRecorderOptions } from "./recorder-options.js";
 export type { EvidenceRecord } from "./run-records.js";
@@ -194,7 +196,7 @@ export class SessionRecorder {
 
   /** Records that an unresolved attempt will never complete (a person or policy decided). */
   abandon(
-    attempt: Pick<Attempt, "stepId" | "attemptId" | "requestedEventId"> & { toolCallId?: string },
+    attempt: AttemptRef,
     reason: string,
   ): Promise<LedgerEvent> {
     return abandonAttempt(this.#state, attempt, reason);
@@ -207,7 +209,7 @@ export class SessionRecorder {
    * process than the one that resumes (e.g. `agent-ledger resolve --approve`).
    */
   approve(
-    attempt: Pick<Attempt, "stepId" | "attemptId" | "requestedEventId"> & { toolCallId?: string },
+    attempt: AttemptRef,
     reason: string,
   ): Promise<LedgerEvent> {
     return approveAttempt(this.#state, attempt, reason);
