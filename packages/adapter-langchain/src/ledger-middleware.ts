@@ -5,6 +5,7 @@ import { createMiddleware, ToolInvocationError } from "langchain";
 import type { LedgerCallbackHandler } from "./callback-handler.js";
 import { langchainMetadata, threadIdOf } from "./langchain-metadata.js";
 import { type NestedRefusal, settleRefused } from "./nested-refusal.js";
+import { checkMiddlewareOptions } from "./option-checks.js";
 import { isRecord, toJsonValue } from "./plain-json.js";
 import { messageFromJson } from "./stored-messages.js";
 import { ledgerToolCallId, runWithUnnamedClaim } from "./tool-claim.js";
@@ -19,6 +20,7 @@ import { toolEffect } from "./tool-effect.js";
  * resume, a tool call the ledger already holds is answered from it without running the tool.
  */
 export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
+  checkMiddlewareOptions(options);
   const { handler } = options;
   return createMiddleware({
     name: "AgentLedgerMiddleware",

@@ -2,6 +2,7 @@ import { LedgerError, MemoryEventStore, SessionRecorder } from "@agent-ledger/co
 import { describe, expect, it } from "vitest";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
+import { ledgerMiddleware } from "./ledger-middleware.js";
 
 /** What a constructor threw: the error's code and path. */
 function thrownBy(build: () => unknown): { code?: string; path?: string } {
@@ -18,6 +19,7 @@ function thrownBy(build: () => unknown): { code?: string; path?: string } {
 const misuse = <T>(options: unknown) => options as T;
 type HandlerOptions = ConstructorParameters<typeof LedgerCallbackHandler>[0];
 type SaverOptions = ConstructorParameters<typeof LedgerCheckpointSaver>[0];
+type MiddlewareOptions = Parameters<typeof ledgerMiddleware>[0];
 
 describe("bad options are refused at construction, with the path of the bad value", () => {
   const store = new MemoryEventStore();
@@ -61,6 +63,32 @@ describe("bad options are refused at construction, with the path of the bad valu
         JSON.stringify(options) ?? String(options),
       ).toEqual({ code: "invalid-argument", path });
     }
+  });
+
+  it("ledgerMiddleware", () => {
+    const cases: [unknown, string][] = [
+      [undefined, "$"],
+      [{}, "$.handler"],
+      [{ handler: {} }, "$.handler"],
+      [
+        {
+          handler: new SessionRecorder({
+            store,
+            sessionId: "s1",
+            actor: { type: "agent", id: "a" },
+          }),
+        },
+        "$.handler",
+      ],
+    ];
+    for (const [options, path] of cases) {
+      expect(
+        thrownBy(() => ledgerMiddleware(misuse<MiddlewareOptions>(options))),
+        JSON.stringify(options) ?? String(options),
+      ).toEqual({ code: "invalid-argument", path });
+    }
+    const handler = new LedgerCallbackHandler({ store, sessionId: "s1" });
+    expect(ledgerMiddleware({ handler }).name).toBe("AgentLedgerMiddleware");
   });
 
   it("good options still build both", async () => {

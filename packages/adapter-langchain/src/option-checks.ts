@@ -58,3 +58,14 @@ export function checkSaverOptions(options: unknown): void {
   )
     throw new InvalidArgumentError("$.serde", "must be a LangGraph SerializerProtocol");
 }
+
+/** `ledgerMiddleware`'s options: `{ handler }`, the LedgerCallbackHandler the agent runs with. */
+export function checkMiddlewareOptions(options: unknown): void {
+  if (!isRecord(options)) throw new InvalidArgumentError("$", "ledgerMiddleware needs { handler }");
+  const handler = options.handler;
+  if (!isRecord(handler) || typeof handler.getRecorder !== "function")
+    throw new InvalidArgumentError(
+      "$.handler",
+      "must be the LedgerCallbackHandler the agent is invoked with (callbacks: [handler])",
+    );
+}
