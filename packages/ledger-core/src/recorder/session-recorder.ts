@@ -5,8 +5,8 @@ import type { ReplayCursor } from "../replay/replay-cursor.js";
 import type { EventStore } from "../store/event-store.js";
 import type { Attempt } from "./attempt.js";
 import {
-  abandonAttempt,
   type AttemptRef,
+  abandonAttempt,
   approveAttempt,
   completeModelCall,
   completeToolCall,
@@ -195,10 +195,7 @@ export class SessionRecorder {
   }
 
   /** Records that an unresolved attempt will never complete (a person or policy decided). */
-  abandon(
-    attempt: AttemptRef,
-    reason: string,
-  ): Promise<LedgerEvent> {
+  abandon(attempt: AttemptRef, reason: string): Promise<LedgerEvent> {
     return abandonAttempt(this.#state, attempt, reason);
   }
 
@@ -208,10 +205,7 @@ export class SessionRecorder {
    * same step, even if it is not idempotent. Use it when the approval happens in another
    * process than the one that resumes (e.g. `agent-ledger resolve --approve`).
    */
-  approve(
-    attempt: AttemptRef,
-    reason: string,
-  ): Promise<LedgerEvent> {
+  approve(attempt: AttemptRef, reason: string): Promise<LedgerEvent> {
     return approveAttempt(this.#state, attempt, reason);
   }
 
