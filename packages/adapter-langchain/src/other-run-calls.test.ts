@@ -33,7 +33,8 @@ describe.concurrent("a thread resumed under another run than the one that record
     const error = await wrong.agent
       .invoke(null, threadConfig(wrong.handler))
       .catch((caught: unknown) => caught);
-    const refusal = findLedgerError(error, "conflict");
+    const refusal = findLedgerError(error, "invalid-argument");
+    expect(refusal?.path).toBe("$.runId");
     expect(refusal?.details).toMatchObject({
       runId: RUN,
       handlerRunId: TYPO,

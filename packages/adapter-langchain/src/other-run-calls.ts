@@ -25,7 +25,7 @@ export class OtherRunCalls {
   #holders: Promise<Map<string, string>> | undefined;
 
   /**
-   * Throws `conflict` when another open run of the session holds this tool call of this
+   * Throws `invalid-argument` (`$.runId`) when another open run of the session holds this tool call of this
    * thread (requested, resolved or not): it must not run again under this run.
    */
   async refuseHeld(
@@ -40,12 +40,13 @@ export class OtherRunCalls {
     }
     const holder = (await this.#holders).get(toolCallKey(call.threadId, call.toolCallId));
     if (holder === undefined) return;
-    // conflict, as for a second writer on a run (§3): the call belongs to another run's
-    // stream. Not unresolved-attempt: there is no decision to take on an attempt of this run,
-    // and the call may well be resolved there; the fix is to resume the run that holds it.
+    // The handler's runId is the bad value. Not conflict: that is a lost race, which writers
+    // retry (this would fail again), and its errors carry the run's seq. Not
+    // unresolved-attempt: there is no decision to take on an attempt of this run, and the
+    // call may well be resolved there; the fix is to resume the run that holds it.
     throw new LedgerError(
-      "conflict",
-      `tool call ${call.name} (${call.toolCallId}) of LangGraph thread ${call.threadId} is recorded in run ${holder} of session ${recorder.sessionId}, not in this handler's run ${recorder.runId}: the thread was resumed under another run (a mistyped runId?), so the tool is not run again here. Build the handler with runId "${holder}" to resume the run that holds it.`,
+      "invalid-argument",
+      `$.runId: tool call ${call.name} (${call.toolCallId}) of LangGraph thread ${call.threadId} is recorded in run ${holder} of session ${recorder.sessionId}, not in this handler's run ${recorder.runId}: the thread was resumed under another run (a mistyped runId?), so the tool is not run again here. Build the handler with runId "${holder}" to resume the run that holds it.`,
       {
         path: "$.runId",
         details: {
