@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { LedgerError } from "../events/errors.js";
 import type { Actor } from "../events/types.js";
 import { inspectSession } from "../inspect/inspect-session.js";
 import { MemoryEventStore } from "../store/memory-store.js";
@@ -38,5 +39,49 @@ describe("abandon and approve take an attempt as inspectSession reports it", () 
     expect(payloads.map((payload) => payload.toolCallId)).toEqual(["c1", "c2"]);
     const after = await inspectSession(store, address.sessionId);
     expect(after.unresolved.map((attempt) => attempt.attemptId)).toEqual([charge.attemptId]);
+  });
+
+  it("approve is refused for an attempt its run does not hold open, as abandon is, and writes nothing", async () => {
+    const store = await twoCallsInFlight();
+    const other = new SessionRecorder({
+      store,
+      sessionId: address.sessionId,
+      runId: "run-2",
+      actor: agent,
+    });
+    await other.startRun();
+    await other.beforeToolCall({ toolCallId: "c1", name: "send_email", args: { to: "bob" } });
+    const unresolved = (await inspectSession(store, address.sessionId)).unresolved;
+    const ofRun2 = unresolved.find((attempt) => attempt.runId === "run-2");
+    const [email] = unresolved;
+    if (ofRun2 === undefined || email === undefined) throw new Error("unresolved calls");
+    const resumed = await SessionRecorder.resume({ store, ...address, actor: person });
+    const before = (await readWholeRun(store, address)).length;
+    const refusal = async (decide: Promise<unknown>) => {
+      const error = await decide.then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      expect(LedgerError.isInstance(error, "invalid-argument"), String(error)).toBe(true);
+      return (error as LedgerError).message;
+    };
+    // Another run's attempt: only that run's resume would hear the approval.
+    expect(await refusal(resumed.approve(ofRun2, "not sent"))).toContain("run run-2");
+    // An attempt that already has its outcome: there is nothing left to approve.
+    await resumed.abandon(email, "sent after all");
+    expect(await refusal(resumed.approve(email, "run it again"))).toContain(
+      "already has an outcome",
+    );
+    // An id is not an attempt: a LedgerError says what to pass, not a TypeError.
+    expect(await refusal(resumed.abandon(email.attemptId as never, "x"))).toContain("not its id");
+    expect(await refusal(resumed.approve(email.attemptId as never, "x"))).toContain("not its id");
+    // Without its request event the decision would name no cause.
+    const [, charge] = unresolved;
+    if (charge === undefined) throw new Error("the charge is unresolved");
+    const { stepId, attemptId } = charge;
+    expect(await refusal(resumed.approve({ stepId, attemptId } as never, "x"))).toContain(
+      "request event",
+    );
+    expect((await readWholeRun(store, address)).length).toBe(before + 1);
   });
 });

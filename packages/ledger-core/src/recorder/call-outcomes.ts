@@ -6,6 +6,7 @@ import type { LedgerEvent, NewEvent } from "../events/types.js";
 import { markPrevalidated } from "../store/validate.js";
 import type { Attempt } from "./attempt.js";
 import { commitCompacted, commitEvent } from "./commit-event.js";
+import { checkOpen } from "./outcome-guard.js";
 import {
   callMetadata,
   failurePayload,
@@ -28,8 +29,14 @@ export type AttemptRef = Pick<Attempt, "stepId" | "attemptId"> & { toolCallId?: 
   );
 
 /** The `*.requested` event an attempt named by `attempt` began with. */
-function requestOf(attempt: AttemptRef): string {
-  return "requestedEventId" in attempt ? attempt.requestedEventId : attempt.requestEventId;
+function requestOf(attempt: AttemptRef, doing: string): string {
+  const id = "requestedEventId" in attempt ? attempt.requestedEventId : attempt.requestEventId;
+  if (typeof id !== "string")
+    throw new InvalidArgumentError(
+      "$.requestedEventId",
+      `${doing} an attempt needs its request event (requestedEventId, or requestEventId as inspectSession lists it): the decision is caused by it`,
+    );
+  return id;
 }
 
 /** `SessionRecorder.modelCompleted`. */
@@ -122,7 +129,7 @@ async function resolveAttempt(
     type,
     stepId: attempt.stepId,
     attemptId: attempt.attemptId,
-    causedByEventId: requestOf(attempt),
+    causedByEventId: attempt.requestedEventId,
     payload,
   };
   // A completion's payload came through `preparePayload` and the compactor: the recorder's own
@@ -156,10 +163,8 @@ export async function approveAttempt(
   attempt: AttemptRef,
   reason: string,
 ): Promise<LedgerEvent> {
-  return await commitEvent(
-    state,
-    decision(state, "attempt.approved", attempt, reason, "approving"),
-  );
+  const event = decision(state, "attempt.approved", attempt, reason, "approving");
+  return await commitEvent(state, event, undefined, checkOpen(state.open, attempt, state.runId));
 }
 
 /** The event of what a person or policy decided about an unresolved attempt, and why. */
@@ -170,6 +175,11 @@ function decision(
   reason: string,
   doing: string,
 ): NewEvent {
+  if (typeof attempt !== "object" || attempt === null)
+    throw new InvalidArgumentError(
+      "$",
+      `${doing} an attempt needs the attempt (as before* returned it, an unresolved-attempt error carries it, or inspectSession lists it), not its id`,
+    );
   if (typeof reason !== "string" || reason.length === 0)
     throw new InvalidArgumentError("$.reason", `${doing} an attempt needs a reason`);
   const payload: JsonObject = { reason: reasonPayload(state.redact, type, reason) };
@@ -178,7 +188,7 @@ function decision(
     type,
     stepId: attempt.stepId,
     attemptId: attempt.attemptId,
-    causedByEventId: requestOf(attempt),
+    causedByEventId: requestOf(attempt, doing),
     payload,
   };
 }

@@ -117,6 +117,24 @@ function modelRequestHash(state: RecorderState, request: JsonValue): string {
   return sha256Hex(state.canonical.json(request));
 }
 
+/**
+ * `replayAccepts` held to its answer: true or false. A promise (an async predicate) would be
+ * truthy, and accept every recorded attempt.
+ */
+function acceptsOnly(
+  accepts: (recorded: RecordedAttempt) => boolean,
+): (recorded: RecordedAttempt) => boolean {
+  return (recorded) => {
+    const accepted: unknown = accepts(recorded);
+    if (typeof accepted !== "boolean")
+      throw new InvalidArgumentError(
+        "$.replayAccepts",
+        "must return true or false, synchronously (an async function returns a promise)",
+      );
+    return accepted;
+  };
+}
+
 /** `SessionRecorder.beforeToolCall`. */
 export async function requestToolCall(
   state: RecorderState,
@@ -134,7 +152,7 @@ export async function requestToolCall(
       toolCallId: options.toolCallId,
       name: options.name,
       requestHash,
-      accepts: options.replayAccepts,
+      accepts: options.replayAccepts && acceptsOnly(options.replayAccepts),
     });
     const common = {
       kind: "tool" as const,

@@ -48,6 +48,23 @@ export class OpenAttempts {
     else if (OUTCOME_TYPES.has(event.type)) this.#open.delete(event.attemptId);
   }
 
+  /** The kind of an open attempt of `runId`, else `invalid-argument` saying why it is not. */
+  openKind(
+    attemptId: unknown,
+    attemptRun: unknown,
+    runId: string,
+    doing: string,
+  ): "model" | "tool" {
+    const open = typeof attemptId === "string" ? this.#open.get(attemptId) : undefined;
+    if (open !== undefined) return open;
+    throw new InvalidArgumentError(
+      "$",
+      typeof attemptRun === "string" && attemptRun !== runId
+        ? `attempt ${String(attemptId)} is an attempt of run ${attemptRun}, not of run ${runId}: ${doing} with that run's recorder`
+        : `attempt ${String(attemptId)} already has an outcome (an attempt is completed, failed or abandoned once), or run ${runId} never requested it`,
+    );
+  }
+
   /**
    * Commits `attempt`'s outcome (an event of `type`) with `commit`, which must call `claim`
    * right before it appends, in the recorder's turn: a resumed child's attempts are known only
@@ -80,14 +97,7 @@ export class OpenAttempts {
     if (kind !== undefined && given !== kind) throw wrongKind(type, kind, given);
     let claimed: "model" | "tool" | undefined;
     const claim = () => {
-      const open = typeof attemptId === "string" ? this.#open.get(attemptId) : undefined;
-      if (open === undefined)
-        throw new InvalidArgumentError(
-          "$",
-          typeof attemptRun === "string" && attemptRun !== runId
-            ? `attempt ${String(attemptId)} is an attempt of run ${attemptRun}, not of run ${runId}: record its outcome with that run's recorder`
-            : `attempt ${String(attemptId)} already has an outcome (an attempt is completed, failed or abandoned once), or run ${runId} never requested it`,
-        );
+      const open = this.openKind(attemptId, attemptRun, runId, "record its outcome");
       if (kind !== undefined && open !== kind) throw wrongKind(type, kind, open);
       this.#open.delete(attemptId as string);
       claimed = open;
@@ -104,6 +114,16 @@ export class OpenAttempts {
       throw error;
     }
   }
+}
+
+/**
+ * Checks, in the recorder's turn, that `attempt` is still open on `runId` without claiming it:
+ * an approval (`attempt.approved`) is no outcome, but it is only heard by the run that holds
+ * the attempt, and only while nothing has settled it.
+ */
+export function checkOpen(open: OpenAttempts, attempt: object, runId: string): () => void {
+  const { attemptId, runId: attemptRun } = attempt as { attemptId?: unknown; runId?: unknown };
+  return () => open.openKind(attemptId, attemptRun, runId, "approve it");
 }
 
 function wrongKind(type: string, kind: "model" | "tool", given: unknown): InvalidArgumentError {

@@ -74,6 +74,22 @@ describe("beforeToolCall's replayAccepts", () => {
     expect(LedgerError.isInstance(error, "replay-divergence"), String(error)).toBe(true);
   });
 
+  it("must answer true or false: an async predicate (a promise, truthy) is refused, nothing recorded", async () => {
+    const store = await twoThreadsOneId();
+    const resumed = await SessionRecorder.resume({ store, ...address, actor });
+    const error = await resumed
+      .beforeToolCall({
+        toolCallId: "call_1",
+        name: "send",
+        args: { to: "bob" },
+        replayAccepts: (async () => false) as never,
+      })
+      .catch((caught: unknown) => caught);
+    expect(LedgerError.isInstance(error, "invalid-argument"), String(error)).toBe(true);
+    expect((error as LedgerError).path).toBe("$.replayAccepts");
+    expect(await readWholeRun(store, address)).toHaveLength(4);
+  });
+
   it("is refused when it is not a function, before anything is recorded", async () => {
     const store = new MemoryEventStore();
     const recorder = new SessionRecorder({ store, ...address, actor });
