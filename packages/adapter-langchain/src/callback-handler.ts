@@ -110,10 +110,15 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
   /**
    * Called by `ledgerMiddleware`: this tool call (of the LangGraph thread `threadId`, if any)
    * is recorded by the middleware, not here (`requestedEventId`: its `tool.requested`, what the
-   * calls made inside it are caused by).
+   * calls made inside it are caused by; `stepId`: its step, what they are matched by on resume).
    */
-  claimToolCall(toolCallId: string, requestedEventId?: string, threadId?: string): () => void {
-    return this.#state.book.claims.claim(threadId, toolCallId, requestedEventId);
+  claimToolCall(
+    toolCallId: string,
+    requestedEventId?: string,
+    threadId?: string,
+    stepId?: string,
+  ): () => void {
+    return this.#state.book.claims.claim(threadId, toolCallId, { requestedEventId, stepId });
   }
 
   /**

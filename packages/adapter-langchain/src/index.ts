@@ -5,7 +5,7 @@ export type { LedgerCheckpointSaverOptions } from "./checkpoint-saver.js";
 export { DEFAULT_CHECKPOINT_SESSION, LedgerCheckpointSaver } from "./checkpoint-saver.js";
 export { ledgerMiddleware } from "./ledger-middleware.js";
 export { messageToJson, safeParams, toJsonValue } from "./plain-json.js";
-export type { RestoredMessages } from "./restore-messages.js";
+export type { RestoredMessages, RestoreMessagesOptions } from "./restore-messages.js";
 export { restoreMessages } from "./restore-messages.js";
 export { messageFromJson } from "./stored-messages.js";
 export { threadRunId } from "./thread-log.js";

@@ -46,13 +46,16 @@ export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
       if (attempt.replayed) return replayedToolMessage(attempt.replayed, call);
       const release =
         toolCallId !== undefined
-          ? handler.claimToolCall(toolCallId, attempt.requestedEventId, threadId)
+          ? handler.claimToolCall(toolCallId, attempt.requestedEventId, threadId, attempt.stepId)
           : () => {};
       let result: Awaited<ReturnType<typeof next>>;
       try {
         result = await (toolCallId !== undefined
           ? next(request)
-          : runWithUnnamedClaim(attempt.requestedEventId, async () => next(request)));
+          : runWithUnnamedClaim(
+              { requestedEventId: attempt.requestedEventId, stepId: attempt.stepId },
+              async () => next(request),
+            ));
       } catch (error) {
         // The ledger refused a call the tool makes (one in flight at a crash, or one already
         // done that it cannot answer): the tool did not fail, it was not let go on.

@@ -6,6 +6,13 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { agentFor, GO, RUN, SESSION, script, world } from "./testing/agent.test.data.js";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { ledgerAgent, runEvents, threadConfig } from "./testing/helpers.js";
+import {
+  RUN as MAIL_RUN,
+  mail,
+  mailAgent,
+  NEXT_RUN,
+  THREAD,
+} from "./testing/other-run-calls.test.data.js";
 
 const scratch = scratchDirectory("langchain-other-run-", afterAll);
 const TYPO = `${RUN}-typo`;
@@ -57,8 +64,12 @@ describe.concurrent("a thread resumed under another run than the one that record
       .catch((caught: unknown) => caught);
     expect(findLedgerError(stopped, "unresolved-attempt")?.details.name).toBe("send");
     expect(right.effects.send).toBe(0);
-    // A run that recorded the thread's turn does not read the session.
-    expect(reads).not.toHaveBeenCalled();
+    // A run that recorded the thread's turn does not read the session: lookup, completed before
+    // LangGraph saved its write, is answered from the ledger, and only for such a call is the
+    // session's tail read once (after the completion that asked for it: did another run record
+    // a later turn of the thread with the same ids?).
+    expect(reads).toHaveBeenCalledTimes(1);
+    expect(reads.mock.calls[0]?.[0].after).toBeGreaterThan(0);
   });
 
   it("a new run on a thread an open run used, with the same tool call ids, runs its own calls", async () => {
@@ -83,4 +94,67 @@ describe.concurrent("a thread resumed under another run than the one that record
     expect(after.effects).toEqual({ lookup: 1, send: 1 });
     expect(reads).not.toHaveBeenCalled();
   });
+
+  it("a call without a tool call id (a model that gives empty ids) is refused under a mistyped runId too", async ({
+    onTestFinished,
+  }) => {
+    const path = join(scratch, "empty-id.db");
+    const crashed = await crashInChild("other-run-calls:send-in-flight", path, "");
+    expect(crashed.count("send:bob")).toBe(1);
+    const store = await openLedger(path, onTestFinished);
+
+    const typo = mail();
+    const wrong = mailAgent(store, { runId: TYPO, id: "", tools: typo.tools });
+    const error = await wrong.agent
+      .invoke(null, threadConfig(wrong.handler, THREAD))
+      .catch((caught: unknown) => caught);
+    const refusal = findLedgerError(error, "invalid-argument");
+    expect(refusal?.path).toBe("$.runId");
+    expect(refusal?.details).toMatchObject({ runId: MAIL_RUN, threadId: THREAD, name: "send" });
+    expect(typo.sent).toEqual([]);
+
+    // The right runId: send, in flight, waits for a person.
+    const right = mail();
+    const resumed = mailAgent(store, { runId: MAIL_RUN, id: "", tools: right.tools });
+    const stopped = await resumed.agent
+      .invoke(null, threadConfig(resumed.handler, THREAD))
+      .catch((caught: unknown) => caught);
+    expect(findLedgerError(stopped, "unresolved-attempt")?.details.name).toBe("send");
+    expect(right.sent).toEqual([]);
+  });
+
+  for (const [label, second] of [
+    ["the same arguments", "bob"],
+    ["other arguments", "carol"],
+  ] as const) {
+    it(`a thread whose next turn another run recorded is refused under the earlier run's runId (${label})`, async ({
+      onTestFinished,
+    }) => {
+      // Turn 1 under MAIL_RUN (done), turn 2 under NEXT_RUN, the same id: dies inside its send.
+      const path = join(scratch, `next-turn-${second}.db`);
+      const crashed = await crashInChild("other-run-calls:next-run-in-flight", path, "bob", second);
+      expect(crashed.count(`send:${second}`)).toBe(second === "bob" ? 2 : 1);
+      const store = await openLedger(path, onTestFinished);
+
+      // Resumed under the run of turn 1: turn 2's send is no call of it (not turn 1's answer).
+      const wrongWorld = mail();
+      const wrong = mailAgent(store, { runId: MAIL_RUN, id: "call_1", tools: wrongWorld.tools });
+      const error = await wrong.agent
+        .invoke(null, threadConfig(wrong.handler, THREAD))
+        .catch((caught: unknown) => caught);
+      const refusal = findLedgerError(error, "invalid-argument");
+      expect(refusal?.path).toBe("$.runId");
+      expect(refusal?.details).toMatchObject({ runId: NEXT_RUN, handlerRunId: MAIL_RUN });
+      expect(wrongWorld.sent).toEqual([]);
+
+      // Under the run that recorded turn 2: its send, in flight, waits for a person.
+      const rightWorld = mail();
+      const right = mailAgent(store, { runId: NEXT_RUN, id: "call_1", tools: rightWorld.tools });
+      const stopped = await right.agent
+        .invoke(null, threadConfig(right.handler, THREAD))
+        .catch((caught: unknown) => caught);
+      expect(findLedgerError(stopped, "unresolved-attempt")?.details.name).toBe("send");
+      expect(rightWorld.sent).toEqual([]);
+    });
+  }
 });

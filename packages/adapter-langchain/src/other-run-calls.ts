@@ -1,6 +1,8 @@
 import {
+  hashJson,
   type JsonValue,
   LedgerError,
+  type LedgerEvent,
   readWholeSession,
   type SessionRecorder,
   TERMINAL_TYPES,
@@ -9,11 +11,36 @@ import { recordedThreadId } from "./langchain-metadata.js";
 import { isRecord } from "./plain-json.js";
 import { toolCallKey } from "./tool-call-key.js";
 
+/** A tool call the guard looks up: by toolCallId, or without one by name and arguments. */
+export interface HeldCall {
+  threadId: string;
+  toolCallId: string | undefined;
+  name: string;
+  args: JsonValue;
+}
+
 /**
- * The tool calls that other open runs of the session hold, by (thread, toolCallId). A handler
- * built with a runId the session does not have (a typo in the resumed process) starts a new
- * run, and a LangGraph thread resumed under it would run its interrupted tool call again: the
- * run that recorded the call is the one that knows it is in flight, or already done.
+ * The key of a call without a toolCallId (a model that gives none, or an empty one): its
+ * thread, name and request hash (what the recorder hashes: `{ name, args }`). Such calls are
+ * matched on resume by name and order; here the arguments narrow them to the same request, so
+ * that another call of the same tool in the thread does not count as this one.
+ */
+function contentKey(threadId: string, name: string, requestHash: string): string {
+  return JSON.stringify([threadId, null, name, requestHash]);
+}
+
+function keyOf(call: HeldCall): string {
+  return call.toolCallId !== undefined
+    ? toolCallKey(call.threadId, call.toolCallId)
+    : contentKey(call.threadId, call.name, hashJson({ name: call.name, args: call.args }));
+}
+
+/**
+ * The tool calls that other open runs of the session hold, by (thread, toolCallId), or for a
+ * call without an id by (thread, name, request hash). A handler built with a runId the session
+ * does not have (a typo in the resumed process) starts a new run, and a LangGraph thread
+ * resumed under it would run its interrupted tool call again: the run that recorded the call is
+ * the one that knows it is in flight, or already done.
  *
  * Read once per handler, and only when first needed: when a tool call of a thread is about to
  * run that no model completion of the handler's own run asked for (the call comes from a
@@ -22,31 +49,37 @@ import { toolCallKey } from "./tool-call-key.js";
  * closed are left out: their owner ended them, and they cannot be continued any more.
  */
 export class OtherRunCalls {
-  #holders: Promise<Map<string, string>> | undefined;
+  /** The holders of the calls requested after a commit cursor (0: the whole session), by it. */
+  readonly #holders = new Map<number, Promise<Map<string, string>>>();
 
   /**
-   * Throws `invalid-argument` (`$.runId`) when another open run of the session holds this tool call of this
-   * thread (requested, resolved or not): it must not run again under this run.
+   * Throws `invalid-argument` (`$.runId`) when another open run of the session holds this tool
+   * call of this thread (requested, resolved or not): it must not run again under this run.
+   * `after`: only a request committed after this session commit cursor counts (the completion
+   * that asked for the call in this run: a later request of another run is a later turn of the
+   * thread, which that run recorded).
    */
-  async refuseHeld(
-    recorder: SessionRecorder,
-    call: { threadId: string; toolCallId: string; name: string },
-  ): Promise<void> {
-    if (!this.#holders) {
-      this.#holders = readHolders(recorder);
-      this.#holders.catch(() => {
-        this.#holders = undefined;
+  async refuseHeld(recorder: SessionRecorder, call: HeldCall, after = 0): Promise<void> {
+    let holders = this.#holders.get(after);
+    if (!holders) {
+      const read = readHolders(recorder, after);
+      read.catch(() => {
+        this.#holders.delete(after);
       });
+      this.#holders.set(after, read);
+      holders = read;
     }
-    const holder = (await this.#holders).get(toolCallKey(call.threadId, call.toolCallId));
+    const holder = (await holders).get(keyOf(call));
     if (holder === undefined) return;
+    const named =
+      call.toolCallId !== undefined ? `${call.name} (${call.toolCallId})` : `${call.name} (no id)`;
     // The handler's runId is the bad value. Not conflict: that is a lost race, which writers
     // retry (this would fail again), and its errors carry the run's seq. Not
     // unresolved-attempt: there is no decision to take on an attempt of this run, and the
     // call may well be resolved there; the fix is to resume the run that holds it.
     throw new LedgerError(
       "invalid-argument",
-      `$.runId: tool call ${call.name} (${call.toolCallId}) of LangGraph thread ${call.threadId} is recorded in run ${holder} of session ${recorder.sessionId}, not in this handler's run ${recorder.runId}: the thread was resumed under another run (a mistyped runId?), so the tool is not run again here. Build the handler with runId "${holder}" to resume the run that holds it.`,
+      `$.runId: tool call ${named} of LangGraph thread ${call.threadId} is recorded in run ${holder} of session ${recorder.sessionId}, not in this handler's run ${recorder.runId}: the thread was resumed under another run (a mistyped runId?), so the tool is not run again here. Build the handler with runId "${holder}" to resume the run that holds it.`,
       {
         path: "$.runId",
         details: {
@@ -54,7 +87,7 @@ export class OtherRunCalls {
           handlerRunId: recorder.runId,
           sessionId: recorder.sessionId,
           threadId: call.threadId,
-          toolCallId: call.toolCallId,
+          toolCallId: call.toolCallId ?? null,
           name: call.name,
         },
       },
@@ -62,27 +95,49 @@ export class OtherRunCalls {
   }
 }
 
-/** (thread, toolCallId) -> the open run other than the recorder's that requested it. */
-async function readHolders(recorder: SessionRecorder): Promise<Map<string, string>> {
-  const events = await readWholeSession(recorder.store, recorder.sessionId);
+/**
+ * Call key -> the open run other than the recorder's that requested it last. Calls made inside
+ * another tool (caused by its `tool.requested`) are left out: no model asked for them, and the
+ * guard checks only calls a model asked for.
+ */
+async function readHolders(recorder: SessionRecorder, after: number): Promise<Map<string, string>> {
+  const events =
+    after === 0
+      ? await readWholeSession(recorder.store, recorder.sessionId)
+      : await readSessionAfter(recorder, after);
   const closed = new Set<string>();
+  const toolRequests = new Set<string>();
   const requested: { key: string; runId: string }[] = [];
   for (const event of events) {
     if (event.runId === recorder.runId) continue;
     if (TERMINAL_TYPES.has(event.type)) closed.add(event.runId);
     if (event.type !== "tool.requested") continue;
+    toolRequests.add(event.eventId);
     const threadId = recordedThreadId(event);
-    const toolCallId = toolCallIdOf(event.payload);
-    if (threadId !== undefined && toolCallId !== undefined)
+    if (threadId === undefined) continue;
+    if (event.causedByEventId !== undefined && toolRequests.has(event.causedByEventId)) continue;
+    const payload = isRecord(event.payload) ? event.payload : {};
+    const { toolCallId, name, requestHash } = payload;
+    if (typeof toolCallId === "string")
       requested.push({ key: toolCallKey(threadId, toolCallId), runId: event.runId });
+    else if (typeof name === "string" && typeof requestHash === "string")
+      requested.push({ key: contentKey(threadId, name, requestHash), runId: event.runId });
   }
   const holders = new Map<string, string>();
   for (const { key, runId } of requested) if (!closed.has(runId)) holders.set(key, runId);
   return holders;
 }
 
-function toolCallIdOf(payload: JsonValue | undefined): string | undefined {
-  return isRecord(payload) && typeof payload.toolCallId === "string"
-    ? payload.toolCallId
-    : undefined;
+/** The session's events committed after the commit cursor `after` (its tail: a few pages). */
+async function readSessionAfter(recorder: SessionRecorder, after: number): Promise<LedgerEvent[]> {
+  const { store, sessionId } = recorder;
+  const events: LedgerEvent[] = [];
+  for (let cursor = after; ; ) {
+    const page = await store.readSession({ sessionId, after: cursor, limit: PAGE });
+    events.push(...page.events);
+    if (page.events.length < PAGE) return events;
+    cursor = page.nextCursor;
+  }
 }
+
+const PAGE = 1000;

@@ -1,5 +1,6 @@
 import {
   type EventStore,
+  InvalidArgumentError,
   type JsonValue,
   type LedgerEvent,
   NotFoundError,
@@ -8,6 +9,7 @@ import {
 } from "@agent-ledger/core";
 import { type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import type { ToolCall } from "@langchain/core/messages/tool";
+import { recordedThreadId } from "./langchain-metadata.js";
 import { isRecord } from "./plain-json.js";
 import { messageFromJson } from "./stored-messages.js";
 import { isInterrupt, isRefusedOutcome } from "./tool-attempt.js";
@@ -30,31 +32,51 @@ function field(event: LedgerEvent, name: string): JsonValue | undefined {
   return isRecord(event.payload) ? event.payload[name] : undefined;
 }
 
+export interface RestoreMessagesOptions {
+  /** Resolve content-addressed payloads (default true); `false` keeps the stored markers. */
+  resolve?: boolean;
+  /**
+   * The LangGraph thread (`configurable.thread_id`) to restore, for a run that served several
+   * (one handler, several threads): its last completed model call and the outcomes of its tool
+   * calls. Required when the run recorded calls in more than one thread.
+   */
+  threadId?: string;
+}
+
 /**
  * Rebuilds a run's message history from the ledger (no checkpointer needed): the messages of
  * the last completed model call of the agent (not one a tool made), the message it answered with, and a ToolMessage for each tool
- * call it asked for that has a recorded outcome. The others are `pendingToolCalls`.
+ * call it asked for that has a recorded outcome. The others are `pendingToolCalls`. In a run
+ * that served several LangGraph threads, of the thread `options.threadId`.
  */
 export async function restoreMessages(
   store: EventStore,
   address: { sessionId: string; runId: string },
-  options: {
-    /** Resolve content-addressed payloads (default true); `false` keeps the stored markers. */
-    resolve?: boolean;
-  } = {},
+  options: RestoreMessagesOptions = {},
 ): Promise<RestoredMessages> {
+  const { threadId } = options;
+  if (threadId !== undefined && typeof threadId !== "string")
+    throw new InvalidArgumentError(
+      "$.threadId",
+      "threadId must be a string (a LangGraph thread_id)",
+    );
   const stored = await readWholeRun(store, address);
   const events = options.resolve === false ? stored : await resolveEvents(store, stored);
   if (events.length === 0)
     throw new NotFoundError(`run ${address.runId} not found in session ${address.sessionId}`, {
       ...address,
     });
+  const inThread = threadFilter(events, address, threadId);
   const requests = new Map<string, LedgerEvent>();
+  // The tool attempts of the thread: only their outcomes answer its calls.
+  const toolAttempts = new Set<string>();
   let lastCompletion: LedgerEvent | undefined;
   let lastRequest: LedgerEvent | undefined;
   for (const event of events) {
+    if (event.type === "tool.requested" && event.attemptId && inThread(event))
+      toolAttempts.add(event.attemptId);
     if (event.type === "model.requested" && event.attemptId) {
-      if (insideTool(event)) continue;
+      if (insideTool(event) || !inThread(event)) continue;
       requests.set(event.attemptId, event);
       lastRequest = event;
     }
@@ -100,6 +122,7 @@ export async function restoreMessages(
       continue;
     }
     if (!["tool.completed", "tool.failed", "attempt.abandoned"].includes(event.type)) continue;
+    if (event.attemptId === undefined || !toolAttempts.has(event.attemptId)) continue;
     // Paused at a LangGraph interrupt(), or stopped by a refusal inside it (as earlier versions
     // recorded one): the tool runs again when the graph resumes.
     const error = field(event, "error");
@@ -126,6 +149,42 @@ export async function restoreMessages(
   }
   messages.push(...toolMessages);
   return { messages, pendingToolCalls, toolMessages };
+}
+
+/**
+ * Which requests belong to the thread restored: those of `threadId`. Without one, every request,
+ * unless the run recorded calls in more than one thread: its last completion would be any
+ * thread's, and its tool call ids (the same in every thread, with many models) would pair one
+ * thread's calls with another's results. A run recorded before threads were (no request has
+ * one) is restored whole, as before.
+ */
+function threadFilter(
+  events: readonly LedgerEvent[],
+  address: { sessionId: string; runId: string },
+  threadId: string | undefined,
+): (request: LedgerEvent) => boolean {
+  const threads = new Set<string>();
+  for (const event of events) {
+    if (event.type !== "model.requested" && event.type !== "tool.requested") continue;
+    const thread = recordedThreadId(event);
+    if (thread !== undefined) threads.add(thread);
+  }
+  if (threads.size === 0) return () => true;
+  const names = [...threads].map((thread) => JSON.stringify(thread)).join(", ");
+  if (threadId !== undefined) {
+    // A mistyped thread would restore nothing, and the recipe would then run every call again.
+    if (!threads.has(threadId))
+      throw new NotFoundError(
+        `run ${address.runId} of session ${address.sessionId} recorded no call in LangGraph thread ${JSON.stringify(threadId)} (its threads: ${names})`,
+        { ...address, threadId },
+      );
+    return (request) => recordedThreadId(request) === threadId;
+  }
+  if (threads.size === 1) return () => true;
+  throw new InvalidArgumentError(
+    "$.threadId",
+    `run ${address.runId} of session ${address.sessionId} recorded calls in ${threads.size} LangGraph threads (${names}): pass the threadId to restore (its thread_id), so that one thread's tool calls are not answered with another's results`,
+  );
 }
 
 /**

@@ -4,6 +4,11 @@ export interface ToolRun {
   langchainToolCallId: string | undefined;
   /** eventId of its `tool.requested`, when known (what a call made inside it is caused by). */
   requestedEventId: string | undefined;
+  /**
+   * Its step, when known: a call made inside it is matched on resume only with the calls
+   * recorded inside an attempt of this step (see `OuterCallSteps`).
+   */
+  stepId?: string | undefined;
 }
 
 /**

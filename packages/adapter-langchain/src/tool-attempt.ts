@@ -50,6 +50,11 @@ export interface ToolCallMatch {
   /** Made inside another tool's call: matched by name and order, never skipped. */
   nested?: boolean;
   /**
+   * For a nested call: accepts the recorded calls made inside the same outer call (an attempt
+   * of its step, see `OuterCallSteps`); only those can be this call.
+   */
+  madeInside?: ((recorded: RecordedAttempt) => boolean) | undefined;
+  /**
    * The LangGraph thread it runs in. One handler may serve several threads whose models give
    * the same tool-call ids ("call_1" in each): on resume a call is matched only with the calls
    * recorded in its thread (or recorded without one, before threads were recorded).
@@ -75,28 +80,33 @@ export async function beforeToolCall(
   // this one: models that give empty ids, or the same id every turn, would otherwise be
   // answered with an earlier turn's result. (An unresolved one is kept: it still stops a resume.)
   // A call made inside another tool is caused by that tool's request, which is new when the
-  // outer call runs again after a crash: its recorded calls are matched in order, not skipped.
+  // outer call runs again after a crash: its recorded calls are matched in order, not skipped,
+  // among those recorded inside an attempt of the same outer call (`madeInside`).
   const earlierTurn = (recorded: RecordedAttempt) =>
     causedByEventId !== undefined &&
     recorded.status !== "requested" &&
     recorded.requested.causedByEventId !== causedByEventId &&
     (toolCallId !== undefined ? recorded.toolCallId === toolCallId : recorded.name === name);
-  const { threadId } = call;
-  const inThread =
-    threadId === undefined || call.nested
+  const { threadId, madeInside } = call;
+  const sameThread =
+    threadId === undefined
       ? undefined
       : (recorded: RecordedAttempt) => {
           const recordedThread = recordedThreadId(recorded.requested);
           return recordedThread === undefined || recordedThread === threadId;
         };
+  const accepts =
+    madeInside === undefined
+      ? sameThread
+      : (recorded: RecordedAttempt) => madeInside(recorded) && (sameThread?.(recorded) ?? true);
   const replay = recorder.replay;
   if (replay && causedByEventId !== undefined && !call.nested)
-    replay.skipTools((recorded) => earlierTurn(recorded) && (inThread?.(recorded) ?? true));
+    replay.skipTools((recorded) => earlierTurn(recorded) && (accepts?.(recorded) ?? true));
   const next = (stepId?: string): Promise<Attempt> =>
     recorder.beforeToolCall({
       ...options,
       ...(stepId !== undefined ? { stepId } : {}),
-      ...(inThread !== undefined ? { replayAccepts: inThread } : {}),
+      ...(accepts !== undefined ? { replayAccepts: accepts } : {}),
     });
   let attempt = await next();
   while (isNoAnswer(attempt.replayed)) attempt = await next(attempt.stepId);

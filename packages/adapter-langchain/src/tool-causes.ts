@@ -23,6 +23,8 @@ function contentKey(threadId: string | undefined, name: string, args: JsonValue)
 export class ToolCauses {
   readonly #byId = new Map<string, string>();
   readonly #byContent = new Map<string, string>();
+  /** The session commit cursor of each completion the resumed run recorded, by eventId. */
+  readonly #recorded = new Map<string, number>();
 
   /**
    * The causes of the tool calls a resumed run recorded: from the run the resumed recorder
@@ -32,6 +34,7 @@ export class ToolCauses {
   load(replay: ReplayCursor): void {
     for (const { requested, outcome: event } of replay.modelAttempts) {
       if (event?.type !== "model.completed" || !isRecord(event.payload)) continue;
+      this.#recorded.set(event.eventId, event.commitCursor);
       const response = event.payload.response;
       const calls =
         isRecord(response) && Array.isArray(response.toolCalls) ? response.toolCalls : [];
@@ -51,6 +54,14 @@ export class ToolCauses {
       else if (typeof call.name === "string")
         this.#byContent.set(contentKey(threadId, call.name, toJsonValue(call.args)), cause);
     }
+  }
+
+  /**
+   * The session commit cursor of `cause` when it is a completion recorded before this process
+   * resumed the run (undefined for one of this process's own).
+   */
+  recordedAt(cause: string): number | undefined {
+    return this.#recorded.get(cause);
   }
 
   /**

@@ -18,52 +18,48 @@ export function ledgerToolCallId(id: string | undefined): string | undefined {
  */
 const unnamedClaims = new AsyncLocalStorage<UnnamedClaim>();
 
+/** The call `ledgerMiddleware` committed for a tool start it claims. */
+export interface ClaimedCall {
+  /** eventId of its `tool.requested` (what the calls made inside it are caused by). */
+  requestedEventId: string | undefined;
+  /** Its step (what the calls made inside it are matched by on resume). */
+  stepId?: string | undefined;
+}
+
 interface UnnamedClaim {
   taken: boolean;
-  /** eventId of the `tool.requested` the middleware committed for the call. */
-  requestedEventId: string;
+  call: ClaimedCall;
 }
 
 /** Runs the wrapped tool with its id-less tool start claimed by the middleware. */
-export function runWithUnnamedClaim<T>(
-  requestedEventId: string,
-  run: () => Promise<T>,
-): Promise<T> {
-  return unnamedClaims.run({ taken: false, requestedEventId }, run);
+export function runWithUnnamedClaim<T>(call: ClaimedCall, run: () => Promise<T>): Promise<T> {
+  return unnamedClaims.run({ taken: false, call }, run);
 }
 
 /** The claim (once) inside `runWithUnnamedClaim`: this id-less tool start is the middleware's. */
-export function takeUnnamedClaim(): { requestedEventId: string } | undefined {
+export function takeUnnamedClaim(): ClaimedCall | undefined {
   const claim = unnamedClaims.getStore();
   if (!claim || claim.taken) return undefined;
   claim.taken = true;
-  return claim;
+  return claim.call;
 }
 
 /**
  * Tool calls `ledgerMiddleware` records itself (the handler then leaves them alone), by thread
- * and toolCallId, with the eventId of the `tool.requested` the middleware committed for each.
+ * and toolCallId, with the `tool.requested` the middleware committed for each.
  */
 export class ToolClaims {
-  readonly #claimed = new Map<string, string | undefined>();
+  readonly #claimed = new Map<string, ClaimedCall>();
 
   /** Claims the call; returns the release. */
-  claim(
-    threadId: string | undefined,
-    toolCallId: string,
-    requestedEventId: string | undefined,
-  ): () => void {
+  claim(threadId: string | undefined, toolCallId: string, call: ClaimedCall): () => void {
     const key = toolCallKey(threadId, toolCallId);
-    this.#claimed.set(key, requestedEventId);
+    this.#claimed.set(key, call);
     return () => this.#claimed.delete(key);
   }
 
   /** The claim on this call, if the middleware records it. */
-  find(
-    threadId: string | undefined,
-    toolCallId: string,
-  ): { requestedEventId: string | undefined } | undefined {
-    const key = toolCallKey(threadId, toolCallId);
-    return this.#claimed.has(key) ? { requestedEventId: this.#claimed.get(key) } : undefined;
+  find(threadId: string | undefined, toolCallId: string): ClaimedCall | undefined {
+    return this.#claimed.get(toolCallKey(threadId, toolCallId));
   }
 }

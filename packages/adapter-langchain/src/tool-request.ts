@@ -1,11 +1,13 @@
-import type {
-  Attempt,
-  JsonObject,
-  JsonValue,
-  SessionRecorder,
-  ToolEffect,
+import {
+  type Attempt,
+  type JsonObject,
+  type JsonValue,
+  LedgerError,
+  type SessionRecorder,
+  type ToolEffect,
 } from "@agent-ledger/core";
-import { OtherRunCalls } from "./other-run-calls.js";
+import { type HeldCall, OtherRunCalls } from "./other-run-calls.js";
+import { OuterCallSteps } from "./outer-call-steps.js";
 import { beforeToolCall } from "./tool-attempt.js";
 import { ToolCauses } from "./tool-causes.js";
 import { ToolClaims } from "./tool-claim.js";
@@ -18,6 +20,8 @@ export class ToolCallBook {
   readonly claims = new ToolClaims();
   /** The calls that other runs of the session hold (read once, when first needed). */
   readonly otherRuns = new OtherRunCalls();
+  /** The steps of the run's recorded tool calls, what nested calls are matched by on resume. */
+  readonly outerSteps = new OuterCallSteps();
 }
 
 /** A tool call about to run, as the handler or ledgerMiddleware records it. */
@@ -33,6 +37,8 @@ export interface ToolCallToRecord {
    * it is caused by (`null` when not known). Undefined for a call a model asked for.
    */
   outerRequestedEventId?: string | null;
+  /** For a nested call, the step of the call it is made inside, when known. */
+  outerStepId?: string | undefined;
   metadata: JsonObject;
 }
 
@@ -48,23 +54,65 @@ export async function requestToolCall(
   book: ToolCallBook,
   call: ToolCallToRecord,
 ): Promise<Attempt> {
-  const { name, args, effect, toolCallId, threadId, outerRequestedEventId, metadata } = call;
+  const { name, args, effect, toolCallId, threadId, outerRequestedEventId, outerStepId, metadata } =
+    call;
   const nested = outerRequestedEventId !== undefined;
+  // Matched only with the calls recorded inside the same outer call. (An outer call whose step
+  // is unknown, claimed by a middleware that does not give it: by name and order in the thread.)
+  const madeInside =
+    nested && outerStepId !== undefined
+      ? await book.outerSteps.madeInside(recorder, outerStepId)
+      : undefined;
   // A call another tool makes is caused by that tool's call, not by the model completion
   // that asked for the outer one: no model asked for it, so it is in no message history.
   const cause = outerRequestedEventId ?? book.causes.causeOf(threadId, toolCallId, { name, args });
-  if (!nested && cause === undefined && toolCallId !== undefined && threadId !== undefined)
-    await book.otherRuns.refuseHeld(recorder, { threadId, toolCallId, name });
-  return beforeToolCall(
-    recorder,
-    {
-      name,
-      args,
-      effect,
-      ...(toolCallId !== undefined ? { toolCallId } : {}),
-      ...(cause !== undefined ? { causedByEventId: cause } : {}),
-      metadata,
-    },
-    { nested, threadId },
-  );
+  const held = threadId !== undefined && !nested ? { threadId, toolCallId, name, args } : undefined;
+  if (held && cause === undefined) await book.otherRuns.refuseHeld(recorder, held);
+  // Asked for by a completion this run recorded before the crash, a call the ledger answers
+  // (or finds with other arguments) may be a later turn of the thread, that another run
+  // recorded with the same id (a new task on the old thread): this run's completion is then
+  // an earlier turn's, and its answer is no answer of this call (see `refuseLaterTurn`).
+  const recordedAt = held && cause !== undefined ? book.causes.recordedAt(cause) : undefined;
+  const laterTurn = held && recordedAt !== undefined ? { held, recordedAt } : undefined;
+  let attempt: Attempt;
+  try {
+    attempt = await beforeToolCall(
+      recorder,
+      {
+        name,
+        args,
+        effect,
+        ...(toolCallId !== undefined ? { toolCallId } : {}),
+        ...(cause !== undefined ? { causedByEventId: cause } : {}),
+        metadata,
+      },
+      { nested, threadId, madeInside },
+    );
+  } catch (error) {
+    if (laterTurn && LedgerError.isInstance(error, "replay-divergence"))
+      await refuseLaterTurn(recorder, book, laterTurn);
+    throw error;
+  }
+  if (laterTurn && attempt.replayed) await refuseLaterTurn(recorder, book, laterTurn);
+  return attempt;
+}
+
+/**
+ * A thread resumed under the run that recorded an earlier turn of it, whose later turn another
+ * run recorded (a new task on the old thread, then a crash, then a resume with the first run's
+ * runId): the checkpoint holds the later turn, whose calls have the ids the earlier turn's had.
+ * This run's causes say the earlier turn's completion asked for the call, and its recorded call
+ * (an earlier turn's) would answer it. Refused (`$.runId`) when another open run requested the
+ * same call (thread and id, or name and arguments) after that completion: that run holds it.
+ * Checked only when the ledger would answer the call, or finds it with other arguments (a call
+ * in flight at the crash stops the resume by itself): a resume of the right run reads the
+ * session's tail after that completion, only in the window where a call completed before
+ * LangGraph saved its write.
+ */
+async function refuseLaterTurn(
+  recorder: SessionRecorder,
+  book: ToolCallBook,
+  laterTurn: { held: HeldCall; recordedAt: number },
+): Promise<void> {
+  await book.otherRuns.refuseHeld(recorder, laterTurn.held, laterTurn.recordedAt);
 }

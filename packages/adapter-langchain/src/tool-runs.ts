@@ -71,7 +71,9 @@ export class ToolRuns {
         effect,
         toolCallId,
         threadId,
-        ...(outer ? { outerRequestedEventId: outer.requestedEventId ?? null } : {}),
+        ...(outer
+          ? { outerRequestedEventId: outer.requestedEventId ?? null, outerStepId: outer.stepId }
+          : {}),
         metadata: callMetadata,
       });
       if (attempt.replayed) {
@@ -98,6 +100,7 @@ export class ToolRuns {
     runs.started(runId, parentRunId, {
       langchainToolCallId,
       requestedEventId: attempt.requestedEventId,
+      stepId: attempt.stepId,
     });
   }
 

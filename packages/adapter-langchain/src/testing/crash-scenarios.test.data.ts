@@ -6,8 +6,11 @@ import { modelInFlightCrashes } from "./model-in-flight.test.data.js";
 import { modelRetryCrashes } from "./model-retry.test.data.js";
 import { modelWindowCrashes } from "./model-window.test.data.js";
 import { nestedDecisionCrashes } from "./nested-decision.test.data.js";
+import { nestedMatchingCrashes } from "./nested-matching.test.data.js";
 import { nestedToolCallCrashes } from "./nested-tool-call.test.data.js";
+import { otherRunCallsCrashes } from "./other-run-calls.test.data.js";
 import { restoreMessagesCrashes } from "./restore-messages.test.data.js";
+import { restoreThreadsCrashes } from "./restore-threads.test.data.js";
 import { retrieverCrashes } from "./retriever.test.data.js";
 import { toolArtifactCrashes } from "./tool-artifact.test.data.js";
 import { toolCallThreadsCrashes } from "./tool-call-threads.test.data.js";
@@ -23,8 +26,11 @@ export const crashScenarios = {
   ...modelRetryCrashes,
   ...modelWindowCrashes,
   ...nestedDecisionCrashes,
+  ...nestedMatchingCrashes,
   ...nestedToolCallCrashes,
+  ...otherRunCallsCrashes,
   ...restoreMessagesCrashes,
+  ...restoreThreadsCrashes,
   ...retrieverCrashes,
   ...toolArtifactCrashes,
   ...toolCallThreadsCrashes,

@@ -1,0 +1,69 @@
+import { join } from "node:path";
+import { findLedgerError } from "@agent-ledger/core";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import { Command } from "@langchain/langgraph";
+import { afterAll, describe, expect, it } from "vitest";
+import { restoreMessages } from "./restore-messages.js";
+import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
+import { threadConfig } from "./testing/helpers.js";
+import { FIRST, RUN, SECOND, SESSION, shopGraph } from "./testing/restore-threads.test.data.js";
+
+const scratch = scratchDirectory("langchain-restore-threads-", afterAll);
+const address = { sessionId: SESSION, runId: RUN };
+
+describe("restoreMessages on a run that served several LangGraph threads", () => {
+  it("restores the thread it is asked for; without one it refuses rather than mix threads", async ({
+    onTestFinished,
+  }) => {
+    const path = join(scratch, "threads.db");
+    const crashed = await crashInChild("restore-threads:second-in-flight", path);
+    expect(crashed.count(`send:${SECOND}`)).toBe(1);
+    expect(crashed.count(`send:${FIRST}`)).toBe(1);
+    const store = await openLedger(path, onTestFinished);
+
+    // The last completed model call is the first thread's: without a thread, no guess.
+    const refusal = await restoreMessages(store, address).catch((caught: unknown) => caught);
+    expect(findLedgerError(refusal, "invalid-argument")?.path).toBe("$.threadId");
+    expect(findLedgerError(refusal)?.message).toContain(FIRST);
+    expect(findLedgerError(refusal)?.message).toContain(SECOND);
+
+    // Each thread's own turn: its completion, its outcomes (the ids are the same in both).
+    const second = await restoreMessages(store, address, { threadId: SECOND });
+    expect(second.toolMessages.map((message) => [message.tool_call_id, message.content])).toEqual([
+      ["call_1", `sent to ${SECOND}`],
+    ]);
+    expect(second.pendingToolCalls.map((call) => call.id)).toEqual(["call_2"]);
+    expect(second.messages[0]?.content).toBe(SECOND);
+    const first = await restoreMessages(store, address, { threadId: FIRST });
+    expect(first.toolMessages.map((message) => message.content).sort()).toEqual([
+      `sent to ${FIRST}`,
+      `value of ${FIRST}`,
+    ]);
+    expect(first.pendingToolCalls).toEqual([]);
+    // A thread the run has no call of (a typo) restores nothing: refused, not an empty turn.
+    const unknown = await restoreMessages(store, address, { threadId: "thread-c" }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(findLedgerError(unknown, "not-found")?.details).toMatchObject({ threadId: "thread-c" });
+
+    // The README's recipe, for the second thread: its send is answered by its own result, its
+    // lookup runs again, and the model gets the second thread's results only.
+    const resumed = shopGraph(store);
+    const result = await resumed.graph.invoke(
+      new Command({ update: { messages: second.toolMessages }, goto: "tools" }),
+      threadConfig(resumed.handler, SECOND),
+    );
+    expect(result.messages.at(-1)?.content).toBe(
+      `${SECOND}: sent to ${SECOND} | value of ${SECOND}`,
+    );
+    expect(resumed.sent).toEqual([]);
+  });
+
+  it("a threadId that is no string is refused", async ({ onTestFinished }) => {
+    const store = await openLedger(join(scratch, "empty.db"), onTestFinished);
+    const refusal = await restoreMessages(store, address, {
+      threadId: 7 as unknown as string,
+    }).catch((caught: unknown) => caught);
+    expect(findLedgerError(refusal, "invalid-argument")?.path).toBe("$.threadId");
+  });
+});
