@@ -47,8 +47,19 @@ export class AdapterState {
   #failed: Attempt[] = [];
   /** The agent's language model call in flight: claimed, then its attempt once begun. */
   #agentCall: Attempt | "claimed" | undefined;
-  /** Model calls whose stream was handed to its consumer (see `claimAgentCall`). */
-  readonly #openStreams = new WeakSet<Attempt>();
+  /**
+   * Model calls whose stream was handed to its consumer (see `claimAgentCall`), with what the
+   * call is (an object stream, as `streamObject` makes, or a text stream), for the refusal.
+   */
+  readonly #openStreams = new WeakMap<Attempt, string>();
+  /**
+   * The streams handed to their consumer whose outcome is not recorded yet: each one's way to
+   * record it as failed (`abandonOpenStreams`), which, once its outcome is being recorded,
+   * waits for that instead.
+   */
+  readonly #unsettledStreams = new Map<Attempt, (reason: string) => Promise<void>>();
+  /** The child runs of this run left open, as listed once on resume (see `openChildRuns`). */
+  #openChildRuns: Promise<Set<string>> | undefined;
   /** A wrapped tool call's child run (see `ofToolCall`). */
   #toolCallRun = false;
 
@@ -115,10 +126,11 @@ export class AdapterState {
     const concurrent = `two agents (or two generateText / streamText calls) are running at the same time on one recorder, and a resumed run replays its calls in the order they were recorded, so it could not tell them apart. Give each concurrent agent its own recorder: recorder.child({ actor }) or its own run`;
     // The SDK's streamText reads a model stream to its end even when its consumer stops; a
     // stream read some other way (the model's doStream, streamObject) may have been left open.
-    if (typeof held === "object" && this.#openStreams.has(held))
+    const kind = typeof held === "object" ? this.#openStreams.get(held) : undefined;
+    if (typeof held === "object" && kind !== undefined)
       throw new InvalidArgumentError(
         "$.recorder",
-        `a model call started on run ${this.recorder.runId} while the stream of its model call ${held.attemptId} was still open: not read to its end, cancelled or aborted. If that stream was left unread, cancel it (stream.cancel(), or its reader's cancel()) or abort the call's abortSignal: it is then recorded as failed with what had streamed, and the next call goes ahead. Otherwise ${concurrent}`,
+        `a model call started on run ${this.recorder.runId} while the stream of its model call ${held.attemptId} (${kind}) was still open: not read to its end, cancelled or aborted. If that stream was left unread, cancel it (stream.cancel(), or its reader's cancel(); for streamObject, its partialObjectStream, which can be read once) or abort the call's abortSignal: it is then recorded as failed with what had streamed, and the next call goes ahead. Otherwise ${concurrent}`,
       );
     throw new InvalidArgumentError(
       "$.recorder",
@@ -131,9 +143,51 @@ export class AdapterState {
     this.#agentCall = attempt;
   }
 
-  /** The stream of `attempt` is handed to its consumer: in flight until its end is recorded. */
-  streamOpened(attempt: Attempt): void {
-    this.#openStreams.add(attempt);
+  /**
+   * The stream of `attempt` (a call of `kind`) is handed to its consumer: in flight until its
+   * end is recorded. `abandon` records it as failed if it is still open when its run must close
+   * (a tool's child run, see `abandonOpenStreams`); `settled` resolves once its outcome is
+   * recorded.
+   */
+  streamOpened(
+    attempt: Attempt,
+    kind: string,
+    abandon: (reason: string) => Promise<void>,
+    settled: Promise<unknown>,
+  ): void {
+    this.#openStreams.set(attempt, kind);
+    this.#unsettledStreams.set(attempt, abandon);
+    void settled.finally(() => this.#unsettledStreams.delete(attempt));
+  }
+
+  /**
+   * Records every stream of this run still open as failed (with what it streamed, and
+   * `reason`), and waits for those whose outcome is being recorded: before a tool call's child
+   * run closes, no call the tool made may be left in flight on it.
+   */
+  async abandonOpenStreams(reason: string): Promise<void> {
+    await Promise.all([...this.#unsettledStreams.values()].map((abandon) => abandon(reason)));
+  }
+
+  /**
+   * The ids of the child runs of this (resumed) run that the ledger holds open, listed once:
+   * a tool call answered from the ledger closes its child run if it is among them.
+   */
+  openChildRuns(): Promise<Set<string>> {
+    if (!this.recorder.resumed) return Promise.resolve(new Set());
+    this.#openChildRuns ??= this.recorder.store.listRuns(this.recorder.sessionId).then(
+      (runs) =>
+        new Set(
+          runs
+            .filter((run) => run.parentRunId === this.recorder.runId && run.status === "running")
+            .map((run) => run.runId),
+        ),
+      (error: unknown) => {
+        this.#openChildRuns = undefined;
+        throw error;
+      },
+    );
+    return this.#openChildRuns;
   }
 
   /** A model call began (its request is durable, or it is answered from the ledger). */

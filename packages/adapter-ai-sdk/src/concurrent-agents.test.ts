@@ -153,6 +153,9 @@ describe("a stream its consumer left open", () => {
     expect(LedgerError.isInstance(refusal, "invalid-argument")).toBe(true);
     const message = (refusal as Error).message;
     expect(message).toContain("was still open: not read to its end, cancelled or aborted");
+    // What the open call is, and for streamObject which stream to cancel.
+    expect(message).toContain("(a text stream)");
+    expect(message).toContain("for streamObject, its partialObjectStream");
     expect(message).toContain("recorder.child(");
     // Cancelled, it is recorded as failed with what had streamed, and the run goes on.
     await unread.cancel("left unread");

@@ -98,7 +98,6 @@ async function wrapStream(
   } catch (error) {
     throw await recordFailure(state, attempt, error);
   }
-  state.streamOpened(attempt);
   return {
     ...result,
     stream: recordStream({
@@ -106,6 +105,11 @@ async function wrapStream(
       attempt,
       source: result.stream,
       abortSignal: options.params.abortSignal,
+      // A JSON response format is what streamObject asks for.
+      kind:
+        options.params.responseFormat?.type === "json"
+          ? "an object stream, as streamObject makes"
+          : "a text stream",
     }),
   };
 }

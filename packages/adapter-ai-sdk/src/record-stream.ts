@@ -114,6 +114,8 @@ export function recordStream(options: {
   attempt: Attempt;
   source: ReadableStream<LanguageModelV3StreamPart>;
   abortSignal: AbortSignal | undefined;
+  /** What the call is, for a refusal naming this stream while it is open. */
+  kind: string;
 }): ReadableStream<LanguageModelV3StreamPart> {
   const { state, attempt, abortSignal } = options;
   const reader = options.source.getReader();
@@ -127,6 +129,11 @@ export function recordStream(options: {
   let failure: { error: unknown } | undefined;
   let closed = false;
   let controller!: ReadableStreamDefaultController<LanguageModelV3StreamPart>;
+  /** Resolves once the outcome is recorded (or could not be). */
+  let endRecorded!: () => void;
+  const recorded = new Promise<void>((resolve) => {
+    endRecorded = resolve;
+  });
 
   /** Records the failure at the stream's end; returns the error the caller must see, if any. */
   const fail = async (end: { thrown?: unknown }): Promise<unknown> => {
@@ -137,10 +144,15 @@ export function recordStream(options: {
       ("thrown" in end ? end.thrown : new Error("the model stream ended without a finish part"));
     // After an error part, each tool call was refused as it came.
     if (!failure) state.rejectCauses(toolCallIds, error);
-    const seen = await recordFailure(state, attempt, error, {
-      ...encodeModelResponse(assembler.result()),
-      stream: encodeStream(parts, end),
-    });
+    let seen: unknown;
+    try {
+      seen = await recordFailure(state, attempt, error, {
+        ...encodeModelResponse(assembler.result()),
+        stream: encodeStream(parts, end),
+      });
+    } finally {
+      endRecorded();
+    }
     // The failure could not be recorded: the ledger's error instead of the stream's end.
     if (seen !== error) return seen;
     return end.thrown;
@@ -161,6 +173,17 @@ export function recordStream(options: {
   if (abortSignal?.aborted) queueMicrotask(onAbort);
   else abortSignal?.addEventListener("abort", onAbort, { once: true });
   const detach = () => abortSignal?.removeEventListener("abort", onAbort);
+  // Its run must close while it is open (a tool returned without reading it to its end): the
+  // call was paid for, so it is recorded as failed with what had streamed, and stopped.
+  const abandon = async (reason: string) => {
+    if (settled) return recorded;
+    const error = new Error(reason);
+    detach();
+    closeWith(error);
+    reader.cancel(error).catch(() => undefined);
+    await fail({ thrown: error });
+  };
+  state.streamOpened(attempt, options.kind, abandon, recorded);
 
   return new ReadableStream<LanguageModelV3StreamPart>(
     {
@@ -209,7 +232,7 @@ export function recordStream(options: {
           try {
             const completed = await recordCompletion(state, attempt, () =>
               encodeModelResponse(assembler.result()),
-            );
+            ).finally(endRecorded);
             state.resolveCauses(toolCallIds, completed.eventId);
           } catch (error) {
             // Not recorded as a completion: the caller never sees a finish the ledger does not

@@ -16,7 +16,14 @@ import {
 import { type AdapterState, adapterStateOf } from "./adapter-state.js";
 import { toJsonValue } from "./plain-json.js";
 import { AttemptAbandonedError, rebuildError } from "./replayed-errors.js";
-import { inToolCall, inToolCallIterable, ToolCallContext } from "./tool-call-context.js";
+import {
+  callStateOf,
+  closeLeftOpen,
+  inToolCall,
+  inToolCallIterable,
+  ToolCallContext,
+  type ToolCallOutcome,
+} from "./tool-call-context.js";
 import { decodeToolOutput, encodeToolOutput } from "./tool-output.js";
 
 /** A tool call that was in flight when the process died and is not declared idempotent. */
@@ -167,44 +174,92 @@ async function startCall(
   }
 }
 
-/** On resume: the recorded result (`{ output }`), or the recorded error thrown again. */
-function replayedOutput(attempt: Attempt, name: string): { output: unknown } | undefined {
+/**
+ * On resume: the recorded result (`{ output }`), or the recorded error thrown again. A child
+ * run the call left open (the process died between its outcome and the child run's end) is
+ * closed first.
+ */
+async function replayedOutput(
+  state: AdapterState,
+  attempt: Attempt,
+  name: string,
+): Promise<{ output: unknown } | undefined> {
   const replayed = attempt.replayed;
-  if (replayed?.status === "completed")
+  if (replayed === undefined) return undefined;
+  await closeLeftOpen(state, attempt);
+  if (replayed.status === "completed")
     return { output: decodeToolOutput(replayed.result, replayed.metadata) };
-  if (replayed?.status === "failed") throw rebuildError(replayed.error);
-  if (replayed?.status === "abandoned")
-    throw new AttemptAbandonedError(`tool call ${name}`, replayed.reason);
-  return undefined;
+  if (replayed.status === "failed") throw rebuildError(replayed.error);
+  throw new AttemptAbandonedError(`tool call ${name}`, replayed.reason);
 }
 
-async function recordOutput(state: AdapterState, attempt: Attempt, output: unknown) {
+/**
+ * Records the result, and returns the outcome recorded: completed, or failed with a
+ * `non-serializable` error (the tool ran, but its result cannot be recorded: the SDK hands the
+ * model this error, and the ledger says so; left unresolved, a resume would treat it as in
+ * flight). An outcome the ledger cannot take stops the run (thrown).
+ */
+async function recordOutput(
+  state: AdapterState,
+  attempt: Attempt,
+  output: unknown,
+): Promise<ToolCallOutcome> {
   try {
     const { result, metadata } = encodeToolOutput(output);
     await state.recorder.toolCompleted(attempt, result, metadata ? { metadata } : {});
+    return { failed: false };
   } catch (error) {
     if (!LedgerError.isInstance(error, "non-serializable")) {
       state.block(error);
       throw error;
     }
-    // The tool ran, but its result cannot be recorded: the SDK hands the model this error,
-    // and the ledger says so (left unresolved, a resume would treat it as in flight).
     await settle(state, state.recorder.toolFailed(attempt, error));
-    throw error;
+    return { failed: true, error };
   }
 }
 
-function wrapExecute(
+/**
+ * Records the tool's failure, then closes its child run. If the failure cannot be recorded
+ * the child run stays open (the call runs again on resume, and adopts it) and the run stops.
+ */
+async function recordFailed(
   state: AdapterState,
+  context: ToolCallContext,
+  attempt: Attempt,
+  error: unknown,
+): Promise<void> {
+  await context.beforeOutcome();
+  await settle(state, state.recorder.toolFailed(attempt, error));
+  await context.close({ failed: true, error });
+}
+
+/** Records the tool's result, then closes its child run; throws a result it cannot record. */
+async function recordResult(
+  state: AdapterState,
+  context: ToolCallContext,
+  attempt: Attempt,
+  output: unknown,
+): Promise<void> {
+  await context.beforeOutcome();
+  const outcome = await recordOutput(state, attempt, output);
+  await context.close(outcome);
+  if ("failed" in outcome && outcome.failed) throw outcome.error;
+}
+
+function wrapExecute(
+  root: AdapterState,
   options: WrapToolsOptions,
   name: string,
   execute: NonNullable<Tool["execute"]>,
 ) {
   return async (input: unknown, executeOptions: ToolExecutionOptions): Promise<unknown> => {
+    // Called inside one of the same recorder's wrapped tools (a sub-agent's tool), the call is
+    // recorded on that tool call's child run, beside the completion that asked for it.
+    const state = callStateOf(root);
     const attempt = await startCall(state, options, name, input, executeOptions);
-    const replayed = replayedOutput(attempt, name);
+    const replayed = await replayedOutput(state, attempt, name);
     if (replayed) return replayed.output;
-    const context = new ToolCallContext(state, attempt);
+    const context = new ToolCallContext(root, state, attempt);
     let output: unknown;
     try {
       const returned = inToolCall(context, () => execute(input as never, executeOptions));
@@ -215,12 +270,10 @@ function wrapExecute(
         for await (const value of inToolCallIterable(context, returned)) output = value;
       } else output = await returned;
     } catch (error) {
-      await context.close({ failed: true, error });
-      await settle(state, state.recorder.toolFailed(attempt, error));
+      await recordFailed(state, context, attempt, error);
       throw error;
     }
-    await context.close({ failed: false });
-    await recordOutput(state, attempt, output);
+    await recordResult(state, context, attempt, output);
     return output;
   };
 }
@@ -232,19 +285,22 @@ function wrapExecute(
  * result once, as does a declared tool whose `execute` returned a single value.
  */
 function wrapStreamingExecute(
-  state: AdapterState,
+  root: AdapterState,
   options: WrapToolsOptions,
   name: string,
   execute: NonNullable<Tool["execute"]>,
 ) {
   return async function* (input: unknown, executeOptions: ToolExecutionOptions) {
+    // Called inside one of the same recorder's wrapped tools (a sub-agent's tool), the call is
+    // recorded on that tool call's child run, beside the completion that asked for it.
+    const state = callStateOf(root);
     const attempt = await startCall(state, options, name, input, executeOptions);
-    const replayed = replayedOutput(attempt, name);
+    const replayed = await replayedOutput(state, attempt, name);
     if (replayed) {
       yield replayed.output;
       return;
     }
-    const context = new ToolCallContext(state, attempt);
+    const context = new ToolCallContext(root, state, attempt);
     let last: unknown;
     try {
       const returned = inToolCall(context, () => execute(input as never, executeOptions));
@@ -258,12 +314,10 @@ function wrapStreamingExecute(
         yield last;
       }
     } catch (error) {
-      await context.close({ failed: true, error });
-      await settle(state, state.recorder.toolFailed(attempt, error));
+      await recordFailed(state, context, attempt, error);
       throw error;
     }
-    await context.close({ failed: false });
-    await recordOutput(state, attempt, last);
+    await recordResult(state, context, attempt, last);
   };
 }
 

@@ -1,7 +1,8 @@
-import type { EventStore } from "@agent-ledger/core";
+import type { EventStore, NewEvent } from "@agent-ledger/core";
 import {
   compiledBeside,
   HaltingStore,
+  haltAfterAppend,
   haltHere,
   killAtMarker,
   readReports,
@@ -43,6 +44,17 @@ export const crashHere = (): Promise<never> => haltHere(CRASH_POINT);
  */
 export function crashableLedger(store: EventStore): EventStore {
   return new HaltingStore(store, CRASH_POINT).store;
+}
+
+/**
+ * In the child: `store`, crashing (the crash point) right after an append holding an event
+ * `when` matches has committed: a process killed between two writes of the ledger.
+ */
+export function crashAfterAppend(
+  store: EventStore,
+  when: (event: NewEvent) => boolean,
+): EventStore {
+  return haltAfterAppend(store, when, CRASH_POINT);
 }
 
 // The compiled child, beside this file's compiled copy (tests run after `tsc -b`, as the

@@ -2,8 +2,10 @@ import type { EventStore } from "@agent-ledger/core";
 import { crashingChat } from "./crashing-chat.test.data.js";
 import { crashInsideDocumentEmbedding } from "./embedding.test.data.js";
 import { crashInsideSecondStep } from "./failing-stream.test.data.js";
+import { crashingNested } from "./nested-agent.test.data.js";
 import { crashInsideLookupC3, crashInsideSendC2 } from "./replay-agent.test.data.js";
 import {
+  crashAfterResearchEnd,
   crashAfterStreamedCallsAtOnce,
   crashInsideInnerCall,
   crashInsideSecondCallAtOnce,
@@ -18,11 +20,15 @@ import {
 export const crashScenarios = {
   "chat inside send": crashingChat,
   "embedding inside the documents call": crashInsideDocumentEmbedding,
+  "nested agent at the final call": crashingNested("final"),
+  "nested agent inside the second lookup": crashingNested("second lookup"),
   "replay inside lookup c3": crashInsideLookupC3,
   "replay inside send c2": crashInsideSendC2,
   "research at once, after both streamed inner calls": crashAfterStreamedCallsAtOnce,
   "research at once, inside its second inner call": crashInsideSecondCallAtOnce,
   "research at the final call": crashResearchAtFinalCall,
+  "research, once its child run's end is committed": crashAfterResearchEnd("run.completed"),
+  "research, once its outcome is committed": crashAfterResearchEnd("tool.completed"),
   "research in parallel at the final call": crashParallelResearchAtFinalCall,
   "research inside its second inner call": crashInsideInnerCall,
   "stream failed mid-way, then inside step 2": crashInsideSecondStep,

@@ -9,7 +9,7 @@ import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
 import { ledgerMiddleware } from "../ledger-middleware.js";
 import { wrapTools } from "../wrap-tools.js";
-import { crashHere, report } from "./crash-in-child.test.data.js";
+import { crashAfterAppend, crashHere, report } from "./crash-in-child.test.data.js";
 import {
   assistant,
   partsStream,
@@ -228,3 +228,12 @@ export const crashAfterStreamedCallsAtOnce = crashingResearch("atOnce", () => fa
   stream: true,
   afterParts: crashHere,
 });
+
+/**
+ * In the crash child: research (one inner call) finishes, and the process dies right after the
+ * first of its two ends is committed: its child run's `run.completed`, or its own outcome.
+ */
+export function crashAfterResearchEnd(end: "run.completed" | "tool.completed") {
+  return (store: EventStore): Promise<void> =>
+    crashingResearch("single", () => false)(crashAfterAppend(store, (event) => event.type === end));
+}
