@@ -67,10 +67,14 @@ export class ToolCallContext {
    */
   async beforeOutcome(): Promise<void> {
     const inner = this.#inner;
-    if (!inner) return;
-    await inner.abandonOpenStreams("the tool returned before reading the stream to its end");
+    if (inner)
+      await inner.abandonOpenStreams("the tool returned before reading the stream to its end");
     try {
-      inner.assertOpen();
+      // A sibling's refusal (an unresolved call next to this one) blocks the run, and this
+      // tool's inner call may have thrown it: neither is this tool's answer.
+      this.#root.assertOpen();
+      this.#state.assertOpen();
+      inner?.assertOpen();
     } catch (error) {
       this.#state.block(error);
       throw error;

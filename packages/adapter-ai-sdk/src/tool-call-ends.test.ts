@@ -109,6 +109,30 @@ describe("a crash between a tool's outcome and its child run's end", () => {
     expect(child.at(-1)?.type).toBe("run.completed");
     expect(child.filter((event) => event.type.startsWith("run."))).toHaveLength(2);
   });
+
+  it("a store error while closing that child run stops the run: it is never the tool's result", async () => {
+    const store = await crashInside("research, once its outcome is committed");
+    const listRuns = store.listRuns.bind(store);
+    // Once, when the resumed call answered from the ledger looks for its open child run (the
+    // first list is the recorder's own, on resume).
+    let lists = 0;
+    store.listRuns = async (...args) => {
+      if (++lists === 2) throw new Error("connection reset");
+      return listRuns(...args);
+    };
+    await expect(resumeResearch(store)).rejects.toThrow("connection reset");
+    // Handed to the model, the error would have been recorded as research's result in the
+    // agent's next request, against the recorded tool.completed: nothing new is recorded.
+    const requests = (await readWholeSession(store, RESEARCH.sessionId)).filter(
+      (event) =>
+        event.type === "model.requested" &&
+        JSON.stringify(event.payload).includes("connection reset"),
+    );
+    expect(requests).toEqual([]);
+    const resumed = await resumeResearch(store);
+    expect(resumed.text).toBe("summary");
+    expect(resumed.calls).toEqual(["final"]);
+  });
 });
 
 describe("an inner stream the tool left open", () => {
@@ -165,5 +189,72 @@ describe("an inner stream the tool left open", () => {
     expect(JSON.stringify(failed.partial)).toContain('{\\"v\\":\\"a');
     expect(root.find((event) => event.type === "tool.completed")).toBeDefined();
     expect((await inspectSession(store, RESEARCH.sessionId)).unresolved).toEqual([]);
+  });
+});
+
+describe("a sibling's refusal", () => {
+  it("is never recorded as the outcome of a tool that ran beside it", async () => {
+    const store = new MemoryEventStore();
+    const address = { sessionId: "s1", runId: "r1" };
+    const seen: string[] = [];
+    const mock = new MockLanguageModelV3({
+      doGenerate: async ({ prompt }) => {
+        const first = prompt[0]?.content[0];
+        if (typeof first === "object" && first.type === "text" && first.text === "summarise")
+          return textResult("summary");
+        const last = prompt.at(-1);
+        if (last?.role === "tool") {
+          seen.push(JSON.stringify(last.content));
+          return textResult("done");
+        }
+        return toolCallsResult(toolCall("c1", "research", {}), toolCall("c2", "lookup", {}));
+      },
+    });
+    const never = new Promise<never>(() => {});
+    const agent = (recorder: SessionRecorder, live: boolean) => {
+      const model = wrapLanguageModel({ model: mock, middleware: ledgerMiddleware({ recorder }) });
+      const tools = wrapTools(
+        {
+          research: tool({
+            inputSchema: z.object({}),
+            execute: async () => {
+              if (live) await never; // the process dies before research's inner call
+              await new Promise((resolve) => setTimeout(resolve, 20));
+              return (await generateText({ model, prompt: "summarise" })).text;
+            },
+          }),
+          lookup: tool({
+            inputSchema: z.object({}),
+            execute: async () => (live ? never : "found"),
+          }),
+        },
+        { recorder, idempotent: ["research"] },
+      );
+      return generateText({ model, tools, prompt: "go", stopWhen: stepCountIs(3) });
+    };
+    // The first process stops with both tool calls in flight (its promises never settle).
+    void agent(new SessionRecorder({ store, actor, ...address }), true);
+    await expect
+      .poll(
+        async () =>
+          (await readWholeSession(store, "s1")).filter((e) => e.type === "tool.requested").length,
+      )
+      .toBe(2);
+
+    // Resumed: lookup (not idempotent) is refused; research runs again beside it.
+    const resumed = await SessionRecorder.resume({ store, actor, ...address });
+    await expect(agent(resumed, false)).rejects.toMatchObject({ code: "unresolved-attempt" });
+    const failed = (await readWholeSession(store, "s1")).filter((e) => e.type === "tool.failed");
+    expect(failed).toEqual([]);
+
+    // A person abandons lookup; research is made again, and its own answer reaches the model.
+    const lookup = (await inspectSession(store, "s1")).unresolved.find((a) => a.name === "lookup");
+    if (lookup === undefined) throw new Error("lookup is unresolved");
+    const person = await SessionRecorder.resume({ store, actor, ...address });
+    await person.abandon(lookup, "it did not happen");
+    await expect(
+      agent(await SessionRecorder.resume({ store, actor, ...address }), false),
+    ).resolves.toMatchObject({ text: "done" });
+    expect(seen.at(-1)).toContain('"value":"summary"');
   });
 });

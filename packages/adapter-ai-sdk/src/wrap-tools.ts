@@ -186,7 +186,14 @@ async function replayedOutput(
 ): Promise<{ output: unknown } | undefined> {
   const replayed = attempt.replayed;
   if (replayed === undefined) return undefined;
-  await closeLeftOpen(state, attempt);
+  try {
+    await closeLeftOpen(state, attempt);
+  } catch (error) {
+    // Handed to the SDK, the error would be the tool's result for the model, against the
+    // recorded one: the run stops, and the next resume closes the child run.
+    state.block(error);
+    throw error;
+  }
   if (replayed.status === "completed")
     return { output: decodeToolOutput(replayed.result, replayed.metadata) };
   if (replayed.status === "failed") throw rebuildError(replayed.error);
