@@ -55,6 +55,11 @@ export async function restoreMessages(
   options: RestoreMessagesOptions = {},
 ): Promise<RestoredMessages> {
   const { threadId } = options;
+  if (typeof address === "object" && address !== null && "threadId" in address)
+    throw new InvalidArgumentError(
+      "$.threadId",
+      "the thread goes in the options, the third argument: restoreMessages(store, { sessionId, runId }, { threadId })",
+    );
   if (threadId !== undefined && typeof threadId !== "string")
     throw new InvalidArgumentError(
       "$.threadId",

@@ -45,6 +45,11 @@ describe("restoreMessages on a run that served several LangGraph threads", () =>
       (caught: unknown) => caught,
     );
     expect(findLedgerError(unknown, "not-found")?.details).toMatchObject({ threadId: "thread-c" });
+    // The thread in the address (not the options) is a mistake said as such, not ignored.
+    const misplaced = await restoreMessages(store, { ...address, threadId: FIRST } as never).catch(
+      (caught: unknown) => caught,
+    );
+    expect(findLedgerError(misplaced, "invalid-argument")?.message).toContain("third argument");
 
     // The README's recipe, for the second thread: its send is answered by its own result, its
     // lookup runs again, and the model gets the second thread's results only.

@@ -1,9 +1,11 @@
-import type {
-  Attempt,
-  BeforeToolCallOptions,
-  RecordedAttempt,
-  ReplayedOutcome,
-  SessionRecorder,
+import {
+  type Attempt,
+  type BeforeToolCallOptions,
+  hashJson,
+  type JsonValue,
+  type RecordedAttempt,
+  type ReplayedOutcome,
+  type SessionRecorder,
 } from "@agent-ledger/core";
 import { recordedThreadId } from "./langchain-metadata.js";
 
@@ -95,10 +97,27 @@ export async function beforeToolCall(
           const recordedThread = recordedThreadId(recorded.requested);
           return recordedThread === undefined || recordedThread === threadId;
         };
+  // A call without an id is matched by name and order. LangGraph re-runs only the calls of a
+  // turn whose writes it did not save, so a call of the same turn and name that already has its
+  // answer, for other arguments, is another call (a sibling that finished before the crash), not
+  // this one. (The hash is the recorder's over the call as given: a recorder whose redact
+  // changes tool arguments makes every such answered call look like another one.)
+  const requestHash =
+    toolCallId === undefined && !call.nested
+      ? hashJson({ name, args: (options.args ?? null) as JsonValue })
+      : undefined;
+  const sameCall =
+    requestHash === undefined
+      ? undefined
+      : (recorded: RecordedAttempt) =>
+          recorded.status === "requested" || recorded.requestHash === requestHash;
+  const filters = [madeInside, sameThread, sameCall].filter(
+    (filter): filter is (recorded: RecordedAttempt) => boolean => filter !== undefined,
+  );
   const accepts =
-    madeInside === undefined
-      ? sameThread
-      : (recorded: RecordedAttempt) => madeInside(recorded) && (sameThread?.(recorded) ?? true);
+    filters.length === 0
+      ? undefined
+      : (recorded: RecordedAttempt) => filters.every((filter) => filter(recorded));
   const replay = recorder.replay;
   if (replay && causedByEventId !== undefined && !call.nested)
     replay.skipTools((recorded) => earlierTurn(recorded) && (accepts?.(recorded) ?? true));

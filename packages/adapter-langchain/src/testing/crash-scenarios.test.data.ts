@@ -1,6 +1,7 @@
 import { agentCrashes } from "./agent.test.data.js";
 import { callbackHandlerCrashes } from "./callback-handler.test.data.js";
 import type { CrashScenario } from "./crash-point.js";
+import { idlessCallsCrashes } from "./idless-calls.test.data.js";
 import { ledgerMiddlewareCrashes } from "./ledger-middleware.test.data.js";
 import { modelInFlightCrashes } from "./model-in-flight.test.data.js";
 import { modelRetryCrashes } from "./model-retry.test.data.js";
@@ -21,6 +22,7 @@ import { toolNodeCrashes } from "./tool-node.test.data.js";
 export const crashScenarios = {
   ...agentCrashes,
   ...callbackHandlerCrashes,
+  ...idlessCallsCrashes,
   ...ledgerMiddlewareCrashes,
   ...modelInFlightCrashes,
   ...modelRetryCrashes,
