@@ -48,16 +48,15 @@ export class AdapterState {
   /** The agent's language model call in flight: claimed, then its attempt once begun. */
   #agentCall: Attempt | "claimed" | undefined;
   /**
-   * Model calls whose stream was handed to its consumer (see `claimAgentCall`), with what the
-   * call is (an object stream, as `streamObject` makes, or a text stream), for the refusal.
+   * The streams handed to their consumer whose outcome is not recorded yet: what the call is
+   * (an object stream, as `streamObject` makes, or a text stream), for `claimAgentCall`'s
+   * refusal, and its way to record it as failed (`abandonOpenStreams`), which, once its
+   * outcome is being recorded, waits for that instead.
    */
-  readonly #openStreams = new WeakMap<Attempt, string>();
-  /**
-   * The streams handed to their consumer whose outcome is not recorded yet: each one's way to
-   * record it as failed (`abandonOpenStreams`), which, once its outcome is being recorded,
-   * waits for that instead.
-   */
-  readonly #unsettledStreams = new Map<Attempt, (reason: string) => Promise<void>>();
+  readonly #openStreams = new Map<
+    Attempt,
+    { kind: string; abandon: (reason: string) => Promise<void> }
+  >();
   /** The child runs of this run left open, as listed once on resume (see `openChildRuns`). */
   #openChildRuns: Promise<Set<string>> | undefined;
   /** A wrapped tool call's child run (see `ofToolCall`). */
@@ -126,7 +125,7 @@ export class AdapterState {
     const concurrent = `two agents (or two generateText / streamText calls) are running at the same time on one recorder, and a resumed run replays its calls in the order they were recorded, so it could not tell them apart. Give each concurrent agent its own recorder: recorder.child({ actor }) or its own run`;
     // The SDK's streamText reads a model stream to its end even when its consumer stops; a
     // stream read some other way (the model's doStream, streamObject) may have been left open.
-    const kind = typeof held === "object" ? this.#openStreams.get(held) : undefined;
+    const kind = typeof held === "object" ? this.#openStreams.get(held)?.kind : undefined;
     if (typeof held === "object" && kind !== undefined)
       throw new InvalidArgumentError(
         "$.recorder",
@@ -155,9 +154,8 @@ export class AdapterState {
     abandon: (reason: string) => Promise<void>,
     settled: Promise<unknown>,
   ): void {
-    this.#openStreams.set(attempt, kind);
-    this.#unsettledStreams.set(attempt, abandon);
-    void settled.finally(() => this.#unsettledStreams.delete(attempt));
+    this.#openStreams.set(attempt, { kind, abandon });
+    void settled.finally(() => this.#openStreams.delete(attempt));
   }
 
   /**
@@ -166,7 +164,17 @@ export class AdapterState {
    * run closes, no call the tool made may be left in flight on it.
    */
   async abandonOpenStreams(reason: string): Promise<void> {
-    await Promise.all([...this.#unsettledStreams.values()].map((abandon) => abandon(reason)));
+    await Promise.all([...this.#openStreams.values()].map((stream) => stream.abandon(reason)));
+  }
+
+  /** `write`, a ledger write the run cannot go on without: if it fails, the run stops. */
+  async settle<T>(write: Promise<T>): Promise<T> {
+    try {
+      return await write;
+    } catch (error) {
+      this.block(error);
+      throw error;
+    }
   }
 
   /**

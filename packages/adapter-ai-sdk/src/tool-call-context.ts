@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { Attempt, SessionRecorder } from "@agent-ledger/core";
+import type { Attempt, ReplayedOutcome, SessionRecorder } from "@agent-ledger/core";
 import { type AdapterState, adapterStateOf } from "./adapter-state.js";
 import { rebuildError } from "./replayed-errors.js";
 
@@ -98,14 +98,13 @@ async function closeChild(
   child: SessionRecorder,
   outcome: ToolCallOutcome,
 ): Promise<void> {
-  try {
-    if ("abandoned" in outcome) await child.cancelRun(outcome.abandoned);
-    else if (outcome.failed) await child.failRun(outcome.error);
-    else await child.completeRun();
-  } catch (error) {
-    state.block(error);
-    throw error;
-  }
+  await state.settle(
+    "abandoned" in outcome
+      ? child.cancelRun(outcome.abandoned)
+      : outcome.failed
+        ? child.failRun(outcome.error)
+        : child.completeRun(),
+  );
 }
 
 /**
@@ -113,9 +112,11 @@ async function closeChild(
  * died after the tool's outcome, before the child run's end) has it closed now, as the call
  * ended. `state` is the state the call is recorded on.
  */
-export async function closeLeftOpen(state: AdapterState, attempt: Attempt): Promise<void> {
-  const replayed = attempt.replayed;
-  if (!replayed) return;
+export async function closeLeftOpen(
+  state: AdapterState,
+  attempt: Attempt,
+  replayed: ReplayedOutcome,
+): Promise<void> {
   const open = await state.openChildRuns();
   if (open.size === 0) return;
   // Adopts the recorded child run of this call (by its cause), if it made one.

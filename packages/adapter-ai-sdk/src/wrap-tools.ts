@@ -140,15 +140,6 @@ async function beginToolCall(
   }
 }
 
-async function settle<T>(state: AdapterState, write: Promise<T>): Promise<T> {
-  try {
-    return await write;
-  } catch (ledgerError) {
-    state.block(ledgerError);
-    throw ledgerError;
-  }
-}
-
 /** Commits the request; a call that cannot be recorded stops the run (unless abandoned). */
 async function startCall(
   state: AdapterState,
@@ -186,14 +177,9 @@ async function replayedOutput(
 ): Promise<{ output: unknown } | undefined> {
   const replayed = attempt.replayed;
   if (replayed === undefined) return undefined;
-  try {
-    await closeLeftOpen(state, attempt);
-  } catch (error) {
-    // Handed to the SDK, the error would be the tool's result for the model, against the
-    // recorded one: the run stops, and the next resume closes the child run.
-    state.block(error);
-    throw error;
-  }
+  // A failure stops the run: handed to the SDK, the error would be the tool's result for the
+  // model, against the recorded one. The next resume closes the child run.
+  await state.settle(closeLeftOpen(state, attempt, replayed));
   if (replayed.status === "completed")
     return { output: decodeToolOutput(replayed.result, replayed.metadata) };
   if (replayed.status === "failed") throw rebuildError(replayed.error);
@@ -220,7 +206,7 @@ async function recordOutput(
       state.block(error);
       throw error;
     }
-    await settle(state, state.recorder.toolFailed(attempt, error));
+    await state.settle(state.recorder.toolFailed(attempt, error));
     return { failed: true, error };
   }
 }
@@ -236,7 +222,7 @@ async function recordFailed(
   error: unknown,
 ): Promise<void> {
   await context.beforeOutcome();
-  await settle(state, state.recorder.toolFailed(attempt, error));
+  await state.settle(state.recorder.toolFailed(attempt, error));
   await context.close({ failed: true, error });
 }
 
