@@ -101,10 +101,7 @@ export class OtherRunCalls {
  * guard checks only calls a model asked for.
  */
 async function readHolders(recorder: SessionRecorder, after: number): Promise<Map<string, string>> {
-  const events =
-    after === 0
-      ? await readWholeSession(recorder.store, recorder.sessionId)
-      : await readSessionAfter(recorder, after);
+  const events = await readWholeSession(recorder.store, recorder.sessionId, undefined, after);
   const closed = new Set<string>();
   const toolRequests = new Set<string>();
   const requested: { key: string; runId: string }[] = [];
@@ -127,17 +124,3 @@ async function readHolders(recorder: SessionRecorder, after: number): Promise<Ma
   for (const { key, runId } of requested) if (!closed.has(runId)) holders.set(key, runId);
   return holders;
 }
-
-/** The session's events committed after the commit cursor `after` (its tail: a few pages). */
-async function readSessionAfter(recorder: SessionRecorder, after: number): Promise<LedgerEvent[]> {
-  const { store, sessionId } = recorder;
-  const events: LedgerEvent[] = [];
-  for (let cursor = after; ; ) {
-    const page = await store.readSession({ sessionId, after: cursor, limit: PAGE });
-    events.push(...page.events);
-    if (page.events.length < PAGE) return events;
-    cursor = page.nextCursor;
-  }
-}
-
-const PAGE = 1000;

@@ -20,15 +20,18 @@ export async function readWholeRun(
   }
 }
 
-/** Every event of a session, in commit order, read page by page. */
+/**
+ * Every event of a session, in commit order, read page by page (those committed after the
+ * commit cursor `after`, if given: the session's tail).
+ */
 export async function readWholeSession(
   store: EventStore,
   sessionId: string,
   pageSize = PAGE,
+  after = 0,
 ): Promise<LedgerEvent[]> {
   assertEventStore(store);
   const events: LedgerEvent[] = [];
-  let after = 0;
   for (;;) {
     const page = await store.readSession({ sessionId, after, limit: pageSize });
     for (const event of page.events) events.push(event);
