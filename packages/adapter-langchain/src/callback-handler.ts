@@ -1,4 +1,4 @@
-import type { Attempt, JsonValue, LedgerEvent, SessionRecorder } from "@agent-ledger/core";
+import type { Attempt, LedgerEvent, SessionRecorder } from "@agent-ledger/core";
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { DocumentInterface } from "@langchain/core/documents";
 import type { Serialized } from "@langchain/core/load/serializable";
@@ -14,7 +14,7 @@ import { type NestedRefusal, NestedRefusals } from "./nested-refusal.js";
 import { checkHandlerOptions } from "./option-checks.js";
 import { parseToolInput, toJsonValue } from "./plain-json.js";
 import { RunTree } from "./run-tree.js";
-import { ledgerToolCallId, takeUnnamedClaim } from "./tool-claim.js";
+import { type ClaimedCall, ledgerToolCallId, takeUnnamedClaim } from "./tool-claim.js";
 import { retrieverEffect, toolEffect } from "./tool-effect.js";
 import { requestToolCall, ToolCallBook, type ToolCallToRecord } from "./tool-request.js";
 import { ToolRuns } from "./tool-runs.js";
@@ -95,30 +95,12 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
   }
 
   /**
-   * eventId of the model completion that asked for this tool call, when known: by toolCallId
-   * (in the LangGraph thread `threadId`, if any), or for a call without one by its name and
-   * arguments.
-   */
-  causeOf(
-    toolCallId: string | undefined,
-    call?: { name: string; args: JsonValue },
-    threadId?: string,
-  ): string | undefined {
-    return this.#state.book.causes.causeOf(threadId, toolCallId, call);
-  }
-
-  /**
    * Called by `ledgerMiddleware`: this tool call (of the LangGraph thread `threadId`, if any)
    * is recorded by the middleware, not here (`requestedEventId`: its `tool.requested`, what the
    * calls made inside it are caused by; `stepId`: its step, what they are matched by on resume).
    */
-  claimToolCall(
-    toolCallId: string,
-    requestedEventId?: string,
-    threadId?: string,
-    stepId?: string,
-  ): () => void {
-    return this.#state.book.claims.claim(threadId, toolCallId, { requestedEventId, stepId });
+  claimToolCall(toolCallId: string, claimed: ClaimedCall, threadId?: string): () => void {
+    return this.#state.book.claims.claim(threadId, toolCallId, claimed);
   }
 
   /**

@@ -44,18 +44,14 @@ export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
         metadata: langchainMetadata({ recordedBy: "middleware", threadId }),
       });
       if (attempt.replayed) return replayedToolMessage(attempt.replayed, call);
+      const claimed = { requestedEventId: attempt.requestedEventId, stepId: attempt.stepId };
       const release =
-        toolCallId !== undefined
-          ? handler.claimToolCall(toolCallId, attempt.requestedEventId, threadId, attempt.stepId)
-          : () => {};
+        toolCallId !== undefined ? handler.claimToolCall(toolCallId, claimed, threadId) : () => {};
       let result: Awaited<ReturnType<typeof next>>;
       try {
         result = await (toolCallId !== undefined
           ? next(request)
-          : runWithUnnamedClaim(
-              { requestedEventId: attempt.requestedEventId, stepId: attempt.stepId },
-              async () => next(request),
-            ));
+          : runWithUnnamedClaim(claimed, async () => next(request)));
       } catch (error) {
         // The ledger refused a call the tool makes (one in flight at a crash, or one already
         // done that it cannot answer): the tool did not fail, it was not let go on.

@@ -6,7 +6,7 @@ export interface ToolRun {
   requestedEventId: string | undefined;
   /**
    * Its step, when known: a call made inside it is matched on resume only with the calls
-   * recorded inside an attempt of this step (see `OuterCallSteps`).
+   * recorded inside an attempt of this step (see `requestToolCall`).
    */
   stepId?: string | undefined;
 }

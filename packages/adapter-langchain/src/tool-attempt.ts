@@ -53,7 +53,7 @@ export interface ToolCallMatch {
   nested?: boolean;
   /**
    * For a nested call: accepts the recorded calls made inside the same outer call (an attempt
-   * of its step, see `OuterCallSteps`); only those can be this call.
+   * of its step, see `requestToolCall`); only those can be this call.
    */
   madeInside?: ((recorded: RecordedAttempt) => boolean) | undefined;
   /**

@@ -3,11 +3,11 @@ import {
   type JsonObject,
   type JsonValue,
   LedgerError,
+  type RecordedAttempt,
   type SessionRecorder,
   type ToolEffect,
 } from "@agent-ledger/core";
 import { type HeldCall, OtherRunCalls } from "./other-run-calls.js";
-import { OuterCallSteps } from "./outer-call-steps.js";
 import { beforeToolCall } from "./tool-attempt.js";
 import { ToolCauses } from "./tool-causes.js";
 import { ToolClaims } from "./tool-claim.js";
@@ -20,8 +20,6 @@ export class ToolCallBook {
   readonly claims = new ToolClaims();
   /** The calls that other runs of the session hold (read once, when first needed). */
   readonly otherRuns = new OtherRunCalls();
-  /** The steps of the run's recorded tool calls, what nested calls are matched by on resume. */
-  readonly outerSteps = new OuterCallSteps();
 }
 
 /** A tool call about to run, as the handler or ledgerMiddleware records it. */
@@ -57,11 +55,18 @@ export async function requestToolCall(
   const { name, args, effect, toolCallId, threadId, outerRequestedEventId, outerStepId, metadata } =
     call;
   const nested = outerRequestedEventId !== undefined;
-  // Matched only with the calls recorded inside the same outer call. (An outer call whose step
-  // is unknown, claimed by a middleware that does not give it: by name and order in the thread.)
+  // Matched only with the calls recorded inside the same outer call: caused by the request of
+  // an attempt of its step (run again after a crash, the outer call is a new attempt of the
+  // same step). Matched by name and order across the run instead, the checkout of one thread
+  // (or of a later turn) met the charge another's made. (An outer call whose step is unknown,
+  // claimed by a middleware that does not give it: by name and order in the thread.)
+  const replay = recorder.replay;
   const madeInside =
-    nested && outerStepId !== undefined
-      ? await book.outerSteps.madeInside(recorder, outerStepId)
+    nested && outerStepId !== undefined && replay && !replay.atFrontier
+      ? (recorded: RecordedAttempt) => {
+          const cause = recorded.requested.causedByEventId;
+          return cause !== undefined && replay.toolStepOf(cause) === outerStepId;
+        }
       : undefined;
   // A call another tool makes is caused by that tool's call, not by the model completion
   // that asked for the outer one: no model asked for it, so it is in no message history.

@@ -143,9 +143,14 @@ export class ReplayCursor {
   readonly #toolsByCallId: AttemptIndex<RecordedAttempt>;
   readonly #toolsByName: AttemptIndex<RecordedAttempt>;
   readonly #toolsByRetryOf: AttemptIndex<RecordedAttempt>;
+  /** The step of every recorded tool attempt (retried ones too), by its request's eventId. */
+  readonly #toolStepByRequest = new Map<string, string>();
 
   constructor(events: readonly LedgerEvent[]) {
     const attempts = collectAttempts(events);
+    for (const attempt of attempts)
+      if (attempt.kind === "tool")
+        this.#toolStepByRequest.set(attempt.requested.eventId, attempt.stepId);
     // A retried attempt is answered by its retry: the re-executing agent makes the call once.
     const retried = new Set(
       attempts.map((attempt) => attempt.retryOf).filter((id) => id !== undefined),
@@ -159,6 +164,15 @@ export class ReplayCursor {
     this.#toolsByCallId = new AttemptIndex(this.#tools, (attempt) => attempt.toolCallId);
     this.#toolsByName = new AttemptIndex(this.#tools, (attempt) => attempt.name);
     this.#toolsByRetryOf = new AttemptIndex(this.#tools, (attempt) => attempt.retryOf);
+  }
+
+  /**
+   * The step of the recorded tool attempt whose `tool.requested` is `eventId`, retried attempts
+   * included (which the cursor does not answer): what a call made inside a tool call is matched
+   * by, its cause being the request of one of that call's attempts.
+   */
+  toolStepOf(eventId: string): string | undefined {
+    return this.#toolStepByRequest.get(eventId);
   }
 
   /** The recorded model attempts this cursor answers, in replay order, matched or not. */
