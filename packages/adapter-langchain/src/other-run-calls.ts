@@ -1,5 +1,4 @@
 import {
-  hashJson,
   type JsonValue,
   LedgerError,
   type LedgerEvent,
@@ -9,7 +8,7 @@ import {
 } from "@agent-ledger/core";
 import { recordedThreadId } from "./langchain-metadata.js";
 import { isRecord } from "./plain-json.js";
-import { toolCallKey } from "./tool-call-key.js";
+import { contentCallKey, toolCallKey, toolRequestHash } from "./tool-call-key.js";
 
 /** A tool call the guard looks up: by toolCallId, or without one by name and arguments. */
 export interface HeldCall {
@@ -19,20 +18,10 @@ export interface HeldCall {
   args: JsonValue;
 }
 
-/**
- * The key of a call without a toolCallId (a model that gives none, or an empty one): its
- * thread, name and request hash (what the recorder hashes: `{ name, args }`). Such calls are
- * matched on resume by name and order; here the arguments narrow them to the same request, so
- * that another call of the same tool in the thread does not count as this one.
- */
-function contentKey(threadId: string, name: string, requestHash: string): string {
-  return JSON.stringify([threadId, null, name, requestHash]);
-}
-
 function keyOf(call: HeldCall): string {
   return call.toolCallId !== undefined
     ? toolCallKey(call.threadId, call.toolCallId)
-    : contentKey(call.threadId, call.name, hashJson({ name: call.name, args: call.args }));
+    : contentCallKey(call.threadId, call.name, toolRequestHash(call.name, call.args));
 }
 
 /**
@@ -118,7 +107,7 @@ async function readHolders(recorder: SessionRecorder, after: number): Promise<Ma
     if (typeof toolCallId === "string")
       requested.push({ key: toolCallKey(threadId, toolCallId), runId: event.runId });
     else if (typeof name === "string" && typeof requestHash === "string")
-      requested.push({ key: contentKey(threadId, name, requestHash), runId: event.runId });
+      requested.push({ key: contentCallKey(threadId, name, requestHash), runId: event.runId });
   }
   const holders = new Map<string, string>();
   for (const { key, runId } of requested) if (!closed.has(runId)) holders.set(key, runId);

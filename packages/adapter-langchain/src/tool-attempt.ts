@@ -1,13 +1,13 @@
-import {
-  type Attempt,
-  type BeforeToolCallOptions,
-  hashJson,
-  type JsonValue,
-  type RecordedAttempt,
-  type ReplayedOutcome,
-  type SessionRecorder,
+import type {
+  Attempt,
+  BeforeToolCallOptions,
+  JsonValue,
+  RecordedAttempt,
+  ReplayedOutcome,
+  SessionRecorder,
 } from "@agent-ledger/core";
 import { recordedThreadId } from "./langchain-metadata.js";
+import { toolRequestHash } from "./tool-call-key.js";
 
 // What LangGraph's isGraphInterrupt recognises: the names survive the ledger's error normalisation.
 const INTERRUPTS = new Set(["GraphInterrupt", "NodeInterrupt"]);
@@ -104,7 +104,7 @@ export async function beforeToolCall(
   // changes tool arguments makes every such answered call look like another one.)
   const requestHash =
     toolCallId === undefined && !call.nested
-      ? hashJson({ name, args: (options.args ?? null) as JsonValue })
+      ? toolRequestHash(name, (options.args ?? null) as JsonValue)
       : undefined;
   const sameCall =
     requestHash === undefined

@@ -1,7 +1,7 @@
-import { hashJson, type JsonObject, type JsonValue, type ReplayCursor } from "@agent-ledger/core";
+import type { JsonObject, JsonValue, ReplayCursor } from "@agent-ledger/core";
 import { recordedThreadId } from "./langchain-metadata.js";
 import { isRecord, toJsonValue } from "./plain-json.js";
-import { toolCallKey } from "./tool-call-key.js";
+import { contentCallKey, toolCallKey, toolRequestHash } from "./tool-call-key.js";
 import { ledgerToolCallId } from "./tool-claim.js";
 
 /** A tool call as a model's answer lists it. */
@@ -12,7 +12,7 @@ export interface AskedToolCall {
 }
 
 function contentKey(threadId: string | undefined, name: string, args: JsonValue): string {
-  return JSON.stringify([threadId ?? null, name, hashJson(args)]);
+  return contentCallKey(threadId, name, toolRequestHash(name, args));
 }
 
 /**
