@@ -57,6 +57,12 @@ export class AdapterState {
     Attempt,
     { kind: string; abandon: (reason: string) => Promise<void> }
   >();
+  /** The calls made on this run whose outcome is not recorded yet (see `callBegan`). */
+  readonly #calls = new Set<Promise<void>>();
+  /** Child runs of tool calls that close once their calls settle (see `closeLater`). */
+  readonly #closing = new Set<Promise<void>>();
+  /** The first error a child run closed later met (see `closeLater`). */
+  #closeFailure: { error: unknown } | undefined;
   /** The child runs of this run left open, as listed once on resume (see `openChildRuns`). */
   #openChildRuns: Promise<Set<string>> | undefined;
   /** A wrapped tool call's child run (see `ofToolCall`). */
@@ -156,6 +162,66 @@ export class AdapterState {
   ): void {
     this.#openStreams.set(attempt, { kind, abandon });
     void settled.finally(() => this.#openStreams.delete(attempt));
+    this.track(settled);
+  }
+
+  /**
+   * A call (a model call, a wrapped tool's) is made on this run: it is in flight until the
+   * returned function is called, once its outcome is recorded (or could not be).
+   */
+  callBegan(): () => void {
+    let ended!: () => void;
+    const call = new Promise<void>((resolve) => {
+      ended = () => {
+        this.#calls.delete(call);
+        resolve();
+      };
+    });
+    this.#calls.add(call);
+    return ended;
+  }
+
+  /**
+   * `call` (the promise of a call made on this run) is in flight until it settles; returned
+   * as given. Its first reaction ends it: whoever awaits `call` hears of it after that.
+   */
+  track<T>(call: Promise<T>): Promise<T> {
+    const ended = this.callBegan();
+    call.then(ended, ended);
+    return call;
+  }
+
+  /** True while a call made on this run has no outcome recorded (see `callBegan`). */
+  get callsInFlight(): boolean {
+    return this.#calls.size > 0;
+  }
+
+  /** Resolves once no call made on this run is in flight, those that begin meanwhile too. */
+  async callsSettled(): Promise<void> {
+    while (this.#calls.size > 0) await Promise.all(this.#calls);
+  }
+
+  /**
+   * `close`, a tool call's child run closing once its calls settle, runs in the background:
+   * `innerCallsSettled` waits for it, and rejects with the first error such a close met.
+   */
+  closeLater(close: Promise<void>): void {
+    const entry: Promise<void> = close.then(
+      () => {
+        this.#closing.delete(entry);
+      },
+      (error: unknown) => {
+        this.#closing.delete(entry);
+        this.#closeFailure ??= { error };
+      },
+    );
+    this.#closing.add(entry);
+  }
+
+  /** See `innerCallsSettled`. */
+  async closesSettled(): Promise<void> {
+    while (this.#closing.size > 0) await Promise.all(this.#closing);
+    if (this.#closeFailure) throw this.#closeFailure.error;
   }
 
   /**

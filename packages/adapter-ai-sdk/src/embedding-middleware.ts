@@ -75,31 +75,35 @@ export function ledgerEmbeddingMiddleware(
   return {
     specificationVersion: "v3",
     async wrapEmbed({ doEmbed, params, model }) {
-      // Inside one of this recorder's wrapped tools: recorded on the tool call's child run.
+      // Inside one of this recorder's wrapped tools: recorded on the tool call's child run, in
+      // flight there until its outcome is recorded (the run is not closed before).
       const state = callStateOf(recorderState);
-      let attempt = await beginAttempt(state, () => embeddingRequestOf(params, model, redact));
-      const replayed = attempt.replayed;
-      if (replayed?.status === "completed") {
-        const result = recordedResult(replayed.result);
-        state.modelAnswered(attempt);
-        if (result !== undefined) return result;
-        // Recorded without its vectors: made again, as a retry of the recorded call.
+      const embed = async (): Promise<EmbeddingModelV3Result> => {
+        let attempt = await beginAttempt(state, () => embeddingRequestOf(params, model, redact));
+        const replayed = attempt.replayed;
+        if (replayed?.status === "completed") {
+          const result = recordedResult(replayed.result);
+          state.modelAnswered(attempt);
+          if (result !== undefined) return result;
+          // Recorded without its vectors: made again, as a retry of the recorded call.
+          try {
+            attempt = await state.recorder.retry(attempt);
+          } catch (error) {
+            state.refused(error);
+            throw error;
+          }
+          state.modelBegan(attempt);
+        } else if (replayed) throw replayedFailure(state, attempt);
+        let result: EmbeddingModelV3Result;
         try {
-          attempt = await state.recorder.retry(attempt);
+          result = await doEmbed();
         } catch (error) {
-          state.refused(error);
-          throw error;
+          throw await recordFailure(state, attempt, error);
         }
-        state.modelBegan(attempt);
-      } else if (replayed) throw replayedFailure(state, attempt);
-      let result: EmbeddingModelV3Result;
-      try {
-        result = await doEmbed();
-      } catch (error) {
-        throw await recordFailure(state, attempt, error);
-      }
-      await recordCompletion(state, attempt, () => embeddingResponseOf(result, withVectors));
-      return result;
+        await recordCompletion(state, attempt, () => embeddingResponseOf(result, withVectors));
+        return result;
+      };
+      return state.track(embed());
     },
   };
 }

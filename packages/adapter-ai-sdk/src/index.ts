@@ -10,5 +10,6 @@ export type {
   RestoreMessagesOptions,
 } from "./restore-messages.js";
 export { restoreConversation, restoreMessages } from "./restore-messages.js";
+export { innerCallsSettled } from "./tool-call-context.js";
 export type { UnresolvedDecision, UnresolvedToolCall, WrapToolsOptions } from "./wrap-tools.js";
 export { wrapTools } from "./wrap-tools.js";

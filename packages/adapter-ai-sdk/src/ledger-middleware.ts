@@ -147,13 +147,15 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions): LanguageMode
   const state = adapterStateOf(recorder);
   return {
     specificationVersion: "v3",
+    // Each call is in flight on the run it is recorded on until its outcome is recorded (a
+    // stream's, once it is handed out, until its end): the run is not closed before.
     wrapGenerate: async (call) => {
       const { callState, agentCall } = claimedState(state);
-      return wrapGenerate(callState, agentCall, redact, call);
+      return callState.track(wrapGenerate(callState, agentCall, redact, call));
     },
     wrapStream: async (call) => {
       const { callState, agentCall } = claimedState(state);
-      return wrapStream(callState, agentCall, redact, call);
+      return callState.track(wrapStream(callState, agentCall, redact, call));
     },
   };
 }

@@ -1,13 +1,8 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { Attempt, ReplayedOutcome, SessionRecorder } from "@agent-ledger/core";
+import type { Attempt, SessionRecorder } from "@agent-ledger/core";
+import { checkedOptions } from "./adapter-options.js";
 import { type AdapterState, adapterStateOf } from "./adapter-state.js";
-import { rebuildError } from "./replayed-errors.js";
-
-/** How a wrapped tool's call ended, as its outcome was recorded. */
-export type ToolCallOutcome =
-  | { failed: false }
-  | { failed: true; error: unknown }
-  | { abandoned: string };
+import { closeChild, type ToolCallOutcome } from "./child-run-end.js";
 
 /**
  * A wrapped tool's call while its `execute` runs. A model the tool calls through the same
@@ -22,7 +17,9 @@ export type ToolCallOutcome =
  * The tool's outcome is committed before the child run is closed: a crash between the two
  * leaves a child run open under a call the ledger answers (closed on resume, see
  * `closeLeftOpen`), never a closed child run under a call that runs again and may do something
- * else this time (fail, or ask something new), which the closed run could not take.
+ * else this time (fail, or ask something new), which the closed run could not take. A call the
+ * tool made there and did not wait for (raced against a timeout) was paid for: the child run
+ * closes once its answer is recorded, in the background, so the agent goes on at once.
  */
 export class ToolCallContext {
   /** The recorder's own state: the one its middleware and wrappers hold. */
@@ -84,56 +81,40 @@ export class ToolCallContext {
   /**
    * Closes the child run, if an inner call made one, once the tool's outcome is recorded: as
    * completed, or failed with the tool's error. A child run adopted closed (recorded before
-   * this order, by an earlier version) keeps its end.
+   * this order, by an earlier version) keeps its end. With calls still in flight on it, it is
+   * closed once they have their outcomes (`#closeOnceSettled`), and this returns at once.
    */
   async close(outcome: ToolCallOutcome): Promise<void> {
     const inner = this.#inner;
     if (inner?.recorder.status !== "running") return;
-    await closeChild(this.#state, inner.recorder, outcome);
+    if (inner.callsInFlight) this.#root.closeLater(this.#closeOnceSettled(inner, outcome));
+    else await this.#state.settle(closeChild(inner.recorder, outcome));
+  }
+
+  /**
+   * Waits for the calls in flight on the child run `inner` (their outcomes recorded), then
+   * closes it. An outcome the ledger could not take leaves its call in flight: the child run
+   * then stays open (the next resume abandons the call and closes it) and the tool's run stops.
+   */
+  async #closeOnceSettled(inner: AdapterState, outcome: ToolCallOutcome): Promise<void> {
+    await inner.callsSettled();
+    if (inner.blocked !== undefined) {
+      this.#state.block(inner.blocked);
+      throw inner.blocked;
+    }
+    await this.#state.settle(closeChild(inner.recorder, outcome));
   }
 }
 
-async function closeChild(
-  state: AdapterState,
-  child: SessionRecorder,
-  outcome: ToolCallOutcome,
-): Promise<void> {
-  await state.settle(
-    "abandoned" in outcome
-      ? child.cancelRun(outcome.abandoned)
-      : outcome.failed
-        ? child.failRun(outcome.error)
-        : child.completeRun(),
-  );
-}
-
 /**
- * On resume, a tool call answered from the ledger whose child run is still open (the process
- * died after the tool's outcome, before the child run's end) has it closed now, as the call
- * ended. `state` is the state the call is recorded on.
+ * Resolves once the calls `recorder`'s wrapped tools made inside and left in flight when they
+ * returned (a call raced against a timeout) have their outcomes recorded, and the child runs
+ * holding them are closed; rejects with the ledger's error if one could not be recorded (the
+ * run is then stopped too). Await it before closing the store or ending the process.
  */
-export async function closeLeftOpen(
-  state: AdapterState,
-  attempt: Attempt,
-  replayed: ReplayedOutcome,
-): Promise<void> {
-  const open = await state.openChildRuns();
-  if (open.size === 0) return;
-  // Adopts the recorded child run of this call (by its cause), if it made one.
-  const child = state.recorder.child({
-    actor: state.recorder.actor,
-    causedByEventId: attempt.requestedEventId,
-  });
-  if (!open.has(child.runId)) return;
-  await closeChild(
-    state,
-    child,
-    replayed.status === "completed"
-      ? { failed: false }
-      : replayed.status === "failed"
-        ? { failed: true, error: rebuildError(replayed.error) }
-        : { abandoned: replayed.reason },
-  );
+export async function innerCallsSettled(options: { recorder: SessionRecorder }): Promise<void> {
+  const { recorder } = checkedOptions<{ recorder: SessionRecorder }>(options);
+  await adapterStateOf(recorder).closesSettled();
 }
 
 const current = new AsyncLocalStorage<ToolCallContext>();

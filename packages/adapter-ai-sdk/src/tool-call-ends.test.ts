@@ -1,27 +1,26 @@
-import { join } from "node:path";
 import {
   type EventStore,
   inspectSession,
-  type LedgerEvent,
   MemoryEventStore,
   readWholeSession,
   SessionRecorder,
 } from "@agent-ledger/core";
-import { SqliteEventStore } from "@agent-ledger/core/sqlite";
-import { scratchDirectory } from "@agent-ledger/core/testing";
 import { generateText, stepCountIs, streamObject, tool, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
-import { crashInChild } from "./testing/crash-in-child.test.data.js";
-import type { CrashScenarioName } from "./testing/crash-scenarios.test.data.js";
 import {
   type AskOptions,
   RESEARCH,
   researchModel,
   runResearch,
 } from "./testing/research-agent.test.data.js";
+import {
+  crashedLedgers,
+  researchRuns as runsOf,
+  types,
+} from "./testing/research-ledger.test.data.js";
 import {
   assistant as actor,
   partsStream,
@@ -36,17 +35,7 @@ import { wrapTools } from "./wrap-tools.js";
 // committed first, the child run closed after, so a crash between the two never leaves a
 // closed child run under a tool call that runs again.
 
-const scratch = scratchDirectory("ai-sdk-ends-", afterAll);
-let crashes = 0;
-
-async function crashInside(scenario: CrashScenarioName) {
-  const path = join(scratch, `crash-${++crashes}.db`);
-  await crashInChild(scenario, path);
-  const store = new SqliteEventStore({ path });
-  await store.init();
-  onTestFinished(() => store.close());
-  return store;
-}
+const crashInside = crashedLedgers("ai-sdk-ends-");
 
 async function resumeResearch(store: EventStore, ask: AskOptions = {}) {
   const recorder = await SessionRecorder.resume({ store, actor, ...RESEARCH });
@@ -56,15 +45,6 @@ async function resumeResearch(store: EventStore, ask: AskOptions = {}) {
   return { text, calls, effects };
 }
 
-/** The agent's run, and the child run of its (one) research call. */
-async function runsOf(store: EventStore) {
-  const events = await readWholeSession(store, RESEARCH.sessionId);
-  const root = events.filter((event) => event.runId === RESEARCH.runId);
-  const child = events.filter((event) => event.runId !== RESEARCH.runId);
-  return { root, child };
-}
-
-const types = (events: LedgerEvent[]) => events.map((event) => event.type);
 const refused = () => {
   throw new Error("downstream API refused");
 };

@@ -14,15 +14,14 @@ import {
   checkedToolNames,
 } from "./adapter-options.js";
 import { type AdapterState, adapterStateOf } from "./adapter-state.js";
+import { closeLeftOpen, outcomeOfReplayed, type ToolCallOutcome } from "./child-run-end.js";
 import { toJsonValue } from "./plain-json.js";
 import { AttemptAbandonedError, rebuildError } from "./replayed-errors.js";
 import {
   callStateOf,
-  closeLeftOpen,
   inToolCall,
   inToolCallIterable,
   ToolCallContext,
-  type ToolCallOutcome,
 } from "./tool-call-context.js";
 import { decodeToolOutput, encodeToolOutput } from "./tool-output.js";
 
@@ -132,6 +131,8 @@ async function beginToolCall(
       );
       if (decision.action === "retry") return recorder.retry(unresolved.attempt);
       await recorder.abandon(unresolved.attempt, decision.reason);
+      // The call will not run again: what it left in flight inside is abandoned with it.
+      await closeLeftOpen(state, unresolved.attempt, { abandoned: decision.reason });
       throw new AttemptAbandonedError(`tool call ${call.name}`, decision.reason);
     }
     // The call is not durable (store down, divergence, unresolved): the run stops here.
@@ -167,8 +168,8 @@ async function startCall(
 
 /**
  * On resume: the recorded result (`{ output }`), or the recorded error thrown again. A child
- * run the call left open (the process died between its outcome and the child run's end) is
- * closed first.
+ * run the call left open (the process died between its outcome and the child run's end, or a
+ * person abandoned the call) is closed first, the calls it holds in flight abandoned.
  */
 async function replayedOutput(
   state: AdapterState,
@@ -179,7 +180,7 @@ async function replayedOutput(
   if (replayed === undefined) return undefined;
   // A failure stops the run: handed to the SDK, the error would be the tool's result for the
   // model, against the recorded one. The next resume closes the child run.
-  await state.settle(closeLeftOpen(state, attempt, replayed));
+  await closeLeftOpen(state, attempt, outcomeOfReplayed(replayed));
   if (replayed.status === "completed")
     return { output: decodeToolOutput(replayed.result, replayed.metadata) };
   if (replayed.status === "failed") throw rebuildError(replayed.error);
@@ -249,25 +250,31 @@ function wrapExecute(
     // Called inside one of the same recorder's wrapped tools (a sub-agent's tool), the call is
     // recorded on that tool call's child run, beside the completion that asked for it.
     const state = callStateOf(root);
-    const attempt = await startCall(state, options, name, input, executeOptions);
-    const replayed = await replayedOutput(state, attempt, name);
-    if (replayed) return replayed.output;
-    const context = new ToolCallContext(root, state, attempt);
-    let output: unknown;
+    // In flight on that run until its outcome is recorded: the run is not closed before.
+    const ended = state.callBegan();
     try {
-      const returned = inToolCall(context, () => execute(input as never, executeOptions));
-      if (isAsyncIterable(returned)) {
-        // A function not declared `streaming` returned preliminary results: this wrapper has
-        // answered the SDK with a promise already, so they cannot be streamed; the last value
-        // is the result, as the SDK would have taken it.
-        for await (const value of inToolCallIterable(context, returned)) output = value;
-      } else output = await returned;
-    } catch (error) {
-      await recordFailed(state, context, attempt, error);
-      throw error;
+      const attempt = await startCall(state, options, name, input, executeOptions);
+      const replayed = await replayedOutput(state, attempt, name);
+      if (replayed) return replayed.output;
+      const context = new ToolCallContext(root, state, attempt);
+      let output: unknown;
+      try {
+        const returned = inToolCall(context, () => execute(input as never, executeOptions));
+        if (isAsyncIterable(returned)) {
+          // A function not declared `streaming` returned preliminary results: this wrapper has
+          // answered the SDK with a promise already, so they cannot be streamed; the last value
+          // is the result, as the SDK would have taken it.
+          for await (const value of inToolCallIterable(context, returned)) output = value;
+        } else output = await returned;
+      } catch (error) {
+        await recordFailed(state, context, attempt, error);
+        throw error;
+      }
+      await recordResult(state, context, attempt, output);
+      return output;
+    } finally {
+      ended();
     }
-    await recordResult(state, context, attempt, output);
-    return output;
   };
 }
 
@@ -287,30 +294,36 @@ function wrapStreamingExecute(
     // Called inside one of the same recorder's wrapped tools (a sub-agent's tool), the call is
     // recorded on that tool call's child run, beside the completion that asked for it.
     const state = callStateOf(root);
-    const attempt = await startCall(state, options, name, input, executeOptions);
-    const replayed = await replayedOutput(state, attempt, name);
-    if (replayed) {
-      yield replayed.output;
-      return;
-    }
-    const context = new ToolCallContext(root, state, attempt);
-    let last: unknown;
+    // In flight on that run until its outcome is recorded: the run is not closed before.
+    const ended = state.callBegan();
     try {
-      const returned = inToolCall(context, () => execute(input as never, executeOptions));
-      if (isAsyncIterable(returned)) {
-        for await (const value of inToolCallIterable(context, returned)) {
-          last = value;
-          yield value;
-        }
-      } else {
-        last = await returned;
-        yield last;
+      const attempt = await startCall(state, options, name, input, executeOptions);
+      const replayed = await replayedOutput(state, attempt, name);
+      if (replayed) {
+        yield replayed.output;
+        return;
       }
-    } catch (error) {
-      await recordFailed(state, context, attempt, error);
-      throw error;
+      const context = new ToolCallContext(root, state, attempt);
+      let last: unknown;
+      try {
+        const returned = inToolCall(context, () => execute(input as never, executeOptions));
+        if (isAsyncIterable(returned)) {
+          for await (const value of inToolCallIterable(context, returned)) {
+            last = value;
+            yield value;
+          }
+        } else {
+          last = await returned;
+          yield last;
+        }
+      } catch (error) {
+        await recordFailed(state, context, attempt, error);
+        throw error;
+      }
+      await recordResult(state, context, attempt, last);
+    } finally {
+      ended();
     }
-    await recordResult(state, context, attempt, last);
   };
 }
 

@@ -5,9 +5,12 @@ import { crashInsideSecondStep } from "./failing-stream.test.data.js";
 import { crashingNested } from "./nested-agent.test.data.js";
 import { crashInsideLookupC3, crashInsideSendC2 } from "./replay-agent.test.data.js";
 import {
+  crashAfterAbandonments,
+  crashAfterRacedOutcome,
   crashAfterResearchEnd,
   crashAfterStreamedCallsAtOnce,
   crashInsideInnerCall,
+  crashInsideNotIdempotent,
   crashInsideSecondCallAtOnce,
   crashParallelResearchAtFinalCall,
   crashResearchAtFinalCall,
@@ -31,6 +34,10 @@ export const crashScenarios = {
   "research, once its outcome is committed": crashAfterResearchEnd("tool.completed"),
   "research in parallel at the final call": crashParallelResearchAtFinalCall,
   "research inside its second inner call": crashInsideInnerCall,
+  "research, not idempotent, inside its inner call": crashInsideNotIdempotent,
+  "research resumed and abandoned, once its abandonment is committed": crashAfterAbandonments(1),
+  "research resumed and abandoned, once its inner call's is committed": crashAfterAbandonments(2),
+  "research, racing its inner call, once its outcome is committed": crashAfterRacedOutcome,
   "stream failed mid-way, then inside step 2": crashInsideSecondStep,
 } satisfies Record<string, (store: EventStore) => Promise<void>>;
 

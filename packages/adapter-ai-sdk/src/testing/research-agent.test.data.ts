@@ -8,7 +8,7 @@ import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from "
 import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
 import { ledgerMiddleware } from "../ledger-middleware.js";
-import { wrapTools } from "../wrap-tools.js";
+import { type WrapToolsOptions, wrapTools } from "../wrap-tools.js";
 import { crashAfterAppend, crashHere, report } from "./crash-in-child.test.data.js";
 import {
   assistant,
@@ -63,14 +63,20 @@ function lastUserText(prompt: Prompt): string {
  * The model, generated or streamed: a prompt `sub:<topic> <part>` (a call inside the tool) gets
  * `<part> of <topic>`; the agent's first call gets one `research` call per topic; once tool
  * results are in, "summary". `calls` lists the prompts that reached the provider; `crashAt`
- * stops there (in a child), once it resolves true.
+ * stops there (in a child), once it resolves true; `holdAt` holds the answer until the promise
+ * it gives settles (a slow provider, or a hung one: a promise that never settles).
  */
 export function researchModel(
   variant: ResearchVariant,
   {
     crashAt,
+    holdAt,
     onCall,
-  }: { crashAt?: (prompt: string) => boolean | Promise<boolean>; onCall?: () => void } = {},
+  }: {
+    crashAt?: (prompt: string) => boolean | Promise<boolean>;
+    holdAt?: (prompt: string) => Promise<void> | undefined;
+    onCall?: () => void;
+  } = {},
 ) {
   const calls: string[] = [];
   const answer = async ({ prompt }: LanguageModelV3CallOptions) => {
@@ -79,6 +85,7 @@ export function researchModel(
     calls.push(asked);
     onCall?.();
     if (await crashAt?.(asked)) await crashHere();
+    await holdAt?.(asked);
     if (text.startsWith("sub:")) {
       const [topic, part] = text.slice(4).split(" ");
       return textResult(`${part} of ${topic}`);
@@ -119,7 +126,19 @@ export interface AskOptions {
   onAnswer?: (part: string) => void;
   /** Awaited in the tool once its parts are in, before its effect (a crash point). */
   afterParts?: () => Promise<void>;
+  /**
+   * Each part's call raced against a timeout of this many milliseconds: a part not answered in
+   * time is taken as "timed out", and its call is left in flight when the tool returns.
+   */
+  raceMs?: number;
+  /** Declare research idempotent (default true): run again after a crash. */
+  idempotent?: boolean;
+  /** wrapTools' `onUnresolved`, for research left in flight when it is not idempotent. */
+  onUnresolved?: WrapToolsOptions["onUnresolved"];
 }
+
+const timedOut = (ms: number) =>
+  new Promise<string>((resolve) => setTimeout(() => resolve("timed out"), ms));
 
 /**
  * The agent, as the user's review wrote it: ONE wrapped model, used by the agent and inside its
@@ -140,7 +159,9 @@ export async function runResearch(
     middleware: ledgerMiddleware({ recorder }),
   });
   const askPart = async (topic: string, part: string) => {
-    const text = await ask(model, `sub:${topic} ${part}`, options.stream === true);
+    const asked = ask(model, `sub:${topic} ${part}`, options.stream === true);
+    const { raceMs } = options;
+    const text = await (raceMs === undefined ? asked : Promise.race([asked, timedOut(raceMs)]));
     options.onAnswer?.(part);
     return text;
   };
@@ -165,7 +186,11 @@ export async function runResearch(
         },
       }),
     },
-    { recorder, idempotent: ["research"] },
+    {
+      recorder,
+      idempotent: options.idempotent === false ? [] : ["research"],
+      ...(options.onUnresolved ? { onUnresolved: options.onUnresolved } : {}),
+    },
   );
   const { text } = await generateText({ model, tools, prompt, stopWhen: stepCountIs(3) });
   return text;
@@ -175,10 +200,15 @@ function crashingResearch(
   variant: ResearchVariant,
   crashAt: (prompt: string) => boolean | Promise<boolean>,
   ask: AskOptions = {},
+  holdAt?: (prompt: string) => Promise<void> | undefined,
 ) {
   return async (store: EventStore): Promise<void> => {
     const recorder = new SessionRecorder({ store, ...RESEARCH, actor: assistant });
-    const { model } = researchModel(variant, { crashAt, onCall: report.modelCall });
+    const { model } = researchModel(variant, {
+      crashAt,
+      ...(holdAt ? { holdAt } : {}),
+      onCall: report.modelCall,
+    });
     await runResearch({ recorder, variant, model, ...ask });
   };
 }
@@ -236,4 +266,59 @@ export const crashAfterStreamedCallsAtOnce = crashingResearch("atOnce", () => fa
 export function crashAfterResearchEnd(end: "run.completed" | "tool.completed") {
   return (store: EventStore): Promise<void> =>
     crashingResearch("single", () => false)(crashAfterAppend(store, (event) => event.type === end));
+}
+
+/**
+ * In the crash child: research, declared not idempotent, dies inside its inner call: the tool
+ * call and the call inside it are both in flight.
+ */
+export const crashInsideNotIdempotent = crashingResearch(
+  "single",
+  (asked) => asked.startsWith("sub:"),
+  { idempotent: false },
+);
+
+/**
+ * In the crash child: research races its inner call against a timeout and returns "timed out"
+ * while the call (a hung provider) is still in flight; the process dies once research's outcome
+ * is committed, the call inside it still in flight on its child run.
+ */
+export function crashAfterRacedOutcome(store: EventStore): Promise<void> {
+  return crashingResearch(
+    "single",
+    () => false,
+    { raceMs: 20 },
+    (asked) => (asked.startsWith("sub:") ? new Promise<void>(() => {}) : undefined),
+  )(crashAfterAppend(store, (event) => event.type === "tool.completed"));
+}
+
+/** The reason `crashAfterAbandonments` abandons research with. */
+export const ABANDONED_RESEARCH = "abandoned after the crash";
+
+/**
+ * In the crash child, on the ledger `crashInsideNotIdempotent` left: resumes the agent,
+ * abandons research by `onUnresolved`, and dies right after the `count`-th abandonment is
+ * committed (the first is research's own, the second the call in flight inside it).
+ */
+export function crashAfterAbandonments(count: number) {
+  return async (store: EventStore): Promise<void> => {
+    let abandonments = 0;
+    const crashing = crashAfterAppend(
+      store,
+      (event) => event.type === "attempt.abandoned" && ++abandonments === count,
+    );
+    const recorder = await SessionRecorder.resume({
+      store: crashing,
+      ...RESEARCH,
+      actor: assistant,
+    });
+    const { model } = researchModel("single", { onCall: report.modelCall });
+    await runResearch({
+      recorder,
+      variant: "single",
+      model,
+      idempotent: false,
+      onUnresolved: () => ({ action: "abandon", reason: ABANDONED_RESEARCH }),
+    });
+  };
 }
