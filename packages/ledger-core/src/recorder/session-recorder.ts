@@ -2,7 +2,7 @@ import { assertId } from "../events/ids.js";
 import type { JsonObject } from "../events/json.js";
 import type { Actor, LedgerEvent, NewEvent, RunStatus } from "../events/types.js";
 import type { ReplayCursor } from "../replay/replay-cursor.js";
-import type { EventStore } from "../store/event-store.js";
+import type { EventStore, RunSummary } from "../store/event-store.js";
 import type { Attempt } from "./attempt.js";
 import {
   type AttemptRef,
@@ -103,6 +103,30 @@ export class SessionRecorder {
   /** The replay cursor of a resumed run (undefined for a new run). */
   get replay(): ReplayCursor | undefined {
     return this.#state.replay;
+  }
+
+  /**
+   * The run's length as this writer knows it: the events it read on resume and those it has
+   * committed since (the next seq it writes). A store whose run is longer holds events another
+   * writer appended: this writer's next append meets `conflict`.
+   */
+  get length(): number {
+    return this.#state.queue.nextSeq;
+  }
+
+  /**
+   * The runs recorded with this run as their parent, as listed once when the resumed run at the
+   * top of its tree was loaded (with their status then); empty for a new run. Runs started
+   * since are not in it.
+   */
+  recordedChildRuns(): readonly RunSummary[] {
+    // The listing is the session's, made once for a resumed tree: a child adopted in it finds
+    // it on an ancestor.
+    for (let state: RecorderState | undefined = this.#state; state; state = state.parent) {
+      const byParent = state.children.runsByParent;
+      if (byParent !== undefined) return byParent.get(this.runId) ?? [];
+    }
+    return [];
   }
 
   /** eventId of the last `model.completed` of this run: the default cause of a tool call. */
