@@ -63,8 +63,6 @@ export class AdapterState {
   readonly #closing = new Set<Promise<void>>();
   /** The first error a child run closed later met (see `closeLater`). */
   #closeFailure: { error: unknown } | undefined;
-  /** The child runs of this run left open, as listed once on resume (see `openChildRuns`). */
-  #openChildRuns: Promise<Set<string>> | undefined;
   /** A wrapped tool call's child run (see `ofToolCall`). */
   #toolCallRun = false;
 
@@ -244,24 +242,18 @@ export class AdapterState {
   }
 
   /**
-   * The ids of the child runs of this (resumed) run that the ledger holds open, listed once:
-   * a tool call answered from the ledger closes its child run if it is among them.
+   * The ids of the child runs of this (resumed) run that the ledger held open when the resumed
+   * tree was loaded: a tool call answered from the ledger closes its child run if it is among
+   * them.
    */
-  openChildRuns(): Promise<Set<string>> {
-    if (!this.recorder.resumed) return Promise.resolve(new Set());
-    this.#openChildRuns ??= this.recorder.store.listRuns(this.recorder.sessionId).then(
-      (runs) =>
-        new Set(
-          runs
-            .filter((run) => run.parentRunId === this.recorder.runId && run.status === "running")
-            .map((run) => run.runId),
-        ),
-      (error: unknown) => {
-        this.#openChildRuns = undefined;
-        throw error;
-      },
+  openChildRuns(): Set<string> {
+    if (!this.recorder.resumed) return new Set();
+    return new Set(
+      this.recorder
+        .recordedChildRuns()
+        .filter((run) => run.status === "running")
+        .map((run) => run.runId),
     );
-    return this.#openChildRuns;
   }
 
   /** A model call began (its request is durable, or it is answered from the ledger). */

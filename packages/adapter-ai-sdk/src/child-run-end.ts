@@ -68,7 +68,7 @@ async function closeIfOpen(
   attempt: Pick<Attempt, "requestedEventId" | "name" | "toolCallId">,
   outcome: ToolCallOutcome,
 ): Promise<void> {
-  const open = await state.openChildRuns();
+  const open = state.openChildRuns();
   if (open.size === 0) return;
   // Adopts the recorded child run of this call (by its cause), if it made one.
   const child = state.recorder.child({

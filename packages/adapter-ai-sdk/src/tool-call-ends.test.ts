@@ -92,13 +92,15 @@ describe("a crash between a tool's outcome and its child run's end", () => {
 
   it("a store error while closing that child run stops the run: it is never the tool's result", async () => {
     const store = await crashInside("research, once its outcome is committed");
-    const listRuns = store.listRuns.bind(store);
-    // Once, when the resumed call answered from the ledger looks for its open child run (the
-    // first list is the recorder's own, on resume).
-    let lists = 0;
-    store.listRuns = async (...args) => {
-      if (++lists === 2) throw new Error("connection reset");
-      return listRuns(...args);
+    const append = store.append.bind(store);
+    // Once, when the resumed call answered from the ledger closes its child run left open.
+    let failed = false;
+    store.append = async (request) => {
+      if (!failed && request.events.some((event) => event.type === "run.completed")) {
+        failed = true;
+        throw new Error("connection reset");
+      }
+      return append(request);
     };
     await expect(resumeResearch(store)).rejects.toThrow("connection reset");
     // Handed to the model, the error would have been recorded as research's result in the
