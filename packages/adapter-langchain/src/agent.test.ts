@@ -4,7 +4,6 @@ import {
   findLedgerError,
   inspectSession,
   MemoryEventStore,
-  SessionRecorder,
 } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
@@ -16,10 +15,12 @@ import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import {
+  abortedInsideSend,
   agentFor,
   askForClockTwice,
   askToRemember,
   clockTool,
+  personDecides,
   RUN,
   rememberTool,
   SESSION,
@@ -57,19 +58,6 @@ async function crashedInsideSend(
   const path = join(scratch, `${name}.db`);
   const crashed = await crashInChild("agent:send-in-flight", path, ...(declared ? [declared] : []));
   return { store: await openLedger(path, onTestFinished), crashed };
-}
-
-/** A person, from another process, abandons or approves the run's one unresolved call. */
-async function personDecides(store: EventStore, decision: "abandon" | "approve", reason: string) {
-  const person = await SessionRecorder.resume({
-    store,
-    sessionId: SESSION,
-    runId: RUN,
-    actor: { type: "human", id: "ops" },
-  });
-  const [unresolved] = (await inspectSession(store, SESSION)).unresolved;
-  if (unresolved?.toolCallId !== "call-send") throw new Error("the send call is unresolved");
-  await person[decision](unresolved, reason);
 }
 
 // Concurrent: a crash test mostly waits for its child to load LangChain (about a second), and
@@ -269,27 +257,9 @@ describe.concurrent("createAgent with the handler, the middleware and the saver"
 
   it("a tool call cut off by aborting the run is left unresolved, not recorded as failed (it may still happen)", async () => {
     const store = new MemoryEventStore();
-    const { tools, effects, block } = world();
-    const controller = new AbortController();
-    let finish: () => void = () => {};
-    const finished = new Promise<void>((resolve) => {
-      finish = resolve;
-    });
     // The run is aborted while send runs; send does not watch the signal and completes anyway.
-    block(async () => {
-      controller.abort();
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      finish();
-    });
-    const { agent, handler } = agentFor(store, tools);
-    const error = await agent
-      .invoke(
-        { messages: [{ role: "user", content: "go" }] },
-        { ...threadConfig(handler), signal: controller.signal },
-      )
-      .catch((caught: unknown) => caught);
+    const { error, effects } = await abortedInsideSend(store);
     expect((error as Error).name).toBe("AbortError");
-    await finished;
     expect(effects.send).toBe(1);
     const events = await runEvents(store, SESSION, RUN);
     const sendAttempt = events.find(

@@ -1,4 +1,4 @@
-import type { Attempt, LedgerEvent, SessionRecorder } from "@agent-ledger/core";
+import type { LedgerEvent, SessionRecorder } from "@agent-ledger/core";
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { DocumentInterface } from "@langchain/core/documents";
 import type { Serialized } from "@langchain/core/load/serializable";
@@ -6,7 +6,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import type { ChatGenerationChunk, GenerationChunk, LLMResult } from "@langchain/core/outputs";
 import type { ChainValues } from "@langchain/core/utils/types";
 import { ChainEvents } from "./chain-events.js";
-import { type LedgerCallbackHandlerOptions, openRecorder } from "./handler-recorder.js";
+import { HandlerRecorder, type LedgerCallbackHandlerOptions } from "./handler-recorder.js";
 import { threadIdOf } from "./langchain-metadata.js";
 import { chatRequest, textRequest } from "./model-request.js";
 import { ModelRuns } from "./model-runs.js";
@@ -14,6 +14,7 @@ import { type NestedRefusal, NestedRefusals } from "./nested-refusal.js";
 import { checkHandlerOptions } from "./option-checks.js";
 import { parseToolInput, toJsonValue } from "./plain-json.js";
 import { RunTree } from "./run-tree.js";
+import type { ToolAttempt } from "./tool-attempt.js";
 import { type ClaimedCall, ledgerToolCallId, takeUnnamedClaim } from "./tool-claim.js";
 import { retrieverEffect, toolEffect } from "./tool-effect.js";
 import { requestToolCall, ToolCallBook, type ToolCallToRecord } from "./tool-request.js";
@@ -23,7 +24,8 @@ export type { LedgerCallbackHandlerOptions } from "./handler-recorder.js";
 
 interface HandlerState {
   options: LedgerCallbackHandlerOptions;
-  recorder: Promise<SessionRecorder> | undefined;
+  /** The recorder, opened on first use and opened again between invocations when needed. */
+  recorder: HandlerRecorder;
   /** The model calls in progress. */
   models: ModelRuns;
   /** The tool calls the handler records (those ledgerMiddleware does not). */
@@ -63,10 +65,17 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     const refusals = new NestedRefusals();
     const book = new ToolCallBook();
     const recorder = () => this.getRecorder();
+    const models = new ModelRuns({ recorder, runs, causes: book.causes });
     this.#state = {
       options,
-      recorder: undefined,
-      models: new ModelRuns({ recorder, runs, causes: book.causes }),
+      recorder: new HandlerRecorder(options, {
+        // The causes of the tool calls a resumed run recorded, read with the run.
+        opened: (opened) => {
+          if (opened.replay) book.causes.load(opened.replay);
+        },
+        quiet: () => models.settled(),
+      }),
+      models,
       tools: new ToolRuns({ recorder, book, runs, refusals }),
       refusals,
       runs,
@@ -75,29 +84,29 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     };
   }
 
-  /** The recorder (created, or resumed when `runId` names a run in the store, on first use). */
+  /**
+   * The recorder (created, or resumed when `runId` names a run in the store, on first use). A
+   * recorder the handler made is made again between two invocations when the run took a
+   * person's decision meanwhile, or LangGraph runs part of the last invocation again: call this
+   * again rather than keeping the recorder across invocations.
+   */
   getRecorder(): Promise<SessionRecorder> {
-    const state = this.#state;
-    if (!state.recorder) {
-      state.recorder = this.#open().catch((error: unknown) => {
-        state.recorder = undefined;
-        throw error;
-      });
-    }
-    return state.recorder;
+    return this.#state.recorder.get();
   }
 
-  async #open(): Promise<SessionRecorder> {
-    const recorder = await openRecorder(this.#state.options);
-    if (recorder.replay) this.#state.book.causes.load(recorder.replay);
-    await recorder.startRun({ framework: "langchain" });
-    return recorder;
+  #starts(runId: string, parentRunId: string | undefined, start: () => Promise<void>) {
+    return this.#state.recorder.runStarts(runId, parentRunId, start);
+  }
+
+  #ends(runId: string, end: () => Promise<void>, failure?: { error: unknown }) {
+    return this.#state.recorder.runEnds(runId, end, failure);
   }
 
   /**
    * Called by `ledgerMiddleware`: this tool call (of the LangGraph thread `threadId`, if any)
    * is recorded by the middleware, not here (`requestedEventId`: its `tool.requested`, what the
-   * calls made inside it are caused by; `stepId`: its step, what they are matched by on resume).
+   * calls made inside it are caused by; `stepId`: its step, what they are matched by on resume;
+   * `approved`: it runs again by a person's approval, which covers the calls made inside it).
    */
   claimToolCall(toolCallId: string, claimed: ClaimedCall, threadId?: string): () => void {
     return this.#state.book.claims.claim(threadId, toolCallId, claimed);
@@ -107,7 +116,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
    * Called by `ledgerMiddleware`: records a tool call's request as the handler records its own
    * (its cause, matched on resume by thread and toolCallId, refused if another run holds it).
    */
-  async requestToolCall(call: ToolCallToRecord): Promise<Attempt> {
+  async requestToolCall(call: ToolCallToRecord): Promise<ToolAttempt> {
     return requestToolCall(await this.getRecorder(), this.#state.book, call);
   }
 
@@ -155,11 +164,13 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     metadata?: Record<string, unknown>,
     runName?: string,
   ): Promise<void> {
-    await this.#state.models.started(
-      chatRequest({ llm, messages, extraParams, metadata }),
-      { runId, parentRunId, runName, tags },
-      metadata,
-      extraParams,
+    await this.#starts(runId, parentRunId, () =>
+      this.#state.models.started(
+        chatRequest({ llm, messages, extraParams, metadata }),
+        { runId, parentRunId, runName, tags },
+        metadata,
+        extraParams,
+      ),
     );
   }
 
@@ -173,11 +184,13 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     metadata?: Record<string, unknown>,
     runName?: string,
   ): Promise<void> {
-    await this.#state.models.started(
-      textRequest({ llm, prompts, extraParams, metadata }),
-      { runId, parentRunId, runName, tags },
-      metadata,
-      extraParams,
+    await this.#starts(runId, parentRunId, () =>
+      this.#state.models.started(
+        textRequest({ llm, prompts, extraParams, metadata }),
+        { runId, parentRunId, runName, tags },
+        metadata,
+        extraParams,
+      ),
     );
   }
 
@@ -198,7 +211,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runId: string,
     parentRunId?: string,
   ): Promise<void> {
-    await this.#state.models.completed(output, runId, parentRunId);
+    await this.#ends(runId, () => this.#state.models.completed(output, runId, parentRunId));
   }
 
   override async handleLLMError(
@@ -206,7 +219,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runId: string,
     parentRunId?: string,
   ): Promise<void> {
-    await this.#state.models.failed(error, runId, parentRunId);
+    await this.#ends(runId, () => this.#state.models.failed(error, runId, parentRunId), { error });
   }
 
   override async handleToolStart(
@@ -219,33 +232,43 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runName?: string,
     langchainToolCallId?: string,
   ): Promise<void> {
-    const runs = this.#state.runs;
-    const outer = runs.callingTool(parentRunId, langchainToolCallId);
-    const toolCallId = outer ? undefined : ledgerToolCallId(langchainToolCallId);
-    const threadId = threadIdOf(metadata);
-    if (!outer) {
-      const claim =
-        toolCallId !== undefined
-          ? this.#state.book.claims.find(threadId, toolCallId)
-          : takeUnnamedClaim();
-      if (claim) {
-        runs.started(runId, parentRunId, { langchainToolCallId, ...claim });
-        return;
+    await this.#starts(runId, parentRunId, async () => {
+      const runs = this.#state.runs;
+      const outer = runs.callingTool(parentRunId, langchainToolCallId);
+      const toolCallId = outer ? undefined : ledgerToolCallId(langchainToolCallId);
+      const threadId = threadIdOf(metadata);
+      if (!outer) {
+        const claim =
+          toolCallId !== undefined
+            ? this.#state.book.claims.find(threadId, toolCallId)
+            : takeUnnamedClaim();
+        if (claim) {
+          runs.started(runId, parentRunId, { langchainToolCallId, ...claim });
+          return;
+        }
       }
-    }
-    const name = runName ?? (tool as { name?: string }).name ?? String(tool.id?.at(-1) ?? "tool");
-    const args = parseToolInput(input);
-    await this.#state.tools.started(
-      { name, args, effect: toolEffect(metadata), toolCallId, outer, threadId },
-      { runId, parentRunId, tags, langchainToolCallId },
-    );
+      const name = runName ?? (tool as { name?: string }).name ?? String(tool.id?.at(-1) ?? "tool");
+      await this.#state.tools.started(
+        {
+          name,
+          args: parseToolInput(input),
+          effect: toolEffect(metadata),
+          toolCallId,
+          outer,
+          threadId,
+        },
+        { runId, parentRunId, tags, langchainToolCallId },
+      );
+    });
   }
 
   // biome-ignore lint/suspicious/noExplicitAny: LangChain's signature
   override async handleToolEnd(output: any, runId: string, parentRunId?: string): Promise<void> {
-    await this.#state.models.closeUnder(runId);
-    this.#state.runs.ended(runId);
-    await this.#state.tools.completed(output, runId, parentRunId);
+    await this.#ends(runId, async () => {
+      await this.#state.models.closeUnder(runId);
+      this.#state.runs.ended(runId);
+      await this.#state.tools.completed(output, runId, parentRunId);
+    });
   }
 
   override async handleToolError(
@@ -253,9 +276,12 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runId: string,
     parentRunId?: string,
   ): Promise<void> {
-    await this.#state.models.closeUnder(runId);
-    this.#state.runs.ended(runId);
-    await this.#state.tools.failed(error, runId, parentRunId);
+    const end = async () => {
+      await this.#state.models.closeUnder(runId);
+      this.#state.runs.ended(runId);
+      await this.#state.tools.failed(error, runId, parentRunId);
+    };
+    await this.#ends(runId, end, { error });
   }
 
   /**
@@ -274,16 +300,16 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     metadata?: Record<string, unknown>,
     name?: string,
   ): Promise<void> {
-    await this.#state.tools.started(
-      {
-        name: name ?? String(retriever?.id?.at(-1) ?? "retriever"),
-        args: { query: toJsonValue(query) },
-        effect: retrieverEffect(metadata),
-        toolCallId: undefined,
-        outer: this.#state.runs.enclosingTool(parentRunId),
-        threadId: threadIdOf(metadata),
-      },
-      { runId, parentRunId, tags },
+    const call = {
+      name: name ?? String(retriever?.id?.at(-1) ?? "retriever"),
+      args: { query: toJsonValue(query) },
+      effect: retrieverEffect(metadata),
+      toolCallId: undefined,
+      outer: this.#state.runs.enclosingTool(parentRunId),
+      threadId: threadIdOf(metadata),
+    };
+    await this.#starts(runId, parentRunId, () =>
+      this.#state.tools.started(call, { runId, parentRunId, tags }),
     );
   }
 
@@ -315,11 +341,13 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runName?: string,
   ): Promise<void> {
     const parentRunId = parentRunIdOrRunType;
-    // Every chain, recorded or not: a tool may reach a tool or a model through it.
-    this.#state.runs.started(runId, parentRunId);
-    if (!this.#recordChains()) return;
-    const name = runName ?? runTypeOrName ?? String(chain?.id?.at(-1) ?? "chain");
-    await this.#state.chains.started({ name, inputs, runId, parentRunId, tags, metadata });
+    await this.#starts(runId, parentRunId, async () => {
+      // Every chain, recorded or not: a tool may reach a tool or a model through it.
+      this.#state.runs.started(runId, parentRunId);
+      if (!this.#recordChains()) return;
+      const name = runName ?? runTypeOrName ?? String(chain?.id?.at(-1) ?? "chain");
+      await this.#state.chains.started({ name, inputs, runId, parentRunId, tags, metadata });
+    });
   }
 
   override async handleChainEnd(
@@ -327,10 +355,10 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runId: string,
     parentRunId?: string,
   ): Promise<void> {
-    this.#state.models.parentEnded(runId);
-    await this.#state.models.closeUnder(runId);
-    this.#state.runs.ended(runId);
-    await this.#state.chains.completed(outputs, runId, parentRunId);
+    await this.#ends(runId, async () => {
+      await this.#chainEnded(runId);
+      await this.#state.chains.completed(outputs, runId, parentRunId);
+    });
   }
 
   override async handleChainError(
@@ -338,10 +366,18 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runId: string,
     parentRunId?: string,
   ): Promise<void> {
+    const end = async () => {
+      await this.#chainEnded(runId);
+      await this.#state.chains.failed(error, runId, parentRunId);
+    };
+    await this.#ends(runId, end, { error });
+  }
+
+  /** A chain ended: what ran under it is over (streams left unfinished, retries). */
+  async #chainEnded(runId: string): Promise<void> {
     this.#state.models.parentEnded(runId);
     await this.#state.models.closeUnder(runId);
     this.#state.runs.ended(runId);
-    await this.#state.chains.failed(error, runId, parentRunId);
   }
 
   #recordChains(): boolean {

@@ -1,40 +1,13 @@
 import { MemoryEventStore } from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
-import type { RunnableConfig } from "@langchain/core/runnables";
 import { tool } from "@langchain/core/tools";
-import {
-  Command,
-  END,
-  interrupt,
-  MessagesAnnotation,
-  START,
-  StateGraph,
-} from "@langchain/langgraph";
-import { ToolNode } from "@langchain/langgraph/prebuilt";
+import { Command, interrupt } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
-import { runEvents, threadConfig } from "./testing/helpers.js";
+import { runEvents, threadConfig, toolGraph } from "./testing/helpers.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
-
-function toolGraph(
-  model: ScriptedChatModel,
-  tools: ConstructorParameters<typeof ToolNode>[0],
-  saver: LedgerCheckpointSaver,
-) {
-  return new StateGraph(MessagesAnnotation)
-    .addNode("agent", async (state, config: RunnableConfig) => ({
-      messages: [await model.invoke(state.messages, config)],
-    }))
-    .addNode("tools", new ToolNode(tools))
-    .addEdge(START, "agent")
-    .addConditionalEdges("agent", (state) =>
-      (state.messages.at(-1) as AIMessage).tool_calls?.length ? "tools" : END,
-    )
-    .addEdge("tools", "agent")
-    .compile({ checkpointer: saver });
-}
 
 describe("a plain LangGraph graph", () => {
   it("a tool that pauses at interrupt() runs again when a new process resumes it (callback only)", async () => {
@@ -89,17 +62,7 @@ describe("a plain LangGraph graph", () => {
             tool_calls: [{ id: "call-add", name: "add", args: { a: 2, b: 3 } }],
           }),
     );
-    const graph = new StateGraph(MessagesAnnotation)
-      .addNode("agent", async (state, config: RunnableConfig) => ({
-        messages: [await model.invoke(state.messages, config)],
-      }))
-      .addNode("tools", new ToolNode([add]))
-      .addEdge(START, "agent")
-      .addConditionalEdges("agent", (state) =>
-        (state.messages.at(-1) as AIMessage).tool_calls?.length ? "tools" : END,
-      )
-      .addEdge("tools", "agent")
-      .compile({ checkpointer: new LedgerCheckpointSaver({ store }) });
+    const graph = toolGraph(model, [add], new LedgerCheckpointSaver({ store }));
     const handler = new LedgerCallbackHandler({ store, sessionId: "graph", runId: "graph-run" });
     const result = await graph.invoke(
       { messages: [new HumanMessage("2+3?")] },

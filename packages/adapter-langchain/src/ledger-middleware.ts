@@ -6,6 +6,7 @@ import type { LedgerCallbackHandler } from "./callback-handler.js";
 import { langchainMetadata, threadIdOf } from "./langchain-metadata.js";
 import { type NestedRefusal, settleRefused } from "./nested-refusal.js";
 import { checkMiddlewareOptions } from "./option-checks.js";
+import { abandonCallsInside } from "./outer-decision.js";
 import { isRecord, toJsonValue } from "./plain-json.js";
 import { messageFromJson } from "./stored-messages.js";
 import { ledgerToolCallId, runWithUnnamedClaim } from "./tool-claim.js";
@@ -35,7 +36,7 @@ export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
       const toolCallId = ledgerToolCallId(call.id);
       // The thread: one handler may serve several, whose models may give the same ids.
       const threadId = threadIdOf(request.runtime?.configurable);
-      const attempt = await handler.requestToolCall({
+      const { attempt, approved } = await handler.requestToolCall({
         name: call.name,
         args: toJsonValue(call.args),
         effect,
@@ -43,8 +44,17 @@ export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
         threadId,
         metadata: langchainMetadata({ recordedBy: "middleware", threadId }),
       });
-      if (attempt.replayed) return replayedToolMessage(attempt.replayed, call);
-      const claimed = { requestedEventId: attempt.requestedEventId, stepId: attempt.stepId };
+      if (attempt.replayed) {
+        // Abandoned by a person, it does not run again, nor does anything made inside it.
+        if (attempt.replayed.status === "abandoned")
+          await abandonCallsInside(recorder, attempt, attempt.replayed.reason);
+        return replayedToolMessage(attempt.replayed, call);
+      }
+      const claimed = {
+        requestedEventId: attempt.requestedEventId,
+        stepId: attempt.stepId,
+        approved,
+      };
       const release =
         toolCallId !== undefined ? handler.claimToolCall(toolCallId, claimed, threadId) : () => {};
       let result: Awaited<ReturnType<typeof next>>;

@@ -28,8 +28,6 @@ export interface ModelRunsContext {
 export class ModelRuns {
   readonly #context: ModelRunsContext;
   readonly #calls: ModelCallsInProgress;
-  /** The LangGraph thread of each model call in progress, by LangChain runId. */
-  readonly #threads = new Map<string, string | undefined>();
   readonly #retries = new ModelRetries();
 
   constructor(context: ModelRunsContext) {
@@ -65,9 +63,9 @@ export class ModelRuns {
       : await beforeModelCall(recorder, request, metadata, insideTool);
     this.#calls.started(ids.runId, attempt, {
       parentRunId: ids.parentRunId,
+      threadId,
       signal: signalOf(extraParams),
     });
-    this.#threads.set(ids.runId, threadId);
     this.#retries.started(ids.runId, ids.parentRunId);
   }
 
@@ -77,24 +75,21 @@ export class ModelRuns {
   }
 
   async completed(output: LLMResult, runId: string, parentRunId?: string): Promise<void> {
-    const attempt = this.#calls.ended(runId);
-    if (!attempt) return;
+    const call = this.#calls.ended(runId);
+    if (!call) return;
     this.#retries.ended(runId);
-    const threadId = this.#threads.get(runId);
-    this.#threads.delete(runId);
     const recorder = await this.#context.recorder();
     const { response, toolCalls } = modelResponse(output);
-    const event = await recorder.modelCompleted(attempt, response, {
+    const event = await recorder.modelCompleted(call.attempt, response, {
       metadata: langchainMetadata({ runId, parentRunId }),
     });
-    this.#context.causes.note(toolCalls, event.eventId, threadId);
+    this.#context.causes.note(toolCalls, event.eventId, call.threadId);
   }
 
   async failed(error: unknown, runId: string, parentRunId?: string): Promise<void> {
-    const attempt = this.#calls.ended(runId);
+    const attempt = this.#calls.ended(runId)?.attempt;
     if (!attempt) return;
     this.#retries.ended(runId, attempt);
-    this.#threads.delete(runId);
     const recorder = await this.#context.recorder();
     await recorder.modelFailed(attempt, error, {
       metadata: langchainMetadata({ runId, parentRunId }),
@@ -114,6 +109,11 @@ export class ModelRuns {
     );
   }
 
+  /** Settles once the calls an abort closed are recorded. */
+  settled(): Promise<void> {
+    return this.#calls.settled();
+  }
+
   /** Closes the model calls still open (streams left unfinished), as the run is closed. */
   async closeAll(recorder: SessionRecorder): Promise<void> {
     await this.#calls.closeAll(streamLeftUnfinished("the run was closed before it ended"));
@@ -128,7 +128,6 @@ export class ModelRuns {
     partial: JsonObject | undefined,
   ): Promise<void> {
     this.#retries.ended(runId, attempt);
-    this.#threads.delete(runId);
     const recorder = await this.#context.recorder();
     await recorder.modelFailed(attempt, error, {
       metadata: langchainMetadata({ runId }),

@@ -72,6 +72,15 @@ async function unresolvedAttempt(store: EventStore, attemptId: unknown) {
   return found;
 }
 
+/** The unresolved attempt of the tool `name` (the last one, if it was run again). */
+async function unresolvedNamed(store: EventStore, name: string) {
+  const found = (await inspectSession(store, SESSION)).unresolved.findLast(
+    (attempt) => attempt.name === name,
+  );
+  if (!found) throw new Error(`no call of ${name} is unresolved`);
+  return found;
+}
+
 // Concurrent: each test has its own ledger and logs; a crash test mostly waits for its child.
 describe.concurrent("a call made inside a tool, cut off by a crash, is decided on by a person", () => {
   it("createAgent: approved, the next resume charges once more; the refusal is never the outer call's outcome", async ({
@@ -186,6 +195,120 @@ describe.concurrent("a call made inside a tool, cut off by a crash, is decided o
     });
     expect(lines(charges)).toBe(1);
     expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
+  });
+
+  for (const deep of [false, true])
+    it(`createAgent${deep ? ", a tool between the two" : ""}: the person abandons checkout, the outer call, and nothing inside it stays unresolved`, async ({
+      onTestFinished,
+    }) => {
+      const name = deep ? "outer-abandon-deep" : "outer-abandon";
+      const crashedArgs = deep ? ["deep"] : [];
+      const { store, charges } = await crashed(
+        name,
+        "agent",
+        "in-charge",
+        onTestFinished,
+        ...crashedArgs,
+      );
+      // A resume first stops at the charge (checkout and pay run again, and stop there too).
+      expect(refusalIn(await agentWorld(store, charges, "none", deep).resume())).toBeDefined();
+
+      const ops = await person(store);
+      await ops.abandon(
+        await unresolvedNamed(store, "checkout"),
+        "charged at the bank: placed by hand",
+      );
+      const resumed = agentWorld(store, charges, "none", deep);
+      expect(await resumed.resume()).toEqual({
+        answer: expect.stringContaining("charged at the bank: placed by hand"),
+      });
+      expect(lines(charges)).toBe(1);
+      expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
+      expect((await toolEvents(store)).outcomes.sort()).toEqual(
+        [
+          "attempt.abandoned charge",
+          "attempt.abandoned checkout",
+          ...(deep ? ["attempt.abandoned pay"] : []),
+        ].sort(),
+      );
+    });
+
+  // Killed in the charge (checkout calling it through pay), or in checkout after the charge: the
+  // person approves checkout, and the charge runs again with it (in flight, it is approved too,
+  // so that the ledger says why it ran again).
+  const approvals = [
+    { crashAt: "in-charge" as const, deep: true, agentApproved: ["charge"] },
+    { crashAt: "after-charge" as const, deep: false, agentApproved: [] },
+  ];
+  for (const { crashAt, deep, agentApproved } of approvals)
+    it(`createAgent, killed ${crashAt}${deep ? " through pay" : ""}: the person approves checkout, the outer call, and the charge inside it runs once more`, async ({
+      onTestFinished,
+    }) => {
+      const crashedArgs = deep ? ["deep"] : [];
+      const name = `outer-approve-${crashAt}`;
+      const { store, charges } = await crashed(
+        name,
+        "agent",
+        crashAt,
+        onTestFinished,
+        ...crashedArgs,
+      );
+      expect(refusalIn(await agentWorld(store, charges, "none", deep).resume())).toBeDefined();
+
+      const ops = await person(store);
+      await ops.approve(await unresolvedNamed(store, "checkout"), "no payment at the bank");
+      const resumed = agentWorld(store, charges, "none", deep);
+      expect(await resumed.resume()).toEqual({ answer: "Done: order placed (charged 5)" });
+      expect(lines(charges)).toBe(2);
+      expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
+      const events = await runEvents(store, SESSION, RUN);
+      const nameOf = new Map(
+        events
+          .filter((event) => event.type === "tool.requested")
+          .map((event) => [event.attemptId, payloadOf<{ name: string }>(event).name]),
+      );
+      const approved = events.filter((event) => event.type === "attempt.approved");
+      expect(
+        approved.map((event) => [
+          event.actor?.type,
+          nameOf.get(event.attemptId),
+          payloadOf<{ reason: string }>(event).reason,
+        ]),
+      ).toEqual([
+        ["human", "checkout", "no payment at the bank"],
+        ...agentApproved.map((inner) => [
+          "agent",
+          inner,
+          "made inside a tool call a person approved to run again",
+        ]),
+      ]);
+    });
+
+  it("a plain graph: the person abandons checkout (not idempotent), and the charge inside it is abandoned with it", async ({
+    onTestFinished,
+  }) => {
+    const { store, charges } = await crashed(
+      "graph-outer",
+      "graph",
+      "in-charge",
+      onTestFinished,
+      "risky",
+    );
+    const ops = await person(store);
+    await ops.abandon(
+      await unresolvedNamed(store, "checkout"),
+      "charged at the bank: placed by hand",
+    );
+
+    // The callback cannot answer checkout: the resume stops there, and settles what it made.
+    const stopped = await graphWorld(store, charges, "none", false).resume();
+    expect(refusalIn(stopped)?.details).toMatchObject({ name: "checkout" });
+    expect(lines(charges)).toBe(1);
+    expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
+    expect((await toolEvents(store)).outcomes.sort()).toEqual([
+      "attempt.abandoned charge",
+      "attempt.abandoned checkout",
+    ]);
   });
 
   it("a plain graph (callback only): the refusal is no outcome of checkout, and approved, the charge runs once more", async ({

@@ -93,7 +93,7 @@ export async function settleRefused(options: {
     throw refusal.error;
   const callId = attempt.toolCallId !== undefined ? ` (${attempt.toolCallId})` : "";
   throw new UnresolvedAttemptError(
-    `tool call ${attempt.name}${callId} did not finish: ${refusal.name}, which it calls, was already ${refusal.status} before the process restarted and is not idempotent, so it is not run again (a call made inside a tool cannot be answered from the ledger). Decide on attempt ${attempt.attemptId}: abandon it with what happened (the model gets the reason), or declare ${refusal.name} idempotent if running it again is safe.`,
+    `tool call ${attempt.name}${callId} did not finish: ${refusal.name}, which it calls, was already ${refusal.status} before the run was resumed and is not idempotent, so it is not run again (a call made inside a tool cannot be answered from the ledger). Decide on attempt ${attempt.attemptId}: abandon it with what happened (the model gets the reason), approve it to run it again with ${refusal.name}, or declare ${refusal.name} idempotent if running it again is safe.`,
     {
       attemptId: attempt.attemptId,
       stepId: attempt.stepId,

@@ -35,8 +35,14 @@ export function abortedCall(reason: unknown): Error {
   return error;
 }
 
-interface OpenCall {
+/** A model call in progress, as its end finds it. */
+export interface StartedCall {
   attempt: Attempt;
+  /** The LangGraph thread it runs in: the tool calls its answer asks for are keyed by it. */
+  threadId: string | undefined;
+}
+
+interface OpenCall extends StartedCall {
   parentRunId: string | undefined;
   text: string;
   chunk: ChatGenerationChunk | GenerationChunk | undefined;
@@ -72,7 +78,11 @@ export class ModelCallsInProgress {
   started(
     runId: string,
     attempt: Attempt,
-    call: { parentRunId: string | undefined; signal: AbortSignal | undefined },
+    call: {
+      parentRunId: string | undefined;
+      threadId: string | undefined;
+      signal: AbortSignal | undefined;
+    },
   ): void {
     const { signal } = call;
     // An abort comes from outside any callback: nothing awaits this closing but `closeAll`. If
@@ -85,6 +95,7 @@ export class ModelCallsInProgress {
     signal?.addEventListener("abort", abort, { once: true });
     this.#calls.set(runId, {
       attempt,
+      threadId: call.threadId,
       parentRunId: call.parentRunId,
       text: "",
       chunk: undefined,
@@ -99,12 +110,12 @@ export class ModelCallsInProgress {
     if (chunk) call.chunk = call.chunk ? call.chunk.concat(chunk as never) : chunk;
   }
 
-  /** The call ended as LangChain reports it: its attempt, forgotten (undefined if closed). */
-  ended(runId: string): Attempt | undefined {
+  /** The call ended as LangChain reports it: forgotten (undefined if it was closed). */
+  ended(runId: string): StartedCall | undefined {
     const call = this.#calls.get(runId);
     call?.detach();
     this.#calls.delete(runId);
-    return call?.attempt;
+    return call;
   }
 
   /** Closes a call that will not end by itself; a later end LangChain reports finds nothing. */
@@ -121,9 +132,14 @@ export class ModelCallsInProgress {
       if (isUnder(call.parentRunId)) await this.close(runId, error);
   }
 
+  /** Settles once the calls an abort closed are recorded (or failed to be). */
+  async settled(): Promise<void> {
+    await Promise.all(this.#closing);
+  }
+
   /** Closes every call still in progress, once the aborted ones are recorded. */
   async closeAll(error: Error): Promise<void> {
-    await Promise.all(this.#closing);
+    await this.settled();
     for (const runId of [...this.#calls.keys()]) await this.close(runId, error);
   }
 }

@@ -1,7 +1,6 @@
 import {
   type JsonValue,
   LedgerError,
-  type LedgerEvent,
   readWholeSession,
   type SessionRecorder,
   TERMINAL_TYPES,

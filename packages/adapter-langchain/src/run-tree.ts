@@ -9,6 +9,11 @@ export interface ToolRun {
    * recorded inside an attempt of this step (see `requestToolCall`).
    */
   stepId?: string | undefined;
+  /**
+   * It runs again because a person approved it (or a call it is made inside): the calls made
+   * inside it run again too, even those not idempotent (see `ToolRuns`).
+   */
+  approved?: boolean | undefined;
 }
 
 /**

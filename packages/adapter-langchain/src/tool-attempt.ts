@@ -64,6 +64,16 @@ export interface ToolCallMatch {
   threadId?: string | undefined;
 }
 
+/** A tool call's attempt, as `beforeToolCall` records it or finds it in the ledger. */
+export interface ToolAttempt {
+  attempt: Attempt;
+  /**
+   * It is a new attempt of a recorded one that a person approved (`attempt.approved`): it runs
+   * again by that decision, and so do the calls made inside it.
+   */
+  approved: boolean;
+}
+
 /**
  * `recorder.beforeToolCall`, past the recorded invocations of this call that ended at a
  * LangGraph `interrupt()` (or at a refusal inside it, as earlier versions recorded one): when
@@ -74,7 +84,7 @@ export async function beforeToolCall(
   recorder: SessionRecorder,
   options: BeforeToolCallOptions,
   call: ToolCallMatch = {},
-): Promise<Attempt> {
+): Promise<ToolAttempt> {
   const { causedByEventId, toolCallId, name } = options;
   // A graph resumed from its checkpoint re-runs only the calls of the step it stopped in. A
   // resolved attempt that another model completion asked for under the same toolCallId (or,
@@ -121,13 +131,24 @@ export async function beforeToolCall(
   const replay = recorder.replay;
   if (replay && causedByEventId !== undefined && !call.nested)
     replay.skipTools((recorded) => earlierTurn(recorded) && (accepts?.(recorded) ?? true));
-  const next = (stepId?: string): Promise<Attempt> =>
-    recorder.beforeToolCall({
+  // The recorded attempt the call is matched with: the one `replayAccepts` accepts last (the
+  // cursor takes the first it accepts).
+  let matched: RecordedAttempt | undefined;
+  const replayAccepts = (recorded: RecordedAttempt) => {
+    const accepted = accepts?.(recorded) ?? true;
+    if (accepted) matched = recorded;
+    return accepted;
+  };
+  const next = (stepId?: string): Promise<Attempt> => {
+    matched = undefined;
+    return recorder.beforeToolCall({
       ...options,
       ...(stepId !== undefined ? { stepId } : {}),
-      ...(accepts !== undefined ? { replayAccepts: accepts } : {}),
+      ...(replay ? { replayAccepts } : {}),
     });
+  };
   let attempt = await next();
   while (isNoAnswer(attempt.replayed)) attempt = await next(attempt.stepId);
-  return attempt;
+  const approved = matched?.approved === true && attempt.retryOf === matched.attemptId;
+  return { attempt, approved };
 }

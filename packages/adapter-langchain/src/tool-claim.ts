@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { isValidId } from "@agent-ledger/core";
+import type { ToolRun } from "./run-tree.js";
 import { toolCallKey } from "./tool-call-key.js";
 
 /**
@@ -18,13 +19,8 @@ export function ledgerToolCallId(id: string | undefined): string | undefined {
  */
 const unnamedClaims = new AsyncLocalStorage<UnnamedClaim>();
 
-/** The call `ledgerMiddleware` committed for a tool start it claims. */
-export interface ClaimedCall {
-  /** eventId of its `tool.requested` (what the calls made inside it are caused by). */
-  requestedEventId: string | undefined;
-  /** Its step (what the calls made inside it are matched by on resume). */
-  stepId?: string | undefined;
-}
+/** The call `ledgerMiddleware` committed for a tool start it claims: its run but its id. */
+export type ClaimedCall = Omit<ToolRun, "langchainToolCallId">;
 
 interface UnnamedClaim {
   taken: boolean;

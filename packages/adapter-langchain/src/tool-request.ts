@@ -1,5 +1,4 @@
 import {
-  type Attempt,
   type JsonObject,
   type JsonValue,
   LedgerError,
@@ -8,7 +7,8 @@ import {
   type ToolEffect,
 } from "@agent-ledger/core";
 import { type HeldCall, OtherRunCalls } from "./other-run-calls.js";
-import { beforeToolCall } from "./tool-attempt.js";
+import type { ToolRun } from "./run-tree.js";
+import { beforeToolCall, type ToolAttempt } from "./tool-attempt.js";
 import { ToolCauses } from "./tool-causes.js";
 import { ToolClaims } from "./tool-claim.js";
 
@@ -22,8 +22,8 @@ export class ToolCallBook {
   readonly otherRuns = new OtherRunCalls();
 }
 
-/** A tool call about to run, as the handler or ledgerMiddleware records it. */
-export interface ToolCallToRecord {
+/** A tool call about to run (or a retriever's query), as the handler or ledgerMiddleware sees it. */
+export interface ToolCall {
   name: string;
   args: JsonValue;
   effect: ToolEffect;
@@ -31,12 +31,15 @@ export interface ToolCallToRecord {
   /** The LangGraph thread it runs in, if any. */
   threadId: string | undefined;
   /**
-   * Made inside another tool call (a nested call): that call's `tool.requested` eventId, what
-   * it is caused by (`null` when not known). Undefined for a call a model asked for.
+   * The tool call this one is made inside (a nested call): what it is caused by (its
+   * `tool.requested`, when known) and matched within on resume (its step). Undefined for a call
+   * a model asked for.
    */
-  outerRequestedEventId?: string | null;
-  /** For a nested call, the step of the call it is made inside, when known. */
-  outerStepId?: string | undefined;
+  outer?: ToolRun | undefined;
+}
+
+/** A tool call with the metadata its `tool.requested` is recorded with. */
+export interface ToolCallToRecord extends ToolCall {
   metadata: JsonObject;
 }
 
@@ -51,10 +54,10 @@ export async function requestToolCall(
   recorder: SessionRecorder,
   book: ToolCallBook,
   call: ToolCallToRecord,
-): Promise<Attempt> {
-  const { name, args, effect, toolCallId, threadId, outerRequestedEventId, outerStepId, metadata } =
-    call;
-  const nested = outerRequestedEventId !== undefined;
+): Promise<ToolAttempt> {
+  const { name, args, effect, toolCallId, threadId, outer, metadata } = call;
+  const nested = outer !== undefined;
+  const outerStepId = outer?.stepId;
   // Matched only with the calls recorded inside the same outer call: caused by the request of
   // an attempt of its step (run again after a crash, the outer call is a new attempt of the
   // same step). Matched by name and order across the run instead, the checkout of one thread
@@ -70,7 +73,8 @@ export async function requestToolCall(
       : undefined;
   // A call another tool makes is caused by that tool's call, not by the model completion
   // that asked for the outer one: no model asked for it, so it is in no message history.
-  const cause = outerRequestedEventId ?? book.causes.causeOf(threadId, toolCallId, { name, args });
+  const cause =
+    outer?.requestedEventId ?? book.causes.causeOf(threadId, toolCallId, { name, args });
   const held = threadId !== undefined && !nested ? { threadId, toolCallId, name, args } : undefined;
   if (held && cause === undefined) await book.otherRuns.refuseHeld(recorder, held);
   // Asked for by a completion this run recorded before the crash, a call the ledger answers
@@ -79,9 +83,9 @@ export async function requestToolCall(
   // an earlier turn's, and its answer is no answer of this call (see `refuseLaterTurn`).
   const recordedAt = held && cause !== undefined ? book.causes.recordedAt(cause) : undefined;
   const laterTurn = held && recordedAt !== undefined ? { held, recordedAt } : undefined;
-  let attempt: Attempt;
+  let requested: ToolAttempt;
   try {
-    attempt = await beforeToolCall(
+    requested = await beforeToolCall(
       recorder,
       {
         name,
@@ -98,8 +102,8 @@ export async function requestToolCall(
       await refuseLaterTurn(recorder, book, laterTurn);
     throw error;
   }
-  if (laterTurn && attempt.replayed) await refuseLaterTurn(recorder, book, laterTurn);
-  return attempt;
+  if (laterTurn && requested.attempt.replayed) await refuseLaterTurn(recorder, book, laterTurn);
+  return requested;
 }
 
 /**

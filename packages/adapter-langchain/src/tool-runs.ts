@@ -1,29 +1,22 @@
 import {
   type Attempt,
-  type JsonValue,
   LedgerError,
   type SessionRecorder,
-  type ToolEffect,
   UnresolvedAttemptError,
 } from "@agent-ledger/core";
 import { langchainMetadata } from "./langchain-metadata.js";
 import { retryLive } from "./model-retry.js";
 import { type NestedRefusals, nestedRefusal, settleRefused } from "./nested-refusal.js";
+import { abandonCallsInside, runAgainInside } from "./outer-decision.js";
 import { toJsonValue } from "./plain-json.js";
 import type { RunTree, ToolRun } from "./run-tree.js";
-import { requestToolCall, type ToolCallBook } from "./tool-request.js";
-
-/** A tool call (or a retriever's query) the handler records, as its start callback gives it. */
-export interface ToolStart {
-  name: string;
-  args: JsonValue;
-  effect: ToolEffect;
-  toolCallId: string | undefined;
-  /** The tool call this one is made inside (a nested call), if any. */
-  outer: ToolRun | undefined;
-  /** The LangGraph thread it runs in, if any. */
-  threadId: string | undefined;
-}
+import type { ToolAttempt } from "./tool-attempt.js";
+import {
+  requestToolCall,
+  type ToolCall,
+  type ToolCallBook,
+  type ToolCallToRecord,
+} from "./tool-request.js";
 
 /** What the handler shares with its tool runs. */
 export interface ToolRunsContext {
@@ -49,59 +42,66 @@ export class ToolRuns {
     this.#context = context;
   }
 
-  /**
-   * Records a tool call's start and keeps its attempt under LangChain's `runId`. On a resumed
-   * run a call the ledger holds runs again only if it is idempotent (the callback cannot answer
-   * it from the ledger).
-   */
+  /** Records a tool call's start and keeps its attempt under LangChain's `runId`. */
   async started(
-    call: ToolStart,
+    call: ToolCall,
     ids: { runId: string; parentRunId?: string; tags?: string[]; langchainToolCallId?: string },
   ): Promise<void> {
-    const { name, args, effect, toolCallId, outer, threadId } = call;
     const { runId, parentRunId, tags, langchainToolCallId } = ids;
-    const { book, runs, refusals } = this.#context;
+    const { runs, refusals } = this.#context;
     const recorder = await this.#context.recorder();
-    const callMetadata = langchainMetadata({ runId, parentRunId, tags, threadId });
-    let attempt: Attempt;
+    const metadata = langchainMetadata({ runId, parentRunId, tags, threadId: call.threadId });
+    let requested: ToolAttempt;
     try {
-      attempt = await requestToolCall(recorder, book, {
-        name,
-        args,
-        effect,
-        toolCallId,
-        threadId,
-        ...(outer
-          ? { outerRequestedEventId: outer.requestedEventId ?? null, outerStepId: outer.stepId }
-          : {}),
-        metadata: callMetadata,
-      });
-      if (attempt.replayed) {
-        // The callback cannot answer a tool from the ledger (ledgerMiddleware can): run an
-        // idempotent tool again, refuse to repeat one that may have an effect.
-        if (!effect.idempotent) {
-          throw new UnresolvedAttemptError(
-            `tool call ${name}${toolCallId ? ` (${toolCallId})` : ""} was already ${attempt.replayed.status} before the process restarted; it is not idempotent, so it is not run again. ${outer ? "It is called by another tool: only that tool's call can be answered from the ledger (declare it idempotent only if running it again is safe)." : "Use ledgerMiddleware to answer it from the ledger, or in a plain graph answer it through the graph's state (README: Plain LangGraph graphs)."}`,
-            { attemptId: attempt.attemptId, toolCallId: toolCallId ?? null, name },
-            attempt,
-          );
-        }
-        attempt = await retryLive(recorder, attempt, callMetadata);
-      }
+      requested = await this.#request(recorder, { ...call, metadata });
     } catch (error) {
       // Refused inside another call: that call did not fail, the ledger stopped it. Whoever
       // records it (this handler or ledgerMiddleware) hears of it as it ends (settleRefused).
-      if (outer?.requestedEventId !== undefined && LedgerError.isInstance(error))
-        refusals.note(outer.requestedEventId, nestedRefusal(error, name));
+      if (call.outer?.requestedEventId !== undefined && LedgerError.isInstance(error))
+        refusals.note(call.outer.requestedEventId, nestedRefusal(error, call.name));
       throw error;
     }
+    const { attempt, approved } = requested;
     this.#attempts.set(runId, attempt);
-    if (outer) this.#outers.set(runId, outer);
+    if (call.outer) this.#outers.set(runId, call.outer);
     runs.started(runId, parentRunId, {
       langchainToolCallId,
       requestedEventId: attempt.requestedEventId,
       stepId: attempt.stepId,
+      approved,
     });
+  }
+
+  /**
+   * Records a tool call's request. On a resumed run a call the ledger holds runs again only if
+   * it is idempotent, or made inside a call a person approved to run again (see
+   * `runAgainInside`): the callback cannot answer it from the ledger.
+   */
+  async #request(recorder: SessionRecorder, call: ToolCallToRecord): Promise<ToolAttempt> {
+    const { name, effect, toolCallId, outer, metadata } = call;
+    const approvedOuter = outer?.approved === true;
+    let requested: ToolAttempt;
+    try {
+      requested = await requestToolCall(recorder, this.#context.book, call);
+    } catch (error) {
+      if (!approvedOuter || !LedgerError.isInstance(error, "unresolved-attempt")) throw error;
+      return { attempt: await runAgainInside(recorder, error.attempt, metadata), approved: true };
+    }
+    const { attempt } = requested;
+    const replayed = attempt.replayed;
+    if (!replayed) return { attempt, approved: requested.approved || approvedOuter };
+    if (approvedOuter && replayed.status !== "abandoned")
+      return { attempt: await runAgainInside(recorder, attempt, metadata), approved: true };
+    if (effect.idempotent)
+      return { attempt: await retryLive(recorder, attempt, metadata), approved: false };
+    // Abandoned by a person, it does not run again, nor does anything made inside it.
+    if (replayed.status === "abandoned")
+      await abandonCallsInside(recorder, attempt, replayed.reason);
+    throw new UnresolvedAttemptError(
+      `tool call ${name}${toolCallId ? ` (${toolCallId})` : ""} was already ${replayed.status} before the run was resumed; it is not idempotent, so it is not run again. ${outer ? "It is called by another tool: only that tool's call can be answered from the ledger (declare it idempotent only if running it again is safe)." : "Use ledgerMiddleware to answer it from the ledger, or in a plain graph answer it through the graph's state (README: Plain LangGraph graphs)."}`,
+      { attemptId: attempt.attemptId, toolCallId: toolCallId ?? null, name },
+      attempt,
+    );
   }
 
   /** The tool call LangChain runs as `runId` returned `output` (if it is recorded here). */

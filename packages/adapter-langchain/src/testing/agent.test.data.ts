@@ -1,4 +1,4 @@
-import type { EventStore } from "@agent-ledger/core";
+import { type EventStore, inspectSession, SessionRecorder } from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { type StructuredToolInterface, tool } from "@langchain/core/tools";
 import { Command } from "@langchain/langgraph";
@@ -84,6 +84,48 @@ export function agentFor(
   answer: (messages: BaseMessage[]) => AIMessage = script,
 ) {
   return ledgerAgent({ store, sessionId: SESSION, runId: RUN, tools, answer });
+}
+
+/** A person, from another process, abandons or approves the run's one unresolved call (send). */
+export async function personDecides(
+  store: EventStore,
+  decision: "abandon" | "approve",
+  reason: string,
+) {
+  const person = await SessionRecorder.resume({
+    store,
+    sessionId: SESSION,
+    runId: RUN,
+    actor: { type: "human", id: "ops" },
+  });
+  const [unresolved] = (await inspectSession(store, SESSION)).unresolved;
+  if (unresolved?.toolCallId !== "call-send") throw new Error("the send call is unresolved");
+  await person[decision](unresolved, reason);
+}
+
+/**
+ * `world()`'s agent on `store`, invoked with `GO` and aborted while send runs: send does not
+ * watch the signal and completes anyway (the message goes out). Resolves once send is done, with
+ * what `invoke` threw.
+ */
+export async function abortedInsideSend(store: EventStore) {
+  const sending = world();
+  const controller = new AbortController();
+  let finish: () => void = () => {};
+  const finished = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  sending.block(async () => {
+    controller.abort();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    finish();
+  });
+  const { agent, handler } = agentFor(store, sending.tools);
+  const error = await agent
+    .invoke(GO, { ...threadConfig(handler), signal: controller.signal })
+    .catch((caught: unknown) => caught);
+  await finished;
+  return { ...sending, agent, handler, error };
 }
 
 /** A tool that returns a Command (with its ToolMessage); `onRun` hears of each run. */

@@ -7,7 +7,12 @@ import {
   resolveEvents,
   StoreUnavailableError,
 } from "@agent-ledger/core";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { AIMessage, BaseMessage } from "@langchain/core/messages";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { createAgent, type createMiddleware } from "langchain";
 import { LedgerCallbackHandler } from "../callback-handler.js";
 import { LedgerCheckpointSaver } from "../checkpoint-saver.js";
@@ -88,4 +93,27 @@ export function ledgerAgent(options: {
 /** The lines of a side-effect log (a tool writes one per effect), 0 when it does not exist. */
 export function lines(path: string): number {
   return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).length : 0;
+}
+
+/**
+ * A plain LangGraph graph, as the README's "Plain LangGraph graphs" builds one: a node calling
+ * `model`, then LangGraph's prebuilt ToolNode with `tools` while the model asks for tools.
+ */
+export function toolGraph(
+  model: BaseChatModel,
+  tools: ConstructorParameters<typeof ToolNode>[0],
+  checkpointer: BaseCheckpointSaver,
+  options: ConstructorParameters<typeof ToolNode>[1] = {},
+) {
+  return new StateGraph(MessagesAnnotation)
+    .addNode("agent", async (state, config: RunnableConfig) => ({
+      messages: [await model.invoke(state.messages, config)],
+    }))
+    .addNode("tools", new ToolNode(tools, options))
+    .addEdge(START, "agent")
+    .addConditionalEdges("agent", (state) =>
+      (state.messages.at(-1) as AIMessage).tool_calls?.length ? "tools" : END,
+    )
+    .addEdge("tools", "agent")
+    .compile({ checkpointer });
 }

@@ -21,11 +21,17 @@ export const RUN = "run-1";
 export type CrashAt = "in-charge" | "after-charge" | "none";
 
 /**
- * One process's world: `checkout` (idempotent) charges through `charge` (not idempotent),
- * which it calls with its own config, as tools commonly call tools. Each charge is a line in
- * the log file `charges`. `modelSaw`: the ToolMessages the model was given, as `name: content`.
+ * One process's world: `checkout` (idempotent, unless `checkoutIdempotent` is false) charges
+ * through `charge` (not idempotent), which it calls with its own config, as tools commonly call
+ * tools. Each charge is a line in the log file `charges`. `modelSaw`: the ToolMessages the model
+ * was given, as `name: content`.
  */
-export function world(charges: string, crashAt: CrashAt = "none", deep = false) {
+export function world(
+  charges: string,
+  crashAt: CrashAt = "none",
+  deep = false,
+  checkoutIdempotent = true,
+) {
   const modelSaw: string[] = [];
   const charge = tool(
     async ({ amount }: { amount: number }) => {
@@ -56,7 +62,7 @@ export function world(charges: string, crashAt: CrashAt = "none", deep = false) 
       name: "checkout",
       description: "places the order",
       schema: z.object({ amount: z.number() }),
-      metadata: { idempotent: true },
+      metadata: { idempotent: checkoutIdempotent },
     },
   );
   // The scripted replies decide from the messages: ask for checkout, then report its result.
@@ -102,8 +108,13 @@ export function agentWorld(
 }
 
 /** The world in a plain graph (ToolNode, stopping on errors), recorded by the callback alone. */
-export function graphWorld(store: EventStore, charges: string, crashAt: CrashAt = "none") {
-  const { model, checkout, modelSaw } = world(charges, crashAt);
+export function graphWorld(
+  store: EventStore,
+  charges: string,
+  crashAt: CrashAt = "none",
+  checkoutIdempotent = true,
+) {
+  const { model, checkout, modelSaw } = world(charges, crashAt, false, checkoutIdempotent);
   const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
   const bound = model.bindTools([checkout]);
   const graph = new StateGraph(MessagesAnnotation)
@@ -139,8 +150,8 @@ export const nestedDecisionCrashes = {
   "nested-decision:agent": async (store, [charges, crashAt, deep]) => {
     await agentWorld(store, String(charges), crashAt as CrashAt, deep === "deep").start();
   },
-  /** The plain graph; args: the charges log, where to die. */
-  "nested-decision:graph": async (store, [charges, crashAt]) => {
-    await graphWorld(store, String(charges), crashAt as CrashAt).start();
+  /** The plain graph; args: the charges log, where to die, "risky" if checkout is not idempotent. */
+  "nested-decision:graph": async (store, [charges, crashAt, risky]) => {
+    await graphWorld(store, String(charges), crashAt as CrashAt, risky !== "risky").start();
   },
 } satisfies Record<string, CrashScenario>;

@@ -1,4 +1,5 @@
 import type { EventStore } from "@agent-ledger/core";
+import { watchAppends } from "./watched-appends.js";
 
 /**
  * `store`, watched: `completed(name)` settles once the `tool.completed` of a call of the tool
@@ -13,8 +14,7 @@ export function watchToolCompletions(store: EventStore): {
   const names = new Map<string, string>();
   const done = new Set<string>();
   const waiting = new Map<string, (() => void)[]>();
-  const append: EventStore["append"] = async (request) => {
-    const result = await store.append(request);
+  const watched = watchAppends(store, (request) => {
     for (const event of request.events) {
       if (event.attemptId === undefined) continue;
       const payload = event.payload as { name?: unknown } | undefined;
@@ -26,15 +26,6 @@ export function watchToolCompletions(store: EventStore): {
       for (const resolve of waiting.get(name) ?? []) resolve();
       waiting.delete(name);
     }
-    return result;
-  };
-  const watched = new Proxy(store, {
-    get(target, property) {
-      if (property === "append") return append;
-      const value: unknown = Reflect.get(target, property, target);
-      // Methods with private fields must run on the store itself, not on the proxy.
-      return typeof value === "function" ? value.bind(target) : value;
-    },
   });
   return {
     store: watched,

@@ -1,0 +1,70 @@
+import {
+  type Attempt,
+  attemptFromRecorded,
+  type JsonObject,
+  type RecordedAttempt,
+  type SessionRecorder,
+} from "@agent-ledger/core";
+import { retryLive } from "./model-retry.js";
+
+/**
+ * A person's decision on a tool call covers the calls made inside it (nested calls, at any
+ * depth), recorded inside an attempt of its step: they are part of what the call did.
+ *
+ * Abandoned, the call is not run again, so neither is anything made inside it: those still
+ * unresolved (in flight at the crash) are abandoned too, with the person's reason, rather than
+ * stay listed as unresolved for good. The calls recorded inside it are found among the calls the
+ * resumed run has not met yet (they cannot be met any more: the call that makes them does not
+ * run), at any depth: one made inside a call made inside it, and so on.
+ */
+export async function abandonCallsInside(
+  recorder: SessionRecorder,
+  outer: Attempt,
+  reason: string,
+): Promise<void> {
+  const replay = recorder.replay;
+  if (!replay) return;
+  // Every recorded tool call not met yet: `skipTools` hands each to its predicate (which skips
+  // none of them).
+  const notMet: RecordedAttempt[] = [];
+  replay.skipTools((recorded) => {
+    notMet.push(recorded);
+    return false;
+  });
+  // The step each call was made inside (its cause is the request of an attempt of that step).
+  const stepOutside = new Map<string, string>();
+  for (const recorded of notMet) {
+    const cause = recorded.requested.causedByEventId;
+    const step = cause === undefined ? undefined : replay.toolStepOf(cause);
+    if (step !== undefined) stepOutside.set(recorded.stepId, step);
+  }
+  const inside = (stepId: string) => {
+    const seen = new Set<string>();
+    for (let step = stepOutside.get(stepId); step !== undefined && !seen.has(step); ) {
+      if (step === outer.stepId) return true;
+      seen.add(step);
+      step = stepOutside.get(step);
+    }
+    return false;
+  };
+  const why = `made inside ${outer.name ?? "a tool"}'s call, which was abandoned: ${reason}`;
+  for (const recorded of notMet)
+    if (recorded.status === "requested" && inside(recorded.stepId))
+      await recorder.abandon(attemptFromRecorded(recorded), why);
+}
+
+/**
+ * Approved, the call runs again, as a whole: a call made inside it that the ledger would not
+ * run again (not idempotent, in flight at the crash or already done) runs again too, as a new
+ * attempt of its recorded one. One in flight is first approved in the ledger (`attempt.approved`),
+ * so that the ledger says why it ran again; a call a person abandoned stays abandoned.
+ */
+export async function runAgainInside(
+  recorder: SessionRecorder,
+  recorded: Attempt,
+  metadata: JsonObject,
+): Promise<Attempt> {
+  if (!recorded.replayed)
+    await recorder.approve(recorded, "made inside a tool call a person approved to run again");
+  return retryLive(recorder, recorded, metadata);
+}
