@@ -7,6 +7,7 @@ import {
   type SessionRecorder,
 } from "@agent-ledger/core";
 import { type AdapterState, adapterStateOf } from "./adapter-state.js";
+import { isClosingLater } from "./closing-children.js";
 import { rebuildError } from "./replayed-errors.js";
 
 // How a wrapped tool call's child run ends: as the call ended, once the call's own outcome is
@@ -75,7 +76,8 @@ async function closeIfOpen(
     actor: state.recorder.actor,
     causedByEventId: attempt.requestedEventId,
   });
-  if (!open.has(child.runId)) return;
+  // Its tool's call, in this process, closes it once the calls it left in flight answer.
+  if (!open.has(child.runId) || isClosingLater(child)) return;
   const reason = abandonedBecause(toolCallName(attempt), outcome);
   const { sessionId, runId } = child;
   const events = await readWholeRun(child.store, { sessionId, runId });

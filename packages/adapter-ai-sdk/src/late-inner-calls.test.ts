@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import {
   type EventStore,
   inspectSession,
@@ -6,8 +7,10 @@ import {
   SessionRecorder,
   StoreUnavailableError,
 } from "@agent-ledger/core";
+import { SqliteEventStore } from "@agent-ledger/core/sqlite";
+import { scratchDirectory } from "@agent-ledger/core/testing";
 import { generateText, wrapLanguageModel } from "ai";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { innerCallsSettled } from "./index.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { delegatingAgent } from "./testing/delegating-agent.test.data.js";
@@ -52,6 +55,8 @@ async function raceResearch(store: EventStore, held: Promise<void>, ask: AskOpti
   const text = await runResearch({ recorder, variant: "single", model, raceMs: 20, ...ask });
   return { recorder, text, calls, atReturn: await runsOf(store) };
 }
+
+const dir = scratchDirectory("agent-ledger-late-inner-", afterAll);
 
 describe("an inner call still in flight when its tool returns", () => {
   it("does not hold the agent up; its late answer is recorded, then the child run is closed", async () => {
@@ -231,5 +236,54 @@ describe("a crash while an inner call the tool did not wait for is in flight", (
       "left in flight by its tool call research (call_0), which had ended: its answer was never recorded, and that tool call is not run again",
     );
     expect((await inspectSession(store, RESEARCH.sessionId)).unresolved).toEqual([]);
+  });
+});
+
+// A server that resumes the run for each request may resume it while a call its last request's
+// tool left in flight has not answered yet: the resume leaves that child run to the close that
+// waits for the call, instead of abandoning a call whose answer is on its way.
+describe("a resume in the same process while an inner call is still in flight", () => {
+  it("leaves the child run to its close: the late answer is recorded, nothing abandoned", async () => {
+    const stores: [string, () => Promise<[EventStore, EventStore]>][] = [
+      [
+        "the same store",
+        async () => {
+          const store = new MemoryEventStore();
+          return [store, store];
+        },
+      ],
+      [
+        "two stores on one SQLite file",
+        async () => {
+          const path = join(dir, "resumed-while-late.db");
+          const first = new SqliteEventStore({ path });
+          const second = new SqliteEventStore({ path });
+          await first.init();
+          await second.init();
+          return [first, second];
+        },
+      ],
+    ];
+    for (const [name, open] of stores) {
+      const [store, again] = await open();
+      const { held, release } = heldAnswer();
+      const turn1 = await raceResearch(store, held);
+      expect(turn1.text, name).toBe("summary");
+      // The next request resumes the run while the inner answer is still on its way.
+      const recorder = await SessionRecorder.resume({ store: again, ...RESEARCH, actor });
+      const { model, calls } = researchModel("single");
+      expect(await runResearch({ recorder, variant: "single", model }), name).toBe("summary");
+      expect(calls, name).toEqual([]);
+      release();
+      await innerCallsSettled({ recorder: turn1.recorder });
+      const { child } = await runsOf(store);
+      expect(types(child), name).toEqual([
+        "run.started",
+        "model.requested",
+        "model.completed",
+        "run.completed",
+      ]);
+      expect((await inspectSession(store, RESEARCH.sessionId)).unresolved, name).toEqual([]);
+    }
   });
 });

@@ -3,6 +3,7 @@ import type { Attempt, SessionRecorder } from "@agent-ledger/core";
 import { checkedOptions } from "./adapter-options.js";
 import { type AdapterState, adapterStateOf } from "./adapter-state.js";
 import { closeChild, type ToolCallOutcome } from "./child-run-end.js";
+import { closingLater } from "./closing-children.js";
 
 /**
  * A wrapped tool's call while its `execute` runs. A model the tool calls through the same
@@ -87,8 +88,11 @@ export class ToolCallContext {
   async close(outcome: ToolCallOutcome): Promise<void> {
     const inner = this.#inner;
     if (inner?.recorder.status !== "running") return;
-    if (inner.callsInFlight) this.#root.closeLater(this.#closeOnceSettled(inner, outcome));
-    else await this.#state.settle(closeChild(inner.recorder, outcome));
+    if (inner.callsInFlight) {
+      const closing = this.#closeOnceSettled(inner, outcome);
+      closingLater(inner.recorder, closing);
+      this.#root.closeLater(closing);
+    } else await this.#state.settle(closeChild(inner.recorder, outcome));
   }
 
   /**
