@@ -1,4 +1,9 @@
-import { type Actor, type EventStore, SessionRecorder } from "@agent-ledger/core";
+import {
+  type Actor,
+  type EventStore,
+  InvalidArgumentError,
+  SessionRecorder,
+} from "@agent-ledger/core";
 import { isInterrupt } from "./tool-attempt.js";
 
 /** Options of `LedgerCallbackHandler`: an existing recorder, or a store and a session. */
@@ -47,6 +52,8 @@ export class HandlerRecorder {
   readonly #invocations = new Set<string>();
   /** The last invocation ended where LangGraph runs part of it again. */
   #rerun = false;
+  /** An invocation paused at an `interrupt()`: LangGraph's resume runs its calls again. */
+  #paused = false;
 
   constructor(
     options: LedgerCallbackHandlerOptions,
@@ -94,7 +101,10 @@ export class HandlerRecorder {
     end: () => Promise<void>,
     failure?: { error: unknown },
   ): Promise<void> {
-    if (failure && isInterrupt(failure.error)) this.#rerun = true;
+    if (failure && isInterrupt(failure.error)) {
+      this.#rerun = true;
+      this.#paused = true;
+    }
     try {
       await end();
     } finally {
@@ -105,7 +115,17 @@ export class HandlerRecorder {
   async #invocationStarts(runId: string): Promise<void> {
     this.#invocations.add(runId);
     const options = this.#options;
-    if (this.#invocations.size > 1 || !this.#recorder || "recorder" in options) return;
+    if (this.#invocations.size > 1 || !this.#recorder) return;
+    if ("recorder" in options) {
+      // Not read again (it is the caller's, with the caller's redaction): LangGraph's resume
+      // would run again, live, calls it recorded before the pause.
+      if (this.#paused)
+        throw new InvalidArgumentError(
+          "$.recorder",
+          "this handler was built on a recorder, and an invocation it ran paused at interrupt(): resuming on it would run again the calls recorded before the pause (LangGraph runs them again, and this handler cannot answer them from the ledger). Resume with a new handler built with { store, sessionId, runId } (or on a recorder from SessionRecorder.resume made after the pause)",
+        );
+      return;
+    }
     await this.#quiet();
     const moved = await this.#movedOn(options, await this.#recorder);
     if (moved === "by another writer" || (moved === "no" && !this.#rerun)) return;

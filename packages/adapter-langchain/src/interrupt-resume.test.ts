@@ -34,3 +34,27 @@ describe("a graph resumed after interrupt(), on the same handler or a new one", 
     expect(same).toEqual(fresh);
   });
 });
+
+// A handler built on a recorder cannot read its run again (the recorder, and its redaction, are
+// the caller's): after a pause it refuses to serve the resume rather than run calls twice.
+describe("a graph resumed after interrupt() on a handler built on a recorder", () => {
+  it("is refused on the same handler, send not sent again; a new handler on a resumed recorder behaves as the store's", async () => {
+    const same = await resumeAfterInterrupt(
+      new MemoryEventStore(),
+      "same-step",
+      "same-handler",
+      "recorder",
+    );
+    expect(same.sent).toEqual(["bob"]);
+    expect(same.outcome).toEqual({ refused: "invalid-argument", path: "$.recorder" });
+    const fresh = await resumeAfterInterrupt(
+      new MemoryEventStore(),
+      "same-step",
+      "new-handler",
+      "recorder",
+    );
+    expect(fresh).toEqual(
+      await resumeAfterInterrupt(new MemoryEventStore(), "same-step", "new-handler"),
+    );
+  });
+});

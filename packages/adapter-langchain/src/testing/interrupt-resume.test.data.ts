@@ -1,4 +1,9 @@
-import { type EventStore, findLedgerError, readWholeRun } from "@agent-ledger/core";
+import {
+  type EventStore,
+  findLedgerError,
+  readWholeRun,
+  SessionRecorder,
+} from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { tool } from "@langchain/core/tools";
@@ -63,9 +68,14 @@ function scriptedModel(calls: { id: string; name: string; args: Record<string, u
   });
 }
 
-/** One process's graph of `shape` on the run, with a new handler. */
-function graphOf(store: EventStore, shape: Shape, sent: string[]) {
-  const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+/**
+ * One process's graph of `shape` on the run, with a new handler: built with the store, or on
+ * `recorder`.
+ */
+function graphOf(store: EventStore, shape: Shape, sent: string[], recorder?: SessionRecorder) {
+  const handler = new LedgerCallbackHandler(
+    recorder ? { recorder } : { store, sessionId: SESSION, runId: RUN },
+  );
   const { send, confirm, book } = tools(sent);
   const checkpointer = new LedgerCheckpointSaver({ store });
   if (shape === "same-tool") {
@@ -109,15 +119,34 @@ export async function resumeAfterInterrupt(
   store: EventStore,
   shape: Shape,
   resumedBy: "same-handler" | "new-handler",
+  on: "store" | "recorder" = "store",
 ) {
   const sent: string[] = [];
-  const first = graphOf(store, shape, sent);
+  const actor = { type: "agent", id: "interrupt" } as const;
+  const first = graphOf(
+    store,
+    shape,
+    sent,
+    on === "recorder"
+      ? new SessionRecorder({ store, sessionId: SESSION, runId: RUN, actor })
+      : undefined,
+  );
   const paused = await first.graph.invoke(
     { messages: [new HumanMessage("go")] },
     threadConfig(first.handler),
   );
   const interrupts = (paused as { __interrupt__?: unknown[] }).__interrupt__?.length ?? 0;
-  const second = resumedBy === "same-handler" ? first : graphOf(store, shape, sent);
+  const second =
+    resumedBy === "same-handler"
+      ? first
+      : graphOf(
+          store,
+          shape,
+          sent,
+          on === "recorder"
+            ? await SessionRecorder.resume({ store, sessionId: SESSION, runId: RUN, actor })
+            : undefined,
+        );
   const outcome = await second.graph
     .invoke(new Command({ resume: "yes" }), threadConfig(second.handler))
     .then(
@@ -125,7 +154,9 @@ export async function resumeAfterInterrupt(
       (error: unknown) => {
         const refusal = findLedgerError(error);
         if (!refusal) throw error;
-        return { refused: refusal.code, name: refusal.details.name };
+        return refusal.code === "invalid-argument"
+          ? { refused: refusal.code, path: refusal.path }
+          : { refused: refusal.code, name: refusal.details.name };
       },
     );
   return { interrupts, outcome, sent, steps: await toolSteps(store) };
