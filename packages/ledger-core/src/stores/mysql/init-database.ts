@@ -1,0 +1,64 @@
+import { noLedgerError } from "../../events/errors.js";
+import type { InitOptions } from "../../store/event-store.js";
+import { MIGRATION_WAIT_MS } from "../sql/migrations.js";
+import { driverError } from "../sql/sql-backend.js";
+import type { MysqlBackendState } from "./backend-state.js";
+import { hasLedger, migrateMysql } from "./mysql-migrate.js";
+import { own } from "./own-query.js";
+import { canRunBlocks } from "./server-limits.js";
+import {
+  checkSessionSettings,
+  SESSION_SETTINGS_QUERY,
+  type SessionSettings,
+} from "./session-settings.js";
+import { quoteIdent, readStorageSettings } from "./storage-settings.js";
+
+/**
+ * `MysqlBackend.init`: checks the session's settings, migrates the tables under a lock that
+ * keeps other processes' migrations apart, then asks what the server can run.
+ */
+export async function initDatabase(state: MysqlBackendState, options?: InitOptions): Promise<void> {
+  const connection = await state.pool.getConnection();
+  try {
+    // The application's pool may bound its statements (MariaDB's max_statement_time): a
+    // migration of a large database, or the wait for another process's, is no such query.
+    await connection.query(own("SET SESSION max_statement_time = 0")).catch((error: unknown) => {
+      // MySQL has no such variable (its max_execution_time bounds SELECTs only).
+      if (driverError(error).errno !== 1193) throw error;
+    });
+    // The shipped SQL names tables without a database: run it in the store's database. The
+    // connection is never reused (below), whatever its default database is then.
+    if (state.database !== undefined)
+      await connection.query(own(`USE ${quoteIdent(state.database)}`));
+    const [current] = (await connection.query(own(SESSION_SETTINGS_QUERY))) as unknown as [
+      SessionSettings[],
+    ];
+    const path = state.owned ? "$.uri" : "$.pool";
+    checkSessionSettings(current[0], connection, path);
+    if (options?.create === false && !(await hasLedger(connection)))
+      throw noLedgerError(state.location, "the database has no agent-ledger tables");
+    const storage = await readStorageSettings(connection);
+    const lockName = `agent-ledger:migrate:${current[0]?.name ?? ""}`.slice(0, 64);
+    const waitSeconds = MIGRATION_WAIT_MS / 1000;
+    const [locked] = (await connection.query(own("SELECT GET_LOCK(?, ?) AS got"), [
+      lockName,
+      waitSeconds,
+    ])) as unknown as [{ got: number | null }[]];
+    if (locked[0]?.got !== 1)
+      throw new Error(
+        `another process held the migration lock ${lockName} for ${waitSeconds} s (still migrating, or stuck)`,
+      );
+    try {
+      // MySQL commits DDL implicitly: the lock, not a transaction, keeps migrators apart.
+      await migrateMysql(connection, storage, path);
+    } finally {
+      await connection.query(own("SELECT RELEASE_LOCK(?)"), [lockName]);
+    }
+    state.storage = storage;
+  } finally {
+    // Never back to the pool: its session settings and default database were changed.
+    connection.destroy();
+  }
+  // Known from the first append on: on MySQL no append is planned for a path it lacks.
+  await canRunBlocks(state);
+}

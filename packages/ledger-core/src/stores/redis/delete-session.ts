@@ -1,0 +1,128 @@
+import { StoreUnavailableError } from "../../events/errors.js";
+import type {
+  DeleteSessionOptions,
+  DeleteSessionResult,
+  RunSummary,
+} from "../../store/event-store.js";
+import { openRunError, retentionGraceMs, sessionNotFound } from "../../store/retention.js";
+import { MAX_ATTEMPTS } from "./append-events.js";
+import { unavailable } from "./client.js";
+import {
+  blobScriptKeys,
+  idField,
+  runKeys,
+  sessionKeys,
+  sessionMember,
+  sessionsKey,
+} from "./keys.js";
+import { logRefs } from "./log-refs.js";
+import { listRunSummaries } from "./read-events.js";
+import { COLLECT_BLOB_SCRIPT, DELETE_SESSION_SCRIPT, runScript } from "./scripts.js";
+import type { RedisStoreState } from "./store-state.js";
+
+/** Blob scripts retention sends before it waits for their replies. */
+export const BLOBS_PER_ROUND_TRIP = 500;
+
+/** `RedisEventStore.deleteSession` (its comment says in what order, and why). */
+export async function deleteStoredSession(
+  state: RedisStoreState,
+  sessionId: string,
+  options: DeleteSessionOptions = {},
+): Promise<DeleteSessionResult> {
+  const graceMs = retentionGraceMs(sessionId, options);
+  for (let attempt = 1; ; attempt++) {
+    const runs = await listRunSummaries(state, sessionId);
+    if (runs.length === 0) throw sessionNotFound(sessionId);
+    const open = runs.find((run) => run.status === "running");
+    if (open) throw openRunError(sessionId, open.runId);
+    const deleted = await deleteSessionKeys(state, sessionId, runs);
+    if (deleted !== undefined) return collectSessionBlobs(state, sessionId, deleted, graceMs);
+    if (attempt >= MAX_ATTEMPTS)
+      throw new StoreUnavailableError(
+        `deleteSession ${sessionId}: the session kept changing while it was being deleted`,
+      );
+  }
+}
+
+/**
+ * The session's keys deleted as `runs` (listed just before) and its log show them, or undefined
+ * when the script finds either changed since.
+ */
+async function deleteSessionKeys(
+  state: RedisStoreState,
+  sessionId: string,
+  listed: RunSummary[],
+): Promise<{ events: number; refs: string[]; runs: number } | undefined> {
+  const session = sessionKeys(state.prefix, sessionId);
+  const runs = listed.map((run) => runKeys(state.prefix, sessionId, run.runId));
+  try {
+    const logged = await logRefs(state.client, session.log);
+    const { events } = logged;
+    const refs = [...new Set([...logged.refs, ...(await state.client.smembers(session.puts))])];
+    await state.client.hdel(session.meta, "listed");
+    await state.client.zrem(sessionsKey(state.prefix), sessionMember(sessionId));
+    const done = await runScript(
+      state.client,
+      DELETE_SESSION_SCRIPT,
+      [
+        session.meta,
+        session.log,
+        session.ids,
+        session.runs,
+        ...runs.flatMap((run) => [run.events, run.head]),
+        session.puts,
+      ],
+      [events, ...runs.map((run) => run.runHash)],
+    );
+    if (Number(done) === 0) {
+      // Changed, not deleted: the script marked it listed again; the index entry goes back.
+      await state.client.zadd(sessionsKey(state.prefix), 0, sessionMember(sessionId));
+      return undefined;
+    }
+    // Gone: another deleteSession was first (the next look finds nothing).
+    if (Number(done) === 2) return undefined;
+    for (const run of runs) state.heads.delete(run.head);
+    return { events, refs, runs: runs.length };
+  } catch (error) {
+    throw unavailable(error, "deleteSession", state.client);
+  }
+}
+
+/** After the session's keys are gone: its blobs no other session references, collected. */
+async function collectSessionBlobs(
+  state: RedisStoreState,
+  sessionId: string,
+  deleted: { events: number; refs: string[]; runs: number },
+  graceMs: number,
+): Promise<DeleteSessionResult> {
+  const { refs } = deleted;
+  const member = idField(sessionId);
+  let deletedBlobs = 0;
+  try {
+    // One script per blob (its keys carry the blob's own hash tag: a Cluster routes each to
+    // its slot), sent a page at a time without waiting in between: one round trip per page,
+    // not per blob.
+    for (let at = 0; at < refs.length; at += BLOBS_PER_ROUND_TRIP) {
+      const collected = await Promise.all(
+        refs.slice(at, at + BLOBS_PER_ROUND_TRIP).map((ref) => {
+          return runScript(
+            state.client,
+            COLLECT_BLOB_SCRIPT,
+            blobScriptKeys(state.prefix, ref.slice(7)),
+            [member, graceMs],
+          );
+        }),
+      );
+      for (const one of collected) deletedBlobs += Number(one);
+    }
+  } catch (error) {
+    throw unavailable(error, "deleteSession", state.client);
+  }
+  return {
+    sessionId,
+    deletedEvents: deleted.events,
+    deletedRuns: deleted.runs,
+    deletedBlobs,
+    keptBlobs: refs.length - deletedBlobs,
+  };
+}

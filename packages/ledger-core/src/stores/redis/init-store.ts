@@ -1,0 +1,63 @@
+import { noLedgerError, StoreUnavailableError } from "../../events/errors.js";
+import type { InitOptions } from "../../store/event-store.js";
+import {
+  assertSelectedDatabase,
+  assertServerVersion,
+  evictsLedgerKeys,
+  readDurability,
+  unavailable,
+} from "./client.js";
+import { schemaKey } from "./keys.js";
+import { migrateBlobsFromLayout1, migrateSessionIndexFromLayout2 } from "./layout-migration.js";
+import type { RedisStoreState } from "./store-state.js";
+
+/**
+ * Version of the key layout (keys.ts); init() moves a layout-1 database to it
+ * (layout-migration.ts) and refuses any other.
+ */
+const LAYOUT_VERSION = "3";
+
+/**
+ * `RedisEventStore.init`: checks the server, then opens (or makes, or moves) the key layout.
+ * Returns the server's durability settings, which `describe()` reports.
+ */
+export async function initStore(
+  state: RedisStoreState,
+  location: string,
+  options?: InitOptions,
+): Promise<Record<string, string>> {
+  try {
+    await assertServerVersion(state.client);
+    await assertSelectedDatabase(state.client);
+    // Before anything is written: a server that may evict the ledger's keys is refused.
+    const durability = await readDurability(state.client);
+    const evicts = evictsLedgerKeys(durability);
+    if (evicts !== undefined) throw new StoreUnavailableError(evicts);
+    const key = schemaKey(state.prefix);
+    let version = await state.client.get(key);
+    if (version === null && options?.create === false)
+      throw noLedgerError(location, `no agent-ledger keys under ${JSON.stringify(state.prefix)}`);
+    // Written only where it is missing: a user that may only read (an on-call person's
+    // ACL) opens a ledger at this layout too.
+    if (version === null) {
+      await state.client.set(key, LAYOUT_VERSION, "NX");
+      version = await state.client.get(key);
+    }
+    // Each step is idempotent, and the version is written once, at the end: a process that
+    // finished while another was still moving keys is never set back to an older layout.
+    if (version === "1" || version === "2") {
+      if (version === "1") await migrateBlobsFromLayout1(state.client, state.prefix);
+      await migrateSessionIndexFromLayout2(state.client, state.prefix);
+      await state.client.set(key, LAYOUT_VERSION);
+      version = LAYOUT_VERSION;
+    }
+    if (version !== LAYOUT_VERSION) {
+      throw new StoreUnavailableError(
+        `redis keys under ${JSON.stringify(state.prefix)} use layout version ${version}; this version of agent-ledger reads version ${LAYOUT_VERSION}`,
+      );
+    }
+    return durability;
+  } catch (error) {
+    throw unavailable(error, "init", state.client);
+  }
+}

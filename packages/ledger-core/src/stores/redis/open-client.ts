@@ -1,0 +1,65 @@
+import type { Cluster, Redis } from "ioredis";
+import { InvalidArgumentError } from "../../events/errors.js";
+import { assertParsableUrl, takeUrlParam, withUrlParam } from "../../store/open-store.js";
+import { redactUrl } from "../../store/redact-url.js";
+import {
+  assertKnownUrlParams,
+  assertReadsFromMasters,
+  clientKeyPrefix,
+  createClient,
+  describeClient,
+} from "./client.js";
+import type { RedisEventStoreOptions } from "./redis-store.js";
+
+/** The client a store works on, and what its options say of it. */
+export interface OpenedClient {
+  client: Redis | Cluster;
+  /** The store made the client from a URL, and quits it on close. */
+  owned: boolean;
+  prefix: string;
+  /** What `describe()` reports: the URL (credentials redacted) with its `keyPrefix`. */
+  location: string;
+}
+
+/** The store's client and key prefix from its options, checked before anything connects. */
+export function openClient(options: RedisEventStoreOptions): OpenedClient {
+  if ((options.client === undefined) === (options.url === undefined)) {
+    throw new InvalidArgumentError("$", "RedisEventStore needs exactly one of client or url");
+  }
+  let url = options.url;
+  let prefixFromUrl: string | undefined;
+  if (url !== undefined && /^rediss?:\/\//i.test(url)) {
+    // `?keyPrefix=` in the URL (for openStore, which takes only a URL) is ours, not ioredis'
+    // (whose own keyPrefix option would prefix every key a second time).
+    const parsed = assertParsableUrl("$.url", url);
+    assertKnownUrlParams(parsed);
+    prefixFromUrl = takeUrlParam(parsed, "keyPrefix");
+    if (prefixFromUrl !== undefined) url = parsed.toString();
+  }
+  const prefix = options.keyPrefix ?? prefixFromUrl ?? "agent-ledger:";
+  if (typeof prefix !== "string" || /[{}]/.test(prefix)) {
+    // A brace in the prefix would become (part of) the Cluster hash tag of every key.
+    throw new InvalidArgumentError("$.keyPrefix", "keyPrefix must be a string without { or }");
+  }
+  if (url !== undefined) {
+    if (!/^rediss?:\/\//i.test(url)) {
+      throw new InvalidArgumentError("$.url", "a Redis URL starts with redis:// or rediss://");
+    }
+    return {
+      client: createClient(url),
+      owned: true,
+      prefix,
+      location: withUrlParam(redactUrl(url), "keyPrefix", prefix),
+    };
+  }
+  const client = options.client as Redis | Cluster;
+  assertReadsFromMasters(client);
+  // An application's client may prefix every key itself (ioredis' keyPrefix): the keys
+  // are under both, and a URL that finds them names both as its keyPrefix.
+  return {
+    client,
+    owned: false,
+    prefix,
+    location: withUrlParam(describeClient(client), "keyPrefix", clientKeyPrefix(client) + prefix),
+  };
+}
