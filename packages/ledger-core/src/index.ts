@@ -68,6 +68,8 @@ export type {
   ToolEffect,
 } from "./events/types.js";
 export { EVENT_TYPES, SCHEMA_VERSION, statusOfType, TERMINAL_TYPES } from "./events/types.js";
+export type { AwaitedCallView, AwaitingDecisionView } from "./inspect/awaiting-decision.js";
+export { AWAITING_DECISION_FIELD } from "./inspect/awaiting-decision.js";
 export type {
   AttemptStatus,
   AttemptView,

@@ -10,6 +10,7 @@ import type { Actor, LedgerEvent, RunStatus } from "../events/types.js";
 import { modelNameOf } from "../projections/extract.js";
 import type { EventStore } from "../store/event-store.js";
 import { assertEventStore } from "../store/validate.js";
+import { type AwaitingDecisionView, PausedRuns } from "./awaiting-decision.js";
 
 /** Status of one attempt as inspection reports it. */
 export type AttemptStatus = "requested" | "completed" | "failed" | "abandoned";
@@ -62,6 +63,8 @@ export interface RunView {
   children: RunView[];
   /** Payload of the terminal event (output, error or reason). */
   result?: JsonValue;
+  /** Set while the run is paused until a person decides on calls (see `AwaitingDecisionView`). */
+  awaitingDecision?: AwaitingDecisionView;
 }
 
 export interface SessionInspection {
@@ -142,6 +145,9 @@ async function resolveInFlight(
   const runs = [...inspection.runs];
   for (let run = runs.pop(); run !== undefined; run = runs.pop()) {
     if (run.result !== undefined) run.result = await resolve(run.result);
+    // What a person deciding on a paused run reads.
+    for (const call of run.awaitingDecision?.calls ?? [])
+      if (call.args !== undefined) call.args = await resolve(call.args);
     for (const step of run.steps)
       for (const attempt of step.attempts)
         if (attempt.outcome !== undefined) attempt.outcome = await resolve(attempt.outcome);
@@ -191,6 +197,7 @@ export class SessionInspector {
   // one attemptId can name an attempt in several runs, each with its own outcome.
   readonly #attempts = new Map<string, Map<string, AttemptView>>();
   readonly #order: AttemptView[] = [];
+  readonly #paused = new PausedRuns();
   #count = 0;
 
   constructor(sessionId: string) {
@@ -199,6 +206,7 @@ export class SessionInspector {
 
   add(event: LedgerEvent): void {
     this.#count++;
+    this.#paused.add(event);
     const runs = this.#runs;
     let attempts = this.#attempts.get(event.runId);
     if (!attempts) {
@@ -321,6 +329,7 @@ export class SessionInspector {
       if (parent) parent.children.push(run);
       else roots.push(run);
     }
+    this.#paused.mark(roots);
     const unresolved = this.#order.filter(
       (attempt) => attempt.status === "requested" && attempt.retriedBy === undefined,
     );

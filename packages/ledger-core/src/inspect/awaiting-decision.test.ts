@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import { SessionRecorder } from "../recorder/session-recorder.js";
+import { MemoryEventStore } from "../store/memory-store.js";
+import { inspectSession } from "./inspect-session.js";
+
+const CHARGE = { name: "charge", toolCallId: "c1", args: { amount: 5 }, agent: "Inner" };
+
+/** A run "main" with a child run "inner" (a sub-agent) that made one model call. */
+async function parentAndChild() {
+  const store = new MemoryEventStore();
+  const main = new SessionRecorder({
+    store,
+    sessionId: "s",
+    runId: "main",
+    actor: { type: "agent", id: "Outer" },
+  });
+  await main.startRun();
+  const inner = main.child({ runId: "inner", actor: { type: "agent", id: "Inner" } });
+  await inner.startRun();
+  const model = await inner.beforeModelCall({ request: { model: "m", messages: [] } });
+  await inner.modelCompleted(model, { text: "charge 5" });
+  return { store, main, inner };
+}
+
+async function pauseOf(store: MemoryEventStore, runId = "main") {
+  const inspection = await inspectSession(store, "s");
+  const all = [...inspection.runs];
+  for (const run of all) all.push(...run.children);
+  return all.find((run) => run.runId === runId)?.awaitingDecision;
+}
+
+describe("a run paused awaiting a decision (checkpoint.saved with awaitingDecision)", () => {
+  it("is reported with the calls its checkpoint names, until a call is made or decided anywhere in its tree", async () => {
+    const { store, main, inner } = await parentAndChild();
+    const checkpoint = await main.checkpoint({
+      state: "opaque",
+      awaitingDecision: { calls: [CHARGE], decideWith: "the app's approve button" },
+    });
+    expect(await pauseOf(store)).toEqual({
+      checkpointSeq: checkpoint.seq,
+      since: checkpoint.recordedAt,
+      calls: [CHARGE],
+      decideWith: "the app's approve button",
+    });
+    // Only the run whose checkpoint says so.
+    expect(await pauseOf(store, "inner")).toBeUndefined();
+
+    // The decided call is made in the child run: the run is no longer paused.
+    await inner.beforeToolCall({ toolCallId: "c1", name: "charge", args: { amount: 5 } });
+    expect(await pauseOf(store)).toBeUndefined();
+  });
+
+  it("ends with a decision on an attempt, a later checkpoint that names no call, or the run's end", async () => {
+    const decided = await parentAndChild();
+    const call = await decided.inner.beforeToolCall({ toolCallId: "c0", name: "charge", args: {} });
+    await decided.main.checkpoint({ awaitingDecision: { calls: [CHARGE] } });
+    expect(await pauseOf(decided.store)).toMatchObject({ calls: [CHARGE] });
+    const person = await SessionRecorder.resume({
+      store: decided.store,
+      sessionId: "s",
+      runId: "inner",
+      actor: { type: "human", id: "on-call" },
+    });
+    await person.approve(call, "checked");
+    expect(await pauseOf(decided.store)).toBeUndefined();
+
+    const replaced = await parentAndChild();
+    await replaced.main.checkpoint({ awaitingDecision: { calls: [CHARGE] } });
+    await replaced.main.checkpoint({ state: "final" });
+    expect(await pauseOf(replaced.store)).toBeUndefined();
+
+    const ended = await parentAndChild();
+    await ended.main.checkpoint({ awaitingDecision: { calls: [CHARGE] } });
+    await ended.main.cancelRun("nobody will decide");
+    expect(await pauseOf(ended.store)).toBeUndefined();
+  });
+
+  it("is not reported for checkpoints that do not name calls, as other frameworks write them", async () => {
+    const { store, main } = await parentAndChild();
+    await main.checkpoint({ channel_values: { messages: [] }, awaitingDecision: "yes" });
+    await main.checkpoint({ awaitingDecision: [CHARGE] });
+    await main.checkpoint({ awaitingDecision: { calls: [{ args: {} }, "charge"] } });
+    const inspection = await inspectSession(store, "s");
+    expect(JSON.stringify(inspection)).not.toContain('"awaitingDecision"');
+  });
+});

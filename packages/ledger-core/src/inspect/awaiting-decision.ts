@@ -1,0 +1,106 @@
+import type { JsonObject, JsonValue } from "../events/json.js";
+import { EVENT_TYPES, type LedgerEvent } from "../events/types.js";
+
+/**
+ * The field of a `checkpoint.saved` payload with which an adapter says that its run is paused
+ * until a person decides on some calls (a tool approval):
+ * `{ calls: AwaitedCallView[], decideWith?: string }`. Any framework may write it; inspection
+ * reads nothing else of the payload.
+ */
+export const AWAITING_DECISION_FIELD = "awaitingDecision";
+
+/** A call a paused run waits on a person to decide, as its adapter recorded it. */
+export interface AwaitedCallView {
+  /** The tool the call is to. */
+  name: string;
+  toolCallId?: string;
+  /** The call's arguments. */
+  args?: JsonValue;
+  /** The agent whose call it is, when the adapter names it (a sub-agent's, a handoff's). */
+  agent?: string;
+}
+
+/**
+ * A run paused until a person decides (`RunView.awaitingDecision`): the latest
+ * `checkpoint.saved` of the run names the calls (`AWAITING_DECISION_FIELD`), the run is still
+ * running, and no call was made or decided in its tree since (no model or tool event, no
+ * `attempt.abandoned` or `attempt.approved` in the run or any run below it).
+ */
+export interface AwaitingDecisionView {
+  /** Seq of the checkpoint that paused the run. */
+  checkpointSeq: number;
+  /** When that checkpoint was recorded. */
+  since: string;
+  calls: AwaitedCallView[];
+  /** How the app that runs the agent takes the decision, as its adapter words it. */
+  decideWith?: string;
+}
+
+// What ends a pause: a call made or decided in the paused run's tree (model.*, tool.*, attempt.*).
+const MOVES_ON = new Set<string>(
+  EVENT_TYPES.filter((type) => /^(model|tool|attempt)\./.test(type)),
+);
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function awaitedCall(value: JsonValue): AwaitedCallView | undefined {
+  if (!isObject(value) || typeof value.name !== "string") return undefined;
+  const call: AwaitedCallView = { name: value.name };
+  if (typeof value.toolCallId === "string") call.toolCallId = value.toolCallId;
+  if (value.args !== undefined) call.args = value.args;
+  if (typeof value.agent === "string") call.agent = value.agent;
+  return call;
+}
+
+// The pause a checkpoint records, if it records one (entries without a name are left out).
+function pauseOf(event: LedgerEvent): AwaitingDecisionView | undefined {
+  const field = isObject(event.payload) ? event.payload[AWAITING_DECISION_FIELD] : undefined;
+  if (!isObject(field) || !Array.isArray(field.calls)) return undefined;
+  const calls = field.calls.flatMap((value) => awaitedCall(value) ?? []);
+  if (calls.length === 0) return undefined;
+  const pause: AwaitingDecisionView = { checkpointSeq: event.seq, since: event.recordedAt, calls };
+  if (typeof field.decideWith === "string") pause.decideWith = field.decideWith;
+  return pause;
+}
+
+/** A run as `PausedRuns.mark` walks it (the inspection's RunView). */
+interface RunNode {
+  runId: string;
+  status: string;
+  children: RunNode[];
+  awaitingDecision?: AwaitingDecisionView;
+}
+
+/**
+ * Which runs are paused awaiting a decision, from events seen in commit order: the latest
+ * checkpoint of each run and the position of the last call event of each run.
+ */
+export class PausedRuns {
+  readonly #checkpoints = new Map<string, { position: number; pause?: AwaitingDecisionView }>();
+  readonly #lastCall = new Map<string, number>();
+  #position = 0;
+
+  add(event: LedgerEvent): void {
+    const position = this.#position++;
+    if (event.type === "checkpoint.saved") {
+      const pause = pauseOf(event);
+      this.#checkpoints.set(event.runId, pause ? { position, pause } : { position });
+    } else if (MOVES_ON.has(event.type)) this.#lastCall.set(event.runId, position);
+  }
+
+  /** Sets `awaitingDecision` on each running run of the trees under `roots` whose pause holds. */
+  mark(roots: RunNode[]): void {
+    // The position of the last call event in the run's tree.
+    const visit = (run: RunNode): number => {
+      let last = this.#lastCall.get(run.runId) ?? -1;
+      for (const child of run.children) last = Math.max(last, visit(child));
+      const checkpoint = this.#checkpoints.get(run.runId);
+      if (checkpoint?.pause && run.status === "running" && last < checkpoint.position)
+        run.awaitingDecision = checkpoint.pause;
+      return last;
+    };
+    for (const root of roots) visit(root);
+  }
+}
