@@ -7,6 +7,7 @@ import {
   type SessionInspection,
 } from "@agent-ledger/core";
 import { shellQuote } from "./format.js";
+import { pausedAbove, withPausedRuns } from "./paused-runs.js";
 
 /** What the on-call person does about one unresolved attempt. */
 export type NextStep =
@@ -16,6 +17,11 @@ export type NextStep =
   | { action: "none" }
   /** An agent's call (Agent.asTool) open because a call inside its child run is: decide that. */
   | { action: "decide-inner-first" }
+  /**
+   * In the tree of run `runId`, which is paused awaiting a person's decision (listed in
+   * `paused`): decided in the app that runs the agent, not with `resolve`.
+   */
+  | { action: "awaiting-decision"; runId: string }
   /**
    * Check the effect, then run `command`. `passwordLeftOut`: the store URL had a password (or a
    * credential parameter); the command shows it as `***` (redactUrl), to be put back before
@@ -38,16 +44,15 @@ export function nextSteps(
   inspection: SessionInspection,
   options: { storeUrl?: string } = {},
 ): NextStep[] {
-  const unresolved = new Set(inspection.unresolved.map(attemptKey));
   const statuses = runStatuses(inspection.runs);
-  const waitsOnInner = openOuterCalls(inspection.runs, unresolved);
-  const open = (attempt: AttemptView) => statuses.get(attempt.runId) === "running";
-  const toDecide = inspection.unresolved.filter(
-    (attempt) => open(attempt) && needsDecision(attempt),
+  const paused = pausedAbove(inspection.runs);
+  // A call to decide: one the next resume will not make again by itself, on a run still open.
+  const toDecide = new Set(
+    inspection.unresolved
+      .filter((attempt) => statuses.get(attempt.runId) === "running" && needsDecision(attempt))
+      .map(attemptKey),
   );
-  // The innermost call first; when every call to decide waits on another, any of them.
-  const innermost = toDecide.filter((attempt) => !waitsOnInner.has(attempt.requestEventId));
-  const decideNow = new Set(innermost.length > 0 ? innermost : toDecide);
+  const waitsOnDecision = outerCalls(inspection.runs, toDecide);
   const shownUrl = options.storeUrl ? redactUrl(options.storeUrl) : undefined;
   const passwordLeftOut = shownUrl !== undefined && shownUrl !== options.storeUrl;
   const store = shownUrl ? ` --store ${shellQuote(shownUrl)}` : "";
@@ -55,8 +60,12 @@ export function nextSteps(
     const status = statuses.get(attempt.runId);
     if (status !== undefined && status !== "running")
       return { action: "check-by-hand", runStatus: status };
+    const pausedRun = paused.get(attempt.runId);
+    if (pausedRun !== undefined) return { action: "awaiting-decision", runId: pausedRun };
+    // The innermost call to decide first; an agent call whose inner calls need no decision is
+    // decided on its own (an agent tool declared idempotent is made again by itself).
+    if (waitsOnDecision.has(attempt.requestEventId)) return { action: "decide-inner-first" };
     if (!needsDecision(attempt)) return { action: "none" };
-    if (!decideNow.has(attempt)) return { action: "decide-inner-first" };
     // After a fork the same attemptId can be unresolved in several runs: name the run.
     const ambiguous = inspection.unresolved.some(
       (other) => other !== attempt && other.attemptId === attempt.attemptId,
@@ -85,12 +94,15 @@ export function inspectForDecision(
   return inspectSession(store, sessionId, { resolve: "in-flight", missingBlobs: "keep" });
 }
 
-/** The inspection with the next step of each unresolved attempt: `inspect --json`, the viewer. */
+/**
+ * The inspection with the next step of each unresolved attempt, and the runs paused awaiting a
+ * decision (`paused`, when there are): `inspect --json`, the viewer.
+ */
 export function withNextSteps(
   inspection: SessionInspection,
   options: { storeUrl?: string } = {},
 ): SessionInspection & { nextSteps: NextStep[] } {
-  return { ...inspection, nextSteps: nextSteps(inspection, options) };
+  return withPausedRuns({ ...inspection, nextSteps: nextSteps(inspection, options) });
 }
 
 /** An unresolved call the next resume will not make again by itself. */
@@ -100,12 +112,12 @@ function needsDecision(attempt: AttemptView): boolean {
   return effect?.idempotent !== true;
 }
 
-/** requestEventIds of attempts whose child runs (at any depth) hold an unresolved attempt. */
-function openOuterCalls(runs: RunView[], unresolved: Set<string>): Set<string> {
+/** requestEventIds of attempts whose child runs (at any depth) hold one of `attempts`. */
+function outerCalls(runs: RunView[], attempts: Set<string>): Set<string> {
   const outer = new Set<string>();
   const hasOpen = (run: RunView): boolean => {
     let open = run.steps.some((step) =>
-      step.attempts.some((attempt) => unresolved.has(attemptKey(attempt))),
+      step.attempts.some((attempt) => attempts.has(attemptKey(attempt))),
     );
     for (const child of run.children) {
       if (!hasOpen(child)) continue;

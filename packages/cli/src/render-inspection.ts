@@ -1,6 +1,7 @@
 import type { AttemptView, RunView, SessionInspection } from "@agent-ledger/core";
 import { formatDuration, preview, terminalLine } from "./format.js";
 import { attemptKey, type NextStep, nextSteps } from "./next-steps.js";
+import { pausedRuns } from "./paused-runs.js";
 
 export interface RenderInspectionOptions {
   /**
@@ -79,8 +80,10 @@ export function renderInspection(
 ): string {
   const unresolved = new Set(inspection.unresolved.map(attemptKey));
   const runCount = countRuns(inspection.runs);
+  const paused = pausedRuns(inspection.runs);
+  const pausedText = new Map(paused.map((run) => [run.runId, run.text]));
   const lines: string[] = [
-    `session ${inspection.sessionId}  ${inspection.eventCount} events  ${runCount} run${runCount === 1 ? "" : "s"}  ${inspection.unresolved.length} unresolved`,
+    `session ${inspection.sessionId}  ${inspection.eventCount} events  ${runCount} run${runCount === 1 ? "" : "s"}  ${inspection.unresolved.length} unresolved${paused.length > 0 ? `  ${paused.length} paused at an approval` : ""}`,
   ];
 
   const renderRun = (run: RunView, prefix: string, last: boolean, cause?: string) => {
@@ -90,7 +93,8 @@ export function renderInspection(
     const inner = prefix + (last ? "   " : "│  ");
     type Item =
       | { kind: "attempt"; attempt: AttemptView; retry: boolean }
-      | { kind: "run"; run: RunView; cause?: string };
+      | { kind: "run"; run: RunView; cause?: string }
+      | { kind: "paused"; text: string };
     const items: Item[] = [];
     // Children by the event that caused them, looked up once per attempt: a scan of every
     // child for every attempt was quadratic (20,000 tool calls that each started a sub-agent).
@@ -122,13 +126,14 @@ export function renderInspection(
     }
     for (const child of run.children)
       if (!placed.has(child)) items.push({ kind: "run", run: child });
+    const pause = pausedText.get(run.runId);
+    if (pause !== undefined) items.push({ kind: "paused", text: pause });
     items.forEach((item, index) => {
       const isLast = index === items.length - 1;
+      const branch = `${inner}${isLast ? "└─ " : "├─ "}`;
       if (item.kind === "run") renderRun(item.run, inner, isLast, item.cause);
-      else
-        lines.push(
-          `${inner}${isLast ? "└─ " : "├─ "}${item.retry ? "↻ " : ""}${attemptLine(item.attempt, unresolved)}`,
-        );
+      else if (item.kind === "paused") lines.push(`${branch}⏸ ${item.text}`);
+      else lines.push(`${branch}${item.retry ? "↻ " : ""}${attemptLine(item.attempt, unresolved)}`);
     });
     if (run.status !== "running" && run.status !== "completed" && run.result !== undefined) {
       lines.push(`${inner}   ${run.status}: ${preview(resultText(run.result), 100)}`);
@@ -137,6 +142,14 @@ export function renderInspection(
   inspection.runs.forEach((run, index) => {
     renderRun(run, "", index === inspection.runs.length - 1);
   });
+
+  if (paused.length > 0) {
+    lines.push(
+      "",
+      `⏸ ${paused.length} run${paused.length === 1 ? "" : "s"} paused at an approval, waiting for a person to decide in the app that runs the agent:`,
+    );
+    for (const run of paused) lines.push(`   run ${run.runId}: ${run.text}`);
+  }
 
   if (inspection.unresolved.length > 0) {
     lines.push(
@@ -153,6 +166,7 @@ export function renderInspection(
         lines.push(`     ${approvalText(attempt)}; the next resume makes the call again`);
       const step = steps[index];
       if (step !== undefined) lines.push(`     ${nextStepText(step, attempt)}`);
+      if (step?.action === "resolve") lines.push(`       ${RESOLVE_HINT}`);
     });
     if (steps.some((step) => step.action === "resolve" && step.passwordLeftOut))
       lines.push(
@@ -178,10 +192,16 @@ function nextStepText(step: NextStep, attempt: AttemptView): string {
           : "next: nothing to decide; idempotent, so the next resume makes this call again by itself";
     case "decide-inner-first":
       return "next: decide the unresolved call inside its child run first; this call waits on it";
+    case "awaiting-decision":
+      return `next: nothing to resolve: run ${step.runId} is paused at an approval (above) that this call waits on; decide it in the app that runs the agent`;
     case "resolve":
       return `next: check the effect, then: ${step.command}`;
   }
 }
+
+// Under each printed `resolve` command: what its text does, and the other decision.
+const RESOLVE_HINT =
+  'replace "reason" with what you found: the agent\'s model reads it word for word as the call\'s result; if the call did not take effect, --approve "reason" instead makes it again on the next resume';
 
 function countRuns(runs: RunView[]): number {
   return runs.reduce((total, run) => total + 1 + countRuns(run.children), 0);

@@ -1,7 +1,7 @@
 import { execFile, spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type EventStore, openStore, SessionRecorder } from "@agent-ledger/core";
+import { type EventStore, openStore, SessionRecorder, type ToolEffect } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { onTestFinished } from "vitest";
 
@@ -179,8 +179,13 @@ export async function recordDemoSession(
 /**
  * An agent used as a tool (`writer_tool` on run "main") whose own write is still in flight in
  * its child run "writer": two unresolved attempts, of which only the inner one is a decision.
+ * `outerEffect`: what the agent tool call declares (by default nothing: unknown, not idempotent).
  */
-export async function recordNestedInFlight(store: EventStore, sessionId: string) {
+export async function recordNestedInFlight(
+  store: EventStore,
+  sessionId: string,
+  options: { outerEffect?: ToolEffect } = {},
+) {
   const main = new SessionRecorder({
     store,
     sessionId,
@@ -188,7 +193,12 @@ export async function recordNestedInFlight(store: EventStore, sessionId: string)
     actor: { type: "agent", id: "main" },
   });
   await main.startRun();
-  const outer = await main.beforeToolCall({ toolCallId: "c-w", name: "writer_tool", args: {} });
+  const outer = await main.beforeToolCall({
+    toolCallId: "c-w",
+    name: "writer_tool",
+    args: {},
+    ...(options.outerEffect ? { effect: options.outerEffect } : {}),
+  });
   const writer = main.child({
     runId: "writer",
     actor: { type: "agent", id: "writer" },

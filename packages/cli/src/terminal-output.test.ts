@@ -77,7 +77,8 @@ describe("terminal output of text from the ledger", () => {
     expect(inspected.stdout).not.toMatch(RAW_CONTROL);
     const command = /agent-ledger resolve .*/.exec(inspected.stdout)?.[0] as string;
     expect(command).toContain("$'refund\\u202enur'");
-    const pasted = await runPasted(command);
+    // With the reason filled in: the placeholder itself is refused.
+    const pasted = await runPasted(command.replace('"reason"', '"refunded by hand"'));
     expect(pasted.code).toBe(0);
     const after = JSON.parse(
       (await runBin(["--store", storeUrl, "inspect", bidiSession, "--json"])).stdout,

@@ -115,6 +115,8 @@ function nextStepText(attempt, step) {
     return `Run ${attempt.runId} is ${step.runStatus}: it takes no more events and will not be resumed; check the effect by hand.`;
   if (step.action === "decide-inner-first")
     return "This agent call waits on a call in flight inside its child run: decide that call first.";
+  if (step.action === "awaiting-decision")
+    return `Nothing to resolve: run ${step.runId} is paused at an approval that this call waits on; decide it in the app that runs the agent.`;
   return "The next resume makes this call again by itself: nothing to decide.";
 }
 
@@ -364,6 +366,15 @@ class SessionView {
         }),
       ),
     );
+    // A run paused at an approval is decided in the app, as inspect says (paused-runs.ts).
+    for (const paused of inspection.paused || [])
+      this.header.append(
+        el("p", {
+          className: "bad",
+          testId: "paused-run",
+          text: `⏸ Run ${paused.runId} is ${paused.text}.`,
+        }),
+      );
     // A lost blob does not hide the session: its marker stands where its content was.
     const missing = inspection.missingBlobs || [];
     if (missing.length > 0)

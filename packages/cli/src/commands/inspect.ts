@@ -9,9 +9,12 @@ import { sessionArgs } from "./session-args.js";
 
 export const inspectHelp = `agent-ledger inspect <session> [--json]
   The run tree: each run with its status and duration, steps and attempts, child runs under
-  the call that caused them; unresolved attempts are marked "!! UNRESOLVED" and listed.
-  --json: the inspection, and \`nextSteps\` (one per unresolved attempt, in its order): what to do
-  about it, with the \`resolve\` command the text output prints.
+  the call that caused them; unresolved attempts are marked "!! UNRESOLVED" and listed. A run
+  paused at an approval (its adapter's checkpoint says so) is listed with the calls it waits
+  on: those are decided in the app that runs the agent, not with \`resolve\`.
+  --json: the inspection, \`nextSteps\` (one per unresolved attempt, in its order): what to do
+  about it, with the \`resolve\` command the text output prints, and \`paused\` (when a run
+  is): each paused run with what the text output says of it.
   The command names the store given with --store (a password in it shown as ***); a store
   from $AGENT_LEDGER_STORE is left to the environment.`;
 

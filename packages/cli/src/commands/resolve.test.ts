@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { openStore, SessionRecorder } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { runBin, runPasted } from "../session-fixture.test.data.js";
+import { runBin, runPasted, storeWithSecret } from "../session-fixture.test.data.js";
 
 describe("agent-ledger resolve", () => {
   it("names a model call whose model the ledger does not know as 'model', with no stray space", async () => {
@@ -52,6 +52,52 @@ describe("agent-ledger resolve", () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(
       `abandoned attempt ${call.attemptId} (tool pay\\u001b]0;owned\\u0007) on run run at seq 2: checked\n`,
+    );
+  });
+});
+
+describe("the reason of resolve", () => {
+  it("is refused when it is the placeholder inspect prints, pasted as is: nothing is written", async () => {
+    const path = join(scratchDirectory("agent-ledger-placeholder-", onTestFinished), "ledger.db");
+    const store = await openStore(`sqlite:${path}`);
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "pay",
+      runId: "run",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const call = await recorder.beforeToolCall({ toolCallId: "c1", name: "pay", args: {} });
+    await store.close();
+    const cli = (...args: string[]) => runBin(["--store", `sqlite:${path}`, ...args]);
+    const command = /check the effect, then: (agent-ledger resolve .*)/.exec(
+      (await cli("inspect", "pay")).stdout,
+    )?.[1];
+    expect(command).toBeDefined();
+
+    for (const decision of ["--abandon", "--approve"]) {
+      const pasted = await runPasted((command as string).replace("--abandon", decision));
+      expect(pasted.code).toBe(2);
+      expect(pasted.stderr).toContain(
+        `${decision} "reason" is the placeholder inspect prints: replace it with what you found`,
+      );
+    }
+    const inspection = JSON.parse((await cli("inspect", "pay", "--json")).stdout);
+    expect(inspection.eventCount).toBe(2);
+    expect(
+      inspection.unresolved.map((attempt: { attemptId: string }) => attempt.attemptId),
+    ).toEqual([call.attemptId]);
+  });
+
+  it("is, for --abandon, what the agent's model reads: inspect and the help say so", async () => {
+    const help = await runBin(["help", "resolve"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("with the reason word for word as");
+    expect(help.stdout).toContain("the call's result");
+    const { url, attemptId } = await storeWithSecret();
+    const text = await runBin(["inspect", "pay"], { AGENT_LEDGER_STORE: url });
+    expect(text.stdout).toContain(
+      `check the effect, then: agent-ledger resolve --abandon "reason" -- pay ${attemptId}\n       replace "reason" with what you found: the agent's model reads it word for word as the call's result; if the call did not take effect, --approve "reason" instead makes it again on the next resume\n`,
     );
   });
 });

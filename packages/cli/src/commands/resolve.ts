@@ -19,9 +19,15 @@ export const resolveHelp = `agent-ledger resolve <session> <attemptId> --abandon
   Decides what happens to an unresolved attempt (a call that was in flight when the process
   died), written by a human actor on the attempt's run:
   --abandon  it will never complete (attempt.abandoned): a resumed agent tells its model the
-             call was abandoned instead of running it again.
+             call was abandoned instead of running it again, with the reason word for word as
+             the call's result. Write what you found ("charged already by phone").
   --approve  run it again (attempt.approved): the next resume makes the call once more, even
-             if the tool is not idempotent. If that run dies too, it is unresolved again.`;
+             if the tool is not idempotent. If that run dies too, it is unresolved again.
+  The reason "reason", as inspect prints it in its commands, is refused: it stands for yours.
+  A run paused at an approval (inspect says so) is decided in the app that runs the agent.`;
+
+// The placeholder inspect prints in its commands: pasted as is, it would reach the model.
+const PLACEHOLDER = "reason";
 
 // A fork copies a run's prefix with its attemptIds: one id can name an attempt in several runs.
 function findAttempts(
@@ -64,6 +70,10 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
   const decision = values.abandon !== undefined ? "abandon" : "approve";
   const reason = values.abandon ?? values.approve ?? "";
   if (reason.trim().length === 0) throw usageError(`--${decision} needs a reason`);
+  if (reason.trim().toLowerCase() === PLACEHOLDER)
+    throw usageError(
+      `--${decision} "${PLACEHOLDER}" is the placeholder inspect prints: replace it with what you found${decision === "abandon" ? " (the agent's model reads it as the call's result)" : ""}`,
+    );
   const store = await context.openStore();
   await assertSessionExists(store, sessionId);
   // Only ids and statuses are read: a session whose blobs are missing can still be resolved.
