@@ -136,11 +136,13 @@ describe("SIGKILL inside an agent used as a tool, decided with the CLI", () => {
     expect(resolved.code).toBe(0);
 
     const outcome = await runToEnd(["resume", db, dir]);
-    // Asked only about the writer's call: the ledger holds the decision on publish.
+    // Nothing is asked: the ledger holds the decision on publish, and the writer's call (an
+    // agent used as a tool, with no effect of its own) runs again, its inner calls answered
+    // from the ledger.
     expect(outcome).toEqual({
       status: "completed",
       finalOutput: `editor: writer: ${reason}`,
-      asked: ["writer_tool"],
+      asked: [],
     });
     expect(lines(join(dir, "published.log"))).toEqual(["Lamps are back"]);
     // Four model calls in all, as in a run without a crash: none paid twice.

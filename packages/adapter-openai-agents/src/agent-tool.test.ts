@@ -126,16 +126,21 @@ describe("an agent used as a tool (Agent.asTool)", () => {
     expect(writerCalls[1]?.payload).toMatchObject({ result: "written" });
   });
 
-  test("a crash while its inner tool runs: each open call is asked about once, then it completes", async () => {
+  test("a crash while its inner tool runs: only that call is asked about (with its agent), not the agent tool call; approved, it completes", async () => {
     const { store, first } = await crashWhileWriteRuns();
     expect(first.effects).toEqual(["write héllo 🌍"]);
 
-    // The new process: writer_tool was in flight, then (inside it) write was in flight.
+    // The new process: writer_tool was in flight, then (inside it) write was in flight. The
+    // agent tool has no effect of its own: it runs again, its calls answered from its child run.
     const second = agentToolFixture({ writeNeedsApproval: false });
     second.model.calls = 1;
     second.writerModel.calls = 1; // the scripts go on after the calls the ledger answers
+    const paused = await resumeRun(second.main, runOptions(store, second.model));
+    expect(
+      paused.interruptions.map((item) => [item.name, item.agent.name, item.arguments]),
+    ).toEqual([["write", "writer", JSON.stringify({ text: "héllo 🌍" })]]);
     const { asked, result } = await resumeApprovingAll(store, second);
-    expect(asked).toEqual(["writer_tool", "write"]);
+    expect(asked).toEqual(["write"]);
     expect(result).toMatchObject({ status: "completed", finalOutput: "done" });
     expect(second.effects).toEqual(["write héllo 🌍"]);
     // Only the writer's last model call was live: its first came from the ledger.
@@ -144,6 +149,27 @@ describe("an agent used as a tool (Agent.asTool)", () => {
     expect(inspection.unresolved).toEqual([]);
     expect(inspection.runs[0]?.status).toBe("completed");
     expect(inspection.runs[0]?.children.map((child) => child.status)).toEqual(["completed"]);
+  });
+
+  test("a crash while its inner tool runs, that call rejected: the writer is told, its run and the root run complete, nothing is left open", async () => {
+    const { store } = await crashWhileWriteRuns();
+    const second = agentToolFixture({ writeNeedsApproval: false });
+    second.model.calls = 1;
+    second.writerModel.calls = 1;
+    const paused = await resumeRun(second.main, runOptions(store, second.model));
+    const { state, item } = firstInterruption(paused);
+    expect(item.name).toBe("write");
+    state.reject(item);
+    const done = await resumeRun(second.main, { ...runOptions(store, second.model), state });
+    expect(done).toMatchObject({ status: "completed", finalOutput: "done" });
+    expect(second.effects).toEqual([]);
+    expect(JSON.stringify(second.writerModel.requests[0]?.input)).toMatch(/not approved/);
+    const inspection = await inspectSession(store, "s");
+    expect(inspection.unresolved).toEqual([]);
+    expect(inspection.runs[0]?.status).toBe("completed");
+    const writer = inspection.runs[0]?.children ?? [];
+    expect(writer.map((child) => child.status)).toEqual(["completed"]);
+    expect(writer[0]?.steps[1]?.attempts.map((attempt) => attempt.status)).toEqual(["abandoned"]);
   });
 
   test("a crash while its inner tool runs, that call abandoned with agent-ledger resolve: it is not run or asked about again", async () => {
@@ -158,8 +184,8 @@ describe("an agent used as a tool (Agent.asTool)", () => {
     second.model.calls = 1;
     second.writerModel.calls = 1;
     const { asked, result } = await resumeApprovingAll(store, second);
-    // The host is asked about writer_tool only: the ledger already holds the decision on write.
-    expect(asked).toEqual(["writer_tool"]);
+    // Nobody is asked: the ledger holds the decision on write, and writer_tool runs again.
+    expect(asked).toEqual([]);
     expect(result).toMatchObject({ status: "completed", finalOutput: "done" });
     expect(second.effects).toEqual([]);
     // The writer's model is told the person's reason.
@@ -218,9 +244,13 @@ describe("an agent used as a tool (Agent.asTool)", () => {
 
     const second = agentToolFixture({ writeNeedsApproval: false });
     second.model.calls = 1;
-    const paused = await resumeRun(second.main, runOptions(store, second.model));
-    // writer_tool was in flight when the run stopped: a person says whether to run it again.
-    expect(paused.interruptions.map((item) => item.name)).toEqual(["writer_tool"]);
+    const { asked, result } = await resumeApprovingAll(store, second);
+    // writer_tool was in flight when the run stopped: it runs again by itself, on the same
+    // child run, where nothing was recorded yet.
+    expect(asked).toEqual([]);
+    expect(result).toMatchObject({ status: "completed", finalOutput: "done" });
+    expect(second.effects).toEqual(["write héllo 🌍"]);
+    expect((await childRuns(store)).map((child) => child.status)).toEqual(["completed"]);
   });
 });
 
@@ -288,8 +318,8 @@ describe("an agent used as a tool, called again after the run went on from a Run
       main: second.boss,
       model: second.model,
     });
-    // The research call in flight, then (inside it) the search in flight.
-    expect(asked).toEqual(["research", "search"]);
+    // The search in flight inside the research call; the research call itself runs again.
+    expect(asked).toEqual(["search"]);
     expect(result).toMatchObject({ status: "completed" });
     expect(String(result.finalOutput)).toMatch(/^facts #\d on lamps \| facts #\d on chairs$/);
     expect(second.effects).toEqual(["search chairs"]);

@@ -1,5 +1,6 @@
 import {
   type JsonObject,
+  type JsonValue,
   LedgerError,
   type LedgerEvent,
   type SessionRecorder,
@@ -9,6 +10,18 @@ import { openAiAgentsVersion } from "./sdk-version.js";
 
 /** `payload.format` of the checkpoints this adapter writes. */
 export const RUN_STATE_CHECKPOINT_FORMAT = "openai-agents.run-state";
+
+/** A call a paused run waits on a person to decide, as a RunState checkpoint lists it. */
+export interface AwaitedCall {
+  /** The tool. */
+  name: string;
+  /** The SDK's callId (a hosted MCP approval: the request's id). */
+  toolCallId?: string;
+  /** The call's arguments: their JSON, else the text the model sent. */
+  args?: JsonValue;
+  /** The agent whose call it is (an agent used as a tool, a handoff target). */
+  agent?: string;
+}
 
 /** Payload of a `checkpoint.saved` event holding a serialized RunState. */
 export interface RunStateCheckpoint {
@@ -28,7 +41,20 @@ export interface RunStateCheckpoint {
    * decision for them.
    */
   replayApprovals?: string[];
+  /**
+   * At an interruption, the calls still to decide and how (absent when none). The field's name
+   * and shape are framework-neutral (`AWAITING_DECISION_FIELD` of @agent-ledger/core's
+   * inspection): from it `inspectSession` reports the run as paused awaiting a decision
+   * (`RunView.awaitingDecision`) until a call is made or decided in its tree, and
+   * `agent-ledger inspect` says to decide it with resumeRun instead of offering to abandon the
+   * agent tool calls the pause keeps open.
+   */
+  awaitingDecision?: { calls: AwaitedCall[]; decideWith: string };
 }
+
+/** How a person decides on a paused run, as `agent-ledger inspect` says it. */
+export const DECIDE_WITH =
+  "resumeRun (approve or reject the interruption on result.state, then resumeRun with { state })";
 
 export function isRunStateCheckpoint(event: LedgerEvent): boolean {
   const payload = event.payload as JsonObject | null;
@@ -40,17 +66,20 @@ export function isRunStateCheckpoint(event: LedgerEvent): boolean {
   );
 }
 
-/** Saves `state.toString()` with the SDK version (at an interruption or at the end). */
-export async function saveRunStateCheckpoint(
-  recorder: SessionRecorder,
+/** What a RunState checkpoint says besides the state. */
+export interface RunStateCheckpointOptions {
+  kind: RunStateCheckpoint["kind"];
+  currentRunId: string;
+  replayApprovals?: readonly string[];
+  awaitingDecision?: readonly AwaitedCall[];
+}
+
+/** The payload `saveRunStateCheckpoint` records for `state`. */
+export function runStateCheckpoint(
   // biome-ignore lint/suspicious/noExplicitAny: any context / agent
   state: RunState<any, any>,
-  options: {
-    kind: RunStateCheckpoint["kind"];
-    currentRunId: string;
-    replayApprovals?: readonly string[];
-  },
-): Promise<LedgerEvent> {
+  options: RunStateCheckpointOptions,
+): RunStateCheckpoint {
   const payload: RunStateCheckpoint = {
     format: RUN_STATE_CHECKPOINT_FORMAT,
     kind: options.kind,
@@ -61,7 +90,19 @@ export async function saveRunStateCheckpoint(
   };
   if (options.replayApprovals !== undefined && options.replayApprovals.length > 0)
     payload.replayApprovals = [...options.replayApprovals];
-  return recorder.checkpoint(payload);
+  if (options.awaitingDecision !== undefined && options.awaitingDecision.length > 0)
+    payload.awaitingDecision = { calls: [...options.awaitingDecision], decideWith: DECIDE_WITH };
+  return payload;
+}
+
+/** Saves `state.toString()` with the SDK version (at an interruption or at the end). */
+export async function saveRunStateCheckpoint(
+  recorder: SessionRecorder,
+  // biome-ignore lint/suspicious/noExplicitAny: any context / agent
+  state: RunState<any, any>,
+  options: RunStateCheckpointOptions,
+): Promise<LedgerEvent> {
+  return recorder.checkpoint(runStateCheckpoint(state, options));
 }
 
 /**

@@ -1,4 +1,4 @@
-export type { RunStateCheckpoint } from "./checkpoint.js";
+export type { AwaitedCall, RunStateCheckpoint } from "./checkpoint.js";
 export {
   loadRunStateCheckpoint,
   RUN_STATE_CHECKPOINT_FORMAT,
@@ -10,10 +10,9 @@ export { isLedgerWrapped, ledgerModel, ledgerModelProvider } from "./ledger-mode
 export { APPROVAL_EVENT_TYPE } from "./ledger-state.js";
 export type { LedgerToolOptions } from "./ledger-tool.js";
 export { ledgerTool, ledgerToolEffect } from "./ledger-tool.js";
+export type { LedgerRunResult, LedgerStreamedRun } from "./run-ends.js";
 export type {
   LedgerRunOptions,
-  LedgerRunResult,
-  LedgerStreamedRun,
   ResumeRunOptions,
   RunWithLedgerOptions,
 } from "./run-with-ledger.js";

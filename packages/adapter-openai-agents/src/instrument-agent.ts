@@ -9,8 +9,9 @@ type AnyAgent = Agent<any, any>;
  * Prepares an agent graph for recording, in place: every function tool of the agent and of
  * every agent reachable through its handoffs is wrapped with ledgerTool (tools wrapped before,
  * e.g. with `{ idempotent: true }`, keep their options), and an agent whose `model` is a Model
- * instance gets it wrapped with ledgerModel. Agents exposed with `Agent.asTool` are not
- * reachable from the graph: call instrumentAgent on them yourself.
+ * instance gets it wrapped with ledgerModel. A tool made by `Agent.asTool` is wrapped as having
+ * no effect of its own and being safe to run again (see ledgerTool); the agent behind it is not
+ * reachable from the graph: call instrumentAgent on it yourself.
  */
 export function instrumentAgent(agent: AnyAgent): AnyAgent {
   const seen = new Set<AnyAgent>();

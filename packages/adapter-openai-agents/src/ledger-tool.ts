@@ -26,10 +26,14 @@ import {
 export interface LedgerToolOptions {
   /**
    * Safe to run twice (a read, an upsert). After a crash, a call of an idempotent tool that was
-   * in flight runs again by itself; any other becomes an approval interruption. Default false.
+   * in flight runs again by itself; any other becomes an approval interruption. Default false,
+   * except for an agent used as a tool (see `AGENT_TOOL_EFFECT`).
    */
   idempotent?: boolean;
-  /** What the tool does to the world, recorded on `tool.requested`. Default "unknown". */
+  /**
+   * What the tool does to the world, recorded on `tool.requested`. Default "unknown", except
+   * for an agent used as a tool ("none").
+   */
   effect?: ToolEffect["kind"];
   /** Record on this run instead of the current runWithLedger scope. */
   recorder?: SessionRecorder;
@@ -38,7 +42,25 @@ export interface LedgerToolOptions {
 // biome-ignore lint/suspicious/noExplicitAny: FunctionTool's context/parameter generics are free here
 type AnyFunctionTool = FunctionTool<any, any, any>;
 
+const DEFAULT_EFFECT: ToolEffect = { kind: "unknown", idempotent: false };
+
 const wrappedTools = new WeakMap<object, ToolEffect>();
+
+/**
+ * The effect of an agent used as a tool (`Agent.asTool`) unless declared otherwise: it has none
+ * of its own, and running it again is safe. What its agent does is recorded on the call's
+ * child run, call by call, each with its tool's own effect; a call run again goes on on that
+ * run, where the model responses and tool results it holds are answered from the ledger and a
+ * call that was in flight is asked about as anywhere else. So after a crash inside it a person
+ * is asked only about the inner call that was in flight, not about the agent tool call too.
+ */
+const AGENT_TOOL_EFFECT: ToolEffect = { kind: "none", idempotent: true };
+
+// A function tool made by Agent.asTool: @openai/agents 0.14.3 keeps the link to its agent to
+// itself, but gives only these tools an `on` method (its stream events).
+function isAgentTool(tool: AnyFunctionTool): boolean {
+  return typeof (tool as { on?: unknown }).on === "function";
+}
 
 /** The effect a ledger tool declared, or undefined for a tool not wrapped by ledgerTool. */
 export function ledgerToolEffect(tool: object): ToolEffect | undefined {
@@ -122,9 +144,10 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
   if (tool?.type !== "function" || typeof tool.invoke !== "function")
     throw new LedgerError("invalid-argument", "ledgerTool wraps a function tool (tool({...}))");
   assertLedgerToolOptions(options);
+  const defaults = isAgentTool(tool) ? AGENT_TOOL_EFFECT : DEFAULT_EFFECT;
   const effect: ToolEffect = {
-    kind: options.effect ?? "unknown",
-    idempotent: options.idempotent ?? false,
+    kind: options.effect ?? defaults.kind,
+    idempotent: options.idempotent ?? defaults.idempotent,
   };
   const existing = wrappedTools.get(tool);
   if (existing) {

@@ -116,7 +116,7 @@ describe("agents used as tools two levels deep (Outer -> mid -> inner -> charge)
     expect((await inspectSession(store, "s")).unresolved).toEqual([]);
   });
 
-  test("a crash inside the innermost tool: each open call is asked about once, the charge runs only when approved, and the run completes", async () => {
+  test("a crash inside the innermost tool: only the charge is asked about, it runs only when approved, and the run completes", async () => {
     const { store, first } = await ledgers.crashed("nested agent tools: dies inside charge");
     expect(first.effects).toEqual(["charge 7"]);
 
@@ -136,7 +136,8 @@ describe("agents used as tools two levels deep (Outer -> mid -> inner -> charge)
         state: result.state,
       });
     }
-    expect(asked).toEqual(["mid", "inner", "charge"]);
+    // The agent tool calls around it run again by themselves, each on its child run.
+    expect(asked).toEqual(["charge"]);
     expect(result).toMatchObject({ status: "completed", finalOutput: DONE });
     // Run again once, because a person approved it; every first model call came from the ledger.
     expect(second.effects).toEqual(["charge 7"]);

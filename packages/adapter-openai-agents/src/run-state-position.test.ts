@@ -1,12 +1,47 @@
-import { LedgerError, MemoryEventStore, readWholeSession } from "@agent-ledger/core";
+import {
+  type EventStore,
+  inspectSession,
+  LedgerError,
+  MemoryEventStore,
+  readWholeSession,
+} from "@agent-ledger/core";
 import { RunState, setTracingDisabled } from "@openai/agents";
-import { describe, expect, test } from "vitest";
+import { afterAll, describe, expect, test } from "vitest";
 import { approvalCallId } from "./approval-decisions.js";
 import { resumeRun, runWithLedger } from "./index.js";
+import { agentLedger } from "./testing/agent-ledger-cli.js";
 import { chargeCall, chargingAgent, TWO_CHARGES } from "./testing/charging-agents.js";
+import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
+import { fixture } from "./testing/fixture.js";
 import { firstInterruption, runOptions } from "./testing/recorded-run.js";
 
 setTracingDisabled(true);
+
+// The crash is real: the first process runs in a child recording to a SQLite file and is
+// SIGKILLed inside `charge`, after it charged (testing/crash-scenarios.test.data.ts).
+const ledgers = new CrashedLedgers("oa-run-state-position-", afterAll);
+ledgers.prepare("shop: dies inside charge");
+
+/** What resumeRun throws, or undefined. */
+async function refusal(call: Promise<unknown>): Promise<unknown> {
+  return call.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+}
+
+/** The new process (the app) is asked about the charge in flight: its state and the attempt. */
+async function pausedAtCharge(store: EventStore) {
+  const app = fixture();
+  const paused = await resumeRun(app.main, runOptions(store, app.model));
+  const { state, item } = firstInterruption(paused);
+  expect(item.name).toBe("charge");
+  const attempt = (await inspectSession(store, "s")).unresolved.find(
+    (unresolved) => unresolved.name === "charge",
+  );
+  if (!attempt) throw new Error("the charge is not unresolved");
+  return { app, state, item, attemptId: attempt.attemptId };
+}
 
 describe("resumeRun({ state }) takes only the state the run is at", () => {
   test("a state the run has moved past (a retried request) is refused with conflict; nothing runs", async () => {
@@ -67,5 +102,98 @@ describe("resumeRun({ state }) takes only the state the run is at", () => {
     expect(runB.effects).toEqual([]);
     expect(runA.effects).toEqual([]);
     expect(await readWholeSession(store, "s")).toEqual(before);
+  });
+});
+
+describe("resumeRun({ state }) after someone else decided the same call", () => {
+  // Both directions: the person abandons and the app approves, or the person approves and the
+  // app rejects. Without the check, the first went on from the input and dropped the app's
+  // approval; the second went on from the state and dropped the person's.
+  test.each([
+    { person: "--abandon", reason: "charged already by phone", app: "approve", after: "not sold" },
+    { person: "--approve", reason: "not charged: checked", app: "reject", after: "sold for 7" },
+  ] as const)(
+    "a call decided with agent-ledger resolve $person after the state was saved: the app's $app on that state is refused with conflict, nothing recorded or run",
+    async ({ person, reason, app: decision, after }) => {
+      const { store, path } = await ledgers.crashed("shop: dies inside charge");
+      const { app, state, item, attemptId } = await pausedAtCharge(store);
+      const resolved = await agentLedger(path, "resolve", "s", attemptId, person, reason);
+      expect(resolved.code).toBe(0);
+      const before = await readWholeSession(store, "s");
+
+      if (decision === "approve") state.approve(item);
+      else state.reject(item);
+      const refused = await refusal(
+        resumeRun(app.main, { ...runOptions(store, app.model), state }),
+      );
+      expect(LedgerError.isInstance(refused, "conflict")).toBe(true);
+      expect((refused as LedgerError).path).toBe("$.state");
+      expect((refused as Error).message).toContain("after this RunState was saved");
+      expect(await readWholeSession(store, "s")).toEqual(before);
+      expect(app.effects).toEqual([]);
+
+      // Without the stale state, the run goes on with the person's decision.
+      const next = fixture();
+      next.model.calls = 2;
+      const done = await resumeRun(next.main, runOptions(store, next.model));
+      expect(done).toMatchObject({ status: "completed", finalOutput: after });
+      expect(next.effects).toEqual(person === "--approve" ? ["charge 7"] : []);
+    },
+  );
+
+  test("with no decision recorded since, the app's own decision on that state goes on", async () => {
+    const { store } = await ledgers.crashed("shop: dies inside charge");
+    const { app, state, item } = await pausedAtCharge(store);
+    state.reject(item, { message: "charged already by phone" });
+    app.model.calls = 2;
+    const done = await resumeRun(app.main, { ...runOptions(store, app.model), state });
+    expect(done).toMatchObject({ status: "completed", finalOutput: "not sold" });
+  });
+});
+
+describe("resumeRun({ state }) refuses another run's state, however alike", () => {
+  test("two runs of the same agent on the same input, with a provider that gives no unique response ids", async () => {
+    const store = new MemoryEventStore();
+    const runA = chargingAgent([[chargeCall(5, "c0")]], undefined, { needsApproval: true });
+    const runB = chargingAgent([[chargeCall(5, "c0")]], undefined, { needsApproval: true });
+    const pausedA = await runWithLedger(runA.agent, "go", runOptions(store, runA.model, "runA"));
+    await runWithLedger(runB.agent, "go", runOptions(store, runB.model, "runB"));
+    const { state, item } = firstInterruption(pausedA);
+    state.approve(item);
+    const before = await readWholeSession(store, "s");
+
+    for (const foreign of [state, await RunState.fromString(runB.agent, state.toString())]) {
+      const refused = await refusal(
+        resumeRun(runB.agent, { ...runOptions(store, runB.model, "runB"), state: foreign }),
+      );
+      expect(LedgerError.isInstance(refused, "invalid-argument")).toBe(true);
+      expect((refused as LedgerError).path).toBe("$.state");
+      expect((refused as Error).message).toContain("runA");
+    }
+    expect(runB.effects).toEqual([]);
+    expect(await readWholeSession(store, "s")).toEqual(before);
+
+    // Its own run takes it.
+    const done = await resumeRun(runA.agent, { ...runOptions(store, runA.model, "runA"), state });
+    expect(done).toMatchObject({ status: "completed", finalOutput: "sold" });
+  });
+
+  test("a run of another session with the same run id", async () => {
+    const store = new MemoryEventStore();
+    const first = chargingAgent([[chargeCall(5, "c0")]], undefined, { needsApproval: true });
+    const second = chargingAgent([[chargeCall(5, "c0")]], undefined, { needsApproval: true });
+    const paused = await runWithLedger(first.agent, "go", runOptions(store, first.model));
+    await runWithLedger(second.agent, "go", {
+      ...runOptions(store, second.model),
+      sessionId: "other",
+    });
+    const { state, item } = firstInterruption(paused);
+    state.approve(item);
+    const refused = await refusal(
+      resumeRun(second.agent, { ...runOptions(store, second.model), sessionId: "other", state }),
+    );
+    expect(LedgerError.isInstance(refused, "invalid-argument")).toBe(true);
+    expect((refused as LedgerError).path).toBe("$.state");
+    expect(second.effects).toEqual([]);
   });
 });

@@ -1,4 +1,5 @@
 import {
+  canonicalJson,
   hashJson,
   InvalidArgumentError,
   type JsonObject,
@@ -8,6 +9,8 @@ import {
 } from "@agent-ledger/core";
 import type { RunState } from "@openai/agents";
 import { isRunStateCheckpoint, type RunStateCheckpoint } from "./checkpoint.js";
+import { APPROVAL_EVENT_TYPE } from "./ledger-state.js";
+import { type RunOfState, runsOfState } from "./run-state-stamp.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: any context
 type AnyRunState = RunState<any, any>;
@@ -19,7 +22,24 @@ type AnyRunState = RunState<any, any>;
  * where the decisions a person makes on the state go (and the host's own context).
  */
 export function runStatePosition(serialized: string): string {
-  const json = JSON.parse(serialized) as JsonObject;
+  return positionOf(JSON.parse(serialized) as JsonObject);
+}
+
+/**
+ * True when two serialized states stand at the same position with the same context (the
+ * decisions made on them, the run they are stamped for, usage): going on from one does what
+ * going on from the other would. What else differs is the SDK's bookkeeping (a trace that
+ * `RunState.fromString` does not restore).
+ */
+export function sameRunState(a: string, b: string): boolean {
+  const [first, second] = [JSON.parse(a) as JsonObject, JSON.parse(b) as JsonObject];
+  return (
+    positionOf(first) === positionOf(second) &&
+    canonicalJson(first.context ?? null) === canonicalJson(second.context ?? null)
+  );
+}
+
+function positionOf(json: JsonObject): string {
   const responses = Array.isArray(json.modelResponses) ? json.modelResponses : [];
   return hashJson({
     currentTurn: json.currentTurn ?? null,
@@ -34,21 +54,65 @@ export function runStatePosition(serialized: string): string {
   } as JsonValue);
 }
 
-/**
- * Checks that `state`, given to resumeRun with a person's decisions, is the state run `runId`
- * is paused at: the one its latest interruption checkpoint holds (`rootEvents`: the run's own
- * events). Going on from any other would run again calls the ledger holds as done, or record
- * another run's calls on this one. An older state of this run (a request sent again) is
- * `conflict`; any other state `invalid-argument`; both at `$.state`, before anything runs.
- */
-export function assertCurrentState(
+/** The run `resumeRun` was asked to go on, and what the ledger holds of it. */
+export interface ResumedRun {
+  sessionId: string;
+  runId: string;
+  /** The run's own events. */
+  rootEvents: readonly LedgerEvent[];
+  /** The events of the run and of every run below it, in commit order. */
+  treeEvents: readonly LedgerEvent[];
+}
+
+// Why a decision recorded on the run's tree after `after` (the checkpoint `state` is at) makes
+// `state` stale, if one does: a decision on another copy of the state that `state` does not
+// make (APPROVAL_EVENT_TYPE, recorded by the process that went on from that copy), or one
+// made outside the SDK (`agent-ledger resolve`: attempt.approved, attempt.abandoned). The
+// adapter's own abandonment of a call rejected on a state follows that state's decision.
+function staleBecause(
   state: AnyRunState,
-  rootEvents: readonly LedgerEvent[],
-  runId: string,
-): void {
-  let position: string;
+  events: readonly LedgerEvent[],
+  after: LedgerEvent,
+): string | undefined {
+  const later = events.filter((event) => event.commitCursor > after.commitCursor);
+  const rejectedOnState = new Set<unknown>();
+  for (const event of later) {
+    if (event.type !== APPROVAL_EVENT_TYPE) continue;
+    const { callId, toolName, approved, attemptId } = event.payload as JsonObject;
+    const onState = state._context.isToolApproved({
+      toolName: String(toolName ?? ""),
+      callId: String(callId ?? ""),
+    });
+    if (onState !== (approved === true))
+      return `call ${String(callId)} was ${approved === true ? "approved" : "rejected"} on another copy of this RunState (seq ${event.seq})`;
+    if (approved !== true) rejectedOnState.add(attemptId);
+  }
+  const outside = later.find(
+    (event) =>
+      event.type === "attempt.approved" ||
+      (event.type === "attempt.abandoned" && !rejectedOnState.has(event.attemptId)),
+  );
+  if (outside === undefined) return undefined;
+  const verb = outside.type === "attempt.approved" ? "approved for a re-run" : "abandoned";
+  const by = outside.actor ? ` by ${outside.actor.id}` : "";
+  return `attempt ${outside.attemptId} of run ${outside.runId} was ${verb}${by} (seq ${outside.seq})`;
+}
+
+/**
+ * Checks that `state`, given to resumeRun with a person's decisions, is the state the run is
+ * paused at: stamped for this run (`stampRunState`; a state written before states were stamped
+ * is known by its position only), the one its latest interruption checkpoint holds, with no
+ * decision recorded on the run since. Going on from any other would run again calls the ledger
+ * holds as done, record another run's calls on this one, or override a decision another person
+ * recorded. An older state of this run (a request sent again), or one that a decision recorded
+ * since makes stale, is `conflict`; any other state `invalid-argument`; both at `$.state`, before
+ * anything runs.
+ */
+export function assertCurrentState(state: AnyRunState, run: ResumedRun): void {
+  const { runId } = run;
+  let json: JsonObject;
   try {
-    position = runStatePosition(state.toString());
+    json = JSON.parse(state.toString()) as JsonObject;
   } catch (error) {
     throw new LedgerError(
       "invalid-argument",
@@ -56,7 +120,19 @@ export function assertCurrentState(
       { path: "$.state", cause: error },
     );
   }
-  const paused = rootEvents.filter(
+  const stamped = runsOfState(json);
+  if (
+    stamped.length > 0 &&
+    !stamped.some((owner) => owner.sessionId === run.sessionId && owner.runId === runId)
+  ) {
+    const owner = stamped[0] as RunOfState;
+    throw new InvalidArgumentError(
+      "$.state",
+      `this RunState is run ${owner.runId}'s of session ${owner.sessionId}, not run ${runId}'s of session ${run.sessionId}: nothing was run`,
+    );
+  }
+  const position = positionOf(json);
+  const paused = run.rootEvents.filter(
     (event) =>
       isRunStateCheckpoint(event) &&
       (event.payload as unknown as RunStateCheckpoint).kind === "interruption",
@@ -67,10 +143,18 @@ export function assertCurrentState(
       "$.state",
       `run ${runId} never paused at an approval: there is no state of it to decide on`,
     );
-  const positionOf = (event: LedgerEvent) =>
+  const positionOfCheckpoint = (event: LedgerEvent) =>
     runStatePosition((event.payload as unknown as RunStateCheckpoint).state);
-  if (positionOf(latest) === position) return;
-  const older = paused.slice(0, -1).findLast((event) => positionOf(event) === position);
+  if (positionOfCheckpoint(latest) === position) {
+    const stale = staleBecause(state, run.treeEvents, latest);
+    if (stale === undefined) return;
+    throw new LedgerError(
+      "conflict",
+      `$.state: ${stale} after this RunState was saved: the decisions on it may contradict that one, so none was recorded or run. Resume without state to load the run with that decision, and decide on what is still asked.`,
+      { path: "$.state", details: { runId, checkpointSeq: latest.seq } },
+    );
+  }
+  const older = paused.slice(0, -1).findLast((event) => positionOfCheckpoint(event) === position);
   if (older !== undefined)
     throw new LedgerError(
       "conflict",

@@ -1,35 +1,17 @@
 import {
   type EventStore,
-  findLedgerError,
   type JsonObject,
   LedgerError,
-  readWholeSession,
   resolvePayload,
   SessionRecorder,
 } from "@agent-ledger/core";
-import {
-  type Agent,
-  type AgentInputItem,
-  type ModelProvider,
-  Runner,
-  type RunResult,
-  type RunState,
-  type RunToolApprovalItem,
-  type StreamedRunResult,
-} from "@openai/agents";
-import {
-  applyRecordedDecisions,
-  approvalCallId,
-  recordDecisions,
-  undecidedInterruptions,
-} from "./approval-decisions.js";
+import { type Agent, type AgentInputItem, type ModelProvider, Runner } from "@openai/agents";
+import { applyRecordedDecisions, recordDecisions } from "./approval-decisions.js";
 import {
   isRunStateCheckpoint,
   loadRunStateCheckpoint,
   type RunStateCheckpoint,
-  saveRunStateCheckpoint,
 } from "./checkpoint.js";
-import { closeChildRuns } from "./close-child-runs.js";
 import { instrumentAgent } from "./instrument-agent.js";
 import { ledgerModel, ledgerModelProvider } from "./ledger-model.js";
 import {
@@ -39,18 +21,24 @@ import {
   runTree,
   skipRecordedCalls,
 } from "./ledger-state.js";
-import { recordedOutput, runInputToJson } from "./model-json.js";
+import { runInputToJson } from "./model-json.js";
 import { assertRunOptions } from "./option-checks.js";
+import { readResumedRun } from "./resumed-run.js";
+import {
+  type AnyResult,
+  type AnyRunState,
+  cancelled,
+  failed,
+  finish,
+  type LedgerRunResult,
+  type LedgerStreamedRun,
+} from "./run-ends.js";
 import { assertCurrentState } from "./run-state-position.js";
 import { agentActor, currentScope, enterAgent, type LedgerScope, runInScope } from "./scope.js";
 import { openAiAgentsVersion } from "./sdk-version.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: agents of any context and output type
 type AnyAgent = Agent<any, any>;
-// biome-ignore lint/suspicious/noExplicitAny: any context
-type AnyRunState = RunState<any, any>;
-// biome-ignore lint/suspicious/noExplicitAny: any context
-type AnyResult = RunResult<any, any> | StreamedRunResult<any, any>;
 
 export interface LedgerRunOptions {
   store: EventStore;
@@ -79,38 +67,6 @@ export interface ResumeRunOptions extends LedgerRunOptions {
   state?: AnyRunState;
 }
 
-/** What a recorded run ended with. */
-interface RunResultBase {
-  sessionId: string;
-  runId: string;
-  finalOutput: unknown;
-  interruptions: RunToolApprovalItem[];
-  /** The SDK's result of the last segment (undefined when read back from the ledger). */
-  result: AnyResult | undefined;
-}
-
-/**
- * How a run ended, told apart by `status` so that TypeScript narrows it:
- * - `completed`: `finalOutput` is the answer; `state` is undefined when a completed run is only
- *   read back from the ledger.
- * - `interrupted`: waiting for tool approvals (see `interruptions`); decide them on `state`
- *   (always there) and pass it to `resumeRun`.
- * - `cancelled`: the consumer of a streamed run stopped reading it (recorded as `run.cancelled`).
- */
-export type LedgerRunResult =
-  | (RunResultBase & { status: "completed"; state: AnyRunState | undefined })
-  | (RunResultBase & { status: "interrupted"; state: AnyRunState })
-  | (RunResultBase & { status: "cancelled"; state: AnyRunState | undefined });
-
-/** A streamed run: read `stream`, then await `done`. */
-export interface LedgerStreamedRun {
-  sessionId: string;
-  runId: string;
-  // biome-ignore lint/suspicious/noExplicitAny: any context
-  stream: StreamedRunResult<any, any>;
-  done: Promise<LedgerRunResult>;
-}
-
 const FRAMEWORK = "openai-agents";
 
 /** A Runner with the same configuration whose models are recorded and whose handoffs are tracked. */
@@ -134,66 +90,6 @@ function ledgerRunner(options: LedgerRunOptions): Runner {
       return userFilter ? userFilter(args) : args.modelData;
     },
   });
-}
-
-async function finish(scope: LedgerScope, result: AnyResult): Promise<LedgerRunResult> {
-  const base = { sessionId: scope.root.sessionId, runId: scope.root.runId, result };
-  const currentRunId = scope.current?.runId ?? scope.root.runId;
-  if (result.interruptions.length > 0) {
-    const replayApprovals = result.interruptions
-      .map((item) => approvalCallId(item))
-      .filter((callId) => scope.run.replayApprovals.has(callId));
-    await saveRunStateCheckpoint(scope.root, result.state, {
-      kind: "interruption",
-      currentRunId,
-      replayApprovals,
-    });
-    return {
-      ...base,
-      status: "interrupted",
-      finalOutput: undefined,
-      // Those the ledger held a decision for are decided on `state` already: not asked again.
-      interruptions: undecidedInterruptions(result.state, result.interruptions),
-      state: result.state,
-    };
-  }
-  await saveRunStateCheckpoint(scope.root, result.state, { kind: "final", currentRunId });
-  const finalOutput = result.finalOutput ?? null;
-  const recorded = recordedOutput(finalOutput);
-  await closeChildRuns(scope, (recorder) => recorder.completeRun(recorded));
-  await scope.root.completeRun(recorded);
-  return { ...base, status: "completed", finalOutput, interruptions: [], state: result.state };
-}
-
-// The consumer of a streamed run stopped reading: the SDK stops the run without a final
-// output (and without a RunState that could be saved mid-turn). It did not complete.
-async function cancelled(scope: LedgerScope, result: AnyResult): Promise<LedgerRunResult> {
-  const reason = "the consumer stopped reading the stream";
-  await closeChildRuns(scope, (recorder) => recorder.cancelRun(reason));
-  await scope.root.cancelRun(reason);
-  return {
-    sessionId: scope.root.sessionId,
-    runId: scope.root.runId,
-    result,
-    status: "cancelled",
-    finalOutput: undefined,
-    interruptions: [],
-    state: result.state,
-  };
-}
-
-// A run that failed for a reason of its own (model error, tool error, maxTurns) is closed as
-// failed, with the runs it opened below itself (a handoff target it failed in). A ledger failure
-// (store down, unresolved call, divergence) leaves them open so the run can be resumed, and is
-// what the caller gets: the SDK wraps a refusal inside a tool in its ToolCallError, which has no
-// `code` to tell a divergence from a store outage.
-async function failed(scope: LedgerScope, error: unknown): Promise<never> {
-  const ledgerError = findLedgerError(error);
-  if (ledgerError !== undefined) throw ledgerError;
-  // Best effort: the run's own error is what the caller must see, not a store outage on top.
-  await closeChildRuns(scope, (recorder) => recorder.failRun(error)).catch(() => undefined);
-  await scope.root.failRun(error).catch(() => undefined);
-  throw error;
 }
 
 function runSegment(
@@ -290,10 +186,7 @@ export async function resumeRun(
   assertRunOptions(options, { resume: true });
   instrumentAgent(agent);
   const { store, sessionId, runId } = options;
-  const events = await readWholeSession(store, sessionId);
-  const rootEvents = events.filter((event) => event.runId === runId);
-  if (rootEvents.length === 0)
-    throw new LedgerError("not-found", `run ${runId} not found in session ${sessionId}`);
+  const { events, rootEvents } = await readResumedRun(store, sessionId, runId);
   const terminal = rootEvents.find((event) =>
     ["run.completed", "run.failed", "run.cancelled"].includes(event.type),
   );
@@ -314,12 +207,12 @@ export async function resumeRun(
       "run-closed",
       `run ${runId} is ${terminal.type.slice(4)}: nothing to resume`,
     );
-  // A stale or foreign state would run again calls the ledger holds as done: refused here,
-  // before anything is recorded or run.
-  if (options.state !== undefined) assertCurrentState(options.state, rootEvents, runId);
-
   const tree = runTree(events, runId);
   const treeEvents = events.filter((event) => tree.has(event.runId));
+  // A stale or foreign state would run again calls the ledger holds as done, or override a
+  // decision recorded since: refused here, before anything is recorded or run.
+  if (options.state !== undefined)
+    assertCurrentState(options.state, { sessionId, runId, rootEvents, treeEvents });
   const root = await SessionRecorder.resume({
     store,
     sessionId,
@@ -365,7 +258,7 @@ export async function resumeRun(
         applyRecordedDecisions(result.state, scope, { attemptsOnly: true })
       )
         result = await runSegment(runner, agent, result.state, scope, options);
-      return await finish(scope, result);
+      return await finish(scope, result, payload);
     }
     // Crash between checkpoints: re-execute from the recorded input, answering from the ledger.
     const inputEvent = rootEvents.find((event) => event.type === "input.received");

@@ -50,14 +50,17 @@ export class CrashedLedgers {
     for (const scenario of scenarios) this.#crash([scenario]).catch(() => undefined);
   }
 
-  /** The ledger a child running `scenario` left when it was killed, and what it did. */
+  /**
+   * The ledger a child running `scenario` left when it was killed (opened, and the path of its
+   * file), and what the child did.
+   */
   async crashed(
     scenario: CrashScenario,
-  ): Promise<{ store: SqliteEventStore; first: KilledProcess }> {
-    const { store, killed } = await this.#open([scenario]);
+  ): Promise<{ store: SqliteEventStore; path: string; first: KilledProcess }> {
+    const { store, path, killed } = await this.#open([scenario]);
     const [first] = killed;
     if (!first) throw new Error(`no child ran ${scenario}`);
-    return { store, first };
+    return { store, path, first };
   }
 
   /** `crashed(firstScenario)`, then a second child runs `secondScenario` on it, killed too. */
@@ -75,11 +78,12 @@ export class CrashedLedgers {
   // Every test resumes a copy of what the children left: a test changes the ledger it resumes,
   // and several tests may go on from the same crash.
   async #open(chain: CrashScenario[]) {
-    const { path, killed } = await this.#crash(chain);
-    const store = new SqliteEventStore({ path: this.#copy(path) });
+    const crash = await this.#crash(chain);
+    const path = this.#copy(crash.path);
+    const store = new SqliteEventStore({ path });
     await store.init();
     onTestFinished(() => store.close());
-    return { store, killed: structuredClone(killed) };
+    return { store, path, killed: structuredClone(crash.killed) };
   }
 
   // The children of `chain` run one after the other on one ledger, each killed at its crash

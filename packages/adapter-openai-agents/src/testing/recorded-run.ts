@@ -1,6 +1,6 @@
 import type { EventStore } from "@agent-ledger/core";
 import type { Model } from "@openai/agents";
-import type { LedgerRunResult } from "../run-with-ledger.js";
+import type { LedgerRunResult } from "../run-ends.js";
 import { scriptedProvider } from "./scripted-model.js";
 
 /** Options of a test's recorded run: session "s", run `runId`, every model call answered by `model`. */

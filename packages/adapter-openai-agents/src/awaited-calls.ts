@@ -1,0 +1,31 @@
+import { type JsonValue, wellFormedText } from "@agent-ledger/core";
+import type { RunToolApprovalItem } from "@openai/agents";
+import { approvalCallId } from "./approval-decisions.js";
+import type { AwaitedCall } from "./checkpoint.js";
+import { parseWellFormed, recordedOutput } from "./model-json.js";
+
+// The arguments as the model sent them: their JSON (as recorded for a tool request), else the
+// text itself.
+function argumentsOf(item: RunToolApprovalItem): JsonValue | undefined {
+  const text = item.arguments;
+  if (typeof text !== "string") return undefined;
+  try {
+    return recordedOutput(parseWellFormed(text)) as JsonValue;
+  } catch {
+    return wellFormedText(text);
+  }
+}
+
+/** The interruptions a person is asked about, as the RunState checkpoint lists them. */
+export function awaitedCalls(items: readonly RunToolApprovalItem[]): AwaitedCall[] {
+  return items.map((item) => {
+    const call: AwaitedCall = { name: item.name ?? item.toolName ?? "" };
+    const callId = approvalCallId(item);
+    if (callId !== "") call.toolCallId = callId;
+    const args = argumentsOf(item);
+    if (args !== undefined) call.args = args;
+    const agent = item.agent?.name;
+    if (typeof agent === "string" && agent.length > 0) call.agent = agent;
+    return call;
+  });
+}

@@ -1,0 +1,131 @@
+import { canonicalJson, findLedgerError, type JsonValue } from "@agent-ledger/core";
+import type { RunResult, RunState, RunToolApprovalItem, StreamedRunResult } from "@openai/agents";
+import { approvalCallId, undecidedInterruptions } from "./approval-decisions.js";
+import { awaitedCalls } from "./awaited-calls.js";
+import { type RunStateCheckpoint, runStateCheckpoint } from "./checkpoint.js";
+import { closeChildRuns } from "./close-child-runs.js";
+import { recordedOutput } from "./model-json.js";
+import { sameRunState } from "./run-state-position.js";
+import { stampRunState } from "./run-state-stamp.js";
+import type { LedgerScope } from "./scope.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: any context
+export type AnyRunState = RunState<any, any>;
+// biome-ignore lint/suspicious/noExplicitAny: any context
+export type AnyResult = RunResult<any, any> | StreamedRunResult<any, any>;
+
+/** What a recorded run ended with. */
+interface RunResultBase {
+  sessionId: string;
+  runId: string;
+  finalOutput: unknown;
+  interruptions: RunToolApprovalItem[];
+  /** The SDK's result of the last segment (undefined when read back from the ledger). */
+  result: AnyResult | undefined;
+}
+
+/**
+ * How a run ended, told apart by `status` so that TypeScript narrows it:
+ * - `completed`: `finalOutput` is the answer; `state` is undefined when a completed run is only
+ *   read back from the ledger.
+ * - `interrupted`: waiting for tool approvals (see `interruptions`); decide them on `state`
+ *   (always there) and pass it to `resumeRun`.
+ * - `cancelled`: the consumer of a streamed run stopped reading it (recorded as `run.cancelled`).
+ */
+export type LedgerRunResult =
+  | (RunResultBase & { status: "completed"; state: AnyRunState | undefined })
+  | (RunResultBase & { status: "interrupted"; state: AnyRunState })
+  | (RunResultBase & { status: "cancelled"; state: AnyRunState | undefined });
+
+/** A streamed run: read `stream`, then await `done`. */
+export interface LedgerStreamedRun {
+  sessionId: string;
+  runId: string;
+  // biome-ignore lint/suspicious/noExplicitAny: any context
+  stream: StreamedRunResult<any, any>;
+  done: Promise<LedgerRunResult>;
+}
+
+/**
+ * Records how a segment of the run ended: paused at interruptions (a RunState checkpoint, not
+ * written again when the run is paused where its latest checkpoint, `paused`, says: a resume
+ * that finds the same calls undecided, polled in a loop, adds nothing), or done (the final
+ * checkpoint, then the run and the runs below it completed). Every state handed out is stamped
+ * with its run (`stampRunState`).
+ */
+export async function finish(
+  scope: LedgerScope,
+  result: AnyResult,
+  paused?: RunStateCheckpoint,
+): Promise<LedgerRunResult> {
+  const { sessionId, runId } = scope.root;
+  const base = { sessionId, runId, result };
+  const currentRunId = scope.current?.runId ?? runId;
+  stampRunState(result.state, { sessionId, runId });
+  if (result.interruptions.length > 0) {
+    // Those the ledger held a decision for are decided on `state` already: not asked again.
+    const undecided = undecidedInterruptions(result.state, result.interruptions);
+    const checkpoint = runStateCheckpoint(result.state, {
+      kind: "interruption",
+      currentRunId,
+      replayApprovals: result.interruptions
+        .map((item) => approvalCallId(item))
+        .filter((callId) => scope.run.replayApprovals.has(callId)),
+      awaitingDecision: awaitedCalls(undecided),
+    });
+    if (paused === undefined || !samePayload(paused, checkpoint))
+      await scope.root.checkpoint(checkpoint);
+    return {
+      ...base,
+      status: "interrupted",
+      finalOutput: undefined,
+      interruptions: undecided,
+      state: result.state,
+    };
+  }
+  await scope.root.checkpoint(runStateCheckpoint(result.state, { kind: "final", currentRunId }));
+  const finalOutput = result.finalOutput ?? null;
+  const recorded = recordedOutput(finalOutput);
+  await closeChildRuns(scope, (recorder) => recorder.completeRun(recorded));
+  await scope.root.completeRun(recorded);
+  return { ...base, status: "completed", finalOutput, interruptions: [], state: result.state };
+}
+
+// The checkpoint `next` says what `recorded` says: the same state (`sameRunState`) and the same
+// facts around it.
+function samePayload(recorded: RunStateCheckpoint, next: RunStateCheckpoint): boolean {
+  const facts = (payload: RunStateCheckpoint) =>
+    canonicalJson({ ...payload, state: null } as unknown as JsonValue);
+  return facts(recorded) === facts(next) && sameRunState(recorded.state, next.state);
+}
+
+// The consumer of a streamed run stopped reading: the SDK stops the run without a final
+// output (and without a RunState that could be saved mid-turn). It did not complete.
+export async function cancelled(scope: LedgerScope, result: AnyResult): Promise<LedgerRunResult> {
+  const reason = "the consumer stopped reading the stream";
+  await closeChildRuns(scope, (recorder) => recorder.cancelRun(reason));
+  await scope.root.cancelRun(reason);
+  return {
+    sessionId: scope.root.sessionId,
+    runId: scope.root.runId,
+    result,
+    status: "cancelled",
+    finalOutput: undefined,
+    interruptions: [],
+    state: result.state,
+  };
+}
+
+// A run that failed for a reason of its own (model error, tool error, maxTurns) is closed as
+// failed, with the runs it opened below itself (a handoff target it failed in). A ledger failure
+// (store down, unresolved call, divergence) leaves them open so the run can be resumed, and is
+// what the caller gets: the SDK wraps a refusal inside a tool in its ToolCallError, which has no
+// `code` to tell a divergence from a store outage.
+export async function failed(scope: LedgerScope, error: unknown): Promise<never> {
+  const ledgerError = findLedgerError(error);
+  if (ledgerError !== undefined) throw ledgerError;
+  // Best effort: the run's own error is what the caller must see, not a store outage on top.
+  await closeChildRuns(scope, (recorder) => recorder.failRun(error)).catch(() => undefined);
+  await scope.root.failRun(error).catch(() => undefined);
+  throw error;
+}
