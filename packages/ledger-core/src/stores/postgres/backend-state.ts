@@ -1,0 +1,40 @@
+import type { NodePgDatabase } from "drizzle-orm/node-postgres";
+import type pg from "pg";
+import type { AppendQueries } from "./append-queries.js";
+import type { postgresTables } from "./schema.js";
+
+export type Tables = ReturnType<typeof postgresTables>;
+
+/**
+ * What one backend knows beyond its public face: its pool, its schema and what it learnt of
+ * the server and the pooler in front of it. `PostgresBackend` keeps it private and hands it to
+ * the functions of each concept (append-at-head.ts, write-steps.ts, put-blobs.ts,
+ * init-database.ts...), as `MysqlBackend` does with `MysqlBackendState`.
+ */
+export class PostgresBackendState {
+  readonly pool: pg.Pool;
+  readonly owned: boolean;
+  readonly schema: string;
+  readonly location: string;
+  readonly tables: Tables;
+  readonly bound = new WeakMap<pg.PoolClient, NodePgDatabase>();
+  appendQueries: AppendQueries | undefined;
+  /** False once a pooler in transaction mode refused a named statement (see autocommit). */
+  named = true;
+  /** synchronous_commit as init's connection had it (an application's pool may turn it off). */
+  synchronousCommit = "unknown";
+
+  constructor(options: {
+    pool: pg.Pool;
+    owned: boolean;
+    schema: string;
+    location: string;
+    tables: Tables;
+  }) {
+    this.pool = options.pool;
+    this.owned = options.owned;
+    this.schema = options.schema;
+    this.location = options.location;
+    this.tables = options.tables;
+  }
+}

@@ -1,0 +1,69 @@
+import { sql } from "drizzle-orm";
+import type { NodePgDatabase } from "drizzle-orm/node-postgres";
+import type { BlobPage, WriteStep } from "../sql/write-program.js";
+import type { PostgresBackendState } from "./backend-state.js";
+import { serverEpochMs } from "./server-clock.js";
+
+/**
+ * A page of collectBlobs in one statement: `page` reads the next `limit` keys (the primary
+ * key, in order), `doomed` locks those past the grace that no existing session references,
+ * in key order, `gone` deletes them, `refs` their index rows, and only counts and the last
+ * key come back.
+ *
+ * Why the locks come first, in key order: an append or a put that stores blobs upserts
+ * their rows in ref order (blobRows sorts them), each row locked until its commit. A DELETE
+ * takes the rows in whatever order its plan visits them (a hash join over the table visits
+ * them as they lie in it), so it could hold a later blob's row and wait for an earlier one
+ * that an append holds while the append waits for the later: a deadlock, which PostgreSQL
+ * finds only after deadlock_timeout (1 s by default) and ends by rolling one back (the store
+ * runs it again). A locking SELECT sorts before it locks (its LockRows node sits above the
+ * Sort), so both sides queue in one order and one simply waits for the other; the DELETE
+ * then finds every row it deletes already locked. deleteSession's collect-session-blobs does
+ * the same. (collect-lock-order.int.test.ts makes the interleaving happen.)
+ *
+ * Why READ COMMITTED suffices: the statement reads one snapshot, and the locking read checks
+ * each row it locks again in its newest committed version (EvalPlanQual). A put
+ * that committed before the snapshot left a touched_at within the grace; one that commits
+ * while the rows are locked holds the row until then, after which the lock sees its
+ * touched_at and keeps the blob; one that comes after the DELETE's commit finds no row and
+ * inserts the blob again (ON CONFLICT sees no conflict with a deleted row). An append's
+ * index row and session row committed before the snapshot are seen by NOT EXISTS; one
+ * committing later belongs to a writer that stores its blobs with that append, or put them
+ * within the grace period right before it. Data-modifying CTEs share that snapshot, so
+ * `refs` deletes the index rows `gone` judged, all of sessions gone in it, and never one
+ * inserted since.
+ */
+export async function collectBlobPage(
+  state: PostgresBackendState,
+  tx: NodePgDatabase,
+  step: Extract<WriteStep, { kind: "collect-blobs" }>,
+): Promise<BlobPage> {
+  const { blobs, blobRefs, sessions } = state.tables;
+  const after = step.after === undefined ? sql`true` : sql`${blobs.blobRef} > ${step.after}`;
+  const result = await tx.execute<{ examined: string; last: string | null; deleted: string }>(
+    sql`WITH page AS (
+  SELECT ${blobs.blobRef} AS blob_ref FROM ${blobs} WHERE ${after}
+  ORDER BY ${blobs.blobRef} LIMIT ${step.limit}
+), doomed AS (
+  SELECT ${blobs.blobRef} AS blob_ref FROM ${blobs}
+  WHERE ${blobs.blobRef} IN (SELECT blob_ref FROM page)
+    AND ${blobs.touchedAt} <= ${serverEpochMs} - ${step.graceMs}
+    AND NOT EXISTS (SELECT 1 FROM ${blobRefs} r WHERE r.blob_ref = ${blobs.blobRef}
+      AND EXISTS (SELECT 1 FROM ${sessions} s WHERE s.session_id = r.session_id))
+  ORDER BY ${blobs.blobRef} FOR UPDATE
+), gone AS (
+  DELETE FROM ${blobs} WHERE ${blobs.blobRef} IN (SELECT blob_ref FROM doomed)
+  RETURNING ${blobs.blobRef} AS blob_ref
+), refs AS (
+  DELETE FROM ${blobRefs} WHERE ${blobRefs.blobRef} IN (SELECT blob_ref FROM gone)
+)
+SELECT (SELECT count(*) FROM page) AS examined, (SELECT max(blob_ref) FROM page) AS last,
+  (SELECT count(*) FROM gone) AS deleted`,
+  );
+  const row = result.rows[0];
+  return {
+    examined: Number(row?.examined ?? 0),
+    last: row?.last ?? undefined,
+    deleted: Number(row?.deleted ?? 0),
+  };
+}

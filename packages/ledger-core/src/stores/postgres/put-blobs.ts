@@ -1,0 +1,48 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { NodePgDatabase } from "drizzle-orm/node-postgres";
+import { BLOB_BYTES_PER_STATEMENT, blobValues } from "../sql/shared-queries.js";
+import type { BlobRow } from "../sql/sql-backend.js";
+import type { Tables } from "./backend-state.js";
+import { serverEpochMs } from "./server-clock.js";
+
+/** `PostgresBackend.putBlobs` (its comment says how a put commits, and why). */
+export async function putBlobRows(
+  db: NodePgDatabase,
+  tables: Tables,
+  rows: BlobRow[],
+  durable: boolean,
+  sessionId: string | undefined,
+): Promise<void> {
+  const chunks = blobValues(rows, BLOB_BYTES_PER_STATEMENT, serverEpochMs);
+  if (chunks.length === 1) {
+    await db.execute(putStatement(tables, chunks[0] ?? [], durable, sessionId));
+    return;
+  }
+  // The setting made by the first statement holds until the transaction's commit.
+  await db.transaction(async (tx) => {
+    for (const [index, values] of chunks.entries())
+      await tx.execute(putStatement(tables, values, durable || index > 0, sessionId));
+  });
+}
+
+/** One chunk's blobs and claims in one statement; `durable` false: an asynchronous commit. */
+export function putStatement(
+  tables: Tables,
+  values: ReturnType<typeof blobValues>[number],
+  durable: boolean,
+  sessionId: string | undefined,
+): SQL {
+  const { blobs, blobRefs } = tables;
+  const parts: SQL[] = [];
+  if (!durable) parts.push(sql`a AS (SELECT set_config('synchronous_commit', 'off', true))`);
+  const blobRows = values.map((row) => sql`(${row.blobRef}, ${row.content}, ${row.touchedAt})`);
+  parts.push(sql`b AS (INSERT INTO ${blobs} (blob_ref, content, touched_at)
+  VALUES ${sql.join(blobRows, sql`, `)}
+  ON CONFLICT (blob_ref) DO UPDATE SET touched_at = excluded.touched_at)`);
+  if (sessionId !== undefined) {
+    const claims = values.map((row) => sql`(${row.blobRef}, ${sessionId})`);
+    parts.push(sql`r AS (INSERT INTO ${blobRefs} (blob_ref, session_id)
+  VALUES ${sql.join(claims, sql`, `)} ON CONFLICT DO NOTHING)`);
+  }
+  return sql`WITH ${sql.join(parts, sql`, `)} SELECT ${durable ? sql`1` : sql`(SELECT 1 FROM a)`}`;
+}

@@ -1,0 +1,43 @@
+import type pg from "pg";
+import { LedgerError } from "../../events/errors.js";
+import { driverError } from "../sql/sql-backend.js";
+import type { PostgresBackendState } from "./backend-state.js";
+import { statementErrors } from "./statement-errors.js";
+
+/** `body` on one client of the pool, inside a READ COMMITTED transaction (see PostgresBackend). */
+export async function inTransaction<T>(
+  state: PostgresBackendState,
+  body: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await state.pool.connect();
+  // A connection dropped while checked out emits 'error' on the client: the pending query
+  // rejects with it too, so this listener only keeps the process from crashing.
+  const onError = () => {};
+  client.on("error", onError);
+  let broken: Error | undefined;
+  try {
+    // The program's locks (FOR UPDATE on the run head, the session counter's upsert) are
+    // made for READ COMMITTED, where a writer that waited on a lock reads the row its
+    // predecessor committed. Set here, not left to the connection: an application may make
+    // its pool's transactions REPEATABLE READ or SERIALIZABLE (default_transaction_isolation),
+    // and there every writer that waited fails with a serialization error instead.
+    await client.query("BEGIN ISOLATION LEVEL READ COMMITTED");
+    const result = await body(client);
+    await client.query("COMMIT");
+    return result;
+  } catch (error) {
+    const code = driverError(error).code;
+    // A ledger error from the program, or a failed statement: the connection is fine.
+    if (LedgerError.isInstance(error) || (code !== undefined && statementErrors.test(code))) {
+      await client.query("ROLLBACK").catch((rollbackError: Error) => {
+        broken = rollbackError;
+      });
+    } else {
+      broken = error instanceof Error ? error : new Error(String(error));
+    }
+    throw error;
+  } finally {
+    client.off("error", onError);
+    client.release(broken);
+  }
+}
