@@ -6,6 +6,7 @@ import {
   type SessionRecorder,
 } from "@agent-ledger/core";
 import { type Agent, RunState } from "@openai/agents";
+import { APPROVAL_EVENT_TYPE } from "./ledger-state.js";
 import { openAiAgentsVersion } from "./sdk-version.js";
 
 /** `payload.format` of the checkpoints this adapter writes. */
@@ -45,11 +46,12 @@ export interface RunStateCheckpoint {
    * At an interruption, the calls still to decide and how (absent when none). The field's name
    * and shape are framework-neutral (`AWAITING_DECISION_FIELD` of @agent-ledger/core's
    * inspection): from it `inspectSession` reports the run as paused awaiting a decision
-   * (`RunView.awaitingDecision`) until a call is made or decided in its tree, and
-   * `agent-ledger inspect` says to decide it with resumeRun instead of offering to abandon the
-   * agent tool calls the pause keeps open.
+   * (`RunView.awaitingDecision`) until a call is made or decided in its tree (`endedBy`: the
+   * decisions this adapter records, APPROVAL_EVENT_TYPE, count), and `agent-ledger inspect`
+   * says to decide it with resumeRun instead of offering to abandon the agent tool calls the
+   * pause keeps open.
    */
-  awaitingDecision?: { calls: AwaitedCall[]; decideWith: string };
+  awaitingDecision?: { calls: AwaitedCall[]; decideWith: string; endedBy: string[] };
 }
 
 /** How a person decides on a paused run, as `agent-ledger inspect` says it. */
@@ -91,7 +93,11 @@ export function runStateCheckpoint(
   if (options.replayApprovals !== undefined && options.replayApprovals.length > 0)
     payload.replayApprovals = [...options.replayApprovals];
   if (options.awaitingDecision !== undefined && options.awaitingDecision.length > 0)
-    payload.awaitingDecision = { calls: [...options.awaitingDecision], decideWith: DECIDE_WITH };
+    payload.awaitingDecision = {
+      calls: [...options.awaitingDecision],
+      decideWith: DECIDE_WITH,
+      endedBy: [APPROVAL_EVENT_TYPE],
+    };
   return payload;
 }
 

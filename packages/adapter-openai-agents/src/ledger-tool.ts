@@ -264,15 +264,18 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     if (nested.paused) {
       // The agent run inside paused at an approval (the SDK returns "" for it): neither the
       // call nor its child run is complete. The SDK calls the tool again when the run resumes.
-      await ledgerStep(() =>
-        recorder.record({
-          type: AGENT_TOOL_PAUSED_EVENT_TYPE,
-          stepId: attempt.stepId,
-          attemptId: attempt.attemptId,
-          causedByEventId: attempt.requestedEventId,
-          payload: { toolCallId: callId ?? null, name: tool.name },
-        }),
-      );
+      // Recorded once per attempt: a call that went on from its pause and paused again (a
+      // resume polled while the approval is undecided) is paused as the ledger says already.
+      if (paused === undefined)
+        await ledgerStep(() =>
+          recorder.record({
+            type: AGENT_TOOL_PAUSED_EVENT_TYPE,
+            stepId: attempt.stepId,
+            attemptId: attempt.attemptId,
+            causedByEventId: attempt.requestedEventId,
+            payload: { toolCallId: callId ?? null, name: tool.name },
+          }),
+        );
       if (callId !== undefined) scope?.run.pausedAgentTools.set(callId, attempt);
       if (callId !== undefined && nested.current)
         scope?.run.pausedAgentRuns.set(callId, nested.current);

@@ -85,6 +85,23 @@ describe("agents used as tools two levels deep (Outer -> mid -> inner -> charge)
     expect((await inspectSession(store, "s")).unresolved).toEqual([]);
   });
 
+  test("resumeRun polled while the charge is undecided appends nothing: the pause is the one recorded", async () => {
+    const store = new MemoryEventStore();
+    const first = nestedAgentToolsFixture({ chargeNeedsApproval: true });
+    await runWithLedger(first.outer, "go", runOptions(store, first.model));
+    const before = await readWholeSession(store, "s");
+    for (const poll of [1, 2]) {
+      const next = nestedAgentToolsFixture({ chargeNeedsApproval: true });
+      const paused = await resumeRun(next.outer, runOptions(store, next.model));
+      expect(paused.interruptions.map((item) => item.name)).toEqual(["charge"]);
+      const added = (await readWholeSession(store, "s")).slice(before.length);
+      expect(
+        added.map((event) => event.type),
+        `poll ${poll}`,
+      ).toEqual([]);
+    }
+  });
+
   test("paused, then decided in another process: it goes on from the checkpoint on the same runs", async () => {
     const store = new MemoryEventStore();
     const first = nestedAgentToolsFixture({ chargeNeedsApproval: true });

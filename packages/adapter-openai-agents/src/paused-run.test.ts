@@ -19,7 +19,10 @@ let files = 0;
 // The crash is real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed inside the writer's `write`, after it wrote (testing/crash-scenarios.test.data.ts).
 const ledgers = new CrashedLedgers("oa-paused-run-crash-", afterAll);
-ledgers.prepare("writer as a tool: dies inside write");
+ledgers.prepare(
+  "writer as a tool: dies inside write",
+  "shop, charge approved: dies after the decision is recorded",
+);
 
 async function sqliteLedger(): Promise<{ path: string; store: SqliteEventStore }> {
   const path = join(scratch, `ledger-${++files}.db`);
@@ -118,6 +121,31 @@ describe("agent-ledger inspect on a run paused at an approval, its process gone"
       ]);
     }
     expect(await checkpointCount(store)).toBe(checkpoints);
+  });
+
+  test("agent-ledger resolve on the agent tool call the pause keeps open is refused as a usage error pointing to resumeRun; the ledger is left as it was", async () => {
+    const { path, store } = await sqliteLedger();
+    const first = agentToolFixture();
+    await runWithLedger(first.main, "go", runOptions(store, first.model));
+    const { json } = await inspect(path);
+    const [writerTool] = json.unresolved;
+    expect(writerTool.name).toBe("writer_tool");
+    const before = await readWholeSession(store, "s");
+    for (const decision of ["--abandon", "--approve"]) {
+      const refused = await agentLedger(path, "resolve", "s", writerTool.attemptId, decision, "x");
+      expect({ code: refused.code, decision }).toEqual({ code: 2, decision });
+      expect(refused.stderr).toContain("resumeRun");
+    }
+    expect(await readWholeSession(store, "s")).toEqual(before);
+  });
+
+  test("a crash right after the person's decision was recorded: the run is not said to be waiting for a decision", async () => {
+    const { path } = await ledgers.crashed(
+      "shop, charge approved: dies after the decision is recorded",
+    );
+    const { text, json } = await inspect(path);
+    expect(json.paused).toBeUndefined();
+    expect(text).not.toContain("paused at an approval");
   });
 
   test("a crash inside the agent tool's inner call, then that call abandoned with agent-ledger resolve: the agent tool call needs nothing, and the run completes unasked", async () => {

@@ -1,4 +1,9 @@
-import { canonicalJson, findLedgerError, type JsonValue } from "@agent-ledger/core";
+import {
+  canonicalJson,
+  findLedgerError,
+  type JsonValue,
+  type LedgerEvent,
+} from "@agent-ledger/core";
 import type { RunResult, RunState, RunToolApprovalItem, StreamedRunResult } from "@openai/agents";
 import { approvalCallId, undecidedInterruptions } from "./approval-decisions.js";
 import { awaitedCalls } from "./awaited-calls.js";
@@ -6,7 +11,7 @@ import { type RunStateCheckpoint, runStateCheckpoint } from "./checkpoint.js";
 import { closeChildRuns } from "./close-child-runs.js";
 import { recordedOutput } from "./model-json.js";
 import { sameRunState } from "./run-state-position.js";
-import { stampRunState } from "./run-state-stamp.js";
+import { stampCheckpoint, stampRunState } from "./run-state-stamp.js";
 import type { LedgerScope } from "./scope.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: any context
@@ -51,12 +56,13 @@ export interface LedgerStreamedRun {
  * written again when the run is paused where its latest checkpoint, `paused`, says: a resume
  * that finds the same calls undecided, polled in a loop, adds nothing), or done (the final
  * checkpoint, then the run and the runs below it completed). Every state handed out is stamped
- * with its run (`stampRunState`).
+ * with its run (`stampRunState`), and a paused one with the checkpoint it is at
+ * (`stampCheckpoint`).
  */
 export async function finish(
   scope: LedgerScope,
   result: AnyResult,
-  paused?: RunStateCheckpoint,
+  paused?: LedgerEvent,
 ): Promise<LedgerRunResult> {
   const { sessionId, runId } = scope.root;
   const base = { sessionId, runId, result };
@@ -73,8 +79,12 @@ export async function finish(
         .filter((callId) => scope.run.replayApprovals.has(callId)),
       awaitingDecision: awaitedCalls(undecided),
     });
-    if (paused === undefined || !samePayload(paused, checkpoint))
-      await scope.root.checkpoint(checkpoint);
+    const at =
+      paused !== undefined &&
+      samePayload(paused.payload as unknown as RunStateCheckpoint, checkpoint)
+        ? paused
+        : await scope.root.checkpoint(checkpoint);
+    stampCheckpoint(result.state, at.eventId);
     return {
       ...base,
       status: "interrupted",

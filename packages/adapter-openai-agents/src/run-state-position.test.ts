@@ -1,15 +1,16 @@
 import {
+  type AttemptView,
   type EventStore,
   inspectSession,
   LedgerError,
   MemoryEventStore,
   readWholeSession,
+  SessionRecorder,
 } from "@agent-ledger/core";
 import { RunState, setTracingDisabled } from "@openai/agents";
 import { afterAll, describe, expect, test } from "vitest";
 import { approvalCallId } from "./approval-decisions.js";
 import { resumeRun, runWithLedger } from "./index.js";
-import { agentLedger } from "./testing/agent-ledger-cli.js";
 import { chargeCall, chargingAgent, TWO_CHARGES } from "./testing/charging-agents.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { fixture } from "./testing/fixture.js";
@@ -20,7 +21,7 @@ setTracingDisabled(true);
 // The crash is real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed inside `charge`, after it charged (testing/crash-scenarios.test.data.ts).
 const ledgers = new CrashedLedgers("oa-run-state-position-", afterAll);
-ledgers.prepare("shop: dies inside charge");
+ledgers.prepare("shop: dies inside charge", "shop, charge approved: dies inside charge");
 
 /** What resumeRun throws, or undefined. */
 async function refusal(call: Promise<unknown>): Promise<unknown> {
@@ -40,7 +41,27 @@ async function pausedAtCharge(store: EventStore) {
     (unresolved) => unresolved.name === "charge",
   );
   if (!attempt) throw new Error("the charge is not unresolved");
-  return { app, state, item, attemptId: attempt.attemptId };
+  return { app, state, item, attempt };
+}
+
+/**
+ * What `agent-ledger resolve` writes, by a person who read the ledger before the run paused
+ * (resolve refuses a call of a paused run): `--abandon` or `--approve` on the attempt.
+ */
+async function resolvedByPerson(
+  store: EventStore,
+  attempt: AttemptView,
+  decision: "--abandon" | "--approve",
+  reason: string,
+): Promise<void> {
+  const person = await SessionRecorder.resume({
+    store,
+    sessionId: "s",
+    runId: attempt.runId,
+    actor: { type: "human", id: "on-call" },
+  });
+  if (decision === "--abandon") await person.abandon(attempt, reason);
+  else await person.approve(attempt, reason);
 }
 
 describe("resumeRun({ state }) takes only the state the run is at", () => {
@@ -106,19 +127,20 @@ describe("resumeRun({ state }) takes only the state the run is at", () => {
 });
 
 describe("resumeRun({ state }) after someone else decided the same call", () => {
-  // Both directions: the person abandons and the app approves, or the person approves and the
-  // app rejects. Without the check, the first went on from the input and dropped the app's
-  // approval; the second went on from the state and dropped the person's.
+  // The person read the ledger before the run paused at the charge (agent-ledger resolve refuses
+  // a paused run's calls) and decided it while the app asked about it. Both directions: the
+  // person abandons and the app approves, or the person approves and the app rejects. Without
+  // the check, the first went on from the input and dropped the app's approval; the second went
+  // on from the state and dropped the person's.
   test.each([
     { person: "--abandon", reason: "charged already by phone", app: "approve", after: "not sold" },
     { person: "--approve", reason: "not charged: checked", app: "reject", after: "sold for 7" },
   ] as const)(
     "a call decided with agent-ledger resolve $person after the state was saved: the app's $app on that state is refused with conflict, nothing recorded or run",
     async ({ person, reason, app: decision, after }) => {
-      const { store, path } = await ledgers.crashed("shop: dies inside charge");
-      const { app, state, item, attemptId } = await pausedAtCharge(store);
-      const resolved = await agentLedger(path, "resolve", "s", attemptId, person, reason);
-      expect(resolved.code).toBe(0);
+      const { store } = await ledgers.crashed("shop: dies inside charge");
+      const { app, state, item, attempt } = await pausedAtCharge(store);
+      await resolvedByPerson(store, attempt, person, reason);
       const before = await readWholeSession(store, "s");
 
       if (decision === "approve") state.approve(item);
@@ -195,5 +217,34 @@ describe("resumeRun({ state }) refuses another run's state, however alike", () =
     expect(LedgerError.isInstance(refused, "invalid-argument")).toBe(true);
     expect((refused as LedgerError).path).toBe("$.state");
     expect(second.effects).toEqual([]);
+  });
+});
+
+describe("resumeRun({ state }) after a crash while going on from that state", () => {
+  // A retried webhook: the app approved the charge and went on from the state; the process died
+  // inside the charge, after it charged. The same request is sent again with the same state,
+  // before and after the app polled the run (which asks about the charge in flight again).
+  test("the decided state from before the crash is refused with conflict, before and after a poll; the charge runs once", async () => {
+    const { store, first } = await ledgers.crashed("shop, charge approved: dies inside charge");
+    expect(first.effects).toEqual(["lookup book", "charge 7"]);
+    const [decided] = first.decidedStates;
+    if (!decided) throw new Error("the child reported no decided state");
+    const app = fixture({ chargeNeedsApproval: true });
+    const retried = async () => {
+      const state = await RunState.fromString(app.main, decided);
+      return refusal(resumeRun(app.main, { ...runOptions(store, app.model), state }));
+    };
+    const expectConflict = (refused: unknown, when: string) => {
+      expect(LedgerError.isInstance(refused, "conflict"), `${when}: ${refused}`).toBe(true);
+      expect((refused as LedgerError).path).toBe("$.state");
+    };
+    const before = await readWholeSession(store, "s");
+    expectConflict(await retried(), "before the poll");
+    expect(await readWholeSession(store, "s")).toEqual(before);
+
+    const polled = await resumeRun(app.main, runOptions(store, app.model));
+    expect(firstInterruption(polled).item.name).toBe("charge");
+    expectConflict(await retried(), "after the poll");
+    expect(app.effects).toEqual([]);
   });
 });

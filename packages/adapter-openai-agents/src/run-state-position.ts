@@ -9,8 +9,8 @@ import {
 } from "@agent-ledger/core";
 import type { RunState } from "@openai/agents";
 import { isRunStateCheckpoint, type RunStateCheckpoint } from "./checkpoint.js";
-import { APPROVAL_EVENT_TYPE } from "./ledger-state.js";
-import { type RunOfState, runsOfState } from "./run-state-stamp.js";
+import { APPROVAL_EVENT_TYPE, isCallEvent } from "./ledger-state.js";
+import { checkpointOfState, type RunOfState, runsOfState } from "./run-state-stamp.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: any context
 type AnyRunState = RunState<any, any>;
@@ -98,14 +98,24 @@ function staleBecause(
   return `attempt ${outside.attemptId} of run ${outside.runId} was ${verb}${by} (seq ${outside.seq})`;
 }
 
+// A call recorded on the run's tree after its latest checkpoint `after`: a process went on from
+// this state (or a copy of it) and died before the run paused again. Going on from the state
+// again would make the calls it made again.
+function callSince(run: ResumedRun, after: LedgerEvent): LedgerEvent | undefined {
+  return run.treeEvents.find(
+    (event) => event.commitCursor > after.commitCursor && isCallEvent(event),
+  );
+}
+
 /**
  * Checks that `state`, given to resumeRun with a person's decisions, is the state the run is
- * paused at: stamped for this run (`stampRunState`; a state written before states were stamped
- * is known by its position only), the one its latest interruption checkpoint holds, with no
- * decision recorded on the run since. Going on from any other would run again calls the ledger
- * holds as done, record another run's calls on this one, or override a decision another person
- * recorded. An older state of this run (a request sent again), or one that a decision recorded
- * since makes stale, is `conflict`; any other state `invalid-argument`; both at `$.state`, before
+ * paused at: stamped for this run (`stampRunState`) and handed out at its latest interruption
+ * checkpoint (`stampCheckpoint`; a state written before states were stamped is known by its
+ * position only), with no decision and no call recorded on the run's tree since. Going on from
+ * any other would run again calls the ledger holds as done (a call in flight when a process
+ * that went on from it died), record another run's calls on this one, or override a decision
+ * another person recorded. An older state of this run (a request sent again), or one that a
+ * decision or call recorded since makes stale, is `conflict`; any other state `invalid-argument`; both at `$.state`, before
  * anything runs.
  */
 export function assertCurrentState(state: AnyRunState, run: ResumedRun): void {
@@ -131,7 +141,6 @@ export function assertCurrentState(state: AnyRunState, run: ResumedRun): void {
       `this RunState is run ${owner.runId}'s of session ${owner.sessionId}, not run ${runId}'s of session ${run.sessionId}: nothing was run`,
     );
   }
-  const position = positionOf(json);
   const paused = run.rootEvents.filter(
     (event) =>
       isRunStateCheckpoint(event) &&
@@ -143,18 +152,32 @@ export function assertCurrentState(state: AnyRunState, run: ResumedRun): void {
       "$.state",
       `run ${runId} never paused at an approval: there is no state of it to decide on`,
     );
-  const positionOfCheckpoint = (event: LedgerEvent) =>
-    runStatePosition((event.payload as unknown as RunStateCheckpoint).state);
-  if (positionOfCheckpoint(latest) === position) {
+  // The checkpoint the state was handed out at (`stampCheckpoint`); a state written before
+  // states were stamped with it is known by its position. Two checkpoints can stand at the same
+  // position: the run paused again at a call that was in flight when a process died.
+  const stampedAt = checkpointOfState(json);
+  const position = positionOf(json);
+  const isAt = (event: LedgerEvent) =>
+    stampedAt !== undefined
+      ? event.eventId === stampedAt
+      : runStatePosition((event.payload as unknown as RunStateCheckpoint).state) === position;
+  if (isAt(latest)) {
     const stale = staleBecause(state, run.treeEvents, latest);
-    if (stale === undefined) return;
+    if (stale !== undefined)
+      throw new LedgerError(
+        "conflict",
+        `$.state: ${stale} after this RunState was saved: the decisions on it may contradict that one, so none was recorded or run. Resume without state to load the run with that decision, and decide on what is still asked.`,
+        { path: "$.state", details: { runId, checkpointSeq: latest.seq } },
+      );
+    const call = callSince(run, latest);
+    if (call === undefined) return;
     throw new LedgerError(
       "conflict",
-      `$.state: ${stale} after this RunState was saved: the decisions on it may contradict that one, so none was recorded or run. Resume without state to load the run with that decision, and decide on what is still asked.`,
-      { path: "$.state", details: { runId, checkpointSeq: latest.seq } },
+      `$.state: run ${runId} went on from this RunState and stopped (${call.type} on run ${call.runId} at seq ${call.seq}; a process died?): going on from it again would make those calls again. A request sent again? Resume without state to load the run as the ledger holds it, and decide on what is asked.`,
+      { path: "$.state", details: { runId, checkpointSeq: latest.seq, callSeq: call.seq } },
     );
   }
-  const older = paused.slice(0, -1).findLast((event) => positionOfCheckpoint(event) === position);
+  const older = paused.slice(0, -1).findLast(isAt);
   if (older !== undefined)
     throw new LedgerError(
       "conflict",

@@ -258,7 +258,7 @@ export async function resumeRun(
         applyRecordedDecisions(result.state, scope, { attemptsOnly: true })
       )
         result = await runSegment(runner, agent, result.state, scope, options);
-      return await finish(scope, result, payload);
+      return await finish(scope, result, checkpoint);
     }
     // Crash between checkpoints: re-execute from the recorded input, answering from the ledger.
     const inputEvent = rootEvents.find((event) => event.type === "input.received");

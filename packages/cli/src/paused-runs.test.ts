@@ -54,6 +54,9 @@ describe("a run paused at an approval", () => {
     );
     // In the tree, last under the paused run, and in its own list.
     expect(text).toContain(`   └─ ⏸ ${PAUSED}\n`);
+    // The run's own line says it is paused, not running.
+    expect(lines.find((line) => line.includes("Outer (main)"))).toContain("PAUSED");
+    expect(text).not.toMatch(/\(main\)\s+RUNNING/);
     expect(text).toContain(
       `⏸ 1 run paused at an approval, waiting for a person to decide in the app that runs the agent:\n   run main: ${PAUSED}\n`,
     );

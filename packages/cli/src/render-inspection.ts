@@ -60,7 +60,9 @@ function attemptLine(attempt: AttemptView, unresolved: Set<string>): string {
 
 function runLine(run: RunView): string {
   const actor = run.actor ? `${run.actor.id}` : "run";
-  const parts = [`${actor} (${run.runId})`, run.status.toUpperCase()];
+  // A running run paused until a person decides is not doing anything: said so.
+  const status = run.awaitingDecision !== undefined ? "paused" : run.status;
+  const parts = [`${actor} (${run.runId})`, status.toUpperCase()];
   if (run.durationMs !== undefined) parts.push(formatDuration(run.durationMs));
   else parts.push(`started ${run.startedAt}`);
   parts.push(`${run.length} events`);

@@ -52,9 +52,9 @@ const shopDyingInside =
 // A person approved the charge at its interruption, then the process died right after the first
 // event matching `when` while the run went on.
 const shopApprovedDyingAfter =
-  (when: EventTest): Scenario =>
+  (when: EventTest, effect?: string): Scenario =>
   async (child) => {
-    const first = fixture({ chargeNeedsApproval: true, afterEffect: child.afterEffect() });
+    const first = fixture({ chargeNeedsApproval: true, afterEffect: child.afterEffect(effect) });
     const paused = await runWithLedger(
       first.main,
       "sell a book",
@@ -63,6 +63,7 @@ const shopApprovedDyingAfter =
     child.asked(paused.interruptions);
     const { state, item } = firstInterruption(paused);
     state.approve(item);
+    child.decided(state);
     await resumeRun(first.main, { ...runOptions(child.dyingAfter(when), first.model), state });
   };
 
@@ -111,6 +112,7 @@ export const CRASH_SCENARIOS = {
   "shop, charge approved: dies after the decision is recorded": shopApprovedDyingAfter(
     isType(APPROVAL_EVENT_TYPE),
   ),
+  "shop, charge approved: dies inside charge": shopApprovedDyingAfter(() => false, "charge 7"),
   // A second process, on the ledger "shop: dies inside charge" left: it asks about the charge,
   // a person rejects it with PHONE_REJECTION, and it dies right after the model answered that.
   "shop resumed, charge rejected with a message: dies after the next model call": async (child) => {

@@ -2,6 +2,7 @@ import type { EventStore, NewEvent } from "@agent-ledger/core";
 import { HaltingStore, readReports, reportToParent } from "@agent-ledger/core/testing";
 import type { RunToolApprovalItem } from "@openai/agents";
 import { approvalCallId } from "../approval-decisions.js";
+import type { AnyRunState } from "../run-ends.js";
 import type { AfterEffect } from "./fixture.js";
 import type { ScriptedModel } from "./scripted-model.js";
 
@@ -16,6 +17,8 @@ export interface KilledProcess {
   modelInputs: unknown[];
   /** The approval interruptions its runs stopped at, in order. */
   interruptions: Interruption[];
+  /** The RunStates it went on from after a person decided on them (`toString()`), in order. */
+  decidedStates: string[];
 }
 
 /** An approval interruption as a killed child reports it. */
@@ -24,18 +27,28 @@ export interface Interruption {
   name: string | undefined;
 }
 
-type Report = { effect: string } | { modelInput: unknown } | { interruption: Interruption };
+type Report =
+  | { effect: string }
+  | { modelInput: unknown }
+  | { interruption: Interruption }
+  | { decidedState: string };
 
 // Core's reportToParent: synchronous, so what is written is out when SIGKILL comes.
 const report = (line: Report): void => reportToParent(line);
 
 /** What the child reported on `stdout` before it was killed. */
 export function parseReports(stdout: string): KilledProcess {
-  const killed: KilledProcess = { effects: [], modelInputs: [], interruptions: [] };
+  const killed: KilledProcess = {
+    effects: [],
+    modelInputs: [],
+    interruptions: [],
+    decidedStates: [],
+  };
   for (const parsed of readReports<Report>(stdout)) {
     if ("effect" in parsed) killed.effects.push(parsed.effect);
     else if ("modelInput" in parsed) killed.modelInputs.push(parsed.modelInput);
-    else killed.interruptions.push(parsed.interruption);
+    else if ("interruption" in parsed) killed.interruptions.push(parsed.interruption);
+    else killed.decidedStates.push(parsed.decidedState);
   }
   return killed;
 }
@@ -90,5 +103,10 @@ export class CrashingChild {
   asked(interruptions: readonly RunToolApprovalItem[]): void {
     for (const item of interruptions)
       report({ interruption: { callId: approvalCallId(item), name: item.name } });
+  }
+
+  /** Reports a RunState a person decided on, which the child goes on from, to the parent. */
+  decided(state: AnyRunState): void {
+    report({ decidedState: state.toString() });
   }
 }

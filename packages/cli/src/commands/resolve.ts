@@ -8,6 +8,7 @@ import {
 import { CliError, EXIT_CODES, notFoundError, usageError } from "../errors.js";
 import { terminalJson, terminalLine } from "../format.js";
 import { writeOut } from "../io.js";
+import { pausedAbove, pausedRuns } from "../paused-runs.js";
 import { assertSessionExists } from "../store.js";
 import { humanActor } from "./actor.js";
 import type { CommandContext } from "./context.js";
@@ -100,6 +101,15 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
       exitCode: EXIT_CODES.failure,
     });
   }
+  // A call the pause keeps open (an agent tool call waiting on an approval inside it) goes on
+  // when the app resumes the run with the person's decision: deciding it here would close the
+  // agent's run under a run that is still to go on.
+  const pausedRun = pausedAbove(inspection.runs).get(attempt.runId);
+  const pause = pausedRuns(inspection.runs).find((paused) => paused.runId === pausedRun);
+  if (pause !== undefined)
+    throw usageError(
+      `attempt ${attemptId} goes on when run ${pause.runId} does, which is ${pause.text}`,
+    );
   const recorder = await SessionRecorder.resume({
     resolve: false,
     store,

@@ -75,6 +75,18 @@ describe("a run paused awaiting a decision (checkpoint.saved with awaitingDecisi
     expect(await pauseOf(ended.store)).toBeUndefined();
   });
 
+  it("ends with an event of a type the checkpoint names in endedBy (the adapter's own record of a decision), anywhere in its tree", async () => {
+    const { store, main, inner } = await parentAndChild();
+    await main.checkpoint({
+      awaitingDecision: { calls: [CHARGE], endedBy: ["x.framework.decided"] },
+    });
+    // Another adapter event does not end it.
+    await inner.record({ type: "x.framework.noted", payload: {} });
+    expect(await pauseOf(store)).toMatchObject({ calls: [CHARGE] });
+    await inner.record({ type: "x.framework.decided", payload: { callId: "c1" } });
+    expect(await pauseOf(store)).toBeUndefined();
+  });
+
   it("is not reported for checkpoints that do not name calls, as other frameworks write them", async () => {
     const { store, main } = await parentAndChild();
     await main.checkpoint({ channel_values: { messages: [] }, awaitingDecision: "yes" });

@@ -4,8 +4,10 @@ import { EVENT_TYPES, type LedgerEvent } from "../events/types.js";
 /**
  * The field of a `checkpoint.saved` payload with which an adapter says that its run is paused
  * until a person decides on some calls (a tool approval):
- * `{ calls: AwaitedCallView[], decideWith?: string }`. Any framework may write it; inspection
- * reads nothing else of the payload.
+ * `{ calls: AwaitedCallView[], decideWith?: string, endedBy?: string[] }`. `endedBy` names the
+ * event types (the adapter's own, `x.*`) with which the adapter records a decision on the
+ * calls: one of them in the run's tree after the checkpoint ends the pause, as a call does.
+ * Any framework may write it; inspection reads nothing else of the payload.
  */
 export const AWAITING_DECISION_FIELD = "awaitingDecision";
 
@@ -24,7 +26,8 @@ export interface AwaitedCallView {
  * A run paused until a person decides (`RunView.awaitingDecision`): the latest
  * `checkpoint.saved` of the run names the calls (`AWAITING_DECISION_FIELD`), the run is still
  * running, and no call was made or decided in its tree since (no model or tool event, no
- * `attempt.abandoned` or `attempt.approved` in the run or any run below it).
+ * `attempt.abandoned` or `attempt.approved`, no event of a type its `endedBy` names, in the run
+ * or any run below it).
  */
 export interface AwaitingDecisionView {
   /** Seq of the checkpoint that paused the run. */
@@ -54,15 +57,21 @@ function awaitedCall(value: JsonValue): AwaitedCallView | undefined {
   return call;
 }
 
-// The pause a checkpoint records, if it records one (entries without a name are left out).
-function pauseOf(event: LedgerEvent): AwaitingDecisionView | undefined {
+// The pause a checkpoint records, if it records one (entries without a name are left out), and
+// the event types besides calls that end it.
+function pauseOf(
+  event: LedgerEvent,
+): { pause: AwaitingDecisionView; endedBy: string[] } | undefined {
   const field = isObject(event.payload) ? event.payload[AWAITING_DECISION_FIELD] : undefined;
   if (!isObject(field) || !Array.isArray(field.calls)) return undefined;
   const calls = field.calls.flatMap((value) => awaitedCall(value) ?? []);
   if (calls.length === 0) return undefined;
   const pause: AwaitingDecisionView = { checkpointSeq: event.seq, since: event.recordedAt, calls };
   if (typeof field.decideWith === "string") pause.decideWith = field.decideWith;
-  return pause;
+  const endedBy = Array.isArray(field.endedBy)
+    ? field.endedBy.filter((type): type is string => typeof type === "string")
+    : [];
+  return { pause, endedBy };
 }
 
 /** A run as `PausedRuns.mark` walks it (the inspection's RunView). */
@@ -75,19 +84,37 @@ interface RunNode {
 
 /**
  * Which runs are paused awaiting a decision, from events seen in commit order: the latest
- * checkpoint of each run and the position of the last call event of each run.
+ * checkpoint of each run, the position of the last call event of each run and that of the last
+ * event of each other type (for `endedBy`).
  */
 export class PausedRuns {
-  readonly #checkpoints = new Map<string, { position: number; pause?: AwaitingDecisionView }>();
+  readonly #checkpoints = new Map<
+    string,
+    { position: number; paused?: { pause: AwaitingDecisionView; endedBy: string[] } }
+  >();
   readonly #lastCall = new Map<string, number>();
+  readonly #lastOfType = new Map<string, Map<string, number>>();
   #position = 0;
 
   add(event: LedgerEvent): void {
     const position = this.#position++;
     if (event.type === "checkpoint.saved") {
-      const pause = pauseOf(event);
-      this.#checkpoints.set(event.runId, pause ? { position, pause } : { position });
+      const paused = pauseOf(event);
+      this.#checkpoints.set(event.runId, paused ? { position, paused } : { position });
     } else if (MOVES_ON.has(event.type)) this.#lastCall.set(event.runId, position);
+    else {
+      const ofRun = this.#lastOfType.get(event.runId) ?? new Map<string, number>();
+      ofRun.set(event.type, position);
+      this.#lastOfType.set(event.runId, ofRun);
+    }
+  }
+
+  // The position of the last event of one of `types` in the tree of `run`.
+  #lastIn(run: RunNode, types: readonly string[]): number {
+    const own = this.#lastOfType.get(run.runId);
+    let last = Math.max(-1, ...types.map((type) => own?.get(type) ?? -1));
+    for (const child of run.children) last = Math.max(last, this.#lastIn(child, types));
+    return last;
   }
 
   /** Sets `awaitingDecision` on each running run of the trees under `roots` whose pause holds. */
@@ -97,8 +124,12 @@ export class PausedRuns {
       let last = this.#lastCall.get(run.runId) ?? -1;
       for (const child of run.children) last = Math.max(last, visit(child));
       const checkpoint = this.#checkpoints.get(run.runId);
-      if (checkpoint?.pause && run.status === "running" && last < checkpoint.position)
-        run.awaitingDecision = checkpoint.pause;
+      if (
+        checkpoint?.paused &&
+        run.status === "running" &&
+        Math.max(last, this.#lastIn(run, checkpoint.paused.endedBy)) < checkpoint.position
+      )
+        run.awaitingDecision = checkpoint.paused.pause;
       return last;
     };
     for (const root of roots) visit(root);
