@@ -22,6 +22,7 @@ setTracingDisabled(true);
 const ledgers = new CrashedLedgers("oa-agent-tool-", afterAll);
 ledgers.prepare(
   "writer as a tool: dies inside write",
+  "writer as a tool, not instrumented: dies inside write",
   "research twice: dies inside the second call's search",
 );
 
@@ -87,6 +88,27 @@ async function childRuns(store: EventStore) {
 }
 
 describe("an agent used as a tool (Agent.asTool)", () => {
+  test("a crash inside a plain SDK tool of an agent the ledger does not instrument: the agent tool call is asked about, not run again by itself", async () => {
+    const { store, first } = await ledgers.crashed(
+      "writer as a tool, not instrumented: dies inside write",
+    );
+    expect(first.effects).toEqual(["write héllo 🌍"]);
+    // The writer's model asked for write, which its child run does not record: running the
+    // agent tool again would write again unseen.
+    const second = agentToolFixture({ writeNeedsApproval: false, instrumented: false });
+    second.model.calls = 1;
+    const paused = await resumeRun(second.main, runOptions(store, second.model));
+    expect(paused.status).toBe("interrupted");
+    expect(paused.interruptions.map((item) => item.name)).toEqual(["writer_tool"]);
+    expect(second.effects).toEqual([]);
+    // Rejected (it wrote already), the writer is not run again and the run completes.
+    const { state, item } = firstInterruption(paused);
+    state.reject(item);
+    const done = await resumeRun(second.main, { ...runOptions(store, second.model), state });
+    expect(done.status).toBe("completed");
+    expect(second.effects).toEqual([]);
+  });
+
   test("pausing for an approval inside it leaves its call open; approved, it goes on in the same child run", async () => {
     const store = new MemoryEventStore();
     const { effects, main, model, writerModel } = agentToolFixture();
@@ -245,9 +267,10 @@ describe("an agent used as a tool (Agent.asTool)", () => {
     const second = agentToolFixture({ writeNeedsApproval: false });
     second.model.calls = 1;
     const { asked, result } = await resumeApprovingAll(store, second);
-    // writer_tool was in flight when the run stopped: it runs again by itself, on the same
-    // child run, where nothing was recorded yet.
-    expect(asked).toEqual([]);
+    // writer_tool was in flight when the run stopped, and its child run holds no model call:
+    // nothing tells a writer that had not started from one whose model the ledger does not
+    // see, so a person is asked; approved, it goes on on the same child run.
+    expect(asked).toEqual(["writer_tool"]);
     expect(result).toMatchObject({ status: "completed", finalOutput: "done" });
     expect(second.effects).toEqual(["write héllo 🌍"]);
     expect((await childRuns(store)).map((child) => child.status)).toEqual(["completed"]);

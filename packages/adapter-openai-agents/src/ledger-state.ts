@@ -75,6 +75,7 @@ export function loadRunState(events: readonly LedgerEvent[]): LedgerRunState {
     rejectionMessages: new Map(),
     approvedRetries: new Map(),
     pausedAgentTools: new Map(),
+    safeAgentCalls: new Set(),
     pausedAgentRuns: new Map(),
   };
   const pausedAttempts = new Set<string>();

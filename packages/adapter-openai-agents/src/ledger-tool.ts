@@ -45,6 +45,11 @@ type AnyFunctionTool = FunctionTool<any, any, any>;
 const DEFAULT_EFFECT: ToolEffect = { kind: "unknown", idempotent: false };
 
 const wrappedTools = new WeakMap<object, ToolEffect>();
+/**
+ * Agent tools with the default effect (not declared idempotent or not by the app): one in flight
+ * at a crash runs again by itself only when its child run shows it safe (`safeAgentCalls`).
+ */
+const defaultAgentEffect = new WeakSet<object>();
 
 /**
  * The effect of an agent used as a tool (`Agent.asTool`) unless declared otherwise: it has none
@@ -150,6 +155,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     idempotent: options.idempotent ?? defaults.idempotent,
   };
   const existing = wrappedTools.get(tool);
+  if (options.idempotent !== undefined) defaultAgentEffect.delete(tool);
   if (existing) {
     // Already wrapped: a later call may only refine what it names of the declared effect.
     if (options.idempotent !== undefined) existing.idempotent = options.idempotent;
@@ -157,6 +163,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     return tool;
   }
   wrappedTools.set(tool, effect);
+  if (isAgentTool(tool) && options.idempotent === undefined) defaultAgentEffect.add(tool);
   const originalInvoke = tool.invoke.bind(tool);
   // Unbound: the SDK knows a needsApproval it made by its identity (below).
   let ownNeedsApproval = tool.needsApproval;
@@ -169,7 +176,10 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     // A paused agent tool call was not in flight: it goes on when its run resumes.
     if (recorded && !(callId && run?.pausedAgentTools.has(callId))) {
       // In flight when the process died: ask a person unless it is safe to run again.
-      if (recorded.status === "requested") return !effect.idempotent;
+      if (recorded.status === "requested")
+        return defaultAgentEffect.has(tool)
+          ? !run?.safeAgentCalls.has(recorded.attemptId)
+          : !effect.idempotent;
       // Rejected before: interrupt, so the recorded decision is applied again.
       if (recorded.status === "abandoned") return true;
       // It ran: the ledger answers it.

@@ -36,6 +36,7 @@ import {
 import { assertCurrentState } from "./run-state-position.js";
 import { agentActor, currentScope, enterAgent, type LedgerScope, runInScope } from "./scope.js";
 import { openAiAgentsVersion } from "./sdk-version.js";
+import { agentCallsSafeToRerun } from "./unrecorded-inner-tools.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: agents of any context and output type
 type AnyAgent = Agent<any, any>;
@@ -226,6 +227,7 @@ export async function resumeRun(
     currentAgent: agent,
     run: loadRunState(treeEvents),
   };
+  scope.run.safeAgentCalls = await agentCallsSafeToRerun(store, treeEvents);
   const checkpoint = [...rootEvents].reverse().find(isRunStateCheckpoint);
   const atCheckpoint =
     checkpoint !== undefined &&

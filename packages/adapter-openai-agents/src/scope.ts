@@ -51,6 +51,11 @@ export interface LedgerRunState {
    */
   pausedAgentTools: Map<string, Attempt>;
   /**
+   * Agent tool calls in flight at the crash that are safe to run again by themselves, by
+   * attemptId (see `agentCallsSafeToRerun`); others are asked about.
+   */
+  safeAgentCalls: Set<string>;
+  /**
    * The child run of each paused agent tool call of this process, by callId: when the run goes
    * on in the same process (a decision the ledger holds answered the pause), the nested agent
    * goes on recording there instead of in a second child run.

@@ -159,6 +159,14 @@ export const CRASH_SCENARIOS = {
     });
     await runWithLedger(first.main, "go", runOptions(child.store, first.model));
   },
+  "writer as a tool, not instrumented: dies inside write": async (child) => {
+    const first = agentToolFixture({
+      writeNeedsApproval: false,
+      instrumented: false,
+      afterEffect: child.afterEffect("write héllo 🌍"),
+    });
+    await runWithLedger(first.main, "go", runOptions(child.store, first.model));
+  },
   // Outer -> mid -> inner -> charge, agents as tools two levels deep; dies inside the charge.
   "nested agent tools: dies inside charge": async (child) => {
     const first = nestedAgentToolsFixture({ afterEffect: child.afterEffect("charge 7") });

@@ -6,10 +6,12 @@ import { functionCall, message, ScriptedModel } from "./scripted-model.js";
 
 /**
  * "main" calls the agent "writer" as a tool (Agent.asTool); writer's own tool `write` needs
- * approval unless `writeNeedsApproval` is false. Side effects are appended to `effects`.
+ * approval unless `writeNeedsApproval` is false. Side effects are appended to `effects`. With
+ * `instrumented: false` the writer is not given to `instrumentAgent`: its `write` is a plain
+ * SDK tool the ledger does not record.
  */
 export function agentToolFixture(
-  options: { writeNeedsApproval?: boolean; afterEffect?: AfterEffect } = {},
+  options: { writeNeedsApproval?: boolean; afterEffect?: AfterEffect; instrumented?: boolean } = {},
 ) {
   const effects: string[] = [];
   const writerModel = new ScriptedModel([
@@ -27,7 +29,8 @@ export function agentToolFixture(
       return "ok";
     },
   });
-  const writer = instrumentAgent(new Agent({ name: "writer", tools: [write], model: writerModel }));
+  const plain = new Agent({ name: "writer", tools: [write], model: writerModel });
+  const writer = (options.instrumented === false ? plain : instrumentAgent(plain)) as typeof plain;
   const main = new Agent({
     name: "main",
     tools: [writer.asTool({ toolName: "writer_tool", toolDescription: "writes texts" })],
