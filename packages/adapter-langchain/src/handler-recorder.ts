@@ -31,14 +31,14 @@ const DECISIONS: ReadonlySet<string> = new Set(["attempt.abandoned", "attempt.ap
  * else a new run.
  *
  * A recorder the handler opened itself is opened again, reading its run anew, when an
- * invocation starts while no other is in progress (`runStarts`) and
- * - the run holds decisions that another recorder appended since (a person abandoned or
- *   approved an attempt): the handler's recorder would meet `conflict` at its next append;
- * - or the last invocation ended where LangGraph runs part of it again (an `interrupt()`, an
- *   error, an abort): the calls it recorded are then answered from the ledger, or refused while
- *   unresolved, as a new process's handler does, instead of being run again.
- * Any other event another writer appended is not taken in: the next append fails with
- * `conflict`, as it would have (that writer may be running the same run).
+ * invocation starts while no other is in progress (`runStarts`) and the last invocation ended
+ * where LangGraph runs part of it again (an `interrupt()`, an error, an abort, a refusal such
+ * as `unresolved-attempt`): the calls it recorded are then answered from the ledger, or refused
+ * while unresolved, as a new process's handler does, instead of being run again; and decisions
+ * a person appended since (abandoned or approved attempts) are taken in, where the handler's
+ * recorder would meet `conflict` at its next append. Any other event another writer appended
+ * is not taken in: the next append fails with `conflict`, as it would have (that writer may be
+ * running the same run). Other invocations read nothing.
  */
 export class HandlerRecorder {
   readonly #options: LedgerCallbackHandlerOptions;
@@ -126,9 +126,12 @@ export class HandlerRecorder {
         );
       return;
     }
+    // Only after an invocation that paused, failed or was aborted: a person decides after a
+    // resume was refused (`unresolved-attempt`), which fails its invocation. Every other
+    // invocation (each `model.invoke` of a handler given to a model) reads nothing.
+    if (!this.#rerun) return;
     await this.#quiet();
-    const moved = await this.#movedOn(options, await this.#recorder);
-    if (moved === "by another writer" || (moved === "no" && !this.#rerun)) return;
+    if ((await this.#movedOn(options, await this.#recorder)) === "by another writer") return;
     this.#rerun = false;
     this.#recorder = this.#open();
     await this.#recorder;

@@ -6,7 +6,9 @@ import {
   SessionRecorder,
 } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
+import { FakeListChatModel } from "@langchain/core/utils/testing";
 import { afterAll, describe, expect, it } from "vitest";
+import { LedgerCallbackHandler } from "./callback-handler.js";
 import {
   abortedInsideSend,
   agentFor,
@@ -97,5 +99,25 @@ describe.concurrent("a handler reused after a person decided (README: Resolving 
       expect(await settled(agent.invoke(GO, threadConfig(handler, "thread-2")))).toEqual({
         refused: "conflict",
       });
+  });
+});
+
+describe("invocations that follow one that ended well", () => {
+  it("read nothing from the store first: a handler given to a model costs no read per call", async () => {
+    const store = new MemoryEventStore();
+    let heads = 0;
+    const runHead = store.runHead.bind(store);
+    store.runHead = (...args) => {
+      heads++;
+      return runHead(...args);
+    };
+    const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+    const model = new FakeListChatModel({ responses: ["a", "b", "c", "d"] });
+    await model.invoke("first", { callbacks: [handler] });
+    const afterFirst = heads;
+    for (const prompt of ["second", "third", "fourth"])
+      await model.invoke(prompt, { callbacks: [handler] });
+    expect(heads).toBe(afterFirst);
+    expect((await inspectSession(store, SESSION)).runs[0]?.steps).toHaveLength(4);
   });
 });
