@@ -265,8 +265,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
   // biome-ignore lint/suspicious/noExplicitAny: LangChain's signature
   override async handleToolEnd(output: any, runId: string, parentRunId?: string): Promise<void> {
     await this.#ends(runId, async () => {
-      await this.#state.models.closeUnder(runId);
-      this.#state.runs.ended(runId);
+      await this.#toolEnded(runId);
       await this.#state.tools.completed(output, runId, parentRunId);
     });
   }
@@ -277,11 +276,16 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     parentRunId?: string,
   ): Promise<void> {
     const end = async () => {
-      await this.#state.models.closeUnder(runId);
-      this.#state.runs.ended(runId);
+      await this.#toolEnded(runId);
       await this.#state.tools.failed(error, runId, parentRunId);
     };
     await this.#ends(runId, end, { error });
+  }
+
+  /** A tool call ended: the model calls left open under it are closed (streams left unfinished). */
+  async #toolEnded(runId: string): Promise<void> {
+    await this.#state.models.closeUnder(runId);
+    this.#state.runs.ended(runId);
   }
 
   /**

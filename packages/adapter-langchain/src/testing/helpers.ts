@@ -7,9 +7,8 @@ import {
   resolveEvents,
   StoreUnavailableError,
 } from "@agent-ledger/core";
-import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { AIMessage, BaseMessage } from "@langchain/core/messages";
-import type { RunnableConfig } from "@langchain/core/runnables";
+import type { Runnable, RunnableConfig } from "@langchain/core/runnables";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
@@ -97,10 +96,10 @@ export function lines(path: string): number {
 
 /**
  * A plain LangGraph graph, as the README's "Plain LangGraph graphs" builds one: a node calling
- * `model`, then LangGraph's prebuilt ToolNode with `tools` while the model asks for tools.
+ * `model` (a chat model, or one with its tools bound), then LangGraph's prebuilt ToolNode with `tools` while the model asks for tools.
  */
 export function toolGraph(
-  model: BaseChatModel,
+  model: Pick<Runnable<BaseMessage[], BaseMessage>, "invoke">,
   tools: ConstructorParameters<typeof ToolNode>[0],
   checkpointer: BaseCheckpointSaver,
   options: ConstructorParameters<typeof ToolNode>[1] = {},

@@ -1,18 +1,16 @@
 import { appendFileSync } from "node:fs";
 import type { EventStore } from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
-import type { RunnableConfig } from "@langchain/core/runnables";
 import { fakeModel } from "@langchain/core/testing";
 import { tool } from "@langchain/core/tools";
-import { Command, END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
-import { ToolNode } from "@langchain/langgraph/prebuilt";
+import { Command } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "../callback-handler.js";
 import { LedgerCheckpointSaver } from "../checkpoint-saver.js";
 import { ledgerMiddleware } from "../ledger-middleware.js";
 import { type CrashScenario, crashHere } from "./crash-point.js";
-import { threadConfig } from "./helpers.js";
+import { threadConfig, toolGraph } from "./helpers.js";
 
 export const SESSION = "s1";
 export const RUN = "run-1";
@@ -117,17 +115,9 @@ export function graphWorld(
   const { model, checkout, modelSaw } = world(charges, crashAt, false, checkoutIdempotent);
   const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
   const bound = model.bindTools([checkout]);
-  const graph = new StateGraph(MessagesAnnotation)
-    .addNode("agent", async (state, config: RunnableConfig) => ({
-      messages: [await bound.invoke(state.messages, config)],
-    }))
-    .addNode("tools", new ToolNode([checkout], { handleToolErrors: false }))
-    .addEdge(START, "agent")
-    .addConditionalEdges("agent", (state) =>
-      (state.messages.at(-1) as AIMessage).tool_calls?.length ? "tools" : END,
-    )
-    .addEdge("tools", "agent")
-    .compile({ checkpointer: new LedgerCheckpointSaver({ store }) });
+  const graph = toolGraph(bound, [checkout], new LedgerCheckpointSaver({ store }), {
+    handleToolErrors: false,
+  });
   const settled = (run: Promise<{ messages: BaseMessage[] }>) =>
     run.then(
       (result) => ({ answer: String(result.messages.at(-1)?.content) }),

@@ -1,14 +1,11 @@
 import type { EventStore } from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
-import type { RunnableConfig } from "@langchain/core/runnables";
 import { tool } from "@langchain/core/tools";
-import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
-import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "../callback-handler.js";
 import { LedgerCheckpointSaver } from "../checkpoint-saver.js";
 import { type CrashScenario, crashHere, noteEffect } from "./crash-point.js";
-import { threadConfig } from "./helpers.js";
+import { threadConfig, toolGraph } from "./helpers.js";
 import { ScriptedChatModel } from "./scripted-chat-model.js";
 import { watchToolCompletions } from "./tool-completions.js";
 
@@ -69,17 +66,9 @@ export function shopGraph(
     const contents = results.map((message) => String(message.content)).sort();
     return new AIMessage(`${user}: ${contents.join(" | ")}`);
   });
-  const graph = new StateGraph(MessagesAnnotation)
-    .addNode("agent", async (state, config: RunnableConfig) => ({
-      messages: [await model.invoke(state.messages, config)],
-    }))
-    .addNode("tools", new ToolNode([send, lookup], { handleToolErrors: false }))
-    .addEdge(START, "agent")
-    .addConditionalEdges("agent", (state) =>
-      (state.messages.at(-1) as AIMessage).tool_calls?.length ? "tools" : END,
-    )
-    .addEdge("tools", "agent")
-    .compile({ checkpointer: new LedgerCheckpointSaver({ store }) });
+  const graph = toolGraph(model, [send, lookup], new LedgerCheckpointSaver({ store }), {
+    handleToolErrors: false,
+  });
   const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
   return { sent, graph, handler };
 }
