@@ -89,10 +89,13 @@ describe("a run paused awaiting a decision (checkpoint.saved with awaitingDecisi
 
   it("is not reported for checkpoints that do not name calls, as other frameworks write them", async () => {
     const { store, main } = await parentAndChild();
-    await main.checkpoint({ channel_values: { messages: [] }, awaitingDecision: "yes" });
-    await main.checkpoint({ awaitingDecision: [CHARGE] });
-    await main.checkpoint({ awaitingDecision: { calls: [{ args: {} }, "charge"] } });
-    const inspection = await inspectSession(store, "s");
-    expect(JSON.stringify(inspection)).not.toContain('"awaitingDecision"');
+    // Each one inspected while it is the run's latest checkpoint: a later one replaces it.
+    for (const awaitingDecision of ["yes", [CHARGE], { calls: [{ args: {} }, "charge"] }]) {
+      await main.checkpoint({ channel_values: { messages: [] }, awaitingDecision });
+      const inspection = await inspectSession(store, "s");
+      expect(JSON.stringify(inspection), JSON.stringify(awaitingDecision)).not.toContain(
+        '"awaitingDecision"',
+      );
+    }
   });
 });

@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue } from "../events/json.js";
+import { isJsonObject, type JsonValue } from "../events/json.js";
 import { EVENT_TYPES, type LedgerEvent } from "../events/types.js";
 
 /**
@@ -44,12 +44,8 @@ const MOVES_ON = new Set<string>(
   EVENT_TYPES.filter((type) => /^(model|tool|attempt)\./.test(type)),
 );
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function awaitedCall(value: JsonValue): AwaitedCallView | undefined {
-  if (!isObject(value) || typeof value.name !== "string") return undefined;
+  if (!isJsonObject(value) || typeof value.name !== "string") return undefined;
   const call: AwaitedCallView = { name: value.name };
   if (typeof value.toolCallId === "string") call.toolCallId = value.toolCallId;
   if (value.args !== undefined) call.args = value.args;
@@ -62,8 +58,8 @@ function awaitedCall(value: JsonValue): AwaitedCallView | undefined {
 function pauseOf(
   event: LedgerEvent,
 ): { pause: AwaitingDecisionView; endedBy: string[] } | undefined {
-  const field = isObject(event.payload) ? event.payload[AWAITING_DECISION_FIELD] : undefined;
-  if (!isObject(field) || !Array.isArray(field.calls)) return undefined;
+  const field = isJsonObject(event.payload) ? event.payload[AWAITING_DECISION_FIELD] : undefined;
+  if (!isJsonObject(field) || !Array.isArray(field.calls)) return undefined;
   const calls = field.calls.flatMap((value) => awaitedCall(value) ?? []);
   if (calls.length === 0) return undefined;
   const pause: AwaitingDecisionView = { checkpointSeq: event.seq, since: event.recordedAt, calls };
