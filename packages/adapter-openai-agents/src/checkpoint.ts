@@ -1,6 +1,6 @@
 import {
+  type AwaitedCallView,
   type JsonObject,
-  type JsonValue,
   LedgerError,
   type LedgerEvent,
   type SessionRecorder,
@@ -12,17 +12,12 @@ import { openAiAgentsVersion } from "./sdk-version.js";
 /** `payload.format` of the checkpoints this adapter writes. */
 export const RUN_STATE_CHECKPOINT_FORMAT = "openai-agents.run-state";
 
-/** A call a paused run waits on a person to decide, as a RunState checkpoint lists it. */
-export interface AwaitedCall {
-  /** The tool. */
-  name: string;
-  /** The SDK's callId (a hosted MCP approval: the request's id). */
-  toolCallId?: string;
-  /** The call's arguments: their JSON, else the text the model sent. */
-  args?: JsonValue;
-  /** The agent whose call it is (an agent used as a tool, a handoff target). */
-  agent?: string;
-}
+/**
+ * A call a paused run waits on a person to decide, as a RunState checkpoint lists it: core's
+ * `AwaitedCallView` (toolCallId: the SDK's callId, a hosted MCP approval's request id; args:
+ * their JSON, else the text the model sent).
+ */
+export type AwaitedCall = AwaitedCallView;
 
 /** Payload of a `checkpoint.saved` event holding a serialized RunState. */
 export interface RunStateCheckpoint {
@@ -55,7 +50,7 @@ export interface RunStateCheckpoint {
 }
 
 /** How a person decides on a paused run, as `agent-ledger inspect` says it. */
-export const DECIDE_WITH =
+const DECIDE_WITH =
   "resumeRun (approve or reject the interruption on result.state, then resumeRun with { state })";
 
 export function isRunStateCheckpoint(event: LedgerEvent): boolean {

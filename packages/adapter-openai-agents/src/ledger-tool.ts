@@ -149,7 +149,8 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
   if (tool?.type !== "function" || typeof tool.invoke !== "function")
     throw new LedgerError("invalid-argument", "ledgerTool wraps a function tool (tool({...}))");
   assertLedgerToolOptions(options);
-  const defaults = isAgentTool(tool) ? AGENT_TOOL_EFFECT : DEFAULT_EFFECT;
+  const agentTool = isAgentTool(tool);
+  const defaults = agentTool ? AGENT_TOOL_EFFECT : DEFAULT_EFFECT;
   const effect: ToolEffect = {
     kind: options.effect ?? defaults.kind,
     idempotent: options.idempotent ?? defaults.idempotent,
@@ -163,7 +164,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     return tool;
   }
   wrappedTools.set(tool, effect);
-  if (isAgentTool(tool) && options.idempotent === undefined) defaultAgentEffect.add(tool);
+  if (agentTool && options.idempotent === undefined) defaultAgentEffect.add(tool);
   const originalInvoke = tool.invoke.bind(tool);
   // Unbound: the SDK knows a needsApproval it made by its identity (below).
   let ownNeedsApproval = tool.needsApproval;

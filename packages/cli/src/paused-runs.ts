@@ -1,8 +1,10 @@
-import type { AwaitingDecisionView, RunView, SessionInspection } from "@agent-ledger/core";
+import type {
+  AwaitedCallView,
+  AwaitingDecisionView,
+  RunView,
+  SessionInspection,
+} from "@agent-ledger/core";
 import { preview } from "./format.js";
-
-/** What a paused run waits on (`RunView.awaitingDecision`, read from its adapter's checkpoint). */
-type Pause = AwaitingDecisionView;
 
 /** A run paused awaiting a person's decision, as `inspect` (text and `--json`) and the viewer say it. */
 export interface PausedRun {
@@ -11,7 +13,7 @@ export interface PausedRun {
   text: string;
 }
 
-function callText(call: Pause["calls"][number]): string {
+function callText(call: AwaitedCallView): string {
   const id = call.toolCallId === undefined ? "" : ` [${call.toolCallId}]`;
   const args = call.args === undefined ? "" : ` ${preview(call.args, 100)}`;
   const agent = call.agent === undefined ? "" : ` (agent ${call.agent})`;
@@ -20,7 +22,7 @@ function callText(call: Pause["calls"][number]): string {
 
 // The calls, and who decides them where: in the app that runs the agent, which resumes the run
 // with the person's decision. `agent-ledger resolve` decides calls in flight, not these.
-function pauseText(pause: Pause): string {
+function pauseText(pause: AwaitingDecisionView): string {
   const them = pause.calls.length === 1 ? "it" : "them";
   const where =
     pause.decideWith === undefined
