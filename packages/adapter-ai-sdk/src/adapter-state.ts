@@ -59,8 +59,13 @@ export class AdapterState {
   >();
   /** The calls made on this run whose outcome is not recorded yet (see `callBegan`). */
   readonly #calls = new Set<Promise<void>>();
-  /** Child runs of tool calls that close once their calls settle (see `closeLater`). */
-  readonly #closing = new Set<Promise<void>>();
+  /**
+   * Child runs of tool calls that close once their calls settle (see `closeLater`), each with
+   * the state of the child run it closes.
+   */
+  readonly #closing = new Map<Promise<void>, AdapterState>();
+  /** Wrapped tool calls made on this run, begun live, whose outcome is not recorded yet. */
+  readonly #toolsInFlight = new Set<Attempt>();
   /** The first error a child run closed later met (see `closeLater`). */
   #closeFailure: { error: unknown } | undefined;
   /** A wrapped tool call's child run (see `ofToolCall`). */
@@ -200,10 +205,10 @@ export class AdapterState {
   }
 
   /**
-   * `close`, a tool call's child run closing once its calls settle, runs in the background:
+   * `close`, the child run of `inner` closing once its calls settle, runs in the background:
    * `innerCallsSettled` waits for it, and rejects with the first error such a close met.
    */
-  closeLater(close: Promise<void>): void {
+  closeLater(inner: AdapterState, close: Promise<void>): void {
     const entry: Promise<void> = close.then(
       () => {
         this.#closing.delete(entry);
@@ -213,13 +218,33 @@ export class AdapterState {
         this.#closeFailure ??= { error };
       },
     );
-    this.#closing.add(entry);
+    this.#closing.set(entry, inner);
   }
 
   /** See `innerCallsSettled`. */
   async closesSettled(): Promise<void> {
-    while (this.#closing.size > 0) await Promise.all(this.#closing);
+    while (this.#closing.size > 0) await Promise.all(this.#closing.keys());
     if (this.#closeFailure) throw this.#closeFailure.error;
+  }
+
+  /**
+   * What `closesSettled` still waits for: the child runs whose close is pending, and the calls
+   * in flight on them (their requests committed, their outcomes not yet); and the first error a
+   * close met, if one did.
+   */
+  get closesPending(): { runIds: string[]; inFlight: Attempt[]; failure: unknown } {
+    const inners = [...this.#closing.values()];
+    return {
+      runIds: inners.map((inner) => inner.recorder.runId),
+      inFlight: inners.flatMap((inner) => [...inner.#inFlight, ...inner.#toolsInFlight]),
+      failure: this.#closeFailure?.error,
+    };
+  }
+
+  /** A wrapped tool's call began live on this run as `attempt`: in flight until the returned function is called. */
+  toolBegan(attempt: Attempt): () => void {
+    this.#toolsInFlight.add(attempt);
+    return () => this.#toolsInFlight.delete(attempt);
   }
 
   /**
@@ -239,21 +264,6 @@ export class AdapterState {
       this.block(error);
       throw error;
     }
-  }
-
-  /**
-   * The ids of the child runs of this (resumed) run that the ledger held open when the resumed
-   * tree was loaded: a tool call answered from the ledger closes its child run if it is among
-   * them.
-   */
-  openChildRuns(): Set<string> {
-    if (!this.recorder.resumed) return new Set();
-    return new Set(
-      this.recorder
-        .recordedChildRuns()
-        .filter((run) => run.status === "running")
-        .map((run) => run.runId),
-    );
   }
 
   /** A model call began (its request is durable, or it is answered from the ledger). */

@@ -37,8 +37,10 @@ export function closingLater(child: SessionRecorder, close: Promise<unknown>): v
   close.then(done, done);
 }
 
-/** Whether `child`'s run (the recorder of a resume adopting it) closes later in this process. */
-export function isClosingLater(child: SessionRecorder): boolean {
+/** Whether `child`'s run (as a resume finds it) closes later in this process. */
+export function isClosingLater(
+  child: Pick<SessionRecorder, "store" | "sessionId" | "runId">,
+): boolean {
   const entries = closing.get(keyOf(child));
   if (entries === undefined) return false;
   const id = storeId(child.store);

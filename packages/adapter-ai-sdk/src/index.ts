@@ -1,5 +1,7 @@
 export type { LedgerEmbeddingMiddlewareOptions } from "./embedding-middleware.js";
 export { ledgerEmbeddingMiddleware } from "./embedding-middleware.js";
+export type { InnerCallsSettledOptions } from "./inner-calls-settled.js";
+export { innerCallsSettled } from "./inner-calls-settled.js";
 export type { LedgerMiddlewareOptions } from "./ledger-middleware.js";
 export { ledgerMiddleware } from "./ledger-middleware.js";
 export type { RecordedModelResponse } from "./model-response.js";
@@ -10,6 +12,5 @@ export type {
   RestoreMessagesOptions,
 } from "./restore-messages.js";
 export { restoreConversation, restoreMessages } from "./restore-messages.js";
-export { innerCallsSettled } from "./tool-call-context.js";
 export type { UnresolvedDecision, UnresolvedToolCall, WrapToolsOptions } from "./wrap-tools.js";
 export { wrapTools } from "./wrap-tools.js";

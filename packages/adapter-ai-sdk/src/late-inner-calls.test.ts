@@ -160,6 +160,106 @@ describe("an inner call still in flight when its tool returns", () => {
   });
 });
 
+describe("innerCallsSettled with a bound the caller chooses", () => {
+  it("timeoutMs: past it, rejects with unresolved-attempt naming the calls still in flight; they stay so", async () => {
+    const store = new MemoryEventStore();
+    const { held, release } = heldAnswer();
+    const { recorder, text, atReturn } = await raceResearch(store, held);
+    expect(text).toBe("summary");
+    const [, inner] = atReturn.child;
+    const error = await innerCallsSettled({ recorder, timeoutMs: 30 }).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      code: "unresolved-attempt",
+      attemptId: inner?.attemptId,
+      attempt: { attemptId: inner?.attemptId, runId: inner?.runId, kind: "model" },
+      details: {
+        inFlight: [{ runId: inner?.runId, attemptId: inner?.attemptId, kind: "model" }],
+      },
+    });
+    expect((error as Error).message).toContain(
+      `model call ${inner?.attemptId} on run ${inner?.runId}`,
+    );
+    // The ledger says the truth: the call went out and has not come back.
+    expect(types((await runsOf(store)).child)).toEqual(["run.started", "model.requested"]);
+
+    // The wait stopped, not the call: its answer, when it comes, is recorded and the run closed.
+    release();
+    await innerCallsSettled({ recorder, timeoutMs: 5_000 });
+    expect(types((await runsOf(store)).child)).toEqual([
+      "run.started",
+      "model.requested",
+      "model.completed",
+      "run.completed",
+    ]);
+  });
+
+  it("signal: once it aborts, rejects the same way, with the abort's reason as the cause", async () => {
+    const store = new MemoryEventStore();
+    const { held, release } = heldAnswer();
+    const { recorder } = await raceResearch(store, held);
+    const controller = new AbortController();
+    const waiting = innerCallsSettled({ recorder, signal: controller.signal });
+    controller.abort(new Error("shutting down"));
+    await expect(waiting).rejects.toMatchObject({
+      code: "unresolved-attempt",
+      cause: { message: "shutting down" },
+    });
+    // Aborted already, with nothing in flight: there is nothing to wait for.
+    release();
+    await innerCallsSettled({ recorder });
+    await expect(
+      innerCallsSettled({ recorder, signal: controller.signal }),
+    ).resolves.toBeUndefined();
+  });
+
+  it("names a sub-agent's tool call in flight too", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, ...RESEARCH, actor });
+    const { held, release } = heldAnswer();
+    const { run } = delegatingAgent({
+      recorder,
+      lookup: async () => {
+        await held;
+        return "slow result";
+      },
+      delegate: (sub) =>
+        Promise.race([sub(), new Promise<string>((ok) => setTimeout(ok, 20, "late"))]),
+    });
+    expect((await run()).text).toBe("done");
+    const lookup = (await runsOf(store)).child.find((event) => event.type === "tool.requested");
+    await expect(innerCallsSettled({ recorder, timeoutMs: 30 })).rejects.toMatchObject({
+      code: "unresolved-attempt",
+      details: {
+        inFlight: [
+          {
+            runId: lookup?.runId,
+            attemptId: lookup?.attemptId,
+            kind: "tool",
+            name: "lookup",
+            toolCallId: "l1",
+          },
+        ],
+      },
+    });
+    release();
+    await innerCallsSettled({ recorder }).catch(() => undefined);
+  });
+
+  it("takes a signal and a number of milliseconds: anything else is refused with the path", async () => {
+    const recorder = new SessionRecorder({ store: new MemoryEventStore(), ...RESEARCH, actor });
+    for (const [options, path] of [
+      [{ timeoutMs: -1 }, "$.timeoutMs"],
+      [{ timeoutMs: "50" }, "$.timeoutMs"],
+      [{ timeoutMs: Number.NaN }, "$.timeoutMs"],
+      [{ signal: { aborted: false } }, "$.signal"],
+    ] as const)
+      await expect(innerCallsSettled({ recorder, ...(options as object) })).rejects.toMatchObject({
+        code: "invalid-argument",
+        path,
+      });
+  });
+});
+
 describe("a sub-agent a tool left running", () => {
   it("has its call in flight recorded before the child run closes; a call it starts later is refused", async () => {
     const store = new MemoryEventStore();

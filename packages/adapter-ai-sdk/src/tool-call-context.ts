@@ -1,8 +1,11 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { Attempt, SessionRecorder } from "@agent-ledger/core";
-import { checkedOptions } from "./adapter-options.js";
+import {
+  type Attempt,
+  closeAsCallEnded,
+  type SessionRecorder,
+  type ToolCallEnd,
+} from "@agent-ledger/core";
 import { type AdapterState, adapterStateOf } from "./adapter-state.js";
-import { closeChild, type ToolCallOutcome } from "./child-run-end.js";
 import { closingLater } from "./closing-children.js";
 
 /**
@@ -85,14 +88,14 @@ export class ToolCallContext {
    * this order, by an earlier version) keeps its end. With calls still in flight on it, it is
    * closed once they have their outcomes (`#closeOnceSettled`), and this returns at once.
    */
-  async close(outcome: ToolCallOutcome): Promise<void> {
+  async close(outcome: ToolCallEnd): Promise<void> {
     const inner = this.#inner;
     if (inner?.recorder.status !== "running") return;
     if (inner.callsInFlight) {
       const closing = this.#closeOnceSettled(inner, outcome);
       closingLater(inner.recorder, closing);
-      this.#root.closeLater(closing);
-    } else await this.#state.settle(closeChild(inner.recorder, outcome));
+      this.#root.closeLater(inner, closing);
+    } else await this.#state.settle(closeAsCallEnded(inner.recorder, outcome));
   }
 
   /**
@@ -100,25 +103,14 @@ export class ToolCallContext {
    * closes it. An outcome the ledger could not take leaves its call in flight: the child run
    * then stays open (the next resume abandons the call and closes it) and the tool's run stops.
    */
-  async #closeOnceSettled(inner: AdapterState, outcome: ToolCallOutcome): Promise<void> {
+  async #closeOnceSettled(inner: AdapterState, outcome: ToolCallEnd): Promise<void> {
     await inner.callsSettled();
     if (inner.blocked !== undefined) {
       this.#state.block(inner.blocked);
       throw inner.blocked;
     }
-    await this.#state.settle(closeChild(inner.recorder, outcome));
+    await this.#state.settle(closeAsCallEnded(inner.recorder, outcome));
   }
-}
-
-/**
- * Resolves once the calls `recorder`'s wrapped tools made inside and left in flight when they
- * returned (a call raced against a timeout) have their outcomes recorded, and the child runs
- * holding them are closed; rejects with the ledger's error if one could not be recorded (the
- * run is then stopped too). Await it before closing the store or ending the process.
- */
-export async function innerCallsSettled(options: { recorder: SessionRecorder }): Promise<void> {
-  const { recorder } = checkedOptions<{ recorder: SessionRecorder }>(options);
-  await adapterStateOf(recorder).closesSettled();
 }
 
 const current = new AsyncLocalStorage<ToolCallContext>();

@@ -3,6 +3,7 @@ import {
   InvalidArgumentError,
   LedgerError,
   type SessionRecorder,
+  type ToolCallEnd,
   type ToolEffect,
   type UnresolvedAttemptError,
 } from "@agent-ledger/core";
@@ -14,7 +15,7 @@ import {
   checkedToolNames,
 } from "./adapter-options.js";
 import { type AdapterState, adapterStateOf } from "./adapter-state.js";
-import { closeLeftOpen, outcomeOfReplayed, type ToolCallOutcome } from "./child-run-end.js";
+import { closeLeftOpen, outcomeOfReplayed } from "./child-run-end.js";
 import { toJsonValue } from "./plain-json.js";
 import { AttemptAbandonedError, rebuildError } from "./replayed-errors.js";
 import {
@@ -197,7 +198,7 @@ async function recordOutput(
   state: AdapterState,
   attempt: Attempt,
   output: unknown,
-): Promise<ToolCallOutcome> {
+): Promise<ToolCallEnd> {
   try {
     const { result, metadata } = encodeToolOutput(output);
     await state.recorder.toolCompleted(attempt, result, metadata ? { metadata } : {});
@@ -252,10 +253,12 @@ function wrapExecute(
     const state = callStateOf(root);
     // In flight on that run until its outcome is recorded: the run is not closed before.
     const ended = state.callBegan();
+    let toolEnded: (() => void) | undefined;
     try {
       const attempt = await startCall(state, options, name, input, executeOptions);
       const replayed = await replayedOutput(state, attempt, name);
       if (replayed) return replayed.output;
+      toolEnded = state.toolBegan(attempt);
       const context = new ToolCallContext(root, state, attempt);
       let output: unknown;
       try {
@@ -273,6 +276,7 @@ function wrapExecute(
       await recordResult(state, context, attempt, output);
       return output;
     } finally {
+      toolEnded?.();
       ended();
     }
   };
@@ -296,6 +300,7 @@ function wrapStreamingExecute(
     const state = callStateOf(root);
     // In flight on that run until its outcome is recorded: the run is not closed before.
     const ended = state.callBegan();
+    let toolEnded: (() => void) | undefined;
     try {
       const attempt = await startCall(state, options, name, input, executeOptions);
       const replayed = await replayedOutput(state, attempt, name);
@@ -303,6 +308,7 @@ function wrapStreamingExecute(
         yield replayed.output;
         return;
       }
+      toolEnded = state.toolBegan(attempt);
       const context = new ToolCallContext(root, state, attempt);
       let last: unknown;
       try {
@@ -322,6 +328,7 @@ function wrapStreamingExecute(
       }
       await recordResult(state, context, attempt, last);
     } finally {
+      toolEnded?.();
       ended();
     }
   };

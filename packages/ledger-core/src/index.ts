@@ -25,6 +25,15 @@ export {
   resolveEvents,
   resolvePayload,
 } from "./compact/index.js";
+export type {
+  ChildRunAddress,
+  SettleCallsInsideOptions,
+  SettledRun,
+  ToolCallRef,
+} from "./decisions/calls-inside.js";
+export { settleCallsInside } from "./decisions/calls-inside.js";
+export type { ToolCallEnd } from "./decisions/tool-call-end.js";
+export { closeAsCallEnded } from "./decisions/tool-call-end.js";
 export { canonicalJson, hashJson, sha256Hex } from "./events/canonical.js";
 export type { LedgerErrorCode, LedgerErrorOptions } from "./events/errors.js";
 export {

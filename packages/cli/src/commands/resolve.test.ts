@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { openStore, SessionRecorder } from "@agent-ledger/core";
+import { type AttemptView, inspectSession, openStore, SessionRecorder } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { runBin, runPasted, storeWithSecret } from "../session-fixture.test.data.js";
@@ -163,5 +163,156 @@ describe("the resolve command inspect prints, for ids that start with '-'", () =
     );
     const after = JSON.parse((await cli("inspect", "--json", "--", "--help")).stdout);
     expect(after.unresolved).toEqual([]);
+  });
+});
+
+/**
+ * A crashed agent's session: on run "agent", research (call_0) was tried, retried, and is still
+ * in flight; the runs made inside it (caused by its first attempt) hold a model call and a
+ * sub-agent's tool call lookup (l1) in flight, and lookup's own run a model call. Next to it,
+ * send (call_1) is in flight too, with a model call in flight in the run made inside it.
+ */
+async function recordCallsInside(path: string) {
+  const store = await openStore(`sqlite:${path}`);
+  const actor = { type: "agent" as const, id: "assistant" };
+  const agent = new SessionRecorder({ store, sessionId: "crashed", runId: "agent", actor });
+  await agent.startRun();
+  const first = await agent.beforeToolCall({ toolCallId: "call_0", name: "research", args: {} });
+  const research = await agent.retry(first);
+  const inside = agent.child({ runId: "inside", actor, causedByEventId: first.requestedEventId });
+  await inside.startRun();
+  const answered = await inside.beforeModelCall({ request: { prompt: "outline" } });
+  await inside.modelCompleted(answered, { text: "outline" });
+  const model = await inside.beforeModelCall({ request: { prompt: "details" } });
+  const lookup = await inside.beforeToolCall({ toolCallId: "l1", name: "lookup", args: {} });
+  const deeper = inside.child({ runId: "deeper", actor, causedByEventId: lookup.requestedEventId });
+  await deeper.startRun();
+  const deepest = await deeper.beforeModelCall({ request: { prompt: "inside lookup" } });
+  const send = await agent.beforeToolCall({ toolCallId: "call_1", name: "send", args: {} });
+  const sending = agent.child({ runId: "sending", actor, causedByEventId: send.requestedEventId });
+  await sending.startRun();
+  const draft = await sending.beforeModelCall({ request: { prompt: "draft" } });
+  await store.close();
+  return { research, model, lookup, deepest, send, draft };
+}
+
+/** `agent-ledger --store sqlite:<path> ...args` and the session's events, run by run. */
+function ledgerCli(path: string) {
+  const cli = (...args: string[]) => runBin(["--store", `sqlite:${path}`, ...args]);
+  const runs = async () => {
+    const events = (await cli("export", "crashed")).stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    const of = (runId: string) => events.filter((event) => event.runId === runId);
+    return { of, types: (runId: string) => of(runId).map((event) => event.type) };
+  };
+  const unresolved = async () =>
+    JSON.parse((await cli("inspect", "crashed", "--json")).stdout).unresolved.map(
+      (attempt: { attemptId: string }) => attempt.attemptId,
+    );
+  return { cli, runs, unresolved };
+}
+
+describe("resolve --abandon of a tool call with calls in flight inside it", () => {
+  it("abandons them at once, depth first, and cancels the runs they were on, with the reason", async () => {
+    const path = join(scratchDirectory("agent-ledger-inside-", onTestFinished), "ledger.db");
+    const calls = await recordCallsInside(path);
+    const { cli, runs, unresolved } = ledgerCli(path);
+    const reason = "the research was filed by hand";
+
+    const result = await cli("resolve", "crashed", calls.research.attemptId, "--abandon", reason);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const inResearch = `its tool call research (call_0) was abandoned: ${reason}`;
+    expect(result.stdout).toBe(
+      [
+        `abandoned attempt ${calls.research.attemptId} (tool research) on run agent at seq 4: ${reason}`,
+        "and what it left in flight inside it:",
+        `  run inside: abandoned attempts ${calls.model.attemptId} (model), ${calls.lookup.attemptId} (tool lookup); cancelled`,
+        `  run deeper: abandoned attempt ${calls.deepest.attemptId} (model); cancelled`,
+        "",
+      ].join("\n"),
+    );
+    // Only send and the call inside it are left for the next resume, or for a person.
+    expect(await unresolved()).toEqual([calls.send.attemptId, calls.draft.attemptId]);
+
+    const { of, types } = await runs();
+    expect(types("inside")).toEqual([
+      "run.started",
+      "model.requested",
+      "model.completed",
+      "model.requested",
+      "tool.requested",
+      "attempt.abandoned",
+      "attempt.abandoned",
+      "run.cancelled",
+    ]);
+    expect(types("deeper")).toEqual([
+      "run.started",
+      "model.requested",
+      "attempt.abandoned",
+      "run.cancelled",
+    ]);
+    const [model, lookup, insideEnd] = of("inside").slice(5);
+    const [deepest, deeperEnd] = of("deeper").slice(2);
+    expect([model.attemptId, model.payload.reason]).toEqual([calls.model.attemptId, inResearch]);
+    expect([lookup.attemptId, lookup.payload]).toEqual([
+      calls.lookup.attemptId,
+      { reason: inResearch, toolCallId: "l1" },
+    ]);
+    expect(deepest.payload.reason).toBe(`its tool call lookup (l1) was abandoned: ${inResearch}`);
+    // Each run is cancelled with the reason its tool call was abandoned with.
+    expect(insideEnd.payload).toEqual({ reason });
+    expect(deeperEnd.payload).toEqual({ reason: inResearch });
+    for (const event of [model, lookup, insideEnd, deepest, deeperEnd])
+      expect(event.actor.type).toBe("human");
+    expect(types("sending")).toEqual(["run.started", "model.requested"]);
+  });
+
+  it("--approve leaves them as they are: the call runs again as a whole; the help says so", async () => {
+    const path = join(scratchDirectory("agent-ledger-inside-", onTestFinished), "ledger.db");
+    const calls = await recordCallsInside(path);
+    const { cli, runs, unresolved } = ledgerCli(path);
+    const before = await unresolved();
+    const result = await cli("resolve", "crashed", calls.research.attemptId, "--approve", "redo");
+    expect(result.code).toBe(0);
+    expect(await unresolved()).toEqual(before);
+    expect((await runs()).types("inside").at(-1)).toBe("tool.requested");
+
+    const help = (await runBin(["help", "resolve"])).stdout;
+    expect(help).toContain("the calls it left in flight inside it (in the runs made inside");
+    expect(help).toContain("--approve does not touch the calls inside it");
+  });
+
+  it("run again on a call abandoned without them (a resolve killed part way), settles them with its reason", async () => {
+    const path = join(scratchDirectory("agent-ledger-inside-", onTestFinished), "ledger.db");
+    const calls = await recordCallsInside(path);
+    // The outer abandonment alone, as a resolve killed right after it, or an older one, left it.
+    const store = await openStore(`sqlite:${path}`);
+    const person = await SessionRecorder.resume({
+      store,
+      sessionId: "crashed",
+      runId: "agent",
+      actor: { type: "human", id: "ops" },
+    });
+    const [research] = (await inspectSession(store, "crashed")).unresolved;
+    await person.abandon(research as AttemptView, "filed by hand");
+    await store.close();
+    const { cli, runs, unresolved } = ledgerCli(path);
+
+    const result = await cli("resolve", "crashed", calls.research.attemptId, "--abandon", "other");
+    expect(result.code).toBe(0);
+    expect(result.stdout.split("\n")[0]).toBe(
+      `attempt ${calls.research.attemptId} (tool research) on run agent was abandoned already: filed by hand`,
+    );
+    expect(await unresolved()).toEqual([calls.send.attemptId, calls.draft.attemptId]);
+    const { of } = await runs();
+    expect(of("inside").at(-1).payload).toEqual({ reason: "filed by hand" });
+
+    // Nothing is left inside it now: a call abandoned is not unresolved.
+    const again = await cli("resolve", "crashed", calls.research.attemptId, "--abandon", "other");
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("is not unresolved (it is abandoned)");
   });
 });

@@ -4,6 +4,7 @@ import {
   inspectSession,
   type RunView,
   SessionRecorder,
+  type SettledRun,
 } from "@agent-ledger/core";
 import { CliError, EXIT_CODES, notFoundError, usageError } from "../errors.js";
 import { terminalJson, terminalLine } from "../format.js";
@@ -11,6 +12,7 @@ import { writeOut } from "../io.js";
 import { pausedAbove, pausedRuns } from "../paused-runs.js";
 import { assertSessionExists } from "../store.js";
 import { humanActor } from "./actor.js";
+import { attemptKind, finishAbandonment, settledLines, settleInside } from "./calls-inside.js";
 import type { CommandContext } from "./context.js";
 import { idArgument } from "./session-args.js";
 
@@ -22,8 +24,13 @@ export const resolveHelp = `agent-ledger resolve <session> <attemptId> --abandon
   --abandon  it will never complete (attempt.abandoned): a resumed agent tells its model the
              call was abandoned instead of running it again, with the reason word for word as
              the call's result. Write what you found ("charged already by phone").
+             For a tool call, the calls it left in flight inside it (in the runs made inside
+             it, at any depth) are abandoned too, as "its tool call <name> (<id>) was
+             abandoned: <reason>", and those runs cancelled with the reason. Run again on a
+             call abandoned already, it settles those still in flight inside it that way.
   --approve  run it again (attempt.approved): the next resume makes the call once more, even
              if the tool is not idempotent. If that run dies too, it is unresolved again.
+             --approve does not touch the calls inside it: the call runs again as a whole.
   The reason "reason", as inspect prints it in its commands, is refused: it stands for yours.
   A run paused at an approval (inspect says so) is decided in the app that runs the agent.`;
 
@@ -87,6 +94,10 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
     throw usageError(
       `attempt ${attemptId} is unresolved in runs ${open.map((candidate) => candidate.runId).join(", ")}: pass --run <runId>`,
     );
+  const person = humanActor(values.actor, context.io.env);
+  // The person's recorder on the attempt's run, read as stored.
+  const personOn = (on: AttemptView) =>
+    SessionRecorder.resume({ resolve: false, store, sessionId, runId: on.runId, actor: person });
   const attempt = open[0];
   if (attempt === undefined) {
     const recorded = findAttempts(inspection.runs, attemptId).find(onRun);
@@ -95,35 +106,54 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
         `no attempt ${attemptId}${values.run === undefined ? "" : ` on run ${values.run}`} in session ${sessionId}`,
         `see: agent-ledger inspect ${sessionId}`,
       );
+    if (decision === "abandon" && recorded.status === "abandoned" && recorded.kind === "tool") {
+      assertNotPaused(inspection.runs, recorded);
+      const finished = await finishAbandonment(await personOn(recorded), recorded, values.json);
+      if (finished !== undefined) {
+        await writeOut(context.io.stdout, finished);
+        return 0;
+      }
+    }
     throw new CliError({
       code: "invalid-argument",
       message: `attempt ${attemptId} is not unresolved (it is ${recorded.retriedBy ? `retried by ${recorded.retriedBy}` : recorded.status})`,
       exitCode: EXIT_CODES.failure,
     });
   }
-  // A call the pause keeps open (an agent tool call waiting on an approval inside it) goes on
-  // when the app resumes the run with the person's decision: deciding it here would close the
-  // agent's run under a run that is still to go on.
-  const pausedRun = pausedAbove(inspection.runs).get(attempt.runId);
-  const pause = pausedRuns(inspection.runs).find((paused) => paused.runId === pausedRun);
-  if (pause !== undefined)
-    throw usageError(
-      `attempt ${attemptId} goes on when run ${pause.runId} does, which is ${pause.text}`,
-    );
-  const recorder = await SessionRecorder.resume({
-    resolve: false,
-    store,
-    sessionId,
-    runId: attempt.runId,
-    actor: humanActor(values.actor, context.io.env),
-  });
+  assertNotPaused(inspection.runs, attempt);
+  const recorder = await personOn(attempt);
   const decide = decision === "abandon" ? recorder.abandon : recorder.approve;
   const event = await decide.call(recorder, attempt, reason);
-  await writeOut(
-    context.io.stdout,
-    values.json
-      ? `${terminalJson(JSON.stringify(event, null, 2))}\n`
-      : `${terminalLine(`${decision === "abandon" ? "abandoned" : "approved a re-run of"} attempt ${attemptId} (${[attempt.kind, attempt.name].filter(Boolean).join(" ")}) on run ${attempt.runId} at seq ${event.seq}: ${reason}`)}\n`,
-  );
+  const head = `${terminalLine(`${decision === "abandon" ? "abandoned" : "approved a re-run of"} attempt ${attemptId} (${attemptKind(attempt)}) on run ${attempt.runId} at seq ${event.seq}: ${reason}`)}\n`;
+  // --json prints the decision's event, as before: what follows from it is for inspect to show.
+  const json = `${terminalJson(JSON.stringify(event, null, 2))}\n`;
+  // Approved, the call runs again, and what it left inside goes on with it: nothing to settle.
+  if (decision === "approve") {
+    await writeOut(context.io.stdout, values.json ? json : head);
+    return 0;
+  }
+  let settled: SettledRun[];
+  try {
+    settled = await settleInside(recorder, attempt, reason);
+  } catch (error) {
+    // The decision is in the ledger: say so before the error about what follows from it.
+    await writeOut(context.io.stdout, values.json ? json : head);
+    throw error;
+  }
+  await writeOut(context.io.stdout, values.json ? json : `${head}${settledLines(settled)}`);
   return 0;
+}
+
+/**
+ * A call the pause keeps open (an agent tool call waiting on an approval inside it) goes on when
+ * the app resumes the run with the person's decision: deciding it here would close the agent's
+ * run under a run that is still to go on.
+ */
+function assertNotPaused(runs: RunView[], attempt: AttemptView): void {
+  const pausedRun = pausedAbove(runs).get(attempt.runId);
+  const pause = pausedRuns(runs).find((paused) => paused.runId === pausedRun);
+  if (pause !== undefined)
+    throw usageError(
+      `attempt ${attempt.attemptId} goes on when run ${pause.runId} does, which is ${pause.text}`,
+    );
 }
