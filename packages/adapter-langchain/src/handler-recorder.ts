@@ -1,9 +1,4 @@
-import {
-  type Actor,
-  type EventStore,
-  InvalidArgumentError,
-  SessionRecorder,
-} from "@agent-ledger/core";
+import { type Actor, type EventStore, SessionRecorder } from "@agent-ledger/core";
 import { isInterrupt } from "./tool-attempt.js";
 
 /** Options of `LedgerCallbackHandler`: an existing recorder, or a store and a session. */
@@ -18,8 +13,6 @@ export type LedgerCallbackHandlerOptions =
       recordChains?: boolean;
     };
 
-type StoreOptions = Exclude<LedgerCallbackHandlerOptions, { recorder: SessionRecorder }>;
-
 const DEFAULT_ACTOR: Actor = { type: "agent", id: "langchain", framework: "langchain" };
 
 /** What a person appends to a run without taking part in it: a decision on an attempt. */
@@ -30,19 +23,21 @@ const DECISIONS: ReadonlySet<string> = new Set(["attempt.abandoned", "attempt.ap
  * session that continues the run `runId` names if the store has it (`SessionRecorder.resume`),
  * else a new run.
  *
- * A recorder the handler opened itself is opened again, reading its run anew, when an
- * invocation starts while no other is in progress (`runStarts`) and the last invocation ended
- * where LangGraph runs part of it again (an `interrupt()`, an error, an abort, a refusal such
- * as `unresolved-attempt`): the calls it recorded are then answered from the ledger, or refused
- * while unresolved, as a new process's handler does, instead of being run again; and decisions
- * a person appended since (abandoned or approved attempts) are taken in, where the handler's
- * recorder would meet `conflict` at its next append. Any other event another writer appended
- * is not taken in: the next append fails with `conflict`, as it would have (that writer may be
- * running the same run). Other invocations read nothing.
+ * The recorder is reopened (`SessionRecorder.reopen`, with its own options: a given recorder's
+ * redaction too) when an invocation starts while no other is in progress (`runStarts`) and the
+ * last invocation ended where LangGraph runs part of it again (an `interrupt()`, an error, an
+ * abort, a refusal such as `unresolved-attempt`): the calls it recorded are then answered from
+ * the ledger, or refused while unresolved, as a new process's handler does, instead of being run
+ * again; and decisions a person appended since (abandoned or approved attempts) are taken in,
+ * where the recorder would meet `conflict` at its next append. Any other event another writer
+ * appended is not taken in: the next append fails with `conflict`, as it would have (that writer
+ * may be running the same run). Other invocations read nothing, and one that reopens reads only
+ * what was appended after the recorder's own events (the handler's first reopening reads the
+ * whole run, once).
  */
 export class HandlerRecorder {
   readonly #options: LedgerCallbackHandlerOptions;
-  /** Hears of each recorder as it opens, before its run is started. */
+  /** Hears of each recorder as it opens or reopens, before its run is started. */
   readonly #opened: (recorder: SessionRecorder) => void;
   /** Settles once the handler's writes of the last invocation are committed. */
   readonly #quiet: () => Promise<void>;
@@ -52,8 +47,6 @@ export class HandlerRecorder {
   readonly #invocations = new Set<string>();
   /** The last invocation ended where LangGraph runs part of it again. */
   #rerun = false;
-  /** An invocation paused at an `interrupt()`: LangGraph's resume runs its calls again. */
-  #paused = false;
 
   constructor(
     options: LedgerCallbackHandlerOptions,
@@ -72,8 +65,8 @@ export class HandlerRecorder {
 
   /**
    * Runs the start callback of LangChain's run `runId`. A run without parent is an invocation
-   * (an `invoke`): with no other in progress, the recorder is first opened again if the run took
-   * decisions meanwhile, or if LangGraph runs part of the last invocation again.
+   * (an `invoke`): with no other in progress, the recorder is first reopened if LangGraph runs
+   * part of the last invocation again.
    */
   async runStarts(
     runId: string,
@@ -101,10 +94,7 @@ export class HandlerRecorder {
     end: () => Promise<void>,
     failure?: { error: unknown },
   ): Promise<void> {
-    if (failure && isInterrupt(failure.error)) {
-      this.#rerun = true;
-      this.#paused = true;
-    }
+    if (failure && isInterrupt(failure.error)) this.#rerun = true;
     try {
       await end();
     } finally {
@@ -114,47 +104,27 @@ export class HandlerRecorder {
 
   async #invocationStarts(runId: string): Promise<void> {
     this.#invocations.add(runId);
-    const options = this.#options;
-    if (this.#invocations.size > 1 || !this.#recorder) return;
-    if ("recorder" in options) {
-      // Not read again (it is the caller's, with the caller's redaction): LangGraph's resume
-      // would run again, live, calls it recorded before the pause.
-      if (this.#paused)
-        throw new InvalidArgumentError(
-          "$.recorder",
-          "this handler was built on a recorder, and an invocation it ran paused at interrupt(): resuming on it would run again the calls recorded before the pause (LangGraph runs them again, and this handler cannot answer them from the ledger). Resume with a new handler built with { store, sessionId, runId } (or on a recorder from SessionRecorder.resume made after the pause)",
-        );
-      return;
-    }
     // Only after an invocation that paused, failed or was aborted: a person decides after a
     // resume was refused (`unresolved-attempt`), which fails its invocation. Every other
     // invocation (each `model.invoke` of a handler given to a model) reads nothing.
-    if (!this.#rerun) return;
+    if (this.#invocations.size > 1 || !this.#recorder || !this.#rerun) return;
     await this.#quiet();
-    if ((await this.#movedOn(options, await this.#recorder)) === "by another writer") return;
-    this.#rerun = false;
-    this.#recorder = this.#open();
-    await this.#recorder;
-  }
-
-  /** Whether the run has events the recorder has not read or written, and whose they are. */
-  async #movedOn(
-    options: StoreOptions,
-    recorder: SessionRecorder,
-  ): Promise<"no" | "by decisions" | "by another writer"> {
-    const address = { sessionId: options.sessionId, runId: recorder.runId };
-    const head = await options.store.runHead(address);
-    // The run's length as the recorder read it or wrote it to: the events after are another's.
-    const known = recorder.length;
-    const missing = head.length - known;
-    if (missing <= 0) return "no";
-    const { events } = await options.store.readRun({
-      ...address,
-      fromSeq: known,
-      limit: missing,
+    const previous = await this.#recorder;
+    if ((await movedOn(previous)) === "by another writer") return;
+    const reopening = previous.reopen().then((recorder) => {
+      this.#opened(recorder);
+      return recorder;
     });
-    const decided = events.length === missing && events.every((event) => DECISIONS.has(event.type));
-    return decided ? "by decisions" : "by another writer";
+    this.#recorder = reopening;
+    try {
+      await reopening;
+      this.#rerun = false;
+    } catch (error) {
+      // Reopening left the previous recorder as it was: it goes on, and the next invocation
+      // tries again.
+      if (this.#recorder === reopening) this.#recorder = Promise.resolve(previous);
+      throw error;
+    }
   }
 
   #open(): Promise<SessionRecorder> {
@@ -192,4 +162,19 @@ export class HandlerRecorder {
     this.#runId = recorder.runId;
     return recorder;
   }
+}
+
+/** Whether the run has events the recorder has not read or written, and whose they are. */
+async function movedOn(
+  recorder: SessionRecorder,
+): Promise<"no" | "by decisions" | "by another writer"> {
+  const { store, sessionId, runId } = recorder;
+  const head = await store.runHead({ sessionId, runId });
+  // The run's length as the recorder read it or wrote it to: the events after are another's.
+  const known = recorder.length;
+  const missing = head.length - known;
+  if (missing <= 0) return "no";
+  const { events } = await store.readRun({ sessionId, runId, fromSeq: known, limit: missing });
+  const decided = events.length === missing && events.every((event) => DECISIONS.has(event.type));
+  return decided ? "by decisions" : "by another writer";
 }

@@ -2,7 +2,6 @@ import {
   type Attempt,
   attemptFromRecorded,
   type JsonObject,
-  type RecordedAttempt,
   type SessionRecorder,
 } from "@agent-ledger/core";
 import { retryLive } from "./model-retry.js";
@@ -24,13 +23,7 @@ export async function abandonCallsInside(
 ): Promise<void> {
   const replay = recorder.replay;
   if (!replay) return;
-  // Every recorded tool call not met yet: `skipTools` hands each to its predicate (which skips
-  // none of them).
-  const notMet: RecordedAttempt[] = [];
-  replay.skipTools((recorded) => {
-    notMet.push(recorded);
-    return false;
-  });
+  const notMet = replay.unmatchedTools();
   // The step each call was made inside (its cause is the request of an attempt of that step).
   const stepOutside = new Map<string, string>();
   for (const recorded of notMet) {

@@ -77,13 +77,24 @@ export function world(
   };
 }
 
-/** One process's agent on the run: the handler, the middleware and the saver, over `store`. */
+/**
+ * One process's agent on the run: the handler (on `recorder`, if given), the middleware and the
+ * saver, over `store`.
+ */
 export function agentFor(
   store: EventStore,
   tools: StructuredToolInterface[],
   answer: (messages: BaseMessage[]) => AIMessage = script,
+  recorder?: SessionRecorder,
 ) {
-  return ledgerAgent({ store, sessionId: SESSION, runId: RUN, tools, answer });
+  return ledgerAgent({
+    store,
+    sessionId: SESSION,
+    runId: RUN,
+    tools,
+    answer,
+    ...(recorder ? { recorder } : {}),
+  });
 }
 
 /** A person, from another process, abandons or approves the run's one unresolved call (send). */
@@ -104,11 +115,11 @@ export async function personDecides(
 }
 
 /**
- * `world()`'s agent on `store`, invoked with `GO` and aborted while send runs: send does not
- * watch the signal and completes anyway (the message goes out). Resolves once send is done, with
- * what `invoke` threw.
+ * `world()`'s agent on `store` (its handler on `recorder`, if given), invoked with `GO` and
+ * aborted while send runs: send does not watch the signal and completes anyway (the message goes
+ * out). Resolves once send is done, with what `invoke` threw.
  */
-export async function abortedInsideSend(store: EventStore) {
+export async function abortedInsideSend(store: EventStore, recorder?: SessionRecorder) {
   const sending = world();
   const controller = new AbortController();
   let finish: () => void = () => {};
@@ -120,7 +131,7 @@ export async function abortedInsideSend(store: EventStore) {
     await new Promise((resolve) => setTimeout(resolve, 50));
     finish();
   });
-  const { agent, handler } = agentFor(store, sending.tools);
+  const { agent, handler } = agentFor(store, sending.tools, script, recorder);
   const error = await agent
     .invoke(GO, { ...threadConfig(handler), signal: controller.signal })
     .catch((caught: unknown) => caught);

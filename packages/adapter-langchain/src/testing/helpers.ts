@@ -5,6 +5,7 @@ import {
   MemoryEventStore,
   readWholeRun,
   resolveEvents,
+  type SessionRecorder,
   StoreUnavailableError,
 } from "@agent-ledger/core";
 import type { AIMessage, BaseMessage } from "@langchain/core/messages";
@@ -66,8 +67,9 @@ export function threadConfig(handler: LedgerCallbackHandler, threadId = "thread-
 
 /**
  * One process's agent on a run, as the crash tests build it: createAgent with a scripted model
- * that gives `answer`, the ledger's handler on the run, `middleware` made for that handler
- * (default: the ledger's own), and the ledger's checkpoint saver, all over `store`.
+ * that gives `answer`, the ledger's handler on the run (or on `recorder`, a recorder of it),
+ * `middleware` made for that handler (default: the ledger's own), and the ledger's checkpoint
+ * saver, all over `store`.
  */
 export function ledgerAgent(options: {
   store: EventStore;
@@ -76,10 +78,11 @@ export function ledgerAgent(options: {
   answer: (messages: BaseMessage[]) => AIMessage | Promise<AIMessage>;
   tools?: Parameters<typeof createAgent>[0]["tools"];
   middleware?: (handler: LedgerCallbackHandler) => ReturnType<typeof createMiddleware>[];
+  recorder?: SessionRecorder;
 }) {
-  const { store, sessionId, runId, answer } = options;
+  const { store, sessionId, runId, answer, recorder } = options;
   const model = new ScriptedChatModel((messages) => answer(messages));
-  const handler = new LedgerCallbackHandler({ store, sessionId, runId });
+  const handler = new LedgerCallbackHandler(recorder ? { recorder } : { store, sessionId, runId });
   const agent = createAgent({
     model,
     tools: options.tools ?? [],

@@ -1,6 +1,7 @@
 import {
   type EventStore,
   findLedgerError,
+  type Redaction,
   readWholeRun,
   SessionRecorder,
 } from "@agent-ledger/core";
@@ -27,7 +28,8 @@ export const SESSION = "interrupt-session";
 export const RUN = "interrupt-run";
 
 /**
- * Where the non-idempotent `send` runs before the graph pauses at `interrupt()`:
+ * Where the non-idempotent `send` runs before the graph pauses at `interrupt()` (or fails where
+ * it would pause, see `Stop`):
  * - `same-step`: a plain graph's ToolNode runs it beside `confirm`, which pauses (one task);
  * - `same-tool`: `book` (createAgent, with the ledger's middleware) calls it, then pauses;
  * - `same-node`: a plain graph's node calls it directly (no model asked for it), then pauses;
@@ -35,16 +37,37 @@ export const RUN = "interrupt-run";
  */
 export type Shape = "same-step" | "same-tool" | "same-node" | "other-task";
 
-/** The tools of one process; `sent` counts the messages that went out, in every process. */
-function tools(sent: string[]) {
+/** How the first invocation stops where the graph is resumed from: paused, or failed. */
+export type Stop = "interrupt" | "error";
+
+/** What every process's tools share: the messages that went out, and the failures left. */
+interface World {
+  sent: string[];
+  stop: Stop;
+  /** Failures still to come (`error`: the first `confirm` or `book` fails, later ones pass). */
+  failures: number;
+}
+
+/** Pauses, or fails the first time, where a person is asked `what`. */
+function askPerson(world: World, what: string): string {
+  if (world.stop === "interrupt") return String(interrupt({ what }));
+  if (world.failures > 0) {
+    world.failures--;
+    throw new Error(`no one answered ${what}`);
+  }
+  return "yes";
+}
+
+/** The tools of one process. */
+function tools(world: World) {
   const send = tool(
     async ({ to }: { to: string }) => {
-      sent.push(to);
+      world.sent.push(to);
       return `sent to ${to}`;
     },
     { name: "send", description: "write", schema: z.object({ to: z.string() }) },
   );
-  const confirm = tool(async ({ what }: { what: string }) => String(interrupt({ what })), {
+  const confirm = tool(async ({ what }: { what: string }) => askPerson(world, what), {
     name: "confirm",
     description: "asks a person",
     schema: z.object({ what: z.string() }),
@@ -52,7 +75,7 @@ function tools(sent: string[]) {
   const book = tool(
     async ({ to }: { to: string }, config) => {
       await send.invoke({ to }, config);
-      return `booked: ${String(interrupt({ what: `book for ${to}?` }))}`;
+      return `booked: ${askPerson(world, `book for ${to}?`)}`;
     },
     { name: "book", description: "books", schema: z.object({ to: z.string() }) },
   );
@@ -72,11 +95,11 @@ function scriptedModel(calls: { id: string; name: string; args: Record<string, u
  * One process's graph of `shape` on the run, with a new handler: built with the store, or on
  * `recorder`.
  */
-function graphOf(store: EventStore, shape: Shape, sent: string[], recorder?: SessionRecorder) {
+function graphOf(store: EventStore, shape: Shape, world: World, recorder?: SessionRecorder) {
   const handler = new LedgerCallbackHandler(
     recorder ? { recorder } : { store, sessionId: SESSION, runId: RUN },
   );
-  const { send, confirm, book } = tools(sent);
+  const { send, confirm, book } = tools(world);
   const checkpointer = new LedgerCheckpointSaver({ store });
   if (shape === "same-tool") {
     const model = scriptedModel([{ id: "call-book", name: "book", args: { to: "bob" } }]);
@@ -87,7 +110,7 @@ function graphOf(store: EventStore, shape: Shape, sent: string[], recorder?: Ses
     const graph = new StateGraph(MessagesAnnotation)
       .addNode("notify", async (_state, config: RunnableConfig) => {
         await send.invoke({ to: "bob" }, config);
-        return { messages: [new AIMessage(`notified: ${String(interrupt({ what: "ok?" }))}`)] };
+        return { messages: [new AIMessage(`notified: ${askPerson(world, "ok?")}`)] };
       })
       .addEdge(START, "notify")
       .addEdge("notify", END)
@@ -110,56 +133,67 @@ function graphOf(store: EventStore, shape: Shape, sent: string[], recorder?: Ses
 }
 
 /**
- * The graph of `shape` pauses at its interrupt; a person answers "yes" and the graph resumes,
- * on the handler that ran it (`same-handler`) or on a new one, as a new process builds it.
- * What came of it: the answer or the ledger error it stopped with, the messages sent, and the
- * steps of each tool's recorded attempts.
+ * The graph of `shape` stops where a person is asked (`stop`: it pauses at its interrupt, or
+ * fails there), and resumes: after the pause a person answers "yes" (`Command({ resume })`),
+ * after the failure the graph is invoked again from its checkpoint (`null`). It resumes on the
+ * handler that ran it (`same-handler`) or on a new one, as a new process builds it; the handlers
+ * are built with the store, or `on` a recorder (`redact`: that recorder's redaction). What came
+ * of it: the answer or the error it stopped with (a ledger error's code), the messages sent, and
+ * the steps of each tool's recorded attempts.
  */
-export async function resumeAfterInterrupt(
+export async function resumeAfterStop(
   store: EventStore,
   shape: Shape,
   resumedBy: "same-handler" | "new-handler",
-  on: "store" | "recorder" = "store",
+  options: { on?: "store" | "recorder"; stop?: Stop; redact?: Redaction } = {},
 ) {
-  const sent: string[] = [];
-  const actor = { type: "agent", id: "interrupt" } as const;
+  const { on = "store", stop = "interrupt", redact } = options;
+  const world: World = { sent: [], stop, failures: 1 };
+  const recorderOptions = {
+    store,
+    sessionId: SESSION,
+    runId: RUN,
+    actor: { type: "agent", id: "interrupt" } as const,
+    ...(redact ? { redact } : {}),
+  };
   const first = graphOf(
     store,
     shape,
-    sent,
-    on === "recorder"
-      ? new SessionRecorder({ store, sessionId: SESSION, runId: RUN, actor })
-      : undefined,
+    world,
+    on === "recorder" ? new SessionRecorder(recorderOptions) : undefined,
   );
-  const paused = await first.graph.invoke(
-    { messages: [new HumanMessage("go")] },
-    threadConfig(first.handler),
-  );
-  const interrupts = (paused as { __interrupt__?: unknown[] }).__interrupt__?.length ?? 0;
+  const stopped = await first.graph
+    .invoke({ messages: [new HumanMessage("go")] }, threadConfig(first.handler))
+    .catch((error: unknown) => ({ error }));
+  const interrupts = (stopped as { __interrupt__?: unknown[] }).__interrupt__?.length ?? 0;
+  const failed = "error" in stopped ? String((stopped.error as Error).message) : undefined;
   const second =
     resumedBy === "same-handler"
       ? first
       : graphOf(
           store,
           shape,
-          sent,
-          on === "recorder"
-            ? await SessionRecorder.resume({ store, sessionId: SESSION, runId: RUN, actor })
-            : undefined,
+          world,
+          on === "recorder" ? await SessionRecorder.resume(recorderOptions) : undefined,
         );
-  const outcome = await second.graph
-    .invoke(new Command({ resume: "yes" }), threadConfig(second.handler))
-    .then(
-      (result) => ({ answer: String(result.messages.at(-1)?.content) }),
-      (error: unknown) => {
-        const refusal = findLedgerError(error);
-        if (!refusal) throw error;
-        return refusal.code === "invalid-argument"
-          ? { refused: refusal.code, path: refusal.path }
-          : { refused: refusal.code, name: refusal.details.name };
-      },
-    );
-  return { interrupts, outcome, sent, steps: await toolSteps(store) };
+  const input = stop === "interrupt" ? new Command({ resume: "yes" }) : null;
+  const outcome = await second.graph.invoke(input, threadConfig(second.handler)).then(
+    (result) => ({ answer: String(result.messages.at(-1)?.content) }),
+    (error: unknown) => {
+      const refusal = findLedgerError(error);
+      if (!refusal) return { failed: String((error as Error).message) };
+      return refusal.code === "invalid-argument"
+        ? { refused: refusal.code, path: refusal.path }
+        : { refused: refusal.code, name: refusal.details.name };
+    },
+  );
+  return {
+    interrupts,
+    ...(failed !== undefined ? { failed } : {}),
+    outcome,
+    sent: world.sent,
+    steps: await toolSteps(store),
+  };
 }
 
 /** How many steps each tool's recorded attempts span, by tool name. */

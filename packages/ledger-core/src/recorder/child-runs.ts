@@ -59,7 +59,7 @@ export class ChildRuns {
   }
 
   /** Notes the tool retries among a run's recorded events (read on resume). */
-  readRetries(events: LedgerEvent[]): void {
+  readRetries(events: readonly LedgerEvent[]): void {
     // The first request of each tool call, by attempt, while reading: only retries are kept.
     const firstRequests = new Map<string, string>();
     for (const event of events) {

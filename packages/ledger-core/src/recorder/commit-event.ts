@@ -67,5 +67,6 @@ export async function commitCompacted(
   );
   state.compactor.committed(evidenceRefs);
   if (compact.list) state.compactor.setLastList(compact.list);
+  state.log?.wroteBlobs(blobs);
   return stored;
 }

@@ -36,11 +36,26 @@ export class CommitQueue {
   #draining = false;
   /** eventIds of the last batch whose append may or may not have committed. */
   #unknown: string[] | undefined;
+  /** Settles once the queue is empty again (while a drain is running). */
+  #drained: Promise<void> | undefined;
+  readonly #committed: ((events: readonly LedgerEvent[]) => void) | undefined;
 
-  constructor(options: { store: EventStore; sessionId: string; runId: string; nextSeq: number }) {
+  constructor(options: {
+    store: EventStore;
+    sessionId: string;
+    runId: string;
+    nextSeq: number;
+    /**
+     * Hears of every batch this queue commits, as stored and in seq order, before the callers'
+     * promises settle (what a recorder keeps of its run to be reopened without reading it). It
+     * must not throw: the batch is committed.
+     */
+    committed?: (events: readonly LedgerEvent[]) => void;
+  }) {
     this.#store = options.store;
     this.#address = { sessionId: options.sessionId, runId: options.runId };
     this.#nextSeq = options.nextSeq;
+    this.#committed = options.committed;
   }
 
   /** The run length this writer believes in (the next seq it will write). */
@@ -64,9 +79,18 @@ export class CommitQueue {
         // A microtask lets calls started in the same tick (parallel tool calls) join the batch.
         // (A resolved promise, not queueMicrotask: Node wraps the latter in an AsyncResource,
         // which costs more than the rest of the queue on every recorded call.)
-        void Promise.resolve().then(() => this.#drain());
+        this.#drained = Promise.resolve().then(() => this.#drain());
       }
     });
+  }
+
+  /**
+   * Settles once every event queued so far has been sent and its append has settled (committed
+   * or refused): `nextSeq` is then the position the next append starts at.
+   */
+  async settled(): Promise<void> {
+    // A drain settles every caller's promise itself: a failure of it is theirs, not this one's.
+    while (this.#draining) await this.#drained?.catch(() => {});
   }
 
   async #drain(): Promise<void> {
@@ -90,6 +114,7 @@ export class CommitQueue {
     try {
       if (this.#unknown) await this.#settleUnknown(this.#unknown);
       const stored = await this.#appendWithRetry(events, blobs);
+      this.#committed?.(stored);
       let offset = 0;
       for (const item of batch) {
         item.resolve(stored.slice(offset, offset + item.events.length));

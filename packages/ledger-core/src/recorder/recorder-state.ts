@@ -1,5 +1,6 @@
 import { CanonicalJsonMemo } from "../compact/canonical-memo.js";
 import { type CompactOptions, PayloadCompactor } from "../compact/externalize.js";
+import type { LedgerError } from "../events/errors.js";
 import { assertId, uuidv7 } from "../events/ids.js";
 import type { JsonObject } from "../events/json.js";
 import type { Actor, EventType, LedgerEvent, RunStatus } from "../events/types.js";
@@ -11,6 +12,7 @@ import { CommitQueue } from "./commit-queue.js";
 import { OpenAttempts } from "./outcome-guard.js";
 import { assertOptionsObject, type SessionRecorderOptions } from "./recorder-options.js";
 import { type Redaction, validateRedaction } from "./redact.js";
+import type { RunLog } from "./run-log.js";
 
 /**
  * What one recorder knows of the run it writes. `SessionRecorder` keeps it private and hands it
@@ -29,8 +31,9 @@ export class RecorderState {
   readonly redact: Redaction | undefined;
   readonly metadata: JsonObject | undefined;
   readonly compactOption: CompactOptions | false | undefined;
-  readonly compactor: PayloadCompactor;
-  readonly canonical = new CanonicalJsonMemo();
+  /** Replaced by `reopen` with the previous recorder's (the refs it committed, its last list). */
+  compactor: PayloadCompactor;
+  canonical = new CanonicalJsonMemo();
   /** This run's attempts that may still get an outcome (see `OpenAttempts`). */
   readonly open = new OpenAttempts();
   /** Child runs recorded before a crash, and the calls they belong to (see `ChildRuns`). */
@@ -50,6 +53,10 @@ export class RecorderState {
   ready: Promise<void> | undefined;
   /** Set once `ready` has resolved. */
   loaded = false;
+  /** What a recorder made by `reopen` keeps of its run to be reopened in turn (see `RunLog`). */
+  log: RunLog | undefined;
+  /** Set once `reopen` made another recorder of this run: every call is refused with it. */
+  retired: LedgerError | undefined;
   /** Calls waiting for `ready` that have not had their turn yet (see `inTurn`). */
   waiting = 0;
   /**

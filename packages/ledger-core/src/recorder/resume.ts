@@ -6,6 +6,7 @@ import { readWholeRun } from "../store/read-all.js";
 import { loadRecordedChildren } from "./child-runs.js";
 import { CommitQueue } from "./commit-queue.js";
 import { type RecorderState, runEndStatus } from "./recorder-state.js";
+import { keepOneList, RunLog } from "./run-log.js";
 
 /**
  * Reads the run of `state` from the ledger and continues it (`SessionRecorder.resume`):
@@ -19,9 +20,14 @@ export async function resumeRun(state: RecorderState, resolve: boolean): Promise
 /**
  * Reads the run of `state` and continues it where the ledger ends: a run the ledger does not
  * hold is `not-found` when `required`, else left new (a child of a resumed run that the crashed
- * process had not started).
+ * process had not started). With `keepLog`, the recorder keeps what it read and will commit
+ * (`RunLog`), to be reopened without reading it again.
  */
-export async function loadRun(state: RecorderState, required: boolean): Promise<void> {
+export async function loadRun(
+  state: RecorderState,
+  required: boolean,
+  keepLog = false,
+): Promise<void> {
   const { store, sessionId, runId } = state;
   const stored = await readWholeRun(store, { sessionId, runId });
   const first = stored[0];
@@ -37,17 +43,28 @@ export async function loadRun(state: RecorderState, required: boolean): Promise<
   const cache = new BlobCache();
   for (const event of stored) state.compactor.committed(event.evidenceRefs ?? []);
   const events = state.resolveOnLoad ? await resolveEvents(store, stored, { cache }) : stored;
-  state.compactor.setLastList(await lastListOf(store, stored, { cache }));
+  const lastList = await lastListOf(store, stored, { cache });
+  state.compactor.setLastList(lastList);
+  if (keepLog) {
+    keepOneList(cache, lastList?.ref);
+    state.log = new RunLog(events, cache);
+  }
   adopt(state, events);
   await loadRecordedChildren(state);
 }
 
-function adopt(state: RecorderState, events: LedgerEvent[]): void {
+/**
+ * Makes `events` (the whole run, as loaded) what `state` continues: its replay, its open
+ * attempts, its end if it has one, and the seq its next append starts at.
+ */
+export function adopt(state: RecorderState, events: readonly LedgerEvent[]): void {
+  const log = state.log;
   state.queue = new CommitQueue({
     store: state.store,
     sessionId: state.sessionId,
     runId: state.runId,
     nextSeq: events.length,
+    ...(log !== undefined ? { committed: (committed) => log.wrote(committed) } : {}),
   });
   state.replay = new ReplayCursor(events);
   state.started = true;

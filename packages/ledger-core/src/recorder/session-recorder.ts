@@ -28,6 +28,7 @@ import {
 } from "./recorder-options.js";
 import { RecorderState } from "./recorder-state.js";
 import type { Redaction } from "./redact.js";
+import { reopenOptions, reopenRun } from "./reopen.js";
 import { resumeRun } from "./resume.js";
 import { retryCall } from "./retry-call.js";
 import { cancelRun, completeRun, failRun, recordInput, startRun } from "./run-lifecycle.js";
@@ -87,6 +88,31 @@ export class SessionRecorder {
     assertId(rest.runId, "$.runId");
     const recorder = new SessionRecorder(rest);
     await resumeRun(recorder.#state, resolve !== false);
+    return recorder;
+  }
+
+  /**
+   * A recorder that continues this recorder's run as `SessionRecorder.resume` would if called
+   * now, with this recorder's options (actor, redaction, metadata, compaction): its `replay` is
+   * that of a fresh resume (every recorded call met again is answered from the ledger, or
+   * refused while unresolved), and it takes in what other writers appended meanwhile (a
+   * person's `abandon` or `approve`). For a process that goes on after its agent stopped where
+   * the framework runs part of it again (a pause for a person, an error, an abort).
+   *
+   * Calls made on this recorder before `reopen` are committed first; every later one is refused
+   * (`invalid-argument`): use the recorder returned. If reopening fails (the store is down),
+   * this recorder goes on as it was.
+   *
+   * A recorder made by `reopen` keeps in memory the events it commits and the content of their
+   * blobs, beside the run it loaded, so that reopening it again reads only the events another
+   * writer appended after its own and fetches only their blobs: reopening after every pause of
+   * a long run costs what happened since, not the whole run. Any other recorder's `reopen`
+   * reads the whole run, as `resume` does. Either way the session's runs are listed again, as
+   * `resume` lists them (`recordedChildRuns`). `not-found` if the ledger does not hold the run.
+   */
+  async reopen(): Promise<SessionRecorder> {
+    const recorder = new SessionRecorder(reopenOptions(this.#state));
+    await reopenRun(recorder.#state, this.#state);
     return recorder;
   }
 

@@ -1,3 +1,4 @@
+import type { LedgerError } from "../events/errors.js";
 import type { RecorderState } from "./recorder-state.js";
 import { loadRun } from "./resume.js";
 
@@ -10,7 +11,9 @@ import { loadRun } from "./resume.js";
  * `call` runs synchronously up to its first `await`, within its turn.
  */
 export function inTurn<T>(state: RecorderState, call: () => Promise<T>): Promise<T> {
-  if (state.isReady || whenReady(state) === undefined) return rejectThrown(call);
+  if (state.isReady) return rejectThrown(call);
+  if (state.retired) return Promise.reject(state.retired);
+  if (whenReady(state) === undefined) return rejectThrown(call);
   state.waiting++;
   return (state.ready as Promise<void>).then(
     () => {
@@ -26,7 +29,22 @@ export function inTurn<T>(state: RecorderState, call: () => Promise<T>): Promise
 
 function tookTurn(state: RecorderState): void {
   state.waiting--;
-  if (state.waiting === 0 && state.loaded) state.isReady = true;
+  if (state.waiting === 0 && state.loaded && !state.retired) state.isReady = true;
+}
+
+/**
+ * Refuses every later call of a recorder that `reopen` is replacing, with `error`: every call
+ * made from now on, and every event not in its commit queue yet (a call reaches the queue as it
+ * is made, but one that waits first, such as `recordEvidence` checking its blobs). Returns what
+ * takes that back, should the reopening fail.
+ */
+export function retire(state: RecorderState, error: LedgerError): () => void {
+  state.retired = error;
+  state.isReady = false;
+  return () => {
+    // The next call finds out again whether it may run at once (`whenReady`, `tookTurn`).
+    state.retired = undefined;
+  };
 }
 
 /**
@@ -43,7 +61,7 @@ function whenReady(state: RecorderState): Promise<void> | undefined {
   state.ready = loadRun(state, false).then(
     () => {
       state.loaded = true;
-      if (state.waiting === 0) state.isReady = true;
+      if (state.waiting === 0 && !state.retired) state.isReady = true;
     },
     (error: unknown) => {
       // Nothing was committed or answered meanwhile (every call waits for this): the next

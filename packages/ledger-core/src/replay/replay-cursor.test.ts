@@ -103,6 +103,44 @@ describe("ReplayCursor", () => {
     expect(other.atFrontier).toBe(false);
   });
 
+  it("unmatchedTools lists the recorded tool attempts no call has matched or skipped yet, in request order", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
+    await recorder.startRun();
+    const call = (toolCallId: string, name: string) =>
+      recorder.beforeToolCall({ toolCallId, name, args: { toolCallId } });
+    const failed = await call("c0", "pay");
+    await recorder.toolFailed(failed, new Error("refused"));
+    // Retried while in flight: the cursor answers that call with its retry alone.
+    const lost = await call("c1", "pay");
+    const retry = await recorder.retry(lost);
+    const second = await call("c2", "pay");
+    const third = await call("c3", "note");
+    const events = await readWholeRun(store, { sessionId: "s", runId: "r" });
+    const ids = (cursor: ReplayCursor) => cursor.unmatchedTools().map((tool) => tool.attemptId);
+
+    const cursor = new ReplayCursor(events);
+    expect(ids(cursor)).toEqual([
+      failed.attemptId,
+      retry.attemptId,
+      second.attemptId,
+      third.attemptId,
+    ]);
+    cursor.takeTool({ toolCallId: "c2", name: "pay", requestHash: second.requestHash });
+    expect(cursor.skipTools((tool) => tool.attemptId === failed.attemptId)).toBe(1);
+    expect(ids(cursor)).toEqual([retry.attemptId, third.attemptId]);
+    // A read: asking again moves nothing, and what it listed is still there to match.
+    expect(ids(cursor)).toEqual([retry.attemptId, third.attemptId]);
+    expect(cursor.remaining).toBe(2);
+    expect(
+      cursor.takeTool({ toolCallId: "c3", name: "note", requestHash: third.requestHash })?.attempt
+        .attemptId,
+    ).toBe(third.attemptId);
+    expect(ids(cursor)).toEqual([retry.attemptId]);
+    cursor.skipAll();
+    expect(cursor.unmatchedTools()).toEqual([]);
+  });
+
   it("matchModelsByRequest answers model calls made in another order, each with its own request's answer", async () => {
     const { events } = await recordedRun();
     const turnOf = (match: ReplayMatch | undefined) =>

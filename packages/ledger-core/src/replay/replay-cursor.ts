@@ -180,6 +180,16 @@ export class ReplayCursor {
     return this.#models;
   }
 
+  /**
+   * The recorded tool attempts this cursor answers that no call has matched yet (nor
+   * `skipTools`, `skipAll` skipped), in request order: the calls a re-execution has still to
+   * meet, or that it will not meet at all (those made inside a call that does not run again).
+   * A new array each time; the cursor is not moved.
+   */
+  unmatchedTools(): RecordedAttempt[] {
+    return this.#tools.filter((attempt) => !this.#usedTools.has(attempt));
+  }
+
   /** Recorded model and tool attempts not yet matched. */
   get remaining(): number {
     const models = this.#models.length - this.#modelIndex - this.#modelsTakenAhead.size;

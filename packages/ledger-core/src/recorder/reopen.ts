@@ -1,0 +1,114 @@
+import { lastListOf, resolveEvents } from "../compact/resolve.js";
+import { InvalidArgumentError } from "../events/errors.js";
+import type { LedgerEvent } from "../events/types.js";
+import type { EventStore } from "../store/event-store.js";
+import { loadRecordedChildren } from "./child-runs.js";
+import type { SessionRecorderOptions } from "./recorder-options.js";
+import type { RecorderState } from "./recorder-state.js";
+import { adopt, loadRun } from "./resume.js";
+import { keepOneList, RunLog } from "./run-log.js";
+import { inTurn, retire } from "./turns.js";
+
+const PAGE = 5000;
+
+/** The options of a recorder that continues the run of `previous`, as it records it. */
+export function reopenOptions(previous: RecorderState): SessionRecorderOptions {
+  const options: SessionRecorderOptions = {
+    store: previous.store,
+    sessionId: previous.sessionId,
+    runId: previous.runId,
+    actor: previous.actor,
+  };
+  if (previous.parentRunId !== undefined) options.parentRunId = previous.parentRunId;
+  if (previous.causedByEventId !== undefined) options.causedByEventId = previous.causedByEventId;
+  if (previous.redact !== undefined) options.redact = previous.redact;
+  if (previous.metadata !== undefined) options.metadata = previous.metadata;
+  if (previous.compactOption !== undefined) options.compact = previous.compactOption;
+  return options;
+}
+
+/**
+ * `SessionRecorder.reopen`: makes `state` (a new recorder with the options of `previous`)
+ * continue the run as `SessionRecorder.resume` would now. `previous` first has every call made
+ * before this one committed, then refuses any other. When it kept its run (`RunLog`: it was made
+ * by `reopen`), only the events after its length are read; otherwise the whole run is.
+ */
+export async function reopenRun(state: RecorderState, previous: RecorderState): Promise<void> {
+  // The calls made before this one have had their turn (a child of a resumed run has read its
+  // run): what they commit is part of the run reopened.
+  await inTurn(previous, () => Promise.resolve());
+  // Reopened twice at once, the run would have two writers that each think they continue it.
+  if (previous.retired) throw previous.retired;
+  const undo = retire(
+    previous,
+    new InvalidArgumentError(
+      "$",
+      `this recorder of run ${previous.runId} was reopened (reopen()): record with the recorder reopen() returned, which continues the run`,
+    ),
+  );
+  try {
+    await previous.queue.settled();
+    state.resolveOnLoad = previous.resolveOnLoad;
+    const log = previous.log;
+    const written = log?.writtenUpTo(previous.queue.nextSeq);
+    if (log !== undefined && written !== undefined) await catchUp(state, previous, log, written);
+    else await loadRun(state, true, true);
+  } catch (error) {
+    undo();
+    throw error;
+  }
+}
+
+/**
+ * Continues in `state` the run `previous` kept in `log` (`written`: what it committed since it
+ * loaded the run), with the events another writer appended after them: a person's decisions, a
+ * resumed process's calls. Those are the only events read, and the only blobs fetched are theirs.
+ */
+async function catchUp(
+  state: RecorderState,
+  previous: RecorderState,
+  log: RunLog,
+  written: LedgerEvent[],
+): Promise<void> {
+  const { store } = state;
+  const tail = await readFrom(store, state, previous.queue.nextSeq);
+  const stored = written.concat(tail);
+  const cache = log.cache();
+  const resolved = state.resolveOnLoad ? await resolveEvents(store, stored, { cache }) : stored;
+  // The last request's message list, which the next one extends: the previous recorder's own,
+  // unless another writer made a model call since.
+  const lastList = tail.some((event) => event.type === "model.requested")
+    ? await lastListOf(store, tail, { cache })
+    : previous.compactor.lastList;
+  const events = log.loaded.concat(resolved);
+  state.log = new RunLog(events, cache);
+  adopt(state, events);
+  await loadRecordedChildren(state);
+  // Every read done: the previous recorder's compaction goes on here (the refs committed in the
+  // session, which are not put again; its memo of hashed contents).
+  state.compactor = previous.compactor;
+  state.canonical = previous.canonical;
+  for (const event of tail) state.compactor.committed(event.evidenceRefs ?? []);
+  state.compactor.setLastList(lastList);
+  keepOneList(cache, lastList?.ref);
+}
+
+/** The events of `address`'s run from `fromSeq` on, read page by page. */
+async function readFrom(
+  store: EventStore,
+  address: { sessionId: string; runId: string },
+  fromSeq: number,
+): Promise<LedgerEvent[]> {
+  const events: LedgerEvent[] = [];
+  for (let seq = fromSeq; ; ) {
+    const page = await store.readRun({
+      sessionId: address.sessionId,
+      runId: address.runId,
+      fromSeq: seq,
+      limit: PAGE,
+    });
+    for (const event of page.events) events.push(event);
+    if (page.events.length < PAGE) return events;
+    seq = page.nextCursor;
+  }
+}
