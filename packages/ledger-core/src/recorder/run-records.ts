@@ -1,7 +1,6 @@
-import { escapeMarkers } from "../compact/marker.js";
 import { InvalidArgumentError, NotFoundError } from "../events/errors.js";
 import { assertId } from "../events/ids.js";
-import { type JsonObject, toPlainJson } from "../events/json.js";
+import type { JsonObject } from "../events/json.js";
 import type { LedgerEvent, NewEvent } from "../events/types.js";
 import { isBlobRef } from "../store/blob.js";
 import type { EventStore } from "../store/event-store.js";
@@ -87,8 +86,10 @@ async function assertBlobsStored(store: EventStore, refs: string[]): Promise<voi
 export async function recordEvent(state: RecorderState, event: NewEvent): Promise<LedgerEvent> {
   // A copy: the caller's object is theirs (commitEvent completes its event in place).
   const copy = { ...event };
+  // Redacted as every other payload this recorder writes: an adapter's custom events carry the
+  // user's data too (LangChain's chain inputs and outputs).
   if (copy.payload !== undefined)
-    copy.payload = escapeMarkers(toPlainJson(copy.payload, "$.payload"));
+    copy.payload = escapedPayload(state.redact, copy.type, copy.payload, "$.payload");
   // An outcome written this way is one outcome too: it claims its attempt as modelCompleted
   // or abandon would, and a request opens its attempt for one.
   if (isOutcomeType(copy.type)) {
