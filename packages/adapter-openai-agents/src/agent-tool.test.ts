@@ -225,10 +225,11 @@ describe("an agent used as a tool (Agent.asTool)", () => {
     ]);
   });
 
-  test("a crash while its inner tool runs, the agent tool call abandoned: its agent's run is cancelled, not completed", async () => {
+  test("a crash while its inner tool runs, the agent tool call abandoned: its agent's run is cancelled, not completed, and the write in flight inside is abandoned with it", async () => {
     const { store } = await crashWhileWriteRuns();
 
-    // The outer call is abandoned, as `agent-ledger resolve` does.
+    // The outer call alone is abandoned, by a recorder of the person's (not `agent-ledger
+    // resolve`, which settles the calls inside at once): the resume settles them.
     await abandonUnresolved(store, "writer_tool", "wrote it by hand");
 
     const second = agentToolFixture({ writeNeedsApproval: false });
@@ -239,12 +240,21 @@ describe("an agent used as a tool (Agent.asTool)", () => {
     expect(second.writerModel.calls).toBe(0);
     const inspection = await inspectSession(store, "s");
     expect(inspection.runs[0]?.status).toBe("completed");
-    // The writer never finished: its run says so, and the write it had in flight is still
-    // unresolved (nobody checked it), not hidden under a run that claims it completed.
+    // The writer never finished: its run says so, not that it completed. The write it had in
+    // flight will never get an outcome now: it is abandoned with the reason of the call it was
+    // made in (core's settleCallsInside, as `agent-ledger resolve --abandon` does it).
     const child = inspection.runs[0]?.children[0];
     expect(child?.status).toBe("cancelled");
-    expect(child?.result).toMatchObject({ reason: expect.stringContaining("wrote it by hand") });
-    expect(inspection.unresolved.map((attempt) => attempt.name)).toEqual(["write"]);
+    expect(child?.result).toMatchObject({ reason: "wrote it by hand" });
+    expect(inspection.unresolved).toEqual([]);
+    const write = child?.steps.find((step) => step.kind === "tool")?.attempts;
+    expect(write?.map((attempt) => [attempt.name, attempt.status, attempt.outcome])).toEqual([
+      [
+        "write",
+        "abandoned",
+        "its tool call writer_tool (call_writer) was abandoned: wrote it by hand",
+      ],
+    ]);
   });
 
   test("a ledger failure inside it leaves the root run open to resume, as anywhere else", async () => {
@@ -267,10 +277,10 @@ describe("an agent used as a tool (Agent.asTool)", () => {
     const second = agentToolFixture({ writeNeedsApproval: false });
     second.model.calls = 1;
     const { asked, result } = await resumeApprovingAll(store, second);
-    // writer_tool was in flight when the run stopped, and its child run holds no model call:
-    // nothing tells a writer that had not started from one whose model the ledger does not
-    // see, so a person is asked; approved, it goes on on the same child run.
-    expect(asked).toEqual(["writer_tool"]);
+    // writer_tool was in flight when the run stopped, and its child run holds no call yet: that
+    // run says its writer records every call it makes, so nothing inside ran unseen, and the
+    // call runs again by itself, on the same child run.
+    expect(asked).toEqual([]);
     expect(result).toMatchObject({ status: "completed", finalOutput: "done" });
     expect(second.effects).toEqual(["write héllo 🌍"]);
     expect((await childRuns(store)).map((child) => child.status)).toEqual(["completed"]);

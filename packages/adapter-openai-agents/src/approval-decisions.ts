@@ -1,5 +1,11 @@
-import { type JsonObject, type LedgerEvent, resolveEvents } from "@agent-ledger/core";
+import {
+  EFFECT_IN_CHILD_RUNS_FIELD,
+  type JsonObject,
+  type LedgerEvent,
+  resolveEvents,
+} from "@agent-ledger/core";
 import type { RunState, RunToolApprovalItem } from "@openai/agents";
+import { settleAbandonedCall } from "./abandoned-calls.js";
 import {
   APPROVAL_EVENT_TYPE,
   askedInReplay,
@@ -221,14 +227,20 @@ export async function recordDecisions(
     if (!unresolved) continue;
     // Resolved: large arguments are blob references in the stored event, and the retry records
     // the arguments themselves.
+    const attemptEvents = events.filter((event) => event.attemptId === unresolved.attemptId);
     const attempt = recordedAttempt(
-      await resolveEvents(
-        store,
-        events.filter((event) => event.attemptId === unresolved.attemptId),
-      ),
+      await resolveEvents(store, attemptEvents),
       unresolved.attemptId,
     );
     if (!attempt) continue;
+    // An agent tool's retry says, as its request did, that its effect is that of its child run.
+    const request = attemptEvents.find(
+      (event) => event.type === "tool.requested" && event.runId === attempt.runId,
+    );
+    const metadata =
+      request?.metadata?.[EFFECT_IN_CHILD_RUNS_FIELD] === true
+        ? { metadata: { [EFFECT_IN_CHILD_RUNS_FIELD]: true } }
+        : {};
     const owner =
       attempt.runId === scope.root.runId
         ? scope.root
@@ -236,10 +248,14 @@ export async function recordDecisions(
           ? scope.current
           : await recorderOfRun(store, sessionId, attempt.runId, events);
     if (approved) {
-      scope.run.approvedRetries.set(callId, await owner.retry(attempt));
+      scope.run.approvedRetries.set(callId, await owner.retry(attempt, metadata));
     } else {
-      await owner.abandon(attempt, "rejected by a person after the process died during the call");
+      const reason = "rejected by a person after the process died during the call";
+      await owner.abandon(attempt, reason);
       unresolved.status = "abandoned";
+      // An agent tool call's agent will not run again: what it left in flight is settled now,
+      // as `agent-ledger resolve --abandon` settles it.
+      await settleAbandonedCall(owner, attempt, reason);
     }
   }
 }

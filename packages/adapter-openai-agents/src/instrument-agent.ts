@@ -1,6 +1,7 @@
 import type { Agent } from "@openai/agents";
 import { isLedgerWrapped, ledgerModel } from "./ledger-model.js";
 import { ledgerTool } from "./ledger-tool.js";
+import { watchAgentStart } from "./records-every-call.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: agents of any context and output type
 type AnyAgent = Agent<any, any>;
@@ -11,7 +12,8 @@ type AnyAgent = Agent<any, any>;
  * e.g. with `{ idempotent: true }`, keep their options), and an agent whose `model` is a Model
  * instance gets it wrapped with ledgerModel. A tool made by `Agent.asTool` is wrapped as having
  * no effect of its own and being safe to run again (see ledgerTool); the agent behind it is not
- * reachable from the graph: call instrumentAgent on it yourself.
+ * reachable from the graph: call instrumentAgent on it yourself. Each agent of the graph, run as
+ * a tool, says on its child run whether it records every call it makes (`recordsEveryCall`).
  */
 export function instrumentAgent(agent: AnyAgent): AnyAgent {
   const seen = new Set<AnyAgent>();
@@ -20,6 +22,7 @@ export function instrumentAgent(agent: AnyAgent): AnyAgent {
     const current = pending.pop() as AnyAgent;
     if (seen.has(current)) continue;
     seen.add(current);
+    watchAgentStart(current);
     if (
       typeof current.model === "object" &&
       current.model !== null &&

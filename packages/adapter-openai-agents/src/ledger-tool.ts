@@ -1,5 +1,7 @@
 import {
   type Attempt,
+  EFFECT_IN_CHILD_RUNS_FIELD,
+  type JsonObject,
   LedgerError,
   type SessionRecorder,
   type ToolEffect,
@@ -47,9 +49,13 @@ const DEFAULT_EFFECT: ToolEffect = { kind: "unknown", idempotent: false };
 const wrappedTools = new WeakMap<object, ToolEffect>();
 /**
  * Agent tools with the default effect (not declared idempotent or not by the app): one in flight
- * at a crash runs again by itself only when its child run shows it safe (`safeAgentCalls`).
+ * at a crash runs again by itself only when its child run shows it safe (`safeAgentCalls`). Their
+ * requests say so (`EFFECT_IN_CHILD_RUNS`), so inspection judges them as the resume does.
  */
 const defaultAgentEffect = new WeakSet<object>();
+
+/** The metadata of a default agent tool's request: its effect is that of its child run. */
+const EFFECT_IN_CHILD_RUNS: JsonObject = { [EFFECT_IN_CHILD_RUNS_FIELD]: true };
 
 /**
  * The effect of an agent used as a tool (`Agent.asTool`) unless declared otherwise: it has none
@@ -85,7 +91,13 @@ function parseArgs(input: unknown): unknown {
 async function openAttempt(
   recorder: SessionRecorder,
   scope: LedgerScope | undefined,
-  call: { callId: string | undefined; name: string; args: unknown; effect: ToolEffect },
+  call: {
+    callId: string | undefined;
+    name: string;
+    args: unknown;
+    effect: ToolEffect;
+    metadata: JsonObject | undefined;
+  },
 ): Promise<Attempt> {
   if (call.callId !== undefined && scope) {
     const approved = scope.run.approvedRetries.get(call.callId);
@@ -100,6 +112,7 @@ async function openAttempt(
       name: call.name,
       args: call.args,
       effect: call.effect,
+      ...(call.metadata !== undefined ? { metadata: call.metadata } : {}),
     });
   } catch (error) {
     // Unresolved after a crash, but a person already approved running it again.
@@ -231,7 +244,13 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     const attempt =
       paused ??
       (await ledgerStep(() =>
-        openAttempt(recorder, scope, { callId, name: tool.name, args: parseArgs(input), effect }),
+        openAttempt(recorder, scope, {
+          callId,
+          name: tool.name,
+          args: parseArgs(input),
+          effect,
+          metadata: defaultAgentEffect.has(tool) ? EFFECT_IN_CHILD_RUNS : undefined,
+        }),
       ));
     const replayed = attempt.replayed;
     if (replayed?.status === "completed")

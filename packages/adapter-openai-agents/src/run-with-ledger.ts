@@ -6,6 +6,7 @@ import {
   SessionRecorder,
 } from "@agent-ledger/core";
 import { type Agent, type AgentInputItem, type ModelProvider, Runner } from "@openai/agents";
+import { agentCallsMadeAgain } from "./agent-calls-made-again.js";
 import { applyRecordedDecisions, recordDecisions } from "./approval-decisions.js";
 import {
   isRunStateCheckpoint,
@@ -36,7 +37,6 @@ import {
 import { assertCurrentState } from "./run-state-position.js";
 import { agentActor, currentScope, enterAgent, type LedgerScope, runInScope } from "./scope.js";
 import { openAiAgentsVersion } from "./sdk-version.js";
-import { agentCallsSafeToRerun } from "./unrecorded-inner-tools.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: agents of any context and output type
 type AnyAgent = Agent<any, any>;
@@ -69,6 +69,8 @@ export interface ResumeRunOptions extends LedgerRunOptions {
 }
 
 const FRAMEWORK = "openai-agents";
+
+const inFlight = (call: { status: string }) => call.status === "requested";
 
 /** A Runner with the same configuration whose models are recorded and whose handoffs are tracked. */
 function ledgerRunner(options: LedgerRunOptions): Runner {
@@ -227,7 +229,9 @@ export async function resumeRun(
     currentAgent: agent,
     run: loadRunState(treeEvents),
   };
-  scope.run.safeAgentCalls = await agentCallsSafeToRerun(store, treeEvents);
+  // Only with a tool call in flight (a resume's rare path).
+  if ([...scope.run.recordedToolCalls.values()].some((calls) => calls.some(inFlight)))
+    scope.run.safeAgentCalls = agentCallsMadeAgain(sessionId, treeEvents);
   const checkpoint = [...rootEvents].reverse().find(isRunStateCheckpoint);
   const atCheckpoint =
     checkpoint !== undefined &&

@@ -1,5 +1,10 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { Actor, Attempt, SessionRecorder } from "@agent-ledger/core";
+import {
+  type Actor,
+  type Attempt,
+  RECORDS_EVERY_CALL_FIELD,
+  type SessionRecorder,
+} from "@agent-ledger/core";
 
 /** What the ledger knew about a tool call (by the SDK's callId) when the run was resumed. */
 export interface RecordedToolCall {
@@ -51,8 +56,10 @@ export interface LedgerRunState {
    */
   pausedAgentTools: Map<string, Attempt>;
   /**
-   * Agent tool calls in flight at the crash that are safe to run again by themselves, by
-   * attemptId (see `agentCallsSafeToRerun`); others are asked about.
+   * Tool calls in flight at the crash that the resume makes again by itself, by attemptId, as
+   * core's `madeAgainByItself` decides (see `agentCallsMadeAgain`): read for agent tools with the
+   * default effect, which run again by themselves only when their child runs record every call;
+   * others are asked about.
    */
   safeAgentCalls: Set<string>;
   /**
@@ -86,6 +93,11 @@ export interface LedgerScope {
    * to run. Undefined until a model answers in this process (a run going on from a RunState).
    */
   turnCalls?: { callId: string; name: string }[];
+  /**
+   * Set in a tool call's nested scope when the agent it runs started (`watchAgentStart`):
+   * whether that agent records every call it makes, said on the child run when it starts.
+   */
+  recordsEveryCall?: boolean;
   /** A tool in this scope asked for an approval: the agent run of this scope pauses. */
   paused?: boolean;
   /** The first call the ledger refused in this scope (see `refused`). */
@@ -182,6 +194,8 @@ export async function recorderOf(scope: LedgerScope, agent?: object): Promise<Se
   if (!parent) return scope.root;
   scope.current = await openChild(parent.recorder, agent, parent.toolName, parent.causedByEventId, {
     asToolOf: parent.toolName,
+    // Run again, a call of this agent goes on here by itself: nothing it does goes unseen.
+    ...(scope.recordsEveryCall === true ? { [RECORDS_EVERY_CALL_FIELD]: true } : {}),
   });
   // The child run paused before: its recorded calls are behind the RunState it goes on from.
   if (parent.continuing) scope.current.replay?.skipAll();

@@ -2,6 +2,7 @@ import {
   type AttemptView,
   type EventStore,
   inspectSession,
+  madeAgainByItself,
   type RunView,
   redactUrl,
   type SessionInspection,
@@ -13,10 +14,24 @@ import { pausedAbove, withPausedRuns } from "./paused-runs.js";
 export type NextStep =
   /** Its run is closed: it takes no attempt.abandoned (`resolve` fails with run-closed). */
   | { action: "check-by-hand"; runStatus: RunView["status"] }
-  /** A model call, an idempotent tool call or an approved one: the next resume makes it again. */
+  /**
+   * The next resume makes it again by itself (core's `madeAgainByItself`): a model call, an
+   * approved call, an idempotent tool call, or an agent's call whose child runs record every
+   * call.
+   */
   | { action: "none" }
-  /** An agent's call (Agent.asTool) open because a call inside its child run is: decide that. */
+  /**
+   * An agent's call (Agent.asTool) the next resume makes again by itself (or a person approved),
+   * open because a call inside its child run is to decide: decide that.
+   */
   | { action: "decide-inner-first" }
+  /**
+   * Made inside the child runs of an agent's call that is itself to decide (the outermost such
+   * call: `attemptId` on run `runId`): the next resume asks about that call first, and only an
+   * approval of it runs its agent again, where this call comes up. Abandoned, it settles this
+   * call too (`resolve --abandon` settles the calls inside). Decide that call first.
+   */
+  | { action: "decide-outer-first"; runId: string; attemptId: string }
   /**
    * In the tree of run `runId`, which is paused awaiting a person's decision (listed in
    * `paused`): decided in the app that runs the agent, not with `resolve`.
@@ -46,26 +61,37 @@ export function nextSteps(
 ): NextStep[] {
   const statuses = runStatuses(inspection.runs);
   const paused = pausedAbove(inspection.runs);
+  // What the resume does with each call, decided as the adapters' resumes decide it.
+  const madeAgain = madeAgainByItself(inspection);
   // A call to decide: one the next resume will not make again by itself, on a run still open.
   const toDecide = new Set(
     inspection.unresolved
-      .filter((attempt) => statuses.get(attempt.runId) === "running" && needsDecision(attempt))
+      .filter((attempt, index) => statuses.get(attempt.runId) === "running" && !madeAgain[index])
       .map(attemptKey),
   );
   const waitsOnDecision = outerCalls(inspection.runs, toDecide);
+  const insideDecision = outerDecisions(inspection.runs, toDecide);
   const shownUrl = options.storeUrl ? redactUrl(options.storeUrl) : undefined;
   const passwordLeftOut = shownUrl !== undefined && shownUrl !== options.storeUrl;
   const store = shownUrl ? ` --store ${shellQuote(shownUrl)}` : "";
-  return inspection.unresolved.map((attempt): NextStep => {
+  return inspection.unresolved.map((attempt, index): NextStep => {
     const status = statuses.get(attempt.runId);
     if (status !== undefined && status !== "running")
       return { action: "check-by-hand", runStatus: status };
     const pausedRun = paused.get(attempt.runId);
     if (pausedRun !== undefined) return { action: "awaiting-decision", runId: pausedRun };
-    // The innermost call to decide first; an agent call whose inner calls need no decision is
-    // decided on its own (an agent tool declared idempotent is made again by itself).
-    if (waitsOnDecision.has(attempt.requestEventId)) return { action: "decide-inner-first" };
-    if (!needsDecision(attempt)) return { action: "none" };
+    // An agent call made again by itself (or approved) waits on the calls to decide inside it;
+    // one that is itself to decide is decided on its own, first.
+    const key = attemptKey(attempt);
+    const waits = waitsOnDecision.has(attempt.requestEventId) && !toDecide.has(key);
+    // Inside an agent call to decide, what would take a decision waits on that call: the resume
+    // asks about the outermost first (its agent runs again only once it is approved), and
+    // abandoning it settles the calls inside it. A call made again by itself needs nothing.
+    const outer = insideDecision.get(key);
+    if (outer !== undefined && (waits || toDecide.has(key)))
+      return { action: "decide-outer-first", runId: outer.runId, attemptId: outer.attemptId };
+    if (waits) return { action: "decide-inner-first" };
+    if (madeAgain[index]) return { action: "none" };
     // After a fork the same attemptId can be unresolved in several runs: name the run.
     const ambiguous = inspection.unresolved.some(
       (other) => other !== attempt && other.attemptId === attempt.attemptId,
@@ -105,13 +131,6 @@ export function withNextSteps(
   return withPausedRuns({ ...inspection, nextSteps: nextSteps(inspection, options) });
 }
 
-/** An unresolved call the next resume will not make again by itself. */
-function needsDecision(attempt: AttemptView): boolean {
-  if (attempt.kind === "model" || attempt.approvedAt !== undefined) return false;
-  const effect = attempt.effect as { idempotent?: unknown } | undefined;
-  return effect?.idempotent !== true;
-}
-
 /** requestEventIds of attempts whose child runs (at any depth) hold one of `attempts`. */
 function outerCalls(runs: RunView[], attempts: Set<string>): Set<string> {
   const outer = new Set<string>();
@@ -128,6 +147,30 @@ function outerCalls(runs: RunView[], attempts: Set<string>): Set<string> {
   };
   for (const run of runs) hasOpen(run);
   return outer;
+}
+
+/**
+ * For each attempt made inside the child runs (at any depth) of a call in `toDecide`: the
+ * outermost such call, by attemptKey. A child run is made by one attempt of a call (a retry goes
+ * on on the run of the attempt it retries): the call's attempt to decide is found by its step.
+ */
+function outerDecisions(runs: RunView[], toDecide: Set<string>): Map<string, AttemptView> {
+  const inside = new Map<string, AttemptView>();
+  const visit = (run: RunView, outer: AttemptView | undefined) => {
+    const stepOf = new Map<string, AttemptView[]>();
+    for (const step of run.steps)
+      for (const attempt of step.attempts) {
+        stepOf.set(attempt.requestEventId, step.attempts);
+        if (outer !== undefined) inside.set(attemptKey(attempt), outer);
+      }
+    for (const child of run.children) {
+      const cause = child.causedByEventId;
+      const step = cause === undefined ? undefined : stepOf.get(cause);
+      visit(child, outer ?? step?.find((attempt) => toDecide.has(attemptKey(attempt))));
+    }
+  };
+  for (const run of runs) visit(run, undefined);
+  return inside;
 }
 
 function runStatuses(runs: RunView[], statuses = new Map<string, RunView["status"]>()) {

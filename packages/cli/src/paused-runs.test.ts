@@ -2,42 +2,7 @@ import { inspectSession, MemoryEventStore, SessionRecorder } from "@agent-ledger
 import { describe, expect, it } from "vitest";
 import { nextSteps, withNextSteps } from "./next-steps.js";
 import { renderInspection } from "./render-inspection.js";
-import { recordNestedInFlight } from "./session-fixture.test.data.js";
-
-// What an adapter records when its run pauses at an approval inside an agent used as a tool: the
-// agent call stays open, its child run made a model call, and the run's checkpoint names the call
-// to decide (`awaitingDecision`), here with how the app decides it.
-async function pausedInsideAgentCall(store: MemoryEventStore) {
-  const main = new SessionRecorder({
-    store,
-    sessionId: "paused",
-    runId: "main",
-    actor: { type: "agent", id: "Outer" },
-  });
-  await main.startRun();
-  const outer = await main.beforeToolCall({
-    toolCallId: "c_outer",
-    name: "inner",
-    args: { input: "charge 5" },
-    effect: { kind: "none", idempotent: true },
-  });
-  const inner = main.child({
-    runId: "inner-run",
-    actor: { type: "agent", id: "Inner" },
-    causedByEventId: outer.requestedEventId,
-  });
-  await inner.startRun();
-  const model = await inner.beforeModelCall({ request: { model: "m", input: "charge 5" } });
-  await inner.modelCompleted(model, { toolCalls: [{ id: "c_inner", name: "charge2" }] });
-  await main.checkpoint({
-    state: "opaque to the ledger",
-    awaitingDecision: {
-      calls: [{ name: "charge2", toolCallId: "c_inner", args: { amount: 5 }, agent: "Inner" }],
-      decideWith: "the app's approval screen",
-    },
-  });
-  return { main, inner, outer };
-}
+import { pausedInsideAgentCall, recordNestedInFlight } from "./session-fixture.test.data.js";
 
 const PAUSED =
   'paused at an approval: charge2 [c_inner] {"amount":5} (agent Inner); decide it with the app\'s approval screen, not with agent-ledger resolve';
@@ -45,12 +10,23 @@ const PAUSED =
 describe("a run paused at an approval", () => {
   it("is said to be paused, with the call it waits on; the agent call the pause keeps open is not offered for resolve", async () => {
     const store = new MemoryEventStore();
-    await pausedInsideAgentCall(store);
+    const { outer } = await pausedInsideAgentCall(store);
     const inspection = await inspectSession(store, "paused");
     const text = renderInspection(inspection);
     const lines = text.split("\n");
+    // The agent call the pause keeps open is not lost in a crash: not counted as unresolved, as
+    // the viewer counts it.
     expect(lines[0]).toBe(
-      "session paused  6 events  2 runs  1 unresolved  1 paused at an approval",
+      "session paused  6 events  2 runs  0 unresolved  1 paused at an approval",
+    );
+    // In the tree it waits on the decision, as the viewer marks it; it is not listed as unresolved.
+    expect(lines.find((line) => line.includes("tool inner [c_outer]"))).toContain(
+      "⏸ WAITING ON A DECISION (requested ",
+    );
+    expect(text).not.toContain("UNRESOLVED");
+    // Under the pause, with the calls it keeps open.
+    expect(text).toContain(
+      `   run main: ${PAUSED}\n     open while it waits (not lost in a crash): tool inner [c_outer]  run main seq 1  attempt ${outer.attemptId}\n`,
     );
     // In the tree, last under the paused run, and in its own list.
     expect(text).toContain(`   └─ ⏸ ${PAUSED}\n`);
@@ -97,6 +73,26 @@ describe("the next step of an agent call open because of a call inside it", () =
     });
     const steps = nextSteps(await inspectSession(store, "nested"));
     expect(steps.map((step) => step.action)).toEqual(["decide-inner-first", "resolve"]);
+  });
+
+  it("an agent call that is a decision itself is decided first, as the resume asks about it first; the call inside it waits on it", async () => {
+    const store = new MemoryEventStore();
+    // writer_tool's effect is unknown, not idempotent: the resume asks about it before its agent
+    // can run again, and only then about the write inside it.
+    const { outer } = await recordNestedInFlight(store, "outer-first");
+    const inspection = await inspectSession(store, "outer-first");
+    expect(nextSteps(inspection)).toEqual([
+      {
+        action: "resolve",
+        command: `agent-ledger resolve --abandon "reason" -- outer-first ${outer.attemptId}`,
+      },
+      { action: "decide-outer-first", runId: "main", attemptId: outer.attemptId },
+    ]);
+    const text = renderInspection(inspection);
+    expect(text).toContain(
+      `next: decide first the agent's call this call was made inside (attempt ${outer.attemptId} on run main), which is a decision itself and the one the next resume asks about first: abandoned, it abandons this call too; approved, its agent runs again and this call is decided then`,
+    );
+    expect(text).not.toContain("decide the unresolved call inside its child run first");
   });
 
   it("once the inner call is approved for a re-run, the agent call is decided on its own: a resolve command, not 'decide the inner call first'", async () => {

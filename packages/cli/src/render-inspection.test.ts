@@ -104,7 +104,11 @@ describe("renderInspection", () => {
 
   it("points the resolve hint at the innermost call in flight, not the agent call waiting on it", async () => {
     const store = new MemoryEventStore();
-    const { outer, inner } = await recordNestedInFlight(store, "nested");
+    // The agent call is made again by itself: it waits on the call to decide inside it. (One
+    // that is a decision itself is decided first: paused-runs.test.ts.)
+    const { outer, inner } = await recordNestedInFlight(store, "nested", {
+      outerEffect: { kind: "none", idempotent: true },
+    });
     const text = renderInspection(await inspectSession(store, "nested"));
     expect(text).toContain("2 unresolved");
     expect(text).toContain(

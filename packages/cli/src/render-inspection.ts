@@ -29,9 +29,24 @@ function effectText(effect: unknown): string {
   return ` effect=${String(kind ?? "unknown")}${idempotent === true ? ",idempotent" : ",not idempotent"}`;
 }
 
-function attemptLine(attempt: AttemptView, unresolved: Set<string>): string {
+/**
+ * The calls the tree marks: those in flight with no outcome (`unresolved`), and those a run
+ * paused awaiting a decision keeps open (`waiting`, by attemptKey, with the paused run), which
+ * are not lost in a crash: they go on when that run does.
+ */
+interface Marked {
+  unresolved: Set<string>;
+  waiting: Map<string, string>;
+}
+
+function attemptLine(attempt: AttemptView, marked: Marked): string {
   const parts = [attemptLabel(attempt)];
-  if (unresolved.has(attemptKey(attempt))) {
+  const pausedRun = marked.waiting.get(attemptKey(attempt));
+  if (pausedRun !== undefined) {
+    parts.push(
+      `⏸ WAITING ON A DECISION (requested ${attempt.requestedAt}; goes on when run ${pausedRun} does)${effectText(attempt.effect)}`,
+    );
+  } else if (marked.unresolved.has(attemptKey(attempt))) {
     parts.push(
       `!! UNRESOLVED (requested ${attempt.requestedAt}, no outcome recorded)${effectText(attempt.effect)}`,
     );
@@ -74,18 +89,33 @@ function runLine(run: RunView): string {
  * The run tree of `agent-ledger inspect`: each run with its status and duration, its steps
  * and attempts (retries under their step), child runs under the attempt that caused them,
  * unresolved attempts marked `!! UNRESOLVED` and listed again at the end with the command
- * that resolves them.
+ * that resolves them. A call a paused run keeps open is marked as waiting on a decision, listed
+ * under that run's pause and not counted as unresolved, as the viewer shows it.
  */
 export function renderInspection(
   inspection: SessionInspection,
   options: RenderInspectionOptions = {},
 ): string {
-  const unresolved = new Set(inspection.unresolved.map(attemptKey));
+  const steps = nextSteps(inspection, options);
+  const marked: Marked = { unresolved: new Set(), waiting: new Map() };
+  // Each unresolved attempt with its next step: those still to settle, and those a pause keeps.
+  const open: { attempt: AttemptView; step: NextStep | undefined }[] = [];
+  const waiting: { attempt: AttemptView; runId: string }[] = [];
+  inspection.unresolved.forEach((attempt, index) => {
+    const step = steps[index];
+    if (step?.action === "awaiting-decision") {
+      marked.waiting.set(attemptKey(attempt), step.runId);
+      waiting.push({ attempt, runId: step.runId });
+    } else {
+      marked.unresolved.add(attemptKey(attempt));
+      open.push({ attempt, step });
+    }
+  });
   const runCount = countRuns(inspection.runs);
   const paused = pausedRuns(inspection.runs);
   const pausedText = new Map(paused.map((run) => [run.runId, run.text]));
   const lines: string[] = [
-    `session ${inspection.sessionId}  ${inspection.eventCount} events  ${runCount} run${runCount === 1 ? "" : "s"}  ${inspection.unresolved.length} unresolved${paused.length > 0 ? `  ${paused.length} paused at an approval` : ""}`,
+    `session ${inspection.sessionId}  ${inspection.eventCount} events  ${runCount} run${runCount === 1 ? "" : "s"}  ${open.length} unresolved${paused.length > 0 ? `  ${paused.length} paused at an approval` : ""}`,
   ];
 
   const renderRun = (run: RunView, prefix: string, last: boolean, cause?: string) => {
@@ -135,7 +165,7 @@ export function renderInspection(
       const branch = `${inner}${isLast ? "└─ " : "├─ "}`;
       if (item.kind === "run") renderRun(item.run, inner, isLast, item.cause);
       else if (item.kind === "paused") lines.push(`${branch}⏸ ${item.text}`);
-      else lines.push(`${branch}${item.retry ? "↻ " : ""}${attemptLine(item.attempt, unresolved)}`);
+      else lines.push(`${branch}${item.retry ? "↻ " : ""}${attemptLine(item.attempt, marked)}`);
     });
     if (run.status !== "running" && run.status !== "completed" && run.result !== undefined) {
       lines.push(`${inner}   ${run.status}: ${preview(resultText(run.result), 100)}`);
@@ -150,26 +180,34 @@ export function renderInspection(
       "",
       `⏸ ${paused.length} run${paused.length === 1 ? "" : "s"} paused at an approval, waiting for a person to decide in the app that runs the agent:`,
     );
-    for (const run of paused) lines.push(`   run ${run.runId}: ${run.text}`);
+    for (const run of paused) {
+      lines.push(`   run ${run.runId}: ${run.text}`);
+      // The calls its pause keeps open: not lost in a crash, and not for `resolve`.
+      for (const { attempt, runId } of waiting) {
+        if (runId !== run.runId) continue;
+        lines.push(
+          `     open while it waits (not lost in a crash): ${attemptLabel(attempt)}  run ${attempt.runId} seq ${attempt.requestSeq}  attempt ${attempt.attemptId}`,
+          `       ${nextStepText({ action: "awaiting-decision", runId }, attempt)}`,
+        );
+      }
+    }
   }
 
-  if (inspection.unresolved.length > 0) {
+  if (open.length > 0) {
     lines.push(
       "",
-      `!! ${inspection.unresolved.length} UNRESOLVED attempt${inspection.unresolved.length === 1 ? "" : "s"}: requested, never completed, failed or abandoned (in flight, or lost in a crash):`,
+      `!! ${open.length} UNRESOLVED attempt${open.length === 1 ? "" : "s"}: requested, never completed, failed or abandoned (in flight, or lost in a crash):`,
     );
-    const steps = nextSteps(inspection, options);
-    inspection.unresolved.forEach((attempt, index) => {
+    for (const { attempt, step } of open) {
       lines.push(
         `   ${attemptLabel(attempt)}  run ${attempt.runId} seq ${attempt.requestSeq}  attempt ${attempt.attemptId}${effectText(attempt.effect)}`,
       );
       lines.push(`     request: ${preview(attempt.request, 100)}`);
       if (attempt.approvedAt !== undefined)
         lines.push(`     ${approvalText(attempt)}; the next resume makes the call again`);
-      const step = steps[index];
       if (step !== undefined) lines.push(`     ${nextStepText(step, attempt)}`);
       if (step?.action === "resolve") lines.push(`       ${RESOLVE_HINT}`);
-    });
+    }
     if (steps.some((step) => step.action === "resolve" && step.passwordLeftOut))
       lines.push(
         "   (the store URL's password is left out, shown as ***: put it back, or set AGENT_LEDGER_STORE to the URL and drop --store)",
@@ -191,13 +229,20 @@ function nextStepText(step: NextStep, attempt: AttemptView): string {
         ? "next: nothing to decide; the next resume makes this model call again by itself"
         : attempt.approvedAt !== undefined
           ? "next: nothing to decide"
-          : "next: nothing to decide; idempotent, so the next resume makes this call again by itself";
+          : attempt.effectInChildRuns
+            ? "next: nothing to decide; its child run records every call it makes, so the next resume makes this call again by itself"
+            : "next: nothing to decide; idempotent, so the next resume makes this call again by itself";
     case "decide-inner-first":
       return "next: decide the unresolved call inside its child run first; this call waits on it";
+    case "decide-outer-first":
+      return `next: decide first the agent's call this call was made inside (attempt ${step.attemptId} on run ${step.runId}), which is a decision itself and the one the next resume asks about first: abandoned, it abandons this call too; approved, its agent runs again and this call is decided then`;
     case "awaiting-decision":
       return `next: nothing to resolve: run ${step.runId} is paused at an approval (above) that this call waits on; decide it in the app that runs the agent`;
     case "resolve":
-      return `next: check the effect, then: ${step.command}`;
+      // Declared idempotent, but its effect is what its agent did (core's madeAgainByItself).
+      return attempt.effectInChildRuns
+        ? `next: what its agent did may not all be in the ledger (no child run of it says it records every call), so the next resume asks about it: check the effect, then: ${step.command}`
+        : `next: check the effect, then: ${step.command}`;
   }
 }
 

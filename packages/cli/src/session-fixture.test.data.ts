@@ -215,6 +215,43 @@ export async function recordNestedInFlight(
 }
 
 /**
+ * What an adapter records when its run pauses at an approval inside an agent used as a tool
+ * (in session `sessionId`): the agent call stays open, its child run made a model call, and the run's
+ * checkpoint names the call to decide (`awaitingDecision`), here with how the app decides it.
+ */
+export async function pausedInsideAgentCall(store: EventStore, sessionId = "paused") {
+  const main = new SessionRecorder({
+    store,
+    sessionId,
+    runId: "main",
+    actor: { type: "agent", id: "Outer" },
+  });
+  await main.startRun();
+  const outer = await main.beforeToolCall({
+    toolCallId: "c_outer",
+    name: "inner",
+    args: { input: "charge 5" },
+    effect: { kind: "none", idempotent: true },
+  });
+  const inner = main.child({
+    runId: "inner-run",
+    actor: { type: "agent", id: "Inner" },
+    causedByEventId: outer.requestedEventId,
+  });
+  await inner.startRun();
+  const model = await inner.beforeModelCall({ request: { model: "m", input: "charge 5" } });
+  await inner.modelCompleted(model, { toolCalls: [{ id: "c_inner", name: "charge2" }] });
+  await main.checkpoint({
+    state: "opaque to the ledger",
+    awaitingDecision: {
+      calls: [{ name: "charge2", toolCallId: "c_inner", args: { amount: 5 }, agent: "Inner" }],
+      decideWith: "the app's approval screen",
+    },
+  });
+  return { main, inner, outer };
+}
+
+/**
  * A SQLite ledger whose file name the URL parser reads as a password parameter
  * (`ledger.db?password=s3cret-pw`), with a `pay` call in flight in session "pay": the binary
  * opens it and redactUrl finds a secret in its URL, so the real path runs without a server.

@@ -88,6 +88,11 @@ export type {
   StepView,
 } from "./inspect/inspect-session.js";
 export { inspectEvents, inspectSession, SessionInspector } from "./inspect/inspect-session.js";
+export {
+  EFFECT_IN_CHILD_RUNS_FIELD,
+  madeAgainByItself,
+  RECORDS_EVERY_CALL_FIELD,
+} from "./inspect/made-again.js";
 export type { VerifyResult } from "./inspect/verify-run.js";
 export { assertRunIntact, unreadableRunResult, verifyRun } from "./inspect/verify-run.js";
 export type {

@@ -34,6 +34,14 @@ const isType =
   (event) =>
     event.type === type;
 
+// An event's payload fields (a payload that is not an object has none).
+function payloadOf(event: NewEvent): Record<string, unknown> {
+  const payload = event.payload;
+  return typeof payload === "object" && payload !== null
+    ? (payload as Record<string, unknown>)
+    : {};
+}
+
 /** True on the `count`th event that matches `when`. */
 function nth(count: number, when: EventTest): EventTest {
   let seen = 0;
@@ -166,6 +174,60 @@ export const CRASH_SCENARIOS = {
       afterEffect: child.afterEffect("write héllo 🌍"),
     });
     await runWithLedger(first.main, "go", runOptions(child.store, first.model));
+  },
+  "writer as a tool, model recorded only: dies inside write": async (child) => {
+    const first = agentToolFixture({
+      writeNeedsApproval: false,
+      instrumented: "model only",
+      afterEffect: child.afterEffect("write héllo 🌍"),
+    });
+    await runWithLedger(first.main, "go", runOptions(child.store, first.model));
+  },
+  // Its writer records write, but has a plain SDK tool too: its run cannot say it records
+  // every call, so the writer_tool call is a decision of its own, besides the write inside it.
+  "writer as a tool, partly instrumented: dies inside write": async (child) => {
+    const first = agentToolFixture({
+      writeNeedsApproval: false,
+      instrumented: "partly",
+      afterEffect: child.afterEffect("write héllo 🌍"),
+    });
+    await runWithLedger(first.main, "go", runOptions(child.store, first.model));
+  },
+  // A second process, on the ledger the one above left: the resume asks about writer_tool, a
+  // person rejects it, and it dies right after main's model answered that (before the run ends).
+  "writer as a tool, partly instrumented, resumed, writer_tool rejected: dies after the next model call":
+    async (child) => {
+      const second = agentToolFixture({ writeNeedsApproval: false, instrumented: "partly" });
+      second.model.calls = 1;
+      const paused = await resumeRun(second.main, runOptions(child.store, second.model));
+      child.asked(paused.interruptions);
+      const { state, item } = firstInterruption(paused);
+      state.reject(item);
+      const store = child.dyingAfter(isType("model.completed"));
+      await resumeRun(second.main, { ...runOptions(store, second.model), state });
+    },
+  // Right after the writer_tool call's request is committed: its writer has not started.
+  "writer as a tool: dies right after its call is requested": async (child) => {
+    const first = agentToolFixture({ writeNeedsApproval: false });
+    const store = child.dyingAfter(
+      (event) => event.type === "tool.requested" && payloadOf(event).name === "writer_tool",
+    );
+    await runWithLedger(first.main, "go", runOptions(store, first.model));
+  },
+  // Right after the writer's child run started, before its first model call was requested.
+  "writer as a tool: dies right after its run started": async (child) => {
+    const first = agentToolFixture({ writeNeedsApproval: false });
+    const store = child.dyingAfter(
+      (event) => event.type === "run.started" && payloadOf(event).asToolOf === "writer_tool",
+    );
+    await runWithLedger(first.main, "go", runOptions(store, first.model));
+  },
+  "writer as a tool, model recorded only: dies right after its run started": async (child) => {
+    const first = agentToolFixture({ writeNeedsApproval: false, instrumented: "model only" });
+    const store = child.dyingAfter(
+      (event) => event.type === "run.started" && payloadOf(event).asToolOf === "writer_tool",
+    );
+    await runWithLedger(first.main, "go", runOptions(store, first.model));
   },
   // Outer -> mid -> inner -> charge, agents as tools two levels deep; dies inside the charge.
   "nested agent tools: dies inside charge": async (child) => {

@@ -67,12 +67,17 @@ export class CrashedLedgers {
   async crashedTwice(
     firstScenario: CrashScenario,
     secondScenario: CrashScenario,
-  ): Promise<{ store: SqliteEventStore; first: KilledProcess; second: KilledProcess }> {
-    const { store, killed } = await this.#open([firstScenario, secondScenario]);
+  ): Promise<{
+    store: SqliteEventStore;
+    path: string;
+    first: KilledProcess;
+    second: KilledProcess;
+  }> {
+    const { store, path, killed } = await this.#open([firstScenario, secondScenario]);
     const [first, second] = killed;
     if (!first || !second)
       throw new Error(`no children ran ${firstScenario} and ${secondScenario}`);
-    return { store, first, second };
+    return { store, path, first, second };
   }
 
   // Every test resumes a copy of what the children left: a test changes the ledger it resumes,

@@ -11,7 +11,10 @@ export const inspectHelp = `agent-ledger inspect <session> [--json]
   The run tree: each run with its status and duration, steps and attempts, child runs under
   the call that caused them; unresolved attempts are marked "!! UNRESOLVED" and listed. A run
   paused at an approval (its adapter's checkpoint says so) is listed with the calls it waits
-  on: those are decided in the app that runs the agent, not with \`resolve\`.
+  on: those are decided in the app that runs the agent, not with \`resolve\`; the calls its
+  pause keeps open are marked "⏸ WAITING ON A DECISION", listed under it, not as unresolved.
+  An agent's call that is a decision itself comes before the calls made inside it: the resume
+  asks about it first.
   --json: the inspection, \`nextSteps\` (one per unresolved attempt, in its order): what to do
   about it, with the \`resolve\` command the text output prints, and \`paused\` (when a run
   is): each paused run with what the text output says of it.

@@ -5,12 +5,13 @@ import {
   resolveEvents,
   resolvePayload,
 } from "../compact/resolve.js";
-import type { JsonObject, JsonValue } from "../events/json.js";
+import { isJsonObject, type JsonObject, type JsonValue } from "../events/json.js";
 import type { Actor, LedgerEvent, RunStatus } from "../events/types.js";
 import { modelNameOf } from "../projections/extract.js";
 import type { EventStore } from "../store/event-store.js";
 import { assertEventStore } from "../store/validate.js";
 import { type AwaitingDecisionView, PausedRuns } from "./awaiting-decision.js";
+import { EFFECT_IN_CHILD_RUNS_FIELD, RECORDS_EVERY_CALL_FIELD } from "./made-again.js";
 
 /** Status of one attempt as inspection reports it. */
 export type AttemptStatus = "requested" | "completed" | "failed" | "abandoned";
@@ -32,6 +33,11 @@ export interface AttemptView {
   name?: string;
   toolCallId?: string;
   effect?: JsonValue;
+  /**
+   * Set on a tool call whose effect is that of the calls its child runs record (its request's
+   * metadata says so: `EFFECT_IN_CHILD_RUNS_FIELD`), such as an agent used as a tool.
+   */
+  effectInChildRuns?: true;
   requestedAt: string;
   resolvedAt?: string;
   durationMs?: number;
@@ -65,6 +71,11 @@ export interface RunView {
   result?: JsonValue;
   /** Set while the run is paused until a person decides on calls (see `AwaitingDecisionView`). */
   awaitingDecision?: AwaitingDecisionView;
+  /**
+   * Set when its `run.started` says it records every call its agent makes
+   * (`RECORDS_EVERY_CALL_FIELD`).
+   */
+  recordsEveryCall?: true;
 }
 
 export interface SessionInspection {
@@ -231,6 +242,8 @@ export class SessionInspector {
         if (event.parentRunId !== undefined) run.parentRunId = event.parentRunId;
         if (event.causedByEventId !== undefined) run.causedByEventId = event.causedByEventId;
         if (event.actor) run.actor = event.actor;
+        if (isJsonObject(event.payload) && event.payload[RECORDS_EVERY_CALL_FIELD] === true)
+          run.recordsEveryCall = true;
         run.startedAt = event.recordedAt;
         break;
       case "run.completed":
@@ -274,6 +287,8 @@ export class SessionInspector {
           if (typeof payload.name === "string") attempt.name = payload.name;
           if (typeof payload.toolCallId === "string") attempt.toolCallId = payload.toolCallId;
           if (payload.effect !== undefined) attempt.effect = payload.effect;
+          if (event.metadata?.[EFFECT_IN_CHILD_RUNS_FIELD] === true)
+            attempt.effectInChildRuns = true;
         } else {
           // The name each framework records (`model`, AI SDK `{ provider, modelId }`, LangChain
           // invocation params...), read as the projections read it; else the one an adapter

@@ -1,0 +1,94 @@
+import {
+  type Attempt,
+  collectAttempts,
+  type JsonObject,
+  type LedgerEvent,
+  type RecordedAttempt,
+  type SessionRecorder,
+  settleCallsInside,
+} from "@agent-ledger/core";
+import { recorderOfRun, runTree } from "./ledger-state.js";
+import type { LedgerScope } from "./scope.js";
+
+// A tool call that is abandoned (a person rejected it after a crash, in the SDK or with
+// `agent-ledger resolve --abandon`) will not run again: what it left in flight in the runs made
+// inside it (an agent used as a tool, at any depth) would never get an outcome. Core's
+// `settleCallsInside` settles them, the one rule the CLI's `resolve --abandon` and every
+// adapter follow: each call in flight there abandoned with "its tool call <name> (<id>) was
+// abandoned: <reason>", each run cancelled with the reason.
+
+/** Settles what the abandoned `call` (on `owner`'s run, a resumed recorder) left inside it. */
+export async function settleAbandonedCall(
+  owner: SessionRecorder,
+  call: Attempt,
+  reason: string,
+): Promise<void> {
+  await settleCallsInside({ recorder: owner, call, ended: { abandoned: reason } });
+}
+
+/** The last attempt of the tool call one of whose attempts is `attempt` (retries follow it). */
+function lastAttempt(attempts: readonly RecordedAttempt[], attempt: RecordedAttempt) {
+  const retriedBy = new Map<string, RecordedAttempt>();
+  for (const each of attempts) if (each.retryOf !== undefined) retriedBy.set(each.retryOf, each);
+  let last = attempt;
+  for (const seen = new Set<string>(); !seen.has(last.attemptId); ) {
+    seen.add(last.attemptId);
+    last = retriedBy.get(last.attemptId) ?? last;
+  }
+  return last;
+}
+
+/**
+ * Settles, with `settleCallsInside`, every abandoned tool call of the run tree of `scope` that
+ * still has open child runs: one a person abandoned by other means than `agent-ledger resolve`
+ * (their own recorder), or a `resolve` killed part way. `events` is the session. The outermost
+ * first: settling it settles the calls abandoned inside it too. True when it found one.
+ */
+export async function settleAbandonedCalls(
+  scope: LedgerScope,
+  events: readonly LedgerEvent[],
+): Promise<boolean> {
+  const { store, sessionId, runId } = scope.root;
+  const closed = new Set(
+    events
+      .filter((event) => ["run.completed", "run.failed", "run.cancelled"].includes(event.type))
+      .map((event) => event.runId),
+  );
+  const tree = runTree(events, runId);
+  const attemptsByRun = new Map<string, RecordedAttempt[]>();
+  const attemptsOf = (run: string) => {
+    let attempts = attemptsByRun.get(run);
+    if (attempts === undefined) {
+      attempts = collectAttempts(events.filter((event) => event.runId === run));
+      attemptsByRun.set(run, attempts);
+    }
+    return attempts;
+  };
+  const settled = new Set<string>();
+  let found = false;
+  // In tree order: a run's `run.started` comes after its parent's.
+  for (const started of events) {
+    if (started.type !== "run.started" || started.runId === runId) continue;
+    if (!tree.has(started.runId) || closed.has(started.runId) || settled.has(started.runId))
+      continue;
+    const parent = started.parentRunId;
+    const cause = started.causedByEventId;
+    if (parent === undefined || cause === undefined || settled.has(parent)) continue;
+    const attempts = attemptsOf(parent);
+    const first = attempts.find((attempt) => attempt.requested.eventId === cause);
+    if (first?.kind !== "tool") continue;
+    const last = lastAttempt(attempts, first);
+    if (last.status !== "abandoned") continue;
+    const reason = (last.outcome?.payload as JsonObject | undefined)?.reason;
+    const owner = await recorderOfRun(store, sessionId, parent, events);
+    const done = await settleCallsInside({
+      recorder: owner,
+      call: { ...last, requestedEventId: last.requested.eventId },
+      ended: { abandoned: typeof reason === "string" ? reason : "abandoned" },
+    });
+    for (const run of done) settled.add(run.runId);
+    settled.add(started.runId);
+    found = true;
+  }
+  return found;
+}

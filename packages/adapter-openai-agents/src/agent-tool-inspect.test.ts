@@ -1,0 +1,294 @@
+import type { EventStore } from "@agent-ledger/core";
+import { type Agent, type Model, setTracingDisabled } from "@openai/agents";
+import { afterAll, describe, expect, test } from "vitest";
+import { resumeRun } from "./index.js";
+import { agentLedger } from "./testing/agent-ledger-cli.js";
+import type { CrashScenario } from "./testing/crash-scenarios.test.data.js";
+import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
+import { nestedAgentToolsFixture } from "./testing/nested-agent-tools.js";
+import { runOptions } from "./testing/recorded-run.js";
+import { agentToolFixture } from "./testing/writer-agent.js";
+
+setTracingDisabled(true);
+
+// Each crash is real: the first process runs in a child recording to a SQLite file and is
+// SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts). The person on
+// call reads the ledger with the real `agent-ledger inspect`; then the next process resumes it.
+const ledgers = new CrashedLedgers("oa-agent-tool-inspect-", afterAll);
+ledgers.prepare(
+  "writer as a tool: dies inside write",
+  "writer as a tool: dies right after its run started",
+  "writer as a tool, model recorded only: dies inside write",
+  "writer as a tool, model recorded only: dies right after its run started",
+  "writer as a tool, not instrumented: dies inside write",
+  "writer as a tool: dies right after its call is requested",
+  "nested agent tools: dies inside charge",
+  "writer as a tool, partly instrumented: dies inside write",
+);
+
+type Step = "none" | "resolve" | "decide-inner-first" | "decide-outer-first";
+
+/** What `agent-ledger inspect s --json` says to do about each unresolved call, by name, and its text. */
+async function inspectSteps(path: string) {
+  const json = await agentLedger(path, "inspect", "s", "--json");
+  const text = await agentLedger(path, "inspect", "s");
+  expect(json.code).toBe(0);
+  expect(text.code).toBe(0);
+  const inspection = JSON.parse(json.stdout) as {
+    unresolved: { name: string }[];
+    nextSteps: { action: Step }[];
+  };
+  const steps = Object.fromEntries(
+    inspection.unresolved.map((attempt, index) => [
+      attempt.name,
+      inspection.nextSteps[index]?.action,
+    ]),
+  );
+  return { steps, text: text.stdout };
+}
+
+/** Resumes in a new process, approving every call it asks about; the names asked, in order. */
+async function resumeApprovingAll(store: EventStore, main: Agent, model: Model) {
+  const asked: string[] = [];
+  let result = await resumeRun(main, runOptions(store, model));
+  while (result.status === "interrupted") {
+    for (const item of result.interruptions) {
+      asked.push(item.name ?? "");
+      result.state.approve(item);
+    }
+    result = await resumeRun(main, { ...runOptions(store, model), state: result.state });
+  }
+  return { asked, result };
+}
+
+interface Case {
+  scenario: CrashScenario;
+  /** The next step inspect gives for each call in flight. */
+  steps: Record<string, Step>;
+  /** The words inspect prints for the agent tool call. */
+  words: string;
+  /** The next process: its agents, with the scripts going on after what the ledger answers. */
+  next: () => { main: Agent; model: Model; effects: string[] };
+  /** What the next process's tools do, all asked calls approved. */
+  effects: string[];
+}
+
+const WRITE = "write héllo 🌍";
+const MADE_AGAIN =
+  "next: nothing to decide; its child run records every call it makes, so the next resume makes this call again by itself";
+const ASKED =
+  "next: what its agent did may not all be in the ledger (no child run of it says it records every call), so the next resume asks about it: check the effect, then: agent-ledger resolve";
+const INNER_FIRST =
+  "next: decide the unresolved call inside its child run first; this call waits on it";
+
+// The writer's fixture in the next process; `answered`: the writer's model calls the ledger holds.
+function writer(options: Parameters<typeof agentToolFixture>[0], answered: number) {
+  return () => {
+    const next = agentToolFixture({ writeNeedsApproval: false, ...options });
+    next.model.calls = 1;
+    next.writerModel.calls = answered;
+    return next;
+  };
+}
+
+const CASES: Case[] = [
+  {
+    // The writer is recorded call by call: only the write in flight inside it is a decision.
+    scenario: "writer as a tool: dies inside write",
+    steps: { writer_tool: "decide-inner-first", write: "resolve" },
+    words: INNER_FIRST,
+    next: writer({}, 1),
+    effects: [WRITE],
+  },
+  {
+    // Its run says it records every call, and nothing ran inside it yet.
+    scenario: "writer as a tool: dies right after its run started",
+    steps: { writer_tool: "none" },
+    words: MADE_AGAIN,
+    next: writer({}, 0),
+    effects: [WRITE],
+  },
+  {
+    // Its model's calls are recorded, its plain SDK write is not: the write happened unseen.
+    scenario: "writer as a tool, model recorded only: dies inside write",
+    steps: { writer_tool: "resolve" },
+    words: ASKED,
+    next: writer({ instrumented: "model only" }, 1),
+    effects: [WRITE],
+  },
+  {
+    scenario: "writer as a tool, model recorded only: dies right after its run started",
+    steps: { writer_tool: "resolve" },
+    words: ASKED,
+    next: writer({ instrumented: "model only" }, 0),
+    effects: [WRITE],
+  },
+  {
+    // Nothing of the writer is recorded: no child run at all.
+    scenario: "writer as a tool, not instrumented: dies inside write",
+    steps: { writer_tool: "resolve" },
+    words: ASKED,
+    next: writer({ instrumented: false }, 0),
+    effects: [WRITE],
+  },
+  {
+    // The evidence is missing: no child run says how its writer was to be recorded.
+    scenario: "writer as a tool: dies right after its call is requested",
+    steps: { writer_tool: "resolve" },
+    words: ASKED,
+    next: writer({}, 0),
+    effects: [WRITE],
+  },
+  {
+    // Its writer records write, but has a plain SDK tool too: the writer_tool call is a decision
+    // itself, asked about first (its writer runs again only once it is approved); the write in
+    // flight inside it comes up then.
+    scenario: "writer as a tool, partly instrumented: dies inside write",
+    steps: { writer_tool: "resolve", write: "decide-outer-first" },
+    words: ASKED,
+    next: writer({ instrumented: "partly" }, 1),
+    effects: [WRITE],
+  },
+  {
+    scenario: "nested agent tools: dies inside charge",
+    steps: { mid: "decide-inner-first", inner: "decide-inner-first", charge: "resolve" },
+    words: INNER_FIRST,
+    next: () => {
+      const next = nestedAgentToolsFixture();
+      next.model.calls = 1;
+      next.midModel.calls = 1;
+      next.innerModel.calls = 1;
+      return { main: next.outer, model: next.model, effects: next.effects };
+    },
+    effects: ["charge 7"],
+  },
+];
+
+describe("an agent tool call in flight at a crash: what inspect says is what the resume does", () => {
+  for (const { scenario, steps, words, next, effects } of CASES)
+    test(scenario, async () => {
+      const { store, path } = await ledgers.crashed(scenario);
+      const said = await inspectSteps(path);
+      expect(said.steps).toEqual(steps);
+      expect(said.text).toContain(words);
+
+      const second = next();
+      const { asked, result } = await resumeApprovingAll(store, second.main, second.model);
+      // The resume asks about exactly the calls inspect gave a resolve command for, then (once
+      // approved) those inspect said wait on them; a call inspect said is made again by itself
+      // is not asked about.
+      const withStep = (step: Step) => Object.keys(steps).filter((name) => steps[name] === step);
+      expect(asked).toEqual([...withStep("resolve"), ...withStep("decide-outer-first")]);
+      expect(result.status).toBe("completed");
+      expect(second.effects).toEqual(effects);
+      const after = await inspectSteps(path);
+      expect(after.steps).toEqual({});
+    });
+});
+
+/** `agent-ledger inspect s --json`: the unresolved calls and their next steps, as parsed. */
+async function inspectJson(path: string) {
+  const { code, stdout } = await agentLedger(path, "inspect", "s", "--json");
+  expect(code).toBe(0);
+  return JSON.parse(stdout) as {
+    unresolved: { name: string; attemptId: string }[];
+    runs: {
+      children: {
+        status: string;
+        result?: unknown;
+        steps: { attempts: { name?: string; status: string; outcome?: unknown }[] }[];
+      }[];
+    }[];
+  };
+}
+
+/** The writer's child run as inspect shows it: status, result, and each attempt's outcome. */
+async function writerRun(path: string) {
+  const [writer] = (await inspectJson(path)).runs[0]?.children ?? [];
+  return {
+    status: writer?.status,
+    result: writer?.result,
+    calls: writer?.steps.flatMap((step) =>
+      step.attempts.map((attempt) => [attempt.name ?? "model", attempt.status, attempt.outcome]),
+    ),
+  };
+}
+
+const INSIDE = "its tool call writer_tool (call_writer) was abandoned";
+
+describe("an agent tool call abandoned: the calls in flight inside it are abandoned with it", () => {
+  test("with agent-ledger resolve --abandon between the crash and the resume: inspect shows nothing unresolved, and the resume runs nothing inside", async () => {
+    const { store, path, first } = await ledgers.crashed("writer as a tool: dies inside write");
+    expect(first.effects).toEqual([WRITE]);
+    const writerTool = (await inspectJson(path)).unresolved.find(
+      (attempt) => attempt.name === "writer_tool",
+    );
+    const reason = "wrote it by hand";
+    const resolved = await agentLedger(
+      path,
+      "resolve",
+      "--abandon",
+      reason,
+      "--",
+      "s",
+      writerTool?.attemptId ?? "",
+    );
+    expect(resolved.code).toBe(0);
+    // The write in flight inside is abandoned at once, saying why, and the writer's run cancelled.
+    const after = await inspectSteps(path);
+    expect(after.steps).toEqual({});
+    expect(after.text).toContain("0 unresolved");
+    expect(await writerRun(path)).toEqual({
+      status: "cancelled",
+      result: { reason },
+      calls: [
+        ["model", "completed", expect.anything()],
+        ["write", "abandoned", `${INSIDE}: ${reason}`],
+      ],
+    });
+
+    const second = agentToolFixture({ writeNeedsApproval: false });
+    second.model.calls = 1;
+    const { asked, result } = await resumeApprovingAll(store, second.main, second.model);
+    // Nobody is asked, nothing inside runs again: main's model is told the person's reason.
+    expect(asked).toEqual([]);
+    expect(result.status).toBe("completed");
+    expect(second.writerModel.calls).toBe(0);
+    expect(second.effects).toEqual([]);
+    expect(JSON.stringify(second.model.requests.at(-1)?.input)).toContain(reason);
+    expect((await inspectSteps(path)).steps).toEqual({});
+    expect((await writerRun(path)).status).toBe("cancelled");
+  });
+
+  test("rejected in the app at the resume (partly instrumented writer), then a crash before the run ends: the write inside was abandoned with it already", async () => {
+    // The second process asked about writer_tool, a person rejected it, and the process died
+    // right after main's model answered the rejection, before its run ended.
+    const { store, path, first, second } = await ledgers.crashedTwice(
+      "writer as a tool, partly instrumented: dies inside write",
+      "writer as a tool, partly instrumented, resumed, writer_tool rejected: dies after the next model call",
+    );
+    expect(first.effects).toEqual([WRITE]);
+    expect(second.interruptions.map((item) => item.name)).toEqual(["writer_tool"]);
+    expect((await inspectSteps(path)).steps).toEqual({});
+    expect(await writerRun(path)).toEqual({
+      status: "cancelled",
+      result: { reason: "rejected by a person after the process died during the call" },
+      calls: [
+        ["model", "completed", expect.anything()],
+        [
+          "write",
+          "abandoned",
+          `${INSIDE}: rejected by a person after the process died during the call`,
+        ],
+      ],
+    });
+
+    const third = agentToolFixture({ writeNeedsApproval: false, instrumented: "partly" });
+    third.model.calls = 1;
+    const { asked, result } = await resumeApprovingAll(store, third.main, third.model);
+    expect(asked).toEqual([]);
+    expect(result.status).toBe("completed");
+    expect(third.writerModel.calls).toBe(0);
+    expect(third.effects).toEqual([]);
+  });
+});

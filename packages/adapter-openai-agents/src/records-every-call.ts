@@ -1,0 +1,54 @@
+import type { Agent } from "@openai/agents";
+import { ledgerToolEffect } from "./ledger-tool.js";
+import { currentScope } from "./scope.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: agents of any context and output type
+type AnyAgent = Agent<any, any>;
+
+/**
+ * Whether a run of `agent` records every call it makes, each before it is made: every tool of
+ * the agent and of each agent its handoffs reach is a ledger tool (`ledgerTool`, as
+ * `instrumentAgent` makes them) or a hosted tool (the provider runs it inside a model call),
+ * and none has MCP servers (their tools are made at run time, not recorded). A plain function
+ * tool, a computer, shell or apply-patch tool runs unseen. Read when the agent starts, so a tool
+ * added after `instrumentAgent` counts.
+ */
+export function recordsEveryCall(agent: AnyAgent): boolean {
+  const seen = new Set<AnyAgent>();
+  const pending: AnyAgent[] = [agent];
+  for (let current = pending.pop(); current !== undefined; current = pending.pop()) {
+    if (seen.has(current)) continue;
+    seen.add(current);
+    if ((current.mcpServers?.length ?? 0) > 0) return false;
+    for (const tool of current.tools ?? []) {
+      if (tool.type === "hosted_tool") continue;
+      if (tool.type !== "function" || ledgerToolEffect(tool) === undefined) return false;
+    }
+    for (const entry of current.handoffs ?? []) {
+      const target = (entry as { agent?: AnyAgent }).agent ?? entry;
+      if (target && typeof target === "object" && "handoffs" in target)
+        pending.push(target as AnyAgent);
+    }
+  }
+  return true;
+}
+
+const watched = new WeakSet<object>();
+
+/**
+ * Has `agent` tell the ledger, when it starts as an agent used as a tool (Agent.asTool),
+ * whether it records every call (`recordsEveryCall`): the child run of that tool call says so
+ * when it starts. A tool made by Agent.asTool does not say which agent it runs; the SDK's
+ * `agent_start` does, emitted (synchronously, in the tool call's scope) before the agent's
+ * first model call, so before its child run is opened. Once per agent.
+ */
+export function watchAgentStart(agent: AnyAgent): void {
+  if (watched.has(agent)) return;
+  watched.add(agent);
+  agent.on("agent_start", (_context, started) => {
+    const scope = currentScope();
+    // An agent tool's scope whose child run is not open yet: the agent the call runs.
+    if (scope?.parent === undefined || scope.current !== undefined) return;
+    scope.recordsEveryCall ??= recordsEveryCall(started as AnyAgent);
+  });
+}

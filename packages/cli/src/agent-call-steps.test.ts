@@ -1,0 +1,91 @@
+import {
+  EFFECT_IN_CHILD_RUNS_FIELD,
+  inspectSession,
+  MemoryEventStore,
+  RECORDS_EVERY_CALL_FIELD,
+  SessionRecorder,
+} from "@agent-ledger/core";
+import { describe, expect, it } from "vitest";
+import { nextSteps } from "./next-steps.js";
+import { renderInspection } from "./render-inspection.js";
+
+/**
+ * What an adapter records for an agent used as a tool that was in flight at a crash: the call
+ * (no effect of its own, idempotent, its effect that of its child run) and, with `child`, the
+ * child run it started, saying or not that it records every call, with a model call or none.
+ */
+async function agentCallInFlight(child?: { recordsEveryCall: boolean; modelCall: boolean }) {
+  const store = new MemoryEventStore();
+  const main = new SessionRecorder({
+    store,
+    sessionId: "s",
+    runId: "main",
+    actor: { type: "agent", id: "main" },
+  });
+  await main.startRun();
+  const call = await main.beforeToolCall({
+    toolCallId: "c-w",
+    name: "writer_tool",
+    args: { input: "write" },
+    effect: { kind: "none", idempotent: true },
+    metadata: { [EFFECT_IN_CHILD_RUNS_FIELD]: true },
+  });
+  if (child) {
+    const writer = main.child({
+      runId: "writer",
+      actor: { type: "agent", id: "writer_tool" },
+      causedByEventId: call.requestedEventId,
+    });
+    await writer.startRun(child.recordsEveryCall ? { [RECORDS_EVERY_CALL_FIELD]: true } : {});
+    if (child.modelCall) {
+      const model = await writer.beforeModelCall({ request: { model: "m", input: "write" } });
+      await writer.modelCompleted(model, { output: [] });
+    }
+  }
+  return { store, call, inspection: await inspectSession(store, "s") };
+}
+
+describe("the next step of an agent call in flight (its effect that of its child run)", () => {
+  it("its child run records every call, even none yet: nothing to decide, made again by itself", async () => {
+    for (const modelCall of [false, true]) {
+      const { inspection } = await agentCallInFlight({ recordsEveryCall: true, modelCall });
+      expect(nextSteps(inspection)).toEqual([{ action: "none" }]);
+      const text = renderInspection(inspection);
+      expect(text).toContain(
+        "next: nothing to decide; its child run records every call it makes, so the next resume makes this call again by itself",
+      );
+      expect(text).not.toContain("agent-ledger resolve --");
+    }
+  });
+
+  it("its child run does not say it records every call: a call to decide, with the resolve command and why", async () => {
+    const { inspection, call } = await agentCallInFlight({
+      recordsEveryCall: false,
+      modelCall: true,
+    });
+    expect(nextSteps(inspection)).toEqual([
+      {
+        action: "resolve",
+        command: `agent-ledger resolve --abandon "reason" -- s ${call.attemptId}`,
+      },
+    ]);
+    const text = renderInspection(inspection);
+    expect(text).toContain(
+      "next: what its agent did may not all be in the ledger (no child run of it says it records every call), so the next resume asks about it: check the effect, then: agent-ledger resolve",
+    );
+    expect(text).not.toContain("idempotent, so the next resume makes this call again");
+  });
+
+  it("no child run at all: a call to decide, nothing shows what its agent did", async () => {
+    const { inspection, call } = await agentCallInFlight();
+    expect(nextSteps(inspection)).toEqual([
+      {
+        action: "resolve",
+        command: `agent-ledger resolve --abandon "reason" -- s ${call.attemptId}`,
+      },
+    ]);
+    expect(renderInspection(inspection)).toContain(
+      "next: what its agent did may not all be in the ledger (no child run of it says it records every call), so the next resume asks about it",
+    );
+  });
+});
