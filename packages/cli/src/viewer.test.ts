@@ -24,6 +24,9 @@ import {
 import { CONTENT_SECURITY_POLICY } from "./viewer/security.js";
 import { startViewer } from "./viewer/viewer-server.js";
 
+/** An agent call's effect that the next resume makes again by itself. */
+const MADE_AGAIN = { kind: "none", idempotent: true } as const;
+
 const CHROMIUM = "/usr/bin/chromium";
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) {
@@ -92,7 +95,7 @@ describe("agent-ledger serve: access rules", () => {
       expect(ok.headers.get("content-security-policy")).toBe(CONTENT_SECURITY_POLICY);
       const page = await fetch(`${base}/?token=s3cret-token-value`);
       expect(page.status).toBe(200);
-      expect(await page.text()).toContain('<script src="app.js" defer></script>');
+      expect(await page.text()).toContain('<script type="module" src="app.js"></script>');
       const post = await fetch(`${base}/api/sessions?token=s3cret-token-value`, { method: "POST" });
       expect(post.status).toBe(405);
       // Meant to run until stopped: SIGTERM ends it as a success (the README's exit codes).
@@ -108,7 +111,8 @@ describe("agent-ledger serve: access rules", () => {
 describe("agent-ledger serve: the store URL in the page", () => {
   it("names the store in resolve commands as inspect does: a credential as ***", async () => {
     const store = await openStore("memory:");
-    const { inner } = await recordNestedInFlight(store, "in-flight");
+    // The agent call is made again by itself, and waits on the call inside it.
+    const { inner } = await recordNestedInFlight(store, "in-flight", { outerEffect: MADE_AGAIN });
     const stepsFor = async (storeUrl: string) => {
       const viewer = await startViewer({ store, storeUrl });
       try {
@@ -382,7 +386,9 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
 
   it("asks first for the innermost call in flight, not the agent call waiting on it", async () => {
     const sessionId = "nested-in-flight";
-    const { inner } = await recordNestedInFlight(store, sessionId);
+    // The agent call is made again by itself; one that is a decision itself comes first
+    // (viewer-decisions.test.ts).
+    const { inner } = await recordNestedInFlight(store, sessionId, { outerEffect: MADE_AGAIN });
     const page = await browser.newPage();
     await page.goto(new URL(`/#/session/${sessionId}`, sessionUrl).toString());
     await page.locator('[data-testid="attempt-row"].unresolved').nth(1).waitFor();

@@ -12,7 +12,7 @@ import {
 import { usageError } from "../errors.js";
 import { inspectForDecision, withNextSteps } from "../next-steps.js";
 import { isLoopbackHost, SECURITY_HEADERS, tokenMatches } from "./security.js";
-import { loadStaticFiles } from "./static-files.js";
+import { loadStaticFiles, STATIC_FILE_NAMES } from "./static-files.js";
 
 export interface ViewerOptions {
   store: EventStore;
@@ -41,8 +41,14 @@ export interface ViewerHandle {
 }
 
 const MAX_BLOB_BYTES = 256 * 1024;
-/** Served without the token: the viewer's code, loaded by `<script src>` and `<link href>`. */
-const PUBLIC_FILES = new Set(["/app.js", "/style.css", "/favicon.ico"]);
+/**
+ * Served without the token: the viewer's code and stylesheet (every static file but the page),
+ * loaded by `<script src>`, `import` and `<link href>`, which carry no token.
+ */
+const PUBLIC_FILES = new Set([
+  ...STATIC_FILE_NAMES.filter((name) => name !== "index.html").map((name) => `/${name}`),
+  "/favicon.ico",
+]);
 /** Sessions per page of /api/sessions (the viewer fetches the next on request). */
 const SESSIONS_PAGE = 1000;
 
@@ -144,10 +150,8 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
       });
     }
     const path = url.pathname;
-    if (path === "/" || path === "/index.html" || path === "/app.js" || path === "/style.css") {
-      const file = files.get(path === "/" ? "index.html" : path.slice(1));
-      if (file) return send(response, 200, file.body, file.type);
-    }
+    const file = files.get(path === "/" ? "index.html" : path.slice(1));
+    if (file) return send(response, 200, file.body, file.type);
     if (path === "/favicon.ico") {
       response.writeHead(204, SECURITY_HEADERS);
       return response.end();

@@ -1,0 +1,141 @@
+import { existsSync } from "node:fs";
+import { EFFECT_IN_CHILD_RUNS_FIELD, MemoryEventStore, SessionRecorder } from "@agent-ledger/core";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pausedInsideAgentCall, recordNestedInFlight } from "./session-fixture.test.data.js";
+import { startViewer, type ViewerHandle } from "./viewer/viewer-server.js";
+
+// As viewer.test.ts: the page runs in a real headless Chromium.
+const CHROMIUM = "/usr/bin/chromium";
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium && process.env.CI === "true")
+  throw new Error(`CI=true and ${CHROMIUM} is missing: run scripts/install-test-tools.sh`);
+
+const PAUSED =
+  'paused at an approval: charge2 [c_inner] {"amount":5} (agent Inner); decide it with the app\'s approval screen, not with agent-ledger resolve';
+
+describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
+  let browser: Browser;
+  let viewer: ViewerHandle;
+  const store = new MemoryEventStore();
+
+  beforeAll(async () => {
+    viewer = await startViewer({ store, pollMs: 200 });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await viewer?.close();
+  });
+
+  async function open(sessionId: string): Promise<Page> {
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    await page.goto(viewer.sessionUrl(sessionId));
+    await page.locator('[data-testid="attempt-row"]').first().waitFor();
+    expect(errors).toEqual([]);
+    return page;
+  }
+
+  it("shows the run PAUSED with the awaited call and how to decide it, not as a crash with an unresolved call", async () => {
+    await pausedInsideAgentCall(store, "paused");
+    const page = await open("paused");
+
+    // The runs: paused, the agent run under it too (its agent is the one waiting), none running.
+    const runRows = page.locator('[data-testid="run-row"]');
+    expect(await runRows.count()).toBe(2);
+    for (const row of await runRows.all()) {
+      expect(await row.locator(".badge").first().textContent()).toBe("paused");
+      expect(await row.getAttribute("class")).toContain("status-paused");
+    }
+    // In the tree, under the paused run, as `inspect` prints it.
+    expect(await page.locator('[data-testid="paused-row"]').textContent()).toContain(`⏸ ${PAUSED}`);
+    // The agent call the pause keeps open waits on the decision: it is not lost in a crash.
+    const waiting = page.locator('[data-testid="attempt-row"]', { hasText: "tool inner" });
+    expect(await waiting.getAttribute("class")).not.toContain("unresolved");
+    expect(await waiting.locator(".badge").textContent()).toBe("waiting on a decision");
+
+    // No unresolved box, no resolve command; the paused box says what to decide and where.
+    expect(await page.locator('[data-testid="unresolved"]').isHidden()).toBe(true);
+    const paused = page.locator('[data-testid="paused"]');
+    expect(await paused.textContent()).toContain(
+      "1 run paused at an approval, waiting for a person to decide in the app that runs the agent",
+    );
+    expect(await page.locator('[data-testid="paused-run"]').textContent()).toBe(
+      `Run main is ${PAUSED}.`,
+    );
+    expect(await paused.textContent()).toContain(
+      "Open while it waits (not lost in a crash): tool inner [c_outer]",
+    );
+    expect(await page.locator("main").textContent()).not.toContain("agent-ledger resolve --");
+    const header = (await page.locator(".session-head").textContent()) ?? "";
+    expect(header).toContain("2 runs (0 completed, 0 running, 2 paused, 0 failed, 0 cancelled)");
+    expect(header).toContain("0 unresolved");
+    await page.close();
+  });
+
+  it("once a call is made in its tree, is running again, and what is in flight is unresolved", async () => {
+    const { inner } = await pausedInsideAgentCall(store, "decided");
+    const page = await open("decided");
+    await page.locator('[data-testid="paused-row"]').waitFor();
+    // The app resumed the run with the decision and died while the charge ran.
+    const charge = await inner.beforeToolCall({
+      toolCallId: "c_inner",
+      name: "charge2",
+      args: { amount: 5 },
+    });
+    const box = page.locator('[data-testid="unresolved"]');
+    await expect.poll(() => box.isHidden(), { timeout: 10_000 }).toBe(false);
+    expect(await page.locator('[data-testid="paused"]').isHidden()).toBe(true);
+    expect(await page.locator('[data-testid="paused-row"]').count()).toBe(0);
+    expect(await box.locator("code").textContent()).toBe(
+      `agent-ledger resolve --abandon "reason" -- decided ${charge.attemptId}`,
+    );
+    const badges = await page.locator('[data-testid="run-row"] .badge').allTextContents();
+    expect(badges).toEqual(["running", "running"]);
+    await page.close();
+  });
+
+  it("says why an agent call declared idempotent is a decision when no child run of it records every call", async () => {
+    const main = new SessionRecorder({
+      store,
+      sessionId: "agent-call",
+      runId: "main",
+      actor: { type: "agent", id: "main" },
+    });
+    await main.startRun();
+    const call = await main.beforeToolCall({
+      toolCallId: "c-w",
+      name: "writer_tool",
+      args: {},
+      effect: { kind: "none", idempotent: true },
+      metadata: { [EFFECT_IN_CHILD_RUNS_FIELD]: true },
+    });
+    const page = await open("agent-call");
+    const box = page.locator('[data-testid="unresolved"]');
+    expect(await box.textContent()).toContain(
+      `What its agent did may not all be in the ledger (no child run of it says it records every call), so the next resume asks about it: check the effect, then: agent-ledger resolve --abandon "reason" -- agent-call ${call.attemptId}`,
+    );
+    await page.close();
+  });
+
+  it("an agent call that is a decision itself comes first, as inspect says: the call inside it waits on it", async () => {
+    const { outer } = await recordNestedInFlight(store, "outer-first");
+    const page = await open("outer-first");
+    const items = page.locator('[data-testid="unresolved"] li');
+    expect(await items.count()).toBe(2);
+    expect(await items.nth(0).locator("code").textContent()).toBe(
+      `agent-ledger resolve --abandon "reason" -- outer-first ${outer.attemptId}`,
+    );
+    expect(await items.nth(1).locator("code").count()).toBe(0);
+    expect(await items.nth(1).textContent()).toContain(
+      `Made inside an agent's call that is a decision itself (attempt ${outer.attemptId} on run main), which the next resume asks about first: decide that call first. Abandoned, it abandons this call too; approved, its agent runs again and this call is decided then.`,
+    );
+    await page.close();
+  });
+});

@@ -1,0 +1,120 @@
+// The boxes a person decides from, above the run tree: the runs paused awaiting a decision, and
+// the unresolved attempts with their next steps. The server decides each next step as
+// `agent-ledger inspect` does (next-steps.ts); these are its words.
+import { el } from "./dom.js";
+import { attemptName, preview } from "./format.js";
+
+// What the person checks before deciding, as inspect prints it: whether the call writes, and
+// what it was asked to do.
+function attemptFacts(attempt) {
+  const effect = attempt.effect;
+  const facts =
+    typeof effect === "object" && effect !== null
+      ? [
+          `effect: ${effect.kind ?? "unknown"}, ${effect.idempotent === true ? "idempotent" : "not idempotent"}`,
+        ]
+      : [];
+  facts.push(`request: ${preview(attempt.request, 100)}`);
+  return facts.join(" · ");
+}
+
+function nextStepText(attempt, step) {
+  if (step.action === "check-by-hand")
+    return `Run ${attempt.runId} is ${step.runStatus}: it takes no more events and will not be resumed; check the effect by hand.`;
+  if (step.action === "decide-inner-first")
+    return "This agent call waits on a call in flight inside its child run: decide that call first.";
+  if (step.action === "decide-outer-first")
+    return `Made inside an agent's call that is a decision itself (attempt ${step.attemptId} on run ${step.runId}), which the next resume asks about first: decide that call first. Abandoned, it abandons this call too; approved, its agent runs again and this call is decided then.`;
+  return "The next resume makes this call again by itself: nothing to decide.";
+}
+
+// An agent call declared idempotent whose agent's calls may not all be in the ledger: why it is
+// a decision (render-inspection's words).
+function decisionWhy(attempt) {
+  return attempt.effectInChildRuns
+    ? "What its agent did may not all be in the ledger (no child run of it says it records every call), so the next resume asks about it: check the effect, then: "
+    : "";
+}
+
+/**
+ * The unresolved attempts (each `{ attempt, step }`, the calls a pause keeps open left out) in
+ * `section`, each with what to do about it; `select(eventId)` shows an attempt's request.
+ */
+export function renderUnresolved(section, unresolved, select) {
+  if (unresolved.length === 0) {
+    section.hidden = true;
+    return;
+  }
+  section.hidden = false;
+  const list = el("ul");
+  for (const { attempt, step } of unresolved) {
+    const next =
+      step.action === "resolve"
+        ? el(
+            "span",
+            {},
+            decisionWhy(attempt) ? document.createTextNode(decisionWhy(attempt)) : null,
+            el("code", { text: step.command }),
+          )
+        : el("span", { className: "muted", text: nextStepText(attempt, step) });
+    const item = el(
+      "li",
+      {},
+      el("strong", { text: `${attempt.kind} ${attempt.name || ""}` }),
+      document.createTextNode(
+        ` requested ${attempt.requestedAt} on run ${attempt.runId} (seq ${attempt.requestSeq}), no outcome recorded. `,
+      ),
+      next,
+      // As inspect says it: the command shows the store URL's password as ***.
+      step.passwordLeftOut
+        ? el("div", {
+            className: "muted",
+            testId: "password-left-out",
+            text: "The store URL's password is left out, shown as ***: put it back, or set AGENT_LEDGER_STORE to the URL and drop --store.",
+          })
+        : null,
+      el("div", { className: "muted", text: attemptFacts(attempt) }),
+    );
+    item.addEventListener("click", () => select(attempt.requestEventId));
+    list.append(item);
+  }
+  section.replaceChildren(
+    el("h2", {
+      text: `⚠ ${unresolved.length} unresolved attempt(s): in flight, or lost in a crash`,
+    }),
+    list,
+  );
+}
+
+/**
+ * The runs paused awaiting a decision in `section`: each with the calls it waits on and how to
+ * decide them (in the app that runs the agent, as inspect says: paused-runs.ts), and the calls
+ * its pause keeps open (`waiting`: `{ attempt, step }`), which are not lost in a crash and take
+ * no `resolve`.
+ */
+export function renderPaused(section, pauses, waiting) {
+  section.hidden = pauses.length === 0;
+  if (pauses.length === 0) return section.replaceChildren();
+  const items = pauses.map((paused) => {
+    const open = waiting
+      .filter(({ step }) => step.runId === paused.runId)
+      .map(({ attempt }) => attemptName(attempt));
+    return el(
+      "li",
+      {},
+      el("p", { testId: "paused-run", text: `Run ${paused.runId} is ${paused.text}.` }),
+      open.length > 0
+        ? el("p", {
+            className: "muted",
+            text: `Open while it waits (not lost in a crash): ${open.join(", ")}`,
+          })
+        : null,
+    );
+  });
+  section.replaceChildren(
+    el("h2", {
+      text: `⏸ ${pauses.length} run${pauses.length === 1 ? "" : "s"} paused at an approval, waiting for a person to decide in the app that runs the agent`,
+    }),
+    el("ul", {}, ...items),
+  );
+}

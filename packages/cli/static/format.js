@@ -1,0 +1,47 @@
+// Values as the page writes them, in the words `agent-ledger inspect` uses.
+
+export function duration(ms) {
+  if (ms === undefined || ms === null || !Number.isFinite(ms)) return "";
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  if (ms < 60000) return `${(ms / 1000).toFixed(1)} s`;
+  const seconds = Math.round(ms / 1000);
+  return `${Math.floor(seconds / 60)} m ${String(seconds % 60).padStart(2, "0")} s`;
+}
+
+export function preview(value, max = 80) {
+  if (value === undefined || value === null) return "";
+  // Long content as the list holds it (stored): a blob reference, read when selected.
+  if (typeof value === "object" && typeof value.$ledger === "string" && "ref" in value)
+    return `[${value.$ledger} in the blob store: select the event]`;
+  const text = (typeof value === "string" ? value : JSON.stringify(value)).replace(/\s+/g, " ");
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+// A fork copies attemptIds into another run: an attempt is named by its run and its id.
+export function attemptKey(attempt) {
+  return `${attempt.runId}\n${attempt.attemptId}`;
+}
+
+export function attemptName(attempt) {
+  return `${attempt.kind} ${attempt.name || ""}${attempt.toolCallId ? ` [${attempt.toolCallId}]` : ""}`;
+}
+
+// Why a run stopped, in a line (render-inspection's resultText).
+export function runResultText(result) {
+  if (typeof result !== "object" || result === null) return result;
+  if (typeof result.error === "object" && result.error !== null)
+    return `${result.error.name ?? "Error"}: ${result.error.message ?? ""}`;
+  if (typeof result.reason === "string") return result.reason;
+  return result;
+}
+
+// What a call that did not complete left: its error's message, or the outcome itself.
+export function outcomeText(outcome) {
+  return typeof outcome === "object" && outcome !== null && "message" in outcome
+    ? outcome.message
+    : outcome;
+}
+
+export function sessionHref(sessionId) {
+  return `#/session/${encodeURIComponent(sessionId)}`;
+}

@@ -1,0 +1,73 @@
+// The sessions list: a page at a time (by session id); "more sessions" fetches the next one.
+import { api, el } from "./dom.js";
+import { sessionHref } from "./format.js";
+
+function sessionRow(session) {
+  return el(
+    "tr",
+    {},
+    el(
+      "td",
+      {},
+      el("a", {
+        text: session.sessionId,
+        href: sessionHref(session.sessionId),
+        className: "session-link",
+      }),
+    ),
+    el("td", { text: session.eventCount, className: "num" }),
+    el("td", { text: session.createdAt }),
+    el("td", { text: session.updatedAt }),
+  );
+}
+
+// Draws the list into `main` (`isCurrent`: false once the person moved on).
+export async function showSessions(main, isCurrent) {
+  const first = await api("/api/sessions");
+  if (!isCurrent()) return;
+  const table = el("table", { className: "grid", testId: "sessions" });
+  table.append(
+    el(
+      "thead",
+      {},
+      el(
+        "tr",
+        {},
+        el("th", { text: "session" }),
+        el("th", { text: "events" }),
+        el("th", { text: "created" }),
+        el("th", { text: "updated" }),
+      ),
+    ),
+  );
+  const body = el("tbody");
+  for (const session of first.sessions) body.append(sessionRow(session));
+  table.append(body);
+  const more = el("button", { text: "more sessions", testId: "more-sessions" });
+  let next = first.nextCursor;
+  more.hidden = next === undefined;
+  const failure = el("p", { className: "bad", testId: "more-sessions-error" });
+  more.addEventListener("click", async () => {
+    more.disabled = true;
+    try {
+      const page = await api(`/api/sessions?after=${encodeURIComponent(next)}`);
+      for (const session of page.sessions) body.append(sessionRow(session));
+      next = page.nextCursor;
+      more.hidden = next === undefined;
+      failure.remove();
+    } catch (error) {
+      // Said where the person clicked; the button stays, to try again.
+      failure.textContent = `Could not fetch more sessions: ${error.message}`;
+      more.after(failure);
+    } finally {
+      more.disabled = false;
+    }
+  });
+  main.replaceChildren(
+    el("h1", { text: "Sessions" }),
+    first.sessions.length === 0
+      ? el("p", { className: "muted", text: "No sessions in this store." })
+      : table,
+    more,
+  );
+}
