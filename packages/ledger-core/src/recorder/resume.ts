@@ -43,7 +43,9 @@ export async function loadRun(
   const cache = new BlobCache();
   for (const event of stored) state.compactor.committed(event.evidenceRefs ?? []);
   const events = state.resolveOnLoad ? await resolveEvents(store, stored, { cache }) : stored;
-  const lastList = await lastListOf(store, stored, { cache });
+  // Read as stored (a tool that only decides), nothing is fetched: a request this recorder
+  // makes starts a list of its own instead of extending the run's last one.
+  const lastList = state.resolveOnLoad ? await lastListOf(store, stored, { cache }) : undefined;
   state.compactor.setLastList(lastList);
   if (keepLog) {
     keepOneList(cache, lastList?.ref);

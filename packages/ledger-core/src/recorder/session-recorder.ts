@@ -314,6 +314,8 @@ export class SessionRecorder {
   }): SessionRecorder {
     const child = new SessionRecorder(childOptions(this.#state, options));
     child.#state.parent = this.#state;
+    // A child reads its run as its parent was read: as stored under `resolve: false`.
+    child.#state.resolveOnLoad = this.#state.resolveOnLoad;
     return child;
   }
 
