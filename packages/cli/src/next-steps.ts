@@ -1,6 +1,7 @@
 import {
   type AttemptView,
   type EventStore,
+  endedOuterCalls,
   inspectSession,
   madeAgainByItself,
   type RunView,
@@ -9,6 +10,7 @@ import {
 } from "@agent-ledger/core";
 import { shellQuote } from "./format.js";
 import { pausedAbove, withPausedRuns } from "./paused-runs.js";
+import { type SettledWithOuterStep, settledWithOuterStep } from "./settled-with-outer.js";
 
 /** What the on-call person does about one unresolved attempt. */
 export type NextStep =
@@ -38,6 +40,11 @@ export type NextStep =
    */
   | { action: "awaiting-decision"; runId: string }
   /**
+   * In flight inside a tool call that ended (abandoned, completed or failed; core's
+   * `endedOuterCalls`): settling that call abandons it, so it is not a call to decide.
+   */
+  | SettledWithOuterStep
+  /**
    * Check the effect, then run `command`. `passwordLeftOut`: the store URL had a password (or a
    * credential parameter); the command shows it as `***` (redactUrl), to be put back before
    * it runs.
@@ -63,10 +70,17 @@ export function nextSteps(
   const paused = pausedAbove(inspection.runs);
   // What the resume does with each call, decided as the adapters' resumes decide it.
   const madeAgain = madeAgainByItself(inspection);
+  // Calls in flight inside a tool call that ended: settled with it, neither made again nor decided.
+  const heldBy = endedOuterCalls(inspection);
   // A call to decide: one the next resume will not make again by itself, on a run still open.
   const toDecide = new Set(
     inspection.unresolved
-      .filter((attempt, index) => statuses.get(attempt.runId) === "running" && !madeAgain[index])
+      .filter(
+        (attempt, index) =>
+          statuses.get(attempt.runId) === "running" &&
+          !madeAgain[index] &&
+          heldBy[index] === undefined,
+      )
       .map(attemptKey),
   );
   const waitsOnDecision = outerCalls(inspection.runs, toDecide);
@@ -80,6 +94,9 @@ export function nextSteps(
       return { action: "check-by-hand", runStatus: status };
     const pausedRun = paused.get(attempt.runId);
     if (pausedRun !== undefined) return { action: "awaiting-decision", runId: pausedRun };
+    const held = heldBy[index];
+    if (held !== undefined)
+      return settledWithOuterStep(inspection.sessionId, held, { option: store, passwordLeftOut });
     // An agent call made again by itself (or approved) waits on the calls to decide inside it;
     // one that is itself to decide is decided on its own, first.
     const key = attemptKey(attempt);

@@ -2,6 +2,7 @@ import type { AttemptView, RunView, SessionInspection } from "@agent-ledger/core
 import { formatDuration, preview, terminalLine } from "./format.js";
 import { attemptKey, type NextStep, nextSteps } from "./next-steps.js";
 import { pausedRuns } from "./paused-runs.js";
+import { settledWithOuterText } from "./settled-with-outer.js";
 
 export interface RenderInspectionOptions {
   /**
@@ -208,7 +209,7 @@ export function renderInspection(
       if (step !== undefined) lines.push(`     ${nextStepText(step, attempt)}`);
       if (step?.action === "resolve") lines.push(`       ${RESOLVE_HINT}`);
     }
-    if (steps.some((step) => step.action === "resolve" && step.passwordLeftOut))
+    if (steps.some((step) => "passwordLeftOut" in step && step.passwordLeftOut))
       lines.push(
         "   (the store URL's password is left out, shown as ***: put it back, or set AGENT_LEDGER_STORE to the URL and drop --store)",
       );
@@ -236,6 +237,8 @@ function nextStepText(step: NextStep, attempt: AttemptView): string {
       return "next: decide the unresolved call inside its child run first; this call waits on it";
     case "decide-outer-first":
       return `next: decide first the agent's call this call was made inside (attempt ${step.attemptId} on run ${step.runId}), which is a decision itself and the one the next resume asks about first: abandoned, it abandons this call too; approved, its agent runs again and this call is decided then`;
+    case "settled-with-outer":
+      return settledWithOuterText(step);
     case "awaiting-decision":
       return `next: nothing to resolve: run ${step.runId} is paused at an approval (above) that this call waits on; decide it in the app that runs the agent`;
     case "resolve":

@@ -138,4 +138,36 @@ describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
     );
     await page.close();
   });
+
+  it("a call in flight inside a tool call that ended is settled with it, not a person's to decide", async () => {
+    const main = new SessionRecorder({
+      store,
+      sessionId: "ended-outer",
+      runId: "main",
+      actor: { type: "agent", id: "assistant" },
+    });
+    await main.startRun();
+    const check = await main.beforeToolCall({ toolCallId: "call_0", name: "check", args: {} });
+    const inside = main.child({
+      runId: "inside",
+      actor: { type: "agent", id: "assistant" },
+      causedByEventId: check.requestedEventId,
+    });
+    await inside.startRun();
+    await inside.beforeToolCall({
+      toolCallId: "c0",
+      name: "charge",
+      args: { cents: 700 },
+      effect: { kind: "write", idempotent: false },
+    });
+    await main.toolCompleted(check, "ok");
+    const page = await open("ended-outer");
+    const items = page.locator('[data-testid="unresolved"] li');
+    expect(await items.count()).toBe(1);
+    expect(await items.nth(0).locator("code").count()).toBe(0);
+    expect(await items.nth(0).textContent()).toContain(
+      "Nothing to decide: settled with its tool call check (call_0), which completed: the next resume settles it (abandons it: its answer was never recorded).",
+    );
+    await page.close();
+  });
 });

@@ -25,7 +25,20 @@ function nextStepText(attempt, step) {
     return "This agent call waits on a call in flight inside its child run: decide that call first.";
   if (step.action === "decide-outer-first")
     return `Made inside an agent's call that is a decision itself (attempt ${step.attemptId} on run ${step.runId}), which the next resume asks about first: decide that call first. Abandoned, it abandons this call too; approved, its agent runs again and this call is decided then.`;
+  if (step.action === "settled-with-outer") return settledWithOuterText(step);
   return "The next resume makes this call again by itself: nothing to decide.";
+}
+
+// A call in flight inside a tool call that ended: settling that call abandons this one
+// (inspect's words, settled-with-outer.ts).
+function settledWithOuterText(step) {
+  const label = `tool call ${step.name ?? "(unnamed)"}${step.toolCallId === undefined ? "" : ` (${step.toolCallId})`}`;
+  const ended = step.ended === "abandoned" ? "was abandoned" : step.ended;
+  const settles =
+    step.command === undefined
+      ? "the next resume settles it (abandons it: its answer was never recorded)."
+      : `run ${step.command} again to settle it now, or the next resume does.`;
+  return `Nothing to decide: settled with its ${label}, which ${ended}: ${settles}`;
 }
 
 // An agent call declared idempotent whose agent's calls may not all be in the ledger: why it is

@@ -93,6 +93,11 @@ export {
   madeAgainByItself,
   RECORDS_EVERY_CALL_FIELD,
 } from "./inspect/made-again.js";
+export {
+  type EndedOuterCall,
+  endedOuterCalls,
+  type OuterCallEnd,
+} from "./inspect/settled-with-outer.js";
 export type { VerifyResult } from "./inspect/verify-run.js";
 export { assertRunIntact, unreadableRunResult, verifyRun } from "./inspect/verify-run.js";
 export type {

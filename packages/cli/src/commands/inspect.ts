@@ -14,7 +14,8 @@ export const inspectHelp = `agent-ledger inspect <session> [--json]
   on: those are decided in the app that runs the agent, not with \`resolve\`; the calls its
   pause keeps open are marked "⏸ WAITING ON A DECISION", listed under it, not as unresolved.
   An agent's call that is a decision itself comes before the calls made inside it: the resume
-  asks about it first.
+  asks about it first. A call in flight inside a tool call that ended is settled with it
+  (abandoned by the next resume, or by resolve --abandon run again on an abandoned call).
   --json: the inspection, \`nextSteps\` (one per unresolved attempt, in its order): what to do
   about it, with the \`resolve\` command the text output prints, and \`paused\` (when a run
   is): each paused run with what the text output says of it.

@@ -1,16 +1,21 @@
 import { parseArgs } from "node:util";
 import {
   type AttemptView,
+  endedOuterCalls,
   inspectSession,
   type RunView,
+  redactUrl,
+  type SessionInspection,
   SessionRecorder,
   type SettledRun,
 } from "@agent-ledger/core";
 import { CliError, EXIT_CODES, notFoundError, usageError } from "../errors.js";
-import { terminalJson, terminalLine } from "../format.js";
+import { shellQuote, terminalJson, terminalLine } from "../format.js";
 import { writeOut } from "../io.js";
 import { pausedAbove, pausedRuns } from "../paused-runs.js";
+import { settledWithOuterRefusal } from "../settled-with-outer.js";
 import { assertSessionExists } from "../store.js";
+import { commandStoreUrl } from "../store-url.js";
 import { humanActor } from "./actor.js";
 import { attemptKind, finishAbandonment, settledLines, settleInside } from "./calls-inside.js";
 import type { CommandContext } from "./context.js";
@@ -32,7 +37,9 @@ export const resolveHelp = `agent-ledger resolve <session> <attemptId> --abandon
              if the tool is not idempotent. If that run dies too, it is unresolved again.
              --approve does not touch the calls inside it: the call runs again as a whole.
   The reason "reason", as inspect prints it in its commands, is refused: it stands for yours.
-  A run paused at an approval (inspect says so) is decided in the app that runs the agent.`;
+  A run paused at an approval (inspect says so) is decided in the app that runs the agent.
+  A call in flight inside a tool call that ended is refused: settling that call abandons it
+  (run --abandon again on it when it was abandoned; the next resume does it too).`;
 
 // The placeholder inspect prints in its commands: pasted as is, it would reach the model.
 const PLACEHOLDER = "reason";
@@ -121,6 +128,7 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
     });
   }
   assertNotPaused(inspection.runs, attempt);
+  assertNotHeld(inspection, attempt, context);
   const recorder = await personOn(attempt);
   const decide = decision === "abandon" ? recorder.abandon : recorder.approve;
   const event = await decide.call(recorder, attempt, reason);
@@ -156,4 +164,25 @@ function assertNotPaused(runs: RunView[], attempt: AttemptView): void {
     throw usageError(
       `attempt ${attempt.attemptId} goes on when run ${pause.runId} does, which is ${pause.text}`,
     );
+}
+
+/**
+ * A call in flight inside a tool call that ended is abandoned when that call is settled (a
+ * re-run of `resolve --abandon` on it, or the next resume): an approval of it would be dropped
+ * then, and an abandonment is that call's to write, with its reason.
+ */
+function assertNotHeld(
+  inspection: SessionInspection,
+  attempt: AttemptView,
+  context: CommandContext,
+): void {
+  const outer = endedOuterCalls(inspection)[inspection.unresolved.indexOf(attempt)];
+  if (outer === undefined) return;
+  const url = commandStoreUrl(context);
+  const shown = url === undefined ? undefined : redactUrl(url);
+  const store = {
+    option: shown === undefined ? "" : ` --store ${shellQuote(shown)}`,
+    passwordLeftOut: shown !== url,
+  };
+  throw usageError(settledWithOuterRefusal(inspection.sessionId, attempt, outer, store));
 }

@@ -1,4 +1,5 @@
 import type { AttemptView, RunView, SessionInspection } from "./inspect-session.js";
+import { endedOuterCalls } from "./settled-with-outer.js";
 
 /**
  * The field of a `run.started` payload with which an adapter says that the run records every
@@ -47,10 +48,15 @@ function indexRuns(runs: readonly RunView[]) {
  * call (`RECORDS_EVERY_CALL_FIELD`): the child runs of all its attempts count, since a retry
  * goes on on the run its first attempt started. The rule inspection and adapters' resumes
  * share, so what `agent-ledger inspect` says of a call is what the resume does with it.
+ *
+ * A call in flight inside a tool call that ended (`endedOuterCalls`) is never made again,
+ * whatever it is and even approved: settling that call abandons it.
  */
 export function madeAgainByItself(inspection: Inspected): boolean[] {
   let index: ReturnType<typeof indexRuns> | undefined;
-  return inspection.unresolved.map((attempt) => {
+  const held = endedOuterCalls(inspection);
+  return inspection.unresolved.map((attempt, position) => {
+    if (held[position] !== undefined) return false;
     if (attempt.kind === "model" || attempt.approvedAt !== undefined) return true;
     const effect = attempt.effect as { idempotent?: unknown } | undefined;
     if (effect?.idempotent !== true) return false;
