@@ -1,4 +1,9 @@
-import type { AttemptView, EndedOuterCall, OuterCallEnd } from "@agent-ledger/core";
+import {
+  type AttemptView,
+  type EndedOuterCall,
+  type OuterCallEnd,
+  toolCallLabel,
+} from "@agent-ledger/core";
 import { shellQuote } from "./format.js";
 
 // The placeholder inspect prints in its commands, which resolve refuses.
@@ -21,11 +26,6 @@ export interface SettledWithOuterStep {
   command?: string;
   /** As on a `resolve` step: `command` shows the store URL's password as `***`. */
   passwordLeftOut?: true;
-}
-
-/** `tool call research (call_0)`, as core's settling names it in the reason it writes. */
-function callLabel(call: { name?: string | undefined; toolCallId?: string | undefined }): string {
-  return `tool call ${call.name ?? "(unnamed)"}${call.toolCallId === undefined ? "" : ` (${call.toolCallId})`}`;
 }
 
 function endedText(ended: OuterCallEnd): string {
@@ -76,7 +76,7 @@ function whatSettles(step: SettledWithOuterStep): string {
 
 /** The step as `agent-ledger inspect` prints it under the call. */
 export function settledWithOuterText(step: SettledWithOuterStep): string {
-  return `next: nothing to decide: settled with its ${callLabel(step)}, which ${endedText(step.ended)}: ${whatSettles(step)}`;
+  return `next: nothing to decide: settled with its ${toolCallLabel(step)}, which ${endedText(step.ended)}: ${whatSettles(step)}`;
 }
 
 /**
@@ -90,7 +90,7 @@ export function settledWithOuterRefusal(
   store: { option: string; passwordLeftOut: boolean },
 ): string {
   const step = settledWithOuterStep(sessionId, outer, store);
-  const where = `${callLabel(step)} (attempt ${step.attemptId} on run ${step.runId}), which ${endedText(step.ended)}`;
+  const where = `${toolCallLabel(step)} (attempt ${step.attemptId} on run ${step.runId}), which ${endedText(step.ended)}`;
   const instead =
     step.command === undefined
       ? "the next resume of its agent settles it (abandons it: its answer was never recorded), and nothing a person decides on it would be kept"

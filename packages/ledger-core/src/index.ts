@@ -33,7 +33,7 @@ export type {
 } from "./decisions/calls-inside.js";
 export { settleCallsInside } from "./decisions/calls-inside.js";
 export type { ToolCallEnd } from "./decisions/tool-call-end.js";
-export { closeAsCallEnded } from "./decisions/tool-call-end.js";
+export { closeAsCallEnded, toolCallLabel } from "./decisions/tool-call-end.js";
 export { canonicalJson, hashJson, sha256Hex } from "./events/canonical.js";
 export type { LedgerErrorCode, LedgerErrorOptions } from "./events/errors.js";
 export {
