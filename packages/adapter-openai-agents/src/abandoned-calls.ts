@@ -1,10 +1,8 @@
 import {
-  type Attempt,
-  collectAttempts,
-  type JsonObject,
+  endOfRecorded,
   type LedgerEvent,
+  lastToolAttempts,
   type RecordedAttempt,
-  type SessionRecorder,
   settleCallsInside,
 } from "@agent-ledger/core";
 import { recorderOfRun, runTree } from "./ledger-state.js";
@@ -16,27 +14,6 @@ import type { LedgerScope } from "./scope.js";
 // `settleCallsInside` settles them, the one rule the CLI's `resolve --abandon` and every
 // adapter follow: each call in flight there abandoned with "its tool call <name> (<id>) was
 // abandoned: <reason>", each run cancelled with the reason.
-
-/** Settles what the abandoned `call` (on `owner`'s run, a resumed recorder) left inside it. */
-export async function settleAbandonedCall(
-  owner: SessionRecorder,
-  call: Attempt,
-  reason: string,
-): Promise<void> {
-  await settleCallsInside({ recorder: owner, call, ended: { abandoned: reason } });
-}
-
-/** The last attempt of the tool call one of whose attempts is `attempt` (retries follow it). */
-function lastAttempt(attempts: readonly RecordedAttempt[], attempt: RecordedAttempt) {
-  const retriedBy = new Map<string, RecordedAttempt>();
-  for (const each of attempts) if (each.retryOf !== undefined) retriedBy.set(each.retryOf, each);
-  let last = attempt;
-  for (const seen = new Set<string>(); !seen.has(last.attemptId); ) {
-    seen.add(last.attemptId);
-    last = retriedBy.get(last.attemptId) ?? last;
-  }
-  return last;
-}
 
 /**
  * Settles, with `settleCallsInside`, every abandoned tool call of the run tree of `scope` that
@@ -55,14 +32,15 @@ export async function settleAbandonedCalls(
       .map((event) => event.runId),
   );
   const tree = runTree(events, runId);
-  const attemptsByRun = new Map<string, RecordedAttempt[]>();
-  const attemptsOf = (run: string) => {
-    let attempts = attemptsByRun.get(run);
-    if (attempts === undefined) {
-      attempts = collectAttempts(events.filter((event) => event.runId === run));
-      attemptsByRun.set(run, attempts);
+  // Each run's tool calls by the request of each attempt: their last attempts, retries followed.
+  const lastByRun = new Map<string, Map<string, RecordedAttempt>>();
+  const lastOf = (run: string, request: string) => {
+    let last = lastByRun.get(run);
+    if (last === undefined) {
+      last = lastToolAttempts(events.filter((event) => event.runId === run));
+      lastByRun.set(run, last);
     }
-    return attempts;
+    return last.get(request);
   };
   const settled = new Set<string>();
   let found = false;
@@ -74,17 +52,14 @@ export async function settleAbandonedCalls(
     const parent = started.parentRunId;
     const cause = started.causedByEventId;
     if (parent === undefined || cause === undefined || settled.has(parent)) continue;
-    const attempts = attemptsOf(parent);
-    const first = attempts.find((attempt) => attempt.requested.eventId === cause);
-    if (first?.kind !== "tool") continue;
-    const last = lastAttempt(attempts, first);
-    if (last.status !== "abandoned") continue;
-    const reason = (last.outcome?.payload as JsonObject | undefined)?.reason;
+    const last = lastOf(parent, cause);
+    const ended = last === undefined ? undefined : endOfRecorded(last);
+    if (last === undefined || ended === undefined || !("abandoned" in ended)) continue;
     const owner = await recorderOfRun(store, sessionId, parent, events);
     const done = await settleCallsInside({
       recorder: owner,
       call: { ...last, requestedEventId: last.requested.eventId },
-      ended: { abandoned: typeof reason === "string" ? reason : "abandoned" },
+      ended,
     });
     for (const run of done) settled.add(run.runId);
     settled.add(started.runId);

@@ -3,9 +3,9 @@ import {
   type JsonObject,
   type LedgerEvent,
   resolveEvents,
+  settleCallsInside,
 } from "@agent-ledger/core";
 import type { RunState, RunToolApprovalItem } from "@openai/agents";
-import { settleAbandonedCall } from "./abandoned-calls.js";
 import {
   APPROVAL_EVENT_TYPE,
   askedInReplay,
@@ -255,7 +255,7 @@ export async function recordDecisions(
       unresolved.status = "abandoned";
       // An agent tool call's agent will not run again: what it left in flight is settled now,
       // as `agent-ledger resolve --abandon` settles it.
-      await settleAbandonedCall(owner, attempt, reason);
+      await settleCallsInside({ recorder: owner, call: attempt, ended: { abandoned: reason } });
     }
   }
 }

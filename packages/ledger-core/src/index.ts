@@ -32,8 +32,9 @@ export type {
   ToolCallRef,
 } from "./decisions/calls-inside.js";
 export { settleCallsInside } from "./decisions/calls-inside.js";
+export { lastToolAttempts } from "./decisions/runs-by-call.js";
 export type { ToolCallEnd } from "./decisions/tool-call-end.js";
-export { closeAsCallEnded, toolCallLabel } from "./decisions/tool-call-end.js";
+export { closeAsCallEnded, endOfRecorded, toolCallLabel } from "./decisions/tool-call-end.js";
 export { canonicalJson, hashJson, sha256Hex } from "./events/canonical.js";
 export type { LedgerErrorCode, LedgerErrorOptions } from "./events/errors.js";
 export {

@@ -20,8 +20,11 @@ export interface RunsByCall {
 
 const NONE: RunsByCall = { callOf: () => undefined, runsOf: () => [], calls: new Map() };
 
-/** The last attempt of each tool call of `events`, by the request of each of its attempts. */
-function lastAttempts(events: readonly LedgerEvent[]): Map<string, RecordedAttempt> {
+/**
+ * The last attempt of each tool call of `events` (one run's), by the request event of each of
+ * its attempts: a retry names the attempt it retries, and the last is the one no retry names.
+ */
+export function lastToolAttempts(events: readonly LedgerEvent[]): Map<string, RecordedAttempt> {
   const tools = collectAttempts(events).filter((attempt) => attempt.kind === "tool");
   const retriedBy = new Map<string, RecordedAttempt>();
   for (const attempt of tools)
@@ -50,7 +53,7 @@ export async function openRunsByCall(
 ): Promise<RunsByCall> {
   const open = run.recordedChildRuns().filter((child) => child.status === "running");
   if (open.length === 0) return NONE;
-  const byRequest = lastAttempts(events);
+  const byRequest = lastToolAttempts(events);
   const calls = new Map<RecordedAttempt, string[]>();
   for (const child of open) {
     const page = await run.store.readRun({
