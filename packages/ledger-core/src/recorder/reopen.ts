@@ -1,15 +1,13 @@
 import { lastListOf, resolveEvents } from "../compact/resolve.js";
 import { InvalidArgumentError } from "../events/errors.js";
 import type { LedgerEvent } from "../events/types.js";
-import type { EventStore } from "../store/event-store.js";
+import { readWholeRun } from "../store/read-all.js";
 import { loadRecordedChildren } from "./child-runs.js";
 import type { SessionRecorderOptions } from "./recorder-options.js";
 import type { RecorderState } from "./recorder-state.js";
 import { adopt, loadRun } from "./resume.js";
 import { keepOneList, RunLog } from "./run-log.js";
 import { inTurn, retire } from "./turns.js";
-
-const PAGE = 5000;
 
 /** The options of a recorder that continues the run of `previous`, as it records it. */
 export function reopenOptions(previous: RecorderState): SessionRecorderOptions {
@@ -71,7 +69,8 @@ async function catchUp(
   written: LedgerEvent[],
 ): Promise<void> {
   const { store } = state;
-  const tail = await readFrom(store, state, previous.queue.nextSeq);
+  const address = { sessionId: state.sessionId, runId: state.runId };
+  const tail = await readWholeRun(store, address, previous.queue.nextSeq);
   const stored = written.concat(tail);
   const cache = log.cache();
   const resolved = state.resolveOnLoad ? await resolveEvents(store, stored, { cache }) : stored;
@@ -91,24 +90,4 @@ async function catchUp(
   for (const event of tail) state.compactor.committed(event.evidenceRefs ?? []);
   state.compactor.setLastList(lastList);
   keepOneList(cache, lastList?.ref);
-}
-
-/** The events of `address`'s run from `fromSeq` on, read page by page. */
-async function readFrom(
-  store: EventStore,
-  address: { sessionId: string; runId: string },
-  fromSeq: number,
-): Promise<LedgerEvent[]> {
-  const events: LedgerEvent[] = [];
-  for (let seq = fromSeq; ; ) {
-    const page = await store.readRun({
-      sessionId: address.sessionId,
-      runId: address.runId,
-      fromSeq: seq,
-      limit: PAGE,
-    });
-    for (const event of page.events) events.push(event);
-    if (page.events.length < PAGE) return events;
-    seq = page.nextCursor;
-  }
 }

@@ -4,14 +4,14 @@ import { assertEventStore } from "./validate.js";
 
 const PAGE = 5000;
 
-/** Every event of a run, in seq order, read page by page. */
+/** Every event of a run (from seq `fromSeq` on, if given), in seq order, read page by page. */
 export async function readWholeRun(
   store: EventStore,
   address: { sessionId: string; runId: string },
+  fromSeq = 0,
 ): Promise<LedgerEvent[]> {
   assertEventStore(store);
   const events: LedgerEvent[] = [];
-  let fromSeq = 0;
   for (;;) {
     const page = await store.readRun({ ...address, fromSeq, limit: PAGE });
     for (const event of page.events) events.push(event);
