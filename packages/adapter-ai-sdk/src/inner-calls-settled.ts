@@ -3,6 +3,7 @@ import {
   InvalidArgumentError,
   type SessionRecorder,
   StoreUnavailableError,
+  toolCallLabel,
   UnresolvedAttemptError,
 } from "@agent-ledger/core";
 import { checkedOptions } from "./adapter-options.js";
@@ -42,7 +43,7 @@ function checked(options: InnerCallsSettledOptions): InnerCallsSettledOptions {
 function described(call: Attempt): string {
   const what =
     call.kind === "tool"
-      ? `tool call ${call.name ?? "(unnamed)"}${call.toolCallId === undefined ? "" : ` (${call.toolCallId})`} ${call.attemptId}`
+      ? `${toolCallLabel(call)} ${call.attemptId}`
       : `model call ${call.attemptId}`;
   return `${what} on run ${call.runId}`;
 }
