@@ -33,6 +33,9 @@ describe("a run paused at an approval", () => {
     // The run's own line says it is paused, not running.
     expect(lines.find((line) => line.includes("Outer (main)"))).toContain("PAUSED");
     expect(text).not.toMatch(/\(main\)\s+RUNNING/);
+    // So does the line of the run under it whose agent waits with it, as the viewer marks it.
+    expect(text).not.toContain("RUNNING");
+    expect(text.match(/ PAUSED /g)).toHaveLength(2);
     expect(text).toContain(
       `⏸ 1 run paused at an approval, waiting for a person to decide in the app that runs the agent:\n   run main: ${PAUSED}\n`,
     );

@@ -1,7 +1,7 @@
 import type { AttemptView, RunView, SessionInspection } from "@agent-ledger/core";
 import { formatDuration, preview, terminalLine } from "./format.js";
 import { attemptKey, type NextStep, nextSteps } from "./next-steps.js";
-import { pausedRuns } from "./paused-runs.js";
+import { pausedAbove, pausedRuns } from "./paused-runs.js";
 import { settledWithOuterText } from "./settled-with-outer.js";
 
 export interface RenderInspectionOptions {
@@ -74,10 +74,12 @@ function attemptLine(attempt: AttemptView, marked: Marked): string {
   return parts.join("  ");
 }
 
-function runLine(run: RunView): string {
+// `pausedRunOf`: pausedAbove, the paused run each run waits with.
+function runLine(run: RunView, pausedRunOf: ReadonlyMap<string, string>): string {
   const actor = run.actor ? `${run.actor.id}` : "run";
-  // A running run paused until a person decides is not doing anything: said so.
-  const status = run.awaitingDecision !== undefined ? "paused" : run.status;
+  // A running run paused until a person decides is not doing anything, nor is a run under it
+  // (its agent is the one waiting): said so, as the viewer says it.
+  const status = run.status === "running" && pausedRunOf.has(run.runId) ? "paused" : run.status;
   const parts = [`${actor} (${run.runId})`, status.toUpperCase()];
   if (run.durationMs !== undefined) parts.push(formatDuration(run.durationMs));
   else parts.push(`started ${run.startedAt}`);
@@ -115,13 +117,14 @@ export function renderInspection(
   const runCount = countRuns(inspection.runs);
   const paused = pausedRuns(inspection.runs);
   const pausedText = new Map(paused.map((run) => [run.runId, run.text]));
+  const pausedRunOf = pausedAbove(inspection.runs);
   const lines: string[] = [
     `session ${inspection.sessionId}  ${inspection.eventCount} events  ${runCount} run${runCount === 1 ? "" : "s"}  ${open.length} unresolved${paused.length > 0 ? `  ${paused.length} paused at an approval` : ""}`,
   ];
 
   const renderRun = (run: RunView, prefix: string, last: boolean, cause?: string) => {
     lines.push(
-      `${prefix}${last ? "└─ " : "├─ "}${runLine(run)}${cause ? `  caused by ${cause}` : ""}`,
+      `${prefix}${last ? "└─ " : "├─ "}${runLine(run, pausedRunOf)}${cause ? `  caused by ${cause}` : ""}`,
     );
     const inner = prefix + (last ? "   " : "│  ");
     type Item =
