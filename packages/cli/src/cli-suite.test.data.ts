@@ -258,7 +258,7 @@ export function describeCliCommands(options: CliSuiteOptions): void {
       expect(bad.stderr).toContain("unknown export format");
     });
 
-    it("resolve abandons the unresolved attempt as a human, once", async () => {
+    it("resolve abandons the unresolved attempt as a human, once; asked again, it writes nothing", async () => {
       const missing = await cli("resolve", demo.sessionId, "no-such-attempt", "--abandon", "x");
       expect(missing.code).toBe(3);
       const noReason = await cli("resolve", demo.sessionId, demo.unresolvedAttemptId);
@@ -301,8 +301,22 @@ export function describeCliCommands(options: CliSuiteOptions): void {
         "--abandon",
         "again",
       );
-      expect(again.code).toBe(1);
-      expect(again.stderr).toContain("is not unresolved (it is abandoned)");
+      // Asked again (a runbook run twice): what was asked for holds, nothing is written again,
+      // and it says which reason the ledger holds.
+      expect(again.code).toBe(0);
+      expect(again.stdout).toContain("was abandoned already: booked by phone");
+      const after = JSON.parse((await cli("inspect", demo.sessionId, "--json")).stdout);
+      expect(after.eventCount).toBe(inspection.eventCount);
+      // Another decision on it is refused.
+      const approve = await cli(
+        "resolve",
+        demo.sessionId,
+        demo.unresolvedAttemptId,
+        "--approve",
+        "run it",
+      );
+      expect(approve.code).toBe(1);
+      expect(approve.stderr).toContain("is not unresolved (it is abandoned)");
     });
 
     it("export and tail put content kept in the blob store back in place (unless --raw)", async () => {

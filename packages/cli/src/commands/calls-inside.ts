@@ -57,23 +57,25 @@ export function settledLines(settled: readonly SettledRun[]): string {
 }
 
 /**
- * `resolve --abandon` of a tool call abandoned already whose calls inside were left in flight (a
- * resolve killed part way, or one from before it settled them): settles them with the reason
- * the call was abandoned with, and returns what to print (with `json`, the abandonment event as
- * the ledger holds it); undefined when nothing was left open inside it.
+ * `resolve --abandon` of a call abandoned already: what the person asked for holds, so it is not
+ * refused. A tool call's calls inside that were left in flight (a resolve that failed or was
+ * killed part way, or one from before it settled them) are settled with the reason the call was
+ * abandoned with. Returns what to print: with `json`, the abandonment event as the ledger holds
+ * it; else the reason recorded (not the one given now, which is not written) and what was
+ * settled, or that nothing it started is left in flight.
  */
 export async function finishAbandonment(
-  recorder: SessionRecorder,
+  recorder: () => Promise<SessionRecorder>,
   attempt: AttemptView,
   json: boolean | undefined,
-): Promise<string | undefined> {
+): Promise<string> {
   // Inspection gives an abandoned attempt's reason as its outcome.
   const recorded = attempt.outcome;
   const reason = typeof recorded === "string" ? recorded : JSON.stringify(recorded ?? null);
-  const settled = await settleInside(recorder, attempt, reason);
-  if (settled.length === 0) return undefined;
+  const person = attempt.kind === "tool" ? await recorder() : undefined;
+  const settled = person === undefined ? [] : await settleInside(person, attempt, reason);
   if (json) {
-    const { store, sessionId, runId } = recorder;
+    const { store, sessionId, runId } = person ?? (await recorder());
     const event = (await readWholeRun(store, { sessionId, runId })).find(
       (candidate) =>
         candidate.type === "attempt.abandoned" && candidate.attemptId === attempt.attemptId,
@@ -81,5 +83,7 @@ export async function finishAbandonment(
     return `${terminalJson(JSON.stringify(event, null, 2))}\n`;
   }
   const head = `attempt ${attempt.attemptId} (${attemptKind(attempt)}) on run ${attempt.runId} was abandoned already: ${reason}`;
-  return `${terminalLine(head)}\n${settledLines(settled)}`;
+  if (settled.length > 0) return `${terminalLine(head)}\n${settledLines(settled)}`;
+  const nothing = attempt.kind === "tool" ? "; nothing it started is left in flight" : "";
+  return `${terminalLine(`${head}${nothing}`)}\n`;
 }

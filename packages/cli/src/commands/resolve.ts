@@ -32,7 +32,8 @@ export const resolveHelp = `agent-ledger resolve <session> <attemptId> --abandon
              For a tool call, the calls it left in flight inside it (in the runs made inside
              it, at any depth) are abandoned too, as "its tool call <name> (<id>) was
              abandoned: <reason>", and those runs cancelled with the reason. Run again on a
-             call abandoned already, it settles those still in flight inside it that way.
+             call abandoned already, it settles those still in flight inside it that way
+             and exits 0, printing the reason recorded (yours is not written again).
   --approve  run it again (attempt.approved): the next resume makes the call once more, even
              if the tool is not idempotent. If that run dies too, it is unresolved again.
              --approve does not touch the calls inside it: the call runs again as a whole.
@@ -113,13 +114,15 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
         `no attempt ${attemptId}${values.run === undefined ? "" : ` on run ${values.run}`} in session ${sessionId}`,
         `see: agent-ledger inspect ${sessionId}`,
       );
-    if (decision === "abandon" && recorded.status === "abandoned" && recorded.kind === "tool") {
+    // Abandoned already (by a resolve that failed part way, run again as it said, or by the
+    // agent's resume meanwhile): what was asked for holds; what it left inside is settled.
+    if (decision === "abandon" && recorded.status === "abandoned") {
       assertNotPaused(inspection.runs, recorded);
-      const finished = await finishAbandonment(await personOn(recorded), recorded, values.json);
-      if (finished !== undefined) {
-        await writeOut(context.io.stdout, finished);
-        return 0;
-      }
+      await writeOut(
+        context.io.stdout,
+        await finishAbandonment(() => personOn(recorded), recorded, values.json),
+      );
+      return 0;
     }
     throw new CliError({
       code: "invalid-argument",
