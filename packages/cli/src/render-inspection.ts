@@ -149,8 +149,9 @@ export function renderInspection(
         const caused = byCause.get(attempt.requestEventId);
         if (caused === undefined) return;
         byCause.delete(attempt.requestEventId);
-        // Latest first, as before.
-        for (const child of caused.reverse()) {
+        // In the order they started, as the viewer places them (the reverse order was a
+        // leftover of a backward scan).
+        for (const child of caused) {
           items.push({
             kind: "run",
             run: child,
