@@ -9,7 +9,10 @@ export const EXIT_CODES = {
   usage: 2,
   /** The session, run, attempt or ledger file does not exist. */
   notFound: 3,
-  /** The store's server cannot be reached (or did not answer in time). */
+  /**
+   * The store is unavailable (`store-unavailable`): its server cannot be reached or did not
+   * answer in time, or the SQLite file could not be read or written (locked, full, I/O error).
+   */
   unreachable: 4,
   /** Stopped by Ctrl-C (SIGINT) or SIGTERM before it was done, as a shell reports SIGINT. */
   interrupted: 130,

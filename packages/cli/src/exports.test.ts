@@ -40,7 +40,7 @@ describe("@agent-ledger/cli public surface", () => {
       "1  verify found tampering",
       "2  bad usage",
       "3  unknown session",
-      "4  the store's server",
+      "4  the store is unavailable",
       "130  export stopped by Ctrl-C",
     ])
       expect(cli.HELP).toContain(line);

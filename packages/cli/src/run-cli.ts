@@ -56,7 +56,8 @@ exit codes:
   2  bad usage: unknown command or option, bad store URL (or a user or password the server
      refused), non-loopback bind without --token, an export --output file that cannot be written
   3  unknown session, attempt or ledger file (or database); export: a blob an event names is lost
-  4  the store's server cannot be reached
+  4  the store is unavailable: its server cannot be reached or did not answer in time, or
+     the SQLite file could not be read or written (locked, disk full, I/O error)
   130  export stopped by Ctrl-C or SIGTERM (an --output file left as it was); serve and
        tail --follow end with 0 when stopped
 `;
