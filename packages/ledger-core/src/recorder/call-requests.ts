@@ -30,7 +30,11 @@ export interface BeforeToolCallOptions {
   name: string;
   args: unknown;
   effect?: Partial<ToolEffect>;
-  /** Defaults to the last model completion of this run (the call that asked for the tool). */
+  /**
+   * Defaults to the last model completion of this run (the call that asked for the tool). Given
+   * (not defaulted), it also tells on resume a repeat of a call already matched with a recorded
+   * attempt (same toolCallId, same cause): answered as that one was (ReplayCursor.takeTool).
+   */
   causedByEventId?: string;
   metadata?: JsonObject;
   /**
@@ -153,6 +157,7 @@ export async function requestToolCall(
       name: options.name,
       requestHash,
       accepts: options.replayAccepts && acceptsOnly(options.replayAccepts),
+      causedByEventId: options.causedByEventId,
     });
     const common = {
       kind: "tool" as const,

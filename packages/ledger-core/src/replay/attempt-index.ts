@@ -33,4 +33,9 @@ export class AttemptIndex<T> {
     }
     return undefined;
   }
+
+  /** Every item under `key`, used or not, in recorded order (empty for an unknown key). */
+  all(key: string): readonly T[] {
+    return this.#groups.get(key)?.items ?? [];
+  }
 }

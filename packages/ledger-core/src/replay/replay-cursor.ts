@@ -116,6 +116,25 @@ export function collectAttempts(events: readonly LedgerEvent[]): RecordedAttempt
   return attempts;
 }
 
+/** `replay-divergence` unless the recorded tool attempt has the call's name and request. */
+function sameToolRequest(
+  attempt: RecordedAttempt,
+  call: { toolCallId?: string | undefined; name: string; requestHash: string },
+): void {
+  if (attempt.requestHash === call.requestHash && attempt.name === call.name) return;
+  throw new ReplayDivergenceError(
+    `tool call ${call.toolCallId ?? call.name} differs from the one recorded at seq ${attempt.requested.seq}`,
+    {
+      seq: attempt.requested.seq,
+      attemptId: attempt.attemptId,
+      recordedHash: attempt.requestHash,
+      requestHash: call.requestHash,
+      recordedName: attempt.name ?? null,
+      name: call.name,
+    },
+  );
+}
+
 /** A recorded attempt as a match: a call still `requested` is unresolved. */
 function matched(attempt: RecordedAttempt): ReplayMatch {
   return { attempt, status: attempt.status === "requested" ? "unresolved" : attempt.status };
@@ -140,6 +159,11 @@ export class ReplayCursor {
   #modelsByRequest = false;
   #inputIndex = 0;
   readonly #usedTools = new Set<RecordedAttempt>();
+  /**
+   * The recorded tool attempts a call was matched with (`takeTool`, `takeRetry`), not those
+   * skipped: what a repeat of the same call is answered with (see `takeTool`).
+   */
+  readonly #claimedTools = new Set<RecordedAttempt>();
   readonly #toolsByCallId: AttemptIndex<RecordedAttempt>;
   readonly #toolsByName: AttemptIndex<RecordedAttempt>;
   readonly #toolsByRetryOf: AttemptIndex<RecordedAttempt>;
@@ -270,34 +294,65 @@ export class ReplayCursor {
     );
   }
 
-  /** The recorded attempt of a tool call, by toolCallId, else the next one of that name. */
+  /**
+   * The recorded attempt of a tool call, by toolCallId, else the next one of that name. Once
+   * every recorded attempt of its toolCallId is used, a call that names its cause
+   * (`causedByEventId`) and repeats one a call of this re-execution was matched with (same
+   * toolCallId, same cause: asked for by the same model completion) gets that attempt again:
+   * a framework that asks for one call twice on resume (LangGraph re-running a stopped `Send`
+   * task beside the tools node the resume goes to) has it answered from the ledger the way
+   * the first was, not run again as a new call (see `#repeatOf`).
+   */
   takeTool(call: {
     toolCallId?: string | undefined;
     name: string;
     requestHash: string;
     /** Only recorded attempts it accepts can match (see BeforeToolCallOptions.replayAccepts). */
     accepts?: ((attempt: RecordedAttempt) => boolean) | undefined;
+    /** The model completion (or call) that asked for it, if the caller knows it. */
+    causedByEventId?: string | undefined;
   }): ReplayMatch | undefined {
     const attempt =
       call.toolCallId !== undefined
         ? this.#toolsByCallId.firstUnused(call.toolCallId, this.#usedTools, call.accepts)
         : this.#toolsByName.firstUnused(call.name, this.#usedTools, call.accepts);
-    if (!attempt) return undefined;
-    if (attempt.requestHash !== call.requestHash || attempt.name !== call.name) {
-      throw new ReplayDivergenceError(
-        `tool call ${call.toolCallId ?? call.name} differs from the one recorded at seq ${attempt.requested.seq}`,
-        {
-          seq: attempt.requested.seq,
-          attemptId: attempt.attemptId,
-          recordedHash: attempt.requestHash,
-          requestHash: call.requestHash,
-          recordedName: attempt.name ?? null,
-          name: call.name,
-        },
-      );
-    }
+    if (!attempt) return this.#repeatOf(call);
+    sameToolRequest(attempt, call);
     this.#usedTools.add(attempt);
+    this.#claimedTools.add(attempt);
     return matched(attempt);
+  }
+
+  /**
+   * A tool call met again after a call of this re-execution was matched with its recorded
+   * attempt: the last such attempt of its toolCallId with the same cause (and that `accepts`
+   * accepts). Completed or abandoned, it is the answer again; in flight at the crash, it is
+   * handed out without a person's approval (which let it run once more: the first call took
+   * that), so it runs again only if idempotent, otherwise it is refused. A failed one is no
+   * answer (the repeat is a retry, e.g. `withRetry`, or runs after an interrupt): undefined,
+   * as for a call without cause or id, which is never a repeat (calls without an id are
+   * matched by name and order, and a turn may make several).
+   */
+  #repeatOf(call: {
+    toolCallId?: string | undefined;
+    name: string;
+    requestHash: string;
+    accepts?: ((attempt: RecordedAttempt) => boolean) | undefined;
+    causedByEventId?: string | undefined;
+  }): ReplayMatch | undefined {
+    const { toolCallId, causedByEventId, accepts } = call;
+    if (toolCallId === undefined || causedByEventId === undefined) return undefined;
+    let repeated: RecordedAttempt | undefined;
+    for (const attempt of this.#toolsByCallId.all(toolCallId)) {
+      if (!this.#claimedTools.has(attempt)) continue;
+      if (attempt.requested.causedByEventId !== causedByEventId) continue;
+      if (accepts?.(attempt) ?? true) repeated = attempt;
+    }
+    if (!repeated || repeated.status === "failed") return undefined;
+    sameToolRequest(repeated, call);
+    if (repeated.status !== "requested" || !repeated.approved) return matched(repeated);
+    const { approved: _used, ...unapproved } = repeated;
+    return matched(unapproved);
   }
 
   /** True when the next recorded model attempt is a retry of `attemptId`. */
@@ -341,6 +396,7 @@ export class ReplayCursor {
     }
     if (call.kind === "model") return this.#takeModelAt(modelPosition);
     this.#usedTools.add(attempt);
+    this.#claimedTools.add(attempt);
     return matched(attempt);
   }
 
