@@ -23,7 +23,10 @@ export function modelId(
   return Array.isArray(id) && typeof id.at(-1) === "string" ? (id.at(-1) as string) : "unknown";
 }
 
-/** A chat model request as plain, deterministic JSON (no ids, no secrets). */
+/**
+ * A chat model request as plain, deterministic JSON (no ids, no secrets). A call made through
+ * `withStructuredOutput` also carries `structuredOutput: { method }` (see `structuredOutputOf`).
+ */
 export function chatRequest(options: {
   llm: Serialized;
   messages: BaseMessage[][];
@@ -31,11 +34,32 @@ export function chatRequest(options: {
   metadata?: Record<string, unknown> | undefined;
 }): JsonObject {
   const lists = options.messages.map((list) => list.map(messageToJson));
-  return {
+  const request: JsonObject = {
     model: modelId(options.llm, options.extraParams, options.metadata),
     messages: lists.length === 1 ? (lists[0] as JsonValue[]) : lists,
     params: safeParams(options.extraParams?.invocation_params),
   };
+  const structuredOutput = structuredOutputOf(options.extraParams);
+  if (structuredOutput !== undefined) request.structuredOutput = structuredOutput;
+  return request;
+}
+
+/**
+ * How a call asks for structured output: the providers' `withStructuredOutput` (and
+ * createAgent's `responseFormat`) pass `ls_structured_output_format: { kwargs: { method } }`
+ * in the call options, which LangChain hands the start callback as `extraParams.options`.
+ * Only its method is kept (the schema is in the request's tools or params already, if sent).
+ * With `functionCalling` the answer is a tool call that no tool node runs (restoreMessages).
+ */
+function structuredOutputOf(
+  extraParams: Record<string, unknown> | undefined,
+): JsonObject | undefined {
+  const options = extraParams?.options;
+  const format = isRecord(options) ? options.ls_structured_output_format : undefined;
+  if (!isRecord(format)) return undefined;
+  const kwargs = format.kwargs;
+  const method = isRecord(kwargs) && typeof kwargs.method === "string" ? kwargs.method : null;
+  return { method: toJsonValue(method) };
 }
 
 /** A text LLM request. */

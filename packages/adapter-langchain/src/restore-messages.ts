@@ -1,6 +1,8 @@
 import {
   type EventStore,
+  hashJson,
   InvalidArgumentError,
+  type JsonObject,
   type JsonValue,
   type LedgerEvent,
   NotFoundError,
@@ -45,9 +47,11 @@ export interface RestoreMessagesOptions {
 
 /**
  * Rebuilds a run's message history from the ledger (no checkpointer needed): the messages of
- * the last completed model call of the agent (not one a tool made), the message it answered with, and a ToolMessage for each tool
- * call it asked for that has a recorded outcome. The others are `pendingToolCalls`. In a run
- * that served several LangGraph threads, of the thread `options.threadId`.
+ * the agent's last turn (its last completed model call: not one a tool made, nor a structured
+ * output given as a tool call, nor another node's call made beside the turn's tool calls, see
+ * `agentTurn`), the message it answered with, and a ToolMessage for each tool call it asked for
+ * that has a recorded outcome. The others are `pendingToolCalls`. In a run that served several
+ * LangGraph threads, of the thread `options.threadId`.
  */
 export async function restoreMessages(
   store: EventStore,
@@ -75,19 +79,20 @@ export async function restoreMessages(
   const requests = new Map<string, LedgerEvent>();
   // The tool attempts of the thread: only their outcomes answer its calls.
   const toolAttempts = new Set<string>();
-  let lastCompletion: LedgerEvent | undefined;
+  const completions: LedgerEvent[] = [];
   let lastRequest: LedgerEvent | undefined;
   for (const event of events) {
     if (event.type === "tool.requested" && event.attemptId && inThread(event))
       toolAttempts.add(event.attemptId);
     if (event.type === "model.requested" && event.attemptId) {
-      if (insideTool(event) || !inThread(event)) continue;
+      if (insideTool(event) || answersWithToolCall(event) || !inThread(event)) continue;
       requests.set(event.attemptId, event);
       lastRequest = event;
     }
     if (event.type === "model.completed" && event.attemptId && requests.has(event.attemptId))
-      lastCompletion = event;
+      completions.push(event);
   }
+  const lastCompletion = agentTurn(completions, requests);
   const anchor = lastCompletion?.attemptId ? requests.get(lastCompletion.attemptId) : lastRequest;
   const messages: BaseMessage[] = [];
   const request = anchor ? field(anchor, "request") : undefined;
@@ -190,6 +195,80 @@ function threadFilter(
     "$.threadId",
     `run ${address.runId} of session ${address.sessionId} recorded calls in ${threads.size} LangGraph threads (${names}): pass the threadId to restore (its thread_id), so that one thread's tool calls are not answered with another's results`,
   );
+}
+
+/**
+ * The agent's last turn among the thread's completions (in order): the last one that asked for
+ * tool calls, or a later one that carries its conversation on (its request holds those calls or
+ * their results: the agent's next turn, e.g. its final answer). A completion after it that does
+ * neither is another node's model call (a worker of a `Send` fan-out, a summarizer beside the
+ * tools), not the agent's turn. With no completion asking for tool calls, the last one.
+ */
+function agentTurn(
+  completions: readonly LedgerEvent[],
+  requests: ReadonlyMap<string, LedgerEvent>,
+): LedgerEvent | undefined {
+  let asking = completions.length - 1;
+  while (asking >= 0 && askedCalls(completions[asking] as LedgerEvent).length === 0) asking--;
+  if (asking < 0) return completions.at(-1);
+  const asked = completions[asking] as LedgerEvent;
+  const calls = askedCalls(asked);
+  let turn = asked;
+  for (const later of completions.slice(asking + 1)) {
+    const request = later.attemptId ? requests.get(later.attemptId) : undefined;
+    if (request && carriesOn(request, calls)) turn = later;
+  }
+  return turn;
+}
+
+/** The tool calls a completion asked for, as recorded (`response.toolCalls`). */
+function askedCalls(completion: LedgerEvent): JsonObject[] {
+  const response = field(completion, "response");
+  const calls = isRecord(response) && Array.isArray(response.toolCalls) ? response.toolCalls : [];
+  return calls.filter((call): call is JsonObject => isRecord(call));
+}
+
+/**
+ * True when the request's messages hold one of `calls`: a message asking for it (by id, or for
+ * a call without one by name and arguments) or a result of it (its `tool_call_id`).
+ */
+function carriesOn(request: LedgerEvent, calls: readonly JsonObject[]): boolean {
+  const ids = new Set<string>();
+  const unnamed = new Set<string>();
+  for (const call of calls) {
+    const id = typeof call.id === "string" ? ledgerToolCallId(call.id) : undefined;
+    if (id !== undefined) ids.add(id);
+    else unnamed.add(hashJson({ name: call.name ?? null, args: call.args ?? null }));
+  }
+  const payload = field(request, "request");
+  const history = isRecord(payload) && Array.isArray(payload.messages) ? payload.messages : [];
+  for (const message of history) {
+    const data = isRecord(message) ? message.data : undefined;
+    if (!isRecord(data)) continue;
+    if (typeof data.tool_call_id === "string" && ids.has(data.tool_call_id)) return true;
+    for (const call of Array.isArray(data.tool_calls) ? data.tool_calls : []) {
+      if (!isRecord(call)) continue;
+      const id = typeof call.id === "string" ? ledgerToolCallId(call.id) : undefined;
+      if (
+        id !== undefined
+          ? ids.has(id)
+          : unnamed.has(hashJson({ name: call.name ?? null, args: call.args ?? null }))
+      )
+        return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * A call whose answer is a structured output given as a tool call (`withStructuredOutput` with
+ * `functionCalling`, as the handler records it in `request.structuredOutput`): no tool node
+ * runs that call, and the answer is a node's value, not a turn of the conversation.
+ */
+function answersWithToolCall(request: LedgerEvent): boolean {
+  const payload = field(request, "request");
+  const structured = isRecord(payload) ? payload.structuredOutput : undefined;
+  return isRecord(structured) && structured.method === "functionCalling";
 }
 
 /**

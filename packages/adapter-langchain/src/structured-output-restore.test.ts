@@ -1,0 +1,136 @@
+import { join } from "node:path";
+import type { EventStore } from "@agent-ledger/core";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import { type RunnableConfig, RunnableLambda } from "@langchain/core/runnables";
+import { toJsonSchema } from "@langchain/core/utils/json_schema";
+import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import { afterAll, describe, expect, it, type TestContext } from "vitest";
+import { z } from "zod";
+import { LedgerCallbackHandler } from "./callback-handler.js";
+import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
+import { restoreMessages } from "./restore-messages.js";
+import { openLedger } from "./testing/crashing-agent.test.data.js";
+import { runEvents, threadConfig } from "./testing/helpers.js";
+import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
+
+const scratch = scratchDirectory("langchain-structured-", afterAll);
+const SESSION = "structured-session";
+const RUN = "structured-run";
+const address = { sessionId: SESSION, runId: RUN };
+const THREAD = "t1";
+
+const asksCharge = () =>
+  new AIMessage({
+    content: "",
+    tool_calls: [{ id: "call-1", name: "charge", args: { amount: 1 } }],
+  });
+
+/**
+ * `withStructuredOutput(schema, { name: "Verdict" })` as ChatOpenAI and ChatAnthropic build it
+ * (functionCalling): the schema bound as the only tool, that tool forced, and
+ * `ls_structured_output_format` in the call options; the answer is the tool call's arguments.
+ */
+function verdictClassifier() {
+  const model = new ScriptedChatModel(
+    () =>
+      new AIMessage({
+        content: "",
+        tool_calls: [{ id: "so-1", name: "Verdict", args: { ok: true } }],
+      }),
+  );
+  const schema = toJsonSchema(z.object({ ok: z.boolean() }));
+  return (model.bindTools([{ name: "Verdict" }]) as ScriptedChatModel)
+    .withConfig({
+      tool_choice: { type: "function", function: { name: "Verdict" } },
+      ls_structured_output_format: { kwargs: { method: "functionCalling" }, schema },
+    })
+    .pipe(RunnableLambda.from((message: AIMessage) => message.tool_calls?.[0]?.args ?? {}));
+}
+
+/**
+ * A graph recorded by the handler in thread t1: `agent` (if given) asks for charge 1, then
+ * `classify` calls the structured-output classifier; the graph ends there (the charge is never
+ * made: a turn stopped before its tools).
+ */
+async function record(
+  name: string,
+  onTestFinished: TestContext["onTestFinished"],
+  agent?: (messages: BaseMessage[], config: RunnableConfig) => Promise<AIMessage>,
+): Promise<EventStore> {
+  const store = await openLedger(join(scratch, `${name}.db`), onTestFinished);
+  const handler = new LedgerCallbackHandler({ store, ...address });
+  const classifier = verdictClassifier();
+  const graph = new StateGraph(MessagesAnnotation)
+    .addNode("agent", async (state, config: RunnableConfig) => ({
+      messages: agent ? [await agent(state.messages, config)] : [],
+    }))
+    .addNode("classify", async (state, config: RunnableConfig) => {
+      const verdict = await classifier.invoke(state.messages, config);
+      return { messages: [new AIMessage(`verdict: ${JSON.stringify(verdict)}`)] };
+    })
+    .addEdge(START, "agent")
+    .addEdge("agent", "classify")
+    .addEdge("classify", END)
+    .compile({ checkpointer: new LedgerCheckpointSaver({ store }) });
+  await graph.invoke({ messages: [new HumanMessage("is it ok?")] }, threadConfig(handler, THREAD));
+  return store;
+}
+
+async function modelRequests(store: EventStore) {
+  return (await runEvents(store, SESSION, RUN))
+    .filter((event) => event.type === "model.requested")
+    .map((event) => (event.payload as { request: { structuredOutput?: unknown } }).request);
+}
+
+describe("restoreMessages and a structured output given as a tool call (withStructuredOutput)", () => {
+  it("records how the call asked for structured output, from LangChain's call options", async ({
+    onTestFinished,
+  }) => {
+    const store = await record("recorded", onTestFinished);
+    const [request] = await modelRequests(store);
+    expect(request?.structuredOutput).toEqual({ method: "functionCalling" });
+  });
+
+  it("a classifier's structured answer is no pending tool call (no tool by its name will run)", async ({
+    onTestFinished,
+  }) => {
+    const store = await record("classifier-only", onTestFinished);
+    const restored = await restoreMessages(store, address, { threadId: THREAD });
+    expect(restored.pendingToolCalls).toEqual([]);
+    expect(restored.toolMessages).toEqual([]);
+  });
+
+  it("after the agent's turn, the turn stays the agent's: its own calls are pending, not the classifier's", async ({
+    onTestFinished,
+  }) => {
+    const model = new ScriptedChatModel(asksCharge);
+    const store = await record("after-turn", onTestFinished, (messages, config) =>
+      model.invoke(messages, config),
+    );
+    const restored = await restoreMessages(store, address, { threadId: THREAD });
+    expect(restored.pendingToolCalls.map((call) => `${call.name}(${call.id})`)).toEqual([
+      "charge(call-1)",
+    ]);
+    expect(restored.messages.map((message) => [message.type, message.content])).toEqual([
+      ["human", "is it ok?"],
+      ["ai", ""],
+    ]);
+  });
+
+  it("a structured output in the answer's content (json_schema, as createAgent's responseFormat asks) leaves the call a turn", async ({
+    onTestFinished,
+  }) => {
+    const model = new ScriptedChatModel(asksCharge);
+    const agent = model.withConfig({
+      ls_structured_output_format: { kwargs: { method: "json_schema" }, schema: {} },
+    });
+    const store = await record("json-schema-turn", onTestFinished, (messages, config) =>
+      agent.invoke(messages, config),
+    );
+    const [request] = await modelRequests(store);
+    expect(request?.structuredOutput).toEqual({ method: "json_schema" });
+    const restored = await restoreMessages(store, address, { threadId: THREAD });
+    expect(restored.pendingToolCalls.map((call) => call.id)).toEqual(["call-1"]);
+  });
+});
