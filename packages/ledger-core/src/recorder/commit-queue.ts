@@ -38,7 +38,7 @@ export class CommitQueue {
   #unknown: string[] | undefined;
   /** Settles once the queue is empty again (while a drain is running). */
   #drained: Promise<void> | undefined;
-  readonly #committed: ((events: readonly LedgerEvent[]) => void) | undefined;
+  #committed: ((events: readonly LedgerEvent[]) => void) | undefined;
 
   constructor(options: {
     store: EventStore;
@@ -56,6 +56,14 @@ export class CommitQueue {
     this.#address = { sessionId: options.sessionId, runId: options.runId };
     this.#nextSeq = options.nextSeq;
     this.#committed = options.committed;
+  }
+
+  /**
+   * From now on, every batch committed is heard by `committed` instead (see the option): a
+   * recorder that starts keeping its run while it writes (`replayAgain`).
+   */
+  listen(committed: ((events: readonly LedgerEvent[]) => void) | undefined): void {
+    this.#committed = committed;
   }
 
   /** The run length this writer believes in (the next seq it will write). */

@@ -53,8 +53,13 @@ export class RecorderState {
   ready: Promise<void> | undefined;
   /** Set once `ready` has resolved. */
   loaded = false;
-  /** What a recorder made by `reopen` keeps of its run to be reopened in turn (see `RunLog`). */
+  /**
+   * What a recorder made by `reopen` (or given a replay by `replayAgain`) keeps of its run, to
+   * be reopened or replayed again without reading it (see `RunLog`).
+   */
   log: RunLog | undefined;
+  /** The last `replayAgain` made, until it settles: the next one waits for it. */
+  replaying: Promise<unknown> | undefined;
   /** Set once `reopen` made another recorder of this run: every call is refused with it. */
   retired: LedgerError | undefined;
   /** Calls waiting for `ready` that have not had their turn yet (see `inTurn`). */

@@ -48,6 +48,14 @@ export class RunLog {
   }
 
   /**
+   * The events committed since the run was loaded, when they follow it without a gap (none
+   * missing, such as an append whose outcome was unknown); undefined otherwise.
+   */
+  writtenSoFar(): LedgerEvent[] | undefined {
+    return this.writtenUpTo(this.loaded.length + this.#written.length);
+  }
+
+  /**
    * The cache with the content of every blob committed since: resolving the committed events
    * then fetches nothing (a blob some other writer put is fetched, as a resume would).
    */

@@ -1,7 +1,7 @@
 import { assertId } from "../events/ids.js";
 import type { JsonObject } from "../events/json.js";
 import type { Actor, LedgerEvent, NewEvent, RunStatus } from "../events/types.js";
-import type { ReplayCursor } from "../replay/replay-cursor.js";
+import type { RecordedAttempt, ReplayCursor } from "../replay/replay-cursor.js";
 import type { EventStore, RunSummary } from "../store/event-store.js";
 import type { Attempt } from "./attempt.js";
 import {
@@ -29,6 +29,7 @@ import {
 import { RecorderState } from "./recorder-state.js";
 import type { Redaction } from "./redact.js";
 import { reopenOptions, reopenRun } from "./reopen.js";
+import { replayAgain } from "./replay-again.js";
 import { resumeRun } from "./resume.js";
 import { retryCall } from "./retry-call.js";
 import { cancelRun, completeRun, failRun, recordInput, startRun } from "./run-lifecycle.js";
@@ -114,6 +115,27 @@ export class SessionRecorder {
     const recorder = new SessionRecorder(reopenOptions(this.#state));
     await reopenRun(recorder.#state, this.#state);
     return recorder;
+  }
+
+  /**
+   * Answers from the ledger again the calls of this run that `select` takes: this recorder's
+   * `replay` becomes a new cursor over the recorded attempts it selects, as a resume's is over
+   * all of them (each attempt as the ledger holds it so far: `requested` as loaded or as
+   * committed, its outcome if any). Unlike `reopen`, this recorder goes on: nothing is retired,
+   * calls in progress complete on it as made, and nothing else it knows changes (its open
+   * attempts, its length: events other writers appended are not taken in, and its next append
+   * meets `conflict` as it would have). For a process that runs part of its agent again (a
+   * framework resuming one of several conversations after a pause) while other parts go on
+   * recording through this recorder: `select` must leave out the calls still in progress, or
+   * the part run again would meet them as calls a crash left unresolved.
+   *
+   * The run is read as this recorder keeps it: a recorder made by `reopen`, or one an earlier
+   * `replayAgain` was called on, reads nothing from the store. Any other reads its whole run once and keeps
+   * it from then on (its events, and the content of the blobs they name), as a recorder made
+   * by `reopen` does. Calls are served one at a time: the replay left is that of the last one.
+   */
+  replayAgain(options: { select: (attempt: RecordedAttempt) => boolean }): Promise<ReplayCursor> {
+    return replayAgain(this.#state, (options as { select?: unknown } | null)?.select);
   }
 
   /** True when this recorder continues a run found in the ledger. */
