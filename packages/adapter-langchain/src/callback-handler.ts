@@ -94,8 +94,13 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     return this.#state.recorder.get();
   }
 
-  #starts(runId: string, parentRunId: string | undefined, start: () => Promise<void>) {
-    return this.#state.recorder.runStarts(runId, parentRunId, start);
+  #starts(
+    runId: string,
+    parentRunId: string | undefined,
+    metadata: Record<string, unknown> | undefined,
+    start: () => Promise<void>,
+  ) {
+    return this.#state.recorder.runStarts(runId, parentRunId, metadata, start);
   }
 
   #ends(runId: string, end: () => Promise<void>, failure?: { error: unknown }) {
@@ -164,7 +169,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     metadata?: Record<string, unknown>,
     runName?: string,
   ): Promise<void> {
-    await this.#starts(runId, parentRunId, () =>
+    await this.#starts(runId, parentRunId, metadata, () =>
       this.#state.models.started(
         chatRequest({ llm, messages, extraParams, metadata }),
         { runId, parentRunId, runName, tags },
@@ -184,7 +189,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     metadata?: Record<string, unknown>,
     runName?: string,
   ): Promise<void> {
-    await this.#starts(runId, parentRunId, () =>
+    await this.#starts(runId, parentRunId, metadata, () =>
       this.#state.models.started(
         textRequest({ llm, prompts, extraParams, metadata }),
         { runId, parentRunId, runName, tags },
@@ -232,7 +237,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runName?: string,
     langchainToolCallId?: string,
   ): Promise<void> {
-    await this.#starts(runId, parentRunId, async () => {
+    await this.#starts(runId, parentRunId, metadata, async () => {
       const runs = this.#state.runs;
       const outer = runs.callingTool(parentRunId, langchainToolCallId);
       const toolCallId = outer ? undefined : ledgerToolCallId(langchainToolCallId);
@@ -312,7 +317,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       outer: this.#state.runs.enclosingTool(parentRunId),
       threadId: threadIdOf(metadata),
     };
-    await this.#starts(runId, parentRunId, () =>
+    await this.#starts(runId, parentRunId, metadata, () =>
       this.#state.tools.started(call, { runId, parentRunId, tags }),
     );
   }
@@ -345,7 +350,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runName?: string,
   ): Promise<void> {
     const parentRunId = parentRunIdOrRunType;
-    await this.#starts(runId, parentRunId, async () => {
+    await this.#starts(runId, parentRunId, metadata, async () => {
       // Every chain, recorded or not: a tool may reach a tool or a model through it.
       this.#state.runs.started(runId, parentRunId);
       if (!this.#recordChains()) return;

@@ -1,4 +1,5 @@
 import { type Actor, type EventStore, SessionRecorder } from "@agent-ledger/core";
+import { recordedThreadId, threadIdOf } from "./langchain-metadata.js";
 import { isInterrupt } from "./tool-attempt.js";
 
 /** Options of `LedgerCallbackHandler`: an existing recorder, or a store and a session. */
@@ -15,6 +16,18 @@ export type LedgerCallbackHandlerOptions =
 
 const DEFAULT_ACTOR: Actor = { type: "agent", id: "langchain", framework: "langchain" };
 
+/** An invocation (a LangChain run without parent) in progress. */
+interface Invocation {
+  /** The LangGraph thread it runs in; undefined outside one. */
+  thread: string | undefined;
+  /** The run's length when it started: every call it records comes after (a greater seq). */
+  since: number;
+  /** LangGraph runs part of the last invocation of its thread again (that one paused or failed). */
+  rerun: boolean;
+  /** The handler's count of pauses when it started. */
+  pausesBefore: number;
+}
+
 /** What a person appends to a run without taking part in it: a decision on an attempt. */
 const DECISIONS: ReadonlySet<string> = new Set(["attempt.abandoned", "attempt.approved"]);
 
@@ -24,36 +37,59 @@ const DECISIONS: ReadonlySet<string> = new Set(["attempt.abandoned", "attempt.ap
  * else a new run.
  *
  * The recorder is reopened (`SessionRecorder.reopen`, with its own options: a given recorder's
- * redaction too) when an invocation starts while no other is in progress (`runStarts`) and the
- * last invocation ended where LangGraph runs part of it again (an `interrupt()`, an error, an
- * abort, a refusal such as `unresolved-attempt`): the calls it recorded are then answered from
- * the ledger, or refused while unresolved, as a new process's handler does, instead of being run
- * again; and decisions a person appended since (abandoned or approved attempts) are taken in,
- * where the recorder would meet `conflict` at its next append. Any other event another writer
- * appended is not taken in: the next append fails with `conflict`, as it would have (that writer
- * may be running the same run). Other invocations read nothing, and one that reopens reads only
- * what was appended after the recorder's own events (the handler's first reopening reads the
- * whole run, once).
+ * redaction too) when an invocation starts while no other is in progress (`runStarts`) and an
+ * invocation ended where LangGraph runs part of it again (an `interrupt()`, an error, an
+ * abort, a refusal such as `unresolved-attempt`) since the last reopening, or this invocation's
+ * thread last ended so: the calls it recorded are then answered from the ledger, or refused
+ * while unresolved, as a new process's handler does, instead of being run again; and decisions
+ * a person appended since (abandoned or approved attempts) are taken in, where the recorder
+ * would meet `conflict` at its next append. Any other event another writer appended is not
+ * taken in: the next append fails with `conflict`, as it would have (that writer may be running
+ * the same run). Other invocations read nothing, and one that reopens reads only what was
+ * appended after the recorder's own events (the handler's first reopening reads the whole run,
+ * once).
+ *
+ * One handler may serve several threads at once. A thread that LangGraph runs again while
+ * another invocation is in progress cannot reopen the recorder: the other invocation's calls
+ * in flight, and its later ones, go through it. The recorder is then given a replay again
+ * (`SessionRecorder.replayAgain`) over the calls of the threads run again (this one, those
+ * paused or failed and not invoked since, and those of invocations in progress that are runs
+ * again), each up to where the first of its invocations in progress started: what they recorded
+ * before is met as a reopened recorder meets it, and the calls in progress are no part of it.
+ * That reads nothing but the first time (the recorder then keeps its run, as a reopened one
+ * does). Decisions appended meanwhile are not taken in: the next append meets `conflict`.
  */
 export class HandlerRecorder {
   readonly #options: LedgerCallbackHandlerOptions;
-  /** Hears of each recorder as it opens or reopens, before its run is started. */
+  /** Hears of each recorder as it opens or reopens, or is given a replay again. */
   readonly #opened: (recorder: SessionRecorder) => void;
   /** Settles once the handler's writes of the last invocation are committed. */
   readonly #quiet: () => Promise<void>;
   #recorder: Promise<SessionRecorder> | undefined;
+  /** The recorder last opened: what an invocation's start reads the run's length from. */
+  #current: SessionRecorder | undefined;
   #runId: string | undefined;
-  /** The LangChain runIds of the invocations (root runs) in progress. */
-  readonly #invocations = new Set<string>();
-  /** The last invocation ended where LangGraph runs part of it again. */
+  /** The invocations (root runs) in progress, by LangChain runId. */
+  readonly #invocations = new Map<string, Invocation>();
+  /** An invocation ended where LangGraph runs part of it again, since the last reopening. */
   #rerun = false;
+  /**
+   * The threads (undefined: outside one) whose last invocation paused or failed, not invoked
+   * since: LangGraph runs part of it again when they are.
+   */
+  readonly #pending = new Set<string | undefined>();
+  /** How many runs paused at an `interrupt()` so far. */
+  #pauses = 0;
 
   constructor(
     options: LedgerCallbackHandlerOptions,
     hooks: { opened: (recorder: SessionRecorder) => void; quiet: () => Promise<void> },
   ) {
     this.#options = options;
-    this.#opened = hooks.opened;
+    this.#opened = (recorder) => {
+      this.#current = recorder;
+      hooks.opened(recorder);
+    };
     this.#quiet = hooks.quiet;
   }
 
@@ -64,50 +100,73 @@ export class HandlerRecorder {
   }
 
   /**
-   * Runs the start callback of LangChain's run `runId`. A run without parent is an invocation
-   * (an `invoke`): with no other in progress, the recorder is first reopened if LangGraph runs
-   * part of the last invocation again.
+   * Runs the start callback of LangChain's run `runId` (`metadata`: its own). A run without
+   * parent is an invocation (an `invoke`) in the LangGraph thread its metadata names, if any:
+   * if LangGraph runs part of an earlier invocation again, the recorder is first reopened, or
+   * given a replay again while another invocation is in progress.
    */
   async runStarts(
     runId: string,
     parentRunId: string | undefined,
+    metadata: Record<string, unknown> | undefined,
     start: () => Promise<void>,
   ): Promise<void> {
     const invocation = parentRunId === undefined;
     try {
-      if (invocation) await this.#invocationStarts(runId);
+      if (invocation) await this.#invocationStarts(runId, threadIdOf(metadata));
       await start();
     } catch (error) {
-      // LangChain reports no end for a run whose start callback threw.
-      if (invocation) this.#invocations.delete(runId);
+      // LangChain reports no end for a run whose start callback threw: nothing of it ran.
+      if (invocation) this.#notStarted(runId);
       throw error;
     }
   }
 
   /**
    * Runs the end callback of LangChain's run `runId`, with the `failure` it ended with, if any.
-   * An invocation that failed, or any run paused at an `interrupt()`, is run again in part when
-   * LangGraph resumes.
+   * An invocation that failed, or in which a run paused at an `interrupt()`, is run again in
+   * part when LangGraph resumes its thread.
    */
   async runEnds(
     runId: string,
     end: () => Promise<void>,
     failure?: { error: unknown },
   ): Promise<void> {
-    if (failure && isInterrupt(failure.error)) this.#rerun = true;
+    if (failure && isInterrupt(failure.error)) {
+      this.#rerun = true;
+      this.#pauses++;
+    }
     try {
       await end();
     } finally {
-      if (this.#invocations.delete(runId) && failure) this.#rerun = true;
+      const invocation = this.#invocations.get(runId);
+      if (invocation) {
+        this.#invocations.delete(runId);
+        if (failure) this.#rerun = true;
+        // A pause of another invocation's run, meanwhile, counts too: its thread is then given
+        // a replay it does not need, as every invocation after a pause is reopened for.
+        if (failure || this.#pauses > invocation.pausesBefore) this.#pending.add(invocation.thread);
+      }
     }
   }
 
-  async #invocationStarts(runId: string): Promise<void> {
-    this.#invocations.add(runId);
+  async #invocationStarts(runId: string, thread: string | undefined): Promise<void> {
+    const rerun = this.#pending.delete(thread);
+    this.#invocations.set(runId, {
+      thread,
+      since: this.#current?.length ?? 0,
+      rerun,
+      pausesBefore: this.#pauses,
+    });
+    if (!this.#recorder) return;
+    if (this.#invocations.size > 1) {
+      if (rerun) await this.#replayAgain();
+      return;
+    }
     // Only after an invocation that paused, failed or was aborted: a person decides after a
     // resume was refused (`unresolved-attempt`), which fails its invocation. Every other
     // invocation (each `model.invoke` of a handler given to a model) reads nothing.
-    if (this.#invocations.size > 1 || !this.#recorder || !this.#rerun) return;
+    if (!this.#rerun && !rerun) return;
     await this.#quiet();
     const previous = await this.#recorder;
     if ((await movedOn(previous)) === "by another writer") return;
@@ -125,6 +184,36 @@ export class HandlerRecorder {
       if (this.#recorder === reopening) this.#recorder = Promise.resolve(previous);
       throw error;
     }
+  }
+
+  /** An invocation whose start failed: it did not run, its thread is as it was. */
+  #notStarted(runId: string): void {
+    const invocation = this.#invocations.get(runId);
+    this.#invocations.delete(runId);
+    if (invocation?.rerun) this.#pending.add(invocation.thread);
+  }
+
+  /**
+   * Gives the recorder a replay again (see the class), while other invocations are in
+   * progress: of each thread run again, what it recorded before any invocation of it in
+   * progress started.
+   */
+  async #replayAgain(): Promise<void> {
+    await this.#quiet();
+    const recorder = await (this.#recorder as Promise<SessionRecorder>);
+    const until = new Map<string | undefined, number>();
+    for (const thread of this.#pending) until.set(thread, Number.POSITIVE_INFINITY);
+    for (const { thread, rerun } of this.#invocations.values())
+      if (rerun) until.set(thread, Number.POSITIVE_INFINITY);
+    for (const { thread, since } of this.#invocations.values()) {
+      const bound = until.get(thread);
+      if (bound !== undefined) until.set(thread, Math.min(bound, since));
+    }
+    await recorder.replayAgain({
+      select: (attempt) =>
+        attempt.requested.seq < (until.get(recordedThreadId(attempt.requested)) ?? 0),
+    });
+    this.#opened(recorder);
   }
 
   #open(): Promise<SessionRecorder> {
