@@ -79,7 +79,7 @@ export async function requestModelCall(
       "request",
     );
     const requestHash = modelRequestHash(state, request);
-    const match = state.replay?.takeModel(requestHash);
+    const match = state.replay?.takeModel(requestHash, request);
     if (match) {
       const replayed = answerFromLedger(match);
       if (replayed) return replayed;

@@ -1,8 +1,9 @@
 import { ReplayDivergenceError } from "../events/errors.js";
-import type { JsonObject, JsonValue } from "../events/json.js";
+import { isJsonObject, type JsonObject, type JsonValue } from "../events/json.js";
 import type { LedgerEvent, ToolEffect } from "../events/types.js";
 import type { Attempt } from "../recorder/attempt.js";
 import { AttemptIndex } from "./attempt-index.js";
+import { firstDifference, shortJson } from "./first-difference.js";
 
 /** What the ledger holds for one recorded model or tool attempt. */
 export interface RecordedAttempt {
@@ -275,7 +276,7 @@ export class ReplayCursor {
    * The next recorded model attempt, checked against the request's hash; matching by request
    * (`matchModelsByRequest`), the first one not matched yet with this request, if any.
    */
-  takeModel(requestHash: string): ReplayMatch | undefined {
+  takeModel(requestHash: string, request?: JsonValue): ReplayMatch | undefined {
     const attempt = this.#models[this.#modelIndex];
     if (!attempt) return undefined;
     if (attempt.requestHash === requestHash) return this.#takeModelAt(this.#modelIndex);
@@ -283,13 +284,25 @@ export class ReplayCursor {
       const position = this.#findModel((recorded) => recorded.requestHash === requestHash);
       return position === -1 ? undefined : this.#takeModelAt(position);
     }
+    // Given the request (as hashed), say where it differs from the recorded one, when the
+    // recorded one is at hand (read as stored, a compacted request names blobs instead).
+    const payload = attempt.requested.payload;
+    const recorded = isJsonObject(payload) ? payload.request : undefined;
+    const difference =
+      request === undefined || recorded === undefined
+        ? undefined
+        : firstDifference(recorded, request);
+    const where = difference
+      ? ` (first difference at ${difference.path}: recorded ${shortJson(difference.recorded)}, now ${shortJson(difference.now)})`
+      : "";
     throw new ReplayDivergenceError(
-      `model call ${this.#modelIndex + 1} differs from the one recorded at seq ${attempt.requested.seq}: the agent is not re-executing the same run`,
+      `model call ${this.#modelIndex + 1} differs from the one recorded at seq ${attempt.requested.seq}${where}: the agent is not re-executing the same run. A request built from something that changes between runs (the time, a random id in a system prompt) cannot be answered from the ledger: make it the same on a re-execution`,
       {
         seq: attempt.requested.seq,
         attemptId: attempt.attemptId,
         recordedHash: attempt.requestHash,
         requestHash,
+        ...(difference ? { path: difference.path } : {}),
       },
     );
   }
