@@ -1,12 +1,15 @@
 import {
   type EventStore,
+  InvalidArgumentError,
+  isEmbeddingsRequest,
   type JsonObject,
   type JsonValue,
   type LedgerEvent,
   readWholeRun,
   resolveEvents,
 } from "@agent-ledger/core";
-import type { ModelMessage } from "ai";
+import type { ModelMessage, ToolSet } from "ai";
+import { decodeToolOutput } from "./tool-output.js";
 
 export interface RestoreMessagesOptions {
   sessionId: string;
@@ -15,12 +18,62 @@ export interface RestoreMessagesOptions {
   includeSystem?: boolean;
   /**
    * Resolve blob references of content-addressed payloads (default true). `false` returns
-   * messages as stored, with `{ "$ledger": ... }` markers in place of externalized content.
+   * messages as stored, with `{ "$ledger": ... }` markers in place of externalized content
+   * (a tool's `toModelOutput` is then given its output so).
    */
   resolve?: boolean;
+  /**
+   * The run's tools, as given to `generateText` / `streamText`: the results of the last step
+   * then come back through their `toModelOutput`, as the SDK would give them to the model
+   * (see `restoreConversation`). Without it, a result is the recorded output.
+   */
+  tools?: ToolSet;
 }
 
 type Part = JsonObject & { type?: string };
+
+/** What the SDK passes a tool's `toModelOutput`. */
+interface ToolOutputOptions {
+  toolCallId: string;
+  input: unknown;
+  output: unknown;
+}
+
+/**
+ * What the model is given for a tool's output, as the SDK makes it: what the tool's
+ * `toModelOutput` makes of `output` (the output as the tool returned it), or else the output
+ * as recorded (`recorded`, bytes as base64), as text if it is a string, else as JSON.
+ */
+type ModelOutputOf = (
+  toolName: string,
+  options: ToolOutputOptions,
+  recorded: JsonValue,
+) => Promise<unknown>;
+
+function describe(value: unknown): string {
+  if (Array.isArray(value)) return "an array";
+  return value === null ? "null" : typeof value;
+}
+
+function modelOutputOf(tools: unknown): ModelOutputOf {
+  if (tools !== undefined && (tools === null || typeof tools !== "object" || Array.isArray(tools)))
+    throw new InvalidArgumentError(
+      "$.tools",
+      `expected the run's tools by name, as given to generateText, got ${describe(tools)}`,
+    );
+  const toolSet = tools as ToolSet | undefined;
+  return async (toolName, options, recorded) => {
+    // Own keys only: a tool named "toString" is not Object.prototype's.
+    const tool =
+      toolSet !== undefined && Object.hasOwn(toolSet, toolName) ? toolSet[toolName] : undefined;
+    const toModelOutput = tool?.toModelOutput;
+    // Called on the tool, as the SDK calls it.
+    if (typeof toModelOutput === "function") return await toModelOutput.call(tool, options);
+    return typeof recorded === "string"
+      ? { type: "text", value: recorded }
+      : { type: "json", value: recorded };
+  };
+}
 
 function payloadOf(event: LedgerEvent): JsonObject {
   const payload = event.payload;
@@ -36,9 +89,14 @@ function parseInput(input: JsonValue | undefined): unknown {
   }
 }
 
-function assistantPartsOf(content: JsonValue[]): { parts: unknown[]; toolCallIds: string[] } {
+async function assistantPartsOf(
+  content: JsonValue[],
+  modelOutput: ModelOutputOf,
+): Promise<{ parts: unknown[]; toolCallIds: string[] }> {
   const parts: unknown[] = [];
   const toolCallIds: string[] = [];
+  // The input of each call, for its provider-executed result's toModelOutput.
+  const inputs = new Map<string, unknown>();
   for (const item of content) {
     const part = item as Part;
     const providerOptions = part.providerMetadata ? { providerOptions: part.providerMetadata } : {};
@@ -58,28 +116,34 @@ function assistantPartsOf(content: JsonValue[]): { parts: unknown[]; toolCallIds
           ...providerOptions,
         });
         break;
-      case "tool-call":
+      case "tool-call": {
         // A provider-executed call has its result in this message, not in a tool message.
         if (part.providerExecuted !== true) toolCallIds.push(String(part.toolCallId));
+        const input = parseInput(part.input);
+        inputs.set(String(part.toolCallId), input);
         parts.push({
           type: "tool-call",
           toolCallId: part.toolCallId,
           toolName: part.toolName,
-          input: parseInput(part.input),
+          input,
           ...(part.providerExecuted === true ? { providerExecuted: true } : {}),
           ...providerOptions,
         });
         break;
+      }
       case "tool-result": {
         // A provider-executed tool's result stays in the assistant message (the provider
         // expects it with its call), as the SDK's response messages keep it.
         const result = part.result ?? null;
+        const toolCallId = String(part.toolCallId);
         const output =
           part.isError === true
             ? { type: "error-json", value: result }
-            : typeof result === "string"
-              ? { type: "text", value: result }
-              : { type: "json", value: result };
+            : await modelOutput(
+                String(part.toolName),
+                { toolCallId, input: inputs.get(toolCallId), output: result },
+                result,
+              );
         parts.push({
           type: "tool-result",
           toolCallId: part.toolCallId,
@@ -97,16 +161,23 @@ function assistantPartsOf(content: JsonValue[]): { parts: unknown[]; toolCallIds
   return { parts, toolCallIds };
 }
 
-/** The tool result part of an outcome, for the call the assistant message made. */
-function toolResultOf(event: LedgerEvent, toolCallId: string, toolName: string): unknown {
+/**
+ * The tool result part of an outcome, for the call the assistant message made (`input`: what
+ * the tool was called with). A failure is its error's text, as the SDK gives it.
+ */
+async function toolResultOf(
+  event: LedgerEvent,
+  call: { toolCallId: string; toolName: string; input: unknown },
+  modelOutput: ModelOutputOf,
+): Promise<unknown> {
+  const { toolCallId, toolName, input } = call;
   const payload = payloadOf(event);
   let output: unknown;
   if (event.type === "tool.completed") {
     const result = payload.result ?? null;
-    output =
-      typeof result === "string"
-        ? { type: "text", value: result }
-        : { type: "json", value: result };
+    // The output as the tool returned it, bytes included, for its toModelOutput.
+    const returned = decodeToolOutput(result, event.metadata);
+    output = await modelOutput(toolName, { toolCallId, input, output: returned }, result);
   } else if (event.type === "tool.failed") {
     output = { type: "error-text", value: String((payload.error as JsonObject)?.message ?? "") };
   } else {
@@ -123,6 +194,8 @@ interface ToolCallRecords {
   outcomes: Map<string, LedgerEvent>;
   /** Calls whose `tool.requested` is committed: the tool may have run. */
   requested: Set<string>;
+  /** The input each requested call's tool was called with (its `tool.requested` args). */
+  inputs: Map<string, JsonValue>;
 }
 
 /**
@@ -134,15 +207,17 @@ interface ToolCallRecords {
  */
 function toolCallRecordsOf(events: LedgerEvent[], completed: LedgerEvent): ToolCallRecords {
   const attempts = new Map<string, string>();
-  const records: ToolCallRecords = { outcomes: new Map(), requested: new Set() };
+  const records: ToolCallRecords = { outcomes: new Map(), requested: new Set(), inputs: new Map() };
   for (const event of events) {
     if (event.seq <= completed.seq || event.attemptId === undefined) continue;
     if (event.type === "tool.requested") {
       const cause = event.causedByEventId;
       if (cause !== undefined && cause !== completed.eventId) continue;
-      const toolCallId = String(payloadOf(event).toolCallId);
+      const payload = payloadOf(event);
+      const toolCallId = String(payload.toolCallId);
       attempts.set(event.attemptId, toolCallId);
       records.requested.add(toolCallId);
+      if (payload.args !== undefined) records.inputs.set(toolCallId, payload.args);
       continue;
     }
     const toolCallId = attempts.get(event.attemptId);
@@ -179,7 +254,7 @@ export interface RestoredConversation {
 /**
  * The conversation of a run as `ModelMessage[]`, to continue it in a chat app: the prompt of
  * the last model request, the assistant message of its completion, and the results of the tool
- * calls it asked for (recorded results, failures as error text).
+ * calls it asked for (recorded results, failures as error text). See `restoreConversation`.
  */
 export async function restoreMessages(
   store: EventStore,
@@ -191,17 +266,37 @@ export async function restoreMessages(
 /**
  * `restoreMessages`, plus the tool calls of the last assistant message that have no recorded
  * result (`pendingToolCalls`), so that a chat app resuming after a crash can decide about them.
+ *
+ * The messages are what the model was given, or would be given next:
+ * - The last language model request of the run (embedding calls are not turns of the
+ *   conversation and are passed over) gives the conversation up to it, as recorded: the
+ *   results of earlier steps in it are what the model saw, after their tools' `toModelOutput`.
+ * - Its completion gives the assistant message. The results of the tool calls it asked for
+ *   have not been seen by the model: no model call was recorded after them (the process
+ *   stopped first, or the run ended there). The SDK would give the model what each tool's
+ *   `toModelOutput` makes of the output, called as the SDK calls it, with the input the tool
+ *   was called with, its toolCallId and the output as the tool returned it (bytes as a
+ *   `Uint8Array`): pass the run's `tools` to get those. A tool without `toModelOutput`, or
+ *   with no `tools` given, gives its recorded output: text if it is a string, else JSON (bytes
+ *   as base64). A provider-executed tool's result in the assistant message is given so too.
+ *   A failure is the error's text; a call abandoned, `abandoned: <reason>`; neither goes
+ *   through `toModelOutput`, as in the SDK.
+ * A `toModelOutput` that throws rejects the restore with its error. The output it is given is
+ * the recorded one: redacted if the recorder redacted it.
  */
 export async function restoreConversation(
   store: EventStore,
   options: RestoreMessagesOptions,
 ): Promise<RestoredConversation> {
+  const modelOutput = modelOutputOf(options.tools);
   const stored = await readWholeRun(store, {
     sessionId: options.sessionId,
     runId: options.runId,
   });
   const events = options.resolve === false ? stored : await resolveEvents(store, stored);
-  const requested = events.findLast((event) => event.type === "model.requested");
+  const requested = events.findLast(
+    (event) => event.type === "model.requested" && !isEmbeddingsRequest(payloadOf(event).request),
+  );
   if (!requested) return { messages: [], pendingToolCalls: [] };
   const request = payloadOf(requested).request as JsonObject | undefined;
   const prompt = (request?.prompt ?? []) as JsonObject[];
@@ -213,7 +308,10 @@ export async function restoreConversation(
   );
   if (!completed) return { messages, pendingToolCalls: [] };
   const response = payloadOf(completed).response as JsonObject | undefined;
-  const { parts, toolCallIds } = assistantPartsOf((response?.content ?? []) as JsonValue[]);
+  const { parts, toolCallIds } = await assistantPartsOf(
+    (response?.content ?? []) as JsonValue[],
+    modelOutput,
+  );
   if (parts.length > 0) messages.push({ role: "assistant", content: parts } as ModelMessage);
   // Every id in toolCallIds is a tool-call part's.
   const calls = new Map<string, { toolName: string; input: unknown }>();
@@ -226,8 +324,13 @@ export async function restoreConversation(
   for (const toolCallId of toolCallIds) {
     const outcome = records.outcomes.get(toolCallId);
     const { toolName, input } = calls.get(toolCallId) as { toolName: string; input: unknown };
-    if (outcome) results.push(toolResultOf(outcome, toolCallId, toolName));
-    else
+    if (outcome) {
+      // The input the tool was called with (as the SDK's schema parsed it), else the model's.
+      const called = records.inputs.has(toolCallId) ? records.inputs.get(toolCallId) : input;
+      results.push(
+        await toolResultOf(outcome, { toolCallId, toolName, input: called }, modelOutput),
+      );
+    } else
       pendingToolCalls.push({
         toolCallId,
         toolName,

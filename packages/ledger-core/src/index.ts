@@ -114,6 +114,7 @@ export type {
   HistoryMessage,
   TokenUsage,
 } from "./projections/extract.js";
+export { isEmbeddingsRequest } from "./projections/extract.js";
 export type { MessageHistoryOptions } from "./projections/message-history.js";
 export { messageHistory } from "./projections/message-history.js";
 export { LedgerIdGenerator } from "./projections/otel-ids.js";
