@@ -7,6 +7,8 @@ test("the public surface is pinned", () => {
     "RUN_STATE_CHECKPOINT_FORMAT",
     "instrumentAgent",
     "isLedgerWrapped",
+    "ledgerHandoff",
+    "ledgerHandoffEffect",
     "ledgerModel",
     "ledgerModelProvider",
     "ledgerTool",

@@ -5,6 +5,8 @@ export {
   saveRunStateCheckpoint,
 } from "./checkpoint.js";
 export { instrumentAgent } from "./instrument-agent.js";
+export type { LedgerHandoffOptions } from "./ledger-handoff.js";
+export { ledgerHandoff, ledgerHandoffEffect } from "./ledger-handoff.js";
 export type { LedgerModelOptions } from "./ledger-model.js";
 export { isLedgerWrapped, ledgerModel, ledgerModelProvider } from "./ledger-model.js";
 export { APPROVAL_EVENT_TYPE } from "./ledger-state.js";

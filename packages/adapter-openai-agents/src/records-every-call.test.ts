@@ -47,6 +47,9 @@ describe("recordsEveryCall: whether an agent's run records every call it makes",
     agent.handoffs.push(handoff(billing));
     expect(recordsEveryCall(agent)).toBe(false);
     instrumentAgent(billing);
+    // The handoff object itself is not wrapped yet: a callback of its own would run unseen.
+    expect(recordsEveryCall(agent)).toBe(false);
+    instrumentAgent(agent);
     expect(recordsEveryCall(agent)).toBe(true);
   });
 });

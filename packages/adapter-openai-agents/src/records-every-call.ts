@@ -1,4 +1,5 @@
 import type { Agent } from "@openai/agents";
+import { isHandoffObject, ledgerHandoffEffect } from "./ledger-handoff.js";
 import { ledgerToolEffect } from "./ledger-tool.js";
 import { currentScope } from "./scope.js";
 
@@ -9,9 +10,11 @@ type AnyAgent = Agent<any, any>;
  * Whether a run of `agent` records every call it makes, each before it is made: every tool of
  * the agent and of each agent its handoffs reach is a ledger tool (`ledgerTool`, as
  * `instrumentAgent` makes them) or a hosted tool (the provider runs it inside a model call),
- * and none has MCP servers (their tools are made at run time, not recorded). A plain function
- * tool, a computer, shell or apply-patch tool runs unseen. Read when the agent starts, so a tool
- * added after `instrumentAgent` counts.
+ * every handoff object among its handoffs is a ledger handoff (`ledgerHandoff`: its `onHandoff`
+ * callback is recorded as a call; a handoff given as a plain agent runs nothing of its own), and
+ * none has MCP servers (their tools are made at run time, not recorded). A plain function tool,
+ * a computer, shell or apply-patch tool, a handoff object not wrapped runs unseen. Read when the
+ * agent starts, so a tool or handoff added after `instrumentAgent` counts.
  */
 export function recordsEveryCall(agent: AnyAgent): boolean {
   const seen = new Set<AnyAgent>();
@@ -25,6 +28,7 @@ export function recordsEveryCall(agent: AnyAgent): boolean {
       if (tool.type !== "function" || ledgerToolEffect(tool) === undefined) return false;
     }
     for (const entry of current.handoffs ?? []) {
+      if (isHandoffObject(entry) && ledgerHandoffEffect(entry) === undefined) return false;
       const target = (entry as { agent?: AnyAgent }).agent ?? entry;
       if (target && typeof target === "object" && "handoffs" in target)
         pending.push(target as AnyAgent);

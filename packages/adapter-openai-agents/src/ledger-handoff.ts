@@ -1,0 +1,183 @@
+import {
+  type Attempt,
+  InvalidArgumentError,
+  LedgerError,
+  ReplayDivergenceError,
+  TOOL_EFFECT_KINDS,
+  type ToolEffect,
+} from "@agent-ledger/core";
+import type { Agent, Handoff, RunContext } from "@openai/agents";
+import { replayedError } from "./ledger-model.js";
+import { currentScope, type LedgerScope, ledgerStep, recorderOf } from "./scope.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: handoffs of any context and output type
+type AnyHandoff = Handoff<any, any>;
+// biome-ignore lint/suspicious/noExplicitAny: agents of any context and output type
+type AnyAgent = Agent<any, any>;
+type InvokeHandoff = AnyHandoff["onInvokeHandoff"];
+
+export interface LedgerHandoffOptions {
+  /**
+   * Safe to run twice: after a crash during the handoff, its invocation (its `onHandoff`
+   * callback) runs again by itself; otherwise the resume refuses it (`unresolved-attempt`) until
+   * a person decides with `agent-ledger resolve`. Default false.
+   */
+  idempotent?: boolean;
+  /** What the invocation does to the world, recorded on `tool.requested`. Default "unknown". */
+  effect?: ToolEffect["kind"];
+}
+
+/**
+ * A handoff object (`handoff(agent, {...})`, `new Handoff(...)`) may run code of its own when
+ * the model hands off (its `onHandoff` callback), which the SDK keeps to itself: whether there is
+ * one cannot be told from outside, so the default is that of a tool whose effect is unknown.
+ */
+const DEFAULT_EFFECT: ToolEffect = { kind: "unknown", idempotent: false };
+
+/** The effect of each ledger wrapper, by the wrapper: a clone of a handoff shares its wrapper. */
+const wrappers = new WeakMap<InvokeHandoff, ToolEffect>();
+
+/**
+ * The run contexts of the handoffs being invoked now: a handoff cloned with another target
+ * (`clone({ agent })`) invokes the handoff it was cloned from inside its own invocation, which
+ * is recorded once, by the outer wrapper.
+ */
+const invoking = new WeakSet<object>();
+
+/** True for an entry of `agent.handoffs` that is a handoff object, not an agent. */
+export function isHandoffObject(entry: unknown): entry is AnyHandoff {
+  return (
+    typeof entry === "object" &&
+    entry !== null &&
+    typeof (entry as { onInvokeHandoff?: unknown }).onInvokeHandoff === "function" &&
+    typeof (entry as { toolName?: unknown }).toolName === "string"
+  );
+}
+
+/** The effect a ledger handoff declared, or undefined for a handoff not wrapped by ledgerHandoff. */
+export function ledgerHandoffEffect(handoff: object): ToolEffect | undefined {
+  if (!isHandoffObject(handoff)) return undefined;
+  return wrappers.get(handoff.onInvokeHandoff);
+}
+
+function assertOptions(options: unknown): asserts options is LedgerHandoffOptions {
+  if (typeof options !== "object" || options === null || Array.isArray(options))
+    throw new InvalidArgumentError("$", "ledgerHandoff's options are { idempotent?, effect? }");
+  const { idempotent, effect } = options as Record<string, unknown>;
+  if (idempotent !== undefined && typeof idempotent !== "boolean")
+    throw new InvalidArgumentError("$.idempotent", "idempotent must be a boolean");
+  if (effect !== undefined && !TOOL_EFFECT_KINDS.includes(effect as ToolEffect["kind"]))
+    throw new InvalidArgumentError(
+      "$.effect",
+      `effect must be one of ${TOOL_EFFECT_KINDS.map((kind) => `"${kind}"`).join(", ")}`,
+    );
+}
+
+function parseArgs(input: unknown): unknown {
+  if (typeof input !== "string" || input.length === 0) return {};
+  try {
+    return JSON.parse(input);
+  } catch {
+    return { raw: input };
+  }
+}
+
+// The SDK gives onInvokeHandoff the call's arguments, not its callId: the call is the first one
+// of the handoff's tool in the model response the scope's agent is acting on (the SDK runs only
+// the first handoff of a response).
+function callIdOf(scope: LedgerScope, toolName: string): string | undefined {
+  return scope.turnCalls?.find((call) => call.name === toolName)?.callId;
+}
+
+// The agent a recorded invocation handed off to: the handoff's target, as recorded (its name).
+function recordedTarget(handoff: AnyHandoff, attempt: Attempt, result: unknown): AnyAgent {
+  const target = handoff.agent as AnyAgent;
+  const recorded = (result as { assistant?: unknown } | null)?.assistant;
+  if (typeof recorded === "string" && recorded !== target.name)
+    throw new ReplayDivergenceError(
+      `handoff ${handoff.toolName} went to agent ${recorded} when recorded, and its target now is ${target.name}`,
+      { attemptId: attempt.attemptId, seq: attempt.seq },
+    );
+  return target;
+}
+
+/**
+ * Records a handoff's invocation as a tool call of the agent that hands off: `tool.requested`
+ * (the SDK's callId, the handoff's tool name, its arguments) is committed before the handoff's
+ * own code (its `onHandoff` callback) runs, `tool.completed` (`{ assistant: <target> }`, what
+ * the model is told) after. On a re-executed run the recorded invocation is answered from the
+ * ledger: the target agent is returned without the callback running again (its effect
+ * happened). One in flight when the process died runs again only if declared idempotent (or
+ * a person approved it: `agent-ledger resolve --approve`); otherwise the resume is refused with
+ * `unresolved-attempt` until a person decides, since the SDK has no approval for handoffs. One
+ * a person abandoned hands off without running the callback. The handoff is changed in place
+ * and returned; instrumentAgent wraps every handoff object of the graph this way (a handoff
+ * given as a plain agent runs no code of its own and is not recorded).
+ */
+export function ledgerHandoff<H extends AnyHandoff>(
+  handoff: H,
+  options: LedgerHandoffOptions = {},
+): H {
+  if (!isHandoffObject(handoff))
+    throw new InvalidArgumentError("$", "ledgerHandoff wraps a handoff (handoff(agent, {...}))");
+  assertOptions(options);
+  const existing = wrappers.get(handoff.onInvokeHandoff);
+  if (existing) {
+    // Already wrapped: a later call may only refine what it names of the declared effect.
+    if (options.idempotent !== undefined) existing.idempotent = options.idempotent;
+    if (options.effect !== undefined) existing.kind = options.effect;
+    return handoff;
+  }
+  const effect: ToolEffect = {
+    kind: options.effect ?? DEFAULT_EFFECT.kind,
+    idempotent: options.idempotent ?? DEFAULT_EFFECT.idempotent,
+  };
+  const original = handoff.onInvokeHandoff;
+  // Called by the SDK as a method: `this` is the handoff invoked, a clone of `handoff` too.
+  const invoke = async function (
+    this: unknown,
+    // biome-ignore lint/suspicious/noExplicitAny: any context
+    runContext: RunContext<any>,
+    args: string,
+  ): Promise<AnyAgent> {
+    const self = isHandoffObject(this) ? this : handoff;
+    if (invoking.has(runContext)) return original.call(self, runContext, args);
+    const scope = currentScope();
+    const recorder = scope ? await ledgerStep(() => recorderOf(scope)) : undefined;
+    if (!scope || !recorder)
+      throw new LedgerError(
+        "invalid-argument",
+        `handoff ${self.toolName} was invoked outside runWithLedger/resumeRun: refusing to run it unrecorded`,
+      );
+    const callId = callIdOf(scope, self.toolName);
+    const attempt = await ledgerStep(() =>
+      recorder.beforeToolCall({
+        ...(callId !== undefined ? { toolCallId: callId } : {}),
+        name: self.toolName,
+        args: parseArgs(args),
+        effect,
+        metadata: { handoffTo: self.agentName },
+      }),
+    );
+    const replayed = attempt.replayed;
+    if (replayed?.status === "completed") return recordedTarget(self, attempt, replayed.result);
+    if (replayed?.status === "failed") throw replayedError(replayed.error);
+    // A person abandoned it after a crash: its callback does not run again; the handoff goes on.
+    if (replayed?.status === "abandoned") return self.agent as AnyAgent;
+    let target: AnyAgent;
+    invoking.add(runContext);
+    try {
+      target = (await original.call(self, runContext, args)) as AnyAgent;
+    } catch (error) {
+      await ledgerStep(() => recorder.toolFailed(attempt, error));
+      throw error;
+    } finally {
+      invoking.delete(runContext);
+    }
+    await ledgerStep(() => recorder.toolCompleted(attempt, { assistant: target.name }));
+    return target;
+  } as InvokeHandoff;
+  wrappers.set(invoke, effect);
+  handoff.onInvokeHandoff = invoke;
+  return handoff;
+}
