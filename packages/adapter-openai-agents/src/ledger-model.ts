@@ -2,9 +2,11 @@ import {
   type Attempt,
   applyRedaction,
   DEFAULT_CREDENTIAL_PATHS,
+  isCredentialKey,
   type JsonObject,
   type JsonValue,
   LedgerError,
+  REDACTED,
   type SerializedError,
   type SessionRecorder,
 } from "@agent-ledger/core";
@@ -37,15 +39,61 @@ export interface LedgerModelOptions {
 const wrappedModels = new WeakSet<object>();
 
 /**
- * The request without the credentials core knows of (`DEFAULT_CREDENTIAL_PATHS`: API keys,
- * tokens, authorization headers in model settings or provider data), before it is hashed
- * and recorded.
+ * The request without credentials, before it is hashed and recorded: the keys of
+ * `DEFAULT_CREDENTIAL_PATHS` anywhere in the request, as ever, and every key core's
+ * `isCredentialKey` names (any case or spelling: `X-API-Key`, `x-goog-api-key`,
+ * `Ocp-Apim-Subscription-Key`, `Proxy-Authorization`, `client_secret`...) at any depth of the
+ * model settings (their `providerData`, its headers). Each value becomes `[redacted]`.
+ * The second rule is kept to the settings, where credentials are given: the input and the
+ * tools' schemas hold the conversation's and the app's own names (a `page_token` parameter).
+ * A request with no such key is recorded, and hashed, exactly as before the rule, so a ledger
+ * written before it still resumes.
  */
-function withoutCredentials(request: JsonValue): JsonValue {
+function withoutCredentials(request: JsonObject): JsonObject {
   const redacted = applyRedaction({ request }, DEFAULT_CREDENTIAL_PATHS, {
     type: "model.requested",
-  });
-  return (redacted as JsonObject).request ?? null;
+  }) as { request: JsonObject };
+  const settings = redacted.request.modelSettings;
+  if (settings === undefined) return redacted.request;
+  const cleared = withoutCredentialKeys(settings);
+  return cleared === settings ? redacted.request : { ...redacted.request, modelSettings: cleared };
+}
+
+// Every credential key's value replaced (a null, which holds nothing, is kept); the value itself
+// when nothing under it is one.
+function withoutCredentialKeys(value: JsonValue): JsonValue {
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) {
+    const items = value.map(withoutCredentialKeys);
+    return items.some((item, index) => item !== value[index]) ? items : value;
+  }
+  let copy: JsonObject | undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const next =
+      isCredentialKey(key) && item !== null && item !== REDACTED
+        ? REDACTED
+        : withoutCredentialKeys(item);
+    if (next !== item) {
+      copy ??= { ...value };
+      copy[key] = next;
+    }
+  }
+  return copy ?? value;
+}
+
+// The runs whose model requests are recorded as built, credentials and all (`redact: false`),
+// by their root recorder: every model called in such a run's scope records so.
+const requestsAsBuilt = new WeakSet<SessionRecorder>();
+
+/** Records the model requests of the run `root` heads as built (`redact: false`). */
+export function recordRequestsAsBuilt(root: SessionRecorder): void {
+  requestsAsBuilt.add(root);
+}
+
+function recordedRequest(request: ModelRequest): JsonObject {
+  const json = modelRequestToJson(request);
+  const root = currentScope()?.root;
+  return root !== undefined && requestsAsBuilt.has(root) ? json : withoutCredentials(json);
 }
 
 /** True for a model or provider already wrapped by this adapter. */
@@ -186,10 +234,12 @@ class LedgerModel implements Model {
   getRetryAdvice?: Model["getRetryAdvice"];
 
   async #begin(request: ModelRequest, stream: boolean) {
-    return ledgerStep(async () => {
+    // The run's signal aborted before the call: no call is made, and none is recorded.
+    request.signal?.throwIfAborted();
+    const begun = await ledgerStep(async () => {
       const recorder = await resolveRecorder(this.#options);
       const { attempt, failedBefore } = await beginModelCall(recorder, {
-        request: withoutCredentials(modelRequestToJson(request)),
+        request: recordedRequest(request),
         metadata: {
           stream,
           ...(this.#name !== undefined ? { model: this.#name } : {}),
@@ -204,6 +254,13 @@ class LedgerModel implements Model {
         );
       return { recorder, attempt, failedBefore };
     });
+    // Aborted while the request was being committed: the call is not made, and fails so.
+    if (request.signal?.aborted && begun.attempt.replayed === undefined) {
+      const reason: unknown = request.signal.reason;
+      await recordFailure(begun.recorder, begun.attempt, reason);
+      throw reason;
+    }
+    return begun;
   }
 
   async getResponse(request: ModelRequest): Promise<ModelResponse> {

@@ -1,8 +1,10 @@
 import {
   assertId,
+  childPath,
   InvalidArgumentError,
   TOOL_EFFECT_KINDS,
   type ToolEffect,
+  validateRedaction,
 } from "@agent-ledger/core";
 
 // Each public function checks its options before anything runs: a bad value found later would
@@ -42,10 +44,56 @@ function assertOptional(
     );
 }
 
+// The options each function takes. Any other is refused: the SDK's other run options
+// (`session`, `previousResponseId`, `errorHandlers`...) are not passed on, and a misspelt one
+// (`maxturns`, `abortSignal`) would be dropped without a word.
+const SHARED_OPTIONS = [
+  "store",
+  "sessionId",
+  "runId",
+  "runner",
+  "modelProvider",
+  "maxTurns",
+  "context",
+  "signal",
+  "redact",
+];
+const RUN_OPTIONS = [...SHARED_OPTIONS, "stream"];
+const RESUME_OPTIONS = [...SHARED_OPTIONS, "state"];
+
+function isAbortSignal(value: unknown): boolean {
+  const signal = value as Partial<AbortSignal> | null;
+  return (
+    typeof signal === "object" &&
+    signal !== null &&
+    typeof signal.aborted === "boolean" &&
+    typeof signal.addEventListener === "function" &&
+    typeof signal.throwIfAborted === "function"
+  );
+}
+
+/**
+ * The SDK writes the run's context into its RunState (`toString`), and the ledger checkpoints
+ * that state at every interruption and at the end: a context JSON cannot write (a client with a
+ * cycle, a bigint) would fail the run there, after its calls were made and paid for.
+ */
+function assertContextWritable(context: unknown): void {
+  if (context === undefined) return;
+  try {
+    JSON.stringify(context); // a RunContext writes its context by its toJSON()
+  } catch (error) {
+    throw new InvalidArgumentError(
+      "$.context",
+      `the SDK saves the context in the RunState, which the ledger checkpoints as JSON, and this one cannot be written as JSON (${error instanceof Error ? error.message.split("\n")[0] : String(error)}): keep such objects out of it or give them a toJSON()`,
+      { cause: error },
+    );
+  }
+}
+
 /**
  * The options of `runWithLedger` (`resume: false`) or `resumeRun` (`resume: true`), checked:
- * `invalid-argument` at the option's path (`$.maxTurns`), or `invalid-event` for an id that
- * is not one, as the recorder says it.
+ * `invalid-argument` at the option's path (`$.maxTurns`; `$.foo` for an option neither
+ * takes), or `invalid-event` for an id that is not one, as the recorder says it.
  */
 export function assertRunOptions(options: unknown, { resume }: { resume: boolean }): void {
   const call = resume ? "resumeRun" : "runWithLedger";
@@ -55,6 +103,13 @@ export function assertRunOptions(options: unknown, { resume }: { resume: boolean
     `${call} needs options { store, sessionId${resume ? ", runId" : ""}, ... }`,
   );
   const given = options as Record<string, unknown>;
+  const known = resume ? RESUME_OPTIONS : RUN_OPTIONS;
+  for (const key of Object.keys(given))
+    if (!known.includes(key))
+      throw new InvalidArgumentError(
+        childPath("$", key),
+        `${call} has no option ${JSON.stringify(key)} (its options: ${known.join(", ")})`,
+      );
   if (!hasMethods(given.store, ["append", "readRun", "readSession"]))
     throw new InvalidArgumentError(
       "$.store",
@@ -83,6 +138,9 @@ export function assertRunOptions(options: unknown, { resume }: { resume: boolean
     (value) => hasMethods(value, ["getModel"]),
     "a ModelProvider ({ getModel })",
   );
+  assertOptional(given, "signal", isAbortSignal, "an AbortSignal");
+  assertContextWritable(given.context);
+  if (given.redact !== false) validateRedaction(given.redact, "$.redact");
   if (resume)
     assertOptional(
       given,

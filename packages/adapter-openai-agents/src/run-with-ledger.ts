@@ -1,11 +1,20 @@
 import {
   type EventStore,
+  findLedgerError,
   type JsonObject,
   LedgerError,
+  type LedgerEvent,
+  type Redaction,
   resolvePayload,
   SessionRecorder,
 } from "@agent-ledger/core";
-import { type Agent, type AgentInputItem, type ModelProvider, Runner } from "@openai/agents";
+import {
+  type Agent,
+  type AgentInputItem,
+  type ModelProvider,
+  RunContext,
+  Runner,
+} from "@openai/agents";
 import { agentCallsMadeAgain } from "./agent-calls-made-again.js";
 import { applyRecordedDecisions, recordDecisions } from "./approval-decisions.js";
 import {
@@ -13,15 +22,10 @@ import {
   loadRunStateCheckpoint,
   type RunStateCheckpoint,
 } from "./checkpoint.js";
+import { closeChildRuns } from "./close-child-runs.js";
 import { instrumentAgent } from "./instrument-agent.js";
-import { ledgerModel, ledgerModelProvider } from "./ledger-model.js";
-import {
-  isCallEvent,
-  loadRunState,
-  recorderOfRun,
-  runTree,
-  skipRecordedCalls,
-} from "./ledger-state.js";
+import { ledgerModel, ledgerModelProvider, recordRequestsAsBuilt } from "./ledger-model.js";
+import { isCallEvent, loadRunState, runTree, skipRecordedCalls } from "./ledger-state.js";
 import { runInputToJson } from "./model-json.js";
 import { assertRunOptions } from "./option-checks.js";
 import { readResumedRun } from "./resumed-run.js";
@@ -49,6 +53,28 @@ export interface LedgerRunOptions {
   /** Model provider when no runner is given (e.g. a fake provider in tests). */
   modelProvider?: ModelProvider;
   maxTurns?: number;
+  /**
+   * The app's context, passed to the SDK's run (`context`): tools, guardrails, instructions
+   * and hooks get it as `runContext.context`. On a run resumed from a RunState checkpoint it
+   * takes the place of the context the state saved (a copy as JSON), the state's approvals
+   * kept. The SDK saves it in the RunState, so it is in the run's checkpoints as JSON.
+   */
+  context?: unknown;
+  /**
+   * Stops the run (the SDK's `signal`): a model call in flight is aborted and recorded as
+   * `model.failed`, none is made after, and the run is closed as `run.cancelled` (with the
+   * runs it opened below itself): the result's `status` is `"cancelled"`.
+   */
+  signal?: AbortSignal;
+  /**
+   * What to remove from every payload the run records (requests, responses, tool arguments
+   * and results, errors), before it is hashed: core's `Redaction`, a list of paths
+   * (`"request.modelSettings.providerData.user"`, `"**.ssn"`) or a function, applied by the
+   * recorders of the run and of its child runs. Credentials are removed from model requests
+   * whatever it says (`DEFAULT_CREDENTIAL_PATHS`, and any credential key of the model
+   * settings, in any case); `false` records model requests as built, credentials and all.
+   */
+  redact?: Redaction | false;
 }
 
 export interface RunWithLedgerOptions extends LedgerRunOptions {
@@ -95,16 +121,67 @@ function ledgerRunner(options: LedgerRunOptions): Runner {
   });
 }
 
+/** The options runWithLedger and resumeRun hand to the SDK's run. */
+function sdkRunOptions(options: LedgerRunOptions) {
+  return {
+    ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
+    ...(options.context !== undefined ? { context: options.context } : {}),
+    ...(options.signal !== undefined ? { signal: options.signal } : {}),
+  };
+}
+
 function runSegment(
   runner: Runner,
   agent: AnyAgent,
   input: string | AgentInputItem[] | AnyRunState,
   scope: LedgerScope,
-  options: { maxTurns?: number | undefined },
+  options: LedgerRunOptions,
 ): Promise<AnyResult> {
-  return runInScope(scope, () =>
-    runner.run(agent, input, options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
-  );
+  return runInScope(scope, () => runner.run(agent, input, sdkRunOptions(options)));
+}
+
+// A recorder's redaction: the caller's, unless `false` (model requests recorded as built).
+function redactionOf(options: LedgerRunOptions): { redact?: Redaction } {
+  return options.redact !== undefined && options.redact !== false ? { redact: options.redact } : {};
+}
+
+/**
+ * The run was stopped by the caller's signal: closed as `run.cancelled`, with the runs it
+ * opened below itself, the signal's reason in its own words. What was in flight is recorded
+ * already (a model call aborted as `model.failed`; tools finish before the SDK stops).
+ */
+async function cancelledBySignal(
+  scope: LedgerScope,
+  signal: AbortSignal,
+  result?: AnyResult,
+): Promise<LedgerRunResult> {
+  const why: unknown = signal.reason;
+  const detail =
+    why instanceof Error ? why.message : typeof why === "string" ? why : "no reason given";
+  const reason = `aborted by the caller's signal: ${detail}`;
+  await closeChildRuns(scope, (recorder) => recorder.cancelRun(reason));
+  await scope.root.cancelRun(reason);
+  return {
+    sessionId: scope.root.sessionId,
+    runId: scope.root.runId,
+    result,
+    status: "cancelled",
+    finalOutput: undefined,
+    interruptions: [],
+    state: result?.state,
+  };
+}
+
+// How a run that threw ended: stopped by the caller's signal (cancelled), else `failed`. A
+// ledger failure stays the caller's error even then: the run is left open, to be resumed.
+function endedBy(
+  scope: LedgerScope,
+  error: unknown,
+  options: LedgerRunOptions,
+): Promise<LedgerRunResult> {
+  if (options.signal?.aborted && findLedgerError(error) === undefined)
+    return cancelledBySignal(scope, options.signal);
+  return failed(scope, error);
 }
 
 /**
@@ -135,7 +212,9 @@ export async function runWithLedger(
     sessionId: options.sessionId,
     ...(options.runId !== undefined ? { runId: options.runId } : {}),
     actor: agentActor(agent.name),
+    ...redactionOf(options),
   });
+  if (options.redact === false) recordRequestsAsBuilt(root);
   await root.startRun({
     agent: agent.name,
     framework: FRAMEWORK,
@@ -151,17 +230,18 @@ export async function runWithLedger(
   const runner = ledgerRunner(options);
   if (options.stream) {
     const stream = await runInScope(scope, () =>
-      runner.run(agent, input, {
-        stream: true,
-        ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
-      }),
+      runner.run(agent, input, { stream: true, ...sdkRunOptions(options) }),
     );
+    const { signal } = options;
     const done = (async () => {
       await stream.completed.catch(() => undefined);
       if (stream.error) throw stream.error;
-      if (stream.cancelled) return cancelled(scope, stream);
+      if (stream.cancelled)
+        return signal?.aborted
+          ? cancelledBySignal(scope, signal, stream)
+          : cancelled(scope, stream);
       return finish(scope, stream);
-    })().catch((error) => failed(scope, error));
+    })().catch((error) => endedBy(scope, error, options));
     // The caller may never await `done`; its rejection is theirs to observe, not a crash.
     done.catch(() => undefined);
     return { sessionId: root.sessionId, runId: root.runId, stream, done };
@@ -170,7 +250,7 @@ export async function runWithLedger(
     const result = await runSegment(runner, agent, input, scope, options);
     return await finish(scope, result);
   } catch (error) {
-    return failed(scope, error);
+    return endedBy(scope, error, options);
   }
 }
 
@@ -221,7 +301,9 @@ export async function resumeRun(
     sessionId,
     runId,
     actor: agentActor(agent.name),
+    ...redactionOf(options),
   });
+  if (options.redact === false) recordRequestsAsBuilt(root);
   const runner = ledgerRunner(options);
   const scope: LedgerScope = {
     root,
@@ -243,6 +325,11 @@ export async function resumeRun(
       const payload = checkpoint.payload as unknown as RunStateCheckpoint;
       const loaded = await loadRunStateCheckpoint(agent, payload);
       const state = options.state ?? loaded;
+      // The app's context for the tools, not the JSON copy the checkpoint saved (as
+      // RunState.fromStringWithContext's merge: the approvals on the state kept).
+      if (options.context !== undefined)
+        state._context.context =
+          options.context instanceof RunContext ? options.context.context : options.context;
       for (const callId of Array.isArray(payload.replayApprovals) ? payload.replayApprovals : [])
         if (typeof callId === "string") scope.run.replayApprovals.add(callId);
       // Decisions a person made on this checkpoint before the process died are not asked again.
@@ -250,7 +337,7 @@ export async function resumeRun(
       // Everything recorded happened before the checkpoint: what comes next is live.
       skipRecordedCalls(root);
       if (payload.currentRunId !== runId) {
-        scope.current = await recorderOfRun(store, sessionId, payload.currentRunId, events);
+        scope.current = await resumeRunBelow(options, payload.currentRunId, events);
         skipRecordedCalls(scope.current);
       }
       scope.currentAgent = state.currentAgent;
@@ -280,6 +367,23 @@ export async function resumeRun(
     }
     return await finish(scope, result);
   } catch (error) {
-    return failed(scope, error);
+    return endedBy(scope, error, options);
   }
+}
+
+// A recorder that goes on recording on a run below the resumed one (the current agent's, a
+// handoff target's), as the actor that started it, with the run's redaction.
+function resumeRunBelow(
+  options: ResumeRunOptions,
+  runId: string,
+  events: readonly LedgerEvent[],
+): Promise<SessionRecorder> {
+  const started = events.find((event) => event.runId === runId && event.type === "run.started");
+  return SessionRecorder.resume({
+    store: options.store,
+    sessionId: options.sessionId,
+    runId,
+    actor: started?.actor ?? agentActor("agent"),
+    ...redactionOf(options),
+  });
 }
