@@ -55,7 +55,7 @@ export async function settleAbandonedCalls(
     const last = lastOf(parent, cause);
     const ended = last === undefined ? undefined : endOfRecorded(last);
     if (last === undefined || ended === undefined || !("abandoned" in ended)) continue;
-    const owner = await recorderOfRun(store, sessionId, parent, events);
+    const owner = await recorderOfRun(store, sessionId, parent, events, scope.run.redact);
     const done = await settleCallsInside({
       recorder: owner,
       call: { ...last, requestedEventId: last.requested.eventId },

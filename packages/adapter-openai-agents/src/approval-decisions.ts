@@ -246,7 +246,7 @@ export async function recordDecisions(
         ? scope.root
         : attempt.runId === scope.current?.runId
           ? scope.current
-          : await recorderOfRun(store, sessionId, attempt.runId, events);
+          : await recorderOfRun(store, sessionId, attempt.runId, events, scope.run.redact);
     if (approved) {
       scope.run.approvedRetries.set(callId, await owner.retry(attempt, metadata));
     } else {

@@ -28,7 +28,7 @@ export async function closeChildRuns(
     const recorder =
       scope.current?.runId === runId
         ? scope.current
-        : await recorderOfRun(store, sessionId, runId, events);
+        : await recorderOfRun(store, sessionId, runId, events, scope.run.redact);
     await close(recorder);
   }
 }

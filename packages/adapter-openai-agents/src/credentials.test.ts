@@ -187,6 +187,29 @@ describe("the redact option", () => {
     expect(JSON.stringify(events)).not.toContain(MARKER);
   });
 
+  test("runWithLedger: applied where the run closes the runs it handed off through (a -> b -> c)", async () => {
+    const { store } = await sqliteLedger();
+    const c = new Agent({ name: "c", instructions: "c" });
+    const b = new Agent({ name: "b", instructions: "b", handoffs: [c] });
+    const a = new Agent({ name: "a", instructions: "a", handoffs: [b] });
+    const model = new ScriptedModel([
+      () => [functionCall("transfer_to_b", {}, "h1")],
+      () => [functionCall("transfer_to_c", {}, "h2")],
+      () => [message(`your ${MARKER}`)],
+    ]);
+    const result = await runWithLedger(a, "go", {
+      ...runOptions(store, model),
+      redact: hideMarker,
+    });
+    expect(result.status).toBe("completed");
+    expect(result.finalOutput).toBe(`your ${MARKER}`);
+    const events = await readWholeSession(store, "s");
+    expect(new Set(events.map((event) => event.runId)).size).toBe(3);
+    // b's run is closed by the run's end with the final output: redacted there too.
+    expect(events.filter((event) => event.type === "run.completed")).toHaveLength(3);
+    expect(JSON.stringify(events)).not.toContain(MARKER);
+  });
+
   test("resumeRun: applied by the recorder of the run it goes on in (the handoff target's)", async () => {
     const { store } = await sqliteLedger();
     const { main, model } = handoffWithCharge({ needsApproval: true });

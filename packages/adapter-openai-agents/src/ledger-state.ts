@@ -5,6 +5,7 @@ import {
   type EventStore,
   type JsonObject,
   type LedgerEvent,
+  type Redaction,
   SessionRecorder,
 } from "@agent-ledger/core";
 import {
@@ -196,14 +197,26 @@ export function skipRecordedCalls(recorder: SessionRecorder): void {
   recorder.replay?.skipAll();
 }
 
-// A recorder that goes on recording on a run already in the ledger, as the actor that started it.
+/**
+ * A recorder that goes on recording on a run already in the ledger (one below the resumed run:
+ * the current agent's, a handoff target's, a child run a settle closes), as the actor that
+ * started it, with the run's redaction (`redact`, as the caller gave it to runWithLedger or
+ * resumeRun).
+ */
 export async function recorderOfRun(
   store: EventStore,
   sessionId: string,
   runId: string,
   events: readonly LedgerEvent[],
+  redact?: Redaction,
 ): Promise<SessionRecorder> {
   const started = events.find((event) => event.runId === runId && event.type === "run.started");
   const actor = started?.actor ?? agentActor("agent");
-  return SessionRecorder.resume({ store, sessionId, runId, actor });
+  return SessionRecorder.resume({
+    store,
+    sessionId,
+    runId,
+    actor,
+    ...(redact !== undefined ? { redact } : {}),
+  });
 }

@@ -25,7 +25,13 @@ import {
 import { closeChildRuns } from "./close-child-runs.js";
 import { instrumentAgent } from "./instrument-agent.js";
 import { ledgerModel, ledgerModelProvider, recordRequestsAsBuilt } from "./ledger-model.js";
-import { isCallEvent, loadRunState, runTree, skipRecordedCalls } from "./ledger-state.js";
+import {
+  isCallEvent,
+  loadRunState,
+  recorderOfRun,
+  runTree,
+  skipRecordedCalls,
+} from "./ledger-state.js";
 import { runInputToJson } from "./model-json.js";
 import { assertRunOptions } from "./option-checks.js";
 import { readResumedRun } from "./resumed-run.js";
@@ -225,7 +231,7 @@ export async function runWithLedger(
     root,
     current: root,
     currentAgent: agent,
-    run: loadRunState([]),
+    run: { ...loadRunState([]), ...redactionOf(options) },
   };
   const runner = ledgerRunner(options);
   if (options.stream) {
@@ -309,7 +315,7 @@ export async function resumeRun(
     root,
     current: root,
     currentAgent: agent,
-    run: loadRunState(treeEvents),
+    run: { ...loadRunState(treeEvents), ...redactionOf(options) },
   };
   // Only with a tool call in flight (a resume's rare path).
   if ([...scope.run.recordedToolCalls.values()].some((calls) => calls.some(inFlight)))
@@ -337,7 +343,13 @@ export async function resumeRun(
       // Everything recorded happened before the checkpoint: what comes next is live.
       skipRecordedCalls(root);
       if (payload.currentRunId !== runId) {
-        scope.current = await resumeRunBelow(options, payload.currentRunId, events);
+        scope.current = await recorderOfRun(
+          options.store,
+          options.sessionId,
+          payload.currentRunId,
+          events,
+          scope.run.redact,
+        );
         skipRecordedCalls(scope.current);
       }
       scope.currentAgent = state.currentAgent;
@@ -369,21 +381,4 @@ export async function resumeRun(
   } catch (error) {
     return endedBy(scope, error, options);
   }
-}
-
-// A recorder that goes on recording on a run below the resumed one (the current agent's, a
-// handoff target's), as the actor that started it, with the run's redaction.
-function resumeRunBelow(
-  options: ResumeRunOptions,
-  runId: string,
-  events: readonly LedgerEvent[],
-): Promise<SessionRecorder> {
-  const started = events.find((event) => event.runId === runId && event.type === "run.started");
-  return SessionRecorder.resume({
-    store: options.store,
-    sessionId: options.sessionId,
-    runId,
-    actor: started?.actor ?? agentActor("agent"),
-    ...redactionOf(options),
-  });
 }

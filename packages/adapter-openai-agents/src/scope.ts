@@ -3,6 +3,7 @@ import {
   type Actor,
   type Attempt,
   RECORDS_EVERY_CALL_FIELD,
+  type Redaction,
   type SessionRecorder,
 } from "@agent-ledger/core";
 
@@ -18,6 +19,8 @@ export interface RecordedToolCall {
 
 /** State shared by every scope of one ledger run (the root run and its child runs). */
 export interface LedgerRunState {
+  /** The redaction the caller gave the run (runWithLedger's or resumeRun's `redact`), if any. */
+  redact?: Redaction;
   /**
    * Recorded tool calls by callId (only on a resumed run), the latest attempt of each call in
    * request order: some providers number calls per response (call_0 on every turn), so one
