@@ -4,6 +4,7 @@ import {
   type JsonObject,
   type Redaction,
   validateRedaction,
+  withoutCredentialKeys,
 } from "@agent-ledger/core";
 import type {
   EmbeddingModelV3,
@@ -58,8 +59,18 @@ function recordedRequest(request: Record<string, unknown>, redact: Redaction | f
   if (redact === false) return plain;
   // Credentials in provider options (apiKey, token, headers...) never reach the ledger; the
   // paths are relative to the event payload, where the request sits under `request`.
-  const redacted = applyRedaction({ request: plain }, redact, { type: "model.requested" });
-  return (redacted as JsonObject).request as JsonObject;
+  const redacted = (
+    applyRedaction({ request: plain }, redact, { type: "model.requested" }) as {
+      request: JsonObject;
+    }
+  ).request;
+  // And every credential-looking key of the provider options, in any case or spelling, at any
+  // depth (a gateway's BYOK secretAccessKey, a Vertex privateKey, X-API-Key): where credentials
+  // are given. A request without one is recorded, and hashed, as before.
+  const options = redacted.providerOptions;
+  if (options === undefined) return redacted;
+  const cleared = withoutCredentialKeys(options);
+  return cleared === options ? redacted : { ...redacted, providerOptions: cleared };
 }
 
 /**

@@ -79,7 +79,19 @@ async function call(store: EventStore, secret: string, redact?: false): Promise<
     system: "policy text ".repeat(200),
     prompt: "hi",
     headers: { authorization: `Bearer ${secret}`, "x-api-key": secret },
-    providerOptions: { openai: { apiKey: secret, user: "u1" }, gateway: { token: secret } },
+    providerOptions: {
+      openai: { apiKey: secret, user: "u1" },
+      // Any case or spelling, at any depth: a gateway's BYOK credentials, a custom header.
+      gateway: {
+        token: secret,
+        byok: {
+          bedrock: [{ region: "us-east-1", secretAccessKey: secret, sessionToken: secret }],
+          vertex: [{ project: "p", googleCredentials: { privateKey: secret } }],
+          azure: [{ resourceName: "r", clientSecret: secret }],
+        },
+      },
+      proxy: { extraHeaders: { "X-API-Key": secret, "Ocp-Apim-Subscription-Key": secret } },
+    },
   });
   await recorder.completeRun("done");
 }

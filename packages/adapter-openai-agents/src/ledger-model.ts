@@ -2,13 +2,12 @@ import {
   type Attempt,
   applyRedaction,
   DEFAULT_CREDENTIAL_PATHS,
-  isCredentialKey,
   type JsonObject,
   type JsonValue,
   LedgerError,
-  REDACTED,
   type SerializedError,
   type SessionRecorder,
+  withoutCredentialKeys,
 } from "@agent-ledger/core";
 import type { Model, ModelProvider, ModelRequest, ModelResponse } from "@openai/agents";
 import { noteCallCauses } from "./ledger-state.js";
@@ -57,28 +56,6 @@ function withoutCredentials(request: JsonObject): JsonObject {
   if (settings === undefined) return redacted.request;
   const cleared = withoutCredentialKeys(settings);
   return cleared === settings ? redacted.request : { ...redacted.request, modelSettings: cleared };
-}
-
-// Every credential key's value replaced (a null, which holds nothing, is kept); the value itself
-// when nothing under it is one.
-function withoutCredentialKeys(value: JsonValue): JsonValue {
-  if (value === null || typeof value !== "object") return value;
-  if (Array.isArray(value)) {
-    const items = value.map(withoutCredentialKeys);
-    return items.some((item, index) => item !== value[index]) ? items : value;
-  }
-  let copy: JsonObject | undefined;
-  for (const [key, item] of Object.entries(value)) {
-    const next =
-      isCredentialKey(key) && item !== null && item !== REDACTED
-        ? REDACTED
-        : withoutCredentialKeys(item);
-    if (next !== item) {
-      copy ??= { ...value };
-      copy[key] = next;
-    }
-  }
-  return copy ?? value;
 }
 
 // The runs whose model requests are recorded as built, credentials and all (`redact: false`),

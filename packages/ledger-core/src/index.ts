@@ -127,7 +127,7 @@ export type {
 export { toOtelSpans } from "./projections/to-otel-spans.js";
 export type { Attempt, ReplayedOutcome } from "./recorder/attempt.js";
 export { CommitQueue } from "./recorder/commit-queue.js";
-export { isCredentialKey } from "./recorder/credential-key.js";
+export { isCredentialKey, withoutCredentialKeys } from "./recorder/credential-key.js";
 export type { RedactContext, Redaction } from "./recorder/redact.js";
 export {
   applyRedaction,

@@ -1,3 +1,6 @@
+import type { JsonObject, JsonValue } from "../events/json.js";
+import { REDACTED } from "./redact.js";
+
 /**
  * Parts of a key that mark a credential wherever they appear (`x-api-key`, `adminAPIKey`,
  * `Ocp-Apim-Subscription-Key`, `client_secret`, `googleCredentials`...). A name merely ending
@@ -42,4 +45,31 @@ export function isCredentialKey(key: string): boolean {
     name.endsWith("token") ||
     SECRET_PARTS.some((part) => name.includes(part))
   );
+}
+
+/**
+ * `value` with the value of every key `isCredentialKey` names, at any depth, replaced by
+ * `[redacted]` (a null, which holds nothing, is kept); `value` itself when nothing under it is
+ * one, so a request without credentials is recorded, and hashed, as before. For the parts of a
+ * request where credentials are given (model settings, provider options), not for the
+ * conversation or tool schemas, which hold the app's own names (a `page_token` parameter).
+ */
+export function withoutCredentialKeys(value: JsonValue): JsonValue {
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) {
+    const items = value.map(withoutCredentialKeys);
+    return items.some((item, index) => item !== value[index]) ? items : value;
+  }
+  let copy: JsonObject | undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const next =
+      isCredentialKey(key) && item !== null && item !== REDACTED
+        ? REDACTED
+        : withoutCredentialKeys(item);
+    if (next !== item) {
+      copy ??= { ...value };
+      copy[key] = next;
+    }
+  }
+  return copy ?? value;
 }
