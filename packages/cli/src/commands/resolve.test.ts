@@ -310,9 +310,13 @@ describe("resolve --abandon of a tool call with calls in flight inside it", () =
     const { of } = await runs();
     expect(of("inside").at(-1).payload).toEqual({ reason: "filed by hand" });
 
-    // Nothing is left inside it now: a call abandoned is not unresolved.
+    // Nothing is left inside it now: what was asked for holds, so it says so and writes nothing.
+    const length = (await runs()).of("agent").length;
     const again = await cli("resolve", "crashed", calls.research.attemptId, "--abandon", "other");
-    expect(again.code).toBe(1);
-    expect(again.stderr).toContain("is not unresolved (it is abandoned)");
+    expect(again.code).toBe(0);
+    expect(again.stdout).toBe(
+      `attempt ${calls.research.attemptId} (tool research) on run agent was abandoned already: filed by hand; nothing it started is left in flight\n`,
+    );
+    expect((await runs()).of("agent")).toHaveLength(length);
   });
 });
