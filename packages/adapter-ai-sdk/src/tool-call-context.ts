@@ -34,6 +34,11 @@ export class ToolCallContext {
   /** The tool call this one runs inside (a sub-agent's tool), if any. */
   readonly #outer: ToolCallContext | undefined;
   #inner: AdapterState | undefined;
+  /**
+   * The error an inner call of the tool was refused with because the run (or its caller's) had
+   * stopped: what the tool ends with then is no answer of its own (see `beforeOutcome`).
+   */
+  #refused: { error: unknown } | undefined;
 
   constructor(root: AdapterState, state: AdapterState, attempt: Attempt) {
     this.#root = root;
@@ -47,8 +52,13 @@ export class ToolCallContext {
     // Another recorder's calls are its own, or those of a tool of it this call runs inside.
     if (root !== this.#root) return this.#outer?.stateFor(root) ?? root;
     // A run the ledger stopped refuses the calls of its tools too.
-    root.assertOpen();
-    this.#state.assertOpen();
+    try {
+      root.assertOpen();
+      this.#state.assertOpen();
+    } catch (error) {
+      this.#refused ??= { error };
+      throw error;
+    }
     if (!this.#inner) {
       const recorder: SessionRecorder = this.#state.recorder.child({
         actor: this.#state.recorder.actor,
@@ -62,24 +72,27 @@ export class ToolCallContext {
 
   /**
    * Before the tool's outcome is recorded: an inner stream the tool left unread is recorded as
-   * failed (it was paid for, and its run is about to close). A child run the ledger stopped (a
-   * divergence, a store down) stops the tool's run too, and the tool's outcome is not recorded:
-   * it would be the ledger's error, answered from the ledger on every later resume.
+   * failed (it was paid for, and its run is about to close). The outcome is then recorded,
+   * whatever stopped the run meanwhile (a sibling call refused as unresolved, a request the
+   * ledger could not take): the tool ran, and left unrecorded it would be "may or may not have
+   * happened", run again on resume (or twice, once a person approves it). The stop applies to
+   * what comes next: the agent's next model call is refused.
+   *
+   * Unless the ledger refused a call the tool made inside: its child run stopped (a divergence,
+   * a store down), or its inner call was refused because the run had stopped. What the tool
+   * ends with then (that error, or what it made of it) is no answer of its own, and would be
+   * answered from the ledger on every later resume: nothing is recorded, the tool's run stops,
+   * and the call runs again on resume (if idempotent, else a person decides).
    */
   async beforeOutcome(): Promise<void> {
     const inner = this.#inner;
     if (inner)
       await inner.abandonOpenStreams("the tool returned before reading the stream to its end");
-    try {
-      // A sibling's refusal (an unresolved call next to this one) blocks the run, and this
-      // tool's inner call may have thrown it: neither is this tool's answer.
-      this.#root.assertOpen();
-      this.#state.assertOpen();
-      inner?.assertOpen();
-    } catch (error) {
-      this.#state.block(error);
-      throw error;
-    }
+    const refused =
+      this.#refused ?? (inner?.blocked !== undefined ? { error: inner.blocked } : undefined);
+    if (refused === undefined) return;
+    this.#state.block(refused.error);
+    throw refused.error;
   }
 
   /**
