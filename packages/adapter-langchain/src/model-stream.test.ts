@@ -134,15 +134,24 @@ describe("closing a run a crash left with a model call in flight", () => {
     const tool = await dead.beforeToolCall({ toolCallId: "c1", name: "send_email", args: {} });
     const model = await dead.beforeModelCall({ request: { messages: ["Hi"] } });
 
-    // A new process closes the run through a handler of its own.
+    // A new process closes the run through a handler of its own: the run is not completed
+    // while the tool call may or may not have happened (the core's completeRun refuses it).
     const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
-    await handler.completeRun("done");
+    await expect(handler.completeRun("done")).rejects.toMatchObject({
+      code: "unresolved-attempt",
+      attempt: { attemptId: tool.attemptId },
+    });
     const { types, unresolved } = await ledger(store);
-    expect(types.slice(-2)).toEqual(["attempt.abandoned", "run.completed"]);
+    expect(types.at(-1)).toBe("attempt.abandoned");
     expect(unresolved.map((attempt) => attempt.attemptId)).toEqual([tool.attemptId]);
     const abandoned = (await runEvents(store, SESSION, RUN)).find(
       (event) => event.type === "attempt.abandoned",
     );
     expect(abandoned?.attemptId).toBe(model.attemptId);
+
+    // The person decides; the run then completes.
+    await (await handler.getRecorder()).abandon(tool, "checked the outbox: not sent");
+    await handler.completeRun("done");
+    expect((await ledger(store)).types.slice(-2)).toEqual(["attempt.abandoned", "run.completed"]);
   });
 });

@@ -121,7 +121,8 @@ export const phases: ((recorder: SessionRecorder, store: EventStore) => Promise<
     await recorder.beforeToolCall(tool("pay-1"));
   },
   // This process goes on past its frontier; then another process takes the run on, with a model
-  // call of its own (whose message list the next turn extends) and an event of its own.
+  // call of its own (whose message list the next turn extends) and an event of its own; and a
+  // person abandons the call left in flight (a run holding one is not completed).
   async (recorder, store) => {
     recorder.replay?.skipAll();
     await turn(recorder, 4);
@@ -129,6 +130,8 @@ export const phases: ((recorder: SessionRecorder, store: EventStore) => Promise<
     other.replay?.skipAll();
     await turn(other, 5);
     await other.record({ type: "x.note", payload: { by: "planner-2" } });
+    const ops = await otherWriter(store);
+    await ops.abandon(await unresolved(store, "pay-1"), "checked the bank: not paid");
   },
   // This process takes the run back, and ends it.
   async (recorder) => {

@@ -1,6 +1,14 @@
 import { escapeMarkers } from "../compact/marker.js";
+import { resolveEvents } from "../compact/resolve.js";
+import { UnresolvedAttemptError } from "../events/errors.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { LedgerEvent, NewEvent } from "../events/types.js";
+import {
+  attemptFromRecorded,
+  collectAttempts,
+  type RecordedAttempt,
+} from "../replay/replay-cursor.js";
+import { readWholeRun } from "../store/read-all.js";
 import { commitEvent } from "./commit-event.js";
 import {
   escapedPayload,
@@ -102,8 +110,83 @@ async function closeRun(
       return event.type === "run.completed"
         ? sameAsRecorded(recorded, output, "the run's output")
         : recorded;
+    if (event.type === "run.completed" && state.status === "running")
+      await assertNoneLeftInFlight(state);
     return await commitEvent(state, event);
   });
+}
+
+/**
+ * `unresolved-attempt` (nothing written) while the run holds a call a crash left in flight that
+ * this recorder loaded on resume (or on reopen) and that is still without an outcome: neither
+ * retried nor resolved since. The resumed agent may not have met it, or met it and was refused
+ * (a tool call not idempotent), which a framework may report only as a tool error or an error
+ * part of its stream. Completed, the run would take no more events and never be resumed, and
+ * that call would stay "may or may not have happened" for good: the run stays open for a
+ * person to decide (`abandon`, `approve`) and be resumed. A failure or a cancellation still
+ * closes it: it says the run did not finish.
+ *
+ * Calls made in this process and still without an outcome are not refused here: an adapter
+ * may end its run with a call its framework requested and then skipped (an approved call the
+ * framework answers otherwise), and refusing would stop a run whose work is done.
+ *
+ * The ledger is the truth, as inspection reads it: the run's events once every event this
+ * recorder queued is committed (an outcome made just before is counted), an attempt retried by
+ * a later one being no longer in flight. A new run holds no such call: nothing is read.
+ */
+async function assertNoneLeftInFlight(state: RecorderState): Promise<void> {
+  const replay = state.replay;
+  if (replay === undefined) return;
+  await state.queue.settled();
+  const { store, sessionId, runId } = state;
+  const attempts = collectAttempts(await readWholeRun(store, { sessionId, runId }));
+  const retried = new Set(attempts.map((attempt) => attempt.retryOf));
+  // What the replay was made of: the run as loaded (`toolStepOf` knows every tool attempt of
+  // it), or, after `replayAgain`, the attempts it selected.
+  const loadedModels = new Set(replay.modelAttempts.map((attempt) => attempt.attemptId));
+  const loaded = (attempt: RecordedAttempt) =>
+    attempt.kind === "model"
+      ? loadedModels.has(attempt.attemptId)
+      : replay.toolStepOf(attempt.requested.eventId) !== undefined;
+  const open = attempts.filter(
+    (attempt) =>
+      attempt.status === "requested" && !retried.has(attempt.attemptId) && loaded(attempt),
+  );
+  if (open.length === 0) return;
+  // As a resume hands them out: the requests resolved, unless the run is read as stored.
+  const requests = open.map((attempt) => attempt.requested);
+  const resolved = state.resolveOnLoad ? await resolveEvents(store, requests) : requests;
+  throw openAtCompletion(
+    runId,
+    open.map((attempt, index) => ({ ...attempt, requested: resolved[index] ?? attempt.requested })),
+  );
+}
+
+function described(attempt: RecordedAttempt): string {
+  const id = attempt.toolCallId === undefined ? "" : ` (${attempt.toolCallId})`;
+  const what =
+    attempt.kind === "tool" ? `tool call ${attempt.name ?? "(unnamed)"}${id}` : "model call";
+  return `${what} attempt ${attempt.attemptId}`;
+}
+
+function openAtCompletion(runId: string, open: RecordedAttempt[]): UnresolvedAttemptError {
+  const first = open[0] as RecordedAttempt;
+  const one = open.length === 1;
+  return new UnresolvedAttemptError(
+    `run ${runId} cannot be completed while ${one ? "a call of it has" : `${open.length} calls of it have`} no outcome: ${open.map(described).join(", ")} (left in flight by a crash, and neither run again nor resolved since). ${one ? "It" : "Each"} may or may not have happened, and a completed run takes no more events and is never resumed. Nothing was written: the run stays open. Check the effect of each, then abandon it (recorder.abandon(error.attempt, reason), or agent-ledger resolve --abandon) or approve it and resume the run; or close the run with failRun or cancelRun.`,
+    {
+      attemptId: first.attemptId,
+      runId,
+      unresolved: open.map((attempt) => ({
+        attemptId: attempt.attemptId,
+        kind: attempt.kind,
+        seq: attempt.requested.seq,
+        ...(attempt.name !== undefined ? { name: attempt.name } : {}),
+        ...(attempt.toolCallId !== undefined ? { toolCallId: attempt.toolCallId } : {}),
+      })),
+    },
+    attemptFromRecorded(first),
+  );
 }
 
 /**

@@ -296,7 +296,14 @@ export class SessionRecorder {
     return recordEvidence(this.#state, record);
   }
 
-  /** Closes the run as completed. On a resumed run closed the same way, returns the recorded event. */
+  /**
+   * Closes the run as completed. On a resumed run closed the same way, returns the recorded
+   * event. On a resumed run that still holds a call a crash left in flight (neither run again
+   * nor resolved since: a tool call refused as not idempotent, which a framework may report only
+   * as a tool error), it refuses with `unresolved-attempt` listing them (`details.unresolved`,
+   * the first as `attempt`) and writes nothing: the run stays open for a person to `abandon` or
+   * `approve` the call and resume it. `failRun` and `cancelRun` still close such a run.
+   */
   completeRun(output?: unknown): Promise<LedgerEvent> {
     return completeRun(this.#state, output);
   }
