@@ -109,10 +109,14 @@ function samePayload(recorded: RunStateCheckpoint, next: RunStateCheckpoint): bo
   return facts(recorded) === facts(next) && sameRunState(recorded.state, next.state);
 }
 
-// The consumer of a streamed run stopped reading: the SDK stops the run without a final
-// output (and without a RunState that could be saved mid-turn). It did not complete.
-export async function cancelled(scope: LedgerScope, result: AnyResult): Promise<LedgerRunResult> {
-  const reason = "the consumer stopped reading the stream";
+// The run was stopped without a final output (and without a RunState that could be saved
+// mid-turn): by default, the consumer of a streamed run stopped reading. It did not complete:
+// it is closed as cancelled with `reason`, and so are the runs it opened below itself.
+export async function cancelled(
+  scope: LedgerScope,
+  result: AnyResult | undefined,
+  reason = "the consumer stopped reading the stream",
+): Promise<LedgerRunResult> {
   await closeChildRuns(scope, (recorder) => recorder.cancelRun(reason));
   await scope.root.cancelRun(reason);
   return {
@@ -122,7 +126,7 @@ export async function cancelled(scope: LedgerScope, result: AnyResult): Promise<
     status: "cancelled",
     finalOutput: undefined,
     interruptions: [],
-    state: result.state,
+    state: result?.state,
   };
 }
 

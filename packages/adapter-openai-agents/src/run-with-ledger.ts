@@ -3,7 +3,6 @@ import {
   findLedgerError,
   type JsonObject,
   LedgerError,
-  type LedgerEvent,
   type Redaction,
   resolvePayload,
   SessionRecorder,
@@ -22,7 +21,6 @@ import {
   loadRunStateCheckpoint,
   type RunStateCheckpoint,
 } from "./checkpoint.js";
-import { closeChildRuns } from "./close-child-runs.js";
 import { instrumentAgent } from "./instrument-agent.js";
 import { ledgerModel, ledgerModelProvider, recordRequestsAsBuilt } from "./ledger-model.js";
 import {
@@ -164,18 +162,7 @@ async function cancelledBySignal(
   const why: unknown = signal.reason;
   const detail =
     why instanceof Error ? why.message : typeof why === "string" ? why : "no reason given";
-  const reason = `aborted by the caller's signal: ${detail}`;
-  await closeChildRuns(scope, (recorder) => recorder.cancelRun(reason));
-  await scope.root.cancelRun(reason);
-  return {
-    sessionId: scope.root.sessionId,
-    runId: scope.root.runId,
-    result,
-    status: "cancelled",
-    finalOutput: undefined,
-    interruptions: [],
-    state: result?.state,
-  };
+  return cancelled(scope, result, `aborted by the caller's signal: ${detail}`);
 }
 
 // How a run that threw ended: stopped by the caller's signal (cancelled), else `failed`. A
