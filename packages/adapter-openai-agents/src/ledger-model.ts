@@ -58,19 +58,10 @@ function withoutCredentials(request: JsonObject): JsonObject {
   return cleared === settings ? redacted.request : { ...redacted.request, modelSettings: cleared };
 }
 
-// The runs whose model requests are recorded as built, credentials and all (`redact: false`),
-// by their root recorder: every model called in such a run's scope records so.
-const requestsAsBuilt = new WeakSet<SessionRecorder>();
-
-/** Records the model requests of the run `root` heads as built (`redact: false`). */
-export function recordRequestsAsBuilt(root: SessionRecorder): void {
-  requestsAsBuilt.add(root);
-}
-
 function recordedRequest(request: ModelRequest): JsonObject {
   const json = modelRequestToJson(request);
-  const root = currentScope()?.root;
-  return root !== undefined && requestsAsBuilt.has(root) ? json : withoutCredentials(json);
+  // `redact: false` on the run: credentials and all.
+  return currentScope()?.run.redact === false ? json : withoutCredentials(json);
 }
 
 /** True for a model or provider already wrapped by this adapter. */

@@ -208,7 +208,7 @@ export async function recorderOfRun(
   sessionId: string,
   runId: string,
   events: readonly LedgerEvent[],
-  redact?: Redaction,
+  redact?: Redaction | false,
 ): Promise<SessionRecorder> {
   const started = events.find((event) => event.runId === runId && event.type === "run.started");
   const actor = started?.actor ?? agentActor("agent");
@@ -217,6 +217,6 @@ export async function recorderOfRun(
     sessionId,
     runId,
     actor,
-    ...(redact !== undefined ? { redact } : {}),
+    ...(redact !== undefined && redact !== false ? { redact } : {}),
   });
 }

@@ -22,7 +22,7 @@ import {
   type RunStateCheckpoint,
 } from "./checkpoint.js";
 import { instrumentAgent } from "./instrument-agent.js";
-import { ledgerModel, ledgerModelProvider, recordRequestsAsBuilt } from "./ledger-model.js";
+import { ledgerModel, ledgerModelProvider } from "./ledger-model.js";
 import {
   isCallEvent,
   loadRunState,
@@ -149,6 +149,11 @@ function redactionOf(options: LedgerRunOptions): { redact?: Redaction } {
   return options.redact !== undefined && options.redact !== false ? { redact: options.redact } : {};
 }
 
+// The run's own `redact`, `false` included, as its scope keeps it.
+function runRedaction(options: LedgerRunOptions): { redact?: Redaction | false } {
+  return options.redact !== undefined ? { redact: options.redact } : {};
+}
+
 /**
  * The run was stopped by the caller's signal: closed as `run.cancelled`, with the runs it
  * opened below itself, the signal's reason in its own words. What was in flight is recorded
@@ -207,7 +212,6 @@ export async function runWithLedger(
     actor: agentActor(agent.name),
     ...redactionOf(options),
   });
-  if (options.redact === false) recordRequestsAsBuilt(root);
   await root.startRun({
     agent: agent.name,
     framework: FRAMEWORK,
@@ -218,7 +222,7 @@ export async function runWithLedger(
     root,
     current: root,
     currentAgent: agent,
-    run: { ...loadRunState([]), ...redactionOf(options) },
+    run: { ...loadRunState([]), ...runRedaction(options) },
   };
   const runner = ledgerRunner(options);
   if (options.stream) {
@@ -296,13 +300,12 @@ export async function resumeRun(
     actor: agentActor(agent.name),
     ...redactionOf(options),
   });
-  if (options.redact === false) recordRequestsAsBuilt(root);
   const runner = ledgerRunner(options);
   const scope: LedgerScope = {
     root,
     current: root,
     currentAgent: agent,
-    run: { ...loadRunState(treeEvents), ...redactionOf(options) },
+    run: { ...loadRunState(treeEvents), ...runRedaction(options) },
   };
   // Only with a tool call in flight (a resume's rare path).
   if ([...scope.run.recordedToolCalls.values()].some((calls) => calls.some(inFlight)))

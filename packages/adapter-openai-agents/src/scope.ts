@@ -19,8 +19,11 @@ export interface RecordedToolCall {
 
 /** State shared by every scope of one ledger run (the root run and its child runs). */
 export interface LedgerRunState {
-  /** The redaction the caller gave the run (runWithLedger's or resumeRun's `redact`), if any. */
-  redact?: Redaction;
+  /**
+   * The caller's `redact` for the run (runWithLedger's or resumeRun's), if any: a redaction its
+   * recorders apply, or `false`: model requests recorded as built, credentials and all.
+   */
+  redact?: Redaction | false;
   /**
    * Recorded tool calls by callId (only on a resumed run), the latest attempt of each call in
    * request order: some providers number calls per response (call_0 on every turn), so one
