@@ -1,5 +1,6 @@
 import { escapeMarkers } from "../compact/marker.js";
 import { resolveEvents } from "../compact/resolve.js";
+import { toolCallLabel } from "../decisions/tool-call-end.js";
 import { UnresolvedAttemptError } from "../events/errors.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { LedgerEvent, NewEvent } from "../events/types.js";
@@ -163,9 +164,7 @@ async function assertNoneLeftInFlight(state: RecorderState): Promise<void> {
 }
 
 function described(attempt: RecordedAttempt): string {
-  const id = attempt.toolCallId === undefined ? "" : ` (${attempt.toolCallId})`;
-  const what =
-    attempt.kind === "tool" ? `tool call ${attempt.name ?? "(unnamed)"}${id}` : "model call";
+  const what = attempt.kind === "tool" ? toolCallLabel(attempt) : "model call";
   return `${what} attempt ${attempt.attemptId}`;
 }
 
