@@ -1,4 +1,4 @@
-import type { JsonValue } from "../events/json.js";
+import { childPath, type JsonValue } from "../events/json.js";
 
 /** Where two JSON values first differ, and the two values there. */
 export interface JsonDifference {
@@ -12,9 +12,6 @@ export interface JsonDifference {
 
 const isObject = (value: JsonValue | undefined): value is { [key: string]: JsonValue } =>
   typeof value === "object" && value !== null && !Array.isArray(value);
-
-const keyPath = (path: string, key: string) =>
-  /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
 
 /**
  * The first place, depth first in the recorded value's key order (then the keys only the new
@@ -31,7 +28,7 @@ export function firstDifference(
   if (Array.isArray(recorded) && Array.isArray(now)) {
     const length = Math.max(recorded.length, now.length);
     for (let index = 0; index < length; index++) {
-      const found = firstDifference(recorded[index], now[index], `${path}[${index}]`);
+      const found = firstDifference(recorded[index], now[index], childPath(path, index));
       if (found) return found;
     }
     return undefined;
@@ -41,13 +38,13 @@ export function firstDifference(
       const found = firstDifference(
         recorded[key],
         Object.hasOwn(now, key) ? now[key] : undefined,
-        keyPath(path, key),
+        childPath(path, key),
       );
       if (found) return found;
     }
     for (const key of Object.keys(now))
       if (!Object.hasOwn(recorded, key))
-        return { path: keyPath(path, key), recorded: undefined, now: now[key] };
+        return { path: childPath(path, key), recorded: undefined, now: now[key] };
     return undefined;
   }
   return { path, recorded, now };
