@@ -8,6 +8,7 @@ import {
 } from "@agent-ledger/core";
 import type { Agent, Handoff, RunContext } from "@openai/agents";
 import { replayedError } from "./ledger-model.js";
+import { parseArgs } from "./ledger-tool.js";
 import { currentScope, type LedgerScope, ledgerStep, recorderOf } from "./scope.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: handoffs of any context and output type
@@ -71,15 +72,6 @@ function assertOptions(options: unknown): asserts options is LedgerHandoffOption
       "$.effect",
       `effect must be one of ${TOOL_EFFECT_KINDS.map((kind) => `"${kind}"`).join(", ")}`,
     );
-}
-
-function parseArgs(input: unknown): unknown {
-  if (typeof input !== "string" || input.length === 0) return {};
-  try {
-    return JSON.parse(input);
-  } catch {
-    return { raw: input };
-  }
 }
 
 // The SDK gives onInvokeHandoff the call's arguments, not its callId: the call is the first one

@@ -78,7 +78,8 @@ export function ledgerToolEffect(tool: object): ToolEffect | undefined {
   return wrappedTools.get(tool);
 }
 
-function parseArgs(input: unknown): unknown {
+/** A call's arguments as the SDK gives them (a JSON string), as the ledger records them. */
+export function parseArgs(input: unknown): unknown {
   if (typeof input !== "string") return input ?? null;
   if (input.length === 0) return {};
   try {
