@@ -1,6 +1,5 @@
 import {
   type EventStore,
-  hashJson,
   InvalidArgumentError,
   type JsonObject,
   type JsonValue,
@@ -15,6 +14,7 @@ import { recordedThreadId } from "./langchain-metadata.js";
 import { isRecord } from "./plain-json.js";
 import { messageFromJson } from "./stored-messages.js";
 import { isInterrupt, isRefusedOutcome } from "./tool-attempt.js";
+import { toolRequestHash } from "./tool-call-key.js";
 import { ledgerToolCallId } from "./tool-claim.js";
 
 export interface RestoredMessages {
@@ -238,7 +238,7 @@ function carriesOn(request: LedgerEvent, calls: readonly JsonObject[]): boolean 
   for (const call of calls) {
     const id = typeof call.id === "string" ? ledgerToolCallId(call.id) : undefined;
     if (id !== undefined) ids.add(id);
-    else unnamed.add(hashJson({ name: call.name ?? null, args: call.args ?? null }));
+    else unnamed.add(requestOf(call));
   }
   const payload = field(request, "request");
   const history = isRecord(payload) && Array.isArray(payload.messages) ? payload.messages : [];
@@ -249,16 +249,15 @@ function carriesOn(request: LedgerEvent, calls: readonly JsonObject[]): boolean 
     for (const call of Array.isArray(data.tool_calls) ? data.tool_calls : []) {
       if (!isRecord(call)) continue;
       const id = typeof call.id === "string" ? ledgerToolCallId(call.id) : undefined;
-      if (
-        id !== undefined
-          ? ids.has(id)
-          : unnamed.has(hashJson({ name: call.name ?? null, args: call.args ?? null }))
-      )
-        return true;
+      if (id !== undefined ? ids.has(id) : unnamed.has(requestOf(call))) return true;
     }
   }
   return false;
 }
+
+// A call without an id, as the recorder hashes a tool request: by name and arguments.
+const requestOf = (call: JsonObject) =>
+  toolRequestHash(typeof call.name === "string" ? call.name : "", call.args ?? null);
 
 /**
  * A call whose answer is a structured output given as a tool call (`withStructuredOutput` with
