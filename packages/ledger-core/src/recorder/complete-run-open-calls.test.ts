@@ -114,6 +114,22 @@ describe("completeRun while a call of the run has no outcome", () => {
     expect((await inspectSession(store, "s")).runs[0]?.status).toBe("completed");
   });
 
+  it("refuses a completion written with record() alike", async () => {
+    const { store, resumed } = await crashedThenResumed();
+    const length = resumed.length;
+    const error = await resumed
+      .record({ type: "run.completed", payload: { output: "paid?" } })
+      .catch((thrown: unknown) => thrown);
+    expect(LedgerError.isInstance(error, "unresolved-attempt")).toBe(true);
+    expect(error).toMatchObject({ details: { unresolved: [{ name: "pay" }] } });
+    expect(resumed.status).toBe("running");
+    expect((await readWholeRun(store, address)).length).toBe(length);
+    // Other events still go in: a custom one, and a failure through record() closes the run.
+    await resumed.record({ type: "x.note", payload: { text: "pay is unresolved" } });
+    await resumed.record({ type: "run.failed", payload: { error: { message: "pay" } } });
+    expect((await runEnds(store)).at(-1)?.type).toBe("run.failed");
+  });
+
   it("still fails or cancels a run with a call left in flight", async () => {
     const failed = await crashedThenResumed();
     await failed.resumed.failRun(new Error("pay is unresolved"));

@@ -135,7 +135,7 @@ async function closeRun(
  * recorder queued is committed (an outcome made just before is counted), an attempt retried by
  * a later one being no longer in flight. A new run holds no such call: nothing is read.
  */
-async function assertNoneLeftInFlight(state: RecorderState): Promise<void> {
+export async function assertNoneLeftInFlight(state: RecorderState): Promise<void> {
   const replay = state.replay;
   if (replay === undefined) return;
   await state.queue.settled();

@@ -8,6 +8,7 @@ import { commitEvent } from "./commit-event.js";
 import { isOutcomeType, outcomeKind } from "./outcome-guard.js";
 import { escapedPayload } from "./prepare-payload.js";
 import type { RecorderState } from "./recorder-state.js";
+import { assertNoneLeftInFlight } from "./run-lifecycle.js";
 
 export interface EvidenceRecord {
   /** Domain key: a later record with the same key supersedes this one in `latestEvidence`. */
@@ -102,6 +103,10 @@ export async function recordEvent(state: RecorderState, event: NewEvent): Promis
       commitEvent(state, copy, undefined, claim),
     );
   }
+  // A completion written this way closes the run as completeRun does: refused alike while a
+  // call a crash left in flight has no outcome.
+  if (copy.type === "run.completed" && state.status === "running")
+    await assertNoneLeftInFlight(state);
   const stored = await commitEvent(state, copy);
   state.open.read(stored);
   return stored;

@@ -321,7 +321,8 @@ export class SessionRecorder {
   /**
    * Appends a custom event (`x.` prefix) or any other event type on this run. Its payload is
    * the caller's data, stored so that reads give it back as given (objects with a `$ledger`
-   * key escaped): a payload of `{ "$ledger": ... }` markers is not a way to name blobs.
+   * key escaped): a payload of `{ "$ledger": ... }` markers is not a way to name blobs. A
+   * `run.completed` written this way is refused as `completeRun` refuses it.
    */
   record(event: NewEvent): Promise<LedgerEvent> {
     return recordEvent(this.#state, event);
