@@ -1,4 +1,9 @@
-import { childPath, type JsonValue, NonSerializableError } from "@agent-ledger/core";
+import {
+  childPath,
+  type JsonValue,
+  NonSerializableError,
+  wellFormedText,
+} from "@agent-ledger/core";
 
 /** Base64 of bytes (how binary content is kept in a plain-JSON payload). */
 export function toBase64(bytes: Uint8Array): string {
@@ -7,7 +12,8 @@ export function toBase64(bytes: Uint8Array): string {
 
 /**
  * Converts an SDK value to plain JSON the way it would go over the wire: undefined properties
- * are dropped, Dates become ISO strings, URLs their href, bytes base64. Deterministic, so the
+ * are dropped, Dates become ISO strings, URLs their href, bytes base64, a lone surrogate in a
+ * string or key U+FFFD. Deterministic, so the
  * same request re-executed after a crash hashes the same.
  *
  * Same result as `JSON.parse(JSON.stringify(value, bytesAsBase64))`, computed by one walk
@@ -90,6 +96,8 @@ function convert(
   }
   switch (typeof value) {
     case "string":
+      // Half an emoji (text cut with slice()) is no plain JSON: U+FFFD, as UTF-8 would send it.
+      return wellFormedText(value);
     case "boolean":
       return value;
     case "number":
@@ -127,7 +135,7 @@ function convert(
       trail?.keys.push(name);
       try {
         const item = convert((object as Record<string, unknown>)[name], name, stack, trail);
-        if (item !== undefined) out[name] = item;
+        if (item !== undefined) out[wellFormedText(name)] = item;
       } catch (error) {
         if (error instanceof Unconvertible) error.keys.push(name);
         throw error;
