@@ -32,7 +32,8 @@ export function approvalCallId(item: RunToolApprovalItem): string {
   return raw.id ?? raw.providerData?.itemId ?? raw.providerData?.id ?? "";
 }
 
-function approvalOf(state: AnyRunState, item: RunToolApprovalItem): boolean | undefined {
+/** The decision made on `item` on `state` (true, false), or undefined. */
+export function approvalOf(state: AnyRunState, item: RunToolApprovalItem): boolean | undefined {
   return state._context.isToolApproved({
     toolName: item.toolName ?? item.name ?? "",
     callId: approvalCallId(item),
@@ -241,21 +242,28 @@ export async function recordDecisions(
       request?.metadata?.[EFFECT_IN_CHILD_RUNS_FIELD] === true
         ? { metadata: { [EFFECT_IN_CHILD_RUNS_FIELD]: true } }
         : {};
-    const owner =
+    const ownerOf = async () =>
       attempt.runId === scope.root.runId
         ? scope.root
         : attempt.runId === scope.current?.runId
           ? scope.current
           : await recorderOfRun(store, sessionId, attempt.runId, events, scope.run.redact);
     if (approved) {
-      scope.run.approvedRetries.set(callId, await owner.retry(attempt, metadata));
-    } else {
-      const reason = "rejected by a person after the process died during the call";
-      await owner.abandon(attempt, reason);
-      unresolved.status = "abandoned";
-      // An agent tool call's agent will not run again: what it left in flight is settled now,
-      // as `agent-ledger resolve --abandon` settles it.
-      await settleCallsInside({ recorder: owner, call: attempt, ended: { abandoned: reason } });
+      // Recorded when the tool runs, by the recorder it runs on (the attempt's run): a re-run the
+      // SDK does not make must not stay in flight.
+      scope.run.approvedRetries.set(callId, {
+        attemptId: attempt.attemptId,
+        retry: async (recorder) =>
+          (recorder.runId === attempt.runId ? recorder : await ownerOf()).retry(attempt, metadata),
+      });
+      continue;
     }
+    const owner = await ownerOf();
+    const reason = "rejected by a person after the process died during the call";
+    await owner.abandon(attempt, reason);
+    unresolved.status = "abandoned";
+    // An agent tool call's agent will not run again: what it left in flight is settled now, as
+    // `agent-ledger resolve --abandon` settles it.
+    await settleCallsInside({ recorder: owner, call: attempt, ended: { abandoned: reason } });
   }
 }

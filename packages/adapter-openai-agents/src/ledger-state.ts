@@ -152,6 +152,23 @@ export function recordedCall(run: LedgerRunState, callId: string): RecordedToolC
 }
 
 /**
+ * The retry a person approved for the call `callId` the run is making now on `recorder`,
+ * recorded as the tool is about to run, or undefined. Only for the call the approval was for: a
+ * call of a later turn that reuses its id (call_0 on every turn) is a call of its own (see
+ * `recordedCall`).
+ */
+export function takeApprovedRetry(
+  run: LedgerRunState,
+  call: { callId: string; recorder: SessionRecorder },
+): Promise<Attempt> | undefined {
+  const approved = run.approvedRetries.get(call.callId);
+  if (approved === undefined || recordedCall(run, call.callId)?.attemptId !== approved.attemptId)
+    return undefined;
+  run.approvedRetries.delete(call.callId);
+  return approved.retry(call.recorder);
+}
+
+/**
  * Notes which model completion asked for each call of a response (see `recordedCall`), whether
  * it came from the ledger, and the function calls the scope's tools are about to run.
  */

@@ -12,6 +12,7 @@ import {
   AGENT_TOOL_PAUSED_EVENT_TYPE,
   loadRunState,
   recordedCall,
+  takeApprovedRetry,
   UNDEFINED_OUTPUT_METADATA,
 } from "./ledger-state.js";
 import { recordedOutput } from "./model-json.js";
@@ -100,13 +101,11 @@ async function openAttempt(
     metadata: JsonObject | undefined;
   },
 ): Promise<Attempt> {
-  if (call.callId !== undefined && scope) {
-    const approved = scope.run.approvedRetries.get(call.callId);
-    if (approved) {
-      scope.run.approvedRetries.delete(call.callId);
-      return approved;
-    }
-  }
+  const approved =
+    call.callId !== undefined && scope
+      ? takeApprovedRetry(scope.run, { callId: call.callId, recorder })
+      : undefined;
+  if (approved) return approved;
   try {
     return await recorder.beforeToolCall({
       ...(call.callId !== undefined ? { toolCallId: call.callId } : {}),
@@ -123,7 +122,11 @@ async function openAttempt(
       attempt &&
       scope?.run.decisions.get(attempt.attemptId) === true
     ) {
-      return recorder.retry(attempt);
+      // As its request said it (an agent tool's effect is that of its child run).
+      return recorder.retry(
+        attempt,
+        call.metadata !== undefined ? { metadata: call.metadata } : {},
+      );
     }
     throw error;
   }
@@ -190,11 +193,18 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     const recorded = callId && run ? recordedCall(run, callId) : undefined;
     // A paused agent tool call was not in flight: it goes on when its run resumes.
     if (recorded && !(callId && run?.pausedAgentTools.has(callId))) {
-      // In flight when the process died: ask a person unless it is safe to run again.
-      if (recorded.status === "requested")
+      if (recorded.status === "requested") {
+        // In flight when the process died, and a person approved making it again (in the app
+        // before the process died, or with `agent-ledger resolve --approve`): it runs now, as
+        // its retry, like any call of the turn. Not through the SDK's approval: going on from an
+        // approval, the SDK skips a call whose id a result of an earlier turn answers (a
+        // provider that reuses call ids), and the call would never be made.
+        if (run?.decisions.get(recorded.attemptId) === true) return false;
+        // Else ask a person unless it is safe to run again.
         return defaultAgentEffect.has(tool)
           ? !run?.safeAgentCalls.has(recorded.attemptId)
           : !effect.idempotent;
+      }
       // Rejected before: interrupt, so the recorded decision is applied again.
       if (recorded.status === "abandoned") return true;
       // It ran: the ledger answers it.

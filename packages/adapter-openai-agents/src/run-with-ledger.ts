@@ -45,6 +45,7 @@ import {
 import { assertCurrentState } from "./run-state-position.js";
 import { agentActor, currentScope, enterAgent, type LedgerScope, runInScope } from "./scope.js";
 import { openAiAgentsVersion } from "./sdk-version.js";
+import { skippedApprovals } from "./skipped-approvals.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: agents of any context and output type
 type AnyAgent = Agent<any, any>;
@@ -316,11 +317,21 @@ export async function resumeRun(
     (checkpoint.payload as unknown as RunStateCheckpoint).kind === "interruption" &&
     !treeEvents.some((event) => event.commitCursor > checkpoint.commitCursor && isCallEvent(event));
 
+  const payload = atCheckpoint ? (checkpoint.payload as unknown as RunStateCheckpoint) : undefined;
+  // Loaded with a state given too: a checkpoint another SDK version wrote is refused.
+  const loaded = payload && (await loadRunStateCheckpoint(agent, payload));
+  const state = loaded && (options.state ?? loaded);
+  // A call in flight a person approved that the SDK would not make going on from the state:
+  // the run is re-executed from its input instead, where it runs. Decisions on a state given are
+  // recorded first; the run is then resumed from what the ledger holds.
+  const skipped = state !== undefined && skippedApprovals(state, scope).length > 0;
+  if (skipped && options.state) {
+    await recordDecisions(scope, options.state, treeEvents);
+    const { state: decided, ...resumed } = options;
+    return resumeRun(agent, { ...resumed, context: options.context ?? decided._context.context });
+  }
   try {
-    if (atCheckpoint) {
-      const payload = checkpoint.payload as unknown as RunStateCheckpoint;
-      const loaded = await loadRunStateCheckpoint(agent, payload);
-      const state = options.state ?? loaded;
+    if (payload && state && !skipped) {
       // The app's context for the tools, not the JSON copy the checkpoint saved (as
       // RunState.fromStringWithContext's merge: the approvals on the state kept).
       if (options.context !== undefined)
@@ -355,7 +366,8 @@ export async function resumeRun(
         result = await runSegment(runner, agent, result.state, scope, options);
       return await finish(scope, result, checkpoint);
     }
-    // Crash between checkpoints: re-execute from the recorded input, answering from the ledger.
+    // Crash between checkpoints, or an approved call the SDK would skip (above): re-execute from
+    // the recorded input, answering from the ledger.
     const inputEvent = rootEvents.find((event) => event.type === "input.received");
     if (!inputEvent)
       throw new LedgerError("not-found", `run ${runId} has no recorded input to re-execute from`);

@@ -17,6 +17,14 @@ export interface RecordedToolCall {
   abandonReason?: string;
 }
 
+/** A person's approval to run an unresolved tool call again, not made yet. */
+export interface ApprovedRetry {
+  /** The attempt a crash left in flight. */
+  attemptId: string;
+  /** Records the retry the tool then runs under, with the recorder it runs on. */
+  retry: (recorder: SessionRecorder) => Promise<Attempt>;
+}
+
 /** State shared by every scope of one ledger run (the root run and its child runs). */
 export interface LedgerRunState {
   /**
@@ -54,8 +62,11 @@ export interface LedgerRunState {
   permanentDecisions: Map<string, { approved: boolean; message?: string }>;
   /** The text a person rejected a call with (same keys as `decisions`), shown to the model. */
   rejectionMessages: Map<string, string>;
-  /** Approved re-runs of unresolved tool calls, by callId: the attempt the tool runs under. */
-  approvedRetries: Map<string, Attempt>;
+  /**
+   * Approved re-runs of unresolved tool calls, by callId: recorded when the tool runs (see
+   * `takeApprovedRetry`), so a re-run the SDK never makes leaves nothing in flight.
+   */
+  approvedRetries: Map<string, ApprovedRetry>;
   /**
    * Tool calls running an agent (Agent.asTool) whose run paused at an approval, by callId: the
    * attempt stays open and the call goes on, on the same child run, when the run resumes.

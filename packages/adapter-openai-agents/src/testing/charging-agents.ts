@@ -24,21 +24,6 @@ export function chargeTool(
   });
 }
 
-/**
- * A provider that reuses tool call ids (call_0 on every response): two turns each charge under
- * call_0 (7, then 3), then the model answers "done".
- */
-export function reusedCallIdAgent(afterEffect?: AfterEffect) {
-  const effects: string[] = [];
-  const charge = chargeTool(effects, afterEffect);
-  const model = new ScriptedModel([
-    () => [functionCall("charge", { amount: 7 }, "call_0")],
-    () => [functionCall("charge", { amount: 3 }, "call_0")],
-    () => [message("done")],
-  ]);
-  return { effects, model, agent: new Agent({ name: "main", tools: [charge] }) };
-}
-
 /** A call of `charge` whose arguments are not JSON. */
 export function notJsonCharge(callId: string): OutputItem {
   return { ...functionCall("charge", {}, callId), arguments: "{amount: 7" } as OutputItem;
@@ -52,6 +37,20 @@ export function chargeCall(amount: number, callId: string): OutputItem {
 export const TWO_CHARGES = [[chargeCall(5, "c0")], [chargeCall(7, "c1")]];
 /** TWO_CHARGES, then a charge of 3 (c2) on the next turn. */
 export const THREE_CHARGES = [...TWO_CHARGES, [chargeCall(3, "c2")]];
+/**
+ * A provider that reuses tool call ids (call_0 on every response): a charge of 7, then of 3,
+ * then of 2, one a turn.
+ */
+export const CALL_0_EVERY_TURN = [
+  [chargeCall(7, "call_0")],
+  [chargeCall(3, "call_0")],
+  [chargeCall(2, "call_0")],
+];
+/** The same with two calls a turn, call_0 and call_1: charges of 7 and 5, then of 3 and 4. */
+export const TWO_CALLS_EVERY_TURN = [
+  [chargeCall(7, "call_0"), chargeCall(5, "call_1")],
+  [chargeCall(3, "call_0"), chargeCall(4, "call_1")],
+];
 /** A call that is not JSON, then a charge of 7 on the next turn. */
 export const BAD_THEN_CHARGE = [[notJsonCharge("call_bad")], [chargeCall(7, "call_charge")]];
 /** A call that is not JSON and a charge of 7 on the same turn. */

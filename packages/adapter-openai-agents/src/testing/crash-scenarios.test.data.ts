@@ -8,10 +8,11 @@ import {
   BAD_AND_CHARGE_THEN_CHARGE,
   BAD_BESIDE_CHARGE,
   BAD_THEN_CHARGE,
+  CALL_0_EVERY_TURN,
   chargingAgent,
   lookupThenBadChargeAgent,
-  reusedCallIdAgent,
   THREE_CHARGES,
+  TWO_CALLS_EVERY_TURN,
   TWO_CHARGES,
 } from "./charging-agents.js";
 import type { CrashingChild } from "./crashing-child.js";
@@ -145,10 +146,23 @@ export const CRASH_SCENARIOS = {
     const store = child.dyingAfter(isType("tool.completed"));
     await runWithLedger(first.agent, "price?", runOptions(store, first.model));
   },
-  "reused call ids: dies inside the second charge": async (child) => {
-    const first = reusedCallIdAgent(child.afterEffect("charge 3"));
-    await runWithLedger(first.agent, "go", runOptions(child.store, first.model));
-  },
+  "call_0 every turn: dies inside the first charge": chargingDyingInside(
+    CALL_0_EVERY_TURN,
+    "charge 7",
+  ),
+  "call_0 every turn: dies inside the second charge": chargingDyingInside(
+    CALL_0_EVERY_TURN,
+    "charge 3",
+  ),
+  "call_0 every turn: dies inside the third charge": chargingDyingInside(
+    CALL_0_EVERY_TURN,
+    "charge 2",
+  ),
+  // Inside the charge of 3 (call_0); the charge of 4 beside it (call_1) cannot record its end.
+  "two calls every turn: dies inside the second turn's charges": chargingDyingInside(
+    TWO_CALLS_EVERY_TURN,
+    "charge 3",
+  ),
   "bad then charge: dies inside the charge": chargingDyingInside(BAD_THEN_CHARGE, "charge 7"),
   "bad then charge: dies in the model call after the charge": async (child) => {
     const first = chargingAgent(BAD_THEN_CHARGE, child.afterEffect());
