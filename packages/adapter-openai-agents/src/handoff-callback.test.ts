@@ -1,6 +1,11 @@
 import { copyFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
-import { inspectSession, type LedgerEvent, readWholeSession } from "@agent-ledger/core";
+import {
+  inspectSession,
+  type LedgerEvent,
+  readWholeSession,
+  resolveEvents,
+} from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { compiledBeside, killAtMarker, scratchDirectory } from "@agent-ledger/core/testing";
 import { Agent, handoff, setTracingDisabled } from "@openai/agents";
@@ -142,6 +147,13 @@ describe("a handoff with an onHandoff callback (handoff(billing, { onHandoff }))
     expect(done.finalOutput).toBe("paid");
     expect([...first, ...next.effects]).toEqual(["ticket opened", "charge 7"]);
     expect((await inspectSession(store, "s")).unresolved).toEqual([]);
+    // Unlike a tool call's, an abandoned handoff's reason is no answer to the model: no model
+    // request holds it (as `agent-ledger inspect` says under the command).
+    const requests = (await resolveEvents(store, await readWholeSession(store, "s"))).filter(
+      (event) => event.type === "model.requested",
+    );
+    expect(JSON.stringify(requests)).toContain("call_handoff");
+    expect(JSON.stringify(requests)).not.toContain("ticket 12 is open");
   });
 
   test("inside the callback, approved by a person (no ticket was made): the resume runs the callback once more", async () => {

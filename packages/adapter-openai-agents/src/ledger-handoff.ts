@@ -1,5 +1,6 @@
 import {
   type Attempt,
+  HANDOFF_TO_FIELD,
   InvalidArgumentError,
   LedgerError,
   ReplayDivergenceError,
@@ -102,9 +103,10 @@ function recordedTarget(handoff: AnyHandoff, attempt: Attempt, result: unknown):
  * happened). One in flight when the process died runs again only if declared idempotent (or
  * a person approved it: `agent-ledger resolve --approve`); otherwise the resume is refused with
  * `unresolved-attempt` until a person decides, since the SDK has no approval for handoffs. One
- * a person abandoned hands off without running the callback. The handoff is changed in place
- * and returned; instrumentAgent wraps every handoff object of the graph this way (a handoff
- * given as a plain agent runs no code of its own and is not recorded).
+ * a person abandoned hands off without running the callback, the model told nothing of the
+ * reason (a handoff's result is its target, not text for the model). The handoff is changed in
+ * place and returned; instrumentAgent wraps every handoff object of the graph this way (a
+ * handoff given as a plain agent runs no code of its own and is not recorded).
  */
 export function ledgerHandoff<H extends AnyHandoff>(
   handoff: H,
@@ -148,7 +150,7 @@ export function ledgerHandoff<H extends AnyHandoff>(
         name: self.toolName,
         args: parseArgs(args),
         effect,
-        metadata: { handoffTo: self.agentName },
+        metadata: { [HANDOFF_TO_FIELD]: self.agentName },
       }),
     );
     const replayed = attempt.replayed;

@@ -181,6 +181,37 @@ describe("renderInspection", () => {
     expect(withPay.match(/nothing to decide/g)).toHaveLength(2);
   });
 
+  it("says under the resolve command what abandon and approve do to a handoff: its model never reads the reason", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "handoff",
+      runId: "run",
+      actor: { type: "agent", id: "triage", framework: "openai-agents" },
+    });
+    await recorder.startRun();
+    // As @agent-ledger/openai-agents records a handoff whose callback was running at a crash.
+    const handoff = await recorder.beforeToolCall({
+      toolCallId: "call_handoff",
+      name: "transfer_to_billing",
+      args: {},
+      metadata: { handoffTo: "billing" },
+    });
+    const text = renderInspection(await inspectSession(store, "handoff"));
+    const lines = text.split("\n");
+    const command = lines.findIndex((line) =>
+      line.endsWith(`agent-ledger resolve --abandon "reason" -- handoff ${handoff.attemptId}`),
+    );
+    expect(command).toBeGreaterThan(0);
+    const hint = lines[command + 1] ?? "";
+    // A tool call's result is the reason, word for word; a handoff's is not.
+    expect(hint).toContain(
+      "this call hands off to billing, and the model never sees the reason: abandoned, the handoff goes ahead without its callback running again",
+    );
+    expect(hint).toContain('--approve "reason" instead runs it once more on the next resume');
+    expect(hint).not.toContain("word for word");
+  });
+
   it("has no unresolved section when everything finished", async () => {
     const store = new MemoryEventStore();
     const recorder = new SessionRecorder({

@@ -211,7 +211,7 @@ export function renderInspection(
       if (attempt.approvedAt !== undefined)
         lines.push(`     ${approvalText(attempt)}; the next resume makes the call again`);
       if (step !== undefined) lines.push(`     ${nextStepText(step, attempt)}`);
-      if (step?.action === "resolve") lines.push(`       ${RESOLVE_HINT}`);
+      if (step?.action === "resolve") lines.push(`       ${resolveHint(attempt)}`);
     }
     if (steps.some((step) => "passwordLeftOut" in step && step.passwordLeftOut))
       lines.push(
@@ -253,9 +253,14 @@ function nextStepText(step: NextStep, attempt: AttemptView): string {
   }
 }
 
-// Under each printed `resolve` command: what its text does, and the other decision.
-const RESOLVE_HINT =
-  'replace "reason" with what you found: the agent\'s model reads it word for word as the call\'s result; if the call did not take effect, --approve "reason" instead makes it again on the next resume';
+// Under each printed `resolve` command: what its text does, and the other decision. A handoff
+// (a tool call whose request's metadata names the agent it hands off to: `handoffTo`) has no
+// result for the model: abandoned, it hands off without running its callback again.
+function resolveHint(attempt: AttemptView): string {
+  return attempt.handoffTo === undefined
+    ? 'replace "reason" with what you found: the agent\'s model reads it word for word as the call\'s result; if the call did not take effect, --approve "reason" instead makes it again on the next resume'
+    : `replace "reason" with what you found: this call hands off to ${attempt.handoffTo}, and the model never sees the reason: abandoned, the handoff goes ahead without its callback running again; if the callback did not take effect, --approve "reason" instead runs it once more on the next resume`;
+}
 
 function countRuns(runs: RunView[]): number {
   return runs.reduce((total, run) => total + 1 + countRuns(run.children), 0);

@@ -91,6 +91,7 @@ export type {
 export { inspectEvents, inspectSession, SessionInspector } from "./inspect/inspect-session.js";
 export {
   EFFECT_IN_CHILD_RUNS_FIELD,
+  HANDOFF_TO_FIELD,
   madeAgainByItself,
   RECORDS_EVERY_CALL_FIELD,
 } from "./inspect/made-again.js";

@@ -29,6 +29,9 @@ export const resolveHelp = `agent-ledger resolve <session> <attemptId> --abandon
   --abandon  it will never complete (attempt.abandoned): a resumed agent tells its model the
              call was abandoned instead of running it again, with the reason word for word as
              the call's result. Write what you found ("charged already by phone").
+             A handoff (inspect says "this call hands off to <agent>") has no result for
+             the model: abandoned, it hands off without running its callback again, and
+             the reason stays in the ledger.
              For a tool call, the calls it left in flight inside it (in the runs made inside
              it, at any depth) are abandoned too, as "its tool call <name> (<id>) was
              abandoned: <reason>", and those runs cancelled with the reason. Run again on a
@@ -88,7 +91,7 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
   if (reason.trim().length === 0) throw usageError(`--${decision} needs a reason`);
   if (reason.trim().toLowerCase() === PLACEHOLDER)
     throw usageError(
-      `--${decision} "${PLACEHOLDER}" is the placeholder inspect prints: replace it with what you found${decision === "abandon" ? " (the agent's model reads it as the call's result)" : ""}`,
+      `--${decision} "${PLACEHOLDER}" is the placeholder inspect prints: replace it with what you found${decision === "abandon" ? " (the agent's model reads it as the call's result, a handoff's excepted)" : ""}`,
     );
   const store = await context.openStore();
   await assertSessionExists(store, sessionId);

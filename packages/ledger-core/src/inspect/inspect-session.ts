@@ -11,7 +11,11 @@ import { modelNameOf } from "../projections/extract.js";
 import type { EventStore } from "../store/event-store.js";
 import { assertEventStore } from "../store/validate.js";
 import { type AwaitingDecisionView, PausedRuns } from "./awaiting-decision.js";
-import { EFFECT_IN_CHILD_RUNS_FIELD, RECORDS_EVERY_CALL_FIELD } from "./made-again.js";
+import {
+  EFFECT_IN_CHILD_RUNS_FIELD,
+  HANDOFF_TO_FIELD,
+  RECORDS_EVERY_CALL_FIELD,
+} from "./made-again.js";
 
 /** Status of one attempt as inspection reports it. */
 export type AttemptStatus = "requested" | "completed" | "failed" | "abandoned";
@@ -38,6 +42,11 @@ export interface AttemptView {
    * metadata says so: `EFFECT_IN_CHILD_RUNS_FIELD`), such as an agent used as a tool.
    */
   effectInChildRuns?: true;
+  /**
+   * Set on a tool call that hands off to another agent, to the agent's name (its request's
+   * metadata says so: `HANDOFF_TO_FIELD`): the model reads no result of it.
+   */
+  handoffTo?: string;
   requestedAt: string;
   resolvedAt?: string;
   durationMs?: number;
@@ -289,6 +298,8 @@ export class SessionInspector {
           if (payload.effect !== undefined) attempt.effect = payload.effect;
           if (event.metadata?.[EFFECT_IN_CHILD_RUNS_FIELD] === true)
             attempt.effectInChildRuns = true;
+          const handoffTo = event.metadata?.[HANDOFF_TO_FIELD];
+          if (typeof handoffTo === "string") attempt.handoffTo = handoffTo;
         } else {
           // The name each framework records (`model`, AI SDK `{ provider, modelId }`, LangChain
           // invocation params...), read as the projections read it; else the one an adapter

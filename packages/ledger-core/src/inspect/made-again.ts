@@ -19,6 +19,14 @@ export const RECORDS_EVERY_CALL_FIELD = "recordsEveryCall";
  */
 export const EFFECT_IN_CHILD_RUNS_FIELD = "effectInChildRuns";
 
+/**
+ * The field of a tool request's `metadata` with which an adapter says that the call is a handoff
+ * to another agent (the target agent's name, a string): the model gets no result of it, so a
+ * person's abandonment reason is kept in the ledger and never read by the model, and an
+ * abandoned handoff goes ahead without its callback. Any framework may write it.
+ */
+export const HANDOFF_TO_FIELD = "handoffTo";
+
 type Inspected = Pick<SessionInspection, "runs" | "unresolved">;
 
 // A run's child runs by the request event that caused each, and each step by run and stepId.
