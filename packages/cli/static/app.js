@@ -1,8 +1,9 @@
 // agent-ledger viewer: its entry module. Read-only, no dependencies, no build step: the page
 // loads it as an ES module, and it imports the others (each named after what it draws).
-// Every value from the ledger is put into the page with textContent (never innerHTML): a
-// payload holding <script> or HTML is shown as text and never runs or renders as markup.
-import { api, el } from "./dom.js";
+// Every value from the ledger is put into the page as text (never innerHTML), isolated from the
+// page's words and its direction controls escaped (dom.js): a payload holding <script> or HTML
+// is shown as text and never runs or renders as markup.
+import { api, el, sentence } from "./dom.js";
 import { SessionView } from "./session-view.js";
 import { showSessions } from "./sessions-list.js";
 
@@ -39,8 +40,10 @@ async function route() {
 async function init() {
   try {
     const config = await api("/api/config");
-    document.getElementById("store-info").textContent =
-      `${config.store.kind}${config.store.location ? ` · ${config.store.location}` : ""}`;
+    const { kind, location: where } = config.store;
+    document
+      .getElementById("store-info")
+      .replaceChildren(where ? sentence`${kind} · ${where}` : sentence`${kind}`);
   } catch {
     // Shown by the route below.
   }

@@ -1,30 +1,26 @@
 // The boxes a person decides from, above the run tree: the runs paused awaiting a decision, and
 // the unresolved attempts with their next steps. The server decides each next step as
 // `agent-ledger inspect` does (next-steps.ts); these are its words.
-import { el } from "./dom.js";
-import { attemptName, preview } from "./format.js";
+import { attemptLabel, el, sentence, value } from "./dom.js";
+import { preview } from "./format.js";
 
 // What the person checks before deciding, as inspect prints it: whether the call writes, and
 // what it was asked to do.
 function attemptFacts(attempt) {
   const effect = attempt.effect;
-  const facts =
-    typeof effect === "object" && effect !== null
-      ? [
-          `effect: ${effect.kind ?? "unknown"}, ${effect.idempotent === true ? "idempotent" : "not idempotent"}`,
-        ]
-      : [];
-  facts.push(`request: ${preview(attempt.request, 100)}`);
-  return facts.join(" · ");
+  const request = preview(attempt.request, 100);
+  if (typeof effect !== "object" || effect === null) return sentence`request: ${request}`;
+  const idempotent = effect.idempotent === true ? "idempotent" : "not idempotent";
+  return sentence`effect: ${effect.kind ?? "unknown"}, ${idempotent} · request: ${request}`;
 }
 
 function nextStepText(attempt, step) {
   if (step.action === "check-by-hand")
-    return `Run ${attempt.runId} is ${step.runStatus}: it takes no more events and will not be resumed; check the effect by hand.`;
+    return sentence`Run ${attempt.runId} is ${step.runStatus}: it takes no more events and will not be resumed; check the effect by hand.`;
   if (step.action === "decide-inner-first")
     return "This agent call waits on a call in flight inside its child run: decide that call first.";
   if (step.action === "decide-outer-first")
-    return `Made inside an agent's call that is a decision itself (attempt ${step.attemptId} on run ${step.runId}), which the next resume asks about first: decide that call first. Abandoned, it abandons this call too; approved, its agent runs again and this call is decided then.`;
+    return sentence`Made inside an agent's call that is a decision itself (attempt ${step.attemptId} on run ${step.runId}), which the next resume asks about first: decide that call first. Abandoned, it abandons this call too; approved, its agent runs again and this call is decided then.`;
   if (step.action === "settled-with-outer") return settledWithOuterText(step);
   return "The next resume makes this call again by itself: nothing to decide.";
 }
@@ -32,13 +28,18 @@ function nextStepText(attempt, step) {
 // A call in flight inside a tool call that ended: settling that call abandons this one
 // (inspect's words, settled-with-outer.ts).
 function settledWithOuterText(step) {
-  const label = `tool call ${step.name ?? "(unnamed)"}${step.toolCallId === undefined ? "" : ` (${step.toolCallId})`}`;
+  const label =
+    step.toolCallId === undefined
+      ? sentence`tool call ${step.name ?? "(unnamed)"}`
+      : sentence`tool call ${step.name ?? "(unnamed)"} (${step.toolCallId})`;
   const ended = step.ended === "abandoned" ? "was abandoned" : step.ended;
   const settles =
     step.command === undefined
       ? "the next resume settles it (abandons it: its answer was never recorded)."
-      : `run ${step.command} again to settle it now, or the next resume does.`;
-  return `Nothing to decide: settled with its ${label}, which ${ended}: ${settles}`;
+      : sentence`run ${step.command} again to settle it now, or the next resume does.`;
+  const said = document.createDocumentFragment();
+  said.append("Nothing to decide: settled with its ", label, `, which ${ended}: `, settles);
+  return said;
 }
 
 // An agent call declared idempotent whose agent's calls may not all be in the ledger: why it is
@@ -49,18 +50,23 @@ function decisionWhy(attempt) {
     : "";
 }
 
+// Unresolved attempts listed before "show all": a crash of a batch can leave a thousand.
+const UNRESOLVED_SHOWN = 100;
+
 /**
  * The unresolved attempts (each `{ attempt, step }`, the calls a pause keeps open left out) in
- * `section`, each with what to do about it; `select(eventId)` shows an attempt's request.
+ * `section`, each with what to do about it; `select(eventId)` shows an attempt's request. The
+ * first UNRESOLVED_SHOWN of them unless `all`; `showAll()` is asked to show them all.
  */
-export function renderUnresolved(section, unresolved, select) {
+export function renderUnresolved(section, unresolved, select, { all = false, showAll } = {}) {
   if (unresolved.length === 0) {
     section.hidden = true;
     return;
   }
   section.hidden = false;
   const list = el("ul");
-  for (const { attempt, step } of unresolved) {
+  const shown = all ? unresolved : unresolved.slice(0, UNRESOLVED_SHOWN);
+  for (const { attempt, step } of shown) {
     const next =
       step.action === "resolve"
         ? el(
@@ -69,14 +75,12 @@ export function renderUnresolved(section, unresolved, select) {
             decisionWhy(attempt) ? document.createTextNode(decisionWhy(attempt)) : null,
             el("code", { text: step.command }),
           )
-        : el("span", { className: "muted", text: nextStepText(attempt, step) });
+        : el("span", { className: "muted" }, nextStepText(attempt, step));
     const item = el(
       "li",
       {},
-      el("strong", { text: `${attempt.kind} ${attempt.name || ""}` }),
-      document.createTextNode(
-        ` requested ${attempt.requestedAt} on run ${attempt.runId} (seq ${attempt.requestSeq}), no outcome recorded. `,
-      ),
+      el("strong", {}, `${attempt.kind} `, value(attempt.name || "")),
+      sentence` requested ${attempt.requestedAt} on run ${attempt.runId} (seq ${attempt.requestSeq}), no outcome recorded. `,
       next,
       // As inspect says it: the command shows the store URL's password as ***.
       step.passwordLeftOut
@@ -86,10 +90,16 @@ export function renderUnresolved(section, unresolved, select) {
             text: "The store URL's password is left out, shown as ***: put it back, or set AGENT_LEDGER_STORE to the URL and drop --store.",
           })
         : null,
-      el("div", { className: "muted", text: attemptFacts(attempt) }),
+      el("div", { className: "muted" }, attemptFacts(attempt)),
     );
     item.addEventListener("click", () => select(attempt.requestEventId));
     list.append(item);
+  }
+  const more = unresolved.length - shown.length;
+  let showing = null;
+  if (more > 0 && showAll) {
+    showing = el("button", { text: `show all ${unresolved.length}`, testId: "all-unresolved" });
+    showing.addEventListener("click", showAll);
   }
   section.replaceChildren(
     el("h2", {
@@ -97,6 +107,7 @@ export function renderUnresolved(section, unresolved, select) {
     }),
     list,
   );
+  if (more > 0) section.append(el("p", { className: "muted" }, `… and ${more} more. `, showing));
 }
 
 /**
@@ -111,16 +122,13 @@ export function renderPaused(section, pauses, waiting) {
   const items = pauses.map((paused) => {
     const open = waiting
       .filter(({ step }) => step.runId === paused.runId)
-      .map(({ attempt }) => attemptName(attempt));
+      .flatMap(({ attempt }, index) => [index > 0 ? ", " : "", attemptLabel(attempt)]);
     return el(
       "li",
       {},
-      el("p", { testId: "paused-run", text: `Run ${paused.runId} is ${paused.text}.` }),
+      el("p", { testId: "paused-run" }, sentence`Run ${paused.runId} is ${paused.text}.`),
       open.length > 0
-        ? el("p", {
-            className: "muted",
-            text: `Open while it waits (not lost in a crash): ${open.join(", ")}`,
-          })
+        ? el("p", { className: "muted" }, "Open while it waits (not lost in a crash): ", ...open)
         : null,
     );
   });

@@ -1,18 +1,72 @@
-// Building the page: every value from the ledger goes in with textContent (never innerHTML), so
+// Building the page: every value from the ledger goes in as text nodes (never innerHTML), so
 // a payload holding <script> or HTML is shown as text and never runs or renders as markup.
+// A value sits in an element of its own, isolated from the page's words around it (`value`,
+// `sentence`; style.css isolates the inline elements), and the invisible characters that set
+// the direction of text are shown as escapes: a tool named `transfer_funds\u202e` cannot
+// reverse the sentence, the command or the arguments the page writes after it.
 import { preview } from "./format.js";
 
 const token = new URLSearchParams(location.search).get("token");
 
+// The direction controls (ALM, LRM, RLM, the embeddings and overrides, the isolates), as the
+// terminal output escapes them (format.ts).
+const DIRECTION_CONTROL = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const HAS_DIRECTION_CONTROL = new RegExp(DIRECTION_CONTROL.source);
+
+function escaped(character) {
+  return `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`;
+}
+
+/** `text` as the page shows it: text nodes, each direction control a marked escape (`\u202e`). */
+function shownNodes(text) {
+  if (!HAS_DIRECTION_CONTROL.test(text)) return document.createTextNode(text);
+  const nodes = document.createDocumentFragment();
+  let from = 0;
+  for (const match of text.matchAll(DIRECTION_CONTROL)) {
+    if (match.index > from) nodes.append(text.slice(from, match.index));
+    const shown = document.createElement("span");
+    shown.className = "control";
+    shown.textContent = escaped(match[0]);
+    shown.title = "an invisible character that sets the direction of text, in the value";
+    nodes.append(shown);
+    from = match.index + 1;
+  }
+  if (from < text.length) nodes.append(text.slice(from));
+  return nodes;
+}
+
+/** Puts `text` (from the ledger or not) in `node`, in place of what it held. */
+export function setText(node, text) {
+  node.replaceChildren(shownNodes(String(text)));
+}
+
 export function el(tag, options = {}, ...children) {
   const node = document.createElement(tag);
   if (options.className) node.className = options.className;
-  if (options.text !== undefined) node.textContent = String(options.text);
-  if (options.title) node.title = String(options.title);
+  if (options.text !== undefined) setText(node, options.text);
+  if (options.title) node.title = String(options.title).replace(DIRECTION_CONTROL, escaped);
   if (options.href) node.href = options.href;
   if (options.testId) node.dataset.testid = options.testId;
   for (const child of children) if (child) node.append(child);
   return node;
+}
+
+/** A value from the ledger inside the page's words: isolated (`<bdi>`), its controls escaped. */
+export function value(text) {
+  return el("bdi", { text });
+}
+
+/**
+ * The page's words with values from the ledger in them, each a `value`:
+ * sentence`requested ${at} on run ${runId}`.
+ */
+export function sentence(words, ...values) {
+  const nodes = document.createDocumentFragment();
+  words.forEach((word, index) => {
+    if (word) nodes.append(word);
+    if (index < values.length) nodes.append(value(values[index]));
+  });
+  return nodes;
 }
 
 /** GET a JSON API path with the page's token; an error response throws its message. */
@@ -25,10 +79,10 @@ export async function api(path) {
 }
 
 // A failure reason beside a run or an attempt, cut to a line; all of it on hover.
-export function reasonSpan(value) {
-  const text = preview(value, 100);
+export function reasonSpan(reason) {
+  const text = preview(reason, 100);
   return text
-    ? el("span", { className: "reason", text: ` ${text}`, title: preview(value, 2000) })
+    ? el("span", { className: "reason", title: preview(reason, 2000) }, " ", value(text))
     : null;
 }
 
@@ -43,7 +97,7 @@ export function longText(className, text) {
     text: `show all ${text.length.toLocaleString("en-US")} characters`,
   });
   showAll.addEventListener("click", () => {
-    pre.textContent = text;
+    setText(pre, text);
     note.remove();
   });
   const note = el(
@@ -53,4 +107,11 @@ export function longText(className, text) {
     showAll,
   );
   return el("div", {}, note, pre);
+}
+
+/** An attempt as the page names it (`tool charge [c1]`), its name and call id each a value. */
+export function attemptLabel(attempt) {
+  return attempt.toolCallId
+    ? sentence`${attempt.kind} ${attempt.name || ""} [${attempt.toolCallId}]`
+    : sentence`${attempt.kind} ${attempt.name || ""}`;
 }

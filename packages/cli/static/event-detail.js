@@ -1,6 +1,6 @@
 // One event in the detail pane: its payload and envelope with long content put back, its cause
 // as a link, and the blobs its `evidenceRefs` name, each fetched in turn.
-import { api, el, longText } from "./dom.js";
+import { api, el, longText, sentence } from "./dom.js";
 
 /**
  * Shows `event` in `pane`, after `notice` (a line saying why it is shown as stored, or null).
@@ -9,14 +9,15 @@ import { api, el, longText } from "./dom.js";
 export async function showEvent(pane, event, notice, { causeText, select }) {
   const parts = [
     notice,
-    el("h3", { text: `#${event.commitCursor} ${event.type}` }),
-    el("p", {
-      className: "muted",
-      text: `${event.recordedAt} · run ${event.runId} seq ${event.seq} · ${event.eventId}`,
-    }),
+    el("h3", {}, sentence`#${event.commitCursor} ${event.type}`),
+    el(
+      "p",
+      { className: "muted" },
+      sentence`${event.recordedAt} · run ${event.runId} seq ${event.seq} · ${event.eventId}`,
+    ),
   ];
   if (event.causedByEventId) {
-    const link = el("a", { href: "#", text: causeText(event.causedByEventId) });
+    const link = el("a", { href: "#" }, causeText(event.causedByEventId));
     link.addEventListener("click", (clickEvent) => {
       clickEvent.preventDefault();
       select(event.causedByEventId);
@@ -48,9 +49,11 @@ export async function showEvent(pane, event, notice, { causeText, select }) {
     try {
       const blob = await api(`/api/blobs/${encodeURIComponent(ref)}`);
       holder.replaceChildren(
-        el("code", {
-          text: `${ref} · ${blob.size} bytes${blob.truncated ? " (truncated)" : ""}`,
-        }),
+        el(
+          "code",
+          {},
+          sentence`${ref} · ${blob.size} bytes${blob.truncated ? " (truncated)" : ""}`,
+        ),
         el("pre", { className: "blob", text: blob.text }),
       );
     } catch (error) {

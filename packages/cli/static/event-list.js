@@ -1,7 +1,53 @@
-// The session's events in commit order, as the page pages them in (every event once), and the
-// words for a cause (`caused by tool.requested research (#3, run-1:2)`).
-import { el } from "./dom.js";
+// The session's events in commit order, as the page pages them in (every event once, a window
+// of them at a time), and the words for a cause (`caused by tool.requested research (#3,
+// run-1:2)`).
+import { el, sentence } from "./dom.js";
 import { preview } from "./format.js";
+
+// The types of the envelope's spec (DESIGN.md §3): each styles its row by a class of its own. A
+// custom type (`x.` and any text the application chose) gets one class for all: its text could
+// add any class to the row.
+const KNOWN_TYPES = new Set([
+  "run.started",
+  "run.completed",
+  "run.failed",
+  "run.cancelled",
+  "model.requested",
+  "model.completed",
+  "model.failed",
+  "tool.requested",
+  "tool.completed",
+  "tool.failed",
+  "attempt.abandoned",
+  "attempt.approved",
+  "input.received",
+  "checkpoint.saved",
+  "evidence.recorded",
+]);
+
+function typeClass(type) {
+  return KNOWN_TYPES.has(type) ? `type-${type.replace(".", "-")}` : "type-custom";
+}
+
+/** An event as a cause is named: `{ type, name, commitCursor, runId, seq }`. */
+export function briefOf(event) {
+  const name = event.payload && typeof event.payload === "object" && event.payload.name;
+  return {
+    type: event.type,
+    name: typeof name === "string" ? name : undefined,
+    commitCursor: event.commitCursor,
+    runId: event.runId,
+    seq: event.seq,
+  };
+}
+
+/** The words for a cause (its brief; nodes, its values isolated). */
+export function causeWords(brief) {
+  const run = brief.runId.slice(0, 14);
+  return brief.name
+    ? sentence`caused by ${brief.type} ${brief.name} (#${brief.commitCursor}, ${run}:${brief.seq})`
+    : sentence`caused by ${brief.type} (#${brief.commitCursor}, ${run}:${brief.seq})`;
+}
 
 export class EventList {
   /** `select(eventId)`: shows an event (a click on its row). */
@@ -42,13 +88,6 @@ export class EventList {
       row.classList.toggle("selected", row.dataset.eventId === eventId);
   }
 
-  causeText(eventId) {
-    const cause = this.byId.get(eventId);
-    if (!cause) return `caused by ${eventId}`;
-    const name = cause.payload && typeof cause.payload === "object" && cause.payload.name;
-    return `caused by ${cause.type}${name ? ` ${name}` : ""} (#${cause.commitCursor}, ${cause.runId.slice(0, 14)}:${cause.seq})`;
-  }
-
   #row(event) {
     const payload = event.payload && typeof event.payload === "object" ? event.payload : {};
     const summary =
@@ -59,10 +98,10 @@ export class EventList {
       "";
     const row = el(
       "tr",
-      { className: `event-row type-${event.type.replace(/\./g, "-")}` },
+      { className: `event-row ${typeClass(event.type)}` },
       el("td", { text: event.commitCursor, className: "num" }),
       el("td", { text: event.recordedAt.slice(11, 23) }),
-      el("td", { text: `${event.runId.slice(0, 14)}:${event.seq}`, title: event.runId }),
+      el("td", { title: event.runId }, sentence`${event.runId.slice(0, 14)}:${event.seq}`),
       el("td", { text: event.type }),
       el("td", { text: preview(summary, 60) }),
     );

@@ -22,10 +22,6 @@ export function attemptKey(attempt) {
   return `${attempt.runId}\n${attempt.attemptId}`;
 }
 
-export function attemptName(attempt) {
-  return `${attempt.kind} ${attempt.name || ""}${attempt.toolCallId ? ` [${attempt.toolCallId}]` : ""}`;
-}
-
 // Why a run stopped, in a line (render-inspection's resultText).
 export function runResultText(result) {
   if (typeof result !== "object" || result === null) return result;

@@ -1,8 +1,8 @@
 // The run tree: each run with its status, duration and cause, its attempts (retries marked ↻)
 // with child runs under the call that caused them, a bar per row on the session's timeline,
 // and the pause of a run paused awaiting a decision last under it, as `inspect` prints it.
-import { el, reasonSpan } from "./dom.js";
-import { attemptKey, attemptName, duration, outcomeText, runResultText } from "./format.js";
+import { attemptLabel, el, reasonSpan, sentence } from "./dom.js";
+import { attemptKey, duration, outcomeText, runResultText } from "./format.js";
 
 // The paused run each run waits with: a run paused awaiting a decision, and every run under it
 // (their agents are the ones waiting), by runId (paused-runs.ts's pausedAbove).
@@ -46,14 +46,24 @@ function timeline(t0, t1) {
   };
 }
 
+// A long run is shown a part at a time: its first STEPS_SHOWN steps, STEPS_MORE more on each
+// request; a step of more than ATTEMPTS_BOUND attempts (a call retried hundreds of times) shows
+// its first and last ATTEMPTS_BOUND / 2, all of them on request. A row for each of 50,000
+// steps held the tab for minutes.
+const STEPS_SHOWN = 100;
+const STEPS_MORE = 1000;
+const ATTEMPTS_BOUND = 20;
+
 /**
- * The rows of the tree of `inspection`:
+ * The rows of the tree of `inspection` (the server's, see page-inspection.ts):
  * - `t0`, `t1`: the session's first and last event times (the timeline);
  * - `unresolvedIds`, `waitingIds`: attemptKeys of the calls in flight, and of those a pause
  *   keeps open (they go on when its run does);
  * - `pausedRunOf`: pausedAbove; `pauseText`: each paused run's pause, by runId;
- * - `requestOf(eventId)`: a listed event; `causeText(eventId)`: the words for a cause;
- * - `select(eventId)`: shows an event (a click on an attempt shows its request).
+ * - `causeText(eventId)`: the words for a cause; `select(eventId)`: shows an event (a click on
+ *   an attempt shows its request);
+ * - `shown`: what the person opened, `{ steps: Map(runId => count), attempts: Set(stepKey) }`;
+ *   `redraw()` draws the tree again once a control opened more.
  */
 export function treeRows(inspection, view) {
   const bar = timeline(view.t0, view.t1);
@@ -77,15 +87,12 @@ export function treeRows(inspection, view) {
                 ? `waiting with run ${view.pausedRunOf.get(run.runId)} for a person's decision`
                 : undefined,
           }),
-          el("span", { className: "muted", text: ` ${duration(run.durationMs)} · ${run.runId}` }),
+          el("span", { className: "muted" }, sentence` ${duration(run.durationMs)} · ${run.runId}`),
           run.status !== "running" && run.status !== "completed" && run.result !== undefined
             ? reasonSpan(runResultText(run.result))
             : null,
           run.causedByEventId
-            ? el("span", {
-                className: "cause",
-                text: ` ← ${view.causeText(run.causedByEventId)}`,
-              })
+            ? el("span", { className: "cause" }, " ← ", view.causeText(run.causedByEventId))
             : null,
         ),
         bar(run.startedAt, run.endedAt, status),
@@ -101,8 +108,38 @@ export function treeRows(inspection, view) {
       byCause.get(key).push(child);
     }
     const placed = new Set();
-    for (const step of run.steps) {
+    // The child runs of calls not shown wait with them.
+    const hidden = (attempt) => {
+      for (const child of byCause.get(attempt.requestEventId) ?? []) placed.add(child);
+    };
+    const stepsShown = view.shown.steps.get(run.runId) ?? STEPS_SHOWN;
+    for (const [stepIndex, step] of run.steps.entries()) {
+      if (stepIndex >= stepsShown) {
+        step.attempts.forEach(hidden);
+        continue;
+      }
+      const stepKey = `${run.runId}\n${step.stepId}`;
+      const count = step.attempts.length;
+      const open = count <= ATTEMPTS_BOUND || view.shown.attempts.has(stepKey);
+      const half = ATTEMPTS_BOUND / 2;
       step.attempts.forEach((attempt, index) => {
+        if (!open && index >= half && index < count - half) {
+          hidden(attempt);
+          if (index === half)
+            rows.push(
+              moreRow(
+                depth,
+                `… ${(count - 2 * half).toLocaleString("en-US")} more attempts of this call`,
+                "show all",
+                "more-attempts",
+                () => {
+                  view.shown.attempts.add(stepKey);
+                  view.redraw();
+                },
+              ),
+            );
+          return;
+        }
         rows.push(attemptRow(attempt, index, depth, view, bar));
         for (const child of byCause.get(attempt.requestEventId) ?? []) {
           placed.add(child);
@@ -111,6 +148,20 @@ export function treeRows(inspection, view) {
         byCause.delete(attempt.requestEventId);
       });
     }
+    const more = run.steps.length - stepsShown;
+    if (more > 0)
+      rows.push(
+        moreRow(
+          depth,
+          `… ${more.toLocaleString("en-US")} more steps of this run, and the runs under them`,
+          `show the next ${Math.min(more, STEPS_MORE).toLocaleString("en-US")}`,
+          "more-steps",
+          () => {
+            view.shown.steps.set(run.runId, stepsShown + STEPS_MORE);
+            view.redraw();
+          },
+        ),
+      );
     for (const child of run.children) if (!placed.has(child)) renderRun(child, depth + 1);
     // Last under the paused run, as `inspect` prints its tree.
     const pause = view.pauseText.get(run.runId);
@@ -123,13 +174,33 @@ export function treeRows(inspection, view) {
             "div",
             { className: "label", title: pause },
             el("span", { className: "indent", text: "  ".repeat(depth + 1) }),
-            document.createTextNode(`⏸ ${pause}`),
+            sentence`⏸ ${pause}`,
           ),
         ),
       );
   };
   for (const run of inspection.runs) renderRun(run, 0);
   return rows;
+}
+
+// A row in place of the rows not shown, with the control that shows them.
+function moreRow(depth, text, action, testId, open) {
+  const button = el("button", { text: action, testId });
+  button.addEventListener("click", (clickEvent) => {
+    clickEvent.stopPropagation();
+    open();
+  });
+  return el(
+    "div",
+    { className: "row more-row" },
+    el(
+      "div",
+      { className: "label" },
+      el("span", { className: "indent", text: "  ".repeat(depth + 1) }),
+      el("span", { className: "muted", text: `${text} ` }),
+      button,
+    ),
+  );
 }
 
 function attemptRow(attempt, index, depth, view, bar) {
@@ -143,7 +214,6 @@ function attemptRow(attempt, index, depth, view, bar) {
       : attempt.status === "requested"
         ? "retried"
         : attempt.status;
-  const requested = view.requestOf(attempt.requestEventId);
   const label = el(
     "div",
     { className: "label" },
@@ -151,7 +221,7 @@ function attemptRow(attempt, index, depth, view, bar) {
       className: "indent",
       text: `${"  ".repeat(depth + 1)}${index > 0 ? "↻ " : "· "}`,
     }),
-    el("span", { text: attemptName(attempt) }),
+    el("span", {}, attemptLabel(attempt)),
     el("span", {
       className: `badge ${status}`,
       text: unresolved ? "UNRESOLVED" : waiting ? "waiting on a decision" : status,
@@ -160,11 +230,9 @@ function attemptRow(attempt, index, depth, view, bar) {
     !unresolved && attempt.status !== "requested" && attempt.status !== "completed"
       ? reasonSpan(outcomeText(attempt.outcome))
       : null,
-    requested?.causedByEventId
-      ? el("span", {
-          className: "cause",
-          text: ` ← ${view.causeText(requested.causedByEventId)}`,
-        })
+    // The cause of its request (the server's note: the page holds a window of the events).
+    attempt.causedByEventId
+      ? el("span", { className: "cause" }, " ← ", view.causeText(attempt.causedByEventId))
       : null,
   );
   const row = el(

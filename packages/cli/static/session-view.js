@@ -1,11 +1,21 @@
-// One session's page: it pages the events in by commit cursor while the session grows, and
-// draws the decision boxes, the run tree and the events from the latest inspection.
+// One session's page: the decision boxes and the run tree from the latest inspection, and the
+// session's events by commit cursor, a window at a time. A long session is never read whole
+// into the page (100k events were a blank page for minutes, a million nodes and 3 GB): the first
+// events show at once, more on request; a live session's new events join the list while it
+// holds the last one, and the inspection is made again only when the session grew, no more
+// often than it takes to make.
 import { renderPaused, renderUnresolved } from "./decision-boxes.js";
-import { api, el } from "./dom.js";
+import { api, el, sentence, value } from "./dom.js";
 import { showEvent } from "./event-detail.js";
-import { EventList } from "./event-list.js";
+import { briefOf, causeWords, EventList } from "./event-list.js";
 import { attemptKey, duration } from "./format.js";
 import { flattenRuns, pausedAbove, shownStatus, treeRows } from "./run-tree.js";
+
+/** Events the list shows first, and how many more each "show the next" asks for. */
+const FIRST_EVENTS = 500;
+const NEXT_EVENTS = 2000;
+/** While the list holds the last event, new events join it up to this many rows; then on request. */
+const LIVE_ROWS = 5000;
 
 export class SessionView {
   /** Draws into `main`; `live` is the header's "live" mark, shown while the page polls. */
@@ -13,17 +23,32 @@ export class SessionView {
     this.sessionId = sessionId;
     this.live = live;
     this.pollMs = 1000;
+    // How long the last inspection took to come (ms): the page asks again no sooner.
+    this.inspectionMs = 0;
+    // The last event in the list, and whether it was the session's last when the list was read.
     this.cursor = 0;
+    this.listAtEnd = false;
+    this.loadingEvents = null;
     this.inspection = null;
-    this.inspectionBehind = false;
+    // What the tree says of causes and requests, from the inspection: by eventId.
+    this.briefs = new Map();
+    this.requests = new Map();
+    // What the person opened of the tree and of the unresolved list: kept across redraws.
+    this.shown = { steps: new Map(), attempts: new Set(), unresolved: false };
+    this.treeView = null;
     this.selected = null;
     this.timer = null;
     this.stopped = false;
     this.header = el("section", { className: "session-head" });
     this.paused = el("section", { className: "paused-box", testId: "paused" });
     this.unresolved = el("section", { className: "unresolved-box", testId: "unresolved" });
-    this.tree = el("section", { className: "tree", testId: "runs" });
+    this.tree = el(
+      "section",
+      { className: "tree", testId: "runs" },
+      el("p", { className: "muted", text: "Inspecting the session…" }),
+    );
     this.eventList = new EventList((eventId) => this.select(eventId));
+    this.moreEvents = el("div", { className: "more-events", testId: "more-events" });
     this.detail = el("section", { className: "detail", testId: "event-detail" });
     main.replaceChildren(
       el("p", {}, el("a", { href: "#/", text: "← sessions" })),
@@ -35,7 +60,13 @@ export class SessionView {
       el(
         "div",
         { className: "split" },
-        el("div", { className: "events-pane" }, el("h2", { text: "Events" }), this.eventList.table),
+        el(
+          "div",
+          { className: "events-pane" },
+          el("h2", { text: "Events" }),
+          this.eventList.table,
+          this.moreEvents,
+        ),
         el("div", { className: "detail-pane" }, el("h2", { text: "Event" }), this.detail),
       ),
     );
@@ -45,20 +76,22 @@ export class SessionView {
   async start() {
     const config = await api("/api/config").catch(() => ({ pollMs: 1000 }));
     this.pollMs = config.pollMs || 1000;
-    await this.poll(true);
+    // Both at once: the first events show while a long session is inspected.
+    const [listed] = await Promise.all([this.loadEvents(FIRST_EVENTS), this.refresh()]);
+    if (listed === 0) throw new Error(`unknown session ${this.sessionId}`);
     if (this.stopped) return;
     this.live.hidden = false;
     const tick = async () => {
       if (this.stopped) return;
       try {
-        await this.poll(false);
+        await this.poll();
         this.live.classList.remove("stale");
       } catch {
         this.live.classList.add("stale");
       }
-      if (!this.stopped) this.timer = setTimeout(tick, this.pollMs);
+      if (!this.stopped) this.timer = setTimeout(tick, Math.max(this.pollMs, this.inspectionMs));
     };
-    this.timer = setTimeout(tick, this.pollMs);
+    this.timer = setTimeout(tick, Math.max(this.pollMs, this.inspectionMs));
   }
 
   stop() {
@@ -67,39 +100,74 @@ export class SessionView {
     this.live.hidden = true;
   }
 
-  // Pages by commit cursor: every event exactly once, in commit order.
-  async poll(first) {
-    let fresh = 0;
-    for (;;) {
-      // As stored: long content stays a blob reference until its event is selected (a long
-      // conversation resolved is gigabytes: each model request holds all of it).
-      const path = `/api/session/events?id=${encodeURIComponent(this.sessionId)}&after=${this.cursor}&limit=500&raw=1`;
-      const page = await api(path);
-      for (const event of page.events) {
-        if (event.commitCursor <= this.cursor) continue;
-        this.cursor = event.commitCursor;
-        this.eventList.add(event);
-        fresh++;
+  async poll() {
+    // New events join the list while it holds the last one (and is not long already).
+    if (this.listAtEnd && this.eventList.events.length < LIVE_ROWS)
+      await this.loadEvents(FIRST_EVENTS);
+    await this.refresh();
+  }
+
+  /**
+   * Adds up to `count` events after the list's last to it, by commit cursor (every event once,
+   * in commit order), as stored: long content stays a blob reference until its event is
+   * selected (a long conversation resolved is gigabytes: each model request holds all of it).
+   * One load at a time; answers how many were added.
+   */
+  async loadEvents(count) {
+    if (this.loadingEvents) return this.loadingEvents.then(() => 0);
+    const load = async () => {
+      let added = 0;
+      while (added < count) {
+        const limit = Math.min(NEXT_EVENTS, count - added);
+        const path = `/api/session/events?id=${encodeURIComponent(this.sessionId)}&after=${this.cursor}&limit=${limit}&raw=1`;
+        const page = await api(path);
+        if (this.stopped) return added;
+        for (const event of page.events) {
+          if (event.commitCursor <= this.cursor) continue;
+          this.cursor = event.commitCursor;
+          this.eventList.add(event);
+          added++;
+        }
+        // A page stops short of its limit at the end of the session, or past a byte bound.
+        this.listAtEnd = page.events.length < limit && !page.truncated;
+        if (this.listAtEnd || page.events.length === 0) break;
       }
-      if (page.events.length < 500) break;
+      return added;
+    };
+    this.loadingEvents = load();
+    try {
+      return await this.loadingEvents;
+    } finally {
+      this.loadingEvents = null;
+      this.renderMoreEvents();
     }
-    const events = this.eventList.events;
-    if (first && events.length === 0) throw new Error(`unknown session ${this.sessionId}`);
-    // Until an inspection as new as the events is shown: a refresh that failed is made again
-    // on the next poll, not only when more events come (a crashed run sends none).
-    if (fresh > 0) this.inspectionBehind = true;
-    if (this.inspectionBehind || first) {
-      // By query, not path: a browser folds a session id "." or ".." out of a URL path.
-      this.inspection = await api(`/api/session?id=${encodeURIComponent(this.sessionId)}`);
-      this.inspectionBehind = false;
-      this.render();
+  }
+
+  // The inspection, made again when the session grew since the one shown (the server answers
+  // `unchanged` otherwise). A failed one is asked for again on the next poll.
+  async refresh() {
+    const started = performance.now();
+    const since = this.inspection ? `&after=${this.inspection.lastCursor}` : "";
+    // By query, not path: a browser folds a session id "." or ".." out of a URL path.
+    let answer;
+    try {
+      answer = await api(`/api/session?id=${encodeURIComponent(this.sessionId)}${since}`);
+    } finally {
+      if (!answer?.unchanged) this.inspectionMs = performance.now() - started;
     }
+    if (answer.unchanged || this.stopped) return;
+    this.inspection = answer;
+    this.render();
   }
 
   render() {
     const inspection = this.inspection;
-    const events = this.eventList.events;
     const runs = flattenRuns(inspection.runs);
+    this.briefs = new Map(Object.entries(inspection.causes || {}));
+    this.requests = new Map();
+    for (const { run } of runs)
+      for (const step of run.steps)
+        for (const attempt of step.attempts) this.requests.set(attempt.requestEventId, attempt);
     // A run paused awaiting a decision is not a crash: neither it, the runs under it nor the
     // calls its pause keeps open (next step "awaiting-decision") are shown as such.
     const pausedRunOf = pausedAbove(inspection.runs);
@@ -110,15 +178,13 @@ export class SessionView {
     }));
     const waiting = steps.filter(({ step }) => step.action === "awaiting-decision");
     const unresolved = steps.filter(({ step }) => step.action !== "awaiting-decision");
-    const first = events[0];
-    const last = events[events.length - 1];
-    const t0 = first ? Date.parse(first.recordedAt) : 0;
-    const t1 = Math.max(last ? Date.parse(last.recordedAt) : 0, t0 + 1);
+    const t0 = inspection.firstAt ? Date.parse(inspection.firstAt) : 0;
+    const t1 = Math.max(inspection.lastAt ? Date.parse(inspection.lastAt) : 0, t0 + 1);
 
     const counts = { running: 0, paused: 0, completed: 0, failed: 0, cancelled: 0 };
     for (const { run } of runs) counts[shownStatus(run, pausedRunOf)]++;
     this.header.replaceChildren(
-      el("h1", { text: `Session ${inspection.sessionId}` }),
+      el("h1", {}, sentence`Session ${inspection.sessionId}`),
       el(
         "p",
         { className: "muted" },
@@ -136,41 +202,124 @@ export class SessionView {
     const missing = inspection.missingBlobs || [];
     if (missing.length > 0)
       this.header.append(
-        el("p", {
-          className: "bad",
-          testId: "missing-blobs",
-          text: `⚠ ${missing.length} blob(s) named by events are not in the store, shown as their references: ${missing.join(", ")}`,
-        }),
+        el(
+          "p",
+          { className: "bad", testId: "missing-blobs" },
+          `⚠ ${missing.length} blob(s) named by events are not in the store, shown as their references: `,
+          ...missing.flatMap((ref, index) => [index > 0 ? ", " : "", value(ref)]),
+        ),
       );
-    renderUnresolved(this.unresolved, unresolved, (eventId) => this.select(eventId));
-
-    const rows = treeRows(inspection, {
+    renderUnresolved(this.unresolved, unresolved, (eventId) => this.select(eventId), {
+      all: this.shown.unresolved,
+      showAll: () => {
+        this.shown.unresolved = true;
+        this.render();
+      },
+    });
+    this.treeView = {
       t0,
       t1,
       unresolvedIds: new Set(unresolved.map(({ attempt }) => attemptKey(attempt))),
       waitingIds: new Set(waiting.map(({ attempt }) => attemptKey(attempt))),
       pausedRunOf,
       pauseText: new Map(pauses.map((paused) => [paused.runId, paused.text])),
-      requestOf: (eventId) => this.eventList.byId.get(eventId),
-      causeText: (eventId) => this.eventList.causeText(eventId),
+      causeText: (eventId) => this.causeText(eventId),
       select: (eventId) => this.select(eventId),
-    });
-    this.tree.replaceChildren(...rows);
+      shown: this.shown,
+      redraw: () => this.renderTree(),
+    };
+    this.renderTree();
+    this.renderMoreEvents();
+  }
+
+  renderTree() {
+    this.tree.replaceChildren(...treeRows(this.inspection, this.treeView));
+  }
+
+  // Under the list: how many of the session's events it holds, and the control for the next.
+  renderMoreEvents() {
+    const shown = this.eventList.events.length;
+    const total = this.inspection?.eventCount;
+    const behind = this.inspection ? this.cursor < this.inspection.lastCursor : !this.listAtEnd;
+    const count =
+      total === undefined || total === shown
+        ? `${shown.toLocaleString("en-US")} events`
+        : `${shown.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} events`;
+    const parts = [el("span", { className: "muted", text: `${count} ` })];
+    if (behind) {
+      const next = el("button", {
+        text: `show the next ${NEXT_EVENTS.toLocaleString("en-US")}`,
+        testId: "next-events",
+      });
+      next.disabled = this.loadingEvents !== null;
+      next.addEventListener("click", async () => {
+        next.disabled = true;
+        try {
+          await this.loadEvents(NEXT_EVENTS);
+        } catch (error) {
+          // Said where the person clicked; the control stays, to try again.
+          this.moreEvents.append(
+            el("p", { className: "bad", text: `Could not fetch more events: ${error.message}` }),
+          );
+          next.disabled = false;
+        }
+      });
+      parts.push(next);
+    }
+    this.moreEvents.replaceChildren(...parts);
     if (this.selected) this.eventList.highlight(this.selected);
   }
 
-  async select(eventId) {
+  // The words for a cause: from the event when the list holds it, else from what the
+  // inspection says of it (the cause of a run or a request, or a request itself).
+  causeText(eventId) {
     const listed = this.eventList.byId.get(eventId);
-    if (!listed) return;
+    const request = this.requests.get(eventId);
+    const brief = listed
+      ? briefOf(listed)
+      : (this.briefs.get(eventId) ??
+        (request?.requestCursor === undefined
+          ? undefined
+          : {
+              type: `${request.kind}.requested`,
+              name: request.kind === "tool" ? request.name : undefined,
+              commitCursor: request.requestCursor,
+              runId: request.runId,
+              seq: request.requestSeq,
+            }));
+    return brief ? causeWords(brief) : sentence`caused by ${eventId}`;
+  }
+
+  /** The event with its content put back: by its cursor when known, else by its id. */
+  async fetchEvent(eventId) {
+    const cursor =
+      this.eventList.byId.get(eventId)?.commitCursor ??
+      this.requests.get(eventId)?.requestCursor ??
+      this.briefs.get(eventId)?.commitCursor;
+    const session = encodeURIComponent(this.sessionId);
+    if (cursor !== undefined) {
+      const page = await api(`/api/session/events?id=${session}&after=${cursor - 1}&limit=1`);
+      if (page.events[0]?.eventId === eventId) return page.events[0];
+    }
+    return (await api(`/api/session/event?id=${session}&eventId=${encodeURIComponent(eventId)}`))
+      .event;
+  }
+
+  async select(eventId) {
     this.selected = eventId;
     this.eventList.highlight(eventId);
     // The list holds events as stored; the pane shows this one with its content put back.
+    const listed = this.eventList.byId.get(eventId);
     let event = listed;
     let notice = null;
     try {
-      const path = `/api/session/events?id=${encodeURIComponent(this.sessionId)}&after=${listed.commitCursor - 1}&limit=1`;
-      event = (await api(path)).events[0] ?? listed;
+      event = await this.fetchEvent(eventId);
     } catch (error) {
+      if (this.selected !== eventId) return;
+      if (!listed)
+        return this.detail.replaceChildren(
+          el("p", { className: "bad", text: `Could not fetch event ${eventId}: ${error.message}` }),
+        );
       notice = el("p", {
         className: "bad",
         text: `Shown as stored (blob references kept): ${error.message}`,
@@ -178,7 +327,7 @@ export class SessionView {
     }
     if (this.selected !== eventId) return; // another event was selected meanwhile
     await showEvent(this.detail, event, notice, {
-      causeText: (id) => this.eventList.causeText(id),
+      causeText: (id) => this.causeText(id),
       select: (id) => this.select(id),
     });
   }

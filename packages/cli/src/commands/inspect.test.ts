@@ -94,8 +94,13 @@ describe("a session whose blob is lost", () => {
     try {
       const session = await fetch(new URL("/api/sessions/lost-blob", viewer.url));
       expect(session.status).toBe(200);
-      expect(await session.json()).toEqual({
-        ...inspection,
+      // The inspection as the page draws it (page-inspection.ts): what inspect --json says of
+      // the calls in flight and the lost blobs; the run tree with what its rows show.
+      type Tree = { steps: { attempts: { status: string }[] }[] }[];
+      const { runs, ...inFlight } = inspection;
+      const shown = (await session.json()) as { unresolved: unknown; runs: Tree };
+      expect(shown).toMatchObject({
+        ...inFlight,
         // What inspect prints for the refund in flight, written out (not nextSteps' own answer).
         nextSteps: [
           {
@@ -104,6 +109,10 @@ describe("a session whose blob is lost", () => {
           },
         ],
       });
+      expect(shown.unresolved).toEqual(inspection.unresolved);
+      const statuses = (tree: Tree) =>
+        tree.flatMap((run) => run.steps.flatMap((step) => step.attempts.map((one) => one.status)));
+      expect(statuses(shown.runs)).toEqual(statuses(runs));
       const events = await fetch(new URL("/api/sessions/lost-blob/events", viewer.url));
       expect(events.status).toBe(200);
       const page = (await events.json()) as { events: unknown[]; missingBlobs: string[] };

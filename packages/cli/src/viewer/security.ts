@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
+import type { IncomingHttpHeaders } from "node:http";
 import { isIP } from "node:net";
 
 /** Sent with every response: no inline script or style, nothing from other origins. */
@@ -38,4 +39,38 @@ function digest(value: string): Buffer {
 export function tokenMatches(presented: string | undefined, expected: string): boolean {
   if (presented === undefined) return false;
   return timingSafeEqual(digest(presented), digest(expected));
+}
+
+/**
+ * Why a request another site's page made is refused, or undefined: `Sec-Fetch-Site` says
+ * `cross-site` or `same-site` (another port on the same host is the same site), or an `Origin`
+ * names another host than the request's `Host`. The page's own requests say `same-origin` (and
+ * carry no Origin, or its own); an address bar says `none`; curl sends neither. A link from
+ * another site to the page itself (a top-level navigation: the page holds no ledger data, and
+ * asks for it same-origin) opens it.
+ */
+export function crossSiteRefusal(
+  headers: IncomingHttpHeaders,
+  pathname: string,
+): string | undefined {
+  const site = headers["sec-fetch-site"];
+  const navigation =
+    headers["sec-fetch-mode"] === "navigate" &&
+    headers["sec-fetch-dest"] === "document" &&
+    pathname === "/";
+  if ((site === "cross-site" || site === "same-site") && !navigation)
+    return `a request from another site's page (Sec-Fetch-Site: ${site})`;
+  const origin = headers.origin;
+  if (origin !== undefined && originHost(origin) !== headers.host?.toLowerCase())
+    return "a request from another origin (Origin)";
+  return undefined;
+}
+
+/** The host (with its port) an Origin names; undefined for `null` or a malformed one. */
+function originHost(origin: string): string | undefined {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return undefined;
+  }
 }

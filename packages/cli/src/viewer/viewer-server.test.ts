@@ -1,5 +1,6 @@
+import { get } from "node:http";
 import { join } from "node:path";
-import { type EventStore, openStore } from "@agent-ledger/core";
+import { type EventStore, MemoryEventStore, openStore, SessionRecorder } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordDemoSession } from "../session-fixture.test.data.js";
@@ -86,5 +87,194 @@ describe("viewer API on a store of many sessions", () => {
       await viewer.close();
       await store.close();
     }
+  });
+});
+
+describe("viewer API: a page of events resolved", () => {
+  it("stops adding events once the page's JSON passes 8 MB, and gives the cursor to go on from", async () => {
+    // Each model request re-sends the conversation: resolved, 2000 of them were 228 MB, and
+    // past 512 MB the answer was a 500 (Invalid string length).
+    const store = new MemoryEventStore();
+    const viewer = await startViewer({ store });
+    try {
+      const recorder = new SessionRecorder({
+        store,
+        sessionId: "long",
+        actor: { type: "agent", id: "a" },
+      });
+      await recorder.startRun();
+      const megabyte = (index: number) => `${index} ${"m".repeat(1024 * 1024)}`;
+      for (let index = 0; index < 12; index++) {
+        const call = await recorder.beforeModelCall({
+          request: { model: "m", messages: [{ role: "user", content: megabyte(index) }] },
+        });
+        await recorder.modelCompleted(call, { text: "ok" });
+      }
+      // One event past the bound on its own still comes, alone.
+      await recorder.recordInput(`${"h".repeat(9 * 1024 * 1024)} END`);
+      await recorder.completeRun("done");
+      const seen: number[] = [];
+      let after = 0;
+      let pages = 0;
+      for (;;) {
+        const response = await fetch(
+          new URL(`/api/session/events?id=long&after=${after}&limit=2000`, viewer.url),
+        );
+        expect(response.status).toBe(200);
+        const text = await response.text();
+        const page = JSON.parse(text) as {
+          events: { commitCursor: number; payload: unknown }[];
+          nextCursor: number;
+          truncated?: true;
+        };
+        pages++;
+        expect(page.events.length).toBeGreaterThan(0);
+        const last = page.events[page.events.length - 1] as { commitCursor: number };
+        expect(page.nextCursor).toBe(last.commitCursor);
+        // Under the bound, but for the event that passed it (or one alone).
+        if (page.events.length > 1) {
+          const withoutLast = JSON.stringify(page.events.slice(0, -1));
+          expect(Buffer.byteLength(withoutLast)).toBeLessThanOrEqual(8 * 1024 * 1024);
+        }
+        for (const event of page.events) seen.push(event.commitCursor);
+        after = page.nextCursor;
+        if (!page.truncated) break;
+      }
+      // Every event once, in order, content put back.
+      expect(seen).toEqual(Array.from({ length: 27 }, (_, index) => index + 1));
+      expect(pages).toBeGreaterThan(2);
+      const input = await fetch(
+        new URL("/api/session/events?id=long&after=25&limit=1", viewer.url),
+      );
+      expect(
+        ((await input.json()) as { events: { payload: { input: string } }[] }).events[0]?.payload
+          .input,
+      ).toMatch(/ END$/);
+    } finally {
+      await viewer.close();
+      await store.close();
+    }
+  });
+});
+
+describe("viewer API: what the session page asks", () => {
+  it("says a session is unchanged since the cursor its inspection was made at, in a few bytes", async () => {
+    const store = new MemoryEventStore();
+    const viewer = await startViewer({ store });
+    try {
+      const { recorder } = await recordDemoSession(store, "grows");
+      const inspect = async (query = "") => {
+        const response = await fetch(new URL(`/api/session?id=grows${query}`, viewer.url));
+        expect(response.status).toBe(200);
+        return (await response.json()) as { lastCursor: number; unchanged?: true; runs?: unknown };
+      };
+      const first = await inspect();
+      expect(first.lastCursor).toBe(12);
+      expect(await inspect("&after=12")).toEqual({ unchanged: true, lastCursor: 12 });
+      await recorder.recordInput("more");
+      const next = await inspect("&after=12");
+      expect(next.unchanged).toBeUndefined();
+      expect(next.lastCursor).toBe(13);
+      // A cursor the session never reached is no inspection of it.
+      expect((await inspect("&after=99")).lastCursor).toBe(13);
+      const bad = await fetch(new URL("/api/session?id=grows&after=x", viewer.url));
+      expect(bad.status).toBe(400);
+    } finally {
+      await viewer.close();
+      await store.close();
+    }
+  });
+
+  it("gives an event by its id, its content put back", async () => {
+    const store = new MemoryEventStore();
+    const viewer = await startViewer({ store });
+    try {
+      await recordDemoSession(store, "by-id");
+      const { events } = await store.readSession({ sessionId: "by-id" });
+      const input = events.find((event) => event.type === "input.received");
+      const get = (eventId: string) =>
+        fetch(
+          new URL(`/api/session/event?id=by-id&eventId=${encodeURIComponent(eventId)}`, viewer.url),
+        );
+      const found = await get(input?.eventId as string);
+      expect(found.status).toBe(200);
+      expect(((await found.json()) as { event: unknown }).event).toEqual(input);
+      expect((await get("no-such-event")).status).toBe(404);
+      expect((await get("a\u0001b")).status).toBe(400);
+    } finally {
+      await viewer.close();
+      await store.close();
+    }
+  });
+});
+
+describe("viewer API from other sites", () => {
+  let viewer: ViewerHandle;
+  const store = new MemoryEventStore();
+
+  beforeAll(async () => {
+    await recordDemoSession(store, "site-session");
+    viewer = await startViewer({ store });
+  });
+  afterAll(async () => {
+    await viewer?.close();
+    await store.close();
+  });
+
+  // With node:http: fetch sends a Sec-Fetch-Mode of its own.
+  const status = (path: string, headers: Record<string, string | undefined>) =>
+    new Promise<number | undefined>((resolve, reject) => {
+      const sent = Object.fromEntries(
+        Object.entries(headers).filter(
+          (entry): entry is [string, string] => entry[1] !== undefined,
+        ),
+      );
+      get(new URL(path, viewer.url), { headers: sent }, (response) => {
+        response.resume();
+        resolve(response.statusCode);
+      }).on("error", reject);
+    });
+
+  it("refuses a request another site's page makes: cross-site, same-site or another Origin", async () => {
+    const own = new URL(viewer.url).origin;
+    for (const path of ["/api/sessions", "/api/session?id=site-session", "/", "/app.js"]) {
+      for (const headers of [
+        { "Sec-Fetch-Site": "cross-site" },
+        { "Sec-Fetch-Site": "same-site" },
+        { Origin: "http://evil.example" },
+        { Origin: "null" },
+        { Origin: own.replace(/:\d+$/, ":1") },
+        { "Sec-Fetch-Site": "same-origin", Origin: "http://evil.example" },
+      ])
+        expect({ path, headers, status: await status(path, headers) }).toEqual({
+          path,
+          headers,
+          status: 403,
+        });
+    }
+  });
+
+  it("answers the page's own requests, a browser's address bar and curl", async () => {
+    const own = new URL(viewer.url).origin;
+    for (const path of ["/api/sessions", "/api/session?id=site-session", "/", "/app.js"]) {
+      for (const headers of [
+        {},
+        { "Sec-Fetch-Site": "same-origin" },
+        { "Sec-Fetch-Site": "none" },
+        { "Sec-Fetch-Site": "same-origin", Origin: own },
+      ])
+        expect({ path, headers, status: await status(path, headers) }).toEqual({
+          path,
+          headers,
+          status: 200,
+        });
+    }
+    // A link to the page from another site (a chat, a ticket) opens it; its data the page
+    // then asks for itself, same-origin.
+    const navigation = { "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document" };
+    expect(await status("/", { ...navigation, "Sec-Fetch-Site": "cross-site" })).toBe(200);
+    expect(await status("/api/sessions", { ...navigation, "Sec-Fetch-Site": "cross-site" })).toBe(
+      403,
+    );
   });
 });

@@ -1,17 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import {
-  BlobCache,
-  type EventStore,
-  isBlobRef,
-  isValidId,
-  LedgerError,
-  redactUrl,
-  resolveEvents,
-} from "@agent-ledger/core";
+import { type EventStore, isBlobRef, isValidId, LedgerError, redactUrl } from "@agent-ledger/core";
 import { usageError } from "../errors.js";
-import { inspectForDecision, withNextSteps } from "../next-steps.js";
-import { isLoopbackHost, SECURITY_HEADERS, tokenMatches } from "./security.js";
+import { eventPageJson, findEvent } from "./event-pages.js";
+import { inspectForPage, unchangedSince } from "./page-inspection.js";
+import { crossSiteRefusal, isLoopbackHost, SECURITY_HEADERS, tokenMatches } from "./security.js";
 import { loadStaticFiles, STATIC_FILE_NAMES } from "./static-files.js";
 
 export interface ViewerOptions {
@@ -51,7 +44,6 @@ const PUBLIC_FILES = new Set([
 ]);
 /** Sessions per page of /api/sessions (the viewer fetches the next on request). */
 const SESSIONS_PAGE = 1000;
-
 function send(
   response: ServerResponse,
   status: number,
@@ -80,19 +72,26 @@ function decodeSegment(segment: string): string | undefined {
 }
 
 /**
- * The session a request names, and whether it asks for its events: `/api/sessions/<id>[/events]`
- * or `/api/session[/events]?id=<id>`. The page uses the query: a browser folds a path segment
- * "." or ".." (even written %2E) out of the URL, so sessions with those ids were out of reach.
+ * The session a request names, and what it asks of it: its inspection, a page of its events,
+ * or one event by id: `/api/sessions/<id>[/events|/event]` or `/api/session[/events|/event]?id=<id>`.
+ * The page uses the query: a browser folds a path segment "." or ".." (even written %2E) out
+ * of the URL, so sessions with those ids were out of reach.
  */
-function sessionRouteOf(url: URL): { sessionId: string | undefined; events: boolean } | undefined {
-  if (url.pathname === "/api/session" || url.pathname === "/api/session/events")
+function sessionRouteOf(
+  url: URL,
+): { sessionId: string | undefined; part: "" | "events" | "event" } | undefined {
+  const query = /^\/api\/session(?:\/(events|event))?$/.exec(url.pathname);
+  if (query)
     return {
       sessionId: url.searchParams.get("id") ?? undefined,
-      events: url.pathname.endsWith("/events"),
+      part: (query[1] ?? "") as "" | "events" | "event",
     };
-  const match = /^\/api\/sessions\/([^/]+)(\/events)?$/.exec(url.pathname);
+  const match = /^\/api\/sessions\/([^/]+)(?:\/(events|event))?$/.exec(url.pathname);
   if (!match) return undefined;
-  return { sessionId: decodeSegment(match[1] as string), events: match[2] !== undefined };
+  return {
+    sessionId: decodeSegment(match[1] as string),
+    part: (match[2] ?? "") as "" | "events" | "event",
+  };
 }
 
 function badRequest(response: ServerResponse, error: string): void {
@@ -131,6 +130,13 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
       response.setHeader("Allow", "GET, HEAD");
       return sendJson(response, 405, { error: "the viewer is read-only" });
     }
+    // Another site's page may send the browser here (a link, a script, an image): it reads
+    // nothing, but it is refused all the same, before the token is looked at.
+    const crossSite = crossSiteRefusal(request.headers, url.pathname);
+    if (crossSite !== undefined)
+      return sendJson(response, 403, {
+        error: `refused ${crossSite}: the viewer answers only its own page`,
+      });
     // DNS rebinding: without a token, only loopback Host names reach the data.
     if (!token) {
       const hostHeader = request.headers.host ?? "";
@@ -189,32 +195,42 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
           response,
           "a session id is 1-255 characters without control characters, %-encoded once",
         );
-      if (sessionRoute.events) {
+      if (sessionRoute.part === "events") {
         const after = Number(url.searchParams.get("after") ?? 0);
         const limit = Math.min(Number(url.searchParams.get("limit") ?? 500), 2000);
         if (!Number.isInteger(after) || after < 0 || !Number.isInteger(limit) || limit < 1)
           return badRequest(response, "after and limit must be non-negative integers");
-        const page = await store.readSession({ sessionId, after, limit });
-        if (url.searchParams.get("raw") === "1") return sendJson(response, 200, page);
-        // Payloads are shown as recorded: content kept in the blob store is put back in place,
-        // and a lost blob's marker stays where its content was, listed in missingBlobs.
-        const cache = new BlobCache();
-        const events = await resolveEvents(store, page.events, { cache, missingBlobs: "keep" });
-        return sendJson(response, 200, {
-          ...page,
-          events,
-          ...(cache.missing.size > 0 ? { missingBlobs: [...cache.missing].sort() } : {}),
-        });
+        const raw = url.searchParams.get("raw") === "1";
+        return send(response, 200, await eventPageJson(store, { sessionId, after, limit, raw }));
       }
-      const inspection = await inspectForDecision(store, sessionId);
+      if (sessionRoute.part === "event") {
+        const eventId = url.searchParams.get("eventId") ?? "";
+        if (!isValidId(eventId))
+          return badRequest(response, "eventId is 1-255 characters without control characters");
+        const event = await findEvent(store, sessionId, eventId);
+        if (event === undefined)
+          return sendJson(response, 404, { error: `no event ${eventId} in session ${sessionId}` });
+        return sendJson(response, 200, { event });
+      }
+      // `after`: the lastCursor of the inspection the page shows. Unchanged since, the answer
+      // says so in a few bytes: a long session is inspected again only when it grew.
+      const after = url.searchParams.get("after");
+      if (after !== null) {
+        const cursor = Number(after);
+        if (!Number.isInteger(cursor) || cursor < 0)
+          return badRequest(response, "after must be a non-negative integer");
+        if (await unchangedSince(store, sessionId, cursor))
+          return sendJson(response, 200, { unchanged: true, lastCursor: cursor });
+      }
+      // What to do about each unresolved attempt, decided as `agent-ledger inspect` decides it.
+      const inspection = await inspectForPage(
+        store,
+        sessionId,
+        storeUrl === undefined ? {} : { storeUrl },
+      );
       if (inspection.eventCount === 0)
         return sendJson(response, 404, { error: `unknown session ${sessionId}` });
-      // What to do about each unresolved attempt, decided as `agent-ledger inspect` decides it.
-      return sendJson(
-        response,
-        200,
-        withNextSteps(inspection, storeUrl === undefined ? {} : { storeUrl }),
-      );
+      return sendJson(response, 200, inspection);
     }
     const blobMatch = /^\/api\/blobs\/([^/]+)$/.exec(path);
     if (blobMatch) {

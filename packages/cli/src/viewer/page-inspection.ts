@@ -1,0 +1,160 @@
+import type {
+  AttemptView,
+  EventStore,
+  LedgerEvent,
+  RunView,
+  SessionInspection,
+} from "@agent-ledger/core";
+import { inspectForDecision, type NextStep, withNextSteps } from "../next-steps.js";
+import type { PausedRun } from "../paused-runs.js";
+
+/** An event as the page names it when it is the cause of another (`caused by tool.requested x`). */
+export interface EventBrief {
+  type: string;
+  /** Its payload's `name`, when a string. */
+  name?: string;
+  commitCursor: number;
+  runId: string;
+  seq: number;
+}
+
+/** An attempt in the page's run tree: what a row shows and what a click on it fetches. */
+export type TreeAttempt = Omit<AttemptView, "request" | "effect"> & {
+  /** The commit cursor of its request event (the page fetches that event when it is clicked). */
+  requestCursor?: number;
+  /** The cause of its request event, when it has one. */
+  causedByEventId?: string;
+};
+
+export type TreeRun = Omit<RunView, "steps" | "children"> & {
+  steps: { stepId: string; kind: "model" | "tool"; attempts: TreeAttempt[] }[];
+  children: TreeRun[];
+};
+
+/**
+ * The session as the viewer's page draws it: the inspection `inspect --json` gives, with the
+ * next steps and pauses (`withNextSteps`), but a run tree of what its rows show, since each row
+ * of a long session is sent on every change (100k events: 47 MB with every request and result):
+ * the requests of the unresolved attempts stay, in `unresolved`, as the boxes a person decides
+ * from show them; a completed call's outcome and a completed run's result are left out.
+ */
+export type PageInspection = Omit<SessionInspection, "runs"> & {
+  runs: TreeRun[];
+  nextSteps: NextStep[];
+  paused?: PausedRun[];
+  /** The commit cursor of its last event: `/api/session?after=` says whether any came since. */
+  lastCursor: number;
+  /** `recordedAt` of the first and last events: the timeline. */
+  firstAt?: string;
+  lastAt?: string;
+  /** The events runs and requests name as their cause, by eventId. */
+  causes: Record<string, EventBrief>;
+};
+
+function briefOf(event: LedgerEvent): EventBrief {
+  const payload = event.payload;
+  const name =
+    typeof payload === "object" && payload !== null && !Array.isArray(payload)
+      ? payload.name
+      : undefined;
+  return {
+    type: event.type,
+    ...(typeof name === "string" ? { name } : {}),
+    commitCursor: event.commitCursor,
+    runId: event.runId,
+    seq: event.seq,
+  };
+}
+
+/**
+ * `inspectForDecision` as the page shows it (PageInspection). What the page says of causes is
+ * noted in the same pass over the events (the store wrapped, each page of events seen as the
+ * inspection reads it): the page holds a window of the events, not all of them.
+ */
+export async function inspectForPage(
+  store: EventStore,
+  sessionId: string,
+  options: { storeUrl?: string } = {},
+): Promise<PageInspection> {
+  const briefs = new Map<string, EventBrief>();
+  // The cause of each event that names one: a run's start or a call's request (by eventId).
+  const causeOf = new Map<string, string>();
+  let first: LedgerEvent | undefined;
+  let last: LedgerEvent | undefined;
+  const seen = (events: readonly LedgerEvent[]) => {
+    for (const event of events) {
+      first ??= event;
+      last = event;
+      briefs.set(event.eventId, briefOf(event));
+      if (event.causedByEventId !== undefined) causeOf.set(event.eventId, event.causedByEventId);
+    }
+  };
+  const observed = new Proxy(store, {
+    get(target, property) {
+      if (property === "readSession")
+        return async (request: Parameters<EventStore["readSession"]>[0]) => {
+          const page = await target.readSession(request);
+          seen(page.events);
+          return page;
+        };
+      const value = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const inspection = withNextSteps(
+    await inspectForDecision(observed, sessionId),
+    options.storeUrl === undefined ? {} : { storeUrl: options.storeUrl },
+  );
+  const causes: Record<string, EventBrief> = {};
+  const named = (eventId: string | undefined) => {
+    const brief = eventId === undefined ? undefined : briefs.get(eventId);
+    if (eventId !== undefined && brief !== undefined) causes[eventId] = brief;
+  };
+  const treeRun = (run: RunView): TreeRun => {
+    named(run.causedByEventId);
+    const { steps, children, result, ...rest } = run;
+    return {
+      ...rest,
+      ...(result !== undefined && run.status !== "completed" ? { result } : {}),
+      steps: steps.map((step) => ({
+        stepId: step.stepId,
+        kind: step.kind,
+        attempts: step.attempts.map((attempt) => {
+          const { request, effect, outcome, ...shown } = attempt;
+          const causedByEventId = causeOf.get(attempt.requestEventId);
+          named(causedByEventId);
+          const requestCursor = briefs.get(attempt.requestEventId)?.commitCursor;
+          return {
+            ...shown,
+            ...(outcome !== undefined && attempt.status !== "completed" ? { outcome } : {}),
+            ...(requestCursor === undefined ? {} : { requestCursor }),
+            ...(causedByEventId === undefined ? {} : { causedByEventId }),
+          };
+        }),
+      })),
+      children: children.map(treeRun),
+    };
+  };
+  return {
+    ...inspection,
+    runs: inspection.runs.map(treeRun),
+    lastCursor: last?.commitCursor ?? 0,
+    ...(first === undefined ? {} : { firstAt: first.recordedAt }),
+    ...(last === undefined ? {} : { lastAt: last.recordedAt }),
+    causes,
+  };
+}
+
+/**
+ * True when session `sessionId` has no event after `cursor` and still has the event at it: an
+ * inspection made at `cursor` is the latest (one read of at most two events).
+ */
+export async function unchangedSince(
+  store: EventStore,
+  sessionId: string,
+  cursor: number,
+): Promise<boolean> {
+  if (cursor < 1) return false;
+  const page = await store.readSession({ sessionId, after: cursor - 1, limit: 2 });
+  return page.events.length === 1 && page.events[0]?.commitCursor === cursor;
+}
