@@ -31,12 +31,17 @@ export function shellQuote(value: string): string {
 }
 
 // C0 and C1 controls (ESC starts ANSI and OSC sequences, U+009B is a one-byte CSI) and the
-// bidi controls that reorder what follows them. Newlines are matched apart.
+// invisible direction controls: the embeddings, overrides and isolates that reorder what
+// follows them, and the marks (U+061C ALM, U+200E LRM, U+200F RLM) that move the neutral
+// characters beside them. Newlines are matched apart.
+const TERMINAL_UNSAFE =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we escape
+  /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+// The same and newlines, for shellQuote: a value holding one is written in ANSI-C quotes, so
+// terminalLine, which inspect applies to the line holding the command, leaves the command as
+// it is (escaped there inside plain quotes, it would name another value).
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we escape
-const TERMINAL_UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
-// The same and newlines, for shellQuote.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we escape
-const NOT_SHOWN_RAW = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const NOT_SHOWN_RAW = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 const NOT_SHOWN_RAW_ALL = new RegExp(NOT_SHOWN_RAW.source, "g");
 
 function escapeCharacter(character: string): string {

@@ -14,6 +14,7 @@ import {
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { EXIT_CODES, notFoundError, usageError } from "../errors.js";
+import { terminalLine } from "../format.js";
 import { LineWriter, type OutputStream, writeOut } from "../io.js";
 import { type OtlpTraceRequest, toOtlpJson } from "../otlp-json.js";
 import { openOutputFile } from "../output-file.js";
@@ -120,7 +121,7 @@ export async function exportCommand(context: CommandContext): Promise<number> {
       }
       progress(`exported ${count} events\n`);
     } else {
-      progress(`projecting session ${sessionId} as ${format}…`);
+      progress(terminalLine(`projecting session ${sessionId} as ${format}…`));
       const document =
         format === "atif" ? await toAtif(store, sessionId) : await exportOtlpJson(store, sessionId);
       if (context.io.signal?.aborted) return await interrupted("before writing");
