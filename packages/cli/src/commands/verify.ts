@@ -12,10 +12,12 @@ import type { CommandContext } from "./context.js";
 import { sessionArgs } from "./session-args.js";
 
 export const verifyHelp = `agent-ledger verify <session> [--json]
-  Recomputes every run's hash chain. Exit code 1 and the first bad seq when an event was
-  changed, removed or reordered. Limit: on SQLite, events removed from the END of a run that
-  is still open cannot be seen (its head is written when it closes): the run reads like one
-  whose writer stopped early.`;
+  Recomputes every run's hash chain and reads every blob its events name. Exit code 1 and the
+  first bad seq when an event was changed, removed or reordered, or when a blob an event names
+  is missing or does not hash to its reference (then the blob's ref and the seq of the first
+  event that names it; --json: \`blob: { ref, problem }\`). Limit: on SQLite, events removed
+  from the END of a run that is still open cannot be seen (its head is written when it
+  closes): the run reads like one whose writer stopped early.`;
 
 export async function verifyCommand(context: CommandContext): Promise<number> {
   const { sessionId, json } = sessionArgs(context, "verify");

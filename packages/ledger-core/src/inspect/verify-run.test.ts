@@ -2,6 +2,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { SessionRecorder } from "../recorder/session-recorder.js";
+import { MemoryEventStore } from "../store/memory-store.js";
 import { decodeBody, encodeBody } from "../stores/sqlite/body-codec.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
@@ -134,5 +135,141 @@ describe("verifyRun on a SQLite file edited behind the ledger's back", () => {
       badSeq: 3,
     });
     await store.close();
+  });
+});
+
+/**
+ * A run whose tool result (seq 2) and model request (seq 3) are kept in the blob store, and a
+ * store-side edit of the blob holding `text`: its row's last byte flipped, or the row deleted.
+ */
+async function runWithBlobs(path: string) {
+  const store = new SqliteEventStore({ path });
+  await store.init();
+  const recorder = new SessionRecorder({
+    store,
+    sessionId: "s",
+    runId: "r",
+    actor: { type: "agent", id: "a" },
+  });
+  await recorder.startRun();
+  const result = "Transferred 100 to account 42. ".repeat(200);
+  const call = await recorder.beforeToolCall({ toolCallId: "t1", name: "transfer", args: {} });
+  await recorder.toolCompleted(call, { text: result });
+  const question = "What did the transfer do? ".repeat(200);
+  const model = await recorder.beforeModelCall({
+    request: { model: "m", messages: [{ role: "user", content: question }] },
+  });
+  await recorder.modelCompleted(model, { content: "It moved 100." });
+  await recorder.completeRun("done");
+  const resultRef = await store.putBlob(result);
+  await store.close();
+  return { resultRef };
+}
+
+function editBlob(path: string, ref: string, edit: "flip" | "delete"): void {
+  const raw = new Database(path);
+  const digest = Buffer.from(ref.slice("sha256:".length), "hex");
+  if (edit === "delete") {
+    expect(raw.prepare("DELETE FROM blobs WHERE digest = ?").run(digest).changes).toBe(1);
+  } else {
+    const row = raw.prepare("SELECT content FROM blobs WHERE digest = ?").get(digest) as {
+      content: Buffer;
+    };
+    const content = Buffer.from(row.content);
+    content[content.length - 1] = (content[content.length - 1] as number) ^ 1;
+    raw.prepare("UPDATE blobs SET content = ? WHERE digest = ?").run(content, digest);
+  }
+  raw.close();
+}
+
+describe("verifyRun checks the blobs a run's events name", () => {
+  it.each([
+    ["flip", "corrupt", "does not hash to its reference"],
+    ["delete", "missing", "is not in the store"],
+  ] as const)(
+    "reports a blob whose row was edited (%s) as %s, with its ref and the seq that names it",
+    async (edit, problem, text) => {
+      const path = join(dir, `blob-${edit}.db`);
+      const { resultRef } = await runWithBlobs(path);
+      editBlob(path, resultRef, edit);
+      const store = new SqliteEventStore({ path });
+      await store.init();
+      const address = { sessionId: "s", runId: "r" };
+      const result = await verifyRun(store, address);
+      expect(result).toEqual({
+        ok: false,
+        length: 6,
+        badSeq: 2,
+        blob: { ref: resultRef, problem },
+        reason: expect.stringContaining(`blob ${resultRef} named at seq 2 ${text}`),
+      });
+      await expect(assertRunIntact(store, address)).rejects.toMatchObject({
+        code: "tamper-detected",
+        badSeq: 2,
+      });
+      await store.close();
+    },
+  );
+
+  it("reports an intact run with blobs as ok", async () => {
+    const path = join(dir, "blob-intact.db");
+    await runWithBlobs(path);
+    const store = new SqliteEventStore({ path });
+    await store.init();
+    expect(await verifyRun(store, { sessionId: "s", runId: "r" })).toEqual({ ok: true, length: 6 });
+    await store.close();
+  });
+
+  it("reads the blobs of a long run in bounded batches, and reports the first one that fails", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "s",
+      runId: "r",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    for (let index = 0; index < 700; index++) {
+      const call = await recorder.beforeToolCall({ name: "read", args: { index } });
+      await recorder.toolCompleted(call, { text: `page ${index} `.repeat(700) });
+    }
+    const batches: number[] = [];
+    const getBlobs = store.getBlobs.bind(store);
+    store.getBlobs = async (refs) => {
+      batches.push(refs.length);
+      return getBlobs(refs);
+    };
+    expect(await verifyRun(store, { sessionId: "s", runId: "r" })).toEqual({
+      ok: true,
+      length: 1401,
+    });
+    expect(batches.reduce((sum, size) => sum + size, 0)).toBe(700);
+    expect(Math.max(...batches)).toBeLessThanOrEqual(100);
+    // A blob that is not there any more (seq 600 names it), and one later: the first is named.
+    const lost = new Set([
+      await store.putBlob("page 299 ".repeat(700)),
+      await store.putBlob("page 650 ".repeat(700)),
+    ]);
+    store.getBlobs = async (refs) => {
+      const found = await getBlobs(refs);
+      for (const ref of lost) found.delete(ref);
+      return found;
+    };
+    expect(await verifyRun(store, { sessionId: "s", runId: "r" })).toMatchObject({
+      ok: false,
+      badSeq: 600,
+      blob: { ref: [...lost][0], problem: "missing" },
+    });
+    // A store without getBlobs is read blob by blob; what it gives must hash to its ref.
+    const withoutBatches = store as { getBlobs?: unknown };
+    withoutBatches.getBlobs = undefined;
+    const getBlob = store.getBlob.bind(store);
+    store.getBlob = async (ref) =>
+      lost.has(ref) ? new TextEncoder().encode("something else") : getBlob(ref);
+    expect(await verifyRun(store, { sessionId: "s", runId: "r" })).toMatchObject({
+      ok: false,
+      badSeq: 600,
+      blob: { ref: [...lost][0], problem: "corrupt" },
+    });
   });
 });

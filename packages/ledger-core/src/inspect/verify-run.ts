@@ -2,6 +2,7 @@ import { LedgerError, NotFoundError, TamperDetectedError } from "../events/error
 import { computeEventHash } from "../events/hash-chain.js";
 import type { EventPage, EventStore } from "../store/event-store.js";
 import { assertEventStore } from "../store/validate.js";
+import { badBlobReason, RunBlobCheck } from "./run-blobs.js";
 
 export interface VerifyResult {
   ok: boolean;
@@ -10,6 +11,12 @@ export interface VerifyResult {
   /** First seq that fails verification. */
   badSeq?: number;
   reason?: string;
+  /**
+   * Set when what fails at `badSeq` is a blob that event names (the first event to name it):
+   * not in the store (`missing`), or its content does not hash to its reference (`corrupt`).
+   * Reading the run's content fails there (`not-found`, `tamper-detected`).
+   */
+  blob?: { ref: string; problem: "missing" | "corrupt" };
 }
 
 /**
@@ -29,7 +36,10 @@ export function unreadableRunResult(
 /**
  * Recomputes a run's hash chain (§7): each event's hash over its canonical JSON, each
  * `prevHash` against the previous event, gap-free seqs, and the run head against the last
- * event (so a deleted tail is caught too). A run the store does not hold is `not-found`.
+ * event (so a deleted tail is caught too). Every blob the events name (§8) is read, a page of
+ * events' blobs at a time in batches, and must hash to its reference: the chain covers the
+ * references, not the content. The first failure by seq is reported. A run the store does not
+ * hold is `not-found`.
  */
 export async function verifyRun(
   store: EventStore,
@@ -38,6 +48,20 @@ export async function verifyRun(
   assertEventStore(store);
   let expectedSeq = 0;
   let prevHash: string | null = null;
+  const blobs = new RunBlobCheck(store);
+  // The first blob that fails among those named by the events verified so far: it comes
+  // before any failure of the chain found after them.
+  const blobFailure = async (): Promise<VerifyResult | undefined> => {
+    const bad = await blobs.check();
+    if (bad === undefined) return undefined;
+    return {
+      ok: false,
+      length: expectedSeq,
+      badSeq: bad.seq,
+      reason: badBlobReason(bad),
+      blob: { ref: bad.ref, problem: bad.problem },
+    };
+  };
   for (;;) {
     let page: EventPage;
     try {
@@ -46,24 +70,23 @@ export async function verifyRun(
       const unreadable = unreadableRunResult(error);
       if (unreadable === undefined || unreadable.runId !== address.runId) throw error;
       const { runId: _runId, ...result } = unreadable;
-      return result;
+      return (await blobFailure()) ?? result;
     }
     for (const event of page.events) {
-      const fail = (reason: string): VerifyResult => ({
-        ok: false,
-        length: expectedSeq,
-        badSeq: expectedSeq,
-        reason,
-      });
+      const fail = async (reason: string): Promise<VerifyResult> =>
+        (await blobFailure()) ?? { ok: false, length: expectedSeq, badSeq: expectedSeq, reason };
       if (event.seq !== expectedSeq) return fail(`expected seq ${expectedSeq}, found ${event.seq}`);
       if (event.sessionId !== address.sessionId || event.runId !== address.runId)
         return fail("event is addressed to another run");
       if (event.prevHash !== prevHash)
         return fail("prevHash does not match the previous event's hash");
       if (computeEventHash(event) !== event.hash) return fail("content does not match its hash");
+      blobs.add(event);
       prevHash = event.hash;
       expectedSeq++;
     }
+    const bad = await blobFailure();
+    if (bad) return bad;
     if (page.events.length < 2000) break;
   }
   const head = await store.runHead(address);
