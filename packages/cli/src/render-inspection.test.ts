@@ -212,6 +212,49 @@ describe("renderInspection", () => {
     expect(hint).not.toContain("word for word");
   });
 
+  it("warns on a run whose seqs have a gap, with the command that verifies its session", () => {
+    const run = (runId: string, seqGap?: RunView["seqGap"]): RunView => ({
+      runId,
+      actor: { type: "agent", id: "a" },
+      status: "completed",
+      length: 25,
+      startedAt: "2026-01-01T00:00:00.000Z",
+      durationMs: 5,
+      steps: [],
+      children: [],
+      ...(seqGap ? { seqGap } : {}),
+    });
+    const inspection = {
+      sessionId: "s-base",
+      eventCount: 40,
+      runs: [
+        {
+          ...run("main", { after: 9, next: 11 }),
+          children: [run("gone-start", { after: -1, next: 3 }), run("intact")],
+        },
+        run("shuffled", { after: 4, next: 4 }),
+      ],
+      unresolved: [],
+    };
+    const lines = renderInspection(inspection, { storeUrl: "sqlite:./my ledger.db" }).split("\n");
+    const store = "--store 'sqlite:./my ledger.db'";
+    expect(lines.slice(1, 7)).toEqual([
+      "├─ a (main)  COMPLETED  5 ms  25 events",
+      `│  ├─ !! run main is not intact (seq 10 is missing): run agent-ledger verify ${store} s-base`,
+      "│  ├─ a (gone-start)  COMPLETED  5 ms  25 events",
+      `│  │  └─ !! run gone-start is not intact (seqs 0-2 are missing): run agent-ledger verify ${store} s-base`,
+      "│  └─ a (intact)  COMPLETED  5 ms  25 events",
+      "└─ a (shuffled)  COMPLETED  5 ms  25 events",
+    ]);
+    expect(lines[7]).toBe(
+      `   └─ !! run shuffled is not intact (seq 4 comes again after seq 4): run agent-ledger verify ${store} s-base`,
+    );
+    // A session id that looks like an option comes after `--`.
+    expect(renderInspection({ ...inspection, sessionId: "-x" })).toContain(
+      "run agent-ledger verify -- -x",
+    );
+  });
+
   it("has no unresolved section when everything finished", async () => {
     const store = new MemoryEventStore();
     const recorder = new SessionRecorder({

@@ -1,5 +1,10 @@
-import type { AttemptView, RunView, SessionInspection } from "@agent-ledger/core";
-import { formatDuration, preview, terminalLine } from "./format.js";
+import {
+  type AttemptView,
+  type RunView,
+  redactUrl,
+  type SessionInspection,
+} from "@agent-ledger/core";
+import { formatDuration, preview, shellQuote, terminalLine } from "./format.js";
 import { attemptKey, type NextStep, nextSteps } from "./next-steps.js";
 import { pausedAbove, pausedRuns } from "./paused-runs.js";
 import { settledWithOuterText } from "./settled-with-outer.js";
@@ -89,6 +94,32 @@ function runLine(run: RunView, pausedRunOf: ReadonlyMap<string, string>): string
 }
 
 /**
+ * What `inspect` says of a run whose seqs have a gap (`RunView.seqGap`: rows deleted, or read
+ * out of order), with the command that verifies its session (naming the store as the printed
+ * `resolve` commands do). Undefined for a run without one. What the tree shows of such a run
+ * (its status, its calls in flight) is not what was recorded: nobody should decide from it.
+ */
+export function notIntactText(
+  run: RunView,
+  sessionId: string,
+  options: RenderInspectionOptions = {},
+): string | undefined {
+  const gap = run.seqGap;
+  if (gap === undefined) return undefined;
+  const first = gap.after + 1;
+  const what =
+    gap.next <= gap.after
+      ? `seq ${gap.next} comes again after seq ${gap.after}`
+      : gap.next === first + 1
+        ? `seq ${first} is missing`
+        : `seqs ${first}-${gap.next - 1} are missing`;
+  const store = options.storeUrl ? ` --store ${shellQuote(redactUrl(options.storeUrl))}` : "";
+  // Options first: an id that starts with "-" is read as one unless it comes after `--`.
+  const session = `${sessionId.startsWith("-") ? "-- " : ""}${shellQuote(sessionId)}`;
+  return `run ${run.runId} is not intact (${what}): run agent-ledger verify${store} ${session}`;
+}
+
+/**
  * The run tree of `agent-ledger inspect`: each run with its status and duration, its steps
  * and attempts (retries under their step), child runs under the attempt that caused them,
  * unresolved attempts marked `!! UNRESOLVED` and listed again at the end with the command
@@ -130,8 +161,12 @@ export function renderInspection(
     type Item =
       | { kind: "attempt"; attempt: AttemptView; retry: boolean }
       | { kind: "run"; run: RunView; cause?: string }
-      | { kind: "paused"; text: string };
+      | { kind: "paused"; text: string }
+      | { kind: "not-intact"; text: string };
     const items: Item[] = [];
+    // First, before anything read from the run: what follows is not what was recorded.
+    const notIntact = notIntactText(run, inspection.sessionId, options);
+    if (notIntact !== undefined) items.push({ kind: "not-intact", text: notIntact });
     // Children by the event that caused them, looked up once per attempt: a scan of every
     // child for every attempt was quadratic (20,000 tool calls that each started a sub-agent).
     const byCause = new Map<string, RunView[]>();
@@ -170,6 +205,7 @@ export function renderInspection(
       const branch = `${inner}${isLast ? "└─ " : "├─ "}`;
       if (item.kind === "run") renderRun(item.run, inner, isLast, item.cause);
       else if (item.kind === "paused") lines.push(`${branch}⏸ ${item.text}`);
+      else if (item.kind === "not-intact") lines.push(`${branch}!! ${item.text}`);
       else lines.push(`${branch}${item.retry ? "↻ " : ""}${attemptLine(item.attempt, marked)}`);
     });
     if (run.status !== "running" && run.status !== "completed" && run.result !== undefined) {

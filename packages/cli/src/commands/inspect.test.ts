@@ -125,6 +125,45 @@ describe("a session whose blob is lost", () => {
   });
 });
 
+describe("inspect on a session whose rows were deleted by hand", () => {
+  it("warns on the run whose seqs have a gap (text and --json), pointing at verify", async () => {
+    const path = join(scratchDirectory("agent-ledger-inspect-", onTestFinished), "ledger.db");
+    const store = await openStore(`sqlite:${path}`);
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "gap",
+      runId: "main",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const call = await recorder.beforeToolCall({ toolCallId: "c1", name: "pay", args: {} });
+    await recorder.toolCompleted(call, { paid: true });
+    await recorder.completeRun("done");
+    await store.close();
+    const database = new Database(path);
+    expect(database.prepare("DELETE FROM events WHERE seq = 2").run().changes).toBe(1);
+    database.close();
+
+    const warning = `run main is not intact (seq 2 is missing): run agent-ledger verify --store sqlite:${path} gap`;
+    const text = await runBin(["--store", `sqlite:${path}`, "inspect", "gap"]);
+    expect(text.code).toBe(0);
+    const lines = text.stdout.split("\n");
+    expect(lines[1]).toMatch(/^└─ a \(main\) {2}COMPLETED .* {2}4 events$/);
+    expect(lines[2]).toBe(`   ├─ !! ${warning}`);
+    // What the gap hides: the payment completed, yet reads as in flight.
+    expect(text.stdout).toContain("tool pay [c1]  !! UNRESOLVED");
+
+    const json = await runBin(["--store", `sqlite:${path}`, "inspect", "gap", "--json"]);
+    expect(json.code).toBe(0);
+    expect(json.stderr).toContain(`agent-ledger: warning: ${warning}\n`);
+    const answer = JSON.parse(json.stdout);
+    expect(answer.runs[0].seqGap).toEqual({ after: 1, next: 3 });
+    expect(answer.notIntact).toEqual([
+      { runId: "main", seqGap: { after: 1, next: 3 }, text: warning },
+    ]);
+  });
+});
+
 describe("the resolve command inspect prints", () => {
   it("never shows the store's password: left to $AGENT_LEDGER_STORE when it came from there", async () => {
     const { url, attemptId } = await storeWithSecret();

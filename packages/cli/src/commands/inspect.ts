@@ -1,7 +1,8 @@
-import { terminalJson } from "../format.js";
+import type { RunView } from "@agent-ledger/core";
+import { terminalJson, terminalLine } from "../format.js";
 import { warnMissingBlob, writeOut } from "../io.js";
 import { inspectForDecision, withNextSteps } from "../next-steps.js";
-import { renderInspection } from "../render-inspection.js";
+import { notIntactText, renderInspection } from "../render-inspection.js";
 import { assertSessionExists } from "../store.js";
 import { commandStoreUrl } from "../store-url.js";
 import type { CommandContext } from "./context.js";
@@ -13,12 +14,15 @@ export const inspectHelp = `agent-ledger inspect <session> [--json]
   paused at an approval (its adapter's checkpoint says so) is listed with the calls it waits
   on: those are decided in the app that runs the agent, not with \`resolve\`; the calls its
   pause keeps open are marked "⏸ WAITING ON A DECISION", listed under it, not as unresolved.
+  A run whose seqs have a gap (rows deleted by hand, or lost) is marked "!! ... is not intact"
+  with the \`verify\` command to run: what is shown of it is not what was recorded.
   An agent's call that is a decision itself comes before the calls made inside it: the resume
   asks about it first. A call in flight inside a tool call that ended is settled with it
   (abandoned by the next resume, or by resolve --abandon run again on an abandoned call).
   --json: the inspection, \`nextSteps\` (one per unresolved attempt, in its order): what to do
-  about it, with the \`resolve\` command the text output prints, and \`paused\` (when a run
-  is): each paused run with what the text output says of it.
+  about it, with the \`resolve\` command the text output prints, \`paused\` (when a run
+  is): each paused run with what the text output says of it, and \`notIntact\` (when a run
+  is): each run with a gap (\`seqGap\`) and the warning, also printed on stderr.
   The command names the store given with --store (a password in it shown as ***); a store
   from $AGENT_LEDGER_STORE is left to the environment.`;
 
@@ -33,8 +37,36 @@ export async function inspectCommand(context: CommandContext): Promise<number> {
   const options = storeUrl === undefined ? {} : { storeUrl };
   // --json: the same decisions the text prints, for a script that acts on them.
   if (json) {
-    const answer = JSON.stringify(withNextSteps(inspection, options), null, 2);
-    await writeOut(context.io.stdout, `${terminalJson(answer)}\n`);
+    // The text prints it on the run; here on stderr, and in the answer for a script.
+    const notIntact = notIntactRuns(inspection.runs, inspection.sessionId, options);
+    for (const run of notIntact)
+      await writeOut(context.io.stderr, `agent-ledger: warning: ${terminalLine(run.text)}\n`);
+    const answer = withNextSteps(inspection, options);
+    const shown = JSON.stringify(notIntact.length > 0 ? { ...answer, notIntact } : answer, null, 2);
+    await writeOut(context.io.stdout, `${terminalJson(shown)}\n`);
   } else await writeOut(context.io.stdout, renderInspection(inspection, options));
   return 0;
+}
+
+interface NotIntactRun {
+  runId: string;
+  seqGap: { after: number; next: number };
+  text: string;
+}
+
+/** The runs of the tree whose seqs have a gap (`RunView.seqGap`), with what inspect says. */
+function notIntactRuns(
+  runs: RunView[],
+  sessionId: string,
+  options: { storeUrl?: string },
+): NotIntactRun[] {
+  const found: NotIntactRun[] = [];
+  const visit = (run: RunView) => {
+    const text = notIntactText(run, sessionId, options);
+    if (run.seqGap !== undefined && text !== undefined)
+      found.push({ runId: run.runId, seqGap: run.seqGap, text });
+    for (const child of run.children) visit(child);
+  };
+  for (const run of runs) visit(run);
+  return found;
 }

@@ -1,8 +1,45 @@
-import { describe, expect, it } from "vitest";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
 import { toAtif } from "../projections/to-atif.js";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
+import { SqliteEventStore } from "../stores/sqlite/index.js";
+import { scratchDirectory } from "../testing/scratch-directory.js";
 import { inspectSession } from "./inspect-session.js";
+
+const folder = scratchDirectory("agent-ledger-inspect-", afterAll);
+
+/**
+ * A closed run of 5 events (a tool call that completed, then its run) and a child run, on a
+ * SQLite file from which the rows at `deleted` seqs of run main were then deleted by hand.
+ */
+async function sessionWithDeletedRows(name: string, deleted: number[]) {
+  const path = join(folder, `${name}.db`);
+  const store = new SqliteEventStore({ path });
+  await store.init();
+  const main = new SessionRecorder({
+    store,
+    sessionId: "s",
+    runId: "main",
+    actor: { type: "agent", id: "a" },
+  });
+  await main.startRun();
+  const call = await main.beforeToolCall({ toolCallId: "c1", name: "pay", args: { amount: 5 } });
+  await main.toolCompleted(call, { paid: true });
+  await main.recordInput("thanks");
+  const child = main.child({ runId: "child", actor: { type: "agent", id: "b" } });
+  await child.startRun();
+  await main.completeRun("done");
+  await store.close();
+  const database = new Database(path);
+  const remove = database.prepare("DELETE FROM events WHERE run_id = 'main' AND seq = ?");
+  for (const seq of deleted) expect(remove.run(seq).changes).toBe(1);
+  database.close();
+  const reopened = new SqliteEventStore({ path });
+  await reopened.init();
+  return reopened;
+}
 
 describe("inspectSession on a fork", () => {
   it("keeps each run's copy of an attempt apart (a fork reuses the attemptIds)", async () => {
@@ -131,5 +168,42 @@ describe('inspectSession with resolve: "in-flight"', () => {
     await expect(inspectSession(store, "s")).resolves.toBeDefined();
     const inFlight = await inspectSession(store, "s", { resolve: "in-flight" });
     expect(inFlight.missingBlobs).toBeUndefined();
+  });
+});
+
+describe("inspectSession on a run with rows missing", () => {
+  it("marks a run whose seqs have a gap (what it shows of it is not what was recorded)", async () => {
+    const store = await sessionWithDeletedRows("middle", [2]);
+    const inspection = await inspectSession(store, "s");
+    const [main] = inspection.runs;
+    // Read as stored, the run looks completed with its tool call in flight: the gap says why.
+    expect(main).toMatchObject({
+      runId: "main",
+      status: "completed",
+      seqGap: { after: 1, next: 3 },
+    });
+    expect(inspection.unresolved.map((attempt) => attempt.toolCallId)).toEqual(["c1"]);
+    expect(main?.children[0]?.seqGap).toBeUndefined();
+    for (const resolve of [false, "in-flight"] as const)
+      expect((await inspectSession(store, "s", { resolve })).runs[0]?.seqGap).toEqual({
+        after: 1,
+        next: 3,
+      });
+    await store.close();
+  });
+
+  it("marks a run whose first events are missing, and only the first gap", async () => {
+    const store = await sessionWithDeletedRows("start", [0, 1, 3]);
+    const [main] = (await inspectSession(store, "s")).runs;
+    expect(main?.seqGap).toEqual({ after: -1, next: 2 });
+    await store.close();
+  });
+
+  it("leaves an intact run unmarked", async () => {
+    const store = await sessionWithDeletedRows("intact", []);
+    const [main] = (await inspectSession(store, "s")).runs;
+    expect(main).not.toHaveProperty("seqGap");
+    expect(main?.children[0]).not.toHaveProperty("seqGap");
+    await store.close();
   });
 });

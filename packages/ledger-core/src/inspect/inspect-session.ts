@@ -81,6 +81,14 @@ export interface RunView {
   /** Set while the run is paused until a person decides on calls (see `AwaitingDecisionView`). */
   awaitingDecision?: AwaitingDecisionView;
   /**
+   * Set when the run's events as read are not gap-free from seq 0: the first place where the
+   * seq after `after` is not `after + 1` but `next` (`after` is -1 when the run's first event
+   * read is not seq 0). Events were deleted (or the store returned them out of order): what
+   * this view says of the run (its status, its calls in flight, `length`) is not what was
+   * recorded. `verifyRun` says what else fails.
+   */
+  seqGap?: { after: number; next: number };
+  /**
    * Set when its `run.started` says it records every call its agent makes
    * (`RECORDS_EVERY_CALL_FIELD`).
    */
@@ -245,6 +253,10 @@ export class SessionInspector {
       };
       runs.set(event.runId, run);
     }
+    // Seen for free as the events go by (in commit order, a run's in seq order): a deleted
+    // row, whose run this view would show otherwise as if nothing were missing.
+    if (event.seq !== run.length && run.seqGap === undefined)
+      run.seqGap = { after: run.length - 1, next: event.seq };
     run.length = event.seq + 1;
     switch (event.type) {
       case "run.started":
