@@ -60,7 +60,6 @@ describe("toOtelSpans", () => {
       "gen_ai.conversation.id": fixture.sessionId,
       "agent_ledger.run.status": "running",
     });
-    expect(researcher.parentSpanContext?.spanId).toBe(planner.spanContext().spanId);
     expect(researcher.spanContext().traceId).toBe(planner.spanContext().traceId);
 
     // Every attempt span hangs under its run's span.
@@ -105,7 +104,11 @@ describe("toOtelSpans", () => {
     });
     // Linked to the chat span whose completion asked for it.
     expect(weather.links.map((link) => link.context.spanId)).toEqual([asking.spanContext().spanId]);
+    // The sub-agent the delegate tool call ran hangs under that call's span, as a model call a
+    // tool makes does, and stays linked to it.
     const delegate = one(spans.filter((s) => s.name === "execute_tool delegate"));
+    expect(researcher.parentSpanContext?.spanId).toBe(delegate.spanContext().spanId);
+    expect(delegate.parentSpanContext?.spanId).toBe(planner.spanContext().spanId);
     expect(researcher.links.map((link) => link.context.spanId)).toEqual([
       delegate.spanContext().spanId,
     ]);
@@ -358,6 +361,97 @@ describe("toOtelSpans causes of model and tool calls", () => {
     expect(linked.links.map((link) => link.context.spanId)).toEqual([
       named("chat outer").spanContext().spanId,
     ]);
+  });
+});
+
+describe("toOtelSpans runs caused by a tool call", () => {
+  it("hangs a sub-agent under the tool call that ran it, and a child run without one under its parent run", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "agents",
+      runId: "main",
+      actor: { type: "agent", id: "planner" },
+    });
+    await recorder.startRun();
+    const turn = await recorder.beforeModelCall({ request: { model: "m", messages: [] } });
+    await recorder.modelCompleted(turn, { toolCalls: [{ id: "c1" }] });
+    const research = await recorder.beforeToolCall({
+      toolCallId: "c1",
+      name: "research",
+      args: {},
+    });
+    const researcher = recorder.child({
+      runId: "researcher",
+      actor: { type: "agent", id: "researcher" },
+      causedByEventId: research.requestedEventId,
+    });
+    await researcher.startRun();
+    const inner = await researcher.beforeModelCall({ request: { model: "m", messages: [] } });
+    await researcher.modelCompleted(inner, { text: "found" });
+    await researcher.completeRun("found");
+    await recorder.toolCompleted(research, "found");
+    // A child run no tool call caused (a handoff recorded as a run of its own, say).
+    const helper = recorder.child({ runId: "helper", actor: { type: "agent", id: "helper" } });
+    await helper.startRun();
+    await helper.completeRun("ok");
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "agents", provider);
+    await provider.forceFlush();
+    const spans = exporter.getFinishedSpans();
+    const named = (name: string) => spans.find((span) => span.name === name) as ReadableSpan;
+    const tool = named("execute_tool research");
+    const sub = named("invoke_agent researcher");
+    expect(sub.parentSpanContext?.spanId).toBe(tool.spanContext().spanId);
+    expect(sub.links.map((link) => link.context.spanId)).toEqual([tool.spanContext().spanId]);
+    expect(sub.spanContext().traceId).toBe(tool.spanContext().traceId);
+    const subChat = spans.find(
+      (span) => span.attributes["agent_ledger.run.id"] === "researcher" && span.kind === 2,
+    );
+    expect(subChat?.parentSpanContext?.spanId).toBe(sub.spanContext().spanId);
+    expect(named("invoke_agent helper").parentSpanContext?.spanId).toBe(
+      named("invoke_agent planner").spanContext().spanId,
+    );
+  });
+});
+
+describe("toOtelSpans error.type", () => {
+  it("is the recorded error's code when it has a string one, else its name", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "codes",
+      runId: "main",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const model = await recorder.beforeModelCall({ request: { model: "m", messages: [] } });
+    await recorder.modelFailed(
+      model,
+      Object.assign(new Error("upstream overloaded"), { code: "E503" }),
+    );
+    const tool = await recorder.beforeToolCall({ toolCallId: "c1", name: "read", args: {} });
+    const timeout = Object.assign(new Error("timed out"), { code: 408 });
+    timeout.name = "TimeoutError";
+    await recorder.toolFailed(tool, timeout);
+    await recorder.failRun(Object.assign(new Error("gave up"), { code: "ERR_GAVE_UP" }));
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "codes", provider);
+    await provider.forceFlush();
+    const errorType = (name: string) =>
+      exporter.getFinishedSpans().find((span) => span.name === name)?.attributes["error.type"];
+    expect(errorType("chat m")).toBe("E503");
+    // A code that is not a string (a status number) is not one: the name says more.
+    expect(errorType("execute_tool read")).toBe("TimeoutError");
+    expect(errorType("invoke_agent a")).toBe("ERR_GAVE_UP");
   });
 });
 

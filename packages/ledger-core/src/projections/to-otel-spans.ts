@@ -79,11 +79,17 @@ export interface ToOtelSpansOptions {
   ids?: LedgerIdGenerator;
 }
 
+/**
+ * `error.type` and the status message of a recorded failure. The conventions prefer the error's
+ * code when it has one (`E503`, `ECONNRESET`): the recorded `code` when it is a string, else its
+ * name (a class name such as `Error` says little).
+ */
 function errorOf(payload: JsonObject): { type: string; message: string } {
   const error = payload.error;
   if (isObject(error))
     return {
-      type: typeof error.name === "string" ? error.name : "Error",
+      type:
+        str(error.code) ?? (typeof error.name === "string" && error.name ? error.name : "Error"),
       message: typeof error.message === "string" ? error.message : "",
     };
   return { type: "Error", message: typeof error === "string" ? error : "" };
@@ -170,10 +176,11 @@ function causedBy(cause: Span | undefined): Link[] {
 
 /**
  * Re-creates a session as OpenTelemetry spans through the given provider (§7), with the
- * recorded times: `invoke_agent {agent}` per run (children under their parent run),
- * `chat {model}` per model attempt, `execute_tool {name}` per tool attempt (under its run,
- * linked to the chat span that asked for it; a child run is linked to the span of the event
- * that caused it). Failed attempts get an error status and `error.type`; unresolved ones an
+ * recorded times: `invoke_agent {agent}` per run (a child run under the `execute_tool` span of
+ * the tool call that ran it, else under its parent run's span), `chat {model}` per model
+ * attempt, `execute_tool {name}` per tool attempt (under its run, linked to the chat span that
+ * asked for it; a call made inside a tool call hangs under that call's span; a child run is
+ * linked to the span of the event that caused it). Failed attempts get an error status and `error.type`; unresolved ones an
  * error status, `agent_ledger.attempt.unresolved = true`, and end at the session's last event;
  * one retried without outcome ends when its retry was requested.
  */
@@ -250,7 +257,20 @@ function emitSpans(
     const existing = runSpans.get(run.runId);
     if (existing) return existing;
     const parentRun = run.parentRunId === undefined ? undefined : model.runs.get(run.parentRunId);
-    const parent = parentRun ? runSpan(parentRun) : undefined;
+    const parentRunSpan = parentRun ? runSpan(parentRun) : undefined;
+    // A run that a tool call of its parent run ran (a sub-agent, an agent used as a tool) runs
+    // inside that call: its span hangs under the call's `execute_tool` span, as a model call a
+    // tool makes does, and keeps the link. A child run caused otherwise hangs under its parent
+    // run's span.
+    const causeSpan = spanOfEvent(run.causedByEventId);
+    const causeEvent =
+      run.causedByEventId === undefined ? undefined : model.byEventId.get(run.causedByEventId);
+    const insideTool =
+      causeSpan !== undefined &&
+      parentRunSpan !== undefined &&
+      causeEvent?.type === "tool.requested" &&
+      causeEvent.runId === run.parentRunId;
+    const parent = insideTool ? causeSpan : parentRunSpan;
     const first = run.started ?? (run.events[0] as LedgerEvent);
     const agentName = first.actor?.id ?? "agent";
     const attributes: Attributes = {
@@ -267,7 +287,7 @@ function emitSpans(
     if (first.actor?.type) attributes["agent_ledger.actor.type"] = first.actor.type;
     if (first.actor?.framework) attributes["agent_ledger.actor.framework"] = first.actor.framework;
     if (run.parentRunId) attributes["agent_ledger.parent_run.id"] = run.parentRunId;
-    const links = causedBy(spanOfEvent(run.causedByEventId));
+    const links = causedBy(causeSpan);
     const span = startSpan(
       `invoke_agent ${agentName}`,
       { kind: SPAN_KIND_INTERNAL, startTime: new Date(first.recordedAt), attributes, links },
