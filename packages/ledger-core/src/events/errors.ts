@@ -108,11 +108,15 @@ export class ConflictError extends LedgerError {
     actualSeq: number;
     sessionId: string;
     runId: string;
+    /** Says more than the default message where the writer knows why it conflicted. */
+    message?: string;
   }) {
+    const { message, ...details } = options;
     super(
       "conflict",
-      `run ${options.runId} is at seq ${options.actualSeq}, the writer expected ${options.expectedSeq}`,
-      { details: { ...options } },
+      message ??
+        `run ${options.runId} is at seq ${options.actualSeq}, the writer expected ${options.expectedSeq}`,
+      { details },
     );
     this.name = "ConflictError";
     this.actualSeq = options.actualSeq;

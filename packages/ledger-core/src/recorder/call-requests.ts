@@ -156,6 +156,7 @@ export async function requestToolCall(
       toolCallId: options.toolCallId,
       name: options.name,
       requestHash,
+      request: { name: options.name, args },
       accepts: options.replayAccepts && acceptsOnly(options.replayAccepts),
       causedByEventId: options.causedByEventId,
     });

@@ -1,4 +1,5 @@
 import type { CompactSession } from "../compact/externalize.js";
+import { ConflictError, LedgerError } from "../events/errors.js";
 import type { LedgerEvent, NewEvent } from "../events/types.js";
 import { type RecorderState, runEndStatus } from "./recorder-state.js";
 import { inTurn } from "./turns.js";
@@ -13,22 +14,46 @@ export async function commitEvent(
   blobs?: string[],
   claim?: () => void,
 ): Promise<LedgerEvent> {
-  const stored = (
-    await inTurn(state, () => {
+  let committed: LedgerEvent[];
+  try {
+    committed = await inTurn(state, () => {
       claim?.();
       // The event is this recorder's own object (`record` copies its caller's), so it is
       // completed in place: a merged copy of each, marked prevalidated a second time, cost more
       // than any other step of the recorder on every recorded call.
       withDefaults(state, event);
       return state.queue.commit([event], blobs);
-    })
-  )[0] as LedgerEvent;
+    });
+  } catch (error) {
+    throw runBegunElsewhere(state, error) ?? error;
+  }
+  const stored = committed[0] as LedgerEvent;
   if (stored.type === "model.completed") state.lastModelCompletion = stored.eventId;
   else {
     const end = runEndStatus(stored.type);
     if (end !== undefined) state.status = end;
   }
   return stored;
+}
+
+/**
+ * The `conflict` of a recorder's first write on a run it took for empty (`new SessionRecorder`,
+ * `child()`: it did not load the run) that already has events, told as such: "the writer
+ * expected 0" does not say that the run exists, nor that `resume` is the way to continue it.
+ * Code and fields are the store's. Undefined for any other error.
+ */
+function runBegunElsewhere(state: RecorderState, error: unknown): ConflictError | undefined {
+  if (!LedgerError.isInstance(error, "conflict")) return undefined;
+  const { expectedSeq, actualSeq } = error;
+  if (expectedSeq !== 0 || !(actualSeq > 0)) return undefined;
+  const { sessionId, runId } = state;
+  return new ConflictError({
+    expectedSeq,
+    actualSeq,
+    sessionId,
+    runId,
+    message: `run ${runId} already has ${actualSeq} events, and this recorder did not load them: it writes the run as a new one (new SessionRecorder, or child()), so nothing was written. To continue a recorded run (a loop resumed after a crash), make its recorder with SessionRecorder.resume({ store, sessionId, runId, actor }); if another writer holds the run, leave it to that writer, or give this recorder another runId.`,
+  });
 }
 
 /**

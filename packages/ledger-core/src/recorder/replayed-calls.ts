@@ -2,6 +2,7 @@ import { hashJson } from "../events/canonical.js";
 import { ReplayDivergenceError, UnresolvedAttemptError } from "../events/errors.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { LedgerEvent } from "../events/types.js";
+import { divergenceText, firstDifference } from "../replay/first-difference.js";
 import { attemptFromRecorded, type ReplayMatch } from "../replay/replay-cursor.js";
 import type { Attempt, ReplayedOutcome } from "./attempt.js";
 
@@ -85,12 +86,16 @@ export function unresolvedToolCall(
 export function sameAsRecorded(
   recorded: LedgerEvent,
   payload: JsonValue | undefined,
-  what: string,
+  what: { name: string; built: string },
 ): LedgerEvent {
-  if (hashJson(recorded.payload) !== hashJson(payload))
-    throw new ReplayDivergenceError(
-      `${what} differs from the one recorded at seq ${recorded.seq}`,
-      { seq: recorded.seq, eventId: recorded.eventId },
-    );
-  return recorded;
+  if (hashJson(recorded.payload) === hashJson(payload)) return recorded;
+  const difference = firstDifference(recorded.payload, payload);
+  throw new ReplayDivergenceError(
+    `${what.name} differs from the one recorded at seq ${recorded.seq}${divergenceText(difference, what.built)}`,
+    {
+      seq: recorded.seq,
+      eventId: recorded.eventId,
+      ...(difference ? { path: difference.path } : {}),
+    },
+  );
 }

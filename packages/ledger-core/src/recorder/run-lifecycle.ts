@@ -53,7 +53,11 @@ export async function recordInput(
     const payload = preparePayload(state.redact, "input.received", { input }, "$");
     const escaped = escapeMarkers(payload);
     const recorded = state.replay?.takeInput();
-    if (recorded) return sameAsRecorded(recorded, asLoaded(state, payload, escaped), "input");
+    if (recorded)
+      return sameAsRecorded(recorded, asLoaded(state, payload, escaped), {
+        name: "input",
+        built: "An input",
+      });
     return await commitEvent(state, {
       type: "input.received",
       payload: escaped,
@@ -109,7 +113,7 @@ async function closeRun(
     const recorded = state.recordedEnd;
     if (recorded?.type === event.type)
       return event.type === "run.completed"
-        ? sameAsRecorded(recorded, output, "the run's output")
+        ? sameAsRecorded(recorded, output, { name: "the run's output", built: "An output" })
         : recorded;
     if (event.type === "run.completed" && state.status === "running")
       await assertNoneLeftInFlight(state);

@@ -56,3 +56,15 @@ export function shortJson(value: JsonValue | undefined, max = 80): string {
   const text = JSON.stringify(value);
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
+
+/**
+ * What a divergence message says after "differs from the one recorded at seq N": where the two
+ * differ, when the recorded value is at hand (`difference` undefined: "" for that part), then
+ * why and what to do. `what` names the value built anew on a re-execution ("A request").
+ */
+export function divergenceText(difference: JsonDifference | undefined, what: string): string {
+  const where = difference
+    ? ` (first difference at ${difference.path}: recorded ${shortJson(difference.recorded)}, now ${shortJson(difference.now)})`
+    : "";
+  return `${where}: the agent is not re-executing the same run. ${what} built from something that changes between runs (the time, a random id) cannot be answered from the ledger: make it the same on a re-execution`;
+}

@@ -3,7 +3,7 @@ import { isJsonObject, type JsonObject, type JsonValue } from "../events/json.js
 import type { LedgerEvent, ToolEffect } from "../events/types.js";
 import type { Attempt } from "../recorder/attempt.js";
 import { AttemptIndex } from "./attempt-index.js";
-import { firstDifference, shortJson } from "./first-difference.js";
+import { divergenceText, firstDifference, shortJson } from "./first-difference.js";
 
 /** What the ledger holds for one recorded model or tool attempt. */
 export interface RecordedAttempt {
@@ -117,14 +117,27 @@ export function collectAttempts(events: readonly LedgerEvent[]): RecordedAttempt
   return attempts;
 }
 
+/** A tool call as the cursor matches it. */
+export interface ToolCallToMatch {
+  toolCallId?: string | undefined;
+  name: string;
+  /** hashJson of `{ name, args }`. */
+  requestHash: string;
+  /** `{ name, args }` as hashed: a divergence then says where it differs from the recorded one. */
+  request?: JsonValue | undefined;
+}
+
 /** `replay-divergence` unless the recorded tool attempt has the call's name and request. */
-function sameToolRequest(
-  attempt: RecordedAttempt,
-  call: { toolCallId?: string | undefined; name: string; requestHash: string },
-): void {
+function sameToolRequest(attempt: RecordedAttempt, call: ToolCallToMatch): void {
   if (attempt.requestHash === call.requestHash && attempt.name === call.name) return;
+  // As hashed, from the recorded request (read as stored, compacted arguments name blobs).
+  const payload = attempt.requested.payload;
+  const difference =
+    call.request === undefined || !isJsonObject(payload)
+      ? undefined
+      : firstDifference({ name: payload.name ?? null, args: payload.args ?? null }, call.request);
   throw new ReplayDivergenceError(
-    `tool call ${call.toolCallId ?? call.name} differs from the one recorded at seq ${attempt.requested.seq}`,
+    `tool call ${call.toolCallId ?? call.name} differs from the one recorded at seq ${attempt.requested.seq}${divergenceText(difference, "A tool call")}`,
     {
       seq: attempt.requested.seq,
       attemptId: attempt.attemptId,
@@ -132,6 +145,7 @@ function sameToolRequest(
       requestHash: call.requestHash,
       recordedName: attempt.name ?? null,
       name: call.name,
+      ...(difference ? { path: difference.path } : {}),
     },
   );
 }
@@ -316,15 +330,14 @@ export class ReplayCursor {
    * task beside the tools node the resume goes to) has it answered from the ledger the way
    * the first was, not run again as a new call (see `#repeatOf`).
    */
-  takeTool(call: {
-    toolCallId?: string | undefined;
-    name: string;
-    requestHash: string;
-    /** Only recorded attempts it accepts can match (see BeforeToolCallOptions.replayAccepts). */
-    accepts?: ((attempt: RecordedAttempt) => boolean) | undefined;
-    /** The model completion (or call) that asked for it, if the caller knows it. */
-    causedByEventId?: string | undefined;
-  }): ReplayMatch | undefined {
+  takeTool(
+    call: ToolCallToMatch & {
+      /** Only recorded attempts it accepts can match (see BeforeToolCallOptions.replayAccepts). */
+      accepts?: ((attempt: RecordedAttempt) => boolean) | undefined;
+      /** The model completion (or call) that asked for it, if the caller knows it. */
+      causedByEventId?: string | undefined;
+    },
+  ): ReplayMatch | undefined {
     const attempt =
       call.toolCallId !== undefined
         ? this.#toolsByCallId.firstUnused(call.toolCallId, this.#usedTools, call.accepts)
@@ -346,13 +359,12 @@ export class ReplayCursor {
    * as for a call without cause or id, which is never a repeat (calls without an id are
    * matched by name and order, and a turn may make several).
    */
-  #repeatOf(call: {
-    toolCallId?: string | undefined;
-    name: string;
-    requestHash: string;
-    accepts?: ((attempt: RecordedAttempt) => boolean) | undefined;
-    causedByEventId?: string | undefined;
-  }): ReplayMatch | undefined {
+  #repeatOf(
+    call: ToolCallToMatch & {
+      accepts?: ((attempt: RecordedAttempt) => boolean) | undefined;
+      causedByEventId?: string | undefined;
+    },
+  ): ReplayMatch | undefined {
     const { toolCallId, causedByEventId, accepts } = call;
     if (toolCallId === undefined || causedByEventId === undefined) return undefined;
     let repeated: RecordedAttempt | undefined;

@@ -1,0 +1,103 @@
+import { describe, expect, it } from "vitest";
+import { ConflictError, LedgerError } from "../events/errors.js";
+import { MemoryEventStore } from "../store/memory-store.js";
+import { SessionRecorder } from "./session-recorder.js";
+
+const actor = { type: "agent" as const, id: "a" };
+
+/** A run `main` of 4 events: started, an input, a tool call that completed. */
+async function recordedRun(store: MemoryEventStore) {
+  const recorder = new SessionRecorder({ store, sessionId: "s", runId: "main", actor });
+  await recorder.startRun({ task: "pay" });
+  await recorder.recordInput({ q: "pay bob", at: 1 });
+  const call = await recorder.beforeToolCall({
+    toolCallId: "c1",
+    name: "send",
+    args: { to: "bob", amount: 5 },
+  });
+  await recorder.toolCompleted(call, { ok: true });
+  return recorder;
+}
+
+describe("a new SessionRecorder on a run that already has events", () => {
+  it("says the run exists and that SessionRecorder.resume continues it (conflict, its fields kept)", async () => {
+    const store = new MemoryEventStore();
+    await recordedRun(store);
+    for (const write of [
+      (recorder: SessionRecorder) => recorder.startRun({}),
+      (recorder: SessionRecorder) => recorder.beforeModelCall({ request: { model: "m" } }),
+    ]) {
+      const recorder = new SessionRecorder({ store, sessionId: "s", runId: "main", actor });
+      const error = await write(recorder).then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+      expect(LedgerError.isInstance(error, "conflict")).toBe(true);
+      expect(error).toBeInstanceOf(ConflictError);
+      expect(error).toMatchObject({
+        code: "conflict",
+        actualSeq: 4,
+        expectedSeq: 0,
+        details: { sessionId: "s", runId: "main", actualSeq: 4, expectedSeq: 0 },
+      });
+      const message = (error as Error).message;
+      expect(message).toContain("run main already has 4 events");
+      expect(message).toContain("SessionRecorder.resume({ store, sessionId, runId, actor })");
+      expect(message).toContain("another writer");
+    }
+    // Nothing was written.
+    expect((await store.runHead({ sessionId: "s", runId: "main" })).length).toBe(4);
+  });
+
+  it("keeps the plain conflict for a writer that loaded the run and lost it to another", async () => {
+    const store = new MemoryEventStore();
+    await recordedRun(store);
+    const zombie = await SessionRecorder.resume({ store, sessionId: "s", runId: "main", actor });
+    const other = await SessionRecorder.resume({ store, sessionId: "s", runId: "main", actor });
+    await other.checkpoint({ step: 1 });
+    const error = await zombie.beforeModelCall({ request: { model: "m" } }).catch((e) => e);
+    expect(error).toMatchObject({ code: "conflict", expectedSeq: 4, actualSeq: 5 });
+    expect(error.message).toBe("run main is at seq 5, the writer expected 4");
+  });
+});
+
+describe("a resumed loop that records something other than what it recorded", () => {
+  it("names the first difference of an input, with what to do", async () => {
+    const store = new MemoryEventStore();
+    await recordedRun(store);
+    const resumed = await SessionRecorder.resume({ store, sessionId: "s", runId: "main", actor });
+    const error = await resumed.recordInput({ q: "pay bob", at: 2 }).catch((e) => e);
+    expect(error).toMatchObject({
+      code: "replay-divergence",
+      details: { seq: 1, path: "$.input.at" },
+    });
+    expect(error.message).toBe(
+      "input differs from the one recorded at seq 1 (first difference at $.input.at: recorded 1, now 2): the agent is not re-executing the same run. An input built from something that changes between runs (the time, a random id) cannot be answered from the ledger: make it the same on a re-execution",
+    );
+  });
+
+  it("names the first difference of a tool call's arguments or name, with what to do", async () => {
+    const store = new MemoryEventStore();
+    await recordedRun(store);
+    const resumed = await SessionRecorder.resume({ store, sessionId: "s", runId: "main", actor });
+    await resumed.recordInput({ q: "pay bob", at: 1 });
+    const error = await resumed
+      .beforeToolCall({ toolCallId: "c1", name: "send", args: { to: "bob", amount: 50 } })
+      .catch((e) => e);
+    expect(error).toMatchObject({
+      code: "replay-divergence",
+      details: { seq: 2, path: "$.args.amount", name: "send", recordedName: "send" },
+    });
+    expect(error.message).toBe(
+      "tool call c1 differs from the one recorded at seq 2 (first difference at $.args.amount: recorded 5, now 50): the agent is not re-executing the same run. A tool call built from something that changes between runs (the time, a random id) cannot be answered from the ledger: make it the same on a re-execution",
+    );
+    const renamed = await SessionRecorder.resume({ store, sessionId: "s", runId: "main", actor });
+    await renamed.recordInput({ q: "pay bob", at: 1 });
+    const other = await renamed
+      .beforeToolCall({ toolCallId: "c1", name: "transfer", args: { to: "bob", amount: 5 } })
+      .catch((e) => e);
+    expect(other.message).toContain(
+      '(first difference at $.name: recorded "send", now "transfer")',
+    );
+  });
+});
