@@ -101,8 +101,19 @@ export function decodeBlob(ref: string, stored: Uint8Array): Uint8Array {
   });
 }
 
+/**
+ * Node's `Buffer` where Node's types are loaded (the drivers' binary parameter type), else
+ * `Uint8Array`, which a Buffer is. Named without `Buffer` itself: the published types of the
+ * main entry then check in a project without `@types/node` (a browser bundle, an edge worker).
+ */
+export type NodeBuffer = typeof globalThis extends {
+  Buffer: { isBuffer(value: unknown): value is infer Bytes };
+}
+  ? Bytes
+  : Uint8Array;
+
 /** The same bytes as a Buffer, without a copy (what the drivers bind as binary). */
-export function bufferOf(bytes: Uint8Array): Buffer {
+export function bufferOf(bytes: Uint8Array): NodeBuffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
