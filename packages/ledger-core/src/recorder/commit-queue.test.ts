@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { LedgerError } from "../events/errors.js";
+import { LedgerError, StoreUnavailableError } from "../events/errors.js";
 import type { Actor } from "../events/types.js";
-import type { AppendRequest } from "../store/event-store.js";
+import type { AppendRequest, ReadRunRequest } from "../store/event-store.js";
 import { readWholeRun } from "../store/read-all.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
@@ -99,6 +99,109 @@ describe("commit queue: appends whose outcome is unknown", () => {
     await oldStore.close();
     await newStore.close();
   });
+});
+
+/**
+ * A store whose connection goes away as a server's does: appends fail with the driver's error
+ * as `cause` (`appendsDown`; after committing when `commitFirst`), then reads too
+ * (`readsDown`). Counts the calls that reach it.
+ */
+class OutageStore extends SqliteEventStore {
+  appendsDown = 0;
+  commitFirst = false;
+  readsDown = 0;
+  appends = 0;
+  reads = 0;
+  override async append(request: AppendRequest) {
+    this.appends++;
+    if (this.appendsDown > 0) {
+      this.appendsDown--;
+      if (this.commitFirst) await super.append(request);
+      throw new StoreUnavailableError(
+        "sqlite append failed: Connection terminated unexpectedly",
+        new Error("Connection terminated unexpectedly"),
+      );
+    }
+    return super.append(request);
+  }
+  override async readRun(request: ReadRunRequest) {
+    this.reads++;
+    if (this.readsDown > 0) {
+      this.readsDown--;
+      throw new StoreUnavailableError(
+        "sqlite readRun failed: connect ECONNREFUSED",
+        new Error("connect ECONNREFUSED"),
+      );
+    }
+    return super.readRun(request);
+  }
+}
+
+describe("commit queue: the store goes away after an append whose outcome is unknown", () => {
+  for (const commitFirst of [false, true]) {
+    it(`the next call fails with that append's failure, the read back's kept beside it (${commitFirst ? "it was written" : "it was not"})`, async () => {
+      const store = new OutageStore({ path: join(dir, `outage-${commitFirst}.db`) });
+      await store.init();
+      const recorder = new SessionRecorder({ store, ...address, actor });
+      await recorder.startRun();
+      const model = await recorder.beforeModelCall({ request: { prompt: "pay 5" } });
+      await recorder.modelCompleted(model, { toolCalls: [{ id: "pay-1" }] });
+      const pay = await recorder.beforeToolCall({ toolCallId: "pay-1", name: "pay", args: {} });
+
+      // The tool ran; recording its result fails, every try (the recorder tries three times).
+      store.appendsDown = 3;
+      store.commitFirst = commitFirst;
+      const first = await recorder.toolCompleted(pay, "paid").then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(first).toMatchObject({
+        code: "store-unavailable",
+        message: "sqlite append failed: Connection terminated unexpectedly",
+      });
+
+      // The next call must first read the run back, and that read fails too.
+      store.readsDown = 1;
+      const appendsBefore = store.appends;
+      const next = await recorder.beforeModelCall({ request: { prompt: "again" } }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(LedgerError.isInstance(next, "store-unavailable")).toBe(true);
+      const failure = next as LedgerError;
+      expect(failure.message).toMatch(
+        /^sqlite append failed: Connection terminated unexpectedly: whether the append of tool\.completed \(seq 4 of run r in session s\) was written is unknown, and reading the run back to find out failed too \(sqlite readRun failed: connect ECONNREFUSED\); this call's events were not sent$/,
+      );
+      expect(failure.cause).toBe((first as LedgerError).cause);
+      expect(failure.details).toMatchObject({
+        sessionId: "s",
+        runId: "r",
+        fromSeq: 4,
+        eventTypes: ["tool.completed"],
+        readError: {
+          code: "store-unavailable",
+          message: "sqlite readRun failed: connect ECONNREFUSED",
+        },
+      });
+      expect(store.appends).toBe(appendsBefore);
+
+      // The store is back: the next call reads the run back first, then appends where it ends.
+      const readsBefore = store.reads;
+      const again = await recorder.beforeModelCall({ request: { prompt: "again" } });
+      expect(store.reads).toBe(readsBefore + 1);
+      expect(again.seq).toBe(commitFirst ? 5 : 4);
+      const events = await readWholeRun(store, address);
+      expect(events.map((event) => event.type)).toEqual([
+        "run.started",
+        "model.requested",
+        "model.completed",
+        "tool.requested",
+        ...(commitFirst ? ["tool.completed"] : []),
+        "model.requested",
+      ]);
+      await store.close();
+    });
+  }
 });
 
 describe("commit queue: a group commit with one bad event", () => {

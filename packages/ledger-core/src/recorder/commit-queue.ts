@@ -1,4 +1,4 @@
-import { LedgerError } from "../events/errors.js";
+import { LedgerError, StoreUnavailableError } from "../events/errors.js";
 import { uuidv7 } from "../events/ids.js";
 import type { LedgerEvent, NewEvent } from "../events/types.js";
 import type { AppendRequest, EventStore } from "../store/event-store.js";
@@ -12,6 +12,16 @@ interface Pending {
 }
 
 const RETRY_DELAYS_MS = [25, 150];
+
+/** The last batch whose append may or may not have committed, and why it is not known. */
+interface UnknownAppend {
+  eventIds: string[];
+  eventTypes: string[];
+  /** The seq its first event was sent at. */
+  fromSeq: number;
+  /** What the append failed with (`store-unavailable`, or a driver's error). */
+  error: unknown;
+}
 
 /** Refusals caused by one event's content: the store wrote nothing and names that event. */
 const CALLER_ERRORS: ReadonlySet<string> = new Set([
@@ -34,8 +44,8 @@ export class CommitQueue {
   #nextSeq: number;
   #pending: Pending[] = [];
   #draining = false;
-  /** eventIds of the last batch whose append may or may not have committed. */
-  #unknown: string[] | undefined;
+  /** The last batch whose append may or may not have committed. */
+  #unknown: UnknownAppend | undefined;
   /** Settles once the queue is empty again (while a drain is running). */
   #drained: Promise<void> | undefined;
   #committed: ((events: readonly LedgerEvent[]) => void) | undefined;
@@ -119,9 +129,31 @@ export class CommitQueue {
       batch.length === 1 ? (batch[0] as Pending).events : batch.flatMap((item) => item.events);
     const blobs =
       batch.length === 1 ? (batch[0] as Pending).blobs : batch.flatMap((item) => item.blobs ?? []);
+    if (this.#unknown !== undefined) {
+      const unknown = this.#unknown;
+      try {
+        await this.#settleUnknown(unknown);
+      } catch (readError) {
+        // Still unknown (the next batch reads the run back again): the callers hear of the
+        // append that left it so, not of the read, which says nothing of their events.
+        const failure = this.#stillUnknown(unknown, readError);
+        for (const item of batch) item.reject(failure);
+        return;
+      }
+    }
     try {
-      if (this.#unknown) await this.#settleUnknown(this.#unknown);
-      const stored = await this.#appendWithRetry(events, blobs);
+      const fromSeq = this.#nextSeq;
+      const stored = await this.#appendWithRetry(events, blobs).catch((error: unknown) => {
+        // After an unknown outcome the next batch finds out whether these events are in.
+        if (!LedgerError.isInstance(error) || error.code === "store-unavailable")
+          this.#unknown = {
+            eventIds: events.map((event) => event.eventId as string),
+            eventTypes: events.map((event) => event.type),
+            fromSeq,
+            error,
+          };
+        throw error;
+      });
       this.#committed?.(stored);
       let offset = 0;
       for (const item of batch) {
@@ -135,12 +167,6 @@ export class CommitQueue {
         for (const item of batch) await this.#send([item]);
         return;
       }
-      // After an unknown outcome the next batch finds out whether these events are in.
-      if (
-        this.#unknown === undefined &&
-        (!LedgerError.isInstance(error) || error.code === "store-unavailable")
-      )
-        this.#unknown = events.map((event) => event.eventId as string);
       for (const item of batch) item.reject(error);
     }
   }
@@ -151,7 +177,7 @@ export class CommitQueue {
    * run): the position stays, so this writer's next append loses on `conflict` instead of
    * writing on top of the other's events.
    */
-  async #settleUnknown(eventIds: string[]): Promise<void> {
+  async #settleUnknown({ eventIds }: UnknownAppend): Promise<void> {
     const page = await this.#store.readRun({
       ...this.#address,
       fromSeq: this.#nextSeq,
@@ -162,6 +188,44 @@ export class CommitQueue {
       page.events.every((event, index) => event.eventId === eventIds[index]);
     if (ours) this.#nextSeq += eventIds.length;
     this.#unknown = undefined;
+  }
+
+  /**
+   * What callers whose batch waits behind an unknown append hear when the read that would
+   * settle it fails: that append's failure (`store-unavailable`, its driver error as `cause`),
+   * saying which events it was and that their outcome is unknown; the read's error is kept in
+   * `details.readError`. Their own events were not sent.
+   */
+  #stillUnknown(unknown: UnknownAppend, readError: unknown): StoreUnavailableError {
+    const { sessionId, runId } = this.#address;
+    const original = unknown.error;
+    // A driver's own words may end with a full stop ("Connection lost: The server closed the
+    // connection."): the sentence goes on.
+    const message = (original instanceof Error ? original.message : String(original)).replace(
+      /[.\s]+$/,
+      "",
+    );
+    const cause = LedgerError.isInstance(original) ? (original.cause ?? original) : original;
+    const last = unknown.fromSeq + unknown.eventIds.length - 1;
+    const seq = last === unknown.fromSeq ? `seq ${last}` : `seq ${unknown.fromSeq}-${last}`;
+    const types =
+      unknown.eventTypes.length <= 4
+        ? unknown.eventTypes.join(", ")
+        : `${unknown.eventTypes.slice(0, 3).join(", ")} and ${unknown.eventTypes.length - 3} more`;
+    const read = readError instanceof Error ? readError.message : String(readError);
+    const error = new StoreUnavailableError(
+      `${message}: whether the append of ${types} (${seq} of run ${runId} in session ${sessionId}) was written is unknown, and reading the run back to find out failed too (${read}); this call's events were not sent`,
+      cause,
+    );
+    Object.assign(error.details, {
+      sessionId,
+      runId,
+      fromSeq: unknown.fromSeq,
+      eventIds: unknown.eventIds,
+      eventTypes: unknown.eventTypes,
+      readError,
+    });
+    return error;
   }
 
   async #appendWithRetry(
