@@ -19,6 +19,10 @@ export class MysqlBackendState {
   readonly database: string | undefined;
   readonly location: string;
   readonly tables: Tables;
+  /** The store's bound on each wait for the server (0: none of its own; see bounded.ts). */
+  readonly timeoutMs: number;
+  /** mysql2's connectTimeout of a pool the store made, for its error messages. */
+  readonly connectTimeoutMs: number | undefined;
   /** The ledger's tables named with the configured database (see configuredDatabase), if any. */
   readonly tablePrefix: string;
   readonly bound = new WeakMap<mysql.PoolConnection, Db>();
@@ -38,12 +42,16 @@ export class MysqlBackendState {
     database: string | undefined;
     location: string;
     tables: Tables;
+    timeoutMs: number;
+    connectTimeoutMs: number | undefined;
   }) {
     this.pool = options.pool;
     this.owned = options.owned;
     this.database = options.database;
     this.location = options.location;
     this.tables = options.tables;
+    this.timeoutMs = options.timeoutMs;
+    this.connectTimeoutMs = options.connectTimeoutMs;
     this.tablePrefix = options.database === undefined ? "" : `${quoteIdent(options.database)}.`;
   }
 }

@@ -1,8 +1,9 @@
 import { noLedgerError } from "../../events/errors.js";
 import type { InitOptions } from "../../store/event-store.js";
-import { MIGRATION_WAIT_MS } from "../sql/migrations.js";
+import { MIGRATION_WAIT_MS, migrationTimeoutMs } from "../sql/migrations.js";
 import { driverError } from "../sql/sql-backend.js";
 import type { MysqlBackendState } from "./backend-state.js";
+import { boundedConnection, checkout, destroyConnection } from "./bounded.js";
 import { hasLedger, migrateMysql } from "./mysql-migrate.js";
 import { own } from "./own-query.js";
 import { canRunBlocks } from "./server-limits.js";
@@ -18,7 +19,11 @@ import { quoteIdent, readStorageSettings } from "./storage-settings.js";
  * keeps other processes' migrations apart, then asks what the server can run.
  */
 export async function initDatabase(state: MysqlBackendState, options?: InitOptions): Promise<void> {
-  const connection = await state.pool.getConnection();
+  const pooled = await checkout(state.pool, state.timeoutMs);
+  const connection = boundedConnection(pooled, state.timeoutMs);
+  // Waiting for another process's migration, and each statement of one, may take minutes.
+  const migrating =
+    state.timeoutMs === 0 ? pooled : boundedConnection(pooled, migrationTimeoutMs(state.timeoutMs));
   try {
     // The application's pool may bound its statements (MariaDB's max_statement_time): a
     // migration of a large database, or the wait for another process's, is no such query.
@@ -40,7 +45,7 @@ export async function initDatabase(state: MysqlBackendState, options?: InitOptio
     const storage = await readStorageSettings(connection);
     const lockName = `agent-ledger:migrate:${current[0]?.name ?? ""}`.slice(0, 64);
     const waitSeconds = MIGRATION_WAIT_MS / 1000;
-    const [locked] = (await connection.query(own("SELECT GET_LOCK(?, ?) AS got"), [
+    const [locked] = (await migrating.query(own("SELECT GET_LOCK(?, ?) AS got"), [
       lockName,
       waitSeconds,
     ])) as unknown as [{ got: number | null }[]];
@@ -50,14 +55,17 @@ export async function initDatabase(state: MysqlBackendState, options?: InitOptio
       );
     try {
       // MySQL commits DDL implicitly: the lock, not a transaction, keeps migrators apart.
-      await migrateMysql(connection, storage, path);
+      await migrateMysql(migrating, storage, path);
     } finally {
-      await connection.query(own("SELECT RELEASE_LOCK(?)"), [lockName]);
+      // A connection that failed (or timed out) cannot release it, and need not: the lock goes
+      // with the connection, destroyed below. Its error would hide the one that matters.
+      await connection.query(own("SELECT RELEASE_LOCK(?)"), [lockName]).catch(() => {});
     }
     state.storage = storage;
   } finally {
-    // Never back to the pool: its session settings and default database were changed.
-    connection.destroy();
+    // Never back to the pool: its session settings and default database were changed. (One
+    // that timed out was destroyed already, socket and all.)
+    destroyConnection(pooled, { graceful: true });
   }
   // Known from the first append on: on MySQL no append is planned for a path it lacks.
   await canRunBlocks(state);

@@ -14,11 +14,13 @@ import {
 import { runAsync, type WriteProgram } from "../sql/write-program.js";
 import { appendBatch } from "./append-block.js";
 import { type Db, MysqlBackendState, type Tables } from "./backend-state.js";
+import { boundedReads } from "./bounded.js";
 import { initDatabase } from "./init-database.js";
 import { configuredDatabase } from "./pool-config.js";
 import { putBlobRows } from "./put-blobs.js";
 import { mysqlTables } from "./schema.js";
 import { packetLimit } from "./server-limits.js";
+import { timedOut } from "./timed-out.js";
 import { inTransaction } from "./transaction.js";
 import { executeStep } from "./write-steps.js";
 
@@ -35,15 +37,28 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
    */
   readonly #state: MysqlBackendState;
 
-  constructor(options: { pool: mysql.Pool; owned: boolean; database?: string; location: string }) {
+  constructor(options: {
+    pool: mysql.Pool;
+    owned: boolean;
+    database?: string;
+    location: string;
+    /** The store's bound on each wait (bounded.ts); none (0) when absent. */
+    timeoutMs?: number;
+    connectTimeoutMs?: number;
+  }) {
     const database = options.database ?? configuredDatabase(options.pool);
-    super(drizzle({ client: options.pool }), mysqlTables(database));
+    super(
+      drizzle({ client: boundedReads(options.pool, options.timeoutMs ?? 0) }),
+      mysqlTables(database),
+    );
     this.#state = new MysqlBackendState({
       pool: options.pool,
       owned: options.owned,
       database,
       location: options.location,
       tables: this.tables,
+      timeoutMs: options.timeoutMs ?? 0,
+      connectTimeoutMs: options.connectTimeoutMs,
     });
   }
 
@@ -99,6 +114,10 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
     if (errno === 1062) return "unique";
     if (errno === 1213 || errno === 1205) return "transient";
     return "unavailable";
+  }
+
+  timedOut(error: unknown): { message: string; error: unknown } | undefined {
+    return timedOut(error, this.#state.connectTimeoutMs);
   }
 
   async listSessions(after: string | undefined, limit: number | undefined): Promise<SessionRow[]> {

@@ -1,19 +1,31 @@
 import mysql from "mysql2/promise";
 import { InvalidArgumentError } from "../../events/errors.js";
 import type { EventStore } from "../../store/event-store.js";
-import { assertParsableUrl, unusableUrl } from "../../store/open-store.js";
+import { unusableUrl } from "../../store/open-store.js";
 import { redactUrl } from "../../store/redact-url.js";
+import { storeTimeoutMs } from "../server-timeout.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
 import { MysqlBackend } from "./mysql-backend.js";
+import { ownedPoolSettings } from "./pool-config.js";
 import { STRICT_SESSION } from "./session-settings.js";
 
 /**
  * A pool the application made (its size and timeouts stay the application's choice), or a URI
  * for a pool the store makes and closes. `database` keeps the ledger's tables in another
  * database than the pool's default one (it must exist).
+ *
+ * `timeoutMs` bounds each wait of the store on the server: for a connection of the pool and
+ * for the reply to each statement (mysql2 has no pool-wide query timeout: the store races each
+ * of its statements). Past it the call fails with `store-unavailable` (an append's outcome is
+ * then unknown, as after a dropped connection) and the connection is destroyed. A URI can set
+ * it as `?timeoutMs=`; for the pool the store makes the default is 30000, which is also its
+ * `connectTimeout` unless the URI sets mysql2's own; 0: no bound of the store's. On a pool the
+ * application made, the store bounds its statements only when given `timeoutMs`. `init()`
+ * waits up to 10 minutes more than the bound for another process's migration.
  */
 export type MysqlEventStoreOptions = ({ pool: mysql.Pool } | { uri: string }) & {
   database?: string;
+  timeoutMs?: number;
 };
 
 /**
@@ -83,6 +95,8 @@ export class MysqlEventStore extends SqlEventStore {
           pool: options.pool,
           owned: false,
           location: "mysql (application pool)",
+          timeoutMs:
+            storeTimeoutMs({ option: options.timeoutMs, fromUrl: undefined, owned: false }) ?? 0,
           ...database,
         }),
         "mysql",
@@ -90,11 +104,18 @@ export class MysqlEventStore extends SqlEventStore {
     } else {
       if (typeof options.uri !== "string" || options.uri.length === 0)
         throw new InvalidArgumentError("$.uri", "expected a mysql:// or mariadb:// URL");
-      const uri = options.uri.replace(/^mariadb:/, "mysql:");
-      assertParsableUrl("$.uri", options.uri);
+      const { uri, timeoutMs, connectTimeoutMs, connectTimeout } = ownedPoolSettings(
+        options.uri,
+        options.timeoutMs,
+      );
       let pool: mysql.Pool;
       try {
-        pool = mysql.createPool({ uri, charset: "utf8mb4", supportBigNumbers: true });
+        pool = mysql.createPool({
+          uri,
+          charset: "utf8mb4",
+          supportBigNumbers: true,
+          ...connectTimeout,
+        });
       } catch (error) {
         // An option the URL sets wrongly (e.g. ?ssl=true): the driver throws while making the pool.
         throw unusableUrl(
@@ -105,7 +126,14 @@ export class MysqlEventStore extends SqlEventStore {
       }
       strictSessions(pool, options.uri);
       super(
-        new MysqlBackend({ pool, owned: true, location: redactUrl(options.uri), ...database }),
+        new MysqlBackend({
+          pool,
+          owned: true,
+          location: redactUrl(options.uri),
+          timeoutMs,
+          ...(connectTimeoutMs === undefined ? {} : { connectTimeoutMs }),
+          ...database,
+        }),
         "mysql",
       );
     }

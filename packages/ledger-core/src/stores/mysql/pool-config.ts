@@ -1,4 +1,38 @@
 import type mysql from "mysql2/promise";
+import { assertParsableUrl } from "../../store/open-store.js";
+import { storeTimeoutMs, takeTimeoutParam } from "../server-timeout.js";
+
+/**
+ * What the pool a store makes for `givenUri` is made with: the URI for mysql2 (`mariadb:` as
+ * `mysql:`, without the store's `?timeoutMs=`, which mysql2 would warn of as an option it does
+ * not know), the store's bound (the option, else the URI's, else the default), and mysql2's
+ * `connectTimeout`: the URI's own if it has one (mysql2 would take an option given beside the
+ * URI over it), else the bound.
+ */
+export function ownedPoolSettings(
+  givenUri: string,
+  timeoutOption: unknown,
+): {
+  uri: string;
+  timeoutMs: number;
+  connectTimeoutMs: number | undefined;
+  connectTimeout: { connectTimeout?: number };
+} {
+  const asMysql = givenUri.replace(/^mariadb:/, "mysql:");
+  const parsed = assertParsableUrl("$.uri", asMysql);
+  const fromUrl = takeTimeoutParam(parsed, "$.uri");
+  const uri = fromUrl === undefined ? asMysql : parsed.toString();
+  const timeoutMs = storeTimeoutMs({ option: timeoutOption, fromUrl, owned: true }) ?? 0;
+  const own = Number(parsed.searchParams.get("connectTimeout") ?? Number.NaN);
+  if (Number.isFinite(own)) return { uri, timeoutMs, connectTimeoutMs: own, connectTimeout: {} };
+  if (timeoutMs === 0) return { uri, timeoutMs, connectTimeoutMs: undefined, connectTimeout: {} };
+  return {
+    uri,
+    timeoutMs,
+    connectTimeoutMs: timeoutMs,
+    connectTimeout: { connectTimeout: timeoutMs },
+  };
+}
 
 /** The settings a mysql2/promise pool makes its connections with (undefined for other pools). */
 function connectionConfig(

@@ -1,5 +1,6 @@
 import { driverError } from "../sql/sql-backend.js";
 import type { MysqlBackendState } from "./backend-state.js";
+import { boundedConnection, checkout, destroyConnection } from "./bounded.js";
 import { own } from "./own-query.js";
 import { statementErrnos } from "./statement-errors.js";
 
@@ -15,11 +16,14 @@ export async function runBlock(
   values: (string | number | Buffer | null)[],
   keep: boolean,
 ): Promise<Record<string, unknown> | undefined> {
-  const connection = await state.pool.getConnection();
+  const connection = await checkout(state.pool, state.timeoutMs);
   let healthy = true;
   const query = own(statement);
   try {
-    const [result] = (await connection.execute(query, values)) as unknown as [unknown];
+    const [result] = (await boundedConnection(connection, state.timeoutMs).execute(
+      query,
+      values,
+    )) as unknown as [unknown];
     // With the SELECT: [rows, ok packet]; without (nothing written): one ok packet.
     const selected = Array.isArray(result) ? (result[0] as unknown) : undefined;
     return Array.isArray(selected)
@@ -36,6 +40,6 @@ export async function runBlock(
       // max_prepared_stmt_count, which the application shares.
       if (!keep) connection.unprepare(query);
       connection.release();
-    } else connection.destroy();
+    } else destroyConnection(connection);
   }
 }

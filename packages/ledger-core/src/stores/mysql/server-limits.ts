@@ -1,4 +1,5 @@
 import type { MysqlBackendState } from "./backend-state.js";
+import { withConnection } from "./bounded.js";
 import { own } from "./own-query.js";
 import { multiResults } from "./pool-config.js";
 
@@ -21,8 +22,8 @@ export async function packetLimit(state: MysqlBackendState): Promise<number> {
  * running it), so every append on the path would fail.
  */
 async function askServer(state: MysqlBackendState): Promise<void> {
-  const [rows] = await state.pool.query(
-    own("SELECT VERSION() AS version, @@max_allowed_packet AS packet"),
+  const [rows] = await withConnection(state.pool, state.timeoutMs, (connection) =>
+    connection.query(own("SELECT VERSION() AS version, @@max_allowed_packet AS packet")),
   );
   const row = (rows as { version?: unknown; packet?: unknown }[])[0];
   state.maxPacket = Number(row?.packet);

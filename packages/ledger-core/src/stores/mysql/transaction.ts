@@ -3,6 +3,7 @@ import type mysql from "mysql2/promise";
 import { LedgerError } from "../../events/errors.js";
 import { driverError } from "../sql/sql-backend.js";
 import type { Db, MysqlBackendState } from "./backend-state.js";
+import { boundedConnection, checkout, destroyConnection } from "./bounded.js";
 import { statementErrnos } from "./statement-errors.js";
 
 /** `body` in one READ COMMITTED transaction on a pooled connection, rolled back on error. */
@@ -10,23 +11,25 @@ export async function inTransaction<T>(
   state: MysqlBackendState,
   body: (tx: Db) => Promise<T>,
 ): Promise<T> {
-  const connection = await state.pool.getConnection();
+  const connection = await checkout(state.pool, state.timeoutMs);
+  // Every statement of the transaction within the store's bound, drizzle's too.
+  const bounded = boundedConnection(connection, state.timeoutMs);
   let healthy = true;
   try {
-    await connection.query("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
-    await connection.query("START TRANSACTION");
+    await bounded.query("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
+    await bounded.query("START TRANSACTION");
     let db = state.bound.get(connection);
     if (db === undefined) {
-      db = drizzle({ client: connection as unknown as mysql.Connection });
+      db = drizzle({ client: bounded as unknown as mysql.Connection });
       state.bound.set(connection, db);
     }
     const result = await body(db);
-    await connection.query("COMMIT");
+    await bounded.query("COMMIT");
     return result;
   } catch (error) {
     const errno = driverError(error).errno;
     if (LedgerError.isInstance(error) || (errno !== undefined && statementErrnos.has(errno))) {
-      await connection.query("ROLLBACK").catch(() => {
+      await bounded.query("ROLLBACK").catch(() => {
         healthy = false;
       });
     } else {
@@ -35,6 +38,6 @@ export async function inTransaction<T>(
     throw error;
   } finally {
     if (healthy) connection.release();
-    else connection.destroy();
+    else destroyConnection(connection);
   }
 }

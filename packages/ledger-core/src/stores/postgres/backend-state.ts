@@ -1,6 +1,7 @@
 import type { NodePgDatabase } from "drizzle-orm/node-postgres";
 import type pg from "pg";
 import type { AppendQueries } from "./append-queries.js";
+import type { PoolBounds } from "./bounded-pool.js";
 import type { postgresTables } from "./schema.js";
 
 export type Tables = ReturnType<typeof postgresTables>;
@@ -17,6 +18,10 @@ export class PostgresBackendState {
   readonly schema: string;
   readonly location: string;
   readonly tables: Tables;
+  /** The store's bound on each wait for the server (0: none of its own; see bounded-pool.ts). */
+  readonly timeoutMs: number;
+  /** The bounds the pool has, as far as the store knows them (for its error messages). */
+  readonly bounds: PoolBounds;
   readonly bound = new WeakMap<pg.PoolClient, NodePgDatabase>();
   appendQueries: AppendQueries | undefined;
   /** False once a pooler in transaction mode refused a named statement (see autocommit). */
@@ -30,11 +35,15 @@ export class PostgresBackendState {
     schema: string;
     location: string;
     tables: Tables;
+    timeoutMs: number;
+    bounds: PoolBounds;
   }) {
     this.pool = options.pool;
     this.owned = options.owned;
     this.schema = options.schema;
     this.location = options.location;
     this.tables = options.tables;
+    this.timeoutMs = options.timeoutMs;
+    this.bounds = options.bounds;
   }
 }

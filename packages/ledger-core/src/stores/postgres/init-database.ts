@@ -1,9 +1,10 @@
 import type pg from "pg";
 import { noLedgerError } from "../../events/errors.js";
 import type { InitOptions } from "../../store/event-store.js";
-import { pendingMigrations } from "../sql/migrations.js";
+import { migrationTimeoutMs, pendingMigrations } from "../sql/migrations.js";
 import { driverError } from "../sql/sql-backend.js";
 import type { PostgresBackendState } from "./backend-state.js";
+import { boundedQuery } from "./bounded-pool.js";
 import { quoteIdent } from "./quote-ident.js";
 import { inTransaction } from "./transaction.js";
 
@@ -62,17 +63,27 @@ async function initOnce(state: PostgresBackendState, options?: InitOptions): Pro
     // A ledger at this version needs no lock and no DDL, so a role that may only read it (an
     // on-call person's credentials) opens it too. A newer one is refused here.
     if (found !== undefined && pendingMigrations("postgres", found).length === 0) return;
-    // One migrator at a time per schema; the lock is released at COMMIT.
-    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
-      `agent-ledger:migrate:${state.schema}`,
-    ]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    // One migrator at a time per schema; the lock is released at COMMIT. Waiting for another
+    // process's migration, and each statement of one, may take minutes: bounded longer than
+    // the store's other waits (node-postgres' query_timeout per query wins over the pool's).
+    const bound = migrationTimeoutMs(state.timeoutMs);
+    await client.query(
+      boundedQuery(
+        {
+          text: "SELECT pg_advisory_xact_lock(hashtext($1))",
+          values: [`agent-ledger:migrate:${state.schema}`],
+        },
+        bound,
+      ),
+    );
+    await client.query(boundedQuery({ text: `CREATE SCHEMA IF NOT EXISTS ${schema}` }, bound));
     // The shipped SQL names tables without a schema: run it with the store's schema first.
     await client.query(`SET LOCAL search_path TO ${schema}`);
     // Read again under the lock: another process may have migrated meanwhile.
     const current = (await ledgerVersion(client, schema)) ?? 0;
     for (const migration of pendingMigrations("postgres", current)) {
-      for (const statement of migration.statements) await client.query(statement);
+      for (const statement of migration.statements)
+        await client.query(boundedQuery({ text: statement }, bound));
       await client.query(
         "INSERT INTO schema_version (version, tag, applied_at) VALUES ($1, $2, $3)",
         [migration.version, migration.tag, new Date().toISOString()],

@@ -15,10 +15,12 @@ import { runAsync, type WriteProgram } from "../sql/write-program.js";
 import { appendAtHead } from "./append-at-head.js";
 import { appendRuns } from "./append-runs.js";
 import { PostgresBackendState, type Tables } from "./backend-state.js";
+import type { PoolBounds } from "./bounded-pool.js";
 import { initDatabase } from "./init-database.js";
 import { putBlobRows } from "./put-blobs.js";
 import { postgresTables } from "./schema.js";
-import { inTransaction } from "./transaction.js";
+import { timedOut } from "./timed-out.js";
+import { boundDb, inTransaction } from "./transaction.js";
 import { executeStep } from "./write-steps.js";
 
 /**
@@ -34,7 +36,14 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
    */
   readonly #state: PostgresBackendState;
 
-  constructor(options: { pool: pg.Pool; owned: boolean; schema?: string; location: string }) {
+  constructor(options: {
+    pool: pg.Pool;
+    owned: boolean;
+    schema?: string;
+    location: string;
+    timeoutMs: number;
+    bounds: PoolBounds;
+  }) {
     super(drizzle({ client: options.pool }), postgresTables(options.schema ?? "public"));
     this.#state = new PostgresBackendState({
       pool: options.pool,
@@ -42,6 +51,8 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
       schema: options.schema ?? "public",
       location: options.location,
       tables: this.tables,
+      timeoutMs: options.timeoutMs,
+      bounds: options.bounds,
     });
   }
 
@@ -52,12 +63,7 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
   async write<T>(program: () => WriteProgram<T>): Promise<T> {
     const state = this.#state;
     return inTransaction(state, (client) => {
-      let db = state.bound.get(client);
-      if (db === undefined) {
-        db = drizzle({ client });
-        state.bound.set(client, db);
-      }
-      const tx = db;
+      const tx = boundDb(state, client);
       return runAsync(program(), (step) => executeStep(state, tx, step));
     });
   }
@@ -117,6 +123,10 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
     return "unavailable";
   }
 
+  timedOut(error: unknown): { message: string; error: unknown } | undefined {
+    return timedOut(error, this.#state.bounds);
+  }
+
   async listSessions(after: string | undefined, limit: number | undefined): Promise<SessionRow[]> {
     const { sessions } = this.tables;
     // Code-point order whatever the database's collation, like SQLite and MySQL's VARBINARY.
@@ -138,7 +148,7 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
    * saves an fsync in front of every recorded call that keeps content in blobs.
    */
   putBlobs(rows: BlobRow[], durable: boolean, sessionId: string | undefined): Promise<void> {
-    return putBlobRows(this.db, this.tables, rows, durable, sessionId);
+    return putBlobRows(this.#state, this.db, rows, durable, sessionId);
   }
 
   describe(): StoreDescription {

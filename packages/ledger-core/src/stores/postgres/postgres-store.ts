@@ -4,7 +4,9 @@ import { hasLoneSurrogate } from "../../events/json.js";
 import type { EventStore } from "../../store/event-store.js";
 import { takeUrlParam, UNPARSABLE_URL, unusableUrl, withUrlParam } from "../../store/open-store.js";
 import { redactUrl } from "../../store/redact-url.js";
+import { storeTimeoutMs, TIMEOUT_PARAM, takeTimeoutParam } from "../server-timeout.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
+import { boundedPool, ownedPoolConfig } from "./bounded-pool.js";
 import { PostgresBackend } from "./postgres-backend.js";
 
 /**
@@ -13,9 +15,20 @@ import { PostgresBackend } from "./postgres-backend.js";
  * in their own PostgreSQL schema (created by `init()`; default `public`); a connection string
  * can name it as `?schema=` (so `openStore` URLs and the CLI reach such a ledger), which the
  * option overrides.
+ *
+ * `timeoutMs` bounds each wait of the store on the server: for a connection (a new one, or a
+ * free one of the pool) and for the reply to each statement. Past it the call fails with
+ * `store-unavailable` (an append's outcome is then unknown, as after a dropped connection) and
+ * the connection is destroyed. A connection string can set it as `?timeoutMs=`; for the pool
+ * the store makes the default is 30000 (0: no bound of the store's), and node-postgres'
+ * `query_timeout` and libpq's `connect_timeout` (seconds) in the string keep their meaning.
+ * On a pool the application made, the store bounds its own waits only when given `timeoutMs`
+ * (the pool's `query_timeout` and `connectionTimeoutMillis` are the application's choice).
+ * `init()` waits up to 10 minutes more than the bound for another process's migration.
  */
 export type PostgresEventStoreOptions = ({ pool: pg.Pool } | { connectionString: string }) & {
   schema?: string;
+  timeoutMs?: number;
 };
 
 /**
@@ -84,10 +97,14 @@ function assertSchema(path: string, schema: string | undefined): void {
 }
 
 /**
- * `?schema=` taken out of a connection string (it is the store's, not node-postgres'). The
- * string comes back as written when it has none.
+ * `?schema=` and `?timeoutMs=` taken out of a connection string (they are the store's, not
+ * node-postgres'). The string comes back as written when it has neither.
  */
-function takeSchema(url: string): { connectionString: string; schemaFromUrl?: string } {
+function takeStoreParams(url: string): {
+  connectionString: string;
+  schemaFromUrl?: string;
+  timeoutFromUrl?: number;
+} {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -96,9 +113,14 @@ function takeSchema(url: string): { connectionString: string; schemaFromUrl?: st
     return { connectionString: url };
   }
   const schema = takeUrlParam(parsed, "schema");
-  if (schema === undefined) return { connectionString: url };
+  const timeout = takeTimeoutParam(parsed, "$.connectionString");
+  if (schema === undefined && timeout === undefined) return { connectionString: url };
   assertSchema("$.connectionString", schema);
-  return { connectionString: parsed.toString(), schemaFromUrl: schema };
+  return {
+    connectionString: parsed.toString(),
+    ...(schema === undefined ? {} : { schemaFromUrl: schema }),
+    ...(timeout === undefined ? {} : { timeoutFromUrl: timeout }),
+  };
 }
 
 /** The ledger in PostgreSQL (node-postgres). JSON is kept as TEXT so events read back verbatim. */
@@ -107,31 +129,44 @@ export class PostgresEventStore extends SqlEventStore {
     assertSchema("$.schema", options.schema);
     if ("pool" in options) {
       assertPool(options.pool);
+      const timeoutMs =
+        storeTimeoutMs({ option: options.timeoutMs, fromUrl: undefined, owned: false }) ?? 0;
       super(
         new PostgresBackend({
-          pool: options.pool,
+          pool: timeoutMs === 0 ? options.pool : boundedPool(options.pool, timeoutMs),
           owned: false,
           location: "postgres (application pool)",
+          timeoutMs,
+          // The pool's own connectionTimeoutMillis may end a wait first: its bound is unknown.
+          bounds: timeoutMs === 0 ? {} : { query: timeoutMs },
           ...(options.schema === undefined ? {} : { schema: options.schema }),
         }),
         "postgres",
       );
     } else {
       checkConnectionString(options.connectionString);
-      const { connectionString, schemaFromUrl } = takeSchema(options.connectionString);
+      const { connectionString, schemaFromUrl, timeoutFromUrl } = takeStoreParams(
+        options.connectionString,
+      );
       const schema = options.schema ?? schemaFromUrl;
-      const pool = new pg.Pool({ connectionString });
+      const timeoutMs =
+        storeTimeoutMs({ option: options.timeoutMs, fromUrl: timeoutFromUrl, owned: true }) ?? 0;
+      const { config, bounds } = ownedPoolConfig(connectionString, timeoutMs);
+      const pool = new pg.Pool(config);
       // An idle client whose connection drops emits 'error' on the pool; without a listener
       // that would end the process. The next checkout simply gets a new connection.
       pool.on("error", () => {});
+      let location = redactUrl(connectionString);
+      if (schema !== undefined) location = withUrlParam(location, "schema", schema);
+      if (timeoutFromUrl !== undefined)
+        location = withUrlParam(location, TIMEOUT_PARAM, String(timeoutFromUrl));
       super(
         new PostgresBackend({
           pool,
           owned: true,
-          location:
-            schema === undefined
-              ? redactUrl(connectionString)
-              : withUrlParam(redactUrl(connectionString), "schema", schema),
+          location,
+          timeoutMs,
+          bounds,
           ...(schema === undefined ? {} : { schema }),
         }),
         "postgres",

@@ -2,24 +2,29 @@ import { type SQL, sql } from "drizzle-orm";
 import type { NodePgDatabase } from "drizzle-orm/node-postgres";
 import { BLOB_BYTES_PER_STATEMENT, blobValues } from "../sql/shared-queries.js";
 import type { BlobRow } from "../sql/sql-backend.js";
-import type { Tables } from "./backend-state.js";
+import type { PostgresBackendState, Tables } from "./backend-state.js";
 import { serverEpochMs } from "./server-clock.js";
+import { boundDb, inTransaction } from "./transaction.js";
 
 /** `PostgresBackend.putBlobs` (its comment says how a put commits, and why). */
 export async function putBlobRows(
+  state: PostgresBackendState,
   db: NodePgDatabase,
-  tables: Tables,
   rows: BlobRow[],
   durable: boolean,
   sessionId: string | undefined,
 ): Promise<void> {
+  const { tables } = state;
   const chunks = blobValues(rows, BLOB_BYTES_PER_STATEMENT, serverEpochMs);
   if (chunks.length === 1) {
     await db.execute(putStatement(tables, chunks[0] ?? [], durable, sessionId));
     return;
   }
-  // The setting made by the first statement holds until the transaction's commit.
-  await db.transaction(async (tx) => {
+  // The setting made by the first statement holds until the transaction's commit. The store's
+  // own transaction, not drizzle's: drizzle gives a client back to the pool whatever failed on
+  // it, a connection whose statement timed out included.
+  await inTransaction(state, async (client) => {
+    const tx = boundDb(state, client);
     for (const [index, values] of chunks.entries())
       await tx.execute(putStatement(tables, values, durable || index > 0, sessionId));
   });

@@ -1,3 +1,4 @@
+import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
 import type pg from "pg";
 import { LedgerError } from "../../events/errors.js";
 import { driverError } from "../sql/sql-backend.js";
@@ -40,4 +41,14 @@ export async function inTransaction<T>(
     client.off("error", onError);
     client.release(broken);
   }
+}
+
+/** A drizzle instance on one client of the pool (made once per client), for its transaction. */
+export function boundDb(state: PostgresBackendState, client: pg.PoolClient): NodePgDatabase {
+  let db = state.bound.get(client);
+  if (db === undefined) {
+    db = drizzle({ client });
+    state.bound.set(client, db);
+  }
+  return db;
 }

@@ -1,5 +1,6 @@
 import { type Cluster, Redis, type RedisOptions } from "ioredis";
 import { InvalidArgumentError, LedgerError, StoreUnavailableError } from "../../events/errors.js";
+import { TIMEOUT_PARAM } from "../server-timeout.js";
 
 /**
  * Options for a client the store makes itself from a URL.
@@ -22,7 +23,32 @@ export const OWNED_CLIENT_OPTIONS: RedisOptions = {
 };
 
 /**
- * Query parameters a store URL may carry: ours (`keyPrefix`), and the ones ioredis reads
+ * ioredis' own bounds, in ms, which a URL may carry too. ioredis would read them from a URL as
+ * strings, and a string bounds nothing (it takes only numbers): the store reads them.
+ */
+export const DRIVER_TIMEOUT_PARAMS = ["connectTimeout", "commandTimeout", "socketTimeout"] as const;
+
+export type DriverTimeouts = Partial<Record<(typeof DRIVER_TIMEOUT_PARAMS)[number], number>>;
+
+/**
+ * The options of a client the store makes, bounded by `timeoutMs` (none of the store's when
+ * 0): to connect (`connectTimeout`), and for a reply on the socket (`socketTimeout`): a
+ * connection that stopped answering is destroyed, its commands fail (as after a dropped
+ * connection: see OWNED_CLIENT_OPTIONS) and the client makes a new one. Not `commandTimeout`:
+ * it fails the command and keeps the connection, on which the caller's retry would be sent
+ * and wait again. ioredis' own parameters in the URL (`driverTimeouts`) win over the bound.
+ */
+export function ownedClientOptions(
+  timeoutMs: number,
+  driverTimeouts: DriverTimeouts,
+): RedisOptions {
+  const bounded = timeoutMs === 0 ? {} : { connectTimeout: timeoutMs, socketTimeout: timeoutMs };
+  return { ...OWNED_CLIENT_OPTIONS, ...bounded, ...driverTimeouts };
+}
+
+/**
+ * Query parameters a store URL may carry: ours (`keyPrefix`, `timeoutMs`), ioredis' bounds
+ * (DRIVER_TIMEOUT_PARAMS, which the store reads as numbers), and the ones ioredis reads
  * from a URL's query into its options that mean the same as a string (ioredis' parseURL takes
  * every parameter as an option: `family` it parses, `db` the constructor parses, the others it
  * uses as strings). Any other parameter would be an ioredis option with a string value, or a
@@ -30,7 +56,17 @@ export const OWNED_CLIENT_OPTIONS: RedisOptions = {
  * or run without the options that make a lost reply safe to retry (OWNED_CLIENT_OPTIONS, which
  * a URL parameter would override).
  */
-const URL_PARAMS = ["keyPrefix", "db", "family", "username", "password", "connectionName", "tls"];
+const URL_PARAMS = [
+  "keyPrefix",
+  TIMEOUT_PARAM,
+  ...DRIVER_TIMEOUT_PARAMS,
+  "db",
+  "family",
+  "username",
+  "password",
+  "connectionName",
+  "tls",
+];
 
 /** Refuses a query parameter of a Redis URL the store or ioredis would not read as meant. */
 export function assertKnownUrlParams(url: URL): void {
@@ -46,11 +82,15 @@ export function assertKnownUrlParams(url: URL): void {
 /** The last connection error of each client the store made (ECONNREFUSED, a TLS failure...). */
 const lastConnectionErrors = new WeakMap<object, Error>();
 
-export function createClient(url: string): Redis {
-  const client = new Redis(url, OWNED_CLIENT_OPTIONS);
+export function createClient(url: string, options: RedisOptions = OWNED_CLIENT_OPTIONS): Redis {
+  const client = new Redis(url, options);
   // Errors reach callers as rejected commands; without a listener ioredis prints each one.
-  // The last one is kept: a command rejected for want of a connection says only that.
-  client.on("error", (error: Error) => lastConnectionErrors.set(client, error));
+  // The last one is kept: a command rejected for want of a connection says only that. Not the
+  // MaxRetriesPerRequestError ioredis also emits when it fails the queued commands: it would
+  // hide the reason (a refused connection, a socket timeout).
+  client.on("error", (error: Error) => {
+    if (error.name !== "MaxRetriesPerRequestError") lastConnectionErrors.set(client, error);
+  });
   client.on("ready", () => lastConnectionErrors.delete(client));
   return client;
 }
@@ -68,14 +108,31 @@ const WRITES = new Set(["append", "fork", "putBlob", "deleteSession", "collectBl
 export function unavailable(error: unknown, what: string, client?: object): unknown {
   if (LedgerError.isInstance(error)) return error;
   let message = error instanceof Error ? error.message : String(error);
+  const unknown = ` (the ${what} may or may not have been applied; retrying the same call is safe)`;
+  const options = (client as { options?: Record<string, unknown> } | undefined)?.options;
+  let cause: unknown = error;
   if (error instanceof Error && error.name === "MaxRetriesPerRequestError") {
-    message = WRITES.has(what)
-      ? `the connection was lost before the reply arrived (the ${what} may or may not have been applied; retrying the same call is safe)`
-      : "no connection to the server (lost, or it could not be made)";
-    const cause = client === undefined ? undefined : lastConnectionErrors.get(client);
-    if (cause !== undefined) message += `; last connection error: ${cause.message}`;
+    const lastError = client === undefined ? undefined : lastConnectionErrors.get(client);
+    // The server answered the connection with a refusal (AUTH: WRONGPASS, NOAUTH; SELECT of a
+    // database it lacks): that is why there is none, and what the caller tells apart.
+    if (isReplyError(lastError)) cause = lastError;
+    const bound = options?.socketTimeout;
+    if (lastError?.message.startsWith("Socket timeout") && typeof bound === "number") {
+      // socketTimeout: the server stopped answering, and the connection was destroyed.
+      message = `no reply from the server within ${bound} ms: the connection was dropped${WRITES.has(what) ? unknown : ""}`;
+    } else {
+      message = WRITES.has(what)
+        ? `the connection was lost before the reply arrived${unknown}`
+        : "no connection to the server (lost, or it could not be made)";
+      if (lastError !== undefined) message += `; last connection error: ${lastError.message}`;
+    }
+  } else if (error instanceof Error && error.message === "Command timed out") {
+    // ioredis' commandTimeout: the command may still be in flight, or have run.
+    const bound = options?.commandTimeout;
+    message = `no reply from the server ${typeof bound === "number" ? `within ${bound} ms` : "in time"}`;
+    if (WRITES.has(what)) message += unknown;
   }
-  return new StoreUnavailableError(`redis ${what} failed: ${message}`, error);
+  return new StoreUnavailableError(`redis ${what} failed: ${message}`, cause);
 }
 
 /** The server settings `describe().durability` reports (readDurability). */
@@ -95,7 +152,10 @@ export async function readDurability(client: Redis | Cluster): Promise<Record<st
     DURABILITY_SETTINGS.map((name) =>
       (client.config("GET", name) as Promise<string[]>).then(
         (reply) => reply[1] ?? "unknown",
-        () => "unknown",
+        (error: unknown) => {
+          if (isReplyError(error)) return "unknown";
+          throw error; // no answer at all: the server is unavailable, not discreet
+        },
       ),
     ),
   );
@@ -138,15 +198,17 @@ export function serverTooOld(info: string): string | undefined {
 
 /**
  * Refuses, at init, a server too old for the append script, rather than failing every append
- * with the server's own message. A server that does not answer INFO is let through: its first
- * append says what is wrong.
+ * with the server's own message. A server that refuses INFO is let through: its first append
+ * says what is wrong. One that does not answer is unavailable (each later step would wait for
+ * it again).
  */
 export async function assertServerVersion(client: Redis | Cluster): Promise<void> {
   let info: string;
   try {
     info = await client.info("server");
-  } catch {
-    return;
+  } catch (error) {
+    if (isReplyError(error)) return;
+    throw error;
   }
   const problem = serverTooOld(info);
   if (problem !== undefined) throw new StoreUnavailableError(problem);
@@ -171,6 +233,11 @@ export async function assertSelectedDatabase(client: Redis | Cluster): Promise<v
       error,
     );
   }
+}
+
+/** An error the server answered with (a refused, renamed or unknown command), not a lost one. */
+function isReplyError(error: unknown): boolean {
+  return error instanceof Error && error.name === "ReplyError";
 }
 
 /** Whether the client is an ioredis Cluster: a script's keys must then share a slot. */

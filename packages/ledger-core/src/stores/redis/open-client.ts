@@ -2,12 +2,16 @@ import type { Cluster, Redis } from "ioredis";
 import { InvalidArgumentError } from "../../events/errors.js";
 import { assertParsableUrl, takeUrlParam, withUrlParam } from "../../store/open-store.js";
 import { redactUrl } from "../../store/redact-url.js";
+import { storeTimeoutMs, takeTimeoutParam } from "../server-timeout.js";
 import {
   assertKnownUrlParams,
   assertReadsFromMasters,
   clientKeyPrefix,
   createClient,
+  DRIVER_TIMEOUT_PARAMS,
+  type DriverTimeouts,
   describeClient,
+  ownedClientOptions,
 } from "./client.js";
 import type { RedisEventStoreOptions } from "./redis-store.js";
 
@@ -26,15 +30,35 @@ export function openClient(options: RedisEventStoreOptions): OpenedClient {
   if ((options.client === undefined) === (options.url === undefined)) {
     throw new InvalidArgumentError("$", "RedisEventStore needs exactly one of client or url");
   }
+  if (options.client !== undefined && options.timeoutMs !== undefined)
+    throw new InvalidArgumentError(
+      "$.timeoutMs",
+      "timeoutMs bounds a client the store makes from a URL; give a client of your own its bounds: ioredis' socketTimeout and connectTimeout (with maxRetriesPerRequest: 0 and autoResendUnfulfilledCommands: false)",
+    );
   let url = options.url;
+  let location = url;
   let prefixFromUrl: string | undefined;
+  let timeoutFromUrl: number | undefined;
+  const driverTimeouts: DriverTimeouts = {};
   if (url !== undefined && /^rediss?:\/\//i.test(url)) {
     // `?keyPrefix=` in the URL (for openStore, which takes only a URL) is ours, not ioredis'
     // (whose own keyPrefix option would prefix every key a second time).
     const parsed = assertParsableUrl("$.url", url);
     assertKnownUrlParams(parsed);
     prefixFromUrl = takeUrlParam(parsed, "keyPrefix");
-    if (prefixFromUrl !== undefined) url = parsed.toString();
+    if (prefixFromUrl !== undefined) url = location = parsed.toString();
+    // The bounds are read here, as numbers (ioredis would take them as strings, and ignore
+    // them); the location keeps them.
+    timeoutFromUrl = takeTimeoutParam(parsed, "$.url");
+    for (const name of DRIVER_TIMEOUT_PARAMS) {
+      const value = takeUrlParam(parsed, name);
+      if (value === undefined) continue;
+      if (!/^[1-9]\d{0,9}$/.test(value))
+        throw new InvalidArgumentError("$.url", `${name} is a whole number of milliseconds from 1`);
+      driverTimeouts[name] = Number(value);
+    }
+    if (timeoutFromUrl !== undefined || Object.keys(driverTimeouts).length > 0)
+      url = parsed.toString();
   }
   const prefix = options.keyPrefix ?? prefixFromUrl ?? "agent-ledger:";
   if (typeof prefix !== "string" || /[{}]/.test(prefix)) {
@@ -45,11 +69,13 @@ export function openClient(options: RedisEventStoreOptions): OpenedClient {
     if (!/^rediss?:\/\//i.test(url)) {
       throw new InvalidArgumentError("$.url", "a Redis URL starts with redis:// or rediss://");
     }
+    const timeoutMs =
+      storeTimeoutMs({ option: options.timeoutMs, fromUrl: timeoutFromUrl, owned: true }) ?? 0;
     return {
-      client: createClient(url),
+      client: createClient(url, ownedClientOptions(timeoutMs, driverTimeouts)),
       owned: true,
       prefix,
-      location: withUrlParam(redactUrl(url), "keyPrefix", prefix),
+      location: withUrlParam(redactUrl(location ?? url), "keyPrefix", prefix),
     };
   }
   const client = options.client as Redis | Cluster;

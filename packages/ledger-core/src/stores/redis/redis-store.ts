@@ -44,6 +44,15 @@ export interface RedisEventStoreOptions {
   url?: string;
   /** Prefix of every key the store writes (default `agent-ledger:`), e.g. to share a database. */
   keyPrefix?: string;
+  /**
+   * For a client the store makes from `url`: the bound, in ms, on each wait for the server (to
+   * connect, for each command's reply; a connection that stopped answering is replaced). Past
+   * it the call fails with `store-unavailable` (an append's outcome is then unknown, as after a
+   * dropped connection). The URL can set it as `?timeoutMs=`; default 30000; 0: no bound of the
+   * store's. ioredis' `connectTimeout`, `commandTimeout` and `socketTimeout` in the URL keep
+   * their meaning. Refused with `client`: give your client those options yourself.
+   */
+  timeoutMs?: number;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { StoreUnavailableError } from "../../events/errors.js";
+import { MAX_TIMER_MS } from "../server-timeout.js";
 
 /** One shipped migration: its version (1-based journal position), tag and SQL statements. */
 export interface Migration {
@@ -11,10 +12,22 @@ export interface Migration {
 /**
  * How long `init()` waits for another process's migration before it gives up: a first upgrade
  * of a large ledger (a backfill over every event) takes minutes, and a process that starts
- * meanwhile must wait for it, not fail. (PostgreSQL waits without a bound: its advisory lock
- * is released when the migrator's connection dies, whatever the cause.)
+ * meanwhile must wait for it, not fail. MySQL's GET_LOCK waits this long on the server;
+ * PostgreSQL's advisory lock (released when the migrator's connection dies, whatever the
+ * cause) is bounded on the client (migrationTimeoutMs).
  */
 export const MIGRATION_WAIT_MS = 10 * 60_000;
+
+/**
+ * The bound on the statements of a migration and on the wait for another process's, for a
+ * store whose other waits are bounded by `timeoutMs` (0: none): a statement of a migration (a
+ * backfill) or the wait for the lock may take MIGRATION_WAIT_MS, and then the reply still has
+ * `timeoutMs` to come. Unbounded (the longest timer) when the store sets no bound: a pool's own
+ * query timeout is for the application's queries, not for a migration.
+ */
+export function migrationTimeoutMs(timeoutMs: number): number {
+  return timeoutMs === 0 ? MAX_TIMER_MS : Math.min(MIGRATION_WAIT_MS + timeoutMs, MAX_TIMER_MS);
+}
 
 export type MigrationDialect = "sqlite" | "postgres" | "mysql";
 

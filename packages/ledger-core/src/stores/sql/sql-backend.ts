@@ -86,6 +86,12 @@ export interface SqlBackend {
    */
   appendsAtHead?(): boolean;
   classify(error: unknown): DriverErrorKind;
+  /**
+   * Optional: when `error` (an "unavailable" one) is a wait on the server that passed a bound
+   * (the store's `timeoutMs`, or a driver setting), what to say of it and the driver error it
+   * passed with; undefined for any other error.
+   */
+  timedOut?(error: unknown): { message: string; error: unknown } | undefined;
   runHead(sessionId: string, runId: string): Promise<HeadRow | undefined>;
   readRun(sessionId: string, runId: string, fromSeq: number, limit?: number): Promise<string[]>;
   readSession(sessionId: string, after: number, limit?: number): Promise<string[]>;

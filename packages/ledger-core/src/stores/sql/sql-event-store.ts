@@ -378,7 +378,17 @@ export class SqlEventStore implements EventStore {
     });
   }
 
+  /**
+   * `store-unavailable` for a driver error the store gives up on, the driver error as `cause`.
+   * A wait that passed the store's bound says so (a driver's own words for it rarely do).
+   */
   #unavailable(operation: string, error: unknown): StoreUnavailableError {
+    const timeout = this.#backend.timedOut?.(error);
+    if (timeout !== undefined)
+      return new StoreUnavailableError(
+        `${this.#name} ${operation} failed: ${timeout.message}`,
+        timeout.error,
+      );
     const cause = driverError(error).error;
     const message = cause instanceof Error ? cause.message : String(cause);
     return new StoreUnavailableError(`${this.#name} ${operation} failed: ${message}`, cause);
