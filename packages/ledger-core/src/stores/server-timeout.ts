@@ -101,6 +101,25 @@ export function withinBound<T>(options: {
 }
 
 /**
+ * The connection a pool hands out (`waiting`) within `timeoutMs`; one that comes after the
+ * bound passed is given back to the pool (`release`).
+ */
+export function connectionWithin<C>(
+  waiting: Promise<C>,
+  timeoutMs: number,
+  release: (connection: C) => void,
+): Promise<C> {
+  return withinBound({
+    wait: waiting,
+    timeoutMs,
+    what: "connection",
+    expire: () => {
+      waiting.then(release, () => {});
+    },
+  });
+}
+
+/**
  * `target` with the methods `overrides` names replaced and every other one bound to it: a
  * driver's pool or connection as the store uses it, its waits bounded.
  */

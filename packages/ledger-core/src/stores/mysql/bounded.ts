@@ -1,5 +1,5 @@
 import type mysql from "mysql2/promise";
-import { overriding, withinBound } from "../server-timeout.js";
+import { connectionWithin, overriding, withinBound } from "../server-timeout.js";
 import { driverError } from "../sql/sql-backend.js";
 
 /**
@@ -34,18 +34,7 @@ export function destroyConnection(
 
 /** A connection of the pool within `timeoutMs`. */
 export function checkout(pool: mysql.Pool, timeoutMs: number): Promise<mysql.PoolConnection> {
-  const waiting = pool.getConnection();
-  return withinBound({
-    wait: waiting,
-    timeoutMs,
-    what: "connection",
-    expire: () => {
-      waiting.then(
-        (connection) => connection.release(),
-        () => {},
-      );
-    },
-  });
+  return connectionWithin(pool.getConnection(), timeoutMs, (connection) => connection.release());
 }
 
 /** `connection` whose statements (query, execute) each answer within `timeoutMs`. */

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { overriding, withinBound } from "../server-timeout.js";
+import { connectionWithin, overriding } from "../server-timeout.js";
 
 /** Bounds of a pool, in ms, as the store configured or enforces them (undefined: none known). */
 export interface PoolBounds {
@@ -86,18 +86,7 @@ export function boundedPool(pool: pg.Pool, timeoutMs: number): pg.Pool {
   };
   const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
   const connect = (): Promise<pg.PoolClient> => {
-    const waiting = pool.connect();
-    return withinBound({
-      wait: waiting,
-      timeoutMs,
-      what: "connection",
-      expire: () => {
-        waiting.then(
-          (client) => client.release(),
-          () => {},
-        );
-      },
-    }).then(bounded);
+    return connectionWithin(pool.connect(), timeoutMs, (client) => client.release()).then(bounded);
   };
   return overriding(pool, {
     connect,
