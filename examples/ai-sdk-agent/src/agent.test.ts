@@ -211,7 +211,13 @@ describe("ai-sdk-agent example: SIGKILL and resume", () => {
       try {
         const response = await fetch(new URL("/api/sessions/order-42", viewer.url));
         const { nextSteps, ...viewed } = (await response.json()) as Record<string, unknown>;
-        expect(viewed).toEqual(inspection);
+        // The viewer's run tree is the slimmer one its page draws; what it says of the calls in
+        // flight is inspect's, word for word.
+        expect(viewed).toMatchObject({
+          sessionId: inspection.sessionId,
+          eventCount: inspection.eventCount,
+          unresolved: inspection.unresolved,
+        });
         // And what to do next, as inspect prints it.
         expect(nextSteps).toEqual([
           {

@@ -102,7 +102,13 @@ describe("SIGKILL inside an agent used as a tool, decided with the CLI", () => {
     try {
       const response = await fetch(new URL("/api/sessions/editor", viewer.url));
       const { nextSteps, ...viewed } = (await response.json()) as Record<string, unknown>;
-      expect(viewed).toEqual(inspection);
+      // The viewer's run tree is the slimmer one its page draws; what it says of the calls in
+      // flight is inspect's, word for word.
+      expect(viewed).toMatchObject({
+        sessionId: inspection.sessionId,
+        eventCount: inspection.eventCount,
+        unresolved: inspection.unresolved,
+      });
       // And what to do next, as inspect prints it: the writer's publish, not the call waiting on it.
       expect(nextSteps).toEqual([
         { action: "decide-inner-first" },
