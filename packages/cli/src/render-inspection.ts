@@ -95,15 +95,14 @@ function runLine(run: RunView, pausedRunOf: ReadonlyMap<string, string>): string
 
 /**
  * What `inspect` says of a run whose seqs have a gap (`RunView.seqGap`: rows deleted, or read
- * out of order), with the command that verifies its session (naming the store as the printed
- * `resolve` commands do). Undefined for a run without one. What the tree shows of such a run
- * (its status, its calls in flight) is not what was recorded: nobody should decide from it.
+ * out of order), in its parts: `what` is missing, and the `command` that verifies its session
+ * (naming the store as the printed `resolve` commands do). Undefined for a run without one.
  */
-export function notIntactText(
+export function notIntactParts(
   run: RunView,
   sessionId: string,
   options: RenderInspectionOptions = {},
-): string | undefined {
+): { what: string; command: string } | undefined {
   const gap = run.seqGap;
   if (gap === undefined) return undefined;
   const first = gap.after + 1;
@@ -116,7 +115,20 @@ export function notIntactText(
   const store = options.storeUrl ? ` --store ${shellQuote(redactUrl(options.storeUrl))}` : "";
   // Options first: an id that starts with "-" is read as one unless it comes after `--`.
   const session = `${sessionId.startsWith("-") ? "-- " : ""}${shellQuote(sessionId)}`;
-  return `run ${run.runId} is not intact (${what}): run agent-ledger verify${store} ${session}`;
+  return { what, command: `agent-ledger verify${store} ${session}` };
+}
+
+/**
+ * `notIntactParts` as `inspect` prints it. What the tree shows of such a run (its status, its
+ * calls in flight) is not what was recorded: nobody should decide from it.
+ */
+export function notIntactText(
+  run: RunView,
+  sessionId: string,
+  options: RenderInspectionOptions = {},
+): string | undefined {
+  const parts = notIntactParts(run, sessionId, options);
+  return parts && `run ${run.runId} is not intact (${parts.what}): run ${parts.command}`;
 }
 
 /**

@@ -1,5 +1,6 @@
-// The boxes a person decides from, above the run tree: the runs paused awaiting a decision, and
-// the unresolved attempts with their next steps. The server decides each next step as
+// The boxes a person decides from, above the run tree: the runs not intact (no decision is to be
+// made from what they show), the runs paused awaiting a decision, and the unresolved attempts
+// with their next steps. The server decides each next step as
 // `agent-ledger inspect` does (next-steps.ts); these are its words.
 import { attemptLabel, el, sentence, value } from "./dom.js";
 import { preview } from "./format.js";
@@ -84,11 +85,7 @@ export function renderUnresolved(section, unresolved, select, { all = false, sho
       next,
       // As inspect says it: the command shows the store URL's password as ***.
       step.passwordLeftOut
-        ? el("div", {
-            className: "muted",
-            testId: "password-left-out",
-            text: "The store URL's password is left out, shown as ***: put it back, or set AGENT_LEDGER_STORE to the URL and drop --store.",
-          })
+        ? el("div", { className: "muted", testId: "password-left-out", text: PASSWORD_LEFT_OUT })
         : null,
       el("div", { className: "muted" }, attemptFacts(attempt)),
     );
@@ -135,6 +132,52 @@ export function renderPaused(section, pauses, waiting) {
   section.replaceChildren(
     el("h2", {
       text: `⏸ ${pauses.length} run${pauses.length === 1 ? "" : "s"} paused at an approval, waiting for a person to decide in the app that runs the agent`,
+    }),
+    el("ul", {}, ...items),
+  );
+}
+
+const PASSWORD_LEFT_OUT =
+  "The store URL's password is left out, shown as ***: put it back, or set AGENT_LEDGER_STORE to the URL and drop --store.";
+
+/**
+ * What `inspect` says of a run whose seqs have a gap (`gap`: one of the server's `notIntact`,
+ * page-inspection.ts), its run id a value and its `verify` command in its own element, to copy
+ * as a resolve command is.
+ */
+export function notIntactLine(gap) {
+  const said = document.createDocumentFragment();
+  if (!gap.command) {
+    said.append(value(gap.text));
+    return said;
+  }
+  said.append(
+    sentence`run ${gap.runId} is not intact (`,
+    `${gap.what}): run `,
+    el("code", { text: gap.command }),
+  );
+  return said;
+}
+
+/**
+ * The runs whose seqs have a gap (rows deleted by hand, or lost) in `section`, above the boxes
+ * a person decides from: what the page shows of them (a completed call listed as unresolved, a
+ * status) is not what was recorded.
+ */
+export function renderNotIntact(section, notIntact) {
+  section.hidden = notIntact.length === 0;
+  if (notIntact.length === 0) return section.replaceChildren();
+  const items = notIntact.map((gap) =>
+    el(
+      "li",
+      {},
+      el("p", { testId: "not-intact-run" }, notIntactLine(gap)),
+      gap.passwordLeftOut ? el("p", { className: "muted", text: PASSWORD_LEFT_OUT }) : null,
+    ),
+  );
+  section.replaceChildren(
+    el("h2", {
+      text: `⚠ ${notIntact.length} run${notIntact.length === 1 ? " is" : "s are"} not intact: events are missing, so what the page shows of ${notIntact.length === 1 ? "it" : "them"} (status, calls in flight, unresolved attempts) is not what was recorded. Verify the session before deciding anything from it.`,
     }),
     el("ul", {}, ...items),
   );

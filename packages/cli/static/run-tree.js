@@ -1,6 +1,8 @@
 // The run tree: each run with its status, duration and cause, its attempts (retries marked ↻)
 // with child runs under the call that caused them, a bar per row on the session's timeline,
-// and the pause of a run paused awaiting a decision last under it, as `inspect` prints it.
+// and the pause of a run paused awaiting a decision last under it, as `inspect` prints it; a run
+// whose seqs have a gap says so first under it.
+import { notIntactLine } from "./decision-boxes.js";
 import { attemptLabel, el, reasonSpan, sentence } from "./dom.js";
 import { attemptKey, duration, outcomeText, runResultText } from "./format.js";
 
@@ -60,6 +62,7 @@ const ATTEMPTS_BOUND = 20;
  * - `unresolvedIds`, `waitingIds`: attemptKeys of the calls in flight, and of those a pause
  *   keeps open (they go on when its run does);
  * - `pausedRunOf`: pausedAbove; `pauseText`: each paused run's pause, by runId;
+ * - `notIntact`: the server's `notIntact` of each run whose seqs have a gap, by runId;
  * - `causeText(eventId)`: the words for a cause; `select(eventId)`: shows an event (a click on
  *   an attempt shows its request);
  * - `shown`: what the person opened, `{ steps: Map(runId => count), attempts: Set(stepKey) }`;
@@ -98,6 +101,23 @@ export function treeRows(inspection, view) {
         bar(run.startedAt, run.endedAt, status),
       ),
     );
+    // First under the run, before anything read from it, as `inspect` prints it: what follows
+    // is not what was recorded.
+    const gap = view.notIntact.get(run.runId);
+    if (gap !== undefined)
+      rows.push(
+        el(
+          "div",
+          { className: "row not-intact-row", testId: "not-intact-row" },
+          el(
+            "div",
+            { className: "label" },
+            el("span", { className: "indent", text: "  ".repeat(depth + 1) }),
+            "⚠ ",
+            notIntactLine(gap),
+          ),
+        ),
+      );
     // A child run sits under the call that caused it (by cause, as render-inspection.ts
     // places them: a scan of every child for every attempt was quadratic); the others after.
     const byCause = new Map();

@@ -4,7 +4,7 @@
 // events show at once, more on request; a live session's new events join the list while it
 // holds the last one, and the inspection is made again only when the session grew, no more
 // often than it takes to make.
-import { renderPaused, renderUnresolved } from "./decision-boxes.js";
+import { renderNotIntact, renderPaused, renderUnresolved } from "./decision-boxes.js";
 import { api, el, sentence, value } from "./dom.js";
 import { showEvent } from "./event-detail.js";
 import { briefOf, causeWords, EventList } from "./event-list.js";
@@ -40,6 +40,8 @@ export class SessionView {
     this.timer = null;
     this.stopped = false;
     this.header = el("section", { className: "session-head" });
+    this.notIntact = el("section", { className: "not-intact-box", testId: "not-intact" });
+    this.notIntact.hidden = true;
     this.paused = el("section", { className: "paused-box", testId: "paused" });
     this.unresolved = el("section", { className: "unresolved-box", testId: "unresolved" });
     this.tree = el(
@@ -53,6 +55,7 @@ export class SessionView {
     main.replaceChildren(
       el("p", {}, el("a", { href: "#/", text: "← sessions" })),
       this.header,
+      this.notIntact,
       this.paused,
       this.unresolved,
       el("h2", { text: "Runs, steps and causes" }),
@@ -197,6 +200,10 @@ export class SessionView {
         }),
       ),
     );
+    // First: a run with events missing shows what was not recorded (a completed payment as
+    // unresolved), as `inspect` warns before anything it prints of the run.
+    const notIntact = inspection.notIntact || [];
+    renderNotIntact(this.notIntact, notIntact);
     renderPaused(this.paused, pauses, waiting);
     // A lost blob does not hide the session: its marker stands where its content was.
     const missing = inspection.missingBlobs || [];
@@ -223,6 +230,7 @@ export class SessionView {
       waitingIds: new Set(waiting.map(({ attempt }) => attemptKey(attempt))),
       pausedRunOf,
       pauseText: new Map(pauses.map((paused) => [paused.runId, paused.text])),
+      notIntact: new Map(notIntact.map((gap) => [gap.runId, gap])),
       causeText: (eventId) => this.causeText(eventId),
       select: (eventId) => this.select(eventId),
       shown: this.shown,

@@ -1,12 +1,14 @@
-import type {
-  AttemptView,
-  EventStore,
-  LedgerEvent,
-  RunView,
-  SessionInspection,
+import {
+  type AttemptView,
+  type EventStore,
+  type LedgerEvent,
+  type RunView,
+  redactUrl,
+  type SessionInspection,
 } from "@agent-ledger/core";
 import { inspectForDecision, type NextStep, withNextSteps } from "../next-steps.js";
 import type { PausedRun } from "../paused-runs.js";
+import { notIntactParts, notIntactText } from "../render-inspection.js";
 
 /** An event as the page names it when it is the cause of another (`caused by tool.requested x`). */
 export interface EventBrief {
@@ -16,6 +18,42 @@ export interface EventBrief {
   commitCursor: number;
   runId: string;
   seq: number;
+}
+
+/**
+ * A run whose seqs have a gap (`RunView.seqGap`: rows deleted by hand, or lost), with what
+ * `inspect` says of it (`text`, render-inspection.ts's notIntactText) and its parts the page
+ * shows apart, each value in an element of its own: `what` is missing, the `verify` command.
+ * `passwordLeftOut`: the command shows the store URL's password as `***`, as a resolve
+ * command does (next-steps.ts).
+ */
+export interface NotIntactRun {
+  runId: string;
+  seqGap: { after: number; next: number };
+  text: string;
+  what: string;
+  command: string;
+  passwordLeftOut?: true;
+}
+
+/** What `inspect` says of `run` when its seqs have a gap, and its parts; undefined when intact. */
+function notIntactOf(
+  run: RunView,
+  sessionId: string,
+  options: { storeUrl?: string },
+): NotIntactRun | undefined {
+  const parts = notIntactParts(run, sessionId, options);
+  const text = notIntactText(run, sessionId, options);
+  if (parts === undefined || text === undefined || run.seqGap === undefined) return undefined;
+  const passwordLeftOut =
+    options.storeUrl !== undefined && redactUrl(options.storeUrl) !== options.storeUrl;
+  return {
+    runId: run.runId,
+    seqGap: run.seqGap,
+    text,
+    ...parts,
+    ...(passwordLeftOut ? { passwordLeftOut: true as const } : {}),
+  };
 }
 
 /** An attempt in the page's run tree: what a row shows and what a click on it fetches. */
@@ -49,6 +87,11 @@ export type PageInspection = Omit<SessionInspection, "runs"> & {
   lastAt?: string;
   /** The events runs and requests name as their cause, by eventId. */
   causes: Record<string, EventBrief>;
+  /**
+   * The runs whose seqs have a gap, in tree order (as `inspect --json` lists them): what is
+   * shown of them is not what was recorded. Absent when every run is intact.
+   */
+  notIntact?: NotIntactRun[];
 };
 
 function briefOf(event: LedgerEvent): EventBrief {
@@ -110,8 +153,12 @@ export async function inspectForPage(
     const brief = eventId === undefined ? undefined : briefs.get(eventId);
     if (eventId !== undefined && brief !== undefined) causes[eventId] = brief;
   };
+  const notIntact: NotIntactRun[] = [];
   const treeRun = (run: RunView): TreeRun => {
     named(run.causedByEventId);
+    const gap = notIntactOf(run, inspection.sessionId, options);
+    if (gap !== undefined) notIntact.push(gap);
+    // `seqGap` stays in `rest`: the tree marks the run.
     const { steps, children, result, ...rest } = run;
     return {
       ...rest,
@@ -135,9 +182,11 @@ export async function inspectForPage(
       children: children.map(treeRun),
     };
   };
+  const runs = inspection.runs.map(treeRun);
   return {
     ...inspection,
-    runs: inspection.runs.map(treeRun),
+    runs,
+    ...(notIntact.length > 0 ? { notIntact } : {}),
     lastCursor: last?.commitCursor ?? 0,
     ...(first === undefined ? {} : { firstAt: first.recordedAt }),
     ...(last === undefined ? {} : { lastAt: last.recordedAt }),
