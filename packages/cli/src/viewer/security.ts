@@ -43,8 +43,9 @@ export function tokenMatches(presented: string | undefined, expected: string): b
 
 /**
  * Why a request another site's page made is refused, or undefined: `Sec-Fetch-Site` says
- * `cross-site` or `same-site` (another port on the same host is the same site), or an `Origin`
- * names another host than the request's `Host`. The page's own requests say `same-origin` (and
+ * `cross-site` or `same-site` (another port on the same host is the same site), or, from a
+ * client that does not say (no `Sec-Fetch-Site`), an `Origin` names another host than the
+ * request's `Host`. The page's own requests say `same-origin` (and
  * carry no Origin, or its own); an address bar says `none`; curl sends neither. A link from
  * another site to the page itself (a top-level navigation: the page holds no ledger data, and
  * asks for it same-origin) opens it.
@@ -60,6 +61,9 @@ export function crossSiteRefusal(
     pathname === "/";
   if ((site === "cross-site" || site === "same-site") && !navigation)
     return `a request from another site's page (Sec-Fetch-Site: ${site})`;
+  // A browser that says `same-origin` (or `none`) is believed over Origin and Host: a reverse
+  // proxy in front of the viewer may rewrite Host, and the page's own requests must pass.
+  if (site === "same-origin" || site === "none") return undefined;
   const origin = headers.origin;
   if (origin !== undefined && originHost(origin) !== headers.host?.toLowerCase())
     return "a request from another origin (Origin)";
