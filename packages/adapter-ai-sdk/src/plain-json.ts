@@ -16,7 +16,9 @@ export function toBase64(bytes: Uint8Array): string {
  * string or key U+FFFD. Deterministic, so the
  * same request re-executed after a crash hashes the same.
  *
- * Same result as `JSON.parse(JSON.stringify(value, bytesAsBase64))`, computed by one walk
+ * Same result as `JSON.parse(JSON.stringify(value, bytesAsBase64))` but for lone surrogates
+ * (U+FFFD here, kept as they are there; two keys that differ only by one become one, the last
+ * wins), computed by one walk
  * that keeps the caller's strings (no copy of every message text on every call: a long
  * conversation re-sends its history each turn, and the recorder recognises strings it has
  * already stored by identity).

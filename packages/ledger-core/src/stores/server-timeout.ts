@@ -62,7 +62,7 @@ export class ServerTimeoutError extends Error {
     super(
       what === "reply"
         ? `no reply from the server within ${timeoutMs} ms (timeoutMs)`
-        : `no connection to the server within ${timeoutMs} ms (timeoutMs)`,
+        : `no connection to the server within ${timeoutMs} ms (timeoutMs): none free in the pool, or the server did not answer`,
     );
     this.name = "ServerTimeoutError";
     this.timeoutMs = timeoutMs;
