@@ -18,13 +18,16 @@ if (!haveChromium && process.env.CI === "true")
 const HOSTILE_RUN = "main<img src=x onerror=alert(1)>\u202e";
 
 describe.skipIf(!haveChromium)("the viewer on a run whose rows were deleted by hand", () => {
+  // Made here, not in beforeAll: a hook registered inside a hook never runs, and the directory
+  // would stay behind.
+  const directory = scratchDirectory("agent-ledger-viewer-gap-", afterAll);
   let browser: Browser;
   let viewer: ViewerHandle;
   let store: EventStore;
   let path: string;
 
   beforeAll(async () => {
-    path = join(scratchDirectory("agent-ledger-viewer-gap-", afterAll), "ledger.db");
+    path = join(directory, "ledger.db");
     store = await openStore(`sqlite:${path}`);
     // A payment that completed; then its completion's row deleted by hand (seq 2).
     for (const [sessionId, runId] of [
