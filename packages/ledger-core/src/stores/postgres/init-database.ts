@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { noLedgerError } from "../../events/errors.js";
 import type { InitOptions } from "../../store/event-store.js";
+import { ServerTimeoutError } from "../server-timeout.js";
 import { migrationTimeoutMs, pendingMigrations } from "../sql/migrations.js";
 import { driverError } from "../sql/sql-backend.js";
 import type { PostgresBackendState } from "./backend-state.js";
@@ -67,29 +68,56 @@ async function initOnce(state: PostgresBackendState, options?: InitOptions): Pro
     // process's migration, and each statement of one, may take minutes: bounded longer than
     // the store's other waits (node-postgres' query_timeout per query wins over the pool's).
     const bound = migrationTimeoutMs(state.timeoutMs);
-    await client.query(
-      boundedQuery(
-        {
-          text: "SELECT pg_advisory_xact_lock(hashtext($1))",
-          values: [`agent-ledger:migrate:${state.schema}`],
-        },
-        bound,
-      ),
-    );
-    await client.query(boundedQuery({ text: `CREATE SCHEMA IF NOT EXISTS ${schema}` }, bound));
-    // The shipped SQL names tables without a schema: run it with the store's schema first.
-    await client.query(`SET LOCAL search_path TO ${schema}`);
-    // Read again under the lock: another process may have migrated meanwhile.
-    const current = (await ledgerVersion(client, schema)) ?? 0;
-    for (const migration of pendingMigrations("postgres", current)) {
-      for (const statement of migration.statements)
-        await client.query(boundedQuery({ text: statement }, bound));
-      await client.query(
-        "INSERT INTO schema_version (version, tag, applied_at) VALUES ($1, $2, $3)",
-        [migration.version, migration.tag, new Date().toISOString()],
-      );
-    }
+    await migrate(client, state, schema, bound);
   });
+}
+
+/**
+ * A statement of the migration, within `bound`: a node-postgres "Query read timeout" is told
+ * with that bound (the migration's, not the store's shorter one an error would otherwise name).
+ */
+export async function migrationStatement(
+  client: pg.PoolClient,
+  statement: { text: string; values?: unknown[] },
+  bound: number,
+): Promise<void> {
+  try {
+    await client.query(boundedQuery(statement, bound));
+  } catch (error) {
+    if (error instanceof Error && error.message === "Query read timeout")
+      throw Object.assign(new ServerTimeoutError("reply", bound), { cause: error });
+    throw error;
+  }
+}
+
+/** Takes the migration lock and applies what the schema lacks, each statement within `bound`. */
+async function migrate(
+  client: pg.PoolClient,
+  state: PostgresBackendState,
+  schema: string,
+  bound: number,
+): Promise<void> {
+  await migrationStatement(
+    client,
+    {
+      text: "SELECT pg_advisory_xact_lock(hashtext($1))",
+      values: [`agent-ledger:migrate:${state.schema}`],
+    },
+    bound,
+  );
+  await migrationStatement(client, { text: `CREATE SCHEMA IF NOT EXISTS ${schema}` }, bound);
+  // The shipped SQL names tables without a schema: run it with the store's schema first.
+  await client.query(`SET LOCAL search_path TO ${schema}`);
+  // Read again under the lock: another process may have migrated meanwhile.
+  const current = (await ledgerVersion(client, schema)) ?? 0;
+  for (const migration of pendingMigrations("postgres", current)) {
+    for (const statement of migration.statements)
+      await migrationStatement(client, { text: statement }, bound);
+    await client.query(
+      "INSERT INTO schema_version (version, tag, applied_at) VALUES ($1, $2, $3)",
+      [migration.version, migration.tag, new Date().toISOString()],
+    );
+  }
 }
 
 /** The schema's ledger version (its schema_version table's highest), undefined if none. */
