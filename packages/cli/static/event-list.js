@@ -4,29 +4,11 @@
 import { el, sentence } from "./dom.js";
 import { preview } from "./format.js";
 
-// The types of the envelope's spec (DESIGN.md §3): each styles its row by a class of its own. A
-// custom type (`x.` and any text the application chose) gets one class for all: its text could
-// add any class to the row.
-const KNOWN_TYPES = new Set([
-  "run.started",
-  "run.completed",
-  "run.failed",
-  "run.cancelled",
-  "model.requested",
-  "model.completed",
-  "model.failed",
-  "tool.requested",
-  "tool.completed",
-  "tool.failed",
-  "attempt.abandoned",
-  "attempt.approved",
-  "input.received",
-  "checkpoint.saved",
-  "evidence.recorded",
-]);
-
+// Each type of the envelope's spec (DESIGN.md §3) styles its row by a class of its own; the
+// store takes no other type than those and custom ones (`x.` and any text the application
+// chose), which get one class for all: their text could add any class to the row.
 function typeClass(type) {
-  return KNOWN_TYPES.has(type) ? `type-${type.replace(".", "-")}` : "type-custom";
+  return type.startsWith("x.") ? "type-custom" : `type-${type.replace(".", "-")}`;
 }
 
 /** An event as a cause is named: `{ type, name, commitCursor, runId, seq }`. */
