@@ -3,7 +3,7 @@ import { isJsonObject, type JsonObject, type JsonValue } from "../events/json.js
 import type { LedgerEvent, ToolEffect } from "../events/types.js";
 import type { Attempt } from "../recorder/attempt.js";
 import { AttemptIndex } from "./attempt-index.js";
-import { divergenceText, firstDifference, shortJson } from "./first-difference.js";
+import { divergenceText, firstDifference } from "./first-difference.js";
 
 /** What the ledger holds for one recorded model or tool attempt. */
 export interface RecordedAttempt {
@@ -306,11 +306,8 @@ export class ReplayCursor {
       request === undefined || recorded === undefined
         ? undefined
         : firstDifference(recorded, request);
-    const where = difference
-      ? ` (first difference at ${difference.path}: recorded ${shortJson(difference.recorded)}, now ${shortJson(difference.now)})`
-      : "";
     throw new ReplayDivergenceError(
-      `model call ${this.#modelIndex + 1} differs from the one recorded at seq ${attempt.requested.seq}${where}: the agent is not re-executing the same run. A request built from something that changes between runs (the time, a random id in a system prompt) cannot be answered from the ledger: make it the same on a re-execution`,
+      `model call ${this.#modelIndex + 1} differs from the one recorded at seq ${attempt.requested.seq}${divergenceText(difference, "A request")}`,
       {
         seq: attempt.requested.seq,
         attemptId: attempt.attemptId,
