@@ -115,13 +115,13 @@ async function closeRun(
       return event.type === "run.completed"
         ? sameAsRecorded(recorded, output, { name: "the run's output", built: "An output" })
         : recorded;
-    if (event.type === "run.completed" && state.status === "running")
-      await assertNoneLeftInFlight(state);
+    await assertNoneLeftInFlight(state, event.type);
     return await commitEvent(state, event);
   });
 }
 
 /**
+ * Before an event of `type` is written: for a `run.completed` on a running run,
  * `unresolved-attempt` (nothing written) while the run holds a call a crash left in flight that
  * this recorder loaded on resume (or on reopen) and that is still without an outcome: neither
  * retried nor resolved since. The resumed agent may not have met it, or met it and was refused
@@ -139,9 +139,9 @@ async function closeRun(
  * recorder queued is committed (an outcome made just before is counted), an attempt retried by
  * a later one being no longer in flight. A new run holds no such call: nothing is read.
  */
-export async function assertNoneLeftInFlight(state: RecorderState): Promise<void> {
+export async function assertNoneLeftInFlight(state: RecorderState, type: string): Promise<void> {
   const replay = state.replay;
-  if (replay === undefined) return;
+  if (type !== "run.completed" || state.status !== "running" || replay === undefined) return;
   await state.queue.settled();
   const { store, sessionId, runId } = state;
   const attempts = collectAttempts(await readWholeRun(store, { sessionId, runId }));

@@ -105,8 +105,7 @@ export async function recordEvent(state: RecorderState, event: NewEvent): Promis
   }
   // A completion written this way closes the run as completeRun does: refused alike while a
   // call a crash left in flight has no outcome.
-  if (copy.type === "run.completed" && state.status === "running")
-    await assertNoneLeftInFlight(state);
+  await assertNoneLeftInFlight(state, copy.type);
   const stored = await commitEvent(state, copy);
   state.open.read(stored);
   return stored;
