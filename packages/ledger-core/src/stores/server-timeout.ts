@@ -70,6 +70,26 @@ export class ServerTimeoutError extends Error {
 }
 
 /**
+ * What a store says of a wait on its server that passed a bound, and the error it passed with
+ * (the store error's `cause`), or undefined when `error` is no timeout: found in `error` or its
+ * causes, a ServerTimeoutError (the store's own bound) or an error `driverTimeout` recognises
+ * as its driver's (which says it in words of its own, or not at all).
+ */
+export function timeoutIn(
+  error: unknown,
+  driverTimeout?: (error: Error) => string | undefined,
+): { message: string; error: unknown } | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    if (current instanceof ServerTimeoutError) return { message: current.message, error: current };
+    const message = driverTimeout?.(current);
+    if (message !== undefined) return { message, error: current };
+    current = current.cause;
+  }
+  return undefined;
+}
+
+/**
  * `wait` or, after `timeoutMs` (none when 0), a ServerTimeoutError, once `expire` has been
  * called (it destroys whatever was waiting, so nothing is left half done). A late answer of
  * `wait` is dropped, a late failure too.

@@ -20,7 +20,7 @@ import { configuredDatabase } from "./pool-config.js";
 import { putBlobRows } from "./put-blobs.js";
 import { mysqlTables } from "./schema.js";
 import { packetLimit } from "./server-limits.js";
-import { timedOut } from "./timed-out.js";
+import { driverTimeout } from "./timed-out.js";
 import { inTransaction } from "./transaction.js";
 import { executeStep } from "./write-steps.js";
 
@@ -116,8 +116,8 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
     return "unavailable";
   }
 
-  timedOut(error: unknown): { message: string; error: unknown } | undefined {
-    return timedOut(error, this.#state.connectTimeoutMs);
+  timeoutMessage(error: Error): string | undefined {
+    return driverTimeout(error, this.#state.connectTimeoutMs);
   }
 
   async listSessions(after: string | undefined, limit: number | undefined): Promise<SessionRow[]> {

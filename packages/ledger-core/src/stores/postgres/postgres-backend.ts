@@ -19,7 +19,7 @@ import type { PoolBounds } from "./bounded-pool.js";
 import { initDatabase } from "./init-database.js";
 import { putBlobRows } from "./put-blobs.js";
 import { postgresTables } from "./schema.js";
-import { timedOut } from "./timed-out.js";
+import { driverTimeout } from "./timed-out.js";
 import { boundDb, inTransaction } from "./transaction.js";
 import { executeStep } from "./write-steps.js";
 
@@ -123,8 +123,8 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
     return "unavailable";
   }
 
-  timedOut(error: unknown): { message: string; error: unknown } | undefined {
-    return timedOut(error, this.#state.bounds);
+  timeoutMessage(error: Error): string | undefined {
+    return driverTimeout(error, this.#state.bounds);
   }
 
   async listSessions(after: string | undefined, limit: number | undefined): Promise<SessionRow[]> {

@@ -1,4 +1,3 @@
-import { ServerTimeoutError } from "../server-timeout.js";
 import type { PoolBounds } from "./bounded-pool.js";
 
 /** node-postgres' words for a query that got no reply within its query_timeout. */
@@ -9,34 +8,17 @@ const CONNECT_TIMEOUT =
   /^(timeout exceeded when trying to connect|Connection terminated due to connection timeout)$/;
 
 /**
- * What the store says of a wait that passed a bound, and the error it passed with (the store
- * error's `cause`), or undefined when `error` is no timeout. node-postgres' own errors say
- * nothing of the bound: it is named when the store knows it.
+ * node-postgres' own words for a wait that passed its bound, told with the bound when the store
+ * knows it (`bounds`); undefined for any other error.
  */
-export function timedOut(
-  error: unknown,
-  bounds: PoolBounds,
-): { message: string; error: unknown } | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
-    if (current instanceof ServerTimeoutError) return { message: current.message, error: current };
-    if (QUERY_TIMEOUT.test(current.message))
-      return {
-        message:
-          bounds.query === undefined
-            ? `no reply from the server in time (${current.message})`
-            : `no reply from the server within ${bounds.query} ms (${current.message})`,
-        error: current,
-      };
-    if (CONNECT_TIMEOUT.test(current.message))
-      return {
-        message:
-          bounds.connect === undefined
-            ? `no connection to the server in time (${current.message})`
-            : `no connection to the server within ${bounds.connect} ms (${current.message})`,
-        error: current,
-      };
-    current = current.cause;
-  }
+export function driverTimeout(error: Error, bounds: PoolBounds): string | undefined {
+  if (QUERY_TIMEOUT.test(error.message))
+    return bounds.query === undefined
+      ? `no reply from the server in time (${error.message})`
+      : `no reply from the server within ${bounds.query} ms (${error.message})`;
+  if (CONNECT_TIMEOUT.test(error.message))
+    return bounds.connect === undefined
+      ? `no connection to the server in time (${error.message})`
+      : `no connection to the server within ${bounds.connect} ms (${error.message})`;
   return undefined;
 }

@@ -87,11 +87,11 @@ export interface SqlBackend {
   appendsAtHead?(): boolean;
   classify(error: unknown): DriverErrorKind;
   /**
-   * Optional: when `error` (an "unavailable" one) is a wait on the server that passed a bound
-   * (the store's `timeoutMs`, or a driver setting), what to say of it and the driver error it
-   * passed with; undefined for any other error.
+   * Optional: when `error` (one error of an "unavailable" one's causes) is the driver's own
+   * word for a wait that passed a bound (a driver setting), what to say of it; undefined for
+   * any other error. The store's own bound (a ServerTimeoutError) needs no backend to tell.
    */
-  timedOut?(error: unknown): { message: string; error: unknown } | undefined;
+  timeoutMessage?(error: Error): string | undefined;
   runHead(sessionId: string, runId: string): Promise<HeadRow | undefined>;
   readRun(sessionId: string, runId: string, fromSeq: number, limit?: number): Promise<string[]>;
   readSession(sessionId: string, after: number, limit?: number): Promise<string[]>;

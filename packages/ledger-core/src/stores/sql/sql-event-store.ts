@@ -40,6 +40,7 @@ import {
   validatePaging,
 } from "../../store/validate.js";
 import { WriteCoalescer } from "../../store/write-coalescer.js";
+import { timeoutIn } from "../server-timeout.js";
 import { type CachedHead, type HeadAppend, HeadCache, planAtHead } from "./head-cache.js";
 import { type RetryPolicy, withRetries } from "./retry.js";
 import { headOf, parseBody, runSummary, sessionSummary } from "./rows.js";
@@ -383,7 +384,7 @@ export class SqlEventStore implements EventStore {
    * A wait that passed the store's bound says so (a driver's own words for it rarely do).
    */
   #unavailable(operation: string, error: unknown): StoreUnavailableError {
-    const timeout = this.#backend.timedOut?.(error);
+    const timeout = timeoutIn(error, (cause) => this.#backend.timeoutMessage?.(cause));
     if (timeout !== undefined)
       return new StoreUnavailableError(
         `${this.#name} ${operation} failed: ${timeout.message}`,
