@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startViewer } from "@agent-ledger/cli";
 import { openStore } from "@agent-ledger/core";
-import { scratchDirectory } from "@agent-ledger/core/testing";
+import { type StatusTreeRuns, scratchDirectory, statusTree } from "@agent-ledger/core/testing";
 import { afterAll, describe, expect, test } from "vitest";
 
 /** Every directory a test here makes is inside this one, removed when the file is done. */
@@ -102,13 +102,14 @@ describe("SIGKILL inside an agent used as a tool, decided with the CLI", () => {
     try {
       const response = await fetch(new URL("/api/sessions/editor", viewer.url));
       const { nextSteps, ...viewed } = (await response.json()) as Record<string, unknown>;
-      // The viewer's run tree is the slimmer one its page draws; what it says of the calls in
-      // flight is inspect's, word for word.
+      // The viewer's run tree is the slimmer one its page draws: what it says of the calls in
+      // flight is inspect's, word for word, and so is every run's and attempt's status.
       expect(viewed).toMatchObject({
         sessionId: inspection.sessionId,
         eventCount: inspection.eventCount,
         unresolved: inspection.unresolved,
       });
+      expect(statusTree(viewed.runs as StatusTreeRuns)).toEqual(statusTree(inspection.runs));
       // And what to do next, as inspect prints it: the writer's publish, not the call waiting on it.
       expect(nextSteps).toEqual([
         { action: "decide-inner-first" },

@@ -23,3 +23,5 @@ export {
 } from "./secret-scan.js";
 export type { ServerKind } from "./servers.js";
 export { SERVER_URLS, serverAvailable } from "./servers.js";
+export type { StatusTreeRuns } from "./status-tree.js";
+export { statusTree } from "./status-tree.js";
