@@ -75,15 +75,18 @@ describe("toAtif", () => {
     const steps = trajectory.steps;
     expect(steps.map((step) => step.step_id)).toEqual(steps.map((_, index) => index + 1));
     expect(steps.map((step) => step.source)).toEqual([
-      "user",
       "system",
+      "user",
       "agent", // failed attempt
       "agent", // retry: asks for weather + delegate
       "agent", // final answer asking for send_email
     ]);
     for (const step of steps) expect(Date.parse(step.timestamp)).not.toBeNaN();
-    expect(steps[0]?.message).toBe("What is the weather in Paris?");
-    expect(steps[1]?.message).toBe("You are helpful.");
+    // The instructions first, as the model reads them, though the input was recorded before
+    // the first call, and no step's time goes back.
+    expect(steps[0]?.message).toBe("You are helpful.");
+    expect(steps[1]?.message).toBe("What is the weather in Paris?");
+    expect(steps[0]?.timestamp).toBe(steps[1]?.timestamp);
     expect(steps[2]?.extra).toMatchObject({
       status: "failed",
       attempt_id: fixture.failedModelAttemptId,

@@ -131,7 +131,8 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
   let systemDone = false;
   // Adapters that record no input.received (AI SDK, LangChain) leave the user's messages in
   // the model requests only: the ones a request adds become user steps.
-  const inputsRecorded = run.events.some((event) => event.type === "input.received");
+  const firstInput = run.events.find((event) => event.type === "input.received");
+  const inputsRecorded = firstInput !== undefined;
   let userMessagesSeen = 0;
   let firstModel: string | undefined;
   let toolDefinitions: JsonValue[] | undefined;
@@ -165,11 +166,14 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
       if (!systemDone) {
         systemDone = true;
         const system = requestMessages(request).filter((message) => message.role === "system");
+        // The instructions come first, as the model reads them: before the user's input
+        // where the loop recorded that before its first call.
+        const before = firstInput !== undefined && firstInput.commitCursor < event.commitCursor;
         if (system.length > 0)
           drafts.push({
-            at: event.commitCursor - 0.5,
+            at: (before ? firstInput.commitCursor : event.commitCursor) - 0.5,
             step: {
-              timestamp: event.recordedAt,
+              timestamp: before ? firstInput.recordedAt : event.recordedAt,
               source: "system",
               message: system.map((message) => textOf(message.content)).join("\n"),
             },
