@@ -199,6 +199,23 @@ describe("inspectSession on a run with rows missing", () => {
     await store.close();
   });
 
+  it("marks a closed run whose last events are missing, its end among them", async () => {
+    // The payment's outcome and the run's end deleted: read alone, the rows say the payment is
+    // in flight on a running run. The store still records the run as closed at 5 events.
+    const store = await sessionWithDeletedRows("tail", [2, 3, 4]);
+    const inspection = await inspectSession(store, "s");
+    const [main] = inspection.runs;
+    expect(main).toMatchObject({ status: "running", length: 2, seqGap: { after: 1, next: 5 } });
+    expect(inspection.unresolved.map((attempt) => attempt.toolCallId)).toEqual(["c1"]);
+    expect(main?.children[0]).not.toHaveProperty("seqGap");
+    for (const resolve of [false, "in-flight"] as const)
+      expect((await inspectSession(store, "s", { resolve })).runs[0]?.seqGap).toEqual({
+        after: 1,
+        next: 5,
+      });
+    await store.close();
+  });
+
   it("leaves an intact run unmarked", async () => {
     const store = await sessionWithDeletedRows("intact", []);
     const [main] = (await inspectSession(store, "s")).runs;

@@ -5,10 +5,11 @@ import {
   resolveEvents,
   resolvePayload,
 } from "../compact/resolve.js";
+import { LedgerError } from "../events/errors.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../events/json.js";
 import type { Actor, LedgerEvent, RunStatus } from "../events/types.js";
 import { modelNameOf } from "../projections/extract.js";
-import type { EventStore } from "../store/event-store.js";
+import type { EventStore, RunSummary } from "../store/event-store.js";
 import { assertEventStore } from "../store/validate.js";
 import { type AwaitingDecisionView, PausedRuns } from "./awaiting-decision.js";
 import {
@@ -83,9 +84,11 @@ export interface RunView {
   /**
    * Set when the run's events as read are not gap-free from seq 0: the first place where the
    * seq after `after` is not `after + 1` but `next` (`after` is -1 when the run's first event
-   * read is not seq 0). Events were deleted (or the store returned them out of order): what
-   * this view says of the run (its status, its calls in flight, `length`) is not what was
-   * recorded. `verifyRun` says what else fails.
+   * read is not seq 0), or, when its last events are missing, where they stop (`after`) and the
+   * run's length as the store records it (`next`: seqs `after + 1` to `next - 1` are missing).
+   * Events were deleted (or the store returned them out of order): what this view says of the
+   * run (its status, its calls in flight, `length`) is not what was recorded. `verifyRun` says
+   * what else fails.
    */
   seqGap?: { after: number; next: number };
   /**
@@ -142,6 +145,9 @@ export async function inspectSession(
   // In-flight mode: the blobs the full mode would read, checked at the end (none may be lost
   // unsaid, and none more is read).
   const named = new Set<string>();
+  // Read before the events, so a run written meanwhile reads longer than recorded here, never
+  // shorter: shorter means its last events are gone (see `RunView.seqGap`).
+  const recorded = await recordedRuns(store, sessionId);
   let after = 0;
   for (;;) {
     const page = await store.readSession({ sessionId, after, limit: PAGE_SIZE });
@@ -153,12 +159,43 @@ export async function inspectSession(
     after = page.nextCursor;
   }
   const inspection = inspector.result();
+  markMissingTails(inspection.runs, recorded);
   if (mode === "in-flight") {
     await checkBlobs(store, named, resolveOptions);
     await resolveInFlight(inspection, (value) => resolvePayload(store, value, resolveOptions));
   }
   if (cache.missing.size > 0) inspection.missingBlobs = [...cache.missing].sort();
   return inspection;
+}
+
+/**
+ * The session's runs as the store records them, for `markMissingTails`; none where a run's
+ * stored head cannot be read (an open run's last row changed by hand): the read of the events
+ * then names that row as it meets it.
+ */
+async function recordedRuns(store: EventStore, sessionId: string): Promise<RunSummary[]> {
+  try {
+    return await store.listRuns(sessionId);
+  } catch (error) {
+    if (LedgerError.isInstance(error, "tamper-detected")) return [];
+    throw error;
+  }
+}
+
+/**
+ * Marks each run (of the tree) the store records as longer than its events read: its last
+ * events were deleted, a closed run's end among them (a completed payment would read as in
+ * flight). A gap found earlier in the run stays the one reported.
+ */
+function markMissingTails(runs: RunView[], recorded: RunSummary[]): void {
+  const lengths = new Map(recorded.map((run) => [run.runId, run.length]));
+  const stack = [...runs];
+  for (let run = stack.pop(); run !== undefined; run = stack.pop()) {
+    stack.push(...run.children);
+    const length = lengths.get(run.runId);
+    if (length !== undefined && length > run.length && run.seqGap === undefined)
+      run.seqGap = { after: run.length - 1, next: length };
+  }
 }
 
 /**
