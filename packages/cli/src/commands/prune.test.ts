@@ -56,7 +56,17 @@ describe("agent-ledger prune", () => {
       [["--older-than", "1h"], "one of --dry-run"],
       [["--older-than", "1h", "--yes", "--dry-run"], "one of --dry-run"],
       [["--older-than", "a while", "--yes"], "--older-than must be a duration"],
+      // A bare number is not read as milliseconds: 30 would have deleted every closed session.
+      [["--older-than", "30", "--yes"], "--older-than needs a unit: 30d for days"],
+      [["--older-than", "0", "--yes"], "--older-than needs a unit"],
       [["--before", "last tuesday", "--yes"], "--before must be an ISO 8601"],
+      // Not March 2, nor a time past midnight.
+      [
+        ["--before", "2026-02-30", "--yes"],
+        "--before must be an ISO 8601 date or time that exists",
+      ],
+      [["--before", "2026-01-31T24:30:00Z", "--yes"], "that exists"],
+      [["--before", "2999-01-01", "--yes"], "is in the future"],
       [["--before", cutoff, "--yes", "--cancel-open", " "], "--cancel-open needs a reason"],
     ] as const) {
       const result = await runBin(["--store", "sqlite:/no/such/ledger.db", "prune", ...args]);

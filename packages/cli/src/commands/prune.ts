@@ -17,12 +17,31 @@ import {
 
 export const pruneHelp = `agent-ledger prune (--older-than <duration> | --before <time>) (--yes | --dry-run) [--cancel-open "reason"] [--blob-grace <duration>] [--actor <name>] [--json]
   Retention by age: deletes every session whose last event is older than --older-than (30d,
-  12h...) or was recorded before --before (an ISO 8601 date or time), by the events' own
+  12h, 90m: a unit is needed) or was recorded before --before (an ISO 8601 date or time, not in
+  the future), by the events' own
   times, as delete does one; then the blobs no existing session references (collect-blobs).
   A session with a run still open is skipped and listed (exit 1), unless --cancel-open cancels
   its open runs first. --dry-run lists the sessions it would delete and deletes nothing; one
   of --yes and --dry-run is needed (exit 2).
   --blob-grace as for delete (default ${formatDuration(DEFAULT_BLOB_GRACE_MS)}). --json prints what was done as JSON.`;
+
+const ISO_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/**
+ * `--before` in epoch ms, or NaN: an ISO 8601 date or time whose fields are a real date and
+ * time (Date.parse takes 2026-02-30 for March 2).
+ */
+function isoTime(text: string): number {
+  const match = ISO_TIME.exec(text);
+  if (match === null) return Number.NaN;
+  const [year, month, day, hour, minute, second] = match.slice(1).map((part) => Number(part ?? 0));
+  const date = new Date(Date.UTC(year as number, (month as number) - 1, day as number));
+  const realDay =
+    date.getUTCFullYear() === year && date.getUTCMonth() + 1 === month && date.getUTCDate() === day;
+  const realTime = (hour as number) < 24 && (minute as number) < 60 && (second as number) < 60;
+  return realDay && realTime ? Date.parse(text) : Number.NaN;
+}
 
 /** The cutoff in epoch ms from `--older-than` or `--before` (exactly one). */
 function cutoffOf(olderThan: string | undefined, before: string | undefined): number {
@@ -30,15 +49,17 @@ function cutoffOf(olderThan: string | undefined, before: string | undefined): nu
     throw usageError(
       "prune needs one of --older-than <duration> (e.g. 30d) and --before <time> (e.g. 2026-01-31)",
     );
-  if (before === undefined) return Date.now() - (durationOption("older-than", olderThan) as number);
-  const at = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(
-    before,
-  )
-    ? Date.parse(before)
-    : Number.NaN;
+  if (before === undefined)
+    return Date.now() - (durationOption("older-than", olderThan, { unit: "required" }) as number);
+  const at = isoTime(before);
   if (Number.isNaN(at))
     throw usageError(
-      `--before must be an ISO 8601 date or time (2026-01-31, 2026-01-31T12:00:00Z)`,
+      `--before must be an ISO 8601 date or time that exists (2026-01-31, 2026-01-31T12:00:00Z)`,
+    );
+  // Every session's last event is before a time to come: all closed ones would go.
+  if (at > Date.now())
+    throw usageError(
+      `--before ${before} is in the future, which would delete every closed session: give a past time, or delete sessions by id with agent-ledger delete`,
     );
   return at;
 }

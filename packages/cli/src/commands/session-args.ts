@@ -57,16 +57,28 @@ const durationUnits: Record<string, number> = {
 
 /**
  * `--<name> <duration>` in milliseconds: plain milliseconds or a whole number of `ms`, `s`,
- * `m`, `h` or `d` (`undefined` when absent); else bad usage (exit 2).
+ * `m`, `h` or `d` (`undefined` when absent); else bad usage (exit 2). With `unit: "required"` a
+ * bare number is bad usage too: `prune --older-than 30` meant 30 days to whoever typed it, and
+ * read as 30 ms it deleted every closed session.
  */
-export function durationOption(name: string, value: string | undefined): number | undefined {
+export function durationOption(
+  name: string,
+  value: string | undefined,
+  options: { unit?: "required" } = {},
+): number | undefined {
   if (value === undefined) return undefined;
   const match = /^(\d+)(ms|s|m|h|d)?$/.exec(value.trim());
+  if (match !== null && match[2] === undefined && options.unit === "required")
+    throw usageError(
+      `--${name} needs a unit: ${match[1]}d for days, ${match[1]}h for hours, ${match[1]}m for minutes (ms, s, m, h or d; a month is 30d)`,
+    );
   const ms =
     match === null ? Number.NaN : Number(match[1]) * (durationUnits[match[2] ?? "ms"] ?? 1);
   if (!Number.isSafeInteger(ms))
     throw usageError(
-      `--${name} must be a duration: milliseconds (600000) or a whole number of ms, s, m, h or d (500ms, 30s, 10m, 2h, 1d)`,
+      options.unit === "required"
+        ? `--${name} must be a duration: a whole number of ms, s, m, h or d (30d, 12h, 90m)`
+        : `--${name} must be a duration: milliseconds (600000) or a whole number of ms, s, m, h or d (500ms, 30s, 10m, 2h, 1d)`,
     );
   return ms;
 }
