@@ -4,6 +4,7 @@ import { type EventStore, openStore, SessionRecorder } from "@agent-ledger/core"
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runBin } from "../session-fixture.test.data.js";
+import { deleteOneSession, WrittenSince } from "./session-deletion.js";
 
 // prune is listSessions, deleteSession and collectBlobs, each of which every store passes the
 // conformance suite for; here the command's own choices, on a SQLite file of its own: which
@@ -144,5 +145,75 @@ describe("agent-ledger prune", () => {
     ]);
     expect(report.skipped).toEqual([]);
     expect(await sessionIds()).toEqual(["recent"]);
+  });
+});
+
+// What prune does per session once it has judged it old: the session is deleted only as it was
+// when judged. An agent that comes back to it in between (its next call, a new run) keeps it.
+describe("deleting a session judged at an event count (prune's deletion)", () => {
+  const folder = scratchDirectory("agent-ledger-prune-race-", afterAll);
+  const human = { type: "human", id: "oncall" } as const;
+  const options = (cancelReason?: string) => ({ cancelReason, actor: human, blobGrace: {} });
+
+  async function judged(name: string, open: boolean) {
+    const store = await openStore(`sqlite:${join(folder, `${name}.db`)}`);
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: name,
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    await recorder.recordInput("hello");
+    if (!open) await recorder.completeRun("done");
+    const [session] = (await store.listSessions()).sessions;
+    return { store, recorder, eventCount: session?.eventCount as number };
+  }
+
+  it("keeps a session an agent wrote to after it was judged: nothing deleted", async () => {
+    const { store, eventCount } = await judged("came-back", false);
+    const again = new SessionRecorder({
+      store,
+      sessionId: "came-back",
+      actor: { type: "agent", id: "a" },
+    });
+    await again.startRun();
+    await expect(
+      deleteOneSession(store, "came-back", options(), eventCount),
+    ).rejects.toBeInstanceOf(WrittenSince);
+    expect((await store.readSession({ sessionId: "came-back" })).events).toHaveLength(4);
+    // Judged again at its count now, it goes.
+    await again.completeRun("done");
+    await expect(deleteOneSession(store, "came-back", options(), 5)).resolves.toMatchObject({
+      deletedEvents: 5,
+    });
+    await store.close();
+  });
+
+  it("with --cancel-open, cancels no run started after it was judged, and deletes nothing", async () => {
+    const { store, eventCount } = await judged("live", true);
+    const live = new SessionRecorder({
+      store,
+      sessionId: "live",
+      actor: { type: "agent", id: "b" },
+    });
+    await live.startRun();
+    const error = await deleteOneSession(store, "live", options("crashed"), eventCount).catch(
+      (failure: unknown) => failure,
+    );
+    expect(error).toBeInstanceOf(WrittenSince);
+    expect((error as Error).message).toContain("2 events then, 3 now");
+    const runs = await store.listRuns("live");
+    expect(runs.map((run) => run.status)).toEqual(["running", "running"]);
+    // The live agent goes on writing.
+    await expect(live.recordInput("still here")).resolves.toBeDefined();
+    await store.close();
+  });
+
+  it("with --cancel-open, cancels the runs open when it was judged and deletes the session", async () => {
+    const { store, eventCount } = await judged("crashed", true);
+    const deletion = await deleteOneSession(store, "crashed", options("never resumed"), eventCount);
+    expect(deletion).toMatchObject({ deletedEvents: 3, deletedRuns: 1 }); // its 2 and the cancellation
+    expect(deletion.cancelledRuns).toHaveLength(1);
+    await store.close();
   });
 });

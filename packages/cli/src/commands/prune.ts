@@ -13,6 +13,7 @@ import {
   OpenRunRefusal,
   openRuns,
   type SessionDeletion,
+  WrittenSince,
 } from "./session-deletion.js";
 
 export const pruneHelp = `agent-ledger prune (--older-than <duration> | --before <time>) (--yes | --dry-run) [--cancel-open "reason"] [--blob-grace <duration>] [--actor <name>] [--json]
@@ -21,7 +22,8 @@ export const pruneHelp = `agent-ledger prune (--older-than <duration> | --before
   the future), by the events' own
   times, as delete does one; then the blobs no existing session references (collect-blobs).
   A session with a run still open is skipped and listed (exit 1), unless --cancel-open cancels
-  its open runs first. --dry-run lists the sessions it would delete and deletes nothing; one
+  its open runs first. A session written to after prune looked at it is kept (the store checks,
+  under the lock the deletion takes, that it still holds what prune judged). --dry-run lists the sessions it would delete and deletes nothing; one
   of --yes and --dry-run is needed (exit 2).
   --blob-grace as for delete (default ${formatDuration(DEFAULT_BLOB_GRACE_MS)}). --json prints what was done as JSON.`;
 
@@ -127,12 +129,19 @@ export async function pruneCommand(context: CommandContext): Promise<number> {
   }
   const deleted: SessionDeletion[] = [];
   const skipped: { sessionId: string; reason: string }[] = [];
+  // Written since they were judged old: no longer candidates, so kept without failing.
+  const kept: { sessionId: string; reason: string }[] = [];
   for (const candidate of candidates) {
     try {
-      deleted.push(await deleteOneSession(store, candidate.sessionId, options));
+      // Deleted only at the count it was judged by: the store checks it under its lock.
+      deleted.push(
+        await deleteOneSession(store, candidate.sessionId, options, candidate.eventCount),
+      );
     } catch (error) {
       if (error instanceof OpenRunRefusal)
         skipped.push({ sessionId: candidate.sessionId, reason: error.message });
+      else if (error instanceof WrittenSince)
+        kept.push({ sessionId: candidate.sessionId, reason: error.message });
       // Deleted meanwhile (another prune, a delete): nothing left to do.
       else if (!LedgerError.isInstance(error, "not-found")) throw error;
     }
@@ -143,13 +152,14 @@ export async function pruneCommand(context: CommandContext): Promise<number> {
   await writeOut(
     context.io.stdout,
     values.json
-      ? `${terminalJson(JSON.stringify({ before: cutoffText, deleted, skipped, collectedBlobs }, null, 2))}\n`
+      ? `${terminalJson(JSON.stringify({ before: cutoffText, deleted, skipped, kept, collectedBlobs }, null, 2))}\n`
       : `${[
           ...deleted.map(
             (one) =>
               `deleted ${one.sessionId}  ${one.deletedEvents} events${one.cancelledRuns.length > 0 ? `, ${one.cancelledRuns.length} open run(s) cancelled` : ""}`,
           ),
           ...skipped.map((one) => `skipped ${one.sessionId}: ${one.reason}`),
+          ...kept.map((one) => `kept ${one.sessionId}: ${one.reason}`),
           `deleted ${deleted.length} session(s) with no event since ${cutoffText}: ${sum("deletedEvents")} events, ${sum("deletedRuns")} runs, ${sum("deletedBlobs") + collectedBlobs} blobs`,
           ...(skipped.length > 0
             ? [

@@ -51,22 +51,53 @@ export type SessionDeletion = DeleteSessionResult & { cancelledRuns: string[] };
 export class OpenRunRefusal extends CliError {}
 
 /**
+ * A session written since the caller looked at it (`eventCount`), so nothing of it was deleted:
+ * an agent came back to it. `prune` keeps it: it is no longer as old as it was judged.
+ */
+export class WrittenSince extends Error {
+  constructor(
+    readonly sessionId: string,
+    readonly looked: number,
+    readonly found: number,
+  ) {
+    super(
+      `written since it was looked at (${looked} events then, ${found} now): kept, nothing deleted`,
+    );
+  }
+}
+
+/**
  * Deletes one session (`store.deleteSession`), first cancelling its open runs when told to.
  * A run still open is a CliError (exit 1) that names `--cancel-open`; nothing is deleted.
+ * With `eventCount` (the session's count when the caller chose it), a session written since
+ * is `WrittenSince`: the store checks it under the deletion's lock, and no run started since is
+ * cancelled (the open runs are listed before the session is found unchanged).
  */
 export async function deleteOneSession(
   store: EventStore,
   sessionId: string,
   options: SessionDeletionOptions,
+  eventCount?: number,
 ): Promise<SessionDeletion> {
-  const cancelledRuns =
-    options.cancelReason === undefined
-      ? []
-      : await cancelOpenRuns(store, sessionId, options.cancelReason, options.actor);
+  let expected = eventCount;
+  let cancelledRuns: string[] = [];
+  if (options.cancelReason !== undefined) {
+    const open = await openRuns(store, sessionId);
+    if (expected !== undefined) await assertUnchanged(store, sessionId, expected, []);
+    cancelledRuns = await cancelRuns(store, sessionId, open, options.cancelReason, options.actor);
+    // The cancellations are the only events after the count looked at, else it was written.
+    if (expected !== undefined)
+      expected = await assertUnchanged(store, sessionId, expected, cancelledRuns, options.actor);
+  }
   try {
-    const result = await store.deleteSession(sessionId, options.blobGrace);
+    const result = await store.deleteSession(sessionId, {
+      ...options.blobGrace,
+      ...(expected === undefined ? {} : { eventCount: expected }),
+    });
     return { ...result, cancelledRuns };
   } catch (error) {
+    if (LedgerError.isInstance(error, "conflict") && eventCount !== undefined)
+      throw new WrittenSince(sessionId, eventCount, error.actualSeq);
     // The store refuses a session with a run still open (a writer may still be at it).
     if (LedgerError.isInstance(error, "invalid-argument") && error.path === "$.sessionId")
       throw new OpenRunRefusal({
@@ -86,14 +117,43 @@ export async function openRuns(store: EventStore, sessionId: string): Promise<st
     .map((run) => run.runId);
 }
 
-/** Closes each run of the session that is still open as cancelled; returns their ids. */
-async function cancelOpenRuns(
+/**
+ * The session's event count once the events after `looked` are checked to be this command's
+ * own cancellations of `cancelled` (by `actor`); else `WrittenSince`.
+ */
+async function assertUnchanged(
   store: EventStore,
   sessionId: string,
+  looked: number,
+  cancelled: string[],
+  actor?: { type: "human"; id: string },
+): Promise<number> {
+  const ours = new Set(cancelled);
+  let count = looked;
+  for (let after = looked; ; ) {
+    const page = await store.readSession({ sessionId, after, limit: 500 });
+    for (const event of page.events) {
+      const own =
+        event.type === "run.cancelled" &&
+        ours.has(event.runId) &&
+        event.actor?.type === actor?.type &&
+        event.actor?.id === actor?.id;
+      if (!own) throw new WrittenSince(sessionId, looked, event.commitCursor);
+      count = event.commitCursor;
+    }
+    if (page.events.length < 500) return count;
+    after = page.nextCursor;
+  }
+}
+
+/** Closes each of the session's runs `open` as cancelled; returns their ids. */
+async function cancelRuns(
+  store: EventStore,
+  sessionId: string,
+  open: string[],
   reason: string,
   actor: { type: "human"; id: string },
 ): Promise<string[]> {
-  const open = await openRuns(store, sessionId);
   for (const runId of open) {
     const recorder = await SessionRecorder.resume({
       resolve: false,

@@ -99,7 +99,11 @@ export function findLedgerError(error: unknown, code?: LedgerErrorCode): LedgerE
   return undefined;
 }
 
-/** The run moved on since the writer read it: nothing was written. */
+/**
+ * The run moved on since the writer read it: nothing was written. Without `runId` (a
+ * `deleteSession` given `eventCount`): the session moved on, and the seqs are its event counts
+ * (last commit cursors), expected and found; nothing was deleted.
+ */
 export class ConflictError extends LedgerError {
   readonly actualSeq: number;
   readonly expectedSeq: number;
@@ -107,7 +111,7 @@ export class ConflictError extends LedgerError {
     expectedSeq: number;
     actualSeq: number;
     sessionId: string;
-    runId: string;
+    runId?: string;
     /** Says more than the default message where the writer knows why it conflicted. */
     message?: string;
   }) {
@@ -115,7 +119,9 @@ export class ConflictError extends LedgerError {
     super(
       "conflict",
       message ??
-        `run ${options.runId} is at seq ${options.actualSeq}, the writer expected ${options.expectedSeq}`,
+        (options.runId === undefined
+          ? `session ${options.sessionId} holds ${options.actualSeq} events, ${options.expectedSeq} when the caller looked: it was written to since, and nothing was deleted`
+          : `run ${options.runId} is at seq ${options.actualSeq}, the writer expected ${options.expectedSeq}`),
       { details },
     );
     this.name = "ConflictError";

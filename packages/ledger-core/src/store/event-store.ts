@@ -108,6 +108,14 @@ export interface DeleteSessionOptions {
    * (only safe when nothing else is writing the same content).
    */
   blobGraceMs?: number;
+  /**
+   * Delete only if the session still holds this many events (its last commit cursor: the
+   * `eventCount` that `listSessions` reported), checked under the lock the deletion takes: a
+   * session written since the caller looked (an agent that came back to it, a run started in
+   * it) is `conflict`, nothing deleted. What retention by age needs: the age it judged is the
+   * age of what it deletes.
+   */
+  eventCount?: number;
 }
 
 /** What `deleteSession` removed. */
@@ -196,7 +204,8 @@ export interface EventStore {
    * Retention: removes a session whose runs are all closed — its events, runs, cursor and the
    * blobs no other session references (blob references are indexed from `evidenceRefs` at
    * append time). An open run is `invalid-argument` (naming the run), an unknown session
-   * `not-found`. Safe while other sessions are written: see `DeleteSessionOptions.blobGraceMs`.
+   * `not-found`; with `eventCount`, a session written since is `conflict`. Safe while other
+   * sessions are written: see `DeleteSessionOptions.blobGraceMs`.
    */
   deleteSession(sessionId: string, options?: DeleteSessionOptions): Promise<DeleteSessionResult>;
   /**

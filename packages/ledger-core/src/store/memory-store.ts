@@ -32,7 +32,9 @@ import type {
   StoreDescription,
 } from "./event-store.js";
 import {
+  assertUnchanged,
   blobGraceMs,
+  expectedEventCount,
   openRunError,
   refsOf,
   retentionGraceMs,
@@ -315,6 +317,7 @@ export class MemoryEventStore implements EventStore {
     const cutoff = Date.now() - retentionGraceMs(sessionId, options);
     const session = this.#sessions.get(sessionId);
     if (!session) throw sessionNotFound(sessionId);
+    assertUnchanged(sessionId, expectedEventCount(options), session.log.length);
     for (const [runId, run] of session.runs)
       if (run.head.status === "running") throw openRunError(sessionId, runId);
     const refs = [...new Set([...refsOf(session.log), ...(this.#putFor.get(sessionId) ?? [])])];

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, NotFoundError } from "../events/errors.js";
+import { ConflictError, InvalidArgumentError, NotFoundError } from "../events/errors.js";
 import { assertId } from "../events/ids.js";
 import { DEFAULT_BLOB_GRACE_MS } from "./blob.js";
 import type { CollectBlobsOptions, DeleteSessionOptions } from "./event-store.js";
@@ -21,7 +21,9 @@ import type { CollectBlobsOptions, DeleteSessionOptions } from "./event-store.js
  */
 export function retentionGraceMs(sessionId: string, options: DeleteSessionOptions = {}): number {
   assertId(sessionId, "$.sessionId");
-  return blobGraceMs(options);
+  const grace = blobGraceMs(options);
+  expectedEventCount(options);
+  return grace;
 }
 
 /** The grace period of `deleteSession` or `collectBlobs` options, checked. */
@@ -33,6 +35,31 @@ export function blobGraceMs(options: DeleteSessionOptions | CollectBlobsOptions 
   if (!Number.isFinite(grace) || grace < 0)
     throw new InvalidArgumentError("$.blobGraceMs", "blobGraceMs must be a non-negative number");
   return grace;
+}
+
+/** `DeleteSessionOptions.eventCount`, checked (undefined: delete whatever the session holds). */
+export function expectedEventCount(options: DeleteSessionOptions = {}): number | undefined {
+  const count = options.eventCount;
+  if (count === undefined) return undefined;
+  if (!Number.isSafeInteger(count) || count < 0)
+    throw new InvalidArgumentError(
+      "$.eventCount",
+      "eventCount must be a non-negative integer (the session's eventCount from listSessions)",
+    );
+  return count;
+}
+
+/**
+ * `conflict` for a `deleteSession` given `eventCount` that found the session holding `actual`
+ * events (under the deletion's lock), or does nothing when that is the count expected.
+ */
+export function assertUnchanged(
+  sessionId: string,
+  expected: number | undefined,
+  actual: number,
+): void {
+  if (expected !== undefined && actual !== expected)
+    throw new ConflictError({ sessionId, expectedSeq: expected, actualSeq: actual });
 }
 
 export function sessionNotFound(sessionId: string): NotFoundError {

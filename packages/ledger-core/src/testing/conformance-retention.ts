@@ -29,6 +29,13 @@ export const BAD_RETENTION_OPTIONS: [string, unknown, string][] = [
   ["a string grace", { blobGraceMs: "0" }, "$.blobGraceMs"],
 ];
 
+/** deleteSession's own options that the types forbid: label, options, the path the error names. */
+const BAD_DELETE_OPTIONS: [string, unknown, string][] = [
+  ["a negative event count", { eventCount: -1 }, "$.eventCount"],
+  ["a fractional event count", { eventCount: 1.5 }, "$.eventCount"],
+  ["a string event count", { eventCount: "3" }, "$.eventCount"],
+];
+
 /** A run that names `refs` in one event; closed unless `open`. */
 export async function runWithRefs(
   store: EventStore,
@@ -164,7 +171,7 @@ export const retentionCases: CaseFactory = (makeStore) => [
       const a = freshAddress();
       const ref = await store.putBlob(`bad options blob ${freshId("b")}`);
       await runWithRefs(store, a, [ref]);
-      for (const [label, options, path] of BAD_RETENTION_OPTIONS)
+      for (const [label, options, path] of [...BAD_RETENTION_OPTIONS, ...BAD_DELETE_OPTIONS])
         await expectLedgerError(
           label,
           () => store.deleteSession(a.sessionId, options as { blobGraceMs?: number }),
@@ -172,6 +179,44 @@ export const retentionCases: CaseFactory = (makeStore) => [
         );
       assert.equal((await store.readSession({ sessionId: a.sessionId })).events.length, 3);
       assert.equal(await blobExists(store, ref), true, "nothing deleted");
+    }),
+  },
+  {
+    group: "retention",
+    name: "deleteSession with eventCount deletes a session still at that count, and refuses one written since (conflict, nothing deleted)",
+    timeoutMs: 30_000,
+    run: withStore(makeStore, async (store) => {
+      const a = freshAddress();
+      const ref = await store.putBlob(`looked at, then written ${freshId("w")}`);
+      await runWithRefs(store, a, [ref]);
+      const [looked] = (await allSessions(store)).filter(
+        (session) => session.sessionId === a.sessionId,
+      );
+      assert.equal(looked?.eventCount, 3);
+      // An agent comes back to the session after the caller looked: a run started and closed.
+      const back = { sessionId: a.sessionId, runId: freshId("back") };
+      await runWithRefs(store, back, []);
+      const error = await expectLedgerError(
+        "a session written since",
+        () => store.deleteSession(a.sessionId, { eventCount: 3, blobGraceMs: 0 }),
+        { code: "conflict" },
+      );
+      assert.equal((error as { expectedSeq?: number }).expectedSeq, 3, "expected count");
+      assert.equal((error as { actualSeq?: number }).actualSeq, 6, "count found");
+      assert.ok(error.message.includes(a.sessionId), `names the session: ${error.message}`);
+      assert.equal((await store.readSession({ sessionId: a.sessionId })).events.length, 6);
+      assert.equal(await blobExists(store, ref), true, "nothing deleted");
+      assert.ok(
+        (await allSessions(store)).some((session) => session.sessionId === a.sessionId),
+        "still listed",
+      );
+      // At the count it holds, it goes.
+      const result = await store.deleteSession(a.sessionId, { eventCount: 6, blobGraceMs: 0 });
+      assert.equal(result.deletedEvents, 6);
+      assert.equal(await blobExists(store, ref), false);
+      await expectLedgerError("gone", () => store.deleteSession(a.sessionId, { eventCount: 6 }), {
+        code: "not-found",
+      });
     }),
   },
   {

@@ -4,7 +4,13 @@ import type {
   DeleteSessionResult,
   RunSummary,
 } from "../../store/event-store.js";
-import { openRunError, retentionGraceMs, sessionNotFound } from "../../store/retention.js";
+import {
+  assertUnchanged,
+  expectedEventCount,
+  openRunError,
+  retentionGraceMs,
+  sessionNotFound,
+} from "../../store/retention.js";
 import { MAX_ATTEMPTS } from "./append-events.js";
 import { unavailable } from "./client.js";
 import {
@@ -30,12 +36,11 @@ export async function deleteStoredSession(
   options: DeleteSessionOptions = {},
 ): Promise<DeleteSessionResult> {
   const graceMs = retentionGraceMs(sessionId, options);
+  const eventCount = expectedEventCount(options);
   for (let attempt = 1; ; attempt++) {
     const runs = await listRunSummaries(state, sessionId);
     if (runs.length === 0) throw sessionNotFound(sessionId);
-    const open = runs.find((run) => run.status === "running");
-    if (open) throw openRunError(sessionId, open.runId);
-    const deleted = await deleteSessionKeys(state, sessionId, runs);
+    const deleted = await deleteSessionKeys(state, sessionId, runs, eventCount);
     if (deleted !== undefined) return collectSessionBlobs(state, sessionId, deleted, graceMs);
     if (attempt >= MAX_ATTEMPTS)
       throw new StoreUnavailableError(
@@ -46,21 +51,32 @@ export async function deleteStoredSession(
 
 /**
  * The session's keys deleted as `runs` (listed just before) and its log show them, or undefined
- * when the script finds either changed since.
+ * when the script finds either changed since. The session leaves the sessions index (another
+ * slot) after its keys: a deletion killed in between leaves an index entry of no session, which
+ * listSessions skips, never a session no listing finds (whose keys nothing would delete). An
+ * append that made the session anew meanwhile lists it itself, or is listed again here.
  */
 async function deleteSessionKeys(
   state: RedisStoreState,
   sessionId: string,
   listed: RunSummary[],
+  eventCount: number | undefined,
 ): Promise<{ events: number; refs: string[]; runs: number } | undefined> {
   const session = sessionKeys(state.prefix, sessionId);
   const runs = listed.map((run) => runKeys(state.prefix, sessionId, run.runId));
+  let logged: Awaited<ReturnType<typeof logRefs>>;
   try {
-    const logged = await logRefs(state.client, session.log);
-    const { events } = logged;
+    logged = await logRefs(state.client, session.log);
+  } catch (error) {
+    throw unavailable(error, "deleteSession", state.client);
+  }
+  const { events } = logged;
+  // The script deletes only a session still at `events` with these runs, all closed.
+  assertUnchanged(sessionId, eventCount, events);
+  const open = listed.find((run) => run.status === "running");
+  if (open) throw openRunError(sessionId, open.runId);
+  try {
     const refs = [...new Set([...logged.refs, ...(await state.client.smembers(session.puts))])];
-    await state.client.hdel(session.meta, "listed");
-    await state.client.zrem(sessionsKey(state.prefix), sessionMember(sessionId));
     const done = await runScript(
       state.client,
       DELETE_SESSION_SCRIPT,
@@ -74,14 +90,14 @@ async function deleteSessionKeys(
       ],
       [events, ...runs.map((run) => run.runHash)],
     );
-    if (Number(done) === 0) {
-      // Changed, not deleted: the script marked it listed again; the index entry goes back.
-      await state.client.zadd(sessionsKey(state.prefix), 0, sessionMember(sessionId));
-      return undefined;
-    }
-    // Gone: another deleteSession was first (the next look finds nothing).
-    if (Number(done) === 2) return undefined;
+    // Changed, not deleted; or gone: another deleteSession was first (the next look finds
+    // nothing).
+    if (Number(done) === 0 || Number(done) === 2) return undefined;
     for (const run of runs) state.heads.delete(run.head);
+    const index = sessionsKey(state.prefix);
+    await state.client.zrem(index, sessionMember(sessionId));
+    if ((await state.client.exists(session.meta)) === 1)
+      await state.client.zadd(index, 0, sessionMember(sessionId));
     return { events, refs, runs: runs.length };
   } catch (error) {
     throw unavailable(error, "deleteSession", state.client);

@@ -713,6 +713,29 @@ describe.skipIf(!available)("RedisEventStore", () => {
     await lister.close();
   });
 
+  it("a deletion that dies before its script leaves the session listed: prune still finds it", async () => {
+    // A prune killed between taking the session out of the index and deleting its keys left a
+    // session no listing found, whose keys nothing would ever delete.
+    await watchedStores(async ({ own, evalsha }) => {
+      const sessionId = `dies-${Date.now()}`;
+      await own.append({
+        sessionId,
+        runId: "r",
+        expectedSeq: 0,
+        events: [started(), { type: "run.completed", payload: { output: null } }],
+      });
+      evalsha.mockImplementationOnce(() => Promise.reject(new Error("connection lost")));
+      await expect(own.deleteSession(sessionId)).rejects.toMatchObject({
+        code: "store-unavailable",
+      });
+      const listed = (await own.listSessions()).sessions.map((session) => session.sessionId);
+      expect(listed).toContain(sessionId);
+      // Run again, it deletes the session, which then leaves the index.
+      await expect(own.deleteSession(sessionId)).resolves.toMatchObject({ deletedEvents: 2 });
+      expect(await admin.zscore(sessionsKey(prefix), sessionMember(sessionId))).toBeNull();
+    });
+  });
+
   it("forks a prefix into a new run with new ids and a new chain", async () => {
     const sessionId = "fk";
     const source = await store.append({

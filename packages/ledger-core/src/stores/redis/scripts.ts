@@ -220,9 +220,9 @@ return out
  * the order of the runs list, then the set of refs put for the session. ARGV: 1 the log length
  * the caller read, then the run hashes it read (the runs list). Deletes every key and returns 1 only if the session is still exactly
  * what the caller read (no event and no run added since) with every run closed. Otherwise it
- * deletes nothing and returns 0 after marking the session listed again (the caller puts it back
- * in the sessions index, which lives in another slot), or 2 if the session is gone (another
- * deleteSession was first: it stays unlisted). Either way the caller looks again.
+ * deletes nothing and returns 0, or 2 if the session is gone (another deleteSession was first).
+ * Either way the caller looks again. The sessions index lives in another slot: the caller
+ * takes the session out of it after this script (delete-session.ts).
  */
 export const DELETE_SESSION_SCRIPT = script(`
 local function unchanged()
@@ -237,10 +237,7 @@ local function unchanged()
   return true
 end
 if redis.call('EXISTS', KEYS[2]) == 0 then return 2 end
-if not unchanged() then
-  redis.call('HSET', KEYS[1], 'listed', '1')
-  return 0
-end
+if not unchanged() then return 0 end
 for i = 1, #KEYS, 100 do redis.call('DEL', unpack(KEYS, i, math.min(i + 99, #KEYS))) end
 return 1
 `);

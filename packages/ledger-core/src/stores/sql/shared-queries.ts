@@ -237,7 +237,7 @@ export function sharedStep(
         .from(sessions)
         .where(eq(sessions.sessionId, step.sessionId))
         .for("update")
-        .then((rows) => rows[0] !== undefined);
+        .then((rows) => (rows[0] === undefined ? undefined : Number(rows[0].lastCursor)));
     case "open-runs":
       return db
         .select({ runId: runs.runId })

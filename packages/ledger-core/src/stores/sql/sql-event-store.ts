@@ -30,7 +30,7 @@ import type {
   SessionPage,
   StoreDescription,
 } from "../../store/event-store.js";
-import { blobGraceMs, retentionGraceMs } from "../../store/retention.js";
+import { blobGraceMs, expectedEventCount, retentionGraceMs } from "../../store/retention.js";
 import {
   assertRunAddress,
   assertSessionAddress,
@@ -328,8 +328,9 @@ export class SqlEventStore implements EventStore {
     options: DeleteSessionOptions = {},
   ): Promise<DeleteSessionResult> {
     const graceMs = retentionGraceMs(sessionId, options);
+    const eventCount = expectedEventCount(options);
     return withRetries({
-      run: () => this.#backend.write(() => deleteSessionProgram(sessionId, graceMs)),
+      run: () => this.#backend.write(() => deleteSessionProgram(sessionId, graceMs, eventCount)),
       classify: (error) => this.#backend.classify(error),
       retry: WRITES,
       fail: (error) => this.#unavailable("deleteSession", error),

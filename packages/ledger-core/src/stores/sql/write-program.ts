@@ -8,7 +8,7 @@ import {
   planFork,
 } from "../../store/append-plan.js";
 import type { AppendResult, DeleteSessionResult, ForkRequest } from "../../store/event-store.js";
-import { openRunError, refsOf, sessionNotFound } from "../../store/retention.js";
+import { assertUnchanged, openRunError, refsOf, sessionNotFound } from "../../store/retention.js";
 import type { ValidAppend } from "../../store/validate.js";
 import { type EventRow, eventRow, type HeadRow, headOf, parseBody } from "./rows.js";
 import type { BlobRow } from "./sql-backend.js";
@@ -39,7 +39,10 @@ export type WriteStep =
   | { kind: "put-blobs"; blobs: BlobRow[] }
   /** Add (blob, session) pairs to the blob reference index, ignoring pairs already there. */
   | { kind: "index-refs"; sessionId: string; refs: string[] }
-  /** Lock the session (its counter row, until commit); false when the session is unknown. */
+  /**
+   * Lock the session (its counter row, until commit); its last commit cursor, or undefined when
+   * the session is unknown.
+   */
   | { kind: "lock-session"; sessionId: string }
   /** Ids of the session's runs whose status is still `running`. */
   | { kind: "open-runs"; sessionId: string }
@@ -238,9 +241,11 @@ export function* forkProgram(
 export function* deleteSessionProgram(
   sessionId: string,
   graceMs: number,
+  eventCount: number | undefined,
 ): WriteProgram<DeleteSessionResult> {
-  const exists = yield* step<boolean>({ kind: "lock-session", sessionId });
-  if (!exists) throw sessionNotFound(sessionId);
+  const lastCursor = yield* step<number | undefined>({ kind: "lock-session", sessionId });
+  if (lastCursor === undefined) throw sessionNotFound(sessionId);
+  assertUnchanged(sessionId, eventCount, lastCursor);
   const open = yield* step<string[]>({ kind: "open-runs", sessionId });
   if (open[0] !== undefined) throw openRunError(sessionId, open[0]);
   const blobs = yield* step<{ refs: number; deleted: number }>({

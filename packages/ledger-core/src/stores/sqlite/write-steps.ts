@@ -55,7 +55,8 @@ export function executeStep(
       return undefined;
     case "lock-session":
       // The IMMEDIATE transaction already holds the database's write lock.
-      return statements.lockSession.get(step.sessionId) !== undefined;
+      if (statements.lockSession.get(step.sessionId) === undefined) return undefined;
+      return (statements.lastCursor.get(step.sessionId) as number | null) ?? 0;
     case "open-runs":
       return (statements.openRuns.all(step.sessionId) as { runId: string }[]).map(
         (row) => row.runId,
