@@ -184,10 +184,29 @@ export function noLedgerError(location: string, what: string): NotFoundError {
 
 /** The store could not be reached or dropped the connection; `cause` is the driver error. */
 export class StoreUnavailableError extends LedgerError {
-  constructor(message: string, cause?: unknown) {
-    super("store-unavailable", message, { cause });
+  /**
+   * True when the store knows the operation wrote nothing (a SQLite transaction refused for a
+   * full disk, a lock or a read-only file rolls back whole), also as `details.nothingWritten`.
+   * Else the outcome of a write is unknown: it may be stored (a connection lost after the
+   * server committed).
+   */
+  readonly nothingWritten: boolean;
+  constructor(message: string, cause?: unknown, options: { nothingWritten?: boolean } = {}) {
+    super("store-unavailable", message, {
+      cause,
+      ...(options.nothingWritten ? { details: { nothingWritten: true } } : {}),
+    });
     this.name = "StoreUnavailableError";
+    this.nothingWritten = options.nothingWritten === true;
   }
+}
+
+/** True for a `store-unavailable` whose store knows the operation wrote nothing. */
+export function wroteNothing(error: unknown): boolean {
+  return (
+    LedgerError.isInstance(error, "store-unavailable") &&
+    (error as { details?: { nothingWritten?: unknown } }).details?.nothingWritten === true
+  );
 }
 
 /** On replay, a call differs from the one recorded at the same position. */

@@ -1,4 +1,4 @@
-import { LedgerError, StoreUnavailableError } from "../events/errors.js";
+import { LedgerError, StoreUnavailableError, wroteNothing } from "../events/errors.js";
 import { uuidv7 } from "../events/ids.js";
 import type { LedgerEvent, NewEvent } from "../events/types.js";
 import type { AppendRequest, EventStore } from "../store/event-store.js";
@@ -145,7 +145,10 @@ export class CommitQueue {
       const fromSeq = this.#nextSeq;
       const stored = await this.#appendWithRetry(events, blobs).catch((error: unknown) => {
         // After an unknown outcome the next batch finds out whether these events are in.
-        if (!LedgerError.isInstance(error) || error.code === "store-unavailable")
+        if (
+          !LedgerError.isInstance(error) ||
+          (error.code === "store-unavailable" && !wroteNothing(error))
+        )
           this.#unknown = {
             eventIds: events.map((event) => event.eventId as string),
             eventTypes: events.map((event) => event.type),

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, LedgerError } from "../events/errors.js";
+import { InvalidArgumentError, LedgerError, wroteNothing } from "../events/errors.js";
 import type { LedgerEvent } from "../events/types.js";
 
 /** The attempt kind each outcome type belongs to. */
@@ -71,8 +71,9 @@ export class OpenAttempts {
    * once its run is read, and two outcomes made together must find the first one's claim. The
    * claim is `invalid-argument` (nothing written) when the attempt is not open on `runId`, or
    * when `type` is for the other kind of call (a `tool.completed` for a model attempt). A
-   * refusal that wrote nothing (a `LedgerError` other than `store-unavailable`) gives the claim
-   * back, so the outcome can be recorded again. An unknown outcome (`store-unavailable`, or a
+   * refusal that wrote nothing (a `LedgerError` other than `store-unavailable`, or one whose
+   * store knows it wrote nothing: SQLite on a full disk) gives the claim back, so the outcome
+   * can be recorded again. An unknown outcome (`store-unavailable`, or a
    * driver error) keeps it: the event may be stored, and a second try would be a second outcome
    * with another eventId. The ledger then holds one or none, and a resume settles the attempt
    * as it finds it. The blobs an outcome keeps its content in travel with its append
@@ -108,7 +109,7 @@ export class OpenAttempts {
       if (
         claimed !== undefined &&
         LedgerError.isInstance(error) &&
-        error.code !== "store-unavailable"
+        (error.code !== "store-unavailable" || wroteNothing(error))
       )
         this.#open.set(attemptId as string, claimed);
       throw error;

@@ -92,6 +92,12 @@ export interface SqlBackend {
    * any other error. The store's own bound (a ServerTimeoutError) needs no backend to tell.
    */
   timeoutMessage?(error: Error): string | undefined;
+  /**
+   * True for a driver error after which the operation surely wrote nothing (SQLite: a
+   * transaction refused for a full disk, a lock or a read-only file rolled back whole), so the
+   * caller's `store-unavailable` says so. Absent or false: the outcome may be unknown.
+   */
+  wroteNothing?(error: unknown): boolean;
   runHead(sessionId: string, runId: string): Promise<HeadRow | undefined>;
   readRun(sessionId: string, runId: string, fromSeq: number, limit?: number): Promise<string[]>;
   readSession(sessionId: string, after: number, limit?: number): Promise<string[]>;

@@ -393,6 +393,9 @@ export class SqlEventStore implements EventStore {
       );
     const cause = driverError(error).error;
     const message = cause instanceof Error ? cause.message : String(cause);
-    return new StoreUnavailableError(`${this.#name} ${operation} failed: ${message}`, cause);
+    const nothingWritten = this.#backend.wroteNothing?.(error) === true;
+    return new StoreUnavailableError(`${this.#name} ${operation} failed: ${message}`, cause, {
+      nothingWritten,
+    });
   }
 }

@@ -17,6 +17,16 @@ import { events } from "./schema.js";
 import { SqliteConnection, type SqliteConnectionOptions } from "./sqlite-connection.js";
 import { writeProgram } from "./transaction.js";
 
+/** Result codes (and their extended codes) of a transaction SQLite refused and rolled back. */
+const NOTHING_WRITTEN = [
+  "SQLITE_FULL",
+  "SQLITE_BUSY",
+  "SQLITE_LOCKED",
+  "SQLITE_READONLY",
+  "SQLITE_CANTOPEN",
+  "SQLITE_PERM",
+];
+
 /**
  * SQLite through better-sqlite3. The write path uses raw prepared statements (cached, taken
  * from the same connection drizzle wraps): measured, drizzle's builder per statement cost more
@@ -56,6 +66,16 @@ export class SqliteBackend implements SqlBackend {
    */
   appendAtHead(append: HeadAppend): Promise<number | undefined> {
     return appendAtHead(this.#state, append);
+  }
+
+  /**
+   * SQLite refused the transaction before it committed, and rolled it back whole: a full disk
+   * (or `max_page_count`), a lock held past the busy timeout, a read-only file or folder, a file
+   * it cannot open. Not an I/O error, which may strike while a commit is made durable.
+   */
+  wroteNothing(error: unknown): boolean {
+    const code = String(driverError(error).code ?? "");
+    return NOTHING_WRITTEN.some((refused) => code === refused || code.startsWith(`${refused}_`));
   }
 
   classify(error: unknown): DriverErrorKind {
