@@ -98,6 +98,11 @@ export interface SqlBackend {
    * caller's `store-unavailable` says so. Absent or false: the outcome may be unknown.
    */
   wroteNothing?(error: unknown): boolean;
+  /**
+   * True for a driver error that says the database itself is damaged (SQLite: a malformed
+   * file), which the store reports as `tamper-detected`, not as an outage to retry.
+   */
+  damaged?(error: unknown): boolean;
   runHead(sessionId: string, runId: string): Promise<HeadRow | undefined>;
   readRun(sessionId: string, runId: string, fromSeq: number, limit?: number): Promise<string[]>;
   readSession(sessionId: string, after: number, limit?: number): Promise<string[]>;

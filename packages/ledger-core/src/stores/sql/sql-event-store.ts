@@ -1,5 +1,5 @@
 import { isoNow } from "../../events/clock.js";
-import { ConflictError, StoreUnavailableError } from "../../events/errors.js";
+import { ConflictError, LedgerError, StoreUnavailableError } from "../../events/errors.js";
 import { assertId, uuidv7 } from "../../events/ids.js";
 import type { RunHead } from "../../events/types.js";
 import { assignCursors, EMPTY_HEAD } from "../../store/append-plan.js";
@@ -384,7 +384,15 @@ export class SqlEventStore implements EventStore {
    * `store-unavailable` for a driver error the store gives up on, the driver error as `cause`.
    * A wait that passed the store's bound says so (a driver's own words for it rarely do).
    */
-  #unavailable(operation: string, error: unknown): StoreUnavailableError {
+  #unavailable(operation: string, error: unknown): LedgerError {
+    if (this.#backend.damaged?.(error) === true) {
+      const cause = driverError(error).error;
+      return new LedgerError(
+        "tamper-detected",
+        `${this.#name} ${operation} failed: the database is damaged (${cause instanceof Error ? cause.message : String(cause)}). Waiting will not mend it: restore the file from a backup, or recover what is readable into a new file (sqlite3 <file> ".recover" | sqlite3 <new file>) and check it with agent-ledger verify`,
+        { cause },
+      );
+    }
     const timeout = timeoutIn(error, (cause) => this.#backend.timeoutMessage?.(cause));
     if (timeout !== undefined)
       return new StoreUnavailableError(

@@ -78,6 +78,14 @@ export class SqliteBackend implements SqlBackend {
     return NOTHING_WRITTEN.some((refused) => code === refused || code.startsWith(`${refused}_`));
   }
 
+  /** A malformed database file (SQLITE_CORRUPT, SQLITE_NOTADB and their extended codes). */
+  damaged(error: unknown): boolean {
+    const code = String(driverError(error).code ?? "");
+    return ["SQLITE_CORRUPT", "SQLITE_NOTADB"].some(
+      (damage) => code === damage || code.startsWith(`${damage}_`),
+    );
+  }
+
   classify(error: unknown): DriverErrorKind {
     const code = driverError(error).code;
     if (code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY")
