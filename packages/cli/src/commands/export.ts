@@ -29,7 +29,9 @@ export const exportHelp = `agent-ledger export <session> [--format jsonl|atif|ot
   otlp-json: an OTLP/JSON ExportTraceServiceRequest of the session's GenAI spans; trace and
              span ids derived from the session, run and attempt ids (the same on every export)
   --output:  written beside the file, renamed into place only when complete (exit 2 when it
-             cannot be written). A blob an event names that is lost fails the export (exit 3).
+             cannot be written). A blob whose content the export writes that is lost fails
+             the export (exit 3); attachments named only in evidenceRefs are not exported
+             (agent-ledger verify checks every blob a run names).
   Progress goes to stderr when it is a terminal.`;
 
 const formats = ["jsonl", "atif", "otlp-json"] as const;
