@@ -131,17 +131,26 @@ export async function pruneCommand(context: CommandContext): Promise<number> {
   const skipped: { sessionId: string; reason: string }[] = [];
   // Written since they were judged old: no longer candidates, so kept without failing.
   const kept: { sessionId: string; reason: string }[] = [];
+  // Each session's line as it is done: a prune stopped part way has said what it deleted.
+  const said = (line: string) =>
+    values.json ? Promise.resolve() : writeOut(context.io.stdout, `${terminalLine(line)}\n`);
   for (const candidate of candidates) {
+    const { sessionId } = candidate;
     try {
       // Deleted only at the count it was judged by: the store checks it under its lock.
-      deleted.push(
-        await deleteOneSession(store, candidate.sessionId, options, candidate.eventCount),
+      const one = await deleteOneSession(store, sessionId, options, candidate.eventCount);
+      deleted.push(one);
+      await said(
+        `deleted ${sessionId}  ${one.deletedEvents} events${one.cancelledRuns.length > 0 ? `, ${one.cancelledRuns.length} open run(s) cancelled` : ""}`,
       );
     } catch (error) {
-      if (error instanceof OpenRunRefusal)
-        skipped.push({ sessionId: candidate.sessionId, reason: error.message });
-      else if (error instanceof WrittenSince)
-        kept.push({ sessionId: candidate.sessionId, reason: error.message });
+      if (error instanceof OpenRunRefusal) {
+        skipped.push({ sessionId, reason: error.message });
+        await said(`skipped ${sessionId}: ${error.message}`);
+      } else if (error instanceof WrittenSince) {
+        kept.push({ sessionId, reason: error.message });
+        await said(`kept ${sessionId}: ${error.message}`);
+      }
       // Deleted meanwhile (another prune, a delete): nothing left to do.
       else if (!LedgerError.isInstance(error, "not-found")) throw error;
     }
@@ -154,12 +163,6 @@ export async function pruneCommand(context: CommandContext): Promise<number> {
     values.json
       ? `${terminalJson(JSON.stringify({ before: cutoffText, deleted, skipped, kept, collectedBlobs }, null, 2))}\n`
       : `${[
-          ...deleted.map(
-            (one) =>
-              `deleted ${one.sessionId}  ${one.deletedEvents} events${one.cancelledRuns.length > 0 ? `, ${one.cancelledRuns.length} open run(s) cancelled` : ""}`,
-          ),
-          ...skipped.map((one) => `skipped ${one.sessionId}: ${one.reason}`),
-          ...kept.map((one) => `kept ${one.sessionId}: ${one.reason}`),
           `deleted ${deleted.length} session(s) with no event since ${cutoffText}: ${sum("deletedEvents")} events, ${sum("deletedRuns")} runs, ${sum("deletedBlobs") + collectedBlobs} blobs`,
           ...(skipped.length > 0
             ? [

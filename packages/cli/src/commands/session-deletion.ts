@@ -84,7 +84,14 @@ export async function deleteOneSession(
   if (options.cancelReason !== undefined) {
     const open = await openRuns(store, sessionId);
     if (expected !== undefined) await assertUnchanged(store, sessionId, expected, []);
-    cancelledRuns = await cancelRuns(store, sessionId, open, options.cancelReason, options.actor);
+    try {
+      cancelledRuns = await cancelRuns(store, sessionId, open, options.cancelReason, options.actor);
+    } catch (error) {
+      // A run moved on under the cancellation: an agent is writing to it.
+      if (expected !== undefined && LedgerError.isInstance(error, "conflict"))
+        throw new WrittenSince(sessionId, expected, expected + 1);
+      throw error;
+    }
     // The cancellations are the only events after the count looked at, else it was written.
     if (expected !== undefined)
       expected = await assertUnchanged(store, sessionId, expected, cancelledRuns, options.actor);
