@@ -109,7 +109,8 @@ export async function deleteOneSession(
     if (LedgerError.isInstance(error, "invalid-argument") && error.path === "$.sessionId")
       throw new OpenRunRefusal({
         code: "invalid-argument",
-        message: `${error.message}; nothing was deleted`,
+        // The store's message without its path: a person reads it, under the session's id.
+        message: `${error.message.replace(`${error.path}: `, "")}; nothing was deleted`,
         exitCode: EXIT_CODES.failure,
         hint: `if no agent will resume it: agent-ledger delete ${shellQuote(sessionId)} --yes --cancel-open "reason"`,
       });
