@@ -27,6 +27,12 @@ const NOTHING_WRITTEN = [
   "SQLITE_PERM",
 ];
 
+/** True when the driver error's code is one of `codes` or one of their extended codes. */
+function hasResultCode(error: unknown, codes: string[]): boolean {
+  const code = String(driverError(error).code ?? "");
+  return codes.some((primary) => code === primary || code.startsWith(`${primary}_`));
+}
+
 /**
  * SQLite through better-sqlite3. The write path uses raw prepared statements (cached, taken
  * from the same connection drizzle wraps): measured, drizzle's builder per statement cost more
@@ -74,16 +80,12 @@ export class SqliteBackend implements SqlBackend {
    * it cannot open. Not an I/O error, which may strike while a commit is made durable.
    */
   wroteNothing(error: unknown): boolean {
-    const code = String(driverError(error).code ?? "");
-    return NOTHING_WRITTEN.some((refused) => code === refused || code.startsWith(`${refused}_`));
+    return hasResultCode(error, NOTHING_WRITTEN);
   }
 
   /** A malformed database file (SQLITE_CORRUPT, SQLITE_NOTADB and their extended codes). */
   damaged(error: unknown): boolean {
-    const code = String(driverError(error).code ?? "");
-    return ["SQLITE_CORRUPT", "SQLITE_NOTADB"].some(
-      (damage) => code === damage || code.startsWith(`${damage}_`),
-    );
+    return hasResultCode(error, ["SQLITE_CORRUPT", "SQLITE_NOTADB"]);
   }
 
   classify(error: unknown): DriverErrorKind {
