@@ -7,6 +7,7 @@ import type { ChatGenerationChunk, GenerationChunk, LLMResult } from "@langchain
 import type { ChainValues } from "@langchain/core/utils/types";
 import { ChainEvents } from "./chain-events.js";
 import { HandlerRecorder, type LedgerCallbackHandlerOptions } from "./handler-recorder.js";
+import { InterruptPauses } from "./interrupt-pauses.js";
 import { threadIdOf } from "./langchain-metadata.js";
 import { chatRequest, textRequest } from "./model-request.js";
 import { ModelRuns } from "./model-runs.js";
@@ -35,6 +36,8 @@ interface HandlerState {
   /** The chains and tools in progress, with their parents. */
   runs: RunTree;
   chains: ChainEvents;
+  /** The calls that paused at a LangGraph `interrupt()`, recorded as a pause at the end. */
+  pauses: InterruptPauses;
   /** Causes, claims and resume matching of the run's tool calls. */
   book: ToolCallBook;
 }
@@ -80,6 +83,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       refusals,
       runs,
       chains: new ChainEvents(recorder),
+      pauses: new InterruptPauses(runs),
       book,
     };
   }
@@ -103,8 +107,22 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     return this.#state.recorder.runStarts(runId, parentRunId, metadata, start);
   }
 
+  /**
+   * Runs the end callback of LangChain's run `runId`. A run that paused at `interrupt()` is
+   * noted first (while the run tree knows it); an invocation that ended paused records its
+   * pause after its own end.
+   */
   #ends(runId: string, end: () => Promise<void>, failure?: { error: unknown }) {
-    return this.#state.recorder.runEnds(runId, end, failure);
+    const { pauses } = this.#state;
+    return this.#state.recorder.runEnds(
+      runId,
+      async () => {
+        pauses.ended(runId, failure?.error);
+        await end();
+        await pauses.invocationEnded(runId, () => this.getRecorder(), failure?.error);
+      },
+      failure,
+    );
   }
 
   /**
@@ -353,6 +371,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     await this.#starts(runId, parentRunId, metadata, async () => {
       // Every chain, recorded or not: a tool may reach a tool or a model through it.
       this.#state.runs.started(runId, parentRunId);
+      this.#state.pauses.chainStarted(runId, metadata);
       if (!this.#recordChains()) return;
       const name = runName ?? runTypeOrName ?? String(chain?.id?.at(-1) ?? "chain");
       await this.#state.chains.started({ name, inputs, runId, parentRunId, tags, metadata });

@@ -3,6 +3,7 @@ import { ToolMessage } from "@langchain/core/messages";
 import { Command, isCommand } from "@langchain/langgraph";
 import { createMiddleware, ToolInvocationError } from "langchain";
 import type { LedgerCallbackHandler } from "./callback-handler.js";
+import { awaitedCall } from "./interrupt-pauses.js";
 import { langchainMetadata, threadIdOf } from "./langchain-metadata.js";
 import { type NestedRefusal, settleRefused } from "./nested-refusal.js";
 import { checkMiddlewareOptions } from "./option-checks.js";
@@ -54,6 +55,7 @@ export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
         requestedEventId: attempt.requestedEventId,
         stepId: attempt.stepId,
         approved,
+        awaited: awaitedCall(attempt),
       };
       const release =
         toolCallId !== undefined ? handler.claimToolCall(toolCallId, claimed, threadId) : () => {};

@@ -1,3 +1,5 @@
+import type { AwaitedCallView } from "@agent-ledger/core";
+
 /** A tool run in progress, recorded by the handler or by ledgerMiddleware. */
 export interface ToolRun {
   /** The toolCallId LangChain started it with (its own, or one it inherited). */
@@ -14,6 +16,8 @@ export interface ToolRun {
    * inside it run again too, even those not idempotent (see `ToolRuns`).
    */
   approved?: boolean | undefined;
+  /** The call as its `tool.requested` records it: what a pause at `interrupt()` names. */
+  awaited?: AwaitedCallView | undefined;
 }
 
 /**
@@ -37,6 +41,24 @@ export class RunTree {
   ended(runId: string): void {
     this.#parents.delete(runId);
     this.#tools.delete(runId);
+  }
+
+  /** The tool run `runId`, while it is in progress. */
+  tool(runId: string): ToolRun | undefined {
+    return this.#tools.get(runId);
+  }
+
+  /** The run at the top of the tree `runId` is in (an invocation), `runId` if it has no parent. */
+  rootOf(runId: string): string {
+    const seen = new Set<string>();
+    let current = runId;
+    while (!seen.has(current)) {
+      seen.add(current);
+      const parent = this.#parents.get(current);
+      if (parent === undefined) break;
+      current = parent;
+    }
+    return current;
   }
 
   /** True when `runId` is `ancestor` or runs (at any depth) under it. */

@@ -4,6 +4,7 @@ import {
   type SessionRecorder,
   UnresolvedAttemptError,
 } from "@agent-ledger/core";
+import { awaitedCall } from "./interrupt-pauses.js";
 import { langchainMetadata } from "./langchain-metadata.js";
 import { retryLive } from "./model-retry.js";
 import { type NestedRefusals, nestedRefusal, settleRefused } from "./nested-refusal.js";
@@ -69,6 +70,7 @@ export class ToolRuns {
       requestedEventId: attempt.requestedEventId,
       stepId: attempt.stepId,
       approved,
+      awaited: awaitedCall(attempt),
     });
   }
 
