@@ -1,4 +1,3 @@
-
 import {
   type EventStore,
   inspectSession,
@@ -15,7 +14,7 @@ import {
   START,
   StateGraph,
 } from "@langchain/langgraph";
-import { describe, expect, it, } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
