@@ -78,6 +78,10 @@ export function describeCliCommands(options: CliSuiteOptions): void {
           const result = await reader(...command);
           expect(result.code, `${command[0]}: ${result.stderr}`).toBe(0);
         }
+        // Nothing to upgrade: a user that may only read learns so, and nothing is written.
+        const upgrade = await reader("upgrade");
+        expect(upgrade.code, upgrade.stderr).toBe(0);
+        expect(upgrade.stdout).toContain("version this release reads: nothing to upgrade");
         const refused = await reader(
           "resolve",
           demo.sessionId,
@@ -556,6 +560,7 @@ export function describeCliCommands(options: CliSuiteOptions): void {
           ["serve"],
           ["delete", options.sessionId, "--yes"],
           ["collect-blobs"],
+          ["upgrade"],
         ]) {
           const result = await runBin(["--store", noLedger.storeUrl, ...command]);
           expect(result.code, command[0]).toBe(3);

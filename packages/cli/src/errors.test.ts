@@ -8,7 +8,7 @@ const unavailable = (cause: unknown) => new StoreUnavailableError("init failed",
 const coded = (code: string, message = "refused") => Object.assign(new Error(message), { code });
 
 describe("serverRefusal", () => {
-  it("reads a missing database and refused credentials from each driver's error", () => {
+  it("reads a missing database, refused credentials and a refused privilege from each driver's error", () => {
     const cases: [unknown, string | undefined][] = [
       [coded("3D000"), "no-database"],
       [coded("28P01"), "credentials"],
@@ -21,6 +21,11 @@ describe("serverRefusal", () => {
       [new Error("WRONGPASS invalid username-password pair or user is disabled."), "credentials"],
       [new Error("NOAUTH Authentication required."), "credentials"],
       [new Error("ERR DB index is out of range"), "no-database"],
+      // A user that may not do what was asked (an upgrade's DDL by a user that may only read).
+      [coded("42501", "permission denied for database test"), "permission"],
+      [coded("ER_TABLEACCESS_DENIED_ERROR"), "permission"],
+      [coded("ER_SPECIFIC_ACCESS_DENIED_ERROR"), "permission"],
+      [new Error("NOPERM User reader has no permissions to run the 'set' command"), "permission"],
       // A server out of reach is none of these: exit 4 stays.
       [coded("ECONNREFUSED"), undefined],
       [new Error("Connection is closed."), undefined],

@@ -83,10 +83,11 @@ function hasNetworkCode(error: unknown, depth = 0): boolean {
 /**
  * What a server that answered said no to, read from the driver error under a store's
  * `store-unavailable` (node-postgres SQLSTATE, mysql2's code, a Redis reply): the URL's database
- * does not exist, or its user or password was refused. Neither is a server out of reach: no
- * retry later mends them.
+ * does not exist, its user or password was refused, or its user may not do what was asked (an
+ * upgrade's DDL by a user that may only read). None is a server out of reach: no retry later
+ * mends them.
  */
-export type ServerRefusal = "no-database" | "credentials";
+export type ServerRefusal = "no-database" | "credentials" | "permission";
 
 const refusalsByCode: ReadonlyMap<string, ServerRefusal> = new Map([
   ["3D000", "no-database"], // PostgreSQL invalid_catalog_name
@@ -97,6 +98,11 @@ const refusalsByCode: ReadonlyMap<string, ServerRefusal> = new Map([
   // MariaDB answers some refused logins so (seen for a user that does not exist, now and then).
   ["ER_ACCESS_DENIED_NO_PASSWORD_ERROR", "credentials"],
   ["ER_DBACCESS_DENIED_ERROR", "credentials"],
+  ["42501", "permission"], // PostgreSQL insufficient_privilege
+  ["ER_TABLEACCESS_DENIED_ERROR", "permission"],
+  ["ER_COLUMNACCESS_DENIED_ERROR", "permission"],
+  ["ER_PROCACCESS_DENIED_ERROR", "permission"],
+  ["ER_SPECIFIC_ACCESS_DENIED_ERROR", "permission"],
 ]);
 
 export function serverRefusal(error: unknown, depth = 0): ServerRefusal | undefined {
@@ -109,6 +115,8 @@ export function serverRefusal(error: unknown, depth = 0): ServerRefusal | undefi
   const message = (error as { message?: unknown }).message;
   if (typeof message === "string") {
     if (/^(WRONGPASS|NOAUTH)\b/.test(message)) return "credentials";
+    // An ACL user refused a command (a SET by a user that may only read).
+    if (/^NOPERM\b/.test(message)) return "permission";
     if (message.startsWith("ERR DB index is out of range")) return "no-database";
   }
   return serverRefusal((error as { cause?: unknown }).cause, depth + 1);

@@ -9,6 +9,7 @@ import { resolveCommand, resolveHelp } from "./commands/resolve.js";
 import { serveCommand, serveHelp } from "./commands/serve.js";
 import { sessionsCommand, sessionsHelp } from "./commands/sessions.js";
 import { tailCommand, tailHelp } from "./commands/tail.js";
+import { upgradeCommand, upgradeHelp } from "./commands/upgrade.js";
 import { verifyCommand, verifyHelp } from "./commands/verify.js";
 import { CliError, EXIT_CODES, exitCodeOf } from "./errors.js";
 import { terminalJson } from "./format.js";
@@ -29,6 +30,7 @@ const commands: Record<
   delete: { run: deleteCommand, help: deleteHelp },
   prune: { run: pruneCommand, help: pruneHelp },
   "collect-blobs": { run: collectBlobsCommand, help: collectBlobsHelp },
+  upgrade: { run: upgradeCommand, help: upgradeHelp },
 };
 
 // Own names only: "constructor" is no command.
@@ -36,7 +38,8 @@ function commandNamed(name: string | undefined) {
   return name !== undefined && Object.hasOwn(commands, name) ? commands[name] : undefined;
 }
 
-export const HELP = `agent-ledger: inspect, verify, export and view agent-ledger sessions, and delete them
+export const HELP = `agent-ledger: inspect, verify, export and view agent-ledger sessions, and delete them;
+upgrade a ledger an older release made (no other command changes its schema)
 
 usage: agent-ledger [--store <url>] <command> [options]
        agent-ledger help <command>
@@ -52,7 +55,8 @@ store: --store <url>, else $AGENT_LEDGER_STORE, else ${DEFAULT_STORE_URL}
 
 exit codes:
   0  success
-  1  verify found tampering, or the command failed (message on stderr)
+  1  verify found tampering, the ledger is an older release's (run agent-ledger upgrade), or
+     the command failed (message on stderr)
   2  bad usage: unknown command or option, bad store URL (or a user or password the server
      refused), non-loopback bind without --token, an export --output file that cannot be written
   3  unknown session, attempt or ledger file (or database); export: a blob an event names is lost
@@ -146,9 +150,11 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       io,
       storeUrl,
       storeSource,
-      openStore: async () => {
+      openStore: async (options) => {
         store ??= await openCliStore(storeUrl, {
           timeoutMs: Number.isFinite(timeoutMs) ? timeoutMs : 10_000,
+          upgrade: options?.upgrade === true,
+          storeSource,
         });
         return store;
       },

@@ -6,6 +6,7 @@ import {
   type SessionSummary,
 } from "@agent-ledger/core";
 import { sqlitePath } from "@agent-ledger/core/sqlite";
+import type { CommandContext } from "./commands/context.js";
 import {
   CliError,
   EXIT_CODES,
@@ -14,6 +15,8 @@ import {
   serverRefusal,
   usageError,
 } from "./errors.js";
+import { shellQuote } from "./format.js";
+import { commandStoreUrl } from "./store-url.js";
 
 /** The store URL when none is given. */
 export const DEFAULT_STORE_URL = "sqlite:./agent-ledger.db";
@@ -40,15 +43,34 @@ export function resolveStoreUrl(options: {
   return url;
 }
 
+/** Options of `openCliStore`. */
+export interface OpenCliStoreOptions {
+  /** How long to wait for the store to open (default 10000 ms; not for `upgrade: true`). */
+  timeoutMs?: number;
+  /**
+   * true: upgrade a ledger of an older release (`agent-ledger upgrade`). Default false: such a
+   * ledger is refused (exit 1) and left as it was, for agents of that release may still write
+   * to it.
+   */
+  upgrade?: boolean;
+  /**
+   * Where the URL came from, for the `agent-ledger upgrade` command a refusal prints: one from
+   * `$AGENT_LEDGER_STORE` is left to the environment. Default "flag".
+   */
+  storeSource?: CommandContext["storeSource"];
+}
+
 /**
  * Opens the store for a command, turning failures into clear errors and exit codes: a bad
  * URL (or credentials the server refuses) exits 2, a missing SQLite file, a database without a
- * ledger or one that does not exist 3 (a reading command never makes one), a server that does
- * not answer within `timeoutMs` 4.
+ * ledger or one that does not exist 3 (a command never makes one), a server that does not
+ * answer within `timeoutMs` 4. A ledger of an older release exits 1 unless `upgrade`: no
+ * command but `agent-ledger upgrade` changes a ledger's schema. So does a server that refuses
+ * the user what opening needs (an upgrade by a user that may only read).
  */
 export async function openCliStore(
   url: string,
-  options: { timeoutMs?: number } = {},
+  options: OpenCliStoreOptions = {},
 ): Promise<EventStore> {
   const shown = redactUrl(url);
   const scheme = url.slice(0, url.indexOf(":") + 1).toLowerCase();
@@ -78,9 +100,14 @@ export async function openCliStore(
       });
     }
   }
+  const upgrade = options.upgrade === true;
   const timeoutMs = options.timeoutMs ?? 10_000;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
+    // An upgrade of a large ledger (a backfill) takes minutes: the store's own bounds apply,
+    // which give a migration 10 minutes on top of its timeout. `upgrade` reached the store
+    // within this bound first, when it found the ledger older.
+    if (upgrade) return;
     timer = setTimeout(
       () =>
         reject(
@@ -94,14 +121,39 @@ export async function openCliStore(
     );
   });
   try {
-    // A reading tool never makes a ledger: where there is none, not-found (exit 3).
-    return await Promise.race([openStore(url, { create: false }), timeout]);
+    // No command makes a ledger: where there is none, not-found (exit 3).
+    return await Promise.race([openStore(url, { create: false, upgrade }), timeout]);
   } catch (error) {
     if (error instanceof CliError) throw error;
     const code = exitCodeOf(error);
     const message = error instanceof Error ? error.message : String(error);
+    if (isOlderLedger(error)) {
+      const command = commandStoreUrl({
+        storeUrl: url,
+        storeSource: options.storeSource ?? "flag",
+      });
+      const store = command === undefined ? "" : ` --store ${shellQuote(redactUrl(command))}`;
+      throw new CliError({
+        code: "invalid-argument",
+        // The option a library caller set; here it is the command's.
+        message: message.replace(/^\$\.upgrade: /, ""),
+        exitCode: EXIT_CODES.failure,
+        hint: `run agent-ledger upgrade${store} once no agent of an older release writes to this ledger${store.includes("***") ? " (put the password back in place of ***)" : ""}`,
+        cause: error,
+      });
+    }
     // The server answered, and said no: not exit 4, which a script may retry later.
     const refusal = code === EXIT_CODES.unreachable ? serverRefusal(error) : undefined;
+    if (refusal === "permission")
+      throw new CliError({
+        code: "invalid-argument",
+        message: `the server at ${shown} refused the store URL's user: ${message}`,
+        exitCode: EXIT_CODES.failure,
+        hint: upgrade
+          ? "upgrading changes the ledger's tables (on Redis, its keys): run agent-ledger upgrade as a user that may"
+          : "check what the store URL's user may read",
+        cause: error,
+      });
     if (refusal === "no-database")
       throw new CliError({
         code: "not-found",
@@ -138,6 +190,22 @@ export async function openCliStore(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * The versions of a ledger `init({ upgrade: false })` refused as an older release's (`found`,
+ * and the one this release `reads`), from core's error or the CliError made of it; else
+ * undefined.
+ */
+export function olderLedgerVersions(error: unknown): { found: number; reads: number } | undefined {
+  const refusal = error instanceof CliError ? error.cause : error;
+  if (!isOlderLedger(refusal)) return undefined;
+  const { found, reads } = refusal.details;
+  return typeof found === "number" && typeof reads === "number" ? { found, reads } : undefined;
+}
+
+function isOlderLedger(error: unknown): error is LedgerError {
+  return LedgerError.isInstance(error, "invalid-argument") && error.path === "$.upgrade";
 }
 
 /** Throws `not-found` (exit 3) unless the session has at least one event. */

@@ -8,5 +8,9 @@ export interface CommandContext {
   storeUrl: string;
   /** Where `storeUrl` came from: `--store`, `$AGENT_LEDGER_STORE`, or the default. */
   storeSource: "flag" | "env" | "default";
-  openStore(): Promise<EventStore>;
+  /**
+   * The store, opened once. A ledger of an older release is refused (exit 1) and left as it
+   * was, unless `upgrade` (`agent-ledger upgrade` alone).
+   */
+  openStore(options?: { upgrade?: boolean }): Promise<EventStore>;
 }

@@ -182,6 +182,24 @@ export function noLedgerError(location: string, what: string): NotFoundError {
   return new NotFoundError(`no ledger at ${location}: ${what}`, { location });
 }
 
+/**
+ * `init({ upgrade: false })` on a ledger of an older release: its `found` version is behind the
+ * one this release `reads` (`what`: "schema", or Redis' "key layout"). Left as it was.
+ */
+export function olderLedgerError(options: {
+  location: string;
+  what: string;
+  found: number;
+  reads: number;
+}): InvalidArgumentError {
+  const { location, what, found, reads } = options;
+  return new InvalidArgumentError(
+    "$.upgrade",
+    `the ledger at ${location} is at ${what} version ${found}, an older release's; this release reads ${what} version ${reads}. It was left as it was (upgrade: false): upgrade it (agent-ledger upgrade, or init() without upgrade: false) once no agent of an older release writes to it`,
+    { details: { found, reads } },
+  );
+}
+
 /** The store could not be reached or dropped the connection; `cause` is the driver error. */
 export class StoreUnavailableError extends LedgerError {
   /**
@@ -253,8 +271,16 @@ export class TamperDetectedError extends LedgerError {
 
 /** A call's options or a store URL are malformed; `path` names the bad value. */
 export class InvalidArgumentError extends LedgerError {
-  constructor(path: string, message: string, options: { cause?: unknown } = {}) {
-    super("invalid-argument", `${path}: ${message}`, { path, cause: options.cause });
+  constructor(
+    path: string,
+    message: string,
+    options: { cause?: unknown; details?: Record<string, unknown> } = {},
+  ) {
+    super("invalid-argument", `${path}: ${message}`, {
+      path,
+      cause: options.cause,
+      details: options.details,
+    });
     this.name = "InvalidArgumentError";
   }
 }

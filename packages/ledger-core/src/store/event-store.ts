@@ -145,6 +145,15 @@ export interface CollectBlobsResult {
 export interface InitOptions {
   /** false: where there is no ledger yet, fail with `not-found` instead of creating one. Default true. */
   create?: boolean;
+  /**
+   * false: never change the ledger's schema (Redis: its key layout). A ledger of an older
+   * release is refused with `invalid-argument` at `$.upgrade` (`details: { found, reads }`,
+   * the versions), left as it was: agents of that release may still write to it, and would
+   * break, or write what this release cannot see, once it moved on. For tools that read (every
+   * `agent-ledger` command but `upgrade`). A ledger at this version opens as with true.
+   * Default true: `init()` upgrades.
+   */
+  upgrade?: boolean;
 }
 
 /** What a store says about itself, e.g. for `agent-ledger` and the README's durability table. */
@@ -164,7 +173,9 @@ export interface EventStore {
    * Creates or upgrades the schema. Idempotent and safe when several processes race. With
    * `create: false` it only upgrades: where no ledger is yet it fails with `not-found`,
    * creating no table or key (a reading tool pointed at the wrong database leaves it as it
-   * was).
+   * was). With `upgrade: false` it only creates: a ledger of an older release is refused
+   * (`invalid-argument`, `$.upgrade`), nothing changed. Both false: it opens only a ledger
+   * that is there at this version, and writes nothing.
    */
   init(options?: InitOptions): Promise<void>;
   /**

@@ -11,6 +11,12 @@ export interface OpenStoreOptions {
    * `not-found`, and no table or key is made. For tools that read. Default true.
    */
   create?: boolean;
+  /**
+   * false: never change the ledger's schema (`init({ upgrade: false })`): a ledger of an older
+   * release is refused (`invalid-argument` at `$.upgrade`) and left as it was. For tools that
+   * read a ledger agents of another release may still write. Default true.
+   */
+  upgrade?: boolean;
 }
 
 /**
@@ -34,7 +40,15 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
       throw new InvalidArgumentError("$.url", error.message.slice(`${error.path}: `.length));
     throw error;
   }
-  if (options.init ?? true) await store.init({ create: options.create });
+  if (options.init ?? true) {
+    try {
+      await store.init({ create: options.create, upgrade: options.upgrade });
+    } catch (error) {
+      // The caller gets no store to close: a refused open leaves no pool or file open.
+      await store.close().catch(() => undefined);
+      throw error;
+    }
+  }
   return store;
 }
 

@@ -1,10 +1,10 @@
 import { noLedgerError } from "../../events/errors.js";
 import type { InitOptions } from "../../store/event-store.js";
-import { MIGRATION_WAIT_MS, migrationTimeoutMs } from "../sql/migrations.js";
+import { assertNoUpgrade, MIGRATION_WAIT_MS, migrationTimeoutMs } from "../sql/migrations.js";
 import { driverError } from "../sql/sql-backend.js";
 import type { MysqlBackendState } from "./backend-state.js";
 import { boundedConnection, checkout, destroyConnection } from "./bounded.js";
-import { hasLedger, migrateMysql } from "./mysql-migrate.js";
+import { hasLedger, ledgerVersion, migrateMysql } from "./mysql-migrate.js";
 import { own } from "./own-query.js";
 import { canRunBlocks } from "./server-limits.js";
 import {
@@ -42,6 +42,9 @@ export async function initDatabase(state: MysqlBackendState, options?: InitOptio
     checkSessionSettings(current[0], connection, path);
     if (options?.create === false && !(await hasLedger(connection)))
       throw noLedgerError(state.location, "the database has no agent-ledger tables");
+    // Before the migration lock and any DDL, as migrateMysql would find it.
+    if (options?.upgrade === false)
+      assertNoUpgrade("mysql", await ledgerVersion(connection), state.location);
     const storage = await readStorageSettings(connection);
     const lockName = `agent-ledger:migrate:${current[0]?.name ?? ""}`.slice(0, 64);
     const waitSeconds = MIGRATION_WAIT_MS / 1000;

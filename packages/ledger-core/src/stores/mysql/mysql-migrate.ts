@@ -33,6 +33,21 @@ export async function hasLedger(connection: mysql.PoolConnection): Promise<boole
 }
 
 /**
+ * The database's ledger version: its schema_version table's highest, 0 without one. What
+ * migrateMysql upgrades from; `init({ upgrade: false })` checks it before the migration lock.
+ */
+export async function ledgerVersion(
+  connection: mysql.PoolConnection,
+  existing?: Set<string>,
+): Promise<number> {
+  if (!(existing ?? (await tableNames(connection))).has("schema_version")) return 0;
+  const [rows] = (await connection.query(
+    own("SELECT max(version) AS version FROM schema_version"),
+  )) as unknown as [{ version: number | null }[]];
+  return Number(rows[0]?.version ?? 0);
+}
+
+/**
  * Applies the pending migrations on `connection` (in the store's database, under the caller's
  * migration lock). MySQL commits each DDL statement on its own: a migrator that died inside a
  * migration (only ever the first pending one, since each version is recorded as soon as its
@@ -49,13 +64,7 @@ export async function migrateMysql(
   path: string,
 ): Promise<void> {
   const existing = await tableNames(connection);
-  let version = 0;
-  if (existing.has("schema_version")) {
-    const [rows] = (await connection.query(
-      own("SELECT max(version) AS version FROM schema_version"),
-    )) as unknown as [{ version: number | null }[]];
-    version = Number(rows[0]?.version ?? 0);
-  }
+  const version = await ledgerVersion(connection, existing);
   const pending = pendingMigrations("mysql", version);
   if (version === 0) {
     for (const table of firstTables().filter((name) => existing.has(name))) {

@@ -2,7 +2,7 @@ import type pg from "pg";
 import { noLedgerError } from "../../events/errors.js";
 import type { InitOptions } from "../../store/event-store.js";
 import { ServerTimeoutError } from "../server-timeout.js";
-import { migrationTimeoutMs, pendingMigrations } from "../sql/migrations.js";
+import { assertNoUpgrade, migrationTimeoutMs, pendingMigrations } from "../sql/migrations.js";
 import { driverError } from "../sql/sql-backend.js";
 import type { PostgresBackendState } from "./backend-state.js";
 import { boundedQuery } from "./bounded-pool.js";
@@ -61,6 +61,9 @@ async function initOnce(state: PostgresBackendState, options?: InitOptions): Pro
     const found = await ledgerVersion(client, schema);
     if (found === undefined && options?.create === false)
       throw noLedgerError(state.location, `schema ${state.schema} has no agent-ledger tables`);
+    // Before the lock and any DDL: a role that may only read an older ledger is told it is
+    // older, not refused a lock or a CREATE it was never meant to take.
+    if (options?.upgrade === false) assertNoUpgrade("postgres", found ?? 0, state.location);
     // A ledger at this version needs no lock and no DDL, so a role that may only read it (an
     // on-call person's credentials) opens it too. A newer one is refused here.
     if (found !== undefined && pendingMigrations("postgres", found).length === 0) return;

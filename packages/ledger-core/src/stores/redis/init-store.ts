@@ -1,4 +1,4 @@
-import { noLedgerError, StoreUnavailableError } from "../../events/errors.js";
+import { noLedgerError, olderLedgerError, StoreUnavailableError } from "../../events/errors.js";
 import type { InitOptions } from "../../store/event-store.js";
 import {
   assertSelectedDatabase,
@@ -12,8 +12,8 @@ import { migrateBlobsFromLayout1, migrateSessionIndexFromLayout2 } from "./layou
 import type { RedisStoreState } from "./store-state.js";
 
 /**
- * Version of the key layout (keys.ts); init() moves a layout-1 database to it
- * (layout-migration.ts) and refuses any other.
+ * Version of the key layout (keys.ts); init() moves a layout-1 or 2 database to it
+ * (layout-migration.ts), unless told not to upgrade, and refuses any other.
  */
 const LAYOUT_VERSION = "3";
 
@@ -43,6 +43,13 @@ export async function initStore(
       await state.client.set(key, LAYOUT_VERSION, "NX");
       version = await state.client.get(key);
     }
+    if ((version === "1" || version === "2") && options?.upgrade === false)
+      throw olderLedgerError({
+        location,
+        what: "key layout",
+        found: Number(version),
+        reads: Number(LAYOUT_VERSION),
+      });
     // Each step is idempotent, and the version is written once, at the end: a process that
     // finished while another was still moving keys is never set back to an older layout.
     if (version === "1" || version === "2") {

@@ -2,6 +2,7 @@ import mysql from "mysql2/promise";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
+import { checkInitWithoutUpgrade } from "../../testing/init-without-upgrade.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { MysqlEventStore } from "../mysql/mysql-store.js";
 import { PostgresEventStore } from "../postgres/postgres-store.js";
@@ -123,6 +124,86 @@ async function mysqlFirstRelease(): Promise<{ url: string; ledger: FirstReleaseL
   return { url: url.toString(), ledger };
 }
 
+/** The schema's tables, columns, functions and recorded versions, as an upgrade would change them. */
+async function postgresSnapshot(schema: string): Promise<unknown> {
+  const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
+  await client.connect();
+  try {
+    const columns = await client.query(
+      `SELECT c.relname, c.relkind, a.attname, format_type(a.atttypid, a.atttypmod) AS type
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+         WHERE n.nspname = $1 ORDER BY c.relname, a.attname`,
+      [schema],
+    );
+    const functions = await client.query(
+      `SELECT p.proname, pg_get_function_identity_arguments(p.oid) AS args
+         FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+         WHERE n.nspname = $1 ORDER BY 1, 2`,
+      [schema],
+    );
+    const versions = await client.query(
+      `SELECT * FROM "${schema}".schema_version ORDER BY version`,
+    );
+    const events = await client.query(`SELECT count(*)::int AS n FROM "${schema}".events`);
+    return {
+      columns: columns.rows,
+      functions: functions.rows,
+      versions: versions.rows,
+      events: events.rows,
+    };
+  } finally {
+    await client.end();
+  }
+}
+
+describe.skipIf(!postgresAvailable)(
+  "PostgresEventStore.init({ upgrade: false }) on a schema of the first release",
+  () => {
+    it("refuses it and changes nothing, for its owner and for a role that may only read it; opens it once upgraded", async () => {
+      const { schema } = await postgresFirstRelease();
+      const reader = `ro_${uuidv7().replaceAll("-", "")}`;
+      const admin = new pg.Client({ connectionString: SERVER_URLS.postgres });
+      await admin.connect();
+      cleanups.push(async () => {
+        await admin.query(`DROP OWNED BY "${reader}"`).catch(() => undefined);
+        await admin.query(`DROP ROLE IF EXISTS "${reader}"`);
+        await admin.end();
+      });
+      await admin.query(`CREATE ROLE "${reader}" LOGIN PASSWORD 'reader-pw'`);
+      await admin.query(`GRANT USAGE ON SCHEMA "${schema}" TO "${reader}"`);
+      await admin.query(`GRANT SELECT ON ALL TABLES IN SCHEMA "${schema}" TO "${reader}"`);
+      const readerUrl = new URL(SERVER_URLS.postgres);
+      readerUrl.username = reader;
+      readerUrl.password = "reader-pw";
+      const asReader = () =>
+        new PostgresEventStore({ connectionString: readerUrl.toString(), schema });
+      const latest = loadMigrations("postgres").length;
+      const refused = asReader();
+      await expect(refused.init({ create: false, upgrade: false })).rejects.toMatchObject({
+        code: "invalid-argument",
+        path: "$.upgrade",
+        details: { found: 1, reads: latest },
+      });
+      await refused.close();
+      await checkInitWithoutUpgrade({
+        open: () => new PostgresEventStore({ connectionString: SERVER_URLS.postgres, schema }),
+        snapshot: () => postgresSnapshot(schema),
+        found: 1,
+        reads: latest,
+      });
+      // Upgraded, the role that may only read opens it too (the new tables granted to it).
+      await admin.query(`GRANT SELECT ON ALL TABLES IN SCHEMA "${schema}" TO "${reader}"`);
+      const opened = asReader();
+      await opened.init({ create: false, upgrade: false });
+      expect((await opened.listSessions()).sessions.map((session) => session.sessionId)).toEqual([
+        "old",
+      ]);
+      await opened.close();
+    });
+  },
+);
+
 describe.skipIf(!postgresAvailable)(
   "PostgresEventStore processes starting on a schema of the first release",
   () => {
@@ -214,6 +295,46 @@ describe.skipIf(!mysqlAvailable)("MysqlEventStore on a database of the first rel
     }
   });
 });
+
+/** The database's tables, columns, indexes, routines and recorded versions. */
+async function mysqlSnapshot(url: string): Promise<unknown> {
+  const client = await mysql.createConnection({ uri: url });
+  try {
+    const read = async (sql: string) => ((await client.query(sql)) as unknown as [unknown[]])[0];
+    return {
+      columns: await read(
+        `SELECT table_name, column_name, column_type FROM information_schema.columns
+           WHERE table_schema = DATABASE() ORDER BY 1, 2`,
+      ),
+      indexes: await read(
+        `SELECT table_name, index_name, column_name, seq_in_index FROM information_schema.statistics
+           WHERE table_schema = DATABASE() ORDER BY 1, 2, 4`,
+      ),
+      routines: await read(
+        "SELECT routine_name FROM information_schema.routines WHERE routine_schema = DATABASE() ORDER BY 1",
+      ),
+      versions: await read("SELECT * FROM schema_version ORDER BY version"),
+      events: await read("SELECT count(*) AS n FROM events"),
+    };
+  } finally {
+    await client.end();
+  }
+}
+
+describe.skipIf(!mysqlAvailable)(
+  "MysqlEventStore.init({ upgrade: false }) on a database of the first release",
+  () => {
+    it("refuses it and changes nothing; opens it once upgraded", async () => {
+      const { url } = await mysqlFirstRelease();
+      await checkInitWithoutUpgrade({
+        open: () => new MysqlEventStore({ uri: url }),
+        snapshot: () => mysqlSnapshot(url),
+        found: 1,
+        reads: loadMigrations("mysql").length,
+      });
+    });
+  },
+);
 
 describe.skipIf(!mysqlAvailable)("MysqlEventStore upgrading a large database", () => {
   it("migrates under the application's max_statement_time: a migration is not one query", async () => {

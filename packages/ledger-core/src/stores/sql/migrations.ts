@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { StoreUnavailableError } from "../../events/errors.js";
+import { olderLedgerError, StoreUnavailableError } from "../../events/errors.js";
 import { MAX_TIMER_MS } from "../server-timeout.js";
 
 /** One shipped migration: its version (1-based journal position), tag and SQL statements. */
@@ -75,4 +75,18 @@ export function pendingMigrations(dialect: MigrationDialect, current: number): M
     );
   }
   return migrations.filter((migration) => migration.version > current);
+}
+
+/**
+ * For `init({ upgrade: false })`: refuses a ledger at `found` that migrations would change (a
+ * newer one as pendingMigrations does). 0 is no ledger yet, which is made, not upgraded.
+ */
+export function assertNoUpgrade(dialect: MigrationDialect, found: number, location: string): void {
+  if (found === 0 || pendingMigrations(dialect, found).length === 0) return;
+  throw olderLedgerError({
+    location,
+    what: "schema",
+    found,
+    reads: loadMigrations(dialect).length,
+  });
 }

@@ -1,5 +1,5 @@
 import type { InitOptions } from "../../store/event-store.js";
-import { MIGRATION_WAIT_MS, pendingMigrations } from "../sql/migrations.js";
+import { assertNoUpgrade, MIGRATION_WAIT_MS, pendingMigrations } from "../sql/migrations.js";
 import type { SqliteBackendState } from "./backend-state.js";
 
 /** The highest migration the file records; 0 for a file without the ledger's tables. */
@@ -40,6 +40,8 @@ export async function initDatabase(
   options?: InitOptions,
 ): Promise<void> {
   if (options?.create === false) state.connection.assertLedger(() => schemaVersion(state));
+  // Before anything is written to the file (WAL included).
+  if (options?.upgrade === false) assertNoUpgrade("sqlite", schemaVersion(state), state.location);
   // Busy timeout first (set on opening): switching to WAL takes a lock another process may
   // hold. A no-op on a ledger, which is in WAL from its first init.
   state.database.pragma("journal_mode = WAL");

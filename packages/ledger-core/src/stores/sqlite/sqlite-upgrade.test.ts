@@ -1,7 +1,10 @@
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
+import { checkInitWithoutUpgrade } from "../../testing/init-without-upgrade.js";
 import { scratchDirectory } from "../../testing/scratch-directory.js";
 import { loadMigrations } from "../sql/migrations.js";
 import {
@@ -62,9 +65,71 @@ async function firstReleaseFile(): Promise<{ path: string; ledger: FirstReleaseL
   raw
     .prepare("INSERT INTO blobs (blob_ref, content) VALUES (?, ?)")
     .run(ledger.blob.ref, ledger.blob.content);
+  // As the first release's init() left it.
+  raw.pragma("journal_mode = WAL");
   raw.close();
   return { path, ledger };
 }
+
+/** What an upgrade would change in the file: its bytes, versions and schema. */
+function fileSnapshot(path: string): unknown {
+  const bytes = readFileSync(path);
+  const raw = new Database(path);
+  try {
+    return {
+      size: bytes.length,
+      sha256: createHash("sha256").update(bytes).digest("hex"),
+      versions: raw.prepare("SELECT * FROM schema_version ORDER BY version").all(),
+      schema: raw.prepare("SELECT type, name, sql FROM sqlite_master ORDER BY type, name").all(),
+    };
+  } finally {
+    raw.close();
+  }
+}
+
+describe("SqliteEventStore.init({ upgrade: false }) on a file of an older release", () => {
+  const latest = loadMigrations("sqlite").length;
+
+  it("refuses the first release's file, changes nothing in it, and opens it once upgraded", async () => {
+    const { path } = await firstReleaseFile();
+    await checkInitWithoutUpgrade({
+      open: () => new SqliteEventStore({ path }),
+      snapshot: async () => fileSnapshot(path),
+      found: 1,
+      reads: latest,
+    });
+  });
+
+  it.each(Array.from({ length: latest - 2 }, (_, index) => index + 2))(
+    "refuses a file at migration %i the same way",
+    async (found) => {
+      const path = join(folder, `older-${found}.db`);
+      const raw = databaseAtMigration(path, found);
+      raw.pragma("journal_mode = WAL");
+      raw.close();
+      await checkInitWithoutUpgrade({
+        open: () => new SqliteEventStore({ path }),
+        snapshot: async () => fileSnapshot(path),
+        found,
+        reads: latest,
+      });
+    },
+  );
+
+  it("creates a ledger where there is none, and opens a current one", async () => {
+    const path = join(folder, "new.db");
+    const created = new SqliteEventStore({ path });
+    await created.init({ upgrade: false });
+    await created.close();
+    expect(fileSnapshot(path)).toMatchObject({
+      versions: loadMigrations("sqlite").map((migration) => ({ version: migration.version })),
+    });
+    const reader = new SqliteEventStore({ path });
+    await reader.init({ create: false, upgrade: false });
+    expect((await reader.listSessions()).sessions).toEqual([]);
+    await reader.close();
+  });
+});
 
 describe("SqliteEventStore on a database of the first release", () => {
   it("reads, verifies, resumes and appends its runs, and keeps the blobs its events name", async () => {

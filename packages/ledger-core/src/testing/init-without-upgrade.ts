@@ -1,0 +1,52 @@
+import assert from "node:assert/strict";
+import { LedgerError } from "../events/errors.js";
+import type { EventStore } from "../store/event-store.js";
+
+/**
+ * `init({ upgrade: false })`, the way `agent-ledger`'s commands open a store, on a ledger an
+ * older release left (`found` its version, `reads` the one this release reads): refused with
+ * `invalid-argument` at `$.upgrade`, with and without `create: false`, and the ledger left
+ * exactly as it was (`snapshot`: its version and tables or keys, taken before and after). Once
+ * a plain `init()` upgraded it, the same call opens it and the store reads it. `open` makes a
+ * new store on the location each time.
+ */
+export async function checkInitWithoutUpgrade(options: {
+  open: () => EventStore;
+  snapshot: () => Promise<unknown>;
+  found: number;
+  reads: number;
+}): Promise<void> {
+  const before = await options.snapshot();
+  for (const init of [{ upgrade: false }, { create: false, upgrade: false }]) {
+    const reader = options.open();
+    try {
+      const failure = await reader.init(init).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      assert.ok(
+        LedgerError.isInstance(failure, "invalid-argument"),
+        `invalid-argument, got ${String(failure)}`,
+      );
+      assert.equal(failure.path, "$.upgrade");
+      assert.deepEqual(failure.details, { found: options.found, reads: options.reads });
+      assert.match(failure.message, new RegExp(`version ${options.found}\\b`));
+      assert.match(failure.message, new RegExp(`reads [a-z ]*version ${options.reads}\\b`));
+      assert.match(failure.message, /agent-ledger upgrade/);
+    } finally {
+      await reader.close();
+    }
+    assert.deepEqual(await options.snapshot(), before, "init({ upgrade: false }) changed it");
+  }
+
+  const upgrader = options.open();
+  await upgrader.init({ create: false });
+  await upgrader.close();
+  const store = options.open();
+  try {
+    await store.init({ create: false, upgrade: false });
+    await store.listSessions();
+  } finally {
+    await store.close();
+  }
+}
