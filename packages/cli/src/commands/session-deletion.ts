@@ -58,10 +58,11 @@ export class WrittenSince extends Error {
   constructor(
     readonly sessionId: string,
     readonly looked: number,
-    readonly found: number,
+    /** Its count as found, when known (a cancellation refused for a run moved on: more). */
+    readonly found?: number,
   ) {
     super(
-      `written since it was looked at (${looked} events then, ${found} now): kept, nothing deleted`,
+      `written since it was looked at (${looked} events then, ${found ?? "more"} now): kept, nothing deleted`,
     );
   }
 }
@@ -89,7 +90,7 @@ export async function deleteOneSession(
     } catch (error) {
       // A run moved on under the cancellation: an agent is writing to it.
       if (expected !== undefined && LedgerError.isInstance(error, "conflict"))
-        throw new WrittenSince(sessionId, expected, expected + 1);
+        throw new WrittenSince(sessionId, expected);
       throw error;
     }
     // The cancellations are the only events after the count looked at, else it was written.
