@@ -94,6 +94,27 @@ describe("agent-ledger export --output", () => {
     expect(links.map((link) => link.traceId)).toEqual(links.map(() => spans[0]?.traceId));
   });
 
+  it("otlp-json is the session whole whatever OTEL_* variables the shell sets", async () => {
+    const plain = await cli("export", "export-output", "--format", "otlp-json");
+    // Variables an operator's shell may hold for an instrumented app: none may sample spans out
+    // or cut their attributes here.
+    const shell = {
+      OTEL_TRACES_SAMPLER: "always_off",
+      OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT: "3",
+      OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: "4",
+      OTEL_SPAN_LINK_COUNT_LIMIT: "0",
+    };
+    const result = await runBin(
+      ["--store", storeUrl, "export", "export-output", "--format", "otlp-json"],
+      shell,
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe(plain.stdout);
+    expect(JSON.parse(result.stdout).resourceSpans[0].scopeSpans[0].spans.length).toBeGreaterThan(
+      2,
+    );
+  });
+
   it("exits 2 with a clear message when the file cannot be written", async () => {
     const output = join(directory, "no-such-directory", "trace.json");
     const result = await cli("export", "export-output", "--format", "atif", "--output", output);

@@ -9,6 +9,7 @@ import {
   toOtelSpans,
 } from "@agent-ledger/core";
 import {
+  AlwaysOnSampler,
   BasicTracerProvider,
   InMemorySpanExporter,
   SimpleSpanProcessor,
@@ -37,6 +38,15 @@ export const exportHelp = `agent-ledger export <session> [--format jsonl|atif|ot
 const formats = ["jsonl", "atif", "otlp-json"] as const;
 type ExportFormat = (typeof formats)[number];
 
+const WHOLE_SPANS = {
+  attributeCountLimit: Number.POSITIVE_INFINITY,
+  attributeValueLengthLimit: Number.POSITIVE_INFINITY,
+  eventCountLimit: Number.POSITIVE_INFINITY,
+  linkCountLimit: Number.POSITIVE_INFINITY,
+  attributePerEventCountLimit: Number.POSITIVE_INFINITY,
+  attributePerLinkCountLimit: Number.POSITIVE_INFINITY,
+};
+
 /**
  * The session's spans (via `toOtelSpans` and the SDK's in-memory exporter) as OTLP/JSON, with
  * ids derived from the session, run and attempt ids (`LedgerIdGenerator`; the SDK's own are
@@ -49,8 +59,12 @@ export async function exportOtlpJson(
 ): Promise<OtlpTraceRequest> {
   const exporter = new InMemorySpanExporter();
   const ids = new LedgerIdGenerator();
+  // The export is the session whole: no OTEL_* variable of the shell may sample spans out or
+  // cut their attributes (the SDK reads them where its config leaves a setting to them).
   const provider = new BasicTracerProvider({
     idGenerator: ids,
+    sampler: new AlwaysOnSampler(),
+    spanLimits: WHOLE_SPANS,
     spanProcessors: [new SimpleSpanProcessor(exporter)],
   });
   try {
