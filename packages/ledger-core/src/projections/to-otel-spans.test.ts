@@ -278,6 +278,39 @@ describe("toOtelSpans provider names", () => {
   });
 });
 
+describe("toOtelSpans model names", () => {
+  it("takes the model from the call's metadata when its request names none (OpenAI Agents)", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "named",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    await recorder.beforeModelCall({
+      request: { input: [{ role: "user", content: "hi" }] },
+      metadata: { model: "gpt-4.1" },
+    });
+    await recorder.beforeModelCall({
+      request: { model: "from-request" },
+      metadata: { model: "no" },
+    });
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "named", provider);
+    const chats = exporter.getFinishedSpans().filter((span) => span.name.startsWith("chat"));
+    expect(
+      chats.map((span) => [span.name, span.attributes["gen_ai.request.model"]]).sort(),
+    ).toEqual([
+      ["chat from-request", "from-request"],
+      ["chat gpt-4.1", "gpt-4.1"],
+    ]);
+  });
+});
+
 describe("toOtelSpans text completions", () => {
   it("names a LangChain text LLM call text_completion, not chat", async () => {
     const { SessionRecorder } = await import("../recorder/session-recorder.js");

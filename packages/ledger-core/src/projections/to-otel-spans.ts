@@ -339,7 +339,9 @@ function emitSpans(
     if (attempt.kind === "model") {
       const request = payload.request ?? null;
       const response = attempt.status === "completed" ? outcome.response : outcome.partial;
-      const requestModel = modelNameOf(request);
+      // Else the name its adapter noted in the request's metadata (OpenAI Agents' requests
+      // carry none), as inspect reads it.
+      const requestModel = modelNameOf(request) ?? modelNameOf(attempt.requested.metadata);
       // A LangChain text LLM is asked with `prompts`, not chat messages.
       const operation = isEmbeddingsRequest(request)
         ? "embeddings"
