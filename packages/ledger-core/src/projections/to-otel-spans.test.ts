@@ -489,7 +489,7 @@ describe("toOtelSpans error.type", () => {
 });
 
 describe("toOtelSpans retried attempts", () => {
-  it("ends an attempt without outcome when its retry was requested, not at the session's end", async () => {
+  it("ends an attempt without outcome at its process's last event before the retry, not at the resume nor the session's end", async () => {
     const { SessionRecorder } = await import("../recorder/session-recorder.js");
     const store = new MemoryEventStore();
     const actor = { type: "agent" as const, id: "a" };
@@ -501,7 +501,9 @@ describe("toOtelSpans retried attempts", () => {
       args: {},
       effect: { kind: "read", idempotent: true },
     });
-    // The process dies; a new one resumes the run and retries the idempotent call.
+    const note = await first.recordInput("still alive");
+    // The process dies; a new one resumes the run later and retries the idempotent call.
+    await new Promise((resolve) => setTimeout(resolve, 60));
     const second = await SessionRecorder.resume({ store, sessionId: "retry", runId: "r", actor });
     const again = await second.beforeToolCall({
       toolCallId: "t1",
@@ -526,9 +528,42 @@ describe("toOtelSpans retried attempts", () => {
       .getFinishedSpans()
       .find((span) => span.attributes["agent_ledger.attempt.id"] === read.attemptId);
     expect(superseded?.attributes["error.type"]).toBe("retried");
-    expect(ms(superseded?.endTime as [number, number])).toBe(
-      Date.parse(retryRequested?.recordedAt ?? ""),
+    // The dead process's last sign of life, not the resume 60 ms later: no call latency.
+    expect(ms(superseded?.endTime as [number, number])).toBe(Date.parse(note.recordedAt));
+    expect(Date.parse(retryRequested?.recordedAt ?? "")).toBeGreaterThan(
+      Date.parse(note.recordedAt),
     );
+  });
+
+  it("ends a call a person abandoned after the crash at the crashed process's last event", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const actor = { type: "agent" as const, id: "a" };
+    const first = new SessionRecorder({ store, sessionId: "abandoned", runId: "r", actor });
+    await first.startRun();
+    const pay = await first.beforeToolCall({ toolCallId: "p", name: "pay", args: {} });
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const person = await SessionRecorder.resume({
+      store,
+      sessionId: "abandoned",
+      runId: "r",
+      actor: { type: "human", id: "oncall" },
+      resolve: false,
+    });
+    await person.abandon(pay, "checked by hand: not paid");
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "abandoned", provider);
+    const span = exporter
+      .getFinishedSpans()
+      .find((one) => one.attributes["agent_ledger.attempt.id"] === pay.attemptId);
+    expect(span?.attributes["error.type"]).toBe("abandoned");
+    const requested = (await readWholeSession(store, "abandoned")).find(
+      (event) => event.eventId === pay.requestedEventId,
+    );
+    expect(ms(span?.endTime as [number, number])).toBe(Date.parse(requested?.recordedAt ?? ""));
   });
 });
 

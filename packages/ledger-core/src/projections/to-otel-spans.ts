@@ -425,13 +425,11 @@ function emitSpans(
       span.setAttribute("error.type", "retried");
       span.setStatus({ code: STATUS_ERROR, message: "no outcome recorded; retried" });
     }
-    // A retried attempt without outcome was given up when its retry was requested.
     const retry =
       attempt.retriedBy === undefined
         ? undefined
         : model.attempts.get(attemptKey(attempt.runId, attempt.retriedBy));
-    const endEvent = attempt.outcome ?? retry?.requested;
-    ends.push({ span, at: endEvent ? new Date(endEvent.recordedAt) : sessionEnd });
+    ends.push({ span, at: attemptEnd(attempt, run, retry) ?? sessionEnd });
   };
 
   // Commit order: a causing span always exists before the span that links to it.
@@ -449,4 +447,44 @@ function emitSpans(
     entry.span.end(entry.at);
   }
   return { spanCount: ends.length, traceIds };
+}
+
+/**
+ * When an attempt's span ends: at its outcome; for one its process never answered (in flight
+ * at a crash, then retried by a resume or abandoned by a person), at that process's last sign
+ * of life, the run's last event before the retry or the decision (not the resume's time, nor
+ * the person's: minutes later, and no latency of the call). Undefined for one still without
+ * any: the session's end.
+ */
+function attemptEnd(
+  attempt: AttemptRecord,
+  run: RunRecord,
+  retry: AttemptRecord | undefined,
+): Date | undefined {
+  // Abandoned by a person (`resolve --abandon`): decided after the fact. By the agent itself
+  // (a timeout it gave up on), at that moment: its outcome's time.
+  const settled =
+    attempt.status === "abandoned" && attempt.outcome?.actor?.type === "human"
+      ? attempt.outcome
+      : attempt.outcome
+        ? undefined
+        : retry?.requested;
+  if (settled === undefined)
+    return attempt.outcome ? new Date(attempt.outcome.recordedAt) : undefined;
+  const before = lastEventBefore(run.events, settled.commitCursor);
+  const from = attempt.requested;
+  const last = before !== undefined && before.commitCursor >= from.commitCursor ? before : from;
+  return new Date(last.recordedAt);
+}
+
+/** The last of `events` (in commit order) committed before `cursor`. */
+function lastEventBefore(events: readonly LedgerEvent[], cursor: number): LedgerEvent | undefined {
+  let low = 0;
+  let high = events.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((events[middle] as LedgerEvent).commitCursor < cursor) low = middle + 1;
+    else high = middle;
+  }
+  return events[low - 1];
 }
