@@ -311,6 +311,40 @@ describe("toOtelSpans model names", () => {
   });
 });
 
+describe("toOtelSpans forks", () => {
+  it("draws a call a fork copied once, in the run it was made in: its tokens are not counted again", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const actor = { type: "agent" as const, id: "a" };
+    const main = new SessionRecorder({ store, sessionId: "forked", runId: "main", actor });
+    await main.startRun();
+    const asked = await main.beforeModelCall({ request: { model: "m", messages: [] } });
+    await main.modelCompleted(asked, { text: "hi", usage: { inputTokens: 10, outputTokens: 2 } });
+    await store.fork({ sessionId: "forked", runId: "main", newRunId: "branch", uptoSeq: 3 });
+    const branch = await SessionRecorder.resume({
+      store,
+      sessionId: "forked",
+      runId: "branch",
+      actor,
+    });
+    // The branch re-executes from its input: the copied call is answered from the ledger.
+    const replayed = await branch.beforeModelCall({ request: { model: "m", messages: [] } });
+    expect(replayed.replayed?.status).toBe("completed");
+    const again = await branch.beforeModelCall({ request: { model: "m2", messages: [] } });
+    await branch.modelCompleted(again, { text: "there" });
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "forked", provider);
+    const chats = exporter.getFinishedSpans().filter((span) => span.name.startsWith("chat"));
+    expect(chats.map((span) => span.name).sort()).toEqual(["chat m", "chat m2"]);
+    expect(
+      chats.find((span) => span.name === "chat m")?.attributes["agent_ledger.attempt.id"],
+    ).toBe(asked.attemptId);
+  });
+});
+
 describe("toOtelSpans text completions", () => {
   it("names a LangChain text LLM call text_completion, not chat", async () => {
     const { SessionRecorder } = await import("../recorder/session-recorder.js");

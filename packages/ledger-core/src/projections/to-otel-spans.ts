@@ -433,10 +433,16 @@ function emitSpans(
   };
 
   // Commit order: a causing span always exists before the span that links to it.
+  // A fork copies a prefix of a run with its attempt ids: those calls were made once, in the
+  // run they were copied from, and their spans (and token usage) are there, not again.
+  const attemptRuns = new Map<string, string>();
   for (const event of model.events) {
     const run = model.runs.get(event.runId) as RunRecord;
     runSpan(run);
     if ((event.type === "model.requested" || event.type === "tool.requested") && event.attemptId) {
+      const first = attemptRuns.get(event.attemptId);
+      if (first !== undefined && first !== event.runId) continue;
+      attemptRuns.set(event.attemptId, event.runId);
       const attempt = model.attempts.get(attemptKey(event.runId, event.attemptId));
       if (attempt) attemptSpan(attempt, run);
     }
