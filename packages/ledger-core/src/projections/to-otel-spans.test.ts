@@ -312,7 +312,7 @@ describe("toOtelSpans model names", () => {
 });
 
 describe("toOtelSpans forks", () => {
-  it("draws a call a fork copied once, in the run it was made in: its tokens are not counted again", async () => {
+  it("marks a call a fork copied, without its token usage, which was spent once", async () => {
     const { SessionRecorder } = await import("../recorder/session-recorder.js");
     const store = new MemoryEventStore();
     const actor = { type: "agent" as const, id: "a" };
@@ -338,10 +338,17 @@ describe("toOtelSpans forks", () => {
     });
     await toOtelSpans(store, "forked", provider);
     const chats = exporter.getFinishedSpans().filter((span) => span.name.startsWith("chat"));
-    expect(chats.map((span) => span.name).sort()).toEqual(["chat m", "chat m2"]);
-    expect(
-      chats.find((span) => span.name === "chat m")?.attributes["agent_ledger.attempt.id"],
-    ).toBe(asked.attemptId);
+    const shown = chats.map((span) => [
+      span.name,
+      span.attributes["agent_ledger.run.id"],
+      span.attributes["agent_ledger.attempt.copied"] ?? false,
+      span.attributes["gen_ai.usage.input_tokens"] ?? null,
+    ]);
+    expect(shown.sort()).toEqual([
+      ["chat m", "branch", true, null],
+      ["chat m", "main", false, 10],
+      ["chat m2", "branch", false, null],
+    ]);
   });
 });
 

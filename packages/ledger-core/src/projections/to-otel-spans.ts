@@ -310,7 +310,14 @@ function emitSpans(
     return span;
   };
 
-  const attemptSpan = (attempt: AttemptRecord, run: RunRecord): void => {
+  // A fork copies a prefix of a run with its attempt ids: the run each id first appears in.
+  const attemptRuns = new Map<string, string>();
+  /**
+   * `copied`: a fork's copy of an attempt another run made. Its span is drawn (the copy has a
+   * state of its own: a call in flight may be resolved in one run only), marked, and without
+   * the token usage, which was spent once, in the run the call was made in.
+   */
+  const attemptSpan = (attempt: AttemptRecord, run: RunRecord, copied: boolean): void => {
     const requested = attempt.requested;
     const payload = payloadOf(requested);
     const outcome = payloadOf(attempt.outcome);
@@ -357,8 +364,9 @@ function emitSpans(
       if (typeof stream === "boolean") attributes["gen_ai.request.stream"] = stream;
       const provider = providerNameOf(request, response ?? null, requested.metadata);
       if (provider) attributes["gen_ai.provider.name"] = provider;
+      if (copied) attributes["agent_ledger.attempt.copied"] = true;
       if (response !== undefined) {
-        const usage = usageOf(response);
+        const usage = copied ? {} : usageOf(response);
         if (usage.inputTokens !== undefined)
           attributes["gen_ai.usage.input_tokens"] = usage.inputTokens;
         if (usage.outputTokens !== undefined)
@@ -433,18 +441,14 @@ function emitSpans(
   };
 
   // Commit order: a causing span always exists before the span that links to it.
-  // A fork copies a prefix of a run with its attempt ids: those calls were made once, in the
-  // run they were copied from, and their spans (and token usage) are there, not again.
-  const attemptRuns = new Map<string, string>();
   for (const event of model.events) {
     const run = model.runs.get(event.runId) as RunRecord;
     runSpan(run);
     if ((event.type === "model.requested" || event.type === "tool.requested") && event.attemptId) {
       const first = attemptRuns.get(event.attemptId);
-      if (first !== undefined && first !== event.runId) continue;
-      attemptRuns.set(event.attemptId, event.runId);
+      if (first === undefined) attemptRuns.set(event.attemptId, event.runId);
       const attempt = model.attempts.get(attemptKey(event.runId, event.attemptId));
-      if (attempt) attemptSpan(attempt, run);
+      if (attempt) attemptSpan(attempt, run, first !== undefined && first !== event.runId);
     }
   }
   // Children end before parents, so exporters see complete subtrees first.
