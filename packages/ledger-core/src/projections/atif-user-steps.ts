@@ -3,19 +3,50 @@ import { type HistoryMessage, requestMessages, textOf } from "./extract.js";
 
 // Where an ATIF trajectory's user steps come from: a run's input, or its model requests.
 
+/** Whether two user messages say the same (blob markers, content-addressed, compare as such). */
+function sameMessage(one: HistoryMessage | undefined, other: HistoryMessage | undefined): boolean {
+  if (one === undefined || other === undefined) return false;
+  return textOf(one.content) === textOf(other.content);
+}
+
 /**
- * The user messages a request adds to a conversation. Each request re-sends the conversation,
- * so the first `seen` user messages (those of the run's earlier requests) are not new.
+ * The user messages a request adds to the conversation of the run's previous request, whose
+ * user messages were `previous`; `users` are this request's, to pass as `previous` to the next.
+ * A request that re-sends the conversation adds those after it. A fresh history (another,
+ * independent prompt) adds all of its own; a trimmed one (older turns dropped) those after the
+ * previous request's last user message, when it holds it followed by the reply to it.
  */
 export function newUserMessages(
   request: JsonValue | undefined,
-  seen: number,
-): { messages: HistoryMessage[]; seen: number } {
-  const users = requestMessages(request).filter((message) => message.role === "user");
-  return {
-    messages: users.slice(Math.min(seen, users.length)),
-    seen: Math.max(seen, users.length),
-  };
+  previous: HistoryMessage[],
+): { added: HistoryMessage[]; users: HistoryMessage[] } {
+  const messages = requestMessages(request);
+  const users = messages.filter((message) => message.role === "user");
+  const count = previous.length;
+  if (count === 0) return { added: users, users };
+  // A conversation that grows: the previous user messages are this one's first. Checked at
+  // both ends only: comparing the whole history on every turn would make a long run quadratic
+  // (an edit in the middle of a re-sent history adds no user message either).
+  if (
+    users.length >= count &&
+    sameMessage(previous[0], users[0]) &&
+    sameMessage(previous[count - 1], users[count - 1])
+  )
+    return { added: users.slice(count), users };
+  // Else the history changed: what follows the longest common prefix is new...
+  let common = 0;
+  while (common < Math.min(count, users.length) && sameMessage(previous[common], users[common]))
+    common++;
+  // ...but for a trimmed history's messages the previous request had: its last user message,
+  // and the reply after it, are still there (a fresh history that repeats it ends with it).
+  const last = previous[count - 1];
+  for (let index = users.length - 1; index >= common; index--) {
+    if (!sameMessage(last, users[index])) continue;
+    if (users[index] !== messages[messages.length - 1])
+      return { added: users.slice(index + 1), users };
+    break;
+  }
+  return { added: users.slice(common), users };
 }
 
 /**

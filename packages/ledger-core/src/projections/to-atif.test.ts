@@ -77,8 +77,7 @@ describe("toAtif", () => {
     expect(steps.map((step) => step.source)).toEqual([
       "system",
       "user",
-      "agent", // failed attempt
-      "agent", // retry: asks for weather + delegate
+      "agent", // failed attempt, then its retry: asks for weather + delegate
       "agent", // final answer asking for send_email
     ]);
     for (const step of steps) expect(Date.parse(step.timestamp)).not.toBeNaN();
@@ -87,13 +86,19 @@ describe("toAtif", () => {
     expect(steps[0]?.message).toBe("You are helpful.");
     expect(steps[1]?.message).toBe("What is the weather in Paris?");
     expect(steps[0]?.timestamp).toBe(steps[1]?.timestamp);
-    expect(steps[2]?.extra).toMatchObject({
-      status: "failed",
-      attempt_id: fixture.failedModelAttemptId,
+    // The failed attempt is no reply of its own: its retry's step says it.
+    const asking = steps[2];
+    expect(asking?.extra).toMatchObject({
+      status: "completed",
+      retry_of: fixture.failedModelAttemptId,
+      retried_attempts: [
+        {
+          attempt_id: fixture.failedModelAttemptId,
+          status: "failed",
+          error: "Error: rate limited",
+        },
+      ],
     });
-    expect(steps[2]?.message).toContain("rate limited");
-
-    const asking = steps[3];
     expect(asking?.model_name).toBe("gpt-4o-mini");
     expect(asking?.message).toBe("Let me check.");
     expect(asking?.metrics).toEqual({
@@ -117,7 +122,7 @@ describe("toAtif", () => {
       ],
     });
 
-    const last = steps[4];
+    const last = steps[3];
     expect(last?.metrics).toEqual({ prompt_tokens: 80, completion_tokens: 9 });
     expect(last?.tool_calls?.[0]).toMatchObject({
       tool_call_id: "call-3",
@@ -133,7 +138,7 @@ describe("toAtif", () => {
       total_prompt_tokens: 130,
       total_completion_tokens: 21,
       total_cached_tokens: 10,
-      total_steps: 5,
+      total_steps: 4,
     });
     expect(trajectory.extra).toMatchObject({
       status: "running",
@@ -350,5 +355,25 @@ describe("toAtif of a failed run", () => {
     expect(trajectory.steps[0]?.message).toBe(
       "Run failed before any input, agent turn or tool call: Error: boom",
     );
+  });
+});
+
+describe("toAtif model names", () => {
+  it("takes a call's model from its metadata when its request names none (OpenAI Agents)", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "named",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const call = await recorder.beforeModelCall({
+      request: { input: [{ role: "user", content: "hi" }] },
+      metadata: { model: "gpt-4.1" },
+    });
+    await recorder.modelCompleted(call, { output: [] });
+    const trajectory = await toAtif(store, "named");
+    expect(trajectory.agent.model_name).toBe("gpt-4.1");
+    expect(trajectory.steps.find((step) => step.source === "agent")?.model_name).toBe("gpt-4.1");
   });
 });

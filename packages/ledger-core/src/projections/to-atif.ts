@@ -1,5 +1,14 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { EventStore } from "../store/event-store.js";
+import {
+  addTokens,
+  attemptMetrics,
+  retriedAttemptsOf,
+  retryChainOf,
+  shownAttemptOf,
+  type TokenTotals,
+  unfinishedExtra,
+} from "./atif-retries.js";
 import { errorText, startSteps, withoutStacks } from "./atif-run-ends.js";
 import type {
   AtifMetrics,
@@ -12,13 +21,13 @@ import type {
 import { newUserMessages, userInputTexts } from "./atif-user-steps.js";
 import {
   completionOf,
+  type HistoryMessage,
   isEmbeddingsRequest,
   isObject,
   modelNameOf,
   requestMessages,
   textOf,
   toolResultOf,
-  usageOf,
 } from "./extract.js";
 import {
   type AttemptRecord,
@@ -98,17 +107,7 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
   const toolsByCause = new Map<string, AttemptRecord[]>();
   // A retried tool call is one call: the last attempt of its chain stands for it, with the
   // cause of the first (a `retry()` does not repeat causedByEventId).
-  const chainOf = (attempt: AttemptRecord): AttemptRecord[] => {
-    const chain = [attempt];
-    let current = attempt;
-    while (current.requested.retryOf !== undefined) {
-      const previous = model.attempts.get(attemptKey(run.runId, current.requested.retryOf));
-      if (!previous || chain.includes(previous)) break;
-      chain.unshift(previous);
-      current = previous;
-    }
-    return chain;
-  };
+  const chainOf = (attempt: AttemptRecord) => retryChainOf(model, attempt);
   for (const attempt of run.attempts) {
     if (attempt.kind !== "tool") continue;
     if (attempt.retriedBy !== undefined) {
@@ -133,7 +132,9 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
   // the model requests only: the ones a request adds become user steps.
   const firstInput = run.events.find((event) => event.type === "input.received");
   const inputsRecorded = firstInput !== undefined;
-  let userMessagesSeen = 0;
+  let previousUsers: HistoryMessage[] = [];
+  // Tokens of the model attempts a retried call's step does not show (a cut-off stream's).
+  const totals: TokenTotals = { prompt: 0, completion: 0, cached: 0 };
   let firstModel: string | undefined;
   let toolDefinitions: JsonValue[] | undefined;
 
@@ -159,7 +160,8 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
       const request = payloadOf(event).request;
       // An embedding call is no step of the trajectory (no message, another model).
       if (isEmbeddingsRequest(request)) continue;
-      const modelName = modelNameOf(request);
+      // Else the name its adapter noted in the metadata (OpenAI Agents: its requests carry none).
+      const modelName = modelNameOf(request) ?? modelNameOf(event.metadata);
       firstModel ??= modelName;
       if (!toolDefinitions && isObject(request) && Array.isArray(request.tools))
         toolDefinitions = request.tools;
@@ -182,9 +184,9 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
           });
       }
       if (!inputsRecorded && event.retryOf === undefined) {
-        const added = newUserMessages(request, userMessagesSeen);
-        userMessagesSeen = added.seen;
-        for (const message of added.messages)
+        const added = newUserMessages(request, previousUsers);
+        previousUsers = added.users;
+        for (const message of added.added)
           drafts.push({
             at: event.commitCursor - 0.25,
             step: { timestamp: event.recordedAt, source: "user", message: textOf(message.content) },
@@ -192,40 +194,61 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
             resultsByCause: new Map(),
           });
       }
-      const outcome = payloadOf(attempt.outcome);
-      const response = attempt.status === "completed" ? outcome.response : outcome.partial;
-      const completion = completionOf(response);
-      const usage = usageOf(response);
+      // A retried model call is one step, at the place of its last attempt: the attempt that
+      // completed (else the last) shows it, the others are said in its `extra`.
+      if (attempt.retriedBy !== undefined) continue;
+      const chain = retryChainOf(model, attempt);
+      const shown = shownAttemptOf(chain);
+      const outcome = payloadOf(shown.outcome);
+      const completed = shown.status === "completed";
+      // A failed, cut-off or lost attempt said nothing as the assistant: what it had is in extra.
+      const completion = completionOf(completed ? outcome.response : undefined);
       const step: Omit<AtifStep, "step_id"> = {
-        timestamp: attempt.outcome?.recordedAt ?? event.recordedAt,
+        timestamp: shown.outcome?.recordedAt ?? shown.requested.recordedAt,
         source: "agent",
-        message:
-          attempt.status === "failed" ? completion.text || errorText(outcome) : completion.text,
+        message: completion.text,
         llm_call_count: 1,
         extra: {
           run_id: run.runId,
-          step_id: attempt.stepId,
-          attempt_id: attempt.attemptId,
-          status: isUnresolved(attempt) ? "unresolved" : attempt.status,
-          ...(event.retryOf !== undefined ? { retry_of: event.retryOf } : {}),
+          step_id: shown.stepId,
+          attempt_id: shown.attemptId,
+          status: isUnresolved(shown) ? "unresolved" : shown.status,
+          ...unfinishedExtra(shown),
+          ...(shown.requested.retryOf !== undefined ? { retry_of: shown.requested.retryOf } : {}),
+          ...(chain.length > 1
+            ? {
+                attempt_ids: chain.map((link) => link.attemptId),
+                retried_attempts: retriedAttemptsOf(chain, shown),
+              }
+            : {}),
         },
       };
       if (completion.reasoning) step.reasoning_content = completion.reasoning;
-      const name = modelNameOf(request, response ?? null);
+      const name =
+        modelNameOf(
+          payloadOf(shown.requested).request,
+          (completed ? outcome.response : outcome.partial) ?? null,
+        ) ?? modelNameOf(shown.requested.metadata);
       if (name) step.model_name = name;
-      const metrics: AtifMetrics = {};
-      if (usage.inputTokens !== undefined) metrics.prompt_tokens = usage.inputTokens;
-      if (usage.outputTokens !== undefined) metrics.completion_tokens = usage.outputTokens;
-      if (usage.cachedTokens !== undefined) metrics.cached_tokens = usage.cachedTokens;
+      const metrics: AtifMetrics = attemptMetrics(shown);
       if (Object.keys(metrics).length > 0) step.metrics = metrics;
       const draft: DraftStep = {
         at: event.commitCursor,
         step,
-        causes: [event.eventId],
+        causes: [],
         resultsByCause: new Map(),
       };
-      const tools = attempt.outcome ? (toolsByCause.get(attempt.outcome.eventId) ?? []) : [];
-      if (attempt.outcome) draft.causes.push(attempt.outcome.eventId);
+      const tools: AttemptRecord[] = [];
+      for (const link of chain) {
+        draft.causes.push(link.requested.eventId);
+        if (!link.outcome) continue;
+        draft.causes.push(link.outcome.eventId);
+        tools.push(...(toolsByCause.get(link.outcome.eventId) ?? []));
+        if (link === shown) continue;
+        // The tokens an attempt not shown used were spent all the same: the totals count them,
+        // as they did when each attempt was a step of its own.
+        addTokens(totals, attemptMetrics(link));
+      }
       const calls: AtifToolCall[] = [];
       const results: AtifObservationResult[] = [];
       for (const tool of tools) {
@@ -247,7 +270,7 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
         if (calls.some((existing) => existing.tool_call_id === call.id)) continue;
         if (tools.length > 0 && call.id === undefined) continue;
         calls.push({
-          tool_call_id: call.id ?? `${attempt.attemptId}:${calls.length}`,
+          tool_call_id: call.id ?? `${shown.attemptId}:${calls.length}`,
           function_name: call.name,
           arguments: argumentsObject(call.arguments),
           extra: { status: "not-requested" },
@@ -333,12 +356,7 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
       drafts.push({ at: -1, step, causes: [], resultsByCause: new Map() });
   drafts.sort((a, b) => a.at - b.at);
   const steps: AtifStep[] = drafts.map((draft, index) => ({ step_id: index + 1, ...draft.step }));
-  const totals = { prompt: 0, completion: 0, cached: 0 };
-  for (const step of steps) {
-    totals.prompt += step.metrics?.prompt_tokens ?? 0;
-    totals.completion += step.metrics?.completion_tokens ?? 0;
-    totals.cached += step.metrics?.cached_tokens ?? 0;
-  }
+  for (const step of steps) addTokens(totals, step.metrics);
   const started = run.started ?? run.events[0];
   const version = agentVersionOf(run.started) ?? "unknown";
   const actor = started?.actor;

@@ -1,0 +1,87 @@
+import { describe, expect, it } from "vitest";
+import type { JsonValue } from "../events/json.js";
+import { SessionRecorder } from "../recorder/session-recorder.js";
+import { MemoryEventStore } from "../store/memory-store.js";
+import { toAtif } from "./to-atif.js";
+
+const actor = { type: "agent", id: "a" } as const;
+
+/** Records one model call per request (each answered "reply to <its last message>"). */
+async function recordRequests(messagesOfEachCall: JsonValue[][]): Promise<MemoryEventStore> {
+  const store = new MemoryEventStore();
+  const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
+  await recorder.startRun();
+  for (const messages of messagesOfEachCall) {
+    const call = await recorder.beforeModelCall({ request: { model: "m", messages } });
+    const last = messages[messages.length - 1] as { content: string };
+    await recorder.modelCompleted(call, { text: `reply to ${last.content}` });
+  }
+  return store;
+}
+
+const user = (content: string) => ({ role: "user", content });
+const assistant = (content: string) => ({ role: "assistant", content });
+
+/** The conversation of turns 1..count: each user message, then the reply to it. */
+function conversation(from: number, count: number): JsonValue[] {
+  const messages: JsonValue[] = [];
+  for (let turn = from; turn <= count; turn++) {
+    messages.push(user(`q${turn}`));
+    if (turn < count) messages.push(assistant(`reply to q${turn}`));
+  }
+  return messages;
+}
+
+const sourcesAndMessages = async (store: MemoryEventStore) =>
+  (await toAtif(store, "s")).steps.map((step) => [step.source, step.message]);
+
+describe("toAtif user steps read from model requests", () => {
+  it("has the prompt of each of two independent calls (each a fresh history)", async () => {
+    const store = await recordRequests([[user("Translate cat.")], [user("Translate dog.")]]);
+    expect(await sourcesAndMessages(store)).toEqual([
+      ["user", "Translate cat."],
+      ["agent", "reply to Translate cat."],
+      ["user", "Translate dog."],
+      ["agent", "reply to Translate dog."],
+    ]);
+  });
+
+  it("has each user message once in a conversation that grows turn by turn", async () => {
+    const requests = [1, 2, 3, 4, 5].map((turns) => conversation(1, turns));
+    const steps = await sourcesAndMessages(await recordRequests(requests));
+    expect(steps).toEqual(
+      [1, 2, 3, 4, 5].flatMap((turn) => [
+        ["user", `q${turn}`],
+        ["agent", `reply to q${turn}`],
+      ]),
+    );
+  });
+
+  it("has the new user message of a trimmed history (its oldest turns dropped)", async () => {
+    // A window of the last two turns once the conversation is three turns long.
+    const requests = [
+      conversation(1, 1),
+      conversation(1, 2),
+      conversation(2, 3),
+      conversation(3, 4),
+    ];
+    const steps = await sourcesAndMessages(await recordRequests(requests));
+    expect(steps).toEqual(
+      [1, 2, 3, 4].flatMap((turn) => [
+        ["user", `q${turn}`],
+        ["agent", `reply to q${turn}`],
+      ]),
+    );
+  });
+
+  it("has the prompt of a fresh history that repeats the previous request's last message", async () => {
+    const store = await recordRequests([conversation(1, 2), [user("q2")]]);
+    expect(await sourcesAndMessages(store)).toEqual([
+      ["user", "q1"],
+      ["user", "q2"],
+      ["agent", "reply to q2"],
+      ["user", "q2"],
+      ["agent", "reply to q2"],
+    ]);
+  });
+});
