@@ -377,3 +377,48 @@ describe("toAtif model names", () => {
     expect(trajectory.steps.find((step) => step.source === "agent")?.model_name).toBe("gpt-4.1");
   });
 });
+
+describe("toAtif calls that ran as a child run", () => {
+  it("pairs the one call a completion asked for that no tool ran with the child run it started (a handoff)", async () => {
+    const store = new MemoryEventStore();
+    const shop = new SessionRecorder({
+      store,
+      sessionId: "handoff",
+      runId: "shop",
+      actor: { type: "agent", id: "shop" },
+    });
+    await shop.startRun();
+    const asked = await shop.beforeModelCall({ request: { model: "m", messages: [] } });
+    const completion = await shop.modelCompleted(asked, {
+      text: "",
+      toolCalls: [{ id: "call_handoff", name: "transfer_to_receipt", arguments: {} }],
+    });
+    const receipt = shop.child({
+      runId: "receipt",
+      actor: { type: "agent", id: "receipt" },
+      causedByEventId: completion.eventId,
+    });
+    await receipt.startRun({ handoffFrom: "shop" });
+    const answer = await receipt.beforeModelCall({ request: { model: "m", messages: [] } });
+    await receipt.modelCompleted(answer, { text: "Receipt sent." });
+    await receipt.completeRun("Receipt sent.");
+    await shop.completeRun("Receipt sent.");
+    const trajectory = await toAtif(store, "handoff");
+    const step = trajectory.steps.find((one) => one.tool_calls !== undefined);
+    expect(step?.tool_calls).toEqual([
+      {
+        tool_call_id: "call_handoff",
+        function_name: "transfer_to_receipt",
+        arguments: {},
+        extra: { status: "child-run", child_run_id: "receipt" },
+      },
+    ]);
+    expect(step?.observation?.results).toEqual([
+      {
+        source_call_id: "call_handoff",
+        content: null,
+        subagent_trajectory_ref: [{ trajectory_id: "receipt", session_id: "handoff" }],
+      },
+    ]);
+  });
+});

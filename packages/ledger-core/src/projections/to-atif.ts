@@ -266,15 +266,32 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
         }
       }
       // Calls the model asked for that were never requested (the loop stopped first).
+      const unrequested: AtifToolCall[] = [];
       for (const call of completion.toolCalls) {
         if (calls.some((existing) => existing.tool_call_id === call.id)) continue;
         if (tools.length > 0 && call.id === undefined) continue;
-        calls.push({
+        const unasked: AtifToolCall = {
           tool_call_id: call.id ?? `${shown.attemptId}:${calls.length}`,
           function_name: call.name,
           arguments: argumentsObject(call.arguments),
           extra: { status: "not-requested" },
-        });
+        };
+        calls.push(unasked);
+        unrequested.push(unasked);
+      }
+      // Unless the completion started a child run and asked for one call no tool ran: that call
+      // is the child run (an OpenAI Agents handoff, recorded as the next agent's run), and the
+      // child's trajectory is its result.
+      const started = shown.outcome
+        ? run.children.filter((child) => child.causedByEventId === shown.outcome?.eventId)
+        : [];
+      const [handedTo] = started;
+      const [only] = unrequested;
+      if (started.length === 1 && unrequested.length === 1 && handedTo && only && shown.outcome) {
+        only.extra = { status: "child-run", child_run_id: handedTo.runId };
+        const result: AtifObservationResult = { source_call_id: only.tool_call_id, content: null };
+        results.push(result);
+        draft.resultsByCause.set(shown.outcome.eventId, result);
       }
       if (calls.length > 0) step.tool_calls = calls;
       if (results.length > 0) step.observation = { results };
