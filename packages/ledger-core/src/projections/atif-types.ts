@@ -40,6 +40,8 @@ export interface AtifStep {
   observation?: { results: AtifObservationResult[] };
   metrics?: AtifMetrics;
   llm_call_count?: number;
+  /** The step is a fork's copy of a call another run made (its tokens counted there). */
+  is_copied_context?: boolean;
   extra?: JsonObject;
 }
 

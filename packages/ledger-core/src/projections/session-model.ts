@@ -17,6 +17,11 @@ export interface AttemptRecord {
   status: "requested" | "completed" | "failed" | "abandoned";
   /** A later attempt retried this one. */
   retriedBy?: string;
+  /**
+   * A fork's copy: the run this attempt id first appeared in (a fork copies a prefix of a run
+   * with its attempt ids). The call was made there, once.
+   */
+  copiedFrom?: string;
 }
 
 /** A run's events, attempts and children, as the projections need them. */
@@ -72,6 +77,8 @@ export function buildSessionModel(sessionId: string, events: LedgerEvent[]): Ses
   const runs = new Map<string, RunRecord>();
   const byEventId = new Map<string, LedgerEvent>();
   const attempts = new Map<string, AttemptRecord>();
+  // The run each attempt id first appears in, in commit order.
+  const firstRuns = new Map<string, string>();
   for (const event of events) {
     byEventId.set(event.eventId, event);
     let run = runs.get(event.runId);
@@ -106,6 +113,9 @@ export function buildSessionModel(sessionId: string, events: LedgerEvent[]): Ses
         const previous = attempts.get(attemptKey(event.runId, event.retryOf));
         if (previous) previous.retriedBy = event.attemptId;
       }
+      const first = firstRuns.get(event.attemptId);
+      if (first === undefined) firstRuns.set(event.attemptId, event.runId);
+      else if (first !== event.runId) attempt.copiedFrom = first;
       attempts.set(attemptKey(event.runId, event.attemptId), attempt);
       run.attempts.push(attempt);
     } else if (event.attemptId && outcomeStatus[event.type]) {

@@ -422,3 +422,41 @@ describe("toAtif calls that ran as a child run", () => {
     ]);
   });
 });
+
+describe("toAtif forks", () => {
+  it("marks a fork's copies of calls as copied context, their tokens counted once, in the run that made them", async () => {
+    const store = new MemoryEventStore();
+    const actor = { type: "agent" as const, id: "a" };
+    const main = new SessionRecorder({ store, sessionId: "forked", runId: "main", actor });
+    await main.startRun();
+    const asked = await main.beforeModelCall({ request: { model: "m", messages: [] } });
+    await main.modelCompleted(asked, { text: "hi", usage: { inputTokens: 10, outputTokens: 2 } });
+    await main.completeRun("hi");
+    await store.fork({ sessionId: "forked", runId: "main", newRunId: "branch", uptoSeq: 3 });
+    const branch = await SessionRecorder.resume({
+      store,
+      sessionId: "forked",
+      runId: "branch",
+      actor,
+    });
+    await branch.beforeModelCall({ request: { model: "m", messages: [] } });
+    const again = await branch.beforeModelCall({ request: { model: "m2", messages: [] } });
+    await branch.modelCompleted(again, {
+      text: "there",
+      usage: { inputTokens: 20, outputTokens: 3 },
+    });
+    await branch.completeRun("there");
+    const trajectory = await toAtif(store, "forked");
+    const forked = trajectory.subagent_trajectories?.find((one) => one.trajectory_id === "branch");
+    const agentSteps = (forked?.steps ?? []).filter((step) => step.source === "agent");
+    expect(agentSteps.map((step) => [step.message, step.is_copied_context ?? false])).toEqual([
+      ["hi", true],
+      ["there", false],
+    ]);
+    expect(forked?.final_metrics).toMatchObject({
+      total_prompt_tokens: 20,
+      total_completion_tokens: 3,
+    });
+    expect(trajectory.final_metrics).toMatchObject({ total_prompt_tokens: 10 });
+  });
+});

@@ -208,6 +208,7 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
         source: "agent",
         message: completion.text,
         llm_call_count: 1,
+        ...(shown.copiedFrom !== undefined ? { is_copied_context: true } : {}),
         extra: {
           run_id: run.runId,
           step_id: shown.stepId,
@@ -244,7 +245,7 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
         if (!link.outcome) continue;
         draft.causes.push(link.outcome.eventId);
         tools.push(...(toolsByCause.get(link.outcome.eventId) ?? []));
-        if (link === shown) continue;
+        if (link === shown || link.copiedFrom !== undefined) continue;
         // The tokens an attempt not shown used were spent all the same: the totals count them,
         // as they did when each attempt was a step of its own.
         addTokens(totals, attemptMetrics(link));
@@ -306,6 +307,7 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
           source: "agent",
           message: "",
           llm_call_count: 0,
+          ...(attempt.copiedFrom !== undefined ? { is_copied_context: true } : {}),
           tool_calls: [toolCallOf(attempt)],
           observation: { results: [result] },
           extra: { run_id: run.runId, step_id: attempt.stepId },
@@ -373,7 +375,8 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
       drafts.push({ at: -1, step, causes: [], resultsByCause: new Map() });
   drafts.sort((a, b) => a.at - b.at);
   const steps: AtifStep[] = drafts.map((draft, index) => ({ step_id: index + 1, ...draft.step }));
-  for (const step of steps) addTokens(totals, step.metrics);
+  // A fork's copies were paid for in the run they were copied from.
+  for (const step of steps) if (!step.is_copied_context) addTokens(totals, step.metrics);
   const started = run.started ?? run.events[0];
   const version = agentVersionOf(run.started) ?? "unknown";
   const actor = started?.actor;

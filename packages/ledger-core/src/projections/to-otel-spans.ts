@@ -310,14 +310,13 @@ function emitSpans(
     return span;
   };
 
-  // A fork copies a prefix of a run with its attempt ids: the run each id first appears in.
-  const attemptRuns = new Map<string, string>();
   /**
-   * `copied`: a fork's copy of an attempt another run made. Its span is drawn (the copy has a
-   * state of its own: a call in flight may be resolved in one run only), marked, and without
-   * the token usage, which was spent once, in the run the call was made in.
+   * A fork's copy of an attempt another run made (`copiedFrom`) is drawn (the copy has a state
+   * of its own: a call in flight may be resolved in one run only), marked, and without the
+   * token usage, which was spent once, in the run the call was made in.
    */
-  const attemptSpan = (attempt: AttemptRecord, run: RunRecord, copied: boolean): void => {
+  const attemptSpan = (attempt: AttemptRecord, run: RunRecord): void => {
+    const copied = attempt.copiedFrom !== undefined;
     const requested = attempt.requested;
     const payload = payloadOf(requested);
     const outcome = payloadOf(attempt.outcome);
@@ -445,10 +444,8 @@ function emitSpans(
     const run = model.runs.get(event.runId) as RunRecord;
     runSpan(run);
     if ((event.type === "model.requested" || event.type === "tool.requested") && event.attemptId) {
-      const first = attemptRuns.get(event.attemptId);
-      if (first === undefined) attemptRuns.set(event.attemptId, event.runId);
       const attempt = model.attempts.get(attemptKey(event.runId, event.attemptId));
-      if (attempt) attemptSpan(attempt, run, first !== undefined && first !== event.runId);
+      if (attempt) attemptSpan(attempt, run);
     }
   }
   // Children end before parents, so exporters see complete subtrees first.
