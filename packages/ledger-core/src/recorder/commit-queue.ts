@@ -235,6 +235,9 @@ export class CommitQueue {
     events: NewEvent[],
     blobs: (Uint8Array | string)[] | undefined,
   ): Promise<LedgerEvent[]> {
+    // Whether an earlier attempt's outcome is unknown: then a last failure that wrote nothing
+    // does not say the batch is not stored.
+    let unknown = false;
     for (let attempt = 0; ; attempt++) {
       try {
         const request: AppendRequest = {
@@ -250,7 +253,10 @@ export class CommitQueue {
         return result.events;
       } catch (error) {
         const delay = RETRY_DELAYS_MS[attempt];
+        if (unknown && wroteNothing(error))
+          throw new StoreUnavailableError((error as Error).message, (error as Error).cause);
         if (delay === undefined || !LedgerError.isInstance(error, "store-unavailable")) throw error;
+        unknown ||= !wroteNothing(error);
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
     }

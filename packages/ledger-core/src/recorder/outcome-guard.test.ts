@@ -356,3 +356,42 @@ describe("an outcome the ledger refuses", () => {
     expect(await outcomeTypes(store)).toEqual(["tool.failed"]);
   });
 });
+
+describe("an outcome whose append was retried after an unknown outcome", () => {
+  it("is not said to be unwritten when only the last try wrote nothing: the recorder finds it stored", async () => {
+    // The first try commits and loses its connection (unknown outcome), the retry meets a full
+    // disk (nothing written by it): the event is stored, so the error must not say otherwise.
+    const inner = new MemoryEventStore();
+    let mode: "normal" | "commit-then-drop" | "full" = "normal";
+    const append = async (request: AppendRequest): Promise<AppendResult> => {
+      if (mode === "commit-then-drop") {
+        mode = "full";
+        await inner.append(request);
+        throw new StoreUnavailableError("connection lost after the commit");
+      }
+      if (mode === "full")
+        throw new StoreUnavailableError("disk full", undefined, { nothingWritten: true });
+      return inner.append(request);
+    };
+    const store = new Proxy(inner, {
+      get(target, key) {
+        if (key === "append") return append;
+        const value = Reflect.get(target, key, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const recorder = new SessionRecorder({ store, ...address, actor });
+    await recorder.startRun();
+    const pay = await recorder.beforeToolCall({ toolCallId: "p", name: "pay", args: {} });
+    mode = "commit-then-drop";
+    const failure = await recorder.toolCompleted(pay, "paid").catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: "store-unavailable", nothingWritten: false });
+    mode = "normal";
+    // Stored once: a second outcome is refused, and the run goes on where the store is.
+    await expect(recorder.toolCompleted(pay, "paid")).rejects.toMatchObject({
+      code: "invalid-argument",
+    });
+    await recorder.completeRun("done");
+    expect(await outcomeTypes(inner)).toEqual(["tool.completed", "run.completed"]);
+  });
+});

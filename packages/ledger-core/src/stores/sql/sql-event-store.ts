@@ -55,6 +55,9 @@ import {
   type WriteProgram,
 } from "./write-program.js";
 
+/** Operations that write in one transaction, so a refused one wrote nothing at all. */
+const ONE_TRANSACTION = new Set(["append", "fork", "deleteSession"]);
+
 /**
  * Write programs run again after a unique violation as after a rolled-back transaction: a racing
  * writer committed first (two writers creating one run, say), and the re-run sees its rows.
@@ -401,7 +404,10 @@ export class SqlEventStore implements EventStore {
       );
     const cause = driverError(error).error;
     const message = cause instanceof Error ? cause.message : String(cause);
-    const nothingWritten = this.#backend.wroteNothing?.(error) === true;
+    // Only of an operation that is one transaction: a paged one (collectBlobs, putBlobs in
+    // chunks) may have committed pages before the one refused.
+    const nothingWritten =
+      ONE_TRANSACTION.has(operation) && this.#backend.wroteNothing?.(error) === true;
     return new StoreUnavailableError(`${this.#name} ${operation} failed: ${message}`, cause, {
       nothingWritten,
     });
