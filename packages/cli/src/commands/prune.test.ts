@@ -211,6 +211,32 @@ describe("deleting a session judged at an event count (prune's deletion)", () =>
     await store.close();
   });
 
+  it("with --cancel-open, leaves open a run an agent writes to right after it was found unchanged", async () => {
+    const { store, recorder, eventCount } = await judged("written-then", true);
+    // The agent's next event lands between prune's check and its cancellation.
+    let checks = 0;
+    const racing = new Proxy(store, {
+      get(target, key) {
+        if (key !== "readSession") {
+          // The store's own methods on the store (its private fields are not the proxy's).
+          const value = Reflect.get(target, key, target);
+          return typeof value === "function" ? value.bind(target) : value;
+        }
+        return async (request: Parameters<typeof store.readSession>[0]) => {
+          const page = await target.readSession(request);
+          if (++checks === 1) await recorder.recordInput("still working");
+          return page;
+        };
+      },
+    });
+    await expect(
+      deleteOneSession(racing, "written-then", options("crashed"), eventCount),
+    ).rejects.toBeInstanceOf(WrittenSince);
+    expect((await store.listRuns("written-then")).map((run) => run.status)).toEqual(["running"]);
+    await expect(recorder.recordInput("and on")).resolves.toBeDefined();
+    await store.close();
+  });
+
   it("with --cancel-open, cancels the runs open when it was judged and deletes the session", async () => {
     const { store, eventCount } = await judged("crashed", true);
     const deletion = await deleteOneSession(store, "crashed", options("never resumed"), eventCount);

@@ -1,4 +1,5 @@
 import {
+  ConflictError,
   type DeleteSessionOptions,
   type DeleteSessionResult,
   type EventStore,
@@ -83,10 +84,19 @@ export async function deleteOneSession(
   let expected = eventCount;
   let cancelledRuns: string[] = [];
   if (options.cancelReason !== undefined) {
-    const open = await openRuns(store, sessionId);
+    const open = await openRunLengths(store, sessionId);
     if (expected !== undefined) await assertUnchanged(store, sessionId, expected, []);
     try {
-      cancelledRuns = await cancelRuns(store, sessionId, open, options.cancelReason, options.actor);
+      cancelledRuns = await cancelRuns(
+        store,
+        sessionId,
+        open,
+        options.cancelReason,
+        options.actor,
+        {
+          atListedLength: expected !== undefined,
+        },
+      );
     } catch (error) {
       // A run moved on under the cancellation: an agent is writing to it.
       if (expected !== undefined && LedgerError.isInstance(error, "conflict"))
@@ -121,9 +131,15 @@ export async function deleteOneSession(
 
 /** The ids of the session's runs still open (neither completed, failed nor cancelled). */
 export async function openRuns(store: EventStore, sessionId: string): Promise<string[]> {
-  return (await store.listRuns(sessionId))
-    .filter((run) => run.status === "running")
-    .map((run) => run.runId);
+  return [...(await openRunLengths(store, sessionId)).keys()];
+}
+
+/** The session's runs still open, with their lengths as listed. */
+async function openRunLengths(store: EventStore, sessionId: string): Promise<Map<string, number>> {
+  const open = new Map<string, number>();
+  for (const run of await store.listRuns(sessionId))
+    if (run.status === "running") open.set(run.runId, run.length);
+  return open;
 }
 
 /**
@@ -155,15 +171,20 @@ async function assertUnchanged(
   }
 }
 
-/** Closes each of the session's runs `open` as cancelled; returns their ids. */
+/**
+ * Closes each of the session's runs `open` as cancelled; returns their ids. `atListedLength`:
+ * only a run still at the length listed (an agent that wrote to it since is live: a
+ * `conflict`, that run left open), the cancellation appended at that length.
+ */
 async function cancelRuns(
   store: EventStore,
   sessionId: string,
-  open: string[],
+  open: Map<string, number>,
   reason: string,
   actor: { type: "human"; id: string },
+  options: { atListedLength: boolean },
 ): Promise<string[]> {
-  for (const runId of open) {
+  for (const [runId, length] of open) {
     const recorder = await SessionRecorder.resume({
       resolve: false,
       store,
@@ -171,7 +192,16 @@ async function cancelRuns(
       runId,
       actor,
     });
+    // The resume read the run as it is now; its append is made at that length, so a write
+    // after this check still meets conflict.
+    if (options.atListedLength && recorder.length !== length)
+      throw new ConflictError({
+        sessionId,
+        runId,
+        expectedSeq: length,
+        actualSeq: recorder.length,
+      });
     await recorder.cancelRun(reason);
   }
-  return open;
+  return [...open.keys()];
 }
