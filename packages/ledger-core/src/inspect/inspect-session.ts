@@ -353,7 +353,7 @@ export class SessionInspector {
           // The name each framework records (`model`, AI SDK `{ provider, modelId }`, LangChain
           // invocation params...), read as the projections read it; else the one an adapter
           // noted in the metadata (OpenAI Agents: its requests carry no model name).
-          const model = modelNameOf(payload.request) ?? modelNameOf(event.metadata);
+          const model = modelNameOf(payload.request, event.metadata);
           if (model !== undefined) attempt.name = model;
         }
         attempts.set(event.attemptId, attempt);

@@ -10,20 +10,19 @@ function sameMessage(one: HistoryMessage | undefined, other: HistoryMessage | un
 }
 
 /**
- * The user messages a request adds to the conversation of the run's previous request, whose
- * user messages were `previous`; `users` are this request's, to pass as `previous` to the next.
+ * The user messages a request adds to the conversation whose latest request's user messages
+ * were `previous` (`UserConversations` picks it).
  * A request that re-sends the conversation adds those after it. A fresh history (another,
  * independent prompt) adds all of its own; a trimmed one (older turns dropped) those after the
  * previous request's last user message, when it holds it followed by the reply to it.
  */
-export function newUserMessages(
-  request: JsonValue | undefined,
+function newUserMessages(
+  messages: HistoryMessage[],
+  users: HistoryMessage[],
   previous: HistoryMessage[],
-): { added: HistoryMessage[]; users: HistoryMessage[] } {
-  const messages = requestMessages(request);
-  const users = messages.filter((message) => message.role === "user");
+): HistoryMessage[] {
   const count = previous.length;
-  if (count === 0) return { added: users, users };
+  if (count === 0) return users;
   // A conversation that grows: the previous user messages are this one's first. Checked at
   // both ends only: comparing the whole history on every turn would make a long run quadratic
   // (an edit in the middle of a re-sent history adds no user message either).
@@ -32,7 +31,7 @@ export function newUserMessages(
     sameMessage(previous[0], users[0]) &&
     sameMessage(previous[count - 1], users[count - 1])
   )
-    return { added: users.slice(count), users };
+    return users.slice(count);
   // Else the history changed: what follows the longest common prefix is new...
   let common = 0;
   while (common < Math.min(count, users.length) && sameMessage(previous[common], users[common]))
@@ -42,11 +41,33 @@ export function newUserMessages(
   const last = previous[count - 1];
   for (let index = users.length - 1; index >= common; index--) {
     if (!sameMessage(last, users[index])) continue;
-    if (users[index] !== messages[messages.length - 1])
-      return { added: users.slice(index + 1), users };
+    if (users[index] !== messages[messages.length - 1]) return users.slice(index + 1);
     break;
   }
-  return { added: users.slice(common), users };
+  return users.slice(common);
+}
+
+/**
+ * The conversations a run's model requests carry, for `newUserMessages`: each by its first user
+ * message (a side call with a prompt of its own, a classifier or a guard, is a conversation of
+ * its own and does not make the main one's next request look fresh), and the last request's,
+ * for a request that starts no known one (a trimmed window, or a new prompt).
+ */
+export class UserConversations {
+  readonly #byFirst = new Map<string, HistoryMessage[]>();
+  #last: HistoryMessage[] = [];
+
+  /** The user messages `request` adds to its conversation, noting it as that one's latest. */
+  added(request: JsonValue | undefined): HistoryMessage[] {
+    const messages = requestMessages(request);
+    const users = messages.filter((message) => message.role === "user");
+    const first = users[0] === undefined ? undefined : textOf(users[0].content);
+    const previous = (first === undefined ? undefined : this.#byFirst.get(first)) ?? this.#last;
+    const added = newUserMessages(messages, users, previous);
+    if (first !== undefined) this.#byFirst.set(first, users);
+    this.#last = users;
+    return added;
+  }
 }
 
 /**

@@ -46,6 +46,21 @@ describe("toAtif user steps read from model requests", () => {
     ]);
   });
 
+  it("has each user message once when a side call with its own prompt runs between two turns", async () => {
+    // A classifier between the main loop's turns: its prompt is a conversation of its own, and
+    // the main loop's next request re-sends the first question, which is not said again.
+    const store = await recordRequests([
+      [user("book a flight")],
+      [user("classify: Paris")],
+      [user("book a flight"), assistant("reply to book a flight"), user("Paris")],
+    ]);
+    expect((await sourcesAndMessages(store)).filter(([source]) => source === "user")).toEqual([
+      ["user", "book a flight"],
+      ["user", "classify: Paris"],
+      ["user", "Paris"],
+    ]);
+  });
+
   it("has each user message once in a conversation that grows turn by turn", async () => {
     const requests = [1, 2, 3, 4, 5].map((turns) => conversation(1, turns));
     const steps = await sourcesAndMessages(await recordRequests(requests));

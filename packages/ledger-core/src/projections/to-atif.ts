@@ -18,10 +18,9 @@ import type {
   AtifToolCall,
   AtifTrajectory,
 } from "./atif-types.js";
-import { newUserMessages, userInputTexts } from "./atif-user-steps.js";
+import { UserConversations, userInputTexts } from "./atif-user-steps.js";
 import {
   completionOf,
-  type HistoryMessage,
   isEmbeddingsRequest,
   isObject,
   modelNameOf,
@@ -132,7 +131,7 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
   // the model requests only: the ones a request adds become user steps.
   const firstInput = run.events.find((event) => event.type === "input.received");
   const inputsRecorded = firstInput !== undefined;
-  let previousUsers: HistoryMessage[] = [];
+  const conversations = new UserConversations();
   // Tokens of the model attempts a retried call's step does not show (a cut-off stream's).
   const totals: TokenTotals = { prompt: 0, completion: 0, cached: 0 };
   let firstModel: string | undefined;
@@ -161,7 +160,7 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
       // An embedding call is no step of the trajectory (no message, another model).
       if (isEmbeddingsRequest(request)) continue;
       // Else the name its adapter noted in the metadata (OpenAI Agents: its requests carry none).
-      const modelName = modelNameOf(request) ?? modelNameOf(event.metadata);
+      const modelName = modelNameOf(request, event.metadata);
       firstModel ??= modelName;
       if (!toolDefinitions && isObject(request) && Array.isArray(request.tools))
         toolDefinitions = request.tools;
@@ -184,9 +183,7 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
           });
       }
       if (!inputsRecorded && event.retryOf === undefined) {
-        const added = newUserMessages(request, previousUsers);
-        previousUsers = added.users;
-        for (const message of added.added)
+        for (const message of conversations.added(request))
           drafts.push({
             at: event.commitCursor - 0.25,
             step: { timestamp: event.recordedAt, source: "user", message: textOf(message.content) },
@@ -225,11 +222,11 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
         },
       };
       if (completion.reasoning) step.reasoning_content = completion.reasoning;
-      const name =
-        modelNameOf(
-          payloadOf(shown.requested).request,
-          (completed ? outcome.response : outcome.partial) ?? null,
-        ) ?? modelNameOf(shown.requested.metadata);
+      const name = modelNameOf(
+        payloadOf(shown.requested).request,
+        (completed ? outcome.response : outcome.partial) ?? null,
+        shown.requested.metadata,
+      );
       if (name) step.model_name = name;
       const metrics: AtifMetrics = attemptMetrics(shown);
       if (Object.keys(metrics).length > 0) step.metrics = metrics;

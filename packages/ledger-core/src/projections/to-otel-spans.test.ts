@@ -576,6 +576,59 @@ describe("toOtelSpans retried attempts", () => {
     );
   });
 
+  it("ends two calls in flight together at the crash, not the second at the resume's retry of the first", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const actor = { type: "agent" as const, id: "a" };
+    const first = new SessionRecorder({ store, sessionId: "parallel", runId: "r", actor });
+    await first.startRun();
+    const read = { kind: "read" as const, idempotent: true };
+    const [a, b] = await Promise.all([
+      first.beforeToolCall({ toolCallId: "a", name: "read", args: { n: 1 }, effect: read }),
+      first.beforeToolCall({ toolCallId: "b", name: "read", args: { n: 2 }, effect: read }),
+    ]);
+    const events = await readWholeSession(store, "parallel");
+    const crashAt = Date.parse(events[events.length - 1]?.recordedAt ?? "");
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const second = await SessionRecorder.resume({
+      store,
+      sessionId: "parallel",
+      runId: "r",
+      actor,
+    });
+    const againA = await second.beforeToolCall({
+      toolCallId: "a",
+      name: "read",
+      args: { n: 1 },
+      effect: read,
+    });
+    await second.toolCompleted(againA, 1);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const againB = await second.beforeToolCall({
+      toolCallId: "b",
+      name: "read",
+      args: { n: 2 },
+      effect: read,
+    });
+    await second.toolCompleted(againB, 2);
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "parallel", provider);
+    const endOf = (attemptId: string) =>
+      ms(
+        exporter
+          .getFinishedSpans()
+          .find((span) => span.attributes["agent_ledger.attempt.id"] === attemptId)?.endTime as [
+          number,
+          number,
+        ],
+      );
+    expect(endOf(a?.attemptId as string)).toBe(crashAt);
+    expect(endOf(b?.attemptId as string)).toBe(crashAt);
+  });
+
   it("ends a call a person abandoned after the crash at the crashed process's last event", async () => {
     const { SessionRecorder } = await import("../recorder/session-recorder.js");
     const store = new MemoryEventStore();

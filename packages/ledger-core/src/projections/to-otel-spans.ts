@@ -328,6 +328,7 @@ function emitSpans(
       "agent_ledger.attempt.status": isUnresolved(attempt) ? "unresolved" : attempt.status,
     };
     if (requested.retryOf) attributes["agent_ledger.attempt.retry_of"] = requested.retryOf;
+    if (copied) attributes["agent_ledger.attempt.copied"] = true;
     // A call that a tool call makes (an LLM inside a tool, a tool another tool calls) runs
     // inside that call: its span hangs under the tool's. Any other cause (a tool's: the
     // completion that asked for it) is a link.
@@ -347,7 +348,7 @@ function emitSpans(
       const response = attempt.status === "completed" ? outcome.response : outcome.partial;
       // Else the name its adapter noted in the request's metadata (OpenAI Agents' requests
       // carry none), as inspect reads it.
-      const requestModel = modelNameOf(request) ?? modelNameOf(attempt.requested.metadata);
+      const requestModel = modelNameOf(request, attempt.requested.metadata);
       // A LangChain text LLM is asked with `prompts`, not chat messages.
       const operation = isEmbeddingsRequest(request)
         ? "embeddings"
@@ -363,7 +364,6 @@ function emitSpans(
       if (typeof stream === "boolean") attributes["gen_ai.request.stream"] = stream;
       const provider = providerNameOf(request, response ?? null, requested.metadata);
       if (provider) attributes["gen_ai.provider.name"] = provider;
-      if (copied) attributes["agent_ledger.attempt.copied"] = true;
       if (response !== undefined) {
         const usage = copied ? {} : usageOf(response);
         if (usage.inputTokens !== undefined)
@@ -432,11 +432,7 @@ function emitSpans(
       span.setAttribute("error.type", "retried");
       span.setStatus({ code: STATUS_ERROR, message: "no outcome recorded; retried" });
     }
-    const retry =
-      attempt.retriedBy === undefined
-        ? undefined
-        : model.attempts.get(attemptKey(attempt.runId, attempt.retriedBy));
-    ends.push({ span, at: attemptEnd(attempt, run, retry) ?? sessionEnd });
+    ends.push({ span, at: attemptEnd(model, attempt, run) ?? sessionEnd });
   };
 
   // Commit order: a causing span always exists before the span that links to it.
@@ -459,29 +455,36 @@ function emitSpans(
 /**
  * When an attempt's span ends: at its outcome; for one its process never answered (in flight
  * at a crash, then retried by a resume or abandoned by a person), at that process's last sign
- * of life, the run's last event before the retry or the decision (not the resume's time, nor
- * the person's: minutes later, and no latency of the call). Undefined for one still without
- * any: the session's end.
+ * of life: the run's last event before the first thing written after the crash (the first
+ * retry or decision of any call left in flight then, not this call's own: with calls in flight
+ * together, the resume retries them one after the other). Not the resume's time, nor the
+ * person's: minutes later, and no latency of the call. Undefined for one still without any:
+ * the session's end.
  */
-function attemptEnd(
-  attempt: AttemptRecord,
-  run: RunRecord,
-  retry: AttemptRecord | undefined,
-): Date | undefined {
-  // Abandoned by a person (`resolve --abandon`): decided after the fact. By the agent itself
-  // (a timeout it gave up on), at that moment: its outcome's time.
-  const settled =
-    attempt.status === "abandoned" && attempt.outcome?.actor?.type === "human"
-      ? attempt.outcome
-      : attempt.outcome
-        ? undefined
-        : retry?.requested;
-  if (settled === undefined)
+function attemptEnd(model: SessionModel, attempt: AttemptRecord, run: RunRecord): Date | undefined {
+  if (settlingEvent(model, attempt) === undefined)
     return attempt.outcome ? new Date(attempt.outcome.recordedAt) : undefined;
-  const before = lastEventBefore(run.events, settled.commitCursor);
   const from = attempt.requested;
+  let after = Number.POSITIVE_INFINITY;
+  for (const other of run.attempts) {
+    const cursor = settlingEvent(model, other)?.commitCursor;
+    if (cursor !== undefined && cursor > from.commitCursor && cursor < after) after = cursor;
+  }
+  const before = lastEventBefore(run.events, after);
   const last = before !== undefined && before.commitCursor >= from.commitCursor ? before : from;
   return new Date(last.recordedAt);
+}
+
+/**
+ * The event that settled an attempt its process never answered: its retry's request, or a
+ * person's abandon (`resolve --abandon`, decided after the fact); undefined for any other (an
+ * outcome of its own, an abandon by the agent itself at that moment, or none yet).
+ */
+function settlingEvent(model: SessionModel, attempt: AttemptRecord): LedgerEvent | undefined {
+  if (attempt.status === "abandoned")
+    return attempt.outcome?.actor?.type === "human" ? attempt.outcome : undefined;
+  if (attempt.outcome || attempt.retriedBy === undefined) return undefined;
+  return model.attempts.get(attemptKey(attempt.runId, attempt.retriedBy))?.requested;
 }
 
 /** The last of `events` (in commit order) committed before `cursor`. */
