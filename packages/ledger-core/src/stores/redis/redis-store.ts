@@ -141,18 +141,18 @@ export class RedisEventStore implements EventStore {
   }
 
   /**
-   * Retention (§4): refuses an open run, takes the session out of the sessions index, deletes
-   * the session's keys with DELETE_SESSION_SCRIPT (one slot), then each blob it referenced with
-   * COLLECT_BLOB_SCRIPT (no other session, older than the grace), each in its own slot.
+   * Retention (§4): refuses an open run (or, with `eventCount`, a session written since), deletes
+   * the session's keys with DELETE_SESSION_SCRIPT (one slot), takes it out of the sessions index,
+   * then deletes each blob it referenced with COLLECT_BLOB_SCRIPT (no other session, older than
+   * the grace), each in its own slot.
    *
    * The script deletes only the session this call read: an append that lands in between (a new
    * run: closed runs refuse appends) makes it delete nothing and look again, so an
    * acknowledged append is never deleted with the session. The look again finds the new run
    * open and refuses. The index lives in another slot, so it cannot be in the script. It goes
-   * first, after the session's `listed` flag: a process that dies before the script leaves the
-   * session whole and unlisted, and both a retried deleteSession and a new append to the
-   * session (which then lists it again) find it. Deleting the keys first could strand an index
-   * entry that no call would ever clean.
+   * after the keys: a process that dies in between leaves an index entry of no session, which
+   * listSessions skips (a small leak), where taking it out first left a session whole that no
+   * listing finds and nothing would ever delete. See delete-session.ts.
    */
   deleteSession(
     sessionId: string,
