@@ -190,6 +190,8 @@ describe("agent-ledger on a SQLite row that is no longer an event", () => {
     expect(JSON.parse(verifyJson.stdout)).toEqual({
       sessionId: "three",
       ok: false,
+      // SQLite's own check of the file: sound (the rows were edited, not its pages).
+      file: { ok: true, problems: [] },
       runs: [
         { runId: "ok", ok: true, length: 3 },
         {

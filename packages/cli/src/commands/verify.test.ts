@@ -61,6 +61,8 @@ describe("agent-ledger verify on a session whose blobs were edited", () => {
     expect(JSON.parse(json.stdout)).toEqual({
       sessionId: "blobs",
       ok: false,
+      // SQLite's own check of the file: sound (the rows were edited, not its pages).
+      file: { ok: true, problems: [] },
       runs: [
         {
           runId: "flipped",

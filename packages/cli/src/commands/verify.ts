@@ -15,7 +15,10 @@ export const verifyHelp = `agent-ledger verify <session> [--json]
   Recomputes every run's hash chain and reads every blob its events name. Exit code 1 and the
   first bad seq when an event was changed, removed or reordered, or when a blob an event names
   is missing or does not hash to its reference (then the blob's ref and the seq of the first
-  event that names it; --json: \`blob: { ref, problem }\`). Limit: on SQLite, events removed
+  event that names it; --json: \`blob: { ref, problem }\`). On SQLite it also runs SQLite's
+  own check of the whole file (PRAGMA quick_check, time linear in the file's size): a damaged
+  index reads as an intact but shorter run, and a resume would make its last calls again
+  (exit 1, DAMAGED; --json: \`file: { ok, problems }\`). Limit: on SQLite, events removed
   from the END of a run that is still open cannot be seen (its head is written when it
   closes): the run reads like one whose writer stopped early.`;
 
@@ -29,10 +32,13 @@ export async function verifyCommand(context: CommandContext): Promise<number> {
   for (const runId of runIds)
     results.push({ runId, ...(await verifyRun(store, { sessionId, runId })) });
   const bad = results.filter((result) => !result.ok);
+  const problems = await fileProblems(store);
+  const sound = bad.length === 0 && (problems === undefined || problems.length === 0);
   if (json) {
+    const file = problems === undefined ? {} : { file: { ok: problems.length === 0, problems } };
     await writeOut(
       context.io.stdout,
-      `${terminalJson(JSON.stringify({ sessionId, ok: bad.length === 0, runs: results }, null, 2))}\n`,
+      `${terminalJson(JSON.stringify({ sessionId, ok: sound, runs: results, ...file }, null, 2))}\n`,
     );
   } else {
     const lines = results.map((result) =>
@@ -40,15 +46,27 @@ export async function verifyCommand(context: CommandContext): Promise<number> {
         ? `ok        run ${result.runId}  ${result.length} events`
         : `TAMPERED  run ${result.runId}  bad seq ${result.badSeq}: ${result.reason}`,
     );
+    if (problems !== undefined && problems.length > 0)
+      lines.push(
+        `DAMAGED   the SQLite file (${problems.length} problem(s), first: ${problems[0]}): its indexes may hide events; restore it from a backup, or recover what is readable (sqlite3 <file> ".recover" | sqlite3 <new file>), before anyone resumes from it`,
+      );
     lines.push(
-      bad.length === 0
-        ? `session ${sessionId}: ${results.length} run(s) intact`
-        : `session ${sessionId}: ${bad.length} of ${results.length} run(s) fail verification`,
+      bad.length > 0
+        ? `session ${sessionId}: ${bad.length} of ${results.length} run(s) fail verification`
+        : sound
+          ? `session ${sessionId}: ${results.length} run(s) intact`
+          : `session ${sessionId}: ${results.length} run(s) verify as read, but the file they are read from is damaged`,
     );
     // Ids may hold terminal controls (bidi overrides): shown escaped, as the other commands do.
     await writeOut(context.io.stdout, `${lines.map(terminalLine).join("\n")}\n`);
   }
-  return bad.length === 0 ? EXIT_CODES.ok : EXIT_CODES.failure;
+  return sound ? EXIT_CODES.ok : EXIT_CODES.failure;
+}
+
+/** What a store's own check of its file finds (SQLite), or undefined for a store without one. */
+async function fileProblems(store: EventStore): Promise<string[] | undefined> {
+  const check = (store as { fileProblems?: () => Promise<string[]> }).fileProblems;
+  return typeof check === "function" ? await check.call(store) : undefined;
 }
 
 /**

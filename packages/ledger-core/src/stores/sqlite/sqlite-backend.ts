@@ -149,6 +149,19 @@ export class SqliteBackend implements SqlBackend {
     return readBlobs(this.#state, refs);
   }
 
+  /** `SqliteEventStore.fileProblems`: what `PRAGMA quick_check` reports, "ok" left out. */
+  fileProblems(): string[] {
+    try {
+      const rows = this.#state.database.pragma("quick_check", { simple: false }) as {
+        quick_check: string;
+      }[];
+      return rows.map((row) => row.quick_check).filter((line) => line !== "ok");
+    } catch (error) {
+      // A file too damaged to walk says so by failing.
+      return [error instanceof Error ? error.message : String(error)];
+    }
+  }
+
   describe(): StoreDescription {
     return {
       kind: "sqlite",

@@ -49,8 +49,23 @@ function createBackend(options: SqliteEventStoreOptions): SqliteBackend {
  * loss), `BEGIN IMMEDIATE` appends and a 10 s busy timeout so several processes can share it.
  */
 export class SqliteEventStore extends SqlEventStore {
+  readonly #backend: SqliteBackend;
+
   constructor(options: SqliteEventStoreOptions) {
-    super(createBackend(options), "sqlite");
+    const backend = createBackend(options);
+    super(backend, "sqlite");
+    this.#backend = backend;
+  }
+
+  /**
+   * What SQLite's own check (`PRAGMA quick_check`: every page, row and index entry of the file,
+   * in time linear in its size) finds wrong with the file; empty when it is sound. The hash
+   * chain proves events unchanged, not the indexes the store reads a run's head through: a
+   * lost write of an index page reads as an intact, shorter run, and a resume would make its
+   * last calls again. `agent-ledger verify` runs it.
+   */
+  async fileProblems(): Promise<string[]> {
+    return this.#backend.fileProblems();
   }
 
   /** A store for `sqlite:<path>`, `sqlite::memory:` or `file:<path>`; call `init()` before use. */
