@@ -50,38 +50,34 @@ export class RunTree {
 
   /** The run at the top of the tree `runId` is in (an invocation), `runId` if it has no parent. */
   rootOf(runId: string): string {
-    const seen = new Set<string>();
-    let current = runId;
-    while (!seen.has(current)) {
-      seen.add(current);
-      const parent = this.#parents.get(current);
-      if (parent === undefined) break;
-      current = parent;
-    }
-    return current;
+    let root = runId;
+    for (const current of this.#ancestry(runId)) root = current;
+    return root;
   }
 
   /** True when `runId` is `ancestor` or runs (at any depth) under it. */
   isWithin(runId: string | undefined, ancestor: string): boolean {
-    const seen = new Set<string>();
-    for (let current = runId; current !== undefined && !seen.has(current); ) {
-      if (current === ancestor) return true;
-      seen.add(current);
-      current = this.#parents.get(current);
-    }
+    for (const current of this.#ancestry(runId)) if (current === ancestor) return true;
     return false;
   }
 
   /** The nearest running tool that a run starting under `parentRunId` is inside, if any. */
   enclosingTool(parentRunId: string | undefined): ToolRun | undefined {
-    const seen = new Set<string>();
-    for (let runId = parentRunId; runId !== undefined && !seen.has(runId); ) {
-      seen.add(runId);
+    for (const runId of this.#ancestry(parentRunId)) {
       const tool = this.#tools.get(runId);
       if (tool) return tool;
-      runId = this.#parents.get(runId);
     }
     return undefined;
+  }
+
+  /** `runId`, then its parent, and so on up (each once: a cycle in LangChain's ids ends it). */
+  *#ancestry(runId: string | undefined): Generator<string> {
+    const seen = new Set<string>();
+    for (let current = runId; current !== undefined && !seen.has(current); ) {
+      seen.add(current);
+      yield current;
+      current = this.#parents.get(current);
+    }
   }
 
   /**
