@@ -228,6 +228,52 @@ describe("the conformance suite", () => {
     );
     expect(() =>
       runEventStoreConformance(() => new MemoryEventStore(), runner, { skip: ["no such case"] }),
-    ).toThrow(/no case named/);
+    ).toThrow(/no conformance case is named/);
+  });
+
+  it("registers with the global describe/it when given no runner (DESIGN §4's one-argument call)", () => {
+    const registered: string[] = [];
+    const scope = globalThis as { describe?: unknown; it?: unknown };
+    const saved = { describe: scope.describe, it: scope.it };
+    scope.describe = (_name: string, body: () => void) => body();
+    scope.it = (name: string) => void registered.push(name);
+    try {
+      runEventStoreConformance(() => new MemoryEventStore());
+    } finally {
+      scope.describe = saved.describe;
+      scope.it = saved.it;
+    }
+    expect(registered.length).toBe(eventStoreConformanceCases(() => new MemoryEventStore()).length);
+  });
+
+  it("says how to pass a runner where there is no global one, and names a bad argument", () => {
+    const scope = globalThis as { describe?: unknown; it?: unknown };
+    expect(scope.describe).toBeUndefined();
+    const refusal = (call: () => void) => {
+      try {
+        call();
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    };
+    const noRunner = refusal(() => runEventStoreConformance(() => new MemoryEventStore()));
+    expect(LedgerError.isInstance(noRunner, "invalid-argument")).toBe(true);
+    expect(noRunner).toMatchObject({ path: "$.runner" });
+    expect(String((noRunner as Error).message)).toMatch(/\{ describe, it \}/);
+    const notAFunction = refusal(() =>
+      runEventStoreConformance("memory:" as never, { describe, it } as ConformanceRunner),
+    );
+    expect(notAFunction).toMatchObject({ code: "invalid-argument", path: "$.makeStore" });
+    const unknownSkip = refusal(() =>
+      runEventStoreConformance(
+        () => new MemoryEventStore(),
+        { describe, it } as ConformanceRunner,
+        {
+          skip: ["a 1 MiB string payload round trips", "no such case"],
+        },
+      ),
+    );
+    expect(unknownSkip).toMatchObject({ code: "invalid-argument", path: "$.options.skip[1]" });
   });
 });

@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from "../events/errors.js";
 import { appendCases } from "./conformance-append.js";
 import { appendBlobCases } from "./conformance-append-blobs.js";
 import { badInputCases } from "./conformance-bad-input.js";
@@ -74,6 +75,10 @@ export function eventStoreConformanceCases(makeStore: MakeStore): ConformanceCas
  * runEventStoreConformance(() => new MyEventStore({ url: freshDatabaseUrl() }), { describe, it });
  * ```
  *
+ * Without a runner (`runEventStoreConformance(makeStore)`, as DESIGN §4 writes it) the suite
+ * registers with the runner's global `describe` and `it` (jest, mocha, vitest with
+ * `globals: true`); where there are none it throws `invalid-argument` at `$.runner`.
+ *
  * What the suite expects of `makeStore`:
  * - Every call returns a store that is **empty** (a new file, schema, database or key
  *   prefix, or truncated tables): the empty-store and listSessions cases depend on it. The
@@ -99,25 +104,44 @@ export function eventStoreConformanceCases(makeStore: MakeStore): ConformanceCas
  */
 export function runEventStoreConformance(
   makeStore: MakeStore,
-  runner: ConformanceRunner,
+  given?: ConformanceRunner,
   options: ConformanceOptions = {},
 ): void {
+  if (typeof makeStore !== "function")
+    throw new InvalidArgumentError("$.makeStore", "makeStore must be a function returning a store");
+  const runner = given ?? globalRunner();
+  if (typeof runner?.describe !== "function" || typeof runner.it !== "function")
+    throw new InvalidArgumentError("$.runner", "the runner must have describe and it functions");
   const cases = eventStoreConformanceCases(makeStore);
-  const skip = new Set(options.skip ?? []);
-  for (const name of skip) {
+  const skip = options.skip ?? [];
+  skip.forEach((name, index) => {
     if (!cases.some((item) => item.name === name))
-      throw new Error(`runEventStoreConformance: no case named ${JSON.stringify(name)} to skip`);
-  }
+      throw new InvalidArgumentError(
+        `$.options.skip[${index}]`,
+        `no conformance case is named ${JSON.stringify(name)}`,
+      );
+  });
   const groups = [...new Set(cases.map((item) => item.group))];
   const skipIt = (runner.it as { skip?: ConformanceRunner["it"] }).skip;
   runner.describe("EventStore conformance", () => {
     for (const group of groups) {
       runner.describe(group, () => {
         for (const item of cases.filter((candidate) => candidate.group === group)) {
-          if (!skip.has(item.name)) runner.it(item.name, item.run, item.timeoutMs);
+          if (!skip.includes(item.name)) runner.it(item.name, item.run, item.timeoutMs);
           else if (typeof skipIt === "function") skipIt.call(runner.it, item.name, item.run);
         }
       });
     }
   });
+}
+
+/** The test runner's global `describe` and `it` (jest, mocha, vitest with `globals: true`). */
+function globalRunner(): ConformanceRunner {
+  const scope = globalThis as { describe?: unknown; it?: unknown };
+  if (typeof scope.describe !== "function" || typeof scope.it !== "function")
+    throw new InvalidArgumentError(
+      "$.runner",
+      "no global describe/it here: pass the runner's, e.g. runEventStoreConformance(makeStore, { describe, it }) with both imported from vitest",
+    );
+  return { describe: scope.describe, it: scope.it } as ConformanceRunner;
 }
