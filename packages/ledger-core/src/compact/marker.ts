@@ -56,10 +56,10 @@ export function escapeObject(object: JsonObject): JsonObject {
 /**
  * A user value as the ledger stores it when nothing of it goes to a blob: every object with a
  * `$ledger` key of its own escaped (`escapeObject`), so a read gives it back as it was instead
- * of the blob it seems to name. What the recorder writes that the compactor does not walk (run
- * input and output, inputs, checkpoints, custom events, failures, reasons) goes through here:
- * the compactor escapes the same way as it walks. Returns `value` itself when it holds no such
- * object (the common case costs a walk, never a copy); otherwise copies only the changed paths.
+ * of the blob it seems to name. What the recorder writes that the compactor does not walk
+ * (failures, reasons) goes through here: the compactor escapes the same way as it walks.
+ * Returns `value` itself when it holds no such object (the common case costs a walk, never a
+ * copy); otherwise copies only the changed paths.
  */
 export function escapeMarkers(value: JsonValue): JsonValue {
   if (value === null || typeof value !== "object") return value;

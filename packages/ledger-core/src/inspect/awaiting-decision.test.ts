@@ -3,6 +3,7 @@ import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { inspectSession } from "./inspect-session.js";
 
+const CHARGE_ACTOR = { type: "agent", id: "Outer" } as const;
 const CHARGE = { name: "charge", toolCallId: "c1", args: { amount: 5 }, agent: "Inner" };
 
 /** A run "main" with a child run "inner" (a sub-agent) that made one model call. */
@@ -85,6 +86,32 @@ describe("a run paused awaiting a decision (checkpoint.saved with awaitingDecisi
     expect(await pauseOf(store)).toMatchObject({ calls: [CHARGE] });
     await inner.record({ type: "x.framework.decided", payload: { callId: "c1" } });
     expect(await pauseOf(store)).toBeUndefined();
+  });
+
+  it("is reported in every resolve mode when the calls it names are over the blob threshold", async () => {
+    const store = new MemoryEventStore();
+    const main = new SessionRecorder({ store, sessionId: "s", runId: "main", actor: CHARGE_ACTOR });
+    await main.startRun();
+    // Each call's args under the threshold, the list of them over it (and one large string).
+    const calls = ["c1", "c2", "c3"].map((toolCallId) => ({
+      name: "send",
+      toolCallId,
+      args: {
+        body: `${toolCallId}: ${"x".repeat(3000)}`,
+        marked: { $ledger: "json", ref: `sha256:${"9".repeat(64)}` },
+      },
+    }));
+    const state = "opaque ".repeat(2000);
+    const checkpoint = await main.checkpoint({ state, awaitingDecision: { calls } });
+    expect(checkpoint.evidenceRefs?.length).toBe(2);
+    for (const resolve of [true, "in-flight", false] as const) {
+      const inspection = await inspectSession(store, "s", { resolve });
+      expect(inspection.runs[0]?.awaitingDecision, String(resolve)).toEqual({
+        checkpointSeq: checkpoint.seq,
+        since: checkpoint.recordedAt,
+        calls,
+      });
+    }
   });
 
   it("is not reported for checkpoints that do not name calls, as other frameworks write them", async () => {

@@ -1,5 +1,7 @@
+import { type ResolveOptions, resolvePayload } from "../compact/resolve.js";
 import { isJsonObject, type JsonValue } from "../events/json.js";
 import { EVENT_TYPES, type LedgerEvent } from "../events/types.js";
+import type { EventStore } from "../store/event-store.js";
 
 /**
  * The field of a `checkpoint.saved` payload with which an adapter says that its run is paused
@@ -68,6 +70,30 @@ function pauseOf(
     ? field.endedBy.filter((type): type is string => typeof type === "string")
     : [];
   return { pause, endedBy };
+}
+
+/**
+ * `events` with the pause field of each checkpoint resolved (§8), for an inspection that leaves
+ * the rest as stored: the recorder moves any subtree of a checkpoint over its threshold to a
+ * blob, the list of calls too when their arguments are long, and a pause read as stored would
+ * name no call. The field is what a person deciding on the run reads: resolved whole, the
+ * calls' arguments too. Other events are returned as they are.
+ */
+export async function resolvePauses(
+  store: EventStore,
+  events: readonly LedgerEvent[],
+  options: ResolveOptions,
+): Promise<LedgerEvent[]> {
+  const out = events.slice();
+  for (let index = 0; index < out.length; index++) {
+    const event = out[index] as LedgerEvent;
+    if (event.type !== "checkpoint.saved" || !isJsonObject(event.payload)) continue;
+    const field = event.payload[AWAITING_DECISION_FIELD];
+    if (field === undefined) continue;
+    const resolved = await resolvePayload(store, field, options);
+    out[index] = { ...event, payload: { ...event.payload, [AWAITING_DECISION_FIELD]: resolved } };
+  }
+  return out;
 }
 
 /** A run as `PausedRuns.mark` walks it (the inspection's RunView). */

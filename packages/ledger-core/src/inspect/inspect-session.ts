@@ -11,7 +11,7 @@ import type { Actor, LedgerEvent, RunStatus } from "../events/types.js";
 import { modelNameOf } from "../projections/extract.js";
 import type { EventStore, RunSummary } from "../store/event-store.js";
 import { assertEventStore } from "../store/validate.js";
-import { type AwaitingDecisionView, PausedRuns } from "./awaiting-decision.js";
+import { type AwaitingDecisionView, PausedRuns, resolvePauses } from "./awaiting-decision.js";
 import {
   EFFECT_IN_CHILD_RUNS_FIELD,
   HANDOFF_TO_FIELD,
@@ -152,7 +152,9 @@ export async function inspectSession(
   for (;;) {
     const page = await store.readSession({ sessionId, after, limit: PAGE_SIZE });
     const events =
-      mode === true ? await resolveEvents(store, page.events, resolveOptions) : page.events;
+      mode === true
+        ? await resolveEvents(store, page.events, resolveOptions)
+        : await resolvePauses(store, page.events, resolveOptions);
     for (const event of events) inspector.add(event);
     if (mode === "in-flight") for (const ref of markedEvents(page.events).refs) named.add(ref);
     if (page.events.length < PAGE_SIZE) break;
@@ -210,9 +212,7 @@ async function resolveInFlight(
   const runs = [...inspection.runs];
   for (let run = runs.pop(); run !== undefined; run = runs.pop()) {
     if (run.result !== undefined) run.result = await resolve(run.result);
-    // What a person deciding on a paused run reads.
-    for (const call of run.awaitingDecision?.calls ?? [])
-      if (call.args !== undefined) call.args = await resolve(call.args);
+    // A paused run's calls are resolved as read (`resolvePauses`): not resolved a second time.
     for (const step of run.steps)
       for (const attempt of step.attempts)
         if (attempt.outcome !== undefined) attempt.outcome = await resolve(attempt.outcome);
@@ -231,7 +231,8 @@ export interface InspectOptions {
    * outcome stay as stored. Every model request re-sends the conversation, so with them all
    * resolved the inspection's JSON grows with the square of its length (300 turns of 2 KB
    * messages: 100 MB; 1,000 turns: past the longest string V8 makes). Every blob an event
-   * names is still checked (`missingBlobs`).
+   * names is still checked (`missingBlobs`). A paused run's calls (`awaitingDecision`) are
+   * resolved in every mode: stored as blobs, as stored they would name no call.
    */
   resolve?: boolean | "in-flight";
   /**

@@ -9,9 +9,9 @@ import { commitCompacted, commitEvent } from "./commit-event.js";
 import { checkOpen } from "./outcome-guard.js";
 import {
   callMetadata,
+  compactedPayload,
   failurePayload,
   fieldsOf,
-  preparePayload,
   reasonPayload,
 } from "./prepare-payload.js";
 import type { RecorderState } from "./recorder-state.js";
@@ -48,12 +48,18 @@ export function completeModelCall(
 ): Promise<LedgerEvent> {
   return rejectThrown(() => {
     const compact = state.compactor.begin();
-    const full = preparePayload(state.redact, "model.completed", response, "$", "response");
+    const stored = compactedPayload(compact, state.redact, {
+      type: "model.completed",
+      value: response,
+      path: "$",
+      field: "response",
+      text: true,
+    });
     return resolveAttempt(
       state,
       attempt,
       "model.completed",
-      { response: compact.value(full, { text: true }) },
+      { response: stored },
       options.metadata,
       compact,
     );
@@ -71,10 +77,13 @@ export function failModelCall(
     const payload = failurePayload(state.redact, "model.failed", error);
     const compact = state.compactor.begin();
     if (options.partial !== undefined)
-      fieldsOf(payload).partial = compact.value(
-        preparePayload(state.redact, "model.failed", options.partial, "$.partial", "partial"),
-        { text: true },
-      );
+      fieldsOf(payload).partial = compactedPayload(compact, state.redact, {
+        type: "model.failed",
+        value: options.partial,
+        path: "$.partial",
+        field: "partial",
+        text: true,
+      });
     return resolveAttempt(state, attempt, "model.failed", payload, options.metadata, compact);
   });
 }
@@ -88,8 +97,14 @@ export function completeToolCall(
 ): Promise<LedgerEvent> {
   return rejectThrown(() => {
     const compact = state.compactor.begin();
-    const full = preparePayload(state.redact, "tool.completed", result, "$", "result");
-    const payload: JsonObject = { result: compact.value(full, { text: false }) };
+    const payload: JsonObject = {
+      result: compactedPayload(compact, state.redact, {
+        type: "tool.completed",
+        value: result,
+        path: "$",
+        field: "result",
+      }),
+    };
     if (attempt.toolCallId !== undefined) {
       // The attempt comes back from the caller: its id enters a prevalidated payload.
       assertId(attempt.toolCallId, "$.toolCallId");

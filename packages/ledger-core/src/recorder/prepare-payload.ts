@@ -1,3 +1,4 @@
+import type { CompactSession } from "../compact/externalize.js";
 import { asEscape, escapeMarkers } from "../compact/marker.js";
 import { InvalidArgumentError } from "../events/errors.js";
 import {
@@ -29,9 +30,38 @@ export function preparePayload(
   return (redacted as JsonObject)[field] ?? null;
 }
 
+/** What `compactedPayload` stores: a value recorded as `preparePayload` takes it. */
+export interface PayloadToStore {
+  type: string;
+  value: unknown;
+  path: string;
+  field?: string;
+  /** Strings of `textThresholdBytes` or more go to blobs too: model requests and responses. */
+  text?: boolean;
+}
+
 /**
- * `preparePayload` as stored by an event the compactor does not walk: user objects with a
- * `$ledger` key escaped (compact/marker.ts), so every read gives them back as they were.
+ * `preparePayload` as stored by an event whose payload the compactor walks (§8): every
+ * recorded payload but failures and reasons. Redacted first, so what a redaction takes out
+ * never reaches a blob; then each subtree over the threshold goes to a blob (its ref added to
+ * `compact`, for `commitCompacted` to put and index) and user objects with a `$ledger` key are
+ * escaped, as `escapedPayload` would (the compactor escapes as it walks, also with `compact:
+ * false`).
+ */
+export function compactedPayload(
+  compact: CompactSession,
+  redact: Redaction | undefined,
+  payload: PayloadToStore,
+): JsonValue {
+  const { type, value, path, field } = payload;
+  const prepared = preparePayload(redact, type, value, path, field);
+  return compact.value(prepared, { text: payload.text === true });
+}
+
+/**
+ * `preparePayload` as stored by an event the compactor does not walk (a failure, a reason):
+ * user objects with a `$ledger` key escaped (compact/marker.ts), so every read gives them back
+ * as they were.
  */
 export function escapedPayload(
   redact: Redaction | undefined,

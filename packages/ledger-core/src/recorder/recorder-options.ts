@@ -23,7 +23,9 @@ export interface SessionRecorderOptions {
    * Content-addressed payloads (§8), on by default: every chat message of a model request
    * and every long string of model requests and responses goes to the blob store by sha256,
    * a request's message list extends the previous request's list (structural sharing), and
-   * any subtree of a model or tool payload over `thresholdBytes` goes to a blob. The event
+   * any subtree over `thresholdBytes` of every payload but failures and reasons (model and
+   * tool payloads, the run's input and output, inputs, checkpoints, custom events) goes to a
+   * blob; so does such a payload that is one long string (a serialized RunState). The event
    * keeps `{ "$ledger": kind, ref }` markers and lists the refs it introduced in
    * `evidenceRefs`; `requestHash` stays the hash of the full request. `false` stores
    * payloads inline.

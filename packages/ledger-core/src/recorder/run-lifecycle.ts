@@ -1,5 +1,5 @@
-import { escapeMarkers } from "../compact/marker.js";
-import { resolveEvents } from "../compact/resolve.js";
+import type { CompactSession } from "../compact/externalize.js";
+import { resolveEvents, resolvePayload } from "../compact/resolve.js";
 import { toolCallLabel } from "../decisions/tool-call-end.js";
 import { UnresolvedAttemptError } from "../events/errors.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
@@ -10,9 +10,9 @@ import {
   type RecordedAttempt,
 } from "../replay/replay-cursor.js";
 import { readWholeRun } from "../store/read-all.js";
-import { commitEvent } from "./commit-event.js";
+import { commitCompacted, commitEvent } from "./commit-event.js";
 import {
-  escapedPayload,
+  compactedPayload,
   failurePayload,
   preparePayload,
   reasonPayload,
@@ -25,15 +25,20 @@ import { inTurn } from "./turns.js";
 export async function startRun(state: RecorderState, payload: unknown): Promise<LedgerEvent> {
   return inTurn(state, async () => {
     if (state.started && state.startedEvent) return state.startedEvent;
+    const compact = state.compactor.begin();
     const event: NewEvent = {
       type: "run.started",
-      payload: escapedPayload(state.redact, "run.started", payload ?? {}, "$"),
+      payload: compactedPayload(compact, state.redact, {
+        type: "run.started",
+        value: payload ?? {},
+        path: "$",
+      }),
     };
     if (state.parentRunId !== undefined) event.parentRunId = state.parentRunId;
     if (state.causedByEventId !== undefined) event.causedByEventId = state.causedByEventId;
     state.started = true;
     try {
-      const stored = await commitEvent(state, event);
+      const stored = await commitCompacted(state, event, compact);
       state.startedEvent = stored;
       return stored;
     } catch (error) {
@@ -51,18 +56,19 @@ export async function recordInput(
 ): Promise<LedgerEvent> {
   return inTurn(state, async () => {
     const payload = preparePayload(state.redact, "input.received", { input }, "$");
-    const escaped = escapeMarkers(payload);
     const recorded = state.replay?.takeInput();
     if (recorded)
-      return sameAsRecorded(recorded, asLoaded(state, payload, escaped), {
-        name: "input",
-        built: "An input",
-      });
-    return await commitEvent(state, {
-      type: "input.received",
-      payload: escaped,
-      ...(options.metadata ? { metadata: options.metadata } : {}),
-    });
+      return await sameAsLoaded(state, recorded, payload, { name: "input", built: "An input" });
+    const compact = state.compactor.begin();
+    return await commitCompacted(
+      state,
+      {
+        type: "input.received",
+        payload: compact.value(payload, { text: false }),
+        ...(options.metadata ? { metadata: options.metadata } : {}),
+      },
+      compact,
+    );
   });
 }
 
@@ -71,11 +77,11 @@ export async function completeRun(state: RecorderState, output: unknown): Promis
   const payload = {
     output: preparePayload(state.redact, "run.completed", output ?? null, "$", "output"),
   };
-  const escaped = escapeMarkers(payload);
+  const compact = state.compactor.begin();
   return closeRun(
     state,
-    { type: "run.completed", payload: escaped },
-    asLoaded(state, payload, escaped),
+    { type: "run.completed", payload: compact.value(payload, { text: false }) },
+    { output: payload, compact },
   );
 }
 
@@ -107,16 +113,21 @@ export async function cancelRun(
 async function closeRun(
   state: RecorderState,
   event: NewEvent,
-  output?: JsonValue,
+  completion?: { output: JsonValue; compact: CompactSession },
 ): Promise<LedgerEvent> {
   return inTurn(state, async () => {
     const recorded = state.recordedEnd;
     if (recorded?.type === event.type)
-      return event.type === "run.completed"
-        ? sameAsRecorded(recorded, output, { name: "the run's output", built: "An output" })
+      return completion !== undefined
+        ? await sameAsLoaded(state, recorded, completion.output, {
+            name: "the run's output",
+            built: "An output",
+          })
         : recorded;
     await assertNoneLeftInFlight(state, event.type);
-    return await commitEvent(state, event);
+    return completion !== undefined
+      ? await commitCompacted(state, event, completion.compact)
+      : await commitEvent(state, event);
   });
 }
 
@@ -193,10 +204,21 @@ function openAtCompletion(runId: string, open: RecordedAttempt[]): UnresolvedAtt
 }
 
 /**
- * A payload as this recorder loaded the run's events: resolved (escaped objects given back),
- * or as stored with `resolve: false`. What a re-executed loop records is compared with the
- * recorded event in that form.
+ * `sameAsRecorded` for a payload the recorder compacts: what a re-executed loop records (as
+ * `preparePayload` made it) is compared with the recorded payload resolved. A recorder that
+ * loaded its run as stored (`resolve: false`) resolves this one payload to compare: its stored
+ * form depends on the `compact` options it was recorded with (and on what went to blobs before
+ * it), not only on its content. The recorded event is returned as loaded.
  */
-function asLoaded(state: RecorderState, payload: JsonValue, escaped: JsonValue): JsonValue {
-  return state.resolveOnLoad ? payload : escaped;
+async function sameAsLoaded(
+  state: RecorderState,
+  recorded: LedgerEvent,
+  payload: JsonValue,
+  what: { name: string; built: string },
+): Promise<LedgerEvent> {
+  const seen = state.resolveOnLoad
+    ? recorded
+    : { ...recorded, payload: await resolvePayload(state.store, recorded.payload) };
+  sameAsRecorded(seen, payload, what);
+  return recorded;
 }

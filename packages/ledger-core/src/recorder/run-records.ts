@@ -4,9 +4,9 @@ import type { JsonObject } from "../events/json.js";
 import type { LedgerEvent, NewEvent } from "../events/types.js";
 import { isBlobRef } from "../store/blob.js";
 import type { EventStore } from "../store/event-store.js";
-import { commitEvent } from "./commit-event.js";
+import { commitCompacted, commitEvent } from "./commit-event.js";
 import { isOutcomeType, outcomeKind } from "./outcome-guard.js";
-import { escapedPayload } from "./prepare-payload.js";
+import { compactedPayload } from "./prepare-payload.js";
 import type { RecorderState } from "./recorder-state.js";
 import { assertNoneLeftInFlight } from "./run-lifecycle.js";
 
@@ -24,12 +24,19 @@ export async function checkpoint(
   value: unknown,
   options: { metadata?: JsonObject },
 ): Promise<LedgerEvent> {
+  // A checkpoint is often a whole serialized framework state (an OpenAI Agents RunState at
+  // every interruption): over the threshold, it goes to a blob as a call's payload does.
+  const compact = state.compactor.begin();
   const event: NewEvent = {
     type: "checkpoint.saved",
-    payload: escapedPayload(state.redact, "checkpoint.saved", value, "$"),
+    payload: compactedPayload(compact, state.redact, {
+      type: "checkpoint.saved",
+      value,
+      path: "$",
+    }),
   };
   if (options.metadata !== undefined) event.metadata = options.metadata;
-  return await commitEvent(state, event);
+  return await commitCompacted(state, event, compact);
 }
 
 /** `SessionRecorder.recordEvidence`. */
@@ -87,10 +94,15 @@ async function assertBlobsStored(store: EventStore, refs: string[]): Promise<voi
 export async function recordEvent(state: RecorderState, event: NewEvent): Promise<LedgerEvent> {
   // A copy: the caller's object is theirs (commitEvent completes its event in place).
   const copy = { ...event };
-  // Redacted as every other payload this recorder writes: an adapter's custom events carry the
-  // user's data too (LangChain's chain inputs and outputs).
+  // Redacted and compacted as every other payload this recorder writes: an adapter's custom
+  // events carry the user's data too (LangChain's chain inputs and outputs).
+  const compact = state.compactor.begin();
   if (copy.payload !== undefined)
-    copy.payload = escapedPayload(state.redact, copy.type, copy.payload, "$.payload");
+    copy.payload = compactedPayload(compact, state.redact, {
+      type: copy.type,
+      value: copy.payload,
+      path: "$.payload",
+    });
   // An outcome written this way is one outcome too: it claims its attempt as modelCompleted
   // or abandon would, and a request opens its attempt for one.
   if (isOutcomeType(copy.type)) {
@@ -100,13 +112,13 @@ export async function recordEvent(state: RecorderState, event: NewEvent): Promis
       runId: state.runId,
     };
     return await state.open.settle(attempt, copy.type, state.runId, (claim) =>
-      commitEvent(state, copy, undefined, claim),
+      commitCompacted(state, copy, compact, claim),
     );
   }
   // A completion written this way closes the run as completeRun does: refused alike while a
   // call a crash left in flight has no outcome.
   await assertNoneLeftInFlight(state, copy.type);
-  const stored = await commitEvent(state, copy);
+  const stored = await commitCompacted(state, copy, compact);
   state.open.read(stored);
   return stored;
 }
