@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { type EventStore, readWholeSession } from "@agent-ledger/core";
+import { type EventStore, type JsonObject, readWholeSession } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { setTracingDisabled } from "@openai/agents";
@@ -88,6 +88,39 @@ describe("agent-ledger inspect on a run paused at an approval, its process gone"
       expect(again.interruptions.map((item) => item.name)).toEqual(["charge"]);
     }
     expect(await readWholeSession(store, "s")).toEqual(before);
+  });
+
+  test("a RunState over the blob threshold: the checkpoint keeps a reference, and the run is inspected, polled and resumed from it", async () => {
+    const { path, store } = await sqliteLedger();
+    // The input is part of the RunState: with it the serialized state is far over 4 KB.
+    const input = `go ${"a long brief. ".repeat(700)}`;
+    const first = chargingAgent([[chargeCall(7, "c_charge")]], undefined, { needsApproval: true });
+    const paused = await runWithLedger(first.agent, input, runOptions(store, first.model));
+    expect(paused.status).toBe("interrupted");
+    const before = await readWholeSession(store, "s");
+    const saved = before.filter((event) => event.type === "checkpoint.saved");
+    expect(saved).toHaveLength(1);
+    const stored = saved[0]?.payload as JsonObject;
+    expect(stored).toMatchObject({ format: "openai-agents.run-state", kind: "interruption" });
+    expect(stored.state).toEqual({ $ledger: "text", ref: expect.stringMatching(/^sha256:/) });
+    expect(saved[0]?.evidenceRefs).toContain((stored.state as JsonObject).ref);
+    expect(JSON.stringify(stored).length).toBeLessThan(1000);
+
+    const { json } = await inspect(path);
+    expect(json.runs[0].awaitingDecision).toMatchObject({ calls: [{ toolCallId: "c_charge" }] });
+    // Polled while undecided: loaded from the checkpoint, paused where it was, nothing added.
+    const second = chargingAgent([[chargeCall(7, "c_charge")]], undefined, { needsApproval: true });
+    second.model.calls = 1;
+    const again = await resumeRun(second.agent, runOptions(store, second.model));
+    expect(again.interruptions.map((item) => item.name)).toEqual(["charge"]);
+    expect(await readWholeSession(store, "s")).toEqual(before);
+    const { state, item } = firstInterruption(again);
+    state.approve(item);
+    const done = await resumeRun(second.agent, { ...runOptions(store, second.model), state });
+    expect(done).toMatchObject({ status: "completed", finalOutput: "sold" });
+    expect(second.effects).toEqual(["charge 7"]);
+    // Went on from the checkpoint: one model call after it, none of the first run's again.
+    expect(second.model.calls).toBe(2);
   });
 
   test("an approval inside an agent used as a tool: the open agent tool call is not offered for abandoning; the pause names the inner call and its agent", async () => {

@@ -4,11 +4,16 @@ import {
   LedgerError,
   type LedgerEvent,
   readWholeSession,
+  resolveEvents,
 } from "@agent-ledger/core";
+import { isCallEvent } from "./ledger-state.js";
 
 /** What the ledger holds of the run `resumeRun` goes on. */
 export interface RecordedRun {
-  /** The whole session, in commit order. */
+  /**
+   * The whole session, in commit order: call events as stored, every other one resolved
+   * (`resolveRecords`).
+   */
   events: LedgerEvent[];
   /** The run's own events. */
   rootEvents: LedgerEvent[];
@@ -30,7 +35,7 @@ export async function readResumedRun(
   sessionId: string,
   runId: string,
 ): Promise<RecordedRun> {
-  const events = await readWholeSession(store, sessionId);
+  const events = await resolveRecords(store, await readWholeSession(store, sessionId));
   if (events.length === 0)
     throw new LedgerError("not-found", `session ${sessionId} not found: it has no events`, {
       path: "$.sessionId",
@@ -55,4 +60,21 @@ export async function readResumedRun(
     );
   }
   return { events, rootEvents };
+}
+
+/**
+ * `events` with every event but a call's resolved: the resume reads checkpoints (their
+ * serialized RunState), decisions and run payloads field by field, and the recorder moves any
+ * of them over its size threshold to a blob. Call events (and approvals of attempts) stay as
+ * stored: the resumed recorders resolve their own runs, and the events of a call whose content
+ * is needed are resolved where they are (approval-decisions.ts), once. Nothing is fetched for
+ * events without blob references.
+ */
+async function resolveRecords(store: EventStore, events: LedgerEvent[]): Promise<LedgerEvent[]> {
+  const records = events.filter(
+    (event) => !isCallEvent(event) && event.type !== "attempt.approved",
+  );
+  const resolved = await resolveEvents(store, records);
+  const byEvent = new Map(records.map((event, index) => [event, resolved[index] ?? event]));
+  return events.map((event) => byEvent.get(event) ?? event);
 }

@@ -4,7 +4,6 @@ import {
   type JsonObject,
   LedgerError,
   type Redaction,
-  resolvePayload,
   SessionRecorder,
 } from "@agent-ledger/core";
 import {
@@ -276,8 +275,8 @@ export async function resumeRun(
       sessionId,
       runId,
       status: "completed",
-      // As recorded: content the recorder kept escaped or in blobs put back in place.
-      finalOutput: ((await resolvePayload(store, terminal.payload)) as JsonObject).output ?? null,
+      // As recorded: readResumedRun put back what the recorder escaped or moved to blobs.
+      finalOutput: (terminal.payload as JsonObject).output ?? null,
       interruptions: [],
       state: undefined,
       result: undefined,
@@ -371,9 +370,8 @@ export async function resumeRun(
     const inputEvent = rootEvents.find((event) => event.type === "input.received");
     if (!inputEvent)
       throw new LedgerError("not-found", `run ${runId} has no recorded input to re-execute from`);
-    const input = ((await resolvePayload(store, inputEvent.payload)) as JsonObject).input as
-      | string
-      | AgentInputItem[];
+    // Resolved by readResumedRun (a long input is a blob in the stored event).
+    const input = (inputEvent.payload as JsonObject).input as string | AgentInputItem[];
     await root.recordInput(input);
     let result = await runSegment(runner, agent, input, scope, options);
     while (result.interruptions.length > 0 && applyRecordedDecisions(result.state, scope)) {
