@@ -1,8 +1,13 @@
-import { MemoryEventStore } from "@agent-ledger/core";
+import { join } from "node:path";
+import { MemoryEventStore, readWholeRun } from "@agent-ledger/core";
+import { SqliteEventStore } from "@agent-ledger/core/sqlite";
+import { scratchDirectory } from "@agent-ledger/core/testing";
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import type { CheckpointTuple } from "@langchain/langgraph-checkpoint";
-import { describe, expect, it } from "vitest";
-import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { DEFAULT_CHECKPOINT_SESSION, LedgerCheckpointSaver } from "./checkpoint-saver.js";
+
+const scratch = scratchDirectory("lc-checkpoint-saver-", afterAll);
 
 function pipeline(saver: LedgerCheckpointSaver) {
   const State = Annotation.Root({ value: Annotation<string>() });
@@ -169,5 +174,52 @@ describe("LedgerCheckpointSaver", () => {
     expect((await fresh.getState(latest.config)).values.value).toBe("start>a>b");
     expect((await fresh.getState(afterA.config)).values.value).toBe("start>a");
     expect((await fresh.getState(config)).values.value).toBe("edited>b");
+  });
+
+  it("a state over the blob threshold is stored by reference, and a new process resumes the thread from it", async () => {
+    const path = join(scratch, "large-state.db");
+    const large = `start ${"a long document. ".repeat(1500)}`;
+    const config = { configurable: { thread_id: "large" } };
+    let failures = 1;
+    const State = Annotation.Root({ value: Annotation<string>() });
+    const graph = (saver: LedgerCheckpointSaver) =>
+      new StateGraph(State)
+        .addNode("a", (state) => ({ value: `${state.value}>a` }))
+        .addNode("b", (state) => {
+          if (failures-- > 0) throw new Error("the process dies in b");
+          return { value: `${state.value}>b` };
+        })
+        .addEdge(START, "a")
+        .addEdge("a", "b")
+        .addEdge("b", END)
+        .compile({ checkpointer: saver });
+
+    const first = new SqliteEventStore({ path });
+    await first.init();
+    await expect(
+      graph(new LedgerCheckpointSaver({ store: first })).invoke({ value: large }, config),
+    ).rejects.toThrow("the process dies in b");
+    const stored = await readWholeRun(first, {
+      sessionId: DEFAULT_CHECKPOINT_SESSION,
+      runId: "thread:large",
+    });
+    // Each write and each checkpoint holding the state names its blob instead of the ~35 KB.
+    const holding = stored.filter((event) => (event.evidenceRefs ?? []).length > 0);
+    expect(holding.map((event) => event.type)).toEqual(
+      expect.arrayContaining(["checkpoint.saved", "x.langgraph.writes"]),
+    );
+    for (const event of stored) expect(JSON.stringify(event.payload).length).toBeLessThan(4000);
+    await first.close();
+
+    // A new process: its saver resolves the references; the thread goes on from `a`.
+    const second = new SqliteEventStore({ path });
+    await second.init();
+    const saver = new LedgerCheckpointSaver({ store: second });
+    const resumed = await graph(saver).invoke(null, config);
+    expect(resumed.value).toBe(`${large}>a>b`);
+    const history = await tuples(new LedgerCheckpointSaver({ store: second }), "large");
+    expect(history[0]?.checkpoint.channel_values.value).toBe(`${large}>a>b`);
+    expect(history.at(-2)?.checkpoint.channel_values.value).toBe(large);
+    await second.close();
   });
 });

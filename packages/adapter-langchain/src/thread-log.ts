@@ -6,6 +6,8 @@ import {
   LedgerError,
   type LedgerEvent,
   type NewEvent,
+  PayloadCompactor,
+  resolveEvents,
   sha256Hex,
 } from "@agent-ledger/core";
 import { DELETED_TYPE, threadIdFields } from "./checkpoint-index.js";
@@ -33,6 +35,11 @@ export function threadRunId(threadId: string): string {
  * The events of one thread's run, kept in memory and caught up from the store before each read
  * and write, so several savers (or a process that resumed after a crash) share the run. Writes
  * are serialised per thread and retried on `conflict` (they are facts, their order is free).
+ *
+ * Payloads go to the store as the recorder stores them (§8): a subtree over the default
+ * threshold (a channel's serialized value: the whole message history, every step) in a blob put
+ * by the same append and named in `evidenceRefs`, so retention keeps it. The events held here
+ * are resolved: the index reads them field by field.
  */
 export class ThreadLog {
   /**
@@ -43,6 +50,8 @@ export class ThreadLog {
   /** The seq the next event of the run gets: where this log has read (and appends) up to. */
   #next = 0;
   #lock: Promise<unknown> = Promise.resolve();
+  /** Knows the refs this thread's events name, so content stored before is not put again. */
+  readonly #compactor = new PayloadCompactor(undefined);
 
   constructor(
     readonly store: EventStore,
@@ -59,7 +68,11 @@ export class ThreadLog {
         fromSeq: this.#next,
         limit: PAGE,
       });
-      for (const event of page.events) this.#add(event);
+      // Resolved as read: an event without blob references is passed through as it is.
+      for (const event of await resolveEvents(this.store, page.events)) {
+        this.#compactor.committed(event.evidenceRefs ?? []);
+        this.#add(event);
+      }
       if (page.events.length < PAGE) return this.events;
     }
   }
@@ -74,7 +87,9 @@ export class ThreadLog {
   async #append(threadId: string, events: NewEvent[]): Promise<LedgerEvent[]> {
     for (let attempt = 0; ; attempt++) {
       await this.sync();
-      const batch: NewEvent[] = events.map((event) => ({ actor: ACTOR, ...event }));
+      // Compacted after the sync: content another saver stored meanwhile is not put again.
+      const { batch: compacted, blobs, refs } = this.#compact(events);
+      const batch: NewEvent[] = compacted.map((event) => ({ actor: ACTOR, ...event }));
       if (this.#next === 0)
         batch.unshift({
           type: "run.started",
@@ -87,14 +102,45 @@ export class ThreadLog {
           runId: this.runId,
           expectedSeq: this.#next,
           events: batch,
+          ...(blobs.length > 0 ? { blobs } : {}),
         });
-        for (const event of result.events) this.#add(event);
-        return result.events;
+        this.#compactor.committed(refs);
+        // Held as given (resolved), not as stored: the caller's events come last in the batch.
+        const given = result.events.length - events.length;
+        const held = result.events.map((event, index) =>
+          index < given ? event : { ...event, payload: events[index - given]?.payload ?? null },
+        );
+        for (const event of held) this.#add(event);
+        return held;
       } catch (error) {
         if (!LedgerError.isInstance(error, "conflict") || attempt >= MAX_CONFLICT_RETRIES)
           throw error;
       }
     }
+  }
+
+  /**
+   * `events` with large payload parts moved to blobs, as `SessionRecorder` stores payloads: the
+   * events, the new blobs to store with them, and every ref they name that is new.
+   */
+  #compact(events: NewEvent[]): { batch: NewEvent[]; blobs: string[]; refs: string[] } {
+    const blobs = new Map<string, string>();
+    const refs: string[] = [];
+    const batch = events.map((event) => {
+      if (event.payload === undefined) return event;
+      const compact = this.#compactor.begin();
+      const payload = compact.value(event.payload, { text: false });
+      const result = compact.result();
+      if (result.evidenceRefs.length === 0) return { ...event, payload };
+      for (const [ref, content] of result.blobs) blobs.set(ref, content);
+      refs.push(...result.evidenceRefs);
+      return {
+        ...event,
+        payload,
+        evidenceRefs: [...(event.evidenceRefs ?? []), ...result.evidenceRefs],
+      };
+    });
+    return { batch, blobs: [...blobs.values()], refs };
   }
 
   #add(event: LedgerEvent): void {
