@@ -1,4 +1,4 @@
-import type { LedgerEvent, SessionRecorder } from "@agent-ledger/core";
+import type { Attempt, LedgerEvent, SessionRecorder } from "@agent-ledger/core";
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { DocumentInterface } from "@langchain/core/documents";
 import type { Serialized } from "@langchain/core/load/serializable";
@@ -7,7 +7,7 @@ import type { ChatGenerationChunk, GenerationChunk, LLMResult } from "@langchain
 import type { ChainValues } from "@langchain/core/utils/types";
 import { ChainEvents } from "./chain-events.js";
 import { HandlerRecorder, type LedgerCallbackHandlerOptions } from "./handler-recorder.js";
-import { InterruptPauses } from "./interrupt-pauses.js";
+import { awaitedCall, InterruptPauses } from "./interrupt-pauses.js";
 import { threadIdOf } from "./langchain-metadata.js";
 import { chatRequest, textRequest } from "./model-request.js";
 import { ModelRuns } from "./model-runs.js";
@@ -141,6 +141,14 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
    */
   async requestToolCall(call: ToolCallToRecord): Promise<ToolAttempt> {
     return requestToolCall(await this.getRecorder(), this.#state.book, call);
+  }
+
+  /**
+   * Called by `ledgerMiddleware` as it asks a person about `attempt` (in flight at a crash)
+   * through LangGraph's `interrupt(question)`: a pause on that question names the call.
+   */
+  askingAbout(question: object, attempt: Attempt): void {
+    this.#state.pauses.asking(question, awaitedCall(attempt));
   }
 
   /**

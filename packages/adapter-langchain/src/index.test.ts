@@ -7,6 +7,7 @@ describe("public surface", () => {
       "DEFAULT_CHECKPOINT_SESSION",
       "LedgerCallbackHandler",
       "LedgerCheckpointSaver",
+      "UNRESOLVED_ATTEMPT_INTERRUPT",
       "findLedgerError",
       "ledgerMiddleware",
       "messageFromJson",

@@ -5,9 +5,10 @@ import {
   type JsonObject,
   type SessionRecorder,
 } from "@agent-ledger/core";
-import { toJsonValue } from "./plain-json.js";
+import { isRecord, toJsonValue } from "./plain-json.js";
 import type { RunTree } from "./run-tree.js";
 import { isInterrupt } from "./tool-attempt.js";
+import { UNRESOLVED_ATTEMPT_INTERRUPT } from "./unresolved-interrupt.js";
 
 /** `payload.kind` of the checkpoint recording a pause (never LedgerCheckpointSaver's own). */
 export const INTERRUPT_PAUSE_KIND = "langgraph.interrupt";
@@ -55,6 +56,8 @@ export class InterruptPauses {
   readonly #seen = new WeakSet<object>();
   /** The LangGraph node of each chain in progress that runs in one. */
   readonly #nodes = new Map<string, string>();
+  /** The calls ledgerMiddleware asks a person about, by the interrupt value it asks with. */
+  readonly #asked = new WeakMap<object, AwaitedCallView>();
 
   constructor(runs: RunTree) {
     this.#runs = runs;
@@ -64,6 +67,14 @@ export class InterruptPauses {
   chainStarted(runId: string, metadata: Record<string, unknown> | undefined): void {
     const node = metadata?.langgraph_node;
     if (typeof node === "string") this.#nodes.set(runId, node);
+  }
+
+  /**
+   * ledgerMiddleware asks a person about `call` (in flight at a crash) with `interrupt(value)`,
+   * before the tool runs: the pause names that call rather than the tools node it paused in.
+   */
+  asking(value: object, call: AwaitedCallView): void {
+    this.#asked.set(value, call);
   }
 
   /**
@@ -85,7 +96,14 @@ export class InterruptPauses {
     if (values === undefined) return;
     const root = this.#runs.rootOf(runId);
     const paused = this.#paused.get(root) ?? [];
-    paused.push({ call, values });
+    // A node that asked about a crashed call (ledgerMiddleware's question): that call.
+    const asked = values.map((value) =>
+      value !== null && typeof value === "object" ? this.#asked.get(value) : undefined,
+    );
+    if (asked.length > 0 && asked.every((known) => known !== undefined))
+      for (const [index, known] of asked.entries())
+        paused.push({ call: known as AwaitedCallView, values: [values[index]] });
+    else paused.push({ call, values });
     this.#paused.set(root, paused);
   }
 
@@ -151,8 +169,13 @@ function decideWith(values: readonly unknown[]): string {
   return `${question} (LangGraph interrupt()): resume the graph's thread with new Command({ resume: answer })`;
 }
 
-/** An interrupt's value as text: a string quoted, anything else as JSON; cut at MAX_VALUE. */
+/**
+ * An interrupt's value as text: a string quoted, ledgerMiddleware's question about a crashed
+ * call by its question, anything else as JSON; cut at MAX_VALUE.
+ */
 function valueText(value: unknown): string {
+  if (isRecord(value) && value.type === UNRESOLVED_ATTEMPT_INTERRUPT)
+    return valueText(String(value.question));
   const text = (typeof value === "string" ? value : JSON.stringify(toJsonValue(value)))
     .replace(/\s+/g, " ")
     .trim();

@@ -1,4 +1,10 @@
-import type { Attempt, JsonValue, ReplayedOutcome, SessionRecorder } from "@agent-ledger/core";
+import {
+  type Attempt,
+  type JsonValue,
+  LedgerError,
+  type ReplayedOutcome,
+  type SessionRecorder,
+} from "@agent-ledger/core";
 import { ToolMessage } from "@langchain/core/messages";
 import { Command, isCommand } from "@langchain/langgraph";
 import { createMiddleware, ToolInvocationError } from "langchain";
@@ -10,20 +16,37 @@ import { checkMiddlewareOptions } from "./option-checks.js";
 import { abandonCallsInside } from "./outer-decision.js";
 import { isRecord, toJsonValue } from "./plain-json.js";
 import { messageFromJson } from "./stored-messages.js";
+import type { ToolAttempt } from "./tool-attempt.js";
 import { ledgerToolCallId, runWithUnnamedClaim } from "./tool-claim.js";
 import { toolEffect } from "./tool-effect.js";
+import { askAboutUnresolved, recordAnswer } from "./unresolved-interrupt.js";
+
+/** `ledgerMiddleware`'s options. */
+export interface LedgerMiddlewareOptions {
+  /** The LedgerCallbackHandler the agent is invoked with (`callbacks: [handler]`). */
+  handler: LedgerCallbackHandler;
+  /**
+   * What a tool call in flight at a crash that may not run again (not idempotent, no decision
+   * recorded) does on resume: `"throw"` (default), the agent stops with `unresolved-attempt`;
+   * `"interrupt"`, the graph pauses at LangGraph's `interrupt()` with a question for a person
+   * (README: "Asking a person through LangGraph"), and goes on with the answer.
+   */
+  onUnresolved?: "throw" | "interrupt" | undefined;
+}
 
 /**
  * A `createAgent` middleware that records tool calls itself (in `wrapToolCall`, around the
  * tool node), so that a tool that cannot be recorded does not run and an unresolved tool call
- * found on resume stops the agent with `unresolved-attempt`: errors thrown in callbacks are
+ * found on resume stops the agent with `unresolved-attempt` (or, with `onUnresolved:
+ * "interrupt"`, pauses the graph to ask a person): errors thrown in callbacks are
  * turned into ToolMessages by the tool node, errors thrown here propagate. Model calls stay
  * recorded by the handler (an error in handleChatModelStart does stop the model node). On
  * resume, a tool call the ledger already holds is answered from it without running the tool.
  */
-export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
+export function ledgerMiddleware(options: LedgerMiddlewareOptions) {
   checkMiddlewareOptions(options);
   const { handler } = options;
+  const ask = options.onUnresolved === "interrupt";
   return createMiddleware({
     name: "AgentLedgerMiddleware",
     wrapToolCall: async (request, next) => {
@@ -37,14 +60,39 @@ export function ledgerMiddleware(options: { handler: LedgerCallbackHandler }) {
       const toolCallId = ledgerToolCallId(call.id);
       // The thread: one handler may serve several, whose models may give the same ids.
       const threadId = threadIdOf(request.runtime?.configurable);
-      const { attempt, approved } = await handler.requestToolCall({
-        name: call.name,
-        args: toJsonValue(call.args),
-        effect,
-        toolCallId,
-        threadId,
-        metadata: langchainMetadata({ recordedBy: "middleware", threadId }),
-      });
+      const metadata = langchainMetadata({ recordedBy: "middleware", threadId });
+      let requested: ToolAttempt;
+      try {
+        requested = await handler.requestToolCall({
+          name: call.name,
+          args: toJsonValue(call.args),
+          effect,
+          toolCallId,
+          threadId,
+          metadata,
+        });
+      } catch (error) {
+        if (!ask || !LedgerError.isInstance(error, "unresolved-attempt")) throw error;
+        // In flight at a crash, no decision recorded: a person is asked (the graph pauses
+        // here), and the answer is recorded before anything runs. A node run again after that
+        // finds the decision in the ledger and asks nothing.
+        const answer = askAboutUnresolved(error, threadId, (question) =>
+          handler.askingAbout(question, error.attempt),
+        );
+        const decided = await recordAnswer(
+          await handler.getRecorder(),
+          error.attempt,
+          answer,
+          metadata,
+        );
+        if ("abandoned" in decided) {
+          await abandonCallsInside(await handler.getRecorder(), error.attempt, decided.abandoned);
+          const reason = decided.abandoned;
+          return replayedToolMessage({ status: "abandoned", reason, eventId: "" }, call);
+        }
+        requested = { attempt: decided.retry, approved: true };
+      }
+      const { attempt, approved } = requested;
       if (attempt.replayed) {
         // Abandoned by a person, it does not run again, nor does anything made inside it.
         if (attempt.replayed.status === "abandoned")

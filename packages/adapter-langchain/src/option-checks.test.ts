@@ -30,11 +30,8 @@ describe("bad options are refused at construction, with the path of the bad valu
       [null, "$"],
       ["s1", "$"],
       [{}, "$"],
-      [{ store, sessionId: "" }, "$.sessionId"],
-      [{ store, sessionId: 7 }, "$.sessionId"],
       [{ store: {}, sessionId: "s1" }, "$.store"],
       [{ store: "sqlite:./ledger.db", sessionId: "s1" }, "$.store"],
-      [{ store, sessionId: "s1", runId: "" }, "$.runId"],
       [{ store, sessionId: "s1", actor: "me" }, "$.actor"],
       [{ store, sessionId: "s1", recordChains: "no" }, "$.recordChains"],
       [{ recorder: {} }, "$.recorder"],
@@ -53,7 +50,6 @@ describe("bad options are refused at construction, with the path of the bad valu
       [undefined, "$"],
       [{}, "$.store"],
       [{ store: { append: () => {} } }, "$.store"],
-      [{ store, sessionId: "" }, "$.sessionId"],
       [{ store, cachedThreads: "many" }, "$.cachedThreads"],
       [{ store, serde: {} }, "$.serde"],
     ];
@@ -70,6 +66,14 @@ describe("bad options are refused at construction, with the path of the bad valu
       [undefined, "$"],
       [{}, "$.handler"],
       [{ handler: {} }, "$.handler"],
+      [
+        { handler: new LedgerCallbackHandler({ store, sessionId: "s1" }), onUnresolved: "ask" },
+        "$.onUnresolved",
+      ],
+      [
+        { handler: new LedgerCallbackHandler({ store, sessionId: "s1" }), onUnresolved: true },
+        "$.onUnresolved",
+      ],
       [
         {
           handler: new SessionRecorder({
@@ -89,6 +93,42 @@ describe("bad options are refused at construction, with the path of the bad valu
     }
     const handler = new LedgerCallbackHandler({ store, sessionId: "s1" });
     expect(ledgerMiddleware({ handler }).name).toBe("AgentLedgerMiddleware");
+    for (const onUnresolved of ["interrupt", "throw", undefined] as const)
+      expect(ledgerMiddleware({ handler, onUnresolved }).name).toBe("AgentLedgerMiddleware");
+  });
+
+  // DESIGN §6: an id that is not 1-255 characters without control characters is `invalid-event`,
+  // as the core recorder, the stores and the other adapters say.
+  it("a bad sessionId or runId is invalid-event, as everywhere else", () => {
+    const bad: unknown[] = ["", 7, "a".repeat(256), "s\u0000", "s\n1", "\uD800"];
+    for (const id of bad) {
+      const shown = JSON.stringify(id) ?? String(id);
+      expect(
+        thrownBy(() => new LedgerCallbackHandler(misuse<HandlerOptions>({ store, sessionId: id }))),
+        shown,
+      ).toEqual({ code: "invalid-event", path: "$.sessionId" });
+      expect(
+        thrownBy(
+          () =>
+            new LedgerCallbackHandler(
+              misuse<HandlerOptions>({ store, sessionId: "s1", runId: id }),
+            ),
+        ),
+        shown,
+      ).toEqual({ code: "invalid-event", path: "$.runId" });
+      expect(
+        thrownBy(() => new LedgerCheckpointSaver(misuse<SaverOptions>({ store, sessionId: id }))),
+        shown,
+      ).toEqual({ code: "invalid-event", path: "$.sessionId" });
+    }
+    // A missing sessionId is a missing id: the same code as the core recorder gives.
+    expect(thrownBy(() => new LedgerCallbackHandler(misuse<HandlerOptions>({ store })))).toEqual({
+      code: "invalid-event",
+      path: "$.sessionId",
+    });
+    expect(new LedgerCallbackHandler({ store, sessionId: "a".repeat(255) }).name).toBe(
+      "agent-ledger",
+    );
   });
 
   it("good options still build both", async () => {

@@ -1,16 +1,14 @@
-import { assertEventStore, InvalidArgumentError, isValidId } from "@agent-ledger/core";
+import { assertEventStore, assertId, InvalidArgumentError } from "@agent-ledger/core";
 import { isRecord } from "./plain-json.js";
 
 // Checked where the options are given, not at the first call that uses them: a mistake in
 // JavaScript (or a config file) would otherwise surface as a TypeError deep inside an invoke.
 
+// A bad id is `invalid-event` (DESIGN §6), as the core recorder and the stores say, whatever
+// the entry point: core's own check, with its message.
 function checkId(value: unknown, path: string, required: boolean): void {
   if (value === undefined && !required) return;
-  if (typeof value !== "string" || !isValidId(value))
-    throw new InvalidArgumentError(
-      path,
-      "must be a ledger id: a string of 1 to 255 characters without control characters",
-    );
+  assertId(value, path);
 }
 
 /** `LedgerCallbackHandler`'s options: `{ recorder }`, or `{ store, sessionId, runId?, actor? }`. */
@@ -59,7 +57,10 @@ export function checkSaverOptions(options: unknown): void {
     throw new InvalidArgumentError("$.serde", "must be a LangGraph SerializerProtocol");
 }
 
-/** `ledgerMiddleware`'s options: `{ handler }`, the LedgerCallbackHandler the agent runs with. */
+/**
+ * `ledgerMiddleware`'s options: `{ handler, onUnresolved? }`, the LedgerCallbackHandler the
+ * agent runs with, and what an unresolved call does on resume.
+ */
 export function checkMiddlewareOptions(options: unknown): void {
   if (!isRecord(options)) throw new InvalidArgumentError("$", "ledgerMiddleware needs { handler }");
   const handler = options.handler;
@@ -68,4 +69,7 @@ export function checkMiddlewareOptions(options: unknown): void {
       "$.handler",
       "must be the LedgerCallbackHandler the agent is invoked with (callbacks: [handler])",
     );
+  const onUnresolved = options.onUnresolved;
+  if (onUnresolved !== undefined && onUnresolved !== "throw" && onUnresolved !== "interrupt")
+    throw new InvalidArgumentError("$.onUnresolved", 'must be "throw" (default) or "interrupt"');
 }

@@ -17,6 +17,7 @@ import { toolArtifactCrashes } from "./tool-artifact.test.data.js";
 import { toolCallThreadsCrashes } from "./tool-call-threads.test.data.js";
 import { toolEffectCrashes } from "./tool-effect.test.data.js";
 import { toolNodeCrashes } from "./tool-node.test.data.js";
+import { unresolvedInterruptCrashes } from "./unresolved-interrupt.test.data.js";
 
 /** Every scenario a crash child can run, by the name a test gives it. */
 export const crashScenarios = {
@@ -38,6 +39,7 @@ export const crashScenarios = {
   ...toolCallThreadsCrashes,
   ...toolEffectCrashes,
   ...toolNodeCrashes,
+  ...unresolvedInterruptCrashes,
 } satisfies Record<string, CrashScenario>;
 
 export type CrashScenarioName = keyof typeof crashScenarios;

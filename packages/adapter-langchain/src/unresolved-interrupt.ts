@@ -1,0 +1,186 @@
+import {
+  type Attempt,
+  InvalidArgumentError,
+  type JsonObject,
+  LedgerError,
+  type SessionRecorder,
+  UnresolvedAttemptError,
+} from "@agent-ledger/core";
+import { interrupt } from "@langchain/langgraph";
+import { isRecord } from "./plain-json.js";
+import { isInterrupt } from "./tool-attempt.js";
+
+/** `type` of the value `ledgerMiddleware` interrupts with (`onUnresolved: "interrupt"`). */
+export const UNRESOLVED_ATTEMPT_INTERRUPT = "agent-ledger.unresolved-attempt";
+
+/**
+ * What a person is asked about a tool call in flight at a crash that may not run again: the
+ * value of LangGraph's interrupt (`result.__interrupt__[i].value`), plain JSON.
+ */
+export interface UnresolvedAttemptQuestion {
+  type: typeof UNRESOLVED_ATTEMPT_INTERRUPT;
+  question: string;
+  sessionId: string;
+  runId: string;
+  /** The LangGraph thread, null outside one. */
+  threadId: string | null;
+  attemptId: string;
+  stepId: string;
+  toolCallId: string | null;
+  name: string;
+  /** The tool call's arguments, as its `tool.requested` holds them. */
+  args: unknown;
+  /** The two answers `new Command({ resume })` may give, as text. */
+  answers: { approve: string; abandon: string };
+}
+
+/** A person's decision, read from the resume value. */
+export type UnresolvedAttemptAnswer = { approve: string } | { abandon: string };
+
+/** The interrupt value for `attempt`, refused by the ledger as in flight at a crash. */
+export function unresolvedQuestion(
+  attempt: Attempt,
+  threadId: string | undefined,
+): UnresolvedAttemptQuestion {
+  const name = attempt.name ?? "tool";
+  const call = `${name}${attempt.toolCallId !== undefined ? ` (${attempt.toolCallId})` : ""}`;
+  return {
+    type: UNRESOLVED_ATTEMPT_INTERRUPT,
+    question: `${call} was in flight when the process died; did it take effect? It is not declared idempotent, so it is not run again unless you approve.${attempt.retryOf !== undefined ? ` It was run again by an approval and died again: answer with attemptId ${attempt.attemptId}.` : ""}`,
+    sessionId: attempt.sessionId,
+    runId: attempt.runId,
+    threadId: threadId ?? null,
+    attemptId: attempt.attemptId,
+    stepId: attempt.stepId,
+    toolCallId: attempt.toolCallId ?? null,
+    name,
+    args: attempt.request ?? null,
+    answers: {
+      approve: `{ approve: "<reason>", attemptId: "${attempt.attemptId}" }: it did not take effect and is safe to run again; the tool runs once more`,
+      abandon: `{ abandon: "<reason>", attemptId: "${attempt.attemptId}" }: it took effect, or must not be repeated; the tool does not run, the model gets the reason`,
+    },
+  };
+}
+
+/**
+ * Asks a person about `refusal`'s attempt through LangGraph's `interrupt()`: the first time the
+ * graph pauses (GraphInterrupt propagates); when the graph is resumed with
+ * `new Command({ resume: answer })` the node runs again and this returns the answer.
+ *
+ * LangGraph hands a node that runs again every answer it consumed before, in order, then the
+ * new one. So the answers are read in turn until one is for this attempt:
+ * - a malformed one was refused when it was new (`invalid-argument`, nothing recorded) and is
+ *   skipped; the newest answer malformed is refused now;
+ * - one naming another attempt (`attemptId`) answered an earlier question of this tool call:
+ *   the attempt a person approved before, whose retry was in flight at a second crash. Skipped:
+ *   the next `interrupt()` asks about this attempt. A question about such a retry needs an
+ *   answer naming its `attemptId`, since the first answer LangGraph hands back may be the one
+ *   that approved the attempt it retries.
+ *
+ * Without a checkpointer LangGraph cannot pause: the refusal is thrown, saying so.
+ */
+export function askAboutUnresolved(
+  refusal: UnresolvedAttemptError,
+  threadId: string | undefined,
+  onQuestion: (question: UnresolvedAttemptQuestion) => void,
+): UnresolvedAttemptAnswer {
+  const attempt = refusal.attempt;
+  const question = unresolvedQuestion(attempt, threadId);
+  onQuestion(question);
+  const mustName = attempt.retryOf !== undefined;
+  let malformed: InvalidArgumentError | undefined;
+  for (;;) {
+    let given: unknown;
+    try {
+      given = interruptOrRefuse(question, refusal);
+    } catch (error) {
+      // No answer after a malformed one: that one is the person's latest.
+      if (malformed !== undefined && isInterrupt(error)) throw malformed;
+      throw error;
+    }
+    malformed = undefined;
+    let answer: ReturnType<typeof parseAnswer>;
+    try {
+      answer = parseAnswer(given, attempt.attemptId);
+    } catch (error) {
+      if (!LedgerError.isInstance(error, "invalid-argument")) throw error;
+      malformed = error;
+      continue;
+    }
+    if (answer.attemptId === attempt.attemptId || (answer.attemptId === undefined && !mustName))
+      return answer.decision;
+  }
+}
+
+function interruptOrRefuse(
+  question: UnresolvedAttemptQuestion,
+  refusal: UnresolvedAttemptError,
+): unknown {
+  try {
+    return interrupt(question);
+  } catch (error) {
+    if (!isMissingCheckpointer(error)) throw error;
+    throw new UnresolvedAttemptError(
+      `${refusal.message} (ledgerMiddleware's onUnresolved: "interrupt" cannot ask through LangGraph's interrupt(): the agent has no checkpointer to pause and resume with. Give createAgent a checkpointer, or decide with SessionRecorder's approve/abandon or agent-ledger resolve.)`,
+      refusal.details as { attemptId: string },
+      refusal.attempt,
+    );
+  }
+}
+
+function isMissingCheckpointer(error: unknown): boolean {
+  return isRecord(error) && error.lc_error_code === "MISSING_CHECKPOINTER";
+}
+
+/**
+ * The person's answer: `{ approve: reason }` or `{ abandon: reason }` (a non-empty string),
+ * with the `attemptId` it is for, optionally. Anything else is `invalid-argument` at `$.resume`.
+ */
+function parseAnswer(
+  given: unknown,
+  asked: string,
+): { decision: UnresolvedAttemptAnswer; attemptId: string | undefined } {
+  const refuse = (why: string) =>
+    new InvalidArgumentError(
+      "$.resume",
+      `the answer to the question about attempt ${asked} must be { approve: "<reason>" } or { abandon: "<reason>" } (with its attemptId, optionally): ${why}`,
+      { details: { attemptId: asked } },
+    );
+  if (!isRecord(given)) throw refuse("not an object");
+  const keys = Object.keys(given);
+  const extra = keys.filter((key) => !ANSWER_KEYS.has(key));
+  if (extra.length > 0) throw refuse(`unknown field ${extra[0]}`);
+  const { approve, abandon, attemptId } = given;
+  if (attemptId !== undefined && typeof attemptId !== "string")
+    throw refuse("attemptId is not a string");
+  if ((approve === undefined) === (abandon === undefined))
+    throw refuse("give exactly one of approve and abandon");
+  const reason = approve ?? abandon;
+  if (typeof reason !== "string" || reason.length === 0)
+    throw refuse("the reason must be a non-empty string");
+  return {
+    decision: approve !== undefined ? { approve: reason } : { abandon: reason },
+    attemptId,
+  };
+}
+
+const ANSWER_KEYS = new Set(["approve", "abandon", "attemptId"]);
+
+/**
+ * Records the person's decision on the attempt and returns what the call goes on with: an
+ * approved attempt's retry (a new attempt of its step, `retryOf` it), or the reason it was
+ * abandoned with.
+ */
+export async function recordAnswer(
+  recorder: SessionRecorder,
+  attempt: Attempt,
+  answer: UnresolvedAttemptAnswer,
+  metadata: JsonObject,
+): Promise<{ retry: Attempt } | { abandoned: string }> {
+  if ("abandon" in answer) {
+    await recorder.abandon(attempt, answer.abandon);
+    return { abandoned: answer.abandon };
+  }
+  await recorder.approve(attempt, answer.approve);
+  return { retry: await recorder.retry(attempt, { metadata }) };
+}
