@@ -1,3 +1,4 @@
+import { assertObjectArgument } from "../events/argument-checks.js";
 import { NotFoundError } from "../events/errors.js";
 import type { JsonObject } from "../events/json.js";
 import type { EventStore } from "../store/event-store.js";
@@ -26,6 +27,7 @@ export async function messageHistory(
   store: EventStore,
   options: MessageHistoryOptions,
 ): Promise<HistoryMessage[]> {
+  assertObjectArgument(options, "$", "messageHistory needs { sessionId } (and optionally runId)");
   const model = await loadSessionModel(store, options.sessionId);
   const run: RunRecord | undefined =
     options.runId === undefined ? model.roots[0] : model.runs.get(options.runId);

@@ -1,4 +1,5 @@
 import type { CompactSession } from "../compact/externalize.js";
+import { assertObjectArgument, attemptNeeded } from "../events/argument-checks.js";
 import { InvalidArgumentError } from "../events/errors.js";
 import { assertId } from "../events/ids.js";
 import type { JsonObject } from "../events/json.js";
@@ -47,6 +48,7 @@ export function completeModelCall(
   options: { metadata?: JsonObject },
 ): Promise<LedgerEvent> {
   return rejectThrown(() => {
+    assertObjectArgument(attempt, "$", attemptNeeded("completing"));
     const compact = state.compactor.begin();
     const stored = compactedPayload(compact, state.redact, {
       type: "model.completed",
@@ -74,6 +76,7 @@ export function failModelCall(
   options: { metadata?: JsonObject; partial?: unknown },
 ): Promise<LedgerEvent> {
   return rejectThrown(() => {
+    assertObjectArgument(attempt, "$", attemptNeeded("failing"));
     const payload = failurePayload(state.redact, "model.failed", error);
     const compact = state.compactor.begin();
     if (options.partial !== undefined)
@@ -96,6 +99,7 @@ export function completeToolCall(
   options: { metadata?: JsonObject },
 ): Promise<LedgerEvent> {
   return rejectThrown(() => {
+    assertObjectArgument(attempt, "$", attemptNeeded("completing"));
     const compact = state.compactor.begin();
     const payload: JsonObject = {
       result: compactedPayload(compact, state.redact, {
@@ -122,6 +126,7 @@ export function failToolCall(
   options: { metadata?: JsonObject },
 ): Promise<LedgerEvent> {
   return rejectThrown(() => {
+    assertObjectArgument(attempt, "$", attemptNeeded("failing"));
     const payload = failurePayload(state.redact, "tool.failed", error);
     if (attempt.toolCallId !== undefined) fieldsOf(payload).toolCallId = attempt.toolCallId;
     return resolveAttempt(state, attempt, "tool.failed", payload, options.metadata);
@@ -190,11 +195,7 @@ function decision(
   reason: string,
   doing: string,
 ): NewEvent {
-  if (typeof attempt !== "object" || attempt === null)
-    throw new InvalidArgumentError(
-      "$",
-      `${doing} an attempt needs the attempt (as before* returned it, an unresolved-attempt error carries it, or inspectSession lists it), not its id`,
-    );
+  assertObjectArgument(attempt, "$", attemptNeeded(doing));
   if (typeof reason !== "string" || reason.length === 0)
     throw new InvalidArgumentError("$.reason", `${doing} an attempt needs a reason`);
   const payload: JsonObject = { reason: reasonPayload(state.redact, type, reason) };

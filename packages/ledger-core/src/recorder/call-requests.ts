@@ -1,3 +1,4 @@
+import { assertObjectArgument } from "../events/argument-checks.js";
 import { hashJson, sha256Hex } from "../events/canonical.js";
 import { InvalidArgumentError } from "../events/errors.js";
 import { assertId, uuidv7 } from "../events/ids.js";
@@ -71,6 +72,7 @@ export async function requestModelCall(
   options: BeforeModelCallOptions,
 ): Promise<Attempt> {
   return inTurn(state, async () => {
+    assertObjectArgument(options, "$", "beforeModelCall needs { request }");
     const request = preparePayload(
       state.redact,
       "model.requested",
@@ -145,6 +147,7 @@ export async function requestToolCall(
   options: BeforeToolCallOptions,
 ): Promise<Attempt> {
   return inTurn(state, async () => {
+    assertObjectArgument(options, "$", "beforeToolCall needs { name, args }");
     assertToolName(options.name);
     if (options.toolCallId !== undefined) assertId(options.toolCallId, "$.toolCallId");
     if (options.replayAccepts !== undefined && typeof options.replayAccepts !== "function")

@@ -1,3 +1,4 @@
+import { assertObjectArgument } from "../events/argument-checks.js";
 import { uuidv7 } from "../events/ids.js";
 import type { Actor, LedgerEvent } from "../events/types.js";
 import type { RunSummary } from "../store/event-store.js";
@@ -96,6 +97,11 @@ export class ChildRuns {
  * the run id of the child run it adopts unless the caller gave one.
  */
 export function childOptions(parent: RecorderState, options: ChildOptions): SessionRecorderOptions {
+  assertObjectArgument(
+    options,
+    "$",
+    "child needs { actor } (and optionally runId, causedByEventId, redact)",
+  );
   let runId = options.runId;
   if (runId === undefined && parent.children.recorded)
     // Optional: a missing actor is refused by the constructor, with its path.

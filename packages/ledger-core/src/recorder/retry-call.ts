@@ -1,3 +1,4 @@
+import { assertObjectArgument, attemptNeeded } from "../events/argument-checks.js";
 import { InvalidArgumentError } from "../events/errors.js";
 import { assertId } from "../events/ids.js";
 import { type JsonObject, toPlainJson } from "../events/json.js";
@@ -24,6 +25,7 @@ export function retryCall(
   // In its turn, as a recorded retry is matched by order like the call it repeats; a bad
   // attempt (even a missing one) rejects, never throws.
   return inTurn(state, () => {
+    assertObjectArgument(attempt, "$", attemptNeeded("retrying"));
     // The attempt comes back from the caller and its parts enter a prevalidated event: each is
     // checked here, as `before*` checks a new call.
     if (attempt.kind !== "model" && attempt.kind !== "tool")

@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { LedgerError } from "../events/errors.js";
+import { messageHistory } from "../projections/message-history.js";
+import { MemoryEventStore } from "../store/memory-store.js";
+import { SessionRecorder } from "./session-recorder.js";
+
+/** What a JavaScript caller (no types to stop it) gets for a missing argument: a coded error. */
+describe("a missing argument from JavaScript", () => {
+  async function started() {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "s",
+      runId: "r",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    return { store, recorder };
+  }
+
+  it("rejects each call with invalid-argument at $, never a TypeError, and writes nothing", async () => {
+    const { store, recorder } = await started();
+    const loose = recorder as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+    const calls: [string, () => Promise<unknown>][] = [
+      ["beforeModelCall()", () => loose.beforeModelCall?.call(recorder) as Promise<unknown>],
+      [
+        "beforeToolCall(null)",
+        () => loose.beforeToolCall?.call(recorder, null) as Promise<unknown>,
+      ],
+      ["modelCompleted(undefined, {})", () => recorder.modelCompleted(undefined as never, {})],
+      [
+        "modelFailed(undefined, error)",
+        () => recorder.modelFailed(undefined as never, new Error("x")),
+      ],
+      ["toolCompleted(null, 1)", () => recorder.toolCompleted(null as never, 1)],
+      [
+        "toolFailed(undefined, error)",
+        () => recorder.toolFailed(undefined as never, new Error("x")),
+      ],
+      ["retry(undefined)", () => recorder.retry(undefined as never)],
+      ["messageHistory(store)", () => messageHistory(store, undefined as never)],
+    ];
+    for (const [name, call] of calls) {
+      let promise: Promise<unknown> | undefined;
+      expect(() => {
+        promise = call();
+      }, name).not.toThrow();
+      const error = await promise?.then(
+        () => undefined,
+        (reason: unknown) => reason,
+      );
+      expect(LedgerError.isInstance(error, "invalid-argument"), `${name}: ${String(error)}`).toBe(
+        true,
+      );
+      expect(error, name).toMatchObject({ path: "$" });
+    }
+    expect((await store.readRun({ sessionId: "s", runId: "r" })).events).toHaveLength(1);
+  });
+
+  it("refuses child() without options as the constructor refuses bad options", async () => {
+    const { recorder: parent } = await started();
+    let error: unknown;
+    try {
+      (parent.child as unknown as () => unknown)();
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(LedgerError.isInstance(error, "invalid-argument")).toBe(true);
+    expect(error).toMatchObject({ path: "$" });
+  });
+});
