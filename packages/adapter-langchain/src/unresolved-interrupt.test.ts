@@ -129,6 +129,8 @@ describe.concurrent('ledgerMiddleware onUnresolved: "interrupt": a crashed call 
     const approved = events.find((event) => event.type === "attempt.approved");
     expect(approved?.attemptId).toBe(attemptId);
     expect(payloadOf<{ reason: string }>(approved).reason).toBe("not in the outbox");
+    // Recorded by the agent's recorder on a person's word: the person decided.
+    expect(approved?.actor).toEqual({ type: "human", id: "langgraph-resume" });
     expect(events.findLast((event) => event.type === "tool.requested")?.retryOf).toBe(attemptId);
     expect(await unresolvedIds(store)).toEqual([]);
   });
@@ -141,14 +143,18 @@ describe.concurrent('ledgerMiddleware onUnresolved: "interrupt": a crashed call 
     const agent = emailAgent(store, sent);
     expect(interruptsOf(await agent.resume(null))).toHaveLength(1);
     // The same agent (handler) goes on after its pause.
-    const outcome = await agent.resume(new Command({ resume: { abandon: "it was sent" } }));
+    const outcome = await agent.resume(
+      new Command({ resume: { abandon: "it was sent", by: "ops@example.com" } }),
+    );
     expect(answerOf(outcome)).toContain("it was sent");
     expect(agent.modelSaw).toEqual([expect.stringContaining("send_email: ")]);
     expect(agent.modelSaw[0]).toContain("it was sent");
     expect(lines(sent)).toBe(1);
     const { events, types } = await toolEvents(store);
     expect(types).toEqual(["tool.requested send_email", "attempt.abandoned send_email"]);
-    expect(events.find((event) => event.type === "attempt.abandoned")?.attemptId).toBe(attemptId);
+    const abandoned = events.find((event) => event.type === "attempt.abandoned");
+    expect(abandoned?.attemptId).toBe(attemptId);
+    expect(abandoned?.actor).toEqual({ type: "human", id: "ops@example.com" });
     expect(await unresolvedIds(store)).toEqual([]);
   });
 
@@ -160,7 +166,13 @@ describe.concurrent('ledgerMiddleware onUnresolved: "interrupt": a crashed call 
     const agent = emailAgent(store, sent);
     expect(interruptsOf(await agent.resume(null))).toHaveLength(1);
     const before = (await runEvents(store, SESSION, RUN)).length;
-    for (const answer of ["yes", { approve: "" }, { approve: "a", abandon: "b" }, { retry: "x" }]) {
+    for (const answer of [
+      "yes",
+      { approve: "" },
+      { approve: "a", abandon: "b" },
+      { retry: "x" },
+      { approve: "a", by: "" },
+    ]) {
       const outcome = await agent.resume(new Command({ resume: answer }));
       const error = "error" in outcome ? findLedgerError(outcome.error) : undefined;
       expect(error?.code, JSON.stringify(answer)).toBe("invalid-argument");
@@ -177,7 +189,9 @@ describe.concurrent('ledgerMiddleware onUnresolved: "interrupt": a crashed call 
         .filter((event) => !event.type.startsWith("x.") && event.type !== "checkpoint.saved"),
     ).toEqual([]);
     expect(await unresolvedIds(store)).toEqual([attemptId]);
-    const outcome = await agent.resume(new Command({ resume: { abandon: "it was sent" } }));
+    const outcome = await agent.resume(
+      new Command({ resume: { abandon: "it was sent", by: "ops@example.com" } }),
+    );
     expect(answerOf(outcome)).toContain("it was sent");
   });
 

@@ -1,6 +1,7 @@
 import {
   type Attempt,
   InvalidArgumentError,
+  isValidId,
   type JsonObject,
   LedgerError,
   type SessionRecorder,
@@ -34,8 +35,13 @@ export interface UnresolvedAttemptQuestion {
   answers: { approve: string; abandon: string };
 }
 
-/** A person's decision, read from the resume value. */
-export type UnresolvedAttemptAnswer = { approve: string } | { abandon: string };
+/**
+ * A person's decision, read from the resume value. `by` names the person (the decision's actor
+ * in the ledger, `{ type: "human", id: by }`; without it, `id: "langgraph-resume"`).
+ */
+export type UnresolvedAttemptAnswer =
+  | { approve: string; by?: string }
+  | { abandon: string; by?: string };
 
 /** The interrupt value for `attempt`, refused by the ledger as in flight at a crash. */
 export function unresolvedQuestion(
@@ -150,21 +156,24 @@ function parseAnswer(
   const keys = Object.keys(given);
   const extra = keys.filter((key) => !ANSWER_KEYS.has(key));
   if (extra.length > 0) throw refuse(`unknown field ${extra[0]}`);
-  const { approve, abandon, attemptId } = given;
+  const { approve, abandon, attemptId, by } = given;
   if (attemptId !== undefined && typeof attemptId !== "string")
     throw refuse("attemptId is not a string");
+  if (by !== undefined && !isValidId(by))
+    throw refuse("by (who decided) must be a ledger id: 1-255 characters, no control characters");
   if ((approve === undefined) === (abandon === undefined))
     throw refuse("give exactly one of approve and abandon");
   const reason = approve ?? abandon;
   if (typeof reason !== "string" || reason.length === 0)
     throw refuse("the reason must be a non-empty string");
+  const who = by === undefined ? {} : { by };
   return {
-    decision: approve !== undefined ? { approve: reason } : { abandon: reason },
+    decision: approve !== undefined ? { approve: reason, ...who } : { abandon: reason, ...who },
     attemptId,
   };
 }
 
-const ANSWER_KEYS = new Set(["approve", "abandon", "attemptId"]);
+const ANSWER_KEYS = new Set(["approve", "abandon", "attemptId", "by"]);
 
 /**
  * Records the person's decision on the attempt and returns what the call goes on with: an
@@ -177,10 +186,15 @@ export async function recordAnswer(
   answer: UnresolvedAttemptAnswer,
   metadata: JsonObject,
 ): Promise<{ retry: Attempt } | { abandoned: string }> {
+  // Written by the agent's recorder on the person's word: the person is the decision's actor.
+  const decided = {
+    actor: { type: "human", id: answer.by ?? "langgraph-resume" } as const,
+    metadata,
+  };
   if ("abandon" in answer) {
-    await recorder.abandon(attempt, answer.abandon);
+    await recorder.abandon(attempt, answer.abandon, decided);
     return { abandoned: answer.abandon };
   }
-  await recorder.approve(attempt, answer.approve);
+  await recorder.approve(attempt, answer.approve, decided);
   return { retry: await recorder.retry(attempt, { metadata }) };
 }

@@ -140,6 +140,7 @@ export type {
   AttemptRef,
   BeforeModelCallOptions,
   BeforeToolCallOptions,
+  DecisionOptions,
   EvidenceRecord,
   ResumeOptions,
   SessionRecorderOptions,

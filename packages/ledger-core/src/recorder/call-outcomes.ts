@@ -3,8 +3,8 @@ import { assertObjectArgument, attemptNeeded } from "../events/argument-checks.j
 import { InvalidArgumentError } from "../events/errors.js";
 import { assertId } from "../events/ids.js";
 import type { JsonObject } from "../events/json.js";
-import type { LedgerEvent, NewEvent } from "../events/types.js";
-import { markPrevalidated } from "../store/validate.js";
+import type { Actor, LedgerEvent, NewEvent } from "../events/types.js";
+import { markPrevalidated, validateActor } from "../store/validate.js";
 import type { Attempt } from "./attempt.js";
 import { commitCompacted, commitEvent } from "./commit-event.js";
 import { checkOpen } from "./outcome-guard.js";
@@ -170,8 +170,9 @@ export async function abandonAttempt(
   state: RecorderState,
   attempt: AttemptRef,
   reason: string,
+  options: DecisionOptions = {},
 ): Promise<LedgerEvent> {
-  const event = decision(state, "attempt.abandoned", attempt, reason, "abandoning");
+  const event = decision(state, "attempt.abandoned", attempt, reason, "abandoning", options);
   return await state.open.settle(attempt, "attempt.abandoned", state.runId, (claim) =>
     commitEvent(state, event, undefined, claim),
   );
@@ -182,9 +183,21 @@ export async function approveAttempt(
   state: RecorderState,
   attempt: AttemptRef,
   reason: string,
+  options: DecisionOptions = {},
 ): Promise<LedgerEvent> {
-  const event = decision(state, "attempt.approved", attempt, reason, "approving");
+  const event = decision(state, "attempt.approved", attempt, reason, "approving", options);
   return await commitEvent(state, event, undefined, checkOpen(state.open, attempt, state.runId));
+}
+
+/** Who decided (`abandon`, `approve`), when not the recorder's own actor, and the event's metadata. */
+export interface DecisionOptions {
+  /**
+   * The decision's author, recorded as its event's actor: the person an adapter asked (LangGraph's
+   * interrupt answered by a user), where the recorder writes as the agent. Default: the
+   * recorder's actor.
+   */
+  actor?: Actor;
+  metadata?: JsonObject;
 }
 
 /** The event of what a person or policy decided about an unresolved attempt, and why. */
@@ -194,17 +207,22 @@ function decision(
   attempt: AttemptRef,
   reason: string,
   doing: string,
+  options: DecisionOptions,
 ): NewEvent {
   assertObjectArgument(attempt, "$", attemptNeeded(doing));
   if (typeof reason !== "string" || reason.length === 0)
     throw new InvalidArgumentError("$.reason", `${doing} an attempt needs a reason`);
   const payload: JsonObject = { reason: reasonPayload(state.redact, type, reason) };
   if (attempt.toolCallId !== undefined) payload.toolCallId = attempt.toolCallId;
-  return {
+  assertObjectArgument(options, "$.options", `${doing} an attempt takes { actor?, metadata? }`);
+  const event: NewEvent = {
     type,
     stepId: attempt.stepId,
     attemptId: attempt.attemptId,
     causedByEventId: requestOf(attempt, doing),
     payload,
   };
+  if (options.actor !== undefined) event.actor = validateActor(options.actor, "$.options.actor");
+  if (options.metadata !== undefined) event.metadata = options.metadata;
+  return event;
 }

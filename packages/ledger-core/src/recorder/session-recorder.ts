@@ -10,6 +10,7 @@ import {
   approveAttempt,
   completeModelCall,
   completeToolCall,
+  type DecisionOptions,
   failModelCall,
   failToolCall,
 } from "./call-outcomes.js";
@@ -37,7 +38,7 @@ import { checkpoint, type EvidenceRecord, recordEvent, recordEvidence } from "./
 
 // The recorder's option types live beside the concept they configure; this module, the
 // recorder's public face, names them all.
-export type { AttemptRef } from "./call-outcomes.js";
+export type { AttemptRef, DecisionOptions } from "./call-outcomes.js";
 export type { BeforeModelCallOptions, BeforeToolCallOptions } from "./call-requests.js";
 export type { ResumeOptions, SessionRecorderOptions } from "./recorder-options.js";
 export type { EvidenceRecord } from "./run-records.js";
@@ -267,8 +268,12 @@ export class SessionRecorder {
   }
 
   /** Records that an unresolved attempt will never complete (a person or policy decided). */
-  abandon(attempt: AttemptRef, reason: string): Promise<LedgerEvent> {
-    return abandonAttempt(this.#state, attempt, reason);
+  abandon(
+    attempt: AttemptRef,
+    reason: string,
+    options: DecisionOptions = {},
+  ): Promise<LedgerEvent> {
+    return abandonAttempt(this.#state, attempt, reason, options);
   }
 
   /**
@@ -277,8 +282,12 @@ export class SessionRecorder {
    * same step, even if it is not idempotent. Use it when the approval happens in another
    * process than the one that resumes (e.g. `agent-ledger resolve --approve`).
    */
-  approve(attempt: AttemptRef, reason: string): Promise<LedgerEvent> {
-    return approveAttempt(this.#state, attempt, reason);
+  approve(
+    attempt: AttemptRef,
+    reason: string,
+    options: DecisionOptions = {},
+  ): Promise<LedgerEvent> {
+    return approveAttempt(this.#state, attempt, reason, options);
   }
 
   /** Records adapter-owned state (`checkpoint.saved`), e.g. a serialized RunState. */
