@@ -18,9 +18,8 @@ export async function autocommit<R extends pg.QueryResultRow>(
   query: NamedQuery,
   values: unknown[],
 ): Promise<pg.QueryResult<R>> {
+  // Its 'error' listener was given as the pool handed it out (client-errors.ts).
   const client = await state.pool.connect();
-  const onError = () => {};
-  client.on("error", onError);
   let broken: Error | undefined;
   try {
     if (!state.named) return await client.query<R>({ text: query.text, values });
@@ -37,7 +36,6 @@ export async function autocommit<R extends pg.QueryResultRow>(
       broken = error instanceof Error ? error : new Error(String(error));
     throw error;
   } finally {
-    client.off("error", onError);
     client.release(broken);
   }
 }

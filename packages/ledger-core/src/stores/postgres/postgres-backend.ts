@@ -16,6 +16,7 @@ import { appendAtHead } from "./append-at-head.js";
 import { appendRuns } from "./append-runs.js";
 import { PostgresBackendState, type Tables } from "./backend-state.js";
 import type { PoolBounds } from "./bounded-pool.js";
+import { guardClientErrors } from "./client-errors.js";
 import { initDatabase } from "./init-database.js";
 import { putBlobRows } from "./put-blobs.js";
 import { postgresTables } from "./schema.js";
@@ -45,6 +46,7 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
     bounds: PoolBounds;
   }) {
     super(drizzle({ client: options.pool }), postgresTables(options.schema ?? "public"));
+    guardClientErrors(options.pool);
     this.#state = new PostgresBackendState({
       pool: options.pool,
       owned: options.owned,

@@ -10,11 +10,8 @@ export async function inTransaction<T>(
   state: PostgresBackendState,
   body: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
+  // Its 'error' listener was given as the pool handed it out (client-errors.ts).
   const client = await state.pool.connect();
-  // A connection dropped while checked out emits 'error' on the client: the pending query
-  // rejects with it too, so this listener only keeps the process from crashing.
-  const onError = () => {};
-  client.on("error", onError);
   let broken: Error | undefined;
   try {
     // The program's locks (FOR UPDATE on the run head, the session counter's upsert) are
@@ -38,7 +35,6 @@ export async function inTransaction<T>(
     }
     throw error;
   } finally {
-    client.off("error", onError);
     client.release(broken);
   }
 }
