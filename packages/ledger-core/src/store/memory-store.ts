@@ -12,6 +12,7 @@ import {
   readBlob,
   readBlobs,
 } from "./blob.js";
+import { ClosingGate } from "./closing-gate.js";
 import type {
   AppendRequest,
   AppendResult,
@@ -90,6 +91,7 @@ function addToSet(map: Map<string, Set<string>>, key: string, value: string): vo
  * every other store is checked against.
  */
 export class MemoryEventStore implements EventStore {
+  readonly #gate = new ClosingGate("memory");
   readonly #sessions = new Map<string, MemorySession>();
   /**
    * Session ids sorted, kept until a session is made or deleted: paging the list sorted every
@@ -107,9 +109,12 @@ export class MemoryEventStore implements EventStore {
   readonly #putFor = new Map<string, Set<string>>();
 
   /** Nothing to create or upgrade: a memory store is its own ledger, `create: false` or not. */
-  async init(_options?: InitOptions): Promise<void> {}
+  async init(_options?: InitOptions): Promise<void> {
+    this.#gate.check("init");
+  }
 
   async append(request: AppendRequest): Promise<AppendResult> {
+    this.#gate.check("append");
     const valid = validateAppend(request);
     const session = this.#sessions.get(valid.sessionId);
     const run = session?.runs.get(valid.runId);
@@ -165,6 +170,7 @@ export class MemoryEventStore implements EventStore {
   }
 
   async readRun(request: ReadRunRequest): Promise<EventPage> {
+    this.#gate.check("readRun");
     assertRunAddress(request);
     validatePaging(request, { fromSeq: request.fromSeq });
     const from = request.fromSeq ?? 0;
@@ -174,6 +180,7 @@ export class MemoryEventStore implements EventStore {
   }
 
   async readSession(request: ReadSessionRequest): Promise<EventPage> {
+    this.#gate.check("readSession");
     assertSessionAddress(request);
     validatePaging(request, { after: request.after });
     const after = request.after ?? 0;
@@ -183,6 +190,7 @@ export class MemoryEventStore implements EventStore {
   }
 
   async listRuns(sessionId: string): Promise<RunSummary[]> {
+    this.#gate.check("listRuns");
     assertId(sessionId, "$.sessionId");
     const session = this.#sessions.get(sessionId);
     if (!session) return [];
@@ -201,6 +209,7 @@ export class MemoryEventStore implements EventStore {
   }
 
   async listSessions(request: ListSessionsRequest = {}): Promise<SessionPage> {
+    this.#gate.check("listSessions");
     validatePaging(request);
     if (request.after !== undefined) assertId(request.after, "$.after");
     const after = request.after;
@@ -234,12 +243,14 @@ export class MemoryEventStore implements EventStore {
   }
 
   async runHead(request: { sessionId: string; runId: string }): Promise<RunHead> {
+    this.#gate.check("runHead");
     assertRunAddress(request);
     const head = this.#sessions.get(request.sessionId)?.runs.get(request.runId)?.head;
     return { ...(head ?? EMPTY_HEAD) };
   }
 
   async fork(request: ForkRequest): Promise<AppendResult> {
+    this.#gate.check("fork");
     validateFork(request);
     const session = this.#sessions.get(request.sessionId);
     const source = session?.runs.get(request.runId);
@@ -272,11 +283,13 @@ export class MemoryEventStore implements EventStore {
   }
 
   async putBlob(content: Uint8Array | string, options?: PutBlobOptions): Promise<string> {
+    this.#gate.check("putBlob");
     const sessionId = putBlobSession(options);
     return this.#putBlob(prepareBlob(content), sessionId);
   }
 
   async putBlobs(contents: (Uint8Array | string)[], options?: PutBlobOptions): Promise<string[]> {
+    this.#gate.check("putBlobs");
     const sessionId = putBlobSession(options);
     // Every item is checked before the first is stored: a bad one leaves the store unchanged.
     return prepareBlobs(contents).map((blob) => this.#putBlob(blob, sessionId));
@@ -295,10 +308,12 @@ export class MemoryEventStore implements EventStore {
   }
 
   async getBlob(ref: string): Promise<Uint8Array> {
+    this.#gate.check("getBlob");
     return readBlob(ref, async (known) => this.#blobs.get(known)?.stored);
   }
 
   async getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
+    this.#gate.check("getBlobs");
     return readBlobs(refs, async (unique) => {
       const found = new Map<string, Uint8Array>();
       for (const ref of unique) {
@@ -313,6 +328,7 @@ export class MemoryEventStore implements EventStore {
     sessionId: string,
     options: DeleteSessionOptions = {},
   ): Promise<DeleteSessionResult> {
+    this.#gate.check("deleteSession");
     // The memory store's clock is its process's.
     const cutoff = Date.now() - retentionGraceMs(sessionId, options);
     const session = this.#sessions.get(sessionId);
@@ -346,6 +362,7 @@ export class MemoryEventStore implements EventStore {
   }
 
   async collectBlobs(options?: CollectBlobsOptions): Promise<CollectBlobsResult> {
+    this.#gate.check("collectBlobs");
     const cutoff = Date.now() - blobGraceMs(options);
     let deletedBlobs = 0;
     for (const [ref, blob] of this.#blobs) {
@@ -369,5 +386,8 @@ export class MemoryEventStore implements EventStore {
     return { kind: "memory", durability: { durable: false } };
   }
 
-  async close(): Promise<void> {}
+  /** See ClosingGate: every method then refuses; a memory store has nothing to let finish. */
+  close(): Promise<void> {
+    return this.#gate.close(async () => {});
+  }
 }

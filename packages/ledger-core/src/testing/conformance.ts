@@ -3,6 +3,7 @@ import { appendCases } from "./conformance-append.js";
 import { appendBlobCases } from "./conformance-append-blobs.js";
 import { badInputCases } from "./conformance-bad-input.js";
 import { blobCases } from "./conformance-blobs.js";
+import { closeCases } from "./conformance-close.js";
 import { closedRunCases } from "./conformance-closed.js";
 import { collectBlobCases } from "./conformance-collect-blobs.js";
 import { concurrencyCases } from "./conformance-concurrency.js";
@@ -54,6 +55,7 @@ export function eventStoreConformanceCases(makeStore: MakeStore): ConformanceCas
     ...retentionCases(makeStore),
     ...collectBlobCases(makeStore),
     ...modelCases(makeStore),
+    ...closeCases(makeStore),
   ];
   const names = new Set<string>();
   for (const item of cases) {

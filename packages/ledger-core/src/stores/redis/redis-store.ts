@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from "ioredis";
 import type { RunHead } from "../../events/types.js";
 import { prepareBlob, prepareBlobs, putBlobSession } from "../../store/blob.js";
+import { ClosingGate } from "../../store/closing-gate.js";
 import type {
   AppendRequest,
   AppendResult,
@@ -62,6 +63,7 @@ export interface RedisEventStoreOptions {
  */
 export class RedisEventStore implements EventStore {
   readonly #owned: boolean;
+  readonly #gate = new ClosingGate("redis");
   readonly #location: string;
   /**
    * The client, the key prefix, the caches and the group commit of appends, handed to the
@@ -82,24 +84,26 @@ export class RedisEventStore implements EventStore {
     return new RedisEventStore({ url });
   }
 
-  async init(options?: InitOptions): Promise<void> {
-    this.#durability = await initStore(this.#state, this.#location, options);
+  init(options?: InitOptions): Promise<void> {
+    return this.#gate.run("init", async () => {
+      this.#durability = await initStore(this.#state, this.#location, options);
+    });
   }
 
   append(request: AppendRequest): Promise<AppendResult> {
-    return appendEvents(this.#state, request);
+    return this.#gate.run("append", () => appendEvents(this.#state, request));
   }
 
   readRun(request: ReadRunRequest): Promise<EventPage> {
-    return readRunEvents(this.#state, request);
+    return this.#gate.run("readRun", () => readRunEvents(this.#state, request));
   }
 
   readSession(request: ReadSessionRequest): Promise<EventPage> {
-    return readSessionEvents(this.#state, request);
+    return this.#gate.run("readSession", () => readSessionEvents(this.#state, request));
   }
 
   listRuns(sessionId: string): Promise<RunSummary[]> {
-    return listRunSummaries(this.#state, sessionId);
+    return this.#gate.run("listRuns", () => listRunSummaries(this.#state, sessionId));
   }
 
   /**
@@ -110,34 +114,38 @@ export class RedisEventStore implements EventStore {
    * A page skips them and reads on until it has its `limit` sessions, or the index ends.
    */
   listSessions(request: ListSessionsRequest = {}): Promise<SessionPage> {
-    return listSessionPage(this.#state, request);
+    return this.#gate.run("listSessions", () => listSessionPage(this.#state, request));
   }
 
   runHead(request: { sessionId: string; runId: string }): Promise<RunHead> {
-    return readRunHead(this.#state, request);
+    return this.#gate.run("runHead", () => readRunHead(this.#state, request));
   }
 
   fork(request: ForkRequest): Promise<AppendResult> {
-    return forkRun(this.#state, request);
+    return this.#gate.run("fork", () => forkRun(this.#state, request));
   }
 
-  async putBlob(content: Uint8Array | string, options?: PutBlobOptions): Promise<string> {
-    const sessionId = putBlobSession(options);
-    const [ref] = await putEncodedBlobs(this.#state, [prepareBlob(content)], sessionId);
-    return ref as string;
+  putBlob(content: Uint8Array | string, options?: PutBlobOptions): Promise<string> {
+    return this.#gate.run("putBlob", async () => {
+      const sessionId = putBlobSession(options);
+      const [ref] = await putEncodedBlobs(this.#state, [prepareBlob(content)], sessionId);
+      return ref as string;
+    });
   }
 
-  async putBlobs(contents: (Uint8Array | string)[], options?: PutBlobOptions): Promise<string[]> {
-    const sessionId = putBlobSession(options);
-    return putEncodedBlobs(this.#state, prepareBlobs(contents), sessionId);
+  putBlobs(contents: (Uint8Array | string)[], options?: PutBlobOptions): Promise<string[]> {
+    return this.#gate.run("putBlobs", async () => {
+      const sessionId = putBlobSession(options);
+      return putEncodedBlobs(this.#state, prepareBlobs(contents), sessionId);
+    });
   }
 
   getBlob(ref: string): Promise<Uint8Array> {
-    return readStoredBlob(this.#state, ref);
+    return this.#gate.run("getBlob", () => readStoredBlob(this.#state, ref));
   }
 
   getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
-    return readStoredBlobs(this.#state, refs);
+    return this.#gate.run("getBlobs", () => readStoredBlobs(this.#state, refs));
   }
 
   /**
@@ -158,7 +166,9 @@ export class RedisEventStore implements EventStore {
     sessionId: string,
     options: DeleteSessionOptions = {},
   ): Promise<DeleteSessionResult> {
-    return deleteStoredSession(this.#state, sessionId, options);
+    return this.#gate.run("deleteSession", () =>
+      deleteStoredSession(this.#state, sessionId, options),
+    );
   }
 
   /**
@@ -167,34 +177,39 @@ export class RedisEventStore implements EventStore {
    * it is safe while other sessions are written, also on a Cluster). The options are checked
    * before anything is read.
    */
-  async collectBlobs(options?: CollectBlobsOptions): Promise<CollectBlobsResult> {
-    const graceMs = blobGraceMs(options);
-    try {
-      return {
-        deletedBlobs: await collectOrphanBlobs(
-          this.#state.client,
-          this.#state.prefix,
-          graceMs,
-          BLOBS_PER_ROUND_TRIP,
-        ),
-      };
-    } catch (error) {
-      throw unavailable(error, "collectBlobs", this.#state.client);
-    }
+  collectBlobs(options?: CollectBlobsOptions): Promise<CollectBlobsResult> {
+    return this.#gate.run("collectBlobs", async () => {
+      const graceMs = blobGraceMs(options);
+      try {
+        return {
+          deletedBlobs: await collectOrphanBlobs(
+            this.#state.client,
+            this.#state.prefix,
+            graceMs,
+            BLOBS_PER_ROUND_TRIP,
+          ),
+        };
+      } catch (error) {
+        throw unavailable(error, "collectBlobs", this.#state.client);
+      }
+    });
   }
 
   describe(): StoreDescription {
     return { kind: "redis", location: this.#location, durability: { ...this.#durability } };
   }
 
-  async close(): Promise<void> {
-    this.#state.heads.clear();
-    if (!this.#owned) return;
-    try {
-      await this.#state.client.quit();
-    } catch {
-      // Already closed or unreachable: there is nothing left to flush.
-      this.#state.client.disconnect();
-    }
+  /** See ClosingGate: a client the application gave stays open. */
+  close(): Promise<void> {
+    return this.#gate.close(async () => {
+      this.#state.heads.clear();
+      if (!this.#owned) return;
+      try {
+        await this.#state.client.quit();
+      } catch {
+        // Already closed or unreachable: there is nothing left to flush.
+        this.#state.client.disconnect();
+      }
+    });
   }
 }

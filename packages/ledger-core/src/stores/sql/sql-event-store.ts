@@ -11,6 +11,7 @@ import {
   readBlob,
   readBlobs,
 } from "../../store/blob.js";
+import { ClosingGate } from "../../store/closing-gate.js";
 import type {
   AppendRequest,
   AppendResult,
@@ -118,10 +119,12 @@ export class SqlEventStore implements EventStore {
   readonly #name: string;
   readonly #heads = new HeadCache();
   readonly #atHead: ((append: HeadAppend) => Promise<number | undefined>) | undefined;
+  readonly #gate: ClosingGate;
 
   protected constructor(backend: SqlBackend, name: string) {
     this.#backend = backend;
     this.#name = name;
+    this.#gate = new ClosingGate(name);
     const many = backend.appendAtHeads?.bind(backend);
     if (many !== undefined) {
       const coalescer = new WriteCoalescer(
@@ -133,10 +136,63 @@ export class SqlEventStore implements EventStore {
   }
 
   init(options?: InitOptions): Promise<void> {
-    return this.#guard("init", () => this.#backend.init(options));
+    return this.#tracked("init", () => this.#guard("init", () => this.#backend.init(options)));
   }
 
-  async append(request: AppendRequest): Promise<AppendResult> {
+  // Every operation goes through the closing gate (ClosingGate), entered as it is called.
+  append(request: AppendRequest): Promise<AppendResult> {
+    return this.#tracked("append", () => this.#append(request));
+  }
+
+  fork(request: ForkRequest): Promise<AppendResult> {
+    return this.#tracked("fork", () => this.#fork(request));
+  }
+
+  readRun(request: ReadRunRequest): Promise<EventPage> {
+    return this.#tracked("readRun", () => this.#readRun(request));
+  }
+
+  readSession(request: ReadSessionRequest): Promise<EventPage> {
+    return this.#tracked("readSession", () => this.#readSession(request));
+  }
+
+  listRuns(sessionId: string): Promise<RunSummary[]> {
+    return this.#tracked("listRuns", () => this.#listRuns(sessionId));
+  }
+
+  listSessions(request: ListSessionsRequest = {}): Promise<SessionPage> {
+    return this.#tracked("listSessions", () => this.#listSessions(request));
+  }
+
+  runHead(request: { sessionId: string; runId: string }): Promise<RunHead> {
+    return this.#tracked("runHead", () => this.#runHead(request));
+  }
+
+  putBlob(content: Uint8Array | string, options?: PutBlobOptions): Promise<string> {
+    return this.#tracked("putBlob", () => this.#putBlob(content, options));
+  }
+
+  putBlobs(contents: (Uint8Array | string)[], options?: PutBlobOptions): Promise<string[]> {
+    return this.#tracked("putBlobs", () => this.#putBlobs(contents, options));
+  }
+
+  getBlob(ref: string): Promise<Uint8Array> {
+    return this.#tracked("getBlob", () => this.#getBlob(ref));
+  }
+
+  getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
+    return this.#tracked("getBlobs", () => this.#getBlobs(refs));
+  }
+
+  deleteSession(sessionId: string, options?: DeleteSessionOptions): Promise<DeleteSessionResult> {
+    return this.#tracked("deleteSession", () => this.#deleteSession(sessionId, options));
+  }
+
+  collectBlobs(options?: CollectBlobsOptions): Promise<CollectBlobsResult> {
+    return this.#tracked("collectBlobs", () => this.#collectBlobs(options));
+  }
+
+  async #append(request: AppendRequest): Promise<AppendResult> {
     const valid = validateAppend(request);
     const { sessionId, runId } = valid;
     const blobs = blobRows(valid.blobs, "$.blobs");
@@ -178,9 +234,11 @@ export class SqlEventStore implements EventStore {
     const planned = planAtHead(valid, cached, isoNow(), blobs);
     if (planned === undefined) return undefined;
     let last: number | undefined;
+    const atHead = this.#atHead;
     try {
-      last = await this.#atHead(planned.append);
+      last = await atHead(planned.append);
     } catch (error) {
+      if (this.#gate.closing && LedgerError.isInstance(error, "store-unavailable")) throw error;
       const kind = this.#backend.classify(error);
       if (kind === "unavailable") throw this.#unavailable("append", error);
       return kind === "unique" ? "check" : undefined;
@@ -190,7 +248,7 @@ export class SqlEventStore implements EventStore {
     return { events: assignCursors(planned.planned, last - count + 1), deduplicated: false };
   }
 
-  async fork(request: ForkRequest): Promise<AppendResult> {
+  async #fork(request: ForkRequest): Promise<AppendResult> {
     validateFork(request);
     return this.#write(
       () => forkProgram(request, isoNow(), uuidv7),
@@ -217,13 +275,13 @@ export class SqlEventStore implements EventStore {
       retry: WRITES,
       fail: async (error, kind) => {
         if (kind !== "unique") return this.#unavailable("append", error);
-        const head = await this.runHead({ sessionId, runId });
+        const head = await this.#runHead({ sessionId, runId });
         return new ConflictError({ sessionId, runId, expectedSeq, actualSeq: head.length });
       },
     });
   }
 
-  async readRun(request: ReadRunRequest): Promise<EventPage> {
+  async #readRun(request: ReadRunRequest): Promise<EventPage> {
     assertRunAddress(request);
     validatePaging(request, { fromSeq: request.fromSeq });
     const from = request.fromSeq ?? 0;
@@ -240,7 +298,7 @@ export class SqlEventStore implements EventStore {
     return { events, nextCursor: from + bodies.length };
   }
 
-  async readSession(request: ReadSessionRequest): Promise<EventPage> {
+  async #readSession(request: ReadSessionRequest): Promise<EventPage> {
     assertSessionAddress(request);
     validatePaging(request, { after: request.after });
     const after = request.after ?? 0;
@@ -254,13 +312,13 @@ export class SqlEventStore implements EventStore {
     return { events, nextCursor: events[events.length - 1]?.commitCursor ?? after };
   }
 
-  async listRuns(sessionId: string): Promise<RunSummary[]> {
+  async #listRuns(sessionId: string): Promise<RunSummary[]> {
     assertId(sessionId, "$.sessionId");
     const rows = await this.#guard("listRuns", () => this.#backend.listRuns(sessionId));
     return rows.map(runSummary);
   }
 
-  async listSessions(request: ListSessionsRequest = {}): Promise<SessionPage> {
+  async #listSessions(request: ListSessionsRequest = {}): Promise<SessionPage> {
     validatePaging(request);
     if (request.after !== undefined) assertId(request.after, "$.after");
     const limit = request.limit;
@@ -274,7 +332,7 @@ export class SqlEventStore implements EventStore {
     return page;
   }
 
-  async runHead(request: { sessionId: string; runId: string }): Promise<RunHead> {
+  async #runHead(request: { sessionId: string; runId: string }): Promise<RunHead> {
     assertRunAddress(request);
     const row = await this.#guard("runHead", () =>
       this.#backend.runHead(request.sessionId, request.runId),
@@ -282,9 +340,9 @@ export class SqlEventStore implements EventStore {
     return row === undefined ? { ...EMPTY_HEAD } : headOf(row);
   }
 
-  async putBlob(content: Uint8Array | string, options?: PutBlobOptions): Promise<string> {
+  async #putBlob(content: Uint8Array | string, options?: PutBlobOptions): Promise<string> {
     const sessionId = putBlobSession(options);
-    const [ref] = await this.#putBlobs([prepareBlob(content)], true, sessionId, "$");
+    const [ref] = await this.#putRows([prepareBlob(content)], true, sessionId, "$");
     return ref as string;
   }
 
@@ -293,12 +351,12 @@ export class SqlEventStore implements EventStore {
    * SQLite the batch is committed without its own fsync and the next append's fsync covers
    * it (a writer that puts then appends; the recorder sends its blobs with the append).
    */
-  async putBlobs(contents: (Uint8Array | string)[], options?: PutBlobOptions): Promise<string[]> {
+  async #putBlobs(contents: (Uint8Array | string)[], options?: PutBlobOptions): Promise<string[]> {
     const sessionId = putBlobSession(options);
-    return this.#putBlobs(prepareBlobs(contents), false, sessionId, undefined);
+    return this.#putRows(prepareBlobs(contents), false, sessionId, undefined);
   }
 
-  async #putBlobs(
+  async #putRows(
     prepared: EncodedBlob[],
     durable: boolean,
     sessionId: string | undefined,
@@ -313,20 +371,20 @@ export class SqlEventStore implements EventStore {
     return prepared.map((blob) => blob.ref);
   }
 
-  async getBlob(ref: string): Promise<Uint8Array> {
+  async #getBlob(ref: string): Promise<Uint8Array> {
     return readBlob(ref, async (known) => {
       const found = await this.#guard("getBlob", () => this.#backend.getBlobs([known]));
       return found.get(known);
     });
   }
 
-  async getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
+  async #getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
     return readBlobs(refs, (unique) =>
       this.#guard("getBlobs", () => this.#backend.getBlobs(unique)),
     );
   }
 
-  async deleteSession(
+  async #deleteSession(
     sessionId: string,
     options: DeleteSessionOptions = {},
   ): Promise<DeleteSessionResult> {
@@ -346,7 +404,7 @@ export class SqlEventStore implements EventStore {
    * pass that fails part way has kept what its committed pages deleted, and the next pass
    * finds the rest.
    */
-  async collectBlobs(options?: CollectBlobsOptions): Promise<CollectBlobsResult> {
+  async #collectBlobs(options?: CollectBlobsOptions): Promise<CollectBlobsResult> {
     // Checked before the first page: refused options delete nothing.
     const graceMs = blobGraceMs(options);
     let deletedBlobs = 0;
@@ -366,8 +424,20 @@ export class SqlEventStore implements EventStore {
     return this.#backend.describe();
   }
 
+  /** See ClosingGate: an application's pool or database stays open. */
   close(): Promise<void> {
-    return this.#guard("close", () => this.#backend.close(), ONCE);
+    return this.#gate.close(() =>
+      withRetries({
+        run: () => this.#backend.close(),
+        classify: (error) => this.#backend.classify(error),
+        retry: ONCE,
+        fail: (error) => this.#unavailable("close", error),
+      }),
+    );
+  }
+
+  #tracked<T>(operation: string, run: () => Promise<T>): Promise<T> {
+    return this.#gate.run(operation, run);
   }
 
   /**
