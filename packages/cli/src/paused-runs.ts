@@ -38,7 +38,8 @@ export function pausedRuns(runs: readonly RunView[]): PausedRun[] {
   for (let run = pending.pop(); run !== undefined; run = pending.pop()) {
     if (run.awaitingDecision !== undefined)
       paused.push({ runId: run.runId, text: pauseText(run.awaitingDecision) });
-    pending.push(...[...run.children].reverse());
+    for (let index = run.children.length - 1; index >= 0; index--)
+      pending.push(run.children[index] as (typeof run.children)[number]);
   }
   return paused;
 }

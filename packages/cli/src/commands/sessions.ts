@@ -31,7 +31,9 @@ export async function sessionsCommand(context: CommandContext): Promise<number> 
     await writeOut(context.io.stdout, "no sessions\n");
     return 0;
   }
-  const width = Math.max(7, ...shown.map((session) => session.sessionId.length));
+  // A loop, not Math.max(...): one argument per session overflowed the stack at ~150,000.
+  let width = 7;
+  for (const session of shown) width = Math.max(width, session.sessionId.length);
   const lines = [
     `${"SESSION".padEnd(width)}  ${"EVENTS".padStart(6)}  CREATED                   UPDATED`,
   ];

@@ -193,7 +193,8 @@ function markMissingTails(runs: RunView[], recorded: RunSummary[]): void {
   const lengths = new Map(recorded.map((run) => [run.runId, run.length]));
   const stack = [...runs];
   for (let run = stack.pop(); run !== undefined; run = stack.pop()) {
-    stack.push(...run.children);
+    // One push per child: spread, 160,000 child runs overflowed the stack.
+    for (const child of run.children) stack.push(child);
     const length = lengths.get(run.runId);
     if (length !== undefined && length > run.length && run.seqGap === undefined)
       run.seqGap = { after: run.length - 1, next: length };
@@ -216,7 +217,7 @@ async function resolveInFlight(
     for (const step of run.steps)
       for (const attempt of step.attempts)
         if (attempt.outcome !== undefined) attempt.outcome = await resolve(attempt.outcome);
-    runs.push(...run.children);
+    for (const child of run.children) runs.push(child);
   }
 }
 
