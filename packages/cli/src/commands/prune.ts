@@ -109,8 +109,10 @@ export async function pruneCommand(context: CommandContext): Promise<number> {
   const candidates = await sessionsBefore(store, cutoff);
   const cutoffText = new Date(cutoff).toISOString();
   if (dryRun) {
-    for (const candidate of candidates)
+    for (const candidate of candidates) {
+      if (await stopped(context.io.signal)) return await interrupted(context, "before listing");
       candidate.openRuns = await openRuns(store, candidate.sessionId);
+    }
     await writeOut(
       context.io.stdout,
       values.json
@@ -135,6 +137,13 @@ export async function pruneCommand(context: CommandContext): Promise<number> {
   const said = (line: string) =>
     values.json ? Promise.resolve() : writeOut(context.io.stdout, `${terminalLine(line)}\n`);
   for (const candidate of candidates) {
+    // A turn of the event loop first: on SQLite every deletion is synchronous, and a Ctrl-C
+    // (SIGINT, SIGTERM) is seen only between turns. Stopped, it deletes nothing more.
+    if (await stopped(context.io.signal))
+      return await interrupted(
+        context,
+        `after deleting ${deleted.length} of ${candidates.length} session(s)`,
+      );
     const { sessionId } = candidate;
     try {
       // Deleted only at the count it was judged by: the store checks it under its lock.
@@ -174,4 +183,18 @@ export async function pruneCommand(context: CommandContext): Promise<number> {
           .join("\n")}\n`,
   );
   return skipped.length > 0 ? EXIT_CODES.failure : EXIT_CODES.ok;
+}
+
+/** Whether the command was asked to stop (Ctrl-C), after a turn of the event loop to see it. */
+async function stopped(signal: AbortSignal | undefined): Promise<boolean> {
+  await new Promise((resolve) => setImmediate(resolve));
+  return signal?.aborted === true;
+}
+
+async function interrupted(context: CommandContext, when: string): Promise<number> {
+  await writeOut(
+    context.io.stderr,
+    `agent-ledger: prune interrupted ${when}; nothing more was deleted\n`,
+  );
+  return EXIT_CODES.interrupted;
 }
