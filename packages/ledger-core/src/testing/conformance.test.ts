@@ -29,6 +29,14 @@ class Delegate implements EventStore {
 }
 
 const mutants: Record<string, [() => EventStore, string]> = {
+  "goes on answering after close()": [
+    () => {
+      const store = new Delegate();
+      store.close = async () => {};
+      return store;
+    },
+    "close() lets an append under way finish, runs once, and every call after it is refused as store-unavailable with nothing written",
+  ],
   "reports success for a lost race (Eventuous #553)": [
     () => {
       const store = new Delegate();
@@ -198,6 +206,7 @@ describe("the conformance suite", () => {
         "blobs",
         "retention",
         "against the reference",
+        "close",
       ]),
     );
   });
