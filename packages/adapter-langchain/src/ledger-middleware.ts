@@ -79,18 +79,9 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions) {
         const answer = askAboutUnresolved(error, threadId, (question) =>
           handler.askingAbout(question, error.attempt),
         );
-        const decided = await recordAnswer(
-          await handler.getRecorder(),
-          error.attempt,
-          answer,
-          metadata,
-        );
-        if ("abandoned" in decided) {
-          await abandonCallsInside(await handler.getRecorder(), error.attempt, decided.abandoned);
-          const reason = decided.abandoned;
-          return replayedToolMessage({ status: "abandoned", reason, eventId: "" }, call);
-        }
-        requested = { attempt: decided.retry, approved: true };
+        // Then on as after a decision made elsewhere: abandoned, it is answered below.
+        const decided = await recordAnswer(recorder, error.attempt, answer, metadata);
+        requested = { attempt: decided, approved: decided.replayed === undefined };
       }
       const { attempt, approved } = requested;
       if (attempt.replayed) {

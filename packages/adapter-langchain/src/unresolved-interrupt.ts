@@ -176,25 +176,25 @@ function parseAnswer(
 const ANSWER_KEYS = new Set(["approve", "abandon", "attemptId", "by"]);
 
 /**
- * Records the person's decision on the attempt and returns what the call goes on with: an
- * approved attempt's retry (a new attempt of its step, `retryOf` it), or the reason it was
- * abandoned with.
+ * Records the person's decision on the attempt and returns the attempt the call goes on with,
+ * as a resume after a decision made elsewhere would give it: an approved attempt's retry (a new
+ * attempt of its step, `retryOf` it), or the attempt answered as abandoned (`replayed`).
  */
 export async function recordAnswer(
   recorder: SessionRecorder,
   attempt: Attempt,
   answer: UnresolvedAttemptAnswer,
   metadata: JsonObject,
-): Promise<{ retry: Attempt } | { abandoned: string }> {
+): Promise<Attempt> {
   // Written by the agent's recorder on the person's word: the person is the decision's actor.
   const decided = {
     actor: { type: "human", id: answer.by ?? "langgraph-resume" } as const,
     metadata,
   };
   if ("abandon" in answer) {
-    await recorder.abandon(attempt, answer.abandon, decided);
-    return { abandoned: answer.abandon };
+    const { eventId } = await recorder.abandon(attempt, answer.abandon, decided);
+    return { ...attempt, replayed: { status: "abandoned", reason: answer.abandon, eventId } };
   }
   await recorder.approve(attempt, answer.approve, decided);
-  return { retry: await recorder.retry(attempt, { metadata }) };
+  return await recorder.retry(attempt, { metadata });
 }
