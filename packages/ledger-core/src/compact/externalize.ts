@@ -1,3 +1,4 @@
+import { assertObjectArgument } from "../events/argument-checks.js";
 import { canonicalJson } from "../events/canonical.js";
 import { InvalidArgumentError } from "../events/errors.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
@@ -26,11 +27,11 @@ export const MESSAGE_LIST_FIELDS = ["messages", "prompt", "input"] as const;
  */
 function compactOptionsOf(options: unknown): CompactOptions {
   if (options === undefined || typeof options === "boolean") return {};
-  if (typeof options !== "object" || options === null || Array.isArray(options))
-    throw new InvalidArgumentError(
-      "$.compact",
-      "compact must be false or { thresholdBytes?, textThresholdBytes? }",
-    );
+  assertObjectArgument(
+    options,
+    "$.compact",
+    "compact must be false or { thresholdBytes?, textThresholdBytes? }",
+  );
   const given = options as Record<string, unknown>;
   for (const key of ["thresholdBytes", "textThresholdBytes"]) {
     const value = given[key];

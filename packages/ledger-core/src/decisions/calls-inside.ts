@@ -1,3 +1,4 @@
+import { assertObjectArgument } from "../events/argument-checks.js";
 import { ConflictError, InvalidArgumentError, LedgerError } from "../events/errors.js";
 import type { LedgerEvent, RunStatus } from "../events/types.js";
 import { type AttemptView, inspectEvents } from "../inspect/inspect-session.js";
@@ -65,8 +66,7 @@ const isRace = (error: unknown) =>
   LedgerError.isInstance(error, "conflict") || LedgerError.isInstance(error, "run-closed");
 
 function checked(options: SettleCallsInsideOptions): SettleCallsInsideOptions {
-  if (typeof options !== "object" || options === null)
-    throw new InvalidArgumentError("$", "expected { recorder, call, ended }");
+  assertObjectArgument(options, "$", "expected { recorder, call, ended }");
   const { recorder, call, ended, leave } = options;
   if (typeof recorder?.recordedChildRuns !== "function" || typeof recorder.child !== "function")
     throw new InvalidArgumentError("$.recorder", "expected a SessionRecorder");

@@ -1,5 +1,5 @@
 import type { CompactOptions } from "../compact/externalize.js";
-import { InvalidArgumentError } from "../events/errors.js";
+import { assertObjectArgument } from "../events/argument-checks.js";
 import type { JsonObject } from "../events/json.js";
 import type { Actor } from "../events/types.js";
 import type { EventStore } from "../store/event-store.js";
@@ -45,9 +45,9 @@ export interface ResumeOptions {
 
 /** `invalid-argument` at `$` unless the recorder's options are an object (not a bare id). */
 export function assertOptionsObject(options: unknown): void {
-  if (typeof options !== "object" || options === null || Array.isArray(options))
-    throw new InvalidArgumentError(
-      "$",
-      "a recorder needs options { store, sessionId, actor, runId?, ... }",
-    );
+  assertObjectArgument(
+    options,
+    "$",
+    "a recorder needs options { store, sessionId, actor, runId?, ... }",
+  );
 }

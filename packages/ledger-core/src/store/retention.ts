@@ -1,3 +1,4 @@
+import { assertObjectArgument } from "../events/argument-checks.js";
 import { ConflictError, InvalidArgumentError, NotFoundError } from "../events/errors.js";
 import { assertId } from "../events/ids.js";
 import { DEFAULT_BLOB_GRACE_MS } from "./blob.js";
@@ -29,8 +30,7 @@ export function retentionGraceMs(sessionId: string, options: DeleteSessionOption
 /** The grace period of `deleteSession` or `collectBlobs` options, checked. */
 export function blobGraceMs(options: DeleteSessionOptions | CollectBlobsOptions = {}): number {
   // JavaScript callers and parsed configs pass what the types forbid (null, an array).
-  if (typeof options !== "object" || options === null || Array.isArray(options))
-    throw new InvalidArgumentError("$.options", "retention options must be an object");
+  assertObjectArgument(options, "$.options", "retention options must be an object");
   const grace = options.blobGraceMs ?? DEFAULT_BLOB_GRACE_MS;
   if (!Number.isFinite(grace) || grace < 0)
     throw new InvalidArgumentError("$.blobGraceMs", "blobGraceMs must be a non-negative number");

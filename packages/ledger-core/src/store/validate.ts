@@ -1,3 +1,4 @@
+import { assertObjectArgument } from "../events/argument-checks.js";
 import { InvalidArgumentError, InvalidEventError, LedgerError } from "../events/errors.js";
 import { assertId, isValidId, uuidv7 } from "../events/ids.js";
 import { childPath, type JsonObject, type JsonValue, thrown, toPlainJson } from "../events/json.js";
@@ -252,11 +253,11 @@ function validateRequest(request: AppendRequest): ValidAppend {
 
 /** `invalid-argument` unless a call's argument is an object (`null`, a string... are not). */
 function assertRequest(request: unknown): asserts request is Record<string, unknown> {
-  if (typeof request !== "object" || request === null || Array.isArray(request))
-    throw new InvalidArgumentError(
-      "$",
-      "the call needs an object argument, e.g. { sessionId, runId }",
-    );
+  assertObjectArgument(
+    request,
+    "$",
+    "the call needs an object argument, e.g. { sessionId, runId }",
+  );
 }
 
 /** Checks a call's `{ sessionId }`. */
