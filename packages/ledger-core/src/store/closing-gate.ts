@@ -15,11 +15,6 @@ export class ClosingGate {
 
   constructor(readonly storeName: string) {}
 
-  /** True once close() was called. */
-  get closing(): boolean {
-    return this.#closing !== undefined;
-  }
-
   /** Throws the refusal `run` would reject with, once close() was called (for synchronous stores). */
   check(operation: string): void {
     if (this.#closing !== undefined) throw this.#refusal(operation);

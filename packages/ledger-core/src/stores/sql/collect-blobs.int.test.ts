@@ -2,7 +2,6 @@ import { setTimeout as sleep } from "node:timers/promises";
 import mysql from "mysql2/promise";
 import pg from "pg";
 import { expect } from "vitest";
-import { LedgerError } from "../../events/errors.js";
 import { uuidv7 } from "../../events/ids.js";
 import type { EventStore } from "../../store/event-store.js";
 import { acrossStores } from "./testing/across-stores.js";
@@ -106,32 +105,6 @@ await acrossStores(
     kinds: ["sqlite", "postgres", "mysql"],
   },
   checkPagedCollection,
-);
-
-/** The driver's refusal (its pool ended, its connection closed) is the error's cause. */
-async function checkClosedStore(target: RacerTarget): Promise<void> {
-  const store = await openRacerStore(target);
-  await store.init();
-  await store.putBlob(`orphan ${uuidv7()}`);
-  await store.close();
-  const error = await store.collectBlobs({ blobGraceMs: 0 }).then(
-    () => undefined,
-    (failure: unknown) => failure,
-  );
-  // Refused by the store itself (ClosingGate), not sent to a closed driver.
-  expect(LedgerError.isInstance(error, "store-unavailable")).toBe(true);
-  expect(error).toMatchObject({ nothingWritten: true });
-  expect((error as LedgerError).message).toContain("the store is closed");
-}
-
-await acrossStores(
-  {
-    topic: "collectBlobs on a closed store",
-    test: "is refused as store-unavailable with nothing written",
-    label: "collect_closed",
-    kinds: ["sqlite", "postgres", "mysql"],
-  },
-  checkClosedStore,
 );
 
 /**

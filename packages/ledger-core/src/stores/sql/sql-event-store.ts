@@ -136,60 +136,60 @@ export class SqlEventStore implements EventStore {
   }
 
   init(options?: InitOptions): Promise<void> {
-    return this.#tracked("init", () => this.#guard("init", () => this.#backend.init(options)));
+    return this.#gate.run("init", () => this.#guard("init", () => this.#backend.init(options)));
   }
 
   // Every operation goes through the closing gate (ClosingGate), entered as it is called.
   append(request: AppendRequest): Promise<AppendResult> {
-    return this.#tracked("append", () => this.#append(request));
+    return this.#gate.run("append", () => this.#append(request));
   }
 
   fork(request: ForkRequest): Promise<AppendResult> {
-    return this.#tracked("fork", () => this.#fork(request));
+    return this.#gate.run("fork", () => this.#fork(request));
   }
 
   readRun(request: ReadRunRequest): Promise<EventPage> {
-    return this.#tracked("readRun", () => this.#readRun(request));
+    return this.#gate.run("readRun", () => this.#readRun(request));
   }
 
   readSession(request: ReadSessionRequest): Promise<EventPage> {
-    return this.#tracked("readSession", () => this.#readSession(request));
+    return this.#gate.run("readSession", () => this.#readSession(request));
   }
 
   listRuns(sessionId: string): Promise<RunSummary[]> {
-    return this.#tracked("listRuns", () => this.#listRuns(sessionId));
+    return this.#gate.run("listRuns", () => this.#listRuns(sessionId));
   }
 
   listSessions(request: ListSessionsRequest = {}): Promise<SessionPage> {
-    return this.#tracked("listSessions", () => this.#listSessions(request));
+    return this.#gate.run("listSessions", () => this.#listSessions(request));
   }
 
   runHead(request: { sessionId: string; runId: string }): Promise<RunHead> {
-    return this.#tracked("runHead", () => this.#runHead(request));
+    return this.#gate.run("runHead", () => this.#runHead(request));
   }
 
   putBlob(content: Uint8Array | string, options?: PutBlobOptions): Promise<string> {
-    return this.#tracked("putBlob", () => this.#putBlob(content, options));
+    return this.#gate.run("putBlob", () => this.#putBlob(content, options));
   }
 
   putBlobs(contents: (Uint8Array | string)[], options?: PutBlobOptions): Promise<string[]> {
-    return this.#tracked("putBlobs", () => this.#putBlobs(contents, options));
+    return this.#gate.run("putBlobs", () => this.#putBlobs(contents, options));
   }
 
   getBlob(ref: string): Promise<Uint8Array> {
-    return this.#tracked("getBlob", () => this.#getBlob(ref));
+    return this.#gate.run("getBlob", () => this.#getBlob(ref));
   }
 
   getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
-    return this.#tracked("getBlobs", () => this.#getBlobs(refs));
+    return this.#gate.run("getBlobs", () => this.#getBlobs(refs));
   }
 
   deleteSession(sessionId: string, options?: DeleteSessionOptions): Promise<DeleteSessionResult> {
-    return this.#tracked("deleteSession", () => this.#deleteSession(sessionId, options));
+    return this.#gate.run("deleteSession", () => this.#deleteSession(sessionId, options));
   }
 
   collectBlobs(options?: CollectBlobsOptions): Promise<CollectBlobsResult> {
-    return this.#tracked("collectBlobs", () => this.#collectBlobs(options));
+    return this.#gate.run("collectBlobs", () => this.#collectBlobs(options));
   }
 
   async #append(request: AppendRequest): Promise<AppendResult> {
@@ -234,11 +234,9 @@ export class SqlEventStore implements EventStore {
     const planned = planAtHead(valid, cached, isoNow(), blobs);
     if (planned === undefined) return undefined;
     let last: number | undefined;
-    const atHead = this.#atHead;
     try {
-      last = await atHead(planned.append);
+      last = await this.#atHead(planned.append);
     } catch (error) {
-      if (this.#gate.closing && LedgerError.isInstance(error, "store-unavailable")) throw error;
       const kind = this.#backend.classify(error);
       if (kind === "unavailable") throw this.#unavailable("append", error);
       return kind === "unique" ? "check" : undefined;
@@ -424,20 +422,14 @@ export class SqlEventStore implements EventStore {
     return this.#backend.describe();
   }
 
-  /** See ClosingGate: an application's pool or database stays open. */
-  close(): Promise<void> {
-    return this.#gate.close(() =>
-      withRetries({
-        run: () => this.#backend.close(),
-        classify: (error) => this.#backend.classify(error),
-        retry: ONCE,
-        fail: (error) => this.#unavailable("close", error),
-      }),
-    );
+  /** A dialect's own operation (SQLite's file check), refused after close() as every other. */
+  protected whileOpen<T>(operation: string, run: () => Promise<T>): Promise<T> {
+    return this.#gate.run(operation, run);
   }
 
-  #tracked<T>(operation: string, run: () => Promise<T>): Promise<T> {
-    return this.#gate.run(operation, run);
+  /** See ClosingGate: an application's pool or database stays open. */
+  close(): Promise<void> {
+    return this.#gate.close(() => this.#guard("close", () => this.#backend.close(), ONCE));
   }
 
   /**

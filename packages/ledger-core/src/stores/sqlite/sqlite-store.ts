@@ -64,8 +64,9 @@ export class SqliteEventStore extends SqlEventStore {
    * lost write of an index page reads as an intact, shorter run, and a resume would make its
    * last calls again. `agent-ledger verify` runs it.
    */
-  async fileProblems(): Promise<string[]> {
-    return this.#backend.fileProblems();
+  fileProblems(): Promise<string[]> {
+    // After close() a closed file would read as one SQLite cannot walk: refused instead.
+    return this.whileOpen("fileProblems", async () => this.#backend.fileProblems());
   }
 
   /** A store for `sqlite:<path>`, `sqlite::memory:` or `file:<path>`; call `init()` before use. */
