@@ -1,4 +1,3 @@
-import type { CompactSession } from "../compact/externalize.js";
 import { resolveEvents, resolvePayload } from "../compact/resolve.js";
 import { toolCallLabel } from "../decisions/tool-call-end.js";
 import { UnresolvedAttemptError } from "../events/errors.js";
@@ -77,12 +76,7 @@ export async function completeRun(state: RecorderState, output: unknown): Promis
   const payload = {
     output: preparePayload(state.redact, "run.completed", output ?? null, "$", "output"),
   };
-  const compact = state.compactor.begin();
-  return closeRun(
-    state,
-    { type: "run.completed", payload: compact.value(payload, { text: false }) },
-    { output: payload, compact },
-  );
+  return closeRun(state, { type: "run.completed", payload }, { compacted: true });
 }
 
 /** `SessionRecorder.failRun`. */
@@ -110,24 +104,29 @@ export async function cancelRun(
 // completion is checked like a recorded input: other output than the recorded one means the
 // loop did not re-execute the same run (`replay-divergence`). A failure or cancellation is
 // not: its stack or reason may name a time or a process.
+/**
+ * `compacted`: the event's payload is the run's output as `preparePayload` made it, compared
+ * with the recorded one on a re-executed run and compacted only when it is committed.
+ */
 async function closeRun(
   state: RecorderState,
-  event: NewEvent,
-  completion?: { output: JsonValue; compact: CompactSession },
+  event: NewEvent & { payload?: JsonValue },
+  options: { compacted: boolean } = { compacted: false },
 ): Promise<LedgerEvent> {
   return inTurn(state, async () => {
     const recorded = state.recordedEnd;
     if (recorded?.type === event.type)
-      return completion !== undefined
-        ? await sameAsLoaded(state, recorded, completion.output, {
+      return options.compacted
+        ? await sameAsLoaded(state, recorded, event.payload ?? null, {
             name: "the run's output",
             built: "An output",
           })
         : recorded;
     await assertNoneLeftInFlight(state, event.type);
-    return completion !== undefined
-      ? await commitCompacted(state, event, completion.compact)
-      : await commitEvent(state, event);
+    if (!options.compacted) return await commitEvent(state, event);
+    const compact = state.compactor.begin();
+    const stored = { ...event, payload: compact.value(event.payload ?? null, { text: false }) };
+    return await commitCompacted(state, stored, compact);
   });
 }
 
