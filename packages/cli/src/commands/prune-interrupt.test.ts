@@ -1,10 +1,9 @@
-import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN } from "../session-fixture.test.data.js";
+import { startBin } from "../session-fixture.test.data.js";
 
 const scratch = scratchDirectory("cli-prune-interrupt-", afterAll);
 const ledger = join(scratch, "ledger.db");
@@ -37,32 +36,22 @@ beforeAll(async () => {
  */
 describe("agent-ledger prune --yes, interrupted", () => {
   it("stops at Ctrl-C with exit 130, saying so, and deletes nothing more", async () => {
-    const child = spawn(
-      process.execPath,
-      [BIN, "prune", "--store", `sqlite:${ledger}`, "--before", cutoff, "--yes"],
-      { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, AGENT_LEDGER_STORE: "" } },
+    // Started, and stopped once it has said it deleted a first session.
+    const { child, output, errors } = await startBin(
+      ["prune", "--store", `sqlite:${ledger}`, "--before", cutoff, "--yes"],
+      /deleted old-/,
     );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
     const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
-    for (const start = Date.now(); !stdout.includes("deleted old-"); ) {
-      if (Date.now() - start > 30_000) throw new Error(`prune deleted nothing: ${stderr}`);
-      await sleep(5);
-    }
     child.kill("SIGINT");
     expect(await exited).toBe(130);
-    expect(stderr).toContain("prune interrupted after deleting");
+    expect(errors()).toContain("prune interrupted after deleting");
     const store = new SqliteEventStore({ path: ledger });
     await store.init();
     const left = (await store.listSessions({ limit: SESSIONS })).sessions.length;
     await store.close();
-    const said = stdout.split("\n").filter((line) => line.startsWith("deleted old-")).length;
+    const said = output()
+      .split("\n")
+      .filter((line) => line.startsWith("deleted old-")).length;
     // What it said it deleted is what is gone; the rest is still there.
     expect(left).toBe(SESSIONS - said);
     expect(left).toBeGreaterThan(0);
