@@ -55,7 +55,7 @@ export class RecorderState {
   loaded = false;
   /**
    * What a recorder made by `reopen` (or given a replay by `replayAgain`) keeps of its run, to
-   * be reopened or replayed again without reading it (see `RunLog`).
+   * be reopened or replayed again without reading it (see `RunLog`): within its budget, or none.
    */
   log: RunLog | undefined;
   /** The last `replayAgain` made, until it settles: the next one waits for it. */

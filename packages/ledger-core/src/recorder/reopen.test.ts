@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { LedgerError, StoreUnavailableError } from "../events/errors.js";
 import { verifyRun } from "../inspect/verify-run.js";
 import type { EventStore } from "../store/event-store.js";
@@ -8,6 +8,7 @@ import { readWholeRun } from "../store/read-all.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
 import { actor, address, phases, request } from "./reopen.test.data.js";
+import { RunLog, setRunLogBudget } from "./run-log.js";
 import { SessionRecorder } from "./session-recorder.js";
 
 const dir = scratchDirectory("agent-ledger-reopen-", afterAll);
@@ -189,5 +190,105 @@ describe("reopen", () => {
   it("of a run the ledger does not hold is not-found", async () => {
     const recorder = new SessionRecorder({ store: new MemoryEventStore(), ...address, actor });
     await expect(recorder.reopen()).rejects.toMatchObject({ code: "not-found" });
+  });
+});
+
+describe("reopen past the budget of what a recorder keeps (RunLog)", () => {
+  let restore: (() => void) | undefined;
+  afterEach(() => {
+    restore?.();
+    restore = undefined;
+    vi.restoreAllMocks();
+  });
+
+  /** A tool result of 16 KiB, `n` making each one different: it goes to a blob of its own. */
+  const result = (n: number) => `result ${n}: ${"0123456789abcdef".repeat(1024)}`;
+
+  it("drops the log once it holds more than the budget: the next reopen reads the run, and continues it as a resume does", async () => {
+    const budget = 64 * 1024;
+    restore = setRunLogBudget(budget);
+    const store = new MemoryEventStore();
+    const first = new SessionRecorder({ store, ...address, actor });
+    await first.startRun();
+    const keep = vi.spyOn(RunLog, "keep");
+    let recorder = await first.reopen();
+    const log = keep.mock.results.at(-1)?.value as RunLog | undefined;
+    if (!log) throw new Error("a reopened recorder of a short run keeps it");
+    for (let n = 1; n <= 8; n++) {
+      const call = await recorder.beforeToolCall({
+        toolCallId: `fetch-${n}`,
+        name: "fetch",
+        args: { n },
+      });
+      await recorder.toolCompleted(call, result(n));
+      expect(log.heldBytes).toBeLessThanOrEqual(budget);
+    }
+    // 128 KiB of results committed: the log let go of all of it.
+    expect(log.heldBytes).toBe(0);
+    expect(log.keptSoFar()).toBeUndefined();
+
+    const watched = watchReads(store);
+    recorder = await recorder.reopen();
+    expect(watched.reads.runFrom).toEqual([0]);
+    const fresh = await SessionRecorder.resume({ store, ...address, actor });
+    expect(await continuation(recorder, store)).toEqual(await continuation(fresh, store));
+    // The whole run is over the budget: that recorder keeps none either, and reads it again.
+    expect(keep.mock.results.at(-1)?.value).toBeUndefined();
+    await recorder.record({ type: "x.note", payload: { after: "the budget" } });
+    watched.reset();
+    recorder = await recorder.reopen();
+    expect(watched.reads.runFrom).toEqual([0]);
+    expect(recorder.length).toBe((await store.runHead(address)).length);
+    // Under the budget again (raised), a reopen keeps what it read: the next reads only the tail.
+    restore();
+    restore = undefined;
+    recorder = await recorder.reopen();
+    const known = recorder.length;
+    watched.reset();
+    recorder = await recorder.reopen();
+    expect(watched.reads.runFrom).toEqual([known]);
+    expect(watched.reads.blobs).toBe(0);
+  });
+
+  it("records the same run as a recorder whose log was kept, reading it whole once the log outgrew the budget", async () => {
+    /** The phases, reopened after each: how each reopen read the run, what the run holds. */
+    async function record() {
+      const store = new MemoryEventStore();
+      const watched = watchReads(store);
+      let recorder = new SessionRecorder({ store, ...address, actor });
+      const reads: string[] = [];
+      for (const phase of phases) {
+        await phase(recorder, store);
+        const known = recorder.length;
+        watched.reset();
+        recorder = await recorder.reopen();
+        reads.push(watched.reads.runFrom[0] === 0 ? "whole" : `from ${known}`);
+        const fresh = await SessionRecorder.resume({ store, ...address, actor });
+        expect(await continuation(recorder, store)).toEqual(await continuation(fresh, store));
+      }
+      // As stored: content-addressed, so the same compaction (the same message lists extended,
+      // no blob put twice) gives the same payloads and refs. (An error's stack names the line
+      // this function was called from.)
+      const withoutStacks = (key: string, value: unknown) => (key === "stack" ? "…" : value);
+      const events = (await readWholeRun(store, address)).map(
+        ({ type, actor, payload, evidenceRefs }) =>
+          JSON.stringify({ type, actor, payload, evidenceRefs }, withoutStacks),
+      );
+      return { reads, events };
+    }
+    const keep = vi.spyOn(RunLog, "keep");
+    const kept = await record();
+    expect(kept.reads.slice(1).every((read) => read.startsWith("from"))).toBe(true);
+    // Each log's size as its recorder was reopened: the first held the run through the second
+    // phase, the next through the third. A budget between them is outgrown in the third phase.
+    const [throughSecond, throughThird] = keep.mock.results.map(
+      (made) => (made.value as RunLog).heldBytes,
+    );
+    if (throughSecond === undefined || throughThird === undefined)
+      throw new Error("a log after each reopen");
+    restore = setRunLogBudget(Math.floor((throughSecond + throughThird) / 2));
+    const bounded = await record();
+    expect(bounded.reads).toEqual(kept.reads.slice(0, 2).concat(["whole", "whole", "whole"]));
+    expect(bounded.events).toEqual(kept.events);
   });
 });

@@ -1,12 +1,11 @@
 import { lastListOf, resolveEvents } from "../compact/resolve.js";
 import { InvalidArgumentError } from "../events/errors.js";
-import type { LedgerEvent } from "../events/types.js";
 import { readWholeRun } from "../store/read-all.js";
 import { loadRecordedChildren } from "./child-runs.js";
 import type { SessionRecorderOptions } from "./recorder-options.js";
 import type { RecorderState } from "./recorder-state.js";
 import { adopt, loadRun } from "./resume.js";
-import { keepOneList, RunLog } from "./run-log.js";
+import { type KeptRun, keepOneList, RunLog, storedSize } from "./run-log.js";
 import { inTurn, retire } from "./turns.js";
 
 /** The options of a recorder that continues the run of `previous`, as it records it. */
@@ -29,7 +28,8 @@ export function reopenOptions(previous: RecorderState): SessionRecorderOptions {
  * `SessionRecorder.reopen`: makes `state` (a new recorder with the options of `previous`)
  * continue the run as `SessionRecorder.resume` would now. `previous` first has every call made
  * before this one committed, then refuses any other. When it kept its run (`RunLog`: it was made
- * by `reopen`), only the events after its length are read; otherwise the whole run is.
+ * by `reopen`, and its log stayed within its budget), only the events after its length are
+ * read; otherwise the whole run is.
  */
 export async function reopenRun(state: RecorderState, previous: RecorderState): Promise<void> {
   // The calls made before this one have had their turn (a child of a resumed run has read its
@@ -47,9 +47,8 @@ export async function reopenRun(state: RecorderState, previous: RecorderState): 
   try {
     await previous.queue.settled();
     state.resolveOnLoad = previous.resolveOnLoad;
-    const log = previous.log;
-    const written = log?.writtenUpTo(previous.queue.nextSeq);
-    if (log !== undefined && written !== undefined) await catchUp(state, previous, log, written);
+    const kept = previous.log?.keptUpTo(previous.queue.nextSeq);
+    if (kept !== undefined) await catchUp(state, previous, kept);
     else await loadRun(state, true, true);
   } catch (error) {
     undo();
@@ -58,29 +57,30 @@ export async function reopenRun(state: RecorderState, previous: RecorderState): 
 }
 
 /**
- * Continues in `state` the run `previous` kept in `log` (`written`: what it committed since it
+ * Continues in `state` the run `previous` kept (`kept.written`: what it committed since it
  * loaded the run), with the events another writer appended after them: a person's decisions, a
  * resumed process's calls. Those are the only events read, and the only blobs fetched are theirs.
  */
 async function catchUp(
   state: RecorderState,
   previous: RecorderState,
-  log: RunLog,
-  written: LedgerEvent[],
+  kept: KeptRun,
 ): Promise<void> {
   const { store } = state;
   const address = { sessionId: state.sessionId, runId: state.runId };
   const tail = await readWholeRun(store, address, previous.queue.nextSeq);
+  const { written, cache } = kept;
   const stored = written.concat(tail);
-  const cache = log.cache();
   const resolved = state.resolveOnLoad ? await resolveEvents(store, stored, { cache }) : stored;
   // The last request's message list, which the next one extends: the previous recorder's own,
   // unless another writer made a model call since.
   const lastList = tail.some((event) => event.type === "model.requested")
     ? await lastListOf(store, tail, { cache })
     : previous.compactor.lastList;
-  const events = log.loaded.concat(resolved);
-  state.log = new RunLog(events, cache);
+  const events = kept.loaded.concat(resolved);
+  // The whole run as kept, within the budget or not at all: the log it continues held all but
+  // the tail, so counting only what this one writes would let a chain of reopens grow unbounded.
+  state.log = RunLog.keep(events, cache, kept.storedBytes + storedSize(tail));
   adopt(state, events);
   await loadRecordedChildren(state);
   // Every read done: the previous recorder's compaction goes on here (the refs committed in the

@@ -1,11 +1,13 @@
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { LedgerError } from "../events/errors.js";
 import type { EventStore } from "../store/event-store.js";
+import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeRun } from "../store/read-all.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
 import type { Attempt } from "./attempt.js";
+import { setRunLogBudget } from "./run-log.js";
 import { SessionRecorder } from "./session-recorder.js";
 
 const dir = scratchDirectory("agent-ledger-replay-again-", afterAll);
@@ -180,5 +182,65 @@ describe("replayAgain", () => {
       message: expect.stringContaining("reopen() returned"),
     });
     await store.close();
+  });
+});
+
+describe("replayAgain past the budget of what a recorder keeps (RunLog)", () => {
+  let restore: (() => void) | undefined;
+  afterEach(() => {
+    restore?.();
+    restore = undefined;
+  });
+
+  /**
+   * A recorder given a replay of conversation a (it then keeps its run), that sends 8 results of
+   * 16 KiB in conversation b and is given a replay of b twice: whether each read the run, what
+   * each answers, and b's third call met again.
+   */
+  async function replaysOfB() {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, ...address, actor });
+    await recorder.startRun();
+    await recorder.toolCompleted(await recorder.beforeToolCall(call("a-1", "a")), long("sent a-1"));
+    await recorder.replayAgain({ select: ofConversation("a") });
+    for (let n = 1; n <= 8; n++)
+      await recorder.toolCompleted(
+        await recorder.beforeToolCall(call(`b-${n}`, "b")),
+        `${long(`sent b-${n}`)} ${"0123456789abcdef".repeat(1024)}`,
+      );
+    const reads = watchReads(store);
+    const read: boolean[] = [];
+    const answers: unknown[] = [];
+    for (let time = 0; time < 2; time++) {
+      reads.run = 0;
+      const replay = await recorder.replayAgain({ select: ofConversation("b") });
+      read.push(reads.run > 0);
+      answers.push(
+        replay.unmatchedTools().map((attempt) => ({
+          toolCallId: attempt.toolCallId,
+          status: attempt.status,
+          requested: attempt.requested.payload,
+          outcome: attempt.outcome?.payload,
+        })),
+      );
+    }
+    const { replayed } = await recorder.beforeToolCall(call("b-3", "b"));
+    const again = replayed?.status === "completed" ? replayed.result : replayed;
+    return { read, answers, again, length: recorder.length };
+  }
+
+  it("reads the run again once the recorder kept more than the budget, and answers as one that kept it", async () => {
+    const kept = await replaysOfB();
+    // Within the default budget: nothing read.
+    expect(kept.read).toEqual([false, false]);
+    expect(kept.again).toEqual(expect.stringContaining("sent b-3"));
+    restore = setRunLogBudget(64 * 1024);
+    const bounded = await replaysOfB();
+    // 128 KiB committed: the log was dropped, and the run read whole is over the budget too, so
+    // it is not kept either: each replay reads it.
+    expect(bounded.read).toEqual([true, true]);
+    expect(bounded.answers).toEqual(kept.answers);
+    expect(bounded.again).toEqual(kept.again);
+    expect(bounded.length).toBe(kept.length);
   });
 });

@@ -4,7 +4,7 @@ import type { LedgerEvent } from "../events/types.js";
 import { collectAttempts, type RecordedAttempt, ReplayCursor } from "../replay/replay-cursor.js";
 import { readWholeRun } from "../store/read-all.js";
 import type { RecorderState } from "./recorder-state.js";
-import { keepOneList, RunLog } from "./run-log.js";
+import { type KeptRun, keepOneList, RunLog, storedSize } from "./run-log.js";
 import { inTurn } from "./turns.js";
 
 /** Which recorded attempts `SessionRecorder.replayAgain` answers again. */
@@ -54,47 +54,37 @@ async function rearm(state: RecorderState, select: ReplaySelection): Promise<Rep
   return replay;
 }
 
-interface KeptRun {
-  /** The run as loaded (resolved, unless the recorder reads its run as stored). */
-  loaded: readonly LedgerEvent[];
-  /** The events committed since, as stored, in seq order. */
-  written: LedgerEvent[];
-  /** What the committed events resolve from. */
-  cache: BlobCache;
-}
-
 /**
  * The run as `state` keeps it (`RunLog`: a recorder made by `reopen`). A recorder that keeps
- * none (a new run, a resumed one), or whose log misses events (an append whose outcome was
- * unknown), reads the whole run once and keeps it from then on: the next `replayAgain` reads
- * nothing, and its `reopen` reads only what other writers appended. The batches it commits
- * while the run is read are heard meanwhile, so the log it keeps misses none.
+ * none (a new run, a resumed one, one whose log outgrew its budget), or whose log misses events
+ * (an append whose outcome was unknown), reads the whole run once and keeps it from then on:
+ * the next `replayAgain` reads nothing, and its `reopen` reads only what other writers
+ * appended. The batches it commits while the run is read are heard meanwhile, so the log it
+ * keeps misses none. A run read whole that is over the budget already is not kept: every
+ * `replayAgain` reads it, as the first did.
  */
-async function keptRun(state: RecorderState): Promise<KeptRun> {
+async function keptRun(state: RecorderState): Promise<Omit<KeptRun, "storedBytes">> {
   const previous = state.log;
-  const written = previous?.writtenSoFar();
-  if (previous !== undefined && written !== undefined)
-    return { loaded: previous.loaded, written, cache: previous.cache() };
+  const kept = previous?.keptSoFar();
+  if (kept !== undefined) return kept;
   const heard: LedgerEvent[] = [];
   state.queue.listen((events) => {
     for (const event of events) heard.push(event);
   });
+  let stored: LedgerEvent[];
   let loaded: LedgerEvent[];
   const cache = new BlobCache();
   try {
-    const stored = await readWholeRun(state.store, {
-      sessionId: state.sessionId,
-      runId: state.runId,
-    });
+    stored = await readWholeRun(state.store, { sessionId: state.sessionId, runId: state.runId });
     loaded = state.resolveOnLoad ? await resolveEvents(state.store, stored, { cache }) : stored;
   } catch (error) {
     state.queue.listen(previous && ((events) => previous.wrote(events)));
     throw error;
   }
   const since = heard.filter((event) => event.seq >= loaded.length);
-  const log = new RunLog(loaded, cache);
-  log.wrote(since);
-  state.queue.listen((events) => log.wrote(events));
+  const log = RunLog.keep(loaded, cache, storedSize(stored));
+  log?.wrote(since);
+  state.queue.listen(log && ((events) => log.wrote(events)));
   state.log = log;
-  return { loaded, written: since, cache: log.cache() };
+  return { loaded, written: since, cache };
 }

@@ -6,7 +6,7 @@ import { readWholeRun } from "../store/read-all.js";
 import { loadRecordedChildren } from "./child-runs.js";
 import { CommitQueue } from "./commit-queue.js";
 import { type RecorderState, runEndStatus } from "./recorder-state.js";
-import { keepOneList, RunLog } from "./run-log.js";
+import { keepOneList, RunLog, storedSize } from "./run-log.js";
 
 /**
  * Reads the run of `state` from the ledger and continues it (`SessionRecorder.resume`):
@@ -21,7 +21,8 @@ export async function resumeRun(state: RecorderState, resolve: boolean): Promise
  * Reads the run of `state` and continues it where the ledger ends: a run the ledger does not
  * hold is `not-found` when `required`, else left new (a child of a resumed run that the crashed
  * process had not started). With `keepLog`, the recorder keeps what it read and will commit
- * (`RunLog`), to be reopened without reading it again.
+ * (`RunLog`), to be reopened without reading it again, unless that is over the log's budget
+ * already: its reopen then reads the whole run again, as this one did.
  */
 export async function loadRun(
   state: RecorderState,
@@ -49,7 +50,7 @@ export async function loadRun(
   state.compactor.setLastList(lastList);
   if (keepLog) {
     keepOneList(cache, lastList?.ref);
-    state.log = new RunLog(events, cache);
+    state.log = RunLog.keep(events, cache, storedSize(stored));
   }
   adopt(state, events);
   await loadRecordedChildren(state);

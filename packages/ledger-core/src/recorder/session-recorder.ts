@@ -108,9 +108,11 @@ export class SessionRecorder {
    * A recorder made by `reopen` keeps in memory the events it commits and the content of their
    * blobs, beside the run it loaded, so that reopening it again reads only the events another
    * writer appended after its own and fetches only their blobs: reopening after every pause of
-   * a long run costs what happened since, not the whole run. Any other recorder's `reopen`
-   * reads the whole run, as `resume` does. Either way the session's runs are listed again, as
-   * `resume` lists them (`recordedChildRuns`). `not-found` if the ledger does not hold the run.
+   * a long run costs what happened since, not the whole run. What it keeps is bounded (32 MiB
+   * of events as stored and blob content): past that it keeps nothing, and its `reopen` reads
+   * the whole run as any other recorder's `reopen` does, as `resume` does (the recorder made is
+   * the same either way). Either way the session's runs are listed again, as `resume` lists them
+   * (`recordedChildRuns`). `not-found` if the ledger does not hold the run.
    */
   async reopen(): Promise<SessionRecorder> {
     const recorder = new SessionRecorder(reopenOptions(this.#state));
@@ -133,7 +135,8 @@ export class SessionRecorder {
    * The run is read as this recorder keeps it: a recorder made by `reopen`, or one an earlier
    * `replayAgain` was called on, reads nothing from the store. Any other reads its whole run once and keeps
    * it from then on (its events, and the content of the blobs they name), as a recorder made
-   * by `reopen` does. Calls are served one at a time: the replay left is that of the last one.
+   * by `reopen` does, up to the same 32 MiB: past that the run is read again each time. Calls
+   * are served one at a time: the replay left is that of the last one.
    */
   replayAgain(options: { select: (attempt: RecordedAttempt) => boolean }): Promise<ReplayCursor> {
     return replayAgain(this.#state, (options as { select?: unknown } | null)?.select);
