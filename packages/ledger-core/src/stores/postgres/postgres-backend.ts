@@ -132,6 +132,8 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
   async listSessions(after: string | undefined, limit: number | undefined): Promise<SessionRow[]> {
     const { sessions } = this.tables;
     // Code-point order whatever the database's collation, like SQLite and MySQL's VARBINARY.
+    // The index sessions_code_point (schema.ts) is on this very expression, and serves the
+    // condition, the order and the limit: a page reads `limit` entries, never the table.
     const id = sql`${sessions.sessionId} collate "C"`;
     const query = this.db
       .select()

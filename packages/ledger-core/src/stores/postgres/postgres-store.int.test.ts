@@ -161,6 +161,7 @@ describe.skipIf(!available)("PostgresEventStore", () => {
       { version: 4 },
       { version: 5 },
       { version: 6 },
+      { version: 7 },
     ]);
     // The batch append functions live in the store's schema, not in the search path's first.
     const functions = await (pool as pg.Pool).query<{ name: string }>(
@@ -233,6 +234,7 @@ describe.skipIf(!available)("PostgresEventStore", () => {
       await client.query(`DROP FUNCTION "${old}".agent_ledger_append_at_heads`);
       await client.query(`DROP FUNCTION "${old}".agent_ledger_append_blobs_at_heads`);
       await client.query(`DROP INDEX "${old}".blob_refs_session`);
+      await client.query(`DROP INDEX "${old}".sessions_code_point`);
       await client.query(`DELETE FROM "${old}".schema_version WHERE version >= 3`);
       const upgraded = new PostgresEventStore({ pool: client, schema: old });
       await Promise.all([upgraded.init(), upgraded.init()]);
@@ -244,6 +246,7 @@ describe.skipIf(!available)("PostgresEventStore", () => {
         { version: 4 },
         { version: 5 },
         { version: 6 },
+        { version: 7 },
       ]);
       // Five runs of one session at once: the first statement starts alone, four go out together
       // through the function the upgrade created.

@@ -1,6 +1,7 @@
 // Drizzle schema of the PostgreSQL store. drizzle-kit reads this file to generate the shipped
 // migrations (drizzle/postgres); keep it free of imports outside drizzle-orm. JSON is stored as
 // TEXT, never jsonb: jsonb rejects \u0000 and reorders keys, and events must read back verbatim.
+import { sql } from "drizzle-orm";
 import {
   bigint,
   customType,
@@ -53,12 +54,19 @@ function tables(table: typeof pgTable) {
       index("runs_parent").on(columns.sessionId, columns.parentRunId),
     ],
   );
-  const sessions = table("sessions", {
-    sessionId: text("session_id").primaryKey(),
-    lastCursor: bigint("last_cursor", { mode: "number" }).notNull(),
-    createdAt: text("created_at").notNull(),
-    updatedAt: text("updated_at").notNull(),
-  });
+  const sessions = table(
+    "sessions",
+    {
+      sessionId: text("session_id").primaryKey(),
+      lastCursor: bigint("last_cursor", { mode: "number" }).notNull(),
+      createdAt: text("created_at").notNull(),
+      updatedAt: text("updated_at").notNull(),
+    },
+    // listSessions pages in code-point order (`collate "C"`), which the primary key's index,
+    // in the database's collation, does not serve: without this one every page sorted the
+    // whole table. Migration 0006 says how it is built on an existing ledger.
+    (columns) => [index("sessions_code_point").on(sql`${columns.sessionId} collate "C"`)],
+  );
   // Stored bytes: a one-byte header, then raw or deflate-raw content (store/blob.ts);
   // touched_at (epoch ms) is refreshed by every putBlob (retention grace period).
   const blobs = table("blobs", {
