@@ -15,6 +15,14 @@ export class ClosingGate {
 
   constructor(readonly storeName: string) {}
 
+  /**
+   * Whether close() was called: an operation under way then finishes with what it has (a read
+   * whose connection was lost is not sent again, see retryRead), and the connection closes.
+   */
+  get closing(): boolean {
+    return this.#closing !== undefined;
+  }
+
   /** Throws the refusal `run` would reject with, once close() was called (for synchronous stores). */
   check(operation: string): void {
     if (this.#closing !== undefined) throw this.#refusal(operation);

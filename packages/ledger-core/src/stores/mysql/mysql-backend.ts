@@ -16,6 +16,7 @@ import { appendBatch } from "./append-block.js";
 import { type Db, MysqlBackendState, type Tables } from "./backend-state.js";
 import { boundedReads } from "./bounded.js";
 import { initDatabase } from "./init-database.js";
+import { lostConnection } from "./lost-connection.js";
 import { configuredDatabase } from "./pool-config.js";
 import { putBlobRows } from "./put-blobs.js";
 import { mysqlTables } from "./schema.js";
@@ -114,6 +115,10 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
     if (errno === 1062) return "unique";
     if (errno === 1213 || errno === 1205) return "transient";
     return "unavailable";
+  }
+
+  lostConnection(error: unknown): boolean {
+    return lostConnection(error);
   }
 
   timeoutMessage(error: Error): string | undefined {

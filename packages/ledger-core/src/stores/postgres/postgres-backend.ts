@@ -18,6 +18,7 @@ import { PostgresBackendState, type Tables } from "./backend-state.js";
 import type { PoolBounds } from "./bounded-pool.js";
 import { guardClientErrors } from "./client-errors.js";
 import { initDatabase } from "./init-database.js";
+import { lostConnection } from "./lost-connection.js";
 import { putBlobRows } from "./put-blobs.js";
 import { postgresTables } from "./schema.js";
 import { driverTimeout } from "./timed-out.js";
@@ -123,6 +124,10 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
     // way, whose statements are unnamed.
     if (code === "26000") return "transient";
     return "unavailable";
+  }
+
+  lostConnection(error: unknown): boolean {
+    return lostConnection(error);
   }
 
   timeoutMessage(error: Error): string | undefined {

@@ -81,9 +81,12 @@ export function assertKnownUrlParams(url: URL): void {
 
 /** The last connection error of each client the store made (ECONNREFUSED, a TLS failure...). */
 const lastConnectionErrors = new WeakMap<object, Error>();
+/** The clients the store made, whose connection errors it hears (lastConnectionErrors). */
+const madeClients = new WeakSet<object>();
 
 export function createClient(url: string, options: RedisOptions = OWNED_CLIENT_OPTIONS): Redis {
   const client = new Redis(url, options);
+  madeClients.add(client);
   // Errors reach callers as rejected commands; without a listener ioredis prints each one.
   // The last one is kept: a command rejected for want of a connection says only that. Not the
   // MaxRetriesPerRequestError ioredis also emits when it fails the queued commands: it would
@@ -93,6 +96,28 @@ export function createClient(url: string, options: RedisOptions = OWNED_CLIENT_O
   });
   client.on("ready", () => lastConnectionErrors.delete(client));
   return client;
+}
+
+/** A connection reset or broken under the client (the error it emitted before it closed). */
+const BROKEN_SOCKET: ReadonlySet<unknown> = new Set(["ECONNRESET", "EPIPE"]);
+
+/**
+ * Whether a call failed (`error`, the driver's or `unavailable`'s) because the connection it
+ * was sent on closed under it: on a client the store made (createClient), a
+ * MaxRetriesPerRequestError (see `unavailable`) with no connection error since the client was
+ * last ready (the server closed it: CLIENT KILL, a restart, a failover), or only a reset one.
+ * Not after a socket timeout (the store's bound), a refused or timed-out connection attempt, or
+ * a server's refusal: each is a connection error of its own. On a client the application made
+ * the store sees none of its connection errors (a listener would silence ioredis' own report
+ * of them), so it cannot tell a drop from the application's socketTimeout: false, and the
+ * client's own options (maxRetriesPerRequest, autoResendUnfulfilledCommands) decide.
+ */
+export function lostConnection(error: unknown, client: object): boolean {
+  const cause = LedgerError.isInstance(error) ? error.cause : error;
+  if (!(cause instanceof Error) || cause.name !== "MaxRetriesPerRequestError") return false;
+  if (!madeClients.has(client)) return false;
+  const last = lastConnectionErrors.get(client) as (Error & { code?: unknown }) | undefined;
+  return last === undefined || BROKEN_SOCKET.has(last.code);
 }
 
 /** Calls that write: a lost reply leaves them applied or not, and the same call is safe again. */

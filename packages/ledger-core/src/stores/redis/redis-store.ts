@@ -22,8 +22,9 @@ import type {
   StoreDescription,
 } from "../../store/event-store.js";
 import { blobGraceMs } from "../../store/retention.js";
+import { retryRead } from "../read-retry.js";
 import { appendEvents } from "./append-events.js";
-import { unavailable, unknownDurability } from "./client.js";
+import { lostConnection, unavailable, unknownDurability } from "./client.js";
 import { collectOrphanBlobs } from "./collect-blobs.js";
 import { BLOBS_PER_ROUND_TRIP, deleteStoredSession } from "./delete-session.js";
 import { forkRun } from "./fork-run.js";
@@ -95,15 +96,15 @@ export class RedisEventStore implements EventStore {
   }
 
   readRun(request: ReadRunRequest): Promise<EventPage> {
-    return this.#gate.run("readRun", () => readRunEvents(this.#state, request));
+    return this.#read("readRun", () => readRunEvents(this.#state, request));
   }
 
   readSession(request: ReadSessionRequest): Promise<EventPage> {
-    return this.#gate.run("readSession", () => readSessionEvents(this.#state, request));
+    return this.#read("readSession", () => readSessionEvents(this.#state, request));
   }
 
   listRuns(sessionId: string): Promise<RunSummary[]> {
-    return this.#gate.run("listRuns", () => listRunSummaries(this.#state, sessionId));
+    return this.#read("listRuns", () => listRunSummaries(this.#state, sessionId));
   }
 
   /**
@@ -114,11 +115,11 @@ export class RedisEventStore implements EventStore {
    * A page skips them and reads on until it has its `limit` sessions, or the index ends.
    */
   listSessions(request: ListSessionsRequest = {}): Promise<SessionPage> {
-    return this.#gate.run("listSessions", () => listSessionPage(this.#state, request));
+    return this.#read("listSessions", () => listSessionPage(this.#state, request));
   }
 
   runHead(request: { sessionId: string; runId: string }): Promise<RunHead> {
-    return this.#gate.run("runHead", () => readRunHead(this.#state, request));
+    return this.#read("runHead", () => readRunHead(this.#state, request));
   }
 
   fork(request: ForkRequest): Promise<AppendResult> {
@@ -141,11 +142,11 @@ export class RedisEventStore implements EventStore {
   }
 
   getBlob(ref: string): Promise<Uint8Array> {
-    return this.#gate.run("getBlob", () => readStoredBlob(this.#state, ref));
+    return this.#read("getBlob", () => readStoredBlob(this.#state, ref));
   }
 
   getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
-    return this.#gate.run("getBlobs", () => readStoredBlobs(this.#state, refs));
+    return this.#read("getBlobs", () => readStoredBlobs(this.#state, refs));
   }
 
   /**
@@ -193,6 +194,20 @@ export class RedisEventStore implements EventStore {
         throw unavailable(error, "collectBlobs", this.#state.client);
       }
     });
+  }
+
+  /**
+   * A read through the closing gate, sent again when the connection it went on closed under it
+   * (retryRead; client.ts's lostConnection tells such a failure).
+   */
+  #read<T>(operation: string, read: () => Promise<T>): Promise<T> {
+    return this.#gate.run(operation, () =>
+      retryRead({
+        read,
+        lostConnection: (error) => lostConnection(error, this.#state.client),
+        closing: () => this.#gate.closing,
+      }),
+    );
   }
 
   describe(): StoreDescription {

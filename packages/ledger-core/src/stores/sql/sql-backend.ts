@@ -93,6 +93,13 @@ export interface SqlBackend {
    */
   timeoutMessage?(error: Error): string | undefined;
   /**
+   * Optional: true for a driver error that says the connection the statement went on was lost
+   * (the server ended it, or it was reset), never for a statement the server refused or a wait
+   * that passed a bound. A read that failed so is sent again (see retryRead); a write is not:
+   * whether it committed is unknown, and the caller must hear of that.
+   */
+  lostConnection?(error: unknown): boolean;
+  /**
    * True for a driver error after which the operation surely wrote nothing (SQLite: a
    * transaction refused for a full disk, a lock or a read-only file rolled back whole), so the
    * caller's `store-unavailable` says so. Absent or false: the outcome may be unknown.

@@ -41,6 +41,7 @@ import {
   validatePaging,
 } from "../../store/validate.js";
 import { WriteCoalescer } from "../../store/write-coalescer.js";
+import { retryRead } from "../read-retry.js";
 import { timeoutIn } from "../server-timeout.js";
 import { type CachedHead, type HeadAppend, HeadCache, planAtHead } from "./head-cache.js";
 import { type RetryPolicy, withRetries } from "./retry.js";
@@ -283,7 +284,7 @@ export class SqlEventStore implements EventStore {
     assertRunAddress(request);
     validatePaging(request, { fromSeq: request.fromSeq });
     const from = request.fromSeq ?? 0;
-    const bodies = await this.#guard("readRun", () =>
+    const bodies = await this.#read("readRun", () =>
       this.#backend.readRun(request.sessionId, request.runId, from, request.limit),
     );
     const events = bodies.map((body, index) =>
@@ -300,7 +301,7 @@ export class SqlEventStore implements EventStore {
     assertSessionAddress(request);
     validatePaging(request, { after: request.after });
     const after = request.after ?? 0;
-    const bodies = await this.#guard("readSession", () =>
+    const bodies = await this.#read("readSession", () =>
       this.#backend.readSession(request.sessionId, after, request.limit),
     );
     // Cursors are gap-free: the body at `index` is the event at cursor after + index + 1.
@@ -312,7 +313,7 @@ export class SqlEventStore implements EventStore {
 
   async #listRuns(sessionId: string): Promise<RunSummary[]> {
     assertId(sessionId, "$.sessionId");
-    const rows = await this.#guard("listRuns", () => this.#backend.listRuns(sessionId));
+    const rows = await this.#read("listRuns", () => this.#backend.listRuns(sessionId));
     return rows.map(runSummary);
   }
 
@@ -320,7 +321,7 @@ export class SqlEventStore implements EventStore {
     validatePaging(request);
     if (request.after !== undefined) assertId(request.after, "$.after");
     const limit = request.limit;
-    const rows = await this.#guard("listSessions", () =>
+    const rows = await this.#read("listSessions", () =>
       this.#backend.listSessions(request.after, limit === undefined ? undefined : limit + 1),
     );
     const sessions = rows.slice(0, limit ?? rows.length).map(sessionSummary);
@@ -332,7 +333,7 @@ export class SqlEventStore implements EventStore {
 
   async #runHead(request: { sessionId: string; runId: string }): Promise<RunHead> {
     assertRunAddress(request);
-    const row = await this.#guard("runHead", () =>
+    const row = await this.#read("runHead", () =>
       this.#backend.runHead(request.sessionId, request.runId),
     );
     return row === undefined ? { ...EMPTY_HEAD } : headOf(row);
@@ -371,14 +372,14 @@ export class SqlEventStore implements EventStore {
 
   async #getBlob(ref: string): Promise<Uint8Array> {
     return readBlob(ref, async (known) => {
-      const found = await this.#guard("getBlob", () => this.#backend.getBlobs([known]));
+      const found = await this.#read("getBlob", () => this.#backend.getBlobs([known]));
       return found.get(known);
     });
   }
 
   async #getBlobs(refs: string[]): Promise<Map<string, Uint8Array>> {
     return readBlobs(refs, (unique) =>
-      this.#guard("getBlobs", () => this.#backend.getBlobs(unique)),
+      this.#read("getBlobs", () => this.#backend.getBlobs(unique)),
     );
   }
 
@@ -430,6 +431,22 @@ export class SqlEventStore implements EventStore {
   /** See ClosingGate: an application's pool or database stays open. */
   close(): Promise<void> {
     return this.#gate.close(() => this.#guard("close", () => this.#backend.close(), ONCE));
+  }
+
+  /**
+   * Runs a read as #guard does, sent again on another connection when its own was lost under
+   * it (retryRead; the backend tells such a failure), never when it passed a bound.
+   */
+  #read<T>(operation: string, run: () => Promise<T>): Promise<T> {
+    return this.#guard(operation, () =>
+      retryRead({
+        read: run,
+        lostConnection: (error) =>
+          this.#backend.lostConnection?.(error) === true &&
+          timeoutIn(error, (cause) => this.#backend.timeoutMessage?.(cause)) === undefined,
+        closing: () => this.#gate.closing,
+      }),
+    );
   }
 
   /**
