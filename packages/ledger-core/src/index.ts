@@ -95,6 +95,7 @@ export {
   madeAgainByItself,
   RECORDS_EVERY_CALL_FIELD,
 } from "./inspect/made-again.js";
+export { type RunInTree, runsInTreeOrder } from "./inspect/run-tree-order.js";
 export {
   type EndedOuterCall,
   endedOuterCalls,

@@ -2,6 +2,7 @@ import { type ResolveOptions, resolvePayload } from "../compact/resolve.js";
 import { isJsonObject, type JsonValue } from "../events/json.js";
 import { EVENT_TYPES, type LedgerEvent } from "../events/types.js";
 import type { EventStore } from "../store/event-store.js";
+import { type RunInTree, runsInTreeOrder } from "./run-tree-order.js";
 
 /**
  * The field of a `checkpoint.saved` payload with which an adapter says that its run is paused
@@ -133,18 +134,26 @@ export class PausedRuns {
 
   // The position of the last event of one of `types` in the tree of `run`.
   #lastIn(run: RunNode, types: readonly string[]): number {
-    const own = this.#lastOfType.get(run.runId);
-    let last = Math.max(-1, ...types.map((type) => own?.get(type) ?? -1));
-    for (const child of run.children) last = Math.max(last, this.#lastIn(child, types));
+    let last = -1;
+    if (types.length === 0) return last;
+    for (const { run: each } of runsInTreeOrder([run])) {
+      const own = this.#lastOfType.get(each.runId);
+      for (const type of types) last = Math.max(last, own?.get(type) ?? -1);
+    }
     return last;
   }
 
   /** Sets `awaitingDecision` on each running run of the trees under `roots` whose pause holds. */
   mark(roots: RunNode[]): void {
-    // The position of the last call event in the run's tree.
-    const visit = (run: RunNode): number => {
+    // The position of the last call event in each run's tree: read backwards, the tree order
+    // has every run after the runs under it.
+    const lastInTree = new Map<RunNode, number>();
+    const order = runsInTreeOrder(roots);
+    for (let index = order.length - 1; index >= 0; index--) {
+      const { run } = order[index] as RunInTree<RunNode>;
       let last = this.#lastCall.get(run.runId) ?? -1;
-      for (const child of run.children) last = Math.max(last, visit(child));
+      for (const child of run.children) last = Math.max(last, lastInTree.get(child) ?? -1);
+      lastInTree.set(run, last);
       const checkpoint = this.#checkpoints.get(run.runId);
       if (
         checkpoint?.paused &&
@@ -152,8 +161,6 @@ export class PausedRuns {
         Math.max(last, this.#lastIn(run, checkpoint.paused.endedBy)) < checkpoint.position
       )
         run.awaitingDecision = checkpoint.paused.pause;
-      return last;
-    };
-    for (const root of roots) visit(root);
+    }
   }
 }

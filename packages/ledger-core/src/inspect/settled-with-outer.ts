@@ -1,4 +1,5 @@
 import type { AttemptView, RunView, SessionInspection } from "./inspect-session.js";
+import { runsInTreeOrder } from "./run-tree-order.js";
 
 /** How a tool call that will not run again ended. */
 export type OuterCallEnd = "abandoned" | "completed" | "failed";
@@ -33,7 +34,10 @@ function lastOf(attempts: readonly AttemptView[]): AttemptView | undefined {
 export function endedOuterCalls(inspection: Inspected): (EndedOuterCall | undefined)[] {
   if (inspection.unresolved.length === 0) return [];
   const held = new Map<string, EndedOuterCall>();
-  const visit = (run: RunView, outer: EndedOuterCall | undefined) => {
+  // The ended call each run is inside, found as its parent is walked (a parent comes first).
+  const outerOf = new Map<RunView, EndedOuterCall>();
+  for (const { run } of runsInTreeOrder(inspection.runs)) {
+    const outer = outerOf.get(run);
     const stepOf = new Map<string, AttemptView[]>();
     for (const step of run.steps)
       for (const attempt of step.attempts) {
@@ -45,14 +49,12 @@ export function endedOuterCalls(inspection: Inspected): (EndedOuterCall | undefi
       const cause = child.status === "running" ? child.causedByEventId : undefined;
       const step = cause === undefined ? undefined : stepOf.get(cause);
       const last = step === undefined ? undefined : lastOf(step);
-      let inside: EndedOuterCall | undefined;
-      if (last !== undefined)
-        inside = ENDS.has(last.status)
-          ? { attempt: last, ended: last.status as OuterCallEnd }
-          : outer;
-      visit(child, inside);
+      if (last === undefined) continue;
+      const inside = ENDS.has(last.status)
+        ? { attempt: last, ended: last.status as OuterCallEnd }
+        : outer;
+      if (inside !== undefined) outerOf.set(child, inside);
     }
-  };
-  for (const run of inspection.runs) visit(run, undefined);
+  }
   return inspection.unresolved.map((attempt) => held.get(`${attempt.runId}\n${attempt.attemptId}`));
 }

@@ -1,4 +1,5 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
+import { type RunInTree, runsInTreeOrder } from "../inspect/run-tree-order.js";
 import type { EventStore } from "../store/event-store.js";
 import {
   addTokens,
@@ -100,7 +101,16 @@ function lastAtOrBefore(drafts: DraftStep[], at: number): DraftStep | undefined 
   return drafts[low - 1];
 }
 
-function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
+/**
+ * The trajectory of `run`, embedding `subagents`, the trajectories of its children (in order),
+ * made first: a call per child nested inside its parent's overflowed the stack at a chain of
+ * about 1,000 handoffs.
+ */
+function runTrajectory(
+  model: SessionModel,
+  run: RunRecord,
+  subagents: AtifTrajectory[],
+): AtifTrajectory {
   const drafts: DraftStep[] = [];
   const claimed = new Set<string>();
   const toolsByCause = new Map<string, AttemptRecord[]>();
@@ -325,10 +335,7 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
     if (draft.step.source === "agent") agentDrafts.push(draft);
   }
   const stepsBeforeChildren = drafts.length;
-  const subagents: AtifTrajectory[] = [];
   for (const child of run.children) {
-    const trajectory = runTrajectory(model, child);
-    subagents.push(trajectory);
     const ref: AtifSubagentRef = { trajectory_id: child.runId, session_id: model.sessionId };
     const cause = child.causedByEventId;
     let draft = cause ? draftByCause.get(cause) : undefined;
@@ -418,13 +425,24 @@ function runTrajectory(model: SessionModel, run: RunRecord): AtifTrajectory {
  */
 export async function toAtif(store: EventStore, sessionId: string): Promise<AtifTrajectory> {
   const model = await loadSessionModel(store, sessionId);
+  // Each run's trajectory embeds its children's, so theirs are made first: read backwards, the
+  // tree order has every run after the runs under it. Without recursion: a chain of handoffs
+  // of any depth fits.
+  const trajectories = new Map<RunRecord, AtifTrajectory>();
+  const order = runsInTreeOrder(model.roots);
+  for (let index = order.length - 1; index >= 0; index--) {
+    const { run } = order[index] as RunInTree<RunRecord>;
+    const subagents = run.children.map((child) => trajectories.get(child) as AtifTrajectory);
+    for (const child of run.children) trajectories.delete(child);
+    trajectories.set(run, runTrajectory(model, run, subagents));
+  }
   const [main, ...others] = model.roots;
-  const trajectory = runTrajectory(model, main as RunRecord);
+  const trajectory = trajectories.get(main as RunRecord) as AtifTrajectory;
   trajectory.notes = `Projected from agent-ledger session ${sessionId} (${model.events.length} events).`;
   if (others.length > 0) {
     trajectory.subagent_trajectories = [
       ...(trajectory.subagent_trajectories ?? []),
-      ...others.map((run) => runTrajectory(model, run)),
+      ...others.map((run) => trajectories.get(run) as AtifTrajectory),
     ];
   }
   return trajectory;

@@ -253,11 +253,38 @@ function emitSpans(
     return runSpans.get(event.runId);
   };
 
+  const parentOf = (run: RunRecord): RunRecord | undefined =>
+    run.parentRunId === undefined ? undefined : model.runs.get(run.parentRunId);
+
+  /**
+   * The span of `run`, made with those of its ancestors that have none yet (a run whose first
+   * event was committed before its parent's), from the top down: a loop, not a call per
+   * ancestor, so no depth of child runs overflows the stack. Runs whose parents name each
+   * other in a circle (rows written by hand) hang under none from the one that closes it.
+   */
   const runSpan = (run: RunRecord): Span => {
     const existing = runSpans.get(run.runId);
     if (existing) return existing;
-    const parentRun = run.parentRunId === undefined ? undefined : model.runs.get(run.parentRunId);
-    const parentRunSpan = parentRun ? runSpan(parentRun) : undefined;
+    const waiting = [run];
+    const seen = new Set(waiting);
+    for (
+      let parent = parentOf(run);
+      parent !== undefined && !runSpans.has(parent.runId) && !seen.has(parent);
+      parent = parentOf(parent)
+    ) {
+      waiting.push(parent);
+      seen.add(parent);
+    }
+    let span: Span | undefined;
+    for (let index = waiting.length - 1; index >= 0; index--)
+      span = startRunSpan(waiting[index] as RunRecord);
+    return span as Span;
+  };
+
+  /** Starts the span of `run`, whose parent run (if any) already has its span. */
+  const startRunSpan = (run: RunRecord): Span => {
+    const parentRun = parentOf(run);
+    const parentRunSpan = parentRun ? runSpans.get(parentRun.runId) : undefined;
     // A run that a tool call of its parent run ran (a sub-agent, an agent used as a tool) runs
     // inside that call: its span hangs under the call's `execute_tool` span, as a model call a
     // tool makes does, and keeps the link. A child run caused otherwise hangs under its parent
