@@ -101,7 +101,7 @@ export {
   endedOuterCalls,
   type OuterCallEnd,
 } from "./inspect/settled-with-outer.js";
-export type { VerifyResult } from "./inspect/verify-run.js";
+export type { VerifyResult, VerifyRunOptions } from "./inspect/verify-run.js";
 export { assertRunIntact, unreadableRunResult, verifyRun } from "./inspect/verify-run.js";
 export type {
   AtifMetrics,

@@ -1,12 +1,14 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
+import type { NewEvent } from "../events/types.js";
 import { SessionRecorder } from "../recorder/session-recorder.js";
+import type { EventStore } from "../store/event-store.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { decodeBody, encodeBody } from "../stores/sqlite/body-codec.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
-import { assertRunIntact, verifyRun } from "./verify-run.js";
+import { assertRunIntact, type VerifyRunOptions, verifyRun } from "./verify-run.js";
 
 const dir = scratchDirectory("agent-ledger-verify-", afterAll);
 
@@ -271,5 +273,73 @@ describe("verifyRun checks the blobs a run's events name", () => {
       badSeq: 600,
       blob: { ref: [...lost][0], problem: "corrupt" },
     });
+  });
+});
+
+describe("verifyRun stopped by its signal", () => {
+  const address = { sessionId: "s", runId: "r" };
+
+  /** A closed run of `length` events (pages of 2,000 are read). */
+  async function longRun(store: EventStore, length: number): Promise<void> {
+    const actor = { type: "agent", id: "a" } as const;
+    for (let seq = 0; seq < length; seq += 1000)
+      await store.append({
+        ...address,
+        expectedSeq: seq,
+        events: Array.from(
+          { length: Math.min(1000, length - seq) },
+          (_, index): NewEvent =>
+            seq + index === 0
+              ? { type: "run.started", actor, payload: {} }
+              : seq + index === length - 1
+                ? { type: "run.completed", actor, payload: { output: null } }
+                : { type: "x.note", payload: { index: seq + index } },
+        ),
+      });
+  }
+
+  it("stops between pages once aborted: never ok, and counts only the events it checked", async () => {
+    const store = new MemoryEventStore();
+    await longRun(store, 4500);
+    const controller = new AbortController();
+    const readRun = store.readRun.bind(store);
+    store.readRun = async (request) => {
+      const page = await readRun(request);
+      controller.abort();
+      return page;
+    };
+    expect(await verifyRun(store, address, { signal: controller.signal })).toEqual({
+      ok: false,
+      length: 2000,
+      stopped: true,
+    });
+    expect(await verifyRun(store, address, { signal: controller.signal })).toEqual({
+      ok: false,
+      length: 0,
+      stopped: true,
+    });
+    // A signal never aborted changes nothing.
+    expect(await verifyRun(store, address, { signal: new AbortController().signal })).toEqual({
+      ok: true,
+      length: 4500,
+    });
+    for (const options of [null, { signal: true }, { signal: controller }])
+      await expect(
+        verifyRun(store, address, options as unknown as VerifyRunOptions),
+      ).rejects.toMatchObject({
+        code: "invalid-argument",
+      });
+  });
+
+  it("sees an abort from a timer or a signal handler on SQLite, whose reads never give the event loop a turn", async () => {
+    const store = new SqliteEventStore({ path: join(dir, "stopped.db") });
+    await store.init();
+    await longRun(store, 6000);
+    const controller = new AbortController();
+    const verifying = verifyRun(store, address, { signal: controller.signal });
+    // What a Ctrl-C does: the handler that aborts runs on a later turn of the event loop.
+    setImmediate(() => controller.abort());
+    expect(await verifying).toEqual({ ok: false, length: 2000, stopped: true });
+    await store.close();
   });
 });

@@ -1,6 +1,8 @@
+import { assertObjectArgument } from "../events/argument-checks.js";
 import { LedgerError, NotFoundError, TamperDetectedError } from "../events/errors.js";
 import { computeEventHash } from "../events/hash-chain.js";
 import type { EventPage, EventStore } from "../store/event-store.js";
+import { stopBeforeNextPage, stopSignal } from "../store/stop-signal.js";
 import { assertEventStore } from "../store/validate.js";
 import { badBlobReason, RunBlobCheck } from "./run-blobs.js";
 
@@ -17,6 +19,23 @@ export interface VerifyResult {
    * Reading the run's content fails there (`not-found`, `tamper-detected`).
    */
   blob?: { ref: string; problem: "missing" | "corrupt" };
+  /**
+   * Present when `signal` stopped the check between pages (with `ok: false`: the run was not
+   * verified): the first `length` events and the blobs they name were checked and found sound,
+   * and nothing is known of the rest.
+   */
+  stopped?: true;
+}
+
+/** Options of `verifyRun`. */
+export interface VerifyRunOptions {
+  /**
+   * Stops the check between pages once aborted (a CLI's Ctrl-C on a long run): the result is
+   * `{ ok: false, stopped: true, length }`, never `ok: true`. A turn of the event loop is taken
+   * before each page, so an abort from a signal handler is seen even on a store whose reads
+   * complete synchronously (SQLite).
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -39,13 +58,16 @@ export function unreadableRunResult(
  * event (so a deleted tail is caught too). Every blob the events name (§8) is read, a page of
  * events' blobs at a time in batches, and must hash to its reference: the chain covers the
  * references, not the content. The first failure by seq is reported. A run the store does not
- * hold is `not-found`.
+ * hold is `not-found`. An aborted `options.signal` stops it between pages (`stopped`).
  */
 export async function verifyRun(
   store: EventStore,
   address: { sessionId: string; runId: string },
+  options: VerifyRunOptions = {},
 ): Promise<VerifyResult> {
   assertEventStore(store);
+  assertObjectArgument(options, "$.options", "verifyRun's options must be an object");
+  const signal = stopSignal(options.signal);
   let expectedSeq = 0;
   let prevHash: string | null = null;
   const blobs = new RunBlobCheck(store);
@@ -63,6 +85,8 @@ export async function verifyRun(
     };
   };
   for (;;) {
+    // Between pages, the blobs of the events checked so far checked too (below).
+    if (await stopBeforeNextPage(signal)) return { ok: false, length: expectedSeq, stopped: true };
     let page: EventPage;
     try {
       page = await store.readRun({ ...address, fromSeq: expectedSeq, limit: 2000 });

@@ -133,12 +133,25 @@ export interface DeleteSessionResult {
 export interface CollectBlobsOptions {
   /** As `DeleteSessionOptions.blobGraceMs`: a blob put (or re-put) within it is kept. */
   blobGraceMs?: number;
+  /**
+   * Stops the sweep between pages once aborted (a CLI's Ctrl-C): a page's deletions are one
+   * unit, so what was deleted stays deleted and the result counts exactly that, with
+   * `stopped: true`; the blobs not looked at yet are kept. Already aborted: nothing is deleted.
+   * A turn of the event loop is taken before each page, so an abort from a signal handler is
+   * seen even on a store whose calls complete synchronously (SQLite).
+   */
+  signal?: AbortSignal;
 }
 
 /** What `collectBlobs` removed. */
 export interface CollectBlobsResult {
   /** Blobs no existing session referenced, put before the grace period: deleted. */
   deletedBlobs: number;
+  /**
+   * Present when `signal` stopped the sweep before it had looked at every blob: `deletedBlobs`
+   * is what was deleted until then, and a next pass may find more.
+   */
+  stopped?: true;
 }
 
 /** Options of `EventStore.init`. */

@@ -41,6 +41,7 @@ import {
   retentionGraceMs,
   sessionNotFound,
 } from "./retention.js";
+import { stopBeforeNextPage, stopSignal } from "./stop-signal.js";
 import {
   assertRunAddress,
   assertSessionAddress,
@@ -363,7 +364,11 @@ export class MemoryEventStore implements EventStore {
 
   async collectBlobs(options?: CollectBlobsOptions): Promise<CollectBlobsResult> {
     this.#gate.check("collectBlobs");
-    const cutoff = Date.now() - blobGraceMs(options);
+    const graceMs = blobGraceMs(options);
+    // The whole map is one page: a signal stops the sweep only before it starts.
+    if (await stopBeforeNextPage(stopSignal(options?.signal)))
+      return { deletedBlobs: 0, stopped: true };
+    const cutoff = Date.now() - graceMs;
     let deletedBlobs = 0;
     for (const [ref, blob] of this.#blobs) {
       if (blob.touchedAt > cutoff) continue;

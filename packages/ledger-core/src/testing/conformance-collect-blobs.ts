@@ -37,6 +37,12 @@ async function exists(store: EventStore, refs: Record<string, string>): Promise<
   return present;
 }
 
+/** collectBlobs' own options that the types forbid: label, options, the path the error names. */
+const BAD_COLLECT_OPTIONS: [string, unknown, string][] = [
+  ["a signal that is a boolean", { signal: true }, "$.signal"],
+  ["a controller in place of its signal", { signal: new AbortController() }, "$.signal"],
+];
+
 export const collectBlobCases: CaseFactory = (makeStore) => [
   {
     group: "retention",
@@ -105,11 +111,36 @@ export const collectBlobCases: CaseFactory = (makeStore) => [
   },
   {
     group: "retention",
+    name: "collectBlobs given an aborted signal deletes nothing and says it stopped; one never aborted changes nothing",
+    timeoutMs: 30_000,
+    run: withStore(makeStore, async (store) => {
+      const orphans = {
+        one: await store.putBlob(`orphan one ${freshId("o")}`),
+        two: await store.putBlob(`orphan two ${freshId("o")}`),
+      };
+      const aborted = new AbortController();
+      aborted.abort();
+      assert.deepEqual(
+        await store.collectBlobs({ blobGraceMs: 0, signal: aborted.signal }),
+        { deletedBlobs: 0, stopped: true },
+        "stopped before its first page",
+      );
+      assert.deepEqual(await exists(store, orphans), ["one", "two"], "nothing deleted");
+      assert.deepEqual(
+        await store.collectBlobs({ blobGraceMs: 0, signal: new AbortController().signal }),
+        { deletedBlobs: 2 },
+        "no stopped key when it looked at every blob",
+      );
+      assert.deepEqual(await exists(store, orphans), []);
+    }),
+  },
+  {
+    group: "retention",
     name: "collectBlobs refuses bad options (invalid-argument with their path) and deletes nothing",
     timeoutMs: 30_000,
     run: withStore(makeStore, async (store) => {
       const orphan = await store.putBlob(`orphan kept by refused passes ${freshId("k")}`);
-      for (const [label, options, path] of BAD_RETENTION_OPTIONS)
+      for (const [label, options, path] of [...BAD_RETENTION_OPTIONS, ...BAD_COLLECT_OPTIONS])
         await expectLedgerError(label, () => store.collectBlobs(options as CollectBlobsOptions), {
           code: "invalid-argument",
           path,

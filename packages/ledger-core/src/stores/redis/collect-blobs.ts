@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from "ioredis";
+import { stopBeforeNextPage } from "../../store/stop-signal.js";
 import { isCluster } from "./client.js";
 import { globLiteral, scanKeyPages } from "./key-scan.js";
 import { blobKeys, blobScriptKeys, idFromField, sessionKeys } from "./keys.js";
@@ -71,16 +72,22 @@ interface Candidate {
  * Cluster one that failed after indexing it, in a session deleted since) goes by the same rule: it is deleted
  * when every session it names is gone; it is not counted as a blob. Nothing outside `prefix`
  * is scanned or written.
+ *
+ * An aborted `signal` stops it before its next SCAN page or batch (`stopped`): each blob's
+ * deletion is its own script, and a batch is counted only once it has run whole, so `deleted`
+ * is what is gone.
  */
 export async function collectOrphanBlobs(
   client: Redis | Cluster,
   prefix: string,
   graceMs: number,
   batchSize: number,
-): Promise<number> {
+  signal?: AbortSignal,
+): Promise<{ deleted: number; stopped: boolean }> {
   let deleted = 0;
   const pending: Found[] = [];
   for await (const keys of scanKeyPages(client, `${globLiteral(prefix)}blob:{*`)) {
+    if (await stopBeforeNextPage(signal)) return { deleted, stopped: true };
     for (const key of keys) {
       const match = key.startsWith(prefix) ? BLOB_KEY.exec(key.slice(prefix.length)) : null;
       if (match !== null)
@@ -88,11 +95,16 @@ export async function collectOrphanBlobs(
     }
     // Batches fill across SCAN pages: in a database shared with other data, a page may
     // hold few of the store's blobs.
-    while (pending.length >= batchSize)
+    while (pending.length >= batchSize) {
+      if (await stopBeforeNextPage(signal)) return { deleted, stopped: true };
       deleted += await collectBatch(client, prefix, pending.splice(0, batchSize), graceMs);
+    }
   }
-  if (pending.length > 0) deleted += await collectBatch(client, prefix, pending, graceMs);
-  return deleted;
+  if (pending.length > 0) {
+    if (await stopBeforeNextPage(signal)) return { deleted, stopped: true };
+    deleted += await collectBatch(client, prefix, pending, graceMs);
+  }
+  return { deleted, stopped: false };
 }
 
 /** One batch of blobs collected: four round trips, whatever its size. */

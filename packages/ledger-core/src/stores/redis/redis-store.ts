@@ -22,6 +22,7 @@ import type {
   StoreDescription,
 } from "../../store/event-store.js";
 import { blobGraceMs } from "../../store/retention.js";
+import { stopSignal } from "../../store/stop-signal.js";
 import { retryRead } from "../read-retry.js";
 import { appendEvents } from "./append-events.js";
 import { lostConnection, unavailable, unknownDurability } from "./client.js";
@@ -181,15 +182,16 @@ export class RedisEventStore implements EventStore {
   collectBlobs(options?: CollectBlobsOptions): Promise<CollectBlobsResult> {
     return this.#gate.run("collectBlobs", async () => {
       const graceMs = blobGraceMs(options);
+      const signal = stopSignal(options?.signal);
       try {
-        return {
-          deletedBlobs: await collectOrphanBlobs(
-            this.#state.client,
-            this.#state.prefix,
-            graceMs,
-            BLOBS_PER_ROUND_TRIP,
-          ),
-        };
+        const { deleted, stopped } = await collectOrphanBlobs(
+          this.#state.client,
+          this.#state.prefix,
+          graceMs,
+          BLOBS_PER_ROUND_TRIP,
+          signal,
+        );
+        return stopped ? { deletedBlobs: deleted, stopped } : { deletedBlobs: deleted };
       } catch (error) {
         throw unavailable(error, "collectBlobs", this.#state.client);
       }

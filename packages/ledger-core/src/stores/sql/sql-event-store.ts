@@ -32,6 +32,7 @@ import type {
   StoreDescription,
 } from "../../store/event-store.js";
 import { blobGraceMs, expectedEventCount, retentionGraceMs } from "../../store/retention.js";
+import { stopBeforeNextPage, stopSignal } from "../../store/stop-signal.js";
 import {
   assertRunAddress,
   assertSessionAddress,
@@ -406,9 +407,12 @@ export class SqlEventStore implements EventStore {
   async #collectBlobs(options?: CollectBlobsOptions): Promise<CollectBlobsResult> {
     // Checked before the first page: refused options delete nothing.
     const graceMs = blobGraceMs(options);
+    const signal = stopSignal(options?.signal);
     let deletedBlobs = 0;
     let after: string | undefined;
     for (;;) {
+      // Each page is its own transaction: stopped here, what it says it deleted is what is gone.
+      if (await stopBeforeNextPage(signal)) return { deletedBlobs, stopped: true };
       const from = after;
       const page: BlobPage = await this.#guard("collectBlobs", () =>
         this.#backend.write(() => collectBlobsPage(from, graceMs)),
