@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { NewEvent } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
@@ -25,14 +25,17 @@ async function until(check: () => boolean, what: string): Promise<void> {
   }
 }
 
-/** Starts `agent-ledger export big ...args` and resolves with its exit once it has ended. */
-function startExport(args: string[]) {
+/**
+ * Starts `agent-ledger export big ...args` and resolves with its exit once it has ended; its
+ * stdout a pipe, or the file descriptor `stdout` (`> file`).
+ */
+function startExport(args: string[], stdout: "pipe" | number = "pipe") {
   const child = spawn(process.execPath, [BIN, "export", "big", "--store", store, ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["ignore", stdout, "pipe"],
     env: { ...process.env, AGENT_LEDGER_STORE: "" },
   });
   let stderr = "";
-  child.stderr.on("data", (chunk: Buffer) => {
+  child.stderr?.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
   });
   const exited = new Promise<{ code: number | null; signal: string | null; stderr: string }>(
@@ -109,5 +112,28 @@ describe("agent-ledger export --output, stopped before the end", () => {
       running.kill("SIGKILL");
     }
     expect(readFileSync(output, "utf8").trimEnd().split("\n")).toHaveLength(EVENTS);
+  });
+});
+
+describe("agent-ledger export > file, stopped before the end", () => {
+  it("Ctrl-C stops it between pages even when stdout is a file on SQLite: exit 130, every event it says it wrote written", async () => {
+    // SQLite's reads and the writes to a file that is stdout are both synchronous: the export's
+    // loop never gave the event loop the turn in which the SIGINT handler runs, and went on to
+    // the end.
+    const path = join(scratch, "redirected.jsonl");
+    const file = openSync(path, "w");
+    const { child, exited } = startExport([], file);
+    closeSync(file);
+    await until(() => statSync(path).size > 0, "the export's first lines");
+    child.kill("SIGINT");
+    const { code, stderr } = await exited;
+    expect(code).toBe(130);
+    const said = /agent-ledger: export interrupted after (\d+) events\n/.exec(stderr)?.[1];
+    expect(said).toBeDefined();
+    const lines = readFileSync(path, "utf8")
+      .split("\n")
+      .filter((line) => line !== "");
+    expect(lines).toHaveLength(Number(said));
+    expect(lines.length).toBeLessThan(EVENTS);
   });
 });

@@ -1,3 +1,5 @@
+import { EXIT_CODES } from "./errors.js";
+
 /** Where a command writes, and what it reads from its environment. Tests pass their own. */
 export interface CliIo {
   stdout: OutputStream;
@@ -20,31 +22,67 @@ export async function writeOut(stream: OutputStream, chunk: string): Promise<voi
 }
 
 /** Characters gathered before a write: a few syscalls a page, and never V8's longest string. */
-const CHUNK_CHARS = 1 << 20;
+export const CHUNK_CHARS = 1 << 20;
 
 /**
  * Writes lines, gathered into chunks of about 1 MiB. A page of events is no unit to gather:
  * resolved, each model request of a long conversation holds the whole conversation, and a page
- * of 1,000 of them is past the longest string V8 makes.
+ * of 1,000 of them is past the longest string V8 makes. With a `signal`, each chunk is written
+ * only if it is not aborted (`stopped`): once it is, nothing more is, and `line` and `flush`
+ * answer false.
  */
 export class LineWriter {
   readonly #stream: OutputStream;
+  readonly #signal: AbortSignal | undefined;
   #chunk = "";
+  #stopped = false;
 
-  constructor(stream: OutputStream) {
+  constructor(stream: OutputStream, signal?: AbortSignal) {
     this.#stream = stream;
+    this.#signal = signal;
   }
 
-  async line(text: string): Promise<void> {
+  async line(text: string): Promise<boolean> {
     this.#chunk += `${text}\n`;
-    if (this.#chunk.length >= CHUNK_CHARS) await this.flush();
+    return this.#chunk.length >= CHUNK_CHARS ? await this.flush() : !this.#stopped;
   }
 
-  async flush(): Promise<void> {
+  async flush(): Promise<boolean> {
     const chunk = this.#chunk;
     this.#chunk = "";
-    if (chunk) await writeOut(this.#stream, chunk);
+    if (this.#stopped) return false;
+    if (!chunk) return true;
+    if (this.#signal !== undefined && (await stopped(this.#signal))) {
+      this.#stopped = true;
+      return false;
+    }
+    await writeOut(this.#stream, chunk);
+    return true;
   }
+}
+
+/**
+ * Whether the command was stopped (Ctrl-C, SIGTERM: `CliIo.signal`), after a turn of the event
+ * loop: the signal's handler runs only between turns, and a loop over synchronous work (SQLite
+ * reads, writes to a file that is stdout) awaits only promises already settled, which never
+ * gives it one. A turn is a few microseconds: once a page or a chunk costs nothing.
+ */
+export async function stopped(signal: AbortSignal | undefined): Promise<boolean> {
+  await new Promise((resolve) => setImmediate(resolve));
+  return signal?.aborted === true;
+}
+
+/**
+ * Says on stderr that `command` was stopped by Ctrl-C or SIGTERM (`agent-ledger export
+ * interrupted after 3000 events`), and answers its exit code (130).
+ */
+export async function interrupted(
+  stderr: OutputStream,
+  command: string,
+  when: string,
+): Promise<number> {
+  await writeOut(stderr, `agent-ledger: ${command} interrupted ${when}\n`);
+  return EXIT_CODES.interrupted;
 }
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -4,8 +4,10 @@ import {
   endedOuterCalls,
   inspectSession,
   madeAgainByItself,
+  type RunInTree,
   type RunView,
   redactUrl,
+  runsInTreeOrder,
   type SessionInspection,
 } from "@agent-ledger/core";
 import { shellQuote } from "./format.js";
@@ -154,18 +156,19 @@ export function withNextSteps(
 /** requestEventIds of attempts whose child runs (at any depth) hold one of `attempts`. */
 function outerCalls(runs: RunView[], attempts: Set<string>): Set<string> {
   const outer = new Set<string>();
-  const hasOpen = (run: RunView): boolean => {
-    let open = run.steps.some((step) =>
-      step.attempts.some((attempt) => attempts.has(attemptKey(attempt))),
-    );
-    for (const child of run.children) {
-      if (!hasOpen(child)) continue;
-      open = true;
-      if (child.causedByEventId !== undefined) outer.add(child.causedByEventId);
-    }
-    return open;
-  };
-  for (const run of runs) hasOpen(run);
+  // The runs with a child whose tree holds one: read backwards, the tree order has every run
+  // after the runs under it.
+  const openBelow = new Set<RunView>();
+  const order = runsInTreeOrder(runs);
+  for (let index = order.length - 1; index >= 0; index--) {
+    const { run, parent } = order[index] as RunInTree<RunView>;
+    const open =
+      openBelow.has(run) ||
+      run.steps.some((step) => step.attempts.some((attempt) => attempts.has(attemptKey(attempt))));
+    if (!open || parent === undefined) continue;
+    openBelow.add(parent);
+    if (run.causedByEventId !== undefined) outer.add(run.causedByEventId);
+  }
   return outer;
 }
 
@@ -176,7 +179,11 @@ function outerCalls(runs: RunView[], attempts: Set<string>): Set<string> {
  */
 function outerDecisions(runs: RunView[], toDecide: Set<string>): Map<string, AttemptView> {
   const inside = new Map<string, AttemptView>();
-  const visit = (run: RunView, outer: AttemptView | undefined) => {
+  // The call to decide each run was made inside, found as its parent is walked (a parent comes
+  // first in tree order).
+  const outerOf = new Map<RunView, AttemptView>();
+  for (const { run } of runsInTreeOrder(runs)) {
+    const outer = outerOf.get(run);
     const stepOf = new Map<string, AttemptView[]>();
     for (const step of run.steps)
       for (const attempt of step.attempts) {
@@ -186,17 +193,15 @@ function outerDecisions(runs: RunView[], toDecide: Set<string>): Map<string, Att
     for (const child of run.children) {
       const cause = child.causedByEventId;
       const step = cause === undefined ? undefined : stepOf.get(cause);
-      visit(child, outer ?? step?.find((attempt) => toDecide.has(attemptKey(attempt))));
+      const childOuter = outer ?? step?.find((attempt) => toDecide.has(attemptKey(attempt)));
+      if (childOuter !== undefined) outerOf.set(child, childOuter);
     }
-  };
-  for (const run of runs) visit(run, undefined);
+  }
   return inside;
 }
 
-function runStatuses(runs: RunView[], statuses = new Map<string, RunView["status"]>()) {
-  for (const run of runs) {
-    statuses.set(run.runId, run.status);
-    runStatuses(run.children, statuses);
-  }
+function runStatuses(runs: RunView[]): Map<string, RunView["status"]> {
+  const statuses = new Map<string, RunView["status"]>();
+  for (const { run } of runsInTreeOrder(runs)) statuses.set(run.runId, run.status);
   return statuses;
 }

@@ -1,8 +1,9 @@
-import type {
-  AwaitedCallView,
-  AwaitingDecisionView,
-  RunView,
-  SessionInspection,
+import {
+  type AwaitedCallView,
+  type AwaitingDecisionView,
+  type RunView,
+  runsInTreeOrder,
+  type SessionInspection,
 } from "@agent-ledger/core";
 import { preview } from "./format.js";
 
@@ -34,25 +35,25 @@ function pauseText(pause: AwaitingDecisionView): string {
 /** Every run of the inspection paused awaiting a decision, in tree order. */
 export function pausedRuns(runs: readonly RunView[]): PausedRun[] {
   const paused: PausedRun[] = [];
-  const pending = [...runs].reverse();
-  for (let run = pending.pop(); run !== undefined; run = pending.pop()) {
+  for (const { run } of runsInTreeOrder(runs))
     if (run.awaitingDecision !== undefined)
       paused.push({ runId: run.runId, text: pauseText(run.awaitingDecision) });
-    for (let index = run.children.length - 1; index >= 0; index--)
-      pending.push(run.children[index] as (typeof run.children)[number]);
-  }
   return paused;
 }
 
 /** The run of each run in a paused run's tree (itself included) that is paused. */
 export function pausedAbove(runs: readonly RunView[]): Map<string, string> {
   const above = new Map<string, string>();
-  const visit = (run: RunView, paused: string | undefined) => {
-    const own = run.awaitingDecision !== undefined ? run.runId : paused;
+  // A parent comes first in tree order: its paused run is known.
+  for (const { run, parent } of runsInTreeOrder(runs)) {
+    const own =
+      run.awaitingDecision !== undefined
+        ? run.runId
+        : parent === undefined
+          ? undefined
+          : above.get(parent.runId);
     if (own !== undefined) above.set(run.runId, own);
-    for (const child of run.children) visit(child, own);
-  };
-  for (const run of runs) visit(run, undefined);
+  }
   return above;
 }
 

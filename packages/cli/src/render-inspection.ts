@@ -2,6 +2,7 @@ import {
   type AttemptView,
   type RunView,
   redactUrl,
+  runsInTreeOrder,
   type SessionInspection,
 } from "@agent-ledger/core";
 import { formatDuration, preview, shellQuote, terminalLine } from "./format.js";
@@ -142,6 +143,31 @@ export function renderInspection(
   inspection: SessionInspection,
   options: RenderInspectionOptions = {},
 ): string {
+  return `${Array.from(inspectionLines(inspection, options), terminalLine).join("\n")}\n`;
+}
+
+/** What a run shows under its own line, in order. */
+type Item =
+  | { kind: "attempt"; attempt: AttemptView; retry: boolean }
+  | { kind: "run"; run: RunView; cause?: string }
+  | { kind: "paused"; text: string }
+  | { kind: "not-intact"; text: string };
+
+/** What is left to print of the tree: a run (its line and all under it), or a line. */
+type Pending =
+  | { kind: "run"; run: RunView; prefix: string; last: boolean; cause?: string }
+  | { kind: "attempt"; branch: string; attempt: AttemptView; retry: boolean }
+  | { kind: "line"; text: string };
+
+/**
+ * The lines of `renderInspection`, one at a time and before `terminalLine`: `inspect` writes
+ * them as they come. The tree is walked with a stack of its own: a chain of child runs of any
+ * depth fits (a call per child run overflowed the stack at about 2,000).
+ */
+export function* inspectionLines(
+  inspection: SessionInspection,
+  options: RenderInspectionOptions = {},
+): Generator<string, void, undefined> {
   const steps = nextSteps(inspection, options);
   const marked: Marked = { unresolved: new Set(), waiting: new Map() };
   // Each unresolved attempt with its next step: those still to settle, and those a pause keeps.
@@ -157,24 +183,30 @@ export function renderInspection(
       open.push({ attempt, step });
     }
   });
-  const runCount = countRuns(inspection.runs);
+  const runCount = runsInTreeOrder(inspection.runs).length;
   const paused = pausedRuns(inspection.runs);
   const pausedText = new Map(paused.map((run) => [run.runId, run.text]));
   const pausedRunOf = pausedAbove(inspection.runs);
-  const lines: string[] = [
-    `session ${inspection.sessionId}  ${inspection.eventCount} events  ${runCount} run${runCount === 1 ? "" : "s"}  ${open.length} unresolved${paused.length > 0 ? `  ${paused.length} paused at an approval` : ""}`,
-  ];
+  yield `session ${inspection.sessionId}  ${inspection.eventCount} events  ${runCount} run${runCount === 1 ? "" : "s"}  ${open.length} unresolved${paused.length > 0 ? `  ${paused.length} paused at an approval` : ""}`;
 
-  const renderRun = (run: RunView, prefix: string, last: boolean, cause?: string) => {
-    lines.push(
-      `${prefix}${last ? "└─ " : "├─ "}${runLine(run, pausedRunOf)}${cause ? `  caused by ${cause}` : ""}`,
-    );
+  // Last first: what is printed next is at the top of the stack.
+  const pending: Pending[] = [];
+  for (let index = inspection.runs.length - 1; index >= 0; index--) {
+    const run = inspection.runs[index] as RunView;
+    pending.push({ kind: "run", run, prefix: "", last: index === inspection.runs.length - 1 });
+  }
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (next.kind === "line") {
+      yield next.text;
+      continue;
+    }
+    if (next.kind === "attempt") {
+      yield `${next.branch}${next.retry ? "↻ " : ""}${attemptLine(next.attempt, marked)}`;
+      continue;
+    }
+    const { run, prefix, last, cause } = next;
+    yield `${prefix}${last ? "└─ " : "├─ "}${runLine(run, pausedRunOf)}${cause ? `  caused by ${cause}` : ""}`;
     const inner = prefix + (last ? "   " : "│  ");
-    type Item =
-      | { kind: "attempt"; attempt: AttemptView; retry: boolean }
-      | { kind: "run"; run: RunView; cause?: string }
-      | { kind: "paused"; text: string }
-      | { kind: "not-intact"; text: string };
     const items: Item[] = [];
     // First, before anything read from the run: what follows is not what was recorded.
     const notIntact = notIntactText(run, inspection.sessionId, options);
@@ -212,61 +244,61 @@ export function renderInspection(
       if (!placed.has(child)) items.push({ kind: "run", run: child });
     const pause = pausedText.get(run.runId);
     if (pause !== undefined) items.push({ kind: "paused", text: pause });
-    items.forEach((item, index) => {
+    // Under the items, how a run that did not complete ended; pushed first, printed last.
+    if (run.status !== "running" && run.status !== "completed" && run.result !== undefined) {
+      pending.push({
+        kind: "line",
+        text: `${inner}   ${run.status}: ${preview(resultText(run.result), 100)}`,
+      });
+    }
+    for (let index = items.length - 1; index >= 0; index--) {
+      const item = items[index] as Item;
       const isLast = index === items.length - 1;
       const branch = `${inner}${isLast ? "└─ " : "├─ "}`;
-      if (item.kind === "run") renderRun(item.run, inner, isLast, item.cause);
-      else if (item.kind === "paused") lines.push(`${branch}⏸ ${item.text}`);
-      else if (item.kind === "not-intact") lines.push(`${branch}!! ${item.text}`);
-      else lines.push(`${branch}${item.retry ? "↻ " : ""}${attemptLine(item.attempt, marked)}`);
-    });
-    if (run.status !== "running" && run.status !== "completed" && run.result !== undefined) {
-      lines.push(`${inner}   ${run.status}: ${preview(resultText(run.result), 100)}`);
+      if (item.kind === "run")
+        pending.push({
+          kind: "run",
+          run: item.run,
+          prefix: inner,
+          last: isLast,
+          cause: item.cause,
+        });
+      else if (item.kind === "paused")
+        pending.push({ kind: "line", text: `${branch}⏸ ${item.text}` });
+      else if (item.kind === "not-intact")
+        pending.push({ kind: "line", text: `${branch}!! ${item.text}` });
+      else pending.push({ kind: "attempt", branch, attempt: item.attempt, retry: item.retry });
     }
-  };
-  inspection.runs.forEach((run, index) => {
-    renderRun(run, "", index === inspection.runs.length - 1);
-  });
+  }
 
   if (paused.length > 0) {
-    lines.push(
-      "",
-      `⏸ ${paused.length} run${paused.length === 1 ? "" : "s"} paused at an approval, waiting for a person to decide in the app that runs the agent:`,
-    );
+    yield "";
+    yield `⏸ ${paused.length} run${paused.length === 1 ? "" : "s"} paused at an approval, waiting for a person to decide in the app that runs the agent:`;
     for (const run of paused) {
-      lines.push(`   run ${run.runId}: ${run.text}`);
+      yield `   run ${run.runId}: ${run.text}`;
       // The calls its pause keeps open: not lost in a crash, and not for `resolve`.
       for (const { attempt, runId } of waiting) {
         if (runId !== run.runId) continue;
-        lines.push(
-          `     open while it waits (not lost in a crash): ${attemptLabel(attempt)}  run ${attempt.runId} seq ${attempt.requestSeq}  attempt ${attempt.attemptId}`,
-          `       ${nextStepText({ action: "awaiting-decision", runId }, attempt)}`,
-        );
+        yield `     open while it waits (not lost in a crash): ${attemptLabel(attempt)}  run ${attempt.runId} seq ${attempt.requestSeq}  attempt ${attempt.attemptId}`;
+        yield `       ${nextStepText({ action: "awaiting-decision", runId }, attempt)}`;
       }
     }
   }
 
   if (open.length > 0) {
-    lines.push(
-      "",
-      `!! ${open.length} UNRESOLVED attempt${open.length === 1 ? "" : "s"}: requested, never completed, failed or abandoned (in flight, or lost in a crash):`,
-    );
+    yield "";
+    yield `!! ${open.length} UNRESOLVED attempt${open.length === 1 ? "" : "s"}: requested, never completed, failed or abandoned (in flight, or lost in a crash):`;
     for (const { attempt, step } of open) {
-      lines.push(
-        `   ${attemptLabel(attempt)}  run ${attempt.runId} seq ${attempt.requestSeq}  attempt ${attempt.attemptId}${effectText(attempt.effect)}`,
-      );
-      lines.push(`     request: ${preview(attempt.request, 100)}`);
+      yield `   ${attemptLabel(attempt)}  run ${attempt.runId} seq ${attempt.requestSeq}  attempt ${attempt.attemptId}${effectText(attempt.effect)}`;
+      yield `     request: ${preview(attempt.request, 100)}`;
       if (attempt.approvedAt !== undefined)
-        lines.push(`     ${approvalText(attempt)}; the next resume makes the call again`);
-      if (step !== undefined) lines.push(`     ${nextStepText(step, attempt)}`);
-      if (step?.action === "resolve") lines.push(`       ${resolveHint(attempt)}`);
+        yield `     ${approvalText(attempt)}; the next resume makes the call again`;
+      if (step !== undefined) yield `     ${nextStepText(step, attempt)}`;
+      if (step?.action === "resolve") yield `       ${resolveHint(attempt)}`;
     }
     if (steps.some((step) => "passwordLeftOut" in step && step.passwordLeftOut))
-      lines.push(
-        "   (the store URL's password is left out, shown as ***: put it back, or set AGENT_LEDGER_STORE to the URL and drop --store)",
-      );
+      yield "   (the store URL's password is left out, shown as ***: put it back, or set AGENT_LEDGER_STORE to the URL and drop --store)";
   }
-  return `${lines.map(terminalLine).join("\n")}\n`;
 }
 
 /**
@@ -308,10 +340,6 @@ function resolveHint(attempt: AttemptView): string {
   return attempt.handoffTo === undefined
     ? 'replace "reason" with what you found: the agent\'s model reads it word for word as the call\'s result; if the call did not take effect, --approve "reason" instead makes it again on the next resume'
     : `replace "reason" with what you found: this call hands off to ${attempt.handoffTo}, and the model never sees the reason: abandoned, the handoff goes ahead without its callback running again; if the callback did not take effect, --approve "reason" instead runs it once more on the next resume`;
-}
-
-function countRuns(runs: RunView[]): number {
-  return runs.reduce((total, run) => total + 1 + countRuns(run.children), 0);
 }
 
 function resultText(result: unknown): unknown {

@@ -16,6 +16,7 @@ import {
   usageError,
 } from "./errors.js";
 import { shellQuote } from "./format.js";
+import { stopped } from "./io.js";
 import { commandStoreUrl } from "./store-url.js";
 
 /** The store URL when none is given. */
@@ -227,4 +228,47 @@ export async function* sessionPages(store: EventStore): AsyncGenerator<SessionSu
     if (!page.nextCursor || page.sessions.length === 0) return;
     after = page.nextCursor;
   }
+}
+
+/**
+ * `store` with its `readSession` answered by `read`, which is given the request and the store's
+ * own `readSession`: every other method is the store's, called on the store.
+ */
+export function withReadSession(
+  store: EventStore,
+  read: (
+    request: Parameters<EventStore["readSession"]>[0],
+    readSession: EventStore["readSession"],
+  ) => ReturnType<EventStore["readSession"]>,
+): EventStore {
+  const readSession: EventStore["readSession"] = (request) => store.readSession(request);
+  return new Proxy(store, {
+    get(target, property) {
+      if (property === "readSession")
+        return (request: Parameters<EventStore["readSession"]>[0]) => read(request, readSession);
+      const value = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/** What the reads of `stoppingReads` throw once the command is stopped. */
+export class ReadsStopped extends Error {
+  constructor() {
+    super("the command was stopped (Ctrl-C) while it read the session");
+    this.name = "ReadsStopped";
+  }
+}
+
+/**
+ * `store` whose session reads stop at Ctrl-C or SIGTERM (`signal`): each page is read only if
+ * the command was not `stopped` (a turn of the event loop first, in which the signal's handler
+ * runs even between SQLite's synchronous reads), else `ReadsStopped` is thrown. For a command
+ * that reads a whole session through core (`inspectSession`, `toAtif`) before it writes.
+ */
+export function stoppingReads(store: EventStore, signal: AbortSignal | undefined): EventStore {
+  return withReadSession(store, async (request, readSession) => {
+    if (await stopped(signal)) throw new ReadsStopped();
+    return readSession(request);
+  });
 }

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import {
+  type AtifTrajectory,
   BlobCache,
   type EventStore,
   LedgerError,
@@ -14,12 +15,13 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
-import { EXIT_CODES, notFoundError, usageError } from "../errors.js";
+import { notFoundError, usageError } from "../errors.js";
 import { terminalLine } from "../format.js";
-import { LineWriter, type OutputStream, writeOut } from "../io.js";
+import { interrupted, LineWriter, type OutputStream, stopped, writeOut } from "../io.js";
+import { writeJson } from "../json-writer.js";
 import { type OtlpTraceRequest, toOtlpJson } from "../otlp-json.js";
 import { openOutputFile } from "../output-file.js";
-import { assertSessionExists } from "../store.js";
+import { assertSessionExists, ReadsStopped, stoppingReads } from "../store.js";
 import type { CommandContext } from "./context.js";
 import { idArgument } from "./session-args.js";
 
@@ -100,15 +102,14 @@ export async function exportCommand(context: CommandContext): Promise<number> {
     );
   const store = await context.openStore();
   await assertSessionExists(store, sessionId);
-  const stderr = context.io.stderr;
+  const { signal, stderr } = context.io;
   const progress = (text: string) => {
     if (stderr.isTTY) stderr.write(`\r\x1b[2K${text}`);
   };
-  const interrupted = async (when: string): Promise<number> => {
+  const stop = (when: string): Promise<number> => {
     progress("\n");
     const left = values.output ? `: ${values.output} left as it was` : "";
-    await writeOut(stderr, `agent-ledger: export interrupted ${when}${left}\n`);
-    return EXIT_CODES.interrupted;
+    return interrupted(stderr, "export", `${when}${left}`);
   };
   const file = values.output ? await openOutputFile(values.output) : undefined;
   const out: OutputStream = file?.stream ?? context.io.stdout;
@@ -120,8 +121,10 @@ export async function exportCommand(context: CommandContext): Promise<number> {
       const cache = new BlobCache();
       const lines = new LineWriter(out);
       for (;;) {
-        // Ctrl-C: stop between pages; the file that was there stays (the temporary goes).
-        if (context.io.signal?.aborted) return await interrupted(`after ${count} events`);
+        // Ctrl-C: stop between pages; the file that was there stays (the temporary goes). On
+        // SQLite with stdout a file, reads and writes are both synchronous: only the turn
+        // `stopped` takes lets the signal's handler run.
+        if (await stopped(signal)) return await stop(`after ${count} events`);
         const page = await store.readSession({ sessionId, after, limit: 1000 });
         const events = values.raw
           ? page.events
@@ -138,10 +141,23 @@ export async function exportCommand(context: CommandContext): Promise<number> {
       progress(`exported ${count} events\n`);
     } else {
       progress(terminalLine(`projecting session ${sessionId} as ${format}…`));
-      const document =
-        format === "atif" ? await toAtif(store, sessionId) : await exportOtlpJson(store, sessionId);
-      if (context.io.signal?.aborted) return await interrupted("before writing");
-      await writeOut(out, `${JSON.stringify(document, null, 2)}\n`);
+      // The document is made whole in memory (a projection needs the whole session), then
+      // written as it is walked: its text is past the longest string V8 makes long before it
+      // is past memory.
+      let document: AtifTrajectory | OtlpTraceRequest;
+      try {
+        const reading = stoppingReads(store, signal);
+        document =
+          format === "atif"
+            ? await toAtif(reading, sessionId)
+            : await exportOtlpJson(reading, sessionId);
+      } catch (error) {
+        if (error instanceof ReadsStopped) return await stop("while reading the session");
+        throw error;
+      }
+      if (await stopped(signal)) return await stop("before writing");
+      if (!(await writeJson(out, document, { signal }))) return await stop("while writing");
+      await writeOut(out, "\n");
       progress(`exported ${format}\n`);
     }
     done = true;

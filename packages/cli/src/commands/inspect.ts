@@ -1,9 +1,10 @@
-import type { RunView } from "@agent-ledger/core";
+import { type RunView, runsInTreeOrder, type SessionInspection } from "@agent-ledger/core";
 import { terminalJson, terminalLine } from "../format.js";
-import { warnMissingBlob, writeOut } from "../io.js";
+import { interrupted, LineWriter, stopped, warnMissingBlob, writeOut } from "../io.js";
+import { writeJson } from "../json-writer.js";
 import { inspectForDecision, withNextSteps } from "../next-steps.js";
-import { notIntactText, renderInspection } from "../render-inspection.js";
-import { assertSessionExists } from "../store.js";
+import { inspectionLines, notIntactText } from "../render-inspection.js";
+import { assertSessionExists, ReadsStopped, stoppingReads } from "../store.js";
 import { commandStoreUrl } from "../store-url.js";
 import type { CommandContext } from "./context.js";
 import { sessionArgs } from "./session-args.js";
@@ -24,27 +25,48 @@ export const inspectHelp = `agent-ledger inspect <session> [--json]
   is): each paused run with what the text output says of it, and \`notIntact\` (when a run
   is): each run with a gap (\`seqGap\`) and the warning, also printed on stderr.
   The command names the store given with --store (a password in it shown as ***); a store
-  from $AGENT_LEDGER_STORE is left to the environment.`;
+  from $AGENT_LEDGER_STORE is left to the environment.
+  Ctrl-C stops it (exit 130): between pages of the session it reads, or between chunks of
+  what it prints.`;
 
 export async function inspectCommand(context: CommandContext): Promise<number> {
   const { sessionId, json } = sessionArgs(context, "inspect");
   const store = await context.openStore();
   await assertSessionExists(store, sessionId);
-  const inspection = await inspectForDecision(store, sessionId);
-  for (const ref of inspection.missingBlobs ?? []) warnMissingBlob(context.io.stderr, ref);
+  const { signal, stdout, stderr } = context.io;
+  // Ctrl-C: stopped between pages of the read, or between chunks of what it writes (exit 130).
+  const stop = (when: string) => interrupted(stderr, "inspect", when);
+  let inspection: SessionInspection;
+  try {
+    inspection = await inspectForDecision(stoppingReads(store, signal), sessionId);
+  } catch (error) {
+    if (error instanceof ReadsStopped) return await stop("while reading the session");
+    throw error;
+  }
+  for (const ref of inspection.missingBlobs ?? []) warnMissingBlob(stderr, ref);
   // The store the printed command names, as the viewer's page names it (store-url.ts).
   const storeUrl = commandStoreUrl(context);
   const options = storeUrl === undefined ? {} : { storeUrl };
+  if (await stopped(signal)) return await stop("before writing");
   // --json: the same decisions the text prints, for a script that acts on them.
   if (json) {
     // The text prints it on the run; here on stderr, and in the answer for a script.
     const notIntact = notIntactRuns(inspection.runs, inspection.sessionId, options);
     for (const run of notIntact)
-      await writeOut(context.io.stderr, `agent-ledger: warning: ${terminalLine(run.text)}\n`);
+      await writeOut(stderr, `agent-ledger: warning: ${terminalLine(run.text)}\n`);
     const answer = withNextSteps(inspection, options);
-    const shown = JSON.stringify(notIntact.length > 0 ? { ...answer, notIntact } : answer, null, 2);
-    await writeOut(context.io.stdout, `${terminalJson(shown)}\n`);
-  } else await writeOut(context.io.stdout, renderInspection(inspection, options));
+    // Written as it is made (a long session's text is past the longest string V8 makes), each
+    // string escaped as terminalJson escapes the whole text.
+    const shown = notIntact.length > 0 ? { ...answer, notIntact } : answer;
+    const whole = await writeJson(stdout, shown, { signal, escapeStrings: terminalJson });
+    if (!whole) return await stop("while writing");
+    await writeOut(stdout, "\n");
+  } else {
+    const lines = new LineWriter(stdout, signal);
+    for (const line of inspectionLines(inspection, options))
+      if (!(await lines.line(terminalLine(line)))) return await stop("while writing");
+    if (!(await lines.flush())) return await stop("while writing");
+  }
   return 0;
 }
 
@@ -61,12 +83,10 @@ function notIntactRuns(
   options: { storeUrl?: string },
 ): NotIntactRun[] {
   const found: NotIntactRun[] = [];
-  const visit = (run: RunView) => {
+  for (const { run } of runsInTreeOrder(runs)) {
     const text = notIntactText(run, sessionId, options);
     if (run.seqGap !== undefined && text !== undefined)
       found.push({ runId: run.runId, seqGap: run.seqGap, text });
-    for (const child of run.children) visit(child);
-  };
-  for (const run of runs) visit(run);
+  }
   return found;
 }

@@ -5,6 +5,7 @@ import {
   inspectSession,
   type RunView,
   redactUrl,
+  runsInTreeOrder,
   type SessionInspection,
   SessionRecorder,
   type SettledRun,
@@ -49,16 +50,11 @@ export const resolveHelp = `agent-ledger resolve <session> <attemptId> --abandon
 const PLACEHOLDER = "reason";
 
 // A fork copies a run's prefix with its attemptIds: one id can name an attempt in several runs.
-function findAttempts(
-  runs: RunView[],
-  attemptId: string,
-  found: AttemptView[] = [],
-): AttemptView[] {
-  for (const run of runs) {
+function findAttempts(runs: RunView[], attemptId: string): AttemptView[] {
+  const found: AttemptView[] = [];
+  for (const { run } of runsInTreeOrder(runs))
     for (const step of run.steps)
       for (const attempt of step.attempts) if (attempt.attemptId === attemptId) found.push(attempt);
-    findAttempts(run.children, attemptId, found);
-  }
   return found;
 }
 

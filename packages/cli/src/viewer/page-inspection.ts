@@ -4,11 +4,13 @@ import {
   type LedgerEvent,
   type RunView,
   redactUrl,
+  runsInTreeOrder,
   type SessionInspection,
 } from "@agent-ledger/core";
 import { inspectForDecision, type NextStep, withNextSteps } from "../next-steps.js";
 import type { PausedRun } from "../paused-runs.js";
 import { notIntactParts, notIntactText } from "../render-inspection.js";
+import { withReadSession } from "../store.js";
 
 /** An event as the page names it when it is the cause of another (`caused by tool.requested x`). */
 export interface EventBrief {
@@ -132,17 +134,10 @@ export async function inspectForPage(
       if (event.causedByEventId !== undefined) causeOf.set(event.eventId, event.causedByEventId);
     }
   };
-  const observed = new Proxy(store, {
-    get(target, property) {
-      if (property === "readSession")
-        return async (request: Parameters<EventStore["readSession"]>[0]) => {
-          const page = await target.readSession(request);
-          seen(page.events);
-          return page;
-        };
-      const value = Reflect.get(target, property, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
+  const observed = withReadSession(store, async (request, readSession) => {
+    const page = await readSession(request);
+    seen(page.events);
+    return page;
   });
   const inspection = withNextSteps(
     await inspectForDecision(observed, sessionId),
@@ -154,13 +149,17 @@ export async function inspectForPage(
     if (eventId !== undefined && brief !== undefined) causes[eventId] = brief;
   };
   const notIntact: NotIntactRun[] = [];
-  const treeRun = (run: RunView): TreeRun => {
+  // Each run's row, in tree order (a parent's row is made first, and each child's row is put in
+  // it): what the page says of causes and gaps comes in the order of the rows.
+  const runs: TreeRun[] = [];
+  const rows = new Map<RunView, TreeRun>();
+  for (const { run, parent } of runsInTreeOrder(inspection.runs)) {
     named(run.causedByEventId);
     const gap = notIntactOf(run, inspection.sessionId, options);
     if (gap !== undefined) notIntact.push(gap);
     // `seqGap` stays in `rest`: the tree marks the run.
     const { steps, children, result, ...rest } = run;
-    return {
+    const row: TreeRun = {
       ...rest,
       ...(result !== undefined && run.status !== "completed" ? { result } : {}),
       steps: steps.map((step) => ({
@@ -179,10 +178,12 @@ export async function inspectForPage(
           };
         }),
       })),
-      children: children.map(treeRun),
+      children: [],
     };
-  };
-  const runs = inspection.runs.map(treeRun);
+    rows.set(run, row);
+    if (parent === undefined) runs.push(row);
+    else rows.get(parent)?.children.push(row);
+  }
   return {
     ...inspection,
     runs,
