@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import { DEFAULT_BLOB_GRACE_MS, type EventStore, LedgerError } from "@agent-ledger/core";
 import { EXIT_CODES, usageError } from "../errors.js";
 import { terminalJson, terminalLine } from "../format.js";
-import { writeOut } from "../io.js";
+import { interrupted, stopped, writeOut } from "../io.js";
 import { sessionPages } from "../store.js";
 import type { CommandContext } from "./context.js";
 import { durationOption, formatDuration } from "./session-args.js";
@@ -23,9 +23,12 @@ export const pruneHelp = `agent-ledger prune (--older-than <duration> | --before
   times, as delete does one; then the blobs no existing session references (collect-blobs).
   A session with a run still open is skipped and listed (exit 1), unless --cancel-open cancels
   its open runs first. A session written to after prune looked at it is kept (the store checks,
-  under the lock the deletion takes, that it still holds what prune judged). --dry-run lists the sessions it would delete and deletes nothing; one
+  under the lock the deletion takes, that it still holds what prune judged). --dry-run lists the sessions it would delete as it finds them (--json: once all are found) and deletes nothing; one
   of --yes and --dry-run is needed (exit 2).
-  --blob-grace as for delete (default ${formatDuration(DEFAULT_BLOB_GRACE_MS)}). --json prints what was done as JSON.`;
+  --blob-grace as for delete (default ${formatDuration(DEFAULT_BLOB_GRACE_MS)}). --json prints what was done as JSON.
+  Ctrl-C stops it (exit 130), saying how far it got: --yes before its next deletion (each
+  session deleted was said as it went) or page of blobs, nothing more deleted; --dry-run
+  between sessions and pages.`;
 
 const ISO_TIME =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
@@ -74,13 +77,17 @@ interface Candidate {
   openRuns?: string[];
 }
 
-/** The sessions whose last event was recorded before `cutoff` (epoch ms), in id order. */
-async function sessionsBefore(store: EventStore, cutoff: number): Promise<Candidate[]> {
-  const found: Candidate[] = [];
-  for await (const page of sessionPages(store))
+/**
+ * The sessions whose last event was recorded before `cutoff` (epoch ms), in id order, a
+ * `listSessions` page at a time (a page may hold none): the caller sees Ctrl-C between pages.
+ */
+async function* candidatePages(store: EventStore, cutoff: number): AsyncGenerator<Candidate[]> {
+  for await (const page of sessionPages(store)) {
+    const found: Candidate[] = [];
     for (const { sessionId, updatedAt, eventCount } of page)
       if (Date.parse(updatedAt) < cutoff) found.push({ sessionId, updatedAt, eventCount });
-  return found;
+    yield found;
+  }
 }
 
 export async function pruneCommand(context: CommandContext): Promise<number> {
@@ -106,28 +113,19 @@ export async function pruneCommand(context: CommandContext): Promise<number> {
       "prune needs one of --dry-run (list what would be deleted) and --yes (delete it)",
     );
   const store = await context.openStore();
-  const candidates = await sessionsBefore(store, cutoff);
+  const { signal } = context.io;
   const cutoffText = new Date(cutoff).toISOString();
-  if (dryRun) {
-    for (const candidate of candidates) {
-      if (await stopped(context.io.signal)) return await interrupted(context, "before listing");
-      candidate.openRuns = await openRuns(store, candidate.sessionId);
-    }
-    await writeOut(
-      context.io.stdout,
-      values.json
-        ? `${terminalJson(JSON.stringify({ dryRun: true, before: cutoffText, sessions: candidates }, null, 2))}\n`
-        : `${[
-            ...candidates.map(
-              (candidate) =>
-                `would delete ${candidate.sessionId}  ${candidate.eventCount} events, last at ${candidate.updatedAt}${candidate.openRuns?.length ? `; ${candidate.openRuns.length} run(s) open: ${cancelReason === undefined ? "skipped without --cancel-open" : "cancelled first"}` : ""}`,
-            ),
-            `${candidates.length} session(s) with no event since ${cutoffText}; nothing was deleted (dry run)`,
-          ]
-            .map(terminalLine)
-            .join("\n")}\n`,
-    );
-    return EXIT_CODES.ok;
+  if (dryRun) return await dryRunList(context, store, { cutoff, json: values.json, cancelReason });
+  const candidates: Candidate[] = [];
+  for await (const page of candidatePages(store, cutoff)) {
+    // A turn of the event loop between pages, for a Ctrl-C to be seen on SQLite (io.ts).
+    if (await stopped(signal))
+      return await interrupted(
+        context.io.stderr,
+        "prune",
+        `while listing the sessions to delete (${candidates.length} found so far); nothing was deleted`,
+      );
+    candidates.push(...page);
   }
   const deleted: SessionDeletion[] = [];
   const skipped: { sessionId: string; reason: string }[] = [];
@@ -139,8 +137,8 @@ export async function pruneCommand(context: CommandContext): Promise<number> {
   for (const candidate of candidates) {
     // A turn of the event loop first: on SQLite every deletion is synchronous, and a Ctrl-C
     // (SIGINT, SIGTERM) is seen only between turns. Stopped, it deletes nothing more.
-    if (await stopped(context.io.signal))
-      return await interrupted(
+    if (await stopped(signal))
+      return await pruneInterrupted(
         context,
         `after deleting ${deleted.length} of ${candidates.length} session(s)`,
       );
@@ -164,7 +162,16 @@ export async function pruneCommand(context: CommandContext): Promise<number> {
       else if (!LedgerError.isInstance(error, "not-found")) throw error;
     }
   }
-  const { deletedBlobs: collectedBlobs } = await store.collectBlobs(options.blobGrace);
+  // The sweep over every blob of the store stops between its pages too (collectBlobs' signal).
+  const collected = await store.collectBlobs(
+    signal ? { ...options.blobGrace, signal } : options.blobGrace,
+  );
+  if (collected.stopped)
+    return await pruneInterrupted(
+      context,
+      `after deleting ${deleted.length} of ${candidates.length} session(s), then ${collected.deletedBlobs} blob(s) no existing session references while collecting them`,
+    );
+  const collectedBlobs = collected.deletedBlobs;
   const sum = (key: "deletedEvents" | "deletedRuns" | "deletedBlobs") =>
     deleted.reduce((total, one) => total + one[key], 0);
   await writeOut(
@@ -185,16 +192,49 @@ export async function pruneCommand(context: CommandContext): Promise<number> {
   return skipped.length > 0 ? EXIT_CODES.failure : EXIT_CODES.ok;
 }
 
-/** Whether the command was asked to stop (Ctrl-C), after a turn of the event loop to see it. */
-async function stopped(signal: AbortSignal | undefined): Promise<boolean> {
-  await new Promise((resolve) => setImmediate(resolve));
-  return signal?.aborted === true;
+function pruneInterrupted(context: CommandContext, when: string): Promise<number> {
+  return interrupted(context.io.stderr, "prune", `${when}; nothing more was deleted`);
 }
 
-async function interrupted(context: CommandContext, when: string): Promise<number> {
+/**
+ * `prune --dry-run`: each session that would go printed as it is found (text), with whether a
+ * run of it is open; --json prints its document once all are found, its shape unchanged.
+ * Ctrl-C stops it between sessions and between pages (exit 130); what was printed stays.
+ */
+async function dryRunList(
+  context: CommandContext,
+  store: EventStore,
+  options: { cutoff: number; json: boolean | undefined; cancelReason: string | undefined },
+): Promise<number> {
+  const { signal, stdout, stderr } = context.io;
+  const before = new Date(options.cutoff).toISOString();
+  const found: Candidate[] = [];
+  const dryRunInterrupted = () =>
+    interrupted(
+      stderr,
+      "prune --dry-run",
+      `after finding ${found.length} session(s) with no event since ${before}${options.json ? " (--json prints them once all are found: nothing printed)" : ""}; nothing was deleted (dry run)`,
+    );
+  for await (const page of candidatePages(store, options.cutoff)) {
+    // Between pages too: a page may hold no session old enough.
+    if (await stopped(signal)) return await dryRunInterrupted();
+    for (const candidate of page) {
+      // A query per session (its open runs), on SQLite as synchronous as the page's read.
+      if (await stopped(signal)) return await dryRunInterrupted();
+      candidate.openRuns = await openRuns(store, candidate.sessionId);
+      found.push(candidate);
+      if (!options.json)
+        await writeOut(
+          stdout,
+          `${terminalLine(`would delete ${candidate.sessionId}  ${candidate.eventCount} events, last at ${candidate.updatedAt}${candidate.openRuns.length > 0 ? `; ${candidate.openRuns.length} run(s) open: ${options.cancelReason === undefined ? "skipped without --cancel-open" : "cancelled first"}` : ""}`)}\n`,
+        );
+    }
+  }
   await writeOut(
-    context.io.stderr,
-    `agent-ledger: prune interrupted ${when}; nothing more was deleted\n`,
+    stdout,
+    options.json
+      ? `${terminalJson(JSON.stringify({ dryRun: true, before, sessions: found }, null, 2))}\n`
+      : `${terminalLine(`${found.length} session(s) with no event since ${before}; nothing was deleted (dry run)`)}\n`,
   );
-  return EXIT_CODES.interrupted;
+  return EXIT_CODES.ok;
 }
