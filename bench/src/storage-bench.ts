@@ -10,7 +10,7 @@ import { ledgerMiddleware } from "@agent-ledger/ai-sdk";
 import { type EventStore, SessionRecorder, uuidv7 } from "@agent-ledger/core";
 import { PostgresEventStore } from "@agent-ledger/core/postgres";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
-import { SERVER_URLS, serverAvailable } from "@agent-ledger/core/testing";
+import { mulberry32, SERVER_URLS, serverAvailable } from "@agent-ledger/core/testing";
 import type { LanguageModelV3GenerateResult, LanguageModelV3Middleware } from "@ai-sdk/provider";
 import { AIMessage, type BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
@@ -39,18 +39,6 @@ paused from the settings page under billing where invoices and receipts are also
   .split(/\s+/)
   .filter((word) => word.length > 0);
 
-/** Deterministic PRNG (mulberry32), so every run writes the same conversation. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function paragraph(random: () => number, bytes: number, label: string): string {
   const words = [label];
   let length = label.length;
@@ -70,7 +58,7 @@ interface Conversation {
 }
 
 function conversation(): Conversation {
-  const random = prng(20_260_601);
+  const random = mulberry32(20_260_601);
   const system = paragraph(random, MESSAGE_BYTES, "You are the support agent of a web shop.");
   const users: string[] = [];
   const answers: string[] = [];

@@ -1,14 +1,13 @@
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type EventStore, MemoryEventStore, type NewEvent } from "@agent-ledger/core";
-import { scratchDirectory } from "@agent-ledger/core/testing";
+import { recordHandoffChain, scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CommandContext } from "./commands/context.js";
 import { exportCommand } from "./commands/export.js";
 import { inspectCommand } from "./commands/inspect.js";
 import { EXIT_CODES } from "./errors.js";
 import type { OutputStream } from "./io.js";
-import { recordHandoffChain } from "./session-fixture.test.data.js";
 import { withReadSession } from "./store.js";
 
 const scratch = scratchDirectory("cli-interrupt-documents-", afterAll);

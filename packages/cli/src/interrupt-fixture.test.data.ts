@@ -1,8 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
+import type { AppendResult, EventStore } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import Database from "better-sqlite3";
+import { expect } from "vitest";
 import { BIN } from "./session-fixture.test.data.js";
 
 /** A command started by `startToFile`. */
@@ -71,4 +73,83 @@ export async function fastLedger(
       database.close();
     },
   };
+}
+
+/** Appends run `runId` of `sessionId`: started, then completed (2 events), by agent `a`. */
+export function appendEndedRun(
+  store: EventStore,
+  sessionId: string,
+  runId = "r",
+): Promise<AppendResult> {
+  const actor = { type: "agent", id: "a" } as const;
+  return store.append({
+    sessionId,
+    runId,
+    expectedSeq: 0,
+    events: [
+      { type: "run.started", actor, payload: {} },
+      { type: "run.completed", actor, payload: { output: null } },
+    ],
+  });
+}
+
+/**
+ * Puts `count` blobs no session references (`orphan 0`, `orphan 1`...), a thousand a call, and
+ * answers their refs sorted: the order of their digests, which a sweep of the blobs follows.
+ */
+export async function putOrphanBlobs(store: SqliteEventStore, count: number): Promise<string[]> {
+  const refs: string[] = [];
+  for (let index = 0; index < count; index += 1000)
+    refs.push(
+      ...(await store.putBlobs(
+        Array.from({ length: 1000 }, (_, offset) => `orphan ${index + offset}`),
+      )),
+    );
+  return refs.sort();
+}
+
+/** Which of `refs` `store` holds, in their order (read beside a command, as a second process would). */
+export async function heldBlobs(store: SqliteEventStore, refs: string[]): Promise<string[]> {
+  const found = new Set<string>();
+  for (let index = 0; index < refs.length; index += 1000)
+    for (const ref of (await store.getBlobs(refs.slice(index, index + 1000))).keys())
+      found.add(ref);
+  return refs.filter((ref) => found.has(ref));
+}
+
+/**
+ * Starts `args`, a command that sweeps the orphan blobs `refs` of the SQLite ledger at `ledger`
+ * (sorted: the sweep's order), and presses Ctrl-C once its first page is gone. The command exits
+ * 130 and says on stderr how many blobs it deleted (`said`, the count its first group): more than
+ * none and fewer than all, and exactly those (the first refs) are gone. Answers its stdout.
+ */
+export async function interruptBlobSweep(
+  ledger: string,
+  args: string[],
+  stdoutFile: string,
+  refs: string[],
+  said: RegExp,
+): Promise<string> {
+  const reader = new SqliteEventStore({ path: ledger });
+  await reader.init({ create: false, upgrade: false });
+  try {
+    const { child, exited, output, errors } = await startToFile(
+      args,
+      stdoutFile,
+      // Running: its first page (the first refs by digest) is gone.
+      async () => (await heldBlobs(reader, refs.slice(0, 1))).length === 0,
+    );
+    child.kill("SIGINT");
+    expect(await exited).toBe(130);
+    const saying = said.exec(errors());
+    expect(saying, errors()).not.toBeNull();
+    const deleted = Number(saying?.[1]);
+    // The store holds exactly what it did not say it deleted: the refs after the pages done.
+    expect(deleted).toBeGreaterThan(0);
+    expect(deleted).toBeLessThan(refs.length);
+    expect(await heldBlobs(reader, refs)).toEqual(refs.slice(deleted));
+    return output();
+  } finally {
+    await reader.close();
+  }
 }

@@ -1,3 +1,4 @@
+import { stopBeforeNextPage } from "@agent-ledger/core";
 import { EXIT_CODES } from "./errors.js";
 
 /** Where a command writes, and what it reads from its environment. Tests pass their own. */
@@ -28,8 +29,8 @@ export const CHUNK_CHARS = 1 << 20;
  * Writes lines, gathered into chunks of about 1 MiB. A page of events is no unit to gather:
  * resolved, each model request of a long conversation holds the whole conversation, and a page
  * of 1,000 of them is past the longest string V8 makes. With a `signal`, each chunk is written
- * only if it is not aborted (`stopped`): once it is, nothing more is, and `line` and `flush`
- * answer false.
+ * only if it is not aborted (`stopBeforeNextPage`, after a turn of the event loop): once it is,
+ * nothing more is, and `line` and `flush` answer false.
  */
 export class LineWriter {
   readonly #stream: OutputStream;
@@ -52,24 +53,13 @@ export class LineWriter {
     this.#chunk = "";
     if (this.#stopped) return false;
     if (!chunk) return true;
-    if (this.#signal !== undefined && (await stopped(this.#signal))) {
+    if (await stopBeforeNextPage(this.#signal)) {
       this.#stopped = true;
       return false;
     }
     await writeOut(this.#stream, chunk);
     return true;
   }
-}
-
-/**
- * Whether the command was stopped (Ctrl-C, SIGTERM: `CliIo.signal`), after a turn of the event
- * loop: the signal's handler runs only between turns, and a loop over synchronous work (SQLite
- * reads, writes to a file that is stdout) awaits only promises already settled, which never
- * gives it one. A turn is a few microseconds: once a page or a chunk costs nothing.
- */
-export async function stopped(signal: AbortSignal | undefined): Promise<boolean> {
-  await new Promise((resolve) => setImmediate(resolve));
-  return signal?.aborted === true;
 }
 
 /**

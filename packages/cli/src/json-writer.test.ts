@@ -1,3 +1,4 @@
+import { mulberry32 } from "@agent-ledger/core/testing";
 import { describe, expect, it } from "vitest";
 import { terminalJson } from "./format.js";
 import { CHUNK_CHARS, type OutputStream } from "./io.js";
@@ -26,18 +27,6 @@ async function written(value: unknown, escapeStrings?: (json: string) => string)
   const { stream, text } = recorder();
   expect(await writeJson(stream, value, { escapeStrings })).toBe(true);
   return text();
-}
-
-/** A seeded generator (mulberry32): the same values on every run, so a failure can be replayed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 // Characters JSON.stringify treats apart: quotes, backslashes, C0 controls, DEL and C1
@@ -137,7 +126,7 @@ function randomValue(next: () => number, depth: number): unknown {
 
 describe("writeJson", () => {
   it("writes what JSON.stringify(value, null, 2) writes, for 3,000 varied values", async () => {
-    const next = random(0x5eed);
+    const next = mulberry32(0x5eed);
     for (let round = 0; round < 3000; round++) {
       const value = randomValue(next, 1 + Math.floor(next() * 6));
       const expected = JSON.stringify(value, null, 2) ?? "";
@@ -226,7 +215,7 @@ describe("writeJson", () => {
   });
 
   it("escapes each string as terminalJson escapes the whole text", async () => {
-    const next = random(0xc1);
+    const next = mulberry32(0xc1);
     for (let round = 0; round < 500; round++) {
       const value = randomValue(next, 4);
       const expected = terminalJson(JSON.stringify(value, null, 2) ?? "");

@@ -1,7 +1,8 @@
-import { CHUNK_CHARS, type OutputStream, stopped, writeOut } from "./io.js";
+import { stopBeforeNextPage } from "@agent-ledger/core";
+import { CHUNK_CHARS, type OutputStream, writeOut } from "./io.js";
 
 export interface WriteJsonOptions {
-  /** Checked before each chunk (`stopped`): once aborted, nothing more is written. */
+  /** Checked before each chunk (`stopBeforeNextPage`): once aborted, nothing more is written. */
   signal?: AbortSignal;
   /**
    * Applied to the JSON text of each string, keys and values (quotes included; a string longer
@@ -30,7 +31,7 @@ export async function writeJson(
   options: WriteJsonOptions = {},
 ): Promise<boolean> {
   for (const chunk of jsonChunks(value, options.escapeStrings)) {
-    if (await stopped(options.signal)) return false;
+    if (await stopBeforeNextPage(options.signal)) return false;
     await writeOut(stream, chunk);
   }
   return true;

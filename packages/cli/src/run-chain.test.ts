@@ -1,15 +1,17 @@
 import { MemoryEventStore } from "@agent-ledger/core";
+import { recordHandoffChain } from "@agent-ledger/core/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { CommandContext } from "./commands/context.js";
 import { exportCommand } from "./commands/export.js";
 import { inspectCommand } from "./commands/inspect.js";
 import { CHUNK_CHARS, type OutputStream } from "./io.js";
-import { recordHandoffChain } from "./session-fixture.test.data.js";
 
 const DEPTH = 5000;
 const store = new MemoryEventStore();
 
-beforeAll(() => recordHandoffChain(store, "chain", DEPTH));
+beforeAll(async () => {
+  await recordHandoffChain(store, "chain", DEPTH);
+});
 
 /**
  * A stdout that counts what it is given and keeps its first and last chunks only: indented,

@@ -4,6 +4,7 @@ import {
   openStore,
   redactUrl,
   type SessionSummary,
+  stopBeforeNextPage,
 } from "@agent-ledger/core";
 import { sqlitePath } from "@agent-ledger/core/sqlite";
 import type { CommandContext } from "./commands/context.js";
@@ -16,7 +17,6 @@ import {
   usageError,
 } from "./errors.js";
 import { shellQuote } from "./format.js";
-import { stopped } from "./io.js";
 import { commandStoreUrl } from "./store-url.js";
 
 /** The store URL when none is given. */
@@ -262,13 +262,14 @@ export class ReadsStopped extends Error {
 
 /**
  * `store` whose session reads stop at Ctrl-C or SIGTERM (`signal`): each page is read only if
- * the command was not `stopped` (a turn of the event loop first, in which the signal's handler
- * runs even between SQLite's synchronous reads), else `ReadsStopped` is thrown. For a command
- * that reads a whole session through core (`inspectSession`, `toAtif`) before it writes.
+ * the command was not stopped (`stopBeforeNextPage`: a turn of the event loop first, in which
+ * the signal's handler runs even between SQLite's synchronous reads), else `ReadsStopped` is
+ * thrown. For a command that reads a whole session through core (`inspectSession`, `toAtif`)
+ * before it writes.
  */
 export function stoppingReads(store: EventStore, signal: AbortSignal | undefined): EventStore {
   return withReadSession(store, async (request, readSession) => {
-    if (await stopped(signal)) throw new ReadsStopped();
+    if (await stopBeforeNextPage(signal)) throw new ReadsStopped();
     return readSession(request);
   });
 }

@@ -195,6 +195,7 @@ export type { OpenStoreOptions } from "./store/open-store.js";
 export { openStore } from "./store/open-store.js";
 export { readWholeRun, readWholeSession } from "./store/read-all.js";
 export { redactUrl } from "./store/redact-url.js";
+export { stopBeforeNextPage } from "./store/stop-signal.js";
 export type { ValidAppend, ValidEvent } from "./store/validate.js";
 export {
   assertEventStore,

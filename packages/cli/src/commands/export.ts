@@ -6,6 +6,7 @@ import {
   LedgerError,
   LedgerIdGenerator,
   resolveEvents,
+  stopBeforeNextPage,
   toAtif,
   toOtelSpans,
 } from "@agent-ledger/core";
@@ -17,7 +18,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { notFoundError, usageError } from "../errors.js";
 import { terminalLine } from "../format.js";
-import { interrupted, LineWriter, type OutputStream, stopped, writeOut } from "../io.js";
+import { interrupted, LineWriter, type OutputStream, writeOut } from "../io.js";
 import { writeJson } from "../json-writer.js";
 import { type OtlpTraceRequest, toOtlpJson } from "../otlp-json.js";
 import { openOutputFile } from "../output-file.js";
@@ -123,8 +124,8 @@ export async function exportCommand(context: CommandContext): Promise<number> {
       for (;;) {
         // Ctrl-C: stop between pages; the file that was there stays (the temporary goes). On
         // SQLite with stdout a file, reads and writes are both synchronous: only the turn
-        // `stopped` takes lets the signal's handler run.
-        if (await stopped(signal)) return await stop(`after ${count} events`);
+        // `stopBeforeNextPage` takes lets the signal's handler run.
+        if (await stopBeforeNextPage(signal)) return await stop(`after ${count} events`);
         const page = await store.readSession({ sessionId, after, limit: 1000 });
         const events = values.raw
           ? page.events
@@ -155,7 +156,7 @@ export async function exportCommand(context: CommandContext): Promise<number> {
         if (error instanceof ReadsStopped) return await stop("while reading the session");
         throw error;
       }
-      if (await stopped(signal)) return await stop("before writing");
+      if (await stopBeforeNextPage(signal)) return await stop("before writing");
       if (!(await writeJson(out, document, { signal }))) return await stop("while writing");
       await writeOut(out, "\n");
       progress(`exported ${format}\n`);

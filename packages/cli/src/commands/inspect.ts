@@ -1,6 +1,11 @@
-import { type RunView, runsInTreeOrder, type SessionInspection } from "@agent-ledger/core";
+import {
+  type RunView,
+  runsInTreeOrder,
+  type SessionInspection,
+  stopBeforeNextPage,
+} from "@agent-ledger/core";
 import { terminalJson, terminalLine } from "../format.js";
-import { interrupted, LineWriter, stopped, warnMissingBlob, writeOut } from "../io.js";
+import { interrupted, LineWriter, warnMissingBlob, writeOut } from "../io.js";
 import { writeJson } from "../json-writer.js";
 import { inspectForDecision, withNextSteps } from "../next-steps.js";
 import { inspectionLines, notIntactText } from "../render-inspection.js";
@@ -47,7 +52,7 @@ export async function inspectCommand(context: CommandContext): Promise<number> {
   // The store the printed command names, as the viewer's page names it (store-url.ts).
   const storeUrl = commandStoreUrl(context);
   const options = storeUrl === undefined ? {} : { storeUrl };
-  if (await stopped(signal)) return await stop("before writing");
+  if (await stopBeforeNextPage(signal)) return await stop("before writing");
   // --json: the same decisions the text prints, for a script that acts on them.
   if (json) {
     // The text prints it on the run; here on stderr, and in the answer for a script.

@@ -3,7 +3,13 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fastLedger, startToFile } from "../interrupt-fixture.test.data.js";
+import {
+  appendEndedRun,
+  fastLedger,
+  interruptBlobSweep,
+  putOrphanBlobs,
+  startToFile,
+} from "../interrupt-fixture.test.data.js";
 import { startBin } from "../session-fixture.test.data.js";
 
 const scratch = scratchDirectory("cli-prune-interrupt-", afterAll);
@@ -13,17 +19,8 @@ let cutoff = "";
 
 beforeAll(async () => {
   const { store, close } = await fastLedger(ledger);
-  const actor = { type: "agent", id: "a" } as const;
   for (let index = 0; index < SESSIONS; index++)
-    await store.append({
-      sessionId: `old-${String(index).padStart(5, "0")}`,
-      runId: "r",
-      expectedSeq: 0,
-      events: [
-        { type: "run.started", actor, payload: {} },
-        { type: "run.completed", actor, payload: { output: null } },
-      ],
-    });
+    await appendEndedRun(store, `old-${String(index).padStart(5, "0")}`);
   await close();
   await sleep(20);
   cutoff = new Date().toISOString();
@@ -107,69 +104,32 @@ describe("agent-ledger prune --yes, interrupted while collecting blobs", () => {
 
   beforeAll(async () => {
     const { store, close } = await fastLedger(blobLedger);
-    const actor = { type: "agent", id: "a" } as const;
-    await store.append({
-      sessionId: "old",
-      runId: "r",
-      expectedSeq: 0,
-      events: [
-        { type: "run.started", actor, payload: {} },
-        { type: "run.completed", actor, payload: { output: null } },
-      ],
-    });
-    for (let index = 0; index < BLOBS; index += 1000)
-      refs.push(
-        ...(await store.putBlobs(
-          Array.from({ length: 1000 }, (_, offset) => `orphan ${index + offset}`),
-        )),
-      );
-    // The sweep goes in the order of the refs' digests, the refs' own order.
-    refs = refs.sort();
+    await appendEndedRun(store, "old");
+    // Blobs no session references, in the order the sweep goes.
+    refs = await putOrphanBlobs(store, BLOBS);
     await close();
     await sleep(20);
     before = new Date().toISOString();
   }, 60_000);
 
   it("stops between pages of blobs with exit 130, saying how many it deleted: exactly those are gone", async () => {
-    const reader = new SqliteEventStore({ path: blobLedger });
-    await reader.init({ create: false, upgrade: false });
-    const held = async (some: string[]) => {
-      const found = new Set<string>();
-      for (let index = 0; index < some.length; index += 1000)
-        for (const ref of (await reader.getBlobs(some.slice(index, index + 1000))).keys())
-          found.add(ref);
-      return some.filter((ref) => found.has(ref));
-    };
-    try {
-      const { child, exited, output, errors } = await startToFile(
-        [
-          "prune",
-          "--store",
-          `sqlite:${blobLedger}`,
-          "--before",
-          before,
-          "--yes",
-          "--blob-grace",
-          "0",
-        ],
-        join(scratch, "collecting.txt"),
-        // The session is deleted, and the sweep's first page (the first refs) is gone.
-        async () => (await held(refs.slice(0, 1))).length === 0,
-      );
-      child.kill("SIGINT");
-      expect(await exited).toBe(130);
-      expect(output()).toBe("deleted old  2 events\n");
-      const said =
-        /^agent-ledger: prune interrupted after deleting 1 of 1 session\(s\), then (\d+) blob\(s\) no existing session references while collecting them; nothing more was deleted\n$/.exec(
-          errors(),
-        );
-      expect(said, errors()).not.toBeNull();
-      const deleted = Number(said?.[1]);
-      expect(deleted).toBeGreaterThan(0);
-      expect(deleted).toBeLessThan(BLOBS);
-      expect(await held(refs)).toEqual(refs.slice(deleted));
-    } finally {
-      await reader.close();
-    }
+    const output = await interruptBlobSweep(
+      blobLedger,
+      [
+        "prune",
+        "--store",
+        `sqlite:${blobLedger}`,
+        "--before",
+        before,
+        "--yes",
+        "--blob-grace",
+        "0",
+      ],
+      join(scratch, "collecting.txt"),
+      refs,
+      /^agent-ledger: prune interrupted after deleting 1 of 1 session\(s\), then (\d+) blob\(s\) no existing session references while collecting them; nothing more was deleted\n$/,
+    );
+    // The session is deleted first.
+    expect(output).toBe("deleted old  2 events\n");
   }, 60_000);
 });

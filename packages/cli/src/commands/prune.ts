@@ -1,8 +1,13 @@
 import { parseArgs } from "node:util";
-import { DEFAULT_BLOB_GRACE_MS, type EventStore, LedgerError } from "@agent-ledger/core";
+import {
+  DEFAULT_BLOB_GRACE_MS,
+  type EventStore,
+  LedgerError,
+  stopBeforeNextPage,
+} from "@agent-ledger/core";
 import { EXIT_CODES, usageError } from "../errors.js";
 import { terminalJson, terminalLine } from "../format.js";
-import { interrupted, stopped, writeOut } from "../io.js";
+import { interrupted, writeOut } from "../io.js";
 import { sessionPages } from "../store.js";
 import type { CommandContext } from "./context.js";
 import { durationOption, formatDuration } from "./session-args.js";
@@ -119,7 +124,7 @@ export async function pruneCommand(context: CommandContext): Promise<number> {
   const candidates: Candidate[] = [];
   for await (const page of candidatePages(store, cutoff)) {
     // A turn of the event loop between pages, for a Ctrl-C to be seen on SQLite (io.ts).
-    if (await stopped(signal))
+    if (await stopBeforeNextPage(signal))
       return await interrupted(
         context.io.stderr,
         "prune",
@@ -137,7 +142,7 @@ export async function pruneCommand(context: CommandContext): Promise<number> {
   for (const candidate of candidates) {
     // A turn of the event loop first: on SQLite every deletion is synchronous, and a Ctrl-C
     // (SIGINT, SIGTERM) is seen only between turns. Stopped, it deletes nothing more.
-    if (await stopped(signal))
+    if (await stopBeforeNextPage(signal))
       return await pruneInterrupted(
         context,
         `after deleting ${deleted.length} of ${candidates.length} session(s)`,
@@ -217,10 +222,10 @@ async function dryRunList(
     );
   for await (const page of candidatePages(store, options.cutoff)) {
     // Between pages too: a page may hold no session old enough.
-    if (await stopped(signal)) return await dryRunInterrupted();
+    if (await stopBeforeNextPage(signal)) return await dryRunInterrupted();
     for (const candidate of page) {
       // A query per session (its open runs), on SQLite as synchronous as the page's read.
-      if (await stopped(signal)) return await dryRunInterrupted();
+      if (await stopBeforeNextPage(signal)) return await dryRunInterrupted();
       candidate.openRuns = await openRuns(store, candidate.sessionId);
       found.push(candidate);
       if (!options.json)

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fastLedger, startToFile } from "../interrupt-fixture.test.data.js";
+import { appendEndedRun, fastLedger, startToFile } from "../interrupt-fixture.test.data.js";
 
 const scratch = scratchDirectory("cli-sessions-interrupt-", afterAll);
 const ledger = join(scratch, "ledger.db");
@@ -12,20 +12,9 @@ const id = (index: number) => `s-${String(index).padStart(5, "0")}`;
 
 beforeAll(async () => {
   const { store, close } = await fastLedger(ledger);
-  const actor = { type: "agent", id: "a" } as const;
   for (let index = 0; index < SESSIONS; index += 100)
     await Promise.all(
-      Array.from({ length: 100 }, (_, offset) =>
-        store.append({
-          sessionId: id(index + offset),
-          runId: "r",
-          expectedSeq: 0,
-          events: [
-            { type: "run.started", actor, payload: {} },
-            { type: "run.completed", actor, payload: { output: null } },
-          ],
-        }),
-      ),
+      Array.from({ length: 100 }, (_, offset) => appendEndedRun(store, id(index + offset))),
     );
   await close();
 }, 60_000);

@@ -1,7 +1,8 @@
 import { parseArgs } from "node:util";
 import type { SessionSummary } from "@agent-ledger/core";
+import { stopBeforeNextPage } from "@agent-ledger/core";
 import { terminalJson, terminalLine } from "../format.js";
-import { interrupted, stopped, writeOut } from "../io.js";
+import { interrupted, writeOut } from "../io.js";
 import { sessionPages } from "../store.js";
 import type { CommandContext } from "./context.js";
 import { numberOption } from "./session-args.js";
@@ -24,7 +25,7 @@ export async function sessionsCommand(context: CommandContext): Promise<number> 
     const sessions: SessionSummary[] = [];
     for await (const page of sessionPages(store)) {
       // A turn of the event loop between pages, for Ctrl-C to be seen (io.ts).
-      if (await stopped(signal))
+      if (await stopBeforeNextPage(signal))
         return interrupted(
           stderr,
           "sessions",
@@ -42,7 +43,7 @@ export async function sessionsCommand(context: CommandContext): Promise<number> 
   let shown = 0;
   let width = 7;
   for await (const page of sessionPages(store)) {
-    if (await stopped(signal))
+    if (await stopBeforeNextPage(signal))
       return interrupted(stderr, "sessions", `after listing ${shown} session(s)`);
     const rows = page.slice(0, limit - shown);
     const lines: string[] = [];

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import type { NewEvent } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fastLedger, startToFile } from "../interrupt-fixture.test.data.js";
+import { appendEndedRun, fastLedger, startToFile } from "../interrupt-fixture.test.data.js";
 
 const scratch = scratchDirectory("cli-verify-interrupt-", afterAll);
 const ledger = join(scratch, "ledger.db");
@@ -13,15 +13,7 @@ beforeAll(async () => {
   const { store, close } = await fastLedger(ledger);
   const actor = { type: "agent", id: "a" } as const;
   // Run a, checked (and its line printed) first; then run b, long.
-  await store.append({
-    sessionId: "s",
-    runId: "a",
-    expectedSeq: 0,
-    events: [
-      { type: "run.started", actor, payload: {} },
-      { type: "run.completed", actor, payload: { output: null } },
-    ],
-  });
+  await appendEndedRun(store, "s", "a");
   for (let seq = 0; seq < LONG; seq += 1000)
     await store.append({
       sessionId: "s",

@@ -1,12 +1,13 @@
 import {
   type EventStore,
+  stopBeforeNextPage,
   unreadableRunResult,
   type VerifyResult,
   verifyRun,
 } from "@agent-ledger/core";
 import { EXIT_CODES, notFoundError } from "../errors.js";
 import { terminalJson, terminalLine } from "../format.js";
-import { interrupted, stopped, writeOut } from "../io.js";
+import { interrupted, writeOut } from "../io.js";
 import { sessionRunIds } from "../session-run-ids.js";
 import type { CommandContext } from "./context.js";
 import { sessionArgs } from "./session-args.js";
@@ -63,7 +64,7 @@ export async function verifyCommand(context: CommandContext): Promise<number> {
   }
   // SQLite's check of the whole file is one statement, which nothing stops once it has begun.
   const check = fileCheck(store);
-  if (check !== undefined && (await stopped(signal)))
+  if (check !== undefined && (await stopBeforeNextPage(signal)))
     return verifyInterrupted(", before SQLite's check of the file");
   const bad = results.filter((result) => !result.ok);
   const problems = await check?.();

@@ -7,8 +7,8 @@ import { describe, expect, it } from "vitest";
 import type { NewEvent } from "../events/types.js";
 import { inspectSession, type RunView } from "../inspect/inspect-session.js";
 import { madeAgainByItself } from "../inspect/made-again.js";
-import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
+import { recordHandoffChain } from "../testing/handoff-chain.js";
 import type { AtifTrajectory } from "./atif-types.js";
 import { toAtif } from "./to-atif.js";
 import { toOtelSpans } from "./to-otel-spans.js";
@@ -23,27 +23,7 @@ const DEPTH = 5000;
  * the call it waits on; a decision is an `x.decided` event (its `endedBy`).
  */
 async function recordChain(store: MemoryEventStore): Promise<void> {
-  const root = new SessionRecorder({
-    store,
-    sessionId: "chain",
-    runId: "r0",
-    actor: { type: "agent", id: "agent-0" },
-  });
-  let recorder = root;
-  for (let index = 0; ; index++) {
-    await recorder.startRun();
-    const call = await recorder.beforeToolCall({
-      toolCallId: `c${index}`,
-      name: "hand_off",
-      args: { to: index + 1 },
-    });
-    if (index === DEPTH - 1) break;
-    recorder = recorder.child({
-      runId: `r${index + 1}`,
-      actor: { type: "agent", id: `agent-${index + 1}` },
-      causedByEventId: call.requestedEventId,
-    });
-  }
+  const root = await recordHandoffChain(store, "chain", DEPTH);
   await root.checkpoint({
     awaitingDecision: { calls: [{ name: "hand_off", toolCallId: "c0" }], endedBy: ["x.decided"] },
   });

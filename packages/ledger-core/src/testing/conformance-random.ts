@@ -1,7 +1,10 @@
 /** Seeded randomness for the conformance cases: a failing sequence replays from its seed. */
 
-/** mulberry32: a small deterministic generator. */
-function generator(seed: number): () => number {
+/**
+ * mulberry32: a small deterministic generator of numbers in [0, 1), the same values for the same
+ * `seed` on every run, so a failure can be replayed.
+ */
+export function mulberry32(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
@@ -20,7 +23,7 @@ export interface Rng {
 }
 
 export function rng(seed: number): Rng {
-  const next = generator(seed);
+  const next = mulberry32(seed);
   return {
     next,
     int: (low, high) => low + Math.floor(next() * (high - low + 1)),

@@ -5,6 +5,7 @@ export type {
   MakeStore,
 } from "./conformance.js";
 export { eventStoreConformanceCases, runEventStoreConformance } from "./conformance.js";
+export { mulberry32 } from "./conformance-random.js";
 export {
   compiledBeside,
   HaltingStore,
@@ -14,6 +15,7 @@ export {
   readReports,
   reportToParent,
 } from "./crash-child.js";
+export { recordHandoffChain } from "./handoff-chain.js";
 export { scratchDirectory } from "./scratch-directory.js";
 export type { SecretHit } from "./secret-scan.js";
 export {

@@ -5,23 +5,12 @@ import type { NewEvent } from "../../events/types.js";
 import type { AppendResult } from "../../store/event-store.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { RedisEventStore } from "./redis-store.js";
+import { BUSY_SCRIPT } from "./testing/busy-server.js";
 import { deleteKeys, freshPrefix } from "./testing/test-keys.js";
 
 const url = SERVER_URLS.redis;
 const available = await serverAvailable("redis");
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-// DEBUG SLEEP is disabled on this machine's Redis (enable-debug-command no), so the server is
-// held busy by a script that spins on TIME for `ms` milliseconds from another connection:
-// commands sent meanwhile queue on their sockets, and the next event-loop turn runs them.
-const BUSY_SCRIPT = `
-local t = redis.call('TIME')
-local start = t[1] * 1000000 + t[2]
-for _ = 1, 100000000 do
-  local now = redis.call('TIME')
-  if (now[1] * 1000000 + now[2]) - start > tonumber(ARGV[1]) * 1000 then break end
-end
-return 1`;
 
 async function clientIdByName(admin: Redis, name: string): Promise<string> {
   const list = (await admin.client("LIST")) as string;
