@@ -57,7 +57,9 @@ const DECISIONS: ReadonlySet<string> = new Set(["attempt.abandoned", "attempt.ap
  * again), each up to where the first of its invocations in progress started: what they recorded
  * before is met as a reopened recorder meets it, and the calls in progress are no part of it.
  * That reads nothing but the first time (the recorder then keeps its run, as a reopened one
- * does). Decisions appended meanwhile are not taken in: the next append meets `conflict`.
+ * does) while the run the recorder keeps stays within its log's budget (32 MiB, `RunLog`);
+ * past it each replay reads the run again. Decisions appended meanwhile are not taken in: the
+ * next append meets `conflict`.
  */
 export class HandlerRecorder {
   readonly #options: LedgerCallbackHandlerOptions;
