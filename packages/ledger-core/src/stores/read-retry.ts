@@ -5,6 +5,12 @@
  * reconnect (50 ms after a drop); the second covers a server that ended them all at once (a
  * failover) and is taking new ones again.
  */
+/**
+ * The socket errors that say a connection was reset or broken under a call, whatever the
+ * driver: one list for every store's lostConnection.
+ */
+export const BROKEN_SOCKET_CODES: ReadonlySet<unknown> = new Set(["ECONNRESET", "EPIPE"]);
+
 export const READ_RETRY_DELAYS_MS: readonly number[] = [25, 150];
 
 /**

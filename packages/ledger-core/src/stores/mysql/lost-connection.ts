@@ -1,3 +1,4 @@
+import { BROKEN_SOCKET_CODES } from "../read-retry.js";
 import { driverError } from "../sql/sql-backend.js";
 
 /**
@@ -5,11 +6,7 @@ import { driverError } from "../sql/sql-backend.js";
  * (PROTOCOL_CONNECTION_LOST: KILL CONNECTION of an idle connection, a shutdown, a failover,
  * wait_timeout), or the socket was reset or broken.
  */
-const LOST_CODES: ReadonlySet<string> = new Set([
-  "PROTOCOL_CONNECTION_LOST",
-  "ECONNRESET",
-  "EPIPE",
-]);
+const LOST_CODES: ReadonlySet<string> = new Set(["PROTOCOL_CONNECTION_LOST"]);
 
 /**
  * Server errors that end the connection: ER_SERVER_SHUTDOWN (1053), ER_CONNECTION_KILLED
@@ -29,7 +26,11 @@ const CLOSED = "Can't add new command when connection is in closed state";
  */
 export function lostConnection(error: unknown): boolean {
   const found = driverError(error);
-  if (found.code !== undefined && LOST_CODES.has(found.code)) return true;
+  if (
+    found.code !== undefined &&
+    (LOST_CODES.has(found.code) || BROKEN_SOCKET_CODES.has(found.code))
+  )
+    return true;
   if (found.errno !== undefined) return LOST_ERRNOS.has(found.errno);
   return found.error instanceof Error && found.error.message === CLOSED;
 }

@@ -1,3 +1,4 @@
+import { BROKEN_SOCKET_CODES } from "../read-retry.js";
 import { driverError } from "../sql/sql-backend.js";
 
 /**
@@ -15,9 +16,6 @@ const ENDED_BY_SERVER: ReadonlySet<string> = new Set([
   "08006",
 ]);
 
-/** The socket was reset or broken under the connection. */
-const BROKEN_SOCKET: ReadonlySet<string> = new Set(["ECONNRESET", "EPIPE"]);
-
 /**
  * node-postgres' words, without a code, for a connection that closed without the server's
  * word (a proxy or the network ended it) or a client that already lost its own. Not
@@ -34,6 +32,6 @@ const LOST =
 export function lostConnection(error: unknown): boolean {
   const found = driverError(error);
   if (found.code !== undefined)
-    return ENDED_BY_SERVER.has(found.code) || BROKEN_SOCKET.has(found.code);
+    return ENDED_BY_SERVER.has(found.code) || BROKEN_SOCKET_CODES.has(found.code);
   return found.error instanceof Error && LOST.test(found.error.message);
 }

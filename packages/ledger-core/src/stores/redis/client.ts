@@ -1,5 +1,6 @@
 import { type Cluster, Redis, type RedisOptions } from "ioredis";
 import { InvalidArgumentError, LedgerError, StoreUnavailableError } from "../../events/errors.js";
+import { BROKEN_SOCKET_CODES } from "../read-retry.js";
 import { TIMEOUT_PARAM } from "../server-timeout.js";
 
 /**
@@ -98,9 +99,6 @@ export function createClient(url: string, options: RedisOptions = OWNED_CLIENT_O
   return client;
 }
 
-/** A connection reset or broken under the client (the error it emitted before it closed). */
-const BROKEN_SOCKET: ReadonlySet<unknown> = new Set(["ECONNRESET", "EPIPE"]);
-
 /**
  * Whether a call failed (`error`, the driver's or `unavailable`'s) because the connection it
  * was sent on closed under it: on a client the store made (createClient), a
@@ -117,7 +115,7 @@ export function lostConnection(error: unknown, client: object): boolean {
   if (!(cause instanceof Error) || cause.name !== "MaxRetriesPerRequestError") return false;
   if (!madeClients.has(client)) return false;
   const last = lastConnectionErrors.get(client) as (Error & { code?: unknown }) | undefined;
-  return last === undefined || BROKEN_SOCKET.has(last.code);
+  return last === undefined || BROKEN_SOCKET_CODES.has(last.code);
 }
 
 /** Calls that write: a lost reply leaves them applied or not, and the same call is safe again. */
