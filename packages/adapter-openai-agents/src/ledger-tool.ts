@@ -2,6 +2,7 @@ import {
   type Attempt,
   EFFECT_IN_CHILD_RUNS_FIELD,
   type JsonObject,
+  type JsonValue,
   LedgerError,
   type SessionRecorder,
   type ToolEffect,
@@ -25,6 +26,7 @@ import {
   refused,
   runInScope,
 } from "./scope.js";
+import { invokeWatchingErrors, MODEL_WAS_TOLD, type ToolErrorReport } from "./tool-error-report.js";
 
 export interface LedgerToolOptions {
   /**
@@ -158,8 +160,9 @@ function ledgerAdds(scope: LedgerScope, toolName: string): boolean {
  * It wraps `invoke`, not `execute`: a throw from `invoke` rejects the run, a throw from
  * `execute` becomes a message to the model and the run goes on. A ledger failure (store down,
  * an unresolved call) must stop the run, so the ledger sits at `invoke`; the tool's own errors
- * are still turned into a message by the SDK's original invoke, and that message is recorded
- * as the call's result (it is what the model saw). `needsApproval` is wrapped too, so a call
+ * are still turned into a message by the SDK's original invoke. Such a call is recorded as
+ * `tool.failed` with the error the SDK reported, and with the message the model got in its
+ * metadata (`MODEL_WAS_TOLD`), which a resumed run gives it again. `needsApproval` is wrapped too, so a call
  * left unresolved by a crash becomes an approval interruption on resume.
  */
 export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerToolOptions = {}): T {
@@ -270,7 +273,12 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
           ? undefined
           : replayed.result
       ) as never;
-    if (replayed?.status === "failed") throw replayedError(replayed.error);
+    if (replayed?.status === "failed") {
+      // A failure the SDK had made the model's answer: the same answer again.
+      const told = replayed.metadata?.[MODEL_WAS_TOLD];
+      if (told !== undefined) return told as never;
+      throw replayedError(replayed.error);
+    }
     if (replayed?.status === "abandoned") return `Tool call rejected: ${replayed.reason}` as never;
     const pausedRun = callId !== undefined ? scope?.run.pausedAgentRuns.get(callId) : undefined;
     if (pausedRun && callId !== undefined) scope?.run.pausedAgentRuns.delete(callId);
@@ -287,8 +295,11 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       run: scope?.run ?? loadRunState([]),
     };
     let output: unknown;
+    let failure: ToolErrorReport | undefined;
     try {
-      output = await runInScope(nested, () => originalInvoke(runContext, input, details));
+      ({ output, failure } = await runInScope(nested, () =>
+        invokeWatchingErrors(() => originalInvoke(runContext, input, details)),
+      ));
     } catch (error) {
       // The ledger refused a call inside: the call is not over, the run stops (fail closed).
       if (nested.refused !== undefined) throw refused(nested.refused);
@@ -323,6 +334,18 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       // The SDK pauses the agent run that made this call too (its interruptions carry the
       // nested ones): if that run is itself an agent tool's, its call pauses with it, at any depth.
       if (scope) scope.paused = true;
+      return output as never;
+    }
+    if (failure) {
+      // The call failed and the model was told so in the SDK's words: the call is recorded as
+      // failed, with those words, which a resumed run gives the model again (see replay above).
+      const said = recordedOutput(output);
+      await ledgerStep(() =>
+        recorder.toolFailed(attempt, failure.error, {
+          metadata: { [MODEL_WAS_TOLD]: (said ?? null) as JsonValue },
+        }),
+      );
+      if (nested.current) await nested.current.failRun(failure.error).catch(() => undefined);
       return output as never;
     }
     await ledgerStep(() =>

@@ -105,3 +105,26 @@ export function lookupThenBadChargeAgent(afterEffect?: AfterEffect) {
   ]);
   return { effects, model, agent: new Agent({ name: "main", tools: [lookup, charge] }) };
 }
+
+/**
+ * A charge of 7 the card declines (the tool throws: the SDK tells the model so and the run goes
+ * on), then the model answers with the last item it was given (what it was told of the charge).
+ */
+export function declinedChargeAgent(afterEffect?: AfterEffect) {
+  const effects: string[] = [];
+  const charge = tool({
+    name: "charge",
+    description: "charge the card",
+    parameters: z.object({ amount: z.number() }),
+    execute: async ({ amount }) => {
+      effects.push(`charge ${amount}`);
+      await afterEffect?.(`charge ${amount}`);
+      throw new TypeError("card declined");
+    },
+  });
+  const model = new ScriptedModel([
+    () => [chargeCall(7, "call_1")],
+    (request) => [message(JSON.stringify(request.input.at(-1)))],
+  ]);
+  return { effects, model, agent: new Agent({ name: "main", tools: [charge] }) };
+}

@@ -10,6 +10,7 @@ import {
   BAD_THEN_CHARGE,
   CALL_0_EVERY_TURN,
   chargingAgent,
+  declinedChargeAgent,
   lookupThenBadChargeAgent,
   THREE_CHARGES,
   TWO_CALLS_EVERY_TURN,
@@ -314,6 +315,11 @@ export const CRASH_SCENARIOS = {
   "lookup then bad charge: dies after the lookup completed": async (child) => {
     const first = lookupThenBadChargeAgent(child.afterEffect());
     const store = child.dyingAfter(isType("tool.completed"));
+    await runWithLedger(first.agent, "go", runOptions(store, first.model, "r"));
+  },
+  "declined charge: dies after the failure was recorded": async (child) => {
+    const first = declinedChargeAgent(child.afterEffect());
+    const store = child.dyingAfter(isType("tool.failed"));
     await runWithLedger(first.agent, "go", runOptions(store, first.model, "r"));
   },
 } satisfies Record<string, Scenario>;

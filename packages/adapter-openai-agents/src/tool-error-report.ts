@@ -1,0 +1,69 @@
+import type { SerializedError } from "@agent-ledger/core";
+import { getCurrentSpan } from "@openai/agents";
+
+/**
+ * What the SDK reported of a function tool call that failed but did not reject: the tool threw
+ * (or its arguments were not valid JSON) and the SDK gave the model a message in place of a
+ * result (the tool's `errorFunction`, by default "An error occurred while running the tool...").
+ */
+export interface ToolErrorReport {
+  error: SerializedError;
+}
+
+/**
+ * The `tool.failed` metadata key holding what the model was told in place of the result (the
+ * `errorFunction`'s output, as JSON): a resumed run answers the call with it again.
+ */
+export const MODEL_WAS_TOLD = "modelWasTold";
+
+interface ReportedSpanError {
+  message?: unknown;
+  data?: { error?: unknown } | null;
+}
+
+// "TypeError: x is not a function": the error's toString(), as the SDK reports it.
+const NAMED_MESSAGE = /^([A-Za-z_$][\w$]*(?:Error|Exception)): ([\s\S]*)$/;
+
+function reportedError(reported: ReportedSpanError): SerializedError {
+  const text =
+    typeof reported.data?.error === "string"
+      ? reported.data.error
+      : typeof reported.message === "string"
+        ? reported.message
+        : "the tool failed";
+  const named = NAMED_MESSAGE.exec(text);
+  return named
+    ? { name: named[1] as string, message: named[2] as string }
+    : { name: "Error", message: text };
+}
+
+/**
+ * Runs `invoke` (the SDK's own invoke of a function tool) and says whether the SDK turned a
+ * failure of the call into the model's answer. The SDK says so only on the call's function span
+ * (`setError`, traced or not: with tracing off the span is a no-op one, still the current span
+ * while the tool runs), so `setError` of that span is watched while `invoke` runs and restored
+ * after. Each call has its own function span: parallel calls do not see each other's errors;
+ * a tool call inside an agent tool reports on its own span, not on the agent tool's.
+ * Outside a run (no current span, e.g. `invoke` called by the app) nothing can be seen.
+ */
+export async function invokeWatchingErrors<T>(
+  invoke: () => Promise<T>,
+): Promise<{ output: T; failure: ToolErrorReport | undefined }> {
+  const span = getCurrentSpan() as { setError?: (error: ReportedSpanError) => unknown } | null;
+  const setError = span?.setError;
+  if (span === null || typeof setError !== "function")
+    return { output: await invoke(), failure: undefined };
+  const own = Object.hasOwn(span, "setError");
+  let failure: ToolErrorReport | undefined;
+  span.setError = (reported: ReportedSpanError) => {
+    failure = { error: reportedError(reported ?? {}) };
+    return setError.call(span, reported);
+  };
+  try {
+    const output = await invoke();
+    return { output, failure };
+  } finally {
+    if (own) span.setError = setError;
+    else delete span.setError;
+  }
+}
