@@ -165,6 +165,30 @@ describe("an install without the optional drivers", () => {
     }
   });
 
+  it("records a LangChain.js app through @agent-ledger/langchain/callbacks with @langchain/core alone", () => {
+    linkDeclared(["@agent-ledger/langchain"], { optionalPeers: false });
+    const { status, output } = runModule(
+      `const { openStore, readWholeSession } = await import("@agent-ledger/core");
+      const { LedgerCallbackHandler } = await import("@agent-ledger/langchain/callbacks");
+      const { FakeListChatModel } = await import("@langchain/core/utils/testing");
+      const { DynamicTool } = await import("@langchain/core/tools");
+      const store = await openStore("memory:");
+      const handler = new LedgerCallbackHandler({ store, sessionId: "s" });
+      await new FakeListChatModel({ responses: ["hi"] }).invoke("hello", { callbacks: [handler] });
+      const echo = new DynamicTool({ name: "echo", description: "echo", func: async (text) => text });
+      await echo.invoke("ping", { callbacks: [handler] });
+      console.log((await readWholeSession(store, "s")).map((event) => event.type).join(" "));
+      try { await import("@agent-ledger/langchain"); console.log("main entry imported"); }
+      catch (error) { console.log("main entry:", error.message); }`,
+    );
+    expect(output).toContain("model.requested model.completed tool.requested tool.completed");
+    // The install really lacks the optional peers: the main entry, which needs them, says so.
+    expect(output).toMatch(
+      /main entry: Cannot find package '(@langchain\/langgraph[^']*|langchain)'/,
+    );
+    expect(status).toBe(0);
+  });
+
   it("type-checks code using @agent-ledger/core's main entry (no OpenTelemetry types)", () => {
     const { status, output } = typecheck(
       'import { openStore, SessionRecorder } from "@agent-ledger/core";\nconst store = await openStore("memory:");\nexport const recorder = new SessionRecorder({ store, sessionId: "s", actor: { type: "agent", id: "a" } });\n',

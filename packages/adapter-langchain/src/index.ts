@@ -11,5 +11,5 @@ export { restoreMessages } from "./restore-messages.js";
 export { messageFromJson } from "./stored-messages.js";
 export { threadRunId } from "./thread-log.js";
 export { toolEffect } from "./tool-effect.js";
-export type { UnresolvedAttemptAnswer, UnresolvedAttemptQuestion } from "./unresolved-interrupt.js";
-export { UNRESOLVED_ATTEMPT_INTERRUPT } from "./unresolved-interrupt.js";
+export type { UnresolvedAttemptAnswer, UnresolvedAttemptQuestion } from "./unresolved-question.js";
+export { UNRESOLVED_ATTEMPT_INTERRUPT } from "./unresolved-question.js";

@@ -8,7 +8,7 @@ import {
 import { isRecord, toJsonValue } from "./plain-json.js";
 import type { RunTree } from "./run-tree.js";
 import { isInterrupt } from "./tool-attempt.js";
-import { UNRESOLVED_ATTEMPT_INTERRUPT } from "./unresolved-interrupt.js";
+import { UNRESOLVED_ATTEMPT_INTERRUPT } from "./unresolved-question.js";
 
 /** `payload.kind` of the checkpoint recording a pause (never LedgerCheckpointSaver's own). */
 export const INTERRUPT_PAUSE_KIND = "langgraph.interrupt";
