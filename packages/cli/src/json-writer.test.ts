@@ -2,7 +2,7 @@ import { mulberry32 } from "@agent-ledger/core/testing";
 import { describe, expect, it } from "vitest";
 import { terminalJson } from "./format.js";
 import { CHUNK_CHARS, type OutputStream } from "./io.js";
-import { writeJson } from "./json-writer.js";
+import { type JsonTextOptions, jsonChunks, writeJson } from "./json-writer.js";
 
 /** A stream that keeps each chunk written; `full` answers false to every write (a full pipe). */
 function recorder(options: { full?: boolean } = {}) {
@@ -23,9 +23,9 @@ function recorder(options: { full?: boolean } = {}) {
   return { stream, chunks, text: () => chunks.join("") };
 }
 
-async function written(value: unknown, escapeStrings?: (json: string) => string): Promise<string> {
+async function written(value: unknown, options: JsonTextOptions = {}): Promise<string> {
   const { stream, text } = recorder();
-  expect(await writeJson(stream, value, { escapeStrings })).toBe(true);
+  expect(await writeJson(stream, value, options)).toBe(true);
   return text();
 }
 
@@ -125,12 +125,14 @@ function randomValue(next: () => number, depth: number): unknown {
 }
 
 describe("writeJson", () => {
-  it("writes what JSON.stringify(value, null, 2) writes, for 3,000 varied values", async () => {
+  it("writes what JSON.stringify(value, null, 2) writes, for 3,000 varied values, and compact what JSON.stringify(value) writes", async () => {
     const next = mulberry32(0x5eed);
     for (let round = 0; round < 3000; round++) {
       const value = randomValue(next, 1 + Math.floor(next() * 6));
       const expected = JSON.stringify(value, null, 2) ?? "";
       expect(await written(value), `round ${round}`).toBe(expected);
+      const compact = JSON.stringify(value) ?? "";
+      expect(await written(value, { compact: true }), `round ${round}, compact`).toBe(compact);
     }
   });
 
@@ -174,7 +176,10 @@ describe("writeJson", () => {
       "\ud800\udc00\ud800 \udc00",
       { "\u0000key\u202e": "\u009b[31m" },
     ];
-    for (const value of cases) expect(await written(value)).toBe(JSON.stringify(value, null, 2));
+    for (const value of cases) {
+      expect(await written(value)).toBe(JSON.stringify(value, null, 2));
+      expect(await written(value, { compact: true })).toBe(JSON.stringify(value));
+    }
     // Nothing for what JSON.stringify makes no text of.
     expect(await written(undefined)).toBe("");
     expect(await written(() => 1)).toBe("");
@@ -219,10 +224,14 @@ describe("writeJson", () => {
     for (let round = 0; round < 500; round++) {
       const value = randomValue(next, 4);
       const expected = terminalJson(JSON.stringify(value, null, 2) ?? "");
-      expect(await written(value, terminalJson), `round ${round}`).toBe(expected);
+      expect(await written(value, { escapeStrings: terminalJson }), `round ${round}`).toBe(
+        expected,
+      );
     }
     const long = { "k\u009b": `\u202e${"\u0085".repeat(CHUNK_CHARS + 10)}\u200f` };
-    expect(await written(long, terminalJson)).toBe(terminalJson(JSON.stringify(long, null, 2)));
+    expect(await written(long, { escapeStrings: terminalJson })).toBe(
+      terminalJson(JSON.stringify(long, null, 2)),
+    );
   });
 
   it("nests deeper than JSON.stringify can: 6,000 levels", async () => {
@@ -238,6 +247,19 @@ describe("writeJson", () => {
     for (let level = 0; level < 3_000; level++) read = read.a[0];
     expect(read).toBe("bottom");
     expect(chunks[0]?.startsWith('{\n  "a": [\n    {\n      "a": [\n')).toBe(true);
+  });
+
+  it("compact, makes a chunk at a time a text JSON.stringify cannot: 40,000 levels", async () => {
+    // The viewer's answer of a chain of 20,000 child runs: a run and its children, two levels
+    // a run. Without indentation the text grows with the depth alone.
+    let value: unknown = "bottom";
+    for (let level = 0; level < 20_000; level++) value = { a: [value] };
+    expect(() => JSON.stringify(value)).toThrow(RangeError);
+    const chunks = [...jsonChunks(value, { compact: true })];
+    expect(chunks[0]?.startsWith('{"a":[{"a":[')).toBe(true);
+    let read = JSON.parse(chunks.join(""));
+    for (let level = 0; level < 20_000; level++) read = read.a[0];
+    expect(read).toBe("bottom");
   });
 
   it("waits for the stream to drain before the next chunk", async () => {

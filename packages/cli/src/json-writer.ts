@@ -1,9 +1,14 @@
 import { stopBeforeNextPage } from "@agent-ledger/core";
 import { CHUNK_CHARS, type OutputStream, writeOut } from "./io.js";
 
-export interface WriteJsonOptions {
-  /** Checked before each chunk (`stopBeforeNextPage`): once aborted, nothing more is written. */
-  signal?: AbortSignal;
+/** How `jsonChunks` and `writeJson` write a value. */
+export interface JsonTextOptions {
+  /**
+   * True: as `JSON.stringify(value)`, without whitespace (the viewer's answers: indented, the
+   * text of a chain of 5,000 child runs is gigabytes of spaces). Default: as
+   * `JSON.stringify(value, null, 2)`.
+   */
+  compact?: boolean;
   /**
    * Applied to the JSON text of each string, keys and values (quotes included; a string longer
    * than a chunk in parts): format.ts's `terminalJson` for text a terminal shows. It must
@@ -12,25 +17,31 @@ export interface WriteJsonOptions {
   escapeStrings?: (json: string) => string;
 }
 
+export interface WriteJsonOptions extends JsonTextOptions {
+  /** Checked before each chunk (`stopBeforeNextPage`): once aborted, nothing more is written. */
+  signal?: AbortSignal;
+}
+
 /**
- * Writes `value` to `stream` as `JSON.stringify(value, null, 2)` would give it, byte for byte
- * (key order, indentation, escapes, `toJSON`, members that are undefined or functions left out
- * of objects and written as `null` in arrays), without ever making that text: a session's
- * document is past the longest string V8 makes long before it is past memory. Chunks of at
- * most about 1 MiB are written as the stream takes them; a string longer than that goes in
- * parts of its own, never split inside a surrogate pair. The tree is walked with a stack of its
- * own, so no depth of nesting overflows the call stack (JSON.stringify fails at about 4,000
- * levels on Node's default stack: the ATIF trajectory of a chain of 2,000 child runs). Like
- * JSON.stringify, it throws a TypeError on a cycle or a BigInt; what came before is written by
- * then. Resolves true once the whole value is written, false when `signal` stopped it first. A
- * value JSON.stringify makes no text of (undefined, a function) writes nothing.
+ * Writes `value` to `stream` as `JSON.stringify(value, null, 2)` would give it (`compact`:
+ * `JSON.stringify(value)`), byte for byte (key order, indentation, escapes, `toJSON`, members
+ * that are undefined or functions left out of objects and written as `null` in arrays),
+ * without ever making that text: a session's document is past the longest string V8 makes
+ * long before it is past memory. Chunks of at most about 1 MiB are written as the stream takes
+ * them; a string longer than that goes in parts of its own, never split inside a surrogate
+ * pair. The tree is walked with a stack of its own, so no depth of nesting overflows the call
+ * stack (JSON.stringify fails at about 4,000 levels on Node's default stack: the ATIF
+ * trajectory of a chain of 2,000 child runs). Like JSON.stringify, it throws a TypeError on a
+ * cycle or a BigInt; what came before is written by then. Resolves true once the whole value
+ * is written, false when `signal` stopped it first. A value JSON.stringify makes no text of
+ * (undefined, a function) writes nothing.
  */
 export async function writeJson(
   stream: OutputStream,
   value: unknown,
   options: WriteJsonOptions = {},
 ): Promise<boolean> {
-  for (const chunk of jsonChunks(value, options.escapeStrings)) {
+  for (const chunk of jsonChunks(value, options)) {
     if (await stopBeforeNextPage(options.signal)) return false;
     await writeOut(stream, chunk);
   }
@@ -127,13 +138,23 @@ function nextPart(frame: StringFrame, quote: (text: string) => string): string {
 }
 
 /**
- * The text of `JSON.stringify(root, null, 2)` in chunks of at most about CHUNK_CHARS (a string
- * longer than that is written in parts, each a chunk or in one), walked without recursion.
+ * The text `writeJson` writes of `root`, in chunks of at most about CHUNK_CHARS (a string
+ * longer than that in parts, each a chunk or in one), made as they are taken and walked
+ * without recursion: a response body (the viewer's `Readable.from`) as well as a stream.
  */
-function* jsonChunks(
+export function* jsonChunks(
   root: unknown,
-  escapeStrings: ((json: string) => string) | undefined,
+  options: JsonTextOptions = {},
 ): Generator<string, void, undefined> {
+  const { escapeStrings } = options;
+  // What stands between members, and before a member and its container's end: JSON.stringify
+  // without a gap writes no line breaks and no space after a key's colon.
+  const newline = options.compact ? "" : "\n";
+  const afterMember = `,${newline}`;
+  const openArray = `[${newline}`;
+  const openObject = `{${newline}`;
+  const colon = options.compact ? ":" : ": ";
+  const indentOf = options.compact ? () => "" : indentation;
   const quote =
     escapeStrings === undefined
       ? (text: string) => JSON.stringify(text)
@@ -165,7 +186,7 @@ function* jsonChunks(
     open.add(value);
     const keys = Array.isArray(value) ? undefined : Object.keys(value);
     const length = keys === undefined ? (value as unknown[]).length : keys.length;
-    const indent = indentation(depth + 1);
+    const indent = indentOf(depth + 1);
     stack.push({
       kind: "container",
       holder: value,
@@ -204,7 +225,7 @@ function* jsonChunks(
       stack.pop();
       open.delete(frame.holder);
       const close = keys === undefined ? "]" : "}";
-      if (frame.opened) piece = `\n${indentation(frame.depth)}${close}`;
+      if (frame.opened) piece = `${newline}${indentOf(frame.depth)}${close}`;
       else piece = keys === undefined ? "[]" : "{}";
       continue;
     }
@@ -216,13 +237,13 @@ function* jsonChunks(
       if (keys !== undefined) continue;
       member = null;
     }
-    const separator = frame.opened ? ",\n" : keys === undefined ? "[\n" : "{\n";
+    const separator = frame.opened ? afterMember : keys === undefined ? openArray : openObject;
     frame.opened = true;
     const text = enter(member, frame.depth + 1) as string;
     piece =
       keys === undefined
         ? `${separator}${frame.indent}${text}`
-        : `${separator}${frame.indent}${quoteKey(key)}: ${text}`;
+        : `${separator}${frame.indent}${quoteKey(key)}${colon}${text}`;
   }
   if (chunk.length > 0) yield chunk;
 }

@@ -6,23 +6,38 @@ import { notIntactLine } from "./decision-boxes.js";
 import { attemptLabel, el, reasonSpan, sentence } from "./dom.js";
 import { attemptKey, duration, outcomeText, runResultText } from "./format.js";
 
-// The paused run each run waits with: a run paused awaiting a decision, and every run under it
-// (their agents are the ones waiting), by runId (paused-runs.ts's pausedAbove).
-export function pausedAbove(runs, paused = undefined, above = new Map()) {
-  for (const run of runs) {
-    const own = run.awaitingDecision ? run.runId : paused;
-    if (own !== undefined) above.set(run.runId, own);
-    pausedAbove(run.children, own, above);
+// The runs of the trees under `runs` in tree order, each with its depth: each run before its
+// children, the children in order, each subtree whole before the next sibling (ledger-core's
+// runsInTreeOrder). Walked with a stack of its own: a chain of child runs (handoff after
+// handoff) overflowed the call stack at a few thousand.
+export function flattenRuns(runs) {
+  const order = [];
+  const pending = [];
+  // Pushed last to first: taken first to last.
+  const later = (children, depth) => {
+    for (let index = children.length - 1; index >= 0; index--)
+      pending.push({ run: children[index], depth });
+  };
+  later(runs, 0);
+  for (let entry = pending.pop(); entry !== undefined; entry = pending.pop()) {
+    order.push(entry);
+    later(entry.run.children, entry.depth + 1);
   }
-  return above;
+  return order;
 }
 
-export function flattenRuns(runs, depth = 0, out = []) {
-  for (const run of runs) {
-    out.push({ run, depth });
-    flattenRuns(run.children, depth + 1, out);
+// The paused run each run waits with: a run paused awaiting a decision, and every run under it
+// (their agents are the ones waiting), by runId (paused-runs.ts's pausedAbove).
+export function pausedAbove(runs) {
+  const above = new Map();
+  // In tree order a run's parent is the last run met a level up: the paused run of each level.
+  const pausedAt = [];
+  for (const { run, depth } of flattenRuns(runs)) {
+    const own = run.awaitingDecision ? run.runId : depth > 0 ? pausedAt[depth - 1] : undefined;
+    pausedAt[depth] = own;
+    if (own !== undefined) above.set(run.runId, own);
   }
-  return out;
+  return above;
 }
 
 /**
@@ -71,136 +86,147 @@ const ATTEMPTS_BOUND = 20;
 export function treeRows(inspection, view) {
   const bar = timeline(view.t0, view.t1);
   const rows = [];
-  const renderRun = (run, depth) => {
-    const status = shownStatus(run, view.pausedRunOf);
-    rows.push(
-      el(
-        "div",
-        { className: `row run-row status-${status}`, testId: "run-row" },
-        el(
-          "div",
-          { className: "label" },
-          el("span", { className: "indent", text: "  ".repeat(depth) + (depth ? "└ " : "") }),
-          el("strong", { text: run.actor ? run.actor.id : run.runId }),
-          el("span", {
-            className: `badge ${status}`,
-            text: status,
-            title:
-              status === "paused"
-                ? `waiting with run ${view.pausedRunOf.get(run.runId)} for a person's decision`
-                : undefined,
-          }),
-          el("span", { className: "muted" }, sentence` ${duration(run.durationMs)} · ${run.runId}`),
-          run.status !== "running" && run.status !== "completed" && run.result !== undefined
-            ? reasonSpan(runResultText(run.result))
-            : null,
-          run.causedByEventId
-            ? el("span", { className: "cause" }, " ← ", view.causeText(run.causedByEventId))
-            : null,
-        ),
-        bar(run.startedAt, run.endedAt, status),
-      ),
+  // The runs being drawn, the innermost last: each a runParts, which yields its rows and, in
+  // their place among them, its child runs, drawn whole before its next row. A stack of its
+  // own: drawn by recursion, a chain of about 1,500 child runs overflowed the call stack.
+  const drawing = [];
+  for (const run of [...inspection.runs].reverse()) drawing.push(runParts(run, 0, view, bar));
+  while (drawing.length > 0) {
+    const part = drawing[drawing.length - 1].next();
+    if (part.done) drawing.pop();
+    else if (part.value instanceof Node) rows.push(part.value);
+    else drawing.push(runParts(part.value.run, part.value.depth, view, bar));
+  }
+  return rows;
+}
+
+/**
+ * The rows of `run`, `depth` levels deep in the tree, with each of its child runs
+ * (`{ run, depth }`) where the child's rows go.
+ */
+function* runParts(run, depth, view, bar) {
+  const status = shownStatus(run, view.pausedRunOf);
+  yield el(
+    "div",
+    { className: `row run-row status-${status}`, testId: "run-row" },
+    el(
+      "div",
+      { className: "label" },
+      indentSpan(depth, depth ? "└ " : ""),
+      el("strong", { text: run.actor ? run.actor.id : run.runId }),
+      el("span", {
+        className: `badge ${status}`,
+        text: status,
+        title:
+          status === "paused"
+            ? `waiting with run ${view.pausedRunOf.get(run.runId)} for a person's decision`
+            : undefined,
+      }),
+      el("span", { className: "muted" }, sentence` ${duration(run.durationMs)} · ${run.runId}`),
+      run.status !== "running" && run.status !== "completed" && run.result !== undefined
+        ? reasonSpan(runResultText(run.result))
+        : null,
+      run.causedByEventId
+        ? el("span", { className: "cause" }, " ← ", view.causeText(run.causedByEventId))
+        : null,
+    ),
+    bar(run.startedAt, run.endedAt, status),
+  );
+  // First under the run, before anything read from it, as `inspect` prints it: what follows
+  // is not what was recorded.
+  const gap = view.notIntact.get(run.runId);
+  if (gap !== undefined)
+    yield el(
+      "div",
+      { className: "row not-intact-row", testId: "not-intact-row" },
+      el("div", { className: "label" }, indentSpan(depth + 1), "⚠ ", notIntactLine(gap)),
     );
-    // First under the run, before anything read from it, as `inspect` prints it: what follows
-    // is not what was recorded.
-    const gap = view.notIntact.get(run.runId);
-    if (gap !== undefined)
-      rows.push(
-        el(
-          "div",
-          { className: "row not-intact-row", testId: "not-intact-row" },
-          el(
-            "div",
-            { className: "label" },
-            el("span", { className: "indent", text: "  ".repeat(depth + 1) }),
-            "⚠ ",
-            notIntactLine(gap),
-          ),
-        ),
-      );
-    // A child run sits under the call that caused it (by cause, as render-inspection.ts
-    // places them: a scan of every child for every attempt was quadratic); the others after.
-    const byCause = new Map();
-    for (const child of run.children) {
-      const key = child.causedByEventId;
-      if (key === undefined) continue;
-      if (!byCause.has(key)) byCause.set(key, []);
-      byCause.get(key).push(child);
+  // A child run sits under the call that caused it (by cause, as render-inspection.ts
+  // places them: a scan of every child for every attempt was quadratic); the others after.
+  const byCause = new Map();
+  for (const child of run.children) {
+    const key = child.causedByEventId;
+    if (key === undefined) continue;
+    if (!byCause.has(key)) byCause.set(key, []);
+    byCause.get(key).push(child);
+  }
+  const placed = new Set();
+  // The child runs of calls not shown wait with them.
+  const hidden = (attempt) => {
+    for (const child of byCause.get(attempt.requestEventId) ?? []) placed.add(child);
+  };
+  const stepsShown = view.shown.steps.get(run.runId) ?? STEPS_SHOWN;
+  for (const [stepIndex, step] of run.steps.entries()) {
+    if (stepIndex >= stepsShown) {
+      step.attempts.forEach(hidden);
+      continue;
     }
-    const placed = new Set();
-    // The child runs of calls not shown wait with them.
-    const hidden = (attempt) => {
-      for (const child of byCause.get(attempt.requestEventId) ?? []) placed.add(child);
-    };
-    const stepsShown = view.shown.steps.get(run.runId) ?? STEPS_SHOWN;
-    for (const [stepIndex, step] of run.steps.entries()) {
-      if (stepIndex >= stepsShown) {
-        step.attempts.forEach(hidden);
+    const stepKey = `${run.runId}\n${step.stepId}`;
+    const count = step.attempts.length;
+    const open = count <= ATTEMPTS_BOUND || view.shown.attempts.has(stepKey);
+    const half = ATTEMPTS_BOUND / 2;
+    for (const [index, attempt] of step.attempts.entries()) {
+      if (!open && index >= half && index < count - half) {
+        hidden(attempt);
+        if (index === half)
+          yield moreRow(
+            depth,
+            `… ${(count - 2 * half).toLocaleString("en-US")} more attempts of this call`,
+            "show all",
+            "more-attempts",
+            () => {
+              view.shown.attempts.add(stepKey);
+              view.redraw();
+            },
+          );
         continue;
       }
-      const stepKey = `${run.runId}\n${step.stepId}`;
-      const count = step.attempts.length;
-      const open = count <= ATTEMPTS_BOUND || view.shown.attempts.has(stepKey);
-      const half = ATTEMPTS_BOUND / 2;
-      step.attempts.forEach((attempt, index) => {
-        if (!open && index >= half && index < count - half) {
-          hidden(attempt);
-          if (index === half)
-            rows.push(
-              moreRow(
-                depth,
-                `… ${(count - 2 * half).toLocaleString("en-US")} more attempts of this call`,
-                "show all",
-                "more-attempts",
-                () => {
-                  view.shown.attempts.add(stepKey);
-                  view.redraw();
-                },
-              ),
-            );
-          return;
-        }
-        rows.push(attemptRow(attempt, index, depth, view, bar));
-        for (const child of byCause.get(attempt.requestEventId) ?? []) {
-          placed.add(child);
-          renderRun(child, depth + 1);
-        }
-        byCause.delete(attempt.requestEventId);
-      });
+      yield attemptRow(attempt, index, depth, view, bar);
+      for (const child of byCause.get(attempt.requestEventId) ?? []) {
+        placed.add(child);
+        yield { run: child, depth: depth + 1 };
+      }
+      byCause.delete(attempt.requestEventId);
     }
-    const more = run.steps.length - stepsShown;
-    if (more > 0)
-      rows.push(
-        moreRow(
-          depth,
-          `… ${more.toLocaleString("en-US")} more steps of this run, and the runs under them`,
-          `show the next ${Math.min(more, STEPS_MORE).toLocaleString("en-US")}`,
-          "more-steps",
-          () => {
-            view.shown.steps.set(run.runId, stepsShown + STEPS_MORE);
-            view.redraw();
-          },
-        ),
-      );
-    for (const child of run.children) if (!placed.has(child)) renderRun(child, depth + 1);
-    // Last under the paused run, as `inspect` prints its tree.
-    const pause = view.pauseText.get(run.runId);
-    if (pause !== undefined)
-      rows.push(
-        el(
-          "div",
-          { className: "row paused-row", testId: "paused-row" },
-          el(
-            "div",
-            { className: "label", title: pause },
-            el("span", { className: "indent", text: "  ".repeat(depth + 1) }),
-            sentence`⏸ ${pause}`,
-          ),
-        ),
-      );
-  };
-  for (const run of inspection.runs) renderRun(run, 0);
-  return rows;
+  }
+  const more = run.steps.length - stepsShown;
+  if (more > 0)
+    yield moreRow(
+      depth,
+      `… ${more.toLocaleString("en-US")} more steps of this run, and the runs under them`,
+      `show the next ${Math.min(more, STEPS_MORE).toLocaleString("en-US")}`,
+      "more-steps",
+      () => {
+        view.shown.steps.set(run.runId, stepsShown + STEPS_MORE);
+        view.redraw();
+      },
+    );
+  for (const child of run.children) if (!placed.has(child)) yield { run: child, depth: depth + 1 };
+  // Last under the paused run, as `inspect` prints its tree.
+  const pause = view.pauseText.get(run.runId);
+  if (pause !== undefined)
+    yield el(
+      "div",
+      { className: "row paused-row", testId: "paused-row" },
+      el("div", { className: "label", title: pause }, indentSpan(depth + 1), sentence`⏸ ${pause}`),
+    );
+}
+
+// Levels of the tree indented: a row deeper (a chain of thousands of child runs, handoff after
+// handoff) is indented as those are, and says its level, where 5,000 levels were a row of
+// 10,000 spaces with its words out of sight.
+const INDENT_LEVELS = 20;
+
+/** The indentation of a row `depth` levels deep, then `mark` (`└ `, `↻ `). */
+function indentSpan(depth, mark = "") {
+  if (depth <= INDENT_LEVELS)
+    return el("span", { className: "indent", text: `${"  ".repeat(depth)}${mark}` });
+  const level = depth.toLocaleString("en-US");
+  return el("span", {
+    className: "indent",
+    text: `${"  ".repeat(INDENT_LEVELS - 1)}⋯${level} ${mark}`,
+    title: `${level} levels deep: indented as ${INDENT_LEVELS} are`,
+  });
 }
 
 // A row in place of the rows not shown, with the control that shows them.
@@ -216,7 +242,7 @@ function moreRow(depth, text, action, testId, open) {
     el(
       "div",
       { className: "label" },
-      el("span", { className: "indent", text: "  ".repeat(depth + 1) }),
+      indentSpan(depth + 1),
       el("span", { className: "muted", text: `${text} ` }),
       button,
     ),
@@ -237,10 +263,7 @@ function attemptRow(attempt, index, depth, view, bar) {
   const label = el(
     "div",
     { className: "label" },
-    el("span", {
-      className: "indent",
-      text: `${"  ".repeat(depth + 1)}${index > 0 ? "↻ " : "· "}`,
-    }),
+    indentSpan(depth + 1, index > 0 ? "↻ " : "· "),
     el("span", {}, attemptLabel(attempt)),
     el("span", {
       className: `badge ${status}`,

@@ -1,7 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { type EventStore, isBlobRef, isValidId, LedgerError, redactUrl } from "@agent-ledger/core";
 import { usageError } from "../errors.js";
+import { jsonChunks } from "../json-writer.js";
 import { eventPageJson, findEvent } from "./event-pages.js";
 import { inspectForPage, unchangedSince } from "./page-inspection.js";
 import { crossSiteRefusal, isLoopbackHost, SECURITY_HEADERS, tokenMatches } from "./security.js";
@@ -44,11 +47,13 @@ const PUBLIC_FILES = new Set([
 ]);
 /** Sessions per page of /api/sessions (the viewer fetches the next on request). */
 const SESSIONS_PAGE = 1000;
+const JSON_TYPE = "application/json; charset=utf-8";
+
 function send(
   response: ServerResponse,
   status: number,
   body: string | Buffer,
-  type = "application/json; charset=utf-8",
+  type = JSON_TYPE,
 ): void {
   response.writeHead(status, {
     ...SECURITY_HEADERS,
@@ -60,6 +65,19 @@ function send(
 
 function sendJson(response: ServerResponse, status: number, value: unknown): void {
   send(response, status, JSON.stringify(value));
+}
+
+/**
+ * `value` as JSON made without recursion, a chunk at a time as the client takes it (sent
+ * chunked: its length is known once it is made): a session's inspection is the tree of its
+ * runs, and JSON.stringify overflowed the call stack on a chain of about 2,050 child runs
+ * (handoff after handoff), a 500 in place of the page.
+ */
+async function streamJson(response: ServerResponse, status: number, value: unknown): Promise<void> {
+  response.writeHead(status, { ...SECURITY_HEADERS, "Content-Type": JSON_TYPE });
+  // One chunk made ahead of the client, not more.
+  const body = Readable.from(jsonChunks(value, { compact: true }), { highWaterMark: 1 });
+  await pipeline(body, response);
 }
 
 /** A path segment decoded, or undefined when its %-escapes are malformed. */
@@ -230,7 +248,7 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
       );
       if (inspection.eventCount === 0)
         return sendJson(response, 404, { error: `unknown session ${sessionId}` });
-      return sendJson(response, 200, inspection);
+      return streamJson(response, 200, inspection);
     }
     const blobMatch = /^\/api\/blobs\/([^/]+)$/.exec(path);
     if (blobMatch) {
