@@ -25,5 +25,6 @@ export {
 } from "./secret-scan.js";
 export type { ServerKind } from "./servers.js";
 export { SERVER_URLS, serverAvailable } from "./servers.js";
+export { fileCheckProcesses, makeSlowToCheck } from "./slow-file-check.js";
 export type { StatusTreeRuns } from "./status-tree.js";
 export { statusTree } from "./status-tree.js";

@@ -1,3 +1,4 @@
 export { decodeBody, encodeBody } from "./body-codec.js";
+export type { FileCheckStopped, FileProblemsOptions } from "./file-check.js";
 export type { SqliteEventStoreOptions } from "./sqlite-store.js";
 export { SqliteEventStore, sqlitePath } from "./sqlite-store.js";

@@ -8,6 +8,7 @@ import type { WriteProgram } from "../sql/write-program.js";
 import { appendAtHead } from "./append-at-head.js";
 import { SqliteBackendState } from "./backend-state.js";
 import { decodeBody } from "./body-codec.js";
+import { checkFile, type FileCheckStopped } from "./file-check.js";
 import { headRow, type RunWithLast, readHead } from "./head-row.js";
 import { initDatabase } from "./init-database.js";
 import { putBlobRows } from "./put-blobs.js";
@@ -149,17 +150,10 @@ export class SqliteBackend implements SqlBackend {
     return readBlobs(this.#state, refs);
   }
 
-  /** `SqliteEventStore.fileProblems`: what `PRAGMA quick_check` reports, "ok" left out. */
-  fileProblems(): string[] {
-    try {
-      const rows = this.#state.database.pragma("quick_check", { simple: false }) as {
-        quick_check: string;
-      }[];
-      return rows.map((row) => row.quick_check).filter((line) => line !== "ok");
-    } catch (error) {
-      // A file too damaged to walk says so by failing.
-      return [error instanceof Error ? error.message : String(error)];
-    }
+  /** `SqliteEventStore.fileProblems`: see checkFile. */
+  fileProblems(signal: AbortSignal | undefined): Promise<string[] | FileCheckStopped> {
+    // The store's own connection first: opened on first use, it fails as it always did.
+    return checkFile(this.#state.database, this.#state.location, signal);
   }
 
   describe(): StoreDescription {

@@ -112,7 +112,7 @@ export class SqliteConnection {
  * readonly database". While the agent runs, or after it was killed, the files are there, and
  * such a reader reads.
  */
-function openFailure(location: string, error: unknown): string {
+export function openFailure(location: string, error: unknown): string {
   if ((error as { code?: unknown }).code === "SQLITE_READONLY_DIRECTORY") {
     const folder = dirname(location);
     return (

@@ -1,9 +1,12 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
+import { assertObjectArgument } from "../../events/argument-checks.js";
 import { InvalidArgumentError } from "../../events/errors.js";
 import type { EventStore } from "../../store/event-store.js";
+import { stopSignal } from "../../store/stop-signal.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
+import type { FileCheckStopped, FileProblemsOptions } from "./file-check.js";
 import { SqliteBackend } from "./sqlite-backend.js";
 import type { Opener } from "./sqlite-connection.js";
 
@@ -63,10 +66,20 @@ export class SqliteEventStore extends SqlEventStore {
    * chain proves events unchanged, not the indexes the store reads a run's head through: a
    * lost write of an index page reads as an intact, shorter run, and a resume would make its
    * last calls again. `agent-ledger verify` runs it.
+   *
+   * The check runs in a process of its own, on a read-only connection to the file (a database
+   * in memory: on the store's connection), and this process goes on meanwhile. An aborted
+   * `options.signal` kills that process: the answer is then `{ stopped: true }`, never a list.
+   * A check that cannot be started, or a file it cannot open, is `store-unavailable`.
    */
-  fileProblems(): Promise<string[]> {
+  fileProblems(): Promise<string[]>;
+  fileProblems(options: FileProblemsOptions): Promise<string[] | FileCheckStopped>;
+  fileProblems(options: FileProblemsOptions = {}): Promise<string[] | FileCheckStopped> {
     // After close() a closed file would read as one SQLite cannot walk: refused instead.
-    return this.whileOpen("fileProblems", async () => this.#backend.fileProblems());
+    return this.whileOpen("fileProblems", async () => {
+      assertObjectArgument(options, "$.options", "fileProblems' options must be an object");
+      return this.#backend.fileProblems(stopSignal(options.signal));
+    });
   }
 
   /** A store for `sqlite:<path>`, `sqlite::memory:` or `file:<path>`; call `init()` before use. */
