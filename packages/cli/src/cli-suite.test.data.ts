@@ -452,6 +452,37 @@ export function describeCliCommands(options: CliSuiteOptions): void {
       expect(text.stdout).toContain(`TAMPERED  run ${demo.rootRunId}  bad seq 1`);
     });
 
+    it("verify --all checks every session the store lists: the tampered one fails (exit 1)", async () => {
+      const text = await cli("verify", "--all");
+      expect(text.code, text.stderr).toBe(1);
+      const lines = text.stdout.trimEnd().split("\n");
+      const failed = lines.indexOf(`FAILED  session ${demo.sessionId}`);
+      expect(failed, text.stdout).toBeGreaterThanOrEqual(0);
+      expect(lines[failed + 1]).toMatch(`  TAMPERED  run ${demo.rootRunId}  bad seq 1: `);
+      expect(lines.at(-1)).toMatch(
+        /^\d+ session\(s\), \d+ run\(s\): 1 run\(s\) in 1 session\(s\) fail verification$/,
+      );
+      const json = await cli("verify", "--all", "--json");
+      expect(json.code, json.stderr).toBe(1);
+      const report = JSON.parse(json.stdout) as {
+        ok: boolean;
+        sessions: { sessionId: string; ok: boolean; failing: { runId: string }[] }[];
+      };
+      expect(report.ok).toBe(false);
+      const listed = JSON.parse((await cli("sessions", "--json")).stdout) as {
+        sessionId: string;
+      }[];
+      expect(report.sessions.map((session) => session.sessionId)).toEqual(
+        listed.map((session) => session.sessionId),
+      );
+      expect(report.sessions.filter((session) => !session.ok)).toEqual([
+        expect.objectContaining({
+          sessionId: demo.sessionId,
+          failing: [expect.objectContaining({ runId: demo.rootRunId, ok: false, badSeq: 1 })],
+        }),
+      ]);
+    });
+
     it("delete refuses without --yes and with a run open, cancels open runs when told, and takes the session's blobs; collect-blobs takes the orphans", async () => {
       const sessionId = `delete-${options.sessionId}`;
       const crashed = new SessionRecorder({

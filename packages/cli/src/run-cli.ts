@@ -63,8 +63,8 @@ exit codes:
   4  the store is unavailable: its server cannot be reached or did not answer in time, or
      the SQLite file could not be read or written (locked, disk full, I/O error)
   130  export stopped by Ctrl-C or SIGTERM (an --output file left as it was); so are inspect,
-       verify, sessions, prune and collect-blobs, between pages, saying how far they got;
-       serve and tail --follow end with 0 when stopped
+       verify (SQLite's check of the file too), sessions, prune and collect-blobs, between
+       pages, saying how far they got; serve and tail --follow end with 0 when stopped
 `;
 
 /** Splits `--store <url>` / `--store=<url>` (anywhere) from the command's own arguments. */

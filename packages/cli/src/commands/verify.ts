@@ -1,18 +1,22 @@
-import {
-  type EventStore,
-  stopBeforeNextPage,
-  unreadableRunResult,
-  type VerifyResult,
-  verifyRun,
-} from "@agent-ledger/core";
-import { EXIT_CODES, notFoundError } from "../errors.js";
+import { parseArgs } from "node:util";
+import type { EventStore } from "@agent-ledger/core";
+import { EXIT_CODES, notFoundError, usageError } from "../errors.js";
 import { terminalJson, terminalLine } from "../format.js";
-import { interrupted, writeOut } from "../io.js";
-import { sessionRunIds } from "../session-run-ids.js";
+import { type CliIo, interrupted, writeOut } from "../io.js";
 import type { CommandContext } from "./context.js";
-import { sessionArgs } from "./session-args.js";
+import { idArgument } from "./session-args.js";
+import { verifyAll } from "./verify-all.js";
+import {
+  damagedLine,
+  fileProblems,
+  type RunResult,
+  runIdsToVerify,
+  runLine,
+  verifySession,
+} from "./verify-session.js";
 
 export const verifyHelp = `agent-ledger verify <session> [--json]
+agent-ledger verify --all [--json]
   Recomputes every run's hash chain and reads every blob its events name. Exit code 1 and the
   first bad seq when an event was changed, removed or reordered, or when a blob an event names
   is missing or does not hash to its reference (then the blob's ref and the seq of the first
@@ -22,20 +26,62 @@ export const verifyHelp = `agent-ledger verify <session> [--json]
   (exit 1, DAMAGED; --json: \`file: { ok, problems }\`). Limit: on SQLite, events removed
   from the END of a run that is still open cannot be seen (its head is written when it
   closes): the run reads like one whose writer stopped early. Each run's line is printed as
-  it is checked (--json: all at the end). Ctrl-C stops it between runs and between pages of a
-  run (exit 130), saying on stderr how far it got: the session's result is then not known,
-  and no verdict on it is printed (--json: nothing).`;
+  it is checked (--json: all at the end).
+  --all: every session of the store, a line each as it is checked (ok with its runs, or
+  FAILED with its failing runs' lines under it), SQLite's check of the file once at the end,
+  then a line for the whole ledger; exit 1 if a run fails or the file is damaged, 0 when all
+  is intact (no sessions too). --json: one document at the end, \`{ ok, sessions, file }\`,
+  a session \`{ sessionId, ok, runs, failing }\` (runs: how many; failing: the failing runs'
+  results only).
+  Ctrl-C stops it between sessions, between runs, between pages of a run and during SQLite's
+  check of the file (exit 130), saying on stderr how far it got and which runs fail so far:
+  the result is then not known, and no verdict is printed (--json: nothing).`;
 
 export async function verifyCommand(context: CommandContext): Promise<number> {
-  const { sessionId, json } = sessionArgs(context, "verify");
+  const { sessionId, json } = verifyArgs(context);
   const store = await context.openStore();
+  return sessionId === undefined
+    ? verifyAll(store, context.io, json)
+    : verifyOne(store, context.io, sessionId, json);
+}
+
+/** `<session> [--json]` or `--all [--json]`; else bad usage (exit 2). */
+function verifyArgs(context: CommandContext): { sessionId: string | undefined; json: boolean } {
+  const { values, positionals } = parseArgs({
+    args: context.args,
+    options: { json: { type: "boolean" }, all: { type: "boolean" } },
+    allowPositionals: true,
+    strict: true,
+  });
+  const json = values.json === true;
+  if (values.all === true) {
+    if (positionals.length > 0)
+      throw usageError(
+        "verify --all takes no <session>: it verifies every session",
+        "run agent-ledger verify <session> for one session, or agent-ledger verify --all",
+      );
+    return { sessionId: undefined, json };
+  }
+  const sessionId = positionals[0];
+  if (!sessionId || positionals.length > 1)
+    throw usageError("usage: agent-ledger verify <session> [--json], or verify --all [--json]");
+  return { sessionId: idArgument(sessionId, "<session>"), json };
+}
+
+async function verifyOne(
+  store: EventStore,
+  io: CliIo,
+  sessionId: string,
+  json: boolean,
+): Promise<number> {
   const runIds = await runIdsToVerify(store, sessionId);
   if (runIds.length === 0) throw notFoundError(`unknown session ${JSON.stringify(sessionId)}`);
-  const { signal, stdout, stderr } = context.io;
-  const results: (VerifyResult & { runId: string })[] = [];
+  const { signal, stdout, stderr } = io;
+  const results: RunResult[] = [];
   // Said on stderr at Ctrl-C, `where` after the runs checked whole.
   const verifyInterrupted = (where: string) => {
     const failing = results.filter((result) => !result.ok).length;
+    const rest = results.length < runIds.length ? "; the other runs were not checked" : "";
     // Ids may hold terminal controls: shown escaped, as in the lines on stdout.
     return interrupted(
       stderr,
@@ -43,31 +89,26 @@ export async function verifyCommand(context: CommandContext): Promise<number> {
       terminalLine(
         `after checking ${results.length} of ${runIds.length} run(s) of session ${sessionId}${where}: ${
           failing > 0
-            ? `${failing} of them fail verification${json ? "" : " (above)"}; the other runs were not checked`
+            ? `${failing} of them fail verification${json ? "" : " (above)"}${rest}`
             : "the session's result is not known"
         }`,
       ),
     );
   };
-  for (const runId of runIds) {
-    // A run with an event that cannot be read fails at its seq (verifyRun reads it with
-    // readRun). Ctrl-C: verifyRun stops before its next page (after a turn of the event loop,
-    // for the signal to be seen on SQLite), never answering ok for a run it did not finish.
-    const result = await verifyRun(store, { sessionId, runId }, signal ? { signal } : {});
-    if (result.stopped)
-      return verifyInterrupted(
-        result.length > 0 ? ` and the first ${result.length} event(s) of run ${runId}` : "",
-      );
-    results.push({ runId, ...result });
+  const check = await verifySession(store, sessionId, runIds, signal, async (result) => {
+    results.push(result);
     // Each run's line as it is checked: a session of many runs shows its progress.
-    if (!json) await writeOut(stdout, `${terminalLine(runLine({ runId, ...result }))}\n`);
-  }
-  // SQLite's check of the whole file is one statement, which nothing stops once it has begun.
-  const check = fileCheck(store);
-  if (check !== undefined && (await stopBeforeNextPage(signal)))
-    return verifyInterrupted(", before SQLite's check of the file");
-  const bad = results.filter((result) => !result.ok);
-  const problems = await check?.();
+    if (!json) await writeOut(stdout, `${terminalLine(runLine(result))}\n`);
+  });
+  if (check.stopped)
+    return verifyInterrupted(
+      check.stopped.length > 0
+        ? ` and the first ${check.stopped.length} event(s) of run ${check.stopped.runId}`
+        : "",
+    );
+  const problems = await fileProblems(store, signal);
+  if (problems === "stopped") return verifyInterrupted(", during SQLite's check of the file");
+  const bad = check.failing;
   const sound = bad.length === 0 && (problems === undefined || problems.length === 0);
   if (json) {
     const file = problems === undefined ? {} : { file: { ok: problems.length === 0, problems } };
@@ -77,10 +118,7 @@ export async function verifyCommand(context: CommandContext): Promise<number> {
     );
   } else {
     const lines: string[] = [];
-    if (problems !== undefined && problems.length > 0)
-      lines.push(
-        `DAMAGED   the SQLite file (${problems.length} problem(s), first: ${problems[0]}): its indexes may hide events; restore it from a backup, or recover what is readable (sqlite3 <file> ".recover" | sqlite3 <new file>), before anyone resumes from it`,
-      );
+    if (problems !== undefined && problems.length > 0) lines.push(damagedLine(problems));
     lines.push(
       bad.length > 0
         ? `session ${sessionId}: ${bad.length} of ${results.length} run(s) fail verification`
@@ -92,34 +130,4 @@ export async function verifyCommand(context: CommandContext): Promise<number> {
     await writeOut(stdout, `${lines.map(terminalLine).join("\n")}\n`);
   }
   return sound ? EXIT_CODES.ok : EXIT_CODES.failure;
-}
-
-function runLine(result: VerifyResult & { runId: string }): string {
-  return result.ok
-    ? `ok        run ${result.runId}  ${result.length} events`
-    : `TAMPERED  run ${result.runId}  bad seq ${result.badSeq}: ${result.reason}`;
-}
-
-/** A store's own check of its file (SQLite: the problems it finds), or undefined for a store without one. */
-function fileCheck(store: EventStore): (() => Promise<string[]>) | undefined {
-  const check = (store as { fileProblems?: () => Promise<string[]> }).fileProblems;
-  return typeof check === "function" ? () => check.call(store) : undefined;
-}
-
-/**
- * The session's runs, in listRuns' order. A run whose last stored event is no longer an event
- * has no head to list (on SQLite an open run's head is its last event), and listRuns fails for
- * the whole session: then the runs are the ones the session's readable events name, plus the
- * run that error names (in case none of its events can be read), so every run is still
- * verified and reported, that one failing at its seq.
- */
-async function runIdsToVerify(store: EventStore, sessionId: string): Promise<string[]> {
-  try {
-    return (await store.listRuns(sessionId)).map((run) => run.runId);
-  } catch (error) {
-    const unreadable = unreadableRunResult(error);
-    if (unreadable === undefined) throw error;
-    const runIds = await sessionRunIds(store, sessionId);
-    return runIds.includes(unreadable.runId) ? runIds : [...runIds, unreadable.runId];
-  }
 }
