@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { AppendResult, EventStore } from "@agent-ledger/core";
-import { SqliteEventStore } from "@agent-ledger/core/sqlite";
+import { decodeBody, encodeBody, SqliteEventStore } from "@agent-ledger/core/sqlite";
 import Database from "better-sqlite3";
 import { expect } from "vitest";
 import { BIN } from "./session-fixture.test.data.js";
@@ -91,6 +91,61 @@ export function appendEndedRun(
       { type: "run.completed", actor, payload: { output: null } },
     ],
   });
+}
+
+/** The id of the `index`th session of `ledgerOfSessions`: `s-00000`, `s-00001`... */
+export const nthSession = (index: number): string => `s-${String(index).padStart(5, "0")}`;
+
+/** A SQLite ledger at `path` of `count` sessions (nthSession), each one ended run of 2 events. */
+export async function ledgerOfSessions(path: string, count: number): Promise<void> {
+  const { store, close } = await fastLedger(path);
+  for (let index = 0; index < count; index += 100)
+    await Promise.all(
+      Array.from({ length: Math.min(100, count - index) }, (_, offset) =>
+        appendEndedRun(store, nthSession(index + offset)),
+      ),
+    );
+  await close();
+}
+
+/**
+ * Edits by hand the event at `seq` of run `runId` of `sessionId` in the SQLite file at `path`
+ * (its empty payload gets a member): verify then finds the run tampered with at that seq.
+ */
+export function tamperWithEvent(
+  path: string,
+  event: { sessionId: string; runId: string; seq: number },
+): void {
+  const database = new Database(path);
+  try {
+    const where = "WHERE session_id = ? AND run_id = ? AND seq = ?";
+    const key = [event.sessionId, event.runId, event.seq];
+    const row = database.prepare(`SELECT body FROM events ${where}`).get(...key) as
+      | { body: unknown }
+      | undefined;
+    const json = row === undefined ? "" : decodeBody(row.body);
+    if (!json.includes('"payload":{}')) throw new Error(`no event with an empty payload at ${key}`);
+    const edited = encodeBody(json.replace('"payload":{}', '"payload":{"by":"hand"}'));
+    database.prepare(`UPDATE events SET body = ? ${where}`).run(edited, ...key);
+  } finally {
+    database.close();
+  }
+}
+
+/**
+ * Text written to it, as a CLI output stream; a write that puts `abortAt` in the text aborts
+ * `controller` (a Ctrl-C at that point of the output).
+ */
+export function capturedOutput(controller?: AbortController, abortAt?: string) {
+  const stream = {
+    text: "",
+    write(chunk: string) {
+      stream.text += chunk;
+      if (abortAt !== undefined && stream.text.includes(abortAt)) controller?.abort();
+      return true;
+    },
+  };
+  return stream;
 }
 
 /**

@@ -1,23 +1,16 @@
 import { join } from "node:path";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appendEndedRun, fastLedger, startToFile } from "../interrupt-fixture.test.data.js";
+import { ledgerOfSessions, nthSession, startToFile } from "../interrupt-fixture.test.data.js";
 
 const scratch = scratchDirectory("cli-sessions-interrupt-", afterAll);
 const ledger = join(scratch, "ledger.db");
 /** Twelve pages of 500: several hundred ms to list after the first. */
 const SESSIONS = 6000;
 
-const id = (index: number) => `s-${String(index).padStart(5, "0")}`;
+const id = nthSession;
 
-beforeAll(async () => {
-  const { store, close } = await fastLedger(ledger);
-  for (let index = 0; index < SESSIONS; index += 100)
-    await Promise.all(
-      Array.from({ length: 100 }, (_, offset) => appendEndedRun(store, id(index + offset))),
-    );
-  await close();
-}, 60_000);
+beforeAll(() => ledgerOfSessions(ledger, SESSIONS), 60_000);
 
 /**
  * `agent-ledger sessions > list.txt` on a ledger of 160,000 sessions, and Ctrl-C: on SQLite

@@ -1,31 +1,24 @@
 import { join } from "node:path";
-import { decodeBody, encodeBody } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appendEndedRun, fastLedger, startToFile } from "../interrupt-fixture.test.data.js";
+import {
+  ledgerOfSessions,
+  nthSession,
+  startToFile,
+  tamperWithEvent,
+} from "../interrupt-fixture.test.data.js";
 
 const scratch = scratchDirectory("cli-verify-all-interrupt-", afterAll);
 const ledger = join(scratch, "ledger.db");
 /** A second or more to verify them all. */
 const SESSIONS = 3000;
 
-const id = (index: number) => `s-${String(index).padStart(5, "0")}`;
+const id = nthSession;
 
 beforeAll(async () => {
-  const { store, close } = await fastLedger(ledger);
-  for (let index = 0; index < SESSIONS; index += 100)
-    await Promise.all(
-      Array.from({ length: 100 }, (_, offset) => appendEndedRun(store, id(index + offset))),
-    );
-  await close();
+  await ledgerOfSessions(ledger, SESSIONS);
   // The second session's run fails verification: its first event edited.
-  const database = new Database(ledger);
-  const where = `WHERE session_id = '${id(1)}' AND seq = 0`;
-  const row = database.prepare(`SELECT body FROM events ${where}`).get() as { body: unknown };
-  const edited = encodeBody(decodeBody(row.body).replace('"payload":{}', '"payload":{"x":1}'));
-  expect(database.prepare(`UPDATE events SET body = ? ${where}`).run(edited).changes).toBe(1);
-  database.close();
+  tamperWithEvent(ledger, { sessionId: id(1), runId: "r", seq: 0 });
 }, 60_000);
 
 /**

@@ -1,10 +1,8 @@
 import { join } from "node:path";
 import { openStore } from "@agent-ledger/core";
-import { decodeBody, encodeBody } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { appendEndedRun } from "../interrupt-fixture.test.data.js";
+import { appendEndedRun, capturedOutput, tamperWithEvent } from "../interrupt-fixture.test.data.js";
 import { runCli } from "../run-cli.js";
 import { runBin } from "../session-fixture.test.data.js";
 
@@ -23,31 +21,11 @@ async function ledger(name: string, options: { tamper: boolean }): Promise<strin
   ] as const)
     for (const runId of runIds) await appendEndedRun(store, sessionId, runId);
   await store.close();
-  if (options.tamper) {
-    const database = new Database(path);
-    const where = "WHERE session_id = 'b' AND run_id = 'r2' AND seq = 0";
-    const row = database.prepare(`SELECT body FROM events ${where}`).get() as { body: unknown };
-    const json = decodeBody(row.body);
-    expect(json).toContain('"payload":{}');
-    const edited = encodeBody(json.replace('"payload":{}', '"payload":{"by":"hand"}'));
-    expect(database.prepare(`UPDATE events SET body = ? ${where}`).run(edited).changes).toBe(1);
-    database.close();
-  }
+  if (options.tamper) tamperWithEvent(path, { sessionId: "b", runId: "r2", seq: 0 });
   return `sqlite:${path}`;
 }
 
-/** Written text, and a write that aborts `controller` once `abortAt` is in the text. */
-function output(controller?: AbortController, abortAt?: string) {
-  const stream = {
-    text: "",
-    write(chunk: string) {
-      stream.text += chunk;
-      if (abortAt !== undefined && stream.text.includes(abortAt)) controller?.abort();
-      return true;
-    },
-  };
-  return stream;
-}
+const output = capturedOutput;
 
 describe("agent-ledger verify --all", () => {
   it("checks every session: a line each, the failing runs under their session, a summary; exit 1", async () => {

@@ -3,6 +3,7 @@ import { openStore, SessionRecorder } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import Database from "better-sqlite3";
 import { describe, expect, it, onTestFinished } from "vitest";
+import { capturedOutput } from "../interrupt-fixture.test.data.js";
 import { runCli } from "../run-cli.js";
 import { runBin } from "../session-fixture.test.data.js";
 
@@ -88,18 +89,7 @@ describe("agent-ledger verify on a session whose blobs were edited", () => {
 });
 
 describe("agent-ledger verify stopped part way (Ctrl-C)", () => {
-  /** Written text, and a write that aborts `controller` once `abortAt` is in the text. */
-  function output(controller?: AbortController, abortAt?: string) {
-    const stream = {
-      text: "",
-      write(chunk: string) {
-        stream.text += chunk;
-        if (abortAt !== undefined && stream.text.includes(abortAt)) controller?.abort();
-        return true;
-      },
-    };
-    return stream;
-  }
+  const output = capturedOutput;
 
   it("says which of the runs it checked fail, and prints no verdict on the session", async () => {
     const { storeUrl, flipped } = await sessionWithBadBlobs();
