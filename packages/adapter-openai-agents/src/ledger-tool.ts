@@ -26,7 +26,8 @@ import {
   refused,
   runInScope,
 } from "./scope.js";
-import { invokeWatchingErrors, MODEL_WAS_TOLD, type ToolErrorReport } from "./tool-error-report.js";
+import { invokeWatchingErrors, MODEL_WAS_TOLD, type WatchedCall } from "./tool-error-report.js";
+import { isRecordedTimeout, type TimeoutRace, timeoutAgain, untilTimeout } from "./tool-timeout.js";
 
 export interface LedgerToolOptions {
   /**
@@ -277,6 +278,8 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       // A failure the SDK had made the model's answer: the same answer again.
       const told = replayed.metadata?.[MODEL_WAS_TOLD];
       if (told !== undefined) return told as never;
+      if (isRecordedTimeout(replayed.error))
+        return timeoutAgain(tool, details?.signal, replayedError(replayed.error));
       throw replayedError(replayed.error);
     }
     if (replayed?.status === "abandoned") return `Tool call rejected: ${replayed.reason}` as never;
@@ -294,12 +297,15 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       },
       run: scope?.run ?? loadRunState([]),
     };
-    let output: unknown;
-    let failure: ToolErrorReport | undefined;
+    let settled: TimeoutRace<WatchedCall<unknown>>;
     try {
-      ({ output, failure } = await runInScope(nested, () =>
-        invokeWatchingErrors(() => originalInvoke(runContext, input, details)),
-      ));
+      settled = await untilTimeout(
+        () =>
+          runInScope(nested, () =>
+            invokeWatchingErrors(() => originalInvoke(runContext, input, details)),
+          ),
+        details?.signal,
+      );
     } catch (error) {
       // The ledger refused a call inside: the call is not over, the run stops (fail closed).
       if (nested.refused !== undefined) throw refused(nested.refused);
@@ -311,6 +317,15 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       if (nested.current) await nested.current.failRun(error).catch(() => undefined);
       throw error;
     }
+    if ("timedOut" in settled) {
+      // The runner stopped waiting (its `timeoutMs`): the model is told the call timed out, or
+      // the run fails. The call is over for the run, whatever the tool still does meanwhile.
+      const { timedOut } = settled;
+      await ledgerStep(() => recorder.toolFailed(attempt, timedOut));
+      if (nested.current) await nested.current.failRun(timedOut).catch(() => undefined);
+      throw timedOut;
+    }
+    const { output, failure } = settled.done;
     // Same, when the SDK made the refusal inside an agent tool a message for the model.
     if (nested.refused !== undefined) throw refused(nested.refused);
     if (nested.paused) {

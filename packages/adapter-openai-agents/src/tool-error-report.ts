@@ -37,6 +37,12 @@ function reportedError(reported: ReportedSpanError): SerializedError {
     : { name: "Error", message: text };
 }
 
+/** A call's output, and what the SDK reported of its failure if it made one the answer. */
+export interface WatchedCall<T> {
+  output: T;
+  failure: ToolErrorReport | undefined;
+}
+
 /**
  * Runs `invoke` (the SDK's own invoke of a function tool) and says whether the SDK turned a
  * failure of the call into the model's answer. The SDK says so only on the call's function span
@@ -46,9 +52,7 @@ function reportedError(reported: ReportedSpanError): SerializedError {
  * a tool call inside an agent tool reports on its own span, not on the agent tool's.
  * Outside a run (no current span, e.g. `invoke` called by the app) nothing can be seen.
  */
-export async function invokeWatchingErrors<T>(
-  invoke: () => Promise<T>,
-): Promise<{ output: T; failure: ToolErrorReport | undefined }> {
+export async function invokeWatchingErrors<T>(invoke: () => Promise<T>): Promise<WatchedCall<T>> {
   const span = getCurrentSpan() as { setError?: (error: ReportedSpanError) => unknown } | null;
   const setError = span?.setError;
   if (span === null || typeof setError !== "function")

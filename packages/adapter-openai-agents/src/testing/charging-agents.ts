@@ -128,3 +128,32 @@ export function declinedChargeAgent(afterEffect?: AfterEffect) {
   ]);
   return { effects, model, agent: new Agent({ name: "main", tools: [charge] }) };
 }
+
+/**
+ * A charge of 7 whose tool outlives its `timeoutMs` of 50 ms: it charges after 300 ms, not
+ * heeding its signal. The model answers with the last item it was given (what it was told).
+ */
+export function slowChargeAgent(
+  timeoutBehavior: "error_as_result" | "raise_exception",
+  afterEffect?: AfterEffect,
+) {
+  const effects: string[] = [];
+  const charge = tool({
+    name: "charge",
+    description: "charge the card",
+    parameters: z.object({ amount: z.number() }),
+    timeoutMs: 50,
+    timeoutBehavior,
+    execute: async ({ amount }) => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      effects.push(`charge ${amount}`);
+      await afterEffect?.(`charge ${amount}`);
+      return `charged ${amount}`;
+    },
+  });
+  const model = new ScriptedModel([
+    () => [chargeCall(7, "call_1")],
+    (request) => [message(JSON.stringify(request.input.at(-1)))],
+  ]);
+  return { effects, model, agent: new Agent({ name: "main", tools: [charge] }) };
+}

@@ -12,6 +12,7 @@ import {
   chargingAgent,
   declinedChargeAgent,
   lookupThenBadChargeAgent,
+  slowChargeAgent,
   THREE_CHARGES,
   TWO_CALLS_EVERY_TURN,
   TWO_CHARGES,
@@ -319,6 +320,11 @@ export const CRASH_SCENARIOS = {
   },
   "declined charge: dies after the failure was recorded": async (child) => {
     const first = declinedChargeAgent(child.afterEffect());
+    const store = child.dyingAfter(isType("tool.failed"));
+    await runWithLedger(first.agent, "go", runOptions(store, first.model, "r"));
+  },
+  "slow charge: dies after its timeout was recorded": async (child) => {
+    const first = slowChargeAgent("error_as_result", child.afterEffect());
     const store = child.dyingAfter(isType("tool.failed"));
     await runWithLedger(first.agent, "go", runOptions(store, first.model, "r"));
   },
