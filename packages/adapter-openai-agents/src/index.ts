@@ -4,6 +4,7 @@ export {
   RUN_STATE_CHECKPOINT_FORMAT,
   saveRunStateCheckpoint,
 } from "./checkpoint.js";
+export type { InstrumentAgentOptions } from "./instrument-agent.js";
 export { instrumentAgent } from "./instrument-agent.js";
 export type { LedgerHandoffOptions } from "./ledger-handoff.js";
 export { ledgerHandoff, ledgerHandoffEffect } from "./ledger-handoff.js";
@@ -12,6 +13,7 @@ export { isLedgerWrapped, ledgerModel, ledgerModelProvider } from "./ledger-mode
 export { APPROVAL_EVENT_TYPE } from "./ledger-state.js";
 export type { LedgerToolOptions } from "./ledger-tool.js";
 export { ledgerTool, ledgerToolEffect } from "./ledger-tool.js";
+export type { McpToolEffect } from "./mcp-tools.js";
 export type { LedgerRunResult, LedgerStreamedRun } from "./run-ends.js";
 export type {
   LedgerRunOptions,

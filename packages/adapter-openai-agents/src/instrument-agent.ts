@@ -2,10 +2,45 @@ import type { Agent } from "@openai/agents";
 import { isHandoffObject, ledgerHandoff } from "./ledger-handoff.js";
 import { isLedgerWrapped, ledgerModel } from "./ledger-model.js";
 import { ledgerTool } from "./ledger-tool.js";
+import { type McpToolEffect, mcpToolEffectOf, recordMcpTools } from "./mcp-tools.js";
+import { assertInstrumentOptions } from "./option-checks.js";
 import { watchAgentStart } from "./records-every-call.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: agents of any context and output type
 type AnyAgent = Agent<any, any>;
+
+export interface InstrumentAgentOptions {
+  /**
+   * Declares the effect of the agents' MCP tools (`mcpServers`), by tool name; a tool it says
+   * nothing of is `{ effect: "unknown", idempotent: false }`. See `McpToolEffect`. Given, it
+   * replaces what an earlier call declared for these agents; left out, that is kept.
+   */
+  mcpToolEffect?: McpToolEffect;
+}
+
+const cloning = new WeakSet<AnyAgent>();
+
+// A copy made with `agent.clone()` is a new agent, none of whose methods or listeners are the
+// instrumented agent's: instrumented as it is made, with the same declaration. Else its MCP tools
+// would run unseen on its first turn, listed before the runner's hook instruments it.
+function instrumentClones(agent: AnyAgent): void {
+  if (cloning.has(agent)) return;
+  cloning.add(agent);
+  const sdkClone = agent.clone;
+  const clone: AnyAgent["clone"] = function (this: AnyAgent, config) {
+    const copy = instrumentAgent(sdkClone.call(this, config));
+    // Its own declaration only: the agents it hands off to keep theirs.
+    recordMcpTools(copy, mcpToolEffectOf(agent));
+    return copy;
+  };
+  // Not enumerable: `clone` copies an agent's own enumerable fields into the copy's config.
+  Object.defineProperty(agent, "clone", {
+    value: clone,
+    configurable: true,
+    writable: true,
+    enumerable: false,
+  });
+}
 
 /**
  * Prepares an agent graph for recording, in place: every function tool of the agent and of
@@ -18,8 +53,12 @@ type AnyAgent = Agent<any, any>;
  * no effect of its own and being safe to run again (see ledgerTool); the agent behind it is not
  * reachable from the graph: call instrumentAgent on it yourself. Each agent of the graph, run as
  * a tool, says on its child run whether it records every call it makes (`recordsEveryCall`).
+ * The tools of each agent's MCP servers are wrapped with ledgerTool each time the SDK lists
+ * them, with what `options.mcpToolEffect` declares (see recordMcpTools). A copy of an agent of
+ * the graph made later with `agent.clone()` is instrumented as it is made.
  */
-export function instrumentAgent(agent: AnyAgent): AnyAgent {
+export function instrumentAgent(agent: AnyAgent, options: InstrumentAgentOptions = {}): AnyAgent {
+  assertInstrumentOptions(options);
   const seen = new Set<AnyAgent>();
   const pending: AnyAgent[] = [agent];
   while (pending.length > 0) {
@@ -27,6 +66,8 @@ export function instrumentAgent(agent: AnyAgent): AnyAgent {
     if (seen.has(current)) continue;
     seen.add(current);
     watchAgentStart(current);
+    recordMcpTools(current, options.mcpToolEffect);
+    instrumentClones(current);
     if (
       typeof current.model === "object" &&
       current.model !== null &&

@@ -57,6 +57,7 @@ const SHARED_OPTIONS = [
   "context",
   "signal",
   "redact",
+  "mcpToolEffect",
 ];
 const RUN_OPTIONS = [...SHARED_OPTIONS, "stream"];
 const RESUME_OPTIONS = [...SHARED_OPTIONS, "state"];
@@ -141,6 +142,7 @@ export function assertRunOptions(options: unknown, { resume }: { resume: boolean
   assertOptional(given, "signal", isAbortSignal, "an AbortSignal");
   assertContextWritable(given.context);
   if (given.redact !== false) validateRedaction(given.redact, "$.redact");
+  assertMcpToolEffectOption(given);
   if (resume)
     assertOptional(
       given,
@@ -168,4 +170,55 @@ export function assertLedgerToolOptions(options: unknown): void {
     (value) => hasMethods(value, ["beforeToolCall", "toolCompleted", "child"]),
     "a SessionRecorder",
   );
+}
+
+function assertMcpToolEffectOption(options: Record<string, unknown>): void {
+  assertOptional(
+    options,
+    "mcpToolEffect",
+    (value) => typeof value === "function",
+    "a function ({ name }) => ({ effect?, idempotent? }) | undefined",
+  );
+}
+
+/** The options of `instrumentAgent`, checked: `invalid-argument` at the option's path. */
+export function assertInstrumentOptions(options: unknown): void {
+  assertObject(options, "$", "instrumentAgent's options are { mcpToolEffect? }");
+  const given = options as Record<string, unknown>;
+  for (const key of Object.keys(given))
+    if (key !== "mcpToolEffect")
+      throw new InvalidArgumentError(
+        childPath("$", key),
+        `instrumentAgent has no option ${JSON.stringify(key)} (its options: mcpToolEffect)`,
+      );
+  assertMcpToolEffectOption(given);
+}
+
+/**
+ * What `mcpToolEffect` declared for the MCP tool `name`, checked when the tool is listed (the
+ * function is the app's, called at run time): `invalid-argument` at `$.mcpToolEffect`, naming
+ * the tool, so a bad declaration stops the run before the model can ask for the tool.
+ */
+export function assertMcpToolDeclaration(declared: unknown, name: string): void {
+  if (declared === undefined) return;
+  const path = "$.mcpToolEffect";
+  const what = `mcpToolEffect's answer for MCP tool ${JSON.stringify(name)}`;
+  assertObject(declared, path, `${what} must be { effect?, idempotent? } or undefined`);
+  const given = declared as Record<string, unknown>;
+  for (const key of Object.keys(given))
+    if (key !== "effect" && key !== "idempotent")
+      throw new InvalidArgumentError(
+        path,
+        `${what} has ${JSON.stringify(key)}: it may only say effect and idempotent`,
+      );
+  if (given.idempotent !== undefined && typeof given.idempotent !== "boolean")
+    throw new InvalidArgumentError(
+      path,
+      `${what}: idempotent must be a boolean, got ${describe(given.idempotent)}`,
+    );
+  if (given.effect !== undefined && !TOOL_EFFECT_KINDS.includes(given.effect as ToolEffect["kind"]))
+    throw new InvalidArgumentError(
+      path,
+      `${what}: effect must be one of ${TOOL_EFFECT_KINDS.map((kind) => `"${kind}"`).join(", ")}, got ${describe(given.effect)}`,
+    );
 }

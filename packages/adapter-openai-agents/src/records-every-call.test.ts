@@ -1,8 +1,11 @@
-import { Agent, handoff, hostedMcpTool, shellTool } from "@openai/agents";
+import { Agent, handoff, hostedMcpTool, MCPServerStdio, shellTool } from "@openai/agents";
 import { describe, expect, test } from "vitest";
 import { instrumentAgent } from "./instrument-agent.js";
 import { recordsEveryCall } from "./records-every-call.js";
 import { chargeTool } from "./testing/charging-agents.js";
+
+// An MCP server never connected: its tools are not listed here.
+const mcpServer = () => new MCPServerStdio({ command: "node", args: ["never-run.js"] });
 
 // The shell tool's local runner: never called here.
 const shell = () =>
@@ -33,6 +36,21 @@ describe("recordsEveryCall: whether an agent's run records every call it makes",
   test("a plain tool given after instrumentAgent: no", () => {
     const agent = instrumentAgent(new Agent({ name: "shop", tools: [chargeTool([])] }));
     agent.tools.push(chargeTool([]));
+    expect(recordsEveryCall(agent)).toBe(false);
+  });
+
+  test("an agent with MCP servers: yes once instrumented (their tools are wrapped as listed), no before", () => {
+    const agent = new Agent({ name: "shop", mcpServers: [mcpServer()] });
+    expect(recordsEveryCall(agent)).toBe(false);
+    instrumentAgent(agent);
+    expect(recordsEveryCall(agent)).toBe(true);
+    // A copy made afterwards is instrumented as it is made.
+    expect(recordsEveryCall(agent.clone({ name: "copy" }))).toBe(true);
+  });
+
+  test("an instrumented agent whose getMcpTools is replaced afterwards: no, its MCP tools run unseen", () => {
+    const agent = instrumentAgent(new Agent({ name: "shop", mcpServers: [mcpServer()] }));
+    agent.getMcpTools = Agent.prototype.getMcpTools;
     expect(recordsEveryCall(agent)).toBe(false);
   });
 

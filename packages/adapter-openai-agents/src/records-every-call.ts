@@ -1,6 +1,7 @@
 import type { Agent } from "@openai/agents";
 import { isHandoffObject, ledgerHandoffEffect } from "./ledger-handoff.js";
 import { ledgerToolEffect } from "./ledger-tool.js";
+import { recordsMcpTools } from "./mcp-tools.js";
 import { currentScope } from "./scope.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: agents of any context and output type
@@ -12,9 +13,11 @@ type AnyAgent = Agent<any, any>;
  * `instrumentAgent` makes them) or a hosted tool (the provider runs it inside a model call),
  * every handoff object among its handoffs is a ledger handoff (`ledgerHandoff`: its `onHandoff`
  * callback is recorded as a call; a handoff given as a plain agent runs nothing of its own), and
- * none has MCP servers (their tools are made at run time, not recorded). A plain function tool,
- * a computer, shell or apply-patch tool, a handoff object not wrapped runs unseen. Read when the
- * agent starts, so a tool or handoff added after `instrumentAgent` counts.
+ * each that has MCP servers gets their tools recorded (`instrumentAgent` makes the agent wrap
+ * them with ledgerTool as the SDK lists them: they are made at run time). A plain function tool,
+ * a computer, shell or apply-patch tool, a handoff object not wrapped, the MCP tools of an agent
+ * not instrumented run unseen. Read when the agent starts, so a tool or handoff added after
+ * `instrumentAgent` counts.
  */
 export function recordsEveryCall(agent: AnyAgent): boolean {
   const seen = new Set<AnyAgent>();
@@ -22,7 +25,7 @@ export function recordsEveryCall(agent: AnyAgent): boolean {
   for (let current = pending.pop(); current !== undefined; current = pending.pop()) {
     if (seen.has(current)) continue;
     seen.add(current);
-    if ((current.mcpServers?.length ?? 0) > 0) return false;
+    if ((current.mcpServers?.length ?? 0) > 0 && !recordsMcpTools(current)) return false;
     for (const tool of current.tools ?? []) {
       if (tool.type === "hosted_tool") continue;
       if (tool.type !== "function" || ledgerToolEffect(tool) === undefined) return false;

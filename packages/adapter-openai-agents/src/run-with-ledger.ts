@@ -29,6 +29,7 @@ import {
   runTree,
   skipRecordedCalls,
 } from "./ledger-state.js";
+import type { McpToolEffect } from "./mcp-tools.js";
 import { runInputToJson } from "./model-json.js";
 import { assertRunOptions } from "./option-checks.js";
 import { readResumedRun } from "./resumed-run.js";
@@ -79,6 +80,12 @@ export interface LedgerRunOptions {
    * settings, in any case); `false` records model requests as built, credentials and all.
    */
   redact?: Redaction | false;
+  /**
+   * Declares the effect of the tools of the agents' MCP servers, by tool name (`McpToolEffect`):
+   * `instrumentAgent`'s option, given to every agent of the run. A tool it says nothing of is
+   * `{ effect: "unknown", idempotent: false }`: one in flight at a crash is asked about.
+   */
+  mcpToolEffect?: McpToolEffect;
 }
 
 export interface RunWithLedgerOptions extends LedgerRunOptions {
@@ -117,7 +124,7 @@ function ledgerRunner(options: LedgerRunOptions): Runner {
     callModelInputFilter: async (args) => {
       const scope = currentScope();
       if (scope) {
-        instrumentAgent(args.agent);
+        instrumentAgent(args.agent, { mcpToolEffect: options.mcpToolEffect });
         await enterAgent(scope, args.agent);
       }
       return userFilter ? userFilter(args) : args.modelData;
@@ -204,7 +211,7 @@ export async function runWithLedger(
   options: RunWithLedgerOptions,
 ): Promise<LedgerRunResult | LedgerStreamedRun> {
   assertRunOptions(options, { resume: false });
-  instrumentAgent(agent);
+  instrumentAgent(agent, { mcpToolEffect: options.mcpToolEffect });
   const root = new SessionRecorder({
     store: options.store,
     sessionId: options.sessionId,
@@ -264,7 +271,7 @@ export async function resumeRun(
   options: ResumeRunOptions,
 ): Promise<LedgerRunResult> {
   assertRunOptions(options, { resume: true });
-  instrumentAgent(agent);
+  instrumentAgent(agent, { mcpToolEffect: options.mcpToolEffect });
   const { store, sessionId, runId } = options;
   const { events, rootEvents } = await readResumedRun(store, sessionId, runId);
   const terminal = rootEvents.find((event) =>
