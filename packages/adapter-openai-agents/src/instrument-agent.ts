@@ -2,7 +2,7 @@ import type { Agent } from "@openai/agents";
 import { isHandoffObject, ledgerHandoff } from "./ledger-handoff.js";
 import { isLedgerWrapped, ledgerModel } from "./ledger-model.js";
 import { ledgerTool } from "./ledger-tool.js";
-import { type McpToolEffect, mcpToolEffectOf, recordMcpTools } from "./mcp-tools.js";
+import { type McpToolEffect, mcpToolEffectOf, recordMcpTools, replaceMethod } from "./mcp-tools.js";
 import { assertInstrumentOptions } from "./option-checks.js";
 import { watchAgentStart } from "./records-every-call.js";
 
@@ -33,13 +33,7 @@ function instrumentClones(agent: AnyAgent): void {
     recordMcpTools(copy, mcpToolEffectOf(agent));
     return copy;
   };
-  // Not enumerable: `clone` copies an agent's own enumerable fields into the copy's config.
-  Object.defineProperty(agent, "clone", {
-    value: clone,
-    configurable: true,
-    writable: true,
-    enumerable: false,
-  });
+  replaceMethod(agent, "clone", clone);
 }
 
 /**

@@ -50,14 +50,25 @@ export function recordMcpTools(agent: AnyAgent, mcpToolEffect: McpToolEffect | u
     }
     return tools;
   };
-  // Not enumerable: `agent.clone()` copies an agent's own enumerable fields into its config.
-  Object.defineProperty(agent, "getMcpTools", {
-    value: recording,
+  replaceMethod(agent, "getMcpTools", recording);
+  recordingMethods.set(agent, recording);
+}
+
+/**
+ * Puts `method` on `agent` in place of its `name` method, as an own property that is not
+ * enumerable: `agent.clone()` copies an agent's own enumerable fields into the copy's config.
+ */
+export function replaceMethod<K extends "getMcpTools" | "clone">(
+  agent: AnyAgent,
+  name: K,
+  method: AnyAgent[K],
+): void {
+  Object.defineProperty(agent, name, {
+    value: method,
     configurable: true,
     writable: true,
     enumerable: false,
   });
-  recordingMethods.set(agent, recording);
 }
 
 /** Whether the SDK gets `agent`'s MCP tools through recordMcpTools (they are ledger tools). */

@@ -1,11 +1,11 @@
 import { inspectSession, MemoryEventStore, readWholeSession } from "@agent-ledger/core";
-import { Agent, Runner, setTracingDisabled, tool } from "@openai/agents";
+import { Agent, setTracingDisabled, tool } from "@openai/agents";
 import { afterAll, describe, expect, test } from "vitest";
 import { z } from "zod";
 import { resumeRun, runWithLedger } from "./index.js";
 import { declinedChargeAgent } from "./testing/charging-agents.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
-import { runOptions } from "./testing/recorded-run.js";
+import { outputWithoutLedger, runOptions } from "./testing/recorded-run.js";
 import {
   functionCall,
   message,
@@ -21,15 +21,8 @@ setTracingDisabled(true);
 const ledgers = new CrashedLedgers("oa-tool-errors-", afterAll);
 ledgers.prepare("declined charge: dies after the failure was recorded");
 
-// What the model was told of the declined charge in a run without the ledger.
-async function toldWithoutLedger(): Promise<string> {
-  const plain = declinedChargeAgent();
-  const result = await new Runner({ modelProvider: scriptedProvider(plain.model) }).run(
-    plain.agent,
-    "go",
-  );
-  return String(result.finalOutput);
-}
+// What the model was told in a run without the ledger.
+const toldWithoutLedger = () => outputWithoutLedger(declinedChargeAgent());
 
 describe("a tool that throws (the SDK tells the model and the run goes on)", () => {
   test("is recorded as tool.failed with its error, and with what the model was told", async () => {

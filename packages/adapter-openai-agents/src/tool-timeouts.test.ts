@@ -1,10 +1,10 @@
 import { inspectSession, MemoryEventStore, readWholeSession } from "@agent-ledger/core";
-import { Runner, setTracingDisabled } from "@openai/agents";
+import { setTracingDisabled } from "@openai/agents";
 import { afterAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { slowChargeAgent } from "./testing/charging-agents.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
-import { runOptions } from "./testing/recorded-run.js";
+import { outputWithoutLedger, runOptions } from "./testing/recorded-run.js";
 import { scriptedProvider } from "./testing/scripted-model.js";
 
 setTracingDisabled(true);
@@ -17,15 +17,8 @@ ledgers.prepare("slow charge: dies after its timeout was recorded");
 /** Until the slow tool has run to its end (300 ms), and a little more. */
 const toolEnded = () => new Promise((resolve) => setTimeout(resolve, 400));
 
-// What the model was told of the slow charge in a run without the ledger.
-async function toldWithoutLedger(): Promise<string> {
-  const plain = slowChargeAgent("error_as_result");
-  const result = await new Runner({ modelProvider: scriptedProvider(plain.model) }).run(
-    plain.agent,
-    "go",
-  );
-  return String(result.finalOutput);
-}
+// What the model was told in a run without the ledger.
+const toldWithoutLedger = () => outputWithoutLedger(slowChargeAgent("error_as_result"));
 
 describe("a tool call the runner's timeoutMs gives up on", () => {
   test("error_as_result: recorded as failed with the timeout; the tool's late end adds nothing", async () => {

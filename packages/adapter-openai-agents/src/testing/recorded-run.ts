@@ -1,5 +1,5 @@
 import type { EventStore } from "@agent-ledger/core";
-import type { Model } from "@openai/agents";
+import { type Agent, type Model, Runner } from "@openai/agents";
 import type { LedgerRunResult } from "../run-ends.js";
 import { scriptedProvider } from "./scripted-model.js";
 
@@ -13,4 +13,20 @@ export function firstInterruption(paused: LedgerRunResult) {
   const item = paused.interruptions[0];
   if (!paused.state || !item) throw new Error("expected an interruption");
   return { state: paused.state, item };
+}
+
+/**
+ * The final output of a run of `made` (an agent and its scripted model) with the plain SDK, no
+ * ledger: what a recorded run, and its resume, must answer too.
+ */
+export async function outputWithoutLedger(made: {
+  // biome-ignore lint/suspicious/noExplicitAny: agents of any context and output type
+  agent: Agent<any, any>;
+  model: Model;
+}): Promise<string> {
+  const result = await new Runner({ modelProvider: scriptedProvider(made.model) }).run(
+    made.agent,
+    "go",
+  );
+  return String(result.finalOutput);
 }
