@@ -30,18 +30,38 @@ function hasMethods(value: unknown, names: readonly string[]): boolean {
   );
 }
 
+/**
+ * Refuses `options[key]` unless it is absent or `valid`: at `$.<key>`, or where `at` says (the
+ * path of the object it is read from, and what that object is, leading the message).
+ */
 function assertOptional(
   options: Record<string, unknown>,
   key: string,
   valid: (value: unknown) => boolean,
   expected: string,
+  at?: { path: string; what: string },
 ): void {
   const value = options[key];
   if (value !== undefined && !valid(value))
     throw new InvalidArgumentError(
-      `$.${key}`,
-      `${key} must be ${expected}, got ${describe(value)}`,
+      at?.path ?? `$.${key}`,
+      `${at ? `${at.what}: ` : ""}${key} must be ${expected}, got ${describe(value)}`,
     );
+}
+
+/** `idempotent` and `effect`, as ledgerTool takes them (and an MCP tool's declaration gives them). */
+function assertEffectFields(
+  given: Record<string, unknown>,
+  at?: { path: string; what: string },
+): void {
+  assertOptional(given, "idempotent", (value) => typeof value === "boolean", "a boolean", at);
+  assertOptional(
+    given,
+    "effect",
+    (value) => TOOL_EFFECT_KINDS.includes(value as ToolEffect["kind"]),
+    `one of ${TOOL_EFFECT_KINDS.map((kind) => `"${kind}"`).join(", ")}`,
+    at,
+  );
 }
 
 // The options each function takes. Any other is refused: the SDK's other run options
@@ -157,13 +177,7 @@ export function assertRunOptions(options: unknown, { resume }: { resume: boolean
 export function assertLedgerToolOptions(options: unknown): void {
   assertObject(options, "$", "ledgerTool's options are { idempotent?, effect?, recorder? }");
   const given = options as Record<string, unknown>;
-  assertOptional(given, "idempotent", (value) => typeof value === "boolean", "a boolean");
-  assertOptional(
-    given,
-    "effect",
-    (value) => TOOL_EFFECT_KINDS.includes(value as ToolEffect["kind"]),
-    `one of ${TOOL_EFFECT_KINDS.map((kind) => `"${kind}"`).join(", ")}`,
-  );
+  assertEffectFields(given);
   assertOptional(
     given,
     "recorder",
@@ -211,14 +225,5 @@ export function assertMcpToolDeclaration(declared: unknown, name: string): void 
         path,
         `${what} has ${JSON.stringify(key)}: it may only say effect and idempotent`,
       );
-  if (given.idempotent !== undefined && typeof given.idempotent !== "boolean")
-    throw new InvalidArgumentError(
-      path,
-      `${what}: idempotent must be a boolean, got ${describe(given.idempotent)}`,
-    );
-  if (given.effect !== undefined && !TOOL_EFFECT_KINDS.includes(given.effect as ToolEffect["kind"]))
-    throw new InvalidArgumentError(
-      path,
-      `${what}: effect must be one of ${TOOL_EFFECT_KINDS.map((kind) => `"${kind}"`).join(", ")}, got ${describe(given.effect)}`,
-    );
+  assertEffectFields(given, { path, what });
 }
