@@ -5,6 +5,7 @@ import type { AppendResult, EventStore } from "@agent-ledger/core";
 import { decodeBody, encodeBody, SqliteEventStore } from "@agent-ledger/core/sqlite";
 import Database from "better-sqlite3";
 import { expect } from "vitest";
+import { runCli } from "./run-cli.js";
 import { BIN } from "./session-fixture.test.data.js";
 
 /** A command started by `startToFile`. */
@@ -132,11 +133,8 @@ export function tamperWithEvent(
   }
 }
 
-/**
- * Text written to it, as a CLI output stream; a write that puts `abortAt` in the text aborts
- * `controller` (a Ctrl-C at that point of the output).
- */
-export function capturedOutput(controller?: AbortController, abortAt?: string) {
+/** Text written to it, as a CLI output stream; a write that puts `abortAt` in the text aborts `controller`. */
+function capturedOutput(controller?: AbortController, abortAt?: string) {
   const stream = {
     text: "",
     write(chunk: string) {
@@ -146,6 +144,22 @@ export function capturedOutput(controller?: AbortController, abortAt?: string) {
     },
   };
   return stream;
+}
+
+/**
+ * Runs the CLI in this process with Ctrl-C pressed once `abortAt` is in what it printed on
+ * stdout, or before it begins (`abortAt` undefined): its exit code and what it printed.
+ */
+export async function runCliInterrupted(
+  args: string[],
+  abortAt?: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const controller = new AbortController();
+  if (abortAt === undefined) controller.abort();
+  const stdout = capturedOutput(controller, abortAt);
+  const stderr = capturedOutput();
+  const code = await runCli(args, { stdout, stderr, env: {}, signal: controller.signal });
+  return { code, stdout: stdout.text, stderr: stderr.text };
 }
 
 /**

@@ -35,16 +35,40 @@ export function sessionArgs(
   context: CommandContext,
   command: string,
 ): { sessionId: string; json: boolean } {
+  const { sessionId, json } = sessionOrAllArgs(context, command, { all: false });
+  return { sessionId: sessionId as string, json };
+}
+
+/**
+ * `<session> [--json]`, or with `all` also `--all [--json]` (every session: `sessionId`
+ * undefined); else bad usage (exit 2).
+ */
+export function sessionOrAllArgs(
+  context: CommandContext,
+  command: string,
+  { all }: { all: boolean },
+): { sessionId: string | undefined; json: boolean } {
   const { values, positionals } = parseArgs({
     args: context.args,
-    options: { json: { type: "boolean" } },
+    options: { json: { type: "boolean" }, ...(all ? { all: { type: "boolean" } } : {}) },
     allowPositionals: true,
     strict: true,
   });
+  const json = values.json === true;
+  if ((values as { all?: boolean }).all === true) {
+    if (positionals.length > 0)
+      throw usageError(
+        `${command} --all takes no <session>: --all is every session of the store`,
+        `run agent-ledger ${command} <session> for one session, or agent-ledger ${command} --all`,
+      );
+    return { sessionId: undefined, json };
+  }
   const sessionId = positionals[0];
   if (!sessionId || positionals.length > 1)
-    throw usageError(`usage: agent-ledger ${command} <session> [--json]`);
-  return { sessionId: idArgument(sessionId, "<session>"), json: values.json === true };
+    throw usageError(
+      `usage: agent-ledger ${command} <session> [--json]${all ? `, or ${command} --all [--json]` : ""}`,
+    );
+  return { sessionId: idArgument(sessionId, "<session>"), json };
 }
 
 const durationUnits: Record<string, number> = {

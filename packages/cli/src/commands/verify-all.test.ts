@@ -2,8 +2,11 @@ import { join } from "node:path";
 import { openStore } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, describe, expect, it } from "vitest";
-import { appendEndedRun, capturedOutput, tamperWithEvent } from "../interrupt-fixture.test.data.js";
-import { runCli } from "../run-cli.js";
+import {
+  appendEndedRun,
+  runCliInterrupted,
+  tamperWithEvent,
+} from "../interrupt-fixture.test.data.js";
 import { runBin } from "../session-fixture.test.data.js";
 
 const folder = scratchDirectory("agent-ledger-verify-all-", afterAll);
@@ -24,8 +27,6 @@ async function ledger(name: string, options: { tamper: boolean }): Promise<strin
   if (options.tamper) tamperWithEvent(path, { sessionId: "b", runId: "r2", seq: 0 });
   return `sqlite:${path}`;
 }
-
-const output = capturedOutput;
 
 describe("agent-ledger verify --all", () => {
   it("checks every session: a line each, the failing runs under their session, a summary; exit 1", async () => {
@@ -111,35 +112,21 @@ describe("agent-ledger verify --all", () => {
   it("stopped part way (Ctrl-C): says how far it got and what fails so far, and prints no verdict", async () => {
     const storeUrl = await ledger("stopped.db", { tamper: true });
     // Ctrl-C once session b's failing run is out: the next session is not begun.
-    const controller = new AbortController();
-    const stdout = output(controller, "TAMPERED  run r2");
-    const stderr = output();
-    const code = await runCli(["--store", storeUrl, "verify", "--all"], {
-      stdout,
-      stderr,
-      env: {},
-      signal: controller.signal,
-    });
-    expect(code).toBe(130);
-    expect(stdout.text).toBe(
-      "ok      session a  2 run(s)\nFAILED  session b\n  TAMPERED  run r2  bad seq 0: content does not match its hash\n",
-    );
-    expect(stderr.text).toBe(
-      "agent-ledger: verify interrupted after checking 2 session(s) (4 run(s)): 1 run(s) in 1 session(s) fail verification (above); the other sessions were not checked\n",
-    );
-
-    // --json prints its document only whole: stopped, nothing.
-    const json = { stdout: output(), stderr: output() };
     expect(
-      await runCli(["--store", storeUrl, "verify", "--all", "--json"], {
-        ...json,
-        env: {},
-        signal: AbortSignal.abort(),
-      }),
-    ).toBe(130);
-    expect(json.stdout.text).toBe("");
-    expect(json.stderr.text).toBe(
-      "agent-ledger: verify interrupted after checking 0 session(s) (0 run(s)): the ledger's result is not known\n",
-    );
+      await runCliInterrupted(["--store", storeUrl, "verify", "--all"], "TAMPERED  run r2"),
+    ).toEqual({
+      code: 130,
+      stdout:
+        "ok      session a  2 run(s)\nFAILED  session b\n  TAMPERED  run r2  bad seq 0: content does not match its hash\n",
+      stderr:
+        "agent-ledger: verify interrupted after checking 2 session(s) (4 run(s)): 1 run(s) in 1 session(s) fail verification (above); the other sessions were not checked\n",
+    });
+    // --json prints its document only whole: stopped, nothing.
+    expect(await runCliInterrupted(["--store", storeUrl, "verify", "--all", "--json"])).toEqual({
+      code: 130,
+      stdout: "",
+      stderr:
+        "agent-ledger: verify interrupted after checking 0 session(s) (0 run(s)): the ledger's result is not known\n",
+    });
   });
 });

@@ -3,8 +3,7 @@ import { openStore, SessionRecorder } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import Database from "better-sqlite3";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { capturedOutput } from "../interrupt-fixture.test.data.js";
-import { runCli } from "../run-cli.js";
+import { runCliInterrupted } from "../interrupt-fixture.test.data.js";
 import { runBin } from "../session-fixture.test.data.js";
 
 /**
@@ -89,42 +88,23 @@ describe("agent-ledger verify on a session whose blobs were edited", () => {
 });
 
 describe("agent-ledger verify stopped part way (Ctrl-C)", () => {
-  const output = capturedOutput;
-
   it("says which of the runs it checked fail, and prints no verdict on the session", async () => {
     const { storeUrl, flipped } = await sessionWithBadBlobs();
     // Ctrl-C once the first run's line is out: the second run is not begun.
-    const controller = new AbortController();
-    const stdout = output(controller, "TAMPERED  run flipped");
-    const stderr = output();
-    const code = await runCli(["--store", storeUrl, "verify", "blobs"], {
-      stdout,
-      stderr,
-      env: {},
-      signal: controller.signal,
-    });
-    expect(code).toBe(130);
-    expect(stdout.text).toBe(
-      `TAMPERED  run flipped  bad seq 2: blob ${flipped} named at seq 2 does not hash to its reference\n`,
-    );
-    expect(stderr.text).toBe(
-      "agent-ledger: verify interrupted after checking 1 of 3 run(s) of session blobs: 1 of them fail verification (above); the other runs were not checked\n",
-    );
-
-    // --json prints its document only whole: stopped, nothing.
-    const aborted = new AbortController();
-    aborted.abort();
-    const json = { stdout: output(), stderr: output() };
     expect(
-      await runCli(["--store", storeUrl, "verify", "blobs", "--json"], {
-        ...json,
-        env: {},
-        signal: aborted.signal,
-      }),
-    ).toBe(130);
-    expect(json.stdout.text).toBe("");
-    expect(json.stderr.text).toBe(
-      "agent-ledger: verify interrupted after checking 0 of 3 run(s) of session blobs: the session's result is not known\n",
-    );
+      await runCliInterrupted(["--store", storeUrl, "verify", "blobs"], "TAMPERED  run flipped"),
+    ).toEqual({
+      code: 130,
+      stdout: `TAMPERED  run flipped  bad seq 2: blob ${flipped} named at seq 2 does not hash to its reference\n`,
+      stderr:
+        "agent-ledger: verify interrupted after checking 1 of 3 run(s) of session blobs: 1 of them fail verification (above); the other runs were not checked\n",
+    });
+    // --json prints its document only whole: stopped, nothing.
+    expect(await runCliInterrupted(["--store", storeUrl, "verify", "blobs", "--json"])).toEqual({
+      code: 130,
+      stdout: "",
+      stderr:
+        "agent-ledger: verify interrupted after checking 0 of 3 run(s) of session blobs: the session's result is not known\n",
+    });
   });
 });

@@ -1,10 +1,9 @@
-import { parseArgs } from "node:util";
 import type { EventStore } from "@agent-ledger/core";
-import { EXIT_CODES, notFoundError, usageError } from "../errors.js";
+import { EXIT_CODES, notFoundError } from "../errors.js";
 import { terminalJson, terminalLine } from "../format.js";
 import { type CliIo, interrupted, writeOut } from "../io.js";
 import type { CommandContext } from "./context.js";
-import { idArgument } from "./session-args.js";
+import { sessionOrAllArgs } from "./session-args.js";
 import { verifyAll } from "./verify-all.js";
 import {
   damagedLine,
@@ -12,6 +11,7 @@ import {
   type RunResult,
   runIdsToVerify,
   runLine,
+  type SessionCheck,
   verifySession,
 } from "./verify-session.js";
 
@@ -38,34 +38,11 @@ agent-ledger verify --all [--json]
   the result is then not known, and no verdict is printed (--json: nothing).`;
 
 export async function verifyCommand(context: CommandContext): Promise<number> {
-  const { sessionId, json } = verifyArgs(context);
+  const { sessionId, json } = sessionOrAllArgs(context, "verify", { all: true });
   const store = await context.openStore();
   return sessionId === undefined
     ? verifyAll(store, context.io, json)
     : verifyOne(store, context.io, sessionId, json);
-}
-
-/** `<session> [--json]` or `--all [--json]`; else bad usage (exit 2). */
-function verifyArgs(context: CommandContext): { sessionId: string | undefined; json: boolean } {
-  const { values, positionals } = parseArgs({
-    args: context.args,
-    options: { json: { type: "boolean" }, all: { type: "boolean" } },
-    allowPositionals: true,
-    strict: true,
-  });
-  const json = values.json === true;
-  if (values.all === true) {
-    if (positionals.length > 0)
-      throw usageError(
-        "verify --all takes no <session>: it verifies every session",
-        "run agent-ledger verify <session> for one session, or agent-ledger verify --all",
-      );
-    return { sessionId: undefined, json };
-  }
-  const sessionId = positionals[0];
-  if (!sessionId || positionals.length > 1)
-    throw usageError("usage: agent-ledger verify <session> [--json], or verify --all [--json]");
-  return { sessionId: idArgument(sessionId, "<session>"), json };
 }
 
 async function verifyOne(
@@ -78,16 +55,16 @@ async function verifyOne(
   if (runIds.length === 0) throw notFoundError(`unknown session ${JSON.stringify(sessionId)}`);
   const { signal, stdout, stderr } = io;
   const results: RunResult[] = [];
-  // Said on stderr at Ctrl-C, `where` after the runs checked whole.
-  const verifyInterrupted = (where: string) => {
-    const failing = results.filter((result) => !result.ok).length;
-    const rest = results.length < runIds.length ? "; the other runs were not checked" : "";
+  // Said on stderr at Ctrl-C, `where` after the runs `check` checked whole.
+  const verifyInterrupted = (check: SessionCheck, where: string) => {
+    const failing = check.failing.length;
+    const rest = check.checked < runIds.length ? "; the other runs were not checked" : "";
     // Ids may hold terminal controls: shown escaped, as in the lines on stdout.
     return interrupted(
       stderr,
       "verify",
       terminalLine(
-        `after checking ${results.length} of ${runIds.length} run(s) of session ${sessionId}${where}: ${
+        `after checking ${check.checked} of ${runIds.length} run(s) of session ${sessionId}${where}: ${
           failing > 0
             ? `${failing} of them fail verification${json ? "" : " (above)"}${rest}`
             : "the session's result is not known"
@@ -102,12 +79,14 @@ async function verifyOne(
   });
   if (check.stopped)
     return verifyInterrupted(
+      check,
       check.stopped.length > 0
         ? ` and the first ${check.stopped.length} event(s) of run ${check.stopped.runId}`
         : "",
     );
   const problems = await fileProblems(store, signal);
-  if (problems === "stopped") return verifyInterrupted(", during SQLite's check of the file");
+  if (problems === "stopped")
+    return verifyInterrupted(check, ", during SQLite's check of the file");
   const bad = check.failing;
   const sound = bad.length === 0 && (problems === undefined || problems.length === 0);
   if (json) {
