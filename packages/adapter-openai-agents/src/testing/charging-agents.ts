@@ -5,20 +5,33 @@ import { functionCall, message, ScriptedModel } from "./scripted-model.js";
 
 type OutputItem = ReturnType<typeof functionCall>;
 
-/** A tool that charges the card, noting each charge in `effects`. */
+/**
+ * A tool that charges the card, noting each charge in `effects`. `declines`: the card declines
+ * after the charge is noted (the tool throws: the SDK tells the model so and the run goes on).
+ * `outlivesTimeout`: the tool has a `timeoutMs` of 50 ms, with that `timeoutBehavior`, and
+ * charges after 300 ms, not heeding its signal.
+ */
 export function chargeTool(
   effects: string[],
   afterEffect?: AfterEffect,
-  options: { needsApproval?: boolean } = {},
+  options: {
+    needsApproval?: boolean;
+    declines?: boolean;
+    outlivesTimeout?: "error_as_result" | "raise_exception";
+  } = {},
 ) {
+  const { outlivesTimeout } = options;
   return tool({
     name: "charge",
     description: "charge the card",
     parameters: z.object({ amount: z.number() }),
     needsApproval: options.needsApproval ?? false,
+    ...(outlivesTimeout ? { timeoutMs: 50, timeoutBehavior: outlivesTimeout } : {}),
     execute: async ({ amount }) => {
+      if (outlivesTimeout) await new Promise((resolve) => setTimeout(resolve, 300));
       effects.push(`charge ${amount}`);
       await afterEffect?.(`charge ${amount}`);
+      if (options.declines) throw new TypeError("card declined");
       return `charged ${amount}`;
     },
   });
@@ -107,53 +120,28 @@ export function lookupThenBadChargeAgent(afterEffect?: AfterEffect) {
 }
 
 /**
- * A charge of 7 the card declines (the tool throws: the SDK tells the model so and the run goes
- * on), then the model answers with the last item it was given (what it was told of the charge).
+ * A charge of 7 made with `chargeTool`'s `options`, then the model answers with the last item it
+ * was given: what it was told of the charge.
  */
-export function declinedChargeAgent(afterEffect?: AfterEffect) {
+function oneChargeAgent(options: Parameters<typeof chargeTool>[2], afterEffect?: AfterEffect) {
   const effects: string[] = [];
-  const charge = tool({
-    name: "charge",
-    description: "charge the card",
-    parameters: z.object({ amount: z.number() }),
-    execute: async ({ amount }) => {
-      effects.push(`charge ${amount}`);
-      await afterEffect?.(`charge ${amount}`);
-      throw new TypeError("card declined");
-    },
-  });
   const model = new ScriptedModel([
     () => [chargeCall(7, "call_1")],
     (request) => [message(JSON.stringify(request.input.at(-1)))],
   ]);
+  const charge = chargeTool(effects, afterEffect, options);
   return { effects, model, agent: new Agent({ name: "main", tools: [charge] }) };
 }
 
-/**
- * A charge of 7 whose tool outlives its `timeoutMs` of 50 ms: it charges after 300 ms, not
- * heeding its signal. The model answers with the last item it was given (what it was told).
- */
+/** One charge of 7 the card declines (see chargeTool). */
+export function declinedChargeAgent(afterEffect?: AfterEffect) {
+  return oneChargeAgent({ declines: true }, afterEffect);
+}
+
+/** One charge of 7 whose tool outlives its timeout (see chargeTool). */
 export function slowChargeAgent(
   timeoutBehavior: "error_as_result" | "raise_exception",
   afterEffect?: AfterEffect,
 ) {
-  const effects: string[] = [];
-  const charge = tool({
-    name: "charge",
-    description: "charge the card",
-    parameters: z.object({ amount: z.number() }),
-    timeoutMs: 50,
-    timeoutBehavior,
-    execute: async ({ amount }) => {
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      effects.push(`charge ${amount}`);
-      await afterEffect?.(`charge ${amount}`);
-      return `charged ${amount}`;
-    },
-  });
-  const model = new ScriptedModel([
-    () => [chargeCall(7, "call_1")],
-    (request) => [message(JSON.stringify(request.input.at(-1)))],
-  ]);
-  return { effects, model, agent: new Agent({ name: "main", tools: [charge] }) };
+  return oneChargeAgent({ outlivesTimeout: timeoutBehavior }, afterEffect);
 }
