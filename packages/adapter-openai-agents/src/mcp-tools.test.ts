@@ -1,4 +1,3 @@
-import { copyFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import {
   inspectSession,
@@ -6,14 +5,13 @@ import {
   MemoryEventStore,
   readWholeSession,
 } from "@agent-ledger/core";
-import { SqliteEventStore } from "@agent-ledger/core/sqlite";
-import { compiledBeside, killAtMarker, scratchDirectory } from "@agent-ledger/core/testing";
+import { scratchDirectory } from "@agent-ledger/core/testing";
 import { Agent, RunContext, setTracingDisabled } from "@openai/agents";
 import { afterAll, describe, expect, onTestFinished, test } from "vitest";
 import { instrumentAgent } from "./instrument-agent.js";
 import { ledgerToolEffect } from "./ledger-tool.js";
 import { resumeRun, runWithLedger } from "./run-with-ledger.js";
-import { DIED } from "./testing/crashing-child.js";
+import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { mcpShop, serverCalls } from "./testing/mcp-agents.js";
 import { firstInterruption, runOptions } from "./testing/recorded-run.js";
 import { functionCall, message, ScriptedModel } from "./testing/scripted-model.js";
@@ -22,12 +20,13 @@ setTracingDisabled(true);
 
 // The MCP server is real (testing/mcp-server.ts, spawned by the SDK's MCPServerStdio) and logs
 // every call it answers to a file: what reached it is read there, across processes. Crashes are
-// real too: the first process runs in a child (testing/mcp-crash.test.child.ts) that is SIGKILLed
-// right after the server made the charge, before the call's outcome was recorded.
-const CHILD = compiledBeside("./testing/mcp-crash.test.child.js", import.meta.url);
+// real too: the first process runs in a child SIGKILLed right after the server made the charge,
+// before the call's outcome was recorded (testing/crash-scenarios.test.data.ts).
 const directory = scratchDirectory("oa-mcp-tools-", (remove) => afterAll(remove));
+const ledgers = new CrashedLedgers("oa-mcp-crash-", afterAll);
+const CHARGED = "mcp shop: dies after the server made the charge";
+ledgers.prepare(CHARGED);
 let files = 0;
-let crash: Promise<{ path: string; log: string }> | undefined;
 
 // The shop with a connected server logging to `log`, closed when the test ends.
 async function connectedShop(log: string) {
@@ -37,24 +36,11 @@ async function connectedShop(log: string) {
   return shop;
 }
 
-// The ledger and server log the killed child left (copies: several tests go on from one crash).
+// The ledger the killed child left, what its server answered, and a log for the next process's.
 async function crashedAfterCharge() {
-  crash ??= (async () => {
-    const path = join(directory, "crash.db");
-    const log = join(directory, "crash.log");
-    await killAtMarker([CHILD, path, log], DIED);
-    return { path, log };
-  })();
-  const left = await crash;
-  const path = join(directory, `ledger-${++files}.db`);
-  const log = join(directory, `calls-${files}.log`);
-  copyFileSync(left.path, path);
-  if (existsSync(`${left.path}-wal`)) copyFileSync(`${left.path}-wal`, `${path}-wal`);
-  copyFileSync(left.log, log);
-  const store = new SqliteEventStore({ path });
-  await store.init();
-  onTestFinished(() => store.close());
-  return { store, log };
+  const { store, first } = await ledgers.crashed(CHARGED);
+  expect(first.effects).toEqual(["lookup", "charge"]);
+  return { store, log: join(directory, `calls-${++files}.log`) };
 }
 
 // Each tool event with the name of its call (a request names it, an outcome has its attempt).
@@ -123,14 +109,12 @@ describe("the tools of an agent's MCP servers", () => {
 
   test("crash after the server made the charge: the resume makes no call again and asks about the charge", async () => {
     const { store, log } = await crashedAfterCharge();
-    expect(serverCalls(log)).toEqual(["lookup book", "charge 7"]);
-
     const next = await connectedShop(log);
     const paused = await resumeRun(next.agent, runOptions(store, next.model));
     expect(paused.status).toBe("interrupted");
     expect(paused.interruptions.map((item) => item.name)).toEqual(["charge"]);
     // The lookup was answered from the ledger and the charge not made again.
-    expect(serverCalls(log)).toEqual(["lookup book", "charge 7"]);
+    expect(serverCalls(log)).toEqual([]);
     expect(next.model.calls).toBe(0);
 
     // A person checks and approves: the charge is made once more, and the run completes.
@@ -140,7 +124,7 @@ describe("the tools of an agent's MCP servers", () => {
     const done = await resumeRun(next.agent, { ...runOptions(store, next.model), state });
     expect(done.status).toBe("completed");
     expect(done.finalOutput).toBe("sold");
-    expect(serverCalls(log)).toEqual(["lookup book", "charge 7", "charge 7"]);
+    expect(serverCalls(log)).toEqual(["charge 7"]);
     expect((await inspectSession(store, "s")).unresolved).toEqual([]);
   });
 
@@ -157,7 +141,7 @@ describe("the tools of an agent's MCP servers", () => {
       },
     });
     expect(done.status).toBe("completed");
-    expect(serverCalls(log)).toEqual(["lookup book", "charge 7", "charge 7"]);
+    expect(serverCalls(log)).toEqual(["charge 7"]);
     expect(declared).toContain("charge");
     const events = await readWholeSession(store, "s");
     const charges = events.filter(

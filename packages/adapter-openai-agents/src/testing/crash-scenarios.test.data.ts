@@ -19,6 +19,7 @@ import {
 } from "./charging-agents.js";
 import type { CrashingChild } from "./crashing-child.js";
 import { fixture, retryingAgent } from "./fixture.js";
+import { mcpShop } from "./mcp-agents.js";
 import { nestedAgentToolsFixture } from "./nested-agent-tools.js";
 import { firstInterruption, runOptions } from "./recorded-run.js";
 import { AWKWARD_OUTPUTS, type AwkwardOutput, reportingAgent } from "./reporting-agent.js";
@@ -327,6 +328,13 @@ export const CRASH_SCENARIOS = {
     const first = slowChargeAgent("error_as_result", child.afterEffect());
     const store = child.dyingAfter(isType("tool.failed"));
     await runWithLedger(first.agent, "go", runOptions(store, first.model, "r"));
+  },
+  // Each call the MCP server answered is reported as its tool's name.
+  "mcp shop: dies after the server made the charge": async (child) => {
+    const first = mcpShop();
+    first.server.afterCall = child.afterEffect("charge");
+    await first.server.connect();
+    await runWithLedger(first.agent, "sell a book", runOptions(child.store, first.model));
   },
 } satisfies Record<string, Scenario>;
 

@@ -7,15 +7,15 @@ import { functionCall, message, ScriptedModel } from "./scripted-model.js";
 const SERVER = compiledBeside("./mcp-server.js", import.meta.url);
 
 /**
- * The SDK's own stdio MCP client for testing/mcp-server.ts, whose calls land in `log`.
+ * The SDK's own stdio MCP client for testing/mcp-server.ts, whose calls land in `log` if given.
  * `afterCall` runs once a call came back from the server (its effect made), before the SDK
  * gets its result: where a crash test dies. Connect it before a run, close it after.
  */
 export class ShopMcpServer extends MCPServerStdio {
-  afterCall: ((name: string) => Promise<void>) | undefined;
+  afterCall: ((name: string) => void | Promise<void>) | undefined;
 
-  constructor(log: string) {
-    super({ name: "shop", command: process.execPath, args: [SERVER, log] });
+  constructor(log?: string) {
+    super({ name: "shop", command: process.execPath, args: log ? [SERVER, log] : [SERVER] });
   }
 
   override async callToolResult(...args: Parameters<MCPServerStdio["callToolResult"]>) {
@@ -38,7 +38,7 @@ export function serverCalls(log: string): string[] {
  * "shop", whose tools are those of the MCP server: its model looks the book up, charges 7,
  * then answers "sold". Not connected.
  */
-export function mcpShop(log: string) {
+export function mcpShop(log?: string) {
   const server = new ShopMcpServer(log);
   const model = new ScriptedModel([
     () => [functionCall("lookup", { item: "book" }, "call_lookup")],

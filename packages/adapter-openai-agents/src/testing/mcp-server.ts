@@ -1,5 +1,5 @@
 // A real MCP server for the tests, run with plain node over stdio (MCPServerStdio spawns it):
-// `node mcp-server.js <log file>`. It appends a line to the log for every tool call it answers,
+// `node mcp-server.js [log file]`. It appends a line to the log for every tool call it answers,
 // so a test sees, from another process, which calls reached the server and how often.
 import { appendFileSync } from "node:fs";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -7,7 +7,9 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { z } from "zod";
 
 const [log] = process.argv.slice(2);
-if (!log) throw new Error("usage: mcp-server.js <log file>");
+const logCall = (line: string) => {
+  if (log) appendFileSync(log, `${line}\n`);
+};
 
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
 const server = new McpServer({ name: "shop", version: "1.0.0" });
@@ -19,7 +21,7 @@ server.registerTool(
     annotations: { readOnlyHint: true },
   },
   async ({ item }) => {
-    appendFileSync(log, `lookup ${item}\n`);
+    logCall(`lookup ${item}`);
     return text(`${item}: 7`);
   },
 );
@@ -32,7 +34,7 @@ server.registerTool(
     annotations: { idempotentHint: true, destructiveHint: false },
   },
   async ({ amount }) => {
-    appendFileSync(log, `charge ${amount}\n`);
+    logCall(`charge ${amount}`);
     return text(`charged ${amount}`);
   },
 );
