@@ -9,6 +9,7 @@ import {
   type RunResult,
   runIdsToVerify,
   runLine,
+  sessionGone,
   verifySession,
 } from "./verify-session.js";
 
@@ -16,6 +17,8 @@ import {
 interface SessionReport {
   sessionId: string;
   ok: boolean;
+  /** Deleted while verify ran (listed, then gone): not checked, and no failure. */
+  gone?: true;
   runs: number;
   failing: RunResult[];
 }
@@ -34,8 +37,15 @@ export async function verifyAll(store: EventStore, io: CliIo, json: boolean): Pr
   let runs = 0;
   let failingRuns = 0;
   let failingSessions = 0;
+  let gone = 0;
   const print = async (line: string) => {
     if (!json) await writeOut(stdout, `${terminalLine(line)}\n`);
+  };
+  // A session listed, then deleted before or while it was checked (prune in another process).
+  const goneSession = async (sessionId: string) => {
+    gone += 1;
+    await print(`gone    session ${sessionId}  deleted while verify ran: not checked`);
+    if (json) reports.push({ sessionId, ok: true, gone: true, runs: 0, failing: [] });
   };
   // Said on stderr at Ctrl-C, `where` after the sessions checked whole; `more` when some of
   // the sessions were not begun.
@@ -56,6 +66,11 @@ export async function verifyAll(store: EventStore, io: CliIo, json: boolean): Pr
     for (const { sessionId } of page) {
       if (await stopBeforeNextPage(signal)) return verifyInterrupted("", true);
       const runIds = await runIdsToVerify(store, sessionId);
+      // A listed session with no runs now was deleted since (prune in another process).
+      if (runIds.length === 0 && (await sessionGone(store, sessionId))) {
+        await goneSession(sessionId);
+        continue;
+      }
       let failingHere = 0;
       const check = await verifySession(store, sessionId, runIds, signal, async (result) => {
         if (result.ok) return;
@@ -65,6 +80,12 @@ export async function verifyAll(store: EventStore, io: CliIo, json: boolean): Pr
         failingRuns += 1;
         await print(`  ${runLine(result)}`);
       });
+      if (check.gone) {
+        // Its runs failed as deleting reads: the failures it printed are not counted.
+        failingRuns -= failingHere;
+        await goneSession(sessionId);
+        continue;
+      }
       if (failingHere > 0) failingSessions += 1;
       if (check.stopped) {
         const { runId, length } = check.stopped;
@@ -100,12 +121,13 @@ export async function verifyAll(store: EventStore, io: CliIo, json: boolean): Pr
   } else {
     if (damaged) await print(damagedLine(problems));
     const counted = `${sessions} session(s), ${runs} run(s)`;
+    const deleted = gone > 0 ? ` (${gone} session(s) deleted while verify ran)` : "";
     await print(
       failingRuns > 0
-        ? `${counted}: ${failingRuns} run(s) in ${failingSessions} session(s) fail verification`
+        ? `${counted}: ${failingRuns} run(s) in ${failingSessions} session(s) fail verification${deleted}`
         : sound
-          ? `${counted}: all intact`
-          : `${counted} verify as read, but the file they are read from is damaged`,
+          ? `${counted}: all intact${deleted}`
+          : `${counted} verify as read, but the file they are read from is damaged${deleted}`,
     );
   }
   return sound ? EXIT_CODES.ok : EXIT_CODES.failure;

@@ -1,5 +1,6 @@
 import {
   type EventStore,
+  LedgerError,
   unreadableRunResult,
   type VerifyResult,
   verifyRun,
@@ -21,6 +22,12 @@ export interface SessionCheck {
    * found sound. Nothing is known of that run's other events nor of the runs after it.
    */
   stopped?: { runId: string; length: number };
+  /**
+   * Set when the session was deleted while it was verified (`prune` or `delete` in another
+   * process): a run then reads as cut short, its blobs as missing, or not at all. The results
+   * of its runs say nothing of the ledger, and are not kept.
+   */
+  gone?: true;
 }
 
 /**
@@ -40,13 +47,38 @@ export async function verifySession(
   let checked = 0;
   for (const runId of runIds) {
     // A run with an event that cannot be read fails at its seq (verifyRun reads it with readRun).
-    const result = await verifyRun(store, { sessionId, runId }, signal ? { signal } : {});
+    let result: VerifyResult;
+    try {
+      result = await verifyRun(store, { sessionId, runId }, signal ? { signal } : {});
+    } catch (error) {
+      // A listed run not found: deleted since, with its session, or the store's error stands.
+      if (LedgerError.isInstance(error, "not-found") && (await sessionGone(store, sessionId)))
+        return { checked, failing: [], gone: true };
+      throw error;
+    }
     if (result.stopped) return { checked, failing, stopped: { runId, length: result.length } };
+    // What deleting the session does to a run as verify reads it is what tampering does:
+    // the run is failed only while its session is still there.
+    if (!result.ok && (await sessionGone(store, sessionId)))
+      return { checked, failing: [], gone: true };
     checked += 1;
     if (!result.ok) failing.push({ runId, ...result });
     await onRun({ runId, ...result });
   }
   return { checked, failing };
+}
+
+/**
+ * Whether session `sessionId` holds no event now: deleted (a session exists from its first
+ * event, and a deletion takes all of them in one transaction, or on Redis one script). A
+ * session that cannot be read is not gone: what verify found in it stands.
+ */
+export async function sessionGone(store: EventStore, sessionId: string): Promise<boolean> {
+  try {
+    return (await store.readSession({ sessionId, limit: 1 })).events.length === 0;
+  } catch {
+    return false;
+  }
 }
 
 /**

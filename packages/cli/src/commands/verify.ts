@@ -32,7 +32,8 @@ agent-ledger verify --all [--json]
   then a line for the whole ledger; exit 1 if a run fails or the file is damaged, 0 when all
   is intact (no sessions too). --json: one document at the end, \`{ ok, sessions, file }\`,
   a session \`{ sessionId, ok, runs, failing }\` (runs: how many; failing: the failing runs'
-  results only).
+  results only). A session deleted while verify runs (prune in another process) is \`gone\`
+  (--json: \`gone: true\`), not checked and no failure; \`verify <session>\` then exits 3.
   Ctrl-C stops it between sessions, between runs, between pages of a run and during SQLite's
   check of the file (exit 130), saying on stderr how far it got and which runs fail so far:
   the result is then not known, and no verdict is printed (--json: nothing).`;
@@ -77,6 +78,11 @@ async function verifyOne(
     // Each run's line as it is checked: a session of many runs shows its progress.
     if (!json) await writeOut(stdout, `${terminalLine(runLine(result))}\n`);
   });
+  // Deleted by another process while it was verified: not found now, and nothing tampered.
+  if (check.gone)
+    throw notFoundError(
+      `session ${JSON.stringify(sessionId)} was deleted while verify ran (${check.checked} of ${runIds.length} run(s) checked)`,
+    );
   if (check.stopped)
     return verifyInterrupted(
       check,

@@ -1,0 +1,182 @@
+import { join } from "node:path";
+import type { EventStore, NewEvent } from "@agent-ledger/core";
+import { SqliteEventStore } from "@agent-ledger/core/sqlite";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import { afterAll, describe, expect, it } from "vitest";
+import { appendEndedRun, tamperWithEvent } from "../interrupt-fixture.test.data.js";
+import type { OutputStream } from "../io.js";
+import type { CommandContext } from "./context.js";
+import { verifyCommand } from "./verify.js";
+
+const folder = scratchDirectory("agent-ledger-verify-deleted-", afterAll);
+const actor = { type: "agent", id: "a" } as const;
+/** Events of b's run `long`: more than one page of verifyRun (2,000). */
+const LONG = 2500;
+
+/**
+ * A SQLite ledger of sessions a (run r), b (run `long` of LONG events, the last naming a blob
+ * put for b) and c (run r), all ended: what prune may delete while verify runs.
+ */
+async function ledger(name: string): Promise<string> {
+  const path = join(folder, name);
+  const store = new SqliteEventStore({ path });
+  await store.init();
+  await appendEndedRun(store, "a");
+  const ref = await store.putBlob("b's evidence", { sessionId: "b" });
+  const events: NewEvent[] = [{ type: "run.started", actor, payload: {} }];
+  for (let seq = 1; seq < LONG - 1; seq++) events.push({ type: "x.note", actor, payload: { seq } });
+  events.push({ type: "run.completed", actor, payload: { output: null }, evidenceRefs: [ref] });
+  await store.append({ sessionId: "b", runId: "long", expectedSeq: 0, events });
+  await appendEndedRun(store, "c");
+  await store.close();
+  return path;
+}
+
+/**
+ * The store verify reads, on its own connection to `path`, that has session b deleted through
+ * another connection (as `agent-ledger prune` in another process would) just before the call
+ * `when` picks out: the deletion lands between two of verify's reads.
+ */
+async function deletingStore(
+  path: string,
+  when: (method: string, args: unknown[]) => boolean,
+): Promise<{ store: EventStore; close(): Promise<void> }> {
+  const reader = new SqliteEventStore({ path });
+  const pruner = new SqliteEventStore({ path });
+  await reader.init();
+  await pruner.init();
+  let deleted = false;
+  const store = new Proxy(reader, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target);
+      if (typeof value !== "function") return value;
+      return async (...args: unknown[]) => {
+        if (!deleted && when(String(property), args)) {
+          deleted = true;
+          await pruner.deleteSession("b", { blobGraceMs: 0 });
+        }
+        return value.apply(target, args);
+      };
+    },
+  });
+  return {
+    store,
+    async close() {
+      expect(deleted, "the deletion happened").toBe(true);
+      await reader.close();
+      await pruner.close();
+    },
+  };
+}
+
+const text = () => {
+  const stream: OutputStream & { text: string } = {
+    text: "",
+    write(chunk) {
+      stream.text += chunk;
+      return true;
+    },
+  };
+  return stream;
+};
+
+async function verify(store: EventStore, args: string[]) {
+  const stdout = text();
+  const stderr = text();
+  const context: CommandContext = {
+    args,
+    io: { stdout, stderr, env: {} },
+    storeUrl: "sqlite:ledger.db",
+    storeSource: "flag",
+    openStore: async () => store,
+  };
+  try {
+    return { code: await verifyCommand(context), stdout: stdout.text, stderr: stderr.text };
+  } catch (error) {
+    return { error, stdout: stdout.text, stderr: stderr.text };
+  }
+}
+
+const readsRunOfB = (fromSeq: number) => (method: string, args: unknown[]) => {
+  const request = args[0] as { sessionId?: string; fromSeq?: number } | undefined;
+  return method === "readRun" && request?.sessionId === "b" && request.fromSeq === fromSeq;
+};
+
+/** Each moment of verify at which b is deleted, and what verify reads then. */
+const MOMENTS = [
+  {
+    moment: "after the sessions were listed, before b's runs were",
+    when: (method: string, args: unknown[]) => method === "listRuns" && args[0] === "b",
+  },
+  { moment: "after b's runs were listed, before its events were read", when: readsRunOfB(0) },
+  {
+    moment: "between two pages of b's run (its head then says 0 events)",
+    when: readsRunOfB(2000),
+  },
+  {
+    moment: "after b's events were read, before the blob they name was (then missing)",
+    when: (method: string) => method === "getBlobs" || method === "getBlob",
+  },
+];
+
+describe("verify while another connection deletes a session (prune in another process)", () => {
+  for (const [index, { moment, when }] of MOMENTS.entries())
+    it(`--all: b deleted ${moment} is gone, not tampered with; exit 0`, async () => {
+      const { store, close } = await deletingStore(await ledger(`all-${index}.db`), when);
+      const result = await verify(store, ["--all"]);
+      await close();
+      expect(result.stdout).toBe(
+        [
+          "ok      session a  1 run(s)",
+          "gone    session b  deleted while verify ran: not checked",
+          "ok      session c  1 run(s)",
+          "2 session(s), 2 run(s): all intact (1 session(s) deleted while verify ran)",
+          "",
+        ].join("\n"),
+      );
+      expect(result).toMatchObject({ code: 0, stderr: "" });
+    });
+
+  it("--all --json: the gone session's entry says so", async () => {
+    const path = await ledger("all-json.db");
+    const { store, close } = await deletingStore(path, readsRunOfB(2000));
+    const result = await verify(store, ["--all", "--json"]);
+    await close();
+    expect(result).toMatchObject({ code: 0, stderr: "" });
+    expect(JSON.parse(result.stdout)).toEqual({
+      ok: true,
+      sessions: [
+        { sessionId: "a", ok: true, runs: 1, failing: [] },
+        { sessionId: "b", ok: true, gone: true, runs: 0, failing: [] },
+        { sessionId: "c", ok: true, runs: 1, failing: [] },
+      ],
+      file: { ok: true, problems: [] },
+    });
+  });
+
+  it("verify <session>: the session deleted while it is verified is not found (exit 3), never tampered with", async () => {
+    for (const fromSeq of [0, 2000]) {
+      const path = await ledger(`one-${fromSeq}.db`);
+      const { store, close } = await deletingStore(path, readsRunOfB(fromSeq));
+      const result = await verify(store, ["b"]);
+      await close();
+      expect(result.stdout).not.toContain("TAMPERED");
+      expect(result.error).toMatchObject({
+        exitCode: 3,
+        message: 'session "b" was deleted while verify ran (0 of 1 run(s) checked)',
+      });
+    }
+  });
+
+  it("a session that is not deleted still fails when tampered with: its events are there", async () => {
+    const path = await ledger("kept.db");
+    const { store, close } = await deletingStore(path, readsRunOfB(2000));
+    // b's absence excuses no other session.
+    tamperWithEvent(path, { sessionId: "c", runId: "r", seq: 0 });
+    const result = await verify(store, ["--all"]);
+    await close();
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain("FAILED  session c\n  TAMPERED  run r  bad seq 0");
+    expect(result.stdout).toContain("gone    session b");
+  });
+});
