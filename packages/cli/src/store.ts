@@ -209,14 +209,41 @@ function isOlderLedger(error: unknown): error is LedgerError {
   return LedgerError.isInstance(error, "invalid-argument") && error.path === "$.upgrade";
 }
 
+/** Whether the session holds an event: a session exists from its first, until deleted. */
+export async function sessionHasEvents(store: EventStore, sessionId: string): Promise<boolean> {
+  return (await store.readSession({ sessionId, limit: 1 })).events.length > 0;
+}
+
 /** Throws `not-found` (exit 3) unless the session has at least one event. */
 export async function assertSessionExists(store: EventStore, sessionId: string): Promise<void> {
-  const page = await store.readSession({ sessionId, limit: 1 });
-  if (page.events.length === 0)
+  if (!(await sessionHasEvents(store, sessionId)))
     throw notFoundError(
       `unknown session ${JSON.stringify(sessionId)}`,
       "list the sessions with: agent-ledger sessions",
     );
+}
+
+/**
+ * Throws `not-found` (exit 3) when session `sessionId`, there when `command` began, holds no
+ * event once it has read it: deleted meanwhile (`prune` or `delete` in another process), so
+ * what it read may stop part way (a deletion is one transaction, but a read of many pages is
+ * not), with runs left open and calls in flight that were not.
+ */
+export async function assertNotDeletedWhileRead(
+  store: EventStore,
+  sessionId: string,
+  command: string,
+  consequence: string,
+): Promise<void> {
+  if (!(await sessionHasEvents(store, sessionId)))
+    throw deletedWhileRead(sessionId, command, consequence);
+}
+
+/** The `not-found` error (exit 3) of a session deleted while `command` read it. */
+export function deletedWhileRead(sessionId: string, command: string, consequence: string) {
+  return notFoundError(
+    `session ${JSON.stringify(sessionId)} was deleted while ${command} ran: ${consequence}`,
+  );
 }
 
 /** Every session of the store, a `listSessions` page at a time, in id order. */

@@ -22,7 +22,12 @@ import { interrupted, LineWriter, type OutputStream, writeOut } from "../io.js";
 import { writeJson } from "../json-writer.js";
 import { type OtlpTraceRequest, toOtlpJson } from "../otlp-json.js";
 import { openOutputFile } from "../output-file.js";
-import { assertSessionExists, ReadsStopped, stoppingReads } from "../store.js";
+import {
+  assertNotDeletedWhileRead,
+  assertSessionExists,
+  ReadsStopped,
+  stoppingReads,
+} from "../store.js";
 import type { CommandContext } from "./context.js";
 import { idArgument } from "./session-args.js";
 
@@ -80,6 +85,9 @@ export async function exportOtlpJson(
     await provider.shutdown();
   }
 }
+
+/** Why an export of a session deleted while it was read fails (store.ts). */
+const INCOMPLETE = "the export would not be complete";
 
 export async function exportCommand(context: CommandContext): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -139,6 +147,7 @@ export async function exportCommand(context: CommandContext): Promise<number> {
         progress(`exported ${count} events`);
         if (page.events.length < 1000) break;
       }
+      await assertNotDeletedWhileRead(store, sessionId, "export", INCOMPLETE);
       progress(`exported ${count} events\n`);
     } else {
       progress(terminalLine(`projecting session ${sessionId} as ${format}…`));
@@ -156,6 +165,7 @@ export async function exportCommand(context: CommandContext): Promise<number> {
         if (error instanceof ReadsStopped) return await stop("while reading the session");
         throw error;
       }
+      await assertNotDeletedWhileRead(store, sessionId, "export", INCOMPLETE);
       if (await stopBeforeNextPage(signal)) return await stop("before writing");
       if (!(await writeJson(out, document, { signal }))) return await stop("while writing");
       await writeOut(out, "\n");
@@ -163,8 +173,10 @@ export async function exportCommand(context: CommandContext): Promise<number> {
     }
     done = true;
   } catch (error) {
-    // The session exists (checked above): what is missing is a blob an event names.
+    // The session existed (checked above): what is missing is a blob an event names, or the
+    // session with its blobs, deleted while the export read it.
     if (!LedgerError.isInstance(error, "not-found")) throw error;
+    await assertNotDeletedWhileRead(store, sessionId, "export", INCOMPLETE);
     throw notFoundError(
       `${error.message}: the export would not be complete`,
       "--format jsonl --raw writes the events as stored (blob references kept); agent-ledger inspect shows the session with the lost blob marked",

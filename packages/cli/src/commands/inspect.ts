@@ -9,7 +9,12 @@ import { interrupted, LineWriter, warnMissingBlob, writeOut } from "../io.js";
 import { writeJson } from "../json-writer.js";
 import { inspectForDecision, withNextSteps } from "../next-steps.js";
 import { inspectionLines, notIntactText } from "../render-inspection.js";
-import { assertSessionExists, ReadsStopped, stoppingReads } from "../store.js";
+import {
+  assertNotDeletedWhileRead,
+  assertSessionExists,
+  ReadsStopped,
+  stoppingReads,
+} from "../store.js";
 import { commandStoreUrl } from "../store-url.js";
 import type { CommandContext } from "./context.js";
 import { sessionArgs } from "./session-args.js";
@@ -48,6 +53,13 @@ export async function inspectCommand(context: CommandContext): Promise<number> {
     if (error instanceof ReadsStopped) return await stop("while reading the session");
     throw error;
   }
+  // Deleted part way through the read, it would show open runs and calls in flight.
+  await assertNotDeletedWhileRead(
+    store,
+    sessionId,
+    "inspect",
+    "what was read of it may be cut short",
+  );
   for (const ref of inspection.missingBlobs ?? []) warnMissingBlob(stderr, ref);
   // The store the printed command names, as the viewer's page names it (store-url.ts).
   const storeUrl = commandStoreUrl(context);

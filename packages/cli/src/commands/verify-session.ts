@@ -7,6 +7,7 @@ import {
 } from "@agent-ledger/core";
 import type { FileCheckStopped } from "@agent-ledger/core/sqlite";
 import { sessionRunIds } from "../session-run-ids.js";
+import { sessionHasEvents } from "../store.js";
 
 /** A run's result as verify reports it (--json: an element of `runs`, or of `failing`). */
 export type RunResult = VerifyResult & { runId: string };
@@ -75,7 +76,7 @@ export async function verifySession(
  */
 export async function sessionGone(store: EventStore, sessionId: string): Promise<boolean> {
   try {
-    return (await store.readSession({ sessionId, limit: 1 })).events.length === 0;
+    return !(await sessionHasEvents(store, sessionId));
   } catch {
     return false;
   }

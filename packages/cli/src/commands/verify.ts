@@ -2,6 +2,7 @@ import type { EventStore } from "@agent-ledger/core";
 import { EXIT_CODES, notFoundError } from "../errors.js";
 import { terminalJson, terminalLine } from "../format.js";
 import { type CliIo, interrupted, writeOut } from "../io.js";
+import { deletedWhileRead } from "../store.js";
 import type { CommandContext } from "./context.js";
 import { sessionOrAllArgs } from "./session-args.js";
 import { verifyAll } from "./verify-all.js";
@@ -80,8 +81,10 @@ async function verifyOne(
   });
   // Deleted by another process while it was verified: not found now, and nothing tampered.
   if (check.gone)
-    throw notFoundError(
-      `session ${JSON.stringify(sessionId)} was deleted while verify ran (${check.checked} of ${runIds.length} run(s) checked)`,
+    throw deletedWhileRead(
+      sessionId,
+      "verify",
+      `${check.checked} of ${runIds.length} run(s) checked before it was`,
     );
   if (check.stopped)
     return verifyInterrupted(

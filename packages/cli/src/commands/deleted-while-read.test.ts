@@ -1,3 +1,4 @@
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { EventStore, NewEvent } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
@@ -6,12 +7,14 @@ import { afterAll, describe, expect, it } from "vitest";
 import { appendEndedRun, tamperWithEvent } from "../interrupt-fixture.test.data.js";
 import type { OutputStream } from "../io.js";
 import type { CommandContext } from "./context.js";
+import { exportCommand } from "./export.js";
+import { inspectCommand } from "./inspect.js";
 import { verifyCommand } from "./verify.js";
 
 const folder = scratchDirectory("agent-ledger-verify-deleted-", afterAll);
 const actor = { type: "agent", id: "a" } as const;
-/** Events of b's run `long`: more than one page of verifyRun (2,000). */
-const LONG = 2500;
+/** Events of b's run `long`: more than a page of verifyRun (2,000), export (1,000), inspect (5,000). */
+const LONG = 5500;
 
 /**
  * A SQLite ledger of sessions a (run r), b (run `long` of LONG events, the last naming a blob
@@ -80,7 +83,11 @@ const text = () => {
   return stream;
 };
 
-async function verify(store: EventStore, args: string[]) {
+async function run(
+  command: (context: CommandContext) => Promise<number>,
+  store: EventStore,
+  args: string[],
+) {
   const stdout = text();
   const stderr = text();
   const context: CommandContext = {
@@ -91,11 +98,13 @@ async function verify(store: EventStore, args: string[]) {
     openStore: async () => store,
   };
   try {
-    return { code: await verifyCommand(context), stdout: stdout.text, stderr: stderr.text };
+    return { code: await command(context), stdout: stdout.text, stderr: stderr.text };
   } catch (error) {
     return { error, stdout: stdout.text, stderr: stderr.text };
   }
 }
+
+const verify = (store: EventStore, args: string[]) => run(verifyCommand, store, args);
 
 const readsRunOfB = (fromSeq: number) => (method: string, args: unknown[]) => {
   const request = args[0] as { sessionId?: string; fromSeq?: number } | undefined;
@@ -118,6 +127,12 @@ const MOMENTS = [
     when: (method: string) => method === "getBlobs" || method === "getBlob",
   },
 ];
+
+/** Each read of b's events after its first page. */
+const readsLaterPageOfB = (method: string, args: unknown[]) => {
+  const request = args[0] as { sessionId?: string; after?: number } | undefined;
+  return method === "readSession" && request?.sessionId === "b" && (request.after ?? 0) > 0;
+};
 
 describe("verify while another connection deletes a session (prune in another process)", () => {
   for (const [index, { moment, when }] of MOMENTS.entries())
@@ -163,7 +178,7 @@ describe("verify while another connection deletes a session (prune in another pr
       expect(result.stdout).not.toContain("TAMPERED");
       expect(result.error).toMatchObject({
         exitCode: 3,
-        message: 'session "b" was deleted while verify ran (0 of 1 run(s) checked)',
+        message: 'session "b" was deleted while verify ran: 0 of 1 run(s) checked before it was',
       });
     }
   });
@@ -178,5 +193,50 @@ describe("verify while another connection deletes a session (prune in another pr
     expect(result.code).toBe(1);
     expect(result.stdout).toContain("FAILED  session c\n  TAMPERED  run r  bad seq 0");
     expect(result.stdout).toContain("gone    session b");
+  });
+});
+
+describe("export and inspect of a session another connection deletes part way through the read", () => {
+  it("export --output: exit 3, and the file that was there is left as it was (never a cut-short export)", async () => {
+    for (const format of ["jsonl", "atif", "otlp-json"]) {
+      const path = await ledger(`export-${format}.db`);
+      const output = join(folder, `b-${format}.out`);
+      writeFileSync(output, "the last good export\n");
+      const { store, close } = await deletingStore(path, readsLaterPageOfB);
+      const result = await run(exportCommand, store, ["b", "--format", format, "--output", output]);
+      await close();
+      expect(result.error, format).toMatchObject({
+        exitCode: 3,
+        message: 'session "b" was deleted while export ran: the export would not be complete',
+      });
+      expect(readFileSync(output, "utf8")).toBe("the last good export\n");
+    }
+  });
+
+  it("inspect (text and --json): exit 3, never a run left open that was not", async () => {
+    for (const args of [["b"], ["b", "--json"]]) {
+      const path = await ledger(`inspect-${args.length}.db`);
+      const { store, close } = await deletingStore(path, readsLaterPageOfB);
+      const result = await run(inspectCommand, store, args);
+      await close();
+      expect(result.stdout).toBe("");
+      expect(result.error).toMatchObject({
+        exitCode: 3,
+        message: 'session "b" was deleted while inspect ran: what was read of it may be cut short',
+      });
+    }
+  });
+
+  it("a session deleted by no one is exported and inspected whole", async () => {
+    const path = await ledger("kept-export.db");
+    const store = new SqliteEventStore({ path });
+    await store.init();
+    const exported = await run(exportCommand, store, ["b"]);
+    expect(exported.code).toBe(0);
+    expect(exported.stdout.trim().split("\n")).toHaveLength(LONG);
+    const inspected = await run(inspectCommand, store, ["b"]);
+    expect(inspected.code).toBe(0);
+    expect(inspected.stdout).toContain("COMPLETED");
+    await store.close();
   });
 });
