@@ -6,6 +6,7 @@ import { scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { appendEndedRun, tamperWithEvent } from "../interrupt-fixture.test.data.js";
 import type { OutputStream } from "../io.js";
+import { startViewer } from "../viewer/viewer-server.js";
 import type { CommandContext } from "./context.js";
 import { exportCommand } from "./export.js";
 import { inspectCommand } from "./inspect.js";
@@ -196,7 +197,7 @@ describe("verify while another connection deletes a session (prune in another pr
   });
 });
 
-describe("export and inspect of a session another connection deletes part way through the read", () => {
+describe("export, inspect and the viewer of a session another connection deletes part way through the read", () => {
   it("export --output: exit 3, and the file that was there is left as it was (never a cut-short export)", async () => {
     for (const format of ["jsonl", "atif", "otlp-json"]) {
       const path = await ledger(`export-${format}.db`);
@@ -224,6 +225,22 @@ describe("export and inspect of a session another connection deletes part way th
         exitCode: 3,
         message: 'session "b" was deleted while inspect ran: what was read of it may be cut short',
       });
+    }
+  });
+
+  it("the viewer answers 404 for it, never a run tree of what it read before the deletion", async () => {
+    const path = await ledger("viewer.db");
+    const { store, close } = await deletingStore(path, readsLaterPageOfB);
+    const viewer = await startViewer({ store });
+    try {
+      const response = await fetch(new URL("/api/sessions/b", viewer.url));
+      expect(response.status).toBe(404);
+      expect(await response.json()).toEqual({
+        error: "session b was deleted while the viewer read it",
+      });
+    } finally {
+      await viewer.close();
+      await close();
     }
   });
 

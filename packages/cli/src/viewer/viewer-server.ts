@@ -5,6 +5,7 @@ import { pipeline } from "node:stream/promises";
 import { type EventStore, isBlobRef, isValidId, LedgerError, redactUrl } from "@agent-ledger/core";
 import { usageError } from "../errors.js";
 import { jsonChunks } from "../json-writer.js";
+import { sessionHasEvents } from "../store.js";
 import { eventPageJson, findEvent } from "./event-pages.js";
 import { inspectForPage, unchangedSince } from "./page-inspection.js";
 import { crossSiteRefusal, isLoopbackHost, SECURITY_HEADERS, tokenMatches } from "./security.js";
@@ -248,6 +249,11 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
       );
       if (inspection.eventCount === 0)
         return sendJson(response, 404, { error: `unknown session ${sessionId}` });
+      // Deleted part way through the read (prune in another process): runs would show open.
+      if (!(await sessionHasEvents(store, sessionId)))
+        return sendJson(response, 404, {
+          error: `session ${sessionId} was deleted while the viewer read it`,
+        });
       return streamJson(response, 200, inspection);
     }
     const blobMatch = /^\/api\/blobs\/([^/]+)$/.exec(path);
