@@ -58,7 +58,8 @@ export function unreadableRunResult(
  * event (so a deleted tail is caught too). Every blob the events name (§8) is read, a page of
  * events' blobs at a time in batches, and must hash to its reference: the chain covers the
  * references, not the content. The first failure by seq is reported. A run the store does not
- * hold is `not-found`. An aborted `options.signal` stops it between pages (`stopped`).
+ * hold is `not-found`. A run appended to while it is verified is verified to the end its head
+ * gives once the last page is read. An aborted `options.signal` stops it between pages (`stopped`).
  */
 export async function verifyRun(
   store: EventStore,
@@ -84,6 +85,8 @@ export async function verifyRun(
       blob: { ref: bad.ref, problem: bad.problem },
     };
   };
+  // How many events had been read when the run's head was last found ahead of them.
+  let headAheadAt: number | undefined;
   for (;;) {
     // Between pages, the blobs of the events checked so far checked too (below).
     if (await stopBeforeNextPage(signal)) return { ok: false, length: expectedSeq, stopped: true };
@@ -111,23 +114,30 @@ export async function verifyRun(
     }
     const bad = await blobFailure();
     if (bad) return bad;
-    if (page.events.length < 2000) break;
+    if (page.events.length === 2000) continue;
+    const head = await store.runHead(address);
+    // Nothing to verify is not a verified run: a mistyped id must not read as intact.
+    if (!head.exists && expectedSeq === 0)
+      throw new NotFoundError(`run ${address.runId} not found in session ${address.sessionId}`, {
+        ...address,
+      });
+    // A head ahead of the log: appended to since its last page was read (its agent writes
+    // while it is verified), so read on; ahead again with nothing more read, the log lacks
+    // the events the head counts (a deleted tail).
+    if (head.length > expectedSeq && headAheadAt !== expectedSeq) {
+      headAheadAt = expectedSeq;
+      continue;
+    }
+    if (head.length !== expectedSeq || head.lastHash !== prevHash) {
+      return {
+        ok: false,
+        length: expectedSeq,
+        badSeq: Math.min(head.length, expectedSeq),
+        reason: `run head says ${head.length} events ending in ${head.lastHash}, the log has ${expectedSeq}`,
+      };
+    }
+    return { ok: true, length: expectedSeq };
   }
-  const head = await store.runHead(address);
-  // Nothing to verify is not a verified run: a mistyped id must not read as intact.
-  if (!head.exists && expectedSeq === 0)
-    throw new NotFoundError(`run ${address.runId} not found in session ${address.sessionId}`, {
-      ...address,
-    });
-  if (head.length !== expectedSeq || head.lastHash !== prevHash) {
-    return {
-      ok: false,
-      length: expectedSeq,
-      badSeq: Math.min(head.length, expectedSeq),
-      reason: `run head says ${head.length} events ending in ${head.lastHash}, the log has ${expectedSeq}`,
-    };
-  }
-  return { ok: true, length: expectedSeq };
 }
 
 /** Like `verifyRun`, but throws `tamper-detected` with the bad seq. */
