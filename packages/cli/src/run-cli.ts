@@ -60,7 +60,7 @@ exit codes:
   2  bad usage: unknown command or option, bad store URL (or a user or password the server
      refused), non-loopback bind without --token, an export --output file that cannot be written
   3  unknown session, attempt or ledger file (or database); export: a blob an event names is lost;
-     inspect, export, verify <session>: the session was deleted (prune) while it was read
+     inspect, export, tail, verify <session>: the session was deleted (prune) while it was read
   4  the store is unavailable: its server cannot be reached or did not answer in time, or
      the SQLite file could not be read or written (locked, disk full, I/O error)
   130  export stopped by Ctrl-C or SIGTERM (an --output file left as it was); so are inspect,

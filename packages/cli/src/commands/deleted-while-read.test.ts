@@ -10,6 +10,7 @@ import { startViewer } from "../viewer/viewer-server.js";
 import type { CommandContext } from "./context.js";
 import { exportCommand } from "./export.js";
 import { inspectCommand } from "./inspect.js";
+import { tailCommand } from "./tail.js";
 import { verifyCommand } from "./verify.js";
 
 const folder = scratchDirectory("agent-ledger-verify-deleted-", afterAll);
@@ -88,12 +89,13 @@ async function run(
   command: (context: CommandContext) => Promise<number>,
   store: EventStore,
   args: string[],
+  signal?: AbortSignal,
 ) {
   const stdout = text();
   const stderr = text();
   const context: CommandContext = {
     args,
-    io: { stdout, stderr, env: {} },
+    io: { stdout, stderr, env: {}, ...(signal ? { signal } : {}) },
     storeUrl: "sqlite:ledger.db",
     storeSource: "flag",
     openStore: async () => store,
@@ -197,7 +199,7 @@ describe("verify while another connection deletes a session (prune in another pr
   });
 });
 
-describe("export, inspect and the viewer of a session another connection deletes part way through the read", () => {
+describe("export, inspect, tail and the viewer of a session another connection deletes part way through the read", () => {
   it("export --output: exit 3, and the file that was there is left as it was (never a cut-short export)", async () => {
     for (const format of ["jsonl", "atif", "otlp-json"]) {
       const path = await ledger(`export-${format}.db`);
@@ -241,6 +243,23 @@ describe("export, inspect and the viewer of a session another connection deletes
     } finally {
       await viewer.close();
       await close();
+    }
+  });
+
+  it("tail and tail --follow: exit 3 once the session is gone, never a wait for events that cannot come", async () => {
+    for (const follow of [[], ["--follow", "--interval", "10"]]) {
+      const path = await ledger(`tail-${follow.length}.db`);
+      const { store, close } = await deletingStore(path, readsLaterPageOfB);
+      // Without the check, --follow polls the deleted session until this stops it (exit 0).
+      const stop = AbortSignal.timeout(5000);
+      const result = await run(tailCommand, store, ["b", ...follow], stop);
+      await close();
+      expect(result.error, follow.join(" ")).toMatchObject({
+        exitCode: 3,
+        message:
+          'session "b" was deleted while tail ran: the events printed may stop short of its end',
+      });
+      expect(result.stdout.split("\n")).toHaveLength(501);
     }
   });
 

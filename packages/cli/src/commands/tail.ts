@@ -3,7 +3,7 @@ import { BlobCache, type LedgerEvent, resolveEvents } from "@agent-ledger/core";
 import { usageError } from "../errors.js";
 import { preview, terminalJson, terminalLine } from "../format.js";
 import { LineWriter, sleep, warnMissingBlob } from "../io.js";
-import { assertSessionExists } from "../store.js";
+import { assertNotDeletedWhileRead, assertSessionExists } from "../store.js";
 import type { CommandContext } from "./context.js";
 import { idArgument, numberOption } from "./session-args.js";
 
@@ -11,7 +11,8 @@ export const tailHelp = `agent-ledger tail <session> [--follow] [--json] [--raw]
   Prints the session's events in commit order, paging by commit cursor (never misses or
   repeats an event). --from <cursor> starts after that cursor (exclusive). --follow keeps
   polling for new events, every --interval ms (default 500), until interrupted. Content kept
-  in the blob store is put back in place unless --raw.`;
+  in the blob store is put back in place unless --raw. A session deleted while tail reads or
+  follows it (prune in another process) ends it with exit 3.`;
 
 /** One human-readable line per event. */
 export function eventLine(event: LedgerEvent): string {
@@ -76,6 +77,14 @@ export async function tailCommand(context: CommandContext): Promise<number> {
     }
     await lines.flush();
     if (page.events.length < pageSize) {
+      // Deleted meanwhile (prune in another process): what was printed may stop part way,
+      // and --follow would wait for events that never come.
+      await assertNotDeletedWhileRead(
+        store,
+        sessionId,
+        "tail",
+        "the events printed may stop short of its end",
+      );
       if (!values.follow) break;
       await sleep(interval, signal);
     }
