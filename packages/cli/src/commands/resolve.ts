@@ -3,6 +3,8 @@ import {
   type AttemptView,
   endedOuterCalls,
   inspectSession,
+  LedgerError,
+  type LedgerEvent,
   type RunView,
   redactUrl,
   runsInTreeOrder,
@@ -44,7 +46,10 @@ export const resolveHelp = `agent-ledger resolve <session> <attemptId> --abandon
   The reason "reason", as inspect prints it in its commands, is refused: it stands for yours.
   A run paused at an approval (inspect says so) is decided in the app that runs the agent.
   A call in flight inside a tool call that ended is refused: settling that call abandons it
-  (run --abandon again on it when it was abandoned; the next resume does it too).`;
+  (run --abandon again on it when it was abandoned; the next resume does it too).
+  A run written to after resolve read it (its agent still running, someone resolving another
+  of its calls) is read again and decided as it is then: a call that completed meanwhile is
+  refused, nothing written (exit 1); written to each of 3 reads, it gives up, nothing written.`;
 
 // The placeholder inspect prints in its commands: pasted as is, it would reach the model.
 const PLACEHOLDER = "reason";
@@ -71,11 +76,14 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
     allowPositionals: true,
     strict: true,
   });
-  const [sessionId, attemptId] = positionals;
-  if (!sessionId || !attemptId || positionals.length > 2)
+  const [session, attempted] = positionals;
+  if (!session || !attempted || positionals.length > 2)
     throw usageError(
       'usage: agent-ledger resolve <session> <attemptId> --abandon "reason" | --approve "reason"',
     );
+  // Typed as given, for the reads below (each a function of its own).
+  const sessionId: string = session;
+  const attemptId: string = attempted;
   idArgument(sessionId, "<session>");
   idArgument(attemptId, "<attemptId>");
   idArgument(values.run, "--run");
@@ -91,67 +99,104 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
     );
   const store = await context.openStore();
   await assertSessionExists(store, sessionId);
-  // Only ids and statuses are read: a session whose blobs are missing can still be resolved.
-  const inspection = await inspectSession(store, sessionId, { resolve: false });
-  const onRun = (candidate: AttemptView) =>
-    candidate.attemptId === attemptId &&
-    (values.run === undefined || candidate.runId === values.run);
-  const open = inspection.unresolved.filter(onRun);
-  if (open.length > 1)
-    throw usageError(
-      `attempt ${attemptId} is unresolved in runs ${open.map((candidate) => candidate.runId).join(", ")}: pass --run <runId>`,
-    );
-  const person = humanActor(values.actor, context.io.env);
-  // The person's recorder on the attempt's run, read as stored.
-  const personOn = (on: AttemptView) =>
-    SessionRecorder.resume({ resolve: false, store, sessionId, runId: on.runId, actor: person });
-  const attempt = open[0];
-  if (attempt === undefined) {
-    const recorded = findAttempts(inspection.runs, attemptId).find(onRun);
-    if (recorded === undefined)
-      throw notFoundError(
-        `no attempt ${attemptId}${values.run === undefined ? "" : ` on run ${values.run}`} in session ${sessionId}`,
-        `see: agent-ledger inspect ${sessionId}`,
+  // Written to between this read and the decision (its agent still running, a resolve of
+  // another call of the run): nothing was written, so read again and decide on what is there
+  // now: the call completed meanwhile is refused as not unresolved, one abandoned meanwhile
+  // is settled as asked.
+  for (let read = 1; ; read++) {
+    try {
+      return await resolveAsRead();
+    } catch (error) {
+      if (!(error instanceof RunMovedOn)) throw error;
+      if (read < READS) continue;
+      throw new CliError({
+        code: "conflict",
+        message: `nothing written: run ${error.runId} was written to each of the ${READS} times resolve read it (is its agent still running?): see agent-ledger inspect ${sessionId}`,
+        exitCode: EXIT_CODES.failure,
+      });
+    }
+  }
+
+  async function resolveAsRead(): Promise<number> {
+    // Only ids and statuses are read: a session whose blobs are missing can still be resolved.
+    const inspection = await inspectSession(store, sessionId, { resolve: false });
+    const onRun = (candidate: AttemptView) =>
+      candidate.attemptId === attemptId &&
+      (values.run === undefined || candidate.runId === values.run);
+    const open = inspection.unresolved.filter(onRun);
+    if (open.length > 1)
+      throw usageError(
+        `attempt ${attemptId} is unresolved in runs ${open.map((candidate) => candidate.runId).join(", ")}: pass --run <runId>`,
       );
-    // Abandoned already (by a resolve that failed part way, run again as it said, or by the
-    // agent's resume meanwhile): what was asked for holds; what it left inside is settled.
-    if (decision === "abandon" && recorded.status === "abandoned") {
-      assertNotPaused(inspection.runs, recorded);
-      await writeOut(
-        context.io.stdout,
-        await finishAbandonment(() => personOn(recorded), recorded, values.json),
-      );
+    const person = humanActor(values.actor, context.io.env);
+    // The person's recorder on the attempt's run, read as stored.
+    const personOn = (on: AttemptView) =>
+      SessionRecorder.resume({ resolve: false, store, sessionId, runId: on.runId, actor: person });
+    const attempt = open[0];
+    if (attempt === undefined) {
+      const recorded = findAttempts(inspection.runs, attemptId).find(onRun);
+      if (recorded === undefined)
+        throw notFoundError(
+          `no attempt ${attemptId}${values.run === undefined ? "" : ` on run ${values.run}`} in session ${sessionId}`,
+          `see: agent-ledger inspect ${sessionId}`,
+        );
+      // Abandoned already (by a resolve that failed part way, run again as it said, or by the
+      // agent's resume meanwhile): what was asked for holds; what it left inside is settled.
+      if (decision === "abandon" && recorded.status === "abandoned") {
+        assertNotPaused(inspection.runs, recorded);
+        await writeOut(
+          context.io.stdout,
+          await finishAbandonment(() => personOn(recorded), recorded, values.json),
+        );
+        return 0;
+      }
+      throw new CliError({
+        code: "invalid-argument",
+        message: `attempt ${attemptId} is not unresolved (it is ${recorded.retriedBy ? `retried by ${recorded.retriedBy}` : recorded.status})`,
+        exitCode: EXIT_CODES.failure,
+      });
+    }
+    assertNotPaused(inspection.runs, attempt);
+    assertNotHeld(inspection, attempt, context);
+    const recorder = await personOn(attempt);
+    const decide = decision === "abandon" ? recorder.abandon : recorder.approve;
+    let event: LedgerEvent;
+    try {
+      event = await decide.call(recorder, attempt, reason);
+    } catch (error) {
+      if (LedgerError.isInstance(error, "conflict")) throw new RunMovedOn(attempt.runId);
+      throw error;
+    }
+    const head = `${terminalLine(`${decision === "abandon" ? "abandoned" : "approved a re-run of"} attempt ${attemptId} (${attemptKind(attempt)}) on run ${attempt.runId} at seq ${event.seq}: ${reason}`)}\n`;
+    // --json prints the decision's event, as before: what follows from it is for inspect to show.
+    const json = `${terminalJson(JSON.stringify(event, null, 2))}\n`;
+    // Approved, the call runs again, and what it left inside goes on with it: nothing to settle.
+    if (decision === "approve") {
+      await writeOut(context.io.stdout, values.json ? json : head);
       return 0;
     }
-    throw new CliError({
-      code: "invalid-argument",
-      message: `attempt ${attemptId} is not unresolved (it is ${recorded.retriedBy ? `retried by ${recorded.retriedBy}` : recorded.status})`,
-      exitCode: EXIT_CODES.failure,
-    });
-  }
-  assertNotPaused(inspection.runs, attempt);
-  assertNotHeld(inspection, attempt, context);
-  const recorder = await personOn(attempt);
-  const decide = decision === "abandon" ? recorder.abandon : recorder.approve;
-  const event = await decide.call(recorder, attempt, reason);
-  const head = `${terminalLine(`${decision === "abandon" ? "abandoned" : "approved a re-run of"} attempt ${attemptId} (${attemptKind(attempt)}) on run ${attempt.runId} at seq ${event.seq}: ${reason}`)}\n`;
-  // --json prints the decision's event, as before: what follows from it is for inspect to show.
-  const json = `${terminalJson(JSON.stringify(event, null, 2))}\n`;
-  // Approved, the call runs again, and what it left inside goes on with it: nothing to settle.
-  if (decision === "approve") {
-    await writeOut(context.io.stdout, values.json ? json : head);
+    let settled: SettledRun[];
+    try {
+      settled = await settleInside(recorder, attempt, reason);
+    } catch (error) {
+      // The decision is in the ledger: say so before the error about what follows from it.
+      await writeOut(context.io.stdout, values.json ? json : head);
+      throw error;
+    }
+    await writeOut(context.io.stdout, values.json ? json : `${head}${settledLines(settled)}`);
     return 0;
   }
-  let settled: SettledRun[];
-  try {
-    settled = await settleInside(recorder, attempt, reason);
-  } catch (error) {
-    // The decision is in the ledger: say so before the error about what follows from it.
-    await writeOut(context.io.stdout, values.json ? json : head);
-    throw error;
+}
+
+/** Times resolve reads the session before it gives up on a run that keeps being written to. */
+const READS = 3;
+
+/** The decision's append met `conflict`: the run was written to since it was read. */
+class RunMovedOn extends Error {
+  constructor(readonly runId: string) {
+    super(`run ${runId} was written to since it was read`);
+    this.name = "RunMovedOn";
   }
-  await writeOut(context.io.stdout, values.json ? json : `${head}${settledLines(settled)}`);
-  return 0;
 }
 
 /**
