@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { EventStore, NewEvent } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
-import { scratchDirectory } from "@agent-ledger/core/testing";
+import { interleavedStore, scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { appendEndedRun, tamperWithEvent } from "../interrupt-fixture.test.data.js";
 import type { OutputStream } from "../io.js";
@@ -51,18 +51,10 @@ async function deletingStore(
   await reader.init();
   await pruner.init();
   let deleted = false;
-  const store = new Proxy(reader, {
-    get(target, property) {
-      const value = Reflect.get(target, property, target);
-      if (typeof value !== "function") return value;
-      return async (...args: unknown[]) => {
-        if (!deleted && when(String(property), args)) {
-          deleted = true;
-          await pruner.deleteSession("b", { blobGraceMs: 0 });
-        }
-        return value.apply(target, args);
-      };
-    },
+  const store = interleavedStore(reader, async (method, args) => {
+    if (deleted || !when(method, args)) return;
+    deleted = true;
+    await pruner.deleteSession("b", { blobGraceMs: 0 });
   });
   return {
     store,

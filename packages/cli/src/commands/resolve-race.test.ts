@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { type EventStore, inspectSession, SessionRecorder } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
-import { scratchDirectory } from "@agent-ledger/core/testing";
+import { interleavedStore, scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import type { OutputStream } from "../io.js";
 import type { CommandContext } from "./context.js";
@@ -35,18 +35,10 @@ async function ledger(
   const reader = new SqliteEventStore({ path });
   await reader.init();
   let left = times;
-  const store = new Proxy(reader, {
-    get(target, property) {
-      const value = Reflect.get(target, property, target);
-      if (typeof value !== "function") return value;
-      return async (...args: unknown[]) => {
-        if (property === "append" && left > 0) {
-          left -= 1;
-          await meanwhile({ store: writer, agent });
-        }
-        return value.apply(target, args);
-      };
-    },
+  const store = interleavedStore(reader, async (method) => {
+    if (method !== "append" || left === 0) return;
+    left -= 1;
+    await meanwhile({ store: writer, agent });
   });
   return {
     store,

@@ -7,6 +7,7 @@ import type { EventStore } from "../store/event-store.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { decodeBody, encodeBody } from "../stores/sqlite/body-codec.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
+import { interleavedStore } from "../testing/interleaved-store.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
 import { assertRunIntact, type VerifyRunOptions, verifyRun } from "./verify-run.js";
 
@@ -355,18 +356,10 @@ describe("verifyRun of a run its agent appends to while it is verified", () => {
     await reader.init();
     await writer.init();
     let grown = false;
-    const store = new Proxy(reader, {
-      get(target, property) {
-        const value = Reflect.get(target, property, target);
-        if (typeof value !== "function") return value;
-        return async (...args: unknown[]) => {
-          if (property === "runHead" && !grown) {
-            grown = true;
-            await grow(writer);
-          }
-          return value.apply(target, args);
-        };
-      },
+    const store = interleavedStore(reader, async (method) => {
+      if (method !== "runHead" || grown) return;
+      grown = true;
+      await grow(writer);
     });
     return {
       store,

@@ -16,6 +16,7 @@ export {
   reportToParent,
 } from "./crash-child.js";
 export { recordHandoffChain } from "./handoff-chain.js";
+export { interleavedStore } from "./interleaved-store.js";
 export { scratchDirectory } from "./scratch-directory.js";
 export type { SecretHit } from "./secret-scan.js";
 export {
