@@ -1,5 +1,12 @@
 import { inspectSession, toAtif } from "@agent-ledger/core";
-import { generateText, type ModelMessage, stepCountIs, tool, wrapLanguageModel } from "ai";
+import {
+  generateText,
+  type ModelMessage,
+  stepCountIs,
+  streamText,
+  tool,
+  wrapLanguageModel,
+} from "ai";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
@@ -89,5 +96,32 @@ describe("inspection of a recorded generateText call", () => {
       status: "completed",
       name: "scripted-1",
     });
+  });
+
+  it("says the tokens the SDK reported for each call, generated or streamed, and their sums", async () => {
+    const { store, recorder } = recordingAssistant();
+    const { model } = scriptedModel([
+      toolCallsResult(toolCall("call-1", "weather", { city: "Paris" })),
+      textResult("Paris: 21"),
+      textResult("and Oslo: 9"),
+    ]);
+    const wrapped = wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) });
+    const tools = wrapTools(
+      { weather: tool({ inputSchema: z.object({ city: z.string() }), execute: async () => 21 }) },
+      { recorder },
+    );
+    await generateText({ model: wrapped, prompt: "Paris?", tools, stopWhen: stepCountIs(2) });
+    await streamText({ model: wrapped, prompt: "Oslo?" }).consumeStream();
+    const inspection = await inspectSession(store, "s");
+    const calls = inspection.runs[0]?.steps
+      .flatMap((step) => step.attempts)
+      .filter((attempt) => attempt.kind === "model");
+    expect(calls?.map((call) => call.usage)).toEqual([
+      { inputTokens: 10, outputTokens: 3 },
+      { inputTokens: 10, outputTokens: 5 },
+      { inputTokens: 10, outputTokens: 5 },
+    ]);
+    expect(inspection.runs[0]?.usage).toEqual({ inputTokens: 30, outputTokens: 13 });
+    expect(inspection.usage).toEqual({ inputTokens: 30, outputTokens: 13 });
   });
 });

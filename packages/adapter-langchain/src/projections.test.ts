@@ -1,4 +1,11 @@
-import { MemoryEventStore, messageHistory, toAtif, toOtelSpans } from "@agent-ledger/core";
+import {
+  inspectSession,
+  MemoryEventStore,
+  messageHistory,
+  runsInTreeOrder,
+  toAtif,
+  toOtelSpans,
+} from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { FakeLLM } from "@langchain/core/utils/testing";
@@ -91,6 +98,22 @@ describe("projections of a createAgent run", () => {
       { role: "tool", content: "value of x", toolCallId: "call-lookup", name: "lookup" },
       { role: "assistant", content: "x is 42" },
     ]);
+  });
+});
+
+describe("inspection of a createAgent run", () => {
+  it("says the tokens each model call reported (usage_metadata) and their sum", async () => {
+    const store = await recordAgentRun();
+    const inspection = await inspectSession(store, "s");
+    const calls = runsInTreeOrder(inspection.runs)
+      .flatMap(({ run }) => run.steps.flatMap((step) => step.attempts))
+      .filter((attempt) => attempt.kind === "model");
+    // ScriptedChatModel reports as many input tokens as the call had messages, and 3 out.
+    expect(calls.map((call) => call.usage)).toEqual([
+      { inputTokens: 2, outputTokens: 3 },
+      { inputTokens: 4, outputTokens: 3 },
+    ]);
+    expect(inspection.usage).toEqual({ inputTokens: 6, outputTokens: 6 });
   });
 });
 

@@ -1,4 +1,4 @@
-import { MemoryEventStore, messageHistory, toAtif } from "@agent-ledger/core";
+import { inspectSession, MemoryEventStore, messageHistory, toAtif } from "@agent-ledger/core";
 import { Agent, setTracingDisabled } from "@openai/agents";
 import { describe, expect, it } from "vitest";
 import { runWithLedger } from "./index.js";
@@ -46,5 +46,32 @@ describe("message history of an agent with a stored prompt", () => {
       { role: "user", content: "hi there" },
       { role: "assistant", content: "hello" },
     ]);
+  });
+});
+
+describe("inspection of a run with a handoff", () => {
+  it("says the tokens the SDK counted: each call's, each agent's, the run's whole", async () => {
+    const store = new MemoryEventStore();
+    const { main, model } = fixture();
+    const run = await runWithLedger(main, "sell a book", runOptions(store, model));
+    expect(run.status).toBe("completed");
+    const inspection = await inspectSession(store, "s");
+    const [seller] = inspection.runs;
+    const closer = seller?.children[0];
+    expect(closer?.actor?.id).toBe("closer");
+    const callsOf = (view: typeof seller) =>
+      view?.steps.flatMap((step) => step.attempts).filter((attempt) => attempt.kind === "model");
+    // ScriptedModel reports 10 in and 5 out for every response.
+    for (const call of [...(callsOf(seller) ?? []), ...(callsOf(closer) ?? [])])
+      expect(call.usage).toEqual({ inputTokens: 10, outputTokens: 5 });
+    const sellerCalls = callsOf(seller)?.length ?? 0;
+    expect(seller?.usage).toEqual({ inputTokens: 10 * sellerCalls, outputTokens: 5 * sellerCalls });
+    expect(closer?.usage).toEqual({ inputTokens: 10, outputTokens: 5 });
+    // The sum is what the SDK counted for the run.
+    expect(run.state?.usage.requests).toBe(sellerCalls + 1);
+    expect(inspection.usage).toEqual({
+      inputTokens: run.state?.usage.inputTokens,
+      outputTokens: run.state?.usage.outputTokens,
+    });
   });
 });

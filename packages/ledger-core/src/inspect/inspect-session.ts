@@ -8,7 +8,7 @@ import {
 import { LedgerError } from "../events/errors.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../events/json.js";
 import type { Actor, LedgerEvent, RunStatus } from "../events/types.js";
-import { modelNameOf } from "../projections/extract.js";
+import { modelNameOf, type TokenUsage } from "../projections/extract.js";
 import type { EventStore, RunSummary } from "../store/event-store.js";
 import { assertEventStore } from "../store/validate.js";
 import { type AwaitingDecisionView, PausedRuns, resolvePauses } from "./awaiting-decision.js";
@@ -17,6 +17,7 @@ import {
   HANDOFF_TO_FIELD,
   RECORDS_EVERY_CALL_FIELD,
 } from "./made-again.js";
+import { addTokenUsage, callUsage } from "./token-usage.js";
 
 /** Status of one attempt as inspection reports it. */
 export type AttemptStatus = "requested" | "completed" | "failed" | "abandoned";
@@ -57,6 +58,11 @@ export interface AttemptView {
   request: JsonValue;
   /** The outcome payload (response / result / error / abandonment reason). */
   outcome?: JsonValue;
+  /**
+   * Tokens a model call's outcome reports (`usageOf` of its response, or of the partial
+   * response of a failed call), when it reports any.
+   */
+  usage?: TokenUsage;
 }
 
 export interface StepView {
@@ -96,6 +102,8 @@ export interface RunView {
    * (`RECORDS_EVERY_CALL_FIELD`).
    */
   recordsEveryCall?: true;
+  /** The tokens its own model calls report (`AttemptView.usage`), its child runs' not counted. */
+  usage?: TokenUsage;
 }
 
 export interface SessionInspection {
@@ -105,6 +113,8 @@ export interface SessionInspection {
   runs: RunView[];
   /** Every attempt requested and never completed, failed, abandoned or retried. */
   unresolved: AttemptView[];
+  /** The tokens every model call of the session reports, when any reports some. */
+  usage?: TokenUsage;
   /**
    * With `missingBlobs: "keep"`: refs events name whose blobs are not in the store (their
    * markers are shown as stored). Absent when nothing is missing.
@@ -167,6 +177,8 @@ export async function inspectSession(
     await resolveInFlight(inspection, (value) => resolvePayload(store, value, resolveOptions));
   }
   if (cache.missing.size > 0) inspection.missingBlobs = [...cache.missing].sort();
+  const usage = addTokenUsage(inspection.runs);
+  if (usage !== undefined) inspection.usage = usage;
   return inspection;
 }
 
@@ -395,6 +407,10 @@ export class SessionInspector {
         const payload = (event.payload ?? {}) as JsonObject;
         attempt.outcome =
           payload.response ?? payload.result ?? payload.error ?? payload.reason ?? event.payload;
+        if (event.type === "model.completed" || event.type === "model.failed") {
+          const usage = callUsage(payload, event.type === "model.failed");
+          if (usage !== undefined) attempt.usage = usage;
+        }
       }
     }
   }
