@@ -89,7 +89,7 @@ describe("renderInspection", () => {
       storeUrl: "sqlite:./my ledger.db",
     });
     const lines = text.split("\n");
-    expect(lines[0]).toBe("session render  16 events  2 runs  1 unresolved");
+    expect(lines[0]).toBe("session render  16 events  2 runs  1 unresolved  42 in / 17 out tokens");
     const find = lines.findIndex((line) => line.includes("tool find_slots [call-1]  completed"));
     expect(lines[find + 1]).toMatch(
       /^ {3}├─ availability-checker \(.+\) {2}FAILED .*caused by tool find_slots/,
@@ -268,6 +268,47 @@ describe("renderInspection", () => {
     expect(text).toMatch(
       /^session done {2}2 events {2}1 run {2}0 unresolved\n└─ a \(.+\) {2}COMPLETED {2}\d+ ms {2}2 events\n$/,
     );
+  });
+
+  it("says the tokens each model call, each run and the session report, where they do", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "costs",
+      runId: "main",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const first = await recorder.beforeModelCall({ request: { model: "gpt", messages: [] } });
+    await recorder.modelCompleted(first, {
+      text: "hi",
+      usage: { inputTokens: { total: 1200, cacheRead: 300 }, outputTokens: { total: 85 } },
+    });
+    const second = await recorder.beforeModelCall({ request: { model: "gpt", messages: [] } });
+    await recorder.modelCompleted(second, { text: "no counts" });
+    const sub = recorder.child({ runId: "sub", actor: { type: "agent", id: "b" } });
+    await sub.startRun();
+    const inner = await sub.beforeModelCall({ request: { model: "gpt", messages: [] } });
+    await sub.modelCompleted(inner, { text: "ok", usage: { inputTokens: 10, outputTokens: 2 } });
+    await sub.completeRun("ok");
+    await recorder.completeRun("ok");
+    const lines = renderInspection(await inspectSession(store, "costs")).split("\n");
+    expect(lines[0]).toBe(
+      "session costs  10 events  2 runs  0 unresolved  1210 in (300 cached) / 87 out tokens",
+    );
+    expect(lines[1]).toMatch(
+      /^└─ a \(main\) {2}COMPLETED {2}\d+ ms {2}6 events {2}1200 in \(300 cached\) \/ 85 out tokens$/,
+    );
+    expect(lines[2]).toMatch(
+      new RegExp(
+        `model gpt {2}completed {2}\\d+ ms {2}1200 in \\(300 cached\\) / 85 out tokens {2}attempt ${first.attemptId}$`,
+      ),
+    );
+    expect(lines[3]).toMatch(
+      new RegExp(`model gpt {2}completed {2}\\d+ ms {2}attempt ${second.attemptId}$`),
+    );
+    const subLine = lines.find((line) => line.includes("b (sub)"));
+    expect(subLine).toMatch(/COMPLETED {2}\d+ ms {2}4 events {2}10 in \/ 2 out tokens$/);
   });
 
   it("prints a resolve command only for an attempt whose run can still append", async () => {

@@ -4,6 +4,7 @@ import {
   redactUrl,
   runsInTreeOrder,
   type SessionInspection,
+  type TokenUsage,
 } from "@agent-ledger/core";
 import { formatDuration, preview, shellQuote, terminalLine } from "./format.js";
 import { attemptKey, type NextStep, nextSteps } from "./next-steps.js";
@@ -23,6 +24,21 @@ function approvalText(attempt: AttemptView): string {
   const by = attempt.approvedBy === undefined ? "" : ` by ${attempt.approvedBy}`;
   const reason = preview(attempt.approvalReason ?? "", 80);
   return `approved for a re-run${by} at ${attempt.approvedAt}${reason ? `: "${reason}"` : ""}`;
+}
+
+/**
+ * "1200 in / 85 out tokens" (cache reads among the input said: "(300 cached)"): what the calls
+ * reported, empty when nothing.
+ */
+export function tokensText(usage: TokenUsage | undefined): string {
+  if (usage === undefined) return "";
+  const parts: string[] = [];
+  if (usage.inputTokens !== undefined)
+    parts.push(
+      `${usage.inputTokens} in${usage.cachedTokens ? ` (${usage.cachedTokens} cached)` : ""}`,
+    );
+  if (usage.outputTokens !== undefined) parts.push(`${usage.outputTokens} out`);
+  return parts.length > 0 ? `${parts.join(" / ")} tokens` : "";
 }
 
 function attemptLabel(attempt: AttemptView): string {
@@ -64,6 +80,8 @@ function attemptLine(attempt: AttemptView, marked: Marked): string {
   } else {
     parts.push(attempt.status);
     if (attempt.durationMs !== undefined) parts.push(formatDuration(attempt.durationMs));
+    const tokens = tokensText(attempt.usage);
+    if (tokens) parts.push(tokens);
     if (attempt.status !== "completed") {
       const outcome = preview(
         typeof attempt.outcome === "object" &&
@@ -90,6 +108,8 @@ function runLine(run: RunView, pausedRunOf: ReadonlyMap<string, string>): string
   if (run.durationMs !== undefined) parts.push(formatDuration(run.durationMs));
   else parts.push(`started ${run.startedAt}`);
   parts.push(`${run.length} events`);
+  const tokens = tokensText(run.usage);
+  if (tokens) parts.push(tokens);
   if (run.actor?.framework) parts.push(`[${run.actor.framework}]`);
   return parts.join("  ");
 }
@@ -187,7 +207,7 @@ export function* inspectionLines(
   const paused = pausedRuns(inspection.runs);
   const pausedText = new Map(paused.map((run) => [run.runId, run.text]));
   const pausedRunOf = pausedAbove(inspection.runs);
-  yield `session ${inspection.sessionId}  ${inspection.eventCount} events  ${runCount} run${runCount === 1 ? "" : "s"}  ${open.length} unresolved${paused.length > 0 ? `  ${paused.length} paused at an approval` : ""}`;
+  yield `session ${inspection.sessionId}  ${inspection.eventCount} events  ${runCount} run${runCount === 1 ? "" : "s"}  ${open.length} unresolved${paused.length > 0 ? `  ${paused.length} paused at an approval` : ""}${inspection.usage ? `  ${tokensText(inspection.usage)}` : ""}`;
 
   // Last first: what is printed next is at the top of the stack.
   const pending: Pending[] = [];
