@@ -293,6 +293,12 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
     await expect.poll(() => runRows.count()).toBe(2);
     await expect.poll(() => runRows.nth(1).textContent()).toContain("availability-checker");
     expect(await runRows.nth(1).textContent()).toContain("caused by tool.requested find_slots");
+    // The tokens the model calls reported, as inspect prints them: on the run, its call, the
+    // session's header.
+    expect(await runRows.nth(0).textContent()).toContain("42 in / 17 out tokens");
+    expect(await page.locator(".session-head").textContent()).toContain("42 in / 17 out tokens");
+    const modelRow = page.locator('[data-testid="attempt-row"]', { hasText: "model" }).first();
+    expect(await modelRow.textContent()).toContain("42 in / 17 out tokens");
     const unresolved = page.locator('[data-testid="unresolved"]');
     expect(await unresolved.textContent()).toContain(
       `agent-ledger resolve --abandon "reason" --store ${storeUrl} -- ${demo.sessionId} ${demo.unresolvedAttemptId}`,

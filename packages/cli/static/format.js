@@ -8,6 +8,19 @@ export function duration(ms) {
   return `${Math.floor(seconds / 60)} m ${String(seconds % 60).padStart(2, "0")} s`;
 }
 
+// "1200 in (300 cached) / 85 out tokens", as inspect prints it (tokensText in
+// render-inspection.ts): what the calls reported, empty when nothing.
+export function tokens(usage) {
+  if (!usage) return "";
+  const parts = [];
+  if (Number.isFinite(usage.inputTokens))
+    parts.push(
+      `${usage.inputTokens} in${usage.cachedTokens ? ` (${usage.cachedTokens} cached)` : ""}`,
+    );
+  if (Number.isFinite(usage.outputTokens)) parts.push(`${usage.outputTokens} out`);
+  return parts.length > 0 ? `${parts.join(" / ")} tokens` : "";
+}
+
 export function preview(value, max = 80) {
   if (value === undefined || value === null) return "";
   // Long content as the list holds it (stored): a blob reference, read when selected.

@@ -4,7 +4,7 @@
 // whose seqs have a gap says so first under it.
 import { notIntactLine } from "./decision-boxes.js";
 import { attemptLabel, el, reasonSpan, sentence } from "./dom.js";
-import { attemptKey, duration, outcomeText, runResultText } from "./format.js";
+import { attemptKey, duration, outcomeText, runResultText, tokens } from "./format.js";
 
 // The runs of the trees under `runs` in tree order, each with its depth: each run before its
 // children, the children in order, each subtree whole before the next sibling (ledger-core's
@@ -123,6 +123,7 @@ function* runParts(run, depth, view, bar) {
             : undefined,
       }),
       el("span", { className: "muted" }, sentence` ${duration(run.durationMs)} · ${run.runId}`),
+      run.usage ? el("span", { className: "muted tokens", text: ` · ${tokens(run.usage)}` }) : null,
       run.status !== "running" && run.status !== "completed" && run.result !== undefined
         ? reasonSpan(runResultText(run.result))
         : null,
@@ -270,6 +271,9 @@ function attemptRow(attempt, index, depth, view, bar) {
       text: unresolved ? "UNRESOLVED" : waiting ? "waiting on a decision" : status,
     }),
     el("span", { className: "muted", text: ` ${duration(attempt.durationMs)}` }),
+    attempt.usage
+      ? el("span", { className: "muted tokens", text: ` · ${tokens(attempt.usage)}` })
+      : null,
     !unresolved && attempt.status !== "requested" && attempt.status !== "completed"
       ? reasonSpan(outcomeText(attempt.outcome))
       : null,

@@ -8,7 +8,7 @@ import { renderNotIntact, renderPaused, renderUnresolved } from "./decision-boxe
 import { api, el, sentence, value } from "./dom.js";
 import { showEvent } from "./event-detail.js";
 import { briefOf, causeWords, EventList } from "./event-list.js";
-import { attemptKey, duration } from "./format.js";
+import { attemptKey, duration, tokens } from "./format.js";
 import { flattenRuns, pausedAbove, shownStatus, treeRows } from "./run-tree.js";
 
 /** Events the list shows first, and how many more each "show the next" asks for. */
@@ -198,6 +198,9 @@ export class SessionView {
           text: `${unresolved.length} unresolved`,
           className: unresolved.length ? "bad" : "",
         }),
+        inspection.usage
+          ? el("span", { className: "tokens", text: ` · ${tokens(inspection.usage)}` })
+          : null,
       ),
     );
     // First: a run with events missing shows what was not recorded (a completed payment as
