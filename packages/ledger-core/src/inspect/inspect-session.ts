@@ -60,7 +60,8 @@ export interface AttemptView {
   outcome?: JsonValue;
   /**
    * Tokens a model call's outcome reports (`usageOf` of its response, or of the partial
-   * response of a failed call), when it reports any.
+   * response of a failed call), when it reports any. Not on a fork's copy of a call another run
+   * requested first: those tokens were spent once, and count there (as in `toOtelSpans`).
    */
   usage?: TokenUsage;
 }
@@ -276,6 +277,10 @@ export class SessionInspector {
   // one attemptId can name an attempt in several runs, each with its own outcome.
   readonly #attempts = new Map<string, Map<string, AttemptView>>();
   readonly #order: AttemptView[] = [];
+  /** The run that first requested each attemptId: in any other run, the attempt is a fork's copy. */
+  readonly #firstRunOf = new Map<string, string>();
+  /** Attempts a fork copied (their tokens were spent once, in the run that made the call). */
+  readonly #copies = new WeakSet<AttemptView>();
   readonly #paused = new PausedRuns();
   #count = 0;
 
@@ -370,6 +375,9 @@ export class SessionInspector {
           const model = modelNameOf(payload.request, event.metadata);
           if (model !== undefined) attempt.name = model;
         }
+        const firstRun = this.#firstRunOf.get(event.attemptId);
+        if (firstRun === undefined) this.#firstRunOf.set(event.attemptId, event.runId);
+        else if (firstRun !== event.runId) this.#copies.add(attempt);
         attempts.set(event.attemptId, attempt);
         this.#order.push(attempt);
         let runSteps = this.#steps.get(event.runId);
@@ -407,7 +415,10 @@ export class SessionInspector {
         const payload = (event.payload ?? {}) as JsonObject;
         attempt.outcome =
           payload.response ?? payload.result ?? payload.error ?? payload.reason ?? event.payload;
-        if (event.type === "model.completed" || event.type === "model.failed") {
+        if (
+          (event.type === "model.completed" || event.type === "model.failed") &&
+          !this.#copies.has(attempt)
+        ) {
           const usage = callUsage(payload, event.type === "model.failed");
           if (usage !== undefined) attempt.usage = usage;
         }

@@ -80,6 +80,38 @@ describe("inspectSession token usage", () => {
     expect(inspection.usage).toEqual({ inputTokens: 3150, outputTokens: 141, cachedTokens: 1124 });
   });
 
+  it("a fork's copies of calls made before it carry no tokens: they were spent once, in the source run", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, sessionId: "f", runId: "main", actor });
+    await recorder.startRun();
+    const before = await recorder.beforeModelCall({ request: { model: "m", messages: [] } });
+    await recorder.modelCompleted(before, {
+      text: "a",
+      usage: { inputTokens: 100, outputTokens: 10 },
+    });
+    await store.fork({
+      sessionId: "f",
+      runId: "main",
+      newRunId: "retry",
+      uptoSeq: recorder.length,
+    });
+    const fork = await SessionRecorder.resume({ store, sessionId: "f", runId: "retry", actor });
+    // The fork re-executes: its first call is answered from the copy, then a new one is made.
+    const replayed = await fork.beforeModelCall({ request: { model: "m", messages: [] } });
+    expect(replayed.replayed).toBeDefined();
+    const after = await fork.beforeModelCall({ request: { model: "m", messages: ["again"] } });
+    await fork.modelCompleted(after, { text: "b", usage: { inputTokens: 7, outputTokens: 1 } });
+    const inspection = await inspectSession(store, "f");
+    const runs = new Map(inspection.runs.map((run) => [run.runId, run]));
+    const copy = runs.get("retry")?.steps[0]?.attempts[0];
+    expect(copy?.attemptId).toBe(before.attemptId);
+    expect(copy?.status).toBe("completed");
+    expect(copy).not.toHaveProperty("usage");
+    expect(runs.get("main")?.usage).toEqual({ inputTokens: 100, outputTokens: 10 });
+    expect(runs.get("retry")?.usage).toEqual({ inputTokens: 7, outputTokens: 1 });
+    expect(inspection.usage).toEqual({ inputTokens: 107, outputTokens: 11 });
+  });
+
   it("a session whose calls report no tokens has no usage anywhere", async () => {
     const store = new MemoryEventStore();
     const recorder = new SessionRecorder({ store, sessionId: "quiet", runId: "r", actor });
