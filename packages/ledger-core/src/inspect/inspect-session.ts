@@ -9,6 +9,7 @@ import { LedgerError } from "../events/errors.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../events/json.js";
 import type { Actor, LedgerEvent, RunStatus } from "../events/types.js";
 import { modelNameOf, type TokenUsage } from "../projections/extract.js";
+import { ForkCopies } from "../projections/fork-copies.js";
 import type { EventStore, RunSummary } from "../store/event-store.js";
 import { assertEventStore } from "../store/validate.js";
 import { type AwaitingDecisionView, PausedRuns, resolvePauses } from "./awaiting-decision.js";
@@ -277,10 +278,8 @@ export class SessionInspector {
   // one attemptId can name an attempt in several runs, each with its own outcome.
   readonly #attempts = new Map<string, Map<string, AttemptView>>();
   readonly #order: AttemptView[] = [];
-  /** The run that first requested each attemptId: in any other run, the attempt is a fork's copy. */
-  readonly #firstRunOf = new Map<string, string>();
-  /** Attempts a fork copied (their tokens were spent once, in the run that made the call). */
-  readonly #copies = new WeakSet<AttemptView>();
+  /** A fork's copies of attempts carry no tokens: spent once, in the run that made the call. */
+  readonly #copies = new ForkCopies();
   readonly #paused = new PausedRuns();
   #count = 0;
 
@@ -375,9 +374,7 @@ export class SessionInspector {
           const model = modelNameOf(payload.request, event.metadata);
           if (model !== undefined) attempt.name = model;
         }
-        const firstRun = this.#firstRunOf.get(event.attemptId);
-        if (firstRun === undefined) this.#firstRunOf.set(event.attemptId, event.runId);
-        else if (firstRun !== event.runId) this.#copies.add(attempt);
+        this.#copies.requested(event.attemptId, event.runId);
         attempts.set(event.attemptId, attempt);
         this.#order.push(attempt);
         let runSteps = this.#steps.get(event.runId);
@@ -417,7 +414,7 @@ export class SessionInspector {
           payload.response ?? payload.result ?? payload.error ?? payload.reason ?? event.payload;
         if (
           (event.type === "model.completed" || event.type === "model.failed") &&
-          !this.#copies.has(attempt)
+          !this.#copies.isCopy(event.attemptId, event.runId)
         ) {
           const usage = callUsage(payload, event.type === "model.failed");
           if (usage !== undefined) attempt.usage = usage;

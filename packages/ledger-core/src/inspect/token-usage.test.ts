@@ -5,14 +5,20 @@ import { inspectSession } from "./inspect-session.js";
 
 const actor = { type: "agent", id: "planner" } as const;
 
+/** A recorder of run `runId` of session `sessionId`, its run started. */
+async function startedRun(store: MemoryEventStore, sessionId: string, runId: string) {
+  const recorder = new SessionRecorder({ store, sessionId, runId, actor });
+  await recorder.startRun();
+  return recorder;
+}
+
 /**
  * A session whose run `main` makes three model calls (an AI SDK response, an OpenAI one with
  * cached input, a stream that failed with partial usage), one with no usage, a tool call, and
  * a child run `sub` with one Anthropic-shaped call.
  */
 async function recordSession(store: MemoryEventStore) {
-  const main = new SessionRecorder({ store, sessionId: "s", runId: "main", actor });
-  await main.startRun();
+  const main = await startedRun(store, "s", "main");
   const first = await main.beforeModelCall({ request: { model: "m", messages: [] } });
   await main.modelCompleted(first, {
     text: "look it up",
@@ -82,8 +88,7 @@ describe("inspectSession token usage", () => {
 
   it("a fork's copies of calls made before it carry no tokens: they were spent once, in the source run", async () => {
     const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({ store, sessionId: "f", runId: "main", actor });
-    await recorder.startRun();
+    const recorder = await startedRun(store, "f", "main");
     const before = await recorder.beforeModelCall({ request: { model: "m", messages: [] } });
     await recorder.modelCompleted(before, {
       text: "a",
@@ -114,8 +119,7 @@ describe("inspectSession token usage", () => {
 
   it("a session whose calls report no tokens has no usage anywhere", async () => {
     const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({ store, sessionId: "quiet", runId: "r", actor });
-    await recorder.startRun();
+    const recorder = await startedRun(store, "quiet", "r");
     const call = await recorder.beforeModelCall({ request: { model: "m", messages: [] } });
     await recorder.modelCompleted(call, { text: "hi" });
     const inFlight = await recorder.beforeModelCall({ request: { model: "m", messages: [] } });
@@ -128,8 +132,7 @@ describe("inspectSession token usage", () => {
 
   it("a response whose text is kept in the blob store is counted in every mode: the counts stay in place", async () => {
     const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({ store, sessionId: "long", runId: "r", actor });
-    await recorder.startRun();
+    const recorder = await startedRun(store, "long", "r");
     const call = await recorder.beforeModelCall({ request: { model: "m", messages: [] } });
     await recorder.modelCompleted(call, {
       text: "a long answer ".repeat(5000),

@@ -4,6 +4,7 @@ import type { JsonObject, JsonValue } from "../events/json.js";
 import type { LedgerEvent } from "../events/types.js";
 import type { EventStore } from "../store/event-store.js";
 import { readWholeSession } from "../store/read-all.js";
+import { ForkCopies } from "./fork-copies.js";
 import { isObject } from "./langchain-message.js";
 
 /** One model or tool attempt with its request and (if any) its outcome event. */
@@ -77,8 +78,7 @@ export function buildSessionModel(sessionId: string, events: LedgerEvent[]): Ses
   const runs = new Map<string, RunRecord>();
   const byEventId = new Map<string, LedgerEvent>();
   const attempts = new Map<string, AttemptRecord>();
-  // The run each attempt id first appears in, in commit order.
-  const firstRuns = new Map<string, string>();
+  const copies = new ForkCopies();
   for (const event of events) {
     byEventId.set(event.eventId, event);
     let run = runs.get(event.runId);
@@ -113,9 +113,8 @@ export function buildSessionModel(sessionId: string, events: LedgerEvent[]): Ses
         const previous = attempts.get(attemptKey(event.runId, event.retryOf));
         if (previous) previous.retriedBy = event.attemptId;
       }
-      const first = firstRuns.get(event.attemptId);
-      if (first === undefined) firstRuns.set(event.attemptId, event.runId);
-      else if (first !== event.runId) attempt.copiedFrom = first;
+      const copiedFrom = copies.requested(event.attemptId, event.runId);
+      if (copiedFrom !== undefined) attempt.copiedFrom = copiedFrom;
       attempts.set(attemptKey(event.runId, event.attemptId), attempt);
       run.attempts.push(attempt);
     } else if (event.attemptId && outcomeStatus[event.type]) {
