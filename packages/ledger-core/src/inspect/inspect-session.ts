@@ -179,8 +179,6 @@ export async function inspectSession(
     await resolveInFlight(inspection, (value) => resolvePayload(store, value, resolveOptions));
   }
   if (cache.missing.size > 0) inspection.missingBlobs = [...cache.missing].sort();
-  const usage = addTokenUsage(inspection.runs);
-  if (usage !== undefined) inspection.usage = usage;
   return inspection;
 }
 
@@ -434,6 +432,14 @@ export class SessionInspector {
     const unresolved = this.#order.filter(
       (attempt) => attempt.status === "requested" && attempt.retriedBy === undefined,
     );
-    return { sessionId: this.#sessionId, eventCount: this.#count, runs: roots, unresolved };
+    const inspection: SessionInspection = {
+      sessionId: this.#sessionId,
+      eventCount: this.#count,
+      runs: roots,
+      unresolved,
+    };
+    const usage = addTokenUsage(roots);
+    if (usage !== undefined) inspection.usage = usage;
+    return inspection;
   }
 }

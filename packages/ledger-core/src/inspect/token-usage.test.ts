@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
-import { inspectSession } from "./inspect-session.js";
+import { inspectEvents, inspectSession } from "./inspect-session.js";
 
 const actor = { type: "agent", id: "planner" } as const;
 
@@ -84,6 +84,11 @@ describe("inspectSession token usage", () => {
     // Anthropic counts cache reads beside input_tokens: the input is both.
     expect(sub?.usage).toEqual({ inputTokens: 150, outputTokens: 9, cachedTokens: 100 });
     expect(inspection.usage).toEqual({ inputTokens: 3150, outputTokens: 141, cachedTokens: 1124 });
+    // The same from events already read (the inspector every inspection is built with).
+    const { events } = await store.readSession({ sessionId: "s", after: 0, limit: 1000 });
+    const fromEvents = inspectEvents("s", events);
+    expect(fromEvents.usage).toEqual(inspection.usage);
+    expect(fromEvents.runs[0]?.usage).toEqual(main?.usage);
   });
 
   it("a fork's copies of calls made before it carry no tokens: they were spent once, in the source run", async () => {
