@@ -6,7 +6,6 @@ import {
   type SessionSummary,
   stopBeforeNextPage,
 } from "@agent-ledger/core";
-import { sqlitePath } from "@agent-ledger/core/sqlite";
 import type { CommandContext } from "./commands/context.js";
 import {
   CliError,
@@ -81,6 +80,9 @@ export async function openCliStore(
       "use sqlite:<path>, postgres://..., mysql://..., redis://... or memory:",
     );
   if (scheme === "sqlite:" || scheme === "file:") {
+    // Loaded for SQLite URLs only (openStore loads it next): a command on another store, or
+    // none, starts without SQLite's driver and drizzle.
+    const { sqlitePath } = await import("@agent-ledger/core/sqlite");
     try {
       sqlitePath(url);
     } catch (error) {

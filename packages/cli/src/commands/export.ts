@@ -10,12 +10,6 @@ import {
   toAtif,
   toOtelSpans,
 } from "@agent-ledger/core";
-import {
-  AlwaysOnSampler,
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
 import { notFoundError, usageError } from "../errors.js";
 import { terminalLine } from "../format.js";
 import { interrupted, LineWriter, type OutputStream, writeOut } from "../io.js";
@@ -65,6 +59,10 @@ export async function exportOtlpJson(
   store: EventStore,
   sessionId: string,
 ): Promise<OtlpTraceRequest> {
+  // Loaded here: only this format needs the SDK, and loading it costs every other command's
+  // start a third.
+  const { AlwaysOnSampler, BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } =
+    await import("@opentelemetry/sdk-trace-base");
   const exporter = new InMemorySpanExporter();
   const ids = new LedgerIdGenerator();
   // The export is the session whole: no OTEL_* variable of the shell may sample spans out or
