@@ -171,6 +171,18 @@ describe("SqliteEventStore", () => {
     expect(() => sqlitePath("sqlite:")).toThrow(/needs a path/);
   });
 
+  it("refuses a file: URL that names no local path with invalid-argument at $.url, through openStore too", async () => {
+    for (const url of ["file://server/share/ledger.db", "file:///var/a%2Fb.db"]) {
+      const error = await openStore(url, { create: false }).then(
+        () => undefined,
+        (refusal: unknown) => refusal,
+      );
+      expect(LedgerError.isInstance(error, "invalid-argument")).toBe(true);
+      expect((error as LedgerError).path).toBe("$.url");
+      expect((error as LedgerError).message).toMatch(/^\$\.url: .*File URL (host|path) must/);
+    }
+  });
+
   it("opens through openStore for a file and for :memory:", async () => {
     for (const url of [`sqlite:${freshPath()}`, "sqlite::memory:"]) {
       const store = await openStore(url);

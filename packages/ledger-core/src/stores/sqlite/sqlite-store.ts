@@ -16,7 +16,14 @@ export type SqliteEventStoreOptions = { path: string } | { database: Database.Da
 /** The path of a `sqlite:./x.db`, `sqlite::memory:`, `sqlite:///abs.db` or `file:` URL. */
 export function sqlitePath(url: string): string {
   if (url.startsWith("file:")) {
-    if (url.startsWith("file://")) return fileURLToPath(url);
+    if (url.startsWith("file://")) {
+      try {
+        return fileURLToPath(url);
+      } catch (error) {
+        // A host (file://server/share) or an encoded "/": no local path.
+        throw new InvalidArgumentError("$.url", (error as Error).message, { cause: error });
+      }
+    }
     return url.slice("file:".length);
   }
   if (!url.startsWith("sqlite:"))
