@@ -79,19 +79,10 @@ export async function openCliStore(
       `bad store URL ${JSON.stringify(shown)}`,
       "use sqlite:<path>, postgres://..., mysql://..., redis://... or memory:",
     );
-  if (scheme === "sqlite:" || scheme === "file:") {
-    // Loaded for SQLite URLs only (openStore loads it next): a command on another store, or
-    // none, starts without SQLite's driver and drizzle.
-    const { sqlitePath } = await import("@agent-ledger/core/sqlite");
-    try {
-      sqlitePath(url);
-    } catch (error) {
-      // A file:// URL with a host or an encoded "/", or no path at all.
-      throw usageError(`bad store URL ${JSON.stringify(shown)}: ${(error as Error).message}`);
-    }
-    // A missing file, one that is not SQLite, or another application's database: openStore's
-    // create: false answers not-found (exit 3) and leaves it as it was.
-  } else if (scheme !== "memory:") {
+  // A bad sqlite: or file: URL (no path, a host, an encoded "/"): openStore's invalid-argument,
+  // exit 2 below. A missing file, one that is not SQLite, or another application's database:
+  // its create: false answers not-found (exit 3) and leaves it as it was.
+  if (scheme !== "memory:" && scheme !== "sqlite:" && scheme !== "file:") {
     try {
       new URL(url);
     } catch (error) {

@@ -59,8 +59,8 @@ export async function exportOtlpJson(
   store: EventStore,
   sessionId: string,
 ): Promise<OtlpTraceRequest> {
-  // Loaded here: only this format needs the SDK, and loading it costs every other command's
-  // start a third.
+  // Loaded here: only this format needs the SDK (about 160 files, which every other command
+  // would load for nothing).
   const { AlwaysOnSampler, BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } =
     await import("@opentelemetry/sdk-trace-base");
   const exporter = new InMemorySpanExporter();
