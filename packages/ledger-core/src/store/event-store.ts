@@ -141,12 +141,24 @@ export interface CollectBlobsOptions {
    * seen even on a store whose calls complete synchronously (SQLite).
    */
   signal?: AbortSignal;
+  /**
+   * true: delete nothing, and count what the sweep would delete at this moment (`wouldDelete`).
+   * It takes no lock that a writer waits on past one page's statement. Writers go on meanwhile,
+   * so a pass right after may delete a few more (puts whose grace ran out) or fewer.
+   */
+  dryRun?: boolean;
 }
 
-/** What `collectBlobs` removed. */
+/** What `collectBlobs` removed (or, with `dryRun`, would remove). */
 export interface CollectBlobsResult {
-  /** Blobs no existing session referenced, put before the grace period: deleted. */
+  /** Blobs no existing session referenced, put before the grace period: deleted (0 in a dry run). */
   deletedBlobs: number;
+  /**
+   * Present with `dryRun`: the blobs a pass would have deleted, and the bytes the store keeps
+   * for them (their stored form, deflated where that was smaller: what deleting them frees,
+   * before the database's own overhead). Stopped by `signal`, the count of the pages looked at.
+   */
+  wouldDelete?: { blobs: number; bytes: number };
   /**
    * Present when `signal` stopped the sweep before it had looked at every blob: `deletedBlobs`
    * is what was deleted until then, and a next pass may find more.

@@ -35,6 +35,8 @@ import type {
 import {
   assertUnchanged,
   blobGraceMs,
+  collectDryRun,
+  collectResult,
   expectedEventCount,
   openRunError,
   refsOf,
@@ -365,15 +367,19 @@ export class MemoryEventStore implements EventStore {
   async collectBlobs(options?: CollectBlobsOptions): Promise<CollectBlobsResult> {
     this.#gate.check("collectBlobs");
     const graceMs = blobGraceMs(options);
+    const dryRun = collectDryRun(options);
+    const signal = stopSignal(options?.signal);
+    const found = { blobs: 0, bytes: 0 };
     // The whole map is one page: a signal stops the sweep only before it starts.
-    if (await stopBeforeNextPage(stopSignal(options?.signal)))
-      return { deletedBlobs: 0, stopped: true };
+    if (await stopBeforeNextPage(signal)) return collectResult(dryRun, found, true);
     const cutoff = Date.now() - graceMs;
-    let deletedBlobs = 0;
     for (const [ref, blob] of this.#blobs) {
       if (blob.touchedAt > cutoff) continue;
       const sessions = this.#referencedBy.get(ref);
       if (sessions !== undefined && [...sessions].some((id) => this.#sessions.has(id))) continue;
+      found.blobs++;
+      found.bytes += blob.stored.byteLength;
+      if (dryRun) continue;
       // Only sessions that are gone still name it: a put that raced their deletion.
       for (const id of sessions ?? []) {
         const put = this.#putFor.get(id);
@@ -382,9 +388,8 @@ export class MemoryEventStore implements EventStore {
       }
       this.#referencedBy.delete(ref);
       this.#blobs.delete(ref);
-      deletedBlobs++;
     }
-    return { deletedBlobs };
+    return collectResult(dryRun, found, false);
   }
 
   describe(): StoreDescription {

@@ -2,7 +2,11 @@ import { assertObjectArgument } from "../events/argument-checks.js";
 import { ConflictError, InvalidArgumentError, NotFoundError } from "../events/errors.js";
 import { assertId } from "../events/ids.js";
 import { DEFAULT_BLOB_GRACE_MS } from "./blob.js";
-import type { CollectBlobsOptions, DeleteSessionOptions } from "./event-store.js";
+import type {
+  CollectBlobsOptions,
+  CollectBlobsResult,
+  DeleteSessionOptions,
+} from "./event-store.js";
 
 /**
  * Retention rules shared by every store's `deleteSession` (§4):
@@ -35,6 +39,31 @@ export function blobGraceMs(options: DeleteSessionOptions | CollectBlobsOptions 
   if (!Number.isFinite(grace) || grace < 0)
     throw new InvalidArgumentError("$.blobGraceMs", "blobGraceMs must be a non-negative number");
   return grace;
+}
+
+/** `CollectBlobsOptions.dryRun`, checked (call after blobGraceMs, which checks the object). */
+export function collectDryRun(options: CollectBlobsOptions = {}): boolean {
+  const dryRun = options.dryRun ?? false;
+  // null too: a parsed config's `"dryRun": null` is not a choice to delete.
+  if (typeof dryRun !== "boolean" || options.dryRun === null)
+    throw new InvalidArgumentError("$.dryRun", "dryRun must be true or false");
+  return dryRun;
+}
+
+/**
+ * What a `collectBlobs` pass returns: `found` counts the blobs it deleted or, in a dry run, would
+ * delete (then under `wouldDelete`, with their bytes); `stopped` when a signal ended it early.
+ */
+export function collectResult(
+  dryRun: boolean,
+  found: { blobs: number; bytes: number },
+  stopped: boolean,
+): CollectBlobsResult {
+  const result: CollectBlobsResult = dryRun
+    ? { deletedBlobs: 0, wouldDelete: { ...found } }
+    : { deletedBlobs: found.blobs };
+  if (stopped) result.stopped = true;
+  return result;
 }
 
 /** `DeleteSessionOptions.eventCount`, checked (undefined: delete whatever the session holds). */

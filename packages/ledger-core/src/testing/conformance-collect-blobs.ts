@@ -11,7 +11,13 @@ import {
   started,
   withStore,
 } from "./conformance-helpers.js";
-import { BAD_RETENTION_OPTIONS, blobExists, closed, runWithRefs } from "./conformance-retention.js";
+import {
+  BAD_RETENTION_OPTIONS,
+  blobExists,
+  closed,
+  runWithRefs,
+  storedBytes,
+} from "./conformance-retention.js";
 
 /**
  * Puts older than this are past the cases' grace period (GRACE_MS), on any store's clock. The
@@ -41,6 +47,8 @@ async function exists(store: EventStore, refs: Record<string, string>): Promise<
 const BAD_COLLECT_OPTIONS: [string, unknown, string][] = [
   ["a signal that is a boolean", { signal: true }, "$.signal"],
   ["a controller in place of its signal", { signal: new AbortController() }, "$.signal"],
+  ["a dryRun that is a string", { dryRun: "yes" }, "$.dryRun"],
+  ["a dryRun that is null", { dryRun: null }, "$.dryRun"],
 ];
 
 export const collectBlobCases: CaseFactory = (makeStore) => [
@@ -85,6 +93,63 @@ export const collectBlobCases: CaseFactory = (makeStore) => [
       assert.deepEqual(await exists(store, refs), ["orphan"], "put again, not named");
       assert.equal((await store.collectBlobs({ blobGraceMs: 0 })).deletedBlobs, 2);
       assert.deepEqual(await exists(store, { ...refs, recent }), []);
+    }),
+  },
+  {
+    group: "retention",
+    name: "collectBlobs with dryRun counts the blobs a pass would delete and their stored bytes, and deletes nothing",
+    timeoutMs: 30_000,
+    run: withStore(makeStore, async (store) => {
+      const a = freshAddress();
+      const gone = freshAddress();
+      const contents = {
+        orphan: `put with no session, never named ${freshId("o")}`,
+        forNobody: `put for a session that never appended ${freshId("f")}`,
+        // Long and repetitive: stored deflated, so its bytes are not its length.
+        ofGone: `named only by a deleted session ${freshId("g")} `.repeat(40),
+      };
+      const refs = {
+        named: await store.putBlob(`named by A ${freshId("n")}`),
+        putForA: await store.putBlob(`put for A ${freshId("p")}`, { sessionId: a.sessionId }),
+        orphan: await store.putBlob(contents.orphan),
+        forNobody: await store.putBlob(contents.forNobody, { sessionId: freshId("never") }),
+        ofGone: await store.putBlob(contents.ofGone),
+      };
+      await runWithRefs(store, a, [refs.named], { open: true });
+      await runWithRefs(store, gone, [refs.ofGone]);
+      // Deleted within the grace: its blob stays, claimed by a session that is gone.
+      assert.equal((await store.deleteSession(gone.sessionId)).deletedBlobs, 0);
+      await sleep(AGE_MS);
+      const recent = await store.putBlob(`put within the grace ${freshId("r")}`);
+      const before = await store.readSession({ sessionId: a.sessionId });
+      const all = { ...refs, recent };
+      const present = await exists(store, all);
+
+      const dry = await store.collectBlobs({ blobGraceMs: GRACE_MS, dryRun: true });
+      assert.deepEqual(dry, {
+        deletedBlobs: 0,
+        wouldDelete: { blobs: 3, bytes: storedBytes(Object.values(contents)) },
+      });
+      assert.ok(dry.wouldDelete && dry.wouldDelete.bytes < contents.ofGone.length, "stored bytes");
+      assert.deepEqual(await exists(store, all), present, "nothing deleted");
+      assert.deepEqual(await store.readSession({ sessionId: a.sessionId }), before);
+      assert.deepEqual(
+        await store.collectBlobs({ blobGraceMs: GRACE_MS, dryRun: false }),
+        { deletedBlobs: 3 },
+        "a pass deletes what the dry run counted",
+      );
+      assert.deepEqual(await exists(store, all), ["named", "putForA", "recent"]);
+      assert.deepEqual(await store.collectBlobs({ blobGraceMs: GRACE_MS, dryRun: true }), {
+        deletedBlobs: 0,
+        wouldDelete: { blobs: 0, bytes: 0 },
+      });
+      const aborted = new AbortController();
+      aborted.abort();
+      assert.deepEqual(
+        await store.collectBlobs({ blobGraceMs: 0, dryRun: true, signal: aborted.signal }),
+        { deletedBlobs: 0, wouldDelete: { blobs: 0, bytes: 0 }, stopped: true },
+        "stopped before its first page: nothing counted",
+      );
     }),
   },
   {

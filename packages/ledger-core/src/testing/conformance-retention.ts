@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { NewEvent } from "../events/types.js";
+import { prepareBlob } from "../store/blob.js";
 import type { DeleteSessionResult, EventStore } from "../store/event-store.js";
 import {
   allSessions,
@@ -49,6 +50,11 @@ export async function runWithRefs(
   ];
   if (!options.open) events.push({ ...closed });
   await store.append({ ...address, expectedSeq: 0, events });
+}
+
+/** The bytes a store keeps for these contents (every store keeps prepareBlob's stored form). */
+export function storedBytes(contents: string[]): number {
+  return contents.reduce((sum, content) => sum + prepareBlob(content).stored.byteLength, 0);
 }
 
 export async function blobExists(store: EventStore, ref: string): Promise<boolean> {

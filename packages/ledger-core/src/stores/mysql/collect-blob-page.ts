@@ -41,6 +41,7 @@ function claimedByLiveSession({ blobRefs, sessions }: Tables, ref: SQL | Column)
  * committing later belongs to a writer that put its blobs within the grace period. The
  * index rows deleted are those of blobs no longer stored and of sessions without their row:
  * an index row that a put or an append adds meanwhile for a live session stays.
+ * A dry run stops after the SELECT and counts its candidates: it deletes and locks nothing.
  */
 export async function collectBlobPage(
   state: MysqlBackendState,
@@ -49,7 +50,8 @@ export async function collectBlobPage(
 ): Promise<BlobPage> {
   const { blobs, blobRefs, sessions } = state.tables;
   const page = await blobPage(state, tx, step);
-  if (page.candidates.length === 0) return { ...page.bounds, deleted: 0 };
+  if (page.candidates.length === 0) return { ...page.bounds, deleted: 0, bytes: 0 };
+  if (step.dryRun) return { ...page.bounds, ...(await storedBytes(state, tx, page.candidates)) };
   const [gone] = await tx.delete(blobs).where(
     and(
       inArray(
@@ -72,7 +74,32 @@ export async function collectBlobPage(
         sql`NOT EXISTS (SELECT 1 FROM ${sessions} s WHERE s.session_id = ${blobRefs.sessionId})`,
       ),
     );
-  return { ...page.bounds, deleted: gone.affectedRows };
+  return { ...page.bounds, deleted: gone.affectedRows, bytes: 0 };
+}
+
+/**
+ * A dry run's count of the page's collectable blobs, as the consistent read found them, and the
+ * bytes stored for them (read by key, a few hundred at most: no content comes back).
+ */
+async function storedBytes(
+  state: MysqlBackendState,
+  tx: Db,
+  candidates: { ref: string }[],
+): Promise<{ deleted: number; bytes: number }> {
+  const { blobs } = state.tables;
+  const [row] = await tx
+    .select({
+      deleted: sql<number>`count(*)`.mapWith(Number),
+      bytes: sql<number>`coalesce(sum(octet_length(${blobs.content})), 0)`.mapWith(Number),
+    })
+    .from(blobs)
+    .where(
+      inArray(
+        blobs.blobRef,
+        candidates.map((candidate) => candidate.ref),
+      ),
+    );
+  return { deleted: row?.deleted ?? 0, bytes: row?.bytes ?? 0 };
 }
 
 /**
@@ -86,7 +113,7 @@ async function blobPage(
   tx: Db,
   step: Extract<WriteStep, { kind: "collect-blobs" }>,
 ): Promise<{
-  bounds: Omit<BlobPage, "deleted">;
+  bounds: Omit<BlobPage, "deleted" | "bytes">;
   candidates: { ref: string; claimed: boolean }[];
 }> {
   const { blobs, blobRefs } = state.tables;

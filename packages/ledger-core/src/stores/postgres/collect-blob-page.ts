@@ -40,16 +40,28 @@ export async function collectBlobPage(
 ): Promise<BlobPage> {
   const { blobs, blobRefs, sessions } = state.tables;
   const after = step.after === undefined ? sql`true` : sql`${blobs.blobRef} > ${step.after}`;
-  const result = await tx.execute<{ examined: string; last: string | null; deleted: string }>(
-    sql`WITH page AS (
+  const page = sql`page AS (
   SELECT ${blobs.blobRef} AS blob_ref FROM ${blobs} WHERE ${after}
   ORDER BY ${blobs.blobRef} LIMIT ${step.limit}
-), doomed AS (
-  SELECT ${blobs.blobRef} AS blob_ref FROM ${blobs}
-  WHERE ${blobs.blobRef} IN (SELECT blob_ref FROM page)
+)`;
+  const collectable = sql`${blobs.blobRef} IN (SELECT blob_ref FROM page)
     AND ${blobs.touchedAt} <= ${serverEpochMs} - ${step.graceMs}
     AND NOT EXISTS (SELECT 1 FROM ${blobRefs} r WHERE r.blob_ref = ${blobs.blobRef}
-      AND EXISTS (SELECT 1 FROM ${sessions} s WHERE s.session_id = r.session_id))
+      AND EXISTS (SELECT 1 FROM ${sessions} s WHERE s.session_id = r.session_id))`;
+  const bounds = sql`(SELECT count(*) FROM page) AS examined, (SELECT max(blob_ref) FROM page) AS last`;
+  // A dry run reads the same blobs without locking them: nothing waits on it.
+  const result = await tx.execute<{
+    examined: string;
+    last: string | null;
+    deleted: string;
+    bytes: string;
+  }>(
+    step.dryRun
+      ? sql`WITH ${page}
+SELECT ${bounds}, count(*) AS deleted, coalesce(sum(octet_length(${blobs.content})), 0) AS bytes
+FROM ${blobs} WHERE ${collectable}`
+      : sql`WITH ${page}, doomed AS (
+  SELECT ${blobs.blobRef} AS blob_ref FROM ${blobs} WHERE ${collectable}
   ORDER BY ${blobs.blobRef} FOR UPDATE
 ), gone AS (
   DELETE FROM ${blobs} WHERE ${blobs.blobRef} IN (SELECT blob_ref FROM doomed)
@@ -57,13 +69,13 @@ export async function collectBlobPage(
 ), refs AS (
   DELETE FROM ${blobRefs} WHERE ${blobRefs.blobRef} IN (SELECT blob_ref FROM gone)
 )
-SELECT (SELECT count(*) FROM page) AS examined, (SELECT max(blob_ref) FROM page) AS last,
-  (SELECT count(*) FROM gone) AS deleted`,
+SELECT ${bounds}, (SELECT count(*) FROM gone) AS deleted, 0 AS bytes`,
   );
   const row = result.rows[0];
   return {
     examined: Number(row?.examined ?? 0),
     last: row?.last ?? undefined,
     deleted: Number(row?.deleted ?? 0),
+    bytes: Number(row?.bytes ?? 0),
   };
 }

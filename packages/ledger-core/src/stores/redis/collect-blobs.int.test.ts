@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { Cluster, Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import type { CollectBlobsOptions } from "../../store/event-store.js";
+import { storedBytes } from "../../testing/conformance-retention.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { isCluster } from "./client.js";
 import { blobKeys, idField, sessionKeys } from "./keys.js";
@@ -44,6 +45,7 @@ async function checkCollectsMany(client: Redis | Cluster, prefix: string): Promi
   await store.init();
   const contents = (label: string, count: number) =>
     Array.from({ length: count }, (_, index) => `${label} ${index} ${prefix}`);
+  const collectable = [...contents("orphan", ORPHANS), ...contents("claimed", CLAIMED)];
   await store.putBlobs(contents("orphan", ORPHANS));
   await store.putBlobs(contents("claimed", CLAIMED), { sessionId: "never-appended" });
   const named = await store.putBlobs(contents("named", 3));
@@ -61,6 +63,13 @@ async function checkCollectsMany(client: Redis | Cluster, prefix: string): Promi
   for (const master of masters(client))
     expect((await blobsUnder(master, prefix)).length).toBeGreaterThan(100);
 
+  // A dry run counts, over the same pages and batches, what the pass then deletes.
+  const before = await keysUnder(client, prefix);
+  expect(await store.collectBlobs({ blobGraceMs: 0, dryRun: true })).toEqual({
+    deletedBlobs: 0,
+    wouldDelete: { blobs: ORPHANS + CLAIMED, bytes: storedBytes(collectable) },
+  });
+  expect(await keysUnder(client, prefix)).toEqual(before);
   expect(await store.collectBlobs({ blobGraceMs: 0 })).toEqual({
     deletedBlobs: ORPHANS + CLAIMED,
   });
@@ -120,6 +129,12 @@ async function checkCollectsLeftSets(client: Redis | Cluster, prefix: string): P
   const kept = await store.putBlob(`kept, named by the live session ${prefix}`, {
     sessionId: "live",
   });
+  // A set with no blob is not a blob: a dry run counts none, and leaves it.
+  expect(await store.collectBlobs({ blobGraceMs: 0, dryRun: true })).toEqual({
+    deletedBlobs: 0,
+    wouldDelete: { blobs: 0, bytes: 0 },
+  });
+  expect(await client.exists(setOf(leftByGone))).toBe(1);
   expect(await store.collectBlobs({ blobGraceMs: 0 })).toEqual({ deletedBlobs: 0 });
   expect(await client.exists(setOf(leftByGone))).toBe(0);
   expect(await client.smembers(setOf(leftByLive))).toEqual([idField("live")]);

@@ -23,7 +23,22 @@ interface Found {
 /** A blob put before the grace (or a set left with none), and its set's members at the look. */
 interface Candidate {
   hex: string;
+  kind: Found["kind"];
   members: string[];
+}
+
+/** How a pass runs: the grace, blobs per batch, its stop signal, and whether it only counts. */
+export interface CollectPass {
+  graceMs: number;
+  batchSize: number;
+  signal: AbortSignal | undefined;
+  dryRun: boolean;
+}
+
+/** Blobs a pass deleted (or, in a dry run, would delete), and (dry run) their stored bytes. */
+export interface Collected {
+  blobs: number;
+  bytes: number;
 }
 
 /**
@@ -74,20 +89,27 @@ interface Candidate {
  * is scanned or written.
  *
  * An aborted `signal` stops it before its next SCAN page or batch (`stopped`): each blob's
- * deletion is its own script, and a batch is counted only once it has run whole, so `deleted`
+ * deletion is its own script, and a batch is counted only once it has run whole, so `found`
  * is what is gone.
+ *
+ * `dryRun`: the same look, then the orphans are counted with their stored bytes instead of
+ * deleted; nothing is written.
  */
 export async function collectOrphanBlobs(
   client: Redis | Cluster,
   prefix: string,
-  graceMs: number,
-  batchSize: number,
-  signal?: AbortSignal,
-): Promise<{ deleted: number; stopped: boolean }> {
-  let deleted = 0;
+  pass: CollectPass,
+): Promise<{ found: Collected; stopped: boolean }> {
+  const { batchSize, signal } = pass;
+  const found: Collected = { blobs: 0, bytes: 0 };
   const pending: Found[] = [];
+  const batch = async (keys: Found[]) => {
+    const one = await collectBatch(client, prefix, keys, pass);
+    found.blobs += one.blobs;
+    found.bytes += one.bytes;
+  };
   for await (const keys of scanKeyPages(client, `${globLiteral(prefix)}blob:{*`)) {
-    if (await stopBeforeNextPage(signal)) return { deleted, stopped: true };
+    if (await stopBeforeNextPage(signal)) return { found, stopped: true };
     for (const key of keys) {
       const match = key.startsWith(prefix) ? BLOB_KEY.exec(key.slice(prefix.length)) : null;
       if (match !== null)
@@ -96,33 +118,52 @@ export async function collectOrphanBlobs(
     // Batches fill across SCAN pages: in a database shared with other data, a page may
     // hold few of the store's blobs.
     while (pending.length >= batchSize) {
-      if (await stopBeforeNextPage(signal)) return { deleted, stopped: true };
-      deleted += await collectBatch(client, prefix, pending.splice(0, batchSize), graceMs);
+      if (await stopBeforeNextPage(signal)) return { found, stopped: true };
+      await batch(pending.splice(0, batchSize));
     }
   }
   if (pending.length > 0) {
-    if (await stopBeforeNextPage(signal)) return { deleted, stopped: true };
-    deleted += await collectBatch(client, prefix, pending, graceMs);
+    if (await stopBeforeNextPage(signal)) return { found, stopped: true };
+    await batch(pending);
   }
-  return { deleted, stopped: false };
+  return { found, stopped: false };
 }
 
-/** One batch of blobs collected: four round trips, whatever its size. */
+/**
+ * One batch of blobs collected: four round trips, whatever its size. A dry run stops once it
+ * knows the orphans, and reads the stored size of those that are blobs (a set left with none
+ * is not counted as a blob): three round trips, nothing written.
+ */
 async function collectBatch(
   client: Redis | Cluster,
   prefix: string,
   found: Found[],
-  graceMs: number,
-): Promise<number> {
-  const candidates = await findCandidates(client, prefix, unique(found), graceMs);
-  if (candidates.length === 0) return 0;
+  pass: CollectPass,
+): Promise<Collected> {
+  const candidates = await findCandidates(client, prefix, unique(found), pass.graceMs);
+  if (candidates.length === 0) return { blobs: 0, bytes: 0 };
   const gone = await goneSessions(client, prefix, candidates);
   const orphans = candidates.filter((candidate) =>
     candidate.members.every((member) => gone.has(member)),
   );
-  const { deleted, cleared } = await deleteOrphans(client, prefix, orphans, graceMs);
+  if (pass.dryRun) return storedSizes(client, prefix, orphans);
+  const { deleted, cleared } = await deleteOrphans(client, prefix, orphans, pass.graceMs);
   await forgetClaims(client, prefix, [...deleted, ...cleared]);
-  return deleted.length;
+  return { blobs: deleted.length, bytes: 0 };
+}
+
+/** How many of the orphans are blobs still stored, and their stored bytes (STRLEN, each in its slot). */
+async function storedSizes(
+  client: Redis | Cluster,
+  prefix: string,
+  orphans: Candidate[],
+): Promise<Collected> {
+  const blobs = orphans.filter((orphan) => orphan.kind === "blob");
+  const sizes = await Promise.all(
+    blobs.map((blob) => client.strlen(blobKeys(prefix, blob.hex).content)),
+  );
+  const stored = sizes.map(Number).filter((size) => size > 0);
+  return { blobs: stored.length, bytes: stored.reduce((sum, size) => sum + size, 0) };
 }
 
 /** Each blob once: SCAN may answer a key twice, and a blob's content covers its set. */
@@ -148,8 +189,10 @@ async function findCandidates(
   const candidates: Candidate[] = [];
   replies.forEach((reply, index) => {
     // 0 (or "0" on a client with stringNumbers): nothing to collect; a list: a candidate.
-    if (Array.isArray(reply))
-      candidates.push({ hex: (found[index] as Found).hex, members: reply.map(String) });
+    if (Array.isArray(reply)) {
+      const { hex, kind } = found[index] as Found;
+      candidates.push({ hex, kind, members: reply.map(String) });
+    }
   });
   return candidates;
 }

@@ -21,7 +21,7 @@ import type {
   SessionPage,
   StoreDescription,
 } from "../../store/event-store.js";
-import { blobGraceMs } from "../../store/retention.js";
+import { blobGraceMs, collectDryRun, collectResult } from "../../store/retention.js";
 import { stopSignal } from "../../store/stop-signal.js";
 import { retryRead } from "../read-retry.js";
 import { appendEvents } from "./append-events.js";
@@ -182,16 +182,20 @@ export class RedisEventStore implements EventStore {
   collectBlobs(options?: CollectBlobsOptions): Promise<CollectBlobsResult> {
     return this.#gate.run("collectBlobs", async () => {
       const graceMs = blobGraceMs(options);
+      const dryRun = collectDryRun(options);
       const signal = stopSignal(options?.signal);
       try {
-        const { deleted, stopped } = await collectOrphanBlobs(
+        const { found, stopped } = await collectOrphanBlobs(
           this.#state.client,
           this.#state.prefix,
-          graceMs,
-          BLOBS_PER_ROUND_TRIP,
-          signal,
+          {
+            graceMs,
+            batchSize: BLOBS_PER_ROUND_TRIP,
+            signal,
+            dryRun,
+          },
         );
-        return stopped ? { deletedBlobs: deleted, stopped } : { deletedBlobs: deleted };
+        return collectResult(dryRun, found, stopped);
       } catch (error) {
         throw unavailable(error, "collectBlobs", this.#state.client);
       }

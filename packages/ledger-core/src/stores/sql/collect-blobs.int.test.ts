@@ -4,6 +4,7 @@ import pg from "pg";
 import { expect } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import type { EventStore } from "../../store/event-store.js";
+import { storedBytes } from "../../testing/conformance-retention.js";
 import { acrossStores } from "./testing/across-stores.js";
 import { openRacerStore, type RacerTarget } from "./testing/racer-store.js";
 import { BLOBS_PER_PAGE } from "./write-program.js";
@@ -61,7 +62,8 @@ async function checkPagedCollection(target: RacerTarget): Promise<void> {
   const putBlobs = store.putBlobs?.bind(store) as NonNullable<EventStore["putBlobs"]>;
   try {
     // More orphans than two pages hold, so the pass takes three pages at least.
-    const orphans = await putBlobs(contents("orphan", 2 * BLOBS_PER_PAGE + 37));
+    const orphanContents = contents("orphan", 2 * BLOBS_PER_PAGE + 37);
+    const orphans = await putBlobs(orphanContents);
     const named = await putBlobs(contents("named", 15));
     await liveSession(store, named);
     const live = await liveSession(store);
@@ -72,6 +74,17 @@ async function checkPagedCollection(target: RacerTarget): Promise<void> {
     await sleep(AGE_MS);
     const recent = await putBlobs(contents("recent", 15));
 
+    // A dry run counts across the pages what the pass then deletes, and deletes nothing.
+    expect(await store.collectBlobs({ blobGraceMs: GRACE_MS, dryRun: true })).toEqual({
+      deletedBlobs: 0,
+      wouldDelete: {
+        blobs: orphans.length + putForGone.length,
+        bytes: storedBytes([...orphanContents, ...goneContents]),
+      },
+    });
+    expect(await stored(store, [...orphans, ...putForGone])).toHaveLength(
+      orphans.length + putForGone.length,
+    );
     const first = await store.collectBlobs({ blobGraceMs: GRACE_MS });
     expect(first).toEqual({ deletedBlobs: orphans.length + putForGone.length });
     expect(await stored(store, [...orphans, ...putForGone])).toEqual([]);

@@ -31,7 +31,13 @@ import type {
   SessionPage,
   StoreDescription,
 } from "../../store/event-store.js";
-import { blobGraceMs, expectedEventCount, retentionGraceMs } from "../../store/retention.js";
+import {
+  blobGraceMs,
+  collectDryRun,
+  collectResult,
+  expectedEventCount,
+  retentionGraceMs,
+} from "../../store/retention.js";
 import { stopBeforeNextPage, stopSignal } from "../../store/stop-signal.js";
 import {
   assertRunAddress,
@@ -407,18 +413,21 @@ export class SqlEventStore implements EventStore {
   async #collectBlobs(options?: CollectBlobsOptions): Promise<CollectBlobsResult> {
     // Checked before the first page: refused options delete nothing.
     const graceMs = blobGraceMs(options);
+    const dryRun = collectDryRun(options);
     const signal = stopSignal(options?.signal);
-    let deletedBlobs = 0;
+    const found = { blobs: 0, bytes: 0 };
     let after: string | undefined;
     for (;;) {
       // Each page is its own transaction: stopped here, what it says it deleted is what is gone.
-      if (await stopBeforeNextPage(signal)) return { deletedBlobs, stopped: true };
+      if (await stopBeforeNextPage(signal)) return collectResult(dryRun, found, true);
       const from = after;
       const page: BlobPage = await this.#guard("collectBlobs", () =>
-        this.#backend.write(() => collectBlobsPage(from, graceMs)),
+        this.#backend.write(() => collectBlobsPage(from, graceMs, dryRun)),
       );
-      deletedBlobs += page.deleted;
-      if (page.last === undefined || page.examined < BLOBS_PER_PAGE) return { deletedBlobs };
+      found.blobs += page.deleted;
+      found.bytes += page.bytes;
+      if (page.last === undefined || page.examined < BLOBS_PER_PAGE)
+        return collectResult(dryRun, found, false);
       after = page.last;
     }
   }

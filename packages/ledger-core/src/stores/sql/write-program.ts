@@ -62,8 +62,15 @@ export type WriteStep =
    * blob_refs row counts only while its session has its `sessions` row), each condition
    * checked again by the delete itself, and the blob_refs rows of the blobs deleted (all of
    * sessions that are gone). Returns a `BlobPage`; no blob content comes back.
+   * `dryRun`: the same blobs found, counted with their stored bytes, nothing deleted or locked.
    */
-  | { kind: "collect-blobs"; after: string | undefined; limit: number; graceMs: number }
+  | {
+      kind: "collect-blobs";
+      after: string | undefined;
+      limit: number;
+      graceMs: number;
+      dryRun: boolean;
+    }
   /** Insert (`created`) or update the run's head row. */
   | {
       kind: "write-head";
@@ -83,7 +90,10 @@ export interface BlobPage {
   examined: number;
   /** The page's last ref, where the next page starts; undefined when the page was empty. */
   last: string | undefined;
+  /** Blobs deleted, or (dry run) that would be. */
   deleted: number;
+  /** Dry run: the stored bytes of the blobs that would be deleted (0 otherwise). */
+  bytes: number;
 }
 
 /**
@@ -277,6 +287,13 @@ export function* deleteSessionProgram(
 export function* collectBlobsPage(
   after: string | undefined,
   graceMs: number,
+  dryRun: boolean,
 ): WriteProgram<BlobPage> {
-  return yield* step<BlobPage>({ kind: "collect-blobs", after, limit: BLOBS_PER_PAGE, graceMs });
+  return yield* step<BlobPage>({
+    kind: "collect-blobs",
+    after,
+    limit: BLOBS_PER_PAGE,
+    graceMs,
+    dryRun,
+  });
 }

@@ -7,7 +7,8 @@ import type { Statements } from "./write-statements.js";
  * lock, so no put or append runs between finding the page, deleting its blobs (touched_at
  * and the references as committed) and deleting their index rows, and the page's few
  * hundred index lookups are all a writer waits for. The page's bounds are its first
- * `limit` keys; the delete finds its blobs between them with the primary key.
+ * `limit` keys; the delete finds its blobs between them with the primary key. A dry run counts
+ * the same blobs (and their stored bytes) with the delete's own condition.
  */
 export function collectBlobPage(
   step: Extract<WriteStep, { kind: "collect-blobs" }>,
@@ -18,13 +19,17 @@ export function collectBlobPage(
     examined: number;
     last: Buffer | null;
   };
-  if (page.last === null) return { examined: 0, last: undefined, deleted: 0 };
+  if (page.last === null) return { examined: 0, last: undefined, deleted: 0, bytes: 0 };
+  const last = `sha256:${page.last.toString("hex")}`;
+  if (step.dryRun) {
+    const count = statements.countCollectable.get(after, page.last, step.graceMs) as {
+      blobs: number;
+      bytes: number;
+    };
+    return { examined: page.examined, last, deleted: count.blobs, bytes: count.bytes };
+  }
   const deleted = statements.collectBlobs.all(after, page.last, step.graceMs) as Buffer[];
   // No existing session references these: their index rows are of sessions that are gone.
   for (const digest of deleted) statements.deleteBlobRefs.run(digest);
-  return {
-    examined: page.examined,
-    last: `sha256:${page.last.toString("hex")}`,
-    deleted: deleted.length,
-  };
+  return { examined: page.examined, last, deleted: deleted.length, bytes: 0 };
 }

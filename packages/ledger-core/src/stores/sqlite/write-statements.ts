@@ -24,8 +24,17 @@ export interface Statements {
   deleteSession: Statement;
   blobPage: Statement;
   collectBlobs: Statement;
+  countCollectable: Statement;
   deleteBlobRefs: Statement;
 }
+
+/**
+ * The blobs of a collectBlobs page (between two keys) that may go: put before the grace (its
+ * parameters: after, last, grace ms) and named by no session that exists.
+ */
+const COLLECTABLE = `digest > ? AND digest <= ? AND touched_at <= ${epochMs} - ?
+  AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.digest = blobs.digest
+    AND EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = r.session_id))`;
 
 /** The write statements, prepared on first use. */
 export function writeStatements(state: SqliteBackendState): Statements {
@@ -78,13 +87,12 @@ export function writeStatements(state: SqliteBackendState): Statements {
          FROM (SELECT digest FROM blobs WHERE digest > ? ORDER BY digest LIMIT ?)`,
     ),
     collectBlobs: database
-      .prepare(
-        `DELETE FROM blobs WHERE digest > ? AND digest <= ? AND touched_at <= ${epochMs} - ?
-           AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.digest = blobs.digest
-             AND EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = r.session_id))
-           RETURNING digest`,
-      )
+      .prepare(`DELETE FROM blobs WHERE ${COLLECTABLE} RETURNING digest`)
       .pluck(),
+    countCollectable: database.prepare(
+      `SELECT count(*) AS blobs, coalesce(sum(length(content)), 0) AS bytes
+         FROM blobs WHERE ${COLLECTABLE}`,
+    ),
     deleteBlobRefs: database.prepare("DELETE FROM blob_refs WHERE digest = ?"),
   };
   return state.statements;
