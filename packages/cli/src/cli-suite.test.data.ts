@@ -1,4 +1,5 @@
 import { type EventStore, openStore, redactUrl, SessionRecorder } from "@agent-ledger/core";
+import { storedBytes } from "@agent-ledger/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { shellQuote } from "./format.js";
 import {
@@ -538,14 +539,22 @@ export function describeCliCommands(options: CliSuiteOptions): void {
       for (const ref of refs)
         await expect(store.getBlob(ref)).rejects.toMatchObject({ code: "not-found" });
 
-      const orphan = await store.putBlob(`put and never named ${options.sessionId}`);
+      const orphanContent = `put and never named ${options.sessionId}`;
+      const orphan = await store.putBlob(orphanContent);
       const young = await cli("collect-blobs", "--blob-grace", "1h");
       expect(young.code, young.stderr).toBe(0);
       expect(young.stdout).toContain("kept: those put within the last 1h");
       expect((await store.getBlob(orphan)).length).toBeGreaterThan(0);
+      const dry = await cli("collect-blobs", "--blob-grace", "0", "--dry-run", "--json");
+      expect(dry.code, dry.stderr).toBe(0);
+      const counted = JSON.parse(dry.stdout);
+      expect(counted.deletedBlobs).toBe(0);
+      expect(counted.wouldDelete.blobs).toBeGreaterThanOrEqual(1);
+      expect(counted.wouldDelete.bytes).toBeGreaterThanOrEqual(storedBytes([orphanContent]));
+      expect((await store.getBlob(orphan)).length, "a dry run deletes nothing").toBeGreaterThan(0);
       const collected = await cli("collect-blobs", "--blob-grace", "0", "--json");
       expect(collected.code, collected.stderr).toBe(0);
-      expect(JSON.parse(collected.stdout).deletedBlobs).toBeGreaterThanOrEqual(1);
+      expect(JSON.parse(collected.stdout).deletedBlobs).toBe(counted.wouldDelete.blobs);
       await expect(store.getBlob(orphan)).rejects.toMatchObject({ code: "not-found" });
       // The demo session's blobs are named by its events: all still there.
       const exported = await cli("export", demo.sessionId);

@@ -10,6 +10,18 @@ export function formatDuration(ms: number | undefined): string {
   return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, "0")} m`;
 }
 
+/** "1 byte", "1023 bytes", "1.5 KiB (1536 bytes)", up to GiB: the exact count stays. */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} ${bytes === 1 ? "byte" : "bytes"}`;
+  const [size, unit] =
+    bytes < 1024 ** 2
+      ? [bytes / 1024, "KiB"]
+      : bytes < 1024 ** 3
+        ? [bytes / 1024 ** 2, "MiB"]
+        : [bytes / 1024 ** 3, "GiB"];
+  return `${size.toFixed(1)} ${unit} (${bytes} bytes)`;
+}
+
 /** One line of a JSON value, cut to `max` characters. */
 export function preview(value: unknown, max = 60): string {
   if (value === undefined || value === null) return "";

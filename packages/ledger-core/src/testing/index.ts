@@ -17,6 +17,7 @@ export {
 } from "./crash-child.js";
 export { recordHandoffChain } from "./handoff-chain.js";
 export { interleavedStore } from "./interleaved-store.js";
+export { storedBytes } from "./conformance-retention.js";
 export { scratchDirectory } from "./scratch-directory.js";
 export type { SecretHit } from "./secret-scan.js";
 export {
