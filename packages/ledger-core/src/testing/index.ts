@@ -6,6 +6,7 @@ export type {
 } from "./conformance.js";
 export { eventStoreConformanceCases, runEventStoreConformance } from "./conformance.js";
 export { mulberry32 } from "./conformance-random.js";
+export { storedBytes } from "./conformance-retention.js";
 export {
   compiledBeside,
   HaltingStore,
@@ -17,7 +18,6 @@ export {
 } from "./crash-child.js";
 export { recordHandoffChain } from "./handoff-chain.js";
 export { interleavedStore } from "./interleaved-store.js";
-export { storedBytes } from "./conformance-retention.js";
 export { scratchDirectory } from "./scratch-directory.js";
 export type { SecretHit } from "./secret-scan.js";
 export {
