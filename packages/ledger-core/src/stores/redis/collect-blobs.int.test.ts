@@ -219,6 +219,32 @@ describe.skipIf(!available)("RedisEventStore.collectBlobs on one server", () => 
     await store.close();
   });
 
+  it("a dry run counts a blob once when SCAN answers its key twice", async () => {
+    // SCAN may answer a key again (the server rehashes its keyspace while it grows): a pass
+    // deletes each blob once anyway, a dry run must count it once too.
+    const prefix = fresh("scan-twice");
+    type Scan = (...args: unknown[]) => Promise<[string, string[]]>;
+    const client = new Redis(url);
+    const scan = client.scan.bind(client) as Scan;
+    (client as unknown as { scan: Scan }).scan = async (...args) => {
+      const [next, keys] = await scan(...args);
+      return [next, [...keys, ...keys]];
+    };
+    const store = new RedisEventStore({ client, keyPrefix: prefix });
+    await store.init();
+    // More keys, seen twice, than a batch takes (BLOBS_PER_ROUND_TRIP): some are seen again in
+    // the next batch.
+    const contents = Array.from({ length: 300 }, (_, index) => `orphan ${index} ${prefix}`);
+    await store.putBlobs(contents);
+    expect(await store.collectBlobs({ blobGraceMs: 0, dryRun: true })).toEqual({
+      deletedBlobs: 0,
+      wouldDelete: { blobs: 300, bytes: storedBytes(contents) },
+    });
+    expect(await store.collectBlobs({ blobGraceMs: 0 })).toEqual({ deletedBlobs: 300 });
+    await store.close();
+    client.disconnect();
+  });
+
   it("refuses bad options before any I/O, and reports an unreachable server as store-unavailable with the driver error", async () => {
     const offline = new RedisEventStore({ url: "redis://127.0.0.1:1", keyPrefix: fresh("off") });
     await expect(

@@ -103,8 +103,11 @@ export async function collectOrphanBlobs(
   const { batchSize, signal } = pass;
   const found: Collected = { blobs: 0, bytes: 0 };
   const pending: Found[] = [];
+  // A dry run's blobs counted so far: SCAN may answer a key again in a later batch, which a
+  // pass deletes once anyway but a count would take twice.
+  const counted = new Set<string>();
   const batch = async (keys: Found[]) => {
-    const one = await collectBatch(client, prefix, keys, pass);
+    const one = await collectBatch(client, prefix, keys, pass, counted);
     found.blobs += one.blobs;
     found.bytes += one.bytes;
   };
@@ -139,6 +142,7 @@ async function collectBatch(
   prefix: string,
   found: Found[],
   pass: CollectPass,
+  counted: Set<string>,
 ): Promise<Collected> {
   const candidates = await findCandidates(client, prefix, unique(found), pass.graceMs);
   if (candidates.length === 0) return { blobs: 0, bytes: 0 };
@@ -146,24 +150,34 @@ async function collectBatch(
   const orphans = candidates.filter((candidate) =>
     candidate.members.every((member) => gone.has(member)),
   );
-  if (pass.dryRun) return storedSizes(client, prefix, orphans);
+  if (pass.dryRun) return storedSizes(client, prefix, orphans, counted);
   const { deleted, cleared } = await deleteOrphans(client, prefix, orphans, pass.graceMs);
   await forgetClaims(client, prefix, [...deleted, ...cleared]);
   return { blobs: deleted.length, bytes: 0 };
 }
 
-/** How many of the orphans are blobs still stored, and their stored bytes (STRLEN, each in its slot). */
+/**
+ * How many of the orphans are blobs still stored and not `counted` before (then added to it),
+ * and their stored bytes (STRLEN, each in its slot).
+ */
 async function storedSizes(
   client: Redis | Cluster,
   prefix: string,
   orphans: Candidate[],
+  counted: Set<string>,
 ): Promise<Collected> {
-  const blobs = orphans.filter((orphan) => orphan.kind === "blob");
+  const blobs = orphans.filter((orphan) => orphan.kind === "blob" && !counted.has(orphan.hex));
   const sizes = await Promise.all(
     blobs.map((blob) => client.strlen(blobKeys(prefix, blob.hex).content)),
   );
-  const stored = sizes.map(Number).filter((size) => size > 0);
-  return { blobs: stored.length, bytes: stored.reduce((sum, size) => sum + size, 0) };
+  const found: Collected = { blobs: 0, bytes: 0 };
+  sizes.forEach((size, index) => {
+    if (Number(size) === 0) return;
+    counted.add((blobs[index] as Candidate).hex);
+    found.blobs++;
+    found.bytes += Number(size);
+  });
+  return found;
 }
 
 /** Each blob once: SCAN may answer a key twice, and a blob's content covers its set. */
