@@ -173,6 +173,7 @@ export {
 export type {
   AppendRequest,
   AppendResult,
+  BlobTally,
   CollectBlobsOptions,
   CollectBlobsResult,
   DeleteSessionOptions,

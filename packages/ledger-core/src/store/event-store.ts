@@ -149,6 +149,12 @@ export interface CollectBlobsOptions {
   dryRun?: boolean;
 }
 
+/** Blobs counted by a `collectBlobs` dry run, and the bytes the store keeps for them. */
+export interface BlobTally {
+  blobs: number;
+  bytes: number;
+}
+
 /** What `collectBlobs` removed (or, with `dryRun`, would remove). */
 export interface CollectBlobsResult {
   /** Blobs no existing session referenced, put before the grace period: deleted (0 in a dry run). */
@@ -158,7 +164,7 @@ export interface CollectBlobsResult {
    * for them (their stored form, deflated where that was smaller: what deleting them frees,
    * before the database's own overhead). Stopped by `signal`, the count of the pages looked at.
    */
-  wouldDelete?: { blobs: number; bytes: number };
+  wouldDelete?: BlobTally;
   /**
    * Present when `signal` stopped the sweep before it had looked at every blob: `deletedBlobs`
    * is what was deleted until then, and a next pass may find more.

@@ -16,6 +16,7 @@ import { ClosingGate } from "./closing-gate.js";
 import type {
   AppendRequest,
   AppendResult,
+  BlobTally,
   CollectBlobsOptions,
   CollectBlobsResult,
   DeleteSessionOptions,
@@ -369,7 +370,7 @@ export class MemoryEventStore implements EventStore {
     const graceMs = blobGraceMs(options);
     const dryRun = collectDryRun(options);
     const signal = stopSignal(options?.signal);
-    const found = { blobs: 0, bytes: 0 };
+    const found: BlobTally = { blobs: 0, bytes: 0 };
     // The whole map is one page: a signal stops the sweep only before it starts.
     if (await stopBeforeNextPage(signal)) return collectResult(dryRun, found, true);
     const cutoff = Date.now() - graceMs;

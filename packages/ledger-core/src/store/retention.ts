@@ -3,6 +3,7 @@ import { ConflictError, InvalidArgumentError, NotFoundError } from "../events/er
 import { assertId } from "../events/ids.js";
 import { DEFAULT_BLOB_GRACE_MS } from "./blob.js";
 import type {
+  BlobTally,
   CollectBlobsOptions,
   CollectBlobsResult,
   DeleteSessionOptions,
@@ -56,7 +57,7 @@ export function collectDryRun(options: CollectBlobsOptions = {}): boolean {
  */
 export function collectResult(
   dryRun: boolean,
-  found: { blobs: number; bytes: number },
+  found: BlobTally,
   stopped: boolean,
 ): CollectBlobsResult {
   const result: CollectBlobsResult = dryRun

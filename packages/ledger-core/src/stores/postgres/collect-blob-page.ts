@@ -54,7 +54,7 @@ export async function collectBlobPage(
     examined: string;
     last: string | null;
     deleted: string;
-    bytes: string;
+    bytes?: string;
   }>(
     step.dryRun
       ? sql`WITH ${page}
@@ -69,7 +69,7 @@ FROM ${blobs} WHERE ${collectable}`
 ), refs AS (
   DELETE FROM ${blobRefs} WHERE ${blobRefs.blobRef} IN (SELECT blob_ref FROM gone)
 )
-SELECT ${bounds}, (SELECT count(*) FROM gone) AS deleted, 0 AS bytes`,
+SELECT ${bounds}, (SELECT count(*) FROM gone) AS deleted`,
   );
   const row = result.rows[0];
   return {

@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from "ioredis";
+import type { BlobTally } from "../../store/event-store.js";
 import { stopBeforeNextPage } from "../../store/stop-signal.js";
 import { isCluster } from "./client.js";
 import { globLiteral, scanKeyPages } from "./key-scan.js";
@@ -28,17 +29,11 @@ interface Candidate {
 }
 
 /** How a pass runs: the grace, blobs per batch, its stop signal, and whether it only counts. */
-export interface CollectPass {
+interface CollectPass {
   graceMs: number;
   batchSize: number;
   signal: AbortSignal | undefined;
   dryRun: boolean;
-}
-
-/** Blobs a pass deleted (or, in a dry run, would delete), and (dry run) their stored bytes. */
-export interface Collected {
-  blobs: number;
-  bytes: number;
 }
 
 /**
@@ -99,9 +94,9 @@ export async function collectOrphanBlobs(
   client: Redis | Cluster,
   prefix: string,
   pass: CollectPass,
-): Promise<{ found: Collected; stopped: boolean }> {
+): Promise<{ found: BlobTally; stopped: boolean }> {
   const { batchSize, signal } = pass;
-  const found: Collected = { blobs: 0, bytes: 0 };
+  const found: BlobTally = { blobs: 0, bytes: 0 };
   const pending: Found[] = [];
   // A dry run's blobs counted so far: SCAN may answer a key again in a later batch, which a
   // pass deletes once anyway but a count would take twice.
@@ -143,7 +138,7 @@ async function collectBatch(
   found: Found[],
   pass: CollectPass,
   counted: Set<string>,
-): Promise<Collected> {
+): Promise<BlobTally> {
   const candidates = await findCandidates(client, prefix, unique(found), pass.graceMs);
   if (candidates.length === 0) return { blobs: 0, bytes: 0 };
   const gone = await goneSessions(client, prefix, candidates);
@@ -165,12 +160,12 @@ async function storedSizes(
   prefix: string,
   orphans: Candidate[],
   counted: Set<string>,
-): Promise<Collected> {
+): Promise<BlobTally> {
   const blobs = orphans.filter((orphan) => orphan.kind === "blob" && !counted.has(orphan.hex));
   const sizes = await Promise.all(
     blobs.map((blob) => client.strlen(blobKeys(prefix, blob.hex).content)),
   );
-  const found: Collected = { blobs: 0, bytes: 0 };
+  const found: BlobTally = { blobs: 0, bytes: 0 };
   sizes.forEach((size, index) => {
     if (Number(size) === 0) return;
     counted.add((blobs[index] as Candidate).hex);

@@ -15,6 +15,7 @@ import { ClosingGate } from "../../store/closing-gate.js";
 import type {
   AppendRequest,
   AppendResult,
+  BlobTally,
   CollectBlobsOptions,
   CollectBlobsResult,
   DeleteSessionOptions,
@@ -415,7 +416,7 @@ export class SqlEventStore implements EventStore {
     const graceMs = blobGraceMs(options);
     const dryRun = collectDryRun(options);
     const signal = stopSignal(options?.signal);
-    const found = { blobs: 0, bytes: 0 };
+    const found: BlobTally = { blobs: 0, bytes: 0 };
     let after: string | undefined;
     for (;;) {
       // Each page is its own transaction: stopped here, what it says it deleted is what is gone.
