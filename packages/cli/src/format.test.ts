@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { shellQuote, terminalJson, terminalLine } from "./format.js";
+import { formatBytes, shellQuote, terminalJson, terminalLine } from "./format.js";
 
 // Every character that reorders or marks the direction of the text around it: the embeddings
 // and overrides (U+202A-U+202E), the isolates (U+2066-U+2069), and the marks (U+200E LRM,
@@ -55,5 +55,16 @@ describe("text from the ledger on a terminal", () => {
       expect(terminalLine(quoted)).toBe(quoted);
       expect(await bashEcho(quoted)).toBe(value);
     }
+  });
+});
+
+describe("formatBytes", () => {
+  it("gives bytes as a count, and KiB, MiB and GiB with the exact count beside", () => {
+    expect(formatBytes(0)).toBe("0 bytes");
+    expect(formatBytes(1)).toBe("1 byte");
+    expect(formatBytes(1023)).toBe("1023 bytes");
+    expect(formatBytes(1536)).toBe("1.5 KiB (1536 bytes)");
+    expect(formatBytes(5 * 1024 ** 2)).toBe("5.0 MiB (5242880 bytes)");
+    expect(formatBytes(3.25 * 1024 ** 3)).toBe("3.3 GiB (3489660928 bytes)");
   });
 });

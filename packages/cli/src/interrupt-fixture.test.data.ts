@@ -146,6 +146,13 @@ function capturedOutput(controller?: AbortController, abortAt?: string) {
   return stream;
 }
 
+/** Runs the CLI in this process, Ctrl-C never pressed: its exit code and what it printed. */
+export async function runCliCaptured(
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return runCaptured(args, new AbortController());
+}
+
 /**
  * Runs the CLI in this process with Ctrl-C pressed once `abortAt` is in what it printed on
  * stdout, or before it begins (`abortAt` undefined): its exit code and what it printed.
@@ -156,6 +163,10 @@ export async function runCliInterrupted(
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const controller = new AbortController();
   if (abortAt === undefined) controller.abort();
+  return runCaptured(args, controller, abortAt);
+}
+
+async function runCaptured(args: string[], controller: AbortController, abortAt?: string) {
   const stdout = capturedOutput(controller, abortAt);
   const stderr = capturedOutput();
   const code = await runCli(args, { stdout, stderr, env: {}, signal: controller.signal });

@@ -37,11 +37,7 @@ export async function collectBlobsCommand(context: CommandContext): Promise<numb
   const store = await context.openStore();
   const { signal, stdout, stderr } = context.io;
   // Stopped at Ctrl-C between pages, each its own transaction: the count is what is gone.
-  const result = await store.collectBlobs({
-    ...blobGrace,
-    ...(dryRun ? { dryRun } : {}),
-    ...(signal ? { signal } : {}),
-  });
+  const result = await store.collectBlobs({ ...blobGrace, dryRun, ...(signal ? { signal } : {}) });
   const grace = graceText(blobGrace);
   if (values.json) await writeOut(stdout, `${terminalJson(JSON.stringify(result, null, 2))}\n`);
   const counted = result.wouldDelete;
