@@ -4,7 +4,7 @@
 // `sentence`; style.css isolates the inline elements), and the invisible characters that set
 // the direction of text are shown as escapes: a tool named `transfer_funds\u202e` cannot
 // reverse the sentence, the command or the arguments the page writes after it.
-import { preview } from "./format.js";
+import { countText, preview } from "./format.js";
 
 const token = new URLSearchParams(location.search).get("token");
 
@@ -94,7 +94,7 @@ export function longText(className, text) {
   if (text.length <= SHOWN_CHARS) return el("pre", { className, text });
   const pre = el("pre", { className, text: text.slice(0, SHOWN_CHARS) });
   const showAll = el("button", {
-    text: `show all ${text.length.toLocaleString("en-US")} characters`,
+    text: `show all ${countText(text.length)} characters`,
   });
   showAll.addEventListener("click", () => {
     setText(pre, text);
@@ -103,7 +103,7 @@ export function longText(className, text) {
   const note = el(
     "p",
     { className: "muted" },
-    document.createTextNode(`The first ${SHOWN_CHARS.toLocaleString("en-US")} characters. `),
+    document.createTextNode(`The first ${countText(SHOWN_CHARS)} characters. `),
     showAll,
   );
   return el("div", {}, note, pre);

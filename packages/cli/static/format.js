@@ -1,5 +1,13 @@
 // Values as the page writes them, in the words `agent-ledger inspect` uses.
 
+// Counts with thousands separators ("4,999"). One formatter for the page: toLocaleString makes
+// one per call, which was a sixth of the page's own time drawing a chain of 5,000 runs.
+const COUNT_FORMAT = new Intl.NumberFormat("en-US");
+
+export function countText(number) {
+  return COUNT_FORMAT.format(number);
+}
+
 export function duration(ms) {
   if (ms === undefined || ms === null || !Number.isFinite(ms)) return "";
   if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;

@@ -4,7 +4,7 @@
 // whose seqs have a gap says so first under it.
 import { notIntactLine } from "./decision-boxes.js";
 import { attemptLabel, el, reasonSpan, sentence } from "./dom.js";
-import { attemptKey, duration, outcomeText, runResultText, tokens } from "./format.js";
+import { attemptKey, countText, duration, outcomeText, runResultText, tokens } from "./format.js";
 
 // The runs of the trees under `runs` in tree order, each with its depth: each run before its
 // children, the children in order, each subtree whole before the next sibling (ledger-core's
@@ -172,7 +172,7 @@ function* runParts(run, depth, view, bar) {
         if (index === half)
           yield moreRow(
             depth,
-            `… ${(count - 2 * half).toLocaleString("en-US")} more attempts of this call`,
+            `… ${countText(count - 2 * half)} more attempts of this call`,
             "show all",
             "more-attempts",
             () => {
@@ -194,8 +194,8 @@ function* runParts(run, depth, view, bar) {
   if (more > 0)
     yield moreRow(
       depth,
-      `… ${more.toLocaleString("en-US")} more steps of this run, and the runs under them`,
-      `show the next ${Math.min(more, STEPS_MORE).toLocaleString("en-US")}`,
+      `… ${countText(more)} more steps of this run, and the runs under them`,
+      `show the next ${countText(Math.min(more, STEPS_MORE))}`,
       "more-steps",
       () => {
         view.shown.steps.set(run.runId, stepsShown + STEPS_MORE);
@@ -222,7 +222,7 @@ const INDENT_LEVELS = 20;
 function indentSpan(depth, mark = "") {
   if (depth <= INDENT_LEVELS)
     return el("span", { className: "indent", text: `${"  ".repeat(depth)}${mark}` });
-  const level = depth.toLocaleString("en-US");
+  const level = countText(depth);
   return el("span", {
     className: "indent",
     text: `${"  ".repeat(INDENT_LEVELS - 1)}⋯${level} ${mark}`,

@@ -8,7 +8,7 @@ import { renderNotIntact, renderPaused, renderUnresolved } from "./decision-boxe
 import { api, el, sentence, value } from "./dom.js";
 import { showEvent } from "./event-detail.js";
 import { briefOf, causeWords, EventList } from "./event-list.js";
-import { attemptKey, duration, tokens } from "./format.js";
+import { attemptKey, countText, duration, tokens } from "./format.js";
 import { flattenRuns, pausedAbove, shownStatus, treeRows } from "./run-tree.js";
 
 /** Events the list shows first, and how many more each "show the next" asks for. */
@@ -258,12 +258,12 @@ export class SessionView {
     const behind = this.inspection ? this.cursor < this.inspection.lastCursor : !this.listAtEnd;
     const count =
       total === undefined || total === shown
-        ? `${shown.toLocaleString("en-US")} events`
-        : `${shown.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} events`;
+        ? `${countText(shown)} events`
+        : `${countText(shown)} of ${countText(total)} events`;
     const parts = [el("span", { className: "muted", text: `${count} ` })];
     if (behind) {
       const next = el("button", {
-        text: `show the next ${NEXT_EVENTS.toLocaleString("en-US")}`,
+        text: `show the next ${countText(NEXT_EVENTS)}`,
         testId: "next-events",
       });
       next.disabled = this.loadingEvents !== null;
