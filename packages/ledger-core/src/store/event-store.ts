@@ -147,6 +147,13 @@ export interface CollectBlobsOptions {
    * so a pass right after may delete a few more (puts whose grace ran out) or fewer.
    */
   dryRun?: boolean;
+  /**
+   * Only with `dryRun`: sessions whose claims the count ignores, as if they had been deleted.
+   * The count is then what deleting them and a pass right after would free, with the same
+   * grace (what `agent-ledger prune --dry-run` reports). Ids of sessions that do not exist
+   * change nothing.
+   */
+  asIfDeleted?: string[];
 }
 
 /** Blobs counted by a `collectBlobs` dry run, and the bytes the store keeps for them. */

@@ -36,6 +36,7 @@ import type {
 import {
   assertUnchanged,
   blobGraceMs,
+  collectAsIfDeleted,
   collectDryRun,
   collectResult,
   expectedEventCount,
@@ -369,6 +370,7 @@ export class MemoryEventStore implements EventStore {
     this.#gate.check("collectBlobs");
     const graceMs = blobGraceMs(options);
     const dryRun = collectDryRun(options);
+    const asIfDeleted = new Set(collectAsIfDeleted(options, dryRun));
     const signal = stopSignal(options?.signal);
     const found: BlobTally = { blobs: 0, bytes: 0 };
     // The whole map is one page: a signal stops the sweep only before it starts.
@@ -377,7 +379,8 @@ export class MemoryEventStore implements EventStore {
     for (const [ref, blob] of this.#blobs) {
       if (blob.touchedAt > cutoff) continue;
       const sessions = this.#referencedBy.get(ref);
-      if (sessions !== undefined && [...sessions].some((id) => this.#sessions.has(id))) continue;
+      const live = (id: string) => this.#sessions.has(id) && !asIfDeleted.has(id);
+      if (sessions !== undefined && [...sessions].some(live)) continue;
       found.blobs++;
       found.bytes += blob.stored.byteLength;
       if (dryRun) continue;

@@ -1,6 +1,6 @@
 import { assertObjectArgument } from "../events/argument-checks.js";
 import { ConflictError, InvalidArgumentError, NotFoundError } from "../events/errors.js";
-import { assertId } from "../events/ids.js";
+import { assertId, isValidId } from "../events/ids.js";
 import { DEFAULT_BLOB_GRACE_MS } from "./blob.js";
 import type {
   BlobTally,
@@ -49,6 +49,31 @@ export function collectDryRun(options: CollectBlobsOptions = {}): boolean {
   if (typeof dryRun !== "boolean" || options.dryRun === null)
     throw new InvalidArgumentError("$.dryRun", "dryRun must be true or false");
   return dryRun;
+}
+
+/**
+ * `CollectBlobsOptions.asIfDeleted`, checked (call after collectDryRun): an array of ids, and
+ * only in a dry run, since a pass that ignored an existing session's claims would delete blobs
+ * its events name. Empty when not given.
+ */
+export function collectAsIfDeleted(options: CollectBlobsOptions = {}, dryRun = false): string[] {
+  const ids: unknown = options.asIfDeleted;
+  if (ids === undefined) return [];
+  if (!Array.isArray(ids))
+    throw new InvalidArgumentError("$.asIfDeleted", "asIfDeleted must be an array of session ids");
+  if (!dryRun)
+    throw new InvalidArgumentError(
+      "$.asIfDeleted",
+      "asIfDeleted is only for a dry run (dryRun: true): a pass deletes only what no existing session claims",
+    );
+  ids.forEach((id, index) => {
+    if (!isValidId(id))
+      throw new InvalidArgumentError(
+        `$.asIfDeleted[${index}]`,
+        "a session id must be a string of 1-255 characters without control characters or lone surrogates",
+      );
+  });
+  return [...new Set(ids as string[])];
 }
 
 /**

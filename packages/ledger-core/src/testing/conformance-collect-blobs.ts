@@ -49,6 +49,12 @@ const BAD_COLLECT_OPTIONS: [string, unknown, string][] = [
   ["a controller in place of its signal", { signal: new AbortController() }, "$.signal"],
   ["a dryRun that is a string", { dryRun: "yes" }, "$.dryRun"],
   ["a dryRun that is null", { dryRun: null }, "$.dryRun"],
+  ["asIfDeleted without dryRun", { asIfDeleted: ["s"] }, "$.asIfDeleted"],
+  ["asIfDeleted in a pass that deletes", { dryRun: false, asIfDeleted: [] }, "$.asIfDeleted"],
+  ["asIfDeleted that is a string", { dryRun: true, asIfDeleted: "s" }, "$.asIfDeleted"],
+  ["asIfDeleted that is null", { dryRun: true, asIfDeleted: null }, "$.asIfDeleted"],
+  ["asIfDeleted with an empty id", { dryRun: true, asIfDeleted: ["s", ""] }, "$.asIfDeleted[1]"],
+  ["asIfDeleted with a number", { dryRun: true, asIfDeleted: [7] }, "$.asIfDeleted[0]"],
 ];
 
 export const collectBlobCases: CaseFactory = (makeStore) => [
@@ -150,6 +156,70 @@ export const collectBlobCases: CaseFactory = (makeStore) => [
         { deletedBlobs: 0, wouldDelete: { blobs: 0, bytes: 0 }, stopped: true },
         "stopped before its first page: nothing counted",
       );
+    }),
+  },
+  {
+    group: "retention",
+    name: "collectBlobs with dryRun and asIfDeleted counts what deleting those sessions and a pass would free",
+    timeoutMs: 30_000,
+    run: withStore(makeStore, async (store) => {
+      // A and B go; K stays. Claims: events naming a blob, and puts for a session.
+      const [a, b, k] = [freshAddress(), freshAddress(), freshAddress()];
+      const contents = {
+        onlyA: `named by A only ${freshId("a")}`,
+        putForA: `put for A, never named ${freshId("p")}`,
+        // Shared by two sessions that both go: deleting either one alone keeps it.
+        aAndB: `named by A and B ${freshId("ab")} `.repeat(30),
+        onlyB: `named by B only ${freshId("b")}`,
+        orphan: `put with no session, never named ${freshId("o")}`,
+      };
+      const kept = {
+        aAndK: await store.putBlob(`named by A and by K, which stays ${freshId("ak")}`),
+        putForK: await store.putBlob(`put for K ${freshId("pk")}`, { sessionId: k.sessionId }),
+      };
+      const refs = {
+        onlyA: await store.putBlob(contents.onlyA),
+        putForA: await store.putBlob(contents.putForA, { sessionId: a.sessionId }),
+        aAndB: await store.putBlob(contents.aAndB),
+        onlyB: await store.putBlob(contents.onlyB),
+        orphan: await store.putBlob(contents.orphan),
+      };
+      await runWithRefs(store, a, [refs.onlyA, refs.aAndB, kept.aAndK]);
+      await runWithRefs(store, b, [refs.aAndB, refs.onlyB]);
+      await runWithRefs(store, k, [kept.aAndK], { open: true });
+      const all = { ...refs, ...kept };
+      const before = await store.readSession({ sessionId: a.sessionId });
+
+      const asIfDeleted = [a.sessionId, b.sessionId, freshId("never-existed")];
+      const dry = await store.collectBlobs({ blobGraceMs: 0, dryRun: true, asIfDeleted });
+      assert.deepEqual(dry, {
+        deletedBlobs: 0,
+        wouldDelete: { blobs: 5, bytes: storedBytes(Object.values(contents)) },
+      });
+      assert.deepEqual(await exists(store, all), Object.keys(all), "nothing deleted");
+      assert.deepEqual(await store.readSession({ sessionId: a.sessionId }), before, "A untouched");
+      // Without asIfDeleted only the orphan; with none of the sessions existing, the same as none.
+      assert.deepEqual(await store.collectBlobs({ blobGraceMs: 0, dryRun: true }), {
+        deletedBlobs: 0,
+        wouldDelete: { blobs: 1, bytes: storedBytes([contents.orphan]) },
+      });
+      assert.deepEqual(
+        await store.collectBlobs({ blobGraceMs: 0, dryRun: true, asIfDeleted: [] }),
+        { deletedBlobs: 0, wouldDelete: { blobs: 1, bytes: storedBytes([contents.orphan]) } },
+      );
+      // Within the grace nothing counts, as in the pass.
+      assert.deepEqual(
+        await store.collectBlobs({ blobGraceMs: 3_600_000, dryRun: true, asIfDeleted }),
+        { deletedBlobs: 0, wouldDelete: { blobs: 0, bytes: 0 } },
+      );
+
+      // What the count said: deleting A and B, then a pass, frees exactly those five.
+      const deleted =
+        (await store.deleteSession(a.sessionId, { blobGraceMs: 0 })).deletedBlobs +
+        (await store.deleteSession(b.sessionId, { blobGraceMs: 0 })).deletedBlobs +
+        (await store.collectBlobs({ blobGraceMs: 0 })).deletedBlobs;
+      assert.equal(deleted, 5);
+      assert.deepEqual(await exists(store, all), ["aAndK", "putForK"]);
     }),
   },
   {

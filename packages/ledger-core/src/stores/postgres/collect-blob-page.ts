@@ -44,9 +44,14 @@ export async function collectBlobPage(
   SELECT ${blobs.blobRef} AS blob_ref FROM ${blobs} WHERE ${after}
   ORDER BY ${blobs.blobRef} LIMIT ${step.limit}
 )`;
+  // A dry run's sessions counted as deleted (asIfDeleted): their claims are not looked at.
+  const ignored =
+    step.asIfDeleted.length === 0
+      ? sql``
+      : sql` AND r.session_id NOT IN (SELECT jsonb_array_elements_text(${JSON.stringify(step.asIfDeleted)}::jsonb))`;
   const collectable = sql`${blobs.blobRef} IN (SELECT blob_ref FROM page)
     AND ${blobs.touchedAt} <= ${serverEpochMs} - ${step.graceMs}
-    AND NOT EXISTS (SELECT 1 FROM ${blobRefs} r WHERE r.blob_ref = ${blobs.blobRef}
+    AND NOT EXISTS (SELECT 1 FROM ${blobRefs} r WHERE r.blob_ref = ${blobs.blobRef}${ignored}
       AND EXISTS (SELECT 1 FROM ${sessions} s WHERE s.session_id = r.session_id))`;
   const bounds = sql`(SELECT count(*) FROM page) AS examined, (SELECT max(blob_ref) FROM page) AS last`;
   // A dry run reads the same blobs without locking them: nothing waits on it.

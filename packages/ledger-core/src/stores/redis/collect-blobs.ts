@@ -34,6 +34,8 @@ interface CollectPass {
   batchSize: number;
   signal: AbortSignal | undefined;
   dryRun: boolean;
+  /** A dry run's sessions counted as deleted (asIfDeleted): their claims are not looked at. */
+  asIfDeleted: ReadonlySet<string>;
 }
 
 /**
@@ -141,7 +143,7 @@ async function collectBatch(
 ): Promise<BlobTally> {
   const candidates = await findCandidates(client, prefix, unique(found), pass.graceMs);
   if (candidates.length === 0) return { blobs: 0, bytes: 0 };
-  const gone = await goneSessions(client, prefix, candidates);
+  const gone = await goneSessions(client, prefix, candidates, pass.asIfDeleted);
   const orphans = candidates.filter((candidate) =>
     candidate.members.every((member) => gone.has(member)),
   );
@@ -211,6 +213,7 @@ async function goneSessions(
   client: Redis | Cluster,
   prefix: string,
   candidates: Candidate[],
+  asIfDeleted: ReadonlySet<string>,
 ): Promise<Set<string>> {
   const members = [...new Set(candidates.flatMap((candidate) => candidate.members))];
   // One command per session: each session's keys are in its own slot.
@@ -219,6 +222,7 @@ async function goneSessions(
       const sessionId = sessionOf(member);
       // A member that is no session id is never taken for a gone session: it keeps the blob.
       if (sessionId === undefined) return 1;
+      if (asIfDeleted.has(sessionId)) return 0;
       return client.exists(sessionKeys(prefix, sessionId).log);
     }),
   );

@@ -21,7 +21,12 @@ import type {
   SessionPage,
   StoreDescription,
 } from "../../store/event-store.js";
-import { blobGraceMs, collectDryRun, collectResult } from "../../store/retention.js";
+import {
+  blobGraceMs,
+  collectAsIfDeleted,
+  collectDryRun,
+  collectResult,
+} from "../../store/retention.js";
 import { stopSignal } from "../../store/stop-signal.js";
 import { retryRead } from "../read-retry.js";
 import { appendEvents } from "./append-events.js";
@@ -183,6 +188,7 @@ export class RedisEventStore implements EventStore {
     return this.#gate.run("collectBlobs", async () => {
       const graceMs = blobGraceMs(options);
       const dryRun = collectDryRun(options);
+      const asIfDeleted = new Set(collectAsIfDeleted(options, dryRun));
       const signal = stopSignal(options?.signal);
       try {
         const { found, stopped } = await collectOrphanBlobs(
@@ -193,6 +199,7 @@ export class RedisEventStore implements EventStore {
             batchSize: BLOBS_PER_ROUND_TRIP,
             signal,
             dryRun,
+            asIfDeleted,
           },
         );
         return collectResult(dryRun, found, stopped);

@@ -34,6 +34,7 @@ import type {
 } from "../../store/event-store.js";
 import {
   blobGraceMs,
+  collectAsIfDeleted,
   collectDryRun,
   collectResult,
   expectedEventCount,
@@ -415,6 +416,7 @@ export class SqlEventStore implements EventStore {
     // Checked before the first page: refused options delete nothing.
     const graceMs = blobGraceMs(options);
     const dryRun = collectDryRun(options);
+    const asIfDeleted = collectAsIfDeleted(options, dryRun);
     const signal = stopSignal(options?.signal);
     const found: BlobTally = { blobs: 0, bytes: 0 };
     let after: string | undefined;
@@ -423,7 +425,7 @@ export class SqlEventStore implements EventStore {
       if (await stopBeforeNextPage(signal)) return collectResult(dryRun, found, true);
       const from = after;
       const page: BlobPage = await this.#guard("collectBlobs", () =>
-        this.#backend.write(() => collectBlobsPage(from, graceMs, dryRun)),
+        this.#backend.write(() => collectBlobsPage(from, graceMs, dryRun, asIfDeleted)),
       );
       found.blobs += page.deleted;
       found.bytes += page.bytes;

@@ -62,7 +62,8 @@ export type WriteStep =
    * blob_refs row counts only while its session has its `sessions` row), each condition
    * checked again by the delete itself, and the blob_refs rows of the blobs deleted (all of
    * sessions that are gone). Returns a `BlobPage`; no blob content comes back.
-   * `dryRun`: the same blobs found, counted with their stored bytes, nothing deleted or locked.
+   * `dryRun`: the same blobs found, counted with their stored bytes, nothing deleted or locked;
+   * the claims of the sessions in `asIfDeleted` (a dry run's only, else empty) count as gone.
    */
   | {
       kind: "collect-blobs";
@@ -70,6 +71,7 @@ export type WriteStep =
       limit: number;
       graceMs: number;
       dryRun: boolean;
+      asIfDeleted: string[];
     }
   /** Insert (`created`) or update the run's head row. */
   | {
@@ -288,6 +290,7 @@ export function* collectBlobsPage(
   after: string | undefined,
   graceMs: number,
   dryRun: boolean,
+  asIfDeleted: string[],
 ): WriteProgram<BlobPage> {
   return yield* step<BlobPage>({
     kind: "collect-blobs",
@@ -295,5 +298,6 @@ export function* collectBlobsPage(
     limit: BLOBS_PER_PAGE,
     graceMs,
     dryRun,
+    asIfDeleted,
   });
 }

@@ -8,7 +8,8 @@ import type { Statements } from "./write-statements.js";
  * and the references as committed) and deleting their index rows, and the page's few
  * hundred index lookups are all a writer waits for. The page's bounds are its first
  * `limit` keys; the delete finds its blobs between them with the primary key. A dry run counts
- * the same blobs (and their stored bytes) with the delete's own condition.
+ * the same blobs (and their stored bytes) with the delete's own condition, less the claims of
+ * the sessions it counts as deleted.
  */
 export function collectBlobPage(
   step: Extract<WriteStep, { kind: "collect-blobs" }>,
@@ -22,7 +23,12 @@ export function collectBlobPage(
   if (page.last === null) return { examined: 0, last: undefined, deleted: 0, bytes: 0 };
   const last = `sha256:${page.last.toString("hex")}`;
   if (step.dryRun) {
-    const count = statements.countCollectable.get(after, page.last, step.graceMs) as {
+    const count = statements.countCollectable.get(
+      after,
+      page.last,
+      step.graceMs,
+      JSON.stringify(step.asIfDeleted),
+    ) as {
       blobs: number;
       bytes: number;
     };

@@ -89,9 +89,13 @@ export function writeStatements(state: SqliteBackendState): Statements {
     collectBlobs: database
       .prepare(`DELETE FROM blobs WHERE ${COLLECTABLE} RETURNING digest`)
       .pluck(),
+    // The dry run's count: the claims of the sessions in the JSON array (asIfDeleted) ignored.
     countCollectable: database.prepare(
       `SELECT count(*) AS blobs, coalesce(sum(length(content)), 0) AS bytes
-         FROM blobs WHERE ${COLLECTABLE}`,
+         FROM blobs WHERE ${COLLECTABLE.replace(
+           "r.digest = blobs.digest",
+           "r.digest = blobs.digest AND r.session_id NOT IN (SELECT value FROM json_each(?))",
+         )}`,
     ),
     deleteBlobRefs: database.prepare("DELETE FROM blob_refs WHERE digest = ?"),
   };
