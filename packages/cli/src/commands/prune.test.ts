@@ -3,6 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { type EventStore, openStore, SessionRecorder } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { formatBytes } from "../format.js";
 import { runBin } from "../session-fixture.test.data.js";
 import { deleteOneSession, WrittenSince } from "./session-deletion.js";
 
@@ -81,11 +82,15 @@ describe("agent-ledger prune", () => {
     const result = await cli("prune", "--before", cutoff, "--dry-run");
     expect(result.code, result.stderr).toBe(0);
     const lines = result.stdout.trim().split("\n");
-    expect(lines).toHaveLength(3);
+    expect(lines).toHaveLength(4);
     expect(lines[0]).toMatch(/^would delete old-closed {2}\d+ events, last at /);
     expect(lines[1]).toContain("would delete old-open");
     expect(lines[1]).toContain("1 run(s) open: skipped without --cancel-open");
+    // The blobs were put a moment ago: within the default grace, none would go yet.
     expect(lines[2]).toBe(
+      "with them 0 blob(s), 0 bytes stored, that no session left would reference (kept: those put within the last 10m)",
+    );
+    expect(lines[3]).toBe(
       `2 session(s) with no event since ${cutoff}; nothing was deleted (dry run)`,
     );
     const json = JSON.parse((await cli("prune", "--before", cutoff, "--dry-run", "--json")).stdout);
@@ -93,6 +98,22 @@ describe("agent-ledger prune", () => {
       "old-closed",
       "old-open",
     ]);
+    expect(json.wouldDelete).toEqual({ blobs: 0, bytes: 0 });
+    // Past the grace: the blobs of the session prune would delete, not those of the one it
+    // would skip with its run open, nor the recent session's.
+    const dryJson = (...args: string[]) =>
+      cli("prune", "--before", cutoff, "--dry-run", "--json", "--blob-grace", "0", ...args).then(
+        (done) => JSON.parse(done.stdout).wouldDelete as { blobs: number; bytes: number },
+      );
+    const closedOnly = await dryJson();
+    expect(closedOnly.blobs).toBe(oldRefs.length);
+    expect(closedOnly.bytes).toBeGreaterThan(0);
+    const withOpen = await dryJson("--cancel-open", "crashed");
+    expect(withOpen.blobs).toBe(oldRefs.length + (await refsOf("old-open")).length);
+    const zeroGrace = await cli("prune", "--before", cutoff, "--dry-run", "--blob-grace", "0");
+    expect(zeroGrace.stdout).toContain(
+      `with them ${oldRefs.length} blob(s), ${formatBytes(closedOnly.bytes)} stored, that no session left would reference (kept: those put within the last 0ms)`,
+    );
     // Every session is younger than an hour: nothing to list.
     const young = await cli("prune", "--older-than", "1h", "--dry-run");
     expect(young.stdout).toContain("0 session(s) with no event since");

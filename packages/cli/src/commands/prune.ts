@@ -1,16 +1,17 @@
 import { parseArgs } from "node:util";
 import {
+  type CollectBlobsOptions,
   DEFAULT_BLOB_GRACE_MS,
   type EventStore,
   LedgerError,
   stopBeforeNextPage,
 } from "@agent-ledger/core";
 import { EXIT_CODES, usageError } from "../errors.js";
-import { terminalJson, terminalLine } from "../format.js";
+import { formatBytes, terminalJson, terminalLine } from "../format.js";
 import { interrupted, writeOut } from "../io.js";
 import { sessionPages } from "../store.js";
 import type { CommandContext } from "./context.js";
-import { durationOption, formatDuration } from "./session-args.js";
+import { durationOption, formatDuration, graceText } from "./session-args.js";
 import {
   DELETION_ARGS,
   deleteOneSession,
@@ -28,8 +29,10 @@ export const pruneHelp = `agent-ledger prune (--older-than <duration> | --before
   times, as delete does one; then the blobs no existing session references (collect-blobs).
   A session with a run still open is skipped and listed (exit 1), unless --cancel-open cancels
   its open runs first. A session written to after prune looked at it is kept (the store checks,
-  under the lock the deletion takes, that it still holds what prune judged). --dry-run lists the sessions it would delete as it finds them (--json: once all are found) and deletes nothing; one
-  of --yes and --dry-run is needed (exit 2).
+  under the lock the deletion takes, that it still holds what prune judged). --dry-run lists the sessions it would delete as it finds them (--json: once all are found), then the blobs
+  that would go with them and their stored bytes (--json: "wouldDelete": { "blobs", "bytes" };
+  not those a session it keeps references, nor those put within --blob-grace), and deletes
+  nothing; one of --yes and --dry-run is needed (exit 2).
   --blob-grace as for delete (default ${formatDuration(DEFAULT_BLOB_GRACE_MS)}). --json prints what was done as JSON.
   Ctrl-C stops it (exit 130), saying how far it got: --yes before its next deletion (each
   session deleted was said as it went) or page of blobs, nothing more deleted; --dry-run
@@ -120,7 +123,13 @@ export async function pruneCommand(context: CommandContext): Promise<number> {
   const store = await context.openStore();
   const { signal } = context.io;
   const cutoffText = new Date(cutoff).toISOString();
-  if (dryRun) return await dryRunList(context, store, { cutoff, json: values.json, cancelReason });
+  if (dryRun)
+    return await dryRunList(context, store, {
+      cutoff,
+      json: values.json,
+      cancelReason,
+      blobGrace: options.blobGrace,
+    });
   const candidates: Candidate[] = [];
   for await (const page of candidatePages(store, cutoff)) {
     // A turn of the event loop between pages, for a Ctrl-C to be seen on SQLite (io.ts).
@@ -203,13 +212,21 @@ function pruneInterrupted(context: CommandContext, when: string): Promise<number
 
 /**
  * `prune --dry-run`: each session that would go printed as it is found (text), with whether a
- * run of it is open; --json prints its document once all are found, its shape unchanged.
- * Ctrl-C stops it between sessions and between pages (exit 130); what was printed stays.
+ * run of it is open; then the blobs a prune would delete with them: a collectBlobs dry run that
+ * counts those sessions as deleted (not one skipped for a run open), so blobs they share with
+ * each other count, and the orphans the prune's pass takes. --json prints its document once all
+ * are found, with `wouldDelete: { blobs, bytes }`. Ctrl-C stops it between sessions and between
+ * pages (exit 130); what was printed stays.
  */
 async function dryRunList(
   context: CommandContext,
   store: EventStore,
-  options: { cutoff: number; json: boolean | undefined; cancelReason: string | undefined },
+  options: {
+    cutoff: number;
+    json: boolean | undefined;
+    cancelReason: string | undefined;
+    blobGrace: CollectBlobsOptions;
+  },
 ): Promise<number> {
   const { signal, stdout, stderr } = context.io;
   const before = new Date(options.cutoff).toISOString();
@@ -235,11 +252,28 @@ async function dryRunList(
         );
     }
   }
+  // The sessions a prune would delete: one with a run open is skipped unless cancelled first.
+  const deleted = found.filter(
+    (candidate) => options.cancelReason !== undefined || candidate.openRuns?.length === 0,
+  );
+  const counted = await store.collectBlobs({
+    ...options.blobGrace,
+    dryRun: true,
+    asIfDeleted: deleted.map((candidate) => candidate.sessionId),
+    ...(signal ? { signal } : {}),
+  });
+  if (counted.stopped) return await dryRunInterrupted();
+  const wouldDelete = counted.wouldDelete ?? { blobs: 0, bytes: 0 };
   await writeOut(
     stdout,
     options.json
-      ? `${terminalJson(JSON.stringify({ dryRun: true, before, sessions: found }, null, 2))}\n`
-      : `${terminalLine(`${found.length} session(s) with no event since ${before}; nothing was deleted (dry run)`)}\n`,
+      ? `${terminalJson(JSON.stringify({ dryRun: true, before, sessions: found, wouldDelete }, null, 2))}\n`
+      : `${[
+          `with them ${wouldDelete.blobs} blob(s), ${formatBytes(wouldDelete.bytes)} stored, that no session left would reference (kept: those put within the last ${graceText(options.blobGrace)})`,
+          `${found.length} session(s) with no event since ${before}; nothing was deleted (dry run)`,
+        ]
+          .map(terminalLine)
+          .join("\n")}\n`,
   );
   return EXIT_CODES.ok;
 }
