@@ -8,6 +8,7 @@ import {
   fastLedger,
   interruptBlobSweep,
   putOrphanBlobs,
+  runCliInterrupted,
   startToFile,
 } from "../interrupt-fixture.test.data.js";
 import { startBin } from "../session-fixture.test.data.js";
@@ -111,6 +112,24 @@ describe("agent-ledger prune --yes, interrupted while collecting blobs", () => {
     await sleep(20);
     before = new Date().toISOString();
   }, 60_000);
+
+  it("--dry-run stops at Ctrl-C while counting the blobs, saying so, and deletes nothing", async () => {
+    // Pressed once the session is listed: the count of the blobs, a page at a time, comes next.
+    const stopped = await runCliInterrupted(
+      ["prune", "--store", `sqlite:${blobLedger}`, "--before", before, "--dry-run"],
+      "would delete old  2 events",
+    );
+    expect(stopped.code).toBe(130);
+    expect(stopped.stderr).toBe(
+      `agent-ledger: prune --dry-run interrupted after finding 1 session(s) with no event since ${before}, while counting the blobs that would go with them; nothing was deleted (dry run)\n`,
+    );
+    expect(stopped.stdout).toMatch(/^would delete old {2}2 events, last at \S+\n$/);
+    const store = new SqliteEventStore({ path: blobLedger });
+    await store.init();
+    expect((await store.getBlobs(refs.slice(0, 1000))).size).toBe(1000);
+    expect((await store.listSessions()).sessions).toHaveLength(1);
+    await store.close();
+  });
 
   it("stops between pages of blobs with exit 130, saying how many it deleted: exactly those are gone", async () => {
     const output = await interruptBlobSweep(

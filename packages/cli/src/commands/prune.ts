@@ -231,11 +231,11 @@ async function dryRunList(
   const { signal, stdout, stderr } = context.io;
   const before = new Date(options.cutoff).toISOString();
   const found: Candidate[] = [];
-  const dryRunInterrupted = () =>
+  const dryRunInterrupted = (during = "") =>
     interrupted(
       stderr,
       "prune --dry-run",
-      `after finding ${found.length} session(s) with no event since ${before}${options.json ? " (--json prints them once all are found: nothing printed)" : ""}; nothing was deleted (dry run)`,
+      `after finding ${found.length} session(s) with no event since ${before}${during}${options.json ? " (--json prints them once all are found: nothing printed)" : ""}; nothing was deleted (dry run)`,
     );
   for await (const page of candidatePages(store, options.cutoff)) {
     // Between pages too: a page may hold no session old enough.
@@ -262,7 +262,8 @@ async function dryRunList(
     asIfDeleted: deleted.map((candidate) => candidate.sessionId),
     ...(signal ? { signal } : {}),
   });
-  if (counted.stopped) return await dryRunInterrupted();
+  if (counted.stopped)
+    return await dryRunInterrupted(", while counting the blobs that would go with them");
   const wouldDelete = counted.wouldDelete ?? { blobs: 0, bytes: 0 };
   await writeOut(
     stdout,
