@@ -1,6 +1,6 @@
 import { assertObjectArgument } from "../events/argument-checks.js";
 import { ConflictError, InvalidArgumentError, NotFoundError } from "../events/errors.js";
-import { assertId, isValidId } from "../events/ids.js";
+import { assertId } from "../events/ids.js";
 import { DEFAULT_BLOB_GRACE_MS } from "./blob.js";
 import type {
   BlobTally,
@@ -56,8 +56,11 @@ export function collectDryRun(options: CollectBlobsOptions = {}): boolean {
  * only in a dry run, since a pass that ignored an existing session's claims would delete blobs
  * its events name. Empty when not given.
  */
-export function collectAsIfDeleted(options: CollectBlobsOptions = {}, dryRun = false): string[] {
-  const ids: unknown = options.asIfDeleted;
+export function collectAsIfDeleted(
+  options: CollectBlobsOptions | undefined,
+  dryRun: boolean,
+): string[] {
+  const ids: unknown = options?.asIfDeleted;
   if (ids === undefined) return [];
   if (!Array.isArray(ids))
     throw new InvalidArgumentError("$.asIfDeleted", "asIfDeleted must be an array of session ids");
@@ -66,13 +69,8 @@ export function collectAsIfDeleted(options: CollectBlobsOptions = {}, dryRun = f
       "$.asIfDeleted",
       "asIfDeleted is only for a dry run (dryRun: true): a pass deletes only what no existing session claims",
     );
-  ids.forEach((id, index) => {
-    if (!isValidId(id))
-      throw new InvalidArgumentError(
-        `$.asIfDeleted[${index}]`,
-        "a session id must be a string of 1-255 characters without control characters or lone surrogates",
-      );
-  });
+  // A bad id is invalid-event, as every id argument of the store is.
+  for (const [index, id] of ids.entries()) assertId(id, `$.asIfDeleted[${index}]`);
   return [...new Set(ids as string[])];
 }
 

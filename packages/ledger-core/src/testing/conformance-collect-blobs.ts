@@ -53,8 +53,6 @@ const BAD_COLLECT_OPTIONS: [string, unknown, string][] = [
   ["asIfDeleted in a pass that deletes", { dryRun: false, asIfDeleted: [] }, "$.asIfDeleted"],
   ["asIfDeleted that is a string", { dryRun: true, asIfDeleted: "s" }, "$.asIfDeleted"],
   ["asIfDeleted that is null", { dryRun: true, asIfDeleted: null }, "$.asIfDeleted"],
-  ["asIfDeleted with an empty id", { dryRun: true, asIfDeleted: ["s", ""] }, "$.asIfDeleted[1]"],
-  ["asIfDeleted with a number", { dryRun: true, asIfDeleted: [7] }, "$.asIfDeleted[0]"],
 ];
 
 export const collectBlobCases: CaseFactory = (makeStore) => [
@@ -200,7 +198,18 @@ export const collectBlobCases: CaseFactory = (makeStore) => [
       });
       assert.deepEqual(await exists(store, all), Object.keys(all), "nothing deleted");
       assert.deepEqual(await store.readSession({ sessionId: a.sessionId }), before, "A untouched");
-      // Without asIfDeleted only the orphan; with none of the sessions existing, the same as none.
+      // A bad id is invalid-event, as every id argument is (deleteSession, listRuns).
+      for (const [label, ids, path] of [
+        ["an empty id", [a.sessionId, ""], "$.asIfDeleted[1]"],
+        ["a number", [7], "$.asIfDeleted[0]"],
+        ["an id with a control character", ["a\u0000"], "$.asIfDeleted[0]"],
+      ] as const)
+        await expectLedgerError(
+          label,
+          () => store.collectBlobs({ dryRun: true, asIfDeleted: ids as unknown as string[] }),
+          { code: "invalid-event", path },
+        );
+      // Without asIfDeleted, or with an empty list, only the orphan.
       assert.deepEqual(await store.collectBlobs({ blobGraceMs: 0, dryRun: true }), {
         deletedBlobs: 0,
         wouldDelete: { blobs: 1, bytes: storedBytes([contents.orphan]) },
