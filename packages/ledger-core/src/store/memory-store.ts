@@ -376,10 +376,10 @@ export class MemoryEventStore implements EventStore {
     // The whole map is one page: a signal stops the sweep only before it starts.
     if (await stopBeforeNextPage(signal)) return collectResult(dryRun, found, true);
     const cutoff = Date.now() - graceMs;
+    const live = (id: string) => this.#sessions.has(id) && !asIfDeleted.has(id);
     for (const [ref, blob] of this.#blobs) {
       if (blob.touchedAt > cutoff) continue;
       const sessions = this.#referencedBy.get(ref);
-      const live = (id: string) => this.#sessions.has(id) && !asIfDeleted.has(id);
       if (sessions !== undefined && [...sessions].some(live)) continue;
       found.blobs++;
       found.bytes += blob.stored.byteLength;

@@ -30,10 +30,11 @@ export interface Statements {
 
 /**
  * The blobs of a collectBlobs page (between two keys) that may go: put before the grace (its
- * parameters: after, last, grace ms) and named by no session that exists.
+ * parameters: after, last, grace ms) and named by no session that exists, except those whose
+ * claims `claims` leaves out (a dry run's asIfDeleted, with parameters of its own after).
  */
-const COLLECTABLE = `digest > ? AND digest <= ? AND touched_at <= ${epochMs} - ?
-  AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.digest = blobs.digest
+const collectable = (claims = "") => `digest > ? AND digest <= ? AND touched_at <= ${epochMs} - ?
+  AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.digest = blobs.digest${claims}
     AND EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = r.session_id))`;
 
 /** The write statements, prepared on first use. */
@@ -87,15 +88,12 @@ export function writeStatements(state: SqliteBackendState): Statements {
          FROM (SELECT digest FROM blobs WHERE digest > ? ORDER BY digest LIMIT ?)`,
     ),
     collectBlobs: database
-      .prepare(`DELETE FROM blobs WHERE ${COLLECTABLE} RETURNING digest`)
+      .prepare(`DELETE FROM blobs WHERE ${collectable()} RETURNING digest`)
       .pluck(),
     // The dry run's count: the claims of the sessions in the JSON array (asIfDeleted) ignored.
     countCollectable: database.prepare(
       `SELECT count(*) AS blobs, coalesce(sum(length(content)), 0) AS bytes
-         FROM blobs WHERE ${COLLECTABLE.replace(
-           "r.digest = blobs.digest",
-           "r.digest = blobs.digest AND r.session_id NOT IN (SELECT value FROM json_each(?))",
-         )}`,
+         FROM blobs WHERE ${collectable(" AND r.session_id NOT IN (SELECT value FROM json_each(?))")}`,
     ),
     deleteBlobRefs: database.prepare("DELETE FROM blob_refs WHERE digest = ?"),
   };
