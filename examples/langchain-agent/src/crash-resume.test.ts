@@ -1,88 +1,26 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { existsSync, mkdtempSync } from "node:fs";
+import { join } from "node:path";
 import { startViewer } from "@agent-ledger/cli";
 import { inspectSession, openStore } from "@agent-ledger/core";
 import { type StatusTreeRuns, scratchDirectory, statusTree } from "@agent-ledger/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RUN_ID, SESSION_ID, workFiles } from "./agent.js";
+import {
+  agentLedger,
+  finalOf,
+  lines,
+  exampleRoot as root,
+  runAndKillInside,
+  startAgent as start,
+} from "./agent-process.js";
 
 /** Every directory a test here makes is inside this one, removed when the file is done. */
 const scratch = scratchDirectory("langchain-agent-", afterAll);
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const main = join(root, "dist", "main.js");
-/** The agent-ledger binary the on-call person runs. */
-const cliBin = join(dirname(fileURLToPath(import.meta.resolve("@agent-ledger/cli"))), "bin.js");
-
-function agentLedger(db: string, ...args: string[]): Promise<Outcome & { stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [cliBin, "--store", `sqlite:${db}`, ...args],
-      { env: { ...process.env, AGENT_LEDGER_STORE: "" } },
-      (error, stdout, stderr) =>
-        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
-
-interface Outcome {
-  code: number | null;
-  stdout: string;
-}
-
-function start(
-  args: string[],
-  env: Record<string, string> = {},
-): { child: ChildProcess; done: Promise<Outcome> } {
-  const child = spawn(process.execPath, [main, ...args], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.on("data", (chunk) => {
-    stdout += String(chunk);
-  });
-  child.stderr?.on("data", (chunk) => {
-    stderr += String(chunk);
-  });
-  const done = new Promise<Outcome>((resolve) => {
-    child.on("close", (code) => {
-      if (code !== 0 && code !== 3 && code !== null) process.stderr.write(stderr);
-      resolve({ code, stdout });
-    });
-  });
-  return { child, done };
-}
-
-/** Runs the agent and SIGKILLs it as soon as it reports being inside `tool`. */
-async function runAndKillInside(args: string[], tool: string): Promise<void> {
-  const { child, done } = start(args, { CRASH_IN: tool });
-  await new Promise<void>((resolve, reject) => {
-    let seen = "";
-    child.stdout?.on("data", (chunk) => {
-      seen += String(chunk);
-      if (seen.includes(`INSIDE ${tool}`)) {
-        child.kill("SIGKILL");
-        resolve();
-      }
-    });
-    child.on("close", () => reject(new Error(`the agent exited before reaching ${tool}`)));
-  });
-  const outcome = await done;
-  expect(outcome.code).toBeNull();
-}
-
-function lines(file: string): number {
-  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).length : 0;
-}
-
-function finalOf(stdout: string): string | undefined {
-  const line = stdout.split("\n").find((entry) => entry.startsWith("FINAL "));
-  return line ? (JSON.parse(line.slice(6)) as string) : undefined;
+/** Killed inside `tool`: by the SIGKILL, not an exit of its own. */
+async function killInside(args: string[], tool: string): Promise<void> {
+  const outcome = await runAndKillInside(args, tool);
+  expect(outcome.signal).toBe("SIGKILL");
 }
 
 function scenario() {
@@ -114,7 +52,7 @@ describe("langchain-agent example: SIGKILL inside a tool call, resume in a new p
 
   it("killed inside the idempotent tool: it runs again, nothing else is repeated", async () => {
     const { db, dir, files } = scenario();
-    await runAndKillInside(["run", db, dir], "get_weather");
+    await killInside(["run", db, dir], "get_weather");
     expect(lines(files.modelCalls)).toBe(2);
     const resumed = await start(["resume", db, dir]).done;
     expect(resumed.code).toBe(0);
@@ -129,7 +67,7 @@ describe("langchain-agent example: SIGKILL inside a tool call, resume in a new p
 
   it("killed inside the non-idempotent tool: resume stops on unresolved-attempt until a person abandons it", async () => {
     const { db, dir, files } = scenario();
-    await runAndKillInside(["run", db, dir], "send_email");
+    await killInside(["run", db, dir], "send_email");
     expect(lines(files.outbox)).toBe(1);
 
     const stopped = await start(["resume", db, dir]).done;
@@ -152,7 +90,7 @@ describe("langchain-agent example: SIGKILL inside a tool call, resume in a new p
 
   it("killed inside the non-idempotent tool: the CLI names it, resolve --approve with its id, the resume sends it once more", async () => {
     const { db, dir, files } = scenario();
-    await runAndKillInside(["run", db, dir], "send_email");
+    await killInside(["run", db, dir], "send_email");
     expect(lines(files.outbox)).toBe(1);
 
     // What the on-call person reads: the email call, on the agent's run, is the one in flight.
