@@ -1,101 +1,23 @@
-import { execFile, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { existsSync, mkdtempSync } from "node:fs";
+import { join } from "node:path";
 import { startViewer } from "@agent-ledger/cli";
 import { inspectSession, openStore } from "@agent-ledger/core";
 import { type StatusTreeRuns, scratchDirectory, statusTree } from "@agent-ledger/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  agentLedger,
+  runAgentProcess as child,
+  exampleRoot as root,
+  scenario as scenarioIn,
+} from "./agent-process.js";
 import { FINAL_TEXT } from "./scripted-model.js";
 
 /** Every directory a test here makes is inside this one, removed when the file is done. */
 const scratch = scratchDirectory("ai-sdk-agent-", afterAll);
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const main = join(root, "dist", "main.js");
-/** The agent-ledger binary the on-call person runs. */
-const cliBin = join(dirname(fileURLToPath(import.meta.resolve("@agent-ledger/cli"))), "bin.js");
-
-function agentLedger(db: string, ...args: string[]): Promise<{ code: number; stdout: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [cliBin, "--store", `sqlite:${db}`, ...args],
-      { env: { ...process.env, AGENT_LEDGER_STORE: "" } },
-      (error, stdout, stderr) => {
-        if (error) process.stderr.write(stderr);
-        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout });
-      },
-    );
-  });
-}
-
-interface Outcome {
-  result?: { text: string; steps: number };
-  error?: { code?: string; message: string };
-  killed: boolean;
-}
-
-/** Runs the agent in a child process; with `killOn`, SIGKILLs it when it prints that line. */
-function child(args: string[], killOn?: string): Promise<Outcome> {
-  return new Promise((resolve, reject) => {
-    const process = spawn("node", [main, ...args], { stdio: ["ignore", "pipe", "inherit"] });
-    let out = "";
-    let killed = false;
-    process.stdout.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      if (killOn && !killed && out.includes(`${killOn}\n`)) {
-        killed = true;
-        process.kill("SIGKILL");
-      }
-    });
-    process.on("error", reject);
-    process.on("close", () => {
-      const line = (prefix: string) =>
-        out
-          .split("\n")
-          .find((item) => item.startsWith(`${prefix} `))
-          ?.slice(prefix.length + 1);
-      const result = line("RESULT");
-      const error = line("ERROR");
-      resolve({
-        killed,
-        ...(result ? { result: JSON.parse(result) } : {}),
-        ...(error ? { error: JSON.parse(error) } : {}),
-      });
-    });
-  });
-}
-
+/** A scenario of its own for one test, in a fresh directory under the scratch one. */
 function scenario(name: string) {
-  const dir = mkdtempSync(join(scratch, `${name}-`));
-  const files = {
-    db: join(dir, "ledger.db"),
-    calls: join(dir, "model-calls.log"),
-    effects: join(dir, "effects.log"),
-  };
-  const lines = (file: string) =>
-    existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
-  return {
-    files,
-    args: (mode: string, start: string, crashAt?: string) => [
-      files.db,
-      "run-1",
-      mode,
-      start,
-      files.calls,
-      files.effects,
-      ...(crashAt ? [crashAt] : []),
-    ],
-    counts: () => {
-      const calls = lines(files.calls);
-      return {
-        started: calls.filter((line) => line.startsWith("start")).length,
-        finished: calls.filter((line) => line.startsWith("finish")).length,
-        effects: lines(files.effects),
-      };
-    },
-  };
+  return scenarioIn(mkdtempSync(join(scratch, `${name}-`)));
 }
 
 async function unresolvedNames(db: string): Promise<string[]> {
