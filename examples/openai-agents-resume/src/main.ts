@@ -42,6 +42,11 @@ if (command === "run" && mode === "stream") {
       const alreadyPlaced = placedOrders(workDir).some((line) => line.startsWith(`${callId} `));
       if (alreadyPlaced) resumed.state.reject(item, { message: "already placed" });
       else resumed.state.approve(item);
+      const name = (item.rawItem as { name?: string }).name ?? "?";
+      process.stdout.write(
+        `INTERRUPTED ${JSON.stringify({ name, callId, decision: alreadyPlaced ? "rejected" : "approved" })}
+`,
+      );
     }
     resumed = await resumeRun(agent, {
       store,

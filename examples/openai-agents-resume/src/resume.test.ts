@@ -1,87 +1,13 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { mkdtempSync } from "node:fs";
+import { join } from "node:path";
 import { startViewer } from "@agent-ledger/cli";
 import { inspectSession, openStore } from "@agent-ledger/core";
 import { type StatusTreeRuns, scratchDirectory, statusTree } from "@agent-ledger/core/testing";
 import { afterAll, describe, expect, test } from "vitest";
+import { agentLedger, effects, killAt, lines, runToEnd } from "./agent-process.js";
 
 /** Every directory a test here makes is inside this one, removed when the file is done. */
 const scratch = scratchDirectory("oa-resume-", afterAll);
-
-const main = join(dirname(fileURLToPath(import.meta.url)), "..", "dist", "main.js");
-/** The agent-ledger binary the on-call person runs. */
-const cliBin = join(dirname(fileURLToPath(import.meta.resolve("@agent-ledger/cli"))), "bin.js");
-
-function agentLedger(db: string, ...args: string[]): Promise<{ code: number; stdout: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [cliBin, "--store", `sqlite:${db}`, ...args],
-      { env: { ...process.env, AGENT_LEDGER_STORE: "" } },
-      (error, stdout, stderr) => {
-        if (error) process.stderr.write(stderr);
-        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout });
-      },
-    );
-  });
-}
-
-interface Outcome {
-  status: string;
-  finalOutput: unknown;
-}
-
-function lines(file: string): string[] {
-  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
-}
-
-function start(args: string[], env: Record<string, string> = {}): ChildProcess {
-  return spawn(process.execPath, [main, ...args], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-}
-
-// Runs to the end and returns the JSON outcome printed on the last line.
-function runToEnd(args: string[]): Promise<Outcome> {
-  return new Promise((resolve, reject) => {
-    const child = start(args);
-    let out = "";
-    let err = "";
-    child.stdout?.on("data", (chunk) => {
-      out += chunk;
-    });
-    child.stderr?.on("data", (chunk) => {
-      err += chunk;
-    });
-    child.on("close", (code) => {
-      if (code !== 0) return reject(new Error(`exit ${code}: ${err}`));
-      resolve(JSON.parse(out.trim().split("\n").at(-1) ?? "null") as Outcome);
-    });
-  });
-}
-
-// Starts a run, waits until it reports it is at `point`, then SIGKILLs it.
-function killAt(args: string[], point: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = start(args, { CRASH_AT: point });
-    let out = "";
-    let err = "";
-    child.stderr?.on("data", (chunk) => {
-      err += chunk;
-    });
-    child.stdout?.on("data", (chunk) => {
-      out += chunk;
-      if (out.includes(`CRASH_POINT ${point}`)) child.kill("SIGKILL");
-    });
-    child.on("close", (_code, signal) => {
-      if (signal === "SIGKILL") resolve();
-      else reject(new Error(`the run ended before ${point}: ${out} ${err}`));
-    });
-  });
-}
 
 function workspace() {
   const dir = mkdtempSync(join(scratch, "run-"));
@@ -101,14 +27,9 @@ describe("SIGKILL and resume in a new process", () => {
   // The uncrashed run every crashed+resumed run must equal.
   const baseline = (async () => {
     const { dir, db } = workspace();
-    const outcome = await runToEnd(["run", db, dir, "s", "r"]);
-    return {
-      outcome,
-      orders: lines(join(dir, "orders.log")),
-      notified: lines(join(dir, "warehouse.log")),
-      completedCalls: lines(join(dir, "model-calls.log")).filter((line) => line === "done").length,
-      startedCalls: lines(join(dir, "model-calls.log")).filter((line) => line === "start").length,
-    };
+    const { decisions, ...outcome } = await runToEnd(["run", db, dir, "s", "r"]);
+    expect(decisions).toEqual([]);
+    return { outcome, ...effects(dir) };
   })();
 
   const scenarios = [
@@ -138,8 +59,15 @@ describe("SIGKILL and resume in a new process", () => {
       await killAt(args, scenario.point);
       expect(await unresolvedCount(db, "s")).toBe(scenario.point === "before-tool" ? 0 : 1);
 
-      const outcome = await runToEnd(["resume", db, dir, "s", "r"]);
+      const { decisions, ...outcome } = await runToEnd(["resume", db, dir, "s", "r"]);
       expect(outcome).toEqual(expected.outcome);
+      // Killed inside place_order: the resume gets it back as an approval, and the app approves
+      // it (no order from that call in the log). Killed before it ran, nothing is asked.
+      expect(decisions).toEqual(
+        scenario.point === "tool"
+          ? [{ name: "place_order", callId: "call_order", decision: "approved" }]
+          : [],
+      );
       expect(lines(join(dir, "orders.log"))).toEqual(expected.orders);
       // notify_warehouse returns nothing; it ran before the kill and is answered from the ledger.
       expect(expected.notified).toEqual(["lamp"]);
@@ -212,7 +140,8 @@ describe("SIGKILL and resume in a new process", () => {
       expect(resolved.code).toBe(0);
 
       // The resume does what was decided, without asking again.
-      const outcome = await runToEnd(["resume", db, dir, "s", "r", "decided"]);
+      const { decisions, ...outcome } = await runToEnd(["resume", db, dir, "s", "r", "decided"]);
+      expect(decisions).toEqual([]);
       if (decision === "approve") {
         expect(outcome).toEqual(expected.outcome);
         expect(lines(join(dir, "orders.log"))).toEqual(expected.orders);
