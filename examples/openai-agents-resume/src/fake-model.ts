@@ -50,6 +50,8 @@ export function outputOf(request: ModelRequest, callId: string): string | undefi
  * `<workDir>/model-calls.log` when it starts and when it delivers its response.
  */
 export class ShopModel implements Model {
+  /** Its name, as the SDK's own models keep theirs: the ledger shows it on each model call. */
+  readonly model = "scripted-shop";
   readonly #workDir: string;
 
   constructor(workDir: string) {
