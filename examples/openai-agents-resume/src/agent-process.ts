@@ -6,7 +6,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const exampleRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
-const main = join(exampleRoot, "dist", "main.js");
+/** The example's programs: the shop agent (main.js) and the editor agent (writer-main.js). */
+export type Program = "main.js" | "writer-main.js";
 /** The agent-ledger binary the on-call person runs. */
 const cliBin = join(dirname(fileURLToPath(import.meta.resolve("@agent-ledger/cli"))), "bin.js");
 
@@ -46,20 +47,24 @@ export function lines(file: string): string[] {
   return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
 }
 
-function start(args: string[], env: Record<string, string> = {}): ChildProcess {
-  return spawn(process.execPath, [main, ...args], {
+function start(program: Program, args: string[], env: Record<string, string> = {}): ChildProcess {
+  return spawn(process.execPath, [join(exampleRoot, "dist", program), ...args], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
 }
 
 /**
- * Runs `main.js <run|resume> <db> <work dir> <sessionId> <runId> [stream|decided]` to the end:
- * the outcome it prints on its last line, and the interruptions a resume decided on the way.
+ * Runs a program to the end (`main.js <run|resume> <db> <work dir> <sessionId> <runId>
+ * [stream|decided]`, `writer-main.js <run|resume> <db> <work dir>`): the outcome it prints on
+ * its last line, and the interruptions main.js decided on the way (INTERRUPTED lines).
  */
-export function runToEnd(args: string[]): Promise<Outcome & { decisions: Decision[] }> {
+export function runToEnd<T extends Outcome = Outcome>(
+  args: string[],
+  program: Program = "main.js",
+): Promise<T & { decisions: Decision[] }> {
   return new Promise((resolve, reject) => {
-    const child = start(args);
+    const child = start(program, args);
     let out = "";
     let err = "";
     child.stdout?.on("data", (chunk) => {
@@ -74,15 +79,15 @@ export function runToEnd(args: string[]): Promise<Outcome & { decisions: Decisio
       const decisions = printed
         .filter((line) => line.startsWith("INTERRUPTED "))
         .map((line) => JSON.parse(line.slice("INTERRUPTED ".length)) as Decision);
-      resolve({ ...(JSON.parse(printed.at(-1) ?? "null") as Outcome), decisions });
+      resolve({ ...(JSON.parse(printed.at(-1) ?? "null") as T), decisions });
     });
   });
 }
 
 /** Starts a run, waits until it reports it is at `point` (CRASH_AT), then SIGKILLs it. */
-export function killAt(args: string[], point: string): Promise<void> {
+export function killAt(args: string[], point: string, program: Program = "main.js"): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = start(args, { CRASH_AT: point });
+    const child = start(program, args, { CRASH_AT: point });
     let out = "";
     let err = "";
     child.stderr?.on("data", (chunk) => {

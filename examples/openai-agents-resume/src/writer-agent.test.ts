@@ -1,85 +1,20 @@
-import { execFile, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { mkdtempSync } from "node:fs";
+import { join } from "node:path";
 import { startViewer } from "@agent-ledger/cli";
 import { openStore } from "@agent-ledger/core";
 import { type StatusTreeRuns, scratchDirectory, statusTree } from "@agent-ledger/core/testing";
 import { afterAll, describe, expect, test } from "vitest";
+import { agentLedger, killAt, lines, type Outcome, runToEnd } from "./agent-process.js";
 
 /** Every directory a test here makes is inside this one, removed when the file is done. */
 const scratch = scratchDirectory("oa-writer-", afterAll);
-
-const main = join(dirname(fileURLToPath(import.meta.url)), "..", "dist", "writer-main.js");
-/** The agent-ledger binary the on-call person runs. */
-const cliBin = join(dirname(fileURLToPath(import.meta.resolve("@agent-ledger/cli"))), "bin.js");
-
-function lines(file: string): string[] {
-  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
-}
-
-function node(args: string[], env: Record<string, string> = {}) {
-  return spawn(process.execPath, args, {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-}
-
-function runToEnd(
-  args: string[],
-): Promise<{ status: string; finalOutput: unknown; asked: string[] }> {
-  return new Promise((resolve, reject) => {
-    const child = node([main, ...args]);
-    let out = "";
-    let err = "";
-    child.stdout?.on("data", (chunk) => {
-      out += chunk;
-    });
-    child.stderr?.on("data", (chunk) => {
-      err += chunk;
-    });
-    child.on("close", (code) => {
-      if (code !== 0) return reject(new Error(`exit ${code}: ${err}`));
-      resolve(JSON.parse(out.trim().split("\n").at(-1) ?? "null"));
-    });
-  });
-}
-
-// SIGKILLs the editor run inside the writer's publish tool (after its side effect).
-function killInsidePublish(db: string, dir: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = node([main, "run", db, dir], { CRASH_AT: "publish" });
-    let out = "";
-    child.stdout?.on("data", (chunk) => {
-      out += chunk;
-      if (out.includes("CRASH_POINT publish")) child.kill("SIGKILL");
-    });
-    child.on("close", (_code, signal) => {
-      if (signal === "SIGKILL") resolve();
-      else reject(new Error(`the run ended before publish: ${out}`));
-    });
-  });
-}
-
-function agentLedger(db: string, ...args: string[]): Promise<{ code: number; stdout: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [cliBin, "--store", `sqlite:${db}`, ...args],
-      { env: { ...process.env, AGENT_LEDGER_STORE: "" } },
-      (error, stdout, stderr) => {
-        if (error) process.stderr.write(stderr);
-        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout });
-      },
-    );
-  });
-}
 
 describe("SIGKILL inside an agent used as a tool, decided with the CLI", () => {
   test("inspect names the inner publish on the writer's run; abandoned, it is not run again and the writer is told", async () => {
     const dir = mkdtempSync(join(scratch, "run-"));
     const db = join(dir, "ledger.db");
-    await killInsidePublish(db, dir);
+    // Inside the writer's publish tool, after its side effect.
+    await killAt(["run", db, dir], "publish", "writer-main.js");
     expect(lines(join(dir, "published.log"))).toEqual(["Lamps are back"]);
 
     const { nextSteps: printed, ...inspection } = JSON.parse(
@@ -142,7 +77,11 @@ describe("SIGKILL inside an agent used as a tool, decided with the CLI", () => {
     );
     expect(resolved.code).toBe(0);
 
-    const outcome = await runToEnd(["resume", db, dir]);
+    const { decisions, ...outcome } = await runToEnd<Outcome & { asked: string[] }>(
+      ["resume", db, dir],
+      "writer-main.js",
+    );
+    expect(decisions).toEqual([]);
     // Nothing is asked: the ledger holds the decision on publish, and the writer's call (an
     // agent used as a tool, with no effect of its own) runs again, its inner calls answered
     // from the ledger.
