@@ -46,7 +46,7 @@ const demos: Record<string, (string | RegExp)[]> = {
     /└─ tool place_order \[call_order\] {2}!! UNRESOLVED/,
     /├─ model scripted-shop {2}completed/,
     'it returns status "interrupted": place_order (call_order) as a tool-approval interruption',
-    "so it is approved (state.approve)",
+    "finds no order from call_order in its log, so it approves it (state.approve)",
     "model calls made: 2 (the ones after the crash); warehouse notified again: 0",
     'final output: "Receipt: order call_order placed: lamp for 42 EUR"',
     /no crash +model calls answered +5 +warehouse notices +1 +orders placed +1\n/,

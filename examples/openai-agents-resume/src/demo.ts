@@ -55,10 +55,15 @@ console.log(`${indent(inspected.stdout)}\n`);
 
 console.log("3. A new process calls resumeRun(agent, { store, sessionId, runId }):");
 const resumed = await runToEnd(["resume", crash.db, crash.dir, sessionId, runId]);
-for (const { name, callId, decision } of resumed.decisions)
+for (const { name, callId, decision } of resumed.decisions) {
+  const found =
+    decision === "approved"
+      ? `finds no order from ${callId} in its log, so it approves it (state.approve)`
+      : `finds the order from ${callId} already in its log, so it rejects it (state.reject)`;
   console.log(
-    `   it returns status "interrupted": ${name} (${callId}) as a tool-approval interruption; the app finds no order from ${callId} in its log, so it is ${decision} (state.${decision === "approved" ? "approve" : "reject"}) and resumeRun goes on.`,
+    `   it returns status "interrupted": ${name} (${callId}) as a tool-approval interruption; the app ${found}, and resumeRun goes on.`,
   );
+}
 const after = effects(crash.dir);
 console.log(
   `   model calls made: ${after.startedCalls - atCrash.startedCalls} (the ones after the crash); warehouse notified again: ${after.notified.length - atCrash.notified.length}`,
