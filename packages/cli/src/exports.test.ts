@@ -20,6 +20,7 @@ describe("@agent-ledger/cli public surface", () => {
         "renderInspection",
         "resolveStoreUrl",
         "runCli",
+        "shellQuote",
         "startViewer",
         "toOtlpJson",
       ].sort(),

@@ -3,7 +3,7 @@ export { exportOtlpJson } from "./commands/export.js";
 export { eventLine } from "./commands/tail.js";
 export type { ExitCode } from "./errors.js";
 export { CliError, EXIT_CODES, exitCodeOf } from "./errors.js";
-export { formatDuration } from "./format.js";
+export { formatDuration, shellQuote } from "./format.js";
 export type { CliIo, OutputStream } from "./io.js";
 export type { OtlpKeyValue, OtlpSpan, OtlpTraceRequest } from "./otlp-json.js";
 export { toOtlpJson } from "./otlp-json.js";
