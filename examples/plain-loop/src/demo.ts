@@ -1,14 +1,40 @@
 // `npm run demo`: an agent is killed mid-call, the ledger says what was in flight, a new
-// process resumes without paying twice. Runs offline on embedded SQLite.
+// process resumes without paying twice. Runs offline on embedded SQLite, or on the store given
+// with `npm run demo -- --store <url>` (PostgreSQL, MySQL/MariaDB, Redis).
 import { mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { renderInspection } from "@agent-ledger/cli";
-import type { AttemptView } from "@agent-ledger/core";
+import { parseArgs } from "node:util";
+import { renderInspection, shellQuote } from "@agent-ledger/cli";
+import { type AttemptView, redactUrl } from "@agent-ledger/core";
 import { type Counts, runCrashScenario } from "./scenario.js";
 
+const { values: flags } = parseArgs({ options: { store: { type: "string" } } });
+if (flags.store?.startsWith("memory:")) {
+  // Each process would open a memory store of its own: the resume would find nothing.
+  console.error(
+    "npm run demo -- --store <url>: the crashed and the resumed process must share the store; memory: is one per process (use sqlite:<file>, postgres://, mysql:// or redis://)",
+  );
+  process.exit(2);
+}
 const dir = resolve(process.env.AGENT_LEDGER_DEMO_DIR ?? ".demo");
 rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
+
+/** What the store is, for the reader, from its URL's scheme. */
+function storeKind(url: string): string {
+  const scheme = url.slice(0, url.indexOf(":"));
+  const kinds: Record<string, string> = {
+    sqlite: "SQLite",
+    file: "SQLite",
+    postgres: "PostgreSQL",
+    postgresql: "PostgreSQL",
+    mysql: "MySQL/MariaDB",
+    mariadb: "MySQL/MariaDB",
+    redis: "Redis",
+    rediss: "Redis",
+  };
+  return kinds[scheme] ?? scheme;
+}
 
 const time = (iso: string) => iso.slice(11, 23);
 
@@ -30,12 +56,17 @@ const row = (label: string, counts: Counts) =>
   `  ${label.padEnd(24)} model calls ${String(counts.modelCalls).padStart(2)}   emails sent ${String(counts.emailsSent).padStart(2)}   notes written ${String(counts.notesWritten).padStart(2)}`;
 
 console.log(
-  "agent-ledger demo: a trip-planner agent records every model and tool call to SQLite.\n",
+  `agent-ledger demo: a trip-planner agent records every model and tool call to ${storeKind(flags.store ?? "sqlite:")}.\n`,
 );
 console.log(
   "1. Reference run (no crash) ... and the same agent in a child process, killed with SIGKILL inside write_note.",
 );
-const result = await runCrashScenario({ dir });
+const result = await runCrashScenario({
+  dir,
+  ...(flags.store === undefined ? {} : { storeUrl: flags.store }),
+});
+// As the CLI names a store: a password in the URL shown as ***, quoted for a shell.
+const shownStore = shellQuote(redactUrl(result.storeUrl));
 console.log(`   child process ended by ${result.killedBy ?? "exit (the kill came too late)"}\n`);
 
 console.log("2. What the ledger says right after the crash:");
@@ -76,10 +107,12 @@ console.log(
     : "   NOT EQUAL: the resume repeated or lost work.\n",
 );
 
-console.log(`5. npm run agent-ledger -- inspect ${result.sessionId} --store ${result.storeUrl}\n`);
+console.log(`5. npm run agent-ledger -- inspect ${result.sessionId} --store ${shownStore}\n`);
 console.log(renderInspection(result.final));
 console.log(
-  `\nOpen the viewer on this session (then pick ${result.sessionId}):\n  npm run agent-ledger -- serve --store ${result.storeUrl}\n`,
+  `\nOpen the viewer on this session (then pick ${result.sessionId}):\n  npm run agent-ledger -- serve --store ${shownStore}\n`,
 );
-console.log(`(files: ${join(dir, "crash")}, ledger ${result.storeUrl})`);
+console.log(`(files: ${join(dir, "crash")}, ledger ${shownStore})`);
+if (redactUrl(result.storeUrl) !== result.storeUrl)
+  console.log("(the store URL's password is shown as ***: put it back to run these commands)");
 if (!equal || result.killedBy !== "SIGKILL") process.exitCode = 1;

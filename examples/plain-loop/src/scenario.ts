@@ -51,8 +51,17 @@ function count(workDir: string): Counts {
 export async function runCrashScenario(options: {
   dir: string;
   sessionId?: string;
+  /**
+   * The store the crashed and the resumed process share (default: a SQLite file in `dir`).
+   * The reference run always writes a SQLite file of its own in `dir`.
+   */
+  storeUrl?: string;
 }): Promise<ScenarioResult> {
   const { dir } = options;
+  const storeUrl = options.storeUrl ?? `sqlite:${join(dir, "ledger.db")}`;
+  // Each process would have a memory store of its own: the resume would find nothing.
+  if (storeUrl.startsWith("memory:"))
+    throw new Error("the demo needs a store its processes share: not memory:");
   const sessionId = options.sessionId ?? `demo-${Date.now()}`;
   const runId = "trip-planner-run";
   const baselineDir = join(dir, "baseline");
@@ -72,7 +81,6 @@ export async function runCrashScenario(options: {
       `the reference run failed: ${baseline.stderr || JSON.stringify(baseline.messages)}`,
     );
 
-  const storeUrl = `sqlite:${join(dir, "ledger.db")}`;
   const crash = await runNodeChild(
     agentScript,
     [storeUrl, sessionId, runId, crashDir, "fresh"],

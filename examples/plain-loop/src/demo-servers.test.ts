@@ -1,0 +1,130 @@
+import { execFile } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  SERVER_URLS,
+  type ServerKind,
+  scratchDirectory,
+  serverAvailable,
+} from "@agent-ledger/core/testing";
+import { Redis } from "ioredis";
+import mysql from "mysql2/promise";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+// `npm run demo -- --store <url>`: the demo on a server store, as a user runs it against theirs.
+// Each server's store lives under a name of its own (schema, database, key prefix), removed after.
+const scratch = scratchDirectory("agent-ledger-plain-loop-servers-", afterAll);
+const demo = fileURLToPath(new URL("../dist/demo.js", import.meta.url));
+const name = `demo_${randomUUID().replaceAll("-", "")}`;
+
+interface Server {
+  kind: ServerKind;
+  label: string;
+  url: string;
+  setUp?: () => Promise<void>;
+  tearDown: () => Promise<void>;
+}
+
+const servers: Server[] = [
+  {
+    kind: "postgres",
+    label: "PostgreSQL",
+    url: `${SERVER_URLS.postgres}${SERVER_URLS.postgres.includes("?") ? "&" : "?"}schema=${name}`,
+    async tearDown() {
+      const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`).finally(() => client.end());
+    },
+  },
+  {
+    kind: "mysql",
+    label: "MySQL/MariaDB",
+    url: (() => {
+      const url = new URL(SERVER_URLS.mysql);
+      url.pathname = `/${name}`;
+      return url.toString();
+    })(),
+    setUp: () => mysqlAdmin(`CREATE DATABASE \`${name}\``),
+    tearDown: () => mysqlAdmin(`DROP DATABASE IF EXISTS \`${name}\``),
+  },
+  {
+    kind: "redis",
+    label: "Redis",
+    url: (() => {
+      const url = new URL(SERVER_URLS.redis);
+      url.searchParams.set("keyPrefix", `${name}:`);
+      return url.toString();
+    })(),
+    async tearDown() {
+      const client = new Redis(SERVER_URLS.redis);
+      try {
+        for await (const keys of client.scanStream({ match: `${name}:*`, count: 500 }))
+          if ((keys as string[]).length > 0) await client.del(...(keys as string[]));
+      } finally {
+        client.disconnect();
+      }
+    },
+  },
+];
+
+async function mysqlAdmin(statement: string): Promise<void> {
+  const connection = await mysql.createConnection(SERVER_URLS.mysql);
+  await connection.query(statement).finally(() => connection.end());
+}
+
+function runDemo(
+  dir: string,
+  store: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [demo, "--store", store],
+      { env: { ...process.env, AGENT_LEDGER_DEMO_DIR: dir } },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+for (const server of servers) {
+  const available = await serverAvailable(server.kind);
+  describe.skipIf(!available)(`npm run demo -- --store <${server.label} URL>`, () => {
+    beforeAll(async () => {
+      // The demo runs the compiled example: npm test builds it (tsc -b) before vitest.
+      if (!existsSync(demo)) throw new Error("build first: npm run build");
+      await server.setUp?.();
+    });
+    afterAll(() => server.tearDown());
+
+    it("crashes, inspects and resumes on that store, and ends equal", async () => {
+      const { code, stdout, stderr } = await runDemo(join(scratch, server.kind), server.url);
+      expect(code, stderr).toBe(0);
+      expect(stdout).toContain(`records every model and tool call to ${server.label}.`);
+      expect(stdout).toContain("child process ended by SIGKILL");
+      expect(stdout).toMatch(
+        /1 call\(s\) went out and never came back:\n {2}- tool call write_note/,
+      );
+      expect(stdout).toContain("2 model call(s) answered from the ledger (not paid again)");
+      expect(stdout).toContain("retried because idempotent: write_note");
+      expect(stdout).toContain("hash chain verified: true");
+      expect(stdout).toContain("equal: nothing was paid for twice");
+      // The commands it prints name that store, quoted for a shell where it needs it.
+      expect(stdout).toMatch(/npm run agent-ledger -- inspect demo-\d+ --store \S+/);
+      expect(stdout).toContain(
+        `--store ${server.url.includes("?") ? `'${server.url}'` : server.url}\n`,
+      );
+    });
+  });
+}
+
+describe("the demo's store", () => {
+  it("refuses memory:, which its processes would not share", async () => {
+    const { code, stderr } = await runDemo(join(scratch, "memory"), "memory:");
+    expect(code).toBe(2);
+    expect(stderr).toContain("the crashed and the resumed process must share the store");
+  });
+});
