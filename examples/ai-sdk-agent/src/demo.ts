@@ -4,6 +4,7 @@
 // more, the email sent once. Offline (a scripted model), on embedded SQLite.
 import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { shellQuote } from "@agent-ledger/cli";
 import { agentLedger, type Counts, runAgentProcess, scenario } from "./agent-process.js";
 
 const root = resolve(process.env.AGENT_LEDGER_DEMO_DIR ?? join(".demo", "ai-sdk"));
@@ -46,7 +47,8 @@ console.log(
   `   child process ${killed.killed ? "ended by SIGKILL" : "exited before the kill"}: ${atCrash.finished} model calls answered, ${atCrash.effects.length} tool effects done before it\n`,
 );
 
-const store = `--store sqlite:${crash.files.db}`;
+// Quoted as the CLI quotes it: the path may hold a space.
+const store = `--store ${shellQuote(`sqlite:${crash.files.db}`)}`;
 console.log(`2. What the ledger says: agent-ledger inspect order-42 ${store}`);
 const inspected = await agentLedger(crash.files.db, "inspect", "order-42");
 if (inspected.code !== 0) throw new Error(`inspect: exit ${inspected.code}`);

@@ -4,6 +4,7 @@
 // second email or a model call paid twice. Offline (a scripted model), on embedded SQLite.
 import { mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { shellQuote } from "@agent-ledger/cli";
 import { SESSION_ID, workFiles } from "./agent.js";
 import {
   agentLedger,
@@ -60,7 +61,8 @@ const crash = place("crash");
 const killed = await runAndKillInside(["run", crash.db, crash.dir], "send_email");
 console.log(`   child process ended by ${killed.signal ?? `exit ${killed.code}`}\n`);
 
-const store = `--store sqlite:${crash.db}`;
+// Quoted as the CLI quotes it: the path may hold a space.
+const store = `--store ${shellQuote(`sqlite:${crash.db}`)}`;
 console.log(`2. What the ledger says: agent-ledger inspect ${SESSION_ID} ${store}`);
 const inspected = await agentLedger(crash.db, "inspect", SESSION_ID);
 expectCode("inspect", inspected, 0);

@@ -5,6 +5,7 @@
 // with no crash has. Offline (a scripted model provider), on embedded SQLite.
 import { mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { shellQuote } from "@agent-ledger/cli";
 import { agentLedger, effects, killAt, runToEnd } from "./agent-process.js";
 
 const root = resolve(process.env.AGENT_LEDGER_DEMO_DIR ?? join(".demo", "openai-agents"));
@@ -47,7 +48,8 @@ console.log(
   `   child process ended by SIGKILL: ${atCrash.completedCalls} model calls answered, ${atCrash.notified.length} warehouse notice, ${atCrash.orders.length} orders before it\n`,
 );
 
-const store = `--store sqlite:${crash.db}`;
+// Quoted as the CLI quotes it: the path may hold a space.
+const store = `--store ${shellQuote(`sqlite:${crash.db}`)}`;
 console.log(`2. What the ledger says: agent-ledger inspect ${sessionId} ${store}`);
 const inspected = await agentLedger(crash.db, "inspect", sessionId);
 if (inspected.code !== 0) throw new Error(`inspect: exit ${inspected.code}`);
