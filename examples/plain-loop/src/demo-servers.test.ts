@@ -127,4 +127,14 @@ describe("the demo's store", () => {
     expect(code).toBe(2);
     expect(stderr).toContain("the crashed and the resumed process must share the store");
   });
+
+  it("refuses a store it cannot reach before any process runs, with the password left out", async () => {
+    const dir = join(scratch, "unreachable");
+    const { code, stdout, stderr } = await runDemo(dir, "postgres://me:secret@127.0.0.1:1/ledger");
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^npm run demo -- --store <url>: postgres init failed: .*ECONNREFUSED/);
+    expect(stderr).not.toContain("secret");
+    expect(stdout).toBe("");
+    expect(existsSync(join(dir, "baseline"))).toBe(false);
+  });
 });

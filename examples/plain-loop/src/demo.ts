@@ -5,16 +5,33 @@ import { mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { renderInspection, shellQuote } from "@agent-ledger/cli";
-import { type AttemptView, redactUrl } from "@agent-ledger/core";
+import { type AttemptView, LedgerError, openStore, redactUrl } from "@agent-ledger/core";
 import { type Counts, runCrashScenario } from "./scenario.js";
 
 const { values: flags } = parseArgs({ options: { store: { type: "string" } } });
-if (flags.store?.startsWith("memory:")) {
+if (flags.store !== undefined) await checkStore(flags.store);
+
+/** Refuses (exit 2) a store the demo cannot use, before any process runs. */
+async function checkStore(url: string): Promise<void> {
+  const refuse = (reason: string) => {
+    console.error(`npm run demo -- --store <url>: ${reason}`);
+    process.exit(2);
+  };
   // Each process would open a memory store of its own: the resume would find nothing.
-  console.error(
-    "npm run demo -- --store <url>: the crashed and the resumed process must share the store; memory: is one per process (use sqlite:<file>, postgres://, mysql:// or redis://)",
-  );
-  process.exit(2);
+  if (url.startsWith("memory:"))
+    refuse(
+      "the crashed and the resumed process must share the store; memory: is one per process (use sqlite:<file>, postgres://, mysql:// or redis://)",
+    );
+  try {
+    const store = await openStore(url);
+    // Reaches the server and makes the ledger's tables (or keys) if they are not there yet.
+    await store.init().finally(() => store.close());
+  } catch (error) {
+    // A LedgerError's message shows the URL redacted.
+    refuse(
+      LedgerError.isInstance(error) ? error.message : `cannot use ${redactUrl(url)}: ${error}`,
+    );
+  }
 }
 const dir = resolve(process.env.AGENT_LEDGER_DEMO_DIR ?? ".demo");
 rmSync(dir, { recursive: true, force: true });

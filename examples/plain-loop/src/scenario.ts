@@ -52,16 +52,13 @@ export async function runCrashScenario(options: {
   dir: string;
   sessionId?: string;
   /**
-   * The store the crashed and the resumed process share (default: a SQLite file in `dir`).
-   * The reference run always writes a SQLite file of its own in `dir`.
+   * The store the crashed and the resumed process share (default: a SQLite file in `dir`); not
+   * memory:, which is one per process. The reference run writes a SQLite file of its own.
    */
   storeUrl?: string;
 }): Promise<ScenarioResult> {
   const { dir } = options;
   const storeUrl = options.storeUrl ?? `sqlite:${join(dir, "ledger.db")}`;
-  // Each process would have a memory store of its own: the resume would find nothing.
-  if (storeUrl.startsWith("memory:"))
-    throw new Error("the demo needs a store its processes share: not memory:");
   const sessionId = options.sessionId ?? `demo-${Date.now()}`;
   const runId = "trip-planner-run";
   const baselineDir = join(dir, "baseline");
