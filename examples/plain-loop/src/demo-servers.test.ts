@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   SERVER_URLS,
@@ -75,6 +75,24 @@ async function mysqlAdmin(statement: string): Promise<void> {
   await connection.query(statement).finally(() => connection.end());
 }
 
+/** The agent-ledger binary, as the line the demo prints runs it. */
+const cliBin = join(dirname(fileURLToPath(import.meta.resolve("@agent-ledger/cli"))), "bin.js");
+
+function agentLedger(
+  store: string,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [cliBin, "--store", store, ...args],
+      { env: { ...process.env, AGENT_LEDGER_STORE: "" } },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
 function runDemo(
   dir: string,
   store: string,
@@ -114,9 +132,17 @@ for (const server of servers) {
       expect(stdout).toContain("equal: nothing was paid for twice");
       // The commands it prints name that store, quoted for a shell where it needs it.
       expect(stdout).toMatch(/npm run agent-ledger -- inspect demo-\d+ --store \S+/);
+      const store = server.url.includes("?") ? `'${server.url}'` : server.url;
+      expect(stdout).toContain(`--store ${store}\n`);
+      // And how to remove the session it left there, which works.
+      const sessionId = /inspect (demo-\d+) --store/.exec(stdout)?.[1] as string;
       expect(stdout).toContain(
-        `--store ${server.url.includes("?") ? `'${server.url}'` : server.url}\n`,
+        `(to remove the demo's session from that store: npm run agent-ledger -- delete ${sessionId} --yes --store ${store})`,
       );
+      const deleted = await agentLedger(server.url, "delete", sessionId, "--yes");
+      expect(deleted.code, deleted.stderr).toBe(0);
+      const listed = await agentLedger(server.url, "sessions", "--json");
+      expect(JSON.parse(listed.stdout)).toEqual([]);
     });
   });
 }

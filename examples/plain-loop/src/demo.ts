@@ -130,6 +130,11 @@ console.log(
   `\nOpen the viewer on this session (then pick ${result.sessionId}):\n  npm run agent-ledger -- serve --store ${shownStore}\n`,
 );
 console.log(`(files: ${join(dir, "crash")}, ledger ${shownStore})`);
+// On a store of the user's own, the session stays: say how to remove it.
+if (flags.store !== undefined)
+  console.log(
+    `(to remove the demo's session from that store: npm run agent-ledger -- delete ${result.sessionId} --yes --store ${shownStore})`,
+  );
 if (redactUrl(result.storeUrl) !== result.storeUrl)
   console.log("(the store URL's password is shown as ***: put it back to run these commands)");
 if (!equal || result.killedBy !== "SIGKILL") process.exitCode = 1;
