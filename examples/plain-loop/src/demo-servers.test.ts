@@ -97,10 +97,17 @@ function runDemo(
   dir: string,
   store: string,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
+  return runDemoWith(dir, ["--store", store]);
+}
+
+function runDemoWith(
+  dir: string,
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [demo, "--store", store],
+      [demo, ...args],
       { env: { ...process.env, AGENT_LEDGER_DEMO_DIR: dir } },
       (error, stdout, stderr) =>
         resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
@@ -146,6 +153,19 @@ for (const server of servers) {
     });
   });
 }
+
+describe("the demo's options", () => {
+  it("--help prints the usage; an option it does not know is refused with it", async () => {
+    const help = await runDemoWith(join(scratch, "help"), ["--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^usage: npm run demo \[-- --store <url>\]\n/);
+    const unknown = await runDemoWith(join(scratch, "unknown"), ["--stor", "sqlite:x.db"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("Unknown option '--stor'");
+    expect(unknown.stderr).toContain("usage: npm run demo [-- --store <url>]");
+    expect(unknown.stdout).toBe("");
+  });
+});
 
 describe("the demo's store", () => {
   it("refuses memory:, which its processes would not share", async () => {

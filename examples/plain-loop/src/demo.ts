@@ -8,8 +8,31 @@ import { renderInspection, shellQuote } from "@agent-ledger/cli";
 import { type AttemptView, LedgerError, openStore, redactUrl } from "@agent-ledger/core";
 import { type Counts, runCrashScenario } from "./scenario.js";
 
-const { values: flags } = parseArgs({ options: { store: { type: "string" } } });
+const USAGE = `usage: npm run demo [-- --store <url>]
+  Runs an agent, SIGKILLs it inside a tool call, prints what the ledger says was in flight,
+  resumes it in a new process, and compares what it paid for with a run that did not crash.
+  --store  the store the crashed and the resumed process share: sqlite:<file>, postgres://,
+           mysql:// or redis:// (default: a SQLite file in .demo)`;
+
+const flags = parseFlags();
 if (flags.store !== undefined) await checkStore(flags.store);
+
+/** The demo's options; --help, or an option it does not know, prints the usage (exit 0 or 2). */
+function parseFlags(): { store?: string } {
+  try {
+    const { values } = parseArgs({
+      options: { store: { type: "string" }, help: { type: "boolean", short: "h" } },
+    });
+    if (values.help) {
+      console.log(USAGE);
+      process.exit(0);
+    }
+    return values.store === undefined ? {} : { store: values.store };
+  } catch (error) {
+    console.error(`${(error as Error).message}\n${USAGE}`);
+    process.exit(2);
+  }
+}
 
 /** Refuses (exit 2) a store the demo cannot use, before any process runs. */
 async function checkStore(url: string): Promise<void> {
