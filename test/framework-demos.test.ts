@@ -25,6 +25,8 @@ const demos: Record<string, (string | RegExp)[]> = {
     "child process ended by SIGKILL",
     /tool send_email \[call-email\] {2}!! UNRESOLVED/,
     /the resume stops on unresolved-attempt \S+: a person decides/,
+    // The command it ran, as printed: the reason quoted for a shell.
+    /agent-ledger --store \S+ resolve --abandon 'operator checked: the email went out' -- langchain-agent-example \S+\n/,
     /abandoned attempt \S+ \(tool send_email\) on run agent-run-1/,
     "get_weather: sunny in Paris",
     /no crash +model calls +3 +emails sent +1\n/,
@@ -32,6 +34,7 @@ const demos: Record<string, (string | RegExp)[]> = {
     "equal: no model call paid twice, no email sent twice.",
   ],
   "demo:ai-sdk": [
+    /2\. What the ledger says: agent-ledger --store \S+ inspect order-42\n/,
     "child process ended by SIGKILL: 2 model calls answered",
     /└─ model scripted-1 {2}!! UNRESOLVED/,
     "next: nothing to decide; the next resume makes this model call again",

@@ -5,12 +5,18 @@
 import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { shellQuote } from "@agent-ledger/cli";
-import { agentLedger, type Counts, runAgentProcess, scenario } from "./agent-process.js";
+import {
+  agentLedger,
+  type Counts,
+  type Outcome,
+  runAgentProcess,
+  scenario,
+} from "./agent-process.js";
 
 const root = resolve(process.env.AGENT_LEDGER_DEMO_DIR ?? join(".demo", "ai-sdk"));
 rmSync(root, { recursive: true, force: true });
 
-function expectResult(step: string, outcome: Awaited<ReturnType<typeof runAgentProcess>>) {
+function expectResult(step: string, outcome: Outcome) {
   if (outcome.result) return outcome.result;
   throw new Error(`${step} gave no result: ${JSON.stringify(outcome.error ?? outcome)}`);
 }
@@ -47,11 +53,9 @@ console.log(
   `   child process ${killed.killed ? "ended by SIGKILL" : "exited before the kill"}: ${atCrash.finished} model calls answered, ${atCrash.effects.length} tool effects done before it\n`,
 );
 
-// Quoted as the CLI quotes it: the path may hold a space.
-const store = `--store ${shellQuote(`sqlite:${crash.files.db}`)}`;
-console.log(`2. What the ledger says: agent-ledger inspect order-42 ${store}`);
 const inspected = await agentLedger(crash.files.db, "inspect", "order-42");
 if (inspected.code !== 0) throw new Error(`inspect: exit ${inspected.code}`);
+console.log(`2. What the ledger says: ${inspected.command}`);
 console.log(`${indent(inspected.stdout)}\n`);
 
 console.log("3. A new process resumes the same run with the same streamText call:");
@@ -79,6 +83,6 @@ console.log(
     : "   NOT EQUAL: the resume repeated or lost work.\n",
 );
 console.log(
-  `(ledger sqlite:${crash.files.db}; open it in the viewer: npm run agent-ledger -- serve ${store})`,
+  `(open the ledger in the viewer: npm run agent-ledger -- serve --store ${shellQuote(`sqlite:${crash.files.db}`)})`,
 );
 if (!equal || !killed.killed) process.exitCode = 1;

@@ -4,6 +4,7 @@ import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { shellQuote } from "@agent-ledger/cli";
 
 export const exampleRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
 const main = join(exampleRoot, "dist", "main.js");
@@ -18,15 +19,26 @@ export interface Outcome {
   stderr: string;
 }
 
-/** Runs `agent-ledger --store sqlite:<db> ...args` (the store from the environment ignored). */
-export function agentLedger(db: string, ...args: string[]): Promise<Outcome> {
+/**
+ * Runs `agent-ledger --store sqlite:<db> ...args` (the store from the environment ignored).
+ * `command`: that line as a person would type it, quoted as the CLI quotes what it prints.
+ */
+export function agentLedger(db: string, ...args: string[]): Promise<Outcome & { command: string }> {
+  const argv = ["--store", `sqlite:${db}`, ...args];
+  const command = ["agent-ledger", ...argv].map(shellQuote).join(" ");
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [cliBin, "--store", `sqlite:${db}`, ...args],
+      [cliBin, ...argv],
       { env: { ...process.env, AGENT_LEDGER_STORE: "" } },
       (error, stdout, stderr) =>
-        resolve({ code: error ? Number(error.code ?? 1) : 0, signal: null, stdout, stderr }),
+        resolve({
+          code: error ? Number(error.code ?? 1) : 0,
+          signal: null,
+          stdout,
+          stderr,
+          command,
+        }),
     );
   });
 }

@@ -61,11 +61,9 @@ const crash = place("crash");
 const killed = await runAndKillInside(["run", crash.db, crash.dir], "send_email");
 console.log(`   child process ended by ${killed.signal ?? `exit ${killed.code}`}\n`);
 
-// Quoted as the CLI quotes it: the path may hold a space.
-const store = `--store ${shellQuote(`sqlite:${crash.db}`)}`;
-console.log(`2. What the ledger says: agent-ledger inspect ${SESSION_ID} ${store}`);
 const inspected = await agentLedger(crash.db, "inspect", SESSION_ID);
 expectCode("inspect", inspected, 0);
+console.log(`2. What the ledger says: ${inspected.command}`);
 console.log(`${indent(inspected.stdout)}\n`);
 
 console.log("3. A new process resumes. send_email is not idempotent, and it may have sent:");
@@ -79,7 +77,6 @@ const reason = "operator checked: the email went out";
 console.log(
   `4. The operator sees the email in the outbox (${lines(crash.files.outbox)} line) and abandons the call:`,
 );
-console.log(`   agent-ledger resolve --abandon "${reason}" ${store} -- ${SESSION_ID} ${attemptId}`);
 const resolved = await agentLedger(
   crash.db,
   "resolve",
@@ -90,6 +87,7 @@ const resolved = await agentLedger(
   attemptId,
 );
 expectCode("resolve", resolved, 0);
+console.log(`   ${resolved.command}`);
 console.log(`${indent(resolved.stdout)}\n`);
 
 console.log(
@@ -111,6 +109,6 @@ console.log(
     : "   NOT EQUAL: the resume repeated or lost work.\n",
 );
 console.log(
-  `(ledger sqlite:${crash.db}; open it in the viewer: npm run agent-ledger -- serve ${store})`,
+  `(open the ledger in the viewer: npm run agent-ledger -- serve --store ${shellQuote(`sqlite:${crash.db}`)})`,
 );
 if (!equal || killed.signal !== "SIGKILL") process.exitCode = 1;

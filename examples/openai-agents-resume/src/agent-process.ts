@@ -4,6 +4,7 @@ import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { shellQuote } from "@agent-ledger/cli";
 
 export const exampleRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
 /** The example's programs: the shop agent (main.js) and the editor agent (writer-main.js). */
@@ -11,19 +12,24 @@ export type Program = "main.js" | "writer-main.js";
 /** The agent-ledger binary the on-call person runs. */
 const cliBin = join(dirname(fileURLToPath(import.meta.resolve("@agent-ledger/cli"))), "bin.js");
 
-/** Runs `agent-ledger --store sqlite:<db> ...args` (the store from the environment ignored). */
+/**
+ * Runs `agent-ledger --store sqlite:<db> ...args` (the store from the environment ignored).
+ * `command`: that line as a person would type it, quoted as the CLI quotes what it prints.
+ */
 export function agentLedger(
   db: string,
   ...args: string[]
-): Promise<{ code: number; stdout: string }> {
+): Promise<{ code: number; stdout: string; command: string }> {
+  const argv = ["--store", `sqlite:${db}`, ...args];
+  const command = ["agent-ledger", ...argv].map(shellQuote).join(" ");
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [cliBin, "--store", `sqlite:${db}`, ...args],
+      [cliBin, ...argv],
       { env: { ...process.env, AGENT_LEDGER_STORE: "" } },
       (error, stdout, stderr) => {
         if (error) process.stderr.write(stderr);
-        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout });
+        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, command });
       },
     );
   });

@@ -48,11 +48,9 @@ console.log(
   `   child process ended by SIGKILL: ${atCrash.completedCalls} model calls answered, ${atCrash.notified.length} warehouse notice, ${atCrash.orders.length} orders before it\n`,
 );
 
-// Quoted as the CLI quotes it: the path may hold a space.
-const store = `--store ${shellQuote(`sqlite:${crash.db}`)}`;
-console.log(`2. What the ledger says: agent-ledger inspect ${sessionId} ${store}`);
 const inspected = await agentLedger(crash.db, "inspect", sessionId);
 if (inspected.code !== 0) throw new Error(`inspect: exit ${inspected.code}`);
+console.log(`2. What the ledger says: ${inspected.command}`);
 console.log(`${indent(inspected.stdout)}\n`);
 
 console.log("3. A new process calls resumeRun(agent, { store, sessionId, runId }):");
@@ -86,7 +84,7 @@ console.log(
     : "   NOT EQUAL: the resume repeated or lost work.\n",
 );
 console.log(
-  `(ledger sqlite:${crash.db}; open it in the viewer: npm run agent-ledger -- serve ${store})`,
+  `(open the ledger in the viewer: npm run agent-ledger -- serve --store ${shellQuote(`sqlite:${crash.db}`)})`,
 );
 // The story did not happen if the resume asked nothing about the call in flight.
 if (!equal || resumed.decisions.length === 0) process.exitCode = 1;
