@@ -1,8 +1,9 @@
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runCli } from "@agent-ledger/cli";
 import {
   SERVER_URLS,
   type ServerKind,
@@ -75,22 +76,24 @@ async function mysqlAdmin(statement: string): Promise<void> {
   await connection.query(statement).finally(() => connection.end());
 }
 
-/** The agent-ledger binary, as the line the demo prints runs it. */
-const cliBin = join(dirname(fileURLToPath(import.meta.resolve("@agent-ledger/cli"))), "bin.js");
-
-function agentLedger(
+/** `agent-ledger --store <store> ...args`, run by the CLI's own entry point, its output kept. */
+async function agentLedger(
   store: string,
   ...args: string[]
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [cliBin, "--store", store, ...args],
-      { env: { ...process.env, AGENT_LEDGER_STORE: "" } },
-      (error, stdout, stderr) =>
-        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
+  const out = { stdout: "", stderr: "" };
+  const stream = (name: keyof typeof out) => ({
+    write: (chunk: string) => {
+      out[name] += chunk;
+      return true;
+    },
   });
+  const code = await runCli(["--store", store, ...args], {
+    stdout: stream("stdout"),
+    stderr: stream("stderr"),
+    env: {},
+  });
+  return { code, ...out };
 }
 
 function runDemo(
@@ -128,7 +131,7 @@ for (const server of servers) {
     it("crashes, inspects and resumes on that store, and ends equal", async () => {
       const { code, stdout, stderr } = await runDemo(join(scratch, server.kind), server.url);
       expect(code, stderr).toBe(0);
-      expect(stdout).toContain(`records every model and tool call to ${server.label}.`);
+      expect(stdout).toContain(`records every model and tool call to a ${server.kind} store.`);
       expect(stdout).toContain("child process ended by SIGKILL");
       expect(stdout).toMatch(
         /1 call\(s\) went out and never came back:\n {2}- tool call write_note/,

@@ -5,7 +5,13 @@ import { mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { renderInspection, shellQuote } from "@agent-ledger/cli";
-import { type AttemptView, LedgerError, openStore, redactUrl } from "@agent-ledger/core";
+import {
+  type AttemptView,
+  LedgerError,
+  openStore,
+  redactUrl,
+  type StoreDescription,
+} from "@agent-ledger/core";
 import { type Counts, runCrashScenario } from "./scenario.js";
 
 const USAGE = `usage: npm run demo [-- --store <url>]
@@ -15,7 +21,11 @@ const USAGE = `usage: npm run demo [-- --store <url>]
            mysql:// or redis:// (default: a SQLite file in .demo)`;
 
 const flags = parseFlags();
-if (flags.store !== undefined) await checkStore(flags.store);
+const dir = resolve(process.env.AGENT_LEDGER_DEMO_DIR ?? ".demo");
+const storeUrl = flags.store ?? `sqlite:${join(dir, "ledger.db")}`;
+const described = await checkStore(storeUrl);
+rmSync(dir, { recursive: true, force: true });
+mkdirSync(dir, { recursive: true });
 
 /** The demo's options; --help, or an option it does not know, prints the usage (exit 0 or 2). */
 function parseFlags(): { store?: string } {
@@ -34,9 +44,12 @@ function parseFlags(): { store?: string } {
   }
 }
 
-/** Refuses (exit 2) a store the demo cannot use, before any process runs. */
-async function checkStore(url: string): Promise<void> {
-  const refuse = (reason: string) => {
+/**
+ * The store's own description; refuses (exit 2) a store the demo cannot use, before any
+ * process runs.
+ */
+async function checkStore(url: string): Promise<StoreDescription> {
+  const refuse = (reason: string): never => {
     console.error(`npm run demo -- --store <url>: ${reason}`);
     process.exit(2);
   };
@@ -47,33 +60,19 @@ async function checkStore(url: string): Promise<void> {
     );
   try {
     const store = await openStore(url);
-    // Reaches the server and makes the ledger's tables (or keys) if they are not there yet.
-    await store.init().finally(() => store.close());
+    try {
+      // Reaches the server and makes the ledger's tables (or keys) if they are not there yet.
+      await store.init();
+      return store.describe();
+    } finally {
+      await store.close();
+    }
   } catch (error) {
     // A LedgerError's message shows the URL redacted.
-    refuse(
+    return refuse(
       LedgerError.isInstance(error) ? error.message : `cannot use ${redactUrl(url)}: ${error}`,
     );
   }
-}
-const dir = resolve(process.env.AGENT_LEDGER_DEMO_DIR ?? ".demo");
-rmSync(dir, { recursive: true, force: true });
-mkdirSync(dir, { recursive: true });
-
-/** What the store is, for the reader, from its URL's scheme. */
-function storeKind(url: string): string {
-  const scheme = url.slice(0, url.indexOf(":"));
-  const kinds: Record<string, string> = {
-    sqlite: "SQLite",
-    file: "SQLite",
-    postgres: "PostgreSQL",
-    postgresql: "PostgreSQL",
-    mysql: "MySQL/MariaDB",
-    mariadb: "MySQL/MariaDB",
-    redis: "Redis",
-    rediss: "Redis",
-  };
-  return kinds[scheme] ?? scheme;
 }
 
 const time = (iso: string) => iso.slice(11, 23);
@@ -96,15 +95,12 @@ const row = (label: string, counts: Counts) =>
   `  ${label.padEnd(24)} model calls ${String(counts.modelCalls).padStart(2)}   emails sent ${String(counts.emailsSent).padStart(2)}   notes written ${String(counts.notesWritten).padStart(2)}`;
 
 console.log(
-  `agent-ledger demo: a trip-planner agent records every model and tool call to ${storeKind(flags.store ?? "sqlite:")}.\n`,
+  `agent-ledger demo: a trip-planner agent records every model and tool call to a ${described.kind} store.\n`,
 );
 console.log(
   "1. Reference run (no crash) ... and the same agent in a child process, killed with SIGKILL inside write_note.",
 );
-const result = await runCrashScenario({
-  dir,
-  ...(flags.store === undefined ? {} : { storeUrl: flags.store }),
-});
+const result = await runCrashScenario({ dir, storeUrl });
 // As the CLI names a store: a password in the URL shown as ***, quoted for a shell.
 const shownStore = shellQuote(redactUrl(result.storeUrl));
 console.log(`   child process ended by ${result.killedBy ?? "exit (the kill came too late)"}\n`);
