@@ -21,13 +21,6 @@ function expectResult(step: string, outcome: Outcome) {
   throw new Error(`${step} gave no result: ${JSON.stringify(outcome.error ?? outcome)}`);
 }
 
-const indent = (text: string) =>
-  text
-    .trimEnd()
-    .split("\n")
-    .map((line) => (line === "" ? line : `   ${line}`))
-    .join("\n");
-
 const count = (effects: string[], tool: string) =>
   effects.filter((line) => line.startsWith(`${tool} `)).length;
 const row = (label: string, counts: Counts) =>
@@ -56,7 +49,8 @@ console.log(
 const inspected = await agentLedger(crash.files.db, "inspect", "order-42");
 if (inspected.code !== 0) throw new Error(`inspect: exit ${inspected.code}`);
 console.log(`2. What the ledger says: ${inspected.command}`);
-console.log(`${indent(inspected.stdout)}\n`);
+// As the command prints it, unchanged.
+console.log(`\n${inspected.stdout}`);
 
 console.log("3. A new process resumes the same run with the same streamText call:");
 const resumed = expectResult("the resume", await runAgentProcess(crash.args("stream", "resume")));

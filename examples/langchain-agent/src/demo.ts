@@ -32,13 +32,6 @@ function expectCode(step: string, outcome: Outcome, code: number): void {
   throw new Error(`${step}: exit ${outcome.code ?? outcome.signal}, expected ${code}`);
 }
 
-const indent = (text: string) =>
-  text
-    .trimEnd()
-    .split("\n")
-    .map((line) => (line === "" ? line : `   ${line}`))
-    .join("\n");
-
 const counts = (files: ReturnType<typeof workFiles>) => ({
   modelCalls: lines(files.modelCalls),
   emailsSent: lines(files.outbox),
@@ -64,7 +57,8 @@ console.log(`   child process ended by ${killed.signal ?? `exit ${killed.code}`}
 const inspected = await agentLedger(crash.db, "inspect", SESSION_ID);
 expectCode("inspect", inspected, 0);
 console.log(`2. What the ledger says: ${inspected.command}`);
-console.log(`${indent(inspected.stdout)}\n`);
+// As the command prints it, unchanged.
+console.log(`\n${inspected.stdout}`);
 
 console.log("3. A new process resumes. send_email is not idempotent, and it may have sent:");
 const stopped = await startAgent(["resume", crash.db, crash.dir]).done;
@@ -88,7 +82,7 @@ const resolved = await agentLedger(
 );
 expectCode("resolve", resolved, 0);
 console.log(`   ${resolved.command}`);
-console.log(`${indent(resolved.stdout)}\n`);
+console.log(`${resolved.stdout}`);
 
 console.log(
   "5. The resume again: recorded model calls answered from the ledger, the email not re-sent.",

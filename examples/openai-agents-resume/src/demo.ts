@@ -19,13 +19,6 @@ function place(name: string) {
   return { dir, db: join(dir, "ledger.db") };
 }
 
-const indent = (text: string) =>
-  text
-    .trimEnd()
-    .split("\n")
-    .map((line) => (line === "" ? line : `   ${line}`))
-    .join("\n");
-
 const row = (label: string, done: ReturnType<typeof effects>) =>
   `   ${label.padEnd(24)} model calls answered ${String(done.completedCalls).padStart(2)}   warehouse notices ${String(done.notified.length).padStart(2)}   orders placed ${String(done.orders.length).padStart(2)}`;
 
@@ -51,7 +44,8 @@ console.log(
 const inspected = await agentLedger(crash.db, "inspect", sessionId);
 if (inspected.code !== 0) throw new Error(`inspect: exit ${inspected.code}`);
 console.log(`2. What the ledger says: ${inspected.command}`);
-console.log(`${indent(inspected.stdout)}\n`);
+// As the command prints it, unchanged.
+console.log(`\n${inspected.stdout}`);
 
 console.log("3. A new process calls resumeRun(agent, { store, sessionId, runId }):");
 const resumed = await runToEnd(["resume", crash.db, crash.dir, sessionId, runId]);
