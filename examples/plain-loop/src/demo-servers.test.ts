@@ -157,6 +157,17 @@ for (const server of servers) {
   });
 }
 
+describe("npm run demo, no options", () => {
+  it("runs on a SQLite file in a directory that does not exist yet (a fresh checkout)", async () => {
+    const dir = join(scratch, "fresh", "not-yet");
+    const { code, stdout, stderr } = await runDemoWith(dir, []);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toContain("records every model and tool call to a sqlite store.");
+    expect(stdout).toContain("equal: nothing was paid for twice");
+    expect(existsSync(join(dir, "ledger.db"))).toBe(true);
+  });
+});
+
 describe("the demo's options", () => {
   it("--help prints the usage; an option it does not know is refused with it", async () => {
     const help = await runDemoWith(join(scratch, "help"), ["--help"]);

@@ -23,6 +23,9 @@ const USAGE = `usage: npm run demo [-- --store <url>]
 const flags = parseFlags();
 const dir = resolve(process.env.AGENT_LEDGER_DEMO_DIR ?? ".demo");
 const storeUrl = flags.store ?? `sqlite:${join(dir, "ledger.db")}`;
+// The default SQLite file's directory must exist to be opened. What an earlier run left there
+// goes only once the store is known to work.
+mkdirSync(dir, { recursive: true });
 const described = await checkStore(storeUrl);
 rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
