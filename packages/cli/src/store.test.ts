@@ -83,4 +83,18 @@ describe("agent-ledger --store with a server URL that does not parse", () => {
       expect(result.stderr).not.toContain("s3cr");
     }
   });
+
+  it("exits 2 without the password for a URL whose // is missing, a stray %, or no scheme", async () => {
+    for (const url of [
+      "postgres:/app:s3cretPW@127.0.0.1:1/db",
+      "mysql:app:s3cretPW@127.0.0.1:1/db",
+      "redis://app:s3cr%et@127.0.0.1:1",
+      "app:s3cretPW@127.0.0.1:1/db",
+      "postgres://app@127.0.0.1:1/db?sslkey=s3cret.key",
+    ]) {
+      const result = await runBin(["--store", url, "sessions"]);
+      expect(result.code, url).toBe(2);
+      expect(result.stderr, url).not.toContain("s3cr");
+    }
+  });
 });

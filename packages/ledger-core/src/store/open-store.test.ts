@@ -154,4 +154,36 @@ describe("store URLs a driver cannot use", () => {
       await store.close();
     }
   });
+
+  it("a server URL whose // is missing is refused, never read as the driver's default host", async () => {
+    // pg read "postgres:/app:pw@127.0.0.1:1/db" as a path on its default server (localhost:5432).
+    for (const url of [
+      "postgres:/app:s3cret@127.0.0.1:1/db",
+      "postgresql:app:s3cret@127.0.0.1:1/db",
+      "mysql:/app:s3cret@127.0.0.1:1/db",
+      "mariadb:app:s3cret@127.0.0.1:1/db",
+    ]) {
+      const error = await refusal(openStore(url, { init: false }), "$.url");
+      expect(error.message, url).toMatch(/starts with (postgres|mysql):\/\//);
+    }
+    await refusal(
+      (async () => new PostgresEventStore({ connectionString: "postgres:/app:s3cret@h/db" }))(),
+      "$.connectionString",
+    );
+    await refusal((async () => new MysqlEventStore({ uri: "mysql:/app:s3cret@h/db" }))(), "$.uri");
+  });
+
+  it("a malformed %-escape in a Redis URL's credentials is invalid-argument, not a URIError", async () => {
+    const url = "redis://app:s3cr%et@127.0.0.1:1/0";
+    await refusal(openStore(url, { init: false }), "$.url");
+    await refusal((async () => new RedisEventStore({ url }))(), "$.url");
+  });
+
+  it("a driver's reason for refusing a URL is shown without the URL's secrets", async () => {
+    // pg reads the file ?sslkey= names as it parses, and its ENOENT names the file.
+    await refusal(
+      openStore("postgres://app@127.0.0.1:1/db?sslkey=s3cret.key", { init: false }),
+      "$.url",
+    );
+  });
 });

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, LedgerError, StoreUnavailableError } from "../events/errors.js";
 import type { EventStore } from "./event-store.js";
 import { MemoryEventStore } from "./memory-store.js";
-import { redactUrl } from "./redact-url.js";
+import { redactUrl, withoutSecrets } from "./redact-url.js";
 
 export interface OpenStoreOptions {
   /** Run `init()` (create or upgrade the schema) before returning. Default true. */
@@ -160,7 +160,25 @@ export function withUrlParam(location: string, name: string, value: string): str
  * password included (`input`), and would print it wherever the error is logged.
  */
 export function unusableUrl(path: string, url: string, reason: string): InvalidArgumentError {
-  return new InvalidArgumentError(path, `cannot use ${JSON.stringify(redactUrl(url))}: ${reason}`);
+  return new InvalidArgumentError(
+    path,
+    `cannot use ${JSON.stringify(redactUrl(url))}: ${withoutSecrets(reason, url)}`,
+  );
+}
+
+/**
+ * Refuses a URL of one of `schemes` (`"postgres:"`) without the `//` of its host: pg and mysql2
+ * read `postgres:/user:pw@host:1/db` as a path on their default host, so a typo reached
+ * another server (localhost:5432) than the one the URL names.
+ */
+export function assertHostPart(path: string, url: string, schemes: readonly string[]): void {
+  const scheme = url.slice(0, url.indexOf(":") + 1).toLowerCase();
+  if (schemes.includes(scheme) && !url.startsWith("//", scheme.length))
+    throw unusableUrl(
+      path,
+      url,
+      `the URL starts with ${schemes.map((s) => `${s}//`).join(" or ")}`,
+    );
 }
 
 /** Why a URL that does not parse is refused, and what usually fixes it. */

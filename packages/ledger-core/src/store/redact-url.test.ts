@@ -74,4 +74,23 @@ describe("redactUrl", () => {
     ])
       expect(redactUrl(url), url).not.toContain("s3cr");
   });
+
+  it("masks the password of a URL whose // is missing or mistyped, or that has no scheme", () => {
+    expect(redactUrl("postgres:/app:s3cretPW@127.0.0.1:1/db")).toBe(
+      "postgres:/app:***@127.0.0.1:1/db",
+    );
+    expect(redactUrl("mysql:app:s3cretPW@db/ledger")).toBe("mysql:app:***@db/ledger");
+    expect(redactUrl("app:s3cretPW@127.0.0.1:1/db")).toBe("app:***@127.0.0.1:1/db");
+    for (const url of [
+      "postgres//app:s3cretPW@db/ledger",
+      "postgresql:app:s3cr/t#pw@db/ledger",
+      "redis:/:s3cretPW@cache:6379",
+    ])
+      expect(redactUrl(url), url).not.toContain("s3cr");
+  });
+
+  it("leaves a path that holds : and @ alone where the scheme names a file", () => {
+    for (const url of ["sqlite:./runs/a:b@c.db", "file:/tmp/x:y@z.db", "sqlite:a:b@c.db"])
+      expect(redactUrl(url)).toBe(url);
+  });
 });

@@ -26,10 +26,38 @@ export function redactUrl(url: string): string {
   );
 }
 
-/** `scheme://user:password@host...` with the password as `***`; any other URL as is. */
+/**
+ * `text` (a driver's message about `url`) with every secret `url` holds shown as `***`: its
+ * password and the values of its credential parameters, as written and decoded. pg's parser
+ * reads the file `?sslkey=` names, and its ENOENT names the file.
+ */
+export function withoutSecrets(text: string, url: string): string {
+  const secrets: string[] = [];
+  const masked = withoutPassword(url);
+  const start = masked.indexOf("***");
+  if (masked !== url && start >= 0)
+    secrets.push(url.slice(start, url.length - (masked.length - start - 3)));
+  for (const [, , name, value] of url.matchAll(queryParam))
+    if (secretParam.test(decoded(name ?? "")) && value) secrets.push(value);
+  const all = [...new Set(secrets.flatMap((secret) => [secret, decoded(secret)]))]
+    .filter((secret) => secret.length > 0)
+    .sort((a, b) => b.length - a.length);
+  return all.reduce((shown, secret) => shown.split(secret).join("***"), text);
+}
+
+/**
+ * `scheme://user:password@host...` with the password as `***`. So is a server URL whose `//`
+ * is missing or mistyped (`postgres:/user:pw@host`, `postgres//user:pw@host`, `user:pw@host`):
+ * the URL is refused, and its message must not show the password either. A file's URL
+ * (`sqlite:`, `file:`) and `memory:` have no user info: a path holding ":" and "@" stays.
+ */
 function withoutPassword(url: string): string {
   const authority = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0].length;
-  if (authority === undefined) return url;
+  if (authority === undefined) {
+    if (/^(sqlite|file|memory):/i.test(url)) return url;
+    const masked = url.replace(/^((?:[a-z][a-z0-9+.-]*:)?\/*[^:/?#@]*):.*@/is, "$1:***@");
+    return masked !== url ? masked : url.replace(/^([^:?#@]*):.*@/s, "$1:***@");
+  }
   let parsed: URL | undefined;
   try {
     parsed = new URL(url);

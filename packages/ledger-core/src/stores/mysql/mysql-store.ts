@@ -1,7 +1,7 @@
 import mysql from "mysql2/promise";
 import { InvalidArgumentError } from "../../events/errors.js";
 import type { EventStore } from "../../store/event-store.js";
-import { unusableUrl } from "../../store/open-store.js";
+import { assertHostPart, unusableUrl } from "../../store/open-store.js";
 import { redactUrl } from "../../store/redact-url.js";
 import { storeTimeoutMs } from "../server-timeout.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
@@ -104,6 +104,7 @@ export class MysqlEventStore extends SqlEventStore {
     } else {
       if (typeof options.uri !== "string" || options.uri.length === 0)
         throw new InvalidArgumentError("$.uri", "expected a mysql:// or mariadb:// URL");
+      assertHostPart("$.uri", options.uri, ["mysql:", "mariadb:"]);
       const { uri, timeoutMs, connectTimeoutMs, connectTimeout } = ownedPoolSettings(
         options.uri,
         options.timeoutMs,

@@ -2,7 +2,13 @@ import pg from "pg";
 import { InvalidArgumentError } from "../../events/errors.js";
 import { hasLoneSurrogate } from "../../events/json.js";
 import type { EventStore } from "../../store/event-store.js";
-import { takeUrlParam, UNPARSABLE_URL, unusableUrl, withUrlParam } from "../../store/open-store.js";
+import {
+  assertHostPart,
+  takeUrlParam,
+  UNPARSABLE_URL,
+  unusableUrl,
+  withUrlParam,
+} from "../../store/open-store.js";
 import { redactUrl } from "../../store/redact-url.js";
 import { storeTimeoutMs, TIMEOUT_PARAM, takeTimeoutParam } from "../server-timeout.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
@@ -40,6 +46,7 @@ function checkConnectionString(connectionString: string): void {
   // Unset (an environment variable that is not there): pg would connect to its defaults.
   if (typeof connectionString !== "string" || connectionString.length === 0)
     throw new InvalidArgumentError("$.connectionString", "expected a postgres:// URL");
+  assertHostPart("$.connectionString", connectionString, ["postgres:", "postgresql:"]);
   try {
     new pg.Client({ connectionString });
   } catch (error) {

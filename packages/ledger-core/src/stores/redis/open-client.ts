@@ -1,6 +1,12 @@
 import type { Cluster, Redis } from "ioredis";
 import { InvalidArgumentError } from "../../events/errors.js";
-import { assertParsableUrl, takeUrlParam, withUrlParam } from "../../store/open-store.js";
+import {
+  assertParsableUrl,
+  takeUrlParam,
+  UNPARSABLE_URL,
+  unusableUrl,
+  withUrlParam,
+} from "../../store/open-store.js";
 import { redactUrl } from "../../store/redact-url.js";
 import { storeTimeoutMs, takeTimeoutParam } from "../server-timeout.js";
 import {
@@ -44,6 +50,14 @@ export function openClient(options: RedisEventStoreOptions): OpenedClient {
     // `?keyPrefix=` in the URL (for openStore, which takes only a URL) is ours, not ioredis'
     // (whose own keyPrefix option would prefix every key a second time).
     const parsed = assertParsableUrl("$.url", url);
+    // ioredis decodes the user name and password with decodeURIComponent: a stray "%" threw
+    // its URIError from the constructor.
+    for (const part of [parsed.username, parsed.password])
+      try {
+        decodeURIComponent(part);
+      } catch {
+        throw unusableUrl("$.url", url, `${UNPARSABLE_URL}: a "%" begins no escape`);
+      }
     assertKnownUrlParams(parsed);
     prefixFromUrl = takeUrlParam(parsed, "keyPrefix");
     if (prefixFromUrl !== undefined) url = location = parsed.toString();
