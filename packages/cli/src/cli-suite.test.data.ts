@@ -503,7 +503,8 @@ export function describeCliCommands(options: CliSuiteOptions): void {
       const unconfirmed = await cli("delete", sessionId);
       expect(unconfirmed.code).toBe(2);
       expect(unconfirmed.stderr).toContain("nothing was deleted");
-      expect(unconfirmed.stderr).toContain(`agent-ledger delete ${sessionId} --yes`);
+      expect(unconfirmed.stderr).toContain(`agent-ledger delete --yes`);
+      expect(unconfirmed.stderr).toContain(`-- ${sessionId}`);
       const open = await cli("delete", sessionId, "--yes");
       expect(open.code, open.stderr).toBe(1);
       expect(open.stderr).toContain("open run");

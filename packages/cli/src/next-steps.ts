@@ -6,13 +6,13 @@ import {
   madeAgainByItself,
   type RunInTree,
   type RunView,
-  redactUrl,
   runsInTreeOrder,
   type SessionInspection,
 } from "@agent-ledger/core";
 import { shellQuote } from "./format.js";
 import { pausedAbove, withPausedRuns } from "./paused-runs.js";
 import { type SettledWithOuterStep, settledWithOuterStep } from "./settled-with-outer.js";
+import { storeOption } from "./store-url.js";
 
 /** What the on-call person does about one unresolved attempt. */
 export type NextStep =
@@ -87,9 +87,7 @@ export function nextSteps(
   );
   const waitsOnDecision = outerCalls(inspection.runs, toDecide);
   const insideDecision = outerDecisions(inspection.runs, toDecide);
-  const shownUrl = options.storeUrl ? redactUrl(options.storeUrl) : undefined;
-  const passwordLeftOut = shownUrl !== undefined && shownUrl !== options.storeUrl;
-  const store = shownUrl ? ` --store ${shellQuote(shownUrl)}` : "";
+  const { option: store, passwordLeftOut } = storeOption(options.storeUrl);
   // How many unresolved attempts share each attemptId (a fork copies them), counted once:
   // looking through the list for each attempt was quadratic (100,000 in flight: 226 s).
   const sharing = new Map<string, number>();

@@ -1,4 +1,6 @@
+import { redactUrl } from "@agent-ledger/core";
 import type { CommandContext } from "./commands/context.js";
+import { shellQuote } from "./format.js";
 
 /**
  * The store URL the commands agent-ledger prints (`resolve ... --store <url>`) name, as given
@@ -11,4 +13,33 @@ export function commandStoreUrl(
   context: Pick<CommandContext, "storeUrl" | "storeSource">,
 ): string | undefined {
   return context.storeSource === "env" ? undefined : context.storeUrl;
+}
+
+/**
+ * What a printed command adds to name the store of `storeUrl` (a `commandStoreUrl` answer):
+ * ` --store <url>` quoted for a shell with its password as `***`, or "" where the environment
+ * supplies the store; and whether the password was left out (the person puts it back).
+ */
+export function storeOption(storeUrl: string | undefined): {
+  option: string;
+  passwordLeftOut: boolean;
+} {
+  if (!storeUrl) return { option: "", passwordLeftOut: false };
+  const shown = redactUrl(storeUrl);
+  return { option: ` --store ${shellQuote(shown)}`, passwordLeftOut: shown !== storeUrl };
+}
+
+/**
+ * The command a hint names, to be pasted into a shell: `agent-ledger <command>`, then the
+ * store the command was given, then `ids` quoted after `--` (an id may start with "-", and
+ * shell quotes do not stop the parser from reading it as an option).
+ */
+export function hintCommand(
+  context: Pick<CommandContext, "storeUrl" | "storeSource">,
+  command: string,
+  ids: string[] = [],
+): string {
+  const { option, passwordLeftOut } = storeOption(commandStoreUrl(context));
+  const tail = ids.length === 0 ? "" : ` -- ${ids.map(shellQuote).join(" ")}`;
+  return `agent-ledger ${command}${option}${tail}${passwordLeftOut ? " (put the password back in place of ***)" : ""}`;
 }

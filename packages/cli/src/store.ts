@@ -15,8 +15,7 @@ import {
   serverRefusal,
   usageError,
 } from "./errors.js";
-import { shellQuote } from "./format.js";
-import { commandStoreUrl } from "./store-url.js";
+import { hintCommand } from "./store-url.js";
 
 /** The store URL when none is given. */
 export const DEFAULT_STORE_URL = "sqlite:./agent-ledger.db";
@@ -122,17 +121,16 @@ export async function openCliStore(
     const code = exitCodeOf(error);
     const message = error instanceof Error ? error.message : String(error);
     if (isOlderLedger(error)) {
-      const command = commandStoreUrl({
-        storeUrl: url,
-        storeSource: options.storeSource ?? "flag",
-      });
-      const store = command === undefined ? "" : ` --store ${shellQuote(redactUrl(command))}`;
+      const upgradeCommand = hintCommand(
+        { storeUrl: url, storeSource: options.storeSource ?? "flag" },
+        "upgrade",
+      );
       throw new CliError({
         code: "invalid-argument",
         // The option a library caller set; here it is the command's.
         message: message.replace(/^\$\.upgrade: /, ""),
         exitCode: EXIT_CODES.failure,
-        hint: `run agent-ledger upgrade${store} once no agent of an older release writes to this ledger${store.includes("***") ? " (put the password back in place of ***)" : ""}`,
+        hint: `run ${upgradeCommand} once no agent of an older release writes to this ledger`,
         cause: error,
       });
     }
@@ -208,11 +206,16 @@ export async function sessionHasEvents(store: EventStore, sessionId: string): Pr
 }
 
 /** Throws `not-found` (exit 3) unless the session has at least one event. */
-export async function assertSessionExists(store: EventStore, sessionId: string): Promise<void> {
+export async function assertSessionExists(
+  store: EventStore,
+  sessionId: string,
+  /** The command's store, for the hint's `sessions` command to name. */
+  context?: Pick<CommandContext, "storeUrl" | "storeSource">,
+): Promise<void> {
   if (!(await sessionHasEvents(store, sessionId)))
     throw notFoundError(
       `unknown session ${JSON.stringify(sessionId)}`,
-      "list the sessions with: agent-ledger sessions",
+      `list the sessions with: ${context === undefined ? "agent-ledger sessions" : hintCommand(context, "sessions")}`,
     );
 }
 

@@ -1,9 +1,10 @@
 import { parseArgs } from "node:util";
 import { DEFAULT_BLOB_GRACE_MS } from "@agent-ledger/core";
 import { EXIT_CODES, usageError } from "../errors.js";
-import { shellQuote, terminalJson, terminalLine } from "../format.js";
+import { terminalJson, terminalLine } from "../format.js";
 import { writeOut } from "../io.js";
 import { assertSessionExists } from "../store.js";
+import { hintCommand } from "../store-url.js";
 import type { CommandContext } from "./context.js";
 import { formatDuration, graceText, idArgument } from "./session-args.js";
 import { DELETION_ARGS, deleteOneSession, deletionOptions } from "./session-deletion.js";
@@ -30,14 +31,17 @@ export async function deleteCommand(context: CommandContext): Promise<number> {
   if (!sessionId || positionals.length > 1)
     throw usageError('usage: agent-ledger delete <session> --yes [--cancel-open "reason"]');
   idArgument(sessionId, "<session>");
-  const options = deletionOptions(values, context.io.env);
+  const options = {
+    ...deletionOptions(values, context.io.env),
+    cancelOpenCommand: hintCommand(context, 'delete --yes --cancel-open "reason"', [sessionId]),
+  };
   if (values.yes !== true)
     throw usageError(
       `delete removes session ${JSON.stringify(sessionId)} for good; nothing was deleted`,
-      `to delete it: agent-ledger delete ${shellQuote(sessionId)} --yes`,
+      `to delete it: ${hintCommand(context, "delete --yes", [sessionId])}`,
     );
   const store = await context.openStore();
-  await assertSessionExists(store, sessionId);
+  await assertSessionExists(store, sessionId, context);
   const result = await deleteOneSession(store, sessionId, options);
   const grace = graceText(options.blobGrace);
   await writeOut(

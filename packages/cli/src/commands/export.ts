@@ -108,7 +108,7 @@ export async function exportCommand(context: CommandContext): Promise<number> {
       `unknown export format ${JSON.stringify(values.format)}: use ${formats.join(", ")}`,
     );
   const store = await context.openStore();
-  await assertSessionExists(store, sessionId);
+  await assertSessionExists(store, sessionId, context);
   const { signal, stderr } = context.io;
   const progress = (text: string) => {
     if (stderr.isTTY) stderr.write(`\r\x1b[2K${text}`);

@@ -42,7 +42,7 @@ export const inspectHelp = `agent-ledger inspect <session> [--json]
 export async function inspectCommand(context: CommandContext): Promise<number> {
   const { sessionId, json } = sessionArgs(context, "inspect");
   const store = await context.openStore();
-  await assertSessionExists(store, sessionId);
+  await assertSessionExists(store, sessionId, context);
   const { signal, stdout, stderr } = context.io;
   // Ctrl-C: stopped between pages of the read, or between chunks of what it writes (exit 130).
   const stop = (when: string) => interrupted(stderr, "inspect", when);

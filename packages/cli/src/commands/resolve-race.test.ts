@@ -141,7 +141,7 @@ describe("resolve while its run is written to (the agent still running, another 
       code: "conflict",
       exitCode: 1,
       message:
-        "nothing written: run run was written to each of the 3 times resolve read it (is its agent still running?): see agent-ledger inspect s",
+        "nothing written: run run was written to each of the 3 times resolve read it (is its agent still running?): see agent-ledger inspect --store sqlite:ledger.db -- s",
     });
     expect(await after(writer)).toEqual(["x.progress", "x.progress", "x.progress"]);
     await close();

@@ -6,19 +6,18 @@ import {
   LedgerError,
   type LedgerEvent,
   type RunView,
-  redactUrl,
   runsInTreeOrder,
   type SessionInspection,
   SessionRecorder,
   type SettledRun,
 } from "@agent-ledger/core";
 import { CliError, EXIT_CODES, notFoundError, usageError } from "../errors.js";
-import { shellQuote, terminalJson, terminalLine } from "../format.js";
+import { terminalJson, terminalLine } from "../format.js";
 import { writeOut } from "../io.js";
 import { pausedAbove, pausedRuns } from "../paused-runs.js";
 import { settledWithOuterRefusal } from "../settled-with-outer.js";
 import { assertSessionExists } from "../store.js";
-import { commandStoreUrl } from "../store-url.js";
+import { commandStoreUrl, hintCommand, storeOption } from "../store-url.js";
 import { humanActor } from "./actor.js";
 import { attemptKind, finishAbandonment, settledLines, settleInside } from "./calls-inside.js";
 import type { CommandContext } from "./context.js";
@@ -98,7 +97,7 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
       `--${decision} "${PLACEHOLDER}" is the placeholder inspect prints: replace it with what you found${decision === "abandon" ? " (the agent's model reads it as the call's result, a handoff's excepted)" : ""}`,
     );
   const store = await context.openStore();
-  await assertSessionExists(store, sessionId);
+  await assertSessionExists(store, sessionId, context);
   // Written to between this read and the decision (its agent still running, a resolve of
   // another call of the run): nothing was written, so read again and decide on what is there
   // now: the call completed meanwhile is refused as not unresolved, one abandoned meanwhile
@@ -111,7 +110,7 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
       if (read < READS) continue;
       throw new CliError({
         code: "conflict",
-        message: `nothing written: run ${error.runId} was written to each of the ${READS} times resolve read it (is its agent still running?): see agent-ledger inspect ${sessionId}`,
+        message: `nothing written: run ${error.runId} was written to each of the ${READS} times resolve read it (is its agent still running?): see ${hintCommand(context, "inspect", [sessionId])}`,
         exitCode: EXIT_CODES.failure,
       });
     }
@@ -138,7 +137,7 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
       if (recorded === undefined)
         throw notFoundError(
           `no attempt ${attemptId}${values.run === undefined ? "" : ` on run ${values.run}`} in session ${sessionId}`,
-          `see: agent-ledger inspect ${sessionId}`,
+          `see: ${hintCommand(context, "inspect", [sessionId])}`,
         );
       // Abandoned already (by a resolve that failed part way, run again as it said, or by the
       // agent's resume meanwhile): what was asked for holds; what it left inside is settled.
@@ -225,11 +224,12 @@ function assertNotHeld(
 ): void {
   const outer = endedOuterCalls(inspection)[inspection.unresolved.indexOf(attempt)];
   if (outer === undefined) return;
-  const url = commandStoreUrl(context);
-  const shown = url === undefined ? undefined : redactUrl(url);
-  const store = {
-    option: shown === undefined ? "" : ` --store ${shellQuote(shown)}`,
-    passwordLeftOut: shown !== url,
-  };
-  throw usageError(settledWithOuterRefusal(inspection.sessionId, attempt, outer, store));
+  throw usageError(
+    settledWithOuterRefusal(
+      inspection.sessionId,
+      attempt,
+      outer,
+      storeOption(commandStoreUrl(context)),
+    ),
+  );
 }

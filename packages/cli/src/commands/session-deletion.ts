@@ -7,7 +7,6 @@ import {
   SessionRecorder,
 } from "@agent-ledger/core";
 import { CliError, EXIT_CODES, usageError } from "../errors.js";
-import { shellQuote } from "../format.js";
 import { humanActor } from "./actor.js";
 import { blobGraceOption, idArgument } from "./session-args.js";
 
@@ -18,6 +17,8 @@ export interface SessionDeletionOptions {
   actor: { type: "human"; id: string };
   /** The store's retention options from `--blob-grace`. */
   blobGrace: DeleteSessionOptions;
+  /** The command that deletes the session with its open runs cancelled, for the refusal's hint. */
+  cancelOpenCommand?: string;
 }
 
 /** The options `delete` and `prune` share, for `parseArgs`. */
@@ -123,7 +124,9 @@ export async function deleteOneSession(
         // The store's message without its path: a person reads it, under the session's id.
         message: `${error.message.replace(`${error.path}: `, "")}; nothing was deleted`,
         exitCode: EXIT_CODES.failure,
-        hint: `if no agent will resume it: agent-ledger delete ${shellQuote(sessionId)} --yes --cancel-open "reason"`,
+        ...(options.cancelOpenCommand === undefined
+          ? {}
+          : { hint: `if no agent will resume it: ${options.cancelOpenCommand}` }),
       });
     throw error;
   }

@@ -52,7 +52,7 @@ export async function tailCommand(context: CommandContext): Promise<number> {
   const interval = numberOption("interval", values.interval, 500, 10);
   const pageSize = numberOption("page-size", values["page-size"], 500, 1);
   const store = await context.openStore();
-  await assertSessionExists(store, sessionId);
+  await assertSessionExists(store, sessionId, context);
   const signal = context.io.signal;
   const cache = new BlobCache();
   const warned = new Set<string>();
