@@ -109,3 +109,37 @@ describe("safeParams", () => {
     expect(safeParams(params)).toEqual(params);
   });
 });
+
+describe("safeParams on the parameters providers send in lists", () => {
+  it("drops credentials inside arrays and masks the password or token of a URL", () => {
+    const params = safeParams({
+      model: "claude-x",
+      // Anthropic's MCP connector; OpenAI's remote MCP tool.
+      mcp_servers: [
+        { type: "url", url: "https://mcp.example/sse", authorization_token: "SECRET-1" },
+      ],
+      tools: [
+        {
+          type: "mcp",
+          server_url: "https://mcp.example",
+          headers: { Authorization: "Bearer SECRET-2" },
+          authorization: "SECRET-3",
+        },
+      ],
+      stop: ["\n"],
+      dsn: "postgres://u:SECRET-4@h/db",
+      baseURL: "https://user:SECRET-5@proxy.example/v1",
+      pwd: "SECRET-6",
+      jwt: "SECRET-7",
+    });
+    expect(JSON.stringify(params)).not.toContain("SECRET");
+    expect(params).toEqual({
+      model: "claude-x",
+      mcp_servers: [{ type: "url", url: "https://mcp.example/sse" }],
+      tools: [{ type: "mcp", server_url: "https://mcp.example" }],
+      stop: ["\n"],
+      dsn: "postgres://u:***@h/db",
+      baseURL: "https://user:***@proxy.example/v1",
+    });
+  });
+});

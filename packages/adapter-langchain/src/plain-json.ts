@@ -1,4 +1,9 @@
-import { type JsonObject, type JsonValue, wellFormedText } from "@agent-ledger/core";
+import {
+  type JsonObject,
+  type JsonValue,
+  wellFormedText,
+  withoutCredentialKeys,
+} from "@agent-ledger/core";
 import { type BaseMessage, isBaseMessage } from "@langchain/core/messages";
 import { isCredentialKey } from "./credential-key.js";
 
@@ -84,19 +89,37 @@ export function toJsonValue(value: unknown, seen: WeakSet<object> = new WeakSet(
   }
 }
 
-/** Invocation parameters without credentials, headers or per-call values. */
+/**
+ * Invocation parameters without credentials, headers or per-call values, at any depth and in
+ * lists too (an MCP server's `authorization_token`, a remote tool's `headers`), and with the
+ * password of every URL masked (`withoutCredentialKeys`: a proxy, a DSN).
+ */
 export function safeParams(params: unknown): JsonObject {
   if (params === null || typeof params !== "object" || Array.isArray(params)) return {};
-  const result: JsonObject = {};
-  for (const [key, value] of Object.entries(params)) {
-    if (value === undefined || isCredentialKey(key) || VOLATILE_KEYS.has(key)) continue;
-    if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-      result[key] = safeParams(value);
-      continue;
+  return withoutCredentialKeys(withoutCredentialValues(params, new WeakSet())) as JsonObject;
+}
+
+/** `value` as JSON without the keys `safeParams` leaves out, at any depth. */
+function withoutCredentialValues(value: unknown, seen: WeakSet<object>): JsonValue {
+  if (value === null || typeof value !== "object" || isBaseMessage(value))
+    return toJsonValue(value);
+  if (seen.has(value)) return "[circular]";
+  const prototype = Object.getPrototypeOf(value);
+  // Another kind of object (a Date, a Map, a class's instance) is filtered as its JSON.
+  if (!Array.isArray(value) && prototype !== Object.prototype && prototype !== null)
+    return withoutCredentialValues(toJsonValue(value), seen);
+  seen.add(value);
+  try {
+    if (Array.isArray(value)) return value.map((item) => withoutCredentialValues(item, seen));
+    const result: JsonObject = {};
+    for (const [key, item] of Object.entries(value)) {
+      if (item === undefined || isCredentialKey(key) || VOLATILE_KEYS.has(key)) continue;
+      result[wellFormedText(key)] = withoutCredentialValues(item, seen);
     }
-    result[key] = toJsonValue(value);
+    return result;
+  } finally {
+    seen.delete(value);
   }
-  return result;
 }
 
 /** Parses a JSON string tool input; anything else is kept as a string. */

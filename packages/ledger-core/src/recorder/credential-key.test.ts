@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isCredentialKey } from "./credential-key.js";
+import { isCredentialKey, withoutCredentialKeys } from "./credential-key.js";
 
 describe("isCredentialKey", () => {
   it("names credentials in any case and spelling: settings, and headers gateways use", () => {
@@ -26,6 +26,10 @@ describe("isCredentialKey", () => {
       "privateKey",
       "connectionString",
       "key",
+      "pwd",
+      "db_pwd",
+      "jwt",
+      "clientJwt",
     ];
     expect(keys.filter((key) => !isCredentialKey(key))).toEqual([]);
   });
@@ -46,5 +50,33 @@ describe("isCredentialKey", () => {
       "author",
     ];
     expect(keys.filter(isCredentialKey)).toEqual([]);
+  });
+});
+
+describe("withoutCredentialKeys", () => {
+  it("redacts credential keys inside arrays, and a password or token a URL carries", () => {
+    const settings = {
+      model: "claude-x",
+      mcp_servers: [{ url: "https://mcp.example/sse", authorization_token: "SECRET-1" }],
+      tools: [
+        { type: "mcp", server_url: "https://x", headers: { Authorization: "Bearer SECRET-2" } },
+      ],
+      proxy: "http://u:SECRET-3@proxy:8080",
+      baseURL: "https://gateway.example/v1?api_key=SECRET-4",
+      plain: "https://example.com/v1",
+    };
+    const cleared = withoutCredentialKeys(settings);
+    expect(JSON.stringify(cleared)).not.toContain("SECRET");
+    expect(cleared).toMatchObject({
+      mcp_servers: [{ url: "https://mcp.example/sse", authorization_token: "[redacted]" }],
+      proxy: "http://u:***@proxy:8080",
+      baseURL: "https://gateway.example/v1?api_key=***",
+      plain: "https://example.com/v1",
+    });
+  });
+
+  it("gives back the value itself when nothing in it is a credential", () => {
+    const settings = { model: "m", urls: ["https://example.com/a?page=2"], n: 1 };
+    expect(withoutCredentialKeys(settings)).toBe(settings);
   });
 });

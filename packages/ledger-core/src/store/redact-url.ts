@@ -1,3 +1,5 @@
+import { isCredentialKey } from "../recorder/credential-key.js";
+
 /**
  * Query parameters whose value is a credential: the password parameters the drivers read
  * (mysql2's `password1`..`password3` are its multi-factor ones, `passphrase` a key's), pg's
@@ -5,6 +7,11 @@
  */
 const secretParam = /^(password\d*|passwd|pwd|pass|passphrase|sslpassword|sslkey)$|secret|token/i;
 const queryParam = /([?&]([^=&#]*)=)([^&#]*)/g;
+
+/** A query parameter whose value is a credential: a driver's, or any `isCredentialKey` names. */
+function isSecretParam(name: string): boolean {
+  return secretParam.test(name) || isCredentialKey(name);
+}
 
 /**
  * A store URL as agent-ledger shows it anywhere: the stores' `describe().location` and error
@@ -19,7 +26,7 @@ export function redactUrl(url: string): string {
   return withoutPassword(url).replace(
     queryParam,
     (all, key: string, name: string, value: string) =>
-      secretParam.test(decoded(name)) ||
+      isSecretParam(decoded(name)) ||
       (decoded(name).toLowerCase() === "ssl" && decoded(value).trimStart().startsWith("{"))
         ? `${key}***`
         : all,
@@ -38,7 +45,7 @@ export function withoutSecrets(text: string, url: string): string {
   if (masked !== url && start >= 0)
     secrets.push(url.slice(start, url.length - (masked.length - start - 3)));
   for (const [, , name, value] of url.matchAll(queryParam))
-    if (secretParam.test(decoded(name ?? "")) && value) secrets.push(value);
+    if (isSecretParam(decoded(name ?? "")) && value) secrets.push(value);
   const all = [...new Set(secrets.flatMap((secret) => [secret, decoded(secret)]))]
     .filter((secret) => secret.length > 0)
     .sort((a, b) => b.length - a.length);
