@@ -11,7 +11,7 @@ import { sessionsCommand, sessionsHelp } from "./commands/sessions.js";
 import { tailCommand, tailHelp } from "./commands/tail.js";
 import { upgradeCommand, upgradeHelp } from "./commands/upgrade.js";
 import { verifyCommand, verifyHelp } from "./commands/verify.js";
-import { CliError, EXIT_CODES, exitCodeOf } from "./errors.js";
+import { CliError, EXIT_CODES, exitCodeOf, usageError } from "./errors.js";
 import { terminalJson } from "./format.js";
 import type { CliIo } from "./io.js";
 import { DEFAULT_STORE_URL, openCliStore, resolveStoreUrl } from "./store.js";
@@ -146,7 +146,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     const storeUrl = resolveStoreUrl({ flag, env: io.env });
     const storeSource =
       flag !== undefined ? "flag" : io.env.AGENT_LEDGER_STORE !== undefined ? "env" : "default";
-    const timeoutMs = Number(io.env.AGENT_LEDGER_CONNECT_TIMEOUT_MS ?? 10_000);
+    const timeoutMs = connectTimeoutMs(io.env.AGENT_LEDGER_CONNECT_TIMEOUT_MS);
     const context: CommandContext = {
       args,
       io,
@@ -154,7 +154,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       storeSource,
       openStore: async (options) => {
         store ??= await openCliStore(storeUrl, {
-          timeoutMs: Number.isFinite(timeoutMs) ? timeoutMs : 10_000,
+          timeoutMs,
           upgrade: options?.upgrade === true,
           storeSource,
         });
@@ -189,4 +189,18 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   } finally {
     await store?.close().catch(() => undefined);
   }
+}
+
+/**
+ * `$AGENT_LEDGER_CONNECT_TIMEOUT_MS`, 10000 when unset or empty. Anything but a whole number of
+ * milliseconds that a timer takes is a usage error (exit 2): 0 or -1 made every store, a local
+ * file too, "did not answer" (exit 4, which a script retries later), and "abc" was ignored.
+ */
+function connectTimeoutMs(value: string | undefined): number {
+  if (value === undefined || value === "") return 10_000;
+  if (!/^[1-9]\d{0,9}$/.test(value) || Number(value) > 2_147_483_647)
+    throw usageError(
+      `$AGENT_LEDGER_CONNECT_TIMEOUT_MS is ${JSON.stringify(value)}: give a whole number of milliseconds from 1 to 2147483647`,
+    );
+  return Number(value);
 }

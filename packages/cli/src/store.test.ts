@@ -98,3 +98,19 @@ describe("agent-ledger --store with a server URL that does not parse", () => {
     }
   });
 });
+
+describe("$AGENT_LEDGER_CONNECT_TIMEOUT_MS", () => {
+  it("exits 2 for a value that is no whole number of milliseconds, rather than 4 (try later) or the default", async () => {
+    for (const value of ["0", "-1", "1.5", "abc", "99999999999"]) {
+      const result = await runBin(["--store", "memory:", "sessions"], {
+        AGENT_LEDGER_CONNECT_TIMEOUT_MS: value,
+      });
+      expect(result.code, value).toBe(2);
+      expect(result.stderr, value).toContain("AGENT_LEDGER_CONNECT_TIMEOUT_MS");
+    }
+    const unset = await runBin(["--store", "memory:", "sessions"], {
+      AGENT_LEDGER_CONNECT_TIMEOUT_MS: "",
+    });
+    expect(unset.code, unset.stderr).toBe(0);
+  });
+});

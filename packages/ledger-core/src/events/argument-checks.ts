@@ -19,3 +19,22 @@ export function assertObjectArgument(
 export function attemptNeeded(doing: string): string {
   return `${doing} an attempt needs the attempt (as before* returned it, an unresolved-attempt error carries it, or inspectSession lists it), not its id`;
 }
+
+/**
+ * `invalid-argument` at `path` unless `value` is undefined (the default) or one of `allowed`:
+ * an option set to what it does not take (`create: "false"` from an environment variable) was
+ * read as the default, or as true, where the caller meant the opposite.
+ */
+export function assertOneOf(value: unknown, path: string, allowed: readonly unknown[]): void {
+  if (value === undefined || allowed.includes(value)) return;
+  const shown =
+    typeof value === "string" || typeof value === "number"
+      ? JSON.stringify(value)
+      : value === null
+        ? "null"
+        : `a ${typeof value}`;
+  throw new InvalidArgumentError(
+    path,
+    `expected ${allowed.map((choice) => JSON.stringify(choice)).join(" or ")}, got ${shown}`,
+  );
+}

@@ -6,7 +6,7 @@ import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
-import { inspectSession } from "./inspect-session.js";
+import { type InspectOptions, inspectSession } from "./inspect-session.js";
 
 const folder = scratchDirectory("agent-ledger-inspect-", afterAll);
 
@@ -222,5 +222,19 @@ describe("inspectSession on a run with rows missing", () => {
     expect(main).not.toHaveProperty("seqGap");
     expect(main?.children[0]).not.toHaveProperty("seqGap");
     await store.close();
+  });
+});
+
+describe("inspectSession's options", () => {
+  it("refuses a value it does not know, naming the option, rather than reading it as the default", async () => {
+    const store = new MemoryEventStore();
+    for (const [options, path] of [
+      [{ resolve: "bogus" }, "$.resolve"],
+      [{ resolve: "false" }, "$.resolve"],
+      [{ missingBlobs: "skip" }, "$.missingBlobs"],
+    ] as const)
+      await expect(
+        inspectSession(store, "s", options as unknown as InspectOptions),
+      ).rejects.toMatchObject({ code: "invalid-argument", path });
   });
 });

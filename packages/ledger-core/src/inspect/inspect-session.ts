@@ -5,6 +5,7 @@ import {
   resolveEvents,
   resolvePayload,
 } from "../compact/resolve.js";
+import { assertOneOf } from "../events/argument-checks.js";
 import { LedgerError } from "../events/errors.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../events/json.js";
 import type { Actor, LedgerEvent, RunStatus } from "../events/types.js";
@@ -147,6 +148,8 @@ export async function inspectSession(
   options: InspectOptions = {},
 ): Promise<SessionInspection> {
   assertEventStore(store);
+  assertOneOf(options.resolve, "$.resolve", [true, false, "in-flight"]);
+  assertOneOf(options.missingBlobs, "$.missingBlobs", ["throw", "keep"]);
   const inspector = new SessionInspector(sessionId);
   const cache = new BlobCache();
   const resolveOptions = {

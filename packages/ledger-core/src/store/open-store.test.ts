@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { MysqlEventStore } from "../stores/mysql/mysql-store.js";
 import { PostgresEventStore } from "../stores/postgres/postgres-store.js";
 import { RedisEventStore } from "../stores/redis/redis-store.js";
-import { openStore } from "./open-store.js";
+import { type OpenStoreOptions, openStore } from "./open-store.js";
 import { redactUrl } from "./redact-url.js";
 
 // URLs that no driver can use are refused before any connection is tried, with a code, the
@@ -185,5 +185,19 @@ describe("store URLs a driver cannot use", () => {
       openStore("postgres://app@127.0.0.1:1/db?sslkey=s3cret.key", { init: false }),
       "$.url",
     );
+  });
+});
+
+describe("openStore's options", () => {
+  it("refuses what is not true or false, such as the text an environment variable holds", async () => {
+    for (const [options, path] of [
+      [{ create: "false" }, "$.create"],
+      [{ upgrade: "no" }, "$.upgrade"],
+      [{ upgrade: 0 }, "$.upgrade"],
+      [{ init: null }, "$.init"],
+    ] as const)
+      await expect(
+        openStore("memory:", options as unknown as OpenStoreOptions),
+      ).rejects.toMatchObject({ code: "invalid-argument", path });
   });
 });

@@ -1,3 +1,4 @@
+import { assertOneOf } from "../events/argument-checks.js";
 import { InvalidArgumentError, LedgerError, StoreUnavailableError } from "../events/errors.js";
 import type { EventStore } from "./event-store.js";
 import { MemoryEventStore } from "./memory-store.js";
@@ -30,6 +31,8 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
       "$.url",
       "a store URL is required, e.g. sqlite:./agent-ledger.db",
     );
+  for (const name of ["init", "create", "upgrade"] as const)
+    assertOneOf(options[name], `$.${name}`, [true, false]);
   const scheme = url.slice(0, url.indexOf(":") + 1).toLowerCase();
   let store: EventStore;
   try {
