@@ -85,7 +85,7 @@ console.log(`   ${resolved.command}`);
 console.log(`${resolved.stdout}`);
 
 console.log(
-  "5. The resume again: recorded model calls answered from the ledger, the email not re-sent.",
+  "5. The resume again: the graph goes on from its checkpoint (no model call made twice), the email not re-sent.",
 );
 const resumed = await startAgent(["resume", crash.db, crash.dir]).done;
 expectCode("the second resume", resumed, 0);
