@@ -320,3 +320,78 @@ describe("resolve --abandon of a tool call with calls in flight inside it", () =
     expect((await runs()).of("agent")).toHaveLength(length);
   });
 });
+
+describe("resolve on a call a person approved already", () => {
+  async function approvedCall() {
+    const path = join(scratchDirectory("agent-ledger-approved-", onTestFinished), "ledger.db");
+    const store = await openStore(`sqlite:${path}`);
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "pay",
+      runId: "run",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const call = await recorder.beforeToolCall({ toolCallId: "c1", name: "pay", args: {} });
+    await store.close();
+    const cli = (...args: string[]) => runBin(["--store", `sqlite:${path}`, ...args]);
+    const first = await cli(
+      "resolve",
+      "--approve",
+      "checked: safe",
+      "--actor",
+      "alice",
+      "--",
+      "pay",
+      call.attemptId,
+    );
+    expect(first.code, first.stderr).toBe(0);
+    const events = async () => {
+      const reader = await openStore(`sqlite:${path}`);
+      const { events } = await reader.readSession({ sessionId: "pay" });
+      await reader.close();
+      return events.map((event) => event.type);
+    };
+    return { cli, attemptId: call.attemptId, events };
+  }
+
+  it("--approve again writes no second approval and says whose stands", async () => {
+    const { cli, attemptId, events } = await approvedCall();
+    const before = await events();
+    const again = await cli(
+      "resolve",
+      "--approve",
+      "checked: safe again",
+      "--actor",
+      "bob",
+      "--",
+      "pay",
+      attemptId,
+    );
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain("approved already by alice");
+    expect(again.stdout).toContain("nothing written");
+    expect(await events()).toEqual(before);
+    const json = await cli("resolve", "--approve", "x", "--json", "--", "pay", attemptId);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      attemptId,
+      approvedBy: "alice",
+      written: false,
+    });
+  });
+
+  it("--abandon after an approval abandons it, and says which approval it overrides", async () => {
+    const { cli, attemptId } = await approvedCall();
+    const abandoned = await cli(
+      "resolve",
+      "--abandon",
+      "checked: never mind",
+      "--",
+      "pay",
+      attemptId,
+    );
+    expect(abandoned.code, abandoned.stderr).toBe(0);
+    expect(abandoned.stdout).toContain("abandoned attempt");
+    expect(abandoned.stdout).toContain("instead of alice's approval");
+  });
+});

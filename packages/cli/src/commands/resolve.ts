@@ -157,6 +157,17 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
     }
     assertNotPaused(inspection.runs, attempt);
     assertNotHeld(inspection, attempt, context);
+    // Approved already: the approval stands (the next resume runs the call again); a second
+    // one would only say so twice. An abandonment overrides it, and says so.
+    if (decision === "approve" && attempt.approvedAt !== undefined) {
+      await writeOut(
+        context.io.stdout,
+        values.json
+          ? `${terminalJson(JSON.stringify({ attemptId, runId: attempt.runId, approvedBy: attempt.approvedBy ?? null, approvedAt: attempt.approvedAt, reason: attempt.approvalReason ?? null, written: false }, null, 2))}\n`
+          : `${terminalLine(`attempt ${attemptId} (${attemptKind(attempt)}) on run ${attempt.runId} was approved already by ${approval(attempt)}; nothing written`)}\n`,
+      );
+      return 0;
+    }
     const recorder = await personOn(attempt);
     const decide = decision === "abandon" ? recorder.abandon : recorder.approve;
     let event: LedgerEvent;
@@ -166,7 +177,11 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
       if (LedgerError.isInstance(error, "conflict")) throw new RunMovedOn(attempt.runId);
       throw error;
     }
-    const head = `${terminalLine(`${decision === "abandon" ? "abandoned" : "approved a re-run of"} attempt ${attemptId} (${attemptKind(attempt)}) on run ${attempt.runId} at seq ${event.seq}: ${reason}`)}\n`;
+    const overrides =
+      decision === "abandon" && attempt.approvedAt !== undefined
+        ? `, instead of ${attempt.approvedBy ?? "someone"}'s approval (${approval(attempt)})`
+        : "";
+    const head = `${terminalLine(`${decision === "abandon" ? "abandoned" : "approved a re-run of"} attempt ${attemptId} (${attemptKind(attempt)}) on run ${attempt.runId} at seq ${event.seq}: ${reason}${overrides}`)}\n`;
     // --json prints the decision's event, as before: what follows from it is for inspect to show.
     const json = `${terminalJson(JSON.stringify(event, null, 2))}\n`;
     // Approved, the call runs again, and what it left inside goes on with it: nothing to settle.
@@ -232,4 +247,10 @@ function assertNotHeld(
       storeOption(commandStoreUrl(context)),
     ),
   );
+}
+
+/** Who approved `attempt`, when and why, as resolve says it. */
+function approval(attempt: AttemptView): string {
+  const reason = attempt.approvalReason === undefined ? "" : `: ${attempt.approvalReason}`;
+  return `${attempt.approvedBy ?? "someone"} at ${attempt.approvedAt}${reason}`;
 }
