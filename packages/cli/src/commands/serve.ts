@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { usageError } from "../errors.js";
 import { writeOut } from "../io.js";
+import { sessionHasEvents } from "../store.js";
 import { commandStoreUrl } from "../store-url.js";
 import { isLoopbackHost } from "../viewer/security.js";
 import { startViewer } from "../viewer/viewer-server.js";
@@ -32,9 +33,10 @@ export async function serveCommand(context: CommandContext): Promise<number> {
       "usage: agent-ledger serve [--port <n>] [--host <address>] [--token <secret>]",
     );
   idArgument(values.session, "--session");
-  const port = values.port === undefined ? 0 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw usageError("--port must be 0..65535");
+  // Number("") is 0: an empty --port (an unset variable) bound a port of the system's choice.
+  const port =
+    values.port === undefined ? 0 : /^\d{1,5}$/.test(values.port) ? Number(values.port) : -1;
+  if (port < 0 || port > 65535) throw usageError("--port must be a whole number 0..65535");
   const pollMs = values["poll-ms"] === undefined ? 1000 : Number(values["poll-ms"]);
   if (!Number.isInteger(pollMs) || pollMs < 50)
     throw usageError("--poll-ms must be an integer >= 50");
@@ -56,14 +58,32 @@ export async function serveCommand(context: CommandContext): Promise<number> {
   // The page names the store in its commands as inspect does: one from the environment not at
   // all (the command run there finds it), any other with its password as ***.
   const storeUrl = commandStoreUrl(context);
-  const viewer = await startViewer({
-    store,
-    host,
-    port,
-    pollMs,
-    ...(storeUrl === undefined ? {} : { storeUrl }),
-    ...(token ? { token } : {}),
-  });
+  let viewer: Awaited<ReturnType<typeof startViewer>>;
+  try {
+    viewer = await startViewer({
+      store,
+      host,
+      port,
+      pollMs,
+      ...(storeUrl === undefined ? {} : { storeUrl }),
+      ...(token ? { token } : {}),
+    });
+  } catch (error) {
+    // An address it cannot listen on is the command's (exit 2), not the store's (exit 4).
+    const code = (error as { code?: unknown } | null)?.code;
+    if (typeof code === "string" && LISTEN_ERRORS.includes(code))
+      throw usageError(
+        `cannot listen on ${host}:${port}: ${code}`,
+        code === "EADDRINUSE"
+          ? "another program has the port: pick another --port, or leave it out for a free one"
+          : "give --host an address of this machine",
+      );
+    throw error;
+  }
+  if (values.session !== undefined && !(await sessionHasEvents(store, values.session)))
+    context.io.stderr.write(
+      `agent-ledger: warning: no session ${JSON.stringify(values.session)} in the store (yet): its page stays empty until it has events\n`,
+    );
   await writeOut(
     context.io.stdout,
     `agent-ledger viewer on ${viewer.url}\n${values.session ? `session: ${viewer.sessionUrl(values.session)}\n` : ""}(read-only; Ctrl-C to stop)\n`,
@@ -76,3 +96,13 @@ export async function serveCommand(context: CommandContext): Promise<number> {
   await viewer.close();
   return 0;
 }
+
+/** What listening on an address a person gave can fail with. */
+const LISTEN_ERRORS = [
+  "EADDRINUSE",
+  "EADDRNOTAVAIL",
+  "EACCES",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EAI_FAIL",
+];
