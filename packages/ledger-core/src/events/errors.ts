@@ -130,6 +130,21 @@ export class ConflictError extends LedgerError {
   }
 }
 
+/** `fork` into `runId`, which exists already with `actualSeq` events: `conflict`, as every store says it. */
+export function forkTargetTaken(
+  sessionId: string,
+  runId: string,
+  actualSeq: number,
+): ConflictError {
+  return new ConflictError({
+    sessionId,
+    runId,
+    expectedSeq: 0,
+    actualSeq,
+    message: `run ${runId} exists already (${actualSeq} events): a fork makes a new run, give it a run id not in use`,
+  });
+}
+
 /** An eventId is already used in the session by an event with other content. */
 export class DuplicateEventError extends LedgerError {
   readonly eventId: string;

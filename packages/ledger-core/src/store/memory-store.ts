@@ -1,5 +1,5 @@
 import { isoNow } from "../events/clock.js";
-import { ConflictError, NotFoundError } from "../events/errors.js";
+import { forkTargetTaken, NotFoundError } from "../events/errors.js";
 import { assertId, compareIds, uuidv7 } from "../events/ids.js";
 import { cloneJson } from "../events/json.js";
 import type { LedgerEvent, RunHead } from "../events/types.js";
@@ -268,12 +268,7 @@ export class MemoryEventStore implements EventStore {
     }
     const target = session.runs.get(request.newRunId);
     if (target) {
-      throw new ConflictError({
-        sessionId: request.sessionId,
-        runId: request.newRunId,
-        expectedSeq: 0,
-        actualSeq: target.head.length,
-      });
+      throw forkTargetTaken(request.sessionId, request.newRunId, target.head.length);
     }
     const plan = planFork({
       sessionId: request.sessionId,

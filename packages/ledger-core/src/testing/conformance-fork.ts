@@ -167,6 +167,9 @@ export const forkCases: CaseFactory = (makeStore) => [
         { code: "conflict" },
       )) as ConflictError;
       assert.equal(error.actualSeq, 2);
+      // A fork writes no run the caller read: the message says the run exists, not that a
+      // writer's expectation was wrong.
+      assert.match(error.message, /exists already/);
       await expectLedgerError(
         "fork onto itself",
         () => store.fork({ ...address, newRunId: address.runId, uptoSeq: 2 }),

@@ -1,5 +1,5 @@
 import { isoNow } from "../../events/clock.js";
-import { ConflictError, NotFoundError } from "../../events/errors.js";
+import { forkTargetTaken, NotFoundError } from "../../events/errors.js";
 import { uuidv7 } from "../../events/ids.js";
 import { EMPTY_HEAD, planFork } from "../../store/append-plan.js";
 import type { AppendResult, ForkRequest } from "../../store/event-store.js";
@@ -44,12 +44,7 @@ export async function forkRun(state: RedisStoreState, request: ForkRequest): Pro
       EMPTY_HEAD,
     );
     if (outcome.kind === "refused") {
-      throw new ConflictError({
-        sessionId: request.sessionId,
-        runId: request.newRunId,
-        expectedSeq: 0,
-        actualSeq: outcome.snapshot.head.length,
-      });
+      throw forkTargetTaken(request.sessionId, request.newRunId, outcome.snapshot.head.length);
     }
     rememberHead(state, target.head, plan.head);
     if (!outcome.listed) await listSession(state, session, request.sessionId);

@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError } from "../../events/errors.js";
+import { forkTargetTaken, NotFoundError } from "../../events/errors.js";
 import type { LedgerEvent, RunHead } from "../../events/types.js";
 import {
   assignCursors,
@@ -225,12 +225,7 @@ export function* forkProgram(
     runId: newRunId,
   });
   if (target !== undefined) {
-    throw new ConflictError({
-      sessionId,
-      runId: newRunId,
-      expectedSeq: 0,
-      actualSeq: target.runLength,
-    });
+    throw forkTargetTaken(sessionId, newRunId, target.runLength);
   }
   const bodies = yield* step<string[]>({ kind: "read-run", sessionId, runId, uptoSeq });
   const plan = planFork({
