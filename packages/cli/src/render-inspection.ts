@@ -358,7 +358,7 @@ function nextStepText(step: NextStep, attempt: AttemptView): string {
 // result for the model: abandoned, it hands off without running its callback again.
 function resolveHint(attempt: AttemptView): string {
   return attempt.handoffTo === undefined
-    ? 'replace "reason" with what you found: the agent\'s model reads it word for word as the call\'s result; if the call did not take effect, --approve "reason" instead makes it again on the next resume'
+    ? 'replace "reason" with what you found: the agent\'s model reads it word for word in the call\'s result; if the call did not take effect, --approve "reason" instead makes it again on the next resume'
     : `replace "reason" with what you found: this call hands off to ${attempt.handoffTo}, and the model never sees the reason: abandoned, the handoff goes ahead without its callback running again; if the callback did not take effect, --approve "reason" instead runs it once more on the next resume`;
 }
 

@@ -92,12 +92,12 @@ describe("the reason of resolve", () => {
   it("is, for --abandon, what the agent's model reads: inspect and the help say so", async () => {
     const help = await runBin(["help", "resolve"]);
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain("with the reason word for word as");
-    expect(help.stdout).toContain("the call's result");
+    expect(help.stdout).toContain("the call's result it reads holds");
+    expect(help.stdout).toContain("the reason word for word");
     const { url, attemptId } = await storeWithSecret();
     const text = await runBin(["inspect", "pay"], { AGENT_LEDGER_STORE: url });
     expect(text.stdout).toContain(
-      `check the effect, then: agent-ledger resolve --abandon "reason" -- pay ${attemptId}\n       replace "reason" with what you found: the agent's model reads it word for word as the call's result; if the call did not take effect, --approve "reason" instead makes it again on the next resume\n`,
+      `check the effect, then: agent-ledger resolve --abandon "reason" -- pay ${attemptId}\n       replace "reason" with what you found: the agent's model reads it word for word in the call's result; if the call did not take effect, --approve "reason" instead makes it again on the next resume\n`,
     );
   });
 });

@@ -29,8 +29,10 @@ export const resolveHelp = `agent-ledger resolve <session> <attemptId> --abandon
   Decides what happens to an unresolved attempt (a call that was in flight when the process
   died), written by a human actor on the attempt's run:
   --abandon  it will never complete (attempt.abandoned): a resumed agent tells its model the
-             call was abandoned instead of running it again, with the reason word for word as
-             the call's result. Write what you found ("charged already by phone").
+             call was abandoned instead of running it again: the call's result it reads holds
+             the reason word for word (after the adapter's own words, such as LangChain's
+             "This tool call was interrupted by a crash and was not retried: "). Write what
+             you found ("charged already by phone").
              A handoff (inspect says "this call hands off to <agent>") has no result for
              the model: abandoned, it hands off without running its callback again, and
              the reason stays in the ledger.
