@@ -92,17 +92,21 @@ export function toJsonValue(value: unknown, seen: WeakSet<object> = new WeakSet(
 /**
  * Invocation parameters without credentials, headers or per-call values, at any depth and in
  * lists too (an MCP server's `authorization_token`, a remote tool's `headers`), and with the
- * password of every URL masked (`withoutCredentialKeys`: a proxy, a DSN).
+ * password of every URL masked (as core's `withoutCredentialKeys` masks a string: a proxy, a
+ * DSN).
  */
 export function safeParams(params: unknown): JsonObject {
   if (params === null || typeof params !== "object" || Array.isArray(params)) return {};
-  return withoutCredentialKeys(withoutCredentialValues(params, new WeakSet())) as JsonObject;
+  return withoutCredentialValues(params, new WeakSet()) as JsonObject;
 }
 
 /** `value` as JSON without the keys `safeParams` leaves out, at any depth. */
 function withoutCredentialValues(value: unknown, seen: WeakSet<object>): JsonValue {
-  if (value === null || typeof value !== "object" || isBaseMessage(value))
-    return toJsonValue(value);
+  if (value === null || typeof value !== "object") {
+    const json = toJsonValue(value);
+    return typeof json === "string" ? withoutCredentialKeys(json) : json;
+  }
+  if (isBaseMessage(value)) return toJsonValue(value);
   if (seen.has(value)) return "[circular]";
   const prototype = Object.getPrototypeOf(value);
   // Another kind of object (a Date, a Map, a class's instance) is filtered as its JSON.

@@ -36,6 +36,7 @@ export { lastToolAttempts } from "./decisions/runs-by-call.js";
 export type { ToolCallEnd } from "./decisions/tool-call-end.js";
 export { closeAsCallEnded, endOfRecorded, toolCallLabel } from "./decisions/tool-call-end.js";
 export { canonicalJson, hashJson, sha256Hex } from "./events/canonical.js";
+export { isCredentialKey } from "./events/credential-name.js";
 export type { LedgerErrorCode, LedgerErrorOptions } from "./events/errors.js";
 export {
   ConflictError,
@@ -129,7 +130,7 @@ export type {
 export { toOtelSpans } from "./projections/to-otel-spans.js";
 export type { Attempt, ReplayedOutcome } from "./recorder/attempt.js";
 export { CommitQueue } from "./recorder/commit-queue.js";
-export { isCredentialKey, withoutCredentialKeys } from "./recorder/credential-key.js";
+export { withoutCredentialKeys } from "./recorder/credential-key.js";
 export type { RedactContext, Redaction } from "./recorder/redact.js";
 export {
   applyRedaction,

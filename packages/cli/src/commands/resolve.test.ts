@@ -56,20 +56,29 @@ describe("agent-ledger resolve", () => {
   });
 });
 
+/**
+ * A SQLite ledger whose session "pay" holds the tool call `pay` in flight on run "run", and the
+ * CLI on it; `call` is the attempt.
+ */
+async function payInFlight() {
+  const path = join(scratchDirectory("agent-ledger-pay-", onTestFinished), "ledger.db");
+  const store = await openStore(`sqlite:${path}`);
+  const recorder = new SessionRecorder({
+    store,
+    sessionId: "pay",
+    runId: "run",
+    actor: { type: "agent", id: "a" },
+  });
+  await recorder.startRun();
+  const call = await recorder.beforeToolCall({ toolCallId: "c1", name: "pay", args: {} });
+  await store.close();
+  const cli = (...args: string[]) => runBin(["--store", `sqlite:${path}`, ...args]);
+  return { path, call, cli };
+}
+
 describe("the reason of resolve", () => {
   it("is refused when it is the placeholder inspect prints, pasted as is: nothing is written", async () => {
-    const path = join(scratchDirectory("agent-ledger-placeholder-", onTestFinished), "ledger.db");
-    const store = await openStore(`sqlite:${path}`);
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "pay",
-      runId: "run",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
-    const call = await recorder.beforeToolCall({ toolCallId: "c1", name: "pay", args: {} });
-    await store.close();
-    const cli = (...args: string[]) => runBin(["--store", `sqlite:${path}`, ...args]);
+    const { call, cli } = await payInFlight();
     const command = /check the effect, then: (agent-ledger resolve .*)/.exec(
       (await cli("inspect", "pay")).stdout,
     )?.[1];
@@ -323,18 +332,7 @@ describe("resolve --abandon of a tool call with calls in flight inside it", () =
 
 describe("resolve on a call a person approved already", () => {
   async function approvedCall() {
-    const path = join(scratchDirectory("agent-ledger-approved-", onTestFinished), "ledger.db");
-    const store = await openStore(`sqlite:${path}`);
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "pay",
-      runId: "run",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
-    const call = await recorder.beforeToolCall({ toolCallId: "c1", name: "pay", args: {} });
-    await store.close();
-    const cli = (...args: string[]) => runBin(["--store", `sqlite:${path}`, ...args]);
+    const { path, call, cli } = await payInFlight();
     const first = await cli(
       "resolve",
       "--approve",

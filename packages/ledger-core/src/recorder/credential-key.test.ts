@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { isCredentialKey, withoutCredentialKeys } from "./credential-key.js";
+import { isCredentialKey } from "../events/credential-name.js";
+import { withoutCredentialKeys } from "./credential-key.js";
 
 describe("isCredentialKey", () => {
   it("names credentials in any case and spelling: settings, and headers gateways use", () => {

@@ -21,7 +21,8 @@ export interface SessionRecorderOptions {
   metadata?: JsonObject;
   /**
    * Content-addressed payloads (§8), on by default: the chat messages of a model request
-   * (short ones inline, see `INLINE_MESSAGE_BYTES` and `INLINE_LIST_BYTES`) and every long string of model requests and responses goes to the blob store by sha256,
+   * (short ones inline, see `INLINE_MESSAGE_BYTES` and `INLINE_LIST_BYTES`) and every long
+   * string of model requests and responses go to the blob store by sha256,
    * a request's message list extends the previous request's list (structural sharing), and
    * any subtree over `thresholdBytes` of every payload but failures and reasons (model and
    * tool payloads, the run's input and output, inputs, checkpoints, custom events) goes to a

@@ -1,14 +1,15 @@
-import { isCredentialKey } from "../recorder/credential-key.js";
+import { isCredentialKey } from "../events/credential-name.js";
 
 /**
- * Query parameters whose value is a credential: the password parameters the drivers read
- * (mysql2's `password1`..`password3` are its multi-factor ones, `passphrase` a key's), pg's
- * `sslkey` (the client's private key file), and any name with `secret` or `token` in it.
+ * Query parameters whose value is a credential that `isCredentialKey` does not name: `pass`,
+ * pg's `sslkey` (the client's private key file), and any name with `token` in it (not only at
+ * its end). The drivers' password parameters (mysql2's `password1`..`password3`, `passphrase`,
+ * pg's `sslpassword`) and every name with `secret` in it, it names.
  */
-const secretParam = /^(password\d*|passwd|pwd|pass|passphrase|sslpassword|sslkey)$|secret|token/i;
+const secretParam = /^(pass|sslkey)$|token/i;
 const queryParam = /([?&]([^=&#]*)=)([^&#]*)/g;
 
-/** A query parameter whose value is a credential: a driver's, or any `isCredentialKey` names. */
+/** A query parameter whose value is a credential: any `isCredentialKey` names, and those above. */
 function isSecretParam(name: string): boolean {
   return secretParam.test(name) || isCredentialKey(name);
 }
