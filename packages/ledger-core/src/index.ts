@@ -130,7 +130,7 @@ export type {
 export { toOtelSpans } from "./projections/to-otel-spans.js";
 export type { Attempt, ReplayedOutcome } from "./recorder/attempt.js";
 export { CommitQueue } from "./recorder/commit-queue.js";
-export { withoutCredentialKeys } from "./recorder/credential-key.js";
+export { withoutCredentialKeys, withoutUrlCredentials } from "./recorder/credential-key.js";
 export type { RedactContext, Redaction } from "./recorder/redact.js";
 export {
   applyRedaction,
@@ -196,7 +196,7 @@ export { MemoryEventStore } from "./store/memory-store.js";
 export type { OpenStoreOptions } from "./store/open-store.js";
 export { openStore } from "./store/open-store.js";
 export { readWholeRun, readWholeSession } from "./store/read-all.js";
-export { redactUrl } from "./store/redact-url.js";
+export { redactUrl, redactUrlsIn } from "./store/redact-url.js";
 export { stopBeforeNextPage } from "./store/stop-signal.js";
 export type { ValidAppend, ValidEvent } from "./store/validate.js";
 export {

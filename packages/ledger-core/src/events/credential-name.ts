@@ -30,7 +30,7 @@ const SECRET_PARTS = [
 
 /**
  * True for a key (a parameter, setting or header name) whose value is, or may be, a
- * credential: API and other secret keys, `auth`, authorization and proxy-authorization,
+ * credential: API and other secret keys, `auth`, `pass`, authorization and proxy-authorization,
  * tokens, passwords, secrets, credentials, cookies, connection strings. Compared without case,
  * `-`, `_`, `.` or spaces, so `apiKey`, `api_key`, `X-API-Key` and `x-goog-api-key` all are.
  * Ordinary names that only end in k, key or tokens (`topK`, `prompt_cache_key`, `max_tokens`)
@@ -40,6 +40,7 @@ export function isCredentialKey(key: string): boolean {
   const name = key.toLowerCase().replace(/[-_.\s]/g, "");
   return (
     name === "key" ||
+    name === "pass" ||
     name.endsWith("auth") ||
     name.endsWith("token") ||
     SECRET_PARTS.some((part) => name.includes(part))

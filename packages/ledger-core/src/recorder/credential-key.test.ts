@@ -31,6 +31,8 @@ describe("isCredentialKey", () => {
       "db_pwd",
       "jwt",
       "clientJwt",
+      "pass",
+      "Pass",
     ];
     expect(keys.filter((key) => !isCredentialKey(key))).toEqual([]);
   });
@@ -49,6 +51,9 @@ describe("isCredentialKey", () => {
       "headers",
       "metadata",
       "author",
+      "passes",
+      "bypass",
+      "signature",
     ];
     expect(keys.filter(isCredentialKey)).toEqual([]);
   });
@@ -73,6 +78,19 @@ describe("withoutCredentialKeys", () => {
       proxy: "http://u:***@proxy:8080",
       baseURL: "https://gateway.example/v1?api_key=***",
       plain: "https://example.com/v1",
+    });
+  });
+
+  it("masks a URL's password inside prose, and leaves prose with a URL and an address as is", () => {
+    const prose = "Read https://docs.example/a first. Mail help@example.com: thanks";
+    const settings = {
+      instructions: prose,
+      note: "Use postgres://app:SECRET-1@db:5432/x to connect, or mail ops@example.com: ok",
+    };
+    expect(withoutCredentialKeys({ instructions: prose })).toEqual({ instructions: prose });
+    expect(withoutCredentialKeys(settings)).toEqual({
+      instructions: prose,
+      note: "Use postgres://app:***@db:5432/x to connect, or mail ops@example.com: ok",
     });
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { redactUrl } from "./redact-url.js";
+import { redactUrl, redactUrlsIn } from "./redact-url.js";
 
 describe("redactUrl", () => {
   it("shows a URL without a credential exactly as given", () => {
@@ -92,5 +92,20 @@ describe("redactUrl", () => {
   it("leaves a path that holds : and @ alone where the scheme names a file", () => {
     for (const url of ["sqlite:./runs/a:b@c.db", "file:/tmp/x:y@z.db", "sqlite:a:b@c.db"])
       expect(redactUrl(url)).toBe(url);
+  });
+});
+
+describe("redactUrlsIn", () => {
+  it("redacts each URL in a text and changes nothing around them", () => {
+    const text =
+      'Set DB="postgres://app:s3cret@db/x", see (https://h.example/i.png?X-Amz-Credential=AKIA1&w=2). Mail me@x.io: ok';
+    expect(redactUrlsIn(text)).toBe(
+      'Set DB="postgres://app:***@db/x", see (https://h.example/i.png?X-Amz-Credential=***&w=2). Mail me@x.io: ok',
+    );
+  });
+
+  it("leaves a text without a secret, an address or a colon as is", () => {
+    for (const text of ["a@b.c: d", "https://example.com/a?page=2 and me@x.io", "time: 10:30"])
+      expect(redactUrlsIn(text)).toBe(text);
   });
 });

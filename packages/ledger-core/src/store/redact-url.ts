@@ -1,12 +1,12 @@
 import { isCredentialKey } from "../events/credential-name.js";
 
 /**
- * Query parameters whose value is a credential that `isCredentialKey` does not name: `pass`,
- * pg's `sslkey` (the client's private key file), and any name with `token` in it (not only at
- * its end). The drivers' password parameters (mysql2's `password1`..`password3`, `passphrase`,
- * pg's `sslpassword`) and every name with `secret` in it, it names.
+ * Query parameters whose value is a credential that `isCredentialKey` does not name: pg's
+ * `sslkey` (the client's private key file), and any name with `token` in it (not only at its
+ * end). The drivers' password parameters (mysql2's `password1`..`password3`, `passphrase`,
+ * pg's `sslpassword`, `pass`) and every name with `secret` in it, it names.
  */
-const secretParam = /^(pass|sslkey)$|token/i;
+const secretParam = /^sslkey$|token/i;
 const queryParam = /([?&]([^=&#]*)=)([^&#]*)/g;
 
 /** A query parameter whose value is a credential: any `isCredentialKey` names, and those above. */
@@ -32,6 +32,18 @@ export function redactUrl(url: string): string {
         ? `${key}***`
         : all,
   );
+}
+
+/** A URL written in text: a scheme and `//`, up to the next white space. */
+const urlInText = /[a-z][a-z0-9+.-]*:\/\/\S+/gi;
+
+/**
+ * `text` (prose, a setting, a message) with every URL in it redacted as `redactUrl` redacts one,
+ * and nothing else changed: an address or a colon elsewhere in the text is not a password.
+ * `text` itself when it holds no secret.
+ */
+export function redactUrlsIn(text: string): string {
+  return text.includes("://") ? text.replace(urlInText, redactUrl) : text;
 }
 
 /**
