@@ -5,6 +5,7 @@ import {
   type Redaction,
   validateRedaction,
   withoutCredentialKeys,
+  withoutUrlCredentials,
 } from "@agent-ledger/core";
 import type {
   EmbeddingModelV3,
@@ -66,11 +67,15 @@ function recordedRequest(request: Record<string, unknown>, redact: Redaction | f
   ).request;
   // And every credential-looking key of the provider options, in any case or spelling, at any
   // depth (a gateway's BYOK secretAccessKey, a Vertex privateKey, X-API-Key): where credentials
-  // are given. A request without one is recorded, and hashed, as before.
-  const options = redacted.providerOptions;
-  if (options === undefined) return redacted;
-  const cleared = withoutCredentialKeys(options);
-  return cleared === options ? redacted : { ...redacted, providerOptions: cleared };
+  // are given. In the conversation (the prompt, an embedding's texts) keys are the app's own
+  // names, but a URL's password or credential parameter is masked: a DSN a person pasted, a
+  // signed URL. A request without one is recorded, and hashed, as before.
+  const cleared = { ...redacted };
+  for (const key of ["prompt", "values"] as const)
+    if (cleared[key] !== undefined) cleared[key] = withoutUrlCredentials(cleared[key]);
+  if (cleared.providerOptions !== undefined)
+    cleared.providerOptions = withoutCredentialKeys(cleared.providerOptions);
+  return cleared;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue } from "@agent-ledger/core";
+import { type JsonObject, type JsonValue, withoutCredentialKeys } from "@agent-ledger/core";
 import type {
   LanguageModelV3Content,
   LanguageModelV3FinishReason,
@@ -37,10 +37,15 @@ export interface ModelResponseParts {
   };
 }
 
-/** Encodes a generate result (or an assembled stream) for `model.completed`. */
+/**
+ * Encodes a generate result (or an assembled stream) for `model.completed`. The response's
+ * provider metadata is what a provider or gateway chose to send back, never what replay needs
+ * to be a credential: every key `isCredentialKey` names in it is `[redacted]` (a gateway echoing
+ * the key it used), whatever `redact` says.
+ */
 export function encodeModelResponse(result: ModelResponseParts): RecordedModelResponse {
   const response = result.response;
-  return toJsonValue({
+  const encoded = toJsonValue({
     content: result.content,
     finishReason: result.finishReason,
     usage: result.usage,
@@ -52,6 +57,9 @@ export function encodeModelResponse(result: ModelResponseParts): RecordedModelRe
       timestamp: response.timestamp?.toISOString(),
     },
   }) as unknown as RecordedModelResponse;
+  if (encoded.providerMetadata !== undefined)
+    encoded.providerMetadata = withoutCredentialKeys(encoded.providerMetadata) as JsonObject;
+  return encoded;
 }
 
 function responseMetadataOf(recorded: RecordedModelResponse) {

@@ -70,17 +70,24 @@ async function call(store: EventStore, secret: string, redact?: false): Promise<
     runId: "r",
     actor: { type: "agent", id: "assistant", framework: "ai-sdk" },
   });
-  const { model } = scriptedModel([textResult("noted ".repeat(300))]);
+  // A gateway that echoes credentials in the response's provider metadata.
+  const answer = {
+    ...textResult("noted ".repeat(300)),
+    providerMetadata: { gw: { apiKey: secret } },
+  };
+  const { model } = scriptedModel([answer]);
   await generateText({
     model: wrapLanguageModel({
       model,
       middleware: ledgerMiddleware({ recorder, ...(redact === false ? { redact } : {}) }),
     }),
     system: "policy text ".repeat(200),
-    prompt: "hi",
+    // A person pastes a DSN; a password in a URL is not kept even in the conversation.
+    messages: [{ role: "user", content: `hi, use postgres://app:${secret}@db/x, thanks` }],
     headers: { authorization: `Bearer ${secret}`, "x-api-key": secret },
     providerOptions: {
       openai: { apiKey: secret, user: "u1" },
+      relay: { user: "u1", pass: secret, url: `https://u:${secret}@relay.example` },
       // Any case or spelling, at any depth: a gateway's BYOK credentials, a custom header.
       gateway: {
         token: secret,

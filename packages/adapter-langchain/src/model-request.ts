@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue } from "@agent-ledger/core";
+import { type JsonObject, type JsonValue, withoutUrlCredentials } from "@agent-ledger/core";
 import type { Serialized } from "@langchain/core/load/serializable";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { LLMResult } from "@langchain/core/outputs";
@@ -24,7 +24,8 @@ export function modelId(
 }
 
 /**
- * A chat model request as plain, deterministic JSON (no ids, no secrets). A call made through
+ * A chat model request as plain, deterministic JSON (no ids, no secrets: the password and
+ * credential parameters of a URL in a message, a DSN a person pasted, are `***`). A call made through
  * `withStructuredOutput` also carries `structuredOutput: { method }` (see `structuredOutputOf`).
  */
 export function chatRequest(options: {
@@ -36,7 +37,7 @@ export function chatRequest(options: {
   const lists = options.messages.map((list) => list.map(messageToJson));
   const request: JsonObject = {
     model: modelId(options.llm, options.extraParams, options.metadata),
-    messages: lists.length === 1 ? (lists[0] as JsonValue[]) : lists,
+    messages: withoutUrlCredentials(lists.length === 1 ? (lists[0] as JsonValue[]) : lists),
     params: safeParams(options.extraParams?.invocation_params),
   };
   const structuredOutput = structuredOutputOf(options.extraParams);
@@ -62,7 +63,7 @@ function structuredOutputOf(
   return { method: toJsonValue(method) };
 }
 
-/** A text LLM request. */
+/** A text LLM request, its prompts' URLs redacted as a chat request's messages are. */
 export function textRequest(options: {
   llm: Serialized;
   prompts: string[];
@@ -71,7 +72,7 @@ export function textRequest(options: {
 }): JsonObject {
   return {
     model: modelId(options.llm, options.extraParams, options.metadata),
-    prompts: options.prompts.map((prompt) => toJsonValue(prompt)),
+    prompts: withoutUrlCredentials(options.prompts.map((prompt) => toJsonValue(prompt))),
     params: safeParams(options.extraParams?.invocation_params),
   };
 }
