@@ -1,7 +1,10 @@
 import { join } from "node:path";
 import { findLedgerError, MemoryEventStore } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
+import { AIMessage } from "@langchain/core/messages";
+import { createAgent } from "langchain";
 import { afterAll, describe, expect, it } from "vitest";
+import { LedgerCallbackHandler } from "./callback-handler.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { crashInChild, openLedger, runInChild } from "./testing/crashing-agent.test.data.js";
 import { runEvents } from "./testing/helpers.js";
@@ -16,6 +19,7 @@ import {
   refusingAgent,
   SESSION,
 } from "./testing/ledger-middleware.test.data.js";
+import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
 const scratch = scratchDirectory("langchain-middleware-", afterAll);
 
@@ -94,5 +98,43 @@ describe.concurrent("ledgerMiddleware: a recorded tool failure is answered on re
     await crashInChild("ledger-middleware:error-message", path);
     const store = await openLedger(path, onTestFinished);
     expect(await refusingAgent(store).invoke(null)).toEqual(reference);
+  });
+});
+
+describe("ledgerMiddleware without its handler in the callbacks", () => {
+  const hello = { messages: [{ role: "user", content: "hi" }] };
+  const thread = { configurable: { thread_id: "t1" } };
+
+  it("stops before the model is called, saying so, and records nothing", async () => {
+    const store = new MemoryEventStore();
+    const model = new ScriptedChatModel(() => new AIMessage("done"));
+    const handler = new LedgerCallbackHandler({ store, sessionId: "s", runId: "r" });
+    const agent = createAgent({ model, tools: [], middleware: [ledgerMiddleware({ handler })] });
+    const error = await agent.invoke(hello, thread).catch((caught: unknown) => caught);
+    const refusal = findLedgerError(error);
+    expect(refusal?.code, String(error)).toBe("invalid-argument");
+    expect(refusal?.path).toBe("$.callbacks");
+    expect(String(error)).toMatch(/callbacks: \[handler\]/);
+    expect(model.calls).toBe(0);
+    expect((await store.readSession({ sessionId: "s" })).events).toEqual([]);
+  });
+
+  it("goes on when the handler is given to the invocation, or to the model itself", async () => {
+    for (const onModel of [false, true]) {
+      const store = new MemoryEventStore();
+      const handler = new LedgerCallbackHandler({ store, sessionId: "s", runId: "r" });
+      const model = new ScriptedChatModel(
+        () => new AIMessage("done"),
+        onModel ? { callbacks: [handler] } : {},
+      );
+      const agent = createAgent({ model, tools: [], middleware: [ledgerMiddleware({ handler })] });
+      const result = await agent.invoke(hello, {
+        ...thread,
+        ...(onModel ? {} : { callbacks: [handler] }),
+      });
+      expect(result.messages.at(-1)?.content).toBe("done");
+      const events = await runEvents(store, "s", "r");
+      expect(events.map((event) => event.type)).toContain("model.completed");
+    }
   });
 });

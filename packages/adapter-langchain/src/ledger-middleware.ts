@@ -1,12 +1,13 @@
 import {
   type Attempt,
+  InvalidArgumentError,
   type JsonValue,
   LedgerError,
   type ReplayedOutcome,
   type SessionRecorder,
 } from "@agent-ledger/core";
 import { ToolMessage } from "@langchain/core/messages";
-import { Command, isCommand } from "@langchain/langgraph";
+import { Command, getConfig, isCommand } from "@langchain/langgraph";
 import { createMiddleware, ToolInvocationError } from "langchain";
 import type { LedgerCallbackHandler } from "./callback-handler.js";
 import { awaitedCall } from "./interrupt-pauses.js";
@@ -49,6 +50,10 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions) {
   const ask = options.onUnresolved === "interrupt";
   return createMiddleware({
     name: "AgentLedgerMiddleware",
+    wrapModelCall: async (request, next) => {
+      assertHandlerListens(handler, request.model);
+      return next(request);
+    },
     wrapToolCall: async (request, next) => {
       const recorder = await handler.getRecorder();
       const call = request.toolCall;
@@ -133,6 +138,40 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions) {
       return result;
     },
   });
+}
+
+/**
+ * Refuses a model call the handler would not hear of: it records model calls, this middleware
+ * only tool calls, and an agent invoked without `callbacks: [handler]` would call its models
+ * unrecorded without a word (and its tool calls would have no model call to be caused by).
+ * The handler may be given to the invocation (inherited by the agent's nodes, and by an agent
+ * inside a tool) or to the model itself; outside a graph nothing is known, so nothing is refused.
+ */
+function assertHandlerListens(handler: LedgerCallbackHandler, model: unknown): void {
+  let config: ReturnType<typeof getConfig> | undefined;
+  try {
+    config = getConfig();
+  } catch {
+    return;
+  }
+  const configured = (model as { config?: { callbacks?: unknown } } | undefined)?.config;
+  const places = [
+    config?.callbacks,
+    (model as { callbacks?: unknown })?.callbacks,
+    configured?.callbacks,
+  ];
+  if (config === undefined || places.some((callbacks) => holds(callbacks, handler))) return;
+  throw new InvalidArgumentError(
+    "$.callbacks",
+    "ledgerMiddleware's handler is not among the callbacks the agent was invoked with, so its model calls would go unrecorded: invoke the agent with { callbacks: [handler] }",
+  );
+}
+
+/** True when `callbacks` (a list of handlers, or a CallbackManager) holds `handler`. */
+function holds(callbacks: unknown, handler: LedgerCallbackHandler): boolean {
+  if (Array.isArray(callbacks)) return callbacks.includes(handler);
+  const manager = callbacks as { handlers?: unknown } | undefined;
+  return Array.isArray(manager?.handlers) && manager.handlers.includes(handler);
 }
 
 /**
