@@ -36,6 +36,8 @@ describe("bad options are refused at construction, with the path of the bad valu
       [{ store, sessionId: "s1", recordChains: "no" }, "$.recordChains"],
       [{ recorder: {} }, "$.recorder"],
       [{ recorder: undefined }, "$.recorder"],
+      // A recorder-like object without the methods the handler calls (no startRun).
+      [{ recorder: { beforeModelCall() {} } }, "$.recorder"],
     ];
     for (const [options, path] of cases) {
       expect(
@@ -121,6 +123,19 @@ describe("bad options are refused at construction, with the path of the bad valu
         shown,
       ).toEqual({ code: "invalid-event", path: "$.sessionId" });
     }
+    // An actor the core recorder would refuse at the first invoke is refused here, as it would.
+    for (const [actor, path] of [
+      [{ type: "robot", id: "a1" }, "$.actor.type"],
+      [{ type: "agent", id: "" }, "$.actor.id"],
+      [{ type: "agent", id: "a1", name: "x" }, "$.actor.name"],
+    ] as const)
+      expect(
+        thrownBy(
+          () =>
+            new LedgerCallbackHandler(misuse<HandlerOptions>({ store, sessionId: "s1", actor })),
+        ),
+        JSON.stringify(actor),
+      ).toEqual({ code: "invalid-event", path });
     // A missing sessionId is a missing id: the same code as the core recorder gives.
     expect(thrownBy(() => new LedgerCallbackHandler(misuse<HandlerOptions>({ store })))).toEqual({
       code: "invalid-event",

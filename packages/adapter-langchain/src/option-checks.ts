@@ -1,4 +1,9 @@
-import { assertEventStore, assertId, InvalidArgumentError } from "@agent-ledger/core";
+import {
+  assertEventStore,
+  assertId,
+  InvalidArgumentError,
+  validateActor,
+} from "@agent-ledger/core";
 import { isRecord } from "./plain-json.js";
 
 // Checked where the options are given, not at the first call that uses them: a mistake in
@@ -11,6 +16,18 @@ function checkId(value: unknown, path: string, required: boolean): void {
   assertId(value, path);
 }
 
+/** The SessionRecorder methods the handler calls: an object without one fails mid-invoke. */
+const RECORDER_METHODS = [
+  "startRun",
+  "beforeModelCall",
+  "modelCompleted",
+  "modelFailed",
+  "beforeToolCall",
+  "toolCompleted",
+  "toolFailed",
+  "record",
+];
+
 /** `LedgerCallbackHandler`'s options: `{ recorder }`, or `{ store, sessionId, runId?, actor? }`. */
 export function checkHandlerOptions(options: unknown): void {
   if (!isRecord(options) || !("recorder" in options || "store" in options))
@@ -22,7 +39,10 @@ export function checkHandlerOptions(options: unknown): void {
     throw new InvalidArgumentError("$.recordChains", "must be a boolean");
   if ("recorder" in options) {
     const recorder = options.recorder;
-    if (!isRecord(recorder) || typeof recorder.beforeModelCall !== "function")
+    if (
+      !isRecord(recorder) ||
+      RECORDER_METHODS.some((name) => typeof recorder[name] !== "function")
+    )
       throw new InvalidArgumentError("$.recorder", "must be a SessionRecorder");
     return;
   }
@@ -35,6 +55,8 @@ export function checkHandlerOptions(options: unknown): void {
     !(isRecord(actor) && typeof actor.type === "string" && typeof actor.id === "string")
   )
     throw new InvalidArgumentError("$.actor", 'must be { type: "agent" | ..., id }');
+  // The rest as the core recorder checks it when the first call makes one (invalid-event).
+  if (actor !== undefined) validateActor(actor, "$.actor");
 }
 
 /** `LedgerCheckpointSaver`'s options: `{ store, sessionId?, serde?, cachedThreads? }`. */

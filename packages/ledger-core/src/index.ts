@@ -202,6 +202,7 @@ export type { ValidAppend, ValidEvent } from "./store/validate.js";
 export {
   assertEventStore,
   TOOL_EFFECT_KINDS,
+  validateActor,
   validateAppend,
   validateFork,
   validateNewEvent,
