@@ -363,6 +363,25 @@ describe("SqliteEventStore", () => {
     expect(LedgerError.isInstance(missing, "not-found")).toBe(true);
   });
 
+  it("refuses a directory with invalid-argument, for a writer and a reader, through openStore too", async () => {
+    const refusals = [
+      await Promise.resolve()
+        .then(() => new SqliteEventStore({ path: folder }))
+        .catch((error: unknown) => error),
+      await openStore(`sqlite:${folder}`).catch((error: unknown) => error),
+      await openStore(`sqlite:${folder}`, { create: false }).catch((error: unknown) => error),
+    ];
+    for (const refusal of refusals) {
+      expect(LedgerError.isInstance(refusal, "invalid-argument"), String(refusal)).toBe(true);
+      expect((refusal as LedgerError).path).toBe("$.path");
+      expect((refusal as LedgerError).message).toContain(`${folder} is a directory`);
+    }
+    for (const path of [5, "", undefined])
+      expect(() => new SqliteEventStore({ path: path as string })).toThrow(
+        expect.objectContaining({ code: "invalid-argument", path: "$.path" }),
+      );
+  });
+
   it("maps a driver failure during append to store-unavailable with the cause", async () => {
     const database = new Database(freshPath());
     const store = new SqliteEventStore({ database });

@@ -1,4 +1,5 @@
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { assertObjectArgument } from "../../events/argument-checks.js";
@@ -40,7 +41,18 @@ function createBackend(options: SqliteEventStoreOptions): SqliteBackend {
     const database = options.database;
     return new SqliteBackend({ open: () => database, location: database.name, owned: false });
   }
-  const path = options.path;
+  const path: unknown = options.path;
+  if (typeof path !== "string" || path.length === 0)
+    throw new InvalidArgumentError(
+      "$.path",
+      "must be the path of the ledger's file, e.g. ./ledger.db",
+    );
+  // Else a reader is told "there is no such file", a writer "unable to open database file".
+  if (statSync(path, { throwIfNoEntry: false })?.isDirectory())
+    throw new InvalidArgumentError(
+      "$.path",
+      `${path} is a directory: name the ledger's file, e.g. ${join(path, "ledger.db")}`,
+    );
   const open: Opener = ({ mustExist }) => {
     if (mustExist && !existsSync(path)) return undefined;
     try {
