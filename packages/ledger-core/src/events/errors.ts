@@ -145,6 +145,24 @@ export function forkTargetTaken(
   });
 }
 
+/**
+ * `fork` from a run the store does not hold (`length` undefined: at `$.runId`), or up to past
+ * its end (at `$.uptoSeq`): `not-found`, as every store says it.
+ */
+export function forkSourceMissing(
+  request: { sessionId: string; runId: string; uptoSeq: number },
+  length?: number,
+): NotFoundError {
+  const { sessionId, runId, uptoSeq } = request;
+  if (length === undefined)
+    return new NotFoundError(`run ${runId} not found in session ${sessionId}`, {}, "$.runId");
+  return new NotFoundError(
+    `run ${runId} has ${length} events; cannot fork up to ${uptoSeq}`,
+    { length },
+    "$.uptoSeq",
+  );
+}
+
 /** An eventId is already used in the session by an event with other content. */
 export class DuplicateEventError extends LedgerError {
   readonly eventId: string;
@@ -186,8 +204,8 @@ export class InvalidEventError extends LedgerError {
 }
 
 export class NotFoundError extends LedgerError {
-  constructor(message: string, details: Record<string, unknown> = {}) {
-    super("not-found", message, { details });
+  constructor(message: string, details: Record<string, unknown> = {}, path?: string) {
+    super("not-found", message, path === undefined ? { details } : { details, path });
     this.name = "NotFoundError";
   }
 }

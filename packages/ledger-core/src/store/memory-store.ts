@@ -1,5 +1,5 @@
 import { isoNow } from "../events/clock.js";
-import { forkTargetTaken, NotFoundError } from "../events/errors.js";
+import { forkSourceMissing, forkTargetTaken } from "../events/errors.js";
 import { assertId, compareIds, uuidv7 } from "../events/ids.js";
 import { cloneJson } from "../events/json.js";
 import type { LedgerEvent, RunHead } from "../events/types.js";
@@ -259,13 +259,8 @@ export class MemoryEventStore implements EventStore {
     validateFork(request);
     const session = this.#sessions.get(request.sessionId);
     const source = session?.runs.get(request.runId);
-    if (!session || !source)
-      throw new NotFoundError(`run ${request.runId} not found in session ${request.sessionId}`);
-    if (request.uptoSeq > source.head.length) {
-      throw new NotFoundError(
-        `run ${request.runId} has ${source.head.length} events; cannot fork up to ${request.uptoSeq}`,
-      );
-    }
+    if (!session || !source) throw forkSourceMissing(request);
+    if (request.uptoSeq > source.head.length) throw forkSourceMissing(request, source.head.length);
     const target = session.runs.get(request.newRunId);
     if (target) {
       throw forkTargetTaken(request.sessionId, request.newRunId, target.head.length);

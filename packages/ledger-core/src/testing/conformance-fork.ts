@@ -178,18 +178,19 @@ export const forkCases: CaseFactory = (makeStore) => [
       await expectLedgerError(
         "unknown run",
         () => store.fork({ ...address, runId: "no-such-run", newRunId: "new", uptoSeq: 1 }),
-        { code: "not-found" },
+        { code: "not-found", path: "$.runId" },
       );
       await expectLedgerError(
         "unknown session",
         () => store.fork({ ...freshAddress(), newRunId: "new", uptoSeq: 1 }),
-        { code: "not-found" },
+        { code: "not-found", path: "$.runId" },
       );
-      await expectLedgerError(
+      const pastTheEnd = await expectLedgerError(
         "uptoSeq past the end",
         () => store.fork({ ...address, newRunId: "new", uptoSeq: 6 }),
-        { code: "not-found" },
+        { code: "not-found", path: "$.uptoSeq" },
       );
+      assert.match(pastTheEnd.message, /has 5 events; cannot fork up to 6/);
       await assertUnchanged("rejected forks", store, address, before);
       assert.deepStrictEqual(
         (await store.runHead({ sessionId: address.sessionId, runId: "new" })).exists,

@@ -1,5 +1,5 @@
 import { isoNow } from "../../events/clock.js";
-import { forkTargetTaken, NotFoundError } from "../../events/errors.js";
+import { forkSourceMissing, forkTargetTaken } from "../../events/errors.js";
 import { uuidv7 } from "../../events/ids.js";
 import { EMPTY_HEAD, planFork } from "../../store/append-plan.js";
 import type { AppendResult, ForkRequest } from "../../store/event-store.js";
@@ -16,13 +16,8 @@ import { writePlan } from "./write-plan.js";
 export async function forkRun(state: RedisStoreState, request: ForkRequest): Promise<AppendResult> {
   validateFork(request);
   const source = await readRunHead(state, { sessionId: request.sessionId, runId: request.runId });
-  if (!source.exists)
-    throw new NotFoundError(`run ${request.runId} not found in session ${request.sessionId}`);
-  if (request.uptoSeq > source.length) {
-    throw new NotFoundError(
-      `run ${request.runId} has ${source.length} events; cannot fork up to ${request.uptoSeq}`,
-    );
-  }
+  if (!source.exists) throw forkSourceMissing(request);
+  if (request.uptoSeq > source.length) throw forkSourceMissing(request, source.length);
   // A run's events never change once written, so the prefix read here stays valid.
   const prefix = await readRunSlice(state, request.sessionId, request.runId, 0, request.uptoSeq);
   const session = sessionKeys(state.prefix, request.sessionId);

@@ -1,4 +1,4 @@
-import { forkTargetTaken, NotFoundError } from "../../events/errors.js";
+import { forkSourceMissing, forkTargetTaken } from "../../events/errors.js";
 import type { LedgerEvent, RunHead } from "../../events/types.js";
 import {
   assignCursors,
@@ -212,13 +212,8 @@ export function* forkProgram(
 ): WriteProgram<AppendResult> {
   const { sessionId, runId, newRunId, uptoSeq } = request;
   const source = yield* step<HeadRow | undefined>({ kind: "lock-head", sessionId, runId });
-  if (source === undefined)
-    throw new NotFoundError(`run ${runId} not found in session ${sessionId}`);
-  if (uptoSeq > source.runLength) {
-    throw new NotFoundError(
-      `run ${runId} has ${source.runLength} events; cannot fork up to ${uptoSeq}`,
-    );
-  }
+  if (source === undefined) throw forkSourceMissing(request);
+  if (uptoSeq > source.runLength) throw forkSourceMissing(request, source.runLength);
   const target = yield* step<HeadRow | undefined>({
     kind: "lock-head",
     sessionId,
