@@ -4,18 +4,24 @@ import {
   inspectSession,
   LedgerError,
   MemoryEventStore,
+  readWholeRun,
   SessionRecorder,
 } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { tool } from "ai";
+import { generateText, tool, wrapLanguageModel } from "ai";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { z } from "zod";
 import { ledgerEmbeddingMiddleware } from "./embedding-middleware.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { crashInChild } from "./testing/crash-in-child.test.data.js";
 import { address, eventsOf, makeTools, run, script } from "./testing/replay-agent.test.data.js";
-import { assistant as actor, scriptedModel } from "./testing/scripted-model.test.data.js";
+import {
+  assistant as actor,
+  scriptedModel,
+  toolCall,
+  toolCallsResult,
+} from "./testing/scripted-model.test.data.js";
 import { wrapTools } from "./wrap-tools.js";
 
 const scratch = scratchDirectory("ai-sdk-options-", afterAll);
@@ -46,7 +52,53 @@ describe("bad options are refused when the middleware or the tool wrapper is mad
       "$.recorder",
     ],
     ["wrapTools(tools, {})", () => wrapTools(tools, {} as never), "$.recorder"],
-    ["wrapTools(undefined, ...)", () => wrapTools(undefined as never, { recorder }), "tools"],
+    ["wrapTools(undefined, ...)", () => wrapTools(undefined as never, { recorder }), "$.tools"],
+    ["wrapTools(null, ...)", () => wrapTools(null as never, { recorder }), "$.tools"],
+    [
+      "wrapTools({ a: null }, ...)",
+      () => wrapTools({ a: null } as never, { recorder }),
+      "$.tools.a",
+    ],
+    [
+      "wrapTools({ a: { execute: 'run' } }, ...)",
+      () => wrapTools({ a: { execute: "run" } } as never, { recorder }),
+      "$.tools.a.execute",
+    ],
+    [
+      "ledgerMiddleware({ recorder, bogusKey: 1 })",
+      () => ledgerMiddleware({ recorder, bogusKey: 1 } as never),
+      "$.bogusKey",
+    ],
+    [
+      "ledgerMiddleware({ recorder, redcat: false })",
+      () => ledgerMiddleware({ recorder, redcat: false } as never),
+      "$.redcat",
+    ],
+    [
+      "wrapTools(tools, { recorder, idempotnt: ['a'] })",
+      () => wrapTools(tools, { recorder, idempotnt: ["a"] } as never),
+      "$.idempotnt",
+    ],
+    [
+      "idempotent: ['a', 'b'], no tool b",
+      () => wrapTools(tools, { recorder, idempotent: ["a", "b"] }),
+      "$.idempotent[1]",
+    ],
+    [
+      "effects: { b: 'read' }, no tool b",
+      () => wrapTools(tools, { recorder, effects: { b: "read" } }),
+      "$.effects.b",
+    ],
+    [
+      "effects: { toString: 'read' }, no tool toString",
+      () => wrapTools(tools, { recorder, effects: { toString: "read" } as never }),
+      "$.effects.toString",
+    ],
+    [
+      "streaming: ['b'], no tool b",
+      () => wrapTools(tools, { recorder, streaming: ["b"] }),
+      "$.streaming[0]",
+    ],
     [
       "effects: { a: 'bogus' }",
       () => wrapTools(tools, { recorder, effects: { a: "bogus" as never } }),
@@ -94,17 +146,85 @@ describe("bad options are refused when the middleware or the tool wrapper is mad
 
   it("good options are taken", () => {
     expect(ledgerMiddleware({ recorder }).specificationVersion).toBe("v3");
-    const wrapped = wrapTools(tools, {
-      recorder,
-      idempotent: (name) => name === "a",
-      effects: { a: "read", notInThisSet: "write" },
-      streaming: [],
-      onUnresolved: () => ({ action: "retry" }),
-    });
-    expect(Object.keys(wrapped)).toEqual(["a"]);
+    // A tool without execute (run by the provider or the client) can be named.
+    const b = tool({ inputSchema: z.object({}) });
+    const wrapped = wrapTools(
+      { ...tools, b },
+      {
+        recorder,
+        idempotent: (name) => name === "a",
+        effects: { a: "read", b: "write" },
+        streaming: ["b"],
+        onUnresolved: () => ({ action: "retry" }),
+      },
+    );
+    expect(Object.keys(wrapped)).toEqual(["a", "b"]);
     expect(
       ledgerEmbeddingMiddleware({ recorder, recordEmbeddings: false }).specificationVersion,
     ).toBe("v3");
+  });
+});
+
+describe("a misspelt option or tool name is refused before anything is recorded", () => {
+  const lookup = tool({ inputSchema: z.object({ key: z.string() }), execute: async () => "v" });
+  const send = tool({ inputSchema: z.object({ to: z.string() }), execute: async () => "sent" });
+
+  /** Runs one generateText turn that would call `lookup`, wired as `wire` builds it. */
+  async function turn(wire: (recorder: SessionRecorder) => { middleware: never; tools: never }) {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
+    const scripted = scriptedModel([toolCallsResult(toolCall("c1", "lookup", { key: "k" }))]);
+    const error = await (async () => {
+      const { middleware, tools: wrapped } = wire(recorder);
+      await generateText({
+        model: wrapLanguageModel({ model: scripted.model, middleware }),
+        prompt: "look k up",
+        tools: wrapped,
+      });
+    })().catch((caught: unknown) => caught);
+    return { error: error as LedgerError, store, calls: scripted.calls };
+  }
+
+  it("ledgerMiddleware({ redcat }): refused at $.redcat, naming the options it takes", async () => {
+    const { error, store, calls } = await turn((recorder) => ({
+      middleware: ledgerMiddleware({ recorder, redcat: ["$.prompt"] } as never) as never,
+      tools: wrapTools({ lookup }, { recorder }) as never,
+    }));
+    expect(LedgerError.isInstance(error, "invalid-argument"), String(error)).toBe(true);
+    expect(error.path).toBe("$.redcat");
+    expect(error.message).toContain("recorder, redact");
+    expect(calls).toBe(0);
+    expect(await readWholeRun(store, { sessionId: "s", runId: "r" })).toEqual([]);
+  });
+
+  it("wrapTools idempotent naming no tool: refused at its index, naming the tools there are", async () => {
+    const { error, store, calls } = await turn((recorder) => ({
+      middleware: ledgerMiddleware({ recorder }) as never,
+      tools: wrapTools({ lookup, send }, { recorder, idempotent: ["lookpu"] }) as never,
+    }));
+    expect(LedgerError.isInstance(error, "invalid-argument"), String(error)).toBe(true);
+    expect(error.path).toBe("$.idempotent[0]");
+    expect(error.message).toContain('"lookpu"');
+    expect(error.message).toContain("lookup, send");
+    expect(calls).toBe(0);
+    expect(await readWholeRun(store, { sessionId: "s", runId: "r" })).toEqual([]);
+  });
+
+  it("wrapTools effects naming no tool: refused at $.effects.<name>, naming the tools there are", () => {
+    const error = thrownBy(() =>
+      wrapTools({ lookup, send }, { recorder, effects: { lookup: "read", sned: "write" } }),
+    ) as LedgerError;
+    expect(error.path).toBe("$.effects.sned");
+    expect(error.message).toContain('"sned"');
+    expect(error.message).toContain("lookup, send");
+  });
+
+  it("wrapTools({ recorder, idempotnt }): refused at $.idempotnt, naming the options it takes", () => {
+    const error = thrownBy(() =>
+      wrapTools({ lookup }, { recorder, idempotnt: ["lookup"] } as never),
+    ) as LedgerError;
+    expect(error.path).toBe("$.idempotnt");
+    expect(error.message).toContain("recorder, idempotent, effects, streaming, onUnresolved");
   });
 });
 

@@ -45,8 +45,38 @@ function looksLikeRecorder(value: unknown): value is SessionRecorder {
   );
 }
 
-/** The options object of an adapter entry point, with its `recorder` checked. */
-export function checkedOptions<T extends { recorder: SessionRecorder }>(options: unknown): T {
+/** The names of `names`, for a message: `a, b`, or `none`. */
+function listed(names: readonly string[]): string {
+  return names.length > 0 ? names.join(", ") : "none";
+}
+
+/**
+ * Refuses a key not in `known`: a misspelt option (`redcat` for `redact`) would otherwise be
+ * left out without a word, and what it was meant to do not done.
+ */
+function checkedKnownKeys(options: Record<string, unknown>, known: object): void {
+  for (const key of Object.keys(options))
+    if (!Object.hasOwn(known, key))
+      throw new InvalidArgumentError(
+        childPath("$", key),
+        `expected one of the options ${listed(Object.keys(known))}, got ${JSON.stringify(key)}`,
+      );
+}
+
+/**
+ * Every option of `T`, as `{ [option]: true }`: the compiler then has the list name each
+ * option the type declares, so that a new one is not refused as unknown.
+ */
+export type KnownOptions<T> = { readonly [K in keyof T]-?: true };
+
+/**
+ * The options object of an adapter entry point, with its `recorder` checked, and, given all
+ * its options (`known`), no key but those.
+ */
+export function checkedOptions<T extends { recorder: SessionRecorder }>(
+  options: unknown,
+  known?: KnownOptions<T>,
+): T {
   if (!isObject(options))
     throw new InvalidArgumentError("$", `expected options { recorder }, got ${describe(options)}`);
   if (!looksLikeRecorder(options.recorder)) {
@@ -55,13 +85,50 @@ export function checkedOptions<T extends { recorder: SessionRecorder }>(options:
       : `, got ${describe(options.recorder)}`;
     throw new InvalidArgumentError("$.recorder", `expected a SessionRecorder${hint}`);
   }
+  if (known !== undefined) checkedKnownKeys(options, known);
   return options as T;
 }
 
-/** A list of tool names or a predicate (`idempotent`, `streaming`): undefined when not given. */
+/**
+ * The tool set given to `wrapTools` (`{ [name]: tool }`), each tool an object with `execute`
+ * a function or absent: anything else would fail at the tool's first call, once its request
+ * is recorded. Returns the names of its tools.
+ */
+export function checkedToolSet(tools: unknown, path: string): readonly string[] {
+  if (!isObject(tools))
+    throw new InvalidArgumentError(
+      path,
+      `expected the tool set ({ [name]: tool }), as given to generateText, got ${describe(tools)}`,
+    );
+  for (const [name, tool] of Object.entries(tools)) {
+    const toolPath = childPath(path, name);
+    if (!isObject(tool))
+      throw new InvalidArgumentError(toolPath, `expected a tool, got ${describe(tool)}`);
+    checkedOptional(tool.execute, childPath(toolPath, "execute"), "function");
+  }
+  return Object.keys(tools);
+}
+
+/**
+ * Refuses a name that is none of the tools given: a misspelt one would leave its tool not
+ * idempotent (or of effect `unknown`, or not streamed) without a word.
+ */
+function checkedToolName(name: string, path: string, tools: readonly string[]): void {
+  if (!tools.includes(name))
+    throw new InvalidArgumentError(
+      path,
+      `expected the name of one of the tools given (${listed(tools)}), got ${JSON.stringify(name)}`,
+    );
+}
+
+/**
+ * A list of names of the tools given (`tools`) or a predicate (`idempotent`, `streaming`):
+ * undefined when not given.
+ */
 export function checkedToolNames(
   value: unknown,
   path: string,
+  tools: readonly string[],
 ): readonly string[] | ((name: string) => boolean) | undefined {
   if (value === undefined || typeof value === "function")
     return value as ((name: string) => boolean) | undefined;
@@ -76,14 +143,16 @@ export function checkedToolNames(
         childPath(path, index),
         `expected a tool name, got ${describe(name)}`,
       );
+    checkedToolName(name, childPath(path, index), tools);
   });
   return value as readonly string[];
 }
 
-/** `effects`: a record of tool name to effect kind. */
+/** `effects`: a record of the name of a tool given (`tools`) to its effect kind. */
 export function checkedEffects(
   value: unknown,
   path: string,
+  tools: readonly string[],
 ): Record<string, ToolEffect["kind"]> | undefined {
   if (value === undefined) return undefined;
   if (!isObject(value))
@@ -91,12 +160,14 @@ export function checkedEffects(
       path,
       `expected { [toolName]: ${TOOL_EFFECT_KINDS.map((kind) => `"${kind}"`).join(" | ")} }, got ${describe(value)}`,
     );
-  for (const [name, kind] of Object.entries(value))
+  for (const [name, kind] of Object.entries(value)) {
+    checkedToolName(name, childPath(path, name), tools);
     if (!TOOL_EFFECT_KINDS.includes(kind as ToolEffect["kind"]))
       throw new InvalidArgumentError(
         childPath(path, name),
         `an effect kind is one of ${TOOL_EFFECT_KINDS.join(", ")}, got ${describe(kind)}`,
       );
+  }
   return value as Record<string, ToolEffect["kind"]>;
 }
 

@@ -6,7 +6,7 @@ import type {
   LanguageModelV3Middleware,
   LanguageModelV3StreamResult,
 } from "@ai-sdk/provider";
-import { checkedOptions } from "./adapter-options.js";
+import { checkedOptions, type KnownOptions } from "./adapter-options.js";
 import { type AdapterState, adapterStateOf } from "./adapter-state.js";
 import { beginAttempt, recordCompletion, recordFailure, replayedFailure } from "./model-attempt.js";
 import { modelRequestOf, redactOption } from "./model-request.js";
@@ -25,6 +25,12 @@ export interface LedgerMiddlewareOptions {
    */
   redact?: Redaction | false;
 }
+
+/** What `ledgerMiddleware` refuses any other option key against (`redcat` is not `redact`). */
+const LEDGER_MIDDLEWARE_OPTIONS: KnownOptions<LedgerMiddlewareOptions> = {
+  recorder: true,
+  redact: true,
+};
 
 /**
  * The state a call records with: inside one of this recorder's wrapped tools, the tool call's
@@ -139,10 +145,14 @@ async function begin(
  * run: `model.requested` is committed before the provider is called (if that fails, the
  * provider is not called and the caller gets the `LedgerError`), then `model.completed` or
  * `model.failed`. With a recorder from `SessionRecorder.resume`, calls recorded before a crash
- * are answered from the ledger (a stream is re-emitted from its recorded content).
+ * are answered from the ledger (a stream is re-emitted from its recorded content). Bad options
+ * are refused here (`invalid-argument`, with the option's path), an unknown one among them.
  */
 export function ledgerMiddleware(options: LedgerMiddlewareOptions): LanguageModelV3Middleware {
-  const { recorder, redact: redaction } = checkedOptions<LedgerMiddlewareOptions>(options);
+  const { recorder, redact: redaction } = checkedOptions<LedgerMiddlewareOptions>(
+    options,
+    LEDGER_MIDDLEWARE_OPTIONS,
+  );
   const redact = redactOption(redaction);
   const state = adapterStateOf(recorder);
   return {

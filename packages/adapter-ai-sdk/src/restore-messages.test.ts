@@ -1,10 +1,10 @@
 import { join } from "node:path";
-import { MemoryEventStore, SessionRecorder } from "@agent-ledger/core";
+import { LedgerError, MemoryEventStore, SessionRecorder } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { generateText, stepCountIs, tool, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { restoreConversation, restoreMessages } from "./restore-messages.js";
@@ -129,6 +129,35 @@ describe("restoreMessages", () => {
       { role: "user", content: [{ type: "text", text: "where is order 42?" }] },
       ...result.response.messages.map((message) => JSON.parse(JSON.stringify(message))),
     ]);
+  });
+
+  it("refuses an includeSystem or resolve that is not a boolean, before reading the store", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, actor, ...address });
+    const { model } = scriptedModel([textResult("hi")]);
+    await generateText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      system: "you are terse",
+      prompt: "hello",
+    });
+    const readRun = vi.spyOn(store, "readRun");
+    for (const [options, path] of [
+      [{ includeSystem: "yes" }, "$.includeSystem"],
+      [{ resolve: "no" }, "$.resolve"],
+    ] as const) {
+      const error = await restoreConversation(store, { ...address, ...(options as object) }).catch(
+        (caught: unknown) => caught,
+      );
+      expect(LedgerError.isInstance(error, "invalid-argument"), String(error)).toBe(true);
+      expect((error as LedgerError).path).toBe(path);
+      expect((error as LedgerError).message).toMatch(
+        /expected a boolean, got the string "(yes|no)"/,
+      );
+    }
+    expect(readRun).not.toHaveBeenCalled();
+    // A boolean is taken: the system message is kept.
+    const kept = await restoreMessages(store, { ...address, includeSystem: true });
+    expect(kept[0]).toEqual({ role: "system", content: "you are terse" });
   });
 
   it("returns an empty list for a run without model calls", async () => {

@@ -1,6 +1,5 @@
 import {
   type EventStore,
-  InvalidArgumentError,
   isEmbeddingsRequest,
   type JsonObject,
   type JsonValue,
@@ -9,6 +8,7 @@ import {
   resolveEvents,
 } from "@agent-ledger/core";
 import type { ModelMessage, ToolSet } from "ai";
+import { checkedOptional, checkedToolSet } from "./adapter-options.js";
 import { decodeToolOutput } from "./tool-output.js";
 
 export interface RestoreMessagesOptions {
@@ -50,17 +50,8 @@ type ModelOutputOf = (
   recorded: JsonValue,
 ) => Promise<unknown>;
 
-function describe(value: unknown): string {
-  if (Array.isArray(value)) return "an array";
-  return value === null ? "null" : typeof value;
-}
-
 function modelOutputOf(tools: unknown): ModelOutputOf {
-  if (tools !== undefined && (tools === null || typeof tools !== "object" || Array.isArray(tools)))
-    throw new InvalidArgumentError(
-      "$.tools",
-      `expected the run's tools by name, as given to generateText, got ${describe(tools)}`,
-    );
+  if (tools !== undefined) checkedToolSet(tools, "$.tools");
   const toolSet = tools as ToolSet | undefined;
   return async (toolName, options, recorded) => {
     // Own keys only: a tool named "toString" is not Object.prototype's.
@@ -288,6 +279,8 @@ export async function restoreConversation(
   store: EventStore,
   options: RestoreMessagesOptions,
 ): Promise<RestoredConversation> {
+  checkedOptional(options.includeSystem, "$.includeSystem", "boolean");
+  checkedOptional(options.resolve, "$.resolve", "boolean");
   const modelOutput = modelOutputOf(options.tools);
   const stored = await readWholeRun(store, {
     sessionId: options.sessionId,

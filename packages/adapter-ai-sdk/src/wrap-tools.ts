@@ -13,6 +13,8 @@ import {
   checkedOptional,
   checkedOptions,
   checkedToolNames,
+  checkedToolSet,
+  type KnownOptions,
 } from "./adapter-options.js";
 import { type AdapterState, adapterStateOf } from "./adapter-state.js";
 import { closeLeftOpen, outcomeOfReplayed } from "./child-run-end.js";
@@ -60,6 +62,15 @@ export interface WrapToolsOptions {
    */
   onUnresolved?: (call: UnresolvedToolCall) => Promise<UnresolvedDecision> | UnresolvedDecision;
 }
+
+/** What `wrapTools` refuses any other option key against. */
+const WRAP_TOOLS_OPTIONS: KnownOptions<WrapToolsOptions> = {
+  recorder: true,
+  idempotent: true,
+  effects: true,
+  streaming: true,
+  onUnresolved: true,
+};
 
 function named(names: WrapToolsOptions["idempotent"], name: string): boolean {
   if (typeof names === "function") return names(name);
@@ -344,18 +355,18 @@ function isAsyncGeneratorFunction(execute: unknown): boolean {
  * runs, then `tool.completed` or `tool.failed` (the error is rethrown; the SDK turns it into a
  * tool-error part). If the ledger cannot take the request the tool does not run, and the next
  * model call is refused, which stops the run. On resume, recorded calls are answered from the
- * ledger. Bad options are refused here (`invalid-argument`, with the option's path).
+ * ledger. Bad options are refused here (`invalid-argument`, with the option's path), among
+ * them an option it does not take and a tool name in `idempotent`, `effects` or `streaming`
+ * that is not in `tools`.
  */
 export function wrapTools<TOOLS extends ToolSet>(tools: TOOLS, options: WrapToolsOptions): TOOLS {
-  if (typeof tools !== "object" || tools === null || Array.isArray(tools))
-    throw new InvalidArgumentError(
-      "tools",
-      "wrapTools(tools, options) takes the tool set ({ [name]: tool }) first",
-    );
-  const checked = checkedOptions<WrapToolsOptions>(options);
-  const idempotent = checkedToolNames(checked.idempotent, "$.idempotent");
-  const effects = checkedEffects(checked.effects, "$.effects");
-  const streaming = checkedToolNames(checked.streaming, "$.streaming");
+  // The tool set is `$.tools`, beside the options' keys (`$` is the options object), as core
+  // names a store given beside its options `$.store`.
+  const names = checkedToolSet(tools, "$.tools");
+  const checked = checkedOptions<WrapToolsOptions>(options, WRAP_TOOLS_OPTIONS);
+  const idempotent = checkedToolNames(checked.idempotent, "$.idempotent", names);
+  const effects = checkedEffects(checked.effects, "$.effects", names);
+  const streaming = checkedToolNames(checked.streaming, "$.streaming", names);
   checkedOptional(checked.onUnresolved, "$.onUnresolved", "function");
   const wrapOptions: WrapToolsOptions = {
     recorder: checked.recorder,
