@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from "./errors.js";
-import { isJsonObject } from "./json.js";
+import { childPath, isJsonObject } from "./json.js";
 
 /**
  * `invalid-argument` at `path` unless `value` is an object (not null, an array or a bare id),
@@ -13,6 +13,20 @@ export function assertObjectArgument(
   message: string,
 ): asserts value is object {
   if (!isJsonObject(value)) throw new InvalidArgumentError(path, message);
+}
+
+/**
+ * `invalid-argument` at `$.<key>` for a key of `options` not in `known`: a misspelt option
+ * (`redcat` for `redact`) was dropped without a word, and what it was meant to do not done.
+ * `what` leads the message ("a recorder", "child").
+ */
+export function assertKnownKeys(options: object, known: readonly string[], what: string): void {
+  for (const key of Object.keys(options))
+    if (!known.includes(key))
+      throw new InvalidArgumentError(
+        childPath("$", key),
+        `${what} has no option ${JSON.stringify(key)} (its options: ${known.join(", ")})`,
+      );
 }
 
 /** The message for an attempt argument that is not one, as `doing` (e.g. "completing") needs. */

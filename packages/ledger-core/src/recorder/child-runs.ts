@@ -1,4 +1,4 @@
-import { assertObjectArgument } from "../events/argument-checks.js";
+import { assertKnownKeys, assertObjectArgument } from "../events/argument-checks.js";
 import { uuidv7 } from "../events/ids.js";
 import type { Actor, LedgerEvent } from "../events/types.js";
 import type { RunSummary } from "../store/event-store.js";
@@ -14,6 +14,14 @@ export interface ChildOptions {
   causedByEventId?: string;
   redact?: Redaction;
 }
+
+// Its options, checked against the interface by the compiler (see recorder-options.ts).
+const CHILD_OPTIONS: Record<keyof ChildOptions, true> = {
+  actor: true,
+  runId: true,
+  causedByEventId: true,
+  redact: true,
+};
 
 /** Recorded child runs of one actor, in start order: `next` is the first not adopted yet. */
 interface AdoptableRuns {
@@ -102,6 +110,7 @@ export function childOptions(parent: RecorderState, options: ChildOptions): Sess
     "$",
     "child needs { actor } (and optionally runId, causedByEventId, redact)",
   );
+  assertKnownKeys(options, Object.keys(CHILD_OPTIONS), "child");
   let runId = options.runId;
   if (runId === undefined && parent.children.recorded)
     // Optional: a missing actor is refused by the constructor, with its path.

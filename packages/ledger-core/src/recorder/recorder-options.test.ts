@@ -137,3 +137,82 @@ describe("the store and compact options", () => {
     }
   });
 });
+
+describe("an option the recorder does not take", () => {
+  const secretRequest = { request: { model: "m", apiKey: "sk-live-1234" } };
+
+  it("is refused at its path by new, resume and child, naming the options there are", async () => {
+    const store = new MemoryEventStore();
+    // `redcat` for `redact`: taken without a word, the key would reach the ledger.
+    expectRefused(store, "redcat", { redcat: ["request.apiKey"] }, "$.redcat");
+    expectRefused(store, "metaData", { metaData: { host: "a" } }, "$.metaData");
+    let error: unknown;
+    try {
+      new SessionRecorder({ store, sessionId: "s", actor, compcat: false } as never);
+    } catch (caught) {
+      error = caught;
+    }
+    expect((error as LedgerError).message).toContain(
+      "runId, actor, parentRunId, causedByEventId, redact, metadata, compact",
+    );
+
+    const parent = new SessionRecorder({ store, sessionId: "s", runId: "p", actor });
+    await parent.startRun();
+    let childError: unknown;
+    try {
+      parent.child({ actor, redcat: ["request.apiKey"] } as never);
+    } catch (caught) {
+      childError = caught;
+    }
+    expect(LedgerError.isInstance(childError, "invalid-argument"), String(childError)).toBe(true);
+    expect((childError as LedgerError).path).toBe("$.redcat");
+    expect((childError as LedgerError).message).toContain("actor, runId, causedByEventId, redact");
+
+    const resumed = await SessionRecorder.resume({
+      store,
+      sessionId: "s",
+      runId: "p",
+      actor,
+      resolv: false,
+    } as never).catch((caught: unknown) => caught);
+    expect(LedgerError.isInstance(resumed, "invalid-argument"), String(resumed)).toBe(true);
+    expect((resumed as LedgerError).path).toBe("$.resolv");
+    expect((resumed as LedgerError).message).toContain("resolve");
+
+    // Nothing but the parent's start was written, and the secret nowhere.
+    const events = (await store.readSession({ sessionId: "s" })).events;
+    expect(events.map((event) => event.type)).toEqual(["run.started"]);
+    expect(JSON.stringify(events)).not.toContain(secretRequest.request.apiKey);
+  });
+
+  it("the options that are there are all taken, by new, resume and child", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "s",
+      runId: "r",
+      actor,
+      parentRunId: "p",
+      causedByEventId: "e",
+      redact: ["request.apiKey"],
+      metadata: { host: "a" },
+      compact: false,
+    });
+    await recorder.startRun();
+    const child = recorder.child({ actor, runId: "c", causedByEventId: "e", redact: [] });
+    await child.startRun();
+    const resumed = await SessionRecorder.resume({
+      store,
+      sessionId: "s",
+      runId: "r",
+      actor,
+      redact: ["request.apiKey"],
+      metadata: { host: "a" },
+      compact: false,
+      resolve: false,
+    });
+    await resumed.beforeModelCall(secretRequest);
+    const events = (await store.readSession({ sessionId: "s" })).events;
+    expect(JSON.stringify(events)).not.toContain(secretRequest.request.apiKey);
+  });
+});

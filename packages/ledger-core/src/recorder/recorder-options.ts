@@ -1,5 +1,5 @@
 import type { CompactOptions } from "../compact/externalize.js";
-import { assertObjectArgument } from "../events/argument-checks.js";
+import { assertKnownKeys, assertObjectArgument } from "../events/argument-checks.js";
 import type { JsonObject } from "../events/json.js";
 import type { Actor } from "../events/types.js";
 import type { EventStore } from "../store/event-store.js";
@@ -44,11 +44,31 @@ export interface ResumeOptions {
   resolve?: boolean;
 }
 
-/** `invalid-argument` at `$` unless the recorder's options are an object (not a bare id). */
-export function assertOptionsObject(options: unknown): void {
+// Every option, as a record the compiler checks against the interfaces: a new option
+// cannot be forgotten here and then refused as unknown.
+const RECORDER_OPTIONS: Record<keyof SessionRecorderOptions, true> = {
+  store: true,
+  sessionId: true,
+  runId: true,
+  actor: true,
+  parentRunId: true,
+  causedByEventId: true,
+  redact: true,
+  metadata: true,
+  compact: true,
+};
+const RESUME_OPTIONS: Record<keyof ResumeOptions, true> = { resolve: true };
+
+/**
+ * `invalid-argument` at `$` unless the recorder's options are an object (not a bare id), and
+ * at `$.<key>` for a key that is none of its options (with `resume`: also `resolve`).
+ */
+export function assertOptionsObject(options: unknown, { resume = false } = {}): void {
   assertObjectArgument(
     options,
     "$",
     "a recorder needs options { store, sessionId, actor, runId?, ... }",
   );
+  const known = Object.keys(resume ? { ...RECORDER_OPTIONS, ...RESUME_OPTIONS } : RECORDER_OPTIONS);
+  assertKnownKeys(options, known, resume ? "SessionRecorder.resume" : "a recorder");
 }

@@ -83,7 +83,7 @@ export class SessionRecorder {
       runId: string;
     } & ResumeOptions,
   ): Promise<SessionRecorder> {
-    assertOptionsObject(options);
+    assertOptionsObject(options, { resume: true });
     const { resolve, ...rest } = options;
     // Without it the constructor would make a fresh run id and resume would report that
     // invented run as not found, a message about a run the caller never named.
