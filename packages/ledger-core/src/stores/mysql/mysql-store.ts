@@ -5,6 +5,7 @@ import { assertHostPart, unusableUrl } from "../../store/open-store.js";
 import { redactUrl } from "../../store/redact-url.js";
 import { storeTimeoutMs } from "../server-timeout.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
+import { assertStoreOptions } from "../store-options.js";
 import { MysqlBackend } from "./mysql-backend.js";
 import { ownedPoolSettings } from "./pool-config.js";
 import { STRICT_SESSION } from "./session-settings.js";
@@ -82,6 +83,12 @@ function isDatabaseName(name: string): boolean {
 /** The ledger in MySQL or MariaDB (mysql2). */
 export class MysqlEventStore extends SqlEventStore {
   constructor(options: MysqlEventStoreOptions) {
+    assertStoreOptions(options, {
+      store: "MysqlEventStore",
+      known: ["pool", "uri", "database", "timeoutMs"],
+      connection: ["pool", "uri"],
+      example: '{ uri: "mysql://user@host:3306/db" }',
+    });
     if (options.database !== undefined && !isDatabaseName(options.database))
       throw new InvalidArgumentError(
         "$.database",

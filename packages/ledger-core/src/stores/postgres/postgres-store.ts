@@ -12,6 +12,7 @@ import {
 import { redactUrl } from "../../store/redact-url.js";
 import { storeTimeoutMs, TIMEOUT_PARAM, takeTimeoutParam } from "../server-timeout.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
+import { assertStoreOptions } from "../store-options.js";
 import { boundedPool, ownedPoolConfig } from "./bounded-pool.js";
 import { PostgresBackend } from "./postgres-backend.js";
 
@@ -133,6 +134,12 @@ function takeStoreParams(url: string): {
 /** The ledger in PostgreSQL (node-postgres). JSON is kept as TEXT so events read back verbatim. */
 export class PostgresEventStore extends SqlEventStore {
   constructor(options: PostgresEventStoreOptions) {
+    assertStoreOptions(options, {
+      store: "PostgresEventStore",
+      known: ["pool", "connectionString", "schema", "timeoutMs"],
+      connection: ["pool", "connectionString"],
+      example: '{ connectionString: "postgres://user@host:5432/db" }',
+    });
     assertSchema("$.schema", options.schema);
     if ("pool" in options) {
       assertPool(options.pool);

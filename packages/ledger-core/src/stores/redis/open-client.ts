@@ -9,6 +9,7 @@ import {
 } from "../../store/open-store.js";
 import { redactUrl } from "../../store/redact-url.js";
 import { storeTimeoutMs, takeTimeoutParam } from "../server-timeout.js";
+import { assertStoreOptions } from "../store-options.js";
 import {
   assertKnownUrlParams,
   assertReadsFromMasters,
@@ -33,6 +34,12 @@ export interface OpenedClient {
 
 /** The store's client and key prefix from its options, checked before anything connects. */
 export function openClient(options: RedisEventStoreOptions): OpenedClient {
+  assertStoreOptions(options, {
+    store: "RedisEventStore",
+    known: ["client", "url", "keyPrefix", "timeoutMs"],
+    connection: ["client", "url"],
+    example: '{ url: "redis://host:6379" }',
+  });
   if ((options.client === undefined) === (options.url === undefined)) {
     throw new InvalidArgumentError("$", "RedisEventStore needs exactly one of client or url");
   }

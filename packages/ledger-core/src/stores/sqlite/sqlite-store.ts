@@ -7,6 +7,7 @@ import { InvalidArgumentError } from "../../events/errors.js";
 import type { EventStore } from "../../store/event-store.js";
 import { stopSignal } from "../../store/stop-signal.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
+import { assertStoreOptions } from "../store-options.js";
 import type { FileCheckStopped, FileProblemsOptions } from "./file-check.js";
 import { SqliteBackend } from "./sqlite-backend.js";
 import type { Opener } from "./sqlite-connection.js";
@@ -37,6 +38,12 @@ export function sqlitePath(url: string): string {
 }
 
 function createBackend(options: SqliteEventStoreOptions): SqliteBackend {
+  assertStoreOptions(options, {
+    store: "SqliteEventStore",
+    known: ["path", "database"],
+    connection: ["database", "path"],
+    example: '{ path: "./ledger.db" }',
+  });
   if ("database" in options) {
     const database = options.database;
     return new SqliteBackend({ open: () => database, location: database.name, owned: false });
