@@ -33,6 +33,7 @@ import type {
   SessionPage,
   StoreDescription,
 } from "./event-store.js";
+import { checkedInitOptions } from "./init-options.js";
 import {
   assertUnchanged,
   blobGraceMs,
@@ -114,8 +115,9 @@ export class MemoryEventStore implements EventStore {
   readonly #putFor = new Map<string, Set<string>>();
 
   /** Nothing to create or upgrade: a memory store is its own ledger, `create: false` or not. */
-  async init(_options?: InitOptions): Promise<void> {
+  async init(options?: InitOptions): Promise<void> {
     this.#gate.check("init");
+    checkedInitOptions(options);
   }
 
   async append(request: AppendRequest): Promise<AppendResult> {

@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { MysqlEventStore } from "../stores/mysql/mysql-store.js";
@@ -195,9 +198,27 @@ describe("openStore's options", () => {
       [{ upgrade: "no" }, "$.upgrade"],
       [{ upgrade: 0 }, "$.upgrade"],
       [{ init: null }, "$.init"],
+      // Misspelt, `create: false` would be the default, true: a ledger made where none was meant.
+      [{ creat: false }, "$.creat"],
+      ["readonly", "$"],
     ] as const)
       await expect(
         openStore("memory:", options as unknown as OpenStoreOptions),
       ).rejects.toMatchObject({ code: "invalid-argument", path });
+  });
+
+  it("a misspelt create: false on a SQLite path is refused before the file is made", async () => {
+    const directory = mkdtempSync(join(tmpdir(), "open-store-options-"));
+    try {
+      const path = join(directory, "ledger.db");
+      const error = await openStore(`sqlite:${path}`, { creat: false } as never).catch(
+        (caught: unknown) => caught,
+      );
+      expect(error).toMatchObject({ code: "invalid-argument", path: "$.creat" });
+      expect((error as Error).message).toContain("(its options: init, create, upgrade)");
+      expect(existsSync(path)).toBe(false);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
   });
 });

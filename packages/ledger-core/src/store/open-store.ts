@@ -1,4 +1,4 @@
-import { assertOneOf } from "../events/argument-checks.js";
+import { assertKnownKeys, assertObjectArgument, assertOneOf } from "../events/argument-checks.js";
 import { InvalidArgumentError, LedgerError, StoreUnavailableError } from "../events/errors.js";
 import type { EventStore } from "./event-store.js";
 import { MemoryEventStore } from "./memory-store.js";
@@ -20,6 +20,13 @@ export interface OpenStoreOptions {
   upgrade?: boolean;
 }
 
+// Its options, checked against the interface by the compiler.
+const OPEN_STORE_OPTIONS: Record<keyof OpenStoreOptions, true> = {
+  init: true,
+  create: true,
+  upgrade: true,
+};
+
 /**
  * Opens a store from a URL: `memory:`, `sqlite:./file.db` (or `sqlite::memory:`),
  * `postgres://...`, `mysql://...`, `redis://...`. The driver is loaded only when its scheme is
@@ -31,6 +38,8 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
       "$.url",
       "a store URL is required, e.g. sqlite:./agent-ledger.db",
     );
+  assertObjectArgument(options, "$", "openStore's options are { init?, create?, upgrade? }");
+  assertKnownKeys(options, Object.keys(OPEN_STORE_OPTIONS), "openStore");
   for (const name of ["init", "create", "upgrade"] as const)
     assertOneOf(options[name], `$.${name}`, [true, false]);
   const scheme = url.slice(0, url.indexOf(":") + 1).toLowerCase();

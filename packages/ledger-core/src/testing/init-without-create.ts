@@ -3,7 +3,8 @@ import { LedgerError } from "../events/errors.js";
 import type { EventStore } from "../store/event-store.js";
 
 /**
- * `init({ create: false })`, the way reading tools open a store: on a location that holds no
+ * `init({ create: false })`, the way reading tools open a store (a misspelt or non-boolean
+ * option refused with `invalid-argument` before anything is made): on a location that holds no
  * ledger it fails with `not-found` and makes nothing there (`leftovers` counts what the
  * location holds: tables, keys); once a plain `init()` made the ledger, the same call opens
  * it and the store reads and writes. `open` makes a new store on the location each time.
@@ -14,6 +15,25 @@ export async function checkInitWithoutCreate(options: {
 }): Promise<void> {
   const reader = options.open();
   try {
+    // A misspelt option, or "false" from an environment variable, read as the default would
+    // make the ledger the caller asked not to make.
+    for (const [given, path] of [
+      [{ creat: false }, "$.creat"],
+      [{ create: "false" }, "$.create"],
+      [{ create: false, upgrade: 0 }, "$.upgrade"],
+      ["no", "$"],
+    ] as const) {
+      const refused = await reader.init(given as never).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      assert.ok(
+        LedgerError.isInstance(refused, "invalid-argument"),
+        `init(${JSON.stringify(given)}): invalid-argument, got ${String(refused)}`,
+      );
+      assert.equal((refused as LedgerError).path, path);
+    }
+    assert.equal(await options.leftovers(), 0, "a refused init made something");
     const failure = await reader.init({ create: false }).then(
       () => undefined,
       (error: unknown) => error,

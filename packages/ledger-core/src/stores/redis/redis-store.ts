@@ -21,6 +21,7 @@ import type {
   SessionPage,
   StoreDescription,
 } from "../../store/event-store.js";
+import { checkedInitOptions } from "../../store/init-options.js";
 import {
   blobGraceMs,
   collectAsIfDeleted,
@@ -93,7 +94,7 @@ export class RedisEventStore implements EventStore {
 
   init(options?: InitOptions): Promise<void> {
     return this.#gate.run("init", async () => {
-      this.#durability = await initStore(this.#state, this.#location, options);
+      this.#durability = await initStore(this.#state, this.#location, checkedInitOptions(options));
     });
   }
 

@@ -32,6 +32,7 @@ import type {
   SessionPage,
   StoreDescription,
 } from "../../store/event-store.js";
+import { checkedInitOptions } from "../../store/init-options.js";
 import {
   blobGraceMs,
   collectAsIfDeleted,
@@ -146,7 +147,9 @@ export class SqlEventStore implements EventStore {
   }
 
   init(options?: InitOptions): Promise<void> {
-    return this.#gate.run("init", () => this.#guard("init", () => this.#backend.init(options)));
+    return this.#gate.run("init", () =>
+      this.#guard("init", () => this.#backend.init(checkedInitOptions(options))),
+    );
   }
 
   // Every operation goes through the closing gate (ClosingGate), entered as it is called.
