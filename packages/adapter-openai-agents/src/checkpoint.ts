@@ -7,6 +7,7 @@ import {
 } from "@agent-ledger/core";
 import { type Agent, RunState } from "@openai/agents";
 import { APPROVAL_EVENT_TYPE } from "./ledger-state.js";
+import { assertLoadCheckpointArguments, assertSaveCheckpointArguments } from "./option-checks.js";
 import { openAiAgentsVersion } from "./sdk-version.js";
 
 /** `payload.format` of the checkpoints this adapter writes. */
@@ -103,6 +104,7 @@ export async function saveRunStateCheckpoint(
   state: RunState<any, any>,
   options: RunStateCheckpointOptions,
 ): Promise<LedgerEvent> {
+  assertSaveCheckpointArguments(recorder, state, options);
   return recorder.checkpoint(runStateCheckpoint(state, options));
 }
 
@@ -117,6 +119,7 @@ export async function loadRunStateCheckpoint(
   payload: RunStateCheckpoint,
   // biome-ignore lint/suspicious/noExplicitAny: any context and agent
 ): Promise<RunState<any, any>> {
+  assertLoadCheckpointArguments(agent, payload);
   const installed = openAiAgentsVersion();
   if (payload.sdkVersion !== installed) {
     throw new LedgerError(

@@ -1,6 +1,7 @@
 import { copyFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import {
+  InvalidArgumentError,
   inspectSession,
   type LedgerEvent,
   readWholeSession,
@@ -291,5 +292,39 @@ describe("recordsEveryCall with handoffs", () => {
     });
     expect(done.status).toBe("completed");
     expect([...first, ...next.effects]).toEqual(["ticket opened", "charge 7"]);
+  });
+});
+
+describe("instrumentAgent and ledgerHandoff check their arguments when called", () => {
+  test("not an Agent or a handoff, or bad options: invalid-argument at its path, nothing wrapped", () => {
+    const billing = new Agent({ name: "billing" });
+    const front = new Agent({ name: "front", handoffs: [handoff(billing)] });
+    const given = front.handoffs[0] as object;
+    const instrument = instrumentAgent as (...args: unknown[]) => unknown;
+    const wrap = ledgerHandoff as (...args: unknown[]) => unknown;
+    const cases: [() => unknown, string, RegExp][] = [
+      [() => instrument(null), "$.agent", /instrumentAgent needs an Agent .*, got null/],
+      [() => instrument({ name: "front", handoffs: [] }), "$.agent", /got object/],
+      [() => instrument(front, 5), "$", /instrumentAgent's options are/],
+      [() => wrap(billing), "$.handoff", /ledgerHandoff wraps a handoff .*, got object/],
+      [() => wrap(undefined), "$.handoff", /got undefined/],
+      [() => wrap(given, "idempotent"), "$", /ledgerHandoff's options are/],
+      [() => wrap(given, { idempotent: "yes" }), "$.idempotent", /must be a boolean, got "yes"/],
+      [() => wrap(given, { effect: "delete" }), "$.effect", /must be one of "none"/],
+      [() => wrap(given, { idempotant: true }), "$.idempotant", /has no option "idempotant"/],
+    ];
+    for (const [call, path, message] of cases) {
+      let thrown: unknown;
+      try {
+        call();
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(InvalidArgumentError);
+      expect(thrown).toMatchObject({ code: "invalid-argument", path });
+      expect((thrown as Error).message).toMatch(message);
+    }
+    expect(ledgerHandoffEffect(given)).toBeUndefined();
+    expect(recordsEveryCall(front)).toBe(false);
   });
 });

@@ -3,7 +3,7 @@ import { isHandoffObject, ledgerHandoff } from "./ledger-handoff.js";
 import { isLedgerWrapped, ledgerModel } from "./ledger-model.js";
 import { ledgerTool } from "./ledger-tool.js";
 import { type McpToolEffect, mcpToolEffectOf, recordMcpTools, replaceMethod } from "./mcp-tools.js";
-import { assertInstrumentOptions } from "./option-checks.js";
+import { assertInstrumentArguments } from "./option-checks.js";
 import { watchAgentStart } from "./records-every-call.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: agents of any context and output type
@@ -52,7 +52,7 @@ function instrumentClones(agent: AnyAgent): void {
  * the graph made later with `agent.clone()` is instrumented as it is made.
  */
 export function instrumentAgent(agent: AnyAgent, options: InstrumentAgentOptions = {}): AnyAgent {
-  assertInstrumentOptions(options);
+  assertInstrumentArguments(agent, options);
   const seen = new Set<AnyAgent>();
   const pending: AnyAgent[] = [agent];
   while (pending.length > 0) {

@@ -1,15 +1,14 @@
 import {
   type Attempt,
   HANDOFF_TO_FIELD,
-  InvalidArgumentError,
   LedgerError,
   ReplayDivergenceError,
-  TOOL_EFFECT_KINDS,
   type ToolEffect,
 } from "@agent-ledger/core";
 import type { Agent, Handoff, RunContext } from "@openai/agents";
 import { replayedError } from "./ledger-model.js";
 import { parseArgs } from "./ledger-tool.js";
+import { assertLedgerHandoffArguments } from "./option-checks.js";
 import { currentScope, type LedgerScope, ledgerStep, recorderOf } from "./scope.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: handoffs of any context and output type
@@ -62,19 +61,6 @@ export function ledgerHandoffEffect(handoff: object): ToolEffect | undefined {
   return wrappers.get(handoff.onInvokeHandoff);
 }
 
-function assertOptions(options: unknown): asserts options is LedgerHandoffOptions {
-  if (typeof options !== "object" || options === null || Array.isArray(options))
-    throw new InvalidArgumentError("$", "ledgerHandoff's options are { idempotent?, effect? }");
-  const { idempotent, effect } = options as Record<string, unknown>;
-  if (idempotent !== undefined && typeof idempotent !== "boolean")
-    throw new InvalidArgumentError("$.idempotent", "idempotent must be a boolean");
-  if (effect !== undefined && !TOOL_EFFECT_KINDS.includes(effect as ToolEffect["kind"]))
-    throw new InvalidArgumentError(
-      "$.effect",
-      `effect must be one of ${TOOL_EFFECT_KINDS.map((kind) => `"${kind}"`).join(", ")}`,
-    );
-}
-
 // The SDK gives onInvokeHandoff the call's arguments, not its callId: the call is the first one
 // of the handoff's tool in the model response the scope's agent is acting on (the SDK runs only
 // the first handoff of a response).
@@ -112,9 +98,7 @@ export function ledgerHandoff<H extends AnyHandoff>(
   handoff: H,
   options: LedgerHandoffOptions = {},
 ): H {
-  if (!isHandoffObject(handoff))
-    throw new InvalidArgumentError("$", "ledgerHandoff wraps a handoff (handoff(agent, {...}))");
-  assertOptions(options);
+  assertLedgerHandoffArguments(handoff, options);
   const existing = wrappers.get(handoff.onInvokeHandoff);
   if (existing) {
     // Already wrapped: a later call may only refine what it names of the declared effect.

@@ -1,9 +1,11 @@
 import {
+  InvalidArgumentError,
   inspectSession,
   LedgerError,
   type LedgerEvent,
   MemoryEventStore,
   readWholeRun,
+  readWholeSession,
   resolveEvents,
   SessionRecorder,
 } from "@agent-ledger/core";
@@ -168,5 +170,39 @@ describe("ledgerModelProvider", () => {
     const failure = await new Runner().run(unscoped, "hi").catch((error: unknown) => error);
     expect(LedgerError.isInstance(failure, "invalid-argument")).toBe(true);
     expect(inner.calls).toBe(1);
+  });
+});
+
+describe("ledgerModel and ledgerModelProvider check their arguments when called", () => {
+  test("not a Model or ModelProvider, or bad options: invalid-argument at its path, before any call", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
+    const inner = new ScriptedModel([() => [message("one")]]);
+    const model = ledgerModel as (...args: unknown[]) => unknown;
+    const provider = ledgerModelProvider as (...args: unknown[]) => unknown;
+    const cases: [() => unknown, string, RegExp][] = [
+      [() => model(null), "$.model", /ledgerModel wraps a Model .*, got null/],
+      [() => model({ getResponse: () => undefined }), "$.model", /got object/],
+      [() => model(inner, 5), "$", /ledgerModel's options are \{ recorder\? \}, got number/],
+      [() => model(inner, { recorder: {} }), "$.recorder", /must be a SessionRecorder, got object/],
+      [() => model(inner, { recorder, stream: true }), "$.stream", /has no option "stream"/],
+      [() => provider(5), "$.provider", /ledgerModelProvider wraps a ModelProvider .*, got number/],
+      [() => provider({}), "$.provider", /got object/],
+      [() => provider(scriptedProvider(inner), { recorder: {} }), "$.recorder", /SessionRecorder/],
+      [() => provider(scriptedProvider(inner), { recoder: recorder }), "$.recoder", /no option/],
+    ];
+    for (const [call, path, text] of cases) {
+      let thrown: unknown;
+      try {
+        call();
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(InvalidArgumentError);
+      expect(thrown).toMatchObject({ code: "invalid-argument", path });
+      expect((thrown as Error).message).toMatch(text);
+    }
+    expect(inner.calls).toBe(0);
+    expect(await readWholeSession(store, "s")).toEqual([]);
   });
 });

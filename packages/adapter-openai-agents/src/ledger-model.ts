@@ -20,6 +20,7 @@ import {
   streamDoneToJson,
   withFailedAttempts,
 } from "./model-json.js";
+import { assertLedgerModelArguments, assertLedgerModelProviderArguments } from "./option-checks.js";
 import { currentScope, ledgerStep, recorderOf } from "./scope.js";
 
 type StreamEvent = Awaited<
@@ -307,6 +308,7 @@ class LedgerModel implements Model {
  * called. On a resumed run, recorded calls are answered from the ledger.
  */
 export function ledgerModel(model: Model, options: LedgerModelOptions = {}): Model {
+  assertLedgerModelArguments(model, options);
   return wrapModel(model, options, undefined);
 }
 
@@ -322,6 +324,7 @@ export function ledgerModelProvider(
   provider: ModelProvider,
   options: LedgerModelOptions = {},
 ): ModelProvider {
+  assertLedgerModelProviderArguments(provider, options);
   if (isLedgerWrapped(provider)) return provider;
   const wrapped: ModelProvider = {
     async getModel(modelName?: string) {

@@ -1,8 +1,10 @@
 import {
   type EventStore,
+  InvalidArgumentError,
   inspectSession,
   MemoryEventStore,
   readWholeSession,
+  SessionRecorder,
 } from "@agent-ledger/core";
 import { Agent, Runner, setTracingDisabled, tool } from "@openai/agents";
 import { afterAll, describe, expect, test } from "vitest";
@@ -144,6 +146,7 @@ describe("ledgerTool outputs", () => {
       [{ effect: "bogus" }, "$.effect"],
       [{ idempotent: "yes" }, "$.idempotent"],
       [{ recorder: {} }, "$.recorder"],
+      [{ idempotant: true }, "$.idempotant"],
     ];
     for (const [options, path] of bad) {
       let thrown: unknown;
@@ -174,6 +177,35 @@ describe("ledgerTool outputs", () => {
     const result = await runWithLedger(agent, "go", runOptions(store, model));
     expect(result.status).toBe("completed");
     expect(effects).toEqual(["charge 7"]);
+  });
+
+  test("ledgerTool refuses what is not a function tool at $.tool, before anything is recorded", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "s",
+      runId: "r",
+      actor: { type: "agent", id: "main" },
+    });
+    const wrap = ledgerTool as (...args: unknown[]) => unknown;
+    const cases: [unknown, RegExp][] = [
+      [{}, /ledgerTool wraps a function tool \(tool\(\{\.\.\.\}\)\), got object/],
+      [null, /got null/],
+      [{ type: "hosted_tool", name: "web_search" }, /got object/],
+      [() => "7", /got function/],
+    ];
+    for (const [given, message] of cases) {
+      let thrown: unknown;
+      try {
+        wrap(given, { recorder });
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(InvalidArgumentError);
+      expect(thrown).toMatchObject({ code: "invalid-argument", path: "$.tool" });
+      expect((thrown as Error).message).toMatch(message);
+    }
+    expect(await readWholeSession(store, "s")).toEqual([]);
   });
 
   test("a call whose arguments are not JSON gets the SDK's own answer, not an approval interruption", async () => {

@@ -17,7 +17,7 @@ import {
   UNDEFINED_OUTPUT_METADATA,
 } from "./ledger-state.js";
 import { recordedOutput } from "./model-json.js";
-import { assertLedgerToolOptions } from "./option-checks.js";
+import { assertLedgerToolArguments } from "./option-checks.js";
 import {
   currentScope,
   type LedgerScope,
@@ -167,9 +167,7 @@ function ledgerAdds(scope: LedgerScope, toolName: string): boolean {
  * left unresolved by a crash becomes an approval interruption on resume.
  */
 export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerToolOptions = {}): T {
-  if (tool?.type !== "function" || typeof tool.invoke !== "function")
-    throw new LedgerError("invalid-argument", "ledgerTool wraps a function tool (tool({...}))");
-  assertLedgerToolOptions(options);
+  assertLedgerToolArguments(tool, options);
   const agentTool = isAgentTool(tool);
   const defaults = agentTool ? AGENT_TOOL_EFFECT : DEFAULT_EFFECT;
   const effect: ToolEffect = {

@@ -6,15 +6,18 @@ import {
   type ToolEffect,
   validateRedaction,
 } from "@agent-ledger/core";
+import { protocol, RunState } from "@openai/agents";
 
-// Each public function checks its options before anything runs: a bad value found later would
-// be found after a model call was paid for (maxTurns is read by the SDK only when it saves the
-// RunState; an effect only when the model calls the tool), or as a TypeError naming nothing.
+// Each public function checks its arguments and options before anything runs: a bad value found
+// later would be found after a model call was paid for (maxTurns is read by the SDK only when it
+// saves the RunState; an effect only when the model calls the tool), or as a TypeError naming
+// nothing. `$` is the options; an argument beside them is `$.<its name>` (`$.agent`, `$.input`).
 
 function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
-  return typeof value === "string" ? JSON.stringify(value) : typeof value;
+  if (typeof value !== "string") return typeof value;
+  return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
 }
 
 function assertObject(value: unknown, path: string, what: string): asserts value is object {
@@ -27,6 +30,64 @@ function hasMethods(value: unknown, names: readonly string[]): boolean {
     typeof value === "object" &&
     value !== null &&
     names.every((name) => typeof (value as Record<string, unknown>)[name] === "function")
+  );
+}
+
+/** Refuses an argument unless `valid`: at `$.<name>`, `message` saying what it must be. */
+function assertArgument(
+  value: unknown,
+  name: string,
+  valid: (value: unknown) => boolean,
+  message: string,
+): void {
+  if (!valid(value))
+    throw new InvalidArgumentError(`$.${name}`, `${message}, got ${describe(value)}`);
+}
+
+/** Refuses an option `call` does not take: at its path, listing the ones it takes. */
+function assertKnownOptions(
+  given: Record<string, unknown>,
+  known: readonly string[],
+  call: string,
+): void {
+  for (const key of Object.keys(given))
+    if (!known.includes(key))
+      throw new InvalidArgumentError(
+        childPath("$", key),
+        `${call} has no option ${JSON.stringify(key)} (its options: ${known.join(", ")})`,
+      );
+}
+
+// What the adapter reads of an agent: instrumentAgent replaces its `clone` and `getMcpTools`.
+const isAgent = (value: unknown) =>
+  hasMethods(value, ["clone", "asTool", "getMcpTools", "getAllTools"]) &&
+  typeof (value as { name?: unknown }).name === "string";
+
+function assertAgent(agent: unknown, call: string): void {
+  assertArgument(agent, "agent", isAgent, `${call} needs an Agent (new Agent({ name, ... }))`);
+}
+
+// What the ledger reads of a RunState: resumeRun's `state` and saveRunStateCheckpoint's.
+const isRunState = (value: unknown) =>
+  hasMethods(value, ["approve", "reject", "getInterruptions", "toString"]);
+
+// What ledgerModel and ledgerTool call on a recorder of the app's.
+const RECORDER_METHODS = [
+  "beforeModelCall",
+  "modelCompleted",
+  "modelFailed",
+  "beforeToolCall",
+  "toolCompleted",
+  "toolFailed",
+  "child",
+];
+
+function assertRecorderOption(given: Record<string, unknown>): void {
+  assertOptional(
+    given,
+    "recorder",
+    (value) => hasMethods(value, RECORDER_METHODS),
+    "a SessionRecorder",
   );
 }
 
@@ -116,7 +177,7 @@ function assertContextWritable(context: unknown): void {
  * `invalid-argument` at the option's path (`$.maxTurns`; `$.foo` for an option neither
  * takes), or `invalid-event` for an id that is not one, as the recorder says it.
  */
-export function assertRunOptions(options: unknown, { resume }: { resume: boolean }): void {
+function assertRunOptions(options: unknown, { resume }: { resume: boolean }): void {
   const call = resume ? "resumeRun" : "runWithLedger";
   assertObject(
     options,
@@ -124,13 +185,7 @@ export function assertRunOptions(options: unknown, { resume }: { resume: boolean
     `${call} needs options { store, sessionId${resume ? ", runId" : ""}, ... }`,
   );
   const given = options as Record<string, unknown>;
-  const known = resume ? RESUME_OPTIONS : RUN_OPTIONS;
-  for (const key of Object.keys(given))
-    if (!known.includes(key))
-      throw new InvalidArgumentError(
-        childPath("$", key),
-        `${call} has no option ${JSON.stringify(key)} (its options: ${known.join(", ")})`,
-      );
+  assertKnownOptions(given, resume ? RESUME_OPTIONS : RUN_OPTIONS, call);
   if (!hasMethods(given.store, ["append", "readRun", "readSession"]))
     throw new InvalidArgumentError(
       "$.store",
@@ -167,22 +222,158 @@ export function assertRunOptions(options: unknown, { resume }: { resume: boolean
     assertOptional(
       given,
       "state",
-      (value) => hasMethods(value, ["approve", "reject", "getInterruptions", "toString"]),
+      isRunState,
       "a RunState (result.state, or RunState.fromString(agent, text))",
     );
   else assertOptional(given, "stream", (value) => typeof value === "boolean", "a boolean");
 }
 
-/** The options of `ledgerTool`, checked: `invalid-argument` at the option's path. */
-export function assertLedgerToolOptions(options: unknown): void {
+/**
+ * An input the SDK's run takes: a string, a RunState (told as the SDK tells one), or input items,
+ * each one its RunState can save (the SDK checks them only when it saves the state, after the
+ * model was called: the run would fail at its first checkpoint).
+ */
+function assertRunInput(input: unknown): void {
+  if (typeof input === "string" || input instanceof RunState) return;
+  assertArgument(
+    input,
+    "input",
+    Array.isArray,
+    "runWithLedger's input is what the SDK's run takes: a string, an array of input items or a RunState",
+  );
+  (input as unknown[]).forEach((item, index) => {
+    if (protocol.ModelItem.safeParse(item).success) return;
+    const given =
+      typeof item === "object" && item !== null && !Array.isArray(item)
+        ? `{ ${Object.keys(item).join(", ")} }`
+        : describe(item);
+    throw new InvalidArgumentError(
+      childPath("$.input", index),
+      `not an input item the SDK takes (user("..."), { role: "user", content: "..." }, an item of a result's history), got ${given}`,
+    );
+  });
+}
+
+/** `runWithLedger(agent, input, options)`, checked: `invalid-argument` at the argument's path. */
+export function assertRunWithLedgerArguments(
+  agent: unknown,
+  input: unknown,
+  options: unknown,
+): void {
+  assertAgent(agent, "runWithLedger");
+  assertRunInput(input);
+  assertRunOptions(options, { resume: false });
+}
+
+/** `resumeRun(agent, options)`, checked: `invalid-argument` at the argument's path. */
+export function assertResumeRunArguments(agent: unknown, options: unknown): void {
+  assertAgent(agent, "resumeRun");
+  assertRunOptions(options, { resume: true });
+}
+
+/** `ledgerTool(tool, options)`, checked: `invalid-argument` at the argument's path. */
+export function assertLedgerToolArguments(tool: unknown, options: unknown): void {
+  assertArgument(
+    tool,
+    "tool",
+    (value) => hasMethods(value, ["invoke"]) && (value as { type?: unknown }).type === "function",
+    "ledgerTool wraps a function tool (tool({...}))",
+  );
   assertObject(options, "$", "ledgerTool's options are { idempotent?, effect?, recorder? }");
   const given = options as Record<string, unknown>;
+  assertKnownOptions(given, ["idempotent", "effect", "recorder"], "ledgerTool");
   assertEffectFields(given);
-  assertOptional(
-    given,
+  assertRecorderOption(given);
+}
+
+/** `ledgerHandoff(handoff, options)`, checked: `invalid-argument` at the argument's path. */
+export function assertLedgerHandoffArguments(handoff: unknown, options: unknown): void {
+  assertArgument(
+    handoff,
+    "handoff",
+    (value) =>
+      hasMethods(value, ["onInvokeHandoff"]) &&
+      typeof (value as { toolName?: unknown }).toolName === "string",
+    "ledgerHandoff wraps a handoff (handoff(agent, {...}))",
+  );
+  assertObject(options, "$", "ledgerHandoff's options are { idempotent?, effect? }");
+  const given = options as Record<string, unknown>;
+  assertKnownOptions(given, ["idempotent", "effect"], "ledgerHandoff");
+  assertEffectFields(given);
+}
+
+function assertLedgerModelOptions(options: unknown, call: string): void {
+  assertObject(options, "$", `${call}'s options are { recorder? }`);
+  const given = options as Record<string, unknown>;
+  assertKnownOptions(given, ["recorder"], call);
+  assertRecorderOption(given);
+}
+
+/** `ledgerModel(model, options)`, checked: `invalid-argument` at the argument's path. */
+export function assertLedgerModelArguments(model: unknown, options: unknown): void {
+  assertArgument(
+    model,
+    "model",
+    (value) => hasMethods(value, ["getResponse", "getStreamedResponse"]),
+    "ledgerModel wraps a Model ({ getResponse, getStreamedResponse })",
+  );
+  assertLedgerModelOptions(options, "ledgerModel");
+}
+
+/** `ledgerModelProvider(provider, options)`, checked: `invalid-argument` at the argument's path. */
+export function assertLedgerModelProviderArguments(provider: unknown, options: unknown): void {
+  assertArgument(
+    provider,
+    "provider",
+    (value) => hasMethods(value, ["getModel"]),
+    "ledgerModelProvider wraps a ModelProvider ({ getModel })",
+  );
+  assertLedgerModelOptions(options, "ledgerModelProvider");
+}
+
+/** `saveRunStateCheckpoint(recorder, state, options)`, checked: `invalid-argument` at the path. */
+export function assertSaveCheckpointArguments(
+  recorder: unknown,
+  state: unknown,
+  options: unknown,
+): void {
+  const call = "saveRunStateCheckpoint";
+  assertArgument(
+    recorder,
     "recorder",
-    (value) => hasMethods(value, ["beforeToolCall", "toolCompleted", "child"]),
-    "a SessionRecorder",
+    (value) => hasMethods(value, ["checkpoint"]),
+    `${call} needs a SessionRecorder`,
+  );
+  assertArgument(state, "state", isRunState, `${call} saves a RunState (result.state)`);
+  const known = ["kind", "currentRunId", "replayApprovals", "awaitingDecision"];
+  assertObject(options, "$", `${call}'s options are { ${known.join(", ")} }`);
+  const given = options as Record<string, unknown>;
+  assertKnownOptions(given, known, call);
+  if (given.kind !== "interruption" && given.kind !== "final")
+    throw new InvalidArgumentError(
+      "$.kind",
+      `kind must be "interruption" or "final", got ${describe(given.kind)}`,
+    );
+  if (typeof given.currentRunId !== "string")
+    throw new InvalidArgumentError(
+      "$.currentRunId",
+      `currentRunId must be the id of the run whose agent is current, got ${describe(given.currentRunId)}`,
+    );
+  for (const key of ["replayApprovals", "awaitingDecision"])
+    assertOptional(given, key, Array.isArray, "an array");
+}
+
+/** `loadRunStateCheckpoint(agent, payload)`, checked: `invalid-argument` at the argument's path. */
+export function assertLoadCheckpointArguments(agent: unknown, payload: unknown): void {
+  assertAgent(agent, "loadRunStateCheckpoint");
+  assertArgument(
+    payload,
+    "payload",
+    (value) =>
+      typeof value === "object" &&
+      value !== null &&
+      typeof (value as { sdkVersion?: unknown }).sdkVersion === "string",
+    "loadRunStateCheckpoint loads a RunState checkpoint's payload ({ sdkVersion, state, ... })",
   );
 }
 
@@ -195,16 +386,12 @@ function assertMcpToolEffectOption(options: Record<string, unknown>): void {
   );
 }
 
-/** The options of `instrumentAgent`, checked: `invalid-argument` at the option's path. */
-export function assertInstrumentOptions(options: unknown): void {
+/** `instrumentAgent(agent, options)`, checked: `invalid-argument` at the argument's path. */
+export function assertInstrumentArguments(agent: unknown, options: unknown): void {
+  assertAgent(agent, "instrumentAgent");
   assertObject(options, "$", "instrumentAgent's options are { mcpToolEffect? }");
   const given = options as Record<string, unknown>;
-  for (const key of Object.keys(given))
-    if (key !== "mcpToolEffect")
-      throw new InvalidArgumentError(
-        childPath("$", key),
-        `instrumentAgent has no option ${JSON.stringify(key)} (its options: mcpToolEffect)`,
-      );
+  assertKnownOptions(given, ["mcpToolEffect"], "instrumentAgent");
   assertMcpToolEffectOption(given);
 }
 

@@ -1,4 +1,5 @@
 import {
+  InvalidArgumentError,
   inspectSession,
   LedgerError,
   MemoryEventStore,
@@ -10,7 +11,13 @@ import {
 import { Agent, setTracingDisabled, tool, user } from "@openai/agents";
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
-import { openAiAgentsVersion, resumeRun, runWithLedger } from "./index.js";
+import {
+  loadRunStateCheckpoint,
+  openAiAgentsVersion,
+  resumeRun,
+  runWithLedger,
+  saveRunStateCheckpoint,
+} from "./index.js";
 import { FailingStore } from "./testing/failing-store.js";
 import { fixture } from "./testing/fixture.js";
 import { firstInterruption, runOptions } from "./testing/recorded-run.js";
@@ -253,6 +260,42 @@ describe("runWithLedger", () => {
     }
   });
 
+  test("saveRunStateCheckpoint and loadRunStateCheckpoint refuse bad arguments at their path, writing nothing", async () => {
+    const store = new MemoryEventStore();
+    const { main, model } = fixture({ chargeNeedsApproval: true });
+    const { state } = firstInterruption(
+      await runWithLedger(main, "sell a book", runOptions(store, model)),
+    );
+    const before = await readWholeSession(store, "s");
+    const recorder = await SessionRecorder.resume({
+      store,
+      sessionId: "s",
+      runId: "root",
+      actor: { type: "agent", id: "main" },
+    });
+    const save = saveRunStateCheckpoint as (...args: unknown[]) => Promise<unknown>;
+    const load = loadRunStateCheckpoint as (...args: unknown[]) => Promise<unknown>;
+    const options = { kind: "interruption", currentRunId: "root" };
+    const cases: [() => Promise<unknown>, string, RegExp][] = [
+      [() => save({}, state, options), "$.recorder", /needs a SessionRecorder, got object/],
+      [() => save(recorder, state.toString(), options), "$.state", /a RunState .*, got "\{/],
+      [() => save(recorder, state), "$", /saveRunStateCheckpoint's options are/],
+      [() => save(recorder, state, { ...options, kind: "paused" }), "$.kind", /"interruption"/],
+      [() => save(recorder, state, { kind: "final" }), "$.currentRunId", /got undefined/],
+      [() => save(recorder, state, { ...options, runId: "r" }), "$.runId", /no option "runId"/],
+      [() => load(null, { state: "{}" }), "$.agent", /loadRunStateCheckpoint needs an Agent/],
+      [() => load(main, null), "$.payload", /a RunState checkpoint's payload .*, got null/],
+      [() => load(main, { state: "{}" }), "$.payload", /got object/],
+    ];
+    for (const [call, path, message] of cases) {
+      const failure = await call().catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(InvalidArgumentError);
+      expect(failure).toMatchObject({ code: "invalid-argument", path });
+      expect((failure as Error).message).toMatch(message);
+    }
+    expect(await readWholeSession(store, "s")).toEqual(before);
+  });
+
   test("refuses a RunState checkpoint written by another SDK version", async () => {
     const store = new MemoryEventStore();
     const { main, model } = fixture({ chargeNeedsApproval: true });
@@ -379,5 +422,51 @@ describe("runWithLedger and resumeRun check their options before anything runs",
     }
     expect(model.calls).toBe(0);
     expect(await store.listRuns("s")).toEqual([]);
+  });
+
+  test("an agent or an input the SDK does not take is refused at $.agent / $.input: nothing recorded, no model call", async () => {
+    const store = new MemoryEventStore();
+    const { main, model } = fixture();
+    const run = runWithLedger as (...args: unknown[]) => Promise<unknown>;
+    const resume = resumeRun as (...args: unknown[]) => Promise<unknown>;
+    const options = runOptions(store, model);
+    const cases: [() => Promise<unknown>, string, RegExp][] = [
+      [
+        () => run(main, 5, options),
+        "$.input",
+        /a string, an array of input items or a RunState, got number/,
+      ],
+      [() => run(main, undefined, options), "$.input", /got undefined/],
+      [() => run(main, { role: "user", content: "hi" }, options), "$.input", /got object/],
+      [() => run(main, 5, { ...options, stream: true }), "$.input", /a RunState/],
+      [() => run(main, [user("hi"), 5], options), "$.input[1]", /not an input item .* got number/],
+      [() => run(main, [{ role: "user" }], options), "$.input[0]", /got \{ role \}/],
+      [() => run(main, [null], options), "$.input[0]", /got null/],
+      [() => run(null, "x", options), "$.agent", /runWithLedger needs an Agent .* got null/],
+      [() => run({ name: "main" }, "x", options), "$.agent", /got object/],
+      [() => resume(null, options), "$.agent", /resumeRun needs an Agent .* got null/],
+      [() => resume("main", options), "$.agent", /got "main"/],
+    ];
+    for (const [call, path, message] of cases) {
+      const failure = await call().catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(InvalidArgumentError);
+      expect(failure).toMatchObject({ code: "invalid-argument", path });
+      expect((failure as Error).message).toMatch(message);
+    }
+    expect(model.calls).toBe(0);
+    expect(await readWholeSession(store, "s")).toEqual([]);
+    expect((await inspectSession(store, "s")).runs).toEqual([]);
+  });
+
+  test("the input may be anything the SDK's run takes: a string, input items, a RunState", async () => {
+    const store = new MemoryEventStore();
+    const { main, model } = fixture({ chargeNeedsApproval: true });
+    const paused = await runWithLedger(main, [user("sell a book")], runOptions(store, model));
+    const { state, item } = firstInterruption(paused);
+    state.approve(item);
+    // Not in runWithLedger's type (resumeRun goes on with the ledger's record), but the SDK's.
+    const run = runWithLedger as (...args: unknown[]) => Promise<{ status: string }>;
+    const goneOn = await run(main, state, runOptions(store, model, "again"));
+    expect(goneOn.status).toBe("completed");
   });
 });

@@ -31,7 +31,7 @@ import {
 } from "./ledger-state.js";
 import type { McpToolEffect } from "./mcp-tools.js";
 import { runInputToJson } from "./model-json.js";
-import { assertRunOptions } from "./option-checks.js";
+import { assertResumeRunArguments, assertRunWithLedgerArguments } from "./option-checks.js";
 import { readResumedRun } from "./resumed-run.js";
 import {
   type AnyResult,
@@ -210,8 +210,11 @@ export async function runWithLedger(
   input: string | AgentInputItem[],
   options: RunWithLedgerOptions,
 ): Promise<LedgerRunResult | LedgerStreamedRun> {
-  assertRunOptions(options, { resume: false });
+  assertRunWithLedgerArguments(agent, input, options);
   instrumentAgent(agent, { mcpToolEffect: options.mcpToolEffect });
+  // Before anything is recorded: an input that is not JSON, a runner's model that is not one.
+  const recordedInput = runInputToJson(input);
+  const runner = ledgerRunner(options);
   const root = new SessionRecorder({
     store: options.store,
     sessionId: options.sessionId,
@@ -224,14 +227,13 @@ export async function runWithLedger(
     framework: FRAMEWORK,
     sdkVersion: openAiAgentsVersion(),
   });
-  await root.recordInput(runInputToJson(input));
+  await root.recordInput(recordedInput);
   const scope: LedgerScope = {
     root,
     current: root,
     currentAgent: agent,
     run: { ...loadRunState([]), ...runRedaction(options) },
   };
-  const runner = ledgerRunner(options);
   if (options.stream) {
     const stream = await runInScope(scope, () =>
       runner.run(agent, input, { stream: true, ...sdkRunOptions(options) }),
@@ -270,7 +272,7 @@ export async function resumeRun(
   agent: AnyAgent,
   options: ResumeRunOptions,
 ): Promise<LedgerRunResult> {
-  assertRunOptions(options, { resume: true });
+  assertResumeRunArguments(agent, options);
   instrumentAgent(agent, { mcpToolEffect: options.mcpToolEffect });
   const { store, sessionId, runId } = options;
   const { events, rootEvents } = await readResumedRun(store, sessionId, runId);
