@@ -15,12 +15,12 @@ const SCAN_PAGE = 5000;
  * The JSON of a page of session `sessionId`'s events after commit cursor `after` (at most
  * `limit`), with their content put back unless `raw`: as many as fit in PAGE_BYTES (one at
  * least); `nextCursor` is the last one's cursor, and `truncated: true` says that events were
- * left for the next request (which passes `nextCursor` as `after`).
+ * left for the next request (which passes `nextCursor` as `after`). `count`: the events in it.
  */
 export async function eventPageJson(
   store: EventStore,
   request: { sessionId: string; after: number; limit: number; raw: boolean },
-): Promise<string> {
+): Promise<{ json: string; count: number }> {
   const { sessionId, after, limit } = request;
   const { events } = await store.readSession({ sessionId, after, limit });
   const cache = new BlobCache();
@@ -48,7 +48,8 @@ export async function eventPageJson(
     }
   }
   const missing = cache.missing.size > 0 ? [...cache.missing].sort() : undefined;
-  return `{"events":[${parts.join(",")}],"nextCursor":${nextCursor}${truncated ? ',"truncated":true' : ""}${missing ? `,"missingBlobs":${JSON.stringify(missing)}` : ""}}`;
+  const json = `{"events":[${parts.join(",")}],"nextCursor":${nextCursor}${truncated ? ',"truncated":true' : ""}${missing ? `,"missingBlobs":${JSON.stringify(missing)}` : ""}}`;
+  return { json, count: parts.length };
 }
 
 /**

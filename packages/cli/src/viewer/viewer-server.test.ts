@@ -44,6 +44,21 @@ describe("viewer API on bad input", () => {
     }
     const unknown = await get("/api/sessions/no-such-session");
     expect(unknown.status).toBe(404);
+    expect(unknown.body.code).toBe("not-found");
+    // A misspelt id read as a session with no events yet: the page waited for events forever.
+    for (const path of [
+      "/api/session/events?id=no-such-session",
+      "/api/session/events?id=no-such-session&after=3",
+      "/api/session/event?id=no-such-session&eventId=e1",
+      "/api/nothing-here",
+    ]) {
+      const { status, body } = await get(path);
+      expect(status, path).toBe(404);
+      expect(body, path).toEqual({ error: expect.any(String), code: "not-found" });
+    }
+    const atEnd = await get("/api/session/events?id=api-session&after=1000000");
+    expect(atEnd.status).toBe(200);
+    expect(atEnd.body.events).toEqual([]);
     expect((await get("/api/sessions/api-session")).status).toBe(200);
     expect((await get("/api/session?id=api-session")).status).toBe(200);
     expect((await get("/api/session?id=no-such-session")).status).toBe(404);

@@ -117,6 +117,10 @@ function badRequest(response: ServerResponse, error: string): void {
   sendJson(response, 400, { error, code: "invalid-argument" });
 }
 
+function notFound(response: ServerResponse, error: string): void {
+  sendJson(response, 404, { error, code: "not-found" });
+}
+
 function presentedToken(request: IncomingMessage, url: URL): string | undefined {
   const authorization = request.headers.authorization;
   if (authorization?.startsWith("Bearer ")) return authorization.slice(7);
@@ -220,7 +224,11 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
         if (!Number.isInteger(after) || after < 0 || !Number.isInteger(limit) || limit < 1)
           return badRequest(response, "after and limit must be non-negative integers");
         const raw = url.searchParams.get("raw") === "1";
-        return send(response, 200, await eventPageJson(store, { sessionId, after, limit, raw }));
+        const page = await eventPageJson(store, { sessionId, after, limit, raw });
+        // An empty page of a session that holds no event: a misspelt id read as "no events yet".
+        if (page.count === 0 && !(await sessionHasEvents(store, sessionId)))
+          return notFound(response, `unknown session ${sessionId}`);
+        return send(response, 200, page.json);
       }
       if (sessionRoute.part === "event") {
         const eventId = url.searchParams.get("eventId") ?? "";
@@ -228,7 +236,7 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
           return badRequest(response, "eventId is 1-255 characters without control characters");
         const event = await findEvent(store, sessionId, eventId);
         if (event === undefined)
-          return sendJson(response, 404, { error: `no event ${eventId} in session ${sessionId}` });
+          return notFound(response, `no event ${eventId} in session ${sessionId}`);
         return sendJson(response, 200, { event });
       }
       // `after`: the lastCursor of the inspection the page shows. Unchanged since, the answer
@@ -247,13 +255,10 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
         sessionId,
         storeUrl === undefined ? {} : { storeUrl },
       );
-      if (inspection.eventCount === 0)
-        return sendJson(response, 404, { error: `unknown session ${sessionId}` });
+      if (inspection.eventCount === 0) return notFound(response, `unknown session ${sessionId}`);
       // Deleted part way through the read (prune in another process): runs would show open.
       if (!(await sessionHasEvents(store, sessionId)))
-        return sendJson(response, 404, {
-          error: `session ${sessionId} was deleted while the viewer read it`,
-        });
+        return notFound(response, `session ${sessionId} was deleted while the viewer read it`);
       return streamJson(response, 200, inspection);
     }
     const blobMatch = /^\/api\/blobs\/([^/]+)$/.exec(path);
@@ -268,14 +273,13 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
       );
       return sendJson(response, 200, { ref, size: bytes.byteLength, truncated, text });
     }
-    return sendJson(response, 404, { error: "not found" });
+    return notFound(response, "not found");
   };
 
   const server = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
       if (response.headersSent) return response.destroy();
-      if (LedgerError.isInstance(error, "not-found"))
-        return sendJson(response, 404, { error: error.message, code: error.code });
+      if (LedgerError.isInstance(error, "not-found")) return notFound(response, error.message);
       sendJson(response, 500, { error: error instanceof Error ? error.message : String(error) });
     });
   });
