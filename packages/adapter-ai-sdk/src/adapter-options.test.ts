@@ -13,6 +13,7 @@ import { generateText, tool, wrapLanguageModel } from "ai";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { z } from "zod";
 import { ledgerEmbeddingMiddleware } from "./embedding-middleware.js";
+import { innerCallsSettled } from "./inner-calls-settled.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { crashInChild } from "./testing/crash-in-child.test.data.js";
 import { address, eventsOf, makeTools, run, script } from "./testing/replay-agent.test.data.js";
@@ -135,6 +136,11 @@ describe("bad options are refused when the middleware or the tool wrapper is mad
       () => ledgerEmbeddingMiddleware({ recorder, recordEmbeddings: "yes" as never }),
       "$.recordEmbeddings",
     ],
+    [
+      "ledgerEmbeddingMiddleware({ recorder, recordEmbedings: true })",
+      () => ledgerEmbeddingMiddleware({ recorder, recordEmbedings: true } as never),
+      "$.recordEmbedings",
+    ],
   ];
   for (const [name, make, path] of cases) {
     it(`${name}: invalid-argument at ${path}`, () => {
@@ -143,6 +149,20 @@ describe("bad options are refused when the middleware or the tool wrapper is mad
       expect((error as LedgerError).path).toBe(path);
     });
   }
+
+  it("innerCallsSettled({ recorder, timeout }): refused at $.timeout, not a wait without bound", async () => {
+    // `timeout` for `timeoutMs` left the wait unbounded without a word.
+    for (const [options, path] of [
+      [{ recorder, timeout: 50 }, "$.timeout"],
+      [{ recorder, timeoutMs: -1 }, "$.timeoutMs"],
+      [recorder, "$.recorder"],
+    ] as const) {
+      const error = await innerCallsSettled(options as never).catch((caught: unknown) => caught);
+      expect(LedgerError.isInstance(error, "invalid-argument"), String(error)).toBe(true);
+      expect((error as LedgerError).path).toBe(path);
+    }
+    await expect(innerCallsSettled({ recorder, timeoutMs: 50 })).resolves.toBeUndefined();
+  });
 
   it("good options are taken", () => {
     expect(ledgerMiddleware({ recorder }).specificationVersion).toBe("v3");

@@ -70,6 +70,21 @@ function checkedKnownKeys(options: Record<string, unknown>, known: object): void
 export type KnownOptions<T> = { readonly [K in keyof T]-?: true };
 
 /**
+ * An options object with no key but those of `known` (`shape` says what it looks like, for the
+ * message of anything else): for the entry points that take no recorder.
+ */
+export function checkedOptionsObject<T>(
+  options: unknown,
+  known: KnownOptions<T>,
+  shape: string,
+): T {
+  if (!isObject(options))
+    throw new InvalidArgumentError("$", `expected options ${shape}, got ${describe(options)}`);
+  checkedKnownKeys(options, known);
+  return options as T;
+}
+
+/**
  * The options object of an adapter entry point, with its `recorder` checked, and, given all
  * its options (`known`), no key but those.
  */

@@ -1,6 +1,6 @@
 import type { JsonObject, Redaction, SessionRecorder } from "@agent-ledger/core";
 import type { EmbeddingModelV3Middleware, EmbeddingModelV3Result } from "@ai-sdk/provider";
-import { checkedOptional, checkedOptions } from "./adapter-options.js";
+import { checkedOptional, checkedOptions, type KnownOptions } from "./adapter-options.js";
 import { adapterStateOf } from "./adapter-state.js";
 import { beginAttempt, recordCompletion, recordFailure, replayedFailure } from "./model-attempt.js";
 import { embeddingRequestOf, redactOption } from "./model-request.js";
@@ -49,6 +49,12 @@ function recordedResult(response: unknown): EmbeddingModelV3Result | undefined {
   return result;
 }
 
+const EMBEDDING_MIDDLEWARE_OPTIONS: KnownOptions<LedgerEmbeddingMiddlewareOptions> = {
+  recorder: true,
+  redact: true,
+  recordEmbeddings: true,
+};
+
 /**
  * An `EmbeddingModelV3Middleware` (for `wrapEmbeddingModel`) that records every embedding call
  * of a run as a model call: `model.requested` (`operation: "embeddings"`, the model, the texts)
@@ -67,7 +73,7 @@ export function ledgerEmbeddingMiddleware(
     recorder,
     redact: redaction,
     recordEmbeddings,
-  } = checkedOptions<LedgerEmbeddingMiddlewareOptions>(options);
+  } = checkedOptions<LedgerEmbeddingMiddlewareOptions>(options, EMBEDDING_MIDDLEWARE_OPTIONS);
   checkedOptional(recordEmbeddings, "$.recordEmbeddings", "boolean");
   const redact = redactOption(redaction);
   const recorderState = adapterStateOf(recorder);

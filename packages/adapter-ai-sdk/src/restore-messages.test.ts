@@ -154,6 +154,20 @@ describe("restoreMessages", () => {
         /expected a boolean, got the string "(yes|no)"/,
       );
     }
+    // Not an options object, or an option it does not take (`includeSytem` left the system
+    // prompt out without a word): refused at its path, before reading.
+    for (const [options, path, message] of [
+      [undefined, "$", /expected options \{ sessionId, runId \}, got undefined/],
+      ["s", "$", /got the string "s"/],
+      [{ ...address, includeSytem: true }, "$.includeSytem", /got "includeSytem"/],
+    ] as const) {
+      const error = await restoreConversation(store, options as never).catch(
+        (caught: unknown) => caught,
+      );
+      expect(LedgerError.isInstance(error, "invalid-argument"), String(error)).toBe(true);
+      expect((error as LedgerError).path).toBe(path);
+      expect((error as LedgerError).message).toMatch(message);
+    }
     expect(readRun).not.toHaveBeenCalled();
     // A boolean is taken: the system message is kept.
     const kept = await restoreMessages(store, { ...address, includeSystem: true });

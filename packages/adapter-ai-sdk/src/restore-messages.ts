@@ -8,7 +8,12 @@ import {
   resolveEvents,
 } from "@agent-ledger/core";
 import type { ModelMessage, ToolSet } from "ai";
-import { checkedOptional, checkedToolSet } from "./adapter-options.js";
+import {
+  checkedOptional,
+  checkedOptionsObject,
+  checkedToolSet,
+  type KnownOptions,
+} from "./adapter-options.js";
 import { decodeToolOutput } from "./tool-output.js";
 
 export interface RestoreMessagesOptions {
@@ -29,6 +34,15 @@ export interface RestoreMessagesOptions {
    */
   tools?: ToolSet;
 }
+
+// A misspelt `includeSytem` would leave the system prompt out of the restore without a word.
+const RESTORE_OPTIONS: KnownOptions<RestoreMessagesOptions> = {
+  sessionId: true,
+  runId: true,
+  includeSystem: true,
+  resolve: true,
+  tools: true,
+};
 
 type Part = JsonObject & { type?: string };
 
@@ -279,6 +293,7 @@ export async function restoreConversation(
   store: EventStore,
   options: RestoreMessagesOptions,
 ): Promise<RestoredConversation> {
+  checkedOptionsObject<RestoreMessagesOptions>(options, RESTORE_OPTIONS, "{ sessionId, runId }");
   checkedOptional(options.includeSystem, "$.includeSystem", "boolean");
   checkedOptional(options.resolve, "$.resolve", "boolean");
   const modelOutput = modelOutputOf(options.tools);
