@@ -231,6 +231,7 @@ describe("export, inspect, tail and the viewer of a session another connection d
       expect(response.status).toBe(404);
       expect(await response.json()).toEqual({
         error: "session b was deleted while the viewer read it",
+        code: "not-found",
       });
     } finally {
       await viewer.close();
