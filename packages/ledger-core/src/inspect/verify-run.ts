@@ -92,7 +92,12 @@ export async function verifyRun(
     if (await stopBeforeNextPage(signal)) return { ok: false, length: expectedSeq, stopped: true };
     let page: EventPage;
     try {
-      page = await store.readRun({ ...address, fromSeq: expectedSeq, limit: 2000 });
+      page = await store.readRun({
+        sessionId: address.sessionId,
+        runId: address.runId,
+        fromSeq: expectedSeq,
+        limit: 2000,
+      });
     } catch (error) {
       const unreadable = unreadableRunResult(error);
       if (unreadable === undefined || unreadable.runId !== address.runId) throw error;

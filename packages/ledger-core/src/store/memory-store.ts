@@ -49,10 +49,11 @@ import {
 import { stopBeforeNextPage, stopSignal } from "./stop-signal.js";
 import {
   assertRunAddress,
-  assertSessionAddress,
   validateAppend,
   validateFork,
-  validatePaging,
+  validateListSessions,
+  validateReadRun,
+  validateReadSession,
 } from "./validate.js";
 
 interface MemoryRun {
@@ -178,8 +179,7 @@ export class MemoryEventStore implements EventStore {
 
   async readRun(request: ReadRunRequest): Promise<EventPage> {
     this.#gate.check("readRun");
-    assertRunAddress(request);
-    validatePaging(request, { fromSeq: request.fromSeq });
+    validateReadRun(request);
     const from = request.fromSeq ?? 0;
     const all = this.#sessions.get(request.sessionId)?.runs.get(request.runId)?.events ?? [];
     const page = all.slice(from, request.limit === undefined ? undefined : from + request.limit);
@@ -188,8 +188,7 @@ export class MemoryEventStore implements EventStore {
 
   async readSession(request: ReadSessionRequest): Promise<EventPage> {
     this.#gate.check("readSession");
-    assertSessionAddress(request);
-    validatePaging(request, { after: request.after });
+    validateReadSession(request);
     const after = request.after ?? 0;
     const log = this.#sessions.get(request.sessionId)?.log ?? [];
     const page = log.slice(after, request.limit === undefined ? undefined : after + request.limit);
@@ -217,8 +216,7 @@ export class MemoryEventStore implements EventStore {
 
   async listSessions(request: ListSessionsRequest = {}): Promise<SessionPage> {
     this.#gate.check("listSessions");
-    validatePaging(request);
-    if (request.after !== undefined) assertId(request.after, "$.after");
+    validateListSessions(request);
     const after = request.after;
     this.#sortedIds ??= [...this.#sessions.keys()].sort(compareIds);
     const sorted = this.#sortedIds;

@@ -13,7 +13,14 @@ export async function readWholeRun(
   assertEventStore(store);
   const events: LedgerEvent[] = [];
   for (;;) {
-    const page = await store.readRun({ ...address, fromSeq, limit: PAGE });
+    // The address's two ids, not the object: a recorder's options given as the address hold
+    // more keys, which readRun refuses.
+    const page = await store.readRun({
+      sessionId: address.sessionId,
+      runId: address.runId,
+      fromSeq,
+      limit: PAGE,
+    });
     for (const event of page.events) events.push(event);
     if (page.events.length < PAGE) return events;
     fromSeq = page.nextCursor;

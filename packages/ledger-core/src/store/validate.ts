@@ -4,7 +4,13 @@ import { assertId, isValidId, uuidv7 } from "../events/ids.js";
 import { childPath, type JsonObject, type JsonValue, thrown, toPlainJson } from "../events/json.js";
 import { type Actor, EVENT_TYPES, type NewEvent, type ToolEffect } from "../events/types.js";
 import { type EncodedBlob, isBlobRef, prepareBlobs } from "./blob.js";
-import type { AppendRequest, EventStore } from "./event-store.js";
+import type {
+  AppendRequest,
+  EventStore,
+  ListSessionsRequest,
+  ReadRunRequest,
+  ReadSessionRequest,
+} from "./event-store.js";
 
 const knownTypes: ReadonlySet<string> = new Set(EVENT_TYPES);
 const actorTypes = new Set(["agent", "tool", "human", "system"]);
@@ -212,9 +218,35 @@ function asBadInput(error: unknown, path: string): unknown {
   return new InvalidEventError(path, `reading it threw (${thrown(error)})`);
 }
 
+/**
+ * Refuses a key `call` does not take (one set to undefined is let through, as an optional
+ * spread leaves it): `blob` for `blobs` left the events naming content that was never stored,
+ * `afterCursor` for `after` read the session again from its start.
+ */
+function assertKnownKeys(request: object, known: readonly string[], call: string): void {
+  let keys: string[];
+  try {
+    keys = Object.keys(request);
+  } catch (error) {
+    throw asBadInput(error, "$");
+  }
+  for (const key of keys)
+    if (!known.includes(key) && (request as Record<string, unknown>)[key] !== undefined)
+      throw new InvalidEventError(
+        childPath("$", key),
+        `${call} takes ${known.join(", ")}, not ${JSON.stringify(key)}`,
+      );
+}
+
+const APPEND_KEYS = ["sessionId", "runId", "expectedSeq", "events", "blobs"] as const;
+const READ_RUN_KEYS = ["sessionId", "runId", "fromSeq", "limit"] as const;
+const READ_SESSION_KEYS = ["sessionId", "after", "limit"] as const;
+const LIST_SESSIONS_KEYS = ["after", "limit"] as const;
+
 function validateRequest(request: AppendRequest): ValidAppend {
   if (typeof request !== "object" || request === null)
     throw new InvalidEventError("$", "append needs { sessionId, runId, expectedSeq, events }");
+  assertKnownKeys(request, APPEND_KEYS, "append");
   assertId(request.sessionId, "$.sessionId");
   assertId(request.runId, "$.runId");
   if (!Number.isSafeInteger(request.expectedSeq) || request.expectedSeq < 0) {
@@ -305,6 +337,27 @@ export function validatePaging(
       throw new InvalidEventError(`$.${key}`, `${key} must be a non-negative integer`);
     }
   }
+}
+
+/** Checks `readRun`'s request: its address, `fromSeq` and `limit`, and no other key. */
+export function validateReadRun(request: ReadRunRequest): void {
+  assertRunAddress(request);
+  assertKnownKeys(request, READ_RUN_KEYS, "readRun");
+  validatePaging(request, { fromSeq: request.fromSeq });
+}
+
+/** Checks `readSession`'s request: its session, `after` and `limit`, and no other key. */
+export function validateReadSession(request: ReadSessionRequest): void {
+  assertSessionAddress(request);
+  assertKnownKeys(request, READ_SESSION_KEYS, "readSession");
+  validatePaging(request, { after: request.after });
+}
+
+/** Checks `listSessions`'s request: `after` (a session id) and `limit`, and no other key. */
+export function validateListSessions(request: ListSessionsRequest): void {
+  validatePaging(request);
+  assertKnownKeys(request, LIST_SESSIONS_KEYS, "listSessions");
+  if (request.after !== undefined) assertId(request.after, "$.after");
 }
 
 /**

@@ -242,6 +242,14 @@ export const badInputCases: CaseFactory = (makeStore) => [
           at([{ ...note(), [field]: 1 }]),
           `$.events[0].${field}`,
         ]);
+      // A key append does not take: `blob` for `blobs` left the events naming content never
+      // stored. (One set to undefined, as an optional spread leaves it, is let through.)
+      cases.push([
+        "a misspelt key of the request",
+        { ...at([note()]), blob: [new TextEncoder().encode("kept")] },
+        "$.blob",
+      ]);
+      cases.push(["an unknown key of the request", { ...at([note()]), runID: "r" }, "$.runID"]);
       const holes: unknown[] = [];
       holes[1] = note("after a hole");
       cases.push(["a hole in events", at(holes), "$.events[0]"]);
@@ -324,12 +332,30 @@ export const badInputCases: CaseFactory = (makeStore) => [
         ["readRun fromSeq", () => loose.readRun!({ ...existing, fromSeq: -1 }), "$.fromSeq"],
         ["readRun limit", () => loose.readRun!({ ...existing, limit: 0 }), "$.limit"],
         ["readSession sessionId", () => loose.readSession!({ sessionId: 5 }), "$.sessionId"],
-        ["readSession after", () => loose.readSession!({ ...existing, after: -1 }), "$.after"],
-        ["readSession limit", () => loose.readSession!({ ...existing, limit: 1.5 }), "$.limit"],
+        [
+          "readSession after",
+          () => loose.readSession!({ sessionId: existing.sessionId, after: -1 }),
+          "$.after",
+        ],
+        [
+          "readSession limit",
+          () => loose.readSession!({ sessionId: existing.sessionId, limit: 1.5 }),
+          "$.limit",
+        ],
         ["runHead runId", () => loose.runHead!({ ...existing, runId: "" }), "$.runId"],
         ["listRuns sessionId", () => loose.listRuns!("x".repeat(256)), "$.sessionId"],
         ["listSessions limit", () => loose.listSessions!({ limit: 0 }), "$.limit"],
         ["listSessions after", () => loose.listSessions!({ after: "\u0000" }), "$.after"],
+        // A key the call does not take: `afterCursor` for `after` read from the start again.
+        ["readRun from", () => loose.readRun!({ ...existing, from: 1 }), "$.from"],
+        [
+          "readSession afterCursor",
+          () => loose.readSession!({ sessionId: existing.sessionId, afterCursor: 1 }),
+          "$.afterCursor",
+        ],
+        // A session is read whole: a runId given would be left out, and other runs' events read.
+        ["readSession runId", () => loose.readSession!({ ...existing }), "$.runId"],
+        ["listSessions cursor", () => loose.listSessions!({ cursor: "s" }), "$.cursor"],
         [
           "fork uptoSeq 0",
           () => loose.fork!({ ...existing, newRunId: "n", uptoSeq: 0 }),

@@ -6,7 +6,7 @@ import type {
   ReadSessionRequest,
   RunSummary,
 } from "../../store/event-store.js";
-import { assertRunAddress, assertSessionAddress, validatePaging } from "../../store/validate.js";
+import { assertRunAddress, validateReadRun, validateReadSession } from "../../store/validate.js";
 import { unavailable } from "./client.js";
 import { decodeEvent, decodeHead, decodePairs } from "./codec.js";
 import { idFromField, runKeys, runKeysByHash, sessionKeys } from "./keys.js";
@@ -18,8 +18,7 @@ export async function readRunEvents(
   state: RedisStoreState,
   request: ReadRunRequest,
 ): Promise<EventPage> {
-  assertRunAddress(request);
-  validatePaging(request, { fromSeq: request.fromSeq });
+  validateReadRun(request);
   const from = request.fromSeq ?? 0;
   const events = await readRunSlice(state, request.sessionId, request.runId, from, request.limit);
   return { events, nextCursor: from + events.length };
@@ -54,8 +53,7 @@ export async function readSessionEvents(
   state: RedisStoreState,
   request: ReadSessionRequest,
 ): Promise<EventPage> {
-  assertSessionAddress(request);
-  validatePaging(request, { after: request.after });
+  validateReadSession(request);
   const after = request.after ?? 0;
   const to = request.limit === undefined ? -1 : after + request.limit - 1;
   const session = sessionKeys(state.prefix, request.sessionId);

@@ -1,6 +1,5 @@
-import { assertId } from "../../events/ids.js";
 import type { ListSessionsRequest, SessionPage, SessionSummary } from "../../store/event-store.js";
-import { validatePaging } from "../../store/validate.js";
+import { validateListSessions } from "../../store/validate.js";
 import { unavailable } from "./client.js";
 import {
   type SessionKeys,
@@ -42,8 +41,7 @@ export async function listSessionPage(
   state: RedisStoreState,
   request: ListSessionsRequest = {},
 ): Promise<SessionPage> {
-  validatePaging(request);
-  if (request.after !== undefined) assertId(request.after, "$.after");
+  validateListSessions(request);
   // One more than the page, to know whether another page follows.
   const wanted = request.limit === undefined ? Number.POSITIVE_INFINITY : request.limit + 1;
   const found: SessionSummary[] = [];

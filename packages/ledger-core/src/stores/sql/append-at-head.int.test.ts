@@ -360,7 +360,8 @@ for (const kind of kinds) {
         const written: LedgerEvent[] = [];
         for (const writer of writers) {
           const result = await store.append({
-            ...writer,
+            sessionId: writer.sessionId,
+            runId: writer.runId,
             expectedSeq: 0,
             events: [event("run.started")],
           });

@@ -44,11 +44,12 @@ import {
 import { stopBeforeNextPage, stopSignal } from "../../store/stop-signal.js";
 import {
   assertRunAddress,
-  assertSessionAddress,
   type ValidAppend,
   validateAppend,
   validateFork,
-  validatePaging,
+  validateListSessions,
+  validateReadRun,
+  validateReadSession,
 } from "../../store/validate.js";
 import { WriteCoalescer } from "../../store/write-coalescer.js";
 import { retryRead } from "../read-retry.js";
@@ -293,8 +294,7 @@ export class SqlEventStore implements EventStore {
   }
 
   async #readRun(request: ReadRunRequest): Promise<EventPage> {
-    assertRunAddress(request);
-    validatePaging(request, { fromSeq: request.fromSeq });
+    validateReadRun(request);
     const from = request.fromSeq ?? 0;
     const bodies = await this.#read("readRun", () =>
       this.#backend.readRun(request.sessionId, request.runId, from, request.limit),
@@ -310,8 +310,7 @@ export class SqlEventStore implements EventStore {
   }
 
   async #readSession(request: ReadSessionRequest): Promise<EventPage> {
-    assertSessionAddress(request);
-    validatePaging(request, { after: request.after });
+    validateReadSession(request);
     const after = request.after ?? 0;
     const bodies = await this.#read("readSession", () =>
       this.#backend.readSession(request.sessionId, after, request.limit),
@@ -330,8 +329,7 @@ export class SqlEventStore implements EventStore {
   }
 
   async #listSessions(request: ListSessionsRequest = {}): Promise<SessionPage> {
-    validatePaging(request);
-    if (request.after !== undefined) assertId(request.after, "$.after");
+    validateListSessions(request);
     const limit = request.limit;
     const rows = await this.#read("listSessions", () =>
       this.#backend.listSessions(request.after, limit === undefined ? undefined : limit + 1),
