@@ -1,4 +1,4 @@
-import { assertObjectArgument } from "../events/argument-checks.js";
+import { assertKnownKeys, assertObjectArgument } from "../events/argument-checks.js";
 import { ConflictError, InvalidArgumentError, NotFoundError } from "../events/errors.js";
 import { assertId } from "../events/ids.js";
 import { DEFAULT_BLOB_GRACE_MS } from "./blob.js";
@@ -28,9 +28,22 @@ import type {
 export function retentionGraceMs(sessionId: string, options: DeleteSessionOptions = {}): number {
   assertId(sessionId, "$.sessionId");
   const grace = blobGraceMs(options);
+  // `eventcount` for `eventCount` deleted a session that grew since it was listed.
+  assertKnownKeys(options, Object.keys(DELETE_OPTIONS), "deleteSession");
   expectedEventCount(options);
   return grace;
 }
+
+const DELETE_OPTIONS: Record<keyof DeleteSessionOptions, true> = {
+  blobGraceMs: true,
+  eventCount: true,
+};
+const COLLECT_OPTIONS: Record<keyof CollectBlobsOptions, true> = {
+  blobGraceMs: true,
+  signal: true,
+  dryRun: true,
+  asIfDeleted: true,
+};
 
 /** The grace period of `deleteSession` or `collectBlobs` options, checked. */
 export function blobGraceMs(options: DeleteSessionOptions | CollectBlobsOptions = {}): number {
@@ -44,6 +57,8 @@ export function blobGraceMs(options: DeleteSessionOptions | CollectBlobsOptions 
 
 /** `CollectBlobsOptions.dryRun`, checked (call after blobGraceMs, which checks the object). */
 export function collectDryRun(options: CollectBlobsOptions = {}): boolean {
+  // `dryrun` for `dryRun` deleted what was only to be counted.
+  assertKnownKeys(options, Object.keys(COLLECT_OPTIONS), "collectBlobs");
   const dryRun = options.dryRun ?? false;
   // null too: a parsed config's `"dryRun": null` is not a choice to delete.
   if (typeof dryRun !== "boolean" || options.dryRun === null)

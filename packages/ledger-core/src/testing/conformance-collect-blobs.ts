@@ -53,6 +53,9 @@ const BAD_COLLECT_OPTIONS: [string, unknown, string][] = [
   ["asIfDeleted in a pass that deletes", { dryRun: false, asIfDeleted: [] }, "$.asIfDeleted"],
   ["asIfDeleted that is a string", { dryRun: true, asIfDeleted: "s" }, "$.asIfDeleted"],
   ["asIfDeleted that is null", { dryRun: true, asIfDeleted: null }, "$.asIfDeleted"],
+  // Misspelt, a pass meant only to count deleted what it found.
+  ["a misspelt dryRun", { dryrun: true }, "$.dryrun"],
+  ["a deleteSession option", { eventCount: 3 }, "$.eventCount"],
 ];
 
 export const collectBlobCases: CaseFactory = (makeStore) => [

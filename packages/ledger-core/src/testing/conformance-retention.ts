@@ -35,6 +35,9 @@ const BAD_DELETE_OPTIONS: [string, unknown, string][] = [
   ["a negative event count", { eventCount: -1 }, "$.eventCount"],
   ["a fractional event count", { eventCount: 1.5 }, "$.eventCount"],
   ["a string event count", { eventCount: "3" }, "$.eventCount"],
+  // Misspelt, the guard against deleting a session that grew since it was listed was off.
+  ["a misspelt event count", { eventcount: 3 }, "$.eventcount"],
+  ["a collectBlobs option", { dryRun: true }, "$.dryRun"],
 ];
 
 /** A run that names `refs` in one event; closed unless `open`. */
