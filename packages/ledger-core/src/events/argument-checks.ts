@@ -20,11 +20,17 @@ export function assertObjectArgument(
  * (`redcat` for `redact`) was dropped without a word, and what it was meant to do not done.
  * `what` leads the message ("a recorder", "child").
  */
-export function assertKnownKeys(options: object, known: readonly string[], what: string): void {
+export function assertKnownKeys(
+  options: object,
+  known: readonly string[],
+  what: string,
+  /** The options' own path, when they are not the call's one argument (`$.options`). */
+  base = "$",
+): void {
   for (const key of Object.keys(options))
     if (!known.includes(key))
       throw new InvalidArgumentError(
-        childPath("$", key),
+        childPath(base, key),
         `${what} has no option ${JSON.stringify(key)} (its options: ${known.join(", ")})`,
       );
 }

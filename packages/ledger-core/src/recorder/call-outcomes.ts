@@ -1,5 +1,5 @@
 import type { CompactSession } from "../compact/externalize.js";
-import { assertObjectArgument, attemptNeeded } from "../events/argument-checks.js";
+import { assertKnownKeys, assertObjectArgument, attemptNeeded } from "../events/argument-checks.js";
 import { InvalidArgumentError } from "../events/errors.js";
 import { assertId } from "../events/ids.js";
 import type { JsonObject } from "../events/json.js";
@@ -200,6 +200,11 @@ export interface DecisionOptions {
   metadata?: JsonObject;
 }
 
+const DECISION_OPTIONS: readonly string[] = Object.keys({
+  actor: true,
+  metadata: true,
+} satisfies Record<keyof DecisionOptions, true>);
+
 /** The event of what a person or policy decided about an unresolved attempt, and why. */
 function decision(
   state: RecorderState,
@@ -215,6 +220,9 @@ function decision(
   const payload: JsonObject = { reason: reasonPayload(state.redact, type, reason) };
   if (attempt.toolCallId !== undefined) payload.toolCallId = attempt.toolCallId;
   assertObjectArgument(options, "$.options", `${doing} an attempt takes { actor?, metadata? }`);
+  // `author` for `actor` recorded a person's decision as the agent's.
+  const call = type === "attempt.abandoned" ? "abandon" : "approve";
+  assertKnownKeys(options, DECISION_OPTIONS, call, "$.options");
   const event: NewEvent = {
     type,
     stepId: attempt.stepId,

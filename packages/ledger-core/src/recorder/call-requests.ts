@@ -1,4 +1,4 @@
-import { assertObjectArgument } from "../events/argument-checks.js";
+import { assertKnownKeys, assertObjectArgument } from "../events/argument-checks.js";
 import { hashJson, sha256Hex } from "../events/canonical.js";
 import { InvalidArgumentError } from "../events/errors.js";
 import { assertId, uuidv7 } from "../events/ids.js";
@@ -66,6 +66,25 @@ export type RequestCommon = Omit<RequestOptions, "stepId" | "retryOf">;
 
 export const DEFAULT_EFFECT: ToolEffect = { kind: "unknown", idempotent: false };
 
+// A key a call does not take is refused: `toolCallID` for `toolCallId` left the call without
+// the id a resume matches it by, `efect` for `effect` recorded a write as of unknown effect.
+const BEFORE_MODEL_CALL: readonly string[] = Object.keys({
+  stepId: true,
+  request: true,
+  causedByEventId: true,
+  metadata: true,
+} satisfies Record<keyof BeforeModelCallOptions, true>);
+const BEFORE_TOOL_CALL: readonly string[] = Object.keys({
+  stepId: true,
+  toolCallId: true,
+  name: true,
+  args: true,
+  effect: true,
+  causedByEventId: true,
+  metadata: true,
+  replayAccepts: true,
+} satisfies Record<keyof BeforeToolCallOptions, true>);
+
 /** `SessionRecorder.beforeModelCall`. */
 export async function requestModelCall(
   state: RecorderState,
@@ -73,6 +92,7 @@ export async function requestModelCall(
 ): Promise<Attempt> {
   return inTurn(state, async () => {
     assertObjectArgument(options, "$", "beforeModelCall needs { request }");
+    assertKnownKeys(options, BEFORE_MODEL_CALL, "beforeModelCall");
     const request = preparePayload(
       state.redact,
       "model.requested",
@@ -148,6 +168,7 @@ export async function requestToolCall(
 ): Promise<Attempt> {
   return inTurn(state, async () => {
     assertObjectArgument(options, "$", "beforeToolCall needs { name, args }");
+    assertKnownKeys(options, BEFORE_TOOL_CALL, "beforeToolCall");
     assertToolName(options.name);
     if (options.toolCallId !== undefined) assertId(options.toolCallId, "$.toolCallId");
     if (options.replayAccepts !== undefined && typeof options.replayAccepts !== "function")
