@@ -1,3 +1,4 @@
+import { assertKnownKeys, assertObjectArgument, assertOneOf } from "../events/argument-checks.js";
 import { canonicalJson } from "../events/canonical.js";
 import { NotFoundError } from "../events/errors.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
@@ -32,6 +33,17 @@ export interface ResolveOptions {
    * reader can still show everything else and say what is lost.
    */
   missingBlobs?: "throw" | "keep";
+}
+
+/**
+ * The options of resolvePayload / resolveEvents, checked: `missingBlobs: "kep"` was read as
+ * "throw", and a misspelt key dropped without a word.
+ */
+function checkedResolveOptions(options: ResolveOptions): ResolveOptions {
+  assertObjectArgument(options, "$.options", "resolve options must be an object");
+  assertKnownKeys(options, ["cache", "missingBlobs"], "resolveEvents");
+  assertOneOf(options.missingBlobs, "$.missingBlobs", ["throw", "keep"]);
+  return options;
 }
 
 /** Fetches the refs not in the cache, in one batch when the store has `getBlobs`. */
@@ -240,6 +252,7 @@ export async function resolvePayload(
   value: JsonValue,
   options: ResolveOptions = {},
 ): Promise<JsonValue> {
+  checkedResolveOptions(options);
   const cache = options.cache ?? new BlobCache();
   await prefetch(store, cache, [value], options.missingBlobs === "keep");
   return materialize(cache, value);
@@ -256,6 +269,7 @@ export async function resolveEvents(
   events: readonly LedgerEvent[],
   options: ResolveOptions = {},
 ): Promise<LedgerEvent[]> {
+  checkedResolveOptions(options);
   const cache = options.cache ?? new BlobCache();
   // One cheap walk finds the payloads that hold markers; only those are prefetched and
   // rebuilt. Most events of a long session (tool calls, small requests) have none, and

@@ -1,12 +1,14 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
+import { resolveEvents } from "../compact/resolve.js";
 import { toAtif } from "../projections/to-atif.js";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
 import { type InspectOptions, inspectSession } from "./inspect-session.js";
+import { verifyRun } from "./verify-run.js";
 
 const folder = scratchDirectory("agent-ledger-inspect-", afterAll);
 
@@ -232,9 +234,31 @@ describe("inspectSession's options", () => {
       [{ resolve: "bogus" }, "$.resolve"],
       [{ resolve: "false" }, "$.resolve"],
       [{ missingBlobs: "skip" }, "$.missingBlobs"],
+      // A misspelt key read every blob of a long session it was told not to.
+      [{ resolv: false }, "$.resolv"],
+      [null, "$.options"],
     ] as const)
       await expect(
         inspectSession(store, "s", options as unknown as InspectOptions),
       ).rejects.toMatchObject({ code: "invalid-argument", path });
+  });
+
+  it("resolveEvents and verifyRun refuse an option they do not take, or a missingBlobs they do not know", async () => {
+    const store = new MemoryEventStore();
+    const loose = resolveEvents as (...args: unknown[]) => Promise<unknown>;
+    for (const [options, path] of [
+      [{ missingBlob: "keep" }, "$.missingBlob"],
+      // Read as "throw" before: the lost blob failed the read it was to be kept through.
+      [{ missingBlobs: "kep" }, "$.missingBlobs"],
+      ["keep", "$.options"],
+    ] as const)
+      await expect(loose(store, [], options)).rejects.toMatchObject({
+        code: "invalid-argument",
+        path,
+      });
+    const address = { sessionId: "s", runId: "r" };
+    await expect(
+      verifyRun(store, address, { signl: AbortSignal.timeout(10) } as never),
+    ).rejects.toMatchObject({ code: "invalid-argument", path: "$.signl" });
   });
 });

@@ -5,7 +5,7 @@ import {
   resolveEvents,
   resolvePayload,
 } from "../compact/resolve.js";
-import { assertOneOf } from "../events/argument-checks.js";
+import { assertKnownKeys, assertObjectArgument, assertOneOf } from "../events/argument-checks.js";
 import { LedgerError } from "../events/errors.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../events/json.js";
 import type { Actor, LedgerEvent, RunStatus } from "../events/types.js";
@@ -148,6 +148,9 @@ export async function inspectSession(
   options: InspectOptions = {},
 ): Promise<SessionInspection> {
   assertEventStore(store);
+  // `{ resolv: false }` read every blob of a long session it was told not to.
+  assertObjectArgument(options, "$.options", "inspectSession's options must be an object");
+  assertKnownKeys(options, INSPECT_OPTIONS, "inspectSession");
   assertOneOf(options.resolve, "$.resolve", [true, false, "in-flight"]);
   assertOneOf(options.missingBlobs, "$.missingBlobs", ["throw", "keep"]);
   const inspector = new SessionInspector(sessionId);
@@ -237,6 +240,11 @@ async function resolveInFlight(
 }
 
 const PAGE_SIZE = 5000;
+
+const INSPECT_OPTIONS: readonly string[] = Object.keys({
+  resolve: true,
+  missingBlobs: true,
+} satisfies Record<keyof InspectOptions, true>);
 
 export interface InspectOptions {
   /**

@@ -1,4 +1,4 @@
-import { assertObjectArgument } from "../events/argument-checks.js";
+import { assertKnownKeys, assertObjectArgument } from "../events/argument-checks.js";
 import { LedgerError, NotFoundError, TamperDetectedError } from "../events/errors.js";
 import { computeEventHash } from "../events/hash-chain.js";
 import type { EventPage, EventStore } from "../store/event-store.js";
@@ -68,6 +68,7 @@ export async function verifyRun(
 ): Promise<VerifyResult> {
   assertEventStore(store);
   assertObjectArgument(options, "$.options", "verifyRun's options must be an object");
+  assertKnownKeys(options, ["signal"], "verifyRun");
   const signal = stopSignal(options.signal);
   let expectedSeq = 0;
   let prevHash: string | null = null;
