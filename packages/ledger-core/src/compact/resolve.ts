@@ -1,4 +1,9 @@
-import { assertKnownKeys, assertObjectArgument, assertOneOf } from "../events/argument-checks.js";
+import {
+  assertKnownKeys,
+  assertObjectArgument,
+  assertOneOf,
+  type KnownKeys,
+} from "../events/argument-checks.js";
 import { canonicalJson } from "../events/canonical.js";
 import { NotFoundError } from "../events/errors.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
@@ -35,13 +40,15 @@ export interface ResolveOptions {
   missingBlobs?: "throw" | "keep";
 }
 
+const RESOLVE_OPTIONS: KnownKeys<ResolveOptions> = { cache: true, missingBlobs: true };
+
 /**
  * The options of resolvePayload / resolveEvents, checked: `missingBlobs: "kep"` was read as
  * "throw", and a misspelt key dropped without a word.
  */
-function checkedResolveOptions(options: ResolveOptions): ResolveOptions {
-  assertObjectArgument(options, "$.options", "resolve options must be an object");
-  assertKnownKeys(options, ["cache", "missingBlobs"], "resolveEvents");
+function checkedResolveOptions(options: ResolveOptions, call: string): ResolveOptions {
+  assertObjectArgument(options, "$.options", `${call}'s options must be an object`);
+  assertKnownKeys(options, RESOLVE_OPTIONS, call);
   assertOneOf(options.missingBlobs, "$.missingBlobs", ["throw", "keep"]);
   return options;
 }
@@ -252,7 +259,7 @@ export async function resolvePayload(
   value: JsonValue,
   options: ResolveOptions = {},
 ): Promise<JsonValue> {
-  checkedResolveOptions(options);
+  checkedResolveOptions(options, "resolvePayload");
   const cache = options.cache ?? new BlobCache();
   await prefetch(store, cache, [value], options.missingBlobs === "keep");
   return materialize(cache, value);
@@ -269,7 +276,7 @@ export async function resolveEvents(
   events: readonly LedgerEvent[],
   options: ResolveOptions = {},
 ): Promise<LedgerEvent[]> {
-  checkedResolveOptions(options);
+  checkedResolveOptions(options, "resolveEvents");
   const cache = options.cache ?? new BlobCache();
   // One cheap walk finds the payloads that hold markers; only those are prefetched and
   // rebuilt. Most events of a long session (tool calls, small requests) have none, and

@@ -16,23 +16,46 @@ export function assertObjectArgument(
 }
 
 /**
+ * Every key an options object (or a store request) of type `T` may hold, as `{ [key]: true }`:
+ * typed so, the compiler has the list name each key `T` declares, and a new one is not refused.
+ */
+export type KnownKeys<T> = { readonly [K in KeysOf<T>]: true };
+
+/** The keys of `T`, of every member when `T` is a union (`{ path } | { database }`). */
+type KeysOf<T> = T extends unknown ? keyof T : never;
+
+/**
+ * The first key of `value` that `known` does not hold, or undefined. A key set to undefined is
+ * let through: an optional spread leaves one, and it sets nothing.
+ */
+export function unknownKey(
+  value: object,
+  known: Readonly<Record<string, true>>,
+): string | undefined {
+  for (const key of Object.keys(value))
+    if (!Object.hasOwn(known, key) && (value as Record<string, unknown>)[key] !== undefined)
+      return key;
+  return undefined;
+}
+
+/**
  * `invalid-argument` at `$.<key>` for a key of `options` not in `known`: a misspelt option
  * (`redcat` for `redact`) was dropped without a word, and what it was meant to do not done.
  * `what` leads the message ("a recorder", "child").
  */
 export function assertKnownKeys(
   options: object,
-  known: readonly string[],
+  known: Readonly<Record<string, true>>,
   what: string,
   /** The options' own path, when they are not the call's one argument (`$.options`). */
   base = "$",
 ): void {
-  for (const key of Object.keys(options))
-    if (!known.includes(key))
-      throw new InvalidArgumentError(
-        childPath(base, key),
-        `${what} has no option ${JSON.stringify(key)} (its options: ${known.join(", ")})`,
-      );
+  const key = unknownKey(options, known);
+  if (key !== undefined)
+    throw new InvalidArgumentError(
+      childPath(base, key),
+      `${what} has no option ${JSON.stringify(key)} (its options: ${Object.keys(known).join(", ")})`,
+    );
 }
 
 /** The message for an attempt argument that is not one, as `doing` (e.g. "completing") needs. */

@@ -5,7 +5,12 @@ import {
   resolveEvents,
   resolvePayload,
 } from "../compact/resolve.js";
-import { assertKnownKeys, assertObjectArgument, assertOneOf } from "../events/argument-checks.js";
+import {
+  assertKnownKeys,
+  assertObjectArgument,
+  assertOneOf,
+  type KnownKeys,
+} from "../events/argument-checks.js";
 import { LedgerError } from "../events/errors.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../events/json.js";
 import type { Actor, LedgerEvent, RunStatus } from "../events/types.js";
@@ -241,10 +246,7 @@ async function resolveInFlight(
 
 const PAGE_SIZE = 5000;
 
-const INSPECT_OPTIONS: readonly string[] = Object.keys({
-  resolve: true,
-  missingBlobs: true,
-} satisfies Record<keyof InspectOptions, true>);
+const INSPECT_OPTIONS: KnownKeys<InspectOptions> = { resolve: true, missingBlobs: true };
 
 export interface InspectOptions {
   /**

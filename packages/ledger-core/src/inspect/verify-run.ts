@@ -1,4 +1,8 @@
-import { assertKnownKeys, assertObjectArgument } from "../events/argument-checks.js";
+import {
+  assertKnownKeys,
+  assertObjectArgument,
+  type KnownKeys,
+} from "../events/argument-checks.js";
 import { LedgerError, NotFoundError, TamperDetectedError } from "../events/errors.js";
 import { computeEventHash } from "../events/hash-chain.js";
 import type { EventPage, EventStore } from "../store/event-store.js";
@@ -28,6 +32,8 @@ export interface VerifyResult {
 }
 
 /** Options of `verifyRun`. */
+const VERIFY_RUN_OPTIONS: KnownKeys<VerifyRunOptions> = { signal: true };
+
 export interface VerifyRunOptions {
   /**
    * Stops the check between pages once aborted (a CLI's Ctrl-C on a long run): the result is
@@ -68,7 +74,7 @@ export async function verifyRun(
 ): Promise<VerifyResult> {
   assertEventStore(store);
   assertObjectArgument(options, "$.options", "verifyRun's options must be an object");
-  assertKnownKeys(options, ["signal"], "verifyRun");
+  assertKnownKeys(options, VERIFY_RUN_OPTIONS, "verifyRun");
   const signal = stopSignal(options.signal);
   let expectedSeq = 0;
   let prevHash: string | null = null;

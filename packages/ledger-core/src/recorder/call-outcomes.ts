@@ -1,5 +1,10 @@
 import type { CompactSession } from "../compact/externalize.js";
-import { assertKnownKeys, assertObjectArgument, attemptNeeded } from "../events/argument-checks.js";
+import {
+  assertKnownKeys,
+  assertObjectArgument,
+  attemptNeeded,
+  type KnownKeys,
+} from "../events/argument-checks.js";
 import { InvalidArgumentError } from "../events/errors.js";
 import { assertId } from "../events/ids.js";
 import type { JsonObject } from "../events/json.js";
@@ -200,10 +205,7 @@ export interface DecisionOptions {
   metadata?: JsonObject;
 }
 
-const DECISION_OPTIONS: readonly string[] = Object.keys({
-  actor: true,
-  metadata: true,
-} satisfies Record<keyof DecisionOptions, true>);
+const DECISION_OPTIONS: KnownKeys<DecisionOptions> = { actor: true, metadata: true };
 
 /** The event of what a person or policy decided about an unresolved attempt, and why. */
 function decision(

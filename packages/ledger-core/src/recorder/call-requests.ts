@@ -1,4 +1,8 @@
-import { assertKnownKeys, assertObjectArgument } from "../events/argument-checks.js";
+import {
+  assertKnownKeys,
+  assertObjectArgument,
+  type KnownKeys,
+} from "../events/argument-checks.js";
 import { hashJson, sha256Hex } from "../events/canonical.js";
 import { InvalidArgumentError } from "../events/errors.js";
 import { assertId, uuidv7 } from "../events/ids.js";
@@ -68,13 +72,13 @@ export const DEFAULT_EFFECT: ToolEffect = { kind: "unknown", idempotent: false }
 
 // A key a call does not take is refused: `toolCallID` for `toolCallId` left the call without
 // the id a resume matches it by, `efect` for `effect` recorded a write as of unknown effect.
-const BEFORE_MODEL_CALL: readonly string[] = Object.keys({
+const BEFORE_MODEL_CALL: KnownKeys<BeforeModelCallOptions> = {
   stepId: true,
   request: true,
   causedByEventId: true,
   metadata: true,
-} satisfies Record<keyof BeforeModelCallOptions, true>);
-const BEFORE_TOOL_CALL: readonly string[] = Object.keys({
+};
+const BEFORE_TOOL_CALL: KnownKeys<BeforeToolCallOptions> = {
   stepId: true,
   toolCallId: true,
   name: true,
@@ -83,7 +87,7 @@ const BEFORE_TOOL_CALL: readonly string[] = Object.keys({
   causedByEventId: true,
   metadata: true,
   replayAccepts: true,
-} satisfies Record<keyof BeforeToolCallOptions, true>);
+};
 
 /** `SessionRecorder.beforeModelCall`. */
 export async function requestModelCall(

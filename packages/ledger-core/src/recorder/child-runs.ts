@@ -110,7 +110,7 @@ export function childOptions(parent: RecorderState, options: ChildOptions): Sess
     "$",
     "child needs { actor } (and optionally runId, causedByEventId, redact)",
   );
-  assertKnownKeys(options, Object.keys(CHILD_OPTIONS), "child");
+  assertKnownKeys(options, CHILD_OPTIONS, "child");
   let runId = options.runId;
   if (runId === undefined && parent.children.recorded)
     // Optional: a missing actor is refused by the constructor, with its path.

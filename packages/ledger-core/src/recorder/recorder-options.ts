@@ -69,6 +69,6 @@ export function assertOptionsObject(options: unknown, { resume = false } = {}): 
     "$",
     "a recorder needs options { store, sessionId, actor, runId?, ... }",
   );
-  const known = Object.keys(resume ? { ...RECORDER_OPTIONS, ...RESUME_OPTIONS } : RECORDER_OPTIONS);
+  const known = resume ? { ...RECORDER_OPTIONS, ...RESUME_OPTIONS } : RECORDER_OPTIONS;
   assertKnownKeys(options, known, resume ? "SessionRecorder.resume" : "a recorder");
 }

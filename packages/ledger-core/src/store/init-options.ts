@@ -15,7 +15,7 @@ export function checkedInitOptions(options: unknown): InitOptions | undefined {
   if (options === undefined) return undefined;
   if (!isJsonObject(options))
     throw new InvalidArgumentError("$", "init's options are { create?, upgrade? }");
-  assertKnownKeys(options, Object.keys(INIT_OPTIONS), "init");
+  assertKnownKeys(options, INIT_OPTIONS, "init");
   for (const name of Object.keys(INIT_OPTIONS))
     assertOneOf(options[name], `$.${name}`, [true, false]);
   return options as InitOptions;

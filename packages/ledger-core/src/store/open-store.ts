@@ -39,7 +39,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
       "a store URL is required, e.g. sqlite:./agent-ledger.db",
     );
   assertObjectArgument(options, "$", "openStore's options are { init?, create?, upgrade? }");
-  assertKnownKeys(options, Object.keys(OPEN_STORE_OPTIONS), "openStore");
+  assertKnownKeys(options, OPEN_STORE_OPTIONS, "openStore");
   for (const name of ["init", "create", "upgrade"] as const)
     assertOneOf(options[name], `$.${name}`, [true, false]);
   const scheme = url.slice(0, url.indexOf(":") + 1).toLowerCase();

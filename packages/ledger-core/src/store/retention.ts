@@ -29,7 +29,7 @@ export function retentionGraceMs(sessionId: string, options: DeleteSessionOption
   assertId(sessionId, "$.sessionId");
   const grace = blobGraceMs(options);
   // `eventcount` for `eventCount` deleted a session that grew since it was listed.
-  assertKnownKeys(options, Object.keys(DELETE_OPTIONS), "deleteSession");
+  assertKnownKeys(options, DELETE_OPTIONS, "deleteSession");
   expectedEventCount(options);
   return grace;
 }
@@ -58,7 +58,7 @@ export function blobGraceMs(options: DeleteSessionOptions | CollectBlobsOptions 
 /** `CollectBlobsOptions.dryRun`, checked (call after blobGraceMs, which checks the object). */
 export function collectDryRun(options: CollectBlobsOptions = {}): boolean {
   // `dryrun` for `dryRun` deleted what was only to be counted.
-  assertKnownKeys(options, Object.keys(COLLECT_OPTIONS), "collectBlobs");
+  assertKnownKeys(options, COLLECT_OPTIONS, "collectBlobs");
   const dryRun = options.dryRun ?? false;
   // null too: a parsed config's `"dryRun": null` is not a choice to delete.
   if (typeof dryRun !== "boolean" || options.dryRun === null)

@@ -1,4 +1,4 @@
-import { assertObjectArgument } from "../events/argument-checks.js";
+import { assertObjectArgument, type KnownKeys, unknownKey } from "../events/argument-checks.js";
 import { InvalidArgumentError, InvalidEventError, LedgerError } from "../events/errors.js";
 import { assertId, isValidId, uuidv7 } from "../events/ids.js";
 import { childPath, type JsonObject, type JsonValue, thrown, toPlainJson } from "../events/json.js";
@@ -219,34 +219,52 @@ function asBadInput(error: unknown, path: string): unknown {
 }
 
 /**
- * Refuses a key `call` does not take (one set to undefined is let through, as an optional
- * spread leaves it): `blob` for `blobs` left the events naming content that was never stored,
- * `afterCursor` for `after` read the session again from its start.
+ * Refuses a key `call` does not take, as its other bad arguments, `invalid-event`: `blob` for
+ * `blobs` left the events naming content that was never stored, `afterCursor` for `after` read
+ * the session again from its start.
  */
-function assertKnownKeys(request: object, known: readonly string[], call: string): void {
-  let keys: string[];
+function assertRequestKeys(
+  request: object,
+  known: Readonly<Record<string, true>>,
+  call: string,
+): void {
+  let key: string | undefined;
   try {
-    keys = Object.keys(request);
+    key = unknownKey(request, known);
   } catch (error) {
     throw asBadInput(error, "$");
   }
-  for (const key of keys)
-    if (!known.includes(key) && (request as Record<string, unknown>)[key] !== undefined)
-      throw new InvalidEventError(
-        childPath("$", key),
-        `${call} takes ${known.join(", ")}, not ${JSON.stringify(key)}`,
-      );
+  if (key !== undefined)
+    throw new InvalidEventError(
+      childPath("$", key),
+      `${call} takes ${Object.keys(known).join(", ")}, not ${JSON.stringify(key)}`,
+    );
 }
 
-const APPEND_KEYS = ["sessionId", "runId", "expectedSeq", "events", "blobs"] as const;
-const READ_RUN_KEYS = ["sessionId", "runId", "fromSeq", "limit"] as const;
-const READ_SESSION_KEYS = ["sessionId", "after", "limit"] as const;
-const LIST_SESSIONS_KEYS = ["after", "limit"] as const;
+const APPEND_KEYS: KnownKeys<AppendRequest> = {
+  sessionId: true,
+  runId: true,
+  expectedSeq: true,
+  events: true,
+  blobs: true,
+};
+const READ_RUN_KEYS: KnownKeys<ReadRunRequest> = {
+  sessionId: true,
+  runId: true,
+  fromSeq: true,
+  limit: true,
+};
+const READ_SESSION_KEYS: KnownKeys<ReadSessionRequest> = {
+  sessionId: true,
+  after: true,
+  limit: true,
+};
+const LIST_SESSIONS_KEYS: KnownKeys<ListSessionsRequest> = { after: true, limit: true };
 
 function validateRequest(request: AppendRequest): ValidAppend {
   if (typeof request !== "object" || request === null)
     throw new InvalidEventError("$", "append needs { sessionId, runId, expectedSeq, events }");
-  assertKnownKeys(request, APPEND_KEYS, "append");
+  assertRequestKeys(request, APPEND_KEYS, "append");
   assertId(request.sessionId, "$.sessionId");
   assertId(request.runId, "$.runId");
   if (!Number.isSafeInteger(request.expectedSeq) || request.expectedSeq < 0) {
@@ -342,21 +360,21 @@ export function validatePaging(
 /** Checks `readRun`'s request: its address, `fromSeq` and `limit`, and no other key. */
 export function validateReadRun(request: ReadRunRequest): void {
   assertRunAddress(request);
-  assertKnownKeys(request, READ_RUN_KEYS, "readRun");
+  assertRequestKeys(request, READ_RUN_KEYS, "readRun");
   validatePaging(request, { fromSeq: request.fromSeq });
 }
 
 /** Checks `readSession`'s request: its session, `after` and `limit`, and no other key. */
 export function validateReadSession(request: ReadSessionRequest): void {
   assertSessionAddress(request);
-  assertKnownKeys(request, READ_SESSION_KEYS, "readSession");
+  assertRequestKeys(request, READ_SESSION_KEYS, "readSession");
   validatePaging(request, { after: request.after });
 }
 
 /** Checks `listSessions`'s request: `after` (a session id) and `limit`, and no other key. */
 export function validateListSessions(request: ListSessionsRequest): void {
   validatePaging(request);
-  assertKnownKeys(request, LIST_SESSIONS_KEYS, "listSessions");
+  assertRequestKeys(request, LIST_SESSIONS_KEYS, "listSessions");
   if (request.after !== undefined) assertId(request.after, "$.after");
 }
 

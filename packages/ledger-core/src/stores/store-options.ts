@@ -6,8 +6,8 @@ import { isJsonObject } from "../events/json.js";
 export interface StoreOptionsShape {
   /** The class, leading every message (`PostgresEventStore`). */
   store: string;
-  /** Every option it takes. */
-  known: readonly string[];
+  /** Every option it takes (`KnownKeys<its options>`). */
+  known: Readonly<Record<string, true>>;
   /** The application's own connection, and what the store makes one from (`pool`, `uri`). */
   connection: readonly [own: string, made: string];
   /** Options to show in the message for options that are not an object. */

@@ -1,4 +1,5 @@
 import mysql from "mysql2/promise";
+import type { KnownKeys } from "../../events/argument-checks.js";
 import { InvalidArgumentError } from "../../events/errors.js";
 import type { EventStore } from "../../store/event-store.js";
 import { assertHostPart, unusableUrl } from "../../store/open-store.js";
@@ -80,12 +81,19 @@ function isDatabaseName(name: string): boolean {
   return /^[^\u0000\ud800-\udfff]{1,64}$/.test(name) && !name.endsWith(" ");
 }
 
+const MYSQL_OPTIONS: KnownKeys<MysqlEventStoreOptions> = {
+  pool: true,
+  uri: true,
+  database: true,
+  timeoutMs: true,
+};
+
 /** The ledger in MySQL or MariaDB (mysql2). */
 export class MysqlEventStore extends SqlEventStore {
   constructor(options: MysqlEventStoreOptions) {
     assertStoreOptions(options, {
       store: "MysqlEventStore",
-      known: ["pool", "uri", "database", "timeoutMs"],
+      known: MYSQL_OPTIONS,
       connection: ["pool", "uri"],
       example: '{ uri: "mysql://user@host:3306/db" }',
     });

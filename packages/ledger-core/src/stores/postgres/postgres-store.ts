@@ -1,4 +1,5 @@
 import pg from "pg";
+import type { KnownKeys } from "../../events/argument-checks.js";
 import { InvalidArgumentError } from "../../events/errors.js";
 import { hasLoneSurrogate } from "../../events/json.js";
 import type { EventStore } from "../../store/event-store.js";
@@ -131,12 +132,19 @@ function takeStoreParams(url: string): {
   };
 }
 
+const POSTGRES_OPTIONS: KnownKeys<PostgresEventStoreOptions> = {
+  pool: true,
+  connectionString: true,
+  schema: true,
+  timeoutMs: true,
+};
+
 /** The ledger in PostgreSQL (node-postgres). JSON is kept as TEXT so events read back verbatim. */
 export class PostgresEventStore extends SqlEventStore {
   constructor(options: PostgresEventStoreOptions) {
     assertStoreOptions(options, {
       store: "PostgresEventStore",
-      known: ["pool", "connectionString", "schema", "timeoutMs"],
+      known: POSTGRES_OPTIONS,
       connection: ["pool", "connectionString"],
       example: '{ connectionString: "postgres://user@host:5432/db" }',
     });

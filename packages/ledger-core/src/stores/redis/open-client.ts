@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from "ioredis";
+import type { KnownKeys } from "../../events/argument-checks.js";
 import { InvalidArgumentError } from "../../events/errors.js";
 import {
   assertParsableUrl,
@@ -32,11 +33,18 @@ export interface OpenedClient {
   location: string;
 }
 
+const REDIS_OPTIONS: KnownKeys<RedisEventStoreOptions> = {
+  client: true,
+  url: true,
+  keyPrefix: true,
+  timeoutMs: true,
+};
+
 /** The store's client and key prefix from its options, checked before anything connects. */
 export function openClient(options: RedisEventStoreOptions): OpenedClient {
   assertStoreOptions(options, {
     store: "RedisEventStore",
-    known: ["client", "url", "keyPrefix", "timeoutMs"],
+    known: REDIS_OPTIONS,
     connection: ["client", "url"],
     example: '{ url: "redis://host:6379" }',
   });

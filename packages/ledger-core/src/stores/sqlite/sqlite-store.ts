@@ -2,6 +2,7 @@ import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
+import type { KnownKeys } from "../../events/argument-checks.js";
 import { assertObjectArgument } from "../../events/argument-checks.js";
 import { InvalidArgumentError } from "../../events/errors.js";
 import type { EventStore } from "../../store/event-store.js";
@@ -14,6 +15,8 @@ import type { Opener } from "./sqlite-connection.js";
 
 /** Where the SQLite store keeps its data: a file path, or a database the application opened. */
 export type SqliteEventStoreOptions = { path: string } | { database: Database.Database };
+
+const SQLITE_OPTIONS: KnownKeys<SqliteEventStoreOptions> = { path: true, database: true };
 
 /** The path of a `sqlite:./x.db`, `sqlite::memory:`, `sqlite:///abs.db` or `file:` URL. */
 export function sqlitePath(url: string): string {
@@ -40,7 +43,7 @@ export function sqlitePath(url: string): string {
 function createBackend(options: SqliteEventStoreOptions): SqliteBackend {
   assertStoreOptions(options, {
     store: "SqliteEventStore",
-    known: ["path", "database"],
+    known: SQLITE_OPTIONS,
     connection: ["database", "path"],
     example: '{ path: "./ledger.db" }',
   });
