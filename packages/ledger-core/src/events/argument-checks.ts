@@ -58,6 +58,25 @@ export function assertKnownKeys(
     );
 }
 
+/**
+ * `invalid-argument` unless `options` is an object holding only keys of `known`: at `base` for a
+ * value that is not an object (`null` was a bare TypeError reading a field of it), at
+ * `<base>.<key>` for a misspelt key, whose option was otherwise dropped without a word.
+ */
+export function assertOptions(
+  options: unknown,
+  known: Readonly<Record<string, true>>,
+  what: string,
+  base = "$.options",
+): asserts options is object {
+  assertObjectArgument(
+    options,
+    base,
+    `${what} takes its options as an object ({ ${Object.keys(known).join(", ")} })`,
+  );
+  assertKnownKeys(options, known, what, base);
+}
+
 /** The message for an attempt argument that is not one, as `doing` (e.g. "completing") needs. */
 export function attemptNeeded(doing: string): string {
   return `${doing} an attempt needs the attempt (as before* returned it, an unresolved-attempt error carries it, or inspectSession lists it), not its id`;

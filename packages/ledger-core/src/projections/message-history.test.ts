@@ -5,6 +5,18 @@ import { messageHistory } from "./message-history.js";
 import { recordFixtureSession } from "./session-fixture.test.data.js";
 
 describe("messageHistory", () => {
+  it("refuses an option it does not take: `runid` answered with another run's conversation", async () => {
+    const store = new MemoryEventStore();
+    const fixture = await recordFixtureSession(store);
+    await expect(
+      messageHistory(store, { sessionId: fixture.sessionId, runid: "child" } as never),
+    ).rejects.toMatchObject({
+      code: "invalid-argument",
+      path: "$.runid",
+      message: expect.stringMatching(/messageHistory has no option "runid"/),
+    });
+  });
+
   it("rebuilds the conversation from the last request, its completion and tool results", async () => {
     const store = new MemoryEventStore();
     const fixture = await recordFixtureSession(store);

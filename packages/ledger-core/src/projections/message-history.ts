@@ -1,4 +1,8 @@
-import { assertObjectArgument } from "../events/argument-checks.js";
+import {
+  assertKnownKeys,
+  assertObjectArgument,
+  type KnownKeys,
+} from "../events/argument-checks.js";
 import { NotFoundError } from "../events/errors.js";
 import type { JsonObject } from "../events/json.js";
 import type { EventStore } from "../store/event-store.js";
@@ -18,6 +22,8 @@ export interface MessageHistoryOptions {
   runId?: string;
 }
 
+const HISTORY_OPTIONS: KnownKeys<MessageHistoryOptions> = { sessionId: true, runId: true };
+
 /**
  * A run's conversation as plain JSON chat messages (§7): the messages of its last model
  * request, that call's completion (text and tool calls) and the results of the tool calls it
@@ -28,6 +34,8 @@ export async function messageHistory(
   options: MessageHistoryOptions,
 ): Promise<HistoryMessage[]> {
   assertObjectArgument(options, "$", "messageHistory needs { sessionId } (and optionally runId)");
+  // `{ sessionId, runid }` answered with the session's first run, not the one asked for.
+  assertKnownKeys(options, HISTORY_OPTIONS, "messageHistory");
   const model = await loadSessionModel(store, options.sessionId);
   const run: RunRecord | undefined =
     options.runId === undefined ? model.roots[0] : model.runs.get(options.runId);

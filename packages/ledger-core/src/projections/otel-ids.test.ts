@@ -157,4 +157,27 @@ describe("toOtelSpans with a LedgerIdGenerator", () => {
     expect(exporter.getFinishedSpans()).toEqual([]);
     await provider.shutdown();
   });
+
+  it("refuses an option it does not take, or options that are no object, before any span", async () => {
+    const store = new MemoryEventStore();
+    const fixture = await recordFixtureSession(store);
+    const { exporter, provider } = tracing();
+    // Spans exported without the tool content asked for, without a word.
+    const error = await toOtelSpans(store, fixture.sessionId, provider, {
+      includeToolContents: true,
+    } as ToOtelSpansOptions).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({
+      code: "invalid-argument",
+      path: "$.options.includeToolContents",
+    });
+    expect((error as Error).message).toMatch(
+      /toOtelSpans has no option "includeToolContents" \(its options: scopeName, includeToolContent, ids\)/,
+    );
+    await expect(
+      toOtelSpans(store, fixture.sessionId, provider, null as unknown as ToOtelSpansOptions),
+    ).rejects.toMatchObject({ code: "invalid-argument", path: "$.options" });
+    await provider.forceFlush();
+    expect(exporter.getFinishedSpans()).toEqual([]);
+    await provider.shutdown();
+  });
 });

@@ -1,4 +1,5 @@
 import type { Attributes, Context, Link, Span, SpanOptions, Tracer } from "@opentelemetry/api";
+import { assertOptions, type KnownKeys } from "../events/argument-checks.js";
 import { InvalidArgumentError } from "../events/errors.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { LedgerEvent } from "../events/types.js";
@@ -78,6 +79,12 @@ export interface ToOtelSpansOptions {
    */
   ids?: LedgerIdGenerator;
 }
+
+const OTEL_OPTIONS: KnownKeys<ToOtelSpansOptions> = {
+  scopeName: true,
+  includeToolContent: true,
+  ids: true,
+};
 
 /**
  * `error.type` and the status message of a recorded failure. The conventions prefer the error's
@@ -195,6 +202,8 @@ export async function toOtelSpans(
       "$.tracerProvider",
       "a tracer provider is needed (an OpenTelemetry TracerProvider, e.g. the SDK's)",
     );
+  // `includeToolContents` exported spans without the content asked for, without a word.
+  assertOptions(options, OTEL_OPTIONS, "toOtelSpans");
   if (options.ids !== undefined && !(options.ids instanceof LedgerIdGenerator))
     throw new InvalidArgumentError(
       "$.options.ids",

@@ -69,3 +69,90 @@ describe("a key a recorder call does not take", () => {
     expect(model.kind).toBe("model");
   });
 });
+
+describe("the options of an outcome, a retry, a checkpoint, an input or evidence", () => {
+  it("refuse a key they do not take, and what is not an object, before anything is written", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "s",
+      runId: "r",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const model = await recorder.beforeModelCall({ request: { prompt: "hi" } });
+    const tool = await recorder.beforeToolCall({ name: "send", args: {}, toolCallId: "c0" });
+    const before = await readWholeSession(store, "s");
+    const loose = recorder as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+    const call =
+      (name: string, ...args: unknown[]) =>
+      () =>
+        loose[name]!.call(recorder, ...args);
+    const cases: [string, () => Promise<unknown>, string, RegExp][] = [
+      // Each misspelling lost what the caller meant to keep with the event.
+      [
+        "modelCompleted metdata",
+        call("modelCompleted", model, {}, { metdata: { a: 1 } }),
+        "$.options.metdata",
+        /modelCompleted has no option "metdata" \(its options: metadata\)/,
+      ],
+      [
+        "modelFailed partal",
+        call("modelFailed", model, new Error("x"), { partal: "so far" }),
+        "$.options.partal",
+        /modelFailed has no option "partal" \(its options: metadata, partial\)/,
+      ],
+      [
+        "toolCompleted meta",
+        call("toolCompleted", tool, 1, { meta: {} }),
+        "$.options.meta",
+        /toolCompleted has no option "meta"/,
+      ],
+      ["toolFailed null", call("toolFailed", tool, new Error("x"), null), "$.options", /object/],
+      ["retry metdata", call("retry", model, { metdata: {} }), "$.options.metdata", /retry/],
+      [
+        "checkpoint tag",
+        call("checkpoint", { at: 1 }, { tag: "t" }),
+        "$.options.tag",
+        /checkpoint/,
+      ],
+      ["recordInput string", call("recordInput", "hi", "meta"), "$.options", /recordInput/],
+      [
+        // A record that was meant to supersede an earlier one superseded nothing.
+        "recordEvidence keys",
+        call("recordEvidence", { keys: "k", classification: "c", summary: "s", evidenceRefs: [] }),
+        "$.keys",
+        /recordEvidence has no option "keys"/,
+      ],
+      ["recordEvidence undefined", call("recordEvidence", undefined), "$", /recordEvidence/],
+    ];
+    for (const [label, attempt, path, message] of cases) {
+      const error = await attempt().then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      expect(LedgerError.isInstance(error, "invalid-argument"), `${label}: ${error}`).toBe(true);
+      expect((error as LedgerError).path, label).toBe(path);
+      expect((error as LedgerError).message, label).toMatch(message);
+    }
+    expect(await readWholeSession(store, "s")).toEqual(before);
+    // Spelt right, each is taken; a key left undefined (an optional spread) too.
+    await recorder.modelCompleted(model, { text: "ok" }, { metadata: { a: 1 } });
+    await recorder.toolFailed(tool, new Error("x"), { metadata: undefined });
+    await recorder.checkpoint({ at: 1 }, { metadata: { tag: "t" } });
+    await recorder.recordEvidence({
+      key: "k",
+      classification: "c",
+      summary: "s",
+      evidenceRefs: [],
+    });
+    const events = await readWholeSession(store, "s");
+    expect(events.slice(before.length).map((event) => event.type)).toEqual([
+      "model.completed",
+      "tool.failed",
+      "checkpoint.saved",
+      "evidence.recorded",
+    ]);
+    expect(events.at(-4)?.metadata).toEqual({ a: 1 });
+  });
+});

@@ -1,7 +1,7 @@
 import type { CompactSession } from "../compact/externalize.js";
 import {
-  assertKnownKeys,
   assertObjectArgument,
+  assertOptions,
   attemptNeeded,
   type KnownKeys,
 } from "../events/argument-checks.js";
@@ -18,6 +18,8 @@ import {
   compactedPayload,
   failurePayload,
   fieldsOf,
+  METADATA_ONLY,
+  type MetadataOption,
   reasonPayload,
 } from "./prepare-payload.js";
 import type { RecorderState } from "./recorder-state.js";
@@ -45,15 +47,22 @@ function requestOf(attempt: AttemptRef, doing: string): string {
   return id;
 }
 
+const MODEL_FAILED_OPTIONS: KnownKeys<MetadataOption & { partial?: unknown }> = {
+  metadata: true,
+  partial: true,
+};
+
 /** `SessionRecorder.modelCompleted`. */
 export function completeModelCall(
   state: RecorderState,
   attempt: Attempt,
   response: unknown,
-  options: { metadata?: JsonObject },
+  options: MetadataOption,
 ): Promise<LedgerEvent> {
   return rejectThrown(() => {
     assertObjectArgument(attempt, "$", attemptNeeded("completing"));
+    // `metdata` lost what the caller meant to keep with the outcome.
+    assertOptions(options, METADATA_ONLY, "modelCompleted");
     const compact = state.compactor.begin();
     const stored = compactedPayload(compact, state.redact, {
       type: "model.completed",
@@ -78,10 +87,11 @@ export function failModelCall(
   state: RecorderState,
   attempt: Attempt,
   error: unknown,
-  options: { metadata?: JsonObject; partial?: unknown },
+  options: MetadataOption & { partial?: unknown },
 ): Promise<LedgerEvent> {
   return rejectThrown(() => {
     assertObjectArgument(attempt, "$", attemptNeeded("failing"));
+    assertOptions(options, MODEL_FAILED_OPTIONS, "modelFailed");
     const payload = failurePayload(state.redact, "model.failed", error);
     const compact = state.compactor.begin();
     if (options.partial !== undefined)
@@ -101,10 +111,11 @@ export function completeToolCall(
   state: RecorderState,
   attempt: Attempt,
   result: unknown,
-  options: { metadata?: JsonObject },
+  options: MetadataOption,
 ): Promise<LedgerEvent> {
   return rejectThrown(() => {
     assertObjectArgument(attempt, "$", attemptNeeded("completing"));
+    assertOptions(options, METADATA_ONLY, "toolCompleted");
     const compact = state.compactor.begin();
     const payload: JsonObject = {
       result: compactedPayload(compact, state.redact, {
@@ -128,10 +139,11 @@ export function failToolCall(
   state: RecorderState,
   attempt: Attempt,
   error: unknown,
-  options: { metadata?: JsonObject },
+  options: MetadataOption,
 ): Promise<LedgerEvent> {
   return rejectThrown(() => {
     assertObjectArgument(attempt, "$", attemptNeeded("failing"));
+    assertOptions(options, METADATA_ONLY, "toolFailed");
     const payload = failurePayload(state.redact, "tool.failed", error);
     if (attempt.toolCallId !== undefined) fieldsOf(payload).toolCallId = attempt.toolCallId;
     return resolveAttempt(state, attempt, "tool.failed", payload, options.metadata);
@@ -221,10 +233,8 @@ function decision(
     throw new InvalidArgumentError("$.reason", `${doing} an attempt needs a reason`);
   const payload: JsonObject = { reason: reasonPayload(state.redact, type, reason) };
   if (attempt.toolCallId !== undefined) payload.toolCallId = attempt.toolCallId;
-  assertObjectArgument(options, "$.options", `${doing} an attempt takes { actor?, metadata? }`);
   // `author` for `actor` recorded a person's decision as the agent's.
-  const call = type === "attempt.abandoned" ? "abandon" : "approve";
-  assertKnownKeys(options, DECISION_OPTIONS, call, "$.options");
+  assertOptions(options, DECISION_OPTIONS, type === "attempt.abandoned" ? "abandon" : "approve");
   const event: NewEvent = {
     type,
     stepId: attempt.stepId,

@@ -1,5 +1,6 @@
 import type { CompactSession } from "../compact/externalize.js";
 import { asEscape, escapeMarkers } from "../compact/marker.js";
+import type { KnownKeys } from "../events/argument-checks.js";
 import { InvalidArgumentError } from "../events/errors.js";
 import {
   isJsonObject,
@@ -119,6 +120,14 @@ export function failurePayload(
 export function fieldsOf(payload: JsonObject): JsonObject {
   return asEscape(payload) ?? payload;
 }
+
+/** The options of a call that takes only `metadata` (an outcome, a retry, a checkpoint, an input). */
+export interface MetadataOption {
+  metadata?: JsonObject;
+}
+
+/** `MetadataOption`'s one key, for `assertOptions`. */
+export const METADATA_ONLY: KnownKeys<MetadataOption> = { metadata: true };
 
 /** Per-call metadata, validated here: the recorder's events reach the store prevalidated. */
 export function callMetadata(metadata: JsonObject | undefined): JsonObject | undefined {

@@ -1,7 +1,7 @@
-import { assertObjectArgument, attemptNeeded } from "../events/argument-checks.js";
+import { assertObjectArgument, assertOptions, attemptNeeded } from "../events/argument-checks.js";
 import { InvalidArgumentError } from "../events/errors.js";
 import { assertId } from "../events/ids.js";
-import { type JsonObject, toPlainJson } from "../events/json.js";
+import { toPlainJson } from "../events/json.js";
 import type { Attempt } from "./attempt.js";
 import {
   assertToolName,
@@ -12,6 +12,7 @@ import {
   replayTool,
   toolEffect,
 } from "./call-requests.js";
+import { METADATA_ONLY, type MetadataOption } from "./prepare-payload.js";
 import type { RecorderState } from "./recorder-state.js";
 import { answerFromLedger } from "./replayed-calls.js";
 import { inTurn } from "./turns.js";
@@ -20,12 +21,13 @@ import { inTurn } from "./turns.js";
 export function retryCall(
   state: RecorderState,
   attempt: Attempt,
-  options: { metadata?: JsonObject },
+  options: MetadataOption,
 ): Promise<Attempt> {
   // In its turn, as a recorded retry is matched by order like the call it repeats; a bad
   // attempt (even a missing one) rejects, never throws.
   return inTurn(state, () => {
     assertObjectArgument(attempt, "$", attemptNeeded("retrying"));
+    assertOptions(options, METADATA_ONLY, "retry");
     // The attempt comes back from the caller and its parts enter a prevalidated event: each is
     // checked here, as `before*` checks a new call.
     if (attempt.kind !== "model" && attempt.kind !== "tool")

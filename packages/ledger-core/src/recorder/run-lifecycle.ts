@@ -1,7 +1,8 @@
 import { resolveEvents, resolvePayload } from "../compact/resolve.js";
 import { toolCallLabel } from "../decisions/tool-call-end.js";
+import { assertOptions } from "../events/argument-checks.js";
 import { UnresolvedAttemptError } from "../events/errors.js";
-import type { JsonObject, JsonValue } from "../events/json.js";
+import type { JsonValue } from "../events/json.js";
 import type { LedgerEvent, NewEvent } from "../events/types.js";
 import {
   attemptFromRecorded,
@@ -13,6 +14,8 @@ import { commitCompacted, commitEvent } from "./commit-event.js";
 import {
   compactedPayload,
   failurePayload,
+  METADATA_ONLY,
+  type MetadataOption,
   preparePayload,
   reasonPayload,
 } from "./prepare-payload.js";
@@ -51,9 +54,10 @@ export async function startRun(state: RecorderState, payload: unknown): Promise<
 export async function recordInput(
   state: RecorderState,
   input: unknown,
-  options: { metadata?: JsonObject },
+  options: MetadataOption,
 ): Promise<LedgerEvent> {
   return inTurn(state, async () => {
+    assertOptions(options, METADATA_ONLY, "recordInput");
     const payload = preparePayload(state.redact, "input.received", { input }, "$");
     const recorded = state.replay?.takeInput();
     if (recorded)

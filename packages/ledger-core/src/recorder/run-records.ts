@@ -1,3 +1,4 @@
+import { assertOptions, type KnownKeys } from "../events/argument-checks.js";
 import { InvalidArgumentError, NotFoundError } from "../events/errors.js";
 import { assertId } from "../events/ids.js";
 import type { JsonObject } from "../events/json.js";
@@ -6,7 +7,7 @@ import { isBlobRef } from "../store/blob.js";
 import type { EventStore } from "../store/event-store.js";
 import { commitCompacted, commitEvent } from "./commit-event.js";
 import { isOutcomeType, outcomeKind } from "./outcome-guard.js";
-import { compactedPayload } from "./prepare-payload.js";
+import { compactedPayload, METADATA_ONLY, type MetadataOption } from "./prepare-payload.js";
 import type { RecorderState } from "./recorder-state.js";
 import { assertNoneLeftInFlight } from "./run-lifecycle.js";
 
@@ -18,12 +19,20 @@ export interface EvidenceRecord {
   evidenceRefs: string[];
 }
 
+const EVIDENCE_KEYS: KnownKeys<EvidenceRecord> = {
+  key: true,
+  classification: true,
+  summary: true,
+  evidenceRefs: true,
+};
+
 /** `SessionRecorder.checkpoint`. */
 export async function checkpoint(
   state: RecorderState,
   value: unknown,
-  options: { metadata?: JsonObject },
+  options: MetadataOption,
 ): Promise<LedgerEvent> {
+  assertOptions(options, METADATA_ONLY, "checkpoint");
   // A checkpoint is often a whole serialized framework state (an OpenAI Agents RunState at
   // every interruption): over the threshold, it goes to a blob as a call's payload does.
   const compact = state.compactor.begin();
@@ -44,6 +53,8 @@ export async function recordEvidence(
   state: RecorderState,
   record: EvidenceRecord,
 ): Promise<LedgerEvent> {
+  // `keys` for `key` wrote a record that supersedes nothing, without a word.
+  assertOptions(record, EVIDENCE_KEYS, "recordEvidence", "$");
   if (record.key !== undefined) assertId(record.key, "$.key");
   if (typeof record.classification !== "string" || record.classification.length === 0) {
     throw new InvalidArgumentError("$.classification", "classification must be a non-empty string");
