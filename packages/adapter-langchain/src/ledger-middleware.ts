@@ -5,6 +5,7 @@ import {
   LedgerError,
   type ReplayedOutcome,
   type SessionRecorder,
+  type ToolEffect,
 } from "@agent-ledger/core";
 import { ToolMessage } from "@langchain/core/messages";
 import { Command, getConfig, isCommand } from "@langchain/langgraph";
@@ -88,7 +89,15 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions) {
         const decided = await recordAnswer(recorder, error.attempt, answer, metadata);
         requested = { attempt: decided, approved: decided.replayed === undefined };
       }
-      const { attempt, approved } = requested;
+      let { attempt, approved } = requested;
+      // Thrown live, the failure stopped the agent (nothing saved the tools node's writes), and
+      // LangGraph runs the node again on `invoke(null)`: a tool that may run again does, as a
+      // retry of the failed attempt (one the ledger holds is answered from it). Replayed, the
+      // recorded error stopped every invocation again, and read as a new one.
+      while (attempt.replayed && runsAgainAfter(attempt.replayed, effect)) {
+        attempt = await recorder.retry(attempt, { metadata });
+        approved = false;
+      }
       if (attempt.replayed) {
         // Abandoned by a person, it does not run again, nor does anything made inside it.
         if (attempt.replayed.status === "abandoned")
@@ -227,6 +236,16 @@ function replayedError(recorded: Record<string, unknown>, call: ToolCallLike): E
   const rebuilt = new Error(message);
   rebuilt.name = String(recorded.name ?? "Error");
   return rebuilt;
+}
+
+/**
+ * True for a recorded failure that a tool declared idempotent threw (not an error ToolMessage it
+ * returned, nor arguments its schema refused, which the model was given): its call runs again.
+ */
+function runsAgainAfter(replayed: ReplayedOutcome, effect: ToolEffect): boolean {
+  if (!effect.idempotent || replayed.status !== "failed") return false;
+  const name = isRecord(replayed.error) ? replayed.error.name : undefined;
+  return name !== RETURNED_ERROR && name !== INVOCATION_ERROR;
 }
 
 /** A tool's result as JSON; a Command keeps the target graph its toJSON leaves out. */

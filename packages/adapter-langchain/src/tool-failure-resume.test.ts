@@ -1,0 +1,123 @@
+import { inspectSession, MemoryEventStore } from "@agent-ledger/core";
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { ledgerAgent, threadConfig } from "./testing/helpers.js";
+
+/**
+ * A tool that throws on its first `failures` runs (the network was down), then answers; declared
+ * idempotent or not. The model asks for it once, then answers with what it got.
+ */
+function flakyAgent(store: MemoryEventStore, options: { idempotent: boolean; failures: number }) {
+  const runs = { count: 0 };
+  const lookup = tool(
+    async ({ q }: { q: string }) => {
+      runs.count++;
+      if (runs.count <= options.failures) throw new Error(`network down (${runs.count})`);
+      return `found ${q}`;
+    },
+    {
+      name: "lookup",
+      description: "read",
+      schema: z.object({ q: z.string() }),
+      metadata: options.idempotent ? { idempotent: true } : {},
+    },
+  );
+  const agent = () =>
+    ledgerAgent({
+      store,
+      sessionId: "s",
+      runId: "r",
+      tools: [lookup],
+      answer: (messages) => {
+        const result = messages.findLast((message) => ToolMessage.isInstance(message));
+        if (!result)
+          return new AIMessage({
+            content: "",
+            tool_calls: [{ id: "call-1", name: "lookup", args: { q: "x" } }],
+          });
+        return new AIMessage(`done: ${String(result.content)}`);
+      },
+    });
+  return { runs, agent };
+}
+
+/** The agent's last message, or the error it stopped with. */
+function outcome(run: Promise<{ messages: { content: unknown }[] }>) {
+  return run.then(
+    (result) => String(result.messages.at(-1)?.content),
+    (error: unknown) => `error: ${(error as Error).message}`,
+  );
+}
+
+/** The tool attempts of the run: status, and which attempt each retried. */
+async function toolAttempts(store: MemoryEventStore) {
+  const inspection = await inspectSession(store, "s");
+  const attempts = (inspection.runs[0]?.steps ?? [])
+    .flatMap((step) => step.attempts.map((attempt) => ({ ...attempt, stepId: step.stepId })))
+    .filter((attempt) => attempt.kind === "tool");
+  return attempts.map((attempt) => ({
+    stepId: attempt.stepId,
+    status: attempt.status,
+    retried:
+      attempt.retryOf === undefined
+        ? null
+        : attempts.findIndex((other) => other.attemptId === attempt.retryOf),
+  }));
+}
+
+// A tool's error that stops a createAgent agent leaves the tools node without saved writes, and
+// LangGraph's way to try again is to invoke the thread with null: the node runs again.
+describe("a tool that threw, met again when the graph is invoked again", () => {
+  for (const resumedBy of ["same handler", "new handler"] as const)
+    it(`declared idempotent, runs again as a retry of the failed attempt (${resumedBy})`, async () => {
+      const store = new MemoryEventStore();
+      const { runs, agent } = flakyAgent(store, { idempotent: true, failures: 2 });
+      let { agent: graph, handler } = agent();
+      const input = { messages: [new HumanMessage("go")] };
+      expect(await outcome(graph.invoke(input, threadConfig(handler)))).toBe(
+        "error: network down (1)",
+      );
+      if (resumedBy === "new handler") ({ agent: graph, handler } = agent());
+      // Each invocation runs the tool once more: its own error, not the recorded one.
+      expect(await outcome(graph.invoke(null as never, threadConfig(handler)))).toBe(
+        "error: network down (2)",
+      );
+      if (resumedBy === "new handler") ({ agent: graph, handler } = agent());
+      expect(await outcome(graph.invoke(null as never, threadConfig(handler)))).toBe(
+        "done: found x",
+      );
+      expect(runs.count).toBe(3);
+      // One step (the model asked once), three attempts, each a retry of the one before.
+      const attempts = await toolAttempts(store);
+      expect(attempts.map(({ status, retried }) => ({ status, retried }))).toEqual([
+        { status: "failed", retried: null },
+        { status: "failed", retried: 0 },
+        { status: "completed", retried: 1 },
+      ]);
+      expect(new Set(attempts.map((attempt) => attempt.stepId)).size).toBe(1);
+      // Done, the answer is the ledger's from then on: the tool does not run again.
+      if (resumedBy === "new handler") ({ agent: graph, handler } = agent());
+      expect(await outcome(graph.invoke(null as never, threadConfig(handler)))).toBe(
+        "done: found x",
+      );
+      expect(runs.count).toBe(3);
+    });
+
+  it("not declared idempotent, is answered with its recorded failure and does not run again", async () => {
+    // It may have had its effect before it threw: running it again is for a person to allow
+    // (declare it idempotent), or give the model its failure (restoreMessages' toolMessages).
+    const store = new MemoryEventStore();
+    const { runs, agent } = flakyAgent(store, { idempotent: false, failures: 1 });
+    const { agent: graph, handler } = agent();
+    await outcome(graph.invoke({ messages: [new HumanMessage("go")] }, threadConfig(handler)));
+    expect(await outcome(graph.invoke(null as never, threadConfig(handler)))).toBe(
+      "error: network down (1)",
+    );
+    expect(runs.count).toBe(1);
+    expect(await toolAttempts(store)).toEqual([
+      { stepId: expect.any(String), status: "failed", retried: null },
+    ]);
+  });
+});
