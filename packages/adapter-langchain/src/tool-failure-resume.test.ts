@@ -1,15 +1,18 @@
-import { inspectSession, MemoryEventStore } from "@agent-ledger/core";
-import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { findLedgerError, inspectSession, MemoryEventStore } from "@agent-ledger/core";
+import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ledgerAgent, threadConfig } from "./testing/helpers.js";
+import { LedgerCallbackHandler } from "./callback-handler.js";
+import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
+import { ledgerAgent, threadConfig, toolGraph } from "./testing/helpers.js";
+import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
 /**
  * A tool that throws on its first `failures` runs (the network was down), then answers; declared
- * idempotent or not. The model asks for it once, then answers with what it got.
+ * idempotent or not.
  */
-function flakyAgent(store: MemoryEventStore, options: { idempotent: boolean; failures: number }) {
+function flakyTool(options: { idempotent: boolean; failures: number }) {
   const runs = { count: 0 };
   const lookup = tool(
     async ({ q }: { q: string }) => {
@@ -24,22 +27,24 @@ function flakyAgent(store: MemoryEventStore, options: { idempotent: boolean; fai
       metadata: options.idempotent ? { idempotent: true } : {},
     },
   );
-  const agent = () =>
-    ledgerAgent({
-      store,
-      sessionId: "s",
-      runId: "r",
-      tools: [lookup],
-      answer: (messages) => {
-        const result = messages.findLast((message) => ToolMessage.isInstance(message));
-        if (!result)
-          return new AIMessage({
-            content: "",
-            tool_calls: [{ id: "call-1", name: "lookup", args: { q: "x" } }],
-          });
-        return new AIMessage(`done: ${String(result.content)}`);
-      },
+  return { runs, lookup };
+}
+
+/** The model: asks for the tool once, then answers with what it got. */
+function answer(messages: BaseMessage[]): AIMessage {
+  const result = messages.findLast((message) => ToolMessage.isInstance(message));
+  if (!result)
+    return new AIMessage({
+      content: "",
+      tool_calls: [{ id: "call-1", name: "lookup", args: { q: "x" } }],
     });
+  return new AIMessage(`done: ${String(result.content)}`);
+}
+
+/** createAgent with ledgerMiddleware and the flaky tool; `agent()` is one process's agent. */
+function flakyAgent(store: MemoryEventStore, options: { idempotent: boolean; failures: number }) {
+  const { runs, lookup } = flakyTool(options);
+  const agent = () => ledgerAgent({ store, sessionId: "s", runId: "r", tools: [lookup], answer });
   return { runs, agent };
 }
 
@@ -119,5 +124,53 @@ describe("a tool that threw, met again when the graph is invoked again", () => {
     expect(await toolAttempts(store)).toEqual([
       { stepId: expect.any(String), status: "failed", retried: null },
     ]);
+  });
+});
+
+// A plain graph (ToolNode stopping on errors) recorded by the callback alone, which can refuse a
+// call but not answer one.
+describe("in a plain graph, a tool that threw, met again when the graph is invoked again", () => {
+  function plainGraph(store: MemoryEventStore, options: { idempotent: boolean }) {
+    const { runs, lookup } = flakyTool({ ...options, failures: 1 });
+    const graph = toolGraph(
+      new ScriptedChatModel(answer),
+      [lookup],
+      new LedgerCheckpointSaver({ store }),
+      { handleToolErrors: false },
+    );
+    const handler = new LedgerCallbackHandler({ store, sessionId: "s", runId: "r" });
+    return { runs, graph, handler };
+  }
+
+  it("declared idempotent, runs again as a retry", async () => {
+    const store = new MemoryEventStore();
+    const { runs, graph, handler } = plainGraph(store, { idempotent: true });
+    await outcome(graph.invoke({ messages: [new HumanMessage("go")] }, threadConfig(handler)));
+    expect(await outcome(graph.invoke(null, threadConfig(handler)))).toBe("done: found x");
+    expect(runs.count).toBe(2);
+    expect((await toolAttempts(store)).map(({ status, retried }) => ({ status, retried }))).toEqual(
+      [
+        { status: "failed", retried: null },
+        { status: "completed", retried: 0 },
+      ],
+    );
+  });
+
+  it("not declared idempotent, is refused with its recorded error and the ways on", async () => {
+    const store = new MemoryEventStore();
+    const { runs, graph, handler } = plainGraph(store, { idempotent: false });
+    await outcome(graph.invoke({ messages: [new HumanMessage("go")] }, threadConfig(handler)));
+    const error = await graph.invoke(null, threadConfig(handler)).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    const refusal = findLedgerError(error, "unresolved-attempt");
+    expect(refusal?.message).toMatch(
+      /tool call lookup \(call-1\) was already failed \(network down \(1\)\) before the run was resumed/,
+    );
+    // Not "answer it from the ledger": answered so, the error would stop every invocation.
+    expect(refusal?.message).toContain("Declare the tool idempotent if running it again is safe");
+    expect(refusal?.message).toContain("restoreMessages' toolMessages");
+    expect(runs.count).toBe(1);
   });
 });

@@ -1,6 +1,7 @@
 import {
   type Attempt,
   LedgerError,
+  type ReplayedOutcome,
   type SessionRecorder,
   UnresolvedAttemptError,
 } from "@agent-ledger/core";
@@ -100,7 +101,7 @@ export class ToolRuns {
     if (replayed.status === "abandoned")
       await abandonCallsInside(recorder, attempt, replayed.reason);
     throw new UnresolvedAttemptError(
-      `tool call ${name}${toolCallId ? ` (${toolCallId})` : ""} was already ${replayed.status} before the run was resumed; it is not idempotent, so it is not run again. ${outer ? "It is called by another tool: only that tool's call can be answered from the ledger (declare it idempotent only if running it again is safe)." : "Use ledgerMiddleware to answer it from the ledger, or in a plain graph answer it through the graph's state (README: Plain LangGraph graphs)."}`,
+      `tool call ${name}${toolCallId ? ` (${toolCallId})` : ""} was already ${replayed.status}${failureText(replayed)} before the run was resumed; it is not idempotent, so it is not run again. ${howToGoOn(replayed, outer !== undefined)}`,
       { attemptId: attempt.attemptId, toolCallId: toolCallId ?? null, name },
       attempt,
     );
@@ -151,4 +152,25 @@ export class ToolRuns {
     await settleRefused({ recorder, attempt, refusal, askedByModel: outer === undefined });
     throw refusal.error;
   }
+}
+
+/** What a recorded failure said, as ` (<message>)`; empty for any other outcome. */
+function failureText(replayed: ReplayedOutcome): string {
+  if (replayed.status !== "failed") return "";
+  const error = replayed.error as { message?: unknown } | null;
+  const message = typeof error?.message === "string" ? error.message : "";
+  return message === "" ? "" : ` (${message})`;
+}
+
+/**
+ * How to go on past a recorded call the callback cannot answer. Answered from the ledger by
+ * ledgerMiddleware, a failure the tool threw would stop the agent again on every invocation,
+ * so for a failure the way on is running it again (declared idempotent) or the model's turn.
+ */
+function howToGoOn(replayed: ReplayedOutcome, nested: boolean): string {
+  if (nested)
+    return "It is called by another tool: only that tool's call can be answered from the ledger (declare it idempotent only if running it again is safe).";
+  if (replayed.status === "failed")
+    return "Declare the tool idempotent if running it again is safe, or give the model its failure through the graph's state: restoreMessages' toolMessages hold it (README: Plain LangGraph graphs).";
+  return "Use ledgerMiddleware to answer it from the ledger, or in a plain graph answer it through the graph's state (README: Plain LangGraph graphs).";
 }
