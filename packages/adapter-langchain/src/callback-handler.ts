@@ -1,4 +1,4 @@
-import type { Attempt, LedgerEvent, SessionRecorder } from "@agent-ledger/core";
+import type { Attempt, JsonValue, LedgerEvent, SessionRecorder } from "@agent-ledger/core";
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { DocumentInterface } from "@langchain/core/documents";
 import type { Serialized } from "@langchain/core/load/serializable";
@@ -141,6 +141,22 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
    */
   async requestToolCall(call: ToolCallToRecord): Promise<ToolAttempt> {
     return requestToolCall(await this.getRecorder(), this.#state.book, call);
+  }
+
+  /**
+   * Called by `ledgerMiddleware`: the tool call it was handed (`request.toolCall`), asking `call`, threw
+   * (live, or as the ledger answered it) on `attempt`, which a retry of the same request retries.
+   */
+  toolCallThrew(request: object, call: { name: string; args: JsonValue }, attempt: Attempt): void {
+    this.#state.book.failures.failed(request, call, attempt);
+  }
+
+  /**
+   * Called by `ledgerMiddleware` before it records a tool call: the attempt made for the same
+   * tool call object (a retry middleware around it calls it again) that threw, if any.
+   */
+  retriedToolCall(request: object, call: { name: string; args: JsonValue }): Attempt | undefined {
+    return this.#state.book.failures.retried(request, call);
   }
 
   /**

@@ -67,16 +67,16 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions) {
       // The thread: one handler may serve several, whose models may give the same ids.
       const threadId = threadIdOf(request.runtime?.configurable);
       const metadata = langchainMetadata({ recordedBy: "middleware", threadId });
+      const asked = { name: call.name, args: toJsonValue(call.args) };
+      // The same request again after it threw (toolRetryMiddleware around this one): a retry
+      // of that attempt, in its step, and on resume answered as the retry it was.
+      const retried = handler.retriedToolCall(call, asked);
+      const threw = (failed: Attempt) => handler.toolCallThrew(call, asked, failed);
       let requested: ToolAttempt;
       try {
-        requested = await handler.requestToolCall({
-          name: call.name,
-          args: toJsonValue(call.args),
-          effect,
-          toolCallId,
-          threadId,
-          metadata,
-        });
+        requested = retried
+          ? { attempt: await recorder.retry(retried, { metadata }), approved: false }
+          : await handler.requestToolCall({ ...asked, effect, toolCallId, threadId, metadata });
       } catch (error) {
         if (!ask || !LedgerError.isInstance(error, "unresolved-attempt")) throw error;
         // In flight at a crash, no decision recorded: a person is asked (the graph pauses
@@ -102,7 +102,12 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions) {
         // Abandoned by a person, it does not run again, nor does anything made inside it.
         if (attempt.replayed.status === "abandoned")
           await abandonCallsInside(recorder, attempt, attempt.replayed.reason);
-        return replayedToolMessage(attempt.replayed, call);
+        try {
+          return replayedToolMessage(attempt.replayed, call);
+        } catch (error) {
+          threw(attempt);
+          throw error;
+        }
       }
       const claimed = {
         requestedEventId: attempt.requestedEventId,
@@ -125,8 +130,10 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions) {
         // An aborted run stops waiting for the tool, which may go on and have its effect: that
         // is no failure of the tool. The attempt stays unresolved (a resume asks before
         // repeating it); only the tool's own error is recorded as tool.failed.
-        if (request.runtime?.signal?.aborted !== true)
+        if (request.runtime?.signal?.aborted !== true) {
           await recorder.toolFailed(attempt, recordedError(error));
+          threw(attempt);
+        }
         throw error;
       } finally {
         release();

@@ -6,6 +6,7 @@ import {
   type SessionRecorder,
   type ToolEffect,
 } from "@agent-ledger/core";
+import { FailedToolCalls } from "./failed-tool-calls.js";
 import { type HeldCall, OtherRunCalls } from "./other-run-calls.js";
 import type { ToolRun } from "./run-tree.js";
 import { beforeToolCall, type ToolAttempt } from "./tool-attempt.js";
@@ -20,6 +21,8 @@ export class ToolCallBook {
   readonly claims = new ToolClaims();
   /** The calls that other runs of the session hold (read once, when first needed). */
   readonly otherRuns = new OtherRunCalls();
+  /** The requests ledgerMiddleware saw throw, which a retry around it may make again. */
+  readonly failures = new FailedToolCalls();
 }
 
 /** A tool call about to run (or a retriever's query), as the handler or ledgerMiddleware sees it. */

@@ -17,6 +17,7 @@ import { toolArtifactCrashes } from "./tool-artifact.test.data.js";
 import { toolCallThreadsCrashes } from "./tool-call-threads.test.data.js";
 import { toolEffectCrashes } from "./tool-effect.test.data.js";
 import { toolNodeCrashes } from "./tool-node.test.data.js";
+import { toolRetryCrashes } from "./tool-retry.test.data.js";
 import { unresolvedInterruptCrashes } from "./unresolved-interrupt.test.data.js";
 
 /** Every scenario a crash child can run, by the name a test gives it. */
@@ -39,6 +40,7 @@ export const crashScenarios = {
   ...toolCallThreadsCrashes,
   ...toolEffectCrashes,
   ...toolNodeCrashes,
+  ...toolRetryCrashes,
   ...unresolvedInterruptCrashes,
 } satisfies Record<string, CrashScenario>;
 
