@@ -1,4 +1,10 @@
-import type { Attempt, JsonValue, LedgerEvent, SessionRecorder } from "@agent-ledger/core";
+import type {
+  Attempt,
+  JsonValue,
+  LedgerError,
+  LedgerEvent,
+  SessionRecorder,
+} from "@agent-ledger/core";
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { DocumentInterface } from "@langchain/core/documents";
 import type { Serialized } from "@langchain/core/load/serializable";
@@ -11,7 +17,7 @@ import { awaitedCall, InterruptPauses } from "./interrupt-pauses.js";
 import { threadIdOf } from "./langchain-metadata.js";
 import { chatRequest, textRequest } from "./model-request.js";
 import { ModelRuns } from "./model-runs.js";
-import { type NestedRefusal, NestedRefusals } from "./nested-refusal.js";
+import { type NestedRefusal, NestedRefusals, nestedRefusal } from "./nested-refusal.js";
 import { checkHandlerOptions } from "./option-checks.js";
 import { parseToolInput, toJsonValue } from "./plain-json.js";
 import { RunTree } from "./run-tree.js";
@@ -141,6 +147,27 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
    */
   async requestToolCall(call: ToolCallToRecord): Promise<ToolAttempt> {
     return requestToolCall(await this.getRecorder(), this.#state.book, call);
+  }
+
+  /**
+   * Called by `ledgerMiddleware`: true when a tool call it records runs (at any depth) inside a
+   * tool call that runs again by a person's approval, from LangChain's run `parentRunId` where
+   * it runs (its tools node's). A sub-agent that a tool runs on this handler makes its own tool
+   * calls, which a decision on the tool's call covers: approved, they run again with it.
+   */
+  insideApprovedCall(parentRunId: string | undefined): boolean {
+    return this.#state.runs.enclosingTool(parentRunId)?.approved === true;
+  }
+
+  /**
+   * Called by `ledgerMiddleware`: the ledger refused the tool call `name` (`error`) that a
+   * sub-agent makes inside a tool call, from LangChain's run `parentRunId` where it runs. The
+   * refusal is no outcome of the outer call, as for a call the tool makes itself: whoever
+   * records that call hears of it as it ends (`takeNestedRefusal`).
+   */
+  refusedInside(parentRunId: string | undefined, error: LedgerError, name: string): void {
+    const outer = this.#state.runs.enclosingTool(parentRunId)?.requestedEventId;
+    if (outer !== undefined) this.#state.refusals.note(outer, nestedRefusal(error, name));
   }
 
   /**

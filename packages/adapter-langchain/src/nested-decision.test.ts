@@ -12,6 +12,7 @@ import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js"
 import { lines, payloadOf, runEvents } from "./testing/helpers.js";
 import {
   agentWorld,
+  type ChargePath,
   type CrashAt,
   graphWorld,
   RUN,
@@ -120,14 +121,14 @@ describe.concurrent("a call made inside a tool, cut off by a crash, is decided o
   }) => {
     const { store, charges } = await crashed("deep", "agent", "in-charge", onTestFinished, "deep");
     const charge = (await toolEvents(store)).first("charge");
-    const stopped = await agentWorld(store, charges, "none", true).resume();
+    const stopped = await agentWorld(store, charges, "none", "deep").resume();
     expect(refusalIn(stopped)?.details).toMatchObject({ attemptId: charge?.attemptId });
     // Neither checkout nor pay (the tool between) failed.
     expect((await toolEvents(store)).outcomes).toEqual([]);
 
     const ops = await person(store);
     await ops.approve(await unresolvedAttempt(store, charge?.attemptId), "no payment at the bank");
-    const resumed = agentWorld(store, charges, "none", true);
+    const resumed = agentWorld(store, charges, "none", "deep");
     expect(await resumed.resume()).toEqual({ answer: "Done: order placed (charged 5)" });
     expect(lines(charges)).toBe(2);
     expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
@@ -197,12 +198,17 @@ describe.concurrent("a call made inside a tool, cut off by a crash, is decided o
     expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
   });
 
-  for (const deep of [false, true])
-    it(`createAgent${deep ? ", a tool between the two" : ""}: the person abandons checkout, the outer call, and nothing inside it stays unresolved`, async ({
+  const between = {
+    direct: "",
+    deep: ", a tool between the two",
+    "sub-agent": ", through a sub-agent",
+  } satisfies Record<ChargePath, string>;
+  for (const path of ["direct", "deep", "sub-agent"] as const)
+    it(`createAgent${between[path]}: the person abandons checkout, the outer call, and nothing inside it stays unresolved`, async ({
       onTestFinished,
     }) => {
-      const name = deep ? "outer-abandon-deep" : "outer-abandon";
-      const crashedArgs = deep ? ["deep"] : [];
+      const name = `outer-abandon-${path}`;
+      const crashedArgs = [path];
       const { store, charges } = await crashed(
         name,
         "agent",
@@ -211,14 +217,14 @@ describe.concurrent("a call made inside a tool, cut off by a crash, is decided o
         ...crashedArgs,
       );
       // A resume first stops at the charge (checkout and pay run again, and stop there too).
-      expect(refusalIn(await agentWorld(store, charges, "none", deep).resume())).toBeDefined();
+      expect(refusalIn(await agentWorld(store, charges, "none", path).resume())).toBeDefined();
 
       const ops = await person(store);
       await ops.abandon(
         await unresolvedNamed(store, "checkout"),
         "charged at the bank: placed by hand",
       );
-      const resumed = agentWorld(store, charges, "none", deep);
+      const resumed = agentWorld(store, charges, "none", path);
       expect(await resumed.resume()).toEqual({
         answer: expect.stringContaining("charged at the bank: placed by hand"),
       });
@@ -228,7 +234,7 @@ describe.concurrent("a call made inside a tool, cut off by a crash, is decided o
         [
           "attempt.abandoned charge",
           "attempt.abandoned checkout",
-          ...(deep ? ["attempt.abandoned pay"] : []),
+          ...(path === "deep" ? ["attempt.abandoned pay"] : []),
         ].sort(),
       );
     });
@@ -237,15 +243,16 @@ describe.concurrent("a call made inside a tool, cut off by a crash, is decided o
   // person approves checkout, and the charge runs again with it (in flight, it is approved too,
   // so that the ledger says why it ran again).
   const approvals = [
-    { crashAt: "in-charge" as const, deep: true, agentApproved: ["charge"] },
-    { crashAt: "after-charge" as const, deep: false, agentApproved: [] },
+    { crashAt: "in-charge" as const, path: "deep" as const, agentApproved: ["charge"] },
+    { crashAt: "after-charge" as const, path: "direct" as const, agentApproved: [] },
+    { crashAt: "in-charge" as const, path: "sub-agent" as const, agentApproved: ["charge"] },
   ];
-  for (const { crashAt, deep, agentApproved } of approvals)
-    it(`createAgent, killed ${crashAt}${deep ? " through pay" : ""}: the person approves checkout, the outer call, and the charge inside it runs once more`, async ({
+  for (const { crashAt, path, agentApproved } of approvals)
+    it(`createAgent, killed ${crashAt}${between[path]}: the person approves checkout, the outer call, and the charge inside it runs once more`, async ({
       onTestFinished,
     }) => {
-      const crashedArgs = deep ? ["deep"] : [];
-      const name = `outer-approve-${crashAt}`;
+      const crashedArgs = [path];
+      const name = `outer-approve-${crashAt}-${path}`;
       const { store, charges } = await crashed(
         name,
         "agent",
@@ -253,12 +260,14 @@ describe.concurrent("a call made inside a tool, cut off by a crash, is decided o
         onTestFinished,
         ...crashedArgs,
       );
-      expect(refusalIn(await agentWorld(store, charges, "none", deep).resume())).toBeDefined();
+      expect(refusalIn(await agentWorld(store, charges, "none", path).resume())).toBeDefined();
 
       const ops = await person(store);
       await ops.approve(await unresolvedNamed(store, "checkout"), "no payment at the bank");
-      const resumed = agentWorld(store, charges, "none", deep);
-      expect(await resumed.resume()).toEqual({ answer: "Done: order placed (charged 5)" });
+      const resumed = agentWorld(store, charges, "none", path);
+      expect(await resumed.resume()).toEqual({
+        answer: `Done: order placed (${path === "sub-agent" ? "paid: " : ""}charged 5)`,
+      });
       expect(lines(charges)).toBe(2);
       expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
       const events = await runEvents(store, SESSION, RUN);

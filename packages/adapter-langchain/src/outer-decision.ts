@@ -24,11 +24,24 @@ export async function abandonCallsInside(
   const replay = recorder.replay;
   if (!replay) return;
   const notMet = replay.unmatchedTools();
+  // A call a sub-agent's model asked for (an agent run inside the tool, on the same handler) is
+  // caused by that model's completion, whose call is caused by the tool's request: the step a
+  // model completion's call was made inside, by its eventId.
+  const modelCalls = replay.modelAttempts;
+  const modelCauses = new Map<string, string>();
+  for (const model of modelCalls) {
+    const cause = model.requested.causedByEventId;
+    if (model.outcome !== undefined && cause !== undefined)
+      modelCauses.set(model.outcome.eventId, cause);
+  }
+  const stepOf = (cause: string | undefined) =>
+    cause === undefined
+      ? undefined
+      : (replay.toolStepOf(cause) ?? replay.toolStepOf(modelCauses.get(cause) ?? ""));
   // The step each call was made inside (its cause is the request of an attempt of that step).
   const stepOutside = new Map<string, string>();
-  for (const recorded of notMet) {
-    const cause = recorded.requested.causedByEventId;
-    const step = cause === undefined ? undefined : replay.toolStepOf(cause);
+  for (const recorded of [...notMet, ...modelCalls]) {
+    const step = stepOf(recorded.requested.causedByEventId);
     if (step !== undefined) stepOutside.set(recorded.stepId, step);
   }
   const inside = (stepId: string) => {
@@ -41,7 +54,8 @@ export async function abandonCallsInside(
     return false;
   };
   const why = `made inside ${outer.name ?? "a tool"}'s call, which was abandoned: ${reason}`;
-  for (const recorded of notMet)
+  // Its sub-agent's model calls too: one in flight would stay unresolved for good.
+  for (const recorded of [...notMet, ...modelCalls])
     if (recorded.status === "requested" && inside(recorded.stepId))
       await recorder.abandon(attemptFromRecorded(recorded), why);
 }

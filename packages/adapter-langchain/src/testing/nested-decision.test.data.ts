@@ -1,6 +1,7 @@
 import { appendFileSync } from "node:fs";
 import type { EventStore } from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import type { RunnableConfig } from "@langchain/core/runnables";
 import { fakeModel } from "@langchain/core/testing";
 import { tool } from "@langchain/core/tools";
 import { Command } from "@langchain/langgraph";
@@ -19,6 +20,29 @@ export const RUN = "run-1";
 export type CrashAt = "in-charge" | "after-charge" | "none";
 
 /**
+ * How `checkout` reaches `charge`: calling it itself ("direct"), through `pay`, a tool between
+ * the two ("deep"), or through a sub-agent (createAgent with ledgerMiddleware on the same
+ * handler) whose model asks for it ("sub-agent").
+ */
+export type ChargePath = "direct" | "deep" | "sub-agent";
+
+/** A sub-agent's model: asks for `charge`, then says what it got. */
+function subAgentModel() {
+  const model = fakeModel();
+  const decide = (messages: BaseMessage[]) => {
+    const result = messages.find((message) => ToolMessage.isInstance(message));
+    if (!result)
+      return new AIMessage({
+        content: "",
+        tool_calls: [{ id: "call-charge", name: "charge", args: { amount: 5 } }],
+      });
+    return new AIMessage(`paid: ${String(result.content)}`);
+  };
+  for (let call = 0; call < 4; call++) model.respond(decide);
+  return model;
+}
+
+/**
  * One process's world: `checkout` (idempotent, unless `checkoutIdempotent` is false) charges
  * through `charge` (not idempotent), which it calls with its own config, as tools commonly call
  * tools. Each charge is a line in the log file `charges`. `modelSaw`: the ToolMessages the model
@@ -27,8 +51,9 @@ export type CrashAt = "in-charge" | "after-charge" | "none";
 export function world(
   charges: string,
   crashAt: CrashAt = "none",
-  deep = false,
+  path: ChargePath = "direct",
   checkoutIdempotent = true,
+  handler?: LedgerCallbackHandler,
 ) {
   const modelSaw: string[] = [];
   const charge = tool(
@@ -49,10 +74,24 @@ export function world(
       metadata: { idempotent: true },
     },
   );
+  // With "sub-agent", checkout runs an agent of its own on the same handler (its config's).
+  const subAgent = async (amount: number, config: RunnableConfig) => {
+    if (handler === undefined) throw new Error("a sub-agent records through the world's handler");
+    const agent = createAgent({
+      model: subAgentModel(),
+      tools: [charge],
+      middleware: [ledgerMiddleware({ handler })],
+    });
+    const result = await agent.invoke({ messages: [new HumanMessage(`pay ${amount}`)] }, config);
+    return String(result.messages.at(-1)?.content);
+  };
   const checkout = tool(
     async ({ amount }: { amount: number }, config) => {
       // Called with checkout's config (its toolCall too), charge answers with a ToolMessage.
-      const receipt = await (deep ? pay : charge).invoke({ amount }, config);
+      const receipt =
+        path === "sub-agent"
+          ? await subAgent(amount, config)
+          : await (path === "deep" ? pay : charge).invoke({ amount }, config);
       if (crashAt === "after-charge") return crashHere();
       return `order placed (${String(ToolMessage.isInstance(receipt) ? receipt.content : receipt)})`;
     },
@@ -84,10 +123,10 @@ export function agentWorld(
   store: EventStore,
   charges: string,
   crashAt: CrashAt = "none",
-  deep = false,
+  path: ChargePath = "direct",
 ) {
-  const { model, checkout, modelSaw } = world(charges, crashAt, deep);
   const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+  const { model, checkout, modelSaw } = world(charges, crashAt, path, true, handler);
   const agent = createAgent({
     model,
     tools: [checkout],
@@ -112,7 +151,7 @@ export function graphWorld(
   crashAt: CrashAt = "none",
   checkoutIdempotent = true,
 ) {
-  const { model, checkout, modelSaw } = world(charges, crashAt, false, checkoutIdempotent);
+  const { model, checkout, modelSaw } = world(charges, crashAt, "direct", checkoutIdempotent);
   const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
   const bound = model.bindTools([checkout]);
   const graph = toolGraph(bound, [checkout], new LedgerCheckpointSaver({ store }), {
@@ -136,9 +175,14 @@ export function graphWorld(
 }
 
 export const nestedDecisionCrashes = {
-  /** createAgent; args: the charges log, where to die, "deep" to charge through `pay`. */
-  "nested-decision:agent": async (store, [charges, crashAt, deep]) => {
-    await agentWorld(store, String(charges), crashAt as CrashAt, deep === "deep").start();
+  /** createAgent; args: the charges log, where to die, and how checkout charges (ChargePath). */
+  "nested-decision:agent": async (store, [charges, crashAt, path]) => {
+    await agentWorld(
+      store,
+      String(charges),
+      crashAt as CrashAt,
+      (path ?? "direct") as ChargePath,
+    ).start();
   },
   /** The plain graph; args: the charges log, where to die, "risky" if checkout is not idempotent. */
   "nested-decision:graph": async (store, [charges, crashAt, risky]) => {
