@@ -1,50 +1,17 @@
-import { findLedgerError, inspectSession, MemoryEventStore } from "@agent-ledger/core";
-import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
-import { tool } from "@langchain/core/tools";
+import { findLedgerError, MemoryEventStore } from "@agent-ledger/core";
+import { HumanMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
+import { askForLookup, flakyLookup, toolAttempts } from "./testing/flaky-lookup.test.data.js";
 import { ledgerAgent, threadConfig, toolGraph } from "./testing/helpers.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
-/**
- * A tool that throws on its first `failures` runs (the network was down), then answers; declared
- * idempotent or not.
- */
-function flakyTool(options: { idempotent: boolean; failures: number }) {
-  const runs = { count: 0 };
-  const lookup = tool(
-    async ({ q }: { q: string }) => {
-      runs.count++;
-      if (runs.count <= options.failures) throw new Error(`network down (${runs.count})`);
-      return `found ${q}`;
-    },
-    {
-      name: "lookup",
-      description: "read",
-      schema: z.object({ q: z.string() }),
-      metadata: options.idempotent ? { idempotent: true } : {},
-    },
-  );
-  return { runs, lookup };
-}
-
-/** The model: asks for the tool once, then answers with what it got. */
-function answer(messages: BaseMessage[]): AIMessage {
-  const result = messages.findLast((message) => ToolMessage.isInstance(message));
-  if (!result)
-    return new AIMessage({
-      content: "",
-      tool_calls: [{ id: "call-1", name: "lookup", args: { q: "x" } }],
-    });
-  return new AIMessage(`done: ${String(result.content)}`);
-}
-
 /** createAgent with ledgerMiddleware and the flaky tool; `agent()` is one process's agent. */
 function flakyAgent(store: MemoryEventStore, options: { idempotent: boolean; failures: number }) {
-  const { runs, lookup } = flakyTool(options);
-  const agent = () => ledgerAgent({ store, sessionId: "s", runId: "r", tools: [lookup], answer });
+  const { runs, lookup } = flakyLookup(options);
+  const agent = () =>
+    ledgerAgent({ store, sessionId: "s", runId: "r", tools: [lookup], answer: askForLookup });
   return { runs, agent };
 }
 
@@ -54,22 +21,6 @@ function outcome(run: Promise<{ messages: { content: unknown }[] }>) {
     (result) => String(result.messages.at(-1)?.content),
     (error: unknown) => `error: ${(error as Error).message}`,
   );
-}
-
-/** The tool attempts of the run: status, and which attempt each retried. */
-async function toolAttempts(store: MemoryEventStore) {
-  const inspection = await inspectSession(store, "s");
-  const attempts = (inspection.runs[0]?.steps ?? [])
-    .flatMap((step) => step.attempts.map((attempt) => ({ ...attempt, stepId: step.stepId })))
-    .filter((attempt) => attempt.kind === "tool");
-  return attempts.map((attempt) => ({
-    stepId: attempt.stepId,
-    status: attempt.status,
-    retried:
-      attempt.retryOf === undefined
-        ? null
-        : attempts.findIndex((other) => other.attemptId === attempt.retryOf),
-  }));
 }
 
 // A tool's error that stops a createAgent agent leaves the tools node without saved writes, and
@@ -95,13 +46,13 @@ describe("a tool that threw, met again when the graph is invoked again", () => {
       );
       expect(runs.count).toBe(3);
       // One step (the model asked once), three attempts, each a retry of the one before.
-      const attempts = await toolAttempts(store);
+      const attempts = await toolAttempts(store, "s");
       expect(attempts.map(({ status, retried }) => ({ status, retried }))).toEqual([
         { status: "failed", retried: null },
         { status: "failed", retried: 0 },
         { status: "completed", retried: 1 },
       ]);
-      expect(new Set(attempts.map((attempt) => attempt.stepId)).size).toBe(1);
+      expect(new Set(attempts.map((attempt) => attempt.step)).size).toBe(1);
       // Done, the answer is the ledger's from then on: the tool does not run again.
       if (resumedBy === "new handler") ({ agent: graph, handler } = agent());
       expect(await outcome(graph.invoke(null as never, threadConfig(handler)))).toBe(
@@ -121,8 +72,8 @@ describe("a tool that threw, met again when the graph is invoked again", () => {
       "error: network down (1)",
     );
     expect(runs.count).toBe(1);
-    expect(await toolAttempts(store)).toEqual([
-      { stepId: expect.any(String), status: "failed", retried: null },
+    expect(await toolAttempts(store, "s")).toEqual([
+      { step: expect.any(Number), status: "failed", retried: null },
     ]);
   });
 });
@@ -131,9 +82,9 @@ describe("a tool that threw, met again when the graph is invoked again", () => {
 // call but not answer one.
 describe("in a plain graph, a tool that threw, met again when the graph is invoked again", () => {
   function plainGraph(store: MemoryEventStore, options: { idempotent: boolean }) {
-    const { runs, lookup } = flakyTool({ ...options, failures: 1 });
+    const { runs, lookup } = flakyLookup({ ...options, failures: 1 });
     const graph = toolGraph(
-      new ScriptedChatModel(answer),
+      new ScriptedChatModel(askForLookup),
       [lookup],
       new LedgerCheckpointSaver({ store }),
       { handleToolErrors: false },
@@ -148,12 +99,12 @@ describe("in a plain graph, a tool that threw, met again when the graph is invok
     await outcome(graph.invoke({ messages: [new HumanMessage("go")] }, threadConfig(handler)));
     expect(await outcome(graph.invoke(null, threadConfig(handler)))).toBe("done: found x");
     expect(runs.count).toBe(2);
-    expect((await toolAttempts(store)).map(({ status, retried }) => ({ status, retried }))).toEqual(
-      [
-        { status: "failed", retried: null },
-        { status: "completed", retried: 0 },
-      ],
-    );
+    expect(
+      (await toolAttempts(store, "s")).map(({ status, retried }) => ({ status, retried })),
+    ).toEqual([
+      { status: "failed", retried: null },
+      { status: "completed", retried: 0 },
+    ]);
   });
 
   it("not declared idempotent, is refused with its recorded error and the ways on", async () => {

@@ -1,13 +1,9 @@
 import { join } from "node:path";
-import {
-  type EventStore,
-  findLedgerError,
-  inspectSession,
-  MemoryEventStore,
-} from "@agent-ledger/core";
+import { findLedgerError, inspectSession, MemoryEventStore } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
+import { toolAttempts } from "./testing/flaky-lookup.test.data.js";
 import {
   firstInput,
   LETS_LEDGER_ERRORS_THROUGH,
@@ -17,32 +13,13 @@ import {
 
 const scratch = scratchDirectory("langchain-tool-retry-", afterAll);
 
-/** The run's tool attempts in order: step (as an index), status, and the attempt each retried. */
-async function toolAttempts(store: EventStore) {
-  const inspection = await inspectSession(store, SESSION);
-  const steps = inspection.runs[0]?.steps ?? [];
-  const attempts = steps.flatMap((step, stepIndex) =>
-    step.attempts
-      .filter((attempt) => attempt.kind === "tool")
-      .map((attempt) => ({ ...attempt, stepIndex })),
-  );
-  return attempts.map((attempt) => ({
-    step: attempt.stepIndex,
-    status: attempt.status,
-    retried:
-      attempt.retryOf === undefined
-        ? null
-        : attempts.findIndex((other) => other.attemptId === attempt.retryOf),
-  }));
-}
-
 describe.concurrent("toolRetryMiddleware around ledgerMiddleware", () => {
   it("records each retry as a new attempt of the failed call's step, with retryOf", async () => {
     const store = new MemoryEventStore();
     const { runs, invoke } = retryingAgent(store, { idempotent: false, failures: 2 });
     expect(await invoke(firstInput())).toBe("done: found x");
     expect(runs.count).toBe(3);
-    const attempts = await toolAttempts(store);
+    const attempts = await toolAttempts(store, SESSION);
     expect(attempts.map(({ status, retried }) => ({ status, retried }))).toEqual([
       { status: "failed", retried: null },
       { status: "failed", retried: 0 },
@@ -71,7 +48,7 @@ describe.concurrent("toolRetryMiddleware around ledgerMiddleware", () => {
       expect(await invoke(null)).toBe("done: found x");
       expect(runs.count).toBe(0);
       expect(
-        (await toolAttempts(store)).map(({ status, retried }) => ({ status, retried })),
+        (await toolAttempts(store, SESSION)).map(({ status, retried }) => ({ status, retried })),
       ).toEqual([
         { status: "failed", retried: null },
         { status: "completed", retried: 0 },
@@ -100,12 +77,12 @@ describe.concurrent("toolRetryMiddleware around ledgerMiddleware", () => {
       inFlight?.attemptId,
     );
     expect(runs.count).toBe(0);
-    expect((await toolAttempts(store)).map(({ status, retried }) => ({ status, retried }))).toEqual(
-      [
-        { status: "failed", retried: null },
-        { status: "requested", retried: 0 },
-      ],
-    );
+    expect(
+      (await toolAttempts(store, SESSION)).map(({ status, retried }) => ({ status, retried })),
+    ).toEqual([
+      { status: "failed", retried: null },
+      { status: "requested", retried: 0 },
+    ]);
   });
 
   it("after a crash inside a retry, runs an idempotent call once more, as a retry of the one cut off", async ({
@@ -117,12 +94,12 @@ describe.concurrent("toolRetryMiddleware around ledgerMiddleware", () => {
     const { runs, invoke } = retryingAgent(store, { idempotent: true, failures: 0 });
     expect(await invoke(null)).toBe("done: found x");
     expect(runs.count).toBe(1);
-    expect((await toolAttempts(store)).map(({ status, retried }) => ({ status, retried }))).toEqual(
-      [
-        { status: "failed", retried: null },
-        { status: "requested", retried: 0 },
-        { status: "completed", retried: 1 },
-      ],
-    );
+    expect(
+      (await toolAttempts(store, SESSION)).map(({ status, retried }) => ({ status, retried })),
+    ).toEqual([
+      { status: "failed", retried: null },
+      { status: "requested", retried: 0 },
+      { status: "completed", retried: 1 },
+    ]);
   });
 });

@@ -1,25 +1,13 @@
 import { type EventStore, findLedgerError } from "@agent-ledger/core";
-import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
-import { tool } from "@langchain/core/tools";
+import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { type ToolRetryMiddlewareConfig, toolRetryMiddleware } from "langchain";
-import { z } from "zod";
 import { ledgerMiddleware } from "../ledger-middleware.js";
-import { type CrashScenario, crashAfterCommit, crashHere, noteEffect } from "./crash-point.js";
+import { type CrashScenario, crashAfterCommit } from "./crash-point.js";
+import { askForLookup, flakyLookup } from "./flaky-lookup.test.data.js";
 import { ledgerAgent, threadConfig } from "./helpers.js";
 
 export const SESSION = "tool-retry-session";
 export const RUN = "tool-retry-run";
-
-/** The model: asks for `lookup` once, then answers with what it got. */
-function answer(messages: BaseMessage[]): AIMessage {
-  const result = messages.findLast((message) => ToolMessage.isInstance(message));
-  if (!result)
-    return new AIMessage({
-      content: "",
-      tool_calls: [{ id: "call-1", name: "lookup", args: { q: "x" } }],
-    });
-  return new AIMessage(`done: ${String(result.content)}`);
-}
 
 /**
  * toolRetryMiddleware as the README sets it beside ledgerMiddleware: ledger errors are not
@@ -36,8 +24,7 @@ export const LETS_LEDGER_ERRORS_THROUGH: ToolRetryMiddlewareConfig = {
 /**
  * createAgent with LangChain's toolRetryMiddleware (set with `retry`) around the ledger's, and
  * the ledger's checkpoint saver. `lookup` throws on its first `failures` runs (the network was
- * down), and is declared idempotent or not; each run is noted as the effect "lookup". With
- * `crashOnRun`, the process dies inside that run of it.
+ * down), and is declared idempotent or not (see flakyLookup: `inChild`, `crashOnRun`).
  */
 export function retryingAgent(
   store: EventStore,
@@ -45,31 +32,17 @@ export function retryingAgent(
     idempotent: boolean;
     failures: number;
     crashOnRun?: number;
+    inChild?: boolean;
     retry?: ToolRetryMiddlewareConfig;
   },
 ) {
-  const runs = { count: 0 };
-  const lookup = tool(
-    async ({ q }: { q: string }) => {
-      runs.count++;
-      noteEffect("lookup");
-      if (runs.count === options.crashOnRun) return crashHere();
-      if (runs.count <= options.failures) throw new Error(`network down (${runs.count})`);
-      return `found ${q}`;
-    },
-    {
-      name: "lookup",
-      description: "read",
-      schema: z.object({ q: z.string() }),
-      metadata: options.idempotent ? { idempotent: true } : {},
-    },
-  );
+  const { runs, lookup } = flakyLookup(options);
   const { agent, handler } = ledgerAgent({
     store,
     sessionId: SESSION,
     runId: RUN,
     tools: [lookup],
-    answer,
+    answer: askForLookup,
     middleware: (handler) => [
       toolRetryMiddleware({
         maxRetries: 2,
@@ -103,6 +76,7 @@ export const toolRetryCrashes = {
     const { invoke } = retryingAgent(crashing, {
       idempotent: args[0] === "idempotent",
       failures: 1,
+      inChild: true,
     });
     await invoke(firstInput());
   },
@@ -112,6 +86,7 @@ export const toolRetryCrashes = {
       idempotent: args[0] === "idempotent",
       failures: 1,
       crashOnRun: 2,
+      inChild: true,
     });
     await invoke(firstInput());
   },

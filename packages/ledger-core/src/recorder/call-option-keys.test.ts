@@ -4,21 +4,43 @@ import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeSession } from "../store/read-all.js";
 import { SessionRecorder } from "./session-recorder.js";
 
+/** A recorder on a started run of a memory store. */
+async function startedRun() {
+  const store = new MemoryEventStore();
+  const recorder = new SessionRecorder({
+    store,
+    sessionId: "s",
+    runId: "r",
+    actor: { type: "agent", id: "a" },
+  });
+  await recorder.startRun();
+  return { store, recorder };
+}
+
+/** A call that should fail, its label, the path and the message its error should have. */
+type Refusal = [string, () => Promise<unknown>, string, RegExp];
+
+/** Each call fails with invalid-argument at its path, with its message. */
+async function expectRefused(cases: Refusal[]) {
+  for (const [label, call, path, message] of cases) {
+    const error = await call().then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(LedgerError.isInstance(error, "invalid-argument"), `${label}: ${error}`).toBe(true);
+    expect((error as LedgerError).path, label).toBe(path);
+    expect((error as LedgerError).message, label).toMatch(message);
+  }
+}
+
 /** A misspelt key of a call's options: refused at its path, the ledger left as it was. */
 describe("a key a recorder call does not take", () => {
   it("is invalid-argument at its path, for before*, abandon and approve, and nothing is written", async () => {
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "s",
-      runId: "r",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
+    const { store, recorder } = await startedRun();
     const tool = await recorder.beforeToolCall({ name: "send", args: {}, toolCallId: "c0" });
     const before = await readWholeSession(store, "s");
     const loose = recorder as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-    const cases: [string, () => Promise<unknown>, string, RegExp][] = [
+    const cases: Refusal[] = [
       [
         // Without its id, a resume matched the call by name and order only.
         "beforeToolCall toolCallID",
@@ -53,15 +75,7 @@ describe("a key a recorder call does not take", () => {
         /approve has no option "by"/,
       ],
     ];
-    for (const [label, call, path, message] of cases) {
-      const error = await call().then(
-        () => undefined,
-        (caught: unknown) => caught,
-      );
-      expect(LedgerError.isInstance(error, "invalid-argument"), `${label}: ${error}`).toBe(true);
-      expect((error as LedgerError).path, label).toBe(path);
-      expect((error as LedgerError).message, label).toMatch(message);
-    }
+    await expectRefused(cases);
     expect(await readWholeSession(store, "s")).toEqual(before);
     // The same calls spelt right are taken.
     await recorder.abandon(tool, "no", { actor: { type: "human", id: "u" } });
@@ -72,14 +86,7 @@ describe("a key a recorder call does not take", () => {
 
 describe("the options of an outcome, a retry, a checkpoint, an input or evidence", () => {
   it("refuse a key they do not take, and what is not an object, before anything is written", async () => {
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "s",
-      runId: "r",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
+    const { store, recorder } = await startedRun();
     const model = await recorder.beforeModelCall({ request: { prompt: "hi" } });
     const tool = await recorder.beforeToolCall({ name: "send", args: {}, toolCallId: "c0" });
     const before = await readWholeSession(store, "s");
@@ -88,7 +95,7 @@ describe("the options of an outcome, a retry, a checkpoint, an input or evidence
       (name: string, ...args: unknown[]) =>
       () =>
         loose[name]!.call(recorder, ...args);
-    const cases: [string, () => Promise<unknown>, string, RegExp][] = [
+    const cases: Refusal[] = [
       // Each misspelling lost what the caller meant to keep with the event.
       [
         "modelCompleted metdata",
@@ -126,15 +133,7 @@ describe("the options of an outcome, a retry, a checkpoint, an input or evidence
       ],
       ["recordEvidence undefined", call("recordEvidence", undefined), "$", /recordEvidence/],
     ];
-    for (const [label, attempt, path, message] of cases) {
-      const error = await attempt().then(
-        () => undefined,
-        (caught: unknown) => caught,
-      );
-      expect(LedgerError.isInstance(error, "invalid-argument"), `${label}: ${error}`).toBe(true);
-      expect((error as LedgerError).path, label).toBe(path);
-      expect((error as LedgerError).message, label).toMatch(message);
-    }
+    await expectRefused(cases);
     expect(await readWholeSession(store, "s")).toEqual(before);
     // Spelt right, each is taken; a key left undefined (an optional spread) too.
     await recorder.modelCompleted(model, { text: "ok" }, { metadata: { a: 1 } });
