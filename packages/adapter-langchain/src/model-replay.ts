@@ -2,8 +2,10 @@ import {
   type Attempt,
   type JsonObject,
   LedgerError,
+  type RecordedAttempt,
   type SessionRecorder,
 } from "@agent-ledger/core";
+import { recordedThreadId } from "./langchain-metadata.js";
 import { retryLive, supersedeInFlight } from "./model-retry.js";
 
 /**
@@ -18,6 +20,17 @@ export async function beforeModelCall(
   metadata: JsonObject,
   causedByEventId: string | undefined,
 ): Promise<Attempt> {
+  // One handler may serve several threads: a call is matched only with the calls recorded in
+  // its thread (or without one), so a new thread's first call, asking what another thread's
+  // first call asked, is a call of its own, not a retry of that one.
+  const threadId = recordedThreadId({ metadata });
+  const replayAccepts =
+    threadId === undefined
+      ? undefined
+      : (recorded: RecordedAttempt) => {
+          const recordedThread = recordedThreadId(recorded.requested);
+          return recordedThread === undefined || recordedThread === threadId;
+        };
   let stepId: string | undefined;
   for (;;) {
     try {
@@ -26,6 +39,7 @@ export async function beforeModelCall(
         metadata,
         ...(stepId !== undefined ? { stepId } : {}),
         ...(causedByEventId !== undefined ? { causedByEventId } : {}),
+        ...(replayAccepts !== undefined ? { replayAccepts } : {}),
       });
       // Recorded before the crash but not in the checkpoint: LangChain calls the model anyway,
       // so record that as a new attempt rather than pretending it was answered (past the
@@ -40,7 +54,10 @@ export async function beforeModelCall(
       const from = replay.modelAttempts.findIndex(
         (recorded) => recorded.attemptId === error.details.attemptId,
       );
-      const skipped = from === -1 ? [] : replay.modelAttempts.slice(from);
+      // (Another thread's call in flight is that thread's to supersede.)
+      const skipped = (from === -1 ? [] : replay.modelAttempts.slice(from)).filter(
+        (recorded) => replayAccepts?.(recorded) ?? true,
+      );
       if (replay.skipModelsTo(String(error.details.requestHash))) continue;
       // Live: a call in flight at the crash that this one replaces is closed, not left open.
       stepId = await supersedeInFlight(recorder, skipped);

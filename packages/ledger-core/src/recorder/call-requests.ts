@@ -27,6 +27,13 @@ export interface BeforeModelCallOptions {
    */
   causedByEventId?: string;
   metadata?: JsonObject;
+  /**
+   * On resume, only a recorded model attempt this accepts can be this call: the next one it
+   * accepts, in order; those it passes over stay for later calls. For a framework that runs
+   * several conversations on one run (LangGraph threads on one handler): it accepts the attempts
+   * of the same conversation, so a new one's first call is not taken for a retry of another's.
+   */
+  replayAccepts?: (recorded: RecordedAttempt) => boolean;
 }
 
 export interface BeforeToolCallOptions {
@@ -77,6 +84,7 @@ const BEFORE_MODEL_CALL: KnownKeys<BeforeModelCallOptions> = {
   request: true,
   causedByEventId: true,
   metadata: true,
+  replayAccepts: true,
 };
 const BEFORE_TOOL_CALL: KnownKeys<BeforeToolCallOptions> = {
   stepId: true,
@@ -97,6 +105,7 @@ export async function requestModelCall(
   return inTurn(state, async () => {
     assertObjectArgument(options, "$", "beforeModelCall needs { request }");
     assertKnownKeys(options, BEFORE_MODEL_CALL, "beforeModelCall");
+    assertReplayAccepts(options.replayAccepts);
     const request = preparePayload(
       state.redact,
       "model.requested",
@@ -105,7 +114,8 @@ export async function requestModelCall(
       "request",
     );
     const requestHash = modelRequestHash(state, request);
-    const match = state.replay?.takeModel(requestHash, request);
+    const accepts = options.replayAccepts && acceptsOnly(options.replayAccepts);
+    const match = state.replay?.takeModel(requestHash, request, accepts);
     if (match) {
       const replayed = answerFromLedger(match);
       if (replayed) return replayed;
@@ -147,6 +157,12 @@ function modelRequestHash(state: RecorderState, request: JsonValue): string {
   return sha256Hex(state.canonical.json(request));
 }
 
+/** `invalid-argument` at `$.replayAccepts` unless it is undefined or a function. */
+function assertReplayAccepts(accepts: unknown): void {
+  if (accepts !== undefined && typeof accepts !== "function")
+    throw new InvalidArgumentError("$.replayAccepts", "replayAccepts must be a function");
+}
+
 /**
  * `replayAccepts` held to its answer: true or false. A promise (an async predicate) would be
  * truthy, and accept every recorded attempt.
@@ -175,8 +191,7 @@ export async function requestToolCall(
     assertKnownKeys(options, BEFORE_TOOL_CALL, "beforeToolCall");
     assertToolName(options.name);
     if (options.toolCallId !== undefined) assertId(options.toolCallId, "$.toolCallId");
-    if (options.replayAccepts !== undefined && typeof options.replayAccepts !== "function")
-      throw new InvalidArgumentError("$.replayAccepts", "replayAccepts must be a function");
+    assertReplayAccepts(options.replayAccepts);
     const args = preparePayload(state.redact, "tool.requested", options.args, "$", "args");
     const requestHash = hashJson({ name: options.name, args });
     const effect = toolEffect(options.effect);

@@ -104,3 +104,61 @@ describe("beforeToolCall's replayAccepts", () => {
     ]);
   });
 });
+
+describe("beforeModelCall's replayAccepts", () => {
+  /** Thread "a" asked the model once (completed); then thread "b" the same, left in flight. */
+  async function twoThreadsOneRequest(): Promise<MemoryEventStore> {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, ...address, actor });
+    await recorder.startRun();
+    const a = await recorder.beforeModelCall({
+      request: { prompt: "hi" },
+      metadata: { thread: "a" },
+    });
+    await recorder.modelCompleted(a, { text: "hello a" });
+    await recorder.beforeModelCall({ request: { prompt: "hi" }, metadata: { thread: "b" } });
+    return store;
+  }
+
+  it("matches a model call only with the next recorded attempt it accepts; the others stay", async () => {
+    const store = await twoThreadsOneRequest();
+    const resumed = await SessionRecorder.resume({ store, ...address, actor });
+    // Thread b first: in order it would meet thread a's call, and be answered with a's reply.
+    const b = await resumed.beforeModelCall({
+      request: { prompt: "hi" },
+      metadata: { thread: "b" },
+      replayAccepts: inThread("b"),
+    });
+    // In flight at the crash: made again, as a retry of b's attempt.
+    expect(b.replayed).toBeUndefined();
+    const recorded = await readWholeRun(store, address);
+    expect(b.retryOf).toBe(recorded[3]?.attemptId);
+    const a = await resumed.beforeModelCall({
+      request: { prompt: "hi" },
+      replayAccepts: inThread("a"),
+    });
+    expect(a.replayed).toMatchObject({ status: "completed", result: { text: "hello a" } });
+    // A thread with no recorded call (c) is a new call: its own step, no retryOf.
+    const c = await resumed.beforeModelCall({
+      request: { prompt: "hi" },
+      metadata: { thread: "c" },
+      replayAccepts: inThread("c"),
+    });
+    expect(c.retryOf).toBeUndefined();
+    expect(new Set([recorded[1]?.stepId, recorded[3]?.stepId]).has(c.stepId)).toBe(false);
+  });
+
+  it("is refused unless it is a function, and an async one when it answers, nothing recorded", async () => {
+    const store = await twoThreadsOneRequest();
+    const resumed = await SessionRecorder.resume({ store, ...address, actor });
+    const before = await readWholeRun(store, address);
+    for (const replayAccepts of ["b", async () => true]) {
+      const error = await resumed
+        .beforeModelCall({ request: { prompt: "hi" }, replayAccepts: replayAccepts as never })
+        .catch((caught: unknown) => caught);
+      expect(LedgerError.isInstance(error, "invalid-argument"), String(error)).toBe(true);
+      expect((error as LedgerError).path).toBe("$.replayAccepts");
+    }
+    expect(await readWholeRun(store, address)).toEqual(before);
+  });
+});

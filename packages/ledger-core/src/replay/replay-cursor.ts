@@ -288,14 +288,24 @@ export class ReplayCursor {
 
   /**
    * The next recorded model attempt, checked against the request's hash; matching by request
-   * (`matchModelsByRequest`), the first one not matched yet with this request, if any.
+   * (`matchModelsByRequest`), the first one not matched yet with this request, if any. With
+   * `accepts`, only the attempts it accepts count (the next is the first of those not matched
+   * yet); the others stay for later calls.
    */
-  takeModel(requestHash: string, request?: JsonValue): ReplayMatch | undefined {
-    const attempt = this.#models[this.#modelIndex];
+  takeModel(
+    requestHash: string,
+    request?: JsonValue,
+    accepts?: (attempt: RecordedAttempt) => boolean,
+  ): ReplayMatch | undefined {
+    const next =
+      accepts === undefined ? this.#modelIndex : this.#findModel((recorded) => accepts(recorded));
+    const attempt = next === -1 ? undefined : this.#models[next];
     if (!attempt) return undefined;
-    if (attempt.requestHash === requestHash) return this.#takeModelAt(this.#modelIndex);
+    if (attempt.requestHash === requestHash) return this.#takeModelAt(next);
     if (this.#modelsByRequest) {
-      const position = this.#findModel((recorded) => recorded.requestHash === requestHash);
+      const position = this.#findModel(
+        (recorded) => recorded.requestHash === requestHash && (accepts?.(recorded) ?? true),
+      );
       return position === -1 ? undefined : this.#takeModelAt(position);
     }
     // Given the request (as hashed), say where it differs from the recorded one, when the
@@ -307,7 +317,7 @@ export class ReplayCursor {
         ? undefined
         : firstDifference(recorded, request);
     throw new ReplayDivergenceError(
-      `model call ${this.#modelIndex + 1} differs from the one recorded at seq ${attempt.requested.seq}${divergenceText(difference, "A request")}`,
+      `model call ${next + 1} differs from the one recorded at seq ${attempt.requested.seq}${divergenceText(difference, "A request")}`,
       {
         seq: attempt.requested.seq,
         attemptId: attempt.attemptId,
