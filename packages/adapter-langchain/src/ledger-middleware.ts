@@ -10,6 +10,7 @@ import {
 import { ToolMessage } from "@langchain/core/messages";
 import { Command, getConfig, isCommand } from "@langchain/langgraph";
 import { createMiddleware, ToolInvocationError } from "langchain";
+import { abandonedCallText } from "./abandoned-message.js";
 import type { LedgerCallbackHandler } from "./callback-handler.js";
 import { awaitedCall } from "./interrupt-pauses.js";
 import { langchainMetadata, threadIdOf } from "./langchain-metadata.js";
@@ -336,7 +337,7 @@ function replayedToolMessage(replayed: ReplayedOutcome, call: ToolCallLike): Too
     });
   }
   return new ToolMessage({
-    content: `This tool call was interrupted by a crash and was not retried: ${replayed.reason}`,
+    content: abandonedCallText(replayed.reason),
     tool_call_id: toolCallId,
     name: call.name,
     status: "error",

@@ -151,7 +151,7 @@ describe.concurrent("a call made inside a tool, cut off by a crash, is decided o
     const outcome = await resumed.resume();
     expect(outcome).toEqual({ answer: expect.stringContaining("order placed by hand") });
     expect(resumed.modelSaw).toEqual([
-      "checkout: This tool call was interrupted by a crash and was not retried: charge, called inside this tool call, was abandoned: charged at the bank: order placed by hand",
+      "checkout: This tool call did not finish (a crash or an abort cut it off) and was not run again: charge, called inside this tool call, was abandoned: charged at the bank: order placed by hand",
     ]);
     expect(lines(charges)).toBe(1);
     expect((await toolEvents(store)).outcomes).toEqual([
@@ -359,7 +359,7 @@ describe.concurrent("a call made inside a tool, cut off by a crash, is decided o
       answer: expect.stringContaining("not charged: cancelled"),
     });
     expect(resumed.modelSaw).toEqual([
-      "checkout: This tool call was interrupted by a crash and was not retried: charge, called inside this tool call, was abandoned: not charged: cancelled",
+      "checkout: This tool call did not finish (a crash or an abort cut it off) and was not run again: charge, called inside this tool call, was abandoned: not charged: cancelled",
     ]);
     expect(lines(charges)).toBe(1);
   });

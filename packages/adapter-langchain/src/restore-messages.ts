@@ -10,6 +10,7 @@ import {
 } from "@agent-ledger/core";
 import { type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import type { ToolCall } from "@langchain/core/messages/tool";
+import { abandonedCallText } from "./abandoned-message.js";
 import { recordedThreadId } from "./langchain-metadata.js";
 import { isRecord } from "./plain-json.js";
 import { messageFromJson } from "./stored-messages.js";
@@ -297,7 +298,7 @@ function toolMessageOf(outcome: LedgerEvent, call: ToolCall): ToolMessage {
   }
   return new ToolMessage({
     ...base,
-    content: `This tool call was interrupted by a crash and was not retried: ${String(field(outcome, "reason") ?? "abandoned")}`,
+    content: abandonedCallText(String(field(outcome, "reason") ?? "abandoned")),
     status: "error",
   });
 }

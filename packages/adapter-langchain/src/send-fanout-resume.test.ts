@@ -113,7 +113,10 @@ describe("a Send fan-out (createAgent's kind of tool dispatch) killed inside a c
     expect(restored.toolMessages.map((message) => [message.tool_call_id, message.content])).toEqual(
       [
         ["call-1", "charged 1"],
-        ["call-2", `This tool call was interrupted by a crash and was not retried: ${ABANDONED}`],
+        [
+          "call-2",
+          `This tool call did not finish (a crash or an abort cut it off) and was not run again: ${ABANDONED}`,
+        ],
         ["call-3", "charged 3"],
       ],
     );

@@ -88,7 +88,7 @@ describe.concurrent("a plain graph's ToolNode after a crash (README: plain LangG
     expect(run.effects).toEqual({
       sent: 1,
       modelAnswers: [
-        "This tool call was interrupted by a crash and was not retried: checked the outbox: sent",
+        "This tool call did not finish (a crash or an abort cut it off) and was not run again: checked the outbox: sent",
       ],
     });
   });

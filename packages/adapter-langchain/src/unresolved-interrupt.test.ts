@@ -269,7 +269,7 @@ describe.concurrent('ledgerMiddleware onUnresolved: "interrupt": a crashed call 
     );
     const outcome = await agent.resume(new Command({ resume }));
     expect(answerOf(outcome)).toBe(
-      "Done: sent to ann | This tool call was interrupted by a crash and was not retried: bob's went out",
+      "Done: sent to ann | This tool call did not finish (a crash or an abort cut it off) and was not run again: bob's went out",
     );
     expect(lines(sent)).toBe(3);
     const { types } = await toolEvents(store);

@@ -31,8 +31,8 @@ export const resolveHelp = `agent-ledger resolve <session> <attemptId> --abandon
   --abandon  it will never complete (attempt.abandoned): a resumed agent tells its model the
              call was abandoned instead of running it again: the call's result it reads holds
              the reason word for word (after the adapter's own words, such as LangChain's
-             "This tool call was interrupted by a crash and was not retried: "). Write what
-             you found ("charged already by phone").
+             "This tool call did not finish (a crash or an abort cut it off) and was not
+             run again: "). Write what you found ("charged already by phone").
              A handoff (inspect says "this call hands off to <agent>") has no result for
              the model: abandoned, it hands off without running its callback again, and
              the reason stays in the ledger.
