@@ -1,9 +1,4 @@
-import {
-  assertKnownKeys,
-  assertObjectArgument,
-  assertOneOf,
-  type KnownKeys,
-} from "../events/argument-checks.js";
+import { assertOneOf, assertOptions, type KnownKeys } from "../events/argument-checks.js";
 import { canonicalJson } from "../events/canonical.js";
 import { NotFoundError } from "../events/errors.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
@@ -43,14 +38,12 @@ export interface ResolveOptions {
 const RESOLVE_OPTIONS: KnownKeys<ResolveOptions> = { cache: true, missingBlobs: true };
 
 /**
- * The options of resolvePayload / resolveEvents, checked: `missingBlobs: "kep"` was read as
+ * Checks the options of resolvePayload / resolveEvents: `missingBlobs: "kep"` was read as
  * "throw", and a misspelt key dropped without a word.
  */
-function checkedResolveOptions(options: ResolveOptions, call: string): ResolveOptions {
-  assertObjectArgument(options, "$.options", `${call}'s options must be an object`);
-  assertKnownKeys(options, RESOLVE_OPTIONS, call);
+function assertResolveOptions(options: ResolveOptions, call: string): void {
+  assertOptions(options, RESOLVE_OPTIONS, call, { keysAt: "$" });
   assertOneOf(options.missingBlobs, "$.missingBlobs", ["throw", "keep"]);
-  return options;
 }
 
 /** Fetches the refs not in the cache, in one batch when the store has `getBlobs`. */
@@ -259,7 +252,7 @@ export async function resolvePayload(
   value: JsonValue,
   options: ResolveOptions = {},
 ): Promise<JsonValue> {
-  checkedResolveOptions(options, "resolvePayload");
+  assertResolveOptions(options, "resolvePayload");
   const cache = options.cache ?? new BlobCache();
   await prefetch(store, cache, [value], options.missingBlobs === "keep");
   return materialize(cache, value);
@@ -276,7 +269,7 @@ export async function resolveEvents(
   events: readonly LedgerEvent[],
   options: ResolveOptions = {},
 ): Promise<LedgerEvent[]> {
-  checkedResolveOptions(options, "resolveEvents");
+  assertResolveOptions(options, "resolveEvents");
   const cache = options.cache ?? new BlobCache();
   // One cheap walk finds the payloads that hold markers; only those are prefetched and
   // rebuilt. Most events of a long session (tool calls, small requests) have none, and

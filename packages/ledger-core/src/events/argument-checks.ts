@@ -58,23 +58,34 @@ export function assertKnownKeys(
     );
 }
 
+/** Where `assertOptions` reports, and what it says of options that are not an object. */
+export interface OptionsPlace {
+  /** The options' path (default `$.options`: they follow the call's other arguments). */
+  at?: string;
+  /** What a misspelt key's path is under (default `at`; `$` where the call's other option errors are rooted there). */
+  keysAt?: string;
+  /** The message for options that are not an object (default: the keys `known` lists). */
+  needs?: string;
+}
+
 /**
- * `invalid-argument` unless `options` is an object holding only keys of `known`: at `base` for a
+ * `invalid-argument` unless `options` is an object holding only keys of `known`: at `at` for a
  * value that is not an object (`null` was a bare TypeError reading a field of it), at
- * `<base>.<key>` for a misspelt key, whose option was otherwise dropped without a word.
+ * `<keysAt>.<key>` for a misspelt key, whose option was otherwise dropped without a word.
  */
 export function assertOptions(
   options: unknown,
   known: Readonly<Record<string, true>>,
   what: string,
-  base = "$.options",
+  place: OptionsPlace = {},
 ): asserts options is object {
+  const at = place.at ?? "$.options";
   assertObjectArgument(
     options,
-    base,
-    `${what} takes its options as an object ({ ${Object.keys(known).join(", ")} })`,
+    at,
+    place.needs ?? `${what} takes its options as an object ({ ${Object.keys(known).join(", ")} })`,
   );
-  assertKnownKeys(options, known, what, base);
+  assertKnownKeys(options, known, what, place.keysAt ?? at);
 }
 
 /** The message for an attempt argument that is not one, as `doing` (e.g. "completing") needs. */

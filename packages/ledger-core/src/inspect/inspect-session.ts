@@ -5,12 +5,7 @@ import {
   resolveEvents,
   resolvePayload,
 } from "../compact/resolve.js";
-import {
-  assertKnownKeys,
-  assertObjectArgument,
-  assertOneOf,
-  type KnownKeys,
-} from "../events/argument-checks.js";
+import { assertOneOf, assertOptions, type KnownKeys } from "../events/argument-checks.js";
 import { LedgerError } from "../events/errors.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../events/json.js";
 import type { Actor, LedgerEvent, RunStatus } from "../events/types.js";
@@ -154,8 +149,7 @@ export async function inspectSession(
 ): Promise<SessionInspection> {
   assertEventStore(store);
   // `{ resolv: false }` read every blob of a long session it was told not to.
-  assertObjectArgument(options, "$.options", "inspectSession's options must be an object");
-  assertKnownKeys(options, INSPECT_OPTIONS, "inspectSession");
+  assertOptions(options, INSPECT_OPTIONS, "inspectSession", { keysAt: "$" });
   assertOneOf(options.resolve, "$.resolve", [true, false, "in-flight"]);
   assertOneOf(options.missingBlobs, "$.missingBlobs", ["throw", "keep"]);
   const inspector = new SessionInspector(sessionId);

@@ -1,8 +1,4 @@
-import {
-  assertKnownKeys,
-  assertObjectArgument,
-  type KnownKeys,
-} from "../events/argument-checks.js";
+import { assertOptions, type KnownKeys } from "../events/argument-checks.js";
 import { LedgerError, NotFoundError, TamperDetectedError } from "../events/errors.js";
 import { computeEventHash } from "../events/hash-chain.js";
 import type { EventPage, EventStore } from "../store/event-store.js";
@@ -31,9 +27,9 @@ export interface VerifyResult {
   stopped?: true;
 }
 
-/** Options of `verifyRun`. */
 const VERIFY_RUN_OPTIONS: KnownKeys<VerifyRunOptions> = { signal: true };
 
+/** Options of `verifyRun`. */
 export interface VerifyRunOptions {
   /**
    * Stops the check between pages once aborted (a CLI's Ctrl-C on a long run): the result is
@@ -73,8 +69,7 @@ export async function verifyRun(
   options: VerifyRunOptions = {},
 ): Promise<VerifyResult> {
   assertEventStore(store);
-  assertObjectArgument(options, "$.options", "verifyRun's options must be an object");
-  assertKnownKeys(options, VERIFY_RUN_OPTIONS, "verifyRun");
+  assertOptions(options, VERIFY_RUN_OPTIONS, "verifyRun", { keysAt: "$" });
   const signal = stopSignal(options.signal);
   let expectedSeq = 0;
   let prevHash: string | null = null;

@@ -1,8 +1,4 @@
-import {
-  assertKnownKeys,
-  assertObjectArgument,
-  type KnownKeys,
-} from "../events/argument-checks.js";
+import { assertOptions, type KnownKeys } from "../events/argument-checks.js";
 import { NotFoundError } from "../events/errors.js";
 import type { JsonObject } from "../events/json.js";
 import type { EventStore } from "../store/event-store.js";
@@ -33,9 +29,11 @@ export async function messageHistory(
   store: EventStore,
   options: MessageHistoryOptions,
 ): Promise<HistoryMessage[]> {
-  assertObjectArgument(options, "$", "messageHistory needs { sessionId } (and optionally runId)");
   // `{ sessionId, runid }` answered with the session's first run, not the one asked for.
-  assertKnownKeys(options, HISTORY_OPTIONS, "messageHistory");
+  assertOptions(options, HISTORY_OPTIONS, "messageHistory", {
+    at: "$",
+    needs: "messageHistory needs { sessionId } (and optionally runId)",
+  });
   const model = await loadSessionModel(store, options.sessionId);
   const run: RunRecord | undefined =
     options.runId === undefined ? model.roots[0] : model.runs.get(options.runId);

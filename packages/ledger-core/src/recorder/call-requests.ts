@@ -1,8 +1,4 @@
-import {
-  assertKnownKeys,
-  assertObjectArgument,
-  type KnownKeys,
-} from "../events/argument-checks.js";
+import { assertOptions, type KnownKeys } from "../events/argument-checks.js";
 import { hashJson, sha256Hex } from "../events/canonical.js";
 import { InvalidArgumentError } from "../events/errors.js";
 import { assertId, uuidv7 } from "../events/ids.js";
@@ -103,8 +99,10 @@ export async function requestModelCall(
   options: BeforeModelCallOptions,
 ): Promise<Attempt> {
   return inTurn(state, async () => {
-    assertObjectArgument(options, "$", "beforeModelCall needs { request }");
-    assertKnownKeys(options, BEFORE_MODEL_CALL, "beforeModelCall");
+    assertOptions(options, BEFORE_MODEL_CALL, "beforeModelCall", {
+      at: "$",
+      needs: "beforeModelCall needs { request }",
+    });
     assertReplayAccepts(options.replayAccepts);
     const request = preparePayload(
       state.redact,
@@ -187,8 +185,10 @@ export async function requestToolCall(
   options: BeforeToolCallOptions,
 ): Promise<Attempt> {
   return inTurn(state, async () => {
-    assertObjectArgument(options, "$", "beforeToolCall needs { name, args }");
-    assertKnownKeys(options, BEFORE_TOOL_CALL, "beforeToolCall");
+    assertOptions(options, BEFORE_TOOL_CALL, "beforeToolCall", {
+      at: "$",
+      needs: "beforeToolCall needs { name, args }",
+    });
     assertToolName(options.name);
     if (options.toolCallId !== undefined) assertId(options.toolCallId, "$.toolCallId");
     assertReplayAccepts(options.replayAccepts);

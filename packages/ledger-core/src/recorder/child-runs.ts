@@ -1,4 +1,4 @@
-import { assertKnownKeys, assertObjectArgument } from "../events/argument-checks.js";
+import { assertOptions, type KnownKeys } from "../events/argument-checks.js";
 import { uuidv7 } from "../events/ids.js";
 import type { Actor, LedgerEvent } from "../events/types.js";
 import type { RunSummary } from "../store/event-store.js";
@@ -16,7 +16,7 @@ export interface ChildOptions {
 }
 
 // Its options, checked against the interface by the compiler (see recorder-options.ts).
-const CHILD_OPTIONS: Record<keyof ChildOptions, true> = {
+const CHILD_OPTIONS: KnownKeys<ChildOptions> = {
   actor: true,
   runId: true,
   causedByEventId: true,
@@ -105,12 +105,10 @@ export class ChildRuns {
  * the run id of the child run it adopts unless the caller gave one.
  */
 export function childOptions(parent: RecorderState, options: ChildOptions): SessionRecorderOptions {
-  assertObjectArgument(
-    options,
-    "$",
-    "child needs { actor } (and optionally runId, causedByEventId, redact)",
-  );
-  assertKnownKeys(options, CHILD_OPTIONS, "child");
+  assertOptions(options, CHILD_OPTIONS, "child", {
+    at: "$",
+    needs: "child needs { actor } (and optionally runId, causedByEventId, redact)",
+  });
   let runId = options.runId;
   if (runId === undefined && parent.children.recorded)
     // Optional: a missing actor is refused by the constructor, with its path.

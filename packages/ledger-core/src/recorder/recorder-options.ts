@@ -1,5 +1,5 @@
 import type { CompactOptions } from "../compact/externalize.js";
-import { assertKnownKeys, assertObjectArgument } from "../events/argument-checks.js";
+import { assertOptions, type KnownKeys } from "../events/argument-checks.js";
 import type { JsonObject } from "../events/json.js";
 import type { Actor } from "../events/types.js";
 import type { EventStore } from "../store/event-store.js";
@@ -46,7 +46,7 @@ export interface ResumeOptions {
 
 // Every option, as a record the compiler checks against the interfaces: a new option
 // cannot be forgotten here and then refused as unknown.
-const RECORDER_OPTIONS: Record<keyof SessionRecorderOptions, true> = {
+const RECORDER_OPTIONS: KnownKeys<SessionRecorderOptions> = {
   store: true,
   sessionId: true,
   runId: true,
@@ -57,18 +57,16 @@ const RECORDER_OPTIONS: Record<keyof SessionRecorderOptions, true> = {
   metadata: true,
   compact: true,
 };
-const RESUME_OPTIONS: Record<keyof ResumeOptions, true> = { resolve: true };
+const RESUME_OPTIONS: KnownKeys<ResumeOptions> = { resolve: true };
 
 /**
  * `invalid-argument` at `$` unless the recorder's options are an object (not a bare id), and
  * at `$.<key>` for a key that is none of its options (with `resume`: also `resolve`).
  */
 export function assertOptionsObject(options: unknown, { resume = false } = {}): void {
-  assertObjectArgument(
-    options,
-    "$",
-    "a recorder needs options { store, sessionId, actor, runId?, ... }",
-  );
   const known = resume ? { ...RECORDER_OPTIONS, ...RESUME_OPTIONS } : RECORDER_OPTIONS;
-  assertKnownKeys(options, known, resume ? "SessionRecorder.resume" : "a recorder");
+  assertOptions(options, known, resume ? "SessionRecorder.resume" : "a recorder", {
+    at: "$",
+    needs: "a recorder needs options { store, sessionId, actor, runId?, ... }",
+  });
 }

@@ -54,7 +54,7 @@ export async function recordEvidence(
   record: EvidenceRecord,
 ): Promise<LedgerEvent> {
   // `keys` for `key` wrote a record that supersedes nothing, without a word.
-  assertOptions(record, EVIDENCE_KEYS, "recordEvidence", "$");
+  assertOptions(record, EVIDENCE_KEYS, "recordEvidence", { at: "$" });
   if (record.key !== undefined) assertId(record.key, "$.key");
   if (typeof record.classification !== "string" || record.classification.length === 0) {
     throw new InvalidArgumentError("$.classification", "classification must be a non-empty string");

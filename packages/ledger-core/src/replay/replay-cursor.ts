@@ -297,8 +297,7 @@ export class ReplayCursor {
     request?: JsonValue,
     accepts?: (attempt: RecordedAttempt) => boolean,
   ): ReplayMatch | undefined {
-    const next =
-      accepts === undefined ? this.#modelIndex : this.#findModel((recorded) => accepts(recorded));
+    const next = accepts === undefined ? this.#modelIndex : this.#findModel(accepts);
     const attempt = next === -1 ? undefined : this.#models[next];
     if (!attempt) return undefined;
     if (attempt.requestHash === requestHash) return this.#takeModelAt(next);

@@ -1,10 +1,8 @@
-import { assertKnownKeys, assertOneOf } from "../events/argument-checks.js";
-import { InvalidArgumentError } from "../events/errors.js";
-import { isJsonObject } from "../events/json.js";
+import { assertOneOf, assertOptions, type KnownKeys } from "../events/argument-checks.js";
 import type { InitOptions } from "./event-store.js";
 
 // Its options, checked against the interface by the compiler.
-const INIT_OPTIONS: Record<keyof InitOptions, true> = { create: true, upgrade: true };
+const INIT_OPTIONS: KnownKeys<InitOptions> = { create: true, upgrade: true };
 
 /**
  * `init`'s options, checked by every store before it touches anything: `{ creat: false }` or
@@ -13,10 +11,11 @@ const INIT_OPTIONS: Record<keyof InitOptions, true> = { create: true, upgrade: t
  */
 export function checkedInitOptions(options: unknown): InitOptions | undefined {
   if (options === undefined) return undefined;
-  if (!isJsonObject(options))
-    throw new InvalidArgumentError("$", "init's options are { create?, upgrade? }");
-  assertKnownKeys(options, INIT_OPTIONS, "init");
+  assertOptions(options, INIT_OPTIONS, "init", {
+    at: "$",
+    needs: "init's options are { create?, upgrade? }",
+  });
   for (const name of Object.keys(INIT_OPTIONS))
-    assertOneOf(options[name], `$.${name}`, [true, false]);
+    assertOneOf((options as Record<string, unknown>)[name], `$.${name}`, [true, false]);
   return options as InitOptions;
 }

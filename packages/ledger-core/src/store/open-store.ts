@@ -1,4 +1,4 @@
-import { assertKnownKeys, assertObjectArgument, assertOneOf } from "../events/argument-checks.js";
+import { assertOneOf, assertOptions, type KnownKeys } from "../events/argument-checks.js";
 import { InvalidArgumentError, LedgerError, StoreUnavailableError } from "../events/errors.js";
 import type { EventStore } from "./event-store.js";
 import { MemoryEventStore } from "./memory-store.js";
@@ -21,7 +21,7 @@ export interface OpenStoreOptions {
 }
 
 // Its options, checked against the interface by the compiler.
-const OPEN_STORE_OPTIONS: Record<keyof OpenStoreOptions, true> = {
+const OPEN_STORE_OPTIONS: KnownKeys<OpenStoreOptions> = {
   init: true,
   create: true,
   upgrade: true,
@@ -38,8 +38,10 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
       "$.url",
       "a store URL is required, e.g. sqlite:./agent-ledger.db",
     );
-  assertObjectArgument(options, "$", "openStore's options are { init?, create?, upgrade? }");
-  assertKnownKeys(options, OPEN_STORE_OPTIONS, "openStore");
+  assertOptions(options, OPEN_STORE_OPTIONS, "openStore", {
+    at: "$",
+    needs: "openStore's options are { init?, create?, upgrade? }",
+  });
   for (const name of ["init", "create", "upgrade"] as const)
     assertOneOf(options[name], `$.${name}`, [true, false]);
   const scheme = url.slice(0, url.indexOf(":") + 1).toLowerCase();

@@ -1,4 +1,8 @@
-import { assertKnownKeys, assertObjectArgument } from "../events/argument-checks.js";
+import {
+  assertKnownKeys,
+  assertObjectArgument,
+  type KnownKeys,
+} from "../events/argument-checks.js";
 import { ConflictError, InvalidArgumentError, NotFoundError } from "../events/errors.js";
 import { assertId } from "../events/ids.js";
 import { DEFAULT_BLOB_GRACE_MS } from "./blob.js";
@@ -34,11 +38,11 @@ export function retentionGraceMs(sessionId: string, options: DeleteSessionOption
   return grace;
 }
 
-const DELETE_OPTIONS: Record<keyof DeleteSessionOptions, true> = {
+const DELETE_OPTIONS: KnownKeys<DeleteSessionOptions> = {
   blobGraceMs: true,
   eventCount: true,
 };
-const COLLECT_OPTIONS: Record<keyof CollectBlobsOptions, true> = {
+const COLLECT_OPTIONS: KnownKeys<CollectBlobsOptions> = {
   blobGraceMs: true,
   signal: true,
   dryRun: true,
