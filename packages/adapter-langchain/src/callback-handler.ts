@@ -1,10 +1,4 @@
-import type {
-  Attempt,
-  JsonValue,
-  LedgerError,
-  LedgerEvent,
-  SessionRecorder,
-} from "@agent-ledger/core";
+import type { Attempt, JsonValue, LedgerEvent, SessionRecorder } from "@agent-ledger/core";
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { DocumentInterface } from "@langchain/core/documents";
 import type { Serialized } from "@langchain/core/load/serializable";
@@ -17,8 +11,9 @@ import { awaitedCall, InterruptPauses } from "./interrupt-pauses.js";
 import { threadIdOf } from "./langchain-metadata.js";
 import { chatRequest, textRequest } from "./model-request.js";
 import { ModelRuns } from "./model-runs.js";
-import { type NestedRefusal, NestedRefusals, nestedRefusal } from "./nested-refusal.js";
+import { type NestedRefusal, NestedRefusals } from "./nested-refusal.js";
 import { checkHandlerOptions } from "./option-checks.js";
+import { requestInsideDecision } from "./outer-decision.js";
 import { parseToolInput, toJsonValue } from "./plain-json.js";
 import { RunTree } from "./run-tree.js";
 import type { ToolAttempt } from "./tool-attempt.js";
@@ -144,46 +139,42 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
   /**
    * Called by `ledgerMiddleware`: records a tool call's request as the handler records its own
    * (its cause, matched on resume by thread and toolCallId, refused if another run holds it).
+   * `parentRunId`: LangChain's run it runs in (its tools node's). Inside a tool call a person
+   * approved to run again (a sub-agent that a tool runs on this handler), it runs again with
+   * that call, as a call the tool makes itself does (`requestInsideDecision`).
    */
-  async requestToolCall(call: ToolCallToRecord): Promise<ToolAttempt> {
-    return requestToolCall(await this.getRecorder(), this.#state.book, call);
+  async requestToolCall(call: ToolCallToRecord, parentRunId?: string): Promise<ToolAttempt> {
+    const recorder = await this.getRecorder();
+    const approvedOuter = this.#state.runs.enclosingTool(parentRunId)?.approved === true;
+    return requestInsideDecision(recorder, call.metadata, approvedOuter, () =>
+      requestToolCall(recorder, this.#state.book, call),
+    );
   }
 
   /**
-   * Called by `ledgerMiddleware`: true when a tool call it records runs (at any depth) inside a
-   * tool call that runs again by a person's approval, from LangChain's run `parentRunId` where
-   * it runs (its tools node's). A sub-agent that a tool runs on this handler makes its own tool
-   * calls, which a decision on the tool's call covers: approved, they run again with it.
-   */
-  insideApprovedCall(parentRunId: string | undefined): boolean {
-    return this.#state.runs.enclosingTool(parentRunId)?.approved === true;
-  }
-
-  /**
-   * Called by `ledgerMiddleware`: the ledger refused the tool call `name` (`error`) that a
+   * Called by `ledgerMiddleware`: the ledger refused (`error`) the tool call `name` that a
    * sub-agent makes inside a tool call, from LangChain's run `parentRunId` where it runs. The
    * refusal is no outcome of the outer call, as for a call the tool makes itself: whoever
    * records that call hears of it as it ends (`takeNestedRefusal`).
    */
-  refusedInside(parentRunId: string | undefined, error: LedgerError, name: string): void {
-    const outer = this.#state.runs.enclosingTool(parentRunId)?.requestedEventId;
-    if (outer !== undefined) this.#state.refusals.note(outer, nestedRefusal(error, name));
+  refusedInside(parentRunId: string | undefined, error: unknown, name: string): void {
+    this.#state.refusals.noteInside(this.#state.runs.enclosingTool(parentRunId), error, name);
   }
 
   /**
-   * Called by `ledgerMiddleware`: the tool call it was handed (`request.toolCall`), asking `call`, threw
-   * (live, or as the ledger answered it) on `attempt`, which a retry of the same request retries.
+   * Called by `ledgerMiddleware`: the tool call it was handed (`request.toolCall`), asking
+   * `call`, threw on `attempt` (live, or as the ledger answered it); a retry of it retries that.
    */
-  toolCallThrew(request: object, call: { name: string; args: JsonValue }, attempt: Attempt): void {
-    this.#state.book.failures.failed(request, call, attempt);
+  toolCallThrew(toolCall: object, call: { name: string; args: JsonValue }, attempt: Attempt): void {
+    this.#state.book.failures.failed(toolCall, call, attempt);
   }
 
   /**
    * Called by `ledgerMiddleware` before it records a tool call: the attempt made for the same
    * tool call object (a retry middleware around it calls it again) that threw, if any.
    */
-  retriedToolCall(request: object, call: { name: string; args: JsonValue }): Attempt | undefined {
-    return this.#state.book.failures.retried(request, call);
+  retriedToolCall(toolCall: object, call: { name: string; args: JsonValue }): Attempt | undefined {
+    return this.#state.book.failures.retried(toolCall, call);
   }
 
   /**

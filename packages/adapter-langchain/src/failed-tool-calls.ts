@@ -13,19 +13,20 @@ import { toolRequestHash } from "./tool-call-key.js";
 export class FailedToolCalls {
   readonly #failed = new WeakMap<object, { attempt: Attempt; requestHash: string }>();
 
-  /** `attempt`, made for the tool call `request` (asking `name` with `args`), threw. */
-  failed(request: object, call: { name: string; args: JsonValue }, attempt: Attempt): void {
-    this.#failed.set(request, { attempt, requestHash: toolRequestHash(call.name, call.args) });
+  /** `attempt`, made for `toolCall` (asking `name` with `args`), threw. */
+  failed(toolCall: object, call: { name: string; args: JsonValue }, attempt: Attempt): void {
+    this.#failed.set(toolCall, { attempt, requestHash: toolRequestHash(call.name, call.args) });
   }
 
   /**
-   * The attempt this call of `request` retries: the last one made for it that threw, if it asked
-   * the same (a middleware in between may have changed the arguments). Taken once.
+   * The attempt this call of `toolCall` retries: the last one made for it that threw, if it asked
+   * the same (a middleware in between may have changed the arguments in place: the retry repeats
+   * the recorded request). Taken once.
    */
-  retried(request: object, call: { name: string; args: JsonValue }): Attempt | undefined {
-    const failed = this.#failed.get(request);
+  retried(toolCall: object, call: { name: string; args: JsonValue }): Attempt | undefined {
+    const failed = this.#failed.get(toolCall);
     if (failed === undefined) return undefined;
-    this.#failed.delete(request);
+    this.#failed.delete(toolCall);
     return failed.requestHash === toolRequestHash(call.name, call.args)
       ? failed.attempt
       : undefined;

@@ -16,7 +16,7 @@ import { awaitedCall } from "./interrupt-pauses.js";
 import { langchainMetadata, threadIdOf } from "./langchain-metadata.js";
 import { type NestedRefusal, settleRefused } from "./nested-refusal.js";
 import { checkMiddlewareOptions } from "./option-checks.js";
-import { abandonCallsInside, runAgainInside } from "./outer-decision.js";
+import { abandonCallsInside } from "./outer-decision.js";
 import { isRecord, toJsonValue } from "./plain-json.js";
 import { messageFromJson } from "./stored-messages.js";
 import type { ToolAttempt } from "./tool-attempt.js";
@@ -73,41 +73,34 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions) {
       // of that attempt, in its step, and on resume answered as the retry it was.
       const retried = handler.retriedToolCall(call, asked);
       const threw = (failed: Attempt) => handler.toolCallThrew(call, asked, failed);
-      // Made by a sub-agent inside a tool call a person approved: it runs again with that call,
-      // as a call the tool makes itself does (the decision covers what the call did).
+      // LangChain's run this runs in: a sub-agent's tool call runs inside a tool call, which
+      // a person's decision covers (see handler.requestToolCall).
       const runId = currentRunId();
-      const approvedOuter = handler.insideApprovedCall(runId);
       let requested: ToolAttempt;
       try {
         requested = retried
           ? { attempt: await recorder.retry(retried, { metadata }), approved: false }
-          : await handler.requestToolCall({ ...asked, effect, toolCallId, threadId, metadata });
+          : await handler.requestToolCall(
+              { ...asked, effect, toolCallId, threadId, metadata },
+              runId,
+            );
       } catch (error) {
-        if (approvedOuter && LedgerError.isInstance(error, "unresolved-attempt")) {
-          const again = await runAgainInside(recorder, error.attempt, metadata);
-          requested = { attempt: again, approved: true };
-        } else {
-          if (!ask || !LedgerError.isInstance(error, "unresolved-attempt")) {
-            // Refused inside another tool call (a sub-agent's): that call did not fail.
-            if (LedgerError.isInstance(error)) handler.refusedInside(runId, error, call.name);
-            throw error;
-          }
-          // In flight at a crash, no decision recorded: a person is asked (the graph pauses
-          // here), and the answer is recorded before anything runs. A node run again after that
-          // finds the decision in the ledger and asks nothing.
-          const answer = askAboutUnresolved(error, threadId, (question) =>
-            handler.askingAbout(question, error.attempt),
-          );
-          // Then on as after a decision made elsewhere: abandoned, it is answered below.
-          const decided = await recordAnswer(recorder, error.attempt, answer, metadata);
-          requested = { attempt: decided, approved: decided.replayed === undefined };
+        if (!ask || !LedgerError.isInstance(error, "unresolved-attempt")) {
+          // Refused inside another tool call (a sub-agent's): that call did not fail.
+          handler.refusedInside(runId, error, call.name);
+          throw error;
         }
+        // In flight at a crash, no decision recorded: a person is asked (the graph pauses
+        // here), and the answer is recorded before anything runs. A node run again after that
+        // finds the decision in the ledger and asks nothing.
+        const answer = askAboutUnresolved(error, threadId, (question) =>
+          handler.askingAbout(question, error.attempt),
+        );
+        // Then on as after a decision made elsewhere: abandoned, it is answered below.
+        const decided = await recordAnswer(recorder, error.attempt, answer, metadata);
+        requested = { attempt: decided, approved: decided.replayed === undefined };
       }
       let { attempt, approved } = requested;
-      if (approvedOuter && attempt.replayed && attempt.replayed.status !== "abandoned") {
-        attempt = await runAgainInside(recorder, attempt, metadata);
-        approved = true;
-      }
       // Thrown live, the failure stopped the agent (nothing saved the tools node's writes), and
       // LangGraph runs the node again on `invoke(null)`: a tool that may run again does, as a
       // retry of the failed attempt (one the ledger holds is answered from it). Replayed, the

@@ -5,6 +5,7 @@ import {
   type SessionRecorder,
   UnresolvedAttemptError,
 } from "@agent-ledger/core";
+import type { ToolRun } from "./run-tree.js";
 
 /**
  * Why the ledger refused a call made inside another tool's call (a nested call, matched by
@@ -52,6 +53,15 @@ export class NestedRefusals {
   note(outerRequestedEventId: string, refusal: NestedRefusal): void {
     if (!this.#byOuter.has(outerRequestedEventId))
       this.#byOuter.set(outerRequestedEventId, refusal);
+  }
+
+  /**
+   * The ledger refused (`error`, any other error passes) the call `name` made inside the tool
+   * call `outer`, if there is one and its request is recorded: noted against that call.
+   */
+  noteInside(outer: ToolRun | undefined, error: unknown, name: string): void {
+    if (outer?.requestedEventId !== undefined && LedgerError.isInstance(error))
+      this.note(outer.requestedEventId, nestedRefusal(error, name));
   }
 
   /** The refusal met inside this call, if any, forgotten as the call ends. */

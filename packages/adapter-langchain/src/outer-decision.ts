@@ -2,9 +2,11 @@ import {
   type Attempt,
   attemptFromRecorded,
   type JsonObject,
+  LedgerError,
   type SessionRecorder,
 } from "@agent-ledger/core";
 import { retryLive } from "./model-retry.js";
+import type { ToolAttempt } from "./tool-attempt.js";
 
 /**
  * A person's decision on a tool call covers the calls made inside it (nested calls, at any
@@ -34,13 +36,15 @@ export async function abandonCallsInside(
     if (model.outcome !== undefined && cause !== undefined)
       modelCauses.set(model.outcome.eventId, cause);
   }
+  const toolStep = (eventId: string | undefined) =>
+    eventId === undefined ? undefined : replay.toolStepOf(eventId);
   const stepOf = (cause: string | undefined) =>
-    cause === undefined
-      ? undefined
-      : (replay.toolStepOf(cause) ?? replay.toolStepOf(modelCauses.get(cause) ?? ""));
+    toolStep(cause) ?? toolStep(cause === undefined ? undefined : modelCauses.get(cause));
+  // Its sub-agent's model calls too: one in flight would stay unresolved for good.
+  const recordedCalls = [...notMet, ...modelCalls];
   // The step each call was made inside (its cause is the request of an attempt of that step).
   const stepOutside = new Map<string, string>();
-  for (const recorded of [...notMet, ...modelCalls]) {
+  for (const recorded of recordedCalls) {
     const step = stepOf(recorded.requested.causedByEventId);
     if (step !== undefined) stepOutside.set(recorded.stepId, step);
   }
@@ -54,8 +58,7 @@ export async function abandonCallsInside(
     return false;
   };
   const why = `made inside ${outer.name ?? "a tool"}'s call, which was abandoned: ${reason}`;
-  // Its sub-agent's model calls too: one in flight would stay unresolved for good.
-  for (const recorded of [...notMet, ...modelCalls])
+  for (const recorded of recordedCalls)
     if (recorded.status === "requested" && inside(recorded.stepId))
       await recorder.abandon(attemptFromRecorded(recorded), why);
 }
@@ -74,4 +77,33 @@ export async function runAgainInside(
   if (!recorded.replayed)
     await recorder.approve(recorded, "made inside a tool call a person approved to run again");
   return retryLive(recorder, recorded, metadata);
+}
+
+/**
+ * A tool call's request (`request`, as `requestToolCall` records it) when it runs inside a tool
+ * call a person approved to run again (`approvedOuter`, at any depth; a call the tool makes
+ * itself, or one its sub-agent's model asks for): the approval covers what the call did, so a
+ * call the ledger would refuse or answer runs again too (`runAgainInside`), except one a person
+ * abandoned, and a new one is `approved`, so that the calls made inside it run again as well.
+ */
+export async function requestInsideDecision(
+  recorder: SessionRecorder,
+  metadata: JsonObject,
+  approvedOuter: boolean,
+  request: () => Promise<ToolAttempt>,
+): Promise<ToolAttempt> {
+  if (!approvedOuter) return request();
+  let requested: ToolAttempt;
+  try {
+    requested = await request();
+  } catch (error) {
+    if (!LedgerError.isInstance(error, "unresolved-attempt")) throw error;
+    return { attempt: await runAgainInside(recorder, error.attempt, metadata), approved: true };
+  }
+  const replayed = requested.attempt.replayed;
+  if (replayed?.status === "abandoned") return requested;
+  const attempt = replayed
+    ? await runAgainInside(recorder, requested.attempt, metadata)
+    : requested.attempt;
+  return { attempt, approved: true };
 }

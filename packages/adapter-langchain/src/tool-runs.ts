@@ -1,6 +1,5 @@
 import {
   type Attempt,
-  LedgerError,
   type ReplayedOutcome,
   type SessionRecorder,
   UnresolvedAttemptError,
@@ -8,8 +7,8 @@ import {
 import { awaitedCall } from "./interrupt-pauses.js";
 import { langchainMetadata } from "./langchain-metadata.js";
 import { retryLive } from "./model-retry.js";
-import { type NestedRefusals, nestedRefusal, settleRefused } from "./nested-refusal.js";
-import { abandonCallsInside, runAgainInside } from "./outer-decision.js";
+import { type NestedRefusals, settleRefused } from "./nested-refusal.js";
+import { abandonCallsInside, requestInsideDecision } from "./outer-decision.js";
 import { toJsonValue } from "./plain-json.js";
 import type { RunTree, ToolRun } from "./run-tree.js";
 import type { ToolAttempt } from "./tool-attempt.js";
@@ -59,8 +58,7 @@ export class ToolRuns {
     } catch (error) {
       // Refused inside another call: that call did not fail, the ledger stopped it. Whoever
       // records it (this handler or ledgerMiddleware) hears of it as it ends (settleRefused).
-      if (call.outer?.requestedEventId !== undefined && LedgerError.isInstance(error))
-        refusals.note(call.outer.requestedEventId, nestedRefusal(error, call.name));
+      refusals.noteInside(call.outer, error, call.name);
       throw error;
     }
     const { attempt, approved } = requested;
@@ -78,23 +76,19 @@ export class ToolRuns {
   /**
    * Records a tool call's request. On a resumed run a call the ledger holds runs again only if
    * it is idempotent, or made inside a call a person approved to run again (see
-   * `runAgainInside`): the callback cannot answer it from the ledger.
+   * `requestInsideDecision`): the callback cannot answer it from the ledger.
    */
   async #request(recorder: SessionRecorder, call: ToolCallToRecord): Promise<ToolAttempt> {
     const { name, effect, toolCallId, outer, metadata } = call;
-    const approvedOuter = outer?.approved === true;
-    let requested: ToolAttempt;
-    try {
-      requested = await requestToolCall(recorder, this.#context.book, call);
-    } catch (error) {
-      if (!approvedOuter || !LedgerError.isInstance(error, "unresolved-attempt")) throw error;
-      return { attempt: await runAgainInside(recorder, error.attempt, metadata), approved: true };
-    }
+    const requested = await requestInsideDecision(
+      recorder,
+      metadata,
+      outer?.approved === true,
+      () => requestToolCall(recorder, this.#context.book, call),
+    );
     const { attempt } = requested;
     const replayed = attempt.replayed;
-    if (!replayed) return { attempt, approved: requested.approved || approvedOuter };
-    if (approvedOuter && replayed.status !== "abandoned")
-      return { attempt: await runAgainInside(recorder, attempt, metadata), approved: true };
+    if (!replayed) return requested;
     if (effect.idempotent)
       return { attempt: await retryLive(recorder, attempt, metadata), approved: false };
     // Abandoned by a person, it does not run again, nor does anything made inside it.
