@@ -13,6 +13,7 @@ import { chargeTool, lookupThenBadChargeAgent, notJsonCharge } from "./testing/c
 import { reportingScenario } from "./testing/crash-scenarios.test.data.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { FailingStore } from "./testing/failing-store.js";
+import { invalidArgumentAt } from "./testing/invalid-argument.test.data.js";
 import { runOptions } from "./testing/recorded-run.js";
 import { AWKWARD_OUTPUTS, type AwkwardOutput, reportingAgent } from "./testing/reporting-agent.js";
 import {
@@ -195,11 +196,7 @@ describe("ledgerTool outputs", () => {
     ];
     for (const [given, message] of cases)
       expect(() => wrap(given, { recorder }), String(message)).toThrow(
-        expect.objectContaining({
-          code: "invalid-argument",
-          path: "$.tool",
-          message: expect.stringMatching(message),
-        }),
+        invalidArgumentAt("$.tool", message),
       );
     expect(await readWholeSession(store, "s")).toEqual([]);
   });

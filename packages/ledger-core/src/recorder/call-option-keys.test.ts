@@ -1,21 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { LedgerError } from "../events/errors.js";
-import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeSession } from "../store/read-all.js";
-import { SessionRecorder } from "./session-recorder.js";
-
-/** A recorder on a started run of a memory store. */
-async function startedRun() {
-  const store = new MemoryEventStore();
-  const recorder = new SessionRecorder({
-    store,
-    sessionId: "s",
-    runId: "r",
-    actor: { type: "agent", id: "a" },
-  });
-  await recorder.startRun();
-  return { store, recorder };
-}
+import { startedRun } from "./started-run.test.data.js";
 
 /** A call that should fail, its label, the path and the message its error should have. */
 type Refusal = [string, () => Promise<unknown>, string, RegExp];

@@ -1,25 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { LedgerError } from "../events/errors.js";
 import { messageHistory } from "../projections/message-history.js";
-import { MemoryEventStore } from "../store/memory-store.js";
-import { SessionRecorder } from "./session-recorder.js";
+import { startedRun } from "./started-run.test.data.js";
 
 /** What a JavaScript caller (no types to stop it) gets for a missing argument: a coded error. */
 describe("a missing argument from JavaScript", () => {
-  async function started() {
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "s",
-      runId: "r",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
-    return { store, recorder };
-  }
-
   it("rejects each call with invalid-argument at $, never a TypeError, and writes nothing", async () => {
-    const { store, recorder } = await started();
+    const { store, recorder } = await startedRun();
     const loose = recorder as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
     const calls: [string, () => Promise<unknown>][] = [
       ["beforeModelCall()", () => loose.beforeModelCall?.call(recorder) as Promise<unknown>],
@@ -58,7 +45,7 @@ describe("a missing argument from JavaScript", () => {
   });
 
   it("refuses child() without options as the constructor refuses bad options", async () => {
-    const { recorder: parent } = await started();
+    const { recorder: parent } = await startedRun();
     let error: unknown;
     try {
       (parent.child as unknown as () => unknown)();
