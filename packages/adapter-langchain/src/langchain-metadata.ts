@@ -1,4 +1,4 @@
-import type { JsonObject } from "@agent-ledger/core";
+import type { JsonObject, RecordedAttempt } from "@agent-ledger/core";
 import { isRecord, toJsonValue } from "./plain-json.js";
 
 /** An event's `metadata.langchain`: LangChain's ids and tags (undefined ones left out). */
@@ -36,4 +36,19 @@ export function recordedThreadId(event: { metadata?: JsonObject | undefined }): 
   return isRecord(langchain) && typeof langchain.threadId === "string"
     ? langchain.threadId
     : undefined;
+}
+
+/**
+ * Accepts the recorded calls of thread `threadId`, and those recorded without a thread (a ledger
+ * written before threads were recorded); undefined (accept all) outside a thread. One handler
+ * may serve several threads, whose calls are matched on resume only within their own.
+ */
+export function inThread(
+  threadId: string | undefined,
+): ((recorded: RecordedAttempt) => boolean) | undefined {
+  if (threadId === undefined) return undefined;
+  return (recorded) => {
+    const recordedThread = recordedThreadId(recorded.requested);
+    return recordedThread === undefined || recordedThread === threadId;
+  };
 }

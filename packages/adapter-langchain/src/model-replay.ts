@@ -2,10 +2,9 @@ import {
   type Attempt,
   type JsonObject,
   LedgerError,
-  type RecordedAttempt,
   type SessionRecorder,
 } from "@agent-ledger/core";
-import { recordedThreadId } from "./langchain-metadata.js";
+import { inThread, recordedThreadId } from "./langchain-metadata.js";
 import { retryLive, supersedeInFlight } from "./model-retry.js";
 
 /**
@@ -23,14 +22,7 @@ export async function beforeModelCall(
   // One handler may serve several threads: a call is matched only with the calls recorded in
   // its thread (or without one), so a new thread's first call, asking what another thread's
   // first call asked, is a call of its own, not a retry of that one.
-  const threadId = recordedThreadId({ metadata });
-  const replayAccepts =
-    threadId === undefined
-      ? undefined
-      : (recorded: RecordedAttempt) => {
-          const recordedThread = recordedThreadId(recorded.requested);
-          return recordedThread === undefined || recordedThread === threadId;
-        };
+  const replayAccepts = inThread(recordedThreadId({ metadata }));
   let stepId: string | undefined;
   for (;;) {
     try {

@@ -6,7 +6,7 @@ import type {
   ReplayedOutcome,
   SessionRecorder,
 } from "@agent-ledger/core";
-import { recordedThreadId } from "./langchain-metadata.js";
+import { inThread } from "./langchain-metadata.js";
 import { toolRequestHash } from "./tool-call-key.js";
 
 // What LangGraph's isGraphInterrupt recognises: the names survive the ledger's error normalisation.
@@ -100,13 +100,7 @@ export async function beforeToolCall(
     recorded.requested.causedByEventId !== causedByEventId &&
     (toolCallId !== undefined ? recorded.toolCallId === toolCallId : recorded.name === name);
   const { threadId, madeInside } = call;
-  const sameThread =
-    threadId === undefined
-      ? undefined
-      : (recorded: RecordedAttempt) => {
-          const recordedThread = recordedThreadId(recorded.requested);
-          return recordedThread === undefined || recordedThread === threadId;
-        };
+  const sameThread = inThread(threadId);
   // A call without an id is matched by name and order. LangGraph re-runs only the calls of a
   // turn whose writes it did not save, so a call of the same turn and name that already has its
   // answer, for other arguments, is another call (a sibling that finished before the crash), not
