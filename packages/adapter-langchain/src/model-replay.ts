@@ -50,7 +50,7 @@ export async function beforeModelCall(
       const skipped = (from === -1 ? [] : replay.modelAttempts.slice(from)).filter(
         (recorded) => replayAccepts?.(recorded) ?? true,
       );
-      if (replay.skipModelsTo(String(error.details.requestHash))) continue;
+      if (replay.skipModelsTo(String(error.details.requestHash), replayAccepts)) continue;
       // Live: a call in flight at the crash that this one replaces is closed, not left open.
       stepId = await supersedeInFlight(recorder, skipped);
     }

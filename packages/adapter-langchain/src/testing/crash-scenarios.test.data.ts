@@ -5,6 +5,7 @@ import { idlessCallsCrashes } from "./idless-calls.test.data.js";
 import { ledgerMiddlewareCrashes } from "./ledger-middleware.test.data.js";
 import { modelInFlightCrashes } from "./model-in-flight.test.data.js";
 import { modelRetryCrashes } from "./model-retry.test.data.js";
+import { modelThreadsCrashes } from "./model-threads.test.data.js";
 import { modelWindowCrashes } from "./model-window.test.data.js";
 import { nestedDecisionCrashes } from "./nested-decision.test.data.js";
 import { nestedMatchingCrashes } from "./nested-matching.test.data.js";
@@ -28,6 +29,7 @@ export const crashScenarios = {
   ...ledgerMiddlewareCrashes,
   ...modelInFlightCrashes,
   ...modelRetryCrashes,
+  ...modelThreadsCrashes,
   ...modelWindowCrashes,
   ...nestedDecisionCrashes,
   ...nestedMatchingCrashes,

@@ -80,6 +80,25 @@ describe("ReplayCursor", () => {
     expect(other.takeModel(hashJson(request(0)))).toBeUndefined();
   });
 
+  it("skipModelsTo with accepts moves past only the attempts it accepts", async () => {
+    // Two conversations on one run: turns 0 and 2 are one's, turn 1 the other's.
+    const { events } = await recordedRun();
+    const ours = (attempt: { requested: { payload: unknown } }) =>
+      (attempt.requested.payload as { request: { turn: number } }).request.turn !== 1;
+    const cursor = new ReplayCursor(events);
+    // Ours asks something recorded by neither: it goes live, the other's turn stays.
+    expect(cursor.skipModelsTo(hashJson(request(9)), ours)).toBe(false);
+    expect(cursor.remaining).toBe(2);
+    expect(cursor.takeModel(hashJson(request(1)))?.status).toBe("completed");
+    // Ours asks its second turn, recorded after the other's: only its first is moved past.
+    const other = new ReplayCursor(events);
+    expect(other.skipModelsTo(hashJson(request(2)), ours)).toBe(true);
+    expect(other.takeModel(hashJson(request(2)), undefined, ours)?.status).toBe("completed");
+    expect(other.takeModel(hashJson(request(1)))?.status).toBe("completed");
+    // Not ours: a request only the other conversation recorded is not found.
+    expect(new ReplayCursor(events).skipModelsTo(hashJson(request(1)), ours)).toBe(false);
+  });
+
   it("skipAll leaves nothing to answer: what follows is live", async () => {
     const { events } = await recordedRun();
     const cursor = new ReplayCursor(events);

@@ -434,11 +434,22 @@ export class ReplayCursor {
   /**
    * For an agent that restarts from a checkpoint rather than from its input: moves past the
    * recorded model attempts the checkpoint already covers, up to the next one whose request
-   * has this hash. Returns false (and goes live) when none has.
+   * has this hash. Returns false (and goes live) when none has. With `accepts` (the calls of one
+   * conversation among several on the run), only the attempts it accepts are looked at and
+   * moved past; the others stay for their own calls.
    */
-  skipModelsTo(requestHash: string): boolean {
-    const found = this.#findModel((attempt) => attempt.requestHash === requestHash);
-    this.#skipModelsBefore(found === -1 ? this.#models.length : found);
+  skipModelsTo(requestHash: string, accepts?: (attempt: RecordedAttempt) => boolean): boolean {
+    const found = this.#findModel(
+      (attempt) => attempt.requestHash === requestHash && (accepts?.(attempt) ?? true),
+    );
+    const end = found === -1 ? this.#models.length : found;
+    if (accepts === undefined) this.#skipModelsBefore(end);
+    else {
+      for (let position = this.#modelIndex; position < end; position++)
+        if (accepts(this.#models[position] as RecordedAttempt))
+          this.#modelsTakenAhead.add(position);
+      this.#skipModelsBefore(this.#modelIndex);
+    }
     return found !== -1;
   }
 
