@@ -1,6 +1,8 @@
 import {
+  assertKnownKeys,
   childPath,
   InvalidArgumentError,
+  type KnownKeys,
   type SessionRecorder,
   TOOL_EFFECT_KINDS,
   type ToolEffect,
@@ -51,46 +53,31 @@ function listed(names: readonly string[]): string {
 }
 
 /**
- * Refuses a key not in `known`: a misspelt option (`redcat` for `redact`) would otherwise be
- * left out without a word, and what it was meant to do not done.
- */
-function checkedKnownKeys(options: Record<string, unknown>, known: object): void {
-  for (const key of Object.keys(options))
-    if (!Object.hasOwn(known, key))
-      throw new InvalidArgumentError(
-        childPath("$", key),
-        `expected one of the options ${listed(Object.keys(known))}, got ${JSON.stringify(key)}`,
-      );
-}
-
-/**
- * Every option of `T`, as `{ [option]: true }`: the compiler then has the list name each
- * option the type declares, so that a new one is not refused as unknown.
- */
-export type KnownOptions<T> = { readonly [K in keyof T]-?: true };
-
-/**
- * An options object with no key but those of `known` (`shape` says what it looks like, for the
- * message of anything else): for the entry points that take no recorder.
+ * An options object of `what` (the entry point) with no key but those of `known` (`shape` says
+ * what it looks like, for the message of anything else): for the entry points that take no
+ * recorder. A misspelt option (`redcat` for `redact`) would otherwise be left out without a
+ * word, and what it was meant to do not done.
  */
 export function checkedOptionsObject<T>(
   options: unknown,
-  known: KnownOptions<T>,
+  known: KnownKeys<T>,
+  what: string,
   shape: string,
 ): T {
   if (!isObject(options))
     throw new InvalidArgumentError("$", `expected options ${shape}, got ${describe(options)}`);
-  checkedKnownKeys(options, known);
+  assertKnownKeys(options, known, what);
   return options as T;
 }
 
 /**
- * The options object of an adapter entry point, with its `recorder` checked, and, given all
- * its options (`known`), no key but those.
+ * The options object of an adapter entry point (`what`), with its `recorder` checked, and no key
+ * but those of `known`.
  */
 export function checkedOptions<T extends { recorder: SessionRecorder }>(
   options: unknown,
-  known?: KnownOptions<T>,
+  known: KnownKeys<T>,
+  what: string,
 ): T {
   if (!isObject(options))
     throw new InvalidArgumentError("$", `expected options { recorder }, got ${describe(options)}`);
@@ -100,7 +87,7 @@ export function checkedOptions<T extends { recorder: SessionRecorder }>(
       : `, got ${describe(options.recorder)}`;
     throw new InvalidArgumentError("$.recorder", `expected a SessionRecorder${hint}`);
   }
-  if (known !== undefined) checkedKnownKeys(options, known);
+  assertKnownKeys(options, known, what);
   return options as T;
 }
 

@@ -1,6 +1,6 @@
-import type { JsonObject, Redaction, SessionRecorder } from "@agent-ledger/core";
+import type { JsonObject, KnownKeys, Redaction, SessionRecorder } from "@agent-ledger/core";
 import type { EmbeddingModelV3Middleware, EmbeddingModelV3Result } from "@ai-sdk/provider";
-import { checkedOptional, checkedOptions, type KnownOptions } from "./adapter-options.js";
+import { checkedOptional, checkedOptions } from "./adapter-options.js";
 import { adapterStateOf } from "./adapter-state.js";
 import { beginAttempt, recordCompletion, recordFailure, replayedFailure } from "./model-attempt.js";
 import { embeddingRequestOf, redactOption } from "./model-request.js";
@@ -49,7 +49,7 @@ function recordedResult(response: unknown): EmbeddingModelV3Result | undefined {
   return result;
 }
 
-const EMBEDDING_MIDDLEWARE_OPTIONS: KnownOptions<LedgerEmbeddingMiddlewareOptions> = {
+const EMBEDDING_MIDDLEWARE_OPTIONS: KnownKeys<LedgerEmbeddingMiddlewareOptions> = {
   recorder: true,
   redact: true,
   recordEmbeddings: true,
@@ -73,7 +73,11 @@ export function ledgerEmbeddingMiddleware(
     recorder,
     redact: redaction,
     recordEmbeddings,
-  } = checkedOptions<LedgerEmbeddingMiddlewareOptions>(options, EMBEDDING_MIDDLEWARE_OPTIONS);
+  } = checkedOptions<LedgerEmbeddingMiddlewareOptions>(
+    options,
+    EMBEDDING_MIDDLEWARE_OPTIONS,
+    "ledgerEmbeddingMiddleware",
+  );
   checkedOptional(recordEmbeddings, "$.recordEmbeddings", "boolean");
   const redact = redactOption(redaction);
   const recorderState = adapterStateOf(recorder);

@@ -29,11 +29,11 @@ function isAbortSignal(value: unknown): value is AbortSignal {
 }
 
 function checked(options: InnerCallsSettledOptions): InnerCallsSettledOptions {
-  const { signal, timeoutMs } = checkedOptions<InnerCallsSettledOptions>(options, {
-    recorder: true,
-    signal: true,
-    timeoutMs: true,
-  });
+  const { signal, timeoutMs } = checkedOptions<InnerCallsSettledOptions>(
+    options,
+    { recorder: true, signal: true, timeoutMs: true },
+    "innerCallsSettled",
+  );
   if (signal !== undefined && !isAbortSignal(signal))
     throw new InvalidArgumentError("$.signal", "expected an AbortSignal");
   if (

@@ -1,4 +1,10 @@
-import type { Attempt, JsonObject, Redaction, SessionRecorder } from "@agent-ledger/core";
+import type {
+  Attempt,
+  JsonObject,
+  KnownKeys,
+  Redaction,
+  SessionRecorder,
+} from "@agent-ledger/core";
 import type {
   LanguageModelV3,
   LanguageModelV3CallOptions,
@@ -6,7 +12,7 @@ import type {
   LanguageModelV3Middleware,
   LanguageModelV3StreamResult,
 } from "@ai-sdk/provider";
-import { checkedOptions, type KnownOptions } from "./adapter-options.js";
+import { checkedOptions } from "./adapter-options.js";
 import { type AdapterState, adapterStateOf } from "./adapter-state.js";
 import { beginAttempt, recordCompletion, recordFailure, replayedFailure } from "./model-attempt.js";
 import { modelRequestOf, redactOption } from "./model-request.js";
@@ -27,7 +33,7 @@ export interface LedgerMiddlewareOptions {
 }
 
 /** What `ledgerMiddleware` refuses any other option key against (`redcat` is not `redact`). */
-const LEDGER_MIDDLEWARE_OPTIONS: KnownOptions<LedgerMiddlewareOptions> = {
+const LEDGER_MIDDLEWARE_OPTIONS: KnownKeys<LedgerMiddlewareOptions> = {
   recorder: true,
   redact: true,
 };
@@ -152,6 +158,7 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions): LanguageMode
   const { recorder, redact: redaction } = checkedOptions<LedgerMiddlewareOptions>(
     options,
     LEDGER_MIDDLEWARE_OPTIONS,
+    "ledgerMiddleware",
   );
   const redact = redactOption(redaction);
   const state = adapterStateOf(recorder);

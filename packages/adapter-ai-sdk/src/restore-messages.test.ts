@@ -159,7 +159,7 @@ describe("restoreMessages", () => {
     for (const [options, path, message] of [
       [undefined, "$", /expected options \{ sessionId, runId \}, got undefined/],
       ["s", "$", /got the string "s"/],
-      [{ ...address, includeSytem: true }, "$.includeSytem", /got "includeSytem"/],
+      [{ ...address, includeSytem: true }, "$.includeSytem", /has no option "includeSytem"/],
     ] as const) {
       const error = await restoreConversation(store, options as never).catch(
         (caught: unknown) => caught,

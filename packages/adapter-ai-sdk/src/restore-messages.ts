@@ -3,17 +3,13 @@ import {
   isEmbeddingsRequest,
   type JsonObject,
   type JsonValue,
+  type KnownKeys,
   type LedgerEvent,
   readWholeRun,
   resolveEvents,
 } from "@agent-ledger/core";
 import type { ModelMessage, ToolSet } from "ai";
-import {
-  checkedOptional,
-  checkedOptionsObject,
-  checkedToolSet,
-  type KnownOptions,
-} from "./adapter-options.js";
+import { checkedOptional, checkedOptionsObject, checkedToolSet } from "./adapter-options.js";
 import { decodeToolOutput } from "./tool-output.js";
 
 export interface RestoreMessagesOptions {
@@ -36,7 +32,7 @@ export interface RestoreMessagesOptions {
 }
 
 // A misspelt `includeSytem` would leave the system prompt out of the restore without a word.
-const RESTORE_OPTIONS: KnownOptions<RestoreMessagesOptions> = {
+const RESTORE_OPTIONS: KnownKeys<RestoreMessagesOptions> = {
   sessionId: true,
   runId: true,
   includeSystem: true,
@@ -293,7 +289,12 @@ export async function restoreConversation(
   store: EventStore,
   options: RestoreMessagesOptions,
 ): Promise<RestoredConversation> {
-  checkedOptionsObject<RestoreMessagesOptions>(options, RESTORE_OPTIONS, "{ sessionId, runId }");
+  checkedOptionsObject<RestoreMessagesOptions>(
+    options,
+    RESTORE_OPTIONS,
+    "restoreMessages / restoreConversation",
+    "{ sessionId, runId }",
+  );
   checkedOptional(options.includeSystem, "$.includeSystem", "boolean");
   checkedOptional(options.resolve, "$.resolve", "boolean");
   const modelOutput = modelOutputOf(options.tools);

@@ -1,6 +1,7 @@
 import {
   type Attempt,
   InvalidArgumentError,
+  type KnownKeys,
   LedgerError,
   type SessionRecorder,
   type ToolCallEnd,
@@ -14,7 +15,6 @@ import {
   checkedOptions,
   checkedToolNames,
   checkedToolSet,
-  type KnownOptions,
 } from "./adapter-options.js";
 import { type AdapterState, adapterStateOf } from "./adapter-state.js";
 import { closeLeftOpen, outcomeOfReplayed } from "./child-run-end.js";
@@ -64,7 +64,7 @@ export interface WrapToolsOptions {
 }
 
 /** What `wrapTools` refuses any other option key against. */
-const WRAP_TOOLS_OPTIONS: KnownOptions<WrapToolsOptions> = {
+const WRAP_TOOLS_OPTIONS: KnownKeys<WrapToolsOptions> = {
   recorder: true,
   idempotent: true,
   effects: true,
@@ -363,7 +363,7 @@ export function wrapTools<TOOLS extends ToolSet>(tools: TOOLS, options: WrapTool
   // The tool set is `$.tools`, beside the options' keys (`$` is the options object), as core
   // names a store given beside its options `$.store`.
   const names = checkedToolSet(tools, "$.tools");
-  const checked = checkedOptions<WrapToolsOptions>(options, WRAP_TOOLS_OPTIONS);
+  const checked = checkedOptions<WrapToolsOptions>(options, WRAP_TOOLS_OPTIONS, "wrapTools");
   const idempotent = checkedToolNames(checked.idempotent, "$.idempotent", names);
   const effects = checkedEffects(checked.effects, "$.effects", names);
   const streaming = checkedToolNames(checked.streaming, "$.streaming", names);

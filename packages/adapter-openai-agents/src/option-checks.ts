@@ -1,12 +1,24 @@
 import {
   assertId,
+  assertKnownKeys,
   childPath,
   InvalidArgumentError,
+  type KnownKeys,
   TOOL_EFFECT_KINDS,
   type ToolEffect,
   validateRedaction,
 } from "@agent-ledger/core";
 import { protocol, RunState } from "@openai/agents";
+import type { RunStateCheckpointOptions } from "./checkpoint.js";
+import type { InstrumentAgentOptions } from "./instrument-agent.js";
+import type { LedgerHandoffOptions } from "./ledger-handoff.js";
+import type { LedgerModelOptions } from "./ledger-model.js";
+import type { LedgerToolOptions } from "./ledger-tool.js";
+import type {
+  LedgerRunOptions,
+  ResumeRunOptions,
+  RunWithLedgerOptions,
+} from "./run-with-ledger.js";
 
 // Each public function checks its arguments and options before anything runs: a bad value found
 // later would be found after a model call was paid for (maxTurns is read by the SDK only when it
@@ -42,20 +54,6 @@ function assertArgument(
 ): void {
   if (!valid(value))
     throw new InvalidArgumentError(`$.${name}`, `${message}, got ${describe(value)}`);
-}
-
-/** Refuses an option `call` does not take: at its path, listing the ones it takes. */
-function assertKnownOptions(
-  given: Record<string, unknown>,
-  known: readonly string[],
-  call: string,
-): void {
-  for (const key of Object.keys(given))
-    if (!known.includes(key))
-      throw new InvalidArgumentError(
-        childPath("$", key),
-        `${call} has no option ${JSON.stringify(key)} (its options: ${known.join(", ")})`,
-      );
 }
 
 // What the adapter reads of an agent: instrumentAgent replaces its `clone` and `getMcpTools`.
@@ -125,23 +123,41 @@ function assertEffectFields(
   );
 }
 
-// The options each function takes. Any other is refused: the SDK's other run options
-// (`session`, `previousResponseId`, `errorHandlers`...) are not passed on, and a misspelt one
-// (`maxturns`, `abortSignal`) would be dropped without a word.
-const SHARED_OPTIONS = [
-  "store",
-  "sessionId",
-  "runId",
-  "runner",
-  "modelProvider",
-  "maxTurns",
-  "context",
-  "signal",
-  "redact",
-  "mcpToolEffect",
-];
-const RUN_OPTIONS = [...SHARED_OPTIONS, "stream"];
-const RESUME_OPTIONS = [...SHARED_OPTIONS, "state"];
+// The options each function takes (typed so, the compiler keeps each list complete). Any other
+// is refused: the SDK's other run options (`session`, `previousResponseId`, `errorHandlers`...)
+// are not passed on, and a misspelt one (`maxturns`, `abortSignal`) would be dropped without a
+// word.
+const SHARED_OPTIONS: KnownKeys<LedgerRunOptions> = {
+  store: true,
+  sessionId: true,
+  runner: true,
+  modelProvider: true,
+  maxTurns: true,
+  context: true,
+  signal: true,
+  redact: true,
+  mcpToolEffect: true,
+};
+const RUN_OPTIONS: KnownKeys<RunWithLedgerOptions> = {
+  ...SHARED_OPTIONS,
+  runId: true,
+  stream: true,
+};
+const RESUME_OPTIONS: KnownKeys<ResumeRunOptions> = { ...SHARED_OPTIONS, runId: true, state: true };
+const LEDGER_TOOL_OPTIONS: KnownKeys<LedgerToolOptions> = {
+  idempotent: true,
+  effect: true,
+  recorder: true,
+};
+const LEDGER_HANDOFF_OPTIONS: KnownKeys<LedgerHandoffOptions> = { idempotent: true, effect: true };
+const LEDGER_MODEL_OPTIONS: KnownKeys<LedgerModelOptions> = { recorder: true };
+const CHECKPOINT_OPTIONS: KnownKeys<RunStateCheckpointOptions> = {
+  kind: true,
+  currentRunId: true,
+  replayApprovals: true,
+  awaitingDecision: true,
+};
+const INSTRUMENT_OPTIONS: KnownKeys<InstrumentAgentOptions> = { mcpToolEffect: true };
 
 function isAbortSignal(value: unknown): boolean {
   const signal = value as Partial<AbortSignal> | null;
@@ -185,7 +201,7 @@ function assertRunOptions(options: unknown, { resume }: { resume: boolean }): vo
     `${call} needs options { store, sessionId${resume ? ", runId" : ""}, ... }`,
   );
   const given = options as Record<string, unknown>;
-  assertKnownOptions(given, resume ? RESUME_OPTIONS : RUN_OPTIONS, call);
+  assertKnownKeys(given, resume ? RESUME_OPTIONS : RUN_OPTIONS, call);
   if (!hasMethods(given.store, ["append", "readRun", "readSession"]))
     throw new InvalidArgumentError(
       "$.store",
@@ -281,7 +297,7 @@ export function assertLedgerToolArguments(tool: unknown, options: unknown): void
   );
   assertObject(options, "$", "ledgerTool's options are { idempotent?, effect?, recorder? }");
   const given = options as Record<string, unknown>;
-  assertKnownOptions(given, ["idempotent", "effect", "recorder"], "ledgerTool");
+  assertKnownKeys(given, LEDGER_TOOL_OPTIONS, "ledgerTool");
   assertEffectFields(given);
   assertRecorderOption(given);
 }
@@ -298,14 +314,14 @@ export function assertLedgerHandoffArguments(handoff: unknown, options: unknown)
   );
   assertObject(options, "$", "ledgerHandoff's options are { idempotent?, effect? }");
   const given = options as Record<string, unknown>;
-  assertKnownOptions(given, ["idempotent", "effect"], "ledgerHandoff");
+  assertKnownKeys(given, LEDGER_HANDOFF_OPTIONS, "ledgerHandoff");
   assertEffectFields(given);
 }
 
 function assertLedgerModelOptions(options: unknown, call: string): void {
   assertObject(options, "$", `${call}'s options are { recorder? }`);
   const given = options as Record<string, unknown>;
-  assertKnownOptions(given, ["recorder"], call);
+  assertKnownKeys(given, LEDGER_MODEL_OPTIONS, call);
   assertRecorderOption(given);
 }
 
@@ -345,10 +361,13 @@ export function assertSaveCheckpointArguments(
     `${call} needs a SessionRecorder`,
   );
   assertArgument(state, "state", isRunState, `${call} saves a RunState (result.state)`);
-  const known = ["kind", "currentRunId", "replayApprovals", "awaitingDecision"];
-  assertObject(options, "$", `${call}'s options are { ${known.join(", ")} }`);
+  assertObject(
+    options,
+    "$",
+    `${call}'s options are { ${Object.keys(CHECKPOINT_OPTIONS).join(", ")} }`,
+  );
   const given = options as Record<string, unknown>;
-  assertKnownOptions(given, known, call);
+  assertKnownKeys(given, CHECKPOINT_OPTIONS, call);
   if (given.kind !== "interruption" && given.kind !== "final")
     throw new InvalidArgumentError(
       "$.kind",
@@ -391,7 +410,7 @@ export function assertInstrumentArguments(agent: unknown, options: unknown): voi
   assertAgent(agent, "instrumentAgent");
   assertObject(options, "$", "instrumentAgent's options are { mcpToolEffect? }");
   const given = options as Record<string, unknown>;
-  assertKnownOptions(given, ["mcpToolEffect"], "instrumentAgent");
+  assertKnownKeys(given, INSTRUMENT_OPTIONS, "instrumentAgent");
   assertMcpToolEffectOption(given);
 }
 

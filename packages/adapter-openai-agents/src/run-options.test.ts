@@ -172,7 +172,13 @@ describe("options neither function takes", () => {
     const base = runOptions(store, model);
     const cases: [Promise<unknown>, string][] = [
       [runWithLedger(agent, "who", { ...base, session: {} } as never), "$.session"],
-      [runWithLedger(agent, "who", { ...base, abortSignal: undefined } as never), "$.abortSignal"],
+      [
+        runWithLedger(agent, "who", {
+          ...base,
+          abortSignal: new AbortController().signal,
+        } as never),
+        "$.abortSignal",
+      ],
       [runWithLedger(agent, "who", { ...base, state: {} } as never), "$.state"],
       [runWithLedger(agent, "who", { ...base, signal: "now" } as never), "$.signal"],
       [resumeRun(agent, { ...base, stream: true } as never), "$.stream"],

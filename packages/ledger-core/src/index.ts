@@ -35,6 +35,7 @@ export { settleCallsInside } from "./decisions/calls-inside.js";
 export { lastToolAttempts } from "./decisions/runs-by-call.js";
 export type { ToolCallEnd } from "./decisions/tool-call-end.js";
 export { closeAsCallEnded, endOfRecorded, toolCallLabel } from "./decisions/tool-call-end.js";
+export { assertKnownKeys, type KnownKeys } from "./events/argument-checks.js";
 export { canonicalJson, hashJson, sha256Hex } from "./events/canonical.js";
 export { isCredentialKey } from "./events/credential-name.js";
 export type { LedgerErrorCode, LedgerErrorOptions } from "./events/errors.js";
