@@ -1,4 +1,5 @@
 import type { EventStore } from "@agent-ledger/core";
+import { crashInSecondTurn } from "./chat-server.test.data.js";
 import { crashingChat } from "./crashing-chat.test.data.js";
 import { crashInsideDocumentEmbedding } from "./embedding.test.data.js";
 import { crashInsideSecondStep } from "./failing-stream.test.data.js";
@@ -22,6 +23,7 @@ import {
  */
 export const crashScenarios = {
   "chat inside send": crashingChat,
+  "chat server answering turn 2": crashInSecondTurn,
   "embedding inside the documents call": crashInsideDocumentEmbedding,
   "nested agent at the final call": crashingNested("final"),
   "nested agent inside the second lookup": crashingNested("second lookup"),
