@@ -6,7 +6,7 @@ import { commandStoreUrl } from "../store-url.js";
 import { isLoopbackHost } from "../viewer/security.js";
 import { startViewer } from "../viewer/viewer-server.js";
 import type { CommandContext } from "./context.js";
-import { idArgument } from "./session-args.js";
+import { idArgument, MAX_TIMER_MS, numberOption } from "./session-args.js";
 
 export const serveHelp = `agent-ledger serve [--port <n>] [--host <address>] [--token <secret>] [--session <id>]
   Read-only web viewer. Binds 127.0.0.1 on a free port unless told otherwise and prints the
@@ -37,9 +37,7 @@ export async function serveCommand(context: CommandContext): Promise<number> {
   const port =
     values.port === undefined ? 0 : /^\d{1,5}$/.test(values.port) ? Number(values.port) : -1;
   if (port < 0 || port > 65535) throw usageError("--port must be a whole number 0..65535");
-  const pollMs = values["poll-ms"] === undefined ? 1000 : Number(values["poll-ms"]);
-  if (!Number.isInteger(pollMs) || pollMs < 50)
-    throw usageError("--poll-ms must be an integer >= 50");
+  const pollMs = numberOption("poll-ms", values["poll-ms"], 1000, 50, MAX_TIMER_MS);
   const token = values.token ?? context.io.env.AGENT_LEDGER_VIEWER_TOKEN;
   if (token !== undefined && token.length < 8)
     throw usageError("--token must be at least 8 characters");

@@ -42,6 +42,39 @@ describe("agent-ledger with an id that cannot be an id", () => {
   });
 });
 
+// A number past Number.MAX_SAFE_INTEGER has no exact integer: `tail --from 99999999999999999999`
+// was 1e20, which the store refused as its own `$.after` (exit 1). A wait past what a timer
+// takes fired at once.
+describe("agent-ledger with a numeric option out of range", () => {
+  const storeUrl = `sqlite:${join(scratchDirectory("agent-ledger-numbers-", afterAll), "l.db")}`;
+  const cli = (...args: string[]) => runBin(["--store", storeUrl, ...args]);
+
+  beforeAll(async () => {
+    const store = await openStore(storeUrl);
+    await recordDemoSession(store, "numbers");
+    await store.close();
+  });
+
+  it("exits 2 and names the option", async () => {
+    const huge = "99999999999999999999";
+    for (const [option, args] of [
+      ["--from", ["tail", "numbers", "--from", huge]],
+      ["--from", ["tail", "numbers", "--from", "9007199254740992"]],
+      ["--limit", ["sessions", "--limit", huge]],
+      ["--page-size", ["tail", "numbers", "--page-size", huge]],
+      ["--interval", ["tail", "numbers", "--follow", "--interval", "2147483648"]],
+      ["--poll-ms", ["serve", "--poll-ms", "2147483648"]],
+    ] as const) {
+      const result = await cli(...args);
+      expect(result.code, args.join(" ")).toBe(2);
+      expect(result.stderr, args.join(" ")).toContain(`${option} must be an integer >=`);
+    }
+    const last = await cli("tail", "numbers", "--from", "9007199254740991");
+    expect(last.code).toBe(0);
+    expect(last.stdout).toBe("");
+  });
+});
+
 describe("durations on the command line", () => {
   it("reads milliseconds or a whole number of ms, s, m, h or d, and refuses the rest", () => {
     expect(durationOption("blob-grace", undefined)).toBeUndefined();

@@ -16,17 +16,26 @@ export function idArgument<T extends string | undefined>(value: T, name: string)
   return value;
 }
 
-/** `--<name> <value>` as an integer >= `min` (`fallback` when absent); else bad usage (exit 2). */
+/** The longest wait a timer takes (ms): setTimeout fires at once for a longer one. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * `--<name> <value>` as an integer from `min` to `max` (`fallback` when absent); else bad usage
+ * (exit 2) naming the option. `max` is at most Number.MAX_SAFE_INTEGER: past it a number has no
+ * exact integer (`--from 99999999999999999999` was 1e20, which the store refused as its own
+ * `$.after`, exit 1).
+ */
 export function numberOption(
   name: string,
   value: string | undefined,
   fallback: number,
   min: number,
+  max: number = Number.MAX_SAFE_INTEGER,
 ): number {
   if (value === undefined) return fallback;
   const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < min)
-    throw usageError(`--${name} must be an integer >= ${min}`);
+  if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max)
+    throw usageError(`--${name} must be an integer >= ${min} and <= ${max}`);
   return parsed;
 }
 

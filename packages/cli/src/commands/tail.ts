@@ -5,7 +5,7 @@ import { preview, terminalJson, terminalLine } from "../format.js";
 import { LineWriter, sleep, warnMissingBlob } from "../io.js";
 import { assertNotDeletedWhileRead, assertSessionExists } from "../store.js";
 import type { CommandContext } from "./context.js";
-import { idArgument, numberOption } from "./session-args.js";
+import { idArgument, MAX_TIMER_MS, numberOption } from "./session-args.js";
 
 export const tailHelp = `agent-ledger tail <session> [--follow] [--json] [--raw] [--from <cursor>] [--interval <ms>]
   Prints the session's events in commit order, paging by commit cursor (never misses or
@@ -49,7 +49,7 @@ export async function tailCommand(context: CommandContext): Promise<number> {
     throw usageError("usage: agent-ledger tail <session> [--follow]");
   idArgument(sessionId, "<session>");
   let after = numberOption("from", values.from, 0, 0);
-  const interval = numberOption("interval", values.interval, 500, 10);
+  const interval = numberOption("interval", values.interval, 500, 10, MAX_TIMER_MS);
   const pageSize = numberOption("page-size", values["page-size"], 500, 1);
   const store = await context.openStore();
   await assertSessionExists(store, sessionId, context);

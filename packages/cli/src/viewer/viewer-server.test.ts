@@ -36,6 +36,9 @@ describe("viewer API on bad input", () => {
       "/api/session",
       "/api/session/events?id=",
       "/api/session?id=a%01b",
+      // Past Number.MAX_SAFE_INTEGER: no exact integer, refused before the store reads it.
+      "/api/session/events?id=api-session&after=99999999999999999999",
+      "/api/session?id=api-session&after=99999999999999999999",
     ]) {
       const { status, body } = await get(path);
       expect(status, path).toBe(400);

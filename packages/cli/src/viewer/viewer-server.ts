@@ -221,7 +221,7 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
       if (sessionRoute.part === "events") {
         const after = Number(url.searchParams.get("after") ?? 0);
         const limit = Math.min(Number(url.searchParams.get("limit") ?? 500), 2000);
-        if (!Number.isInteger(after) || after < 0 || !Number.isInteger(limit) || limit < 1)
+        if (!Number.isSafeInteger(after) || after < 0 || !Number.isSafeInteger(limit) || limit < 1)
           return badRequest(response, "after and limit must be non-negative integers");
         const raw = url.searchParams.get("raw") === "1";
         const page = await eventPageJson(store, { sessionId, after, limit, raw });
@@ -244,7 +244,7 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
       const after = url.searchParams.get("after");
       if (after !== null) {
         const cursor = Number(after);
-        if (!Number.isInteger(cursor) || cursor < 0)
+        if (!Number.isSafeInteger(cursor) || cursor < 0)
           return badRequest(response, "after must be a non-negative integer");
         if (await unchangedSince(store, sessionId, cursor))
           return sendJson(response, 200, { unchanged: true, lastCursor: cursor });
