@@ -360,6 +360,46 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
     await page.close();
   });
 
+  it("serve --session for a session not written yet: the page waits for its first events, then shows it", async () => {
+    // The page threw "unknown session" once and never asked again, where serve had said its page
+    // would fill once the session had events.
+    const later = await startBin(
+      ["--store", storeUrl, "serve", "--poll-ms", "200", "--session", "written-later"],
+      /session: (http:\/\/\S+)\n/,
+    );
+    try {
+      await expect
+        .poll(() => later.errors())
+        .toContain(
+          'no session "written-later" in the store (yet): its page waits for its first events and shows the session once they come',
+        );
+      const page = await browser.newPage();
+      const errors: string[] = [];
+      page.on("pageerror", (error) => errors.push(error.message));
+      await page.goto(later.match[1] as string);
+      const waiting = page.locator('[data-testid="waiting-for-events"]');
+      await waiting.waitFor();
+      expect(await waiting.textContent()).toContain("No events yet: waiting for its first events");
+      expect(await page.locator("main h1").textContent()).toBe("Session written-later");
+      expect(await page.locator("#live").isHidden()).toBe(false);
+      // A few polls later it is still waiting, not an error.
+      await page.waitForTimeout(700);
+      expect(await page.locator("main").textContent()).not.toContain("Error");
+      const recorder = await startedRun("written-later", "main", "latecomer");
+      await recorder.beforeToolCall({ toolCallId: "c1", name: "late_call", args: {} });
+      await page
+        .locator('[data-testid="attempt-row"].unresolved', { hasText: "late_call" })
+        .waitFor({ timeout: 10_000 });
+      expect(await waiting.count()).toBe(0);
+      expect(await page.locator('[data-testid="run-row"]').textContent()).toContain("latecomer");
+      await expect.poll(() => page.locator("tr.event-row").count()).toBe(2);
+      expect(errors).toEqual([]);
+      await page.close();
+    } finally {
+      later.child.kill("SIGTERM");
+    }
+  });
+
   it("marks only the fork's copy of an attempt, and its resolve command works in a shell", async () => {
     const sessionId = "fork it's here";
     const recorder = await startedRun(sessionId, "main", "shopper");

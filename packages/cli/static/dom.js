@@ -69,12 +69,16 @@ export function sentence(words, ...values) {
   return nodes;
 }
 
-/** GET a JSON API path with the page's token; an error response throws its message. */
+/**
+ * GET a JSON API path with the page's token; an error response throws its message, with the
+ * API's `code` (`not-found`, ...) on the error.
+ */
 export async function api(path) {
   const headers = token ? { "X-Agent-Ledger-Token": token } : {};
   const response = await fetch(path, { headers, cache: "no-store" });
   const body = await response.json();
-  if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
+  if (!response.ok)
+    throw Object.assign(new Error(body.error || `HTTP ${response.status}`), { code: body.code });
   return body;
 }
 

@@ -39,6 +39,8 @@ export class SessionView {
     this.selected = null;
     this.timer = null;
     this.stopped = false;
+    // True while the session has no events: the page waits for them.
+    this.waiting = false;
     this.header = el("section", { className: "session-head" });
     this.notIntact = el("section", { className: "not-intact-box", testId: "not-intact" });
     this.notIntact.hidden = true;
@@ -79,10 +81,12 @@ export class SessionView {
   async start() {
     const config = await api("/api/config").catch(() => ({ pollMs: 1000 }));
     this.pollMs = config.pollMs || 1000;
-    // Both at once: the first events show while a long session is inspected.
-    const [listed] = await Promise.all([this.loadEvents(FIRST_EVENTS), this.refresh()]);
-    if (listed === 0) throw new Error(`unknown session ${this.sessionId}`);
+    const found = await this.firstLoad();
     if (this.stopped) return;
+    // A session not written yet (`serve --session` before the agent starts) has no events: the
+    // page says it waits for them and polls until they come. It threw "unknown session" once
+    // and never asked again.
+    if (!found) this.showWaiting();
     this.live.hidden = false;
     const tick = async () => {
       if (this.stopped) return;
@@ -103,7 +107,45 @@ export class SessionView {
     this.live.hidden = true;
   }
 
+  /**
+   * The session's first events and its inspection, both at once: the first events show while a
+   * long session is inspected. False while the session has no events (the API's not-found).
+   */
+  async firstLoad() {
+    try {
+      await Promise.all([this.loadEvents(FIRST_EVENTS), this.refresh()]);
+      if (this.waiting) {
+        this.waiting = false;
+        this.renderMoreEvents();
+      }
+      return true;
+    } catch (error) {
+      if (error.code === "not-found") return false;
+      throw error;
+    }
+  }
+
+  // In place of the header and the tree until the session has an event.
+  showWaiting() {
+    this.waiting = true;
+    this.renderMoreEvents();
+    this.header.replaceChildren(
+      el("h1", {}, sentence`Session ${this.sessionId}`),
+      el(
+        "p",
+        { className: "muted", testId: "waiting-for-events" },
+        "No events yet: waiting for its first events, asked for every poll interval (a misspelt session id waits too: the sessions list has the ones the store holds).",
+      ),
+    );
+    this.tree.replaceChildren(el("p", { className: "muted", text: "No runs yet." }));
+  }
+
   async poll() {
+    // Until the session has an event: asked for again, the page showing it once it comes.
+    if (this.inspection === null || this.eventList.events.length === 0) {
+      await this.firstLoad();
+      return;
+    }
     // New events join the list while it holds the last one (and is not long already).
     if (this.listAtEnd && this.eventList.events.length < LIVE_ROWS)
       await this.loadEvents(FIRST_EVENTS);
@@ -253,6 +295,7 @@ export class SessionView {
 
   // Under the list: how many of the session's events it holds, and the control for the next.
   renderMoreEvents() {
+    if (this.waiting) return this.moreEvents.replaceChildren();
     const shown = this.eventList.events.length;
     const total = this.inspection?.eventCount;
     const behind = this.inspection ? this.cursor < this.inspection.lastCursor : !this.listAtEnd;

@@ -80,7 +80,7 @@ export async function serveCommand(context: CommandContext): Promise<number> {
   }
   if (values.session !== undefined && !(await sessionHasEvents(store, values.session)))
     context.io.stderr.write(
-      `agent-ledger: warning: no session ${JSON.stringify(values.session)} in the store (yet): its page stays empty until it has events\n`,
+      `agent-ledger: warning: no session ${JSON.stringify(values.session)} in the store (yet): its page waits for its first events and shows the session once they come\n`,
     );
   await writeOut(
     context.io.stdout,
