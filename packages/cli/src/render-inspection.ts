@@ -7,6 +7,7 @@ import {
   type TokenUsage,
 } from "@agent-ledger/core";
 import { formatDuration, preview, shellQuote, terminalLine } from "./format.js";
+import { approvalLine, approvalText, madeAgainText } from "./made-again-text.js";
 import { attemptKey, type NextStep, nextSteps } from "./next-steps.js";
 import { pausedAbove, pausedRuns } from "./paused-runs.js";
 import { settledWithOuterText } from "./settled-with-outer.js";
@@ -17,13 +18,6 @@ export interface RenderInspectionOptions {
    * is shown as `***`.
    */
   storeUrl?: string;
-}
-
-/** "approved for a re-run by jane at <time>: "reason"" (who and why when recorded). */
-function approvalText(attempt: AttemptView): string {
-  const by = attempt.approvedBy === undefined ? "" : ` by ${attempt.approvedBy}`;
-  const reason = preview(attempt.approvalReason ?? "", 80);
-  return `approved for a re-run${by} at ${attempt.approvedAt}${reason ? `: "${reason}"` : ""}`;
 }
 
 /**
@@ -311,8 +305,7 @@ export function* inspectionLines(
     for (const { attempt, step } of open) {
       yield `   ${attemptLabel(attempt)}  run ${attempt.runId} seq ${attempt.requestSeq}  attempt ${attempt.attemptId}${effectText(attempt.effect)}`;
       yield `     request: ${preview(attempt.request, 100)}`;
-      if (attempt.approvedAt !== undefined)
-        yield `     ${approvalText(attempt)}; the next resume makes the call again`;
+      if (attempt.approvedAt !== undefined) yield `     ${approvalLine(attempt)}`;
       if (step !== undefined) yield `     ${nextStepText(step, attempt)}`;
       if (step?.action === "resolve") yield `       ${resolveHint(attempt)}`;
     }
@@ -330,13 +323,7 @@ function nextStepText(step: NextStep, attempt: AttemptView): string {
     case "check-by-hand":
       return `run ${attempt.runId} is ${step.runStatus}: it takes no more events and will not be resumed; check the effect by hand`;
     case "none":
-      return attempt.kind === "model"
-        ? "next: nothing to decide; the next resume makes this model call again by itself"
-        : attempt.approvedAt !== undefined
-          ? "next: nothing to decide"
-          : attempt.effectInChildRuns
-            ? "next: nothing to decide; its child run records every call it makes, so the next resume makes this call again by itself"
-            : "next: nothing to decide; idempotent, so the next resume makes this call again by itself";
+      return `next: ${madeAgainText(attempt)}`;
     case "decide-inner-first":
       return "next: decide the unresolved call inside its child run first; this call waits on it";
     case "decide-outer-first":

@@ -1,7 +1,13 @@
 import { existsSync } from "node:fs";
-import { EFFECT_IN_CHILD_RUNS_FIELD, MemoryEventStore, SessionRecorder } from "@agent-ledger/core";
+import {
+  EFFECT_IN_CHILD_RUNS_FIELD,
+  inspectSession,
+  MemoryEventStore,
+  SessionRecorder,
+} from "@agent-ledger/core";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { renderInspection } from "./render-inspection.js";
 import { pausedInsideAgentCall, recordNestedInFlight } from "./session-fixture.test.data.js";
 import { startViewer, type ViewerHandle } from "./viewer/viewer-server.js";
 
@@ -121,6 +127,85 @@ describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
     expect(await box.textContent()).toContain(
       `What its agent did may not all be in the ledger (no child run of it says it records every call), so the next resume asks about it: check the effect, then: agent-ledger resolve --abandon "reason" -- agent-call ${call.attemptId}`,
     );
+    await page.close();
+  });
+
+  it("says of an approved call what inspect says: who approved it, when and why, and that the next resume makes it again", async () => {
+    // The page said "The next resume makes this call again by itself: nothing to decide.", with
+    // no approver, time or reason, and the tree showed a bare UNRESOLVED badge.
+    const main = new SessionRecorder({
+      store,
+      sessionId: "approved",
+      runId: "main",
+      actor: { type: "agent", id: "main" },
+    });
+    await main.startRun();
+    const pay = await main.beforeToolCall({
+      toolCallId: "c-pay",
+      name: "pay",
+      args: { cents: 500 },
+      effect: { kind: "write", idempotent: false },
+    });
+    const person = await SessionRecorder.resume({
+      store,
+      sessionId: "approved",
+      runId: "main",
+      actor: { type: "human", id: "alice" },
+    });
+    await person.approve(pay, "bank says the payment never arrived");
+    const printed = renderInspection(await inspectSession(store, "approved")).split("\n");
+    const approvedLine = printed.find((line) => line.trim().startsWith("approved for a re-run"));
+    expect(approvedLine).toMatch(
+      /^ {5}approved for a re-run by alice at \S+: "bank says the payment never arrived"; the next resume makes the call again$/,
+    );
+    expect(printed).toContain("     next: nothing to decide");
+    const said = (approvedLine ?? "").trim();
+    const inTree = said.replace("; the next resume makes the call again", "");
+    expect(
+      printed.some(
+        (line) =>
+          line.includes(`!! UNRESOLVED`) && line.endsWith(`${inTree}  attempt ${pay.attemptId}`),
+      ),
+    ).toBe(true);
+
+    const page = await open("approved");
+    const item = page.locator('[data-testid="unresolved"] li');
+    expect(await item.locator('[data-testid="approval"]').textContent()).toBe(
+      `${said.charAt(0).toUpperCase()}${said.slice(1)}.`,
+    );
+    expect(await item.textContent()).toContain("Next: nothing to decide.");
+    expect(await item.textContent()).not.toContain("by itself");
+    expect(await item.locator("code").count()).toBe(0);
+    const row = page.locator('[data-testid="attempt-row"]', { hasText: "tool pay" });
+    expect(await row.locator(".badge").textContent()).toBe("UNRESOLVED");
+    expect(await row.locator('[data-testid="approval"]').textContent()).toBe(` ${inTree}`);
+    await page.close();
+  });
+
+  it("says why there is nothing to decide about a call made again by itself, in inspect's words", async () => {
+    const main = new SessionRecorder({
+      store,
+      sessionId: "made-again",
+      runId: "main",
+      actor: { type: "agent", id: "main" },
+    });
+    await main.startRun();
+    await main.beforeToolCall({
+      toolCallId: "c-read",
+      name: "lookup",
+      args: {},
+      effect: { kind: "read", idempotent: true },
+    });
+    const printed = renderInspection(await inspectSession(store, "made-again"));
+    expect(printed).toContain(
+      "next: nothing to decide; idempotent, so the next resume makes this call again by itself",
+    );
+    const page = await open("made-again");
+    const item = page.locator('[data-testid="unresolved"] li');
+    expect(await item.textContent()).toContain(
+      "Next: nothing to decide; idempotent, so the next resume makes this call again by itself.",
+    );
+    expect(await item.locator('[data-testid="approval"]').count()).toBe(0);
     await page.close();
   });
 

@@ -23,7 +23,21 @@ function nextStepText(attempt, step) {
   if (step.action === "decide-outer-first")
     return sentence`Made inside an agent's call that is a decision itself (attempt ${step.attemptId} on run ${step.runId}), which the next resume asks about first: decide that call first. Abandoned, it abandons this call too; approved, its agent runs again and this call is decided then.`;
   if (step.action === "settled-with-outer") return settledWithOuterText(step);
-  return "The next resume makes this call again by itself: nothing to decide.";
+  // Inspect's words (made-again-text.ts), sent by the server: why there is nothing to decide.
+  return `Next: ${attempt.madeAgain ?? "nothing to decide; the next resume makes this call again by itself"}.`;
+}
+
+// A call approved for a re-run (`resolve --approve`): who, when and why, and what it does, as
+// inspect prints it under the call (the server's `approval`, made-again-text.ts).
+function approvalLine(attempt) {
+  const text = attempt.approval;
+  if (typeof text !== "string") return null;
+  return el(
+    "div",
+    { testId: "approval" },
+    value(`${text.charAt(0).toUpperCase()}${text.slice(1)}`),
+    ".",
+  );
 }
 
 // A call in flight inside a tool call that ended: settling that call abandons this one
@@ -82,6 +96,7 @@ export function renderUnresolved(section, unresolved, select, { all = false, sho
       {},
       el("strong", {}, `${attempt.kind} `, value(attempt.name || "")),
       sentence` requested ${attempt.requestedAt} on run ${attempt.runId} (seq ${attempt.requestSeq}), no outcome recorded. `,
+      approvalLine(attempt),
       next,
       // As inspect says it: the command shows the store URL's password as ***.
       step.passwordLeftOut

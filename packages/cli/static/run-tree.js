@@ -3,7 +3,7 @@
 // and the pause of a run paused awaiting a decision last under it, as `inspect` prints it; a run
 // whose seqs have a gap says so first under it.
 import { notIntactLine } from "./decision-boxes.js";
-import { attemptLabel, el, reasonSpan, sentence } from "./dom.js";
+import { attemptLabel, el, reasonSpan, sentence, value } from "./dom.js";
 import { attemptKey, countText, duration, outcomeText, runResultText, tokens } from "./format.js";
 
 // The runs of the trees under `runs` in tree order, each with its depth: each run before its
@@ -271,6 +271,11 @@ function attemptRow(attempt, index, depth, view, bar) {
       text: unresolved ? "UNRESOLVED" : waiting ? "waiting on a decision" : status,
     }),
     el("span", { className: "muted", text: ` ${duration(attempt.durationMs)}` }),
+    // Approved for a re-run, it is unresolved until the next resume makes it again: who, when
+    // and why, as inspect's tree says it (the server's `approval`, made-again-text.ts).
+    unresolved && typeof attempt.approval === "string"
+      ? el("span", { className: "approval", testId: "approval" }, " ", value(attempt.approval))
+      : null,
     attempt.usage
       ? el("span", { className: "muted tokens", text: ` · ${tokens(attempt.usage)}` })
       : null,

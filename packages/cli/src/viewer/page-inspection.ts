@@ -7,6 +7,7 @@ import {
   runsInTreeOrder,
   type SessionInspection,
 } from "@agent-ledger/core";
+import { approvalLine, approvalText, madeAgainText } from "../made-again-text.js";
 import { inspectForDecision, type NextStep, withNextSteps } from "../next-steps.js";
 import type { PausedRun } from "../paused-runs.js";
 import { notIntactParts, notIntactText } from "../render-inspection.js";
@@ -64,7 +65,16 @@ export type TreeAttempt = Omit<AttemptView, "request" | "effect"> & {
   requestCursor?: number;
   /** The cause of its request event, when it has one. */
   causedByEventId?: string;
+  /** Approved for a re-run (`resolve --approve`): what `inspect`'s tree says of it. */
+  approval?: string;
 };
+
+/**
+ * An unresolved attempt as the page lists it, with what `inspect` says under it
+ * (made-again-text.ts): `approval`, the approval line of a call approved for a re-run, and
+ * `madeAgain`, why there is nothing to decide when its next step is `none`.
+ */
+export type PageUnresolved = AttemptView & { approval?: string; madeAgain?: string };
 
 export type TreeRun = Omit<RunView, "steps" | "children"> & {
   steps: { stepId: string; kind: "model" | "tool"; attempts: TreeAttempt[] }[];
@@ -78,8 +88,9 @@ export type TreeRun = Omit<RunView, "steps" | "children"> & {
  * the requests of the unresolved attempts stay, in `unresolved`, as the boxes a person decides
  * from show them; a completed call's outcome and a completed run's result are left out.
  */
-export type PageInspection = Omit<SessionInspection, "runs"> & {
+export type PageInspection = Omit<SessionInspection, "runs" | "unresolved"> & {
   runs: TreeRun[];
+  unresolved: PageUnresolved[];
   nextSteps: NextStep[];
   paused?: PausedRun[];
   /** The commit cursor of its last event: `/api/session?after=` says whether any came since. */
@@ -175,6 +186,7 @@ export async function inspectForPage(
             ...(outcome !== undefined && attempt.status !== "completed" ? { outcome } : {}),
             ...(requestCursor === undefined ? {} : { requestCursor }),
             ...(causedByEventId === undefined ? {} : { causedByEventId }),
+            ...(attempt.approvedAt === undefined ? {} : { approval: approvalText(attempt) }),
           };
         }),
       })),
@@ -184,9 +196,19 @@ export async function inspectForPage(
     if (parent === undefined) runs.push(row);
     else rows.get(parent)?.children.push(row);
   }
+  const unresolved = inspection.unresolved.map(
+    (attempt, index): PageUnresolved => ({
+      ...attempt,
+      ...(attempt.approvedAt === undefined ? {} : { approval: approvalLine(attempt) }),
+      ...(inspection.nextSteps[index]?.action === "none"
+        ? { madeAgain: madeAgainText(attempt) }
+        : {}),
+    }),
+  );
   return {
     ...inspection,
     runs,
+    unresolved,
     ...(notIntact.length > 0 ? { notIntact } : {}),
     lastCursor: last?.commitCursor ?? 0,
     ...(first === undefined ? {} : { firstAt: first.recordedAt }),
