@@ -255,6 +255,47 @@ describe("renderInspection", () => {
     );
   });
 
+  it("says an abandoned call's time is from its request to the abandonment, not a runtime", () => {
+    // "abandoned  3 h 05 m" read as a call that ran three hours; it was abandoned by a person the
+    // morning after a crash.
+    const attempt = (status: AttemptView["status"], attemptId: string): AttemptView => ({
+      kind: "tool",
+      attemptId,
+      stepId: attemptId,
+      runId: "main",
+      status,
+      name: "charge",
+      requestedAt: "2026-01-01T00:00:00.000Z",
+      requestSeq: 1,
+      requestEventId: `request-${attemptId}`,
+      request: null,
+      durationMs: 11_100_000,
+      ...(status === "abandoned" ? { outcome: "charged by phone" } : {}),
+    });
+    const lines = renderInspection({
+      sessionId: "s",
+      eventCount: 6,
+      runs: [
+        {
+          runId: "main",
+          status: "running",
+          length: 6,
+          startedAt: "2026-01-01T00:00:00.000Z",
+          steps: [
+            { stepId: "a1", kind: "tool", attempts: [attempt("abandoned", "a1")] },
+            { stepId: "a2", kind: "tool", attempts: [attempt("completed", "a2")] },
+          ],
+          children: [],
+        },
+      ],
+      unresolved: [],
+    }).split("\n");
+    expect(lines[2]).toBe(
+      '   ├─ tool charge  abandoned  3 h 05 m after it was requested  "charged by phone"  attempt a1',
+    );
+    expect(lines[3]).toBe("   └─ tool charge  completed  3 h 05 m  attempt a2");
+  });
+
   it("has no unresolved section when everything finished", async () => {
     const store = new MemoryEventStore();
     const recorder = new SessionRecorder({

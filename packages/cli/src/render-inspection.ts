@@ -73,7 +73,7 @@ function attemptLine(attempt: AttemptView, marked: Marked): string {
     parts.push(`retried by ${attempt.retriedBy ?? "?"}`);
   } else {
     parts.push(attempt.status);
-    if (attempt.durationMs !== undefined) parts.push(formatDuration(attempt.durationMs));
+    if (attempt.durationMs !== undefined) parts.push(durationText(attempt));
     const tokens = tokensText(attempt.usage);
     if (tokens) parts.push(tokens);
     if (attempt.status !== "completed") {
@@ -90,6 +90,16 @@ function attemptLine(attempt: AttemptView, marked: Marked): string {
   if (attempt.retryOf) parts.push(`(retry of ${attempt.retryOf})`);
   parts.push(`attempt ${attempt.attemptId}`);
   return parts.join("  ");
+}
+
+/**
+ * An ended call's duration: its runtime, but for an abandoned call the time from its request to
+ * the abandonment, which a person or a resume decided, maybe hours after a crash: "abandoned
+ * 12.2 s" read as a call that ran 12.2 s. The viewer's tree says it so too (run-tree.js).
+ */
+function durationText(attempt: AttemptView): string {
+  const duration = formatDuration(attempt.durationMs);
+  return attempt.status === "abandoned" ? `${duration} after it was requested` : duration;
 }
 
 // `pausedRunOf`: pausedAbove, the paused run each run waits with.

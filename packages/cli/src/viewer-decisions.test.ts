@@ -209,6 +209,26 @@ describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
     await page.close();
   });
 
+  it("says an abandoned call's time is from its request to the abandonment, as inspect does", async () => {
+    const main = new SessionRecorder({
+      store,
+      sessionId: "abandoned-time",
+      runId: "main",
+      actor: { type: "agent", id: "main" },
+    });
+    await main.startRun();
+    const charge = await main.beforeToolCall({ toolCallId: "c1", name: "charge", args: {} });
+    await main.abandon(charge, "charged by phone");
+    const printed = renderInspection(await inspectSession(store, "abandoned-time"));
+    const said = /abandoned {2}(\S+ \S+ after it was requested)/.exec(printed)?.[1];
+    expect(said).toMatch(/ after it was requested$/);
+    const page = await open("abandoned-time");
+    const row = page.locator('[data-testid="attempt-row"]', { hasText: "tool charge" });
+    expect(await row.locator(".badge").textContent()).toBe("abandoned");
+    expect(await row.textContent()).toContain(`abandoned ${said}`);
+    await page.close();
+  });
+
   it("an agent call that is a decision itself comes first, as inspect says: the call inside it waits on it", async () => {
     const { outer } = await recordNestedInFlight(store, "outer-first");
     const page = await open("outer-first");

@@ -250,6 +250,13 @@ function moreRow(depth, text, action, testId, open) {
   );
 }
 
+// An ended call's duration, as inspect says it (render-inspection.ts): an abandoned call's is the
+// time from its request to the abandonment a person or a resume decided, not a runtime.
+function durationText(attempt) {
+  const text = duration(attempt.durationMs);
+  return text && attempt.status === "abandoned" ? `${text} after it was requested` : text;
+}
+
 function attemptRow(attempt, index, depth, view, bar) {
   const unresolved = view.unresolvedIds.has(attemptKey(attempt));
   // Open because its run is paused awaiting a decision: it goes on when the run does.
@@ -270,7 +277,7 @@ function attemptRow(attempt, index, depth, view, bar) {
       className: `badge ${status}`,
       text: unresolved ? "UNRESOLVED" : waiting ? "waiting on a decision" : status,
     }),
-    el("span", { className: "muted", text: ` ${duration(attempt.durationMs)}` }),
+    el("span", { className: "muted", text: ` ${durationText(attempt)}` }),
     // Approved for a re-run, it is unresolved until the next resume makes it again: who, when
     // and why, as inspect's tree says it (the server's `approval`, made-again-text.ts).
     unresolved && typeof attempt.approval === "string"
