@@ -76,8 +76,11 @@ function plain(value: unknown, path: string): JsonValue {
   }
 }
 
-/** A run's input as plain JSON (the SDK's item helpers leave fields such as providerData undefined). */
-export function runInputToJson(input: string | readonly unknown[]): JsonValue {
+/**
+ * A run's input as plain JSON (the SDK's item helpers leave fields such as providerData
+ * undefined); a RunState as its `toJSON()`, what its `toString()` writes.
+ */
+export function runInputToJson(input: string | readonly unknown[] | object): JsonValue {
   return plain(input, "$.input");
 }
 

@@ -6,13 +6,7 @@ import {
   type Redaction,
   SessionRecorder,
 } from "@agent-ledger/core";
-import {
-  type Agent,
-  type AgentInputItem,
-  type ModelProvider,
-  RunContext,
-  Runner,
-} from "@openai/agents";
+import { type Agent, type ModelProvider, RunContext, Runner } from "@openai/agents";
 import { agentCallsMadeAgain } from "./agent-calls-made-again.js";
 import { applyRecordedDecisions, recordDecisions } from "./approval-decisions.js";
 import {
@@ -32,6 +26,7 @@ import {
 import type { McpToolEffect } from "./mcp-tools.js";
 import { runInputToJson } from "./model-json.js";
 import { assertResumeRunArguments, assertRunWithLedgerArguments } from "./option-checks.js";
+import { type RunInput, recordedRunInput } from "./recorded-input.js";
 import { readResumedRun } from "./resumed-run.js";
 import {
   type AnyResult,
@@ -144,7 +139,7 @@ function sdkRunOptions(options: LedgerRunOptions) {
 function runSegment(
   runner: Runner,
   agent: AnyAgent,
-  input: string | AgentInputItem[] | AnyRunState,
+  input: RunInput,
   scope: LedgerScope,
   options: LedgerRunOptions,
 ): Promise<AnyResult> {
@@ -197,17 +192,17 @@ function endedBy(
  */
 export function runWithLedger(
   agent: AnyAgent,
-  input: string | AgentInputItem[],
+  input: RunInput,
   options: RunWithLedgerOptions & { stream: true },
 ): Promise<LedgerStreamedRun>;
 export function runWithLedger(
   agent: AnyAgent,
-  input: string | AgentInputItem[],
+  input: RunInput,
   options: RunWithLedgerOptions & { stream?: false | undefined },
 ): Promise<LedgerRunResult>;
 export async function runWithLedger(
   agent: AnyAgent,
-  input: string | AgentInputItem[],
+  input: RunInput,
   options: RunWithLedgerOptions,
 ): Promise<LedgerRunResult | LedgerStreamedRun> {
   assertRunWithLedgerArguments(agent, input, options);
@@ -338,6 +333,9 @@ export async function resumeRun(
     const { state: decided, ...resumed } = options;
     return resumeRun(agent, { ...resumed, context: options.context ?? decided._context.context });
   }
+  // Until the run goes on, an error is the resume's own (a RunState input that no longer loads):
+  // the run is left as the crash left it, not closed as failed.
+  let goingOn = false;
   try {
     if (payload && state && !skipped) {
       // The app's context for the tools, not the JSON copy the checkpoint saved (as
@@ -363,6 +361,7 @@ export async function resumeRun(
       }
       scope.currentAgent = state.currentAgent;
       await recordDecisions(scope, state, treeEvents);
+      goingOn = true;
       let result = await runSegment(runner, agent, state, scope, options);
       // A recorded call met again on the way (inside an agent tool the person let go on) that
       // a person already decided on, in the SDK or with `agent-ledger resolve`, is not asked
@@ -380,14 +379,21 @@ export async function resumeRun(
     if (!inputEvent)
       throw new LedgerError("not-found", `run ${runId} has no recorded input to re-execute from`);
     // Resolved by readResumedRun (a long input is a blob in the stored event).
-    const input = (inputEvent.payload as JsonObject).input as string | AgentInputItem[];
-    await root.recordInput(input);
+    const recorded = (inputEvent.payload as JsonObject).input;
+    const started = rootEvents.find((event) => event.type === "run.started")?.payload;
+    const input = await recordedRunInput(agent, recorded, {
+      sdkVersion: (started as JsonObject | undefined)?.sdkVersion,
+      context: options.context,
+    });
+    await root.recordInput(recorded ?? null);
+    goingOn = true;
     let result = await runSegment(runner, agent, input, scope, options);
     while (result.interruptions.length > 0 && applyRecordedDecisions(result.state, scope)) {
       result = await runSegment(runner, agent, result.state, scope, options);
     }
     return await finish(scope, result);
   } catch (error) {
+    if (!goingOn) throw error;
     return endedBy(scope, error, options);
   }
 }

@@ -1,6 +1,7 @@
 // What each crash child runs (crash-scenarios.test.child.ts) until it dies at its crash point:
 // the first process of a crash test, whose ledger the test then resumes as the next process.
 import type { NewEvent } from "@agent-ledger/core";
+import { Runner } from "@openai/agents";
 import { approvalCallId } from "../approval-decisions.js";
 import { APPROVAL_EVENT_TYPE, resumeRun, runWithLedger } from "../index.js";
 import { deletingAgent, hostedMcpAgent } from "./approval-agents.js";
@@ -9,6 +10,7 @@ import {
   BAD_BESIDE_CHARGE,
   BAD_THEN_CHARGE,
   CALL_0_EVERY_TURN,
+  chargeCall,
   chargingAgent,
   declinedChargeAgent,
   lookupThenBadChargeAgent,
@@ -25,6 +27,7 @@ import { firstInterruption, runOptions } from "./recorded-run.js";
 import { AWKWARD_OUTPUTS, type AwkwardOutput, reportingAgent } from "./reporting-agent.js";
 import { researchFixture } from "./research-agents.js";
 import { LARGE_TEXT, savingAgent } from "./saving-agent.js";
+import { scriptedProvider } from "./scripted-model.js";
 import { agentToolFixture } from "./writer-agent.js";
 
 type Scenario = (child: CrashingChild) => Promise<unknown>;
@@ -335,6 +338,22 @@ export const CRASH_SCENARIOS = {
     first.server.afterCall = child.afterEffect("charge");
     await first.server.connect();
     await runWithLedger(first.agent, "sell a book", runOptions(child.store, first.model));
+  },
+  // A plain SDK run pauses at the charge; a person approves it and the run goes on under the
+  // ledger from that RunState (runWithLedger's input), dying in the model call after the charge.
+  "run state input, charge approved: dies in the model call after the charge": async (child) => {
+    const first = chargingAgent([[chargeCall(7, "call_1")]], child.afterEffect(), {
+      needsApproval: true,
+    });
+    const paused = await new Runner({ modelProvider: scriptedProvider(first.model) }).run(
+      first.agent,
+      "go",
+    );
+    const [item] = paused.interruptions;
+    if (!item) throw new Error("expected the charge to ask for approval");
+    paused.state.approve(item);
+    child.watch(first.model, { dieInCall: 1 });
+    await runWithLedger(first.agent, paused.state, runOptions(child.store, first.model));
   },
 } satisfies Record<string, Scenario>;
 
