@@ -9,6 +9,7 @@ test("the public surface is pinned", () => {
     "isLedgerWrapped",
     "ledgerHandoff",
     "ledgerHandoffEffect",
+    "ledgerLocalTool",
     "ledgerModel",
     "ledgerModelProvider",
     "ledgerTool",

@@ -8,6 +8,8 @@ export type { InstrumentAgentOptions } from "./instrument-agent.js";
 export { instrumentAgent } from "./instrument-agent.js";
 export type { LedgerHandoffOptions } from "./ledger-handoff.js";
 export { ledgerHandoff, ledgerHandoffEffect } from "./ledger-handoff.js";
+export type { LocalTool } from "./ledger-local-tool.js";
+export { ledgerLocalTool } from "./ledger-local-tool.js";
 export type { LedgerModelOptions } from "./ledger-model.js";
 export { isLedgerWrapped, ledgerModel, ledgerModelProvider } from "./ledger-model.js";
 export { APPROVAL_EVENT_TYPE } from "./ledger-state.js";

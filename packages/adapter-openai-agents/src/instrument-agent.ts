@@ -1,5 +1,7 @@
+import { InvalidArgumentError } from "@agent-ledger/core";
 import type { Agent } from "@openai/agents";
 import { isHandoffObject, ledgerHandoff } from "./ledger-handoff.js";
+import { isLocalShell, ledgerLocalTool } from "./ledger-local-tool.js";
 import { isLedgerWrapped, ledgerModel } from "./ledger-model.js";
 import { ledgerTool } from "./ledger-tool.js";
 import { type McpToolEffect, mcpToolEffectOf, recordMcpTools, replaceMethod } from "./mcp-tools.js";
@@ -20,6 +22,17 @@ export interface InstrumentAgentOptions {
 
 const cloning = new WeakSet<AnyAgent>();
 
+// The SDK calls a computer's methods with the action's fields (`click(x, y, button)`), once or
+// more per call, on a computer it may make per run: nothing says which call they belong to, so
+// the ledger can neither record a call before it acts nor answer it on resume. Refused rather
+// than run unseen, and run again after a crash.
+function unrecordedComputer(agent: AnyAgent, toolName: string): InvalidArgumentError {
+  return new InvalidArgumentError(
+    "$.agent",
+    `agent ${JSON.stringify(agent.name)} has computer tool ${JSON.stringify(toolName)}, which the ledger cannot record (the SDK hands a computer an action's fields, never its call): its actions would run unrecorded and again after a resume. Run that agent without the ledger, or give it function tools instead`,
+  );
+}
+
 // A copy made with `agent.clone()` is a new agent, none of whose methods or listeners are the
 // instrumented agent's: instrumented as it is made, with the same declaration. Else its MCP tools
 // would run unseen on its first turn, listed before the runner's hook instruments it.
@@ -39,7 +52,10 @@ function instrumentClones(agent: AnyAgent): void {
 /**
  * Prepares an agent graph for recording, in place: every function tool of the agent and of
  * every agent reachable through its handoffs is wrapped with ledgerTool (tools wrapped before,
- * e.g. with `{ idempotent: true }`, keep their options), and an agent whose `model` is a Model
+ * e.g. with `{ idempotent: true }`, keep their options), every local shell and apply-patch tool
+ * with ledgerLocalTool (`{ effect: "write", idempotent: false }` unless wrapped before), an agent
+ * with a computer tool is refused (`InvalidArgumentError`: its actions cannot be recorded), and
+ * an agent whose `model` is a Model
  * instance gets it wrapped with ledgerModel. Every handoff object (`handoff(agent, {...})`) is
  * wrapped with ledgerHandoff, so its invocation (its `onHandoff` callback) is recorded as a call
  * and not run again on resume; a handoff given as a plain agent runs no code of its own and is
@@ -70,6 +86,9 @@ export function instrumentAgent(agent: AnyAgent, options: InstrumentAgentOptions
       current.model = ledgerModel(current.model);
     for (const tool of current.tools ?? []) {
       if (tool.type === "function") ledgerTool(tool);
+      else if (tool.type === "apply_patch" || (tool.type === "shell" && isLocalShell(tool)))
+        ledgerLocalTool(tool);
+      else if (tool.type === "computer") throw unrecordedComputer(current, tool.name);
     }
     for (const entry of current.handoffs ?? []) {
       if (isHandoffObject(entry)) ledgerHandoff(entry);

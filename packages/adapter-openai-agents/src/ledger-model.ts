@@ -205,6 +205,10 @@ class LedgerModel implements Model {
   async #begin(request: ModelRequest, stream: boolean) {
     // The run's signal aborted before the call: no call is made, and none is recorded.
     request.signal?.throwIfAborted();
+    // The ledger refused a call since the last model call, in a place where the SDK made the
+    // refusal output for the model and went on (a shell or editor): the run stops here instead.
+    const scope = currentScope();
+    if (scope?.refused !== undefined) throw scope.refused;
     const begun = await ledgerStep(async () => {
       const recorder = await resolveRecorder(this.#options);
       const { attempt, failedBefore } = await beginModelCall(recorder, {

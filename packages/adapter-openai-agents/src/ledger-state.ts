@@ -8,6 +8,7 @@ import {
   type Redaction,
   SessionRecorder,
 } from "@agent-ledger/core";
+import { noteLocalCalls } from "./local-call-ids.js";
 import {
   agentActor,
   type LedgerRunState,
@@ -170,7 +171,8 @@ export function takeApprovedRetry(
 
 /**
  * Notes which model completion asked for each call of a response (see `recordedCall`), whether
- * it came from the ledger, and the function calls the scope's tools are about to run.
+ * it came from the ledger, the function calls the scope's tools are about to run, and the id of
+ * each shell or apply-patch call (`noteLocalCalls`).
  */
 export function noteCallCauses(
   scope: LedgerScope,
@@ -188,6 +190,7 @@ export function noteCallCauses(
   }
   if (completion.replayed) run.replayedCompletions.add(completion.eventId);
   scope.turnCalls = turnCalls;
+  noteLocalCalls(output);
 }
 
 /** True when the model response that asked for `callId` was answered from the ledger. */

@@ -20,8 +20,10 @@ import { recordedOutput } from "./model-json.js";
 import { assertLedgerToolArguments } from "./option-checks.js";
 import {
   currentScope,
+  type LedgerRunState,
   type LedgerScope,
   ledgerStep,
+  type RecordedToolCall,
   recorderOf,
   refused,
   runInScope,
@@ -77,9 +79,31 @@ function isAgentTool(tool: AnyFunctionTool): boolean {
   return typeof (tool as { on?: unknown }).on === "function";
 }
 
-/** The effect a ledger tool declared, or undefined for a tool not wrapped by ledgerTool. */
+/**
+ * The effect a ledger tool declared, or undefined for a tool not wrapped by ledgerTool (or, a
+ * shell or apply-patch tool, by ledgerLocalTool).
+ */
 export function ledgerToolEffect(tool: object): ToolEffect | undefined {
   return wrappedTools.get(tool);
+}
+
+/**
+ * Notes `effect` as what `tool` declared (ledgerLocalTool's tools), or, already wrapped, refines
+ * what `options` name of it; true when the tool was wrapped before.
+ */
+export function declareToolEffect(
+  tool: object,
+  effect: ToolEffect,
+  options: Pick<LedgerToolOptions, "effect" | "idempotent">,
+): boolean {
+  const existing = wrappedTools.get(tool);
+  if (!existing) {
+    wrappedTools.set(tool, effect);
+    return false;
+  }
+  if (options.idempotent !== undefined) existing.idempotent = options.idempotent;
+  if (options.effect !== undefined) existing.kind = options.effect;
+  return true;
 }
 
 /** A call's arguments as the SDK gives them (a JSON string), as the ledger records them. */
@@ -93,7 +117,11 @@ export function parseArgs(input: unknown): unknown {
   }
 }
 
-async function openAttempt(
+/**
+ * The attempt a tool call runs under: a retry a person approved, else a new `tool.requested`
+ * (committed before the call), answered from the ledger (`replayed`) on a resumed run.
+ */
+export async function openAttempt(
   recorder: SessionRecorder,
   scope: LedgerScope | undefined,
   call: {
@@ -155,6 +183,25 @@ function ledgerAdds(scope: LedgerScope, toolName: string): boolean {
 }
 
 /**
+ * Whether the SDK must ask about a call the ledger holds (`recorded`, found by its call id) on a
+ * resumed run. One a crash left in flight: not if a person approved making it again (in the app
+ * before the process died, or with `agent-ledger resolve --approve`): it runs now, as its retry,
+ * like any call of the turn (not through the SDK's approval: going on from an approval, the SDK
+ * skips a call whose id a result of an earlier turn answers, with a provider that reuses call
+ * ids, and the call would never be made); else unless it is `safeAgain`. One rejected before:
+ * yes, so the recorded decision is applied again. One that ran: no, the ledger answers it.
+ */
+export function recordedCallNeedsApproval(
+  run: LedgerRunState | undefined,
+  recorded: RecordedToolCall,
+  safeAgain: boolean,
+): boolean {
+  if (recorded.status === "requested")
+    return run?.decisions.get(recorded.attemptId) === true ? false : !safeAgain;
+  return recorded.status === "abandoned";
+}
+
+/**
  * Records an agent's function tool. The tool object is changed in place (its identity matters
  * to the SDK: approvals and agent-tool state are keyed by it) and returned.
  *
@@ -174,15 +221,9 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     kind: options.effect ?? defaults.kind,
     idempotent: options.idempotent ?? defaults.idempotent,
   };
-  const existing = wrappedTools.get(tool);
   if (options.idempotent !== undefined) defaultAgentEffect.delete(tool);
-  if (existing) {
-    // Already wrapped: a later call may only refine what it names of the declared effect.
-    if (options.idempotent !== undefined) existing.idempotent = options.idempotent;
-    if (options.effect !== undefined) existing.kind = options.effect;
-    return tool;
-  }
-  wrappedTools.set(tool, effect);
+  // Already wrapped: a later call may only refine what it names of the declared effect.
+  if (declareToolEffect(tool, effect, options)) return tool;
   if (agentTool && options.idempotent === undefined) defaultAgentEffect.add(tool);
   const originalInvoke = tool.invoke.bind(tool);
   // Unbound: the SDK knows a needsApproval it made by its identity (below).
@@ -195,22 +236,10 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     const recorded = callId && run ? recordedCall(run, callId) : undefined;
     // A paused agent tool call was not in flight: it goes on when its run resumes.
     if (recorded && !(callId && run?.pausedAgentTools.has(callId))) {
-      if (recorded.status === "requested") {
-        // In flight when the process died, and a person approved making it again (in the app
-        // before the process died, or with `agent-ledger resolve --approve`): it runs now, as
-        // its retry, like any call of the turn. Not through the SDK's approval: going on from an
-        // approval, the SDK skips a call whose id a result of an earlier turn answers (a
-        // provider that reuses call ids), and the call would never be made.
-        if (run?.decisions.get(recorded.attemptId) === true) return false;
-        // Else ask a person unless it is safe to run again.
-        return defaultAgentEffect.has(tool)
-          ? !run?.safeAgentCalls.has(recorded.attemptId)
-          : !effect.idempotent;
-      }
-      // Rejected before: interrupt, so the recorded decision is applied again.
-      if (recorded.status === "abandoned") return true;
-      // It ran: the ledger answers it.
-      return false;
+      const safeAgain = defaultAgentEffect.has(tool)
+        ? run?.safeAgentCalls.has(recorded.attemptId) === true
+        : effect.idempotent;
+      return recordedCallNeedsApproval(run, recorded, safeAgain);
     }
     return originalNeedsApproval(runContext, input, callId);
   };

@@ -302,6 +302,28 @@ export function assertLedgerToolArguments(tool: unknown, options: unknown): void
   assertRecorderOption(given);
 }
 
+/** `ledgerLocalTool(tool, options)`, checked: `invalid-argument` at the argument's path. */
+export function assertLedgerLocalToolArguments(tool: unknown, options: unknown): void {
+  assertArgument(
+    tool,
+    "tool",
+    (value) => {
+      const given = value as { type?: unknown; shell?: unknown; editor?: unknown } | null;
+      if (given?.type === "shell") return hasMethods(given.shell, ["run"]);
+      return (
+        given?.type === "apply_patch" &&
+        hasMethods(given.editor, ["createFile", "updateFile", "deleteFile"])
+      );
+    },
+    "ledgerLocalTool wraps a local shell tool (shellTool({ shell })) or an apply-patch tool (applyPatchTool({ editor }))",
+  );
+  assertObject(options, "$", "ledgerLocalTool's options are { idempotent?, effect?, recorder? }");
+  const given = options as Record<string, unknown>;
+  assertKnownKeys(given, LEDGER_TOOL_OPTIONS, "ledgerLocalTool");
+  assertEffectFields(given);
+  assertRecorderOption(given);
+}
+
 /** `ledgerHandoff(handoff, options)`, checked: `invalid-argument` at the argument's path. */
 export function assertLedgerHandoffArguments(handoff: unknown, options: unknown): void {
   assertArgument(

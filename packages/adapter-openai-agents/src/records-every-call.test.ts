@@ -54,8 +54,10 @@ describe("recordsEveryCall: whether an agent's run records every call it makes",
     expect(recordsEveryCall(agent)).toBe(false);
   });
 
-  test("a tool the ledger never wraps (a local shell): no, even instrumented", () => {
+  test("a local shell: yes once instrumented (its commands are recorded), no when added after", () => {
     const agent = instrumentAgent(new Agent({ name: "ops", tools: [chargeTool([]), shell()] }));
+    expect(recordsEveryCall(agent)).toBe(true);
+    agent.tools.push(shell());
     expect(recordsEveryCall(agent)).toBe(false);
   });
 

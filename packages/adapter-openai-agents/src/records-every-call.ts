@@ -1,5 +1,6 @@
 import type { Agent } from "@openai/agents";
 import { isHandoffObject, ledgerHandoffEffect } from "./ledger-handoff.js";
+import { isLocalShell } from "./ledger-local-tool.js";
 import { ledgerToolEffect } from "./ledger-tool.js";
 import { recordsMcpTools } from "./mcp-tools.js";
 import { currentScope } from "./scope.js";
@@ -14,9 +15,10 @@ type AnyAgent = Agent<any, any>;
  * every handoff object among its handoffs is a ledger handoff (`ledgerHandoff`: its `onHandoff`
  * callback is recorded as a call; a handoff given as a plain agent runs nothing of its own), and
  * each that has MCP servers gets their tools recorded (`instrumentAgent` makes the agent wrap
- * them with ledgerTool as the SDK lists them: they are made at run time). A plain function tool,
- * a computer, shell or apply-patch tool, a handoff object not wrapped, the MCP tools of an agent
- * not instrumented run unseen. Read when the agent starts, so a tool or handoff added after
+ * them with ledgerTool as the SDK lists them: they are made at run time). A local shell or
+ * apply-patch tool counts when wrapped by ledgerLocalTool. A plain function, shell or apply-patch
+ * tool, a computer tool, a handoff object not wrapped, the MCP tools of an agent not instrumented
+ * run unseen. Read when the agent starts, so a tool or handoff added after
  * `instrumentAgent` counts.
  */
 export function recordsEveryCall(agent: AnyAgent): boolean {
@@ -27,8 +29,11 @@ export function recordsEveryCall(agent: AnyAgent): boolean {
     seen.add(current);
     if ((current.mcpServers?.length ?? 0) > 0 && !recordsMcpTools(current)) return false;
     for (const tool of current.tools ?? []) {
-      if (tool.type === "hosted_tool") continue;
-      if (tool.type !== "function" || ledgerToolEffect(tool) === undefined) return false;
+      // A hosted tool, or a hosted shell: the provider runs it inside a recorded model call.
+      if (tool.type === "hosted_tool" || (tool.type === "shell" && !isLocalShell(tool))) continue;
+      const recordable =
+        tool.type === "function" || tool.type === "shell" || tool.type === "apply_patch";
+      if (!recordable || ledgerToolEffect(tool) === undefined) return false;
     }
     for (const entry of current.handoffs ?? []) {
       if (isHandoffObject(entry) && ledgerHandoffEffect(entry) === undefined) return false;

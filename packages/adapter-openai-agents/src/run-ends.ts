@@ -64,6 +64,8 @@ export async function finish(
   result: AnyResult,
   paused?: LedgerEvent,
 ): Promise<LedgerRunResult> {
+  // A refusal the SDK made output for the model (a shell's or editor's): the run stops, open.
+  if (scope.refused !== undefined) throw scope.refused;
   const { sessionId, runId } = scope.root;
   const base = { sessionId, runId, result };
   const currentRunId = scope.current?.runId ?? runId;

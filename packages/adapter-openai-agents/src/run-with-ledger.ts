@@ -23,6 +23,7 @@ import {
   runTree,
   skipRecordedCalls,
 } from "./ledger-state.js";
+import { noteStateLocalCalls } from "./local-call-ids.js";
 import type { McpToolEffect } from "./mcp-tools.js";
 import { runInputToJson } from "./model-json.js";
 import { assertResumeRunArguments, assertRunWithLedgerArguments } from "./option-checks.js";
@@ -143,6 +144,7 @@ function runSegment(
   scope: LedgerScope,
   options: LedgerRunOptions,
 ): Promise<AnyResult> {
+  if (typeof input !== "string" && !Array.isArray(input)) noteStateLocalCalls(input);
   return runInScope(scope, () => runner.run(agent, input, sdkRunOptions(options)));
 }
 
@@ -230,6 +232,7 @@ export async function runWithLedger(
     run: { ...loadRunState([]), ...runRedaction(options) },
   };
   if (options.stream) {
+    if (typeof input !== "string" && !Array.isArray(input)) noteStateLocalCalls(input);
     const stream = await runInScope(scope, () =>
       runner.run(agent, input, { stream: true, ...sdkRunOptions(options) }),
     );

@@ -1,7 +1,7 @@
 // What each crash child runs (crash-scenarios.test.child.ts) until it dies at its crash point:
 // the first process of a crash test, whose ledger the test then resumes as the next process.
 import type { NewEvent } from "@agent-ledger/core";
-import { Runner } from "@openai/agents";
+import { Runner, RunState } from "@openai/agents";
 import { approvalCallId } from "../approval-decisions.js";
 import { APPROVAL_EVENT_TYPE, resumeRun, runWithLedger } from "../index.js";
 import { deletingAgent, hostedMcpAgent } from "./approval-agents.js";
@@ -21,6 +21,7 @@ import {
 } from "./charging-agents.js";
 import type { CrashingChild } from "./crashing-child.js";
 import { fixture, retryingAgent } from "./fixture.js";
+import { cleaningAgent, deployingAgent } from "./local-tool-agents.js";
 import { mcpShop } from "./mcp-agents.js";
 import { nestedAgentToolsFixture } from "./nested-agent-tools.js";
 import { firstInterruption, runOptions } from "./recorded-run.js";
@@ -354,6 +355,36 @@ export const CRASH_SCENARIOS = {
     paused.state.approve(item);
     child.watch(first.model, { dieInCall: 1 });
     await runWithLedger(first.agent, paused.state, runOptions(child.store, first.model));
+  },
+  "shell: dies in the model call after the deploy": async (child) => {
+    const first = deployingAgent(child.afterEffect());
+    child.watch(first.model, { dieInCall: 1 });
+    await runWithLedger(first.agent, "deploy", runOptions(child.store, first.model));
+  },
+  "shell: dies inside the deploy": async (child) => {
+    const first = deployingAgent(child.afterEffect("ran ./deploy.sh prod"));
+    await runWithLedger(first.agent, "deploy", runOptions(child.store, first.model));
+  },
+  // The deploy asks a person; the approval is made on a copy of the state (as another process
+  // would), and the run goes on from it, dying in the model call after the deploy.
+  "shell, deploy approved: dies in the model call after the deploy": async (child) => {
+    const first = deployingAgent(child.afterEffect(), { needsApproval: true });
+    child.watch(first.model, { dieInCall: 1 });
+    const paused = await runWithLedger(first.agent, "deploy", runOptions(child.store, first.model));
+    child.asked(paused.interruptions);
+    const state = await RunState.fromString(
+      first.agent,
+      firstInterruption(paused).state.toString(),
+    );
+    const [item] = state.getInterruptions();
+    if (!item) throw new Error("expected the deploy to ask for approval");
+    state.approve(item);
+    await resumeRun(first.agent, { ...runOptions(child.store, first.model), state });
+  },
+  "apply patch: dies in the model call after the delete": async (child) => {
+    const first = cleaningAgent(child.afterEffect());
+    child.watch(first.model, { dieInCall: 1 });
+    await runWithLedger(first.agent, "clean up", runOptions(child.store, first.model));
   },
 } satisfies Record<string, Scenario>;
 

@@ -1,0 +1,54 @@
+import type { AnyRunState } from "./run-ends.js";
+
+/**
+ * The call id of each shell action and apply-patch operation the SDK is about to run, by the
+ * object itself. The SDK hands a local shell only the action (`shell.run(action)`) and an editor
+ * only the operation, never the call's id; it hands the same object to the tool's
+ * `needsApproval` with the id, and it takes the object from the model response's call item (or,
+ * going on from an interruption, from the RunState's last processed response). So the id is noted
+ * at each of those, and read where the action runs.
+ */
+const callIds = new WeakMap<object, string>();
+
+/** Notes `callId` as the id of the call whose action (or operation) is `action`. */
+export function noteLocalCall(action: unknown, callId: unknown): void {
+  if (typeof action === "object" && action !== null && typeof callId === "string")
+    callIds.set(action, callId);
+}
+
+/** The id of the call whose action (or operation) is `action`, if noted. */
+export function localCallId(action: unknown): string | undefined {
+  return typeof action === "object" && action !== null ? callIds.get(action) : undefined;
+}
+
+// The id the SDK keys a shell or apply-patch call by: its callId, else its id.
+function keyOf(call: { callId?: unknown; id?: unknown }): unknown {
+  return typeof call.callId === "string" ? call.callId : call.id;
+}
+
+/** Notes the shell and apply-patch calls of a model response's output items. */
+export function noteLocalCalls(output: readonly unknown[]): void {
+  for (const item of output) {
+    const call = item as {
+      type?: unknown;
+      callId?: unknown;
+      id?: unknown;
+      action?: unknown;
+      operation?: unknown;
+    } | null;
+    if (call?.type === "shell_call") noteLocalCall(call.action, keyOf(call));
+    else if (call?.type === "apply_patch_call") noteLocalCall(call.operation, keyOf(call));
+  }
+}
+
+/**
+ * Notes the shell and apply-patch calls `state` is paused at (its last processed response):
+ * going on from it, the SDK runs an approved one without asking its `needsApproval` again.
+ */
+export function noteStateLocalCalls(state: AnyRunState): void {
+  const processed = state._lastProcessedResponse;
+  for (const { toolCall } of processed?.shellActions ?? [])
+    noteLocalCall(toolCall.action, keyOf(toolCall));
+  for (const { toolCall } of processed?.applyPatchActions ?? [])
+    noteLocalCall(toolCall.operation, keyOf(toolCall));
+}

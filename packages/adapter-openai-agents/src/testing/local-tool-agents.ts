@@ -1,0 +1,71 @@
+import { Agent, applyPatchTool, type ModelResponse, shellTool } from "@openai/agents";
+import type { AfterEffect } from "./fixture.js";
+import { message, ScriptedModel } from "./scripted-model.js";
+
+type OutputItem = ModelResponse["output"][number];
+
+/** The model's call of the shell: `./deploy.sh prod`. */
+export const DEPLOY_CALL = {
+  type: "shell_call",
+  id: "sh_1",
+  callId: "call_sh",
+  status: "completed",
+  action: { commands: ["./deploy.sh prod"] },
+} as unknown as OutputItem;
+
+/** The model's call of the editor: delete `prod.db`. */
+export const DELETE_CALL = {
+  type: "apply_patch_call",
+  id: "ap_1",
+  callId: "call_ap",
+  status: "completed",
+  operation: { type: "delete_file", path: "prod.db" },
+} as unknown as OutputItem;
+
+/**
+ * An agent with a local shell that runs `./deploy.sh prod` once (noting each run in `effects`),
+ * then answers with what it was told of it. `needsApproval`: the shell asks a person first.
+ */
+export function deployingAgent(
+  afterEffect?: AfterEffect,
+  options: { needsApproval?: boolean } = {},
+) {
+  const effects: string[] = [];
+  const shell = shellTool({
+    needsApproval: options.needsApproval ?? false,
+    shell: {
+      run: async (action) => {
+        const effect = `ran ${action.commands.join("; ")}`;
+        effects.push(effect);
+        await afterEffect?.(effect);
+        return {
+          output: [{ stdout: "deployed", stderr: "", outcome: { type: "exit", exitCode: 0 } }],
+        };
+      },
+    },
+  });
+  const model = new ScriptedModel([
+    () => [DEPLOY_CALL],
+    (request) => [message(JSON.stringify(request.input.at(-1)))],
+  ]);
+  return { effects, model, agent: new Agent({ name: "ops", tools: [shell] }) };
+}
+
+/** An agent whose editor deletes `prod.db` once (noting it in `effects`), then says "done". */
+export function cleaningAgent(afterEffect?: AfterEffect) {
+  const effects: string[] = [];
+  const editor = applyPatchTool({
+    editor: {
+      createFile: async () => ({ status: "completed" }),
+      updateFile: async () => ({ status: "completed" }),
+      deleteFile: async (operation) => {
+        const effect = `delete ${operation.path}`;
+        effects.push(effect);
+        await afterEffect?.(effect);
+        return { status: "completed", output: "deleted" };
+      },
+    },
+  });
+  const model = new ScriptedModel([() => [DELETE_CALL], () => [message("done")]]);
+  return { effects, model, agent: new Agent({ name: "dev", tools: [editor] }) };
+}
