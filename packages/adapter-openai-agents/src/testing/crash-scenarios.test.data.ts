@@ -5,6 +5,7 @@ import { Runner, RunState } from "@openai/agents";
 import { approvalCallId } from "../approval-decisions.js";
 import { APPROVAL_EVENT_TYPE, resumeRun, runWithLedger } from "../index.js";
 import { deletingAgent, hostedMcpAgent } from "./approval-agents.js";
+import { cartAgent } from "./cart-agent.js";
 import {
   BAD_AND_CHARGE_THEN_CHARGE,
   BAD_BESIDE_CHARGE,
@@ -385,6 +386,15 @@ export const CRASH_SCENARIOS = {
     const first = cleaningAgent(child.afterEffect());
     child.watch(first.model, { dieInCall: 1 });
     await runWithLedger(first.agent, "clean up", runOptions(child.store, first.model));
+  },
+  // create_cart wrote the cart into the run's context; dies in the model call after it.
+  "cart: dies in the model call after create_cart": async (child) => {
+    const first = cartAgent(child.afterEffect());
+    child.watch(first.model, { dieInCall: 1 });
+    await runWithLedger(first.agent, "buy", {
+      ...runOptions(child.store, first.model),
+      context: {},
+    });
   },
 } satisfies Record<string, Scenario>;
 
