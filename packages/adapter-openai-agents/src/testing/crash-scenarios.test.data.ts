@@ -25,6 +25,7 @@ import { fixture, retryingAgent } from "./fixture.js";
 import { cleaningAgent, deployingAgent } from "./local-tool-agents.js";
 import { mcpShop } from "./mcp-agents.js";
 import { nestedAgentToolsFixture } from "./nested-agent-tools.js";
+import { hideReceipt, RECEIPT_PATH, receiptAgent } from "./receipt-agent.js";
 import { firstInterruption, runOptions } from "./recorded-run.js";
 import { AWKWARD_OUTPUTS, type AwkwardOutput, reportingAgent } from "./reporting-agent.js";
 import { researchFixture } from "./research-agents.js";
@@ -394,6 +395,22 @@ export const CRASH_SCENARIOS = {
     await runWithLedger(first.agent, "buy", {
       ...runOptions(child.store, first.model),
       context: {},
+    });
+  },
+  "receipt redacted by path: dies in the model call after the charge": async (child) => {
+    const first = receiptAgent(child.afterEffect());
+    child.watch(first.model, { dieInCall: 1 });
+    await runWithLedger(first.agent, "sell", {
+      ...runOptions(child.store, first.model),
+      redact: RECEIPT_PATH,
+    });
+  },
+  "receipt redacted by a function: dies in the model call after the charge": async (child) => {
+    const first = receiptAgent(child.afterEffect());
+    child.watch(first.model, { dieInCall: 1 });
+    await runWithLedger(first.agent, "sell", {
+      ...runOptions(child.store, first.model),
+      redact: hideReceipt,
     });
   },
 } satisfies Record<string, Scenario>;

@@ -1,0 +1,55 @@
+import { readWholeSession } from "@agent-ledger/core";
+import { setTracingDisabled } from "@openai/agents";
+import { afterAll, describe, expect, test } from "vitest";
+import { resumeRun } from "./index.js";
+import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
+import { hideReceipt, RECEIPT, RECEIPT_PATH, receiptAgent } from "./testing/receipt-agent.js";
+import { runOptions } from "./testing/recorded-run.js";
+
+setTracingDisabled(true);
+
+const BY_PATH = "receipt redacted by path: dies in the model call after the charge";
+const BY_FUNCTION = "receipt redacted by a function: dies in the model call after the charge";
+
+// Crashes are real: the first process runs in a child recording to a SQLite file and is
+// SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts).
+const ledgers = new CrashedLedgers("oa-redacted-replay-", afterAll);
+ledgers.prepare(BY_PATH, BY_FUNCTION);
+
+// What the README's `redact` entry says a resumed run gives the model for a redacted result.
+describe("a redacted tool result, after a crash", () => {
+  test("by path: removed from the tool's result, not from the next request's text, and the resume stops there", async () => {
+    const { store, first } = await ledgers.crashed(BY_PATH);
+    expect(first.effects).toEqual(["charge 7"]);
+    const events = await readWholeSession(store, "s");
+    const completed = events.find((event) => event.type === "tool.completed");
+    expect(completed?.payload).toMatchObject({ result: { receipt: "[redacted]" } });
+    // The SDK sends the result as JSON text: out of the path's reach.
+    const requests = events.filter((event) => event.type === "model.requested");
+    expect(JSON.stringify(requests.at(-1)?.payload)).toContain(RECEIPT);
+
+    const second = receiptAgent();
+    second.model.calls = 1;
+    await expect(
+      resumeRun(second.agent, { ...runOptions(store, second.model), redact: RECEIPT_PATH }),
+    ).rejects.toMatchObject({ code: "replay-divergence" });
+    expect(second.effects).toEqual([]);
+  });
+
+  test("by a function that reaches the text: the resume goes on, and the model reads the redacted result", async () => {
+    const { store, first } = await ledgers.crashed(BY_FUNCTION);
+    expect(first.effects).toEqual(["charge 7"]);
+    expect(JSON.stringify(await readWholeSession(store, "s"))).not.toContain(RECEIPT);
+
+    const second = receiptAgent();
+    second.model.calls = 1;
+    const result = await resumeRun(second.agent, {
+      ...runOptions(store, second.model),
+      redact: hideReceipt,
+    });
+    expect(result.status).toBe("completed");
+    // Live, the model read the receipt and said "paid".
+    expect(result.finalOutput).toBe("not paid");
+    expect(second.effects).toEqual([]);
+  });
+});

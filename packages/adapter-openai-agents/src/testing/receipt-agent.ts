@@ -1,0 +1,38 @@
+import type { JsonValue } from "@agent-ledger/core";
+import { Agent, tool } from "@openai/agents";
+import { z } from "zod";
+import type { AfterEffect } from "./fixture.js";
+import { functionCall, message, ScriptedModel } from "./scripted-model.js";
+
+/** What only the charge's receipt holds. */
+export const RECEIPT = "receipt-for-swordfish";
+
+/** A redaction by path: the receipt field of any payload. */
+export const RECEIPT_PATH = ["**.receipt"];
+
+/** A redaction by function: the receipt wherever it is, inside strings too. */
+export const hideReceipt = (payload: JsonValue): JsonValue =>
+  JSON.parse(JSON.stringify(payload).replaceAll(RECEIPT, "[receipt]"));
+
+/**
+ * An agent that charges 7 (noting `charge 7` in `effects`) and gets `{ receipt }` back; the
+ * model then answers "paid" if it reads the receipt, "not paid" if not.
+ */
+export function receiptAgent(afterEffect?: AfterEffect) {
+  const effects: string[] = [];
+  const charge = tool({
+    name: "charge",
+    description: "charge the card",
+    parameters: z.object({ amount: z.number() }),
+    execute: async ({ amount }) => {
+      effects.push(`charge ${amount}`);
+      await afterEffect?.(`charge ${amount}`);
+      return { receipt: RECEIPT };
+    },
+  });
+  const model = new ScriptedModel([
+    () => [functionCall("charge", { amount: 7 }, "call_charge")],
+    (request) => [message(JSON.stringify(request.input).includes(RECEIPT) ? "paid" : "not paid")],
+  ]);
+  return { effects, model, agent: new Agent({ name: "main", tools: [charge] }) };
+}
