@@ -21,6 +21,7 @@ const ledgers = new CrashedLedgers("oa-local-tool-", afterAll);
 ledgers.prepare(
   "shell: dies in the model call after the deploy",
   "shell: dies inside the deploy",
+  "shell, approved by its onApproval: dies inside the deploy",
   "shell, deploy approved: dies in the model call after the deploy",
   "apply patch: dies in the model call after the delete",
 );
@@ -93,6 +94,18 @@ describe("shell and apply-patch calls are recorded like function tool calls", ()
     const retry = (await toolEvents(store)).filter((event) => event.type === "tool.requested");
     expect(retry).toHaveLength(2);
     expect(retry[1]?.retryOf).toBe(retry[0]?.attemptId);
+  });
+
+  test("a shell command in flight at the crash is a person's to decide, not the tool's onApproval's", async () => {
+    const { store, first } = await ledgers.crashed(
+      "shell, approved by its onApproval: dies inside the deploy",
+    );
+    expect(first.effects).toEqual([DEPLOY]);
+    const second = deployingAgent(undefined, { needsApproval: true, autoApprove: true });
+    const paused = await resumeRun(second.agent, runOptions(store, second.model));
+    expect(paused.status).toBe("interrupted");
+    expect(firstInterruption(paused).item.rawItem).toMatchObject({ callId: "call_sh" });
+    expect(second.effects).toEqual([]);
   });
 
   test("a shell command a person approved on a copy of the state is recorded, and not run again on resume", async () => {

@@ -367,6 +367,14 @@ export const CRASH_SCENARIOS = {
     const first = deployingAgent(child.afterEffect("ran ./deploy.sh prod"));
     await runWithLedger(first.agent, "deploy", runOptions(child.store, first.model));
   },
+  // The app's onApproval approves every deploy its needsApproval asks about.
+  "shell, approved by its onApproval: dies inside the deploy": async (child) => {
+    const first = deployingAgent(child.afterEffect("ran ./deploy.sh prod"), {
+      needsApproval: true,
+      autoApprove: true,
+    });
+    await runWithLedger(first.agent, "deploy", runOptions(child.store, first.model));
+  },
   // The deploy asks a person; the approval is made on a copy of the state (as another process
   // would), and the run goes on from it, dying in the model call after the deploy.
   "shell, deploy approved: dies in the model call after the deploy": async (child) => {

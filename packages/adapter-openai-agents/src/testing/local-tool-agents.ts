@@ -24,15 +24,17 @@ export const DELETE_CALL = {
 
 /**
  * An agent with a local shell that runs `./deploy.sh prod` once (noting each run in `effects`),
- * then answers with what it was told of it. `needsApproval`: the shell asks a person first.
+ * then answers with what it was told of it. `needsApproval`: the shell asks first; with
+ * `autoApprove`, its `onApproval` approves every call it is asked about.
  */
 export function deployingAgent(
   afterEffect?: AfterEffect,
-  options: { needsApproval?: boolean } = {},
+  options: { needsApproval?: boolean; autoApprove?: boolean } = {},
 ) {
   const effects: string[] = [];
   const shell = shellTool({
     needsApproval: options.needsApproval ?? false,
+    ...(options.autoApprove ? { onApproval: async () => ({ approve: true }) } : {}),
     shell: {
       run: async (action) => {
         const effect = `ran ${action.commands.join("; ")}`;
