@@ -2,6 +2,7 @@ import { inspectSession, readWholeSession } from "@agent-ledger/core";
 import { Agent, setTracingDisabled } from "@openai/agents";
 import { afterAll, describe, expect, test } from "vitest";
 import { resumeRun } from "./index.js";
+import { agentLedger } from "./testing/agent-ledger-cli.js";
 import { chargeCall, chargingAgent } from "./testing/charging-agents.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { runOptions } from "./testing/recorded-run.js";
@@ -14,7 +15,8 @@ const DIES_AFTER_CHARGE =
 // Crashes are real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts).
 const ledgers = new CrashedLedgers("oa-recorded-input-", afterAll);
-ledgers.prepare(DIES_AFTER_CHARGE);
+const DIES_INSIDE_CHARGE = "run state input, charge approved: dies inside the charge";
+ledgers.prepare(DIES_AFTER_CHARGE, DIES_INSIDE_CHARGE);
 
 describe("a run that went on from a RunState (runWithLedger's input)", () => {
   test("resumed after a crash, it goes on from that state again: the approved charge is answered from the ledger, not made twice", async () => {
@@ -31,6 +33,34 @@ describe("a run that went on from a RunState (runWithLedger's input)", () => {
     const view = await inspectSession(store, "s");
     expect(view.runs.map((run) => run.status)).toEqual(["completed"]);
     expect(view.unresolved).toEqual([]);
+  });
+
+  test("a charge in flight at the crash that the state approved is refused (the SDK does not ask again), and decided with agent-ledger resolve", async () => {
+    const { store, path, first } = await ledgers.crashed(DIES_INSIDE_CHARGE);
+    expect(first.effects).toEqual(["charge 7"]);
+
+    const second = chargingAgent([[chargeCall(7, "call_1")]], undefined, { needsApproval: true });
+    second.model.calls = 1;
+    await expect(resumeRun(second.agent, runOptions(store, second.model))).rejects.toMatchObject({
+      code: "unresolved-attempt",
+    });
+    expect(second.effects).toEqual([]);
+    const [inFlight] = (await inspectSession(store, "s")).unresolved;
+    expect(inFlight?.toolCallId).toBe("call_1");
+
+    const resolved = await agentLedger(
+      path,
+      "resolve",
+      "--abandon",
+      "charged by phone",
+      "--",
+      "s",
+      String(inFlight?.attemptId),
+    );
+    expect(resolved.code).toBe(0);
+    const result = await resumeRun(second.agent, runOptions(store, second.model));
+    expect(result.status).toBe("completed");
+    expect(second.effects).toEqual([]);
   });
 
   test("a state that no longer loads (the agent lost its tool) is refused, and the run is left open, not failed", async () => {

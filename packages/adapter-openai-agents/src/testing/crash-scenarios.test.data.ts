@@ -110,6 +110,26 @@ const reportingScenarios = Object.fromEntries(
   ]),
 ) as Record<ReturnType<typeof reportingScenario>, Scenario>;
 
+// A plain SDK run pauses at the charge; a person approves it and the run goes on under the
+// ledger from that RunState (runWithLedger's input), dying inside the charge (`dieAfter`) or in
+// model call `dieInCall`.
+const runStateInputDying =
+  (options: { dieAfter?: string; dieInCall?: number }): Scenario =>
+  async (child) => {
+    const first = chargingAgent([[chargeCall(7, "call_1")]], child.afterEffect(options.dieAfter), {
+      needsApproval: true,
+    });
+    const paused = await new Runner({ modelProvider: scriptedProvider(first.model) }).run(
+      first.agent,
+      "go",
+    );
+    const [item] = paused.interruptions;
+    if (!item) throw new Error("expected the charge to ask for approval");
+    paused.state.approve(item);
+    if (options.dieInCall !== undefined) child.watch(first.model, { dieInCall: options.dieInCall });
+    await runWithLedger(first.agent, paused.state, runOptions(child.store, first.model));
+  };
+
 /** The scenario where the reporting agent's tool returns `output` (see AWKWARD_OUTPUTS). */
 export function reportingScenario(output: AwkwardOutput) {
   return `reporting ${output}: dies after the second model call` as const;
@@ -342,22 +362,12 @@ export const CRASH_SCENARIOS = {
     await first.server.connect();
     await runWithLedger(first.agent, "sell a book", runOptions(child.store, first.model));
   },
-  // A plain SDK run pauses at the charge; a person approves it and the run goes on under the
-  // ledger from that RunState (runWithLedger's input), dying in the model call after the charge.
-  "run state input, charge approved: dies in the model call after the charge": async (child) => {
-    const first = chargingAgent([[chargeCall(7, "call_1")]], child.afterEffect(), {
-      needsApproval: true,
-    });
-    const paused = await new Runner({ modelProvider: scriptedProvider(first.model) }).run(
-      first.agent,
-      "go",
-    );
-    const [item] = paused.interruptions;
-    if (!item) throw new Error("expected the charge to ask for approval");
-    paused.state.approve(item);
-    child.watch(first.model, { dieInCall: 1 });
-    await runWithLedger(first.agent, paused.state, runOptions(child.store, first.model));
-  },
+  "run state input, charge approved: dies in the model call after the charge": runStateInputDying({
+    dieInCall: 1,
+  }),
+  "run state input, charge approved: dies inside the charge": runStateInputDying({
+    dieAfter: "charge 7",
+  }),
   "shell: dies in the model call after the deploy": async (child) => {
     const first = deployingAgent(child.afterEffect());
     child.watch(first.model, { dieInCall: 1 });
