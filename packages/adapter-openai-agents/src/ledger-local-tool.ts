@@ -8,11 +8,13 @@ import {
   type LedgerToolOptions,
   openAttempt,
   recordedCallNeedsApproval,
+  replayedOutput,
+  toolCallRecorder,
 } from "./ledger-tool.js";
 import { localCallId, noteLocalCall } from "./local-call-ids.js";
 import { recordedOutput } from "./model-json.js";
 import { assertLedgerLocalToolArguments } from "./option-checks.js";
-import { currentScope, ledgerStep, recorderOf, refused } from "./scope.js";
+import { currentScope, ledgerStep, refused } from "./scope.js";
 
 /** A tool whose calls run on this machine without a function of their own to wrap. */
 export type LocalTool = ShellTool | ApplyPatchTool;
@@ -122,13 +124,7 @@ async function runRecorded(
   call: () => Promise<unknown>,
 ): Promise<unknown> {
   const scope = currentScope();
-  const recorder =
-    options.recorder ?? (scope ? await ledgerStep(() => recorderOf(scope)) : undefined);
-  if (!recorder)
-    throw new LedgerError(
-      "invalid-argument",
-      `tool ${name} was called outside runWithLedger/resumeRun and without { recorder }: refusing to run it unrecorded`,
-    );
+  const recorder = await toolCallRecorder(options, scope, name);
   const callId = localCallId(action);
   if (callId === undefined)
     throw refused(
@@ -147,10 +143,7 @@ async function runRecorded(
     }),
   );
   const replayed = attempt.replayed;
-  if (replayed?.status === "completed")
-    return replayed.metadata?.toolOutput === UNDEFINED_OUTPUT_METADATA.toolOutput
-      ? undefined
-      : replayed.result;
+  if (replayed?.status === "completed") return replayedOutput(replayed);
   // The SDK turns the error into what the model was told then (stderr, a failed patch).
   if (replayed?.status === "failed") throw replayedError(replayed.error);
   if (replayed?.status === "abandoned") throw new Error(`Tool call rejected: ${replayed.reason}`);

@@ -4,6 +4,7 @@ import {
   type JsonObject,
   type JsonValue,
   LedgerError,
+  type ReplayedOutcome,
   type SessionRecorder,
   type ToolEffect,
 } from "@agent-ledger/core";
@@ -272,13 +273,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
 
   tool.invoke = async (runContext, input, details) => {
     const scope = currentScope();
-    const recorder =
-      options.recorder ?? (scope ? await ledgerStep(() => recorderOf(scope)) : undefined);
-    if (!recorder)
-      throw new LedgerError(
-        "invalid-argument",
-        `tool ${tool.name} was called outside runWithLedger/resumeRun and without { recorder }: refusing to run it unrecorded`,
-      );
+    const recorder = await toolCallRecorder(options, scope, tool.name);
     const callId = details?.toolCall?.callId;
     // An agent tool call that paused at an approval goes on under its open attempt.
     const paused = callId !== undefined ? scope?.run.pausedAgentTools.get(callId) : undefined;
@@ -295,12 +290,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
         }),
       ));
     const replayed = attempt.replayed;
-    if (replayed?.status === "completed")
-      return (
-        replayed.metadata?.toolOutput === UNDEFINED_OUTPUT_METADATA.toolOutput
-          ? undefined
-          : replayed.result
-      ) as never;
+    if (replayed?.status === "completed") return replayedOutput(replayed) as never;
     if (replayed?.status === "failed") {
       // A failure the SDK had made the model's answer: the same answer again.
       const told = replayed.metadata?.[MODEL_WAS_TOLD];
@@ -402,4 +392,30 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     return output as never;
   };
   return tool;
+}
+
+/**
+ * The recorder a call of tool `name` records on: the tool's own (`{ recorder }`), else the one of
+ * the run it is called in. Called outside both, the tool is refused rather than run unrecorded.
+ */
+export async function toolCallRecorder(
+  options: LedgerToolOptions,
+  scope: LedgerScope | undefined,
+  name: string,
+): Promise<SessionRecorder> {
+  const recorder =
+    options.recorder ?? (scope ? await ledgerStep(() => recorderOf(scope)) : undefined);
+  if (!recorder)
+    throw new LedgerError(
+      "invalid-argument",
+      `tool ${name} was called outside runWithLedger/resumeRun and without { recorder }: refusing to run it unrecorded`,
+    );
+  return recorder;
+}
+
+/** What a call answered from the ledger returns again: its result, or nothing if it returned nothing. */
+export function replayedOutput(replayed: ReplayedOutcome & { status: "completed" }): unknown {
+  return replayed.metadata?.toolOutput === UNDEFINED_OUTPUT_METADATA.toolOutput
+    ? undefined
+    : replayed.result;
 }
