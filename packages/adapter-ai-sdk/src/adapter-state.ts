@@ -4,6 +4,7 @@ import {
   LedgerError,
   type SessionRecorder,
 } from "@agent-ledger/core";
+import { type AgentCallClaim, AgentCallClaims } from "./agent-call-claim.js";
 
 interface Deferred {
   promise: Promise<string>;
@@ -45,8 +46,8 @@ export class AdapterState {
   readonly #inFlight = new Set<Attempt>();
   /** Failed model attempts the SDK may still retry, oldest first. */
   #failed: Attempt[] = [];
-  /** The agent's language model call in flight: claimed, then its attempt once begun. */
-  #agentCall: Attempt | "claimed" | undefined;
+  /** The agent's language model call in flight (see `AgentCallClaims`). */
+  readonly #agentCalls = new AgentCallClaims();
   /**
    * The streams handed to their consumer whose outcome is not recorded yet: what the call is
    * (an object stream, as `streamObject` makes, or a text stream), for `claimAgentCall`'s
@@ -125,12 +126,10 @@ export class AdapterState {
    * failure): another still in flight is a second agent on this recorder, which replay could
    * not tell apart from the first, so it is refused here rather than replayed wrong on resume.
    */
-  claimAgentCall(): void {
-    const held = this.#agentCall;
-    if (held === undefined) {
-      this.#agentCall = "claimed";
-      return;
-    }
+  claimAgentCall(): AgentCallClaim {
+    const claim = this.#agentCalls.claim();
+    if (claim) return claim;
+    const held = this.#agentCalls.holder;
     const concurrent = `two agents (or two generateText / streamText calls) are running at the same time on one recorder, and a resumed run replays its calls in the order they were recorded, so it could not tell them apart. Give each concurrent agent its own recorder: recorder.child({ actor }) or its own run`;
     // The SDK's streamText reads a model stream to its end even when its consumer stops; a
     // stream read some other way (the model's doStream, streamObject) may have been left open.
@@ -147,8 +146,17 @@ export class AdapterState {
   }
 
   /** The claimed agent call began as `attempt` (or, `undefined`, could not begin). */
-  agentCallBegan(attempt: Attempt | undefined): void {
-    this.#agentCall = attempt;
+  agentCallBegan(claim: AgentCallClaim, attempt: Attempt | undefined): void {
+    this.#agentCalls.began(claim, attempt);
+  }
+
+  /**
+   * The open stream of `attempt` passed on a tool-call part, not read again since (`true`), or
+   * is read again (`false`): while it waits there, a call the SDK's callbacks make for that
+   * part is the agent's own (see `AgentCallClaims`).
+   */
+  streamAtToolCall(attempt: Attempt, atToolCall: boolean): void {
+    this.#agentCalls.streamAtToolCall(attempt, atToolCall);
   }
 
   /**
@@ -274,12 +282,12 @@ export class AdapterState {
   /** A model call was answered: completed, or its completion could not be recorded. */
   modelAnswered(attempt: Attempt): void {
     this.#inFlight.delete(attempt);
-    if (this.#agentCall === attempt) this.#agentCall = undefined;
+    this.#agentCalls.ended(attempt);
   }
 
   /** A model call failed (live, or answered with its recorded failure): the SDK may retry it. */
   modelFailed(attempt: Attempt): void {
-    if (this.#agentCall === attempt) this.#agentCall = undefined;
+    this.#agentCalls.ended(attempt);
     if (!this.#inFlight.delete(attempt)) return;
     this.#failed.push(attempt);
   }

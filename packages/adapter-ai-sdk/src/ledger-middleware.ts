@@ -14,6 +14,7 @@ import type {
 } from "@ai-sdk/provider";
 import { checkedOptions } from "./adapter-options.js";
 import { type AdapterState, adapterStateOf } from "./adapter-state.js";
+import type { AgentCallClaim } from "./agent-call-claim.js";
 import { beginAttempt, recordCompletion, recordFailure, replayedFailure } from "./model-attempt.js";
 import { modelRequestOf, redactOption } from "./model-request.js";
 import { decodeGenerateResult, encodeModelResponse, toolCallIdsOf } from "./model-response.js";
@@ -44,16 +45,18 @@ const LEDGER_MIDDLEWARE_OPTIONS: KnownKeys<LedgerMiddlewareOptions> = {
  * agent running on the recorder is refused there, before anything is recorded or the provider
  * is called).
  */
-function claimedState(state: AdapterState): { callState: AdapterState; agentCall: boolean } {
+function claimedState(state: AdapterState): {
+  callState: AdapterState;
+  agentCall: AgentCallClaim | undefined;
+} {
   const callState = callStateOf(state);
-  const agentCall = callState === state;
-  if (agentCall) state.claimAgentCall();
+  const agentCall = callState === state ? state.claimAgentCall() : undefined;
   return { callState, agentCall };
 }
 
 async function wrapGenerate(
   state: AdapterState,
-  agentCall: boolean,
+  agentCall: AgentCallClaim | undefined,
   redact: Redaction | false | undefined,
   options: {
     doGenerate: () => PromiseLike<LanguageModelV3GenerateResult>;
@@ -91,7 +94,7 @@ async function wrapGenerate(
 
 async function wrapStream(
   state: AdapterState,
-  agentCall: boolean,
+  agentCall: AgentCallClaim | undefined,
   redact: Redaction | false | undefined,
   options: {
     doStream: () => PromiseLike<LanguageModelV3StreamResult>;
@@ -133,7 +136,7 @@ async function wrapStream(
  */
 async function begin(
   state: AdapterState,
-  agentCall: boolean,
+  agentCall: AgentCallClaim | undefined,
   requestOf: () => JsonObject,
 ): Promise<Attempt> {
   if (!agentCall) return beginAttempt(state, requestOf);
@@ -142,7 +145,7 @@ async function begin(
     attempt = await beginAttempt(state, requestOf);
     return attempt;
   } finally {
-    state.agentCallBegan(attempt);
+    state.agentCallBegan(agentCall, attempt);
   }
 }
 

@@ -191,6 +191,7 @@ export function recordStream(options: {
         controller = streamController;
       },
       async pull(streamController) {
+        state.streamAtToolCall(attempt, false);
         let next: Awaited<ReturnType<typeof reader.read>>;
         try {
           next = await reader.read();
@@ -244,7 +245,11 @@ export function recordStream(options: {
             return;
           }
         }
-        if (!closed) streamController.enqueue(part);
+        if (closed) return;
+        streamController.enqueue(part);
+        // The SDK now runs the app's callbacks for this call (repair, needsApproval) and reads
+        // on once they are done: a model call they make is this agent's (see `AgentCallClaims`).
+        if (part.type === "tool-call") state.streamAtToolCall(attempt, true);
       },
       async cancel(reason) {
         detach();
