@@ -5,6 +5,13 @@ import {
   type SessionRecorder,
 } from "@agent-ledger/core";
 import { type AgentCallClaim, AgentCallClaims } from "./agent-call-claim.js";
+import { OpenStreams } from "./open-streams.js";
+
+/**
+ * How long a call waits for the stream of the call before it (one the SDK drains after its
+ * consumer stopped reading) to be recorded before it is refused.
+ */
+export const OPEN_STREAM_WAIT_MS = 60_000;
 
 interface Deferred {
   promise: Promise<string>;
@@ -40,6 +47,8 @@ function deferred(): Deferred {
 export class AdapterState {
   readonly recorder: SessionRecorder;
   #blocked: unknown;
+  /** The first model outcome that could not be recorded (see `outcomeLost`). */
+  #lostOutcome: { error: unknown } | undefined;
   #started: Promise<unknown> | undefined;
   readonly #causes = new Map<string, Deferred>();
   /** Model attempts begun and not yet answered. */
@@ -48,16 +57,8 @@ export class AdapterState {
   #failed: Attempt[] = [];
   /** The agent's language model call in flight (see `AgentCallClaims`). */
   readonly #agentCalls = new AgentCallClaims();
-  /**
-   * The streams handed to their consumer whose outcome is not recorded yet: what the call is
-   * (an object stream, as `streamObject` makes, or a text stream), for `claimAgentCall`'s
-   * refusal, and its way to record it as failed (`abandonOpenStreams`), which, once its
-   * outcome is being recorded, waits for that instead.
-   */
-  readonly #openStreams = new Map<
-    Attempt,
-    { kind: string; abandon: (reason: string) => Promise<void> }
-  >();
+  /** The streams handed to their consumer whose outcome is not recorded yet. */
+  readonly #openStreams = new OpenStreams();
   /** The calls made on this run whose outcome is not recorded yet (see `callBegan`). */
   readonly #calls = new Set<Promise<void>>();
   /**
@@ -125,21 +126,49 @@ export class AdapterState {
    * anything is recorded. An agent makes one call at a time (the SDK's retries follow its
    * failure): another still in flight is a second agent on this recorder, which replay could
    * not tell apart from the first, so it is refused here rather than replayed wrong on resume.
+   *
+   * Except a stream being read: the SDK's `streamText` reads a model stream to its end even
+   * when its consumer stops (a `break` out of `fullStream`), and the app's next call comes while
+   * it does. That call waits until the stream's outcome is recorded (up to
+   * `OPEN_STREAM_WAIT_MS`, while the stream is read on). Once only: a call that finds the run
+   * held by a call that waited is refused, so two agents whose calls take turns this way are
+   * still told apart. A stream left unread (a `doStream` or `streamObject` not read to its end)
+   * is refused at once.
    */
-  claimAgentCall(): AgentCallClaim {
-    const claim = this.#agentCalls.claim();
-    if (claim) return claim;
-    const held = this.#agentCalls.holder;
+  async claimAgentCall(): Promise<AgentCallClaim> {
+    const deadline = Date.now() + OPEN_STREAM_WAIT_MS;
+    let waited = false;
+    for (;;) {
+      const claim = this.#agentCalls.claim(waited);
+      if (claim) return claim;
+      const held = this.#agentCalls.holder;
+      const read =
+        typeof held === "object" && !this.#agentCalls.holderWaited
+          ? this.#openStreams.beingRead(held)
+          : undefined;
+      if (!read || Date.now() >= deadline) throw this.#refusal(held);
+      waited = true;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        read,
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, Math.min(50, Math.max(0, deadline - Date.now())));
+        }),
+      ]).finally(() => clearTimeout(timer));
+    }
+  }
+
+  #refusal(held: Attempt | "claimed" | undefined): InvalidArgumentError {
     const concurrent = `two agents (or two generateText / streamText calls) are running at the same time on one recorder, and a resumed run replays its calls in the order they were recorded, so it could not tell them apart. Give each concurrent agent its own recorder: recorder.child({ actor }) or its own run`;
-    // The SDK's streamText reads a model stream to its end even when its consumer stops; a
-    // stream read some other way (the model's doStream, streamObject) may have been left open.
-    const kind = typeof held === "object" ? this.#openStreams.get(held)?.kind : undefined;
+    // A stream read some other way than streamText (the model's doStream, streamObject) may
+    // have been left open.
+    const kind = typeof held === "object" ? this.#openStreams.kindOf(held) : undefined;
     if (typeof held === "object" && kind !== undefined)
-      throw new InvalidArgumentError(
+      return new InvalidArgumentError(
         "$.recorder",
-        `a model call started on run ${this.recorder.runId} while the stream of its model call ${held.attemptId} (${kind}) was still open: not read to its end, cancelled or aborted. If that stream was left unread, cancel it (stream.cancel(), or its reader's cancel(); for streamObject, its partialObjectStream, which can be read once) or abort the call's abortSignal: it is then recorded as failed with what had streamed, and the next call goes ahead. Otherwise ${concurrent}`,
+        `a model call started on run ${this.recorder.runId} while the stream of its model call ${held.attemptId} (${kind}) was still open: not read to its end, cancelled or aborted (a stream still being read, as streamText drains one its consumer stopped reading, is waited for up to ${OPEN_STREAM_WAIT_MS / 1000} s). If that stream was left unread, cancel it (stream.cancel(), or its reader's cancel(); for streamObject, its partialObjectStream, which can be read once) or abort the call's abortSignal: it is then recorded as failed with what had streamed, and the next call goes ahead. Otherwise ${concurrent}`,
       );
-    throw new InvalidArgumentError(
+    return new InvalidArgumentError(
       "$.recorder",
       `a model call started on run ${this.recorder.runId} while another of its calls was in flight: ${concurrent}`,
     );
@@ -148,15 +177,6 @@ export class AdapterState {
   /** The claimed agent call began as `attempt` (or, `undefined`, could not begin). */
   agentCallBegan(claim: AgentCallClaim, attempt: Attempt | undefined): void {
     this.#agentCalls.began(claim, attempt);
-  }
-
-  /**
-   * The open stream of `attempt` passed on a tool-call part, not read again since (`true`), or
-   * is read again (`false`): while it waits there, a call the SDK's callbacks make for that
-   * part is the agent's own (see `AgentCallClaims`).
-   */
-  streamAtToolCall(attempt: Attempt, atToolCall: boolean): void {
-    this.#agentCalls.streamAtToolCall(attempt, atToolCall);
   }
 
   /**
@@ -171,9 +191,38 @@ export class AdapterState {
     abandon: (reason: string) => Promise<void>,
     settled: Promise<unknown>,
   ): void {
-    this.#openStreams.set(attempt, { kind, abandon });
-    void settled.finally(() => this.#openStreams.delete(attempt));
+    this.#openStreams.opened(attempt, { kind, abandon, settled });
     this.track(settled);
+  }
+
+  /** The consumer of the open stream of `attempt` asked for its next part. */
+  streamPulled(attempt: Attempt): void {
+    this.#openStreams.pulled(attempt);
+    this.#agentCalls.streamAtToolCall(attempt, false);
+  }
+
+  /**
+   * The open stream of `attempt` passed on `part`. After a tool-call part, until it is read
+   * again, a call the SDK's callbacks make for that part is the agent's own (see
+   * `AgentCallClaims`).
+   */
+  streamPassedOn(attempt: Attempt, part: { type: string }): void {
+    this.#openStreams.passedOn(attempt);
+    if (part.type === "tool-call") this.#agentCalls.streamAtToolCall(attempt, true);
+  }
+
+  /**
+   * Resolves once every stream of this run handed to its consumer has its outcome recorded
+   * (see `innerCallsSettled`), and rejects if a model outcome of the run could not be
+   * (`outcomeLost`); `openStreams` names those still open.
+   */
+  async streamsSettled(): Promise<void> {
+    await this.#openStreams.settled();
+    if (this.#lostOutcome) throw this.#lostOutcome.error;
+  }
+
+  get openStreams(): Attempt[] {
+    return this.#openStreams.attempts;
   }
 
   /**
@@ -261,7 +310,7 @@ export class AdapterState {
    * run closes, no call the tool made may be left in flight on it.
    */
   async abandonOpenStreams(reason: string): Promise<void> {
-    await Promise.all([...this.#openStreams.values()].map((stream) => stream.abandon(reason)));
+    await this.#openStreams.abandonAll(reason);
   }
 
   /** `write`, a ledger write the run cannot go on without: if it fails, the run stops. */
@@ -303,6 +352,17 @@ export class AdapterState {
 
   block(error: unknown): void {
     if (this.#blocked === undefined) this.#blocked = error;
+  }
+
+  /**
+   * A model call's outcome could not be recorded (the store down, or the run closed while the
+   * call was in flight: a `completeRun` before a stream the SDK drains was recorded): the run
+   * stops, and `streamsSettled` (so `innerCallsSettled`) rejects with the first such error, so
+   * that the loss is reported even when no call comes after it.
+   */
+  outcomeLost(error: unknown): void {
+    this.block(error);
+    this.#lostOutcome ??= { error };
   }
 
   /**

@@ -8,6 +8,8 @@ export interface AgentCallClaim {
   readonly waiting: AgentCallClaim | undefined;
   /** Answered, failed, or could not begin. */
   ended: boolean;
+  /** Claimed once the stream holding the run had been recorded (see `AdapterState.claimAgentCall`). */
+  readonly waited: boolean;
 }
 
 /**
@@ -37,12 +39,20 @@ export class AgentCallClaims {
     return this.#held && (this.#held.attempt ?? "claimed");
   }
 
-  /** Claims the run for a call; `undefined` if another call holds it. */
-  claim(): AgentCallClaim | undefined {
+  /** Whether the call holding the run claimed it after waiting for a stream. */
+  get holderWaited(): boolean {
+    return this.#held?.waited === true;
+  }
+
+  /**
+   * Claims the run for a call; `undefined` if another call holds it. `waited`: the call waited
+   * for the stream that held the run.
+   */
+  claim(waited = false): AgentCallClaim | undefined {
     const held = this.#held;
     if (held !== undefined && !(held.attempt && this.#atToolCall.has(held.attempt)))
       return undefined;
-    this.#held = { waiting: held, ended: false };
+    this.#held = { waiting: held, ended: false, waited };
     return this.#held;
   }
 

@@ -60,8 +60,9 @@ function described(call: Attempt): string {
  * `store-unavailable`.
  */
 function stoppedWaiting(state: AdapterState, why: string, cause: unknown): unknown {
-  const { runIds, inFlight, failure } = state.closesPending;
+  const { runIds, inFlight: inside, failure } = state.closesPending;
   if (failure !== undefined) return failure;
+  const inFlight = [...state.openStreams, ...inside];
   const [first] = inFlight;
   if (first === undefined)
     return new StoreUnavailableError(
@@ -69,7 +70,7 @@ function stoppedWaiting(state: AdapterState, why: string, cause: unknown): unkno
       cause,
     );
   const error = new UnresolvedAttemptError(
-    `innerCallsSettled stopped waiting (${why}): ${inFlight.map(described).join(", ")} still in flight, made inside tool calls that returned without waiting for them. The ledger keeps them in flight: an answer that comes is still recorded (while this process runs), and a resume of the run in another process abandons them`,
+    `innerCallsSettled stopped waiting (${why}): ${inFlight.map(described).join(", ")} still in flight: streams not read to their end yet, or calls made inside tool calls that returned without waiting for them. The ledger keeps them in flight: an answer that comes is still recorded (while this process runs), and a resume of the run in another process abandons them`,
     {
       attemptId: first.attemptId,
       runId: first.runId,
@@ -89,9 +90,10 @@ function stoppedWaiting(state: AdapterState, why: string, cause: unknown): unkno
 }
 
 /**
- * Resolves once the calls `recorder`'s wrapped tools made inside and left in flight when they
- * returned (a call raced against a timeout) have their outcomes recorded, and the child runs
- * holding them are closed; rejects with the ledger's error if one could not be recorded (the
+ * Resolves once the run's streams still open (one the SDK drains after its consumer stopped
+ * reading) have their outcomes recorded, and the calls `recorder`'s wrapped tools made inside
+ * and left in flight when they returned (a call raced against a timeout) have theirs, and the
+ * child runs holding them are closed; rejects with the ledger's error if one could not be recorded (the
  * run is then stopped too). Await it before closing the store or ending the process.
  *
  * A call that never answers would keep it waiting for good: `timeoutMs` and `signal` bound the
@@ -103,9 +105,11 @@ function stoppedWaiting(state: AdapterState, why: string, cause: unknown): unkno
 export async function innerCallsSettled(options: InnerCallsSettledOptions): Promise<void> {
   const { recorder, signal, timeoutMs } = checked(options);
   const state = adapterStateOf(recorder);
-  const settled = state.closesSettled();
-  const { runIds } = state.closesPending;
-  if ((signal === undefined && timeoutMs === undefined) || runIds.length === 0) return settled;
+  // The run's own streams first (one the SDK drains after a break out of fullStream): the
+  // run may be closed once this resolves.
+  const pending = state.openStreams.length > 0 || state.closesPending.runIds.length > 0;
+  const settled = state.streamsSettled().then(() => state.closesSettled());
+  if ((signal === undefined && timeoutMs === undefined) || !pending) return settled;
   // The bound only stops this wait; the closes go on, and their failure is reported by them.
   settled.catch(() => undefined);
   return new Promise<void>((resolve, reject) => {

@@ -63,7 +63,7 @@ export async function recordFailure(
     return error;
   } catch (ledgerError) {
     // The failure is not durable: fail closed, the run stops here.
-    state.block(ledgerError);
+    state.outcomeLost(ledgerError);
     return ledgerError;
   }
 }
@@ -88,7 +88,7 @@ export async function recordCompletion(
     if (LedgerError.isInstance(error, "non-serializable"))
       throw await recordFailure(state, attempt, error);
     state.modelAnswered(attempt);
-    state.block(error);
+    state.outcomeLost(error);
     throw error;
   }
 }

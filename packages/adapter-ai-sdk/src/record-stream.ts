@@ -191,7 +191,7 @@ export function recordStream(options: {
         controller = streamController;
       },
       async pull(streamController) {
-        state.streamAtToolCall(attempt, false);
+        state.streamPulled(attempt);
         let next: Awaited<ReturnType<typeof reader.read>>;
         try {
           next = await reader.read();
@@ -247,9 +247,9 @@ export function recordStream(options: {
         }
         if (closed) return;
         streamController.enqueue(part);
-        // The SDK now runs the app's callbacks for this call (repair, needsApproval) and reads
-        // on once they are done: a model call they make is this agent's (see `AgentCallClaims`).
-        if (part.type === "tool-call") state.streamAtToolCall(attempt, true);
+        // After a tool-call part the SDK runs the app's callbacks for it (repair, needsApproval)
+        // and reads on once they are done: a model call they make is this agent's.
+        state.streamPassedOn(attempt, part);
       },
       async cancel(reason) {
         detach();
