@@ -156,3 +156,43 @@ export class AttemptAbandonedError extends Error {
     this.reason = reason;
   }
 }
+
+/**
+ * Metadata kept on `tool.failed` when the tool threw something other than an Error (`null`, a
+ * string, a plain object): the SDK hands the model `getErrorMessage` of what was thrown
+ * ("unknown error" for `null` or `undefined`, a string as it is, an object as its JSON), and
+ * the ledger's error (`NonError`, its message the value's text) would give another text on
+ * replay, so the next request would not match. The value itself is kept, as plain JSON (absent
+ * for `undefined`); one that is not plain JSON is left to the ledger's error.
+ */
+export function toolFailureMetadataOf(thrown: unknown): JsonObject | undefined {
+  if (thrown instanceof Error) return undefined;
+  if (thrown === undefined) return { aiSdk: { thrown: {} } };
+  try {
+    return { aiSdk: { thrown: { value: toJsonValue(thrown) } } };
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a recorded tool failure throws again: the value thrown, or the error rebuilt. */
+export function rebuildToolFailure(recorded: SerializedError, metadata?: JsonObject): unknown {
+  const aiSdk = metadata?.aiSdk;
+  const thrown = isObject(aiSdk) ? aiSdk.thrown : undefined;
+  if (isObject(thrown)) return "value" in thrown ? thrown.value : undefined;
+  return rebuildError(recorded);
+}
+
+/**
+ * The text the SDK gave the model for a recorded tool failure (its `getErrorMessage`): the
+ * message of an Error; for a value thrown that was not one, "unknown error" for `null` or
+ * `undefined`, a string as it is, anything else as its JSON.
+ */
+export function toolErrorText(recorded: JsonValue | undefined, metadata?: JsonObject): string {
+  const aiSdk = metadata?.aiSdk;
+  const thrown = isObject(aiSdk) ? aiSdk.thrown : undefined;
+  if (!isObject(thrown)) return String((isObject(recorded) && recorded.message) || "");
+  const value = thrown.value;
+  if (value === undefined || value === null) return "unknown error";
+  return typeof value === "string" ? value : JSON.stringify(value);
+}

@@ -10,6 +10,7 @@ import {
 } from "@agent-ledger/core";
 import type { ModelMessage, ToolSet } from "ai";
 import { checkedOptional, checkedOptionsObject, checkedToolSet } from "./adapter-options.js";
+import { toolErrorText } from "./replayed-errors.js";
 import { decodeToolOutput } from "./tool-output.js";
 
 export interface RestoreMessagesOptions {
@@ -70,7 +71,8 @@ function modelOutputOf(tools: unknown): ModelOutputOf {
     const toModelOutput = tool?.toModelOutput;
     // Called on the tool, as the SDK calls it.
     if (typeof toModelOutput === "function") return await toModelOutput.call(tool, options);
-    return typeof recorded === "string"
+    // As the SDK decides: a Date returned is a JSON output, though recorded as a string.
+    return typeof recorded === "string" && !(options.output instanceof Date)
       ? { type: "text", value: recorded }
       : { type: "json", value: recorded };
   };
@@ -180,7 +182,7 @@ async function toolResultOf(
     const returned = decodeToolOutput(result, event.metadata);
     output = await modelOutput(toolName, { toolCallId, input, output: returned }, result);
   } else if (event.type === "tool.failed") {
-    output = { type: "error-text", value: String((payload.error as JsonObject)?.message ?? "") };
+    output = { type: "error-text", value: toolErrorText(payload.error, event.metadata) };
   } else {
     output = { type: "error-text", value: `abandoned: ${String(payload.reason ?? "")}` };
   }

@@ -11,8 +11,19 @@ import { type BytesPath, toJsonValueAndBytes } from "./plain-json.js";
  */
 export function encodeToolOutput(output: unknown): { result: JsonValue; metadata?: JsonObject } {
   const { json, bytes } = toJsonValueAndBytes(output, "$.result");
+  // A Date is recorded as its ISO string; given that string on replay, the SDK would hand the
+  // model a text output where it had a JSON one (`{ type: "json" }`): it is a Date again.
+  if (output instanceof Date && typeof json === "string")
+    return { result: json, metadata: { aiSdk: { date: true } } };
   if (bytes.length === 0) return { result: json };
   return { result: json, metadata: { aiSdk: { bytes } } };
+}
+
+function wasDate(metadata: JsonObject | undefined): boolean {
+  const aiSdk = metadata?.aiSdk;
+  return (
+    typeof aiSdk === "object" && aiSdk !== null && !Array.isArray(aiSdk) && aiSdk.date === true
+  );
 }
 
 function isBytesPath(value: unknown): value is BytesPath {
@@ -33,8 +44,12 @@ function fromBase64(text: string): Uint8Array {
   return new Uint8Array(Buffer.from(text, "base64"));
 }
 
-/** The output a recorded `tool.completed` stands for: its JSON, with bytes back where they were. */
+/**
+ * The output a recorded `tool.completed` stands for: its JSON, with bytes back where they were,
+ * and a Date again if the tool returned one.
+ */
 export function decodeToolOutput(result: JsonValue, metadata: JsonObject | undefined): unknown {
+  if (typeof result === "string" && wasDate(metadata)) return new Date(result);
   const paths = bytesPathsOf(metadata);
   if (paths.length === 0) return result;
   // A copy: the recorded value stays as the ledger holds it.

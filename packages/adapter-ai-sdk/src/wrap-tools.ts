@@ -19,7 +19,11 @@ import {
 import { type AdapterState, adapterStateOf } from "./adapter-state.js";
 import { closeLeftOpen, outcomeOfReplayed } from "./child-run-end.js";
 import { toJsonValue } from "./plain-json.js";
-import { AttemptAbandonedError, rebuildError } from "./replayed-errors.js";
+import {
+  AttemptAbandonedError,
+  rebuildToolFailure,
+  toolFailureMetadataOf,
+} from "./replayed-errors.js";
 import {
   callStateOf,
   inToolCall,
@@ -195,7 +199,7 @@ async function replayedOutput(
   await closeLeftOpen(state, attempt, outcomeOfReplayed(replayed));
   if (replayed.status === "completed")
     return { output: decodeToolOutput(replayed.result, replayed.metadata) };
-  if (replayed.status === "failed") throw rebuildError(replayed.error);
+  if (replayed.status === "failed") throw rebuildToolFailure(replayed.error, replayed.metadata);
   throw new AttemptAbandonedError(`tool call ${name}`, replayed.reason);
 }
 
@@ -235,7 +239,8 @@ async function recordFailed(
   error: unknown,
 ): Promise<void> {
   await context.beforeOutcome();
-  await state.settle(state.recorder.toolFailed(attempt, error));
+  const metadata = toolFailureMetadataOf(error);
+  await state.settle(state.recorder.toolFailed(attempt, error, metadata ? { metadata } : {}));
   await context.close({ failed: true, error });
 }
 
