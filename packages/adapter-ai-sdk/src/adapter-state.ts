@@ -1,17 +1,7 @@
-import {
-  type Attempt,
-  InvalidArgumentError,
-  LedgerError,
-  type SessionRecorder,
-} from "@agent-ledger/core";
+import { type Attempt, LedgerError, type SessionRecorder } from "@agent-ledger/core";
 import { type AgentCallClaim, AgentCallClaims } from "./agent-call-claim.js";
+import { claimAgentCall } from "./claim-agent-call.js";
 import { OpenStreams } from "./open-streams.js";
-
-/**
- * How long a call waits for the stream of the call before it (one the SDK drains after its
- * consumer stopped reading) to be recorded before it is refused.
- */
-export const OPEN_STREAM_WAIT_MS = 60_000;
 
 interface Deferred {
   promise: Promise<string>;
@@ -122,56 +112,16 @@ export class AdapterState {
   }
 
   /**
-   * Claims the run for an agent's language model call (one made outside a wrapped tool), before
-   * anything is recorded. An agent makes one call at a time (the SDK's retries follow its
-   * failure): another still in flight is a second agent on this recorder, which replay could
-   * not tell apart from the first, so it is refused here rather than replayed wrong on resume.
-   *
-   * Except a stream being read: the SDK's `streamText` reads a model stream to its end even
-   * when its consumer stops (a `break` out of `fullStream`), and the app's next call comes while
-   * it does. That call waits until the stream's outcome is recorded (up to
-   * `OPEN_STREAM_WAIT_MS`, while the stream is read on). Once only: a call that finds the run
-   * held by a call that waited is refused, so two agents whose calls take turns this way are
-   * still told apart. A stream left unread (a `doStream` or `streamObject` not read to its end)
-   * is refused at once.
+   * Claims the run for an agent's language model call (see `claimAgentCall`); `abortSignal`,
+   * the call's, stops a wait for a stream.
    */
-  async claimAgentCall(): Promise<AgentCallClaim> {
-    const deadline = Date.now() + OPEN_STREAM_WAIT_MS;
-    let waited = false;
-    for (;;) {
-      const claim = this.#agentCalls.claim(waited);
-      if (claim) return claim;
-      const held = this.#agentCalls.holder;
-      const read =
-        typeof held === "object" && !this.#agentCalls.holderWaited
-          ? this.#openStreams.beingRead(held)
-          : undefined;
-      if (!read || Date.now() >= deadline) throw this.#refusal(held);
-      waited = true;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        read,
-        new Promise((resolve) => {
-          timer = setTimeout(resolve, Math.min(50, Math.max(0, deadline - Date.now())));
-        }),
-      ]).finally(() => clearTimeout(timer));
-    }
-  }
-
-  #refusal(held: Attempt | "claimed" | undefined): InvalidArgumentError {
-    const concurrent = `two agents (or two generateText / streamText calls) are running at the same time on one recorder, and a resumed run replays its calls in the order they were recorded, so it could not tell them apart. Give each concurrent agent its own recorder: recorder.child({ actor }) or its own run`;
-    // A stream read some other way than streamText (the model's doStream, streamObject) may
-    // have been left open.
-    const kind = typeof held === "object" ? this.#openStreams.kindOf(held) : undefined;
-    if (typeof held === "object" && kind !== undefined)
-      return new InvalidArgumentError(
-        "$.recorder",
-        `a model call started on run ${this.recorder.runId} while the stream of its model call ${held.attemptId} (${kind}) was still open: not read to its end, cancelled or aborted (a stream still being read, as streamText drains one its consumer stopped reading, is waited for up to ${OPEN_STREAM_WAIT_MS / 1000} s). If that stream was left unread, cancel it (stream.cancel(), or its reader's cancel(); for streamObject, its partialObjectStream, which can be read once) or abort the call's abortSignal: it is then recorded as failed with what had streamed, and the next call goes ahead. Otherwise ${concurrent}`,
-      );
-    return new InvalidArgumentError(
-      "$.recorder",
-      `a model call started on run ${this.recorder.runId} while another of its calls was in flight: ${concurrent}`,
-    );
+  claimAgentCall(abortSignal?: AbortSignal): Promise<AgentCallClaim> {
+    return claimAgentCall({
+      claims: this.#agentCalls,
+      streams: this.#openStreams,
+      runId: this.recorder.runId,
+      abortSignal,
+    });
   }
 
   /** The claimed agent call began as `attempt` (or, `undefined`, could not begin). */

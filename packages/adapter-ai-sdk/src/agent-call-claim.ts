@@ -8,14 +8,14 @@ export interface AgentCallClaim {
   readonly waiting: AgentCallClaim | undefined;
   /** Answered, failed, or could not begin. */
   ended: boolean;
-  /** Claimed once the stream holding the run had been recorded (see `AdapterState.claimAgentCall`). */
+  /** Claimed once the stream holding the run had been recorded (see `claimAgentCall`). */
   readonly waited: boolean;
 }
 
 /**
  * Which agent language model call holds the run. An agent makes one call at a time, so a call
  * that starts while another holds the run is a second agent, whose calls replay could not tell
- * apart from the first's (see `AdapterState.claimAgentCall`).
+ * apart from the first's (see `claimAgentCall`).
  *
  * One exception, which is no second agent: the SDK's `streamText` runs some of the app's
  * callbacks at a stream's `tool-call` part (`experimental_repairToolCall`, a tool's

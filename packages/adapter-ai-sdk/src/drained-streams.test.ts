@@ -80,6 +80,22 @@ describe("a stream whose consumer broke out of fullStream", () => {
     ]);
   });
 
+  it("stops a waiting call whose abortSignal aborts, before anything of it is recorded", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, ...address, actor });
+    const model = slowModel();
+    const wrapped = await breakAtFirstText(recorder, model);
+
+    const controller = new AbortController();
+    const next = generateText({ model: wrapped, prompt: "next", abortSignal: controller.signal });
+    setTimeout(() => controller.abort(new Error("user left")), 10);
+    await expect(next).rejects.toThrow("user left");
+    await innerCallsSettled({ recorder, timeoutMs: 5_000 });
+    expect(model.doGenerateCalls).toHaveLength(0);
+    const events = await readWholeRun(store, address);
+    expect(events.filter((event) => event.type === "model.requested")).toHaveLength(1);
+  });
+
   it("has its outcome recorded before the run closes, once innerCallsSettled resolves", async () => {
     const store = new MemoryEventStore();
     const recorder = new SessionRecorder({ store, ...address, actor });

@@ -45,12 +45,12 @@ const LEDGER_MIDDLEWARE_OPTIONS: KnownKeys<LedgerMiddlewareOptions> = {
  * agent running on the recorder is refused there, before anything is recorded or the provider
  * is called).
  */
-async function claimedState(state: AdapterState): Promise<{
-  callState: AdapterState;
-  agentCall: AgentCallClaim | undefined;
-}> {
+async function claimedState(
+  state: AdapterState,
+  abortSignal: AbortSignal | undefined,
+): Promise<{ callState: AdapterState; agentCall: AgentCallClaim | undefined }> {
   const callState = callStateOf(state);
-  const agentCall = callState === state ? await state.claimAgentCall() : undefined;
+  const agentCall = callState === state ? await state.claimAgentCall(abortSignal) : undefined;
   return { callState, agentCall };
 }
 
@@ -170,11 +170,11 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions): LanguageMode
     // Each call is in flight on the run it is recorded on until its outcome is recorded (a
     // stream's, once it is handed out, until its end): the run is not closed before.
     wrapGenerate: async (call) => {
-      const { callState, agentCall } = await claimedState(state);
+      const { callState, agentCall } = await claimedState(state, call.params.abortSignal);
       return callState.track(wrapGenerate(callState, agentCall, redact, call));
     },
     wrapStream: async (call) => {
-      const { callState, agentCall } = await claimedState(state);
+      const { callState, agentCall } = await claimedState(state, call.params.abortSignal);
       return callState.track(wrapStream(callState, agentCall, redact, call));
     },
   };

@@ -24,7 +24,7 @@ interface OpenStream {
  * The streams of a run handed to their consumer whose outcome is not recorded yet, and whether
  * each is being read. The SDK's `streamText` reads a model stream to its end even when its
  * consumer stops (a `break` out of `fullStream`): such a stream is recorded once the SDK has
- * drained it, and a call that starts meanwhile waits for that (`AdapterState.claimAgentCall`).
+ * drained it, and a call that starts meanwhile waits for that (`claimAgentCall`).
  */
 export class OpenStreams {
   readonly #streams = new Map<Attempt, OpenStream>();

@@ -1,0 +1,89 @@
+import { type Attempt, InvalidArgumentError } from "@agent-ledger/core";
+import type { AgentCallClaim, AgentCallClaims } from "./agent-call-claim.js";
+import type { OpenStreams } from "./open-streams.js";
+
+/**
+ * How long a call waits for the stream of the call before it (one the SDK drains after its
+ * consumer stopped reading) to be recorded before it is refused.
+ */
+export const OPEN_STREAM_WAIT_MS = 60_000;
+/** How often a waiting call looks again whether the stream is still read. */
+const WAIT_STEP_MS = 50;
+
+/**
+ * Claims the run for an agent's language model call (one made outside a wrapped tool), before
+ * anything is recorded. An agent makes one call at a time (the SDK's retries follow its
+ * failure): another still in flight is a second agent on this recorder, which replay could not
+ * tell apart from the first, so it is refused here rather than replayed wrong on resume.
+ *
+ * Except a stream being read: the SDK's `streamText` reads a model stream to its end even when
+ * its consumer stops (a `break` out of `fullStream`), and the app's next call comes while it
+ * does. That call waits until the stream's outcome is recorded (up to `OPEN_STREAM_WAIT_MS`,
+ * while the stream is read on, until the call's `abortSignal` aborts). Once only: a call that
+ * finds the run held by a call that waited is refused, so two agents whose calls take turns
+ * this way are still told apart. A stream left unread (a `doStream` or `streamObject` not read
+ * to its end) is refused once it has been idle for `READ_IDLE_MS`.
+ */
+export async function claimAgentCall(options: {
+  claims: AgentCallClaims;
+  streams: OpenStreams;
+  runId: string;
+  abortSignal: AbortSignal | undefined;
+}): Promise<AgentCallClaim> {
+  const { claims, streams, abortSignal } = options;
+  const deadline = Date.now() + OPEN_STREAM_WAIT_MS;
+  let waited = false;
+  for (;;) {
+    const claim = claims.claim(waited);
+    if (claim) return claim;
+    const held = claims.holder;
+    const read =
+      typeof held === "object" && !claims.holderWaited ? streams.beingRead(held) : undefined;
+    if (!read || Date.now() >= deadline) throw refusal(options, held);
+    waited = true;
+    await nextLook(read, Math.min(WAIT_STEP_MS, Math.max(0, deadline - Date.now())), abortSignal);
+    if (abortSignal?.aborted) throw abortSignal.reason;
+  }
+}
+
+/** Resolves once `read` settles, `ms` pass, or `abortSignal` aborts, whichever comes first. */
+async function nextLook(
+  read: Promise<unknown>,
+  ms: number,
+  abortSignal: AbortSignal | undefined,
+): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort: (() => void) | undefined;
+  try {
+    await Promise.race([
+      read,
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, ms);
+        onAbort = () => resolve(undefined);
+        abortSignal?.addEventListener("abort", onAbort, { once: true });
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) abortSignal?.removeEventListener("abort", onAbort);
+  }
+}
+
+function refusal(
+  { streams, runId }: { streams: OpenStreams; runId: string },
+  held: Attempt | "claimed" | undefined,
+): InvalidArgumentError {
+  const concurrent = `two agents (or two generateText / streamText calls) are running at the same time on one recorder, and a resumed run replays its calls in the order they were recorded, so it could not tell them apart. Give each concurrent agent its own recorder: recorder.child({ actor }) or its own run`;
+  // A stream read some other way than streamText (the model's doStream, streamObject) may
+  // have been left open.
+  const kind = typeof held === "object" ? streams.kindOf(held) : undefined;
+  if (typeof held === "object" && kind !== undefined)
+    return new InvalidArgumentError(
+      "$.recorder",
+      `a model call started on run ${runId} while the stream of its model call ${held.attemptId} (${kind}) was still open: not read to its end, cancelled or aborted (a stream still being read, as streamText drains one its consumer stopped reading, is waited for up to ${OPEN_STREAM_WAIT_MS / 1000} s). If that stream was left unread, cancel it (stream.cancel(), or its reader's cancel(); for streamObject, its partialObjectStream, which can be read once) or abort the call's abortSignal: it is then recorded as failed with what had streamed, and the next call goes ahead. Otherwise ${concurrent}`,
+    );
+  return new InvalidArgumentError(
+    "$.recorder",
+    `a model call started on run ${runId} while another of its calls was in flight: ${concurrent}`,
+  );
+}
