@@ -3,6 +3,9 @@ import { type AgentCallClaim, AgentCallClaims } from "./agent-call-claim.js";
 import { claimAgentCall } from "./claim-agent-call.js";
 import { OpenStreams } from "./open-streams.js";
 
+/** The code of the process warning for a model outcome lost to a run closed under it. */
+export const OUTCOME_LOST_WARNING = "AGENT_LEDGER_OUTCOME_LOST";
+
 interface Deferred {
   promise: Promise<string>;
   resolve: (eventId: string) => void;
@@ -305,14 +308,20 @@ export class AdapterState {
   }
 
   /**
-   * A model call's outcome could not be recorded (the store down, or the run closed while the
-   * call was in flight: a `completeRun` before a stream the SDK drains was recorded): the run
-   * stops, and `streamsSettled` (so `innerCallsSettled`) rejects with the first such error, so
-   * that the loss is reported even when no call comes after it.
+   * The outcome of model call `attempt` could not be recorded (the store down, or the run closed
+   * while the call was in flight: a `completeRun` before a stream the SDK drains was recorded):
+   * the run stops, and `streamsSettled` (so `innerCallsSettled`) rejects with the first such
+   * error. A run closed under the call takes no more calls, and the stream's reader may be gone
+   * (a `break` out of `fullStream`): no caller may hear of it, so it is a process warning too.
    */
-  outcomeLost(error: unknown): void {
+  outcomeLost(error: unknown, attempt: Attempt): void {
     this.block(error);
     this.#lostOutcome ??= { error };
+    if (LedgerError.isInstance(error, "run-closed"))
+      process.emitWarning(
+        `the outcome of model call ${attempt.attemptId} could not be recorded: run ${attempt.runId} was closed while the call was in flight in this process, so the ledger holds the call in flight for good. Close the run after await innerCallsSettled({ recorder }). (${error.message})`,
+        { code: OUTCOME_LOST_WARNING, type: "AgentLedgerWarning" },
+      );
   }
 
   /**

@@ -10,6 +10,7 @@ import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from "
 import { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { OUTCOME_LOST_WARNING } from "./adapter-state.js";
 import { innerCallsSettled } from "./inner-calls-settled.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import {
@@ -108,17 +109,27 @@ describe("a stream whose consumer broke out of fullStream", () => {
     expect(inspection.runs.map((run) => run.status)).toEqual(["completed"]);
   });
 
-  it("reports an outcome lost to a run closed under it through innerCallsSettled", async () => {
+  it("reports an outcome lost to a run closed under it, by innerCallsSettled and a warning", async () => {
     const store = new MemoryEventStore();
     const recorder = new SessionRecorder({ store, ...address, actor });
     await breakAtFirstText(recorder, slowModel());
 
+    const warned = new Promise<Error>((resolve) => {
+      const onWarning = (warning: Error & { code?: string }) => {
+        if (warning.code !== OUTCOME_LOST_WARNING) return;
+        process.off("warning", onWarning);
+        resolve(warning);
+      };
+      process.on("warning", onWarning);
+    });
     // Closed at once, the run cannot take the stream's completion any more.
     await recorder.completeRun({ text: "one" });
     const lost = await innerCallsSettled({ recorder, timeoutMs: 5_000 }).catch(
       (error: unknown) => error,
     );
     expect(LedgerError.isInstance(lost, "run-closed")).toBe(true);
+    // Also when nobody calls innerCallsSettled: a process warning names the call.
+    expect((await warned).message).toContain("innerCallsSettled");
     expect((await inspectSession(store, address.sessionId)).unresolved).toHaveLength(1);
   });
 });

@@ -63,7 +63,7 @@ export async function recordFailure(
     return error;
   } catch (ledgerError) {
     // The failure is not durable: fail closed, the run stops here.
-    state.outcomeLost(ledgerError);
+    state.outcomeLost(ledgerError, attempt);
     return ledgerError;
   }
 }
@@ -88,7 +88,7 @@ export async function recordCompletion(
     if (LedgerError.isInstance(error, "non-serializable"))
       throw await recordFailure(state, attempt, error);
     state.modelAnswered(attempt);
-    state.outcomeLost(error);
+    state.outcomeLost(error, attempt);
     throw error;
   }
 }
