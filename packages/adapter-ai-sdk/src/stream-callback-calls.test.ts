@@ -1,10 +1,24 @@
-import { MemoryEventStore, readWholeRun, SessionRecorder } from "@agent-ledger/core";
-import type { LanguageModelV3CallOptions, LanguageModelV3GenerateResult } from "@ai-sdk/provider";
-import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
+import { join } from "node:path";
+import {
+  type EventStore,
+  MemoryEventStore,
+  readWholeRun,
+  SessionRecorder,
+} from "@agent-ledger/core";
+import { SqliteEventStore } from "@agent-ledger/core/sqlite";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
+import { stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
+import { crashInChild } from "./testing/crash-in-child.test.data.js";
+import {
+  REPAIRING_RUN as address,
+  repairingAgent,
+  repairingModel,
+} from "./testing/repairing-agent.test.data.js";
 import {
   assistant as actor,
   partsStream,
@@ -16,78 +30,36 @@ import {
 } from "./testing/scripted-model.test.data.js";
 import { wrapTools } from "./wrap-tools.js";
 
-const address = { sessionId: "callbacks", runId: "r1" };
+const scratch = scratchDirectory("ai-sdk-callbacks-", afterAll);
 
-/**
- * Answers by prompt: a repair request with the input fixed, a judge's question with "no", a
- * prompt holding a tool result with "done", the agent's first step with `firstCall`.
- */
-function answeringModel(firstCall: LanguageModelV3GenerateResult) {
+/** Answers a judge's question with "no", a prompt holding a tool result with "done", else a refund. */
+function judgedModel() {
   const answer = ({ prompt }: LanguageModelV3CallOptions) => {
-    const text = JSON.stringify(prompt);
-    if (text.includes("repair")) return textResult('{"city":"Paris"}');
-    if (text.includes("risky?")) return textResult("no");
+    if (JSON.stringify(prompt).includes("risky?")) return textResult("no");
     if (prompt.some((message) => message.role === "tool")) return textResult("done");
-    return firstCall;
+    return toolCallsResult(toolCall("c1", "refund", { amount: 5 }));
   };
   return new MockLanguageModelV3({
-    doGenerate: async (options) => answer(options),
     doStream: async (options) => ({ stream: partsStream(streamPartsOf(answer(options))) }),
   });
 }
 
-/** The run's events as `type` (and for model calls, what was asked). */
-async function timeline(store: MemoryEventStore) {
+/** The run's events as `type` (and for model calls, what was asked, and whether a retry). */
+async function timeline(store: EventStore) {
   const events = await readWholeRun(store, address);
   return events.map((event) => {
     if (event.type !== "model.requested") return event.type;
     const prompt = JSON.stringify(payload(event).request.prompt);
     const asked = /repair|risky\?/.exec(prompt)?.[0] ?? "agent";
-    return `${event.type} (${asked})`;
+    return `${event.type} (${asked})${event.retryOf ? " retry" : ""}`;
   });
 }
 
 describe("a model call streamText's callbacks make at a tool-call part", () => {
-  /** The agent, streaming, whose bad weather input is repaired by the same model. */
-  async function repairAgent(recorder: SessionRecorder, model: MockLanguageModelV3) {
-    const wrapped = wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) });
-    const cities: string[] = [];
-    const errors: unknown[] = [];
-    const result = streamText({
-      model: wrapped,
-      tools: wrapTools(
-        {
-          weather: tool({
-            inputSchema: z.object({ city: z.string() }).strict(),
-            execute: async ({ city }) => {
-              cities.push(city);
-              return `sunny in ${city}`;
-            },
-          }),
-        },
-        { recorder },
-      ),
-      prompt: "weather in Paris?",
-      stopWhen: stepCountIs(3),
-      experimental_repairToolCall: async ({ toolCall: call }) => {
-        const { text } = await generateText({
-          model: wrapped,
-          prompt: `repair this tool call input: ${call.input}`,
-        });
-        return { ...call, input: text };
-      },
-      onError: ({ error }) => {
-        errors.push(error);
-      },
-    });
-    return { text: await result.text, cities, errors };
-  }
-
   it("records the repair call as the run's next call, and replays it on resume", async () => {
     const store = new MemoryEventStore();
-    const firstCall = toolCallsResult(toolCall("c1", "weather", { town: "Paris" }));
-    const live = answeringModel(firstCall);
-    expect(await repairAgent(new SessionRecorder({ store, ...address, actor }), live)).toEqual({
+    const live = repairingModel();
+    expect(await repairingAgent(new SessionRecorder({ store, ...address, actor }), live)).toEqual({
       text: "done",
       cities: ["Paris"],
       errors: [],
@@ -105,14 +77,52 @@ describe("a model call streamText's callbacks make at a tool-call part", () => {
       "model.completed",
     ]);
 
-    const resumed = answeringModel(firstCall);
-    const again = await repairAgent(
+    const resumed = repairingModel();
+    const again = await repairingAgent(
       await SessionRecorder.resume({ store, ...address, actor }),
       resumed,
     );
     expect(again).toEqual({ text: "done", cities: [], errors: [] });
     expect(resumed.doStreamCalls.length + resumed.doGenerateCalls.length).toBe(0);
     expect(await timeline(store)).toEqual(recorded);
+  });
+
+  it("replays the repair after a crash that left the agent's stream open, and goes on", async () => {
+    // The child's repair call is answered and recorded, then it dies before the finish part.
+    const path = join(scratch, "repair.db");
+    const crashed = await crashInChild("repair answered, its stream still open", path);
+    expect(crashed.modelCalls).toBe(2);
+    const store = new SqliteEventStore({ path });
+    await store.init();
+    onTestFinished(() => store.close());
+    expect(await timeline(store)).toEqual([
+      "run.started",
+      "model.requested (agent)",
+      "model.requested (repair)",
+      "model.completed",
+    ]);
+
+    const resumed = repairingModel();
+    const again = await repairingAgent(
+      await SessionRecorder.resume({ store, ...address, actor }),
+      resumed,
+    );
+    expect(again).toEqual({ text: "done", cities: ["Paris"], errors: [] });
+    // The stream cut by the crash is made again; the repair is answered from the ledger.
+    expect(resumed.doGenerateCalls).toHaveLength(0);
+    expect(resumed.doStreamCalls).toHaveLength(2);
+    expect(await timeline(store)).toEqual([
+      "run.started",
+      "model.requested (agent)",
+      "model.requested (repair)",
+      "model.completed",
+      "model.requested (agent) retry",
+      "model.completed",
+      "tool.requested",
+      "tool.completed",
+      "model.requested (agent)",
+      "model.completed",
+    ]);
   });
 
   /** The agent, streaming, whose refund tool asks the same model (streaming too) if it is risky. */
@@ -148,8 +158,7 @@ describe("a model call streamText's callbacks make at a tool-call part", () => {
 
   it("records a needsApproval judge's call the same way, and replays it on resume", async () => {
     const store = new MemoryEventStore();
-    const firstCall = toolCallsResult(toolCall("c1", "refund", { amount: 5 }));
-    const live = answeringModel(firstCall);
+    const live = judgedModel();
     expect(await judgedAgent(new SessionRecorder({ store, ...address, actor }), live)).toEqual({
       text: "done",
       refunds: [5],
@@ -164,7 +173,7 @@ describe("a model call streamText's callbacks make at a tool-call part", () => {
       "model.completed",
     ]);
 
-    const resumed = answeringModel(firstCall);
+    const resumed = judgedModel();
     const again = await judgedAgent(
       await SessionRecorder.resume({ store, ...address, actor }),
       resumed,

@@ -4,6 +4,7 @@ import { crashingChat } from "./crashing-chat.test.data.js";
 import { crashInsideDocumentEmbedding } from "./embedding.test.data.js";
 import { crashInsideSecondStep } from "./failing-stream.test.data.js";
 import { crashingNested } from "./nested-agent.test.data.js";
+import { crashAfterRepair } from "./repairing-agent.test.data.js";
 import { crashInsideLookupC3, crashInsideSendC2 } from "./replay-agent.test.data.js";
 import {
   crashAfterAbandonments,
@@ -27,6 +28,7 @@ export const crashScenarios = {
   "embedding inside the documents call": crashInsideDocumentEmbedding,
   "nested agent at the final call": crashingNested("final"),
   "nested agent inside the second lookup": crashingNested("second lookup"),
+  "repair answered, its stream still open": crashAfterRepair,
   "replay inside lookup c3": crashInsideLookupC3,
   "replay inside send c2": crashInsideSendC2,
   "research at once, after both streamed inner calls": crashAfterStreamedCallsAtOnce,
