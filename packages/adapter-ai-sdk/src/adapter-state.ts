@@ -145,6 +145,8 @@ export class AdapterState {
     settled: Promise<unknown>,
   ): void {
     this.#openStreams.opened(attempt, { kind, abandon, settled });
+    // A stream ended right after a tool-call part no longer waits there.
+    void settled.finally(() => this.#agentCalls.streamAtToolCall(attempt, false));
     this.track(settled);
   }
 
