@@ -132,6 +132,7 @@ export { toOtelSpans } from "./projections/to-otel-spans.js";
 export type { Attempt, ReplayedOutcome } from "./recorder/attempt.js";
 export { CommitQueue } from "./recorder/commit-queue.js";
 export { withoutCredentialKeys, withoutUrlCredentials } from "./recorder/credential-key.js";
+export type { CloseGuard } from "./recorder/recorder-state.js";
 export type { RedactContext, Redaction } from "./recorder/redact.js";
 export {
   applyRedaction,

@@ -62,6 +62,8 @@ export class RecorderState {
   replaying: Promise<unknown> | undefined;
   /** Set once `reopen` made another recorder of this run: every call is refused with it. */
   retired: LedgerError | undefined;
+  /** What closing the run waits for first (`SessionRecorder.guardClose`). */
+  readonly closeGuards = new Set<CloseGuard>();
   /** Calls waiting for `ready` that have not had their turn yet (see `inTurn`). */
   waiting = 0;
   /**
@@ -99,6 +101,19 @@ export class RecorderState {
       nextSeq: 0,
     });
   }
+}
+
+/**
+ * What closing a run waits for (`SessionRecorder.guardClose`), given the type of the event that
+ * closes it: an adapter waits there for a call it is still recording in this process.
+ */
+export type CloseGuard = (type: "run.completed" | "run.failed" | "run.cancelled") => Promise<void>;
+
+/** Before an event of `type` is written: if it closes the run, every close guard, in turn. */
+export async function awaitCloseGuards(state: RecorderState, type: EventType): Promise<void> {
+  if (state.closeGuards.size === 0 || runEndStatus(type) === undefined) return;
+  for (const guard of [...state.closeGuards])
+    await guard(type as "run.completed" | "run.failed" | "run.cancelled");
 }
 
 /** The status an event of `type` closes its run with: undefined unless it ends the run. */

@@ -19,7 +19,7 @@ import {
   preparePayload,
   reasonPayload,
 } from "./prepare-payload.js";
-import type { RecorderState } from "./recorder-state.js";
+import { awaitCloseGuards, type RecorderState } from "./recorder-state.js";
 import { sameAsRecorded } from "./replayed-calls.js";
 import { inTurn } from "./turns.js";
 
@@ -126,6 +126,7 @@ async function closeRun(
             built: "An output",
           })
         : recorded;
+    await awaitCloseGuards(state, event.type);
     await assertNoneLeftInFlight(state, event.type);
     if (!options.compacted) return await commitEvent(state, event);
     const compact = state.compactor.begin();

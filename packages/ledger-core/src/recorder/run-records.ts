@@ -8,7 +8,7 @@ import type { EventStore } from "../store/event-store.js";
 import { commitCompacted, commitEvent } from "./commit-event.js";
 import { isOutcomeType, outcomeKind } from "./outcome-guard.js";
 import { compactedPayload, METADATA_ONLY, type MetadataOption } from "./prepare-payload.js";
-import type { RecorderState } from "./recorder-state.js";
+import { awaitCloseGuards, type RecorderState } from "./recorder-state.js";
 import { assertNoneLeftInFlight } from "./run-lifecycle.js";
 
 export interface EvidenceRecord {
@@ -126,8 +126,9 @@ export async function recordEvent(state: RecorderState, event: NewEvent): Promis
       commitCompacted(state, copy, compact, claim),
     );
   }
-  // A completion written this way closes the run as completeRun does: refused alike while a
-  // call a crash left in flight has no outcome.
+  // A completion written this way closes the run as completeRun does: after the close guards,
+  // and refused alike while a call a crash left in flight has no outcome.
+  await awaitCloseGuards(state, copy.type);
   await assertNoneLeftInFlight(state, copy.type);
   const stored = await commitCompacted(state, copy, compact);
   state.open.read(stored);

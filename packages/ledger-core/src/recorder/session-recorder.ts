@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from "../events/errors.js";
 import { assertId } from "../events/ids.js";
 import type { JsonObject } from "../events/json.js";
 import type { Actor, LedgerEvent, NewEvent, RunStatus } from "../events/types.js";
@@ -27,7 +28,7 @@ import {
   type ResumeOptions,
   type SessionRecorderOptions,
 } from "./recorder-options.js";
-import { RecorderState } from "./recorder-state.js";
+import { type CloseGuard, RecorderState } from "./recorder-state.js";
 import type { Redaction } from "./redact.js";
 import { reopenOptions, reopenRun } from "./reopen.js";
 import { replayAgain } from "./replay-again.js";
@@ -328,6 +329,26 @@ export class SessionRecorder {
   /** Closes the run as cancelled. */
   cancelRun(reason?: string): Promise<LedgerEvent> {
     return cancelRun(this.#state, reason);
+  }
+
+  /**
+   * Has `completeRun`, `failRun` and `cancelRun` (and `record` of a run's end) wait for `guard`
+   * before anything is checked or written: an adapter waits there for a call of this run that it
+   * is still recording in this process (a stream its framework reads on after the app stopped
+   * reading), so that the call's outcome is committed before the run takes no more events. A
+   * guard that rejects refuses the close with its error, nothing written. Returns what removes
+   * the guard.
+   */
+  guardClose(guard: CloseGuard): () => void {
+    if (typeof guard !== "function")
+      throw new InvalidArgumentError(
+        "$.guard",
+        "guardClose takes a function (type) => Promise<void>, called before the run is closed",
+      );
+    this.#state.closeGuards.add(guard);
+    return () => {
+      this.#state.closeGuards.delete(guard);
+    };
   }
 
   /**
