@@ -1,6 +1,6 @@
 import { type Attempt, LedgerError, type SessionRecorder } from "@agent-ledger/core";
 import { type AgentCallClaim, AgentCallClaims } from "./agent-call-claim.js";
-import { claimAgentCall } from "./claim-agent-call.js";
+import { claimAgentCall, OPEN_STREAM_WAIT_MS } from "./claim-agent-call.js";
 import { OpenStreams } from "./open-streams.js";
 
 /** The code of the process warning for a model outcome lost to a run closed under it. */
@@ -68,6 +68,9 @@ export class AdapterState {
 
   constructor(recorder: SessionRecorder) {
     this.recorder = recorder;
+    // Closing the run (completeRun right after a break out of fullStream) waits for the streams
+    // the SDK reads on, so their outcomes land before the run takes no more events.
+    recorder.guardClose(() => this.#openStreams.readOn(OPEN_STREAM_WAIT_MS));
   }
 
   /**

@@ -109,7 +109,24 @@ describe("a stream whose consumer broke out of fullStream", () => {
     expect(inspection.runs.map((run) => run.status)).toEqual(["completed"]);
   });
 
-  it("reports an outcome lost to a run closed under it, by innerCallsSettled and a warning", async () => {
+  it("has its outcome recorded before completeRun closes the run, without innerCallsSettled", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, ...address, actor });
+    await breakAtFirstText(recorder, slowModel());
+
+    // The run's close waits for the stream the SDK still reads (core's guardClose).
+    await recorder.completeRun({ text: "one" });
+    const events = await readWholeRun(store, address);
+    expect(events.map((event) => event.type)).toEqual([
+      "run.started",
+      "model.requested",
+      "model.completed",
+      "run.completed",
+    ]);
+    expect((await inspectSession(store, address.sessionId)).unresolved).toEqual([]);
+  });
+
+  it("reports an outcome lost to a run closed under it elsewhere, by innerCallsSettled and a warning", async () => {
     const store = new MemoryEventStore();
     const recorder = new SessionRecorder({ store, ...address, actor });
     await breakAtFirstText(recorder, slowModel());
@@ -122,8 +139,10 @@ describe("a stream whose consumer broke out of fullStream", () => {
       };
       process.on("warning", onWarning);
     });
-    // Closed at once, the run cannot take the stream's completion any more.
-    await recorder.completeRun({ text: "one" });
+    // Another recorder of the run (an operator's, another process's) cancels it meanwhile: the
+    // run cannot take the stream's completion any more.
+    const operator = await SessionRecorder.resume({ store, ...address, actor });
+    await operator.cancelRun("stopped by the operator");
     const lost = await innerCallsSettled({ recorder, timeoutMs: 5_000 }).catch(
       (error: unknown) => error,
     );

@@ -67,6 +67,27 @@ export class OpenStreams {
     return stream.settled;
   }
 
+  /**
+   * Resolves once no open stream is being read (each one read on has its outcome recorded), or
+   * after `maxMs`. A stream left unread is not waited for: nothing would read it on.
+   */
+  async readOn(maxMs: number): Promise<void> {
+    const deadline = Date.now() + maxMs;
+    for (;;) {
+      const reads = this.attempts.flatMap((attempt) => this.beingRead(attempt) ?? []);
+      const left = deadline - Date.now();
+      if (reads.length === 0 || left <= 0) return;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        Promise.allSettled(reads),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, Math.min(READ_IDLE_MS, left));
+        }),
+      ]);
+      clearTimeout(timer);
+    }
+  }
+
   /** The attempts of the streams still open. */
   get attempts(): Attempt[] {
     return [...this.#streams.keys()];
