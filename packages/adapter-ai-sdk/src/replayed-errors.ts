@@ -162,12 +162,16 @@ export class AttemptAbandonedError extends Error {
  * string, a plain object): the SDK hands the model `getErrorMessage` of what was thrown
  * ("unknown error" for `null` or `undefined`, a string as it is, an object as its JSON), and
  * the ledger's error (`NonError`, its message the value's text) would give another text on
- * replay, so the next request would not match. The value itself is kept, as plain JSON (absent
- * for `undefined`); one that is not plain JSON is left to the ledger's error.
+ * replay, so the next request would not match. Metadata is not redacted (`redact` reaches the
+ * payload), so it holds no more of the value than it must: for a string only that it was one
+ * (the error's message is the string, redacted as the payload is); `null` and an object as
+ * plain JSON (the SDK sends the model that object's JSON, so the next model request holds it
+ * too); one that is not plain JSON is left to the ledger's error.
  */
 export function toolFailureMetadataOf(thrown: unknown): JsonObject | undefined {
   if (thrown instanceof Error) return undefined;
   if (thrown === undefined) return { aiSdk: { thrown: {} } };
+  if (typeof thrown === "string") return { aiSdk: { thrown: { text: true } } };
   try {
     return { aiSdk: { thrown: { value: toJsonValue(thrown) } } };
   } catch {
@@ -179,7 +183,10 @@ export function toolFailureMetadataOf(thrown: unknown): JsonObject | undefined {
 export function rebuildToolFailure(recorded: SerializedError, metadata?: JsonObject): unknown {
   const aiSdk = metadata?.aiSdk;
   const thrown = isObject(aiSdk) ? aiSdk.thrown : undefined;
-  if (isObject(thrown)) return "value" in thrown ? thrown.value : undefined;
+  if (isObject(thrown)) {
+    if (thrown.text === true) return recorded.message;
+    return "value" in thrown ? thrown.value : undefined;
+  }
   return rebuildError(recorded);
 }
 
@@ -191,7 +198,8 @@ export function rebuildToolFailure(recorded: SerializedError, metadata?: JsonObj
 export function toolErrorText(recorded: JsonValue | undefined, metadata?: JsonObject): string {
   const aiSdk = metadata?.aiSdk;
   const thrown = isObject(aiSdk) ? aiSdk.thrown : undefined;
-  if (!isObject(thrown)) return String((isObject(recorded) && recorded.message) || "");
+  const message = String((isObject(recorded) && recorded.message) || "");
+  if (!isObject(thrown) || thrown.text === true) return message;
   const value = thrown.value;
   if (value === undefined || value === null) return "unknown error";
   return typeof value === "string" ? value : JSON.stringify(value);

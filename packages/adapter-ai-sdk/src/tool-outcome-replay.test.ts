@@ -86,6 +86,13 @@ describe("a tool outcome the SDK turns into the model's next input, resumed", ()
     });
   });
 
+  it("replays a thrown string as that string", async () => {
+    expect(await liveThenResumed(async () => Promise.reject("quota exceeded"))).toEqual({
+      type: "error-text",
+      value: "quota exceeded",
+    });
+  });
+
   it("replays a thrown error-like object as that object, its JSON for the model", async () => {
     const failure = { name: "QuotaError", message: "over quota", limit: 5 };
     expect(await liveThenResumed(async () => Promise.reject(failure))).toEqual({
