@@ -304,10 +304,12 @@ export const retentionCases: CaseFactory = (makeStore) => [
       const ref = await store.putBlob(content);
       const only = await store.putBlob(`A alone ${freshId("y")}`);
       await runWithRefs(store, a, [ref, only]);
-      await sleep(400);
+      // A grace long enough that a loaded machine (a CI run beside other work) does not take
+      // longer than it between B's put and the delete: at 200 ms, one such run deleted both.
+      await sleep(1_200);
       // Writer B puts the same content and has not appended yet when A is deleted.
       assert.equal(await store.putBlob(content), ref);
-      const result = await store.deleteSession(a.sessionId, { blobGraceMs: 200 });
+      const result = await store.deleteSession(a.sessionId, { blobGraceMs: 1_000 });
       assert.equal(result.deletedBlobs, 1, "A's own blob is past the grace period");
       assert.equal(await blobExists(store, only), false);
       assert.equal(await blobExists(store, ref), true, "putBlob restarted the grace period");
