@@ -86,13 +86,16 @@ export class ModelRuns {
     this.#context.causes.note(toolCalls, event.eventId, call.threadId);
   }
 
+  /** A model call failed: with what it streamed before, if its signal aborted it mid-stream. */
   async failed(error: unknown, runId: string, parentRunId?: string): Promise<void> {
-    const attempt = this.#calls.ended(runId)?.attempt;
-    if (!attempt) return;
+    const call = this.#calls.ended(runId);
+    if (!call) return;
+    const { attempt, partial } = call;
     this.#retries.ended(runId, attempt);
     const recorder = await this.#context.recorder();
     await recorder.modelFailed(attempt, error, {
       metadata: langchainMetadata({ runId, parentRunId }),
+      ...(partial !== undefined ? { partial } : {}),
     });
   }
 
@@ -109,7 +112,7 @@ export class ModelRuns {
     );
   }
 
-  /** Settles once the calls an abort closed are recorded. */
+  /** Settles once the streams an abort cut off have ended or are closed, and that is recorded. */
   settled(): Promise<void> {
     return this.#calls.settled();
   }

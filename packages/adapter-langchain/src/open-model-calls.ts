@@ -35,6 +35,13 @@ export function abortedCall(reason: unknown): Error {
   return error;
 }
 
+/**
+ * How long a stream its signal aborted is given to end by itself (LangChain reports its error)
+ * before it is closed as aborted: LangChain reports nothing for a stream aborted between
+ * chunks, but it does for one aborted while a chunk was on its way, once that chunk comes.
+ */
+export const ABORTED_STREAM_GRACE_MS = 250;
+
 /** A model call in progress, as its end finds it. */
 export interface StartedCall {
   attempt: Attempt;
@@ -42,11 +49,19 @@ export interface StartedCall {
   threadId: string | undefined;
 }
 
+/** A model call that ended, as LangChain reports it. */
+export interface EndedCall extends StartedCall {
+  /** What it streamed before its signal aborted it, if its signal did and it streamed. */
+  partial: JsonObject | undefined;
+}
+
 interface OpenCall extends StartedCall {
   parentRunId: string | undefined;
   text: string;
   chunk: ChatGenerationChunk | GenerationChunk | undefined;
-  /** Stops listening to the call's signal. */
+  /** Its signal aborted it: what it is closed with if it does not end by itself. */
+  aborted: Error | undefined;
+  /** Stops listening to the call's signal, and stops waiting for an aborted stream's end. */
   detach: () => void;
 }
 
@@ -61,13 +76,20 @@ export type CloseCall = (
 /**
  * The model calls in progress, by LangChain runId: each one's attempt, what it has streamed so
  * far (from `handleLLMNewToken`), and a listener on its `signal`, so that a call that will not
- * end by itself can be closed (`close`) with what it streamed: at once when its signal aborts
- * it (LangChain may report no error for a stream aborted between chunks), when the run that
- * made it ends (`closeUnder`), or when the ledger run is closed (`closeAll`).
+ * end by itself can be closed (`close`) with what it streamed.
+ *
+ * A call its signal aborts is only marked aborted: the model may answer anyway (LangChain does
+ * not check the signal around a non-streamed `_generate`, and its caller gets the answer), and
+ * an end or error LangChain reports then decides its outcome. It is closed as aborted
+ * (`AbortError`) only when it will not end by itself: a stream that had streamed something
+ * (LangChain may report nothing for a stream aborted between chunks) after a short grace
+ * (`ABORTED_STREAM_GRACE_MS`), and any aborted call when the run that made it ends
+ * (`closeUnder`: that run no longer waits for its answer) or the ledger run is closed
+ * (`closeAll`). A stream left unfinished without an abort is closed at those two as well.
  */
 export class ModelCallsInProgress {
   readonly #calls = new Map<string, OpenCall>();
-  /** Closings of aborted calls, still being recorded. */
+  /** Aborted streams waiting for their end, and closings of those that did not end. */
   readonly #closing = new Set<Promise<void>>();
   readonly #close: CloseCall;
 
@@ -85,10 +107,23 @@ export class ModelCallsInProgress {
     },
   ): void {
     const { signal } = call;
-    // An abort comes from outside any callback: nothing awaits this closing but `closeAll`. If
-    // the store refuses it, the call stays unresolved, as a call cut off by a crash does.
+    let stopWaiting = () => {};
     const abort = () => {
-      const closing = this.close(runId, abortedCall(signal?.reason)).catch(() => undefined);
+      const open = this.#calls.get(runId);
+      if (!open) return;
+      open.aborted = abortedCall(signal?.reason);
+      if (partialOf(open) === undefined) return;
+      // An abort comes from outside any callback: nothing awaits this closing but `closeAll`
+      // and the next invocation. If the store refuses it, the call stays unresolved, as a call
+      // cut off by a crash does.
+      const waited = new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ABORTED_STREAM_GRACE_MS);
+        stopWaiting = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      const closing = waited.then(() => this.#closeAborted(runId)).catch(() => undefined);
       this.#closing.add(closing);
       void closing.finally(() => this.#closing.delete(closing));
     };
@@ -99,7 +134,11 @@ export class ModelCallsInProgress {
       parentRunId: call.parentRunId,
       text: "",
       chunk: undefined,
-      detach: () => signal?.removeEventListener("abort", abort),
+      aborted: undefined,
+      detach: () => {
+        signal?.removeEventListener("abort", abort);
+        stopWaiting();
+      },
     });
   }
 
@@ -111,19 +150,30 @@ export class ModelCallsInProgress {
   }
 
   /** The call ended as LangChain reports it: forgotten (undefined if it was closed). */
-  ended(runId: string): StartedCall | undefined {
+  ended(runId: string): EndedCall | undefined {
     const call = this.#calls.get(runId);
-    call?.detach();
+    if (!call) return undefined;
+    call.detach();
     this.#calls.delete(runId);
-    return call;
+    const { attempt, threadId } = call;
+    return { attempt, threadId, partial: call.aborted ? partialOf(call) : undefined };
   }
 
-  /** Closes a call that will not end by itself; a later end LangChain reports finds nothing. */
+  /**
+   * Closes a call that will not end by itself (with its abort, if its signal aborted it); a
+   * later end LangChain reports finds nothing.
+   */
   async close(runId: string, error: Error): Promise<void> {
     const call = this.#calls.get(runId);
     if (!call) return;
     this.ended(runId);
-    await this.#close(runId, call.attempt, error, partialOf(call));
+    await this.#close(runId, call.attempt, call.aborted ?? error, partialOf(call));
+  }
+
+  /** An aborted stream that did not end within its grace. */
+  async #closeAborted(runId: string): Promise<void> {
+    const aborted = this.#calls.get(runId)?.aborted;
+    if (aborted) await this.close(runId, aborted);
   }
 
   /** Closes the calls made under a LangChain run (`isUnder` their parent run) that ended. */
@@ -132,15 +182,15 @@ export class ModelCallsInProgress {
       if (isUnder(call.parentRunId)) await this.close(runId, error);
   }
 
-  /** Settles once the calls an abort closed are recorded (or failed to be). */
+  /** Settles once the aborted streams have ended or are closed, and that is recorded. */
   async settled(): Promise<void> {
     await Promise.all(this.#closing);
   }
 
-  /** Closes every call still in progress, once the aborted ones are recorded. */
+  /** Closes every call still in progress, once the aborted ones closing are recorded. */
   async closeAll(error: Error): Promise<void> {
-    await this.settled();
     for (const runId of [...this.#calls.keys()]) await this.close(runId, error);
+    await this.settled();
   }
 }
 
