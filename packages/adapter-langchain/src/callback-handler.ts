@@ -233,8 +233,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       this.#state.models.started(
         chatRequest({ llm, messages, extraParams, metadata }),
         { runId, parentRunId, runName, tags },
-        metadata,
-        extraParams,
+        { llm, lsMetadata: metadata, extraParams },
       ),
     );
   }
@@ -253,8 +252,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       this.#state.models.started(
         textRequest({ llm, prompts, extraParams, metadata }),
         { runId, parentRunId, runName, tags },
-        metadata,
-        extraParams,
+        { llm, lsMetadata: metadata, extraParams },
       ),
     );
   }
@@ -414,8 +412,9 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       // Every chain, recorded or not: a tool may reach a tool or a model through it.
       this.#state.runs.started(runId, parentRunId);
       this.#state.pauses.chainStarted(runId, metadata);
-      if (!this.#recordChains()) return;
       const name = runName ?? runTypeOrName ?? String(chain?.id?.at(-1) ?? "chain");
+      this.#state.models.chainStarted(runId, name, metadata);
+      if (!this.#recordChains()) return;
       await this.#state.chains.started({ name, inputs, runId, parentRunId, tags, metadata });
     });
   }

@@ -7,11 +7,19 @@ import {
 } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { RunnableLambda } from "@langchain/core/runnables";
 import { createAgent, modelFallbackMiddleware, modelRetryMiddleware } from "langchain";
 import { afterAll, describe, expect, it } from "vitest";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
-import { overloadedOnce, RUN, retriedPrompt, SESSION } from "./testing/model-retry.test.data.js";
+import {
+  overloadedOnce,
+  ProviderModel,
+  RUN,
+  rateLimited,
+  retriedPrompt,
+  SESSION,
+} from "./testing/model-retry.test.data.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
 const scratch = scratchDirectory("langchain-retry-", afterAll);
@@ -118,5 +126,72 @@ describe.concurrent("a model call retried by LangChain is one step with a new at
     );
     expect(result.messages.at(-1)?.content).toBe("fallback");
     expect(await modelSteps(store)).toEqual([[["failed", undefined]], [["completed", undefined]]]);
+  });
+});
+
+describe("the same request after a failure that is no retry is a call of its own", () => {
+  const ofOwn = [[["failed", undefined]], [["completed", undefined]]];
+
+  it("withFallbacks: a fallback provider serving the same model id", async () => {
+    const store = new MemoryEventStore();
+    const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+    const azure = new ProviderModel("azure", () => new AIMessage("from azure"));
+    const answer = await rateLimited("openai")
+      .withFallbacks([azure])
+      .invoke([new HumanMessage("hi")], { callbacks: [handler] });
+    expect(answer.content).toBe("from azure");
+    expect(await modelSteps(store)).toEqual(ofOwn);
+  });
+
+  it("withFallbacks: a fallback that is the same model, with the same provider", async () => {
+    const store = new MemoryEventStore();
+    const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+    const fallback = new ProviderModel("openai", () => new AIMessage("from the other key"));
+    const answer = await rateLimited("openai")
+      .withFallbacks([fallback])
+      .invoke([new HumanMessage("hi")], { callbacks: [handler] });
+    expect(answer.content).toBe("from the other key");
+    expect(await modelSteps(store)).toEqual(ofOwn);
+  });
+
+  it("createAgent's modelFallbackMiddleware: another provider of the same model id", async () => {
+    const store = new MemoryEventStore();
+    const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+    const azure = new ProviderModel("azure", () => new AIMessage("from azure"));
+    const agent = createAgent({
+      model: rateLimited("openai"),
+      tools: [],
+      middleware: [modelFallbackMiddleware(azure)],
+    });
+    const result = await agent.invoke(
+      { messages: [{ role: "user", content: "hi" }] },
+      { callbacks: [handler] },
+    );
+    expect(result.messages.at(-1)?.content).toBe("from azure");
+    expect(await modelSteps(store)).toEqual(ofOwn);
+  });
+
+  it("batch: samples of one prompt, the first failing", async () => {
+    const store = new MemoryEventStore();
+    const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+    const model = new ScriptedChatModel((_messages, call) => {
+      if (call === 1) throw new Error("500 upstream");
+      return new AIMessage(`sample ${call}`);
+    });
+    // Self-consistency: three samples, one at a time, voted on.
+    const vote = RunnableLambda.from(async (question: string, config) => {
+      const samples = await model.batch(
+        [question, question, question],
+        { ...config, maxConcurrency: 1 },
+        { returnExceptions: true },
+      );
+      return samples.map((sample) => (sample instanceof Error ? "error" : sample.content));
+    });
+    expect(await vote.invoke("pick a number", { callbacks: [handler] })).toEqual([
+      "error",
+      "sample 2",
+      "sample 3",
+    ]);
+    expect(await modelSteps(store)).toEqual([...ofOwn, [["completed", undefined]]]);
   });
 });

@@ -5,53 +5,106 @@ import {
   type RecordedAttempt,
   type SessionRecorder,
 } from "@agent-ledger/core";
+import type { Serialized } from "@langchain/core/load/serializable";
+
+/**
+ * What a model call is made by: the model's serialized form (class and constructor fields) and
+ * the provider and model name LangChain names for it (`ls_provider`, `ls_model_name`). Two
+ * models that send the same request (OpenAI and Azure serving one model id) differ here.
+ */
+export interface ModelIdentity {
+  llm: Serialized;
+  provider: unknown;
+  modelName: unknown;
+}
+
+/** A model call as its start callback sees it: what decides whether it retries another. */
+export interface StartingCall {
+  parentRunId: string | undefined;
+  request: JsonObject;
+  model: ModelIdentity;
+  tags: readonly string[] | undefined;
+}
+
+/** The tag `withRetry` gives each attempt after the first (`retry:attempt:2`, ...). */
+const RETRY_TAG = /^retry:attempt:\d+$/;
+
+/** The node of createAgent's graph that calls the model (`AGENT_NODE_NAME` in langchain). */
+const AGENT_MODEL_NODE = "model_request";
 
 /**
  * Retries of model calls. LangChain's `withRetry` and createAgent's `modelRetryMiddleware` call
  * the model again after a failure, with the same request and under the same parent run (the
  * retry runnable, the model node): that call is a new attempt of the failed call's step
  * (`retryOf`, DESIGN §3), not a call of its own.
+ *
+ * Only those: the same request after a failure under one parent is also a fallback model
+ * (`withFallbacks`, `modelFallbackMiddleware`) serving the same model id, or the next sample of
+ * a `batch`, which are calls of their own. So a retry is a call that `withRetry` tags as one
+ * (`retry:attempt:N`), or one that createAgent's model node makes again (only a `wrapModelCall`
+ * middleware calling its handler again does), and then only of the same model (its serialized
+ * form, provider and model name) with the same request.
  */
 export class ModelRetries {
-  /** The parent run of each model call in progress, by LangChain runId. */
-  readonly #calls = new Map<string, string | undefined>();
+  /** Each model call in progress, by LangChain runId: its parent run and its model. */
+  readonly #calls = new Map<string, { parentRunId: string | undefined; model: ModelIdentity }>();
   /** The last failed call under each parent run, until the next call under it. */
-  readonly #failed = new Map<string, Attempt>();
+  readonly #failed = new Map<string, { attempt: Attempt; model: ModelIdentity }>();
+  /** The runs of createAgent's model node in progress. */
+  readonly #modelNodes = new Set<string>();
 
-  /**
-   * The failed attempt that this call, starting under `parentRunId`, retries: the last call
-   * under the same parent failed, and this one makes the same request.
-   */
-  retried(
-    recorder: SessionRecorder,
-    parentRunId: string | undefined,
-    request: JsonObject,
-  ): Attempt | undefined {
+  /** A chain started: a run of createAgent's model node is noted (see the class). */
+  chainStarted(
+    runId: string,
+    runName: string | undefined,
+    metadata: Record<string, unknown> | undefined,
+  ) {
+    if (runName === AGENT_MODEL_NODE && metadata?.langgraph_node === AGENT_MODEL_NODE)
+      this.#modelNodes.add(runId);
+  }
+
+  /** The failed attempt that `call` retries, if it retries one (see the class). */
+  retried(recorder: SessionRecorder, call: StartingCall): Attempt | undefined {
+    const { parentRunId } = call;
     if (parentRunId === undefined) return undefined;
     const failed = this.#failed.get(parentRunId);
     if (!failed) return undefined;
     this.#failed.delete(parentRunId);
+    const madeAgain =
+      call.tags?.some((tag) => RETRY_TAG.test(tag)) === true || this.#modelNodes.has(parentRunId);
+    if (!madeAgain || !sameModel(failed.model, call.model)) return undefined;
     // Hashing a long conversation costs a pass over it: only after a failure.
-    return recorder.sameModelRequest(failed, request) ? failed : undefined;
+    return recorder.sameModelRequest(failed.attempt, call.request) ? failed.attempt : undefined;
   }
 
   /** A model call started (its attempt is recorded). */
-  started(runId: string, parentRunId: string | undefined): void {
-    this.#calls.set(runId, parentRunId);
+  started(runId: string, parentRunId: string | undefined, model: ModelIdentity): void {
+    this.#calls.set(runId, { parentRunId, model });
   }
 
   /** A model call ended; a failed one may be retried next under its parent. */
   ended(runId: string, failedAttempt?: Attempt): void {
-    const parentRunId = this.#calls.get(runId);
+    const call = this.#calls.get(runId);
     this.#calls.delete(runId);
-    if (parentRunId === undefined) return;
-    if (failedAttempt) this.#failed.set(parentRunId, failedAttempt);
-    else this.#failed.delete(parentRunId);
+    if (call?.parentRunId === undefined) return;
+    if (failedAttempt)
+      this.#failed.set(call.parentRunId, { attempt: failedAttempt, model: call.model });
+    else this.#failed.delete(call.parentRunId);
   }
 
   /** The parent run ended: no retry of its failed call can come any more. */
   parentEnded(runId: string): void {
     this.#failed.delete(runId);
+    this.#modelNodes.delete(runId);
+  }
+}
+
+/** Whether two calls are made by the same model; unsure (a value JSON cannot hold) is no. */
+function sameModel(one: ModelIdentity, other: ModelIdentity): boolean {
+  try {
+    return JSON.stringify(one) === JSON.stringify(other);
+  } catch {
+    return false;
   }
 }
 

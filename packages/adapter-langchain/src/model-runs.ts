@@ -1,9 +1,10 @@
 import type { Attempt, JsonObject, SessionRecorder } from "@agent-ledger/core";
+import type { Serialized } from "@langchain/core/load/serializable";
 import type { ChatGenerationChunk, GenerationChunk, LLMResult } from "@langchain/core/outputs";
 import { langchainMetadata, signalOf, threadIdOf } from "./langchain-metadata.js";
 import { beforeModelCall } from "./model-replay.js";
 import { modelResponse } from "./model-request.js";
-import { ModelRetries, retryLive } from "./model-retry.js";
+import { type ModelIdentity, ModelRetries, retryLive } from "./model-retry.js";
 import {
   abandonModelCallsLeftByCrash,
   ModelCallsInProgress,
@@ -41,11 +42,26 @@ export class ModelRuns {
   async started(
     request: JsonObject,
     ids: { runId: string; parentRunId?: string; runName?: string; tags?: string[] },
-    lsMetadata: Record<string, unknown> | undefined,
-    extraParams: Record<string, unknown> | undefined,
+    call: {
+      /** The model as LangChain serializes it: with the provider, what a retry is made by. */
+      llm: Serialized;
+      lsMetadata: Record<string, unknown> | undefined;
+      extraParams: Record<string, unknown> | undefined;
+    },
   ): Promise<void> {
+    const { lsMetadata, extraParams } = call;
     const recorder = await this.#context.recorder();
-    const retried = this.#retries.retried(recorder, ids.parentRunId, request);
+    const model: ModelIdentity = {
+      llm: call.llm,
+      provider: lsMetadata?.ls_provider,
+      modelName: lsMetadata?.ls_model_name,
+    };
+    const retried = this.#retries.retried(recorder, {
+      parentRunId: ids.parentRunId,
+      request,
+      model,
+      tags: ids.tags,
+    });
     // A model that a running tool calls (an LLM inside a tool) is part of that tool call, not
     // a turn of the agent: it is caused by the tool.requested it belongs to, which its metadata
     // names too (`insideTool`, what restoreMessages skips it by, in ledgers of any version).
@@ -66,7 +82,7 @@ export class ModelRuns {
       threadId,
       signal: signalOf(extraParams),
     });
-    this.#retries.started(ids.runId, ids.parentRunId);
+    this.#retries.started(ids.runId, ids.parentRunId, model);
   }
 
   /** What a stream has given so far: what a call left unfinished is closed with. */
@@ -97,6 +113,15 @@ export class ModelRuns {
       metadata: langchainMetadata({ runId, parentRunId }),
       ...(partial !== undefined ? { partial } : {}),
     });
+  }
+
+  /** A chain started: the model calls made again under createAgent's model node are retries. */
+  chainStarted(
+    runId: string,
+    runName: string | undefined,
+    metadata: Record<string, unknown> | undefined,
+  ): void {
+    this.#retries.chainStarted(runId, runName, metadata);
   }
 
   /** A LangChain run ended: no retry of a call that failed under it can come any more. */

@@ -1,7 +1,7 @@
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { LedgerCallbackHandler } from "../callback-handler.js";
 import { type CrashScenario, crashHere } from "./crash-point.js";
-import { ScriptedChatModel } from "./scripted-chat-model.js";
+import { type Script, ScriptedChatModel } from "./scripted-chat-model.js";
 
 export const SESSION = "retry-session";
 export const RUN = "retry-run";
@@ -30,5 +30,26 @@ export function overloadedOnce() {
   return new ScriptedChatModel((_messages: BaseMessage[], call: number) => {
     if (call === 1) throw new Error("503 overloaded");
     return new AIMessage("ok");
+  });
+}
+
+/** A model that `provider` serves under the model id every ScriptedChatModel has (scripted-1). */
+export class ProviderModel extends ScriptedChatModel {
+  readonly provider: string;
+
+  constructor(provider: string, script: Script) {
+    super(script);
+    this.provider = provider;
+  }
+
+  override getLsParams(options: this["ParsedCallOptions"]) {
+    return { ...super.getLsParams(options), ls_provider: this.provider };
+  }
+}
+
+/** A model whose every call fails as a rate-limited provider's does. */
+export function rateLimited(provider = "openai") {
+  return new ProviderModel(provider, () => {
+    throw new Error("429 rate limited");
   });
 }
