@@ -137,6 +137,16 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
   }
 
   /**
+   * Called by `ledgerMiddleware` around createAgent's model call (made under LangChain's run
+   * `parentRunId`) that asks for a structured output as a tool call (`toolStrategy`): the model
+   * call notes those tools' names (`metadata.structuredOutput`), so that `restoreMessages`
+   * does not take its answer's call of one for a pending tool call. Returns the release.
+   */
+  structuredOutputTools(parentRunId: string | undefined, names: string[]): () => void {
+    return this.#state.models.structuredOutputTools(parentRunId, names);
+  }
+
+  /**
    * Called by `ledgerMiddleware`: records a tool call's request as the handler records its own
    * (its cause, matched on resume by thread and toolCallId, refused if another run holds it).
    * `parentRunId`: LangChain's run it runs in (its tools node's). Inside a tool call a person

@@ -54,7 +54,16 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions) {
     name: "AgentLedgerMiddleware",
     wrapModelCall: async (request, next) => {
       assertHandlerListens(handler, request.model);
-      return next(request);
+      // A structured output asked as a tool call (toolStrategy): the agent answers that call
+      // itself, no tool node runs it. The handler notes its name on the model call it records.
+      const tools = structuredOutputTools(request.responseFormat);
+      if (tools.length === 0) return next(request);
+      const release = handler.structuredOutputTools(currentRunId(), tools);
+      try {
+        return await next(request);
+      } finally {
+        release();
+      }
     },
     wrapToolCall: async (request, next) => {
       const recorder = await handler.getRecorder();
@@ -168,6 +177,22 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions) {
 }
 
 /** LangChain's run the code runs in (a tools node's, in `wrapToolCall`), if a graph runs it. */
+/**
+ * The names of the tools a `responseFormat` of `toolStrategy` binds (`ToolStrategy.name`, its
+ * `tool.function.name`). A bare schema, which createAgent turns into a strategy of its own
+ * choosing at each call, names none.
+ */
+function structuredOutputTools(responseFormat: unknown): string[] {
+  const formats = Array.isArray(responseFormat) ? responseFormat : [responseFormat];
+  const names: string[] = [];
+  for (const format of formats) {
+    const tool = isRecord(format) && "schema" in format ? format.tool : undefined;
+    const definition = isRecord(tool) ? tool.function : undefined;
+    if (isRecord(definition) && typeof definition.name === "string") names.push(definition.name);
+  }
+  return names;
+}
+
 function currentRunId(): string | undefined {
   let callbacks: unknown;
   try {

@@ -30,6 +30,8 @@ export class ModelRuns {
   readonly #context: ModelRunsContext;
   readonly #calls: ModelCallsInProgress;
   readonly #retries = new ModelRetries();
+  /** The structured output tools of the model calls to come, by the run they are made under. */
+  readonly #structuredTools = new Map<string, string[]>();
 
   constructor(context: ModelRunsContext) {
     this.#context = context;
@@ -74,6 +76,11 @@ export class ModelRuns {
     // so the request and its hash stay what they were.
     const provider = lsMetadata?.ls_provider;
     if (typeof provider === "string" && provider.length > 0) metadata.provider = provider;
+    // Metadata too: the tools whose call the agent answers itself (toolStrategy).
+    const structuredTools =
+      ids.parentRunId !== undefined ? this.#structuredTools.get(ids.parentRunId) : undefined;
+    if (structuredTools)
+      metadata.structuredOutput = { method: "toolStrategy", tools: [...structuredTools] };
     const attempt = retried
       ? await retryLive(recorder, retried, metadata)
       : await beforeModelCall(recorder, request, metadata, insideTool);
@@ -113,6 +120,19 @@ export class ModelRuns {
       metadata: langchainMetadata({ runId, parentRunId }),
       ...(partial !== undefined ? { partial } : {}),
     });
+  }
+
+  /**
+   * The model calls made under the run `parentRunId` until the release ask for a structured
+   * output as a call of one of the tools `names` (see `LedgerCallbackHandler`).
+   */
+  structuredOutputTools(parentRunId: string | undefined, names: string[]): () => void {
+    if (parentRunId === undefined) return () => undefined;
+    this.#structuredTools.set(parentRunId, names);
+    return () => {
+      if (this.#structuredTools.get(parentRunId) === names)
+        this.#structuredTools.delete(parentRunId);
+    };
   }
 
   /** A chain started: the model calls made again under createAgent's model node are retries. */

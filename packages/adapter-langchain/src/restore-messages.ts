@@ -113,7 +113,11 @@ export async function restoreMessages(
       : undefined;
   const answer = isRecord(generation) ? messageFromJson(generation.message) : undefined;
   if (answer) messages.push(answer);
-  const calls = (answer as { tool_calls?: ToolCall[] } | undefined)?.tool_calls ?? [];
+  // A structured output the agent answers itself (toolStrategy) is no call a tool node runs.
+  const answeredByAgent = structuredOutputTools(anchor);
+  const calls = ((answer as { tool_calls?: ToolCall[] } | undefined)?.tool_calls ?? []).filter(
+    (call) => !answeredByAgent.has(call.name),
+  );
 
   // Outcomes of tool calls recorded after the completion, by toolCallId, and by step.
   const outcomes = new Map<string, LedgerEvent>();
@@ -269,6 +273,17 @@ function answersWithToolCall(request: LedgerEvent): boolean {
   const payload = field(request, "request");
   const structured = isRecord(payload) ? payload.structuredOutput : undefined;
   return isRecord(structured) && structured.method === "functionCalling";
+}
+
+/**
+ * The tools whose call a model call's answer gives a structured output with, which the agent
+ * answers itself (createAgent's `toolStrategy`, as ledgerMiddleware notes it in the request's
+ * `metadata.structuredOutput.tools`).
+ */
+function structuredOutputTools(request: LedgerEvent | undefined): Set<string> {
+  const structured = isRecord(request?.metadata) ? request.metadata.structuredOutput : undefined;
+  const tools = isRecord(structured) ? structured.tools : undefined;
+  return new Set(Array.isArray(tools) ? tools.filter((name) => typeof name === "string") : []);
 }
 
 /**

@@ -1,0 +1,87 @@
+import { MemoryEventStore } from "@agent-ledger/core";
+import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import { interrupt } from "@langchain/langgraph";
+import { createAgent, tool, toolStrategy } from "langchain";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { LedgerCallbackHandler } from "./callback-handler.js";
+import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
+import { ledgerMiddleware } from "./ledger-middleware.js";
+import { restoreMessages } from "./restore-messages.js";
+import { threadConfig } from "./testing/helpers.js";
+import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
+
+const address = { sessionId: "s1", runId: "run-1" };
+const Weather = z.object({ city: z.string(), temp: z.number() }).describe("The weather");
+
+const getWeather = tool(async ({ city }: { city: string }) => `sunny 21 in ${city}`, {
+  name: "get_weather",
+  description: "The weather in a city",
+  schema: z.object({ city: z.string() }),
+});
+
+/** Asks for the weather, then answers with the structured output's tool (`structured`). */
+function weatherModel(structured: string) {
+  return new ScriptedChatModel((messages: BaseMessage[]) => {
+    if (messages.length === 1)
+      return new AIMessage({
+        content: "",
+        tool_calls: [{ id: "call-1", name: "get_weather", args: { city: "Paris" } }],
+      });
+    return new AIMessage({
+      content: "",
+      tool_calls: [{ id: "call-2", name: structured, args: { city: "Paris", temp: 21 } }],
+    });
+  });
+}
+
+describe("createAgent's responseFormat: toolStrategy, answered as a tool call", () => {
+  it("the structured answer is no pending tool call: the agent answers it, no tool node runs it", async () => {
+    const store = new MemoryEventStore();
+    const handler = new LedgerCallbackHandler({ store, ...address });
+    const responseFormat = toolStrategy(Weather);
+    const agent = createAgent({
+      model: weatherModel(responseFormat[0]?.name ?? "extract"),
+      tools: [getWeather],
+      responseFormat,
+      middleware: [ledgerMiddleware({ handler })],
+      checkpointer: new LedgerCheckpointSaver({ store }),
+    });
+    const result = await agent.invoke(
+      { messages: [new HumanMessage("weather in paris?")] },
+      threadConfig(handler, "t1"),
+    );
+    expect(result.structuredResponse).toEqual({ city: "Paris", temp: 21 });
+    const restored = await restoreMessages(store, address, { threadId: "t1" });
+    expect(restored.pendingToolCalls).toEqual([]);
+    // The answer stays the turn's: a resumed loop has it, and asks the model nothing more.
+    const last = restored.messages.at(-1) as AIMessage;
+    expect(last.tool_calls?.map((call) => call.id)).toEqual(["call-2"]);
+    expect(restored.messages.map((message) => message.type)).toEqual(["human", "ai", "tool", "ai"]);
+  });
+
+  it("a call of the agent's own tools stays pending", async () => {
+    const store = new MemoryEventStore();
+    const handler = new LedgerCallbackHandler({ store, ...address });
+    // The tool pauses for a person: the graph stops with its call not done.
+    const askFirst = tool(async () => interrupt("go ahead?"), {
+      name: "get_weather",
+      description: "The weather in a city, once a person agrees",
+      schema: z.object({ city: z.string() }),
+    });
+    const responseFormat = toolStrategy(Weather);
+    const agent = createAgent({
+      model: weatherModel(responseFormat[0]?.name ?? "extract"),
+      tools: [askFirst],
+      responseFormat,
+      middleware: [ledgerMiddleware({ handler })],
+      checkpointer: new LedgerCheckpointSaver({ store }),
+    });
+    await agent.invoke(
+      { messages: [new HumanMessage("weather in paris?")] },
+      threadConfig(handler, "t1"),
+    );
+    const restored = await restoreMessages(store, address, { threadId: "t1" });
+    expect(restored.pendingToolCalls.map((call) => call.name)).toEqual(["get_weather"]);
+  });
+});
