@@ -222,6 +222,44 @@ describe("normalizeError", () => {
     expect(normalizeError(Symbol("s"))).toEqual({ name: "NonError", message: "Symbol(s)" });
   });
 
+  it("is total: an error whose fields throw when read, or have no text form, is still recorded", () => {
+    const lazy = new Error("x");
+    Object.defineProperty(lazy, "message", {
+      get() {
+        throw new Error("getter boom");
+      },
+    });
+    expect(normalizeError(lazy, { stack: false })).toEqual({
+      name: "Error",
+      message: "[unreadable: Error: getter boom]",
+    });
+    const body = { name: "ProviderError", message: Object.create(null) };
+    expect(normalizeError(body, { stack: false })).toEqual({
+      name: "ProviderError",
+      message: "[object Object]",
+    });
+    const { proxy, revoke } = Proxy.revocable(new Error("gone"), {});
+    revoke();
+    expect(normalizeError(proxy)).toEqual({
+      name: "NonError",
+      message: expect.stringMatching(/^\[unreadable: TypeError: .*revoked/),
+    });
+    const unreadableCause = new Error("outer", {
+      cause: new Proxy(
+        {},
+        {
+          has() {
+            throw new Error("trap");
+          },
+        },
+      ),
+    });
+    expect(normalizeError(unreadableCause, { stack: false }).cause).toEqual({
+      name: "NonError",
+      message: "[unreadable: Error: trap]",
+    });
+  });
+
   it("survives cycles: a self-caused error and a cyclic thrown object", () => {
     const error = new Error("loop");
     (error as { cause?: unknown }).cause = error;

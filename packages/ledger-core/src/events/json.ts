@@ -221,19 +221,28 @@ export function normalizeError(
   depth = 0,
 ): SerializedError {
   const withStack = options.stack ?? true;
-  if (
-    error instanceof Error ||
-    (typeof error === "object" && error !== null && "message" in error && "name" in error)
-  ) {
+  // Total: the failure is recorded whatever the error's fields do when read (a getter that
+  // throws, a message with no text form, a revoked proxy); what could not be read says so.
+  let errorLike: boolean;
+  try {
+    errorLike =
+      error instanceof Error ||
+      (typeof error === "object" && error !== null && "message" in error && "name" in error);
+  } catch (readError) {
+    return { name: "NonError", message: unreadable(readError) };
+  }
+  if (errorLike) {
     const source = error as Error & { code?: unknown };
     const out: SerializedError = {
-      name: wellFormedText(String(source.name)),
-      message: wellFormedText(String(source.message)),
+      name: fieldText(() => source.name),
+      message: fieldText(() => source.message),
     };
-    if (typeof source.code === "string") out.code = wellFormedText(source.code);
-    if (withStack && typeof source.stack === "string") out.stack = wellFormedText(source.stack);
-    if (source.cause !== undefined && depth < 4)
-      out.cause = normalizeError(source.cause, options, depth + 1);
+    const code = fieldValue(() => source.code);
+    if (typeof code === "string") out.code = wellFormedText(code);
+    const stack = withStack ? fieldValue(() => source.stack) : undefined;
+    if (typeof stack === "string") out.stack = wellFormedText(stack);
+    const cause = fieldValue(() => source.cause);
+    if (cause !== undefined && depth < 4) out.cause = normalizeError(cause, options, depth + 1);
     return out;
   }
   let message: string;
@@ -243,6 +252,33 @@ export function normalizeError(
     message = safeString(error);
   }
   return { name: "NonError", message: wellFormedText(message) };
+}
+
+/** A field of an error read as text, or what reading it threw. */
+function fieldText(read: () => unknown): string {
+  try {
+    return wellFormedText(safeString(read()));
+  } catch (readError) {
+    return unreadable(readError);
+  }
+}
+
+/** A field of an error, or undefined if reading it throws. */
+function fieldValue(read: () => unknown): unknown {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
+}
+
+/** "[unreadable: TypeError: ...]": what reading a thrown value's field threw. */
+function unreadable(readError: unknown): string {
+  try {
+    return wellFormedText(`[unreadable: ${thrown(readError)}]`);
+  } catch {
+    return "[unreadable]";
+  }
 }
 
 /** `String(value)`, or the `[object Tag]` form for objects that cannot be converted (null prototype). */

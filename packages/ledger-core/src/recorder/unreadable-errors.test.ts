@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import type { Actor } from "../events/types.js";
+import { inspectSession } from "../inspect/inspect-session.js";
+import { MemoryEventStore } from "../store/memory-store.js";
+import { SessionRecorder } from "./session-recorder.js";
+
+const actor: Actor = { type: "agent", id: "a" };
+
+/** An SDK error whose message is computed when read, and throws. */
+function lazyError(): Error {
+  const error = new Error("x");
+  Object.defineProperty(error, "message", {
+    get() {
+      throw new Error("getter boom");
+    },
+  });
+  return error;
+}
+
+describe("a failure whose error cannot be read", () => {
+  it("is still recorded: the call failed and the run is closed, nothing left in flight", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
+    await recorder.startRun();
+    const tool = await recorder.beforeToolCall({ toolCallId: "c1", name: "pay", args: {} });
+    await recorder.toolFailed(tool, lazyError());
+    const model = await recorder.beforeModelCall({ request: { prompt: "hi" } });
+    await recorder.modelFailed(model, { name: "ProviderError", message: Object.create(null) });
+    await recorder.failRun(lazyError());
+    const inspection = await inspectSession(store, "s");
+    expect(inspection.unresolved).toEqual([]);
+    expect(inspection.runs.map((run) => run.status)).toEqual(["failed"]);
+    const statuses = inspection.runs[0]?.steps.flatMap((step) =>
+      step.attempts.map((a) => a.status),
+    );
+    expect(statuses).toEqual(["failed", "failed"]);
+  });
+});
