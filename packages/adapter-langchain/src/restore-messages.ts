@@ -204,10 +204,11 @@ function threadFilter(
 
 /**
  * The agent's last turn among the thread's completions (in order): the last one that asked for
- * tool calls, or a later one that carries its conversation on (its request holds those calls or
- * their results: the agent's next turn, e.g. its final answer). A completion after it that does
- * neither is another node's model call (a worker of a `Send` fan-out, a summarizer beside the
- * tools), not the agent's turn. With no completion asking for tool calls, the last one.
+ * tool calls, or a later one that carries its conversation on (its request holds every one of
+ * those calls, asked for or answered: the agent's next turn, e.g. its final answer). A
+ * completion after it that does not is another node's model call (a worker of a `Send` fan-out,
+ * a summarizer beside the tools, even one handed one of the calls or its result), not the
+ * agent's turn. With no completion asking for tool calls, the last one.
  */
 function agentTurn(
   completions: readonly LedgerEvent[],
@@ -234,8 +235,10 @@ function askedCalls(completion: LedgerEvent): JsonObject[] {
 }
 
 /**
- * True when the request's messages hold one of `calls`: a message asking for it (by id, or for
- * a call without one by name and arguments) or a result of it (its `tool_call_id`).
+ * True when the request's messages hold every one of `calls`: a message asking for it (by id,
+ * or for a call without one by name and arguments) or a result of it (its `tool_call_id`). The
+ * agent's next turn carries its whole last turn on; a `Send` worker or a node beside the tools
+ * that hands its model one of the calls, or one result, does not.
  */
 function carriesOn(request: LedgerEvent, calls: readonly JsonObject[]): boolean {
   const ids = new Set<string>();
@@ -250,12 +253,14 @@ function carriesOn(request: LedgerEvent, calls: readonly JsonObject[]): boolean 
   for (const message of history) {
     const data = isRecord(message) ? message.data : undefined;
     if (!isRecord(data)) continue;
-    if (typeof data.tool_call_id === "string" && ids.has(data.tool_call_id)) return true;
+    if (typeof data.tool_call_id === "string") ids.delete(data.tool_call_id);
     for (const call of Array.isArray(data.tool_calls) ? data.tool_calls : []) {
       if (!isRecord(call)) continue;
       const id = typeof call.id === "string" ? ledgerToolCallId(call.id) : undefined;
-      if (id !== undefined ? ids.has(id) : unnamed.has(requestOf(call))) return true;
+      if (id !== undefined) ids.delete(id);
+      else unnamed.delete(requestOf(call));
     }
+    if (ids.size === 0 && unnamed.size === 0) return true;
   }
   return false;
 }

@@ -1,5 +1,11 @@
 import type { EventStore } from "@agent-ledger/core";
-import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import {
+  AIMessage,
+  type BaseMessage,
+  HumanMessage,
+  type ToolCall,
+  ToolMessage,
+} from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { tool } from "@langchain/core/tools";
 import { Annotation, END, MessagesAnnotation, Send, START, StateGraph } from "@langchain/langgraph";
@@ -81,17 +87,28 @@ export function fanoutGraph(
         messages: [await model.invoke(state.messages, runConfig)],
       }))
       .addNode("tools", new ToolNode([charge], { handleToolErrors: false }))
-      .addNode("summarize", async ({ item }: { item: number }, runConfig: RunnableConfig) => {
-        const answer = await model.invoke([new HumanMessage(`summarize ${item}`)], runConfig);
-        return { summaries: [String(answer.content)] };
-      })
+      .addNode(
+        "summarize",
+        async ({ item, call }: { item: number; call: ToolCall }, runConfig: RunnableConfig) => {
+          // The worker hands its model the call it summarizes (one of the agent's turn, a shape
+          // providers take): it is still no turn of the agent's (restoreMessages).
+          const answer = await model.invoke(
+            [
+              new HumanMessage(`summarize ${item}`),
+              new AIMessage({ content: "", tool_calls: [call] }),
+            ],
+            runConfig,
+          );
+          return { summaries: [String(answer.content)] };
+        },
+      )
       .addEdge(START, "agent")
       .addConditionalEdges("agent", (state) => {
         const calls = (state.messages.at(-1) as AIMessage).tool_calls ?? [];
         if (calls.length === 0) return END;
         return [
           ...calls.map((call) => new Send("tools", { ...state, lg_tool_call: call })),
-          ...calls.map((call) => new Send("summarize", { item: call.args.amount })),
+          ...calls.map((call) => new Send("summarize", { item: call.args.amount, call })),
         ];
       })
       .addEdge("tools", "agent")
