@@ -314,7 +314,7 @@ export class AdapterState {
 
   /**
    * The outcome of model call `attempt` could not be recorded (the store down, or the run closed
-   * while the call was in flight: a `completeRun` before a stream the SDK drains was recorded):
+   * under the call: by another recorder, or after the close guard stopped waiting for it):
    * the run stops, and `streamsSettled` (so `innerCallsSettled`) rejects with the first such
    * error. A run closed under the call takes no more calls, and the stream's reader may be gone
    * (a `break` out of `fullStream`): no caller may hear of it, so it is a process warning too.
@@ -324,7 +324,7 @@ export class AdapterState {
     this.#lostOutcome ??= { error };
     if (LedgerError.isInstance(error, "run-closed"))
       process.emitWarning(
-        `the outcome of model call ${attempt.attemptId} could not be recorded: run ${attempt.runId} was closed while the call was in flight in this process, so the ledger holds the call in flight for good. Close the run after await innerCallsSettled({ recorder }). (${error.message})`,
+        `the outcome of model call ${attempt.attemptId} could not be recorded: run ${attempt.runId} was closed while the call was in flight in this process (by another recorder or process, or after its close stopped waiting for the stream), so the ledger holds the call in flight for good; innerCallsSettled({ recorder }) rejects with this error. (${error.message})`,
         { code: OUTCOME_LOST_WARNING, type: "AgentLedgerWarning" },
       );
   }

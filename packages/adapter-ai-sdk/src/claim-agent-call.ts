@@ -1,6 +1,6 @@
 import { type Attempt, InvalidArgumentError } from "@agent-ledger/core";
 import type { AgentCallClaim, AgentCallClaims } from "./agent-call-claim.js";
-import type { OpenStreams } from "./open-streams.js";
+import { type OpenStreams, settledOrAfter } from "./open-streams.js";
 
 /**
  * How long a call waits for the stream of the call before it (one the SDK drains after its
@@ -41,31 +41,12 @@ export async function claimAgentCall(options: {
       typeof held === "object" && !claims.holderWaited ? streams.beingRead(held) : undefined;
     if (!read || Date.now() >= deadline) throw refusal(options, held);
     waited = true;
-    await nextLook(read, Math.min(WAIT_STEP_MS, Math.max(0, deadline - Date.now())), abortSignal);
-    if (abortSignal?.aborted) throw abortSignal.reason;
-  }
-}
-
-/** Resolves once `read` settles, `ms` pass, or `abortSignal` aborts, whichever comes first. */
-async function nextLook(
-  read: Promise<unknown>,
-  ms: number,
-  abortSignal: AbortSignal | undefined,
-): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let onAbort: (() => void) | undefined;
-  try {
-    await Promise.race([
+    await settledOrAfter(
       read,
-      new Promise((resolve) => {
-        timer = setTimeout(resolve, ms);
-        onAbort = () => resolve(undefined);
-        abortSignal?.addEventListener("abort", onAbort, { once: true });
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-    if (onAbort) abortSignal?.removeEventListener("abort", onAbort);
+      Math.min(WAIT_STEP_MS, Math.max(0, deadline - Date.now())),
+      abortSignal,
+    );
+    if (abortSignal?.aborted) throw abortSignal.reason;
   }
 }
 

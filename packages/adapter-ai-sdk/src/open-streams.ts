@@ -77,14 +77,7 @@ export class OpenStreams {
       const reads = this.attempts.flatMap((attempt) => this.beingRead(attempt) ?? []);
       const left = deadline - Date.now();
       if (reads.length === 0 || left <= 0) return;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        Promise.allSettled(reads),
-        new Promise((resolve) => {
-          timer = setTimeout(resolve, Math.min(READ_IDLE_MS, left));
-        }),
-      ]);
-      clearTimeout(timer);
+      await settledOrAfter(Promise.allSettled(reads), Math.min(READ_IDLE_MS, left));
     }
   }
 
@@ -102,5 +95,34 @@ export class OpenStreams {
   /** See `AdapterState.abandonOpenStreams`. */
   async abandonAll(reason: string): Promise<void> {
     await Promise.all([...this.#streams.values()].map((stream) => stream.abandon(reason)));
+  }
+}
+
+/**
+ * Resolves once `read` settles (fulfilled or rejected: never rejects), `ms` pass, or
+ * `abortSignal` aborts, whichever comes first: one look of a bounded wait for a stream.
+ */
+export async function settledOrAfter(
+  read: Promise<unknown>,
+  ms: number,
+  abortSignal?: AbortSignal,
+): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort: (() => void) | undefined;
+  try {
+    await Promise.race([
+      read.then(
+        () => undefined,
+        () => undefined,
+      ),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, ms);
+        onAbort = () => resolve(undefined);
+        abortSignal?.addEventListener("abort", onAbort, { once: true });
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) abortSignal?.removeEventListener("abort", onAbort);
   }
 }
