@@ -11,7 +11,7 @@ import {
   replayedOutput,
   toolCallRecorder,
 } from "./ledger-tool.js";
-import { localCallId, noteLocalCall } from "./local-call-ids.js";
+import { EDITOR_METHODS, localCallId, noteLocalCall } from "./local-call-ids.js";
 import { recordedOutput } from "./model-json.js";
 import { assertLedgerLocalToolArguments } from "./option-checks.js";
 import { currentScope, ledgerStep, refused } from "./scope.js";
@@ -30,8 +30,6 @@ type ApprovalPolicy = (
   action: unknown,
   callId?: string,
 ) => Promise<boolean>;
-
-const EDITOR_METHODS = ["createFile", "updateFile", "deleteFile"] as const;
 
 /** A local shell tool (its commands run here), not a hosted one (run by the provider). */
 export function isLocalShell(tool: { type: string; shell?: unknown }): boolean {

@@ -1,5 +1,8 @@
 import type { AnyRunState } from "./run-ends.js";
 
+/** The methods of an apply-patch tool's editor, one per patch operation. */
+export const EDITOR_METHODS = ["createFile", "updateFile", "deleteFile"] as const;
+
 /**
  * The call id of each shell action and apply-patch operation the SDK is about to run, by the
  * object itself. The SDK hands a local shell only the action (`shell.run(action)`) and an editor

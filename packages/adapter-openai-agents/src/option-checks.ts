@@ -14,6 +14,7 @@ import type { InstrumentAgentOptions } from "./instrument-agent.js";
 import type { LedgerHandoffOptions } from "./ledger-handoff.js";
 import type { LedgerModelOptions } from "./ledger-model.js";
 import type { LedgerToolOptions } from "./ledger-tool.js";
+import { EDITOR_METHODS } from "./local-call-ids.js";
 import type {
   LedgerRunOptions,
   ResumeRunOptions,
@@ -295,9 +296,14 @@ export function assertLedgerToolArguments(tool: unknown, options: unknown): void
     (value) => hasMethods(value, ["invoke"]) && (value as { type?: unknown }).type === "function",
     "ledgerTool wraps a function tool (tool({...}))",
   );
-  assertObject(options, "$", "ledgerTool's options are { idempotent?, effect?, recorder? }");
+  assertToolOptions(options, "ledgerTool");
+}
+
+/** The options of `ledgerTool` or `ledgerLocalTool` (`call`): `{ idempotent?, effect?, recorder? }`. */
+function assertToolOptions(options: unknown, call: string): void {
+  assertObject(options, "$", `${call}'s options are { idempotent?, effect?, recorder? }`);
   const given = options as Record<string, unknown>;
-  assertKnownKeys(given, LEDGER_TOOL_OPTIONS, "ledgerTool");
+  assertKnownKeys(given, LEDGER_TOOL_OPTIONS, call);
   assertEffectFields(given);
   assertRecorderOption(given);
 }
@@ -310,18 +316,11 @@ export function assertLedgerLocalToolArguments(tool: unknown, options: unknown):
     (value) => {
       const given = value as { type?: unknown; shell?: unknown; editor?: unknown } | null;
       if (given?.type === "shell") return hasMethods(given.shell, ["run"]);
-      return (
-        given?.type === "apply_patch" &&
-        hasMethods(given.editor, ["createFile", "updateFile", "deleteFile"])
-      );
+      return given?.type === "apply_patch" && hasMethods(given.editor, EDITOR_METHODS);
     },
     "ledgerLocalTool wraps a local shell tool (shellTool({ shell })) or an apply-patch tool (applyPatchTool({ editor }))",
   );
-  assertObject(options, "$", "ledgerLocalTool's options are { idempotent?, effect?, recorder? }");
-  const given = options as Record<string, unknown>;
-  assertKnownKeys(given, LEDGER_TOOL_OPTIONS, "ledgerLocalTool");
-  assertEffectFields(given);
-  assertRecorderOption(given);
+  assertToolOptions(options, "ledgerLocalTool");
 }
 
 /** `ledgerHandoff(handoff, options)`, checked: `invalid-argument` at the argument's path. */
