@@ -2,7 +2,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import type { NewEvent } from "../events/types.js";
-import { SessionRecorder } from "../recorder/session-recorder.js";
+import { startedRun } from "../recorder/started-run.test.data.js";
 import type { EventStore } from "../store/event-store.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { decodeBody, encodeBody } from "../stores/sqlite/body-codec.js";
@@ -16,13 +16,7 @@ const dir = scratchDirectory("agent-ledger-verify-", afterAll);
 async function recordRun(path: string) {
   const store = new SqliteEventStore({ path });
   await store.init();
-  const recorder = new SessionRecorder({
-    store,
-    sessionId: "s",
-    runId: "r",
-    actor: { type: "agent", id: "a" },
-  });
-  await recorder.startRun();
+  const { recorder } = await startedRun(store);
   const call = await recorder.beforeToolCall({
     toolCallId: "t1",
     name: "transfer",
@@ -148,13 +142,7 @@ describe("verifyRun on a SQLite file edited behind the ledger's back", () => {
 async function runWithBlobs(path: string) {
   const store = new SqliteEventStore({ path });
   await store.init();
-  const recorder = new SessionRecorder({
-    store,
-    sessionId: "s",
-    runId: "r",
-    actor: { type: "agent", id: "a" },
-  });
-  await recorder.startRun();
+  const { recorder } = await startedRun(store);
   const result = "Transferred 100 to account 42. ".repeat(200);
   const call = await recorder.beforeToolCall({ toolCallId: "t1", name: "transfer", args: {} });
   await recorder.toolCompleted(call, { text: result });
@@ -224,14 +212,7 @@ describe("verifyRun checks the blobs a run's events name", () => {
   });
 
   it("reads the blobs of a long run in bounded batches, and reports the first one that fails", async () => {
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "s",
-      runId: "r",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
+    const { store, recorder } = await startedRun();
     for (let index = 0; index < 700; index++) {
       const call = await recorder.beforeToolCall({ name: "read", args: { index } });
       await recorder.toolCompleted(call, { text: `page ${index} `.repeat(700) });

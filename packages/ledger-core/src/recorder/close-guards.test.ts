@@ -1,21 +1,14 @@
 import { describe, expect, it } from "vitest";
-import type { Actor } from "../events/types.js";
-import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeRun } from "../store/read-all.js";
-import { SessionRecorder } from "./session-recorder.js";
+import type { SessionRecorder } from "./session-recorder.js";
+import { startedRun } from "./started-run.test.data.js";
 
-const actor: Actor = { type: "agent", id: "a" };
-const address = { sessionId: "s", runId: "r" };
-
+/** A started run, and the types of its events. */
 async function started() {
-  const store = new MemoryEventStore();
-  const recorder = new SessionRecorder({ store, ...address, actor });
-  await recorder.startRun();
-  return {
-    store,
-    recorder,
-    types: async () => (await readWholeRun(store, address)).map((event) => event.type),
-  };
+  const { store, recorder } = await startedRun();
+  const types = async () =>
+    (await readWholeRun(store, { sessionId: "s", runId: "r" })).map((event) => event.type);
+  return { store, recorder, types };
 }
 
 describe("guardClose", () => {

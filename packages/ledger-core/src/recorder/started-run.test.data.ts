@@ -1,9 +1,11 @@
+import type { EventStore } from "../store/event-store.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { SessionRecorder } from "./session-recorder.js";
 
-/** A memory store and a recorder of its started run `r` of session `s`, as an agent `a`. */
-export async function startedRun() {
-  const store = new MemoryEventStore();
+/** A store (a new memory store by default) and a recorder of its started run `r` of session `s`, as an agent `a`. */
+export async function startedRun<S extends EventStore = MemoryEventStore>(
+  store: S = new MemoryEventStore() as EventStore as S,
+) {
   const recorder = new SessionRecorder({
     store,
     sessionId: "s",

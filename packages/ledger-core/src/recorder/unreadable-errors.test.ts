@@ -1,10 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Actor } from "../events/types.js";
 import { inspectSession } from "../inspect/inspect-session.js";
-import { MemoryEventStore } from "../store/memory-store.js";
-import { SessionRecorder } from "./session-recorder.js";
-
-const actor: Actor = { type: "agent", id: "a" };
+import { startedRun } from "./started-run.test.data.js";
 
 /** An SDK error whose message is computed when read, and throws. */
 function lazyError(): Error {
@@ -19,9 +15,7 @@ function lazyError(): Error {
 
 describe("a failure whose error cannot be read", () => {
   it("is still recorded: the call failed and the run is closed, nothing left in flight", async () => {
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
-    await recorder.startRun();
+    const { store, recorder } = await startedRun();
     const tool = await recorder.beforeToolCall({ toolCallId: "c1", name: "pay", args: {} });
     await recorder.toolFailed(tool, lazyError());
     const model = await recorder.beforeModelCall({ request: { prompt: "hi" } });
