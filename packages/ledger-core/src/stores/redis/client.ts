@@ -2,6 +2,7 @@ import { type Cluster, Redis, type RedisOptions } from "ioredis";
 import { InvalidArgumentError, LedgerError, StoreUnavailableError } from "../../events/errors.js";
 import { BROKEN_SOCKET_CODES } from "../read-retry.js";
 import { TIMEOUT_PARAM } from "../server-timeout.js";
+import { withoutCredentials } from "./auth-reply.js";
 
 /**
  * Options for a client the store makes itself from a URL.
@@ -93,7 +94,8 @@ export function createClient(url: string, options: RedisOptions = OWNED_CLIENT_O
   // MaxRetriesPerRequestError ioredis also emits when it fails the queued commands: it would
   // hide the reason (a refused connection, a socket timeout).
   client.on("error", (error: Error) => {
-    if (error.name !== "MaxRetriesPerRequestError") lastConnectionErrors.set(client, error);
+    if (error.name !== "MaxRetriesPerRequestError")
+      lastConnectionErrors.set(client, withoutCredentials(error));
   });
   client.on("ready", () => lastConnectionErrors.delete(client));
   return client;

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
+import { inspect } from "node:util";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from "vitest";
 import { computeEventHash } from "../../events/hash-chain.js";
@@ -140,6 +141,29 @@ describe.skipIf(!available)("RedisEventStore", () => {
       status: "running",
       lastHash: result.events[1]?.hash,
     });
+  });
+
+  it("a password the server refuses stays out of the error, its cause included (which ioredis gives the AUTH command's arguments)", async () => {
+    const secret = `pw-${randomBytes(6).toString("hex")}`;
+    const refused = new URL(url);
+    refused.username = "agent-ledger-no-such-user";
+    refused.password = secret;
+    const stranded = new RedisEventStore({
+      url: refused.toString(),
+      keyPrefix: freshPrefix("auth"),
+    });
+    try {
+      const failure = await stranded.init().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(failure).toMatchObject({ code: "store-unavailable" });
+      expect((failure as Error).message).toContain("WRONGPASS");
+      // What console.error(error) prints: the error, its cause and their properties.
+      expect(inspect(failure, { depth: 10 })).not.toContain(secret);
+    } finally {
+      await stranded.close();
+    }
   });
 
   it("rejects bad input before any I/O", async () => {
