@@ -129,6 +129,26 @@ describe("store URLs a driver cannot use", () => {
     }
   });
 
+  it("a PostgreSQL URL with a query parameter neither the store nor node-postgres reads is refused, naming it", async () => {
+    // `?shema=` (the parameter is schema) was ignored: init() made the ledger's tables in
+    // public, where `agent-ledger inspect` given `?schema=agent_ledger` found no ledger.
+    for (const [query, name] of [
+      ["shema=agent_ledger", "shema"],
+      ["sslmode=disable&timeoutMS=1000", "timeoutMS"],
+      ["max=5", "max"],
+    ] as const) {
+      const url = `postgres://app:s3cr%2Ft%23pw@db.internal:5432/ledger?${query}`;
+      const attempts = [
+        [openStore(url, { init: false }), "$.url"],
+        [(async () => new PostgresEventStore({ connectionString: url }))(), "$.connectionString"],
+      ] as const;
+      for (const [attempt, path] of attempts) {
+        const error = await refusal(attempt, path);
+        expect(error.message).toContain(`"${name}"`);
+      }
+    }
+  });
+
   it("a Redis store's location names its key prefix, the one it was given or the default", async () => {
     const given = new RedisEventStore({
       url: "redis://app:s3cr%2Ft%23pw@cache.internal:6379/2?keyPrefix=app%3A&family=6&password=x",

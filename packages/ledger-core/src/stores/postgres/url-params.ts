@@ -1,0 +1,53 @@
+import { InvalidArgumentError } from "../../events/errors.js";
+import { TIMEOUT_PARAM } from "../server-timeout.js";
+
+/**
+ * Query parameters a postgres:// URL may carry: the store's (`schema`, `timeoutMs`), the ones
+ * node-postgres' connection-string parser reads itself (`db`, `encoding`, `ssl`, the `ssl*`
+ * files and mode), the connection settings node-postgres takes from it (ConnectionParameters),
+ * and libpq's `connect_timeout`, which the store applies. Any other parameter node-postgres
+ * keeps as an option that nothing reads: a typo (`?shema=agent_ledger`) would put the ledger's
+ * tables in `public`, where a reader given the right URL does not look.
+ */
+const URL_PARAMS = [
+  "schema",
+  TIMEOUT_PARAM,
+  "host",
+  "port",
+  "user",
+  "password",
+  "db",
+  "encoding",
+  "ssl",
+  "sslmode",
+  "sslcert",
+  "sslkey",
+  "sslrootcert",
+  "sslpassword",
+  "sslnegotiation",
+  "uselibpqcompat",
+  "application_name",
+  "fallback_application_name",
+  "options",
+  "client_encoding",
+  "replication",
+  "binary",
+  "statement_timeout",
+  "lock_timeout",
+  "idle_in_transaction_session_timeout",
+  "query_timeout",
+  "connect_timeout",
+  "keepalives",
+  "keepalives_idle",
+];
+
+/** Refuses a query parameter of a PostgreSQL URL that neither the store nor node-postgres reads. */
+export function assertKnownUrlParams(url: URL): void {
+  for (const name of url.searchParams.keys()) {
+    if (!URL_PARAMS.includes(name))
+      throw new InvalidArgumentError(
+        "$.connectionString",
+        `unknown query parameter ${JSON.stringify(name)} in the PostgreSQL URL (known: ${URL_PARAMS.join(", ")})`,
+      );
+  }
+}
