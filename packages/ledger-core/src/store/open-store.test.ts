@@ -149,6 +149,27 @@ describe("store URLs a driver cannot use", () => {
     }
   });
 
+  it("a Redis URL whose database is not a whole number, or is given twice, is refused before any connection", async () => {
+    // ioredis reads the database with parseInt: /1.5 selected database 1 and /0x0d database 0
+    // (another application's keys), and /abc sent SELECT NaN, whose refusal no caller heard:
+    // an unhandled rejection that ended the process. With both, ?db= was ignored.
+    for (const tail of ["/abc", "/1.5", "/0x0d", "/13/x", "/%2013", "?db=abc", "/13?db=12"]) {
+      const url = `redis://app:s3cr%2Ft%23pw@cache.internal:6379${tail}`;
+      const attempts = [
+        openStore(url, { init: false }),
+        (async () => new RedisEventStore({ url }))(),
+      ];
+      for (const attempt of attempts) {
+        const error = await refusal(attempt, "$.url");
+        expect(error.message).toContain("database");
+      }
+    }
+    for (const tail of ["", "/", "/0", "/13", "?db=13", "/13?db=13"]) {
+      const store = await openStore(`redis://cache.internal:6379${tail}`, { init: false });
+      await store.close();
+    }
+  });
+
   it("a Redis store's location names its key prefix, the one it was given or the default", async () => {
     const given = new RedisEventStore({
       url: "redis://app:s3cr%2Ft%23pw@cache.internal:6379/2?keyPrefix=app%3A&family=6&password=x",

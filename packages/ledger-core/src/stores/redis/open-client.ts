@@ -21,6 +21,7 @@ import {
   describeClient,
   ownedClientOptions,
 } from "./client.js";
+import { assertDatabaseNumber } from "./database-number.js";
 import type { RedisEventStoreOptions } from "./redis-store.js";
 
 /** The client a store works on, and what its options say of it. */
@@ -74,6 +75,7 @@ export function openClient(options: RedisEventStoreOptions): OpenedClient {
         throw unusableUrl("$.url", url, `${UNPARSABLE_URL}: a "%" begins no escape`);
       }
     assertKnownUrlParams(parsed);
+    assertDatabaseNumber(parsed);
     prefixFromUrl = takeUrlParam(parsed, "keyPrefix");
     if (prefixFromUrl !== undefined) url = location = parsed.toString();
     // The bounds are read here, as numbers (ioredis would take them as strings, and ignore
