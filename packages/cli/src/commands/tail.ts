@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { BlobCache, type LedgerEvent, resolveEvents } from "@agent-ledger/core";
+import { BlobCache, LedgerError, type LedgerEvent, resolveEvents } from "@agent-ledger/core";
 import { usageError } from "../errors.js";
 import { preview, terminalJson, terminalLine } from "../format.js";
 import { LineWriter, sleep, warnMissingBlob } from "../io.js";
@@ -10,7 +10,8 @@ import { idArgument, MAX_TIMER_MS, numberOption } from "./session-args.js";
 export const tailHelp = `agent-ledger tail <session> [--follow] [--json] [--raw] [--from <cursor>] [--interval <ms>]
   Prints the session's events in commit order, paging by commit cursor (never misses or
   repeats an event). --from <cursor> starts after that cursor (exclusive). --follow keeps
-  polling for new events, every --interval ms (default 500), until interrupted. Content kept
+  polling for new events, every --interval ms (default 500), until interrupted; a store server
+  that stops answering for a while is said on stderr and asked again each interval. Content kept
   in the blob store is put back in place unless --raw. A session deleted while tail reads or
   follows it (prune in another process) ends it with exit 3.`;
 
@@ -57,7 +58,8 @@ export async function tailCommand(context: CommandContext): Promise<number> {
   const cache = new BlobCache();
   const warned = new Set<string>();
   const lines = new LineWriter(context.io.stdout);
-  while (!signal?.aborted) {
+  /** One read of the session: its next events printed, and whether it is read to its end. */
+  const poll = async (): Promise<"more" | "at-end"> => {
     const page = await store.readSession({ sessionId, after, limit: pageSize });
     const events = values.raw
       ? page.events
@@ -76,18 +78,39 @@ export async function tailCommand(context: CommandContext): Promise<number> {
       );
     }
     await lines.flush();
-    if (page.events.length < pageSize) {
-      // Deleted meanwhile (prune in another process): what was printed may stop part way,
-      // and --follow would wait for events that never come.
-      await assertNotDeletedWhileRead(
-        store,
-        sessionId,
-        "tail",
-        "the events printed may stop short of its end",
-      );
-      if (!values.follow) break;
+    if (page.events.length === pageSize) return "more";
+    // Deleted meanwhile (prune in another process): what was printed may stop part way,
+    // and --follow would wait for events that never come.
+    await assertNotDeletedWhileRead(
+      store,
+      sessionId,
+      "tail",
+      "the events printed may stop short of its end",
+    );
+    return "at-end";
+  };
+  // --follow outlasts a server that stops answering for a while (a restart, a failover), as
+  // the viewer does: it says so once, and reads on from its cursor when the server is back.
+  let away = false;
+  while (!signal?.aborted) {
+    let read: "more" | "at-end";
+    try {
+      read = await poll();
+    } catch (error) {
+      if (!values.follow || !LedgerError.isInstance(error, "store-unavailable")) throw error;
+      if (!away)
+        context.io.stderr.write(
+          `agent-ledger: warning: ${(error as Error).message}; still following, asking again every ${interval} ms\n`,
+        );
+      away = true;
       await sleep(interval, signal);
+      continue;
     }
+    if (away) context.io.stderr.write("agent-ledger: the store answers again\n");
+    away = false;
+    if (read === "more") continue;
+    if (!values.follow) break;
+    await sleep(interval, signal);
   }
   return 0;
 }
