@@ -188,6 +188,7 @@ describe("store URLs a driver cannot use", () => {
   it("well-formed URLs with encoded passwords, query parameters, IPv6 and socket hosts are accepted", async () => {
     for (const url of [
       "postgres://app:p%40ss%3Aw%2Fo%25rd%23@db.internal:5432/ledger?sslmode=disable&application_name=x",
+      "postgres://app:pw@db.internal/ledger?schema=agent&channel_binding=require&target_session_attrs=read-write",
       "postgres://app@%2Fvar%2Frun%2Fpostgresql/ledger",
       "postgres://app:pw@[::1]:5432/ledger",
       "mysql://app:p%40ss%3Aw%2Fo%25rd%23@[::1]:3306/ledger?connectTimeout=1000",

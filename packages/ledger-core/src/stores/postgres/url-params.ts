@@ -5,9 +5,11 @@ import { TIMEOUT_PARAM } from "../server-timeout.js";
  * Query parameters a postgres:// URL may carry: the store's (`schema`, `timeoutMs`), the ones
  * node-postgres' connection-string parser reads itself (`db`, `encoding`, `ssl`, the `ssl*`
  * files and mode), the connection settings node-postgres takes from it (ConnectionParameters),
- * and libpq's `connect_timeout`, which the store applies. Any other parameter node-postgres
- * keeps as an option that nothing reads: a typo (`?shema=agent_ledger`) would put the ledger's
- * tables in `public`, where a reader given the right URL does not look.
+ * and libpq's own (PostgreSQL's connection URIs: a provider's URL for psql, such as
+ * `?sslmode=require&channel_binding=require`, opens as it is; node-postgres reads some).
+ * Any other parameter node-postgres keeps as an option that nothing reads: a typo
+ * (`?shema=agent_ledger`) would put the ledger's tables in `public`, where a reader given the
+ * right URL does not look.
  */
 const URL_PARAMS = [
   "schema",
@@ -39,6 +41,29 @@ const URL_PARAMS = [
   "connect_timeout",
   "keepalives",
   "keepalives_idle",
+  // libpq's, which node-postgres does not read; not dbname nor service, which would name
+  // another database than the one node-postgres connects to
+  "hostaddr",
+  "passfile",
+  "channel_binding",
+  "keepalives_interval",
+  "keepalives_count",
+  "tcp_user_timeout",
+  "gssencmode",
+  "requiressl",
+  "sslcompression",
+  "sslcertmode",
+  "sslcrl",
+  "sslcrldir",
+  "sslsni",
+  "requirepeer",
+  "ssl_min_protocol_version",
+  "ssl_max_protocol_version",
+  "krbsrvname",
+  "gsslib",
+  "gssdelegation",
+  "target_session_attrs",
+  "load_balance_hosts",
 ];
 
 /** Refuses a query parameter of a PostgreSQL URL that neither the store nor node-postgres reads. */
