@@ -8,7 +8,7 @@ import { startViewer } from "../viewer/viewer-server.js";
 import type { CommandContext } from "./context.js";
 import { idArgument, MAX_TIMER_MS, numberOption } from "./session-args.js";
 
-export const serveHelp = `agent-ledger serve [--port <n>] [--host <address>] [--token <secret>] [--session <id>]
+export const serveHelp = `agent-ledger serve [--port <n>] [--host <address>] [--token <secret>] [--session <id>] [--poll-ms <ms>]
   Read-only web viewer. Binds 127.0.0.1 on a free port unless told otherwise and prints the
   URL. Binding any other address is refused without --token (or AGENT_LEDGER_VIEWER_TOKEN;
   at least 8 characters); with a token every request must carry it (the printed URL does).

@@ -7,7 +7,7 @@ import { assertNotDeletedWhileRead, assertSessionExists } from "../store.js";
 import type { CommandContext } from "./context.js";
 import { idArgument, MAX_TIMER_MS, numberOption } from "./session-args.js";
 
-export const tailHelp = `agent-ledger tail <session> [--follow] [--json] [--raw] [--from <cursor>] [--interval <ms>]
+export const tailHelp = `agent-ledger tail <session> [--follow] [--json] [--raw] [--from <cursor>] [--interval <ms>] [--page-size <n>]
   Prints the session's events in commit order, paging by commit cursor (never misses or
   repeats an event). --from <cursor> starts after that cursor (exclusive). --follow keeps
   polling for new events, every --interval ms (default 500), until interrupted; a store server
