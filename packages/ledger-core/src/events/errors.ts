@@ -179,10 +179,19 @@ export class DuplicateEventError extends LedgerError {
 
 /** The run has a terminal event; it accepts no more appends. */
 export class RunClosedError extends LedgerError {
-  constructor(options: { sessionId: string; runId: string; status: string }) {
-    super("run-closed", `run ${options.runId} is ${options.status} and accepts no more events`, {
-      details: { ...options },
-    });
+  constructor(options: {
+    sessionId: string;
+    runId: string;
+    status: string;
+    /** Says more than the default message where the writer knows why the run was closed to it. */
+    message?: string;
+  }) {
+    const { message, ...details } = options;
+    super(
+      "run-closed",
+      message ?? `run ${options.runId} is ${options.status} and accepts no more events`,
+      { details },
+    );
     this.name = "RunClosedError";
   }
 }

@@ -2,6 +2,7 @@ import type { CompactSession } from "../compact/externalize.js";
 import { ConflictError, LedgerError } from "../events/errors.js";
 import type { LedgerEvent, NewEvent } from "../events/types.js";
 import { type RecorderState, runEndStatus } from "./recorder-state.js";
+import { runTakenElsewhere } from "./run-taken-elsewhere.js";
 import { inTurn } from "./turns.js";
 
 /**
@@ -25,7 +26,7 @@ export async function commitEvent(
       return state.queue.commit([event], blobs);
     });
   } catch (error) {
-    throw runBegunElsewhere(state, error) ?? error;
+    throw runBegunElsewhere(state, error) ?? runTakenElsewhere(state, error) ?? error;
   }
   const stored = committed[0] as LedgerEvent;
   if (stored.type === "model.completed") state.lastModelCompletion = stored.eventId;

@@ -49,7 +49,7 @@ describe("a new SessionRecorder on a run that already has events", () => {
     expect((await store.runHead({ sessionId: "s", runId: "main" })).length).toBe(4);
   });
 
-  it("keeps the plain conflict for a writer that loaded the run and lost it to another", async () => {
+  it("tells a writer that loaded the run and lost it to another that another process has it", async () => {
     const store = new MemoryEventStore();
     await recordedRun(store);
     const zombie = await SessionRecorder.resume({ store, sessionId: "s", runId: "main", actor });
@@ -57,7 +57,12 @@ describe("a new SessionRecorder on a run that already has events", () => {
     await other.checkpoint({ step: 1 });
     const error = await zombie.beforeModelCall({ request: { model: "m" } }).catch((e) => e);
     expect(error).toMatchObject({ code: "conflict", expectedSeq: 4, actualSeq: 5 });
-    expect(error.message).toBe("run main is at seq 5, the writer expected 4");
+    expect(error.details).toEqual({ sessionId: "s", runId: "main", expectedSeq: 4, actualSeq: 5 });
+    expect(error.message).toBe(
+      "run main was written by another writer since this recorder read it (it is at seq 5, this recorder expected 4): another process has this run (two workers resumed it at once, or a process taken for dead came back), so nothing was written and this recorder cannot go on: leave the run to that writer. SessionRecorder.resume reads the run as it now is.",
+    );
+    // Not the advice for a new recorder on a run that has events: this one did load it.
+    expect(error.message).not.toContain("did not load them");
   });
 });
 
