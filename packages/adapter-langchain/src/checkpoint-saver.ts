@@ -31,7 +31,7 @@ import {
 } from "./checkpoint-index.js";
 import { checkSaverOptions } from "./option-checks.js";
 import { ThreadLogCache } from "./thread-cache.js";
-import { ThreadLog, threadRunId } from "./thread-log.js";
+import { type CheckpointPut, ThreadLog, threadRunId } from "./thread-log.js";
 
 export interface LedgerCheckpointSaverOptions {
   store: EventStore;
@@ -175,7 +175,13 @@ export class LedgerCheckpointSaver extends BaseCheckpointSaver {
     if (!byId) return undefined;
     const id = checkpointId || [...byId.keys()].sort().at(-1);
     const stored = id === undefined ? undefined : byId.get(id);
-    return stored ? this.#tuple(index, stored) : undefined;
+    if (!stored) return undefined;
+    // The latest, read to go on from it: a put after it by another writer makes this one stale.
+    if (!checkpointId)
+      await this.#threads.use(String(threadId), async (log) =>
+        log.noteHead(checkpointNs, stored.checkpointId),
+      );
+    return this.#tuple(index, stored);
   }
 
   override async *list(
@@ -275,21 +281,25 @@ export class LedgerCheckpointSaver extends BaseCheckpointSaver {
       this.#dump({ ...rest, channel_values: {} }),
       this.#dump(metadata),
     ]);
-    await this.#append(threadId, [
-      {
-        type: "checkpoint.saved",
-        payload: {
-          kind: CHECKPOINT_KIND,
-          ...threadIdFields(threadId),
-          checkpointNs,
-          checkpointId: checkpoint.id,
-          parentCheckpointId: parentCheckpointId ?? null,
-          checkpoint: { ...serializedCheckpoint },
-          metadata: { ...serializedMetadata },
-          channels,
+    await this.#append(
+      threadId,
+      [
+        {
+          type: "checkpoint.saved",
+          payload: {
+            kind: CHECKPOINT_KIND,
+            ...threadIdFields(threadId),
+            checkpointNs,
+            checkpointId: checkpoint.id,
+            parentCheckpointId: parentCheckpointId ?? null,
+            checkpoint: { ...serializedCheckpoint },
+            metadata: { ...serializedMetadata },
+            channels,
+          },
         },
-      },
-    ]);
+      ],
+      { checkpointNs, checkpointId: checkpoint.id, parentId: parentCheckpointId },
+    );
     return {
       configurable: {
         thread_id: threadId,
@@ -335,8 +345,8 @@ export class LedgerCheckpointSaver extends BaseCheckpointSaver {
     ]);
   }
 
-  async #append(threadId: string, events: NewEvent[]): Promise<void> {
-    await this.#threads.use(threadId, (log) => log.append(threadId, events));
+  async #append(threadId: string, events: NewEvent[], put?: CheckpointPut): Promise<void> {
+    await this.#threads.use(threadId, (log) => log.append(threadId, events, put));
   }
 
   override async deleteThread(threadId: string): Promise<void> {

@@ -11,10 +11,22 @@ import {
   sha256Hex,
 } from "@agent-ledger/core";
 import { DELETED_TYPE, threadIdFields } from "./checkpoint-index.js";
+import {
+  type CheckpointHead,
+  childPutElsewhere,
+  continuedElsewhere,
+} from "./continued-elsewhere.js";
 
 const PAGE = 1000;
 const MAX_CONFLICT_RETRIES = 8;
 const ACTOR: Actor = { type: "system", id: "langgraph-checkpointer", framework: "langgraph" };
+
+/** A checkpoint being put: its namespace, its id and its parent's (none for a thread's first). */
+export interface CheckpointPut {
+  checkpointNs: string;
+  checkpointId: string;
+  parentId: string | undefined;
+}
 
 /**
  * The ledger run that holds one LangGraph thread: `thread:<thread_id>`, or, when that is not a
@@ -52,6 +64,8 @@ export class ThreadLog {
   #lock: Promise<unknown> = Promise.resolve();
   /** Knows the refs this thread's events name, so content stored before is not put again. */
   readonly #compactor = new PayloadCompactor(undefined);
+  /** By checkpoint namespace: the checkpoint the saver's graph goes on from (see `noteHead`). */
+  readonly #heads = new Map<string, CheckpointHead>();
 
   constructor(
     readonly store: EventStore,
@@ -77,16 +91,34 @@ export class ThreadLog {
     }
   }
 
-  /** Appends events (after a `run.started` when the run is new); exclusive per thread. */
-  append(threadId: string, events: NewEvent[]): Promise<LedgerEvent[]> {
-    const next = this.#lock.then(() => this.#append(threadId, events));
+  /**
+   * Notes `checkpointId` as the checkpoint of `checkpointNs` the saver's graph goes on from: the
+   * one it put, or read as the thread's latest. A put after it is refused once another writer
+   * has put a checkpoint after it since (see `childPutElsewhere`).
+   */
+  noteHead(checkpointNs: string, checkpointId: string): void {
+    this.#heads.set(checkpointNs, { checkpointId, seq: this.#next });
+  }
+
+  /**
+   * Appends events (after a `run.started` when the run is new); exclusive per thread. With `put`
+   * (a checkpoint's), refused with `conflict` if another writer went on from its parent while
+   * that was the saver's head; once saved, the checkpoint is the head.
+   */
+  append(threadId: string, events: NewEvent[], put?: CheckpointPut): Promise<LedgerEvent[]> {
+    const next = this.#lock.then(() => this.#append(threadId, events, put));
     this.#lock = next.catch(() => undefined);
     return next;
   }
 
-  async #append(threadId: string, events: NewEvent[]): Promise<LedgerEvent[]> {
+  async #append(
+    threadId: string,
+    events: NewEvent[],
+    put: CheckpointPut | undefined,
+  ): Promise<LedgerEvent[]> {
     for (let attempt = 0; ; attempt++) {
       await this.sync();
+      if (put) this.#refuseContinuedElsewhere(threadId, put);
       // Compacted after the sync: content another saver stored meanwhile is not put again.
       const { batch: compacted, blobs, refs } = this.#compact(events);
       const batch: NewEvent[] = compacted.map((event) => ({ actor: ACTOR, ...event }));
@@ -111,12 +143,29 @@ export class ThreadLog {
           index < given ? event : { ...event, payload: events[index - given]?.payload ?? null },
         );
         for (const event of held) this.#add(event);
+        if (put) this.noteHead(put.checkpointNs, put.checkpointId);
         return held;
       } catch (error) {
         if (!LedgerError.isInstance(error, "conflict") || attempt >= MAX_CONFLICT_RETRIES)
           throw error;
       }
     }
+  }
+
+  #refuseContinuedElsewhere(threadId: string, { checkpointNs, parentId }: CheckpointPut): void {
+    if (parentId === undefined) return;
+    const head = this.#heads.get(checkpointNs);
+    const childId = childPutElsewhere(this.events, head, checkpointNs, parentId);
+    if (head === undefined || childId === undefined) return;
+    throw continuedElsewhere({
+      sessionId: this.sessionId,
+      runId: this.runId,
+      threadId,
+      parentId,
+      childId,
+      head,
+      actualSeq: this.#next,
+    });
   }
 
   /**
