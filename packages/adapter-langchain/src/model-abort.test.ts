@@ -1,7 +1,8 @@
 import { inspectSession, type LedgerEvent, MemoryEventStore } from "@agent-ledger/core";
-import { AIMessage } from "@langchain/core/messages";
+import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager";
+import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
-import { FakeListChatModel } from "@langchain/core/utils/testing";
+import { FakeChatModel, FakeListChatModel } from "@langchain/core/utils/testing";
 import { describe, expect, it } from "vitest";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { restoreMessages } from "./restore-messages.js";
@@ -23,6 +24,35 @@ function slowModel(ms: number) {
     await sleep(ms);
     return new AIMessage(ANSWER);
   });
+}
+
+/**
+ * LangChain's FakeChatModel, whose `_generate` streams internally (its tokens go to the run
+ * manager) and does not stop on its signal: it streams `words`, `gapMs` apart, waits `tailMs`,
+ * then answers (the prompt echoed, as FakeChatModel does). LangChain awaits `_generate` in
+ * `invoke`, so it reports the end, and the caller gets the answer.
+ */
+class InternallyStreamingModel extends FakeChatModel {
+  constructor(
+    readonly words: string[],
+    readonly gapMs: number,
+    readonly tailMs = 0,
+  ) {
+    super({});
+  }
+
+  override async _generate(
+    messages: BaseMessage[],
+    options: this["ParsedCallOptions"],
+    runManager?: CallbackManagerForLLMRun,
+  ) {
+    for (const word of this.words) {
+      await sleep(this.gapMs);
+      await runManager?.handleLLMNewToken(word);
+    }
+    await sleep(this.tailMs);
+    return super._generate(messages, options, runManager);
+  }
 }
 
 function setup() {
@@ -75,6 +105,39 @@ describe("a model call its signal aborts, and that answers anyway, is recorded c
     const { types, failed } = await ledger(store);
     expect(types).toEqual(["run.started", "model.requested", "model.completed", "run.completed"]);
     expect(failed).toBeUndefined();
+  });
+});
+
+describe("a model call its signal aborts, whose _generate streams internally and answers anyway", () => {
+  it("streaming on after the abort, past the grace: recorded completed, as the caller got it", async () => {
+    const { store, handler } = setup();
+    // A token every 100 ms, the abort after the first: the answer comes ~400 ms after the abort.
+    const model = new InternallyStreamingModel(["a ", "b ", "c ", "d ", "e "], 100);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 130);
+    const answer = await model.invoke("hi", { callbacks: [handler], signal: controller.signal });
+    expect(answer.content).toBe("hi");
+    await sleep(300);
+    const { types, completed } = await ledger(store);
+    expect(types).toEqual(["run.started", "model.requested", "model.completed"]);
+    expect(payloadOf<Completion>(completed).response.generations[0]?.[0]?.text).toBe("hi");
+  });
+
+  it("silent after the abort for longer than the grace: closed as aborted (a limit: the README says so)", async () => {
+    const { store, handler } = setup();
+    // Streamed before the abort, nothing after it for 400 ms, then the answer: nothing tells this
+    // call from a stream aborted between chunks, which LangChain never ends.
+    const model = new InternallyStreamingModel(["a "], 10, 400);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    const answer = await model.invoke("hi", { callbacks: [handler], signal: controller.signal });
+    expect(answer.content).toBe("hi");
+    const { types, failed } = await ledger(store);
+    expect(types).toEqual(["run.started", "model.requested", "model.failed"]);
+    expect(payloadOf<Failure>(failed)).toMatchObject({
+      error: { name: "AbortError" },
+      partial: { text: "a " },
+    });
   });
 });
 

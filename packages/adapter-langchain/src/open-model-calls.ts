@@ -38,7 +38,10 @@ export function abortedCall(reason: unknown): Error {
 /**
  * How long a stream its signal aborted is given to end by itself (LangChain reports its error)
  * before it is closed as aborted: LangChain reports nothing for a stream aborted between
- * chunks, but it does for one aborted while a chunk was on its way, once that chunk comes.
+ * chunks, but it does for one aborted while a chunk was on its way, once that chunk comes. A
+ * call that streams a token after its abort is not closed this way: something still produces
+ * it (a `_generate` that streams internally and does not stop, or a chunk LangChain pulled),
+ * and LangChain reports the end of what it produces.
  */
 export const ABORTED_STREAM_GRACE_MS = 250;
 
@@ -61,6 +64,10 @@ interface OpenCall extends StartedCall {
   chunk: ChatGenerationChunk | GenerationChunk | undefined;
   /** Its signal aborted it: what it is closed with if it does not end by itself. */
   aborted: Error | undefined;
+  /** It streamed after its abort: LangChain will report its end, no grace closes it. */
+  streamedAfterAbort: boolean;
+  /** Stops waiting for an aborted stream's end (it ended, or it streams on). */
+  stopWaiting: () => void;
   /** Stops listening to the call's signal, and stops waiting for an aborted stream's end. */
   detach: () => void;
 }
@@ -83,7 +90,7 @@ export type CloseCall = (
  * an end or error LangChain reports then decides its outcome. It is closed as aborted
  * (`AbortError`) only when it will not end by itself: a stream that had streamed something
  * (LangChain may report nothing for a stream aborted between chunks) after a short grace
- * (`ABORTED_STREAM_GRACE_MS`), and any aborted call when the run that made it ends
+ * (`ABORTED_STREAM_GRACE_MS`) unless it streams on after the abort, and any aborted call when the run that made it ends
  * (`closeUnder`: that run no longer waits for its answer) or the ledger run is closed
  * (`closeAll`). A stream left unfinished without an abort is closed at those two as well.
  */
@@ -107,6 +114,7 @@ export class ModelCallsInProgress {
     },
   ): void {
     const { signal } = call;
+    // Stops the grace an aborted stream is given (the call ended, or streams on).
     let stopWaiting = () => {};
     const abort = () => {
       const open = this.#calls.get(runId);
@@ -135,6 +143,8 @@ export class ModelCallsInProgress {
       text: "",
       chunk: undefined,
       aborted: undefined,
+      streamedAfterAbort: false,
+      stopWaiting: () => stopWaiting(),
       detach: () => {
         signal?.removeEventListener("abort", abort);
         stopWaiting();
@@ -147,6 +157,10 @@ export class ModelCallsInProgress {
     if (!call) return;
     call.text += token;
     if (chunk) call.chunk = call.chunk ? call.chunk.concat(chunk as never) : chunk;
+    if (call.aborted && !call.streamedAfterAbort) {
+      call.streamedAfterAbort = true;
+      call.stopWaiting();
+    }
   }
 
   /** The call ended as LangChain reports it: forgotten (undefined if it was closed). */
@@ -170,10 +184,10 @@ export class ModelCallsInProgress {
     await this.#close(runId, call.attempt, call.aborted ?? error, partialOf(call));
   }
 
-  /** An aborted stream that did not end within its grace. */
+  /** An aborted stream that did not end within its grace, nor streamed on after the abort. */
   async #closeAborted(runId: string): Promise<void> {
-    const aborted = this.#calls.get(runId)?.aborted;
-    if (aborted) await this.close(runId, aborted);
+    const call = this.#calls.get(runId);
+    if (call?.aborted && !call.streamedAfterAbort) await this.close(runId, call.aborted);
   }
 
   /** Closes the calls made under a LangChain run (`isUnder` their parent run) that ended. */
