@@ -11,6 +11,7 @@ import { type NestedRefusals, settleRefused } from "./nested-refusal.js";
 import { abandonCallsInside, requestInsideDecision } from "./outer-decision.js";
 import { toJsonValue } from "./plain-json.js";
 import type { RunTree, ToolRun } from "./run-tree.js";
+import { cutOffByAbort } from "./tool-abort.js";
 import type { ToolAttempt } from "./tool-attempt.js";
 import {
   requestToolCall,
@@ -120,6 +121,9 @@ export class ToolRuns {
     if (!attempt) return;
     const recorder = await this.#context.recorder();
     await this.#settleRefused(recorder, attempt, runId);
+    // Cut off by an abort, the call has no outcome (it may still take effect): it stays
+    // unresolved, and a resume asks before repeating it, as ledgerMiddleware leaves it.
+    if (cutOffByAbort(error)) return;
     await recorder.toolFailed(attempt, error, {
       metadata: langchainMetadata({ runId, parentRunId }),
     });
