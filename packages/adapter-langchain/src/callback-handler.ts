@@ -423,7 +423,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       this.#state.runs.started(runId, parentRunId);
       this.#state.pauses.chainStarted(runId, metadata);
       const name = runName ?? runTypeOrName ?? String(chain?.id?.at(-1) ?? "chain");
-      this.#state.models.chainStarted(runId, name, metadata);
+      this.#state.models.chainStarted(runId, name, metadata, parentRunId);
       if (!this.#recordChains()) return;
       await this.#state.chains.started({ name, inputs, runId, parentRunId, tags, metadata });
     });
@@ -435,6 +435,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     parentRunId?: string,
   ): Promise<void> {
     await this.#ends(runId, async () => {
+      await this.#state.models.chainCompleted(outputs, runId);
       await this.#chainEnded(runId);
       await this.#state.chains.completed(outputs, runId, parentRunId);
     });

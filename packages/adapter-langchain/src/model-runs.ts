@@ -11,6 +11,7 @@ import {
   streamLeftUnfinished,
 } from "./open-model-calls.js";
 import type { RunTree } from "./run-tree.js";
+import { StructuredOutputCalls } from "./structured-output-calls.js";
 import type { ToolCauses } from "./tool-causes.js";
 
 /** What the handler shares with its model runs. */
@@ -32,6 +33,10 @@ export class ModelRuns {
   readonly #retries = new ModelRetries();
   /** The structured output tools of the model calls to come, by the run they are made under. */
   readonly #structuredTools = new Map<string, string[]>();
+  /** The structured output tools each model call in progress names in its metadata. */
+  readonly #namedTools = new Map<string, string[]>();
+  /** Structured outputs LangChain does not name in the call options (base, createAgent's). */
+  readonly #structured = new StructuredOutputCalls();
 
   constructor(context: ModelRunsContext) {
     this.#context = context;
@@ -79,8 +84,17 @@ export class ModelRuns {
     // Metadata too: the tools whose call the agent answers itself (toolStrategy).
     const structuredTools =
       ids.parentRunId !== undefined ? this.#structuredTools.get(ids.parentRunId) : undefined;
-    if (structuredTools)
+    if (structuredTools) {
       metadata.structuredOutput = { method: "toolStrategy", tools: [...structuredTools] };
+      this.#namedTools.set(ids.runId, structuredTools);
+    } else if (
+      request.structuredOutput === undefined &&
+      this.#structured.inPipeline(ids.parentRunId)
+    ) {
+      // The base withStructuredOutput passes no ls_structured_output_format; it only calls
+      // tools (functionCalling). Metadata, so the request's hash stays what it was.
+      metadata.structuredOutput = { method: "functionCalling" };
+    }
     const attempt = retried
       ? await retryLive(recorder, retried, metadata)
       : await beforeModelCall(recorder, request, metadata, insideTool);
@@ -107,6 +121,13 @@ export class ModelRuns {
       metadata: langchainMetadata({ runId, parentRunId }),
     });
     this.#context.causes.note(toolCalls, event.eventId, call.threadId);
+    this.#structured.completed(parentRunId, {
+      eventId: event.eventId,
+      toolCalls: toolCalls.flatMap(({ id, name }) => (id !== undefined ? [{ id, name }] : [])),
+      known: this.#namedTools.get(runId) ?? [],
+      threadId: call.threadId,
+    });
+    this.#namedTools.delete(runId);
   }
 
   /** A model call failed: with what it streamed before, if its signal aborted it mid-stream. */
@@ -114,6 +135,7 @@ export class ModelRuns {
     const call = this.#calls.ended(runId);
     if (!call) return;
     const { attempt, partial } = call;
+    this.#namedTools.delete(runId);
     this.#retries.ended(runId, attempt);
     const recorder = await this.#context.recorder();
     await recorder.modelFailed(attempt, error, {
@@ -135,18 +157,29 @@ export class ModelRuns {
     };
   }
 
-  /** A chain started: the model calls made again under createAgent's model node are retries. */
+  /**
+   * A chain started: the model calls made again under createAgent's model node are retries,
+   * and those made in the base withStructuredOutput's pipeline give a structured output.
+   */
   chainStarted(
     runId: string,
-    runName: string | undefined,
+    runName: string,
     metadata: Record<string, unknown> | undefined,
+    parentRunId: string | undefined,
   ): void {
     this.#retries.chainStarted(runId, runName, metadata);
+    this.#structured.chainStarted(runId, runName, parentRunId);
+  }
+
+  /** A chain ended with `outputs`: createAgent's model node may have answered a structured output. */
+  async chainCompleted(outputs: unknown, runId: string): Promise<void> {
+    await this.#structured.answered(this.#context.recorder, runId, outputs);
   }
 
   /** A LangChain run ended: no retry of a call that failed under it can come any more. */
   parentEnded(runId: string): void {
     this.#retries.parentEnded(runId);
+    this.#structured.ended(runId);
   }
 
   /** The model calls made under a LangChain run that ended while they had not: left unfinished. */
@@ -176,6 +209,7 @@ export class ModelRuns {
     partial: JsonObject | undefined,
   ): Promise<void> {
     this.#retries.ended(runId, attempt);
+    this.#namedTools.delete(runId);
     const recorder = await this.#context.recorder();
     await recorder.modelFailed(attempt, error, {
       metadata: langchainMetadata({ runId }),

@@ -14,6 +14,7 @@ import { abandonedCallText } from "./abandoned-message.js";
 import { recordedThreadId } from "./langchain-metadata.js";
 import { isRecord } from "./plain-json.js";
 import { messageFromJson } from "./stored-messages.js";
+import { STRUCTURED_RESPONSE_EVENT } from "./structured-output-calls.js";
 import { isInterrupt, isRefusedOutcome } from "./tool-attempt.js";
 import { toolRequestHash } from "./tool-call-key.js";
 import { ledgerToolCallId } from "./tool-claim.js";
@@ -115,8 +116,10 @@ export async function restoreMessages(
   if (answer) messages.push(answer);
   // A structured output the agent answers itself (toolStrategy) is no call a tool node runs.
   const answeredByAgent = structuredOutputTools(anchor);
+  const answeredIds = answeredStructuredCalls(events, lastCompletion);
   const calls = ((answer as { tool_calls?: ToolCall[] } | undefined)?.tool_calls ?? []).filter(
-    (call) => !answeredByAgent.has(call.name),
+    (call) =>
+      !answeredByAgent.has(call.name) && !(call.id !== undefined && answeredIds.has(call.id)),
   );
 
   // Outcomes of tool calls recorded after the completion, by toolCallId, and by step.
@@ -271,13 +274,37 @@ const requestOf = (call: JsonObject) =>
 
 /**
  * A call whose answer is a structured output given as a tool call (`withStructuredOutput` with
- * `functionCalling`, as the handler records it in `request.structuredOutput`): no tool node
- * runs that call, and the answer is a node's value, not a turn of the conversation.
+ * `functionCalling`, as the handler records it in `request.structuredOutput` from LangChain's
+ * call options, or in `metadata.structuredOutput` for the base withStructuredOutput, which
+ * passes none): no tool node runs that call, and the answer is a node's value, not a turn of
+ * the conversation.
  */
 function answersWithToolCall(request: LedgerEvent): boolean {
   const payload = field(request, "request");
   const structured = isRecord(payload) ? payload.structuredOutput : undefined;
-  return isRecord(structured) && structured.method === "functionCalling";
+  if (isRecord(structured) && structured.method === "functionCalling") return true;
+  const noted = isRecord(request.metadata) ? request.metadata.structuredOutput : undefined;
+  return isRecord(noted) && noted.method === "functionCalling";
+}
+
+/**
+ * The ids of the tool calls of `completion` that createAgent answered itself as its structured
+ * response (`toolStrategy`, noted by the handler as its model node ended, with or without
+ * ledgerMiddleware, also for a bare schema: `STRUCTURED_RESPONSE_EVENT`).
+ */
+function answeredStructuredCalls(
+  events: readonly LedgerEvent[],
+  completion: LedgerEvent,
+): Set<string> {
+  const ids = new Set<string>();
+  for (const event of events) {
+    if (event.type !== STRUCTURED_RESPONSE_EVENT) continue;
+    if (event.causedByEventId !== completion.eventId) continue;
+    const toolCalls = field(event, "toolCalls");
+    for (const call of Array.isArray(toolCalls) ? toolCalls : [])
+      if (isRecord(call) && typeof call.id === "string") ids.add(call.id);
+  }
+  return ids;
 }
 
 /**

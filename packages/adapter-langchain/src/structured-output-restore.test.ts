@@ -1,9 +1,15 @@
 import { join } from "node:path";
 import type { EventStore } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import {
+  AIMessage,
+  AIMessageChunk,
+  type BaseMessage,
+  HumanMessage,
+} from "@langchain/core/messages";
 import { type RunnableConfig, RunnableLambda } from "@langchain/core/runnables";
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
+import { FakeStreamingChatModel } from "@langchain/core/utils/testing";
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { afterAll, describe, expect, it, type TestContext } from "vitest";
 import { z } from "zod";
@@ -48,6 +54,34 @@ function verdictClassifier() {
     .pipe(RunnableLambda.from((message: AIMessage) => message.tool_calls?.[0]?.args ?? {}));
 }
 
+type Classifier = Pick<ReturnType<typeof verdictClassifier>, "invoke">;
+
+/**
+ * LangChain's own `withStructuredOutput` (BaseChatModel's, which FakeStreamingChatModel does not
+ * override): the schema bound as a tool named `Verdict`, and no `ls_structured_output_format`.
+ * Its parser takes the streamed message, so the classifier streams.
+ */
+function baseClassifier(): Classifier {
+  const model = new FakeStreamingChatModel({
+    chunks: [
+      new AIMessageChunk({
+        content: "",
+        tool_calls: [{ id: "so-1", name: "Verdict", args: { ok: true } }],
+      }),
+    ],
+  });
+  const structured = model.withStructuredOutput(z.object({ ok: z.boolean() }), {
+    name: "Verdict",
+  });
+  return {
+    invoke: async (messages: BaseMessage[], config?: RunnableConfig) => {
+      let verdict: unknown;
+      for await (const value of await structured.stream(messages, config)) verdict = value;
+      return verdict as Record<string, unknown>;
+    },
+  };
+}
+
 /**
  * A graph recorded by the handler in thread t1: `agent` (if given) asks for charge 1, then
  * `classify` calls the structured-output classifier; the graph ends there (the charge is never
@@ -57,10 +91,10 @@ async function record(
   name: string,
   onTestFinished: TestContext["onTestFinished"],
   agent?: (messages: BaseMessage[], config: RunnableConfig) => Promise<AIMessage>,
+  classifier: Classifier = verdictClassifier(),
 ): Promise<EventStore> {
   const store = await openLedger(join(scratch, `${name}.db`), onTestFinished);
   const handler = new LedgerCallbackHandler({ store, ...address });
-  const classifier = verdictClassifier();
   const graph = new StateGraph(MessagesAnnotation)
     .addNode("agent", async (state, config: RunnableConfig) => ({
       messages: agent ? [await agent(state.messages, config)] : [],
@@ -107,6 +141,26 @@ describe("restoreMessages and a structured output given as a tool call (withStru
     const model = new ScriptedChatModel(asksCharge);
     const store = await record("after-turn", onTestFinished, (messages, config) =>
       model.invoke(messages, config),
+    );
+    const restored = await restoreMessages(store, address, { threadId: THREAD });
+    expect(restored.pendingToolCalls.map((call) => `${call.name}(${call.id})`)).toEqual([
+      "charge(call-1)",
+    ]);
+    expect(restored.messages.map((message) => [message.type, message.content])).toEqual([
+      ["human", "is it ok?"],
+      ["ai", ""],
+    ]);
+  });
+
+  it("LangChain's base withStructuredOutput (no ls_structured_output_format): known by its StructuredOutput chain", async ({
+    onTestFinished,
+  }) => {
+    const model = new ScriptedChatModel(asksCharge);
+    const store = await record(
+      "base-structured-output",
+      onTestFinished,
+      (messages, config) => model.invoke(messages, config),
+      baseClassifier(),
     );
     const restored = await restoreMessages(store, address, { threadId: THREAD });
     expect(restored.pendingToolCalls.map((call) => `${call.name}(${call.id})`)).toEqual([

@@ -20,9 +20,14 @@ const getWeather = tool(async ({ city }: { city: string }) => `sunny 21 in ${cit
   schema: z.object({ city: z.string() }),
 });
 
-/** Asks for the weather, then answers with the structured output's tool (`structured`). */
-function weatherModel(structured: string) {
-  return new ScriptedChatModel((messages: BaseMessage[]) => {
+/**
+ * Asks for the weather, then answers with the structured output's tool (`structured`; by
+ * default the one createAgent bound beside get_weather, whose name it picks for a bare schema).
+ */
+function weatherModel(structured?: string) {
+  const model: ScriptedChatModel = new ScriptedChatModel((messages: BaseMessage[]) => {
+    const name =
+      structured ?? model.toolNames.find((bound) => bound !== "get_weather") ?? "unbound";
     if (messages.length === 1)
       return new AIMessage({
         content: "",
@@ -30,9 +35,41 @@ function weatherModel(structured: string) {
       });
     return new AIMessage({
       content: "",
-      tool_calls: [{ id: "call-2", name: structured, args: { city: "Paris", temp: 21 } }],
+      tool_calls: [{ id: "call-2", name, args: { city: "Paris", temp: 21 } }],
     });
   });
+  return model;
+}
+
+/**
+ * createAgent with `responseFormat`, with or without ledgerMiddleware, run to its structured
+ * answer: restoreMessages then has no pending call and the answer as the last turn.
+ */
+async function expectAnsweredByAgent(options: {
+  /** `toolStrategy(schema)`, or a bare schema. */
+  responseFormat: unknown;
+  middleware: boolean;
+}) {
+  const store = new MemoryEventStore();
+  const handler = new LedgerCallbackHandler({ store, ...address });
+  const agent = createAgent({
+    model: weatherModel(),
+    tools: [getWeather],
+    responseFormat: options.responseFormat as never,
+    middleware: options.middleware ? [ledgerMiddleware({ handler })] : [],
+    checkpointer: new LedgerCheckpointSaver({ store }),
+  });
+  const result = await agent.invoke(
+    { messages: [new HumanMessage("weather in paris?")] },
+    threadConfig(handler, "t1"),
+  );
+  expect(result.structuredResponse).toEqual({ city: "Paris", temp: 21 });
+  const restored = await restoreMessages(store, address, { threadId: "t1" });
+  expect(restored.pendingToolCalls).toEqual([]);
+  expect(restored.toolMessages.map((message) => message.tool_call_id)).toEqual([]);
+  const last = restored.messages.at(-1) as AIMessage;
+  expect(last.tool_calls?.map((call) => call.id)).toEqual(["call-2"]);
+  expect(restored.messages.map((message) => message.type)).toEqual(["human", "ai", "tool", "ai"]);
 }
 
 describe("createAgent's responseFormat: toolStrategy, answered as a tool call", () => {
@@ -58,6 +95,18 @@ describe("createAgent's responseFormat: toolStrategy, answered as a tool call", 
     const last = restored.messages.at(-1) as AIMessage;
     expect(last.tool_calls?.map((call) => call.id)).toEqual(["call-2"]);
     expect(restored.messages.map((message) => message.type)).toEqual(["human", "ai", "tool", "ai"]);
+  });
+
+  it("without ledgerMiddleware: the structured answer is no pending tool call either", async () => {
+    await expectAnsweredByAgent({ responseFormat: toolStrategy(Weather), middleware: false });
+  });
+
+  it("a bare schema (createAgent picks toolStrategy and its tool's name at each call), with ledgerMiddleware", async () => {
+    await expectAnsweredByAgent({ responseFormat: Weather, middleware: true });
+  });
+
+  it("a bare schema, without ledgerMiddleware", async () => {
+    await expectAnsweredByAgent({ responseFormat: Weather, middleware: false });
   });
 
   it("a call of the agent's own tools stays pending", async () => {

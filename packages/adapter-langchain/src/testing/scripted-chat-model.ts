@@ -29,8 +29,9 @@ export class ScriptedChatModel extends BaseChatModel {
     return { model: "scripted-1", temperature: 0, apiKey: this.apiKey, tools: this.toolNames };
   }
 
-  override bindTools(tools: { name: string }[]) {
-    this.toolNames = tools.map((tool) => tool.name);
+  override bindTools(tools: { name?: string; function?: { name?: string } }[]) {
+    // A StructuredTool has a name, an OpenAI-style definition (a structured output's) a function.
+    this.toolNames = tools.map((tool) => tool.name ?? tool.function?.name ?? "");
     return this as never;
   }
 

@@ -1,0 +1,98 @@
+import type { JsonObject, SessionRecorder } from "@agent-ledger/core";
+import { ToolMessage } from "@langchain/core/messages";
+import { langchainMetadata } from "./langchain-metadata.js";
+import { isRecord } from "./plain-json.js";
+
+/**
+ * The custom event that names the tool calls of a model completion (its `causedByEventId`)
+ * that createAgent answered itself as its structured response (`responseFormat` given as a
+ * tool call, `toolStrategy`): no tool node runs them, so restoreMessages keeps them out of
+ * `pendingToolCalls`. Payload `{ toolCalls: [{ id, name }] }`.
+ */
+export const STRUCTURED_RESPONSE_EVENT = "x.langchain.structured-response";
+
+/**
+ * The run names LangChain's base `withStructuredOutput` gives its pipeline (model, then the
+ * parser that reads the tool call): `StructuredOutput`, or `StructuredOutputRunnable` with
+ * `includeRaw` (the model then runs in a `RunnableMap` step, `{ raw: model }`).
+ */
+const PIPELINE_NAMES = new Set(["StructuredOutput", "StructuredOutputRunnable"]);
+
+/** A completion that asked for tool calls, under a chain still running. */
+interface AskingCompletion {
+  eventId: string;
+  toolCalls: { id: string; name: string }[];
+  /** Tools its request's metadata already names as the structured output's (ledgerMiddleware). */
+  known: readonly string[];
+  threadId: string | undefined;
+}
+
+/**
+ * How the handler knows a model call gives a structured output as a tool call when LangChain
+ * does not say so in the call options (`ls_structured_output_format`, which the providers'
+ * own `withStructuredOutput` pass):
+ *
+ * - the base `withStructuredOutput` (of a model that does not override it) runs the model in
+ *   its `StructuredOutput` chain: a call made right under it (`inPipeline`);
+ * - createAgent's model node answers a `toolStrategy` call itself: the node ends with its
+ *   `structuredResponse` and a ToolMessage for the call, which `answered` notes in the ledger.
+ */
+export class StructuredOutputCalls {
+  /** The pipelines of the base withStructuredOutput in progress (and their `{ raw }` steps). */
+  readonly #pipelines = new Set<string>();
+  /** The completions that asked for tool calls, by the chain they were made under. */
+  readonly #asking = new Map<string, AskingCompletion[]>();
+
+  chainStarted(runId: string, name: string, parentRunId: string | undefined): void {
+    const rawStep = name === "RunnableMap" && parentRunId !== undefined;
+    if (PIPELINE_NAMES.has(name) || (rawStep && this.#pipelines.has(parentRunId)))
+      this.#pipelines.add(runId);
+  }
+
+  /** True when a model call made under `parentRunId` is the base withStructuredOutput's. */
+  inPipeline(parentRunId: string | undefined): boolean {
+    return parentRunId !== undefined && this.#pipelines.has(parentRunId);
+  }
+
+  /** A completion made under `parentRunId` asked for `toolCalls`. */
+  completed(parentRunId: string | undefined, completion: AskingCompletion): void {
+    if (parentRunId === undefined || completion.toolCalls.length === 0) return;
+    const list = this.#asking.get(parentRunId) ?? [];
+    list.push(completion);
+    this.#asking.set(parentRunId, list);
+  }
+
+  /**
+   * The chain `runId` ended with `outputs`: if it is createAgent's model node answering a
+   * structured output (`structuredResponse`, and a ToolMessage for a call a completion made
+   * under it asked for), those calls are noted as answered by the agent.
+   */
+  async answered(recorder: () => Promise<SessionRecorder>, runId: string, outputs: unknown) {
+    const asking = this.#asking.get(runId);
+    if (!asking || !isRecord(outputs) || !("structuredResponse" in outputs)) return;
+    const messages = Array.isArray(outputs.messages) ? outputs.messages : [];
+    const answeredIds = new Set(
+      messages
+        .filter((message) => ToolMessage.isInstance(message))
+        .map((message) => (message as ToolMessage).tool_call_id),
+    );
+    for (const completion of asking) {
+      const toolCalls = completion.toolCalls.filter(
+        (call) => answeredIds.has(call.id) && !completion.known.includes(call.name),
+      );
+      if (toolCalls.length === 0) continue;
+      await (await recorder()).record({
+        type: STRUCTURED_RESPONSE_EVENT,
+        causedByEventId: completion.eventId,
+        payload: { toolCalls } as JsonObject,
+        metadata: langchainMetadata({ runId, threadId: completion.threadId }),
+      });
+    }
+  }
+
+  /** The chain `runId` ended or failed: what was kept for it is forgotten. */
+  ended(runId: string): void {
+    this.#pipelines.delete(runId);
+    this.#asking.delete(runId);
+  }
+}
