@@ -4,6 +4,7 @@ import { isHandoffObject, ledgerHandoff } from "./ledger-handoff.js";
 import { isLocalShell, ledgerLocalTool } from "./ledger-local-tool.js";
 import { isLedgerWrapped, ledgerModel } from "./ledger-model.js";
 import { ledgerTool } from "./ledger-tool.js";
+import { watchLocalCallStarts } from "./local-call-ids.js";
 import { type McpToolEffect, mcpToolEffectOf, recordMcpTools, replaceMethod } from "./mcp-tools.js";
 import { assertInstrumentArguments } from "./option-checks.js";
 import { watchAgentStart } from "./records-every-call.js";
@@ -76,6 +77,7 @@ export function instrumentAgent(agent: AnyAgent, options: InstrumentAgentOptions
     if (seen.has(current)) continue;
     seen.add(current);
     watchAgentStart(current);
+    watchLocalCallStarts(current);
     recordMcpTools(current, options.mcpToolEffect);
     instrumentClones(current);
     if (

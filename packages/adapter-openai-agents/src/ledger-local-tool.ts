@@ -128,7 +128,7 @@ async function runRecorded(
     throw refused(
       new LedgerError(
         "invalid-argument",
-        `tool ${name}: the ledger cannot tell which call this ${name} action belongs to (neither the model response that asked for it nor the tool's needsApproval named it): refusing to run it unrecorded`,
+        `tool ${name}: the ledger cannot tell which call this ${name} action belongs to (neither the model response that asked for it, the tool's needsApproval nor the SDK's start of it on an agent given to instrumentAgent named it): refusing to run it unrecorded`,
       ),
     );
   const attempt = await ledgerStep(() =>

@@ -1,4 +1,8 @@
+import type { Agent } from "@openai/agents";
 import type { AnyRunState } from "./run-ends.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: agents of any context and output type
+type AnyAgent = Agent<any, any>;
 
 /** The methods of an apply-patch tool's editor, one per patch operation. */
 export const EDITOR_METHODS = ["createFile", "updateFile", "deleteFile"] as const;
@@ -9,7 +13,10 @@ export const EDITOR_METHODS = ["createFile", "updateFile", "deleteFile"] as cons
  * only the operation, never the call's id; it hands the same object to the tool's
  * `needsApproval` with the id, and it takes the object from the model response's call item (or,
  * going on from an interruption, from the RunState's last processed response). So the id is noted
- * at each of those, and read where the action runs.
+ * at each of those, and read where the action runs. An agent used as a tool (Agent.asTool), going
+ * on from its pause, runs from a RunState the SDK parses itself out of the outer one: none of
+ * those objects is seen there, so the call is also noted as the SDK starts it (`agent_tool_start`,
+ * see watchLocalCallStarts).
  */
 const callIds = new WeakMap<object, string>();
 
@@ -54,4 +61,21 @@ export function noteStateLocalCalls(state: AnyRunState): void {
     noteLocalCall(toolCall.action, keyOf(toolCall));
   for (const { toolCall } of processed?.applyPatchActions ?? [])
     noteLocalCall(toolCall.operation, keyOf(toolCall));
+}
+
+const watched = new WeakSet<object>();
+
+/**
+ * Has `agent` note the id of each shell or apply-patch call it starts: the SDK emits
+ * `agent_tool_start` on the agent with the call item (its id and the very action or operation it
+ * hands the shell or editor), synchronously, just before it calls the shell or editor. This is
+ * the one place the id is seen when an agent tool goes on from its pause. Once per agent.
+ */
+export function watchLocalCallStarts(agent: AnyAgent): void {
+  if (watched.has(agent)) return;
+  watched.add(agent);
+  agent.on("agent_tool_start", (_context, _tool, details) => {
+    const toolCall = (details as { toolCall?: unknown } | undefined)?.toolCall;
+    if (toolCall !== undefined) noteLocalCalls([toolCall]);
+  });
 }

@@ -22,7 +22,7 @@ import {
 } from "./charging-agents.js";
 import type { CrashingChild } from "./crashing-child.js";
 import { fixture, retryingAgent } from "./fixture.js";
-import { cleaningAgent, deployingAgent } from "./local-tool-agents.js";
+import { cleaningAgent, deployingAgent, deployingAgentAsTool } from "./local-tool-agents.js";
 import { mcpShop } from "./mcp-agents.js";
 import { nestedAgentToolsFixture } from "./nested-agent-tools.js";
 import { hideReceipt, RECEIPT_PATH, receiptAgent } from "./receipt-agent.js";
@@ -401,6 +401,17 @@ export const CRASH_SCENARIOS = {
     state.approve(item);
     await resumeRun(first.agent, { ...runOptions(child.store, first.model), state });
   },
+  // The same inside an agent used as a tool: the pause is ops_tool's, the approval is made on a
+  // copy of the state, and the run goes on from it, dying inside the deploy (`dieAfter`) or in
+  // ops's model call after it.
+  "shell in an agent tool, deploy approved: dies inside the deploy": async (child) => {
+    await deployApprovedInAgentTool(child, "ran ./deploy.sh prod");
+  },
+  "shell in an agent tool, deploy approved: dies in ops's model call after the deploy": async (
+    child,
+  ) => {
+    await deployApprovedInAgentTool(child);
+  },
   "apply patch: dies in the model call after the delete": async (child) => {
     const first = cleaningAgent(child.afterEffect());
     child.watch(first.model, { dieInCall: 1 });
@@ -437,4 +448,17 @@ export type CrashScenario = keyof typeof CRASH_SCENARIOS;
 
 export function isCrashScenario(name: string): name is CrashScenario {
   return Object.hasOwn(CRASH_SCENARIOS, name);
+}
+
+/** Runs ops as a tool until its deploy asks, approves it on a copy of the state, goes on. */
+async function deployApprovedInAgentTool(child: CrashingChild, dieAfter?: string) {
+  const first = deployingAgentAsTool(child.afterEffect(dieAfter));
+  if (dieAfter === undefined) child.watch(first.opsModel, { dieInCall: 1 });
+  const paused = await runWithLedger(first.main, "go", runOptions(child.store, first.model));
+  child.asked(paused.interruptions);
+  const state = await RunState.fromString(first.main, firstInterruption(paused).state.toString());
+  const [item] = state.getInterruptions();
+  if (!item) throw new Error("expected the deploy to ask for approval");
+  state.approve(item);
+  await resumeRun(first.main, { ...runOptions(child.store, first.model), state });
 }

@@ -1,6 +1,7 @@
 import { Agent, applyPatchTool, type ModelResponse, shellTool } from "@openai/agents";
+import { instrumentAgent } from "../instrument-agent.js";
 import type { AfterEffect } from "./fixture.js";
-import { message, ScriptedModel } from "./scripted-model.js";
+import { functionCall, message, ScriptedModel } from "./scripted-model.js";
 
 type OutputItem = ModelResponse["output"][number];
 
@@ -70,4 +71,28 @@ export function cleaningAgent(afterEffect?: AfterEffect) {
   });
   const model = new ScriptedModel([() => [DELETE_CALL], () => [message("done")]]);
   return { effects, model, agent: new Agent({ name: "dev", tools: [editor] }) };
+}
+
+/**
+ * "main" calls the agent "ops" as a tool (Agent.asTool, `ops_tool`); ops (instrumented, its own
+ * model `opsModel`) is deployingAgent: its shell runs `./deploy.sh prod` once, asking first
+ * unless `needsApproval` is false. main answers "done" once ops answered.
+ */
+export function deployingAgentAsTool(
+  afterEffect?: AfterEffect,
+  options: { needsApproval?: boolean } = {},
+) {
+  const ops = deployingAgent(afterEffect, { needsApproval: options.needsApproval ?? true });
+  ops.agent.model = ops.model;
+  const main = new Agent({
+    name: "main",
+    tools: [
+      instrumentAgent(ops.agent).asTool({ toolName: "ops_tool", toolDescription: "deploys" }),
+    ],
+  });
+  const model = new ScriptedModel([
+    () => [functionCall("ops_tool", { input: "deploy" }, "call_ops")],
+    () => [message("done")],
+  ]);
+  return { effects: ops.effects, main, model, opsModel: ops.model };
 }
