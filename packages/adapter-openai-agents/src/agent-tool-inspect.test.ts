@@ -292,3 +292,68 @@ describe("an agent tool call abandoned: the calls in flight inside it are abando
     expect(third.effects).toEqual([]);
   });
 });
+
+/** `agent-ledger resolve <decision> <why> -- s <attemptId>` on the unresolved call `name`. */
+async function resolveCall(
+  path: string,
+  name: string,
+  decision: "--abandon" | "--approve",
+  why: string,
+) {
+  const attempt = (await inspectJson(path)).unresolved.find(
+    (unresolved) => unresolved.name === name,
+  );
+  return agentLedger(path, "resolve", decision, why, "--", "s", attempt?.attemptId ?? "");
+}
+
+// inspect says to decide the writer_tool call first (`decide-outer-first` on the write inside),
+// but resolve takes a decision on the write first too: it is kept, nothing runs twice or is lost.
+describe("the call inside an agent tool call to decide, decided first with agent-ledger resolve", () => {
+  const SCENARIO = "writer as a tool, partly instrumented: dies inside write";
+
+  test("write abandoned, then writer_tool approved at the resume: the writer runs again and its model reads the abandonment, write is not made again", async () => {
+    const { store, path, first } = await ledgers.crashed(SCENARIO);
+    expect(first.effects).toEqual([WRITE]);
+    const reason = "written already";
+    expect((await resolveCall(path, "write", "--abandon", reason)).code).toBe(0);
+    expect((await inspectSteps(path)).steps).toEqual({ writer_tool: "resolve" });
+
+    const second = writer({ instrumented: "partly" }, 1)();
+    const { asked, result } = await resumeApprovingAll(store, second.main, second.model);
+    expect(asked).toEqual(["writer_tool"]);
+    expect(result).toMatchObject({ status: "completed", finalOutput: "done" });
+    expect(second.effects).toEqual([]);
+    expect(JSON.stringify(second.writerModel.requests.at(-1)?.input)).toContain(reason);
+    expect((await inspectSteps(path)).steps).toEqual({});
+    expect(await writerRun(path)).toMatchObject({
+      status: "completed",
+      calls: [
+        ["model", "completed", expect.anything()],
+        ["write", "abandoned", reason],
+        ["model", "completed", expect.anything()],
+      ],
+    });
+  });
+
+  test("write approved, then writer_tool abandoned: the approval cannot be acted on, and resolve says the write is abandoned with it", async () => {
+    const { store, path } = await ledgers.crashed(SCENARIO);
+    expect((await resolveCall(path, "write", "--approve", "write it again")).code).toBe(0);
+    const abandoned = await resolveCall(path, "writer_tool", "--abandon", "not wanted");
+    expect(abandoned.code).toBe(0);
+    expect(abandoned.stdout).toMatch(/left in flight inside it:\n.*\(tool write\); cancelled/);
+    expect((await inspectSteps(path)).steps).toEqual({});
+
+    const second = writer({ instrumented: "partly" }, 1)();
+    const { asked, result } = await resumeApprovingAll(store, second.main, second.model);
+    expect(asked).toEqual([]);
+    expect(result.status).toBe("completed");
+    expect(second.effects).toEqual([]);
+    expect(await writerRun(path)).toMatchObject({
+      status: "cancelled",
+      calls: [
+        ["model", "completed", expect.anything()],
+        ["write", "abandoned", `${INSIDE}: not wanted`],
+      ],
+    });
+  });
+});
