@@ -201,7 +201,8 @@ export async function requestToolCall(
       requestHash,
       request: { name: options.name, args },
       accepts: options.replayAccepts && acceptsOnly(options.replayAccepts),
-      causedByEventId: options.causedByEventId,
+      // The cause the recorder gives a call that names none: a repeat is told apart by it too.
+      causedByEventId: options.causedByEventId ?? state.lastModelCompletion,
     });
     const common = {
       kind: "tool" as const,

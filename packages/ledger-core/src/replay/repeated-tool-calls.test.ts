@@ -96,6 +96,18 @@ describe("a tool call asked for twice by the same turn on resume (a LangGraph Se
     expect(toolRequests(await events(store))).toHaveLength(1);
   });
 
+  it("in flight at the crash, the turn's cause left to the recorder: the second is refused too", async () => {
+    const { store } = await crashedTurn("in flight");
+    const resumed = await SessionRecorder.resume({ store, ...address, actor });
+    const first = await asked(resumed.beforeToolCall(charge(1)));
+    const second = await asked(resumed.beforeToolCall(charge(1)));
+    expect([first, second]).toEqual([
+      { refused: "unresolved-attempt" },
+      { refused: "unresolved-attempt" },
+    ]);
+    expect(toolRequests(await events(store))).toHaveLength(1);
+  });
+
   it("approved by a person: it runs again once; the second is refused, not a second run", async () => {
     const { store, turn } = await crashedTurn("approved");
     const resumed = await SessionRecorder.resume({ store, ...address, actor });
