@@ -40,8 +40,9 @@ export interface BeforeToolCallOptions {
   effect?: Partial<ToolEffect>;
   /**
    * Defaults to the last model completion of this run (the call that asked for the tool). Given
-   * (not defaulted), it also tells on resume a repeat of a call already matched with a recorded
-   * attempt (same toolCallId, same cause): answered as that one was (ReplayCursor.takeTool).
+   * or defaulted, it also tells on resume a repeat of a call already matched with a recorded
+   * attempt (same toolCallId, same cause): answered (or refused) as that one was
+   * (ReplayCursor.takeTool).
    */
   causedByEventId?: string;
   metadata?: JsonObject;
