@@ -2,21 +2,9 @@ import { join } from "node:path";
 import { openStore } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { describe, expect, it, onTestFinished } from "vitest";
-import type { OutputStream } from "./io.js";
 import { runCli } from "./run-cli.js";
 import { recordDemoSession } from "./session-fixture.test.data.js";
-
-function collector(isTTY: boolean): OutputStream & { text: string } {
-  const stream = {
-    text: "",
-    isTTY,
-    write(chunk: string) {
-      stream.text += chunk;
-      return true;
-    },
-  };
-  return stream;
-}
+import { textOutput as collector } from "./text-output.test.data.js";
 
 describe("export progress", () => {
   it("reports progress on stderr only when it is a terminal", async () => {

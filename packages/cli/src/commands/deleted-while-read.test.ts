@@ -5,7 +5,7 @@ import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { interleavedStore, scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { appendEndedRun, tamperWithEvent } from "../interrupt-fixture.test.data.js";
-import type { OutputStream } from "../io.js";
+import { textOutput as text } from "../text-output.test.data.js";
 import { startViewer } from "../viewer/viewer-server.js";
 import type { CommandContext } from "./context.js";
 import { exportCommand } from "./export.js";
@@ -65,17 +65,6 @@ async function deletingStore(
     },
   };
 }
-
-const text = () => {
-  const stream: OutputStream & { text: string } = {
-    text: "",
-    write(chunk) {
-      stream.text += chunk;
-      return true;
-    },
-  };
-  return stream;
-};
 
 async function run(
   command: (context: CommandContext) => Promise<number>,

@@ -1,22 +1,11 @@
 import { type EventStore, MemoryEventStore, StoreUnavailableError } from "@agent-ledger/core";
 import { interleavedStore } from "@agent-ledger/core/testing";
 import { describe, expect, it } from "vitest";
-import type { OutputStream } from "../io.js";
+import { textOutput as text } from "../text-output.test.data.js";
 import type { CommandContext } from "./context.js";
 import { tailCommand } from "./tail.js";
 
 const actor = { type: "agent", id: "a" } as const;
-
-function text(): OutputStream & { text: string } {
-  const stream: OutputStream & { text: string } = {
-    text: "",
-    write(chunk) {
-      stream.text += chunk;
-      return true;
-    },
-  };
-  return stream;
-}
 
 /** Appends a note to run r of session s at `seq`. */
 async function note(store: EventStore, seq: number): Promise<void> {
