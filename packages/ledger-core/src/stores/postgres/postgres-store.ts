@@ -16,7 +16,7 @@ import { SqlEventStore } from "../sql/sql-event-store.js";
 import { assertStoreOptions } from "../store-options.js";
 import { boundedPool, ownedPoolConfig } from "./bounded-pool.js";
 import { PostgresBackend } from "./postgres-backend.js";
-import { assertKnownUrlParams } from "./url-params.js";
+import { assertKnownPostgresUrlParams } from "./url-params.js";
 
 /**
  * A pool the application made (its size and timeouts stay the application's choice), or a
@@ -122,7 +122,7 @@ function takeStoreParams(url: string): {
     // A libpq keyword string ("host=... dbname=..."), which node-postgres also takes.
     return { connectionString: url };
   }
-  assertKnownUrlParams(parsed);
+  assertKnownPostgresUrlParams(parsed);
   const schema = takeUrlParam(parsed, "schema");
   const timeout = takeTimeoutParam(parsed, "$.connectionString");
   if (schema === undefined && timeout === undefined) return { connectionString: url };

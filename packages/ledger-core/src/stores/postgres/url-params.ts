@@ -1,5 +1,5 @@
-import { InvalidArgumentError } from "../../events/errors.js";
 import { TIMEOUT_PARAM } from "../server-timeout.js";
+import { assertKnownUrlParams } from "../url-params.js";
 
 /**
  * Query parameters a postgres:// URL may carry: the store's (`schema`, `timeoutMs`), the ones
@@ -67,12 +67,6 @@ const URL_PARAMS = [
 ];
 
 /** Refuses a query parameter of a PostgreSQL URL that neither the store nor node-postgres reads. */
-export function assertKnownUrlParams(url: URL): void {
-  for (const name of url.searchParams.keys()) {
-    if (!URL_PARAMS.includes(name))
-      throw new InvalidArgumentError(
-        "$.connectionString",
-        `unknown query parameter ${JSON.stringify(name)} in the PostgreSQL URL (known: ${URL_PARAMS.join(", ")})`,
-      );
-  }
+export function assertKnownPostgresUrlParams(url: URL): void {
+  assertKnownUrlParams(url, URL_PARAMS, "$.connectionString", "PostgreSQL");
 }

@@ -2,6 +2,7 @@ import { type Cluster, Redis, type RedisOptions } from "ioredis";
 import { InvalidArgumentError, LedgerError, StoreUnavailableError } from "../../events/errors.js";
 import { BROKEN_SOCKET_CODES } from "../read-retry.js";
 import { TIMEOUT_PARAM } from "../server-timeout.js";
+import { assertKnownUrlParams } from "../url-params.js";
 import { withoutCredentials } from "./auth-reply.js";
 
 /**
@@ -71,14 +72,8 @@ const URL_PARAMS = [
 ];
 
 /** Refuses a query parameter of a Redis URL the store or ioredis would not read as meant. */
-export function assertKnownUrlParams(url: URL): void {
-  for (const name of url.searchParams.keys()) {
-    if (!URL_PARAMS.includes(name))
-      throw new InvalidArgumentError(
-        "$.url",
-        `unknown query parameter ${JSON.stringify(name)} in the Redis URL (known: ${URL_PARAMS.join(", ")})`,
-      );
-  }
+export function assertKnownRedisUrlParams(url: URL): void {
+  assertKnownUrlParams(url, URL_PARAMS, "$.url", "Redis");
 }
 
 /** The last connection error of each client the store made (ECONNREFUSED, a TLS failure...). */

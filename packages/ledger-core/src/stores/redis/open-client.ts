@@ -12,7 +12,7 @@ import { redactUrl } from "../../store/redact-url.js";
 import { storeTimeoutMs, takeTimeoutParam } from "../server-timeout.js";
 import { assertStoreOptions } from "../store-options.js";
 import {
-  assertKnownUrlParams,
+  assertKnownRedisUrlParams,
   assertReadsFromMasters,
   clientKeyPrefix,
   createClient,
@@ -74,7 +74,7 @@ export function openClient(options: RedisEventStoreOptions): OpenedClient {
       } catch {
         throw unusableUrl("$.url", url, `${UNPARSABLE_URL}: a "%" begins no escape`);
       }
-    assertKnownUrlParams(parsed);
+    assertKnownRedisUrlParams(parsed);
     assertDatabaseNumber(parsed);
     prefixFromUrl = takeUrlParam(parsed, "keyPrefix");
     if (prefixFromUrl !== undefined) url = location = parsed.toString();
