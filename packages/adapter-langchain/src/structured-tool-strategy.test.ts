@@ -74,27 +74,8 @@ async function expectAnsweredByAgent(options: {
 
 describe("createAgent's responseFormat: toolStrategy, answered as a tool call", () => {
   it("the structured answer is no pending tool call: the agent answers it, no tool node runs it", async () => {
-    const store = new MemoryEventStore();
-    const handler = new LedgerCallbackHandler({ store, ...address });
-    const responseFormat = toolStrategy(Weather);
-    const agent = createAgent({
-      model: weatherModel(responseFormat[0]?.name ?? "extract"),
-      tools: [getWeather],
-      responseFormat,
-      middleware: [ledgerMiddleware({ handler })],
-      checkpointer: new LedgerCheckpointSaver({ store }),
-    });
-    const result = await agent.invoke(
-      { messages: [new HumanMessage("weather in paris?")] },
-      threadConfig(handler, "t1"),
-    );
-    expect(result.structuredResponse).toEqual({ city: "Paris", temp: 21 });
-    const restored = await restoreMessages(store, address, { threadId: "t1" });
-    expect(restored.pendingToolCalls).toEqual([]);
     // The answer stays the turn's: a resumed loop has it, and asks the model nothing more.
-    const last = restored.messages.at(-1) as AIMessage;
-    expect(last.tool_calls?.map((call) => call.id)).toEqual(["call-2"]);
-    expect(restored.messages.map((message) => message.type)).toEqual(["human", "ai", "tool", "ai"]);
+    await expectAnsweredByAgent({ responseFormat: toolStrategy(Weather), middleware: true });
   });
 
   it("without ledgerMiddleware: the structured answer is no pending tool call either", async () => {
