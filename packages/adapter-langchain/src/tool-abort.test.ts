@@ -60,24 +60,28 @@ async function sendCall(store: MemoryEventStore) {
   };
 }
 
-function plainGraph(store: MemoryEventStore, send: StructuredToolInterface) {
+/**
+ * A plain graph (no ledgerMiddleware: the handler records the tool call) whose `send` aborts the
+ * run: what the invocation threw, what send did, and the store.
+ */
+async function abortPlainGraph(kind: "tool()" | "DynamicStructuredTool", reason?: string) {
+  const store = new MemoryEventStore();
+  const controller = new AbortController();
+  const { send, effects } = abortingSend(kind, controller, reason);
   const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
   const model = new ScriptedChatModel(askToSend);
   const graph = toolGraph(model, [send], new LedgerCheckpointSaver({ store }), {
     handleToolErrors: false,
   });
-  return { graph, handler };
+  const stopped = await graph
+    .invoke(GO, { ...threadConfig(handler), signal: controller.signal })
+    .catch((error: unknown) => error);
+  return { store, effects, stopped };
 }
 
 describe("a tool call cut off by aborting the run, recorded by the handler (a plain graph)", () => {
   it("tool(): LangChain reports the abort as the tool's error; the call is left unresolved, not failed", async () => {
-    const store = new MemoryEventStore();
-    const controller = new AbortController();
-    const { send, effects } = abortingSend("tool()", controller);
-    const { graph, handler } = plainGraph(store, send);
-    const stopped = await graph
-      .invoke(GO, { ...threadConfig(handler), signal: controller.signal })
-      .catch((error: unknown) => error);
+    const { store, effects, stopped } = await abortPlainGraph("tool()");
     expect((stopped as Error).name).toBe("AbortError");
     const { types, unresolved } = await sendCall(store);
     // The message went out after the abort: LangChain never reports it, the ledger cannot know.
@@ -95,13 +99,7 @@ describe("a tool call cut off by aborting the run, recorded by the handler (a pl
   });
 
   it("tool() aborted with a text reason: recorded as the tool's failure (a limit: the README says so)", async () => {
-    const store = new MemoryEventStore();
-    const controller = new AbortController();
-    const { send } = abortingSend("tool()", controller, "the user left");
-    const { graph, handler } = plainGraph(store, send);
-    await graph
-      .invoke(GO, { ...threadConfig(handler), signal: controller.signal })
-      .catch((error: unknown) => error);
+    const { store } = await abortPlainGraph("tool()", "the user left");
     // LangChain rejects the call with `new Error("the user left")`: nothing says it is an abort.
     const { types, unresolved } = await sendCall(store);
     expect(types).toEqual(["tool.requested", "tool.failed"]);
@@ -109,13 +107,7 @@ describe("a tool call cut off by aborting the run, recorded by the handler (a pl
   });
 
   it("a tool LangChain awaits past the abort: its completion is recorded when it comes", async () => {
-    const store = new MemoryEventStore();
-    const controller = new AbortController();
-    const { send, effects } = abortingSend("DynamicStructuredTool", controller);
-    const { graph, handler } = plainGraph(store, send);
-    const stopped = await graph
-      .invoke(GO, { ...threadConfig(handler), signal: controller.signal })
-      .catch((error: unknown) => error);
+    const { store, effects, stopped } = await abortPlainGraph("DynamicStructuredTool");
     expect((stopped as Error).name).toBe("AbortError");
     const { types, unresolved } = await sendCall(store);
     expect(effects.sent).toBe(1);
