@@ -1,9 +1,7 @@
-import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { verifyRun } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
-import { compiledBeside, scratchDirectory } from "@agent-ledger/core/testing";
+import { childLines, compiledBeside, scratchDirectory } from "@agent-ledger/core/testing";
 import type { BaseMessage } from "@langchain/core/messages";
 import { afterAll, describe, expect, it } from "vitest";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
@@ -21,24 +19,8 @@ interface Line {
 }
 
 /** The agent in a child process; `heard` hears each line it prints. */
-function agentProcess(args: string[], heard: (line: Line) => void = () => {}) {
-  const child = spawn(process.execPath, [CHILD, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-  const lines: Line[] = [];
-  let stderr = "";
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  createInterface({ input: child.stdout }).on("line", (text) => {
-    const line = JSON.parse(text) as Line;
-    lines.push(line);
-    heard(line);
-  });
-  const exited = new Promise<{ lines: Line[]; stderr: string }>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", () => resolve({ lines, stderr }));
-  });
-  return { child, exited };
-}
+const agentProcess = (args: string[], heard?: (line: Line) => void) =>
+  childLines<Line>([CHILD, ...args], heard);
 
 const effects = (lines: Line[]) => lines.flatMap((line) => (line.effect ? [line.effect] : []));
 

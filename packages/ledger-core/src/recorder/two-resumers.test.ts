@@ -1,12 +1,12 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
 import { inspectSession } from "../inspect/inspect-session.js";
 import { verifyRun } from "../inspect/verify-run.js";
 import { readWholeRun } from "../store/read-all.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
+import { childLines } from "../testing/crash-child.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
 
 const dir = scratchDirectory("agent-ledger-two-resumers-", afterAll);
@@ -74,28 +74,8 @@ interface Line {
 }
 
 /** The agent in a child process; `heard` hears each line it prints. */
-function agentProcess(args: string[], heard: (line: Line, child: ChildProcess) => void = () => {}) {
-  const child = spawn(process.execPath, ["--input-type=module", "-e", agent, ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const lines: Line[] = [];
-  let stderr = "";
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  createInterface({ input: child.stdout }).on("line", (text) => {
-    const line = JSON.parse(text) as Line;
-    lines.push(line);
-    heard(line, child);
-  });
-  const exited = new Promise<{ lines: Line[]; signal: NodeJS.Signals | null; stderr: string }>(
-    (resolve, reject) => {
-      child.on("error", reject);
-      child.on("close", (_code, signal) => resolve({ lines, signal, stderr }));
-    },
-  );
-  return { child, exited };
-}
+const agentProcess = (args: string[], heard?: (line: Line, child: ChildProcess) => void) =>
+  childLines<Line>(["--input-type=module", "-e", agent, ...args], heard);
 
 const effects = (lines: Line[]) => lines.flatMap((line) => (line.effect ? [line.effect] : []));
 const outcome = (lines: Line[]) => lines.find((line) => line.finished || line.error);

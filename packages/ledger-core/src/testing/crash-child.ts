@@ -1,5 +1,6 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { writeSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import type { NewEvent } from "../events/types.js";
 import type { EventStore } from "../store/event-store.js";
@@ -51,6 +52,41 @@ export function killAtMarker(nodeArgs: string[], marker: string): Promise<{ stdo
         );
     });
   });
+}
+
+/** What a child that speaks in JSON lines said, and how it ended. */
+export interface ChildLinesEnd<Line> {
+  lines: Line[];
+  signal: NodeJS.Signals | null;
+  stderr: string;
+}
+
+/**
+ * Runs `node <nodeArgs>`, a child that prints one JSON value per line (its progress, its side
+ * effects, its outcome): `heard` hears each as it comes, with the child, so a test can kill,
+ * stop or continue it at a known point (SIGKILL, SIGSTOP, SIGCONT). `exited` resolves with every
+ * line, the signal that ended it and its stderr once it is gone.
+ */
+export function childLines<Line>(
+  nodeArgs: string[],
+  heard: (line: Line, child: ChildProcess) => void = () => {},
+): { child: ChildProcess; exited: Promise<ChildLinesEnd<Line>> } {
+  const child = spawn(process.execPath, nodeArgs, { stdio: ["ignore", "pipe", "pipe"] });
+  const lines: Line[] = [];
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  createInterface({ input: child.stdout }).on("line", (text) => {
+    const line = JSON.parse(text) as Line;
+    lines.push(line);
+    heard(line, child);
+  });
+  const exited = new Promise<ChildLinesEnd<Line>>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (_code, signal) => resolve({ lines, signal, stderr }));
+  });
+  return { child, exited };
 }
 
 const REPORT = "REPORT ";

@@ -8,6 +8,8 @@ export { eventStoreConformanceCases, runEventStoreConformance } from "./conforma
 export { mulberry32 } from "./conformance-random.js";
 export { storedBytes } from "./conformance-retention.js";
 export {
+  type ChildLinesEnd,
+  childLines,
   compiledBeside,
   HaltingStore,
   haltAfterAppend,
