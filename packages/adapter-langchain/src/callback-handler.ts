@@ -423,7 +423,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       this.#state.runs.started(runId, parentRunId);
       this.#state.pauses.chainStarted(runId, metadata);
       const name = runName ?? runTypeOrName ?? String(chain?.id?.at(-1) ?? "chain");
-      this.#state.models.chainStarted(runId, name, metadata, parentRunId);
+      this.#state.models.chainStarted(runId, name, metadata, parentRunId, chain);
       if (!this.#recordChains()) return;
       await this.#state.chains.started({ name, inputs, runId, parentRunId, tags, metadata });
     });

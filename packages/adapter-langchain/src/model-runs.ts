@@ -166,9 +166,10 @@ export class ModelRuns {
     runName: string,
     metadata: Record<string, unknown> | undefined,
     parentRunId: string | undefined,
+    serialized: unknown,
   ): void {
     this.#retries.chainStarted(runId, runName, metadata);
-    this.#structured.chainStarted(runId, runName, parentRunId);
+    this.#structured.chainStarted(runId, runName, parentRunId, serialized);
   }
 
   /** A chain ended with `outputs`: createAgent's model node may have answered a structured output. */

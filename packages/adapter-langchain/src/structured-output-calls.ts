@@ -18,6 +18,58 @@ export const STRUCTURED_RESPONSE_EVENT = "x.langchain.structured-response";
  */
 const PIPELINE_NAMES = new Set(["StructuredOutput", "StructuredOutputRunnable"]);
 
+/**
+ * A serialized runnable's fields. LangChain serializes only the top: its steps are in its
+ * `kwargs` as the runnables themselves (JSON.stringify calls their `toJSON`), so read through it.
+ */
+function fieldsOf(value: unknown): Record<string, unknown> {
+  const serialized =
+    isRecord(value) && typeof value.toJSON === "function"
+      ? (value.toJSON as () => unknown)()
+      : value;
+  return isRecord(serialized) ? serialized : {};
+}
+const lastId = (value: unknown): unknown => {
+  const { id } = fieldsOf(value);
+  return Array.isArray(id) ? id.at(-1) : undefined;
+};
+const kwargsOf = (value: unknown): Record<string, unknown> => {
+  const { kwargs } = fieldsOf(value);
+  return isRecord(kwargs) ? kwargs : {};
+};
+
+/** A model bound to one tool (`bindTools([schema])`, serialized as a RunnableBinding). */
+function modelBoundToOneTool(serialized: unknown): boolean {
+  if (lastId(serialized) !== "RunnableBinding") return false;
+  const config = kwargsOf(serialized).config;
+  return isRecord(config) && Array.isArray(config.tools) && config.tools.length === 1;
+}
+
+/**
+ * True for the serialized chain of the base `withStructuredOutput` whatever its name
+ * (`.withConfig({ runName })` replaces `StructuredOutput`, and LangChain passes no tag or
+ * metadata for it): a sequence whose first step is the model bound to the schema's one tool and
+ * whose other step parses its tool call, a RunnableLambda; with `includeRaw`, the model in a
+ * `{ raw }` map, then the parser assigning `parsed`, with its fallback.
+ */
+function isPipelineShape(serialized: unknown): boolean {
+  if (lastId(serialized) !== "RunnableSequence") return false;
+  const { first, middle, last } = kwargsOf(serialized);
+  if (middle !== undefined && !(Array.isArray(middle) && middle.length === 0)) return false;
+  if (modelBoundToOneTool(first)) return lastId(last) === "RunnableLambda";
+  const steps = kwargsOf(first).steps;
+  if (lastId(first) !== "RunnableMap" || !isRecord(steps)) return false;
+  if (Object.keys(steps).join() !== "raw" || !modelBoundToOneTool(steps.raw)) return false;
+  const assign = kwargsOf(last).runnable;
+  const parsed = kwargsOf(kwargsOf(assign).mapper).steps;
+  return (
+    lastId(last) === "RunnableWithFallbacks" &&
+    lastId(assign) === "RunnableAssign" &&
+    isRecord(parsed) &&
+    Object.keys(parsed).join() === "parsed"
+  );
+}
+
 /** A completion that asked for tool calls, under a chain still running. */
 interface AskingCompletion {
   eventId: string;
@@ -33,7 +85,8 @@ interface AskingCompletion {
  * own `withStructuredOutput` pass):
  *
  * - the base `withStructuredOutput` (of a model that does not override it) runs the model in
- *   its `StructuredOutput` chain: a call made right under it (`inPipeline`);
+ *   its `StructuredOutput` chain (renamed, a chain of its shape): a call made right under it
+ *   (`inPipeline`);
  * - createAgent's model node answers a `toolStrategy` call itself: the node ends with its
  *   `structuredResponse` and a ToolMessage for the call, which `answered` notes in the ledger.
  */
@@ -43,9 +96,20 @@ export class StructuredOutputCalls {
   /** The completions that asked for tool calls, by the chain they were made under. */
   readonly #asking = new Map<string, AskingCompletion[]>();
 
-  chainStarted(runId: string, name: string, parentRunId: string | undefined): void {
+  /**
+   * A chain started, named `name` (its runName, or its class), `serialized` as LangChain gives
+   * it: the pipeline is known by its own names, or, renamed, by its shape and a name that is
+   * not its class's (a chain of your own of that shape, unnamed, is no structured output).
+   */
+  chainStarted(
+    runId: string,
+    name: string,
+    parentRunId: string | undefined,
+    serialized: unknown,
+  ): void {
     const rawStep = name === "RunnableMap" && parentRunId !== undefined;
-    if (PIPELINE_NAMES.has(name) || (rawStep && this.#pipelines.has(parentRunId)))
+    const renamed = name !== lastId(serialized) && isPipelineShape(serialized);
+    if (PIPELINE_NAMES.has(name) || renamed || (rawStep && this.#pipelines.has(parentRunId)))
       this.#pipelines.add(runId);
   }
 

@@ -7,7 +7,8 @@ import {
   type BaseMessage,
   HumanMessage,
 } from "@langchain/core/messages";
-import { type RunnableConfig, RunnableLambda } from "@langchain/core/runnables";
+import { type Runnable, type RunnableConfig, RunnableLambda } from "@langchain/core/runnables";
+import { tool } from "@langchain/core/tools";
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
 import { FakeStreamingChatModel } from "@langchain/core/utils/testing";
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
@@ -59,9 +60,10 @@ type Classifier = Pick<ReturnType<typeof verdictClassifier>, "invoke">;
 /**
  * LangChain's own `withStructuredOutput` (BaseChatModel's, which FakeStreamingChatModel does not
  * override): the schema bound as a tool named `Verdict`, and no `ls_structured_output_format`.
- * Its parser takes the streamed message, so the classifier streams.
+ * Its parser takes the streamed message, so the classifier streams. `includeRaw` and `runName`
+ * (`.withConfig({ runName })`, which replaces the pipeline's own name) as you would give them.
  */
-function baseClassifier(): Classifier {
+function baseClassifier(options: { includeRaw?: boolean; runName?: string } = {}): Classifier {
   const model = new FakeStreamingChatModel({
     chunks: [
       new AIMessageChunk({
@@ -70,9 +72,12 @@ function baseClassifier(): Classifier {
       }),
     ],
   });
-  const structured = model.withStructuredOutput(z.object({ ok: z.boolean() }), {
-    name: "Verdict",
-  });
+  const schema = z.object({ ok: z.boolean() });
+  const base: Runnable<BaseMessage[], unknown> = options.includeRaw
+    ? model.withStructuredOutput(schema, { name: "Verdict", includeRaw: true })
+    : model.withStructuredOutput(schema, { name: "Verdict" });
+  const { runName } = options;
+  const structured = runName === undefined ? base : base.withConfig({ runName });
   return {
     invoke: async (messages: BaseMessage[], config?: RunnableConfig) => {
       let verdict: unknown;
@@ -169,6 +174,65 @@ describe("restoreMessages and a structured output given as a tool call (withStru
     expect(restored.messages.map((message) => [message.type, message.content])).toEqual([
       ["human", "is it ok?"],
       ["ai", ""],
+    ]);
+  });
+
+  it.for([
+    { case: "renamed", options: { runName: "classify-verdict" } },
+    {
+      case: "renamed, with includeRaw",
+      options: { runName: "classify-verdict", includeRaw: true },
+    },
+    { case: "with includeRaw", options: { includeRaw: true } },
+  ])(
+    "the base withStructuredOutput $case: known by its pipeline's shape (LangChain names it no other way)",
+    async ({ options }, { onTestFinished }) => {
+      const model = new ScriptedChatModel(asksCharge);
+      const store = await record(
+        `base-structured-output-${options.runName ?? "plain"}-${options.includeRaw === true}`,
+        onTestFinished,
+        (messages, config) => model.invoke(messages, config),
+        baseClassifier(options),
+      );
+      const classifierCall = (await runEvents(store, SESSION, RUN)).filter(
+        (event) => event.type === "model.requested",
+      )[1];
+      expect(classifierCall?.metadata?.structuredOutput).toEqual({ method: "functionCalling" });
+      const restored = await restoreMessages(store, address, { threadId: THREAD });
+      expect(restored.pendingToolCalls.map((call) => `${call.name}(${call.id})`)).toEqual([
+        "charge(call-1)",
+      ]);
+      expect(restored.messages.map((message) => [message.type, message.content])).toEqual([
+        ["human", "is it ok?"],
+        ["ai", ""],
+      ]);
+    },
+  );
+
+  it("a chain of your own of a model bound to one tool and a function, unnamed, stays a turn", async ({
+    onTestFinished,
+  }) => {
+    const model = new FakeStreamingChatModel({ chunks: [new AIMessageChunk(asksCharge())] });
+    const charge = tool(async () => "charged", {
+      name: "charge",
+      schema: z.object({ amount: z.number() }),
+    });
+    const chain = model
+      .bindTools([charge])
+      .pipe(RunnableLambda.from((message: AIMessageChunk) => message));
+    const store = await record("own-chain-turn", onTestFinished, async (messages, config) => {
+      let message: AIMessageChunk | undefined;
+      for await (const chunk of await chain.stream(messages, config))
+        message = message === undefined ? chunk : message.concat(chunk);
+      return new AIMessage({ content: "", tool_calls: message?.tool_calls ?? [] });
+    });
+    const [agentCall] = (await runEvents(store, SESSION, RUN)).filter(
+      (event) => event.type === "model.requested",
+    );
+    expect(agentCall?.metadata?.structuredOutput).toBeUndefined();
+    const restored = await restoreMessages(store, address, { threadId: THREAD });
+    expect(restored.pendingToolCalls.map((call) => `${call.name}(${call.id})`)).toEqual([
+      "charge(call-1)",
     ]);
   });
 
