@@ -10,7 +10,7 @@ import { HandlerRecorder, type LedgerCallbackHandlerOptions } from "./handler-re
 import { awaitedCall, InterruptPauses } from "./interrupt-pauses.js";
 import { threadIdOf } from "./langchain-metadata.js";
 import { chatRequest, textRequest } from "./model-request.js";
-import { ModelRuns } from "./model-runs.js";
+import { ModelRuns, type StructuredOutputNote } from "./model-runs.js";
 import { type NestedRefusal, NestedRefusals } from "./nested-refusal.js";
 import { checkHandlerOptions } from "./option-checks.js";
 import { requestInsideDecision } from "./outer-decision.js";
@@ -139,11 +139,13 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
   /**
    * Called by `ledgerMiddleware` around createAgent's model call (made under LangChain's run
    * `parentRunId`) that asks for a structured output as a tool call (`toolStrategy`): the model
-   * call notes those tools' names (`metadata.structuredOutput`), so that `restoreMessages`
-   * does not take its answer's call of one for a pending tool call. Returns the release.
+   * call notes those tools' names, or for a bare schema the agent's own tools
+   * (`metadata.structuredOutput`), so that `restoreMessages` does not take its answer's call of
+   * one for a pending tool call, also when the process died before the model node ended.
+   * Returns the release.
    */
-  structuredOutputTools(parentRunId: string | undefined, names: string[]): () => void {
-    return this.#state.models.structuredOutputTools(parentRunId, names);
+  structuredOutputTools(parentRunId: string | undefined, note: StructuredOutputNote): () => void {
+    return this.#state.models.structuredOutputTools(parentRunId, note);
   }
 
   /**

@@ -14,6 +14,14 @@ import type { RunTree } from "./run-tree.js";
 import { StructuredOutputCalls } from "./structured-output-calls.js";
 import type { ToolCauses } from "./tool-causes.js";
 
+/**
+ * How createAgent's structured output is asked as a tool call (`toolStrategy`), as
+ * ledgerMiddleware knows it: the structured output's tools by name (`toolStrategy(schema)`), or,
+ * for a bare schema (whose tool createAgent names at each call), the agent's own tools, which its
+ * tool node runs: a call of any other tool is the structured output.
+ */
+export type StructuredOutputNote = { tools: string[] } | { agentTools: string[] };
+
 /** What the handler shares with its model runs. */
 export interface ModelRunsContext {
   recorder: () => Promise<SessionRecorder>;
@@ -32,7 +40,7 @@ export class ModelRuns {
   readonly #calls: ModelCallsInProgress;
   readonly #retries = new ModelRetries();
   /** The structured output tools of the model calls to come, by the run they are made under. */
-  readonly #structuredTools = new Map<string, string[]>();
+  readonly #structuredTools = new Map<string, StructuredOutputNote>();
   /** The structured output tools each model call in progress names in its metadata. */
   readonly #namedTools = new Map<string, string[]>();
   /** Structured outputs LangChain does not name in the call options (base, createAgent's). */
@@ -84,9 +92,15 @@ export class ModelRuns {
     // Metadata too: the tools whose call the agent answers itself (toolStrategy).
     const structuredTools =
       ids.parentRunId !== undefined ? this.#structuredTools.get(ids.parentRunId) : undefined;
-    if (structuredTools) {
-      metadata.structuredOutput = { method: "toolStrategy", tools: [...structuredTools] };
-      this.#namedTools.set(ids.runId, structuredTools);
+    if (structuredTools && "tools" in structuredTools) {
+      metadata.structuredOutput = { method: "toolStrategy", tools: [...structuredTools.tools] };
+      this.#namedTools.set(ids.runId, structuredTools.tools);
+    } else if (structuredTools) {
+      // A bare schema: createAgent names its tool at each call; the agent's own tools are known.
+      metadata.structuredOutput = {
+        method: "toolStrategy",
+        agentTools: [...structuredTools.agentTools],
+      };
     } else if (
       request.structuredOutput === undefined &&
       this.#structured.inPipeline(ids.parentRunId)
@@ -146,13 +160,14 @@ export class ModelRuns {
 
   /**
    * The model calls made under the run `parentRunId` until the release ask for a structured
-   * output as a call of one of the tools `names` (see `LedgerCallbackHandler`).
+   * output as a call of one of the tools `note` names, or of any tool but the agent's (see
+   * `LedgerCallbackHandler`).
    */
-  structuredOutputTools(parentRunId: string | undefined, names: string[]): () => void {
+  structuredOutputTools(parentRunId: string | undefined, note: StructuredOutputNote): () => void {
     if (parentRunId === undefined) return () => undefined;
-    this.#structuredTools.set(parentRunId, names);
+    this.#structuredTools.set(parentRunId, note);
     return () => {
-      if (this.#structuredTools.get(parentRunId) === names)
+      if (this.#structuredTools.get(parentRunId) === note)
         this.#structuredTools.delete(parentRunId);
     };
   }

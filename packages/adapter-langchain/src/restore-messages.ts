@@ -310,12 +310,21 @@ function answeredStructuredCalls(
 /**
  * The tools whose call a model call's answer gives a structured output with, which the agent
  * answers itself (createAgent's `toolStrategy`, as ledgerMiddleware notes it in the request's
- * `metadata.structuredOutput.tools`).
+ * `metadata.structuredOutput.tools`; for a bare schema, every tool but the agent's own,
+ * `metadata.structuredOutput.agentTools`).
  */
-function structuredOutputTools(request: LedgerEvent | undefined): Set<string> {
+function structuredOutputTools(request: LedgerEvent | undefined): { has(name: string): boolean } {
   const structured = isRecord(request?.metadata) ? request.metadata.structuredOutput : undefined;
-  const tools = isRecord(structured) ? structured.tools : undefined;
-  return new Set(Array.isArray(tools) ? tools.filter((name) => typeof name === "string") : []);
+  const names = (key: string) => {
+    const list = isRecord(structured) ? structured[key] : undefined;
+    return new Set(Array.isArray(list) ? list.filter((name) => typeof name === "string") : []);
+  };
+  // A bare schema: the agent's own tools are named; a call of any other is the structured output.
+  if (isRecord(structured) && Array.isArray(structured.agentTools)) {
+    const agentTools = names("agentTools");
+    return { has: (name) => !agentTools.has(name) };
+  }
+  return names("tools");
 }
 
 /**

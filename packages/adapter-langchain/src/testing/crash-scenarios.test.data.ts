@@ -14,6 +14,7 @@ import { otherRunCallsCrashes } from "./other-run-calls.test.data.js";
 import { restoreMessagesCrashes } from "./restore-messages.test.data.js";
 import { restoreThreadsCrashes } from "./restore-threads.test.data.js";
 import { retrieverCrashes } from "./retriever.test.data.js";
+import { structuredCrashes } from "./structured-crash.test.data.js";
 import { toolArtifactCrashes } from "./tool-artifact.test.data.js";
 import { toolCallThreadsCrashes } from "./tool-call-threads.test.data.js";
 import { toolEffectCrashes } from "./tool-effect.test.data.js";
@@ -38,6 +39,7 @@ export const crashScenarios = {
   ...restoreMessagesCrashes,
   ...restoreThreadsCrashes,
   ...retrieverCrashes,
+  ...structuredCrashes,
   ...toolArtifactCrashes,
   ...toolCallThreadsCrashes,
   ...toolEffectCrashes,
