@@ -31,7 +31,7 @@ import {
 } from "./checkpoint-index.js";
 import { checkSaverOptions } from "./option-checks.js";
 import { ThreadLogCache } from "./thread-cache.js";
-import { type CheckpointPut, ThreadLog, threadRunId } from "./thread-log.js";
+import { type CheckpointPut, type CheckpointWrites, ThreadLog, threadRunId } from "./thread-log.js";
 
 export interface LedgerCheckpointSaverOptions {
   store: EventStore;
@@ -330,22 +330,33 @@ export class LedgerCheckpointSaver extends BaseCheckpointSaver {
         value: { ...(await this.#dump(value)) },
       })),
     );
-    await this.#append(threadId, [
-      {
-        type: WRITES_TYPE,
-        payload: {
-          ...threadIdFields(threadId),
-          checkpointNs: String(config.configurable?.checkpoint_ns ?? ""),
-          checkpointId: String(checkpointId),
-          taskId,
-          taskPath: taskPath ?? "",
-          writes: serialized,
+    const checkpointNs = String(config.configurable?.checkpoint_ns ?? "");
+    // Refused, as a put is, on the checkpoint another writer went on from (a worker taken for dead).
+    const onHead = { writes: true, checkpointNs, checkpointId: String(checkpointId) } as const;
+    await this.#append(
+      threadId,
+      [
+        {
+          type: WRITES_TYPE,
+          payload: {
+            ...threadIdFields(threadId),
+            checkpointNs,
+            checkpointId: String(checkpointId),
+            taskId,
+            taskPath: taskPath ?? "",
+            writes: serialized,
+          },
         },
-      },
-    ]);
+      ],
+      onHead,
+    );
   }
 
-  async #append(threadId: string, events: NewEvent[], put?: CheckpointPut): Promise<void> {
+  async #append(
+    threadId: string,
+    events: NewEvent[],
+    put?: CheckpointPut | CheckpointWrites,
+  ): Promise<void> {
     await this.#threads.use(threadId, (log) => log.append(threadId, events, put));
   }
 

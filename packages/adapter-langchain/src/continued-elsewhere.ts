@@ -43,6 +43,9 @@ export function childPutElsewhere(
  * The `conflict` of a `put` whose parent another writer went on from already: saved, it would be
  * the thread's latest checkpoint (the newest id), and the next invocation would go on from the
  * state of a process that lost the thread, dropping what the other wrote after that parent.
+ * Also of a task's writes (`putWrites`, `refused: "writes"`) on that checkpoint: saved, a
+ * task's `__error__` (the lost recorder's conflict) or result would stand in `getState` and
+ * `getStateHistory` for a step the other writer did.
  */
 export function continuedElsewhere(options: {
   sessionId: string;
@@ -52,13 +55,16 @@ export function continuedElsewhere(options: {
   childId: string;
   head: CheckpointHead;
   actualSeq: number;
+  /** What was not saved: the checkpoint put, or a task's writes on `parentId`. */
+  refused: "checkpoint" | "writes";
 }): ConflictError {
-  const { sessionId, runId, threadId, parentId, childId, head, actualSeq } = options;
+  const { sessionId, runId, threadId, parentId, childId, head, actualSeq, refused } = options;
+  const what = refused === "writes" ? "this task's writes were" : "this checkpoint was";
   return new ConflictError({
     sessionId,
     runId,
     expectedSeq: head.seq,
     actualSeq,
-    message: `thread ${threadId}: checkpoint ${parentId}, which this graph goes on from, was gone on from by another writer (checkpoint ${childId}) since this process saved or read it: another process has this thread (it resumed the run while this one was taken for dead), so this checkpoint was not saved, and this graph cannot go on: leave the thread to that writer`,
+    message: `thread ${threadId}: checkpoint ${parentId}, which this graph goes on from, was gone on from by another writer (checkpoint ${childId}) since this process saved or read it: another process has this thread (it resumed the run while this one was taken for dead), so ${what} not saved, and this graph cannot go on: leave the thread to that writer`,
   });
 }

@@ -28,6 +28,13 @@ export interface CheckpointPut {
   parentId: string | undefined;
 }
 
+/** A task's writes being put (`putWrites`) on the checkpoint `checkpointId` of `checkpointNs`. */
+export interface CheckpointWrites {
+  writes: true;
+  checkpointNs: string;
+  checkpointId: string;
+}
+
 /**
  * The ledger run that holds one LangGraph thread: `thread:<thread_id>`, or, when that is not a
  * valid ledger id (too long, control characters), `thread-sha256:<hex>` with the hex SHA-256 of
@@ -103,9 +110,14 @@ export class ThreadLog {
   /**
    * Appends events (after a `run.started` when the run is new); exclusive per thread. With `put`
    * (a checkpoint's), refused with `conflict` if another writer went on from its parent while
-   * that was the saver's head; once saved, the checkpoint is the head.
+   * that was the saver's head; once saved, the checkpoint is the head. A task's writes on the
+   * head are refused the same way (they are the writes of a step another writer has done).
    */
-  append(threadId: string, events: NewEvent[], put?: CheckpointPut): Promise<LedgerEvent[]> {
+  append(
+    threadId: string,
+    events: NewEvent[],
+    put?: CheckpointPut | CheckpointWrites,
+  ): Promise<LedgerEvent[]> {
     const next = this.#lock.then(() => this.#append(threadId, events, put));
     this.#lock = next.catch(() => undefined);
     return next;
@@ -114,7 +126,7 @@ export class ThreadLog {
   async #append(
     threadId: string,
     events: NewEvent[],
-    put: CheckpointPut | undefined,
+    put: CheckpointPut | CheckpointWrites | undefined,
   ): Promise<LedgerEvent[]> {
     for (let attempt = 0; ; attempt++) {
       await this.sync();
@@ -143,7 +155,7 @@ export class ThreadLog {
           index < given ? event : { ...event, payload: events[index - given]?.payload ?? null },
         );
         for (const event of held) this.#add(event);
-        if (put) this.noteHead(put.checkpointNs, put.checkpointId);
+        if (put && !("writes" in put)) this.noteHead(put.checkpointNs, put.checkpointId);
         return held;
       } catch (error) {
         if (!LedgerError.isInstance(error, "conflict") || attempt >= MAX_CONFLICT_RETRIES)
@@ -152,10 +164,13 @@ export class ThreadLog {
     }
   }
 
-  #refuseContinuedElsewhere(threadId: string, { checkpointNs, parentId }: CheckpointPut): void {
+  #refuseContinuedElsewhere(threadId: string, put: CheckpointPut | CheckpointWrites): void {
+    const writes = "writes" in put;
+    // What the graph goes on from: a checkpoint's parent, or the checkpoint a task wrote on.
+    const parentId = writes ? put.checkpointId : put.parentId;
     if (parentId === undefined) return;
-    const head = this.#heads.get(checkpointNs);
-    const childId = childPutElsewhere(this.events, head, checkpointNs, parentId);
+    const head = this.#heads.get(put.checkpointNs);
+    const childId = childPutElsewhere(this.events, head, put.checkpointNs, parentId);
     if (head === undefined || childId === undefined) return;
     throw continuedElsewhere({
       sessionId: this.sessionId,
@@ -165,6 +180,7 @@ export class ThreadLog {
       childId,
       head,
       actualSeq: this.#next,
+      refused: writes ? "writes" : "checkpoint",
     });
   }
 
