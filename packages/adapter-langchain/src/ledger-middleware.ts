@@ -178,7 +178,6 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions) {
   });
 }
 
-/** LangChain's run the code runs in (a tools node's, in `wrapToolCall`), if a graph runs it. */
 /**
  * How a `responseFormat` asks for a structured output as a tool call: `toolStrategy`, by the
  * names of the tools it binds (`ToolStrategy.name`, its `tool.function.name`); a bare schema,
