@@ -39,10 +39,10 @@ export interface BeforeToolCallOptions {
   args: unknown;
   effect?: Partial<ToolEffect>;
   /**
-   * Defaults to the last model completion of this run (the call that asked for the tool). Given
-   * or defaulted, it also tells on resume a repeat of a call already matched with a recorded
-   * attempt (same toolCallId, same cause): answered (or refused) as that one was
-   * (ReplayCursor.takeTool).
+   * Defaults to the last model completion of this run (the call that asked for the tool), none
+   * before the first. Given or defaulted (or none), it also tells on resume a repeat of a call
+   * already matched with a recorded attempt (same toolCallId, same cause): answered (or
+   * refused) as that one was (ReplayCursor.takeTool).
    */
   causedByEventId?: string;
   metadata?: JsonObject;

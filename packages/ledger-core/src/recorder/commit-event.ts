@@ -29,6 +29,8 @@ export async function commitEvent(
     throw runBegunElsewhere(state, error) ?? runTakenElsewhere(state, error) ?? error;
   }
   const stored = committed[0] as LedgerEvent;
+  // A decision on a call a crash left in flight answers the repeats of that call from now on.
+  state.replay?.committed(stored);
   if (stored.type === "model.completed") state.lastModelCompletion = stored.eventId;
   else {
     const end = runEndStatus(stored.type);

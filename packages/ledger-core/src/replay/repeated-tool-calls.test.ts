@@ -108,6 +108,35 @@ describe("a tool call asked for twice by the same turn on resume (a LangGraph Se
     expect(toolRequests(await events(store))).toHaveLength(1);
   });
 
+  it("in flight at the crash, abandoned after the refusal: the second gets the abandonment", async () => {
+    const { store, turn } = await crashedTurn("in flight");
+    const resumed = await SessionRecorder.resume({ store, ...address, actor });
+    const cause = { causedByEventId: turn.eventId };
+    const refused: unknown = await resumed
+      .beforeToolCall({ ...charge(1), ...cause })
+      .catch((error) => error);
+    await resumed.abandon((refused as { attempt: Attempt }).attempt, "not charged");
+    const second = await resumed.beforeToolCall({ ...charge(1), ...cause });
+    expect(second.replayed).toMatchObject({ status: "abandoned", reason: "not charged" });
+    expect(toolRequests(await events(store))).toHaveLength(1);
+  });
+
+  it("in flight at the crash, completed by the caller after the refusal (it had happened): the second gets that result", async () => {
+    const { store } = await crashedTurn("in flight");
+    const resumed = await SessionRecorder.resume({ store, ...address, actor });
+    const refused: unknown = await resumed.beforeToolCall(charge(1)).catch((error) => error);
+    await resumed.toolCompleted(
+      (refused as { attempt: Attempt }).attempt,
+      "charged 1, says the bank",
+    );
+    const second = await resumed.beforeToolCall(charge(1));
+    expect(second.replayed).toMatchObject({
+      status: "completed",
+      result: "charged 1, says the bank",
+    });
+    expect(toolRequests(await events(store))).toHaveLength(1);
+  });
+
   it("approved by a person: it runs again once; the second is refused, not a second run", async () => {
     const { store, turn } = await crashedTurn("approved");
     const resumed = await SessionRecorder.resume({ store, ...address, actor });

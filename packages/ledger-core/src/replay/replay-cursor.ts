@@ -4,6 +4,7 @@ import type { LedgerEvent, ToolEffect } from "../events/types.js";
 import type { Attempt } from "../recorder/attempt.js";
 import { AttemptIndex } from "./attempt-index.js";
 import { divergenceText, firstDifference } from "./first-difference.js";
+import { InFlightClaims, outcomeStatus } from "./in-flight-claims.js";
 
 /** What the ledger holds for one recorded model or tool attempt. */
 export interface RecordedAttempt {
@@ -95,24 +96,10 @@ export function collectAttempts(events: readonly LedgerEvent[]): RecordedAttempt
       attempt.approved = true;
       continue;
     }
-    switch (event.type) {
-      case "model.completed":
-      case "tool.completed":
-        attempt.status = "completed";
-        attempt.outcome = event;
-        break;
-      case "model.failed":
-      case "tool.failed":
-        attempt.status = "failed";
-        attempt.outcome = event;
-        break;
-      case "attempt.abandoned":
-        attempt.status = "abandoned";
-        attempt.outcome = event;
-        break;
-      default:
-        break;
-    }
+    const status = outcomeStatus(event.type);
+    if (status === undefined) continue;
+    attempt.status = status;
+    attempt.outcome = event;
   }
   return attempts;
 }
@@ -179,6 +166,8 @@ export class ReplayCursor {
    * skipped: what a repeat of the same call is answered with (see `takeTool`).
    */
   readonly #claimedTools = new Set<RecordedAttempt>();
+  /** Those of them in flight at the crash: the causes they were asked for under, and since. */
+  readonly #inFlight = new InFlightClaims();
   readonly #toolsByCallId: AttemptIndex<RecordedAttempt>;
   readonly #toolsByName: AttemptIndex<RecordedAttempt>;
   readonly #toolsByRetryOf: AttemptIndex<RecordedAttempt>;
@@ -329,9 +318,9 @@ export class ReplayCursor {
 
   /**
    * The recorded attempt of a tool call, by toolCallId, else the next one of that name. Once
-   * every recorded attempt of its toolCallId is used, a call that names its cause
-   * (`causedByEventId`) and repeats one a call of this re-execution was matched with (same
-   * toolCallId, same cause: asked for by the same model completion) gets that attempt again:
+   * every recorded attempt of its toolCallId is used, a call that repeats one a call of this
+   * re-execution was matched with (same toolCallId, same cause: asked for by the same model
+   * completion, or by none before the run's first) gets that attempt again:
    * a framework that asks for one call twice on resume (LangGraph re-running a stopped `Send`
    * task beside the tools node the resume goes to) has it answered from the ledger the way
    * the first was, not run again as a new call (see `#repeatOf`).
@@ -352,18 +341,33 @@ export class ReplayCursor {
     sameToolRequest(attempt, call);
     this.#usedTools.add(attempt);
     this.#claimedTools.add(attempt);
+    if (attempt.status === "requested") this.#inFlight.claim(attempt, call.causedByEventId);
     return matched(attempt);
   }
 
   /**
+   * Notes an event the recorder committed: an outcome given to a recorded attempt in flight at
+   * the crash that a call was matched with (abandoned after its refusal, say) is what a repeat
+   * of that call gets from then on (see `#repeatOf`).
+   */
+  committed(event: LedgerEvent): void {
+    this.#inFlight.committed(event);
+  }
+
+  /**
    * A tool call met again after a call of this re-execution was matched with its recorded
-   * attempt: the last such attempt of its toolCallId with the same cause (and that `accepts`
-   * accepts). Completed or abandoned, it is the answer again; in flight at the crash, it is
-   * handed out without a person's approval (which let it run once more: the first call took
-   * that), so it runs again only if idempotent, otherwise it is refused. A failed one is no
-   * answer (the repeat is a retry, e.g. `withRetry`, or runs after an interrupt): undefined,
-   * as for a call without cause or id, which is never a repeat (calls without an id are
-   * matched by name and order, and a turn may make several).
+   * attempt: the last such attempt of its toolCallId (that `accepts` accepts) with the same
+   * cause, recorded or (in flight at the crash) the one the first call was asked for under,
+   * given or defaulted, none included, with the same request. Completed or abandoned (in the
+   * ledger, or since by this process: a caller's decision), it is the answer again; still in
+   * flight, it is handed out without a person's approval (which let it run once more: the
+   * first call took that), so it runs again only if idempotent, otherwise it is refused, as the
+   * first was, until someone decides (`abandon`; after a `retry` it is still refused, as after
+   * an approval: the decision ran it once). A failed one is no answer (the repeat is a retry,
+   * e.g. `withRetry`, or runs after an interrupt): undefined, as for a call without an id,
+   * which is never a repeat (calls without an id are matched by name and order, and a turn may
+   * make several), or one with another cause or request (a new call reusing the id: a model
+   * that gives the same ids every turn).
    */
   #repeatOf(
     call: ToolCallToMatch & {
@@ -372,17 +376,22 @@ export class ReplayCursor {
     },
   ): ReplayMatch | undefined {
     const { toolCallId, causedByEventId, accepts } = call;
-    if (toolCallId === undefined || causedByEventId === undefined) return undefined;
+    if (toolCallId === undefined) return undefined;
     let repeated: RecordedAttempt | undefined;
     for (const attempt of this.#toolsByCallId.all(toolCallId)) {
       if (!this.#claimedTools.has(attempt)) continue;
-      if (attempt.requested.causedByEventId !== causedByEventId) continue;
-      if (accepts?.(attempt) ?? true) repeated = attempt;
+      const sameCause =
+        (causedByEventId !== undefined && attempt.requested.causedByEventId === causedByEventId) ||
+        (attempt.requestHash === call.requestHash &&
+          this.#inFlight.claimedUnder(attempt, causedByEventId));
+      if (sameCause && (accepts?.(attempt) ?? true)) repeated = attempt;
     }
-    if (!repeated || repeated.status === "failed") return undefined;
-    sameToolRequest(repeated, call);
-    if (repeated.status !== "requested" || !repeated.approved) return matched(repeated);
-    const { approved: _used, ...unapproved } = repeated;
+    if (!repeated) return undefined;
+    const current = this.#inFlight.current(repeated);
+    if (current.status === "failed") return undefined;
+    sameToolRequest(current, call);
+    if (current.status !== "requested" || !current.approved) return matched(current);
+    const { approved: _used, ...unapproved } = current;
     return matched(unapproved);
   }
 
