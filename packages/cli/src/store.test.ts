@@ -99,6 +99,23 @@ describe("agent-ledger --store with a server URL that does not parse", () => {
   });
 });
 
+describe("agent-ledger --store with a server URL whose query has a parameter nothing reads", () => {
+  it("exits 2 naming it, for PostgreSQL and MySQL alike, before any connection is tried", async () => {
+    // Port 1: a URL the store tried to connect with would exit 4 (cannot reach), not 2.
+    for (const [url, name] of [
+      ["postgres://app:s3cret@127.0.0.1:1/db?shema=agent_ledger", "shema"],
+      ["mysql://app:s3cret@127.0.0.1:1/db?timeoutMS=1000", "timeoutMS"],
+      ["mariadb://app:s3cret@127.0.0.1:1/db?sslaccept=strict", "sslaccept"],
+    ] as const) {
+      const result = await runBin(["--store", url, "sessions"]);
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toContain("bad store URL");
+      expect(result.stderr).toContain(`unknown query parameter "${name}"`);
+      expect(result.stderr).not.toContain("s3cret");
+    }
+  });
+});
+
 describe("$AGENT_LEDGER_CONNECT_TIMEOUT_MS", () => {
   it("exits 2 for a value that is no whole number of milliseconds, rather than 4 (try later) or the default", async () => {
     for (const value of ["0", "-1", "1.5", "abc", "99999999999"]) {

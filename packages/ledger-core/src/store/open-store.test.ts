@@ -2,11 +2,13 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { inspect } from "node:util";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { MysqlEventStore } from "../stores/mysql/mysql-store.js";
+import { MYSQL_URL_PARAMS } from "../stores/mysql/url-params.js";
 import { PostgresEventStore } from "../stores/postgres/postgres-store.js";
 import { RedisEventStore } from "../stores/redis/redis-store.js";
 import { type OpenStoreOptions, openStore } from "./open-store.js";
+
 import { redactUrl } from "./redact-url.js";
 
 // URLs that no driver can use are refused before any connection is tried, with a code, the
@@ -103,7 +105,8 @@ describe("store URLs a driver cannot use", () => {
     );
     for (const url of [
       "postgres://app@db.internal/ledger?password=s3cret",
-      "mysql://app@db.internal/ledger?password=s3cret",
+      // mysql2 reads no ?password= (the URL's own part gives it), but ?password1= is the same.
+      "mysql://app@db.internal/ledger?password1=s3cret&passwordSha1=s3cret",
       "redis://cache.internal:6379/0?password=s3cret",
     ]) {
       const store = await openStore(url, { init: false });
@@ -168,6 +171,59 @@ describe("store URLs a driver cannot use", () => {
       const store = await openStore(`redis://cache.internal:6379${tail}`, { init: false });
       await store.close();
     }
+  });
+
+  it("a MySQL URL with a query parameter neither the store nor mysql2 reads is refused, naming it", async () => {
+    // mysql2 only warned of them on stderr: `?timeoutMS=` left the 30 s default, `?database=`
+    // (mysql2 takes the database from the path alone) kept the ledger in the path's database,
+    // and Prisma's `?sslaccept=strict` (in PlanetScale's URLs) connected without TLS.
+    for (const [query, name] of [
+      ["shema=agent_ledger", "shema"],
+      ["connectTimeout=2000&timeoutMS=1000", "timeoutMS"],
+      ["database=agent_ledger", "database"],
+      ["password=s3cret", "password"],
+      ["sslaccept=strict", "sslaccept"],
+      ["ssl-mode=REQUIRED", "ssl-mode"],
+      ["nestTables=true", "nestTables"],
+    ] as const) {
+      for (const scheme of ["mysql", "mariadb"]) {
+        const url = `${scheme}://app:s3cr%2Ft%23pw@db.internal:3306/ledger?${query}`;
+        const attempts = [
+          [openStore(url, { init: false }), "$.url"],
+          [(async () => new MysqlEventStore({ uri: url }))(), "$.uri"],
+        ] as const;
+        for (const [attempt, path] of attempts) {
+          const error = await refusal(attempt, path);
+          expect(error.message).toContain(`unknown query parameter "${name}" in the MySQL URL`);
+          if (name.startsWith("ssl")) expect(error.message).toContain("without TLS");
+        }
+      }
+    }
+  });
+
+  it("a MySQL URL may carry every parameter the store knows, each one mysql2 reads (it warns of none)", async () => {
+    // Values mysql2 takes without a connection: TLS off, no reset on release (which the store
+    // refuses), the rest a number where it reads one.
+    const values: Record<string, string> = {
+      timeoutMs: "5000",
+      ssl: "false",
+      resetOnRelease: "false",
+      flags: "-FOUND_ROWS",
+      timezone: "Z",
+      charset: "utf8mb4",
+    };
+    const query = MYSQL_URL_PARAMS.map((name) => `${name}=${values[name] ?? "1"}`).join("&");
+    const warned = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const store = new MysqlEventStore({ uri: `mysql://app@db.internal:3306/ledger?${query}` });
+      await store.close();
+      expect(warned.mock.calls.flat().join("\n")).not.toMatch(/invalid configuration option/);
+    } finally {
+      warned.mockRestore();
+    }
+    // What PlanetScale's URLs carry for TLS is one of them.
+    const planetScale = 'mysql://app@aws.connect.psdb.cloud/ledger?ssl={"rejectUnauthorized":true}';
+    await (await openStore(planetScale, { init: false })).close();
   });
 
   it("a Redis store's location names its key prefix, the one it was given or the default", async () => {

@@ -1,6 +1,7 @@
 import type mysql from "mysql2/promise";
 import { assertParsableUrl } from "../../store/open-store.js";
 import { storeTimeoutMs, takeTimeoutParam } from "../server-timeout.js";
+import { assertKnownMysqlUrlParams } from "./url-params.js";
 
 /**
  * What the pool a store makes for `givenUri` is made with: the URI for mysql2 (`mariadb:` as
@@ -20,6 +21,7 @@ export function ownedPoolSettings(
 } {
   const asMysql = givenUri.replace(/^mariadb:/, "mysql:");
   const parsed = assertParsableUrl("$.uri", asMysql);
+  assertKnownMysqlUrlParams(parsed);
   const fromUrl = takeTimeoutParam(parsed, "$.uri");
   const uri = fromUrl === undefined ? asMysql : parsed.toString();
   const timeoutMs = storeTimeoutMs({ option: timeoutOption, fromUrl, owned: true }) ?? 0;

@@ -1,0 +1,81 @@
+import { TIMEOUT_PARAM } from "../server-timeout.js";
+import { assertKnownUrlParams } from "../url-params.js";
+
+/**
+ * Query parameters a mysql:// URL may carry: the store's (`timeoutMs`), and the options mysql2
+ * reads from a URL's query (ConnectionConfig.parseUrl takes every parameter as an option, its
+ * value parsed as JSON where it parses: `?ssl={"rejectUnauthorized":true}` is an object), those
+ * of its connections and of its pool. Not the ones parseUrl skips in the query, which the URL's
+ * own parts give (`host`, `port`, `user`, `password`, `database`: `?database=` named another
+ * database than the one the store used, and `?password=` was not sent, without a warning), nor
+ * those that take a function or an object a URL cannot carry (`authPlugins`, `queryFormat`,
+ * `stream`...). mysql2 keeps any other parameter as an option nothing reads, with a warning on
+ * stderr: a typo (`?timeoutMS=`) left the store's default bound, and a TLS setting of another
+ * client (Prisma's `?sslaccept=strict`, given with PlanetScale's URLs) connected without TLS.
+ * `charset` and `supportBigNumbers` are read, but the store's own (utf8mb4, true) win;
+ * `resetOnRelease` is refused by the store, saying why; and `nestTables` is left out: the
+ * store's appends fail on rows nested by table.
+ */
+export const MYSQL_URL_PARAMS: readonly string[] = [
+  TIMEOUT_PARAM,
+  "ssl",
+  "connectTimeout",
+  "socketPath",
+  "localAddress",
+  "charset",
+  "timezone",
+  "compress",
+  "connectAttributes",
+  "enableKeepAlive",
+  "keepAliveInitialDelay",
+  "flags",
+  "insecureAuth",
+  "enableCleartextPlugin",
+  "password1",
+  "password2",
+  "password3",
+  "passwordSha1",
+  "maxPreparedStatements",
+  "multipleStatements",
+  "namedPlaceholders",
+  "rowsAsArray",
+  "typeCast",
+  "dateStrings",
+  "decimalNumbers",
+  "bigNumberStrings",
+  "supportBigNumbers",
+  "jsonStrings",
+  "stringifyObjects",
+  "disableEval",
+  "gracefulEnd",
+  "debug",
+  "trace",
+  // the pool's
+  "connectionLimit",
+  "maxIdle",
+  "idleTimeout",
+  "queueLimit",
+  "waitForConnections",
+  "resetOnRelease",
+];
+
+/** What mysql2 reads from the URL's own parts, and skips in its query. */
+const URL_PARTS = ["host", "port", "user", "password", "database"];
+
+/**
+ * What to say of a parameter refused: one of the URL's own parts, a TLS setting mysql2 does not
+ * read (it would connect without TLS), or `nestTables`, which the store cannot work with.
+ */
+function hint(name: string): string | undefined {
+  if (URL_PARTS.includes(name))
+    return `mysql2 ignores it in the query: the URL's own part gives the ${name} (mysql://user:password@host:port/database)`;
+  if (name === "nestTables")
+    return "mysql2 reads it, but the store reads rows by column name: with rows nested by table its appends fail";
+  if (!/ssl|tls/i.test(name)) return undefined;
+  return "mysql2 ignores it and would connect without TLS; its TLS setting is ?ssl=, a JSON object of Node's TLS options (ssl={\"rejectUnauthorized\":true} verifies the server against Node's CAs) or the name of an SSL profile";
+}
+
+/** Refuses a query parameter of a MySQL URL that neither the store nor mysql2 reads. */
+export function assertKnownMysqlUrlParams(url: URL): void {
+  assertKnownUrlParams(url, MYSQL_URL_PARAMS, "$.uri", "MySQL", hint);
+}
