@@ -117,7 +117,12 @@ export async function requestModelCall(
     const match = state.replay?.takeModel(requestHash, request, accepts);
     if (match) {
       const replayed = answerFromLedger(match);
-      if (replayed) return replayed;
+      if (replayed) {
+        // The turn being re-executed: the cause its tool calls default to, as it was live.
+        if (replayed.replayed?.status === "completed")
+          state.lastModelCompletion = replayed.replayed.eventId;
+        return replayed;
+      }
       // In flight at the crash: model calls count as idempotent, so run it again.
       return commitRequest(state, {
         kind: "model",

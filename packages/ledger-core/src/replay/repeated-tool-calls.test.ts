@@ -200,6 +200,40 @@ describe("a tool call asked for twice by the same turn on resume (a LangGraph Se
     });
   });
 
+  it("an earlier turn re-executed, the cause left to the recorder: its replayed completion is the cause, so the repeat is answered too", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, ...address, actor });
+    await recorder.startRun();
+    const turn = async (live: SessionRecorder, ask: string, amount: number) =>
+      live.modelCompleted(await live.beforeModelCall({ request: { ask } }), {
+        toolCalls: [charge(amount)],
+      });
+    await turn(recorder, "pay", 1);
+    await recorder.toolCompleted(await recorder.beforeToolCall(charge(1)), "charged 1");
+    await turn(recorder, "pay again", 2);
+    await recorder.beforeToolCall(charge(2));
+
+    const resumed = await SessionRecorder.resume({ store, ...address, actor });
+    const before = (await events(store)).length;
+    const replayedTurn = await resumed.beforeModelCall({ request: { ask: "pay" } });
+    expect(resumed.lastModelCompletionId).toBe(replayedTurn.replayed?.eventId);
+    const first = await asked(resumed.beforeToolCall(charge(1)));
+    const second = await asked(resumed.beforeToolCall(charge(1)));
+    expect([first, second]).toEqual([
+      { replayed: "completed", attemptId: expect.any(String) },
+      { replayed: "completed", attemptId: expect.any(String) },
+    ]);
+    expect((await events(store)).length).toBe(before);
+    await resumed.beforeModelCall({ request: { ask: "pay again" } });
+    expect(await asked(resumed.beforeToolCall(charge(2)))).toEqual({
+      refused: "unresolved-attempt",
+    });
+    expect(await asked(resumed.beforeToolCall(charge(2)))).toEqual({
+      refused: "unresolved-attempt",
+    });
+    expect(toolRequests(await events(store))).toHaveLength(2);
+  });
+
   it("with other arguments than the call the first was matched with: replay-divergence", async () => {
     const { store, turn } = await crashedTurn("completed");
     const resumed = await SessionRecorder.resume({ store, ...address, actor });
