@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { canonicalJson, hashJson, jsonString, sha256Hex } from "./canonical.js";
-import type { JsonValue } from "./json.js";
+import type { JsonObject, JsonValue } from "./json.js";
 import { toPlainJson } from "./json.js";
 
 /** A double from its IEEE 754 bit pattern, as RFC 8785 Appendix B lists them. */
@@ -77,6 +77,36 @@ describe("canonicalJson (RFC 8785)", () => {
     expect(new Set(keys)).toEqual(new Set(order));
     expect(canonicalJson({ b: 1, a: 2, "10": 3, "9": 4, A: 5 })).toBe(
       '{"10":3,"9":4,"A":5,"a":2,"b":1}',
+    );
+  });
+
+  it("orders keys as Array.prototype.sort does, for objects of any size and key order", () => {
+    // The reference: JSON.stringify's text of each member, the keys sorted by sort().
+    const reference = (value: JsonValue): string => {
+      if (value === null || typeof value !== "object") return JSON.stringify(value);
+      if (Array.isArray(value)) return `[${value.map(reference).join(",")}]`;
+      const members = Object.keys(value).sort();
+      return `{${members.map((key) => `${JSON.stringify(key)}:${reference(value[key] as JsonValue)}`).join(",")}}`;
+    };
+    const units = ["a", "B", "_", "0", "9", "é", "\u20ac", "\ud83d\ude00", "\ufb33", " "];
+    let seed = 11;
+    const next = (bound: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % bound;
+    };
+    for (let size = 0; size <= 40; size++) {
+      for (let round = 0; round < 20; round++) {
+        const object: JsonObject = {};
+        for (let index = 0; index < size; index++) {
+          let key = "";
+          for (let length = 1 + next(4); length > 0; length--) key += units[next(units.length)];
+          object[key] = next(3) === 0 ? { [key]: index, a: [true, null, -1.5] } : index;
+        }
+        expect(canonicalJson(object)).toBe(reference(object));
+      }
+    }
+    expect(canonicalJson([Number.NaN, Number.POSITIVE_INFINITY, -0, 1e21, false])).toBe(
+      JSON.stringify([Number.NaN, Number.POSITIVE_INFINITY, -0, 1e21, false]),
     );
   });
 
