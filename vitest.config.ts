@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
+import LongestFirst from "./test/longest-first.js";
 
 // One vitest run covers every workspace; each package is a project so a package's tests can
 // be run alone with `vitest run --project <name>`. Workspace packages resolve to their built
@@ -23,6 +24,9 @@ export default defineConfig({
     // servers, each under a key prefix, schema or database of its own, and none changes what
     // the others see (a test that flushes Redis's scripts runs a server of its own).
     maxWorkers: Math.max(2, availableParallelism() - 1),
+    // Every project's files share one queue (same groupOrder, same maxWorkers); this puts the
+    // longest first across projects, so the run does not end on one long file.
+    sequence: { sequencer: LongestFirst },
     projects: [
       project("core", "packages/ledger-core"),
       project("langchain", "packages/adapter-langchain"),
