@@ -116,6 +116,17 @@ async function record(
   return store;
 }
 
+/** The agent's own turn restored: its `charge` call pending, the classifier's answered. */
+function expectAgentTurnPending(restored: Awaited<ReturnType<typeof restoreMessages>>) {
+  expect(restored.pendingToolCalls.map((call) => `${call.name}(${call.id})`)).toEqual([
+    "charge(call-1)",
+  ]);
+  expect(restored.messages.map((message) => [message.type, message.content])).toEqual([
+    ["human", "is it ok?"],
+    ["ai", ""],
+  ]);
+}
+
 async function modelRequests(store: EventStore) {
   return (await runEvents(store, SESSION, RUN))
     .filter((event) => event.type === "model.requested")
@@ -148,13 +159,7 @@ describe("restoreMessages and a structured output given as a tool call (withStru
       model.invoke(messages, config),
     );
     const restored = await restoreMessages(store, address, { threadId: THREAD });
-    expect(restored.pendingToolCalls.map((call) => `${call.name}(${call.id})`)).toEqual([
-      "charge(call-1)",
-    ]);
-    expect(restored.messages.map((message) => [message.type, message.content])).toEqual([
-      ["human", "is it ok?"],
-      ["ai", ""],
-    ]);
+    expectAgentTurnPending(restored);
   });
 
   it("LangChain's base withStructuredOutput (no ls_structured_output_format): known by its StructuredOutput chain", async ({
@@ -168,13 +173,7 @@ describe("restoreMessages and a structured output given as a tool call (withStru
       baseClassifier(),
     );
     const restored = await restoreMessages(store, address, { threadId: THREAD });
-    expect(restored.pendingToolCalls.map((call) => `${call.name}(${call.id})`)).toEqual([
-      "charge(call-1)",
-    ]);
-    expect(restored.messages.map((message) => [message.type, message.content])).toEqual([
-      ["human", "is it ok?"],
-      ["ai", ""],
-    ]);
+    expectAgentTurnPending(restored);
   });
 
   it.for([
@@ -199,13 +198,7 @@ describe("restoreMessages and a structured output given as a tool call (withStru
       )[1];
       expect(classifierCall?.metadata?.structuredOutput).toEqual({ method: "functionCalling" });
       const restored = await restoreMessages(store, address, { threadId: THREAD });
-      expect(restored.pendingToolCalls.map((call) => `${call.name}(${call.id})`)).toEqual([
-        "charge(call-1)",
-      ]);
-      expect(restored.messages.map((message) => [message.type, message.content])).toEqual([
-        ["human", "is it ok?"],
-        ["ai", ""],
-      ]);
+      expectAgentTurnPending(restored);
     },
   );
 
