@@ -8,6 +8,7 @@ import { readWholeRun } from "../store/read-all.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { childLines } from "../testing/crash-child.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
+import { asked } from "./asked-call.test.data.js";
 
 const dir = scratchDirectory("agent-ledger-refused-repeat-", afterAll);
 
@@ -46,23 +47,6 @@ async function resumedAfterCrash(name: string) {
   afterAll(() => store.close());
   const resumed = await SessionRecorder.resume({ store, ...address, actor });
   return { store, resumed };
-}
-
-/** What a call got: the recorded outcome, a new attempt (it runs), or the refusal. */
-async function asked(request: Promise<Attempt>) {
-  try {
-    const attempt = await request;
-    return attempt.replayed
-      ? { replayed: attempt.replayed.status, attemptId: attempt.attemptId }
-      : { runs: attempt.attemptId, retryOf: attempt.retryOf };
-  } catch (error) {
-    if (LedgerError.isInstance(error))
-      return {
-        refused: error.code,
-        attemptId: (error as { attempt?: Attempt }).attempt?.attemptId,
-      };
-    throw error;
-  }
 }
 
 async function refusal(request: Promise<Attempt>): Promise<LedgerError & { attempt: Attempt }> {

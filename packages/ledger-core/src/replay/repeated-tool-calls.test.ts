@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { LedgerError } from "../events/errors.js";
 import type { Actor, LedgerEvent } from "../events/types.js";
 import type { Attempt } from "../recorder/attempt.js";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeRun } from "../store/read-all.js";
+import { asked } from "./asked-call.test.data.js";
 
 const actor: Actor = { type: "agent", id: "planner" };
 const person: Actor = { type: "human", id: "ops" };
@@ -38,18 +38,8 @@ async function crashedTurn(outcome: Outcome) {
 
 const events = (store: MemoryEventStore) => readWholeRun(store, address);
 
-/** What a call got: the recorded outcome, a new attempt (it runs), or the refusal's code. */
-async function asked(request: Promise<Attempt>) {
-  try {
-    const attempt = await request;
-    return attempt.replayed
-      ? { replayed: attempt.replayed.status, attemptId: attempt.attemptId }
-      : { runs: attempt.attemptId, retryOf: attempt.retryOf };
-  } catch (error) {
-    if (LedgerError.isInstance(error)) return { refused: error.code };
-    throw error;
-  }
-}
+/** A refusal as unresolved, carrying the recorded attempt. */
+const refusedAgain = { refused: "unresolved-attempt", attemptId: expect.any(String) };
 
 const toolRequests = (all: readonly LedgerEvent[]) =>
   all.filter((event) => event.type === "tool.requested");
@@ -89,10 +79,7 @@ describe("a tool call asked for twice by the same turn on resume (a LangGraph Se
     const cause = { causedByEventId: turn.eventId };
     const first = await asked(resumed.beforeToolCall({ ...charge(1), ...cause }));
     const second = await asked(resumed.beforeToolCall({ ...charge(1), ...cause }));
-    expect([first, second]).toEqual([
-      { refused: "unresolved-attempt" },
-      { refused: "unresolved-attempt" },
-    ]);
+    expect([first, second]).toEqual([refusedAgain, refusedAgain]);
     expect(toolRequests(await events(store))).toHaveLength(1);
   });
 
@@ -101,10 +88,7 @@ describe("a tool call asked for twice by the same turn on resume (a LangGraph Se
     const resumed = await SessionRecorder.resume({ store, ...address, actor });
     const first = await asked(resumed.beforeToolCall(charge(1)));
     const second = await asked(resumed.beforeToolCall(charge(1)));
-    expect([first, second]).toEqual([
-      { refused: "unresolved-attempt" },
-      { refused: "unresolved-attempt" },
-    ]);
+    expect([first, second]).toEqual([refusedAgain, refusedAgain]);
     expect(toolRequests(await events(store))).toHaveLength(1);
   });
 
@@ -144,9 +128,7 @@ describe("a tool call asked for twice by the same turn on resume (a LangGraph Se
     const [recorded] = toolRequests(await events(store));
     const first = await asked(resumed.beforeToolCall({ ...charge(1), ...cause }));
     expect(first).toMatchObject({ runs: expect.any(String), retryOf: recorded?.attemptId });
-    expect(await asked(resumed.beforeToolCall({ ...charge(1), ...cause }))).toEqual({
-      refused: "unresolved-attempt",
-    });
+    expect(await asked(resumed.beforeToolCall({ ...charge(1), ...cause }))).toEqual(refusedAgain);
     expect(toolRequests(await events(store))).toHaveLength(2);
   });
 
@@ -225,12 +207,8 @@ describe("a tool call asked for twice by the same turn on resume (a LangGraph Se
     ]);
     expect((await events(store)).length).toBe(before);
     await resumed.beforeModelCall({ request: { ask: "pay again" } });
-    expect(await asked(resumed.beforeToolCall(charge(2)))).toEqual({
-      refused: "unresolved-attempt",
-    });
-    expect(await asked(resumed.beforeToolCall(charge(2)))).toEqual({
-      refused: "unresolved-attempt",
-    });
+    expect(await asked(resumed.beforeToolCall(charge(2)))).toEqual(refusedAgain);
+    expect(await asked(resumed.beforeToolCall(charge(2)))).toEqual(refusedAgain);
     expect(toolRequests(await events(store))).toHaveLength(2);
   });
 
