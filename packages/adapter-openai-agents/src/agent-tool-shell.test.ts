@@ -1,15 +1,10 @@
-import {
-  type EventStore,
-  inspectSession,
-  MemoryEventStore,
-  readWholeSession,
-} from "@agent-ledger/core";
+import { inspectSession, MemoryEventStore } from "@agent-ledger/core";
 import { setTracingDisabled } from "@openai/agents";
 import { afterAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { deployingAgentAsTool } from "./testing/local-tool-agents.js";
-import { firstInterruption, runOptions } from "./testing/recorded-run.js";
+import { firstInterruption, runOptions, toolCallEvents } from "./testing/recorded-run.js";
 
 setTracingDisabled(true);
 
@@ -22,15 +17,6 @@ ledgers.prepare(
 );
 
 const DEPLOY = "ran ./deploy.sh prod";
-
-/** The shell call's events: `tool.requested`, then how it ended. */
-async function deployEvents(store: EventStore) {
-  return (await readWholeSession(store, "s")).filter(
-    (event) =>
-      event.type.startsWith("tool.") &&
-      (event.payload as { toolCallId?: string }).toolCallId === "call_sh",
-  );
-}
 
 describe("a local shell inside an agent used as a tool (Agent.asTool), going on from its pause", () => {
   test("approved: the resumed run places the call, records it and runs the shell once", async () => {
@@ -45,7 +31,7 @@ describe("a local shell inside an agent used as a tool (Agent.asTool), going on 
     const done = await resumeRun(main, { ...runOptions(store, model), state });
     expect(done).toMatchObject({ status: "completed", finalOutput: "done" });
     expect(effects).toEqual([DEPLOY]);
-    expect((await deployEvents(store)).map((event) => event.type)).toEqual([
+    expect((await toolCallEvents(store, "call_sh")).map((event) => event.type)).toEqual([
       "tool.requested",
       "tool.completed",
     ]);
@@ -58,7 +44,7 @@ describe("a local shell inside an agent used as a tool (Agent.asTool), going on 
     );
     expect(first.interruptions).toEqual([{ callId: "call_sh", name: "shell" }]);
     expect(first.effects).toEqual([DEPLOY]);
-    expect((await deployEvents(store)).map((event) => event.type)).toEqual([
+    expect((await toolCallEvents(store, "call_sh")).map((event) => event.type)).toEqual([
       "tool.requested",
       "tool.completed",
     ]);
@@ -77,7 +63,9 @@ describe("a local shell inside an agent used as a tool (Agent.asTool), going on 
       "shell in an agent tool, deploy approved: dies inside the deploy",
     );
     expect(first.effects).toEqual([DEPLOY]);
-    expect((await deployEvents(store)).map((event) => event.type)).toEqual(["tool.requested"]);
+    expect((await toolCallEvents(store, "call_sh")).map((event) => event.type)).toEqual([
+      "tool.requested",
+    ]);
 
     const second = deployingAgentAsTool();
     second.model.calls = 1;

@@ -3,7 +3,6 @@ import {
   inspectSession,
   LedgerError,
   MemoryEventStore,
-  readWholeSession,
   SessionRecorder,
 } from "@agent-ledger/core";
 import { type Agent, type Model, setTracingDisabled } from "@openai/agents";
@@ -11,7 +10,7 @@ import { afterAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { FailingStore } from "./testing/failing-store.js";
-import { firstInterruption, runOptions } from "./testing/recorded-run.js";
+import { firstInterruption, runOptions, toolCallEvents } from "./testing/recorded-run.js";
 import { researchFixture, twoWritesFixture } from "./testing/research-agents.js";
 import { agentToolFixture } from "./testing/writer-agent.js";
 
@@ -138,12 +137,7 @@ describe("an agent used as a tool (Agent.asTool)", () => {
     // The writer's two model calls and its tool call are all on its one child run.
     expect(child?.steps.map((step) => step.kind)).toEqual(["model", "tool", "model"]);
     // The writer_tool call is one attempt, completed with the writer's answer.
-    const events = await readWholeSession(store, "s");
-    const writerCalls = events.filter(
-      (event) =>
-        event.type.startsWith("tool.") &&
-        (event.payload as { toolCallId?: string }).toolCallId === "call_writer",
-    );
+    const writerCalls = await toolCallEvents(store, "call_writer");
     expect(writerCalls.map((event) => event.type)).toEqual(["tool.requested", "tool.completed"]);
     expect(writerCalls[1]?.payload).toMatchObject({ result: "written" });
   });

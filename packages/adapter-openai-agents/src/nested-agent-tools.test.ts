@@ -9,7 +9,7 @@ import { afterAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { nestedAgentToolsFixture } from "./testing/nested-agent-tools.js";
-import { firstInterruption, runOptions } from "./testing/recorded-run.js";
+import { firstInterruption, runOptions, toolCallEvents } from "./testing/recorded-run.js";
 
 setTracingDisabled(true);
 
@@ -40,16 +40,9 @@ async function runs(store: EventStore) {
   }));
 }
 
-/** The events of the tool call `callId`, by type, wherever it was recorded. */
+/** The types of the events of the tool call `callId`, wherever it was recorded. */
 async function callEvents(store: EventStore, callId: string) {
-  const events = await readWholeSession(store, "s");
-  return events
-    .filter(
-      (event) =>
-        event.type.startsWith("tool.") &&
-        (event.payload as { toolCallId?: string }).toolCallId === callId,
-    )
-    .map((event) => event.type);
+  return (await toolCallEvents(store, callId)).map((event) => event.type);
 }
 
 describe("agents used as tools two levels deep (Outer -> mid -> inner -> charge)", () => {

@@ -1,4 +1,4 @@
-import type { EventStore } from "@agent-ledger/core";
+import { type EventStore, type LedgerEvent, readWholeSession } from "@agent-ledger/core";
 import { type Agent, type Model, Runner } from "@openai/agents";
 import type { LedgerRunResult } from "../run-ends.js";
 import { scriptedProvider } from "./scripted-model.js";
@@ -6,6 +6,18 @@ import { scriptedProvider } from "./scripted-model.js";
 /** Options of a test's recorded run: session "s", run `runId`, every model call answered by `model`. */
 export function runOptions(store: EventStore, model: Model, runId = "root") {
   return { store, sessionId: "s", runId, modelProvider: scriptedProvider(model) };
+}
+
+/** The `tool.*` events of the tool call `toolCallId` in session "s", wherever it was recorded. */
+export async function toolCallEvents(
+  store: EventStore,
+  toolCallId: string,
+): Promise<LedgerEvent[]> {
+  return (await readWholeSession(store, "s")).filter(
+    (event) =>
+      event.type.startsWith("tool.") &&
+      (event.payload as { toolCallId?: string }).toolCallId === toolCallId,
+  );
 }
 
 /** The first interruption of a paused run and the state to decide it on; throws if there is none. */
