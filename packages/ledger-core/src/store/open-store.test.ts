@@ -34,6 +34,32 @@ async function refusal(promise: Promise<unknown>, path: string) {
   return error as Error;
 }
 
+/**
+ * The query parameters `cases` (each with the name it must be refused by) refused in `url`'s
+ * URL by openStore (at `$.url`) and by the store's constructor (`construct`, at `path`), the
+ * password kept out of the error. Returns each refusal's message with the parameter's name.
+ */
+async function unknownParamsRefused(
+  cases: readonly (readonly [query: string, name: string])[],
+  url: (query: string) => string,
+  construct: (url: string) => unknown,
+  path: string,
+): Promise<{ name: string; message: string }[]> {
+  const refusals: { name: string; message: string }[] = [];
+  for (const [query, name] of cases) {
+    const attempts = [
+      [openStore(url(query), { init: false }), "$.url"],
+      [(async () => construct(url(query)))(), path],
+    ] as const;
+    for (const [attempt, at] of attempts) {
+      const { message } = await refusal(attempt, at);
+      expect(message).toContain(`"${name}"`);
+      refusals.push({ name, message });
+    }
+  }
+  return refusals;
+}
+
 describe("store URLs a driver cannot use", () => {
   it("openStore refuses a URL with an unencoded / or # in the password, naming the problem", async () => {
     for (const url of malformed) {
@@ -119,37 +145,31 @@ describe("store URLs a driver cannot use", () => {
     // `?prefix=` (the parameter is keyPrefix) was ignored: the store wrote under the default
     // prefix, into another application's keys; an ioredis option given as a string overrode
     // the store's own (maxRetriesPerRequest: 0 makes a lost reply an error, never a re-send).
-    for (const [query, name] of [
-      ["prefix=app%3A", "prefix"],
-      ["keyprefix=app%3A", "keyprefix"],
-      ["db=1&maxRetriesPerRequest=20", "maxRetriesPerRequest"],
-    ] as const) {
-      const url = `redis://app:s3cr%2Ft%23pw@cache.internal:6379/0?${query}`;
-      for (const attempt of [openStore(url), (async () => new RedisEventStore({ url }))()]) {
-        const error = await refusal(attempt, "$.url");
-        expect(error.message).toContain(`"${name}"`);
-      }
-    }
+    await unknownParamsRefused(
+      [
+        ["prefix=app%3A", "prefix"],
+        ["keyprefix=app%3A", "keyprefix"],
+        ["db=1&maxRetriesPerRequest=20", "maxRetriesPerRequest"],
+      ],
+      (query) => `redis://app:s3cr%2Ft%23pw@cache.internal:6379/0?${query}`,
+      (url) => new RedisEventStore({ url }),
+      "$.url",
+    );
   });
 
   it("a PostgreSQL URL with a query parameter neither the store nor node-postgres reads is refused, naming it", async () => {
     // `?shema=` (the parameter is schema) was ignored: init() made the ledger's tables in
     // public, where `agent-ledger inspect` given `?schema=agent_ledger` found no ledger.
-    for (const [query, name] of [
-      ["shema=agent_ledger", "shema"],
-      ["sslmode=disable&timeoutMS=1000", "timeoutMS"],
-      ["max=5", "max"],
-    ] as const) {
-      const url = `postgres://app:s3cr%2Ft%23pw@db.internal:5432/ledger?${query}`;
-      const attempts = [
-        [openStore(url, { init: false }), "$.url"],
-        [(async () => new PostgresEventStore({ connectionString: url }))(), "$.connectionString"],
-      ] as const;
-      for (const [attempt, path] of attempts) {
-        const error = await refusal(attempt, path);
-        expect(error.message).toContain(`"${name}"`);
-      }
-    }
+    await unknownParamsRefused(
+      [
+        ["shema=agent_ledger", "shema"],
+        ["sslmode=disable&timeoutMS=1000", "timeoutMS"],
+        ["max=5", "max"],
+      ],
+      (query) => `postgres://app:s3cr%2Ft%23pw@db.internal:5432/ledger?${query}`,
+      (connectionString) => new PostgresEventStore({ connectionString }),
+      "$.connectionString",
+    );
   });
 
   it("a Redis URL whose database is not a whole number, or is given twice, is refused before any connection", async () => {
@@ -177,26 +197,24 @@ describe("store URLs a driver cannot use", () => {
     // mysql2 only warned of them on stderr: `?timeoutMS=` left the 30 s default, `?database=`
     // (mysql2 takes the database from the path alone) kept the ledger in the path's database,
     // and Prisma's `?sslaccept=strict` (in PlanetScale's URLs) connected without TLS.
-    for (const [query, name] of [
-      ["shema=agent_ledger", "shema"],
-      ["connectTimeout=2000&timeoutMS=1000", "timeoutMS"],
-      ["database=agent_ledger", "database"],
-      ["password=s3cret", "password"],
-      ["sslaccept=strict", "sslaccept"],
-      ["ssl-mode=REQUIRED", "ssl-mode"],
-      ["nestTables=true", "nestTables"],
-    ] as const) {
-      for (const scheme of ["mysql", "mariadb"]) {
-        const url = `${scheme}://app:s3cr%2Ft%23pw@db.internal:3306/ledger?${query}`;
-        const attempts = [
-          [openStore(url, { init: false }), "$.url"],
-          [(async () => new MysqlEventStore({ uri: url }))(), "$.uri"],
-        ] as const;
-        for (const [attempt, path] of attempts) {
-          const error = await refusal(attempt, path);
-          expect(error.message).toContain(`unknown query parameter "${name}" in the MySQL URL`);
-          if (name.startsWith("ssl")) expect(error.message).toContain("without TLS");
-        }
+    for (const scheme of ["mysql", "mariadb"]) {
+      const refusals = await unknownParamsRefused(
+        [
+          ["shema=agent_ledger", "shema"],
+          ["connectTimeout=2000&timeoutMS=1000", "timeoutMS"],
+          ["database=agent_ledger", "database"],
+          ["password=s3cret", "password"],
+          ["sslaccept=strict", "sslaccept"],
+          ["ssl-mode=REQUIRED", "ssl-mode"],
+          ["nestTables=true", "nestTables"],
+        ],
+        (query) => `${scheme}://app:s3cr%2Ft%23pw@db.internal:3306/ledger?${query}`,
+        (uri) => new MysqlEventStore({ uri }),
+        "$.uri",
+      );
+      for (const { name, message } of refusals) {
+        expect(message).toContain(`unknown query parameter "${name}" in the MySQL URL`);
+        if (name.startsWith("ssl")) expect(message).toContain("without TLS");
       }
     }
   });
