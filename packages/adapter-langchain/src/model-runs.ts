@@ -41,8 +41,8 @@ export class ModelRuns {
   readonly #retries = new ModelRetries();
   /** The structured output tools of the model calls to come, by the run they are made under. */
   readonly #structuredTools = new Map<string, StructuredOutputNote>();
-  /** The structured output tools each model call in progress names in its metadata. */
-  readonly #namedTools = new Map<string, string[]>();
+  /** The `metadata.structuredOutput` of each model call in progress that has one. */
+  readonly #structuredOutputs = new Map<string, unknown>();
   /** Structured outputs LangChain does not name in the call options (base, createAgent's). */
   readonly #structured = new StructuredOutputCalls();
 
@@ -94,7 +94,6 @@ export class ModelRuns {
       ids.parentRunId !== undefined ? this.#structuredTools.get(ids.parentRunId) : undefined;
     if (structuredTools && "tools" in structuredTools) {
       metadata.structuredOutput = { method: "toolStrategy", tools: [...structuredTools.tools] };
-      this.#namedTools.set(ids.runId, structuredTools.tools);
     } else if (structuredTools) {
       // A bare schema: createAgent names its tool at each call; the agent's own tools are known.
       metadata.structuredOutput = {
@@ -109,6 +108,8 @@ export class ModelRuns {
       // tools (functionCalling). Metadata, so the request's hash stays what it was.
       metadata.structuredOutput = { method: "functionCalling" };
     }
+    if (metadata.structuredOutput !== undefined)
+      this.#structuredOutputs.set(ids.runId, metadata.structuredOutput);
     const attempt = retried
       ? await retryLive(recorder, retried, metadata)
       : await beforeModelCall(recorder, request, metadata, insideTool);
@@ -138,10 +139,10 @@ export class ModelRuns {
     this.#structured.completed(parentRunId, {
       eventId: event.eventId,
       toolCalls: toolCalls.flatMap(({ id, name }) => (id !== undefined ? [{ id, name }] : [])),
-      known: this.#namedTools.get(runId) ?? [],
+      structuredOutput: this.#structuredOutputs.get(runId),
       threadId: call.threadId,
     });
-    this.#namedTools.delete(runId);
+    this.#structuredOutputs.delete(runId);
   }
 
   /** A model call failed: with what it streamed before, if its signal aborted it mid-stream. */
@@ -149,7 +150,7 @@ export class ModelRuns {
     const call = this.#calls.ended(runId);
     if (!call) return;
     const { attempt, partial } = call;
-    this.#namedTools.delete(runId);
+    this.#structuredOutputs.delete(runId);
     this.#retries.ended(runId, attempt);
     const recorder = await this.#context.recorder();
     await recorder.modelFailed(attempt, error, {
@@ -225,7 +226,7 @@ export class ModelRuns {
     partial: JsonObject | undefined,
   ): Promise<void> {
     this.#retries.ended(runId, attempt);
-    this.#namedTools.delete(runId);
+    this.#structuredOutputs.delete(runId);
     const recorder = await this.#context.recorder();
     await recorder.modelFailed(attempt, error, {
       metadata: langchainMetadata({ runId }),

@@ -14,7 +14,7 @@ import { abandonedCallText } from "./abandoned-message.js";
 import { recordedThreadId } from "./langchain-metadata.js";
 import { isRecord } from "./plain-json.js";
 import { messageFromJson } from "./stored-messages.js";
-import { STRUCTURED_RESPONSE_EVENT } from "./structured-output-calls.js";
+import { STRUCTURED_RESPONSE_EVENT, structuredOutputTool } from "./structured-output-calls.js";
 import { isInterrupt, isRefusedOutcome } from "./tool-attempt.js";
 import { toolRequestHash } from "./tool-call-key.js";
 import { ledgerToolCallId } from "./tool-claim.js";
@@ -115,11 +115,12 @@ export async function restoreMessages(
   const answer = isRecord(generation) ? messageFromJson(generation.message) : undefined;
   if (answer) messages.push(answer);
   // A structured output the agent answers itself (toolStrategy) is no call a tool node runs.
-  const answeredByAgent = structuredOutputTools(anchor);
+  const answeredByAgent = structuredOutputTool(
+    isRecord(anchor?.metadata) ? anchor.metadata.structuredOutput : undefined,
+  );
   const answeredIds = answeredStructuredCalls(events, lastCompletion);
   const calls = ((answer as { tool_calls?: ToolCall[] } | undefined)?.tool_calls ?? []).filter(
-    (call) =>
-      !answeredByAgent.has(call.name) && !(call.id !== undefined && answeredIds.has(call.id)),
+    (call) => !answeredByAgent(call.name) && !(call.id !== undefined && answeredIds.has(call.id)),
   );
 
   // Outcomes of tool calls recorded after the completion, by toolCallId, and by step.
@@ -305,26 +306,6 @@ function answeredStructuredCalls(
       if (isRecord(call) && typeof call.id === "string") ids.add(call.id);
   }
   return ids;
-}
-
-/**
- * The tools whose call a model call's answer gives a structured output with, which the agent
- * answers itself (createAgent's `toolStrategy`, as ledgerMiddleware notes it in the request's
- * `metadata.structuredOutput.tools`; for a bare schema, every tool but the agent's own,
- * `metadata.structuredOutput.agentTools`).
- */
-function structuredOutputTools(request: LedgerEvent | undefined): { has(name: string): boolean } {
-  const structured = isRecord(request?.metadata) ? request.metadata.structuredOutput : undefined;
-  const names = (key: string) => {
-    const list = isRecord(structured) ? structured[key] : undefined;
-    return new Set(Array.isArray(list) ? list.filter((name) => typeof name === "string") : []);
-  };
-  // A bare schema: the agent's own tools are named; a call of any other is the structured output.
-  if (isRecord(structured) && Array.isArray(structured.agentTools)) {
-    const agentTools = names("agentTools");
-    return { has: (name) => !agentTools.has(name) };
-  }
-  return names("tools");
 }
 
 /**

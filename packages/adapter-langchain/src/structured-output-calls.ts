@@ -70,12 +70,31 @@ function isPipelineShape(serialized: unknown): boolean {
   );
 }
 
+/**
+ * Which tools' calls a model call's `metadata.structuredOutput` names as the structured output
+ * the agent answers itself (createAgent's `toolStrategy`, as the handler records it from
+ * ledgerMiddleware's note): those in `tools`, or, for a bare schema, any but the agent's own
+ * (`agentTools`). None for any other value.
+ */
+export function structuredOutputTool(structured: unknown): (name: string) => boolean {
+  const names = (key: string) => {
+    const list = isRecord(structured) ? structured[key] : undefined;
+    return new Set(Array.isArray(list) ? list.filter((name) => typeof name === "string") : []);
+  };
+  if (isRecord(structured) && Array.isArray(structured.agentTools)) {
+    const agentTools = names("agentTools");
+    return (name) => !agentTools.has(name);
+  }
+  const tools = names("tools");
+  return (name) => tools.has(name);
+}
+
 /** A completion that asked for tool calls, under a chain still running. */
 interface AskingCompletion {
   eventId: string;
   toolCalls: { id: string; name: string }[];
-  /** Tools its request's metadata already names as the structured output's (ledgerMiddleware). */
-  known: readonly string[];
+  /** Its request's `metadata.structuredOutput`, which may name the structured output's tool already. */
+  structuredOutput: unknown;
   threadId: string | undefined;
 }
 
@@ -141,8 +160,9 @@ export class StructuredOutputCalls {
         .map((message) => (message as ToolMessage).tool_call_id),
     );
     for (const completion of asking) {
+      const noted = structuredOutputTool(completion.structuredOutput);
       const toolCalls = completion.toolCalls.filter(
-        (call) => answeredIds.has(call.id) && !completion.known.includes(call.name),
+        (call) => answeredIds.has(call.id) && !noted(call.name),
       );
       if (toolCalls.length === 0) continue;
       await (await recorder()).record({

@@ -1,4 +1,4 @@
-import { MemoryEventStore } from "@agent-ledger/core";
+import { MemoryEventStore, readWholeRun } from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { interrupt } from "@langchain/langgraph";
 import { createAgent, tool, toolStrategy } from "langchain";
@@ -8,6 +8,7 @@ import { LedgerCallbackHandler } from "./callback-handler.js";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { restoreMessages } from "./restore-messages.js";
+import { STRUCTURED_RESPONSE_EVENT } from "./structured-output-calls.js";
 import { threadConfig } from "./testing/helpers.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
@@ -70,6 +71,12 @@ async function expectAnsweredByAgent(options: {
   const last = restored.messages.at(-1) as AIMessage;
   expect(last.tool_calls?.map((call) => call.id)).toEqual(["call-2"]);
   expect(restored.messages.map((message) => message.type)).toEqual(["human", "ai", "tool", "ai"]);
+  // With ledgerMiddleware the model call's metadata names the answer's tool before the call:
+  // no event after it says so again. Without, the end of the model node is where it is known.
+  const noted = (await readWholeRun(store, address)).filter(
+    (event) => event.type === STRUCTURED_RESPONSE_EVENT,
+  );
+  expect(noted).toHaveLength(options.middleware ? 0 : 1);
 }
 
 describe("createAgent's responseFormat: toolStrategy, answered as a tool call", () => {
