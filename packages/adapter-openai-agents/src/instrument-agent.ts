@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from "@agent-ledger/core";
-import type { Agent } from "@openai/agents";
+import type { AnyAgent } from "./any-agent.js";
 import { isHandoffObject, ledgerHandoff } from "./ledger-handoff.js";
 import { isLocalShell, ledgerLocalTool } from "./ledger-local-tool.js";
 import { isLedgerWrapped, ledgerModel } from "./ledger-model.js";
@@ -8,9 +8,6 @@ import { watchLocalCallStarts } from "./local-call-ids.js";
 import { type McpToolEffect, mcpToolEffectOf, recordMcpTools, replaceMethod } from "./mcp-tools.js";
 import { assertInstrumentArguments } from "./option-checks.js";
 import { watchAgentStart } from "./records-every-call.js";
-
-// biome-ignore lint/suspicious/noExplicitAny: agents of any context and output type
-type AnyAgent = Agent<any, any>;
 
 export interface InstrumentAgentOptions {
   /**

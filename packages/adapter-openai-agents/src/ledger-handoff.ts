@@ -5,7 +5,8 @@ import {
   ReplayDivergenceError,
   type ToolEffect,
 } from "@agent-ledger/core";
-import type { Agent, Handoff, RunContext } from "@openai/agents";
+import type { Handoff, RunContext } from "@openai/agents";
+import type { AnyAgent } from "./any-agent.js";
 import { replayedError } from "./ledger-model.js";
 import { parseArgs } from "./ledger-tool.js";
 import { assertLedgerHandoffArguments } from "./option-checks.js";
@@ -13,8 +14,6 @@ import { currentScope, type LedgerScope, ledgerStep, recorderOf } from "./scope.
 
 // biome-ignore lint/suspicious/noExplicitAny: handoffs of any context and output type
 type AnyHandoff = Handoff<any, any>;
-// biome-ignore lint/suspicious/noExplicitAny: agents of any context and output type
-type AnyAgent = Agent<any, any>;
 type InvokeHandoff = AnyHandoff["onInvokeHandoff"];
 
 export interface LedgerHandoffOptions {

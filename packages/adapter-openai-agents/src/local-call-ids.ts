@@ -1,8 +1,5 @@
-import type { Agent } from "@openai/agents";
+import type { AnyAgent } from "./any-agent.js";
 import type { AnyRunState } from "./run-ends.js";
-
-// biome-ignore lint/suspicious/noExplicitAny: agents of any context and output type
-type AnyAgent = Agent<any, any>;
 
 /** The methods of an apply-patch tool's editor, one per patch operation. */
 export const EDITOR_METHODS = ["createFile", "updateFile", "deleteFile"] as const;

@@ -1,9 +1,6 @@
-import type { Agent } from "@openai/agents";
+import type { AnyAgent } from "./any-agent.js";
 import { type LedgerToolOptions, ledgerTool } from "./ledger-tool.js";
 import { assertMcpToolDeclaration } from "./option-checks.js";
-
-// biome-ignore lint/suspicious/noExplicitAny: agents of any context and output type
-type AnyAgent = Agent<any, any>;
 
 /**
  * What the app says an MCP tool does, by the tool's name as the model sees it (prefixed with

@@ -1,10 +1,8 @@
 import { type JsonValue, LedgerError } from "@agent-ledger/core";
-import { type Agent, type AgentInputItem, RunContext, RunState } from "@openai/agents";
+import { type AgentInputItem, RunContext, RunState } from "@openai/agents";
+import type { AnyAgent } from "./any-agent.js";
 import type { AnyRunState } from "./run-ends.js";
 import { openAiAgentsVersion } from "./sdk-version.js";
-
-// biome-ignore lint/suspicious/noExplicitAny: agents of any context and output type
-type AnyAgent = Agent<any, any>;
 
 /** What the SDK's run takes, and so what runWithLedger records as the run's input. */
 export type RunInput = string | AgentInputItem[] | AnyRunState;

@@ -1,12 +1,9 @@
-import type { Agent } from "@openai/agents";
+import type { AnyAgent } from "./any-agent.js";
 import { isHandoffObject, ledgerHandoffEffect } from "./ledger-handoff.js";
 import { isLocalShell } from "./ledger-local-tool.js";
 import { ledgerToolEffect } from "./ledger-tool.js";
 import { recordsMcpTools } from "./mcp-tools.js";
 import { currentScope } from "./scope.js";
-
-// biome-ignore lint/suspicious/noExplicitAny: agents of any context and output type
-type AnyAgent = Agent<any, any>;
 
 /**
  * Whether a run of `agent` records every call it makes, each before it is made: every tool of

@@ -6,8 +6,9 @@ import {
   type Redaction,
   SessionRecorder,
 } from "@agent-ledger/core";
-import { type Agent, type ModelProvider, RunContext, Runner } from "@openai/agents";
+import { type ModelProvider, RunContext, Runner } from "@openai/agents";
 import { agentCallsMadeAgain } from "./agent-calls-made-again.js";
+import type { AnyAgent } from "./any-agent.js";
 import { applyRecordedDecisions, recordDecisions } from "./approval-decisions.js";
 import {
   isRunStateCheckpoint,
@@ -42,9 +43,6 @@ import { assertCurrentState } from "./run-state-position.js";
 import { agentActor, currentScope, enterAgent, type LedgerScope, runInScope } from "./scope.js";
 import { openAiAgentsVersion } from "./sdk-version.js";
 import { skippedApprovals } from "./skipped-approvals.js";
-
-// biome-ignore lint/suspicious/noExplicitAny: agents of any context and output type
-type AnyAgent = Agent<any, any>;
 
 export interface LedgerRunOptions {
   store: EventStore;
