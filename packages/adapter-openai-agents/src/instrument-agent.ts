@@ -47,6 +47,9 @@ function instrumentClones(agent: AnyAgent): void {
   replaceMethod(agent, "clone", clone);
 }
 
+/** The agents whose events the ledger listens to: each once, whichever instrumentAgent reached it. */
+const listenedTo = new WeakSet<AnyAgent>();
+
 /**
  * Prepares an agent graph for recording, in place: every function tool of the agent and of
  * every agent reachable through its handoffs is wrapped with ledgerTool (tools wrapped before,
@@ -73,8 +76,11 @@ export function instrumentAgent(agent: AnyAgent, options: InstrumentAgentOptions
     const current = pending.pop() as AnyAgent;
     if (seen.has(current)) continue;
     seen.add(current);
-    watchAgentStart(current);
-    watchLocalCallStarts(current);
+    if (!listenedTo.has(current)) {
+      listenedTo.add(current);
+      watchAgentStart(current);
+      watchLocalCallStarts(current);
+    }
     recordMcpTools(current, options.mcpToolEffect);
     instrumentClones(current);
     if (

@@ -60,17 +60,14 @@ export function noteStateLocalCalls(state: AnyRunState): void {
     noteLocalCall(toolCall.operation, keyOf(toolCall));
 }
 
-const watched = new WeakSet<object>();
-
 /**
  * Has `agent` note the id of each shell or apply-patch call it starts: the SDK emits
  * `agent_tool_start` on the agent with the call item (its id and the very action or operation it
  * hands the shell or editor), synchronously, just before it calls the shell or editor. This is
- * the one place the id is seen when an agent tool goes on from its pause. Once per agent.
+ * the one place the id is seen when an agent tool goes on from its pause. Once per agent
+ * (instrumentAgent).
  */
 export function watchLocalCallStarts(agent: AnyAgent): void {
-  if (watched.has(agent)) return;
-  watched.add(agent);
   agent.on("agent_tool_start", (_context, _tool, details) => {
     const toolCall = (details as { toolCall?: unknown } | undefined)?.toolCall;
     if (toolCall !== undefined) noteLocalCalls([toolCall]);

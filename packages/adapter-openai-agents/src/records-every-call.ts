@@ -42,18 +42,14 @@ export function recordsEveryCall(agent: AnyAgent): boolean {
   return true;
 }
 
-const watched = new WeakSet<object>();
-
 /**
  * Has `agent` tell the ledger, when it starts as an agent used as a tool (Agent.asTool),
  * whether it records every call (`recordsEveryCall`): the child run of that tool call says so
  * when it starts. A tool made by Agent.asTool does not say which agent it runs; the SDK's
  * `agent_start` does, emitted (synchronously, in the tool call's scope) before the agent's
- * first model call, so before its child run is opened. Once per agent.
+ * first model call, so before its child run is opened. Once per agent (instrumentAgent).
  */
 export function watchAgentStart(agent: AnyAgent): void {
-  if (watched.has(agent)) return;
-  watched.add(agent);
   agent.on("agent_start", (_context, started) => {
     const scope = currentScope();
     // An agent tool's scope whose child run is not open yet: the agent the call runs.
