@@ -17,6 +17,7 @@ import { type Db, MysqlBackendState, type Tables } from "./backend-state.js";
 import { boundedReads } from "./bounded.js";
 import { initDatabase } from "./init-database.js";
 import { lostConnection } from "./lost-connection.js";
+import { unnested } from "./own-query.js";
 import { configuredDatabase } from "./pool-config.js";
 import { putBlobRows } from "./put-blobs.js";
 import { mysqlTables } from "./schema.js";
@@ -49,7 +50,9 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
   }) {
     const database = options.database ?? configuredDatabase(options.pool);
     super(
-      drizzle({ client: boundedReads(options.pool, options.timeoutMs ?? 0) }),
+      drizzle({
+        client: unnested(boundedReads(options.pool, options.timeoutMs ?? 0), options.pool),
+      }),
       mysqlTables(database),
     );
     this.#state = new MysqlBackendState({

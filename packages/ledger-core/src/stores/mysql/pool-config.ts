@@ -39,7 +39,7 @@ export function ownedPoolSettings(
 /** The settings a mysql2/promise pool makes its connections with (undefined for other pools). */
 function connectionConfig(
   pool: mysql.Pool,
-): { database?: unknown; clientFlags?: number } | undefined {
+): { database?: unknown; clientFlags?: number; nestTables?: unknown } | undefined {
   return (pool as unknown as { pool?: { config?: { connectionConfig?: object } } }).pool?.config
     ?.connectionConfig;
 }
@@ -64,4 +64,13 @@ const MULTI_RESULTS = 0x20000;
 export function multiResults(pool: mysql.Pool): boolean {
   const config = connectionConfig(pool);
   return config?.clientFlags === undefined || (config.clientFlags & MULTI_RESULTS) !== 0;
+}
+
+/**
+ * Whether the pool's connections read rows nested by table (`nestTables`, true or a separator),
+ * which mysql2 applies to every statement that does not say otherwise, drizzle's too.
+ */
+export function nestsTables(pool: mysql.Pool): boolean {
+  const nestTables = connectionConfig(pool)?.nestTables;
+  return nestTables !== undefined && nestTables !== false;
 }

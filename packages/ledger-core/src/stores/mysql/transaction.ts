@@ -4,6 +4,7 @@ import { LedgerError } from "../../events/errors.js";
 import { driverError } from "../sql/sql-backend.js";
 import type { Db, MysqlBackendState } from "./backend-state.js";
 import { boundedConnection, checkout, destroyConnection } from "./bounded.js";
+import { unnested } from "./own-query.js";
 import { statementErrnos } from "./statement-errors.js";
 
 /** `body` in one READ COMMITTED transaction on a pooled connection, rolled back on error. */
@@ -20,7 +21,7 @@ export async function inTransaction<T>(
     await bounded.query("START TRANSACTION");
     let db = state.bound.get(connection);
     if (db === undefined) {
-      db = drizzle({ client: bounded as unknown as mysql.Connection });
+      db = drizzle({ client: unnested(bounded, state.pool) as unknown as mysql.Connection });
       state.bound.set(connection, db);
     }
     const result = await body(db);
