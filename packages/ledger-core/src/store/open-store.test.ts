@@ -206,7 +206,6 @@ describe("store URLs a driver cannot use", () => {
           ["password=s3cret", "password"],
           ["sslaccept=strict", "sslaccept"],
           ["ssl-mode=REQUIRED", "ssl-mode"],
-          ["nestTables=true", "nestTables"],
         ],
         (query) => `${scheme}://app:s3cr%2Ft%23pw@db.internal:3306/ledger?${query}`,
         (uri) => new MysqlEventStore({ uri }),

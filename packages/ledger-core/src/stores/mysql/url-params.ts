@@ -13,8 +13,9 @@ import { assertKnownUrlParams } from "../url-params.js";
  * stderr: a typo (`?timeoutMS=`) left the store's default bound, and a TLS setting of another
  * client (Prisma's `?sslaccept=strict`, given with PlanetScale's URLs) connected without TLS.
  * `charset` and `supportBigNumbers` are read, but the store's own (utf8mb4, true) win;
- * `resetOnRelease` is refused by the store, saying why; and `nestTables` is left out: the
- * store's appends fail on rows nested by table.
+ * `rowsAsArray`, `nestTables` and `typeCast` change how rows are read, and each of the store's
+ * statements reads its own rows flat (own-query.ts); `resetOnRelease` is refused by the store,
+ * saying why.
  */
 export const MYSQL_URL_PARAMS: readonly string[] = [
   TIMEOUT_PARAM,
@@ -39,6 +40,7 @@ export const MYSQL_URL_PARAMS: readonly string[] = [
   "multipleStatements",
   "namedPlaceholders",
   "rowsAsArray",
+  "nestTables",
   "typeCast",
   "dateStrings",
   "decimalNumbers",
@@ -63,14 +65,12 @@ export const MYSQL_URL_PARAMS: readonly string[] = [
 const URL_PARTS = ["host", "port", "user", "password", "database"];
 
 /**
- * What to say of a parameter refused: one of the URL's own parts, a TLS setting mysql2 does not
- * read (it would connect without TLS), or `nestTables`, which the store cannot work with.
+ * What to say of a parameter refused: one of the URL's own parts, or a TLS setting mysql2 does
+ * not read (it would connect without TLS).
  */
 function hint(name: string): string | undefined {
   if (URL_PARTS.includes(name))
     return `mysql2 ignores it in the query: the URL's own part gives the ${name} (mysql://user:password@host:port/database)`;
-  if (name === "nestTables")
-    return "mysql2 reads it, but the store reads rows by column name: with rows nested by table its appends fail";
   if (!/ssl|tls/i.test(name)) return undefined;
   return "mysql2 ignores it and would connect without TLS; its TLS setting is ?ssl=, a JSON object of Node's TLS options (ssl={\"rejectUnauthorized\":true} verifies the server against Node's CAs) or the name of an SSL profile";
 }
