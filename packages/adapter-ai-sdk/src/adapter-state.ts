@@ -1,5 +1,5 @@
 import { type Attempt, LedgerError, type SessionRecorder } from "@agent-ledger/core";
-import { type AgentCallClaim, AgentCallClaims } from "./agent-call-claim.js";
+import { type AgentCallClaim, AgentCallClaims, type StreamWait } from "./agent-call-claim.js";
 import { claimAgentCall, OPEN_STREAM_WAIT_MS } from "./claim-agent-call.js";
 import { OpenStreams } from "./open-streams.js";
 
@@ -119,14 +119,16 @@ export class AdapterState {
 
   /**
    * Claims the run for an agent's language model call (see `claimAgentCall`); `abortSignal`,
-   * the call's, stops a wait for a stream.
+   * the call's, stops a wait for a stream; `inputCallback`, the toolCallId of the wrapped tool
+   * input callback the call is made in, if it is.
    */
-  claimAgentCall(abortSignal?: AbortSignal): Promise<AgentCallClaim> {
+  claimAgentCall(abortSignal?: AbortSignal, inputCallback?: string): Promise<AgentCallClaim> {
     return claimAgentCall({
       claims: this.#agentCalls,
       streams: this.#openStreams,
       runId: this.recorder.runId,
       abortSignal,
+      inputCallback,
     });
   }
 
@@ -149,24 +151,31 @@ export class AdapterState {
   ): void {
     this.#openStreams.opened(attempt, { kind, abandon, settled });
     // A stream ended right after a tool-call part no longer waits there.
-    void settled.finally(() => this.#agentCalls.streamAtToolCall(attempt, false));
+    void settled.finally(() => this.#agentCalls.streamWaits(attempt, undefined));
     this.track(settled);
   }
 
   /** The consumer of the open stream of `attempt` asked for its next part. */
   streamPulled(attempt: Attempt): void {
     this.#openStreams.pulled(attempt);
-    this.#agentCalls.streamAtToolCall(attempt, false);
+    this.#agentCalls.streamWaits(attempt, undefined);
   }
 
   /**
-   * The open stream of `attempt` passed on `part`. After a tool-call part, until it is read
-   * again, a call the SDK's callbacks make for that part is the agent's own (see
-   * `AgentCallClaims`).
+   * The open stream of `attempt` passed on `part`. After a tool-call part, or a tool input part
+   * (`toolName`: the tool its `tool-input-start` named), until it is read again, a call the
+   * SDK's callbacks make for that part is the agent's own (see `AgentCallClaims`).
    */
-  streamPassedOn(attempt: Attempt, part: { type: string }): void {
+  streamPassedOn(attempt: Attempt, part: { type: string; id?: string }, toolName?: string): void {
     this.#openStreams.passedOn(attempt);
-    if (part.type === "tool-call") this.#agentCalls.streamAtToolCall(attempt, true);
+    let wait: StreamWait | undefined;
+    if (part.type === "tool-call") wait = { at: "tool-call" };
+    else if (
+      (part.type === "tool-input-start" || part.type === "tool-input-delta") &&
+      part.id !== undefined
+    )
+      wait = { at: "tool-input", toolCallId: part.id, toolName };
+    if (wait) this.#agentCalls.streamWaits(attempt, wait);
   }
 
   /**

@@ -13,26 +13,40 @@ export interface AgentCallClaim {
 }
 
 /**
+ * Where an open stream waits for the SDK's callbacks: after a tool-call part, or after a
+ * tool's `tool-input-start` / `tool-input-delta` part (`toolCallId`, `toolName`), until it is
+ * read again.
+ */
+export type StreamWait =
+  | { at: "tool-call" }
+  | { at: "tool-input"; toolCallId: string; toolName: string | undefined };
+
+/**
  * Which agent language model call holds the run. An agent makes one call at a time, so a call
  * that starts while another holds the run is a second agent, whose calls replay could not tell
  * apart from the first's (see `claimAgentCall`).
  *
- * One exception, which is no second agent: the SDK's `streamText` runs some of the app's
- * callbacks at a stream's `tool-call` part (`experimental_repairToolCall`, a tool's
- * `needsApproval` and `onInputAvailable`) and awaits them before it reads the next part. A call
- * made there (an LLM repairing the input, or judging the call) starts while that stream is
- * open, but always at the same point of it: after the tool-call part was passed on and before
- * the stream is read again. Such a call holds the run on top of the stream, is recorded as the
- * next call of the run, and is replayed in that place; once it ends, the stream holds the run
- * again. The middleware cannot see which code made a call (the SDK runs those callbacks in its
- * own async context, not one the middleware set), so another agent's call that starts in that
- * very moment is taken for the callback's; it holds the run then, so the stream's agent's next
- * step is refused if it is still in flight.
+ * Two exceptions, which are no second agent: the SDK's `streamText` runs some of the app's
+ * callbacks at a stream's parts and awaits them before it reads the next part. At a `tool-call`
+ * part, `experimental_repairToolCall` and a tool's `needsApproval` and `onInputAvailable`; at a
+ * `tool-input-start` / `tool-input-delta` part, the tool's `onInputStart` / `onInputDelta`. A
+ * call made there (an LLM repairing the input, or judging the call) starts while that stream is
+ * open, but always at the same point of it: after the part was passed on and before the stream
+ * is read again. Such a call holds the run on top of the stream, is recorded as the next call
+ * of the run, and is replayed in that place; once it ends, the stream holds the run again.
+ *
+ * At a tool-call part the middleware cannot see which code made a call (the SDK runs those
+ * callbacks in its own async context, and `experimental_repairToolCall` belongs to no tool), so
+ * another agent's call that starts in that very moment is taken for the callback's; it holds
+ * the run then, so the stream's agent's next step is refused if it is still in flight. Tool
+ * input parts come many to a call, and a stream waits after one whenever its consumer is slow,
+ * so there only a call made inside that tool's own callback is taken (`inputCallback`, the
+ * toolCallId whose callback `wrapTools` runs the call in, see `input-callback-context.ts`).
  */
 export class AgentCallClaims {
   #held: AgentCallClaim | undefined;
-  /** Open streams whose last part passed on is a tool call, not read again since. */
-  readonly #atToolCall = new Set<Attempt>();
+  /** Open streams whose last part passed on runs the SDK's callbacks, not read again since. */
+  readonly #waiting = new Map<Attempt, StreamWait>();
 
   /** The attempt of the call holding the run, if it has begun. */
   get holder(): Attempt | "claimed" | undefined {
@@ -44,14 +58,19 @@ export class AgentCallClaims {
     return this.#held?.waited === true;
   }
 
+  /** Where the stream of `attempt` waits for the SDK's callbacks, if it does. */
+  waitOf(attempt: Attempt): StreamWait | undefined {
+    return this.#waiting.get(attempt);
+  }
+
   /**
    * Claims the run for a call; `undefined` if another call holds it. `waited`: the call waited
-   * for the stream that held the run.
+   * for the stream that held the run. `inputCallback`: the toolCallId of the tool input
+   * callback (`onInputStart`, `onInputDelta`) the call is made in, if it is.
    */
-  claim(waited = false): AgentCallClaim | undefined {
+  claim(waited = false, inputCallback?: string): AgentCallClaim | undefined {
     const held = this.#held;
-    if (held !== undefined && !(held.attempt && this.#atToolCall.has(held.attempt)))
-      return undefined;
+    if (held !== undefined && !this.#atCallbackOf(held, inputCallback)) return undefined;
     this.#held = { waiting: held, ended: false, waited };
     return this.#held;
   }
@@ -70,17 +89,24 @@ export class AgentCallClaims {
   }
 
   /**
-   * The stream of `attempt` passed on a tool-call part (`true`), or is read again, or ended
-   * (`false`).
+   * The stream of `attempt` passed on a part the SDK runs callbacks at (`wait`), or is read
+   * again, or ended (`undefined`).
    */
-  streamAtToolCall(attempt: Attempt, atToolCall: boolean): void {
-    if (atToolCall) this.#atToolCall.add(attempt);
-    else this.#atToolCall.delete(attempt);
+  streamWaits(attempt: Attempt, wait: StreamWait | undefined): void {
+    if (wait) this.#waiting.set(attempt, wait);
+    else this.#waiting.delete(attempt);
+  }
+
+  /** Whether `held` is a stream waiting for the callbacks a call made in `inputCallback` may be. */
+  #atCallbackOf(held: AgentCallClaim, inputCallback: string | undefined): boolean {
+    const wait = held.attempt && this.#waiting.get(held.attempt);
+    if (!wait) return false;
+    return wait.at === "tool-call" || wait.toolCallId === inputCallback;
   }
 
   #end(claim: AgentCallClaim): void {
     claim.ended = true;
-    if (claim.attempt) this.#atToolCall.delete(claim.attempt);
+    if (claim.attempt) this.#waiting.delete(claim.attempt);
     while (this.#held?.ended) this.#held = this.#held.waiting;
   }
 }

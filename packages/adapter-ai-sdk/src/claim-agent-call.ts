@@ -23,18 +23,23 @@ const WAIT_STEP_MS = 50;
  * finds the run held by a call that waited is refused, so two agents whose calls take turns
  * this way are still told apart. A stream left unread (a `doStream` or `streamObject` not read
  * to its end) is refused once it has been idle for `READ_IDLE_MS`.
+ *
+ * A call made in a tool input callback (`inputCallback`: the toolCallId of the wrapped tool's
+ * `onInputStart` / `onInputDelta` it runs in) is taken as the stream's if the stream waits at
+ * that tool call's input part (see `AgentCallClaims`).
  */
 export async function claimAgentCall(options: {
   claims: AgentCallClaims;
   streams: OpenStreams;
   runId: string;
   abortSignal: AbortSignal | undefined;
+  inputCallback: string | undefined;
 }): Promise<AgentCallClaim> {
-  const { claims, streams, abortSignal } = options;
+  const { claims, streams, abortSignal, inputCallback } = options;
   const deadline = Date.now() + OPEN_STREAM_WAIT_MS;
   let waited = false;
   for (;;) {
-    const claim = claims.claim(waited);
+    const claim = claims.claim(waited, inputCallback);
     if (claim) return claim;
     const held = claims.holder;
     const read =
@@ -51,10 +56,18 @@ export async function claimAgentCall(options: {
 }
 
 function refusal(
-  { streams, runId }: { streams: OpenStreams; runId: string },
+  { claims, streams, runId }: { claims: AgentCallClaims; streams: OpenStreams; runId: string },
   held: Attempt | "claimed" | undefined,
 ): InvalidArgumentError {
   const concurrent = `two agents (or two generateText / streamText calls) are running at the same time on one recorder, and a resumed run replays its calls in the order they were recorded, so it could not tell them apart. Give each concurrent agent its own recorder: recorder.child({ actor }) or its own run`;
+  // streamText awaits the tool's onInputStart / onInputDelta there: a call made in one of a
+  // tool not wrapped with this recorder cannot be told from another agent's.
+  const wait = typeof held === "object" ? claims.waitOf(held) : undefined;
+  if (typeof held === "object" && wait?.at === "tool-input")
+    return new InvalidArgumentError(
+      "$.recorder",
+      `a model call started on run ${runId} while the stream of its model call ${held.attemptId} waited after a tool input part of tool call ${wait.toolCallId}${wait.toolName !== undefined ? ` (tool ${JSON.stringify(wait.toolName)})` : ""}: streamText reads that stream on only once the tool's onInputStart / onInputDelta has returned. A model call made in that callback is recorded as the run's next call only if the tool was given to streamText through wrapTools(tools, { recorder }) with this recorder (its callbacks then run in a context the middleware knows); pass the tool through wrapTools. Otherwise ${concurrent}`,
+    );
   // A stream read some other way than streamText (the model's doStream, streamObject) may
   // have been left open.
   const kind = typeof held === "object" ? streams.kindOf(held) : undefined;

@@ -15,6 +15,7 @@ import type {
 import { checkedOptions } from "./adapter-options.js";
 import { type AdapterState, adapterStateOf } from "./adapter-state.js";
 import type { AgentCallClaim } from "./agent-call-claim.js";
+import { inputCallbackOf } from "./input-callback-context.js";
 import { beginAttempt, recordCompletion, recordFailure, replayedFailure } from "./model-attempt.js";
 import { modelRequestOf, redactOption } from "./model-request.js";
 import { decodeGenerateResult, encodeModelResponse, toolCallIdsOf } from "./model-response.js";
@@ -50,7 +51,10 @@ async function claimedState(
   abortSignal: AbortSignal | undefined,
 ): Promise<{ callState: AdapterState; agentCall: AgentCallClaim | undefined }> {
   const callState = callStateOf(state);
-  const agentCall = callState === state ? await state.claimAgentCall(abortSignal) : undefined;
+  const agentCall =
+    callState === state
+      ? await state.claimAgentCall(abortSignal, inputCallbackOf(state))
+      : undefined;
   return { callState, agentCall };
 }
 

@@ -22,6 +22,24 @@ export interface RecordedModelResponse {
   warnings?: JsonValue[];
   providerMetadata?: JsonObject;
   response?: { id?: string; modelId?: string; timestamp?: string };
+  /**
+   * A stream's tool input parts (`tool-input-start`, `tool-input-delta`, `tool-input-end`), if
+   * it had any, each with `at`: the number of content items that had come before it. Deltas of
+   * one tool call that came one after the other are one entry, `{ at, type: "tool-input-delta",
+   * id, deltas }` (a delta with provider metadata is kept whole, with its `delta`). A replay
+   * emits them again where they came, so the SDK calls the tools' `onInputStart` /
+   * `onInputDelta` again as it did live.
+   */
+  toolInputs?: JsonValue[];
+}
+
+/** A tool input part of a stream, and `at`: the number of content items that came before it. */
+export interface ToolInputPart {
+  at: number;
+  part: Extract<
+    LanguageModelV3StreamPart,
+    { type: "tool-input-start" | "tool-input-delta" | "tool-input-end" }
+  >;
 }
 
 export interface ModelResponseParts {
@@ -35,6 +53,27 @@ export interface ModelResponseParts {
     modelId?: string | undefined;
     timestamp?: Date | undefined;
   };
+  /** A stream's tool input parts (see `RecordedModelResponse.toolInputs`). */
+  toolInputs?: readonly ToolInputPart[];
+}
+
+/** `RecordedModelResponse.toolInputs` for `inputs`: runs of one call's deltas as one entry. */
+function compactToolInputs(inputs: readonly ToolInputPart[]): Record<string, unknown>[] {
+  const entries: Record<string, unknown>[] = [];
+  let deltas: { id: string; at: number; deltas: string[] } | undefined;
+  for (const { at, part } of inputs) {
+    if (part.type === "tool-input-delta" && part.providerMetadata === undefined) {
+      if (deltas?.id === part.id && deltas.at === at) deltas.deltas.push(part.delta);
+      else {
+        deltas = { id: part.id, at, deltas: [part.delta] };
+        entries.push({ at, type: part.type, id: part.id, deltas: deltas.deltas });
+      }
+      continue;
+    }
+    deltas = undefined;
+    entries.push({ at, ...part });
+  }
+  return entries;
 }
 
 /**
@@ -56,6 +95,7 @@ export function encodeModelResponse(result: ModelResponseParts): RecordedModelRe
       modelId: response.modelId,
       timestamp: response.timestamp?.toISOString(),
     },
+    ...(result.toolInputs?.length ? { toolInputs: compactToolInputs(result.toolInputs) } : {}),
   }) as unknown as RecordedModelResponse;
   if (encoded.providerMetadata !== undefined)
     encoded.providerMetadata = withoutCredentialKeys(encoded.providerMetadata) as JsonObject;
@@ -86,10 +126,37 @@ export function decodeGenerateResult(value: JsonValue): LanguageModelV3GenerateR
   return result;
 }
 
-/** The stream parts content would arrive as (one delta per text or reasoning block). */
-export function contentToStreamParts(content: JsonValue[]): LanguageModelV3StreamPart[] {
+/** The stream parts a `toolInputs` entry stands for. */
+function toolInputStreamParts(entry: JsonObject): LanguageModelV3StreamPart[] {
+  const { at: _at, deltas, ...part } = entry;
+  if (Array.isArray(deltas))
+    return deltas.map((delta) => ({
+      type: "tool-input-delta",
+      id: String(part.id),
+      delta: String(delta),
+    }));
+  return [part as unknown as LanguageModelV3StreamPart];
+}
+
+/**
+ * The stream parts content would arrive as (one delta per text or reasoning block), with the
+ * recorded tool input parts (`toolInputs`) where they came.
+ */
+export function contentToStreamParts(
+  content: JsonValue[],
+  toolInputs: readonly JsonValue[] = [],
+): LanguageModelV3StreamPart[] {
   const parts: LanguageModelV3StreamPart[] = [];
+  let next = 0;
+  const inputsBefore = (index: number) => {
+    for (; next < toolInputs.length; next++) {
+      const entry = toolInputs[next] as JsonObject;
+      if (typeof entry.at === "number" && entry.at > index) return;
+      parts.push(...toolInputStreamParts(entry));
+    }
+  };
   content.forEach((item, index) => {
+    inputsBefore(index);
     const part = item as unknown as LanguageModelV3Content;
     const id = String(index);
     const meta = part.providerMetadata ? { providerMetadata: part.providerMetadata } : {};
@@ -102,6 +169,7 @@ export function contentToStreamParts(content: JsonValue[]): LanguageModelV3Strea
       parts.push(part as LanguageModelV3StreamPart);
     }
   });
+  inputsBefore(Number.POSITIVE_INFINITY);
   return parts;
 }
 
@@ -118,7 +186,7 @@ export function recordedStreamParts(value: JsonValue): LanguageModelV3StreamPart
   return [
     { type: "stream-start", warnings: (recorded.warnings ?? []) as unknown as SharedV3Warning[] },
     { type: "response-metadata", ...responseMetadataOf(recorded) },
-    ...contentToStreamParts(recorded.content),
+    ...contentToStreamParts(recorded.content, recorded.toolInputs),
     finish,
   ];
 }

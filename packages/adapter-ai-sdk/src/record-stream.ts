@@ -123,6 +123,8 @@ export function recordStream(options: {
   /** Every part passed on: the record of the stream if the call fails. */
   const parts: LanguageModelV3StreamPart[] = [];
   const toolCallIds: string[] = [];
+  /** The tool each streamed tool input is for (by its `tool-input-start`), for a refusal. */
+  const inputTools = new Map<string, string>();
   /** The outcome is recorded (or being recorded). */
   let settled = false;
   /** The first error part: the call has failed, its record waits for the stream's end. */
@@ -216,6 +218,7 @@ export function recordStream(options: {
           parts.push(part);
           assembler.add(part);
         }
+        if (part.type === "tool-input-start") inputTools.set(part.id, part.toolName);
         if (part.type === "tool-call") {
           toolCallIds.push(part.toolCallId);
           state.expectCause(part.toolCallId);
@@ -232,7 +235,7 @@ export function recordStream(options: {
           detach();
           try {
             const completed = await recordCompletion(state, attempt, () =>
-              encodeModelResponse(assembler.result()),
+              encodeModelResponse({ ...assembler.result(), toolInputs: assembler.toolInputs() }),
             ).finally(endRecorded);
             state.resolveCauses(toolCallIds, completed.eventId);
           } catch (error) {
@@ -247,9 +250,14 @@ export function recordStream(options: {
         }
         if (closed) return;
         streamController.enqueue(part);
-        // After a tool-call part the SDK runs the app's callbacks for it (repair, needsApproval)
-        // and reads on once they are done: a model call they make is this agent's.
-        state.streamPassedOn(attempt, part);
+        // After a tool-call part the SDK runs the app's callbacks for it (repair, needsApproval),
+        // after a tool input part the tool's onInputStart / onInputDelta, and reads on once they
+        // are done: a model call they make is this agent's.
+        state.streamPassedOn(
+          attempt,
+          part,
+          "id" in part && typeof part.id === "string" ? inputTools.get(part.id) : undefined,
+        );
       },
       async cancel(reason) {
         detach();

@@ -6,7 +6,7 @@ import type {
   SharedV3ProviderMetadata,
   SharedV3Warning,
 } from "@ai-sdk/provider";
-import type { ModelResponseParts } from "./model-response.js";
+import type { ModelResponseParts, ToolInputPart } from "./model-response.js";
 
 type Block = {
   type: "text" | "reasoning";
@@ -32,6 +32,7 @@ export class StreamAssembler {
   #response: ModelResponseParts["response"] = {};
   #finish: { finishReason: LanguageModelV3FinishReason; usage: LanguageModelV3Usage } | undefined;
   #providerMetadata: SharedV3ProviderMetadata | undefined;
+  readonly #toolInputs: ToolInputPart[] = [];
 
   add(part: LanguageModelV3StreamPart): void {
     switch (part.type) {
@@ -88,10 +89,22 @@ export class StreamAssembler {
         this.#finish = { finishReason: part.finishReason, usage: part.usage };
         this.#providerMetadata = part.providerMetadata;
         return;
+      case "tool-input-start":
+      case "tool-input-delta":
+      case "tool-input-end":
+        // The tool-call part carries the whole input; these are kept apart, with where they
+        // came, for a replay to emit again (the SDK runs onInputStart / onInputDelta at them).
+        this.#toolInputs.push({ at: this.#content.length, part });
+        return;
       default:
-        // tool-input-* (the tool-call part carries the whole input), raw, error.
+        // raw, error.
         return;
     }
+  }
+
+  /** The tool input parts that arrived, each with the number of content items before it. */
+  toolInputs(): ToolInputPart[] {
+    return [...this.#toolInputs];
   }
 
   /** What has arrived so far, as a response (the finish part's values once it came). */

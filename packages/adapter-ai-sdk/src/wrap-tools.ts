@@ -18,6 +18,7 @@ import {
 } from "./adapter-options.js";
 import { type AdapterState, adapterStateOf } from "./adapter-state.js";
 import { closeLeftOpen, outcomeOfReplayed } from "./child-run-end.js";
+import { inInputCallback } from "./input-callback-context.js";
 import { toJsonValue } from "./plain-json.js";
 import {
   AttemptAbandonedError,
@@ -350,6 +351,26 @@ function wrapStreamingExecute(
   };
 }
 
+/**
+ * The tool's `onInputStart` and `onInputDelta`, run so that a model call they make through the
+ * same recorder's middleware is known as theirs: `streamText` awaits them at its stream's tool
+ * input parts, before it reads the stream on, and such a call is recorded as the run's next
+ * call (see `AgentCallClaims`). `this` is whatever the SDK calls them on, as unwrapped.
+ */
+function wrapInputCallbacks(root: AdapterState, tool: Tool): Partial<Tool> {
+  const { onInputStart, onInputDelta } = tool;
+  const wrapped: Partial<Tool> = {};
+  if (onInputStart)
+    wrapped.onInputStart = function (this: unknown, options) {
+      return inInputCallback(root, options.toolCallId, () => onInputStart.call(this, options));
+    };
+  if (onInputDelta)
+    wrapped.onInputDelta = function (this: unknown, options) {
+      return inInputCallback(root, options.toolCallId, () => onInputDelta.call(this, options));
+    };
+  return wrapped;
+}
+
 function isAsyncGeneratorFunction(execute: unknown): boolean {
   return Object.prototype.toString.call(execute) === "[object AsyncGeneratorFunction]";
 }
@@ -362,7 +383,8 @@ function isAsyncGeneratorFunction(execute: unknown): boolean {
  * model call is refused, which stops the run. On resume, recorded calls are answered from the
  * ledger. Bad options are refused here (`invalid-argument`, with the option's path), among
  * them an option it does not take and a tool name in `idempotent`, `effects` or `streaming`
- * that is not in `tools`.
+ * that is not in `tools`. Each tool's `onInputStart` and `onInputDelta` are wrapped too, so
+ * that a model call they make is recorded in its place (see `wrapInputCallbacks`).
  */
 export function wrapTools<TOOLS extends ToolSet>(tools: TOOLS, options: WrapToolsOptions): TOOLS {
   // The tool set is `$.tools`, beside the options' keys (`$` is the options object), as core
@@ -383,14 +405,17 @@ export function wrapTools<TOOLS extends ToolSet>(tools: TOOLS, options: WrapTool
   const wrapped: Record<string, Tool> = {};
   for (const [name, tool] of Object.entries(tools) as [string, Tool][]) {
     const { execute } = tool;
+    const callbacks = wrapInputCallbacks(state, tool);
     if (execute === undefined) {
-      wrapped[name] = tool;
+      wrapped[name] =
+        Object.keys(callbacks).length > 0 ? ({ ...tool, ...callbacks } as Tool) : tool;
       continue;
     }
     // Decided before the call: the SDK looks at what execute returns at once (see `streaming`).
     const streams = isAsyncGeneratorFunction(execute) || named(streaming, name);
     wrapped[name] = {
       ...tool,
+      ...callbacks,
       execute: streams
         ? wrapStreamingExecute(state, wrapOptions, name, execute)
         : wrapExecute(state, wrapOptions, name, execute),

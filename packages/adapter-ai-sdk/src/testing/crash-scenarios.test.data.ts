@@ -1,4 +1,5 @@
 import type { EventStore } from "@agent-ledger/core";
+import { crashAfterToolInput, crashInsideAnnouncedTool } from "./announcing-agent.test.data.js";
 import { crashInSecondTurn } from "./chat-server.test.data.js";
 import { crashingChat } from "./crashing-chat.test.data.js";
 import { crashInsideDocumentEmbedding } from "./embedding.test.data.js";
@@ -23,6 +24,8 @@ import {
  * to the store it is handed and stops at its crash point (`crashHere`) until it is killed.
  */
 export const crashScenarios = {
+  "announced tool input recorded, its stream still open": crashAfterToolInput,
+  "announced tool input, inside the tool": crashInsideAnnouncedTool,
   "chat inside send": crashingChat,
   "chat server answering turn 2": crashInSecondTurn,
   "embedding inside the documents call": crashInsideDocumentEmbedding,
