@@ -258,12 +258,23 @@ describe("recorded tool input parts", () => {
         providerMetadata: { p: { n: 1 } },
       },
       { type: "tool-input-delta" as const, id: "a", delta: "" },
+      // A second call's input streamed between the first's parts (two calls at once).
+      { type: "tool-input-start" as const, id: "b", toolName: "weather" },
+      { type: "tool-input-delta" as const, id: "b", delta: '{"city":"Rome"}' },
+      { type: "tool-input-delta" as const, id: "a", delta: " " },
       { type: "tool-input-end" as const, id: "a" },
       {
         type: "tool-call" as const,
         toolCallId: "a",
         toolName: "weather",
         input: '{"city":"Oslo"}',
+      },
+      { type: "tool-input-end" as const, id: "b" },
+      {
+        type: "tool-call" as const,
+        toolCallId: "b",
+        toolName: "weather",
+        input: '{"city":"Rome"}',
       },
       ...streamPartsOf(textResult("")).slice(-1),
     ];
@@ -282,7 +293,9 @@ describe("recorded tool input parts", () => {
     expect(replayed.calls).toBe(0);
     const toolInputs = (seen: unknown[]) =>
       seen.filter((part) => /^tool-/.test((part as { type: string }).type));
-    expect(toolInputs(replayed.seen)).toEqual(toolInputs(live.seen));
+    // Each part in its place: the interleaved calls in the order they came, every delta as it
+    // came, the tool-call parts after the input parts that preceded them.
     expect(toolInputs(live.seen)).toEqual(parts.filter((part) => /^tool-/.test(part.type)));
+    expect(toolInputs(replayed.seen)).toEqual(toolInputs(live.seen));
   });
 });
