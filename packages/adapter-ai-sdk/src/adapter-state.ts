@@ -65,6 +65,12 @@ export class AdapterState {
   #closeFailure: { error: unknown } | undefined;
   /** A wrapped tool call's child run (see `ofToolCall`). */
   #toolCallRun = false;
+  /**
+   * The tools `wrapTools` wrapped for this recorder that have an `onInputStart` or
+   * `onInputDelta`: a stream's completion keeps the tool input parts of their calls alone (see
+   * `RecordedModelResponse.toolInputs`), the only ones a replay must emit again.
+   */
+  readonly inputCallbackTools = new Set<string>();
 
   constructor(recorder: SessionRecorder) {
     this.recorder = recorder;

@@ -276,9 +276,25 @@ describe("recorded tool input parts", () => {
         toolName: "weather",
         input: '{"city":"Rome"}',
       },
+      // A tool without input callbacks: its input is the tool-call part's, not kept twice.
+      { type: "tool-input-start" as const, id: "c", toolName: "clock" },
+      { type: "tool-input-delta" as const, id: "c", delta: "{}" },
+      { type: "tool-input-end" as const, id: "c" },
+      { type: "tool-call" as const, toolCallId: "c", toolName: "clock", input: "{}" },
       ...streamPartsOf(textResult("")).slice(-1),
     ];
     const run = async (recorder: SessionRecorder) => {
+      // Given through wrapTools: the recorder then knows which tools have input callbacks.
+      wrapTools(
+        {
+          weather: tool({
+            inputSchema: z.object({ city: z.string() }),
+            onInputDelta: () => {},
+          }),
+          clock: tool({ inputSchema: z.object({}), execute: async () => "noon" }),
+        },
+        { recorder },
+      );
       const model = new MockLanguageModelV3({
         doStream: async () => ({ stream: partsStream(parts) }),
       });
@@ -296,6 +312,17 @@ describe("recorded tool input parts", () => {
     // Each part in its place: the interleaved calls in the order they came, every delta as it
     // came, the tool-call parts after the input parts that preceded them.
     expect(toolInputs(live.seen)).toEqual(parts.filter((part) => /^tool-/.test(part.type)));
-    expect(toolInputs(replayed.seen)).toEqual(toolInputs(live.seen));
+    expect(toolInputs(replayed.seen)).toEqual(
+      toolInputs(live.seen).filter(
+        (part) =>
+          !/^tool-input/.test((part as { type: string }).type) ||
+          (part as { id: string }).id !== "c",
+      ),
+    );
+    const completion = (await readWholeRun(store, address)).find(
+      (event) => event.type === "model.completed",
+    );
+    const kept = payload(completion).response.toolInputs as { id: string }[];
+    expect(new Set(kept.map((entry) => entry.id))).toEqual(new Set(["a", "b"]));
   });
 });

@@ -23,8 +23,9 @@ export interface RecordedModelResponse {
   providerMetadata?: JsonObject;
   response?: { id?: string; modelId?: string; timestamp?: string };
   /**
-   * A stream's tool input parts (`tool-input-start`, `tool-input-delta`, `tool-input-end`), if
-   * it had any, each with `at`: the number of content items that had come before it. Deltas of
+   * A stream's tool input parts (`tool-input-start`, `tool-input-delta`, `tool-input-end`) of
+   * the calls of tools with an `onInputStart` or `onInputDelta` (wrapped by `wrapTools`), if it
+   * had any, each with `at`: the number of content items that had come before it. Deltas of
    * one tool call that came one after the other are one entry, `{ at, type: "tool-input-delta",
    * id, deltas }` (a delta with provider metadata is kept whole, with its `delta`). A replay
    * emits them again where they came, so the SDK calls the tools' `onInputStart` /

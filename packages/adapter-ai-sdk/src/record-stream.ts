@@ -123,8 +123,13 @@ export function recordStream(options: {
   /** Every part passed on: the record of the stream if the call fails. */
   const parts: LanguageModelV3StreamPart[] = [];
   const toolCallIds: string[] = [];
-  /** The tool each streamed tool input is for (by its `tool-input-start`), for a refusal. */
+  /**
+   * The tool each streamed tool input is for (by its `tool-input-start`): for a refusal, and to
+   * keep the input parts of the tools whose callbacks a replay must run again.
+   */
   const inputTools = new Map<string, string>();
+  const hasInputCallbacks = (toolName: string | undefined) =>
+    toolName !== undefined && state.inputCallbackTools.has(toolName);
   /** The outcome is recorded (or being recorded). */
   let settled = false;
   /** The first error part: the call has failed, its record waits for the stream's end. */
@@ -235,7 +240,12 @@ export function recordStream(options: {
           detach();
           try {
             const completed = await recordCompletion(state, attempt, () =>
-              encodeModelResponse({ ...assembler.result(), toolInputs: assembler.toolInputs() }),
+              encodeModelResponse({
+                ...assembler.result(),
+                toolInputs: assembler
+                  .toolInputs()
+                  .filter(({ part }) => hasInputCallbacks(inputTools.get(part.id))),
+              }),
             ).finally(endRecorded);
             state.resolveCauses(toolCallIds, completed.eventId);
           } catch (error) {

@@ -406,6 +406,7 @@ export function wrapTools<TOOLS extends ToolSet>(tools: TOOLS, options: WrapTool
   for (const [name, tool] of Object.entries(tools) as [string, Tool][]) {
     const { execute } = tool;
     const callbacks = wrapInputCallbacks(state, tool);
+    if (Object.keys(callbacks).length > 0) state.inputCallbackTools.add(name);
     if (execute === undefined) {
       wrapped[name] =
         Object.keys(callbacks).length > 0 ? ({ ...tool, ...callbacks } as Tool) : tool;
