@@ -10,7 +10,9 @@ import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { createAgent, modelFallbackMiddleware, modelRetryMiddleware } from "langchain";
 import { afterAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
+import { ledgerMiddleware } from "./ledger-middleware.js";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import {
   overloadedOnce,
@@ -80,6 +82,35 @@ describe.concurrent("a model call retried by LangChain is one step with a new at
     expect(steps).toHaveLength(1);
     expect(steps[0]?.map(([status]) => status)).toEqual(["failed", "completed"]);
     expect(steps[0]?.[1]?.[1]).toBeDefined();
+  });
+
+  it("createAgent's modelRetryMiddleware with a bare schema as responseFormat, whose tool is named anew at each call", async () => {
+    const store = new MemoryEventStore();
+    const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+    const agent = createAgent({
+      model: overloadedOnce(),
+      tools: [],
+      responseFormat: z.object({ answer: z.string() }) as never,
+      middleware: [
+        modelRetryMiddleware({ maxRetries: 2, initialDelayMs: 0 }),
+        ledgerMiddleware({ handler }),
+      ],
+    });
+    await agent.invoke({ messages: [{ role: "user", content: "hi" }] }, { callbacks: [handler] });
+    const steps = await modelSteps(store);
+    expect(steps).toHaveLength(1);
+    expect(steps[0]?.map(([status]) => status)).toEqual(["failed", "completed"]);
+    expect(steps[0]?.[1]?.[1]).toBeDefined();
+    // The retry was sent with another tool name (extract-<n+1>): the metadata says which.
+    const names = (await readWholeSession(store, SESSION))
+      .filter((event) => event.type === "model.requested")
+      .map(
+        (event) =>
+          (event.metadata?.structuredOutput as { generatedTools?: string[] } | undefined)
+            ?.generatedTools,
+      );
+    expect(names).toHaveLength(2);
+    expect(names[0]).not.toEqual(names[1]);
   });
 
   it("on resume, a retry in flight at the crash is retried once more and nothing is left unresolved", async ({

@@ -1,6 +1,7 @@
 import type { Attempt, JsonObject, SessionRecorder } from "@agent-ledger/core";
 import type { Serialized } from "@langchain/core/load/serializable";
 import type { ChatGenerationChunk, GenerationChunk, LLMResult } from "@langchain/core/outputs";
+import { withStableToolNames } from "./generated-tool-names.js";
 import { langchainMetadata, signalOf, threadIdOf } from "./langchain-metadata.js";
 import { beforeModelCall } from "./model-replay.js";
 import { modelResponse } from "./model-request.js";
@@ -10,6 +11,7 @@ import {
   ModelCallsInProgress,
   streamLeftUnfinished,
 } from "./open-model-calls.js";
+import { isRecord } from "./plain-json.js";
 import type { RunTree } from "./run-tree.js";
 import { StructuredOutputCalls } from "./structured-output-calls.js";
 import type { ToolCauses } from "./tool-causes.js";
@@ -55,7 +57,7 @@ export class ModelRuns {
 
   /** Records a model call's start and keeps its attempt under LangChain's `runId`. */
   async started(
-    request: JsonObject,
+    sent: JsonObject,
     ids: { runId: string; parentRunId?: string; runName?: string; tags?: string[] },
     call: {
       /** The model as LangChain serializes it: with the provider, what a retry is made by. */
@@ -66,6 +68,14 @@ export class ModelRuns {
   ): Promise<void> {
     const { lsMetadata, extraParams } = call;
     const recorder = await this.#context.recorder();
+    // The structured output's tools of a createAgent call (ledgerMiddleware's note): their
+    // generated names are recorded as placeholders, so that the call is the same request in
+    // every process (a resume, a retry), whatever n createAgent gave it (README: restoreMessages).
+    const structuredTools =
+      ids.parentRunId !== undefined ? this.#structuredTools.get(ids.parentRunId) : undefined;
+    const { generated, request } = structuredTools
+      ? withStableToolNames(sent, structuredTools)
+      : { generated: [], request: sent };
     const model: ModelIdentity = {
       llm: call.llm,
       provider: lsMetadata?.ls_provider,
@@ -90,8 +100,6 @@ export class ModelRuns {
     const provider = lsMetadata?.ls_provider;
     if (typeof provider === "string" && provider.length > 0) metadata.provider = provider;
     // Metadata too: the tools whose call the agent answers itself (toolStrategy).
-    const structuredTools =
-      ids.parentRunId !== undefined ? this.#structuredTools.get(ids.parentRunId) : undefined;
     if (structuredTools && "tools" in structuredTools) {
       metadata.structuredOutput = { method: "toolStrategy", tools: [...structuredTools.tools] };
     } else if (structuredTools) {
@@ -108,6 +116,9 @@ export class ModelRuns {
       // tools (functionCalling). Metadata, so the request's hash stays what it was.
       metadata.structuredOutput = { method: "functionCalling" };
     }
+    // The names sent, in the order of the request's placeholders (extract-<n>, extract-<n+1>).
+    if (generated.length > 0 && isRecord(metadata.structuredOutput))
+      metadata.structuredOutput.generatedTools = generated;
     if (metadata.structuredOutput !== undefined)
       this.#structuredOutputs.set(ids.runId, metadata.structuredOutput);
     const attempt = retried

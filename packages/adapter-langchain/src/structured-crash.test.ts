@@ -1,14 +1,18 @@
 import { join } from "node:path";
+import { inspectSession, type LedgerEvent } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import type { AIMessage } from "@langchain/core/messages";
+import { toolStrategy } from "langchain";
 import { afterAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { restoreMessages } from "./restore-messages.js";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
-import { runEvents } from "./testing/helpers.js";
+import { payloadOf, runEvents } from "./testing/helpers.js";
 import {
   RUN,
   SESSION,
   type StructuredSetup,
+  type structuredCrashes,
   THREAD,
   weatherAgent,
 } from "./testing/structured-crash.test.data.js";
@@ -62,4 +66,57 @@ describe.concurrent("a SIGKILL between createAgent's structured answer and the e
     await weatherAgent(store, "toolStrategy-no-middleware").invoke(false);
     expect(await restored(store)).toEqual({ pending: [], lastTurn: ["call-2"] });
   });
+});
+
+// createAgent names a bare schema's tool `extract-<n>`, n counting the calls of the process: the
+// resumed process names it otherwise than the one that died, and the call must still be known
+// as the one recorded. (Concurrent tests share this process's count, as an app's agents do.)
+describe.concurrent("a SIGKILL around createAgent's structured answer, resumed in a new process", () => {
+  const cases: [keyof typeof structuredCrashes, StructuredSetup, number][] = [
+    // In flight: the model was not called; the resume calls it once.
+    ["structured-request", "schema", 2],
+    ["structured-request", "toolStrategy", 2],
+    // Answered, the node did not end: the resume asks again (README: a callback cannot answer).
+    ["structured-answer", "schema", 3],
+    ["structured-answer", "toolStrategy", 3],
+  ];
+  it.for(cases)(
+    "after %s (%s): the resumed call is a retry of the recorded attempt, nothing is left unresolved",
+    async ([crash, setup, asked], { onTestFinished }) => {
+      const path = join(scratch, `retry-${crash}-${setup}.db`);
+      const crashed = await crashInChild(crash, path, setup);
+      const store = await openLedger(path, onTestFinished);
+      // The child named its tool extract-1 (toolStrategy) or extract-2 (the schema's second
+      // call): this process names the resumed one extract-3 or later.
+      toolStrategy(z.object({}));
+      toolStrategy(z.object({}));
+      const resumed = weatherAgent(store, setup);
+      const result = await resumed.invoke(false);
+      expect(result.structuredResponse).toEqual({ city: "Paris", temp: 21 });
+
+      const events = await runEvents(store, SESSION, RUN);
+      const requests = events.filter((event) => event.type === "model.requested");
+      expect(requests).toHaveLength(3);
+      const [, recorded, again] = requests;
+      expect({ retryOf: again?.retryOf, stepId: again?.stepId }).toEqual({
+        retryOf: recorded?.attemptId,
+        stepId: recorded?.stepId,
+      });
+      // Sent under other names, recorded as one request (the names are in the metadata).
+      const sentAs = (event: LedgerEvent | undefined) =>
+        (event?.metadata?.structuredOutput as { generatedTools?: string[] } | undefined)
+          ?.generatedTools;
+      expect(sentAs(recorded)).toEqual([setup === "schema" ? "extract-2" : "extract-1"]);
+      expect(sentAs(again)).toHaveLength(1);
+      expect(sentAs(again)).not.toEqual(sentAs(recorded));
+      expect(payloadOf<{ request: unknown }>(again).request).toEqual(
+        payloadOf<{ request: unknown }>(recorded).request,
+      );
+      expect(events.filter((event) => event.type === "attempt.abandoned")).toEqual([]);
+      expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
+      // An uncrashed run asks twice; the crash adds at most the call it cut off.
+      expect(crashed.count("model") + resumed.model.calls).toBe(asked);
+      expect(await restored(store)).toEqual({ pending: [], lastTurn: ["call-2"] });
+    },
+  );
 });

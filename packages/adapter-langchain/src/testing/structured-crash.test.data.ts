@@ -75,4 +75,16 @@ export const structuredCrashes = {
     const crashing = crashAfterCommit(store, structuredAnswer);
     await weatherAgent(crashing, setup as StructuredSetup, () => noteEffect("model")).invoke(true);
   },
+  /**
+   * A process that dies with the structured answer's call in flight: the second model call's
+   * `model.requested` is committed, the model is not called.
+   */
+  "structured-request": async (store, [setup = "toolStrategy"]) => {
+    let requested = 0;
+    const crashing = crashAfterCommit(
+      store,
+      (event) => event.type === "model.requested" && ++requested === 2,
+    );
+    await weatherAgent(crashing, setup as StructuredSetup, () => noteEffect("model")).invoke(true);
+  },
 } satisfies Record<string, CrashScenario>;
