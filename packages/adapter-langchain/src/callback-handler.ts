@@ -10,12 +10,13 @@ import { HandlerRecorder, type LedgerCallbackHandlerOptions } from "./handler-re
 import { awaitedCall, InterruptPauses } from "./interrupt-pauses.js";
 import { threadIdOf } from "./langchain-metadata.js";
 import { chatRequest, textRequest } from "./model-request.js";
-import { ModelRuns, type StructuredOutputNote } from "./model-runs.js";
+import { ModelRuns } from "./model-runs.js";
 import { type NestedRefusal, NestedRefusals } from "./nested-refusal.js";
 import { checkHandlerOptions } from "./option-checks.js";
 import { requestInsideDecision } from "./outer-decision.js";
 import { parseToolInput, toJsonValue } from "./plain-json.js";
 import { RunTree } from "./run-tree.js";
+import type { StructuredOutputNote } from "./structured-output-note.js";
 import type { ToolAttempt } from "./tool-attempt.js";
 import { type ClaimedCall, ledgerToolCallId, takeUnnamedClaim } from "./tool-claim.js";
 import { retrieverEffect, toolEffect } from "./tool-effect.js";
@@ -139,8 +140,8 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
   /**
    * Called by `ledgerMiddleware` around createAgent's model call (made under LangChain's run
    * `parentRunId`) that asks for a structured output as a tool call (`toolStrategy`): the model
-   * call notes those tools' names, or for a bare schema the agent's own tools
-   * (`metadata.structuredOutput`), so that `restoreMessages` does not take its answer's call of
+   * call notes those tools' names (for a bare schema without a title, that createAgent names it
+   * `extract-<n>`: `metadata.structuredOutput`), so that `restoreMessages` does not take its answer's call of
    * one for a pending tool call, also when the process died before the model node ended.
    * Returns the release.
    */

@@ -1,6 +1,7 @@
 import type { JsonObject } from "@agent-ledger/core";
 import { describe, expect, it } from "vitest";
 import { withStableToolNames } from "./generated-tool-names.js";
+import type { StructuredOutputNote } from "./structured-output-note.js";
 
 /** A request as the handler builds it, its params binding `tools` OpenAI's way. */
 function requestBinding(tools: string[], messages: JsonObject[] = []): JsonObject {
@@ -18,6 +19,8 @@ describe("withStableToolNames: the tool names createAgent generated, as placehol
   it("a bare schema's extract-<n> becomes extract-<n> in the params, the name sent is kept apart", () => {
     const earlier = { type: "ai", tool_calls: [{ id: "c1", name: "extract-1", args: {} }] };
     const stable = withStableToolNames(requestBinding(["get_weather", "extract-7"], [earlier]), {
+      tools: [],
+      generated: true,
       agentTools: ["get_weather"],
     });
     expect(stable.generated).toEqual(["extract-7"]);
@@ -25,6 +28,8 @@ describe("withStableToolNames: the tool names createAgent generated, as placehol
     expect(stable.request).toEqual(requestBinding(["get_weather", "extract-<n>"], [earlier]));
     // The same call in another process, named otherwise: the same request.
     const elsewhere = withStableToolNames(requestBinding(["get_weather", "extract-1"], [earlier]), {
+      tools: [],
+      generated: true,
       agentTools: ["get_weather"],
     });
     expect(elsewhere.request).toEqual(stable.request);
@@ -32,6 +37,8 @@ describe("withStableToolNames: the tool names createAgent generated, as placehol
 
   it("several schemas: placeholders in the order createAgent numbered them", () => {
     const stable = withStableToolNames(requestBinding(["extract-12", "extract-9", "extract-10"]), {
+      tools: [],
+      generated: true,
       agentTools: [],
     });
     expect(stable.generated).toEqual(["extract-9", "extract-10", "extract-12"]);
@@ -48,19 +55,17 @@ describe("withStableToolNames: the tool names createAgent generated, as placehol
   });
 
   it("a request without a generated name is the request itself: its hash is what it was", () => {
-    for (const [tools, note] of [
+    const notes: [string[], StructuredOutputNote][] = [
       // A schema with a title: createAgent names its tool after it.
       [["get_weather", "Weather"], { tools: ["Weather"] }],
-      [["get_weather", "Weather"], { agentTools: ["get_weather"] }],
+      [["get_weather", "Weather"], { tools: ["Weather"], generated: false, agentTools: [] }],
       // An agent's own tool that happens to look generated is the agent's.
-      [["extract-7"], { agentTools: ["extract-7"] }],
+      [["extract-7"], { tools: [], generated: true, agentTools: ["extract-7"] }],
       [["extract-7"], { tools: ["Weather"] }],
-    ] as const) {
-      const request = requestBinding([...tools]);
-      const stable = withStableToolNames(
-        request,
-        "tools" in note ? { tools: [...note.tools] } : { agentTools: [...note.agentTools] },
-      );
+    ];
+    for (const [tools, note] of notes) {
+      const request = requestBinding(tools);
+      const stable = withStableToolNames(request, note);
       expect(stable).toEqual({ request, generated: [] });
       expect(stable.request).toBe(request);
     }

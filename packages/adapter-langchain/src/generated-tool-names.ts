@@ -1,13 +1,13 @@
 import type { JsonObject, JsonValue } from "@agent-ledger/core";
-import type { StructuredOutputNote } from "./model-runs.js";
 import { isRecord } from "./plain-json.js";
+import type { StructuredOutputNote } from "./structured-output-note.js";
 
 /**
  * The name createAgent gives a structured output's tool whose schema has no title: `extract-<n>`,
  * n counting the tools it named in the process (a bare schema's at each model call,
  * `toolStrategy(schema)`'s when it is built). LangChain itself tells those tools by this prefix.
  */
-const GENERATED_NAME = /^extract-(\d+)$/;
+export const GENERATED_NAME = /^extract-(\d+)$/;
 
 /** What a model request of createAgent's structured output is recorded and matched as. */
 export interface StableToolNames {
@@ -50,17 +50,21 @@ export function withStableToolNames(
 }
 
 /**
- * The generated names of the structured output's tools in `params`: those of `toolStrategy`'s
- * tools that are generated; for a bare schema (its tools named at the call), any generated name
- * that is none of the agent's own tools.
+ * The generated names (`extract-<n>`, see GENERATED_NAME) of the structured output's tools in
+ * `params`: those `toolStrategy` named (built from an untitled schema); for a bare schema without
+ * a title (its tool named at the call), any that is none of the agent's own tools.
  */
 function generatedNames(params: JsonValue | undefined, note: StructuredOutputNote): Set<string> {
   const found = new Set<string>();
-  const named = "tools" in note ? new Set(note.tools) : undefined;
-  const agentTools = "agentTools" in note ? new Set(note.agentTools) : new Set<string>();
+  const named = new Set(note.tools);
+  const agentTools = new Set(note.agentTools ?? []);
   const visit = (value: JsonValue | undefined): void => {
     if (typeof value === "string") {
-      if (GENERATED_NAME.test(value) && !agentTools.has(value) && (named?.has(value) ?? true))
+      if (
+        GENERATED_NAME.test(value) &&
+        !agentTools.has(value) &&
+        (note.generated === true || named.has(value))
+      )
         found.add(value);
     } else if (Array.isArray(value)) value.forEach(visit);
     else if (isRecord(value)) for (const inner of Object.values(value)) visit(inner as JsonValue);

@@ -9,17 +9,17 @@ import {
 } from "@agent-ledger/core";
 import { ToolMessage } from "@langchain/core/messages";
 import { Command, getConfig, isCommand } from "@langchain/langgraph";
-import { createMiddleware, ProviderStrategy, ToolInvocationError } from "langchain";
+import { createMiddleware, ToolInvocationError } from "langchain";
 import { abandonedCallText } from "./abandoned-message.js";
 import type { LedgerCallbackHandler } from "./callback-handler.js";
 import { awaitedCall } from "./interrupt-pauses.js";
 import { langchainMetadata, threadIdOf } from "./langchain-metadata.js";
-import type { StructuredOutputNote } from "./model-runs.js";
 import { type NestedRefusal, settleRefused } from "./nested-refusal.js";
 import { checkMiddlewareOptions } from "./option-checks.js";
 import { abandonCallsInside } from "./outer-decision.js";
 import { isRecord, toJsonValue } from "./plain-json.js";
 import { messageFromJson } from "./stored-messages.js";
+import { structuredOutputNote } from "./structured-output-note.js";
 import type { ToolAttempt } from "./tool-attempt.js";
 import { ledgerToolCallId, runWithUnnamedClaim } from "./tool-claim.js";
 import { toolEffect } from "./tool-effect.js";
@@ -57,7 +57,7 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions) {
       assertHandlerListens(handler, request.model);
       // A structured output asked as a tool call (toolStrategy): the agent answers that call
       // itself, no tool node runs it. The handler notes its name on the model call it records
-      // (for a bare schema, the agent's own tools: createAgent names the other at each call).
+      // (for a bare schema, the name createAgent gives it: its title, else extract-<n>).
       const note = structuredOutputNote(request.responseFormat, request.tools);
       if (note === undefined) return next(request);
       const release = handler.structuredOutputTools(currentRunId(), note);
@@ -176,37 +176,6 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions) {
       return result;
     },
   });
-}
-
-/**
- * How a `responseFormat` asks for a structured output as a tool call: `toolStrategy`, by the
- * names of the tools it binds (`ToolStrategy.name`, its `tool.function.name`); a bare schema,
- * which createAgent turns into a strategy at each call (a tool named then, or the provider's
- * own structured output), by the agent's tools (`agentTools`, the call's `request.tools`): a
- * call of any other tool is the structured output. None for `providerStrategy` (no tool call).
- */
-function structuredOutputNote(
-  responseFormat: unknown,
-  agentTools: readonly unknown[] | undefined,
-): StructuredOutputNote | undefined {
-  if (responseFormat === undefined || responseFormat === null) return undefined;
-  const formats = Array.isArray(responseFormat) ? responseFormat : [responseFormat];
-  const names: string[] = [];
-  for (const format of formats) {
-    if (format instanceof ProviderStrategy) return undefined;
-    const tool = isRecord(format) && "schema" in format ? format.tool : undefined;
-    const definition = isRecord(tool) ? tool.function : undefined;
-    if (isRecord(definition) && typeof definition.name === "string") names.push(definition.name);
-    else return { agentTools: (agentTools ?? []).flatMap(toolName) };
-  }
-  return names.length > 0 ? { tools: names } : undefined;
-}
-
-/** A tool's name: a StructuredTool's, or an OpenAI-style definition's; none for others. */
-function toolName(tool: unknown): string[] {
-  if (!isRecord(tool)) return [];
-  const name = tool.name ?? (isRecord(tool.function) ? tool.function.name : undefined);
-  return typeof name === "string" ? [name] : [];
 }
 
 /** LangChain's run the code runs in (a tools node's, in `wrapToolCall`), if a graph runs it. */

@@ -14,15 +14,8 @@ import {
 import { isRecord } from "./plain-json.js";
 import type { RunTree } from "./run-tree.js";
 import { StructuredOutputCalls } from "./structured-output-calls.js";
+import type { StructuredOutputNote } from "./structured-output-note.js";
 import type { ToolCauses } from "./tool-causes.js";
-
-/**
- * How createAgent's structured output is asked as a tool call (`toolStrategy`), as
- * ledgerMiddleware knows it: the structured output's tools by name (`toolStrategy(schema)`), or,
- * for a bare schema (whose tool createAgent names at each call), the agent's own tools, which its
- * tool node runs: a call of any other tool is the structured output.
- */
-export type StructuredOutputNote = { tools: string[] } | { agentTools: string[] };
 
 /** What the handler shares with its model runs. */
 export interface ModelRunsContext {
@@ -73,7 +66,7 @@ export class ModelRuns {
     // every process (a resume, a retry), whatever n createAgent gave it (README: restoreMessages).
     const structuredTools =
       ids.parentRunId !== undefined ? this.#structuredTools.get(ids.parentRunId) : undefined;
-    const { generated, request } = structuredTools
+    const { generated: generatedTools, request } = structuredTools
       ? withStableToolNames(sent, structuredTools)
       : { generated: [], request: sent };
     const model: ModelIdentity = {
@@ -100,14 +93,14 @@ export class ModelRuns {
     const provider = lsMetadata?.ls_provider;
     if (typeof provider === "string" && provider.length > 0) metadata.provider = provider;
     // Metadata too: the tools whose call the agent answers itself (toolStrategy).
-    if (structuredTools && "tools" in structuredTools) {
-      metadata.structuredOutput = { method: "toolStrategy", tools: [...structuredTools.tools] };
-    } else if (structuredTools) {
-      // A bare schema: createAgent names its tool at each call; the agent's own tools are known.
-      metadata.structuredOutput = {
-        method: "toolStrategy",
-        agentTools: [...structuredTools.agentTools],
-      };
+    if (structuredTools) {
+      // By name, those createAgent generated for this call (a bare schema's) included.
+      const tools = [...new Set([...structuredTools.tools, ...generatedTools])];
+      metadata.structuredOutput = { method: "toolStrategy", tools };
+      // Generated, but not in the request (a model that does not say what it binds): any tool
+      // createAgent names extract-<n>, as LangChain tells them itself.
+      if (structuredTools.generated === true && generatedTools.length === 0)
+        metadata.structuredOutput.generated = true;
     } else if (
       request.structuredOutput === undefined &&
       this.#structured.inPipeline(ids.parentRunId)
@@ -117,8 +110,8 @@ export class ModelRuns {
       metadata.structuredOutput = { method: "functionCalling" };
     }
     // The names sent, in the order of the request's placeholders (extract-<n>, extract-<n+1>).
-    if (generated.length > 0 && isRecord(metadata.structuredOutput))
-      metadata.structuredOutput.generatedTools = generated;
+    if (generatedTools.length > 0 && isRecord(metadata.structuredOutput))
+      metadata.structuredOutput.generatedTools = generatedTools;
     if (metadata.structuredOutput !== undefined)
       this.#structuredOutputs.set(ids.runId, metadata.structuredOutput);
     const attempt = retried

@@ -1,5 +1,6 @@
 import type { JsonObject, SessionRecorder } from "@agent-ledger/core";
 import { ToolMessage } from "@langchain/core/messages";
+import { GENERATED_NAME } from "./generated-tool-names.js";
 import { langchainMetadata } from "./langchain-metadata.js";
 import { isRecord } from "./plain-json.js";
 
@@ -73,8 +74,10 @@ function isPipelineShape(serialized: unknown): boolean {
 /**
  * Which tools' calls a model call's `metadata.structuredOutput` names as the structured output
  * the agent answers itself (createAgent's `toolStrategy`, as the handler records it from
- * ledgerMiddleware's note): those in `tools`, or, for a bare schema, any but the agent's own
- * (`agentTools`). None for any other value.
+ * ledgerMiddleware's note): those in `tools`, and with `generated`, any createAgent named
+ * `extract-<n>` (a bare schema without a title, the names sent unknown). A ledger recorded before
+ * bare schemas were noted by name has `agentTools` instead: any tool but the agent's own. None
+ * for any other value.
  */
 export function structuredOutputTool(structured: unknown): (name: string) => boolean {
   const names = (key: string) => {
@@ -86,7 +89,8 @@ export function structuredOutputTool(structured: unknown): (name: string) => boo
     return (name) => !agentTools.has(name);
   }
   const tools = names("tools");
-  return (name) => tools.has(name);
+  const generated = isRecord(structured) && structured.generated === true;
+  return (name) => tools.has(name) || (generated && GENERATED_NAME.test(name));
 }
 
 /** A completion that asked for tool calls, under a chain still running. */

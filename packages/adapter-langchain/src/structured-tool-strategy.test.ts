@@ -1,7 +1,7 @@
 import { MemoryEventStore, readWholeRun } from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { interrupt } from "@langchain/langgraph";
-import { createAgent, tool, toolStrategy } from "langchain";
+import { createAgent, createMiddleware, tool, toolStrategy } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
@@ -26,20 +26,36 @@ const getWeather = tool(async ({ city }: { city: string }) => `sunny 21 in ${cit
  * default the one createAgent bound beside get_weather, whose name it picks for a bare schema).
  */
 function weatherModel(structured?: string) {
-  const model: ScriptedChatModel = new ScriptedChatModel((messages: BaseMessage[]) => {
-    const name =
-      structured ?? model.toolNames.find((bound) => bound !== "get_weather") ?? "unbound";
-    if (messages.length === 1)
-      return new AIMessage({
-        content: "",
-        tool_calls: [{ id: "call-1", name: "get_weather", args: { city: "Paris" } }],
-      });
+  const model: ScriptedChatModel = new ScriptedChatModel((messages: BaseMessage[]) =>
+    weatherAnswer(messages, structured, model),
+  );
+  return model;
+}
+
+/** weatherModel's answers: get_weather, then the structured output's tool. */
+function weatherAnswer(
+  messages: BaseMessage[],
+  structured: string | undefined,
+  model: ScriptedChatModel,
+) {
+  const name = structured ?? model.toolNames.find((bound) => bound !== "get_weather") ?? "unbound";
+  if (messages.length === 1)
     return new AIMessage({
       content: "",
-      tool_calls: [{ id: "call-2", name, args: { city: "Paris", temp: 21 } }],
+      tool_calls: [{ id: "call-1", name: "get_weather", args: { city: "Paris" } }],
     });
+  return new AIMessage({
+    content: "",
+    tool_calls: [{ id: "call-2", name, args: { city: "Paris", temp: 21 } }],
   });
-  return model;
+}
+
+/** A model whose invocation params do not show the tools it binds. */
+class QuietModel extends ScriptedChatModel {
+  override invocationParams(): Record<string, unknown> {
+    const { tools: _bound, ...params } = super.invocationParams();
+    return params;
+  }
 }
 
 /**
@@ -50,11 +66,14 @@ async function expectAnsweredByAgent(options: {
   /** `toolStrategy(schema)`, or a bare schema. */
   responseFormat: unknown;
   middleware: boolean;
+  /** A model whose invocation params do not show its tools. */
+  quiet?: boolean;
 }) {
   const store = new MemoryEventStore();
   const handler = new LedgerCallbackHandler({ store, ...address });
+  const quiet: QuietModel = new QuietModel((messages) => weatherAnswer(messages, undefined, quiet));
   const agent = createAgent({
-    model: weatherModel(),
+    model: options.quiet ? quiet : weatherModel(),
     tools: [getWeather],
     responseFormat: options.responseFormat as never,
     middleware: options.middleware ? [ledgerMiddleware({ handler })] : [],
@@ -77,6 +96,7 @@ async function expectAnsweredByAgent(options: {
     (event) => event.type === STRUCTURED_RESPONSE_EVENT,
   );
   expect(noted).toHaveLength(options.middleware ? 0 : 1);
+  return store;
 }
 
 describe("createAgent's responseFormat: toolStrategy, answered as a tool call", () => {
@@ -91,6 +111,28 @@ describe("createAgent's responseFormat: toolStrategy, answered as a tool call", 
 
   it("a bare schema (createAgent picks toolStrategy and its tool's name at each call), with ledgerMiddleware", async () => {
     await expectAnsweredByAgent({ responseFormat: Weather, middleware: true });
+  });
+
+  it("a bare schema with a title (createAgent names its tool after it), with ledgerMiddleware", async () => {
+    await expectAnsweredByAgent({
+      responseFormat: Weather.meta({ title: "WeatherReport" }),
+      middleware: true,
+    });
+  });
+
+  it("a bare schema, with ledgerMiddleware, and a model that does not show what it binds: any tool named extract-<n>", async () => {
+    const store = await expectAnsweredByAgent({
+      responseFormat: Weather,
+      middleware: true,
+      quiet: true,
+    });
+    const noted = (await readWholeRun(store, address))
+      .filter((event) => event.type === "model.requested")
+      .map((event) => event.metadata?.structuredOutput);
+    expect(noted).toEqual([
+      { method: "toolStrategy", tools: [], generated: true },
+      { method: "toolStrategy", tools: [], generated: true },
+    ]);
   });
 
   it("a bare schema, without ledgerMiddleware", async () => {
@@ -121,4 +163,54 @@ describe("createAgent's responseFormat: toolStrategy, answered as a tool call", 
     const restored = await restoreMessages(store, address, { threadId: "t1" });
     expect(restored.pendingToolCalls.map((call) => call.name)).toEqual(["get_weather"]);
   });
+
+  it.for([
+    ["after ledgerMiddleware", "inner"],
+    ["before ledgerMiddleware", "outer"],
+  ] as const)(
+    "a bare schema: a tool another middleware adds to the call (%s) is the agent's, its call stays pending",
+    async ([, place]) => {
+      const store = new MemoryEventStore();
+      const handler = new LedgerCallbackHandler({ store, ...address });
+      // The added tool pauses for a person: the graph stops with its call not done.
+      const lookup = tool(async () => interrupt("go ahead?"), {
+        name: "lookup",
+        description: "Looks a city up, once a person agrees",
+        schema: z.object({ city: z.string() }),
+      });
+      const addsLookup = createMiddleware({
+        name: "AddsLookup",
+        wrapModelCall: (request, next) => next({ ...request, tools: [...request.tools, lookup] }),
+        wrapToolCall: (request, next) =>
+          request.toolCall.name === "lookup"
+            ? lookup.invoke({ ...request.toolCall, type: "tool_call" })
+            : next(request),
+      });
+      const model = new ScriptedChatModel(
+        () =>
+          new AIMessage({
+            content: "",
+            tool_calls: [{ id: "call-1", name: "lookup", args: { city: "Paris" } }],
+          }),
+      );
+      const middleware =
+        place === "inner"
+          ? [ledgerMiddleware({ handler }), addsLookup]
+          : [addsLookup, ledgerMiddleware({ handler })];
+      const agent = createAgent({
+        model,
+        tools: [getWeather],
+        responseFormat: Weather,
+        middleware,
+        checkpointer: new LedgerCheckpointSaver({ store }),
+      });
+      await agent.invoke(
+        { messages: [new HumanMessage("weather in paris?")] },
+        threadConfig(handler, "t1"),
+      );
+      expect(model.toolNames).toContain("lookup");
+      const restored = await restoreMessages(store, address, { threadId: "t1" });
+      expect(restored.pendingToolCalls.map((call) => call.name)).toEqual(["lookup"]);
+    },
+  );
 });
