@@ -2,7 +2,9 @@
  * The block half of the DEFLATE encoder (deflate.ts finds the matches): the token buffer and
  * symbol frequencies the matcher fills, the Huffman codes built from them (length-limited,
  * canonical, RFC 1951 3.2.2) and the one final block written from them, dynamic, fixed or
- * stored, whichever is smallest. Tables are typed arrays allocated once at module load.
+ * stored, whichever is smallest; or, for a short input, a dynamic block with a code prepared
+ * once (`prepareCannedCode`), fixed or stored. Tables are typed arrays allocated once at module
+ * load.
  */
 
 /** The largest input `deflateRawWithDictionary` takes; longer ones are zlib's job. */
@@ -333,11 +335,139 @@ const BLOCK_STORED = 0;
 const BLOCK_FIXED = 1;
 const BLOCK_DYNAMIC = 2;
 
+/**
+ * A dynamic block's code prepared once and written by every call that takes it: building a
+ * short input's own three codes and folding their lengths costs about as much as finding its
+ * matches. Its output is still one final dynamic block carrying its code, so any inflater reads
+ * it, and nothing stored depends on which code wrote it.
+ */
+export interface CannedCode {
+  /** Literal/length symbol -> bit-reversed code | length << 16; 0 where it has no code. */
+  readonly literalCodes: Uint32Array;
+  /** Distance code -> the same. */
+  readonly distanceCodes: Uint32Array;
+  /** The block's first bits (BFINAL, BTYPE and the code), whole bytes... */
+  readonly headerBytes: Uint8Array;
+  /** ...then these `headerTailCount` bits. */
+  readonly headerTail: number;
+  readonly headerTailCount: number;
+  /** All of the above, in bits. */
+  readonly headerBits: number;
+}
+
+/**
+ * A code for inputs whose symbols are counted in `literalFrequency` (286) and
+ * `distanceFrequency` (30): a symbol counted 0 gets no code, and an input using it is written
+ * by `writeBlock`. Uses the per-call tables: not to be called during a call.
+ */
+export function prepareCannedCode(
+  literalFrequency: Uint32Array,
+  distanceFrequency: Uint32Array,
+): CannedCode {
+  buildTrees(literalFrequency, distanceFrequency);
+  const writer = new BitWriter();
+  writer.write(1, 1);
+  writer.write(BLOCK_DYNAMIC, 2);
+  writeTreeHeader(writer, foldTrees());
+  const codesOf = (lengths: Uint8Array, codes: Uint32Array) =>
+    Uint32Array.from(lengths, (bits, symbol) => (bits === 0 ? 0 : codes[symbol]!));
+  return {
+    literalCodes: codesOf(literalLengths, literalCodes),
+    distanceCodes: codesOf(distanceLengths, distanceCodes),
+    headerBytes: output.slice(0, writer.position),
+    headerTail: writer.bits,
+    headerTailCount: writer.count,
+    headerBits: writer.position * 8 + writer.count,
+  };
+}
+
+/**
+ * Writes one final block into `output` with `canned`'s code, the fixed code or stored,
+ * whichever is smallest, and returns its byte length; -1 (nothing written) if the input uses a
+ * symbol `canned` has no code for. Counting the three sizes is one pass over the frequencies.
+ */
+export function writeCannedBlock(
+  input: Uint8Array,
+  tokenCount: number,
+  canned: CannedCode,
+): number {
+  const cannedLiterals = canned.literalCodes;
+  const cannedDistances = canned.distanceCodes;
+  let cannedBits = canned.headerBits;
+  let fixedBits = 3;
+  let extraBits = 0;
+  for (let symbol = 0; symbol < 286; symbol++) {
+    const count = literalLengthFrequency[symbol]!;
+    if (count === 0) continue;
+    const bits = cannedLiterals[symbol]! >>> 16;
+    if (bits === 0) return -1;
+    cannedBits += count * bits;
+    fixedBits += count * FIXED_LITERAL_LENGTHS[symbol]!;
+    extraBits += count * LITERAL_EXTRA_BITS[symbol]!;
+  }
+  for (let code = 0; code < 30; code++) {
+    const count = distanceFrequency[code]!;
+    if (count === 0) continue;
+    const bits = cannedDistances[code]! >>> 16;
+    if (bits === 0) return -1;
+    cannedBits += count * bits;
+    fixedBits += count * FIXED_DISTANCE_LENGTHS[code]!;
+    extraBits += count * DISTANCE_EXTRA_BITS[code]!;
+  }
+  cannedBits += extraBits;
+  fixedBits += extraBits;
+  const storedBits = (5 + input.byteLength) * 8;
+  if (storedBits <= cannedBits && storedBits <= fixedBits) return writeStored(input);
+  const writer = new BitWriter();
+  let bits: number;
+  if (fixedBits <= cannedBits) {
+    bits = fixedBits;
+    writer.write(1, 1);
+    writer.write(BLOCK_FIXED, 2);
+    writeTokens(writer, tokenCount, FIXED_LITERAL_CODES, FIXED_DISTANCE_CODES);
+  } else {
+    bits = cannedBits;
+    output.set(canned.headerBytes);
+    writer.position = canned.headerBytes.byteLength;
+    writer.bits = canned.headerTail;
+    writer.count = canned.headerTailCount;
+    writeTokens(writer, tokenCount, cannedLiterals, cannedDistances);
+  }
+  return finish(writer, bits);
+}
+
 /** Writes one final block, of the smallest kind, into `output`; returns its byte length. */
 export function writeBlock(input: Uint8Array, tokenCount: number): number {
+  const { dataBits, fixedBits } = buildTrees(literalLengthFrequency, distanceFrequency);
+  const tree = foldTrees();
+  const dynamicBits = tree.headerBits + dataBits;
+  const storedBits = (5 + input.byteLength) * 8;
+  if (storedBits <= dynamicBits && storedBits <= fixedBits) return writeStored(input);
+  const writer = new BitWriter();
+  writer.write(1, 1); // BFINAL: the only block
+  if (fixedBits <= dynamicBits) {
+    writer.write(BLOCK_FIXED, 2);
+    writeTokens(writer, tokenCount, FIXED_LITERAL_CODES, FIXED_DISTANCE_CODES);
+    return finish(writer, fixedBits);
+  }
+  writer.write(BLOCK_DYNAMIC, 2);
+  writeTreeHeader(writer, tree);
+  writeTokens(writer, tokenCount, literalCodes, distanceCodes);
+  return finish(writer, dynamicBits);
+}
+
+/**
+ * The literal/length and distance codes for these frequencies, into `literalLengths`,
+ * `literalCodes`, `distanceLengths`, `distanceCodes`; their data's size in bits, and the size
+ * of the same data with the fixed code (a fixed block's 3 header bits included).
+ */
+function buildTrees(
+  literalFrequency: Uint32Array,
+  distanceFrequency: Uint32Array,
+): { dataBits: number; fixedBits: number } {
   cost.built = cost.fixed = cost.extra = 0;
   buildCode(
-    literalLengthFrequency,
+    literalFrequency,
     MAX_CODE_BITS,
     literalLengths,
     literalCodes,
@@ -352,8 +482,20 @@ export function writeBlock(input: Uint8Array, tokenCount: number): number {
     FIXED_DISTANCE_LENGTHS,
     DISTANCE_EXTRA_BITS,
   );
-  const dataBits = cost.built + cost.extra;
-  const fixedBits = 3 + cost.fixed + cost.extra;
+  return { dataBits: cost.built + cost.extra, fixedBits: 3 + cost.fixed + cost.extra };
+}
+
+interface TreeHeader {
+  literalCount: number;
+  distanceCount: number;
+  orderCount: number;
+  runCount: number;
+  /** The whole dynamic header in bits, BFINAL and BTYPE included. */
+  headerBits: number;
+}
+
+/** The code lengths of `buildTrees`' codes folded, and the code-length code built for them. */
+function foldTrees(): TreeHeader {
   let literalCount = 286;
   while (literalLengths[literalCount - 1] === 0) literalCount--;
   let distanceCount = 30;
@@ -373,46 +515,41 @@ export function writeBlock(input: Uint8Array, tokenCount: number): number {
     orderCount--;
   }
   const headerBits = 3 + 5 + 5 + 4 + 3 * orderCount + cost.built + cost.extra;
-  const dynamicBits = headerBits + dataBits;
-  const storedBits = (5 + input.byteLength) * 8;
+  return { literalCount, distanceCount, orderCount, runCount, headerBits };
+}
 
-  let kind = BLOCK_DYNAMIC;
-  let bits = dynamicBits;
-  if (fixedBits <= bits) {
-    kind = BLOCK_FIXED;
-    bits = fixedBits;
+/** A dynamic block's header after BFINAL and BTYPE: counts, then the folded code lengths. */
+function writeTreeHeader(writer: BitWriter, tree: TreeHeader): void {
+  writer.write(tree.literalCount - 257, 5);
+  writer.write(tree.distanceCount - 1, 5);
+  writer.write(tree.orderCount - 4, 4);
+  for (let index = 0; index < tree.orderCount; index++) {
+    writer.write(codeLengthLengths[CODE_LENGTH_ORDER[index]!]!, 3);
   }
-  if (storedBits <= bits) {
-    kind = BLOCK_STORED;
-    bits = storedBits;
+  for (let index = 0; index < tree.runCount; index++) {
+    const symbol = runSymbols[index]!;
+    writer.writeCode(codeLengthCodes[symbol]!);
+    if (symbol >= 16) writer.write(runExtra[index]!, CODE_LENGTH_EXTRA_BITS[symbol]!);
   }
-  const byteLength = (bits + 7) >>> 3;
+}
+
+/** `input` as one final stored block; returns its byte length. */
+function writeStored(input: Uint8Array): number {
   const writer = new BitWriter();
-  writer.write(1, 1); // BFINAL: the only block
-  writer.write(kind, 2);
-  if (kind === BLOCK_STORED) {
-    writer.align();
-    writer.write(input.byteLength, 16);
-    writer.write(~input.byteLength & 0xffff, 16);
-    output.set(input, writer.position);
-    writer.position += input.byteLength;
-  } else if (kind === BLOCK_FIXED) {
-    writeTokens(writer, tokenCount, FIXED_LITERAL_CODES, FIXED_DISTANCE_CODES);
-  } else {
-    writer.write(literalCount - 257, 5);
-    writer.write(distanceCount - 1, 5);
-    writer.write(orderCount - 4, 4);
-    for (let index = 0; index < orderCount; index++) {
-      writer.write(codeLengthLengths[CODE_LENGTH_ORDER[index]!]!, 3);
-    }
-    for (let index = 0; index < runCount; index++) {
-      const symbol = runSymbols[index]!;
-      writer.writeCode(codeLengthCodes[symbol]!);
-      if (symbol >= 16) writer.write(runExtra[index]!, CODE_LENGTH_EXTRA_BITS[symbol]!);
-    }
-    writeTokens(writer, tokenCount, literalCodes, distanceCodes);
-  }
+  writer.write(1, 1);
+  writer.write(BLOCK_STORED, 2);
   writer.align();
+  writer.write(input.byteLength, 16);
+  writer.write(~input.byteLength & 0xffff, 16);
+  output.set(input, writer.position);
+  writer.position += input.byteLength;
+  return finish(writer, (5 + input.byteLength) * 8);
+}
+
+/** Pads the block to a byte; checks it came out at the `bits` it was sized at. */
+function finish(writer: BitWriter, bits: number): number {
+  writer.align();
+  const byteLength = (bits + 7) >>> 3;
   if (writer.position !== byteLength) {
     throw new Error(`deflate: wrote ${writer.position} bytes, sized ${byteLength} (a bug)`);
   }

@@ -3,9 +3,11 @@ import { describe, expect, it } from "vitest";
 import { LedgerError } from "../events/errors.js";
 import { BODY_DICTIONARY_V1 } from "../stores/sqlite/body-codec.js";
 import {
+  CANNED_MAX_INPUT_BYTES,
   deflateRaw,
   deflateRawWithDictionary,
   MAX_DEFLATE_INPUT_BYTES,
+  type PreparedDictionary,
   prepareDictionary,
 } from "./deflate.js";
 
@@ -216,6 +218,105 @@ describe("deflateRawWithDictionary", () => {
       caught = error;
     }
     expect(LedgerError.isInstance(caught, "invalid-argument")).toBe(true);
+  });
+});
+
+describe("a dictionary prepared with samples (short inputs take its code)", () => {
+  const next = random(57);
+  /** A ledger-like body of `length` bytes in printable ASCII, as JSON.stringify writes English. */
+  const asciiBody = (length: number) =>
+    Buffer.from(ledgerLike(next, length).replace(/[^\x20-\x7e]/gu, "?")).subarray(0, length);
+  const samples = Array.from({ length: 4 }, () => asciiBody(800));
+  const withSamples = prepareDictionary(BODY_DICTIONARY_V1, samples);
+  const plain = prepareDictionaryCached(BODY_DICTIONARY_V1);
+  const canned = withSamples.canned!;
+
+  /** Compressed with `withSamples`; checked against zlib; which kind of block came out. */
+  function written(input: Uint8Array): {
+    kind: "stored" | "fixed" | "canned" | "own";
+    bytes: number;
+  } {
+    const compressed = deflateRawWithDictionary(input, withSamples);
+    const restored = inflateRawSync(compressed, { dictionary: BODY_DICTIONARY_V1 });
+    expect(Buffer.compare(restored, input), `${input.byteLength} bytes`).toBe(0);
+    const type = (compressed[0]! >> 1) & 3;
+    const bytes = compressed.byteLength;
+    if (type === 0) return { kind: "stored", bytes };
+    if (type === 1) return { kind: "fixed", bytes };
+    const prefix = compressed.subarray(0, canned.headerBytes.byteLength);
+    return { kind: Buffer.from(prefix).equals(canned.headerBytes) ? "canned" : "own", bytes };
+  }
+
+  it("writes a short ledger body with the prepared code, and a longer one with its own", () => {
+    for (const length of [512, 600, CANNED_MAX_INPUT_BYTES - 1, CANNED_MAX_INPUT_BYTES]) {
+      expect(written(asciiBody(length)).kind, `${length} bytes`).toBe("canned");
+    }
+    for (const length of [CANNED_MAX_INPUT_BYTES + 1, 4000]) {
+      expect(written(asciiBody(length)).kind, `${length} bytes`).toBe("own");
+    }
+    // Text beyond ASCII has bytes the prepared code has no code for.
+    expect(written(Buffer.from(`${asciiBody(600)}中文`)).kind).toBe("own");
+  });
+
+  it("writes the model event within 10% of its own code's size and of zlib's", () => {
+    const body = Buffer.from(MODEL_EVENT);
+    const ours = written(body);
+    expect(ours.kind).toBe("canned");
+    const own = deflateRawWithDictionary(body, plain).byteLength;
+    const zlib = deflateRawSync(body, { dictionary: BODY_DICTIONARY_V1 }).byteLength;
+    expect(ours.bytes).toBeLessThanOrEqual(own * 1.1);
+    expect(ours.bytes).toBeLessThanOrEqual(zlib * 1.1);
+  });
+
+  it("round trips every kind, length and edge: a symbol without a code (bytes over 0x7e, control bytes) builds its own", () => {
+    const kinds = new Map<string, number>();
+    const count = (input: Uint8Array) => {
+      const { kind } = written(input);
+      kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+    };
+    const edges = [0, 1, 4, 5, 60, 61, 62, 63, 64, 65, 70, 257, 258, 259, 511, 512, 513];
+    for (const length of [...edges, CANNED_MAX_INPUT_BYTES - 1, CANNED_MAX_INPUT_BYTES]) {
+      for (const make of Object.values(KINDS)) count(make(next, length));
+      count(Buffer.from(ledgerLike(next, length)).subarray(0, length));
+      // Printable ASCII only: every literal has a code, so stored, fixed or the prepared one.
+      count(Uint8Array.from({ length }, () => 0x20 + Math.floor(next() * 95)));
+      count(Uint8Array.from({ length }, () => pick(next, [0x30, 0x31, 0x7e])));
+    }
+    for (let index = 0; index < 2000; index++) {
+      const length = Math.floor(next() * (CANNED_MAX_INPUT_BYTES + 200));
+      count(pick(next, Object.values(KINDS))(next, length));
+      count(Buffer.from(ledgerLike(next, length)).subarray(0, length));
+    }
+    expect([...kinds.keys()].sort()).toEqual(["canned", "fixed", "own", "stored"]);
+  });
+
+  it("writes no more than storing or the fixed code would, and ledger bodies of 512 bytes and up with the prepared code", () => {
+    // With the fixed code a printable byte takes 8 bits and a match of 4 or more at most 31,
+    // so the block (3 bits, the data, 7 for its end) takes at most 8 bits per input byte.
+    const fixedSize = (input: Uint8Array) => Math.ceil((3 + 8 * input.byteLength + 7) / 8);
+    for (let index = 0; index < 300; index++) {
+      const length = 1 + Math.floor(next() * CANNED_MAX_INPUT_BYTES);
+      const input = asciiBody(length);
+      const { kind, bytes } = written(input);
+      expect(kind, `${length} bytes`).not.toBe("own");
+      expect(bytes).toBeLessThanOrEqual(Math.min(length + 5, fixedSize(input)));
+      if (length >= 512) expect(kind, `${length} bytes`).toBe("canned");
+    }
+  });
+
+  it("leaves no state behind: the same input gives the same bytes before and after it, or another dictionary, was used", () => {
+    const input = KINDS.ledger!(next, 700);
+    const first = deflateRawWithDictionary(input, withSamples);
+    const firstPlain = deflateRawWithDictionary(input, plain);
+    const again: PreparedDictionary = prepareDictionary(BODY_DICTIONARY_V1, samples);
+    deflateRawWithDictionary(
+      KINDS.runs!(next, 16000),
+      prepareDictionaryCached(DICTIONARIES.large!),
+    );
+    deflateRawWithDictionary(KINDS.ledger!(next, 900), plain);
+    expect(deflateRawWithDictionary(input, withSamples)).toEqual(first);
+    expect(deflateRawWithDictionary(input, again)).toEqual(first);
+    expect(deflateRawWithDictionary(input, plain)).toEqual(firstPlain);
   });
 });
 

@@ -53,6 +53,59 @@ describe("encodeBody / decodeBody", () => {
     expect(decodeBody(Buffer.concat([Buffer.from([1]), compressed]))).toBe(json);
   });
 
+  it("writes bodies of 512-1024 bytes with the one code prepared from its samples, and longer ones with their own", () => {
+    // Bodies of ids and hashes, as events mostly are, in printable ASCII, no two alike.
+    const next = (() => {
+      let state = 7;
+      return () => {
+        state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0;
+        return state >>> 8;
+      };
+    })();
+    const hex = (length: number) =>
+      Array.from({ length }, () => (next() & 15).toString(16)).join("");
+    const modelEvent = (length: number) => {
+      let text = "";
+      while (text.length < length) text += `"hash":"${hex(64)}","stepId":"01a24a0f-${hex(12)}",`;
+      return body(length, text);
+    };
+    const streams = [512, 513, 766, 1000, 1023, 1024, 1025, 1500].map((length) => {
+      const json = modelEvent(length);
+      expect(Buffer.byteLength(json)).toBe(length);
+      const stored = storedBlob(encodeBody(json));
+      expect(decodeBody(stored)).toBe(json);
+      const inflated = inflateRawSync(stored.subarray(1), { dictionary: BODY_DICTIONARY_V1 });
+      expect(inflated.toString("utf8")).toBe(json);
+      return { length, stored };
+    });
+    // Every dynamic block (type 2) of 1 KiB or less opens with the same code.
+    const prepared = streams.filter(({ length }) => length <= 1024);
+    const header = (stored: Buffer) => stored.subarray(0, 40);
+    for (const { length, stored } of prepared) {
+      expect((stored[1]! >> 1) & 3, `${length} bytes`).toBe(2);
+      expect(header(stored), `${length} bytes`).toEqual(header(prepared[0]!.stored));
+    }
+    for (const { length, stored } of streams.filter(({ length }) => length > 1024)) {
+      expect(header(stored), `${length} bytes`).not.toEqual(header(prepared[0]!.stored));
+    }
+  });
+
+  it("still reads a body the encoder wrote before it had a prepared code", () => {
+    // The suites' model event, stored by the previous build (its own dynamic code, 341 bytes).
+    const json =
+      '{"schemaVersion":1,"eventId":"01a24a0f-c38e-7000-b642-9eb75a827e48","sessionId":"01a24a0f-c380-7000-91c5-6ffee1be945d","runId":"01a24a0f-c381-7000-8a13-c658a0842d86","seq":1,"type":"model.requested","stepId":"01a24a0f-c38d-7000-bbd1-4f81ac1b57ac","attemptId":"01a24a0f-c38d-7001-ac84-64ef0228d47e","actor":{"type":"agent","id":"bench"},"recordedAt":"2026-12-06T06:34:36.814Z","payload":{"request":{"model":"bench-model","messages":[{"role":"user","content":"What is the weather in Lisbon today?"}],"temperature":0},"requestHash":"cc56f72b8dc5d249bb8c429f336f6202736146611811fbb6703285bf92ea74a3"},"prevHash":"626ad9062346d815138bb2e88ff4d71549e86d6c8dd289681657518c991a9a7c","hash":"3c2b8c17448af54ff7aaee41c275887dbb19a064e2338fe4de2ed9dfa2f9ae2e","commitCursor":2}';
+    const stored = Buffer.from(
+      "AYWVzUpkQQyFX+XivoZKKpVKuZkXmOWA4C6pSujetKAN4sJ3l2u3cm3/9kkI5zvJ+VmfDIqkOdIo4qnlnJMxYepurapgc5ILDbct+dTSYdTEEe5g3qm+5upZ5205nMpFoaTBVTQL4RR+YwEXIb814zuQ7cB5XtkmJAoBHWC16biA9qkFkg6hxOSREWVSW9/bj2DND2P3BUjkBJgy/898Xei68B8Buv3teq5ex6XTLb0n+ekxfxcWNzs9LvuH5bjz5dH1uPP7ZX9Y/u0f7O6wHO+mPv29el5z48PP/3RkY1SOhiZz1InUzWQQ9iiFgzFjKwzEDCAAYcYtF5Rq0dG1kZZVhI33GFlnz4yFeApUKGKGLhJBs0Gl7sKTh8yJ0lmAa6sgo3fQrm1ldfZuGWgyoBGJRqWIpupOMLBVkTbNoGtmcixFwmk6+uwzFKOr44rwo/fx+QU=",
+      "base64",
+    );
+    expect(stored.byteLength).toBe(341);
+    expect(decodeBody(stored)).toBe(json);
+    // Written now, it takes the prepared code: a few percent more bytes, the same JSON back.
+    const now = storedBlob(encodeBody(json));
+    expect(now.byteLength).toBeLessThanOrEqual(341 * 1.1);
+    expect(decodeBody(now)).toBe(json);
+  });
+
   it("stays about as small as zlib's default level", () => {
     for (const length of [600, 2000, 8000]) {
       const json = body(length, "order 4be6abeb0fcb refund approved; ");

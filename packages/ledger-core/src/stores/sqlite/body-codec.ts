@@ -54,7 +54,71 @@ export const BODY_DICTIONARY_V1 = Buffer.from(
   "utf8",
 );
 
-const PREPARED_DICTIONARY_V1 = prepareDictionary(BODY_DICTIONARY_V1);
+/**
+ * Bodies shaped as the recorder writes a model call and a tool call (ids, hashes, the
+ * envelope's keys, a short request and answer), from which the encoder prepares the code it
+ * writes bodies of up to 1 KiB with (codec/deflate.ts). Only how small those bodies come out
+ * depends on them: each stored stream carries its code, so they may change at any time.
+ */
+function sampleBodies(): Uint8Array[] {
+  let state = 0x5eed;
+  const hex = (length: number) => {
+    let text = "";
+    while (text.length < length) {
+      state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0;
+      text += (state >>> 8).toString(16).padStart(6, "0");
+    }
+    return text.slice(0, length);
+  };
+  const id = (at: string) => `01a24a12-${at}-7${hex(3)}-a${hex(3)}-${hex(12)}`;
+  const session = id("4cd1");
+  const run = id("4cd1");
+  let seq = 0;
+  let previous = hex(64);
+  const event = (type: string, step: string, attempt: string, cause: string, payload: string) => {
+    const hash = hex(64);
+    const causedBy = cause === "" ? "" : `"causedByEventId":"${cause}",`;
+    const body = `{"schemaVersion":1,"eventId":"${id("4cd8")}","sessionId":"${session}","runId":"${run}","seq":${++seq},"type":"${type}","stepId":"${step}","attemptId":"${attempt}",${causedBy}"actor":{"type":"agent","id":"support-agent"},"recordedAt":"2026-12-06T06:37:23.0${30 + seq}Z","payload":${payload},"prevHash":"${previous}","hash":"${hash}","commitCursor":${seq + 1}}`;
+    previous = hash;
+    return Buffer.from(body, "utf8");
+  };
+  const modelStep = id("4cd8");
+  const modelAttempt = id("4cd8");
+  const toolStep = id("4cde");
+  const toolAttempt = id("4cde");
+  return [
+    event(
+      "model.requested",
+      modelStep,
+      modelAttempt,
+      "",
+      `{"request":{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Where is my order 1042? It was due on Friday."}],"temperature":0},"requestHash":"${hex(64)}"}`,
+    ),
+    event(
+      "model.completed",
+      modelStep,
+      modelAttempt,
+      id("4cd8"),
+      `{"response":{"content":[{"type":"text","text":"I will look up the tracking number."},{"type":"tool-call","toolCallId":"call_7","toolName":"track_order","input":"{\\"orderId\\":1042}"}],"finishReason":"tool-calls","usage":{"inputTokens":212,"outputTokens":31}}}`,
+    ),
+    event(
+      "tool.requested",
+      toolStep,
+      toolAttempt,
+      id("4cdd"),
+      `{"toolCallId":"call_7","name":"track_order","args":{"orderId":1042},"effect":{"kind":"unknown","idempotent":false},"requestHash":"${hex(64)}"}`,
+    ),
+    event(
+      "tool.completed",
+      toolStep,
+      toolAttempt,
+      id("4cde"),
+      `{"result":{"status":"in transit","carrier":"DHL","eta":"2026-12-08"},"toolCallId":"call_7"}`,
+    ),
+  ];
+}
+
+const PREPARED_DICTIONARY_V1 = prepareDictionary(BODY_DICTIONARY_V1, sampleBodies());
 /** A body's UTF-8 bytes, reused across calls. */
 const utf8Scratch = Buffer.allocUnsafe(MAX_DEFLATE_INPUT_BYTES * 3);
 
