@@ -2,6 +2,7 @@ import { type Attempt, LedgerError, type SessionRecorder } from "@agent-ledger/c
 import { type AgentCallClaim, AgentCallClaims, type StreamWait } from "./agent-call-claim.js";
 import { claimAgentCall, OPEN_STREAM_WAIT_MS } from "./claim-agent-call.js";
 import { OpenStreams } from "./open-streams.js";
+import type { ToolCallback } from "./tool-callback-context.js";
 
 /** The code of the process warning for a model outcome lost to a run closed under it. */
 export const OUTCOME_LOST_WARNING = "AGENT_LEDGER_OUTCOME_LOST";
@@ -125,17 +126,22 @@ export class AdapterState {
 
   /**
    * Claims the run for an agent's language model call (see `claimAgentCall`); `abortSignal`,
-   * the call's, stops a wait for a stream; `inputCallback`, the toolCallId of the wrapped tool
-   * input callback the call is made in, if it is.
+   * the call's, stops a wait for a stream; `callback`, the wrapped tool callback the call is
+   * made in, if it is.
    */
-  claimAgentCall(abortSignal?: AbortSignal, inputCallback?: string): Promise<AgentCallClaim> {
+  claimAgentCall(abortSignal?: AbortSignal, callback?: ToolCallback): Promise<AgentCallClaim> {
     return claimAgentCall({
       claims: this.#agentCalls,
       streams: this.#openStreams,
       runId: this.recorder.runId,
       abortSignal,
-      inputCallback,
+      callback,
     });
+  }
+
+  /** A wrapped `onInputAvailable` / `needsApproval` of tool call `toolCallId` begins (see `AgentCallClaims`). */
+  toolCallbackEntered(toolCallId: string): void {
+    this.#agentCalls.toolCallbackEntered(toolCallId);
   }
 
   /** The claimed agent call began as `attempt` (or, `undefined`, could not begin). */
@@ -172,10 +178,20 @@ export class AdapterState {
    * (`toolName`: the tool its `tool-input-start` named), until it is read again, a call the
    * SDK's callbacks make for that part is the agent's own (see `AgentCallClaims`).
    */
-  streamPassedOn(attempt: Attempt, part: { type: string; id?: string }, toolName?: string): void {
+  streamPassedOn(
+    attempt: Attempt,
+    part: { type: string; id?: string; toolCallId?: string; toolName?: string },
+    toolName?: string,
+  ): void {
     this.#openStreams.passedOn(attempt);
     let wait: StreamWait | undefined;
-    if (part.type === "tool-call") wait = { at: "tool-call" };
+    if (part.type === "tool-call" && part.toolCallId !== undefined)
+      wait = {
+        at: "tool-call",
+        toolCallId: part.toolCallId,
+        toolName: part.toolName ?? "",
+        callbacksEntered: false,
+      };
     else if (
       (part.type === "tool-input-start" || part.type === "tool-input-delta") &&
       part.id !== undefined

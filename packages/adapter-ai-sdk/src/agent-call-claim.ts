@@ -1,4 +1,5 @@
 import type { Attempt } from "@agent-ledger/core";
+import type { ToolCallback } from "./tool-callback-context.js";
 
 /** One agent call's hold on the run (see `AgentCallClaims`). */
 export interface AgentCallClaim {
@@ -13,12 +14,13 @@ export interface AgentCallClaim {
 }
 
 /**
- * Where an open stream waits for the SDK's callbacks: after a tool-call part, or after a
- * tool's `tool-input-start` / `tool-input-delta` part (`toolCallId`, `toolName`), until it is
- * read again.
+ * Where an open stream waits for the SDK's callbacks, until it is read again: after the
+ * `tool-call` part of tool call `toolCallId` (`callbacksEntered` once a wrapped
+ * `onInputAvailable` or `needsApproval` of that call has begun), or after its
+ * `tool-input-start` / `tool-input-delta` part (`toolName`: the tool the input is for).
  */
 export type StreamWait =
-  | { at: "tool-call" }
+  | { at: "tool-call"; toolCallId: string; toolName: string; callbacksEntered: boolean }
   | { at: "tool-input"; toolCallId: string; toolName: string | undefined };
 
 /**
@@ -28,20 +30,24 @@ export type StreamWait =
  *
  * Two exceptions, which are no second agent: the SDK's `streamText` runs some of the app's
  * callbacks at a stream's parts and awaits them before it reads the next part. At a `tool-call`
- * part, `experimental_repairToolCall` and a tool's `needsApproval` and `onInputAvailable`; at a
- * `tool-input-start` / `tool-input-delta` part, the tool's `onInputStart` / `onInputDelta`. A
- * call made there (an LLM repairing the input, or judging the call) starts while that stream is
- * open, but always at the same point of it: after the part was passed on and before the stream
- * is read again. Such a call holds the run on top of the stream, is recorded as the next call
- * of the run, and is replayed in that place; once it ends, the stream holds the run again.
+ * part, `experimental_repairToolCall` (only if the call does not parse), then the tool's
+ * `onInputAvailable` and `needsApproval`; at a `tool-input-start` / `tool-input-delta` part, the
+ * tool's `onInputStart` / `onInputDelta`. A call made there (an LLM repairing the input, or
+ * judging the call) starts while that stream is open, but always at the same point of it:
+ * after the part was passed on and before the stream is read again. Such a call holds the run
+ * on top of the stream, is recorded as the next call of the run, and is replayed in that place;
+ * once it ends, the stream holds the run again.
  *
- * At a tool-call part the middleware cannot see which code made a call (the SDK runs those
- * callbacks in its own async context, and `experimental_repairToolCall` belongs to no tool), so
- * another agent's call that starts in that very moment is taken for the callback's; it holds
- * the run then, so the stream's agent's next step is refused if it is still in flight. Tool
- * input parts come many to a call, and a stream waits after one whenever its consumer is slow,
- * so there only a call made inside that tool's own callback is taken (`inputCallback`, the
- * toolCallId whose callback `wrapTools` runs the call in, see `input-callback-context.ts`).
+ * `wrapTools` runs a tool's callbacks in a context naming the tool call (`ToolCallback`, see
+ * `tool-callback-context.ts`), and a call made in the callback of the part the stream waits at
+ * (same part, same toolCallId) is taken. Tool input parts come many to a call, and a stream
+ * waits after one whenever its consumer is slow, so there no other call is taken. At a
+ * tool-call part, a call made in no such context is still taken until a wrapped callback of
+ * that tool call has begun: until then it may be the repair's (which belongs to no tool, so no
+ * context names it) or the callback's of a tool not given through `wrapTools`, which cannot be
+ * told from another agent's call starting in that moment. Once the SDK has begun a wrapped
+ * `onInputAvailable` / `needsApproval` there, the repair is done, and only calls made in those
+ * callbacks are the stream's.
  */
 export class AgentCallClaims {
   #held: AgentCallClaim | undefined;
@@ -65,12 +71,12 @@ export class AgentCallClaims {
 
   /**
    * Claims the run for a call; `undefined` if another call holds it. `waited`: the call waited
-   * for the stream that held the run. `inputCallback`: the toolCallId of the tool input
-   * callback (`onInputStart`, `onInputDelta`) the call is made in, if it is.
+   * for the stream that held the run. `callback`: the wrapped tool callback the call is made
+   * in, if it is.
    */
-  claim(waited = false, inputCallback?: string): AgentCallClaim | undefined {
+  claim(waited = false, callback?: ToolCallback): AgentCallClaim | undefined {
     const held = this.#held;
-    if (held !== undefined && !this.#atCallbackOf(held, inputCallback)) return undefined;
+    if (held !== undefined && !this.#atCallbackOf(held, callback)) return undefined;
     this.#held = { waiting: held, ended: false, waited };
     return this.#held;
   }
@@ -97,11 +103,22 @@ export class AgentCallClaims {
     else this.#waiting.delete(attempt);
   }
 
-  /** Whether `held` is a stream waiting for the callbacks a call made in `inputCallback` may be. */
-  #atCallbackOf(held: AgentCallClaim, inputCallback: string | undefined): boolean {
+  /**
+   * A wrapped `onInputAvailable` or `needsApproval` of tool call `toolCallId` begins: the SDK
+   * has parsed (or repaired) the call, and a stream waiting at its tool-call part takes no call
+   * made outside that tool call's callbacks any more.
+   */
+  toolCallbackEntered(toolCallId: string): void {
+    for (const wait of this.#waiting.values())
+      if (wait.at === "tool-call" && wait.toolCallId === toolCallId) wait.callbacksEntered = true;
+  }
+
+  /** Whether `held` is a stream waiting for the callbacks a call made in `callback` may be. */
+  #atCallbackOf(held: AgentCallClaim, callback: ToolCallback | undefined): boolean {
     const wait = held.attempt && this.#waiting.get(held.attempt);
     if (!wait) return false;
-    return wait.at === "tool-call" || wait.toolCallId === inputCallback;
+    if (callback?.part === wait.at && callback.toolCallId === wait.toolCallId) return true;
+    return wait.at === "tool-call" && !wait.callbacksEntered;
   }
 
   #end(claim: AgentCallClaim): void {

@@ -1,6 +1,7 @@
 import { type Attempt, InvalidArgumentError } from "@agent-ledger/core";
 import type { AgentCallClaim, AgentCallClaims } from "./agent-call-claim.js";
 import { type OpenStreams, settledOrAfter } from "./open-streams.js";
+import type { ToolCallback } from "./tool-callback-context.js";
 
 /**
  * How long a call waits for the stream of the call before it (one the SDK drains after its
@@ -24,22 +25,22 @@ const WAIT_STEP_MS = 50;
  * this way are still told apart. A stream left unread (a `doStream` or `streamObject` not read
  * to its end) is refused once it has been idle for `READ_IDLE_MS`.
  *
- * A call made in a tool input callback (`inputCallback`: the toolCallId of the wrapped tool's
- * `onInputStart` / `onInputDelta` it runs in) is taken as the stream's if the stream waits at
- * that tool call's input part (see `AgentCallClaims`).
+ * A call made in a wrapped tool's callback (`callback`: the part and toolCallId of the
+ * `onInputStart` / `onInputDelta` / `onInputAvailable` / `needsApproval` it runs in) is taken
+ * as the stream's if the stream waits at that part of that tool call (see `AgentCallClaims`).
  */
 export async function claimAgentCall(options: {
   claims: AgentCallClaims;
   streams: OpenStreams;
   runId: string;
   abortSignal: AbortSignal | undefined;
-  inputCallback: string | undefined;
+  callback: ToolCallback | undefined;
 }): Promise<AgentCallClaim> {
-  const { claims, streams, abortSignal, inputCallback } = options;
+  const { claims, streams, abortSignal, callback } = options;
   const deadline = Date.now() + OPEN_STREAM_WAIT_MS;
   let waited = false;
   for (;;) {
-    const claim = claims.claim(waited, inputCallback);
+    const claim = claims.claim(waited, callback);
     if (claim) return claim;
     const held = claims.holder;
     const read =
@@ -67,6 +68,13 @@ function refusal(
     return new InvalidArgumentError(
       "$.recorder",
       `a model call started on run ${runId} while the stream of its model call ${held.attemptId} waited after a tool input part of tool call ${wait.toolCallId}${wait.toolName !== undefined ? ` (tool ${JSON.stringify(wait.toolName)})` : ""}: streamText reads that stream on only once the tool's onInputStart / onInputDelta has returned. A model call made in that callback is recorded as the run's next call only if the tool was given to streamText through wrapTools(tools, { recorder }) with this recorder (its callbacks then run in a context the middleware knows); pass the tool through wrapTools. Otherwise ${concurrent}`,
+    );
+  // streamText awaits the tool's onInputAvailable / needsApproval there, once the call is
+  // parsed: a call made outside them (no repair runs after them) is no call of theirs.
+  if (typeof held === "object" && wait?.at === "tool-call")
+    return new InvalidArgumentError(
+      "$.recorder",
+      `a model call started on run ${runId} while the stream of its model call ${held.attemptId} waited at the tool-call part of tool call ${wait.toolCallId} (tool ${JSON.stringify(wait.toolName)}), in that tool's onInputAvailable / needsApproval (given through wrapTools), which streamText awaits before it reads that stream on: a model call made inside them is recorded as the run's next call, and this one was made outside them. So ${concurrent}`,
     );
   // A stream read some other way than streamText (the model's doStream, streamObject) may
   // have been left open.

@@ -15,12 +15,12 @@ import type {
 import { checkedOptions } from "./adapter-options.js";
 import { type AdapterState, adapterStateOf } from "./adapter-state.js";
 import type { AgentCallClaim } from "./agent-call-claim.js";
-import { inputCallbackOf } from "./input-callback-context.js";
 import { beginAttempt, recordCompletion, recordFailure, replayedFailure } from "./model-attempt.js";
 import { modelRequestOf, redactOption } from "./model-request.js";
 import { decodeGenerateResult, encodeModelResponse, toolCallIdsOf } from "./model-response.js";
 import { recordStream, replayStream } from "./record-stream.js";
 import { callStateOf } from "./tool-call-context.js";
+import { toolCallbackOf } from "./tool-callback-context.js";
 
 export interface LedgerMiddlewareOptions {
   /** The recorder of the run (a new one, or one from `SessionRecorder.resume` to replay). */
@@ -53,7 +53,7 @@ async function claimedState(
   const callState = callStateOf(state);
   const agentCall =
     callState === state
-      ? await state.claimAgentCall(abortSignal, inputCallbackOf(state))
+      ? await state.claimAgentCall(abortSignal, toolCallbackOf(state))
       : undefined;
   return { callState, agentCall };
 }

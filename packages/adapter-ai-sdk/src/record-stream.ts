@@ -260,8 +260,8 @@ export function recordStream(options: {
         }
         if (closed) return;
         streamController.enqueue(part);
-        // After a tool-call part the SDK runs the app's callbacks for it (repair, needsApproval),
-        // after a tool input part the tool's onInputStart / onInputDelta, and reads on once they
+        // After a tool-call part the SDK runs the app's callbacks for it (repair, then the tool's
+        // onInputAvailable and needsApproval), after a tool input part the tool's onInputStart / onInputDelta, and reads on once they
         // are done: a model call they make is this agent's.
         state.streamPassedOn(
           attempt,

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import {
   type EventStore,
+  InvalidArgumentError,
   MemoryEventStore,
   readWholeRun,
   SessionRecorder,
@@ -8,12 +9,13 @@ import {
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
-import { stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
+import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { crashInChild } from "./testing/crash-in-child.test.data.js";
+import { JUDGING_RUN, refundAgent, refundModel } from "./testing/judging-agent.test.data.js";
 import {
   REPAIRING_RUN as address,
   repairingAgent,
@@ -30,7 +32,17 @@ import {
 } from "./testing/scripted-model.test.data.js";
 import { wrapTools } from "./wrap-tools.js";
 
+const providerCalls = (model: MockLanguageModelV3) =>
+  model.doGenerateCalls.length + model.doStreamCalls.length;
+
 const scratch = scratchDirectory("ai-sdk-callbacks-", afterAll);
+
+async function sqliteStore(name: string): Promise<SqliteEventStore> {
+  const store = new SqliteEventStore({ path: join(scratch, name) });
+  await store.init();
+  onTestFinished(() => store.close());
+  return store;
+}
 
 /** Answers a judge's question with "no", a prompt holding a tool result with "done", else a refund. */
 function judgedModel() {
@@ -45,12 +57,12 @@ function judgedModel() {
 }
 
 /** The run's events as `type` (and for model calls, what was asked, and whether a retry). */
-async function timeline(store: EventStore) {
-  const events = await readWholeRun(store, address);
+async function timeline(store: EventStore, run = address) {
+  const events = await readWholeRun(store, run);
   return events.map((event) => {
     if (event.type !== "model.requested") return event.type;
     const prompt = JSON.stringify(payload(event).request.prompt);
-    const asked = /repair|risky\?/.exec(prompt)?.[0] ?? "agent";
+    const asked = /repair|risky\?|other agent/.exec(prompt)?.[0] ?? "agent";
     return `${event.type} (${asked})${event.retryOf ? " retry" : ""}`;
   });
 }
@@ -181,5 +193,139 @@ describe("a model call streamText's callbacks make at a tool-call part", () => {
     expect(again).toEqual({ text: "done", refunds: [], errors: [] });
     expect(resumed.doStreamCalls).toHaveLength(0);
     expect(await timeline(store)).toEqual(recorded);
+  });
+});
+
+/** The run's events with a judge's call in the agent's stream, the stream answered last. */
+const judged = (store: EventStore) => timeline(store, JUDGING_RUN);
+
+const JUDGED = [
+  "run.started",
+  "model.requested (agent)",
+  "model.requested (risky?)",
+  "model.completed",
+  "model.completed",
+  "tool.requested",
+  "tool.completed",
+  "model.requested (agent)",
+  "model.completed",
+];
+
+describe("a model call made at a tool-call part, in a wrapped tool's needsApproval / onInputAvailable", () => {
+  for (const callback of ["needsApproval", "onInputAvailable"] as const) {
+    it(`is recorded as the stream's (${callback}), and a resume answers it in its place`, async () => {
+      const store = await sqliteStore(`judged-${callback}.db`);
+      const live = refundModel();
+      expect(
+        await refundAgent(new SessionRecorder({ store, ...JUDGING_RUN, actor }), live, {
+          callback,
+        }),
+      ).toEqual({ text: "done", refunds: [5], heard: ["no"], errors: [] });
+      expect(providerCalls(live)).toBe(3);
+      expect(await judged(store)).toEqual(JUDGED);
+
+      const resumed = refundModel();
+      const again = await refundAgent(
+        await SessionRecorder.resume({ store, ...JUDGING_RUN, actor }),
+        resumed,
+        { callback },
+      );
+      expect(again).toEqual({ text: "done", refunds: [], heard: ["no"], errors: [] });
+      expect(providerCalls(resumed)).toBe(0);
+      expect(await judged(store)).toEqual(JUDGED);
+    });
+
+    it(`takes no other call for ${callback}'s: another agent's, started while it runs, is refused`, async () => {
+      const store = await sqliteStore(`other-agent-${callback}.db`);
+      const recorder = new SessionRecorder({ store, ...JUDGING_RUN, actor });
+      const model = refundModel();
+      const wrapped = wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) });
+      // Another agent's call on the same recorder, started (outside the callback) while the
+      // stream waits at its tool-call part for the callback.
+      let startOther!: () => void;
+      const otherStarts = new Promise<void>((resolve) => {
+        startOther = resolve;
+      });
+      const other = (async () => {
+        await otherStarts;
+        return generateText({ model: wrapped, prompt: "the other agent asks" });
+      })();
+      const { text, refunds, heard, errors } = await refundAgent(recorder, model, {
+        callback,
+        ask: async () => {
+          startOther();
+          await other.catch(() => undefined);
+          return "no";
+        },
+      });
+      expect({ text, refunds, heard, errors }).toEqual({
+        text: "done",
+        refunds: [5],
+        heard: ["no"],
+        errors: [],
+      });
+      await expect(other).rejects.toThrow(InvalidArgumentError);
+      await expect(other).rejects.toThrow(
+        'waited at the tool-call part of tool call c1 (tool "refund")',
+      );
+      await expect(other).rejects.toThrow("two agents");
+      // Nothing of the refused call is recorded, and the provider never heard of it.
+      expect(providerCalls(model)).toBe(2);
+      expect(await judged(store)).toEqual([
+        "run.started",
+        "model.requested (agent)",
+        "model.completed",
+        "tool.requested",
+        "tool.completed",
+        "model.requested (agent)",
+        "model.completed",
+      ]);
+    });
+  }
+
+  it("still takes a repair's call (no tool's) by its timing, then the judge's, and replays both", async () => {
+    const store = await sqliteStore("repaired-judged.db");
+    const live = refundModel({ badInput: true });
+    const options = { callback: "needsApproval", repair: true } as const;
+    expect(
+      await refundAgent(new SessionRecorder({ store, ...JUDGING_RUN, actor }), live, options),
+    ).toEqual({ text: "done", refunds: [5], heard: ["no"], errors: [] });
+    expect(providerCalls(live)).toBe(4);
+    const recorded = [
+      "run.started",
+      "model.requested (agent)",
+      "model.requested (repair)",
+      "model.completed",
+      "model.requested (risky?)",
+      "model.completed",
+      "model.completed",
+      "tool.requested",
+      "tool.completed",
+      "model.requested (agent)",
+      "model.completed",
+    ];
+    expect(await judged(store)).toEqual(recorded);
+
+    const resumed = refundModel({ badInput: true });
+    const again = await refundAgent(
+      await SessionRecorder.resume({ store, ...JUDGING_RUN, actor }),
+      resumed,
+      options,
+    );
+    expect(again).toEqual({ text: "done", refunds: [], heard: ["no"], errors: [] });
+    expect(providerCalls(resumed)).toBe(0);
+    expect(await judged(store)).toEqual(recorded);
+  });
+
+  it("still takes the call of a tool not given through wrapTools by its timing", async () => {
+    const store = await sqliteStore("unwrapped-judged.db");
+    const live = refundModel();
+    const { text, heard, errors } = await refundAgent(
+      new SessionRecorder({ store, ...JUDGING_RUN, actor }),
+      live,
+      { callback: "needsApproval", wrap: false },
+    );
+    expect({ text, heard, errors }).toEqual({ text: "done", heard: ["no"], errors: [] });
+    expect((await judged(store)).slice(0, 5)).toEqual(JUDGED.slice(0, 5));
   });
 });

@@ -18,7 +18,6 @@ import {
 } from "./adapter-options.js";
 import { type AdapterState, adapterStateOf } from "./adapter-state.js";
 import { closeLeftOpen, outcomeOfReplayed } from "./child-run-end.js";
-import { inInputCallback } from "./input-callback-context.js";
 import { toJsonValue } from "./plain-json.js";
 import {
   AttemptAbandonedError,
@@ -31,6 +30,7 @@ import {
   inToolCallIterable,
   ToolCallContext,
 } from "./tool-call-context.js";
+import { inToolCallback } from "./tool-callback-context.js";
 import { decodeToolOutput, encodeToolOutput } from "./tool-output.js";
 
 /** A tool call that was in flight when the process died and is not declared idempotent. */
@@ -352,23 +352,38 @@ function wrapStreamingExecute(
 }
 
 /**
- * The tool's `onInputStart` and `onInputDelta`, run so that a model call they make through the
- * same recorder's middleware is known as theirs: `streamText` awaits them at its stream's tool
- * input parts, before it reads the stream on, and such a call is recorded as the run's next
- * call (see `AgentCallClaims`). `this` is whatever the SDK calls them on, as unwrapped.
+ * The tool's callbacks that `streamText` awaits at its stream's parts before it reads the
+ * stream on, run so that a model call they make through the same recorder's middleware is
+ * known as theirs and recorded as the run's next call (see `AgentCallClaims`): `onInputStart`
+ * and `onInputDelta` at the tool call's input parts (`input`: whether the tool has one, whose
+ * calls' input parts a stream's completion keeps), `onInputAvailable` and `needsApproval` (a
+ * function; `true` / `false` are kept as they are) at its tool-call part. Each runs with the
+ * SDK's toolCallId; `this` is whatever the SDK calls it on, as unwrapped.
  */
-function wrapInputCallbacks(root: AdapterState, tool: Tool): Partial<Tool> {
-  const { onInputStart, onInputDelta } = tool;
+function wrapCallbacks(root: AdapterState, tool: Tool): { wrapped: Partial<Tool>; input: boolean } {
+  const { onInputStart, onInputDelta, onInputAvailable, needsApproval } = tool;
   const wrapped: Partial<Tool> = {};
   if (onInputStart)
     wrapped.onInputStart = function (this: unknown, options) {
-      return inInputCallback(root, options.toolCallId, () => onInputStart.call(this, options));
+      const callback = { part: "tool-input", toolCallId: options.toolCallId } as const;
+      return inToolCallback(root, callback, () => onInputStart.call(this, options));
     };
   if (onInputDelta)
     wrapped.onInputDelta = function (this: unknown, options) {
-      return inInputCallback(root, options.toolCallId, () => onInputDelta.call(this, options));
+      const callback = { part: "tool-input", toolCallId: options.toolCallId } as const;
+      return inToolCallback(root, callback, () => onInputDelta.call(this, options));
     };
-  return wrapped;
+  if (onInputAvailable)
+    wrapped.onInputAvailable = function (this: unknown, options) {
+      const callback = { part: "tool-call", toolCallId: options.toolCallId } as const;
+      return inToolCallback(root, callback, () => onInputAvailable.call(this, options));
+    };
+  if (typeof needsApproval === "function")
+    wrapped.needsApproval = function (this: unknown, input, options) {
+      const callback = { part: "tool-call", toolCallId: options.toolCallId } as const;
+      return inToolCallback(root, callback, () => needsApproval.call(this, input, options));
+    };
+  return { wrapped, input: onInputStart !== undefined || onInputDelta !== undefined };
 }
 
 function isAsyncGeneratorFunction(execute: unknown): boolean {
@@ -383,8 +398,9 @@ function isAsyncGeneratorFunction(execute: unknown): boolean {
  * model call is refused, which stops the run. On resume, recorded calls are answered from the
  * ledger. Bad options are refused here (`invalid-argument`, with the option's path), among
  * them an option it does not take and a tool name in `idempotent`, `effects` or `streaming`
- * that is not in `tools`. Each tool's `onInputStart` and `onInputDelta` are wrapped too, so
- * that a model call they make is recorded in its place (see `wrapInputCallbacks`).
+ * that is not in `tools`. Each tool's `onInputStart`, `onInputDelta`, `onInputAvailable` and
+ * `needsApproval` (a function) are wrapped too, so that a model call they make is recorded in
+ * its place (see `wrapCallbacks`).
  */
 export function wrapTools<TOOLS extends ToolSet>(tools: TOOLS, options: WrapToolsOptions): TOOLS {
   // The tool set is `$.tools`, beside the options' keys (`$` is the options object), as core
@@ -405,8 +421,8 @@ export function wrapTools<TOOLS extends ToolSet>(tools: TOOLS, options: WrapTool
   const wrapped: Record<string, Tool> = {};
   for (const [name, tool] of Object.entries(tools) as [string, Tool][]) {
     const { execute } = tool;
-    const callbacks = wrapInputCallbacks(state, tool);
-    if (Object.keys(callbacks).length > 0) state.inputCallbackTools.add(name);
+    const { wrapped: callbacks, input } = wrapCallbacks(state, tool);
+    if (input) state.inputCallbackTools.add(name);
     if (execute === undefined) {
       wrapped[name] =
         Object.keys(callbacks).length > 0 ? ({ ...tool, ...callbacks } as Tool) : tool;
