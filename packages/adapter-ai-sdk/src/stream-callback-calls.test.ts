@@ -283,6 +283,33 @@ describe("a model call made at a tool-call part, in a wrapped tool's needsApprov
     });
   }
 
+  it("after a SIGKILL with the agent's stream open, the resume answers the judge in its place", async () => {
+    // The child's judge (needsApproval) is answered and recorded; it dies when the agent's
+    // stream is read on after its tool-call part.
+    const path = join(scratch, "judged-cut-stream.db");
+    const crashed = await crashInChild("approval judged, its stream still open", path);
+    expect(crashed.modelCalls).toBe(2);
+    const store = await sqliteStore("judged-cut-stream.db");
+    expect(await judged(store)).toEqual(JUDGED.slice(0, 4));
+
+    const resumed = refundModel();
+    const again = await refundAgent(
+      await SessionRecorder.resume({ store, ...JUDGING_RUN, actor }),
+      resumed,
+      { callback: "needsApproval" },
+    );
+    expect(again).toEqual({ text: "done", refunds: [5], heard: ["no"], errors: [] });
+    // The stream cut by the crash is made again (live: its tool-call part waits for the judge
+    // again); the judge is answered from the ledger.
+    expect(resumed.doGenerateCalls).toHaveLength(0);
+    expect(resumed.doStreamCalls).toHaveLength(2);
+    expect(await judged(store)).toEqual([
+      ...JUDGED.slice(0, 4),
+      "model.requested (agent) retry",
+      ...JUDGED.slice(4),
+    ]);
+  });
+
   it("still takes a repair's call (no tool's) by its timing, then the judge's, and replays both", async () => {
     const store = await sqliteStore("repaired-judged.db");
     const live = refundModel({ badInput: true });

@@ -88,3 +88,43 @@ describe("wrapTools with an execute that returns an AsyncIterable", () => {
     expect(seen).toHaveLength(1);
   });
 });
+
+describe("wrapTools with a tool's callbacks", () => {
+  it("calls needsApproval and onInputAvailable as given (their arguments, this, answer), and keeps a boolean needsApproval", async () => {
+    const { recorder } = setup();
+    const seen: unknown[] = [];
+    const gated = tool({
+      inputSchema: z.object({ q: z.string() }),
+      needsApproval(input, { toolCallId }) {
+        seen.push(["needsApproval", input, toolCallId, this === wrapped.search]);
+        return input.q === "risky";
+      },
+      onInputAvailable({ input, toolCallId }) {
+        seen.push(["onInputAvailable", input, toolCallId]);
+      },
+    });
+    const always = tool({ inputSchema: z.object({}), needsApproval: true });
+    const wrapped = wrapTools({ search: gated, always }, { recorder });
+    expect(wrapped.always.needsApproval).toBe(true);
+    const needsApproval = wrapped.search.needsApproval as (
+      input: { q: string },
+      options: { toolCallId: string; messages: [] },
+    ) => boolean;
+    expect(
+      needsApproval.call(wrapped.search, { q: "risky" }, { toolCallId: "c1", messages: [] }),
+    ).toBe(true);
+    expect(
+      needsApproval.call(wrapped.search, { q: "ledger" }, { toolCallId: "c2", messages: [] }),
+    ).toBe(false);
+    await wrapped.search.onInputAvailable?.({
+      input: { q: "ledger" },
+      toolCallId: "c3",
+      messages: [],
+    });
+    expect(seen).toEqual([
+      ["needsApproval", { q: "risky" }, "c1", true],
+      ["needsApproval", { q: "ledger" }, "c2", true],
+      ["onInputAvailable", { q: "ledger" }, "c3"],
+    ]);
+  });
+});

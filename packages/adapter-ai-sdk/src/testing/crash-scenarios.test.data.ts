@@ -4,6 +4,7 @@ import { crashInSecondTurn } from "./chat-server.test.data.js";
 import { crashingChat } from "./crashing-chat.test.data.js";
 import { crashInsideDocumentEmbedding } from "./embedding.test.data.js";
 import { crashInsideSecondStep } from "./failing-stream.test.data.js";
+import { crashAfterJudge } from "./judging-agent.test.data.js";
 import { crashingNested } from "./nested-agent.test.data.js";
 import { crashAfterRepair } from "./repairing-agent.test.data.js";
 import { crashInsideLookupC3, crashInsideSendC2 } from "./replay-agent.test.data.js";
@@ -26,6 +27,7 @@ import {
 export const crashScenarios = {
   "announced tool input recorded, its stream still open": crashAfterToolInput,
   "announced tool input, inside the tool": crashInsideAnnouncedTool,
+  "approval judged, its stream still open": crashAfterJudge,
   "chat inside send": crashingChat,
   "chat server answering turn 2": crashInSecondTurn,
   "embedding inside the documents call": crashInsideDocumentEmbedding,
