@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import { runEventStoreConformance } from "../../testing/conformance.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
+import { emptiedEachTime, emptyMysqlDatabase } from "../sql/testing/emptied-ledger.js";
 import { MysqlEventStore } from "./mysql-store.js";
 
 // The store on pools configured the way applications configure them for their own queries.
@@ -44,6 +45,17 @@ async function freshDatabase(): Promise<string> {
   return database;
 }
 
+/**
+ * The conformance suite's stores on `pool`, all in one database: the first case's init() makes
+ * its tables on this pool, and each later case finds their rows deleted (an empty store).
+ */
+function storesOn(pool: mysql.Pool | undefined): () => Promise<MysqlEventStore> {
+  const database = emptiedEachTime(freshDatabase, (name) =>
+    emptyMysqlDatabase(admin as mysql.Connection, name),
+  );
+  return async () => new MysqlEventStore({ pool: pool as mysql.Pool, database: await database() });
+}
+
 /** Options applications set for their own rows; none of them may change what the ledger reads. */
 const appOptions: mysql.PoolOptions = {
   rowsAsArray: true,
@@ -59,40 +71,36 @@ const appOptions: mysql.PoolOptions = {
   resetOnRelease: true,
 };
 
+/**
+ * The three pools below run the suite at the same time (describe.concurrent), each in a
+ * database of its own, and each pool's cases one after another (describe.sequential): a case
+ * spends most of its time waiting, on the server or on a grace period's clock (5.8 s of
+ * sleeps per run of the suite), and the three waited in turn.
+ */
+const oneCaseAtATime = { describe: describe.sequential, it };
+
 describe.skipIf(!available)("MysqlEventStore on an application's pool", () => {
-  describe("rowsAsArray, namedPlaceholders, big numbers as strings, typeCast, one connection reset on release, no database in the URL", () => {
+  describe.concurrent("rowsAsArray, namedPlaceholders, big numbers as strings, typeCast, one connection reset on release, no database in the URL", () => {
     const pool = available ? appPool(appOptions) : undefined;
-    runEventStoreConformance(
-      async () =>
-        new MysqlEventStore({ pool: pool as mysql.Pool, database: await freshDatabase() }),
-      { describe, it },
-    );
+    runEventStoreConformance(storesOn(pool), oneCaseAtATime);
   });
 
-  describe("connections without the MULTI_RESULTS capability (flags: -MULTI_RESULTS), rows nested by table with a separator (nestTables: '_')", () => {
+  describe.concurrent("connections without the MULTI_RESULTS capability (flags: -MULTI_RESULTS), rows nested by table with a separator (nestTables: '_')", () => {
     // MariaDB's one-statement append answers with a result set from inside a compound block,
     // which the server refuses on such a connection: the store writes the transactional way.
     const pool = available
       ? appPool({ connectionLimit: 2, flags: ["-MULTI_RESULTS"], nestTables: "_" })
       : undefined;
-    runEventStoreConformance(
-      async () =>
-        new MysqlEventStore({ pool: pool as mysql.Pool, database: await freshDatabase() }),
-      { describe, it },
-    );
+    runEventStoreConformance(storesOn(pool), oneCaseAtATime);
   });
 
-  describe("sql_mode ANSI (ANSI_QUOTES, PIPES_AS_CONCAT), rows nested by table (nestTables: true)", () => {
+  describe.concurrent("sql_mode ANSI (ANSI_QUOTES, PIPES_AS_CONCAT), rows nested by table (nestTables: true)", () => {
     // mysql2 nests every statement's rows that does not say otherwise, drizzle's too: its
     // arrays read as nulls, and the first append wrote a NaN cursor.
     const pool = available
       ? appPool({ connectionLimit: 2, nestTables: true }, "ANSI,STRICT_TRANS_TABLES")
       : undefined;
-    runEventStoreConformance(
-      async () =>
-        new MysqlEventStore({ pool: pool as mysql.Pool, database: await freshDatabase() }),
-      { describe, it },
-    );
+    runEventStoreConformance(storesOn(pool), oneCaseAtATime);
   });
 });
 
