@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import { runEventStoreConformance } from "../../testing/conformance.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
+import { emptiedEachTime, emptyPostgresSchema } from "../sql/testing/emptied-ledger.js";
 import { PostgresEventStore } from "./postgres-store.js";
 
 // The store on pools configured the way applications configure them for their own queries.
@@ -36,6 +37,17 @@ function freshSchema(): string {
   return schema;
 }
 
+/**
+ * The conformance suite's stores on `pool`, all in one schema: the first case's init() makes
+ * its tables on this pool, and each later case finds their rows deleted (an empty store).
+ */
+function storesOn(pool: pg.Pool | undefined): () => Promise<PostgresEventStore> {
+  const schema = emptiedEachTime(freshSchema, (name) =>
+    emptyPostgresSchema(admin as pg.Pool, name),
+  );
+  return async () => new PostgresEventStore({ pool: pool as pg.Pool, schema: await schema() });
+}
+
 /** The settings of an application that reads int8 as BigInt and times its statements out. */
 const appSettings: pg.PoolConfig = {
   application_name: "the-app",
@@ -46,15 +58,28 @@ const appSettings: pg.PoolConfig = {
   },
 };
 
+/**
+ * The two pools below run the suite at the same time (describe.concurrent), each in a schema
+ * of its own, and each pool's cases one after another (describe.sequential): a case spends
+ * most of its time waiting, on the server or on a grace period's clock (5.8 s of sleeps per
+ * run of the suite), and the two waited in turn. Not the pools of the process-wide int8
+ * parser, which would be the others' parser too while it ran.
+ */
+const oneCaseAtATime = { describe: describe.sequential, it };
+
 describe.skipIf(!available)("PostgresEventStore on an application's pool", () => {
-  describe("int8 as BigInt, statement_timeout, application_name, its own search_path, max 1", () => {
+  describe.concurrent("int8 as BigInt, statement_timeout, application_name, its own search_path, max 1", () => {
     const pool = available
       ? appPool({ ...appSettings, max: 1, options: "-c search_path=app_elsewhere,public" })
       : undefined;
-    runEventStoreConformance(
-      () => new PostgresEventStore({ pool: pool as pg.Pool, schema: freshSchema() }),
-      { describe, it },
-    );
+    runEventStoreConformance(storesOn(pool), oneCaseAtATime);
+  });
+
+  describe.concurrent("transactions SERIALIZABLE (default_transaction_isolation), max 4", () => {
+    const pool = available
+      ? appPool({ max: 4, options: "-c default_transaction_isolation=serializable" })
+      : undefined;
+    runEventStoreConformance(storesOn(pool), oneCaseAtATime);
   });
 });
 
@@ -64,10 +89,7 @@ describe.skipIf(!available)("PostgresEventStore with int8 parsed as BigInt proce
   beforeAll(() => pg.types.setTypeParser(pg.types.builtins.INT8, (value) => BigInt(value)));
   afterAll(() => pg.types.setTypeParser(pg.types.builtins.INT8, int8));
   const pool = available ? appPool({ max: 2 }) : undefined;
-  runEventStoreConformance(
-    () => new PostgresEventStore({ pool: pool as pg.Pool, schema: freshSchema() }),
-    { describe, it },
-  );
+  runEventStoreConformance(storesOn(pool), { describe, it });
 });
 
 describe.skipIf(!available)("PostgresEventStore on a pool the application resets", () => {
@@ -126,18 +148,10 @@ describe("PostgresEventStore given something other than a pool", () => {
 describe.skipIf(!available)(
   "PostgresEventStore on a pool whose transactions are SERIALIZABLE",
   () => {
-    const pool = available
-      ? appPool({ max: 4, options: "-c default_transaction_isolation=serializable" })
-      : undefined;
-    runEventStoreConformance(
-      () => new PostgresEventStore({ pool: pool as pg.Pool, schema: freshSchema() }),
-      { describe, it },
-    );
-
     it("runs again a read the driver reports as a serialization failure (40001)", async () => {
       // What SERIALIZABLE does to a lone SELECT that read rows concurrent appends wrote (seen
-      // in the conformance race above, once in a while): 40001, nothing done. The race cannot
-      // be made on demand, so the pool's first two reads answer it.
+      // in the conformance suite's races on such a pool, once in a while): 40001, nothing
+      // done. The race cannot be made on demand, so the pool's first two reads answer it.
       const flaky = appPool({ max: 2, options: "-c default_transaction_isolation=serializable" });
       const store = new PostgresEventStore({ pool: flaky, schema: freshSchema() });
       await store.init();
