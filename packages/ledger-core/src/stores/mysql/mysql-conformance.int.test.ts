@@ -3,6 +3,7 @@ import { afterAll, describe, it } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import { runEventStoreConformance } from "../../testing/conformance.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
+import { emptiedEachTime, emptyMysqlDatabase } from "../sql/testing/emptied-ledger.js";
 import { MysqlEventStore } from "./mysql-store.js";
 
 const available = await serverAvailable("mysql");
@@ -21,15 +22,22 @@ function uriFor(database: string): string {
   return url.toString();
 }
 
+/** A new database, dropped after the file's tests. */
+async function freshDatabase(): Promise<string> {
+  const database = `ledger_conf_${uuidv7().replaceAll("-", "")}`;
+  databases.push(database);
+  await admin?.query(`CREATE DATABASE \`${database}\``);
+  return database;
+}
+
 describe.skipIf(!available)("MysqlEventStore", () => {
-  // Each case gets a fresh database; nothing is skipped.
-  runEventStoreConformance(
-    async () => {
-      const database = `ledger_conf_${uuidv7().replaceAll("-", "")}`;
-      databases.push(database);
-      await admin?.query(`CREATE DATABASE \`${database}\``);
-      return new MysqlEventStore({ uri: uriFor(database) });
-    },
-    { describe, it },
+  // Every case in one database, its rows deleted between cases (an empty store, the tables
+  // made by the first case's init()); nothing is skipped.
+  const database = emptiedEachTime(freshDatabase, (name) =>
+    emptyMysqlDatabase(admin as mysql.Connection, name),
   );
+  runEventStoreConformance(async () => new MysqlEventStore({ uri: uriFor(await database()) }), {
+    describe,
+    it,
+  });
 });
