@@ -10,7 +10,7 @@ import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
 import { ledgerMiddleware } from "../ledger-middleware.js";
 import { wrapTools } from "../wrap-tools.js";
-import { crashHere, report } from "./crash-in-child.test.data.js";
+import { crashHere, report, streamCutAfter } from "./crash-in-child.test.data.js";
 import { assistant, partsStream, streamPartsOf, textResult } from "./scripted-model.test.data.js";
 
 /** Where the announcing agent records. */
@@ -62,18 +62,7 @@ export function announcingModel({
   const agentStream = () => {
     const parts = weatherCallParts();
     if (!cutAfterInput) return partsStream(parts);
-    const upToInput = parts.slice(0, parts.findIndex((part) => part.type === "tool-input-end") + 1);
-    let index = 0;
-    return new ReadableStream<LanguageModelV3StreamPart>(
-      {
-        async pull(controller) {
-          const part = upToInput[index++];
-          if (part === undefined) await crashHere();
-          else controller.enqueue(part);
-        },
-      },
-      { highWaterMark: 0 },
-    );
+    return streamCutAfter(parts, "tool-input-end");
   };
   const first = (options: LanguageModelV3CallOptions) =>
     options.prompt.every((message) => message.role !== "tool") &&

@@ -8,7 +8,14 @@ import {
   readReports,
   reportToParent,
 } from "@agent-ledger/core/testing";
+import type {
+  LanguageModelV3CallOptions,
+  LanguageModelV3GenerateResult,
+  LanguageModelV3StreamPart,
+} from "@ai-sdk/provider";
+import { MockLanguageModelV3 } from "ai/test";
 import type { CrashScenarioName } from "./crash-scenarios.test.data.js";
+import { partsStream, streamPartsOf } from "./scripted-model.test.data.js";
 
 /** The line a scenario's child prints at its crash point; the test kills it there. */
 const CRASH_POINT = "CRASH_POINT";
@@ -36,6 +43,29 @@ export const report = {
 
 /** In the child: stop here, inside a tool or model call, until the test's SIGKILL. */
 export const crashHere = (): Promise<never> => haltHere(CRASH_POINT);
+
+/**
+ * In the child: a model stream of `parts` up to their first part of type `last`, which stops
+ * for good (the crash point) when it is read on after that part: the stream is still open at
+ * the SIGKILL.
+ */
+export function streamCutAfter(
+  parts: LanguageModelV3StreamPart[],
+  last: LanguageModelV3StreamPart["type"],
+): ReadableStream<LanguageModelV3StreamPart> {
+  const kept = parts.slice(0, parts.findIndex((part) => part.type === last) + 1);
+  let index = 0;
+  return new ReadableStream<LanguageModelV3StreamPart>(
+    {
+      async pull(controller) {
+        const part = kept[index++];
+        if (part === undefined) await crashHere();
+        else controller.enqueue(part);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
 
 /**
  * In the child: the store a scenario records into. Once the child stops at its crash point no
@@ -75,4 +105,29 @@ export async function crashInChild(
     effects: reports.flatMap((line) => ("effect" in line ? [line.effect] : [])),
     modelCalls: reports.filter((line) => "modelCall" in line).length,
   };
+}
+
+/**
+ * A model that answers each call with `answer(options)`, generated or streamed. With
+ * `crashAfterToolCall` (in the crash child, which reports each provider call), the first stream
+ * that asks for a tool call stops for good after its tool-call part (`streamCutAfter`).
+ */
+export function crashableModel(
+  answer: (options: LanguageModelV3CallOptions) => LanguageModelV3GenerateResult,
+  { crashAfterToolCall = false } = {},
+): MockLanguageModelV3 {
+  const stream = (parts: LanguageModelV3StreamPart[]) =>
+    crashAfterToolCall && parts.some((part) => part.type === "tool-call")
+      ? streamCutAfter(parts, "tool-call")
+      : partsStream(parts);
+  return new MockLanguageModelV3({
+    doGenerate: async (options) => {
+      if (crashAfterToolCall) report.modelCall();
+      return answer(options);
+    },
+    doStream: async (options) => {
+      if (crashAfterToolCall) report.modelCall();
+      return { stream: stream(streamPartsOf(answer(options))) };
+    },
+  });
 }

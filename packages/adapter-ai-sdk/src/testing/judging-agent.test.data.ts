@@ -4,21 +4,14 @@
 // SIGKILLed once the judge has answered, while the agent's stream is still open. The model
 // answers by prompt, so a resumed run gets the same answers.
 import { type EventStore, SessionRecorder } from "@agent-ledger/core";
-import type { LanguageModelV3CallOptions, LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import { generateText, stepCountIs, streamText, type Tool, tool, wrapLanguageModel } from "ai";
-import { MockLanguageModelV3 } from "ai/test";
+import type { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
 import { ledgerMiddleware } from "../ledger-middleware.js";
 import { wrapTools } from "../wrap-tools.js";
-import { crashHere, report } from "./crash-in-child.test.data.js";
-import {
-  assistant,
-  partsStream,
-  streamPartsOf,
-  textResult,
-  toolCall,
-  toolCallsResult,
-} from "./scripted-model.test.data.js";
+import { crashableModel } from "./crash-in-child.test.data.js";
+import { assistant, textResult, toolCall, toolCallsResult } from "./scripted-model.test.data.js";
 
 /** Where the judging agent records. */
 export const JUDGING_RUN = { sessionId: "judging", runId: "r1" };
@@ -41,32 +34,7 @@ export function refundModel({ badInput = false, crashAfterToolCall = false } = {
     if (prompt.some((message) => message.role === "tool")) return textResult("done");
     return toolCallsResult(toolCall("c1", "refund", badInput ? { amt: 5 } : { amount: 5 }));
   };
-  const stream = (parts: LanguageModelV3StreamPart[]) => {
-    if (!crashAfterToolCall || parts.every((part) => part.type !== "tool-call"))
-      return partsStream(parts);
-    const upToToolCall = parts.slice(0, parts.findIndex((part) => part.type === "tool-call") + 1);
-    let index = 0;
-    return new ReadableStream<LanguageModelV3StreamPart>(
-      {
-        async pull(controller) {
-          const part = upToToolCall[index++];
-          if (part === undefined) await crashHere();
-          else controller.enqueue(part);
-        },
-      },
-      { highWaterMark: 0 },
-    );
-  };
-  return new MockLanguageModelV3({
-    doGenerate: async (options) => {
-      if (crashAfterToolCall) report.modelCall();
-      return answer(options);
-    },
-    doStream: async (options) => {
-      if (crashAfterToolCall) report.modelCall();
-      return { stream: stream(streamPartsOf(answer(options))) };
-    },
-  });
+  return crashableModel(answer, { crashAfterToolCall });
 }
 
 /**

@@ -2,21 +2,14 @@
 // shared by the tests of calls made from streamText's callbacks and by the crash child that
 // is SIGKILLed after the repair, while the agent's stream is still open.
 import { type EventStore, SessionRecorder } from "@agent-ledger/core";
-import type { LanguageModelV3CallOptions, LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
-import { MockLanguageModelV3 } from "ai/test";
+import type { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
 import { ledgerMiddleware } from "../ledger-middleware.js";
 import { wrapTools } from "../wrap-tools.js";
-import { crashHere, report } from "./crash-in-child.test.data.js";
-import {
-  assistant,
-  partsStream,
-  streamPartsOf,
-  textResult,
-  toolCall,
-  toolCallsResult,
-} from "./scripted-model.test.data.js";
+import { crashableModel } from "./crash-in-child.test.data.js";
+import { assistant, textResult, toolCall, toolCallsResult } from "./scripted-model.test.data.js";
 
 /** Where the repairing agent records. */
 export const REPAIRING_RUN = { sessionId: "repairing", runId: "r1" };
@@ -34,32 +27,7 @@ export function repairingModel({ crashAfterToolCall = false } = {}) {
     if (prompt.some((message) => message.role === "tool")) return textResult("done");
     return toolCallsResult(toolCall("c1", "weather", { town: "Paris" }));
   };
-  const stream = (parts: LanguageModelV3StreamPart[]) => {
-    if (!crashAfterToolCall || parts.every((part) => part.type !== "tool-call"))
-      return partsStream(parts);
-    const upToToolCall = parts.slice(0, parts.findIndex((part) => part.type === "tool-call") + 1);
-    let index = 0;
-    return new ReadableStream<LanguageModelV3StreamPart>(
-      {
-        async pull(controller) {
-          const part = upToToolCall[index++];
-          if (part === undefined) await crashHere();
-          else controller.enqueue(part);
-        },
-      },
-      { highWaterMark: 0 },
-    );
-  };
-  return new MockLanguageModelV3({
-    doGenerate: async (options) => {
-      if (crashAfterToolCall) report.modelCall();
-      return answer(options);
-    },
-    doStream: async (options) => {
-      if (crashAfterToolCall) report.modelCall();
-      return { stream: stream(streamPartsOf(answer(options))) };
-    },
-  });
+  return crashableModel(answer, { crashAfterToolCall });
 }
 
 /** The agent, streaming, whose bad weather input is repaired by the same model. */
