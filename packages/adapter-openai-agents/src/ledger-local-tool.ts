@@ -1,6 +1,7 @@
 import { LedgerError, type ToolEffect } from "@agent-ledger/core";
 import type { ApplyPatchTool, Editor, RunContext, Shell, ShellTool } from "@openai/agents";
 import { approvalCallId } from "./approval-decisions.js";
+import { applyContextChange, recordContextChange } from "./context-changes.js";
 import { replayedError } from "./ledger-model.js";
 import { recordedCall, UNDEFINED_OUTPUT_METADATA } from "./ledger-state.js";
 import {
@@ -10,6 +11,7 @@ import {
   recordedCallNeedsApproval,
   replayedOutput,
   toolCallRecorder,
+  watchedContext,
 } from "./ledger-tool.js";
 import { EDITOR_METHODS, localCallId, noteLocalCall } from "./local-call-ids.js";
 import { recordedOutput } from "./model-json.js";
@@ -91,12 +93,13 @@ export function ledgerLocalTool<T extends LocalTool>(tool: T, options: LedgerToo
       return ownOnApproval.call(tool, runContext, item);
     };
 
-  const record = (action: unknown, call: () => Promise<unknown>) =>
-    runRecorded(tool.name, effect, options, action, call);
+  const record = (action: unknown, context: unknown, call: () => Promise<unknown>) =>
+    runRecorded(tool.name, effect, options, action, context, call);
   if (tool.type === "shell") {
     const shell = tool.shell as Shell;
     const recording: Shell = Object.create(shell);
-    recording.run = (action) => record(action, () => shell.run(action)) as never;
+    // The SDK gives a shell no run context: nothing it could write there is watched.
+    recording.run = (action) => record(action, undefined, () => shell.run(action)) as never;
     tool.shell = recording;
   } else {
     const editor = tool.editor;
@@ -106,7 +109,11 @@ export function ledgerLocalTool<T extends LocalTool>(tool: T, options: LedgerToo
       const own = editor[method] as (...args: any[]) => Promise<unknown>;
       // biome-ignore lint/suspicious/noExplicitAny: as above
       (recording as any)[method] = (operation: unknown, context: unknown) =>
-        record(operation, () => own.call(editor, operation, context));
+        record(
+          operation,
+          (context as { runContext?: { context?: unknown } } | undefined)?.runContext?.context,
+          () => own.call(editor, operation, context),
+        );
     }
     tool.editor = recording;
   }
@@ -119,6 +126,7 @@ async function runRecorded(
   effect: ToolEffect,
   options: LedgerToolOptions,
   action: unknown,
+  context: unknown,
   call: () => Promise<unknown>,
 ): Promise<unknown> {
   const scope = currentScope();
@@ -131,6 +139,8 @@ async function runRecorded(
         `tool ${name}: the ledger cannot tell which call this ${name} action belongs to (neither the model response that asked for it, the tool's needsApproval nor the SDK's start of it on an agent given to instrumentAgent named it): refusing to run it unrecorded`,
       ),
     );
+  // What an editor writes into the run's context is recorded with its call (context-changes.ts).
+  const watch = watchedContext(context);
   const attempt = await ledgerStep(() =>
     openAttempt(recorder, scope, {
       callId,
@@ -141,6 +151,8 @@ async function runRecorded(
     }),
   );
   const replayed = attempt.replayed;
+  if (replayed?.status === "completed" || replayed?.status === "failed")
+    applyContextChange(scope?.run, attempt.attemptId, context);
   if (replayed?.status === "completed") return replayedOutput(replayed);
   // The SDK turns the error into what the model was told then (stderr, a failed patch).
   if (replayed?.status === "failed") throw replayedError(replayed.error);
@@ -149,9 +161,11 @@ async function runRecorded(
   try {
     output = await call();
   } catch (error) {
+    await ledgerStep(() => recordContextChange(recorder, attempt, watch));
     await ledgerStep(() => recorder.toolFailed(attempt, error));
     throw error;
   }
+  await ledgerStep(() => recordContextChange(recorder, attempt, watch));
   await ledgerStep(() =>
     recorder.toolCompleted(
       attempt,

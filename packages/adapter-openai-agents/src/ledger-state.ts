@@ -8,6 +8,7 @@ import {
   type Redaction,
   SessionRecorder,
 } from "@agent-ledger/core";
+import { CONTEXT_CHANGED_EVENT_TYPE, recordedContextChange } from "./context-changes.js";
 import { noteLocalCalls } from "./local-call-ids.js";
 import {
   agentActor,
@@ -79,6 +80,7 @@ export function loadRunState(events: readonly LedgerEvent[]): LedgerRunState {
     pausedAgentTools: new Map(),
     safeAgentCalls: new Set(),
     pausedAgentRuns: new Map(),
+    contextChanges: new Map(),
   };
   const pausedAttempts = new Set<string>();
   const byRun = new Map<string, LedgerEvent[]>();
@@ -88,6 +90,10 @@ export function loadRunState(events: readonly LedgerEvent[]): LedgerRunState {
     byRun.set(event.runId, list);
     if (event.type === AGENT_TOOL_PAUSED_EVENT_TYPE && event.attemptId !== undefined)
       pausedAttempts.add(event.attemptId);
+    if (event.type === CONTEXT_CHANGED_EVENT_TYPE && event.attemptId !== undefined) {
+      const change = recordedContextChange(event.payload);
+      if (change) state.contextChanges.set(event.attemptId, change);
+    }
     if (event.type === APPROVAL_EVENT_TYPE) {
       const payload = event.payload as JsonObject;
       const key =

@@ -9,6 +9,12 @@ import {
   type ToolEffect,
 } from "@agent-ledger/core";
 import type { FunctionTool } from "@openai/agents";
+import {
+  applyContextChange,
+  type ContextWatch,
+  recordContextChange,
+  watchContext,
+} from "./context-changes.js";
 import { replayedError } from "./ledger-model.js";
 import {
   AGENT_TOOL_PAUSED_EVENT_TYPE,
@@ -278,6 +284,8 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     // An agent tool call that paused at an approval goes on under its open attempt.
     const paused = callId !== undefined ? scope?.run.pausedAgentTools.get(callId) : undefined;
     if (paused && callId !== undefined) scope?.run.pausedAgentTools.delete(callId);
+    // What the call writes into the context is recorded with it (see context-changes.ts).
+    const watch = watchedContext(runContext?.context);
     const attempt =
       paused ??
       (await ledgerStep(() =>
@@ -290,6 +298,9 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
         }),
       ));
     const replayed = attempt.replayed;
+    // Answered from the ledger, the call does not run: the context gets what it wrote then.
+    if (replayed?.status === "completed" || replayed?.status === "failed")
+      applyContextChange(scope?.run, attempt.attemptId, runContext?.context);
     if (replayed?.status === "completed") return replayedOutput(replayed) as never;
     if (replayed?.status === "failed") {
       // A failure the SDK had made the model's answer: the same answer again.
@@ -314,6 +325,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       },
       run: scope?.run ?? loadRunState([]),
     };
+    const contextChanged = () => ledgerStep(() => recordContextChange(recorder, attempt, watch));
     let settled: TimeoutRace<WatchedCall<unknown>>;
     try {
       settled = await untilTimeout(
@@ -330,6 +342,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       // fail, it was stopped and may or may not have done its work. The attempt stays in
       // flight, so a resumed run treats it as such (runs it again if idempotent, else asks).
       if (details?.signal?.aborted) throw error;
+      await contextChanged();
       await ledgerStep(() => recorder.toolFailed(attempt, error));
       if (nested.current) await nested.current.failRun(error).catch(() => undefined);
       throw error;
@@ -338,6 +351,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       // The runner stopped waiting (its `timeoutMs`): the model is told the call timed out, or
       // the run fails. The call is over for the run, whatever the tool still does meanwhile.
       const { timedOut } = settled;
+      await contextChanged();
       await ledgerStep(() => recorder.toolFailed(attempt, timedOut));
       if (nested.current) await nested.current.failRun(timedOut).catch(() => undefined);
       throw timedOut;
@@ -372,6 +386,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       // The call failed and the model was told so in the SDK's words: the call is recorded as
       // failed, with those words, which a resumed run gives the model again (see replay above).
       const said = recordedOutput(output);
+      await contextChanged();
       await ledgerStep(() =>
         recorder.toolFailed(attempt, failure.error, {
           metadata: { [MODEL_WAS_TOLD]: (said ?? null) as JsonValue },
@@ -380,6 +395,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       if (nested.current) await nested.current.failRun(failure.error).catch(() => undefined);
       return output as never;
     }
+    await contextChanged();
     await ledgerStep(() =>
       recorder.toolCompleted(
         attempt,
@@ -392,6 +408,18 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     return output as never;
   };
   return tool;
+}
+
+/**
+ * `watchContext`, refused (the run stops) when the context holds a value JSON cannot write: the
+ * SDK could not save it in a RunState either.
+ */
+export function watchedContext(context: unknown): ContextWatch | undefined {
+  try {
+    return watchContext(context);
+  } catch (error) {
+    throw refused(error);
+  }
 }
 
 /**

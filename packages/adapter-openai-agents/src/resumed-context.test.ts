@@ -1,53 +1,146 @@
-import { readWholeSession } from "@agent-ledger/core";
+import { join } from "node:path";
+import { type LedgerEvent, readWholeSession } from "@agent-ledger/core";
+import { SqliteEventStore } from "@agent-ledger/core/sqlite";
+import { scratchDirectory } from "@agent-ledger/core/testing";
 import { setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, test } from "vitest";
-import { resumeRun } from "./index.js";
-import { type CartContext, cartAgent } from "./testing/cart-agent.js";
+import { afterAll, describe, expect, onTestFinished, test } from "vitest";
+import { CONTEXT_CHANGED_EVENT_TYPE } from "./context-changes.js";
+import { resumeRun, runWithLedger } from "./index.js";
+import { type CartContext, cartAgent, cartContext, Payments } from "./testing/cart-agent.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { runOptions } from "./testing/recorded-run.js";
 
 setTracingDisabled(true);
 
-const DIES_AFTER_CART = "cart: dies in the model call after create_cart";
+const DIES_AFTER_CART = "cart: dies right after create_cart completed";
+const DIES_AFTER_CHECKOUT_ASKED = "cart: dies after the model asked for checkout";
 
 // Crashes are real: the first process runs in a child recording to a SQLite file and is
-// SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts).
+// SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts). Its context
+// starts as cartContext(): a coupon, a payments client; create_cart sets cartId, deletes coupon.
 const ledgers = new CrashedLedgers("oa-resumed-context-", afterAll);
-ledgers.prepare(DIES_AFTER_CART);
+ledgers.prepare(DIES_AFTER_CART, DIES_AFTER_CHECKOUT_ASKED);
 
-// What the README says survives a resume of the run's context, and what the app does about it.
-describe("the run's context after a crash between checkpoints", () => {
-  test("a tool's write to the context is not made again: the resumed run starts from the context it is given", async () => {
-    const { store } = await ledgers.crashed(DIES_AFTER_CART);
+const scratch = scratchDirectory("oa-context-changes-", (remove) => afterAll(remove));
+
+function contextEvents(events: readonly LedgerEvent[]): LedgerEvent[] {
+  return events.filter((event) => event.type === CONTEXT_CHANGED_EVENT_TYPE);
+}
+
+describe("what a tool wrote into the run's context, after a crash between checkpoints", () => {
+  test("create_cart answered from the ledger gives the context its cart again: checkout, live, charges it, and the instructions name it", async () => {
+    const { store, first } = await ledgers.crashed(DIES_AFTER_CART);
+    expect(first.effects).toEqual([]);
     const second = cartAgent();
     second.model.calls = 1;
-    const result = await resumeRun(second.agent, {
-      ...runOptions(store, second.model),
-      context: {},
-    });
-    // create_cart was answered from the ledger: its write to the context never happened here.
-    expect(second.effects).toEqual(["charge undefined"]);
-    expect(String(result.finalOutput)).toContain("no cart");
+    const context = cartContext();
+    const result = await resumeRun(second.agent, { ...runOptions(store, second.model), context });
+    expect(second.effects).toEqual(["charge cart-123"]);
+    expect(String(result.finalOutput)).toContain("paid cart-123");
+    // Model call 0 was answered from the ledger; the two after create_cart are live, and their
+    // instructions were built from the restored context.
+    expect(second.model.requests.map((request) => request.systemInstructions)).toEqual([
+      "Sell. The cart is cart-123.",
+      "Sell. The cart is cart-123.",
+    ]);
+    expect(context.cartId).toBe("cart-123");
   });
 
-  test("rebuilt from the recorded tool result and given to resumeRun, the context is what the live run had", async () => {
-    const { store } = await ledgers.crashed(DIES_AFTER_CART);
-    const events = await readWholeSession(store, "s");
-    const requested = events.find(
-      (event) =>
-        event.type === "tool.requested" &&
-        (event.payload as { name?: unknown }).name === "create_cart",
-    );
-    const created = events.find(
-      (event) => event.type === "tool.completed" && event.attemptId === requested?.attemptId,
-    );
-    const result = String((created?.payload as { result?: unknown } | undefined)?.result);
-    const context: CartContext = { cartId: /cart (\S+) created/.exec(result)?.[1] };
+  test("the model request the restored context builds is the recorded one: no replay-divergence, no model call made again", async () => {
+    const { store, first } = await ledgers.crashed(DIES_AFTER_CHECKOUT_ASKED);
+    expect(first.modelInputs).toHaveLength(2);
+    const second = cartAgent();
+    second.model.calls = 2;
+    const result = await resumeRun(second.agent, {
+      ...runOptions(store, second.model),
+      context: cartContext(),
+    });
+    expect(result.status).toBe("completed");
+    // Calls 0 and 1 answered from the ledger (call 1's request names the cart: the recorded
+    // request); only the last one is made, after checkout ran live on the restored cart.
+    expect(second.model.requests).toHaveLength(1);
+    expect(second.effects).toEqual(["charge cart-123"]);
+    expect(String(result.finalOutput)).toContain("paid cart-123");
+  });
 
+  test("a key the tool deleted is deleted again: checkout does not see the coupon create_cart used up", async () => {
+    const { store } = await ledgers.crashed(DIES_AFTER_CART);
     const second = cartAgent();
     second.model.calls = 1;
-    const resumed = await resumeRun(second.agent, { ...runOptions(store, second.model), context });
+    const context: CartContext = { coupon: "SAVE10" };
+    await resumeRun(second.agent, { ...runOptions(store, second.model), context });
     expect(second.effects).toEqual(["charge cart-123"]);
-    expect(String(resumed.finalOutput)).toContain("paid cart-123");
+    expect(Object.keys(context)).toEqual(["cartId"]);
+  });
+
+  test("a key no tool changed keeps the value the resume was given, by identity: the app's payments client", async () => {
+    const { store } = await ledgers.crashed(DIES_AFTER_CART);
+    const second = cartAgent();
+    second.model.calls = 1;
+    const payments = new Payments();
+    const context: CartContext = { coupon: "SAVE10", payments };
+    await resumeRun(second.agent, { ...runOptions(store, second.model), context });
+    expect(context.payments).toBe(payments);
+    expect(payments.charges).toEqual(["charge cart-123"]);
+  });
+
+  test("the ledger holds the change as x.openai-agents.context, committed before the call's tool.completed: keys set, keys deleted, nothing of the keys left alone", async () => {
+    const { store } = await ledgers.crashed(DIES_AFTER_CART);
+    const events = await readWholeSession(store, "s");
+    const [change] = contextEvents(events);
+    const requested = events.find(
+      (event) => event.type === "tool.requested" && event.attemptId === change?.attemptId,
+    );
+    const completed = events.find(
+      (event) => event.type === "tool.completed" && event.attemptId === change?.attemptId,
+    );
+    expect(contextEvents(events)).toHaveLength(1);
+    expect(change?.payload).toEqual({
+      toolCallId: "call_1",
+      set: { cartId: "cart-123" },
+      deleted: ["coupon"],
+    });
+    expect(change?.causedByEventId).toBe(requested?.eventId);
+    expect(change?.seq).toBeLessThan(completed?.seq ?? -1);
+  });
+});
+
+describe("what a tool writes into the run's context, live", () => {
+  test("is recorded through the run's redaction, as every payload", async () => {
+    const store = new SqliteEventStore({ path: join(scratch, "redacted.db") });
+    await store.init();
+    onTestFinished(() => store.close());
+    const made = cartAgent();
+    await runWithLedger(made.agent, "buy", {
+      ...runOptions(store, made.model),
+      context: cartContext(),
+      redact: ["**.cartId"],
+    });
+    const [change] = contextEvents(await readWholeSession(store, "s"));
+    expect(change?.payload).toEqual({
+      toolCallId: "call_1",
+      set: { cartId: "[redacted]" },
+      deleted: ["coupon"],
+    });
+  });
+
+  test("a call that only reads the context records no change", async () => {
+    const store = new SqliteEventStore({ path: join(scratch, "unchanged.db") });
+    await store.init();
+    onTestFinished(() => store.close());
+    const made = cartAgent();
+    await runWithLedger(made.agent, "buy", {
+      ...runOptions(store, made.model),
+      context: cartContext(),
+    });
+    const events = await readWholeSession(store, "s");
+    // create_cart changed it; checkout only read it.
+    expect(contextEvents(events).map((event) => event.attemptId)).toEqual([
+      events.find(
+        (event) =>
+          event.type === "tool.requested" &&
+          (event.payload as { toolCallId?: unknown }).toolCallId === "call_1",
+      )?.attemptId,
+    ]);
   });
 });

@@ -6,6 +6,7 @@ import {
   type Redaction,
   type SessionRecorder,
 } from "@agent-ledger/core";
+import type { ContextChange } from "./context-changes.js";
 
 /** What the ledger knew about a tool call (by the SDK's callId) when the run was resumed. */
 export interface RecordedToolCall {
@@ -85,6 +86,11 @@ export interface LedgerRunState {
    * goes on recording there instead of in a second child run.
    */
   pausedAgentRuns: Map<string, SessionRecorder>;
+  /**
+   * What each recorded call changed in the run's context (`x.openai-agents.context`), by
+   * attemptId: given to the context again when the ledger answers the call.
+   */
+  contextChanges: Map<string, ContextChange>;
 }
 
 /**

@@ -5,7 +5,7 @@ import { Runner, RunState } from "@openai/agents";
 import { approvalCallId } from "../approval-decisions.js";
 import { APPROVAL_EVENT_TYPE, resumeRun, runWithLedger } from "../index.js";
 import { deletingAgent, hostedMcpAgent } from "./approval-agents.js";
-import { cartAgent } from "./cart-agent.js";
+import { cartAgent, cartContext } from "./cart-agent.js";
 import {
   BAD_AND_CHARGE_THEN_CHARGE,
   BAD_BESIDE_CHARGE,
@@ -417,13 +417,22 @@ export const CRASH_SCENARIOS = {
     child.watch(first.model, { dieInCall: 1 });
     await runWithLedger(first.agent, "clean up", runOptions(child.store, first.model));
   },
-  // create_cart wrote the cart into the run's context; dies in the model call after it.
-  "cart: dies in the model call after create_cart": async (child) => {
+  // create_cart wrote the cart into the run's context (and deleted its coupon); dies right after
+  // create_cart completed, or after the model asked for checkout.
+  "cart: dies right after create_cart completed": async (child) => {
     const first = cartAgent(child.afterEffect());
-    child.watch(first.model, { dieInCall: 1 });
+    child.watch(first.model);
     await runWithLedger(first.agent, "buy", {
-      ...runOptions(child.store, first.model),
-      context: {},
+      ...runOptions(child.dyingAfter(isType("tool.completed")), first.model),
+      context: cartContext(),
+    });
+  },
+  "cart: dies after the model asked for checkout": async (child) => {
+    const first = cartAgent(child.afterEffect());
+    child.watch(first.model);
+    await runWithLedger(first.agent, "buy", {
+      ...runOptions(child.dyingAfter(nth(2, isType("model.completed"))), first.model),
+      context: cartContext(),
     });
   },
   "receipt redacted by path: dies in the model call after the charge": async (child) => {
