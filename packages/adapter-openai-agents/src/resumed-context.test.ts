@@ -7,6 +7,7 @@ import { afterAll, describe, expect, onTestFinished, test } from "vitest";
 import { CONTEXT_CHANGED_EVENT_TYPE } from "./context-changes.js";
 import { resumeRun, runWithLedger } from "./index.js";
 import { type CartContext, cartAgent, cartContext, Payments } from "./testing/cart-agent.js";
+import { type DeskContext, draftingAgents, ticketHandoffAgents } from "./testing/context-agents.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { runOptions } from "./testing/recorded-run.js";
 
@@ -14,12 +15,19 @@ setTracingDisabled(true);
 
 const DIES_AFTER_CART = "cart: dies right after create_cart completed";
 const DIES_AFTER_CHECKOUT_ASKED = "cart: dies after the model asked for checkout";
+const DIES_AFTER_HANDOFF = "ticket: dies right after the handoff";
+const DIES_AFTER_AGENT_TOOL = "draft: dies right after the agent tool call";
 
 // Crashes are real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts). Its context
 // starts as cartContext(): a coupon, a payments client; create_cart sets cartId, deletes coupon.
 const ledgers = new CrashedLedgers("oa-resumed-context-", afterAll);
-ledgers.prepare(DIES_AFTER_CART, DIES_AFTER_CHECKOUT_ASKED);
+ledgers.prepare(
+  DIES_AFTER_CART,
+  DIES_AFTER_CHECKOUT_ASKED,
+  DIES_AFTER_HANDOFF,
+  DIES_AFTER_AGENT_TOOL,
+);
 
 const scratch = scratchDirectory("oa-context-changes-", (remove) => afterAll(remove));
 
@@ -142,5 +150,30 @@ describe("what a tool writes into the run's context, live", () => {
           (event.payload as { toolCallId?: unknown }).toolCallId === "call_1",
       )?.attemptId,
     ]);
+  });
+});
+
+describe("what other recorded calls wrote into the run's context, after a crash", () => {
+  test("a handoff's onHandoff: answered from the ledger, its callback does not run, and billing's charge reads the ticket it kept", async () => {
+    const { store } = await ledgers.crashed(DIES_AFTER_HANDOFF);
+    const second = ticketHandoffAgents();
+    second.model.calls = 1;
+    const context: DeskContext = {};
+    const result = await resumeRun(second.agent, { ...runOptions(store, second.model), context });
+    expect(result.status).toBe("completed");
+    expect(second.effects).toEqual(["charge ticket T-1 draft undefined"]);
+    expect(context).toEqual({ ticket: "T-1" });
+  });
+
+  test("an agent run as a tool: the call answered from the ledger gives the context what its agent's tools wrote", async () => {
+    const { store } = await ledgers.crashed(DIES_AFTER_AGENT_TOOL);
+    const second = draftingAgents();
+    second.model.calls = 1;
+    const context: DeskContext = {};
+    const result = await resumeRun(second.agent, { ...runOptions(store, second.model), context });
+    expect(result.status).toBe("completed");
+    // drafter did not run again: its model is never called.
+    expect(second.drafterModel.requests).toHaveLength(0);
+    expect(second.effects).toEqual(["charge ticket undefined draft D-1"]);
   });
 });

@@ -20,6 +20,7 @@ import {
   TWO_CALLS_EVERY_TURN,
   TWO_CHARGES,
 } from "./charging-agents.js";
+import { draftingAgents, ticketHandoffAgents } from "./context-agents.js";
 import type { CrashingChild } from "./crashing-child.js";
 import { fixture, retryingAgent } from "./fixture.js";
 import { cleaningAgent, deployingAgent, deployingAgentAsTool } from "./local-tool-agents.js";
@@ -434,6 +435,22 @@ export const CRASH_SCENARIOS = {
       ...runOptions(child.dyingAfter(nth(2, isType("model.completed"))), first.model),
       context: cartContext(),
     });
+  },
+  // A handoff's callback, or the agent run as a tool, wrote into the context: dies right after
+  // that call completed, before the charge that reads it.
+  "ticket: dies right after the handoff": async (child) => {
+    const first = ticketHandoffAgents(child.afterEffect());
+    const store = child.dyingAfter(
+      (event) => event.type === "tool.completed" && payloadOf(event).toolCallId === "call_handoff",
+    );
+    await runWithLedger(first.agent, "pay", { ...runOptions(store, first.model), context: {} });
+  },
+  "draft: dies right after the agent tool call": async (child) => {
+    const first = draftingAgents(child.afterEffect());
+    const store = child.dyingAfter(
+      (event) => event.type === "tool.completed" && payloadOf(event).toolCallId === "call_drafter",
+    );
+    await runWithLedger(first.agent, "pay", { ...runOptions(store, first.model), context: {} });
   },
   "receipt redacted by path: dies in the model call after the charge": async (child) => {
     const first = receiptAgent(child.afterEffect());
