@@ -2,6 +2,7 @@ import {
   type Attempt,
   type JsonObject,
   type JsonValue,
+  type LedgerEvent,
   NonSerializableError,
   type SessionRecorder,
 } from "@agent-ledger/core";
@@ -133,6 +134,37 @@ export function applyContextChange(
 ): void {
   const change = run?.contextChanges.get(attemptId);
   if (change === undefined || !isContextObject(context)) return;
+  applyChange(change, context);
+}
+
+/**
+ * Gives `context` every change the recorded calls among `events` made to the run's context, in
+ * the order they were recorded: a run that goes on from a RunState checkpoint with a context of
+ * the app's own (not the JSON copy the state saved) gets what the calls before the checkpoint
+ * wrote, as a re-executed run gets it call by call. A change whose call has no outcome (in flight
+ * at a crash, or abandoned) is left out: the ledger does not take that call for made.
+ */
+export function applyRecordedContextChanges(
+  events: readonly LedgerEvent[],
+  context: unknown,
+): void {
+  if (!isContextObject(context)) return;
+  const made = new Set<string>();
+  for (const event of events)
+    if (
+      (event.type === "tool.completed" || event.type === "tool.failed") &&
+      event.attemptId !== undefined
+    )
+      made.add(event.attemptId);
+  for (const event of events) {
+    if (event.type !== CONTEXT_CHANGED_EVENT_TYPE || event.attemptId === undefined) continue;
+    if (!made.has(event.attemptId)) continue;
+    const change = recordedContextChange(event.payload);
+    if (change) applyChange(change, context);
+  }
+}
+
+function applyChange(change: ContextChange, context: ContextObject): void {
   // A copy: a later call that changes a nested value must not change what the ledger answered.
   for (const [key, value] of Object.entries(change.set)) context[key] = structuredClone(value);
   for (const key of change.deleted) delete context[key];

@@ -9,7 +9,7 @@ import { resumeRun, runWithLedger } from "./index.js";
 import { type CartContext, cartAgent, cartContext, Payments } from "./testing/cart-agent.js";
 import { type DeskContext, draftingAgents, ticketHandoffAgents } from "./testing/context-agents.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
-import { runOptions } from "./testing/recorded-run.js";
+import { firstInterruption, runOptions } from "./testing/recorded-run.js";
 
 setTracingDisabled(true);
 
@@ -175,5 +175,37 @@ describe("what other recorded calls wrote into the run's context, after a crash"
     // drafter did not run again: its model is never called.
     expect(second.drafterModel.requests).toHaveLength(0);
     expect(second.effects).toEqual(["charge ticket undefined draft D-1"]);
+  });
+});
+
+describe("what a tool wrote into the run's context, resumed from an interruption checkpoint", () => {
+  test("with a context of the app's own given to resumeRun (not the saved JSON copy), the approved checkout charges the cart create_cart made", async () => {
+    const store = new SqliteEventStore({ path: join(scratch, "checkpoint.db") });
+    await store.init();
+    onTestFinished(() => store.close());
+    const first = cartAgent(undefined, { checkoutNeedsApproval: true });
+    const paused = await runWithLedger(first.agent, "buy", {
+      ...runOptions(store, first.model),
+      context: cartContext(),
+    });
+    expect(paused.status).toBe("interrupted");
+
+    // The next process: the app's context as it starts every run, its own client in it.
+    const second = cartAgent(undefined, { checkoutNeedsApproval: true });
+    second.model.calls = 2;
+    const payments = new Payments();
+    const context: CartContext = { coupon: "SAVE10", payments };
+    const asked = await resumeRun(second.agent, { ...runOptions(store, second.model), context });
+    const { state, item } = firstInterruption(asked);
+    state.approve(item);
+    const result = await resumeRun(second.agent, {
+      ...runOptions(store, second.model),
+      state,
+      context,
+    });
+    expect(result.status).toBe("completed");
+    expect(second.effects).toEqual(["charge cart-123"]);
+    expect(payments.charges).toEqual(["charge cart-123"]);
+    expect(context.payments).toBe(payments);
   });
 });

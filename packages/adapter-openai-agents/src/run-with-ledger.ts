@@ -15,6 +15,7 @@ import {
   loadRunStateCheckpoint,
   type RunStateCheckpoint,
 } from "./checkpoint.js";
+import { applyRecordedContextChanges } from "./context-changes.js";
 import { instrumentAgent } from "./instrument-agent.js";
 import { ledgerModel, ledgerModelProvider } from "./ledger-model.js";
 import {
@@ -341,9 +342,12 @@ export async function resumeRun(
     if (payload && state && !skipped) {
       // The app's context for the tools, not the JSON copy the checkpoint saved (as
       // RunState.fromStringWithContext's merge: the approvals on the state kept).
-      if (options.context !== undefined)
+      // What the recorded calls wrote into the context is given to it, as a re-execution would.
+      if (options.context !== undefined) {
         state._context.context =
           options.context instanceof RunContext ? options.context.context : options.context;
+        applyRecordedContextChanges(treeEvents, state._context.context);
+      }
       for (const callId of Array.isArray(payload.replayApprovals) ? payload.replayApprovals : [])
         if (typeof callId === "string") scope.run.replayApprovals.add(callId);
       // Decisions a person made on this checkpoint before the process died are not asked again.

@@ -43,7 +43,10 @@ export function cartContext(): CartContext {
  * model request of every turn after `create_cart` names it. The model then answers with what
  * checkout returned.
  */
-export function cartAgent(afterEffect?: AfterEffect) {
+export function cartAgent(
+  afterEffect?: AfterEffect,
+  options: { checkoutNeedsApproval?: boolean } = {},
+) {
   const effects: string[] = [];
   const createCart = tool({
     name: "create_cart",
@@ -61,6 +64,7 @@ export function cartAgent(afterEffect?: AfterEffect) {
     name: "checkout",
     description: "charge the cart",
     parameters: z.object({}),
+    needsApproval: options.checkoutNeedsApproval ?? false,
     execute: async (_args, runContext) => {
       const { cartId, coupon, payments } = (runContext?.context ?? {}) as CartContext;
       const effect = `charge ${cartId}${coupon ? ` with coupon ${coupon}` : ""}`;
