@@ -4,6 +4,7 @@ import * as api from "./index.js";
 test("the public surface is pinned", () => {
   expect(Object.keys(api).sort()).toEqual([
     "APPROVAL_EVENT_TYPE",
+    "CONTEXT_CHANGED_EVENT_TYPE",
     "RUN_STATE_CHECKPOINT_FORMAT",
     "instrumentAgent",
     "isLedgerWrapped",

@@ -4,6 +4,8 @@ export {
   RUN_STATE_CHECKPOINT_FORMAT,
   saveRunStateCheckpoint,
 } from "./checkpoint.js";
+export type { ContextChange } from "./context-changes.js";
+export { CONTEXT_CHANGED_EVENT_TYPE } from "./context-changes.js";
 export type { InstrumentAgentOptions } from "./instrument-agent.js";
 export { instrumentAgent } from "./instrument-agent.js";
 export type { LedgerHandoffOptions } from "./ledger-handoff.js";

@@ -2,10 +2,11 @@ import { join } from "node:path";
 import { type LedgerEvent, readWholeSession } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { setTracingDisabled } from "@openai/agents";
+import { setTracingDisabled, tool } from "@openai/agents";
 import { afterAll, describe, expect, onTestFinished, test } from "vitest";
+import { z } from "zod";
 import { CONTEXT_CHANGED_EVENT_TYPE } from "./context-changes.js";
-import { resumeRun, runWithLedger } from "./index.js";
+import { ledgerTool, resumeRun, runWithLedger } from "./index.js";
 import { type CartContext, cartAgent, cartContext, Payments } from "./testing/cart-agent.js";
 import { type DeskContext, draftingAgents, ticketHandoffAgents } from "./testing/context-agents.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
@@ -207,5 +208,61 @@ describe("what a tool wrote into the run's context, resumed from an interruption
     expect(second.effects).toEqual(["charge cart-123"]);
     expect(payments.charges).toEqual(["charge cart-123"]);
     expect(context.payments).toBe(payments);
+  });
+});
+
+describe("the limits of what is recorded of the run's context", () => {
+  test("a redacted change is given back redacted: the resumed checkout charges the cart as the ledger holds it", async () => {
+    const store = new SqliteEventStore({ path: join(scratch, "redacted-resume.db") });
+    await store.init();
+    onTestFinished(() => store.close());
+    const redact = ["**.cartId"];
+    const first = cartAgent(undefined, { checkoutNeedsApproval: true });
+    await runWithLedger(first.agent, "buy", {
+      ...runOptions(store, first.model),
+      context: cartContext(),
+      redact,
+    });
+    const second = cartAgent(undefined, { checkoutNeedsApproval: true });
+    second.model.calls = 2;
+    const context = cartContext();
+    const asked = await resumeRun(second.agent, {
+      ...runOptions(store, second.model),
+      context,
+      redact,
+    });
+    const { state, item } = firstInterruption(asked);
+    state.approve(item);
+    await resumeRun(second.agent, { ...runOptions(store, second.model), state, context, redact });
+    expect(second.effects).toEqual(["charge [redacted]"]);
+  });
+
+  test("a call that leaves a value JSON cannot write in the context stops the run with non-serializable at its key, the call left in flight", async () => {
+    const store = new SqliteEventStore({ path: join(scratch, "cycle.db") });
+    await store.init();
+    onTestFinished(() => store.close());
+    const made = cartAgent();
+    const context: CartContext & { self?: unknown } = {};
+    // create_cart's write, then a cycle an app's code could leave there.
+    made.agent.tools[0] = ledgerTool(
+      tool({
+        name: "create_cart",
+        description: "make a cart",
+        parameters: z.object({}),
+        execute: async () => {
+          context.self = context;
+          return "cart cart-123 created";
+        },
+      }),
+    );
+    const error = await runWithLedger(made.agent, "buy", {
+      ...runOptions(store, made.model),
+      context,
+    }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: "non-serializable", path: "$.context.self" });
+    const events = await readWholeSession(store, "s");
+    expect(
+      events.filter((event) => event.type.startsWith("tool.")).map((event) => event.type),
+    ).toEqual(["tool.requested"]);
   });
 });
