@@ -126,7 +126,7 @@ describe("shell and apply-patch calls are recorded like function tool calls", ()
     expect(second.effects).toEqual([]);
   });
 
-  test("a patch applied before the crash is answered from the ledger on resume, not applied again", async () => {
+  test("a patch applied before the crash is answered from the ledger on resume, not applied again; what the editor wrote into the run's context is given to it again", async () => {
     const { store, first } = await ledgers.crashed(
       "apply patch: dies in the model call after the delete",
     );
@@ -140,9 +140,11 @@ describe("shell and apply-patch calls are recorded like function tool calls", ()
 
     const second = cleaningAgent();
     second.model.calls = 1;
-    const result = await resumeRun(second.agent, runOptions(store, second.model));
+    const context: { lastDeleted?: string } = {};
+    const result = await resumeRun(second.agent, { ...runOptions(store, second.model), context });
     expect(result.status).toBe("completed");
     expect(second.effects).toEqual([]);
+    expect(context).toEqual({ lastDeleted: "prod.db" });
   });
 
   test("fails closed: the store refusing the request, the command does not run and the run stops, open", async () => {

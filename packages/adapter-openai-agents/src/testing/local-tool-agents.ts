@@ -54,14 +54,19 @@ export function deployingAgent(
   return { effects, model, agent: new Agent({ name: "ops", tools: [shell] }) };
 }
 
-/** An agent whose editor deletes `prod.db` once (noting it in `effects`), then says "done". */
+/**
+ * An agent whose editor deletes `prod.db` once (noting it in `effects`, and in the run's context
+ * as `lastDeleted`), then says "done".
+ */
 export function cleaningAgent(afterEffect?: AfterEffect) {
   const effects: string[] = [];
   const editor = applyPatchTool({
     editor: {
       createFile: async () => ({ status: "completed" }),
       updateFile: async () => ({ status: "completed" }),
-      deleteFile: async (operation) => {
+      deleteFile: async (operation, editorContext) => {
+        (editorContext?.runContext.context as { lastDeleted?: string }).lastDeleted =
+          operation.path;
         const effect = `delete ${operation.path}`;
         effects.push(effect);
         await afterEffect?.(effect);
