@@ -16,6 +16,7 @@ setTracingDisabled(true);
 
 const DIES_AFTER_CART = "cart: dies right after create_cart completed";
 const DIES_AFTER_CHECKOUT_ASKED = "cart: dies after the model asked for checkout";
+const DIES_BEFORE_COMPLETION = "cart: dies between create_cart's context change and its completion";
 const DIES_AFTER_HANDOFF = "ticket: dies right after the handoff";
 const DIES_AFTER_AGENT_TOOL = "draft: dies right after the agent tool call";
 
@@ -26,6 +27,7 @@ const ledgers = new CrashedLedgers("oa-resumed-context-", afterAll);
 ledgers.prepare(
   DIES_AFTER_CART,
   DIES_AFTER_CHECKOUT_ASKED,
+  DIES_BEFORE_COMPLETION,
   DIES_AFTER_HANDOFF,
   DIES_AFTER_AGENT_TOOL,
 );
@@ -91,6 +93,27 @@ describe("what a tool wrote into the run's context, after a crash between checkp
     await resumeRun(second.agent, { ...runOptions(store, second.model), context });
     expect(context.payments).toBe(payments);
     expect(payments.charges).toEqual(["charge cart-123"]);
+  });
+
+  test("a change recorded for a call the crash left in flight is not given: the call is asked about, and approved it runs again and writes it itself", async () => {
+    const { store } = await ledgers.crashed(DIES_BEFORE_COMPLETION);
+    const second = cartAgent();
+    second.model.calls = 1;
+    const context = cartContext();
+    const asked = await resumeRun(second.agent, { ...runOptions(store, second.model), context });
+    expect(asked.status).toBe("interrupted");
+    expect(asked.interruptions.map((item) => item.name)).toEqual(["create_cart"]);
+    expect(context.cartId).toBeUndefined();
+    expect(context.coupon).toBe("SAVE10");
+    const { state, item } = firstInterruption(asked);
+    state.approve(item);
+    const result = await resumeRun(second.agent, {
+      ...runOptions(store, second.model),
+      state,
+      context,
+    });
+    expect(result.status).toBe("completed");
+    expect(second.effects).toEqual(["charge cart-123"]);
   });
 
   test("the ledger holds the change as x.openai-agents.context, committed before the call's tool.completed: keys set, keys deleted, nothing of the keys left alone", async () => {

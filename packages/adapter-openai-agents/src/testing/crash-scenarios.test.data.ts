@@ -419,12 +419,21 @@ export const CRASH_SCENARIOS = {
     await runWithLedger(first.agent, "clean up", runOptions(child.store, first.model));
   },
   // create_cart wrote the cart into the run's context (and deleted its coupon); dies right after
-  // create_cart completed, or after the model asked for checkout.
+  // create_cart completed, before its completion (its change recorded), or after the model asked
+  // for checkout.
   "cart: dies right after create_cart completed": async (child) => {
     const first = cartAgent(child.afterEffect());
     child.watch(first.model);
     await runWithLedger(first.agent, "buy", {
       ...runOptions(child.dyingAfter(isType("tool.completed")), first.model),
+      context: cartContext(),
+    });
+  },
+  "cart: dies between create_cart's context change and its completion": async (child) => {
+    const first = cartAgent(child.afterEffect());
+    child.watch(first.model);
+    await runWithLedger(first.agent, "buy", {
+      ...runOptions(child.dyingAfter(isType("x.openai-agents.context")), first.model),
       context: cartContext(),
     });
   },
