@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runCli } from "@agent-ledger/cli";
@@ -165,6 +165,25 @@ describe("npm run demo, no options", () => {
     expect(stdout).toContain("records every model and tool call to a sqlite store.");
     expect(stdout).toContain("equal: nothing was paid for twice");
     expect(existsSync(join(dir, "ledger.db"))).toBe(true);
+  });
+
+  it("run again, replaces its own files and leaves the framework demos' ledgers in .demo", async () => {
+    const dir = join(scratch, "again");
+    // What `npm run demo:langchain` leaves beside it, and whose viewer command it printed.
+    const other = join(dir, "langchain", "crash", "ledger.db");
+    mkdirSync(join(dir, "langchain", "crash"), { recursive: true });
+    writeFileSync(other, "the langchain demo's ledger");
+    const first = await runDemoWith(dir, []);
+    expect(first.code, first.stderr).toBe(0);
+    const second = await runDemoWith(dir, []);
+    expect(second.code, second.stderr).toBe(0);
+    expect(readFileSync(other, "utf8")).toBe("the langchain demo's ledger");
+    // The first run's ledger went: the second's holds its session only.
+    const listed = await agentLedger(`sqlite:${join(dir, "ledger.db")}`, "sessions", "--json");
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(
+      (JSON.parse(listed.stdout) as { sessionId: string }[]).map((session) => session.sessionId),
+    ).toEqual([second.stdout.match(/inspect (demo-\d+)/)?.[1]]);
   });
 });
 

@@ -24,11 +24,22 @@ const flags = parseFlags();
 const dir = resolve(process.env.AGENT_LEDGER_DEMO_DIR ?? ".demo");
 const storeUrl = flags.store ?? `sqlite:${join(dir, "ledger.db")}`;
 // The default SQLite file's directory must exist to be opened. What an earlier run left there
-// goes only once the store is known to work.
+// goes only once the store is known to work, and only that: the framework demos keep their
+// ledgers beside it (.demo/langchain...), whose viewer commands they printed.
 mkdirSync(dir, { recursive: true });
 const described = await checkStore(storeUrl);
-rmSync(dir, { recursive: true, force: true });
-mkdirSync(dir, { recursive: true });
+for (const name of [
+  "baseline",
+  "crash",
+  ...sqliteFiles("baseline.db"),
+  ...sqliteFiles("ledger.db"),
+])
+  rmSync(join(dir, name), { recursive: true, force: true });
+
+/** A SQLite file's name and its companions' (WAL mode). */
+function sqliteFiles(name: string): string[] {
+  return [name, `${name}-wal`, `${name}-shm`];
+}
 
 /** The demo's options; --help, or an option it does not know, prints the usage (exit 0 or 2). */
 function parseFlags(): { store?: string } {
