@@ -24,9 +24,11 @@ const demos: Record<string, (string | RegExp)[]> = {
   "demo:langchain": [
     "child process ended by SIGKILL",
     /tool send_email \[call-email\] {2}!! UNRESOLVED/,
+    // The commands it ran, as printed: as they run in this repository (no agent-ledger on the
+    // PATH), the reason quoted for a shell.
+    /2\. What the ledger says: npm run agent-ledger -- --store \S+ inspect langchain-agent-example\n/,
     /the resume stops on unresolved-attempt \S+: a person decides/,
-    // The command it ran, as printed: the reason quoted for a shell.
-    /agent-ledger --store \S+ resolve --abandon 'operator checked: the email went out' -- langchain-agent-example \S+\n/,
+    /\n {3}npm run agent-ledger -- --store \S+ resolve --abandon 'operator checked: the email went out' -- langchain-agent-example \S+\n/,
     /abandoned attempt \S+ \(tool send_email\) on run agent-run-1/,
     "get_weather: sunny in Paris",
     /no crash +model calls +3 +emails sent +1\n/,
@@ -34,7 +36,7 @@ const demos: Record<string, (string | RegExp)[]> = {
     "equal: no model call paid twice, no email sent twice.",
   ],
   "demo:ai-sdk": [
-    /2\. What the ledger says: agent-ledger --store \S+ inspect order-42\n/,
+    /2\. What the ledger says: npm run agent-ledger -- --store \S+ inspect order-42\n/,
     "child process ended by SIGKILL: 2 model calls answered",
     /└─ model scripted-1 {2}!! UNRESOLVED/,
     "next: nothing to decide; the next resume makes this model call again",
@@ -46,6 +48,7 @@ const demos: Record<string, (string | RegExp)[]> = {
   ],
   "demo:openai-agents": [
     "child process ended by SIGKILL: 3 model calls answered",
+    /2\. What the ledger says: npm run agent-ledger -- --store \S+ inspect lamp-order\n/,
     /└─ tool place_order \[call_order\] {2}!! UNRESOLVED/,
     /├─ model scripted-shop {2}completed/,
     'it returns status "interrupted": place_order (call_order) as a tool-approval interruption',

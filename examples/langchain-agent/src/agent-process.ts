@@ -21,11 +21,13 @@ export interface Outcome {
 
 /**
  * Runs `agent-ledger --store sqlite:<db> ...args` (the store from the environment ignored).
- * `command`: that line as a person would type it, quoted as the CLI quotes what it prints.
+ * `command`: that line as a person types it in this repository, where the demo runs and no
+ * agent-ledger is on the PATH (`npm run agent-ledger -- ...`, as the viewer line the demo prints
+ * and `npm run demo`'s commands), quoted as the CLI quotes what it prints.
  */
 export function agentLedger(db: string, ...args: string[]): Promise<Outcome & { command: string }> {
   const argv = ["--store", `sqlite:${db}`, ...args];
-  const command = ["agent-ledger", ...argv].map(shellQuote).join(" ");
+  const command = ["npm", "run", "agent-ledger", "--", ...argv].map(shellQuote).join(" ");
   return new Promise((resolve) => {
     execFile(
       process.execPath,
