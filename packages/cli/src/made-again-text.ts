@@ -2,8 +2,9 @@ import type { AttemptView } from "@agent-ledger/core";
 import { preview } from "./format.js";
 
 // What `inspect` and the viewer say of an unresolved call the next resume makes again by itself
-// (next step `none`), and of one a person approved for a re-run: one place for the words, which
-// the viewer's server sends the page (page-inspection.ts).
+// (next step `none`), of one a person approved for a re-run, and under the `resolve` command of
+// one a person decides: one place for the words, which the viewer's server sends the page
+// (page-inspection.ts).
 
 /** "approved for a re-run by jane at <time>: "reason"" (who and why when recorded). */
 export function approvalText(attempt: AttemptView): string {
@@ -26,4 +27,13 @@ export function madeAgainText(attempt: AttemptView): string {
   return attempt.effectInChildRuns
     ? "nothing to decide; its child run records every call it makes, so the next resume makes this call again by itself"
     : "nothing to decide; idempotent, so the next resume makes this call again by itself";
+}
+
+// Under each printed `resolve` command: what its text does, and the other decision. A handoff
+// (a tool call whose request's metadata names the agent it hands off to: `handoffTo`) has no
+// result for the model: abandoned, it hands off without running its callback again.
+export function resolveHint(attempt: AttemptView): string {
+  return attempt.handoffTo === undefined
+    ? 'replace "reason" with what you found: the agent\'s model reads it word for word in the call\'s result; if the call did not take effect, --approve "reason" instead makes it again on the next resume'
+    : `replace "reason" with what you found: this call hands off to ${attempt.handoffTo}, and the model never sees the reason: abandoned, the handoff goes ahead without its callback running again; if the callback did not take effect, --approve "reason" instead runs it once more on the next resume`;
 }

@@ -7,7 +7,7 @@ import {
   type TokenUsage,
 } from "@agent-ledger/core";
 import { formatDuration, preview, shellQuote, terminalLine } from "./format.js";
-import { approvalLine, approvalText, madeAgainText } from "./made-again-text.js";
+import { approvalLine, approvalText, madeAgainText, resolveHint } from "./made-again-text.js";
 import { attemptKey, type NextStep, nextSteps } from "./next-steps.js";
 import { pausedAbove, pausedRuns } from "./paused-runs.js";
 import { settledWithOuterText } from "./settled-with-outer.js";
@@ -348,15 +348,6 @@ function nextStepText(step: NextStep, attempt: AttemptView): string {
         ? `next: what its agent did may not all be in the ledger (no child run of it says it records every call), so the next resume asks about it: check the effect, then: ${step.command}`
         : `next: check the effect, then: ${step.command}`;
   }
-}
-
-// Under each printed `resolve` command: what its text does, and the other decision. A handoff
-// (a tool call whose request's metadata names the agent it hands off to: `handoffTo`) has no
-// result for the model: abandoned, it hands off without running its callback again.
-function resolveHint(attempt: AttemptView): string {
-  return attempt.handoffTo === undefined
-    ? 'replace "reason" with what you found: the agent\'s model reads it word for word in the call\'s result; if the call did not take effect, --approve "reason" instead makes it again on the next resume'
-    : `replace "reason" with what you found: this call hands off to ${attempt.handoffTo}, and the model never sees the reason: abandoned, the handoff goes ahead without its callback running again; if the callback did not take effect, --approve "reason" instead runs it once more on the next resume`;
 }
 
 function resultText(result: unknown): unknown {

@@ -107,6 +107,54 @@ describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
     await page.close();
   });
 
+  it("says under a call to decide what inspect says under its resolve command: what the reason does, and --approve", async () => {
+    // The page showed the bare `resolve --abandon "reason"` command: not that the reason is what
+    // the agent's model reads, nor that --approve makes the call again if it did not take effect.
+    const main = new SessionRecorder({
+      store,
+      sessionId: "to-decide",
+      runId: "main",
+      actor: { type: "agent", id: "main" },
+    });
+    await main.startRun();
+    const email = await main.beforeToolCall({
+      toolCallId: "c-mail",
+      name: "send_email",
+      args: { to: "bob@example.com" },
+      effect: { kind: "write", idempotent: false },
+    });
+    const handoff = await main.beforeToolCall({
+      toolCallId: "c-hand",
+      name: "transfer_to_refunds",
+      args: {},
+      effect: { kind: "write", idempotent: false },
+      metadata: { handoffTo: "Refunds" },
+    });
+    const printed = renderInspection(await inspectSession(store, "to-decide")).split("\n");
+    const hints = printed
+      .map((line, at) => (line.includes("next: check the effect, then: ") ? printed[at + 1] : ""))
+      .filter((line) => line !== "")
+      .map((line) => (line ?? "").trim());
+    expect(hints).toHaveLength(2);
+    expect(hints[0]).toMatch(/^replace "reason" with what you found: the agent's model reads it/);
+    expect(hints[1]).toMatch(
+      /^replace "reason" with what you found: this call hands off to Refunds/,
+    );
+    const said = hints.map((hint) => `${hint.charAt(0).toUpperCase()}${hint.slice(1)}.`);
+
+    const page = await open("to-decide");
+    const items = page.locator('[data-testid="unresolved"] li');
+    expect(await items.count()).toBe(2);
+    for (const [at, attempt] of [email, handoff].entries()) {
+      const item = items.nth(at);
+      expect(await item.textContent()).toContain(
+        `Check the effect, then: agent-ledger resolve --abandon "reason" -- to-decide ${attempt.attemptId}`,
+      );
+      expect(await item.locator('[data-testid="resolve-hint"]').textContent()).toBe(said[at]);
+    }
+    await page.close();
+  });
+
   it("says why an agent call declared idempotent is a decision when no child run of it records every call", async () => {
     const main = new SessionRecorder({
       store,

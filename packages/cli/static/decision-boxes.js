@@ -62,7 +62,20 @@ function settledWithOuterText(step) {
 function decisionWhy(attempt) {
   return attempt.effectInChildRuns
     ? "What its agent did may not all be in the ledger (no child run of it says it records every call), so the next resume asks about it: check the effect, then: "
-    : "";
+    : "Check the effect, then: ";
+}
+
+// Under a call's resolve command, as inspect prints it (the server's `decide`,
+// made-again-text.ts): what the reason does, and --approve, the other decision.
+function resolveHintLine(attempt) {
+  const text = attempt.decide;
+  if (typeof text !== "string") return null;
+  return el(
+    "div",
+    { className: "muted", testId: "resolve-hint" },
+    value(`${text.charAt(0).toUpperCase()}${text.slice(1)}`),
+    ".",
+  );
 }
 
 // Unresolved attempts listed before "show all": a crash of a batch can leave a thousand.
@@ -87,8 +100,9 @@ export function renderUnresolved(section, unresolved, select, { all = false, sho
         ? el(
             "span",
             {},
-            decisionWhy(attempt) ? document.createTextNode(decisionWhy(attempt)) : null,
+            document.createTextNode(decisionWhy(attempt)),
             el("code", { text: step.command }),
+            resolveHintLine(attempt),
           )
         : el("span", { className: "muted" }, nextStepText(attempt, step));
     const item = el(

@@ -7,7 +7,7 @@ import {
   runsInTreeOrder,
   type SessionInspection,
 } from "@agent-ledger/core";
-import { approvalLine, approvalText, madeAgainText } from "../made-again-text.js";
+import { approvalLine, approvalText, madeAgainText, resolveHint } from "../made-again-text.js";
 import { inspectForDecision, type NextStep, withNextSteps } from "../next-steps.js";
 import type { PausedRun } from "../paused-runs.js";
 import { notIntactParts, notIntactText } from "../render-inspection.js";
@@ -71,10 +71,16 @@ export type TreeAttempt = Omit<AttemptView, "request" | "effect"> & {
 
 /**
  * An unresolved attempt as the page lists it, with what `inspect` says under it
- * (made-again-text.ts): `approval`, the approval line of a call approved for a re-run, and
- * `madeAgain`, why there is nothing to decide when its next step is `none`.
+ * (made-again-text.ts): `approval`, the approval line of a call approved for a re-run,
+ * `madeAgain`, why there is nothing to decide when its next step is `none`, and `decide`, the
+ * line under the `resolve` command of a call a person decides (what the reason does, and
+ * `--approve`).
  */
-export type PageUnresolved = AttemptView & { approval?: string; madeAgain?: string };
+export type PageUnresolved = AttemptView & {
+  approval?: string;
+  madeAgain?: string;
+  decide?: string;
+};
 
 export type TreeRun = Omit<RunView, "steps" | "children"> & {
   steps: { stepId: string; kind: "model" | "tool"; attempts: TreeAttempt[] }[];
@@ -202,6 +208,9 @@ export async function inspectForPage(
       ...(attempt.approvedAt === undefined ? {} : { approval: approvalLine(attempt) }),
       ...(inspection.nextSteps[index]?.action === "none"
         ? { madeAgain: madeAgainText(attempt) }
+        : {}),
+      ...(inspection.nextSteps[index]?.action === "resolve"
+        ? { decide: resolveHint(attempt) }
         : {}),
     }),
   );
