@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { DEFAULT_STORE_URL } from "@agent-ledger/cli";
 import ts from "typescript";
 import { expect, it } from "vitest";
 
@@ -17,6 +18,19 @@ it("the READMEs' TypeScript blocks compile against the packages as built", () =>
   const { checked, failures } = checkReadmeSnippets(readmes);
   expect(failures).toEqual([]);
   expect(checked).toBeGreaterThan(0);
+});
+
+it("the READMEs' snippets keep a SQLite ledger where the agent-ledger command looks without --store", () => {
+  // A user who ran an adapter's first snippet (sqlite:./ledger.db), then `npx agent-ledger
+  // inspect <session>` as the root README says, got "no ledger at ./agent-ledger.db".
+  const root = fileURLToPath(new URL("../", import.meta.url));
+  const opened = readmes.flatMap((readme) =>
+    [...readFileSync(join(root, readme), "utf8").matchAll(/openStore\("(sqlite:[^"]*)"/g)].map(
+      (match) => `${readme}: ${match[1]}`,
+    ),
+  );
+  expect(opened.length).toBeGreaterThan(0);
+  expect(opened).toEqual(opened.map((line) => line.replace(/sqlite:.*$/, DEFAULT_STORE_URL)));
 });
 
 /**
