@@ -144,6 +144,11 @@ for (const server of servers) {
       expect(stdout).toMatch(/npm run agent-ledger -- inspect demo-\d+ --store \S+/);
       const store = server.url.includes("?") ? `'${server.url}'` : server.url;
       expect(stdout).toContain(`--store ${store}\n`);
+      // The viewer's command opens this session's page (serve --session prints its URL), not
+      // the list of every session the user's store holds.
+      expect(stdout).toContain(
+        `Open the viewer on this session:\n  npm run agent-ledger -- serve --session ${/inspect (demo-\d+) --store/.exec(stdout)?.[1]} --store ${store}\n`,
+      );
       // And how to remove the session it left there, which works.
       const sessionId = /inspect (demo-\d+) --store/.exec(stdout)?.[1] as string;
       expect(stdout).toContain(

@@ -160,7 +160,7 @@ console.log(
 console.log(`5. npm run agent-ledger -- inspect ${result.sessionId} --store ${shownStore}\n`);
 console.log(renderInspection(result.final));
 console.log(
-  `\nOpen the viewer on this session (then pick ${result.sessionId}):\n  npm run agent-ledger -- serve --store ${shownStore}\n`,
+  `\nOpen the viewer on this session:\n  npm run agent-ledger -- serve --session ${result.sessionId} --store ${shownStore}\n`,
 );
 console.log(`(files: ${join(dir, "crash")}, ledger ${shownStore})`);
 // On a store of the user's own, the session stays: say how to remove it.
