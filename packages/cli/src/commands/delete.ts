@@ -17,7 +17,8 @@ export const deleteHelp = `agent-ledger delete <session> --yes [--cancel-open "r
                  a human actor, --actor or the login name), e.g. a crashed agent's that will
                  never be resumed.
   --blob-grace   a blob put within it, on the database's clock, is kept: a writer may be about
-                 to name it (default ${formatDuration(DEFAULT_BLOB_GRACE_MS)}; 600000, 500ms, 30s, 10m, 2h, 1d).
+                 to name it (default ${formatDuration(DEFAULT_BLOB_GRACE_MS)}; 0, 500ms, 30s, 10m, 2h, 1d: a unit
+                 is needed but for 0).
   --json prints the counts as JSON.`;
 
 export async function deleteCommand(context: CommandContext): Promise<number> {

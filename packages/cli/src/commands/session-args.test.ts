@@ -3,7 +3,7 @@ import { openStore } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordDemoSession, runBin } from "../session-fixture.test.data.js";
-import { durationOption, formatDuration } from "./session-args.js";
+import { blobGraceOption, durationOption, formatDuration } from "./session-args.js";
 
 // An id is 1-255 characters without control characters (§6): anything else on the command line
 // is bad usage (exit 2), like an unknown option, not a failed command (exit 1).
@@ -79,7 +79,7 @@ describe("durations on the command line", () => {
   it("reads milliseconds or a whole number of ms, s, m, h or d, and refuses the rest", () => {
     expect(durationOption("blob-grace", undefined)).toBeUndefined();
     expect(durationOption("blob-grace", "0")).toBe(0);
-    expect(durationOption("blob-grace", "600000")).toBe(600_000);
+    expect(durationOption("tail-interval", "600000")).toBe(600_000);
     expect(durationOption("blob-grace", "500ms")).toBe(500);
     expect(durationOption("blob-grace", "30s")).toBe(30_000);
     expect(durationOption("blob-grace", "10m")).toBe(600_000);
@@ -89,6 +89,29 @@ describe("durations on the command line", () => {
       expect(() => durationOption("blob-grace", bad), bad).toThrow(
         expect.objectContaining({ code: "invalid-argument", exitCode: 2 }),
       );
+  });
+
+  it("--blob-grace takes a bare number only as 0: 10 meant minutes, and read as 10 ms", async () => {
+    expect(blobGraceOption("0")).toEqual({ blobGraceMs: 0 });
+    expect(blobGraceOption("10m")).toEqual({ blobGraceMs: 600_000 });
+    expect(() => blobGraceOption("10")).toThrow(
+      expect.objectContaining({
+        code: "invalid-argument",
+        exitCode: 2,
+        message: expect.stringContaining("--blob-grace needs a unit: 10m for minutes"),
+      }),
+    );
+    // Through the command: nothing is collected.
+    const ledger = join(scratchDirectory("agent-ledger-grace-", afterAll), "l.db");
+    const refused = await runBin([
+      "--store",
+      `sqlite:${ledger}`,
+      "collect-blobs",
+      "--blob-grace",
+      "600000",
+    ]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("--blob-grace needs a unit");
   });
 
   it("prints a duration in its largest whole unit", () => {

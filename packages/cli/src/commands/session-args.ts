@@ -92,12 +92,14 @@ const durationUnits: Record<string, number> = {
  * `--<name> <duration>` in milliseconds: plain milliseconds or a whole number of `ms`, `s`,
  * `m`, `h` or `d` (`undefined` when absent); else bad usage (exit 2). With `unit: "required"` a
  * bare number is bad usage too: `prune --older-than 30` meant 30 days to whoever typed it, and
- * read as 30 ms it deleted every closed session.
+ * read as 30 ms it deleted every closed session. With `unit: "unless-zero"`, every bare number
+ * but 0, which is 0 in any unit: `--blob-grace 10` meant 10 minutes, and read as 10 ms it left
+ * a writer 10 ms to name a blob it had just put before the blob was deleted.
  */
 export function durationOption(
   name: string,
   value: string | undefined,
-  options: { unit?: "required" } = {},
+  options: { unit?: "required" | "unless-zero" } = {},
 ): number | undefined {
   if (value === undefined) return undefined;
   const match = /^(\d+)(ms|s|m|h|d)?$/.exec(value.trim());
@@ -105,13 +107,24 @@ export function durationOption(
     throw usageError(
       `--${name} needs a unit: ${match[1]}d for days, ${match[1]}h for hours, ${match[1]}m for minutes (ms, s, m, h or d; a month is 30d)`,
     );
+  if (
+    match !== null &&
+    match[2] === undefined &&
+    options.unit === "unless-zero" &&
+    Number(match[1]) !== 0
+  )
+    throw usageError(
+      `--${name} needs a unit: ${match[1]}m for minutes, ${match[1]}s for seconds, ${match[1]}ms for milliseconds (ms, s, m, h or d; a bare number only as 0)`,
+    );
   const ms =
     match === null ? Number.NaN : Number(match[1]) * (durationUnits[match[2] ?? "ms"] ?? 1);
   if (!Number.isSafeInteger(ms))
     throw usageError(
       options.unit === "required"
         ? `--${name} must be a duration: a whole number of ms, s, m, h or d (30d, 12h, 90m)`
-        : `--${name} must be a duration: milliseconds (600000) or a whole number of ms, s, m, h or d (500ms, 30s, 10m, 2h, 1d)`,
+        : options.unit === "unless-zero"
+          ? `--${name} must be a duration: 0 or a whole number of ms, s, m, h or d (500ms, 30s, 10m, 2h, 1d)`
+          : `--${name} must be a duration: milliseconds (600000) or a whole number of ms, s, m, h or d (500ms, 30s, 10m, 2h, 1d)`,
     );
   return ms;
 }
@@ -130,7 +143,7 @@ export function formatDuration(ms: number): string {
  * absent, so the store's default applies.
  */
 export function blobGraceOption(value: string | undefined): CollectBlobsOptions {
-  const blobGraceMs = durationOption("blob-grace", value);
+  const blobGraceMs = durationOption("blob-grace", value, { unit: "unless-zero" });
   return blobGraceMs === undefined ? {} : { blobGraceMs };
 }
 
