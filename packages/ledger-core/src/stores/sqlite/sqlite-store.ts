@@ -6,7 +6,6 @@ import type { KnownKeys } from "../../events/argument-checks.js";
 import { assertObjectArgument } from "../../events/argument-checks.js";
 import { InvalidArgumentError } from "../../events/errors.js";
 import type { EventStore } from "../../store/event-store.js";
-import { redactUrl } from "../../store/redact-url.js";
 import { stopSignal } from "../../store/stop-signal.js";
 import { SqlEventStore } from "../sql/sql-event-store.js";
 import { assertStoreOptions } from "../store-options.js";
@@ -21,7 +20,6 @@ const SQLITE_OPTIONS: KnownKeys<SqliteEventStoreOptions> = { path: true, databas
 
 /** The path of a `sqlite:./x.db`, `sqlite::memory:`, `sqlite:///abs.db` or `file:` URL. */
 export function sqlitePath(url: string): string {
-  assertNoQuery(url);
   if (url.startsWith("file:")) {
     if (url.startsWith("file://")) {
       try {
@@ -40,20 +38,6 @@ export function sqlitePath(url: string): string {
   if (path.length === 0)
     throw new InvalidArgumentError("$.url", "a SQLite URL needs a path, e.g. sqlite:./ledger.db");
   return path;
-}
-
-/**
- * Refuses a query in a SQLite URL. The store reads no parameter from it, and where the server
- * stores refuse the ones they do not know, `sqlite:./ledger.db?mode=ro` opened (and, to write,
- * created) a file named `ledger.db?mode=ro`; `file:///...?mode=ro` dropped the query unread.
- */
-function assertNoQuery(url: string): void {
-  if (!url.includes("?")) return;
-  const shown = redactUrl(url);
-  throw new InvalidArgumentError(
-    "$.url",
-    `a SQLite URL takes no query parameters (${JSON.stringify(shown.slice(shown.indexOf("?")))}): the SQLite store reads none, and would have taken them for part of the file's name; a file whose name holds "?" opens with new SqliteEventStore({ path })`,
-  );
 }
 
 function createBackend(options: SqliteEventStoreOptions): SqliteBackend {
