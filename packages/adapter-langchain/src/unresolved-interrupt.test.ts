@@ -195,6 +195,34 @@ describe.concurrent('ledgerMiddleware onUnresolved: "interrupt": a crashed call 
     expect(answerOf(outcome)).toContain("it was sent");
   });
 
+  it("a tool that asked its own interrupt() before the crash: invoke(null) hands its answer to the question, refused saying so and naming what to resume with", async ({
+    onTestFinished,
+  }) => {
+    const db = join(scratch, "confirmed.db");
+    const sent = join(scratch, "confirmed.sent.log");
+    await crashInChild("unresolved-interrupt:confirmed", db, sent);
+    const store = await openLedger(db, onTestFinished);
+    const [attemptId] = await unresolvedIds(store);
+    expect(lines(sent)).toBe(1);
+    const agent = emailAgent(store, sent, { confirmsFirst: true });
+    // No answer given in this invocation: LangGraph hands the question the tool's "yes".
+    const outcome = await agent.resume(null);
+    const error = "error" in outcome ? findLedgerError(outcome.error) : undefined;
+    expect(error?.code).toBe("invalid-argument");
+    expect(error?.path).toBe("$.resume");
+    expect(error?.message).toContain('not an object, got "yes"');
+    expect(error?.message).toContain("If the tool calls interrupt() itself");
+    expect(error?.message).toContain(`attemptId: "${attemptId}"`);
+    expect(error?.details).toEqual({ attemptId });
+    // What the message says to do goes on: the call abandoned, the model gets the reason.
+    const answered = await agent.resume(
+      new Command({ resume: { abandon: "it was sent", attemptId } }),
+    );
+    expect(answerOf(answered)).toContain("it was sent");
+    expect(lines(sent)).toBe(1);
+    expect(await unresolvedIds(store)).toEqual([]);
+  });
+
   it("decided before the resume (core recorder, as the CLI's resolve): no interrupt, the decision is applied", async ({
     onTestFinished,
   }) => {

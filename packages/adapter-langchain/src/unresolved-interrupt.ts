@@ -94,10 +94,13 @@ function parseAnswer(
   given: unknown,
   asked: string,
 ): { decision: UnresolvedAttemptAnswer; attemptId: string | undefined } {
+  // What was given, and where it may come from: a resume with `null` hands the question the
+  // answers the task was given before the crash, first among them one given to the tool's own
+  // interrupt() (LangGraph matches a task's answers to its interrupts by their order).
   const refuse = (why: string) =>
     new InvalidArgumentError(
       "$.resume",
-      `the answer to the question about attempt ${asked} must be { approve: "<reason>" } or { abandon: "<reason>" } (with its attemptId, optionally): ${why}`,
+      `the answer to the question about attempt ${asked} must be { approve: "<reason>" } or { abandon: "<reason>" } (with its attemptId, optionally): ${why}, got ${preview(given)}. If the tool calls interrupt() itself, this may be the answer it was given before the crash, handed back by LangGraph: answer this question with new Command({ resume: { abandon: "<reason>", attemptId: "${asked}" } }) (or approve), or decide with agent-ledger resolve and resume`,
       { details: { attemptId: asked } },
     );
   if (!isRecord(given)) throw refuse("not an object");
@@ -119,6 +122,17 @@ function parseAnswer(
     decision: approve !== undefined ? { approve: reason, ...who } : { abandon: reason, ...who },
     attemptId,
   };
+}
+
+/** A given answer in a message: its JSON, cut at 80 characters. */
+function preview(given: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(given) ?? String(given);
+  } catch {
+    text = String(given);
+  }
+  return text.length > 80 ? `${text.slice(0, 80)}...` : text;
 }
 
 const ANSWER_KEYS = new Set(["approve", "abandon", "attemptId", "by"]);

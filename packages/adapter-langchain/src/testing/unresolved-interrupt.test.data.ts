@@ -3,7 +3,7 @@ import type { EventStore } from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { tool } from "@langchain/core/tools";
-import { Command } from "@langchain/langgraph";
+import { Command, interrupt } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "../callback-handler.js";
@@ -23,7 +23,8 @@ export type Recipients = "one" | "two";
  * recipient, then answers with the ToolMessages it got. Each email sent is a line in the file
  * `sent`. With `crash`, the process dies inside send_email once every call of the turn is in
  * it (each sent its email). `modelSaw`: the ToolMessages the model was given, as `name: content`.
- * `onUnresolved` is the middleware's option (undefined: the default).
+ * `onUnresolved` is the middleware's option (undefined: the default). With `confirmsFirst`,
+ * send_email asks a person through its own `interrupt()` before it sends.
  */
 export function emailAgent(
   store: EventStore,
@@ -33,6 +34,7 @@ export function emailAgent(
     crash?: boolean;
     onUnresolved?: "interrupt" | "throw";
     checkpointer?: "ledger" | "none";
+    confirmsFirst?: boolean;
   } = {},
 ) {
   const { recipients = "one", crash = false, onUnresolved = "interrupt" } = options;
@@ -40,6 +42,7 @@ export function emailAgent(
   let inTool = 0;
   const send = tool(
     async ({ to }: { to: string }) => {
+      if (options.confirmsFirst) interrupt({ confirm: `email ${to}?` });
       appendFileSync(sent, `sent to ${to}\n`);
       if (crash) {
         inTool++;
@@ -106,6 +109,16 @@ export const unresolvedInterruptCrashes = {
       recipients: recipients as Recipients,
       crash: true,
     }).start();
+  },
+  /**
+   * send_email asks its own interrupt() first: the agent pauses there, is resumed with "yes",
+   * and dies inside send_email.
+   */
+  "unresolved-interrupt:confirmed": async (store, [sent]) => {
+    const agent = emailAgent(store, String(sent), { crash: true, confirmsFirst: true });
+    await agent.start();
+    const outcome = await agent.resume(new Command({ resume: "yes" }));
+    if ("error" in outcome) throw outcome.error;
   },
   /**
    * Resumes the crashed thread with a person's answer (the JSON in args[2]) to its interrupt,
