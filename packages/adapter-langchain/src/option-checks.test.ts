@@ -29,7 +29,9 @@ describe("bad options are refused at construction, with the path of the bad valu
       [undefined, "$"],
       [null, "$"],
       ["s1", "$"],
-      [{}, "$"],
+      // A missing store is named where it is missing, as the saver's is.
+      [{}, "$.store"],
+      [{ sessionId: "s1", runId: "run-1" }, "$.store"],
       [{ store: {}, sessionId: "s1" }, "$.store"],
       [{ store: "sqlite:./ledger.db", sessionId: "s1" }, "$.store"],
       [{ store, sessionId: "s1", actor: "me" }, "$.actor"],

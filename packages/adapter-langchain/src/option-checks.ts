@@ -30,10 +30,16 @@ const RECORDER_METHODS = [
 
 /** `LedgerCallbackHandler`'s options: `{ recorder }`, or `{ store, sessionId, runId?, actor? }`. */
 export function checkHandlerOptions(options: unknown): void {
-  if (!isRecord(options) || !("recorder" in options || "store" in options))
+  if (!isRecord(options))
     throw new InvalidArgumentError(
       "$",
       "LedgerCallbackHandler needs { recorder } or { store, sessionId }",
+    );
+  // Options without either: the store is what is missing (a recorder is the exception).
+  if (!("recorder" in options || "store" in options))
+    throw new InvalidArgumentError(
+      "$.store",
+      "LedgerCallbackHandler needs { store, sessionId } (openStore(url) makes the store) or { recorder }",
     );
   if (options.recordChains !== undefined && typeof options.recordChains !== "boolean")
     throw new InvalidArgumentError("$.recordChains", "must be a boolean");
