@@ -1,5 +1,5 @@
 import type { CompactSession } from "../compact/externalize.js";
-import { ConflictError, LedgerError } from "../events/errors.js";
+import { ConflictError, LedgerError, RunClosedError } from "../events/errors.js";
 import type { LedgerEvent, NewEvent } from "../events/types.js";
 import { type RecorderState, runEndStatus } from "./recorder-state.js";
 import { runTakenElsewhere } from "./run-taken-elsewhere.js";
@@ -43,9 +43,25 @@ export async function commitEvent(
  * The `conflict` of a recorder's first write on a run it took for empty (`new SessionRecorder`,
  * `child()`: it did not load the run) that already has events, told as such: "the writer
  * expected 0" does not say that the run exists, nor that `resume` is the way to continue it.
- * Code and fields are the store's. Undefined for any other error.
+ * The `run-closed` of such a write (the run exists and ended) too: "another writer closed run r
+ * while this recorder had it open" would tell of a race where there was none (a runId used
+ * again). Code and fields are the store's. Undefined for any other error.
  */
-function runBegunElsewhere(state: RecorderState, error: unknown): ConflictError | undefined {
+function runBegunElsewhere(
+  state: RecorderState,
+  error: unknown,
+): ConflictError | RunClosedError | undefined {
+  if (LedgerError.isInstance(error, "run-closed")) {
+    const status = error.details?.status;
+    if (state.queue.nextSeq !== 0 || typeof status !== "string") return undefined;
+    const { sessionId, runId } = state;
+    return new RunClosedError({
+      sessionId,
+      runId,
+      status,
+      message: `run ${runId} already exists and is ${status}, and this recorder did not load it: it writes the run as a new one (new SessionRecorder, or child()), so nothing was written, and a closed run accepts no more events. Give this recorder another runId; SessionRecorder.resume({ store, sessionId, runId, actor }) reads the recorded run as it ended.`,
+    });
+  }
   if (!LedgerError.isInstance(error, "conflict")) return undefined;
   const { expectedSeq, actualSeq } = error;
   if (expectedSeq !== 0 || !(actualSeq > 0)) return undefined;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConflictError, LedgerError } from "../events/errors.js";
+import { ConflictError, LedgerError, RunClosedError } from "../events/errors.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { SessionRecorder } from "./session-recorder.js";
 
@@ -47,6 +47,26 @@ describe("a new SessionRecorder on a run that already has events", () => {
     }
     // Nothing was written.
     expect((await store.runHead({ sessionId: "s", runId: "main" })).length).toBe(4);
+  });
+
+  it("says a run that ended exists (run-closed), not that another writer closed it under this one", async () => {
+    const store = new MemoryEventStore();
+    const first = await recordedRun(store);
+    await first.completeRun({ paid: true });
+    const recorder = new SessionRecorder({ store, sessionId: "s", runId: "main", actor });
+    const error = await recorder.startRun({}).catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(RunClosedError);
+    expect(error).toMatchObject({
+      code: "run-closed",
+      details: { sessionId: "s", runId: "main", status: "completed" },
+    });
+    expect((error as Error).message).toBe(
+      "run main already exists and is completed, and this recorder did not load it: it writes the run as a new one (new SessionRecorder, or child()), so nothing was written, and a closed run accepts no more events. Give this recorder another runId; SessionRecorder.resume({ store, sessionId, runId, actor }) reads the recorded run as it ended.",
+    );
+    // The recorded run, as it ended, is what resume reads.
+    const resumed = await SessionRecorder.resume({ store, sessionId: "s", runId: "main", actor });
+    expect(resumed.status).toBe("completed");
+    expect((await store.runHead({ sessionId: "s", runId: "main" })).length).toBe(5);
   });
 
   it("tells a writer that loaded the run and lost it to another that another process has it", async () => {
