@@ -1,9 +1,11 @@
 import {
+  ConflictError,
   type EventStore,
   findLedgerError,
   type JsonObject,
   LedgerError,
   type Redaction,
+  RunClosedError,
   SessionRecorder,
 } from "@agent-ledger/core";
 import { type ModelProvider, RunContext, Runner } from "@openai/agents";
@@ -218,11 +220,11 @@ export async function runWithLedger(
     actor: agentActor(agent.name),
     ...redactionOf(options),
   });
-  await root.startRun({
-    agent: agent.name,
-    framework: FRAMEWORK,
-    sdkVersion: openAiAgentsVersion(),
-  });
+  await root
+    .startRun({ agent: agent.name, framework: FRAMEWORK, sdkVersion: openAiAgentsVersion() })
+    .catch((error: unknown) => {
+      throw runExists(error, root) ?? error;
+    });
   await root.recordInput(recordedInput);
   const scope: LedgerScope = {
     root,
@@ -255,6 +257,36 @@ export async function runWithLedger(
   } catch (error) {
     return endedBy(scope, error, options);
   }
+}
+
+/**
+ * The refusal of `runWithLedger`'s first write on a `runId` the session already holds, told in
+ * this adapter's terms: core's message points to `SessionRecorder.resume`, which an app of this
+ * adapter does not call. A run a crash left open is continued with `resumeRun`; one that ended
+ * accepts no more events (`resumeRun` returns what it recorded). Code, class and fields are
+ * core's. Undefined for any other error.
+ */
+function runExists(error: unknown, root: SessionRecorder): LedgerError | undefined {
+  const { sessionId, runId } = root;
+  const resume = "resumeRun(agent, { store, sessionId, runId })";
+  if (LedgerError.isInstance(error, "conflict") && error.expectedSeq === 0) {
+    const { expectedSeq, actualSeq } = error;
+    return new ConflictError({
+      expectedSeq,
+      actualSeq,
+      sessionId,
+      runId,
+      message: `run ${runId} of session ${sessionId} already has ${actualSeq} events: runWithLedger starts a new run, so nothing was written. To continue it (a process died while it ran), call ${resume}; to start another run, give another runId (or none).`,
+    });
+  }
+  const status = LedgerError.isInstance(error, "run-closed") ? error.details?.status : undefined;
+  if (typeof status !== "string") return undefined;
+  return new RunClosedError({
+    sessionId,
+    runId,
+    status,
+    message: `run ${runId} of session ${sessionId} already exists and is ${status}: runWithLedger starts a new run, so nothing was written. ${resume} returns what it recorded; to start another run, give another runId (or none).`,
+  });
 }
 
 /**
