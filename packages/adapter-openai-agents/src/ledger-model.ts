@@ -316,6 +316,19 @@ export function ledgerModel(model: Model, options: LedgerModelOptions = {}): Mod
   return wrapModel(model, options, undefined);
 }
 
+/** A model the provider could not give: every live call fails with the provider's `error`. */
+function unavailableModel(error: unknown): Model {
+  return {
+    async getResponse() {
+      throw error;
+    },
+    // biome-ignore lint/correctness/useYield: it fails before its first event, as the provider did
+    async *getStreamedResponse() {
+      throw error;
+    },
+  };
+}
+
 function wrapModel(model: Model, options: LedgerModelOptions, name: string | undefined): Model {
   if (isLedgerWrapped(model)) return model;
   const wrapped = new LedgerModel(model, options, name);
@@ -323,7 +336,13 @@ function wrapModel(model: Model, options: LedgerModelOptions, name: string | und
   return wrapped;
 }
 
-/** Wraps a ModelProvider: every model it returns (getModel runs every turn) is a ledgerModel. */
+/**
+ * Wraps a ModelProvider: every model it returns (getModel runs every turn) is a ledgerModel.
+ * On a resumed run, a provider that cannot give a model (no credentials in the new process, the
+ * SDK's "Missing credentials") gives one that fails only when it is called live: the calls the
+ * ledger holds are answered without it, so the resume reaches what the crash left (a call to
+ * decide) instead of closing the run as failed before the first recorded answer.
+ */
 export function ledgerModelProvider(
   provider: ModelProvider,
   options: LedgerModelOptions = {},
@@ -332,7 +351,14 @@ export function ledgerModelProvider(
   if (isLedgerWrapped(provider)) return provider;
   const wrapped: ModelProvider = {
     async getModel(modelName?: string) {
-      return wrapModel(await provider.getModel(modelName), options, modelName);
+      let model: Model;
+      try {
+        model = await provider.getModel(modelName);
+      } catch (error) {
+        if (currentScope()?.root.resumed !== true) throw error;
+        model = unavailableModel(error);
+      }
+      return wrapModel(model, options, modelName);
     },
   };
   wrappedModels.add(wrapped);

@@ -94,6 +94,35 @@ describe("resumeRun after a crash", () => {
     expect(charges?.attempts[1]?.retryOf).toBe(charges?.attempts[0]?.attemptId);
   });
 
+  test("a resume whose provider cannot give a model (no credentials) still reaches the call to decide, the run left open", async () => {
+    // The SDK's OpenAIProvider throws "Missing credentials" from getModel in a process without
+    // OPENAI_API_KEY. The run closed as failed before the ledger answered a call, with the charge
+    // still unresolved, and every later resume said there was nothing to resume.
+    const { store } = await ledgers.crashed("shop: dies inside charge");
+    const second = fixture();
+    const noCredentials = {
+      async getModel(): Promise<never> {
+        throw new Error("Missing credentials. Please pass an apiKey");
+      },
+    };
+    const paused = await resumeRun(second.main, {
+      ...runOptions(store, second.model),
+      modelProvider: noCredentials,
+    });
+    expect(paused.status).toBe("interrupted");
+    expect(paused.interruptions.map((item) => item.name)).toEqual(["charge"]);
+    expect(second.effects).toEqual([]);
+    expect((await inspectSession(store, "s")).runs[0]?.status).toBe("running");
+
+    // With the provider back, the decision goes through as after any other resume.
+    const { state, item } = firstInterruption(paused);
+    state.approve(item);
+    second.model.calls = 2;
+    const done = await resumeRun(second.main, { ...runOptions(store, second.model), state });
+    expect(done.finalOutput).toBe("sold for 7");
+    expect(second.effects).toEqual(["charge 7"]);
+  });
+
   test("approving a call with large arguments records its retry with the same arguments", async () => {
     // Arguments this large go to the blob store; the event keeps a reference.
     const text = LARGE_TEXT;
