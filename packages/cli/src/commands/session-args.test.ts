@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { openStore } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { recordDemoSession, runBin } from "../session-fixture.test.data.js";
 import { blobGraceOption, durationOption, formatDuration } from "./session-args.js";
 
@@ -102,7 +102,7 @@ describe("durations on the command line", () => {
       }),
     );
     // Through the command: nothing is collected.
-    const ledger = join(scratchDirectory("agent-ledger-grace-", afterAll), "l.db");
+    const ledger = join(scratchDirectory("agent-ledger-grace-", onTestFinished), "l.db");
     const refused = await runBin([
       "--store",
       `sqlite:${ledger}`,
