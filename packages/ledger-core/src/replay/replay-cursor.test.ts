@@ -210,6 +210,30 @@ describe("ReplayCursor", () => {
     expect(ordered.takeRetry({ ...call, requestHash: hashJson(request(0)) })).toBeUndefined();
   });
 
+  it("finds the retry of a completed model call where a resume made it, out of order", async () => {
+    // A call answered without what the caller needs (an embedding recorded without its
+    // vectors) is made again on resume as a retry, committed after the calls recorded before.
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
+    await recorder.startRun();
+    const first = await recorder.beforeModelCall({ request: request(0) });
+    await recorder.modelCompleted(first, { count: 1 });
+    const second = await recorder.beforeModelCall({ request: request(1) });
+    await recorder.modelCompleted(second, { turn: 1 });
+    const retry = await recorder.retry(first);
+    await recorder.modelCompleted(retry, { count: 1 });
+    const events = await readWholeRun(store, { sessionId: "s", runId: "r" });
+
+    const cursor = new ReplayCursor(events);
+    expect(cursor.takeModel(hashJson(request(0)))?.attempt.attemptId).toBe(first.attemptId);
+    const call = { kind: "model" as const, retryOf: first.attemptId };
+    const retried = cursor.takeRetry({ ...call, requestHash: hashJson(request(0)) });
+    expect(retried?.attempt.attemptId).toBe(retry.attemptId);
+    // Taken ahead: the next call is the one recorded after the first, then the run's end.
+    expect(cursor.takeModel(hashJson(request(1)))?.attempt.attemptId).toBe(second.attemptId);
+    expect(cursor.atFrontier).toBe(true);
+  });
+
   it("attemptFromRecorded rebuilds the attempt before* returned", async () => {
     const { tool, events } = await recordedRun();
     const recorded = collectAttempts(events).find(

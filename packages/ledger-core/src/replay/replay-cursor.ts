@@ -395,6 +395,19 @@ export class ReplayCursor {
     return matched(unapproved);
   }
 
+  /**
+   * Whether the recorded model attempt `attemptId` completed. Its retry can only have been made
+   * by a resume that made the call again rather than answer it (an embedding recorded without
+   * its vectors), and was committed where that resume was: after the calls recorded before the
+   * crash, not next to the call. A later resume finds it by the attempt it retries (unique)
+   * wherever it is; a failed call's retry is the next recorded call, or runs live.
+   */
+  #completedModel(attemptId: string): boolean {
+    return this.#models.some(
+      (attempt) => attempt.attemptId === attemptId && attempt.status === "completed",
+    );
+  }
+
   /** True when the next recorded model attempt is a retry of `attemptId`. */
   retriesNext(attemptId: string): boolean {
     return this.#models[this.#modelIndex]?.retryOf === attemptId;
@@ -415,9 +428,10 @@ export class ReplayCursor {
     let attempt: RecordedAttempt | undefined;
     let modelPosition = this.#modelIndex;
     if (call.kind === "model") {
-      if (this.#modelsByRequest)
+      const next = this.retriesNext(call.retryOf);
+      if (this.#modelsByRequest || (!next && this.#completedModel(call.retryOf)))
         modelPosition = this.#findModel((recorded) => recorded.retryOf === call.retryOf);
-      else if (!this.retriesNext(call.retryOf)) modelPosition = -1;
+      else if (!next) modelPosition = -1;
       attempt = this.#models[modelPosition];
     } else {
       attempt = this.#toolsByRetryOf.firstUnused(call.retryOf, this.#usedTools);
