@@ -16,10 +16,11 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
-import { embed, embedMany, wrapEmbeddingModel } from "ai";
-import { MockEmbeddingModelV3 } from "ai/test";
+import { embed, embedMany, generateText, wrapEmbeddingModel, wrapLanguageModel } from "ai";
+import { MockEmbeddingModelV3, MockLanguageModelV3 } from "ai/test";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { ledgerEmbeddingMiddleware } from "./embedding-middleware.js";
+import { ledgerMiddleware } from "./ledger-middleware.js";
 import { crashInChild } from "./testing/crash-in-child.test.data.js";
 import {
   EMBEDDING_RUN,
@@ -31,7 +32,11 @@ import {
   eventsOf,
   expectUnholdableResponseRecordedAsFailure,
 } from "./testing/recorded-events.test.data.js";
-import { assistant, assistantRecorder as setup } from "./testing/scripted-model.test.data.js";
+import {
+  assistant,
+  assistantRecorder as setup,
+  textResult,
+} from "./testing/scripted-model.test.data.js";
 
 const scratch = scratchDirectory("ai-sdk-embedding-", afterAll);
 
@@ -302,5 +307,72 @@ describe("ledgerEmbeddingMiddleware after a crash (SIGKILL)", () => {
     expect(requested[2]?.retryOf).toBe(requested[0]?.attemptId);
     expect(requested[3]?.retryOf).toBe(requested[1]?.attemptId);
     expect((await inspectSession(store, EMBEDDING_RUN.sessionId)).unresolved).toEqual([]);
+  });
+
+  it("a run resumed a second time answers the retry the first resume made, where that resume made it", async () => {
+    // An app that embeds the question, then asks the model; stopped after (a crash, or a
+    // tool left unresolved), resumed, stopped again, resumed again: each resume embeds again.
+    const path = join(scratch, "embedding-resumed-twice.db");
+    const store = new SqliteEventStore({ path });
+    await store.init();
+    onTestFinished(() => store.close());
+    const address = { store, sessionId: "rag-chat", runId: "turn-1", actor: assistant };
+    const answer = async (recorder: SessionRecorder, questions: string[]) => {
+      const { model: embedder, calls: embeddings } = embeddingModel();
+      // Answers each question by its text, whichever calls the ledger answers instead.
+      const model = new MockLanguageModelV3({
+        doGenerate: async ({ prompt }) =>
+          textResult(`re: ${JSON.stringify(prompt.at(-1)?.content)}`),
+      });
+      const query = await embed({
+        model: wrapEmbeddingModel({
+          model: embedder,
+          middleware: ledgerEmbeddingMiddleware({ recorder }),
+        }),
+        value: "what is a ledger?",
+        maxRetries: 0,
+      });
+      const wrapped = wrapLanguageModel({
+        model,
+        middleware: ledgerMiddleware({ recorder }),
+      });
+      const texts: string[] = [];
+      for (const question of questions)
+        texts.push((await generateText({ model: wrapped, prompt: question, maxRetries: 0 })).text);
+      return {
+        vector: query.embedding,
+        texts,
+        embeddings,
+        modelCalls: model.doGenerateCalls.length,
+      };
+    };
+
+    const reply = (question: string) => `re: ${JSON.stringify([{ type: "text", text: question }])}`;
+    const first = await answer(new SessionRecorder(address), ["one"]);
+    expect(first.texts).toEqual([reply("one")]);
+    // The first resume: the question is embedded again (after the model call's events), the
+    // recorded model call is answered, the next one is made live.
+    const second = await answer(await SessionRecorder.resume(address), ["one", "two"]);
+    expect(second).toMatchObject({ texts: [reply("one"), reply("two")], modelCalls: 1 });
+    expect(second.embeddings).toEqual([["what is a ledger?"]]);
+    // The second: both model calls are answered from the ledger, the question embedded again.
+    const third = await answer(await SessionRecorder.resume(address), ["one", "two", "three"]);
+    expect(third).toMatchObject({
+      texts: [reply("one"), reply("two"), reply("three")],
+      modelCalls: 1,
+    });
+    expect(third.vector).toEqual(vectorOf("what is a ledger?"));
+    expect(third.embeddings).toEqual([["what is a ledger?"]]);
+    const embeddingRequests = (await eventsOf(store, address)).filter(
+      (event) =>
+        event.type === "model.requested" &&
+        (payloadOf(event).request as { operation?: string }).operation === "embeddings",
+    );
+    // Each resume's retry repeats the one before it: one chain, one step.
+    expect(embeddingRequests).toHaveLength(3);
+    expect(embeddingRequests[1]?.retryOf).toBe(embeddingRequests[0]?.attemptId);
+    expect(embeddingRequests[2]?.retryOf).toBe(embeddingRequests[1]?.attemptId);
+    expect(new Set(embeddingRequests.map((event) => event.stepId)).size).toBe(1);
+    expect((await inspectSession(store, "rag-chat")).unresolved).toEqual([]);
   });
 });

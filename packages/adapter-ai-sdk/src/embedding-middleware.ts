@@ -90,12 +90,12 @@ export function ledgerEmbeddingMiddleware(
       const state = callStateOf(recorderState);
       const embed = async (): Promise<EmbeddingModelV3Result> => {
         let attempt = await beginAttempt(state, () => embeddingRequestOf(params, model, redact));
-        const replayed = attempt.replayed;
-        if (replayed?.status === "completed") {
-          const result = recordedResult(replayed.result);
+        // Recorded without its vectors: made again, as a retry of the recorded call. An earlier
+        // resume's retry is answered from the ledger the same way, so each resume adds one.
+        while (attempt.replayed?.status === "completed") {
+          const result = recordedResult(attempt.replayed.result);
           state.modelAnswered(attempt);
           if (result !== undefined) return result;
-          // Recorded without its vectors: made again, as a retry of the recorded call.
           try {
             attempt = await state.recorder.retry(attempt);
           } catch (error) {
@@ -103,7 +103,8 @@ export function ledgerEmbeddingMiddleware(
             throw error;
           }
           state.modelBegan(attempt);
-        } else if (replayed) throw replayedFailure(state, attempt);
+        }
+        if (attempt.replayed) throw replayedFailure(state, attempt);
         let result: EmbeddingModelV3Result;
         try {
           result = await doEmbed();
