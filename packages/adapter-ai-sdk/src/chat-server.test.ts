@@ -1,8 +1,16 @@
 import { join } from "node:path";
-import { inspectSession } from "@agent-ledger/core";
+import { inspectSession, LedgerError, type UnresolvedAttemptError } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
+import { NoOutputGeneratedError } from "ai";
 import { afterAll, describe, expect, it } from "vitest";
+import {
+  APPROVING_CHAT,
+  ASK,
+  approved,
+  type RefundWorld,
+  refundTurn,
+} from "./testing/approving-chat.test.data.js";
 import { CHAT, type ChatWorld, chatTurn, FIRST, SECOND } from "./testing/chat-server.test.data.js";
 import { crashInChild } from "./testing/crash-in-child.test.data.js";
 
@@ -60,5 +68,39 @@ describe("a chat server with a run per turn (README: A chat app)", () => {
       ["turn-2", "completed"],
       ["turn-3", "completed"],
     ]);
+  });
+
+  it("a turn that begins with the approved tool a crash cut off is refused before any step: result.text rejects with the SDK's NoOutputGeneratedError", async ({
+    onTestFinished,
+  }) => {
+    const path = join(scratch, "approving-chat.db");
+    const child = await crashInChild("chat inside the refund its user approved", path);
+    expect(child.effects).toEqual(["refund:42"]);
+    const store = new SqliteEventStore({ path });
+    await store.init();
+    onTestFinished(() => store.close());
+    const [cut] = (await inspectSession(store, APPROVING_CHAT)).unresolved;
+    expect(cut).toMatchObject({ runId: "turn-2", kind: "tool", name: "refund" });
+
+    // The client sends turn 2 again: turn 1 is answered from the ledger, turn 2's run resumed.
+    const world: RefundWorld = { refunds: 0, modelCalls: 0 };
+    const turn1 = await refundTurn(store, world, "1", [ASK]);
+    const again = await refundTurn(store, world, "2", approved(turn1.messages));
+    // The refund is not made again, nor the model called: the turn has no step at all, so the
+    // SDK rejects result.text with an error of its own; onError has the ledger's.
+    expect(world).toEqual({ refunds: 0, modelCalls: 0 });
+    expect("error" in again.text && NoOutputGeneratedError.isInstance(again.text.error)).toBe(true);
+    const refused = again.errors.find((error) =>
+      LedgerError.isInstance(error, "unresolved-attempt"),
+    );
+    expect(refused).toMatchObject({ attempt: { attemptId: cut?.attemptId } });
+    expect(again.recorder.status).toBe("running");
+
+    // A person finds the refund made, and abandons the call (the unresolved-attempt message's
+    // recorder.abandon(error.attempt, reason)); the turn sent again goes on.
+    await again.recorder.abandon((refused as UnresolvedAttemptError).attempt, "refund 42 made");
+    const resolved = await refundTurn(store, world, "2", approved(turn1.messages));
+    expect(resolved.text).toEqual({ value: "order 42 is refunded" });
+    expect(world).toEqual({ refunds: 0, modelCalls: 1 });
   });
 });

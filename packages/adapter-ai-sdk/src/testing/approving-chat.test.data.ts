@@ -1,0 +1,106 @@
+// A chat whose `refund` tool needs the user's approval (needsApproval: true): turn 1 streams up
+// to the approval request; the user approves, and turn 2 (a run of its own, as the README's "A
+// chat app" names it) starts by running the approved refund, before its first model call.
+import type { EventStore } from "@agent-ledger/core";
+import { type ModelMessage, stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
+import { z } from "zod";
+import { ledgerMiddleware } from "../ledger-middleware.js";
+import { wrapTools } from "../wrap-tools.js";
+import { turnRecorder } from "./chat-server.test.data.js";
+import { crashHere, report } from "./crash-in-child.test.data.js";
+import {
+  partsStream,
+  streamPartsOf,
+  textResult,
+  toolCall,
+  toolCallsResult,
+} from "./scripted-model.test.data.js";
+
+/** The chat's session. */
+export const APPROVING_CHAT = "chat-refund";
+
+/** The chat's first message. */
+export const ASK: ModelMessage = { role: "user", content: "refund order 42" };
+
+/** What the chat's tools did; in a crash child, `crash` stops inside the refund. */
+export interface RefundWorld {
+  refunds: number;
+  modelCalls: number;
+  crash?: boolean;
+}
+
+/** One turn: its text (`result.text`, or what it rejected with), the errors onError got. */
+export async function refundTurn(
+  store: EventStore,
+  world: RefundWorld,
+  turnId: string,
+  messages: ModelMessage[],
+) {
+  const recorder = await turnRecorder(store, APPROVING_CHAT, turnId);
+  const refund = tool({
+    inputSchema: z.object({ order: z.string() }),
+    needsApproval: true,
+    execute: async ({ order }) => {
+      world.refunds++;
+      if (world.crash) {
+        report.effect(`refund:${order}`);
+        await crashHere();
+      }
+      return "refunded";
+    },
+  });
+  const model = new MockLanguageModelV3({
+    doStream: async (options) => {
+      world.modelCalls++;
+      const answer =
+        options.prompt.at(-1)?.role === "tool"
+          ? textResult("order 42 is refunded")
+          : toolCallsResult(toolCall("call-refund", "refund", { order: "42" }));
+      return { stream: partsStream(streamPartsOf(answer)) };
+    },
+  });
+  const errors: unknown[] = [];
+  const result = streamText({
+    model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+    messages,
+    tools: wrapTools({ refund }, { recorder }),
+    stopWhen: stepCountIs(3),
+    onError: ({ error }) => {
+      errors.push(error);
+    },
+  });
+  const text = await result.text.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+  const messagesAdded = "value" in text ? (await result.response).messages : [];
+  return { text, errors, messages: messagesAdded, recorder };
+}
+
+/** Turn 2's messages: turn 1's, and the user's approval of the refund it asked for. */
+export function approved(turn1: ModelMessage[]): ModelMessage[] {
+  const request = turn1
+    .flatMap((message) =>
+      message.role === "assistant" && Array.isArray(message.content) ? message.content : [],
+    )
+    .find((part) => part.type === "tool-approval-request");
+  if (request?.type !== "tool-approval-request") throw new Error("no approval request");
+  return [
+    ASK,
+    ...turn1,
+    {
+      role: "tool",
+      content: [{ type: "tool-approval-response", approvalId: request.approvalId, approved: true }],
+    },
+  ];
+}
+
+/** In the crash child: turn 1 asks for approval, turn 2 dies inside the approved refund. */
+export async function crashInsideApprovedRefund(store: EventStore): Promise<void> {
+  const world: RefundWorld = { refunds: 0, modelCalls: 0 };
+  const first = await refundTurn(store, world, "1", [ASK]);
+  await first.recorder.completeRun({ approval: "asked" });
+  world.crash = true;
+  await refundTurn(store, world, "2", approved(first.messages));
+}
