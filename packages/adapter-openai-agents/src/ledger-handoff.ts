@@ -7,9 +7,8 @@ import {
 } from "@agent-ledger/core";
 import type { Handoff, RunContext } from "@openai/agents";
 import type { AnyAgent } from "./any-agent.js";
-import { applyContextChange, recordContextChange } from "./context-changes.js";
 import { replayedError } from "./ledger-model.js";
-import { parseArgs, watchedContext } from "./ledger-tool.js";
+import { callContext, parseArgs } from "./ledger-tool.js";
 import { assertLedgerHandoffArguments } from "./option-checks.js";
 import { currentScope, type LedgerScope, ledgerStep, recorderOf } from "./scope.js";
 
@@ -128,8 +127,7 @@ export function ledgerHandoff<H extends AnyHandoff>(
         `handoff ${self.toolName} was invoked outside runWithLedger/resumeRun: refusing to run it unrecorded`,
       );
     const callId = callIdOf(scope, self.toolName);
-    // What the callback writes into the context is recorded with the call (context-changes.ts).
-    const watch = watchedContext(runContext.context);
+    const context = callContext(runContext.context);
     const attempt = await ledgerStep(() =>
       recorder.beforeToolCall({
         ...(callId !== undefined ? { toolCallId: callId } : {}),
@@ -140,9 +138,7 @@ export function ledgerHandoff<H extends AnyHandoff>(
       }),
     );
     const replayed = attempt.replayed;
-    // Answered from the ledger, the callback does not run: the context gets what it wrote then.
-    if (replayed?.status === "completed" || replayed?.status === "failed")
-      applyContextChange(scope.run, attempt.attemptId, runContext.context);
+    context.answered(scope.run, attempt);
     if (replayed?.status === "completed") return recordedTarget(self, attempt, replayed.result);
     if (replayed?.status === "failed") throw replayedError(replayed.error);
     // A person abandoned it after a crash: its callback does not run again; the handoff goes on.
@@ -152,13 +148,13 @@ export function ledgerHandoff<H extends AnyHandoff>(
     try {
       target = (await original.call(self, runContext, args)) as AnyAgent;
     } catch (error) {
-      await ledgerStep(() => recordContextChange(recorder, attempt, watch));
+      await context.recordChange(recorder, attempt);
       await ledgerStep(() => recorder.toolFailed(attempt, error));
       throw error;
     } finally {
       invoking.delete(runContext);
     }
-    await ledgerStep(() => recordContextChange(recorder, attempt, watch));
+    await context.recordChange(recorder, attempt);
     await ledgerStep(() => recorder.toolCompleted(attempt, { assistant: target.name }));
     return target;
   } as InvokeHandoff;

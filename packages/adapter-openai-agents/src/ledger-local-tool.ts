@@ -1,17 +1,16 @@
 import { LedgerError, type ToolEffect } from "@agent-ledger/core";
 import type { ApplyPatchTool, Editor, RunContext, Shell, ShellTool } from "@openai/agents";
 import { approvalCallId } from "./approval-decisions.js";
-import { applyContextChange, recordContextChange } from "./context-changes.js";
 import { replayedError } from "./ledger-model.js";
 import { recordedCall, UNDEFINED_OUTPUT_METADATA } from "./ledger-state.js";
 import {
+  callContext,
   declareToolEffect,
   type LedgerToolOptions,
   openAttempt,
   recordedCallNeedsApproval,
   replayedOutput,
   toolCallRecorder,
-  watchedContext,
 } from "./ledger-tool.js";
 import { EDITOR_METHODS, localCallId, noteLocalCall } from "./local-call-ids.js";
 import { recordedOutput } from "./model-json.js";
@@ -139,8 +138,7 @@ async function runRecorded(
         `tool ${name}: the ledger cannot tell which call this ${name} action belongs to (neither the model response that asked for it, the tool's needsApproval nor the SDK's start of it on an agent given to instrumentAgent named it): refusing to run it unrecorded`,
       ),
     );
-  // What an editor writes into the run's context is recorded with its call (context-changes.ts).
-  const watch = watchedContext(context);
+  const runContext = callContext(context);
   const attempt = await ledgerStep(() =>
     openAttempt(recorder, scope, {
       callId,
@@ -151,8 +149,7 @@ async function runRecorded(
     }),
   );
   const replayed = attempt.replayed;
-  if (replayed?.status === "completed" || replayed?.status === "failed")
-    applyContextChange(scope?.run, attempt.attemptId, context);
+  runContext.answered(scope?.run, attempt);
   if (replayed?.status === "completed") return replayedOutput(replayed);
   // The SDK turns the error into what the model was told then (stderr, a failed patch).
   if (replayed?.status === "failed") throw replayedError(replayed.error);
@@ -161,11 +158,11 @@ async function runRecorded(
   try {
     output = await call();
   } catch (error) {
-    await ledgerStep(() => recordContextChange(recorder, attempt, watch));
+    await runContext.recordChange(recorder, attempt);
     await ledgerStep(() => recorder.toolFailed(attempt, error));
     throw error;
   }
-  await ledgerStep(() => recordContextChange(recorder, attempt, watch));
+  await runContext.recordChange(recorder, attempt);
   await ledgerStep(() =>
     recorder.toolCompleted(
       attempt,

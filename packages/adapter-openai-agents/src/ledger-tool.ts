@@ -284,8 +284,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     // An agent tool call that paused at an approval goes on under its open attempt.
     const paused = callId !== undefined ? scope?.run.pausedAgentTools.get(callId) : undefined;
     if (paused && callId !== undefined) scope?.run.pausedAgentTools.delete(callId);
-    // What the call writes into the context is recorded with it (see context-changes.ts).
-    const watch = watchedContext(runContext?.context);
+    const context = callContext(runContext?.context);
     const attempt =
       paused ??
       (await ledgerStep(() =>
@@ -298,9 +297,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
         }),
       ));
     const replayed = attempt.replayed;
-    // Answered from the ledger, the call does not run: the context gets what it wrote then.
-    if (replayed?.status === "completed" || replayed?.status === "failed")
-      applyContextChange(scope?.run, attempt.attemptId, runContext?.context);
+    context.answered(scope?.run, attempt);
     if (replayed?.status === "completed") return replayedOutput(replayed) as never;
     if (replayed?.status === "failed") {
       // A failure the SDK had made the model's answer: the same answer again.
@@ -325,7 +322,6 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       },
       run: scope?.run ?? loadRunState([]),
     };
-    const contextChanged = () => ledgerStep(() => recordContextChange(recorder, attempt, watch));
     let settled: TimeoutRace<WatchedCall<unknown>>;
     try {
       settled = await untilTimeout(
@@ -342,7 +338,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       // fail, it was stopped and may or may not have done its work. The attempt stays in
       // flight, so a resumed run treats it as such (runs it again if idempotent, else asks).
       if (details?.signal?.aborted) throw error;
-      await contextChanged();
+      await context.recordChange(recorder, attempt);
       await ledgerStep(() => recorder.toolFailed(attempt, error));
       if (nested.current) await nested.current.failRun(error).catch(() => undefined);
       throw error;
@@ -351,7 +347,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       // The runner stopped waiting (its `timeoutMs`): the model is told the call timed out, or
       // the run fails. The call is over for the run, whatever the tool still does meanwhile.
       const { timedOut } = settled;
-      await contextChanged();
+      await context.recordChange(recorder, attempt);
       await ledgerStep(() => recorder.toolFailed(attempt, timedOut));
       if (nested.current) await nested.current.failRun(timedOut).catch(() => undefined);
       throw timedOut;
@@ -386,7 +382,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       // The call failed and the model was told so in the SDK's words: the call is recorded as
       // failed, with those words, which a resumed run gives the model again (see replay above).
       const said = recordedOutput(output);
-      await contextChanged();
+      await context.recordChange(recorder, attempt);
       await ledgerStep(() =>
         recorder.toolFailed(attempt, failure.error, {
           metadata: { [MODEL_WAS_TOLD]: (said ?? null) as JsonValue },
@@ -395,7 +391,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       if (nested.current) await nested.current.failRun(failure.error).catch(() => undefined);
       return output as never;
     }
-    await contextChanged();
+    await context.recordChange(recorder, attempt);
     await ledgerStep(() =>
       recorder.toolCompleted(
         attempt,
@@ -411,15 +407,31 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
 }
 
 /**
- * `watchContext`, refused (the run stops) when the context holds a value JSON cannot write: the
- * SDK could not save it in a RunState either.
+ * The run's context around one recorded call (a function tool's, an agent tool's, a handoff's,
+ * an editor's; see context-changes.ts): watched before the call, refused (the run stops) when it
+ * holds a value JSON cannot write, as the SDK could not save it in a RunState either.
+ * `answered`: a call the ledger answers does not run, so the context gets what it wrote then.
+ * `recordChange`: what the call wrote, recorded before its outcome.
  */
-export function watchedContext(context: unknown): ContextWatch | undefined {
+export function callContext(context: unknown): {
+  answered(run: LedgerRunState | undefined, attempt: Attempt): void;
+  recordChange(recorder: SessionRecorder, attempt: Attempt): Promise<void>;
+} {
+  let watch: ContextWatch | undefined;
   try {
-    return watchContext(context);
+    watch = watchContext(context);
   } catch (error) {
     throw refused(error);
   }
+  return {
+    answered(run, attempt) {
+      const status = attempt.replayed?.status;
+      if (status === "completed" || status === "failed")
+        applyContextChange(run, attempt.attemptId, context);
+    },
+    recordChange: (recorder, attempt) =>
+      ledgerStep(() => recordContextChange(recorder, attempt, watch)),
+  };
 }
 
 /**
