@@ -209,7 +209,12 @@ function assertRunOptions(options: unknown, { resume }: { resume: boolean }): vo
       `${call} needs an EventStore in options.store (openStore(url) makes one), got ${describe(given.store)}`,
     );
   assertId(given.sessionId, "$.sessionId");
-  if (resume || given.runId !== undefined) assertId(given.runId, "$.runId");
+  if (resume && given.runId === undefined)
+    throw new InvalidArgumentError(
+      "$.runId",
+      "resumeRun continues one run: give the runId runWithLedger returned (result.runId), or one `agent-ledger inspect` lists for the session",
+    );
+  if (given.runId !== undefined) assertId(given.runId, "$.runId");
   assertOptional(
     given,
     "maxTurns",
