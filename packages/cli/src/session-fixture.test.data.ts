@@ -252,13 +252,12 @@ export async function pausedInsideAgentCall(store: EventStore, sessionId = "paus
 }
 
 /**
- * A SQLite ledger whose file name the URL parser reads as a password parameter
- * (`ledger.db?password=s3cret-pw`), with a `pay` call in flight in session "pay": the binary
- * opens it and redactUrl finds a secret in its URL, so the real path runs without a server.
+ * The ledger at `url` (a new SQLite file when none is given), with a `pay` call in flight in
+ * session "pay", the store closed again: what inspect and resolve are run on.
  */
-export async function storeWithSecret(): Promise<{ url: string; attemptId: string }> {
-  const directory = scratchDirectory("agent-ledger-secret-", onTestFinished);
-  const url = `sqlite:${join(directory, "ledger.db?password=s3cret-pw")}`;
+export async function storeWithPay(
+  url = `sqlite:${join(scratchDirectory("agent-ledger-pay-", onTestFinished), "ledger.db")}`,
+): Promise<{ url: string; attemptId: string }> {
   const store = await openStore(url);
   const recorder = new SessionRecorder({
     store,

@@ -1,4 +1,4 @@
-import { existsSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import {
   type EventStore,
@@ -9,8 +9,9 @@ import {
   SessionRecorder,
 } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { haveChromium, launchChromium } from "./chromium.test.data.js";
 import {
   type DemoSession,
   INJECTION,
@@ -19,39 +20,12 @@ import {
   runBin,
   runPasted,
   startBin,
-  storeWithSecret,
 } from "./session-fixture.test.data.js";
 import { CONTENT_SECURITY_POLICY } from "./viewer/security.js";
 import { startViewer } from "./viewer/viewer-server.js";
 
 /** An agent call's effect that the next resume makes again by itself. */
 const MADE_AGAIN = { kind: "none", idempotent: true } as const;
-
-const CHROMIUM = "/usr/bin/chromium";
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) {
-  if (process.env.CI === "true")
-    throw new Error(`CI=true and ${CHROMIUM} is missing: run scripts/install-test-tools.sh`);
-  console.warn(
-    `[agent-ledger] skipping the viewer browser tests: ${CHROMIUM} is missing (run scripts/install-test-tools.sh)`,
-  );
-}
-
-function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
-}
 
 const directory = scratchDirectory("agent-ledger-viewer-", afterAll);
 const storeUrl = `sqlite:${join(directory, "ledger.db")}`;
@@ -171,68 +145,7 @@ describe("agent-ledger serve: the store URL in the page", () => {
       await memory.close();
     }
   });
-
-  // The same URL, given the same way, reads the same from `inspect` and from `serve`'s page:
-  // with --store its password as ***, from $AGENT_LEDGER_STORE not at all (serve passed that
-  // one to the page, which inspect leaves to the environment). Never the password itself.
-  it("serve's page and inspect print the same resolve command for the same store URL", async () => {
-    const { url, attemptId } = await storeWithSecret();
-    const resolve = (storeOption: string) =>
-      `agent-ledger resolve --abandon "reason"${storeOption} -- pay ${attemptId}`;
-    const shown = ` --store '${url.replace("s3cret-pw", "***")}'`;
-    for (const { given, env, steps } of [
-      {
-        given: ["--store", url],
-        env: {},
-        steps: [{ action: "resolve", command: resolve(shown), passwordLeftOut: true }],
-      },
-      {
-        given: [],
-        env: { AGENT_LEDGER_STORE: url },
-        steps: [{ action: "resolve", command: resolve("") }],
-      },
-    ]) {
-      const inspect = await runBin([...given, "inspect", "pay", "--json"], env);
-      expect(inspect.code).toBe(0);
-      expect(JSON.parse(inspect.stdout).nextSteps).toEqual(steps);
-      const server = await startBin([...given, "serve"], /viewer on (http:\/\/\S+)\n/, env);
-      try {
-        const base = server.match[1] as string;
-        const session = await fetch(new URL("/api/session?id=pay", base));
-        const text = await session.text();
-        expect(JSON.parse(text).nextSteps).toEqual(steps);
-        const config = await (await fetch(new URL("/api/config", base))).text();
-        for (const served of [text, config, server.output(), server.errors()])
-          expect(served).not.toContain("s3cret");
-        expect(inspect.stdout + inspect.stderr).not.toContain("s3cret");
-        if (haveChromium) await expectPageSays(base, steps[0]?.command as string, given.length > 0);
-      } finally {
-        server.child.kill("SIGTERM");
-      }
-    }
-  });
 });
-
-/** The session page shows `command`, and says the password was left out where it was. */
-async function expectPageSays(base: string, command: string, passwordLeftOut: boolean) {
-  const browser = await launchChromium();
-  try {
-    const page = await browser.newPage();
-    await page.goto(new URL("#/session/pay", base).toString());
-    const unresolved = page.locator('[data-testid="unresolved"]');
-    await page.locator('[data-testid="attempt-row"].unresolved').waitFor();
-    expect(await unresolved.textContent()).toContain(command);
-    const note = page.locator('[data-testid="password-left-out"]');
-    expect(await note.count()).toBe(passwordLeftOut ? 1 : 0);
-    if (passwordLeftOut)
-      expect(await note.textContent()).toContain(
-        "The store URL's password is left out, shown as ***",
-      );
-    expect(await page.content()).not.toContain("s3cret");
-  } finally {
-    await browser.close();
-  }
-}
 
 describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
   let store: EventStore;

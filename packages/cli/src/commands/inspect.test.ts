@@ -3,7 +3,7 @@ import { openStore, SessionRecorder } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import Database from "better-sqlite3";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { runBin, runPasted, storeWithSecret } from "../session-fixture.test.data.js";
+import { runBin } from "../session-fixture.test.data.js";
 import { startViewer } from "../viewer/viewer-server.js";
 
 /**
@@ -167,40 +167,5 @@ describe("inspect on a session whose rows were deleted by hand", () => {
     expect(answer.notIntact).toEqual([
       { runId: "main", seqGap: { after: 1, next: 3 }, text: warning },
     ]);
-  });
-});
-
-describe("the resolve command inspect prints", () => {
-  it("never shows the store's password: left to $AGENT_LEDGER_STORE when it came from there", async () => {
-    const { url, attemptId } = await storeWithSecret();
-    const env = { AGENT_LEDGER_STORE: url };
-    const text = await runBin(["inspect", "pay"], env);
-    const json = await runBin(["inspect", "pay", "--json"], env);
-    expect(text.code).toBe(0);
-    expect(json.code).toBe(0);
-    const command = `agent-ledger resolve --abandon "reason" -- pay ${attemptId}`;
-    expect(text.stdout).toContain(`check the effect, then: ${command}\n`);
-    expect(JSON.parse(json.stdout).nextSteps).toEqual([{ action: "resolve", command }]);
-    for (const output of [text, json])
-      expect(output.stdout + output.stderr).not.toContain("s3cret");
-    // Pasted where the environment names the store, it runs.
-    expect((await runPasted(command.replace('"reason"', '"checked"'), env)).code).toBe(0);
-  });
-
-  it("shows a password given with --store as *** and says it was left out", async () => {
-    const { url, attemptId } = await storeWithSecret();
-    const text = await runBin(["--store", url, "inspect", "pay"]);
-    const json = await runBin(["--store", url, "inspect", "pay", "--json"]);
-    expect(text.code).toBe(0);
-    expect(json.code).toBe(0);
-    const shown = url.replace("s3cret-pw", "***");
-    const command = `agent-ledger resolve --abandon "reason" --store '${shown}' -- pay ${attemptId}`;
-    expect(text.stdout).toContain(`check the effect, then: ${command}\n`);
-    expect(text.stdout).toContain("the store URL's password is left out, shown as ***");
-    expect(JSON.parse(json.stdout).nextSteps).toEqual([
-      { action: "resolve", command, passwordLeftOut: true },
-    ]);
-    for (const output of [text, json])
-      expect(output.stdout + output.stderr).not.toContain("s3cret");
   });
 });

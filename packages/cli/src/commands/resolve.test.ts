@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { type AttemptView, inspectSession, openStore, SessionRecorder } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { runBin, runPasted, storeWithSecret } from "../session-fixture.test.data.js";
+import { runBin, runPasted, storeWithPay } from "../session-fixture.test.data.js";
 
 describe("agent-ledger resolve", () => {
   it("names a model call whose model the ledger does not know as 'model', with no stray space", async () => {
@@ -103,7 +103,7 @@ describe("the reason of resolve", () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("the call's result it reads holds");
     expect(help.stdout).toContain("the reason word for word");
-    const { url, attemptId } = await storeWithSecret();
+    const { url, attemptId } = await storeWithPay();
     const text = await runBin(["inspect", "pay"], { AGENT_LEDGER_STORE: url });
     expect(text.stdout).toContain(
       `check the effect, then: agent-ledger resolve --abandon "reason" -- pay ${attemptId}\n       replace "reason" with what you found: the agent's model reads it word for word in the call's result; if the call did not take effect, --approve "reason" instead makes it again on the next resume\n`,
