@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { openStore, SessionRecorder } from "@agent-ledger/core";
@@ -31,13 +31,27 @@ describe("agent-ledger --store with SQLite paths", () => {
     expect(JSON.parse(result.stdout)).toMatchObject([{ sessionId: "s" }]);
   });
 
-  it("checks the file the store would open, so a reading command never creates one", async () => {
-    const withQuery = `sqlite:${file}?mode=ro`;
-    const result = await runBin(["--store", withQuery, "sessions"]);
-    expect(result.code).toBe(3);
-    expect(existsSync(`${file}?mode=ro`)).toBe(false);
+  it("exits 2 for a SQLite URL with a query, naming it (a password as ***), and creates no file", async () => {
+    // It opened (and a writer created) the file the query named: ledger.db?mode=ro.
+    for (const [url, query] of [
+      [`sqlite:${file}?mode=ro`, "?mode=ro"],
+      [`${pathToFileURL(file).href}?mode=ro`, "?mode=ro"],
+      [`sqlite:${file}?password=s3cret-pw`, "?password=***"],
+    ] as const) {
+      const result = await runBin(["--store", url, "sessions"]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`a SQLite URL takes no query (${JSON.stringify(query)})`);
+      expect(result.stderr).not.toContain("s3cret");
+    }
+    expect(readdirSync(directory)).toEqual(["ledger.db"]);
+  });
+
+  it("opens a file whose name holds ? with %3F in its place in the URL", async () => {
     copyFileSync(file, `${file}?mode=ro`);
-    expect((await runBin(["--store", withQuery, "sessions"])).code).toBe(0);
+    const result = await runBin(["--store", `sqlite:${file}%3Fmode=ro`, "sessions", "--json"]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject([{ sessionId: "s" }]);
   });
 
   it("exits 2 for a file: URL that names no local path", async () => {

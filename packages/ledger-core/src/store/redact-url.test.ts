@@ -62,6 +62,11 @@ describe("redactUrl", () => {
     expect(redactUrl("sqlite:/tmp/ledger.db?password=s3cret")).toBe(
       "sqlite:/tmp/ledger.db?password=***",
     );
+    // A SQLite URL takes no query (the store refuses it, its message showing the URL as here);
+    // %3F is a "?" of the file's name, and a file's name is no credential.
+    expect(redactUrl("sqlite:/tmp/ledger.db%3Fpassword=x")).toBe(
+      "sqlite:/tmp/ledger.db%3Fpassword=x",
+    );
   });
 
   it("never shows the secret, whatever else the URL holds", () => {

@@ -10,7 +10,7 @@ import { openStore } from "../../store/open-store.js";
 import { checkInitWithoutCreate } from "../../testing/init-without-create.js";
 import { checkSharedHandles } from "../../testing/shared-handles.js";
 import { SqliteBackend } from "./sqlite-backend.js";
-import { SqliteEventStore, sqlitePath } from "./sqlite-store.js";
+import { SqliteEventStore } from "./sqlite-store.js";
 import { databaseAtMigration } from "./testing/older-database.js";
 
 const folder = mkdtempSync(join(tmpdir(), "ledger-sqlite-store-"));
@@ -160,15 +160,6 @@ describe("SqliteEventStore", () => {
       deletedBlobs: 2,
     });
     await store.close();
-  });
-
-  it("reads sqlite: and file: URLs", () => {
-    expect(sqlitePath("sqlite:./ledger.db")).toBe("./ledger.db");
-    expect(sqlitePath("sqlite::memory:")).toBe(":memory:");
-    expect(sqlitePath("sqlite:///var/ledger.db")).toBe("/var/ledger.db");
-    expect(sqlitePath("file:///var/ledger.db")).toBe("/var/ledger.db");
-    expect(sqlitePath("file:ledger.db")).toBe("ledger.db");
-    expect(() => sqlitePath("sqlite:")).toThrow(/needs a path/);
   });
 
   it("refuses a file: URL that names no local path with invalid-argument at $.url, through openStore too", async () => {

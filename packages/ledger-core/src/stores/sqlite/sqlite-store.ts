@@ -1,6 +1,5 @@
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import type { KnownKeys } from "../../events/argument-checks.js";
 import { assertObjectArgument } from "../../events/argument-checks.js";
@@ -12,33 +11,12 @@ import { assertStoreOptions } from "../store-options.js";
 import type { FileCheckStopped, FileProblemsOptions } from "./file-check.js";
 import { SqliteBackend } from "./sqlite-backend.js";
 import type { Opener } from "./sqlite-connection.js";
+import { sqlitePath } from "./sqlite-url.js";
 
 /** Where the SQLite store keeps its data: a file path, or a database the application opened. */
 export type SqliteEventStoreOptions = { path: string } | { database: Database.Database };
 
 const SQLITE_OPTIONS: KnownKeys<SqliteEventStoreOptions> = { path: true, database: true };
-
-/** The path of a `sqlite:./x.db`, `sqlite::memory:`, `sqlite:///abs.db` or `file:` URL. */
-export function sqlitePath(url: string): string {
-  if (url.startsWith("file:")) {
-    if (url.startsWith("file://")) {
-      try {
-        return fileURLToPath(url);
-      } catch (error) {
-        // A host (file://server/share) or an encoded "/": no local path.
-        throw new InvalidArgumentError("$.url", (error as Error).message, { cause: error });
-      }
-    }
-    return url.slice("file:".length);
-  }
-  if (!url.startsWith("sqlite:"))
-    throw new InvalidArgumentError("$.url", "a SQLite URL starts with sqlite: or file:");
-  let path = url.slice("sqlite:".length);
-  if (path.startsWith("//")) path = path.slice(2);
-  if (path.length === 0)
-    throw new InvalidArgumentError("$.url", "a SQLite URL needs a path, e.g. sqlite:./ledger.db");
-  return path;
-}
 
 function createBackend(options: SqliteEventStoreOptions): SqliteBackend {
   assertStoreOptions(options, {

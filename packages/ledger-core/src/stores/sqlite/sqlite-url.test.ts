@@ -1,0 +1,79 @@
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { LedgerError } from "../../events/errors.js";
+import { openStore } from "../../store/open-store.js";
+import { sqlitePath } from "./sqlite-url.js";
+
+const folder = mkdtempSync(join(tmpdir(), "ledger-sqlite-url-"));
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+/** What openStore(url) rejects with (undefined if it opened, which the callers expect not to). */
+async function refusal(url: string): Promise<LedgerError | undefined> {
+  return openStore(url).then(
+    async (store) => {
+      await store.close();
+      return undefined;
+    },
+    (error: LedgerError) => error,
+  );
+}
+
+describe("sqlite: and file: URLs", () => {
+  it("reads the path of each form", () => {
+    expect(sqlitePath("sqlite:./ledger.db")).toBe("./ledger.db");
+    expect(sqlitePath("sqlite::memory:")).toBe(":memory:");
+    expect(sqlitePath("sqlite:///var/ledger.db")).toBe("/var/ledger.db");
+    expect(sqlitePath("file:///var/ledger.db")).toBe("/var/ledger.db");
+    expect(sqlitePath("file:ledger.db")).toBe("ledger.db");
+    expect(() => sqlitePath("sqlite:")).toThrow(/needs a path/);
+  });
+
+  it("refuses a query at $.url, naming it (a secret as ***), and creates nothing", async () => {
+    // sqlite:./ledger.db?mode=ro opened, and to write created, a second ledger in a file named
+    // "ledger.db?mode=ro"; file:///...?mode=ro dropped the query unread.
+    const ledger = join(folder, "ledger.db");
+    const cases: [string, string][] = [
+      [`sqlite:${ledger}?mode=ro`, '"?mode=ro"'],
+      [`sqlite:${ledger}?cache=shared&mode=rwc`, '"?cache=shared&mode=rwc"'],
+      [`sqlite:${ledger}?password=s3cret-pw`, '"?password=***"'],
+      [`file:${ledger}?mode=ro`, '"?mode=ro"'],
+      [`${pathToFileURL(ledger).href}?mode=ro`, '"?mode=ro"'],
+      ["sqlite::memory:?cache=shared", '"?cache=shared"'],
+    ];
+    for (const [url, query] of cases) {
+      const error = await refusal(url);
+      expect(LedgerError.isInstance(error, "invalid-argument"), url).toBe(true);
+      expect(error?.path).toBe("$.url");
+      expect(error?.message).toContain(`a SQLite URL takes no query (${query})`);
+      expect(error?.message).toContain("write %3F in its place (sqlite:./a%3Fb.db opens a?b.db)");
+      expect(error?.message).not.toContain("s3cret");
+    }
+    expect(readdirSync(folder)).toEqual([]);
+  });
+
+  it("opens a file whose name holds ? when the URL has %3F in its place, and decodes nothing else", async () => {
+    const url = `sqlite:${join(folder, "ledger.db%3fmode=ro %20.db")}`;
+    expect(sqlitePath(url)).toBe(join(folder, "ledger.db?mode=ro %20.db"));
+    const store = await openStore(url);
+    await store.append({
+      sessionId: "s",
+      runId: "r",
+      expectedSeq: 0,
+      events: [{ type: "run.started" }],
+    });
+    await store.close();
+    expect(readdirSync(folder)).toContain("ledger.db?mode=ro %20.db");
+    // The same file, through a file: URL of each form, and openStore({ create: false }).
+    for (const same of [
+      `file:${join(folder, "ledger.db%3Fmode=ro %20.db")}`,
+      pathToFileURL(join(folder, "ledger.db?mode=ro %20.db")).href,
+    ]) {
+      const reader = await openStore(same, { create: false });
+      expect((await reader.readRun({ sessionId: "s", runId: "r" })).events).toHaveLength(1);
+      await reader.close();
+    }
+  });
+});
