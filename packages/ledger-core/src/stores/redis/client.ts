@@ -4,6 +4,7 @@ import { BROKEN_SOCKET_CODES } from "../read-retry.js";
 import { TIMEOUT_PARAM } from "../server-timeout.js";
 import { assertKnownUrlParams } from "../url-params.js";
 import { withoutCredentials } from "./auth-reply.js";
+import { failPlainServerHandshakes, PLAIN_SERVER_ERROR } from "./tls-handshake.js";
 
 /**
  * Options for a client the store makes itself from a URL.
@@ -93,6 +94,7 @@ export function createClient(url: string, options: RedisOptions = OWNED_CLIENT_O
       lastConnectionErrors.set(client, withoutCredentials(error));
   });
   client.on("ready", () => lastConnectionErrors.delete(client));
+  if (client.options.tls) failPlainServerHandshakes(client);
   return client;
 }
 
@@ -137,7 +139,11 @@ export function unavailable(error: unknown, what: string, client?: object): unkn
     // database it lacks): that is why there is none, and what the caller tells apart.
     if (isReplyError(lastError)) cause = lastError;
     const bound = options?.socketTimeout;
-    if (lastError?.message.startsWith("Socket timeout") && typeof bound === "number") {
+    if (lastError?.name === PLAIN_SERVER_ERROR) {
+      // rediss:// to a server without TLS (tls-handshake.ts): its message says so.
+      cause = lastError;
+      message = lastError.message;
+    } else if (lastError?.message.startsWith("Socket timeout") && typeof bound === "number") {
       // socketTimeout: the server stopped answering, and the connection was destroyed.
       message = `no reply from the server within ${bound} ms: the connection was dropped${WRITES.has(what) ? unknown : ""}`;
     } else {
