@@ -1,21 +1,17 @@
-import { existsSync } from "node:fs";
 import {
   EFFECT_IN_CHILD_RUNS_FIELD,
   inspectSession,
   MemoryEventStore,
   SessionRecorder,
 } from "@agent-ledger/core";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { haveChromium, launchChromium } from "./chromium.test.data.js";
 import { renderInspection } from "./render-inspection.js";
 import { pausedInsideAgentCall, recordNestedInFlight } from "./session-fixture.test.data.js";
 import { startViewer, type ViewerHandle } from "./viewer/viewer-server.js";
 
 // As viewer.test.ts: the page runs in a real headless Chromium.
-const CHROMIUM = "/usr/bin/chromium";
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium && process.env.CI === "true")
-  throw new Error(`CI=true and ${CHROMIUM} is missing: run scripts/install-test-tools.sh`);
 
 const PAUSED =
   'paused at an approval: charge2 [c_inner] {"amount":5} (agent Inner); decide it with the app\'s approval screen, not with agent-ledger resolve';
@@ -27,10 +23,7 @@ describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
 
   beforeAll(async () => {
     viewer = await startViewer({ store, pollMs: 200 });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

@@ -1,17 +1,13 @@
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { type EventStore, inspectSession, openStore, SessionRecorder } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { type Browser, chromium, type Locator, type Page } from "playwright-core";
+import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { haveChromium, launchChromium } from "./chromium.test.data.js";
 import { runPasted } from "./session-fixture.test.data.js";
 import { startViewer, type ViewerHandle } from "./viewer/viewer-server.js";
 
 // As viewer.test.ts: the page runs in a real headless Chromium.
-const CHROMIUM = "/usr/bin/chromium";
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium && process.env.CI === "true")
-  throw new Error(`CI=true and ${CHROMIUM} is missing: run scripts/install-test-tools.sh`);
 
 // The invisible characters that set the direction of the text after (or around) them. An id
 // refuses C0 and C1 controls, not these; a name, an argument or an error message may hold any.
@@ -79,10 +75,7 @@ describe.skipIf(!haveChromium)("the viewer on text that sets its own direction",
   beforeAll(async () => {
     store = await openStore(storeUrl);
     viewer = await startViewer({ store, storeUrl, pollMs: 200 });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

@@ -1,14 +1,10 @@
-import { existsSync } from "node:fs";
 import { type Attempt, MemoryEventStore, SessionRecorder } from "@agent-ledger/core";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { haveChromium, launchChromium } from "./chromium.test.data.js";
 import { startViewer, type ViewerHandle } from "./viewer/viewer-server.js";
 
 // As viewer.test.ts: the page runs in a real headless Chromium.
-const CHROMIUM = "/usr/bin/chromium";
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium && process.env.CI === "true")
-  throw new Error(`CI=true and ${CHROMIUM} is missing: run scripts/install-test-tools.sh`);
 
 const CALLS = 3000;
 
@@ -62,10 +58,7 @@ describe.skipIf(!haveChromium)("the viewer on a long session", () => {
 
   beforeAll(async () => {
     viewer = await startViewer({ store, pollMs: 200 });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

@@ -1,18 +1,14 @@
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { type EventStore, openStore, SessionRecorder } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import Database from "better-sqlite3";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { haveChromium, launchChromium } from "./chromium.test.data.js";
 import type { PageInspection } from "./viewer/page-inspection.js";
 import { startViewer, type ViewerHandle } from "./viewer/viewer-server.js";
 
 // As viewer.test.ts: the page runs in a real headless Chromium.
-const CHROMIUM = "/usr/bin/chromium";
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium && process.env.CI === "true")
-  throw new Error(`CI=true and ${CHROMIUM} is missing: run scripts/install-test-tools.sh`);
 
 // A run id a page must show as a value: markup as text, its direction control as an escape.
 const HOSTILE_RUN = "main<img src=x onerror=alert(1)>\u202e";
@@ -49,10 +45,7 @@ describe.skipIf(!haveChromium)("the viewer on a run whose rows were deleted by h
     expect(database.prepare("DELETE FROM events WHERE seq = 2").run().changes).toBe(2);
     database.close();
     viewer = await startViewer({ store, pollMs: 200, storeUrl: `sqlite:${path}` });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

@@ -1,17 +1,13 @@
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { type EventStore, openStore } from "@agent-ledger/core";
 import { recordHandoffChain, scratchDirectory } from "@agent-ledger/core/testing";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { haveChromium, launchChromium } from "./chromium.test.data.js";
 import { inspectForPage, type PageInspection, type TreeRun } from "./viewer/page-inspection.js";
 import { startViewer, type ViewerHandle } from "./viewer/viewer-server.js";
 
 // As viewer.test.ts: the page runs in a real headless Chromium.
-const CHROMIUM = "/usr/bin/chromium";
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium && process.env.CI === "true")
-  throw new Error(`CI=true and ${CHROMIUM} is missing: run scripts/install-test-tools.sh`);
 
 /**
  * Runs, each the child run of the one before (handoff after handoff): JSON.stringify of the
@@ -81,10 +77,7 @@ describe.skipIf(!haveChromium)("the page on a chain of child runs", () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {
