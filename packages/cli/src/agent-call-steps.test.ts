@@ -14,7 +14,10 @@ import { renderInspection } from "./render-inspection.js";
  * (no effect of its own, idempotent, its effect that of its child run) and, with `child`, the
  * child run it started, saying or not that it records every call, with a model call or none.
  */
-async function agentCallInFlight(child?: { recordsEveryCall: boolean; modelCall: boolean }) {
+async function agentCallInFlight(
+  child?: { recordsEveryCall: boolean; modelCall: boolean },
+  idempotent = true,
+) {
   const store = new MemoryEventStore();
   const main = new SessionRecorder({
     store,
@@ -27,7 +30,7 @@ async function agentCallInFlight(child?: { recordsEveryCall: boolean; modelCall:
     toolCallId: "c-w",
     name: "writer_tool",
     args: { input: "write" },
-    effect: { kind: "none", idempotent: true },
+    effect: { kind: "none", idempotent },
     metadata: { [EFFECT_IN_CHILD_RUNS_FIELD]: true },
   });
   if (child) {
@@ -87,5 +90,25 @@ describe("the next step of an agent call in flight (its effect that of its child
     expect(renderInspection(inspection)).toContain(
       "next: what its agent did may not all be in the ledger (no child run of it says it records every call), so the next resume asks about it",
     );
+  });
+
+  it("declared not idempotent: a call to decide like any other, not for want of a child run that records every call", async () => {
+    // Its child run said it records every call, and inspect said no child run of it did: the
+    // call is a decision because it is not idempotent (seen on an on-call walk over PostgreSQL).
+    const { inspection, call } = await agentCallInFlight(
+      { recordsEveryCall: true, modelCall: true },
+      false,
+    );
+    expect(nextSteps(inspection)).toEqual([
+      {
+        action: "resolve",
+        command: `agent-ledger resolve --abandon "reason" -- s ${call.attemptId}`,
+      },
+    ]);
+    const text = renderInspection(inspection);
+    expect(text).toContain(
+      `next: check the effect, then: agent-ledger resolve --abandon "reason" -- s ${call.attemptId}`,
+    );
+    expect(text).not.toContain("no child run of it says it records every call");
   });
 });

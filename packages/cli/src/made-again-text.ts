@@ -29,6 +29,17 @@ export function madeAgainText(attempt: AttemptView): string {
     : "nothing to decide; idempotent, so the next resume makes this call again by itself";
 }
 
+/**
+ * Whether a call a person decides is one only because what its agent did may not all be in the
+ * ledger: declared idempotent, its effect that of its child runs (`effectInChildRuns`), none of
+ * which says it records every call (core's `madeAgainByItself`). A call declared not idempotent
+ * is a decision for that alone, whatever its child runs say.
+ */
+export function agentCallUnseen(attempt: AttemptView): boolean {
+  const effect = attempt.effect as { idempotent?: unknown } | undefined;
+  return attempt.effectInChildRuns === true && effect?.idempotent === true;
+}
+
 // Under each printed `resolve` command: what its text does, and the other decision. A handoff
 // (a tool call whose request's metadata names the agent it hands off to: `handoffTo`) has no
 // result for the model: abandoned, it hands off without running its callback again.

@@ -7,7 +7,13 @@ import {
   type TokenUsage,
 } from "@agent-ledger/core";
 import { formatDuration, preview, shellQuote, terminalLine } from "./format.js";
-import { approvalLine, approvalText, madeAgainText, resolveHint } from "./made-again-text.js";
+import {
+  agentCallUnseen,
+  approvalLine,
+  approvalText,
+  madeAgainText,
+  resolveHint,
+} from "./made-again-text.js";
 import { attemptKey, type NextStep, nextSteps } from "./next-steps.js";
 import { pausedAbove, pausedRuns } from "./paused-runs.js";
 import { settledWithOuterText } from "./settled-with-outer.js";
@@ -343,8 +349,7 @@ function nextStepText(step: NextStep, attempt: AttemptView): string {
     case "awaiting-decision":
       return `next: nothing to resolve: run ${step.runId} is paused at an approval (above) that this call waits on; decide it in the app that runs the agent`;
     case "resolve":
-      // Declared idempotent, but its effect is what its agent did (core's madeAgainByItself).
-      return attempt.effectInChildRuns
+      return agentCallUnseen(attempt)
         ? `next: what its agent did may not all be in the ledger (no child run of it says it records every call), so the next resume asks about it: check the effect, then: ${step.command}`
         : `next: check the effect, then: ${step.command}`;
   }

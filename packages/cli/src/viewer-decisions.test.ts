@@ -2,6 +2,7 @@ import {
   EFFECT_IN_CHILD_RUNS_FIELD,
   inspectSession,
   MemoryEventStore,
+  RECORDS_EVERY_CALL_FIELD,
   SessionRecorder,
 } from "@agent-ledger/core";
 import type { Browser, Page } from "playwright-core";
@@ -168,6 +169,37 @@ describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
     expect(await box.textContent()).toContain(
       `What its agent did may not all be in the ledger (no child run of it says it records every call), so the next resume asks about it: check the effect, then: agent-ledger resolve --abandon "reason" -- agent-call ${call.attemptId}`,
     );
+    await page.close();
+  });
+
+  it("says of an agent call declared not idempotent only to check its effect, as inspect does, even when its child run records every call", async () => {
+    // The page said no child run of it records every call, which its child run did.
+    const main = new SessionRecorder({
+      store,
+      sessionId: "agent-call-not-idempotent",
+      runId: "main",
+      actor: { type: "agent", id: "main" },
+    });
+    await main.startRun();
+    const call = await main.beforeToolCall({
+      toolCallId: "c-w",
+      name: "writer_tool",
+      args: {},
+      effect: { kind: "unknown", idempotent: false },
+      metadata: { [EFFECT_IN_CHILD_RUNS_FIELD]: true },
+    });
+    const writer = main.child({
+      runId: "writer",
+      actor: { type: "agent", id: "writer_tool" },
+      causedByEventId: call.requestedEventId,
+    });
+    await writer.startRun({ [RECORDS_EVERY_CALL_FIELD]: true });
+    const page = await open("agent-call-not-idempotent");
+    const box = await page.locator('[data-testid="unresolved"]').textContent();
+    expect(box).toContain(
+      `Check the effect, then: agent-ledger resolve --abandon "reason" -- agent-call-not-idempotent ${call.attemptId}`,
+    );
+    expect(box).not.toContain("no child run of it says it records every call");
     await page.close();
   });
 

@@ -58,9 +58,10 @@ function settledWithOuterText(step) {
 }
 
 // An agent call declared idempotent whose agent's calls may not all be in the ledger: why it is
-// a decision (render-inspection's words).
+// a decision (render-inspection's words, and made-again-text.ts's agentCallUnseen: one declared
+// not idempotent is a decision for that alone).
 function decisionWhy(attempt) {
-  return attempt.effectInChildRuns
+  return attempt.effectInChildRuns === true && attempt.effect?.idempotent === true
     ? "What its agent did may not all be in the ledger (no child run of it says it records every call), so the next resume asks about it: check the effect, then: "
     : "Check the effect, then: ";
 }
