@@ -18,6 +18,8 @@ const storeUrl = inDatabase(database);
 const empty = `${database}_none`;
 /** A user that may only read the ledger's database (made once the ledger is there). */
 const reader = `ro_${randomUUID().replaceAll("-", "").slice(0, 20)}`;
+/** A user granted no database: the server refuses it one that does not exist as one it may not use. */
+const stranger = `st_${randomUUID().replaceAll("-", "").slice(0, 20)}`;
 const readerUrl = (() => {
   const url = new URL(storeUrl);
   url.username = reader;
@@ -38,12 +40,16 @@ beforeAll(async () => {
   if (!available) return;
   for (const name of [database, empty])
     await admin((connection) => connection.query(`CREATE DATABASE \`${name}\``));
+  await admin((connection) =>
+    connection.query(`CREATE USER '${stranger}'@'%' IDENTIFIED BY 'stranger-pw'`),
+  );
 });
 afterAll(async () => {
   if (!available) return;
   for (const name of [database, empty])
     await admin((connection) => connection.query(`DROP DATABASE IF EXISTS \`${name}\``));
-  await admin((connection) => connection.query(`DROP USER IF EXISTS '${reader}'@'%'`));
+  for (const user of [reader, stranger])
+    await admin((connection) => connection.query(`DROP USER IF EXISTS '${user}'@'%'`));
 });
 
 describeCliCommands({
@@ -72,6 +78,12 @@ describeCliCommands({
   },
   refused: {
     noDatabase: inDatabase(`${database}_missing`),
+    noDatabaseForUser: () => {
+      const url = new URL(inDatabase(`${database}_missing`));
+      url.username = stranger;
+      url.password = "stranger-pw";
+      return url.toString();
+    },
     badCredentials: (() => {
       const url = new URL(storeUrl);
       url.username = `no_${reader}`;

@@ -26,8 +26,11 @@ export interface CliSuiteOptions {
   /**
    * URLs the server answers with a refusal: a database it does not have, and a user or password
    * it does not take. Neither is a server out of reach (exit 4, which a script may retry).
+   * `noDatabaseForUser`: a database the server does not have, asked for by a user it refuses
+   * every database it is not granted (MariaDB: "Access denied ... to database"), which is not
+   * a wrong password.
    */
-  refused?: { noDatabase: string; badCredentials: string };
+  refused?: { noDatabase: string; badCredentials: string; noDatabaseForUser?: () => string };
   /**
    * A URL whose credentials may only read the ledger (an on-call person's), `grant`, which
    * makes that user once the ledger is there, and how the server words its refusal of a write.
@@ -590,6 +593,15 @@ export function describeCliCommands(options: CliSuiteOptions): void {
         expect(denied.stderr).toContain("refused the store URL's credentials");
         // The password is never printed.
         expect(denied.stderr).not.toContain("wrong-pw");
+        if (refused.noDatabaseForUser === undefined) return;
+        // A misspelt database name in an application user's URL: it was told to check its user
+        // and password, exit 2, where the same typo on PostgreSQL says to check the database.
+        const typo = await runBin(["--store", refused.noDatabaseForUser(), "sessions"]);
+        expect(typo.code, typo.stderr).toBe(3);
+        expect(typo.stderr).toContain("no ledger at");
+        expect(typo.stderr).toContain("check the database name in the store URL");
+        expect(typo.stderr).not.toContain("check the user and password");
+        expect(typo.stderr).not.toContain("stranger-pw");
       });
 
     const noLedger = options.noLedger;

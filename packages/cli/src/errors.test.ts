@@ -17,7 +17,7 @@ describe("serverRefusal", () => {
       [coded("ER_ACCESS_DENIED_ERROR"), "credentials"],
       // MariaDB's answer, now and then, to a user that does not exist (seen failing CI once).
       [coded("ER_ACCESS_DENIED_NO_PASSWORD_ERROR"), "credentials"],
-      [coded("ER_DBACCESS_DENIED_ERROR"), "credentials"],
+      [coded("ER_DBACCESS_DENIED_ERROR"), "database-denied"],
       [new Error("WRONGPASS invalid username-password pair or user is disabled."), "credentials"],
       [new Error("NOAUTH Authentication required."), "credentials"],
       [new Error("ERR DB index is out of range"), "no-database"],

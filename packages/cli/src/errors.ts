@@ -84,10 +84,12 @@ function hasNetworkCode(error: unknown, depth = 0): boolean {
  * What a server that answered said no to, read from the driver error under a store's
  * `store-unavailable` (node-postgres SQLSTATE, mysql2's code, a Redis reply): the URL's database
  * does not exist, its user or password was refused, or its user may not do what was asked (an
- * upgrade's DDL by a user that may only read). None is a server out of reach: no retry later
- * mends them.
+ * upgrade's DDL by a user that may only read). `database-denied`: the user logged in and was
+ * refused the URL's database, which MySQL and MariaDB answer a user without global privileges
+ * for a database that does not exist too (a misspelt name). None is a server out of reach: no
+ * retry later mends them.
  */
-export type ServerRefusal = "no-database" | "credentials" | "permission";
+export type ServerRefusal = "no-database" | "database-denied" | "credentials" | "permission";
 
 const refusalsByCode: ReadonlyMap<string, ServerRefusal> = new Map([
   ["3D000", "no-database"], // PostgreSQL invalid_catalog_name
@@ -97,7 +99,7 @@ const refusalsByCode: ReadonlyMap<string, ServerRefusal> = new Map([
   ["ER_ACCESS_DENIED_ERROR", "credentials"],
   // MariaDB answers some refused logins so (seen for a user that does not exist, now and then).
   ["ER_ACCESS_DENIED_NO_PASSWORD_ERROR", "credentials"],
-  ["ER_DBACCESS_DENIED_ERROR", "credentials"],
+  ["ER_DBACCESS_DENIED_ERROR", "database-denied"],
   ["42501", "permission"], // PostgreSQL insufficient_privilege
   ["ER_TABLEACCESS_DENIED_ERROR", "permission"],
   ["ER_COLUMNACCESS_DENIED_ERROR", "permission"],

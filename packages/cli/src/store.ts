@@ -154,6 +154,14 @@ export async function openCliStore(
         hint: "check the database name in the store URL",
         cause: error,
       });
+    if (refusal === "database-denied")
+      throw new CliError({
+        code: "not-found",
+        message: `no ledger at ${shown} for its user: ${message}`,
+        exitCode: EXIT_CODES.notFound,
+        hint: "check the database name in the store URL (the server refuses a user a database that does not exist as one it may not use), and that its user is granted that database",
+        cause: error,
+      });
     if (refusal === "credentials")
       throw new CliError({
         code: "invalid-argument",
