@@ -171,6 +171,22 @@ function outerCalls(runs: RunView[], attempts: Set<string>): Set<string> {
 }
 
 /**
+ * The attempt of an agent's call (the attempts of its step) to decide before the calls inside
+ * its child runs: none once a person approved the call and it was made again (an attempt of it
+ * approved, the one in flight its retry). Its agent ran again then, as far as a call in flight
+ * inside it, where the worker stopped: that call is to decide now, or every re-run of the
+ * approved call stops there again and inspect asks about the call once more.
+ */
+function outerToDecide(
+  step: AttemptView[] | undefined,
+  toDecide: Set<string>,
+): AttemptView | undefined {
+  if (step === undefined || step.some((attempt) => attempt.approvedAt !== undefined))
+    return undefined;
+  return step.find((attempt) => toDecide.has(attemptKey(attempt)));
+}
+
+/**
  * For each attempt made inside the child runs (at any depth) of a call in `toDecide`: the
  * outermost such call, by attemptKey. A child run is made by one attempt of a call (a retry goes
  * on on the run of the attempt it retries): the call's attempt to decide is found by its step.
@@ -191,7 +207,7 @@ function outerDecisions(runs: RunView[], toDecide: Set<string>): Map<string, Att
     for (const child of run.children) {
       const cause = child.causedByEventId;
       const step = cause === undefined ? undefined : stepOf.get(cause);
-      const childOuter = outer ?? step?.find((attempt) => toDecide.has(attemptKey(attempt)));
+      const childOuter = outer ?? outerToDecide(step, toDecide);
       if (childOuter !== undefined) outerOf.set(child, childOuter);
     }
   }
