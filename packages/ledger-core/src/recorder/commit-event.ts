@@ -26,7 +26,7 @@ export async function commitEvent(
       return state.queue.commit([event], blobs);
     });
   } catch (error) {
-    throw runBegunElsewhere(state, error) ?? runTakenElsewhere(state, error) ?? error;
+    throw runBegunElsewhere(state, error) ?? (await runTakenElsewhere(state, error)) ?? error;
   }
   const stored = committed[0] as LedgerEvent;
   // A decision on a call a crash left in flight answers the repeats of that call from now on.
