@@ -24,6 +24,9 @@ const readerUrl = (() => {
   return url.toString();
 })();
 
+/** An ACL user that may read the ledger's keys but not run its scripts. */
+const keyReader = `ro-keys-${randomUUID()}`;
+
 async function keysUnder(prefix: string): Promise<string[]> {
   return withClient(async (client) => {
     const keys: string[] = [];
@@ -46,7 +49,7 @@ afterAll(async () => {
   if (!available) return;
   const keys = await keysUnder(keyPrefix);
   if (keys.length > 0) await withClient((client) => client.del(...keys));
-  await withClient((client) => client.call("ACL", "DELUSER", reader));
+  await withClient((client) => client.call("ACL", "DELUSER", reader, keyReader));
 });
 
 describeCliCommands({
@@ -93,6 +96,29 @@ describeCliCommands({
           "+eval",
         ),
       );
+    },
+    keysOnly: {
+      storeUrl: (() => {
+        const url = new URL(storeUrl);
+        url.username = keyReader;
+        url.password = "reader-pw";
+        return url.toString();
+      })(),
+      grantKeys: async () => {
+        await withClient((client) =>
+          client.call(
+            "ACL",
+            "SETUSER",
+            keyReader,
+            "on",
+            ">reader-pw",
+            `~${keyPrefix}*`,
+            "+@read",
+            "+@connection",
+            "+info",
+          ),
+        );
+      },
     },
   },
   refused: {

@@ -35,7 +35,16 @@ export interface CliSuiteOptions {
    * A URL whose credentials may only read the ledger (an on-call person's), `grant`, which
    * makes that user once the ledger is there, and how the server words its refusal of a write.
    */
-  readOnly?: { storeUrl: string; grant(): Promise<void>; refusal: RegExp };
+  readOnly?: {
+    storeUrl: string;
+    grant(): Promise<void>;
+    refusal: RegExp;
+    /**
+     * Redis: a user that may read the ledger's keys but not run its scripts, `grantKeys` making
+     * it (`verify` reads a run with a script).
+     */
+    keysOnly?: { storeUrl: string; grantKeys(): Promise<void> };
+  };
 }
 
 /** The CLI commands against a real store, through the built binary. */
@@ -93,14 +102,29 @@ export function describeCliCommands(options: CliSuiteOptions): void {
           "--abandon",
           "read-only",
         );
-        expect(refused.code).not.toBe(0);
+        // Refused by the server (exit 1, as the README says), not "unavailable" (exit 4), which
+        // a script retries later: waiting does not give the user the right to write.
+        expect(refused.code, refused.stderr).toBe(1);
         expect(refused.stderr).toMatch(readOnly.refusal);
+        expect(refused.stderr).toContain("the server refused the store URL's user");
+        expect(refused.stderr).toContain("check what the store URL's user may do");
         const after = await cli("inspect", demo.sessionId, "--json");
         expect(JSON.parse(after.stdout).unresolved).toHaveLength(1);
         const deletion = await reader("delete", demo.sessionId, "--yes", "--cancel-open", "no");
-        expect(deletion.code).not.toBe(0);
+        expect(deletion.code, deletion.stderr).toBe(1);
         expect(deletion.stderr).toMatch(readOnly.refusal);
         expect((await cli("inspect", demo.sessionId, "--json")).stdout).toBe(after.stdout);
+      });
+
+    const keysOnly = readOnly?.keysOnly;
+    if (keysOnly !== undefined)
+      it("a user the ledger's read script is not granted to is told so by verify (exit 1), not that the store is unavailable", async () => {
+        await keysOnly.grantKeys();
+        const result = await runBin(["--store", keysOnly.storeUrl, "verify", demo.sessionId]);
+        // It said "redis readRun failed: NOPERM ..." with exit 4, which a script retries.
+        expect(result.code, result.stderr).toBe(1);
+        expect(result.stderr).toContain("the server refused the store URL's user");
+        expect(result.stderr).toContain("+evalsha and +eval");
       });
 
     it("inspect prints the run tree with the unresolved attempt marked", async () => {

@@ -1,6 +1,6 @@
 import { StoreUnavailableError } from "@agent-ledger/core";
 import { describe, expect, it } from "vitest";
-import { serverRefusal } from "./errors.js";
+import { EXIT_CODES, exitCodeOf, refusedMidCommand, serverRefusal } from "./errors.js";
 
 // What each driver says when the server answered and said no, under the store's
 // store-unavailable (the store keeps the driver error as its cause).
@@ -20,6 +20,12 @@ describe("serverRefusal", () => {
       [coded("ER_DBACCESS_DENIED_ERROR"), "database-denied"],
       [new Error("WRONGPASS invalid username-password pair or user is disabled."), "credentials"],
       [new Error("NOAUTH Authentication required."), "credentials"],
+      [
+        new Error(
+          "ERR The user executing the script can't run this command or subcommand script: 6e9d, on @user_script:61.",
+        ),
+        "permission",
+      ],
       [new Error("ERR DB index is out of range"), "no-database"],
       // A user that may not do what was asked (an upgrade's DDL by a user that may only read).
       [coded("42501", "permission denied for database test"), "permission"],
@@ -33,5 +39,24 @@ describe("serverRefusal", () => {
     for (const [cause, refusal] of cases) {
       expect(serverRefusal(unavailable(cause)), String(cause)).toBe(refusal);
     }
+  });
+});
+
+describe("refusedMidCommand", () => {
+  it("makes a refusal of the URL's user during a command exit 1 with what to check; a server out of reach stays exit 4", () => {
+    const refused = refusedMidCommand(
+      new StoreUnavailableError(
+        "postgres append failed: permission denied for table runs",
+        coded("42501", "permission denied for table runs"),
+      ),
+    );
+    expect(refused?.message).toBe(
+      "the server refused the store URL's user: postgres append failed: permission denied for table runs",
+    );
+    expect(exitCodeOf(refused)).toBe(EXIT_CODES.failure);
+    expect(refused?.hint).toContain("check what the store URL's user may do");
+    const away = new StoreUnavailableError("postgres append failed", coded("ECONNREFUSED"));
+    expect(refusedMidCommand(away)).toBeUndefined();
+    expect(exitCodeOf(away)).toBe(EXIT_CODES.unreachable);
   });
 });

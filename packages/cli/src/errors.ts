@@ -119,9 +119,32 @@ export function serverRefusal(error: unknown, depth = 0): ServerRefusal | undefi
     if (/^(WRONGPASS|NOAUTH)\b/.test(message)) return "credentials";
     // An ACL user refused a command (a SET by a user that may only read).
     if (/^NOPERM\b/.test(message)) return "permission";
+    // A command of the ledger's script it refused (an append by a user that may only read).
+    if (message.startsWith("ERR The user executing the script can't run this command"))
+      return "permission";
     if (message.startsWith("ERR DB index is out of range")) return "no-database";
   }
   return serverRefusal((error as { cause?: unknown }).cause, depth + 1);
+}
+
+/**
+ * A store call the server refused the store URL's user in the middle of a command (`resolve` or
+ * `delete` by a user that may only read, `verify` by a Redis user the ledger's read scripts are
+ * not granted to), told as such with exit 1: the store's `store-unavailable` alone ended the
+ * command with 4, which a script retries later, and waiting does not give the user the right.
+ * Undefined for any other error.
+ */
+export function refusedMidCommand(error: unknown): CliError | undefined {
+  if (error instanceof CliError || !LedgerError.isInstance(error, "store-unavailable"))
+    return undefined;
+  if (serverRefusal(error) !== "permission") return undefined;
+  return new CliError({
+    code: "invalid-argument",
+    message: `the server refused the store URL's user: ${error.message}`,
+    exitCode: EXIT_CODES.failure,
+    hint: "check what the store URL's user may do: resolve, delete, prune and collect-blobs write to the ledger; on Redis, reading a run (verify, resolve) runs the ledger's script: a user that may read needs +@read, +@connection, +info, +evalsha and +eval on the ledger's keys",
+    cause: error,
+  });
 }
 
 /** The exit code an error ends the CLI with. */

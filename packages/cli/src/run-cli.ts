@@ -11,7 +11,7 @@ import { sessionsCommand, sessionsHelp } from "./commands/sessions.js";
 import { tailCommand, tailHelp } from "./commands/tail.js";
 import { upgradeCommand, upgradeHelp } from "./commands/upgrade.js";
 import { verifyCommand, verifyHelp } from "./commands/verify.js";
-import { CliError, EXIT_CODES, exitCodeOf, usageError } from "./errors.js";
+import { CliError, EXIT_CODES, exitCodeOf, refusedMidCommand, usageError } from "./errors.js";
 import { terminalJson } from "./format.js";
 import type { CliIo } from "./io.js";
 import { DEFAULT_STORE_URL, openCliStore, resolveStoreUrl } from "./store.js";
@@ -162,7 +162,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       },
     };
     return await command.run(context);
-  } catch (error) {
+  } catch (caught) {
+    const error = refusedMidCommand(caught) ?? caught;
     const code = exitCodeOf(error);
     const message = error instanceof Error ? error.message : String(error);
     const parseError =
