@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { inspectSession, readWholeRun, SessionRecorder } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
+import type { LanguageModel } from "ai";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { assistant as actor, payload } from "./testing/scripted-model.test.data.js";
 import {
@@ -59,13 +60,15 @@ async function crashed(mode: Mode, sibling: Sibling) {
 async function resume(store: SqliteEventStore, mode: Mode, sibling: Sibling) {
   const recorder = await SessionRecorder.resume({ store, actor, ...SIBLINGS });
   const effects: string[] = [];
+  const inner: { model?: LanguageModel } = {};
   const tools = siblingTools({
+    inner,
     onEffect: (effect) => effects.push(effect),
     // The sibling returns once the refusal beside it has stopped the run.
     afterEffect: (name) => new Promise((done) => setTimeout(done, name === "send_email" ? 0 : 30)),
   });
   const model = siblingModel(sibling);
-  const run = await runSiblings({ recorder, mode, model: model.model, tools }).then(
+  const run = await runSiblings({ recorder, mode, model: model.model, tools, inner }).then(
     (result) => ({ result, error: undefined }),
     (error: unknown) => ({ result: undefined, error }),
   );
@@ -141,6 +144,45 @@ describe.each(["generate", "stream"] as const)(
         unresolved: [],
         status: "completed",
       });
+    });
+
+    it("research (idempotent), run again, asks the model inside although the refusal beside it stopped the run, and is recorded as completed", async () => {
+      const { store, effects: crashedEffects } = await crashed(mode, "research");
+      expect(crashedEffects.sort()).toEqual(["email bob", "research 42"]);
+
+      // Resumed: send_email is refused, research runs again beside it and, once the refusal
+      // has stopped the run, asks the model on its own child run.
+      const first = await resume(store, mode, "research");
+      expect(first.effects).toEqual(["research 42"]);
+      if (mode === "generate") expect(first.error).toMatchObject(unresolvedAttempt);
+      else
+        expect(first.result?.parts).toContain(
+          'tool-result:research:{"order":42,"facts":"order 42 shipped"}',
+        );
+      expect(first.providerCalls).toBe(1);
+      // Left unrecorded, each resume until a person decides send_email would run research
+      // again, and leave one more retry of it in flight.
+      expect(await ledgerOf(store, "research")).toEqual({
+        outcomes: ["tool.completed"],
+        unresolved: ["send_email"],
+        status: "running",
+      });
+
+      const [sendEmail] = (await inspectSession(store, SIBLINGS.sessionId)).unresolved;
+      const person = await SessionRecorder.resume({ store, actor, ...SIBLINGS });
+      await person.abandon(
+        sendEmail as NonNullable<typeof sendEmail>,
+        "checked: the email was sent",
+      );
+      const second = await resume(store, mode, "research");
+      expect(second.error).toBeUndefined();
+      expect(second.result?.text).toBe("All done");
+      expect(second.effects).toEqual([]);
+      expect(second.providerCalls).toBe(1);
+      await second.recorder.completeRun({ text: "All done" });
+      const inspection = await inspectSession(store, SIBLINGS.sessionId);
+      expect(inspection.unresolved).toEqual([]);
+      expect(inspection.runs.map((run) => run.status)).toEqual(["completed"]);
     });
 
     it("charge (not idempotent), approved and run again, is recorded: no second approval, no third charge", async () => {

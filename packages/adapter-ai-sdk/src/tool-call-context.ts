@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import {
   type Attempt,
   closeAsCallEnded,
+  LedgerError,
   type SessionRecorder,
   type ToolCallEnd,
 } from "@agent-ledger/core";
@@ -51,10 +52,14 @@ export class ToolCallContext {
   stateFor(root: AdapterState): AdapterState {
     // Another recorder's calls are its own, or those of a tool of it this call runs inside.
     if (root !== this.#root) return this.#outer?.stateFor(root) ?? root;
-    // A run the ledger stopped refuses the calls of its tools too.
+    // A run the ledger stopped refuses the calls of its tools too, unless it stopped only
+    // because a sibling call waits on a person (`unresolved-attempt`): the ledger takes writes,
+    // and that stop is for the agent's next model call. A tool call already running beside it
+    // (idempotent, or approved) asks its model and is recorded as it ends; refused, it would be
+    // left in flight and run again by every resume until the person decides.
     try {
-      root.assertOpen();
-      this.#state.assertOpen();
+      assertOpenForTools(root);
+      assertOpenForTools(this.#state);
     } catch (error) {
       this.#refused ??= { error };
       throw error;
@@ -124,6 +129,11 @@ export class ToolCallContext {
     }
     await this.#state.settle(closeAsCallEnded(inner.recorder, outcome));
   }
+}
+
+/** `state.assertOpen()`, but for a stop by a call that waits on a person (see `stateFor`). */
+function assertOpenForTools(state: AdapterState): void {
+  if (!LedgerError.isInstance(state.blocked, "unresolved-attempt")) state.assertOpen();
 }
 
 const current = new AsyncLocalStorage<ToolCallContext>();

@@ -1,7 +1,8 @@
 // The agent of the sibling-outcome tests, shared by the tests (the resumes) and by the crash
 // child (the run it is SIGKILLed in): one model step asks for two tools at once, a sibling
-// (lookup, idempotent; or charge, not idempotent) and send_email (not idempotent); once the
-// tools have answered, the model says "All done". Effects are counted outside the recorder.
+// (lookup, idempotent; research, idempotent, which asks the model inside; or charge, not
+// idempotent) and send_email (not idempotent); once the tools have answered, the model says
+// "All done". Effects are counted outside the recorder.
 import { type EventStore, SessionRecorder } from "@agent-ledger/core";
 import {
   compiledBeside,
@@ -12,7 +13,14 @@ import {
   reportToParent,
 } from "@agent-ledger/core/testing";
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
-import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
+import {
+  generateText,
+  type LanguageModel,
+  stepCountIs,
+  streamText,
+  tool,
+  wrapLanguageModel,
+} from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
 import { ledgerMiddleware } from "../ledger-middleware.js";
@@ -32,21 +40,30 @@ export const SIBLINGS = { sessionId: "s-siblings", runId: "r-siblings" };
 /** `generateText` or `streamText`. */
 export type Mode = "generate" | "stream";
 
-/** The tool asked for beside send_email: lookup (idempotent, a read) or charge (not idempotent). */
-export type Sibling = "lookup" | "charge";
+/**
+ * The tool asked for beside send_email: lookup (idempotent, a read), research (idempotent, it
+ * asks the model through the same middleware once it has had its effect) or charge (not
+ * idempotent).
+ */
+export type Sibling = "lookup" | "research" | "charge";
 
-/** The model: both tool calls at once, then, with their results in the prompt, "All done". */
+const siblingCalls = {
+  lookup: toolCall("c1", "lookup", { order: 42 }),
+  research: toolCall("c1", "research", { order: 42 }),
+  charge: toolCall("c1", "charge", { amount: 10 }),
+};
+
+/**
+ * The model: both tool calls at once, then, with their results in the prompt, "All done"; asked
+ * inside research, what it knows of the order.
+ */
 export function siblingModel(sibling: Sibling) {
   let calls = 0;
   const answer = ({ prompt }: LanguageModelV3CallOptions) => {
     calls++;
     if (prompt.some((message) => message.role === "tool")) return textResult("All done");
-    return toolCallsResult(
-      sibling === "lookup"
-        ? toolCall("c1", "lookup", { order: 42 })
-        : toolCall("c1", "charge", { amount: 10 }),
-      toolCall("c2", "send_email", { to: "bob" }),
-    );
+    if (JSON.stringify(prompt).includes("Research order")) return textResult("order 42 shipped");
+    return toolCallsResult(siblingCalls[sibling], toolCall("c2", "send_email", { to: "bob" }));
   };
   const model = new MockLanguageModelV3({
     provider: "scripted",
@@ -64,13 +81,16 @@ export function siblingModel(sibling: Sibling) {
 }
 
 /**
- * The three tools. Each has its effect first (`onEffect`), then waits for `afterEffect` (given
- * the tool's name) before it returns: the crash child holds the sibling there and dies inside
- * send_email; a resume lets the sibling return a little later than the refusal beside it.
+ * The four tools. Each has its effect first (`onEffect`), then waits for `afterEffect` (given
+ * the tool's name) before it returns (research asks `inner.model` then): the crash child holds
+ * the sibling there and dies inside send_email; a resume lets the sibling return a little later
+ * than the refusal beside it.
  */
 export function siblingTools(options: {
   onEffect: (effect: string) => void;
   afterEffect: (name: string) => Promise<void>;
+  /** The agent's model as its run wraps it (`runSiblings` sets it), for research to ask. */
+  inner?: { model?: LanguageModel };
 }) {
   const act = async (name: string, effect: string) => {
     options.onEffect(effect);
@@ -82,6 +102,16 @@ export function siblingTools(options: {
       execute: async ({ order }) => {
         await act("lookup", `lookup ${order}`);
         return { order, status: "shipped" };
+      },
+    }),
+    research: tool({
+      inputSchema: z.object({ order: z.number() }),
+      execute: async ({ order }) => {
+        await act("research", `research ${order}`);
+        const model = options.inner?.model;
+        if (model === undefined) throw new Error("research needs inner.model");
+        const { text } = await generateText({ model, prompt: `Research order ${order}` });
+        return { order, facts: text };
       },
     }),
     charge: tool({
@@ -123,14 +153,21 @@ export async function runSiblings(options: {
   model: MockLanguageModelV3;
   tools: ReturnType<typeof siblingTools>;
   wrap?: Partial<WrapToolsOptions>;
+  /** Filled with the wrapped model, for a tool that asks it (research). */
+  inner?: { model?: LanguageModel };
 }): Promise<SiblingRun> {
   const { recorder, mode } = options;
+  const model = wrapLanguageModel({
+    model: options.model,
+    middleware: ledgerMiddleware({ recorder }),
+  });
+  if (options.inner) options.inner.model = model;
   const settings = {
-    model: wrapLanguageModel({ model: options.model, middleware: ledgerMiddleware({ recorder }) }),
+    model,
     tools: wrapTools(options.tools, {
       recorder,
-      idempotent: ["lookup"],
-      effects: { lookup: "read", charge: "write", send_email: "write" },
+      idempotent: ["lookup", "research"],
+      effects: { lookup: "read", research: "read", charge: "write", send_email: "write" },
       ...options.wrap,
     }),
     prompt: "Where is order 42? Then email bob.",
@@ -170,7 +207,9 @@ export async function crashWithBothInFlight(
   const siblingHadEffect = new Promise<void>((resolve) => {
     siblingDone = resolve;
   });
+  const inner: { model?: LanguageModel } = {};
   const tools = siblingTools({
+    inner,
     onEffect: (effect) => reportToParent({ effect }),
     afterEffect: async (name) => {
       if (name !== "send_email") {
@@ -184,7 +223,7 @@ export async function crashWithBothInFlight(
   });
   const ledger = new HaltingStore(store, CRASH_POINT).store;
   const recorder = new SessionRecorder({ store: ledger, actor: assistant, ...SIBLINGS });
-  await runSiblings({ recorder, mode, model: siblingModel(sibling).model, tools });
+  await runSiblings({ recorder, mode, model: siblingModel(sibling).model, tools, inner });
 }
 
 const CHILD = compiledBeside("./sibling-tools.test.child.js", import.meta.url);
