@@ -187,7 +187,8 @@ function causedBy(cause: Span | undefined): Link[] {
  * the tool call that ran it, else under its parent run's span), `chat {model}` per model
  * attempt, `execute_tool {name}` per tool attempt (under its run, linked to the chat span that
  * asked for it; a call made inside a tool call hangs under that call's span; a child run is
- * linked to the span of the event that caused it). Failed attempts get an error status and `error.type`; unresolved ones an
+ * linked to the span of the event that caused it; a run a tool call ran ends with that call when
+ * its own end was recorded later). Failed attempts get an error status and `error.type`; unresolved ones an
  * error status, `agent_ledger.attempt.unresolved = true`, and end at the session's last event;
  * one retried without outcome ends when its retry was requested.
  */
@@ -226,6 +227,11 @@ function emitSpans(
   const runSpans = new Map<string, Span>();
   const attemptSpans = new Map<string, Span>();
   const ends: { span: Span; at: Date }[] = [];
+  const spanEnds = new Map<Span, Date>();
+  const pushEnd = (span: Span, at: Date): void => {
+    ends.push({ span, at });
+    spanEnds.set(span, at);
+  };
   const traceIds: string[] = [];
 
   /**
@@ -342,7 +348,9 @@ function emitSpans(
       span.setAttribute("error.type", error.type);
       span.setStatus({ code: STATUS_ERROR, message: error.message });
     }
-    ends.push({ span, at: terminal ? new Date(terminal.recordedAt) : sessionEnd });
+    const end = terminal ? new Date(terminal.recordedAt) : sessionEnd;
+    const toolEnd = insideTool && causeSpan ? spanEnds.get(causeSpan) : undefined;
+    pushEnd(span, toolEnd !== undefined && toolEnd < end ? endInsideTool(run, toolEnd) : end);
     return span;
   };
 
@@ -468,7 +476,7 @@ function emitSpans(
       span.setAttribute("error.type", "retried");
       span.setStatus({ code: STATUS_ERROR, message: "no outcome recorded; retried" });
     }
-    ends.push({ span, at: attemptEnd(model, attempt, run) ?? sessionEnd });
+    pushEnd(span, attemptEnd(model, attempt, run) ?? sessionEnd);
   };
 
   // Commit order: a causing span always exists before the span that links to it.
@@ -486,6 +494,23 @@ function emitSpans(
     entry.span.end(entry.at);
   }
   return { spanCount: ends.length, traceIds };
+}
+
+/**
+ * When the span of a run that a tool call ran (an agent used as a tool) ends, when the call
+ * ended before the run's end was recorded: with the call, since the run's work was over when the
+ * call answered (an adapter records the call's outcome first and closes the run after it, or
+ * a crash in between leaves the run open). Else at the run's last event before its end, for a
+ * run that went on recording after the call ended (a call that timed out while its agent ran on).
+ */
+function endInsideTool(run: RunRecord, toolEnd: Date): Date {
+  for (let index = run.events.length - 1; index >= 0; index--) {
+    const event = run.events[index] as LedgerEvent;
+    if (event === run.terminal) continue;
+    const at = new Date(event.recordedAt);
+    return at > toolEnd ? at : toolEnd;
+  }
+  return toolEnd;
 }
 
 /**
