@@ -68,8 +68,11 @@ async function wrapGenerate(
     model: LanguageModelV3;
   },
 ): Promise<LanguageModelV3GenerateResult> {
-  const attempt = await begin(state, agentCall, () =>
-    modelRequestOf(options.params, options.model, redact),
+  const attempt = await begin(
+    state,
+    agentCall,
+    () => modelRequestOf(options.params, options.model, redact),
+    false,
   );
   const replayed = attempt.replayed;
   if (replayed?.status === "completed") {
@@ -106,8 +109,11 @@ async function wrapStream(
     model: LanguageModelV3;
   },
 ): Promise<LanguageModelV3StreamResult> {
-  const attempt = await begin(state, agentCall, () =>
-    modelRequestOf(options.params, options.model, redact),
+  const attempt = await begin(
+    state,
+    agentCall,
+    () => modelRequestOf(options.params, options.model, redact),
+    true,
   );
   const replayed = attempt.replayed;
   if (replayed) return replayStream(state, attempt);
@@ -134,19 +140,22 @@ async function wrapStream(
 }
 
 /**
- * Begins the call's attempt. An agent's call (`agentCall`: made outside a wrapped tool, having
- * claimed the run) holds the claim until the attempt is answered, or gives it back if it could
- * not begin.
+ * Begins the call's attempt, saying in its metadata whether it streams (OpenTelemetry's
+ * `gen_ai.request.stream`; metadata, not the request, whose hash replay compares). An agent's
+ * call (`agentCall`: made outside a wrapped tool, having claimed the run) holds the claim until
+ * the attempt is answered, or gives it back if it could not begin.
  */
 async function begin(
   state: AdapterState,
   agentCall: AgentCallClaim | undefined,
   requestOf: () => JsonObject,
+  stream: boolean,
 ): Promise<Attempt> {
-  if (!agentCall) return beginAttempt(state, requestOf);
+  const metadata = { stream };
+  if (!agentCall) return beginAttempt(state, requestOf, metadata);
   let attempt: Attempt | undefined;
   try {
-    attempt = await beginAttempt(state, requestOf);
+    attempt = await beginAttempt(state, requestOf, metadata);
     return attempt;
   } finally {
     state.agentCallBegan(agentCall, attempt);

@@ -10,11 +10,13 @@ import { AttemptAbandonedError, failureMetadataOf, rebuildError } from "./replay
  * model's; built once the run has started, so a request refused as not plain JSON is refused
  * on a started run) before the call. A retry of the SDK (the same request as a call of this
  * run that failed) becomes a new attempt of that call's step, with `retryOf`. On a resumed run
- * a recorded call is answered from the ledger instead.
+ * a recorded call is answered from the ledger instead. `metadata` goes on the `model.requested`
+ * (a language model call's `{ stream }`, read by the OpenTelemetry export).
  */
 export async function beginAttempt(
   state: AdapterState,
   requestOf: () => JsonObject,
+  metadata?: JsonObject,
 ): Promise<Attempt> {
   state.assertOpen();
   const { recorder } = state;
@@ -24,7 +26,10 @@ export async function beginAttempt(
     const request = requestOf();
     const retried = state.takeRetried((failed) => recorder.sameModelRequest(failed, request));
     // On resume, `retry` answers a retry the crashed process already made from the ledger.
-    attempt = retried ? await recorder.retry(retried) : await recorder.beforeModelCall({ request });
+    const options = metadata ? { metadata } : {};
+    attempt = retried
+      ? await recorder.retry(retried, options)
+      : await recorder.beforeModelCall({ request, ...options });
   } catch (error) {
     state.refused(error);
     throw error;
