@@ -102,6 +102,24 @@ function errorOf(payload: JsonObject): { type: string; message: string } {
   return { type: "Error", message: typeof error === "string" ? error : "" };
 }
 
+/**
+ * Marks `span` failed with the recorded failure at `at`: `error.type`, an error status, and an
+ * `exception` event (`exception.type`: the error's class name; `.message`; `.stacktrace` when
+ * one was recorded), which trace tools show as the span's error.
+ */
+function recordFailure(span: Span, payload: JsonObject, at: string): void {
+  const error = errorOf(payload);
+  span.setAttribute("error.type", error.type);
+  span.setStatus({ code: STATUS_ERROR, message: error.message });
+  const recorded = isObject(payload.error) ? payload.error : {};
+  const attributes: Attributes = {
+    "exception.type": str(recorded.name) ?? error.type,
+    "exception.message": error.message,
+  };
+  if (typeof recorded.stack === "string") attributes["exception.stacktrace"] = recorded.stack;
+  span.addEvent("exception", attributes, new Date(at));
+}
+
 /** `gen_ai.request.*` settings, from the request (AI SDK), `modelSettings` (OpenAI Agents) or `params` (LangChain). */
 function requestSettings(request: JsonValue): Attributes {
   const attributes: Attributes = {};
@@ -188,9 +206,10 @@ function causedBy(cause: Span | undefined): Link[] {
  * attempt, `execute_tool {name}` per tool attempt (under its run, linked to the chat span that
  * asked for it; a call made inside a tool call hangs under that call's span; a child run is
  * linked to the span of the event that caused it; a run a tool call ran ends with that call when
- * its own end was recorded later). Failed attempts get an error status and `error.type`; unresolved ones an
- * error status, `agent_ledger.attempt.unresolved = true`, and end at the session's last event;
- * one retried without outcome ends when its retry was requested.
+ * its own end was recorded later). Failed attempts and runs get an error status, `error.type` and
+ * an `exception` event; unresolved ones an error status, `agent_ledger.attempt.unresolved = true`,
+ * and end at the session's last event; one retried without outcome ends when its retry was
+ * requested.
  */
 export async function toOtelSpans(
   store: EventStore,
@@ -343,11 +362,8 @@ function emitSpans(
     runSpans.set(run.runId, span);
     if (!parent) traceIds.push(span.spanContext().traceId);
     const terminal = run.terminal;
-    if (terminal?.type === "run.failed") {
-      const error = errorOf(payloadOf(terminal));
-      span.setAttribute("error.type", error.type);
-      span.setStatus({ code: STATUS_ERROR, message: error.message });
-    }
+    if (terminal?.type === "run.failed")
+      recordFailure(span, payloadOf(terminal), terminal.recordedAt);
     const end = terminal ? new Date(terminal.recordedAt) : sessionEnd;
     const toolEnd = insideTool && causeSpan ? spanEnds.get(causeSpan) : undefined;
     pushEnd(span, toolEnd !== undefined && toolEnd < end ? endInsideTool(run, toolEnd) : end);
@@ -457,10 +473,8 @@ function emitSpans(
       { spanId: derivedOtelId(16, ["attempt", model.sessionId, run.runId, attempt.attemptId]) },
     );
     attemptSpans.set(attemptKey(attempt.runId, attempt.attemptId), span);
-    if (attempt.status === "failed") {
-      const error = errorOf(outcome);
-      span.setAttribute("error.type", error.type);
-      span.setStatus({ code: STATUS_ERROR, message: error.message });
+    if (attempt.status === "failed" && attempt.outcome) {
+      recordFailure(span, outcome, attempt.outcome.recordedAt);
     } else if (attempt.status === "abandoned") {
       span.setAttribute("error.type", "abandoned");
       span.setStatus({ code: STATUS_ERROR, message: `abandoned: ${String(outcome.reason ?? "")}` });

@@ -1,0 +1,80 @@
+import { join } from "node:path";
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { SessionRecorder } from "../recorder/session-recorder.js";
+import { readWholeSession } from "../store/read-all.js";
+import { SqliteEventStore } from "../stores/sqlite/sqlite-store.js";
+import { scratchDirectory } from "../testing/scratch-directory.js";
+import { toOtelSpans } from "./to-otel-spans.js";
+
+const scratch = scratchDirectory("otel-exceptions-", afterAll);
+
+describe("toOtelSpans exception events", () => {
+  it("gives each failed call and failed run an exception event at its failure, with the error's class, message and stack", async () => {
+    const store = new SqliteEventStore({ path: join(scratch, "failures.db") });
+    await store.init();
+    onTestFinished(() => store.close());
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "failures",
+      runId: "main",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const model = await recorder.beforeModelCall({ request: { model: "m", messages: [] } });
+    const overloaded = Object.assign(new Error("upstream overloaded"), { code: "E503" });
+    overloaded.name = "APICallError";
+    await recorder.modelFailed(model, overloaded);
+    const tool = await recorder.beforeToolCall({ toolCallId: "c1", name: "read", args: {} });
+    await recorder.toolFailed(tool, new TypeError("bad path"));
+    const abandoned = await recorder.beforeToolCall({ toolCallId: "c2", name: "send", args: {} });
+    await recorder.abandon(abandoned, "not sent");
+    await recorder.failRun(new Error("gave up"));
+
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "failures", provider);
+    await provider.forceFlush();
+    const spans = exporter.getFinishedSpans();
+    const named = (name: string) => spans.find((span) => span.name === name) as ReadableSpan;
+    const events = await readWholeSession(store, "failures");
+    const at = (type: string) =>
+      Date.parse(events.find((event) => event.type === type)?.recordedAt ?? "");
+    const ms = (time: [number, number]) => time[0] * 1000 + Math.round(time[1] / 1e6);
+
+    const chat = named("chat m");
+    expect(chat.attributes["error.type"]).toBe("E503");
+    expect(chat.events).toHaveLength(1);
+    const [failure] = chat.events;
+    expect(failure?.name).toBe("exception");
+    // The class, where error.type is the code.
+    expect(failure?.attributes).toMatchObject({
+      "exception.type": "APICallError",
+      "exception.message": "upstream overloaded",
+    });
+    expect(String(failure?.attributes?.["exception.stacktrace"])).toContain("upstream overloaded");
+    expect(ms(failure?.time as [number, number])).toBe(at("model.failed"));
+
+    const read = named("execute_tool read");
+    expect(read.events.map((event) => [event.name, event.attributes?.["exception.type"]])).toEqual([
+      ["exception", "TypeError"],
+    ]);
+    expect(read.events[0]?.attributes?.["exception.message"]).toBe("bad path");
+
+    const run = named("invoke_agent a");
+    expect(run.events.map((event) => event.attributes?.["exception.message"])).toEqual(["gave up"]);
+    expect(ms(run.events[0]?.time as [number, number])).toBe(at("run.failed"));
+
+    // An abandoned call threw nothing: an error status, no exception.
+    const send = named("execute_tool send");
+    expect(send.status.code).toBe(2);
+    expect(send.events).toEqual([]);
+  });
+});
