@@ -115,6 +115,24 @@ describe("agent-ledger export --output", () => {
     );
   });
 
+  it("refuses --raw with a projection (exit 2): a trajectory or spans are made from the content, never raw", async () => {
+    for (const format of ["atif", "otlp-json"]) {
+      const output = join(directory, `raw-${format}.json`);
+      const result = await cli(
+        "export",
+        "export-output",
+        "--format",
+        format,
+        "--raw",
+        "-o",
+        output,
+      );
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain("--raw applies to --format jsonl only");
+      expect(readdirSync(directory)).not.toContain(`raw-${format}.json`);
+    }
+  });
+
   it("exits 2 with a clear message when the file cannot be written", async () => {
     const output = join(directory, "no-such-directory", "trace.json");
     const result = await cli("export", "export-output", "--format", "atif", "--output", output);

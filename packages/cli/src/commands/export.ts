@@ -25,9 +25,9 @@ import {
 import type { CommandContext } from "./context.js";
 import { idArgument } from "./session-args.js";
 
-export const exportHelp = `agent-ledger export <session> [--format jsonl|atif|otlp-json] [--output <file>] [--raw]
+export const exportHelp = `agent-ledger export <session> [--format jsonl|atif|otlp-json] [--output <file> | -o <file>] [--raw]
   jsonl:     (the default) every event, one JSON envelope per line, in commit order; content kept in the blob
-             store is put back in place unless --raw (events exactly as stored)
+             store is put back in place unless --raw (events exactly as stored; jsonl only)
   atif:      an ATIF v1.7 trajectory (child runs as embedded sub-agent trajectories)
   otlp-json: an OTLP/JSON ExportTraceServiceRequest of the session's GenAI spans; trace and
              span ids derived from the session, run and attempt ids (the same on every export)
@@ -106,6 +106,12 @@ export async function exportCommand(context: CommandContext): Promise<number> {
   if (!formats.includes(format))
     throw usageError(
       `unknown export format ${JSON.stringify(values.format)}: use ${formats.join(", ")}`,
+    );
+  // A projection reads the content whatever is asked: taken silently, --raw would promise events
+  // as stored and give a document made from the content put back.
+  if (values.raw && format !== "jsonl")
+    throw usageError(
+      `--raw applies to --format jsonl only (the events as stored); ${format} is made from the content put back`,
     );
   const store = await context.openStore();
   await assertSessionExists(store, sessionId, context);
