@@ -75,17 +75,31 @@ function toolCallOf(attempt: AttemptRecord): AtifToolCall {
   };
 }
 
+/**
+ * What the model read of a failed call, when its adapter recorded it in the failure's metadata
+ * (`modelWasTold`: OpenAI Agents gives the model its own message, not the error).
+ */
+function toldOfFailure(attempt: AttemptRecord): string | null | undefined {
+  const metadata = attempt.outcome?.metadata;
+  const told = isObject(metadata) ? metadata.modelWasTold : undefined;
+  return told === undefined || told === null ? undefined : asContent(told);
+}
+
 function observationOf(attempt: AttemptRecord): AtifObservationResult {
   const call = toolCallOf(attempt);
   const outcome = payloadOf(attempt.outcome);
   let content: string | null;
+  const extra: JsonObject = { status: isUnresolved(attempt) ? "unresolved" : attempt.status };
   if (attempt.status === "completed") content = asContent(toolResultOf(outcome.result));
-  else if (attempt.status === "failed") content = errorText(outcome);
-  else if (attempt.status === "abandoned") content = `abandoned: ${String(outcome.reason ?? "")}`;
+  else if (attempt.status === "failed") {
+    // The observation is what the agent observed; the error stays beside it.
+    const told = toldOfFailure(attempt);
+    content = told ?? errorText(outcome);
+    if (told !== undefined) extra.error = errorText(outcome);
+  } else if (attempt.status === "abandoned") content = `abandoned: ${String(outcome.reason ?? "")}`;
   else content = null;
   const result: AtifObservationResult = { source_call_id: call.tool_call_id, content };
-  if (attempt.status !== "completed")
-    result.extra = { status: isUnresolved(attempt) ? "unresolved" : attempt.status };
+  if (attempt.status !== "completed") result.extra = extra;
   return result;
 }
 
