@@ -201,8 +201,9 @@ function causedBy(cause: Span | undefined): Link[] {
 
 /**
  * Re-creates a session as OpenTelemetry spans through the given provider (§7), with the
- * recorded times: `invoke_agent {agent}` per run (a child run under the `execute_tool` span of
- * the tool call that ran it, else under its parent run's span), `chat {model}` per model
+ * recorded times: `invoke_agent {agent}` per run (with the provider and model of its first model
+ * call other than an embedding; a child run under the `execute_tool` span of the tool call that
+ * ran it, else under its parent run's span), `chat {model}` per model
  * attempt, `execute_tool {name}` per tool attempt (under its run, linked to the chat span that
  * asked for it; a call made inside a tool call hangs under that call's span; a child run is
  * linked to the span of the event that caused it; a run a tool call ran ends with that call when
@@ -371,6 +372,29 @@ function emitSpans(
   };
 
   /**
+   * The `gen_ai.provider.name` (required on agent spans too) and `gen_ai.request.model` (the
+   * agent's model) of a run's span, from its first model call (not an embedding) naming them.
+   */
+  const described = new Set<string>();
+  const describeAgent = (
+    run: RunRecord,
+    provider: string | undefined,
+    requestModel: string | undefined,
+  ): void => {
+    const span = runSpans.get(run.runId);
+    if (!span) return;
+    for (const [key, value] of [
+      ["gen_ai.provider.name", provider],
+      ["gen_ai.request.model", requestModel],
+    ] as const) {
+      const done = `${run.runId}\n${key}`;
+      if (value === undefined || described.has(done)) continue;
+      span.setAttribute(key, value);
+      described.add(done);
+    }
+  };
+
+  /**
    * A fork's copy of an attempt another run made (`copiedFrom`) is drawn (the copy has a state
    * of its own: a call in flight may be resolved in one run only), marked, and without the
    * token usage, which was spent once, in the run the call was made in.
@@ -424,6 +448,7 @@ function emitSpans(
       if (typeof stream === "boolean") attributes["gen_ai.request.stream"] = stream;
       const provider = providerNameOf(request, response ?? null, requested.metadata);
       if (provider) attributes["gen_ai.provider.name"] = provider;
+      if (operation !== "embeddings") describeAgent(run, provider, requestModel);
       if (response !== undefined) {
         const usage = copied ? {} : usageOf(response);
         if (usage.inputTokens !== undefined)
