@@ -150,7 +150,9 @@ function runTrajectory(
   // In the order they were asked: a retried call's chain starts where it was first requested.
   const firstAt = (attempt: AttemptRecord) => chainOf(attempt)[0]?.requested.commitCursor ?? 0;
   for (const list of toolsByCause.values()) list.sort((a, b) => firstAt(a) - firstAt(b));
-  let systemDone = false;
+  // Each system prompt the run's model calls were given, shown once, where first given: a later
+  // call with other instructions (a second conversation, a side call) is not shown the first's.
+  const systemsShown = new Set<string>();
   // Adapters that record no input.received (AI SDK, LangChain) leave the user's messages in
   // the model requests only: the ones a request adds become user steps.
   const firstInput = run.events.find((event) => event.type === "input.received");
@@ -188,23 +190,28 @@ function runTrajectory(
       firstModel ??= modelName;
       if (!toolDefinitions && isObject(request) && Array.isArray(request.tools))
         toolDefinitions = request.tools;
-      if (!systemDone) {
-        systemDone = true;
-        const system = requestMessages(request).filter((message) => message.role === "system");
-        // The instructions come first, as the model reads them: before the user's input
+      const system = requestMessages(request)
+        .filter((message) => message.role === "system")
+        .map((message) => textOf(message.content))
+        .join("\n");
+      if (system.length > 0 && !systemsShown.has(system)) {
+        // The first instructions come first, as the model reads them: before the user's input
         // where the loop recorded that before its first call.
-        const before = firstInput !== undefined && firstInput.commitCursor < event.commitCursor;
-        if (system.length > 0)
-          drafts.push({
-            at: (before ? firstInput.commitCursor : event.commitCursor) - 0.5,
-            step: {
-              timestamp: before ? firstInput.recordedAt : event.recordedAt,
-              source: "system",
-              message: system.map((message) => textOf(message.content)).join("\n"),
-            },
-            causes: [],
-            resultsByCause: new Map(),
-          });
+        const before =
+          systemsShown.size === 0 &&
+          firstInput !== undefined &&
+          firstInput.commitCursor < event.commitCursor;
+        systemsShown.add(system);
+        drafts.push({
+          at: (before ? firstInput.commitCursor : event.commitCursor) - 0.5,
+          step: {
+            timestamp: before ? firstInput.recordedAt : event.recordedAt,
+            source: "system",
+            message: system,
+          },
+          causes: [],
+          resultsByCause: new Map(),
+        });
       }
       if (!inputsRecorded && event.retryOf === undefined) {
         for (const message of conversations.added(request))
