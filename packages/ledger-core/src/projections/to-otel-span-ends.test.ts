@@ -7,6 +7,7 @@ import {
 import { describe, expect, it } from "vitest";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
+import { readWholeSession } from "../store/read-all.js";
 import { toOtelSpans } from "./to-otel-spans.js";
 
 /** A few milliseconds, so that events recorded on either side get different times. */
@@ -113,5 +114,104 @@ describe("toOtelSpans: the run of an agent used as a tool ends within the tool c
     expect(ms(sub.endTime)).toBeGreaterThan(ms(tool.endTime));
     expect(ms(sub.endTime)).toBeLessThanOrEqual(lastInner);
     expect(sub.status.code).toBe(2);
+  });
+});
+
+describe("toOtelSpans: calls a crash cut off, decided by a person, made again by a resume", () => {
+  it("end at the crashed process's last event, in the runs their calls made, not at the person's approval", async () => {
+    const store = new MemoryEventStore();
+    const agent = { type: "agent" as const, id: "editor" };
+    const none = { kind: "none" as const, idempotent: true };
+    const write = { kind: "write" as const, idempotent: false };
+    // The first process: the editor's agent tool call runs a writer on a child run, whose
+    // publish call is in flight when the process is killed.
+    const editor = new SessionRecorder({
+      store,
+      sessionId: "crash",
+      runId: "editor",
+      actor: agent,
+    });
+    await editor.startRun();
+    const writerCall = await editor.beforeToolCall({
+      toolCallId: "w",
+      name: "writer_tool",
+      args: {},
+      effect: none,
+    });
+    await tick();
+    const writer = editor.child({
+      runId: "writer",
+      actor: { type: "agent", id: "writer" },
+      causedByEventId: writerCall.requestedEventId,
+    });
+    await writer.startRun();
+    const publish = await writer.beforeToolCall({
+      toolCallId: "p",
+      name: "publish",
+      args: {},
+      effect: write,
+    });
+    const crashAt = Date.now();
+    await tick();
+    // A person approves publish again (agent-ledger resolve --approve), a while later.
+    const person = await SessionRecorder.resume({
+      store,
+      sessionId: "crash",
+      runId: "writer",
+      actor: { type: "human", id: "oncall" },
+      resolve: false,
+    });
+    await person.approve(publish, "not published");
+    await tick();
+    // The resume makes both calls again.
+    const resumed = await SessionRecorder.resume({
+      store,
+      sessionId: "crash",
+      runId: "editor",
+      actor: agent,
+    });
+    const writerAgain = await resumed.beforeToolCall({
+      toolCallId: "w",
+      name: "writer_tool",
+      args: {},
+      effect: none,
+    });
+    const resumedWriter = await SessionRecorder.resume({
+      store,
+      sessionId: "crash",
+      runId: "writer",
+      actor: { type: "agent", id: "writer" },
+    });
+    const publishAgain = await resumedWriter.beforeToolCall({
+      toolCallId: "p",
+      name: "publish",
+      args: {},
+      effect: write,
+    });
+    expect(publishAgain.attemptId).not.toBe(publish.attemptId);
+    await resumedWriter.toolCompleted(publishAgain, "published");
+    await resumed.toolCompleted(writerAgain, "written");
+
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "crash", provider);
+    await provider.forceFlush();
+    const spanOf = (attemptId: string) =>
+      exporter
+        .getFinishedSpans()
+        .find((span) => span.attributes["agent_ledger.attempt.id"] === attemptId) as ReadableSpan;
+    const events = await readWholeSession(store, "crash");
+    const recordedAt = (eventId: string) =>
+      Date.parse(events.find((event) => event.eventId === eventId)?.recordedAt ?? "");
+    // Killed right after it was requested: not 10 ms later, at the approval.
+    const cutOff = spanOf(publish.attemptId);
+    expect(cutOff.attributes["error.type"]).toBe("retried");
+    expect(ms(cutOff.endTime)).toBe(recordedAt(publish.requestedEventId));
+    // The agent tool call lived as long as the calls made inside it: to the same moment.
+    const outer = spanOf(writerCall.attemptId);
+    expect(ms(outer.endTime)).toBe(recordedAt(publish.requestedEventId));
+    expect(ms(outer.endTime)).toBeLessThanOrEqual(crashAt);
   });
 });

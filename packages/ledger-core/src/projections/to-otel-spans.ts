@@ -555,24 +555,56 @@ function endInsideTool(run: RunRecord, toolEnd: Date): Date {
 /**
  * When an attempt's span ends: at its outcome; for one its process never answered (in flight
  * at a crash, then retried by a resume or abandoned by a person), at that process's last sign
- * of life: the run's last event before the first thing written after the crash (the first
- * retry or decision of any call left in flight then, not this call's own: with calls in flight
- * together, the resume retries them one after the other). Not the resume's time, nor the
- * person's: minutes later, and no latency of the call. Undefined for one still without any:
- * the session's end.
+ * of life: the last event, of the call's run and of the runs a tool call ran inside it (a
+ * sub-agent's calls), before the first thing written there after the crash (a person's
+ * approval or abandon, or the first retry of any call left in flight then, not this call's
+ * own: with calls in flight together, the resume retries them one after the other). Not the
+ * resume's time, nor the person's: minutes later, and no latency of the call. Undefined for one
+ * still without any: the session's end.
  */
 function attemptEnd(model: SessionModel, attempt: AttemptRecord, run: RunRecord): Date | undefined {
   if (settlingEvent(model, attempt) === undefined)
     return attempt.outcome ? new Date(attempt.outcome.recordedAt) : undefined;
-  const from = attempt.requested;
+  const from = attempt.requested.commitCursor;
+  const runs = [run, ...runsInside(run, attempt)];
   let after = Number.POSITIVE_INFINITY;
+  for (const each of runs)
+    for (const cursor of afterCrash(model, each))
+      if (cursor > from && cursor < after) after = cursor;
+  let last = attempt.requested;
+  for (const each of runs) {
+    const before = lastEventBefore(each.events, after);
+    if (before !== undefined && before.commitCursor > last.commitCursor) last = before;
+  }
+  return new Date(last.recordedAt);
+}
+
+/** The runs a tool attempt ran (its sub-agents), and the runs under them. */
+function runsInside(run: RunRecord, attempt: AttemptRecord): RunRecord[] {
+  const found: RunRecord[] = [];
+  const waiting = run.children.filter(
+    (child) => child.causedByEventId === attempt.requested.eventId,
+  );
+  for (let next = waiting.pop(); next !== undefined; next = waiting.pop()) {
+    found.push(next);
+    waiting.push(...next.children);
+  }
+  return found;
+}
+
+/**
+ * The commit cursors of what is written in `run` only after a crash: a retry of a call its
+ * process never answered, a person's abandon of one, an approval to make one again.
+ */
+function afterCrash(model: SessionModel, run: RunRecord): number[] {
+  const cursors: number[] = [];
   for (const other of run.attempts) {
     const cursor = settlingEvent(model, other)?.commitCursor;
-    if (cursor !== undefined && cursor > from.commitCursor && cursor < after) after = cursor;
+    if (cursor !== undefined) cursors.push(cursor);
   }
-  const before = lastEventBefore(run.events, after);
-  const last = before !== undefined && before.commitCursor >= from.commitCursor ? before : from;
-  return new Date(last.recordedAt);
+  for (const event of run.events)
+    if (event.type === "attempt.approved") cursors.push(event.commitCursor);
+  return cursors;
 }
 
 /**
