@@ -1,4 +1,5 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
+import type { AwaitingDecisionView } from "../inspect/awaiting-decision.js";
 import { type RunInTree, runsInTreeOrder } from "../inspect/run-tree-order.js";
 import type { EventStore } from "../store/event-store.js";
 import {
@@ -29,6 +30,7 @@ import {
   textOf,
   toolResultOf,
 } from "./extract.js";
+import { pausesOf } from "./paused-runs.js";
 import {
   type AttemptRecord,
   agentVersionOf,
@@ -103,6 +105,20 @@ function observationOf(attempt: AttemptRecord): AtifObservationResult {
   return result;
 }
 
+/** A paused run's pause, as its trajectory's `extra.awaiting_decision` says it. */
+function awaitingDecisionOf(pause: AwaitingDecisionView): JsonObject {
+  return {
+    since: pause.since,
+    calls: pause.calls.map((call) => ({
+      name: call.name,
+      ...(call.toolCallId !== undefined ? { tool_call_id: call.toolCallId } : {}),
+      ...(call.args !== undefined ? { arguments: call.args } : {}),
+      ...(call.agent !== undefined ? { agent: call.agent } : {}),
+    })),
+    ...(pause.decideWith !== undefined ? { decide_with: pause.decideWith } : {}),
+  };
+}
+
 /** The last of `drafts` (ascending `at`) with `at <= at`, if any. */
 function lastAtOrBefore(drafts: DraftStep[], at: number): DraftStep | undefined {
   let low = 0;
@@ -124,7 +140,9 @@ function runTrajectory(
   model: SessionModel,
   run: RunRecord,
   subagents: AtifTrajectory[],
+  pause: AwaitingDecisionView | undefined,
 ): AtifTrajectory {
+  const awaited = new Set(pause?.calls.map((call) => call.toolCallId));
   const drafts: DraftStep[] = [];
   const claimed = new Set<string>();
   const toolsByCause = new Map<string, AttemptRecord[]>();
@@ -303,7 +321,11 @@ function runTrajectory(
           tool_call_id: call.id ?? `${shown.attemptId}:${calls.length}`,
           function_name: call.name,
           arguments: argumentsObject(call.arguments),
-          extra: { status: "not-requested" },
+          // Asked, and waiting on a person's approval (a paused run), or never asked.
+          extra: {
+            status:
+              call.id !== undefined && awaited.has(call.id) ? "awaiting-decision" : "not-requested",
+          },
         };
         calls.push(unasked);
         unrequested.push(unasked);
@@ -428,7 +450,8 @@ function runTrajectory(
     },
     extra: {
       run_id: run.runId,
-      status: run.terminal ? run.terminal.type.slice(4) : "running",
+      status: run.terminal ? run.terminal.type.slice(4) : pause ? "paused" : "running",
+      ...(pause ? { awaiting_decision: awaitingDecisionOf(pause) } : {}),
       ...(run.parentRunId !== undefined ? { parent_run_id: run.parentRunId } : {}),
       ...(run.terminal ? { result: withoutStacks(run.terminal.payload) } : {}),
       unresolved_attempts: run.attempts.filter(isUnresolved).map((attempt) => attempt.attemptId),
@@ -450,12 +473,13 @@ export async function toAtif(store: EventStore, sessionId: string): Promise<Atif
   // tree order has every run after the runs under it. Without recursion: a chain of handoffs
   // of any depth fits.
   const trajectories = new Map<RunRecord, AtifTrajectory>();
+  const pauses = pausesOf(model);
   const order = runsInTreeOrder(model.roots);
   for (let index = order.length - 1; index >= 0; index--) {
     const { run } = order[index] as RunInTree<RunRecord>;
     const subagents = run.children.map((child) => trajectories.get(child) as AtifTrajectory);
     for (const child of run.children) trajectories.delete(child);
-    trajectories.set(run, runTrajectory(model, run, subagents));
+    trajectories.set(run, runTrajectory(model, run, subagents, pauses.get(run.runId)));
   }
   const [main, ...others] = model.roots;
   const trajectory = trajectories.get(main as RunRecord) as AtifTrajectory;

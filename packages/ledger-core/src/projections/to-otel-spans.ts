@@ -15,6 +15,7 @@ import {
   usageOf,
 } from "./extract.js";
 import { derivedOtelId, LedgerIdGenerator, withNextIds } from "./otel-ids.js";
+import { pausesOf } from "./paused-runs.js";
 import {
   type AttemptRecord,
   agentVersionOf,
@@ -244,6 +245,7 @@ function emitSpans(
   options: ToOtelSpansOptions,
 ): OtelProjection {
   const sessionEnd = new Date(lastEventAt(model.events));
+  const pauses = pausesOf(model);
   const runSpans = new Map<string, Span>();
   const attemptSpans = new Map<string, Span>();
   const ends: { span: Span; at: Date }[] = [];
@@ -342,7 +344,11 @@ function emitSpans(
       "gen_ai.conversation.id": model.sessionId,
       "agent_ledger.session.id": model.sessionId,
       "agent_ledger.run.id": run.runId,
-      "agent_ledger.run.status": run.terminal ? run.terminal.type.slice(4) : "running",
+      "agent_ledger.run.status": run.terminal
+        ? run.terminal.type.slice(4)
+        : pauses.has(run.runId)
+          ? "paused"
+          : "running",
     };
     const version = agentVersionOf(run.started);
     if (version) attributes["gen_ai.agent.version"] = version;
