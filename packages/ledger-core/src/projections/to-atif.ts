@@ -2,6 +2,7 @@ import type { JsonObject, JsonValue } from "../events/json.js";
 import type { AwaitingDecisionView } from "../inspect/awaiting-decision.js";
 import { type RunInTree, runsInTreeOrder } from "../inspect/run-tree-order.js";
 import type { EventStore } from "../store/event-store.js";
+import { readByModel } from "./atif-observed.js";
 import {
   addTokens,
   attemptMetrics,
@@ -87,19 +88,29 @@ function toldOfFailure(attempt: AttemptRecord): string | null | undefined {
   return told === undefined || told === null ? undefined : asContent(told);
 }
 
-function observationOf(attempt: AttemptRecord): AtifObservationResult {
+/**
+ * A tool call's result as the agent observed it. A call without a result of its own (failed,
+ * abandoned) is what the model read of it in the run's next request, as its adapter worded it
+ * ("Tool call rejected: ...", "An error occurred while running the tool..."), else what the
+ * adapter recorded it told the model, else the error or the abandon's reason; the error and
+ * the reason are kept in `extra`.
+ */
+function observationOf(attempt: AttemptRecord, run: RunRecord): AtifObservationResult {
   const call = toolCallOf(attempt);
   const outcome = payloadOf(attempt.outcome);
   let content: string | null;
   const extra: JsonObject = { status: isUnresolved(attempt) ? "unresolved" : attempt.status };
   if (attempt.status === "completed") content = asContent(toolResultOf(outcome.result));
   else if (attempt.status === "failed") {
-    // The observation is what the agent observed; the error stays beside it.
-    const told = toldOfFailure(attempt);
+    const told = readByModel(run, attempt) ?? toldOfFailure(attempt);
     content = told ?? errorText(outcome);
     if (told !== undefined) extra.error = errorText(outcome);
-  } else if (attempt.status === "abandoned") content = `abandoned: ${String(outcome.reason ?? "")}`;
-  else content = null;
+  } else if (attempt.status === "abandoned") {
+    const reason = String(outcome.reason ?? "");
+    const told = readByModel(run, attempt);
+    content = told ?? `abandoned: ${reason}`;
+    if (told !== undefined) extra.reason = reason;
+  } else content = null;
   const result: AtifObservationResult = { source_call_id: call.tool_call_id, content };
   if (attempt.status !== "completed") result.extra = extra;
   return result;
@@ -305,7 +316,7 @@ function runTrajectory(
         if (chain.length > 1)
           call.extra = { ...call.extra, attempt_ids: chain.map((link) => link.attemptId) };
         calls.push(call);
-        const result = observationOf(tool);
+        const result = observationOf(tool, run);
         results.push(result);
         for (const link of chain) {
           draft.resultsByCause.set(link.requested.eventId, result);
@@ -349,7 +360,7 @@ function runTrajectory(
       drafts.push(draft);
     } else if (!claimed.has(attempt.attemptId)) {
       // A tool call no model completion of this run asked for (direct or cross-run).
-      const result = observationOf(attempt);
+      const result = observationOf(attempt, run);
       drafts.push({
         at: event.commitCursor,
         step: {
