@@ -137,7 +137,7 @@ export class ModelRuns {
     const recorder = await this.#context.recorder();
     const { response, toolCalls } = modelResponse(output);
     const event = await recorder.modelCompleted(call.attempt, response, {
-      metadata: langchainMetadata({ runId, parentRunId }),
+      metadata: { ...langchainMetadata({ runId, parentRunId }), ...streamedMetadata(call) },
     });
     this.#context.causes.note(toolCalls, event.eventId, call.threadId);
     this.#structured.completed(parentRunId, {
@@ -158,7 +158,7 @@ export class ModelRuns {
     this.#retries.ended(runId, attempt);
     const recorder = await this.#context.recorder();
     await recorder.modelFailed(attempt, error, {
-      metadata: langchainMetadata({ runId, parentRunId }),
+      metadata: { ...langchainMetadata({ runId, parentRunId }), ...streamedMetadata(call) },
       ...(partial !== undefined ? { partial } : {}),
     });
   }
@@ -232,9 +232,21 @@ export class ModelRuns {
     this.#retries.ended(runId, attempt);
     this.#structuredOutputs.delete(runId);
     const recorder = await this.#context.recorder();
+    // Closed with what it had streamed: a stream, if it streamed anything.
     await recorder.modelFailed(attempt, error, {
-      metadata: langchainMetadata({ runId }),
+      metadata: {
+        ...langchainMetadata({ runId }),
+        ...(partial !== undefined ? { stream: true } : {}),
+      },
       ...(partial !== undefined ? { partial } : {}),
     });
   }
+}
+
+/**
+ * `{ stream: true }` for a call that streamed, in its outcome's metadata (what the OpenTelemetry
+ * export reads for `gen_ai.request.stream`): LangChain says nothing of it when the call starts.
+ */
+function streamedMetadata(call: { streamed: boolean }): JsonObject {
+  return call.streamed ? { stream: true } : {};
 }

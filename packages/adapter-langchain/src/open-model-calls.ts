@@ -56,6 +56,8 @@ export interface StartedCall {
 export interface EndedCall extends StartedCall {
   /** What it streamed before its signal aborted it, if its signal did and it streamed. */
   partial: JsonObject | undefined;
+  /** It streamed (LangChain handed its chunks to `handleLLMNewToken`). */
+  streamed: boolean;
 }
 
 interface OpenCall extends StartedCall {
@@ -170,7 +172,12 @@ export class ModelCallsInProgress {
     call.detach();
     this.#calls.delete(runId);
     const { attempt, threadId } = call;
-    return { attempt, threadId, partial: call.aborted ? partialOf(call) : undefined };
+    return {
+      attempt,
+      threadId,
+      partial: call.aborted ? partialOf(call) : undefined,
+      streamed: call.text !== "" || call.chunk !== undefined,
+    };
   }
 
   /**

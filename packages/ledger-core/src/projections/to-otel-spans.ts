@@ -121,6 +121,18 @@ function recordFailure(span: Span, payload: JsonObject, at: string): void {
   span.addEvent("exception", attributes, new Date(at));
 }
 
+/**
+ * Whether a model call streamed: said by its request's metadata (`{ stream }`), or else by its
+ * outcome's (LangChain's adapter learns it from the chunks, after the call started).
+ */
+function streamOf(attempt: AttemptRecord): boolean | undefined {
+  for (const metadata of [attempt.requested.metadata, attempt.outcome?.metadata]) {
+    const stream = isObject(metadata) ? metadata.stream : undefined;
+    if (typeof stream === "boolean") return stream;
+  }
+  return undefined;
+}
+
 /** `gen_ai.request.*` settings, from the request (AI SDK), `modelSettings` (OpenAI Agents) or `params` (LangChain). */
 function requestSettings(request: JsonValue): Attributes {
   const attributes: Attributes = {};
@@ -450,8 +462,8 @@ function emitSpans(
       attributes["gen_ai.operation.name"] = operation;
       if (requestModel) attributes["gen_ai.request.model"] = requestModel;
       Object.assign(attributes, requestSettings(request));
-      const stream = isObject(requested.metadata) ? requested.metadata.stream : undefined;
-      if (typeof stream === "boolean") attributes["gen_ai.request.stream"] = stream;
+      const stream = streamOf(attempt);
+      if (stream !== undefined) attributes["gen_ai.request.stream"] = stream;
       const provider = providerNameOf(request, response ?? null, requested.metadata);
       if (provider) attributes["gen_ai.provider.name"] = provider;
       if (operation !== "embeddings") describeAgent(run, provider, requestModel);
