@@ -39,7 +39,7 @@ export function startSteps(run: RunRecord): Omit<AtifStep, "step_id">[] {
 
 /**
  * A run's result without the stacks of its error and the error's causes: they hold local file
- * paths (the OTel export leaves them out too).
+ * paths (the OTel export's exception events leave them out too).
  */
 export function withoutStacks(result: JsonValue): JsonValue {
   if (!isObject(result) || result.error === undefined) return result;

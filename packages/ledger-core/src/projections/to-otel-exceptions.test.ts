@@ -15,7 +15,7 @@ import { toOtelSpans } from "./to-otel-spans.js";
 const scratch = scratchDirectory("otel-exceptions-", afterAll);
 
 describe("toOtelSpans exception events", () => {
-  it("gives each failed call and failed run an exception event at its failure, with the error's class, message and stack", async () => {
+  it("gives each failed call and failed run an exception event at its failure, with the error's class and message", async () => {
     const store = new SqliteEventStore({ path: join(scratch, "failures.db") });
     await store.init();
     onTestFinished(() => store.close());
@@ -59,7 +59,8 @@ describe("toOtelSpans exception events", () => {
       "exception.type": "APICallError",
       "exception.message": "upstream overloaded",
     });
-    expect(String(failure?.attributes?.["exception.stacktrace"])).toContain("upstream overloaded");
+    // No stack: it holds the machine's local file paths.
+    expect(failure?.attributes?.["exception.stacktrace"]).toBeUndefined();
     expect(ms(failure?.time as [number, number])).toBe(at("model.failed"));
 
     const read = named("execute_tool read");

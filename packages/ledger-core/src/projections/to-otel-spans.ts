@@ -105,20 +105,20 @@ function errorOf(payload: JsonObject): { type: string; message: string } {
 
 /**
  * Marks `span` failed with the recorded failure at `at`: `error.type`, an error status, and an
- * `exception` event (`exception.type`: the error's class name; `.message`; `.stacktrace` when
- * one was recorded), which trace tools show as the span's error.
+ * `exception` event (`exception.type`: the error's class name; `.message`), which trace tools
+ * show as the span's error. Not `.stacktrace`: a stack holds the machine's local file paths (as
+ * the ATIF export, the export leaves them out).
  */
 function recordFailure(span: Span, payload: JsonObject, at: string): void {
   const error = errorOf(payload);
   span.setAttribute("error.type", error.type);
   span.setStatus({ code: STATUS_ERROR, message: error.message });
   const recorded = isObject(payload.error) ? payload.error : {};
-  const attributes: Attributes = {
-    "exception.type": str(recorded.name) ?? error.type,
-    "exception.message": error.message,
-  };
-  if (typeof recorded.stack === "string") attributes["exception.stacktrace"] = recorded.stack;
-  span.addEvent("exception", attributes, new Date(at));
+  span.addEvent(
+    "exception",
+    { "exception.type": str(recorded.name) ?? error.type, "exception.message": error.message },
+    new Date(at),
+  );
 }
 
 /**
