@@ -1,10 +1,11 @@
-import { hasLoneSurrogate, type JsonObject, type LedgerEvent } from "@agent-ledger/core";
+import type { JsonObject, LedgerEvent } from "@agent-ledger/core";
 import {
   compareWritesSortKeys,
   WRITES_IDX_MAP,
   writesSortKey,
 } from "@langchain/langgraph-checkpoint";
 import { isRecord } from "./plain-json.js";
+import { payloadThreadId } from "./thread-run-id.js";
 
 export const CHECKPOINT_KIND = "langgraph.checkpoint";
 export const WRITES_TYPE = "x.langgraph.writes";
@@ -69,23 +70,6 @@ function entry<K, V>(map: Map<K, V>, key: K, make: () => V): V {
 function typed(value: unknown): TypedBytes {
   const record = isRecord(value) ? value : {};
   return { type: String(record.type ?? "json"), base64: String(record.base64 ?? "") };
-}
-
-/**
- * The thread_id as payload fields. The ledger's JSON refuses strings with lone surrogates, which
- * a JS thread_id may hold: such an id is kept as its JSON text (`JSON.stringify` escapes them as
- * `\udxxx`), which reads back as the exact same string.
- */
-export function threadIdFields(threadId: string): { threadId: string } | { threadIdJson: string } {
-  return !hasLoneSurrogate(threadId) ? { threadId } : { threadIdJson: JSON.stringify(threadId) };
-}
-
-/** The thread_id of a payload written with `threadIdFields`. */
-export function payloadThreadId(payload: JsonObject | undefined): string | undefined {
-  if (typeof payload?.threadId === "string") return payload.threadId;
-  if (typeof payload?.threadIdJson !== "string") return undefined;
-  const threadId: unknown = JSON.parse(payload.threadIdJson);
-  return typeof threadId === "string" ? threadId : undefined;
 }
 
 export function writesKey(checkpointNs: string, checkpointId: string): string {

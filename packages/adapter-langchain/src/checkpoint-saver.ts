@@ -21,17 +21,16 @@ import {
   DELETED_TYPE,
   indexThread,
   orderedWrites,
-  payloadThreadId,
   type StoredCheckpoint,
   type ThreadIndex,
   type TypedBytes,
-  threadIdFields,
   WRITES_TYPE,
   writeIdx,
 } from "./checkpoint-index.js";
 import { checkSaverOptions } from "./option-checks.js";
 import { ThreadLogCache } from "./thread-cache.js";
-import { type CheckpointPut, type CheckpointWrites, ThreadLog, threadRunId } from "./thread-log.js";
+import { type CheckpointPut, type CheckpointWrites, ThreadLog } from "./thread-log.js";
+import { payloadThreadId, threadIdFields, threadRunId } from "./thread-run-id.js";
 
 export interface LedgerCheckpointSaverOptions {
   store: EventStore;

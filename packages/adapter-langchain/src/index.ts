@@ -9,7 +9,7 @@ export { messageToJson, safeParams, toJsonValue } from "./plain-json.js";
 export type { RestoredMessages, RestoreMessagesOptions } from "./restore-messages.js";
 export { restoreMessages } from "./restore-messages.js";
 export { messageFromJson } from "./stored-messages.js";
-export { threadRunId } from "./thread-log.js";
+export { threadRunId } from "./thread-run-id.js";
 export { toolEffect } from "./tool-effect.js";
 export type { UnresolvedAttemptAnswer, UnresolvedAttemptQuestion } from "./unresolved-question.js";
 export { UNRESOLVED_ATTEMPT_INTERRUPT } from "./unresolved-question.js";

@@ -1,21 +1,19 @@
 import {
   type Actor,
   type EventStore,
-  hasLoneSurrogate,
-  isValidId,
   LedgerError,
   type LedgerEvent,
   type NewEvent,
   PayloadCompactor,
   resolveEvents,
-  sha256Hex,
 } from "@agent-ledger/core";
-import { DELETED_TYPE, threadIdFields } from "./checkpoint-index.js";
+import { DELETED_TYPE } from "./checkpoint-index.js";
 import {
   type CheckpointHead,
   childPutElsewhere,
   continuedElsewhere,
 } from "./continued-elsewhere.js";
+import { threadIdFields } from "./thread-run-id.js";
 
 const PAGE = 1000;
 const MAX_CONFLICT_RETRIES = 8;
@@ -33,21 +31,6 @@ export interface CheckpointWrites {
   writes: true;
   checkpointNs: string;
   checkpointId: string;
-}
-
-/**
- * The ledger run that holds one LangGraph thread: `thread:<thread_id>`, or, when that is not a
- * valid ledger id (too long, control characters), `thread-sha256:<hex>` with the hex SHA-256 of
- * the thread_id's UTF-8 bytes. UTF-8 turns every lone surrogate into U+FFFD, so `a\uD800` and
- * `a\uDBFF` would share a run: an id with lone surrogates hashes its JSON text instead (which
- * keeps them apart), under its own prefix so that it cannot meet a well-formed id's hash.
- */
-export function threadRunId(threadId: string): string {
-  const plain = `thread:${threadId}`;
-  if (isValidId(plain)) return plain;
-  return hasLoneSurrogate(threadId)
-    ? `thread-json-sha256:${sha256Hex(JSON.stringify(threadId))}`
-    : `thread-sha256:${sha256Hex(threadId)}`;
 }
 
 /**

@@ -7,7 +7,7 @@ import type { CompiledStateGraph } from "@langchain/langgraph";
 import { afterAll, describe, expect, it } from "vitest";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
 import { RUN, SESSION, zombieAgent } from "./testing/zombie-thread.test.data.js";
-import { threadRunId } from "./thread-log.js";
+import { threadRunId } from "./thread-run-id.js";
 
 const dir = scratchDirectory("agent-ledger-zombie-thread-", afterAll);
 const CHILD = compiledBeside("./testing/zombie-thread.test.child.js", import.meta.url);
