@@ -70,7 +70,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     const refusals = new NestedRefusals();
     const book = new ToolCallBook();
     const recorder = () => this.getRecorder();
-    const models = new ModelRuns({ recorder, runs, causes: book.causes });
+    const models = new ModelRuns({ recorder, runs, causes: book.causes, threads: book.threads });
     this.#state = {
       options,
       recorder: new HandlerRecorder(options, {

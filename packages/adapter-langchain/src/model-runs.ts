@@ -15,6 +15,7 @@ import { isRecord } from "./plain-json.js";
 import type { RunTree } from "./run-tree.js";
 import { StructuredOutputCalls } from "./structured-output-calls.js";
 import type { StructuredOutputNote } from "./structured-output-note.js";
+import type { ThreadSessions } from "./thread-sessions.js";
 import type { ToolCauses } from "./tool-causes.js";
 
 /** What the handler shares with its model runs. */
@@ -24,6 +25,8 @@ export interface ModelRunsContext {
   runs: RunTree;
   /** Where a completion notes the tool calls it asks for. */
   causes: ToolCauses;
+  /** Where the handler's session is named among those that recorded a thread. */
+  threads: ThreadSessions;
 }
 
 /**
@@ -114,6 +117,8 @@ export class ModelRuns {
       metadata.structuredOutput.generatedTools = generatedTools;
     if (metadata.structuredOutput !== undefined)
       this.#structuredOutputs.set(ids.runId, metadata.structuredOutput);
+    // Named before the thread's first call is: a resume built with another sessionId finds it.
+    if (threadId !== undefined) await this.#context.threads.recording(recorder, threadId);
     const attempt = retried
       ? await retryLive(recorder, retried, metadata)
       : await beforeModelCall(recorder, request, metadata, insideTool);

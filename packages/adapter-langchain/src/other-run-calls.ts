@@ -1,4 +1,5 @@
 import {
+  type EventStore,
   type JsonValue,
   LedgerError,
   readWholeSession,
@@ -28,17 +29,22 @@ function keyOf(call: HeldCall): string {
  * call without an id by (thread, name, request hash). A handler built with a runId the session
  * does not have (a typo in the resumed process) starts a new run, and a LangGraph thread
  * resumed under it would run its interrupted tool call again: the run that recorded the call is
- * the one that knows it is in flight, or already done.
+ * the one that knows it is in flight, or already done. The same holds for a handler built
+ * with another sessionId than the one that recorded the thread: the open runs of the other
+ * sessions that recorded it (`ThreadSessions` names them) are looked up the same way.
  *
- * Read once per handler, and only when first needed: when a tool call of a thread is about to
+ * Each session is read once per handler, and only when first needed: when a tool call of a thread is about to
  * run that no model completion of the handler's own run asked for (the call comes from a
  * checkpoint, so the thread is resumed, under a run that did not record its turn). A run that
  * records its own turns (a new run, or the right runId resumed) never reads it. Runs that are
  * closed are left out: their owner ended them, and they cannot be continued any more.
  */
 export class OtherRunCalls {
-  /** The holders of the calls requested after a commit cursor (0: the whole session), by it. */
-  readonly #holders = new Map<number, Promise<Map<string, string>>>();
+  /**
+   * The holders of the calls requested in a session after a commit cursor (0: the whole
+   * session), by session and cursor.
+   */
+  readonly #holders = new Map<string, Promise<Map<string, string>>>();
 
   /**
    * Throws `invalid-argument` (`$.runId`) when another open run of the session holds this tool
@@ -48,26 +54,15 @@ export class OtherRunCalls {
    * thread, which that run recorded).
    */
   async refuseHeld(recorder: SessionRecorder, call: HeldCall, after = 0): Promise<void> {
-    let holders = this.#holders.get(after);
-    if (!holders) {
-      const read = readHolders(recorder, after);
-      read.catch(() => {
-        this.#holders.delete(after);
-      });
-      this.#holders.set(after, read);
-      holders = read;
-    }
-    const holder = (await holders).get(keyOf(call));
+    const holder = await this.#holder(recorder, recorder.sessionId, call, after);
     if (holder === undefined) return;
-    const named =
-      call.toolCallId !== undefined ? `${call.name} (${call.toolCallId})` : `${call.name} (no id)`;
     // The handler's runId is the bad value. Not conflict: that is a lost race, which writers
     // retry (this would fail again), and its errors carry the run's seq. Not
     // unresolved-attempt: there is no decision to take on an attempt of this run, and the
     // call may well be resolved there; the fix is to resume the run that holds it.
     throw new LedgerError(
       "invalid-argument",
-      `$.runId: tool call ${named} of LangGraph thread ${call.threadId} is recorded in run ${holder} of session ${recorder.sessionId}, not in this handler's run ${recorder.runId}: the thread was resumed under another run (a mistyped runId?), so the tool is not run again here. Build the handler with runId "${holder}" to resume the run that holds it.`,
+      `$.runId: tool call ${named(call)} of LangGraph thread ${call.threadId} is recorded in run ${holder} of session ${recorder.sessionId}, not in this handler's run ${recorder.runId}: the thread was resumed under another run (a mistyped runId?), so the tool is not run again here. Build the handler with runId "${holder}" to resume the run that holds it.`,
       {
         path: "$.runId",
         details: {
@@ -81,20 +76,86 @@ export class OtherRunCalls {
       },
     );
   }
+
+  /**
+   * Throws `invalid-argument` (`$.sessionId`) when an open run of one of `sessions` (other
+   * sessions that recorded the call's thread, see `ThreadSessions`) holds this tool call of
+   * this thread: the thread was resumed under another session than the one that recorded it.
+   * Each session is read once per handler, when first needed.
+   */
+  async refuseHeldElsewhere(
+    recorder: SessionRecorder,
+    call: HeldCall,
+    sessions: readonly string[],
+  ): Promise<void> {
+    for (const sessionId of sessions) {
+      const holder = await this.#holder(recorder, sessionId, call, 0);
+      if (holder === undefined) continue;
+      // The handler's sessionId is the bad value, as its runId is above.
+      throw new LedgerError(
+        "invalid-argument",
+        `$.sessionId: tool call ${named(call)} of LangGraph thread ${call.threadId} is recorded in run ${holder} of session ${sessionId}, not in this handler's session ${recorder.sessionId}: the thread was resumed under another session (a mistyped sessionId, a setting left out?), so the tool is not run again here. Build the handler with sessionId "${sessionId}" and runId "${holder}" to resume the run that holds it.`,
+        {
+          path: "$.sessionId",
+          details: {
+            sessionId,
+            runId: holder,
+            handlerSessionId: recorder.sessionId,
+            handlerRunId: recorder.runId,
+            threadId: call.threadId,
+            toolCallId: call.toolCallId ?? null,
+            name: call.name,
+          },
+        },
+      );
+    }
+  }
+
+  /** The open run of `sessionId` (other than the recorder's) that holds `call`, if any. */
+  async #holder(
+    recorder: SessionRecorder,
+    sessionId: string,
+    call: HeldCall,
+    after: number,
+  ): Promise<string | undefined> {
+    const key = `${sessionId}\u0000${after}`;
+    let holders = this.#holders.get(key);
+    if (!holders) {
+      const own = sessionId === recorder.sessionId ? recorder.runId : undefined;
+      const read = readHolders(recorder.store, sessionId, own, after);
+      read.catch(() => {
+        this.#holders.delete(key);
+      });
+      this.#holders.set(key, read);
+      holders = read;
+    }
+    return (await holders).get(keyOf(call));
+  }
+}
+
+function named(call: HeldCall): string {
+  return call.toolCallId !== undefined
+    ? `${call.name} (${call.toolCallId})`
+    : `${call.name} (no id)`;
 }
 
 /**
- * Call key -> the open run other than the recorder's that requested it last. Calls made inside
- * another tool (caused by its `tool.requested`) are left out: no model asked for them, and the
- * guard checks only calls a model asked for.
+ * Call key -> the open run of `sessionId` (other than `ownRunId`) that requested it last. Calls
+ * made inside another tool (caused by its `tool.requested`) are left out: no model asked for
+ * them, and the guard checks only calls a model asked for.
  */
-async function readHolders(recorder: SessionRecorder, after: number): Promise<Map<string, string>> {
-  const events = await readWholeSession(recorder.store, recorder.sessionId, undefined, after);
+async function readHolders(
+  store: EventStore,
+  sessionId: string,
+  ownRunId: string | undefined,
+  after: number,
+): Promise<Map<string, string>> {
+  const events = await readWholeSession(store, sessionId, undefined, after);
   const closed = new Set<string>();
   const toolRequests = new Set<string>();
   const requested: { key: string; runId: string }[] = [];
   for (const event of events) {
-    if (event.runId === recorder.runId) continue;
+    if (event.runId === ownRunId) continue;
     if (TERMINAL_TYPES.has(event.type)) closed.add(event.runId);
     if (event.type !== "tool.requested") continue;
     toolRequests.add(event.eventId);

@@ -9,6 +9,7 @@ import {
 import { FailedToolCalls } from "./failed-tool-calls.js";
 import { type HeldCall, OtherRunCalls } from "./other-run-calls.js";
 import type { ToolRun } from "./run-tree.js";
+import { ThreadSessions } from "./thread-sessions.js";
 import { beforeToolCall, type ToolAttempt } from "./tool-attempt.js";
 import { ToolCauses } from "./tool-causes.js";
 import { ToolClaims } from "./tool-claim.js";
@@ -23,6 +24,8 @@ export class ToolCallBook {
   readonly otherRuns = new OtherRunCalls();
   /** The requests ledgerMiddleware saw throw, which a retry around it may make again. */
   readonly failures = new FailedToolCalls();
+  /** The sessions that recorded each thread's calls (this handler's is named before its first). */
+  readonly threads = new ThreadSessions();
 }
 
 /** A tool call about to run (or a retriever's query), as the handler or ledgerMiddleware sees it. */
@@ -50,8 +53,10 @@ export interface ToolCallToRecord extends ToolCall {
  * Records a tool call's request (`recorder.beforeToolCall` through `beforeToolCall`), caused by
  * the model completion that asked for it (or the call it is made inside), matched on resume by
  * thread and toolCallId. A call of a thread that no model completion of this run asked for
- * comes from a checkpoint another run may have recorded it under: refused (`conflict`) if one
- * holds it, before anything is written.
+ * comes from a checkpoint another run may have recorded it under: refused (`invalid-argument`
+ * at `$.runId`, or at `$.sessionId` for a run of another session that recorded the thread) if
+ * one holds it, before anything is written. The handler's session is named among the thread's
+ * (`ThreadSessions`) before the request is recorded.
  */
 export async function requestToolCall(
   recorder: SessionRecorder,
@@ -79,7 +84,8 @@ export async function requestToolCall(
   const cause =
     outer?.requestedEventId ?? book.causes.causeOf(threadId, toolCallId, { name, args });
   const held = threadId !== undefined && !nested ? { threadId, toolCallId, name, args } : undefined;
-  if (held && cause === undefined) await book.otherRuns.refuseHeld(recorder, held);
+  if (held && cause === undefined) await refuseHeldByOthers(recorder, book, held);
+  if (threadId !== undefined) await book.threads.recording(recorder, threadId);
   // Asked for by a completion this run recorded before the crash, a call the ledger answers
   // (or finds with other arguments) may be a later turn of the thread, that another run
   // recorded with the same id (a new task on the old thread): this run's completion is then
@@ -107,6 +113,22 @@ export async function requestToolCall(
   }
   if (laterTurn && requested.attempt.replayed) await refuseLaterTurn(recorder, book, laterTurn);
   return requested;
+}
+
+/**
+ * A call of a thread that no model completion of this run asked for (it comes from a
+ * checkpoint: the thread is resumed, under a run that did not record its turn) must not run if
+ * another open run holds it: of this session (a mistyped runId), or of another session that
+ * recorded the thread (a mistyped sessionId, or one a setting left out gave its default).
+ */
+async function refuseHeldByOthers(
+  recorder: SessionRecorder,
+  book: ToolCallBook,
+  held: HeldCall,
+): Promise<void> {
+  await book.otherRuns.refuseHeld(recorder, held);
+  const others = await book.threads.others(recorder, held.threadId);
+  await book.otherRuns.refuseHeldElsewhere(recorder, held, others);
 }
 
 /**

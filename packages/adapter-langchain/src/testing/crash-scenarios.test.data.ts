@@ -11,6 +11,7 @@ import { nestedDecisionCrashes } from "./nested-decision.test.data.js";
 import { nestedMatchingCrashes } from "./nested-matching.test.data.js";
 import { nestedToolCallCrashes } from "./nested-tool-call.test.data.js";
 import { otherRunCallsCrashes } from "./other-run-calls.test.data.js";
+import { otherSessionCallsCrashes } from "./other-session-calls.test.data.js";
 import { restoreMessagesCrashes } from "./restore-messages.test.data.js";
 import { restoreThreadsCrashes } from "./restore-threads.test.data.js";
 import { retrieverCrashes } from "./retriever.test.data.js";
@@ -36,6 +37,7 @@ export const crashScenarios = {
   ...nestedMatchingCrashes,
   ...nestedToolCallCrashes,
   ...otherRunCallsCrashes,
+  ...otherSessionCallsCrashes,
   ...restoreMessagesCrashes,
   ...restoreThreadsCrashes,
   ...retrieverCrashes,
