@@ -19,7 +19,7 @@ import {
   THREAD,
 } from "./testing/other-session-calls.test.data.js";
 import { threadRunId } from "./thread-run-id.js";
-import { THREAD_SESSIONS } from "./thread-sessions.js";
+import { THREAD_RECORDED_TYPE, THREAD_SESSIONS } from "./thread-sessions.js";
 
 const scratch = scratchDirectory("langchain-other-session-", afterAll);
 /** The session a resumed process was built with by mistake (a typo, a setting left out). */
@@ -56,7 +56,7 @@ async function sessionsOf(store: EventStore, threadId: string) {
     runId: threadRunId(threadId),
   });
   return events.flatMap((event) =>
-    event.type === "run.started" ? [] : [(event.payload as { sessionId: string }).sessionId],
+    event.type === THREAD_RECORDED_TYPE ? [(event.payload as { sessionId: string }).sessionId] : [],
   );
 }
 
@@ -136,6 +136,30 @@ describe.concurrent("a thread resumed under another session than the one that re
       expect(await sessionsOf(store, "fresh-thread")).toEqual([WRONG]);
     });
   }
+
+  it("a thread whose record was closed (prune --cancel-open that deleted nothing) still runs under another session", async ({
+    onTestFinished,
+  }) => {
+    const store = new MemoryEventStore();
+    const payments = join(scratch, "closed-record.payments.log");
+    const world = (sessionId: string) => {
+      const built = payWorld({ store, sessionId, graph: "agent", payments, saverPath: "" });
+      onTestFinished(() => built.close());
+      return built;
+    };
+    await world(SESSION).start();
+    const ops = await SessionRecorder.resume({
+      store,
+      sessionId: THREAD_SESSIONS,
+      runId: threadRunId(THREAD),
+      actor: { type: "human", id: "ops" },
+    });
+    await ops.cancelRun("pruned");
+    const moved = await world(WRONG).start();
+    expect(moved.messages.at(-1)?.content).toBe("done: paid 5");
+    expect(lines(payments)).toBe(2);
+    expect(await sessionsOf(store, THREAD)).toEqual([SESSION]);
+  });
 
   it("the normal path reads the thread's sessions once per handler and thread, names a session once per thread, and reads no session whole", async ({
     onTestFinished,

@@ -102,6 +102,9 @@ class ThreadRecord {
         for (const event of result.events) this.add(event);
         return;
       } catch (error) {
+        // Closed by someone (agent-ledger prune --cancel-open, its session left): nothing more
+        // can be named there. The calls go on; the sessions named before are still read.
+        if (LedgerError.isInstance(error, "run-closed")) return;
         // Another handler named its session meanwhile: read it, and name this one after it.
         if (!LedgerError.isInstance(error, "conflict") || attempt >= MAX_CONFLICT_RETRIES)
           throw error;
