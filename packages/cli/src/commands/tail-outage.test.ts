@@ -78,3 +78,43 @@ describe("tail --follow while the store's server is away", () => {
     await expect(tailCommand(context)).rejects.toMatchObject({ code: "store-unavailable" });
   });
 });
+
+describe("tail --follow on a session with no events yet", () => {
+  it("waits for its first events, says so once, and prints them as they come", async () => {
+    const ledger = new MemoryEventStore();
+    const stop = new AbortController();
+    let reads = 0;
+    // The agent starts after tail: its first event lands after three empty reads.
+    const store = interleavedStore(ledger, async (method) => {
+      if (method !== "readSession") return;
+      reads++;
+      if (reads === 4) await note(ledger, 0);
+      if (reads === 6) await note(ledger, 1);
+      if (reads === 8) stop.abort();
+    });
+    const stdout = text();
+    const stderr = text();
+    const context: CommandContext = {
+      args: ["s", "--follow", "--interval", "10"],
+      io: { stdout, stderr, env: {}, signal: stop.signal },
+      storeUrl: "sqlite:./agent-ledger.db",
+      storeSource: "flag",
+      openStore: async () => store,
+    };
+    // Before, it exited 3 (unknown session) where serve --session waits.
+    expect(await tailCommand(context)).toBe(0);
+    expect(stdout.text.match(/r:\d+/g)).toEqual(["r:0", "r:1"]);
+    expect(stderr.text.match(/waiting for its first events/g)).toHaveLength(1);
+  });
+
+  it("without --follow, an unknown session is still not-found", async () => {
+    const context: CommandContext = {
+      args: ["s"],
+      io: { stdout: text(), stderr: text(), env: {} },
+      storeUrl: "sqlite:./agent-ledger.db",
+      storeSource: "flag",
+      openStore: async () => new MemoryEventStore(),
+    };
+    await expect(tailCommand(context)).rejects.toMatchObject({ code: "not-found" });
+  });
+});

@@ -3,7 +3,7 @@ import { BlobCache, LedgerError, type LedgerEvent, resolveEvents } from "@agent-
 import { usageError } from "../errors.js";
 import { preview, terminalJson, terminalLine } from "../format.js";
 import { LineWriter, sleep, warnMissingBlob } from "../io.js";
-import { assertNotDeletedWhileRead, assertSessionExists } from "../store.js";
+import { assertNotDeletedWhileRead, assertSessionExists, sessionHasEvents } from "../store.js";
 import type { CommandContext } from "./context.js";
 import { idArgument, MAX_TIMER_MS, numberOption } from "./session-args.js";
 
@@ -12,8 +12,9 @@ export const tailHelp = `agent-ledger tail <session> [--follow] [--json] [--raw]
   repeats an event). --from <cursor> starts after that cursor (exclusive). --follow keeps
   polling for new events, every --interval ms (default 500), until interrupted; a store server
   that stops answering for a while is said on stderr and asked again each interval. Content kept
-  in the blob store is put back in place unless --raw. A session deleted while tail reads or
-  follows it (prune in another process) ends it with exit 3.`;
+  in the blob store is put back in place unless --raw. --follow on a session with no events yet
+  waits for its first (said on stderr); without --follow it exits 3. A session deleted while
+  tail reads or follows it (prune in another process) ends it with exit 3.`;
 
 /** One human-readable line per event. */
 export function eventLine(event: LedgerEvent): string {
@@ -53,7 +54,15 @@ export async function tailCommand(context: CommandContext): Promise<number> {
   const interval = numberOption("interval", values.interval, 500, 10, MAX_TIMER_MS);
   const pageSize = numberOption("page-size", values["page-size"], 500, 1);
   const store = await context.openStore();
-  await assertSessionExists(store, sessionId, context);
+  // --follow started before the agent wrote (a worker about to start, a session named ahead):
+  // waits for its first events, as `serve --session` does, saying so once.
+  let waiting = false;
+  if (values.follow && !(await sessionHasEvents(store, sessionId))) {
+    waiting = true;
+    context.io.stderr.write(
+      `agent-ledger: warning: no session ${JSON.stringify(sessionId)} in the store (yet): waiting for its first events, asking every ${interval} ms\n`,
+    );
+  } else await assertSessionExists(store, sessionId, context);
   const signal = context.io.signal;
   const cache = new BlobCache();
   const warned = new Set<string>();
@@ -78,7 +87,9 @@ export async function tailCommand(context: CommandContext): Promise<number> {
       );
     }
     await lines.flush();
+    if (page.events.length > 0) waiting = false;
     if (page.events.length === pageSize) return "more";
+    if (waiting) return "at-end";
     // Deleted meanwhile (prune in another process): what was printed may stop part way,
     // and --follow would wait for events that never come.
     await assertNotDeletedWhileRead(
