@@ -248,12 +248,12 @@ describe("store URLs a driver cannot use", () => {
       url: "redis://app:s3cr%2Ft%23pw@cache.internal:6379/2?keyPrefix=app%3A&family=6&password=x",
     });
     expect(given.describe().location).toBe(
-      "redis://app:***@cache.internal:6379/2?family=6&password=***&keyPrefix=app%3A",
+      "redis://app:***@cache.internal:6379/2?family=6&password=***&keyPrefix=app:",
     );
     await given.close();
     const byDefault = new RedisEventStore({ url: "redis://cache.internal:6379" });
     expect(byDefault.describe().location).toBe(
-      "redis://cache.internal:6379?keyPrefix=agent-ledger%3A",
+      "redis://cache.internal:6379?keyPrefix=agent-ledger:",
     );
     await byDefault.close();
   });

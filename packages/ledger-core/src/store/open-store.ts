@@ -162,10 +162,17 @@ export function takeUrlParam(url: URL, name: string): string | undefined {
 /**
  * A store's location with a setting of its own that its URL can carry (Redis `keyPrefix`,
  * PostgreSQL `schema`), which the store took out of the URL before handing it to the driver.
+ * The value is escaped as a query needs, but ":" and "/" stay as written (a query may hold them
+ * as they are): `keyPrefix=agent-ledger:`, not `keyPrefix=agent-ledger%3A`.
  */
 export function withUrlParam(location: string, name: string, value: string): string {
   const separator = location.includes("?") ? "&" : "?";
-  return `${location}${separator}${name}=${encodeURIComponent(value)}`;
+  return `${location}${separator}${name}=${queryValue(value)}`;
+}
+
+/** `value` escaped for a URL's query, ":" and "/" kept (readable, and read back the same). */
+function queryValue(value: string): string {
+  return encodeURIComponent(value).replace(/%3A/gi, ":").replace(/%2F/gi, "/");
 }
 
 /**
