@@ -125,4 +125,24 @@ describe("a resumed loop that records something other than what it recorded", ()
       '(first difference at $.name: recorded "send", now "transfer")',
     );
   });
+
+  it("tells what decides a tool call a crash left in flight: the recorder's retry or abandon, or inspect's resolve command", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, sessionId: "pay-s", runId: "main", actor });
+    await recorder.startRun();
+    const call = await recorder.beforeToolCall({ toolCallId: "c9", name: "charge", args: {} });
+    const resumed = await SessionRecorder.resume({
+      store,
+      sessionId: "pay-s",
+      runId: "main",
+      actor,
+    });
+    const error = await resumed
+      .beforeToolCall({ toolCallId: "c9", name: "charge", args: {} })
+      .catch((e) => e);
+    expect(error).toMatchObject({ code: "unresolved-attempt", attemptId: call.attemptId });
+    expect(error.message).toBe(
+      `tool call charge (c9) was in flight when the process died and is not declared idempotent: it may or may not have happened. Check its effect, then retry or abandon attempt ${call.attemptId} (recorder.retry(error.attempt) or recorder.abandon(error.attempt, reason); from a shell, \`agent-ledger inspect\` on session pay-s prints the resolve command that decides it).`,
+    );
+  });
 });

@@ -67,7 +67,7 @@ export function unresolvedToolCall(
 ): UnresolvedAttemptError {
   const attempt = attemptFromRecorded(match.attempt);
   return new UnresolvedAttemptError(
-    `tool call ${name}${toolCallId ? ` (${toolCallId})` : ""} was in flight when the process died and is not declared idempotent: it may or may not have happened. Check its effect, then retry or abandon attempt ${attempt.attemptId}.`,
+    `tool call ${name}${toolCallId ? ` (${toolCallId})` : ""} was in flight when the process died and is not declared idempotent: it may or may not have happened. Check its effect, then retry or abandon attempt ${attempt.attemptId} (recorder.retry(error.attempt) or recorder.abandon(error.attempt, reason); from a shell, \`agent-ledger inspect\` on session ${match.attempt.requested.sessionId} prints the resolve command that decides it).`,
     {
       attemptId: attempt.attemptId,
       stepId: attempt.stepId,
