@@ -3,6 +3,7 @@ import {
   assertKnownKeys,
   childPath,
   InvalidArgumentError,
+  InvalidEventError,
   type KnownKeys,
   TOOL_EFFECT_KINDS,
   type ToolEffect,
@@ -209,8 +210,9 @@ function assertRunOptions(options: unknown, { resume }: { resume: boolean }): vo
       `${call} needs an EventStore in options.store (openStore(url) makes one), got ${describe(given.store)}`,
     );
   assertId(given.sessionId, "$.sessionId");
+  // No id is invalid-event, as a malformed one is (the recorder's word for ids).
   if (resume && given.runId === undefined)
-    throw new InvalidArgumentError(
+    throw new InvalidEventError(
       "$.runId",
       "resumeRun continues one run: give the runId runWithLedger returned (result.runId), or one `agent-ledger inspect` lists for the session",
     );

@@ -182,7 +182,6 @@ describe("options neither function takes", () => {
       [runWithLedger(agent, "who", { ...base, state: {} } as never), "$.state"],
       [runWithLedger(agent, "who", { ...base, signal: "now" } as never), "$.signal"],
       [resumeRun(agent, { ...base, stream: true } as never), "$.stream"],
-      [resumeRun(agent, { ...base, runId: undefined } as never), "$.runId"],
       [
         resumeRun(agent, { ...base, previousResponseId: "resp_1" } as never),
         "$.previousResponseId",

@@ -420,6 +420,10 @@ describe("runWithLedger and resumeRun check their options before anything runs",
       expect(LedgerError.isInstance(failure, code as never)).toBe(true);
       expect(failure).toMatchObject({ path });
     }
+    // No runId: said as what resumeRun needs, not as a malformed id ("got undefined").
+    await expect(resume(main, base)).rejects.toThrow(
+      /resumeRun continues one run: give the runId runWithLedger returned/,
+    );
     expect(model.calls).toBe(0);
     expect(await store.listRuns("s")).toEqual([]);
   });
