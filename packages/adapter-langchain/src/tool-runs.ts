@@ -8,6 +8,7 @@ import { awaitedCall } from "./interrupt-pauses.js";
 import { langchainMetadata } from "./langchain-metadata.js";
 import { retryLive } from "./model-retry.js";
 import { type NestedRefusals, settleRefused } from "./nested-refusal.js";
+import { NodeRetries, retriedBeforeCrash, type StartingToolCall } from "./node-retries.js";
 import { abandonCallsInside, requestInsideDecision } from "./outer-decision.js";
 import { toJsonValue } from "./plain-json.js";
 import type { RunTree, ToolRun } from "./run-tree.js";
@@ -36,6 +37,9 @@ export interface ToolRunsContext {
  */
 export class ToolRuns {
   readonly #attempts = new Map<string, Attempt>();
+  /** Each tool call a model asked for that is in progress, by LangChain runId (see NodeRetries). */
+  readonly #asked = new Map<string, StartingToolCall>();
+  readonly #retries = new NodeRetries();
   /** For each tool call recorded here that is made inside another: that call. */
   readonly #outers = new Map<string, ToolRun>();
   readonly #context: ToolRunsContext;
@@ -53,9 +57,17 @@ export class ToolRuns {
     const { runs, refusals } = this.#context;
     const recorder = await this.#context.recorder();
     const metadata = langchainMetadata({ runId, parentRunId, tags, threadId: call.threadId });
+    const { book } = this.#context;
+    const asked: StartingToolCall | undefined = call.outer
+      ? undefined
+      : { ...call, cause: book.causes.causeOf(call.threadId, call.toolCallId, call) };
+    // Run again by the graph after it threw (a node's retryPolicy): a retry of that attempt.
+    const retried = asked && this.#retries.retried(recorder, asked);
     let requested: ToolAttempt;
     try {
-      requested = await this.#request(recorder, { ...call, metadata });
+      requested = retried
+        ? { attempt: await recorder.retry(retried, { metadata }), approved: false }
+        : await this.#request(recorder, { ...call, metadata });
     } catch (error) {
       // Refused inside another call: that call did not fail, the ledger stopped it. Whoever
       // records it (this handler or ledgerMiddleware) hears of it as it ends (settleRefused).
@@ -64,6 +76,7 @@ export class ToolRuns {
     }
     const { attempt, approved } = requested;
     this.#attempts.set(runId, attempt);
+    if (asked) this.#asked.set(runId, asked);
     if (call.outer) this.#outers.set(runId, call.outer);
     runs.started(runId, parentRunId, {
       langchainToolCallId,
@@ -81,13 +94,15 @@ export class ToolRuns {
    */
   async #request(recorder: SessionRecorder, call: ToolCallToRecord): Promise<ToolAttempt> {
     const { name, effect, toolCallId, outer, metadata } = call;
-    const requested = await requestInsideDecision(
-      recorder,
-      metadata,
-      outer?.approved === true,
-      () => requestToolCall(recorder, this.#context.book, call),
+    let requested = await requestInsideDecision(recorder, metadata, outer?.approved === true, () =>
+      requestToolCall(recorder, this.#context.book, call),
     );
-    const { attempt } = requested;
+    let { attempt } = requested;
+    if (retriedBeforeCrash(recorder, attempt)) {
+      do attempt = await recorder.retry(attempt, { metadata });
+      while (retriedBeforeCrash(recorder, attempt));
+      requested = { attempt, approved: false };
+    }
     const replayed = attempt.replayed;
     if (!replayed) return requested;
     if (effect.idempotent)
@@ -107,6 +122,7 @@ export class ToolRuns {
     const attempt = this.#take(runId);
     if (!attempt) return;
     const recorder = await this.#context.recorder();
+    this.#ended(recorder, runId, attempt);
     // A result made without a call the ledger refused (the tool caught the refusal) is no
     // answer either: the call ends as a refused one.
     await this.#settleRefused(recorder, attempt, runId);
@@ -120,6 +136,7 @@ export class ToolRuns {
     const attempt = this.#take(runId);
     if (!attempt) return;
     const recorder = await this.#context.recorder();
+    const asked = this.#ended(recorder, runId, attempt);
     await this.#settleRefused(recorder, attempt, runId);
     // Cut off by an abort, the call has no outcome (it may still take effect): it stays
     // unresolved, and a resume asks before repeating it, as ledgerMiddleware leaves it.
@@ -127,6 +144,18 @@ export class ToolRuns {
     await recorder.toolFailed(attempt, error, {
       metadata: langchainMetadata({ runId, parentRunId }),
     });
+    if (asked) this.#retries.ended(recorder, asked, attempt, error);
+  }
+
+  /**
+   * A call ended; returns it if a model asked for it. Until a failure is recorded for it, no
+   * run of it again is a retry (NodeRetries).
+   */
+  #ended(recorder: SessionRecorder, runId: string, attempt: Attempt): StartingToolCall | undefined {
+    const asked = this.#asked.get(runId);
+    this.#asked.delete(runId);
+    if (asked) this.#retries.ended(recorder, asked, attempt);
+    return asked;
   }
 
   #take(runId: string): Attempt | undefined {

@@ -10,6 +10,7 @@ import { modelWindowCrashes } from "./model-window.test.data.js";
 import { nestedDecisionCrashes } from "./nested-decision.test.data.js";
 import { nestedMatchingCrashes } from "./nested-matching.test.data.js";
 import { nestedToolCallCrashes } from "./nested-tool-call.test.data.js";
+import { nodeRetryCrashes } from "./node-retry.test.data.js";
 import { otherRunCallsCrashes } from "./other-run-calls.test.data.js";
 import { otherSessionCallsCrashes } from "./other-session-calls.test.data.js";
 import { restoreMessagesCrashes } from "./restore-messages.test.data.js";
@@ -36,6 +37,7 @@ export const crashScenarios = {
   ...nestedDecisionCrashes,
   ...nestedMatchingCrashes,
   ...nestedToolCallCrashes,
+  ...nodeRetryCrashes,
   ...otherRunCallsCrashes,
   ...otherSessionCallsCrashes,
   ...restoreMessagesCrashes,

@@ -11,7 +11,7 @@ import {
 import type { AIMessage, BaseMessage } from "@langchain/core/messages";
 import type { Runnable, RunnableConfig } from "@langchain/core/runnables";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
-import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import { END, MessagesAnnotation, type RetryPolicy, START, StateGraph } from "@langchain/langgraph";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { createAgent, type createMiddleware } from "langchain";
 import { LedgerCallbackHandler } from "../callback-handler.js";
@@ -100,18 +100,20 @@ export function lines(path: string): number {
 /**
  * A plain LangGraph graph, as the README's "Plain LangGraph graphs" builds one: a node calling
  * `model` (a chat model, or one with its tools bound), then LangGraph's prebuilt ToolNode with `tools` while the model asks for tools.
+ * `retryPolicy` is the tools node's (LangGraph runs its task again when it throws).
  */
 export function toolGraph(
   model: Pick<Runnable<BaseMessage[], BaseMessage>, "invoke">,
   tools: ConstructorParameters<typeof ToolNode>[0],
   checkpointer: BaseCheckpointSaver,
   options: ConstructorParameters<typeof ToolNode>[1] = {},
+  retryPolicy?: RetryPolicy,
 ) {
   return new StateGraph(MessagesAnnotation)
     .addNode("agent", async (state, config: RunnableConfig) => ({
       messages: [await model.invoke(state.messages, config)],
     }))
-    .addNode("tools", new ToolNode(tools, options))
+    .addNode("tools", new ToolNode(tools, options), retryPolicy ? { retryPolicy } : {})
     .addEdge(START, "agent")
     .addConditionalEdges("agent", (state) =>
       (state.messages.at(-1) as AIMessage).tool_calls?.length ? "tools" : END,
