@@ -21,6 +21,8 @@ export interface ModelIdentity {
 /** A model call as its start callback sees it: what decides whether it retries another. */
 export interface StartingCall {
   parentRunId: string | undefined;
+  /** The LangGraph task it is made in (see `taskOf`), if any. */
+  task: string | undefined;
   request: JsonObject;
   model: ModelIdentity;
   tags: readonly string[] | undefined;
@@ -46,8 +48,29 @@ const AGENT_MODEL_NODE = "model_request";
  * form, provider and model name) with the same request.
  */
 export class ModelRetries {
-  /** Each model call in progress, by LangChain runId: its parent run and its model. */
-  readonly #calls = new Map<string, { parentRunId: string | undefined; model: ModelIdentity }>();
+  /** Each model call in progress, by LangChain runId: its parent run, model, task, recorder. */
+  readonly #calls = new Map<
+    string,
+    {
+      parentRunId: string | undefined;
+      model: ModelIdentity;
+      task: string | undefined;
+      recorder: SessionRecorder;
+    }
+  >();
+  /**
+   * The last failed call of each LangGraph task, until the task's next call: LangGraph runs a
+   * task again when it threw and its node has a `retryPolicy`, under a new node run.
+   */
+  readonly #failedTasks = new Map<
+    string,
+    {
+      attempt: Attempt;
+      model: ModelIdentity;
+      parentRunId: string | undefined;
+      recorder: SessionRecorder;
+    }
+  >();
   /** The last failed call under each parent run, until the next call under it. */
   readonly #failed = new Map<string, { attempt: Attempt; model: ModelIdentity }>();
   /** The runs of createAgent's model node in progress. */
@@ -66,6 +89,8 @@ export class ModelRetries {
   /** The failed attempt that `call` retries, if it retries one (see the class). */
   retried(recorder: SessionRecorder, call: StartingCall): Attempt | undefined {
     const { parentRunId } = call;
+    const byTask = this.#retriedTask(recorder, call);
+    if (byTask) return byTask;
     if (parentRunId === undefined) return undefined;
     const failed = this.#failed.get(parentRunId);
     if (!failed) return undefined;
@@ -77,15 +102,47 @@ export class ModelRetries {
     return recorder.sameModelRequest(failed.attempt, call.request) ? failed.attempt : undefined;
   }
 
-  /** A model call started (its attempt is recorded). */
-  started(runId: string, parentRunId: string | undefined, model: ModelIdentity): void {
-    this.#calls.set(runId, { parentRunId, model });
+  /**
+   * The failed call of the same LangGraph task that `call` makes again from another run of the
+   * node (its retryPolicy ran the task again), on the same recorder, by the same model with the
+   * same request. (A call made again in the same node run is the node's own loop: a call of its
+   * own.) A later invocation reopens the recorder and meets the failure as a resume does.
+   */
+  #retriedTask(recorder: SessionRecorder, call: StartingCall): Attempt | undefined {
+    if (call.task === undefined) return undefined;
+    const failed = this.#failedTasks.get(call.task);
+    if (!failed) return undefined;
+    this.#failedTasks.delete(call.task);
+    if (
+      failed.recorder !== recorder ||
+      failed.parentRunId === call.parentRunId ||
+      !sameModel(failed.model, call.model)
+    )
+      return undefined;
+    return recorder.sameModelRequest(failed.attempt, call.request) ? failed.attempt : undefined;
   }
 
-  /** A model call ended; a failed one may be retried next under its parent. */
+  /** A model call started (its attempt is recorded on `recorder`). */
+  started(
+    runId: string,
+    call: {
+      parentRunId: string | undefined;
+      model: ModelIdentity;
+      task: string | undefined;
+      recorder: SessionRecorder;
+    },
+  ): void {
+    this.#calls.set(runId, call);
+  }
+
+  /** A model call ended; a failed one may be retried next under its parent, or by its task. */
   ended(runId: string, failedAttempt?: Attempt): void {
     const call = this.#calls.get(runId);
     this.#calls.delete(runId);
+    if (call?.task !== undefined) {
+      if (failedAttempt) this.#failedTasks.set(call.task, { ...call, attempt: failedAttempt });
+      else this.#failedTasks.delete(call.task);
+    }
     if (call?.parentRunId === undefined) return;
     if (failedAttempt)
       this.#failed.set(call.parentRunId, { attempt: failedAttempt, model: call.model });
@@ -97,6 +154,16 @@ export class ModelRetries {
     this.#failed.delete(runId);
     this.#modelNodes.delete(runId);
   }
+}
+
+/**
+ * The LangGraph task a call is made in, from its metadata: the thread and the task's checkpoint
+ * namespace (`node:<task id>`, the same id each time LangGraph runs the task again).
+ */
+export function taskOf(metadata: Record<string, unknown> | undefined): string | undefined {
+  const namespace = metadata?.langgraph_checkpoint_ns;
+  if (typeof namespace !== "string" || namespace === "") return undefined;
+  return JSON.stringify([metadata?.thread_id ?? null, namespace]);
 }
 
 /** Whether two calls are made by the same model; unsure (a value JSON cannot hold) is no. */

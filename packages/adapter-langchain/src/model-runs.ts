@@ -5,7 +5,7 @@ import { withStableToolNames } from "./generated-tool-names.js";
 import { langchainMetadata, signalOf, threadIdOf } from "./langchain-metadata.js";
 import { beforeModelCall } from "./model-replay.js";
 import { modelResponse } from "./model-request.js";
-import { type ModelIdentity, ModelRetries, retryLive } from "./model-retry.js";
+import { type ModelIdentity, ModelRetries, retryLive, taskOf } from "./model-retry.js";
 import {
   abandonModelCallsLeftByCrash,
   ModelCallsInProgress,
@@ -77,8 +77,10 @@ export class ModelRuns {
       provider: lsMetadata?.ls_provider,
       modelName: lsMetadata?.ls_model_name,
     };
+    const task = taskOf(lsMetadata);
     const retried = this.#retries.retried(recorder, {
       parentRunId: ids.parentRunId,
+      task,
       request,
       model,
       tags: ids.tags,
@@ -127,7 +129,7 @@ export class ModelRuns {
       threadId,
       signal: signalOf(extraParams),
     });
-    this.#retries.started(ids.runId, ids.parentRunId, model);
+    this.#retries.started(ids.runId, { parentRunId: ids.parentRunId, model, task, recorder });
   }
 
   /** What a stream has given so far: what a call left unfinished is closed with. */

@@ -10,7 +10,7 @@ import { HumanMessage } from "@langchain/core/messages";
 import { afterAll, describe, expect, it } from "vitest";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { toolAttempts } from "./testing/flaky-lookup.test.data.js";
-import { RUN, retryingGraph, SESSION } from "./testing/node-retry.test.data.js";
+import { RUN, retryingGraph, retryingModelGraph, SESSION } from "./testing/node-retry.test.data.js";
 
 const scratch = scratchDirectory("langchain-node-retry-", afterAll);
 const input = () => ({ messages: [new HumanMessage("go")] });
@@ -86,5 +86,60 @@ describe.concurrent("a tools node LangGraph runs again (retryPolicy), recorded b
     expect(await approved.invoke(null)).toBe("done: found x");
     expect(approved.runs.count).toBe(1);
     expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
+  });
+});
+
+describe.concurrent("a model node LangGraph runs again (retryPolicy), recorded by the handler", () => {
+  /** The model attempts of the session's run: status, and the attempt each retried (index). */
+  const modelAttempts = async (store: Parameters<typeof inspectSession>[0]) => {
+    const steps = (await inspectSession(store, SESSION)).runs[0]?.steps ?? [];
+    const attempts = steps.flatMap((step) =>
+      step.attempts.filter((attempt) => attempt.kind === "model").map((a) => ({ ...a, step })),
+    );
+    return {
+      steps: new Set(attempts.map((attempt) => attempt.step)).size,
+      attempts: attempts.map((attempt) => ({
+        status: attempt.status,
+        retried: attempts.findIndex((other) => other.attemptId === attempt.retryOf),
+      })),
+    };
+  };
+
+  it("records the call made again as a retry of the failed one, in its step", async () => {
+    const store = new MemoryEventStore();
+    const { model, invoke } = retryingModelGraph(store, { failures: 2 });
+    expect(await invoke(input())).toBe("hello");
+    expect(model.calls).toBe(3);
+    expect(await modelAttempts(store)).toEqual({
+      steps: 1,
+      attempts: [
+        { status: "failed", retried: -1 },
+        { status: "failed", retried: 0 },
+        { status: "completed", retried: 1 },
+      ],
+    });
+  });
+
+  it("after a crash inside the retry, makes it again and leaves nothing unresolved", async ({
+    onTestFinished,
+  }) => {
+    const path = join(scratch, "model-in-flight.db");
+    const child = await crashInChild("node-retry-model-in-flight", path);
+    expect(child.count("model")).toBe(2);
+    const store = await openLedger(path, onTestFinished);
+    const { model, invoke } = retryingModelGraph(store, { failures: 0 });
+    expect(await invoke(null)).toBe("hello");
+    expect(model.calls).toBe(1);
+    // The call in flight was made again; matched with the failure's step instead, it stayed
+    // unresolved for good (inspect: "the next resume makes this model call again").
+    expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
+    expect(await modelAttempts(store)).toEqual({
+      steps: 1,
+      attempts: [
+        { status: "failed", retried: -1 },
+        { status: "requested", retried: 0 },
+        { status: "completed", retried: 1 },
+      ],
+    });
   });
 });

@@ -1,14 +1,19 @@
 import type { EventStore } from "@agent-ledger/core";
-import { HumanMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { LedgerCallbackHandler } from "../callback-handler.js";
 import { LedgerCheckpointSaver } from "../checkpoint-saver.js";
-import type { CrashScenario } from "./crash-point.js";
+import { type CrashScenario, crashHere, noteEffect } from "./crash-point.js";
 import { askForLookup, flakyLookup } from "./flaky-lookup.test.data.js";
 import { threadConfig, toolGraph } from "./helpers.js";
 import { ScriptedChatModel } from "./scripted-chat-model.js";
 
 export const SESSION = "node-retry-session";
 export const RUN = "node-retry-run";
+
+/** The retryPolicy of these graphs' nodes: up to 3 runs of a task, no wait. */
+const RETRY = { maxAttempts: 3, initialInterval: 0, jitter: false, logWarning: false };
 
 /**
  * A plain graph whose tools node LangGraph runs again when it throws (`retryPolicy`, up to 3
@@ -26,7 +31,7 @@ export function retryingGraph(
     [lookup],
     new LedgerCheckpointSaver({ store }),
     { handleToolErrors: false },
-    { maxAttempts: 3, initialInterval: 0, jitter: false, logWarning: false },
+    RETRY,
   );
   const invoke = async (input: { messages: HumanMessage[] } | null) => {
     const result = await graph.invoke(input, threadConfig(handler));
@@ -35,7 +40,47 @@ export function retryingGraph(
   return { runs, invoke };
 }
 
+/**
+ * A plain graph of one model node that LangGraph runs again when it throws (`retryPolicy`),
+ * recorded by the handler alone. The model throws on its first `failures` calls (overloaded),
+ * then answers; in a crash child (`inChild`) each call is noted as the effect "model", and with
+ * `crashOnCall` the process dies inside that call.
+ */
+export function retryingModelGraph(
+  store: EventStore,
+  options: { failures: number; crashOnCall?: number; inChild?: boolean },
+) {
+  const model = new ScriptedChatModel(async (_messages, call) => {
+    if (options.inChild) noteEffect("model");
+    if (call === options.crashOnCall) return crashHere();
+    if (call <= options.failures) throw new Error(`overloaded (${call})`);
+    return new AIMessage("hello");
+  });
+  const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+  const graph = new StateGraph(MessagesAnnotation)
+    .addNode(
+      "agent",
+      async (state, config: RunnableConfig) => ({
+        messages: [await model.invoke(state.messages, config)],
+      }),
+      { retryPolicy: RETRY },
+    )
+    .addEdge(START, "agent")
+    .addEdge("agent", END)
+    .compile({ checkpointer: new LedgerCheckpointSaver({ store }) });
+  const invoke = async (input: { messages: HumanMessage[] } | null) => {
+    const result = await graph.invoke(input, threadConfig(handler));
+    return String(result.messages.at(-1)?.content);
+  };
+  return { model, invoke };
+}
+
 export const nodeRetryCrashes = {
+  /** The model throws; the process dies inside the call the node's retry makes again. */
+  "node-retry-model-in-flight": async (store) => {
+    const { invoke } = retryingModelGraph(store, { failures: 1, crashOnCall: 2, inChild: true });
+    await invoke({ messages: [new HumanMessage("hi")] });
+  },
   /** `lookup` (args: "idempotent" or not) throws; the process dies inside the node's retry. */
   "node-retry-in-flight": async (store, args) => {
     const { invoke } = retryingGraph(store, {
