@@ -82,4 +82,34 @@ describe("redaction of failures", () => {
     expect(error.cause.stack).toMatch(/^Error: \[redacted\]\n\s+at /);
     expect(JSON.stringify(payload)).not.toContain(secret);
   });
+
+  it("a redacted message changed after its error was made is taken out of the stack too", async () => {
+    // LangChain's addLangChainErrorFields appends a troubleshooting URL to a provider's error
+    // after it was thrown, and a wrapper may prefix what it was doing. V8 writes a stack's first
+    // line when it is first read: one read before (a logger, a retry printing it) holds the
+    // message as it was then, which is not the message the redaction removes.
+    const store = new MemoryEventStore();
+    const address = { sessionId: "s", runId: "r" };
+    const actor = { type: "agent", id: "a" } as const;
+    const redact = ["error.message", "error.cause.message"];
+    const recorder = new SessionRecorder({ store, ...address, actor, redact });
+    await recorder.startRun();
+    const model = await recorder.beforeModelCall({ request: { prompt: "hi" } });
+    const cause = new Error(`Incorrect API key provided: ${secret}`);
+    void cause.stack;
+    cause.message +=
+      "\n\nTroubleshooting URL: https://docs.langchain.com/errors/MODEL_AUTHENTICATION/\n";
+    const error = new Error(`401 ${secret}`, { cause });
+    void error.stack;
+    error.message = `calling the model: ${error.message}`;
+    await recorder.modelFailed(model, error);
+    const [failed] = (await readWholeRun(store, address)).filter(
+      (event) => event.type === "model.failed",
+    );
+    const payload = failed?.payload as { error: { stack: string; cause: { stack: string } } };
+    expect(JSON.stringify(payload)).not.toContain(secret);
+    // The frames stay.
+    expect(payload.error.stack).toMatch(/^Error: \[redacted\]\n\s+at /);
+    expect(payload.error.cause.stack).toMatch(/^Error: \[redacted\]\n\s+at /);
+  });
 });

@@ -298,7 +298,22 @@ export function redactErrorStacks(before: JsonValue, after: JsonValue): JsonValu
   let redacted = stack;
   for (const text of [...removed].sort((x, y) => y.length - x.length))
     redacted = redacted.replaceAll(text, REDACTED);
+  if (typeof before.message === "string" && before.message !== after.message)
+    redacted = withoutHeader(redacted, after.name);
   return redacted === stack ? out : { ...out, stack: redacted };
+}
+
+/**
+ * A stack whose error's message the redaction changed, its first lines (before the frames) put
+ * as `<name>: [redacted]`. V8 writes them when the stack is first read: read before the message
+ * was changed (a logger, then a wrapper adding what it was doing, LangChain's troubleshooting
+ * URL), they hold the message as it was then, which is not the one the redaction removed.
+ */
+function withoutHeader(stack: string, name: JsonValue | undefined): string {
+  const header = `${typeof name === "string" ? name : "Error"}: ${REDACTED}`;
+  const frames = /\n\s+at /.exec(stack);
+  if (frames === null) return header;
+  return stack.slice(0, frames.index) === header ? stack : header + stack.slice(frames.index);
 }
 
 /** Adds to `removed` the non-empty strings of `before` that `after` no longer holds there. */
