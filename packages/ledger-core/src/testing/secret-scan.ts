@@ -5,7 +5,8 @@ import { decodeBody } from "../stores/sqlite/body-codec.js";
  * Finds a string anywhere in what a store persisted, for redaction tests: every column of
  * every table (SQLite, PostgreSQL) or every key and value under a prefix (Redis). Blob
  * contents and compressed SQLite event bodies are decoded first (compression would hide the
- * string from a byte scan). Returns where it was found (empty: nowhere). Drivers are loaded on demand.
+ * string from a byte scan), and the secret is looked for as base64 too (`base64Forms`). Returns
+ * where it was found (empty: nowhere). Drivers are loaded on demand.
  */
 export interface SecretHit {
   where: string;
@@ -27,16 +28,36 @@ function textOf(table: string, row: Record<string, unknown>, column: string): st
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 
+/**
+ * The secret as it reads inside base64 text, at each of the three byte offsets it may start at
+ * (the characters mixing its first or last bytes with its neighbours' left out): adapters keep
+ * some bytes as base64 in a payload (the LangGraph saver's checkpoints), out of a plain search.
+ */
+export function base64Forms(secret: string): string[] {
+  const bytes = Buffer.from(secret, "utf8");
+  const forms: string[] = [];
+  for (let offset = 0; offset < 3; offset++) {
+    const text = Buffer.concat([Buffer.alloc(offset), bytes]).toString("base64");
+    const start = offset === 0 ? 0 : 4;
+    const end = Math.floor((offset + bytes.length) / 3) * 4;
+    if (end - start >= 8) forms.push(text.slice(start, end));
+  }
+  return forms;
+}
+
 function scanRows(
   table: string,
   rows: Record<string, unknown>[],
   secret: string,
   hits: SecretHit[],
 ): void {
+  const forms = [secret, ...base64Forms(secret)];
   for (const [index, row] of rows.entries())
-    for (const column of Object.keys(row))
-      if (textOf(table, row, column).includes(secret))
+    for (const column of Object.keys(row)) {
+      const text = textOf(table, row, column);
+      if (forms.some((form) => text.includes(form)))
         hits.push({ where: `${table}[${index}].${column}` });
+    }
 }
 
 /** Scans every table of a SQLite database file (and its WAL, after a checkpoint). */
@@ -94,6 +115,7 @@ export async function scanRedisForSecret(
   const client = new Redis(url, { lazyConnect: true });
   try {
     const hits: SecretHit[] = [];
+    const forms = [secret, ...base64Forms(secret)];
     let cursor = "0";
     do {
       const [next, keys] = await client.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
@@ -114,7 +136,8 @@ export async function scanRedisForSecret(
         else if (type === "hash") values = Object.entries(await client.hgetall(key)).flat();
         else if (type === "set") values = await client.smembers(key);
         else if (type === "zset") values = await client.zrange(key, 0, -1);
-        if (values.some((value) => value.includes(secret))) hits.push({ where: key });
+        if (values.some((value) => forms.some((form) => value.includes(form))))
+          hits.push({ where: key });
       }
     } while (cursor !== "0");
     return hits;
