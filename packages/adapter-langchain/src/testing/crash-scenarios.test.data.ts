@@ -13,6 +13,7 @@ import { nestedToolCallCrashes } from "./nested-tool-call.test.data.js";
 import { nodeRetryCrashes } from "./node-retry.test.data.js";
 import { otherRunCallsCrashes } from "./other-run-calls.test.data.js";
 import { otherSessionCallsCrashes } from "./other-session-calls.test.data.js";
+import { redactedCheckpointsCrashes } from "./redacted-checkpoints.test.data.js";
 import { restoreMessagesCrashes } from "./restore-messages.test.data.js";
 import { restoreThreadsCrashes } from "./restore-threads.test.data.js";
 import { retrieverCrashes } from "./retriever.test.data.js";
@@ -40,6 +41,7 @@ export const crashScenarios = {
   ...nodeRetryCrashes,
   ...otherRunCallsCrashes,
   ...otherSessionCallsCrashes,
+  ...redactedCheckpointsCrashes,
   ...restoreMessagesCrashes,
   ...restoreThreadsCrashes,
   ...retrieverCrashes,

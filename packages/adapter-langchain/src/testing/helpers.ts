@@ -79,6 +79,8 @@ export function ledgerAgent(options: {
   tools?: Parameters<typeof createAgent>[0]["tools"];
   middleware?: (handler: LedgerCallbackHandler) => ReturnType<typeof createMiddleware>[];
   recorder?: SessionRecorder;
+  /** Default: the ledger's saver on `store`. */
+  checkpointer?: BaseCheckpointSaver;
 }) {
   const { store, sessionId, runId, answer, recorder } = options;
   const model = new ScriptedChatModel((messages) => answer(messages));
@@ -87,7 +89,7 @@ export function ledgerAgent(options: {
     model,
     tools: options.tools ?? [],
     middleware: options.middleware?.(handler) ?? [ledgerMiddleware({ handler })],
-    checkpointer: new LedgerCheckpointSaver({ store }),
+    checkpointer: options.checkpointer ?? new LedgerCheckpointSaver({ store }),
   });
   return { model, handler, agent };
 }
