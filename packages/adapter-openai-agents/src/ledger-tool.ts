@@ -35,7 +35,12 @@ import {
   refused,
   runInScope,
 } from "./scope.js";
-import { invokeWatchingErrors, MODEL_WAS_TOLD, type WatchedCall } from "./tool-error-report.js";
+import {
+  invokeWatchingErrors,
+  MODEL_WAS_TOLD,
+  toldAsRecorded,
+  type WatchedCall,
+} from "./tool-error-report.js";
 import { isRecordedTimeout, type TimeoutRace, timeoutAgain, untilTimeout } from "./tool-timeout.js";
 
 export interface LedgerToolOptions {
@@ -381,11 +386,15 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     if (failure) {
       // The call failed and the model was told so in the SDK's words: the call is recorded as
       // failed, with those words, which a resumed run gives the model again (see replay above).
-      const said = recordedOutput(output);
+      const said = toldAsRecorded(
+        (recordedOutput(output) ?? null) as JsonValue,
+        failure.error,
+        scope?.run.redact,
+      );
       await context.recordChange(recorder, attempt);
       await ledgerStep(() =>
         recorder.toolFailed(attempt, failure.error, {
-          metadata: { [MODEL_WAS_TOLD]: (said ?? null) as JsonValue },
+          metadata: { [MODEL_WAS_TOLD]: said },
         }),
       );
       if (nested.current) await nested.current.failRun(failure.error).catch(() => undefined);

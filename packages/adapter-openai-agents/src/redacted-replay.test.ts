@@ -1,20 +1,28 @@
 import { readWholeSession } from "@agent-ledger/core";
+import { scanSqliteForSecret } from "@agent-ledger/core/testing";
 import { setTracingDisabled } from "@openai/agents";
 import { afterAll, describe, expect, test } from "vitest";
 import { resumeRun } from "./index.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
-import { hideReceipt, RECEIPT, RECEIPT_PATH, receiptAgent } from "./testing/receipt-agent.js";
+import {
+  decliningAgent,
+  hideReceipt,
+  RECEIPT,
+  RECEIPT_PATH,
+  receiptAgent,
+} from "./testing/receipt-agent.js";
 import { runOptions } from "./testing/recorded-run.js";
 
 setTracingDisabled(true);
 
 const BY_PATH = "receipt redacted by path: dies in the model call after the charge";
 const BY_FUNCTION = "receipt redacted by a function: dies in the model call after the charge";
+const DECLINED = "declined charge redacted by a function: dies in the model call after it";
 
 // Crashes are real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts).
 const ledgers = new CrashedLedgers("oa-redacted-replay-", afterAll);
-ledgers.prepare(BY_PATH, BY_FUNCTION);
+ledgers.prepare(BY_PATH, BY_FUNCTION, DECLINED);
 
 // What the README's `redact` entry says a resumed run gives the model for a redacted result.
 describe("a redacted tool result, after a crash", () => {
@@ -50,6 +58,30 @@ describe("a redacted tool result, after a crash", () => {
     expect(result.status).toBe("completed");
     // Live, the model read the receipt and said "paid".
     expect(result.finalOutput).toBe("not paid");
+    expect(second.effects).toEqual([]);
+  });
+});
+
+// What the SDK tells the model of a tool that threw (its errorFunction's text, quoting the
+// error) is recorded on the call's tool.failed, and a resumed run tells the model the same.
+describe("a redacted tool error the model was told of, after a crash", () => {
+  test("by a function: the text the model was told is redacted too, and the resume goes on from it", async () => {
+    const { store, path, first } = await ledgers.crashed(DECLINED);
+    expect(first.effects).toEqual(["charge 7"]);
+    const events = await readWholeSession(store, "s");
+    const failed = events.find((event) => event.type === "tool.failed");
+    expect(failed?.metadata?.modelWasTold).toContain("card declined, [receipt]");
+    expect(await scanSqliteForSecret(path, RECEIPT)).toEqual([]);
+
+    const second = decliningAgent();
+    second.model.calls = 1;
+    const result = await resumeRun(second.agent, {
+      ...runOptions(store, second.model),
+      redact: hideReceipt,
+    });
+    expect(result.status).toBe("completed");
+    // Live, the model read the receipt in the error; the charge is not made again.
+    expect(result.finalOutput).toBe("declined");
     expect(second.effects).toEqual([]);
   });
 });

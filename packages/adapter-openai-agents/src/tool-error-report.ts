@@ -1,4 +1,11 @@
-import type { SerializedError } from "@agent-ledger/core";
+import {
+  applyRedaction,
+  isJsonObject,
+  type JsonValue,
+  REDACTED,
+  type Redaction,
+  type SerializedError,
+} from "@agent-ledger/core";
 import { getCurrentSpan } from "@openai/agents";
 
 /**
@@ -15,6 +22,31 @@ export interface ToolErrorReport {
  * `errorFunction`'s output, as JSON): a resumed run answers the call with it again.
  */
 export const MODEL_WAS_TOLD = "modelWasTold";
+
+/**
+ * What the model was told, as the run's redaction leaves it in a `tool.failed` payload beside
+ * the error (`{ error, modelWasTold }`): the text quotes the error ("...Error: <message>"),
+ * which the recorder redacts in the payload only, not in the metadata the text is kept in. A
+ * function that rewrites the strings of every payload rewrites it as it does the next model
+ * request, which holds the same text, so a resumed run's request matches the recorded one. A
+ * redaction that leaves no such field, or throws, leaves `[redacted]`.
+ */
+export function toldAsRecorded(
+  told: JsonValue,
+  error: SerializedError,
+  redact: Redaction | false | undefined,
+): JsonValue {
+  if (redact === undefined || redact === false) return told;
+  try {
+    const payload = { error: error as unknown as JsonValue, [MODEL_WAS_TOLD]: told };
+    const redacted = applyRedaction(payload, redact, { type: "tool.failed" });
+    return isJsonObject(redacted) && Object.hasOwn(redacted, MODEL_WAS_TOLD)
+      ? (redacted[MODEL_WAS_TOLD] as JsonValue)
+      : REDACTED;
+  } catch {
+    return REDACTED;
+  }
+}
 
 interface ReportedSpanError {
   message?: unknown;

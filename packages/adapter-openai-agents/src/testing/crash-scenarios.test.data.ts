@@ -26,7 +26,7 @@ import { fixture, retryingAgent } from "./fixture.js";
 import { cleaningAgent, deployingAgent, deployingAgentAsTool } from "./local-tool-agents.js";
 import { mcpShop } from "./mcp-agents.js";
 import { nestedAgentToolsFixture } from "./nested-agent-tools.js";
-import { hideReceipt, RECEIPT_PATH, receiptAgent } from "./receipt-agent.js";
+import { decliningAgent, hideReceipt, RECEIPT_PATH, receiptAgent } from "./receipt-agent.js";
 import { firstInterruption, runOptions } from "./recorded-run.js";
 import { AWKWARD_OUTPUTS, type AwkwardOutput, reportingAgent } from "./reporting-agent.js";
 import { researchFixture } from "./research-agents.js";
@@ -471,6 +471,14 @@ export const CRASH_SCENARIOS = {
   },
   "receipt redacted by a function: dies in the model call after the charge": async (child) => {
     const first = receiptAgent(child.afterEffect());
+    child.watch(first.model, { dieInCall: 1 });
+    await runWithLedger(first.agent, "sell", {
+      ...runOptions(child.store, first.model),
+      redact: hideReceipt,
+    });
+  },
+  "declined charge redacted by a function: dies in the model call after it": async (child) => {
+    const first = decliningAgent(child.afterEffect());
     child.watch(first.model, { dieInCall: 1 });
     await runWithLedger(first.agent, "sell", {
       ...runOptions(child.store, first.model),

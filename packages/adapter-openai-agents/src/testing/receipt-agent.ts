@@ -36,3 +36,29 @@ export function receiptAgent(afterEffect?: AfterEffect) {
   ]);
   return { effects, model, agent: new Agent({ name: "main", tools: [charge] }) };
 }
+
+/**
+ * `receiptAgent`'s charge declined: the card's processor charged nothing but threw an error
+ * quoting the receipt, which the SDK tells the model in place of a result. The model answers
+ * "declined, ref seen" if it reads the receipt, "declined" if not.
+ */
+export function decliningAgent(afterEffect?: AfterEffect) {
+  const effects: string[] = [];
+  const charge = tool({
+    name: "charge",
+    description: "charge the card",
+    parameters: z.object({ amount: z.number() }),
+    execute: async ({ amount }) => {
+      effects.push(`charge ${amount}`);
+      await afterEffect?.(`charge ${amount}`);
+      throw new Error(`card declined, ${RECEIPT}`);
+    },
+  });
+  const model = new ScriptedModel([
+    () => [functionCall("charge", { amount: 7 }, "call_charge")],
+    (request) => [
+      message(JSON.stringify(request.input).includes(RECEIPT) ? "declined, ref seen" : "declined"),
+    ],
+  ]);
+  return { effects, model, agent: new Agent({ name: "main", tools: [charge] }) };
+}
