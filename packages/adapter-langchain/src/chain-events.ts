@@ -1,4 +1,4 @@
-import type { JsonObject, SessionRecorder } from "@agent-ledger/core";
+import { type JsonObject, type SessionRecorder, withoutUrlCredentials } from "@agent-ledger/core";
 import { langchainMetadata } from "./langchain-metadata.js";
 import { toJsonValue } from "./plain-json.js";
 
@@ -7,7 +7,8 @@ const HIDDEN_TAG = "langsmith:hidden";
 /**
  * The chains the handler records as `x.langchain.chain.*` events (custom events, not steps: a
  * LangGraph node runs several calls). Chains tagged `langsmith:hidden` (LangGraph internals)
- * are skipped; the top-level chain's inputs and outputs are kept.
+ * are skipped; the top-level chain's inputs and outputs are kept, the password and credential
+ * parameters of a URL in them `***`, as in a model request (they hold the same messages).
  */
 export class ChainEvents {
   readonly #recorder: () => Promise<SessionRecorder>;
@@ -32,7 +33,7 @@ export class ChainEvents {
     this.#chains.set(runId, { topLevel });
     const recorder = await this.#recorder();
     const payload: JsonObject = { chainRunId: runId, name };
-    if (topLevel) payload.inputs = toJsonValue(inputs);
+    if (topLevel) payload.inputs = withoutUrlCredentials(toJsonValue(inputs));
     // A LangGraph node runs as a chain with nested chains carrying the same metadata: the
     // first chain of a task (one checkpoint_ns per task) is the node.
     if (typeof metadata?.langgraph_node === "string") {
@@ -57,7 +58,7 @@ export class ChainEvents {
     if (!chain) return;
     const recorder = await this.#recorder();
     const payload: JsonObject = { chainRunId: runId };
-    if (chain.topLevel) payload.outputs = toJsonValue(outputs);
+    if (chain.topLevel) payload.outputs = withoutUrlCredentials(toJsonValue(outputs));
     await recorder.record({
       type: "x.langchain.chain.completed",
       payload,
