@@ -51,7 +51,7 @@ export class SqliteConnection {
 
   /**
    * Opens the database and sets what belongs to the connection alone (busy timeout, fsync on
-   * commit); undefined with `mustExist` where there is no such file. A failure (not a database,
+   * commit, deleted content zeroed); undefined with `mustExist` where there is no such file. A failure (not a database,
    * no permission) is `store-unavailable`, and a handle of its own is closed again. WAL is set
    * by the store's `init`: it is written into the file, which a reader that opens a file
    * holding no ledger must leave as it was.
@@ -65,6 +65,9 @@ export class SqliteConnection {
       if (database === undefined) return undefined;
       database.pragma("busy_timeout = 10000");
       database.pragma("synchronous = FULL");
+      // A deleted session's pages are zeroed, not left in the file's free pages (it is
+      // deleted for good: a ledger holds prompts, tool results, personal data).
+      database.pragma("secure_delete = ON");
     } catch (error) {
       if (this.#owned && database?.open) database.close();
       throw new StoreUnavailableError(openFailure(this.#location, error), error);
