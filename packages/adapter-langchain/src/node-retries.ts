@@ -5,7 +5,7 @@ import type { ToolCall } from "./tool-request.js";
 
 /** A tool call as the handler starts it: what decides whether it retries a failed one. */
 export interface StartingToolCall
-  extends Pick<ToolCall, "name" | "args" | "toolCallId" | "threadId"> {
+  extends Pick<ToolCall, "name" | "args" | "effect" | "toolCallId" | "threadId"> {
   /** The model completion that asked for it, when known. */
   cause: string | undefined;
 }
@@ -17,42 +17,77 @@ export interface StartingToolCall
  * call of its own. A call of its own there left the step of the run a crash cut off apart from
  * the failed one, which a resume matched instead: the call in flight stayed unresolved for good.
  *
+ * LangGraph runs the whole task again, so a ToolNode that runs a turn's calls in one task runs
+ * the calls that completed again too: a non-idempotent one that completed is kept (`completed`),
+ * and refused when it starts again, before it runs (it would take effect twice).
+ *
  * Only the same call again (thread, toolCallId, the completion that asked for it, and request)
  * on the same recorder: a later invocation (`invoke(null)` after the graph stopped) reopens the
- * recorder and meets the failure as any resume does. A call that paused at `interrupt()` did
- * not fail, and a call without an id or made inside a tool is not tracked.
+ * recorder and meets the failure or completion as any resume does. A completion is kept only
+ * for a call whose completion is known (a model call the handler recorded): without it, a
+ * later turn's call with the same id and arguments (fake models, some providers) cannot be told
+ * from this one. A call that paused at `interrupt()` did not fail, and a call without an id or
+ * made inside a tool is not tracked.
  */
 export class NodeRetries {
-  readonly #failed = new Map<
+  /** The last end of each tracked call, by thread and toolCallId: a failure, or a completion. */
+  readonly #ended = new Map<
     string,
-    { recorder: SessionRecorder; attempt: Attempt; cause: string | undefined; requestHash: string }
+    {
+      recorder: SessionRecorder;
+      attempt: Attempt;
+      cause: string | undefined;
+      requestHash: string;
+      failed: boolean;
+    }
   >();
 
   /** The failed attempt `call` retries on `recorder`, if it retries one. Taken once. */
   retried(recorder: SessionRecorder, call: StartingToolCall): Attempt | undefined {
+    const ended = this.#same(recorder, call);
+    if (ended?.failed !== true) return undefined;
+    this.#ended.delete(key(call));
+    return ended.attempt;
+  }
+
+  /**
+   * The completed attempt of `call` (not idempotent) on `recorder` that the graph now runs
+   * again with its task, if any: the call must not run. Kept for each later run.
+   */
+  completed(recorder: SessionRecorder, call: StartingToolCall): Attempt | undefined {
+    const ended = this.#same(recorder, call);
+    return ended?.failed === false ? ended.attempt : undefined;
+  }
+
+  #same(recorder: SessionRecorder, call: StartingToolCall) {
     if (call.toolCallId === undefined) return undefined;
-    const key = toolCallKey(call.threadId, call.toolCallId);
-    const failed = this.#failed.get(key);
-    if (failed === undefined) return undefined;
-    this.#failed.delete(key);
+    const ended = this.#ended.get(key(call));
+    if (ended === undefined) return undefined;
     const same =
-      failed.recorder === recorder &&
-      failed.cause === call.cause &&
-      failed.requestHash === toolRequestHash(call.name, call.args);
-    return same ? failed.attempt : undefined;
+      ended.recorder === recorder &&
+      ended.cause === call.cause &&
+      ended.requestHash === toolRequestHash(call.name, call.args);
+    // Another call under the same id (another turn, or another recorder): it ends it.
+    if (!same) this.#ended.delete(key(call));
+    return same ? ended : undefined;
   }
 
   /** `attempt`, made for `call` on `recorder`, ended: with `error` when it threw. */
   ended(recorder: SessionRecorder, call: StartingToolCall, attempt: Attempt, error?: unknown) {
     if (call.toolCallId === undefined) return;
-    const key = toolCallKey(call.threadId, call.toolCallId);
-    if (error === undefined || isInterrupt(error)) {
-      this.#failed.delete(key);
+    const failed = error !== undefined;
+    const kept = failed ? !isInterrupt(error) : !call.effect.idempotent && call.cause !== undefined;
+    if (!kept) {
+      this.#ended.delete(key(call));
       return;
     }
     const requestHash = toolRequestHash(call.name, call.args);
-    this.#failed.set(key, { recorder, attempt, cause: call.cause, requestHash });
+    this.#ended.set(key(call), { recorder, attempt, cause: call.cause, requestHash, failed });
   }
+}
+
+function key(call: StartingToolCall): string {
+  return toolCallKey(call.threadId, call.toolCallId ?? "");
 }
 
 /**

@@ -4,13 +4,21 @@ import {
   inspectSession,
   MemoryEventStore,
   SessionRecorder,
+  verifyRun,
 } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { HumanMessage } from "@langchain/core/messages";
 import { afterAll, describe, expect, it } from "vitest";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { toolAttempts } from "./testing/flaky-lookup.test.data.js";
-import { RUN, retryingGraph, retryingModelGraph, SESSION } from "./testing/node-retry.test.data.js";
+import { lines } from "./testing/helpers.js";
+import {
+  payingGraph,
+  RUN,
+  retryingGraph,
+  retryingModelGraph,
+  SESSION,
+} from "./testing/node-retry.test.data.js";
 
 const scratch = scratchDirectory("langchain-node-retry-", afterAll);
 const input = () => ({ messages: [new HumanMessage("go")] });
@@ -86,6 +94,86 @@ describe.concurrent("a tools node LangGraph runs again (retryPolicy), recorded b
     expect(await approved.invoke(null)).toBe("done: found x");
     expect(approved.runs.count).toBe(1);
     expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
+  });
+});
+
+describe.concurrent("a tools node LangGraph runs again (retryPolicy) after a call of its task threw", () => {
+  /** Each tool attempt of the session: name, status, the attempt it retried (index), or null. */
+  const calls = async (store: Parameters<typeof inspectSession>[0]) => {
+    const steps = (await inspectSession(store, SESSION)).runs[0]?.steps ?? [];
+    const attempts = steps.flatMap((step) => step.attempts.filter((a) => a.kind === "tool"));
+    return attempts.map((attempt) => ({
+      name: attempt.name,
+      status: attempt.status,
+      retried:
+        attempt.retryOf === undefined
+          ? null
+          : attempts.findIndex((a) => a.attemptId === attempt.retryOf),
+    }));
+  };
+
+  it("refuses to pay again in a ToolNode that runs the turn's calls in one task; the graph throws naming the call", async () => {
+    const store = new MemoryEventStore();
+    const paid = join(scratch, "one-task.log");
+    const { lookups, invoke } = payingGraph(store, { paid });
+    const error = await invoke().catch((thrown: unknown) => thrown);
+    // pay ran again live with the task (paid twice) and the graph completed.
+    expect(lines(paid)).toBe(1);
+    const refusal = findLedgerError(error, "unresolved-attempt");
+    expect(refusal?.message).toMatch(/tool call pay \(call-pay\) was already completed/);
+    expect(refusal?.message).toMatch(/retryPolicy/);
+    expect(refusal?.details).toMatchObject({ toolCallId: "call-pay", name: "pay" });
+    // The retryPolicy ran the task until its maxAttempts (3); the idempotent lookup each time.
+    expect(lookups.count).toBe(3);
+    // Nothing half-written: the refused runs recorded nothing, every call has its outcome.
+    expect(await verifyRun(store, { sessionId: SESSION, runId: RUN })).toMatchObject({ ok: true });
+    expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
+    const attempts = await calls(store);
+    expect(attempts.filter((attempt) => attempt.name === "pay")).toEqual([
+      { name: "pay", status: "completed", retried: null },
+    ]);
+    expect(attempts.filter((attempt) => attempt.name === "lookup").slice(0, 2)).toEqual([
+      { name: "lookup", status: "failed", retried: null },
+      { name: "lookup", status: "completed", retried: 0 },
+    ]);
+    // The next invocation resumes the run: the completed pay is refused as on any resume.
+    const resumed = await invoke(null).catch((thrown: unknown) => thrown);
+    expect(findLedgerError(resumed, "unresolved-attempt")?.message).toMatch(
+      /pay \(call-pay\) was already completed before the run was resumed/,
+    );
+    expect(lines(paid)).toBe(1);
+  });
+
+  it("runs an idempotent call again with the task, as before", async () => {
+    const store = new MemoryEventStore();
+    const paid = join(scratch, "idempotent.log");
+    const { lookups, invoke } = payingGraph(store, { paid, payIdempotent: true });
+    expect(await invoke()).toBe("done: found x | paid 5");
+    expect(lines(paid)).toBe(2);
+    expect(lookups.count).toBe(2);
+    expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
+  });
+
+  it("with a Send per call, runs only the call that threw again: pay once, the graph completes", async () => {
+    const store = new MemoryEventStore();
+    const paid = join(scratch, "send-per-call.log");
+    const { lookups, invoke } = payingGraph(store, { paid, sendPerCall: true });
+    expect(await invoke()).toBe("done: found x | paid 5");
+    expect(lines(paid)).toBe(1);
+    expect(lookups.count).toBe(2);
+    expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
+    const attempts = await calls(store);
+    expect(attempts.filter((attempt) => attempt.name === "pay")).toEqual([
+      { name: "pay", status: "completed", retried: null },
+    ]);
+    expect(attempts.filter((attempt) => attempt.name === "lookup")).toEqual([
+      { name: "lookup", status: "failed", retried: null },
+      {
+        name: "lookup",
+        status: "completed",
+        retried: attempts.findIndex((a) => a.status === "failed"),
+      },
+    ]);
   });
 });
 

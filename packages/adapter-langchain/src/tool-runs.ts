@@ -61,6 +61,17 @@ export class ToolRuns {
     const asked: StartingToolCall | undefined = call.outer
       ? undefined
       : { ...call, cause: book.causes.causeOf(call.threadId, call.toolCallId, call) };
+    // Run again with its task after it completed (a sibling threw, the node's retryPolicy ran
+    // the task again): not idempotent, it must not take effect twice. Nothing is recorded.
+    const completed = asked && this.#retries.completed(recorder, asked);
+    if (completed)
+      throw refusedFinished(
+        call,
+        completed,
+        { status: "completed" },
+        "LangGraph's retryPolicy ran its task again",
+        RUN_AGAIN_BY_TASK,
+      );
     // Run again by the graph after it threw (a node's retryPolicy): a retry of that attempt.
     const retried = asked && this.#retries.retried(recorder, asked);
     let requested: ToolAttempt;
@@ -93,7 +104,7 @@ export class ToolRuns {
    * `requestInsideDecision`): the callback cannot answer it from the ledger.
    */
   async #request(recorder: SessionRecorder, call: ToolCallToRecord): Promise<ToolAttempt> {
-    const { name, effect, toolCallId, outer, metadata } = call;
+    const { effect, outer, metadata } = call;
     let requested = await requestInsideDecision(recorder, metadata, outer?.approved === true, () =>
       requestToolCall(recorder, this.#context.book, call),
     );
@@ -110,10 +121,12 @@ export class ToolRuns {
     // Abandoned by a person, it does not run again, nor does anything made inside it.
     if (replayed.status === "abandoned")
       await abandonCallsInside(recorder, attempt, replayed.reason);
-    throw new UnresolvedAttemptError(
-      `tool call ${name}${toolCallId ? ` (${toolCallId})` : ""} was already ${replayed.status}${failureText(replayed)} before the run was resumed; it is not idempotent, so it is not run again. ${howToGoOn(replayed, outer !== undefined)}`,
-      { attemptId: attempt.attemptId, toolCallId: toolCallId ?? null, name },
+    throw refusedFinished(
+      call,
       attempt,
+      replayed,
+      "the run was resumed",
+      howToGoOn(replayed, outer !== undefined),
     );
   }
 
@@ -181,10 +194,41 @@ export class ToolRuns {
   }
 }
 
+/** A call's outcome: as the ledger answers it (`ReplayedOutcome`), or as this process saw it. */
+type Outcome = { status: ReplayedOutcome["status"]; error?: unknown };
+
+/**
+ * The refusal of a non-idempotent call that already has an outcome (`outcome`, on `attempt`)
+ * from before `since` (the run was resumed; LangGraph ran its task again): it is not run again,
+ * and `howToGoOn` says what to do instead.
+ */
+function refusedFinished(
+  call: Pick<ToolCall, "name" | "toolCallId">,
+  attempt: Attempt,
+  outcome: Outcome,
+  since: string,
+  howToGoOn: string,
+): UnresolvedAttemptError {
+  const { name, toolCallId } = call;
+  return new UnresolvedAttemptError(
+    `tool call ${name}${toolCallId ? ` (${toolCallId})` : ""} was already ${outcome.status}${failureText(outcome)} before ${since}; it is not idempotent, so it is not run again. ${howToGoOn}`,
+    { attemptId: attempt.attemptId, toolCallId: toolCallId ?? null, name },
+    attempt,
+  );
+}
+
+/**
+ * How to go on past a non-idempotent call that a node's retryPolicy ran again with its task
+ * after it completed (a ToolNode runs a turn's calls in one task): the graph stops once the
+ * policy's runs are spent.
+ */
+const RUN_AGAIN_BY_TASK =
+  "A call of its task threw, and a ToolNode runs a turn's calls in one task: give each tool call its own task (a Send per call) so that only the call that threw runs again, or use createAgent with ledgerMiddleware, which answers recorded calls (README: A node's retryPolicy).";
+
 /** What a recorded failure said, as ` (<message>)`; empty for any other outcome. */
-function failureText(replayed: ReplayedOutcome): string {
-  if (replayed.status !== "failed") return "";
-  const error = replayed.error as { message?: unknown } | null;
+function failureText(outcome: Outcome): string {
+  if (outcome.status !== "failed") return "";
+  const error = outcome.error as { message?: unknown } | null;
   const message = typeof error?.message === "string" ? error.message : "";
   return message === "" ? "" : ` (${message})`;
 }

@@ -1,7 +1,11 @@
+import { appendFileSync } from "node:fs";
 import type { EventStore } from "@agent-ledger/core";
-import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import { tool } from "@langchain/core/tools";
+import { END, MessagesAnnotation, Send, START, StateGraph } from "@langchain/langgraph";
+import { ToolNode } from "@langchain/langgraph/prebuilt";
+import { z } from "zod";
 import { LedgerCallbackHandler } from "../callback-handler.js";
 import { LedgerCheckpointSaver } from "../checkpoint-saver.js";
 import { type CrashScenario, crashHere, noteEffect } from "./crash-point.js";
@@ -73,6 +77,69 @@ export function retryingModelGraph(
     return String(result.messages.at(-1)?.content);
   };
   return { model, invoke };
+}
+
+/**
+ * A plain graph whose model asks in one turn for `lookup` (throws on its first run, then
+ * answers; idempotent) and `pay` (effect `write`, idempotent only with `payIdempotent`: each run
+ * a line in the file `paid`), then answers with their results. The tools node has a
+ * `retryPolicy` (up to 3 runs) and runs the turn's calls in one task, or with `sendPerCall` each
+ * call in a task of its own (a `Send` per call, as createAgent does). Recorded by the handler
+ * alone, on the ledger's checkpoint saver.
+ */
+export function payingGraph(
+  store: EventStore,
+  options: { paid: string; payIdempotent?: boolean; sendPerCall?: boolean },
+) {
+  const { runs, lookup } = flakyLookup({ idempotent: true, failures: 1 });
+  const pay = tool(
+    async ({ amount }: { amount: number }) => {
+      appendFileSync(options.paid, `paid ${amount}\n`);
+      return `paid ${amount}`;
+    },
+    {
+      name: "pay",
+      description: "pays (not idempotent)",
+      schema: z.object({ amount: z.number() }),
+      metadata: { effect: "write", ...(options.payIdempotent ? { idempotent: true } : {}) },
+    },
+  );
+  const model = new ScriptedChatModel(async (messages: BaseMessage[]) => {
+    const results = messages.filter((message) => ToolMessage.isInstance(message));
+    if (results.length > 0)
+      return new AIMessage(`done: ${results.map((message) => message.content).join(" | ")}`);
+    return new AIMessage({
+      content: "",
+      tool_calls: [
+        { id: "call-lookup", name: "lookup", args: { q: "x" } },
+        { id: "call-pay", name: "pay", args: { amount: 5 } },
+      ],
+    });
+  });
+  const graph = new StateGraph(MessagesAnnotation)
+    .addNode("agent", async (state, config: RunnableConfig) => ({
+      messages: [await model.invoke(state.messages, config)],
+    }))
+    .addNode("tools", new ToolNode([lookup, pay], { handleToolErrors: false }), {
+      retryPolicy: RETRY,
+    })
+    .addEdge(START, "agent")
+    .addConditionalEdges("agent", (state) => {
+      const calls = (state.messages.at(-1) as AIMessage).tool_calls ?? [];
+      if (calls.length === 0) return END;
+      if (!options.sendPerCall) return "tools";
+      return calls.map((call) => new Send("tools", { ...state, lg_tool_call: call }));
+    })
+    .addEdge("tools", "agent")
+    .compile({ checkpointer: new LedgerCheckpointSaver({ store }) });
+  const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+  const invoke = async (
+    input: { messages: HumanMessage[] } | null = { messages: [new HumanMessage("go")] },
+  ) => {
+    const result = await graph.invoke(input, threadConfig(handler));
+    return String(result.messages.at(-1)?.content);
+  };
+  return { lookups: runs, invoke };
 }
 
 export const nodeRetryCrashes = {
