@@ -79,6 +79,8 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
           if (opened.replay) book.causes.load(opened.replay);
         },
         quiet: () => models.settled(),
+        // No node's retryPolicy runs a call of the thread again any more.
+        invocationEnded: (thread) => this.#state.tools.invocationEnded(thread),
       }),
       models,
       tools: new ToolRuns({ recorder, book, runs, refusals }),

@@ -67,6 +67,7 @@ export class HandlerRecorder {
   readonly #opened: (recorder: SessionRecorder) => void;
   /** Settles once the handler's writes of the last invocation are committed. */
   readonly #quiet: () => Promise<void>;
+  readonly #invocationEnded: (thread: string | undefined) => void;
   #recorder: Promise<SessionRecorder> | undefined;
   /** The recorder last opened: what an invocation's start reads the run's length from. */
   #current: SessionRecorder | undefined;
@@ -85,9 +86,15 @@ export class HandlerRecorder {
 
   constructor(
     options: LedgerCallbackHandlerOptions,
-    hooks: { opened: (recorder: SessionRecorder) => void; quiet: () => Promise<void> },
+    hooks: {
+      opened: (recorder: SessionRecorder) => void;
+      quiet: () => Promise<void>;
+      /** An invocation in the thread (undefined: outside one) ended. */
+      invocationEnded: (thread: string | undefined) => void;
+    },
   ) {
     this.#options = options;
+    this.#invocationEnded = hooks.invocationEnded;
     this.#opened = (recorder) => {
       this.#current = recorder;
       hooks.opened(recorder);
@@ -148,6 +155,7 @@ export class HandlerRecorder {
         // A pause of another invocation's run, meanwhile, counts too: its thread is then given
         // a replay it does not need, as every invocation after a pause is reopened for.
         if (failure || this.#pauses > invocation.pausesBefore) this.#pending.add(invocation.thread);
+        this.#invocationEnded(invocation.thread);
       }
     }
   }

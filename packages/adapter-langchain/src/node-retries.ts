@@ -39,6 +39,7 @@ export class NodeRetries {
       cause: string | undefined;
       requestHash: string;
       failed: boolean;
+      threadId: string | undefined;
     }
   >();
 
@@ -72,6 +73,15 @@ export class NodeRetries {
     return same ? ended : undefined;
   }
 
+  /**
+   * An invocation in thread `threadId` ended: no retryPolicy runs its calls again (a later
+   * invocation reopens the recorder, or runs calls of a later completion), so they are dropped.
+   */
+  forget(threadId: string | undefined): void {
+    for (const [key, ended] of this.#ended)
+      if (ended.threadId === threadId) this.#ended.delete(key);
+  }
+
   /** `attempt`, made for `call` on `recorder`, ended: with `error` when it threw. */
   ended(recorder: SessionRecorder, call: StartingToolCall, attempt: Attempt, error?: unknown) {
     if (call.toolCallId === undefined) return;
@@ -82,7 +92,8 @@ export class NodeRetries {
       return;
     }
     const requestHash = toolRequestHash(call.name, call.args);
-    this.#ended.set(key(call), { recorder, attempt, cause: call.cause, requestHash, failed });
+    const { cause, threadId } = call;
+    this.#ended.set(key(call), { recorder, attempt, cause, requestHash, failed, threadId });
   }
 }
 

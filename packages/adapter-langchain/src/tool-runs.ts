@@ -130,6 +130,11 @@ export class ToolRuns {
     );
   }
 
+  /** An invocation in the thread (undefined: outside one) ended (see NodeRetries). */
+  invocationEnded(threadId: string | undefined): void {
+    this.#retries.forget(threadId);
+  }
+
   /** The tool call LangChain runs as `runId` returned `output` (if it is recorded here). */
   async completed(output: unknown, runId: string, parentRunId?: string): Promise<void> {
     const attempt = this.#take(runId);
