@@ -12,11 +12,12 @@ export function toBase64(bytes: Uint8Array): string {
 
 /**
  * Converts an SDK value to plain JSON the way it would go over the wire: undefined properties
- * are dropped, Dates become ISO strings, URLs their href, bytes base64, a lone surrogate in a
+ * are dropped, Dates become ISO strings, URLs their href, bytes (a Buffer too) base64, a lone surrogate in a
  * string or key U+FFFD. Deterministic, so the
  * same request re-executed after a crash hashes the same.
  *
- * Same result as `JSON.parse(JSON.stringify(value, bytesAsBase64))` but for lone surrogates
+ * Same result as `JSON.parse(JSON.stringify(value, bytesAsBase64))` but for a Buffer (base64
+ * here, its toJSON's byte list there) and lone surrogates
  * (U+FFFD here, kept as they are there; two keys that differ only by one become one, the last
  * wins), computed by one walk
  * that keeps the caller's strings (no copy of every message text on every call: a long
@@ -31,21 +32,23 @@ export function toJsonValue(value: unknown, path = "$"): JsonValue {
 export type BytesPath = (string | number)[];
 
 /**
- * `toJsonValue`, and the path of every `Uint8Array` it turned into base64, so that a replay can
- * hand back bytes where the original value had them.
+ * `toJsonValue`, and the path of every `Uint8Array` it turned into base64 (`buffers`: of those
+ * that were a Node `Buffer`), so that a replay can hand back bytes where the original value had
+ * them, a Buffer where it had one.
  */
 export function toJsonValueAndBytes(
   value: unknown,
   path = "$",
-): { json: JsonValue; bytes: BytesPath[] } {
-  const trail: BytesTrail = { keys: [], found: [] };
-  return { json: toJson(value, path, trail), bytes: trail.found };
+): { json: JsonValue; bytes: BytesPath[]; buffers: BytesPath[] } {
+  const trail: BytesTrail = { keys: [], found: [], buffers: [] };
+  return { json: toJson(value, path, trail), bytes: trail.found, buffers: trail.buffers };
 }
 
-/** The keys of the walk so far, and where bytes were met (only when the caller asks). */
+/** The keys of the walk so far, and where bytes (and which of them Buffers) were met. */
 interface BytesTrail {
   keys: (string | number)[];
   found: BytesPath[];
+  buffers: BytesPath[];
 }
 
 function toJson(value: unknown, path: string, trail: BytesTrail | undefined): JsonValue {
@@ -80,6 +83,13 @@ function convert(
   stack: Set<object>,
   trail: BytesTrail | undefined,
 ): JsonValue | undefined {
+  // Bytes first, a Buffer too: its toJSON would give `{ type: "Buffer", data: [...] }`, a number
+  // per byte, where a provider sends base64, and a replay would hand back no Buffer.
+  if (input instanceof Uint8Array) {
+    trail?.found.push([...trail.keys]);
+    if (Buffer.isBuffer(input)) trail?.buffers.push([...trail.keys]);
+    return toBase64(input);
+  }
   let value = input;
   // JSON.stringify order: toJSON first, then the replacer (bytes as base64), then the type.
   if (

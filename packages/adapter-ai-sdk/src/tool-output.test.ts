@@ -32,6 +32,14 @@ describe("recorded tool outputs", () => {
       metadata: { aiSdk: { bytes: [[]] } },
     });
     expect(decodeToolOutput("iVBORwECAw==", { aiSdk: { bytes: [[]] } })).toEqual(png);
+    // A Buffer is bytes too (not its toJSON's `{ type: "Buffer", data }`), and a Buffer again.
+    const file = encodeToolOutput({ shot: Buffer.from(png), thumb: png });
+    expect(file).toEqual({
+      result: { shot: "iVBORwECAw==", thumb: "iVBORwECAw==" },
+      metadata: { aiSdk: { bytes: [["shot"], ["thumb"]], buffers: [["shot"]] } },
+    });
+    const decoded = decodeToolOutput(file.result, file.metadata) as Record<string, Uint8Array>;
+    expect([Buffer.isBuffer(decoded.shot), Buffer.isBuffer(decoded.thumb)]).toEqual([true, false]);
   });
 
   it("without bytes are the plain JSON alone, and decode to it unchanged", () => {
@@ -50,8 +58,11 @@ describe("recorded tool outputs", () => {
   });
 });
 
-/** A screenshot tool (computer use) that returns bytes and shows them to the model as an image. */
-function screenshotRun(recorder: SessionRecorder) {
+/**
+ * A screenshot tool (computer use) that returns bytes and shows them to the model as an image;
+ * `shot` is what the tool returns (a `Buffer` when it comes from `fs.readFile`).
+ */
+function screenshotRun(recorder: SessionRecorder, shot: () => Uint8Array = () => png) {
   const shots: number[] = [];
   const model = scriptedModel([
     toolCallsResult(toolCall("s1", "screenshot", {})),
@@ -63,14 +74,17 @@ function screenshotRun(recorder: SessionRecorder) {
         inputSchema: z.object({}),
         execute: async () => {
           shots.push(shots.length);
-          return { png };
+          return { png: shot() };
         },
         toModelOutput: ({ output }) => ({
           type: "content",
           value: [
             {
               type: "image-data",
-              data: Buffer.from(output.png).toString("base64"),
+              // What a tool returning fs.readFile's Buffer writes: its own toString("base64").
+              data: Buffer.isBuffer(shot())
+                ? (output.png as Buffer).toString("base64")
+                : Buffer.from(output.png).toString("base64"),
               mediaType: "image/png",
             },
           ],
@@ -99,6 +113,27 @@ describe("a tool output holding bytes, on resume", () => {
     expect(payload(completed).result).toEqual({ png: "iVBORwECAw==" });
 
     const replay = screenshotRun(await SessionRecorder.resume({ store, actor, ...address }));
+    expect((await replay.result).text).toBe("I see a PNG");
+    expect(replay.model.calls).toBe(0);
+    expect(replay.shots).toEqual([]);
+  });
+
+  it("is replayed as a Buffer where the tool returned one (fs.readFile), recorded as base64", async () => {
+    const store = new MemoryEventStore();
+    const live = screenshotRun(new SessionRecorder({ store, actor, ...address }), () =>
+      Buffer.from(png),
+    );
+    expect((await live.result).text).toBe("I see a PNG");
+    const events = await readWholeRun(store, address);
+    const completed = events.find((event) => event.type === "tool.completed");
+    expect(payload(completed).result).toEqual({ png: "iVBORwECAw==" });
+    // The next model call was shown the image as base64, not the Buffer's JSON.
+    const requests = events.filter((event) => event.type === "model.requested");
+    expect(JSON.stringify(payload(requests[1]))).toContain("iVBORwECAw==");
+
+    const replay = screenshotRun(await SessionRecorder.resume({ store, actor, ...address }), () =>
+      Buffer.from(png),
+    );
     expect((await replay.result).text).toBe("I see a PNG");
     expect(replay.model.calls).toBe(0);
     expect(replay.shots).toEqual([]);

@@ -4,19 +4,23 @@ import { type BytesPath, toJsonValueAndBytes } from "./plain-json.js";
 /**
  * What `tool.completed` holds for a tool's output: the output as plain JSON (bytes as base64,
  * as in every payload), and in the event's metadata where the bytes were
- * (`{ aiSdk: { bytes: [[key, ...], ...] } }`), so that a replay hands back the same shape.
+ * (`{ aiSdk: { bytes: [[key, ...], ...], buffers? } }`, `buffers` the paths among them that held
+ * a Node `Buffer`), so that a replay hands back the same shape.
  * A tool's `toModelOutput` reads its output on replay as it did live: given a base64 string
  * where it had a `Uint8Array`, it would build another prompt, and the next model call would
  * no longer match the recorded one.
  */
 export function encodeToolOutput(output: unknown): { result: JsonValue; metadata?: JsonObject } {
-  const { json, bytes } = toJsonValueAndBytes(output, "$.result");
+  const { json, bytes, buffers } = toJsonValueAndBytes(output, "$.result");
   // A Date is recorded as its ISO string; given that string on replay, the SDK would hand the
   // model a text output where it had a JSON one (`{ type: "json" }`): it is a Date again.
   if (output instanceof Date && typeof json === "string")
     return { result: json, metadata: { aiSdk: { date: true } } };
   if (bytes.length === 0) return { result: json };
-  return { result: json, metadata: { aiSdk: { bytes } } };
+  // A Buffer (fs.readFile's) comes back as one: a toModelOutput calling its toString("base64")
+  // would build another prompt from a plain Uint8Array.
+  if (buffers.length === 0) return { result: json, metadata: { aiSdk: { bytes } } };
+  return { result: json, metadata: { aiSdk: { bytes, buffers } } };
 }
 
 function wasDate(metadata: JsonObject | undefined): boolean {
@@ -33,15 +37,16 @@ function isBytesPath(value: unknown): value is BytesPath {
   );
 }
 
-function bytesPathsOf(metadata: JsonObject | undefined): BytesPath[] {
+function bytesPathsOf(metadata: JsonObject | undefined, key: "bytes" | "buffers"): BytesPath[] {
   const aiSdk = metadata?.aiSdk;
   if (aiSdk === null || typeof aiSdk !== "object" || Array.isArray(aiSdk)) return [];
-  const bytes = aiSdk.bytes;
-  return Array.isArray(bytes) ? bytes.filter(isBytesPath) : [];
+  const paths = aiSdk[key];
+  return Array.isArray(paths) ? paths.filter(isBytesPath) : [];
 }
 
-function fromBase64(text: string): Uint8Array {
-  return new Uint8Array(Buffer.from(text, "base64"));
+function fromBase64(text: string, buffer: boolean): Uint8Array {
+  const bytes = Buffer.from(text, "base64");
+  return buffer ? bytes : new Uint8Array(bytes);
 }
 
 /**
@@ -50,8 +55,9 @@ function fromBase64(text: string): Uint8Array {
  */
 export function decodeToolOutput(result: JsonValue, metadata: JsonObject | undefined): unknown {
   if (typeof result === "string" && wasDate(metadata)) return new Date(result);
-  const paths = bytesPathsOf(metadata);
+  const paths = bytesPathsOf(metadata, "bytes");
   if (paths.length === 0) return result;
+  const buffers = new Set(bytesPathsOf(metadata, "buffers").map((path) => JSON.stringify(path)));
   // A copy: the recorded value stays as the ledger holds it.
   const root: Record<string, unknown> = { value: structuredClone(result) };
   for (const path of paths) {
@@ -69,7 +75,8 @@ export function decodeToolOutput(result: JsonValue, metadata: JsonObject | undef
     if (depth < path.length) continue;
     const value = Object.hasOwn(holder, key) ? holder[key] : undefined;
     // Written by encodeToolOutput: anything else there is left as recorded.
-    if (typeof value === "string") holder[key] = fromBase64(value);
+    if (typeof value === "string")
+      holder[key] = fromBase64(value, buffers.has(JSON.stringify(path)));
   }
   return root.value;
 }
