@@ -1,6 +1,6 @@
 import { MemoryEventStore, readWholeRun, SessionRecorder, verifyRun } from "@agent-ledger/core";
 import { APICallError } from "@ai-sdk/provider";
-import { generateText, type StepResult, type ToolSet, tool, wrapLanguageModel } from "ai";
+import { generateText, tool, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -73,7 +73,7 @@ function checkout(recorder: SessionRecorder, paid: string[]) {
         : undefined,
     experimental_repairToolCall: async ({ toolCall: call }) =>
       call.toolName === "Pay" ? { ...call, toolName: "pay" } : null,
-    stopWhen: ({ steps }: { steps: StepResult<ToolSet>[] }) =>
+    stopWhen: ({ steps }) =>
       steps.some((step) => step.toolResults.some((r) => r.toolName === "pay")),
   });
   return { result, calls: () => cheap.calls + strongCalls };
