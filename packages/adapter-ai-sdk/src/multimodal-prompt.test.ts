@@ -1,7 +1,19 @@
-import { MemoryEventStore, readWholeRun, SessionRecorder } from "@agent-ledger/core";
+import { join } from "node:path";
+import {
+  inspectSession,
+  MemoryEventStore,
+  readWholeRun,
+  SessionRecorder,
+  verifyRun,
+} from "@agent-ledger/core";
+import { SqliteEventStore } from "@agent-ledger/core/sqlite";
+import { scratchDirectory } from "@agent-ledger/core/testing";
 import { generateText, type ImagePart, wrapLanguageModel } from "ai";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { ledgerMiddleware } from "./ledger-middleware.js";
+import { crashInChild } from "./testing/crash-in-child.test.data.js";
+import { streamingModel } from "./testing/failing-stream.test.data.js";
+import { PHOTO_RUN, photoSteps, runPhotoAgent } from "./testing/photo-agent.test.data.js";
 import {
   assistant as actor,
   payload,
@@ -59,5 +71,40 @@ describe("an image in the prompt", () => {
     const replay = askAbout(resumed, again());
     expect((await replay.result).text).toBe("a PNG");
     expect(replay.model.calls).toBe(0);
+  });
+});
+
+const scratch = scratchDirectory("ai-sdk-multimodal-", afterAll);
+
+describe("a photo read from disk (Buffers in the prompt and in a tool's output)", () => {
+  it("SIGKILLed mid-stream after the print: the resume prints nothing again and replays the same requests", async () => {
+    const path = join(scratch, "photo.db");
+    const crashed = await crashInChild("photo printed, mid-stream in the next step", path);
+    expect(crashed).toEqual({ effects: ["printed 1"], modelCalls: 1 });
+    const store = new SqliteEventStore({ path });
+    await store.init();
+    onTestFinished(() => store.close());
+
+    const effects: string[] = [];
+    const model = streamingModel(photoSteps().slice(1));
+    const resumed = await SessionRecorder.resume({ store, ...PHOTO_RUN, actor });
+    expect(await runPhotoAgent(resumed, model.model, effects)).toBe(
+      "printed one copy of your photo",
+    );
+    await resumed.completeRun({ printed: 1 });
+    // Step 1 and the print are answered from the ledger; only step 2, in flight, is made again.
+    expect(effects).toEqual([]);
+    expect(model.calls).toBe(1);
+    const events = await readWholeRun(store, PHOTO_RUN);
+    const requests = events.filter((event) => event.type === "model.requested");
+    // Step 2's request, made again, is the one the crashed process recorded (a retry of it).
+    expect(requests).toHaveLength(3);
+    expect(requests[2]?.retryOf).toBe(requests[1]?.attemptId);
+    expect(payload(requests[2])).toEqual(payload(requests[1]));
+    expect(JSON.stringify(payload(requests[2]))).not.toContain('"Buffer"');
+    expect((await verifyRun(store, PHOTO_RUN)).ok).toBe(true);
+    const view = await inspectSession(store, PHOTO_RUN.sessionId);
+    expect(view.unresolved).toEqual([]);
+    expect(view.runs.map((run) => run.status)).toEqual(["completed"]);
   });
 });

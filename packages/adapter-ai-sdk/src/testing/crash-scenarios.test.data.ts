@@ -7,6 +7,7 @@ import { crashInsideDocumentEmbedding } from "./embedding.test.data.js";
 import { crashInsideSecondStep } from "./failing-stream.test.data.js";
 import { crashAfterJudge } from "./judging-agent.test.data.js";
 import { crashingNested } from "./nested-agent.test.data.js";
+import { crashMidStreamAfterPrint } from "./photo-agent.test.data.js";
 import { crashAfterRepair } from "./repairing-agent.test.data.js";
 import { crashInsideLookupC3, crashInsideSendC2 } from "./replay-agent.test.data.js";
 import {
@@ -35,6 +36,7 @@ export const crashScenarios = {
   "embedding inside the documents call": crashInsideDocumentEmbedding,
   "nested agent at the final call": crashingNested("final"),
   "nested agent inside the second lookup": crashingNested("second lookup"),
+  "photo printed, mid-stream in the next step": crashMidStreamAfterPrint,
   "repair answered, its stream still open": crashAfterRepair,
   "replay inside lookup c3": crashInsideLookupC3,
   "replay inside send c2": crashInsideSendC2,
