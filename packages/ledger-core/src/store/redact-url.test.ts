@@ -109,6 +109,25 @@ describe("redactUrlsIn", () => {
     );
   });
 
+  it("masks a presigned URL's signature, the part that grants access (S3, GCS, Azure SAS, CloudFront)", () => {
+    expect(
+      redactUrlsIn(
+        "https://b.s3.amazonaws.com/cat.png?X-Amz-Credential=AKIA1%2F20261206&X-Amz-Date=20261206T110000Z&X-Amz-Expires=900&X-Amz-Signature=5ig",
+      ),
+    ).toBe(
+      "https://b.s3.amazonaws.com/cat.png?X-Amz-Credential=***&X-Amz-Date=20261206T110000Z&X-Amz-Expires=900&X-Amz-Signature=***",
+    );
+    for (const url of [
+      "https://storage.googleapis.com/b/cat.png?X-Goog-Date=20261206T110000Z&X-Goog-Signature=5ig",
+      "https://acct.blob.core.windows.net/c/cat.png?sv=2024-11-04&se=2026-12-06&sp=r&sig=5ig%3D",
+      "https://d1.cloudfront.net/cat.png?Expires=1800000000&Signature=5ig~&Key-Pair-Id=K2",
+    ])
+      expect(redactUrlsIn(url), url).not.toContain("5ig");
+    // Names that only hold the letters are no signature.
+    for (const url of ["https://h.example/a?signed=1", "https://h.example/a?design=2&sigma=3"])
+      expect(redactUrlsIn(url)).toBe(url);
+  });
+
   it("leaves a text without a secret, an address or a colon as is", () => {
     for (const text of ["a@b.c: d", "https://example.com/a?page=2 and me@x.io", "time: 10:30"])
       expect(redactUrlsIn(text)).toBe(text);

@@ -2,11 +2,13 @@ import { isCredentialKey } from "../events/credential-name.js";
 
 /**
  * Query parameters whose value is a credential that `isCredentialKey` does not name: pg's
- * `sslkey` (the client's private key file), and any name with `token` in it (not only at its
- * end). The drivers' password parameters (mysql2's `password1`..`password3`, `passphrase`,
- * pg's `sslpassword`, `pass`) and every name with `secret` in it, it names.
+ * `sslkey` (the client's private key file), any name with `token` in it (not only at its
+ * end), and a presigned URL's signature, which grants access until it expires (S3's and GCS's
+ * `X-Amz-Signature` / `X-Goog-Signature`, CloudFront's `Signature`, an Azure SAS's `sig`). The
+ * drivers' password parameters (mysql2's `password1`..`password3`, `passphrase`, pg's
+ * `sslpassword`, `pass`) and every name with `secret` in it, it names.
  */
-const secretParam = /^sslkey$|token/i;
+const secretParam = /^sslkey$|token|signature$|^sig$/i;
 const queryParam = /([?&]([^=&#]*)=)([^&#]*)/g;
 
 /** A query parameter whose value is a credential: any `isCredentialKey` names, and those above. */
