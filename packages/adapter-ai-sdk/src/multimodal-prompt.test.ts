@@ -25,11 +25,22 @@ const address = { sessionId: "s1", runId: "r1" };
 const bytes = [0x89, 0x50, 0x4e, 0x47, 1, 2, 3];
 const base64 = "iVBORwECAw==";
 
-/** One question about an image, the image given as the caller has it. */
-function askAbout(recorder: SessionRecorder, image: ImagePart["image"]) {
+/**
+ * One question about an image, the image given as the caller has it; `download` is the SDK's
+ * (`experimental_download`) for a URL the model does not take.
+ */
+function askAbout(
+  recorder: SessionRecorder,
+  image: ImagePart["image"],
+  download?: (url: URL) => Uint8Array,
+) {
   const model = scriptedModel([textResult("a PNG")]);
   const result = generateText({
     model: wrapLanguageModel({ model: model.model, middleware: ledgerMiddleware({ recorder }) }),
+    ...(download && {
+      experimental_download: async (requests: { url: URL }[]) =>
+        requests.map(({ url }) => ({ data: download(url), mediaType: "image/png" })),
+    }),
     messages: [
       {
         role: "user",
@@ -71,6 +82,42 @@ describe("an image in the prompt", () => {
     const replay = askAbout(resumed, again());
     expect((await replay.result).text).toBe("a PNG");
     expect(replay.model.calls).toBe(0);
+  });
+});
+
+describe("an image URL the model does not take", () => {
+  it("is downloaded again by the SDK on resume, before the call: other bytes stop the resume", async () => {
+    const store = new MemoryEventStore();
+    const photo = new URL("https://photos.example/cat.png");
+    const downloads: string[] = [];
+    const served = (bytes: number[]) => (url: URL) => {
+      downloads.push(url.href);
+      return new Uint8Array(bytes);
+    };
+    const live = askAbout(new SessionRecorder({ store, actor, ...address }), photo, served(bytes));
+    expect((await live.result).text).toBe("a PNG");
+    const requested = (await readWholeRun(store, address)).find(
+      (event) => event.type === "model.requested",
+    );
+    expect(payload(requested).request.prompt[0].content[1].data).toBe(base64);
+
+    // The same bytes: answered from the ledger, but downloaded again.
+    const same = askAbout(
+      await SessionRecorder.resume({ store, actor, ...address }),
+      photo,
+      served(bytes),
+    );
+    expect((await same.result).text).toBe("a PNG");
+    expect([same.model.calls, downloads.length]).toEqual([0, 2]);
+
+    // The image at the URL changed since: the recorded request is not the one built now.
+    const changed = askAbout(
+      await SessionRecorder.resume({ store, actor, ...address }),
+      photo,
+      served([1, 2, 3]),
+    );
+    await expect(changed.result).rejects.toMatchObject({ code: "replay-divergence" });
+    expect(changed.model.calls).toBe(0);
   });
 });
 
