@@ -12,12 +12,12 @@ export function toBase64(bytes: Uint8Array): string {
 
 /**
  * Converts an SDK value to plain JSON the way it would go over the wire: undefined properties
- * are dropped, Dates become ISO strings, URLs their href, bytes (a Buffer too) base64, a lone surrogate in a
+ * are dropped, Dates become ISO strings, URLs their href, bytes (a Buffer, an ArrayBuffer too) base64, a lone surrogate in a
  * string or key U+FFFD. Deterministic, so the
  * same request re-executed after a crash hashes the same.
  *
- * Same result as `JSON.parse(JSON.stringify(value, bytesAsBase64))` but for a Buffer (base64
- * here, its toJSON's byte list there) and lone surrogates
+ * Same result as `JSON.parse(JSON.stringify(value, bytesAsBase64))` but for a Buffer and an
+ * ArrayBuffer (base64 here, the Buffer's toJSON byte list and `{}` there) and lone surrogates
  * (U+FFFD here, kept as they are there; two keys that differ only by one become one, the last
  * wins), computed by one walk
  * that keeps the caller's strings (no copy of every message text on every call: a long
@@ -32,23 +32,31 @@ export function toJsonValue(value: unknown, path = "$"): JsonValue {
 export type BytesPath = (string | number)[];
 
 /**
- * `toJsonValue`, and the path of every `Uint8Array` it turned into base64 (`buffers`: of those
- * that were a Node `Buffer`), so that a replay can hand back bytes where the original value had
- * them, a Buffer where it had one.
+ * `toJsonValue`, and the path of every `Uint8Array` or `ArrayBuffer` it turned into base64
+ * (`buffers`, `arrayBuffers`: of those that were a Node `Buffer`, an `ArrayBuffer`), so that a
+ * replay can hand back bytes of the same kind where the original value had them.
  */
 export function toJsonValueAndBytes(
   value: unknown,
   path = "$",
-): { json: JsonValue; bytes: BytesPath[]; buffers: BytesPath[] } {
-  const trail: BytesTrail = { keys: [], found: [], buffers: [] };
-  return { json: toJson(value, path, trail), bytes: trail.found, buffers: trail.buffers };
+): { json: JsonValue; bytes: BytesPath[] } & BytesPaths {
+  const trail: BytesTrail = { keys: [], found: [], buffers: [], arrayBuffers: [] };
+  const json = toJson(value, path, trail);
+  return { json, bytes: trail.found, buffers: trail.buffers, arrayBuffers: trail.arrayBuffers };
 }
 
-/** The keys of the walk so far, and where bytes (and which of them Buffers) were met. */
-interface BytesTrail {
+/** The keys of the walk so far, and where bytes were met (and which were Buffers, ArrayBuffers). */
+interface BytesTrail extends BytesPaths {
   keys: (string | number)[];
   found: BytesPath[];
+}
+
+/** Where a value held bytes that were not a plain `Uint8Array`. */
+export interface BytesPaths {
+  /** Node `Buffer`s. */
   buffers: BytesPath[];
+  /** `ArrayBuffer`s. */
+  arrayBuffers: BytesPath[];
 }
 
 function toJson(value: unknown, path: string, trail: BytesTrail | undefined): JsonValue {
@@ -84,11 +92,15 @@ function convert(
   trail: BytesTrail | undefined,
 ): JsonValue | undefined {
   // Bytes first, a Buffer too: its toJSON would give `{ type: "Buffer", data: [...] }`, a number
-  // per byte, where a provider sends base64, and a replay would hand back no Buffer.
-  if (input instanceof Uint8Array) {
-    trail?.found.push([...trail.keys]);
-    if (Buffer.isBuffer(input)) trail?.buffers.push([...trail.keys]);
-    return toBase64(input);
+  // per byte, where a provider sends base64, and a replay would hand back no Buffer. And an
+  // ArrayBuffer (fetch's arrayBuffer()), which JSON.stringify gives as `{}`, the bytes lost.
+  if (input instanceof Uint8Array || input instanceof ArrayBuffer) {
+    if (trail) {
+      trail.found.push([...trail.keys]);
+      if (Buffer.isBuffer(input)) trail.buffers.push([...trail.keys]);
+      if (input instanceof ArrayBuffer) trail.arrayBuffers.push([...trail.keys]);
+    }
+    return toBase64(input instanceof ArrayBuffer ? new Uint8Array(input) : input);
   }
   let value = input;
   // JSON.stringify order: toJSON first, then the replacer (bytes as base64), then the type.

@@ -33,13 +33,23 @@ describe("recorded tool outputs", () => {
     });
     expect(decodeToolOutput("iVBORwECAw==", { aiSdk: { bytes: [[]] } })).toEqual(png);
     // A Buffer is bytes too (not its toJSON's `{ type: "Buffer", data }`), and a Buffer again.
-    const file = encodeToolOutput({ shot: Buffer.from(png), thumb: png });
+    // An ArrayBuffer too (not JSON.stringify's `{}`), and an ArrayBuffer again.
+    const file = encodeToolOutput({ shot: Buffer.from(png), thumb: png, raw: png.slice().buffer });
     expect(file).toEqual({
-      result: { shot: "iVBORwECAw==", thumb: "iVBORwECAw==" },
-      metadata: { aiSdk: { bytes: [["shot"], ["thumb"]], buffers: [["shot"]] } },
+      result: { shot: "iVBORwECAw==", thumb: "iVBORwECAw==", raw: "iVBORwECAw==" },
+      metadata: {
+        aiSdk: {
+          bytes: [["shot"], ["thumb"], ["raw"]],
+          buffers: [["shot"]],
+          arrayBuffers: [["raw"]],
+        },
+      },
     });
-    const decoded = decodeToolOutput(file.result, file.metadata) as Record<string, Uint8Array>;
+    const decoded = decodeToolOutput(file.result, file.metadata) as Record<string, unknown>;
     expect([Buffer.isBuffer(decoded.shot), Buffer.isBuffer(decoded.thumb)]).toEqual([true, false]);
+    expect(decoded.thumb).toBeInstanceOf(Uint8Array);
+    expect(decoded.raw).toBeInstanceOf(ArrayBuffer);
+    expect(new Uint8Array(decoded.raw as ArrayBuffer)).toEqual(png);
   });
 
   it("without bytes are the plain JSON alone, and decode to it unchanged", () => {
@@ -62,7 +72,10 @@ describe("recorded tool outputs", () => {
  * A screenshot tool (computer use) that returns bytes and shows them to the model as an image;
  * `shot` is what the tool returns (a `Buffer` when it comes from `fs.readFile`).
  */
-function screenshotRun(recorder: SessionRecorder, shot: () => Uint8Array = () => png) {
+function screenshotRun(
+  recorder: SessionRecorder,
+  shot: () => Uint8Array | ArrayBuffer = () => png,
+) {
   const shots: number[] = [];
   const model = scriptedModel([
     toolCallsResult(toolCall("s1", "screenshot", {})),
@@ -84,7 +97,7 @@ function screenshotRun(recorder: SessionRecorder, shot: () => Uint8Array = () =>
               // What a tool returning fs.readFile's Buffer writes: its own toString("base64").
               data: Buffer.isBuffer(shot())
                 ? (output.png as Buffer).toString("base64")
-                : Buffer.from(output.png).toString("base64"),
+                : Buffer.from(output.png as Uint8Array).toString("base64"),
               mediaType: "image/png",
             },
           ],
@@ -133,6 +146,26 @@ describe("a tool output holding bytes, on resume", () => {
 
     const replay = screenshotRun(await SessionRecorder.resume({ store, actor, ...address }), () =>
       Buffer.from(png),
+    );
+    expect((await replay.result).text).toBe("I see a PNG");
+    expect(replay.model.calls).toBe(0);
+    expect(replay.shots).toEqual([]);
+  });
+
+  it("is replayed as an ArrayBuffer where the tool returned one (fetch's arrayBuffer()), recorded as base64", async () => {
+    const store = new MemoryEventStore();
+    const fetched = () => png.slice().buffer;
+    const live = screenshotRun(new SessionRecorder({ store, actor, ...address }), fetched);
+    expect((await live.result).text).toBe("I see a PNG");
+    const completed = (await readWholeRun(store, address)).find(
+      (event) => event.type === "tool.completed",
+    );
+    // Not JSON.stringify's `{}`: the bytes are in the ledger.
+    expect(payload(completed).result).toEqual({ png: "iVBORwECAw==" });
+
+    const replay = screenshotRun(
+      await SessionRecorder.resume({ store, actor, ...address }),
+      fetched,
     );
     expect((await replay.result).text).toBe("I see a PNG");
     expect(replay.model.calls).toBe(0);
