@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from "@agent-ledger/core";
 import type { AnyAgent } from "./any-agent.js";
+import { recordGuardrails } from "./guardrails.js";
 import { isHandoffObject, ledgerHandoff } from "./ledger-handoff.js";
 import { isLocalShell, ledgerLocalTool } from "./ledger-local-tool.js";
 import { isLedgerWrapped, ledgerModel } from "./ledger-model.js";
@@ -83,6 +84,7 @@ export function instrumentAgent(agent: AnyAgent, options: InstrumentAgentOptions
     }
     recordMcpTools(current, options.mcpToolEffect);
     instrumentClones(current);
+    recordGuardrails(current);
     if (
       typeof current.model === "object" &&
       current.model !== null &&

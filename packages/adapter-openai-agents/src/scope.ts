@@ -103,11 +103,16 @@ export interface LedgerScope {
   root: SessionRecorder;
   current: SessionRecorder | undefined;
   currentAgent: object | undefined;
-  /** Set in a tool call's nested scope: where a nested agent run's child run hangs. */
+  /**
+   * Set in a tool call's (or a guardrail's) nested scope: where a nested agent run's child run
+   * hangs.
+   */
   parent?: {
     recorder: SessionRecorder;
-    causedByEventId: string;
+    causedByEventId: string | undefined;
     toolName: string;
+    /** Set in a guardrail's scope: its child run says `guardrailOf`, not `asToolOf`. */
+    guardrail?: "input" | "output";
     /** The nested agent run goes on from its paused RunState: what it does next is live. */
     continuing?: boolean;
   };
@@ -216,7 +221,9 @@ export async function recorderOf(scope: LedgerScope, agent?: object): Promise<Se
   const parent = scope.parent;
   if (!parent) return scope.root;
   scope.current = await openChild(parent.recorder, agent, parent.toolName, parent.causedByEventId, {
-    asToolOf: parent.toolName,
+    ...(parent.guardrail !== undefined
+      ? { guardrailOf: parent.toolName, guardrail: parent.guardrail }
+      : { asToolOf: parent.toolName }),
     // Run again, a call of this agent goes on here by itself: nothing it does goes unseen.
     ...(scope.recordsEveryCall === true ? { [RECORDS_EVERY_CALL_FIELD]: true } : {}),
   });

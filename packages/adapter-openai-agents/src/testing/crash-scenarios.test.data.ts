@@ -23,6 +23,7 @@ import {
 import { draftingAgents, ticketHandoffAgents } from "./context-agents.js";
 import type { CrashingChild } from "./crashing-child.js";
 import { fixture, retryingAgent } from "./fixture.js";
+import { guardedChargingAgent } from "./guarded-agents.js";
 import { cleaningAgent, deployingAgent, deployingAgentAsTool } from "./local-tool-agents.js";
 import { mcpShop } from "./mcp-agents.js";
 import { nestedAgentToolsFixture } from "./nested-agent-tools.js";
@@ -145,6 +146,19 @@ export const CRASH_SCENARIOS = {
   },
   "shop: dies inside charge": shopDyingInside("charge 7"),
   "shop: dies inside lookup": shopDyingInside("lookup book"),
+  // The guardrail's lookup is slow here: the agent's model call starts before the guardrail's.
+  "guarded charge: dies inside charge": async (child) => {
+    const first = guardedChargingAgent({
+      lookupMs: 50,
+      afterEffect: child.afterEffect("charge 7"),
+    });
+    await runWithLedger(first.agent, "go", runOptions(child.store, first.model));
+  },
+  "guarded charge: dies inside the guardrail's model call": async (child) => {
+    const first = guardedChargingAgent({ lookupMs: 0, afterEffect: child.afterEffect() });
+    child.watch(first.guardModel, { dieInCall: 0 });
+    await runWithLedger(first.agent, "go", runOptions(child.store, first.model));
+  },
   "shop, charge approved: dies after the charge completed": shopApprovedDyingAfter(
     isType("tool.completed"),
   ),

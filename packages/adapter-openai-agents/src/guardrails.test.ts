@@ -1,0 +1,60 @@
+import { inspectSession, readWholeSession } from "@agent-ledger/core";
+import { setTracingDisabled } from "@openai/agents";
+import { afterAll, describe, expect, test } from "vitest";
+import { resumeRun } from "./index.js";
+import { agentLedger } from "./testing/agent-ledger-cli.js";
+import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
+import { guardedChargingAgent } from "./testing/guarded-agents.js";
+import { runOptions } from "./testing/recorded-run.js";
+
+setTracingDisabled(true);
+
+// Crashes are real: the first process runs in a child recording to a SQLite file and is
+// SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts).
+const ledgers = new CrashedLedgers("oa-guardrails-", afterAll);
+ledgers.prepare(
+  "guarded charge: dies inside charge",
+  "guarded charge: dies inside the guardrail's model call",
+);
+
+describe("a guardrail that runs an agent of its own (run(checker, input) in execute)", () => {
+  test("its model call is answered from its child run, whichever call starts first now", async () => {
+    const { store, path, first } = await ledgers.crashed("guarded charge: dies inside charge");
+    expect(first.effects).toEqual(["charge 7"]);
+    // The policy lookup is quick in this process: the guardrail's call starts first now.
+    const resumed = guardedChargingAgent({ lookupMs: 0 });
+    const result = await resumeRun(resumed.agent, runOptions(store, resumed.model));
+    // The charge in flight is asked about; no model call is made again.
+    expect(result.status).toBe("interrupted");
+    expect(result.interruptions.map((item) => item.name)).toEqual(["charge"]);
+    expect([resumed.model.calls, resumed.guardModel.calls, resumed.effects]).toEqual([0, 0, []]);
+    const [main] = (await inspectSession(store, "s")).runs;
+    expect(main?.children.map((run) => run.actor?.id)).toEqual(["policy"]);
+    const started = (await readWholeSession(store, "s")).filter((e) => e.type === "run.started");
+    expect(started[1]?.payload).toMatchObject({ guardrailOf: "policy", guardrail: "input" });
+    expect((await agentLedger(path, "verify", "s")).code).toBe(0);
+  });
+
+  test("a crash inside the guardrail's model call: the resume makes it again, the charge once", async () => {
+    const { store, path, first } = await ledgers.crashed(
+      "guarded charge: dies inside the guardrail's model call",
+    );
+    expect(first.effects).toEqual([]);
+    // The agent's model call had completed: the ledger answers it, the next one is live.
+    const resumed = guardedChargingAgent({ lookupMs: 0, charged: true });
+    const result = await resumeRun(resumed.agent, runOptions(store, resumed.model));
+    expect(result.status).toBe("completed");
+    expect(result.finalOutput).toBe("sold");
+    // The guardrail's call in flight is made again; the agent's is not; one charge.
+    expect(resumed.guardModel.calls).toBe(1);
+    expect([resumed.model.calls, resumed.effects]).toEqual([1, ["charge 7"]]);
+    const view = await inspectSession(store, "s");
+    expect(view.unresolved).toEqual([]);
+    const [main] = view.runs;
+    expect([main?.status, main?.children.map((run) => run.status)]).toEqual([
+      "completed",
+      ["completed"],
+    ]);
+    expect((await agentLedger(path, "verify", "s")).code).toBe(0);
+  });
+});
