@@ -4,7 +4,7 @@ import { afterAll, describe, expect, test } from "vitest";
 import { resumeRun } from "./index.js";
 import { agentLedger } from "./testing/agent-ledger-cli.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
-import { guardedChargingAgent } from "./testing/guarded-agents.js";
+import { guardedChargingAgent, toolGuardedChargingAgent } from "./testing/guarded-agents.js";
 import { runOptions } from "./testing/recorded-run.js";
 
 setTracingDisabled(true);
@@ -15,6 +15,7 @@ const ledgers = new CrashedLedgers("oa-guardrails-", afterAll);
 ledgers.prepare(
   "guarded charge: dies inside charge",
   "guarded charge: dies inside the guardrail's model call",
+  "tool-guarded charges: dies inside the charge of 7",
 );
 
 describe("a guardrail that runs an agent of its own (run(checker, input) in execute)", () => {
@@ -55,6 +56,28 @@ describe("a guardrail that runs an agent of its own (run(checker, input) in exec
       "completed",
       ["completed"],
     ]);
+    expect((await agentLedger(path, "verify", "s")).code).toBe(0);
+  });
+
+  test("tool guardrails of a turn's calls: each call's is answered from its own child run", async () => {
+    const { store, path, first } = await ledgers.crashed(
+      "tool-guarded charges: dies inside the charge of 7",
+    );
+    expect(first.effects.toSorted()).toEqual(["charge 7", "charge 8"]);
+    // The charge of 8's guardrail is the slow one now: the guardrails ask in the other order.
+    const resumed = toolGuardedChargingAgent({ slowAmount: 8, charged: true });
+    const result = await resumeRun(resumed.agent, runOptions(store, resumed.model));
+    // The charge of 7 in flight is asked about; the charge of 8 and every model call answered.
+    expect(result.status).toBe("interrupted");
+    expect(result.interruptions.map((item) => item.name)).toEqual(["charge"]);
+    expect([resumed.model.calls, resumed.guardModel.calls, resumed.effects]).toEqual([0, 0, []]);
+    const started = (await readWholeSession(store, "s")).filter((e) => e.type === "run.started");
+    expect(started.slice(1).map((event) => event.payload)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ guardrailOf: "amount_check", toolCallId: "call_1" }),
+        expect.objectContaining({ guardrailOf: "amount_check", toolCallId: "call_2" }),
+      ]),
+    );
     expect((await agentLedger(path, "verify", "s")).code).toBe(0);
   });
 });

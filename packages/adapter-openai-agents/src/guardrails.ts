@@ -1,41 +1,66 @@
 import type { AnyAgent } from "./any-agent.js";
-import { currentScope, type LedgerScope, recorderOf, refused, runInScope } from "./scope.js";
+import {
+  currentScope,
+  type GuardrailOf,
+  type LedgerScope,
+  recorderOf,
+  refused,
+  runInScope,
+} from "./scope.js";
 
-type Guardrail = { name: string; execute: (args: never) => Promise<unknown> };
+type GuardrailFunction = (args: never) => Promise<unknown>;
 
 const wrapped = new WeakSet<object>();
+
+/** The call a tool guardrail checks (its arguments' `toolCall.callId`), if it says. */
+function checkedCallId(args: unknown): string | undefined {
+  const callId = (args as { toolCall?: { callId?: unknown } } | undefined)?.toolCall?.callId;
+  return typeof callId === "string" && callId.length > 0 ? callId : undefined;
+}
 
 /**
  * A guardrail's own model calls (the SDK's pattern: `run(guardrailAgent, input, { context })`
  * in `execute`, the guardrail agent's model wrapped with ledgerModel) record on a child run of
  * the guardrail (`guardrailOf`), opened at its first call, as an agent tool's do. On the run
- * itself they would interleave with the agent's own first model call, which an input
- * guardrail runs beside by default (`runInParallel`): a resume whose calls come in another
- * order than before would meet a request it did not record (`replay-divergence`).
+ * itself they would interleave with the calls running beside them: the agent's first model call
+ * beside an input guardrail (`runInParallel`, the default), the guardrails of the other tool
+ * calls of a turn. A resume whose calls come in another order than before would meet a request
+ * it did not record (`replay-divergence`). A tool guardrail's child run is named after the call
+ * it checks too, so each call's is found again, whatever the order.
  */
-function recordGuardrail(guardrail: Guardrail, kind: "input" | "output"): void {
-  if (wrapped.has(guardrail) || typeof guardrail.execute !== "function") return;
+function recordGuardrail(
+  guardrail: { name: string },
+  method: "execute" | "run",
+  kind: GuardrailOf["guardrail"],
+): void {
+  const target = guardrail as unknown as Record<string, unknown>;
+  const original = target[method];
+  if (wrapped.has(guardrail) || typeof original !== "function") return;
   wrapped.add(guardrail);
-  const execute = guardrail.execute;
-  guardrail.execute = async (args: never) => {
+  const call = original as GuardrailFunction;
+  target[method] = async (args: never) => {
     const scope = currentScope();
-    if (!scope) return execute.call(guardrail, args);
-    const recorder = await recorderOf(scope);
+    if (!scope) return call.call(guardrail, args);
+    const toolCallId = kind.startsWith("tool_") ? checkedCallId(args) : undefined;
     const nested: LedgerScope = {
       root: scope.root,
       current: undefined,
       currentAgent: undefined,
       parent: {
-        recorder,
+        recorder: await recorderOf(scope),
         causedByEventId: undefined,
-        toolName: guardrail.name,
-        guardrail: kind,
+        toolName: toolCallId !== undefined ? `${guardrail.name} [${toolCallId}]` : guardrail.name,
+        guardrail: {
+          guardrailOf: guardrail.name,
+          guardrail: kind,
+          ...(toolCallId !== undefined ? { toolCallId } : {}),
+        },
       },
       run: scope.run,
     };
     let output: unknown;
     try {
-      output = await runInScope(nested, () => execute.call(guardrail, args));
+      output = await runInScope(nested, () => call.call(guardrail, args));
     } catch (error) {
       // The ledger refused a call inside: the run stops and stays open (fail closed).
       if (nested.refused !== undefined) throw refused(nested.refused);
@@ -44,13 +69,22 @@ function recordGuardrail(guardrail: Guardrail, kind: "input" | "output"): void {
     }
     if (nested.refused !== undefined) throw refused(nested.refused);
     const child = nested.current;
-    if (child) await child.completeRun(output as never);
+    if (child) await child.completeRun(output);
     return output;
   };
 }
 
-/** Wraps the input and output guardrails of an agent (see recordGuardrail). */
+/** Wraps the guardrails of an agent and of its function tools (see recordGuardrail). */
 export function recordGuardrails(agent: AnyAgent): void {
-  for (const guardrail of agent.inputGuardrails ?? []) recordGuardrail(guardrail, "input");
-  for (const guardrail of agent.outputGuardrails ?? []) recordGuardrail(guardrail, "output");
+  for (const guardrail of agent.inputGuardrails ?? [])
+    recordGuardrail(guardrail, "execute", "input");
+  for (const guardrail of agent.outputGuardrails ?? [])
+    recordGuardrail(guardrail, "execute", "output");
+  for (const tool of agent.tools ?? []) {
+    if (tool.type !== "function") continue;
+    for (const guardrail of tool.inputGuardrails ?? [])
+      recordGuardrail(guardrail, "run", "tool_input");
+    for (const guardrail of tool.outputGuardrails ?? [])
+      recordGuardrail(guardrail, "run", "tool_output");
+  }
 }

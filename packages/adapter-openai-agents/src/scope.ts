@@ -93,6 +93,14 @@ export interface LedgerRunState {
   contextChanges: Map<string, ContextChange>;
 }
 
+/** What a guardrail's child run says of it in its `run.started` (see guardrails.ts). */
+export interface GuardrailOf {
+  guardrailOf: string;
+  guardrail: "input" | "output" | "tool_input" | "tool_output";
+  /** A tool guardrail's: the call it checks. */
+  toolCallId?: string;
+}
+
 /**
  * Which run records the model and tool calls happening now. Hooks are not awaited in the SDK,
  * so the adapter carries this in AsyncLocalStorage: runWithLedger enters the root scope, a
@@ -112,7 +120,7 @@ export interface LedgerScope {
     causedByEventId: string | undefined;
     toolName: string;
     /** Set in a guardrail's scope: its child run says `guardrailOf`, not `asToolOf`. */
-    guardrail?: "input" | "output";
+    guardrail?: GuardrailOf;
     /** The nested agent run goes on from its paused RunState: what it does next is live. */
     continuing?: boolean;
   };
@@ -221,9 +229,7 @@ export async function recorderOf(scope: LedgerScope, agent?: object): Promise<Se
   const parent = scope.parent;
   if (!parent) return scope.root;
   scope.current = await openChild(parent.recorder, agent, parent.toolName, parent.causedByEventId, {
-    ...(parent.guardrail !== undefined
-      ? { guardrailOf: parent.toolName, guardrail: parent.guardrail }
-      : { asToolOf: parent.toolName }),
+    ...(parent.guardrail !== undefined ? parent.guardrail : { asToolOf: parent.toolName }),
     // Run again, a call of this agent goes on here by itself: nothing it does goes unseen.
     ...(scope.recordsEveryCall === true ? { [RECORDS_EVERY_CALL_FIELD]: true } : {}),
   });

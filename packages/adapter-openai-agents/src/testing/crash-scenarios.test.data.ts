@@ -23,7 +23,7 @@ import {
 import { draftingAgents, ticketHandoffAgents } from "./context-agents.js";
 import type { CrashingChild } from "./crashing-child.js";
 import { fixture, retryingAgent } from "./fixture.js";
-import { guardedChargingAgent } from "./guarded-agents.js";
+import { guardedChargingAgent, toolGuardedChargingAgent } from "./guarded-agents.js";
 import { cleaningAgent, deployingAgent, deployingAgentAsTool } from "./local-tool-agents.js";
 import { mcpShop } from "./mcp-agents.js";
 import { nestedAgentToolsFixture } from "./nested-agent-tools.js";
@@ -150,6 +150,14 @@ export const CRASH_SCENARIOS = {
   "guarded charge: dies inside charge": async (child) => {
     const first = guardedChargingAgent({
       lookupMs: 50,
+      afterEffect: child.afterEffect("charge 7"),
+    });
+    await runWithLedger(first.agent, "go", runOptions(child.store, first.model));
+  },
+  // The guardrail of the charge of 7 is slow here: the charge of 8 is checked first.
+  "tool-guarded charges: dies inside the charge of 7": async (child) => {
+    const first = toolGuardedChargingAgent({
+      slowAmount: 7,
       afterEffect: child.afterEffect("charge 7"),
     });
     await runWithLedger(first.agent, "go", runOptions(child.store, first.model));

@@ -1,4 +1,9 @@
-import { Agent, run } from "@openai/agents";
+import {
+  Agent,
+  defineToolInputGuardrail,
+  run,
+  ToolGuardrailFunctionOutputFactory,
+} from "@openai/agents";
 import { ledgerModel } from "../ledger-model.js";
 import { chargeCall, chargingAgent } from "./charging-agents.js";
 import type { AfterEffect } from "./fixture.js";
@@ -34,5 +39,34 @@ export function guardedChargingAgent(options: {
       },
     },
   ];
+  return { ...charging, guardModel };
+}
+
+/**
+ * Two charges in one turn (7 as call_1, 8 as call_2), each checked by a tool input guardrail
+ * that runs a guardrail agent (ledgerModel) after a lookup: `slowAmount`'s lookup takes 50 ms,
+ * so the other call's guardrail asks its model first.
+ */
+export function toolGuardedChargingAgent(options: {
+  slowAmount: number;
+  afterEffect?: AfterEffect;
+  charged?: boolean;
+}) {
+  const turns = options.charged ? [] : [[chargeCall(7, "call_1"), chargeCall(8, "call_2")]];
+  const charging = chargingAgent(turns, options.afterEffect);
+  const guardModel = new ScriptedModel([0, 1].map(() => () => [message("allowed")]));
+  const checker = new Agent({ name: "checker", model: ledgerModel(guardModel) });
+  const amountCheck = defineToolInputGuardrail({
+    name: "amount_check",
+    run: async ({ toolCall }) => {
+      const { amount } = JSON.parse(toolCall.arguments) as { amount: number };
+      const lookupMs = amount === options.slowAmount ? 50 : 0;
+      await new Promise((resolve) => setTimeout(resolve, lookupMs));
+      const checked = await run(checker, `may we charge ${amount}?`);
+      return ToolGuardrailFunctionOutputFactory.allow(checked.finalOutput);
+    },
+  });
+  for (const tool of charging.agent.tools)
+    if (tool.type === "function") tool.inputGuardrails = [amountCheck];
   return { ...charging, guardModel };
 }
