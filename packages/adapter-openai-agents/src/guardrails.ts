@@ -1,16 +1,15 @@
 import type { AnyAgent } from "./any-agent.js";
-import {
-  currentScope,
-  type GuardrailOf,
-  type LedgerScope,
-  recorderOf,
-  refused,
-  runInScope,
-} from "./scope.js";
+import { currentScope, type GuardrailOf, type LedgerScope, refused, runInScope } from "./scope.js";
 
 type GuardrailFunction = (args: never) => Promise<unknown>;
 
 const wrapped = new WeakSet<object>();
+
+/** The agent a guardrail runs for (its arguments' `agent`). */
+function agentOf(args: unknown): object | undefined {
+  const agent = (args as { agent?: unknown } | undefined)?.agent;
+  return typeof agent === "object" && agent !== null ? agent : undefined;
+}
 
 /** The call a tool guardrail checks (its arguments' `toolCall.callId`), if it says. */
 function checkedCallId(args: unknown): string | undefined {
@@ -47,7 +46,9 @@ function recordGuardrail(
       current: undefined,
       currentAgent: undefined,
       parent: {
-        recorder: await recorderOf(scope),
+        // Resolved at the guardrail's first recorded call: an agent tool's run, not open
+        // before its agent starts, opens as it would have (see recorderOf).
+        of: { scope, agent: agentOf(args) },
         causedByEventId: undefined,
         toolName: toolCallId !== undefined ? `${guardrail.name} [${toolCallId}]` : guardrail.name,
         guardrail: {

@@ -116,7 +116,10 @@ export interface LedgerScope {
    * hangs.
    */
   parent?: {
-    recorder: SessionRecorder;
+    /** The run the child run hangs on; else `of`'s, resolved when the child run opens. */
+    recorder?: SessionRecorder;
+    /** A guardrail's: the scope it runs in, whose run may not be open yet (an agent tool's). */
+    of?: { scope: LedgerScope; agent: object | undefined };
     causedByEventId: string | undefined;
     toolName: string;
     /** Set in a guardrail's scope: its child run says `guardrailOf`, not `asToolOf`. */
@@ -228,7 +231,10 @@ export async function recorderOf(scope: LedgerScope, agent?: object): Promise<Se
   if (scope.current) return scope.current;
   const parent = scope.parent;
   if (!parent) return scope.root;
-  scope.current = await openChild(parent.recorder, agent, parent.toolName, parent.causedByEventId, {
+  const on =
+    parent.recorder ??
+    (parent.of ? await recorderOf(parent.of.scope, parent.of.agent) : scope.root);
+  scope.current = await openChild(on, agent, parent.toolName, parent.causedByEventId, {
     ...(parent.guardrail !== undefined ? parent.guardrail : { asToolOf: parent.toolName }),
     // Run again, a call of this agent goes on here by itself: nothing it does goes unseen.
     ...(scope.recordsEveryCall === true ? { [RECORDS_EVERY_CALL_FIELD]: true } : {}),
