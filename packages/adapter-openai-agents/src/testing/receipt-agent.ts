@@ -19,22 +19,7 @@ export const hideReceipt = (payload: JsonValue): JsonValue =>
  * model then answers "paid" if it reads the receipt, "not paid" if not.
  */
 export function receiptAgent(afterEffect?: AfterEffect) {
-  const effects: string[] = [];
-  const charge = tool({
-    name: "charge",
-    description: "charge the card",
-    parameters: z.object({ amount: z.number() }),
-    execute: async ({ amount }) => {
-      effects.push(`charge ${amount}`);
-      await afterEffect?.(`charge ${amount}`);
-      return { receipt: RECEIPT };
-    },
-  });
-  const model = new ScriptedModel([
-    () => [functionCall("charge", { amount: 7 }, "call_charge")],
-    (request) => [message(JSON.stringify(request.input).includes(RECEIPT) ? "paid" : "not paid")],
-  ]);
-  return { effects, model, agent: new Agent({ name: "main", tools: [charge] }) };
+  return chargingAgent(afterEffect, () => ({ receipt: RECEIPT }), ["paid", "not paid"]);
 }
 
 /**
@@ -43,6 +28,20 @@ export function receiptAgent(afterEffect?: AfterEffect) {
  * "declined, ref seen" if it reads the receipt, "declined" if not.
  */
 export function decliningAgent(afterEffect?: AfterEffect) {
+  return chargingAgent(afterEffect, () => {
+    throw new Error(`card declined, ${RECEIPT}`);
+  }, ["declined, ref seen", "declined"]);
+}
+
+/**
+ * An agent whose `charge` notes `charge <amount>` in `effects`, then ends as `outcome` does; its
+ * model asks for a charge of 7, then answers `seen` if its input holds the receipt, else `unseen`.
+ */
+function chargingAgent(
+  afterEffect: AfterEffect | undefined,
+  outcome: () => { receipt: string },
+  [seen, unseen]: [string, string],
+) {
   const effects: string[] = [];
   const charge = tool({
     name: "charge",
@@ -51,14 +50,12 @@ export function decliningAgent(afterEffect?: AfterEffect) {
     execute: async ({ amount }) => {
       effects.push(`charge ${amount}`);
       await afterEffect?.(`charge ${amount}`);
-      throw new Error(`card declined, ${RECEIPT}`);
+      return outcome();
     },
   });
   const model = new ScriptedModel([
     () => [functionCall("charge", { amount: 7 }, "call_charge")],
-    (request) => [
-      message(JSON.stringify(request.input).includes(RECEIPT) ? "declined, ref seen" : "declined"),
-    ],
+    (request) => [message(JSON.stringify(request.input).includes(RECEIPT) ? seen : unseen)],
   ]);
   return { effects, model, agent: new Agent({ name: "main", tools: [charge] }) };
 }

@@ -17,6 +17,20 @@ async function note(store: EventStore, seq: number): Promise<void> {
   });
 }
 
+/** `tail s --follow --interval 10` on `store` (shown as `storeUrl`) until `signal` aborts. */
+function following(store: EventStore, signal: AbortSignal, storeUrl: string) {
+  const stdout = text();
+  const stderr = text();
+  const context: CommandContext = {
+    args: ["s", "--follow", "--interval", "10"],
+    io: { stdout, stderr, env: {}, signal },
+    storeUrl,
+    storeSource: "flag",
+    openStore: async () => store,
+  };
+  return { context, stdout, stderr };
+}
+
 describe("tail --follow while the store's server is away", () => {
   it("keeps following through an outage, says so once, and prints each event once in order", async () => {
     const ledger = new MemoryEventStore();
@@ -41,15 +55,7 @@ describe("tail --follow while the store's server is away", () => {
       if (reads === 6) await note(ledger, 2);
       if (reads === 8) stop.abort();
     });
-    const stdout = text();
-    const stderr = text();
-    const context: CommandContext = {
-      args: ["s", "--follow", "--interval", "10"],
-      io: { stdout, stderr, env: {}, signal: stop.signal },
-      storeUrl: "postgres://app@db/ledger",
-      storeSource: "flag",
-      openStore: async () => store,
-    };
+    const { context, stdout, stderr } = following(store, stop.signal, "postgres://app@db/ledger");
     // Before, the first failed poll ended tail --follow with store-unavailable (exit 4).
     expect(await tailCommand(context)).toBe(0);
     const seqs = stdout.text
@@ -92,15 +98,7 @@ describe("tail --follow on a session with no events yet", () => {
       if (reads === 6) await note(ledger, 1);
       if (reads === 8) stop.abort();
     });
-    const stdout = text();
-    const stderr = text();
-    const context: CommandContext = {
-      args: ["s", "--follow", "--interval", "10"],
-      io: { stdout, stderr, env: {}, signal: stop.signal },
-      storeUrl: "sqlite:./agent-ledger.db",
-      storeSource: "flag",
-      openStore: async () => store,
-    };
+    const { context, stdout, stderr } = following(store, stop.signal, "sqlite:./agent-ledger.db");
     // Before, it exited 3 (unknown session) where serve --session waits.
     expect(await tailCommand(context)).toBe(0);
     expect(stdout.text.match(/r:\d+/g)).toEqual(["r:0", "r:1"]);
