@@ -87,9 +87,15 @@ function hasNetworkCode(error: unknown, depth = 0): boolean {
  * upgrade's DDL by a user that may only read). `database-denied`: the user logged in and was
  * refused the URL's database, which MySQL and MariaDB answer a user without global privileges
  * for a database that does not exist too (a misspelt name). None is a server out of reach: no
- * retry later mends them.
+ * retry later mends them. `no-tls`: the URL asks for TLS (`rediss://`, `?sslmode=require`,
+ * `?ssl=`) of a server that takes none there.
  */
-export type ServerRefusal = "no-database" | "database-denied" | "credentials" | "permission";
+export type ServerRefusal =
+  | "no-database"
+  | "database-denied"
+  | "credentials"
+  | "permission"
+  | "no-tls";
 
 const refusalsByCode: ReadonlyMap<string, ServerRefusal> = new Map([
   ["3D000", "no-database"], // PostgreSQL invalid_catalog_name
@@ -115,7 +121,16 @@ export function serverRefusal(error: unknown, depth = 0): ServerRefusal | undefi
   // ioredis: a ReplyError to AUTH (a wrong password, or none where one is required), or to
   // SELECT of a database number the server does not have.
   const message = (error as { message?: unknown }).message;
+  // The URL asks for TLS where the server takes none: a Redis that answers plain text (core's
+  // TLS handshake check), node-postgres' and mysql2's answers to ?sslmode= and ?ssl=.
+  if ((error as { name?: unknown }).name === "TlsHandshakeError") return "no-tls";
   if (typeof message === "string") {
+    if (
+      /^(The server does not support SSL connections|Server does not support secure connection)/.test(
+        message,
+      )
+    )
+      return "no-tls";
     if (/^(WRONGPASS|NOAUTH)\b/.test(message)) return "credentials";
     // An ACL user refused a command (a SET by a user that may only read).
     if (/^NOPERM\b/.test(message)) return "permission";

@@ -162,6 +162,14 @@ export async function openCliStore(
         hint: "check the database name in the store URL (the server refuses a user a database that does not exist as one it may not use), and that its user is granted that database",
         cause: error,
       });
+    if (refusal === "no-tls")
+      throw new CliError({
+        code: "invalid-argument",
+        message: `the server at ${shown} takes no TLS there: ${message}`,
+        exitCode: EXIT_CODES.usage,
+        hint: "the store URL asks for TLS (rediss://, ?sslmode=require, ?ssl=): drop it for a server without TLS, or give the host and port where the server takes TLS",
+        cause: error,
+      });
     if (refusal === "credentials")
       throw new CliError({
         code: "invalid-argument",
