@@ -95,6 +95,26 @@ async function ledgerOf(store: SqliteEventStore, sibling: Sibling) {
   };
 }
 
+/**
+ * A person abandons send_email, and the next resume answers `sibling` from the ledger: the run
+ * ends "All done" with one provider call (the final answer) and no tool run again.
+ */
+async function abandonSendEmailAndFinish(
+  store: SqliteEventStore,
+  mode: Mode,
+  sibling: Sibling,
+): Promise<void> {
+  const [sendEmail] = (await inspectSession(store, SIBLINGS.sessionId)).unresolved;
+  const person = await SessionRecorder.resume({ store, actor, ...SIBLINGS });
+  await person.abandon(sendEmail as NonNullable<typeof sendEmail>, "checked: the email was sent");
+  const second = await resume(store, mode, sibling);
+  expect(second.error).toBeUndefined();
+  expect(second.result?.text).toBe("All done");
+  expect(second.effects).toEqual([]);
+  expect(second.providerCalls).toBe(1);
+  await second.recorder.completeRun({ text: "All done" });
+}
+
 const unresolvedAttempt = { code: "unresolved-attempt", attempt: { name: "send_email" } };
 
 describe.each(["generate", "stream"] as const)(
@@ -127,18 +147,7 @@ describe.each(["generate", "stream"] as const)(
       });
 
       // A person abandons send_email; the next resume answers lookup from the ledger.
-      const [sendEmail] = (await inspectSession(store, SIBLINGS.sessionId)).unresolved;
-      const person = await SessionRecorder.resume({ store, actor, ...SIBLINGS });
-      await person.abandon(
-        sendEmail as NonNullable<typeof sendEmail>,
-        "checked: the email was sent",
-      );
-      const second = await resume(store, mode, "lookup");
-      expect(second.error).toBeUndefined();
-      expect(second.result?.text).toBe("All done");
-      expect(second.effects).toEqual([]);
-      expect(second.providerCalls).toBe(1);
-      await second.recorder.completeRun({ text: "All done" });
+      await abandonSendEmailAndFinish(store, mode, "lookup");
       expect(await ledgerOf(store, "lookup")).toEqual({
         outcomes: ["tool.completed"],
         unresolved: [],
@@ -168,18 +177,7 @@ describe.each(["generate", "stream"] as const)(
         status: "running",
       });
 
-      const [sendEmail] = (await inspectSession(store, SIBLINGS.sessionId)).unresolved;
-      const person = await SessionRecorder.resume({ store, actor, ...SIBLINGS });
-      await person.abandon(
-        sendEmail as NonNullable<typeof sendEmail>,
-        "checked: the email was sent",
-      );
-      const second = await resume(store, mode, "research");
-      expect(second.error).toBeUndefined();
-      expect(second.result?.text).toBe("All done");
-      expect(second.effects).toEqual([]);
-      expect(second.providerCalls).toBe(1);
-      await second.recorder.completeRun({ text: "All done" });
+      await abandonSendEmailAndFinish(store, mode, "research");
       const inspection = await inspectSession(store, SIBLINGS.sessionId);
       expect(inspection.unresolved).toEqual([]);
       expect(inspection.runs.map((run) => run.status)).toEqual(["completed"]);

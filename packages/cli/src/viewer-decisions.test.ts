@@ -32,6 +32,18 @@ describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
     await viewer?.close();
   });
 
+  /** Run "main" of session `sessionId`, started, recorded by agent "main". */
+  async function mainRun(sessionId: string): Promise<SessionRecorder> {
+    const main = new SessionRecorder({
+      store,
+      sessionId,
+      runId: "main",
+      actor: { type: "agent", id: "main" },
+    });
+    await main.startRun();
+    return main;
+  }
+
   async function open(sessionId: string): Promise<Page> {
     const page = await browser.newPage();
     const errors: string[] = [];
@@ -104,13 +116,7 @@ describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
   it("says under a call to decide what inspect says under its resolve command: what the reason does, and --approve", async () => {
     // The page showed the bare `resolve --abandon "reason"` command: not that the reason is what
     // the agent's model reads, nor that --approve makes the call again if it did not take effect.
-    const main = new SessionRecorder({
-      store,
-      sessionId: "to-decide",
-      runId: "main",
-      actor: { type: "agent", id: "main" },
-    });
-    await main.startRun();
+    const main = await mainRun("to-decide");
     const email = await main.beforeToolCall({
       toolCallId: "c-mail",
       name: "send_email",
@@ -150,13 +156,7 @@ describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
   });
 
   it("says why an agent call declared idempotent is a decision when no child run of it records every call", async () => {
-    const main = new SessionRecorder({
-      store,
-      sessionId: "agent-call",
-      runId: "main",
-      actor: { type: "agent", id: "main" },
-    });
-    await main.startRun();
+    const main = await mainRun("agent-call");
     const call = await main.beforeToolCall({
       toolCallId: "c-w",
       name: "writer_tool",
@@ -174,13 +174,7 @@ describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
 
   it("says of an agent call declared not idempotent only to check its effect, as inspect does, even when its child run records every call", async () => {
     // The page said no child run of it records every call, which its child run did.
-    const main = new SessionRecorder({
-      store,
-      sessionId: "agent-call-not-idempotent",
-      runId: "main",
-      actor: { type: "agent", id: "main" },
-    });
-    await main.startRun();
+    const main = await mainRun("agent-call-not-idempotent");
     const call = await main.beforeToolCall({
       toolCallId: "c-w",
       name: "writer_tool",
@@ -206,13 +200,7 @@ describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
   it("says of an approved call what inspect says: who approved it, when and why, and that the next resume makes it again", async () => {
     // The page said "The next resume makes this call again by itself: nothing to decide.", with
     // no approver, time or reason, and the tree showed a bare UNRESOLVED badge.
-    const main = new SessionRecorder({
-      store,
-      sessionId: "approved",
-      runId: "main",
-      actor: { type: "agent", id: "main" },
-    });
-    await main.startRun();
+    const main = await mainRun("approved");
     const pay = await main.beforeToolCall({
       toolCallId: "c-pay",
       name: "pay",
@@ -256,13 +244,7 @@ describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
   });
 
   it("says why there is nothing to decide about a call made again by itself, in inspect's words", async () => {
-    const main = new SessionRecorder({
-      store,
-      sessionId: "made-again",
-      runId: "main",
-      actor: { type: "agent", id: "main" },
-    });
-    await main.startRun();
+    const main = await mainRun("made-again");
     await main.beforeToolCall({
       toolCallId: "c-read",
       name: "lookup",
@@ -283,13 +265,7 @@ describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
   });
 
   it("says an abandoned call's time is from its request to the abandonment, as inspect does", async () => {
-    const main = new SessionRecorder({
-      store,
-      sessionId: "abandoned-time",
-      runId: "main",
-      actor: { type: "agent", id: "main" },
-    });
-    await main.startRun();
+    const main = await mainRun("abandoned-time");
     const charge = await main.beforeToolCall({ toolCallId: "c1", name: "charge", args: {} });
     await main.abandon(charge, "charged by phone");
     const printed = renderInspection(await inspectSession(store, "abandoned-time"));
