@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { LedgerError } from "../events/errors.js";
 import { inspectSession } from "../inspect/inspect-session.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
+import { expectLedgerError } from "../testing/conformance-helpers.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
 import { SessionRecorder } from "./session-recorder.js";
 
@@ -39,33 +39,27 @@ async function personDecides(
   return person.abandon(attempt, "checked: the email went out");
 }
 
-async function refusal(promise: Promise<unknown>): Promise<LedgerError> {
-  const error = await promise.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  if (!LedgerError.isInstance(error))
-    throw new Error(`expected a LedgerError, got ${String(error)}`);
-  return error;
+/** The worker of run "main", resumed (a new process reading the run as it is). */
+function resumedWorker(store: SqliteEventStore): Promise<SessionRecorder> {
+  return SessionRecorder.resume({ store, sessionId: "s", runId: "main", actor: WORKER });
 }
 
 describe("a resumed worker whose run a person decided on meanwhile (agent-ledger resolve)", () => {
   it("is told a person decided, and to resume again, not that another process has the run", async () => {
     const store = await crashedRun("abandoned");
-    const worker = await SessionRecorder.resume({
-      store,
-      sessionId: "s",
-      runId: "main",
-      actor: WORKER,
-    });
+    const worker = await resumedWorker(store);
     // The on-call person abandons the call while the worker goes through its replay.
     await personDecides(store, "main", "abandon");
     // The worker meets the call as it read it, and decides it in-process (the README's
     // recorder.retry(error.attempt)): the person's decision is already there.
-    const asked = await refusal(worker.beforeToolCall(SEND));
-    expect(asked.code).toBe("unresolved-attempt");
-    const lost = await refusal(worker.retry((asked as unknown as { attempt: never }).attempt));
-    expect(lost.code).toBe("conflict");
+    const asked = await expectLedgerError("the call in flight", () => worker.beforeToolCall(SEND), {
+      code: "unresolved-attempt",
+    });
+    const lost = await expectLedgerError(
+      "the retry",
+      () => worker.retry((asked as unknown as { attempt: never }).attempt),
+      { code: "conflict" },
+    );
     expect(lost).toMatchObject({ expectedSeq: 2, actualSeq: 3 });
     expect(lost.message).toContain(
       "by a person's decision, not by another process: on-call abandoned attempt",
@@ -75,12 +69,7 @@ describe("a resumed worker whose run a person decided on meanwhile (agent-ledger
     expect(lost.message).not.toContain("another process has this run");
 
     // Resumed again, the worker hears the decision.
-    const again = await SessionRecorder.resume({
-      store,
-      sessionId: "s",
-      runId: "main",
-      actor: WORKER,
-    });
+    const again = await resumedWorker(store);
     const send = await again.beforeToolCall(SEND);
     expect(send.replayed).toMatchObject({
       status: "abandoned",
@@ -91,15 +80,11 @@ describe("a resumed worker whose run a person decided on meanwhile (agent-ledger
 
   it("is told a person cancelled the run (run-closed), not that another writer took it", async () => {
     const store = await crashedRun("cancelled");
-    const worker = await SessionRecorder.resume({
-      store,
-      sessionId: "s",
-      runId: "main",
-      actor: WORKER,
-    });
+    const worker = await resumedWorker(store);
     await personDecides(store, "main", "cancel");
-    const closed = await refusal(worker.checkpoint({ step: 1 }));
-    expect(closed.code).toBe("run-closed");
+    const closed = await expectLedgerError("a write", () => worker.checkpoint({ step: 1 }), {
+      code: "run-closed",
+    });
     expect(closed.message).toContain(
       'run main was cancelled by on-call ("checked: the whole task is void") while this recorder had it open',
     );
@@ -109,21 +94,16 @@ describe("a resumed worker whose run a person decided on meanwhile (agent-ledger
 
   it("still says another process has the run when an agent wrote to it", async () => {
     const store = await crashedRun("raced");
-    const worker = await SessionRecorder.resume({
-      store,
-      sessionId: "s",
-      runId: "main",
-      actor: WORKER,
-    });
-    const other = await SessionRecorder.resume({
-      store,
-      sessionId: "s",
-      runId: "main",
-      actor: WORKER,
-    });
+    const worker = await resumedWorker(store);
+    const other = await resumedWorker(store);
     await other.checkpoint({ by: "the other worker" });
-    const lost = await refusal(worker.checkpoint({ by: "this worker" }));
-    expect(lost.code).toBe("conflict");
+    const lost = await expectLedgerError(
+      "a write",
+      () => worker.checkpoint({ by: "this worker" }),
+      {
+        code: "conflict",
+      },
+    );
     expect(lost.message).toContain("another process has this run");
     await store.close();
   });
