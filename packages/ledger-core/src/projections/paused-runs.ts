@@ -20,7 +20,7 @@ export function pausesOf(model: SessionModel): Map<string, AwaitingDecisionView>
     if (!node) {
       node = {
         runId: run.runId,
-        status: run.terminal ? run.terminal.type.slice(4) : "running",
+        status: runStatus(run, false),
         children: [],
       };
       nodes.set(run, node);
@@ -34,4 +34,13 @@ export function pausesOf(model: SessionModel): Map<string, AwaitingDecisionView>
   for (const node of nodes.values())
     if (node.awaitingDecision) pauses.set(node.runId, node.awaitingDecision);
   return pauses;
+}
+
+/**
+ * A run's status as the projections say it: how it ended (`completed`, `failed`, `cancelled`),
+ * else `paused` when it waits on a person's decision (`pausesOf`), else `running`.
+ */
+export function runStatus(run: RunRecord, paused: boolean): string {
+  if (run.terminal) return run.terminal.type.slice(4);
+  return paused ? "paused" : "running";
 }

@@ -31,7 +31,7 @@ import {
   textOf,
   toolResultOf,
 } from "./extract.js";
-import { pausesOf } from "./paused-runs.js";
+import { pausesOf, runStatus } from "./paused-runs.js";
 import {
   type AttemptRecord,
   agentVersionOf,
@@ -461,7 +461,7 @@ function runTrajectory(
     },
     extra: {
       run_id: run.runId,
-      status: run.terminal ? run.terminal.type.slice(4) : pause ? "paused" : "running",
+      status: runStatus(run, pause !== undefined),
       ...(pause ? { awaiting_decision: awaitingDecisionOf(pause) } : {}),
       ...(run.parentRunId !== undefined ? { parent_run_id: run.parentRunId } : {}),
       ...(run.terminal ? { result: withoutStacks(run.terminal.payload) } : {}),

@@ -15,7 +15,7 @@ import {
   usageOf,
 } from "./extract.js";
 import { derivedOtelId, LedgerIdGenerator, withNextIds } from "./otel-ids.js";
-import { pausesOf } from "./paused-runs.js";
+import { pausesOf, runStatus } from "./paused-runs.js";
 import {
   type AttemptRecord,
   agentVersionOf,
@@ -356,11 +356,7 @@ function emitSpans(
       "gen_ai.conversation.id": model.sessionId,
       "agent_ledger.session.id": model.sessionId,
       "agent_ledger.run.id": run.runId,
-      "agent_ledger.run.status": run.terminal
-        ? run.terminal.type.slice(4)
-        : pauses.has(run.runId)
-          ? "paused"
-          : "running",
+      "agent_ledger.run.status": runStatus(run, pauses.has(run.runId)),
     };
     const version = agentVersionOf(run.started);
     if (version) attributes["gen_ai.agent.version"] = version;
