@@ -1,13 +1,8 @@
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it } from "vitest";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
-import { toOtelSpans } from "./to-otel-spans.js";
+import { exportedSpans } from "./exported-spans.test.data.js";
 
 describe("toOtelSpans invoke_agent spans", () => {
   it("carry gen_ai.provider.name and the agent's gen_ai.request.model from its first model call, an embedding aside", async () => {
@@ -42,13 +37,7 @@ describe("toOtelSpans invoke_agent spans", () => {
     await helper.completeRun("ok");
     await recorder.completeRun("done");
 
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
-    await toOtelSpans(store, "agents", provider);
-    await provider.forceFlush();
-    const spans = exporter.getFinishedSpans();
+    const spans = await exportedSpans(store, "agents");
     const named = (name: string) => spans.find((span) => span.name === name) as ReadableSpan;
     expect(named("invoke_agent planner").attributes).toMatchObject({
       "gen_ai.operation.name": "invoke_agent",

@@ -1,16 +1,11 @@
 import { join } from "node:path";
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { readWholeSession } from "../store/read-all.js";
 import { SqliteEventStore } from "../stores/sqlite/sqlite-store.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
-import { toOtelSpans } from "./to-otel-spans.js";
+import { exportedSpans } from "./exported-spans.test.data.js";
 
 const scratch = scratchDirectory("otel-exceptions-", afterAll);
 
@@ -36,13 +31,7 @@ describe("toOtelSpans exception events", () => {
     await recorder.abandon(abandoned, "not sent");
     await recorder.failRun(new Error("gave up"));
 
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
-    await toOtelSpans(store, "failures", provider);
-    await provider.forceFlush();
-    const spans = exporter.getFinishedSpans();
+    const spans = await exportedSpans(store, "failures");
     const named = (name: string) => spans.find((span) => span.name === name) as ReadableSpan;
     const events = await readWholeSession(store, "failures");
     const at = (type: string) =>

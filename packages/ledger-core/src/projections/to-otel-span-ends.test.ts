@@ -1,14 +1,9 @@
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it } from "vitest";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeSession } from "../store/read-all.js";
-import { toOtelSpans } from "./to-otel-spans.js";
+import { exportedSpans } from "./exported-spans.test.data.js";
 
 /** A few milliseconds, so that events recorded on either side get different times. */
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
@@ -52,13 +47,7 @@ async function agentToolSession(
   await outcome(recorder, call);
   await tick();
   await closeChild(researcher, recorder);
-  const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({
-    spanProcessors: [new SimpleSpanProcessor(exporter)],
-  });
-  await toOtelSpans(store, "agent-tool", provider);
-  await provider.forceFlush();
-  return exporter.getFinishedSpans();
+  return exportedSpans(store, "agent-tool");
 }
 
 function named(spans: ReadableSpan[], name: string): ReadableSpan {
@@ -192,16 +181,11 @@ describe("toOtelSpans: calls a crash cut off, decided by a person, made again by
     await resumedWriter.toolCompleted(publishAgain, "published");
     await resumed.toolCompleted(writerAgain, "written");
 
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
-    await toOtelSpans(store, "crash", provider);
-    await provider.forceFlush();
+    const spans = await exportedSpans(store, "crash");
     const spanOf = (attemptId: string) =>
-      exporter
-        .getFinishedSpans()
-        .find((span) => span.attributes["agent_ledger.attempt.id"] === attemptId) as ReadableSpan;
+      spans.find(
+        (span) => span.attributes["agent_ledger.attempt.id"] === attemptId,
+      ) as ReadableSpan;
     const events = await readWholeSession(store, "crash");
     const recordedAt = (eventId: string) =>
       Date.parse(events.find((event) => event.eventId === eventId)?.recordedAt ?? "");
