@@ -1,9 +1,12 @@
+import type { Runner } from "@openai/agents";
 import type { AnyAgent } from "./any-agent.js";
 import { currentScope, type GuardrailOf, type LedgerScope, refused, runInScope } from "./scope.js";
 
 type GuardrailFunction = (args: never) => Promise<unknown>;
 
-const wrapped = new WeakSet<object>();
+// The functions recordedGuardrail made: a guardrail given both to an agent and to a runner is
+// wrapped once (its calls would record on a child run of its own child run).
+const recording = new WeakSet<GuardrailFunction>();
 
 /** The agent a guardrail runs for (its arguments' `agent`). */
 function agentOf(args: unknown): object | undefined {
@@ -25,19 +28,16 @@ function checkedCallId(args: unknown): string | undefined {
  * beside an input guardrail (`runInParallel`, the default), the guardrails of the other tool
  * calls of a turn. A resume whose calls come in another order than before would meet a request
  * it did not record (`replay-divergence`). A tool guardrail's child run is named after the call
- * it checks too, so each call's is found again, whatever the order.
+ * it checks too, so each call's is found again, whatever the order. A guardrail of a Runner's
+ * config is recorded the same way (see recordedRunnerGuardrails).
  */
-function recordGuardrail(
+function recordedGuardrail(
   guardrail: { name: string },
-  method: "execute" | "run",
+  call: GuardrailFunction,
   kind: GuardrailOf["guardrail"],
-): void {
-  const target = guardrail as unknown as Record<string, unknown>;
-  const original = target[method];
-  if (wrapped.has(guardrail) || typeof original !== "function") return;
-  wrapped.add(guardrail);
-  const call = original as GuardrailFunction;
-  target[method] = async (args: never) => {
+): GuardrailFunction {
+  if (recording.has(call)) return call;
+  const recorded = async (args: never) => {
     const scope = currentScope();
     if (!scope) return call.call(guardrail, args);
     const toolCallId = kind.startsWith("tool_") ? checkedCallId(args) : undefined;
@@ -73,6 +73,20 @@ function recordGuardrail(
     if (child) await child.completeRun(output);
     return output;
   };
+  recording.add(recorded);
+  return recorded;
+}
+
+/** Replaces a guardrail's `method` (`execute`, a tool guardrail's `run`) with its recorded one. */
+function recordGuardrail(
+  guardrail: { name: string },
+  method: "execute" | "run",
+  kind: GuardrailOf["guardrail"],
+): void {
+  const target = guardrail as unknown as Record<string, unknown>;
+  const original = target[method];
+  if (typeof original !== "function") return;
+  target[method] = recordedGuardrail(guardrail, original as GuardrailFunction, kind);
 }
 
 /** Wraps the guardrails of an agent and of its function tools (see recordGuardrail). */
@@ -88,4 +102,35 @@ export function recordGuardrails(agent: AnyAgent): void {
     for (const guardrail of tool.outputGuardrails ?? [])
       recordGuardrail(guardrail, "run", "tool_output");
   }
+}
+
+type RunnerGuardrails = Pick<Runner["config"], "inputGuardrails" | "outputGuardrails">;
+
+// A copy of a runner's guardrail whose `execute` records (see recordedGuardrail).
+function recordedCopy<G extends { name: string; execute: unknown }>(
+  guardrail: G,
+  kind: "input" | "output",
+): G {
+  if (typeof guardrail.execute !== "function") return guardrail;
+  const execute = guardrail.execute as GuardrailFunction;
+  return { ...guardrail, execute: recordedGuardrail(guardrail, execute, kind) };
+}
+
+/**
+ * The guardrails of a Runner's config (`new Runner({ inputGuardrails, outputGuardrails })`),
+ * recorded as an agent's are (see recordedGuardrail), for the Runner runWithLedger and resumeRun
+ * build from it: copies, the app's runner and its guardrail objects left as they are (the SDK's
+ * Runner takes each guardrail's `execute` when it is built). The SDK gives them the agent they
+ * check (the starting agent's input, the output of the agent that ended the run), so their
+ * child runs hang on that agent's run, as that agent's own guardrails' do.
+ */
+export function recordedRunnerGuardrails(config: RunnerGuardrails): RunnerGuardrails {
+  return {
+    ...(config.inputGuardrails !== undefined
+      ? { inputGuardrails: config.inputGuardrails.map((g) => recordedCopy(g, "input")) }
+      : {}),
+    ...(config.outputGuardrails !== undefined
+      ? { outputGuardrails: config.outputGuardrails.map((g) => recordedCopy(g, "output")) }
+      : {}),
+  };
 }

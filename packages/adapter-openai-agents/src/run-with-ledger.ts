@@ -18,6 +18,7 @@ import {
   type RunStateCheckpoint,
 } from "./checkpoint.js";
 import { applyRecordedContextChanges } from "./context-changes.js";
+import { recordedRunnerGuardrails } from "./guardrails.js";
 import { instrumentAgent } from "./instrument-agent.js";
 import { ledgerModel, ledgerModelProvider } from "./ledger-model.js";
 import {
@@ -112,6 +113,8 @@ function ledgerRunner(options: LedgerRunOptions): Runner {
   const userFilter = config.callModelInputFilter;
   return new Runner({
     ...config,
+    // Their agents' model calls record on child runs of theirs, as an agent's guardrails' do.
+    ...recordedRunnerGuardrails(config),
     modelProvider: ledgerModelProvider(options.modelProvider ?? config.modelProvider),
     ...(typeof config.model === "object" && config.model !== null
       ? { model: ledgerModel(config.model) }

@@ -132,6 +132,31 @@ const runStateInputDying =
     await runWithLedger(first.agent, paused.state, runOptions(child.store, first.model));
   };
 
+// The guarded charging agent's run, its input guardrail given to the agent or to the runner
+// (`on`), dying inside the charge. The guardrail's lookup is slow here: the agent's model call
+// starts before the guardrail's.
+const guardedDyingInsideCharge =
+  (on: "agent" | "runner"): Scenario =>
+  async (child) => {
+    const first = guardedChargingAgent({
+      lookupMs: 50,
+      afterEffect: child.afterEffect("charge 7"),
+      on,
+    });
+    const { runner } = first;
+    await runWithLedger(first.agent, "go", { ...runOptions(child.store, first.model), runner });
+  };
+
+// The same, dying inside the guardrail's model call (the agent's has completed by then).
+const guardedDyingInGuardrailCall =
+  (on: "agent" | "runner"): Scenario =>
+  async (child) => {
+    const first = guardedChargingAgent({ lookupMs: 0, afterEffect: child.afterEffect(), on });
+    child.watch(first.guardModel, { dieInCall: 0 });
+    const { runner } = first;
+    await runWithLedger(first.agent, "go", { ...runOptions(child.store, first.model), runner });
+  };
+
 /** The scenario where the reporting agent's tool returns `output` (see AWKWARD_OUTPUTS). */
 export function reportingScenario(output: AwkwardOutput) {
   return `reporting ${output}: dies after the second model call` as const;
@@ -146,14 +171,8 @@ export const CRASH_SCENARIOS = {
   },
   "shop: dies inside charge": shopDyingInside("charge 7"),
   "shop: dies inside lookup": shopDyingInside("lookup book"),
-  // The guardrail's lookup is slow here: the agent's model call starts before the guardrail's.
-  "guarded charge: dies inside charge": async (child) => {
-    const first = guardedChargingAgent({
-      lookupMs: 50,
-      afterEffect: child.afterEffect("charge 7"),
-    });
-    await runWithLedger(first.agent, "go", runOptions(child.store, first.model));
-  },
+  "guarded charge: dies inside charge": guardedDyingInsideCharge("agent"),
+  "runner-guarded charge: dies inside charge": guardedDyingInsideCharge("runner"),
   // The guardrail of the charge of 7 is slow here: the charge of 8 is checked first.
   "tool-guarded charges: dies inside the charge of 7": async (child) => {
     const first = toolGuardedChargingAgent({
@@ -162,11 +181,9 @@ export const CRASH_SCENARIOS = {
     });
     await runWithLedger(first.agent, "go", runOptions(child.store, first.model));
   },
-  "guarded charge: dies inside the guardrail's model call": async (child) => {
-    const first = guardedChargingAgent({ lookupMs: 0, afterEffect: child.afterEffect() });
-    child.watch(first.guardModel, { dieInCall: 0 });
-    await runWithLedger(first.agent, "go", runOptions(child.store, first.model));
-  },
+  "guarded charge: dies inside the guardrail's model call": guardedDyingInGuardrailCall("agent"),
+  "runner-guarded charge: dies inside the guardrail's model call":
+    guardedDyingInGuardrailCall("runner"),
   "shop, charge approved: dies after the charge completed": shopApprovedDyingAfter(
     isType("tool.completed"),
   ),

@@ -1,6 +1,8 @@
 import {
   Agent,
   defineToolInputGuardrail,
+  type InputGuardrail,
+  Runner,
   run,
   ToolGuardrailFunctionOutputFactory,
 } from "@openai/agents";
@@ -16,30 +18,34 @@ import { message, ScriptedModel } from "./scripted-model.js";
  * waits `lookupMs` (a policy lookup): how long varies from one process to the next, so the two
  * model calls start in another order after a resume. `charged`: the agent's model answers as
  * after the charge from its first call (a resumed run whose first call the ledger answers).
+ * `on: "runner"`: the guardrail is given to a Runner's config (`new Runner({ inputGuardrails
+ * })`, returned as `runner`, to pass to runWithLedger and resumeRun), not to the agent.
  */
 export function guardedChargingAgent(options: {
   lookupMs: number;
   afterEffect?: AfterEffect;
   charged?: boolean;
+  on?: "agent" | "runner";
 }) {
   const turns = options.charged ? [] : [[chargeCall(7, "call_1")]];
   const charging = chargingAgent(turns, options.afterEffect);
   const guardModel = new ScriptedModel([() => [message("safe")]]);
   const checker = new Agent({ name: "checker", model: ledgerModel(guardModel) });
-  charging.agent.inputGuardrails = [
-    {
-      name: "policy",
-      execute: async ({ input, context }) => {
-        await new Promise((resolve) => setTimeout(resolve, options.lookupMs));
-        const checked = await run(checker, input, { context });
-        return {
-          outputInfo: checked.finalOutput,
-          tripwireTriggered: checked.finalOutput !== "safe",
-        };
-      },
+  const policy: InputGuardrail = {
+    name: "policy",
+    execute: async ({ input, context }) => {
+      await new Promise((resolve) => setTimeout(resolve, options.lookupMs));
+      const checked = await run(checker, input, { context });
+      return {
+        outputInfo: checked.finalOutput,
+        tripwireTriggered: checked.finalOutput !== "safe",
+      };
     },
-  ];
-  return { ...charging, guardModel };
+  };
+  if (options.on === "runner")
+    return { ...charging, guardModel, runner: new Runner({ inputGuardrails: [policy] }) };
+  charging.agent.inputGuardrails = [policy];
+  return { ...charging, guardModel, runner: undefined };
 }
 
 /**
@@ -69,4 +75,27 @@ export function toolGuardedChargingAgent(options: {
   for (const tool of charging.agent.tools)
     if (tool.type === "function") tool.inputGuardrails = [amountCheck];
   return { ...charging, guardModel };
+}
+
+/**
+ * An agent that answers "sold", checked by an output guardrail given to a Runner's config
+ * (`new Runner({ outputGuardrails })`) that runs a guardrail agent (its own scripted model,
+ * wrapped with ledgerModel) on the output.
+ */
+export function runnerOutputGuardedAgent() {
+  const model = new ScriptedModel([() => [message("sold")]]);
+  const guardModel = new ScriptedModel([() => [message("fine")]]);
+  const checker = new Agent({ name: "checker", model: ledgerModel(guardModel) });
+  const runner = new Runner({
+    outputGuardrails: [
+      {
+        name: "tone",
+        execute: async ({ agentOutput, context }) => {
+          const checked = await run(checker, String(agentOutput), { context });
+          return { outputInfo: checked.finalOutput, tripwireTriggered: false };
+        },
+      },
+    ],
+  });
+  return { model, guardModel, runner, agent: new Agent({ name: "main" }) };
 }
