@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from "../events/errors.js";
 import { assertId } from "../events/ids.js";
-import type { JsonObject } from "../events/json.js";
+import type { JsonObject, JsonValue } from "../events/json.js";
 import type { Actor, LedgerEvent, NewEvent, RunStatus } from "../events/types.js";
 import type { RecordedAttempt, ReplayCursor } from "../replay/replay-cursor.js";
 import type { EventStore, RunSummary } from "../store/event-store.js";
@@ -23,6 +23,7 @@ import {
   sameModelRequest,
 } from "./call-requests.js";
 import { childOptions, loadRecordedChildren } from "./child-runs.js";
+import { preparePayload } from "./prepare-payload.js";
 import {
   assertOptionsObject,
   type ResumeOptions,
@@ -215,6 +216,23 @@ export class SessionRecorder {
    */
   sameModelRequest(attempt: Attempt, request: unknown): boolean {
     return sameModelRequest(this.#state, attempt, request);
+  }
+
+  /**
+   * `payload` as this recorder's redaction leaves it in the payload of a `type` event, and
+   * nothing written: for a value an adapter keeps where no redaction reaches, such as an
+   * event's metadata, which is stored as given (the text a framework told its model of a
+   * failed tool, quoting the error the recorder redacts in the failure's payload). Checked as
+   * plain JSON (`non-serializable` at its path under `$.payload`) and redacted as a `startRun`
+   * or `checkpoint` payload is: a path list's paths are relative to `payload`, a function gets
+   * it with `{ type }` (one that throws or returns nothing is `invalid-argument` at `$.redact`).
+   * A child run's recorder applies its parent's redaction unless given its own. Without
+   * `redact`, the payload as plain JSON.
+   */
+  redactedPayload(type: string, payload: unknown): JsonValue {
+    if (typeof type !== "string" || type.length === 0)
+      throw new InvalidArgumentError("$.type", "the event type must be a non-empty string");
+    return preparePayload(this.#state.redact, type, payload, "$.payload");
   }
 
   /**
