@@ -389,7 +389,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       const said = toldAsRecorded(
         (recordedOutput(output) ?? null) as JsonValue,
         failure.error,
-        scope?.run.redact,
+        recorder,
       );
       await context.recordChange(recorder, attempt);
       await ledgerStep(() =>

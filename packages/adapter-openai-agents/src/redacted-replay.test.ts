@@ -1,8 +1,10 @@
-import { readWholeSession } from "@agent-ledger/core";
-import { scanSqliteForSecret } from "@agent-ledger/core/testing";
-import { setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, test } from "vitest";
-import { resumeRun } from "./index.js";
+import { join } from "node:path";
+import { readWholeSession, SessionRecorder } from "@agent-ledger/core";
+import { SqliteEventStore } from "@agent-ledger/core/sqlite";
+import { scanSqliteForSecret, scratchDirectory } from "@agent-ledger/core/testing";
+import { Runner, setTracingDisabled } from "@openai/agents";
+import { afterAll, describe, expect, onTestFinished, test } from "vitest";
+import { ledgerTool, resumeRun } from "./index.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import {
   decliningAgent,
@@ -12,6 +14,7 @@ import {
   receiptAgent,
 } from "./testing/receipt-agent.js";
 import { runOptions } from "./testing/recorded-run.js";
+import { scriptedProvider } from "./testing/scripted-model.js";
 
 setTracingDisabled(true);
 
@@ -83,5 +86,29 @@ describe("a redacted tool error the model was told of, after a crash", () => {
     // Live, the model read the receipt in the error; the charge is not made again.
     expect(result.finalOutput).toBe("declined");
     expect(second.effects).toEqual([]);
+  });
+});
+
+describe("a ledgerTool given a recorder of its own, run outside runWithLedger", () => {
+  test("what the model was told of its error is redacted with that recorder's redaction", async () => {
+    const path = join(scratchDirectory("oa-own-recorder-", afterAll), "ledger.db");
+    const store = new SqliteEventStore({ path });
+    await store.init();
+    onTestFinished(() => store.close());
+    const actor = { type: "agent", id: "main" } as const;
+    const recorder = new SessionRecorder({ store, sessionId: "s", actor, redact: hideReceipt });
+    await recorder.startRun();
+    const made = decliningAgent();
+    for (const tool of made.agent.tools)
+      if (tool.type === "function") ledgerTool(tool, { recorder });
+    const runner = new Runner({ modelProvider: scriptedProvider(made.model) });
+    const result = await runner.run(made.agent, "sell");
+    // Live, the model read the receipt in the error.
+    expect(result.finalOutput).toBe("declined, ref seen");
+    const events = await readWholeSession(store, "s");
+    const failed = events.find((event) => event.type === "tool.failed");
+    expect(failed?.metadata?.modelWasTold).toContain("card declined, [receipt]");
+    // Nowhere in the file's tables (payloads, metadata, blobs) either.
+    expect(await scanSqliteForSecret(path, RECEIPT)).toEqual([]);
   });
 });

@@ -1,10 +1,9 @@
 import {
-  applyRedaction,
   isJsonObject,
   type JsonValue,
   REDACTED,
-  type Redaction,
   type SerializedError,
+  type SessionRecorder,
 } from "@agent-ledger/core";
 import { getCurrentSpan } from "@openai/agents";
 
@@ -24,22 +23,23 @@ export interface ToolErrorReport {
 export const MODEL_WAS_TOLD = "modelWasTold";
 
 /**
- * What the model was told, as the run's redaction leaves it in a `tool.failed` payload beside
- * the error (`{ error, modelWasTold }`): the text quotes the error ("...Error: <message>"),
- * which the recorder redacts in the payload only, not in the metadata the text is kept in. A
- * function that rewrites the strings of every payload rewrites it as it does the next model
+ * What the model was told, as the redaction of the recorder that records the `tool.failed`
+ * leaves it in that payload beside the error (`{ error, modelWasTold }`, core's
+ * `redactedPayload`): the text quotes the error ("...Error: <message>"), which the recorder
+ * redacts in the payload only, not in the metadata the text is kept in. The recorder's, not the
+ * run's: a `ledgerTool` given a recorder of its own records there, inside a run or outside one.
+ * A function that rewrites the strings of every payload rewrites it as it does the next model
  * request, which holds the same text, so a resumed run's request matches the recorded one. A
  * redaction that leaves no such field, or throws, leaves `[redacted]`.
  */
 export function toldAsRecorded(
   told: JsonValue,
   error: SerializedError,
-  redact: Redaction | false | undefined,
+  recorder: SessionRecorder,
 ): JsonValue {
-  if (redact === undefined || redact === false) return told;
   try {
     const payload = { error: error as unknown as JsonValue, [MODEL_WAS_TOLD]: told };
-    const redacted = applyRedaction(payload, redact, { type: "tool.failed" });
+    const redacted = recorder.redactedPayload("tool.failed", payload);
     return isJsonObject(redacted) && Object.hasOwn(redacted, MODEL_WAS_TOLD)
       ? (redacted[MODEL_WAS_TOLD] as JsonValue)
       : REDACTED;
