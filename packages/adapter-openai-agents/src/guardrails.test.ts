@@ -1,4 +1,4 @@
-import { inspectSession, MemoryEventStore, readWholeSession } from "@agent-ledger/core";
+import { inspectSession, MemoryEventStore, readWholeSession, toAtif } from "@agent-ledger/core";
 import { setTracingDisabled } from "@openai/agents";
 import { afterAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
@@ -101,6 +101,10 @@ test("a Runner's output guardrail records its agent's model call on a child run 
   expect(requests.map((e) => e.runId)).toEqual(["root", child?.runId]);
   const [main] = (await inspectSession(store, "s")).runs;
   expect(main?.children.map((run) => [run.actor?.id, run.status])).toEqual([["tone", "completed"]]);
+  // The ATIF projection shows it as a subagent of the run, its model call a step there.
+  const [guardrailRun] = (await toAtif(store, "s")).subagent_trajectories ?? [];
+  expect(guardrailRun?.agent.name).toBe("tone");
+  expect(guardrailRun?.steps.filter((step) => step.source === "agent")).toHaveLength(1);
 });
 
 describe("tool guardrails that run an agent of their own", () => {
