@@ -25,6 +25,8 @@ const DECLINED = "declined charge redacted by a function: dies in the model call
 // Crashes are real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts).
 const ledgers = new CrashedLedgers("oa-redacted-replay-", afterAll);
+// The ledgers a test records on itself.
+const scratch = scratchDirectory("oa-redacted-ledgers-", afterAll);
 ledgers.prepare(BY_PATH, BY_FUNCTION, DECLINED);
 
 // What the README's `redact` entry says a resumed run gives the model for a redacted result.
@@ -91,7 +93,7 @@ describe("a redacted tool error the model was told of, after a crash", () => {
 
 describe("a ledgerTool given a recorder of its own, run outside runWithLedger", () => {
   test("what the model was told of its error is redacted with that recorder's redaction", async () => {
-    const path = join(scratchDirectory("oa-own-recorder-", afterAll), "ledger.db");
+    const path = join(scratch, "own-recorder.db");
     const store = new SqliteEventStore({ path });
     await store.init();
     onTestFinished(() => store.close());
