@@ -242,6 +242,27 @@ export function olderLedgerError(options: {
   );
 }
 
+/**
+ * A ledger a newer release upgraded: its `found` version is ahead of the one this release
+ * `reads` (`what` as for olderLedgerError). Refused by every `init()`, whatever its options, and
+ * left as it was. Not `store-unavailable`: the store answered, and asking again (a supervisor
+ * restarting the agent, a script retrying exit 4) never opens it. `invalid-argument` at `$`
+ * (the store as given names a ledger this release cannot read), `details: { found, reads }`.
+ */
+export function newerLedgerError(options: {
+  location: string;
+  what: string;
+  found: number;
+  reads: number;
+}): InvalidArgumentError {
+  const { location, what, found, reads } = options;
+  return new InvalidArgumentError(
+    "$",
+    `the ledger at ${location} is at ${what} version ${found}, a newer release's; this release reads ${what} version ${reads} (and upgrades older ones). It was left as it was: open it with the release of @agent-ledger/core (and agent-ledger) that upgraded it, or a later one; no release takes a ledger back to an older ${what}`,
+    { details: { found, reads } },
+  );
+}
+
 /** The store could not be reached or dropped the connection; `cause` is the driver error. */
 export class StoreUnavailableError extends LedgerError {
   /**

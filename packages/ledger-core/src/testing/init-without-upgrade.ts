@@ -50,3 +50,43 @@ export async function checkInitWithoutUpgrade(options: {
     await store.close();
   }
 }
+
+/**
+ * Every `init()` (plain, `create: false`, `upgrade: false`, both) on a ledger a newer release
+ * upgraded (`found` its version, `reads` the one this release reads): refused with
+ * `invalid-argument` at `$` (not `store-unavailable`, which a caller retries for good), naming
+ * both versions, and the ledger left exactly as it was (`snapshot`).
+ */
+export async function checkNewerLedgerRefused(options: {
+  open: () => EventStore;
+  snapshot: () => Promise<unknown>;
+  found: number;
+  reads: number;
+}): Promise<void> {
+  const before = await options.snapshot();
+  for (const init of [
+    {},
+    { create: false },
+    { upgrade: false },
+    { create: false, upgrade: false },
+  ]) {
+    const store = options.open();
+    try {
+      const failure = await store.init(init).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      assert.ok(
+        LedgerError.isInstance(failure, "invalid-argument"),
+        `init(${JSON.stringify(init)}): invalid-argument, got ${String(failure)}`,
+      );
+      assert.equal(failure.path, "$");
+      assert.deepEqual(failure.details, { found: options.found, reads: options.reads });
+      assert.match(failure.message, new RegExp(`version ${options.found}, a newer release's`));
+      assert.match(failure.message, new RegExp(`reads [a-z ]*version ${options.reads}\\b`));
+    } finally {
+      await store.close();
+    }
+    assert.deepEqual(await options.snapshot(), before, `init(${JSON.stringify(init)}) changed it`);
+  }
+}

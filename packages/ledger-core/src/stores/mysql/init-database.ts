@@ -58,7 +58,7 @@ export async function initDatabase(state: MysqlBackendState, options?: InitOptio
       );
     try {
       // MySQL commits DDL implicitly: the lock, not a transaction, keeps migrators apart.
-      await migrateMysql(migrating, storage, path);
+      await migrateMysql(migrating, storage, path, state.location);
     } finally {
       // A connection that failed (or timed out) cannot release it, and need not: the lock goes
       // with the connection, destroyed below. Its error would hide the one that matters.

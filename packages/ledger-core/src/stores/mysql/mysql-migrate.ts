@@ -56,16 +56,18 @@ export async function ledgerVersion(
  * version, a table of the first migration that holds rows is not a half-made ledger but
  * someone else's table: refused, before anything is written. So are ledger tables that are not
  * InnoDB tables of utf8mb4 text, and, when a migration is pending, settings under which its new
- * tables would not be (`path` names the option that sets the connection's engine).
+ * tables would not be (`path` names the option that sets the connection's engine). A newer
+ * ledger is refused (`location` names it).
  */
 export async function migrateMysql(
   connection: mysql.PoolConnection,
   settings: StorageSettings,
   path: string,
+  location: string,
 ): Promise<void> {
   const existing = await tableNames(connection);
   const version = await ledgerVersion(connection, existing);
-  const pending = pendingMigrations("mysql", version);
+  const pending = pendingMigrations("mysql", version, location);
   if (version === 0) {
     for (const table of firstTables().filter((name) => existing.has(name))) {
       const [rows] = (await connection.query(

@@ -66,7 +66,8 @@ async function initOnce(state: PostgresBackendState, options?: InitOptions): Pro
     if (options?.upgrade === false) assertNoUpgrade("postgres", found ?? 0, state.location);
     // A ledger at this version needs no lock and no DDL, so a role that may only read it (an
     // on-call person's credentials) opens it too. A newer one is refused here.
-    if (found !== undefined && pendingMigrations("postgres", found).length === 0) return;
+    if (found !== undefined && pendingMigrations("postgres", found, state.location).length === 0)
+      return;
     // One migrator at a time per schema; the lock is released at COMMIT. Waiting for another
     // process's migration, and each statement of one, may take minutes: bounded longer than
     // the store's other waits (node-postgres' query_timeout per query wins over the pool's).
@@ -113,7 +114,7 @@ async function migrate(
   await client.query(`SET LOCAL search_path TO ${schema}`);
   // Read again under the lock: another process may have migrated meanwhile.
   const current = (await ledgerVersion(client, schema)) ?? 0;
-  for (const migration of pendingMigrations("postgres", current)) {
+  for (const migration of pendingMigrations("postgres", current, state.location)) {
     for (const statement of migration.statements)
       await migrationStatement(client, { text: statement }, bound);
     await client.query(

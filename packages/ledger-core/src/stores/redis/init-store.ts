@@ -1,4 +1,9 @@
-import { noLedgerError, olderLedgerError, StoreUnavailableError } from "../../events/errors.js";
+import {
+  newerLedgerError,
+  noLedgerError,
+  olderLedgerError,
+  StoreUnavailableError,
+} from "../../events/errors.js";
 import type { InitOptions } from "../../store/event-store.js";
 import {
   assertSelectedDatabase,
@@ -58,6 +63,13 @@ export async function initStore(
       await state.client.set(key, LAYOUT_VERSION);
       version = LAYOUT_VERSION;
     }
+    if (Number(version) > Number(LAYOUT_VERSION))
+      throw newerLedgerError({
+        location,
+        what: "key layout",
+        found: Number(version),
+        reads: Number(LAYOUT_VERSION),
+      });
     if (version !== LAYOUT_VERSION) {
       throw new StoreUnavailableError(
         `redis keys under ${JSON.stringify(state.prefix)} use layout version ${version}; this version of agent-ledger reads version ${LAYOUT_VERSION}`,

@@ -1,6 +1,9 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, it } from "vitest";
-import { checkInitWithoutUpgrade } from "../../testing/init-without-upgrade.js";
+import {
+  checkInitWithoutUpgrade,
+  checkNewerLedgerRefused,
+} from "../../testing/init-without-upgrade.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { RedisEventStore } from "./redis-store.js";
 import { deleteKeys, freshPrefix, keysUnder } from "./testing/test-keys.js";
@@ -83,5 +86,26 @@ describe.skipIf(!available)(
           reads: 3,
         });
       });
+
+    it("refuses a layout a newer release wrote, with every init, and moves no key", async () => {
+      const prefix = freshPrefix("layout4");
+      prefixes.push(prefix);
+      const writer = new RedisEventStore({ url, keyPrefix: prefix });
+      await writer.init();
+      await writer.append({
+        sessionId: "new",
+        runId: "r",
+        expectedSeq: 0,
+        events: [{ type: "run.started", payload: {} }],
+      });
+      await writer.close();
+      await admin.set(`${prefix}schema-version`, "4");
+      await checkNewerLedgerRefused({
+        open: () => new RedisEventStore({ url, keyPrefix: prefix }),
+        snapshot: () => snapshot(prefix),
+        found: 4,
+        reads: 3,
+      });
+    });
   },
 );

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { olderLedgerError, StoreUnavailableError } from "../../events/errors.js";
+import { newerLedgerError, olderLedgerError, StoreUnavailableError } from "../../events/errors.js";
 import { MAX_TIMER_MS } from "../server-timeout.js";
 
 /** One shipped migration: its version (1-based journal position), tag and SQL statements. */
@@ -65,15 +65,19 @@ export function loadMigrations(dialect: MigrationDialect): Migration[] {
   return migrations;
 }
 
-/** Migrations still to apply on a database at `current`; refuses a newer database. */
-export function pendingMigrations(dialect: MigrationDialect, current: number): Migration[] {
+/**
+ * Migrations still to apply on a database at `current`; refuses a newer database (a newer
+ * release upgraded the ledger at `location`) with newerLedgerError.
+ */
+export function pendingMigrations(
+  dialect: MigrationDialect,
+  current: number,
+  location: string,
+): Migration[] {
   const migrations = loadMigrations(dialect);
   const latest = migrations.length;
-  if (current > latest) {
-    throw new StoreUnavailableError(
-      `the ${dialect} ledger schema is at version ${current}, newer than this package knows (${latest}): upgrade @agent-ledger/core`,
-    );
-  }
+  if (current > latest)
+    throw newerLedgerError({ location, what: "schema", found: current, reads: latest });
   return migrations.filter((migration) => migration.version > current);
 }
 
@@ -82,7 +86,7 @@ export function pendingMigrations(dialect: MigrationDialect, current: number): M
  * newer one as pendingMigrations does). 0 is no ledger yet, which is made, not upgraded.
  */
 export function assertNoUpgrade(dialect: MigrationDialect, found: number, location: string): void {
-  if (found === 0 || pendingMigrations(dialect, found).length === 0) return;
+  if (found === 0 || pendingMigrations(dialect, found, location).length === 0) return;
   throw olderLedgerError({
     location,
     what: "schema",

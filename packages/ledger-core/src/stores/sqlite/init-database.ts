@@ -24,7 +24,7 @@ function migrate(state: SqliteBackendState): void {
   const database = state.database;
   database
     .transaction(() => {
-      for (const migration of pendingMigrations("sqlite", schemaVersion(state))) {
+      for (const migration of pendingMigrations("sqlite", schemaVersion(state), state.location)) {
         for (const statement of migration.statements) database.exec(statement);
         database
           .prepare("INSERT INTO schema_version (version, tag, applied_at) VALUES (?, ?, ?)")
@@ -49,7 +49,7 @@ export async function initDatabase(
   for (;;) {
     // A read takes no lock (WAL): a file already at this version is settled, and a newer
     // one refused, without waiting for whoever holds the write lock.
-    if (pendingMigrations("sqlite", schemaVersion(state)).length === 0) return;
+    if (pendingMigrations("sqlite", schemaVersion(state), state.location).length === 0) return;
     try {
       migrate(state);
       return;

@@ -4,7 +4,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { checkInitWithoutUpgrade } from "../../testing/init-without-upgrade.js";
+import {
+  checkInitWithoutUpgrade,
+  checkNewerLedgerRefused,
+} from "../../testing/init-without-upgrade.js";
 import { scratchDirectory } from "../../testing/scratch-directory.js";
 import { loadMigrations } from "../sql/migrations.js";
 import {
@@ -115,6 +118,20 @@ describe("SqliteEventStore.init({ upgrade: false }) on a file of an older releas
       });
     },
   );
+
+  it("refuses a file a newer release upgraded, with every init, and changes nothing in it", async () => {
+    const path = join(folder, "newer.db");
+    const raw = databaseAtMigration(path, latest);
+    raw.prepare("INSERT INTO schema_version VALUES (?, 'future', 'now')").run(latest + 1);
+    raw.pragma("journal_mode = WAL");
+    raw.close();
+    await checkNewerLedgerRefused({
+      open: () => new SqliteEventStore({ path }),
+      snapshot: async () => fileSnapshot(path),
+      found: latest + 1,
+      reads: latest,
+    });
+  });
 
   it("creates a ledger where there is none, and opens a current one", async () => {
     const path = join(folder, "new.db");
