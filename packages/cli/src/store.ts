@@ -65,7 +65,8 @@ export interface OpenCliStoreOptions {
  * ledger or one that does not exist 3 (a command never makes one), a server that does not
  * answer within `timeoutMs` 4. A ledger of an older release exits 1 unless `upgrade`: no
  * command but `agent-ledger upgrade` changes a ledger's schema. So does a server that refuses
- * the user what opening needs (an upgrade by a user that may only read).
+ * the user what opening needs (an upgrade by a user that may only read), and a ledger a newer
+ * release upgraded (no command of this release opens it, and waiting does not change that).
  */
 export async function openCliStore(
   url: string,
@@ -134,6 +135,15 @@ export async function openCliStore(
         cause: error,
       });
     }
+    // Upgraded by a newer release: no wait, and no command of this release, opens it.
+    if (isNewerLedger(error))
+      throw new CliError({
+        code: "invalid-argument",
+        message: message.replace(/^\$: /, ""),
+        exitCode: EXIT_CODES.failure,
+        hint: "run the agent-ledger of the release that upgraded it, or a later one (@agent-ledger/cli@latest)",
+        cause: error,
+      });
     // The server answered, and said no: not exit 4, which a script may retry later.
     const refusal = code === EXIT_CODES.unreachable ? serverRefusal(error) : undefined;
     if (refusal === "permission")
@@ -214,6 +224,15 @@ export function olderLedgerVersions(error: unknown): { found: number; reads: num
 
 function isOlderLedger(error: unknown): error is LedgerError {
   return LedgerError.isInstance(error, "invalid-argument") && error.path === "$.upgrade";
+}
+
+/** core's refusal of a ledger a newer release upgraded (`newerLedgerError`). */
+function isNewerLedger(error: unknown): error is LedgerError {
+  return (
+    LedgerError.isInstance(error, "invalid-argument") &&
+    error.path === "$" &&
+    typeof error.details?.found === "number"
+  );
 }
 
 /** Whether the session holds an event: a session exists from its first, until deleted. */

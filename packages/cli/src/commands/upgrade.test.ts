@@ -96,6 +96,25 @@ describe("agent-ledger on a ledger of an older release", () => {
     expect(JSON.parse(json.stdout)).toEqual({ location: path, kind: "sqlite", upgraded: false });
   });
 
+  it("a ledger a newer release upgraded: every command, upgrade too, says so (exit 1, not 4) and changes nothing", async () => {
+    const { path, storeUrl } = await olderFile();
+    expect((await runBin(["--store", storeUrl, "upgrade"])).code).toBe(0);
+    const database = new Database(path);
+    database.prepare("INSERT INTO schema_version VALUES (?, 'future', 'now')").run(latest + 1);
+    database.close();
+    const before = fileState(path);
+    for (const command of [["sessions"], ["inspect", "old"], ["verify", "old"], ["upgrade"]]) {
+      const result = await runBin(["--store", storeUrl, ...command]);
+      expect(result.code, `${command[0]}: ${result.stderr}`).toBe(1);
+      expect(result.stderr).toContain(
+        `the ledger at ${path} is at schema version ${latest + 1}, a newer release's; this release reads schema version ${latest}`,
+      );
+      expect(result.stderr).toContain("run the agent-ledger of the release that upgraded it");
+      expect(result.stderr).not.toContain("cannot reach");
+    }
+    expect(fileState(path)).toEqual(before);
+  });
+
   it("upgrade --json says what it did", async () => {
     const { path, storeUrl } = await olderFile();
     const result = await runBin(["--store", storeUrl, "upgrade", "--json"]);
