@@ -46,6 +46,21 @@ describe("agent-ledger --store with SQLite paths", () => {
     expect(readdirSync(directory)).toEqual(["ledger.db"]);
   });
 
+  it("exits 2 for a SQLite URL with a fragment in either form, and opens a#b.db from a%23b.db", async () => {
+    // file:///.../ledger.db#backup opened ledger.db (the fragment dropped), where
+    // sqlite:.../ledger.db#backup named (and a writer made) a file "ledger.db#backup".
+    for (const url of [`sqlite:${file}#backup`, `${pathToFileURL(file).href}#backup`]) {
+      const result = await runBin(["--store", url, "sessions"]);
+      expect(result.code, url).toBe(2);
+      expect(result.stderr).toContain('a SQLite URL takes no fragment ("#backup")');
+    }
+    expect(readdirSync(directory)).toEqual(["ledger.db"]);
+    copyFileSync(file, `${file}#backup`);
+    const result = await runBin(["--store", `sqlite:${file}%23backup`, "sessions", "--json"]);
+    expect(result.stderr).toBe("");
+    expect(JSON.parse(result.stdout)).toMatchObject([{ sessionId: "s" }]);
+  });
+
   it("opens a file whose name holds ? with %3F in its place in the URL", async () => {
     copyFileSync(file, `${file}?mode=ro`);
     const result = await runBin(["--store", `sqlite:${file}%3Fmode=ro`, "sessions", "--json"]);

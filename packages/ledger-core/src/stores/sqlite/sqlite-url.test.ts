@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -71,6 +71,46 @@ describe("sqlite: and file: URLs", () => {
       `file:${join(folder, "ledger.db%3Fmode=ro %20.db")}`,
       pathToFileURL(join(folder, "ledger.db?mode=ro %20.db")).href,
     ]) {
+      const reader = await openStore(same, { create: false });
+      expect((await reader.readRun({ sessionId: "s", runId: "r" })).events).toHaveLength(1);
+      await reader.close();
+    }
+  });
+
+  it("refuses a fragment at $.url in every form, and creates nothing", async () => {
+    // sqlite:<dir>/run#1.db made a file named "run#1.db", where file:///<dir>/run#1.db opened
+    // "<dir>/run" (the URL's fragment dropped): one text, two files.
+    const ledger = join(folder, "fragments", "run");
+    mkdirSync(join(folder, "fragments"));
+    for (const url of [
+      `sqlite:${ledger}#1.db`,
+      `sqlite://${ledger}#1.db`,
+      `file:${ledger}#1.db`,
+      `${pathToFileURL(ledger).href}#1.db`,
+      "sqlite::memory:#1",
+    ]) {
+      const error = await refusal(url);
+      expect(LedgerError.isInstance(error, "invalid-argument"), url).toBe(true);
+      expect(error?.path).toBe("$.url");
+      expect(error?.message).toContain('a SQLite URL takes no fragment ("#1');
+      expect(error?.message).toContain("write %23 in its place (sqlite:./a%23b.db opens a#b.db)");
+    }
+    expect(readdirSync(join(folder, "fragments"))).toEqual([]);
+  });
+
+  it("opens a file whose name holds # when the URL has %23 in its place, in every form", async () => {
+    const file = join(folder, "run#1.db");
+    const store = await openStore(`sqlite:${join(folder, "run%231.db")}`);
+    await store.append({
+      sessionId: "s",
+      runId: "r",
+      expectedSeq: 0,
+      events: [{ type: "run.started" }],
+    });
+    await store.close();
+    expect(readdirSync(folder)).toContain("run#1.db");
+    for (const same of [`file:${join(folder, "run%231.db")}`, pathToFileURL(file).href]) {
+      expect(sqlitePath(same)).toBe(file);
       const reader = await openStore(same, { create: false });
       expect((await reader.readRun({ sessionId: "s", runId: "r" })).events).toHaveLength(1);
       await reader.close();

@@ -4,11 +4,13 @@ import { redactUrl } from "../../store/redact-url.js";
 
 /**
  * The path of a `sqlite:./x.db`, `sqlite::memory:`, `sqlite:///abs.db` or `file:` URL. A query
- * is refused (assertNoQuery); in a `sqlite:` or `file:` path (not `file://`, which decodes every
- * escape) `%3F` stands for a "?" of the file's name, and nothing else is decoded.
+ * or a fragment is refused (assertNoQuery, assertNoFragment); in a `sqlite:` or `file:` path
+ * (not `file://`, which decodes every escape) `%3F` stands for a "?" of the file's name and
+ * `%23` for a "#", and nothing else is decoded.
  */
 export function sqlitePath(url: string): string {
   assertNoQuery(url);
+  assertNoFragment(url);
   if (url.startsWith("file:")) {
     if (url.startsWith("file://")) {
       try {
@@ -18,7 +20,7 @@ export function sqlitePath(url: string): string {
         throw new InvalidArgumentError("$.url", (error as Error).message, { cause: error });
       }
     }
-    return withQuestionMarks(url.slice("file:".length));
+    return withEscapedMarks(url.slice("file:".length));
   }
   if (!url.startsWith("sqlite:"))
     throw new InvalidArgumentError("$.url", "a SQLite URL starts with sqlite: or file:");
@@ -26,12 +28,15 @@ export function sqlitePath(url: string): string {
   if (path.startsWith("//")) path = path.slice(2);
   if (path.length === 0)
     throw new InvalidArgumentError("$.url", "a SQLite URL needs a path, e.g. sqlite:./ledger.db");
-  return withQuestionMarks(path);
+  return withEscapedMarks(path);
 }
 
-/** A path with each `%3F` as the "?" it stands for; other escapes stay (my%20ledger.db). */
-function withQuestionMarks(path: string): string {
-  return path.replace(/%3F/gi, "?");
+/**
+ * A path with each `%3F` as the "?" and each `%23` as the "#" it stands for; other escapes stay
+ * (my%20ledger.db).
+ */
+function withEscapedMarks(path: string): string {
+  return path.replace(/%3F/gi, "?").replace(/%23/g, "#");
 }
 
 /**
@@ -46,5 +51,19 @@ function assertNoQuery(url: string): void {
   throw new InvalidArgumentError(
     "$.url",
     `a SQLite URL takes no query (${JSON.stringify(shown.slice(shown.indexOf("?")))}): the SQLite store reads no parameter, and a sqlite: path would take it for part of the file's name; for a file whose name holds "?", write %3F in its place (sqlite:./a%3Fb.db opens a?b.db)`,
+  );
+}
+
+/**
+ * Refuses a fragment in a SQLite URL: `sqlite:./run#1.db` opened a file named `run#1.db`, where
+ * `file:///tmp/run#1.db` (a URL, whose `#` starts a fragment) opened `/tmp/run`: one text, two
+ * files. Refused in every form, the two cannot disagree; `%23` names a "#" of the file's name.
+ */
+function assertNoFragment(url: string): void {
+  const start = url.indexOf("#");
+  if (start < 0) return;
+  throw new InvalidArgumentError(
+    "$.url",
+    `a SQLite URL takes no fragment (${JSON.stringify(url.slice(start))}): a file: URL would drop it and open another file, and a sqlite: path would take it for part of the file's name; for a file whose name holds "#", write %23 in its place (sqlite:./a%23b.db opens a#b.db)`,
   );
 }
