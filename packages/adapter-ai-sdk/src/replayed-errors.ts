@@ -98,7 +98,8 @@ function rebuild(recorded: SerializedError, facts: JsonObject | undefined): Erro
   const error = new Error(recorded.message, cause ? { cause } : undefined);
   error.name = recorded.name;
   // A code the caller branches on (a driver's ECONNRESET, a ledger error's), as recorded.
-  if (typeof recorded.code === "string") (error as Error & { code?: string }).code = recorded.code;
+  if (recorded.code !== undefined)
+    (error as Error & { code?: string | number }).code = recorded.code;
   if (!facts) return error;
   // The brands make the SDK's `isInstance` checks (GatewayError, GatewayRateLimitError...)
   // answer as they did for the original, without depending on the package that defined it.

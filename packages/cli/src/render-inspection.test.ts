@@ -352,6 +352,35 @@ describe("renderInspection", () => {
     expect(subLine).toMatch(/COMPLETED {2}\d+ ms {2}4 events {2}10 in \/ 2 out tokens$/);
   });
 
+  it("shows the code and HTTP status a failed call's error carried, a number as well as a text", async () => {
+    // A provider's statusCode: 429 and a numeric code were dropped from the recorded error.
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "codes",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const model = await recorder.beforeModelCall({ request: { model: "gpt", messages: [] } });
+    const limited = Object.assign(new Error("Too Many Requests"), { statusCode: 429 });
+    await recorder.modelFailed(model, limited);
+    const tool = await recorder.beforeToolCall({ toolCallId: "c", name: "rpc", args: {} });
+    await recorder.toolFailed(tool, Object.assign(new Error("unavailable"), { code: 14 }));
+    const inspection = await inspectSession(store, "codes");
+    const attempts = inspection.runs[0]?.steps.flatMap((step) => step.attempts);
+    expect(attempts?.map((attempt) => attempt.outcome)).toMatchObject([
+      { message: "Too Many Requests", status: 429 },
+      { message: "unavailable", code: 14 },
+    ]);
+    const text = renderInspection(inspection);
+    expect(text).toMatch(
+      /model gpt {2}failed {2}\d+ ms {2}"Too Many Requests" {2}\(status 429\) {2}attempt/,
+    );
+    expect(text).toMatch(
+      /tool rpc \[c\] {2}failed {2}\d+ ms {2}"unavailable" {2}\(code 14\) {2}attempt/,
+    );
+  });
+
   it("prints a resolve command only for an attempt whose run can still append", async () => {
     const store = new MemoryEventStore();
     const recorder = new SessionRecorder({

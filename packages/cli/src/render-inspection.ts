@@ -91,11 +91,26 @@ function attemptLine(attempt: AttemptView, marked: Marked): string {
           : attempt.outcome,
       );
       if (outcome) parts.push(`"${outcome}"`);
+      const codes = errorCodesText(attempt.outcome);
+      if (codes) parts.push(codes);
     }
   }
   if (attempt.retryOf) parts.push(`(retry of ${attempt.retryOf})`);
   parts.push(`attempt ${attempt.attemptId}`);
   return parts.join("  ");
+}
+
+/**
+ * The code and HTTP status a recorded error keeps (`(code ECONNRESET)`, `(code 429, status
+ * 429)`): what a person branches on (retry later, fix the key), which the message may not say.
+ */
+function errorCodesText(outcome: unknown): string | undefined {
+  if (typeof outcome !== "object" || outcome === null) return undefined;
+  const { code, status } = outcome as { code?: unknown; status?: unknown };
+  const parts: string[] = [];
+  if (typeof code === "string" || typeof code === "number") parts.push(`code ${preview(code, 40)}`);
+  if (typeof status === "number") parts.push(`status ${status}`);
+  return parts.length > 0 ? `(${parts.join(", ")})` : undefined;
 }
 
 /**

@@ -203,6 +203,29 @@ describe("normalizeError", () => {
     });
   });
 
+  it("keeps a numeric code and an HTTP status (status or statusCode), and nothing that is not one", () => {
+    // { code: 429 } and a provider's statusCode: 429 were recorded as { name, message } alone.
+    const limited = Object.assign(new Error("rate limited"), { code: 429, statusCode: 429 });
+    expect(normalizeError(limited, { stack: false })).toEqual({
+      name: "Error",
+      message: "rate limited",
+      code: 429,
+      status: 429,
+    });
+    const http = Object.assign(new Error("unavailable"), { status: 503, code: "E503" });
+    expect(normalizeError(new Error("call failed", { cause: http }), { stack: false })).toEqual({
+      name: "Error",
+      message: "call failed",
+      cause: { name: "Error", message: "unavailable", code: "E503", status: 503 },
+    });
+    const odd = Object.assign(new Error("odd"), {
+      code: Number.NaN,
+      status: "429",
+      statusCode: 1.5,
+    });
+    expect(normalizeError(odd, { stack: false })).toEqual({ name: "Error", message: "odd" });
+  });
+
   it("normalises LedgerErrors, error-like objects and thrown non-errors", () => {
     const ledger = new LedgerError("conflict", "moved on");
     expect(normalizeError(ledger, { stack: false })).toEqual({

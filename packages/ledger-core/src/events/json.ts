@@ -203,14 +203,18 @@ export function cloneJson<T extends JsonValue | undefined>(value: T): T {
 export type SerializedError = {
   name: string;
   message: string;
-  code?: string;
+  /** The error's `code`: a text (`ECONNRESET`, a ledger error's) or a number (a gRPC status, a driver's). */
+  code?: string | number;
+  /** An HTTP status the error carries (its `status`, or the AI SDK's `statusCode`): 429, 503. */
+  status?: number;
   stack?: string;
   cause?: SerializedError;
 };
 
 /**
- * Normalises anything thrown into `{ name, message, code?, stack?, cause? }` so it can be
- * recorded. Non-Error values become `{ name: "NonError", message }`, the message being the
+ * Normalises anything thrown into `{ name, message, code?, status?, stack?, cause? }` so it can
+ * be recorded. A `code` is kept when it is a text or a finite number; `status` is the error's
+ * `status` or `statusCode` when it is an integer (a provider's 429 says to wait and retry). Non-Error values become `{ name: "NonError", message }`, the message being the
  * value itself for a string, else its JSON text (or `String(value)` when it has none). A lone
  * surrogate in its texts (a message quoting text cut mid-emoji) becomes U+FFFD: refused, it
  * would leave the call that failed unresolved and its run open.
@@ -232,13 +236,18 @@ export function normalizeError(
     return { name: "NonError", message: unreadable(readError) };
   }
   if (errorLike) {
-    const source = error as Error & { code?: unknown };
+    const source = error as Error & { code?: unknown; status?: unknown; statusCode?: unknown };
     const out: SerializedError = {
       name: fieldText(() => source.name),
       message: fieldText(() => source.message),
     };
     const code = fieldValue(() => source.code);
     if (typeof code === "string") out.code = wellFormedText(code);
+    else if (typeof code === "number" && Number.isFinite(code)) out.code = code;
+    const status = [fieldValue(() => source.status), fieldValue(() => source.statusCode)].find(
+      (value) => Number.isInteger(value),
+    );
+    if (status !== undefined) out.status = status as number;
     const stack = withStack ? fieldValue(() => source.stack) : undefined;
     if (typeof stack === "string") out.stack = wellFormedText(stack);
     const cause = fieldValue(() => source.cause);
