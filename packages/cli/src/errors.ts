@@ -157,7 +157,7 @@ export function refusedMidCommand(error: unknown): CliError | undefined {
     code: "invalid-argument",
     message: `the server refused the store URL's user: ${error.message}`,
     exitCode: EXIT_CODES.failure,
-    hint: "check what the store URL's user may do: resolve, delete, prune and collect-blobs write to the ledger; on Redis, reading a run (verify, resolve) runs the ledger's script: a user that may read needs +@read, +@connection, +info, +evalsha and +eval on the ledger's keys",
+    hint: "check what the store URL's user may do: resolve, delete, prune and collect-blobs write to the ledger; on Redis, reading a run (verify, resolve) runs the ledger's script: a user that may read needs +@read, +@connection, +evalsha and +eval on the ledger's keys",
     cause: error,
   });
 }

@@ -4,6 +4,7 @@ import { BROKEN_SOCKET_CODES } from "../read-retry.js";
 import { TIMEOUT_PARAM } from "../server-timeout.js";
 import { assertKnownUrlParams } from "../url-params.js";
 import { withoutCredentials } from "./auth-reply.js";
+import { quietReadyCheck } from "./server-ready.js";
 import { failPlainServerHandshakes, PLAIN_SERVER_ERROR } from "./tls-handshake.js";
 
 /**
@@ -84,6 +85,7 @@ const madeClients = new WeakSet<object>();
 
 export function createClient(url: string, options: RedisOptions = OWNED_CLIENT_OPTIONS): Redis {
   const client = new Redis(url, options);
+  quietReadyCheck(client);
   madeClients.add(client);
   // Errors reach callers as rejected commands; without a listener ioredis prints each one.
   // The last one is kept: a command rejected for want of a connection says only that. Not the
