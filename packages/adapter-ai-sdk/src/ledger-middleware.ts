@@ -86,7 +86,9 @@ async function wrapGenerate(
   try {
     result = await options.doGenerate();
   } catch (error) {
-    throw await recordFailure(state, attempt, error);
+    throw await recordFailure(state, attempt, error, {
+      aborted: options.params.abortSignal?.aborted === true,
+    });
   }
   const toolCallIds = toolCallIdsOf(result.content);
   try {
@@ -121,7 +123,9 @@ async function wrapStream(
   try {
     result = await options.doStream();
   } catch (error) {
-    throw await recordFailure(state, attempt, error);
+    throw await recordFailure(state, attempt, error, {
+      aborted: options.params.abortSignal?.aborted === true,
+    });
   }
   return {
     ...result,

@@ -30,6 +30,8 @@ export async function beginAttempt(
     attempt = retried
       ? await recorder.retry(retried, options)
       : await recorder.beforeModelCall({ request, ...options });
+    // A call its caller aborted got no answer from the model: asked again, not its abort.
+    while (abortedByCaller(attempt)) attempt = await recorder.retry(attempt, options);
   } catch (error) {
     state.refused(error);
     throw error;
@@ -39,17 +41,37 @@ export async function beginAttempt(
 }
 
 /**
- * Records the failure (with what had arrived) and returns the error the caller must see: the
- * call's own, or the ledger's if the failure could not be recorded (the run then stops).
+ * Whether `attempt` is answered from the ledger with a failure its caller caused: the call's
+ * `abortSignal` aborted (the user pressed stop, the SDK's timeout). The model gave no answer,
+ * so a resumed run asks it again (a retry of it) where a replay of the abort would end the
+ * resumed turn at the same call, for ever.
+ */
+function abortedByCaller(attempt: Attempt): boolean {
+  const replayed = attempt.replayed;
+  if (replayed?.status !== "failed") return false;
+  const aiSdk = replayed.metadata?.aiSdk;
+  return typeof aiSdk === "object" && aiSdk !== null && !Array.isArray(aiSdk)
+    ? aiSdk.abortedByCaller === true
+    : false;
+}
+
+/**
+ * Records the failure (with what had arrived, `partial`) and returns the error the caller must
+ * see: the call's own, or the ledger's if the failure could not be recorded (the run then
+ * stops). `aborted`: the call's `abortSignal` had aborted, which its metadata keeps
+ * (`aiSdk.abortedByCaller`), so that a resume asks the call again.
  */
 export async function recordFailure(
   state: AdapterState,
   attempt: Attempt,
   error: unknown,
-  partial?: unknown,
+  { partial, aborted = false }: { partial?: unknown; aborted?: boolean } = {},
 ): Promise<unknown> {
   state.modelFailed(attempt);
-  const metadata = failureMetadataOf(error);
+  const facts = failureMetadataOf(error);
+  const metadata: JsonObject | undefined = aborted
+    ? { aiSdk: { ...(facts?.aiSdk as JsonObject | undefined), abortedByCaller: true } }
+    : facts;
   const options = metadata ? { metadata } : {};
   try {
     try {

@@ -154,8 +154,8 @@ export function recordStream(options: {
     let seen: unknown;
     try {
       seen = await recordFailure(state, attempt, error, {
-        ...encodeModelResponse(assembler.result()),
-        stream: encodeStream(parts, end),
+        partial: { ...encodeModelResponse(assembler.result()), stream: encodeStream(parts, end) },
+        aborted: abortSignal?.aborted === true,
       });
     } finally {
       endRecorded();
