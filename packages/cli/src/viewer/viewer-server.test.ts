@@ -108,6 +108,50 @@ describe("viewer API on a store of many sessions", () => {
   });
 });
 
+describe("viewer API: the session list's limit", () => {
+  it("pages by limit as listSessions does, and refuses a limit that is no whole number from 1, naming it", async () => {
+    // limit was ignored: /api/sessions?limit=2 answered every session (up to 1,000).
+    const store = await openStore("memory:");
+    const viewer = await startViewer({ store });
+    const list = async (query: string) => {
+      const response = await fetch(new URL(`/api/sessions${query}`, viewer.url));
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    try {
+      for (const sessionId of ["a", "b", "c", "d", "e"])
+        await store.append({
+          sessionId,
+          runId: "r",
+          expectedSeq: 0,
+          events: [{ type: "run.started" }],
+        });
+      const first = await list("?limit=2");
+      expect(first.status).toBe(200);
+      expect(first.body).toMatchObject({
+        sessions: [{ sessionId: "a" }, { sessionId: "b" }],
+        nextCursor: "b",
+      });
+      const ids = (body: Record<string, unknown>) =>
+        (body.sessions as { sessionId: string }[]).map((session) => session.sessionId);
+      const second = await list("?limit=2&after=b");
+      expect(ids(second.body)).toEqual(["c", "d"]);
+      const last = await list("?after=d&limit=2");
+      expect(ids(last.body)).toEqual(["e"]);
+      expect(last.body.nextCursor).toBeUndefined();
+      expect(ids((await list("?limit=5000")).body)).toEqual(["a", "b", "c", "d", "e"]);
+      for (const bad of ["0", "-1", "1.5", "abc", "", "1e3", "99999999999"]) {
+        const refused = await list(`?limit=${encodeURIComponent(bad)}`);
+        expect(refused.status, bad).toBe(400);
+        expect(refused.body.code).toBe("invalid-argument");
+        expect(refused.body.error).toMatch(/^limit is a whole number of sessions from 1/);
+      }
+    } finally {
+      await viewer.close();
+      await store.close();
+    }
+  });
+});
+
 describe("viewer API: a page of events resolved", () => {
   it("stops adding events once the page's JSON passes 8 MB, and gives the cursor to go on from", async () => {
     // Each model request re-sends the conversation: resolved, 2000 of them were 228 MB, and

@@ -198,15 +198,23 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
     if (path === "/api/sessions") {
       // A page of sessions after `after`, with `nextCursor` when more follow: the list stopped
       // at 5,000 without a word, and sessions after them (by id) could not be reached.
+      // `limit` was ignored: every page held SESSIONS_PAGE sessions whatever was asked.
       const after = url.searchParams.get("after") ?? undefined;
       if (after !== undefined && !isValidId(after))
         return badRequest(
           response,
           "after is a session id: 1-255 characters without control characters",
         );
+      const limit = url.searchParams.get("limit") ?? undefined;
+      if (limit !== undefined && !/^[1-9]\d{0,9}$/.test(limit))
+        return badRequest(
+          response,
+          `limit is a whole number of sessions from 1 (at most ${SESSIONS_PAGE} a page), not ${JSON.stringify(limit)}`,
+        );
+      // More than a page's worth is a page: nextCursor says where to go on, as for events.
       const page = await store.listSessions({
         ...(after === undefined ? {} : { after }),
-        limit: SESSIONS_PAGE,
+        limit: Math.min(Number(limit ?? SESSIONS_PAGE), SESSIONS_PAGE),
       });
       return sendJson(response, 200, page);
     }
