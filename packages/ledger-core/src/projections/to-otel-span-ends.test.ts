@@ -56,6 +56,12 @@ function named(spans: ReadableSpan[], name: string): ReadableSpan {
   return span as ReadableSpan;
 }
 
+function attemptSpan(spans: ReadableSpan[], attemptId: string): ReadableSpan {
+  const span = spans.find((each) => each.attributes["agent_ledger.attempt.id"] === attemptId);
+  expect(span, attemptId).toBeDefined();
+  return span as ReadableSpan;
+}
+
 describe("toOtelSpans: the run of an agent used as a tool ends within the tool call's span", () => {
   it("ends with the call when the run's end was recorded after the call's outcome", async () => {
     const spans = await agentToolSession(async (researcher, recorder) => {
@@ -103,6 +109,73 @@ describe("toOtelSpans: the run of an agent used as a tool ends within the tool c
     expect(ms(sub.endTime)).toBeGreaterThan(ms(tool.endTime));
     expect(ms(sub.endTime)).toBeLessThanOrEqual(lastInner);
     expect(sub.status.code).toBe(2);
+  });
+});
+
+describe("toOtelSpans: the run of an agent used as a tool that a resume picked up again", () => {
+  it("covers its resumed work and stays inside its parent: under the run's span, linked to both attempts of the call", async () => {
+    const store = new MemoryEventStore();
+    const actor = { type: "agent" as const, id: "planner" };
+    const researcherActor = { type: "agent" as const, id: "researcher" };
+    const effect = { kind: "read" as const, idempotent: true };
+    const ask = { toolCallId: "c1", name: "research", args: {}, effect };
+    const first = { request: { model: "m", messages: [] } };
+    const second = { request: { model: "m", messages: [{ role: "user", content: "more" }] } };
+    // The first process: the researcher's second model call is in flight when it is killed.
+    const recorder = new SessionRecorder({ store, sessionId: "resumed", runId: "main", actor });
+    await recorder.startRun();
+    const call = await recorder.beforeToolCall(ask);
+    const researcher = recorder.child({
+      actor: researcherActor,
+      causedByEventId: call.requestedEventId,
+    });
+    await researcher.startRun();
+    await researcher.modelCompleted(await researcher.beforeModelCall(first), { text: "half" });
+    await researcher.beforeModelCall(second);
+    await tick();
+    // The resume makes the call again; the researcher's run, adopted, goes on under it.
+    const resumed = await SessionRecorder.resume({
+      store,
+      sessionId: "resumed",
+      runId: "main",
+      actor,
+    });
+    const again = await resumed.beforeToolCall(ask);
+    const adopted = resumed.child({
+      actor: researcherActor,
+      causedByEventId: again.requestedEventId,
+    });
+    await adopted.startRun();
+    expect(adopted.runId).toBe(researcher.runId);
+    await adopted.beforeModelCall(first);
+    const made = await adopted.beforeModelCall(second);
+    await tick();
+    await adopted.modelCompleted(made, { text: "done" });
+    await tick();
+    await resumed.toolCompleted(again, "found");
+    await tick();
+    await adopted.completeRun("found");
+    await resumed.completeRun("ok");
+
+    const spans = await exportedSpans(store, "resumed");
+    const spanOf = (attemptId: string) => attemptSpan(spans, attemptId);
+    const main = named(spans, "invoke_agent planner");
+    const sub = named(spans, "invoke_agent researcher");
+    const crashed = spanOf(call.attemptId);
+    const retry = spanOf(again.attemptId);
+    // Under the crashed call's span, it overran that span by the whole resume.
+    expect(sub.parentSpanContext?.spanId).toBe(main.spanContext().spanId);
+    expect(ms(sub.startTime)).toBeLessThan(ms(crashed.endTime));
+    // It covers the resumed work and ends with the call made again, as an unbroken one does.
+    const resumedWork = spanOf(made.attemptId);
+    expect(resumedWork.parentSpanContext?.spanId).toBe(sub.spanContext().spanId);
+    expect(ms(sub.endTime)).toBeGreaterThanOrEqual(ms(resumedWork.endTime));
+    expect(ms(sub.endTime)).toBe(ms(retry.endTime));
+    expect(ms(sub.endTime)).toBeLessThanOrEqual(ms(main.endTime));
+    const linkTypes = (span: ReadableSpan) =>
+      span.links.map((link) => [link.context.spanId, link.attributes?.["agent_ledger.link.type"]]);
+    expect(linkTypes(sub)).toEqual([[crashed.spanContext().spanId, "caused_by"]]);
+    expect(linkTypes(retry)).toContainEqual([sub.spanContext().spanId, "resumes"]);
   });
 });
 
@@ -182,10 +255,7 @@ describe("toOtelSpans: calls a crash cut off, decided by a person, made again by
     await resumed.toolCompleted(writerAgain, "written");
 
     const spans = await exportedSpans(store, "crash");
-    const spanOf = (attemptId: string) =>
-      spans.find(
-        (span) => span.attributes["agent_ledger.attempt.id"] === attemptId,
-      ) as ReadableSpan;
+    const spanOf = (attemptId: string) => attemptSpan(spans, attemptId);
     const events = await readWholeSession(store, "crash");
     const recordedAt = (eventId: string) =>
       Date.parse(events.find((event) => event.eventId === eventId)?.recordedAt ?? "");

@@ -220,7 +220,8 @@ function causedBy(cause: Span | undefined): Link[] {
  * attempt, `execute_tool {name}` per tool attempt (under its run, linked to the chat span that
  * asked for it; a call made inside a tool call hangs under that call's span; a child run is
  * linked to the span of the event that caused it; a run a tool call ran ends with that call when
- * its own end was recorded later). Failed attempts and runs get an error status, `error.type` and
+ * its own end was recorded later; one a resume picked up again under a retry of that call hangs
+under its parent run's span instead, and ends with the retry). Failed attempts and runs get an error status, `error.type` and
  * an `exception` event; unresolved ones an error status, `agent_ledger.attempt.unresolved = true`,
  * and end at the session's last event; one retried without outcome ends when its retry was
  * requested.
@@ -267,6 +268,8 @@ function emitSpans(
     spanEnds.set(span, at);
   };
   const traceIds: string[] = [];
+  /** The spans of the runs each tool attempt picked up again (see `resumingAttempt`), by attemptKey. */
+  const resumedRuns = new Map<string, Span[]>();
 
   /**
    * Starts a span under `parent`, with the given ids when the caller passed a generator, and
@@ -346,7 +349,14 @@ function emitSpans(
       parentRunSpan !== undefined &&
       causeEvent?.type === "tool.requested" &&
       causeEvent.runId === run.parentRunId;
-    const parent = insideTool ? causeSpan : parentRunSpan;
+    // A run a resume picked up again (the call that ran it was made again, and the run went on
+    // under the new attempt) lived through both attempts: under either's span it would overrun
+    // it, so it hangs under its parent run's span, linked to the first (its cause) and the last.
+    const resumedIn =
+      insideTool && causeEvent?.attemptId !== undefined
+        ? resumingAttempt(model, attemptKey(causeEvent.runId, causeEvent.attemptId), run)
+        : undefined;
+    const parent = insideTool && resumedIn === undefined ? causeSpan : parentRunSpan;
     const first = run.started ?? (run.events[0] as LedgerEvent);
     const agentName = first.actor?.id ?? "agent";
     const attributes: Attributes = {
@@ -380,7 +390,15 @@ function emitSpans(
     if (terminal?.type === "run.failed")
       recordFailure(span, payloadOf(terminal), terminal.recordedAt);
     const end = terminal ? new Date(terminal.recordedAt) : sessionEnd;
-    const toolEnd = insideTool && causeSpan ? spanEnds.get(causeSpan) : undefined;
+    if (resumedIn !== undefined) {
+      const key = attemptKey(resumedIn.runId, resumedIn.attemptId);
+      resumedRuns.set(key, [...(resumedRuns.get(key) ?? []), span]);
+    }
+    const toolEnd = !insideTool
+      ? undefined
+      : resumedIn !== undefined
+        ? attemptEnd(model, resumedIn, parentRun as RunRecord)
+        : causeSpan && spanEnds.get(causeSpan);
     pushEnd(span, toolEnd !== undefined && toolEnd < end ? endInsideTool(run, toolEnd) : end);
     return span;
   };
@@ -438,7 +456,15 @@ function emitSpans(
       causeEvent?.type === "tool.requested" &&
       causeEvent.runId === run.runId;
     const parent = insideTool ? causeSpan : runSpan(run);
-    const links = insideTool ? [] : causedBy(causeSpan);
+    const links = [
+      ...(insideTool ? [] : causedBy(causeSpan)),
+      ...(resumedRuns.get(attemptKey(attempt.runId, attempt.attemptId)) ?? []).map(
+        (resumed): Link => ({
+          context: resumed.spanContext(),
+          attributes: { "agent_ledger.link.type": "resumes" },
+        }),
+      ),
+    ];
     let name: string;
     let kind: number;
     if (attempt.kind === "model") {
@@ -547,6 +573,29 @@ function emitSpans(
     entry.span.end(entry.at);
   }
   return { spanCount: ends.length, traceIds };
+}
+
+/**
+ * The attempt of the tool call whose attempt `causeKey` ran `run` (an agent used as a tool) under
+ * which a resume picked the run up again: the last retry of the call requested before the run's
+ * last event. Undefined when the run recorded nothing after the call was made again (a new run
+ * for the retry, or none).
+ */
+function resumingAttempt(
+  model: SessionModel,
+  causeKey: string,
+  run: RunRecord,
+): AttemptRecord | undefined {
+  const last = run.events[run.events.length - 1] as LedgerEvent;
+  let found: AttemptRecord | undefined;
+  const seen = new Set<string>();
+  let attempt = model.attempts.get(causeKey);
+  while (attempt?.retriedBy !== undefined && !seen.has(attempt.attemptId)) {
+    seen.add(attempt.attemptId);
+    attempt = model.attempts.get(attemptKey(attempt.runId, attempt.retriedBy));
+    if (attempt && attempt.requested.commitCursor < last.commitCursor) found = attempt;
+  }
+  return found;
 }
 
 /**
