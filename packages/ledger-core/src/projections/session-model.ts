@@ -173,3 +173,15 @@ export function agentVersionOf(started: LedgerEvent | undefined): string | undef
     return agent.version;
   return undefined;
 }
+
+/**
+ * The agent a run is a run of, stable across its runs (OpenTelemetry's `gen_ai.agent.id`): the
+ * id its start recorded (`startRun({ agent: { id } })`), else its actor's id (the agent's name
+ * with OpenAI Agents; the actor an app gives the LangChain and AI SDK adapters). Never the run
+ * id, which names one run of it.
+ */
+export function agentIdOf(started: LedgerEvent | undefined): string | undefined {
+  const agent = isObject(started?.payload) ? started.payload.agent : undefined;
+  if (isObject(agent) && typeof agent.id === "string" && agent.id.length > 0) return agent.id;
+  return started?.actor?.id;
+}

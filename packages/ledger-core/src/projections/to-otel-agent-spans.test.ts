@@ -51,3 +51,41 @@ describe("toOtelSpans invoke_agent spans", () => {
     expect(named("chat gpt-4o").attributes["gen_ai.provider.name"]).toBe("openai");
   });
 });
+
+describe("toOtelSpans gen_ai.agent.id", () => {
+  it("names the agent, the same for each of its runs, and keeps the run in agent_ledger.run.id", async () => {
+    const store = new MemoryEventStore();
+    const planner = { type: "agent" as const, id: "planner", framework: "openai-agents" };
+    // Two runs of the same agent, started as the OpenAI Agents adapter starts them.
+    for (const runId of ["monday", "tuesday"]) {
+      const recorder = new SessionRecorder({ store, sessionId: "ids", runId, actor: planner });
+      await recorder.startRun({ agent: "planner", framework: "openai-agents" });
+      // A run of an agent whose start recorded an id of its own (a hosted assistant's).
+      const assistant = recorder.child({ actor: { type: "agent", id: "support" } });
+      await assistant.startRun({ agent: { id: "asst_5j66UpCpwteGg4YSxUnt7lPY", version: "3" } });
+      await assistant.completeRun("ok");
+      await recorder.completeRun("done");
+    }
+
+    const spans = await exportedSpans(store, "ids");
+    const agents = spans
+      .filter((span) => span.name.startsWith("invoke_agent"))
+      .map((span) => [
+        span.attributes["gen_ai.agent.name"],
+        span.attributes["gen_ai.agent.id"],
+        span.attributes["agent_ledger.run.id"],
+      ]);
+    expect(agents).toHaveLength(4);
+    expect(agents.filter(([name]) => name === "planner").sort()).toEqual([
+      ["planner", "planner", "monday"],
+      ["planner", "planner", "tuesday"],
+    ]);
+    const support = agents.filter(([name]) => name === "support");
+    expect(support.map(([, id]) => id)).toEqual([
+      "asst_5j66UpCpwteGg4YSxUnt7lPY",
+      "asst_5j66UpCpwteGg4YSxUnt7lPY",
+    ]);
+    // Each run still told apart by its run id.
+    expect(new Set(support.map(([, , runId]) => runId)).size).toBe(2);
+  });
+});

@@ -18,6 +18,7 @@ import { derivedOtelId, LedgerIdGenerator, withNextIds } from "./otel-ids.js";
 import { pausesOf, runStatus } from "./paused-runs.js";
 import {
   type AttemptRecord,
+  agentIdOf,
   agentVersionOf,
   attemptKey,
   causeOf,
@@ -362,7 +363,7 @@ function emitSpans(
     const attributes: Attributes = {
       "gen_ai.operation.name": "invoke_agent",
       "gen_ai.agent.name": agentName,
-      "gen_ai.agent.id": run.runId,
+      "gen_ai.agent.id": agentIdOf(run.started) ?? agentName,
       "gen_ai.conversation.id": model.sessionId,
       "agent_ledger.session.id": model.sessionId,
       "agent_ledger.run.id": run.runId,
