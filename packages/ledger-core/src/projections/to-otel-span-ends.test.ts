@@ -130,6 +130,7 @@ describe("toOtelSpans: the run of an agent used as a tool that a resume picked u
       causedByEventId: call.requestedEventId,
     });
     await researcher.startRun();
+    await tick();
     await researcher.modelCompleted(await researcher.beforeModelCall(first), { text: "half" });
     await researcher.beforeModelCall(second);
     await tick();
