@@ -4,6 +4,7 @@ import {
   MemoryEventStore,
   readWholeRun,
   SessionRecorder,
+  toAtif,
   verifyRun,
 } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
@@ -67,6 +68,18 @@ describe("an image in the prompt", () => {
       type: "file",
       data: base64,
     });
+  });
+
+  it("is named in the ATIF trajectory's user step, with its media type and size, not dropped", async () => {
+    const store = new MemoryEventStore();
+    const live = askAbout(new SessionRecorder({ store, actor, ...address }), Buffer.from(bytes));
+    expect((await live.result).text).toBe("a PNG");
+    const [user] = (await toAtif(store, address.sessionId)).steps;
+    expect(user?.message).toEqual([
+      { type: "text", text: "what is it?" },
+      { type: "text", text: "[image omitted: image/png, 7 bytes]" },
+    ]);
+    expect(user?.extra?.images_omitted).toMatchObject([{ media_type: "image/png", size_bytes: 7 }]);
   });
 
   it.each([

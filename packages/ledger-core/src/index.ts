@@ -106,6 +106,8 @@ export {
 export type { VerifyResult, VerifyRunOptions } from "./inspect/verify-run.js";
 export { assertRunIntact, unreadableRunResult, verifyRun } from "./inspect/verify-run.js";
 export type {
+  AtifContentPart,
+  AtifImageMediaType,
   AtifMetrics,
   AtifObservationResult,
   AtifStep,

@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { AtifStep } from "./atif-types.js";
-import { userInputTexts } from "./atif-user-steps.js";
+import { userInputContents, userStep } from "./atif-user-steps.js";
 import { isObject } from "./extract.js";
 import { payloadOf, type RunRecord } from "./session-model.js";
 
@@ -26,8 +26,11 @@ export function startSteps(run: RunRecord): Omit<AtifStep, "step_id">[] {
   const extra: JsonObject = { run_id: run.runId };
   if (started) extra.event_id = started.eventId;
   const input = payloadOf(run.started).input;
-  if (input !== undefined && input !== null)
-    return userInputTexts(input).map((message) => ({ timestamp, source: "user", message, extra }));
+  if (input !== undefined && input !== null && started !== undefined)
+    return userInputContents(input).map((content) => {
+      const step = userStep(started, content);
+      return { ...step, extra: { ...extra, ...step.extra } };
+    });
   const terminal = run.terminal;
   let message = "Run started; no input, agent turn or tool call recorded.";
   if (terminal?.type === "run.failed")

@@ -29,11 +29,20 @@ export interface AtifMetrics {
   cached_tokens?: number;
 }
 
+/** The media types an ATIF image part takes. */
+export type AtifImageMediaType = "image/jpeg" | "image/png" | "image/gif" | "image/webp";
+
+/** A part of a multimodal step message (ATIF v1.6+): text, or an image at a path or URL. */
+export type AtifContentPart =
+  | { type: "text"; text: string }
+  | { type: "image"; source: { media_type: AtifImageMediaType; path: string } };
+
 export interface AtifStep {
   step_id: number;
   timestamp: string;
   source: "system" | "user" | "agent";
-  message: string;
+  /** Text, or content parts when a user's message holds images (see `atifMessageOf`). */
+  message: string | AtifContentPart[];
   reasoning_content?: string;
   model_name?: string;
   tool_calls?: AtifToolCall[];

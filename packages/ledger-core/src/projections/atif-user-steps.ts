@@ -1,4 +1,7 @@
 import type { JsonValue } from "../events/json.js";
+import type { LedgerEvent } from "../events/types.js";
+import { atifMessageOf } from "./atif-content.js";
+import type { AtifStep } from "./atif-types.js";
 import { type HistoryMessage, requestMessages, textOf } from "./extract.js";
 
 // Where an ATIF trajectory's user steps come from: a run's input, or its model requests.
@@ -71,14 +74,28 @@ export class UserConversations {
 }
 
 /**
- * What the user said in a run's input: a text, or the user messages that end a list of
- * messages (the items before them are the conversation so far).
+ * What the user said in a run's input: a text, or the contents of the user messages that end a
+ * list of messages (the items before them are the conversation so far).
  */
-export function userInputTexts(input: JsonValue): string[] {
+export function userInputContents(input: JsonValue): JsonValue[] {
   if (typeof input === "string") return [input];
   const messages = Array.isArray(input) ? requestMessages(input) : [];
-  const texts: string[] = [];
+  const contents: JsonValue[] = [];
   for (let index = messages.length - 1; messages[index]?.role === "user"; index--)
-    texts.unshift(textOf(messages[index]?.content));
-  return texts.length > 0 ? texts : [textOf(input)];
+    contents.unshift((messages[index] as HistoryMessage).content);
+  return contents.length > 0 ? contents : [input];
+}
+
+/**
+ * The user step saying `content`, recorded in `event` (its input, or the model request that
+ * added it): its images as `atifMessageOf` shows them, those it cannot in `extra.images_omitted`.
+ */
+export function userStep(event: LedgerEvent, content: JsonValue): Omit<AtifStep, "step_id"> {
+  const { message, omitted } = atifMessageOf(content, event.eventId);
+  return {
+    timestamp: event.recordedAt,
+    source: "user",
+    message,
+    ...(omitted.length > 0 ? { extra: { images_omitted: omitted } } : {}),
+  };
 }

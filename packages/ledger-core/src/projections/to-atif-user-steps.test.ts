@@ -100,3 +100,102 @@ describe("toAtif user steps read from model requests", () => {
     ]);
   });
 });
+
+describe("toAtif a user's images", () => {
+  const png = "iVBORwECAw=="; // 7 bytes
+  const photo = "https://photos.example/cat.png";
+
+  it("keeps an image at a URL as an ATIF image part, and names one recorded as bytes where to find it", async () => {
+    // As the AI SDK records its prompt (LanguageModelV3: `file` parts with a media type).
+    const store = await recordRequests([
+      [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "what are these?" },
+            { type: "file", mediaType: "image/png", data: photo },
+            { type: "file", mediaType: "image/png", data: png },
+          ],
+        },
+      ],
+    ]);
+    const trajectory = await toAtif(store, "s");
+    const step = trajectory.steps[0];
+    expect(step?.message).toEqual([
+      { type: "text", text: "what are these?" },
+      { type: "image", source: { media_type: "image/png", path: photo } },
+      { type: "text", text: "[image omitted: image/png, 7 bytes]" },
+    ]);
+    const requested = (await store.readRun({ sessionId: "s", runId: "r" })).events.find(
+      (event) => event.type === "model.requested",
+    );
+    expect(step?.extra).toEqual({
+      images_omitted: [
+        {
+          part: 2,
+          media_type: "image/png",
+          size_bytes: 7,
+          reason: "bytes recorded in the ledger",
+          event_id: requested?.eventId,
+        },
+      ],
+    });
+  });
+
+  it("reads the images of LangChain's image_url, OpenAI Agents' input_image and Anthropic's image parts", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
+    await recorder.startRun();
+    // OpenAI Agents records its run's input: Responses API items.
+    await recorder.recordInput([
+      {
+        role: "user",
+        content: [
+          { type: "input_text", text: "compare" },
+          { type: "input_image", image_url: `data:image/jpeg;base64,${png}`, detail: "auto" },
+          { type: "input_image", image_url: "https://photos.example/dog.JPG?size=large" },
+        ],
+      },
+    ]);
+    // LangChain's and Anthropic's message parts, in a model request.
+    const messages: JsonValue[] = [
+      {
+        role: "user",
+        content: [
+          { type: "image_url", image_url: { url: "https://photos.example/a.webp" } },
+          { type: "image", source: { type: "base64", media_type: "image/gif", data: png } },
+          { type: "image_url", image_url: "https://photos.example/render" },
+        ],
+      },
+    ];
+    const call = await recorder.beforeModelCall({ request: { model: "m", messages } });
+    await recorder.modelCompleted(call, { text: "ok" });
+    const steps = (await toAtif(store, "s")).steps;
+    expect(steps[0]?.message).toEqual([
+      { type: "text", text: "compare" },
+      { type: "text", text: "[image omitted: image/jpeg, 7 bytes]" },
+      {
+        type: "image",
+        source: { media_type: "image/jpeg", path: "https://photos.example/dog.JPG?size=large" },
+      },
+    ]);
+    // Recorded as the run's input, the model request's messages are no user steps of their own.
+    expect(steps.map((step) => step.source)).toEqual(["user", "agent"]);
+
+    // Without a recorded input, the request's user message is the user step.
+    const [user] = (await toAtif(await recordRequests([messages]), "s")).steps;
+    expect(user?.message).toEqual([
+      {
+        type: "image",
+        source: { media_type: "image/webp", path: "https://photos.example/a.webp" },
+      },
+      { type: "text", text: "[image omitted: image/gif, 7 bytes]" },
+      // No media type recorded nor in its name: ATIF's image parts need one.
+      { type: "text", text: "[image omitted: https://photos.example/render, media type unknown]" },
+    ]);
+    expect(user?.extra?.images_omitted).toMatchObject([
+      { part: 1, media_type: "image/gif", size_bytes: 7 },
+      { part: 2, media_type: null, url: "https://photos.example/render" },
+    ]);
+  });
+});

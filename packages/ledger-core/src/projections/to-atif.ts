@@ -21,7 +21,7 @@ import type {
   AtifToolCall,
   AtifTrajectory,
 } from "./atif-types.js";
-import { UserConversations, userInputTexts } from "./atif-user-steps.js";
+import { UserConversations, userInputContents, userStep } from "./atif-user-steps.js";
 import {
   completionOf,
   isEmbeddingsRequest,
@@ -194,10 +194,10 @@ function runTrajectory(
 
   for (const event of run.events) {
     if (event.type === "input.received") {
-      userInputTexts(payloadOf(event).input ?? null).forEach((message, index) => {
+      userInputContents(payloadOf(event).input ?? null).forEach((content, index) => {
         drafts.push({
           at: event.commitCursor,
-          step: { timestamp: event.recordedAt, source: "user", message },
+          step: userStep(event, content),
           causes: index === 0 ? [event.eventId] : [],
           resultsByCause: new Map(),
         });
@@ -246,7 +246,7 @@ function runTrajectory(
         for (const message of conversations.added(request))
           drafts.push({
             at: event.commitCursor - 0.25,
-            step: { timestamp: event.recordedAt, source: "user", message: textOf(message.content) },
+            step: userStep(event, message.content),
             causes: [],
             resultsByCause: new Map(),
           });

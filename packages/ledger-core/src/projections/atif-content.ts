@@ -1,0 +1,146 @@
+import type { JsonObject, JsonValue } from "../events/json.js";
+import type { AtifContentPart, AtifImageMediaType } from "./atif-types.js";
+import { textOf } from "./extract.js";
+import { isObject } from "./langchain-message.js";
+
+// A user's message as an ATIF step's `message`: its text, and its images as ATIF image parts
+// (ATIF v1.6+: `{ type: "image", source: { media_type, path } }`, a path being a file or a URL).
+
+const ATIF_IMAGE_TYPES: ReadonlySet<string> = new Set([
+  "image/jpeg",
+  "image/png",
+  "image/gif",
+  "image/webp",
+]);
+
+const EXTENSION_TYPES: [RegExp, AtifImageMediaType][] = [
+  [/\.png$/i, "image/png"],
+  [/\.jpe?g$/i, "image/jpeg"],
+  [/\.gif$/i, "image/gif"],
+  [/\.webp$/i, "image/webp"],
+];
+
+/** An image a message part holds: at a URL, or as bytes (base64) in the part itself. */
+interface FoundImage {
+  url?: string;
+  base64?: string;
+  mediaType?: string;
+}
+
+/**
+ * The image a content part holds, as each framework records one: the AI SDK's `image` and
+ * `file` (an image media type) parts, OpenAI's `image_url` (LangChain's too), the Responses
+ * API's `input_image` (OpenAI Agents), Anthropic's `image` with a `source`, LangChain's
+ * standard `image` block. Undefined for any other part.
+ */
+function imageOf(part: JsonObject): FoundImage | undefined {
+  const mediaType = str(part.mediaType) ?? str(part.mimeType) ?? str(part.mime_type);
+  let value: string | undefined;
+  if (part.type === "image") {
+    if (isObject(part.source)) {
+      const source = part.source;
+      const sourceType = str(source.media_type) ?? mediaType;
+      if (typeof source.url === "string") return withType({ url: source.url }, sourceType);
+      return withType({ base64: str(source.data) ?? "" }, sourceType);
+    }
+    value = str(part.image) ?? str(part.url) ?? str(part.data);
+  } else if (part.type === "file" && mediaType?.startsWith("image/")) {
+    value = str(part.data) ?? str(part.url);
+  } else if (part.type === "image_url" || part.type === "input_image") {
+    const image = part.image_url;
+    value = isObject(image) ? str(image.url) : str(image);
+    if (value === undefined) return undefined;
+  } else {
+    return undefined;
+  }
+  return classify(value ?? "", mediaType);
+}
+
+function str(value: JsonValue | undefined): string | undefined {
+  return typeof value === "string" && value.length > 0 ? value : undefined;
+}
+
+function withType(image: FoundImage, mediaType: string | undefined): FoundImage {
+  return mediaType === undefined ? image : { ...image, mediaType };
+}
+
+/** A string that is a data URL, another URL (a scheme before `:`), or else base64 bytes. */
+function classify(value: string, mediaType: string | undefined): FoundImage {
+  const data = /^data:([^;,]*)(;base64)?,/i.exec(value);
+  if (data) return withType({ base64: value.slice(data[0].length) }, str(data[1]) ?? mediaType);
+  if (/^[a-z][a-z0-9+.-]*:/i.test(value)) return withType({ url: value }, mediaType);
+  return withType({ base64: value }, mediaType);
+}
+
+/** The ATIF media type of an image: the one recorded, else its URL's extension. */
+function atifMediaType(image: FoundImage): AtifImageMediaType | undefined {
+  const recorded = image.mediaType?.toLowerCase();
+  if (recorded !== undefined) {
+    const normal = recorded === "image/jpg" ? "image/jpeg" : recorded;
+    return ATIF_IMAGE_TYPES.has(normal) ? (normal as AtifImageMediaType) : undefined;
+  }
+  if (image.url === undefined) return undefined;
+  const path = image.url.split(/[?#]/)[0] ?? "";
+  return EXTENSION_TYPES.find(([pattern]) => pattern.test(path))?.[1];
+}
+
+/** The size of base64 content in bytes. */
+function base64Size(base64: string): number {
+  const trimmed = base64.replace(/\s/g, "");
+  const padding = trimmed.endsWith("==") ? 2 : trimmed.endsWith("=") ? 1 : 0;
+  return Math.max(0, Math.floor((trimmed.length * 3) / 4) - padding);
+}
+
+/** What an image a step cannot show as an ATIF image part leaves in its `extra.images_omitted`. */
+function omitted(image: FoundImage, part: number, eventId: string): JsonObject {
+  return {
+    part,
+    media_type: image.mediaType ?? null,
+    ...(image.url !== undefined
+      ? { url: image.url, reason: "media type not one ATIF takes" }
+      : { size_bytes: base64Size(image.base64 ?? ""), reason: "bytes recorded in the ledger" }),
+    event_id: eventId,
+  };
+}
+
+/**
+ * A user message's `content` as an ATIF step message: its text when it holds no image (as
+ * `textOf` gives it); else content parts, text parts and an image part per image at a URL
+ * (ATIF's `path` may be a URL). An image recorded as bytes has no path to point to: it is a
+ * text part naming it (`[image omitted: image/png, 7 bytes]`), and `omitted` lists it with
+ * its media type, size and the id of the event (`eventId`) whose payload holds it, where a
+ * reader finds its bytes; so is an image at a URL whose media type ATIF does not take.
+ */
+export function atifMessageOf(
+  content: JsonValue | undefined,
+  eventId: string,
+): { message: string | AtifContentPart[]; omitted: JsonObject[] } {
+  const parts = Array.isArray(content) ? content : [];
+  if (!parts.some((part) => isObject(part) && imageOf(part) !== undefined))
+    return { message: textOf(content), omitted: [] };
+  const message: AtifContentPart[] = [];
+  const left: JsonObject[] = [];
+  for (const part of parts) {
+    const image = isObject(part) ? imageOf(part) : undefined;
+    if (image === undefined) {
+      const text = textOf([part]);
+      if (text.length > 0) message.push({ type: "text", text });
+      continue;
+    }
+    const mediaType = atifMediaType(image);
+    if (image.url !== undefined && mediaType !== undefined) {
+      message.push({ type: "image", source: { media_type: mediaType, path: image.url } });
+      continue;
+    }
+    const note = omitted(image, message.length, eventId);
+    left.push(note);
+    message.push({
+      type: "text",
+      text:
+        image.url !== undefined
+          ? `[image omitted: ${image.url}, ${image.mediaType ?? "media type unknown"}]`
+          : `[image omitted: ${image.mediaType ?? "media type unknown"}, ${String(note.size_bytes)} bytes]`,
+    });
+  }
+  return { message, omitted: left };
+}
