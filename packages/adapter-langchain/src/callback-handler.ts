@@ -387,6 +387,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       args: { query: toJsonValue(query) },
       effect: retrieverEffect(metadata),
       toolCallId: undefined,
+      toolType: "datastore" as const,
       outer: this.#state.runs.enclosingTool(parentRunId),
       threadId: threadIdOf(metadata),
     };

@@ -4,7 +4,6 @@ import {
   findLedgerError,
   MemoryEventStore,
   messageHistory,
-  toOtelSpans,
 } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { tool } from "@langchain/core/tools";
@@ -14,6 +13,7 @@ import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
+import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import { payloadOf, runEvents, threadConfig } from "./testing/helpers.js";
 import {
   agentWithSaver,
@@ -58,14 +58,7 @@ async function expectCausedByOuterCall(store: EventStore) {
   expect(
     history.filter((message) => message.role === "tool").map((message) => message.name),
   ).toEqual(["lookup"]);
-  const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = await import(
-    "@opentelemetry/sdk-trace-base"
-  );
-  const exporter = new InMemorySpanExporter();
-  const tracing = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  await toOtelSpans(store, SESSION, tracing);
-  await tracing.forceFlush();
-  const spans = exporter.getFinishedSpans();
+  const spans = await exportedSpans(store, SESSION);
   const span = (name: string) => spans.find((item) => item.name === `execute_tool ${name}`);
   expect(span("audit")?.parentSpanContext?.spanId).toBe(span("lookup")?.spanContext().spanId);
 }

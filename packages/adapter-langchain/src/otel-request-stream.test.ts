@@ -1,15 +1,10 @@
 import { join } from "node:path";
-import { toOtelSpans } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { FakeListChatModel } from "@langchain/core/utils/testing";
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { LedgerCallbackHandler } from "./callback-handler.js";
+import { exportedSpans } from "./testing/exported-spans.test.data.js";
 
 const scratch = scratchDirectory("langchain-otel-stream-", afterAll);
 
@@ -27,14 +22,7 @@ describe("OpenTelemetry export of streamed LangChain model calls", () => {
     expect((await model.invoke("second", { callbacks: [handler] })).content).toBe("invoked answer");
     await handler.completeRun("done");
 
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
-    await toOtelSpans(store, "s", provider);
-    await provider.forceFlush();
-    const chats = exporter
-      .getFinishedSpans()
+    const chats = (await exportedSpans(store, "s"))
       .filter((span) => span.attributes["gen_ai.operation.name"] === "chat")
       .sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1]);
     // LangChain says nothing of it at the start: the chunks say it (a plain invoke has none).

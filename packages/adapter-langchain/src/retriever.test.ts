@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
+import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import { payloadOf, runEvents } from "./testing/helpers.js";
 import { RewritingShelf, RUN, SESSION, Shelf } from "./testing/retriever.test.data.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
@@ -50,6 +51,11 @@ describe("LedgerCallbackHandler: retrievers", () => {
       args: { query: "lisbon" },
       effect: { kind: "read", idempotent: true },
     });
+    // A datastore to the OpenTelemetry export (gen_ai.tool.type), as the GenAI conventions say.
+    expect(requested?.metadata?.toolType).toBe("datastore");
+    const spans = await exportedSpans(store, SESSION);
+    const span = spans.find((each) => each.name === "execute_tool Shelf");
+    expect(span?.attributes["gen_ai.tool.type"]).toBe("datastore");
     expect(payloadOf<{ result: unknown }>(completed).result).toEqual([
       { pageContent: "Lisbon is sunny in June", metadata: { source: "weather.md" } },
       { pageContent: "Lisbon trams run until midnight", metadata: { source: "trams.md" } },

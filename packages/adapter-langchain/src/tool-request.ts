@@ -37,6 +37,11 @@ export interface ToolCall {
   /** The LangGraph thread it runs in, if any. */
   threadId: string | undefined;
   /**
+   * `datastore` for a retriever's query: noted in its request's metadata (`toolType`), the
+   * OpenTelemetry export's `gen_ai.tool.type`. Undefined for a tool (a `function`).
+   */
+  toolType?: "datastore";
+  /**
    * The tool call this one is made inside (a nested call): what it is caused by (its
    * `tool.requested`, when known) and matched within on resume (its step). Undefined for a call
    * a model asked for.

@@ -56,7 +56,10 @@ export class ToolRuns {
     const { runId, parentRunId, tags, langchainToolCallId } = ids;
     const { runs, refusals } = this.#context;
     const recorder = await this.#context.recorder();
-    const metadata = langchainMetadata({ runId, parentRunId, tags, threadId: call.threadId });
+    const metadata = {
+      ...langchainMetadata({ runId, parentRunId, tags, threadId: call.threadId }),
+      ...(call.toolType !== undefined ? { toolType: call.toolType } : {}),
+    };
     const { book } = this.#context;
     const asked: StartingToolCall | undefined = call.outer
       ? undefined

@@ -515,7 +515,7 @@ function emitSpans(
       kind = SPAN_KIND_INTERNAL;
       attributes["gen_ai.operation.name"] = "execute_tool";
       attributes["gen_ai.tool.name"] = toolName;
-      attributes["gen_ai.tool.type"] = "function";
+      attributes["gen_ai.tool.type"] = toolTypeOf(requested);
       if (typeof payload.toolCallId === "string")
         attributes["gen_ai.tool.call.id"] = payload.toolCallId;
       if (isObject(payload.effect)) {
@@ -574,6 +574,18 @@ function emitSpans(
     entry.span.end(entry.at);
   }
   return { spanCount: ends.length, traceIds };
+}
+
+const TOOL_TYPES: ReadonlySet<string> = new Set(["function", "extension", "datastore"]);
+
+/**
+ * `gen_ai.tool.type`: the one the call's adapter noted in its request's metadata (`toolType`:
+ * `datastore` for a LangChain retriever, `extension` for an MCP tool or an AI SDK
+ * provider-defined one), else `function`, a tool the app defined and ran.
+ */
+function toolTypeOf(requested: LedgerEvent): string {
+  const toolType = requested.metadata?.toolType;
+  return typeof toolType === "string" && TOOL_TYPES.has(toolType) ? toolType : "function";
 }
 
 /**
