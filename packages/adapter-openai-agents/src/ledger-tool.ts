@@ -76,6 +76,22 @@ const defaultAgentEffect = new WeakSet<object>();
 const EFFECT_IN_CHILD_RUNS: JsonObject = { [EFFECT_IN_CHILD_RUNS_FIELD]: true };
 
 /**
+ * The tools an agent's MCP servers gave (`recordMcpTools`): their requests say `toolType:
+ * "extension"`, which the OpenTelemetry export gives as `gen_ai.tool.type` (a function tool's is
+ * `function`).
+ */
+export const mcpTools = new WeakSet<object>();
+
+/** The metadata of `tool`'s requests, if it has any. */
+function requestMetadata(tool: object): JsonObject | undefined {
+  const metadata: JsonObject = {
+    ...(defaultAgentEffect.has(tool) ? EFFECT_IN_CHILD_RUNS : {}),
+    ...(mcpTools.has(tool) ? { toolType: "extension" } : {}),
+  };
+  return Object.keys(metadata).length > 0 ? metadata : undefined;
+}
+
+/**
  * The effect of an agent used as a tool (`Agent.asTool`) unless declared otherwise: it has none
  * of its own, and running it again is safe. What its agent does is recorded on the call's
  * child run, call by call, each with its tool's own effect; a call run again goes on on that
@@ -298,7 +314,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
           name: tool.name,
           args: parseArgs(input),
           effect,
-          metadata: defaultAgentEffect.has(tool) ? EFFECT_IN_CHILD_RUNS : undefined,
+          metadata: requestMetadata(tool),
         }),
       ));
     const replayed = attempt.replayed;

@@ -12,6 +12,7 @@ import { instrumentAgent } from "./instrument-agent.js";
 import { ledgerToolEffect } from "./ledger-tool.js";
 import { resumeRun, runWithLedger } from "./run-with-ledger.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
+import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import { mcpShop, serverCalls } from "./testing/mcp-agents.js";
 import { firstInterruption, runOptions } from "./testing/recorded-run.js";
 import { functionCall, message, ScriptedModel } from "./testing/scripted-model.js";
@@ -92,6 +93,12 @@ describe("the tools of an agent's MCP servers", () => {
       args: { amount: 7 },
       effect: { kind: "unknown", idempotent: false },
     });
+    // An extension to the OpenTelemetry export (gen_ai.tool.type), a function tool's a function.
+    expect(chargeRequested?.metadata).toMatchObject({ toolType: "extension" });
+    const spans = await exportedSpans(store, "s");
+    const toolType = (name: string) =>
+      spans.find((span) => span.name === `execute_tool ${name}`)?.attributes["gen_ai.tool.type"];
+    expect([toolType("lookup"), toolType("charge")]).toEqual(["extension", "extension"]);
     const chargeCompleted = events.find(
       (event) => event.type === "tool.completed" && event.attemptId === chargeRequested?.attemptId,
     );

@@ -1,5 +1,5 @@
 import type { AnyAgent } from "./any-agent.js";
-import { type LedgerToolOptions, ledgerTool } from "./ledger-tool.js";
+import { type LedgerToolOptions, ledgerTool, mcpTools } from "./ledger-tool.js";
 import { assertMcpToolDeclaration } from "./option-checks.js";
 
 /**
@@ -43,6 +43,7 @@ export function recordMcpTools(agent: AnyAgent, mcpToolEffect: McpToolEffect | u
       if (tool.type !== "function") continue;
       const declared = declare?.({ name: tool.name });
       assertMcpToolDeclaration(declared, tool.name);
+      mcpTools.add(tool);
       ledgerTool(tool, declared ?? {});
     }
     return tools;

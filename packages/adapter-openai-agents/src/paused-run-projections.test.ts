@@ -1,16 +1,12 @@
 import { join } from "node:path";
-import { toAtif, toOtelSpans } from "@agent-ledger/core";
+import { toAtif } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { setTracingDisabled } from "@openai/agents";
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
 import { afterAll, describe, expect, onTestFinished, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { deletingAgent } from "./testing/approval-agents.js";
+import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import { runOptions } from "./testing/recorded-run.js";
 
 setTracingDisabled(true);
@@ -18,13 +14,8 @@ setTracingDisabled(true);
 const scratch = scratchDirectory("oa-paused-projections-", afterAll);
 
 async function runStatus(store: SqliteEventStore): Promise<unknown> {
-  const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({
-    spanProcessors: [new SimpleSpanProcessor(exporter)],
-  });
-  await toOtelSpans(store, "s", provider);
-  await provider.forceFlush();
-  const run = exporter.getFinishedSpans().find((span) => span.name === "invoke_agent main");
+  const spans = await exportedSpans(store, "s");
+  const run = spans.find((span) => span.name === "invoke_agent main");
   return run?.attributes["agent_ledger.run.status"];
 }
 

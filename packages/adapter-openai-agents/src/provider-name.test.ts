@@ -1,13 +1,9 @@
-import { MemoryEventStore, readWholeRun, SessionRecorder, toOtelSpans } from "@agent-ledger/core";
+import { MemoryEventStore, readWholeRun, SessionRecorder } from "@agent-ledger/core";
 import { Agent, OpenAIResponsesModel, Runner, setTracingDisabled } from "@openai/agents";
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
 import OpenAI from "openai";
 import { describe, expect, test } from "vitest";
 import { ledgerModel } from "./index.js";
+import { exportedSpans } from "./testing/exported-spans.test.data.js";
 
 setTracingDisabled(true);
 
@@ -68,13 +64,9 @@ async function runOn(baseURL: string | undefined) {
   expect(hosts).toHaveLength(1);
   const events = await readWholeRun(store, { sessionId: "s", runId: "r" });
   const requested = events.find((event) => event.type === "model.requested");
-  const exporter = new InMemorySpanExporter();
-  const tracing = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  await toOtelSpans(store, "s", tracing);
-  await tracing.forceFlush();
-  const chat = exporter
-    .getFinishedSpans()
-    .find((span) => span.attributes["gen_ai.operation.name"] === "chat");
+  const chat = (await exportedSpans(store, "s")).find(
+    (span) => span.attributes["gen_ai.operation.name"] === "chat",
+  );
   return { metadata: requested?.metadata, provider: chat?.attributes["gen_ai.provider.name"] };
 }
 

@@ -515,7 +515,7 @@ function emitSpans(
       kind = SPAN_KIND_INTERNAL;
       attributes["gen_ai.operation.name"] = "execute_tool";
       attributes["gen_ai.tool.name"] = toolName;
-      attributes["gen_ai.tool.type"] = toolTypeOf(requested);
+      attributes["gen_ai.tool.type"] = toolTypeOf(model, attempt);
       if (typeof payload.toolCallId === "string")
         attributes["gen_ai.tool.call.id"] = payload.toolCallId;
       if (isObject(payload.effect)) {
@@ -581,11 +581,24 @@ const TOOL_TYPES: ReadonlySet<string> = new Set(["function", "extension", "datas
 /**
  * `gen_ai.tool.type`: the one the call's adapter noted in its request's metadata (`toolType`:
  * `datastore` for a LangChain retriever, `extension` for an MCP tool or an AI SDK
- * provider-defined one), else `function`, a tool the app defined and ran.
+ * provider-defined one), or in the request of an attempt it retries (the same call, made
+ * again after a person approved it), else `function`, a tool the app defined and ran.
  */
-function toolTypeOf(requested: LedgerEvent): string {
-  const toolType = requested.metadata?.toolType;
-  return typeof toolType === "string" && TOOL_TYPES.has(toolType) ? toolType : "function";
+function toolTypeOf(model: SessionModel, attempt: AttemptRecord): string {
+  const seen = new Set<string>();
+  for (
+    let current: AttemptRecord | undefined = attempt;
+    current !== undefined && !seen.has(current.attemptId);
+    current =
+      current.requested.retryOf === undefined
+        ? undefined
+        : model.attempts.get(attemptKey(current.runId, current.requested.retryOf))
+  ) {
+    seen.add(current.attemptId);
+    const toolType = current.requested.metadata?.toolType;
+    if (typeof toolType === "string" && TOOL_TYPES.has(toolType)) return toolType;
+  }
+  return "function";
 }
 
 /**

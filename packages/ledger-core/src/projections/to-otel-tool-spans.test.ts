@@ -30,6 +30,14 @@ describe("toOtelSpans execute_tool spans", () => {
       });
       await recorder.toolCompleted(call, "ok");
     }
+    // A retry that notes none (made again after a person approved it) is the same call.
+    const first = await recorder.beforeToolCall({
+      name: "mcp_charge",
+      args: {},
+      effect,
+      metadata: { toolType: "extension" },
+    });
+    await recorder.toolCompleted(await recorder.retry(first), "charged");
     await recorder.completeRun("done");
 
     const spans = await exportedSpans(store, "tools");
@@ -40,6 +48,11 @@ describe("toOtelSpans execute_tool spans", () => {
       "extension",
       "function",
       "function",
+    ]);
+    const charges = spans.filter((span) => span.name === "execute_tool mcp_charge");
+    expect(charges.map((span) => span.attributes["gen_ai.tool.type"])).toEqual([
+      "extension",
+      "extension",
     ]);
   });
 });
