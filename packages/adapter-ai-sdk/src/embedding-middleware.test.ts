@@ -6,16 +6,10 @@ import {
   MemoryEventStore,
   SessionRecorder,
   toAtif,
-  toOtelSpans,
 } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { APICallError } from "@ai-sdk/provider";
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
 import { embed, embedMany, generateText, wrapEmbeddingModel, wrapLanguageModel } from "ai";
 import { MockEmbeddingModelV3, MockLanguageModelV3 } from "ai/test";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
@@ -28,6 +22,7 @@ import {
   embedQueryThenDocuments,
   vectorOf,
 } from "./testing/embedding.test.data.js";
+import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import {
   eventsOf,
   expectUnholdableResponseRecordedAsFailure,
@@ -257,13 +252,7 @@ describe("ledgerEmbeddingMiddleware", () => {
       value: "alpha",
       maxRetries: 0,
     });
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
-    await toOtelSpans(store, "s1", provider);
-    await provider.forceFlush();
-    const span = exporter.getFinishedSpans().find((each) => each.kind === 2);
+    const span = (await exportedSpans(store, "s1")).find((each) => each.kind === 2);
     expect(span?.name).toBe("embeddings text-embedding-3-small");
     expect(span?.attributes).toMatchObject({
       "gen_ai.operation.name": "embeddings",

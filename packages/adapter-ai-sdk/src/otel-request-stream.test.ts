@@ -1,15 +1,11 @@
 import { join } from "node:path";
-import { SessionRecorder, toOtelSpans } from "@agent-ledger/core";
+import { SessionRecorder } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
 import { generateText, streamText, wrapLanguageModel } from "ai";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { ledgerMiddleware } from "./ledger-middleware.js";
+import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import { assistant, scriptedModel, textResult } from "./testing/scripted-model.test.data.js";
 
 const scratch = scratchDirectory("ai-sdk-otel-stream-", afterAll);
@@ -32,14 +28,7 @@ describe("OpenTelemetry export of streamed and generated AI SDK calls", () => {
     await store.init();
     onTestFinished(() => store.close());
     await streamThenGenerate(new SessionRecorder({ store, ...run, actor: assistant }));
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
-    await toOtelSpans(store, run.sessionId, provider);
-    await provider.forceFlush();
-    const chats = exporter
-      .getFinishedSpans()
+    const chats = (await exportedSpans(store, run.sessionId))
       .filter((span) => span.attributes["gen_ai.operation.name"] === "chat")
       .sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1]);
     expect(chats.map((span) => span.attributes["gen_ai.request.stream"])).toEqual([true, false]);

@@ -10,6 +10,7 @@ import {
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
+import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import {
   assistantRecorder,
   scriptedModel,
@@ -123,5 +124,45 @@ describe("inspection of a recorded generateText call", () => {
     ]);
     expect(inspection.runs[0]?.usage).toEqual({ inputTokens: 30, outputTokens: 13 });
     expect(inspection.usage).toEqual({ inputTokens: 30, outputTokens: 13 });
+  });
+});
+
+describe("OpenTelemetry of a recorded generateText with tools", () => {
+  it("gives a provider-defined tool's span gen_ai.tool.type extension, an app's own tool's function", async () => {
+    const { store, recorder } = recordingAssistant();
+    const { model } = scriptedModel([
+      toolCallsResult(
+        toolCall("call-1", "bash", { command: "ls" }),
+        toolCall("call-2", "weather", { city: "Paris" }),
+      ),
+      textResult("done"),
+    ]);
+    const tools = wrapTools(
+      {
+        // A tool whose schema is the provider's (as Anthropic's bash), run by the app.
+        bash: tool({
+          type: "provider",
+          id: "anthropic.bash_20250124",
+          args: {},
+          inputSchema: z.object({ command: z.string() }),
+          execute: async ({ command }) => `ran ${command}`,
+        }),
+        weather: tool({
+          inputSchema: z.object({ city: z.string() }),
+          execute: async ({ city }) => ({ city, celsius: 21 }),
+        }),
+      },
+      { recorder },
+    );
+    await generateText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      prompt: "list and weather",
+      tools,
+      stopWhen: stepCountIs(2),
+    });
+    const spans = await exportedSpans(store, "s");
+    const toolType = (name: string) =>
+      spans.find((span) => span.name === `execute_tool ${name}`)?.attributes["gen_ai.tool.type"];
+    expect([toolType("bash"), toolType("weather")]).toEqual(["extension", "function"]);
   });
 });

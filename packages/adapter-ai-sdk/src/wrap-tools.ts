@@ -108,10 +108,18 @@ function checkedDecision(decision: unknown): UnresolvedDecision {
   );
 }
 
+/**
+ * A tool's options as its wrapper records its calls: `wrapTools`' options, and `extension` for
+ * a provider-defined tool (`type: "provider"`, its schema the provider's: Anthropic's bash or
+ * computer use...), noted in each request's metadata (`toolType`), which the OpenTelemetry
+ * export gives as `gen_ai.tool.type` (an app's own tool is a `function`).
+ */
+type ToolOptions = WrapToolsOptions & { toolType?: "extension" };
+
 /** Commits `tool.requested` (or finds the call in the ledger on resume). */
 async function beginToolCall(
   state: AdapterState,
-  options: WrapToolsOptions,
+  options: ToolOptions,
   call: { name: string; input: unknown; toolCallId: string; causedByEventId: string | undefined },
 ): Promise<Attempt> {
   const { recorder } = state;
@@ -133,6 +141,7 @@ async function beginToolCall(
       args: toJsonValue(call.input, "$.args"),
       effect,
       ...(causedByEventId !== undefined ? { causedByEventId } : {}),
+      ...(options.toolType !== undefined ? { metadata: { toolType: options.toolType } } : {}),
     });
   } catch (error) {
     if (LedgerError.isInstance(error, "unresolved-attempt") && options.onUnresolved) {
@@ -161,7 +170,7 @@ async function beginToolCall(
 /** Commits the request; a call that cannot be recorded stops the run (unless abandoned). */
 async function startCall(
   state: AdapterState,
-  options: WrapToolsOptions,
+  options: ToolOptions,
   name: string,
   input: unknown,
   executeOptions: ToolExecutionOptions,
@@ -260,7 +269,7 @@ async function recordResult(
 
 function wrapExecute(
   root: AdapterState,
-  options: WrapToolsOptions,
+  options: ToolOptions,
   name: string,
   execute: NonNullable<Tool["execute"]>,
 ) {
@@ -307,7 +316,7 @@ function wrapExecute(
  */
 function wrapStreamingExecute(
   root: AdapterState,
-  options: WrapToolsOptions,
+  options: ToolOptions,
   name: string,
   execute: NonNullable<Tool["execute"]>,
 ) {
@@ -430,12 +439,14 @@ export function wrapTools<TOOLS extends ToolSet>(tools: TOOLS, options: WrapTool
     }
     // Decided before the call: the SDK looks at what execute returns at once (see `streaming`).
     const streams = isAsyncGeneratorFunction(execute) || named(streaming, name);
+    const toolOptions: ToolOptions =
+      tool.type === "provider" ? { ...wrapOptions, toolType: "extension" } : wrapOptions;
     wrapped[name] = {
       ...tool,
       ...callbacks,
       execute: streams
-        ? wrapStreamingExecute(state, wrapOptions, name, execute)
-        : wrapExecute(state, wrapOptions, name, execute),
+        ? wrapStreamingExecute(state, toolOptions, name, execute)
+        : wrapExecute(state, toolOptions, name, execute),
     } as Tool;
   }
   return wrapped as TOOLS;
