@@ -6,9 +6,11 @@ import {
   SessionRecorder,
 } from "@agent-ledger/core";
 import { type Agent, type Model, setTracingDisabled } from "@openai/agents";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { afterAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
+import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import { FailingStore } from "./testing/failing-store.js";
 import { firstInterruption, runOptions, toolCallEvents } from "./testing/recorded-run.js";
 import { researchFixture, twoWritesFixture } from "./testing/research-agents.js";
@@ -165,6 +167,26 @@ describe("an agent used as a tool (Agent.asTool)", () => {
     expect(inspection.unresolved).toEqual([]);
     expect(inspection.runs[0]?.status).toBe("completed");
     expect(inspection.runs[0]?.children.map((child) => child.status)).toEqual(["completed"]);
+    // Its OpenTelemetry span covers the resumed work, inside the root run's: it does not hang
+    // under the span of the call the crash cut off, which ended at the crash.
+    const spans = await exportedSpans(store, "s");
+    const named = (name: string) => spans.filter((span) => span.name === name);
+    const end = (span: ReadableSpan | undefined) =>
+      span ? span.endTime[0] * 1000 + span.endTime[1] / 1e6 : 0;
+    const [root] = named("invoke_agent main");
+    // The agent tool's run is named after the tool.
+    const [writer] = named("invoke_agent writer_tool");
+    const writes = named("execute_tool write");
+    const calls = named("execute_tool writer_tool");
+    // Cut off by the crash, then made again by the resume: the run ends with the second.
+    expect(calls).toHaveLength(2);
+    expect(end(writer)).toBe(Math.max(...calls.map(end)));
+    expect(writer?.parentSpanContext?.spanId).toBe(root?.spanContext().spanId);
+    expect(writes.map((span) => span.parentSpanContext?.spanId)).toEqual(
+      writes.map(() => writer?.spanContext().spanId),
+    );
+    expect(end(writer)).toBeGreaterThanOrEqual(Math.max(...writes.map(end)));
+    expect(end(writer)).toBeLessThanOrEqual(end(root));
   });
 
   test("a crash while its inner tool runs, that call rejected: the writer is told, its run and the root run complete, nothing is left open", async () => {
