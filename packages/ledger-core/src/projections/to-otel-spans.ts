@@ -15,7 +15,9 @@ import {
   usageOf,
 } from "./extract.js";
 import { derivedOtelId, LedgerIdGenerator, withNextIds } from "./otel-ids.js";
+import { toolTypeOf } from "./otel-tool-type.js";
 import { pausesOf, runStatus } from "./paused-runs.js";
+import { resumingAttempt } from "./resumed-agent-runs.js";
 import {
   type AttemptRecord,
   agentIdOf,
@@ -574,54 +576,6 @@ function emitSpans(
     entry.span.end(entry.at);
   }
   return { spanCount: ends.length, traceIds };
-}
-
-const TOOL_TYPES: ReadonlySet<string> = new Set(["function", "extension", "datastore"]);
-
-/**
- * `gen_ai.tool.type`: the one the call's adapter noted in its request's metadata (`toolType`:
- * `datastore` for a LangChain retriever, `extension` for an MCP tool or an AI SDK
- * provider-defined one), or in the request of an attempt it retries (the same call, made
- * again after a person approved it), else `function`, a tool the app defined and ran.
- */
-function toolTypeOf(model: SessionModel, attempt: AttemptRecord): string {
-  const seen = new Set<string>();
-  for (
-    let current: AttemptRecord | undefined = attempt;
-    current !== undefined && !seen.has(current.attemptId);
-    current =
-      current.requested.retryOf === undefined
-        ? undefined
-        : model.attempts.get(attemptKey(current.runId, current.requested.retryOf))
-  ) {
-    seen.add(current.attemptId);
-    const toolType = current.requested.metadata?.toolType;
-    if (typeof toolType === "string" && TOOL_TYPES.has(toolType)) return toolType;
-  }
-  return "function";
-}
-
-/**
- * The attempt of the tool call whose attempt `causeKey` ran `run` (an agent used as a tool) under
- * which a resume picked the run up again: the last retry of the call requested before the run's
- * last event. Undefined when the run recorded nothing after the call was made again (a new run
- * for the retry, or none).
- */
-function resumingAttempt(
-  model: SessionModel,
-  causeKey: string,
-  run: RunRecord,
-): AttemptRecord | undefined {
-  const last = run.events[run.events.length - 1] as LedgerEvent;
-  let found: AttemptRecord | undefined;
-  const seen = new Set<string>();
-  let attempt = model.attempts.get(causeKey);
-  while (attempt?.retriedBy !== undefined && !seen.has(attempt.attemptId)) {
-    seen.add(attempt.attemptId);
-    attempt = model.attempts.get(attemptKey(attempt.runId, attempt.retriedBy));
-    if (attempt && attempt.requested.commitCursor < last.commitCursor) found = attempt;
-  }
-  return found;
 }
 
 /**
