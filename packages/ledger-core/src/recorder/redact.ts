@@ -5,12 +5,19 @@ import { isJsonObject as isObject, type JsonValue, toPlainJson } from "../events
 export interface RedactContext {
   /** Event type being recorded, e.g. `model.requested`. */
   type: string;
+  /**
+   * `"metadata"` when the function is called with the event's metadata (`{ metadata }`, see
+   * `redactMetadata`); absent when it is called with the event's payload.
+   */
+  part?: "metadata";
 }
 
 /**
  * What the recorder removes before hashing and persisting: a list of dotted paths into the
  * event payload (`request.headers.authorization`; `*` matches one key, `**` any depth, so
- * `**.apiKey` removes every `apiKey`), or a function returning the value to keep.
+ * `**.apiKey` removes every `apiKey`) and into its metadata (`metadata.langchain.tags`), or a
+ * function returning the value to keep, called for the payload and for the metadata
+ * (`RedactContext.part`).
  */
 export type Redaction =
   | readonly string[]
@@ -99,6 +106,10 @@ export function redactPayload(
   shape: "object" | "any",
 ): JsonValue {
   if (typeof redaction !== "function") return applyRedaction(payload, redaction, context);
+  const part =
+    context.part === "metadata"
+      ? `the metadata of a ${context.type} event`
+      : `a ${context.type} payload`;
   let redacted: unknown;
   try {
     redacted = redaction(payload, context);
@@ -106,20 +117,20 @@ export function redactPayload(
     // The call is not made: say so as every refusal does, with the function's own error kept.
     throw new InvalidArgumentError(
       "$.redact",
-      `the redact function threw for a ${context.type} payload: ${error instanceof Error ? error.message : String(error)}`,
+      `the redact function threw for ${part}: ${error instanceof Error ? error.message : String(error)}`,
       { cause: error },
     );
   }
-  const origin = `returned by the redact function for a ${context.type} payload`;
+  const origin = `returned by the redact function for ${part}`;
   if (redacted === undefined)
     throw new InvalidArgumentError(
       "$.redact",
-      `the redact function returned nothing for a ${context.type} payload: return the payload to keep`,
+      `the redact function returned nothing for ${part}: return the value to keep`,
     );
   if (shape === "object" && !isObject(redacted))
     throw new InvalidArgumentError(
       "$.redact",
-      `the redact function must return the ${context.type} payload as an object (${Object.keys(payload as object).join(", ")}), got ${Array.isArray(redacted) ? "an array" : redacted === null ? "null" : typeof redacted}`,
+      `the redact function must return ${part} as an object (${Object.keys(payload as object).join(", ")}), got ${Array.isArray(redacted) ? "an array" : redacted === null ? "null" : typeof redacted}`,
     );
   return toPlainJson(redacted, "$", { origin });
 }

@@ -31,6 +31,7 @@ import {
 } from "./recorder-options.js";
 import { type CloseGuard, RecorderState } from "./recorder-state.js";
 import type { Redaction } from "./redact.js";
+import { storedMetadata } from "./redact-metadata.js";
 import { reopenOptions, reopenRun } from "./reopen.js";
 import { replayAgain } from "./replay-again.js";
 import { resumeRun } from "./resume.js";
@@ -220,9 +221,9 @@ export class SessionRecorder {
 
   /**
    * `payload` as this recorder's redaction leaves it in the payload of a `type` event, and
-   * nothing written: for a value an adapter keeps where no redaction reaches, such as an
-   * event's metadata, which is stored as given (the text a framework told its model of a
-   * failed tool, quoting the error the recorder redacts in the failure's payload). Checked as
+   * nothing written: for a value an adapter derives from a payload field and keeps elsewhere,
+   * such as the text a framework told its model of a failed tool, quoting the error the
+   * recorder redacts in the failure's payload (metadata paths would not name it). Checked as
    * plain JSON (`non-serializable` at its path under `$.payload`) and redacted as a `startRun`
    * or `checkpoint` payload is: a path list's paths are relative to `payload`, a function gets
    * it with `{ type }` (one that throws or returns nothing is `invalid-argument` at `$.redact`).
@@ -233,6 +234,16 @@ export class SessionRecorder {
     if (typeof type !== "string" || type.length === 0)
       throw new InvalidArgumentError("$.type", "the event type must be a non-empty string");
     return preparePayload(this.#state.redact, type, payload, "$.payload");
+  }
+
+  /**
+   * The metadata an event of `type` given `metadata` would be stored with: the recorder's merged
+   * with it, then redacted as the recorder redacts every event's metadata. For
+   * an adapter that writes a lookup key there (a LangGraph thread id) and must know, before it
+   * records a call, whether the redaction keeps it.
+   */
+  metadataAsStored(type: string, metadata: JsonObject): JsonObject {
+    return storedMetadata(this.#state, type, metadata);
   }
 
   /**
