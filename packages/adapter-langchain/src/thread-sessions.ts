@@ -7,6 +7,7 @@ import {
   type SessionRecorder,
 } from "@agent-ledger/core";
 import { isRecord } from "./plain-json.js";
+import { assertThreadIdKept } from "./redacted-thread-id.js";
 import { threadIdFields, threadRunId } from "./thread-run-id.js";
 
 /**
@@ -125,10 +126,17 @@ export class ThreadSessions {
 
   /**
    * Settles once the recorder's session is named among those that recorded `threadId`
-   * (committed before the call the handler is about to record). Read once per thread; a
+   * (committed before the call the handler is about to record). Throws `invalid-argument` for a
+   * thread_id the recorder's redaction removes (`assertThreadIdKept`). Read once per thread; a
    * failure (the store down) is thrown, and the next call tries again.
    */
   recording(recorder: SessionRecorder, threadId: string): Promise<void> {
+    // Before the thread is named anywhere: refused, it leaves no trace in the store.
+    try {
+      assertThreadIdKept(recorder, threadId);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const record = this.#record(recorder.store, threadId);
     if (!record.noted) {
       const noting = record.note(recorder);
