@@ -153,4 +153,32 @@ describe("redact on event metadata", () => {
       langchain: { threadId: "[redacted]" },
     });
   });
+
+  it("a run written before without it resumes under it: its calls are answered, what is written from then on is redacted", async () => {
+    const path = join(scratch, "older.db");
+    const store = new SqliteEventStore({ path });
+    await store.init();
+    const before = new SessionRecorder({ store, ...address, actor, metadata: { email: EMAIL } });
+    await before.startRun();
+    const call = { toolCallId: "t1", name: "lookup", args: {} };
+    await before.toolCompleted(await before.beforeToolCall(call), "found");
+    const resumed = await SessionRecorder.resume({
+      store,
+      ...address,
+      actor,
+      metadata: { email: EMAIL },
+      redact: ["**.email"],
+    });
+    expect((await resumed.beforeToolCall(call)).replayed?.result).toBe("found");
+    await resumed.completeRun();
+    const events = await readWholeRun(store, address);
+    expect(events.map((event) => event.metadata?.email)).toEqual([
+      EMAIL,
+      EMAIL,
+      EMAIL,
+      "[redacted]",
+    ]);
+    expect(await verifyRun(store, address)).toMatchObject({ ok: true });
+    await store.close();
+  });
 });
