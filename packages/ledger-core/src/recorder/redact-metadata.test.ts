@@ -169,7 +169,10 @@ describe("redact on event metadata", () => {
       metadata: { email: EMAIL },
       redact: ["**.email"],
     });
-    expect((await resumed.beforeToolCall(call)).replayed?.result).toBe("found");
+    expect((await resumed.beforeToolCall(call)).replayed).toMatchObject({
+      status: "completed",
+      result: "found",
+    });
     await resumed.completeRun();
     const events = await readWholeRun(store, address);
     expect(events.map((event) => event.metadata?.email)).toEqual([
