@@ -16,7 +16,7 @@ import { isRecord } from "./plain-json.js";
 export function assertThreadIdKept(recorder: SessionRecorder, threadId: string): void {
   const recorded = langchainMetadata({ threadId });
   const stored = recorder.metadataAsStored("model.requested", recorded);
-  const kept = isRecord(stored?.langchain) ? stored.langchain.threadId : undefined;
+  const kept = isRecord(stored.langchain) ? stored.langchain.threadId : undefined;
   if (isRecord(recorded.langchain) && kept === recorded.langchain.threadId) return;
   throw new InvalidArgumentError(
     "$.configurable.thread_id",

@@ -238,9 +238,9 @@ export class SessionRecorder {
 
   /**
    * The metadata an event of `type` given `metadata` would be stored with: the recorder's merged
-   * with it, then redacted as the recorder redacts every event's metadata. For
-   * an adapter that writes a lookup key there (a LangGraph thread id) and must know, before it
-   * records a call, whether the redaction keeps it.
+   * with it, then redacted as the recorder redacts every event's metadata. For an adapter that
+   * writes a lookup key there (a LangGraph thread id) and must know, before it records a call,
+   * whether the redaction keeps it.
    */
   metadataAsStored(type: string, metadata: JsonObject): JsonObject {
     return storedMetadata(this.#state, type, metadata);
