@@ -17,6 +17,7 @@ import { requestInsideDecision } from "./outer-decision.js";
 import { parseToolInput, toJsonValue } from "./plain-json.js";
 import { RunTree } from "./run-tree.js";
 import type { StructuredOutputNote } from "./structured-output-note.js";
+import { checkpointNsOf, closeSubgraphRuns, SubgraphRuns, subgraphOf } from "./subgraph-runs.js";
 import type { ToolAttempt } from "./tool-attempt.js";
 import { type ClaimedCall, ledgerToolCallId, takeUnnamedClaim } from "./tool-claim.js";
 import { retrieverEffect, toolEffect } from "./tool-effect.js";
@@ -42,6 +43,8 @@ interface HandlerState {
   pauses: InterruptPauses;
   /** Causes, claims and resume matching of the run's tool calls. */
   book: ToolCallBook;
+  /** The child runs of the LangGraph subgraphs the handler records. */
+  subgraphs: SubgraphRuns;
 }
 
 /**
@@ -70,25 +73,32 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     const refusals = new NestedRefusals();
     const book = new ToolCallBook();
     const recorder = () => this.getRecorder();
-    const models = new ModelRuns({ recorder, runs, causes: book.causes, threads: book.threads });
+    // The causes of the tool calls a resumed run (or subgraph's child run) recorded, read with the run.
+    const loadCauses = (opened: SessionRecorder) => {
+      if (opened.replay) book.causes.load(opened.replay);
+    };
+    const subgraphs = new SubgraphRuns({ root: recorder, opened: loadCauses });
+    const { causes, threads } = book;
+    const models = new ModelRuns({ recorder, runs, causes, threads, subgraphs });
     this.#state = {
       options,
       recorder: new HandlerRecorder(options, {
-        // The causes of the tool calls a resumed run recorded, read with the run.
         opened: (opened) => {
-          if (opened.replay) book.causes.load(opened.replay);
+          subgraphs.rootOpened(opened);
+          loadCauses(opened);
         },
         quiet: () => models.settled(),
         // No node's retryPolicy runs a call of the thread again any more.
         invocationEnded: (thread) => this.#state.tools.invocationEnded(thread),
       }),
       models,
-      tools: new ToolRuns({ recorder, book, runs, refusals }),
+      tools: new ToolRuns({ book, runs, refusals, subgraphs }),
       refusals,
       runs,
-      chains: new ChainEvents(recorder),
+      chains: new ChainEvents(subgraphs),
       pauses: new InterruptPauses(runs),
       book,
+      subgraphs,
     };
   }
 
@@ -158,12 +168,32 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
    * approved to run again (a sub-agent that a tool runs on this handler), it runs again with
    * that call, as a call the tool makes itself does (`requestInsideDecision`).
    */
-  async requestToolCall(call: ToolCallToRecord, parentRunId?: string): Promise<ToolAttempt> {
-    const recorder = await this.getRecorder();
+  async requestToolCall(
+    call: ToolCallToRecord,
+    parentRunId?: string,
+    on?: SessionRecorder,
+  ): Promise<ToolAttempt> {
+    const recorder = on ?? (await this.getRecorder());
     const approvedOuter = this.#state.runs.enclosingTool(parentRunId)?.approved === true;
     return requestInsideDecision(recorder, call.metadata, approvedOuter, () =>
       requestToolCall(recorder, this.#state.book, call),
     );
+  }
+
+  /**
+   * Called by `ledgerMiddleware`: the recorder of the run that a tool call of a LangGraph node
+   * (its `configurable`: thread and checkpoint namespace), made under LangChain's run
+   * `parentRunId`, is recorded in (its subgraph's child run, or the handler's run), and that
+   * subgraph (`scope`, "" for the handler's run), what the calls made inside it are recorded in.
+   */
+  async toolRecorder(
+    configurable: Record<string, unknown> | undefined,
+    parentRunId: string | undefined,
+  ): Promise<{ recorder: SessionRecorder; scope: string }> {
+    const scope =
+      this.#state.runs.enclosingTool(parentRunId)?.scope ??
+      subgraphOf(checkpointNsOf(configurable));
+    return { recorder: await this.#state.subgraphs.recorderFor(configurable, scope), scope };
   }
 
   /**
@@ -208,10 +238,16 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     return this.#state.refusals.take(requestedEventId);
   }
 
-  /** Closes the model calls still open (streams left unfinished); the recorder, to close the run. */
-  async #closeOpenCalls(): Promise<SessionRecorder> {
+  /**
+   * Closes the model calls still open (streams left unfinished), then the child runs of the
+   * LangGraph subgraphs still open as `close` closes the run; the recorder, to close the run.
+   */
+  async #closeOpenCalls(
+    close: (recorder: SessionRecorder) => Promise<LedgerEvent>,
+  ): Promise<SessionRecorder> {
     const recorder = await this.getRecorder();
     await this.#state.models.closeAll(recorder);
+    await closeSubgraphRuns(recorder, await this.#state.subgraphs.opened(), close);
     return recorder;
   }
 
@@ -221,17 +257,20 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
    * closed as failed, with what it streamed, instead of staying unresolved on a finished run.
    */
   async completeRun(output?: unknown): Promise<LedgerEvent> {
-    return (await this.#closeOpenCalls()).completeRun(output);
+    const close = (recorder: SessionRecorder) => recorder.completeRun(output);
+    return close(await this.#closeOpenCalls(close));
   }
 
   /** Closes the run as failed, after the model calls left unfinished (see `completeRun`). */
   async failRun(error: unknown): Promise<LedgerEvent> {
-    return (await this.#closeOpenCalls()).failRun(error);
+    const close = (recorder: SessionRecorder) => recorder.failRun(error);
+    return close(await this.#closeOpenCalls(close));
   }
 
   /** Closes the run as cancelled, after the model calls left unfinished (see `completeRun`). */
   async cancelRun(reason?: string): Promise<LedgerEvent> {
-    return (await this.#closeOpenCalls()).cancelRun(reason);
+    const close = (recorder: SessionRecorder) => recorder.cancelRun(reason);
+    return close(await this.#closeOpenCalls(close));
   }
 
   override async handleChatModelStart(
@@ -335,7 +374,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
           outer,
           threadId,
         },
-        { runId, parentRunId, tags, langchainToolCallId },
+        { runId, parentRunId, tags, langchainToolCallId, lsMetadata: metadata },
       );
     });
   }
@@ -392,7 +431,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       threadId: threadIdOf(metadata),
     };
     await this.#starts(runId, parentRunId, metadata, () =>
-      this.#state.tools.started(call, { runId, parentRunId, tags }),
+      this.#state.tools.started(call, { runId, parentRunId, tags, lsMetadata: metadata }),
     );
   }
 
@@ -431,7 +470,9 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       const name = runName ?? runTypeOrName ?? String(chain?.id?.at(-1) ?? "chain");
       this.#state.models.chainStarted(runId, name, metadata, parentRunId, chain);
       if (!this.#recordChains()) return;
-      await this.#state.chains.started({ name, inputs, runId, parentRunId, tags, metadata });
+      // Inside a tool call, in that call's run (its subgraph's).
+      const scope = this.#state.runs.enclosingTool(parentRunId)?.scope;
+      await this.#state.chains.started({ name, inputs, runId, parentRunId, tags, metadata, scope });
     });
   }
 

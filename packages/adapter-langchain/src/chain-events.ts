@@ -1,6 +1,7 @@
 import { type JsonObject, type SessionRecorder, withoutUrlCredentials } from "@agent-ledger/core";
 import { langchainMetadata } from "./langchain-metadata.js";
 import { toJsonValue } from "./plain-json.js";
+import type { SubgraphRuns } from "./subgraph-runs.js";
 
 const HIDDEN_TAG = "langsmith:hidden";
 
@@ -10,13 +11,21 @@ const HIDDEN_TAG = "langsmith:hidden";
  * are skipped; the top-level chain's inputs and outputs are kept, the password and credential
  * parameters of a URL in them `***`, as in a model request (they hold the same messages).
  */
+interface RecordedChain {
+  topLevel: boolean;
+  /** The recorder of the run it is recorded in (its LangGraph subgraph's, if any). */
+  recorder: SessionRecorder;
+  /** Its `x.langchain.chain.started`, for a LangGraph node's chain (what its subgraphs are caused by). */
+  node?: { eventId: string; metadata: Record<string, unknown> | undefined };
+}
+
 export class ChainEvents {
-  readonly #recorder: () => Promise<SessionRecorder>;
-  readonly #chains = new Map<string, { topLevel: boolean }>();
+  readonly #subgraphs: SubgraphRuns;
+  readonly #chains = new Map<string, RecordedChain>();
   readonly #nodeTasks = new Set<string>();
 
-  constructor(recorder: () => Promise<SessionRecorder>) {
-    this.#recorder = recorder;
+  constructor(subgraphs: SubgraphRuns) {
+    this.#subgraphs = subgraphs;
   }
 
   async started(chain: {
@@ -26,12 +35,13 @@ export class ChainEvents {
     parentRunId: string | undefined;
     tags: string[] | undefined;
     metadata: Record<string, unknown> | undefined;
+    /** The subgraph it is recorded in, when not its own (a chain inside a tool call: the call's). */
+    scope?: string | undefined;
   }): Promise<void> {
     const { name, inputs, runId, parentRunId, tags, metadata } = chain;
     if (tags?.includes(HIDDEN_TAG)) return;
     const topLevel = parentRunId === undefined;
-    this.#chains.set(runId, { topLevel });
-    const recorder = await this.#recorder();
+    const recorder = await this.#subgraphs.recorderFor(metadata, chain.scope);
     const payload: JsonObject = { chainRunId: runId, name };
     if (topLevel) payload.inputs = withoutUrlCredentials(toJsonValue(inputs));
     // A LangGraph node runs as a chain with nested chains carrying the same metadata: the
@@ -46,17 +56,23 @@ export class ChainEvents {
         payload.node = metadata.langgraph_node;
       }
     }
-    await recorder.record({
+    const event = await recorder.record({
       type: "x.langchain.chain.started",
       payload,
       metadata: langchainMetadata({ runId, parentRunId, tags }),
     });
+    const recorded: RecordedChain = { topLevel, recorder };
+    if (payload.node !== undefined) {
+      recorded.node = { eventId: event.eventId, metadata };
+      this.#subgraphs.nodeStarted(metadata, event.eventId);
+    }
+    this.#chains.set(runId, recorded);
   }
 
   async completed(outputs: unknown, runId: string, parentRunId?: string): Promise<void> {
     const chain = this.#take(runId);
     if (!chain) return;
-    const recorder = await this.#recorder();
+    const { recorder } = chain;
     const payload: JsonObject = { chainRunId: runId };
     if (chain.topLevel) payload.outputs = withoutUrlCredentials(toJsonValue(outputs));
     await recorder.record({
@@ -67,18 +83,19 @@ export class ChainEvents {
   }
 
   async failed(error: unknown, runId: string, parentRunId?: string): Promise<void> {
-    if (!this.#take(runId)) return;
-    const recorder = await this.#recorder();
-    await recorder.record({
+    const chain = this.#take(runId);
+    if (!chain) return;
+    await chain.recorder.record({
       type: "x.langchain.chain.failed",
       payload: { chainRunId: runId, error: toJsonValue(error) },
       metadata: langchainMetadata({ runId, parentRunId }),
     });
   }
 
-  #take(runId: string): { topLevel: boolean } | undefined {
+  #take(runId: string): RecordedChain | undefined {
     const chain = this.#chains.get(runId);
     this.#chains.delete(runId);
+    if (chain?.node) this.#subgraphs.nodeEnded(chain.node.metadata, chain.node.eventId);
     return chain;
   }
 }

@@ -20,6 +20,7 @@ import { abandonCallsInside } from "./outer-decision.js";
 import { isRecord, toJsonValue } from "./plain-json.js";
 import { messageFromJson } from "./stored-messages.js";
 import { structuredOutputNote } from "./structured-output-note.js";
+import { checkpointNsOf } from "./subgraph-runs.js";
 import type { ToolAttempt } from "./tool-attempt.js";
 import { ledgerToolCallId, runWithUnnamedClaim } from "./tool-claim.js";
 import { toolEffect } from "./tool-effect.js";
@@ -68,7 +69,12 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions) {
       }
     },
     wrapToolCall: async (request, next) => {
-      const recorder = await handler.getRecorder();
+      const configurable = request.runtime?.configurable;
+      // LangChain's run this runs in: a sub-agent's tool call runs inside a tool call, which
+      // a person's decision covers (see handler.requestToolCall).
+      const runId = currentRunId();
+      // The run it is recorded in: its LangGraph subgraph's child run, if any (handler README).
+      const { recorder, scope } = await handler.toolRecorder(configurable, runId);
       const call = request.toolCall;
       const refused = (attempt: Attempt, refusal: NestedRefusal) =>
         answerRefused({ recorder, attempt, refusal, call });
@@ -77,16 +83,14 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions) {
       );
       const toolCallId = ledgerToolCallId(call.id);
       // The thread: one handler may serve several, whose models may give the same ids.
-      const threadId = threadIdOf(request.runtime?.configurable);
-      const metadata = langchainMetadata({ recordedBy: "middleware", threadId });
+      const threadId = threadIdOf(configurable);
+      const checkpointNs = checkpointNsOf(configurable) || undefined;
+      const metadata = langchainMetadata({ recordedBy: "middleware", threadId, checkpointNs });
       const asked = { name: call.name, args: toJsonValue(call.args) };
       // The same request again after it threw (toolRetryMiddleware around this one): a retry
       // of that attempt, in its step, and on resume answered as the retry it was.
       const retried = handler.retriedToolCall(call, asked);
       const threw = (failed: Attempt) => handler.toolCallThrew(call, asked, failed);
-      // LangChain's run this runs in: a sub-agent's tool call runs inside a tool call, which
-      // a person's decision covers (see handler.requestToolCall).
-      const runId = currentRunId();
       let requested: ToolAttempt;
       try {
         requested = retried
@@ -94,6 +98,7 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions) {
           : await handler.requestToolCall(
               { ...asked, effect, toolCallId, threadId, metadata },
               runId,
+              recorder,
             );
       } catch (error) {
         if (!ask || !LedgerError.isInstance(error, "unresolved-attempt")) {
@@ -136,6 +141,7 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions) {
         stepId: attempt.stepId,
         approved,
         awaited: awaitedCall(attempt),
+        scope,
       };
       const release =
         toolCallId !== undefined ? handler.claimToolCall(toolCallId, claimed, threadId) : () => {};

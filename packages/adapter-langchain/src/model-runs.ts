@@ -15,6 +15,7 @@ import { isRecord } from "./plain-json.js";
 import type { RunTree } from "./run-tree.js";
 import { StructuredOutputCalls } from "./structured-output-calls.js";
 import type { StructuredOutputNote } from "./structured-output-note.js";
+import { checkpointNsOf, type SubgraphRuns } from "./subgraph-runs.js";
 import type { ThreadSessions } from "./thread-sessions.js";
 import type { ToolCauses } from "./tool-causes.js";
 
@@ -27,6 +28,8 @@ export interface ModelRunsContext {
   causes: ToolCauses;
   /** Where the handler's session is named among those that recorded a thread. */
   threads: ThreadSessions;
+  /** The child runs of LangGraph subgraphs: where a call of one is recorded. */
+  subgraphs: SubgraphRuns;
 }
 
 /**
@@ -63,7 +66,13 @@ export class ModelRuns {
     },
   ): Promise<void> {
     const { lsMetadata, extraParams } = call;
-    const recorder = await this.#context.recorder();
+    // A model that a running tool calls (an LLM inside a tool) is part of that tool call, not
+    // a turn of the agent: it is caused by the tool.requested it belongs to, which its metadata
+    // names too (`insideTool`, what restoreMessages skips it by, in ledgers of any version), and
+    // recorded in that call's run. Else in its LangGraph subgraph's child run, if any.
+    const enclosing = this.#context.runs.enclosingTool(ids.parentRunId);
+    const insideTool = enclosing?.requestedEventId;
+    const recorder = await this.#context.subgraphs.recorderFor(lsMetadata, enclosing?.scope);
     // The structured output's tools of a createAgent call (ledgerMiddleware's note): their
     // generated names are recorded as placeholders, so that the call is the same request in
     // every process (a resume, a retry), whatever n createAgent gave it (README: restoreMessages).
@@ -85,13 +94,11 @@ export class ModelRuns {
       model,
       tags: ids.tags,
     });
-    // A model that a running tool calls (an LLM inside a tool) is part of that tool call, not
-    // a turn of the agent: it is caused by the tool.requested it belongs to, which its metadata
-    // names too (`insideTool`, what restoreMessages skips it by, in ledgers of any version).
-    const insideTool = this.#context.runs.enclosingTool(ids.parentRunId)?.requestedEventId;
-    // The thread, so that on resume the tool calls this call asks for are keyed by it.
+    // The thread, so that on resume the tool calls this call asks for are keyed by it; the
+    // checkpoint namespace, where in the graph it ran (see SubgraphRuns).
     const threadId = threadIdOf(lsMetadata);
-    const metadata = langchainMetadata({ ...ids, insideTool, threadId });
+    const checkpointNs = checkpointNsOf(lsMetadata) || undefined;
+    const metadata = langchainMetadata({ ...ids, insideTool, threadId, checkpointNs });
     // The provider LangChain names the model's (`ls_provider`: openai, anthropic, google_genai)
     // is in no request field: the projections read it here (gen_ai.provider.name). Metadata,
     // so the request and its hash stay what they were.
@@ -141,7 +148,7 @@ export class ModelRuns {
     const call = this.#calls.ended(runId);
     if (!call) return;
     this.#retries.ended(runId);
-    const recorder = await this.#context.recorder();
+    const recorder = await this.#context.subgraphs.recorderOf(call.attempt);
     const { response, toolCalls } = modelResponse(output);
     const event = await recorder.modelCompleted(call.attempt, response, {
       metadata: { ...langchainMetadata({ runId, parentRunId }), ...streamedMetadata(call) },
@@ -163,7 +170,7 @@ export class ModelRuns {
     const { attempt, partial } = call;
     this.#structuredOutputs.delete(runId);
     this.#retries.ended(runId, attempt);
-    const recorder = await this.#context.recorder();
+    const recorder = await this.#context.subgraphs.recorderOf(attempt);
     await recorder.modelFailed(attempt, error, {
       metadata: { ...langchainMetadata({ runId, parentRunId }), ...streamedMetadata(call) },
       ...(partial !== undefined ? { partial } : {}),
@@ -238,7 +245,7 @@ export class ModelRuns {
   ): Promise<void> {
     this.#retries.ended(runId, attempt);
     this.#structuredOutputs.delete(runId);
-    const recorder = await this.#context.recorder();
+    const recorder = await this.#context.subgraphs.recorderOf(attempt);
     // Closed with what it had streamed: a stream, if it streamed anything.
     await recorder.modelFailed(attempt, error, {
       metadata: {

@@ -18,6 +18,11 @@ export interface ToolRun {
   approved?: boolean | undefined;
   /** The call as its `tool.requested` records it: what a pause at `interrupt()` names. */
   awaited?: AwaitedCallView | undefined;
+  /**
+   * The LangGraph subgraph invocation it is recorded in ("" for the handler's run; undefined:
+   * not known, the run of what calls it): a call made inside it is recorded there too.
+   */
+  scope?: string | undefined;
 }
 
 /**

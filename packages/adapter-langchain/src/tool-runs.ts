@@ -12,6 +12,7 @@ import { NodeRetries, retriedBeforeCrash, type StartingToolCall } from "./node-r
 import { abandonCallsInside, requestInsideDecision } from "./outer-decision.js";
 import { toJsonValue } from "./plain-json.js";
 import type { RunTree, ToolRun } from "./run-tree.js";
+import { checkpointNsOf, type SubgraphRuns, subgraphOf } from "./subgraph-runs.js";
 import { cutOffByAbort } from "./tool-abort.js";
 import type { ToolAttempt } from "./tool-attempt.js";
 import {
@@ -23,12 +24,13 @@ import {
 
 /** What the handler shares with its tool runs. */
 export interface ToolRunsContext {
-  recorder: () => Promise<SessionRecorder>;
   book: ToolCallBook;
   /** The chains and tools in progress, with their parents. */
   runs: RunTree;
   /** The nested calls the ledger refused, by the tool call they were made in. */
   refusals: NestedRefusals;
+  /** The child runs of LangGraph subgraphs: where a call of one is recorded. */
+  subgraphs: SubgraphRuns;
 }
 
 /**
@@ -51,13 +53,24 @@ export class ToolRuns {
   /** Records a tool call's start and keeps its attempt under LangChain's `runId`. */
   async started(
     call: ToolCall,
-    ids: { runId: string; parentRunId?: string; tags?: string[]; langchainToolCallId?: string },
+    ids: {
+      runId: string;
+      parentRunId?: string;
+      tags?: string[];
+      langchainToolCallId?: string;
+      /** LangChain's metadata of the call: its thread and checkpoint namespace. */
+      lsMetadata?: Record<string, unknown> | undefined;
+    },
   ): Promise<void> {
-    const { runId, parentRunId, tags, langchainToolCallId } = ids;
+    const { runId, parentRunId, tags, langchainToolCallId, lsMetadata } = ids;
     const { runs, refusals } = this.#context;
-    const recorder = await this.#context.recorder();
+    // Inside another tool call, in that call's run; else in its subgraph's child run, if any.
+    const scope = call.outer?.scope ?? subgraphOf(checkpointNsOf(lsMetadata));
+    const recorder = await this.#context.subgraphs.recorderFor(lsMetadata, scope);
+    const checkpointNs = checkpointNsOf(lsMetadata) || undefined;
+    const { threadId } = call;
     const metadata = {
-      ...langchainMetadata({ runId, parentRunId, tags, threadId: call.threadId }),
+      ...langchainMetadata({ runId, parentRunId, tags, threadId, checkpointNs }),
       ...(call.toolType !== undefined ? { toolType: call.toolType } : {}),
     };
     const { book } = this.#context;
@@ -98,6 +111,7 @@ export class ToolRuns {
       stepId: attempt.stepId,
       approved,
       awaited: awaitedCall(attempt),
+      scope,
     });
   }
 
@@ -142,7 +156,7 @@ export class ToolRuns {
   async completed(output: unknown, runId: string, parentRunId?: string): Promise<void> {
     const attempt = this.#take(runId);
     if (!attempt) return;
-    const recorder = await this.#context.recorder();
+    const recorder = await this.#context.subgraphs.recorderOf(attempt);
     this.#ended(recorder, runId, attempt);
     // A result made without a call the ledger refused (the tool caught the refusal) is no
     // answer either: the call ends as a refused one.
@@ -156,7 +170,7 @@ export class ToolRuns {
   async failed(error: unknown, runId: string, parentRunId?: string): Promise<void> {
     const attempt = this.#take(runId);
     if (!attempt) return;
-    const recorder = await this.#context.recorder();
+    const recorder = await this.#context.subgraphs.recorderOf(attempt);
     const asked = this.#ended(recorder, runId, attempt);
     await this.#settleRefused(recorder, attempt, runId);
     // Cut off by an abort, the call has no outcome (it may still take effect): it stays
