@@ -120,8 +120,10 @@ describe.concurrent("createAgent with the handler, the middleware and the saver"
     const events = await runEvents(store, SESSION, RUN);
     const requested = events.filter((event) => event.type === "tool.requested");
     expect(requested).toHaveLength(1);
+    // Where in the graph it ran: the agent's tools node (see "Subgraphs: a child run per invocation").
     expect((requested[0]?.metadata as { langchain?: unknown } | undefined)?.langchain).toEqual({
       recordedBy: "middleware",
+      checkpointNs: expect.stringMatching(/^tools:/),
     });
     expect(events.filter((event) => event.type === "tool.completed")).toHaveLength(1);
   });

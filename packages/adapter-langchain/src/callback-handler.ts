@@ -90,6 +90,8 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
         quiet: () => models.settled(),
         // No node's retryPolicy runs a call of the thread again any more.
         invocationEnded: (thread) => this.#state.tools.invocationEnded(thread),
+        // Its subgraphs' child runs read again too, as the handler's run was.
+        threadRunAgain: (thread) => subgraphs.runAgain(thread),
       }),
       models,
       tools: new ToolRuns({ book, runs, refusals, subgraphs }),

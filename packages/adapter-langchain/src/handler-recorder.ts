@@ -68,6 +68,7 @@ export class HandlerRecorder {
   /** Settles once the handler's writes of the last invocation are committed. */
   readonly #quiet: () => Promise<void>;
   readonly #invocationEnded: (thread: string | undefined) => void;
+  readonly #threadRunAgain: (thread: string | undefined) => Promise<void>;
   #recorder: Promise<SessionRecorder> | undefined;
   /** The recorder last opened: what an invocation's start reads the run's length from. */
   #current: SessionRecorder | undefined;
@@ -91,10 +92,16 @@ export class HandlerRecorder {
       quiet: () => Promise<void>;
       /** An invocation in the thread (undefined: outside one) ended. */
       invocationEnded: (thread: string | undefined) => void;
+      /**
+       * LangGraph runs part of the thread's last invocation again while another invocation is
+       * in progress (the recorder was given a replay again, not reopened).
+       */
+      threadRunAgain: (thread: string | undefined) => Promise<void>;
     },
   ) {
     this.#options = options;
     this.#invocationEnded = hooks.invocationEnded;
+    this.#threadRunAgain = hooks.threadRunAgain;
     this.#opened = (recorder) => {
       this.#current = recorder;
       hooks.opened(recorder);
@@ -170,7 +177,12 @@ export class HandlerRecorder {
     });
     if (!this.#recorder) return;
     if (this.#invocations.size > 1) {
-      if (rerun) await this.#replayAgain();
+      if (rerun) {
+        await this.#replayAgain();
+        // Unless another invocation of the same thread is in progress (its calls go on).
+        const same = [...this.#invocations].filter(([, other]) => other.thread === thread);
+        if (same.length === 1) await this.#threadRunAgain(thread);
+      }
       return;
     }
     // Only after an invocation that paused, failed or was aborted: a person decides after a

@@ -1,8 +1,11 @@
-import { inspectSession, MemoryEventStore, type RunView } from "@agent-ledger/core";
+import { inspectSession, MemoryEventStore, type RunView, toAtif } from "@agent-ledger/core";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { Command } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
-import { runEvents, threadConfig } from "./testing/helpers.js";
+import { runEvents, threadConfig, toolGraph } from "./testing/helpers.js";
+import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 import { ASK, RUN, SESSION, supervisorGraph, THREAD } from "./testing/subgraph.test.data.js";
 
 /** What a run holds: its calls' names in order (model calls as `model`). */
@@ -61,6 +64,95 @@ describe("LangGraph subgraphs as child runs", () => {
       const asked = childEvents.find((event) => event.type === "model.completed");
       expect(lookup?.causedByEventId).toBe(asked?.eventId);
       expect(effects.filter((effect) => effect.startsWith("send"))).toEqual(["send 1", "send 2"]);
+      // The ATIF trajectory embeds each child run's as a sub-agent's.
+      const trajectory = await toAtif(store, SESSION);
+      expect(trajectory.subagent_trajectories?.map((sub) => sub.trajectory_id)).toEqual(
+        root.children.map((child) => child.runId),
+      );
+    });
+  }
+
+  it("a subgraph compiled with checkpointer: true keeps one child run per thread, as it keeps one history", async () => {
+    const store = new MemoryEventStore();
+    const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+    const graph = supervisorGraph({
+      mode: "function",
+      checkpointer: new LedgerCheckpointSaver({ store }),
+      effect: () => undefined,
+      subgraphCheckpointer: true,
+    });
+    await graph.invoke(ASK, threadConfig(handler, THREAD));
+    const { runs } = await inspectSession(store, SESSION);
+    const [child, ...others] = runs.find((run) => run.runId === RUN)?.children ?? [];
+    expect(others).toEqual([]);
+    expect(child && callsOf(child)).toEqual([
+      ...["model", "lookup", "model", "send_email", "model"],
+      ...["model", "lookup", "model", "send_email", "model"],
+    ]);
+  });
+
+  it("a subgraph compiled with checkpointer: false gets a child run per invocation too", async () => {
+    const store = new MemoryEventStore();
+    const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+    const graph = supervisorGraph({
+      mode: "function",
+      checkpointer: new LedgerCheckpointSaver({ store }),
+      effect: () => undefined,
+      subgraphCheckpointer: false,
+    });
+    await graph.invoke(ASK, threadConfig(handler, THREAD));
+    const { runs } = await inspectSession(store, SESSION);
+    expect(runs.find((run) => run.runId === RUN)?.children.map(callsOf)).toEqual([
+      ["model", "lookup", "model", "send_email", "model"],
+      ["model", "lookup", "model", "send_email", "model"],
+    ]);
+  });
+
+  for (const beside of [false, true]) {
+    it(`a subgraph's call paused at interrupt() is met again in its child run when the same handler resumes the thread${beside ? ", while another thread runs on it" : ""}`, async () => {
+      const store = new MemoryEventStore();
+      const effects: string[] = [];
+      const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+      const graph = supervisorGraph({
+        mode: "node",
+        checkpointer: new LedgerCheckpointSaver({ store }),
+        effect: (name) => effects.push(name),
+        confirm: true,
+      });
+      const config = threadConfig(handler, THREAD);
+      let paused = await graph.invoke(ASK, config);
+      // Another thread on the same handler, in progress while this one is resumed: the
+      // handler's recorder is then given a replay again instead of being reopened.
+      let release = () => {};
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const other = beside
+        ? toolGraph(
+            new ScriptedChatModel(async () => {
+              await gate;
+              return new AIMessage("other done");
+            }),
+            [],
+            new LedgerCheckpointSaver({ store }),
+          ).invoke({ messages: [new HumanMessage("other")] }, threadConfig(handler, "other"))
+        : Promise.resolve();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const pausedAt = (result: object) => (result as { __interrupt__?: unknown[] }).__interrupt__;
+      for (let pauses = 0; pausedAt(paused)?.length && pauses < 4; pauses++)
+        paused = await graph.invoke(new Command({ resume: "yes" }), config);
+      release();
+      await other;
+      expect(paused.messages.at(-1)?.content).toBe("finished");
+      await handler.completeRun("done");
+      expect(effects.filter((effect) => effect.startsWith("send"))).toEqual(["send 1", "send 2"]);
+      const { runs, unresolved } = await inspectSession(store, SESSION);
+      expect(unresolved).toEqual([]);
+      // One step per call: the resumed send met the one that paused, in its child run.
+      expect(runs.find((run) => run.runId === RUN)?.children.map(callsOf)).toEqual([
+        ["model", "lookup", "model", "send_email", "model"],
+        ["model", "lookup", "model", "send_email", "model"],
+      ]);
     });
   }
 });

@@ -152,6 +152,27 @@ export class SubgraphRuns {
     return this.#child(root, scope, threadId);
   }
 
+  /**
+   * LangGraph runs part of the last invocation of `threadId` again, while the handler's recorder
+   * goes on (another invocation is in progress: it was given a replay again, not reopened). The
+   * thread's child runs are reopened (`SessionRecorder.reopen`): what their calls recorded is
+   * met again as a resumed run's is, instead of being made again. No call of theirs is in
+   * flight: no invocation of the thread is in progress.
+   */
+  async runAgain(threadId: string | undefined): Promise<void> {
+    for (const [key, opened] of [...this.#children]) {
+      if (JSON.parse(key)[0] !== (threadId ?? null)) continue;
+      const reopening = opened.then(async (child) => {
+        const reopened = await child.reopen();
+        this.#byRun.set(reopened.runId, reopened);
+        this.#opened(reopened);
+        return reopened;
+      });
+      this.#children.set(key, reopening);
+      await reopening;
+    }
+  }
+
   /** The child recorder that made `attempt` (its outcome is recorded there), else the handler's. */
   async recorderOf(attempt: Pick<Attempt, "runId">): Promise<SessionRecorder> {
     return this.#byRun.get(attempt.runId) ?? this.#root();

@@ -2,7 +2,7 @@ import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langcha
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { tool } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
-import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import { END, interrupt, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "../callback-handler.js";
@@ -32,7 +32,8 @@ function taskOf(messages: BaseMessage[]): number {
  * sends an email (`send_email`, not idempotent), then reports. `effect` hears of each email
  * sent and each model call paid. `crashIn` (`lookup 2`, `send_email 2`...): that call never
  * returns (the test kills the process in it). `subgraphCheckpointer`: the subgraph's own
- * `compile({ checkpointer })` (default: inherited).
+ * `compile({ checkpointer })` (default: inherited). `confirm`: `send_email` asks a person first
+ * (LangGraph's `interrupt()`), and sends on "yes".
  */
 export function supervisorGraph(options: {
   mode: SubgraphMode;
@@ -40,6 +41,7 @@ export function supervisorGraph(options: {
   effect: (name: string) => void;
   crashIn?: string;
   subgraphCheckpointer?: boolean;
+  confirm?: boolean;
 }) {
   const { mode, effect, crashIn } = options;
   const hang = async (name: string) => {
@@ -60,6 +62,8 @@ export function supervisorGraph(options: {
   const sendEmail = tool(
     async ({ task }: { task: string }) => {
       await hang(`send_email ${task}`);
+      if (options.confirm && interrupt({ question: `send report ${task}?` }) !== "yes")
+        return "not sent";
       effect(`send ${task}`);
       return `sent report ${task}`;
     },
