@@ -1,9 +1,14 @@
 import { inspectSession, MemoryEventStore, type RunView, toAtif } from "@agent-ledger/core";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
-import { Command } from "@langchain/langgraph";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { tool } from "@langchain/core/tools";
+import { Command, END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
+import { ledgerMiddleware } from "./ledger-middleware.js";
 import { runEvents, threadConfig, toolGraph } from "./testing/helpers.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 import { ASK, RUN, SESSION, supervisorGraph, THREAD } from "./testing/subgraph.test.data.js";
@@ -155,4 +160,42 @@ describe("LangGraph subgraphs as child runs", () => {
       ]);
     });
   }
+
+  it("a createAgent invoked from a node records its model calls and ledgerMiddleware's tool calls in its child run", async () => {
+    const store = new MemoryEventStore();
+    const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+    const lookup = tool(async () => "facts", {
+      name: "lookup",
+      description: "read",
+      schema: z.object({}),
+    });
+    const agent = createAgent({
+      model: new ScriptedChatModel((messages) =>
+        messages.at(-1)?.getType() === "tool"
+          ? new AIMessage("report")
+          : new AIMessage({
+              content: "",
+              tool_calls: [{ id: "call-1", name: "lookup", args: {} }],
+            }),
+      ),
+      tools: [lookup],
+      middleware: [ledgerMiddleware({ handler })],
+    });
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode("researcher", async (state, config: RunnableConfig) => ({
+        messages: (await agent.invoke({ messages: state.messages }, config)).messages.slice(-1),
+      }))
+      .addEdge(START, "researcher")
+      .addEdge("researcher", END)
+      .compile({ checkpointer: new LedgerCheckpointSaver({ store }) });
+    await graph.invoke({ messages: [new HumanMessage("go")] }, threadConfig(handler, THREAD));
+    const { runs } = await inspectSession(store, SESSION);
+    const root = runs.find((run) => run.runId === RUN);
+    expect(root && callsOf(root)).toEqual([]);
+    expect(root?.children.map(callsOf)).toEqual([["model", "lookup", "model"]]);
+    const childEvents = await runEvents(store, SESSION, root?.children[0]?.runId ?? "");
+    const requested = childEvents.find((event) => event.type === "tool.requested");
+    const asked = childEvents.find((event) => event.type === "model.completed");
+    expect(requested?.causedByEventId).toBe(asked?.eventId);
+  });
 });
