@@ -198,4 +198,25 @@ describe("LangGraph subgraphs as child runs", () => {
     const asked = childEvents.find((event) => event.type === "model.completed");
     expect(requested?.causedByEventId).toBe(asked?.eventId);
   });
+
+  it("a subgraph inside a subgraph is a child run of that subgraph's child run", async () => {
+    const store = new MemoryEventStore();
+    const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+    const checkpointer = new LedgerCheckpointSaver({ store });
+    const team = supervisorGraph({ mode: "node", checkpointer, effect: () => undefined });
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode("team", team)
+      .addEdge(START, "team")
+      .addEdge("team", END)
+      .compile({ checkpointer });
+    await graph.invoke(ASK, threadConfig(handler, THREAD));
+    const { runs } = await inspectSession(store, SESSION);
+    const [teamRun, ...others] = runs.find((run) => run.runId === RUN)?.children ?? [];
+    expect(others).toEqual([]);
+    expect(teamRun && callsOf(teamRun)).toEqual(["model", "model", "model"]);
+    expect(teamRun?.children.map((run) => [run.parentRunId, ...callsOf(run)])).toEqual([
+      [teamRun?.runId, "model", "lookup", "model", "send_email", "model"],
+      [teamRun?.runId, "model", "lookup", "model", "send_email", "model"],
+    ]);
+  });
 });
