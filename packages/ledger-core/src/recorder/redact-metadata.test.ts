@@ -8,7 +8,7 @@ import { readWholeRun } from "../store/read-all.js";
 import { SqliteEventStore } from "../stores/sqlite/sqlite-store.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
 import { scanSqliteForSecret } from "../testing/secret-scan.js";
-import type { Redaction } from "./redact.js";
+import { DEFAULT_CREDENTIAL_PATHS, type Redaction, reachesMetadata } from "./redact.js";
 import { SessionRecorder } from "./session-recorder.js";
 
 // `redact` reaches each event's metadata too (the recorder's, the call's, an adapter's): a
@@ -78,6 +78,23 @@ describe("redact on event metadata", () => {
     });
     // The chain is of the events as stored.
     expect(verified).toMatchObject({ ok: true });
+  });
+
+  it("a path list that cannot reach metadata leaves it as given, and its walk is skipped", async () => {
+    // The adapters' default list is all `request.**` paths: the metadata of every recorded
+    // event was walked for them to no effect.
+    expect(reachesMetadata(DEFAULT_CREDENTIAL_PATHS)).toBe(false);
+    expect(reachesMetadata(["request.headers", "metadatax.email", "x.metadata"])).toBe(false);
+    for (const path of ["metadata.user", "metadata", "**.email", "*.user", "*", "**"])
+      expect(reachesMetadata([path]), path).toBe(true);
+    expect(reachesMetadata(() => ({}))).toBe(true);
+    const { events, verified } = await recordRun("credentials-only", DEFAULT_CREDENTIAL_PATHS);
+    expect(verified.ok).toBe(true);
+    expect(events[1]?.metadata).toEqual({
+      user: { email: EMAIL },
+      tenant: "acme",
+      patient: { ssn: SSN },
+    });
   });
 
   it("a function is called with `{ metadata }` and part `metadata`, and what it returns is stored", async () => {

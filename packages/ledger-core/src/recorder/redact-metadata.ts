@@ -2,7 +2,7 @@ import { InvalidArgumentError } from "../events/errors.js";
 import { isJsonObject, type JsonObject } from "../events/json.js";
 import { validateMetadata } from "../store/validate.js";
 import type { RecorderState } from "./recorder-state.js";
-import { type Redaction, redactPayload } from "./redact.js";
+import { type Redaction, reachesMetadata, redactPayload } from "./redact.js";
 
 /**
  * An event's metadata as the recorder stores it under `redact`: the same redaction as its
@@ -22,6 +22,7 @@ export function redactMetadata(
   type: string,
   metadata: JsonObject,
 ): JsonObject {
+  if (!reachesMetadata(redaction)) return metadata;
   const redacted = redactPayload({ metadata }, redaction, { type, part: "metadata" }, "object");
   const kept = isJsonObject(redacted) ? redacted.metadata : undefined;
   if (!isJsonObject(kept))

@@ -91,6 +91,14 @@ export function applyRedaction(
 }
 
 /**
+ * Whether a redaction can change an event's metadata (`{ metadata }`): a function always may, a
+ * list of paths only by a path starting `metadata.`, `*.` or `**.`.
+ */
+export function reachesMetadata(redaction: Redaction): boolean {
+  return typeof redaction === "function" || planOf(redaction).reachesMetadata;
+}
+
+/**
  * A payload redacted as the recorder records it. A list of paths only puts `[redacted]` in
  * place of values, so its result is plain JSON of the same shape. A function's result is the
  * caller's code: it is hashed and stored like the caller's own payload, so it is checked like
@@ -146,6 +154,12 @@ interface RedactionPlan {
   source: readonly string[];
   paths: string[][];
   deep: { prefix: string[]; keys: Set<string> }[];
+  /**
+   * Whether a path can reach `{ metadata }`: its first segment `metadata`, `*` or `**`. Most
+   * lists cannot (DEFAULT_CREDENTIAL_PATHS are all `request.**`), and the metadata of every
+   * recorded event is skipped for them rather than walked to no effect.
+   */
+  reachesMetadata: boolean;
 }
 
 /**
@@ -192,7 +206,8 @@ function makePlan(redaction: readonly string[]): RedactionPlan {
       group.keys.add(key);
     } else paths.push(segments);
   }
-  return { source: [...redaction], paths, deep: [...deep.values()] };
+  const reachesMetadata = redaction.some((path) => /^(metadata|\*|\*\*)(\.|$)/.test(path));
+  return { source: [...redaction], paths, deep: [...deep.values()], reachesMetadata };
 }
 
 function redactAt(value: JsonValue, prefix: string[], keys: Set<string>): JsonValue {
