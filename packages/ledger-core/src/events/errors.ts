@@ -224,16 +224,21 @@ export function noLedgerError(location: string, what: string): NotFoundError {
   return new NotFoundError(`no ledger at ${location}: ${what}`, { location });
 }
 
+/** A ledger's version as `init()` found it, against the one this release reads. */
+export interface LedgerVersionFound {
+  /** Where the ledger is, as the store names it (a file, a database, a key prefix). */
+  location: string;
+  /** What is versioned: "schema", or Redis' "key layout". */
+  what: string;
+  found: number;
+  reads: number;
+}
+
 /**
  * `init({ upgrade: false })` on a ledger of an older release: its `found` version is behind the
  * one this release `reads` (`what`: "schema", or Redis' "key layout"). Left as it was.
  */
-export function olderLedgerError(options: {
-  location: string;
-  what: string;
-  found: number;
-  reads: number;
-}): InvalidArgumentError {
+export function olderLedgerError(options: LedgerVersionFound): InvalidArgumentError {
   const { location, what, found, reads } = options;
   return new InvalidArgumentError(
     "$.upgrade",
@@ -249,12 +254,7 @@ export function olderLedgerError(options: {
  * restarting the agent, a script retrying exit 4) never opens it. `invalid-argument` at `$`
  * (the store as given names a ledger this release cannot read), `details: { found, reads }`.
  */
-export function newerLedgerError(options: {
-  location: string;
-  what: string;
-  found: number;
-  reads: number;
-}): InvalidArgumentError {
+export function newerLedgerError(options: LedgerVersionFound): InvalidArgumentError {
   const { location, what, found, reads } = options;
   return new InvalidArgumentError(
     "$",
