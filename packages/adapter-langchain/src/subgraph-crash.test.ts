@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import {
+  type AttemptView,
   type EventStore,
   findLedgerError,
   inspectSession,
@@ -63,8 +64,32 @@ async function crashAndResume(
   /** How many times each effect happened, in the crashed process and this one. */
   const counts = () =>
     Object.fromEntries(EFFECTS.map((what) => [what, child.count(what) + (paid.get(what) ?? 0)]));
-  return { store, resume, counts };
+  /**
+   * Resumes, which must stop with `unresolved-attempt` on `inFlight`; then a person approves
+   * it (the email was not sent), recorded in the run that holds it.
+   */
+  const stopThenApprove = async (inFlight: AttemptView | undefined) => {
+    const stopped = await resume()
+      .invoke()
+      .catch((error: unknown) => error);
+    expect(findLedgerError(stopped, "unresolved-attempt")?.details).toMatchObject({
+      attemptId: inFlight?.attemptId,
+    });
+    const person = await SessionRecorder.resume({
+      store,
+      sessionId: SESSION,
+      runId: inFlight?.runId ?? "",
+      actor: { type: "human", id: "ops" },
+    });
+    await person.approve(inFlight as AttemptView, "the email was not sent");
+  };
+  return { store, resume, counts, stopThenApprove };
 }
+
+/** Each model call paid once, each email sent once, over both processes (the researcher's 3). */
+const EACH_ONCE = Object.fromEntries(
+  EFFECTS.map((what) => [what, what.startsWith("researcher") ? 3 : 1]),
+);
 
 /** The run that holds `runId`'s attempt, and that run's parent. */
 async function runOf(store: EventStore, runId: string) {
@@ -80,7 +105,7 @@ describe("a crash inside a LangGraph subgraph (child run), resumed in a new proc
     it(`stops on the email in flight, named in the subgraph's child run, and pays nothing twice once approved (${mode})`, async ({
       onTestFinished,
     }) => {
-      const { store, resume, counts } = await crashAndResume(
+      const { store, resume, counts, stopThenApprove } = await crashAndResume(
         `send-${mode}`,
         { mode, crashIn: "send_email 2" },
         onTestFinished,
@@ -92,27 +117,13 @@ describe("a crash inside a LangGraph subgraph (child run), resumed in a new proc
       expect(holder?.parentRunId).toBe(RUN);
       expect(holder?.runId).not.toBe(RUN);
 
-      const stopped = await resume()
-        .invoke()
-        .catch((error: unknown) => error);
-      expect(findLedgerError(stopped, "unresolved-attempt")?.details).toMatchObject({
-        attemptId: inFlight?.attemptId,
-      });
-      const person = await SessionRecorder.resume({
-        store,
-        sessionId: SESSION,
-        runId: inFlight?.runId ?? "",
-        actor: { type: "human", id: "ops" },
-      });
-      await person.approve(inFlight as NonNullable<typeof inFlight>, "the email was not sent");
+      await stopThenApprove(inFlight);
       const { handler, invoke } = resume();
       const result = await invoke();
       expect(result.messages.at(-1)?.content).toBe("finished");
       await handler.completeRun("done");
       // Each model call paid once, each email sent once: the loop's second child run resumed.
-      expect(counts()).toEqual(
-        Object.fromEntries(EFFECTS.map((what) => [what, what.startsWith("researcher") ? 3 : 1])),
-      );
+      expect(counts()).toEqual(EACH_ONCE);
       const { runs, unresolved } = await inspectSession(store, SESSION);
       expect(unresolved).toEqual([]);
       const root = runs.find((run) => run.runId === RUN);
@@ -136,9 +147,7 @@ describe("a crash inside a LangGraph subgraph (child run), resumed in a new proc
     const { handler, invoke } = resume();
     expect((await invoke()).messages.at(-1)?.content).toBe("finished");
     await handler.completeRun("done");
-    expect(counts()).toEqual(
-      Object.fromEntries(EFFECTS.map((what) => [what, what.startsWith("researcher") ? 3 : 1])),
-    );
+    expect(counts()).toEqual(EACH_ONCE);
     const holder = await runOf(store, inFlight?.runId ?? "");
     const lookup = holder?.steps.find((step) => step.attempts[0]?.name === "lookup");
     expect(lookup?.attempts.map((attempt) => attempt.status)).toEqual(["requested", "completed"]);
@@ -147,31 +156,18 @@ describe("a crash inside a LangGraph subgraph (child run), resumed in a new proc
   it("resumes a thread recorded flat, before subgraphs had child runs, in the handler's run", async ({
     onTestFinished,
   }) => {
-    const { store, resume, counts } = await crashAndResume(
+    const { store, resume, counts, stopThenApprove } = await crashAndResume(
       "flat",
       { mode: "node", crashIn: "send_email 2", flat: true },
       onTestFinished,
     );
     const [inFlight] = (await inspectSession(store, SESSION)).unresolved;
     expect(inFlight).toMatchObject({ runId: RUN, name: "send_email", toolCallId: "send-2" });
-    const stopped = await resume()
-      .invoke()
-      .catch((error: unknown) => error);
-    expect(findLedgerError(stopped, "unresolved-attempt")?.details).toMatchObject({
-      attemptId: inFlight?.attemptId,
-    });
-    const person = await SessionRecorder.resume({
-      store,
-      ...address,
-      actor: { type: "human", id: "ops" },
-    });
-    await person.approve(inFlight as NonNullable<typeof inFlight>, "the email was not sent");
+    await stopThenApprove(inFlight);
     const { handler, invoke } = resume();
     expect((await invoke()).messages.at(-1)?.content).toBe("finished");
     await handler.completeRun("done");
-    expect(counts()).toEqual(
-      Object.fromEntries(EFFECTS.map((what) => [what, what.startsWith("researcher") ? 3 : 1])),
-    );
+    expect(counts()).toEqual(EACH_ONCE);
     const { runs, unresolved } = await inspectSession(store, SESSION);
     expect(unresolved).toEqual([]);
     expect(runs.find((run) => run.runId === RUN)?.children).toEqual([]);
