@@ -25,8 +25,10 @@ export const MODEL_WAS_TOLD = "modelWasTold";
 /**
  * What the model was told, as the redaction of the recorder that records the `tool.failed`
  * leaves it in that payload beside the error (`{ error, modelWasTold }`, core's
- * `redactedPayload`): the text quotes the error ("...Error: <message>"), which the recorder
- * redacts in the payload only, not in the metadata the text is kept in. The recorder's, not the
+ * `redactedPayload`): the text quotes the error ("...Error: <message>"), and a path that
+ * removes it from the payload (`error.message`) does not name it in the metadata the text is
+ * kept in (the metadata's own redaction, applied after, reaches it by `metadata.` paths, or a
+ * function's second call with `{ metadata }`). The recorder's, not the
  * run's: a `ledgerTool` given a recorder of its own records there, inside a run or outside one.
  * A function that rewrites the strings of every payload rewrites it as it does the next model
  * request, which holds the same text, so a resumed run's request matches the recorded one. A
