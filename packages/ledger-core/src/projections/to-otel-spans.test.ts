@@ -494,7 +494,7 @@ describe("toOtelSpans runs caused by a tool call", () => {
 });
 
 describe("toOtelSpans error.type", () => {
-  it("is the recorded error's code when it has a string one, else its name", async () => {
+  it("is the recorded error's code when it has a string one, else its HTTP status, else its name", async () => {
     const { SessionRecorder } = await import("../recorder/session-recorder.js");
     const store = new MemoryEventStore();
     const recorder = new SessionRecorder({
@@ -513,6 +513,10 @@ describe("toOtelSpans error.type", () => {
     const timeout = Object.assign(new Error("timed out"), { code: 408 });
     timeout.name = "TimeoutError";
     await recorder.toolFailed(tool, timeout);
+    const limited = await recorder.beforeModelCall({ request: { model: "n", messages: [] } });
+    const rateLimit = Object.assign(new Error("Too Many Requests"), { statusCode: 429 });
+    rateLimit.name = "AI_APICallError";
+    await recorder.modelFailed(limited, rateLimit);
     await recorder.failRun(Object.assign(new Error("gave up"), { code: "ERR_GAVE_UP" }));
     const exporter = new InMemorySpanExporter();
     const provider = new BasicTracerProvider({
@@ -525,6 +529,8 @@ describe("toOtelSpans error.type", () => {
     expect(errorType("chat m")).toBe("E503");
     // A code that is not a string (a status number) is not one: the name says more.
     expect(errorType("execute_tool read")).toBe("TimeoutError");
+    // An HTTP status is, as the conventions ask of an HTTP failure: a rate limit reads 429.
+    expect(errorType("chat n")).toBe("429");
     expect(errorType("invoke_agent a")).toBe("ERR_GAVE_UP");
   });
 });

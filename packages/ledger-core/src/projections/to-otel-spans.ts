@@ -92,15 +92,19 @@ const OTEL_OPTIONS: KnownKeys<ToOtelSpansOptions> = {
 
 /**
  * `error.type` and the status message of a recorded failure. The conventions prefer the error's
- * code when it has one (`E503`, `ECONNRESET`): the recorded `code` when it is a string, else its
- * name (a class name such as `Error` says little).
+ * code when it has one (`E503`, `ECONNRESET`), and an HTTP failure's status code as a string
+ * (`429`): the recorded `code` when it is a string, else its HTTP `status`, else its name (a
+ * class name such as `APICallError` tells a rate limit from an outage no better than `Error`).
+ * A numeric `code` is not used: a driver's or gRPC's number means nothing without its library.
  */
 function errorOf(payload: JsonObject): { type: string; message: string } {
   const error = payload.error;
   if (isObject(error))
     return {
       type:
-        str(error.code) ?? (typeof error.name === "string" && error.name ? error.name : "Error"),
+        str(error.code) ??
+        (typeof error.status === "number" ? String(error.status) : undefined) ??
+        (typeof error.name === "string" && error.name ? error.name : "Error"),
       message: typeof error.message === "string" ? error.message : "",
     };
   return { type: "Error", message: typeof error === "string" ? error : "" };
