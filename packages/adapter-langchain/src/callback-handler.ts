@@ -98,7 +98,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       refusals,
       runs,
       chains: new ChainEvents(subgraphs),
-      pauses: new InterruptPauses(runs),
+      pauses: new InterruptPauses(runs, subgraphs),
       book,
       subgraphs,
     };
@@ -135,7 +135,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       async () => {
         pauses.ended(runId, failure?.error);
         await end();
-        await pauses.invocationEnded(runId, () => this.getRecorder(), failure?.error);
+        await pauses.invocationEnded(runId, failure?.error);
       },
       failure,
     );

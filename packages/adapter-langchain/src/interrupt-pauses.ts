@@ -7,6 +7,7 @@ import {
 } from "@agent-ledger/core";
 import { isRecord, toJsonValue } from "./plain-json.js";
 import type { RunTree } from "./run-tree.js";
+import type { SubgraphRuns } from "./subgraph-runs.js";
 import { isInterrupt } from "./tool-attempt.js";
 import { UNRESOLVED_ATTEMPT_INTERRUPT } from "./unresolved-question.js";
 
@@ -24,24 +25,43 @@ const MAX_VALUE = 80;
 /** How many values `decideWith` lists. */
 const MAX_VALUES = 3;
 
+/**
+ * Where a pause on a call is recorded: the ledger run of its attempt (`runId`: a subgraph's
+ * child run, or the handler's), or, for a node that paused outside any call, the run its
+ * LangChain `metadata` (thread, checkpoint namespace) records in.
+ */
+type PausedIn = { runId: string } | { metadata: Record<string, unknown> | undefined };
+
+/** A recorded tool attempt as a pause names it, with the run it is recorded in. */
+export interface AwaitedCall {
+  call: AwaitedCallView;
+  /** The ledger run of the attempt: the run that waits on it when it pauses. */
+  runId: string;
+}
+
 /** A call (a tool's, or a node's) that paused at `interrupt()`, and what it asks. */
 interface PausedCall {
   call: AwaitedCallView;
   values: unknown[];
+  in: PausedIn;
 }
 
 /** The call a recorded tool attempt is, as a pause names it (as its `tool.requested` says). */
-export function awaitedCall(attempt: Attempt): AwaitedCallView {
+export function awaitedCall(attempt: Attempt): AwaitedCall {
   const call: AwaitedCallView = { name: attempt.name ?? "tool" };
   if (attempt.toolCallId !== undefined) call.toolCallId = attempt.toolCallId;
   call.args = attempt.request;
-  return call;
+  return { call, runId: attempt.runId };
 }
 
 /**
  * The calls that paused at a LangGraph `interrupt()` in each invocation (by the LangChain runId
- * of its root), recorded as one pause when the invocation ends paused: a checkpoint whose
- * `awaitingDecision` names them, which `inspectSession` reads (`RunView.awaitingDecision`).
+ * of its root), recorded as a pause when the invocation ends paused: a checkpoint whose
+ * `awaitingDecision` names them, which `inspectSession` reads (`RunView.awaitingDecision`), in
+ * the run that made each call. A call of a subgraph pauses the subgraph's child run, which holds
+ * its attempt (its `unresolved-attempt`, its decisions), not the handler's: that run waits on
+ * its child, and is reported running, as core reports a run whose child run is paused. One
+ * pause per run, naming the run's own calls.
  *
  * Written at the end of the invocation rather than at each interrupt: LangGraph finishes the
  * other tasks of the step first, and their calls would end a pause written before them. An
@@ -51,29 +71,34 @@ export function awaitedCall(attempt: Attempt): AwaitedCallView {
  */
 export class InterruptPauses {
   readonly #runs: RunTree;
+  readonly #subgraphs: SubgraphRuns;
   readonly #paused = new Map<string, PausedCall[]>();
   /** The interrupts (GraphInterrupt's entries, or the error without any) already counted. */
   readonly #seen = new WeakSet<object>();
-  /** The LangGraph node of each chain in progress that runs in one. */
-  readonly #nodes = new Map<string, string>();
+  /** The LangGraph node of each chain in progress that runs in one, with the chain's metadata. */
+  readonly #nodes = new Map<
+    string,
+    { node: string; metadata: Record<string, unknown> | undefined }
+  >();
   /** The calls ledgerMiddleware asks a person about, by the interrupt value it asks with. */
-  readonly #asked = new WeakMap<object, AwaitedCallView>();
+  readonly #asked = new WeakMap<object, AwaitedCall>();
 
-  constructor(runs: RunTree) {
+  constructor(runs: RunTree, subgraphs: SubgraphRuns) {
     this.#runs = runs;
+    this.#subgraphs = subgraphs;
   }
 
   /** A chain started (`metadata`: its own): a node's chain, or one inside a node. */
   chainStarted(runId: string, metadata: Record<string, unknown> | undefined): void {
     const node = metadata?.langgraph_node;
-    if (typeof node === "string") this.#nodes.set(runId, node);
+    if (typeof node === "string") this.#nodes.set(runId, { node, metadata });
   }
 
   /**
    * ledgerMiddleware asks a person about `call` (in flight at a crash) with `interrupt(value)`,
    * before the tool runs: the pause names that call rather than the tools node it paused in.
    */
-  asking(value: object, call: AwaitedCallView): void {
+  asking(value: object, call: AwaitedCall): void {
     this.#asked.set(value, call);
   }
 
@@ -89,9 +114,13 @@ export class InterruptPauses {
     const tool = this.#runs.tool(runId);
     // A chain inside a tool call (a lambda, a subgraph the tool runs) leaves it to that call.
     const inTool = tool === undefined && this.#runs.enclosingTool(runId)?.awaited !== undefined;
-    const call =
-      tool !== undefined ? tool.awaited : node !== undefined ? { name: node } : undefined;
-    if (call === undefined || inTool) return;
+    const awaited: Omit<PausedCall, "values"> | undefined =
+      tool !== undefined
+        ? tool.awaited && { call: tool.awaited.call, in: { runId: tool.awaited.runId } }
+        : node !== undefined
+          ? { call: { name: node.node }, in: { metadata: node.metadata } }
+          : undefined;
+    if (awaited === undefined || inTool) return;
     const values = this.#unseen(error);
     if (values === undefined) return;
     const root = this.#runs.rootOf(runId);
@@ -101,27 +130,42 @@ export class InterruptPauses {
       value !== null && typeof value === "object" ? this.#asked.get(value) : undefined,
     );
     if (asked.length > 0 && asked.every((known) => known !== undefined))
-      for (const [index, known] of asked.entries())
-        paused.push({ call: known as AwaitedCallView, values: [values[index]] });
-    else paused.push({ call, values });
+      for (const [index, known] of asked.entries()) {
+        const { call, runId: attemptRun } = known as AwaitedCall;
+        paused.push({ call, values: [values[index]], in: { runId: attemptRun } });
+      }
+    else paused.push({ ...awaited, values });
     this.#paused.set(root, paused);
   }
 
   /**
    * The invocation `runId` ended (or another run did: nothing then). Ended paused (LangGraph
-   * returned, its interrupts in `__interrupt__`): the pause is recorded. An interrupt that
-   * reaches the caller (a tool invoked outside a graph), or any other failure, is no pause.
+   * returned, its interrupts in `__interrupt__`): the pause is recorded, in each run that made
+   * a paused call, naming its calls. How to go on (`decideWith`) is said of the invocation's
+   * interrupts, all of them: LangGraph takes one answer per interrupt id when there are several,
+   * whichever runs paused. An interrupt that reaches the caller (a tool invoked outside a graph),
+   * or any other failure, is no pause.
    */
-  async invocationEnded(
-    runId: string,
-    recorder: () => Promise<SessionRecorder>,
-    error?: unknown,
-  ): Promise<void> {
+  async invocationEnded(runId: string, error?: unknown): Promise<void> {
     const paused = this.#paused.get(runId);
     if (paused === undefined) return;
     this.#paused.delete(runId);
     if (error !== undefined) return;
-    await (await recorder()).checkpoint(pausePayload(paused));
+    const byRun = new Map<SessionRecorder, PausedCall[]>();
+    for (const call of paused) {
+      const recorder = await this.#recorderOf(call.in);
+      byRun.set(recorder, [...(byRun.get(recorder) ?? []), call]);
+    }
+    const interrupts = paused.reduce((count, { values }) => count + values.length, 0);
+    for (const [recorder, calls] of byRun)
+      await recorder.checkpoint(pausePayload(calls, interrupts));
+  }
+
+  /** The recorder of the run a pause on a call is recorded in (see `PausedIn`). */
+  #recorderOf(where: PausedIn): Promise<SessionRecorder> {
+    return "runId" in where
+      ? this.#subgraphs.recorderOf(where)
+      : this.#subgraphs.recorderFor(where.metadata);
   }
 
   // The values of the interrupts of `error` not counted yet (undefined: none is new), counting
@@ -140,28 +184,35 @@ export class InterruptPauses {
   }
 }
 
-/** The checkpoint payload of a pause on `paused`. */
-function pausePayload(paused: readonly PausedCall[]): JsonObject {
+/**
+ * The checkpoint payload of a pause on `paused`, calls of one run, in an invocation that
+ * paused at `interrupts` interrupts in all.
+ */
+function pausePayload(paused: readonly PausedCall[], interrupts: number): JsonObject {
   return {
     kind: INTERRUPT_PAUSE_KIND,
     [AWAITING_DECISION_FIELD]: {
       calls: paused.map(({ call }) => ({ ...call })) as unknown as JsonObject[],
-      decideWith: decideWith(paused.flatMap(({ values }) => values)),
+      decideWith: decideWith(
+        paused.flatMap(({ values }) => values),
+        interrupts,
+      ),
       endedBy: ENDED_BY,
     },
   };
 }
 
 /**
- * How the app goes on, in LangGraph's words, with what the graph asks the person. One
- * interrupt: its question first (`agent-ledger inspect` shows 200 characters). Several:
- * LangGraph takes one answer per interrupt id, said first, then the questions.
+ * How the app goes on, in LangGraph's words, with what the graph asks the person (`values`, the
+ * run's questions, of the invocation's `interrupts`). One interrupt: its question first
+ * (`agent-ledger inspect` shows 200 characters). Several: LangGraph takes one answer per
+ * interrupt id, said first, then the questions.
  */
-function decideWith(values: readonly unknown[]): string {
+function decideWith(values: readonly unknown[], interrupts: number): string {
   const asked = values.filter((value) => value !== undefined);
   const shown = asked.slice(0, MAX_VALUES).map(valueText);
   if (asked.length > MAX_VALUES) shown.push(`and ${asked.length - MAX_VALUES} more`);
-  if (values.length > 1) {
+  if (interrupts > 1) {
     const questions = shown.length > 0 ? `, a person's answers to ${shown.join("; ")}` : "";
     return `new Command({ resume: { [interrupt id]: answer } }) on the graph's thread (LangGraph interrupts, ids in result.__interrupt__)${questions}`;
   }

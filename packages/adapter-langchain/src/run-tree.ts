@@ -1,4 +1,4 @@
-import type { AwaitedCallView } from "@agent-ledger/core";
+import type { AwaitedCall } from "./interrupt-pauses.js";
 
 /** A tool run in progress, recorded by the handler or by ledgerMiddleware. */
 export interface ToolRun {
@@ -16,8 +16,11 @@ export interface ToolRun {
    * inside it run again too, even those not idempotent (see `ToolRuns`).
    */
   approved?: boolean | undefined;
-  /** The call as its `tool.requested` records it: what a pause at `interrupt()` names. */
-  awaited?: AwaitedCallView | undefined;
+  /**
+   * The call as its `tool.requested` records it, and its ledger run: what a pause at
+   * `interrupt()` names, and where.
+   */
+  awaited?: AwaitedCall | undefined;
   /**
    * The LangGraph subgraph invocation it is recorded in ("" for the handler's run; undefined:
    * not known, the run of what calls it): a call made inside it is recorded there too.

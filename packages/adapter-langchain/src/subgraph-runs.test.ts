@@ -1,8 +1,22 @@
-import { inspectSession, MemoryEventStore, type RunView, toAtif } from "@agent-ledger/core";
+import {
+  type EventStore,
+  inspectSession,
+  MemoryEventStore,
+  type RunView,
+  runsInTreeOrder,
+  toAtif,
+} from "@agent-ledger/core";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { tool } from "@langchain/core/tools";
-import { Command, END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import {
+  Command,
+  END,
+  interrupt,
+  MessagesAnnotation,
+  START,
+  StateGraph,
+} from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -17,6 +31,16 @@ import { ASK, RUN, SESSION, supervisorGraph, THREAD } from "./testing/subgraph.t
 function callsOf(run: RunView): string[] {
   return run.steps.map((step) =>
     step.kind === "model" ? "model" : String(step.attempts[0]?.name),
+  );
+}
+
+/** Each run of the session paused at a person's decision: its runId, parent and the calls it names. */
+async function pausedRuns(store: EventStore) {
+  const { runs } = await inspectSession(store, SESSION);
+  return runsInTreeOrder(runs).flatMap(({ run }) =>
+    run.awaitingDecision
+      ? [{ runId: run.runId, parentRunId: run.parentRunId, calls: run.awaitingDecision.calls }]
+      : [],
   );
 }
 
@@ -121,6 +145,16 @@ describe("LangGraph subgraphs as child runs", () => {
       });
       const config = threadConfig(handler, THREAD);
       let paused = await graph.invoke(ASK, config);
+      // What waits for a person is the subgraph's call: its child run is paused, naming it; the
+      // handler's run waits on its child, running, as inspect reports a run whose child paused.
+      const [pausedRun, ...others] = await pausedRuns(store);
+      expect(others).toEqual([]);
+      expect(pausedRun).toMatchObject({
+        parentRunId: RUN,
+        calls: [{ name: "send_email", toolCallId: "send-1", args: { task: "1" } }],
+      });
+      const { runs: before } = await inspectSession(store, SESSION);
+      expect(before.find((run) => run.runId === RUN)?.status).toBe("running");
       // Another thread on the same handler, in progress while this one is resumed: the
       // handler's recorder is then given a replay again instead of being reopened.
       let release = () => {};
@@ -144,6 +178,8 @@ describe("LangGraph subgraphs as child runs", () => {
       release();
       await other;
       expect(paused.messages.at(-1)?.content).toBe("finished");
+      // Resumed, the child runs go on: none is paused any more, before the run is closed.
+      expect(await pausedRuns(store)).toEqual([]);
       await handler.completeRun("done");
       expect(effects.filter((effect) => effect.startsWith("send"))).toEqual(["send 1", "send 2"]);
       const { runs, unresolved } = await inspectSession(store, SESSION);
@@ -155,6 +191,51 @@ describe("LangGraph subgraphs as child runs", () => {
       ]);
     });
   }
+
+  it("a subgraph's node and a node of the graph that pause in one step: each run paused on its own node, told to answer each interrupt by id", async () => {
+    const store = new MemoryEventStore();
+    const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+    const asks = (node: string, question: string) => async () => ({
+      messages: [new AIMessage(`${node}: ${String(interrupt(question))}`)],
+    });
+    const team = new StateGraph(MessagesAnnotation)
+      .addNode("approve", asks("approve", "ship it?"))
+      .addEdge(START, "approve")
+      .addEdge("approve", END)
+      .compile();
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode("review", asks("review", "publish it?"))
+      .addNode("team", team)
+      .addEdge(START, "review")
+      .addEdge(START, "team")
+      .addEdge("review", END)
+      .addEdge("team", END)
+      .compile({ checkpointer: new LedgerCheckpointSaver({ store }) });
+    const config = threadConfig(handler, THREAD);
+    const paused = await graph.invoke({ messages: [new HumanMessage("go")] }, config);
+    const interrupts = (paused as { __interrupt__?: { id?: string }[] }).__interrupt__ ?? [];
+    expect(interrupts).toHaveLength(2);
+
+    const { runs } = await inspectSession(store, SESSION);
+    const root = runs.find((run) => run.runId === RUN);
+    const [teamRun] = root?.children ?? [];
+    expect(root?.awaitingDecision?.calls).toEqual([{ name: "review" }]);
+    expect(teamRun?.awaitingDecision?.calls).toEqual([{ name: "approve" }]);
+    // LangGraph wants one answer per interrupt id, whichever run asked.
+    for (const pause of [root?.awaitingDecision, teamRun?.awaitingDecision])
+      expect(pause?.decideWith).toContain("[interrupt id]");
+    expect(teamRun?.awaitingDecision?.decideWith).toContain('"ship it?"');
+    expect(teamRun?.awaitingDecision?.decideWith).not.toContain("publish it?");
+
+    const resume = Object.fromEntries(interrupts.map((item) => [String(item.id), "yes"]));
+    const done = await graph.invoke(new Command({ resume }), config);
+    expect(done.messages.map((message) => String(message.content)).sort()).toEqual([
+      "approve: yes",
+      "go",
+      "review: yes",
+    ]);
+    expect(await pausedRuns(store)).toEqual([]);
+  });
 
   it("a createAgent invoked from a node records its model calls and ledgerMiddleware's tool calls in its child run", async () => {
     const store = new MemoryEventStore();
