@@ -79,7 +79,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     };
     const subgraphs = new SubgraphRuns({ root: recorder, opened: loadCauses });
     const { causes, threads } = book;
-    const models = new ModelRuns({ recorder, runs, causes, threads, subgraphs });
+    const models = new ModelRuns({ runs, causes, threads, subgraphs });
     this.#state = {
       options,
       recorder: new HandlerRecorder(options, {

@@ -21,7 +21,6 @@ import type { ToolCauses } from "./tool-causes.js";
 
 /** What the handler shares with its model runs. */
 export interface ModelRunsContext {
-  recorder: () => Promise<SessionRecorder>;
   /** The chains and tools in progress, with their parents. */
   runs: RunTree;
   /** Where a completion notes the tool calls it asks for. */
@@ -156,6 +155,7 @@ export class ModelRuns {
     this.#context.causes.note(toolCalls, event.eventId, call.threadId);
     this.#structured.completed(parentRunId, {
       eventId: event.eventId,
+      runId: event.runId,
       toolCalls: toolCalls.flatMap(({ id, name }) => (id !== undefined ? [{ id, name }] : [])),
       structuredOutput: this.#structuredOutputs.get(runId),
       threadId: call.threadId,
@@ -208,7 +208,11 @@ export class ModelRuns {
 
   /** A chain ended with `outputs`: createAgent's model node may have answered a structured output. */
   async chainCompleted(outputs: unknown, runId: string): Promise<void> {
-    await this.#structured.answered(this.#context.recorder, runId, outputs);
+    await this.#structured.answered(
+      (run) => this.#context.subgraphs.recorderOf(run),
+      runId,
+      outputs,
+    );
   }
 
   /** A LangChain run ended: no retry of a call that failed under it can come any more. */

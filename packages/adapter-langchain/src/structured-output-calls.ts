@@ -96,6 +96,8 @@ export function structuredOutputTool(structured: unknown): (name: string) => boo
 /** A completion that asked for tool calls, under a chain still running. */
 interface AskingCompletion {
   eventId: string;
+  /** The ledger run it is recorded in (a subgraph's child run, or the handler's). */
+  runId: string;
   toolCalls: { id: string; name: string }[];
   /** Its request's `metadata.structuredOutput`, which may name the structured output's tool already. */
   structuredOutput: unknown;
@@ -152,9 +154,14 @@ export class StructuredOutputCalls {
   /**
    * The chain `runId` ended with `outputs`: if it is createAgent's model node answering a
    * structured output (`structuredResponse`, and a ToolMessage for a call a completion made
-   * under it asked for), those calls are noted as answered by the agent.
+   * under it asked for), those calls are noted as answered by the agent, in the run of the
+   * completion (`recorderOf` its ledger run): restoreMessages reads the note with the turn.
    */
-  async answered(recorder: () => Promise<SessionRecorder>, runId: string, outputs: unknown) {
+  async answered(
+    recorderOf: (run: { runId: string }) => Promise<SessionRecorder>,
+    runId: string,
+    outputs: unknown,
+  ) {
     const asking = this.#asking.get(runId);
     if (!asking || !isRecord(outputs) || !("structuredResponse" in outputs)) return;
     const messages = Array.isArray(outputs.messages) ? outputs.messages : [];
@@ -169,7 +176,7 @@ export class StructuredOutputCalls {
         (call) => answeredIds.has(call.id) && !noted(call.name),
       );
       if (toolCalls.length === 0) continue;
-      await (await recorder()).record({
+      await (await recorderOf(completion)).record({
         type: STRUCTURED_RESPONSE_EVENT,
         causedByEventId: completion.eventId,
         payload: { toolCalls } as JsonObject,

@@ -1,6 +1,7 @@
 import { MemoryEventStore, readWholeRun } from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
-import { interrupt } from "@langchain/langgraph";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { END, interrupt, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { createAgent, createMiddleware, tool, toolStrategy } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -60,7 +61,9 @@ class QuietModel extends ScriptedChatModel {
 
 /**
  * createAgent with `responseFormat`, with or without ledgerMiddleware, run to its structured
- * answer: restoreMessages then has no pending call and the answer as the last turn.
+ * answer: restoreMessages then has no pending call and the answer as the last turn. With
+ * `subgraph`, the agent is invoked from a node of a graph: its calls, and so the turn restored,
+ * are in its child run.
  */
 async function expectAnsweredByAgent(options: {
   /** `toolStrategy(schema)`, or a bare schema. */
@@ -68,23 +71,39 @@ async function expectAnsweredByAgent(options: {
   middleware: boolean;
   /** A model whose invocation params do not show its tools. */
   quiet?: boolean;
+  subgraph?: boolean;
 }) {
   const store = new MemoryEventStore();
   const handler = new LedgerCallbackHandler({ store, ...address });
   const quiet: QuietModel = new QuietModel((messages) => weatherAnswer(messages, undefined, quiet));
+  const checkpointer = new LedgerCheckpointSaver({ store });
   const agent = createAgent({
     model: options.quiet ? quiet : weatherModel(),
     tools: [getWeather],
     responseFormat: options.responseFormat as never,
     middleware: options.middleware ? [ledgerMiddleware({ handler })] : [],
-    checkpointer: new LedgerCheckpointSaver({ store }),
+    ...(options.subgraph ? {} : { checkpointer }),
   });
-  const result = await agent.invoke(
-    { messages: [new HumanMessage("weather in paris?")] },
-    threadConfig(handler, "t1"),
-  );
-  expect(result.structuredResponse).toEqual({ city: "Paris", temp: 21 });
-  const restored = await restoreMessages(store, address, { threadId: "t1" });
+  const input = { messages: [new HumanMessage("weather in paris?")] };
+  let structuredResponse: unknown;
+  if (options.subgraph) {
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode("weather", async (state, config: RunnableConfig) => {
+        const result = await agent.invoke({ messages: state.messages }, config);
+        structuredResponse = result.structuredResponse;
+        return { messages: result.messages.slice(-1) };
+      })
+      .addEdge(START, "weather")
+      .addEdge("weather", END)
+      .compile({ checkpointer });
+    await graph.invoke(input, threadConfig(handler, "t1"));
+  } else ({ structuredResponse } = await agent.invoke(input, threadConfig(handler, "t1")));
+  expect(structuredResponse).toEqual({ city: "Paris", temp: 21 });
+  const runs = await store.listRuns(address.sessionId);
+  const child = runs.find((run) => run.parentRunId === address.runId);
+  if (options.subgraph && child === undefined) throw new Error("expected the agent's child run");
+  const agentRun = options.subgraph ? { ...address, runId: child?.runId ?? "" } : address;
+  const restored = await restoreMessages(store, agentRun, { threadId: "t1" });
   expect(restored.pendingToolCalls).toEqual([]);
   expect(restored.toolMessages.map((message) => message.tool_call_id)).toEqual([]);
   const last = restored.messages.at(-1) as AIMessage;
@@ -92,10 +111,16 @@ async function expectAnsweredByAgent(options: {
   expect(restored.messages.map((message) => message.type)).toEqual(["human", "ai", "tool", "ai"]);
   // With ledgerMiddleware the model call's metadata names the answer's tool before the call:
   // no event after it says so again. Without, the end of the model node is where it is known.
-  const noted = (await readWholeRun(store, address)).filter(
-    (event) => event.type === STRUCTURED_RESPONSE_EVENT,
-  );
+  const notes = async (run: typeof address) =>
+    (await readWholeRun(store, run)).filter((event) => event.type === STRUCTURED_RESPONSE_EVENT);
+  // In the run of the model call it notes, caused by its completion.
+  const noted = await notes(agentRun);
   expect(noted).toHaveLength(options.middleware ? 0 : 1);
+  const completions = (await readWholeRun(store, agentRun)).filter(
+    (event) => event.type === "model.completed",
+  );
+  if (noted[0]) expect(noted[0].causedByEventId).toBe(completions.at(-1)?.eventId);
+  if (options.subgraph) expect(await notes(address)).toEqual([]);
   return store;
 }
 
@@ -138,6 +163,21 @@ describe("createAgent's responseFormat: toolStrategy, answered as a tool call", 
   it("a bare schema, without ledgerMiddleware", async () => {
     await expectAnsweredByAgent({ responseFormat: Weather, middleware: false });
   });
+
+  it.for([
+    { format: "toolStrategy", middleware: false },
+    { format: "bare schema", middleware: false },
+    { format: "toolStrategy", middleware: true },
+  ])(
+    "a createAgent subgraph ($format, ledgerMiddleware: $middleware): its child run restores as a top-level agent's run, the note in it",
+    async ({ format, middleware }) => {
+      await expectAnsweredByAgent({
+        responseFormat: format === "toolStrategy" ? toolStrategy(Weather) : Weather,
+        middleware,
+        subgraph: true,
+      });
+    },
+  );
 
   it("a call of the agent's own tools stays pending", async () => {
     const store = new MemoryEventStore();
