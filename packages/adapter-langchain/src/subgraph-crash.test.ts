@@ -153,6 +153,48 @@ describe("a crash inside a LangGraph subgraph (child run), resumed in a new proc
     expect(lookup?.attempts.map((attempt) => attempt.status)).toEqual(["requested", "completed"]);
   });
 
+  for (const mode of ["node", "function"] as const) {
+    it(`asks the subgraph's model call in flight again, as a retry in its child run, paid once more and nothing else twice (${mode})`, async ({
+      onTestFinished,
+    }) => {
+      const { store, resume, counts } = await crashAndResume(
+        `model-${mode}`,
+        { mode, crashIn: "researcher 2 asking send_email" },
+        onTestFinished,
+      );
+      const [inFlight, ...others] = (await inspectSession(store, SESSION)).unresolved;
+      expect(others).toEqual([]);
+      expect(inFlight).toMatchObject({ kind: "model", status: "requested" });
+      const holder = await runOf(store, inFlight?.runId ?? "");
+      expect(holder?.parentRunId).toBe(RUN);
+      expect(holder?.steps.map((step) => step.kind)).toEqual(["model", "tool", "model"]);
+
+      // Model calls count as idempotent: no person is asked, the resume goes on.
+      const { handler, invoke } = resume();
+      expect((await invoke()).messages.at(-1)?.content).toBe("finished");
+      await handler.completeRun("done");
+      // The call in flight was paid for in the dead process and again here (its answer was
+      // lost); every other call once: the lookup before it and the router are not run again.
+      expect(counts()).toEqual({ ...EACH_ONCE, "researcher 2": 4 });
+      const { runs, unresolved } = await inspectSession(store, SESSION);
+      expect(unresolved).toEqual([]);
+      const retried = (await runOf(store, inFlight?.runId ?? ""))?.steps.find((step) =>
+        step.attempts.some((attempt) => attempt.attemptId === inFlight?.attemptId),
+      );
+      const [first, retry] = retried?.attempts ?? [];
+      expect(retried?.attempts.map((attempt) => attempt.status)).toEqual([
+        "requested",
+        "completed",
+      ]);
+      expect(first?.retriedBy).toBe(retry?.attemptId);
+      const root = runs.find((run) => run.runId === RUN);
+      expect(root?.children.map((run) => [run.status, run.steps.length])).toEqual([
+        ["completed", 5],
+        ["completed", 5],
+      ]);
+    });
+  }
+
   it("resumes a thread recorded flat, before subgraphs had child runs, in the handler's run", async ({
     onTestFinished,
   }) => {

@@ -30,8 +30,9 @@ function taskOf(messages: BaseMessage[]): number {
  * `research 2` (a loop: the subgraph runs twice in one run), then finishes. The research
  * subgraph (an agent node and LangGraph's ToolNode) looks up (`lookup`, idempotent), then
  * sends an email (`send_email`, not idempotent), then reports. `effect` hears of each email
- * sent and each model call paid. `crashIn` (`lookup 2`, `send_email 2`...): that call never
- * returns (the test kills the process in it). `subgraphCheckpointer`: the subgraph's own
+ * sent and each model call paid. `crashIn`: that call never returns (the test kills the process
+ * in it): a tool call (`lookup 2`, `send_email 2`...), or a researcher's model call, paid, named
+ * after its task and what it asks for (`researcher 2 asking send_email`, `... asking report`). `subgraphCheckpointer`: the subgraph's own
  * `compile({ checkpointer })` (default: inherited). `confirm`: `send_email` asks a person first
  * (LangGraph's `interrupt()`), and sends on "yes".
  */
@@ -69,17 +70,23 @@ export function supervisorGraph(options: {
     },
     { name: "send_email", description: "write", schema: z.object({ task: z.string() }) },
   );
-  const researcher = new ScriptedChatModel((messages) => {
+  const researcher = new ScriptedChatModel(async (messages) => {
     const task = taskOf(messages);
     effect(`researcher ${task}`);
     const last = messages.at(-1);
-    if (ToolMessage.isInstance(last) && last.tool_call_id === `send-${task}`)
+    const asks = (call: string) => hang(`researcher ${task} asking ${call}`);
+    if (ToolMessage.isInstance(last) && last.tool_call_id === `send-${task}`) {
+      await asks("report");
       return new AIMessage(`report ${task}`);
-    if (ToolMessage.isInstance(last) && last.tool_call_id === `lookup-${task}`)
+    }
+    if (ToolMessage.isInstance(last) && last.tool_call_id === `lookup-${task}`) {
+      await asks("send_email");
       return new AIMessage({
         content: "",
         tool_calls: [{ id: `send-${task}`, name: "send_email", args: { task: String(task) } }],
       });
+    }
+    await asks("lookup");
     return new AIMessage({
       content: "",
       tool_calls: [{ id: `lookup-${task}`, name: "lookup", args: { query: String(task) } }],
