@@ -25,7 +25,14 @@ import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { runEvents, threadConfig, toolGraph } from "./testing/helpers.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
-import { ASK, RUN, SESSION, supervisorGraph, THREAD } from "./testing/subgraph.test.data.js";
+import {
+  ASK,
+  FlatLedgerHandler,
+  RUN,
+  SESSION,
+  supervisorGraph,
+  THREAD,
+} from "./testing/subgraph.test.data.js";
 
 /** What a run holds: its calls' names in order (model calls as `model`). */
 function callsOf(run: RunView): string[] {
@@ -191,6 +198,43 @@ describe("LangGraph subgraphs as child runs", () => {
       ]);
     });
   }
+
+  it("a thread paused in a subgraph by the previous version (flat, its pause on the handler's run) resumes there, its next pause there too", async () => {
+    const store = new MemoryEventStore();
+    const effects: string[] = [];
+    const graph = supervisorGraph({
+      mode: "node",
+      checkpointer: new LedgerCheckpointSaver({ store }),
+      effect: (name) => effects.push(name),
+      confirm: true,
+    });
+    const before = new FlatLedgerHandler({ store, sessionId: SESSION, runId: RUN });
+    let paused = await graph.invoke(ASK, threadConfig(before, THREAD));
+    const pausedOn = async () =>
+      (await pausedRuns(store)).map(({ runId, calls }) => [
+        runId,
+        calls.map((call) => call.toolCallId),
+      ]);
+    expect(await pausedOn()).toEqual([[RUN, ["send-1"]]]);
+
+    // This version's handler, in a new process: the thread stays flat, its pauses too.
+    const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+    const config = threadConfig(handler, THREAD);
+    const seen: unknown[] = [];
+    const pausedAt = (result: object) => (result as { __interrupt__?: unknown[] }).__interrupt__;
+    for (let pauses = 0; pausedAt(paused)?.length && pauses < 4; pauses++) {
+      paused = await graph.invoke(new Command({ resume: "yes" }), config);
+      seen.push(...(await pausedOn()));
+    }
+    expect(paused.messages.at(-1)?.content).toBe("finished");
+    expect(seen).toEqual([[RUN, ["send-2"]]]);
+    expect(await pausedRuns(store)).toEqual([]);
+    await handler.completeRun("done");
+    expect(effects.filter((effect) => effect.startsWith("send"))).toEqual(["send 1", "send 2"]);
+    const { runs, unresolved } = await inspectSession(store, SESSION);
+    expect(unresolved).toEqual([]);
+    expect(runs.find((run) => run.runId === RUN)?.children).toEqual([]);
+  });
 
   it("a subgraph's node and a node of the graph that pause in one step: each run paused on its own node, told to answer each interrupt by id", async () => {
     const store = new MemoryEventStore();
