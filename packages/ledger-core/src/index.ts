@@ -209,6 +209,7 @@ export {
   validateActor,
   validateAppend,
   validateFork,
+  validateMetadata,
   validateNewEvent,
   validatePaging,
 } from "./store/validate.js";
