@@ -68,7 +68,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       this.#state = options.#state;
       return;
     }
-    checkHandlerOptions(options);
+    const checked = checkHandlerOptions(options);
     const runs = new RunTree();
     const refusals = new NestedRefusals();
     const book = new ToolCallBook();
@@ -81,8 +81,8 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     const { causes, threads } = book;
     const models = new ModelRuns({ runs, causes, threads, subgraphs });
     this.#state = {
-      options,
-      recorder: new HandlerRecorder(options, {
+      options: checked,
+      recorder: new HandlerRecorder(checked, {
         opened: (opened) => {
           subgraphs.rootOpened(opened);
           loadCauses(opened);

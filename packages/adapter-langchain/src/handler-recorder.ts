@@ -1,4 +1,10 @@
-import { type Actor, type EventStore, SessionRecorder } from "@agent-ledger/core";
+import {
+  type Actor,
+  type EventStore,
+  type JsonObject,
+  type Redaction,
+  SessionRecorder,
+} from "@agent-ledger/core";
 import { recordedThreadId, threadIdOf } from "./langchain-metadata.js";
 import { isInterrupt } from "./tool-attempt.js";
 
@@ -11,8 +17,22 @@ export type LedgerCallbackHandlerOptions =
       /** Give the same runId in a resumed process: the handler then continues that run. */
       runId?: string;
       actor?: Actor;
+      /**
+       * What every recorder the handler opens removes before hashing and storing (core's
+       * `redact`): the first, each one it reopens, the one resuming after a crash, and the child
+       * runs of subgraphs, which inherit it.
+       */
+      redact?: Redaction;
+      /** Host metadata stored on every event of those recorders (core's `metadata`). */
+      metadata?: JsonObject;
       recordChains?: boolean;
     };
+
+/**
+ * What every recorder a store-form handler opens records with (its `redact` and `metadata`):
+ * none of its own for a handler given a recorder, whose options are that recorder's.
+ */
+export type RecordingOptions = { redact?: Redaction; metadata?: JsonObject };
 
 const DEFAULT_ACTOR: Actor = { type: "agent", id: "langchain", framework: "langchain" };
 
@@ -107,6 +127,16 @@ export class HandlerRecorder {
       hooks.opened(recorder);
     };
     this.#quiet = hooks.quiet;
+  }
+
+  /** The store form's `redact` and `metadata`, for every recorder the handler opens. */
+  recording(): RecordingOptions {
+    const options = this.#options;
+    if ("recorder" in options) return {};
+    return {
+      ...(options.redact !== undefined ? { redact: options.redact } : {}),
+      ...(options.metadata !== undefined ? { metadata: options.metadata } : {}),
+    };
   }
 
   /** The recorder (opened on first use; opened again on failure to open). */
@@ -259,7 +289,8 @@ export class HandlerRecorder {
     if ("recorder" in options) return options.recorder;
     const { store } = options;
     const actor = options.actor ?? DEFAULT_ACTOR;
-    const address = { store, sessionId: options.sessionId, actor };
+    // Reopened recorders and subgraphs' child runs take redact and metadata from it (core).
+    const address = { store, sessionId: options.sessionId, actor, ...this.recording() };
     const id = this.#runId ?? options.runId;
     if (id !== undefined) {
       const head = await options.store.runHead({ sessionId: options.sessionId, runId: id });

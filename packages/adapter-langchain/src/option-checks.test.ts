@@ -36,6 +36,11 @@ describe("bad options are refused at construction, with the path of the bad valu
       [{ store: "sqlite:./ledger.db", sessionId: "s1" }, "$.store"],
       [{ store, sessionId: "s1", actor: "me" }, "$.actor"],
       [{ store, sessionId: "s1", recordChains: "no" }, "$.recordChains"],
+      // The store form's redact, refused as the core recorder refuses it (one string would be
+      // walked character by character and remove nothing).
+      [{ store, sessionId: "s1", redact: "request.apiKey" }, "$.redact"],
+      [{ store, sessionId: "s1", redact: { paths: ["request.apiKey"] } }, "$.redact"],
+      [{ store, sessionId: "s1", redact: ["**.apiKey", "request..token"] }, "$.redact[1]"],
       [{ recorder: {} }, "$.recorder"],
       [{ recorder: undefined }, "$.recorder"],
       // A recorder-like object without the methods the handler calls (no startRun).
@@ -138,6 +143,15 @@ describe("bad options are refused at construction, with the path of the bad valu
         ),
         JSON.stringify(actor),
       ).toEqual({ code: "invalid-event", path });
+    // Metadata the core recorder would refuse at the first invoke, refused here as it would.
+    for (const metadata of [[], "eu-1", null])
+      expect(
+        thrownBy(
+          () =>
+            new LedgerCallbackHandler(misuse<HandlerOptions>({ store, sessionId: "s1", metadata })),
+        ),
+        JSON.stringify(metadata),
+      ).toEqual({ code: "invalid-event", path: "$.metadata" });
     // A missing sessionId is a missing id: the same code as the core recorder gives.
     expect(thrownBy(() => new LedgerCallbackHandler(misuse<HandlerOptions>({ store })))).toEqual({
       code: "invalid-event",
@@ -158,5 +172,19 @@ describe("bad options are refused at construction, with the path of the bad valu
     const handler = new LedgerCallbackHandler({ store, sessionId: "s1", runId: "run-1" });
     expect((await handler.getRecorder()).runId).toBe("run-1");
     expect(new LedgerCheckpointSaver({ store, sessionId: "threads" }).sessionId).toBe("threads");
+  });
+
+  it("the store form's redact and metadata reach the recorder it opens, as given when it was made", async () => {
+    const redact = ["metadata.user"];
+    const metadata = { deployment: "eu-1" };
+    const handler = new LedgerCallbackHandler({ store, sessionId: "s2", redact, metadata });
+    // Changed after: the handler kept what it was given (a recorder would have too).
+    redact.length = 0;
+    metadata.deployment = "us-1";
+    const recorder = await handler.getRecorder();
+    expect(recorder.metadataAsStored("model.requested", { user: "jane" })).toEqual({
+      deployment: "eu-1",
+      user: "[redacted]",
+    });
   });
 });

@@ -3,7 +3,10 @@ import {
   assertId,
   InvalidArgumentError,
   validateActor,
+  validateMetadata,
+  validateRedaction,
 } from "@agent-ledger/core";
+import type { LedgerCallbackHandlerOptions } from "./handler-recorder.js";
 import { isRecord } from "./plain-json.js";
 
 // Checked where the options are given, not at the first call that uses them: a mistake in
@@ -28,8 +31,14 @@ const RECORDER_METHODS = [
   "record",
 ];
 
-/** `LedgerCallbackHandler`'s options: `{ recorder }`, or `{ store, sessionId, runId?, actor? }`. */
-export function checkHandlerOptions(options: unknown): void {
+/**
+ * `LedgerCallbackHandler`'s options: `{ recorder }`, or `{ store, sessionId, runId?, actor?,
+ * redact?, metadata? }`. Returns them as the handler keeps them: the store form's `redact` and
+ * `metadata` are the copies core's checks make, so what the caller changes in them later (a path
+ * pushed onto the list after the first invoke) does not change what the recorders it opens
+ * remove or store, as it would not for a recorder made at once.
+ */
+export function checkHandlerOptions(options: unknown): LedgerCallbackHandlerOptions {
   if (!isRecord(options))
     throw new InvalidArgumentError(
       "$",
@@ -50,7 +59,7 @@ export function checkHandlerOptions(options: unknown): void {
       RECORDER_METHODS.some((name) => typeof recorder[name] !== "function")
     )
       throw new InvalidArgumentError("$.recorder", "must be a SessionRecorder");
-    return;
+    return options as LedgerCallbackHandlerOptions;
   }
   assertEventStore(options.store, "$.store");
   checkId(options.sessionId, "$.sessionId", true);
@@ -63,6 +72,17 @@ export function checkHandlerOptions(options: unknown): void {
     throw new InvalidArgumentError("$.actor", 'must be { type: "agent" | ..., id }');
   // The rest as the core recorder checks it when the first call makes one (invalid-event).
   if (actor !== undefined) validateActor(actor, "$.actor");
+  // The recorder is made at the first call: a bad redaction found there would have let nothing
+  // through yet, but the invoke would fail mid-graph, far from the mistake. Core's own checks
+  // (redact: invalid-argument; metadata: invalid-event, as the recorder says), with its paths.
+  const redact = validateRedaction(options.redact, "$.redact");
+  const metadata =
+    options.metadata === undefined ? undefined : validateMetadata(options.metadata, "$.metadata");
+  return {
+    ...options,
+    ...(redact !== undefined ? { redact } : {}),
+    ...(metadata !== undefined ? { metadata } : {}),
+  } as LedgerCallbackHandlerOptions;
 }
 
 /** `LedgerCheckpointSaver`'s options: `{ store, sessionId?, serde?, cachedThreads? }`. */

@@ -123,6 +123,35 @@ describe("LangGraph subgraphs as child runs", () => {
     return runs.find((run) => run.runId === RUN)?.children.map(callsOf);
   }
 
+  it("the store form's redact and metadata reach the subgraphs' child runs, which inherit them", async () => {
+    const store = new MemoryEventStore();
+    const handler = new LedgerCallbackHandler({
+      store,
+      sessionId: SESSION,
+      runId: RUN,
+      redact: ["args.query"],
+      metadata: { deployment: "eu-1" },
+    });
+    const graph = supervisorGraph({
+      mode: "node",
+      checkpointer: new LedgerCheckpointSaver({ store }),
+      effect: () => {},
+    });
+    await graph.invoke(ASK, threadConfig(handler, THREAD));
+    await handler.completeRun("done");
+    const { runs } = await inspectSession(store, SESSION);
+    const children = runs.find((run) => run.runId === RUN)?.children ?? [];
+    expect(children).toHaveLength(2);
+    for (const child of children) {
+      const events = await runEvents(store, SESSION, child.runId);
+      for (const event of events) expect(event.metadata).toMatchObject({ deployment: "eu-1" });
+      const lookups = events.filter((event) => event.type === "tool.requested");
+      expect(lookups.map((event) => event.payload)).toContainEqual(
+        expect.objectContaining({ name: "lookup", args: { query: "[redacted]" } }),
+      );
+    }
+  });
+
   it("a subgraph compiled with checkpointer: true keeps one child run per thread, as it keeps one history", async () => {
     expect(await childRunCalls(true)).toEqual([
       [

@@ -3,6 +3,7 @@ import {
   type EventStore,
   type LedgerEvent,
   MemoryEventStore,
+  type Redaction,
   readWholeRun,
   resolveEvents,
   type SessionRecorder,
@@ -79,12 +80,16 @@ export function ledgerAgent(options: {
   tools?: Parameters<typeof createAgent>[0]["tools"];
   middleware?: (handler: LedgerCallbackHandler) => ReturnType<typeof createMiddleware>[];
   recorder?: SessionRecorder;
+  /** The handler's own `redact` (without `recorder`: the handler opens its recorders). */
+  redact?: Redaction;
   /** Default: the ledger's saver on `store`. */
   checkpointer?: BaseCheckpointSaver;
 }) {
-  const { store, sessionId, runId, answer, recorder } = options;
+  const { store, sessionId, runId, answer, recorder, redact } = options;
   const model = new ScriptedChatModel((messages) => answer(messages));
-  const handler = new LedgerCallbackHandler(recorder ? { recorder } : { store, sessionId, runId });
+  const handler = new LedgerCallbackHandler(
+    recorder ? { recorder } : { store, sessionId, runId, ...(redact ? { redact } : {}) },
+  );
   const agent = createAgent({
     model,
     tools: options.tools ?? [],

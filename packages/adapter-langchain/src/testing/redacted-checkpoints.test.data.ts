@@ -5,7 +5,7 @@ import { tool } from "@langchain/core/tools";
 import { JsonPlusSerializer, type SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { z } from "zod";
 import { LedgerCheckpointSaver } from "../checkpoint-saver.js";
-import { type CrashScenario, crashHere, noteEffect } from "./crash-point.js";
+import { type CrashScenario, crashAfterCommit, crashHere, noteEffect } from "./crash-point.js";
 import { ledgerAgent, threadConfig } from "./helpers.js";
 
 export const SESSION = "redacted-session";
@@ -45,13 +45,18 @@ export function encryptingSerde(key: Buffer): SerializerProtocol {
 
 /**
  * One process's agent: the user's message, `lookup`'s result and the answer carry the key and
- * the email; its recorder redacts them with `scrub`, its saver seals with `serde` (default:
- * LangGraph's, as the saver has it). With `crash`, the process dies in its second model call,
- * the one that reads `lookup`'s result. `read` gets each prompt the model is given.
+ * the email; its recorder redacts them with `scrub`: the `recorder` given, or (`store`) those
+ * the handler opens on the run with its own `redact: scrub`. Its saver seals with `serde`
+ * (default: LangGraph's, as the saver has it). With `crash`, the process dies in its second
+ * model call, the one that reads `lookup`'s result. `read` gets each prompt the model is given.
  */
 export function redactedAgent(
-  recorder: SessionRecorder,
-  options: { serde?: SerializerProtocol; crash?: boolean; read?: (prompt: string) => void },
+  ledger: { recorder: SessionRecorder } | { store: EventStore },
+  options: {
+    serde?: SerializerProtocol;
+    crash?: boolean;
+    read?: (prompt: string) => void;
+  },
 ) {
   const lookup = tool(
     async ({ email }: { email: string }) => {
@@ -74,7 +79,7 @@ export function redactedAgent(
       });
     return options.crash ? crashHere() : new AIMessage(`sent ${SECRET} to ${EMAIL}`);
   };
-  const { store } = recorder;
+  const store = "recorder" in ledger ? ledger.recorder.store : ledger.store;
   const checkpointer = new LedgerCheckpointSaver({
     store,
     ...(options.serde ? { serde: options.serde } : {}),
@@ -83,7 +88,7 @@ export function redactedAgent(
     store,
     sessionId: SESSION,
     runId: RUN,
-    recorder,
+    ...("recorder" in ledger ? { recorder: ledger.recorder } : { redact: scrub }),
     tools: [lookup],
     answer,
     checkpointer,
@@ -106,7 +111,17 @@ export const redactedCheckpointsCrashes = {
   /** The first process, its saver sealing with the key given in hex: dies reading the result. */
   "redacted-checkpoints": async (store, [key]) => {
     const serde = encryptingSerde(Buffer.from(key ?? "", "hex"));
-    const first = redactedAgent(scrubbingRecorder(store), { serde, crash: true });
+    const first = redactedAgent({ recorder: scrubbingRecorder(store) }, { serde, crash: true });
     await first.invoke(USER_MESSAGE);
+  },
+  /**
+   * The first process on the handler's store form (`redact: scrub`), its saver sealing with the
+   * key given in hex: dies once `lookup`'s result is committed, before LangGraph saves the
+   * tools node's write (a resume runs that node again).
+   */
+  "redacted-store-form": async (store, [key]) => {
+    const serde = encryptingSerde(Buffer.from(key ?? "", "hex"));
+    const crashing = crashAfterCommit(store, (event) => event.type === "tool.completed");
+    await redactedAgent({ store: crashing }, { serde }).invoke(USER_MESSAGE);
   },
 } satisfies Record<string, CrashScenario>;
