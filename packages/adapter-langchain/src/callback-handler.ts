@@ -249,7 +249,8 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
   ): Promise<SessionRecorder> {
     const recorder = await this.getRecorder();
     await this.#state.models.closeAll(recorder);
-    await closeSubgraphRuns(recorder, await this.#state.subgraphs.opened(), close);
+    const { subgraphs, recorder: handlerRecorder } = this.#state;
+    await closeSubgraphRuns(recorder, await subgraphs.opened(), close, handlerRecorder.recording());
     return recorder;
   }
 

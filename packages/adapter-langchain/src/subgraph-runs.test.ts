@@ -3,6 +3,7 @@ import {
   inspectSession,
   MemoryEventStore,
   type RunView,
+  readWholeSession,
   runsInTreeOrder,
   toAtif,
 } from "@agent-ledger/core";
@@ -24,6 +25,7 @@ import { LedgerCallbackHandler } from "./callback-handler.js";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { runEvents, threadConfig, toolGraph } from "./testing/helpers.js";
+import { SECRET, scrub } from "./testing/redacted-checkpoints.test.data.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 import {
   ASK,
@@ -150,6 +152,28 @@ describe("LangGraph subgraphs as child runs", () => {
         expect.objectContaining({ name: "lookup", args: { query: "[redacted]" } }),
       );
     }
+  });
+
+  it("closing the run from another handler (a new process) redacts what it writes to a subgraph's child run it did not open", async () => {
+    const store = new MemoryEventStore();
+    const options = { store, sessionId: SESSION, runId: RUN, redact: scrub };
+    const graph = supervisorGraph({
+      mode: "node",
+      checkpointer: new LedgerCheckpointSaver({ store }),
+      effect: () => {},
+      confirm: true,
+    });
+    // Paused in the subgraph: its child run is left running.
+    await graph.invoke(ASK, threadConfig(new LedgerCallbackHandler(options), THREAD));
+    // A new process gives up on the run, the reason naming the key.
+    await new LedgerCallbackHandler(options).failRun(new Error(`gave up, key ${SECRET}`));
+    const { runs } = await inspectSession(store, SESSION);
+    const [child] = runs.find((run) => run.runId === RUN)?.children ?? [];
+    expect(child?.status).toBe("failed");
+    const failed = (await runEvents(store, SESSION, child?.runId ?? "")).at(-1);
+    expect(failed?.type).toBe("run.failed");
+    expect(JSON.stringify(failed)).toContain("gave up, key [key]");
+    expect(JSON.stringify(await readWholeSession(store, SESSION))).not.toContain(SECRET);
   });
 
   it("a subgraph compiled with checkpointer: true keeps one child run per thread, as it keeps one history", async () => {
