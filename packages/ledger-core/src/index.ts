@@ -148,6 +148,7 @@ export type {
   BeforeToolCallOptions,
   DecisionOptions,
   EvidenceRecord,
+  OtherRunOptions,
   ResumeOptions,
   SessionRecorderOptions,
 } from "./recorder/session-recorder.js";

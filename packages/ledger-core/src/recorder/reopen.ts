@@ -1,8 +1,10 @@
 import { lastListOf, resolveEvents } from "../compact/resolve.js";
+import { assertOptions, type KnownKeys } from "../events/argument-checks.js";
 import { InvalidArgumentError } from "../events/errors.js";
+import type { Actor } from "../events/types.js";
 import { readWholeRun } from "../store/read-all.js";
 import { loadRecordedChildren } from "./child-runs.js";
-import type { SessionRecorderOptions } from "./recorder-options.js";
+import type { ResumeOptions, SessionRecorderOptions } from "./recorder-options.js";
 import type { RecorderState } from "./recorder-state.js";
 import { adopt, loadRun } from "./resume.js";
 import { type KeptRun, keepOneList, RunLog, storedSize } from "./run-log.js";
@@ -11,17 +13,51 @@ import { inTurn, retire } from "./turns.js";
 /** The options of a recorder that continues the run of `previous`, as it records it. */
 export function reopenOptions(previous: RecorderState): SessionRecorderOptions {
   const options: SessionRecorderOptions = {
-    store: previous.store,
-    sessionId: previous.sessionId,
+    ...recordingOptions(previous),
     runId: previous.runId,
     actor: previous.actor,
   };
   if (previous.parentRunId !== undefined) options.parentRunId = previous.parentRunId;
   if (previous.causedByEventId !== undefined) options.causedByEventId = previous.causedByEventId;
-  if (previous.redact !== undefined) options.redact = previous.redact;
-  if (previous.metadata !== undefined) options.metadata = previous.metadata;
-  if (previous.compactOption !== undefined) options.compact = previous.compactOption;
   return options;
+}
+
+/** `SessionRecorder.resumeOtherRun`'s options: the run to continue, and who recorded it. */
+export interface OtherRunOptions {
+  runId: string;
+  actor: Actor;
+}
+
+const OTHER_RUN_OPTIONS: KnownKeys<OtherRunOptions> = { runId: true, actor: true };
+
+/**
+ * What `SessionRecorder.resume` is given to continue another run of `state`'s session as
+ * `state` records (its store, redaction, metadata, compaction, and how it reads a run). The
+ * run's own `parentRunId` and cause are its `run.started`'s, read on resume.
+ */
+export function otherRunOptions(
+  state: RecorderState,
+  options: unknown,
+): SessionRecorderOptions & OtherRunOptions & ResumeOptions {
+  assertOptions(options, OTHER_RUN_OPTIONS, "resumeOtherRun", {
+    at: "$",
+    needs: "resumeOtherRun needs { runId, actor }: the run to continue and its actor",
+  });
+  const { runId, actor } = options as OtherRunOptions;
+  return { ...recordingOptions(state), runId, actor, resolve: state.resolveOnLoad };
+}
+
+/** How `state` records, whatever the run: its store and session, redaction, metadata, compaction. */
+function recordingOptions(
+  state: RecorderState,
+): Pick<SessionRecorderOptions, "store" | "sessionId" | "redact" | "metadata" | "compact"> {
+  return {
+    store: state.store,
+    sessionId: state.sessionId,
+    ...(state.redact !== undefined ? { redact: state.redact } : {}),
+    ...(state.metadata !== undefined ? { metadata: state.metadata } : {}),
+    ...(state.compactOption !== undefined ? { compact: state.compactOption } : {}),
+  };
 }
 
 /**

@@ -32,7 +32,7 @@ import {
 import { type CloseGuard, RecorderState } from "./recorder-state.js";
 import type { Redaction } from "./redact.js";
 import { storedMetadata } from "./redact-metadata.js";
-import { reopenOptions, reopenRun } from "./reopen.js";
+import { type OtherRunOptions, otherRunOptions, reopenOptions, reopenRun } from "./reopen.js";
 import { replayAgain } from "./replay-again.js";
 import { resumeRun } from "./resume.js";
 import { retryCall } from "./retry-call.js";
@@ -44,6 +44,7 @@ import { checkpoint, type EvidenceRecord, recordEvent, recordEvidence } from "./
 export type { AttemptRef, DecisionOptions } from "./call-outcomes.js";
 export type { BeforeModelCallOptions, BeforeToolCallOptions } from "./call-requests.js";
 export type { ResumeOptions, SessionRecorderOptions } from "./recorder-options.js";
+export type { OtherRunOptions } from "./reopen.js";
 export type { EvidenceRecord } from "./run-records.js";
 
 /**
@@ -121,6 +122,19 @@ export class SessionRecorder {
     const recorder = new SessionRecorder(reopenOptions(this.#state));
     await reopenRun(recorder.#state, this.#state);
     return recorder;
+  }
+
+  /**
+   * A recorder that continues another run of this session (`runId`, recorded as `actor`) as
+   * `SessionRecorder.resume` would, with this recorder's store, redaction, metadata and
+   * compaction, and reading the run as this recorder read its own (`resolve`). For an adapter
+   * that closes a run a crashed process left open under this one (a subgraph's child run):
+   * what it writes there (an output, an error) is redacted as it would be here, which a
+   * `SessionRecorder.resume` with the caller's own options would not know to do when the caller
+   * was handed this recorder. `not-found` if the ledger does not hold the run.
+   */
+  async resumeOtherRun(options: OtherRunOptions): Promise<SessionRecorder> {
+    return SessionRecorder.resume(otherRunOptions(this.#state, options));
   }
 
   /**
