@@ -249,8 +249,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
   ): Promise<SessionRecorder> {
     const recorder = await this.getRecorder();
     await this.#state.models.closeAll(recorder);
-    const { subgraphs, recorder: handlerRecorder } = this.#state;
-    await closeSubgraphRuns(recorder, await subgraphs.opened(), close, handlerRecorder.recording());
+    await closeSubgraphRuns(recorder, await this.#state.subgraphs.opened(), close);
     return recorder;
   }
 

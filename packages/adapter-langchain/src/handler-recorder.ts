@@ -28,12 +28,6 @@ export type LedgerCallbackHandlerOptions =
       recordChains?: boolean;
     };
 
-/**
- * What every recorder a store-form handler opens records with (its `redact` and `metadata`):
- * none of its own for a handler given a recorder, whose options are that recorder's.
- */
-export type RecordingOptions = { redact?: Redaction; metadata?: JsonObject };
-
 const DEFAULT_ACTOR: Actor = { type: "agent", id: "langchain", framework: "langchain" };
 
 /** An invocation (a LangChain run without parent) in progress. */
@@ -127,16 +121,6 @@ export class HandlerRecorder {
       hooks.opened(recorder);
     };
     this.#quiet = hooks.quiet;
-  }
-
-  /** The store form's `redact` and `metadata`, for every recorder the handler opens. */
-  recording(): RecordingOptions {
-    const options = this.#options;
-    if ("recorder" in options) return {};
-    return {
-      ...(options.redact !== undefined ? { redact: options.redact } : {}),
-      ...(options.metadata !== undefined ? { metadata: options.metadata } : {}),
-    };
   }
 
   /** The recorder (opened on first use; opened again on failure to open). */
@@ -287,10 +271,16 @@ export class HandlerRecorder {
   async #openRecorder(): Promise<SessionRecorder> {
     const options = this.#options;
     if ("recorder" in options) return options.recorder;
-    const { store } = options;
+    const { store, redact, metadata } = options;
     const actor = options.actor ?? DEFAULT_ACTOR;
     // Reopened recorders and subgraphs' child runs take redact and metadata from it (core).
-    const address = { store, sessionId: options.sessionId, actor, ...this.recording() };
+    const address = {
+      store,
+      sessionId: options.sessionId,
+      actor,
+      ...(redact !== undefined ? { redact } : {}),
+      ...(metadata !== undefined ? { metadata } : {}),
+    };
     const id = this.#runId ?? options.runId;
     if (id !== undefined) {
       const head = await options.store.runHead({ sessionId: options.sessionId, runId: id });

@@ -5,6 +5,7 @@ import {
   type RunView,
   readWholeSession,
   runsInTreeOrder,
+  SessionRecorder,
   toAtif,
 } from "@agent-ledger/core";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
@@ -154,27 +155,41 @@ describe("LangGraph subgraphs as child runs", () => {
     }
   });
 
-  it("closing the run from another handler (a new process) redacts what it writes to a subgraph's child run it did not open", async () => {
-    const store = new MemoryEventStore();
-    const options = { store, sessionId: SESSION, runId: RUN, redact: scrub };
-    const graph = supervisorGraph({
-      mode: "node",
-      checkpointer: new LedgerCheckpointSaver({ store }),
-      effect: () => {},
-      confirm: true,
+  for (const form of ["store", "recorder"] as const) {
+    it(`closing the run from another handler (a new process) redacts what it writes to a subgraph's child run it did not open (${form} form)`, async () => {
+      const store = new MemoryEventStore();
+      const address = { store, sessionId: SESSION, runId: RUN, redact: scrub };
+      const actor = { type: "agent", id: "supervisor" } as const;
+      // A handler given the redaction, as each form takes it: a new process resumes the run.
+      const handler = async (resumed: boolean) =>
+        new LedgerCallbackHandler(
+          form === "store"
+            ? address
+            : {
+                recorder: resumed
+                  ? await SessionRecorder.resume({ ...address, actor })
+                  : new SessionRecorder({ ...address, actor }),
+              },
+        );
+      const graph = supervisorGraph({
+        mode: "node",
+        checkpointer: new LedgerCheckpointSaver({ store }),
+        effect: () => {},
+        confirm: true,
+      });
+      // Paused in the subgraph: its child run is left running.
+      await graph.invoke(ASK, threadConfig(await handler(false), THREAD));
+      // A new process gives up on the run, the reason naming the key.
+      await (await handler(true)).failRun(new Error(`gave up, key ${SECRET}`));
+      const { runs } = await inspectSession(store, SESSION);
+      const [child] = runs.find((run) => run.runId === RUN)?.children ?? [];
+      expect(child?.status).toBe("failed");
+      const failed = (await runEvents(store, SESSION, child?.runId ?? "")).at(-1);
+      expect(failed?.type).toBe("run.failed");
+      expect(JSON.stringify(failed)).toContain("gave up, key [key]");
+      expect(JSON.stringify(await readWholeSession(store, SESSION))).not.toContain(SECRET);
     });
-    // Paused in the subgraph: its child run is left running.
-    await graph.invoke(ASK, threadConfig(new LedgerCallbackHandler(options), THREAD));
-    // A new process gives up on the run, the reason naming the key.
-    await new LedgerCallbackHandler(options).failRun(new Error(`gave up, key ${SECRET}`));
-    const { runs } = await inspectSession(store, SESSION);
-    const [child] = runs.find((run) => run.runId === RUN)?.children ?? [];
-    expect(child?.status).toBe("failed");
-    const failed = (await runEvents(store, SESSION, child?.runId ?? "")).at(-1);
-    expect(failed?.type).toBe("run.failed");
-    expect(JSON.stringify(failed)).toContain("gave up, key [key]");
-    expect(JSON.stringify(await readWholeSession(store, SESSION))).not.toContain(SECRET);
-  });
+  }
 
   it("a subgraph compiled with checkpointer: true keeps one child run per thread, as it keeps one history", async () => {
     expect(await childRunCalls(true)).toEqual([

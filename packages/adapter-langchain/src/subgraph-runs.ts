@@ -5,10 +5,9 @@ import {
   type LedgerEvent,
   type ReplayCursor,
   type RunSummary,
-  SessionRecorder,
+  type SessionRecorder,
   sha256Hex,
 } from "@agent-ledger/core";
-import type { RecordingOptions } from "./handler-recorder.js";
 import { recordedThreadId, threadIdOf } from "./langchain-metadata.js";
 import { abandonModelCallsLeftByCrash } from "./open-model-calls.js";
 import { isRecord } from "./plain-json.js";
@@ -252,14 +251,14 @@ export class SubgraphRuns {
  * open: those `opened` in this process, and those a process before it opened (a crash), found
  * under the run in the session and known by their `run.started` (SUBGRAPH_FIELD). Deepest
  * first, each after its model calls left in flight by a crash are abandoned, as the run's are.
- * Those of a process before are resumed with `recording`, the store-form handler's redaction and
- * metadata (a recorder given to the handler does not say its own: they are resumed without).
+ * Those of a process before are resumed as `root` records (`resumeOtherRun`: its redaction,
+ * metadata and compaction, whether the handler opened it or was given it): what closing writes
+ * there (the output, the error) is the caller's, as it is on the handler's run.
  */
 export async function closeSubgraphRuns(
   root: SessionRecorder,
   opened: readonly SessionRecorder[],
   close: (recorder: SessionRecorder) => Promise<LedgerEvent>,
-  recording: RecordingOptions,
 ): Promise<void> {
   const { store, sessionId } = root;
   const byParent = new Map<string, RunSummary[]>();
@@ -282,15 +281,7 @@ export async function closeSubgraphRuns(
       const started = events[0];
       if (!isRecord(started?.payload) || !isRecord(started.payload[SUBGRAPH_FIELD])) continue;
       const actor = started.actor ?? { type: "agent", id: "subgraph", framework: "langchain" };
-      // With the handler's redaction: what closing writes (the output, the error) is the
-      // caller's, as it is on the handler's run.
-      recorder = await SessionRecorder.resume({
-        store,
-        sessionId,
-        runId: run.runId,
-        actor,
-        ...recording,
-      });
+      recorder = await root.resumeOtherRun({ runId: run.runId, actor });
     }
     if (recorder.status !== "running") continue;
     await abandonModelCallsLeftByCrash(recorder);
