@@ -2,7 +2,13 @@ import type { JsonObject, KnownKeys, Redaction, SessionRecorder } from "@agent-l
 import type { EmbeddingModelV3Middleware, EmbeddingModelV3Result } from "@ai-sdk/provider";
 import { checkedOptional, checkedOptions } from "./adapter-options.js";
 import { adapterStateOf } from "./adapter-state.js";
-import { beginAttempt, recordCompletion, recordFailure, replayedFailure } from "./model-attempt.js";
+import {
+  beginAttempt,
+  recordCompletion,
+  recordFailure,
+  replayedFailure,
+  retryAttempt,
+} from "./model-attempt.js";
 import { embeddingRequestOf, redactOption } from "./model-request.js";
 import { toJsonValue } from "./plain-json.js";
 import { callStateOf } from "./tool-call-context.js";
@@ -62,7 +68,9 @@ const EMBEDDING_MIDDLEWARE_OPTIONS: KnownKeys<LedgerEmbeddingMiddlewareOptions> 
  * and token usage (the vectors too with `recordEmbeddings`), or `model.failed`. On a resumed
  * run a recorded call is answered from the ledger when it holds the vectors; otherwise it is
  * made again as a retry of the recorded attempt (embedding calls are idempotent), as is a call
- * a crash left in flight. A recorded failure is thrown again, so the SDK retries as it did.
+ * a crash left in flight. A recorded failure is thrown again, so the SDK retries as it did;
+ * but a call its caller aborted (`abortSignal`: the user stopped, a timeout) got no answer, and
+ * is asked again on resume, as a language model's call is (`aiSdk.abortedByCaller`).
  * Its calls take the same path as a language model's (`beginAttempt`, `recordFailure`) and
  * share its recorder's state: a run the ledger stopped refuses them too.
  */
@@ -96,20 +104,17 @@ export function ledgerEmbeddingMiddleware(
           const result = recordedResult(attempt.replayed.result);
           state.modelAnswered(attempt);
           if (result !== undefined) return result;
-          try {
-            attempt = await state.recorder.retry(attempt);
-          } catch (error) {
-            state.refused(error);
-            throw error;
-          }
-          state.modelBegan(attempt);
+          attempt = await retryAttempt(state, attempt);
         }
         if (attempt.replayed) throw replayedFailure(state, attempt);
         let result: EmbeddingModelV3Result;
         try {
           result = await doEmbed();
         } catch (error) {
-          throw await recordFailure(state, attempt, error);
+          // Aborted by its caller (the user stopped, a timeout): asked again on resume.
+          throw await recordFailure(state, attempt, error, {
+            aborted: params.abortSignal?.aborted === true,
+          });
         }
         await recordCompletion(state, attempt, () => embeddingResponseOf(result, withVectors));
         return result;

@@ -1,4 +1,10 @@
-import { type Attempt, type JsonObject, LedgerError, type LedgerEvent } from "@agent-ledger/core";
+import {
+  type Attempt,
+  type JsonObject,
+  LedgerError,
+  type LedgerEvent,
+  type SessionRecorder,
+} from "@agent-ledger/core";
 import type { AdapterState } from "./adapter-state.js";
 import { AttemptAbandonedError, failureMetadataOf, rebuildError } from "./replayed-errors.js";
 
@@ -27,17 +33,49 @@ export async function beginAttempt(
     const retried = state.takeRetried((failed) => recorder.sameModelRequest(failed, request));
     // On resume, `retry` answers a retry the crashed process already made from the ledger.
     const options = metadata ? { metadata } : {};
-    attempt = retried
-      ? await recorder.retry(retried, options)
-      : await recorder.beforeModelCall({ request, ...options });
-    // A call its caller aborted got no answer from the model: asked again, not its abort.
-    while (abortedByCaller(attempt)) attempt = await recorder.retry(attempt, options);
+    attempt = await askedAgain(
+      recorder,
+      retried
+        ? await recorder.retry(retried, options)
+        : await recorder.beforeModelCall({ request, ...options }),
+      options,
+    );
   } catch (error) {
     state.refused(error);
     throw error;
   }
   state.modelBegan(attempt);
   return attempt;
+}
+
+/**
+ * Makes again, as a retry of it, a call the ledger answered with no vectors (an embedding
+ * recorded without `recordEmbeddings`), and returns the new attempt, begun. An earlier resume's
+ * retry is answered from the ledger as `beginAttempt` answers a call: one its caller aborted is
+ * asked again in turn.
+ */
+export async function retryAttempt(state: AdapterState, answered: Attempt): Promise<Attempt> {
+  let attempt: Attempt;
+  try {
+    attempt = await askedAgain(state.recorder, await state.recorder.retry(answered));
+  } catch (error) {
+    state.refused(error);
+    throw error;
+  }
+  state.modelBegan(attempt);
+  return attempt;
+}
+
+/** `attempt`, or, if its caller aborted it, the retry of it that asks the model again. */
+async function askedAgain(
+  recorder: SessionRecorder,
+  attempt: Attempt,
+  options: { metadata?: JsonObject } = {},
+): Promise<Attempt> {
+  // A call its caller aborted got no answer from the model: asked again, not its abort.
+  let asked = attempt;
+  while (abortedByCaller(asked)) asked = await recorder.retry(asked, options);
+  return asked;
 }
 
 /**
