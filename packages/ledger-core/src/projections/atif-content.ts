@@ -3,8 +3,9 @@ import type { AtifContentPart, AtifImageMediaType } from "./atif-types.js";
 import { textOf } from "./extract.js";
 import { isObject } from "./langchain-message.js";
 
-// A user's message as an ATIF step's `message`: its text, and its images as ATIF image parts
-// (ATIF v1.6+: `{ type: "image", source: { media_type, path } }`, a path being a file or a URL).
+// A user's message as an ATIF step's `message`, and a tool's result as its observation's
+// `content`: its text, and its images as ATIF image parts (ATIF v1.6+:
+// `{ type: "image", source: { media_type, path } }`, a path being a file or a URL).
 
 const ATIF_IMAGE_TYPES: ReadonlySet<string> = new Set([
   "image/jpeg",
@@ -27,11 +28,21 @@ interface FoundImage {
   mediaType?: string;
 }
 
+/** The AI SDK's parts of a tool's output for the model (`toModelOutput`'s `content`). */
+const TOOL_OUTPUT_IMAGES: ReadonlySet<JsonValue | undefined> = new Set(["image-data", "image-url"]);
+const TOOL_OUTPUT_FILES: ReadonlySet<JsonValue | undefined> = new Set([
+  "file-data",
+  "file-url",
+  "media",
+]);
+
 /**
  * The image a content part holds, as each framework records one: the AI SDK's `image` and
- * `file` (an image media type) parts, OpenAI's `image_url` (LangChain's too), the Responses
- * API's `input_image` (OpenAI Agents), Anthropic's `image` with a `source`, LangChain's
- * standard `image` block. Undefined for any other part.
+ * `file` (an image media type) parts, and in a tool's output `image-data`, `image-url` and
+ * `file-data`, `file-url`, `media` (an image media type); OpenAI's `image_url` (LangChain's
+ * too), the Responses API's `input_image` (OpenAI Agents), Anthropic's `image` with a
+ * `source`, LangChain's standard `image` block, MCP's `image` (`data`, `mimeType`). Undefined
+ * for any other part.
  */
 function imageOf(part: JsonObject): FoundImage | undefined {
   const mediaType = str(part.mediaType) ?? str(part.mimeType) ?? str(part.mime_type);
@@ -44,8 +55,14 @@ function imageOf(part: JsonObject): FoundImage | undefined {
       return withType({ base64: str(source.data) ?? "" }, sourceType);
     }
     value = str(part.image) ?? str(part.url) ?? str(part.data);
-  } else if (part.type === "file" && mediaType?.startsWith("image/")) {
+  } else if (
+    (part.type === "file" || TOOL_OUTPUT_FILES.has(part.type)) &&
+    mediaType?.startsWith("image/")
+  ) {
     value = str(part.data) ?? str(part.url);
+  } else if (TOOL_OUTPUT_IMAGES.has(part.type)) {
+    value = str(part.data) ?? str(part.url);
+    if (value === undefined) return undefined;
   } else if (part.type === "image_url" || part.type === "input_image") {
     const image = part.image_url;
     value = isObject(image) ? str(image.url) : str(image);
@@ -143,4 +160,17 @@ export function atifMessageOf(
     });
   }
   return { message, omitted: left };
+}
+
+/**
+ * The content parts of what a tool gave: the AI SDK's output for the model
+ * (`{ type: "content", value: [...] }`, as `toModelOutput` gives it), MCP's result
+ * (`{ content: [...] }`), or a list of parts (a LangChain ToolMessage's content, an OpenAI
+ * Agents tool output). Undefined for any other value (a text, a JSON result).
+ */
+export function toolContentParts(content: JsonValue | undefined): JsonValue[] | undefined {
+  if (Array.isArray(content)) return content;
+  if (!isObject(content)) return undefined;
+  if (content.type === "content" && Array.isArray(content.value)) return content.value;
+  return Array.isArray(content.content) ? content.content : undefined;
 }

@@ -1,10 +1,13 @@
-import type { JsonValue } from "../events/json.js";
+import type { JsonObject, JsonValue } from "../events/json.js";
 import type { LedgerEvent } from "../events/types.js";
-import { isObject, requestMessages, textOf } from "./extract.js";
+import { atifMessageOf, toolContentParts } from "./atif-content.js";
+import type { AtifContentPart } from "./atif-types.js";
+import { isObject, requestMessagesNewestFirst, textOf, toolResultOf } from "./extract.js";
 import { type AttemptRecord, payloadOf, type RunRecord } from "./session-model.js";
 
-// What a model read of a tool call that gave no result of its own (failed, or abandoned by a
-// person): each adapter tells the model in its own words, in the next request it sends.
+// What a model read of a tool call: each adapter tells the model in its own words (a failed or
+// abandoned call's), or in the form it chose (the AI SDK's `toModelOutput`: images), in the
+// next request it sends.
 
 /** A tool message's content as text (the AI SDK's `{ type: "text" | "error-text" | "json", value }` too). */
 function toolText(content: JsonValue): string {
@@ -19,12 +22,16 @@ function toolText(content: JsonValue): string {
 const REQUESTS_SEARCHED = 3;
 
 /**
- * The text of the tool message answering `attempt`'s call (by its toolCallId) in the first
- * model request of `run` made after the attempt's outcome that carries it (among the next few:
- * the loop sends a call's answer with its next request, a side call's at most between);
- * undefined when none does (the run ended, or went on in another run).
+ * The tool message answering `attempt`'s call (by its toolCallId) in the first model request
+ * of `run` made after the attempt's outcome that carries it (among the next few: the loop
+ * sends a call's answer with its next request, a side call's at most between), with that
+ * request; undefined when none does (the run ended, or went on in another run). The newest
+ * such message: a provider that numbers its calls afresh each turn reuses their ids.
  */
-export function readByModel(run: RunRecord, attempt: AttemptRecord): string | undefined {
+function answerReadByModel(
+  run: RunRecord,
+  attempt: AttemptRecord,
+): { content: JsonValue; requested: LedgerEvent } | undefined {
   const toolCallId = payloadOf(attempt.requested).toolCallId;
   const after = attempt.outcome?.commitCursor;
   if (typeof toolCallId !== "string" || after === undefined) return undefined;
@@ -41,10 +48,44 @@ export function readByModel(run: RunRecord, attempt: AttemptRecord): string | un
     const event = run.events[index] as LedgerEvent;
     if (event.type !== "model.requested") continue;
     if (searched++ === REQUESTS_SEARCHED) return undefined;
-    const told = requestMessages(payloadOf(event).request).find(
-      (message) => message.role === "tool" && message.toolCallId === toolCallId,
-    );
-    if (told) return toolText(told.content);
+    for (const message of requestMessagesNewestFirst(payloadOf(event).request)) {
+      if (message.role === "tool" && message.toolCallId === toolCallId)
+        return { content: message.content, requested: event };
+      // The answer comes after the message asking for the call: not in this request.
+      if (message.toolCalls?.some((call) => call.id === toolCallId)) break;
+    }
   }
   return undefined;
+}
+
+/**
+ * The text of the tool message answering `attempt`'s call in the run's next requests (see
+ * `answerReadByModel`); undefined when none carries it.
+ */
+export function readByModel(run: RunRecord, attempt: AttemptRecord): string | undefined {
+  const answer = answerReadByModel(run, attempt);
+  return answer === undefined ? undefined : toolText(answer.content);
+}
+
+/**
+ * A completed tool call's result as ATIF content parts, when it holds images: what the model
+ * read of it (the tool message answering it in the run's next requests: the AI SDK's
+ * `toModelOutput` content, a LangChain ToolMessage's parts), else, when no request carries it
+ * (the run ended there), the recorded result (MCP's `{ content }`, a list of parts). Its images
+ * as `atifMessageOf` shows them: one recorded as bytes is named, with the event that holds
+ * them, in `omitted`, never copied. Undefined when it holds no image: the result is text.
+ */
+export function imagesObserved(
+  run: RunRecord,
+  attempt: AttemptRecord,
+): { content: AtifContentPart[]; omitted: JsonObject[] } | undefined {
+  const answer = answerReadByModel(run, attempt);
+  const holder = answer?.requested ?? attempt.outcome;
+  if (holder === undefined) return undefined;
+  const given = answer ? answer.content : toolResultOf(payloadOf(attempt.outcome).result);
+  const parts = toolContentParts(given);
+  // Parts only: a list of other values (a search's results) is a JSON result, shown as text.
+  if (!parts?.every((part) => isObject(part) && typeof part.type === "string")) return undefined;
+  const { message, omitted } = atifMessageOf(parts, holder.eventId);
+  return typeof message === "string" ? undefined : { content: message, omitted };
 }

@@ -18,7 +18,8 @@ export interface AtifSubagentRef {
 
 export interface AtifObservationResult {
   source_call_id?: string;
-  content: string | null;
+  /** Text, or content parts when what the tool gave the model holds images (ATIF v1.6+). */
+  content: string | AtifContentPart[] | null;
   subagent_trajectory_ref?: AtifSubagentRef[];
   extra?: JsonObject;
 }

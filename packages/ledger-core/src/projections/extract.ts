@@ -381,6 +381,18 @@ function messageFrom(raw: JsonValue): HistoryMessage[] {
   return [message];
 }
 
+/** A request object's system instructions, and its list of messages (or prompt string). */
+function requestParts(request: JsonObject): { system?: string; list?: JsonValue } {
+  const system =
+    str(request.systemInstructions) ?? str(request.system) ?? str(request.instructions);
+  // `prompts`: a LangChain text LLM's prompt strings. A `prompt` object (an OpenAI Agents
+  // stored prompt reference) is not a message list: the messages are then in `input`.
+  const list = ["messages", "prompt", "prompts", "input"]
+    .map((key) => request[key])
+    .find((value) => typeof value === "string" || Array.isArray(value));
+  return { ...(system && { system }), ...(list !== undefined && { list }) };
+}
+
 /** The chat messages a model request carries (`messages`, `prompt`, `input`, `systemInstructions`). */
 export function requestMessages(request: JsonValue | undefined): HistoryMessage[] {
   if (request === undefined || request === null) return [];
@@ -388,16 +400,31 @@ export function requestMessages(request: JsonValue | undefined): HistoryMessage[
   if (Array.isArray(request)) return request.flatMap((item) => messagesOfList(item));
   if (!isObject(request)) return [];
   const messages: HistoryMessage[] = [];
-  const system =
-    str(request.systemInstructions) ?? str(request.system) ?? str(request.instructions);
+  const { system, list } = requestParts(request);
   if (system) messages.push({ role: "system", content: system });
-  // `prompts`: a LangChain text LLM's prompt strings. A `prompt` object (an OpenAI Agents
-  // stored prompt reference) is not a message list: the messages are then in `input`.
-  const list = ["messages", "prompt", "prompts", "input"]
-    .map((key) => request[key])
-    .find((value) => typeof value === "string" || Array.isArray(value));
   if (list !== undefined) messages.push(...messagesOfList(list));
   return messages;
+}
+
+/**
+ * `requestMessages` from the last, each list item read as it is reached: a search for a
+ * recent message (a tool call's answer) reads the end of a long conversation, not all of it.
+ */
+export function* requestMessagesNewestFirst(
+  request: JsonValue | undefined,
+): Generator<HistoryMessage> {
+  const parts = isObject(request) ? requestParts(request) : {};
+  const list = isObject(request) ? parts.list : request;
+  // LangChain's list of lists, a prompt string: read whole.
+  if (!Array.isArray(list) || (list.length > 0 && list.every(Array.isArray))) {
+    yield* requestMessages(request).reverse();
+    return;
+  }
+  for (let index = list.length - 1; index >= 0; index--) {
+    const item = list[index] as JsonValue;
+    yield* (list === request ? messagesOfList(item) : messageFrom(item)).reverse();
+  }
+  if (parts.system) yield { role: "system", content: parts.system };
 }
 
 function messagesOfList(list: JsonValue): HistoryMessage[] {

@@ -2,7 +2,7 @@ import type { JsonObject, JsonValue } from "../events/json.js";
 import type { AwaitingDecisionView } from "../inspect/awaiting-decision.js";
 import { type RunInTree, runsInTreeOrder } from "../inspect/run-tree-order.js";
 import type { EventStore } from "../store/event-store.js";
-import { readByModel } from "./atif-observed.js";
+import { imagesObserved, readByModel } from "./atif-observed.js";
 import {
   addTokens,
   attemptMetrics,
@@ -89,7 +89,9 @@ function toldOfFailure(attempt: AttemptRecord): string | null | undefined {
 }
 
 /**
- * A tool call's result as the agent observed it. A call without a result of its own (failed,
+ * A tool call's result as the agent observed it. One holding images (what the model read of
+ * it, else the recorded result: see `imagesObserved`) is ATIF content parts, the images it
+ * cannot show named in `extra.images_omitted`. A call without a result of its own (failed,
  * abandoned) is what the model read of it in the run's next request, as its adapter worded it
  * ("Tool call rejected: ...", "An error occurred while running the tool..."), else what the
  * adapter recorded it told the model, else the error or the abandon's reason; the error and
@@ -98,10 +100,22 @@ function toldOfFailure(attempt: AttemptRecord): string | null | undefined {
 function observationOf(attempt: AttemptRecord, run: RunRecord): AtifObservationResult {
   const call = toolCallOf(attempt);
   const outcome = payloadOf(attempt.outcome);
+  if (attempt.status === "completed") {
+    const images = imagesObserved(run, attempt);
+    if (images === undefined)
+      return {
+        source_call_id: call.tool_call_id,
+        content: asContent(toolResultOf(outcome.result)),
+      };
+    return {
+      source_call_id: call.tool_call_id,
+      content: images.content,
+      ...(images.omitted.length > 0 ? { extra: { images_omitted: images.omitted } } : {}),
+    };
+  }
   let content: string | null;
   const extra: JsonObject = { status: isUnresolved(attempt) ? "unresolved" : attempt.status };
-  if (attempt.status === "completed") content = asContent(toolResultOf(outcome.result));
-  else if (attempt.status === "failed") {
+  if (attempt.status === "failed") {
     const told = readByModel(run, attempt) ?? toldOfFailure(attempt);
     content = told ?? errorText(outcome);
     if (told !== undefined) extra.error = errorText(outcome);
@@ -111,9 +125,7 @@ function observationOf(attempt: AttemptRecord, run: RunRecord): AtifObservationR
     content = told ?? `abandoned: ${reason}`;
     if (told !== undefined) extra.reason = reason;
   } else content = null;
-  const result: AtifObservationResult = { source_call_id: call.tool_call_id, content };
-  if (attempt.status !== "completed") result.extra = extra;
-  return result;
+  return { source_call_id: call.tool_call_id, content, extra };
 }
 
 /** A paused run's pause, as its trajectory's `extra.awaiting_decision` says it. */
