@@ -68,6 +68,84 @@ describe("ATIF of a recorded generateText conversation", () => {
   });
 });
 
+describe("ATIF of a tool that returns an image", () => {
+  it("shows the image its toModelOutput gave the model in the call's observation, its bytes named, not copied", async () => {
+    const { store, recorder } = recordingAssistant();
+    const { model } = scriptedModel(
+      [
+        toolCallsResult(
+          toolCall("call-1", "screenshot", { page: "home" }),
+          toolCall("call-2", "photo", { name: "cat" }),
+        ),
+        textResult("a cat on the home page"),
+      ],
+      // The model takes image URLs itself: the SDK downloads none.
+      { supportedUrls: { "image/*": [/^https:/] } },
+    );
+    const page = Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
+    const tools = wrapTools(
+      {
+        screenshot: tool({
+          inputSchema: z.object({ page: z.string() }),
+          execute: async () => ({ png: page }),
+          toModelOutput: ({ output }) => ({
+            type: "content",
+            value: [
+              { type: "text", text: "the home page" },
+              { type: "image-data", data: output.png.toString("base64"), mediaType: "image/png" },
+            ],
+          }),
+        }),
+        photo: tool({
+          inputSchema: z.object({ name: z.string() }),
+          execute: async ({ name }) => `https://photos.example/${name}.png`,
+          toModelOutput: ({ output }) => ({
+            type: "content",
+            value: [{ type: "image-url", url: output }],
+          }),
+        }),
+      },
+      { recorder },
+    );
+    await generateText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      prompt: "what is on the home page?",
+      tools,
+      stopWhen: stepCountIs(2),
+    });
+
+    const trajectory = await toAtif(store, "s");
+    const asked = trajectory.steps.find((step) => step.tool_calls !== undefined);
+    const [screenshot, photo] = asked?.observation?.results ?? [];
+    expect(screenshot?.content).toEqual([
+      { type: "text", text: "the home page" },
+      { type: "text", text: "[image omitted: image/png, 7 bytes]" },
+    ]);
+    // The request that gave the model the image holds its bytes.
+    const [, next] = (await store.readRun({ sessionId: "s", runId: "r" })).events.filter(
+      (event) => event.type === "model.requested",
+    );
+    expect(screenshot?.extra).toEqual({
+      images_omitted: [
+        {
+          part: 1,
+          media_type: "image/png",
+          size_bytes: 7,
+          reason: "bytes recorded in the ledger",
+          event_id: next?.eventId,
+        },
+      ],
+    });
+    expect(photo?.content).toEqual([
+      {
+        type: "image",
+        source: { media_type: "image/png", path: "https://photos.example/cat.png" },
+      },
+    ]);
+    expect(JSON.stringify(trajectory)).not.toContain(page.toString("base64"));
+  });
+});
+
 describe("ATIF of a reasoning model's answer", () => {
   it("keeps the reasoning apart from the message, in reasoning_content", async () => {
     const { store, recorder } = recordingAssistant();

@@ -91,11 +91,12 @@ export function partsStream(
 /**
  * A mock model answering from a script, one result per call, for both doGenerate and doStream.
  * `calls` counts provider calls (what replay must avoid); `onCall` hears of each as it is made
- * (a crashing child reports them before it dies).
+ * (a crashing child reports them before it dies). `supportedUrls`: the URLs the model takes
+ * itself (the SDK downloads the others).
  */
 export function scriptedModel(
   script: LanguageModelV3GenerateResult[],
-  { onCall }: { onCall?: () => void } = {},
+  { onCall, supportedUrls }: { onCall?: () => void; supportedUrls?: Record<string, RegExp[]> } = {},
 ) {
   let index = 0;
   const next = () => {
@@ -107,6 +108,7 @@ export function scriptedModel(
   const model = new MockLanguageModelV3({
     provider: "scripted",
     modelId: "scripted-1",
+    ...(supportedUrls && { supportedUrls }),
     doGenerate: async () => next(),
     doStream: async () => ({ stream: partsStream(streamPartsOf(next())) }),
   });
