@@ -47,6 +47,8 @@ describe("@agent-ledger/core public surface", () => {
       "latestEvidence",
       "EVENT_TYPES",
       "MAX_JSON_DEPTH",
+      "normalizeError",
+      "rebuiltError",
     ];
     for (const name of names) expect(core, name).toHaveProperty(name);
     expect(core.EVENT_TYPES).toContain("attempt.approved");

@@ -68,6 +68,7 @@ export {
   toPlainJson,
   wellFormedText,
 } from "./events/json.js";
+export { type RebuiltError, rebuiltError } from "./events/rebuilt-error.js";
 export type {
   Actor,
   CustomEventType,
