@@ -3,11 +3,11 @@ import {
   HANDOFF_TO_FIELD,
   LedgerError,
   ReplayDivergenceError,
+  rebuiltError,
   type ToolEffect,
 } from "@agent-ledger/core";
 import type { Handoff, RunContext } from "@openai/agents";
 import type { AnyAgent } from "./any-agent.js";
-import { replayedError } from "./ledger-model.js";
 import { callContext, parseArgs } from "./ledger-tool.js";
 import { assertLedgerHandoffArguments } from "./option-checks.js";
 import { currentScope, type LedgerScope, ledgerStep, recorderOf } from "./scope.js";
@@ -140,7 +140,7 @@ export function ledgerHandoff<H extends AnyHandoff>(
     const replayed = attempt.replayed;
     context.answered(scope.run, attempt);
     if (replayed?.status === "completed") return recordedTarget(self, attempt, replayed.result);
-    if (replayed?.status === "failed") throw replayedError(replayed.error);
+    if (replayed?.status === "failed") throw rebuiltError(replayed.error);
     // A person abandoned it after a crash: its callback does not run again; the handoff goes on.
     if (replayed?.status === "abandoned") return self.agent as AnyAgent;
     let target: AnyAgent;

@@ -1,7 +1,6 @@
-import { LedgerError, type ToolEffect } from "@agent-ledger/core";
+import { LedgerError, rebuiltError, type ToolEffect } from "@agent-ledger/core";
 import type { ApplyPatchTool, Editor, RunContext, Shell, ShellTool } from "@openai/agents";
 import { approvalCallId } from "./approval-decisions.js";
-import { replayedError } from "./ledger-model.js";
 import { recordedCall, UNDEFINED_OUTPUT_METADATA } from "./ledger-state.js";
 import {
   callContext,
@@ -152,7 +151,7 @@ async function runRecorded(
   runContext.answered(scope?.run, attempt);
   if (replayed?.status === "completed") return replayedOutput(replayed);
   // The SDK turns the error into what the model was told then (stderr, a failed patch).
-  if (replayed?.status === "failed") throw replayedError(replayed.error);
+  if (replayed?.status === "failed") throw rebuiltError(replayed.error);
   if (replayed?.status === "abandoned") throw new Error(`Tool call rejected: ${replayed.reason}`);
   let output: unknown;
   try {

@@ -5,11 +5,18 @@ import {
   type JsonObject,
   type JsonValue,
   LedgerError,
-  type SerializedError,
+  rebuiltError,
   type SessionRecorder,
   withoutCredentialKeys,
 } from "@agent-ledger/core";
-import type { Model, ModelProvider, ModelRequest, ModelResponse } from "@openai/agents";
+import type {
+  Model,
+  ModelProvider,
+  ModelRequest,
+  ModelResponse,
+  ModelRetryAdvice,
+  ModelRetryAdviceRequest,
+} from "@openai/agents";
 import { noteCallCauses } from "./ledger-state.js";
 import {
   modelRequestToJson,
@@ -81,13 +88,6 @@ async function resolveRecorder(options: LedgerModelOptions): Promise<SessionReco
   return recorderOf(scope);
 }
 
-/** An error rebuilt from the ledger, thrown again on replay of a call that failed. */
-export function replayedError(error: SerializedError): Error {
-  const rebuilt = new Error(error.message);
-  rebuilt.name = error.name;
-  return rebuilt;
-}
-
 // The last model call of each recorder: the runner's retry of a failed call (same request right
 // after the failure; a failure that is not retried rejects the run) is recorded as a new attempt
 // of the same step, with retryOf (§3).
@@ -98,8 +98,8 @@ const lastCalls = new WeakMap<SessionRecorder, { attempt: Attempt; failed: boole
  * failed call that the runner retried (`modelSettings.retry`; the next recorded call of the run
  * has the same request): that call is answered by its retry, and `failedBefore` counts the
  * failures so skipped. Rethrowing the recorded error would not do, because the rebuilt error
- * has lost what the retry policy looks at (HTTP status, headers, the provider's advice): the
- * resumed run would fail where the original went on.
+ * has lost part of what the retry policy looks at (the response's headers, the provider's
+ * advice): the resumed run could fail where the original went on.
  */
 async function beginModelCall(
   recorder: SessionRecorder,
@@ -148,11 +148,45 @@ function noteCompletion(
     noteCallCauses(scope, output, { eventId: completionEventId, replayed });
 }
 
-function replayOutcome(attempt: Attempt): "live" | "completed" {
+/**
+ * The failures thrown again on replay, each with the number of recorded failures of its call
+ * that the runner retried before it (`failedBefore`), for `getRetryAdvice`.
+ */
+const replayedFailures = new WeakMap<Error, number>();
+
+function replayOutcome(attempt: Attempt, failedBefore: number): "live" | "completed" {
   const replayed = attempt.replayed;
   if (!replayed) return "live";
-  if (replayed.status === "failed") throw replayedError(replayed.error);
+  if (replayed.status === "failed") {
+    // Its status and code, as the runner's retry policy and the caller read them live.
+    const error = rebuiltError(replayed.error);
+    replayedFailures.set(error, failedBefore);
+    throw error;
+  }
   return "completed"; // (an abandoned model call was refused in #begin)
+}
+
+/**
+ * The runner's retry advice on a failure thrown again on replay: no retry when the runner had
+ * none left for it live. The runner counts attempts anew on replay (the failures of the call it
+ * retried are answered by their retries, unseen), so a failure that was its last allowed attempt
+ * (`maxRetries`) would be retried now, the error keeping the status the policy retries on, and
+ * the resume would make a call the run it continues never made. Advice with
+ * `replaySafety: "unsafe"` is a veto the runner applies before any policy. A failure that still
+ * had a retry left is left to the policy, which reads the same status and code as live (the
+ * process may have died waiting to retry it).
+ */
+function replayedFailureAdvice(args: ModelRetryAdviceRequest): ModelRetryAdvice | undefined {
+  if (!(args.error instanceof Error)) return undefined;
+  const failedBefore = replayedFailures.get(args.error);
+  if (failedBefore === undefined) return undefined;
+  const maxRetries = args.request.modelSettings.retry?.maxRetries ?? 0;
+  if (failedBefore + args.attempt <= maxRetries) return undefined;
+  return {
+    suggested: false,
+    replaySafety: "unsafe",
+    reason: "the ledger holds this failure as the call's last attempt: not retried on replay",
+  };
 }
 
 // The model's name, for the on-call person reading the ledger: the name the agent asked the
@@ -194,13 +228,13 @@ class LedgerModel implements Model {
     this.#options = options;
     this.#name = modelName(model, requestedName);
     this.#provider = providerOf(model);
-    // Providers may offer retry advice; keep it visible to the runner.
-    if (typeof model.getRetryAdvice === "function") {
-      this.getRetryAdvice = (args) => model.getRetryAdvice?.(args);
-    }
   }
 
-  getRetryAdvice?: Model["getRetryAdvice"];
+  // Providers may offer retry advice; keep it visible to the runner. A failure thrown again on
+  // replay may be refused a retry it did not get live.
+  getRetryAdvice(args: ModelRetryAdviceRequest) {
+    return replayedFailureAdvice(args) ?? this.#model.getRetryAdvice?.(args);
+  }
 
   async #begin(request: ModelRequest, stream: boolean) {
     // The run's signal aborted before the call: no call is made, and none is recorded.
@@ -238,7 +272,7 @@ class LedgerModel implements Model {
 
   async getResponse(request: ModelRequest): Promise<ModelResponse> {
     const { recorder, attempt, failedBefore } = await this.#begin(request, false);
-    if (replayOutcome(attempt) === "completed") {
+    if (replayOutcome(attempt, failedBefore) === "completed") {
       const replayed = attempt.replayed?.status === "completed" ? attempt.replayed : undefined;
       const response = modelResponseFromJson(withFailedAttempts(replayed?.result, failedBefore));
       noteCompletion(response.output, replayed?.eventId, true);
@@ -260,7 +294,7 @@ class LedgerModel implements Model {
 
   async *getStreamedResponse(request: ModelRequest): AsyncIterable<StreamEvent> {
     const { recorder, attempt, failedBefore } = await this.#begin(request, true);
-    if (replayOutcome(attempt) === "completed") {
+    if (replayOutcome(attempt, failedBefore) === "completed") {
       const replayed = attempt.replayed?.status === "completed" ? attempt.replayed : undefined;
       const done = streamDoneFromJson(withFailedAttempts(replayed?.result, failedBefore));
       noteCompletion(done.response.output, replayed?.eventId, true);

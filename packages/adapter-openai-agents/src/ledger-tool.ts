@@ -5,6 +5,7 @@ import {
   type JsonValue,
   LedgerError,
   type ReplayedOutcome,
+  rebuiltError,
   type SessionRecorder,
   type ToolEffect,
 } from "@agent-ledger/core";
@@ -15,7 +16,6 @@ import {
   recordContextChange,
   watchContext,
 } from "./context-changes.js";
-import { replayedError } from "./ledger-model.js";
 import {
   AGENT_TOOL_PAUSED_EVENT_TYPE,
   loadRunState,
@@ -325,8 +325,8 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       const told = replayed.metadata?.[MODEL_WAS_TOLD];
       if (told !== undefined) return told as never;
       if (isRecordedTimeout(replayed.error))
-        return timeoutAgain(tool, details?.signal, replayedError(replayed.error));
-      throw replayedError(replayed.error);
+        return timeoutAgain(tool, details?.signal, rebuiltError(replayed.error));
+      throw rebuiltError(replayed.error);
     }
     if (replayed?.status === "abandoned") return `Tool call rejected: ${replayed.reason}` as never;
     const pausedRun = callId !== undefined ? scope?.run.pausedAgentRuns.get(callId) : undefined;

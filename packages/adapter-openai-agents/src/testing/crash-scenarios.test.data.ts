@@ -22,7 +22,7 @@ import {
 } from "./charging-agents.js";
 import { draftingAgents, ticketHandoffAgents } from "./context-agents.js";
 import type { CrashingChild } from "./crashing-child.js";
-import { fixture, retryingAgent } from "./fixture.js";
+import { fixture, rateLimitedAgent, retryingAgent } from "./fixture.js";
 import { guardedChargingAgent, toolGuardedChargingAgent } from "./guarded-agents.js";
 import { cleaningAgent, deployingAgent, deployingAgentAsTool } from "./local-tool-agents.js";
 import { mcpShop } from "./mcp-agents.js";
@@ -157,6 +157,16 @@ const guardedDyingInGuardrailCall =
     await runWithLedger(first.agent, "go", { ...runOptions(child.store, first.model), runner });
   };
 
+// The rate-limited agent's run, dying right after its `count`th model call failure committed
+// (before the runner retries it, or the run is closed as failed).
+const rateLimitedDyingAfter =
+  (count: number, options: Parameters<typeof rateLimitedAgent>[0]): Scenario =>
+  async (child) => {
+    const first = rateLimitedAgent(options);
+    const store = child.dyingAfter(nth(count, isType("model.failed")));
+    await runWithLedger(first.agent, "go", runOptions(store, first.model));
+  };
+
 /** The scenario where the reporting agent's tool returns `output` (see AWKWARD_OUTPUTS). */
 export function reportingScenario(output: AwkwardOutput) {
   return `reporting ${output}: dies after the second model call` as const;
@@ -215,6 +225,15 @@ export const CRASH_SCENARIOS = {
     const store = child.dyingAfter(isType("tool.completed"));
     await runWithLedger(first.agent, "price?", runOptions(store, first.model));
   },
+  "rate limited: dies after the failure was recorded": rateLimitedDyingAfter(1, { failures: 1 }),
+  "rate limited, a retry left: dies after the failure was recorded": rateLimitedDyingAfter(1, {
+    failures: 1,
+    retries: 1,
+  }),
+  "rate limited, no retry left: dies after the last failure was recorded": rateLimitedDyingAfter(
+    2,
+    { failures: 2, retries: 1 },
+  ),
   "call_0 every turn: dies inside the first charge": chargingDyingInside(
     CALL_0_EVERY_TURN,
     "charge 7",

@@ -98,3 +98,45 @@ export function retryingAgent() {
   });
   return { model, agent };
 }
+
+/**
+ * A rate limit as the provider's client throws it: the name, status and code that the runner's
+ * retry policies (`retryPolicies.httpStatus([429])`) and an app's `catch` read.
+ */
+export function rateLimitError(): Error {
+  return Object.assign(new Error("Rate limit reached for requests"), {
+    name: "RateLimitError",
+    status: 429,
+    code: "rate_limit_exceeded",
+  });
+}
+
+/**
+ * One agent, "main", whose first `failures` model calls fail with `rateLimitError`, then it
+ * answers "done". With `retries`, the runner retries a 429 that many times (`modelSettings.retry`),
+ * then the run rejects with it.
+ */
+export function rateLimitedAgent(options: { failures: number; retries?: number }) {
+  const failing = () => {
+    throw rateLimitError();
+  };
+  const model = new ScriptedModel([
+    ...Array.from({ length: options.failures }, () => failing),
+    () => [message("done")],
+  ]);
+  const agent = new Agent({
+    name: "main",
+    ...(options.retries === undefined
+      ? {}
+      : {
+          modelSettings: {
+            retry: {
+              maxRetries: options.retries,
+              policy: retryPolicies.httpStatus([429]),
+              backoff: { initialDelayMs: 1, maxDelayMs: 1 },
+            },
+          },
+        }),
+  });
+  return { model, agent };
+}
