@@ -55,8 +55,9 @@ interface ReportedSpanError {
   data?: { error?: unknown } | null;
 }
 
-// "TypeError: x is not a function": the error's toString(), as the SDK reports it.
-const NAMED_MESSAGE = /^([A-Za-z_$][\w$]*(?:Error|Exception)): ([\s\S]*)$/;
+// "TypeError: x is not a function": the error's toString(), as the SDK reports it; a plain
+// Error's is "Error: x", its name with nothing before it.
+const NAMED_MESSAGE = /^((?:[A-Za-z_$][\w$]*)?(?:Error|Exception)): ([\s\S]*)$/;
 
 function reportedError(reported: ReportedSpanError): SerializedError {
   const text =

@@ -78,6 +78,30 @@ describe("a tool that throws (the SDK tells the model and the run goes on)", () 
     expect((await inspectSession(store, "s")).unresolved).toEqual([]);
   });
 
+  test("a plain Error is recorded with its own message, not with its name put before it", async () => {
+    // The SDK reports the error's text ("Error: out of stock"); an Error's name is "Error".
+    const outOfStock = tool({
+      name: "reserve",
+      description: "reserves the item",
+      parameters: z.object({}),
+      execute: async () => {
+        throw new Error("out of stock");
+      },
+    });
+    const model = new ScriptedModel([
+      () => [functionCall("reserve", {}, "call_reserve")],
+      () => [message("done")],
+    ]);
+    const store = new MemoryEventStore();
+    const agent = new Agent({ name: "main", tools: [outOfStock] });
+    const result = await runWithLedger(agent, "go", runOptions(store, model));
+    expect(result.finalOutput).toBe("done");
+    const failed = (await readWholeSession(store, "s")).find(
+      (event) => event.type === "tool.failed",
+    );
+    expect(failed?.payload).toHaveProperty("error", { name: "Error", message: "out of stock" });
+  });
+
   test("parallel calls each get their own outcome: one failed, one completed", async () => {
     const make = () => {
       const effects: string[] = [];
