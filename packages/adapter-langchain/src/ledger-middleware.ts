@@ -4,12 +4,14 @@ import {
   type JsonValue,
   LedgerError,
   type ReplayedOutcome,
+  rebuiltError,
+  type SerializedError,
   type SessionRecorder,
   type ToolEffect,
 } from "@agent-ledger/core";
 import { ToolMessage } from "@langchain/core/messages";
 import { Command, getConfig, isCommand } from "@langchain/langgraph";
-import { createMiddleware, ToolInvocationError } from "langchain";
+import { createMiddleware, type ToolCallRequest, ToolInvocationError } from "langchain";
 import { abandonedCallText } from "./abandoned-message.js";
 import type { LedgerCallbackHandler } from "./callback-handler.js";
 import { awaitedCall } from "./interrupt-pauses.js";
@@ -129,12 +131,16 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions) {
         // Abandoned by a person, it does not run again, nor does anything made inside it.
         if (attempt.replayed.status === "abandoned")
           await abandonCallsInside(recorder, attempt, attempt.replayed.reason);
+        let answer: ToolMessage | Command;
         try {
-          return replayedToolMessage(attempt.replayed, call);
+          answer = replayedToolMessage(attempt.replayed, call);
         } catch (error) {
           threw(attempt);
-          throw error;
+          if (LedgerError.isInstance(error)) throw error;
+          // The recorded error, thrown where the tool's was: see throwingTool.
+          return next({ ...request, tool: throwingTool(call.name, error) });
         }
+        return answer;
       }
       const claimed = {
         requestedEventId: attempt.requestedEventId,
@@ -263,26 +269,41 @@ function recordedError(error: unknown): unknown {
 }
 
 /**
- * The error a tool call threw live, rebuilt from the ledger. Thrown again on replay, so that
- * what handled it live handles it again: the tool node hands a ToolInvocationError to the model,
- * toolErrorMiddleware makes its ToolMessage, any other error stops the agent.
+ * The error a tool call threw live, rebuilt from the ledger (core's `rebuiltError`: its name,
+ * message, code, status and causes). Thrown again on replay, so that what handled it live
+ * handles it again: the tool node hands a ToolInvocationError to the model, toolErrorMiddleware
+ * makes its ToolMessage (a `handleToolErrors` function reading `error.status` reads it again),
+ * any other error stops the agent, and the caller catches what it caught live.
  */
 function replayedError(recorded: Record<string, unknown>, call: ToolCallLike): Error {
-  const message = String(recorded.message ?? "the tool failed");
   if (recorded.name === INVOCATION_ERROR) {
-    const cause = isRecord(recorded.cause) ? recorded.cause : {};
-    const rebuilt = new ToolInvocationError(
-      Object.assign(new Error(String(cause.message ?? message)), {
-        name: String(cause.name ?? "Error"),
-      }),
-      { ...call, args: call.args ?? {} },
-    );
+    const message = String(recorded.message ?? "the tool failed");
+    const cause = isRecord(recorded.cause)
+      ? rebuiltError(recorded.cause as SerializedError)
+      : new Error(message);
+    const rebuilt = new ToolInvocationError(cause, { ...call, args: call.args ?? {} });
     rebuilt.message = message;
     return rebuilt;
   }
-  const rebuilt = new Error(message);
-  rebuilt.name = String(recorded.name ?? "Error");
-  return rebuilt;
+  return rebuiltError(recorded as SerializedError);
+}
+
+/**
+ * A stand-in for a tool that threw `error` live, which throws it again: on replay the next
+ * handler runs it in the tool's place (createAgent lets a middleware give the tool a call runs),
+ * so the error leaves the tool node as the tool's did live. Thrown by this middleware itself,
+ * createAgent would hand it on as the middleware's own failure (a `MiddlewareError` with the
+ * same name and message, the error on its `cause`), and a caller reading `error.status` or
+ * `error.code` would not find them where it found them live.
+ */
+function throwingTool(name: string, error: unknown): ToolCallRequest["tool"] {
+  const tool = {
+    name,
+    invoke: async () => {
+      throw error;
+    },
+  };
+  return tool as unknown as ToolCallRequest["tool"];
 }
 
 /**

@@ -1,18 +1,54 @@
-import { findLedgerError, MemoryEventStore } from "@agent-ledger/core";
+import { join } from "node:path";
+import { type EventStore, findLedgerError, MemoryEventStore } from "@agent-ledger/core";
+import { SqliteEventStore } from "@agent-ledger/core/sqlite";
+import { scratchDirectory } from "@agent-ledger/core/testing";
 import { HumanMessage } from "@langchain/core/messages";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
 import { askForLookup, flakyLookup, toolAttempts } from "./testing/flaky-lookup.test.data.js";
 import { ledgerAgent, threadConfig, toolGraph } from "./testing/helpers.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
+const scratch = scratchDirectory("lc-tool-failure-resume-", afterAll);
+
 /** createAgent with ledgerMiddleware and the flaky tool; `agent()` is one process's agent. */
-function flakyAgent(store: MemoryEventStore, options: { idempotent: boolean; failures: number }) {
+function flakyAgent(
+  store: EventStore,
+  options: Parameters<typeof flakyLookup>[0] & { idempotent: boolean; failures: number },
+) {
   const { runs, lookup } = flakyLookup(options);
-  const agent = () =>
-    ledgerAgent({ store, sessionId: "s", runId: "r", tools: [lookup], answer: askForLookup });
+  const agent = (on = store) =>
+    ledgerAgent({ store: on, sessionId: "s", runId: "r", tools: [lookup], answer: askForLookup });
   return { runs, agent };
+}
+
+/** A provider's rate limit, as its client throws it, with the socket error that caused it. */
+function rateLimited(): Error {
+  const socket = Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+  return Object.assign(new Error("Rate limit reached", { cause: socket }), {
+    name: "RateLimitError",
+    status: 429,
+    code: "rate_limit_exceeded",
+  });
+}
+
+/** What a caller branching on an error reads of it (and of its cause). */
+function seenByCaller(error: unknown) {
+  const read = (value: unknown) => {
+    const { name, message, code, status } = value as Error & { code?: unknown; status?: unknown };
+    return { name, message, code, status, isError: value instanceof Error };
+  };
+  return { ...read(error), cause: read((error as Error).cause) };
+}
+
+async function rejection(run: Promise<unknown>): Promise<unknown> {
+  return run.then(
+    () => {
+      throw new Error("expected the agent to stop with an error");
+    },
+    (error: unknown) => error,
+  );
 }
 
 /** The agent's last message, or the error it stopped with. */
@@ -75,6 +111,36 @@ describe("a tool that threw, met again when the graph is invoked again", () => {
     expect(await toolAttempts(store, "s")).toEqual([
       { step: expect.any(Number), status: "failed", retried: null },
     ]);
+  });
+
+  it("not declared idempotent, stops the agent again with the error it threw: name, message, code, status and cause", async () => {
+    const path = join(scratch, "rate-limited.db");
+    const first = new SqliteEventStore({ path });
+    await first.init();
+    const { runs, agent } = flakyAgent(first, {
+      idempotent: false,
+      failures: 1,
+      failWith: rateLimited,
+    });
+    const live = agent();
+    const input = { messages: [new HumanMessage("go")] };
+    const liveError = await rejection(live.agent.invoke(input, threadConfig(live.handler)));
+    expect(seenByCaller(liveError)).toMatchObject({ status: 429, code: "rate_limit_exceeded" });
+    await first.close();
+
+    // The next process: its own store on the file, its own handler.
+    const second = new SqliteEventStore({ path });
+    await second.init();
+    try {
+      const resumed = agent(second);
+      const replayed = await rejection(
+        resumed.agent.invoke(null as never, threadConfig(resumed.handler)),
+      );
+      expect(seenByCaller(replayed)).toEqual(seenByCaller(liveError));
+      expect(runs.count).toBe(1);
+    } finally {
+      await second.close();
+    }
   });
 });
 

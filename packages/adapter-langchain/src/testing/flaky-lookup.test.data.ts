@@ -5,8 +5,8 @@ import { z } from "zod";
 import { crashHere, noteEffect } from "./crash-point.js";
 
 /**
- * A `lookup` tool that throws on its first `failures` runs (the network was down), then
- * answers; declared idempotent or not. In a crash child (`inChild`), each run is noted as the
+ * A `lookup` tool that throws on its first `failures` runs (the network was down, or the
+ * error `failWith` makes for the run), then answers; declared idempotent or not. In a crash child (`inChild`), each run is noted as the
  * effect "lookup", and with `crashOnRun` the process dies inside that run.
  */
 export function flakyLookup(options: {
@@ -14,6 +14,7 @@ export function flakyLookup(options: {
   failures: number;
   crashOnRun?: number;
   inChild?: boolean;
+  failWith?: (run: number) => Error;
 }) {
   const runs = { count: 0 };
   const lookup = tool(
@@ -21,7 +22,8 @@ export function flakyLookup(options: {
       runs.count++;
       if (options.inChild) noteEffect("lookup");
       if (runs.count === options.crashOnRun) return crashHere();
-      if (runs.count <= options.failures) throw new Error(`network down (${runs.count})`);
+      if (runs.count <= options.failures)
+        throw options.failWith?.(runs.count) ?? new Error(`network down (${runs.count})`);
       return `found ${q}`;
     },
     {
