@@ -1,14 +1,17 @@
+import { join } from "node:path";
 import {
   type JsonObject,
   MemoryEventStore,
   normalizeError,
   SessionRecorder,
 } from "@agent-ledger/core";
+import { SqliteEventStore } from "@agent-ledger/core/sqlite";
+import { scratchDirectory } from "@agent-ledger/core/testing";
 import { GatewayError, GatewayRateLimitError } from "@ai-sdk/gateway";
 import { APICallError } from "@ai-sdk/provider";
 import { generateText, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { failureMetadataOf, rebuildError } from "./replayed-errors.js";
 import { address, eventsOf } from "./testing/replay-agent.test.data.js";
@@ -31,7 +34,66 @@ function failsOnceWith(error: Error) {
   };
 }
 
+const scratch = scratchDirectory("ai-sdk-replayed-errors-", afterAll);
+
+/** What a caller branching on an error reads of it (and of its cause). */
+function seenByCaller(error: unknown) {
+  const read = (value: unknown) => {
+    const { name, message, code, status } = value as Error & { code?: unknown; status?: unknown };
+    return { name, message, code, status, isError: value instanceof Error };
+  };
+  return { ...read(error), cause: read((error as Error).cause) };
+}
+
+async function rejection(run: Promise<unknown>): Promise<unknown> {
+  return run.then(
+    () => {
+      throw new Error("expected the call to fail");
+    },
+    (error: unknown) => error,
+  );
+}
+
 describe("a recorded failure thrown again on replay", () => {
+  it("an error of the provider's own client is thrown again with its name, message, code, status and cause", async () => {
+    // A provider that throws its client's errors as they are (no APICallError): a 429 with a
+    // code, caused by the socket's error.
+    const socket = Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+    const rateLimited = () =>
+      failsOnceWith(
+        Object.assign(new Error("Rate limit reached", { cause: socket }), {
+          name: "RateLimitError",
+          status: 429,
+          code: "rate_limit_exceeded",
+        }),
+      );
+    const path = join(scratch, "rate-limited.db");
+    const generate = (recorder: SessionRecorder, model: MockLanguageModelV3) =>
+      generateText({
+        model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+        prompt: "hi",
+      });
+    const first = new SqliteEventStore({ path });
+    await first.init();
+    const live = rateLimited();
+    const liveError = await rejection(
+      generate(new SessionRecorder({ store: first, actor, ...address }), live.model),
+    );
+    expect(seenByCaller(liveError)).toMatchObject({ status: 429, code: "rate_limit_exceeded" });
+    await first.close();
+
+    // The next process, on the same file.
+    const second = new SqliteEventStore({ path });
+    await second.init();
+    onTestFinished(() => second.close());
+    const resumed = rateLimited();
+    const replayed = await rejection(
+      generate(await SessionRecorder.resume({ store: second, actor, ...address }), resumed.model),
+    );
+    expect(seenByCaller(replayed)).toEqual(seenByCaller(liveError));
+    expect(resumed.calls).toBe(0);
+  });
+
   it("a retryable AI Gateway error is retried on replay as it was live: the ledger answers both attempts", async () => {
     const store = new MemoryEventStore();
     const generate = (recorder: SessionRecorder, model: MockLanguageModelV3) =>

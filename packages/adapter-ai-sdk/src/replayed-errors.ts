@@ -2,6 +2,7 @@ import {
   type JsonObject,
   type JsonValue,
   normalizeError,
+  rebuiltError,
   type SerializedError,
 } from "@agent-ledger/core";
 import { APICallError } from "@ai-sdk/provider";
@@ -80,9 +81,12 @@ function isObject(value: JsonValue | undefined): value is JsonObject {
 }
 
 function rebuild(recorded: SerializedError, facts: JsonObject | undefined): Error {
+  // A branded cause is rebuilt with its facts; any other as core rebuilds it.
   const cause = isObject(facts?.cause)
     ? rebuild(recorded.cause ?? { name: "Error", message: "" }, facts.cause)
-    : undefined;
+    : isObject(recorded.cause as JsonValue | undefined)
+      ? rebuiltError(recorded.cause as SerializedError)
+      : undefined;
   if (facts?.apiCallError === true) {
     const headers = isObject(facts.retryHeaders) ? facts.retryHeaders : undefined;
     return new APICallError({
@@ -95,11 +99,10 @@ function rebuild(recorded: SerializedError, facts: JsonObject | undefined): Erro
       ...(cause ? { cause } : {}),
     });
   }
-  const error = new Error(recorded.message, cause ? { cause } : undefined);
-  error.name = recorded.name;
-  // A code the caller branches on (a driver's ECONNRESET, a ledger error's), as recorded.
-  if (recorded.code !== undefined)
-    (error as Error & { code?: string | number }).code = recorded.code;
+  // Its name, message, and the code and status the caller branches on (a driver's ECONNRESET,
+  // a ledger error's code, a provider client's 429), as recorded.
+  const error = rebuiltError(recorded);
+  if (cause) error.cause = cause;
   if (!facts) return error;
   // The brands make the SDK's `isInstance` checks (GatewayError, GatewayRateLimitError...)
   // answer as they did for the original, without depending on the package that defined it.
