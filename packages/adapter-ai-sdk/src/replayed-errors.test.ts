@@ -6,7 +6,7 @@ import {
   SessionRecorder,
 } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
-import { scratchDirectory } from "@agent-ledger/core/testing";
+import { rejection, scratchDirectory, seenByCaller } from "@agent-ledger/core/testing";
 import { GatewayError, GatewayRateLimitError } from "@ai-sdk/gateway";
 import { APICallError } from "@ai-sdk/provider";
 import { generateText, wrapLanguageModel } from "ai";
@@ -35,24 +35,6 @@ function failsOnceWith(error: Error) {
 }
 
 const scratch = scratchDirectory("ai-sdk-replayed-errors-", afterAll);
-
-/** What a caller branching on an error reads of it (and of its cause). */
-function seenByCaller(error: unknown) {
-  const read = (value: unknown) => {
-    const { name, message, code, status } = value as Error & { code?: unknown; status?: unknown };
-    return { name, message, code, status, isError: value instanceof Error };
-  };
-  return { ...read(error), cause: read((error as Error).cause) };
-}
-
-async function rejection(run: Promise<unknown>): Promise<unknown> {
-  return run.then(
-    () => {
-      throw new Error("expected the call to fail");
-    },
-    (error: unknown) => error,
-  );
-}
 
 describe("a recorded failure thrown again on replay", () => {
   it("an error of the provider's own client is thrown again with its name, message, code, status and cause", async () => {

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { type EventStore, findLedgerError, MemoryEventStore } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
-import { scratchDirectory } from "@agent-ledger/core/testing";
+import { rejection, scratchDirectory, seenByCaller } from "@agent-ledger/core/testing";
 import { HumanMessage } from "@langchain/core/messages";
 import { afterAll, describe, expect, it } from "vitest";
 import { LedgerCallbackHandler } from "./callback-handler.js";
@@ -31,24 +31,6 @@ function rateLimited(): Error {
     status: 429,
     code: "rate_limit_exceeded",
   });
-}
-
-/** What a caller branching on an error reads of it (and of its cause). */
-function seenByCaller(error: unknown) {
-  const read = (value: unknown) => {
-    const { name, message, code, status } = value as Error & { code?: unknown; status?: unknown };
-    return { name, message, code, status, isError: value instanceof Error };
-  };
-  return { ...read(error), cause: read((error as Error).cause) };
-}
-
-async function rejection(run: Promise<unknown>): Promise<unknown> {
-  return run.then(
-    () => {
-      throw new Error("expected the agent to stop with an error");
-    },
-    (error: unknown) => error,
-  );
 }
 
 /** The agent's last message, or the error it stopped with. */

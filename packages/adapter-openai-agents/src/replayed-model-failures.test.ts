@@ -4,6 +4,7 @@ import {
   MemoryEventStore,
   readWholeSession,
 } from "@agent-ledger/core";
+import { rejection, seenByCaller } from "@agent-ledger/core/testing";
 import { setTracingDisabled } from "@openai/agents";
 import { afterAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
@@ -20,21 +21,6 @@ ledgers.prepare(
   "rate limited, a retry left: dies after the failure was recorded",
   "rate limited, no retry left: dies after the last failure was recorded",
 );
-
-/** What a caller branching on a failure reads of it. */
-function seenByCaller(error: unknown) {
-  const { name, message, code, status } = error as Error & { code?: unknown; status?: unknown };
-  return { name, message, code, status, isError: error instanceof Error };
-}
-
-async function rejection(run: Promise<unknown>): Promise<unknown> {
-  try {
-    await run;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("the run did not reject");
-}
 
 async function modelCallsRecorded(store: EventStore): Promise<number> {
   const events = await readWholeSession(store, "s");

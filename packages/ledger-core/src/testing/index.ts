@@ -1,3 +1,4 @@
+export { rejection, seenByCaller } from "./caller-view.js";
 export type {
   ConformanceCase,
   ConformanceOptions,
