@@ -1,16 +1,21 @@
 import {
+  type AttemptView,
   type EventStore,
   inspectSession,
+  type JsonObject,
   MemoryEventStore,
   readWholeSession,
+  toAtif,
 } from "@agent-ledger/core";
 import { rejection, seenByCaller } from "@agent-ledger/core/testing";
-import { setTracingDisabled } from "@openai/agents";
+import { setTracingDisabled, Usage } from "@openai/agents";
 import { afterAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
+import { modelResponseToJson } from "./model-json.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { rateLimitedAgent } from "./testing/fixture.js";
-import { runOptions } from "./testing/recorded-run.js";
+import { appRecorder, runOptions, streamedRun } from "./testing/recorded-run.js";
+import { message } from "./testing/scripted-model.js";
 
 setTracingDisabled(true);
 
@@ -20,11 +25,27 @@ ledgers.prepare(
   "rate limited: dies after the failure was recorded",
   "rate limited, a retry left: dies after the failure was recorded",
   "rate limited, no retry left: dies after the last failure was recorded",
+  "rate limited, retries left: dies after the second failure was recorded",
+  "rate limited, a retry left, streamed: dies after the failure was recorded",
 );
 
 async function modelCallsRecorded(store: EventStore): Promise<number> {
   const events = await readWholeSession(store, "s");
   return events.filter((event) => event.type === "model.requested").length;
+}
+
+/** The attempts of each model step of run "root", as `agent-ledger inspect` shows them. */
+async function modelSteps(store: EventStore): Promise<AttemptView[][]> {
+  const [run] = (await inspectSession(store, "s")).runs;
+  return (run?.steps ?? []).filter((step) => step.kind === "model").map((step) => step.attempts);
+}
+
+/** Each attempt is the retry of the one before it, and retried by the one after it. */
+function expectRetryChain(attempts: AttemptView[]): void {
+  attempts.forEach((attempt, index) => {
+    expect(attempt.retryOf).toBe(attempts[index - 1]?.attemptId);
+    expect(attempt.retriedBy).toBe(attempts[index + 1]?.attemptId);
+  });
 }
 
 describe("a model call that failed is answered on resume with the error the caller saw", () => {
@@ -55,6 +76,77 @@ describe("a model call that failed is answered on resume with the error the call
     expect(result.status).toBe("completed");
     expect(result.finalOutput).toBe("done");
     expect(second.model.calls).toBe(2);
+    // One call, retried once: the step holds the recorded failure and the retry made on resume,
+    // as the run would have recorded it had the process not died.
+    const steps = await modelSteps(store);
+    expect(steps.map((attempts) => attempts.map((attempt) => attempt.status))).toEqual([
+      ["failed", "completed"],
+    ]);
+    expectRetryChain(steps[0] ?? []);
+    // The trajectory shows one model call, not a failed call and another one.
+    const agentSteps = (await toAtif(store, "s")).steps.filter((step) => step.source === "agent");
+    expect(agentSteps.map((step) => step.message)).toEqual(["done"]);
+  });
+
+  test("streamed, the retry made on resume is recorded as the retry of the replayed failure", async () => {
+    const { store } = await ledgers.crashed(
+      "rate limited, a retry left, streamed: dies after the failure was recorded",
+    );
+    const second = rateLimitedAgent({ failures: 1, retries: 1 });
+    second.model.calls = 1; // the failed call is answered from the ledger
+    expect(await streamedRun(second, await appRecorder(store, "resume"))).toBe("done");
+    expect(second.model.calls).toBe(2);
+    const steps = await modelSteps(store);
+    expect(steps.map((attempts) => attempts.map((attempt) => attempt.status))).toEqual([
+      ["failed", "completed"],
+    ]);
+    expectRetryChain(steps[0] ?? []);
+  });
+
+  test("a retry an earlier resume recorded as a call of its own is answered from the ledger", async () => {
+    // What a resume wrote before the adapter linked such a retry to the replayed failure: the
+    // retry as a new call (a step of its own, no retryOf), which completed.
+    const { store } = await ledgers.crashed(
+      "rate limited, a retry left: dies after the failure was recorded",
+    );
+    const [failed] = (await readWholeSession(store, "s")).filter(
+      (event) => event.type === "model.requested",
+    );
+    if (!failed) throw new Error("expected the failed call in the ledger");
+    const { request } = failed.payload as { request: JsonObject };
+    const earlier = await appRecorder(store, "resume");
+    await earlier.beforeModelCall({ request, metadata: { stream: false } }); // the failure, replayed
+    const retry = await earlier.beforeModelCall({ request, metadata: { stream: false } });
+    const response = { output: [message("done")], usage: new Usage(), responseId: "resp_2" };
+    await earlier.modelCompleted(retry, modelResponseToJson(response));
+
+    const third = rateLimitedAgent({ failures: 1, retries: 1 });
+    third.model.calls = 2; // both calls are answered from the ledger
+    const result = await resumeRun(third.agent, runOptions(store, third.model));
+    expect(result.finalOutput).toBe("done");
+    expect(third.model.calls).toBe(2);
+    expect(await modelCallsRecorded(store)).toBe(2);
+  });
+
+  test("killed twice waiting to retry, the call is attempted no more than maxRetries + 1 times", async () => {
+    // 3 retries, every attempt a 429: the first process dies waiting to retry its second
+    // failure, the resume after it dies waiting to retry the failure of its retry.
+    const { store } = await ledgers.crashedTwice(
+      "rate limited, retries left: dies after the second failure was recorded",
+      "rate limited, retries left, resumed: dies after its retry's failure was recorded",
+    );
+    const third = rateLimitedAgent({ failures: 4, retries: 3 });
+    third.model.calls = 3; // the three failed calls are answered from the ledger
+    const replayed = await rejection(resumeRun(third.agent, runOptions(store, third.model)));
+    expect(seenByCaller(replayed)).toMatchObject({ status: 429, code: "rate_limit_exceeded" });
+    // The fourth attempt, the last one maxRetries allows, is the only call this process made.
+    expect(third.model.calls).toBe(4);
+    expect(await modelCallsRecorded(store)).toBe(4);
+    const steps = await modelSteps(store);
+    expect(steps.map((attempts) => attempts.map((attempt) => attempt.status))).toEqual([
+      ["failed", "failed", "failed", "failed"],
+    ]);
+    expectRetryChain(steps[0] ?? []);
   });
 
   test("a 429 that was the last retry live is not retried on resume: the run rejects with it, no call made", async () => {

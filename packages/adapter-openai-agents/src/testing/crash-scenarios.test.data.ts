@@ -28,7 +28,7 @@ import { cleaningAgent, deployingAgent, deployingAgentAsTool } from "./local-too
 import { mcpShop } from "./mcp-agents.js";
 import { nestedAgentToolsFixture } from "./nested-agent-tools.js";
 import { decliningAgent, hideReceipt, RECEIPT_PATH, receiptAgent } from "./receipt-agent.js";
-import { firstInterruption, runOptions } from "./recorded-run.js";
+import { appRecorder, firstInterruption, runOptions, streamedRun } from "./recorded-run.js";
 import { AWKWARD_OUTPUTS, type AwkwardOutput, reportingAgent } from "./reporting-agent.js";
 import { researchFixture } from "./research-agents.js";
 import { LARGE_TEXT, savingAgent } from "./saving-agent.js";
@@ -158,13 +158,20 @@ const guardedDyingInGuardrailCall =
   };
 
 // The rate-limited agent's run, dying right after its `count`th model call failure committed
-// (before the runner retries it, or the run is closed as failed).
+// (before the runner retries it, or the run is closed as failed). `resume`: a second process,
+// resuming the run a killed one left; it counts only the failures it commits (the recorded ones
+// are answered from the ledger).
 const rateLimitedDyingAfter =
-  (count: number, options: Parameters<typeof rateLimitedAgent>[0]): Scenario =>
+  (
+    count: number,
+    options: Parameters<typeof rateLimitedAgent>[0],
+    how: "run" | "resume" = "run",
+  ): Scenario =>
   async (child) => {
     const first = rateLimitedAgent(options);
     const store = child.dyingAfter(nth(count, isType("model.failed")));
-    await runWithLedger(first.agent, "go", runOptions(store, first.model));
+    if (how === "resume") await resumeRun(first.agent, runOptions(store, first.model));
+    else await runWithLedger(first.agent, "go", runOptions(store, first.model));
   };
 
 /** The scenario where the reporting agent's tool returns `output` (see AWKWARD_OUTPUTS). */
@@ -234,6 +241,20 @@ export const CRASH_SCENARIOS = {
     2,
     { failures: 2, retries: 1 },
   ),
+  // Every attempt the runner may make fails (3 retries), and the process dies waiting to retry
+  // the second failure; then a resume dies waiting to retry the failure of its retry.
+  "rate limited, retries left: dies after the second failure was recorded": rateLimitedDyingAfter(
+    2,
+    { failures: 4, retries: 3 },
+  ),
+  "rate limited, retries left, resumed: dies after its retry's failure was recorded":
+    rateLimitedDyingAfter(1, { failures: 4, retries: 3 }, "resume"),
+  // Streamed, on a recorder the app made: how an app streams a run it resumes (resumeRun does not).
+  "rate limited, a retry left, streamed: dies after the failure was recorded": async (child) => {
+    const first = rateLimitedAgent({ failures: 1, retries: 1 });
+    const store = child.dyingAfter(isType("model.failed"));
+    await streamedRun(first, await appRecorder(store, "start"));
+  },
   "call_0 every turn: dies inside the first charge": chargingDyingInside(
     CALL_0_EVERY_TURN,
     "charge 7",

@@ -1,5 +1,11 @@
-import { type EventStore, type LedgerEvent, readWholeSession } from "@agent-ledger/core";
+import {
+  type EventStore,
+  type LedgerEvent,
+  readWholeSession,
+  SessionRecorder,
+} from "@agent-ledger/core";
 import { type Agent, type Model, Runner } from "@openai/agents";
+import { ledgerModelProvider } from "../ledger-model.js";
 import type { LedgerRunResult } from "../run-ends.js";
 import { scriptedProvider } from "./scripted-model.js";
 
@@ -40,5 +46,51 @@ export async function outputWithoutLedger(made: {
     made.agent,
     "go",
   );
+  return String(result.finalOutput);
+}
+
+/**
+ * A recorder of run "root" of session "s" on `store`, as an app that records its runs itself
+ * makes one (for `ledgerModelProvider` with `{ recorder }`): a run started, or resumed after a
+ * crash.
+ */
+export async function appRecorder(
+  store: EventStore,
+  how: "start" | "resume",
+): Promise<SessionRecorder> {
+  const options = {
+    store,
+    sessionId: "s",
+    runId: "root",
+    actor: { type: "agent" as const, id: "app" },
+  };
+  if (how === "resume") return SessionRecorder.resume(options);
+  const recorder = new SessionRecorder(options);
+  await recorder.startRun();
+  return recorder;
+}
+
+/**
+ * The final output of a streamed run of `made` (an agent and its scripted model) on "go", every
+ * model call recorded by `recorder`: how an app streams a run it resumes, which resumeRun does
+ * not. Rejects with the run's error.
+ */
+export async function streamedRun(
+  made: {
+    // biome-ignore lint/suspicious/noExplicitAny: agents of any context and output type
+    agent: Agent<any, any>;
+    model: Model;
+  },
+  recorder: SessionRecorder,
+): Promise<string> {
+  const runner = new Runner({
+    modelProvider: ledgerModelProvider(scriptedProvider(made.model), { recorder }),
+  });
+  const result = await runner.run(made.agent, "go", { stream: true });
+  for await (const _event of result) {
+    // read the stream
+  }
+  await result.completed.catch(() => undefined);
+  if (result.error) throw result.error;
   return String(result.finalOutput);
 }
