@@ -25,6 +25,8 @@ import {
   type StreamDoneEvent,
   streamDoneFromJson,
   streamDoneToJson,
+  streamUsageWithFailedAttempts,
+  usageWithFailedAttempts,
   withFailedAttempts,
 } from "./model-json.js";
 import { assertLedgerModelArguments, assertLedgerModelProviderArguments } from "./option-checks.js";
@@ -317,7 +319,10 @@ class LedgerModel implements Model {
       recorder.modelCompleted(attempt, modelResponseToJson(response)),
     );
     noteCompletion(response.output, completed.eventId, false);
-    return response;
+    // A retry made on resume: the runner adds the failures it saw to the usage, not those
+    // answered from the ledger before them (as a completion answered from the ledger counts).
+    if (failedBefore === 0) return response;
+    return { ...response, usage: usageWithFailedAttempts(response.usage, failedBefore) };
   }
 
   async *getStreamedResponse(request: ModelRequest): AsyncIterable<StreamEvent> {
@@ -342,6 +347,12 @@ class LedgerModel implements Model {
           );
           noteCompletion(done.response.output, completed.eventId, false);
           resolved = true;
+          if (failedBefore > 0) {
+            // As in getResponse: the failures answered from the ledger count in the usage.
+            const usage = streamUsageWithFailedAttempts(done.response.usage, failedBefore);
+            yield { ...done, response: { ...done.response, usage } } as unknown as StreamEvent;
+            continue;
+          }
         } else if ((event as { type?: string }).type === "output_text_delta") {
           partial.push({ delta: String((event as { delta?: unknown }).delta ?? "") });
         }

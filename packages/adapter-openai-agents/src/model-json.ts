@@ -203,6 +203,25 @@ export function withFailedAttempts(result: JsonValue | undefined, failed: number
   };
 }
 
+/**
+ * The usage of a live completion answering a call the runner retried on resume after `failed`
+ * failures it did not see (answered from the ledger by their retries), counting them as
+ * `withFailedAttempts` counts them in a recorded completion: the usage of the run it continues.
+ * A `Usage`, as `getResponse` gives it.
+ */
+export function usageWithFailedAttempts(usage: Usage, failed: number): Usage {
+  return modelResponseFromJson(withFailedAttempts({ usage: usageToJson(usage) }, failed)).usage;
+}
+
+/** `usageWithFailedAttempts` for the usage of a stream's `response_done` (its wire record). */
+export function streamUsageWithFailedAttempts(
+  usage: StreamDoneEvent["response"]["usage"],
+  failed: number,
+): StreamDoneEvent["response"]["usage"] {
+  return streamDoneFromJson(withFailedAttempts({ usage: usageToJson(usage) }, failed)).response
+    .usage;
+}
+
 /** A `response_done` stream event rebuilt from the ledger (replay of a streamed call). */
 export function streamDoneFromJson(value: JsonValue): StreamDoneEvent {
   const json = (value ?? {}) as JsonObject;

@@ -8,14 +8,14 @@ import {
   toAtif,
 } from "@agent-ledger/core";
 import { rejection, seenByCaller } from "@agent-ledger/core/testing";
-import { setTracingDisabled, Usage } from "@openai/agents";
+import { Runner, setTracingDisabled, Usage } from "@openai/agents";
 import { afterAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { modelResponseToJson } from "./model-json.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { rateLimitedAgent } from "./testing/fixture.js";
 import { appRecorder, runOptions, streamedRun } from "./testing/recorded-run.js";
-import { message } from "./testing/scripted-model.js";
+import { message, scriptedProvider } from "./testing/scripted-model.js";
 
 setTracingDisabled(true);
 
@@ -27,6 +27,7 @@ ledgers.prepare(
   "rate limited, no retry left: dies after the last failure was recorded",
   "rate limited, retries left: dies after the second failure was recorded",
   "rate limited, a retry left, streamed: dies after the failure was recorded",
+  "rate limited, retries left, streamed: dies after the second failure was recorded",
 );
 
 async function modelCallsRecorded(store: EventStore): Promise<number> {
@@ -94,13 +95,44 @@ describe("a model call that failed is answered on resume with the error the call
     );
     const second = rateLimitedAgent({ failures: 1, retries: 1 });
     second.model.calls = 1; // the failed call is answered from the ledger
-    expect(await streamedRun(second, await appRecorder(store, "resume"))).toBe("done");
+    const result = await streamedRun(second, await appRecorder(store, "resume"));
+    expect(result.finalOutput).toBe("done");
     expect(second.model.calls).toBe(2);
     const steps = await modelSteps(store);
     expect(steps.map((attempts) => attempts.map((attempt) => attempt.status))).toEqual([
       ["failed", "completed"],
     ]);
     expectRetryChain(steps[0] ?? []);
+  });
+
+  test("a retry made on resume that completes counts every failed attempt in the usage, as a run with no crash", async () => {
+    const plain = rateLimitedAgent({ failures: 2, retries: 3 });
+    const expected = await new Runner({ modelProvider: scriptedProvider(plain.model) }).run(
+      plain.agent,
+      "go",
+    );
+    expect(expected.state.usage.requests).toBe(3);
+
+    // Died waiting to retry the second failure: the first is answered by its retry, unseen.
+    const { store } = await ledgers.crashed(
+      "rate limited, retries left: dies after the second failure was recorded",
+    );
+    const second = rateLimitedAgent({ failures: 2, retries: 3 });
+    second.model.calls = 2; // the failed calls are answered from the ledger
+    const result = await resumeRun(second.agent, runOptions(store, second.model));
+    expect(result.finalOutput).toBe("done");
+    expect(result.state?.usage.requests).toBe(expected.state.usage.requests);
+    expect(result.state?.usage.totalTokens).toBe(expected.state.usage.totalTokens);
+
+    const streamed = await ledgers.crashed(
+      "rate limited, retries left, streamed: dies after the second failure was recorded",
+    );
+    const third = rateLimitedAgent({ failures: 2, retries: 3 });
+    third.model.calls = 2;
+    const resumed = await streamedRun(third, await appRecorder(streamed.store, "resume"));
+    expect(resumed.finalOutput).toBe("done");
+    expect(resumed.state.usage.requests).toBe(expected.state.usage.requests);
+    expect(resumed.state.usage.totalTokens).toBe(expected.state.usage.totalTokens);
   });
 
   test("a retry an earlier resume recorded as a call of its own is answered from the ledger", async () => {

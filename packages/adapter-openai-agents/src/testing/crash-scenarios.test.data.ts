@@ -174,6 +174,15 @@ const rateLimitedDyingAfter =
     else await runWithLedger(first.agent, "go", runOptions(store, first.model));
   };
 
+// The same run streamed, on a recorder the app made (`ledgerModelProvider` with `{ recorder }`).
+const rateLimitedStreamedDyingAfter =
+  (count: number, options: Parameters<typeof rateLimitedAgent>[0]): Scenario =>
+  async (child) => {
+    const first = rateLimitedAgent(options);
+    const store = child.dyingAfter(nth(count, isType("model.failed")));
+    await streamedRun(first, await appRecorder(store, "start"));
+  };
+
 /** The scenario where the reporting agent's tool returns `output` (see AWKWARD_OUTPUTS). */
 export function reportingScenario(output: AwkwardOutput) {
   return `reporting ${output}: dies after the second model call` as const;
@@ -250,11 +259,10 @@ export const CRASH_SCENARIOS = {
   "rate limited, retries left, resumed: dies after its retry's failure was recorded":
     rateLimitedDyingAfter(1, { failures: 4, retries: 3 }, "resume"),
   // Streamed, on a recorder the app made: how an app streams a run it resumes (resumeRun does not).
-  "rate limited, a retry left, streamed: dies after the failure was recorded": async (child) => {
-    const first = rateLimitedAgent({ failures: 1, retries: 1 });
-    const store = child.dyingAfter(isType("model.failed"));
-    await streamedRun(first, await appRecorder(store, "start"));
-  },
+  "rate limited, a retry left, streamed: dies after the failure was recorded":
+    rateLimitedStreamedDyingAfter(1, { failures: 1, retries: 1 }),
+  "rate limited, retries left, streamed: dies after the second failure was recorded":
+    rateLimitedStreamedDyingAfter(2, { failures: 4, retries: 3 }),
   "call_0 every turn: dies inside the first charge": chargingDyingInside(
     CALL_0_EVERY_TURN,
     "charge 7",

@@ -71,7 +71,7 @@ export async function appRecorder(
 }
 
 /**
- * The final output of a streamed run of `made` (an agent and its scripted model) on "go", every
+ * A streamed run of `made` (an agent and its scripted model) on "go", read to its end, every
  * model call recorded by `recorder`: how an app streams a run it resumes, which resumeRun does
  * not. Rejects with the run's error.
  */
@@ -82,7 +82,7 @@ export async function streamedRun(
     model: Model;
   },
   recorder: SessionRecorder,
-): Promise<string> {
+) {
   const runner = new Runner({
     modelProvider: ledgerModelProvider(scriptedProvider(made.model), { recorder }),
   });
@@ -92,5 +92,5 @@ export async function streamedRun(
   }
   await result.completed.catch(() => undefined);
   if (result.error) throw result.error;
-  return String(result.finalOutput);
+  return result;
 }
