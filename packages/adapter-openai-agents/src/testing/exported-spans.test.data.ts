@@ -1,4 +1,4 @@
-import type { EventStore } from "@agent-ledger/core";
+import type { EventStore, ToOtelSpansOptions } from "@agent-ledger/core";
 import { toOtelSpans } from "@agent-ledger/core";
 import {
   BasicTracerProvider,
@@ -8,10 +8,14 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 
 /** Session `sessionId` of `store` as the spans `toOtelSpans` ends, through an in-memory exporter. */
-export async function exportedSpans(store: EventStore, sessionId: string): Promise<ReadableSpan[]> {
+export async function exportedSpans(
+  store: EventStore,
+  sessionId: string,
+  options: ToOtelSpansOptions = {},
+): Promise<ReadableSpan[]> {
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  await toOtelSpans(store, sessionId, provider);
+  await toOtelSpans(store, sessionId, provider, options);
   await provider.forceFlush();
   return exporter.getFinishedSpans();
 }

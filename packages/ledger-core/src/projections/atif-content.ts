@@ -174,3 +174,15 @@ export function toolContentParts(content: JsonValue | undefined): JsonValue[] | 
   if (content.type === "content" && Array.isArray(content.value)) return content.value;
   return Array.isArray(content.content) ? content.content : undefined;
 }
+
+/** ATIF tool arguments are a JSON object: a plain value (a string tool's input) is `{ input }`. */
+export function argumentsObject(args: JsonValue | undefined): JsonObject {
+  if (isObject(args)) return args;
+  return args === undefined || args === null ? {} : { input: args };
+}
+
+/** A tool's result as an observation's text: a string as it is, another value as its JSON. */
+export function asContent(value: JsonValue | undefined): string | null {
+  if (value === undefined || value === null) return null;
+  return typeof value === "string" ? value : JSON.stringify(value);
+}

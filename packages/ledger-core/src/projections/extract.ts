@@ -216,7 +216,8 @@ export function textOf(content: JsonValue | undefined): string {
   return JSON.stringify(content);
 }
 
-function parseArguments(value: JsonValue | undefined): JsonValue {
+/** A tool call's arguments: JSON text parsed (kept as text when it is none), else the value. */
+export function parseArguments(value: JsonValue | undefined): JsonValue {
   if (typeof value === "string") {
     try {
       return JSON.parse(value) as JsonValue;

@@ -2,6 +2,8 @@ import type { JsonObject, JsonValue } from "../events/json.js";
 import type { AwaitingDecisionView } from "../inspect/awaiting-decision.js";
 import { type RunInTree, runsInTreeOrder } from "../inspect/run-tree-order.js";
 import type { EventStore } from "../store/event-store.js";
+import { argumentsObject, asContent } from "./atif-content.js";
+import { hostedAtifCalls } from "./atif-hosted-calls.js";
 import { imagesObserved, readByModel } from "./atif-observed.js";
 import {
   addTokens,
@@ -51,17 +53,6 @@ interface DraftStep {
   causes: string[];
   /** tool.requested eventId -> the observation result of that call. */
   resultsByCause: Map<string, AtifObservationResult>;
-}
-
-/** ATIF tool arguments are a JSON object: a plain value (a string tool's input) is `{ input }`. */
-function argumentsObject(args: JsonValue | undefined): JsonObject {
-  if (isObject(args)) return args;
-  return args === undefined || args === null ? {} : { input: args };
-}
-
-function asContent(value: JsonValue | undefined): string | null {
-  if (value === undefined || value === null) return null;
-  return typeof value === "string" ? value : JSON.stringify(value);
 }
 
 function toolCallOf(attempt: AttemptRecord): AtifToolCall {
@@ -366,6 +357,13 @@ function runTrajectory(
         const result: AtifObservationResult = { source_call_id: only.tool_call_id, content: null };
         results.push(result);
         draft.resultsByCause.set(shown.outcome.eventId, result);
+      }
+      // Calls the provider ran inside the model call (hosted tools), before the agent's own:
+      // they ran first. No attempt of the ledger stands for them (see hostedAtifCalls).
+      if (completed && shown.outcome) {
+        const hosted = hostedAtifCalls(outcome.response, shown.attemptId, shown.outcome.eventId);
+        calls.unshift(...hosted.calls);
+        results.unshift(...hosted.results);
       }
       if (calls.length > 0) step.tool_calls = calls;
       if (results.length > 0) step.observation = { results };

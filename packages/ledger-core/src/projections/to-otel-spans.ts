@@ -14,6 +14,8 @@ import {
   toolResultOf,
   usageOf,
 } from "./extract.js";
+import { hostedToolCallsOf } from "./hosted-tool-calls.js";
+import { hostedToolSpan } from "./otel-hosted-spans.js";
 import { derivedOtelId, LedgerIdGenerator, withNextIds } from "./otel-ids.js";
 import { toolTypeOf } from "./otel-tool-type.js";
 import { pausesOf, runStatus } from "./paused-runs.js";
@@ -223,9 +225,10 @@ function causedBy(cause: Span | undefined): Link[] {
  * Re-creates a session as OpenTelemetry spans through the given provider (§7), with the
  * recorded times: `invoke_agent {agent}` per run (with the provider and model of its first model
  * call other than an embedding; a child run under the `execute_tool` span of the tool call that
- * ran it, else under its parent run's span), `chat {model}` per model
- * attempt, `execute_tool {name}` per tool attempt (under its run, linked to the chat span that
- * asked for it; a call made inside a tool call hangs under that call's span; a child run is
+ * ran it, else under its parent run's span), `chat {model}` per model attempt,
+ * `execute_tool {name}` per tool call the provider ran inside a completed model call (a hosted
+ * tool: no attempt; under that call's `chat` span, marked `agent_ledger.tool.executed_by =
+ * "provider"`) and per tool attempt (under its run, linked to the chat span that asked for it; a call made inside a tool call hangs under that call's span; a child run is
  * linked to the span of the event that caused it; a run a tool call ran ends with that call when
  * its own end was recorded later; one a resume picked up again under a retry of that call hangs
 under its parent run's span instead, and ends with the retry). Failed attempts and runs get an error status, `error.type` and
@@ -563,6 +566,56 @@ function emitSpans(
       span.setStatus({ code: STATUS_ERROR, message: "no outcome recorded; retried" });
     }
     pushEnd(span, attemptEnd(model, attempt, run) ?? sessionEnd);
+    if (attempt.kind === "model" && attempt.status === "completed" && attempt.outcome)
+      hostedSpans(attempt, attempt.outcome, span, attributes);
+  };
+
+  /**
+   * The `execute_tool` spans of the tool calls the provider ran inside a completed model call
+   * (hosted tools: see `hostedToolSpan`), under its `chat` span. The response does not say
+   * when each ran, only that it was inside the call: each spans the call.
+   */
+  const hostedSpans = (
+    attempt: AttemptRecord,
+    completed: LedgerEvent,
+    chat: Span,
+    chatAttributes: Attributes,
+  ): void => {
+    const base: Attributes = {};
+    for (const key of [
+      "gen_ai.conversation.id",
+      "agent_ledger.run.id",
+      "agent_ledger.step.id",
+      "agent_ledger.attempt.copied",
+    ])
+      if (chatAttributes[key] !== undefined) base[key] = chatAttributes[key];
+    const calls = hostedToolCallsOf(payloadOf(completed).response);
+    calls.forEach((hosted, index) => {
+      const made = hostedToolSpan(hosted, base, options.includeToolContent === true);
+      const span = startSpan(
+        made.name,
+        {
+          kind: SPAN_KIND_INTERNAL,
+          startTime: new Date(attempt.requested.recordedAt),
+          attributes: made.attributes,
+        },
+        chat,
+        {
+          spanId: derivedOtelId(16, [
+            "hosted",
+            model.sessionId,
+            attempt.runId,
+            attempt.attemptId,
+            String(index),
+          ]),
+        },
+      );
+      if (made.failure) {
+        span.setAttribute("error.type", made.failure.type);
+        span.setStatus({ code: STATUS_ERROR, message: made.failure.message });
+      }
+      pushEnd(span, new Date(completed.recordedAt));
+    });
   };
 
   // Commit order: a causing span always exists before the span that links to it.

@@ -1,0 +1,156 @@
+import {
+  Agent,
+  codeInterpreterTool,
+  fileSearchTool,
+  hostedMcpTool,
+  imageGenerationTool,
+  type ModelResponse,
+  shellTool,
+  tool,
+  webSearchTool,
+} from "@openai/agents";
+import { z } from "zod";
+import { functionCall, message, ScriptedModel } from "./scripted-model.js";
+
+type OutputItem = ModelResponse["output"][number];
+
+/** A web search the provider ran, as the SDK's Responses model gives a `web_search_call` item. */
+export function webSearchCall(id: string, query: string): OutputItem {
+  return {
+    type: "hosted_tool_call",
+    id,
+    name: "web_search_call",
+    status: "completed",
+    providerData: { id, type: "web_search_call", action: { type: "search", query } },
+  } as OutputItem;
+}
+
+/**
+ * An agent with OpenAI's web search: its model searches the web (inside its first call), asks
+ * for the local `book` tool, then answers with what the tool gave.
+ */
+export function travelAgent() {
+  const booked: string[] = [];
+  const book = tool({
+    name: "book",
+    description: "book a trip",
+    parameters: z.object({ city: z.string() }),
+    execute: async ({ city }) => {
+      booked.push(city);
+      return `booked ${city}`;
+    },
+  });
+  const model = new ScriptedModel([
+    () => [
+      webSearchCall("ws_1", "weather in Paris this weekend"),
+      functionCall("book", { city: "Paris" }, "call_book"),
+    ],
+    () => [message("Paris is sunny: booked")],
+  ]);
+  const agent = new Agent({ name: "travel", tools: [webSearchTool(), book] });
+  return { booked, model, agent };
+}
+
+/** A generated image's bytes (a 1x1 PNG), as an image generation call's result holds them. */
+export const GENERATED_PNG =
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+/**
+ * An agent with each other kind of hosted tool, whose model uses all of them in its one call,
+ * as the SDK's Responses model gives them: a file search, code run by the code interpreter, an
+ * image generated, a call of a hosted MCP server's tool that failed there (with the listing of
+ * the server's tools, which is no call), a command in a hosted shell (its output in the same
+ * response), then its answer.
+ */
+export function hostedToolsAgent() {
+  const model = new ScriptedModel([
+    () =>
+      [
+        {
+          type: "hosted_tool_call",
+          id: "fs_1",
+          name: "file_search_call",
+          status: "completed",
+          providerData: {
+            id: "fs_1",
+            type: "file_search_call",
+            queries: ["refund policy"],
+            results: [{ file_id: "file_1", filename: "policy.md", score: 0.9, text: "30 days" }],
+          },
+        },
+        {
+          type: "hosted_tool_call",
+          id: "ci_1",
+          name: "code_interpreter_call",
+          status: "completed",
+          providerData: {
+            id: "ci_1",
+            type: "code_interpreter_call",
+            code: "print(6 * 7)",
+            container_id: "cntr_1",
+            outputs: [{ type: "logs", logs: "42\n" }],
+          },
+        },
+        {
+          type: "hosted_tool_call",
+          id: "ig_1",
+          name: "image_generation_call",
+          status: "completed",
+          output: GENERATED_PNG,
+          providerData: {
+            id: "ig_1",
+            type: "image_generation_call",
+            revised_prompt: "a red dot",
+            output_format: "png",
+          },
+        },
+        {
+          type: "hosted_tool_call",
+          id: "mcpl_1",
+          name: "mcp_list_tools",
+          status: "completed",
+          providerData: { id: "mcpl_1", type: "mcp_list_tools", server_label: "repo", tools: [] },
+        },
+        {
+          type: "hosted_tool_call",
+          id: "mcp_1",
+          name: "mcp_call",
+          status: "completed",
+          providerData: {
+            id: "mcp_1",
+            type: "mcp_call",
+            server_label: "repo",
+            name: "list_branches",
+            arguments: '{"repo":"ledger"}',
+            error: "repository not found",
+          },
+        },
+        {
+          type: "shell_call",
+          id: "sh_1",
+          callId: "call_sh",
+          status: "completed",
+          action: { commands: ["ls"] },
+        },
+        {
+          type: "shell_call_output",
+          id: "sho_1",
+          callId: "call_sh",
+          status: "completed",
+          output: [{ stdout: "a.txt\n", stderr: "", outcome: { type: "exit", exitCode: 0 } }],
+        },
+        message("done"),
+      ] as OutputItem[],
+  ]);
+  const agent = new Agent({
+    name: "main",
+    tools: [
+      fileSearchTool("vs_1"),
+      codeInterpreterTool(),
+      imageGenerationTool(),
+      hostedMcpTool({ serverLabel: "repo", serverUrl: "https://mcp.invalid/repo" }),
+      shellTool({ environment: { type: "container_auto" } }),
+    ],
+  });
+  return { model, agent };
+}

@@ -1,0 +1,145 @@
+import type { JsonObject, JsonValue } from "../events/json.js";
+import { isObject, parseArguments, str } from "./extract.js";
+
+// Tool calls the provider ran inside a model call (OpenAI's hosted tools: web search, file
+// search, code interpreter, image generation, a hosted MCP server's tools, a hosted shell).
+// The agent's process requested nothing: they are no attempt of the ledger, and nothing of
+// them is in flight at a crash. Their only record is the model call's response, as the OpenAI
+// Agents adapter records it (`{ output: [...items] }`, the SDK's protocol items).
+
+/** A tool call the provider ran inside a completed model call, read from its response. */
+export interface HostedToolCall {
+  /** The provider's id of the call's item, when it has one. */
+  id?: string;
+  /** The tool's name as an agent defines it: `web_search`, `file_search`, an MCP server's tool. */
+  name: string;
+  arguments: JsonValue;
+  /** `gen_ai.tool.type`: `datastore` for a file search, else `extension` (run by the provider). */
+  toolType: "extension" | "datastore";
+  /** The response item's type (`web_search_call`, `mcp_call`, `shell_call`...). */
+  itemType: string;
+  /** The provider's status of the call (`completed`, `failed`, `incomplete`...), when it says. */
+  status?: string;
+  /**
+   * What the call gave the model, when the response holds it (a web search's results do not
+   * come back). A generated image is in `image` instead.
+   */
+  output?: JsonValue;
+  /** The image an image generation call made: its bytes (base64), as the response holds them. */
+  image?: { base64: string; mediaType?: string };
+  /** The provider's error message for a call that failed, when given. */
+  error?: string;
+  /** The label of the hosted MCP server the call went to. */
+  serverLabel?: string;
+}
+
+/**
+ * Items the SDK gives as `hosted_tool_call` that are no call the provider ran: the listing of
+ * an MCP server's tools (before the model chose any), and a request for a person's approval
+ * (an approved call runs in a later response, as `mcp_call`).
+ */
+const NOT_CALLS: ReadonlySet<string> = new Set(["mcp_list_tools", "mcp_approval_request"]);
+
+/** Fields of an item's provider data that hold the call's result, not its arguments. */
+const RESULT_FIELDS: ReadonlySet<string> = new Set([
+  "id",
+  "type",
+  "status",
+  "caller",
+  "output",
+  "outputs",
+  "result",
+  "results",
+  "error",
+]);
+
+function errorText(value: JsonValue | undefined): string | undefined {
+  if (isObject(value)) return str(value.message) ?? JSON.stringify(value);
+  return str(value);
+}
+
+/** A `hosted_tool_call` item as a call, or undefined for one that is no call (see NOT_CALLS). */
+function hostedCallOf(item: JsonObject): HostedToolCall | undefined {
+  const data = isObject(item.providerData) ? item.providerData : {};
+  const itemType = str(data.type) ?? str(item.name) ?? "hosted_tool_call";
+  if (NOT_CALLS.has(itemType) || NOT_CALLS.has(str(item.name) ?? "")) return undefined;
+  const isMcp = itemType === "mcp_call";
+  // The SDK names the item after its Responses API type: `web_search_call` is a call of the
+  // agent's `web_search` tool. A hosted MCP call is one of its server's tools, by name.
+  const name =
+    (isMcp ? str(data.name) : undefined) ?? (str(item.name) ?? itemType).replace(/_call$/, "");
+  const rawArguments = str(item.arguments) ?? (isMcp ? str(data.arguments) : undefined);
+  const call: HostedToolCall = {
+    name,
+    arguments:
+      rawArguments !== undefined
+        ? parseArguments(rawArguments)
+        : Object.fromEntries(
+            Object.entries(data).filter(
+              ([key]) => !RESULT_FIELDS.has(key) && !(isMcp && key === "server_label"),
+            ),
+          ),
+    toolType: itemType === "file_search_call" ? "datastore" : "extension",
+    itemType,
+  };
+  const id = str(item.id) ?? str(data.id);
+  if (id) call.id = id;
+  const status = str(item.status) ?? str(data.status);
+  if (status) call.status = status;
+  if (itemType === "image_generation_call") {
+    const base64 = str(item.output) ?? str(data.result);
+    const format = str(data.output_format);
+    if (base64) call.image = { base64, ...(format ? { mediaType: `image/${format}` } : {}) };
+  } else {
+    const output = [item.output, data.output, data.results, data.outputs].find(
+      (value) => value !== undefined && value !== null,
+    );
+    if (output !== undefined) call.output = output;
+  }
+  const error = errorText(data.error ?? undefined);
+  if (error) call.error = error;
+  if (isMcp && str(data.server_label)) call.serverLabel = data.server_label as string;
+  return call;
+}
+
+/** A `shell_call` item the provider ran (its output is in the same response) as a call. */
+function hostedShellCallOf(item: JsonObject, output: JsonObject): HostedToolCall {
+  const call: HostedToolCall = {
+    name: "shell",
+    arguments: (item.action ?? {}) as JsonValue,
+    toolType: "extension",
+    itemType: "shell_call",
+  };
+  const id = str(item.callId) ?? str(item.id);
+  if (id) call.id = id;
+  const status = str(output.status) ?? str(item.status);
+  if (status) call.status = status;
+  if (output.output !== undefined) call.output = output.output;
+  return call;
+}
+
+/**
+ * The tool calls the provider ran inside a model call, in the order of its response: its
+ * `hosted_tool_call` items, and its `shell_call` items answered in the same response (a hosted
+ * shell's; a local shell's call is answered by the agent's process, in a later request). None
+ * for a response of another shape.
+ */
+export function hostedToolCallsOf(response: JsonValue | undefined): HostedToolCall[] {
+  if (!isObject(response) || !Array.isArray(response.output)) return [];
+  const items = response.output.filter(isObject);
+  const shellOutputs = new Map<string, JsonObject>();
+  for (const item of items)
+    if (item.type === "shell_call_output" && str(item.callId))
+      shellOutputs.set(item.callId as string, item);
+  const calls: HostedToolCall[] = [];
+  for (const item of items) {
+    if (item.type === "hosted_tool_call") {
+      const call = hostedCallOf(item);
+      if (call) calls.push(call);
+    } else if (item.type === "shell_call") {
+      const output = shellOutputs.get(str(item.callId) ?? "");
+      if (output) calls.push(hostedShellCallOf(item, output));
+    }
+  }
+  return calls;
+}
