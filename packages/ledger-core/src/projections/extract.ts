@@ -279,6 +279,9 @@ export function completionOf(response: JsonValue | undefined): {
     for (const part of parts) {
       if (!isObject(part)) continue;
       const type = typeof part.type === "string" ? part.type : "";
+      // A call the provider executed (an AI SDK provider-executed tool) is no call the agent
+      // was asked to make: see hostedToolCallsOf.
+      if (part.providerExecuted === true) continue;
       if (type === "tool-call" || type === "function_call" || type === "tool_use") {
         const found = toolCallFrom(part);
         if (found && !toolCalls.some((call) => call.id !== undefined && call.id === found.id))

@@ -2,10 +2,11 @@ import type { JsonObject, JsonValue } from "../events/json.js";
 import { isObject, parseArguments, str } from "./extract.js";
 
 // Tool calls the provider ran inside a model call (OpenAI's hosted tools: web search, file
-// search, code interpreter, image generation, a hosted MCP server's tools, a hosted shell).
-// The agent's process requested nothing: they are no attempt of the ledger, and nothing of
-// them is in flight at a crash. Their only record is the model call's response, as the OpenAI
-// Agents adapter records it (`{ output: [...items] }`, the SDK's protocol items).
+// search, code interpreter, image generation, a hosted MCP server's tools, a hosted shell; an
+// AI SDK provider-executed tool). The agent's process requested nothing: they are no attempt
+// of the ledger, and nothing of them is in flight at a crash. Their only record is the model
+// call's response, as the adapters record it: OpenAI Agents' `{ output: [...items] }` (the
+// SDK's protocol items), the AI SDK's `{ content: [...parts] }`.
 
 /** A tool call the provider ran inside a completed model call, read from its response. */
 export interface HostedToolCall {
@@ -119,13 +120,49 @@ function hostedShellCallOf(item: JsonObject, output: JsonObject): HostedToolCall
 }
 
 /**
+ * An AI SDK `tool-call` part the provider executed, with its `tool-result` part of the same
+ * response when there is one (`isError`: the result is the error).
+ */
+function providerExecutedCallOf(part: JsonObject, result: JsonObject | undefined): HostedToolCall {
+  const call: HostedToolCall = {
+    name: str(part.toolName) ?? "tool",
+    arguments: parseArguments(part.input ?? part.args),
+    toolType: "extension",
+    itemType: "tool-call",
+  };
+  const id = str(part.toolCallId);
+  if (id) call.id = id;
+  const output = result?.result ?? result?.output;
+  if (result?.isError === true) {
+    call.status = "failed";
+    call.error = typeof output === "string" ? output : JSON.stringify(output ?? null);
+  } else if (output !== undefined && output !== null) call.output = output;
+  return call;
+}
+
+/** The AI SDK's provider-executed calls among a response's content parts. */
+function providerExecutedCallsOf(content: JsonValue[]): HostedToolCall[] {
+  const parts = content.filter(isObject);
+  const results = new Map<string, JsonObject>();
+  for (const part of parts)
+    if (part.type === "tool-result" && str(part.toolCallId))
+      results.set(part.toolCallId as string, part);
+  return parts
+    .filter((part) => part.type === "tool-call" && part.providerExecuted === true)
+    .map((part) => providerExecutedCallOf(part, results.get(str(part.toolCallId) ?? "")));
+}
+
+/**
  * The tool calls the provider ran inside a model call, in the order of its response: its
  * `hosted_tool_call` items, and its `shell_call` items answered in the same response (a hosted
- * shell's; a local shell's call is answered by the agent's process, in a later request). None
- * for a response of another shape.
+ * shell's; a local shell's call is answered by the agent's process, in a later request); an
+ * AI SDK response's `tool-call` parts marked `providerExecuted`. None for a response of
+ * another shape.
  */
 export function hostedToolCallsOf(response: JsonValue | undefined): HostedToolCall[] {
-  if (!isObject(response) || !Array.isArray(response.output)) return [];
+  if (!isObject(response)) return [];
+  if (Array.isArray(response.content)) return providerExecutedCallsOf(response.content);
+  if (!Array.isArray(response.output)) return [];
   const items = response.output.filter(isObject);
   const shellOutputs = new Map<string, JsonObject>();
   for (const item of items)
