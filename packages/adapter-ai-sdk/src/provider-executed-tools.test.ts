@@ -3,12 +3,11 @@ import { inspectSession, toAtif } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { generateText, tool, wrapLanguageModel } from "ai";
-import { MockLanguageModelV3 } from "ai/test";
 import { afterAll, describe, expect, onTestFinished, test } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { exportedSpans } from "./testing/exported-spans.test.data.js";
-import { assistantRecorder, usage } from "./testing/scripted-model.test.data.js";
+import { assistantRecorder, providerSearchModel } from "./testing/scripted-model.test.data.js";
 
 // A provider-executed tool (a provider's web search) runs inside the model call: its call and
 // result are parts of the recorded response, never a call of the app. Projections show it as a
@@ -21,24 +20,7 @@ async function recordedSearch() {
   await store.init();
   onTestFinished(() => store.close());
   const { recorder } = assistantRecorder(store, { sessionId: "s", runId: "r" });
-  const model = new MockLanguageModelV3({
-    doGenerate: async () => ({
-      content: [
-        {
-          type: "tool-call",
-          toolCallId: "ws-1",
-          toolName: "web_search",
-          input: '{"query":"weather in Paris"}',
-          providerExecuted: true,
-        },
-        { type: "tool-result", toolCallId: "ws-1", toolName: "web_search", result: { hits: 3 } },
-        { type: "text", text: "Sunny." },
-      ],
-      finishReason: { unified: "stop", raw: "stop" },
-      usage: usage(10, 5),
-      warnings: [],
-    }),
-  });
+  const model = providerSearchModel("weather in Paris", "Sunny.");
   const result = await generateText({
     model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
     tools: { web_search: tool({ inputSchema: z.object({ query: z.string() }) }) },

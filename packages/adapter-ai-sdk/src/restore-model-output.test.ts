@@ -3,18 +3,17 @@ import { LedgerError, MemoryEventStore, SessionRecorder } from "@agent-ledger/co
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { generateText, type ModelMessage, stepCountIs, tool, wrapLanguageModel } from "ai";
-import { MockLanguageModelV3 } from "ai/test";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { restoreConversation, restoreMessages } from "./restore-messages.js";
 import {
   assistant,
+  providerSearchModel,
   scriptedModel,
   textResult,
   toolCall,
   toolCallsResult,
-  usage,
 } from "./testing/scripted-model.test.data.js";
 import {
   crashShopChat,
@@ -191,24 +190,7 @@ describe("restoreConversation with tools", () => {
   it("gives a provider-executed tool's result as its toModelOutput makes it, as the SDK's response messages do", async () => {
     const store = await openLedger("provider-executed");
     const recorder = new SessionRecorder({ store, ...SHOP_CHAT, actor: assistant });
-    const model = new MockLanguageModelV3({
-      doGenerate: async () => ({
-        content: [
-          {
-            type: "tool-call",
-            toolCallId: "ws-1",
-            toolName: "web_search",
-            input: '{"query":"order 42"}',
-            providerExecuted: true,
-          },
-          { type: "tool-result", toolCallId: "ws-1", toolName: "web_search", result: { hits: 3 } },
-          { type: "text", text: "Order 42 shipped." },
-        ],
-        finishReason: { unified: "stop", raw: "stop" },
-        usage: usage(10, 5),
-        warnings: [],
-      }),
-    });
+    const model = providerSearchModel("order 42", "Order 42 shipped.");
     const searchTools = {
       web_search: tool({
         inputSchema: z.object({ query: z.string() }),

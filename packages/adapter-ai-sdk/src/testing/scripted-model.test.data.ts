@@ -51,6 +51,31 @@ export function textResult(text: string): LanguageModelV3GenerateResult {
   };
 }
 
+/**
+ * A model whose one answer holds a web search the provider ran itself (a tool call marked
+ * `providerExecuted`, with its result: 3 hits for `query`), then `text`.
+ */
+export function providerSearchModel(query: string, text: string): MockLanguageModelV3 {
+  return new MockLanguageModelV3({
+    doGenerate: async () => ({
+      content: [
+        {
+          type: "tool-call",
+          toolCallId: "ws-1",
+          toolName: "web_search",
+          input: JSON.stringify({ query }),
+          providerExecuted: true,
+        },
+        { type: "tool-result", toolCallId: "ws-1", toolName: "web_search", result: { hits: 3 } },
+        { type: "text", text },
+      ],
+      finishReason: { unified: "stop", raw: "stop" },
+      usage: usage(10, 5),
+      warnings: [],
+    }),
+  });
+}
+
 export function toolCallsResult(...calls: LanguageModelV3Content[]): LanguageModelV3GenerateResult {
   return {
     content: calls,
