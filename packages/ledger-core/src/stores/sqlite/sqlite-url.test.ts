@@ -21,6 +21,27 @@ async function refusal(url: string): Promise<LedgerError | undefined> {
   );
 }
 
+/** Opens (creating) the ledger at `url` and starts one run in it. */
+async function startRunAt(url: string): Promise<void> {
+  const store = await openStore(url);
+  await store.append({
+    sessionId: "s",
+    runId: "r",
+    expectedSeq: 0,
+    events: [{ type: "run.started" }],
+  });
+  await store.close();
+}
+
+/** Opens the ledger at each of `urls` (openStore({ create: false })): each reads that run. */
+async function expectSameLedger(urls: string[]): Promise<void> {
+  for (const url of urls) {
+    const reader = await openStore(url, { create: false });
+    expect((await reader.readRun({ sessionId: "s", runId: "r" })).events, url).toHaveLength(1);
+    await reader.close();
+  }
+}
+
 describe("sqlite: and file: URLs", () => {
   it("reads the path of each form", () => {
     expect(sqlitePath("sqlite:./ledger.db")).toBe("./ledger.db");
@@ -57,24 +78,13 @@ describe("sqlite: and file: URLs", () => {
   it("opens a file whose name holds ? when the URL has %3F in its place, and decodes nothing else", async () => {
     const url = `sqlite:${join(folder, "ledger.db%3fmode=ro %20.db")}`;
     expect(sqlitePath(url)).toBe(join(folder, "ledger.db?mode=ro %20.db"));
-    const store = await openStore(url);
-    await store.append({
-      sessionId: "s",
-      runId: "r",
-      expectedSeq: 0,
-      events: [{ type: "run.started" }],
-    });
-    await store.close();
+    await startRunAt(url);
     expect(readdirSync(folder)).toContain("ledger.db?mode=ro %20.db");
     // The same file, through a file: URL of each form, and openStore({ create: false }).
-    for (const same of [
+    await expectSameLedger([
       `file:${join(folder, "ledger.db%3Fmode=ro %20.db")}`,
       pathToFileURL(join(folder, "ledger.db?mode=ro %20.db")).href,
-    ]) {
-      const reader = await openStore(same, { create: false });
-      expect((await reader.readRun({ sessionId: "s", runId: "r" })).events).toHaveLength(1);
-      await reader.close();
-    }
+    ]);
   });
 
   it("refuses a fragment at $.url in every form, and creates nothing", async () => {
@@ -100,20 +110,10 @@ describe("sqlite: and file: URLs", () => {
 
   it("opens a file whose name holds # when the URL has %23 in its place, in every form", async () => {
     const file = join(folder, "run#1.db");
-    const store = await openStore(`sqlite:${join(folder, "run%231.db")}`);
-    await store.append({
-      sessionId: "s",
-      runId: "r",
-      expectedSeq: 0,
-      events: [{ type: "run.started" }],
-    });
-    await store.close();
+    await startRunAt(`sqlite:${join(folder, "run%231.db")}`);
     expect(readdirSync(folder)).toContain("run#1.db");
-    for (const same of [`file:${join(folder, "run%231.db")}`, pathToFileURL(file).href]) {
-      expect(sqlitePath(same)).toBe(file);
-      const reader = await openStore(same, { create: false });
-      expect((await reader.readRun({ sessionId: "s", runId: "r" })).events).toHaveLength(1);
-      await reader.close();
-    }
+    const same = [`file:${join(folder, "run%231.db")}`, pathToFileURL(file).href];
+    for (const url of same) expect(sqlitePath(url)).toBe(file);
+    await expectSameLedger(same);
   });
 });
