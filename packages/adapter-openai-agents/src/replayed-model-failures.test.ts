@@ -41,8 +41,14 @@ async function modelSteps(store: EventStore): Promise<AttemptView[][]> {
   return (run?.steps ?? []).filter((step) => step.kind === "model").map((step) => step.attempts);
 }
 
-/** Each attempt is the retry of the one before it, and retried by the one after it. */
-function expectRetryChain(attempts: AttemptView[]): void {
+/**
+ * The run holds one model step whose attempts ended as `statuses`, each the retry of the one
+ * before it and retried by the one after it.
+ */
+async function expectOneRetriedStep(store: EventStore, statuses: string[]): Promise<void> {
+  const steps = await modelSteps(store);
+  expect(steps.map((attempts) => attempts.map((attempt) => attempt.status))).toEqual([statuses]);
+  const attempts = steps[0] ?? [];
   attempts.forEach((attempt, index) => {
     expect(attempt.retryOf).toBe(attempts[index - 1]?.attemptId);
     expect(attempt.retriedBy).toBe(attempts[index + 1]?.attemptId);
@@ -79,11 +85,7 @@ describe("a model call that failed is answered on resume with the error the call
     expect(second.model.calls).toBe(2);
     // One call, retried once: the step holds the recorded failure and the retry made on resume,
     // as the run would have recorded it had the process not died.
-    const steps = await modelSteps(store);
-    expect(steps.map((attempts) => attempts.map((attempt) => attempt.status))).toEqual([
-      ["failed", "completed"],
-    ]);
-    expectRetryChain(steps[0] ?? []);
+    await expectOneRetriedStep(store, ["failed", "completed"]);
     // The trajectory shows one model call, not a failed call and another one.
     const agentSteps = (await toAtif(store, "s")).steps.filter((step) => step.source === "agent");
     expect(agentSteps.map((step) => step.message)).toEqual(["done"]);
@@ -98,11 +100,7 @@ describe("a model call that failed is answered on resume with the error the call
     const result = await streamedRun(second, await appRecorder(store, "resume"));
     expect(result.finalOutput).toBe("done");
     expect(second.model.calls).toBe(2);
-    const steps = await modelSteps(store);
-    expect(steps.map((attempts) => attempts.map((attempt) => attempt.status))).toEqual([
-      ["failed", "completed"],
-    ]);
-    expectRetryChain(steps[0] ?? []);
+    await expectOneRetriedStep(store, ["failed", "completed"]);
   });
 
   test("a retry made on resume that completes counts every failed attempt in the usage, as a run with no crash", async () => {
@@ -174,11 +172,7 @@ describe("a model call that failed is answered on resume with the error the call
     // The fourth attempt, the last one maxRetries allows, is the only call this process made.
     expect(third.model.calls).toBe(4);
     expect(await modelCallsRecorded(store)).toBe(4);
-    const steps = await modelSteps(store);
-    expect(steps.map((attempts) => attempts.map((attempt) => attempt.status))).toEqual([
-      ["failed", "failed", "failed", "failed"],
-    ]);
-    expectRetryChain(steps[0] ?? []);
+    await expectOneRetriedStep(store, ["failed", "failed", "failed", "failed"]);
   });
 
   test("a 429 that was the last retry live is not retried on resume: the run rejects with it, no call made", async () => {
