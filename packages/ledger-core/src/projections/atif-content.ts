@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { AtifContentPart, AtifImageMediaType } from "./atif-types.js";
-import { textOf } from "./extract.js";
+import { str, textOf } from "./extract.js";
 import { isObject } from "./langchain-message.js";
 
 // A user's message as an ATIF step's `message`, and a tool's result as its observation's
@@ -52,7 +52,9 @@ function imageOf(part: JsonObject): FoundImage | undefined {
       const source = part.source;
       const sourceType = str(source.media_type) ?? mediaType;
       if (typeof source.url === "string") return withType({ url: source.url }, sourceType);
-      return withType({ base64: str(source.data) ?? "" }, sourceType);
+      const data = str(source.data);
+      // A file id (Anthropic's `source: { type: "file" }`) holds no bytes here: no image shown.
+      return data === undefined ? undefined : withType({ base64: data }, sourceType);
     }
     value = str(part.image) ?? str(part.url) ?? str(part.data);
   } else if (
@@ -62,19 +64,14 @@ function imageOf(part: JsonObject): FoundImage | undefined {
     value = str(part.data) ?? str(part.url);
   } else if (TOOL_OUTPUT_IMAGES.has(part.type)) {
     value = str(part.data) ?? str(part.url);
-    if (value === undefined) return undefined;
   } else if (part.type === "image_url" || part.type === "input_image") {
     const image = part.image_url;
     value = isObject(image) ? str(image.url) : str(image);
-    if (value === undefined) return undefined;
   } else {
     return undefined;
   }
-  return classify(value ?? "", mediaType);
-}
-
-function str(value: JsonValue | undefined): string | undefined {
-  return typeof value === "string" && value.length > 0 ? value : undefined;
+  // A part naming an image it does not hold (a provider's file id) is no image to show.
+  return value === undefined ? undefined : classify(value, mediaType);
 }
 
 function withType(image: FoundImage, mediaType: string | undefined): FoundImage {
@@ -133,12 +130,13 @@ export function atifMessageOf(
   eventId: string,
 ): { message: string | AtifContentPart[]; omitted: JsonObject[] } {
   const parts = Array.isArray(content) ? content : [];
-  if (!parts.some((part) => isObject(part) && imageOf(part) !== undefined))
+  const images = parts.map((part) => (isObject(part) ? imageOf(part) : undefined));
+  if (images.every((image) => image === undefined))
     return { message: textOf(content), omitted: [] };
   const message: AtifContentPart[] = [];
   const left: JsonObject[] = [];
-  for (const part of parts) {
-    const image = isObject(part) ? imageOf(part) : undefined;
+  for (const [index, part] of parts.entries()) {
+    const image = images[index];
     if (image === undefined) {
       const text = textOf([part]);
       if (text.length > 0) message.push({ type: "text", text });

@@ -198,4 +198,21 @@ describe("toAtif a user's images", () => {
       { part: 2, media_type: null, url: "https://photos.example/render" },
     ]);
   });
+
+  it("shows no image for a part that names one it does not hold (a provider's file id)", async () => {
+    // Shown as a 0-byte image "recorded in the ledger" before: neither was true.
+    const messages = [
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "what is in the file?" },
+          { type: "image", source: { type: "file", file_id: "file_011" } },
+          { type: "image", mimeType: "image/png" },
+        ],
+      },
+    ];
+    const [user] = (await toAtif(await recordRequests([messages]), "s")).steps;
+    expect(user?.message).toBe("what is in the file?");
+    expect(user?.extra?.images_omitted).toBeUndefined();
+  });
 });
