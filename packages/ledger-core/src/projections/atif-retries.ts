@@ -2,24 +2,11 @@ import type { JsonObject } from "../events/json.js";
 import { errorText } from "./atif-run-ends.js";
 import type { AtifMetrics } from "./atif-types.js";
 import { completionOf, usageOf } from "./extract.js";
-import { type AttemptRecord, attemptKey, payloadOf, type SessionModel } from "./session-model.js";
+import { type AttemptRecord, payloadOf } from "./session-model.js";
 
 // How an ATIF trajectory shows a call made more than once: a retry inside a run (the AI SDK's
 // `maxRetries`, LangChain's `withRetry`, the OpenAI Agents runner's retry) or a call in flight
 // at a crash made again on resume. Each is a new attempt with `retryOf`; the chain is one call.
-
-/** The attempts of `attempt`'s retry chain (`retryOf` links within its run), first first. */
-export function retryChainOf(model: SessionModel, attempt: AttemptRecord): AttemptRecord[] {
-  const chain = [attempt];
-  let current = attempt;
-  while (current.requested.retryOf !== undefined) {
-    const previous = model.attempts.get(attemptKey(attempt.runId, current.requested.retryOf));
-    if (!previous || chain.includes(previous)) break;
-    chain.unshift(previous);
-    current = previous;
-  }
-  return chain;
-}
 
 /** The attempt a model call's chain is shown by: the one that completed, else the last. */
 export function shownAttemptOf(chain: AttemptRecord[]): AttemptRecord {

@@ -228,7 +228,8 @@ export function parseArguments(value: JsonValue | undefined): JsonValue {
   return value ?? {};
 }
 
-function toolCallFrom(value: JsonValue): ExtractedToolCall | undefined {
+/** A tool call as a model response records it (AI SDK `tool-call` parts, OpenAI's, LangChain's). */
+export function toolCallFrom(value: JsonValue): ExtractedToolCall | undefined {
   if (!isObject(value)) return undefined;
   const fn = isObject(value.function) ? value.function : undefined;
   const name = str(value.toolName) ?? str(value.name) ?? str(fn?.name);

@@ -1,5 +1,5 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
-import { isObject, parseArguments, str } from "./extract.js";
+import { isObject, parseArguments, str, toolCallFrom } from "./extract.js";
 
 // Tool calls the provider ran inside a model call (OpenAI's hosted tools: web search, file
 // search, code interpreter, image generation, a hosted MCP server's tools, a hosted shell; an
@@ -124,14 +124,14 @@ function hostedShellCallOf(item: JsonObject, output: JsonObject): HostedToolCall
  * response when there is one (`isError`: the result is the error).
  */
 function providerExecutedCallOf(part: JsonObject, result: JsonObject | undefined): HostedToolCall {
+  const found = toolCallFrom(part);
   const call: HostedToolCall = {
-    name: str(part.toolName) ?? "tool",
-    arguments: parseArguments(part.input ?? part.args),
+    name: found?.name ?? "tool",
+    arguments: found?.arguments ?? {},
     toolType: "extension",
     itemType: "tool-call",
   };
-  const id = str(part.toolCallId);
-  if (id) call.id = id;
+  if (found?.id) call.id = found.id;
   const output = result?.result ?? result?.output;
   if (result?.isError === true) {
     call.status = "failed";

@@ -1,4 +1,4 @@
-import { type AttemptRecord, attemptKey, type SessionModel } from "./session-model.js";
+import { type AttemptRecord, retryChainOf, type SessionModel } from "./session-model.js";
 
 // The `gen_ai.tool.type` of an `execute_tool` span, as the adapters note it.
 
@@ -11,17 +11,8 @@ const TOOL_TYPES: ReadonlySet<string> = new Set(["function", "extension", "datas
  * again after a person approved it), else `function`, a tool the app defined and ran.
  */
 export function toolTypeOf(model: SessionModel, attempt: AttemptRecord): string {
-  const seen = new Set<string>();
-  for (
-    let current: AttemptRecord | undefined = attempt;
-    current !== undefined && !seen.has(current.attemptId);
-    current =
-      current.requested.retryOf === undefined
-        ? undefined
-        : model.attempts.get(attemptKey(current.runId, current.requested.retryOf))
-  ) {
-    seen.add(current.attemptId);
-    const toolType = current.requested.metadata?.toolType;
+  for (const link of retryChainOf(model, attempt).reverse()) {
+    const toolType = link.requested.metadata?.toolType;
     if (typeof toolType === "string" && TOOL_TYPES.has(toolType)) return toolType;
   }
   return "function";

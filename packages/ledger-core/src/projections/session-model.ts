@@ -144,17 +144,23 @@ export function lastEventAt(events: LedgerEvent[]): string {
   return (events[events.length - 1] as LedgerEvent).recordedAt;
 }
 
+/** The attempts of `attempt`'s retry chain (`retryOf` links within its run), first first. */
+export function retryChainOf(model: SessionModel, attempt: AttemptRecord): AttemptRecord[] {
+  const chain = [attempt];
+  let current = attempt;
+  while (current.requested.retryOf !== undefined) {
+    const previous = model.attempts.get(attemptKey(attempt.runId, current.requested.retryOf));
+    if (!previous || chain.includes(previous)) break;
+    chain.unshift(previous);
+    current = previous;
+  }
+  return chain;
+}
+
 /** The cause of an attempt, or of the first attempt of its retry chain (`retry()` has none). */
 export function causeOf(model: SessionModel, attempt: AttemptRecord): string | undefined {
-  let current: AttemptRecord | undefined = attempt;
-  const seen = new Set<string>();
-  while (current && !seen.has(current.attemptId)) {
-    if (current.requested.causedByEventId !== undefined) return current.requested.causedByEventId;
-    seen.add(current.attemptId);
-    const previous: string | undefined = current.requested.retryOf;
-    current =
-      previous === undefined ? undefined : model.attempts.get(attemptKey(current.runId, previous));
-  }
+  for (const link of retryChainOf(model, attempt).reverse())
+    if (link.requested.causedByEventId !== undefined) return link.requested.causedByEventId;
   return undefined;
 }
 
@@ -175,13 +181,14 @@ export function agentVersionOf(started: LedgerEvent | undefined): string | undef
 }
 
 /**
- * The agent a run is a run of, stable across its runs (OpenTelemetry's `gen_ai.agent.id`): the
- * id its start recorded (`startRun({ agent: { id } })`), else its actor's id (the agent's name
- * with OpenAI Agents; the actor an app gives the LangChain and AI SDK adapters). Never the run
- * id, which names one run of it.
+ * The id a run's start recorded for its agent (`startRun({ agent: { id } })`), stable across the
+ * agent's runs (OpenTelemetry's `gen_ai.agent.id`); undefined when it recorded none, where the
+ * caller falls back to the actor's id (the agent's name with OpenAI Agents; the actor an app
+ * gives the LangChain and AI SDK adapters). Never the run id, which names one run of it.
  */
 export function agentIdOf(started: LedgerEvent | undefined): string | undefined {
   const agent = isObject(started?.payload) ? started.payload.agent : undefined;
-  if (isObject(agent) && typeof agent.id === "string" && agent.id.length > 0) return agent.id;
-  return started?.actor?.id;
+  return isObject(agent) && typeof agent.id === "string" && agent.id.length > 0
+    ? agent.id
+    : undefined;
 }

@@ -9,7 +9,6 @@ import {
   addTokens,
   attemptMetrics,
   retriedAttemptsOf,
-  retryChainOf,
   shownAttemptOf,
   type TokenTotals,
   unfinishedExtra,
@@ -42,6 +41,7 @@ import {
   loadSessionModel,
   payloadOf,
   type RunRecord,
+  retryChainOf,
   type SessionModel,
 } from "./session-model.js";
 
