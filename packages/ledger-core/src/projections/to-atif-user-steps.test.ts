@@ -201,7 +201,7 @@ describe("toAtif a user's images", () => {
 
   it("shows no image for a part that names one it does not hold (a provider's file id)", async () => {
     // Shown as a 0-byte image "recorded in the ledger" before: neither was true.
-    const messages = [
+    const messages: JsonValue[] = [
       {
         role: "user",
         content: [
