@@ -190,10 +190,9 @@ export class SubgraphRuns {
     if (this.#nodeEvents.get(ns) === eventId) this.#nodeEvents.delete(ns);
   }
 
-  /** The child runs opened in this process, deepest first: what closing the run closes too. */
-  async opened(): Promise<SessionRecorder[]> {
-    const children = await Promise.all(this.#children.values());
-    return children.reverse();
+  /** The child runs opened in this process: what closing the run closes too. */
+  opened(): Promise<SessionRecorder[]> {
+    return Promise.all(this.#children.values());
   }
 
   #isFlat(root: SessionRecorder, threadId: string): boolean {
@@ -260,6 +259,9 @@ export async function closeSubgraphRuns(
   opened: readonly SessionRecorder[],
   close: (recorder: SessionRecorder) => Promise<LedgerEvent>,
 ): Promise<void> {
+  // A run this process started (not resumed) has no child run another process left open: the
+  // session's runs are read only when one could be there.
+  if (!root.resumed && opened.length === 0) return;
   const { store, sessionId } = root;
   const byParent = new Map<string, RunSummary[]>();
   for (const run of await store.listRuns(sessionId)) {

@@ -123,6 +123,8 @@ class ThreadRecord {
  */
 export class ThreadSessions {
   readonly #threads = new Map<string, ThreadRecord>();
+  /** The thread ids each recorder's redaction was found to keep (`assertThreadIdKept`). */
+  readonly #kept = new WeakMap<SessionRecorder, Set<string>>();
 
   /**
    * Settles once the recorder's session is named among those that recorded `threadId`
@@ -131,11 +133,20 @@ export class ThreadSessions {
    * failure (the store down) is thrown, and the next call tries again.
    */
   recording(recorder: SessionRecorder, threadId: string): Promise<void> {
-    // Before the thread is named anywhere: refused, it leaves no trace in the store.
-    try {
-      assertThreadIdKept(recorder, threadId);
-    } catch (error) {
-      return Promise.reject(error);
+    // Before the thread is named anywhere: refused, it leaves no trace in the store. Asked once
+    // per recorder and thread (the answer is its redaction's), not at every call it records.
+    let kept = this.#kept.get(recorder);
+    if (!kept?.has(threadId)) {
+      try {
+        assertThreadIdKept(recorder, threadId);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      if (kept === undefined) {
+        kept = new Set();
+        this.#kept.set(recorder, kept);
+      }
+      kept.add(threadId);
     }
     const record = this.#record(recorder.store, threadId);
     if (!record.noted) {
