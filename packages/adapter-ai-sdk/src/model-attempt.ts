@@ -1,5 +1,6 @@
 import {
   type Attempt,
+  isJsonObject,
   type JsonObject,
   LedgerError,
   type LedgerEvent,
@@ -26,26 +27,20 @@ export async function beginAttempt(
 ): Promise<Attempt> {
   state.assertOpen();
   const { recorder } = state;
-  let attempt: Attempt;
-  try {
+  return begun(state, async () => {
     await state.ensureStarted();
     const request = requestOf();
     const retried = state.takeRetried((failed) => recorder.sameModelRequest(failed, request));
     // On resume, `retry` answers a retry the crashed process already made from the ledger.
     const options = metadata ? { metadata } : {};
-    attempt = await askedAgain(
+    return askedAgain(
       recorder,
       retried
         ? await recorder.retry(retried, options)
         : await recorder.beforeModelCall({ request, ...options }),
       options,
     );
-  } catch (error) {
-    state.refused(error);
-    throw error;
-  }
-  state.modelBegan(attempt);
-  return attempt;
+  });
 }
 
 /**
@@ -55,9 +50,14 @@ export async function beginAttempt(
  * asked again in turn.
  */
 export async function retryAttempt(state: AdapterState, answered: Attempt): Promise<Attempt> {
+  return begun(state, async () => askedAgain(state.recorder, await state.recorder.retry(answered)));
+}
+
+/** The attempt `begin` makes, told to `state` as begun; a refusal told as such, and thrown. */
+async function begun(state: AdapterState, begin: () => Promise<Attempt>): Promise<Attempt> {
   let attempt: Attempt;
   try {
-    attempt = await askedAgain(state.recorder, await state.recorder.retry(answered));
+    attempt = await begin();
   } catch (error) {
     state.refused(error);
     throw error;
@@ -88,9 +88,7 @@ function abortedByCaller(attempt: Attempt): boolean {
   const replayed = attempt.replayed;
   if (replayed?.status !== "failed") return false;
   const aiSdk = replayed.metadata?.aiSdk;
-  return typeof aiSdk === "object" && aiSdk !== null && !Array.isArray(aiSdk)
-    ? aiSdk.abortedByCaller === true
-    : false;
+  return isJsonObject(aiSdk) && aiSdk.abortedByCaller === true;
 }
 
 /**

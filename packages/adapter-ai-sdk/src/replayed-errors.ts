@@ -81,13 +81,12 @@ function isObject(value: JsonValue | undefined): value is JsonObject {
 }
 
 function rebuild(recorded: SerializedError, facts: JsonObject | undefined): Error {
-  // A branded cause is rebuilt with its facts; any other as core rebuilds it.
-  const cause = isObject(facts?.cause)
+  // A branded cause is rebuilt with its facts; any other as core rebuilds it (rebuiltError).
+  const branded = isObject(facts?.cause)
     ? rebuild(recorded.cause ?? { name: "Error", message: "" }, facts.cause)
-    : isObject(recorded.cause as JsonValue | undefined)
-      ? rebuiltError(recorded.cause as SerializedError)
-      : undefined;
+    : undefined;
   if (facts?.apiCallError === true) {
+    const cause = branded ?? rebuiltError(recorded).cause;
     const headers = isObject(facts.retryHeaders) ? facts.retryHeaders : undefined;
     return new APICallError({
       message: recorded.message,
@@ -102,7 +101,7 @@ function rebuild(recorded: SerializedError, facts: JsonObject | undefined): Erro
   // Its name, message, and the code and status the caller branches on (a driver's ECONNRESET,
   // a ledger error's code, a provider client's 429), as recorded.
   const error = rebuiltError(recorded);
-  if (cause) error.cause = cause;
+  if (branded) error.cause = branded;
   if (!facts) return error;
   // The brands make the SDK's `isInstance` checks (GatewayError, GatewayRateLimitError...)
   // answer as they did for the original, without depending on the package that defined it.
