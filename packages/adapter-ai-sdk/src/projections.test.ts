@@ -1,5 +1,4 @@
 import { inspectSession, toAtif } from "@agent-ledger/core";
-import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import {
   generateText,
   type ModelMessage,
@@ -11,6 +10,7 @@ import {
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
+import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import {
   assistantRecorder,
   scriptedModel,

@@ -6,7 +6,6 @@ import {
   messageHistory,
 } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { tool } from "@langchain/core/tools";
 import { createAgent, createMiddleware } from "langchain";
 import { afterAll, describe, expect, it } from "vitest";
@@ -14,6 +13,7 @@ import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
+import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import { payloadOf, runEvents, threadConfig } from "./testing/helpers.js";
 import {
   agentWithSaver,

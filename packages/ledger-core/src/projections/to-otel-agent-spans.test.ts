@@ -2,7 +2,7 @@ import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it } from "vitest";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
-import { exportedSpans } from "../testing/exported-spans.js";
+import { exportedSpans } from "./exported-spans.test.data.js";
 
 describe("toOtelSpans invoke_agent spans", () => {
   it("carry gen_ai.provider.name and the agent's gen_ai.request.model from its first model call, an embedding aside", async () => {

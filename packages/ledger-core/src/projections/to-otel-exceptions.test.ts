@@ -4,8 +4,8 @@ import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { readWholeSession } from "../store/read-all.js";
 import { SqliteEventStore } from "../stores/sqlite/sqlite-store.js";
-import { exportedSpans } from "../testing/exported-spans.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
+import { exportedSpans } from "./exported-spans.test.data.js";
 
 const scratch = scratchDirectory("otel-exceptions-", afterAll);
 

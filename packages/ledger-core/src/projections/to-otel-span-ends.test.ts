@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeSession } from "../store/read-all.js";
-import { exportedSpans } from "../testing/exported-spans.js";
+import { exportedSpans } from "./exported-spans.test.data.js";
 
 /** A few milliseconds, so that events recorded on either side get different times. */
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
