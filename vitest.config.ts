@@ -13,6 +13,10 @@ const project = (name: string, root: string) => ({
     exclude: ["**/node_modules/**", "**/dist/**"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // expect.poll gives up after 1 s by default. The viewer tests poll a browser page that, on a
+    // machine of two cores running other test files, can take longer than that to redraw (a
+    // 3.2 MB payload shown whole); a poll that passes returns as soon as it does.
+    expect: { poll: { timeout: 15_000 } },
   },
 });
 
