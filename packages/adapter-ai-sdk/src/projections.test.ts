@@ -146,6 +146,71 @@ describe("ATIF of a tool that returns an image", () => {
   });
 });
 
+describe("ATIF of a tool that gives the model a provider's file", () => {
+  it("names each file its toModelOutput referred to by file id, never as an image held in the ledger", async () => {
+    const { store, recorder } = recordingAssistant();
+    const { model } = scriptedModel([
+      toolCallsResult(toolCall("call-1", "upload", { name: "scan" })),
+      textResult("a signed contract"),
+    ]);
+    const tools = wrapTools(
+      {
+        // Uploaded to the provider's file store: the model is given the ids, not the bytes.
+        upload: tool({
+          inputSchema: z.object({ name: z.string() }),
+          execute: async () => ({ image: "file-img1", pdf: "file-pdf1" }),
+          toModelOutput: ({ output }) => ({
+            type: "content",
+            value: [
+              { type: "text", text: "the scan" },
+              { type: "image-file-id", fileId: output.image },
+              { type: "file-id", fileId: { openai: output.pdf, anthropic: "file_pdf1" } },
+            ],
+          }),
+        }),
+      },
+      { recorder },
+    );
+    await generateText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      prompt: "what did I scan?",
+      tools,
+      stopWhen: stepCountIs(2),
+    });
+
+    const trajectory = await toAtif(store, "s");
+    const asked = trajectory.steps.find((step) => step.tool_calls !== undefined);
+    const [upload] = asked?.observation?.results ?? [];
+    expect(upload?.content).toEqual([
+      { type: "text", text: "the scan" },
+      { type: "text", text: "[image omitted: provider file id file-img1, media type unknown]" },
+      {
+        type: "text",
+        text: "[file omitted: provider file id openai file-pdf1, anthropic file_pdf1, media type unknown]",
+      },
+    ]);
+    // The request that gave the model the ids names them; no bytes are anywhere.
+    const [, next] = (await store.readRun({ sessionId: "s", runId: "r" })).events.filter(
+      (event) => event.type === "model.requested",
+    );
+    const reason = "held by the provider, named by its file id: no bytes in the ledger";
+    expect(upload?.extra).toEqual({
+      images_omitted: [
+        { part: 1, media_type: null, file_id: "file-img1", reason, event_id: next?.eventId },
+      ],
+      files_omitted: [
+        {
+          part: 2,
+          media_type: null,
+          file_id: { openai: "file-pdf1", anthropic: "file_pdf1" },
+          reason,
+          event_id: next?.eventId,
+        },
+      ],
+    });
+  });
+});
+
 describe("ATIF of a reasoning model's answer", () => {
   it("keeps the reasoning apart from the message, in reasoning_content", async () => {
     const { store, recorder } = recordingAssistant();

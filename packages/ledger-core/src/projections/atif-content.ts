@@ -1,4 +1,10 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
+import {
+  type FileReference,
+  fileReferenceNote,
+  fileReferenceOf,
+  fileReferenceText,
+} from "./atif-file-references.js";
 import type { AtifContentPart, AtifImageMediaType } from "./atif-types.js";
 import { str, textOf } from "./extract.js";
 import { isObject } from "./langchain-message.js";
@@ -118,37 +124,47 @@ function omitted(image: FoundImage, part: number, eventId: string): JsonObject {
 }
 
 /**
- * A user message's `content` as an ATIF step message: its text when it holds no image (as
- * `textOf` gives it); else content parts, text parts and an image part per image at a URL
- * (ATIF's `path` may be a URL). An image recorded as bytes has no path to point to: it is a
- * text part naming it (`[image omitted: image/png, 7 bytes]`), and `omitted` lists it with
- * its media type, size and the id of the event (`eventId`) whose payload holds it, where a
- * reader finds its bytes; so is an image at a URL whose media type ATIF does not take.
+ * A user message's `content` as an ATIF step message: its text when it holds no image and
+ * names no file by a provider's id (as `textOf` gives it); else content parts, text parts and
+ * an image part per image at a URL (ATIF's `path` may be a URL). An image recorded as bytes
+ * has no path to point to: it is a text part naming it (`[image omitted: image/png, 7 bytes]`),
+ * and `extra.images_omitted` lists it with its media type, size and the id of the event
+ * (`eventId`) whose payload holds it, where a reader finds its bytes; so is an image at a URL
+ * whose media type ATIF does not take. A file named by a provider's file id (see
+ * `fileReferenceOf`) is a text part naming the id, listed in `extra.images_omitted` (an image)
+ * or `extra.files_omitted`. `extra` holds only the lists that are not empty.
  */
 export function atifMessageOf(
   content: JsonValue | undefined,
   eventId: string,
-): { message: string | AtifContentPart[]; omitted: JsonObject[] } {
+): { message: string | AtifContentPart[]; extra: JsonObject } {
   const parts = Array.isArray(content) ? content : [];
-  const images = parts.map((part) => (isObject(part) ? imageOf(part) : undefined));
-  if (images.every((image) => image === undefined))
-    return { message: textOf(content), omitted: [] };
+  const found = parts.map((part) => (isObject(part) ? shownPartOf(part) : undefined));
+  if (found.every((shown) => shown === undefined)) return { message: textOf(content), extra: {} };
   const message: AtifContentPart[] = [];
-  const left: JsonObject[] = [];
+  const images: JsonObject[] = [];
+  const files: JsonObject[] = [];
   for (const [index, part] of parts.entries()) {
-    const image = images[index];
-    if (image === undefined) {
+    const shown = found[index];
+    if (shown === undefined) {
       const text = textOf([part]);
       if (text.length > 0) message.push({ type: "text", text });
       continue;
     }
+    if ("fileId" in shown) {
+      const note = fileReferenceNote(shown, message.length, eventId);
+      (shown.image ? images : files).push(note);
+      message.push({ type: "text", text: fileReferenceText(shown) });
+      continue;
+    }
+    const image = shown;
     const mediaType = atifMediaType(image);
     if (image.url !== undefined && mediaType !== undefined) {
       message.push({ type: "image", source: { media_type: mediaType, path: image.url } });
       continue;
     }
     const note = omitted(image, message.length, eventId);
-    left.push(note);
+    images.push(note);
     message.push({
       type: "text",
       text:
@@ -157,7 +173,18 @@ export function atifMessageOf(
           : `[image omitted: ${image.mediaType ?? "media type unknown"}, ${String(note.size_bytes)} bytes]`,
     });
   }
-  return { message, omitted: left };
+  return {
+    message,
+    extra: {
+      ...(images.length > 0 ? { images_omitted: images } : {}),
+      ...(files.length > 0 ? { files_omitted: files } : {}),
+    },
+  };
+}
+
+/** What a part shows besides text: an image it holds, or a file it names by a provider's id. */
+function shownPartOf(part: JsonObject): FoundImage | FileReference | undefined {
+  return fileReferenceOf(part) ?? imageOf(part);
 }
 
 /**

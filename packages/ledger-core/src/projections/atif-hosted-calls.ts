@@ -34,11 +34,11 @@ export function hostedAtifCalls(
     if (hosted.image !== undefined) {
       const { base64, mediaType } = hosted.image;
       const part = { type: "image", image: base64, ...(mediaType ? { mediaType } : {}) };
-      const { message, omitted } = atifMessageOf([part], completedEventId);
+      const { message, extra: omitted } = atifMessageOf([part], completedEventId);
       results.push({
         source_call_id: toolCallId,
         content: message,
-        extra: { ...resultExtra, images_omitted: omitted },
+        extra: { ...resultExtra, ...omitted },
       });
     } else if (hosted.output !== undefined || hosted.error !== undefined)
       results.push({

@@ -68,17 +68,18 @@ export function readByModel(run: RunRecord, attempt: AttemptRecord): string | un
 }
 
 /**
- * A completed tool call's result as ATIF content parts, when it holds images: what the model
- * read of it (the tool message answering it in the run's next requests: the AI SDK's
- * `toModelOutput` content, a LangChain ToolMessage's parts), else, when no request carries it
- * (the run ended there), the recorded result (MCP's `{ content }`, a list of parts). Its images
- * as `atifMessageOf` shows them: one recorded as bytes is named, with the event that holds
- * them, in `omitted`, never copied. Undefined when it holds no image: the result is text.
+ * A completed tool call's result as ATIF content parts, when it holds images or names files by
+ * a provider's file id: what the model read of it (the tool message answering it in the run's
+ * next requests: the AI SDK's `toModelOutput` content, a LangChain ToolMessage's parts), else,
+ * when no request carries it (the run ended there), the recorded result (MCP's `{ content }`,
+ * a list of parts). Its images and files as `atifMessageOf` shows them: one recorded as bytes
+ * is named, with the event that holds them, in `extra` (`images_omitted`, `files_omitted`),
+ * never copied. Undefined when it holds neither: the result is text.
  */
 export function imagesObserved(
   run: RunRecord,
   attempt: AttemptRecord,
-): { content: AtifContentPart[]; omitted: JsonObject[] } | undefined {
+): { content: AtifContentPart[]; extra: JsonObject } | undefined {
   const answer = answerReadByModel(run, attempt);
   const holder = answer?.requested ?? attempt.outcome;
   if (holder === undefined) return undefined;
@@ -86,6 +87,6 @@ export function imagesObserved(
   const parts = toolContentParts(given);
   // Parts only: a list of other values (a search's results) is a JSON result, shown as text.
   if (!parts?.every((part) => isObject(part) && typeof part.type === "string")) return undefined;
-  const { message, omitted } = atifMessageOf(parts, holder.eventId);
-  return typeof message === "string" ? undefined : { content: message, omitted };
+  const { message, extra } = atifMessageOf(parts, holder.eventId);
+  return typeof message === "string" ? undefined : { content: message, extra };
 }

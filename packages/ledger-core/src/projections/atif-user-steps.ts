@@ -88,14 +88,15 @@ export function userInputContents(input: JsonValue): JsonValue[] {
 
 /**
  * The user step saying `content`, recorded in `event` (its input, or the model request that
- * added it): its images as `atifMessageOf` shows them, those it cannot in `extra.images_omitted`.
+ * added it): its images as `atifMessageOf` shows them, those it cannot (and files named by a
+ * provider's file id) in `extra.images_omitted` and `extra.files_omitted`.
  */
 export function userStep(event: LedgerEvent, content: JsonValue): Omit<AtifStep, "step_id"> {
-  const { message, omitted } = atifMessageOf(content, event.eventId);
+  const { message, extra } = atifMessageOf(content, event.eventId);
   return {
     timestamp: event.recordedAt,
     source: "user",
     message,
-    ...(omitted.length > 0 ? { extra: { images_omitted: omitted } } : {}),
+    ...(Object.keys(extra).length > 0 ? { extra } : {}),
   };
 }

@@ -80,13 +80,14 @@ function toldOfFailure(attempt: AttemptRecord): string | null | undefined {
 }
 
 /**
- * A tool call's result as the agent observed it. One holding images (what the model read of
- * it, else the recorded result: see `imagesObserved`) is ATIF content parts, the images it
- * cannot show named in `extra.images_omitted`. A call without a result of its own (failed,
- * abandoned) is what the model read of it in the run's next request, as its adapter worded it
- * ("Tool call rejected: ...", "An error occurred while running the tool..."), else what the
- * adapter recorded it told the model, else the error or the abandon's reason; the error and
- * the reason are kept in `extra`.
+ * A tool call's result as the agent observed it. One holding images or naming files by a
+ * provider's file id (what the model read of it, else the recorded result: see
+ * `imagesObserved`) is ATIF content parts, the images it cannot show named in
+ * `extra.images_omitted`, the files in `extra.files_omitted`. A call without a result of its
+ * own (failed, abandoned) is what the model read of it in the run's next request, as its
+ * adapter worded it ("Tool call rejected: ...", "An error occurred while running the
+ * tool..."), else what the adapter recorded it told the model, else the error or the abandon's
+ * reason; the error and the reason are kept in `extra`.
  */
 function observationOf(attempt: AttemptRecord, run: RunRecord): AtifObservationResult {
   const call = toolCallOf(attempt);
@@ -101,7 +102,7 @@ function observationOf(attempt: AttemptRecord, run: RunRecord): AtifObservationR
     return {
       source_call_id: call.tool_call_id,
       content: images.content,
-      ...(images.omitted.length > 0 ? { extra: { images_omitted: images.omitted } } : {}),
+      ...(Object.keys(images.extra).length > 0 ? { extra: images.extra } : {}),
     };
   }
   let content: string | null;

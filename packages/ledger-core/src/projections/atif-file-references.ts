@@ -1,0 +1,72 @@
+import type { JsonObject, JsonValue } from "../events/json.js";
+import { isObject, str } from "./extract.js";
+
+// A content part that names a file the provider holds, by the provider's file id, instead of
+// holding its bytes or its URL. The ledger has the id, never the file: a step shows it as what
+// it is, a reference, never as an image (a 0-byte one) nor as content fetched from anywhere.
+
+/** A file a content part names by a provider's file id. */
+export interface FileReference {
+  /** The id, or one per provider (`{ openai: "file-...", anthropic: "file_..." }`). */
+  fileId: string | JsonObject;
+  /** True when the part says the file is an image. */
+  image: boolean;
+  mediaType?: string;
+}
+
+/**
+ * The file a content part names by a provider's file id: in an AI SDK tool's output for the
+ * model (`toModelOutput`'s content, `@ai-sdk/provider` v3), `image-file-id` (an image) and
+ * `file-id` (any file; an image when its media type says so). Undefined for any other part.
+ */
+export function fileReferenceOf(part: JsonObject): FileReference | undefined {
+  if (part.type !== "image-file-id" && part.type !== "file-id") return undefined;
+  const fileId = fileIdOf(part.fileId);
+  if (fileId === undefined) return undefined;
+  const mediaType = str(part.mediaType);
+  const image = part.type === "image-file-id" || mediaType?.startsWith("image/") === true;
+  return { fileId, image, ...(mediaType !== undefined ? { mediaType } : {}) };
+}
+
+/** A file id: a non-empty string, or an object of them by provider name. */
+function fileIdOf(value: JsonValue | undefined): string | JsonObject | undefined {
+  const id = str(value);
+  if (id !== undefined) return id;
+  if (!isObject(value)) return undefined;
+  const ids = Object.entries(value).filter(([, each]) => str(each) !== undefined);
+  return ids.length > 0 ? Object.fromEntries(ids) : undefined;
+}
+
+/** The id as text: itself, or each provider's (`openai file-a, anthropic file_b`). */
+function idText(fileId: string | JsonObject): string {
+  if (typeof fileId === "string") return fileId;
+  return Object.entries(fileId)
+    .map(([provider, id]) => `${provider} ${String(id)}`)
+    .join(", ");
+}
+
+/** The text part standing for a referenced file: `[image omitted: provider file id file-a, ...]`. */
+export function fileReferenceText(reference: FileReference): string {
+  const kind = reference.image ? "image" : "file";
+  const mediaType = reference.mediaType ?? "media type unknown";
+  return `[${kind} omitted: provider file id ${idText(reference.fileId)}, ${mediaType}]`;
+}
+
+/**
+ * What a referenced file leaves in a step's `extra.images_omitted` (an image) or
+ * `extra.files_omitted`: the part, its media type, its id, and the event whose payload names
+ * it (`eventId`; the file's bytes are not there).
+ */
+export function fileReferenceNote(
+  reference: FileReference,
+  part: number,
+  eventId: string,
+): JsonObject {
+  return {
+    part,
+    media_type: reference.mediaType ?? null,
+    file_id: reference.fileId,
+    reason: "held by the provider, named by its file id: no bytes in the ledger",
+    event_id: eventId,
+  };
+}
