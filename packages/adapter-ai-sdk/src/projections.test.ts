@@ -146,6 +146,39 @@ describe("ATIF of a tool that returns an image", () => {
   });
 });
 
+describe("ATIF of a tool that returns an image's bytes as JSON, with no toModelOutput", () => {
+  it("keeps the result as its JSON, even with a media type beside the bytes, when the run ends with it", async () => {
+    // The SDK gives the model such a result as JSON, not as an image, and the media type is a
+    // field the tool chose to name so: an image part would show what the model never saw.
+    const { store, recorder } = recordingAssistant();
+    const { model } = scriptedModel([toolCallsResult(toolCall("call-1", "snap", {}))]);
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
+    const tools = wrapTools(
+      {
+        snap: tool({
+          inputSchema: z.object({}),
+          execute: async () => ({ mediaType: "image/png", data: png }),
+        }),
+      },
+      { recorder },
+    );
+    await generateText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      prompt: "snap the screen",
+      tools,
+    });
+
+    const trajectory = await toAtif(store, "s");
+    const asked = trajectory.steps.find((step) => step.tool_calls !== undefined);
+    expect(asked?.observation?.results).toEqual([
+      {
+        source_call_id: "call-1",
+        content: JSON.stringify({ mediaType: "image/png", data: png.toString("base64") }),
+      },
+    ]);
+  });
+});
+
 describe("ATIF of a tool that gives the model a provider's file", () => {
   it("names each file its toModelOutput referred to by file id, never as an image held in the ledger", async () => {
     const { store, recorder } = recordingAssistant();
