@@ -2,34 +2,11 @@ import { type Attempt, LedgerError, type SessionRecorder } from "@agent-ledger/c
 import { type AgentCallClaim, AgentCallClaims, type StreamWait } from "./agent-call-claim.js";
 import { claimAgentCall, OPEN_STREAM_WAIT_MS } from "./claim-agent-call.js";
 import { OpenStreams } from "./open-streams.js";
+import { ToolCallCauses } from "./tool-call-causes.js";
 import type { ToolCallback } from "./tool-callback-context.js";
 
 /** The code of the process warning for a model outcome lost to a run closed under it. */
 export const OUTCOME_LOST_WARNING = "AGENT_LEDGER_OUTCOME_LOST";
-
-interface Deferred {
-  promise: Promise<string>;
-  resolve: (eventId: string) => void;
-  reject: (error: unknown) => void;
-  settled: boolean;
-}
-
-function deferred(): Deferred {
-  const entry = { settled: false } as Deferred;
-  entry.promise = new Promise<string>((onResolve, onReject) => {
-    entry.resolve = (eventId) => {
-      entry.settled = true;
-      onResolve(eventId);
-    };
-    entry.reject = (error) => {
-      entry.settled = true;
-      onReject(error);
-    };
-  });
-  // A model failure with no tool waiting for it must not become an unhandled rejection.
-  entry.promise.catch(() => undefined);
-  return entry;
-}
 
 /**
  * What the middleware and the tool wrapper of one recorder share: which completion asked for
@@ -44,7 +21,8 @@ export class AdapterState {
   /** The first model outcome that could not be recorded (see `outcomeLost`). */
   #lostOutcome: { error: unknown } | undefined;
   #started: Promise<unknown> | undefined;
-  readonly #causes = new Map<string, Deferred>();
+  /** Which completion asked for each tool call (see `ToolCallCauses`). */
+  readonly #causes = new ToolCallCauses();
   /** Model attempts begun and not yet answered. */
   readonly #inFlight = new Set<Attempt>();
   /** Failed model attempts the SDK may still retry, oldest first. */
@@ -381,34 +359,22 @@ export class AdapterState {
     return this.#started;
   }
 
-  // A settled entry belongs to an earlier response: some providers reuse tool call ids on
-  // every step (call_0...), so a new response announcing the id starts a new entry.
-  #cause(toolCallId: string): Deferred {
-    let entry = this.#causes.get(toolCallId);
-    if (!entry || entry.settled) {
-      entry = deferred();
-      this.#causes.set(toolCallId, entry);
-    }
-    return entry;
-  }
-
   /** A streamed tool call arrived: its tool waits until the completion is committed. */
   expectCause(toolCallId: string): void {
-    this.#cause(toolCallId);
+    this.#causes.expect(toolCallId);
   }
 
   resolveCauses(toolCallIds: readonly string[], eventId: string): void {
-    for (const id of toolCallIds) this.#cause(id).resolve(eventId);
+    this.#causes.resolve(toolCallIds, eventId);
   }
 
   rejectCauses(toolCallIds: readonly string[], error: unknown): void {
-    for (const id of toolCallIds) this.#cause(id).reject(error);
+    this.#causes.reject(toolCallIds, error);
   }
 
   /** The eventId of the model completion that asked for this tool call, if the middleware saw it. */
   causeOf(toolCallId: string | undefined): Promise<string> | undefined {
-    if (toolCallId === undefined) return undefined;
-    return this.#causes.get(toolCallId)?.promise;
+    return this.#causes.of(toolCallId);
   }
 }
 
