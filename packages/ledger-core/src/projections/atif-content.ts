@@ -10,8 +10,9 @@ import { str, textOf } from "./extract.js";
 import { isObject } from "./langchain-message.js";
 
 // A user's message as an ATIF step's `message`, and a tool's result as its observation's
-// `content`: its text, and its images as ATIF image parts (ATIF v1.6+:
-// `{ type: "image", source: { media_type, path } }`, a path being a file or a URL).
+// `content`: its text, its images as ATIF image parts (ATIF v1.6+:
+// `{ type: "image", source: { media_type, path } }`, a path being a file or a URL), and the
+// files it names by a provider's file id as text parts naming them (see `fileReferenceOf`).
 
 const ATIF_IMAGE_TYPES: ReadonlySet<string> = new Set([
   "image/jpeg",
