@@ -118,6 +118,38 @@ describe("toAtif a tool's images", () => {
     ]);
   });
 
+  it("names a file the model was given by a provider's file id as an image when its media type says so", async () => {
+    const { store, nextRequest } = await lookRun("uploaded", {
+      role: "tool",
+      content: [
+        {
+          type: "tool-result",
+          toolCallId: "t1",
+          toolName: "look",
+          output: {
+            type: "content",
+            value: [{ type: "file-id", fileId: "file-a", mediaType: "image/png" }],
+          },
+        },
+      ],
+    });
+    const result = await observed(store);
+    expect(result?.content).toEqual([
+      { type: "text", text: "[image omitted: provider file id file-a, image/png]" },
+    ]);
+    expect(result?.extra).toEqual({
+      images_omitted: [
+        {
+          part: 0,
+          media_type: "image/png",
+          file_id: "file-a",
+          reason: "held by the provider, named by its file id: no bytes in the ledger",
+          event_id: nextRequest,
+        },
+      ],
+    });
+  });
+
   it("keeps as text a result the model read as JSON, whatever image parts it holds", async () => {
     const images = [{ type: "image", url: "https://photos.example/cat.png" }];
     const { store } = await lookRun(images, {
