@@ -18,7 +18,10 @@ export interface AtifSubagentRef {
 
 export interface AtifObservationResult {
   source_call_id?: string;
-  /** Text, or content parts when what the tool gave the model holds images (ATIF v1.6+). */
+  /**
+   * Text, or content parts when what the tool gave the model holds images or names files by a
+   * provider's file id (ATIF v1.6+; see `atifMessageOf`).
+   */
   content: string | AtifContentPart[] | null;
   subagent_trajectory_ref?: AtifSubagentRef[];
   extra?: JsonObject;
