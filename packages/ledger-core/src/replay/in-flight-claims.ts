@@ -1,5 +1,5 @@
 import type { LedgerEvent } from "../events/types.js";
-import type { RecordedAttempt } from "./replay-cursor.js";
+import type { RecordedAttempt } from "./recorded-attempts.js";
 
 /** The status an outcome event gives its attempt; undefined for any other event. */
 export function outcomeStatus(type: string): "completed" | "failed" | "abandoned" | undefined {

@@ -1,146 +1,21 @@
 import { ReplayDivergenceError } from "../events/errors.js";
-import { isJsonObject, type JsonObject, type JsonValue } from "../events/json.js";
-import type { LedgerEvent, ToolEffect } from "../events/types.js";
-import type { Attempt } from "../recorder/attempt.js";
+import { isJsonObject, type JsonValue } from "../events/json.js";
+import type { LedgerEvent } from "../events/types.js";
 import { AttemptIndex } from "./attempt-index.js";
 import { divergenceText, firstDifference } from "./first-difference.js";
-import { InFlightClaims, outcomeStatus } from "./in-flight-claims.js";
+import { InFlightClaims } from "./in-flight-claims.js";
+import {
+  collectAttempts,
+  matched,
+  type RecordedAttempt,
+  type ReplayMatch,
+} from "./recorded-attempts.js";
+import { sameToolRequest, type ToolCallToMatch } from "./tool-call-match.js";
 
-/** What the ledger holds for one recorded model or tool attempt. */
-export interface RecordedAttempt {
-  kind: "model" | "tool";
-  stepId: string;
-  attemptId: string;
-  retryOf?: string;
-  requested: LedgerEvent;
-  /** The `*.completed`, `*.failed` or `attempt.abandoned` event, if any. */
-  outcome?: LedgerEvent;
-  status: "requested" | "completed" | "failed" | "abandoned";
-  requestHash: string;
-  toolCallId?: string;
-  name?: string;
-  effect?: ToolEffect;
-  /** A person approved running this unresolved attempt again (`attempt.approved`). */
-  approved?: boolean;
-}
-
-/** A recorded attempt matched to a call the re-executing agent is about to make. */
-export interface ReplayMatch {
-  attempt: RecordedAttempt;
-  /** `unresolved`: requested and never resolved (the process died while it was in flight). */
-  status: "completed" | "failed" | "abandoned" | "unresolved";
-}
-
-function payloadField(event: LedgerEvent, field: string): JsonValue | undefined {
-  const payload = event.payload;
-  if (payload === null || typeof payload !== "object" || Array.isArray(payload)) return undefined;
-  return payload[field];
-}
-
-/**
- * The `Attempt` of a recorded attempt, as `before*` would have returned it, so an adapter can
- * `retry` or `abandon` a call it found in the ledger (e.g. after a person decided).
- */
-export function attemptFromRecorded(recorded: RecordedAttempt): Attempt {
-  const requested = recorded.requested;
-  const payload = (requested.payload ?? {}) as JsonObject;
-  const attempt: Attempt = {
-    kind: recorded.kind,
-    sessionId: requested.sessionId,
-    runId: requested.runId,
-    stepId: recorded.stepId,
-    attemptId: recorded.attemptId,
-    requestedEventId: requested.eventId,
-    seq: requested.seq,
-    request: (recorded.kind === "model" ? payload.request : payload.args) ?? null,
-    requestHash: recorded.requestHash,
-  };
-  if (recorded.retryOf !== undefined) attempt.retryOf = recorded.retryOf;
-  if (requested.causedByEventId !== undefined) attempt.causedByEventId = requested.causedByEventId;
-  if (recorded.toolCallId !== undefined) attempt.toolCallId = recorded.toolCallId;
-  if (recorded.name !== undefined) attempt.name = recorded.name;
-  if (recorded.effect !== undefined) attempt.effect = recorded.effect;
-  return attempt;
-}
-
-/** Groups a run's events into attempts (in request order) with their outcomes. */
-export function collectAttempts(events: readonly LedgerEvent[]): RecordedAttempt[] {
-  const attempts: RecordedAttempt[] = [];
-  const byId = new Map<string, RecordedAttempt>();
-  for (const event of events) {
-    if ((event.type === "model.requested" || event.type === "tool.requested") && event.attemptId) {
-      const attempt: RecordedAttempt = {
-        kind: event.type === "model.requested" ? "model" : "tool",
-        stepId: event.stepId ?? event.attemptId,
-        attemptId: event.attemptId,
-        requested: event,
-        status: "requested",
-        requestHash: String(payloadField(event, "requestHash") ?? ""),
-      };
-      if (event.retryOf !== undefined) attempt.retryOf = event.retryOf;
-      const toolCallId = payloadField(event, "toolCallId");
-      if (typeof toolCallId === "string") attempt.toolCallId = toolCallId;
-      const name = payloadField(event, "name");
-      if (typeof name === "string") attempt.name = name;
-      const effect = payloadField(event, "effect");
-      if (effect && typeof effect === "object" && !Array.isArray(effect))
-        attempt.effect = effect as unknown as ToolEffect;
-      attempts.push(attempt);
-      byId.set(attempt.attemptId, attempt);
-      continue;
-    }
-    if (!event.attemptId) continue;
-    const attempt = byId.get(event.attemptId);
-    if (!attempt || attempt.outcome) continue;
-    if (event.type === "attempt.approved") {
-      attempt.approved = true;
-      continue;
-    }
-    const status = outcomeStatus(event.type);
-    if (status === undefined) continue;
-    attempt.status = status;
-    attempt.outcome = event;
-  }
-  return attempts;
-}
-
-/** A tool call as the cursor matches it. */
-export interface ToolCallToMatch {
-  toolCallId?: string | undefined;
-  name: string;
-  /** hashJson of `{ name, args }`. */
-  requestHash: string;
-  /** `{ name, args }` as hashed: a divergence then says where it differs from the recorded one. */
-  request?: JsonValue | undefined;
-}
-
-/** `replay-divergence` unless the recorded tool attempt has the call's name and request. */
-function sameToolRequest(attempt: RecordedAttempt, call: ToolCallToMatch): void {
-  if (attempt.requestHash === call.requestHash && attempt.name === call.name) return;
-  // As hashed, from the recorded request (read as stored, compacted arguments name blobs).
-  const payload = attempt.requested.payload;
-  const difference =
-    call.request === undefined || !isJsonObject(payload)
-      ? undefined
-      : firstDifference({ name: payload.name ?? null, args: payload.args ?? null }, call.request);
-  throw new ReplayDivergenceError(
-    `tool call ${call.toolCallId ?? call.name} differs from the one recorded at seq ${attempt.requested.seq}${divergenceText(difference, "A tool call")}`,
-    {
-      seq: attempt.requested.seq,
-      attemptId: attempt.attemptId,
-      recordedHash: attempt.requestHash,
-      requestHash: call.requestHash,
-      recordedName: attempt.name ?? null,
-      name: call.name,
-      ...(difference ? { path: difference.path } : {}),
-    },
-  );
-}
-
-/** A recorded attempt as a match: a call still `requested` is unresolved. */
-function matched(attempt: RecordedAttempt): ReplayMatch {
-  return { attempt, status: attempt.status === "requested" ? "unresolved" : attempt.status };
-}
+// Where the recorder, the decisions and the package entry have always found them.
+export type { RecordedAttempt, ReplayMatch } from "./recorded-attempts.js";
+export { attemptFromRecorded, collectAttempts } from "./recorded-attempts.js";
+export type { ToolCallToMatch } from "./tool-call-match.js";
 
 /**
  * Answers calls from the ledger when a crashed run is re-executed from its input (§7). Model
