@@ -1,4 +1,4 @@
-import type { AttemptView, RunView, SessionInspection } from "./inspect-session.js";
+import type { AttemptView, RunView, SessionInspection } from "./inspection-views.js";
 import { endedOuterCalls } from "./settled-with-outer.js";
 
 /**

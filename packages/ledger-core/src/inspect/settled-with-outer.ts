@@ -1,4 +1,4 @@
-import type { AttemptView, RunView, SessionInspection } from "./inspect-session.js";
+import type { AttemptView, RunView, SessionInspection } from "./inspection-views.js";
 import { runsInTreeOrder } from "./run-tree-order.js";
 
 /** How a tool call that will not run again ended. */

@@ -1,6 +1,6 @@
 import type { JsonObject } from "../events/json.js";
 import { type TokenUsage, usageOf } from "../projections/extract.js";
-import type { RunView } from "./inspect-session.js";
+import type { RunView } from "./inspection-views.js";
 import { runsInTreeOrder } from "./run-tree-order.js";
 
 /**
