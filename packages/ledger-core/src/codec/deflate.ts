@@ -2,19 +2,16 @@ import { deflateRawSync } from "node:zlib";
 import { InvalidArgumentError } from "../events/errors.js";
 import {
   type CannedCode,
-  distanceCode,
   distanceFrequency,
-  END_OF_BLOCK,
-  LENGTH_SYMBOL,
   literalLengthFrequency,
   MAX_DEFLATE_INPUT_BYTES,
-  MAX_MATCH,
   output,
   prepareCannedCode,
   tokens,
   writeBlock,
   writeCannedBlock,
 } from "./deflate-block.js";
+import { distanceCode, END_OF_BLOCK, LENGTH_SYMBOL, MAX_MATCH } from "./deflate-symbols.js";
 
 export { MAX_DEFLATE_INPUT_BYTES };
 
