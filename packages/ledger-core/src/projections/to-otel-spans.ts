@@ -49,13 +49,14 @@ export interface OtelTracerProvider {
  * ran it, else under its parent run's span), `chat {model}` per model attempt,
  * `execute_tool {name}` per tool call the provider ran inside a completed model call (a hosted
  * tool: no attempt; under that call's `chat` span, marked `agent_ledger.tool.executed_by =
- * "provider"`) and per tool attempt (under its run, linked to the chat span that asked for it; a call made inside a tool call hangs under that call's span; a child run is
- * linked to the span of the event that caused it; a run a tool call ran ends with that call when
- * its own end was recorded later; one a resume picked up again under a retry of that call hangs
-under its parent run's span instead, and ends with the retry). Failed attempts and runs get an error status, `error.type` and
- * an `exception` event; unresolved ones an error status, `agent_ledger.attempt.unresolved = true`,
- * and end at the session's last event; one retried without outcome ends when its retry was
- * requested.
+ * "provider"`) and per tool attempt (under its run, linked to the chat span that asked for
+ * it; a call made inside a tool call hangs under that call's span; a child run is linked to
+ * the span of the event that caused it; a run a tool call ran ends with that call when its
+ * own end was recorded later; one a resume picked up again under a retry of that call hangs
+ * under its parent run's span instead, and ends with the retry). Failed attempts and runs get
+ * an error status, `error.type` and an `exception` event; unresolved ones an error status,
+ * `agent_ledger.attempt.unresolved = true`, and end at the session's last event; one retried
+ * without outcome ends when its retry was requested.
  */
 export async function toOtelSpans(
   store: EventStore,
