@@ -2,10 +2,12 @@ import { join } from "node:path";
 import {
   type EventStore,
   findLedgerError,
+  inspectSession,
   MemoryEventStore,
   messageHistory,
 } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
+import { AIMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { createAgent, createMiddleware } from "langchain";
 import { afterAll, describe, expect, it } from "vitest";
@@ -148,6 +150,57 @@ describe("a tool called by another tool is recorded as a call of its own", () =>
     });
     expect(runs).toEqual({ lookup: 2, audit: 1 });
   });
+
+  // The sub-agent is a graph run inside the tools node (its namespace one level below it), but
+  // what runs inside a tool call stays in that call's run: its tool calls with its model calls.
+  for (const mode of ["ledgerMiddleware", "callback only"] as const)
+    it(`a sub-agent without ledgerMiddleware that a tool runs records its tool calls in that tool's run, beside its model calls (${mode})`, async () => {
+      const store = new MemoryEventStore();
+      const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+      const audit = tool(async ({ what }: { what: string }) => `audited ${what}`, {
+        name: "audit",
+        description: "write",
+        schema: z.object({ what: z.string() }),
+      });
+      const subAgent = createAgent({
+        model: new ScriptedChatModel((messages) =>
+          messages.at(-1)?.getType() === "tool"
+            ? new AIMessage("audit done")
+            : new AIMessage({
+                content: "",
+                tool_calls: [{ id: "inner-call", name: "audit", args: { what: "x" } }],
+              }),
+        ),
+        tools: [audit],
+      });
+      const lookup = tool(
+        async (_input, config) => {
+          const done = await subAgent.invoke(
+            { messages: [{ role: "user", content: "audit" }] },
+            config,
+          );
+          return String(done.messages.at(-1)?.content);
+        },
+        { name: "lookup", description: "read", schema: z.object({ key: z.string() }) },
+      );
+      const middleware = mode === "ledgerMiddleware" ? [ledgerMiddleware({ handler })] : [];
+      const agent = createAgent({
+        model: new ScriptedChatModel(script),
+        tools: [lookup],
+        middleware,
+      });
+      await agent.invoke({ messages: [{ role: "user", content: "go" }] }, threadConfig(handler));
+      const { runs } = await inspectSession(store, SESSION);
+      expect(runs.map((run) => [run.runId, run.children.length])).toEqual([[RUN, 0]]);
+      const events = await runEvents(store, SESSION, RUN);
+      const auditRequested = events.find(
+        (event) =>
+          event.type === "tool.requested" && payloadOf<{ name: string }>(event).name === "audit",
+      );
+      // Asked for by the sub-agent's model, whose completion is in the same run.
+      const askedAudit = events.find((event) => event.eventId === auditRequested?.causedByEventId);
+      expect(askedAudit?.type).toBe("model.completed");
+    });
 
   it("a tool that a tool runs with a tool call of its own (a sub-agent's) keeps that id", async () => {
     const store = new MemoryEventStore();

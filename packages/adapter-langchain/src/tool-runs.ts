@@ -64,8 +64,10 @@ export class ToolRuns {
   ): Promise<void> {
     const { runId, parentRunId, tags, langchainToolCallId, lsMetadata } = ids;
     const { runs, refusals } = this.#context;
-    // Inside another tool call, in that call's run; else in its subgraph's child run, if any.
-    const scope = call.outer?.scope ?? subgraphOf(checkpointNsOf(lsMetadata));
+    // Inside a running tool call, in that call's run, also when it is no call of that tool's
+    // (`call.outer`) but a sub-agent's that the tool runs, as that sub-agent's model calls are;
+    // else in its subgraph's child run, if any.
+    const scope = runs.enclosingTool(parentRunId)?.scope ?? subgraphOf(checkpointNsOf(lsMetadata));
     const recorder = await this.#context.subgraphs.recorderFor(lsMetadata, scope);
     const checkpointNs = checkpointNsOf(lsMetadata) || undefined;
     const { threadId } = call;
