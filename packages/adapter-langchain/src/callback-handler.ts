@@ -17,7 +17,7 @@ import { requestInsideDecision } from "./outer-decision.js";
 import { parseToolInput, toJsonValue } from "./plain-json.js";
 import { RunTree } from "./run-tree.js";
 import type { StructuredOutputNote } from "./structured-output-note.js";
-import { checkpointNsOf, closeSubgraphRuns, SubgraphRuns, subgraphOf } from "./subgraph-runs.js";
+import { closeSubgraphRuns, SubgraphRuns } from "./subgraph-runs.js";
 import type { ToolAttempt } from "./tool-attempt.js";
 import { type ClaimedCall, ledgerToolCallId, takeUnnamedClaim } from "./tool-claim.js";
 import { retrieverEffect, toolEffect } from "./tool-effect.js";
@@ -192,10 +192,8 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     configurable: Record<string, unknown> | undefined,
     parentRunId: string | undefined,
   ): Promise<{ recorder: SessionRecorder; scope: string }> {
-    const scope =
-      this.#state.runs.enclosingTool(parentRunId)?.scope ??
-      subgraphOf(checkpointNsOf(configurable));
-    return { recorder: await this.#state.subgraphs.recorderFor(configurable, scope), scope };
+    const insideTool = this.#state.runs.enclosingTool(parentRunId);
+    return this.#state.subgraphs.recordedIn({ metadata: configurable, insideTool });
   }
 
   /**
@@ -473,8 +471,9 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       this.#state.models.chainStarted(runId, name, metadata, parentRunId, chain);
       if (!this.#recordChains()) return;
       // Inside a tool call, in that call's run (its subgraph's).
-      const scope = this.#state.runs.enclosingTool(parentRunId)?.scope;
-      await this.#state.chains.started({ name, inputs, runId, parentRunId, tags, metadata, scope });
+      const insideTool = this.#state.runs.enclosingTool(parentRunId);
+      const started = { name, inputs, runId, parentRunId, tags, metadata, insideTool };
+      await this.#state.chains.started(started);
     });
   }
 

@@ -1,6 +1,7 @@
 import { type JsonObject, type SessionRecorder, withoutUrlCredentials } from "@agent-ledger/core";
 import { langchainMetadata } from "./langchain-metadata.js";
 import { toJsonValue } from "./plain-json.js";
+import type { ToolRun } from "./run-tree.js";
 import type { SubgraphRuns } from "./subgraph-runs.js";
 
 const HIDDEN_TAG = "langsmith:hidden";
@@ -35,13 +36,13 @@ export class ChainEvents {
     parentRunId: string | undefined;
     tags: string[] | undefined;
     metadata: Record<string, unknown> | undefined;
-    /** The subgraph it is recorded in, when not its own (a chain inside a tool call: the call's). */
-    scope?: string | undefined;
+    /** The running tool call it is made inside, if any: it is recorded in that call's run. */
+    insideTool: ToolRun | undefined;
   }): Promise<void> {
-    const { name, inputs, runId, parentRunId, tags, metadata } = chain;
+    const { name, inputs, runId, parentRunId, tags, metadata, insideTool } = chain;
     if (tags?.includes(HIDDEN_TAG)) return;
     const topLevel = parentRunId === undefined;
-    const recorder = await this.#subgraphs.recorderFor(metadata, chain.scope);
+    const { recorder } = await this.#subgraphs.recordedIn({ metadata, insideTool });
     const payload: JsonObject = { chainRunId: runId, name };
     if (topLevel) payload.inputs = withoutUrlCredentials(toJsonValue(inputs));
     // A LangGraph node runs as a chain with nested chains carrying the same metadata: the

@@ -162,10 +162,14 @@ export class InterruptPauses {
   }
 
   /** The recorder of the run a pause on a call is recorded in (see `PausedIn`). */
-  #recorderOf(where: PausedIn): Promise<SessionRecorder> {
-    return "runId" in where
-      ? this.#subgraphs.recorderOf(where)
-      : this.#subgraphs.recorderFor(where.metadata);
+  async #recorderOf(where: PausedIn): Promise<SessionRecorder> {
+    if ("runId" in where) return this.#subgraphs.recorderOf(where);
+    // A node's pause: one inside a tool call is left to that call (see `ended`).
+    const { recorder } = await this.#subgraphs.recordedIn({
+      metadata: where.metadata,
+      insideTool: undefined,
+    });
+    return recorder;
   }
 
   // The values of the interrupts of `error` not counted yet (undefined: none is new), counting

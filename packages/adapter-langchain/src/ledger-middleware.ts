@@ -22,7 +22,7 @@ import { abandonCallsInside } from "./outer-decision.js";
 import { isRecord, toJsonValue } from "./plain-json.js";
 import { messageFromJson } from "./stored-messages.js";
 import { structuredOutputNote } from "./structured-output-note.js";
-import { checkpointNsOf } from "./subgraph-runs.js";
+import { checkpointNsToRecord } from "./subgraph-runs.js";
 import type { ToolAttempt } from "./tool-attempt.js";
 import { ledgerToolCallId, runWithUnnamedClaim } from "./tool-claim.js";
 import { toolEffect } from "./tool-effect.js";
@@ -86,7 +86,7 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions) {
       const toolCallId = ledgerToolCallId(call.id);
       // The thread: one handler may serve several, whose models may give the same ids.
       const threadId = threadIdOf(configurable);
-      const checkpointNs = checkpointNsOf(configurable) || undefined;
+      const checkpointNs = checkpointNsToRecord(configurable);
       const metadata = langchainMetadata({ recordedBy: "middleware", threadId, checkpointNs });
       const asked = { name: call.name, args: toJsonValue(call.args) };
       // The same request again after it threw (toolRetryMiddleware around this one): a retry

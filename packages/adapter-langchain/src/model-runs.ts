@@ -15,7 +15,7 @@ import { isRecord } from "./plain-json.js";
 import type { RunTree } from "./run-tree.js";
 import { StructuredOutputCalls } from "./structured-output-calls.js";
 import type { StructuredOutputNote } from "./structured-output-note.js";
-import { checkpointNsOf, type SubgraphRuns } from "./subgraph-runs.js";
+import { checkpointNsToRecord, type SubgraphRuns } from "./subgraph-runs.js";
 import type { ThreadSessions } from "./thread-sessions.js";
 import type { ToolCauses } from "./tool-causes.js";
 
@@ -71,7 +71,10 @@ export class ModelRuns {
     // recorded in that call's run. Else in its LangGraph subgraph's child run, if any.
     const enclosing = this.#context.runs.enclosingTool(ids.parentRunId);
     const insideTool = enclosing?.requestedEventId;
-    const recorder = await this.#context.subgraphs.recorderFor(lsMetadata, enclosing?.scope);
+    const { recorder } = await this.#context.subgraphs.recordedIn({
+      metadata: lsMetadata,
+      insideTool: enclosing,
+    });
     // The structured output's tools of a createAgent call (ledgerMiddleware's note): their
     // generated names are recorded as placeholders, so that the call is the same request in
     // every process (a resume, a retry), whatever n createAgent gave it (README: restoreMessages).
@@ -96,7 +99,7 @@ export class ModelRuns {
     // The thread, so that on resume the tool calls this call asks for are keyed by it; the
     // checkpoint namespace, where in the graph it ran (see SubgraphRuns).
     const threadId = threadIdOf(lsMetadata);
-    const checkpointNs = checkpointNsOf(lsMetadata) || undefined;
+    const checkpointNs = checkpointNsToRecord(lsMetadata);
     const metadata = langchainMetadata({ ...ids, insideTool, threadId, checkpointNs });
     // The provider LangChain names the model's (`ls_provider`: openai, anthropic, google_genai)
     // is in no request field: the projections read it here (gen_ai.provider.name). Metadata,

@@ -11,6 +11,7 @@ import {
 import { recordedThreadId, threadIdOf } from "./langchain-metadata.js";
 import { abandonModelCallsLeftByCrash } from "./open-model-calls.js";
 import { isRecord } from "./plain-json.js";
+import type { ToolRun } from "./run-tree.js";
 import { threadIdFields } from "./thread-run-id.js";
 
 // LangGraph subgraphs as child runs. LangGraph names where a call runs in the metadata of every
@@ -26,16 +27,26 @@ import { threadIdFields } from "./thread-run-id.js";
 export const SUBGRAPH_FIELD = "langgraphSubgraph";
 
 /** The checkpoint namespace of a LangChain run (a call, a chain), "" outside a subgraph node. */
-export function checkpointNsOf(metadata: Record<string, unknown> | undefined): string {
+function checkpointNsOf(metadata: Record<string, unknown> | undefined): string {
   const ns = metadata?.langgraph_checkpoint_ns ?? metadata?.checkpoint_ns;
   return typeof ns === "string" ? ns : "";
+}
+
+/**
+ * The checkpoint namespace a call records (`metadata.langchain.checkpointNs`, where in the graph
+ * it ran): undefined outside a subgraph node, so that the field is left out.
+ */
+export function checkpointNsToRecord(
+  metadata: Record<string, unknown> | undefined,
+): string | undefined {
+  return checkpointNsOf(metadata) || undefined;
 }
 
 /**
  * The subgraph invocation a run with checkpoint namespace `ns` runs in: `ns` without its last
  * segment (its own node's task); "" in the root graph.
  */
-export function subgraphOf(ns: string): string {
+function subgraphOf(ns: string): string {
   const end = ns.lastIndexOf("|");
   return end < 0 ? "" : ns.slice(0, end);
 }
@@ -137,19 +148,26 @@ export class SubgraphRuns {
   }
 
   /**
-   * The recorder of the run a LangChain run with this `metadata` records in: its subgraph's
-   * child run, or the handler's. `scope` overrides the subgraph (a call made inside a tool is
-   * the tool's).
+   * The one place that says which run a LangChain run (a model or tool call, a chain, a node's
+   * pause) is recorded in, from what LangChain gave it: `metadata` (its callback's, or a node's
+   * `configurable` for ledgerMiddleware: its thread and checkpoint namespace) and `insideTool`,
+   * the running tool call it is made inside (`RunTree.enclosingTool`), if any. Inside a tool
+   * call, in that call's run, even when the tool runs a graph (a sub-agent's calls are the
+   * tool's); else in its subgraph's child run; else, or for a thread recorded flat, in the
+   * handler's run. Returns its `recorder` and its subgraph (`scope`, "" for the handler's run),
+   * what a tool call's run tree entry keeps for the calls made inside it.
    */
-  async recorderFor(
-    metadata: Record<string, unknown> | undefined,
-    scope = subgraphOf(checkpointNsOf(metadata)),
-  ): Promise<SessionRecorder> {
+  async recordedIn(run: {
+    metadata: Record<string, unknown> | undefined;
+    insideTool: Pick<ToolRun, "scope"> | undefined;
+  }): Promise<{ recorder: SessionRecorder; scope: string }> {
+    const { metadata, insideTool } = run;
+    const scope = insideTool?.scope ?? subgraphOf(checkpointNsOf(metadata));
     const root = await this.#root();
-    if (scope === "") return root;
+    if (scope === "") return { recorder: root, scope };
     const threadId = threadIdOf(metadata);
-    if (threadId !== undefined && this.#isFlat(root, threadId)) return root;
-    return this.#child(root, scope, threadId);
+    if (threadId !== undefined && this.#isFlat(root, threadId)) return { recorder: root, scope };
+    return { recorder: await this.#child(root, scope, threadId), scope };
   }
 
   /**

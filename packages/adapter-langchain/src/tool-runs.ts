@@ -12,7 +12,7 @@ import { NodeRetries, retriedBeforeCrash, type StartingToolCall } from "./node-r
 import { abandonCallsInside, requestInsideDecision } from "./outer-decision.js";
 import { toJsonValue } from "./plain-json.js";
 import type { RunTree, ToolRun } from "./run-tree.js";
-import { checkpointNsOf, type SubgraphRuns, subgraphOf } from "./subgraph-runs.js";
+import { checkpointNsToRecord, type SubgraphRuns } from "./subgraph-runs.js";
 import { cutOffByAbort } from "./tool-abort.js";
 import type { ToolAttempt } from "./tool-attempt.js";
 import {
@@ -65,11 +65,12 @@ export class ToolRuns {
     const { runId, parentRunId, tags, langchainToolCallId, lsMetadata } = ids;
     const { runs, refusals } = this.#context;
     // Inside a running tool call, in that call's run, also when it is no call of that tool's
-    // (`call.outer`) but a sub-agent's that the tool runs, as that sub-agent's model calls are;
-    // else in its subgraph's child run, if any.
-    const scope = runs.enclosingTool(parentRunId)?.scope ?? subgraphOf(checkpointNsOf(lsMetadata));
-    const recorder = await this.#context.subgraphs.recorderFor(lsMetadata, scope);
-    const checkpointNs = checkpointNsOf(lsMetadata) || undefined;
+    // (`call.outer`) but a sub-agent's that the tool runs, as that sub-agent's model calls are.
+    const { recorder, scope } = await this.#context.subgraphs.recordedIn({
+      metadata: lsMetadata,
+      insideTool: runs.enclosingTool(parentRunId),
+    });
+    const checkpointNs = checkpointNsToRecord(lsMetadata);
     const { threadId } = call;
     const metadata = {
       ...langchainMetadata({ runId, parentRunId, tags, threadId, checkpointNs }),
