@@ -5,47 +5,22 @@ import type { Serialized } from "@langchain/core/load/serializable";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { ChatGenerationChunk, GenerationChunk, LLMResult } from "@langchain/core/outputs";
 import type { ChainValues } from "@langchain/core/utils/types";
-import { ChainEvents } from "./chain-events.js";
-import { HandlerRecorder, type LedgerCallbackHandlerOptions } from "./handler-recorder.js";
-import { awaitedCall, InterruptPauses } from "./interrupt-pauses.js";
-import { threadIdOf } from "./langchain-metadata.js";
+import { chainCompleted, chainFailed, chainStarted } from "./chain-callbacks.js";
+import type { LedgerCallbackHandlerOptions } from "./handler-recorder.js";
+import { type HandlerState, handlerState } from "./handler-state.js";
+import { awaitedCall } from "./interrupt-pauses.js";
 import { chatRequest, textRequest } from "./model-request.js";
-import { ModelRuns } from "./model-runs.js";
-import { type NestedRefusal, NestedRefusals } from "./nested-refusal.js";
+import type { NestedRefusal } from "./nested-refusal.js";
 import { checkHandlerOptions } from "./option-checks.js";
 import { requestInsideDecision } from "./outer-decision.js";
-import { parseToolInput, toJsonValue } from "./plain-json.js";
-import { RunTree } from "./run-tree.js";
 import type { StructuredOutputNote } from "./structured-output-note.js";
-import { closeSubgraphRuns, SubgraphRuns } from "./subgraph-runs.js";
+import { closeSubgraphRuns } from "./subgraph-runs.js";
 import type { ToolAttempt } from "./tool-attempt.js";
-import { type ClaimedCall, ledgerToolCallId, takeUnnamedClaim } from "./tool-claim.js";
-import { retrieverEffect, toolEffect } from "./tool-effect.js";
-import { requestToolCall, ToolCallBook, type ToolCallToRecord } from "./tool-request.js";
-import { ToolRuns } from "./tool-runs.js";
+import { retrieverCall, toolCompleted, toolFailed, toolStarted } from "./tool-callbacks.js";
+import type { ClaimedCall } from "./tool-claim.js";
+import { requestToolCall, type ToolCallToRecord } from "./tool-request.js";
 
 export type { LedgerCallbackHandlerOptions } from "./handler-recorder.js";
-
-interface HandlerState {
-  options: LedgerCallbackHandlerOptions;
-  /** The recorder, opened on first use and opened again between invocations when needed. */
-  recorder: HandlerRecorder;
-  /** The model calls in progress. */
-  models: ModelRuns;
-  /** The tool calls the handler records (those ledgerMiddleware does not). */
-  tools: ToolRuns;
-  /** The nested calls the ledger refused, by the tool call they were made in. */
-  refusals: NestedRefusals;
-  /** The chains and tools in progress, with their parents. */
-  runs: RunTree;
-  chains: ChainEvents;
-  /** The calls that paused at a LangGraph `interrupt()`, recorded as a pause at the end. */
-  pauses: InterruptPauses;
-  /** Causes, claims and resume matching of the run's tool calls. */
-  book: ToolCallBook;
-  /** The child runs of the LangGraph subgraphs the handler records. */
-  subgraphs: SubgraphRuns;
-}
 
 /**
  * A LangChain callback handler that records every chat/LLM call and tool call in the ledger
@@ -68,40 +43,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       this.#state = options.#state;
       return;
     }
-    const checked = checkHandlerOptions(options);
-    const runs = new RunTree();
-    const refusals = new NestedRefusals();
-    const book = new ToolCallBook();
-    const recorder = () => this.getRecorder();
-    // The causes of the tool calls a resumed run (or subgraph's child run) recorded, read with the run.
-    const loadCauses = (opened: SessionRecorder) => {
-      if (opened.replay) book.causes.load(opened.replay);
-    };
-    const subgraphs = new SubgraphRuns({ root: recorder, opened: loadCauses });
-    const { causes, threads } = book;
-    const models = new ModelRuns({ runs, causes, threads, subgraphs });
-    this.#state = {
-      options: checked,
-      recorder: new HandlerRecorder(checked, {
-        opened: (opened) => {
-          subgraphs.rootOpened(opened);
-          loadCauses(opened);
-        },
-        quiet: () => models.settled(),
-        // No node's retryPolicy runs a call of the thread again any more.
-        invocationEnded: (thread) => this.#state.tools.invocationEnded(thread),
-        // Its subgraphs' child runs read again too, as the handler's run was.
-        threadRunAgain: (thread) => subgraphs.runAgain(thread),
-      }),
-      models,
-      tools: new ToolRuns({ book, runs, refusals, subgraphs }),
-      refusals,
-      runs,
-      chains: new ChainEvents(subgraphs),
-      pauses: new InterruptPauses(runs, subgraphs),
-      book,
-      subgraphs,
-    };
+    this.#state = handlerState(checkHandlerOptions(options));
   }
 
   /**
@@ -349,42 +291,13 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runName?: string,
     langchainToolCallId?: string,
   ): Promise<void> {
-    await this.#starts(runId, parentRunId, metadata, async () => {
-      const runs = this.#state.runs;
-      const outer = runs.callingTool(parentRunId, langchainToolCallId);
-      const toolCallId = outer ? undefined : ledgerToolCallId(langchainToolCallId);
-      const threadId = threadIdOf(metadata);
-      if (!outer) {
-        const claim =
-          toolCallId !== undefined
-            ? this.#state.book.claims.find(threadId, toolCallId)
-            : takeUnnamedClaim();
-        if (claim) {
-          runs.started(runId, parentRunId, { langchainToolCallId, ...claim });
-          return;
-        }
-      }
-      const name = runName ?? (tool as { name?: string }).name ?? String(tool.id?.at(-1) ?? "tool");
-      await this.#state.tools.started(
-        {
-          name,
-          args: parseToolInput(input),
-          effect: toolEffect(metadata),
-          toolCallId,
-          outer,
-          threadId,
-        },
-        { runId, parentRunId, tags, langchainToolCallId, lsMetadata: metadata },
-      );
-    });
+    const start = { tool, input, runId, parentRunId, tags, metadata, runName, langchainToolCallId };
+    await this.#starts(runId, parentRunId, metadata, () => toolStarted(this.#state, start));
   }
 
   // biome-ignore lint/suspicious/noExplicitAny: LangChain's signature
   override async handleToolEnd(output: any, runId: string, parentRunId?: string): Promise<void> {
-    await this.#ends(runId, async () => {
-      await this.#toolEnded(runId);
-      await this.#state.tools.completed(output, runId, parentRunId);
-    });
+    await this.#ends(runId, () => toolCompleted(this.#state, { output, runId, parentRunId }));
   }
 
   override async handleToolError(
@@ -392,26 +305,11 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runId: string,
     parentRunId?: string,
   ): Promise<void> {
-    const end = async () => {
-      await this.#toolEnded(runId);
-      await this.#state.tools.failed(error, runId, parentRunId);
-    };
+    const end = () => toolFailed(this.#state, { error, runId, parentRunId });
     await this.#ends(runId, end, { error });
   }
 
-  /** A tool call ended: the model calls left open under it are closed (streams left unfinished). */
-  async #toolEnded(runId: string): Promise<void> {
-    await this.#state.models.closeUnder(runId);
-    this.#state.runs.ended(runId);
-  }
-
-  /**
-   * A retriever's query goes out like a tool call (a vector store, a search service), so it is
-   * recorded as one: named after the retriever, `{ query }` as its arguments, its documents as
-   * the result. A retriever reads: unless its metadata says otherwise (`effect`, `idempotent:
-   * false`), a query in flight at a crash runs again on resume. A model or tool the retriever
-   * calls (query rewriting) belongs to the retriever's call, as a run inside a tool's does.
-   */
+  /** A retriever's query is recorded as a tool call (see `retrieverCall`). */
   override async handleRetrieverStart(
     retriever: Serialized,
     query: string,
@@ -421,15 +319,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     metadata?: Record<string, unknown>,
     name?: string,
   ): Promise<void> {
-    const call = {
-      name: name ?? String(retriever?.id?.at(-1) ?? "retriever"),
-      args: { query: toJsonValue(query) },
-      effect: retrieverEffect(metadata),
-      toolCallId: undefined,
-      toolType: "datastore" as const,
-      outer: this.#state.runs.enclosingTool(parentRunId),
-      threadId: threadIdOf(metadata),
-    };
+    const call = retrieverCall(this.#state, { retriever, query, parentRunId, metadata, name });
     await this.#starts(runId, parentRunId, metadata, () =>
       this.#state.tools.started(call, { runId, parentRunId, tags, lsMetadata: metadata }),
     );
@@ -463,18 +353,9 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runName?: string,
   ): Promise<void> {
     const parentRunId = parentRunIdOrRunType;
-    await this.#starts(runId, parentRunId, metadata, async () => {
-      // Every chain, recorded or not: a tool may reach a tool or a model through it.
-      this.#state.runs.started(runId, parentRunId);
-      this.#state.pauses.chainStarted(runId, metadata);
-      const name = runName ?? runTypeOrName ?? String(chain?.id?.at(-1) ?? "chain");
-      this.#state.models.chainStarted(runId, name, metadata, parentRunId, chain);
-      if (!this.#recordChains()) return;
-      // Inside a tool call, in that call's run (its subgraph's).
-      const insideTool = this.#state.runs.enclosingTool(parentRunId);
-      const started = { name, inputs, runId, parentRunId, tags, metadata, insideTool };
-      await this.#state.chains.started(started);
-    });
+    const name = runName ?? runTypeOrName ?? String(chain?.id?.at(-1) ?? "chain");
+    const start = { chain, inputs, runId, parentRunId, tags, metadata, name };
+    await this.#starts(runId, parentRunId, metadata, () => chainStarted(this.#state, start));
   }
 
   override async handleChainEnd(
@@ -482,11 +363,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runId: string,
     parentRunId?: string,
   ): Promise<void> {
-    await this.#ends(runId, async () => {
-      await this.#state.models.chainCompleted(outputs, runId);
-      await this.#chainEnded(runId);
-      await this.#state.chains.completed(outputs, runId, parentRunId);
-    });
+    await this.#ends(runId, () => chainCompleted(this.#state, { outputs, runId, parentRunId }));
   }
 
   override async handleChainError(
@@ -494,21 +371,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runId: string,
     parentRunId?: string,
   ): Promise<void> {
-    const end = async () => {
-      await this.#chainEnded(runId);
-      await this.#state.chains.failed(error, runId, parentRunId);
-    };
+    const end = () => chainFailed(this.#state, { error, runId, parentRunId });
     await this.#ends(runId, end, { error });
-  }
-
-  /** A chain ended: what ran under it is over (streams left unfinished, retries). */
-  async #chainEnded(runId: string): Promise<void> {
-    this.#state.models.parentEnded(runId);
-    await this.#state.models.closeUnder(runId);
-    this.#state.runs.ended(runId);
-  }
-
-  #recordChains(): boolean {
-    return this.#state.options.recordChains ?? true;
   }
 }

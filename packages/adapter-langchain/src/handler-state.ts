@@ -1,0 +1,74 @@
+import type { SessionRecorder } from "@agent-ledger/core";
+import { ChainEvents } from "./chain-events.js";
+import { HandlerRecorder, type LedgerCallbackHandlerOptions } from "./handler-recorder.js";
+import { InterruptPauses } from "./interrupt-pauses.js";
+import { ModelRuns } from "./model-runs.js";
+import { NestedRefusals } from "./nested-refusal.js";
+import { RunTree } from "./run-tree.js";
+import { SubgraphRuns } from "./subgraph-runs.js";
+import { ToolCallBook } from "./tool-request.js";
+import { ToolRuns } from "./tool-runs.js";
+
+/**
+ * What a `LedgerCallbackHandler` keeps, shared by its copies (LangChain copies a handler per
+ * run): its recorder and what it knows of the calls, chains and subgraphs in progress.
+ */
+export interface HandlerState {
+  options: LedgerCallbackHandlerOptions;
+  /** The recorder, opened on first use and opened again between invocations when needed. */
+  recorder: HandlerRecorder;
+  /** The model calls in progress. */
+  models: ModelRuns;
+  /** The tool calls the handler records (those ledgerMiddleware does not). */
+  tools: ToolRuns;
+  /** The nested calls the ledger refused, by the tool call they were made in. */
+  refusals: NestedRefusals;
+  /** The chains and tools in progress, with their parents. */
+  runs: RunTree;
+  chains: ChainEvents;
+  /** The calls that paused at a LangGraph `interrupt()`, recorded as a pause at the end. */
+  pauses: InterruptPauses;
+  /** Causes, claims and resume matching of the run's tool calls. */
+  book: ToolCallBook;
+  /** The child runs of the LangGraph subgraphs the handler records. */
+  subgraphs: SubgraphRuns;
+}
+
+/** A handler's state, its parts wired to each other, for the handler's (checked) `options`. */
+export function handlerState(options: LedgerCallbackHandlerOptions): HandlerState {
+  const runs = new RunTree();
+  const refusals = new NestedRefusals();
+  const book = new ToolCallBook();
+  // The causes of the tool calls a resumed run (or subgraph's child run) recorded, read with the run.
+  const loadCauses = (opened: SessionRecorder) => {
+    if (opened.replay) book.causes.load(opened.replay);
+  };
+  const root = (): Promise<SessionRecorder> => recorder.get();
+  const subgraphs = new SubgraphRuns({ root, opened: loadCauses });
+  const { causes, threads } = book;
+  const models = new ModelRuns({ runs, causes, threads, subgraphs });
+  const recorder = new HandlerRecorder(options, {
+    opened: (opened) => {
+      subgraphs.rootOpened(opened);
+      loadCauses(opened);
+    },
+    quiet: () => models.settled(),
+    // No node's retryPolicy runs a call of the thread again any more.
+    invocationEnded: (thread) => tools.invocationEnded(thread),
+    // Its subgraphs' child runs read again too, as the handler's run was.
+    threadRunAgain: (thread) => subgraphs.runAgain(thread),
+  });
+  const tools = new ToolRuns({ book, runs, refusals, subgraphs });
+  return {
+    options,
+    recorder,
+    models,
+    tools,
+    refusals,
+    runs,
+    chains: new ChainEvents(subgraphs),
+    pauses: new InterruptPauses(runs, subgraphs),
+    book,
+    subgraphs,
+  };
+}
