@@ -5,9 +5,11 @@ import type { AwaitedCall } from "./checkpoint.js";
 import { parseWellFormed, recordedOutput } from "./model-json.js";
 
 // The arguments as the model sent them: their JSON (as recorded for a tool request), else the
-// text itself.
+// text itself. A hosted MCP approval request holds them in its provider data only.
 function argumentsOf(item: RunToolApprovalItem): JsonValue | undefined {
-  const text = item.arguments;
+  const raw = item.rawItem as { type?: string; providerData?: { arguments?: unknown } };
+  const text =
+    item.arguments ?? (raw.type === "hosted_tool_call" ? raw.providerData?.arguments : undefined);
   if (typeof text !== "string") return undefined;
   try {
     return recordedOutput(parseWellFormed(text)) as JsonValue;

@@ -4,6 +4,7 @@ import {
   fileSearchTool,
   hostedMcpTool,
   imageGenerationTool,
+  type ModelRequest,
   type ModelResponse,
   shellTool,
   tool,
@@ -153,4 +154,70 @@ export function hostedToolsAgent() {
     ],
   });
   return { model, agent };
+}
+
+/** The `mcp_approval_response` the SDK sent in a request for the approval request `requestId`. */
+function approvalSent(request: ModelRequest, requestId: string) {
+  const items = Array.isArray(request.input) ? request.input : [];
+  for (const item of items as { name?: string; providerData?: Record<string, unknown> }[])
+    if (
+      item.name === "mcp_approval_response" &&
+      item.providerData?.approval_request_id === requestId
+    )
+      return item.providerData as { approve: boolean; reason?: string };
+  return undefined;
+}
+
+/**
+ * An agent with a hosted MCP server whose tools need approval, as the SDK's Responses model
+ * gives its items: the model asks to delete branch `old` (an `mcp_approval_request`); once the
+ * agent's process sends the decision, the provider runs the call if it was approved (an
+ * `mcp_call` answering the request, in the next response) and the model answers.
+ */
+export function branchDeletingAgent() {
+  const model = new ScriptedModel([
+    () => [
+      {
+        type: "hosted_tool_call",
+        id: "mcpr_1",
+        name: "mcp_approval_request",
+        status: "completed",
+        providerData: {
+          id: "mcpr_1",
+          type: "mcp_approval_request",
+          server_label: "repo",
+          name: "delete_branch",
+          arguments: '{"branch":"old"}',
+        },
+      } as OutputItem,
+    ],
+    (request) => {
+      const decision = approvalSent(request, "mcpr_1");
+      if (!decision?.approve) return [message("kept old")];
+      return [
+        {
+          type: "hosted_tool_call",
+          id: "mcp_2",
+          name: "mcp_call",
+          status: "completed",
+          output: "deleted old",
+          providerData: {
+            id: "mcp_2",
+            type: "mcp_call",
+            server_label: "repo",
+            name: "delete_branch",
+            arguments: '{"branch":"old"}',
+            approval_request_id: "mcpr_1",
+          },
+        } as OutputItem,
+        message("deleted old"),
+      ];
+    },
+  ]);
+  const repo = hostedMcpTool({
+    serverLabel: "repo",
+    serverUrl: "https://mcp.invalid/repo",
+    requireApproval: "always",
+  });
+  return { model, agent: new Agent({ name: "main", tools: [repo] }) };
 }

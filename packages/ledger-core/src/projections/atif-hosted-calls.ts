@@ -1,7 +1,53 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
 import { argumentsObject, asContent, atifMessageOf } from "./atif-content.js";
 import type { AtifObservationResult, AtifToolCall } from "./atif-types.js";
-import { hostedToolCallsOf } from "./hosted-tool-calls.js";
+import type { HostedCallAnswers } from "./hosted-call-answers.js";
+import { type HostedToolCall, hostedToolCallsOf } from "./hosted-tool-calls.js";
+
+/** What `hostedAtifCalls` reads: one completed model call of a run, and what the run says of it. */
+export interface HostedAtifCallsOptions {
+  response: JsonValue | undefined;
+  attemptId: string;
+  completedEventId: string;
+  /** The answers later model calls of the run give (see `hostedCallAnswersOf`). */
+  answers: HostedCallAnswers;
+  /** The ids of the calls the paused run waits on a person to decide. */
+  awaited: ReadonlySet<string | undefined>;
+}
+
+/**
+ * A hosted MCP call that waited on an approval, as its decision left it: run (the `mcp_call` of
+ * a later response, whose status, result and id it takes), approved and not run yet, rejected,
+ * awaiting the decision of the paused run, or undecided (no decision was ever sent).
+ */
+function decidedCall(
+  hosted: HostedToolCall,
+  answers: HostedCallAnswers,
+  awaited: ReadonlySet<string | undefined>,
+): { call: HostedToolCall; extra: JsonObject } {
+  const decision = hosted.id === undefined ? undefined : answers.decisions.get(hosted.id);
+  const ran = hosted.id === undefined ? undefined : answers.ran.get(hosted.id);
+  const extra: JsonObject = {};
+  if (decision) extra.approval = decision.approved ? "approved" : "rejected";
+  if (ran) {
+    extra.approval = "approved";
+    extra.ran_as = ran.call.id ?? null;
+    extra.ran_in_attempt = ran.attemptId;
+    const { id: _id, approvalRequestId: _request, ...result } = ran.call;
+    return { call: { ...hosted, ...result }, extra };
+  }
+  const status = decision
+    ? decision.approved
+      ? "approved"
+      : "rejected"
+    : hosted.id !== undefined && awaited.has(hosted.id)
+      ? "awaiting-decision"
+      : "undecided";
+  const call: HostedToolCall = { ...hosted, status };
+  // What the model was told of a rejection: the call's only result.
+  if (decision?.approved === false && decision.reason !== undefined) call.output = decision.reason;
+  return { call, extra };
+}
 
 /**
  * The tool calls the provider ran inside a completed model call (see `hostedToolCallsOf`) as
@@ -10,19 +56,33 @@ import { hostedToolCallsOf } from "./hosted-tool-calls.js";
  * observation result when the response holds it (a failed call: its error; a generated image:
  * named, its bytes left in `completedEventId`'s payload, as `atifMessageOf` does). A call
  * without an id of its own is named after the model attempt (`{attemptId}:hosted:{n}`).
+ *
+ * A hosted MCP call that needs approval is one call of the step that asked (as a call of the
+ * agent's own tool that waits on a person): its `extra.status` says where the decision is
+ * (`awaiting-decision` while the run is paused on it), and once approved and run, in a later
+ * model call, it takes that call's status and result; that later step does not show it again.
  */
-export function hostedAtifCalls(
-  response: JsonValue | undefined,
-  attemptId: string,
-  completedEventId: string,
-): { calls: AtifToolCall[]; results: AtifObservationResult[] } {
+export function hostedAtifCalls(options: HostedAtifCallsOptions): {
+  calls: AtifToolCall[];
+  results: AtifObservationResult[];
+} {
+  const { attemptId, completedEventId, answers, awaited } = options;
   const calls: AtifToolCall[] = [];
   const results: AtifObservationResult[] = [];
-  hostedToolCallsOf(response).forEach((hosted, index) => {
+  const found = hostedToolCallsOf(options.response, { approvalRequests: true });
+  found.forEach((each, index) => {
+    // Shown with the request it answers, in the step that asked.
+    if (each.approvalRequestId !== undefined && answers.requested.has(each.approvalRequestId))
+      return;
+    let hosted = each;
+    let decided: JsonObject = {};
+    if (each.awaitsApproval)
+      ({ call: hosted, extra: decided } = decidedCall(each, answers, awaited));
     const toolCallId = hosted.id ?? `${attemptId}:hosted:${index}`;
     const extra: JsonObject = { executed_by: "provider", item_type: hosted.itemType };
     if (hosted.status !== undefined) extra.status = hosted.status;
     if (hosted.serverLabel !== undefined) extra.server_label = hosted.serverLabel;
+    Object.assign(extra, decided);
     calls.push({
       tool_call_id: toolCallId,
       function_name: hosted.name,

@@ -32,14 +32,27 @@ export interface HostedToolCall {
   error?: string;
   /** The label of the hosted MCP server the call went to. */
   serverLabel?: string;
+  /**
+   * A hosted MCP call a person (or the agent's `onApproval`) had to approve first: the id of
+   * the approval request it answers, made by an earlier model call (see `hostedCallAnswersOf`).
+   */
+  approvalRequestId?: string;
+  /**
+   * A hosted MCP call that waits on that approval: an `mcp_approval_request` item (listed only
+   * with `{ approvalRequests: true }`). The provider ran nothing yet: it runs the call, if
+   * approved, inside a later model call.
+   */
+  awaitsApproval?: true;
 }
 
 /**
  * Items the SDK gives as `hosted_tool_call` that are no call the provider ran: the listing of
- * an MCP server's tools (before the model chose any), and a request for a person's approval
- * (an approved call runs in a later response, as `mcp_call`).
+ * an MCP server's tools (before the model chose any), and the decision on an approval request
+ * (sent by the agent's process in a request, never in a response). A request for a person's
+ * approval is a call not made yet (see `awaitsApproval`).
  */
-const NOT_CALLS: ReadonlySet<string> = new Set(["mcp_list_tools", "mcp_approval_request"]);
+const NOT_CALLS: ReadonlySet<string> = new Set(["mcp_list_tools", "mcp_approval_response"]);
+const APPROVAL_REQUEST = "mcp_approval_request";
 
 /** Fields of an item's provider data that hold the call's result, not its arguments. */
 const RESULT_FIELDS: ReadonlySet<string> = new Set([
@@ -52,6 +65,7 @@ const RESULT_FIELDS: ReadonlySet<string> = new Set([
   "result",
   "results",
   "error",
+  "approval_request_id",
 ]);
 
 function errorText(value: JsonValue | undefined): string | undefined {
@@ -59,12 +73,19 @@ function errorText(value: JsonValue | undefined): string | undefined {
   return str(value);
 }
 
+/** The type of a `hosted_tool_call` item as the Responses API names it (`web_search_call`...). */
+export function hostedItemTypeOf(item: JsonObject): string {
+  const data = isObject(item.providerData) ? item.providerData : {};
+  return str(data.type) ?? str(item.name) ?? "hosted_tool_call";
+}
+
 /** A `hosted_tool_call` item as a call, or undefined for one that is no call (see NOT_CALLS). */
 function hostedCallOf(item: JsonObject): HostedToolCall | undefined {
   const data = isObject(item.providerData) ? item.providerData : {};
-  const itemType = str(data.type) ?? str(item.name) ?? "hosted_tool_call";
+  const itemType = hostedItemTypeOf(item);
   if (NOT_CALLS.has(itemType) || NOT_CALLS.has(str(item.name) ?? "")) return undefined;
-  const isMcp = itemType === "mcp_call";
+  // An approval request names the MCP server's tool it asks to call, as `mcp_call` does.
+  const isMcp = itemType === "mcp_call" || itemType === APPROVAL_REQUEST;
   // The SDK names the item after its Responses API type: `web_search_call` is a call of the
   // agent's `web_search` tool. A hosted MCP call is one of its server's tools, by name.
   const name =
@@ -85,7 +106,8 @@ function hostedCallOf(item: JsonObject): HostedToolCall | undefined {
   };
   const id = str(item.id) ?? str(data.id);
   if (id) call.id = id;
-  const status = str(item.status) ?? str(data.status);
+  // The SDK says "completed" of an approval request item: the call itself has not run.
+  const status = itemType === APPROVAL_REQUEST ? undefined : (str(item.status) ?? str(data.status));
   if (status) call.status = status;
   if (itemType === "image_generation_call") {
     const base64 = str(item.output) ?? str(data.result);
@@ -100,6 +122,9 @@ function hostedCallOf(item: JsonObject): HostedToolCall | undefined {
   const error = errorText(data.error ?? undefined);
   if (error) call.error = error;
   if (isMcp && str(data.server_label)) call.serverLabel = data.server_label as string;
+  const approvalRequestId = str(data.approval_request_id);
+  if (approvalRequestId) call.approvalRequestId = approvalRequestId;
+  if (itemType === APPROVAL_REQUEST) call.awaitsApproval = true;
   return call;
 }
 
@@ -156,10 +181,14 @@ function providerExecutedCallsOf(content: JsonValue[]): HostedToolCall[] {
  * The tool calls the provider ran inside a model call, in the order of its response: its
  * `hosted_tool_call` items, and its `shell_call` items answered in the same response (a hosted
  * shell's; a local shell's call is answered by the agent's process, in a later request); an
- * AI SDK response's `tool-call` parts marked `providerExecuted`. None for a response of
+ * AI SDK response's `tool-call` parts marked `providerExecuted`. With `approvalRequests`, a
+ * hosted MCP call that waits on an approval too (`awaitsApproval`). None for a response of
  * another shape.
  */
-export function hostedToolCallsOf(response: JsonValue | undefined): HostedToolCall[] {
+export function hostedToolCallsOf(
+  response: JsonValue | undefined,
+  options: { approvalRequests?: boolean } = {},
+): HostedToolCall[] {
   if (!isObject(response)) return [];
   if (Array.isArray(response.content)) return providerExecutedCallsOf(response.content);
   if (!Array.isArray(response.output)) return [];
@@ -172,7 +201,7 @@ export function hostedToolCallsOf(response: JsonValue | undefined): HostedToolCa
   for (const item of items) {
     if (item.type === "hosted_tool_call") {
       const call = hostedCallOf(item);
-      if (call) calls.push(call);
+      if (call && (options.approvalRequests || !call.awaitsApproval)) calls.push(call);
     } else if (item.type === "shell_call") {
       const output = shellOutputs.get(str(item.callId) ?? "");
       if (output) calls.push(hostedShellCallOf(item, output));

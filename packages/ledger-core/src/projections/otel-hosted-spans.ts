@@ -35,6 +35,9 @@ export function hostedToolSpan(
   if (hosted.status !== undefined) attributes["agent_ledger.tool.status"] = hosted.status;
   if (hosted.serverLabel !== undefined)
     attributes["agent_ledger.tool.server_label"] = hosted.serverLabel;
+  // A hosted MCP call a person approved: the request (of an earlier model call) it answers.
+  if (hosted.approvalRequestId !== undefined)
+    attributes["agent_ledger.tool.approval_request_id"] = hosted.approvalRequestId;
   if (includeToolContent) {
     attributes["gen_ai.tool.call.arguments"] = JSON.stringify(hosted.arguments);
     if (hosted.output !== undefined)

@@ -32,6 +32,7 @@ import {
   textOf,
   toolResultOf,
 } from "./extract.js";
+import { hostedCallAnswersOf } from "./hosted-call-answers.js";
 import { pausesOf, runStatus } from "./paused-runs.js";
 import {
   type AttemptRecord,
@@ -158,6 +159,7 @@ function runTrajectory(
   pause: AwaitingDecisionView | undefined,
 ): AtifTrajectory {
   const awaited = new Set(pause?.calls.map((call) => call.toolCallId));
+  const hostedAnswers = hostedCallAnswersOf(run);
   const drafts: DraftStep[] = [];
   const claimed = new Set<string>();
   const toolsByCause = new Map<string, AttemptRecord[]>();
@@ -362,7 +364,13 @@ function runTrajectory(
       // Calls the provider ran inside the model call (hosted tools), before the agent's own:
       // they ran first. No attempt of the ledger stands for them (see hostedAtifCalls).
       if (completed && shown.outcome) {
-        const hosted = hostedAtifCalls(outcome.response, shown.attemptId, shown.outcome.eventId);
+        const hosted = hostedAtifCalls({
+          response: outcome.response,
+          attemptId: shown.attemptId,
+          completedEventId: shown.outcome.eventId,
+          answers: hostedAnswers,
+          awaited,
+        });
         calls.unshift(...hosted.calls);
         results.unshift(...hosted.results);
       }

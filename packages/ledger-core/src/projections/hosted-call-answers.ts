@@ -1,0 +1,73 @@
+import type { JsonObject, JsonValue } from "../events/json.js";
+import { isObject, str } from "./extract.js";
+import { type HostedToolCall, hostedItemTypeOf, hostedToolCallsOf } from "./hosted-tool-calls.js";
+import { payloadOf, type RunRecord } from "./session-model.js";
+
+// A hosted call the provider asked about or started in one model call can end in a later one of
+// the same run: a hosted MCP call that needs approval (the `mcp_approval_request` of one
+// response; the decision, an `mcp_approval_response` item the SDK sends in the next request; the
+// `mcp_call` the provider then runs, in a later response). All of it is in the run's recorded
+// model requests and responses: no ledger event stands for any of it.
+
+/** A decision on a hosted MCP approval request, as the agent's process sent it to the provider. */
+export interface HostedApprovalDecision {
+  approved: boolean;
+  /** The text the model was shown for a rejection, when one was sent. */
+  reason?: string;
+}
+
+/** What later model calls of a run say of hosted calls an earlier one asked about or started. */
+export interface HostedCallAnswers {
+  /** Each approval request's decision, by the request's id. */
+  decisions: Map<string, HostedApprovalDecision>;
+  /** The `mcp_call` the provider ran once a request was approved, by the request's id. */
+  ran: Map<string, { call: HostedToolCall; attemptId: string }>;
+  /** The id of each approval request a response of the run made. */
+  requested: Set<string>;
+}
+
+/** An `mcp_approval_response` input item as a decision: the SDK's shape, or the Responses API's. */
+function decisionOf(item: JsonObject): { requestId: string; decision: HostedApprovalDecision } {
+  const fields =
+    item.type === "hosted_tool_call" && isObject(item.providerData) ? item.providerData : item;
+  const requestId = str(fields.approval_request_id) ?? "";
+  const decision: HostedApprovalDecision = { approved: fields.approve === true };
+  const reason = str(fields.reason);
+  if (reason) decision.reason = reason;
+  return { requestId, decision };
+}
+
+function isDecision(item: JsonObject): boolean {
+  if (item.type === "mcp_approval_response") return true;
+  return item.type === "hosted_tool_call" && hostedItemTypeOf(item) === "mcp_approval_response";
+}
+
+function itemsOf(value: JsonValue | undefined): JsonObject[] {
+  return Array.isArray(value) ? value.filter(isObject) : [];
+}
+
+/** The hosted calls' answers found in `run`'s model requests and responses, in commit order. */
+export function hostedCallAnswersOf(run: RunRecord): HostedCallAnswers {
+  const answers: HostedCallAnswers = {
+    decisions: new Map(),
+    ran: new Map(),
+    requested: new Set(),
+  };
+  for (const attempt of run.attempts) {
+    if (attempt.kind !== "model") continue;
+    const request = payloadOf(attempt.requested).request;
+    for (const item of itemsOf(isObject(request) ? request.input : undefined))
+      if (isDecision(item)) {
+        const { requestId, decision } = decisionOf(item);
+        if (requestId) answers.decisions.set(requestId, decision);
+      }
+    if (attempt.status !== "completed") continue;
+    const response = payloadOf(attempt.outcome).response;
+    for (const call of hostedToolCallsOf(response, { approvalRequests: true })) {
+      if (call.awaitsApproval && call.id) answers.requested.add(call.id);
+      else if (call.approvalRequestId)
+        answers.ran.set(call.approvalRequestId, { call, attemptId: attempt.attemptId });
+    }
+  }
+  return answers;
+}
