@@ -6,8 +6,10 @@ import {
   imageGenerationTool,
   type ModelRequest,
   type ModelResponse,
+  programmaticToolCallingTool,
   shellTool,
   tool,
+  toolSearchTool,
   webSearchTool,
 } from "@openai/agents";
 import { z } from "zod";
@@ -220,4 +222,93 @@ export function branchDeletingAgent() {
     requireApproval: "always",
   });
   return { model, agent: new Agent({ name: "main", tools: [repo] }) };
+}
+
+/**
+ * An agent whose tools load on demand: its model searches them with the provider's tool search
+ * (`tool_search_call` / `tool_search_output`, `execution: "server"`, as the SDK's Responses model
+ * gives them), calls the `forecast` tool the search loaded, then answers with what it gave.
+ */
+export function toolSearchAgent() {
+  const forecast = tool({
+    name: "forecast",
+    description: "the weather forecast of a city",
+    parameters: z.object({ city: z.string() }),
+    deferLoading: true,
+    execute: async ({ city }) => `sunny in ${city}`,
+  });
+  const model = new ScriptedModel([
+    () =>
+      [
+        {
+          type: "tool_search_call",
+          id: "tsc_1",
+          status: "completed",
+          arguments: { paths: [], query: "weather forecast" },
+          providerData: { execution: "server", call_id: null },
+        },
+        {
+          type: "tool_search_output",
+          id: "tso_1",
+          status: "completed",
+          tools: [{ type: "function", name: "forecast", defer_loading: true }],
+          providerData: { execution: "server", call_id: null },
+        },
+        functionCall("forecast", { city: "Paris" }, "call_forecast"),
+      ] as OutputItem[],
+    () => [message("sunny in Paris")],
+  ]);
+  const agent = new Agent({ name: "main", tools: [toolSearchTool(), forecast] });
+  return { model, agent };
+}
+
+/**
+ * An agent with programmatic tool calling, as the SDK's Responses model gives its items: its
+ * model writes a program the provider runs (`program`), which calls the agent's `price` tool (a
+ * `function_call` whose caller is the program); once the process has answered, the program's
+ * output (`program_output`) and the model's answer come in the next response.
+ */
+export function programAgent() {
+  const priced: string[] = [];
+  const price = tool({
+    name: "price",
+    description: "the price of an item",
+    parameters: z.object({ item: z.string() }),
+    allowedCallers: ["programmatic"],
+    execute: async ({ item }) => {
+      priced.push(item);
+      return "21";
+    },
+  });
+  const model = new ScriptedModel([
+    () =>
+      [
+        {
+          type: "program",
+          id: "prg_1",
+          callId: "call_program",
+          code: "print(2 * price('tea'))",
+          fingerprint: "fp_1",
+          providerData: {},
+        },
+        {
+          ...functionCall("price", { item: "tea" }, "call_price"),
+          caller: { type: "program", callerId: "call_program" },
+        },
+      ] as OutputItem[],
+    () =>
+      [
+        {
+          type: "program_output",
+          id: "prgo_1",
+          callId: "call_program",
+          output: "42",
+          status: "completed",
+          providerData: {},
+        },
+        message("two teas cost 42"),
+      ] as OutputItem[],
+  ]);
+  const agent = new Agent({ name: "main", tools: [programmaticToolCallingTool(), price] });
+  return { priced, model, agent };
 }

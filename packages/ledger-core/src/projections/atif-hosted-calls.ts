@@ -1,8 +1,9 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
 import { argumentsObject, asContent, atifMessageOf } from "./atif-content.js";
 import type { AtifObservationResult, AtifToolCall } from "./atif-types.js";
+import { str } from "./extract.js";
 import type { HostedCallAnswers } from "./hosted-call-answers.js";
-import { type HostedToolCall, hostedToolCallsOf } from "./hosted-tool-calls.js";
+import { type HostedToolCall, hostedToolCallsOf, programCallersOf } from "./hosted-tool-calls.js";
 
 /** What `hostedAtifCalls` reads: one completed model call of a run, and what the run says of it. */
 export interface HostedAtifCallsOptions {
@@ -61,6 +62,7 @@ function decidedCall(
  * agent's own tool that waits on a person): its `extra.status` says where the decision is
  * (`awaiting-decision` while the run is paused on it), and once approved and run, in a later
  * model call, it takes that call's status and result; that later step does not show it again.
+ * A program's output that came in a later response is its result too.
  */
 export function hostedAtifCalls(options: HostedAtifCallsOptions): {
   calls: AtifToolCall[];
@@ -78,6 +80,15 @@ export function hostedAtifCalls(options: HostedAtifCallsOptions): {
     let decided: JsonObject = {};
     if (each.awaitsApproval)
       ({ call: hosted, extra: decided } = decidedCall(each, answers, awaited));
+    const programOutput =
+      each.itemType === "program" && each.output === undefined && each.id !== undefined
+        ? answers.programOutputs.get(each.id)
+        : undefined;
+    if (programOutput) {
+      hosted = { ...hosted, output: programOutput.output ?? null };
+      const status = str(programOutput.status);
+      if (status) hosted.status = status;
+    }
     const toolCallId = hosted.id ?? `${attemptId}:hosted:${index}`;
     const extra: JsonObject = { executed_by: "provider", item_type: hosted.itemType };
     if (hosted.status !== undefined) extra.status = hosted.status;
@@ -108,4 +119,17 @@ export function hostedAtifCalls(options: HostedAtifCallsOptions): {
       });
   });
   return { calls, results };
+}
+
+/**
+ * Marks each of `calls` (a step's calls of the agent's tools) that a program the provider ran
+ * made, rather than the model, with `extra.caller_id`: the program's call id (see
+ * `programCallersOf`).
+ */
+export function markProgramCallers(calls: AtifToolCall[], response: JsonValue | undefined): void {
+  const callers = programCallersOf(response);
+  for (const call of calls) {
+    const callerId = callers.get(call.tool_call_id);
+    if (callerId !== undefined) call.extra = { ...call.extra, caller_id: callerId };
+  }
 }

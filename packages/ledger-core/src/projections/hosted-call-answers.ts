@@ -6,8 +6,9 @@ import { payloadOf, type RunRecord } from "./session-model.js";
 // A hosted call the provider asked about or started in one model call can end in a later one of
 // the same run: a hosted MCP call that needs approval (the `mcp_approval_request` of one
 // response; the decision, an `mcp_approval_response` item the SDK sends in the next request; the
-// `mcp_call` the provider then runs, in a later response). All of it is in the run's recorded
-// model requests and responses: no ledger event stands for any of it.
+// `mcp_call` the provider then runs, in a later response), and a program that calls the agent's
+// own tools (its `program_output` comes once they have answered). All of it is in the run's
+// recorded model requests and responses: no ledger event stands for any of it.
 
 /** A decision on a hosted MCP approval request, as the agent's process sent it to the provider. */
 export interface HostedApprovalDecision {
@@ -24,6 +25,8 @@ export interface HostedCallAnswers {
   ran: Map<string, { call: HostedToolCall; attemptId: string }>;
   /** The id of each approval request a response of the run made. */
   requested: Set<string>;
+  /** A program's output item, by the program's call id. */
+  programOutputs: Map<string, JsonObject>;
 }
 
 /** An `mcp_approval_response` input item as a decision: the SDK's shape, or the Responses API's. */
@@ -52,6 +55,7 @@ export function hostedCallAnswersOf(run: RunRecord): HostedCallAnswers {
     decisions: new Map(),
     ran: new Map(),
     requested: new Set(),
+    programOutputs: new Map(),
   };
   for (const attempt of run.attempts) {
     if (attempt.kind !== "model") continue;
@@ -68,6 +72,9 @@ export function hostedCallAnswersOf(run: RunRecord): HostedCallAnswers {
       else if (call.approvalRequestId)
         answers.ran.set(call.approvalRequestId, { call, attemptId: attempt.attemptId });
     }
+    for (const item of itemsOf(isObject(response) ? response.output : undefined))
+      if (item.type === "program_output" && str(item.callId))
+        answers.programOutputs.set(item.callId as string, item);
   }
   return answers;
 }

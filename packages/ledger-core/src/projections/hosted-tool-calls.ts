@@ -177,13 +177,80 @@ function providerExecutedCallsOf(content: JsonValue[]): HostedToolCall[] {
     .map((part) => providerExecutedCallOf(part, results.get(str(part.toolCallId) ?? "")));
 }
 
+/** The execution a `tool_search_call` / `tool_search_output` item names, if any. */
+function toolSearchExecutionOf(item: JsonObject): string | undefined {
+  const data = isObject(item.providerData) ? item.providerData : {};
+  return str(item.execution) ?? str(data.execution);
+}
+
+/** The call id that pairs a tool search's call and output items, when they carry one. */
+function toolSearchCallIdOf(item: JsonObject): string | undefined {
+  const data = isObject(item.providerData) ? item.providerData : {};
+  return str(item.callId) ?? str(item.call_id) ?? str(data.call_id) ?? str(data.callId);
+}
+
+/**
+ * A tool search the provider ran (`execution: "server"`) as a call: what it searched for, and
+ * the deferred tools it loaded into the model's context (its output item, in the same response).
+ */
+function toolSearchCallOf(item: JsonObject, output: JsonObject | undefined): HostedToolCall {
+  const call: HostedToolCall = {
+    name: "tool_search",
+    arguments: (item.arguments ?? {}) as JsonValue,
+    toolType: "extension",
+    itemType: "tool_search_call",
+  };
+  const id = str(item.id) ?? toolSearchCallIdOf(item);
+  if (id) call.id = id;
+  const status = str(output?.status) ?? str(item.status);
+  if (status) call.status = status;
+  if (output?.tools !== undefined) call.output = output.tools;
+  return call;
+}
+
+/**
+ * A program the provider ran (programmatic tool calling: a `program` item, its code) as a call,
+ * with its `program_output` item when the same response holds it. A program that calls the
+ * agent's own tools waits on their results, and its output comes in a later response (see
+ * `hostedCallAnswersOf`).
+ */
+function programCallOf(item: JsonObject, output: JsonObject | undefined): HostedToolCall {
+  const call: HostedToolCall = {
+    name: "programmatic_tool_calling",
+    arguments: { code: (item.code ?? "") as JsonValue },
+    toolType: "extension",
+    itemType: "program",
+  };
+  const id = str(item.callId) ?? str(item.id);
+  if (id) call.id = id;
+  const status = str(output?.status) ?? str(item.status);
+  if (status) call.status = status;
+  if (output?.output !== undefined) call.output = output.output;
+  return call;
+}
+
+/** The output items of a response that answer a call of it, by the call's id. */
+function outputsByCallId(
+  items: JsonObject[],
+  type: string,
+  callIdOf: (item: JsonObject) => string | undefined,
+): Map<string, JsonObject> {
+  const outputs = new Map<string, JsonObject>();
+  for (const item of items) {
+    const callId = item.type === type ? callIdOf(item) : undefined;
+    if (callId) outputs.set(callId, item);
+  }
+  return outputs;
+}
+
 /**
  * The tool calls the provider ran inside a model call, in the order of its response: its
- * `hosted_tool_call` items, and its `shell_call` items answered in the same response (a hosted
- * shell's; a local shell's call is answered by the agent's process, in a later request); an
- * AI SDK response's `tool-call` parts marked `providerExecuted`. With `approvalRequests`, a
- * hosted MCP call that waits on an approval too (`awaitsApproval`). None for a response of
- * another shape.
+ * `hosted_tool_call` items, its `shell_call` items answered in the same response (a hosted
+ * shell's; a local shell's call is answered by the agent's process, in a later request), its
+ * tool searches run by the provider (`tool_search_call`, `execution: "server"`; a search the
+ * SDK runs in the process, `"client"`, is none), its `program` items; an AI SDK response's
+ * `tool-call` parts marked `providerExecuted`. With `approvalRequests`, a hosted MCP call that
+ * waits on an approval too (`awaitsApproval`). None for a response of another shape.
  */
 export function hostedToolCallsOf(
   response: JsonValue | undefined,
@@ -193,10 +260,12 @@ export function hostedToolCallsOf(
   if (Array.isArray(response.content)) return providerExecutedCallsOf(response.content);
   if (!Array.isArray(response.output)) return [];
   const items = response.output.filter(isObject);
-  const shellOutputs = new Map<string, JsonObject>();
-  for (const item of items)
-    if (item.type === "shell_call_output" && str(item.callId))
-      shellOutputs.set(item.callId as string, item);
+  const shellOutputs = outputsByCallId(items, "shell_call_output", (item) => str(item.callId));
+  const programOutputs = outputsByCallId(items, "program_output", (item) => str(item.callId));
+  // A server-run search's output follows its call; without a call id, the next one pairs.
+  const searchOutputs = items.filter(
+    (item) => item.type === "tool_search_output" && toolSearchExecutionOf(item) === "server",
+  );
   const calls: HostedToolCall[] = [];
   for (const item of items) {
     if (item.type === "hosted_tool_call") {
@@ -205,7 +274,34 @@ export function hostedToolCallsOf(
     } else if (item.type === "shell_call") {
       const output = shellOutputs.get(str(item.callId) ?? "");
       if (output) calls.push(hostedShellCallOf(item, output));
+    } else if (item.type === "tool_search_call" && toolSearchExecutionOf(item) === "server") {
+      const callId = toolSearchCallIdOf(item);
+      const index = searchOutputs.findIndex((output) =>
+        callId ? toolSearchCallIdOf(output) === callId : toolSearchCallIdOf(output) === undefined,
+      );
+      const [output] = index >= 0 ? searchOutputs.splice(index, 1) : [];
+      calls.push(toolSearchCallOf(item, output));
+    } else if (item.type === "program") {
+      calls.push(programCallOf(item, programOutputs.get(str(item.callId) ?? "")));
     }
   }
   return calls;
+}
+
+/**
+ * The calls of a response that a program the provider runs made (programmatic tool calling:
+ * items whose `caller` is `{ type: "program", callerId }`, the SDK's shape, or the Responses
+ * API's `caller_id`): the program's call id, by each call's id.
+ */
+export function programCallersOf(response: JsonValue | undefined): Map<string, string> {
+  const callers = new Map<string, string>();
+  if (!isObject(response) || !Array.isArray(response.output)) return callers;
+  for (const item of response.output.filter(isObject)) {
+    const caller = isObject(item.caller) ? item.caller : undefined;
+    const callerId =
+      caller?.type === "program" ? (str(caller.callerId) ?? str(caller.caller_id)) : undefined;
+    const id = str(item.callId) ?? str(item.id);
+    if (callerId && id) callers.set(id, callerId);
+  }
+  return callers;
 }

@@ -3,7 +3,7 @@ import type { AwaitingDecisionView } from "../inspect/awaiting-decision.js";
 import { type RunInTree, runsInTreeOrder } from "../inspect/run-tree-order.js";
 import type { EventStore } from "../store/event-store.js";
 import { argumentsObject, asContent } from "./atif-content.js";
-import { hostedAtifCalls } from "./atif-hosted-calls.js";
+import { hostedAtifCalls, markProgramCallers } from "./atif-hosted-calls.js";
 import { imagesObserved, readByModel } from "./atif-observed.js";
 import {
   addTokens,
@@ -364,6 +364,7 @@ function runTrajectory(
       // Calls the provider ran inside the model call (hosted tools), before the agent's own:
       // they ran first. No attempt of the ledger stands for them (see hostedAtifCalls).
       if (completed && shown.outcome) {
+        markProgramCallers(calls, outcome.response);
         const hosted = hostedAtifCalls({
           response: outcome.response,
           attemptId: shown.attemptId,
