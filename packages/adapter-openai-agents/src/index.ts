@@ -16,7 +16,7 @@ export type { LedgerModelOptions } from "./ledger-model.js";
 export { isLedgerWrapped, ledgerModel, ledgerModelProvider } from "./ledger-model.js";
 export { APPROVAL_EVENT_TYPE } from "./ledger-state.js";
 export type { LedgerToolOptions } from "./ledger-tool.js";
-export { ledgerTool, ledgerToolEffect } from "./ledger-tool.js";
+export { ledgerTool } from "./ledger-tool.js";
 export type { McpToolEffect } from "./mcp-tools.js";
 export type { LedgerRunResult, LedgerStreamedRun } from "./run-ends.js";
 export type {
@@ -26,3 +26,4 @@ export type {
 } from "./run-with-ledger.js";
 export { resumeRun, runWithLedger } from "./run-with-ledger.js";
 export { openAiAgentsVersion } from "./sdk-version.js";
+export { ledgerToolEffect } from "./tool-effects.js";

@@ -8,8 +8,8 @@ import {
 } from "@agent-ledger/core";
 import type { Handoff, RunContext } from "@openai/agents";
 import type { AnyAgent } from "./any-agent.js";
-import { callContext, parseArgs } from "./ledger-tool.js";
 import { assertLedgerHandoffArguments } from "./option-checks.js";
+import { callContext, parseArgs } from "./recorded-tool-call.js";
 import { currentScope, type LedgerScope, ledgerStep, recorderOf } from "./scope.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: handoffs of any context and output type

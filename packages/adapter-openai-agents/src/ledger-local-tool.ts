@@ -2,19 +2,19 @@ import { LedgerError, rebuiltError, type ToolEffect } from "@agent-ledger/core";
 import type { ApplyPatchTool, Editor, RunContext, Shell, ShellTool } from "@openai/agents";
 import { approvalCallId } from "./approval-decisions.js";
 import { recordedCall, UNDEFINED_OUTPUT_METADATA } from "./ledger-state.js";
+import type { LedgerToolOptions } from "./ledger-tool.js";
+import { EDITOR_METHODS, localCallId, noteLocalCall } from "./local-call-ids.js";
+import { recordedOutput } from "./model-json.js";
+import { assertLedgerLocalToolArguments } from "./option-checks.js";
 import {
   callContext,
-  declareToolEffect,
-  type LedgerToolOptions,
   openAttempt,
   recordedCallNeedsApproval,
   replayedOutput,
   toolCallRecorder,
-} from "./ledger-tool.js";
-import { EDITOR_METHODS, localCallId, noteLocalCall } from "./local-call-ids.js";
-import { recordedOutput } from "./model-json.js";
-import { assertLedgerLocalToolArguments } from "./option-checks.js";
+} from "./recorded-tool-call.js";
 import { currentScope, ledgerStep, refused } from "./scope.js";
+import { declareToolEffect } from "./tool-effects.js";
 
 /** A tool whose calls run on this machine without a function of their own to wrap. */
 export type LocalTool = ShellTool | ApplyPatchTool;

@@ -1,40 +1,35 @@
 import {
-  type Attempt,
-  EFFECT_IN_CHILD_RUNS_FIELD,
-  type JsonObject,
   type JsonValue,
-  LedgerError,
-  type ReplayedOutcome,
   rebuiltError,
   type SessionRecorder,
   type ToolEffect,
 } from "@agent-ledger/core";
-import type { FunctionTool } from "@openai/agents";
-import {
-  applyContextChange,
-  type ContextWatch,
-  recordContextChange,
-  watchContext,
-} from "./context-changes.js";
 import {
   AGENT_TOOL_PAUSED_EVENT_TYPE,
   loadRunState,
   recordedCall,
-  takeApprovedRetry,
   UNDEFINED_OUTPUT_METADATA,
 } from "./ledger-state.js";
 import { recordedOutput } from "./model-json.js";
 import { assertLedgerToolArguments } from "./option-checks.js";
 import {
-  currentScope,
-  type LedgerRunState,
-  type LedgerScope,
-  ledgerStep,
-  type RecordedToolCall,
-  recorderOf,
-  refused,
-  runInScope,
-} from "./scope.js";
+  callContext,
+  openAttempt,
+  parseArgs,
+  recordedCallNeedsApproval,
+  replayedOutput,
+  toolCallRecorder,
+} from "./recorded-tool-call.js";
+import { currentScope, type LedgerScope, ledgerStep, refused, runInScope } from "./scope.js";
+import {
+  AGENT_TOOL_EFFECT,
+  type AnyFunctionTool,
+  DEFAULT_EFFECT,
+  declareToolEffect,
+  defaultAgentEffect,
+  isAgentTool,
+  requestMetadata,
+} from "./tool-effects.js";
 import {
   invokeWatchingErrors,
   MODEL_WAS_TOLD,
@@ -59,138 +54,6 @@ export interface LedgerToolOptions {
   recorder?: SessionRecorder;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: FunctionTool's context/parameter generics are free here
-type AnyFunctionTool = FunctionTool<any, any, any>;
-
-const DEFAULT_EFFECT: ToolEffect = { kind: "unknown", idempotent: false };
-
-const wrappedTools = new WeakMap<object, ToolEffect>();
-/**
- * Agent tools with the default effect (not declared idempotent or not by the app): one in flight
- * at a crash runs again by itself only when its child run shows it safe (`safeAgentCalls`). Their
- * requests say so (`EFFECT_IN_CHILD_RUNS`), so inspection judges them as the resume does.
- */
-const defaultAgentEffect = new WeakSet<object>();
-
-/** The metadata of a default agent tool's request: its effect is that of its child run. */
-const EFFECT_IN_CHILD_RUNS: JsonObject = { [EFFECT_IN_CHILD_RUNS_FIELD]: true };
-
-/**
- * The tools an agent's MCP servers gave (`recordMcpTools`): their requests say `toolType:
- * "extension"`, which the OpenTelemetry export gives as `gen_ai.tool.type` (a function tool's is
- * `function`).
- */
-export const mcpTools = new WeakSet<object>();
-
-/** The metadata of `tool`'s requests, if it has any. */
-function requestMetadata(tool: object): JsonObject | undefined {
-  const metadata: JsonObject = {
-    ...(defaultAgentEffect.has(tool) ? EFFECT_IN_CHILD_RUNS : {}),
-    ...(mcpTools.has(tool) ? { toolType: "extension" } : {}),
-  };
-  return Object.keys(metadata).length > 0 ? metadata : undefined;
-}
-
-/**
- * The effect of an agent used as a tool (`Agent.asTool`) unless declared otherwise: it has none
- * of its own, and running it again is safe. What its agent does is recorded on the call's
- * child run, call by call, each with its tool's own effect; a call run again goes on on that
- * run, where the model responses and tool results it holds are answered from the ledger and a
- * call that was in flight is asked about as anywhere else. So after a crash inside it a person
- * is asked only about the inner call that was in flight, not about the agent tool call too.
- */
-const AGENT_TOOL_EFFECT: ToolEffect = { kind: "none", idempotent: true };
-
-// A function tool made by Agent.asTool: @openai/agents 0.14.3 keeps the link to its agent to
-// itself, but gives only these tools an `on` method (its stream events).
-function isAgentTool(tool: AnyFunctionTool): boolean {
-  return typeof (tool as { on?: unknown }).on === "function";
-}
-
-/**
- * The effect a ledger tool declared, or undefined for a tool not wrapped by ledgerTool (or, a
- * shell or apply-patch tool, by ledgerLocalTool).
- */
-export function ledgerToolEffect(tool: object): ToolEffect | undefined {
-  return wrappedTools.get(tool);
-}
-
-/**
- * Notes `effect` as what `tool` declared (ledgerLocalTool's tools), or, already wrapped, refines
- * what `options` name of it; true when the tool was wrapped before.
- */
-export function declareToolEffect(
-  tool: object,
-  effect: ToolEffect,
-  options: Pick<LedgerToolOptions, "effect" | "idempotent">,
-): boolean {
-  const existing = wrappedTools.get(tool);
-  if (!existing) {
-    wrappedTools.set(tool, effect);
-    return false;
-  }
-  if (options.idempotent !== undefined) existing.idempotent = options.idempotent;
-  if (options.effect !== undefined) existing.kind = options.effect;
-  return true;
-}
-
-/** A call's arguments as the SDK gives them (a JSON string), as the ledger records them. */
-export function parseArgs(input: unknown): unknown {
-  if (typeof input !== "string") return input ?? null;
-  if (input.length === 0) return {};
-  try {
-    return JSON.parse(input);
-  } catch {
-    return { raw: input };
-  }
-}
-
-/**
- * The attempt a tool call runs under: a retry a person approved, else a new `tool.requested`
- * (committed before the call), answered from the ledger (`replayed`) on a resumed run.
- */
-export async function openAttempt(
-  recorder: SessionRecorder,
-  scope: LedgerScope | undefined,
-  call: {
-    callId: string | undefined;
-    name: string;
-    args: unknown;
-    effect: ToolEffect;
-    metadata: JsonObject | undefined;
-  },
-): Promise<Attempt> {
-  const approved =
-    call.callId !== undefined && scope
-      ? takeApprovedRetry(scope.run, { callId: call.callId, recorder })
-      : undefined;
-  if (approved) return approved;
-  try {
-    return await recorder.beforeToolCall({
-      ...(call.callId !== undefined ? { toolCallId: call.callId } : {}),
-      name: call.name,
-      args: call.args,
-      effect: call.effect,
-      ...(call.metadata !== undefined ? { metadata: call.metadata } : {}),
-    });
-  } catch (error) {
-    // Unresolved after a crash, but a person already approved running it again.
-    const attempt = (error as { attempt?: Attempt }).attempt;
-    if (
-      LedgerError.isInstance(error, "unresolved-attempt") &&
-      attempt &&
-      scope?.run.decisions.get(attempt.attemptId) === true
-    ) {
-      // As its request said it (an agent tool's effect is that of its child run).
-      return recorder.retry(
-        attempt,
-        call.metadata !== undefined ? { metadata: call.metadata } : {},
-      );
-    }
-    throw error;
-  }
-}
-
 // Whether the ledger's approval function must stand in for the tool's own: inside an agent
 // tool, or when the turn being run has a call of this tool that a crash left in flight or a
 // person rejected. A call that completed or failed gets the tool's own policy, as it did when
@@ -208,25 +71,6 @@ function ledgerAdds(scope: LedgerScope, toolName: string): boolean {
     const status = recordedCall(run, call.callId)?.status;
     return status === "requested" || status === "abandoned";
   });
-}
-
-/**
- * Whether the SDK must ask about a call the ledger holds (`recorded`, found by its call id) on a
- * resumed run. One a crash left in flight: not if a person approved making it again (in the app
- * before the process died, or with `agent-ledger resolve --approve`): it runs now, as its retry,
- * like any call of the turn (not through the SDK's approval: going on from an approval, the SDK
- * skips a call whose id a result of an earlier turn answers, with a provider that reuses call
- * ids, and the call would never be made); else unless it is `safeAgain`. One rejected before:
- * yes, so the recorded decision is applied again. One that ran: no, the ledger answers it.
- */
-export function recordedCallNeedsApproval(
-  run: LedgerRunState | undefined,
-  recorded: RecordedToolCall,
-  safeAgain: boolean,
-): boolean {
-  if (recorded.status === "requested")
-    return run?.decisions.get(recorded.attemptId) === true ? false : !safeAgain;
-  return recorded.status === "abandoned";
 }
 
 /**
@@ -429,58 +273,4 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     return output as never;
   };
   return tool;
-}
-
-/**
- * The run's context around one recorded call (a function tool's, an agent tool's, a handoff's,
- * an editor's; see context-changes.ts): watched before the call, refused (the run stops) when it
- * holds a value JSON cannot write, as the SDK could not save it in a RunState either.
- * `answered`: a call the ledger answers does not run, so the context gets what it wrote then.
- * `recordChange`: what the call wrote, recorded before its outcome.
- */
-export function callContext(context: unknown): {
-  answered(run: LedgerRunState | undefined, attempt: Attempt): void;
-  recordChange(recorder: SessionRecorder, attempt: Attempt): Promise<void>;
-} {
-  let watch: ContextWatch | undefined;
-  try {
-    watch = watchContext(context);
-  } catch (error) {
-    throw refused(error);
-  }
-  return {
-    answered(run, attempt) {
-      const status = attempt.replayed?.status;
-      if (status === "completed" || status === "failed")
-        applyContextChange(run, attempt.attemptId, context);
-    },
-    recordChange: (recorder, attempt) =>
-      ledgerStep(() => recordContextChange(recorder, attempt, watch)),
-  };
-}
-
-/**
- * The recorder a call of tool `name` records on: the tool's own (`{ recorder }`), else the one of
- * the run it is called in. Called outside both, the tool is refused rather than run unrecorded.
- */
-export async function toolCallRecorder(
-  options: LedgerToolOptions,
-  scope: LedgerScope | undefined,
-  name: string,
-): Promise<SessionRecorder> {
-  const recorder =
-    options.recorder ?? (scope ? await ledgerStep(() => recorderOf(scope)) : undefined);
-  if (!recorder)
-    throw new LedgerError(
-      "invalid-argument",
-      `tool ${name} was called outside runWithLedger/resumeRun and without { recorder }: refusing to run it unrecorded`,
-    );
-  return recorder;
-}
-
-/** What a call answered from the ledger returns again: its result, or nothing if it returned nothing. */
-export function replayedOutput(replayed: ReplayedOutcome & { status: "completed" }): unknown {
-  return replayed.metadata?.toolOutput === UNDEFINED_OUTPUT_METADATA.toolOutput
-    ? undefined
-    : replayed.result;
 }

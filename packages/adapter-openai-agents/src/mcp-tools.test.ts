@@ -9,13 +9,13 @@ import { scratchDirectory } from "@agent-ledger/core/testing";
 import { Agent, RunContext, setTracingDisabled } from "@openai/agents";
 import { afterAll, describe, expect, onTestFinished, test } from "vitest";
 import { instrumentAgent } from "./instrument-agent.js";
-import { ledgerToolEffect } from "./ledger-tool.js";
 import { resumeRun, runWithLedger } from "./run-with-ledger.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import { mcpShop, serverCalls } from "./testing/mcp-agents.js";
 import { firstInterruption, runOptions } from "./testing/recorded-run.js";
 import { functionCall, message, ScriptedModel } from "./testing/scripted-model.js";
+import { ledgerToolEffect } from "./tool-effects.js";
 
 setTracingDisabled(true);
 

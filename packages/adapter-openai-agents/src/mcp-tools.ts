@@ -1,6 +1,7 @@
 import type { AnyAgent } from "./any-agent.js";
-import { type LedgerToolOptions, ledgerTool, mcpTools } from "./ledger-tool.js";
+import { type LedgerToolOptions, ledgerTool } from "./ledger-tool.js";
 import { assertMcpToolDeclaration } from "./option-checks.js";
+import { mcpTools } from "./tool-effects.js";
 
 /**
  * What the app says an MCP tool does, by the tool's name as the model sees it (prefixed with

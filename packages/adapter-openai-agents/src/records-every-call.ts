@@ -1,9 +1,9 @@
 import type { AnyAgent } from "./any-agent.js";
 import { isHandoffObject, ledgerHandoffEffect } from "./ledger-handoff.js";
 import { isLocalShell } from "./ledger-local-tool.js";
-import { ledgerToolEffect } from "./ledger-tool.js";
 import { recordsMcpTools } from "./mcp-tools.js";
 import { currentScope } from "./scope.js";
+import { ledgerToolEffect } from "./tool-effects.js";
 
 /**
  * Whether a run of `agent` records every call it makes, each before it is made: every tool of
