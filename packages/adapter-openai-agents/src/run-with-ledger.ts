@@ -31,7 +31,6 @@ import {
 import { noteStateLocalCalls } from "./local-call-ids.js";
 import type { McpToolEffect } from "./mcp-tools.js";
 import { runInputToJson } from "./model-json.js";
-import { assertResumeRunArguments, assertRunWithLedgerArguments } from "./option-checks.js";
 import { type RunInput, recordedRunInput } from "./recorded-input.js";
 import { readResumedRun } from "./resumed-run.js";
 import {
@@ -43,6 +42,7 @@ import {
   type LedgerRunResult,
   type LedgerStreamedRun,
 } from "./run-ends.js";
+import { assertResumeRunArguments, assertRunWithLedgerArguments } from "./run-option-checks.js";
 import { assertCurrentState } from "./run-state-position.js";
 import { agentActor, currentScope, enterAgent, type LedgerScope, runInScope } from "./scope.js";
 import { openAiAgentsVersion } from "./sdk-version.js";
