@@ -145,4 +145,22 @@ describe("a hosted MCP call that needs approval", () => {
     const spans = await exportedSpans(store, "s", { includeToolContent: true });
     expect(spans.filter((span) => span.name.startsWith("execute_tool"))).toEqual([]);
   });
+
+  test("decided by the agent's onApproval (no pause): approved, with the result, as a person's decision", async () => {
+    const store = new SqliteEventStore({ path: join(scratch, `approvals-${++files}.db`) });
+    await store.init();
+    onTestFinished(() => store.close());
+    const made = branchDeletingAgent({ onApproval: async () => ({ approve: true }) });
+    const done = await runWithLedger(made.agent, "delete old", runOptions(store, made.model));
+    expect(done).toMatchObject({ status: "completed", finalOutput: "deleted old" });
+    const [asked, answered] = agentSteps((await toAtif(store, "s")).steps);
+    expect(asked?.tool_calls?.[0]?.extra).toMatchObject({
+      item_type: "mcp_call",
+      status: "completed",
+      approval: "approved",
+      ran_as: "mcp_2",
+    });
+    expect(asked?.observation?.results?.[0]?.content).toBe("deleted old");
+    expect(answered?.tool_calls).toBeUndefined();
+  });
 });

@@ -174,9 +174,12 @@ function approvalSent(request: ModelRequest, requestId: string) {
  * An agent with a hosted MCP server whose tools need approval, as the SDK's Responses model
  * gives its items: the model asks to delete branch `old` (an `mcp_approval_request`); once the
  * agent's process sends the decision, the provider runs the call if it was approved (an
- * `mcp_call` answering the request, in the next response) and the model answers.
+ * `mcp_call` answering the request, in the next response) and the model answers. With
+ * `onApproval`, the agent decides itself and the run does not pause.
  */
-export function branchDeletingAgent() {
+export function branchDeletingAgent(
+  options: { onApproval?: () => Promise<{ approve: boolean; reason?: string }> } = {},
+) {
   const model = new ScriptedModel([
     () => [
       {
@@ -220,6 +223,7 @@ export function branchDeletingAgent() {
     serverLabel: "repo",
     serverUrl: "https://mcp.invalid/repo",
     requireApproval: "always",
+    ...(options.onApproval ? { onApproval: options.onApproval } : {}),
   });
   return { model, agent: new Agent({ name: "main", tools: [repo] }) };
 }
