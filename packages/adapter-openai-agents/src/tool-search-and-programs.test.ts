@@ -119,5 +119,12 @@ describe("a program the provider ran (programmatic tool calling)", () => {
       "agent_ledger.tool.item_type": "program",
       "gen_ai.tool.call.arguments": JSON.stringify({ code: "print(2 * price('tea'))" }),
     });
+    // The process's call of its tool is its own span, which names the program that made it.
+    const price = spans.filter((span) => span.name === "execute_tool price");
+    expect(price[0]?.attributes).toMatchObject({
+      "gen_ai.tool.type": "function",
+      "gen_ai.tool.call.id": "call_price",
+      "agent_ledger.tool.caller_id": "call_program",
+    });
   });
 });

@@ -17,7 +17,7 @@ import { hostedToolSpan } from "./otel-hosted-spans.js";
 import { derivedOtelId, withNextIds } from "./otel-ids.js";
 import { providerNameOf, requestSettings, streamOf } from "./otel-model-attributes.js";
 import { attemptEnd, endInsideTool } from "./otel-span-ends.js";
-import { toolTypeOf } from "./otel-tool-type.js";
+import { programCallerOf, toolTypeOf } from "./otel-tool-type.js";
 import { pausesOf, runStatus } from "./paused-runs.js";
 import { resumingAttempt } from "./resumed-agent-runs.js";
 import {
@@ -309,6 +309,8 @@ export function emitSpans(
       attributes["gen_ai.operation.name"] = "execute_tool";
       attributes["gen_ai.tool.name"] = toolName;
       attributes["gen_ai.tool.type"] = toolTypeOf(model, attempt);
+      const callerId = programCallerOf(model, attempt);
+      if (callerId !== undefined) attributes["agent_ledger.tool.caller_id"] = callerId;
       if (typeof payload.toolCallId === "string")
         attributes["gen_ai.tool.call.id"] = payload.toolCallId;
       if (isObject(payload.effect)) {
