@@ -244,6 +244,111 @@ describe("ATIF of a tool that gives the model a provider's file", () => {
   });
 });
 
+describe("ATIF of files the model was shown that are not images", () => {
+  it("names a PDF in the user's message and the files a tool's toModelOutput gave, as bytes or at a URL", async () => {
+    const { store, recorder } = recordingAssistant();
+    const { model } = scriptedModel(
+      [toolCallsResult(toolCall("call-1", "fetch", { name: "terms" })), textResult("both signed")],
+      // The model takes PDF URLs itself: the SDK downloads none.
+      { supportedUrls: { "application/pdf": [/^https:/] } },
+    );
+    const contract = Buffer.from("%PDF-1.7 contract");
+    const terms = Buffer.from("%PDF-1.7 terms");
+    const tools = wrapTools(
+      {
+        fetch: tool({
+          inputSchema: z.object({ name: z.string() }),
+          execute: async ({ name }) => ({ pdf: terms, url: `https://files.example/${name}.pdf` }),
+          toModelOutput: ({ output }) => ({
+            type: "content",
+            value: [
+              { type: "text", text: "the terms" },
+              {
+                type: "file-data",
+                data: output.pdf.toString("base64"),
+                mediaType: "application/pdf",
+                filename: "terms.pdf",
+              },
+              { type: "file-url", url: output.url, mediaType: "application/pdf" },
+            ],
+          }),
+        }),
+      },
+      { recorder },
+    );
+    await generateText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "is the contract signed?" },
+            {
+              type: "file",
+              mediaType: "application/pdf",
+              data: contract,
+              filename: "contract.pdf",
+            },
+          ],
+        },
+      ],
+      tools,
+      stopWhen: stepCountIs(2),
+    });
+
+    const trajectory = await toAtif(store, "s");
+    const requests = (await store.readRun({ sessionId: "s", runId: "r" })).events.filter(
+      (event) => event.type === "model.requested",
+    );
+    const [user] = trajectory.steps;
+    expect(user?.message).toEqual([
+      { type: "text", text: "is the contract signed?" },
+      { type: "text", text: "[file omitted: contract.pdf, application/pdf, 17 bytes]" },
+    ]);
+    const held = "bytes recorded in the ledger";
+    expect(user?.extra).toEqual({
+      files_omitted: [
+        {
+          part: 1,
+          media_type: "application/pdf",
+          filename: "contract.pdf",
+          size_bytes: contract.length,
+          reason: held,
+          event_id: requests[0]?.eventId,
+        },
+      ],
+    });
+    const asked = trajectory.steps.find((step) => step.tool_calls !== undefined);
+    const [fetched] = asked?.observation?.results ?? [];
+    expect(fetched?.content).toEqual([
+      { type: "text", text: "the terms" },
+      { type: "text", text: "[file omitted: terms.pdf, application/pdf, 14 bytes]" },
+      { type: "text", text: "[file omitted: https://files.example/terms.pdf, application/pdf]" },
+    ]);
+    expect(fetched?.extra).toEqual({
+      files_omitted: [
+        {
+          part: 1,
+          media_type: "application/pdf",
+          filename: "terms.pdf",
+          size_bytes: terms.length,
+          reason: held,
+          event_id: requests[1]?.eventId,
+        },
+        {
+          part: 2,
+          media_type: "application/pdf",
+          url: "https://files.example/terms.pdf",
+          reason: "ATIF content parts are text and images only",
+          event_id: requests[1]?.eventId,
+        },
+      ],
+    });
+    expect(JSON.stringify(trajectory)).not.toContain(contract.toString("base64"));
+    expect(JSON.stringify(trajectory)).not.toContain(terms.toString("base64"));
+  });
+});
+
 describe("ATIF of a reasoning model's answer", () => {
   it("keeps the reasoning apart from the message, in reasoning_content", async () => {
     const { store, recorder } = recordingAssistant();

@@ -5,6 +5,8 @@ import {
   fileReferenceOf,
   fileReferenceText,
 } from "./atif-file-references.js";
+import { type FoundFile, fileOf, omittedFile, TOOL_OUTPUT_FILES } from "./atif-files.js";
+import { classify, type HeldData, heldBytes, withType } from "./atif-held-data.js";
 import type { AtifContentPart, AtifImageMediaType } from "./atif-types.js";
 import { str, textOf } from "./extract.js";
 import { isObject } from "./langchain-message.js";
@@ -12,7 +14,8 @@ import { isObject } from "./langchain-message.js";
 // A user's message as an ATIF step's `message`, and a tool's result as its observation's
 // `content`: its text, its images as ATIF image parts (ATIF v1.6+:
 // `{ type: "image", source: { media_type, path } }`, a path being a file or a URL), and the
-// files it names by a provider's file id as text parts naming them (see `fileReferenceOf`).
+// files it holds or names by a provider's file id as text parts naming them (see `fileOf`,
+// `fileReferenceOf`).
 
 const ATIF_IMAGE_TYPES: ReadonlySet<string> = new Set([
   "image/jpeg",
@@ -29,19 +32,10 @@ const EXTENSION_TYPES: [RegExp, AtifImageMediaType][] = [
 ];
 
 /** An image a message part holds: at a URL, or as bytes (base64) in the part itself. */
-interface FoundImage {
-  url?: string;
-  base64?: string;
-  mediaType?: string;
-}
+type FoundImage = HeldData;
 
-/** The AI SDK's parts of a tool's output for the model (`toModelOutput`'s `content`). */
+/** The AI SDK's parts of a tool's output for the model (`toModelOutput`'s `content`) of an image. */
 const TOOL_OUTPUT_IMAGES: ReadonlySet<JsonValue | undefined> = new Set(["image-data", "image-url"]);
-const TOOL_OUTPUT_FILES: ReadonlySet<JsonValue | undefined> = new Set([
-  "file-data",
-  "file-url",
-  "media",
-]);
 
 /**
  * The image a content part holds, as each framework records one: the AI SDK's `image` and
@@ -81,18 +75,6 @@ function imageOf(part: JsonObject): FoundImage | undefined {
   return value === undefined ? undefined : classify(value, mediaType);
 }
 
-function withType(image: FoundImage, mediaType: string | undefined): FoundImage {
-  return mediaType === undefined ? image : { ...image, mediaType };
-}
-
-/** A string that is a data URL, another URL (a scheme before `:`), or else base64 bytes. */
-function classify(value: string, mediaType: string | undefined): FoundImage {
-  const data = /^data:([^;,]*)(;base64)?,/i.exec(value);
-  if (data) return withType({ base64: value.slice(data[0].length) }, str(data[1]) ?? mediaType);
-  if (/^[a-z][a-z0-9+.-]*:/i.test(value)) return withType({ url: value }, mediaType);
-  return withType({ base64: value }, mediaType);
-}
-
 /** The ATIF media type of an image: the one recorded, else its URL's extension. */
 function atifMediaType(image: FoundImage): AtifImageMediaType | undefined {
   const recorded = image.mediaType?.toLowerCase();
@@ -105,35 +87,47 @@ function atifMediaType(image: FoundImage): AtifImageMediaType | undefined {
   return EXTENSION_TYPES.find(([pattern]) => pattern.test(path))?.[1];
 }
 
-/** The size of base64 content in bytes. */
-function base64Size(base64: string): number {
-  const trimmed = base64.replace(/\s/g, "");
-  const padding = trimmed.endsWith("==") ? 2 : trimmed.endsWith("=") ? 1 : 0;
-  return Math.max(0, Math.floor((trimmed.length * 3) / 4) - padding);
-}
-
-/** What an image a step cannot show as an ATIF image part leaves in its `extra.images_omitted`. */
-function omitted(image: FoundImage, part: number, eventId: string): JsonObject {
+/**
+ * The text part standing for an image a step cannot show as an ATIF image part
+ * (`[image omitted: image/png, 7 bytes]`), and its entry of `extra.images_omitted`.
+ */
+function omittedImage(
+  image: FoundImage,
+  part: number,
+  eventId: string,
+): { text: string; note: JsonObject } {
+  const mediaType = image.mediaType ?? "media type unknown";
+  const named = { part, media_type: image.mediaType ?? null };
+  if (image.url !== undefined) {
+    return {
+      text: `[image omitted: ${image.url}, ${mediaType}]`,
+      note: {
+        ...named,
+        url: image.url,
+        reason: "media type not one ATIF takes",
+        event_id: eventId,
+      },
+    };
+  }
+  const bytes = heldBytes(image.base64 ?? "");
   return {
-    part,
-    media_type: image.mediaType ?? null,
-    ...(image.url !== undefined
-      ? { url: image.url, reason: "media type not one ATIF takes" }
-      : { size_bytes: base64Size(image.base64 ?? ""), reason: "bytes recorded in the ledger" }),
-    event_id: eventId,
+    text: `[image omitted: ${mediaType}, ${bytes.text}]`,
+    note: { ...named, ...bytes.note, event_id: eventId },
   };
 }
 
 /**
- * A user message's `content` as an ATIF step message: its text when it holds no image and
- * names no file by a provider's id (as `textOf` gives it); else content parts, text parts and
+ * A user message's `content` as an ATIF step message: its text when it holds no image nor
+ * other file and names no file by a provider's id (as `textOf` gives it); else content parts, text parts and
  * an image part per image at a URL (ATIF's `path` may be a URL). An image recorded as bytes
  * has no path to point to: it is a text part naming it (`[image omitted: image/png, 7 bytes]`),
  * and `extra.images_omitted` lists it with its media type, size and the id of the event
  * (`eventId`) whose payload holds it, where a reader finds its bytes; so is an image at a URL
- * whose media type ATIF does not take. A file named by a provider's file id (see
- * `fileReferenceOf`) is a text part naming the id, listed in `extra.images_omitted` (an image)
- * or `extra.files_omitted`. `extra` holds only the lists that are not empty.
+ * whose media type ATIF does not take. A file that is not an image (see `fileOf`), as bytes or
+ * at a URL, is a text part naming it, listed in `extra.files_omitted`. A file named by a
+ * provider's file id (see `fileReferenceOf`) is a text part naming the id, listed in
+ * `extra.images_omitted` (an image) or `extra.files_omitted`. `extra` holds only the lists that
+ * are not empty.
  */
 export function atifMessageOf(
   content: JsonValue | undefined,
@@ -152,27 +146,28 @@ export function atifMessageOf(
       if (text.length > 0) message.push({ type: "text", text });
       continue;
     }
-    if ("fileId" in shown) {
-      const note = fileReferenceNote(shown, message.length, eventId);
-      (shown.image ? images : files).push(note);
-      message.push({ type: "text", text: fileReferenceText(shown) });
+    if (shown.kind === "reference") {
+      const { reference } = shown;
+      const note = fileReferenceNote(reference, message.length, eventId);
+      (reference.image ? images : files).push(note);
+      message.push({ type: "text", text: fileReferenceText(reference) });
       continue;
     }
-    const image = shown;
+    if (shown.kind === "file") {
+      const { text, note } = omittedFile(shown.file, message.length, eventId);
+      files.push(note);
+      message.push({ type: "text", text });
+      continue;
+    }
+    const { image } = shown;
     const mediaType = atifMediaType(image);
     if (image.url !== undefined && mediaType !== undefined) {
       message.push({ type: "image", source: { media_type: mediaType, path: image.url } });
       continue;
     }
-    const note = omitted(image, message.length, eventId);
+    const { text, note } = omittedImage(image, message.length, eventId);
     images.push(note);
-    message.push({
-      type: "text",
-      text:
-        image.url !== undefined
-          ? `[image omitted: ${image.url}, ${image.mediaType ?? "media type unknown"}]`
-          : `[image omitted: ${image.mediaType ?? "media type unknown"}, ${String(note.size_bytes)} bytes]`,
-    });
+    message.push({ type: "text", text });
   }
   return {
     message,
@@ -183,9 +178,19 @@ export function atifMessageOf(
   };
 }
 
-/** What a part shows besides text: an image it holds, or a file it names by a provider's id. */
-function shownPartOf(part: JsonObject): FoundImage | FileReference | undefined {
-  return fileReferenceOf(part) ?? imageOf(part);
+/** What a part shows besides text: an image or another file it holds, or one it names by id. */
+type ShownPart =
+  | { kind: "image"; image: FoundImage }
+  | { kind: "file"; file: FoundFile }
+  | { kind: "reference"; reference: FileReference };
+
+function shownPartOf(part: JsonObject): ShownPart | undefined {
+  const reference = fileReferenceOf(part);
+  if (reference !== undefined) return { kind: "reference", reference };
+  const image = imageOf(part);
+  if (image !== undefined) return { kind: "image", image };
+  const file = fileOf(part);
+  return file === undefined ? undefined : { kind: "file", file };
 }
 
 /**

@@ -68,8 +68,8 @@ export function readByModel(run: RunRecord, attempt: AttemptRecord): string | un
 }
 
 /**
- * A completed tool call's result as ATIF content parts, when it holds images or names files by
- * a provider's file id: what the model read of it (the tool message answering it in the run's
+ * A completed tool call's result as ATIF content parts, when it holds images or other files or
+ * names files by a provider's file id: what the model read of it (the tool message answering it in the run's
  * next requests: the AI SDK's `toModelOutput` content, a LangChain ToolMessage's parts), else,
  * when no request carries it (the run ended there), the recorded result (MCP's `{ content }`,
  * a list of parts). Its images and files as `atifMessageOf` shows them: one recorded as bytes

@@ -1,0 +1,68 @@
+import type { JsonObject, JsonValue } from "../events/json.js";
+import { classify, type HeldData, heldBytes } from "./atif-held-data.js";
+import { str } from "./extract.js";
+
+// A file that is not an image, held by a content part as bytes or at a URL: a PDF in a user's
+// message, a document a tool gave the model. ATIF content parts are text and images only, so
+// a step names such a file in a text part and lists it in `extra.files_omitted`, never its
+// bytes: a reader finds them in the event the note names.
+
+/** A file, not an image, a content part holds: at a URL or as base64, and its name if given. */
+export interface FoundFile extends HeldData {
+  filename?: string;
+}
+
+/** The AI SDK's parts of a tool's output for the model (`toModelOutput`'s `content`) of any file. */
+export const TOOL_OUTPUT_FILES: ReadonlySet<JsonValue | undefined> = new Set([
+  "file-data",
+  "file-url",
+  "media",
+]);
+
+/**
+ * The file a content part holds that is not an image (its media type not `image/*`, or
+ * unknown): the AI SDK's `file` part (a user message's, LanguageModelV3), and in a tool's
+ * output `file-data`, `file-url`, `media`. Undefined for any other part, and for one that
+ * holds neither bytes nor a URL.
+ */
+export function fileOf(part: JsonObject): FoundFile | undefined {
+  if (part.type !== "file" && !TOOL_OUTPUT_FILES.has(part.type)) return undefined;
+  const mediaType = str(part.mediaType) ?? str(part.mimeType) ?? str(part.mime_type);
+  if (mediaType?.startsWith("image/")) return undefined;
+  const value = str(part.data) ?? str(part.url);
+  if (value === undefined) return undefined;
+  const filename = str(part.filename);
+  return { ...classify(value, mediaType), ...(filename !== undefined ? { filename } : {}) };
+}
+
+/**
+ * The text part standing for a file (`[file omitted: report.pdf, application/pdf, 7 bytes]`,
+ * `[file omitted: https://..., application/pdf]`) and its entry of `extra.files_omitted`: the
+ * part, media type, name, size or URL, and the event whose payload holds it (`eventId`).
+ */
+export function omittedFile(
+  file: FoundFile,
+  part: number,
+  eventId: string,
+): { text: string; note: JsonObject } {
+  const mediaType = file.mediaType ?? "media type unknown";
+  const named: JsonObject = { part, media_type: file.mediaType ?? null };
+  if (file.filename !== undefined) named.filename = file.filename;
+  if (file.url !== undefined) {
+    return {
+      text: `[file omitted: ${file.url}, ${mediaType}]`,
+      note: {
+        ...named,
+        url: file.url,
+        reason: "ATIF content parts are text and images only",
+        event_id: eventId,
+      },
+    };
+  }
+  const bytes = heldBytes(file.base64 ?? "");
+  const name = file.filename !== undefined ? `${file.filename}, ` : "";
+  return {
+    text: `[file omitted: ${name}${mediaType}, ${bytes.text}]`,
+    note: { ...named, ...bytes.note, event_id: eventId },
+  };
+}
