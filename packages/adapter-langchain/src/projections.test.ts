@@ -6,7 +6,7 @@ import {
   toAtif,
   toOtelSpans,
 } from "@agent-ledger/core";
-import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { FakeLLM } from "@langchain/core/utils/testing";
 import { createAgent } from "langchain";
@@ -128,5 +128,32 @@ describe("projections of a text LLM call", () => {
       ["user", "Capital of France?"],
       ["agent", "Paris"],
     ]);
+  });
+});
+
+describe("ATIF of a chat model call given files by the provider's file id", () => {
+  it("names the Anthropic image and document blocks a message passes through, by their ids", async () => {
+    const store = new MemoryEventStore();
+    const handler = new LedgerCallbackHandler({ store, sessionId: "t", runId: "r" });
+    const model = new ScriptedChatModel(() => new AIMessage("a signed contract"));
+    // Uploaded with Anthropic's Files API: ChatAnthropic passes these blocks to the API as given.
+    const question = new HumanMessage({
+      content: [
+        { type: "text", text: "is it signed?" },
+        { type: "image", source: { type: "file", file_id: "file_011" } },
+        { type: "document", source: { type: "file", file_id: "file_012" } },
+      ],
+    });
+    await model.invoke([question], { callbacks: [handler] });
+    const [user] = (await toAtif(store, "t")).steps;
+    expect(user?.message).toEqual([
+      { type: "text", text: "is it signed?" },
+      { type: "text", text: "[image omitted: provider file id file_011, media type unknown]" },
+      { type: "text", text: "[file omitted: provider file id file_012, media type unknown]" },
+    ]);
+    expect(user?.extra).toMatchObject({
+      images_omitted: [{ part: 1, file_id: "file_011" }],
+      files_omitted: [{ part: 2, file_id: "file_012" }],
+    });
   });
 });

@@ -31,6 +31,37 @@ describe("ATIF of a run started with input items", () => {
   });
 });
 
+describe("ATIF of a run given files by the provider's file id", () => {
+  it("names the image and the file the user's input gave by id, never as bytes the ledger holds", async () => {
+    const store = new MemoryEventStore();
+    const model = new ScriptedModel([() => [message("a signed contract")]]);
+    const agent = new Agent({ name: "reader", instructions: "read" });
+    // Uploaded to OpenAI's file store: the Responses API is given the ids (file_id).
+    const input = [
+      {
+        role: "user" as const,
+        content: [
+          { type: "input_text" as const, text: "is it signed?" },
+          { type: "input_image" as const, image: { id: "file-img1" } },
+          { type: "input_file" as const, file: { id: "file-pdf1" }, filename: "contract.pdf" },
+        ],
+      },
+    ];
+    await runWithLedger(agent, input, runOptions(store, model));
+    const [user] = (await toAtif(store, "s")).steps.filter((step) => step.source === "user");
+    expect(user?.message).toEqual([
+      { type: "text", text: "is it signed?" },
+      { type: "text", text: "[image omitted: provider file id file-img1, media type unknown]" },
+      { type: "text", text: "[file omitted: provider file id file-pdf1, media type unknown]" },
+    ]);
+    const reason = "held by the provider, named by its file id: no bytes in the ledger";
+    expect(user?.extra).toMatchObject({
+      images_omitted: [{ part: 1, media_type: null, file_id: "file-img1", reason }],
+      files_omitted: [{ part: 2, media_type: null, file_id: "file-pdf1", reason }],
+    });
+  });
+});
+
 describe("message history of an agent with a stored prompt", () => {
   it("keeps the conversation: the request's prompt object is not its message list", async () => {
     const store = new MemoryEventStore();

@@ -54,7 +54,7 @@ function imageOf(part: JsonObject): FoundImage | undefined {
       const sourceType = str(source.media_type) ?? mediaType;
       if (typeof source.url === "string") return withType({ url: source.url }, sourceType);
       const data = str(source.data);
-      // A file id (Anthropic's `source: { type: "file" }`) holds no bytes here: no image shown.
+      // A file id (Anthropic's `source: { type: "file" }`) holds no bytes: `fileReferenceOf`.
       return data === undefined ? undefined : withType({ base64: data }, sourceType);
     }
     value = str(part.image) ?? str(part.url) ?? str(part.data);

@@ -17,15 +17,35 @@ export interface FileReference {
 /**
  * The file a content part names by a provider's file id: in an AI SDK tool's output for the
  * model (`toModelOutput`'s content, `@ai-sdk/provider` v3), `image-file-id` (an image) and
- * `file-id` (any file; an image when its media type says so). Undefined for any other part.
+ * `file-id` (any file; an image when its media type says so); Anthropic's `image` and
+ * `document` blocks with `source: { type: "file", file_id }` (LangChain's ChatAnthropic passes
+ * them through); the OpenAI Responses API's `input_image` and `input_file` with a `file_id`
+ * (LangChain's ChatOpenAI with the Responses API), as OpenAI Agents' input items give them
+ * (`image: { id }`, `file: { id }`). Undefined for any other part.
  */
 export function fileReferenceOf(part: JsonObject): FileReference | undefined {
-  if (part.type !== "image-file-id" && part.type !== "file-id") return undefined;
-  const fileId = fileIdOf(part.fileId);
-  if (fileId === undefined) return undefined;
-  const mediaType = str(part.mediaType);
-  const image = part.type === "image-file-id" || mediaType?.startsWith("image/") === true;
-  return { fileId, image, ...(mediaType !== undefined ? { mediaType } : {}) };
+  if (part.type === "image-file-id" || part.type === "file-id") {
+    const fileId = fileIdOf(part.fileId);
+    if (fileId === undefined) return undefined;
+    const mediaType = str(part.mediaType);
+    const image = part.type === "image-file-id" || mediaType?.startsWith("image/") === true;
+    return { fileId, image, ...(mediaType !== undefined ? { mediaType } : {}) };
+  }
+  if (part.type === "image" || part.type === "document") {
+    const source = isObject(part.source) ? part.source : undefined;
+    const fileId = source?.type === "file" ? str(source.file_id) : undefined;
+    return fileId === undefined ? undefined : { fileId, image: part.type === "image" };
+  }
+  if (part.type === "input_image" || part.type === "input_file") {
+    const image = part.type === "input_image";
+    const given = image ? part.image : part.file;
+    // A part that also holds the file (a URL, bytes) shows it, not the id beside it.
+    if (str(given) !== undefined || str(image ? part.image_url : part.file_data) !== undefined)
+      return undefined;
+    const fileId = str(part.file_id) ?? (isObject(given) ? str(given.id) : undefined);
+    return fileId === undefined ? undefined : { fileId, image };
+  }
+  return undefined;
 }
 
 /** A file id: a non-empty string, or an object of them by provider name. */

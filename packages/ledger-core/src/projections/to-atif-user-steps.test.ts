@@ -199,20 +199,47 @@ describe("toAtif a user's images", () => {
     ]);
   });
 
-  it("shows no image for a part that names one it does not hold (a provider's file id)", async () => {
-    // Shown as a 0-byte image "recorded in the ledger" before: neither was true.
+  it("names a file a part gives by a provider's file id (Anthropic's, OpenAI Responses') as that id, never as an image it holds", async () => {
+    // Shown as a 0-byte image "recorded in the ledger" at first, then dropped: the model was
+    // given the files, and the ledger holds their ids, not their bytes.
     const messages: JsonValue[] = [
       {
         role: "user",
         content: [
-          { type: "text", text: "what is in the file?" },
+          { type: "text", text: "what is in the files?" },
+          // Anthropic's Files API blocks, as LangChain's ChatAnthropic passes them through.
           { type: "image", source: { type: "file", file_id: "file_011" } },
+          { type: "document", source: { type: "file", file_id: "file_012" } },
+          // The Responses API's, as LangChain's ChatOpenAI (useResponsesApi) passes them through.
+          { type: "input_image", file_id: "file-img1", detail: "auto" },
+          { type: "input_file", file_id: "file-pdf1" },
+          // An image part that names no image at all.
           { type: "image", mimeType: "image/png" },
         ],
       },
     ];
-    const [user] = (await toAtif(await recordRequests([messages]), "s")).steps;
-    expect(user?.message).toBe("what is in the file?");
-    expect(user?.extra?.images_omitted).toBeUndefined();
+    const store = await recordRequests([messages]);
+    const [user] = (await toAtif(store, "s")).steps;
+    expect(user?.message).toEqual([
+      { type: "text", text: "what is in the files?" },
+      { type: "text", text: "[image omitted: provider file id file_011, media type unknown]" },
+      { type: "text", text: "[file omitted: provider file id file_012, media type unknown]" },
+      { type: "text", text: "[image omitted: provider file id file-img1, media type unknown]" },
+      { type: "text", text: "[file omitted: provider file id file-pdf1, media type unknown]" },
+    ]);
+    const requested = (await store.readRun({ sessionId: "s", runId: "r" })).events.find(
+      (event) => event.type === "model.requested",
+    );
+    const named = (part: number, fileId: string) => ({
+      part,
+      media_type: null,
+      file_id: fileId,
+      reason: "held by the provider, named by its file id: no bytes in the ledger",
+      event_id: requested?.eventId,
+    });
+    expect(user?.extra).toEqual({
+      images_omitted: [named(1, "file_011"), named(3, "file-img1")],
+      files_omitted: [named(2, "file_012"), named(4, "file-pdf1")],
+    });
   });
 });
