@@ -82,6 +82,41 @@ describe("an image in the prompt", () => {
     expect(user?.extra?.images_omitted).toMatchObject([{ media_type: "image/png", size_bytes: 7 }]);
   });
 
+  it("given as a string the SDK finds no image in (a provider's file id) is not named as bytes the ledger holds", async () => {
+    // OpenAI's provider sends a `file-...` string as a file id, another provider as base64: the
+    // SDK records the string as given, with the media type "image/*" (no image signature found).
+    const fileId = "file-6F2kJx9QpYdVbL3mTn8Rw1";
+    const store = new MemoryEventStore();
+    const live = askAbout(new SessionRecorder({ store, actor, ...address }), fileId);
+    expect((await live.result).text).toBe("a PNG");
+    const requested = (await readWholeRun(store, address)).find(
+      (event) => event.type === "model.requested",
+    );
+    expect(payload(requested).request.prompt[0].content[1]).toMatchObject({
+      type: "file",
+      mediaType: "image/*",
+      data: fileId,
+    });
+    const [user] = (await toAtif(store, address.sessionId)).steps;
+    expect(user?.message).toEqual([
+      { type: "text", text: "what is it?" },
+      {
+        type: "text",
+        text: `[image omitted: image/*, a ${fileId.length}-character string as given: base64 bytes or a provider's file id]`,
+      },
+    ]);
+    expect(user?.extra?.images_omitted).toEqual([
+      {
+        part: 1,
+        media_type: "image/*",
+        string_length: fileId.length,
+        reason:
+          "recorded in the ledger as the string given, of no known media type: the file's bytes as base64 or a provider's file id, which only the provider can tell",
+        event_id: requested?.eventId,
+      },
+    ]);
+  });
+
   it.each([
     ["a Uint8Array", () => new Uint8Array(bytes)],
     ["a base64 string", () => base64],

@@ -109,7 +109,7 @@ function omittedImage(
       },
     };
   }
-  const bytes = heldBytes(image.base64 ?? "");
+  const bytes = heldBytes(image);
   return {
     text: `[image omitted: ${mediaType}, ${bytes.text}]`,
     note: { ...named, ...bytes.note, event_id: eventId },

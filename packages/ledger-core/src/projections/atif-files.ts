@@ -59,7 +59,7 @@ export function omittedFile(
       },
     };
   }
-  const bytes = heldBytes(file.base64 ?? "");
+  const bytes = heldBytes(file);
   const name = file.filename !== undefined ? `${file.filename}, ` : "";
   return {
     text: `[file omitted: ${name}${mediaType}, ${bytes.text}]`,
