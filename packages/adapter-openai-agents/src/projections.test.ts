@@ -62,6 +62,49 @@ describe("ATIF of a run given files by the provider's file id", () => {
   });
 });
 
+describe("ATIF of a run given an image and files in its input items", () => {
+  it("shows the image at its URL and names the files given as a data URL or at a URL", async () => {
+    const store = new MemoryEventStore();
+    const model = new ScriptedModel([() => [message("a signed contract")]]);
+    const agent = new Agent({ name: "reader", instructions: "read" });
+    const pdf = Buffer.from("%PDF-1.7 contract").toString("base64");
+    const input = [
+      {
+        role: "user" as const,
+        content: [
+          { type: "input_text" as const, text: "is it signed?" },
+          { type: "input_image" as const, image: "https://photos.example/signature.png" },
+          {
+            type: "input_file" as const,
+            file: `data:application/pdf;base64,${pdf}`,
+            filename: "contract.pdf",
+          },
+          { type: "input_file" as const, file: { url: "https://files.example/terms.pdf" } },
+        ],
+      },
+    ];
+    await runWithLedger(agent, input, runOptions(store, model));
+    const trajectory = await toAtif(store, "s");
+    const [user] = trajectory.steps.filter((step) => step.source === "user");
+    expect(user?.message).toEqual([
+      { type: "text", text: "is it signed?" },
+      {
+        type: "image",
+        source: { media_type: "image/png", path: "https://photos.example/signature.png" },
+      },
+      { type: "text", text: "[file omitted: contract.pdf, application/pdf, 17 bytes]" },
+      { type: "text", text: "[file omitted: https://files.example/terms.pdf, media type unknown]" },
+    ]);
+    expect(user?.extra).toMatchObject({
+      files_omitted: [
+        { part: 2, media_type: "application/pdf", filename: "contract.pdf", size_bytes: 17 },
+        { part: 3, media_type: null, url: "https://files.example/terms.pdf" },
+      ],
+    });
+    expect(JSON.stringify(trajectory)).not.toContain(pdf);
+  });
+});
+
 describe("message history of an agent with a stored prompt", () => {
   it("keeps the conversation: the request's prompt object is not its message list", async () => {
     const store = new MemoryEventStore();

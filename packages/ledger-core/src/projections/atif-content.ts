@@ -41,7 +41,7 @@ const TOOL_OUTPUT_IMAGES: ReadonlySet<JsonValue | undefined> = new Set(["image-d
  * The image a content part holds, as each framework records one: the AI SDK's `image` and
  * `file` (an image media type) parts, and in a tool's output `image-data`, `image-url` and
  * `file-data`, `file-url`, `media` (an image media type); OpenAI's `image_url` (LangChain's
- * too), the Responses API's `input_image` (OpenAI Agents), Anthropic's `image` with a
+ * too), the Responses API's `input_image` (`image_url`; OpenAI Agents' `image`), Anthropic's `image` with a
  * `source`, LangChain's standard `image` block, MCP's `image` (`data`, `mimeType`). Undefined
  * for any other part.
  */
@@ -68,6 +68,8 @@ function imageOf(part: JsonObject): FoundImage | undefined {
   } else if (part.type === "image_url" || part.type === "input_image") {
     const image = part.image_url;
     value = isObject(image) ? str(image.url) : str(image);
+    // OpenAI Agents' own input item: `image`, a URL or a data URL (`{ id }` is a file id).
+    if (part.type === "input_image") value ??= str(part.image);
   } else {
     return undefined;
   }

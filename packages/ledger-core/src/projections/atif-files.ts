@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
 import { classify, type HeldData, heldBytes } from "./atif-held-data.js";
-import { str } from "./extract.js";
+import { isObject, str } from "./extract.js";
 
 // A file that is not an image, held by a content part as bytes or at a URL: a PDF in a user's
 // message, a document a tool gave the model. ATIF content parts are text and images only, so
@@ -22,17 +22,31 @@ export const TOOL_OUTPUT_FILES: ReadonlySet<JsonValue | undefined> = new Set([
 /**
  * The file a content part holds that is not an image (its media type not `image/*`, or
  * unknown): the AI SDK's `file` part (a user message's, LanguageModelV3), and in a tool's
- * output `file-data`, `file-url`, `media`. Undefined for any other part, and for one that
- * holds neither bytes nor a URL.
+ * output `file-data`, `file-url`, `media`; the Responses API's `input_file` (`file_data`,
+ * `file_url`; OpenAI Agents' `file`, a data URL or URL, or `{ url }`). Undefined for any other
+ * part, and for one that holds neither bytes nor a URL (a file id: `fileReferenceOf`).
  */
 export function fileOf(part: JsonObject): FoundFile | undefined {
-  if (part.type !== "file" && !TOOL_OUTPUT_FILES.has(part.type)) return undefined;
-  const mediaType = str(part.mediaType) ?? str(part.mimeType) ?? str(part.mime_type);
-  if (mediaType?.startsWith("image/")) return undefined;
-  const value = str(part.data) ?? str(part.url);
+  const value = heldValueOf(part);
   if (value === undefined) return undefined;
+  const held = classify(value, str(part.mediaType) ?? str(part.mimeType) ?? str(part.mime_type));
+  if (held.mediaType?.startsWith("image/")) return undefined;
   const filename = str(part.filename);
-  return { ...classify(value, mediaType), ...(filename !== undefined ? { filename } : {}) };
+  return { ...held, ...(filename !== undefined ? { filename } : {}) };
+}
+
+/** The string a file part holds its file in: bytes (base64, a data URL) or a URL. */
+function heldValueOf(part: JsonObject): string | undefined {
+  if (part.type === "file" || TOOL_OUTPUT_FILES.has(part.type))
+    return str(part.data) ?? str(part.url);
+  if (part.type !== "input_file") return undefined;
+  const file = part.file;
+  return (
+    str(part.file_data) ??
+    str(part.file_url) ??
+    str(file) ??
+    (isObject(file) ? str(file.url) : undefined)
+  );
 }
 
 /**

@@ -242,4 +242,31 @@ describe("toAtif a user's images", () => {
       files_omitted: [named(2, "file_012"), named(4, "file-pdf1")],
     });
   });
+
+  it("names a file the Responses API's input_file holds as a data URL (file_data) or at file_url", async () => {
+    // As LangChain's ChatOpenAI (useResponsesApi) passes them through.
+    const pdf = "JVBERi0xLjc="; // "%PDF-1.7", 8 bytes
+    const messages: JsonValue[] = [
+      {
+        role: "user",
+        content: [
+          {
+            type: "input_file",
+            file_data: `data:application/pdf;base64,${pdf}`,
+            filename: "a.pdf",
+          },
+          { type: "input_file", file_url: "https://files.example/b.pdf" },
+        ],
+      },
+    ];
+    const [user] = (await toAtif(await recordRequests([messages]), "s")).steps;
+    expect(user?.message).toEqual([
+      { type: "text", text: "[file omitted: a.pdf, application/pdf, 8 bytes]" },
+      { type: "text", text: "[file omitted: https://files.example/b.pdf, media type unknown]" },
+    ]);
+    expect(user?.extra?.files_omitted).toMatchObject([
+      { part: 0, media_type: "application/pdf", filename: "a.pdf", size_bytes: 8 },
+      { part: 1, media_type: null, url: "https://files.example/b.pdf" },
+    ]);
+  });
 });
