@@ -131,7 +131,7 @@ describe("projections of a text LLM call", () => {
   });
 });
 
-describe("ATIF of a chat model call given files by the provider's file id", () => {
+describe("ATIF of a chat model call given files in Anthropic's content blocks", () => {
   it("names the Anthropic image and document blocks a message passes through, by their ids", async () => {
     const store = new MemoryEventStore();
     const handler = new LedgerCallbackHandler({ store, sessionId: "t", runId: "r" });
@@ -155,5 +155,32 @@ describe("ATIF of a chat model call given files by the provider's file id", () =
       images_omitted: [{ part: 1, file_id: "file_011" }],
       files_omitted: [{ part: 2, file_id: "file_012" }],
     });
+  });
+
+  it("names the Anthropic document blocks that hold a PDF as base64 or at a URL, never copying its bytes", async () => {
+    const store = new MemoryEventStore();
+    const handler = new LedgerCallbackHandler({ store, sessionId: "t", runId: "r" });
+    const model = new ScriptedChatModel(() => new AIMessage("both signed"));
+    const pdf = Buffer.from("%PDF-1.7 contract").toString("base64");
+    const question = new HumanMessage({
+      content: [
+        { type: "text", text: "are they signed?" },
+        { type: "document", source: { type: "base64", media_type: "application/pdf", data: pdf } },
+        { type: "document", source: { type: "url", url: "https://files.example/terms.pdf" } },
+      ],
+    });
+    await model.invoke([question], { callbacks: [handler] });
+    const trajectory = await toAtif(store, "t");
+    const [user] = trajectory.steps;
+    expect(user?.message).toEqual([
+      { type: "text", text: "are they signed?" },
+      { type: "text", text: "[file omitted: application/pdf, 17 bytes]" },
+      { type: "text", text: "[file omitted: https://files.example/terms.pdf, media type unknown]" },
+    ]);
+    expect(user?.extra?.files_omitted).toMatchObject([
+      { part: 1, media_type: "application/pdf", size_bytes: 17 },
+      { part: 2, media_type: null, url: "https://files.example/terms.pdf" },
+    ]);
+    expect(JSON.stringify(trajectory)).not.toContain(pdf);
   });
 });

@@ -1,5 +1,5 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
-import { classify, type HeldData, heldBytes } from "./atif-held-data.js";
+import { classify, type HeldData, heldBytes, withType } from "./atif-held-data.js";
 import { isObject, str } from "./extract.js";
 
 // A file that is not an image, held by a content part as bytes or at a URL: a PDF in a user's
@@ -23,16 +23,32 @@ export const TOOL_OUTPUT_FILES: ReadonlySet<JsonValue | undefined> = new Set([
  * The file a content part holds that is not an image (its media type not `image/*`, or
  * unknown): the AI SDK's `file` part (a user message's, LanguageModelV3), and in a tool's
  * output `file-data`, `file-url`, `media`; the Responses API's `input_file` (`file_data`,
- * `file_url`; OpenAI Agents' `file`, a data URL or URL, or `{ url }`). Undefined for any other
- * part, and for one that holds neither bytes nor a URL (a file id: `fileReferenceOf`).
+ * `file_url`; OpenAI Agents' `file`, a data URL or URL, or `{ url }`); Anthropic's `document`
+ * with a `base64` or `url` source. Undefined for any other part, and for one that holds
+ * neither bytes nor a URL (a file id: `fileReferenceOf`).
  */
 export function fileOf(part: JsonObject): FoundFile | undefined {
-  const value = heldValueOf(part);
-  if (value === undefined) return undefined;
-  const held = classify(value, str(part.mediaType) ?? str(part.mimeType) ?? str(part.mime_type));
-  if (held.mediaType?.startsWith("image/")) return undefined;
+  const held = heldDataOf(part);
+  if (held === undefined || held.mediaType?.startsWith("image/")) return undefined;
   const filename = str(part.filename);
   return { ...held, ...(filename !== undefined ? { filename } : {}) };
+}
+
+/** What a file part holds of its file: bytes (base64, a data URL) or a URL. */
+function heldDataOf(part: JsonObject): HeldData | undefined {
+  if (part.type === "document") {
+    // Anthropic's: its source says base64 or URL. A `text` or `content` source is no file's
+    // bytes but text, and a `file` one an id (`fileReferenceOf`).
+    const source = isObject(part.source) ? part.source : {};
+    const mediaType = str(source.media_type);
+    const data = source.type === "base64" ? str(source.data) : undefined;
+    if (data !== undefined) return withType({ base64: data }, mediaType);
+    const url = source.type === "url" ? str(source.url) : undefined;
+    return url === undefined ? undefined : withType({ url }, mediaType);
+  }
+  const value = heldValueOf(part);
+  if (value === undefined) return undefined;
+  return classify(value, str(part.mediaType) ?? str(part.mimeType) ?? str(part.mime_type));
 }
 
 /** The string a file part holds its file in: bytes (base64, a data URL) or a URL. */
