@@ -19,8 +19,8 @@ export interface AtifSubagentRef {
 export interface AtifObservationResult {
   source_call_id?: string;
   /**
-   * Text, or content parts when what the tool gave the model holds images or names files by a
-   * provider's file id (ATIF v1.6+; see `atifMessageOf`).
+   * Text, or content parts when what the tool gave the model holds images or other files or
+   * names files by a provider's file id (ATIF v1.6+; see `atifMessageOf`).
    */
   content: string | AtifContentPart[] | null;
   subagent_trajectory_ref?: AtifSubagentRef[];
@@ -45,7 +45,7 @@ export interface AtifStep {
   step_id: number;
   timestamp: string;
   source: "system" | "user" | "agent";
-  /** Text, or content parts when a user's message holds images (see `atifMessageOf`). */
+  /** Text, or content parts when a user's message holds images or files (see `atifMessageOf`). */
   message: string | AtifContentPart[];
   reasoning_content?: string;
   model_name?: string;

@@ -81,8 +81,8 @@ function toldOfFailure(attempt: AttemptRecord): string | null | undefined {
 }
 
 /**
- * A tool call's result as the agent observed it. One holding images or naming files by a
- * provider's file id (what the model read of it, else the recorded result: see
+ * A tool call's result as the agent observed it. One holding images or other files, or naming
+ * files by a provider's file id (what the model read of it, else the recorded result: see
  * `imagesObserved`) is ATIF content parts, the images it cannot show named in
  * `extra.images_omitted`, the files in `extra.files_omitted`. A call without a result of its
  * own (failed, abandoned) is what the model read of it in the run's next request, as its
