@@ -34,16 +34,16 @@ const EXTENSION_TYPES: [RegExp, AtifImageMediaType][] = [
 /** An image a message part holds: at a URL, or as bytes (base64) in the part itself. */
 type FoundImage = HeldData;
 
-/** The AI SDK's parts of a tool's output for the model (`toModelOutput`'s `content`) of an image. */
+/** The AI SDK's parts of a tool's output for the model (`toModelOutput`) that are images. */
 const TOOL_OUTPUT_IMAGES: ReadonlySet<JsonValue | undefined> = new Set(["image-data", "image-url"]);
 
 /**
  * The image a content part holds, as each framework records one: the AI SDK's `image` and
  * `file` (an image media type) parts, and in a tool's output `image-data`, `image-url` and
  * `file-data`, `file-url`, `media` (an image media type); OpenAI's `image_url` (LangChain's
- * too), the Responses API's `input_image` (`image_url`; OpenAI Agents' `image`), Anthropic's `image` with a
- * `source`, LangChain's standard `image` block, MCP's `image` (`data`, `mimeType`). Undefined
- * for any other part.
+ * too), the Responses API's `input_image` (`image_url`; OpenAI Agents' `image`), Anthropic's
+ * `image` with a `source`, LangChain's standard `image` block, MCP's `image` (`data`,
+ * `mimeType`). Undefined for any other part.
  */
 function imageOf(part: JsonObject): FoundImage | undefined {
   const mediaType = str(part.mediaType) ?? str(part.mimeType) ?? str(part.mime_type);
@@ -120,12 +120,12 @@ function omittedImage(
 
 /**
  * A user message's `content` as an ATIF step message: its text when it holds no image nor
- * other file and names no file by a provider's id (as `textOf` gives it); else content parts, text parts and
- * an image part per image at a URL (ATIF's `path` may be a URL). An image recorded as bytes
- * has no path to point to: it is a text part naming it (`[image omitted: image/png, 7 bytes]`),
- * and `extra.images_omitted` lists it with its media type, size and the id of the event
- * (`eventId`) whose payload holds it, where a reader finds its bytes; so is an image at a URL
- * whose media type ATIF does not take. A file that is not an image (see `fileOf`), as bytes or
+ * other file and names no file by a provider's id (as `textOf` gives it); else content parts,
+ * text parts and an image part per image at a URL (ATIF's `path` may be a URL). An image
+ * recorded as bytes has no path to point to: it is a text part naming it (`[image omitted:
+ * image/png, 7 bytes]`), and `extra.images_omitted` lists it with its media type, size and
+ * the id of the event (`eventId`) whose payload holds it, where a reader finds its bytes; so
+ * is an image at a URL whose media type ATIF does not take. A file that is not an image (see `fileOf`), as bytes or
  * at a URL, is a text part naming it, listed in `extra.files_omitted`. A file named by a
  * provider's file id (see `fileReferenceOf`) is a text part naming the id, listed in
  * `extra.images_omitted` (an image) or `extra.files_omitted`. `extra` holds only the lists that

@@ -12,7 +12,7 @@ export interface FoundFile extends HeldData {
   filename?: string;
 }
 
-/** The AI SDK's parts of a tool's output for the model (`toModelOutput`'s `content`) of any file. */
+/** The AI SDK's parts of a tool's output for the model (`toModelOutput`) of any file. */
 export const TOOL_OUTPUT_FILES: ReadonlySet<JsonValue | undefined> = new Set([
   "file-data",
   "file-url",
