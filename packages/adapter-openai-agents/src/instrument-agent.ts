@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from "@agent-ledger/core";
 import type { AnyAgent } from "./any-agent.js";
+import { isClientToolSearch, recordToolSearch } from "./client-tool-search.js";
 import { recordGuardrails } from "./guardrails.js";
 import { isHandoffObject, ledgerHandoff } from "./ledger-handoff.js";
 import { isLocalShell, ledgerLocalTool } from "./ledger-local-tool.js";
@@ -55,8 +56,9 @@ const listenedTo = new WeakSet<AnyAgent>();
  * Prepares an agent graph for recording, in place: every function tool of the agent and of
  * every agent reachable through its handoffs is wrapped with ledgerTool (tools wrapped before,
  * e.g. with `{ idempotent: true }`, keep their options), every local shell and apply-patch tool
- * with ledgerLocalTool (`{ effect: "write", idempotent: false }` unless wrapped before), an agent
- * with a computer tool is refused (`InvalidArgumentError`: its actions cannot be recorded), and
+ * with ledgerLocalTool (`{ effect: "write", idempotent: false }` unless wrapped before), the
+ * `execute` of a client tool search (`toolSearchTool({ execution: "client", execute })`) with
+ * recordToolSearch (each search a recorded call), an agent with a computer tool is refused (`InvalidArgumentError`: its actions cannot be recorded), and
  * an agent whose `model` is a Model
  * instance gets it wrapped with ledgerModel. Every handoff object (`handoff(agent, {...})`) is
  * wrapped with ledgerHandoff, so its invocation (its `onHandoff` callback) is recorded as a call
@@ -96,6 +98,7 @@ export function instrumentAgent(agent: AnyAgent, options: InstrumentAgentOptions
       else if (tool.type === "apply_patch" || (tool.type === "shell" && isLocalShell(tool)))
         ledgerLocalTool(tool);
       else if (tool.type === "computer") throw unrecordedComputer(current, tool.name);
+      else if (tool.type === "hosted_tool" && isClientToolSearch(tool)) recordToolSearch(tool);
     }
     for (const entry of current.handoffs ?? []) {
       if (isHandoffObject(entry)) ledgerHandoff(entry);

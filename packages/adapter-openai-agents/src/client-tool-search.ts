@@ -1,0 +1,115 @@
+import { type JsonObject, rebuiltError, type ToolEffect } from "@agent-ledger/core";
+import {
+  attachClientToolSearchExecutor,
+  type ClientToolSearchExecutor,
+  type ClientToolSearchExecutorResult,
+  getClientToolSearchExecutor,
+  getToolSearchRuntimeToolKey,
+  type HostedTool,
+} from "@openai/agents";
+import { recordedOutput } from "./model-json.js";
+import { currentScope, ledgerStep, recorderOf } from "./scope.js";
+
+// A tool search the SDK runs in the process (`toolSearchTool({ execution: "client", execute })`)
+// is a call of the process: the app's `execute` may query a registry over the network. It is
+// recorded as a tool call of its run, as a function tool's is. The SDK's built-in lookup (no
+// `execute`) reads only the agent's own deferred tools and is not recorded: giving it an
+// executor would move the SDK onto its custom-search path, which registers and filters tools
+// otherwise.
+
+/** The name a client tool search is recorded under: the SDK's only name for the tool. */
+const TOOL_SEARCH_NAME = "tool_search";
+
+/**
+ * A search only reads, and is safe to make again: in flight at a crash, it is made again by
+ * itself; answered from the ledger, it runs again too (see `recordToolSearch`).
+ */
+const SEARCH_EFFECT: ToolEffect = { kind: "read", idempotent: true };
+
+const recordedSearches = new WeakSet<object>();
+
+/** A client tool search tool (`toolSearchTool({ execution: "client" })`), not the provider's. */
+export function isClientToolSearch(tool: { type: string; providerData?: unknown }): boolean {
+  const data = tool.providerData as { type?: unknown; execution?: unknown } | undefined;
+  return tool.type === "hosted_tool" && data?.type === "tool_search" && data.execution === "client";
+}
+
+// The id pairing a search's call and output items, as the SDK resolves it: the provider's
+// call id, else the item's id.
+function searchCallId(call: unknown): string | undefined {
+  const item = (call ?? {}) as Record<string, unknown>;
+  const data = (item.providerData ?? {}) as Record<string, unknown>;
+  for (const id of [data.call_id, data.callId, item.call_id, item.callId, item.id])
+    if (typeof id === "string" && id.length > 0) return id;
+  return undefined;
+}
+
+// What a search loaded, as JSON: the live tool objects the callback returned cannot be
+// recorded, their names can (a function tool's qualified by its namespace, as the SDK routes
+// calls to it; a hosted MCP server's label).
+function loadedTools(result: ClientToolSearchExecutorResult<unknown>): JsonObject[] {
+  const tools = result === undefined || result === null ? [] : [result].flat();
+  return tools.map((tool): JsonObject => {
+    const data = (tool as { providerData?: { type?: unknown; server_label?: unknown } })
+      .providerData;
+    if (
+      tool.type === "hosted_tool" &&
+      data?.type === "mcp" &&
+      typeof data.server_label === "string"
+    )
+      return { type: "mcp", server_label: data.server_label };
+    const name = tool.type === "function" ? getToolSearchRuntimeToolKey(tool) : undefined;
+    return { type: tool.type, name: name ?? tool.name };
+  });
+}
+
+/**
+ * Records each search of a client tool search tool with an `execute` callback, in place: a
+ * `tool.requested` (name `tool_search`, the search's arguments, its call id, `effect: { kind:
+ * "read", idempotent: true }`) committed before the callback runs, then `tool.completed` with
+ * the tools it loaded (`loadedTools`) or `tool.failed` with what it threw (which fails the run,
+ * as the SDK does). The SDK's public `attachClientToolSearchExecutor` puts the recording
+ * callback in place of the app's.
+ *
+ * The callback returns live tool objects, which the ledger cannot give back: a resumed run that
+ * meets a recorded search runs the callback again (a search only reads), under the recorded
+ * attempt, recording nothing more; the ledger keeps one call. A search recorded as failed is
+ * answered by throwing its error again; one in flight at a crash is made again as its retry.
+ * Outside a ledger run the callback runs unrecorded: that is the SDK rebuilding the tools a
+ * recorded search loaded while it loads a RunState (`RunState.fromString` runs the callback
+ * again), which a resume from a checkpoint needs.
+ */
+export function recordToolSearch(tool: HostedTool): HostedTool {
+  if (recordedSearches.has(tool)) return tool;
+  const own = getClientToolSearchExecutor(tool);
+  if (!own) return tool;
+  recordedSearches.add(tool);
+  const recording: ClientToolSearchExecutor = async (args) => {
+    const scope = currentScope();
+    if (!scope) return own(args);
+    const recorder = await ledgerStep(() => recorderOf(scope));
+    const callId = searchCallId(args.toolCall);
+    const attempt = await ledgerStep(() =>
+      recorder.beforeToolCall({
+        ...(callId !== undefined ? { toolCallId: callId } : {}),
+        name: TOOL_SEARCH_NAME,
+        args: recordedOutput(args.toolCall.arguments ?? null),
+        effect: SEARCH_EFFECT,
+      }),
+    );
+    const replayed = attempt.replayed;
+    if (replayed?.status === "failed") throw rebuiltError(replayed.error);
+    let result: ClientToolSearchExecutorResult<unknown>;
+    try {
+      result = await own(args);
+    } catch (error) {
+      if (!replayed) await ledgerStep(() => recorder.toolFailed(attempt, error));
+      throw error;
+    }
+    // Answered from the ledger: run again for its live tools, its outcome recorded already.
+    if (!replayed) await ledgerStep(() => recorder.toolCompleted(attempt, loadedTools(result)));
+    return result;
+  };
+  attachClientToolSearchExecutor(tool, recording);
+  return tool;
+}
