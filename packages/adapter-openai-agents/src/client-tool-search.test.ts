@@ -124,6 +124,20 @@ describe("a tool search the app's execute makes in the process", () => {
     expect(search[0]?.attributes["gen_ai.tool.call.id"]).toBe("call_search");
     expect(search[0]?.attributes["agent_ledger.tool.executed_by"]).toBeUndefined();
   });
+
+  test("a function tool it loads is recorded as the agent's own are", async () => {
+    const store = new MemoryEventStore();
+    const made = registryAgent();
+    await runWithLedger(made.agent, "go", runOptions(store, made.model));
+    const events = await toolCallEvents(store, "call_forecast");
+    expect(typesOf(events)).toEqual(["tool.requested", "tool.completed"]);
+    expect(events[0]?.payload).toMatchObject({
+      name: "forecast",
+      args: { city: "Paris" },
+      effect: { kind: "unknown", idempotent: false },
+    });
+    expect(events[1]?.payload).toMatchObject({ result: "sunny in Paris" });
+  });
 });
 
 describe("a recorded client tool search on resume", () => {

@@ -7,6 +7,7 @@ import {
   getToolSearchRuntimeToolKey,
   type HostedTool,
 } from "@openai/agents";
+import { ledgerTool } from "./ledger-tool.js";
 import { recordedOutput } from "./model-json.js";
 import { currentScope, ledgerStep, recorderOf } from "./scope.js";
 
@@ -63,13 +64,26 @@ function loadedTools(result: ClientToolSearchExecutorResult<unknown>): JsonObjec
   });
 }
 
+// The function tools a search loads become the agent's tools for the rest of the run, made at
+// run time where instrumentAgent never met them (as an MCP server's are): each is recorded like
+// the agent's own, with ledgerTool's default effect unless the app wrapped it already. Whichever
+// way the callback ran (live, again on a resume, or for the SDK loading a RunState), the tools
+// it gives will be called.
+function recordLoaded(
+  result: ClientToolSearchExecutorResult<unknown>,
+): ClientToolSearchExecutorResult<unknown> {
+  for (const tool of result === undefined || result === null ? [] : [result].flat())
+    if (tool.type === "function") ledgerTool(tool);
+  return result;
+}
+
 /**
  * Records each search of a client tool search tool with an `execute` callback, in place: a
  * `tool.requested` (name `tool_search`, the search's arguments, its call id, `effect: { kind:
  * "read", idempotent: true }`) committed before the callback runs, then `tool.completed` with
  * the tools it loaded (`loadedTools`) or `tool.failed` with what it threw (which fails the run,
  * as the SDK does). The SDK's public `attachClientToolSearchExecutor` puts the recording
- * callback in place of the app's.
+ * callback in place of the app's. The function tools it loads are wrapped with ledgerTool.
  *
  * The callback returns live tool objects, which the ledger cannot give back: a resumed run that
  * meets a recorded search runs the callback again (a search only reads), under the recorded
@@ -86,7 +100,7 @@ export function recordToolSearch(tool: HostedTool): HostedTool {
   recordedSearches.add(tool);
   const recording: ClientToolSearchExecutor = async (args) => {
     const scope = currentScope();
-    if (!scope) return own(args);
+    if (!scope) return recordLoaded(await own(args));
     const recorder = await ledgerStep(() => recorderOf(scope));
     const callId = searchCallId(args.toolCall);
     const attempt = await ledgerStep(() =>
@@ -101,7 +115,7 @@ export function recordToolSearch(tool: HostedTool): HostedTool {
     if (replayed?.status === "failed") throw rebuiltError(replayed.error);
     let result: ClientToolSearchExecutorResult<unknown>;
     try {
-      result = await own(args);
+      result = recordLoaded(await own(args));
     } catch (error) {
       if (!replayed) await ledgerStep(() => recorder.toolFailed(attempt, error));
       throw error;
