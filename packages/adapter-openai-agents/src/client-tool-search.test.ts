@@ -1,5 +1,6 @@
 import {
   type AppendRequest,
+  type EventStore,
   inspectSession,
   type LedgerEvent,
   MemoryEventStore,
@@ -7,9 +8,10 @@ import {
   toAtif,
 } from "@agent-ledger/core";
 import { setTracingDisabled } from "@openai/agents";
-import { describe, expect, test } from "vitest";
+import { afterAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { registryAgent } from "./testing/client-tool-search-agent.js";
+import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import { FailingStore } from "./testing/failing-store.js";
 import { firstInterruption, runOptions, toolCallEvents } from "./testing/recorded-run.js";
@@ -33,7 +35,7 @@ const appends =
     );
 
 /** The searches' `tool.requested` events of session "s", whichever call. */
-async function searchRequests(store: MemoryEventStore): Promise<LedgerEvent[]> {
+async function searchRequests(store: EventStore): Promise<LedgerEvent[]> {
   return (await readWholeSession(store, "s")).filter(
     (event) =>
       event.type === "tool.requested" &&
@@ -42,7 +44,7 @@ async function searchRequests(store: MemoryEventStore): Promise<LedgerEvent[]> {
 }
 
 /** Resumes run "root" of `store` with a new process's agent, its model going on at turn `calls`. */
-async function resumedIn(store: MemoryEventStore, calls: number) {
+async function resumedIn(store: EventStore, calls: number) {
   const second = registryAgent();
   second.model.calls = calls;
   const result = await resumeRun(second.agent, runOptions(store, second.model));
@@ -206,5 +208,45 @@ describe("a recorded client tool search on resume", () => {
     expect(result.finalOutput).toBe("sunny in Paris");
     expect(second.searches.length).toBeGreaterThan(0);
     expect(await searchRequests(store)).toHaveLength(1);
+  });
+});
+
+// Each crash is real: the first process runs in a child recording to a SQLite file and is
+// SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts); the test is
+// the new process that opens the file and resumes.
+const ledgers = new CrashedLedgers("oa-client-tool-search-", afterAll);
+ledgers.prepare(
+  "registry: dies inside the tool search",
+  "registry: dies after the tool search completed",
+);
+
+describe("a client tool search after the process was killed", () => {
+  test("inside the search: the resume makes it again by itself, as its retry", async () => {
+    const { store, first } = await ledgers.crashed("registry: dies inside the tool search");
+    expect(first.effects).toEqual(["search tsc_1"]);
+    const { second, result } = await resumedIn(store, 1);
+    expect(result.finalOutput).toBe("sunny in Paris");
+    expect(second.searches).toEqual(["weather"]);
+    const [asked, retried, ...more] = await searchRequests(store);
+    expect(more).toEqual([]);
+    expect(retried?.retryOf).toBe(asked?.attemptId);
+    expect((await inspectSession(store, "s")).unresolved).toEqual([]);
+    const calls = (await toAtif(store, "s")).steps.flatMap((step) => step.tool_calls ?? []);
+    expect(calls.map((call) => call.function_name)).toEqual(["tool_search", "forecast"]);
+  });
+
+  test("after it completed: run again for the tools it gives, still one call", async () => {
+    const { store, first } = await ledgers.crashed(
+      "registry: dies after the tool search completed",
+    );
+    expect(first.effects).toEqual(["search tsc_1"]);
+    const { second, result } = await resumedIn(store, 1);
+    expect(result.finalOutput).toBe("sunny in Paris");
+    expect(second.searches).toEqual(["weather"]);
+    expect(await searchRequests(store)).toHaveLength(1);
+    expect(typesOf(await toolCallEvents(store, "call_search"))).toEqual([
+      "tool.requested",
+      "tool.completed",
+    ]);
   });
 });

@@ -20,6 +20,7 @@ import {
   TWO_CALLS_EVERY_TURN,
   TWO_CHARGES,
 } from "./charging-agents.js";
+import { registryAgent } from "./client-tool-search-agent.js";
 import { draftingAgents, ticketHandoffAgents } from "./context-agents.js";
 import type { CrashingChild } from "./crashing-child.js";
 import { fixture, rateLimitedAgent, retryingAgent } from "./fixture.js";
@@ -229,6 +230,23 @@ export const CRASH_SCENARIOS = {
     second.model.calls = 2;
     const store = child.dyingAfter(isType("model.completed"));
     await resumeRun(second.main, { ...runOptions(store, second.model), state });
+  },
+  // The app's client tool search (its registry) is running, its request recorded.
+  "registry: dies inside the tool search": async (child) => {
+    const first = registryAgent();
+    first.beforeSearch = async (args) => {
+      await child.afterEffect()(`search ${String(args.toolCall.id)}`);
+      await child.dieHere();
+    };
+    await runWithLedger(first.agent, "go", runOptions(child.store, first.model));
+  },
+  "registry: dies after the tool search completed": async (child) => {
+    const first = registryAgent();
+    first.beforeSearch = async (args) => {
+      await child.afterEffect()(`search ${String(args.toolCall.id)}`);
+    };
+    const store = child.dyingAfter(isType("tool.completed"));
+    await runWithLedger(first.agent, "go", runOptions(store, first.model));
   },
   "saving: dies inside save": async (child) => {
     const first = savingAgent(child.afterEffect(`save ${LARGE_TEXT.length} characters`));
