@@ -35,6 +35,16 @@ export function isClientToolSearch(tool: { type: string; providerData?: unknown 
   return tool.type === "hosted_tool" && data?.type === "tool_search" && data.execution === "client";
 }
 
+/**
+ * False for a client tool search whose `execute` runs unseen (added to an agent after
+ * instrumentAgent): its searches are calls of the process the ledger does not record.
+ */
+export function searchesRecorded(tool: HostedTool): boolean {
+  return (
+    !isClientToolSearch(tool) || !getClientToolSearchExecutor(tool) || recordedSearches.has(tool)
+  );
+}
+
 // The id pairing a search's call and output items, as the SDK resolves it: the provider's
 // call id, else the item's id.
 function searchCallId(call: unknown): string | undefined {

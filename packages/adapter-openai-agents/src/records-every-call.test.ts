@@ -1,4 +1,11 @@
-import { Agent, handoff, hostedMcpTool, MCPServerStdio, shellTool } from "@openai/agents";
+import {
+  Agent,
+  handoff,
+  hostedMcpTool,
+  MCPServerStdio,
+  shellTool,
+  toolSearchTool,
+} from "@openai/agents";
 import { describe, expect, test } from "vitest";
 import { instrumentAgent } from "./instrument-agent.js";
 import { recordsEveryCall } from "./records-every-call.js";
@@ -71,5 +78,17 @@ describe("recordsEveryCall: whether an agent's run records every call it makes",
     expect(recordsEveryCall(agent)).toBe(false);
     instrumentAgent(agent);
     expect(recordsEveryCall(agent)).toBe(true);
+  });
+
+  test("a client tool search with an execute: yes once instrumented (each search is recorded), no when added after", () => {
+    const search = () => toolSearchTool({ execution: "client", execute: async () => [] });
+    const agent = instrumentAgent(new Agent({ name: "shop", tools: [search()] }));
+    expect(recordsEveryCall(agent)).toBe(true);
+    agent.tools.push(search());
+    expect(recordsEveryCall(agent)).toBe(false);
+    // The built-in lookup (no execute) reads only the agent's own tools: nothing unseen.
+    expect(
+      recordsEveryCall(new Agent({ name: "a", tools: [toolSearchTool({ execution: "client" })] })),
+    ).toBe(true);
   });
 });

@@ -1,4 +1,5 @@
 import type { AnyAgent } from "./any-agent.js";
+import { searchesRecorded } from "./client-tool-search.js";
 import { isHandoffObject, ledgerHandoffEffect } from "./ledger-handoff.js";
 import { isLocalShell } from "./ledger-local-tool.js";
 import { recordsMcpTools } from "./mcp-tools.js";
@@ -13,7 +14,8 @@ import { ledgerToolEffect } from "./tool-effects.js";
  * callback is recorded as a call; a handoff given as a plain agent runs nothing of its own), and
  * each that has MCP servers gets their tools recorded (`instrumentAgent` makes the agent wrap
  * them with ledgerTool as the SDK lists them: they are made at run time). A local shell or
- * apply-patch tool counts when wrapped by ledgerLocalTool. A plain function, shell or apply-patch
+ * apply-patch tool counts when wrapped by ledgerLocalTool, a client tool search with an `execute`
+ * when instrumentAgent made it record its searches. A plain function, shell or apply-patch
  * tool, a computer tool, a handoff object not wrapped, the MCP tools of an agent not instrumented
  * run unseen. Read when the agent starts, so a tool or handoff added after
  * `instrumentAgent` counts.
@@ -26,8 +28,13 @@ export function recordsEveryCall(agent: AnyAgent): boolean {
     seen.add(current);
     if ((current.mcpServers?.length ?? 0) > 0 && !recordsMcpTools(current)) return false;
     for (const tool of current.tools ?? []) {
-      // A hosted tool, or a hosted shell: the provider runs it inside a recorded model call.
-      if (tool.type === "hosted_tool" || (tool.type === "shell" && !isLocalShell(tool))) continue;
+      // A hosted tool, or a hosted shell: the provider runs it inside a recorded model call;
+      // but a client tool search's `execute` runs here, recorded only once instrumented.
+      if (tool.type === "hosted_tool") {
+        if (!searchesRecorded(tool)) return false;
+        continue;
+      }
+      if (tool.type === "shell" && !isLocalShell(tool)) continue;
       const recordable =
         tool.type === "function" || tool.type === "shell" || tool.type === "apply_patch";
       if (!recordable || ledgerToolEffect(tool) === undefined) return false;
