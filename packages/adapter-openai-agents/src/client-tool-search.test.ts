@@ -140,6 +140,28 @@ describe("a tool search the app's execute makes in the process", () => {
     });
     expect(events[1]?.payload).toMatchObject({ result: "sunny in Paris" });
   });
+
+  test("streamed: recorded the same way, before the callback runs", async () => {
+    const store = new MemoryEventStore();
+    const made = registryAgent();
+    let heldWhileSearching: LedgerEvent[] = [];
+    made.beforeSearch = async () => {
+      heldWhileSearching = await toolCallEvents(store, "call_search");
+    };
+    const run = await runWithLedger(made.agent, "go", {
+      ...runOptions(store, made.model),
+      stream: true,
+    });
+    for await (const _event of run.stream) {
+      // read the stream
+    }
+    expect((await run.done).finalOutput).toBe("sunny in Paris");
+    expect(typesOf(heldWhileSearching)).toEqual(["tool.requested"]);
+    expect(typesOf(await toolCallEvents(store, "call_search"))).toEqual([
+      "tool.requested",
+      "tool.completed",
+    ]);
+  });
 });
 
 describe("a recorded client tool search on resume", () => {
