@@ -7,7 +7,11 @@ import {
   readWholeSession,
   toAtif,
 } from "@agent-ledger/core";
-import { setTracingDisabled } from "@openai/agents";
+import {
+  attachClientToolSearchExecutor,
+  type HostedTool,
+  setTracingDisabled,
+} from "@openai/agents";
 import { afterAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { registryAgent } from "./testing/client-tool-search-agent.js";
@@ -191,6 +195,27 @@ describe("a recorded client tool search on resume", () => {
     const inspection = await inspectSession(store, "s");
     expect(inspection.unresolved).toEqual([]);
     expect(inspection.runs[0]?.status).toBe("completed");
+  });
+
+  test("answered from the ledger, it now loads other tools: replay-divergence, the run left open", async () => {
+    const store = new FailingStore();
+    const first = registryAgent();
+    store.failWhen = (request) => first.searches.length > 0 && appends("model.requested")(request);
+    await expect(
+      runWithLedger(first.agent, "go", runOptions(store, first.model)),
+    ).rejects.toMatchObject({ code: "store-unavailable" });
+
+    store.failWhen = undefined;
+    const second = registryAgent();
+    second.model.calls = 1;
+    // The registry no longer has the forecast.
+    attachClientToolSearchExecutor(second.agent.tools[0] as HostedTool, async () => []);
+    await expect(resumeRun(second.agent, runOptions(store, second.model))).rejects.toMatchObject({
+      code: "replay-divergence",
+    });
+    expect(second.model.requests).toEqual([]);
+    expect(await searchRequests(store)).toHaveLength(1);
+    expect((await inspectSession(store, "s")).runs[0]?.status).toBe("running");
   });
 
   test("in flight when the run stopped: made again by itself, as its retry (one call)", async () => {

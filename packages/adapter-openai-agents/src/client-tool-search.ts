@@ -1,4 +1,11 @@
-import { type JsonObject, rebuiltError, type ToolEffect } from "@agent-ledger/core";
+import {
+  canonicalJson,
+  type JsonObject,
+  ReplayDivergenceError,
+  rebuiltError,
+  type SessionRecorder,
+  type ToolEffect,
+} from "@agent-ledger/core";
 import {
   attachClientToolSearchExecutor,
   type ClientToolSearchExecutor,
@@ -9,7 +16,7 @@ import {
 } from "@openai/agents";
 import { ledgerTool } from "./ledger-tool.js";
 import { recordedOutput } from "./model-json.js";
-import { currentScope, ledgerStep, recorderOf } from "./scope.js";
+import { currentScope, ledgerStep, recorderOf, refused } from "./scope.js";
 
 // A tool search the SDK runs in the process (`toolSearchTool({ execution: "client", execute })`)
 // is a call of the process: the app's `execute` may query a registry over the network. It is
@@ -87,6 +94,25 @@ function recordLoaded(
   return result;
 }
 
+// A recorded search run again must load what it loaded then: the run goes on as the ledger
+// says it went (the tools the model was given, the calls of them it holds). Compared as the
+// recorder's redaction left the recorded result.
+function assertLoadedAsRecorded(
+  recorder: SessionRecorder,
+  attempt: { attemptId: string; seq: number },
+  recorded: unknown,
+  loaded: JsonObject[],
+): void {
+  const now = (recorder.redactedPayload("tool.completed", { result: loaded }) as JsonObject).result;
+  if (canonicalJson(now) === canonicalJson(recorded as JsonObject)) return;
+  throw refused(
+    new ReplayDivergenceError(
+      `the client tool search ${TOOL_SEARCH_NAME} loaded ${JSON.stringify(recorded)} when recorded, and loads ${JSON.stringify(now)} run again: the run would go on with other tools than the ledger holds`,
+      { attemptId: attempt.attemptId, seq: attempt.seq },
+    ),
+  );
+}
+
 /**
  * Records each search of a client tool search tool with an `execute` callback, in place: a
  * `tool.requested` (name `tool_search`, the search's arguments, its call id, `effect: { kind:
@@ -97,7 +123,8 @@ function recordLoaded(
  *
  * The callback returns live tool objects, which the ledger cannot give back: a resumed run that
  * meets a recorded search runs the callback again (a search only reads), under the recorded
- * attempt, recording nothing more; the ledger keeps one call. A search recorded as failed is
+ * attempt, recording nothing more; the ledger keeps one call. One that now loads other tools is
+ * `replay-divergence`. A search recorded as failed is
  * answered by throwing its error again; one in flight at a crash is made again as its retry.
  * Outside a ledger run the callback runs unrecorded: that is the SDK rebuilding the tools a
  * recorded search loaded while it loads a RunState (`RunState.fromString` runs the callback
@@ -130,8 +157,11 @@ export function recordToolSearch(tool: HostedTool): HostedTool {
       if (!replayed) await ledgerStep(() => recorder.toolFailed(attempt, error));
       throw error;
     }
+    const loaded = loadedTools(result);
     // Answered from the ledger: run again for its live tools, its outcome recorded already.
-    if (!replayed) await ledgerStep(() => recorder.toolCompleted(attempt, loadedTools(result)));
+    if (replayed?.status === "completed")
+      assertLoadedAsRecorded(recorder, attempt, replayed.result, loaded);
+    else if (!replayed) await ledgerStep(() => recorder.toolCompleted(attempt, loaded));
     return result;
   };
   attachClientToolSearchExecutor(tool, recording);
