@@ -34,7 +34,12 @@ const TOOL_SEARCH_NAME = "tool_search";
  */
 const SEARCH_EFFECT: ToolEffect = { kind: "read", idempotent: true };
 
-const recordedSearches = new WeakSet<object>();
+/**
+ * The recording callbacks recordToolSearch put in place: by callback, not by tool, so a tool
+ * whose app attached another `execute` since (`attachClientToolSearchExecutor`) is known to run
+ * that one unseen, and is recorded again by the next instrumentAgent.
+ */
+const recordingExecutors = new WeakSet<object>();
 
 /** A client tool search tool (`toolSearchTool({ execution: "client" })`), not the provider's. */
 export function isClientToolSearch(tool: { type: string; providerData?: unknown }): boolean {
@@ -44,12 +49,12 @@ export function isClientToolSearch(tool: { type: string; providerData?: unknown 
 
 /**
  * False for a client tool search whose `execute` runs unseen (added to an agent after
- * instrumentAgent): its searches are calls of the process the ledger does not record.
+ * instrumentAgent, or given another `execute` since): its searches are calls of the process the
+ * ledger does not record.
  */
 export function searchesRecorded(tool: HostedTool): boolean {
-  return (
-    !isClientToolSearch(tool) || !getClientToolSearchExecutor(tool) || recordedSearches.has(tool)
-  );
+  const executor = getClientToolSearchExecutor(tool);
+  return !isClientToolSearch(tool) || !executor || recordingExecutors.has(executor);
 }
 
 // The id pairing a search's call and output items, as the SDK resolves it: the provider's
@@ -131,10 +136,8 @@ function assertLoadedAsRecorded(
  * again), which a resume from a checkpoint needs.
  */
 export function recordToolSearch(tool: HostedTool): HostedTool {
-  if (recordedSearches.has(tool)) return tool;
   const own = getClientToolSearchExecutor(tool);
-  if (!own) return tool;
-  recordedSearches.add(tool);
+  if (!own || recordingExecutors.has(own)) return tool;
   const recording: ClientToolSearchExecutor = async (args) => {
     const scope = currentScope();
     if (!scope) return recordLoaded(await own(args));
@@ -164,6 +167,7 @@ export function recordToolSearch(tool: HostedTool): HostedTool {
     else if (!replayed) await ledgerStep(() => recorder.toolCompleted(attempt, loaded));
     return result;
   };
+  recordingExecutors.add(recording);
   attachClientToolSearchExecutor(tool, recording);
   return tool;
 }

@@ -1,5 +1,7 @@
 import {
   Agent,
+  attachClientToolSearchExecutor,
+  type HostedTool,
   handoff,
   hostedMcpTool,
   MCPServerStdio,
@@ -86,6 +88,12 @@ describe("recordsEveryCall: whether an agent's run records every call it makes",
     expect(recordsEveryCall(agent)).toBe(true);
     agent.tools.push(search());
     expect(recordsEveryCall(agent)).toBe(false);
+    // Given another execute after instrumentAgent: that one runs unseen, until instrumented.
+    const other = instrumentAgent(new Agent({ name: "other", tools: [search()] }));
+    attachClientToolSearchExecutor(other.tools[0] as HostedTool, async () => []);
+    expect(recordsEveryCall(other)).toBe(false);
+    instrumentAgent(other);
+    expect(recordsEveryCall(other)).toBe(true);
     // The built-in lookup (no execute) reads only the agent's own tools: nothing unseen.
     expect(
       recordsEveryCall(new Agent({ name: "a", tools: [toolSearchTool({ execution: "client" })] })),
