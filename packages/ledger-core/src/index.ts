@@ -116,15 +116,13 @@ export type {
   AtifToolCall,
   AtifTrajectory,
 } from "./projections/atif-types.js";
-export type {
-  ExtractedToolCall,
-  HistoryMessage,
-  TokenUsage,
-} from "./projections/extract.js";
+export type { ExtractedToolCall } from "./projections/extract.js";
 export { isEmbeddingsRequest } from "./projections/extract.js";
 export type { MessageHistoryOptions } from "./projections/message-history.js";
 export { messageHistory } from "./projections/message-history.js";
+export type { TokenUsage } from "./projections/model-usage.js";
 export { LedgerIdGenerator } from "./projections/otel-ids.js";
+export type { HistoryMessage } from "./projections/request-messages.js";
 export { toAtif } from "./projections/to-atif.js";
 export type {
   OtelProjection,

@@ -1,6 +1,6 @@
 import type { JsonValue } from "../events/json.js";
 import type { Actor, RunStatus } from "../events/types.js";
-import type { TokenUsage } from "../projections/extract.js";
+import type { TokenUsage } from "../projections/model-usage.js";
 import type { AwaitingDecisionView } from "./awaiting-decision.js";
 
 /** Status of one attempt as inspection reports it. */

@@ -1,7 +1,7 @@
 import { isJsonObject, type JsonObject } from "../events/json.js";
 import type { LedgerEvent, RunStatus } from "../events/types.js";
-import { modelNameOf } from "../projections/extract.js";
 import { ForkCopies } from "../projections/fork-copies.js";
+import { modelNameOf } from "../projections/model-names.js";
 import { PausedRuns } from "./awaiting-decision.js";
 import type {
   AttemptStatus,

@@ -1,5 +1,5 @@
 import type { JsonObject } from "../events/json.js";
-import { type TokenUsage, usageOf } from "../projections/extract.js";
+import { type TokenUsage, usageOf } from "../projections/model-usage.js";
 import type { RunView } from "./inspection-views.js";
 import { runsInTreeOrder } from "./run-tree-order.js";
 

@@ -10,8 +10,9 @@ import {
 } from "./atif-retries.js";
 import { addStepToolCalls } from "./atif-step-calls.js";
 import type { AtifMetrics, AtifStep } from "./atif-types.js";
-import { completionOf, modelNameOf } from "./extract.js";
 import type { HostedCallAnswers } from "./hosted-call-answers.js";
+import { completionOf } from "./model-completions.js";
+import { modelNameOf } from "./model-names.js";
 import {
   type AttemptRecord,
   isUnresolved,

@@ -2,7 +2,8 @@ import type { JsonObject, JsonValue } from "../events/json.js";
 import type { LedgerEvent } from "../events/types.js";
 import { atifMessageOf, toolContentParts } from "./atif-content.js";
 import type { AtifContentPart } from "./atif-types.js";
-import { isObject, requestMessagesNewestFirst, textOf, toolResultOf } from "./extract.js";
+import { isObject, textOf, toolResultOf } from "./extract.js";
+import { requestMessagesNewestFirst } from "./request-messages.js";
 import { type AttemptRecord, payloadOf, type RunRecord } from "./session-model.js";
 
 // What a model read of a tool call: each adapter tells the model in its own words (a failed or

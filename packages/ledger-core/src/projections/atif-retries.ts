@@ -1,7 +1,8 @@
 import type { JsonObject } from "../events/json.js";
 import { errorText } from "./atif-run-ends.js";
 import type { AtifMetrics } from "./atif-types.js";
-import { completionOf, usageOf } from "./extract.js";
+import { completionOf } from "./model-completions.js";
+import { usageOf } from "./model-usage.js";
 import { type AttemptRecord, payloadOf } from "./session-model.js";
 
 // How an ATIF trajectory shows a call made more than once: a retry inside a run (the AI SDK's

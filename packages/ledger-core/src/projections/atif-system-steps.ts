@@ -1,7 +1,8 @@
 import type { JsonValue } from "../events/json.js";
 import type { LedgerEvent } from "../events/types.js";
 import type { DraftStep } from "./atif-draft-steps.js";
-import { requestMessages, textOf } from "./extract.js";
+import { textOf } from "./extract.js";
+import { requestMessages } from "./request-messages.js";
 
 // Where an ATIF trajectory's system steps come from: the instructions of a run's model calls.
 

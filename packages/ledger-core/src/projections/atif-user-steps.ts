@@ -2,7 +2,8 @@ import type { JsonValue } from "../events/json.js";
 import type { LedgerEvent } from "../events/types.js";
 import { atifMessageOf } from "./atif-content.js";
 import type { AtifStep } from "./atif-types.js";
-import { type HistoryMessage, requestMessages, textOf } from "./extract.js";
+import { textOf } from "./extract.js";
+import { type HistoryMessage, requestMessages } from "./request-messages.js";
 
 // Where an ATIF trajectory's user steps come from: a run's input, or its model requests.
 

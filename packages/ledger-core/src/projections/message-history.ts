@@ -2,14 +2,9 @@ import { assertOptions, type KnownKeys } from "../events/argument-checks.js";
 import { NotFoundError } from "../events/errors.js";
 import type { JsonObject } from "../events/json.js";
 import type { EventStore } from "../store/event-store.js";
-import {
-  completionOf,
-  type HistoryMessage,
-  isObject,
-  requestMessages,
-  textOf,
-  toolResultOf,
-} from "./extract.js";
+import { isObject, textOf, toolResultOf } from "./extract.js";
+import { completionOf } from "./model-completions.js";
+import { type HistoryMessage, requestMessages } from "./request-messages.js";
 import { causeOf, loadSessionModel, type RunRecord } from "./session-model.js";
 
 export interface MessageHistoryOptions {

@@ -1,16 +1,11 @@
 import type { Attributes, Link, Span, SpanOptions, Tracer } from "@opentelemetry/api";
 import { InvalidArgumentError } from "../events/errors.js";
 import type { LedgerEvent } from "../events/types.js";
-import {
-  completionOf,
-  isEmbeddingsRequest,
-  isObject,
-  modelNameOf,
-  responseIdOf,
-  toolResultOf,
-  usageOf,
-} from "./extract.js";
+import { isEmbeddingsRequest, isObject, toolResultOf } from "./extract.js";
 import { hostedToolCallsOf } from "./hosted-tool-calls.js";
+import { completionOf } from "./model-completions.js";
+import { modelNameOf, responseIdOf } from "./model-names.js";
+import { usageOf } from "./model-usage.js";
 import { SPAN_KIND_CLIENT, SPAN_KIND_INTERNAL, STATUS_ERROR, under } from "./otel-api-values.js";
 import { markAttemptStatus, recordFailure } from "./otel-failures.js";
 import { hostedToolSpan } from "./otel-hosted-spans.js";

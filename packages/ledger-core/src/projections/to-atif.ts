@@ -11,8 +11,9 @@ import { systemStep } from "./atif-system-steps.js";
 import { toolCallsByCause, toolStep } from "./atif-tool-calls.js";
 import type { AtifStep, AtifTrajectory } from "./atif-types.js";
 import { UserConversations, userInputContents, userStep } from "./atif-user-steps.js";
-import { isEmbeddingsRequest, isObject, modelNameOf } from "./extract.js";
+import { isEmbeddingsRequest, isObject } from "./extract.js";
 import { hostedCallAnswersOf } from "./hosted-call-answers.js";
+import { modelNameOf } from "./model-names.js";
 import { pausesOf, runStatus } from "./paused-runs.js";
 import {
   agentVersionOf,
