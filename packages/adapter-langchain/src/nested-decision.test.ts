@@ -82,39 +82,60 @@ async function unresolvedNamed(store: EventStore, name: string) {
   return found;
 }
 
+/** How checkout reaches the charge, as a test's name says it. */
+const between = {
+  direct: "",
+  deep: ", a tool between the two",
+  "sub-agent": ", through a sub-agent",
+  "callback-sub-agent": ", through a sub-agent without ledgerMiddleware",
+} satisfies Record<ChargePath, string>;
+
+/** What checkout's receipt starts with: a sub-agent's model says what the charge gave it. */
+function paid(path: ChargePath) {
+  return path === "sub-agent" || path === "callback-sub-agent" ? "paid: " : "";
+}
+
 // Concurrent: each test has its own ledger and logs; a crash test mostly waits for its child.
 describe.concurrent("a call made inside a tool, cut off by a crash, is decided on by a person", () => {
-  it("createAgent: approved, the next resume charges once more; the refusal is never the outer call's outcome", async ({
-    onTestFinished,
-  }) => {
-    const { store, charges } = await crashed("approve", "agent", "in-charge", onTestFinished);
-    expect(lines(charges)).toBe(1);
-    const charge = (await toolEvents(store)).first("charge");
+  // Without ledgerMiddleware, the sub-agent's tool node catches the refusal and its model goes
+  // on: what checkout then returns was made without the charge, and is no answer either.
+  for (const path of ["direct", "callback-sub-agent"] as const)
+    it(`createAgent${between[path]}: approved, the next resume charges once more; the refusal is never the outer call's outcome`, async ({
+      onTestFinished,
+    }) => {
+      const name = `approve-${path}`;
+      const { store, charges } = await crashed(name, "agent", "in-charge", onTestFinished, path);
+      expect(lines(charges)).toBe(1);
+      const charge = (await toolEvents(store)).first("charge");
 
-    // Every resume stops with the ledger's refusal, naming the charge, until a person decides.
-    for (let resume = 0; resume < 2; resume++) {
-      const stopped = await agentWorld(store, charges).resume();
-      expect(refusalIn(stopped)?.details).toMatchObject({
-        attemptId: charge?.attemptId,
-        name: "charge",
-      });
-    }
-    // checkout did not fail: it was not let go on. No outcome is recorded for it.
-    expect((await toolEvents(store)).outcomes).toEqual([]);
-    expect(lines(charges)).toBe(1);
+      // Every resume stops with the ledger's refusal, naming the charge, until a person decides.
+      for (let resume = 0; resume < 2; resume++) {
+        const stopped = await agentWorld(store, charges, "none", path).resume();
+        expect(refusalIn(stopped)?.details).toMatchObject({
+          attemptId: charge?.attemptId,
+          name: "charge",
+        });
+      }
+      // checkout did not fail: it was not let go on. No outcome is recorded for it.
+      expect((await toolEvents(store)).outcomes).toEqual([]);
+      expect(lines(charges)).toBe(1);
 
-    const ops = await person(store);
-    await ops.approve(await unresolvedAttempt(store, charge?.attemptId), "no payment at the bank");
-    const resumed = agentWorld(store, charges);
-    expect(await resumed.resume()).toEqual({ answer: "Done: order placed (charged 5)" });
-    expect(lines(charges)).toBe(2);
-    expect(resumed.modelSaw).toEqual(["checkout: order placed (charged 5)"]);
-    expect((await toolEvents(store)).outcomes).toEqual([
-      "tool.completed charge",
-      "tool.completed checkout",
-    ]);
-    expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
-  });
+      const ops = await person(store);
+      await ops.approve(
+        await unresolvedAttempt(store, charge?.attemptId),
+        "no payment at the bank",
+      );
+      const resumed = agentWorld(store, charges, "none", path);
+      const receipt = `order placed (${paid(path)}charged 5)`;
+      expect(await resumed.resume()).toEqual({ answer: `Done: ${receipt}` });
+      expect(lines(charges)).toBe(2);
+      expect(resumed.modelSaw).toEqual([`checkout: ${receipt}`]);
+      expect((await toolEvents(store)).outcomes).toEqual([
+        "tool.completed charge",
+        "tool.completed checkout",
+      ]);
+      expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
+    });
 
   it("createAgent, a tool between the two: the refusal reaches checkout, and approved, the charge runs once more", async ({
     onTestFinished,
@@ -198,12 +219,7 @@ describe.concurrent("a call made inside a tool, cut off by a crash, is decided o
     expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
   });
 
-  const between = {
-    direct: "",
-    deep: ", a tool between the two",
-    "sub-agent": ", through a sub-agent",
-  } satisfies Record<ChargePath, string>;
-  for (const path of ["direct", "deep", "sub-agent"] as const)
+  for (const path of ["direct", "deep", "sub-agent", "callback-sub-agent"] as const)
     it(`createAgent${between[path]}: the person abandons checkout, the outer call, and nothing inside it stays unresolved`, async ({
       onTestFinished,
     }) => {
@@ -246,6 +262,11 @@ describe.concurrent("a call made inside a tool, cut off by a crash, is decided o
     { crashAt: "in-charge" as const, path: "deep" as const, agentApproved: ["charge"] },
     { crashAt: "after-charge" as const, path: "direct" as const, agentApproved: [] },
     { crashAt: "in-charge" as const, path: "sub-agent" as const, agentApproved: ["charge"] },
+    {
+      crashAt: "in-charge" as const,
+      path: "callback-sub-agent" as const,
+      agentApproved: ["charge"],
+    },
   ];
   for (const { crashAt, path, agentApproved } of approvals)
     it(`createAgent, killed ${crashAt}${between[path]}: the person approves checkout, the outer call, and the charge inside it runs once more`, async ({
@@ -266,7 +287,7 @@ describe.concurrent("a call made inside a tool, cut off by a crash, is decided o
       await ops.approve(await unresolvedNamed(store, "checkout"), "no payment at the bank");
       const resumed = agentWorld(store, charges, "none", path);
       expect(await resumed.resume()).toEqual({
-        answer: `Done: order placed (${path === "sub-agent" ? "paid: " : ""}charged 5)`,
+        answer: `Done: order placed (${paid(path)}charged 5)`,
       });
       expect(lines(charges)).toBe(2);
       expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);

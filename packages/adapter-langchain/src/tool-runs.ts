@@ -64,11 +64,14 @@ export class ToolRuns {
   ): Promise<void> {
     const { runId, parentRunId, tags, langchainToolCallId, lsMetadata } = ids;
     const { runs, refusals } = this.#context;
-    // Inside a running tool call, in that call's run, also when it is no call of that tool's
-    // (`call.outer`) but a sub-agent's that the tool runs, as that sub-agent's model calls are.
+    // The running tool call it is made inside: the tool's own call (`call.outer`), or one a
+    // sub-agent makes that the tool runs, which keeps its own id and cause (no `call.outer`)
+    // but is part of what the tool's call did, as ledgerMiddleware's calls of a sub-agent are:
+    // recorded in that call's run, run again by its approval, refused as no outcome of it.
+    const insideTool = runs.enclosingTool(parentRunId);
     const { recorder, scope } = await this.#context.subgraphs.recordedIn({
       metadata: lsMetadata,
-      insideTool: runs.enclosingTool(parentRunId),
+      insideTool,
     });
     const checkpointNs = checkpointNsToRecord(lsMetadata);
     const { threadId } = call;
@@ -97,11 +100,12 @@ export class ToolRuns {
     try {
       requested = retried
         ? { attempt: await recorder.retry(retried, { metadata }), approved: false }
-        : await this.#request(recorder, { ...call, metadata });
+        : await this.#request({ recorder, call: { ...call, metadata }, insideTool });
     } catch (error) {
       // Refused inside another call: that call did not fail, the ledger stopped it. Whoever
-      // records it (this handler or ledgerMiddleware) hears of it as it ends (settleRefused).
-      refusals.noteInside(call.outer, error, call.name);
+      // records it (this handler or ledgerMiddleware) hears of it as it ends (settleRefused),
+      // also when a sub-agent's tool node caught the refusal and the tool went on.
+      refusals.noteInside(insideTool, error, call.name);
       throw error;
     }
     const { attempt, approved } = requested;
@@ -121,11 +125,18 @@ export class ToolRuns {
   /**
    * Records a tool call's request. On a resumed run a call the ledger holds runs again only if
    * it is idempotent, or made inside a call a person approved to run again (see
-   * `requestInsideDecision`): the callback cannot answer it from the ledger.
+   * `requestInsideDecision`; `insideTool`, the running tool call it is made inside, if any):
+   * the callback cannot answer it from the ledger.
    */
-  async #request(recorder: SessionRecorder, call: ToolCallToRecord): Promise<ToolAttempt> {
+  async #request(options: {
+    recorder: SessionRecorder;
+    call: ToolCallToRecord;
+    insideTool: ToolRun | undefined;
+  }): Promise<ToolAttempt> {
+    const { recorder, call, insideTool } = options;
     const { effect, outer, metadata } = call;
-    let requested = await requestInsideDecision(recorder, metadata, outer?.approved === true, () =>
+    const approvedOuter = insideTool?.approved === true;
+    let requested = await requestInsideDecision(recorder, metadata, approvedOuter, () =>
       requestToolCall(recorder, this.#context.book, call),
     );
     let { attempt } = requested;

@@ -21,10 +21,12 @@ export type CrashAt = "in-charge" | "after-charge" | "none";
 
 /**
  * How `checkout` reaches `charge`: calling it itself ("direct"), through `pay`, a tool between
- * the two ("deep"), or through a sub-agent (createAgent with ledgerMiddleware on the same
- * handler) whose model asks for it ("sub-agent").
+ * the two ("deep"), or through a sub-agent whose model asks for it: createAgent with
+ * ledgerMiddleware on the same handler ("sub-agent"), or without it, recorded by the handler's
+ * callbacks alone ("callback-sub-agent", its tool node catching a tool's error as createAgent's
+ * does by default).
  */
-export type ChargePath = "direct" | "deep" | "sub-agent";
+export type ChargePath = "direct" | "deep" | "sub-agent" | "callback-sub-agent";
 
 /** A sub-agent's model: asks for `charge`, then says what it got. */
 function subAgentModel() {
@@ -74,13 +76,17 @@ export function world(
       metadata: { idempotent: true },
     },
   );
-  // With "sub-agent", checkout runs an agent of its own on the same handler (its config's).
+  // Through a sub-agent, checkout runs an agent of its own on the same handler (its config's).
   const subAgent = async (amount: number, config: RunnableConfig) => {
     if (handler === undefined) throw new Error("a sub-agent records through the world's handler");
     const agent = createAgent({
       model: subAgentModel(),
       tools: [charge],
-      middleware: [ledgerMiddleware({ handler })],
+      middleware: path === "sub-agent" ? [ledgerMiddleware({ handler })] : [],
+      // Without ledgerMiddleware it keeps no state of its own: kept in the graph's checkpointer
+      // (a sub-agent's default), it saves the refusal its tool node caught as charge's answer,
+      // and LangGraph hands that saved result back when checkout runs again (handler README).
+      ...(path === "callback-sub-agent" ? { checkpointer: false } : {}),
     });
     const result = await agent.invoke({ messages: [new HumanMessage(`pay ${amount}`)] }, config);
     return String(result.messages.at(-1)?.content);
@@ -89,7 +95,7 @@ export function world(
     async ({ amount }: { amount: number }, config) => {
       // Called with checkout's config (its toolCall too), charge answers with a ToolMessage.
       const receipt =
-        path === "sub-agent"
+        path === "sub-agent" || path === "callback-sub-agent"
           ? await subAgent(amount, config)
           : await (path === "deep" ? pay : charge).invoke({ amount }, config);
       if (crashAt === "after-charge") return crashHere();
