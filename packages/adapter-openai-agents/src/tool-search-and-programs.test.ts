@@ -118,6 +118,9 @@ describe("a program the provider ran (programmatic tool calling)", () => {
       "agent_ledger.tool.executed_by": "provider",
       "agent_ledger.tool.item_type": "program",
       "gen_ai.tool.call.arguments": JSON.stringify({ code: "print(2 * price('tea'))" }),
+      // Its output came in the next response, as ATIF's result does.
+      "agent_ledger.tool.status": "completed",
+      "gen_ai.tool.call.result": JSON.stringify("42"),
     });
     // The process's call of its tool is its own span, which names the program that made it.
     const price = spans.filter((span) => span.name === "execute_tool price");

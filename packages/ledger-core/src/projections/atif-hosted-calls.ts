@@ -1,8 +1,7 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
 import { argumentsObject, asContent, atifMessageOf } from "./atif-content.js";
 import type { AtifObservationResult, AtifToolCall } from "./atif-types.js";
-import { str } from "./extract.js";
-import type { HostedCallAnswers } from "./hosted-call-answers.js";
+import { type HostedCallAnswers, withProgramOutput } from "./hosted-call-answers.js";
 import { type HostedToolCall, hostedToolCallsOf, programCallersOf } from "./hosted-tool-calls.js";
 
 /** What `hostedAtifCalls` reads: one completed model call of a run, and what the run says of it. */
@@ -62,7 +61,8 @@ function decidedCall(
  * agent's own tool that waits on a person): its `extra.status` says where the decision is
  * (`awaiting-decision` while the run is paused on it), and once approved and run, in a later
  * model call, it takes that call's status and result; that later step does not show it again.
- * A program's output that came in a later response is its result too.
+ * A program takes its output's status and result, from the same response or a later one (see
+ * `withProgramOutput`).
  */
 export function hostedAtifCalls(options: HostedAtifCallsOptions): {
   calls: AtifToolCall[];
@@ -80,15 +80,7 @@ export function hostedAtifCalls(options: HostedAtifCallsOptions): {
     let decided: JsonObject = {};
     if (each.awaitsApproval)
       ({ call: hosted, extra: decided } = decidedCall(each, answers, awaited));
-    const programOutput =
-      each.itemType === "program" && each.output === undefined && each.id !== undefined
-        ? answers.programOutputs.get(each.id)
-        : undefined;
-    if (programOutput) {
-      hosted = { ...hosted, output: programOutput.output ?? null };
-      const status = str(programOutput.status);
-      if (status) hosted.status = status;
-    }
+    hosted = withProgramOutput(hosted, answers);
     const toolCallId = hosted.id ?? `${attemptId}:hosted:${index}`;
     const extra: JsonObject = { executed_by: "provider", item_type: hosted.itemType };
     if (hosted.status !== undefined) extra.status = hosted.status;

@@ -25,8 +25,40 @@ export interface HostedCallAnswers {
   ran: Map<string, { call: HostedToolCall; attemptId: string }>;
   /** The id of each approval request a response of the run made. */
   requested: Set<string>;
-  /** A program's output item, by the program's call id. */
-  programOutputs: Map<string, JsonObject>;
+  /**
+   * What each program's `program_output` item says (in the program's response or a later one),
+   * by the program's call id.
+   */
+  programOutputs: Map<string, ProgramOutput>;
+}
+
+/** What a `program_output` item says of the program it answers. */
+export interface ProgramOutput {
+  status?: string;
+  output: JsonValue;
+}
+
+function programOutputOf(item: JsonObject): ProgramOutput {
+  const answer: ProgramOutput = { output: item.output ?? null };
+  const status = str(item.status);
+  if (status) answer.status = status;
+  return answer;
+}
+
+/**
+ * `call` as the run's later responses leave it: a program (see `programCallOf`) takes its
+ * output's status and result. ATIF and OpenTelemetry both read a hosted call through this, so
+ * they say the same of it.
+ */
+export function withProgramOutput(
+  call: HostedToolCall,
+  answers: HostedCallAnswers,
+): HostedToolCall {
+  const answer =
+    call.itemType === "program" && call.id !== undefined
+      ? answers.programOutputs.get(call.id)
+      : undefined;
+  return answer ? { ...call, ...answer } : call;
 }
 
 /** An `mcp_approval_response` input item as a decision: the SDK's shape, or the Responses API's. */
@@ -74,7 +106,7 @@ export function hostedCallAnswersOf(run: RunRecord): HostedCallAnswers {
     }
     for (const item of itemsOf(isObject(response) ? response.output : undefined))
       if (item.type === "program_output" && str(item.callId))
-        answers.programOutputs.set(item.callId as string, item);
+        answers.programOutputs.set(item.callId as string, programOutputOf(item));
   }
   return answers;
 }

@@ -209,12 +209,12 @@ function toolSearchCallOf(item: JsonObject, output: JsonObject | undefined): Hos
 }
 
 /**
- * A program the provider ran (programmatic tool calling: a `program` item, its code) as a call,
- * with its `program_output` item when the same response holds it. A program that calls the
- * agent's own tools waits on their results, and its output comes in a later response (see
- * `hostedCallAnswersOf`).
+ * A program the provider ran (programmatic tool calling: a `program` item, its code) as a call.
+ * Its status and output are its `program_output` item's, in the same response or, when the
+ * program calls the agent's own tools and waits on their results, in a later one: read once per
+ * run for every response by `hostedCallAnswersOf` (see `withProgramOutput`).
  */
-function programCallOf(item: JsonObject, output: JsonObject | undefined): HostedToolCall {
+function programCallOf(item: JsonObject): HostedToolCall {
   const call: HostedToolCall = {
     name: "programmatic_tool_calling",
     arguments: { code: (item.code ?? "") as JsonValue },
@@ -223,9 +223,8 @@ function programCallOf(item: JsonObject, output: JsonObject | undefined): Hosted
   };
   const id = str(item.callId) ?? str(item.id);
   if (id) call.id = id;
-  const status = str(output?.status) ?? str(item.status);
+  const status = str(item.status);
   if (status) call.status = status;
-  if (output?.output !== undefined) call.output = output.output;
   return call;
 }
 
@@ -248,7 +247,8 @@ function outputsByCallId(
  * `hosted_tool_call` items, its `shell_call` items answered in the same response (a hosted
  * shell's; a local shell's call is answered by the agent's process, in a later request), its
  * tool searches run by the provider (`tool_search_call`, `execution: "server"`; a search the
- * SDK runs in the process, `"client"`, is none), its `program` items; an AI SDK response's
+ * SDK runs in the process, `"client"`, is none), its `program` items (without their output:
+ * see `programCallOf`); an AI SDK response's
  * `tool-call` parts marked `providerExecuted`. With `approvalRequests`, a hosted MCP call that
  * waits on an approval too (`awaitsApproval`). None for a response of another shape.
  */
@@ -261,7 +261,6 @@ export function hostedToolCallsOf(
   if (!Array.isArray(response.output)) return [];
   const items = response.output.filter(isObject);
   const shellOutputs = outputsByCallId(items, "shell_call_output", (item) => str(item.callId));
-  const programOutputs = outputsByCallId(items, "program_output", (item) => str(item.callId));
   // A server-run search's output follows its call; without a call id, the next one pairs.
   const searchOutputs = items.filter(
     (item) => item.type === "tool_search_output" && toolSearchExecutionOf(item) === "server",
@@ -282,7 +281,7 @@ export function hostedToolCallsOf(
       const [output] = index >= 0 ? searchOutputs.splice(index, 1) : [];
       calls.push(toolSearchCallOf(item, output));
     } else if (item.type === "program") {
-      calls.push(programCallOf(item, programOutputs.get(str(item.callId) ?? "")));
+      calls.push(programCallOf(item));
     }
   }
   return calls;

@@ -2,6 +2,11 @@ import type { Attributes, Link, Span, SpanOptions, Tracer } from "@opentelemetry
 import { InvalidArgumentError } from "../events/errors.js";
 import type { LedgerEvent } from "../events/types.js";
 import { isEmbeddingsRequest, isObject, toolResultOf } from "./extract.js";
+import {
+  type HostedCallAnswers,
+  hostedCallAnswersOf,
+  withProgramOutput,
+} from "./hosted-call-answers.js";
 import { hostedToolCallsOf } from "./hosted-tool-calls.js";
 import { completionOf } from "./model-completions.js";
 import { modelNameOf, responseIdOf } from "./model-names.js";
@@ -59,6 +64,16 @@ export function emitSpans(
   const traceIds: string[] = [];
   /** The spans of the runs each tool attempt picked up again (see `resumingAttempt`), by attemptKey. */
   const resumedRuns = new Map<string, Span[]>();
+  /** What later model calls of each run say of its hosted calls, read once per run, by run id. */
+  const hostedAnswers = new Map<string, HostedCallAnswers>();
+  const hostedAnswersOf = (run: RunRecord): HostedCallAnswers => {
+    let answers = hostedAnswers.get(run.runId);
+    if (answers === undefined) {
+      answers = hostedCallAnswersOf(run);
+      hostedAnswers.set(run.runId, answers);
+    }
+    return answers;
+  };
 
   /**
    * Starts a span under `parent`, with the given ids when the caller passed a generator, and
@@ -332,20 +347,34 @@ export function emitSpans(
     markAttemptStatus({ span, attempt, outcome });
     pushEnd(span, attemptEnd(model, attempt, run) ?? sessionEnd);
     if (attempt.kind === "model" && attempt.status === "completed" && attempt.outcome)
-      hostedSpans(attempt, attempt.outcome, span, attributes);
+      hostedSpans({
+        attempt,
+        run,
+        completed: attempt.outcome,
+        chat: span,
+        chatAttributes: attributes,
+      });
   };
 
   /**
    * The `execute_tool` spans of the tool calls the provider ran inside a completed model call
    * (hosted tools: see `hostedToolSpan`), under its `chat` span. The response does not say
-   * when each ran, only that it was inside the call: each spans the call.
+   * when each ran, only that it was inside the call: each spans the call. A program's status
+   * and result are its output's, which may come in a later response (see `withProgramOutput`).
    */
-  const hostedSpans = (
-    attempt: AttemptRecord,
-    completed: LedgerEvent,
-    chat: Span,
-    chatAttributes: Attributes,
-  ): void => {
+  const hostedSpans = ({
+    attempt,
+    run,
+    completed,
+    chat,
+    chatAttributes,
+  }: {
+    attempt: AttemptRecord;
+    run: RunRecord;
+    completed: LedgerEvent;
+    chat: Span;
+    chatAttributes: Attributes;
+  }): void => {
     const base: Attributes = {};
     for (const key of [
       "gen_ai.conversation.id",
@@ -354,8 +383,10 @@ export function emitSpans(
       "agent_ledger.attempt.copied",
     ])
       if (chatAttributes[key] !== undefined) base[key] = chatAttributes[key];
+    const answers = hostedAnswersOf(run);
     const calls = hostedToolCallsOf(payloadOf(completed).response);
-    calls.forEach((hosted, index) => {
+    calls.forEach((found, index) => {
+      const hosted = withProgramOutput(found, answers);
       const made = hostedToolSpan(hosted, base, options.includeToolContent === true);
       const span = startSpan(
         made.name,
