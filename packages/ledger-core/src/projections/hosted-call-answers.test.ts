@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
-import type { JsonValue } from "../events/json.js";
+import type { JsonObject, JsonValue } from "../events/json.js";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeSession } from "../store/read-all.js";
-import { hostedCallAnswersOf } from "./hosted-call-answers.js";
-import { buildSessionModel } from "./session-model.js";
+import { hostedCallAnswersOf, withProgramOutput } from "./hosted-call-answers.js";
+import { hostedToolCallsOf } from "./hosted-tool-calls.js";
+import { buildSessionModel, payloadOf } from "./session-model.js";
 
 // A run whose model calls are given as `calls`: each its request's input and its response.
 async function runOf(calls: { input: JsonValue[]; output: JsonValue[] }[]) {
@@ -95,5 +96,28 @@ describe("hostedCallAnswersOf", () => {
     const ran = hostedCallAnswersOf(run).ran.get("mcpr_1");
     expect(ran?.attemptId).toBe(run.attempts[1]?.attemptId);
     expect(ran?.call).toMatchObject({ id: "mcp_2", name: "delete_branch", output: "deleted" });
+  });
+
+  it("gives a program its output's status and result from a later response, and no result when the output holds none", async () => {
+    const program = { type: "program", id: "prg_1", callId: "call_program", code: "print(1)" };
+    const output = { type: "program_output", id: "prgo_1", callId: "call_program" };
+    const answered = async (fields: JsonObject) => {
+      const run = await runOf([
+        { input: [], output: [program] },
+        { input: [], output: [{ ...output, ...fields }] },
+      ]);
+      const [call] = hostedToolCallsOf(payloadOf(run.attempts[0]?.outcome).response);
+      if (!call) throw new Error("expected the program's call");
+      return withProgramOutput(call, hostedCallAnswersOf(run));
+    };
+    expect(await answered({ status: "completed", output: "1" })).toMatchObject({
+      id: "call_program",
+      status: "completed",
+      output: "1",
+    });
+    // A recorded output item without an output (cut off) says nothing the program gave: not null.
+    const cutOff = await answered({ status: "incomplete" });
+    expect(cutOff.status).toBe("incomplete");
+    expect(cutOff).not.toHaveProperty("output");
   });
 });

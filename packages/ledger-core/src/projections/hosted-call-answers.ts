@@ -35,13 +35,15 @@ export interface HostedCallAnswers {
 /** What a `program_output` item says of the program it answers. */
 export interface ProgramOutput {
   status?: string;
-  output: JsonValue;
+  /** None when the item holds none (a program cut off): no result, rather than a `null` one. */
+  output?: JsonValue;
 }
 
 function programOutputOf(item: JsonObject): ProgramOutput {
-  const answer: ProgramOutput = { output: item.output ?? null };
+  const answer: ProgramOutput = {};
   const status = str(item.status);
   if (status) answer.status = status;
+  if (item.output !== undefined && item.output !== null) answer.output = item.output;
   return answer;
 }
 
