@@ -1,6 +1,11 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
 import { isObject, str } from "./extract.js";
-import { type HostedToolCall, hostedItemTypeOf, hostedToolCallsOf } from "./hosted-tool-calls.js";
+import {
+  callIdOf,
+  type HostedToolCall,
+  hostedItemTypeOf,
+  hostedToolCallsOf,
+} from "./hosted-tool-calls.js";
 import { payloadOf, type RunRecord } from "./session-model.js";
 
 // A hosted call the provider asked about or started in one model call can end in a later one of
@@ -107,8 +112,10 @@ export function hostedCallAnswersOf(run: RunRecord): HostedCallAnswers {
         answers.ran.set(call.approvalRequestId, { call, attemptId: attempt.attemptId });
     }
     for (const item of itemsOf(isObject(response) ? response.output : undefined))
-      if (item.type === "program_output" && str(item.callId))
-        answers.programOutputs.set(item.callId as string, programOutputOf(item));
+      if (item.type === "program_output") {
+        const callId = callIdOf(item);
+        if (callId) answers.programOutputs.set(callId, programOutputOf(item));
+      }
   }
   return answers;
 }

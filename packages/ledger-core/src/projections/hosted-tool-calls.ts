@@ -136,7 +136,7 @@ function hostedShellCallOf(item: JsonObject, output: JsonObject): HostedToolCall
     toolType: "extension",
     itemType: "shell_call",
   };
-  const id = str(item.callId) ?? str(item.id);
+  const id = callIdOf(item) ?? str(item.id);
   if (id) call.id = id;
   const status = str(output.status) ?? str(item.status);
   if (status) call.status = status;
@@ -183,8 +183,12 @@ function toolSearchExecutionOf(item: JsonObject): string | undefined {
   return str(item.execution) ?? str(data.execution);
 }
 
-/** The call id that pairs a tool search's call and output items, when they carry one. */
-function toolSearchCallIdOf(item: JsonObject): string | undefined {
+/**
+ * The call id of a response item, which pairs a call with its output and names a program as a
+ * caller: the SDK's `callId`, the Responses API's `call_id`, or either in the item's provider
+ * data (where the SDK keeps what it does not map). The one reader of it here.
+ */
+export function callIdOf(item: JsonObject): string | undefined {
   const data = isObject(item.providerData) ? item.providerData : {};
   return str(item.callId) ?? str(item.call_id) ?? str(data.call_id) ?? str(data.callId);
 }
@@ -200,7 +204,7 @@ function toolSearchCallOf(item: JsonObject, output: JsonObject | undefined): Hos
     toolType: "extension",
     itemType: "tool_search_call",
   };
-  const id = str(item.id) ?? toolSearchCallIdOf(item);
+  const id = str(item.id) ?? callIdOf(item);
   if (id) call.id = id;
   const status = str(output?.status) ?? str(item.status);
   if (status) call.status = status;
@@ -221,7 +225,7 @@ function programCallOf(item: JsonObject): HostedToolCall {
     toolType: "extension",
     itemType: "program",
   };
-  const id = str(item.callId) ?? str(item.id);
+  const id = callIdOf(item) ?? str(item.id);
   if (id) call.id = id;
   const status = str(item.status);
   if (status) call.status = status;
@@ -229,11 +233,7 @@ function programCallOf(item: JsonObject): HostedToolCall {
 }
 
 /** The output items of a response that answer a call of it, by the call's id. */
-function outputsByCallId(
-  items: JsonObject[],
-  type: string,
-  callIdOf: (item: JsonObject) => string | undefined,
-): Map<string, JsonObject> {
+function outputsByCallId(items: JsonObject[], type: string): Map<string, JsonObject> {
   const outputs = new Map<string, JsonObject>();
   for (const item of items) {
     const callId = item.type === type ? callIdOf(item) : undefined;
@@ -260,7 +260,7 @@ export function hostedToolCallsOf(
   if (Array.isArray(response.content)) return providerExecutedCallsOf(response.content);
   if (!Array.isArray(response.output)) return [];
   const items = response.output.filter(isObject);
-  const shellOutputs = outputsByCallId(items, "shell_call_output", (item) => str(item.callId));
+  const shellOutputs = outputsByCallId(items, "shell_call_output");
   // A server-run search's output follows its call; without a call id, the next one pairs.
   const searchOutputs = items.filter(
     (item) => item.type === "tool_search_output" && toolSearchExecutionOf(item) === "server",
@@ -271,12 +271,12 @@ export function hostedToolCallsOf(
       const call = hostedCallOf(item);
       if (call && (options.approvalRequests || !call.awaitsApproval)) calls.push(call);
     } else if (item.type === "shell_call") {
-      const output = shellOutputs.get(str(item.callId) ?? "");
+      const output = shellOutputs.get(callIdOf(item) ?? "");
       if (output) calls.push(hostedShellCallOf(item, output));
     } else if (item.type === "tool_search_call" && toolSearchExecutionOf(item) === "server") {
-      const callId = toolSearchCallIdOf(item);
+      const callId = callIdOf(item);
       const index = searchOutputs.findIndex((output) =>
-        callId ? toolSearchCallIdOf(output) === callId : toolSearchCallIdOf(output) === undefined,
+        callId ? callIdOf(output) === callId : callIdOf(output) === undefined,
       );
       const [output] = index >= 0 ? searchOutputs.splice(index, 1) : [];
       calls.push(toolSearchCallOf(item, output));
@@ -299,7 +299,7 @@ export function programCallersOf(response: JsonValue | undefined): Map<string, s
     const caller = isObject(item.caller) ? item.caller : undefined;
     const callerId =
       caller?.type === "program" ? (str(caller.callerId) ?? str(caller.caller_id)) : undefined;
-    const id = str(item.callId) ?? str(item.id);
+    const id = callIdOf(item) ?? str(item.id);
     if (callerId && id) callers.set(id, callerId);
   }
   return callers;
