@@ -9,15 +9,17 @@ import { isObject, str } from "./extract.js";
 export interface FileReference {
   /** The id, or one per provider (`{ openai: "file-...", anthropic: "file_..." }`). */
   fileId: string | JsonObject;
-  /** True when the part says the file is an image. */
+  /**
+   * True when the part's type says the file is an image. No shape read here gives a media type
+   * beside the id (`@ai-sdk/provider` v3's `file-id` has none): the ledger cannot say more.
+   */
   image: boolean;
-  mediaType?: string;
 }
 
 /**
  * The file a content part names by a provider's file id: in an AI SDK tool's output for the
  * model (`toModelOutput`'s content, `@ai-sdk/provider` v3), `image-file-id` (an image) and
- * `file-id` (any file; an image when its media type says so); Anthropic's `image` and
+ * `file-id` (any file: the spec gives it no media type); Anthropic's `image` and
  * `document` blocks with `source: { type: "file", file_id }` (LangChain's ChatAnthropic passes
  * them through); the OpenAI Responses API's `input_image` and `input_file` with a `file_id`
  * (LangChain's ChatOpenAI with the Responses API), as OpenAI Agents' input items give them
@@ -26,10 +28,7 @@ export interface FileReference {
 export function fileReferenceOf(part: JsonObject): FileReference | undefined {
   if (part.type === "image-file-id" || part.type === "file-id") {
     const fileId = fileIdOf(part.fileId);
-    if (fileId === undefined) return undefined;
-    const mediaType = str(part.mediaType);
-    const image = part.type === "image-file-id" || mediaType?.startsWith("image/") === true;
-    return { fileId, image, ...(mediaType !== undefined ? { mediaType } : {}) };
+    return fileId === undefined ? undefined : { fileId, image: part.type === "image-file-id" };
   }
   if (part.type === "image" || part.type === "document") {
     const source = isObject(part.source) ? part.source : undefined;
@@ -68,13 +67,13 @@ function idText(fileId: string | JsonObject): string {
 /** The text part standing for a referenced file: `[image omitted: provider file id file-a, ...]`. */
 export function fileReferenceText(reference: FileReference): string {
   const kind = reference.image ? "image" : "file";
-  const mediaType = reference.mediaType ?? "media type unknown";
-  return `[${kind} omitted: provider file id ${idText(reference.fileId)}, ${mediaType}]`;
+  return `[${kind} omitted: provider file id ${idText(reference.fileId)}, media type unknown]`;
 }
 
 /**
  * What a referenced file leaves in a step's `extra.images_omitted` (an image) or
- * `extra.files_omitted`: the part, its media type, its id, and the event whose payload names
+ * `extra.files_omitted`: the part, its media type (unknown: null, as the other entries name
+ * one), its id, and the event whose payload names
  * it (`eventId`; the file's bytes are not there).
  */
 export function fileReferenceNote(
@@ -84,7 +83,7 @@ export function fileReferenceNote(
 ): JsonObject {
   return {
     part,
-    media_type: reference.mediaType ?? null,
+    media_type: null,
     file_id: reference.fileId,
     reason: "held by the provider, named by its file id: no bytes in the ledger",
     event_id: eventId,

@@ -118,7 +118,8 @@ describe("toAtif a tool's images", () => {
     ]);
   });
 
-  it("names a file the model was given by a provider's file id as an image when its media type says so", async () => {
+  it("names a file the model was given by a provider's file id as a file, and one given by an image's file id as an image", async () => {
+    // `@ai-sdk/provider` v3: `file-id` and `image-file-id` hold an id and no media type.
     const { store, nextRequest } = await lookRun("uploaded", {
       role: "tool",
       content: [
@@ -128,25 +129,29 @@ describe("toAtif a tool's images", () => {
           toolName: "look",
           output: {
             type: "content",
-            value: [{ type: "file-id", fileId: "file-a", mediaType: "image/png" }],
+            value: [
+              { type: "file-id", fileId: "file-a" },
+              { type: "image-file-id", fileId: "file-b" },
+            ],
           },
         },
       ],
     });
     const result = await observed(store);
     expect(result?.content).toEqual([
-      { type: "text", text: "[image omitted: provider file id file-a, image/png]" },
+      { type: "text", text: "[file omitted: provider file id file-a, media type unknown]" },
+      { type: "text", text: "[image omitted: provider file id file-b, media type unknown]" },
     ]);
+    const noted = (part: number, fileId: string) => ({
+      part,
+      media_type: null,
+      file_id: fileId,
+      reason: "held by the provider, named by its file id: no bytes in the ledger",
+      event_id: nextRequest,
+    });
     expect(result?.extra).toEqual({
-      images_omitted: [
-        {
-          part: 0,
-          media_type: "image/png",
-          file_id: "file-a",
-          reason: "held by the provider, named by its file id: no bytes in the ledger",
-          event_id: nextRequest,
-        },
-      ],
+      files_omitted: [noted(0, "file-a")],
+      images_omitted: [noted(1, "file-b")],
     });
   });
 
