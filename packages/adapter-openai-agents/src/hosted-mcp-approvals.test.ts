@@ -163,4 +163,34 @@ describe("a hosted MCP call that needs approval", () => {
     expect(asked?.observation?.results?.[0]?.content).toBe("deleted old");
     expect(answered?.tool_calls).toBeUndefined();
   });
+
+  test("rejected by the agent's onApproval with a reason (no pause): rejected, the reason its result", async () => {
+    const store = new SqliteEventStore({ path: join(scratch, `approvals-${++files}.db`) });
+    await store.init();
+    onTestFinished(() => store.close());
+    const made = branchDeletingAgent({
+      onApproval: async () => ({ approve: false, reason: "old is protected" }),
+    });
+    const done = await runWithLedger(made.agent, "delete old", runOptions(store, made.model));
+    expect(done).toMatchObject({ status: "completed", finalOutput: "kept old" });
+    const [asked, answered] = agentSteps((await toAtif(store, "s")).steps);
+    expect(asked?.tool_calls).toEqual([
+      {
+        ...ASKED,
+        extra: {
+          executed_by: "provider",
+          item_type: "mcp_approval_request",
+          status: "rejected",
+          server_label: "repo",
+          approval: "rejected",
+        },
+      },
+    ]);
+    expect(asked?.observation?.results).toEqual([
+      { source_call_id: "mcpr_1", content: "old is protected", extra: { executed_by: "provider" } },
+    ]);
+    expect(answered?.tool_calls).toBeUndefined();
+    const spans = await exportedSpans(store, "s", { includeToolContent: true });
+    expect(spans.filter((span) => span.name.startsWith("execute_tool"))).toEqual([]);
+  });
 });
