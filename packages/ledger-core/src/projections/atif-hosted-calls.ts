@@ -27,22 +27,20 @@ function decidedCall(
 ): { call: HostedToolCall; extra: JsonObject } {
   const decision = hosted.id === undefined ? undefined : answers.decisions.get(hosted.id);
   const ran = hosted.id === undefined ? undefined : answers.ran.get(hosted.id);
-  const extra: JsonObject = {};
-  if (decision) extra.approval = decision.approved ? "approved" : "rejected";
+  // The call the provider ran says it was approved, whatever decision was seen (if any).
+  const approval = ran || decision?.approved ? "approved" : decision ? "rejected" : undefined;
+  const extra: JsonObject = approval ? { approval } : {};
   if (ran) {
-    extra.approval = "approved";
     extra.ran_as = ran.call.id ?? null;
     extra.ran_in_attempt = ran.attemptId;
+    // It keeps the request's id (the call the step asked for) and waits on nothing any more.
+    const { awaitsApproval: _awaits, ...asked } = hosted;
     const { id: _id, approvalRequestId: _request, ...result } = ran.call;
-    return { call: { ...hosted, ...result }, extra };
+    return { call: { ...asked, ...result }, extra };
   }
-  const status = decision
-    ? decision.approved
-      ? "approved"
-      : "rejected"
-    : hosted.id !== undefined && awaited.has(hosted.id)
-      ? "awaiting-decision"
-      : "undecided";
+  const status =
+    approval ??
+    (hosted.id !== undefined && awaited.has(hosted.id) ? "awaiting-decision" : "undecided");
   const call: HostedToolCall = { ...hosted, status };
   // What the model was told of a rejection: the call's only result.
   if (decision?.approved === false && decision.reason !== undefined) call.output = decision.reason;
@@ -97,11 +95,11 @@ export function hostedAtifCalls(options: HostedAtifCallsOptions): {
     if (hosted.image !== undefined) {
       const { base64, mediaType } = hosted.image;
       const part = { type: "image", image: base64, ...(mediaType ? { mediaType } : {}) };
-      const { message, extra: omitted } = atifMessageOf([part], completedEventId);
+      const { message, extra: imageExtra } = atifMessageOf([part], completedEventId);
       results.push({
         source_call_id: toolCallId,
         content: message,
-        extra: { ...resultExtra, ...omitted },
+        extra: { ...resultExtra, ...imageExtra },
       });
     } else if (hosted.output !== undefined || hosted.error !== undefined)
       results.push({

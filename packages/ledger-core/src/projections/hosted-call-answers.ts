@@ -5,6 +5,7 @@ import {
   type HostedToolCall,
   hostedItemTypeOf,
   hostedToolCallsOf,
+  providerDataOf,
 } from "./hosted-tool-calls.js";
 import { payloadOf, type RunRecord } from "./session-model.js";
 
@@ -68,11 +69,16 @@ export function withProgramOutput(
   return answer ? { ...call, ...answer } : call;
 }
 
-/** An `mcp_approval_response` input item as a decision: the SDK's shape, or the Responses API's. */
-function decisionOf(item: JsonObject): { requestId: string; decision: HostedApprovalDecision } {
-  const fields =
-    item.type === "hosted_tool_call" && isObject(item.providerData) ? item.providerData : item;
-  const requestId = str(fields.approval_request_id) ?? "";
+/**
+ * An `mcp_approval_response` input item as a decision: the SDK's shape (its fields in
+ * `providerData`), or the Responses API's. Undefined when it names no request.
+ */
+function decisionOf(
+  item: JsonObject,
+): { requestId: string; decision: HostedApprovalDecision } | undefined {
+  const fields = item.type === "hosted_tool_call" ? providerDataOf(item) : item;
+  const requestId = str(fields.approval_request_id);
+  if (requestId === undefined) return undefined;
   const decision: HostedApprovalDecision = { approved: fields.approve === true };
   const reason = str(fields.reason);
   if (reason) decision.reason = reason;
@@ -101,8 +107,8 @@ export function hostedCallAnswersOf(run: RunRecord): HostedCallAnswers {
     const request = payloadOf(attempt.requested).request;
     for (const item of itemsOf(isObject(request) ? request.input : undefined))
       if (isDecision(item)) {
-        const { requestId, decision } = decisionOf(item);
-        if (requestId) answers.decisions.set(requestId, decision);
+        const decided = decisionOf(item);
+        if (decided) answers.decisions.set(decided.requestId, decided.decision);
       }
     if (attempt.status !== "completed") continue;
     const response = payloadOf(attempt.outcome).response;

@@ -73,15 +73,23 @@ function errorText(value: JsonValue | undefined): string | undefined {
   return str(value);
 }
 
+/**
+ * An SDK item's `providerData`: the Responses API item's fields the SDK did not map to its own
+ * (`{}` when it has none).
+ */
+export function providerDataOf(item: JsonObject): JsonObject {
+  return isObject(item.providerData) ? item.providerData : {};
+}
+
 /** The type of a `hosted_tool_call` item as the Responses API names it (`web_search_call`...). */
 export function hostedItemTypeOf(item: JsonObject): string {
-  const data = isObject(item.providerData) ? item.providerData : {};
+  const data = providerDataOf(item);
   return str(data.type) ?? str(item.name) ?? "hosted_tool_call";
 }
 
 /** A `hosted_tool_call` item as a call, or undefined for one that is no call (see NOT_CALLS). */
 function hostedCallOf(item: JsonObject): HostedToolCall | undefined {
-  const data = isObject(item.providerData) ? item.providerData : {};
+  const data = providerDataOf(item);
   const itemType = hostedItemTypeOf(item);
   if (NOT_CALLS.has(itemType) || NOT_CALLS.has(str(item.name) ?? "")) return undefined;
   // An approval request names the MCP server's tool it asks to call, as `mcp_call` does.
@@ -179,7 +187,7 @@ function providerExecutedCallsOf(content: JsonValue[]): HostedToolCall[] {
 
 /** The execution a `tool_search_call` / `tool_search_output` item names, if any. */
 function toolSearchExecutionOf(item: JsonObject): string | undefined {
-  const data = isObject(item.providerData) ? item.providerData : {};
+  const data = providerDataOf(item);
   return str(item.execution) ?? str(data.execution);
 }
 
@@ -189,7 +197,7 @@ function toolSearchExecutionOf(item: JsonObject): string | undefined {
  * data (where the SDK keeps what it does not map). The one reader of it here.
  */
 export function callIdOf(item: JsonObject): string | undefined {
-  const data = isObject(item.providerData) ? item.providerData : {};
+  const data = providerDataOf(item);
   return str(item.callId) ?? str(item.call_id) ?? str(data.call_id) ?? str(data.callId);
 }
 
