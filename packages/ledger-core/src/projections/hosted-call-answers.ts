@@ -19,7 +19,11 @@ import { payloadOf, type RunRecord } from "./session-model.js";
 /** A decision on a hosted MCP approval request, as the agent's process sent it to the provider. */
 export interface HostedApprovalDecision {
   approved: boolean;
-  /** The text the model was shown for a rejection, when one was sent. */
+  /**
+   * The reason sent with a rejection, when one was (a person's rejection message, or the
+   * `reason` the agent's `onApproval` gave): the provider passes it to the model, so ATIF shows
+   * it as the rejected call's result. An approval sends none.
+   */
   reason?: string;
 }
 

@@ -35,7 +35,9 @@ export function hostedToolSpan(
   if (hosted.status !== undefined) attributes["agent_ledger.tool.status"] = hosted.status;
   if (hosted.serverLabel !== undefined)
     attributes["agent_ledger.tool.server_label"] = hosted.serverLabel;
-  // A hosted MCP call a person approved: the request (of an earlier model call) it answers.
+  // A hosted MCP call that was approved: the request (of an earlier model call) it answers. The
+  // span is named by what ran; ATIF names the call by this request's id (`extra.ran_as` is the
+  // id here): either joins the two.
   if (hosted.approvalRequestId !== undefined)
     attributes["agent_ledger.tool.approval_request_id"] = hosted.approvalRequestId;
   if (includeToolContent) {
