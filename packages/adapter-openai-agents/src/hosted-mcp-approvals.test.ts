@@ -162,6 +162,13 @@ describe("a hosted MCP call that needs approval", () => {
     });
     expect(asked?.observation?.results?.[0]?.content).toBe("deleted old");
     expect(answered?.tool_calls).toBeUndefined();
+    // OpenTelemetry names it by what ran (ATIF's ran_as), beside the request ATIF names it by.
+    expect(asked?.tool_calls?.[0]?.tool_call_id).toBe("mcpr_1");
+    const spans = await exportedSpans(store, "s", { includeToolContent: true });
+    const tools = spans.filter((span) => span.name.startsWith("execute_tool"));
+    expect(tools.map((span) => span.attributes)).toMatchObject([
+      { "gen_ai.tool.call.id": "mcp_2", "agent_ledger.tool.approval_request_id": "mcpr_1" },
+    ]);
   });
 
   test("rejected by the agent's onApproval with a reason (no pause): rejected, the reason its result", async () => {
