@@ -1,5 +1,10 @@
-import type { Attributes } from "@opentelemetry/api";
-import type { HostedToolCall } from "./hosted-tool-calls.js";
+import type { Attributes, Span, SpanOptions } from "@opentelemetry/api";
+import type { LedgerEvent } from "../events/types.js";
+import { type HostedCallAnswers, withProgramOutput } from "./hosted-call-answers.js";
+import { type HostedToolCall, hostedToolCallsOf } from "./hosted-tool-calls.js";
+import { SPAN_KIND_INTERNAL, STATUS_ERROR } from "./otel-api-values.js";
+import { derivedOtelId } from "./otel-ids.js";
+import { type AttemptRecord, payloadOf } from "./session-model.js";
 
 // `@opentelemetry/api` is an optional peer: only its types are imported here.
 
@@ -53,4 +58,70 @@ export function hostedToolSpan(
   if (hosted.status === "failed" || hosted.error !== undefined)
     span.failure = { type: "failed", message: hosted.error ?? "" };
   return span;
+}
+
+/** The attributes of a model call's `chat` span that its hosted calls' spans repeat. */
+const FROM_CHAT_SPAN = [
+  "gen_ai.conversation.id",
+  "agent_ledger.run.id",
+  "agent_ledger.step.id",
+  "agent_ledger.attempt.copied",
+];
+
+/**
+ * Starts the `execute_tool` spans of the tool calls the provider ran inside a completed model
+ * call (hosted tools: see `hostedToolSpan`), under its `chat` span. The response does not say
+ * when each ran, only that it was inside the call: each spans the call. A program's status and
+ * result are its output's, which may come in a later response (see `withProgramOutput`).
+ */
+export function emitHostedSpans(call: {
+  sessionId: string;
+  attempt: AttemptRecord;
+  /** The model call's `model.completed` event. */
+  completed: LedgerEvent;
+  /** What later model calls of the attempt's run say of its hosted calls. */
+  answers: HostedCallAnswers;
+  chat: Span;
+  chatAttributes: Attributes;
+  includeToolContent: boolean;
+  startSpan: (
+    name: string,
+    spanOptions: SpanOptions,
+    parent: Span,
+    ids: { spanId: string },
+  ) => Span;
+  pushEnd: (span: Span, at: Date) => void;
+}): void {
+  const { attempt, completed, chatAttributes } = call;
+  const base: Attributes = {};
+  for (const key of FROM_CHAT_SPAN)
+    if (chatAttributes[key] !== undefined) base[key] = chatAttributes[key];
+  const calls = hostedToolCallsOf(payloadOf(completed).response);
+  calls.forEach((found, index) => {
+    const hosted = withProgramOutput(found, call.answers);
+    const made = hostedToolSpan(hosted, base, call.includeToolContent);
+    const span = call.startSpan(
+      made.name,
+      {
+        kind: SPAN_KIND_INTERNAL,
+        startTime: new Date(attempt.requested.recordedAt),
+        attributes: made.attributes,
+      },
+      call.chat,
+      {
+        spanId: derivedOtelId(16, [
+          "hosted",
+          call.sessionId,
+          attempt.runId,
+          attempt.attemptId,
+          String(index),
+        ]),
+      },
+    );
+    if (made.failure) {
+      span.setAttribute("error.type", made.failure.type);
+      span.setStatus({ code: STATUS_ERROR, message: made.failure.message });
+    }
+    call.pushEnd(span, new Date(completed.recordedAt));
+  });
 }

@@ -2,18 +2,13 @@ import type { Attributes, Link, Span, SpanOptions, Tracer } from "@opentelemetry
 import { InvalidArgumentError } from "../events/errors.js";
 import type { LedgerEvent } from "../events/types.js";
 import { isEmbeddingsRequest, isObject, toolResultOf } from "./extract.js";
-import {
-  type HostedCallAnswers,
-  hostedCallAnswersOf,
-  withProgramOutput,
-} from "./hosted-call-answers.js";
-import { hostedToolCallsOf } from "./hosted-tool-calls.js";
+import { type HostedCallAnswers, hostedCallAnswersOf } from "./hosted-call-answers.js";
 import { completionOf } from "./model-completions.js";
 import { modelNameOf, responseIdOf } from "./model-names.js";
 import { usageOf } from "./model-usage.js";
-import { SPAN_KIND_CLIENT, SPAN_KIND_INTERNAL, STATUS_ERROR, under } from "./otel-api-values.js";
+import { SPAN_KIND_CLIENT, SPAN_KIND_INTERNAL, under } from "./otel-api-values.js";
 import { markAttemptStatus, recordFailure } from "./otel-failures.js";
-import { hostedToolSpan } from "./otel-hosted-spans.js";
+import { emitHostedSpans } from "./otel-hosted-spans.js";
 import { derivedOtelId, withNextIds } from "./otel-ids.js";
 import { providerNameOf, requestSettings, streamOf } from "./otel-model-attributes.js";
 import { attemptEnd, endInsideTool } from "./otel-span-ends.js";
@@ -347,71 +342,17 @@ export function emitSpans(
     markAttemptStatus({ span, attempt, outcome });
     pushEnd(span, attemptEnd(model, attempt, run) ?? sessionEnd);
     if (attempt.kind === "model" && attempt.status === "completed" && attempt.outcome)
-      hostedSpans({
+      emitHostedSpans({
+        sessionId: model.sessionId,
         attempt,
-        run,
         completed: attempt.outcome,
+        answers: hostedAnswersOf(run),
         chat: span,
         chatAttributes: attributes,
+        includeToolContent: options.includeToolContent === true,
+        startSpan,
+        pushEnd,
       });
-  };
-
-  /**
-   * The `execute_tool` spans of the tool calls the provider ran inside a completed model call
-   * (hosted tools: see `hostedToolSpan`), under its `chat` span. The response does not say
-   * when each ran, only that it was inside the call: each spans the call. A program's status
-   * and result are its output's, which may come in a later response (see `withProgramOutput`).
-   */
-  const hostedSpans = ({
-    attempt,
-    run,
-    completed,
-    chat,
-    chatAttributes,
-  }: {
-    attempt: AttemptRecord;
-    run: RunRecord;
-    completed: LedgerEvent;
-    chat: Span;
-    chatAttributes: Attributes;
-  }): void => {
-    const base: Attributes = {};
-    for (const key of [
-      "gen_ai.conversation.id",
-      "agent_ledger.run.id",
-      "agent_ledger.step.id",
-      "agent_ledger.attempt.copied",
-    ])
-      if (chatAttributes[key] !== undefined) base[key] = chatAttributes[key];
-    const answers = hostedAnswersOf(run);
-    const calls = hostedToolCallsOf(payloadOf(completed).response);
-    calls.forEach((found, index) => {
-      const hosted = withProgramOutput(found, answers);
-      const made = hostedToolSpan(hosted, base, options.includeToolContent === true);
-      const span = startSpan(
-        made.name,
-        {
-          kind: SPAN_KIND_INTERNAL,
-          startTime: new Date(attempt.requested.recordedAt),
-          attributes: made.attributes,
-        },
-        chat,
-        {
-          spanId: derivedOtelId(16, [
-            "hosted",
-            model.sessionId,
-            attempt.runId,
-            attempt.attemptId,
-            String(index),
-          ]),
-        },
-      );
-      if (made.failure) {
-        span.setAttribute("error.type", made.failure.type);
-        span.setStatus({ code: STATUS_ERROR, message: made.failure.message });
-      }
-      pushEnd(span, new Date(completed.recordedAt));
-    });
   };
 
   // Commit order: a causing span always exists before the span that links to it.
