@@ -82,9 +82,10 @@ describe("an image in the prompt", () => {
     expect(user?.extra?.images_omitted).toMatchObject([{ media_type: "image/png", size_bytes: 7 }]);
   });
 
-  it("given as a string the SDK finds no image in (a provider's file id) is not named as bytes the ledger holds", async () => {
-    // OpenAI's provider sends a `file-...` string as a file id, another provider as base64: the
-    // SDK records the string as given, with the media type "image/*" (no image signature found).
+  it("given as a provider's file id (a string the SDK finds no image in) is named as that id, not as bytes the ledger holds", async () => {
+    // OpenAI's provider sends a `file-...` string as a file id: the SDK records the string as
+    // given, with the media type "image/*" (no image signature found). It was once named as
+    // 20 bytes recorded in the ledger, then as "base64 bytes or a provider's file id".
     const fileId = "file-6F2kJx9QpYdVbL3mTn8Rw1";
     const store = new MemoryEventStore();
     const live = askAbout(new SessionRecorder({ store, actor, ...address }), fileId);
@@ -100,18 +101,45 @@ describe("an image in the prompt", () => {
     const [user] = (await toAtif(store, address.sessionId)).steps;
     expect(user?.message).toEqual([
       { type: "text", text: "what is it?" },
-      {
-        type: "text",
-        text: `[image omitted: image/*, a ${fileId.length}-character string as given: base64 bytes or a provider's file id]`,
-      },
+      { type: "text", text: `[image omitted: provider file id ${fileId}, image/*]` },
     ]);
     expect(user?.extra?.images_omitted).toEqual([
       {
         part: 1,
         media_type: "image/*",
-        string_length: fileId.length,
-        reason:
-          "recorded in the ledger as the string given, of no known media type: the file's bytes as base64 or a provider's file id, which only the provider can tell",
+        file_id: fileId,
+        reason: "held by the provider, named by its file id: no bytes in the ledger",
+        event_id: requested?.eventId,
+      },
+    ]);
+  });
+
+  it("given as bytes the SDK finds no signature in (an SVG) is named with its size, as bytes the ledger holds", async () => {
+    // The SDK types it "image/*", as it does a string it finds no image in: the bytes, recorded
+    // as base64, are no file id and keep their size.
+    const svg = new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg"/>');
+    const store = new MemoryEventStore();
+    const live = askAbout(new SessionRecorder({ store, actor, ...address }), svg);
+    expect((await live.result).text).toBe("a PNG");
+    const requested = (await readWholeRun(store, address)).find(
+      (event) => event.type === "model.requested",
+    );
+    expect(payload(requested).request.prompt[0].content[1]).toMatchObject({
+      type: "file",
+      mediaType: "image/*",
+      data: Buffer.from(svg).toString("base64"),
+    });
+    const [user] = (await toAtif(store, address.sessionId)).steps;
+    expect(user?.message).toEqual([
+      { type: "text", text: "what is it?" },
+      { type: "text", text: `[image omitted: image/*, ${svg.length} bytes]` },
+    ]);
+    expect(user?.extra?.images_omitted).toEqual([
+      {
+        part: 1,
+        media_type: "image/*",
+        size_bytes: svg.length,
+        reason: "bytes recorded in the ledger",
         event_id: requested?.eventId,
       },
     ]);
@@ -166,6 +194,57 @@ describe("an image URL the model does not take", () => {
     );
     await expect(changed.result).rejects.toMatchObject({ code: "replay-divergence" });
     expect(changed.model.calls).toBe(0);
+  });
+});
+
+describe("a PDF in the prompt", () => {
+  it("given by an OpenAI file id (the SDK's documented way) is named as that id, not as bytes the ledger holds", async () => {
+    // Recorded as the string given: it was named "20 bytes", "recorded in the ledger".
+    const fileId = "file-8EFBcWHsQxZV7YGezBC1fq";
+    const store = new MemoryEventStore();
+    const model = scriptedModel([textResult("a contract")]);
+    const result = await generateText({
+      model: wrapLanguageModel({
+        model: model.model,
+        middleware: ledgerMiddleware({
+          recorder: new SessionRecorder({ store, actor, ...address }),
+        }),
+      }),
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "what is it?" },
+            { type: "file", data: fileId, mediaType: "application/pdf" },
+          ],
+        },
+      ],
+    });
+    expect(result.text).toBe("a contract");
+    const requested = (await readWholeRun(store, address)).find(
+      (event) => event.type === "model.requested",
+    );
+    expect(payload(requested).request.prompt[0].content[1]).toMatchObject({
+      type: "file",
+      mediaType: "application/pdf",
+      data: fileId,
+    });
+    const [user] = (await toAtif(store, address.sessionId)).steps;
+    expect(user?.message).toEqual([
+      { type: "text", text: "what is it?" },
+      { type: "text", text: `[file omitted: provider file id ${fileId}, application/pdf]` },
+    ]);
+    expect(user?.extra).toEqual({
+      files_omitted: [
+        {
+          part: 1,
+          media_type: "application/pdf",
+          file_id: fileId,
+          reason: "held by the provider, named by its file id: no bytes in the ledger",
+          event_id: requested?.eventId,
+        },
+      ],
+    });
   });
 });
 

@@ -9,17 +9,30 @@ import { isObject, str } from "./extract.js";
 export interface FileReference {
   /** The id, or one per provider (`{ openai: "file-...", anthropic: "file_..." }`). */
   fileId: string | JsonObject;
-  /**
-   * True when the part's type says the file is an image. No shape read here gives a media type
-   * beside the id (`@ai-sdk/provider` v3's `file-id` has none): the ledger cannot say more.
-   */
+  /** True when the part's type, or an AI SDK file part's media type, says it is an image. */
   image: boolean;
+  /**
+   * The media type an AI SDK `file` part gives beside the id it holds. No other shape read here
+   * has one (`@ai-sdk/provider` v3's `file-id` has none).
+   */
+  mediaType?: string;
 }
+
+/**
+ * A provider's file id by its form: OpenAI's `file-` and Anthropic's `file_` and letters and
+ * digits, no longer than such ids are. The AI SDK records a file part's `data` as a string
+ * whether the app gave a file id or bytes (a `Uint8Array` becomes base64), so the form is what
+ * tells them apart; base64 (the SDK's and the adapter's) never holds `-` nor `_`, so bytes are
+ * never read as an id.
+ */
+const PROVIDER_FILE_ID = /^file[-_][A-Za-z0-9]{1,64}$/;
 
 /**
  * The file a content part names by a provider's file id: in an AI SDK tool's output for the
  * model (`toModelOutput`'s content, `@ai-sdk/provider` v3), `image-file-id` (an image) and
- * `file-id` (any file: the spec gives it no media type); Anthropic's `image` and
+ * `file-id` (any file: the spec gives it no media type); an AI SDK `file` part whose
+ * `data` is a provider's file id by its form (`PROVIDER_FILE_ID`: the SDK's documented way to
+ * pass an OpenAI file, `data: "file-..."` with its media type); Anthropic's `image` and
  * `document` blocks with `source: { type: "file", file_id }` (LangChain's ChatAnthropic passes
  * them through); the OpenAI Responses API's `input_image` and `input_file` with a `file_id`
  * (LangChain's ChatOpenAI with the Responses API), as OpenAI Agents' input items give them
@@ -29,6 +42,12 @@ export function fileReferenceOf(part: JsonObject): FileReference | undefined {
   if (part.type === "image-file-id" || part.type === "file-id") {
     const fileId = fileIdOf(part.fileId);
     return fileId === undefined ? undefined : { fileId, image: part.type === "image-file-id" };
+  }
+  const data = part.type === "file" ? str(part.data) : undefined;
+  if (data !== undefined && PROVIDER_FILE_ID.test(data)) {
+    const mediaType = str(part.mediaType);
+    const image = mediaType?.startsWith("image/") === true;
+    return { fileId: data, image, ...(mediaType !== undefined ? { mediaType } : {}) };
   }
   if (part.type === "image" || part.type === "document") {
     const source = isObject(part.source) ? part.source : undefined;
@@ -67,14 +86,14 @@ function idText(fileId: string | JsonObject): string {
 /** The text part standing for a referenced file: `[image omitted: provider file id file-a, ...]`. */
 export function fileReferenceText(reference: FileReference): string {
   const kind = reference.image ? "image" : "file";
-  return `[${kind} omitted: provider file id ${idText(reference.fileId)}, media type unknown]`;
+  const mediaType = reference.mediaType ?? "media type unknown";
+  return `[${kind} omitted: provider file id ${idText(reference.fileId)}, ${mediaType}]`;
 }
 
 /**
  * What a referenced file leaves in a step's `extra.images_omitted` (an image) or
- * `extra.files_omitted`: the part, its media type (unknown: null, as the other entries name
- * one), its id, and the event whose payload names
- * it (`eventId`; the file's bytes are not there).
+ * `extra.files_omitted`: the part, its media type (null when the part names none), its id, and
+ * the event whose payload names it (`eventId`; the file's bytes are not there).
  */
 export function fileReferenceNote(
   reference: FileReference,
@@ -83,7 +102,7 @@ export function fileReferenceNote(
 ): JsonObject {
   return {
     part,
-    media_type: null,
+    media_type: reference.mediaType ?? null,
     file_id: reference.fileId,
     reason: "held by the provider, named by its file id: no bytes in the ledger",
     event_id: eventId,

@@ -8,8 +8,6 @@ import { str } from "./extract.js";
 export interface HeldData {
   url?: string;
   base64?: string;
-  /** `base64` is a string as the app gave it, not read from a data URL. */
-  given?: boolean;
   mediaType?: string;
 }
 
@@ -22,7 +20,7 @@ export function classify(value: string, mediaType: string | undefined): HeldData
   const data = /^data:([^;,]*)(;base64)?,/i.exec(value);
   if (data) return withType({ base64: value.slice(data[0].length) }, str(data[1]) ?? mediaType);
   if (/^[a-z][a-z0-9+.-]*:/i.test(value)) return withType({ url: value }, mediaType);
-  return withType({ base64: value, given: true }, mediaType);
+  return withType({ base64: value }, mediaType);
 }
 
 /** The size of base64 content in bytes. */
@@ -35,25 +33,11 @@ export function base64Size(base64: string): number {
 /**
  * What a step says of bytes a part holds (`data.base64`): their size in its text (`7 bytes`),
  * and in its `extra` note the size and where they are (the event whose payload holds them).
- * A string given with a wildcard media type (`image/*`) may hold no bytes: the AI SDK records
- * an `image` part's string as given and, finding no image signature in it, types it `image/*`;
- * its OpenAI provider then sends a `file-...` string as a file id, another provider as base64.
- * Only the provider can tell, so the step says what the ledger holds, the string and its
- * length, not a size in bytes. A data URL, or a known media type, says the string is bytes.
+ * A string a part holds that is a provider's file id by its form (`isProviderFileId`) never
+ * comes here: it is named as the id it is (`fileReferenceOf`).
  */
 export function heldBytes(data: HeldData): { text: string; note: JsonObject } {
-  const base64 = data.base64 ?? "";
-  if (data.given === true && data.mediaType?.endsWith("/*") === true) {
-    return {
-      text: `a ${String(base64.length)}-character string as given: base64 bytes or a provider's file id`,
-      note: {
-        string_length: base64.length,
-        reason:
-          "recorded in the ledger as the string given, of no known media type: the file's bytes as base64 or a provider's file id, which only the provider can tell",
-      },
-    };
-  }
-  const size = base64Size(base64);
+  const size = base64Size(data.base64 ?? "");
   return {
     text: `${String(size)} bytes`,
     note: { size_bytes: size, reason: "bytes recorded in the ledger" },
