@@ -184,3 +184,39 @@ describe("ATIF of a chat model call given files in Anthropic's content blocks", 
     expect(JSON.stringify(trajectory)).not.toContain(pdf);
   });
 });
+
+describe("ATIF of a chat model call given files in LangChain's standard content blocks", () => {
+  it("names a file or an image a block gives by a provider's file id, and shows a text file as text", async () => {
+    // Each was dropped, only the message's text shown; the text file's data is text, not base64.
+    const store = new MemoryEventStore();
+    const handler = new LedgerCallbackHandler({ store, sessionId: "t", runId: "r" });
+    const model = new ScriptedChatModel(() => new AIMessage("all read"));
+    const question = new HumanMessage({
+      content: [
+        { type: "text", text: "read these" },
+        // v1 standard blocks, uploaded to a provider's file store.
+        { type: "file", fileId: "file-pdf1", mimeType: "application/pdf" },
+        { type: "image", fileId: "file-img1" },
+        // v0 data blocks: by id, and a plain text file.
+        { type: "file", source_type: "id", id: "file-v0" },
+        { type: "file", source_type: "text", mime_type: "text/plain", data: "the terms" },
+      ],
+    });
+    await model.invoke([question], { callbacks: [handler] });
+    const [user] = (await toAtif(store, "t")).steps;
+    expect(user?.message).toEqual([
+      { type: "text", text: "read these" },
+      { type: "text", text: "[file omitted: provider file id file-pdf1, application/pdf]" },
+      { type: "text", text: "[image omitted: provider file id file-img1, media type unknown]" },
+      { type: "text", text: "[file omitted: provider file id file-v0, media type unknown]" },
+      { type: "text", text: "the terms" },
+    ]);
+    expect(user?.extra).toMatchObject({
+      images_omitted: [{ part: 2, media_type: null, file_id: "file-img1" }],
+      files_omitted: [
+        { part: 1, media_type: "application/pdf", file_id: "file-pdf1" },
+        { part: 3, media_type: null, file_id: "file-v0" },
+      ],
+    });
+  });
+});

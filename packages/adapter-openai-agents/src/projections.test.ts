@@ -1,10 +1,11 @@
 import { inspectSession, MemoryEventStore, messageHistory, toAtif } from "@agent-ledger/core";
-import { Agent, setTracingDisabled } from "@openai/agents";
+import { Agent, setTracingDisabled, tool } from "@openai/agents";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { runWithLedger } from "./index.js";
 import { fixture } from "./testing/fixture.js";
 import { runOptions } from "./testing/recorded-run.js";
-import { message, ScriptedModel } from "./testing/scripted-model.js";
+import { functionCall, message, ScriptedModel } from "./testing/scripted-model.js";
 
 setTracingDisabled(true);
 
@@ -102,6 +103,44 @@ describe("ATIF of a run given an image and files in its input items", () => {
       ],
     });
     expect(JSON.stringify(trajectory)).not.toContain(pdf);
+  });
+});
+
+describe("ATIF of a run whose tool gave a file", () => {
+  it("names the file of the tool's output (file: { data, mediaType, filename }), never its bytes", async () => {
+    // The SDK's own tool output shape: it was dropped, the observation empty of it.
+    const store = new MemoryEventStore();
+    const pdf = Buffer.from("%PDF-1.7 contract").toString("base64");
+    const fetchContract = tool({
+      name: "fetch_contract",
+      description: "the signed contract",
+      parameters: z.object({}),
+      execute: async () => ({
+        type: "file" as const,
+        file: { data: pdf, mediaType: "application/pdf", filename: "contract.pdf" },
+      }),
+    });
+    // The run ends at the tool: its observation is the recorded result.
+    const agent = new Agent({
+      name: "reader",
+      instructions: "read",
+      tools: [fetchContract],
+      toolUseBehavior: "stop_on_first_tool",
+    });
+    const model = new ScriptedModel([() => [functionCall("fetch_contract", {}, "call_1")]]);
+    await runWithLedger(agent, "get the contract", runOptions(store, model));
+    const trajectory = await toAtif(store, "s");
+    const [result] = trajectory.steps.flatMap((step) => step.observation?.results ?? []);
+    expect(result?.content).toEqual([
+      { type: "text", text: "[file omitted: contract.pdf, application/pdf, 17 bytes]" },
+    ]);
+    expect(result?.extra).toMatchObject({
+      files_omitted: [
+        { part: 0, media_type: "application/pdf", filename: "contract.pdf", size_bytes: 17 },
+      ],
+    });
+    // The run's final output (extra.result) is the tool's, as the SDK gives it: not the step's.
+    expect(JSON.stringify(trajectory.steps)).not.toContain(pdf);
   });
 });
 

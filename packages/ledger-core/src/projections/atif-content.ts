@@ -5,7 +5,13 @@ import {
   fileReferenceOf,
   fileReferenceText,
 } from "./atif-file-references.js";
-import { type FoundFile, fileOf, omittedFile, TOOL_OUTPUT_FILES } from "./atif-files.js";
+import {
+  type FoundFile,
+  fileOf,
+  fileTextOf,
+  omittedFile,
+  TOOL_OUTPUT_FILES,
+} from "./atif-files.js";
 import { classify, type HeldData, heldBytes, withType } from "./atif-held-data.js";
 import type { AtifContentPart, AtifImageMediaType } from "./atif-types.js";
 import { str, textOf } from "./extract.js";
@@ -31,9 +37,6 @@ const EXTENSION_TYPES: [RegExp, AtifImageMediaType][] = [
   [/\.webp$/i, "image/webp"],
 ];
 
-/** An image a message part holds: at a URL, or as bytes (base64) in the part itself. */
-type FoundImage = HeldData;
-
 /** The AI SDK's parts of a tool's output for the model (`toModelOutput`) that are images. */
 const TOOL_OUTPUT_IMAGES: ReadonlySet<JsonValue | undefined> = new Set(["image-data", "image-url"]);
 
@@ -45,7 +48,7 @@ const TOOL_OUTPUT_IMAGES: ReadonlySet<JsonValue | undefined> = new Set(["image-d
  * `image` with a `source`, LangChain's standard `image` block, MCP's `image` (`data`,
  * `mimeType`). Undefined for any other part.
  */
-function imageOf(part: JsonObject): FoundImage | undefined {
+function imageOf(part: JsonObject): HeldData | undefined {
   const mediaType = str(part.mediaType) ?? str(part.mimeType) ?? str(part.mime_type);
   let value: string | undefined;
   if (part.type === "image") {
@@ -78,7 +81,7 @@ function imageOf(part: JsonObject): FoundImage | undefined {
 }
 
 /** The ATIF media type of an image: the one recorded, else its URL's extension. */
-function atifMediaType(image: FoundImage): AtifImageMediaType | undefined {
+function atifMediaType(image: HeldData): AtifImageMediaType | undefined {
   const recorded = image.mediaType?.toLowerCase();
   if (recorded !== undefined) {
     const normal = recorded === "image/jpg" ? "image/jpeg" : recorded;
@@ -94,7 +97,7 @@ function atifMediaType(image: FoundImage): AtifImageMediaType | undefined {
  * (`[image omitted: image/png, 7 bytes]`), and its entry of `extra.images_omitted`.
  */
 function omittedImage(
-  image: FoundImage,
+  image: HeldData,
   part: number,
   eventId: string,
 ): { text: string; note: JsonObject } {
@@ -125,11 +128,12 @@ function omittedImage(
  * recorded as bytes has no path to point to: it is a text part naming it (`[image omitted:
  * image/png, 7 bytes]`), and `extra.images_omitted` lists it with its media type, size and
  * the id of the event (`eventId`) whose payload holds it, where a reader finds its bytes; so
- * is an image at a URL whose media type ATIF does not take. A file that is not an image (see `fileOf`), as bytes or
- * at a URL, is a text part naming it, listed in `extra.files_omitted`. A file named by a
- * provider's file id (see `fileReferenceOf`) is a text part naming the id, listed in
- * `extra.images_omitted` (an image) or `extra.files_omitted`. `extra` holds only the lists that
- * are not empty.
+ * is an image at a URL whose media type ATIF does not take. A file that is not an image (see
+ * `fileOf`), as bytes or at a URL, is a text part naming it, listed in `extra.files_omitted`.
+ * A file named by a provider's file id (see `fileReferenceOf`) is a text part naming the id,
+ * listed in `extra.images_omitted` (an image) or `extra.files_omitted`. A document given as
+ * text (see `fileTextOf`) is a text part of its text. `extra` holds only the lists that are
+ * not empty.
  */
 export function atifMessageOf(
   content: JsonValue | undefined,
@@ -153,6 +157,10 @@ export function atifMessageOf(
       const note = fileReferenceNote(reference, message.length, eventId);
       (reference.image ? images : files).push(note);
       message.push({ type: "text", text: fileReferenceText(reference) });
+      continue;
+    }
+    if (shown.kind === "text") {
+      message.push({ type: "text", text: shown.text });
       continue;
     }
     if (shown.kind === "file") {
@@ -182,9 +190,10 @@ export function atifMessageOf(
 
 /** What a part shows besides text: an image or another file it holds, or one it names by id. */
 type ShownPart =
-  | { kind: "image"; image: FoundImage }
+  | { kind: "image"; image: HeldData }
   | { kind: "file"; file: FoundFile }
-  | { kind: "reference"; reference: FileReference };
+  | { kind: "reference"; reference: FileReference }
+  | { kind: "text"; text: string };
 
 function shownPartOf(part: JsonObject): ShownPart | undefined {
   const reference = fileReferenceOf(part);
@@ -192,19 +201,25 @@ function shownPartOf(part: JsonObject): ShownPart | undefined {
   const image = imageOf(part);
   if (image !== undefined) return { kind: "image", image };
   const file = fileOf(part);
-  return file === undefined ? undefined : { kind: "file", file };
+  if (file !== undefined) return { kind: "file", file };
+  const text = fileTextOf(part);
+  return text === undefined ? undefined : { kind: "text", text };
 }
 
 /**
  * The content parts of what a tool gave: the AI SDK's output for the model
  * (`{ type: "content", value: [...] }`, as `toModelOutput` gives it), MCP's result
- * (`{ content: [...] }`), or a list of parts (a LangChain ToolMessage's content, an OpenAI
- * Agents tool output). Undefined for any other value (a text, a JSON result).
+ * (`{ content: [...] }`), a list of parts (a LangChain ToolMessage's content, an OpenAI
+ * Agents tool output), or one OpenAI Agents tool output of a file or an image
+ * (`{ type: "file", file }`, `{ type: "image", image }`: the SDK gives the model the file, not
+ * JSON). Undefined for any other value (a text, a JSON result).
  */
 export function toolContentParts(content: JsonValue | undefined): JsonValue[] | undefined {
   if (Array.isArray(content)) return content;
   if (!isObject(content)) return undefined;
   if (content.type === "content" && Array.isArray(content.value)) return content.value;
+  if (content.type === "file" && content.file !== undefined) return [content];
+  if (content.type === "image" && content.image !== undefined) return [content];
   return Array.isArray(content.content) ? content.content : undefined;
 }
 

@@ -32,10 +32,13 @@ const PROVIDER_FILE_ID = /^file[-_][A-Za-z0-9]{1,64}$/;
  * model (`toModelOutput`'s content, `@ai-sdk/provider` v3), `image-file-id` (an image) and
  * `file-id` (any file: the spec gives it no media type); an AI SDK `file` part whose
  * `data` is a provider's file id by its form (`PROVIDER_FILE_ID`: the SDK's documented way to
- * pass an OpenAI file, `data: "file-..."` with its media type); Anthropic's `image` and
- * `document` blocks with `source: { type: "file", file_id }` (LangChain's ChatAnthropic passes
- * them through); the OpenAI Responses API's `input_image` and `input_file` with a `file_id`
- * (LangChain's ChatOpenAI with the Responses API), as OpenAI Agents' input items give them
+ * pass an OpenAI file, `data: "file-..."` with its media type); LangChain's standard `file` and
+ * `image` blocks with a `fileId` (v1) or `source_type: "id"` and `id` (v0); OpenAI Chat
+ * Completions' `file` part with `file: { file_id }`, and OpenAI Agents' tool output `file`
+ * with `file: { id }`; Anthropic's `image` and `document` blocks with
+ * `source: { type: "file", file_id }` (LangChain's ChatAnthropic passes them through); the
+ * OpenAI Responses API's `input_image` and `input_file` with a `file_id` (LangChain's
+ * ChatOpenAI with the Responses API), as OpenAI Agents' input items give them
  * (`image: { id }`, `file: { id }`). Undefined for any other part.
  */
 export function fileReferenceOf(part: JsonObject): FileReference | undefined {
@@ -43,27 +46,40 @@ export function fileReferenceOf(part: JsonObject): FileReference | undefined {
     const fileId = fileIdOf(part.fileId);
     return fileId === undefined ? undefined : { fileId, image: part.type === "image-file-id" };
   }
-  const data = part.type === "file" ? str(part.data) : undefined;
-  if (data !== undefined && PROVIDER_FILE_ID.test(data)) {
-    const mediaType = str(part.mediaType);
-    const image = mediaType?.startsWith("image/") === true;
-    return { fileId: data, image, ...(mediaType !== undefined ? { mediaType } : {}) };
-  }
-  if (part.type === "image" || part.type === "document") {
-    const source = isObject(part.source) ? part.source : undefined;
-    const fileId = source?.type === "file" ? str(source.file_id) : undefined;
+  if (isObject(part.source) && (part.type === "image" || part.type === "document")) {
+    const source = part.source;
+    const fileId = source.type === "file" ? str(source.file_id) : undefined;
     return fileId === undefined ? undefined : { fileId, image: part.type === "image" };
+  }
+  if (part.type === "file" || part.type === "image") {
+    const fileId = namedFileIdOf(part);
+    if (fileId === undefined) return undefined;
+    const mediaType = str(part.mediaType) ?? str(part.mimeType) ?? str(part.mime_type);
+    const image = part.type === "image" || mediaType?.startsWith("image/") === true;
+    return { fileId, image, ...(mediaType !== undefined ? { mediaType } : {}) };
   }
   if (part.type === "input_image" || part.type === "input_file") {
     const image = part.type === "input_image";
     const given = image ? part.image : part.file;
-    // A part that also holds the file (a URL, bytes) shows it, not the id beside it.
-    if (str(given) !== undefined || str(image ? part.image_url : part.file_data) !== undefined)
-      return undefined;
+    // A part that holds the file too (a URL, bytes) shows it, not the id beside it.
+    const held = image ? [given, part.image_url] : [given, part.file_data, part.file_url];
+    if (held.some((value) => str(value) !== undefined)) return undefined;
     const fileId = str(part.file_id) ?? (isObject(given) ? str(given.id) : undefined);
     return fileId === undefined ? undefined : { fileId, image };
   }
   return undefined;
+}
+
+/** The provider's file id a `file` or `image` part (not Anthropic's) names, if any. */
+function namedFileIdOf(part: JsonObject): string | undefined {
+  const file = isObject(part.file) ? part.file : undefined;
+  const data = str(part.data);
+  return (
+    str(part.fileId) ??
+    (part.source_type === "id" ? str(part.id) : undefined) ??
+    (file !== undefined ? (str(file.file_id) ?? str(file.id)) : undefined) ??
+    (part.type === "file" && data !== undefined && PROVIDER_FILE_ID.test(data) ? data : undefined)
+  );
 }
 
 /** A file id: a non-empty string, or an object of them by provider name. */

@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
 import { classify, type HeldData, heldBytes, withType } from "./atif-held-data.js";
-import { isObject, str } from "./extract.js";
+import { isObject, str, textOf } from "./extract.js";
 
 // A file that is not an image, held by a content part as bytes or at a URL: a PDF in a user's
 // message, a document a tool gave the model. ATIF content parts are text and images only, so
@@ -22,23 +22,45 @@ export const TOOL_OUTPUT_FILES: ReadonlySet<JsonValue | undefined> = new Set([
 /**
  * The file a content part holds that is not an image (its media type not `image/*`, or
  * unknown): the AI SDK's `file` part (a user message's, LanguageModelV3), and in a tool's
- * output `file-data`, `file-url`, `media`; the Responses API's `input_file` (`file_data`,
- * `file_url`; OpenAI Agents' `file`, a data URL or URL, or `{ url }`); Anthropic's `document`
- * with a `base64` or `url` source. Undefined for any other part, and for one that holds
- * neither bytes nor a URL (a file id: `fileReferenceOf`).
+ * output `file-data`, `file-url`, `media`; LangChain's standard `file` block (`data`, `url`);
+ * OpenAI Chat Completions' `file` part (`file: { file_data, filename }`) and OpenAI Agents'
+ * tool output `file` (`file`: a data URL or URL, `{ data, mediaType, filename }`,
+ * `{ url }`); the Responses API's `input_file` (`file_data`, `file_url`; OpenAI Agents' `file`,
+ * a data URL or URL, or `{ url }`); Anthropic's `document` with a `base64` or `url` source.
+ * Undefined for any other part, and for one that holds neither bytes nor a URL (a file id:
+ * `fileReferenceOf`; text: `fileTextOf`).
  */
 export function fileOf(part: JsonObject): FoundFile | undefined {
   const held = heldDataOf(part);
   if (held === undefined || held.mediaType?.startsWith("image/")) return undefined;
-  const filename = str(part.filename);
+  const file = isObject(part.file) ? part.file : {};
+  const filename = str(part.filename) ?? str(file.filename);
   return { ...held, ...(filename !== undefined ? { filename } : {}) };
+}
+
+/**
+ * The text a part gives as a document: Anthropic's `document` with a `text` source (its
+ * `data`) or a `content` source (its text blocks), LangChain's `file` block with
+ * `source_type: "text"` (its `data`, text and not base64). Undefined for any other part.
+ */
+export function fileTextOf(part: JsonObject): string | undefined {
+  if (part.type === "document" && isObject(part.source)) {
+    const source = part.source;
+    if (source.type === "text") return str(source.data);
+    if (source.type === "content") {
+      const text = typeof source.content === "string" ? source.content : textOf(source.content);
+      return text.length > 0 ? text : undefined;
+    }
+    return undefined;
+  }
+  return part.type === "file" && part.source_type === "text" ? str(part.data) : undefined;
 }
 
 /** What a file part holds of its file: bytes (base64, a data URL) or a URL. */
 function heldDataOf(part: JsonObject): HeldData | undefined {
   if (part.type === "document") {
     // Anthropic's: its source says base64 or URL. A `text` or `content` source is no file's
-    // bytes but text, and a `file` one an id (`fileReferenceOf`).
+    // bytes but text (`fileTextOf`), and a `file` one an id (`fileReferenceOf`).
     const source = isObject(part.source) ? part.source : {};
     const mediaType = str(source.media_type);
     const data = source.type === "base64" ? str(source.data) : undefined;
@@ -46,17 +68,26 @@ function heldDataOf(part: JsonObject): HeldData | undefined {
     const url = source.type === "url" ? str(source.url) : undefined;
     return url === undefined ? undefined : withType({ url }, mediaType);
   }
+  if (part.source_type === "text") return undefined;
   const value = heldValueOf(part);
   if (value === undefined) return undefined;
-  return classify(value, str(part.mediaType) ?? str(part.mimeType) ?? str(part.mime_type));
+  const file = isObject(part.file) ? part.file : {};
+  const mediaType =
+    str(part.mediaType) ?? str(part.mimeType) ?? str(part.mime_type) ?? str(file.mediaType);
+  return classify(value, mediaType);
 }
 
 /** The string a file part holds its file in: bytes (base64, a data URL) or a URL. */
 function heldValueOf(part: JsonObject): string | undefined {
+  const file = part.file;
+  if (part.type === "file" && (isObject(file) || str(file) !== undefined)) {
+    // OpenAI Chat Completions' `file: { file_data }`, OpenAI Agents' tool output `file`.
+    if (!isObject(file)) return str(file);
+    return str(file.file_data) ?? str(file.data) ?? str(file.url);
+  }
   if (part.type === "file" || TOOL_OUTPUT_FILES.has(part.type))
     return str(part.data) ?? str(part.url);
   if (part.type !== "input_file") return undefined;
-  const file = part.file;
   return (
     str(part.file_data) ??
     str(part.file_url) ??

@@ -33,8 +33,8 @@ export function base64Size(base64: string): number {
 /**
  * What a step says of bytes a part holds (`data.base64`): their size in its text (`7 bytes`),
  * and in its `extra` note the size and where they are (the event whose payload holds them).
- * A string a part holds that is a provider's file id by its form (`isProviderFileId`) never
- * comes here: it is named as the id it is (`fileReferenceOf`).
+ * A string that is a provider's file id by its form never comes here: it is named as the id
+ * it is (`fileReferenceOf`).
  */
 export function heldBytes(data: HeldData): { text: string; note: JsonObject } {
   const size = base64Size(data.base64 ?? "");

@@ -243,6 +243,72 @@ describe("toAtif a user's images", () => {
     });
   });
 
+  it("names the files OpenAI Chat Completions' file parts give, and shows a document given as text as its text", async () => {
+    // Each was dropped, only the message's text shown (or a file id shown instead of its URL).
+    const pdf = "JVBERi0xLjc="; // "%PDF-1.7", 8 bytes
+    const messages: JsonValue[] = [
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "compare" },
+          // OpenAI Chat Completions' (LangChain's ChatOpenAI passes them through).
+          { type: "file", file: { file_id: "file-cc1" } },
+          {
+            type: "file",
+            file: { file_data: `data:application/pdf;base64,${pdf}`, filename: "b.pdf" },
+          },
+          // Anthropic's documents given as text: plain text, or content blocks.
+          { type: "document", source: { type: "text", media_type: "text/plain", data: "terms" } },
+          {
+            type: "document",
+            source: { type: "content", content: [{ type: "text", text: "page" }] },
+          },
+          // The Responses API's, at a URL and with its id beside: the URL is what it holds.
+          { type: "input_file", file_url: "https://files.example/c.pdf", file_id: "file-c" },
+        ],
+      },
+    ];
+    const store = await recordRequests([messages]);
+    const [user] = (await toAtif(store, "s")).steps;
+    expect(user?.message).toEqual([
+      { type: "text", text: "compare" },
+      { type: "text", text: "[file omitted: provider file id file-cc1, media type unknown]" },
+      { type: "text", text: "[file omitted: b.pdf, application/pdf, 8 bytes]" },
+      { type: "text", text: "terms" },
+      { type: "text", text: "page" },
+      { type: "text", text: "[file omitted: https://files.example/c.pdf, media type unknown]" },
+    ]);
+    const requested = (await store.readRun({ sessionId: "s", runId: "r" })).events.find(
+      (event) => event.type === "model.requested",
+    );
+    expect(user?.extra).toEqual({
+      files_omitted: [
+        {
+          part: 1,
+          media_type: null,
+          file_id: "file-cc1",
+          reason: "held by the provider, named by its file id: no bytes in the ledger",
+          event_id: requested?.eventId,
+        },
+        {
+          part: 2,
+          media_type: "application/pdf",
+          filename: "b.pdf",
+          size_bytes: 8,
+          reason: "bytes recorded in the ledger",
+          event_id: requested?.eventId,
+        },
+        {
+          part: 5,
+          media_type: null,
+          url: "https://files.example/c.pdf",
+          reason: "ATIF content parts are text and images only",
+          event_id: requested?.eventId,
+        },
+      ],
+    });
+  });
+
   it("names a file the Responses API's input_file holds as a data URL (file_data) or at file_url", async () => {
     // As LangChain's ChatOpenAI (useResponsesApi) passes them through.
     const pdf = "JVBERi0xLjc="; // "%PDF-1.7", 8 bytes
