@@ -10,7 +10,10 @@ import { type AttemptRecord, payloadOf, type RunRecord } from "./session-model.j
 // abandoned call's), or in the form it chose (the AI SDK's `toModelOutput`: images), in the
 // next request it sends.
 
-/** A tool message's content as text (the AI SDK's `{ type: "text" | "error-text" | "json", value }` too). */
+/**
+ * A tool message's content as text (the AI SDK's `{ type: "text" | "error-text" | "json",
+ * value }` too).
+ */
 function toolText(content: JsonValue): string {
   if (isObject(content) && typeof content.type === "string" && "value" in content) {
     const value = content.value ?? null;
@@ -70,12 +73,13 @@ export function readByModel(run: RunRecord, attempt: AttemptRecord): string | un
 
 /**
  * A completed tool call's result as ATIF content parts, when it holds images or other files or
- * names files by a provider's file id: what the model read of it (the tool message answering it in the run's
- * next requests: the AI SDK's `toModelOutput` content, a LangChain ToolMessage's parts), else,
- * when no request carries it (the run ended there), the recorded result (MCP's `{ content }`,
- * a list of parts). Its images and files as `atifMessageOf` shows them: one recorded as bytes
- * is named, with the event that holds them, in `extra` (`images_omitted`, `files_omitted`),
- * never copied. Undefined when it holds neither: the result is text.
+ * names files by a provider's file id: what the model read of it (the tool message answering
+ * it in the run's next requests: the AI SDK's `toModelOutput` content, a LangChain
+ * ToolMessage's parts), else, when no request carries it (the run ended there), the recorded
+ * result (MCP's `{ content }`, a list of parts, an OpenAI Agents file or image output). Its
+ * images and files as `atifMessageOf` shows them: one recorded as bytes is named, with the
+ * event that holds them, in `extra` (`images_omitted`, `files_omitted`), never copied.
+ * Undefined when it holds neither: the result is text.
  */
 export function imagesObserved(
   run: RunRecord,

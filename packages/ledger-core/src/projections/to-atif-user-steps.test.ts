@@ -213,8 +213,6 @@ describe("toAtif a user's images", () => {
           // The Responses API's, as LangChain's ChatOpenAI (useResponsesApi) passes them through.
           { type: "input_image", file_id: "file-img1", detail: "auto" },
           { type: "input_file", file_id: "file-pdf1" },
-          // An image part that names no image at all.
-          { type: "image", mimeType: "image/png" },
         ],
       },
     ];
