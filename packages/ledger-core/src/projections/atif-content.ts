@@ -5,14 +5,14 @@ import {
   fileReferenceOf,
   fileReferenceText,
 } from "./atif-file-references.js";
+import { type FoundFile, fileOf, fileTextOf, TOOL_OUTPUT_FILES } from "./atif-files.js";
 import {
-  type FoundFile,
-  fileOf,
-  fileTextOf,
-  omittedFile,
-  TOOL_OUTPUT_FILES,
-} from "./atif-files.js";
-import { classify, type HeldData, heldBytes, withType } from "./atif-held-data.js";
+  anthropicSourceOf,
+  classify,
+  type HeldData,
+  mediaTypeOf,
+  omittedPart,
+} from "./atif-held-data.js";
 import type { AtifContentPart, AtifImageMediaType } from "./atif-types.js";
 import { str, textOf } from "./extract.js";
 import { isObject } from "./langchain-message.js";
@@ -49,16 +49,13 @@ const TOOL_OUTPUT_IMAGES: ReadonlySet<JsonValue | undefined> = new Set(["image-d
  * `mimeType`). Undefined for any other part.
  */
 function imageOf(part: JsonObject): HeldData | undefined {
-  const mediaType = str(part.mediaType) ?? str(part.mimeType) ?? str(part.mime_type);
+  const mediaType = mediaTypeOf(part);
   let value: string | undefined;
   if (part.type === "image") {
     if (isObject(part.source)) {
-      const source = part.source;
-      const sourceType = str(source.media_type) ?? mediaType;
-      if (typeof source.url === "string") return withType({ url: source.url }, sourceType);
-      const data = str(source.data);
       // A file id (Anthropic's `source: { type: "file" }`) holds no bytes: `fileReferenceOf`.
-      return data === undefined ? undefined : withType({ base64: data }, sourceType);
+      const source = anthropicSourceOf(part);
+      return source?.kind === "held" ? source.data : undefined;
     }
     value = str(part.image) ?? str(part.url) ?? str(part.data);
   } else if (
@@ -76,7 +73,8 @@ function imageOf(part: JsonObject): HeldData | undefined {
   } else {
     return undefined;
   }
-  // A part naming an image it does not hold (a provider's file id) is no image to show.
+  // No string where the image would be: nothing to show (a part naming a provider's file id
+  // is read before this, by `fileReferenceOf`).
   return value === undefined ? undefined : classify(value, mediaType);
 }
 
@@ -90,35 +88,6 @@ function atifMediaType(image: HeldData): AtifImageMediaType | undefined {
   if (image.url === undefined) return undefined;
   const path = image.url.split(/[?#]/)[0] ?? "";
   return EXTENSION_TYPES.find(([pattern]) => pattern.test(path))?.[1];
-}
-
-/**
- * The text part standing for an image a step cannot show as an ATIF image part
- * (`[image omitted: image/png, 7 bytes]`), and its entry of `extra.images_omitted`.
- */
-function omittedImage(
-  image: HeldData,
-  part: number,
-  eventId: string,
-): { text: string; note: JsonObject } {
-  const mediaType = image.mediaType ?? "media type unknown";
-  const named = { part, media_type: image.mediaType ?? null };
-  if (image.url !== undefined) {
-    return {
-      text: `[image omitted: ${image.url}, ${mediaType}]`,
-      note: {
-        ...named,
-        url: image.url,
-        reason: "media type not one ATIF takes",
-        event_id: eventId,
-      },
-    };
-  }
-  const bytes = heldBytes(image);
-  return {
-    text: `[image omitted: ${mediaType}, ${bytes.text}]`,
-    note: { ...named, ...bytes.note, event_id: eventId },
-  };
 }
 
 /**
@@ -164,7 +133,14 @@ export function atifMessageOf(
       continue;
     }
     if (shown.kind === "file") {
-      const { text, note } = omittedFile(shown.file, message.length, eventId);
+      const { file } = shown;
+      const { text, note } = omittedPart({
+        kind: "file",
+        data: file,
+        filename: file.filename,
+        part: message.length,
+        eventId,
+      });
       files.push(note);
       message.push({ type: "text", text });
       continue;
@@ -175,7 +151,12 @@ export function atifMessageOf(
       message.push({ type: "image", source: { media_type: mediaType, path: image.url } });
       continue;
     }
-    const { text, note } = omittedImage(image, message.length, eventId);
+    const { text, note } = omittedPart({
+      kind: "image",
+      data: image,
+      part: message.length,
+      eventId,
+    });
     images.push(note);
     message.push({ type: "text", text });
   }

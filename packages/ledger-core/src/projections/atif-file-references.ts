@@ -1,4 +1,5 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
+import { anthropicSourceOf, mediaTypeOf } from "./atif-held-data.js";
 import { isObject, str } from "./extract.js";
 
 // A content part that names a file the provider holds, by the provider's file id, instead of
@@ -47,14 +48,14 @@ export function fileReferenceOf(part: JsonObject): FileReference | undefined {
     return fileId === undefined ? undefined : { fileId, image: part.type === "image-file-id" };
   }
   if (isObject(part.source) && (part.type === "image" || part.type === "document")) {
-    const source = part.source;
-    const fileId = source.type === "file" ? str(source.file_id) : undefined;
-    return fileId === undefined ? undefined : { fileId, image: part.type === "image" };
+    const source = anthropicSourceOf(part);
+    if (source?.kind !== "file") return undefined;
+    return { fileId: source.fileId, image: part.type === "image" };
   }
   if (part.type === "file" || part.type === "image") {
     const fileId = namedFileIdOf(part);
     if (fileId === undefined) return undefined;
-    const mediaType = str(part.mediaType) ?? str(part.mimeType) ?? str(part.mime_type);
+    const mediaType = mediaTypeOf(part);
     const image = part.type === "image" || mediaType?.startsWith("image/") === true;
     return { fileId, image, ...(mediaType !== undefined ? { mediaType } : {}) };
   }
@@ -99,7 +100,9 @@ function idText(fileId: string | JsonObject): string {
     .join(", ");
 }
 
-/** The text part standing for a referenced file: `[image omitted: provider file id file-a, ...]`. */
+/**
+ * The text part standing for a referenced file: `[image omitted: provider file id file-a, ...]`.
+ */
 export function fileReferenceText(reference: FileReference): string {
   const kind = reference.image ? "image" : "file";
   const mediaType = reference.mediaType ?? "media type unknown";

@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
-import { classify, type HeldData, heldBytes, withType } from "./atif-held-data.js";
-import { isObject, str, textOf } from "./extract.js";
+import { anthropicSourceOf, classify, type HeldData, mediaTypeOf } from "./atif-held-data.js";
+import { isObject, str } from "./extract.js";
 
 // A file that is not an image, held by a content part as bytes or at a URL: a PDF in a user's
 // message, a document a tool gave the model. ATIF content parts are text and images only, so
@@ -44,14 +44,9 @@ export function fileOf(part: JsonObject): FoundFile | undefined {
  * `source_type: "text"` (its `data`, text and not base64). Undefined for any other part.
  */
 export function fileTextOf(part: JsonObject): string | undefined {
-  if (part.type === "document" && isObject(part.source)) {
-    const source = part.source;
-    if (source.type === "text") return str(source.data);
-    if (source.type === "content") {
-      const text = typeof source.content === "string" ? source.content : textOf(source.content);
-      return text.length > 0 ? text : undefined;
-    }
-    return undefined;
+  if (part.type === "document") {
+    const source = anthropicSourceOf(part);
+    return source?.kind === "text" ? source.text : undefined;
   }
   return part.type === "file" && part.source_type === "text" ? str(part.data) : undefined;
 }
@@ -59,22 +54,16 @@ export function fileTextOf(part: JsonObject): string | undefined {
 /** What a file part holds of its file: bytes (base64, a data URL) or a URL. */
 function heldDataOf(part: JsonObject): HeldData | undefined {
   if (part.type === "document") {
-    // Anthropic's: its source says base64 or URL. A `text` or `content` source is no file's
-    // bytes but text (`fileTextOf`), and a `file` one an id (`fileReferenceOf`).
-    const source = isObject(part.source) ? part.source : {};
-    const mediaType = str(source.media_type);
-    const data = source.type === "base64" ? str(source.data) : undefined;
-    if (data !== undefined) return withType({ base64: data }, mediaType);
-    const url = source.type === "url" ? str(source.url) : undefined;
-    return url === undefined ? undefined : withType({ url }, mediaType);
+    // Anthropic's: a `text` or `content` source is no file's bytes but text (`fileTextOf`),
+    // and a `file` one an id (`fileReferenceOf`).
+    const source = anthropicSourceOf(part);
+    return source?.kind === "held" ? source.data : undefined;
   }
   if (part.source_type === "text") return undefined;
   const value = heldValueOf(part);
   if (value === undefined) return undefined;
   const file = isObject(part.file) ? part.file : {};
-  const mediaType =
-    str(part.mediaType) ?? str(part.mimeType) ?? str(part.mime_type) ?? str(file.mediaType);
-  return classify(value, mediaType);
+  return classify(value, mediaTypeOf(part) ?? str(file.mediaType));
 }
 
 /** The string a file part holds its file in: bytes (base64, a data URL) or a URL. */
@@ -94,36 +83,4 @@ function heldValueOf(part: JsonObject): string | undefined {
     str(file) ??
     (isObject(file) ? str(file.url) : undefined)
   );
-}
-
-/**
- * The text part standing for a file (`[file omitted: report.pdf, application/pdf, 7 bytes]`,
- * `[file omitted: https://..., application/pdf]`) and its entry of `extra.files_omitted`: the
- * part, media type, name, size or URL, and the event whose payload holds it (`eventId`).
- */
-export function omittedFile(
-  file: FoundFile,
-  part: number,
-  eventId: string,
-): { text: string; note: JsonObject } {
-  const mediaType = file.mediaType ?? "media type unknown";
-  const named: JsonObject = { part, media_type: file.mediaType ?? null };
-  if (file.filename !== undefined) named.filename = file.filename;
-  if (file.url !== undefined) {
-    return {
-      text: `[file omitted: ${file.url}, ${mediaType}]`,
-      note: {
-        ...named,
-        url: file.url,
-        reason: "ATIF content parts are text and images only",
-        event_id: eventId,
-      },
-    };
-  }
-  const bytes = heldBytes(file);
-  const name = file.filename !== undefined ? `${file.filename}, ` : "";
-  return {
-    text: `[file omitted: ${name}${mediaType}, ${bytes.text}]`,
-    note: { ...named, ...bytes.note, event_id: eventId },
-  };
 }

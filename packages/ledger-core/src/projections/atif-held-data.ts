@@ -1,8 +1,9 @@
 import type { JsonObject } from "../events/json.js";
-import { str } from "./extract.js";
+import { isObject, str, textOf } from "./extract.js";
 
 // What a content part holds of a file or an image: a URL, or bytes as base64 in the part
-// itself. Shared by the images a step shows and the other files it names.
+// itself. Shared by the images a step shows and the other files it names, and so is the text
+// part naming one a step cannot show.
 
 /** A file's or image's content as a part holds it: at a URL, or as base64 in the part. */
 export interface HeldData {
@@ -11,7 +12,12 @@ export interface HeldData {
   mediaType?: string;
 }
 
-export function withType<Data extends HeldData>(data: Data, mediaType: string | undefined): Data {
+/** A part's media type, as each framework names it (`mediaType`, `mimeType`, `mime_type`). */
+export function mediaTypeOf(part: JsonObject): string | undefined {
+  return str(part.mediaType) ?? str(part.mimeType) ?? str(part.mime_type);
+}
+
+function withType<Data extends HeldData>(data: Data, mediaType: string | undefined): Data {
   return mediaType === undefined ? data : { ...data, mediaType };
 }
 
@@ -31,15 +37,91 @@ export function base64Size(base64: string): number {
 }
 
 /**
+ * What an Anthropic `image` or `document` block's `source` gives, read once: a provider's file
+ * id (`file`), text (a document's `text` source, its `data`, or `content` source, its text
+ * blocks), else what it holds (a `url`, or `data` as base64). Undefined for any other part.
+ */
+export function anthropicSourceOf(
+  part: JsonObject,
+):
+  | { kind: "held"; data: HeldData }
+  | { kind: "file"; fileId: string }
+  | { kind: "text"; text: string }
+  | undefined {
+  if ((part.type !== "image" && part.type !== "document") || !isObject(part.source))
+    return undefined;
+  const source = part.source;
+  if (source.type === "file") {
+    const fileId = str(source.file_id);
+    return fileId === undefined ? undefined : { kind: "file", fileId };
+  }
+  if (source.type === "text" || source.type === "content") {
+    const content = source.type === "text" ? source.data : source.content;
+    const text = typeof content === "string" ? content : textOf(content);
+    return text.length > 0 ? { kind: "text", text } : undefined;
+  }
+  const mediaType = str(source.media_type) ?? mediaTypeOf(part);
+  const url = str(source.url);
+  if (url !== undefined) return { kind: "held", data: withType({ url }, mediaType) };
+  const data = str(source.data);
+  return data === undefined
+    ? undefined
+    : { kind: "held", data: withType({ base64: data }, mediaType) };
+}
+
+/**
  * What a step says of bytes a part holds (`data.base64`): their size in its text (`7 bytes`),
  * and in its `extra` note the size and where they are (the event whose payload holds them).
  * A string that is a provider's file id by its form never comes here: it is named as the id
  * it is (`fileReferenceOf`).
  */
-export function heldBytes(data: HeldData): { text: string; note: JsonObject } {
+function heldBytes(data: HeldData): { text: string; note: JsonObject } {
   const size = base64Size(data.base64 ?? "");
   return {
     text: `${String(size)} bytes`,
     note: { size_bytes: size, reason: "bytes recorded in the ledger" },
+  };
+}
+
+/** Why a step cannot show a part at a URL: an image's media type, any other file at all. */
+const URL_REASONS = {
+  image: "media type not one ATIF takes",
+  file: "ATIF content parts are text and images only",
+} as const;
+
+/**
+ * The text part standing for an image or another file a step cannot show
+ * (`[image omitted: image/png, 7 bytes]`, `[file omitted: report.pdf, application/pdf, 7 bytes]`,
+ * `[file omitted: https://..., application/pdf]`) and its entry of `extra.images_omitted` or
+ * `extra.files_omitted`: the part, media type, name if given, size or URL, and the event whose
+ * payload holds it (`eventId`), where a reader finds its bytes.
+ */
+export function omittedPart({
+  kind,
+  data,
+  filename,
+  part,
+  eventId,
+}: {
+  kind: "image" | "file";
+  data: HeldData;
+  filename?: string | undefined;
+  part: number;
+  eventId: string;
+}): { text: string; note: JsonObject } {
+  const mediaType = data.mediaType ?? "media type unknown";
+  const named: JsonObject = { part, media_type: data.mediaType ?? null };
+  if (filename !== undefined) named.filename = filename;
+  if (data.url !== undefined) {
+    return {
+      text: `[${kind} omitted: ${data.url}, ${mediaType}]`,
+      note: { ...named, url: data.url, reason: URL_REASONS[kind], event_id: eventId },
+    };
+  }
+  const bytes = heldBytes(data);
+  const name = filename !== undefined ? `${filename}, ` : "";
+  return {
+    text: `[${kind} omitted: ${name}${mediaType}, ${bytes.text}]`,
+    note: { ...named, ...bytes.note, event_id: eventId },
   };
 }
