@@ -10,11 +10,12 @@ import {
   anthropicSourceOf,
   classify,
   type HeldData,
+  heldValueOf,
   mediaTypeOf,
   omittedPart,
 } from "./atif-held-data.js";
 import type { AtifContentPart, AtifImageMediaType } from "./atif-types.js";
-import { str, textOf } from "./extract.js";
+import { textOf } from "./extract.js";
 import { isObject } from "./langchain-message.js";
 
 // A user's message as an ATIF step's `message`, and a tool's result as its observation's
@@ -40,6 +41,14 @@ const EXTENSION_TYPES: [RegExp, AtifImageMediaType][] = [
 /** The AI SDK's parts of a tool's output for the model (`toModelOutput`) that are images. */
 const TOOL_OUTPUT_IMAGES: ReadonlySet<JsonValue | undefined> = new Set(["image-data", "image-url"]);
 
+/** The parts that are images whatever their media type: each framework's image part. */
+const IMAGE_PARTS: ReadonlySet<JsonValue | undefined> = new Set([
+  "image",
+  "image_url",
+  "input_image",
+  ...TOOL_OUTPUT_IMAGES,
+]);
+
 /**
  * The image a content part holds, as each framework records one: the AI SDK's `image` and
  * `file` (an image media type) parts, and in a tool's output `image-data`, `image-url` and
@@ -49,30 +58,18 @@ const TOOL_OUTPUT_IMAGES: ReadonlySet<JsonValue | undefined> = new Set(["image-d
  * `mimeType`). Undefined for any other part.
  */
 function imageOf(part: JsonObject): HeldData | undefined {
-  const mediaType = mediaTypeOf(part);
-  let value: string | undefined;
-  if (part.type === "image") {
-    if (isObject(part.source)) {
-      // A file id (Anthropic's `source: { type: "file" }`) holds no bytes: `fileReferenceOf`.
-      const source = anthropicSourceOf(part);
-      return source?.kind === "held" ? source.data : undefined;
-    }
-    value = str(part.image) ?? str(part.url) ?? str(part.data);
-  } else if (
-    (part.type === "file" || TOOL_OUTPUT_FILES.has(part.type)) &&
-    mediaType?.startsWith("image/")
-  ) {
-    value = str(part.data) ?? str(part.url);
-  } else if (TOOL_OUTPUT_IMAGES.has(part.type)) {
-    value = str(part.data) ?? str(part.url);
-  } else if (part.type === "image_url" || part.type === "input_image") {
-    const image = part.image_url;
-    value = isObject(image) ? str(image.url) : str(image);
-    // OpenAI Agents' own input item: `image`, a URL or a data URL (`{ id }` is a file id).
-    if (part.type === "input_image") value ??= str(part.image);
-  } else {
-    return undefined;
+  if (part.type === "image" && isObject(part.source)) {
+    // A file id (Anthropic's `source: { type: "file" }`) holds no bytes: `fileReferenceOf`.
+    const source = anthropicSourceOf(part);
+    return source?.kind === "held" ? source.data : undefined;
   }
+  const mediaType = mediaTypeOf(part);
+  const image =
+    IMAGE_PARTS.has(part.type) ||
+    ((part.type === "file" || TOOL_OUTPUT_FILES.has(part.type)) &&
+      mediaType?.startsWith("image/") === true);
+  if (!image) return undefined;
+  const value = heldValueOf(part);
   // No string where the image would be: nothing to show (a part naming a provider's file id
   // is read before this, by `fileReferenceOf`).
   return value === undefined ? undefined : classify(value, mediaType);

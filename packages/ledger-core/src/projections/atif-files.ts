@@ -1,5 +1,11 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
-import { anthropicSourceOf, classify, type HeldData, mediaTypeOf } from "./atif-held-data.js";
+import {
+  anthropicSourceOf,
+  classify,
+  type HeldData,
+  heldValueOf,
+  mediaTypeOf,
+} from "./atif-held-data.js";
 import { isObject, str } from "./extract.js";
 
 // A file that is not an image, held by a content part as bytes or at a URL: a PDF in a user's
@@ -59,28 +65,11 @@ function heldDataOf(part: JsonObject): HeldData | undefined {
     const source = anthropicSourceOf(part);
     return source?.kind === "held" ? source.data : undefined;
   }
-  if (part.source_type === "text") return undefined;
+  const filePart = part.type === "file" || part.type === "input_file";
+  if (!(filePart || TOOL_OUTPUT_FILES.has(part.type)) || part.source_type === "text")
+    return undefined;
   const value = heldValueOf(part);
   if (value === undefined) return undefined;
   const file = isObject(part.file) ? part.file : {};
   return classify(value, mediaTypeOf(part) ?? str(file.mediaType));
-}
-
-/** The string a file part holds its file in: bytes (base64, a data URL) or a URL. */
-function heldValueOf(part: JsonObject): string | undefined {
-  const file = part.file;
-  if (part.type === "file" && (isObject(file) || str(file) !== undefined)) {
-    // OpenAI Chat Completions' `file: { file_data }`, OpenAI Agents' tool output `file`.
-    if (!isObject(file)) return str(file);
-    return str(file.file_data) ?? str(file.data) ?? str(file.url);
-  }
-  if (part.type === "file" || TOOL_OUTPUT_FILES.has(part.type))
-    return str(part.data) ?? str(part.url);
-  if (part.type !== "input_file") return undefined;
-  return (
-    str(part.file_data) ??
-    str(part.file_url) ??
-    str(file) ??
-    (isObject(file) ? str(file.url) : undefined)
-  );
 }

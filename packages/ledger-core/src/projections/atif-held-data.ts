@@ -29,6 +29,43 @@ export function classify(value: string, mediaType: string | undefined): HeldData
   return withType({ base64: value }, mediaType);
 }
 
+/**
+ * The string a part holds its image or file in (bytes as base64 or a data URL, or a URL), read
+ * where each framework puts it: LangChain's and MCP's `image` (`image`, `url`, `data`), OpenAI's
+ * `image_url` and the Responses API's `input_image` (`image_url`, OpenAI Agents' `image`), its
+ * `input_file` (`file_data`, `file_url`, OpenAI Agents' `file` or `file.url`), a `file` part
+ * (the AI SDK's and LangChain's `data` or `url`; OpenAI Chat Completions' `file.file_data`,
+ * OpenAI Agents' tool output `file` or `file.data`, `file.url`), any other part's `data` or
+ * `url` (the AI SDK's tool output parts). Whether the part is an image or a file at all is its
+ * type's to say: the caller's.
+ */
+export function heldValueOf(part: JsonObject): string | undefined {
+  const file = part.file;
+  switch (part.type) {
+    case "image":
+      return str(part.image) ?? str(part.url) ?? str(part.data);
+    case "image_url":
+    case "input_image": {
+      const image = part.image_url;
+      const url = isObject(image) ? str(image.url) : str(image);
+      // OpenAI Agents' own input item: `image`, a URL or a data URL (`{ id }` is a file id).
+      return part.type === "input_image" ? (url ?? str(part.image)) : url;
+    }
+    case "input_file":
+      return (
+        str(part.file_data) ??
+        str(part.file_url) ??
+        str(file) ??
+        (isObject(file) ? str(file.url) : undefined)
+      );
+    case "file":
+      if (isObject(file)) return str(file.file_data) ?? str(file.data) ?? str(file.url);
+      return str(file) ?? str(part.data) ?? str(part.url);
+    default:
+      return str(part.data) ?? str(part.url);
+  }
+}
+
 /** The size of base64 content in bytes. */
 export function base64Size(base64: string): number {
   const trimmed = base64.replace(/\s/g, "");
