@@ -81,7 +81,7 @@ export function readByModel(run: RunRecord, attempt: AttemptRecord): string | un
  * event that holds them, in `extra` (`images_omitted`, `files_omitted`), never copied.
  * Undefined when it holds neither: the result is text.
  */
-export function imagesObserved(
+export function mediaObserved(
   run: RunRecord,
   attempt: AttemptRecord,
 ): { content: AtifContentPart[]; extra: JsonObject } | undefined {

@@ -2,7 +2,7 @@ import type { JsonObject } from "../events/json.js";
 import type { LedgerEvent } from "../events/types.js";
 import { argumentsObject, asContent } from "./atif-content.js";
 import type { DraftStep } from "./atif-draft-steps.js";
-import { imagesObserved, readByModel } from "./atif-observed.js";
+import { mediaObserved, readByModel } from "./atif-observed.js";
 import { errorText } from "./atif-run-ends.js";
 import type { AtifObservationResult, AtifToolCall } from "./atif-types.js";
 import { isObject, toolResultOf } from "./extract.js";
@@ -47,7 +47,7 @@ function toldOfFailure(attempt: AttemptRecord): string | null | undefined {
 /**
  * A tool call's result as the agent observed it. One holding images or other files, or naming
  * files by a provider's file id (what the model read of it, else the recorded result: see
- * `imagesObserved`) is ATIF content parts, the images it cannot show named in
+ * `mediaObserved`) is ATIF content parts, the images it cannot show named in
  * `extra.images_omitted`, the files in `extra.files_omitted`. A call without a result of its
  * own (failed, abandoned) is what the model read of it in the run's next request, as its
  * adapter worded it ("Tool call rejected: ...", "An error occurred while running the
@@ -58,16 +58,16 @@ export function observationOf(attempt: AttemptRecord, run: RunRecord): AtifObser
   const call = toolCallOf(attempt);
   const outcome = payloadOf(attempt.outcome);
   if (attempt.status === "completed") {
-    const images = imagesObserved(run, attempt);
-    if (images === undefined)
+    const media = mediaObserved(run, attempt);
+    if (media === undefined)
       return {
         source_call_id: call.tool_call_id,
         content: asContent(toolResultOf(outcome.result)),
       };
     return {
       source_call_id: call.tool_call_id,
-      content: images.content,
-      ...(Object.keys(images.extra).length > 0 ? { extra: images.extra } : {}),
+      content: media.content,
+      ...(Object.keys(media.extra).length > 0 ? { extra: media.extra } : {}),
     };
   }
   let content: string | null;
