@@ -18,10 +18,15 @@ setTracingDisabled(true);
 const scratch = scratchDirectory("oa-hosted-mcp-approvals-", afterAll);
 let files = 0;
 
-async function pausedRun() {
+async function openedStore(): Promise<SqliteEventStore> {
   const store = new SqliteEventStore({ path: join(scratch, `approvals-${++files}.db`) });
   await store.init();
   onTestFinished(() => store.close());
+  return store;
+}
+
+async function pausedRun() {
+  const store = await openedStore();
   const made = branchDeletingAgent();
   const paused = await runWithLedger(made.agent, "delete old", runOptions(store, made.model));
   expect(paused.status).toBe("interrupted");
@@ -37,6 +42,32 @@ const ASKED = {
   function_name: "delete_branch",
   arguments: { branch: "old" },
 };
+
+/**
+ * A rejected request: the step that asked shows it rejected, what the model was told its result,
+ * the next step does not show it again, and nothing ran (no span).
+ */
+async function expectRejected(store: SqliteEventStore, told: string): Promise<void> {
+  const [asked, answered] = agentSteps((await toAtif(store, "s")).steps);
+  expect(asked?.tool_calls).toEqual([
+    {
+      ...ASKED,
+      extra: {
+        executed_by: "provider",
+        item_type: "mcp_approval_request",
+        status: "rejected",
+        server_label: "repo",
+        approval: "rejected",
+      },
+    },
+  ]);
+  expect(asked?.observation?.results).toEqual([
+    { source_call_id: "mcpr_1", content: told, extra: { executed_by: "provider" } },
+  ]);
+  expect(answered?.tool_calls).toBeUndefined();
+  const spans = await exportedSpans(store, "s", { includeToolContent: true });
+  expect(spans.filter((span) => span.name.startsWith("execute_tool"))).toEqual([]);
+}
 
 describe("a hosted MCP call that needs approval", () => {
   test("paused: the step that asked shows the call, awaiting the decision, with no result", async () => {
@@ -124,32 +155,11 @@ describe("a hosted MCP call that needs approval", () => {
     const done = await resumeRun(made.agent, { ...runOptions(store, made.model), state });
     expect(done).toMatchObject({ status: "completed", finalOutput: "kept old" });
 
-    const trajectory = await toAtif(store, "s");
-    const [asked, answered] = agentSteps(trajectory.steps);
-    expect(asked?.tool_calls).toEqual([
-      {
-        ...ASKED,
-        extra: {
-          executed_by: "provider",
-          item_type: "mcp_approval_request",
-          status: "rejected",
-          server_label: "repo",
-          approval: "rejected",
-        },
-      },
-    ]);
-    expect(asked?.observation?.results).toEqual([
-      { source_call_id: "mcpr_1", content: "not this branch", extra: { executed_by: "provider" } },
-    ]);
-    expect(answered?.tool_calls).toBeUndefined();
-    const spans = await exportedSpans(store, "s", { includeToolContent: true });
-    expect(spans.filter((span) => span.name.startsWith("execute_tool"))).toEqual([]);
+    await expectRejected(store, "not this branch");
   });
 
   test("decided by the agent's onApproval (no pause): approved, with the result, as a person's decision", async () => {
-    const store = new SqliteEventStore({ path: join(scratch, `approvals-${++files}.db`) });
-    await store.init();
-    onTestFinished(() => store.close());
+    const store = await openedStore();
     const made = branchDeletingAgent({ onApproval: async () => ({ approve: true }) });
     const done = await runWithLedger(made.agent, "delete old", runOptions(store, made.model));
     expect(done).toMatchObject({ status: "completed", finalOutput: "deleted old" });
@@ -172,32 +182,12 @@ describe("a hosted MCP call that needs approval", () => {
   });
 
   test("rejected by the agent's onApproval with a reason (no pause): rejected, the reason its result", async () => {
-    const store = new SqliteEventStore({ path: join(scratch, `approvals-${++files}.db`) });
-    await store.init();
-    onTestFinished(() => store.close());
+    const store = await openedStore();
     const made = branchDeletingAgent({
       onApproval: async () => ({ approve: false, reason: "old is protected" }),
     });
     const done = await runWithLedger(made.agent, "delete old", runOptions(store, made.model));
     expect(done).toMatchObject({ status: "completed", finalOutput: "kept old" });
-    const [asked, answered] = agentSteps((await toAtif(store, "s")).steps);
-    expect(asked?.tool_calls).toEqual([
-      {
-        ...ASKED,
-        extra: {
-          executed_by: "provider",
-          item_type: "mcp_approval_request",
-          status: "rejected",
-          server_label: "repo",
-          approval: "rejected",
-        },
-      },
-    ]);
-    expect(asked?.observation?.results).toEqual([
-      { source_call_id: "mcpr_1", content: "old is protected", extra: { executed_by: "provider" } },
-    ]);
-    expect(answered?.tool_calls).toBeUndefined();
-    const spans = await exportedSpans(store, "s", { includeToolContent: true });
-    expect(spans.filter((span) => span.name.startsWith("execute_tool"))).toEqual([]);
+    await expectRejected(store, "old is protected");
   });
 });
