@@ -156,6 +156,7 @@ export class ModelRuns {
       metadata: { ...langchainMetadata({ runId, parentRunId }), ...streamedMetadata(call) },
     });
     this.#context.causes.note(toolCalls, event.eventId, call.threadId);
+    this.#context.causes.noteStep(event.eventId, call.attempt.stepId);
     this.#structured.completed(parentRunId, {
       eventId: event.eventId,
       runId: event.runId,

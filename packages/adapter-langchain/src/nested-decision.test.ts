@@ -88,11 +88,12 @@ const between = {
   deep: ", a tool between the two",
   "sub-agent": ", through a sub-agent",
   "callback-sub-agent": ", through a sub-agent without ledgerMiddleware",
+  "stateless-sub-agent": ", through a sub-agent without a checkpointer",
 } satisfies Record<ChargePath, string>;
 
 /** What checkout's receipt starts with: a sub-agent's model says what the charge gave it. */
 function paid(path: ChargePath) {
-  return path === "sub-agent" || path === "callback-sub-agent" ? "paid: " : "";
+  return path === "direct" || path === "deep" ? "" : "paid: ";
 }
 
 // Concurrent: each test has its own ledger and logs; a crash test mostly waits for its child.
@@ -155,69 +156,119 @@ describe.concurrent("a call made inside a tool, cut off by a crash, is decided o
     expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
   });
 
-  it("createAgent: abandoned, the checkout call ends as an abandoned call, the model told why", async ({
-    onTestFinished,
-  }) => {
-    const { store, charges } = await crashed("abandon", "agent", "in-charge", onTestFinished);
-    const stopped = await agentWorld(store, charges).resume();
-    const refusal = refusalIn(stopped);
-    expect(refusal?.details).toMatchObject({ name: "charge" });
-
-    const ops = await person(store);
-    await ops.abandon(
-      await unresolvedAttempt(store, refusal?.details.attemptId),
-      "charged at the bank: order placed by hand",
-    );
-    const resumed = agentWorld(store, charges);
-    const outcome = await resumed.resume();
-    expect(outcome).toEqual({ answer: expect.stringContaining("order placed by hand") });
-    expect(resumed.modelSaw).toEqual([
-      "checkout: This tool call did not finish (a crash or an abort cut it off) and was not run again: charge, called inside this tool call, was abandoned: charged at the bank: order placed by hand",
-    ]);
-    expect(lines(charges)).toBe(1);
-    expect((await toolEvents(store)).outcomes).toEqual([
-      "attempt.abandoned charge",
-      "attempt.abandoned checkout",
-    ]);
-    expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
-  });
-
-  it("createAgent: killed in checkout after the charge, the refusal names checkout's call, which a person can abandon", async ({
-    onTestFinished,
-  }) => {
-    const { store, charges } = await crashed(
-      "after-charge",
-      "agent",
-      "after-charge",
+  for (const path of ["direct", "callback-sub-agent"] as const)
+    it(`createAgent${between[path]}: abandoned, the checkout call ends as an abandoned call, the model told why`, async ({
       onTestFinished,
-    );
-    expect(lines(charges)).toBe(1);
-    const stopped = await agentWorld(store, charges).resume();
-    const refusal = refusalIn(stopped);
-    expect(refusal?.details).toMatchObject({
-      name: "checkout",
-      toolCallId: "call-checkout",
-      inner: { name: "charge", status: "completed" },
-    });
-    // What the person is asked about is listed as unresolved: the checkout call did not finish.
-    const { unresolved } = await inspectSession(store, SESSION);
-    expect(unresolved.map((attempt) => [attempt.attemptId, attempt.name])).toEqual([
-      [refusal?.details.attemptId, "checkout"],
-    ]);
-    expect((await toolEvents(store)).outcomes).toEqual(["tool.completed charge"]);
+    }) => {
+      const { store, charges } = await crashed(
+        `abandon-${path}`,
+        "agent",
+        "in-charge",
+        onTestFinished,
+        path,
+      );
+      const stopped = await agentWorld(store, charges, "none", path).resume();
+      const refusal = refusalIn(stopped);
+      expect(refusal?.details).toMatchObject({ name: "charge" });
 
-    const ops = await person(store);
-    await ops.abandon(
-      await unresolvedAttempt(store, refusal?.details.attemptId),
-      "the charge went through: order placed",
-    );
-    const resumed = agentWorld(store, charges);
-    expect(await resumed.resume()).toEqual({
-      answer: expect.stringContaining("the charge went through: order placed"),
+      const ops = await person(store);
+      await ops.abandon(
+        await unresolvedAttempt(store, refusal?.details.attemptId),
+        "charged at the bank: order placed by hand",
+      );
+      const resumed = agentWorld(store, charges, "none", path);
+      const outcome = await resumed.resume();
+      expect(outcome).toEqual({ answer: expect.stringContaining("order placed by hand") });
+      expect(resumed.modelSaw).toEqual([
+        "checkout: This tool call did not finish (a crash or an abort cut it off) and was not run again: charge, called inside this tool call, was abandoned: charged at the bank: order placed by hand",
+      ]);
+      expect(lines(charges)).toBe(1);
+      expect((await toolEvents(store)).outcomes).toEqual([
+        "attempt.abandoned charge",
+        "attempt.abandoned checkout",
+      ]);
+      expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
     });
-    expect(lines(charges)).toBe(1);
-    expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
-  });
+
+  for (const path of ["direct", "callback-sub-agent"] as const)
+    it(`createAgent${between[path]}: killed in checkout after the charge, the refusal names checkout's call, which a person can abandon`, async ({
+      onTestFinished,
+    }) => {
+      const { store, charges } = await crashed(
+        `after-charge-${path}`,
+        "agent",
+        "after-charge",
+        onTestFinished,
+        path,
+      );
+      expect(lines(charges)).toBe(1);
+      const stopped = await agentWorld(store, charges, "none", path).resume();
+      const refusal = refusalIn(stopped);
+      expect(refusal?.details).toMatchObject({
+        name: "checkout",
+        toolCallId: "call-checkout",
+        inner: { name: "charge", status: "completed" },
+      });
+      // What the person is asked about is listed as unresolved: the checkout call did not finish.
+      const { unresolved } = await inspectSession(store, SESSION);
+      expect(unresolved.map((attempt) => [attempt.attemptId, attempt.name])).toEqual([
+        [refusal?.details.attemptId, "checkout"],
+      ]);
+      expect((await toolEvents(store)).outcomes).toEqual(["tool.completed charge"]);
+
+      const ops = await person(store);
+      await ops.abandon(
+        await unresolvedAttempt(store, refusal?.details.attemptId),
+        "the charge went through: order placed",
+      );
+      const resumed = agentWorld(store, charges, "none", path);
+      expect(await resumed.resume()).toEqual({
+        answer: expect.stringContaining("the charge went through: order placed"),
+      });
+      expect(lines(charges)).toBe(1);
+      expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
+    });
+
+  // With ledgerMiddleware the sub-agent, run again with checkout, is handed charge's recorded
+  // outcome and goes on: charge's call is matched though the sub-agent's model was called again.
+  for (const path of ["sub-agent", "stateless-sub-agent"] as const) {
+    it(`createAgent${between[path]}: killed in checkout after the charge, the resume hands the sub-agent the charge's answer`, async ({
+      onTestFinished,
+    }) => {
+      const name = `after-charge-${path}`;
+      const { store, charges } = await crashed(name, "agent", "after-charge", onTestFinished, path);
+      expect(lines(charges)).toBe(1);
+      const resumed = agentWorld(store, charges, "none", path);
+      expect(await resumed.resume()).toEqual({ answer: "Done: order placed (paid: charged 5)" });
+      expect(lines(charges)).toBe(1);
+      expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
+    });
+
+    it(`createAgent${between[path]}: the charge abandoned, the resume hands the sub-agent the abandonment, and does not charge`, async ({
+      onTestFinished,
+    }) => {
+      const name = `abandon-${path}`;
+      const { store, charges } = await crashed(name, "agent", "in-charge", onTestFinished, path);
+      const stopped = await agentWorld(store, charges, "none", path).resume();
+      const refusal = refusalIn(stopped);
+      expect(refusal?.details).toMatchObject({ name: "charge" });
+
+      const ops = await person(store);
+      await ops.abandon(
+        await unresolvedAttempt(store, refusal?.details.attemptId),
+        "charged at the bank: order placed by hand",
+      );
+      const resumed = agentWorld(store, charges, "none", path);
+      expect(await resumed.resume()).toEqual({
+        answer: expect.stringContaining("order placed by hand"),
+      });
+      expect(resumed.modelSaw).toEqual([
+        "checkout: order placed (paid: This tool call did not finish (a crash or an abort cut it off) and was not run again: charged at the bank: order placed by hand)",
+      ]);
+      expect(lines(charges)).toBe(1);
+      expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
+    });
+  }
 
   for (const path of ["direct", "deep", "sub-agent", "callback-sub-agent"] as const)
     it(`createAgent${between[path]}: the person abandons checkout, the outer call, and nothing inside it stays unresolved`, async ({

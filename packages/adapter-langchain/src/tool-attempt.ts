@@ -62,6 +62,12 @@ export interface ToolCallMatch {
    * recorded in its thread (or recorded without one, before threads were recorded).
    */
   threadId?: string | undefined;
+  /**
+   * True when two model completions answer the same model step (see `ToolCauses.sameTurn`):
+   * a recorded call asked for by an attempt of the same turn as this call's cause is this call,
+   * not an earlier turn's.
+   */
+  sameTurn?: ((cause: string, other: string) => boolean) | undefined;
 }
 
 /** A tool call's attempt, as `beforeToolCall` records it or finds it in the ledger. */
@@ -94,12 +100,20 @@ export async function beforeToolCall(
   // A call made inside another tool is caused by that tool's request, which is new when the
   // outer call runs again after a crash: its recorded calls are matched in order, not skipped,
   // among those recorded inside an attempt of the same outer call (`madeInside`).
-  const earlierTurn = (recorded: RecordedAttempt) =>
-    causedByEventId !== undefined &&
-    recorded.status !== "requested" &&
-    recorded.requested.causedByEventId !== causedByEventId &&
-    (toolCallId !== undefined ? recorded.toolCallId === toolCallId : recorded.name === name);
-  const { threadId, madeInside } = call;
+  // A completion of the same model step is the same turn: the model was called again (a
+  // sub-agent's, run again with the tool it is inside, is called live: callbacks cannot answer
+  // it from the ledger), and asked again for the call recorded under its earlier answer.
+  const { threadId, madeInside, sameTurn } = call;
+  const earlierTurn = (recorded: RecordedAttempt) => {
+    const recordedCause = recorded.requested.causedByEventId;
+    return (
+      causedByEventId !== undefined &&
+      recorded.status !== "requested" &&
+      recordedCause !== causedByEventId &&
+      !(recordedCause !== undefined && sameTurn?.(causedByEventId, recordedCause)) &&
+      (toolCallId !== undefined ? recorded.toolCallId === toolCallId : recorded.name === name)
+    );
+  };
   const sameThread = inThread(threadId);
   // A call without an id is matched by name and order. LangGraph re-runs only the calls of a
   // turn whose writes it did not save, so a call of the same turn and name that already has its

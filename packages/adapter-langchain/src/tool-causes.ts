@@ -25,6 +25,8 @@ export class ToolCauses {
   readonly #byContent = new Map<string, string>();
   /** The session commit cursor of each completion the resumed run recorded, by eventId. */
   readonly #recorded = new Map<string, number>();
+  /** The model step (the turn) of each completion, recorded or this process's, by eventId. */
+  readonly #steps = new Map<string, string>();
 
   /**
    * The causes of the tool calls a resumed run recorded: from the run the resumed recorder
@@ -32,9 +34,10 @@ export class ToolCauses {
    * written before threads were) counts for a call of any thread (see `causeOf`).
    */
   load(replay: ReplayCursor): void {
-    for (const { requested, outcome: event } of replay.modelAttempts) {
+    for (const { requested, outcome: event, stepId } of replay.modelAttempts) {
       if (event?.type !== "model.completed" || !isRecord(event.payload)) continue;
       this.#recorded.set(event.eventId, event.commitCursor);
+      this.#steps.set(event.eventId, stepId);
       const response = event.payload.response;
       const calls =
         isRecord(response) && Array.isArray(response.toolCalls) ? response.toolCalls : [];
@@ -54,6 +57,21 @@ export class ToolCauses {
       else if (typeof call.name === "string")
         this.#byContent.set(contentKey(threadId, call.name, toJsonValue(call.args)), cause);
     }
+  }
+
+  /** The completion `cause` is an answer of the model step `stepId` (an attempt of its turn). */
+  noteStep(cause: string, stepId: string): void {
+    this.#steps.set(cause, stepId);
+  }
+
+  /**
+   * True when the completions `cause` and `other` answer the same model step: the same turn,
+   * its call made again (a resumed run calls a model live that the ledger cannot answer, e.g.
+   * a sub-agent's, run again with the tool it is inside), not another turn.
+   */
+  sameTurn(cause: string, other: string): boolean {
+    const step = this.#steps.get(cause);
+    return step !== undefined && step === this.#steps.get(other);
   }
 
   /**

@@ -109,7 +109,12 @@ export async function requestToolCall(
         ...(cause !== undefined ? { causedByEventId: cause } : {}),
         metadata,
       },
-      { nested, threadId, madeInside },
+      {
+        nested,
+        threadId,
+        madeInside,
+        sameTurn: (cause: string, other: string) => book.causes.sameTurn(cause, other),
+      },
     );
   } catch (error) {
     if (laterTurn && LedgerError.isInstance(error, "replay-divergence"))

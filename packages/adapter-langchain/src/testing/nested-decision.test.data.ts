@@ -24,9 +24,15 @@ export type CrashAt = "in-charge" | "after-charge" | "none";
  * the two ("deep"), or through a sub-agent whose model asks for it: createAgent with
  * ledgerMiddleware on the same handler ("sub-agent"), or without it, recorded by the handler's
  * callbacks alone ("callback-sub-agent", its tool node catching a tool's error as createAgent's
- * does by default).
+ * does by default), or with ledgerMiddleware and no checkpointer of its own, run again from its
+ * start when checkout is ("stateless-sub-agent").
  */
-export type ChargePath = "direct" | "deep" | "sub-agent" | "callback-sub-agent";
+export type ChargePath =
+  | "direct"
+  | "deep"
+  | "sub-agent"
+  | "callback-sub-agent"
+  | "stateless-sub-agent";
 
 /** A sub-agent's model: asks for `charge`, then says what it got. */
 function subAgentModel() {
@@ -82,11 +88,12 @@ export function world(
     const agent = createAgent({
       model: subAgentModel(),
       tools: [charge],
-      middleware: path === "sub-agent" ? [ledgerMiddleware({ handler })] : [],
+      middleware: path === "callback-sub-agent" ? [] : [ledgerMiddleware({ handler })],
       // Without ledgerMiddleware it keeps no state of its own: kept in the graph's checkpointer
       // (a sub-agent's default), it saves the refusal its tool node caught as charge's answer,
       // and LangGraph hands that saved result back when checkout runs again (handler README).
-      ...(path === "callback-sub-agent" ? { checkpointer: false } : {}),
+      // Without state of its own, it runs again from its start, its model called live again.
+      ...(path === "sub-agent" ? {} : { checkpointer: false }),
     });
     const result = await agent.invoke({ messages: [new HumanMessage(`pay ${amount}`)] }, config);
     return String(result.messages.at(-1)?.content);
@@ -95,9 +102,9 @@ export function world(
     async ({ amount }: { amount: number }, config) => {
       // Called with checkout's config (its toolCall too), charge answers with a ToolMessage.
       const receipt =
-        path === "sub-agent" || path === "callback-sub-agent"
-          ? await subAgent(amount, config)
-          : await (path === "deep" ? pay : charge).invoke({ amount }, config);
+        path === "direct" || path === "deep"
+          ? await (path === "deep" ? pay : charge).invoke({ amount }, config)
+          : await subAgent(amount, config);
       if (crashAt === "after-charge") return crashHere();
       return `order placed (${String(ToolMessage.isInstance(receipt) ? receipt.content : receipt)})`;
     },
