@@ -1,100 +1,21 @@
-import { join } from "node:path";
-import {
-  type EventStore,
-  findLedgerError,
-  inspectSession,
-  SessionRecorder,
-} from "@agent-ledger/core";
+import { inspectSession } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it, type TestContext } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { restoreMessages } from "./restore-messages.js";
-import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { lines, payloadOf, runEvents } from "./testing/helpers.js";
+import { agentWorld, graphWorld, RUN, SESSION } from "./testing/nested-decision.test.data.js";
 import {
-  agentWorld,
-  type ChargePath,
-  type CrashAt,
-  graphWorld,
-  RUN,
-  SESSION,
-} from "./testing/nested-decision.test.data.js";
+  between,
+  crashedIn,
+  paid,
+  person,
+  refusalIn,
+  toolEvents,
+  unresolvedAttempt,
+  unresolvedNamed,
+} from "./testing/nested-decision-steps.test.data.js";
 
-const scratch = scratchDirectory("langchain-nested-decision-", afterAll);
-
-/** A child runs the agent (or the plain graph) and is SIGKILLed where `crashAt` says. */
-async function crashed(
-  name: string,
-  scenario: "agent" | "graph",
-  crashAt: CrashAt,
-  onTestFinished: TestContext["onTestFinished"],
-  ...args: string[]
-) {
-  const db = join(scratch, `${name}.db`);
-  const charges = join(scratch, `${name}.charges.log`);
-  await crashInChild(`nested-decision:${scenario}`, db, charges, crashAt, ...args);
-  return { store: await openLedger(db, onTestFinished), charges };
-}
-
-/** The tool events of the run, as `type name`, and the attempt of each tool's first call. */
-async function toolEvents(store: EventStore) {
-  const events = await runEvents(store, SESSION, RUN);
-  const requested = events.filter((event) => event.type === "tool.requested");
-  const nameOf = new Map(
-    requested.map((event) => [event.attemptId, payloadOf<{ name: string }>(event).name]),
-  );
-  return {
-    outcomes: events
-      .filter((event) => event.type.startsWith("tool.") || event.type === "attempt.abandoned")
-      .filter((event) => event.type !== "tool.requested")
-      .map((event) => `${event.type} ${nameOf.get(event.attemptId)}`),
-    first: (name: string) => requested.find((event) => nameOf.get(event.attemptId) === name),
-  };
-}
-
-function refusalIn(outcome: { answer: string } | { error: unknown }) {
-  return "error" in outcome ? findLedgerError(outcome.error, "unresolved-attempt") : undefined;
-}
-
-async function person(store: EventStore) {
-  return SessionRecorder.resume({
-    store,
-    sessionId: SESSION,
-    runId: RUN,
-    actor: { type: "human", id: "ops" },
-  });
-}
-
-/** The unresolved attempt with this id, as the README's recipe hands it to the person. */
-async function unresolvedAttempt(store: EventStore, attemptId: unknown) {
-  const found = (await inspectSession(store, SESSION)).unresolved.find(
-    (attempt) => attempt.attemptId === attemptId,
-  );
-  if (!found) throw new Error(`attempt ${String(attemptId)} is not unresolved`);
-  return found;
-}
-
-/** The unresolved attempt of the tool `name` (the last one, if it was run again). */
-async function unresolvedNamed(store: EventStore, name: string) {
-  const found = (await inspectSession(store, SESSION)).unresolved.findLast(
-    (attempt) => attempt.name === name,
-  );
-  if (!found) throw new Error(`no call of ${name} is unresolved`);
-  return found;
-}
-
-/** How checkout reaches the charge, as a test's name says it. */
-const between = {
-  direct: "",
-  deep: ", a tool between the two",
-  "sub-agent": ", through a sub-agent",
-  "callback-sub-agent": ", through a sub-agent without ledgerMiddleware",
-  "stateless-sub-agent": ", through a sub-agent without a checkpointer",
-} satisfies Record<ChargePath, string>;
-
-/** What checkout's receipt starts with: a sub-agent's model says what the charge gave it. */
-function paid(path: ChargePath) {
-  return path === "direct" || path === "deep" ? "" : "paid: ";
-}
+const crashed = crashedIn(scratchDirectory("langchain-nested-decision-", afterAll));
 
 // Concurrent: each test has its own ledger and logs; a crash test mostly waits for its child.
 describe.concurrent("a call made inside a tool, cut off by a crash, is decided on by a person", () => {
@@ -228,47 +149,6 @@ describe.concurrent("a call made inside a tool, cut off by a crash, is decided o
       expect(lines(charges)).toBe(1);
       expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
     });
-
-  // With ledgerMiddleware the sub-agent, run again with checkout, is handed charge's recorded
-  // outcome and goes on: charge's call is matched though the sub-agent's model was called again.
-  for (const path of ["sub-agent", "stateless-sub-agent"] as const) {
-    it(`createAgent${between[path]}: killed in checkout after the charge, the resume hands the sub-agent the charge's answer`, async ({
-      onTestFinished,
-    }) => {
-      const name = `after-charge-${path}`;
-      const { store, charges } = await crashed(name, "agent", "after-charge", onTestFinished, path);
-      expect(lines(charges)).toBe(1);
-      const resumed = agentWorld(store, charges, "none", path);
-      expect(await resumed.resume()).toEqual({ answer: "Done: order placed (paid: charged 5)" });
-      expect(lines(charges)).toBe(1);
-      expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
-    });
-
-    it(`createAgent${between[path]}: the charge abandoned, the resume hands the sub-agent the abandonment, and does not charge`, async ({
-      onTestFinished,
-    }) => {
-      const name = `abandon-${path}`;
-      const { store, charges } = await crashed(name, "agent", "in-charge", onTestFinished, path);
-      const stopped = await agentWorld(store, charges, "none", path).resume();
-      const refusal = refusalIn(stopped);
-      expect(refusal?.details).toMatchObject({ name: "charge" });
-
-      const ops = await person(store);
-      await ops.abandon(
-        await unresolvedAttempt(store, refusal?.details.attemptId),
-        "charged at the bank: order placed by hand",
-      );
-      const resumed = agentWorld(store, charges, "none", path);
-      expect(await resumed.resume()).toEqual({
-        answer: expect.stringContaining("order placed by hand"),
-      });
-      expect(resumed.modelSaw).toEqual([
-        "checkout: order placed (paid: This tool call did not finish (a crash or an abort cut it off) and was not run again: charged at the bank: order placed by hand)",
-      ]);
-      expect(lines(charges)).toBe(1);
-      expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
-    });
-  }
 
   for (const path of ["direct", "deep", "sub-agent", "callback-sub-agent"] as const)
     it(`createAgent${between[path]}: the person abandons checkout, the outer call, and nothing inside it stays unresolved`, async ({
