@@ -118,9 +118,9 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     on?: SessionRecorder,
   ): Promise<ToolAttempt> {
     const recorder = on ?? (await this.getRecorder());
-    const approvedOuter = this.#state.runs.enclosingTool(parentRunId)?.approved === true;
-    return requestInsideDecision(recorder, call.metadata, approvedOuter, () =>
-      requestToolCall(recorder, this.#state.book, call),
+    const insideTool = this.#state.runs.enclosingTool(parentRunId);
+    return requestInsideDecision(recorder, call.metadata, insideTool?.approved === true, () =>
+      requestToolCall(recorder, this.#state.book, { ...call, insideTool }),
     );
   }
 

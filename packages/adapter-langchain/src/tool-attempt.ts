@@ -3,6 +3,7 @@ import type {
   BeforeToolCallOptions,
   JsonValue,
   RecordedAttempt,
+  ReplayCursor,
   ReplayedOutcome,
   SessionRecorder,
 } from "@agent-ledger/core";
@@ -68,6 +69,13 @@ export interface ToolCallMatch {
    * not an earlier turn's.
    */
   sameTurn?: ((cause: string, other: string) => boolean) | undefined;
+  /**
+   * Asked for by the model of a sub-agent that a running tool call runs (no nested call: it has
+   * its own id and cause). Run again with that tool, the sub-agent's model is called live and
+   * may give its calls new ids: one whose id no recorded call has is matched by name and order
+   * among the calls an earlier answer of the same model step asked for (see `renamedCall`).
+   */
+  insideTool?: boolean;
 }
 
 /** A tool call's attempt, as `beforeToolCall` records it or finds it in the ledger. */
@@ -147,8 +155,33 @@ export async function beforeToolCall(
     if (accepted) matched = recorded;
     return accepted;
   };
+  // A sub-agent's call under a new id its model gave when called again (see `renamedCall`).
+  // Only inside a running tool: elsewhere a model is not asked a step again once its calls ran
+  // (LangGraph re-runs a model node only when its answer was not saved, before its tools ran),
+  // and a call without an id is matched by name and order already.
+  const renamed =
+    replay && call.insideTool && !call.nested && sameTurn && toolCallId !== undefined
+      ? () =>
+          renamedCall(replay, {
+            ...options,
+            toolCallId,
+            accepts,
+            sameTurn: (other) => causedByEventId !== undefined && sameTurn(causedByEventId, other),
+          })
+      : undefined;
   const next = (stepId?: string): Promise<Attempt> => {
     matched = undefined;
+    const recorded = renamed?.();
+    if (recorded) {
+      // Matched with that recorded call alone: under its id (or, recorded without one, by name).
+      const { toolCallId: _new, ...asked } = options;
+      return recorder.beforeToolCall({
+        ...asked,
+        ...(recorded.toolCallId !== undefined ? { toolCallId: recorded.toolCallId } : {}),
+        ...(stepId !== undefined ? { stepId } : {}),
+        replayAccepts: (other) => other === recorded && replayAccepts(other),
+      });
+    }
     return recorder.beforeToolCall({
       ...options,
       ...(stepId !== undefined ? { stepId } : {}),
@@ -159,4 +192,39 @@ export async function beforeToolCall(
   while (isNoAnswer(attempt.replayed)) attempt = await next(attempt.stepId);
   const approved = matched?.approved === true && attempt.retryOf === matched.attemptId;
   return { attempt, approved };
+}
+
+/**
+ * The recorded call that a sub-agent's call is, asked for under another id. The sub-agent, run
+ * again with the tool it is inside, has its model called live (callbacks cannot answer it from
+ * the ledger), and real providers give new ids in each answer (call_<random>): by id, the call
+ * recorded under the earlier answer of that model step would never be met, and a call that
+ * completed (or was abandoned) would run again. Among the recorded calls not matched yet that
+ * `accepts` accepts, asked for by a completion of the same model step (`sameTurn`), by name
+ * and order: the first with this request, else the first (whose other request is a divergence,
+ * as it would be for a call matched by its id). Undefined (matched as usual) when a recorded
+ * call not matched yet has this id, or none is of the same turn.
+ */
+function renamedCall(
+  replay: ReplayCursor,
+  call: {
+    name: string;
+    args?: unknown;
+    toolCallId: string;
+    causedByEventId?: string | undefined;
+    accepts: ((recorded: RecordedAttempt) => boolean) | undefined;
+    sameTurn: (other: string) => boolean;
+  },
+): RecordedAttempt | undefined {
+  const { name, toolCallId, causedByEventId, accepts, sameTurn } = call;
+  const unmatched = replay.unmatchedTools().filter((recorded) => accepts?.(recorded) ?? true);
+  if (unmatched.some((recorded) => recorded.toolCallId === toolCallId)) return undefined;
+  const sameStep = unmatched.filter((recorded) => {
+    const cause = recorded.requested.causedByEventId;
+    return (
+      recorded.name === name && cause !== undefined && cause !== causedByEventId && sameTurn(cause)
+    );
+  });
+  const requestHash = toolRequestHash(name, (call.args ?? null) as JsonValue);
+  return sameStep.find((recorded) => recorded.requestHash === requestHash) ?? sameStep[0];
 }

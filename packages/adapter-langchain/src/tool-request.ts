@@ -52,6 +52,11 @@ export interface ToolCall {
 /** A tool call with the metadata its `tool.requested` is recorded with. */
 export interface ToolCallToRecord extends ToolCall {
   metadata: JsonObject;
+  /**
+   * The running tool call it is made inside, if any: also for a call a sub-agent's model asked
+   * for (no `outer`), whose model, run again with that tool, may give it a new id on resume.
+   */
+  insideTool?: ToolRun | undefined;
 }
 
 /**
@@ -68,7 +73,7 @@ export async function requestToolCall(
   book: ToolCallBook,
   call: ToolCallToRecord,
 ): Promise<ToolAttempt> {
-  const { name, args, effect, toolCallId, threadId, outer, metadata } = call;
+  const { name, args, effect, toolCallId, threadId, outer, metadata, insideTool } = call;
   const nested = outer !== undefined;
   const outerStepId = outer?.stepId;
   // Matched only with the calls recorded inside the same outer call: caused by the request of
@@ -114,6 +119,7 @@ export async function requestToolCall(
         threadId,
         madeInside,
         sameTurn: (cause: string, other: string) => book.causes.sameTurn(cause, other),
+        insideTool: insideTool !== undefined,
       },
     );
   } catch (error) {

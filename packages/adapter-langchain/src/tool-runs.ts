@@ -137,7 +137,7 @@ export class ToolRuns {
     const { effect, outer, metadata } = call;
     const approvedOuter = insideTool?.approved === true;
     let requested = await requestInsideDecision(recorder, metadata, approvedOuter, () =>
-      requestToolCall(recorder, this.#context.book, call),
+      requestToolCall(recorder, this.#context.book, { ...call, insideTool }),
     );
     let { attempt } = requested;
     if (retriedBeforeCrash(recorder, attempt)) {

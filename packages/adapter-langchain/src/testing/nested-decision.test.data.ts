@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { appendFileSync } from "node:fs";
 import type { EventStore } from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
@@ -34,15 +35,31 @@ export type ChargePath =
   | "callback-sub-agent"
   | "stateless-sub-agent";
 
+/** How a world is set up besides its crash and its path. */
+export interface WorldOptions {
+  /**
+   * The sub-agent's model gives its call of `charge` a new id in each answer (`call_<uuid>`), as
+   * real providers do, rather than the same "call-charge": called live again on resume, it then
+   * asks for the recorded call under an id the ledger has never seen.
+   */
+  freshIds?: boolean;
+}
+
 /** A sub-agent's model: asks for `charge`, then says what it got. */
-function subAgentModel() {
+function subAgentModel({ freshIds = false }: WorldOptions) {
   const model = fakeModel();
   const decide = (messages: BaseMessage[]) => {
     const result = messages.find((message) => ToolMessage.isInstance(message));
     if (!result)
       return new AIMessage({
         content: "",
-        tool_calls: [{ id: "call-charge", name: "charge", args: { amount: 5 } }],
+        tool_calls: [
+          {
+            id: freshIds ? `call_${randomUUID()}` : "call-charge",
+            name: "charge",
+            args: { amount: 5 },
+          },
+        ],
       });
     return new AIMessage(`paid: ${String(result.content)}`);
   };
@@ -62,6 +79,7 @@ export function world(
   path: ChargePath = "direct",
   checkoutIdempotent = true,
   handler?: LedgerCallbackHandler,
+  options: WorldOptions = {},
 ) {
   const modelSaw: string[] = [];
   const charge = tool(
@@ -86,7 +104,7 @@ export function world(
   const subAgent = async (amount: number, config: RunnableConfig) => {
     if (handler === undefined) throw new Error("a sub-agent records through the world's handler");
     const agent = createAgent({
-      model: subAgentModel(),
+      model: subAgentModel(options),
       tools: [charge],
       middleware: path === "callback-sub-agent" ? [] : [ledgerMiddleware({ handler })],
       // Without ledgerMiddleware it keeps no state of its own: kept in the graph's checkpointer
@@ -137,9 +155,10 @@ export function agentWorld(
   charges: string,
   crashAt: CrashAt = "none",
   path: ChargePath = "direct",
+  options: WorldOptions = {},
 ) {
   const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
-  const { model, checkout, modelSaw } = world(charges, crashAt, path, true, handler);
+  const { model, checkout, modelSaw } = world(charges, crashAt, path, true, handler, options);
   const agent = createAgent({
     model,
     tools: [checkout],
@@ -188,14 +207,14 @@ export function graphWorld(
 }
 
 export const nestedDecisionCrashes = {
-  /** createAgent; args: the charges log, where to die, and how checkout charges (ChargePath). */
-  "nested-decision:agent": async (store, [charges, crashAt, path]) => {
-    await agentWorld(
-      store,
-      String(charges),
-      crashAt as CrashAt,
-      (path ?? "direct") as ChargePath,
-    ).start();
+  /**
+   * createAgent; args: the charges log, where to die, how checkout charges (ChargePath), and
+   * "fresh-ids" if the sub-agent's model gives a new tool-call id in each answer.
+   */
+  "nested-decision:agent": async (store, [charges, crashAt, path, ids]) => {
+    await agentWorld(store, String(charges), crashAt as CrashAt, (path ?? "direct") as ChargePath, {
+      freshIds: ids === "fresh-ids",
+    }).start();
   },
   /** The plain graph; args: the charges log, where to die, "risky" if checkout is not idempotent. */
   "nested-decision:graph": async (store, [charges, crashAt, risky]) => {
