@@ -67,12 +67,16 @@ function searchCallId(call: unknown): string | undefined {
   return undefined;
 }
 
+// The tools a search's callback returned: none, one, or a list.
+function toolsOf(result: ClientToolSearchExecutorResult<unknown>) {
+  return result === undefined || result === null ? [] : [result].flat();
+}
+
 // What a search loaded, as JSON: the live tool objects the callback returned cannot be
 // recorded, their names can (a function tool's qualified by its namespace, as the SDK routes
 // calls to it; a hosted MCP server's label).
 function loadedTools(result: ClientToolSearchExecutorResult<unknown>): JsonObject[] {
-  const tools = result === undefined || result === null ? [] : [result].flat();
-  return tools.map((tool): JsonObject => {
+  return toolsOf(result).map((tool): JsonObject => {
     const data = (tool as { providerData?: { type?: unknown; server_label?: unknown } })
       .providerData;
     if (
@@ -94,8 +98,7 @@ function loadedTools(result: ClientToolSearchExecutorResult<unknown>): JsonObjec
 function recordLoaded(
   result: ClientToolSearchExecutorResult<unknown>,
 ): ClientToolSearchExecutorResult<unknown> {
-  for (const tool of result === undefined || result === null ? [] : [result].flat())
-    if (tool.type === "function") ledgerTool(tool);
+  for (const tool of toolsOf(result)) if (tool.type === "function") ledgerTool(tool);
   return result;
 }
 
