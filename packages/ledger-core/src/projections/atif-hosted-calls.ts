@@ -2,14 +2,16 @@ import type { JsonObject, JsonValue } from "../events/json.js";
 import { argumentsObject, asContent, atifMessageOf } from "./atif-content.js";
 import type { AtifObservationResult, AtifToolCall } from "./atif-types.js";
 import { type HostedCallAnswers, withProgramOutput } from "./hosted-call-answers.js";
-import { type HostedToolCall, hostedToolCallsOf, programCallersOf } from "./hosted-tool-calls.js";
+import { type HostedToolCall, programCallersOf } from "./hosted-tool-calls.js";
 
 /** What `hostedAtifCalls` reads: one completed model call of a run, and what the run says of it. */
 export interface HostedAtifCallsOptions {
-  response: JsonValue | undefined;
   attemptId: string;
   completedEventId: string;
-  /** The answers later model calls of the run give (see `hostedCallAnswersOf`). */
+  /**
+   * The run's hosted calls (this call's by `attemptId`) and what later model calls say of them
+   * (see `hostedCallAnswersOf`).
+   */
   answers: HostedCallAnswers;
   /** The ids of the calls the paused run waits on a person to decide. */
   awaited: ReadonlySet<string | undefined>;
@@ -69,7 +71,7 @@ export function hostedAtifCalls(options: HostedAtifCallsOptions): {
   const { attemptId, completedEventId, answers, awaited } = options;
   const calls: AtifToolCall[] = [];
   const results: AtifObservationResult[] = [];
-  const found = hostedToolCallsOf(options.response, { approvalRequests: true });
+  const found = answers.calls.get(attemptId) ?? [];
   found.forEach((each, index) => {
     // Shown with the request it answers, in the step that asked.
     if (each.approvalRequestId !== undefined && answers.requested.has(each.approvalRequestId))

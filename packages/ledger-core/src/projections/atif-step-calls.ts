@@ -96,7 +96,6 @@ export function addStepToolCalls(options: StepToolCallsOptions): void {
   if (completed && shown.outcome) {
     markProgramCallers(calls, outcome.response);
     const hosted = hostedAtifCalls({
-      response: outcome.response,
       attemptId: shown.attemptId,
       completedEventId: shown.outcome.eventId,
       answers: hostedAnswers,

@@ -27,8 +27,18 @@ export interface HostedApprovalDecision {
   reason?: string;
 }
 
-/** What later model calls of a run say of hosted calls an earlier one asked about or started. */
+/**
+ * The hosted calls of a run's model calls, read once from its requests and responses: the calls
+ * each response holds, and what later model calls say of the calls an earlier one asked about
+ * or started.
+ */
 export interface HostedCallAnswers {
+  /**
+   * The hosted calls each completed model call's response holds, approval requests among them
+   * (see `hostedToolCallsOf`), by the model attempt's id. ATIF and OpenTelemetry both read a
+   * response's calls here, so neither parses it again.
+   */
+  calls: Map<string, HostedToolCall[]>;
   /** Each approval request's decision, by the request's id. */
   decisions: Map<string, HostedApprovalDecision>;
   /** The `mcp_call` the provider ran once a request was approved, by the request's id. */
@@ -98,9 +108,10 @@ function itemsOf(value: JsonValue | undefined): JsonObject[] {
   return Array.isArray(value) ? value.filter(isObject) : [];
 }
 
-/** The hosted calls' answers found in `run`'s model requests and responses, in commit order. */
+/** The hosted calls and answers found in `run`'s model requests and responses, in commit order. */
 export function hostedCallAnswersOf(run: RunRecord): HostedCallAnswers {
   const answers: HostedCallAnswers = {
+    calls: new Map(),
     decisions: new Map(),
     ran: new Map(),
     requested: new Set(),
@@ -116,7 +127,9 @@ export function hostedCallAnswersOf(run: RunRecord): HostedCallAnswers {
       }
     if (attempt.status !== "completed") continue;
     const response = payloadOf(attempt.outcome).response;
-    for (const call of hostedToolCallsOf(response, { approvalRequests: true })) {
+    const calls = hostedToolCallsOf(response);
+    answers.calls.set(attempt.attemptId, calls);
+    for (const call of calls) {
       if (call.awaitsApproval && call.id) answers.requested.add(call.id);
       else if (call.approvalRequestId)
         answers.ran.set(call.approvalRequestId, { call, attemptId: attempt.attemptId });

@@ -38,9 +38,9 @@ export interface HostedToolCall {
    */
   approvalRequestId?: string;
   /**
-   * A hosted MCP call that waits on that approval: an `mcp_approval_request` item (listed only
-   * with `{ approvalRequests: true }`). The provider ran nothing yet: it runs the call, if
-   * approved, inside a later model call.
+   * A hosted MCP call that waits on that approval: an `mcp_approval_request` item. The provider
+   * ran nothing yet: it runs the call, if approved, inside a later model call. What shows only
+   * the calls that ran (an OpenTelemetry span) skips it.
    */
   awaitsApproval?: true;
 }
@@ -257,13 +257,11 @@ function outputsByCallId(items: JsonObject[], type: string): Map<string, JsonObj
  * tool searches run by the provider (`tool_search_call`, `execution: "server"`; a search the
  * SDK runs in the process, `"client"`, is none), its `program` items (without their output:
  * see `programCallOf`); an AI SDK response's
- * `tool-call` parts marked `providerExecuted`. With `approvalRequests`, a hosted MCP call that
- * waits on an approval too (`awaitsApproval`). None for a response of another shape.
+ * `tool-call` parts marked `providerExecuted`. A hosted MCP call that waits on an approval is
+ * among them too, marked `awaitsApproval`. None for a response of another shape. Read once per
+ * run for every response by `hostedCallAnswersOf`.
  */
-export function hostedToolCallsOf(
-  response: JsonValue | undefined,
-  options: { approvalRequests?: boolean } = {},
-): HostedToolCall[] {
+export function hostedToolCallsOf(response: JsonValue | undefined): HostedToolCall[] {
   if (!isObject(response)) return [];
   if (Array.isArray(response.content)) return providerExecutedCallsOf(response.content);
   if (!Array.isArray(response.output)) return [];
@@ -277,7 +275,7 @@ export function hostedToolCallsOf(
   for (const item of items) {
     if (item.type === "hosted_tool_call") {
       const call = hostedCallOf(item);
-      if (call && (options.approvalRequests || !call.awaitsApproval)) calls.push(call);
+      if (call) calls.push(call);
     } else if (item.type === "shell_call") {
       const output = shellOutputs.get(callIdOf(item) ?? "");
       if (output) calls.push(hostedShellCallOf(item, output));

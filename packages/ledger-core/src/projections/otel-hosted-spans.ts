@@ -1,10 +1,10 @@
 import type { Attributes, Span, SpanOptions } from "@opentelemetry/api";
 import type { LedgerEvent } from "../events/types.js";
 import { type HostedCallAnswers, withProgramOutput } from "./hosted-call-answers.js";
-import { type HostedToolCall, hostedToolCallsOf } from "./hosted-tool-calls.js";
+import type { HostedToolCall } from "./hosted-tool-calls.js";
 import { SPAN_KIND_INTERNAL, STATUS_ERROR } from "./otel-api-values.js";
 import { derivedOtelId } from "./otel-ids.js";
-import { type AttemptRecord, payloadOf } from "./session-model.js";
+import type { AttemptRecord } from "./session-model.js";
 
 // `@opentelemetry/api` is an optional peer: only its types are imported here.
 
@@ -79,7 +79,7 @@ export function emitHostedSpans(call: {
   attempt: AttemptRecord;
   /** The model call's `model.completed` event. */
   completed: LedgerEvent;
-  /** What later model calls of the attempt's run say of its hosted calls. */
+  /** The hosted calls of the attempt's run (its own by attempt id) and their answers. */
   answers: HostedCallAnswers;
   chat: Span;
   chatAttributes: Attributes;
@@ -96,7 +96,11 @@ export function emitHostedSpans(call: {
   const base: Attributes = {};
   for (const key of FROM_CHAT_SPAN)
     if (chatAttributes[key] !== undefined) base[key] = chatAttributes[key];
-  const calls = hostedToolCallsOf(payloadOf(completed).response);
+  // A hosted MCP call that waits on an approval ran nothing (yet): if approved, the call that
+  // runs is in a later response, and has its span there.
+  const calls = (call.answers.calls.get(attempt.attemptId) ?? []).filter(
+    (found) => !found.awaitsApproval,
+  );
   calls.forEach((found, index) => {
     const hosted = withProgramOutput(found, call.answers);
     const made = hostedToolSpan(hosted, base, call.includeToolContent);

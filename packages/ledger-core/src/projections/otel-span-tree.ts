@@ -59,7 +59,7 @@ export function emitSpans(
   const traceIds: string[] = [];
   /** The spans of the runs each tool attempt picked up again (see `resumingAttempt`), by attemptKey. */
   const resumedRuns = new Map<string, Span[]>();
-  /** What later model calls of each run say of its hosted calls, read once per run, by run id. */
+  /** The hosted calls of each run and their answers, read once per run, by run id. */
   const hostedAnswers = new Map<string, HostedCallAnswers>();
   const hostedAnswersOf = (run: RunRecord): HostedCallAnswers => {
     let answers = hostedAnswers.get(run.runId);
