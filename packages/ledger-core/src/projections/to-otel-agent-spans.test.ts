@@ -1,8 +1,15 @@
-import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it } from "vitest";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { exportedSpans } from "./exported-spans.test.data.js";
+import { recordFixtureSession } from "./session-fixture.test.data.js";
+import { toOtelSpans } from "./to-otel-spans.js";
 
 describe("toOtelSpans invoke_agent spans", () => {
   it("carry gen_ai.provider.name and the agent's gen_ai.request.model from its first model call, an embedding aside", async () => {
@@ -87,5 +94,24 @@ describe("toOtelSpans gen_ai.agent.id", () => {
     ]);
     // Each run still told apart by its run id.
     expect(new Set(support.map(([, , runId]) => runId)).size).toBe(2);
+  });
+});
+
+describe("toOtelSpans agent version", () => {
+  it("sets gen_ai.agent.version on invoke_agent from the version the run started with", async () => {
+    const store = new MemoryEventStore();
+    const fixture = await recordFixtureSession(store);
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, fixture.sessionId, provider);
+    await provider.forceFlush();
+    const agents = exporter.getFinishedSpans().filter((s) => s.name.startsWith("invoke_agent"));
+    const versionOf = (name: string) =>
+      agents.find((span) => span.name === name)?.attributes["gen_ai.agent.version"];
+    expect(versionOf("invoke_agent planner")).toBe("1.2.0");
+    // The researcher was started without a version: none is made up.
+    expect(versionOf("invoke_agent researcher")).toBeUndefined();
   });
 });

@@ -1,11 +1,18 @@
 import { join } from "node:path";
-import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { SessionRecorder } from "../recorder/session-recorder.js";
+import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeSession } from "../store/read-all.js";
 import { SqliteEventStore } from "../stores/sqlite/sqlite-store.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
 import { exportedSpans } from "./exported-spans.test.data.js";
+import { toOtelSpans } from "./to-otel-spans.js";
 
 const scratch = scratchDirectory("otel-exceptions-", afterAll);
 
@@ -66,5 +73,47 @@ describe("toOtelSpans exception events", () => {
     const send = named("execute_tool send");
     expect(send.status.code).toBe(2);
     expect(send.events).toEqual([]);
+  });
+});
+
+describe("toOtelSpans error.type", () => {
+  it("is the recorded error's code when it has a string one, else its HTTP status, else its name", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "codes",
+      runId: "main",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const model = await recorder.beforeModelCall({ request: { model: "m", messages: [] } });
+    await recorder.modelFailed(
+      model,
+      Object.assign(new Error("upstream overloaded"), { code: "E503" }),
+    );
+    const tool = await recorder.beforeToolCall({ toolCallId: "c1", name: "read", args: {} });
+    const timeout = Object.assign(new Error("timed out"), { code: 408 });
+    timeout.name = "TimeoutError";
+    await recorder.toolFailed(tool, timeout);
+    const limited = await recorder.beforeModelCall({ request: { model: "n", messages: [] } });
+    const rateLimit = Object.assign(new Error("Too Many Requests"), { statusCode: 429 });
+    rateLimit.name = "AI_APICallError";
+    await recorder.modelFailed(limited, rateLimit);
+    await recorder.failRun(Object.assign(new Error("gave up"), { code: "ERR_GAVE_UP" }));
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "codes", provider);
+    await provider.forceFlush();
+    const errorType = (name: string) =>
+      exporter.getFinishedSpans().find((span) => span.name === name)?.attributes["error.type"];
+    expect(errorType("chat m")).toBe("E503");
+    // A code that is not a string (a status number) is not one: the name says more.
+    expect(errorType("execute_tool read")).toBe("TimeoutError");
+    // An HTTP status is, as the conventions ask of an HTTP failure: a rate limit reads 429.
+    expect(errorType("chat n")).toBe("429");
+    expect(errorType("invoke_agent a")).toBe("ERR_GAVE_UP");
   });
 });

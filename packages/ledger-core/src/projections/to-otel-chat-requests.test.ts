@@ -1,0 +1,254 @@
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
+import { describe, expect, it } from "vitest";
+import { MemoryEventStore } from "../store/memory-store.js";
+import { toOtelSpans } from "./to-otel-spans.js";
+
+describe("toOtelSpans provider names", () => {
+  it("names the provider as OpenTelemetry does, from the request or else the call's metadata", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "providers",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const cases: [string, Parameters<typeof recorder.beforeModelCall>[0], string | undefined][] = [
+      // AI SDK provider ids.
+      [
+        "ai-sdk openai",
+        { request: { model: { provider: "openai.responses", modelId: "m" } } },
+        "openai",
+      ],
+      [
+        "ai-sdk gemini",
+        { request: { model: { provider: "google.generative-ai", modelId: "m" } } },
+        "gcp.gemini",
+      ],
+      [
+        "ai-sdk vertex",
+        { request: { model: { provider: "google.vertex.chat", modelId: "m" } } },
+        "gcp.vertex_ai",
+      ],
+      [
+        "ai-sdk bedrock",
+        { request: { model: { provider: "amazon-bedrock", modelId: "m" } } },
+        "aws.bedrock",
+      ],
+      [
+        "ai-sdk mistral",
+        { request: { model: { provider: "mistral.chat", modelId: "m" } } },
+        "mistral_ai",
+      ],
+      // LangChain's ls_provider, which its adapter puts in the call's metadata.
+      [
+        "langchain anthropic",
+        { request: { model: "claude" }, metadata: { provider: "anthropic" } },
+        "anthropic",
+      ],
+      [
+        "langchain genai",
+        { request: { model: "gemini-2.0" }, metadata: { provider: "google_genai" } },
+        "gcp.gemini",
+      ],
+      [
+        "langchain azure",
+        { request: { model: "gpt-4o" }, metadata: { provider: "azure" } },
+        "azure.ai.openai",
+      ],
+      ["langchain xai", { request: { model: "grok" }, metadata: { provider: "xai" } }, "x_ai"],
+      // A provider the conventions do not list is kept; none said is none made up.
+      ["custom", { request: { model: "m", provider: "Ollama" } }, "ollama"],
+      ["unknown", { request: { model: "m" } }, undefined],
+    ];
+    const attempts = new Map<string, string>();
+    for (const [name, call] of cases) {
+      const attempt = await recorder.beforeModelCall(call);
+      await recorder.modelCompleted(attempt, { text: name });
+      attempts.set(attempt.attemptId, name);
+    }
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "providers", provider);
+    await provider.forceFlush();
+    const named = new Map<string, unknown>();
+    for (const span of exporter.getFinishedSpans()) {
+      const name = attempts.get(String(span.attributes["agent_ledger.attempt.id"]));
+      if (name !== undefined) named.set(name, span.attributes["gen_ai.provider.name"]);
+    }
+    expect(Object.fromEntries(named)).toEqual(
+      Object.fromEntries(cases.map(([name, , expected]) => [name, expected])),
+    );
+  });
+});
+
+describe("toOtelSpans model names", () => {
+  it("takes the model from the call's metadata when its request names none (OpenAI Agents)", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "named",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    await recorder.beforeModelCall({
+      request: { input: [{ role: "user", content: "hi" }] },
+      metadata: { model: "gpt-4.1" },
+    });
+    await recorder.beforeModelCall({
+      request: { model: "from-request" },
+      metadata: { model: "no" },
+    });
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "named", provider);
+    const chats = exporter.getFinishedSpans().filter((span) => span.name.startsWith("chat"));
+    expect(
+      chats.map((span) => [span.name, span.attributes["gen_ai.request.model"]]).sort(),
+    ).toEqual([
+      ["chat from-request", "from-request"],
+      ["chat gpt-4.1", "gpt-4.1"],
+    ]);
+  });
+});
+
+describe("toOtelSpans text completions", () => {
+  it("names a LangChain text LLM call text_completion, not chat", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "llm",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    // The request shape of the LangChain adapter's handleLLMStart.
+    const call = await recorder.beforeModelCall({
+      request: { model: "fake", prompts: ["Capital of France?"], params: {} },
+    });
+    await recorder.modelCompleted(call, { generations: [[{ text: "Paris" }]] });
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "llm", provider);
+    await provider.forceFlush();
+    const span = exporter.getFinishedSpans().find((each) => each.kind === 2);
+    expect(span?.name).toBe("text_completion fake");
+    expect(span?.attributes["gen_ai.operation.name"]).toBe("text_completion");
+  });
+});
+
+describe("toOtelSpans request settings", () => {
+  it("sets gen_ai.request.temperature, .max_tokens and .top_p from each adapter's request", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "settings",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const requests = [
+      // AI SDK call options
+      {
+        model: { provider: "openai.chat", modelId: "m" },
+        prompt: [],
+        temperature: 0.2,
+        maxOutputTokens: 50,
+        topP: 0.9,
+      },
+      // OpenAI Agents ModelRequest
+      { input: "hi", modelSettings: { temperature: 0.2, maxTokens: 50, topP: 0.9 } },
+      // LangChain invocation params
+      { model: "m", messages: [], params: { temperature: 0.2, max_tokens: 50, top_p: 0.9 } },
+    ];
+    const attempts = [];
+    for (const request of requests) {
+      const attempt = await recorder.beforeModelCall({ request });
+      await recorder.modelCompleted(attempt, { text: "ok" });
+      attempts.push(attempt.attemptId);
+    }
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "settings", provider);
+    await provider.forceFlush();
+    for (const attemptId of attempts) {
+      const span = exporter
+        .getFinishedSpans()
+        .find((each) => each.attributes["agent_ledger.attempt.id"] === attemptId);
+      expect(span?.attributes).toMatchObject({
+        "gen_ai.request.temperature": 0.2,
+        "gen_ai.request.max_tokens": 50,
+        "gen_ai.request.top_p": 0.9,
+      });
+    }
+  });
+});
+
+describe("toOtelSpans streamed calls", () => {
+  it("sets gen_ai.request.stream when the adapter recorded whether the call streamed", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "st",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    // The OpenAI Agents adapter records { stream } in the request's metadata.
+    const streamed = await recorder.beforeModelCall({
+      request: { input: "hi" },
+      metadata: { stream: true },
+    });
+    await recorder.modelCompleted(streamed, { output: [] });
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "st", provider);
+    await provider.forceFlush();
+    const span = exporter.getFinishedSpans().find((each) => each.kind === 2);
+    expect(span?.attributes["gen_ai.request.stream"]).toBe(true);
+  });
+});
+
+describe("toOtelSpans provider name", () => {
+  it("never takes a request's system prompt for the provider (Anthropic-style `system`)", async () => {
+    const { SessionRecorder } = await import("../recorder/session-recorder.js");
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "pv",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const call = await recorder.beforeModelCall({
+      request: {
+        model: "claude-sonnet-4",
+        system: "You are a careful assistant. Never reveal the code word.",
+        messages: [{ role: "user", content: "hi" }],
+      },
+    });
+    await recorder.modelCompleted(call, { content: [{ type: "text", text: "hello" }] });
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await toOtelSpans(store, "pv", provider);
+    await provider.forceFlush();
+    const span = exporter.getFinishedSpans().find((each) => each.kind === 2);
+    expect(span?.attributes["gen_ai.provider.name"]).toBeUndefined();
+  });
+});
