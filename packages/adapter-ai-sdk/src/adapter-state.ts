@@ -21,8 +21,12 @@ export class AdapterState {
   /** The first model outcome that could not be recorded (see `outcomeLost`). */
   #lostOutcome: { error: unknown } | undefined;
   #started: Promise<unknown> | undefined;
-  /** Which completion asked for each tool call (see `ToolCallCauses`). */
-  readonly #causes = new ToolCallCauses();
+  /**
+   * Which completion asked for each tool call (see `ToolCallCauses`): the middleware settles a
+   * call's cause as its completion is recorded or fails, and the tool wrapper awaits it. No
+   * other state of the run depends on it, so both use it directly.
+   */
+  readonly causes = new ToolCallCauses();
   /** Model attempts begun and not yet answered. */
   readonly #inFlight = new Set<Attempt>();
   /** Failed model attempts the SDK may still retry, oldest first. */
@@ -357,24 +361,6 @@ export class AdapterState {
       );
     }
     return this.#started;
-  }
-
-  /** A streamed tool call arrived: its tool waits until the completion is committed. */
-  expectCause(toolCallId: string): void {
-    this.#causes.expect(toolCallId);
-  }
-
-  resolveCauses(toolCallIds: readonly string[], eventId: string): void {
-    this.#causes.resolve(toolCallIds, eventId);
-  }
-
-  rejectCauses(toolCallIds: readonly string[], error: unknown): void {
-    this.#causes.reject(toolCallIds, error);
-  }
-
-  /** The eventId of the model completion that asked for this tool call, if the middleware saw it. */
-  causeOf(toolCallId: string | undefined): Promise<string> | undefined {
-    return this.#causes.of(toolCallId);
   }
 }
 

@@ -78,7 +78,7 @@ async function wrapGenerate(
   if (replayed?.status === "completed") {
     const result = decodeGenerateResult(replayed.result);
     state.modelAnswered(attempt);
-    state.resolveCauses(toolCallIdsOf(result.content), replayed.eventId);
+    state.causes.resolve(toolCallIdsOf(result.content), replayed.eventId);
     return result;
   }
   if (replayed) throw replayedFailure(state, attempt);
@@ -93,9 +93,9 @@ async function wrapGenerate(
   const toolCallIds = toolCallIdsOf(result.content);
   try {
     const completed = await recordCompletion(state, attempt, () => encodeModelResponse(result));
-    state.resolveCauses(toolCallIds, completed.eventId);
+    state.causes.resolve(toolCallIds, completed.eventId);
   } catch (error) {
-    state.rejectCauses(toolCallIds, error);
+    state.causes.reject(toolCallIds, error);
     throw error;
   }
   return result;

@@ -69,7 +69,7 @@ function replayFailedStream(
   const firstError = parts.find((part) => part.type === "error");
   const refusal = firstError ? firstError.error : (thrown?.error ?? failure);
   const toolCallIds = parts.flatMap((part) => (part.type === "tool-call" ? [part.toolCallId] : []));
-  state.rejectCauses(toolCallIds, refusal);
+  state.causes.reject(toolCallIds, refusal);
   return { stream: streamOf(parts, thrown) };
 }
 
@@ -83,7 +83,7 @@ export async function replayStream(
     const parts = recordedStreamParts(replayed.result);
     const content = (replayed.result as JsonObject).content as JsonValue[];
     state.modelAnswered(attempt);
-    state.resolveCauses(toolCallIdsOf(content), replayed.eventId);
+    state.causes.resolve(toolCallIdsOf(content), replayed.eventId);
     return { stream: streamOf(parts) };
   }
   const partial =
@@ -150,7 +150,7 @@ export function recordStream(options: {
       failure?.error ??
       ("thrown" in end ? end.thrown : new Error("the model stream ended without a finish part"));
     // After an error part, each tool call was refused as it came.
-    if (!failure) state.rejectCauses(toolCallIds, error);
+    if (!failure) state.causes.reject(toolCallIds, error);
     let seen: unknown;
     try {
       seen = await recordFailure(state, attempt, error, {
@@ -226,14 +226,14 @@ export function recordStream(options: {
         if (part.type === "tool-input-start") inputTools.set(part.id, part.toolName);
         if (part.type === "tool-call") {
           toolCallIds.push(part.toolCallId);
-          state.expectCause(part.toolCallId);
+          state.causes.expect(part.toolCallId);
           // After an error part the SDK reads on and runs the call; the attempt has failed,
           // so its tool is refused with that error instead of waiting for a completion that
           // will never come.
-          if (failure) state.rejectCauses([part.toolCallId], failure.error);
+          if (failure) state.causes.reject([part.toolCallId], failure.error);
         } else if (part.type === "error" && !settled && !failure) {
           failure = { error: part.error };
-          state.rejectCauses(toolCallIds, part.error);
+          state.causes.reject(toolCallIds, part.error);
         } else if (part.type === "finish" && !settled && !failure) {
           settled = true;
           parts.length = 0;
@@ -247,12 +247,12 @@ export function recordStream(options: {
                   .filter(({ part }) => hasInputCallbacks(inputTools.get(part.id))),
               }),
             ).finally(endRecorded);
-            state.resolveCauses(toolCallIds, completed.eventId);
+            state.causes.resolve(toolCallIds, completed.eventId);
           } catch (error) {
             // Not recorded as a completion: the caller never sees a finish the ledger does not
             // hold, but the error (a response that is not plain JSON, recorded as the call's
             // failure; or the ledger's, which stops the run).
-            state.rejectCauses(toolCallIds, error);
+            state.causes.reject(toolCallIds, error);
             reader.cancel(error).catch(() => undefined);
             closeWith(error);
             return;

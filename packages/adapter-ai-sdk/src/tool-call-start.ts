@@ -79,7 +79,7 @@ export async function startCall(
   // the calls that arrive), the tool does not run and the SDK hands the model's error on as
   // its tool error. That failure is the model's and is recorded: it must not stop the run.
   // (A completion the ledger could not commit has already stopped it, in the middleware.)
-  const causedByEventId = await state.causeOf(toolCallId);
+  const causedByEventId = await state.causes.of(toolCallId);
   try {
     return await beginToolCall(state, options, { name, input, toolCallId, causedByEventId });
   } catch (error) {
