@@ -24,6 +24,10 @@ export function assistantRecorder(
   return { store, recorder: new SessionRecorder({ store, sessionId, runId, actor: assistant }) };
 }
 
+/** A recorder of the assistant's run "r" in session "s", on a new memory store. */
+export const recordingAssistant = () =>
+  assistantRecorder(undefined, { sessionId: "s", runId: "r" });
+
 export const usage = (input: number, output: number) => ({
   inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined },
   outputTokens: { total: output, text: output, reasoning: undefined },
