@@ -144,6 +144,54 @@ describe("ATIF of a run whose tool gave a file", () => {
   });
 });
 
+describe("ATIF of a run whose tool gave an image as a file", () => {
+  // The SDK's file output with an image media type: it gives the model an input_file holding a
+  // data URL of that type, an image the model is shown, not a document.
+  const png = "iVBORwECAw=="; // 7 bytes
+  const chartTool = tool({
+    name: "chart",
+    description: "the sales chart",
+    parameters: z.object({}),
+    execute: async () => ({
+      type: "file" as const,
+      file: { data: png, mediaType: "image/png", filename: "chart.png" },
+    }),
+  });
+  const shown = [{ type: "text", text: "[image omitted: chart.png, image/png, 7 bytes]" }];
+  const noted = { part: 0, media_type: "image/png", filename: "chart.png", size_bytes: 7 };
+
+  it("shows the image of the tool's output where the run ends at the tool", async () => {
+    const store = new MemoryEventStore();
+    const agent = new Agent({
+      name: "analyst",
+      instructions: "read",
+      tools: [chartTool],
+      toolUseBehavior: "stop_on_first_tool",
+    });
+    const model = new ScriptedModel([() => [functionCall("chart", {}, "call_1")]]);
+    await runWithLedger(agent, "show the chart", runOptions(store, model));
+    const trajectory = await toAtif(store, "s");
+    const [result] = trajectory.steps.flatMap((step) => step.observation?.results ?? []);
+    expect(result?.content).toEqual(shown);
+    expect(result?.extra).toEqual({ images_omitted: [expect.objectContaining(noted)] });
+  });
+
+  it("shows the image the next request gave the model (an input_file of a data URL)", async () => {
+    const store = new MemoryEventStore();
+    const agent = new Agent({ name: "analyst", instructions: "read", tools: [chartTool] });
+    const model = new ScriptedModel([
+      () => [functionCall("chart", {}, "call_1")],
+      () => [message("sales grew")],
+    ]);
+    await runWithLedger(agent, "show the chart", runOptions(store, model));
+    const trajectory = await toAtif(store, "s");
+    const [result] = trajectory.steps.flatMap((step) => step.observation?.results ?? []);
+    expect(result?.content).toEqual(shown);
+    expect(result?.extra).toEqual({ images_omitted: [expect.objectContaining(noted)] });
+    expect(JSON.stringify(trajectory.steps)).not.toContain(png);
+  });
+});
+
 describe("message history of an agent with a stored prompt", () => {
   it("keeps the conversation: the request's prompt object is not its message list", async () => {
     const store = new MemoryEventStore();

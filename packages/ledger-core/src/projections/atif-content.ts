@@ -5,7 +5,7 @@ import {
   fileReferenceOf,
   fileReferenceText,
 } from "./atif-file-references.js";
-import { type FoundFile, fileOf, fileTextOf, TOOL_OUTPUT_FILES } from "./atif-files.js";
+import { type FoundFile, fileOf, fileTextOf } from "./atif-files.js";
 import {
   anthropicSourceOf,
   classify,
@@ -50,12 +50,11 @@ const IMAGE_PARTS: ReadonlySet<JsonValue | undefined> = new Set([
 ]);
 
 /**
- * The image a content part holds, as each framework records one: the AI SDK's `image` and
- * `file` (an image media type) parts, and in a tool's output `image-data`, `image-url` and
- * `file-data`, `file-url`, `media` (an image media type); OpenAI's `image_url` (LangChain's
- * too), the Responses API's `input_image` (`image_url`; OpenAI Agents' `image`), Anthropic's
- * `image` with a `source`, LangChain's standard `image` block, MCP's `image` (`data`,
- * `mimeType`). Undefined for any other part.
+ * The image an image part holds, as each framework records one: the AI SDK's `image` part, and
+ * in a tool's output `image-data`, `image-url`; OpenAI's `image_url` (LangChain's too), the
+ * Responses API's `input_image` (`image_url`; OpenAI Agents' `image`), Anthropic's `image`
+ * with a `source`, LangChain's standard `image` block, MCP's `image` (`data`, `mimeType`).
+ * Undefined for any other part: a file part of an image media type is read by `fileOf`.
  */
 function imageOf(part: JsonObject): HeldData | undefined {
   if (part.type === "image" && isObject(part.source)) {
@@ -63,16 +62,11 @@ function imageOf(part: JsonObject): HeldData | undefined {
     const source = anthropicSourceOf(part);
     return source?.kind === "held" ? source.data : undefined;
   }
-  const mediaType = mediaTypeOf(part);
-  const image =
-    IMAGE_PARTS.has(part.type) ||
-    ((part.type === "file" || TOOL_OUTPUT_FILES.has(part.type)) &&
-      mediaType?.startsWith("image/") === true);
-  if (!image) return undefined;
+  if (!IMAGE_PARTS.has(part.type)) return undefined;
   const value = heldValueOf(part);
   // No string where the image would be: nothing to show (a part naming a provider's file id
   // is read before this, by `fileReferenceOf`).
-  return value === undefined ? undefined : classify(value, mediaType);
+  return value === undefined ? undefined : classify(value, mediaTypeOf(part));
 }
 
 /** The ATIF media type of an image: the one recorded, else its URL's extension. */
@@ -94,8 +88,9 @@ function atifMediaType(image: HeldData): AtifImageMediaType | undefined {
  * recorded as bytes has no path to point to: it is a text part naming it (`[image omitted:
  * image/png, 7 bytes]`), and `extra.images_omitted` lists it with its media type, size and
  * the id of the event (`eventId`) whose payload holds it, where a reader finds its bytes; so
- * is an image at a URL whose media type ATIF does not take. A file that is not an image (see
- * `fileOf`), as bytes or at a URL, is a text part naming it, listed in `extra.files_omitted`.
+ * is an image at a URL whose media type ATIF does not take. A file part (see `fileOf`) of an
+ * `image/*` media type is an image; any other file, as bytes or at a URL, is a text part naming
+ * it, listed in `extra.files_omitted`.
  * A file named by a provider's file id (see `fileReferenceOf`) is a text part naming the id,
  * listed in `extra.images_omitted` (an image) or `extra.files_omitted`. A document given as
  * text (see `fileTextOf`) is a text part of its text. `extra` holds only the lists that are
@@ -151,6 +146,7 @@ export function atifMessageOf(
     const { text, note } = omittedPart({
       kind: "image",
       data: image,
+      filename: image.filename,
       part: message.length,
       eventId,
     });
@@ -168,7 +164,7 @@ export function atifMessageOf(
 
 /** What a part shows besides text: an image or another file it holds, or one it names by id. */
 type ShownPart =
-  | { kind: "image"; image: HeldData }
+  | { kind: "image"; image: FoundFile }
   | { kind: "file"; file: FoundFile }
   | { kind: "reference"; reference: FileReference }
   | { kind: "text"; text: string };
@@ -179,6 +175,10 @@ function shownPartOf(part: JsonObject): ShownPart | undefined {
   const image = imageOf(part);
   if (image !== undefined) return { kind: "image", image };
   const file = fileOf(part);
+  // A file of an image media type (recorded beside it, or its data URL's) is an image: the
+  // SDKs give it to the model as one (OpenAI Agents' tool output `file` becomes an
+  // `input_file` of an image data URL, the AI SDK's file part an image).
+  if (file?.mediaType?.startsWith("image/")) return { kind: "image", image: file };
   if (file !== undefined) return { kind: "file", file };
   const text = fileTextOf(part);
   return text === undefined ? undefined : { kind: "text", text };

@@ -8,26 +8,26 @@ import {
 } from "./atif-held-data.js";
 import { isObject, str } from "./extract.js";
 
-// A file that is not an image, held by a content part as bytes or at a URL: a PDF in a user's
-// message, a document a tool gave the model. ATIF content parts are text and images only, so
-// a step names such a file in a text part and lists it in `extra.files_omitted`, never its
-// bytes: a reader finds them in the event the note names.
+// A file held by a content part as bytes or at a URL: a PDF in a user's message, a document or
+// a chart a tool gave the model. One of an image media type is shown as an image; ATIF content
+// parts are text and images only, so a step names any other file in a text part and lists it
+// in `extra.files_omitted`, never its bytes: a reader finds them in the event the note names.
 
-/** A file, not an image, a content part holds: at a URL or as base64, and its name if given. */
+/** A file a content part holds: at a URL or as base64, and its name if given. */
 export interface FoundFile extends HeldData {
   filename?: string;
 }
 
 /** The AI SDK's parts of a tool's output for the model (`toModelOutput`) of any file. */
-export const TOOL_OUTPUT_FILES: ReadonlySet<JsonValue | undefined> = new Set([
+const TOOL_OUTPUT_FILES: ReadonlySet<JsonValue | undefined> = new Set([
   "file-data",
   "file-url",
   "media",
 ]);
 
 /**
- * The file a content part holds that is not an image (its media type not `image/*`, or
- * unknown): the AI SDK's `file` part (a user message's, LanguageModelV3), and in a tool's
+ * The file a content part holds, of any media type (one of `image/*` is an image: the caller
+ * shows it as one): the AI SDK's `file` part (a user message's, LanguageModelV3), and in a tool's
  * output `file-data`, `file-url`, `media`; LangChain's standard `file` block (`data`, `url`);
  * OpenAI Chat Completions' `file` part (`file: { file_data, filename }`) and OpenAI Agents'
  * tool output `file` (`file`: a data URL or URL, `{ data, mediaType, filename }`,
@@ -38,7 +38,7 @@ export const TOOL_OUTPUT_FILES: ReadonlySet<JsonValue | undefined> = new Set([
  */
 export function fileOf(part: JsonObject): FoundFile | undefined {
   const held = heldDataOf(part);
-  if (held === undefined || held.mediaType?.startsWith("image/")) return undefined;
+  if (held === undefined) return undefined;
   const file = isObject(part.file) ? part.file : {};
   const filename = str(part.filename) ?? str(file.filename);
   return { ...held, ...(filename !== undefined ? { filename } : {}) };

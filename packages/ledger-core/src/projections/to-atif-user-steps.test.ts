@@ -333,4 +333,37 @@ describe("toAtif a user's images", () => {
       { part: 1, media_type: null, url: "https://files.example/b.pdf" },
     ]);
   });
+
+  it("shows as an image a file part whose media type, recorded or its data URL's, is an image's", async () => {
+    // Each was dropped whole: not an image by its part's type, nor a file by its media type.
+    const png = "iVBORwECAw=="; // 7 bytes
+    const messages: JsonValue[] = [
+      {
+        role: "user",
+        content: [
+          { type: "input_file", file_data: `data:image/png;base64,${png}`, filename: "a.png" },
+          { type: "file", file: { file_data: `data:image/jpeg;base64,${png}`, filename: "b.jpg" } },
+          { type: "input_file", file: `data:image/gif;base64,${png}` },
+          // LangChain's standard file block of an image type, at a URL: an ATIF image part.
+          { type: "file", url: "https://photos.example/cat.webp", mimeType: "image/webp" },
+        ],
+      },
+    ];
+    const [user] = (await toAtif(await recordRequests([messages]), "s")).steps;
+    expect(user?.message).toEqual([
+      { type: "text", text: "[image omitted: a.png, image/png, 7 bytes]" },
+      { type: "text", text: "[image omitted: b.jpg, image/jpeg, 7 bytes]" },
+      { type: "text", text: "[image omitted: image/gif, 7 bytes]" },
+      {
+        type: "image",
+        source: { media_type: "image/webp", path: "https://photos.example/cat.webp" },
+      },
+    ]);
+    expect(user?.extra?.images_omitted).toMatchObject([
+      { part: 0, media_type: "image/png", filename: "a.png", size_bytes: 7 },
+      { part: 1, media_type: "image/jpeg", filename: "b.jpg", size_bytes: 7 },
+      { part: 2, media_type: "image/gif", size_bytes: 7 },
+    ]);
+    expect(user?.extra?.files_omitted).toBeUndefined();
+  });
 });
