@@ -3,37 +3,9 @@ import type { JsonValue } from "../events/json.js";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { toAtif } from "./to-atif.js";
+import { actor, ask, asked, lookRun, observed } from "./tool-result-run.test.data.js";
 
-const actor = { type: "agent", id: "a" } as const;
 const png = "iVBORwECAw=="; // 7 bytes
-const ask = { role: "user", content: "look" };
-const asked = { role: "assistant", content: "", tool_calls: [{ id: "t1", name: "look" }] };
-
-/**
- * A run whose model asks for tool call t1, which returns `result`; then, if `toolMessage` is
- * given, a next model call whose request gives the model that tool message. Returns the store
- * and the ids of the events that hold the result and the next request.
- */
-async function lookRun(result: JsonValue, toolMessage?: JsonValue) {
-  const store = new MemoryEventStore();
-  const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
-  await recorder.startRun();
-  const first = await recorder.beforeModelCall({ request: { model: "m", messages: [ask] } });
-  await recorder.modelCompleted(first, { toolCalls: [{ id: "t1", name: "look", args: {} }] });
-  const tool = await recorder.beforeToolCall({ toolCallId: "t1", name: "look", args: {} });
-  const completed = await recorder.toolCompleted(tool, result);
-  let nextRequest: string | undefined;
-  if (toolMessage !== undefined) {
-    const messages = [ask, asked, toolMessage];
-    const next = await recorder.beforeModelCall({ request: { model: "m", messages } });
-    nextRequest = (await store.readRun({ sessionId: "s", runId: "r" })).events.at(-1)?.eventId;
-    await recorder.modelCompleted(next, { text: "seen" });
-  }
-  return { store, completed: completed.eventId, nextRequest };
-}
-
-const observed = async (store: MemoryEventStore) =>
-  (await toAtif(store, "s")).steps.find((step) => step.tool_calls)?.observation?.results[0];
 
 describe("toAtif a tool's images", () => {
   it("shows an MCP tool's image, recorded as its result, where no later request says what the model read", async () => {

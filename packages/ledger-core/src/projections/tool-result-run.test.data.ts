@@ -1,0 +1,36 @@
+import type { JsonValue } from "../events/json.js";
+import { SessionRecorder } from "../recorder/session-recorder.js";
+import { MemoryEventStore } from "../store/memory-store.js";
+import { toAtif } from "./to-atif.js";
+
+// A run whose one tool call gives a result, for the tests of what ATIF shows of it.
+
+export const actor = { type: "agent", id: "a" } as const;
+export const ask = { role: "user", content: "look" };
+export const asked = { role: "assistant", content: "", tool_calls: [{ id: "t1", name: "look" }] };
+
+/**
+ * A run whose model asks for tool call t1, which returns `result`; then, if `toolMessage` is
+ * given, a next model call whose request gives the model that tool message. Returns the store
+ * and the ids of the events that hold the result and the next request.
+ */
+export async function lookRun(result: JsonValue, toolMessage?: JsonValue) {
+  const store = new MemoryEventStore();
+  const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
+  await recorder.startRun();
+  const first = await recorder.beforeModelCall({ request: { model: "m", messages: [ask] } });
+  await recorder.modelCompleted(first, { toolCalls: [{ id: "t1", name: "look", args: {} }] });
+  const tool = await recorder.beforeToolCall({ toolCallId: "t1", name: "look", args: {} });
+  const completed = await recorder.toolCompleted(tool, result);
+  let nextRequest: string | undefined;
+  if (toolMessage !== undefined) {
+    const messages = [ask, asked, toolMessage];
+    const next = await recorder.beforeModelCall({ request: { model: "m", messages } });
+    nextRequest = (await store.readRun({ sessionId: "s", runId: "r" })).events.at(-1)?.eventId;
+    await recorder.modelCompleted(next, { text: "seen" });
+  }
+  return { store, completed: completed.eventId, nextRequest };
+}
+
+export const observed = async (store: MemoryEventStore) =>
+  (await toAtif(store, "s")).steps.find((step) => step.tool_calls)?.observation?.results[0];
