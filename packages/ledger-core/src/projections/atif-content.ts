@@ -14,6 +14,7 @@ import {
   mediaTypeOf,
   omittedPart,
 } from "./atif-held-data.js";
+import { mcpResourceOf } from "./atif-mcp-resources.js";
 import type { AtifContentPart, AtifImageMediaType } from "./atif-types.js";
 import { textOf } from "./extract.js";
 import { isObject } from "./langchain-message.js";
@@ -130,6 +131,7 @@ export function atifMessageOf(
         kind: "file",
         data: file,
         filename: file.filename,
+        uri: file.uri,
         part: message.length,
         eventId,
       });
@@ -147,6 +149,7 @@ export function atifMessageOf(
       kind: "image",
       data: image,
       filename: image.filename,
+      uri: image.uri,
       part: message.length,
       eventId,
     });
@@ -170,6 +173,8 @@ type ShownPart =
   | { kind: "text"; text: string };
 
 function shownPartOf(part: JsonObject): ShownPart | undefined {
+  const resource = mcpResourceOf(part);
+  if (resource !== undefined) return resource;
   const reference = fileReferenceOf(part);
   if (reference !== undefined) return { kind: "reference", reference };
   const image = imageOf(part);
@@ -190,14 +195,17 @@ function shownPartOf(part: JsonObject): ShownPart | undefined {
  * (`{ content: [...] }`), a list of parts (a LangChain ToolMessage's content, an OpenAI
  * Agents tool output), or one OpenAI Agents tool output of a file or an image
  * (`{ type: "file", file }`, `{ type: "image", image }`: the SDK gives the model the file, not
- * JSON). Undefined for any other value (a text, a JSON result).
+ * JSON), or one MCP content item of an image or a resource (`{ type: "image", data }`,
+ * `resource`, `resource_link`: OpenAI Agents records an MCP tool's only item alone). Undefined
+ * for any other value (a text, a JSON result).
  */
 export function toolContentParts(content: JsonValue | undefined): JsonValue[] | undefined {
   if (Array.isArray(content)) return content;
   if (!isObject(content)) return undefined;
   if (content.type === "content" && Array.isArray(content.value)) return content.value;
   if (content.type === "file" && content.file !== undefined) return [content];
-  if (content.type === "image" && content.image !== undefined) return [content];
+  if (content.type === "image" && (content.image ?? content.data) !== undefined) return [content];
+  if (content.type === "resource" || content.type === "resource_link") return [content];
   return Array.isArray(content.content) ? content.content : undefined;
 }
 

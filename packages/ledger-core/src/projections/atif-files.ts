@@ -13,9 +13,11 @@ import { isObject, str } from "./extract.js";
 // parts are text and images only, so a step names any other file in a text part and lists it
 // in `extra.files_omitted`, never its bytes: a reader finds them in the event the note names.
 
-/** A file a content part holds: at a URL or as base64, and its name if given. */
+/** A file a content part holds: at a URL or as base64, and its name and uri if given. */
 export interface FoundFile extends HeldData {
   filename?: string;
+  /** The uri of an MCP resource the file's bytes are (`resource.uri`). */
+  uri?: string;
 }
 
 /** The AI SDK's parts of a tool's output for the model (`toModelOutput`) of any file. */
@@ -40,8 +42,15 @@ export function fileOf(part: JsonObject): FoundFile | undefined {
   const held = heldDataOf(part);
   if (held === undefined) return undefined;
   const file = isObject(part.file) ? part.file : {};
-  const filename = str(part.filename) ?? str(file.filename);
-  return { ...held, ...(filename !== undefined ? { filename } : {}) };
+  // LangChain's MCP adapters keep a resource's uri and a link's name in a block's metadata.
+  const metadata = isObject(part.metadata) ? part.metadata : {};
+  const filename = str(part.filename) ?? str(file.filename) ?? str(metadata.name);
+  const uri = held.url === undefined ? str(metadata.uri) : undefined;
+  return {
+    ...held,
+    ...(filename !== undefined ? { filename } : {}),
+    ...(uri !== undefined ? { uri } : {}),
+  };
 }
 
 /**

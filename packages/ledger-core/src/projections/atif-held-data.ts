@@ -130,25 +130,28 @@ const URL_REASONS = {
  * The text part standing for an image or another file a step cannot show
  * (`[image omitted: image/png, 7 bytes]`, `[file omitted: report.pdf, application/pdf, 7 bytes]`,
  * `[file omitted: https://..., application/pdf]`) and its entry of `extra.images_omitted` or
- * `extra.files_omitted`: the part, media type, name if given, size or URL, and the event whose
- * payload holds it (`eventId`), where a reader finds its bytes.
+ * `extra.files_omitted`: the part, media type, name and an MCP resource's uri if given, size or
+ * URL, and the event whose payload holds it (`eventId`), where a reader finds its bytes.
  */
 export function omittedPart({
   kind,
   data,
   filename,
+  uri,
   part,
   eventId,
 }: {
   kind: "image" | "file";
   data: HeldData;
   filename?: string | undefined;
+  uri?: string | undefined;
   part: number;
   eventId: string;
 }): { text: string; note: JsonObject } {
   const mediaType = data.mediaType ?? "media type unknown";
   const named: JsonObject = { part, media_type: data.mediaType ?? null };
   if (filename !== undefined) named.filename = filename;
+  if (uri !== undefined) named.uri = uri;
   if (data.url !== undefined) {
     return {
       text: `[${kind} omitted: ${data.url}, ${mediaType}]`,
@@ -156,7 +159,7 @@ export function omittedPart({
     };
   }
   const bytes = heldBytes(data);
-  const name = filename !== undefined ? `${filename}, ` : "";
+  const name = [filename, uri].map((each) => (each !== undefined ? `${each}, ` : "")).join("");
   return {
     text: `[${kind} omitted: ${name}${mediaType}, ${bytes.text}]`,
     note: { ...named, ...bytes.note, event_id: eventId },
