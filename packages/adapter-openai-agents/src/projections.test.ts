@@ -192,6 +192,50 @@ describe("ATIF of a run whose tool gave an image as a file", () => {
   });
 });
 
+describe("ATIF of a run whose tool gave an image ({ type: image, image: { ... } })", () => {
+  it("shows the image the tool's output holds as data, at a URL or by a file id, where the run ends at the tool", async () => {
+    // The SDK's tool output image of an object: its bytes, URL or file id were not read.
+    const png = "iVBORwECAw=="; // 7 bytes
+    const images = [
+      { data: png, mediaType: "image/png" },
+      { url: "https://charts.example/q3.png" },
+      { fileId: "file-chart1" },
+    ];
+    const store = new MemoryEventStore();
+    const chart = tool({
+      name: "chart",
+      description: "the sales chart",
+      parameters: z.object({}),
+      execute: async () => images.map((image) => ({ type: "image" as const, image })),
+    });
+    const agent = new Agent({
+      name: "analyst",
+      instructions: "read",
+      tools: [chart],
+      toolUseBehavior: "stop_on_first_tool",
+    });
+    const model = new ScriptedModel([() => [functionCall("chart", {}, "call_1")]]);
+    await runWithLedger(agent, "show the chart", runOptions(store, model));
+    const trajectory = await toAtif(store, "s");
+    const [result] = trajectory.steps.flatMap((step) => step.observation?.results ?? []);
+    expect(result?.content).toEqual([
+      { type: "text", text: "[image omitted: image/png, 7 bytes]" },
+      {
+        type: "image",
+        source: { media_type: "image/png", path: "https://charts.example/q3.png" },
+      },
+      { type: "text", text: "[image omitted: provider file id file-chart1, media type unknown]" },
+    ]);
+    expect(result?.extra).toMatchObject({
+      images_omitted: [
+        { part: 0, media_type: "image/png", size_bytes: 7 },
+        { part: 2, media_type: null, file_id: "file-chart1" },
+      ],
+    });
+    expect(JSON.stringify(trajectory.steps)).not.toContain(png);
+  });
+});
+
 describe("message history of an agent with a stored prompt", () => {
   it("keeps the conversation: the request's prompt object is not its message list", async () => {
     const store = new MemoryEventStore();

@@ -12,9 +12,14 @@ export interface HeldData {
   mediaType?: string;
 }
 
-/** A part's media type, as each framework names it (`mediaType`, `mimeType`, `mime_type`). */
+/**
+ * A part's media type, as each framework names it (`mediaType`, `mimeType`, `mime_type`; an
+ * OpenAI Agents tool output image's `image.mediaType`).
+ */
 export function mediaTypeOf(part: JsonObject): string | undefined {
-  return str(part.mediaType) ?? str(part.mimeType) ?? str(part.mime_type);
+  const named = str(part.mediaType) ?? str(part.mimeType) ?? str(part.mime_type);
+  if (named !== undefined || part.type !== "image" || !isObject(part.image)) return named;
+  return str(part.image.mediaType);
 }
 
 function withType<Data extends HeldData>(data: Data, mediaType: string | undefined): Data {
@@ -31,7 +36,8 @@ export function classify(value: string, mediaType: string | undefined): HeldData
 
 /**
  * The string a part holds its image or file in (bytes as base64 or a data URL, or a URL), read
- * where each framework puts it: LangChain's and MCP's `image` (`image`, `url`, `data`), OpenAI's
+ * where each framework puts it: LangChain's and MCP's `image` (`image`, `url`, `data`; OpenAI
+ * Agents' tool output `image.data`, `image.url`), OpenAI's
  * `image_url` and the Responses API's `input_image` (`image_url`, OpenAI Agents' `image`), its
  * `input_file` (`file_data`, `file_url`, OpenAI Agents' `file` or `file.url`), a `file` part
  * (the AI SDK's and LangChain's `data` or `url`; OpenAI Chat Completions' `file.file_data`,
@@ -42,8 +48,12 @@ export function classify(value: string, mediaType: string | undefined): HeldData
 export function heldValueOf(part: JsonObject): string | undefined {
   const file = part.file;
   switch (part.type) {
-    case "image":
-      return str(part.image) ?? str(part.url) ?? str(part.data);
+    case "image": {
+      // OpenAI Agents' tool output: `image` a string, or `{ data, mediaType }` or `{ url }`.
+      const image = part.image;
+      const held = isObject(image) ? (str(image.data) ?? str(image.url)) : str(image);
+      return held ?? str(part.url) ?? str(part.data);
+    }
     case "image_url":
     case "input_image": {
       const image = part.image_url;
