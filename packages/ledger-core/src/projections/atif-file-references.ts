@@ -36,8 +36,9 @@ const PROVIDER_FILE_ID = /^file[-_][A-Za-z0-9]{1,64}$/;
  * pass an OpenAI file, `data: "file-..."` with its media type); LangChain's standard `file` and
  * `image` blocks with a `fileId` (v1) or `source_type: "id"` and `id` (v0); OpenAI Chat
  * Completions' `file` part with `file: { file_id }`, and OpenAI Agents' tool output `file`
- * with `file: { id }` and `image` with `image: { fileId }`; Anthropic's `image` and `document` blocks with
- * `source: { type: "file", file_id }` (LangChain's ChatAnthropic passes them through); the
+ * with `file: { id }` and `image` with `image: { fileId }`; Anthropic's `image` and
+ * `document` blocks with `source: { type: "file", file_id }` (LangChain's ChatAnthropic passes
+ * them through); the
  * OpenAI Responses API's `input_image` and `input_file` with a `file_id` (LangChain's
  * ChatOpenAI with the Responses API), as OpenAI Agents' input items give them
  * (`image: { id }`, `file: { id }`). Undefined for any other part.
