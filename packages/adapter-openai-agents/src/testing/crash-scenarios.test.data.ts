@@ -25,6 +25,7 @@ import { draftingAgents, ticketHandoffAgents } from "./context-agents.js";
 import type { CrashingChild } from "./crashing-child.js";
 import { fixture, rateLimitedAgent, retryingAgent } from "./fixture.js";
 import { guardedChargingAgent, toolGuardedChargingAgent } from "./guarded-agents.js";
+import { mcpRegistryAgent, namespacedRegistryAgent } from "./loading-registry-agents.js";
 import { cleaningAgent, deployingAgent, deployingAgentAsTool } from "./local-tool-agents.js";
 import { mcpShop } from "./mcp-agents.js";
 import { nestedAgentToolsFixture } from "./nested-agent-tools.js";
@@ -247,6 +248,20 @@ export const CRASH_SCENARIOS = {
     };
     const store = child.dyingAfter(isType("tool.completed"));
     await runWithLedger(first.agent, "go", runOptions(store, first.model));
+  },
+  // The search loaded a namespaced tool (which read what the search wrote into the context) or a
+  // hosted MCP server, and the model called it.
+  "namespaced registry: dies after weather.forecast completed": async (child) => {
+    const first = namespacedRegistryAgent();
+    const store = child.dyingAfter(
+      (event) => event.type === "tool.completed" && payloadOf(event).toolCallId === "call_forecast",
+    );
+    await runWithLedger(first.agent, "go", { ...runOptions(store, first.model), context: {} });
+  },
+  "MCP registry: dies in the model call after the provider's MCP call": async (child) => {
+    const first = mcpRegistryAgent();
+    child.watch(first.model, { dieInCall: 2 });
+    await runWithLedger(first.agent, "go", runOptions(child.store, first.model));
   },
   "saving: dies inside save": async (child) => {
     const first = savingAgent(child.afterEffect(`save ${LARGE_TEXT.length} characters`));
