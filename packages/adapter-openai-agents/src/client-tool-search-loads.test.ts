@@ -1,16 +1,29 @@
-import { inspectSession, type LedgerEvent, MemoryEventStore, toAtif } from "@agent-ledger/core";
+import {
+  inspectSession,
+  type LedgerEvent,
+  MemoryEventStore,
+  readWholeSession,
+  toAtif,
+} from "@agent-ledger/core";
 import { setTracingDisabled } from "@openai/agents";
 import { afterAll, describe, expect, test } from "vitest";
+import { CONTEXT_CHANGED_EVENT_TYPE } from "./context-changes.js";
 import { resumeRun, runWithLedger } from "./index.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
-import { mcpRegistryAgent, namespacedRegistryAgent } from "./testing/loading-registry-agents.js";
-import { runOptions, toolCallEvents } from "./testing/recorded-run.js";
+import {
+  mcpRegistryAgent,
+  namespacedRegistryAgent,
+  type RegistryContext,
+} from "./testing/loading-registry-agents.js";
+import { firstInterruption, runOptions, toolCallEvents } from "./testing/recorded-run.js";
 
 setTracingDisabled(true);
 
 // What a client tool search loads is called as the agent's own tools are: a namespaced function
 // tool is recorded and answered from the ledger on resume as a plain one, a hosted MCP server's
-// call is the provider's, inside the model response that holds it.
+// call is the provider's, inside the model response that holds it. What the search's `execute`
+// writes into the run's context is recorded as a function tool's writes are, and given back on
+// resume.
 
 const typesOf = (events: LedgerEvent[]) => events.map((event) => event.type);
 
@@ -95,5 +108,63 @@ describe("a hosted MCP server a client tool search loaded", () => {
     const calls = (await toAtif(store, "s")).steps.flatMap((step) => step.tool_calls ?? []);
     expect(calls.filter((call) => call.function_name === "list_branches")).toHaveLength(1);
     expect((await inspectSession(store, "s")).runs[0]?.status).toBe("completed");
+  });
+});
+
+describe("what a client tool search wrote into the run's context", () => {
+  test("is recorded as x.openai-agents.context with the search's attempt, before its completion", async () => {
+    const store = new MemoryEventStore();
+    const made = namespacedRegistryAgent();
+    await runWithLedger(made.agent, "go", { ...runOptions(store, made.model), context: {} });
+    const [requested] = await toolCallEvents(store, "call_search");
+    const events = (await readWholeSession(store, "s")).filter(
+      (event) => event.attemptId === requested?.attemptId,
+    );
+    expect(typesOf(events)).toEqual([
+      "tool.requested",
+      CONTEXT_CHANGED_EVENT_TYPE,
+      "tool.completed",
+    ]);
+    expect(events[1]?.payload).toEqual({
+      toolCallId: "call_search",
+      set: { registry: "v1" },
+      deleted: [],
+    });
+  });
+
+  test("after the process was killed: the resumed run has what the search wrote then, not what running it again writes", async () => {
+    const { store } = await ledgers.crashed(NAMESPACED_DIED);
+    // This process's registry is at another version.
+    const second = namespacedRegistryAgent({ version: "v2" });
+    second.model.calls = 2;
+    const context: RegistryContext = {};
+    await resumeRun(second.agent, { ...runOptions(store, second.model), context });
+    expect(second.searches).toEqual(["weather"]);
+    expect(context.registry).toBe("v1");
+  });
+
+  test("a run paused after it goes on from its checkpoint with the app's context: the search's write is given, and the tool called next reads it", async () => {
+    const store = new MemoryEventStore();
+    const first = namespacedRegistryAgent({ forecastNeedsApproval: true });
+    const paused = await runWithLedger(first.agent, "go", {
+      ...runOptions(store, first.model),
+      context: {},
+    });
+    expect(paused.status).toBe("interrupted");
+
+    // A new process with a context of its own: the SDK's reload of the checkpoint runs the
+    // search on the state's JSON copy of the context, not on this one.
+    const second = namespacedRegistryAgent({ forecastNeedsApproval: true });
+    second.model.calls = 2;
+    const context: RegistryContext = {};
+    const again = await resumeRun(second.agent, { ...runOptions(store, second.model), context });
+    expect(context.registry).toBe("v1");
+    const { state, item } = firstInterruption(again);
+    state.approve(item);
+    await resumeRun(second.agent, { ...runOptions(store, second.model), state, context });
+    expect(second.forecasts).toEqual(["Paris"]);
+    expect((await toolCallEvents(store, "call_forecast"))[1]?.payload).toMatchObject({
+      result: "sunny in Paris (registry v1)",
+    });
   });
 });

@@ -16,6 +16,7 @@ import {
 } from "@openai/agents";
 import { ledgerTool } from "./ledger-tool.js";
 import { recordedOutput } from "./model-json.js";
+import { callContext } from "./recorded-tool-call.js";
 import { currentScope, ledgerStep, recorderOf, refused } from "./scope.js";
 
 // A tool search the SDK runs in the process (`toolSearchTool({ execution: "client", execute })`)
@@ -134,6 +135,9 @@ function assertLoadedAsRecorded(
  * attempt, recording nothing more; the ledger keeps one call. One that now loads other tools is
  * `replay-divergence`. A search recorded as failed is
  * answered by throwing its error again; one in flight at a crash is made again as its retry.
+ * What the callback writes into the run's context is recorded before its outcome, and given back
+ * to a search answered from the ledger (after it runs again), as a function tool's writes are
+ * (context-changes.ts): a resume from a checkpoint applies it to the app's context too.
  * Outside a ledger run the callback runs unrecorded: that is the SDK rebuilding the tools a
  * recorded search loaded while it loads a RunState (`RunState.fromString` runs the callback
  * again), which a resume from a checkpoint needs.
@@ -145,6 +149,7 @@ export function recordToolSearch(tool: HostedTool): HostedTool {
     const scope = currentScope();
     if (!scope) return recordLoaded(await own(args));
     const recorder = await ledgerStep(() => recorderOf(scope));
+    const context = callContext(args.runContext.context);
     const callId = searchCallId(args.toolCall);
     const attempt = await ledgerStep(() =>
       recorder.beforeToolCall({
@@ -155,19 +160,31 @@ export function recordToolSearch(tool: HostedTool): HostedTool {
       }),
     );
     const replayed = attempt.replayed;
-    if (replayed?.status === "failed") throw rebuiltError(replayed.error);
+    if (replayed?.status === "failed") {
+      context.answered(scope.run, attempt);
+      throw rebuiltError(replayed.error);
+    }
     let result: ClientToolSearchExecutorResult<unknown>;
     try {
       result = recordLoaded(await own(args));
     } catch (error) {
-      if (!replayed) await ledgerStep(() => recorder.toolFailed(attempt, error));
+      if (!replayed) {
+        await context.recordChange(recorder, attempt);
+        await ledgerStep(() => recorder.toolFailed(attempt, error));
+      }
       throw error;
     }
     const loaded = loadedTools(result);
-    // Answered from the ledger: run again for its live tools, its outcome recorded already.
-    if (replayed?.status === "completed")
+    // Answered from the ledger: run again for its live tools, its outcome recorded already. The
+    // context gets what the search wrote then, over what it wrote again now, as a function
+    // tool's call answered from the ledger gives it: the run goes on as recorded.
+    if (replayed?.status === "completed") {
       assertLoadedAsRecorded(recorder, attempt, replayed.result, loaded);
-    else if (!replayed) await ledgerStep(() => recorder.toolCompleted(attempt, loaded));
+      context.answered(scope.run, attempt);
+    } else if (!replayed) {
+      await context.recordChange(recorder, attempt);
+      await ledgerStep(() => recorder.toolCompleted(attempt, loaded));
+    }
     return result;
   };
   recordingExecutors.add(recording);
