@@ -1,6 +1,5 @@
 import {
   ConflictError,
-  type EventStore,
   findLedgerError,
   type JsonObject,
   LedgerError,
@@ -8,7 +7,7 @@ import {
   RunClosedError,
   SessionRecorder,
 } from "@agent-ledger/core";
-import { type ModelProvider, RunContext, Runner } from "@openai/agents";
+import { RunContext } from "@openai/agents";
 import { agentCallsMadeAgain } from "./agent-calls-made-again.js";
 import type { AnyAgent } from "./any-agent.js";
 import { applyRecordedDecisions, recordDecisions } from "./approval-decisions.js";
@@ -18,9 +17,13 @@ import {
   type RunStateCheckpoint,
 } from "./checkpoint.js";
 import { applyRecordedContextChanges } from "./context-changes.js";
-import { recordedRunnerGuardrails } from "./guardrails.js";
 import { instrumentAgent } from "./instrument-agent.js";
-import { ledgerModel, ledgerModelProvider } from "./ledger-model.js";
+import type {
+  LedgerRunOptions,
+  ResumeRunOptions,
+  RunWithLedgerOptions,
+} from "./ledger-run-options.js";
+import { ledgerRunner, runSegment, sdkRunOptions } from "./ledger-runner.js";
 import {
   isCallEvent,
   loadRunState,
@@ -29,13 +32,11 @@ import {
   skipRecordedCalls,
 } from "./ledger-state.js";
 import { noteStateLocalCalls } from "./local-call-ids.js";
-import type { McpToolEffect } from "./mcp-tools.js";
 import { runInputToJson } from "./model-json.js";
 import { type RunInput, recordedRunInput } from "./recorded-input.js";
 import { readResumedRun } from "./resumed-run.js";
 import {
   type AnyResult,
-  type AnyRunState,
   cancelled,
   failed,
   finish,
@@ -44,113 +45,15 @@ import {
 } from "./run-ends.js";
 import { assertResumeRunArguments, assertRunWithLedgerArguments } from "./run-option-checks.js";
 import { assertCurrentState } from "./run-state-position.js";
-import { agentActor, currentScope, enterAgent, type LedgerScope, runInScope } from "./scope.js";
+import { agentActor, type LedgerScope, runInScope } from "./scope.js";
 import { openAiAgentsVersion } from "./sdk-version.js";
 import { skippedApprovals } from "./skipped-approvals.js";
 
-export interface LedgerRunOptions {
-  store: EventStore;
-  sessionId: string;
-  /** Its configuration (model provider, settings, filters) is reused; default `new Runner()`. */
-  runner?: Runner;
-  /** Model provider when no runner is given (e.g. a fake provider in tests). */
-  modelProvider?: ModelProvider;
-  maxTurns?: number;
-  /**
-   * The app's context, passed to the SDK's run (`context`): tools, guardrails, instructions
-   * and hooks get it as `runContext.context`. On a run resumed from a RunState checkpoint it
-   * takes the place of the context the state saved (a copy as JSON), the state's approvals
-   * kept. The SDK saves it in the RunState, so it is in the run's checkpoints as JSON.
-   */
-  context?: unknown;
-  /**
-   * Stops the run (the SDK's `signal`): a model call in flight is aborted and recorded as
-   * `model.failed`, none is made after, and the run is closed as `run.cancelled` (with the
-   * runs it opened below itself): the result's `status` is `"cancelled"`.
-   */
-  signal?: AbortSignal;
-  /**
-   * What to remove from every payload the run records (requests, responses, tool arguments
-   * and results, errors), before it is hashed: core's `Redaction`, a list of paths
-   * (`"request.modelSettings.providerData.user"`, `"**.ssn"`) or a function, applied by the
-   * recorders of the run and of its child runs. Credentials are removed from model requests
-   * whatever it says (`DEFAULT_CREDENTIAL_PATHS`, and any credential key of the model
-   * settings, in any case); `false` records model requests as built, credentials and all.
-   */
-  redact?: Redaction | false;
-  /**
-   * Declares the effect of the tools of the agents' MCP servers, by tool name (`McpToolEffect`):
-   * `instrumentAgent`'s option, given to every agent of the run. A tool it says nothing of is
-   * `{ effect: "unknown", idempotent: false }`: one in flight at a crash is asked about.
-   */
-  mcpToolEffect?: McpToolEffect;
-}
-
-export interface RunWithLedgerOptions extends LedgerRunOptions {
-  /** Defaults to a new UUIDv7. */
-  runId?: string;
-  /** Run in streaming mode: the result is `{ stream, done }`. */
-  stream?: boolean;
-}
-
-export interface ResumeRunOptions extends LedgerRunOptions {
-  runId: string;
-  /**
-   * The state of an interrupted run after a person approved or rejected its interruptions
-   * (`result.state.approve(item)` / `.reject(item)`). Without it the last RunState checkpoint
-   * is loaded, or, after a crash between checkpoints, the run is re-executed from its input.
-   */
-  state?: AnyRunState;
-}
+export type { LedgerRunOptions, ResumeRunOptions, RunWithLedgerOptions };
 
 const FRAMEWORK = "openai-agents";
 
 const inFlight = (call: { status: string }) => call.status === "requested";
-
-/** A Runner with the same configuration whose models are recorded and whose handoffs are tracked. */
-function ledgerRunner(options: LedgerRunOptions): Runner {
-  const config = (options.runner ?? new Runner()).config;
-  const userFilter = config.callModelInputFilter;
-  return new Runner({
-    ...config,
-    // Their agents' model calls record on child runs of theirs, as an agent's guardrails' do.
-    ...recordedRunnerGuardrails(config),
-    modelProvider: ledgerModelProvider(options.modelProvider ?? config.modelProvider),
-    ...(typeof config.model === "object" && config.model !== null
-      ? { model: ledgerModel(config.model) }
-      : {}),
-    // Awaited right before every model call with the agent about to be called: the one place
-    // the SDK tells an awaited hook which agent is current (a handoff moves it).
-    callModelInputFilter: async (args) => {
-      const scope = currentScope();
-      if (scope) {
-        instrumentAgent(args.agent, { mcpToolEffect: options.mcpToolEffect });
-        await enterAgent(scope, args.agent);
-      }
-      return userFilter ? userFilter(args) : args.modelData;
-    },
-  });
-}
-
-/** The options runWithLedger and resumeRun hand to the SDK's run. */
-function sdkRunOptions(options: LedgerRunOptions) {
-  return {
-    ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
-    ...(options.context !== undefined ? { context: options.context } : {}),
-    ...(options.signal !== undefined ? { signal: options.signal } : {}),
-  };
-}
-
-function runSegment(
-  runner: Runner,
-  agent: AnyAgent,
-  input: RunInput,
-  scope: LedgerScope,
-  options: LedgerRunOptions,
-): Promise<AnyResult> {
-  if (typeof input !== "string" && !Array.isArray(input)) noteStateLocalCalls(input);
-  return runInScope(scope, () => runner.run(agent, input, sdkRunOptions(options)));
-}
 
 // A recorder's redaction: the caller's, unless `false` (model requests recorded as built).
 function redactionOf(options: LedgerRunOptions): { redact?: Redaction } {
