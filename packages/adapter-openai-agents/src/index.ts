@@ -14,16 +14,16 @@ export type { LocalTool } from "./ledger-local-tool.js";
 export { ledgerLocalTool } from "./ledger-local-tool.js";
 export type { LedgerModelOptions } from "./ledger-model.js";
 export { isLedgerWrapped, ledgerModel, ledgerModelProvider } from "./ledger-model.js";
+export type {
+  LedgerRunOptions,
+  ResumeRunOptions,
+  RunWithLedgerOptions,
+} from "./ledger-run-options.js";
 export { APPROVAL_EVENT_TYPE } from "./ledger-state.js";
 export type { LedgerToolOptions } from "./ledger-tool.js";
 export { ledgerTool } from "./ledger-tool.js";
 export type { McpToolEffect } from "./mcp-tools.js";
 export type { LedgerRunResult, LedgerStreamedRun } from "./run-ends.js";
-export type {
-  LedgerRunOptions,
-  ResumeRunOptions,
-  RunWithLedgerOptions,
-} from "./run-with-ledger.js";
 export { resumeRun, runWithLedger } from "./run-with-ledger.js";
 export { openAiAgentsVersion } from "./sdk-version.js";
 export { ledgerToolEffect } from "./tool-effects.js";

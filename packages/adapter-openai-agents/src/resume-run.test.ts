@@ -8,13 +8,13 @@ import { setTracingDisabled } from "@openai/agents";
 import { afterAll, describe, expect, test } from "vitest";
 import { approvalCallId } from "./approval-decisions.js";
 import { APPROVAL_EVENT_TYPE, resumeRun } from "./index.js";
+import { PHONE_REJECTION } from "./testing/approval-crash-scenarios.test.data.js";
 import {
   BAD_AND_CHARGE_THEN_CHARGE,
   BAD_BESIDE_CHARGE,
   BAD_THEN_CHARGE,
   chargingAgent,
 } from "./testing/charging-agents.js";
-import { PHONE_REJECTION } from "./testing/crash-scenarios.test.data.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { fixture, retryingAgent } from "./testing/fixture.js";
 import { firstInterruption, runOptions } from "./testing/recorded-run.js";

@@ -22,7 +22,7 @@ import type {
   LedgerRunOptions,
   ResumeRunOptions,
   RunWithLedgerOptions,
-} from "./run-with-ledger.js";
+} from "./ledger-run-options.js";
 
 // The options each function takes (typed so, the compiler keeps each list complete). Any other
 // is refused: the SDK's other run options (`session`, `previousResponseId`, `errorHandlers`...)

@@ -49,8 +49,6 @@ import { agentActor, type LedgerScope, runInScope } from "./scope.js";
 import { openAiAgentsVersion } from "./sdk-version.js";
 import { skippedApprovals } from "./skipped-approvals.js";
 
-export type { LedgerRunOptions, ResumeRunOptions, RunWithLedgerOptions };
-
 const FRAMEWORK = "openai-agents";
 
 const inFlight = (call: { status: string }) => call.status === "requested";

@@ -29,8 +29,6 @@ import { runOptions } from "./recorded-run.js";
 import { AWKWARD_OUTPUTS, type AwkwardOutput, reportingAgent } from "./reporting-agent.js";
 import { LARGE_TEXT, savingAgent } from "./saving-agent.js";
 
-export { PHONE_REJECTION } from "./approval-crash-scenarios.test.data.js";
-
 // The shop fixture's run, dying right after its tool performed `effect`.
 const shopDyingInside =
   (effect: string): Scenario =>
