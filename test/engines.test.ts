@@ -50,6 +50,15 @@ function satisfies(version: Version, range: string): boolean {
   );
 }
 
+/**
+ * Optional peers that only a test helper subpath loads, never an entry a program runs: a
+ * package's tests need them, not its users. Each such helper's doc comment names the Node it
+ * needs instead (`exportedSpans` of `@agent-ledger/core/testing/otel`: Node 20.6.0 or later).
+ */
+const TEST_HELPER_PEERS: Record<string, string[]> = {
+  "@agent-ledger/core": ["@opentelemetry/sdk-trace-base"],
+};
+
 it("each package's oldest Node is one every runtime dependency supports", () => {
   const mismatches: string[] = [];
   for (const name of readdirSync(join(root, "packages"))) {
@@ -60,6 +69,7 @@ it("each package's oldest Node is one every runtime dependency supports", () => 
       engines?: { node?: string };
       dependencies?: Record<string, string>;
       peerDependencies?: Record<string, string>;
+      peerDependenciesMeta?: Record<string, { optional?: boolean }>;
     };
     const minimum = /^>=\s*(\S+)$/.exec(manifest.engines?.node ?? "")?.[1];
     expect(minimum, `${manifest.name}: engines.node is not ">=x.y.z"`).toBeDefined();
@@ -67,6 +77,11 @@ it("each package's oldest Node is one every runtime dependency supports", () => 
     const runtime = { ...manifest.peerDependencies, ...manifest.dependencies };
     for (const dependency of Object.keys(runtime)) {
       if (dependency.startsWith("@agent-ledger/")) continue;
+      if (
+        TEST_HELPER_PEERS[manifest.name]?.includes(dependency) &&
+        manifest.peerDependenciesMeta?.[dependency]?.optional
+      )
+        continue;
       const installed = JSON.parse(
         readFileSync(join(root, "node_modules", dependency, "package.json"), "utf8"),
       ) as { version: string; engines?: { node?: string } };

@@ -66,4 +66,11 @@ describe("@agent-ledger/core public surface", () => {
     const sqlite = staticImports(join(here, "..", "dist", "stores", "sqlite", "index.js"));
     expect([...sqlite]).toContain("better-sqlite3");
   });
+
+  it("the testing subpath, which a store's conformance tests import, loads no OpenTelemetry package; testing/otel loads the SDK", () => {
+    const testing = staticImports(join(here, "..", "dist", "testing", "index.js"));
+    expect([...testing].filter((name) => name.startsWith("@opentelemetry/"))).toEqual([]);
+    const otel = staticImports(join(here, "..", "dist", "testing", "otel", "index.js"));
+    expect([...otel]).toContain("@opentelemetry/sdk-trace-base");
+  });
 });
