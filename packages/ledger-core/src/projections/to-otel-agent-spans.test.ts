@@ -1,15 +1,9 @@
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it } from "vitest";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
-import { exportedSpans } from "./exported-spans.test.data.js";
+import { exportedSpans } from "../testing/otel/exported-spans.js";
 import { recordFixtureSession } from "./session-fixture.test.data.js";
-import { toOtelSpans } from "./to-otel-spans.js";
 
 describe("toOtelSpans invoke_agent spans", () => {
   it("carry gen_ai.provider.name and the agent's gen_ai.request.model from its first model call, an embedding aside", async () => {
@@ -101,13 +95,8 @@ describe("toOtelSpans agent version", () => {
   it("sets gen_ai.agent.version on invoke_agent from the version the run started with", async () => {
     const store = new MemoryEventStore();
     const fixture = await recordFixtureSession(store);
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
-    await toOtelSpans(store, fixture.sessionId, provider);
-    await provider.forceFlush();
-    const agents = exporter.getFinishedSpans().filter((s) => s.name.startsWith("invoke_agent"));
+    const spans = await exportedSpans(store, fixture.sessionId);
+    const agents = spans.filter((s) => s.name.startsWith("invoke_agent"));
     const versionOf = (name: string) =>
       agents.find((span) => span.name === name)?.attributes["gen_ai.agent.version"];
     expect(versionOf("invoke_agent planner")).toBe("1.2.0");

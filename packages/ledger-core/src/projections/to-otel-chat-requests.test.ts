@@ -1,11 +1,6 @@
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it } from "vitest";
 import { MemoryEventStore } from "../store/memory-store.js";
-import { toOtelSpans } from "./to-otel-spans.js";
+import { exportedSpans } from "../testing/otel/exported-spans.js";
 
 describe("toOtelSpans provider names", () => {
   it("names the provider as OpenTelemetry does, from the request or else the call's metadata", async () => {
@@ -71,14 +66,9 @@ describe("toOtelSpans provider names", () => {
       await recorder.modelCompleted(attempt, { text: name });
       attempts.set(attempt.attemptId, name);
     }
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
-    await toOtelSpans(store, "providers", provider);
-    await provider.forceFlush();
+    const spans = await exportedSpans(store, "providers");
     const named = new Map<string, unknown>();
-    for (const span of exporter.getFinishedSpans()) {
+    for (const span of spans) {
       const name = attempts.get(String(span.attributes["agent_ledger.attempt.id"]));
       if (name !== undefined) named.set(name, span.attributes["gen_ai.provider.name"]);
     }
@@ -106,12 +96,8 @@ describe("toOtelSpans model names", () => {
       request: { model: "from-request" },
       metadata: { model: "no" },
     });
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
-    await toOtelSpans(store, "named", provider);
-    const chats = exporter.getFinishedSpans().filter((span) => span.name.startsWith("chat"));
+    const spans = await exportedSpans(store, "named");
+    const chats = spans.filter((span) => span.name.startsWith("chat"));
     expect(
       chats.map((span) => [span.name, span.attributes["gen_ai.request.model"]]).sort(),
     ).toEqual([
@@ -136,13 +122,8 @@ describe("toOtelSpans text completions", () => {
       request: { model: "fake", prompts: ["Capital of France?"], params: {} },
     });
     await recorder.modelCompleted(call, { generations: [[{ text: "Paris" }]] });
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
-    await toOtelSpans(store, "llm", provider);
-    await provider.forceFlush();
-    const span = exporter.getFinishedSpans().find((each) => each.kind === 2);
+    const spans = await exportedSpans(store, "llm");
+    const span = spans.find((each) => each.kind === 2);
     expect(span?.name).toBe("text_completion fake");
     expect(span?.attributes["gen_ai.operation.name"]).toBe("text_completion");
   });
@@ -178,16 +159,9 @@ describe("toOtelSpans request settings", () => {
       await recorder.modelCompleted(attempt, { text: "ok" });
       attempts.push(attempt.attemptId);
     }
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
-    await toOtelSpans(store, "settings", provider);
-    await provider.forceFlush();
+    const spans = await exportedSpans(store, "settings");
     for (const attemptId of attempts) {
-      const span = exporter
-        .getFinishedSpans()
-        .find((each) => each.attributes["agent_ledger.attempt.id"] === attemptId);
+      const span = spans.find((each) => each.attributes["agent_ledger.attempt.id"] === attemptId);
       expect(span?.attributes).toMatchObject({
         "gen_ai.request.temperature": 0.2,
         "gen_ai.request.max_tokens": 50,
@@ -213,13 +187,8 @@ describe("toOtelSpans streamed calls", () => {
       metadata: { stream: true },
     });
     await recorder.modelCompleted(streamed, { output: [] });
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
-    await toOtelSpans(store, "st", provider);
-    await provider.forceFlush();
-    const span = exporter.getFinishedSpans().find((each) => each.kind === 2);
+    const spans = await exportedSpans(store, "st");
+    const span = spans.find((each) => each.kind === 2);
     expect(span?.attributes["gen_ai.request.stream"]).toBe(true);
   });
 });
@@ -242,13 +211,8 @@ describe("toOtelSpans provider name", () => {
       },
     });
     await recorder.modelCompleted(call, { content: [{ type: "text", text: "hello" }] });
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
-    await toOtelSpans(store, "pv", provider);
-    await provider.forceFlush();
-    const span = exporter.getFinishedSpans().find((each) => each.kind === 2);
+    const spans = await exportedSpans(store, "pv");
+    const span = spans.find((each) => each.kind === 2);
     expect(span?.attributes["gen_ai.provider.name"]).toBeUndefined();
   });
 });

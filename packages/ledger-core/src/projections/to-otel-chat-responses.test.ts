@@ -1,12 +1,7 @@
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it } from "vitest";
 import { MemoryEventStore } from "../store/memory-store.js";
+import { exportedSpans } from "../testing/otel/exported-spans.js";
 import { recordCachedUsages } from "./session-fixture.test.data.js";
-import { toOtelSpans } from "./to-otel-spans.js";
 
 describe("toOtelSpans response ids", () => {
   it("sets gen_ai.response.id from an AI SDK result (response.id) and a LangChain message id", async () => {
@@ -46,16 +41,9 @@ describe("toOtelSpans response ids", () => {
         ],
       ],
     });
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
-    await toOtelSpans(store, "ids", provider);
-    await provider.forceFlush();
+    const spans = await exportedSpans(store, "ids");
     const idOf = (attemptId: string) =>
-      exporter
-        .getFinishedSpans()
-        .find((span) => span.attributes["agent_ledger.attempt.id"] === attemptId)?.attributes[
+      spans.find((span) => span.attributes["agent_ledger.attempt.id"] === attemptId)?.attributes[
         "gen_ai.response.id"
       ];
     expect(idOf(aiSdk.attemptId)).toBe("chatcmpl-ai-sdk");
@@ -84,12 +72,8 @@ describe("toOtelSpans forks", () => {
     expect(replayed.replayed?.status).toBe("completed");
     const again = await branch.beforeModelCall({ request: { model: "m2", messages: [] } });
     await branch.modelCompleted(again, { text: "there" });
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
-    await toOtelSpans(store, "forked", provider);
-    const chats = exporter.getFinishedSpans().filter((span) => span.name.startsWith("chat"));
+    const spans = await exportedSpans(store, "forked");
+    const chats = spans.filter((span) => span.name.startsWith("chat"));
     const shown = chats.map((span) => [
       span.name,
       span.attributes["agent_ledger.run.id"],
@@ -108,16 +92,9 @@ describe("toOtelSpans token usage", () => {
   it("counts cached tokens in gen_ai.usage.input_tokens, whichever provider's shape", async () => {
     const store = new MemoryEventStore();
     const attempts = await recordCachedUsages(store, "cache");
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
-    await toOtelSpans(store, "cache", provider);
-    await provider.forceFlush();
+    const spans = await exportedSpans(store, "cache");
     const usageOf = (attemptId: string) => {
-      const span = exporter
-        .getFinishedSpans()
-        .find((each) => each.attributes["agent_ledger.attempt.id"] === attemptId);
+      const span = spans.find((each) => each.attributes["agent_ledger.attempt.id"] === attemptId);
       return Object.fromEntries(
         Object.entries(span?.attributes ?? {}).filter(([key]) => key.startsWith("gen_ai.usage.")),
       );

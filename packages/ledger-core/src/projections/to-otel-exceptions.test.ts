@@ -1,18 +1,13 @@
 import { join } from "node:path";
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeSession } from "../store/read-all.js";
 import { SqliteEventStore } from "../stores/sqlite/sqlite-store.js";
+import { exportedSpans } from "../testing/otel/exported-spans.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
-import { exportedSpans } from "./exported-spans.test.data.js";
-import { toOtelSpans } from "./to-otel-spans.js";
+import { ms } from "./span-times.test.data.js";
 
 const scratch = scratchDirectory("otel-exceptions-", afterAll);
 
@@ -43,7 +38,6 @@ describe("toOtelSpans exception events", () => {
     const events = await readWholeSession(store, "failures");
     const at = (type: string) =>
       Date.parse(events.find((event) => event.type === type)?.recordedAt ?? "");
-    const ms = (time: [number, number]) => time[0] * 1000 + Math.round(time[1] / 1e6);
 
     const chat = named("chat m");
     expect(chat.attributes["error.type"]).toBe("E503");
@@ -101,14 +95,9 @@ describe("toOtelSpans error.type", () => {
     rateLimit.name = "AI_APICallError";
     await recorder.modelFailed(limited, rateLimit);
     await recorder.failRun(Object.assign(new Error("gave up"), { code: "ERR_GAVE_UP" }));
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
-    await toOtelSpans(store, "codes", provider);
-    await provider.forceFlush();
+    const spans = await exportedSpans(store, "codes");
     const errorType = (name: string) =>
-      exporter.getFinishedSpans().find((span) => span.name === name)?.attributes["error.type"];
+      spans.find((span) => span.name === name)?.attributes["error.type"];
     expect(errorType("chat m")).toBe("E503");
     // A code that is not a string (a status number) is not one: the name says more.
     expect(errorType("execute_tool read")).toBe("TimeoutError");

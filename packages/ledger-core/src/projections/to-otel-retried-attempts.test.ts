@@ -1,13 +1,8 @@
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it } from "vitest";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeSession } from "../store/read-all.js";
-import { ms } from "./exported-spans.test.data.js";
-import { toOtelSpans } from "./to-otel-spans.js";
+import { exportedSpans } from "../testing/otel/exported-spans.js";
+import { ms } from "./span-times.test.data.js";
 
 describe("toOtelSpans retried attempts", () => {
   it("ends an attempt without outcome at its process's last event before the retry, not at the resume nor the session's end", async () => {
@@ -39,15 +34,10 @@ describe("toOtelSpans retried attempts", () => {
     const retryRequested = events.find(
       (event) => event.type === "tool.requested" && event.retryOf === read.attemptId,
     );
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
-    await toOtelSpans(store, "retry", provider);
-    await provider.forceFlush();
-    const superseded = exporter
-      .getFinishedSpans()
-      .find((span) => span.attributes["agent_ledger.attempt.id"] === read.attemptId);
+    const spans = await exportedSpans(store, "retry");
+    const superseded = spans.find(
+      (span) => span.attributes["agent_ledger.attempt.id"] === read.attemptId,
+    );
     expect(superseded?.attributes["error.type"]).toBe("retried");
     // The dead process's last sign of life, not the resume 60 ms later: no call latency.
     expect(ms(superseded?.endTime as [number, number])).toBe(Date.parse(note.recordedAt));
@@ -91,16 +81,10 @@ describe("toOtelSpans retried attempts", () => {
       effect: read,
     });
     await second.toolCompleted(againB, 2);
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
-    await toOtelSpans(store, "parallel", provider);
+    const spans = await exportedSpans(store, "parallel");
     const endOf = (attemptId: string) =>
       ms(
-        exporter
-          .getFinishedSpans()
-          .find((span) => span.attributes["agent_ledger.attempt.id"] === attemptId)?.endTime as [
+        spans.find((span) => span.attributes["agent_ledger.attempt.id"] === attemptId)?.endTime as [
           number,
           number,
         ],
@@ -125,14 +109,8 @@ describe("toOtelSpans retried attempts", () => {
       resolve: false,
     });
     await person.abandon(pay, "checked by hand: not paid");
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
-    await toOtelSpans(store, "abandoned", provider);
-    const span = exporter
-      .getFinishedSpans()
-      .find((one) => one.attributes["agent_ledger.attempt.id"] === pay.attemptId);
+    const spans = await exportedSpans(store, "abandoned");
+    const span = spans.find((one) => one.attributes["agent_ledger.attempt.id"] === pay.attemptId);
     expect(span?.attributes["error.type"]).toBe("abandoned");
     const requested = (await readWholeSession(store, "abandoned")).find(
       (event) => event.eventId === pay.requestedEventId,

@@ -3,14 +3,11 @@ import { describe, expect, it } from "vitest";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeSession } from "../store/read-all.js";
-import { exportedSpans } from "./exported-spans.test.data.js";
+import { exportedSpans } from "../testing/otel/exported-spans.js";
+import { ms } from "./span-times.test.data.js";
 
 /** A few milliseconds, so that events recorded on either side get different times. */
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
-
-function ms(time: [number, number]): number {
-  return time[0] * 1000 + time[1] / 1e6;
-}
 
 /**
  * A planner whose tool call `research` runs a researcher agent on a child run (an agent used as

@@ -7,8 +7,9 @@ import {
 import { describe, expect, it } from "vitest";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeSession } from "../store/read-all.js";
-import { ms } from "./exported-spans.test.data.js";
+import { exportedSpans } from "../testing/otel/exported-spans.js";
 import { recordFixtureSession } from "./session-fixture.test.data.js";
+import { ms } from "./span-times.test.data.js";
 import { toOtelSpans } from "./to-otel-spans.js";
 
 describe("toOtelSpans", () => {
@@ -173,13 +174,7 @@ describe("toOtelSpans causes of model and tool calls", () => {
       causedByEventId: asked.eventId,
     });
     await recorder.modelCompleted(followUp, { text: "done" });
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
-    await toOtelSpans(store, "inner", provider);
-    await provider.forceFlush();
-    const spans = exporter.getFinishedSpans();
+    const spans = await exportedSpans(store, "inner");
     const named = (name: string) => spans.find((span) => span.name === name) as ReadableSpan;
     const run = named("invoke_agent a");
     const tool = named("execute_tool summarize");
@@ -230,13 +225,7 @@ describe("toOtelSpans runs caused by a tool call", () => {
     const helper = recorder.child({ runId: "helper", actor: { type: "agent", id: "helper" } });
     await helper.startRun();
     await helper.completeRun("ok");
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
-    await toOtelSpans(store, "agents", provider);
-    await provider.forceFlush();
-    const spans = exporter.getFinishedSpans();
+    const spans = await exportedSpans(store, "agents");
     const named = (name: string) => spans.find((span) => span.name === name) as ReadableSpan;
     const tool = named("execute_tool research");
     const sub = named("invoke_agent researcher");

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
-import { exportedSpans } from "./exported-spans.test.data.js";
+import { exportedSpans } from "../testing/otel/exported-spans.js";
 
 describe("toOtelSpans execute_tool spans", () => {
   it("carry the gen_ai.tool.type the call's adapter noted (metadata.toolType), else function", async () => {
