@@ -9,6 +9,7 @@ import {
 } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
+import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { APICallError } from "@ai-sdk/provider";
 import { embed, embedMany, generateText, wrapEmbeddingModel, wrapLanguageModel } from "ai";
 import { MockEmbeddingModelV3, MockLanguageModelV3 } from "ai/test";
@@ -22,7 +23,6 @@ import {
   embedQueryThenDocuments,
   vectorOf,
 } from "./testing/embedding.test.data.js";
-import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import {
   eventsOf,
   expectUnholdableResponseRecordedAsFailure,

@@ -2,10 +2,10 @@ import { join } from "node:path";
 import { SessionRecorder } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
+import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { generateText, streamText, wrapLanguageModel } from "ai";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { ledgerMiddleware } from "./ledger-middleware.js";
-import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import { assistant, scriptedModel, textResult } from "./testing/scripted-model.test.data.js";
 
 const scratch = scratchDirectory("ai-sdk-otel-stream-", afterAll);

@@ -1,4 +1,5 @@
 import { inspectSession, toAtif } from "@agent-ledger/core";
+import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import {
   generateText,
   type ModelMessage,
@@ -10,7 +11,6 @@ import {
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
-import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import {
   recordingAssistant,
   scriptedModel,

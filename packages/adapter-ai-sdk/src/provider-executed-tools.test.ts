@@ -2,11 +2,11 @@ import { join } from "node:path";
 import { inspectSession, toAtif } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
+import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { generateText, tool, wrapLanguageModel } from "ai";
 import { afterAll, describe, expect, onTestFinished, test } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
-import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import { assistantRecorder, providerSearchModel } from "./testing/scripted-model.test.data.js";
 
 // A provider-executed tool (a provider's web search) runs inside the model call: its call and
