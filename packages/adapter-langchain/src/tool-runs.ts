@@ -42,8 +42,11 @@ export class ToolRuns {
   /** Each tool call a model asked for that is in progress, by LangChain runId (see NodeRetries). */
   readonly #asked = new Map<string, StartingToolCall>();
   readonly #retries = new NodeRetries();
-  /** For each tool call recorded here that is made inside another: that call. */
-  readonly #outers = new Map<string, ToolRun>();
+  /**
+   * For each tool call recorded here that runs inside another tool call: that call, and whether
+   * the tool called it itself (`nested`) rather than a sub-agent's model asking for it.
+   */
+  readonly #inside = new Map<string, { tool: ToolRun; nested: boolean }>();
   readonly #context: ToolRunsContext;
 
   constructor(context: ToolRunsContext) {
@@ -111,7 +114,7 @@ export class ToolRuns {
     const { attempt, approved } = requested;
     this.#attempts.set(runId, attempt);
     if (asked) this.#asked.set(runId, asked);
-    if (call.outer) this.#outers.set(runId, call.outer);
+    if (insideTool) this.#inside.set(runId, { tool: insideTool, nested: call.outer !== undefined });
     runs.started(runId, parentRunId, {
       langchainToolCallId,
       requestedEventId: attempt.requestedEventId,
@@ -216,16 +219,20 @@ export class ToolRuns {
   /**
    * A tool call this handler records, inside which the ledger refused a nested call: it ends
    * with the refusal (thrown, so that LangChain rejects the call with it), not with a recorded
-   * outcome. The tool call it is made in, if any, hears of the refusal in turn.
+   * outcome. The tool call it runs inside, if any, hears of the refusal in turn: the one that
+   * called it, or the one running the sub-agent that asked for it, whose tool node may catch
+   * what this call throws (a sub-agent inside a sub-agent's tool): what that call returns is
+   * made without the refused call too, however many tools down it was refused.
    */
   async #settleRefused(recorder: SessionRecorder, attempt: Attempt, runId: string): Promise<void> {
     const { refusals } = this.#context;
-    const outer = this.#outers.get(runId);
-    this.#outers.delete(runId);
+    const inside = this.#inside.get(runId);
+    this.#inside.delete(runId);
     const refusal = refusals.take(attempt.requestedEventId);
     if (!refusal) return;
-    if (outer?.requestedEventId !== undefined) refusals.note(outer.requestedEventId, refusal);
-    await settleRefused({ recorder, attempt, refusal, askedByModel: outer === undefined });
+    const outer = inside?.tool.requestedEventId;
+    if (outer !== undefined) refusals.note(outer, refusal);
+    await settleRefused({ recorder, attempt, refusal, askedByModel: inside?.nested !== true });
     throw refusal.error;
   }
 }

@@ -83,9 +83,19 @@ export const between = {
   "sub-agent": ", through a sub-agent",
   "callback-sub-agent": ", through a sub-agent without ledgerMiddleware",
   "stateless-sub-agent": ", through a sub-agent without a checkpointer",
+  "callback-sub-agents":
+    ", through a sub-agent whose tool runs a sub-agent, without ledgerMiddleware",
+  "stateless-sub-agents":
+    ", through a sub-agent whose tool runs a sub-agent, neither with a checkpointer",
 } satisfies Record<ChargePath, string>;
 
-/** What checkout's receipt starts with: a sub-agent's model says what the charge gave it. */
+/**
+ * What checkout's receipt starts with: a sub-agent's model says what the charge gave it (on two
+ * levels, the outer one what the inner one said).
+ */
 export function paid(path: ChargePath) {
-  return path === "direct" || path === "deep" ? "" : "paid: ";
+  if (path === "direct" || path === "deep") return "";
+  return path === "callback-sub-agents" || path === "stateless-sub-agents"
+    ? "paid: paid: "
+    : "paid: ";
 }

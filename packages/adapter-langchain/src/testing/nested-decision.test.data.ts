@@ -4,7 +4,7 @@ import type { EventStore } from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { fakeModel } from "@langchain/core/testing";
-import { tool } from "@langchain/core/tools";
+import { type StructuredTool, tool } from "@langchain/core/tools";
 import { Command } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { z } from "zod";
@@ -26,14 +26,22 @@ export type CrashAt = "in-charge" | "after-charge" | "none";
  * ledgerMiddleware on the same handler ("sub-agent"), or without it, recorded by the handler's
  * callbacks alone ("callback-sub-agent", its tool node catching a tool's error as createAgent's
  * does by default), or with ledgerMiddleware and no checkpointer of its own, run again from its
- * start when checkout is ("stateless-sub-agent").
+ * start when checkout is ("stateless-sub-agent"). Two levels down: checkout runs a sub-agent
+ * whose model asks for `pay` (idempotent), and pay runs a sub-agent of its own whose model asks
+ * for `charge`, both without a checkpointer of their own, either recorded by the handler's
+ * callbacks alone ("callback-sub-agents") or with ledgerMiddleware ("stateless-sub-agents").
  */
 export type ChargePath =
   | "direct"
   | "deep"
   | "sub-agent"
   | "callback-sub-agent"
-  | "stateless-sub-agent";
+  | "stateless-sub-agent"
+  | "callback-sub-agents"
+  | "stateless-sub-agents";
+
+/** The paths on which checkout reaches charge through two sub-agents, one inside the other. */
+const TWO_LEVELS: readonly ChargePath[] = ["callback-sub-agents", "stateless-sub-agents"];
 
 /** How a world is set up besides its crash and its path. */
 export interface WorldOptions {
@@ -45,8 +53,8 @@ export interface WorldOptions {
   freshIds?: boolean;
 }
 
-/** A sub-agent's model: asks for `charge`, then says what it got. */
-function subAgentModel({ freshIds = false }: WorldOptions) {
+/** A sub-agent's model: asks for its tool `name` (`charge`), then says what it got. */
+function subAgentModel({ freshIds = false }: WorldOptions, name: string) {
   const model = fakeModel();
   const decide = (messages: BaseMessage[]) => {
     const result = messages.find((message) => ToolMessage.isInstance(message));
@@ -55,8 +63,8 @@ function subAgentModel({ freshIds = false }: WorldOptions) {
         content: "",
         tool_calls: [
           {
-            id: freshIds ? `call_${randomUUID()}` : "call-charge",
-            name: "charge",
+            id: freshIds ? `call_${randomUUID()}` : `call-${name}`,
+            name,
             args: { amount: 5 },
           },
         ],
@@ -100,13 +108,15 @@ export function world(
       metadata: { idempotent: true },
     },
   );
-  // Through a sub-agent, checkout runs an agent of its own on the same handler (its config's).
-  const subAgent = async (amount: number, config: RunnableConfig) => {
+  // Through a sub-agent, checkout runs an agent of its own on the same handler (its config's),
+  // whose model asks for `inner` (charge, or on two levels pay, which runs the next sub-agent).
+  const subAgent = async (amount: number, config: RunnableConfig, inner: StructuredTool) => {
     if (handler === undefined) throw new Error("a sub-agent records through the world's handler");
+    const callbackOnly = path === "callback-sub-agent" || path === "callback-sub-agents";
     const agent = createAgent({
-      model: subAgentModel(options),
-      tools: [charge],
-      middleware: path === "callback-sub-agent" ? [] : [ledgerMiddleware({ handler })],
+      model: subAgentModel(options, inner.name),
+      tools: [inner],
+      middleware: callbackOnly ? [] : [ledgerMiddleware({ handler })],
       // Without ledgerMiddleware it keeps no state of its own: kept in the graph's checkpointer
       // (a sub-agent's default), it saves the refusal its tool node caught as charge's answer,
       // and LangGraph hands that saved result back when checkout runs again (handler README).
@@ -116,13 +126,23 @@ export function world(
     const result = await agent.invoke({ messages: [new HumanMessage(`pay ${amount}`)] }, config);
     return String(result.messages.at(-1)?.content);
   };
+  // On two levels, the sub-agent's tool: runs a sub-agent of its own, which charges.
+  const payThroughAgent = tool(
+    async ({ amount }: { amount: number }, config) => subAgent(amount, config, charge),
+    {
+      name: "pay",
+      description: "pays",
+      schema: z.object({ amount: z.number() }),
+      metadata: { idempotent: true },
+    },
+  );
   const checkout = tool(
     async ({ amount }: { amount: number }, config) => {
       // Called with checkout's config (its toolCall too), charge answers with a ToolMessage.
       const receipt =
         path === "direct" || path === "deep"
           ? await (path === "deep" ? pay : charge).invoke({ amount }, config)
-          : await subAgent(amount, config);
+          : await subAgent(amount, config, TWO_LEVELS.includes(path) ? payThroughAgent : charge);
       if (crashAt === "after-charge") return crashHere();
       return `order placed (${String(ToolMessage.isInstance(receipt) ? receipt.content : receipt)})`;
     },
