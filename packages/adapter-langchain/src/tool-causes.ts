@@ -25,8 +25,13 @@ export class ToolCauses {
   readonly #byContent = new Map<string, string>();
   /** The session commit cursor of each completion the resumed run recorded, by eventId. */
   readonly #recorded = new Map<string, number>();
-  /** The model step (the turn) of each completion, recorded or this process's, by eventId. */
+  /**
+   * The model step (the turn) of each completion that may answer the same step as another, by
+   * eventId: those the resumed runs recorded, and this process's answers of one of their steps.
+   */
   readonly #steps = new Map<string, string>();
+  /** The steps of the completions the resumed runs recorded. */
+  readonly #recordedSteps = new Set<string>();
 
   /**
    * The causes of the tool calls a resumed run recorded: from the run the resumed recorder
@@ -38,6 +43,7 @@ export class ToolCauses {
       if (event?.type !== "model.completed" || !isRecord(event.payload)) continue;
       this.#recorded.set(event.eventId, event.commitCursor);
       this.#steps.set(event.eventId, stepId);
+      this.#recordedSteps.add(stepId);
       const response = event.payload.response;
       const calls =
         isRecord(response) && Array.isArray(response.toolCalls) ? response.toolCalls : [];
@@ -59,9 +65,23 @@ export class ToolCauses {
     }
   }
 
-  /** The completion `cause` is an answer of the model step `stepId` (an attempt of its turn). */
+  /**
+   * The completion `cause`, this process's, is an answer of the model step `stepId` (an attempt
+   * of its turn). Kept only for a step a resumed run recorded: `sameTurn` is asked of a recorded
+   * call's cause, a completion read with its run (`load`), so an answer of any other step is
+   * never read. A handler that resumed nothing, or that is past what it resumed, keeps nothing
+   * per model call however long it runs (a run read again reads this one's completions again).
+   */
   noteStep(cause: string, stepId: string): void {
-    this.#steps.set(cause, stepId);
+    if (this.#recordedSteps.has(stepId)) this.#steps.set(cause, stepId);
+  }
+
+  /**
+   * How many completions' steps are kept: no more than the resumed runs recorded and this
+   * process's answers of their steps, whatever the number of model calls made since.
+   */
+  get stepsKept(): number {
+    return this.#steps.size;
   }
 
   /**
