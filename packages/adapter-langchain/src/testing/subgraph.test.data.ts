@@ -1,3 +1,4 @@
+import type { RunView } from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { tool } from "@langchain/core/tools";
@@ -8,6 +9,13 @@ import { z } from "zod";
 import { LedgerCallbackHandler } from "../callback-handler.js";
 import { crashHere } from "./crash-point.js";
 import { ScriptedChatModel } from "./scripted-chat-model.js";
+
+/** What a run holds: its calls' names in order (model calls as `model`). */
+export function callsOf(run: RunView): string[] {
+  return run.steps.map((step) =>
+    step.kind === "model" ? "model" : String(step.attempts[0]?.name),
+  );
+}
 
 export const SESSION = "subgraph-session";
 export const RUN = "supervisor";
