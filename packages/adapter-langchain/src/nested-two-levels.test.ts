@@ -11,6 +11,7 @@ import {
   refusalIn,
   toolEvents,
   unresolvedAttempt,
+  unresolvedNamed,
 } from "./testing/nested-decision-steps.test.data.js";
 
 const crashed = crashedIn(scratchDirectory("langchain-nested-two-levels-", afterAll));
@@ -112,6 +113,43 @@ describe.concurrent("a call refused inside a sub-agent run by a sub-agent's tool
           "tool.completed checkout",
         ]);
       }
+    });
+
+    it(`createAgent${between[path]}: the person approves checkout, the outer call, and the charge two tools down runs once more`, async ({
+      onTestFinished,
+    }) => {
+      const name = `outer-approve-${path}`;
+      const { store, charges } = await crashed(name, "agent", "in-charge", onTestFinished, path);
+      expect(refusalIn(await agentWorld(store, charges, "none", path).resume())).toBeDefined();
+
+      const ops = await person(store);
+      await ops.approve(await unresolvedNamed(store, "checkout"), "no payment at the bank");
+      const resumed = agentWorld(store, charges, "none", path);
+      expect(await resumed.resume()).toEqual({
+        answer: `Done: order placed (${paid(path)}charged 5)`,
+      });
+      expect(lines(charges)).toBe(2);
+      expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
+    });
+
+    it(`createAgent${between[path]}: the person abandons checkout, the outer call, and nothing two tools down stays unresolved`, async ({
+      onTestFinished,
+    }) => {
+      const name = `outer-abandon-${path}`;
+      const { store, charges } = await crashed(name, "agent", "in-charge", onTestFinished, path);
+      expect(refusalIn(await agentWorld(store, charges, "none", path).resume())).toBeDefined();
+
+      const ops = await person(store);
+      await ops.abandon(
+        await unresolvedNamed(store, "checkout"),
+        "charged at the bank: placed by hand",
+      );
+      const resumed = agentWorld(store, charges, "none", path);
+      expect(await resumed.resume()).toEqual({
+        answer: expect.stringContaining("charged at the bank: placed by hand"),
+      });
+      expect(lines(charges)).toBe(1);
+      expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
     });
   }
 });
