@@ -7,6 +7,7 @@ import {
   messageHistory,
 } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
+import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { AIMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { createAgent, createMiddleware } from "langchain";
@@ -15,7 +16,6 @@ import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
-import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import { payloadOf, runEvents, threadConfig } from "./testing/helpers.js";
 import {
   agentWithSaver,

@@ -1,10 +1,10 @@
 import { join } from "node:path";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
+import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { FakeListChatModel } from "@langchain/core/utils/testing";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { LedgerCallbackHandler } from "./callback-handler.js";
-import { exportedSpans } from "./testing/exported-spans.test.data.js";
 
 const scratch = scratchDirectory("langchain-otel-stream-", afterAll);
 

@@ -7,13 +7,13 @@ import {
   readWholeRun,
 } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
+import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { AIMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
-import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import { payloadOf, runEvents } from "./testing/helpers.js";
 import { RewritingShelf, RUN, SESSION, Shelf } from "./testing/retriever.test.data.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
