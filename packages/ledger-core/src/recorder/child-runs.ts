@@ -165,3 +165,21 @@ export async function loadRecordedChildren(state: RecorderState): Promise<void> 
   }
   children.recorded = recorded;
 }
+
+/** Makes `child`, the state of a recorder made with `childOptions`, that of a child of `parent`. */
+export function attachChild(child: RecorderState, parent: RecorderState): void {
+  child.parent = parent;
+  // A child reads its run as its parent was read: as stored under `resolve: false`.
+  child.resolveOnLoad = parent.resolveOnLoad;
+}
+
+/** The runs recorded with `own`'s run as their parent (see `SessionRecorder.recordedChildRuns`). */
+export function recordedChildRuns(own: RecorderState): readonly RunSummary[] {
+  // The listing is the session's, made once for a resumed tree: a child adopted in it finds
+  // it on an ancestor.
+  for (let state: RecorderState | undefined = own; state; state = state.parent) {
+    const byParent = state.children.runsByParent;
+    if (byParent !== undefined) return byParent.get(own.runId) ?? [];
+  }
+  return [];
+}

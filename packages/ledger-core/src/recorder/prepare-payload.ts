@@ -31,6 +31,17 @@ export function preparePayload(
   return (redacted as JsonObject)[field] ?? null;
 }
 
+/** `payload` as `redact` leaves it in an event of `type` (`SessionRecorder.redactedPayload`). */
+export function redactedPayload(
+  redact: Redaction | undefined,
+  type: string,
+  payload: unknown,
+): JsonValue {
+  if (typeof type !== "string" || type.length === 0)
+    throw new InvalidArgumentError("$.type", "the event type must be a non-empty string");
+  return preparePayload(redact, type, payload, "$.payload");
+}
+
 /** What `compactedPayload` stores: a value recorded as `preparePayload` takes it. */
 export interface PayloadToStore {
   type: string;

@@ -1,6 +1,6 @@
 import { CanonicalJsonMemo } from "../compact/canonical-memo.js";
 import { type CompactOptions, PayloadCompactor } from "../compact/externalize.js";
-import type { LedgerError } from "../events/errors.js";
+import { InvalidArgumentError, type LedgerError } from "../events/errors.js";
 import { assertId, uuidv7 } from "../events/ids.js";
 import type { JsonObject } from "../events/json.js";
 import type { Actor, EventType, LedgerEvent, RunStatus } from "../events/types.js";
@@ -108,6 +108,19 @@ export class RecorderState {
  * closes it: an adapter waits there for a call it is still recording in this process.
  */
 export type CloseGuard = (type: "run.completed" | "run.failed" | "run.cancelled") => Promise<void>;
+
+/** Has closing `state`'s run wait for `guard` (`SessionRecorder.guardClose`); returns what removes it. */
+export function addCloseGuard(state: RecorderState, guard: CloseGuard): () => void {
+  if (typeof guard !== "function")
+    throw new InvalidArgumentError(
+      "$.guard",
+      "guardClose takes a function (type) => Promise<void>, called before the run is closed",
+    );
+  state.closeGuards.add(guard);
+  return () => {
+    state.closeGuards.delete(guard);
+  };
+}
 
 /** Before an event of `type` is written: if it closes the run, every close guard, in turn. */
 export async function awaitCloseGuards(state: RecorderState, type: EventType): Promise<void> {

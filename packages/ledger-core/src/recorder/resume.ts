@@ -1,12 +1,34 @@
 import { BlobCache, lastListOf, resolveEvents } from "../compact/resolve.js";
 import { NotFoundError } from "../events/errors.js";
+import { assertId } from "../events/ids.js";
 import type { LedgerEvent } from "../events/types.js";
 import { ReplayCursor } from "../replay/replay-cursor.js";
 import { readWholeRun } from "../store/read-all.js";
 import { loadRecordedChildren } from "./child-runs.js";
 import { CommitQueue } from "./commit-queue.js";
+import {
+  assertOptionsObject,
+  type ResumeOptions,
+  type SessionRecorderOptions,
+} from "./recorder-options.js";
 import { type RecorderState, runEndStatus } from "./recorder-state.js";
 import { keepOneList, RunLog, storedSize } from "./run-log.js";
+
+/**
+ * `SessionRecorder.resume`'s options checked and parted: those of the recorder it makes, and
+ * whether that recorder resolves what it reads (`ResumeOptions`).
+ */
+export function resumeOptions(options: SessionRecorderOptions & ResumeOptions): {
+  recorderOptions: SessionRecorderOptions;
+  resolve: boolean;
+} {
+  assertOptionsObject(options, { resume: true });
+  const { resolve, ...rest } = options;
+  // Without it the constructor would make a fresh run id and resume would report that
+  // invented run as not found, a message about a run the caller never named.
+  assertId(rest.runId, "$.runId");
+  return { recorderOptions: rest, resolve: resolve !== false };
+}
 
 /**
  * Reads the run of `state` from the ledger and continues it (`SessionRecorder.resume`):

@@ -1,5 +1,3 @@
-import { InvalidArgumentError } from "../events/errors.js";
-import { assertId } from "../events/ids.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { Actor, LedgerEvent, NewEvent, RunStatus } from "../events/types.js";
 import type { RecordedAttempt, ReplayCursor } from "../replay/replay-cursor.js";
@@ -22,19 +20,20 @@ import {
   requestToolCall,
   sameModelRequest,
 } from "./call-requests.js";
-import { childOptions, loadRecordedChildren } from "./child-runs.js";
-import { preparePayload } from "./prepare-payload.js";
 import {
-  assertOptionsObject,
-  type ResumeOptions,
-  type SessionRecorderOptions,
-} from "./recorder-options.js";
-import { type CloseGuard, RecorderState } from "./recorder-state.js";
-import type { Redaction } from "./redact.js";
+  attachChild,
+  type ChildOptions,
+  childOptions,
+  loadRecordedChildren,
+  recordedChildRuns,
+} from "./child-runs.js";
+import { redactedPayload } from "./prepare-payload.js";
+import type { ResumeOptions, SessionRecorderOptions } from "./recorder-options.js";
+import { addCloseGuard, type CloseGuard, RecorderState } from "./recorder-state.js";
 import { storedMetadata } from "./redact-metadata.js";
 import { type OtherRunOptions, otherRunOptions, reopenOptions, reopenRun } from "./reopen.js";
 import { replayAgain } from "./replay-again.js";
-import { resumeRun } from "./resume.js";
+import { resumeOptions, resumeRun } from "./resume.js";
 import { retryCall } from "./retry-call.js";
 import { cancelRun, completeRun, failRun, recordInput, startRun } from "./run-lifecycle.js";
 import { checkpoint, type EvidenceRecord, recordEvent, recordEvidence } from "./run-records.js";
@@ -87,13 +86,9 @@ export class SessionRecorder {
       runId: string;
     } & ResumeOptions,
   ): Promise<SessionRecorder> {
-    assertOptionsObject(options, { resume: true });
-    const { resolve, ...rest } = options;
-    // Without it the constructor would make a fresh run id and resume would report that
-    // invented run as not found, a message about a run the caller never named.
-    assertId(rest.runId, "$.runId");
-    const recorder = new SessionRecorder(rest);
-    await resumeRun(recorder.#state, resolve !== false);
+    const { recorderOptions, resolve } = resumeOptions(options);
+    const recorder = new SessionRecorder(recorderOptions);
+    await resumeRun(recorder.#state, resolve);
     return recorder;
   }
 
@@ -189,13 +184,7 @@ export class SessionRecorder {
    * since are not in it.
    */
   recordedChildRuns(): readonly RunSummary[] {
-    // The listing is the session's, made once for a resumed tree: a child adopted in it finds
-    // it on an ancestor.
-    for (let state: RecorderState | undefined = this.#state; state; state = state.parent) {
-      const byParent = state.children.runsByParent;
-      if (byParent !== undefined) return byParent.get(this.runId) ?? [];
-    }
-    return [];
+    return recordedChildRuns(this.#state);
   }
 
   /** eventId of the last `model.completed` of this run: the default cause of a tool call. */
@@ -245,9 +234,7 @@ export class SessionRecorder {
    * `redact`, the payload as plain JSON.
    */
   redactedPayload(type: string, payload: unknown): JsonValue {
-    if (typeof type !== "string" || type.length === 0)
-      throw new InvalidArgumentError("$.type", "the event type must be a non-empty string");
-    return preparePayload(this.#state.redact, type, payload, "$.payload");
+    return redactedPayload(this.#state.redact, type, payload);
   }
 
   /**
@@ -383,15 +370,7 @@ export class SessionRecorder {
    * the guard.
    */
   guardClose(guard: CloseGuard): () => void {
-    if (typeof guard !== "function")
-      throw new InvalidArgumentError(
-        "$.guard",
-        "guardClose takes a function (type) => Promise<void>, called before the run is closed",
-      );
-    this.#state.closeGuards.add(guard);
-    return () => {
-      this.#state.closeGuards.delete(guard);
-    };
+    return addCloseGuard(this.#state, guard);
   }
 
   /**
@@ -412,16 +391,9 @@ export class SessionRecorder {
    * the request of any attempt of that call); a cause the ledger does not hold is a new call,
    * which gets a new run. Without one, the next recorded without a cause, in start order.
    */
-  child(options: {
-    runId?: string;
-    actor: Actor;
-    causedByEventId?: string;
-    redact?: Redaction;
-  }): SessionRecorder {
+  child(options: ChildOptions): SessionRecorder {
     const child = new SessionRecorder(childOptions(this.#state, options));
-    child.#state.parent = this.#state;
-    // A child reads its run as its parent was read: as stored under `resolve: false`.
-    child.#state.resolveOnLoad = this.#state.resolveOnLoad;
+    attachChild(child.#state, this.#state);
     return child;
   }
 
