@@ -243,3 +243,8 @@ export function assertIsoTime(label: string, value: unknown): void {
 }
 
 export const uuidv7Format = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** Orders run summaries by runId, to compare `listRuns` answers whatever order a store gives. */
+export function byRunId(a: RunSummary, b: RunSummary): number {
+  return a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0;
+}

@@ -13,7 +13,9 @@ import type { ConformanceCase, MakeStore } from "./conformance-helpers.js";
 import { mixedCases } from "./conformance-mixed.js";
 import { modelCases } from "./conformance-model.js";
 import { readCases } from "./conformance-read.js";
+import { readRoundTripCases } from "./conformance-read-round-trip.js";
 import { retentionCases } from "./conformance-retention.js";
+import { retentionRaceCases } from "./conformance-retention-races.js";
 import { retryCases } from "./conformance-retry.js";
 
 export type { ConformanceCase, MakeStore } from "./conformance-helpers.js";
@@ -47,12 +49,14 @@ export function eventStoreConformanceCases(makeStore: MakeStore): ConformanceCas
     ...concurrencyCases(makeStore),
     ...mixedCases(makeStore),
     ...readCases(makeStore),
+    ...readRoundTripCases(makeStore),
     ...forkCases(makeStore),
     ...badInputCases(makeStore),
     ...fuzzCases(makeStore),
     ...blobCases(makeStore),
     ...appendBlobCases(makeStore),
     ...retentionCases(makeStore),
+    ...retentionRaceCases(makeStore),
     ...collectBlobCases(makeStore),
     ...modelCases(makeStore),
     ...closeCases(makeStore),
