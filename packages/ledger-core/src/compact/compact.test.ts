@@ -1,6 +1,4 @@
-import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { inflateRawSync } from "node:zlib";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { hashJson } from "../events/canonical.js";
@@ -9,12 +7,12 @@ import type { LedgerEvent } from "../events/types.js";
 import { inspectSession } from "../inspect/inspect-session.js";
 import { verifyRun } from "../inspect/verify-run.js";
 import { SessionRecorder } from "../recorder/session-recorder.js";
-import { blobRef, decodeBlob, encodeBlob } from "../store/blob.js";
 import type { AppendRequest, AppendResult, EventStore } from "../store/event-store.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeRun } from "../store/read-all.js";
 import { SqliteEventStore } from "../stores/sqlite/sqlite-store.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
+import { words } from "./compact.test.data.js";
 import { asMarker } from "./marker.js";
 import { resolveEvents, resolvePayload } from "./resolve.js";
 
@@ -50,17 +48,6 @@ class CountingStore extends MemoryEventStore {
     for (const content of contents) refs.push(await super.putBlob(content));
     return refs;
   }
-}
-
-function words(seed: number, bytes: number): string {
-  const list = ["ledger", "agent", "tool", "message", "durable", "replay", "hash", "blob"];
-  let out = "";
-  let state = seed;
-  while (out.length < bytes) {
-    state = (state * 1103515245 + 12345) % 2 ** 31;
-    out += `${list[state % list.length]} `;
-  }
-  return out;
 }
 
 const system = { role: "system", content: `You are careful. ${words(1, 1500)}` };
@@ -311,119 +298,5 @@ describe("content-addressed payloads", () => {
     await expect(resolveEvents(store as EventStore, [event])).rejects.toMatchObject({
       code: "not-found",
     });
-  });
-});
-
-describe("blob encoding", () => {
-  it("compresses text, keeps short or random content raw, and checks the hash on read", async () => {
-    const text = new TextEncoder().encode(words(7, 20_000));
-    const encoded = encodeBlob(text);
-    expect(encoded[0]).toBe(1);
-    expect(encoded.byteLength).toBeLessThan(text.byteLength / 3);
-    const store = new MemoryEventStore();
-    const ref = await store.putBlob(text);
-    expect(Buffer.from(await store.getBlob(ref)).equals(Buffer.from(text))).toBe(true);
-    const short = encodeBlob(new TextEncoder().encode("hi"));
-    expect([...short]).toEqual([0, 104, 105]);
-    expect(decodeBlob(ref, encoded)).toEqual(text);
-    const damaged = new Uint8Array(encoded);
-    damaged[10] = (damaged[10] ?? 0) ^ 0xff;
-    expect(() => decodeBlob(ref, damaged)).toThrow(/does not hash/);
-    // A blob written before the header existed (raw bytes) still reads.
-    expect(decodeBlob(ref, text)).toEqual(text);
-  });
-
-  it("content of every size around the encoders' bounds inflates with plain zlib to itself", () => {
-    const random = (length: number) => new Uint8Array(randomBytes(length));
-    for (const length of [95, 96, 97, 400, 4096, 16 * 1024 - 1, 16 * 1024, 16 * 1024 + 1, 70_000]) {
-      for (const content of [
-        new TextEncoder().encode(words(length, length).slice(0, length)),
-        random(length),
-      ]) {
-        const encoded = encodeBlob(content);
-        const body = encoded.subarray(1);
-        if (encoded[0] === 1) {
-          // The stored stream is plain raw DEFLATE, whichever encoder wrote it.
-          expect(Buffer.from(inflateRawSync(body)).equals(Buffer.from(content))).toBe(true);
-          expect(encoded.byteLength).toBeLessThan(content.byteLength + 1);
-        } else {
-          expect(encoded[0]).toBe(0);
-          expect(Buffer.from(body).equals(Buffer.from(content))).toBe(true);
-        }
-        expect(decodeBlob(blobRef(content), encoded)).toEqual(content);
-      }
-    }
-  });
-});
-
-describe("fast paths keep their results", () => {
-  it("CanonicalJsonMemo writes exactly canonicalJson, memoized or not", async () => {
-    const { canonicalJson } = await import("../events/canonical.js");
-    const { CanonicalJsonMemo } = await import("./canonical-memo.js");
-    const memo = new CanonicalJsonMemo();
-    const long = `quote " slash \\ newline \n emoji 😀 ${words(3, 600)}`;
-    const value = {
-      z: [1, -0, 1.5e300, true, null, long, { "b c": long, a: "\u2028" }],
-      "\u00e9": { long, short: "x" },
-      a: long,
-    } as unknown as JsonValue;
-    expect(memo.json(value)).toBe(canonicalJson(value));
-    expect(memo.json(value)).toBe(canonicalJson(value));
-  });
-
-  it("grouped `prefix.**.key` redaction removes every listed key and copies nothing else", async () => {
-    const { applyRedaction, DEFAULT_CREDENTIAL_PATHS } = await import("../recorder/redact.js");
-    const payload = {
-      request: {
-        headers: { authorization: "a", other: "keep" },
-        providerOptions: { openai: { apiKey: "k", nested: [{ token: "t", ok: 1 }] } },
-        messages: [{ role: "user", content: "hi", password: "p" }],
-      },
-      token: "outside the request stays",
-    } as JsonValue;
-    const grouped = applyRedaction(
-      payload,
-      [...DEFAULT_CREDENTIAL_PATHS, "request.headers.other"],
-      {
-        type: "model.requested",
-      },
-    );
-    expect(grouped).toEqual({
-      request: {
-        headers: { authorization: "[redacted]", other: "[redacted]" },
-        providerOptions: {
-          openai: { apiKey: "[redacted]", nested: [{ token: "[redacted]", ok: 1 }] },
-        },
-        messages: [{ role: "user", content: "hi", password: "[redacted]" }],
-      },
-      token: "outside the request stays",
-    });
-    expect(JSON.stringify(grouped)).not.toMatch(/"(a|k|t|p)"/);
-    expect((grouped as JsonObject).token).toBe("outside the request stays");
-    // Nothing to redact: the very same object comes back (no copy of a long history).
-    const clean = { request: { messages: [{ role: "user", content: "hi" }] } };
-    expect(applyRedaction(clean, [...DEFAULT_CREDENTIAL_PATHS], { type: "x" })).toBe(clean);
-  });
-
-  it("a list of paths edited between two calls is applied as it is at each call", async () => {
-    // The paths are planned once per list (every model call runs them), and a caller may edit
-    // its list afterwards: the plan of the old list must not be used for the new one.
-    const { applyRedaction } = await import("../recorder/redact.js");
-    const payload = { request: { apiKey: "k", token: "t", headers: { secret: "s" } } };
-    const paths = ["request.**.apiKey"];
-    const context = { type: "model.requested" };
-    expect(applyRedaction(payload, paths, context)).toEqual({
-      request: { apiKey: "[redacted]", token: "t", headers: { secret: "s" } },
-    });
-    paths.push("request.headers.secret");
-    expect(applyRedaction(payload, paths, context)).toEqual({
-      request: { apiKey: "[redacted]", token: "t", headers: { secret: "[redacted]" } },
-    });
-    paths[0] = "request.**.token";
-    expect(applyRedaction(payload, paths, context)).toEqual({
-      request: { apiKey: "k", token: "[redacted]", headers: { secret: "[redacted]" } },
-    });
-    paths.length = 0;
-    expect(applyRedaction(payload, paths, context)).toBe(payload);
   });
 });
