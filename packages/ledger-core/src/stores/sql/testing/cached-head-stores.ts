@@ -1,0 +1,198 @@
+import mysql from "mysql2/promise";
+import pg from "pg";
+import { type MockInstance, vi } from "vitest";
+import { uuidv7 } from "../../../events/ids.js";
+import type { LedgerEvent } from "../../../events/types.js";
+import type { AppendRequest, EventStore } from "../../../store/event-store.js";
+import { SERVER_URLS, serverAvailable } from "../../../testing/servers.js";
+import { MysqlBackend } from "../../mysql/mysql-backend.js";
+import { MysqlEventStore } from "../../mysql/mysql-store.js";
+import { PostgresBackend } from "../../postgres/postgres-backend.js";
+import { PostgresEventStore } from "../../postgres/postgres-store.js";
+import type { HeadAppend } from "../head-cache.js";
+
+/**
+ * The PostgreSQL and MariaDB stores the append-at-head tests run on, each on a fresh database,
+ * and the steps those tests share (append-at-head.int.test.ts, append-at-head-blobs.int.test.ts).
+ */
+
+/** What a test file using these stores runs after its tests: closing stores, dropping databases. */
+export const cleanups: (() => Promise<void>)[] = [];
+
+export interface Kind {
+  name: string;
+  available: boolean;
+  /** A factory of stores sharing one fresh database. */
+  database(): Promise<() => Promise<EventStore>>;
+  /** Deletes a session's counter row in the database `database()` made last (a damaged store). */
+  deleteSessionRow(sessionId: string): Promise<void>;
+  /** The backend class, whose `appendAtHeads` the tests watch to see which appends went together. */
+  backend: {
+    prototype: {
+      appendAtHeads(appends: HeadAppend[]): Promise<unknown>;
+      write(program: () => unknown): Promise<unknown>;
+      putBlobs(...args: never[]): Promise<void>;
+    };
+  };
+  /** Whether one statement carries appends of several sessions (`batchesAcrossSessions`). */
+  acrossSessions: boolean;
+}
+
+/** The database `database()` made last; an importer reads it live (a module binding). */
+export let lastDatabase = "";
+
+export const kinds: Kind[] = [
+  {
+    name: "PostgresEventStore",
+    available: await serverAvailable("postgres"),
+    backend: PostgresBackend,
+    acrossSessions: false,
+    async database() {
+      const schema = `ledger_head_${uuidv7().replaceAll("-", "")}`;
+      lastDatabase = schema;
+      cleanups.push(async () => {
+        const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
+        await client.connect();
+        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await client.end();
+      });
+      return async () => {
+        const store = new PostgresEventStore({ connectionString: SERVER_URLS.postgres, schema });
+        await store.init();
+        cleanups.unshift(() => store.close());
+        return store;
+      };
+    },
+    async deleteSessionRow(sessionId) {
+      const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
+      await client.connect();
+      await client.query(`DELETE FROM "${lastDatabase}".sessions WHERE session_id = $1`, [
+        sessionId,
+      ]);
+      await client.end();
+    },
+  },
+  {
+    name: "MysqlEventStore",
+    available: await serverAvailable("mysql"),
+    backend: MysqlBackend,
+    acrossSessions: true,
+    async database() {
+      const database = `ledger_head_${uuidv7().replaceAll("-", "")}`;
+      lastDatabase = database;
+      const admin = await mysql.createConnection(SERVER_URLS.mysql);
+      await admin.query(`CREATE DATABASE \`${database}\``);
+      cleanups.push(async () => {
+        await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
+        await admin.end();
+      });
+      return async () => {
+        // An application pool with the ledger in another database: the qualified names.
+        const pool = mysql.createPool({ uri: SERVER_URLS.mysql, connectionLimit: 4 });
+        const store = new MysqlEventStore({ pool, database });
+        await store.init();
+        cleanups.unshift(async () => {
+          await store.close();
+          await pool.end();
+        });
+        return store;
+      };
+    },
+    async deleteSessionRow(sessionId) {
+      const admin = await mysql.createConnection(SERVER_URLS.mysql);
+      await admin.query(`DELETE FROM \`${lastDatabase}\`.sessions WHERE session_id = ?`, [
+        sessionId,
+      ]);
+      await admin.end();
+    },
+  },
+];
+
+export const event = (type: string, payload: unknown = null) => ({ type, payload }) as never;
+
+/** Starts each run with one event, one after the other; returns the events written. */
+export async function startRuns(
+  store: EventStore,
+  runs: { sessionId: string; runId: string }[],
+): Promise<LedgerEvent[]> {
+  const written: LedgerEvent[] = [];
+  for (const run of runs) {
+    const started = await store.append({ ...run, expectedSeq: 0, events: [event("run.started")] });
+    written.push(...started.events);
+  }
+  return written;
+}
+
+/** The address of each of `runs` in one session. */
+export const runsOf = (sessionId: string, runs: string[]) =>
+  runs.map((runId) => ({ sessionId, runId }));
+
+/** Closes each of `runs` where it stands, then deletes the session at grace 0. */
+export async function closeAndDelete(store: EventStore, sessionId: string, runs: string[]) {
+  for (const runId of runs) {
+    const head = await store.runHead({ sessionId, runId });
+    await store.append({
+      sessionId,
+      runId,
+      expectedSeq: head.length,
+      events: [event("run.completed")],
+    });
+  }
+  return store.deleteSession(sessionId, { blobGraceMs: 0 });
+}
+
+/**
+ * Sends every request to `store` in one tick, so that the store may gather them, and answers
+ * each with its result or its error; the events written are added to `written`.
+ */
+export function appendAtOnce(
+  store: EventStore,
+  requests: AppendRequest[],
+  written: LedgerEvent[],
+): Promise<unknown[]> {
+  return Promise.all(
+    requests.map((request) =>
+      store.append(request).then(
+        (result) => {
+          written.push(...result.events);
+          return result;
+        },
+        (error: unknown) => error,
+      ),
+    ),
+  );
+}
+
+/** Every append `batches` was called with, statement after statement. */
+export function sentIn(batches: { mock: { calls: [HeadAppend[]][] } }): HeadAppend[] {
+  return batches.mock.calls.flatMap(([appends]) => appends);
+}
+
+/** Whether some statement of `batches` gathered several appends, one of them `matching`. */
+export function gatheredWith(
+  batches: { mock: { calls: [HeadAppend[]][] } },
+  matching: (append: HeadAppend) => boolean,
+): boolean {
+  return batches.mock.calls.some(([appends]) => appends.length > 1 && appends.some(matching));
+}
+
+/**
+ * Runs `body` with two stores on a fresh database and the backend's `appendAtHeads` watched
+ * (before the stores are made: a store binds the method when constructed), then stops watching.
+ */
+export async function twoStoresWatched(
+  kind: Kind,
+  body: (
+    a: EventStore,
+    b: EventStore,
+    batches: MockInstance<(appends: HeadAppend[]) => Promise<unknown>>,
+  ) => Promise<void>,
+): Promise<void> {
+  const open = await kind.database();
+  const batches = vi.spyOn(kind.backend.prototype, "appendAtHeads");
+  try {
+    await body(await open(), await open(), batches);
+  } finally {
+    batches.mockRestore();
+  }
+}
