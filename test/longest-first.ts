@@ -24,6 +24,7 @@ const seconds = new Map<string, number>([
   ["examples/langchain-agent/src/crash-resume.test.ts", 25],
   ["packages/ledger-core/src/stores/sql/first-release-upgrade.int.test.ts", 25],
   ["packages/adapter-langchain/src/nested-decision.test.ts", 24],
+  ["packages/adapter-langchain/src/nested-two-levels.test.ts", 23],
   ["examples/plain-loop/src/demo-servers.test.ts", 23],
   ["test/framework-demos.test.ts", 21],
   ["packages/cli/src/viewer-browsing.test.ts", 20],

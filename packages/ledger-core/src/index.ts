@@ -145,6 +145,7 @@ export type {
   AttemptRef,
   BeforeModelCallOptions,
   BeforeToolCallOptions,
+  ChildOptions,
   DecisionOptions,
   EvidenceRecord,
   OtherRunOptions,

@@ -38,10 +38,11 @@ import { retryCall } from "./retry-call.js";
 import { cancelRun, completeRun, failRun, recordInput, startRun } from "./run-lifecycle.js";
 import { checkpoint, type EvidenceRecord, recordEvent, recordEvidence } from "./run-records.js";
 
-// The recorder's option types live beside the concept they configure; this module, the
-// recorder's public face, names them all.
 export type { AttemptRef, DecisionOptions } from "./call-outcomes.js";
 export type { BeforeModelCallOptions, BeforeToolCallOptions } from "./call-requests.js";
+// The recorder's option types live beside the concept they configure; this module, the
+// recorder's public face, names them all.
+export type { ChildOptions } from "./child-runs.js";
 export type { ResumeOptions, SessionRecorderOptions } from "./recorder-options.js";
 export type { OtherRunOptions } from "./reopen.js";
 export type { EvidenceRecord } from "./run-records.js";
