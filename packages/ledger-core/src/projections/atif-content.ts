@@ -1,21 +1,8 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
-import {
-  type FileReference,
-  fileReferenceNote,
-  fileReferenceOf,
-  fileReferenceText,
-} from "./atif-file-references.js";
-import { type FoundFile, fileOf, fileTextOf } from "./atif-files.js";
-import {
-  anthropicSourceOf,
-  classify,
-  type HeldData,
-  heldValueOf,
-  mediaTypeOf,
-  omittedPart,
-} from "./atif-held-data.js";
-import { mcpResourceOf } from "./atif-mcp-resources.js";
+import { fileReferenceNote, fileReferenceText } from "./atif-file-references.js";
+import { type HeldData, omittedPart } from "./atif-held-data.js";
 import type { AtifContentPart, AtifImageMediaType } from "./atif-types.js";
+import { shownPartOf } from "./content-media.js";
 import { textOf } from "./extract.js";
 import { isObject } from "./langchain-message.js";
 
@@ -38,37 +25,6 @@ const EXTENSION_TYPES: [RegExp, AtifImageMediaType][] = [
   [/\.gif$/i, "image/gif"],
   [/\.webp$/i, "image/webp"],
 ];
-
-/** The AI SDK's parts of a tool's output for the model (`toModelOutput`) that are images. */
-const TOOL_OUTPUT_IMAGES: ReadonlySet<JsonValue | undefined> = new Set(["image-data", "image-url"]);
-
-/** The parts that are images whatever their media type: each framework's image part. */
-const IMAGE_PARTS: ReadonlySet<JsonValue | undefined> = new Set([
-  "image",
-  "image_url",
-  "input_image",
-  ...TOOL_OUTPUT_IMAGES,
-]);
-
-/**
- * The image an image part holds, as each framework records one: the AI SDK's `image` part, and
- * in a tool's output `image-data`, `image-url`; OpenAI's `image_url` (LangChain's too), the
- * Responses API's `input_image` (`image_url`; OpenAI Agents' `image`), Anthropic's `image`
- * with a `source`, LangChain's standard `image` block, MCP's `image` (`data`, `mimeType`).
- * Undefined for any other part: a file part of an image media type is read by `fileOf`.
- */
-function imageOf(part: JsonObject): HeldData | undefined {
-  if (part.type === "image" && isObject(part.source)) {
-    // A file id (Anthropic's `source: { type: "file" }`) holds no bytes: `fileReferenceOf`.
-    const source = anthropicSourceOf(part);
-    return source?.kind === "held" ? source.data : undefined;
-  }
-  if (!IMAGE_PARTS.has(part.type)) return undefined;
-  const value = heldValueOf(part);
-  // No string where the image would be: nothing to show (a part naming a provider's file id
-  // is read before this, by `fileReferenceOf`).
-  return value === undefined ? undefined : classify(value, mediaTypeOf(part));
-}
 
 /** The ATIF media type of an image: the one recorded, else its URL's extension. */
 function atifMediaType(image: HeldData): AtifImageMediaType | undefined {
@@ -163,50 +119,6 @@ export function atifMessageOf(
       ...(files.length > 0 ? { files_omitted: files } : {}),
     },
   };
-}
-
-/** What a part shows besides text: an image or another file it holds, or one it names by id. */
-type ShownPart =
-  | { kind: "image"; image: FoundFile }
-  | { kind: "file"; file: FoundFile }
-  | { kind: "reference"; reference: FileReference }
-  | { kind: "text"; text: string };
-
-function shownPartOf(part: JsonObject): ShownPart | undefined {
-  const resource = mcpResourceOf(part);
-  if (resource !== undefined) return resource;
-  const reference = fileReferenceOf(part);
-  if (reference !== undefined) return { kind: "reference", reference };
-  const image = imageOf(part);
-  if (image !== undefined) return { kind: "image", image };
-  const file = fileOf(part);
-  // A file of an image media type (recorded beside it, or its data URL's) is an image: the
-  // SDKs give it to the model as one (OpenAI Agents' tool output `file` becomes an
-  // `input_file` of an image data URL, the AI SDK's file part an image).
-  if (file?.mediaType?.startsWith("image/")) return { kind: "image", image: file };
-  if (file !== undefined) return { kind: "file", file };
-  const text = fileTextOf(part);
-  return text === undefined ? undefined : { kind: "text", text };
-}
-
-/**
- * The content parts of what a tool gave: the AI SDK's output for the model
- * (`{ type: "content", value: [...] }`, as `toModelOutput` gives it), MCP's result
- * (`{ content: [...] }`), a list of parts (a LangChain ToolMessage's content, an OpenAI
- * Agents tool output), or one OpenAI Agents tool output of a file or an image
- * (`{ type: "file", file }`, `{ type: "image", image }`: the SDK gives the model the file, not
- * JSON), or one MCP content item of an image or a resource (`{ type: "image", data }`,
- * `resource`, `resource_link`: OpenAI Agents records an MCP tool's only item alone). Undefined
- * for any other value (a text, a JSON result).
- */
-export function toolContentParts(content: JsonValue | undefined): JsonValue[] | undefined {
-  if (Array.isArray(content)) return content;
-  if (!isObject(content)) return undefined;
-  if (content.type === "content" && Array.isArray(content.value)) return content.value;
-  if (content.type === "file" && content.file !== undefined) return [content];
-  if (content.type === "image" && (content.image ?? content.data) !== undefined) return [content];
-  if (content.type === "resource" || content.type === "resource_link") return [content];
-  return Array.isArray(content.content) ? content.content : undefined;
 }
 
 /** ATIF tool arguments are a JSON object: a plain value (a string tool's input) is `{ input }`. */

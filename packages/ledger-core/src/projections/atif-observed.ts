@@ -1,7 +1,8 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { LedgerEvent } from "../events/types.js";
-import { atifMessageOf, toolContentParts } from "./atif-content.js";
+import { atifMessageOf } from "./atif-content.js";
 import type { AtifContentPart } from "./atif-types.js";
+import { toolContentParts } from "./content-media.js";
 import { isObject, textOf, toolResultOf } from "./extract.js";
 import { requestMessagesNewestFirst } from "./request-messages.js";
 import { type AttemptRecord, payloadOf, type RunRecord } from "./session-model.js";

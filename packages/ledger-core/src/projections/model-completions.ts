@@ -1,4 +1,4 @@
-import type { JsonValue } from "../events/json.js";
+import type { JsonObject, JsonValue } from "../events/json.js";
 import {
   assistantMessage,
   type ExtractedToolCall,
@@ -10,6 +10,17 @@ import {
 
 // What a model's recorded response says (see extract.ts): its text, reasoning, the tool calls
 // it asked for and why it stopped.
+
+/**
+ * The text of a reasoning part (the AI SDK's and OpenAI Agents' `reasoning`, Anthropic's
+ * `thinking`), in a response or in a request's earlier assistant turn; undefined for any other
+ * part.
+ */
+export function reasoningTextOf(part: JsonObject): string | undefined {
+  if (part.type !== "reasoning" && part.type !== "thinking") return undefined;
+  const inner = part.text ?? part.reasoning ?? part.thinking ?? part.content ?? part.summary;
+  return typeof inner === "string" ? inner : textOf(inner ?? null);
+}
 
 /** The text, tool calls and finish reasons of a model response. */
 export function completionOf(response: JsonValue | undefined): {
@@ -54,8 +65,7 @@ export function completionOf(response: JsonValue | undefined): {
         if (found && !toolCalls.some((call) => call.id !== undefined && call.id === found.id))
           toolCalls.push(found);
       } else if (type === "reasoning" || type === "thinking") {
-        const inner = part.text ?? part.reasoning ?? part.thinking ?? part.content ?? part.summary;
-        reasoning.push(typeof inner === "string" ? inner : textOf(inner ?? null));
+        reasoning.push(reasoningTextOf(part) ?? "");
       } else if (type === "message" && part.content !== undefined) {
         texts.push(textOf(part.content));
       } else if (type === "text" || type === "output_text" || typeof part.text === "string") {

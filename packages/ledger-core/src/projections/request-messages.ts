@@ -98,17 +98,28 @@ function requestParts(request: JsonObject): { system?: string; list?: JsonValue 
   return { ...(system && { system }), ...(list !== undefined && { list }) };
 }
 
+/**
+ * A model request's system instructions given apart from its messages (OpenAI Agents'
+ * `systemInstructions`, Anthropic's `system`, `instructions`), and its messages (`messages`,
+ * `prompt`, `input`): a system message inside the list stays in `messages`.
+ */
+export function requestConversation(request: JsonValue | undefined): {
+  system?: string;
+  messages: HistoryMessage[];
+} {
+  if (request === undefined || request === null) return { messages: [] };
+  if (typeof request === "string") return { messages: [{ role: "user", content: request }] };
+  if (Array.isArray(request)) return { messages: request.flatMap((item) => messagesOfList(item)) };
+  if (!isObject(request)) return { messages: [] };
+  const { system, list } = requestParts(request);
+  const messages = list === undefined ? [] : messagesOfList(list);
+  return system ? { system, messages } : { messages };
+}
+
 /** The chat messages a model request carries (`messages`, `prompt`, `input`, `systemInstructions`). */
 export function requestMessages(request: JsonValue | undefined): HistoryMessage[] {
-  if (request === undefined || request === null) return [];
-  if (typeof request === "string") return [{ role: "user", content: request }];
-  if (Array.isArray(request)) return request.flatMap((item) => messagesOfList(item));
-  if (!isObject(request)) return [];
-  const messages: HistoryMessage[] = [];
-  const { system, list } = requestParts(request);
-  if (system) messages.push({ role: "system", content: system });
-  if (list !== undefined) messages.push(...messagesOfList(list));
-  return messages;
+  const { system, messages } = requestConversation(request);
+  return system ? [{ role: "system", content: system }, ...messages] : messages;
 }
 
 /**
