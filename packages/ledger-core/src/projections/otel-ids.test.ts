@@ -171,7 +171,7 @@ describe("toOtelSpans with a LedgerIdGenerator", () => {
       path: "$.options.includeToolContents",
     });
     expect((error as Error).message).toMatch(
-      /toOtelSpans has no option "includeToolContents" \(its options: scopeName, includeToolContent, ids\)/,
+      /toOtelSpans has no option "includeToolContents" \(its options: scopeName, includeToolContent, includeMessages, ids\)/,
     );
     await expect(
       toOtelSpans(store, fixture.sessionId, provider, null as unknown as ToOtelSpansOptions),

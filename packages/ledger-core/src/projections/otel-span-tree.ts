@@ -10,6 +10,7 @@ import { SPAN_KIND_CLIENT, SPAN_KIND_INTERNAL, under } from "./otel-api-values.j
 import { markAttemptStatus, recordFailure } from "./otel-failures.js";
 import { emitHostedSpans } from "./otel-hosted-spans.js";
 import { derivedOtelId, withNextIds } from "./otel-ids.js";
+import { messageAttributes } from "./otel-messages.js";
 import { providerNameOf, requestSettings, streamOf } from "./otel-model-attributes.js";
 import { attemptEnd, endInsideTool } from "./otel-span-ends.js";
 import { programCallerOf, toolTypeOf } from "./otel-tool-type.js";
@@ -288,6 +289,8 @@ export function emitSpans(
       const provider = providerNameOf(request, response ?? null, requested.metadata);
       if (provider) attributes["gen_ai.provider.name"] = provider;
       if (operation !== "embeddings") describeAgent(run, provider, requestModel);
+      if (options.includeMessages && operation !== "embeddings")
+        Object.assign(attributes, messageAttributes(attempt));
       if (response !== undefined) {
         const usage = copied ? {} : usageOf(response);
         if (usage.inputTokens !== undefined)

@@ -19,6 +19,12 @@ export interface ToOtelSpansOptions {
   /** Add `gen_ai.tool.call.arguments` / `.result` (opt-in in the conventions). Default false. */
   includeToolContent?: boolean;
   /**
+   * Add the request's messages to each `chat` (and `text_completion`) span, as the conventions'
+   * opt-in `gen_ai.input.messages` (the JSON text of its schema). Read from the recorded
+   * payloads. Default false.
+   */
+  includeMessages?: boolean;
+  /**
    * The `LedgerIdGenerator` the tracer provider was given as its `idGenerator`: the spans then
    * take ids derived from the session, run and attempt ids (the same on every export) instead
    * of random ones.
@@ -29,6 +35,7 @@ export interface ToOtelSpansOptions {
 const OTEL_OPTIONS: KnownKeys<ToOtelSpansOptions> = {
   scopeName: true,
   includeToolContent: true,
+  includeMessages: true,
   ids: true,
 };
 

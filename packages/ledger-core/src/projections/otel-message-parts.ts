@@ -1,0 +1,108 @@
+import type { JsonObject, JsonValue } from "../events/json.js";
+import type { FileReference } from "./atif-file-references.js";
+import type { FoundFile } from "./atif-files.js";
+import { base64Size } from "./atif-held-data.js";
+import { type ShownPart, shownPartOf } from "./content-media.js";
+import { textOf } from "./extract.js";
+import { isObject } from "./langchain-message.js";
+import { reasoningTextOf } from "./model-completions.js";
+
+// A recorded message's content as the parts of OpenTelemetry's GenAI messages
+// (`gen_ai.input.messages`, gen-ai-input-messages.json): text, reasoning, a file at a URL
+// (`uri`), one a provider holds by its id (`file`), and one whose bytes the ledger holds,
+// named without them (see `omittedBlob`).
+
+/** The parts of a model's answer that are the tool calls it asked for: read from `toolCalls`. */
+const TOOL_CALL_PARTS: ReadonlySet<JsonValue | undefined> = new Set([
+  "tool-call",
+  "function_call",
+  "tool_use",
+]);
+
+/**
+ * A media type's modality, as the conventions name them (`image`, `audio`, `video`); any other
+ * file (a PDF, a text file) is a `document`, a modality the conventions leave open.
+ */
+function modalityOf(mediaType: string | undefined, image: boolean): string {
+  if (image) return "image";
+  const top = mediaType?.split("/")[0]?.toLowerCase();
+  return top === "image" || top === "audio" || top === "video" ? top : "document";
+}
+
+function mimeType(mediaType: string | undefined): JsonObject {
+  return mediaType === undefined ? {} : { mime_type: mediaType };
+}
+
+/**
+ * A file whose bytes the part held: named, never its bytes. A blob part's `content` is the
+ * whole file as base64 (a photo is megabytes), and exporters and backends cap an attribute's
+ * length: the JSON of every message of the call, cut, would parse no more. The bytes stay in
+ * the ledger, in the event named (`event_id`).
+ */
+function omittedBlob(file: FoundFile, modality: string, eventId: string): JsonObject {
+  const part: JsonObject = {
+    type: "agent_ledger.blob_omitted",
+    modality,
+    ...mimeType(file.mediaType),
+    size_bytes: base64Size(file.base64 ?? ""),
+    event_id: eventId,
+  };
+  if (file.filename !== undefined) part.filename = file.filename;
+  if (file.uri !== undefined) part.uri = file.uri;
+  return part;
+}
+
+function fileIdPart(reference: FileReference): JsonObject {
+  const { fileId } = reference;
+  // An id per provider (the AI SDK's `{ openai, anthropic }`): the first, and all of them.
+  const first = typeof fileId === "string" ? fileId : String(Object.values(fileId)[0]);
+  return {
+    type: "file",
+    modality: modalityOf(reference.mediaType, reference.image),
+    ...mimeType(reference.mediaType),
+    file_id: first,
+    ...(typeof fileId === "string" ? {} : { file_ids: fileId }),
+  };
+}
+
+function mediaPart(shown: ShownPart, eventId: string): JsonObject {
+  if (shown.kind === "text") return { type: "text", content: shown.text };
+  if (shown.kind === "reference") return fileIdPart(shown.reference);
+  const file = shown.kind === "image" ? shown.image : shown.file;
+  const modality = modalityOf(file.mediaType, shown.kind === "image");
+  if (file.url === undefined) return omittedBlob(file, modality, eventId);
+  return { type: "uri", modality, ...mimeType(file.mediaType), uri: file.url };
+}
+
+/**
+ * The parts of a message's content (a string, or a list of content parts as any framework
+ * records them), `eventId` the event whose payload holds it. A tool call the content holds is
+ * left out: the caller adds it from the message's tool calls, read once by `completionOf`.
+ */
+export function contentParts(content: JsonValue, eventId: string): JsonObject[] {
+  if (typeof content === "string")
+    return content.length > 0 ? [{ type: "text", content: content }] : [];
+  if (!Array.isArray(content)) {
+    const text = content === null ? "" : textOf(content);
+    return text.length > 0 ? [{ type: "text", content: text }] : [];
+  }
+  const parts: JsonObject[] = [];
+  for (const part of content) {
+    if (isObject(part)) {
+      if (TOOL_CALL_PARTS.has(part.type)) continue;
+      const reasoning = reasoningTextOf(part);
+      if (reasoning !== undefined) {
+        if (reasoning.length > 0) parts.push({ type: "reasoning", content: reasoning });
+        continue;
+      }
+      const shown = shownPartOf(part);
+      if (shown !== undefined) {
+        parts.push(mediaPart(shown, eventId));
+        continue;
+      }
+    }
+    const text = textOf([part]);
+    if (text.length > 0) parts.push({ type: "text", content: text });
+  }
+  return parts;
+}
