@@ -2,15 +2,17 @@ import type { Attributes } from "@opentelemetry/api";
 import type { JsonObject, JsonValue } from "../events/json.js";
 import { toolContentParts } from "./content-media.js";
 import { toolResultOf } from "./extract.js";
+import { completionOf } from "./model-completions.js";
 import { contentParts } from "./otel-message-parts.js";
 import { type HistoryMessage, requestConversation } from "./request-messages.js";
 import { type AttemptRecord, payloadOf } from "./session-model.js";
 
 // The conversation of a model call as OpenTelemetry's opt-in GenAI attributes, each the JSON
-// text of its schema (attributes cannot nest): `gen_ai.input.messages`. All are read from the recorded request and response, as redacted when they were recorded, by the
+// text of its schema (attributes cannot nest): `gen_ai.input.messages` and
+// `gen_ai.output.messages`. All are read from the recorded request and response, as redacted when they were recorded, by the
 // readers ATIF and messageHistory use.
 
-function toolCallParts(message: HistoryMessage): JsonObject[] {
+function toolCallParts(message: { toolCalls?: HistoryMessage["toolCalls"] }): JsonObject[] {
   return (message.toolCalls ?? []).map((call) => ({
     type: "tool_call",
     id: call.id ?? null,
@@ -48,15 +50,39 @@ function inputMessage(message: HistoryMessage, eventId: string): JsonObject {
 }
 
 /**
- * The opt-in message attributes of a model attempt's span: the request's messages.
+ * The answer of a completed call as one assistant message: its reasoning, text and the tool
+ * calls it asked for, and why it stopped (the recorded reason, as in
+ * `gen_ai.response.finish_reasons`; else `tool_call` when it asked for one, `stop` otherwise).
+ */
+function outputMessages(response: JsonValue): JsonObject[] {
+  const completion = completionOf(response);
+  const parts: JsonObject[] = [
+    ...(completion.reasoning.length > 0
+      ? [{ type: "reasoning", content: completion.reasoning }]
+      : []),
+    ...(completion.text.length > 0 ? [{ type: "text", content: completion.text }] : []),
+    ...toolCallParts(completion),
+  ];
+  const finishReason =
+    completion.finishReasons[0] ?? (completion.toolCalls.length > 0 ? "tool_call" : "stop");
+  return [{ role: "assistant", parts, finish_reason: finishReason }];
+}
+
+/**
+ * The opt-in message attributes of a model attempt's span: the request's messages, and the
+ * answer of a completed call.
  */
 export function messageAttributes(attempt: AttemptRecord): Attributes {
   const request = payloadOf(attempt.requested).request ?? null;
   const requestedId = attempt.requested.eventId;
   const { messages } = requestConversation(request);
-  return {
+  const attributes: Attributes = {
     "gen_ai.input.messages": JSON.stringify(
       messages.map((message) => inputMessage(message, requestedId)),
     ),
   };
+  const response = payloadOf(attempt.outcome).response;
+  if (attempt.status === "completed" && response !== undefined)
+    attributes["gen_ai.output.messages"] = JSON.stringify(outputMessages(response));
+  return attributes;
 }

@@ -80,7 +80,7 @@ describe("toOtelSpans with includeMessages", () => {
     const { store, recorder } = await recorded("off");
     await agentsCall(recorder);
     const [chat] = await chatSpans(store, "off", {});
-    for (const attribute of ["gen_ai.input.messages"])
+    for (const attribute of ["gen_ai.input.messages", "gen_ai.output.messages"])
       expect(chat?.attributes[attribute]).toBeUndefined();
     const provider = new BasicTracerProvider();
     await expect(
@@ -88,7 +88,7 @@ describe("toOtelSpans with includeMessages", () => {
     ).rejects.toSatisfy((error) => LedgerError.isInstance(error, "invalid-argument"));
   });
 
-  it("gives an OpenAI Agents call's input items", async () => {
+  it("gives an OpenAI Agents call's input items and answer", async () => {
     const { store, recorder } = await recorded("agents");
     await agentsCall(recorder);
     const [chat] = await chatSpans(store, "agents");
@@ -99,6 +99,17 @@ describe("toOtelSpans with includeMessages", () => {
         parts: [{ type: "tool_call", id: "call-1", name: "lookup", arguments: { key: "x" } }],
       },
       { role: "tool", parts: [{ type: "tool_call_response", id: "call-1", response: "42" }] },
+    ]);
+    expect(parsed(chat, "gen_ai.output.messages")).toEqual([
+      {
+        role: "assistant",
+        parts: [
+          { type: "text", content: "checking again" },
+          { type: "tool_call", id: "call-2", name: "lookup", arguments: { key: "y" } },
+        ],
+        // The Responses API says no finish reason: the call asked for a tool.
+        finish_reason: "tool_call",
+      },
     ]);
   });
 
@@ -194,9 +205,16 @@ describe("toOtelSpans with includeMessages", () => {
         ],
       },
     ]);
+    expect(parsed(chat, "gen_ai.output.messages")).toEqual([
+      {
+        role: "assistant",
+        parts: [{ type: "text", content: "they differ" }],
+        finish_reason: "stop",
+      },
+    ]);
   });
 
-  it("gives a failed call its input", async () => {
+  it("gives a failed call its input and no output", async () => {
     const { store, recorder } = await recorded("failed");
     const attempt = await recorder.beforeModelCall({
       request: { model: "gpt-4o", messages: [{ role: "user", content: "hi" }] },
@@ -206,5 +224,6 @@ describe("toOtelSpans with includeMessages", () => {
     expect(parsed(chat, "gen_ai.input.messages")).toEqual([
       { role: "user", parts: [{ type: "text", content: "hi" }] },
     ]);
+    expect(chat?.attributes["gen_ai.output.messages"]).toBeUndefined();
   });
 });

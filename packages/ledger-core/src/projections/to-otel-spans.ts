@@ -19,9 +19,10 @@ export interface ToOtelSpansOptions {
   /** Add `gen_ai.tool.call.arguments` / `.result` (opt-in in the conventions). Default false. */
   includeToolContent?: boolean;
   /**
-   * Add the request's messages to each `chat` (and `text_completion`) span, as the conventions'
-   * opt-in `gen_ai.input.messages` (the JSON text of its schema). Read from the recorded
-   * payloads. Default false.
+   * Add the conversation to each `chat` (and `text_completion`) span, as the conventions'
+   * opt-in attributes, each the JSON text of its schema: `gen_ai.input.messages` (the request's
+   * messages) and, for a completed call, `gen_ai.output.messages` (its answer and
+   * `finish_reason`). Read from the recorded payloads. Default false.
    */
   includeMessages?: boolean;
   /**
