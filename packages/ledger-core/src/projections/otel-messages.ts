@@ -1,15 +1,16 @@
 import type { Attributes } from "@opentelemetry/api";
 import type { JsonObject, JsonValue } from "../events/json.js";
 import { toolContentParts } from "./content-media.js";
-import { toolResultOf } from "./extract.js";
+import { isObject, str, toolResultOf } from "./extract.js";
 import { completionOf } from "./model-completions.js";
 import { contentParts } from "./otel-message-parts.js";
 import { type HistoryMessage, requestConversation } from "./request-messages.js";
 import { type AttemptRecord, payloadOf } from "./session-model.js";
 
 // The conversation of a model call as OpenTelemetry's opt-in GenAI attributes, each the JSON
-// text of its schema (attributes cannot nest): `gen_ai.input.messages` and
-// `gen_ai.output.messages`. All are read from the recorded request and response, as redacted when they were recorded, by the
+// text of its schema (attributes cannot nest): `gen_ai.input.messages`,
+// `gen_ai.output.messages`, `gen_ai.system_instructions` and `gen_ai.tool.definitions`. All are
+// read from the recorded request and response, as redacted when they were recorded, by the
 // readers ATIF and messageHistory use.
 
 function toolCallParts(message: { toolCalls?: HistoryMessage["toolCalls"] }): JsonObject[] {
@@ -50,6 +51,39 @@ function inputMessage(message: HistoryMessage, eventId: string): JsonObject {
 }
 
 /**
+ * A tool the request offered the model: OpenAI's `{ type: "function", function }`, the AI
+ * SDK's and OpenAI Agents' `{ type, name, description, inputSchema | parameters }`,
+ * Anthropic's `input_schema`, OpenAI Agents' handoffs (`toolName`, `inputJsonSchema`: the
+ * model is given each as a function), or only its name (what LangChain's test models record).
+ */
+function toolDefinition(tool: JsonValue): JsonObject | undefined {
+  if (typeof tool === "string")
+    return tool.length > 0 ? { type: "function", name: tool } : undefined;
+  if (!isObject(tool)) return undefined;
+  const fn = isObject(tool.function) ? tool.function : tool;
+  const name = str(fn.name) ?? str(tool.toolName);
+  if (name === undefined) return undefined;
+  const description = fn.description ?? tool.toolDescription;
+  const parameters = fn.parameters ?? tool.inputSchema ?? tool.input_schema ?? tool.inputJsonSchema;
+  return {
+    type: str(tool.type) ?? "function",
+    name,
+    ...(typeof description === "string" && { description }),
+    ...(parameters !== undefined && parameters !== null && { parameters }),
+  };
+}
+
+/** The tools a request offered: `tools` (AI SDK, OpenAI Agents), `handoffs`, `params.tools` (LangChain). */
+function toolDefinitions(request: JsonValue): JsonObject[] {
+  if (!isObject(request)) return [];
+  const params = isObject(request.params) ? request.params : {};
+  return [request.tools, request.handoffs, params.tools]
+    .flatMap((list) => (Array.isArray(list) ? list : []))
+    .map(toolDefinition)
+    .filter((tool): tool is JsonObject => tool !== undefined);
+}
+
+/**
  * The answer of a completed call as one assistant message: its reasoning, text and the tool
  * calls it asked for, and why it stopped (the recorded reason, as in
  * `gen_ai.response.finish_reasons`; else `tool_call` when it asked for one, `stop` otherwise).
@@ -69,18 +103,22 @@ function outputMessages(response: JsonValue): JsonObject[] {
 }
 
 /**
- * The opt-in message attributes of a model attempt's span: the request's messages, and the
- * answer of a completed call.
+ * The opt-in message attributes of a model attempt's span: the request's messages, system
+ * instructions given apart from them, the tools it offered, and the answer of a completed call.
  */
 export function messageAttributes(attempt: AttemptRecord): Attributes {
   const request = payloadOf(attempt.requested).request ?? null;
   const requestedId = attempt.requested.eventId;
-  const { messages } = requestConversation(request);
+  const { system, messages } = requestConversation(request);
   const attributes: Attributes = {
     "gen_ai.input.messages": JSON.stringify(
       messages.map((message) => inputMessage(message, requestedId)),
     ),
   };
+  if (system !== undefined)
+    attributes["gen_ai.system_instructions"] = JSON.stringify([{ type: "text", content: system }]);
+  const tools = toolDefinitions(request);
+  if (tools.length > 0) attributes["gen_ai.tool.definitions"] = JSON.stringify(tools);
   const response = payloadOf(attempt.outcome).response;
   if (attempt.status === "completed" && response !== undefined)
     attributes["gen_ai.output.messages"] = JSON.stringify(outputMessages(response));

@@ -80,7 +80,12 @@ describe("toOtelSpans with includeMessages", () => {
     const { store, recorder } = await recorded("off");
     await agentsCall(recorder);
     const [chat] = await chatSpans(store, "off", {});
-    for (const attribute of ["gen_ai.input.messages", "gen_ai.output.messages"])
+    for (const attribute of [
+      "gen_ai.input.messages",
+      "gen_ai.output.messages",
+      "gen_ai.system_instructions",
+      "gen_ai.tool.definitions",
+    ])
       expect(chat?.attributes[attribute]).toBeUndefined();
     const provider = new BasicTracerProvider();
     await expect(
@@ -88,7 +93,7 @@ describe("toOtelSpans with includeMessages", () => {
     ).rejects.toSatisfy((error) => LedgerError.isInstance(error, "invalid-argument"));
   });
 
-  it("gives an OpenAI Agents call's input items and answer", async () => {
+  it("gives an OpenAI Agents call's input items, instructions, tools and answer", async () => {
     const { store, recorder } = await recorded("agents");
     await agentsCall(recorder);
     const [chat] = await chatSpans(store, "agents");
@@ -99,6 +104,19 @@ describe("toOtelSpans with includeMessages", () => {
         parts: [{ type: "tool_call", id: "call-1", name: "lookup", arguments: { key: "x" } }],
       },
       { role: "tool", parts: [{ type: "tool_call_response", id: "call-1", response: "42" }] },
+    ]);
+    // Instructions given apart from the input are no message of it.
+    expect(parsed(chat, "gen_ai.system_instructions")).toEqual([
+      { type: "text", content: "You are terse." },
+    ]);
+    expect(parsed(chat, "gen_ai.tool.definitions")).toEqual([
+      {
+        type: "function",
+        name: "lookup",
+        description: "read a key",
+        parameters: { type: "object", properties: { key: { type: "string" } } },
+      },
+      { type: "function", name: "transfer_to_math", description: "math", parameters: {} },
     ]);
     expect(parsed(chat, "gen_ai.output.messages")).toEqual([
       {
@@ -157,6 +175,8 @@ describe("toOtelSpans with includeMessages", () => {
       finishReason: { unified: "stop", raw: "stop" },
     });
     const [chat] = await chatSpans(store, "media");
+    expect(chat?.attributes["gen_ai.system_instructions"]).toBeUndefined();
+    expect(chat?.attributes["gen_ai.tool.definitions"]).toBeUndefined();
     expect(String(chat?.attributes["gen_ai.input.messages"])).not.toContain(bytes);
     expect(parsed(chat, "gen_ai.input.messages")).toEqual([
       { role: "system", parts: [{ type: "text", content: "Be kind." }] },

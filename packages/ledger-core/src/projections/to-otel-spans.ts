@@ -21,8 +21,11 @@ export interface ToOtelSpansOptions {
   /**
    * Add the conversation to each `chat` (and `text_completion`) span, as the conventions'
    * opt-in attributes, each the JSON text of its schema: `gen_ai.input.messages` (the request's
-   * messages) and, for a completed call, `gen_ai.output.messages` (its answer and
-   * `finish_reason`). Read from the recorded payloads. Default false.
+   * messages, a system message among them kept there with role `system`),
+   * `gen_ai.system_instructions` (instructions the request gives apart from its messages:
+   * OpenAI Agents' `instructions`), `gen_ai.tool.definitions` (the tools it offered) and, for a
+   * completed call, `gen_ai.output.messages` (its answer and `finish_reason`). Read from the
+   * recorded payloads. Default false.
    */
   includeMessages?: boolean;
   /**
