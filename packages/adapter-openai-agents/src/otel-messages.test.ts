@@ -1,0 +1,74 @@
+import { MemoryEventStore } from "@agent-ledger/core";
+import { Agent, setTracingDisabled, tool } from "@openai/agents";
+import { describe, expect, test } from "vitest";
+import { z } from "zod";
+import { runWithLedger } from "./index.js";
+import { exportedSpans } from "./testing/exported-spans.test.data.js";
+import { runOptions } from "./testing/recorded-run.js";
+import { functionCall, message, ScriptedModel } from "./testing/scripted-model.js";
+
+setTracingDisabled(true);
+
+describe("OpenTelemetry chat spans with includeMessages", () => {
+  test("carry a run's conversation with a tool call as the conventions' messages, its instructions apart", async () => {
+    const store = new MemoryEventStore();
+    const model = new ScriptedModel([
+      () => [functionCall("lookup", { key: "x" }, "call_1")],
+      () => [message("x is 42")],
+    ]);
+    const lookup = tool({
+      name: "lookup",
+      description: "read a key",
+      parameters: z.object({ key: z.string() }),
+      execute: async ({ key }) => `value of ${key}`,
+    });
+    const agent = new Agent({ name: "main", instructions: "You are terse.", tools: [lookup] });
+    const result = await runWithLedger(agent, "what is x?", runOptions(store, model));
+    expect(result.finalOutput).toBe("x is 42");
+
+    const chats = (await exportedSpans(store, "s", { includeMessages: true }))
+      .filter((span) => span.attributes["gen_ai.operation.name"] === "chat")
+      .sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1]);
+    const json = (index: number, attribute: string) =>
+      JSON.parse(String(chats[index]?.attributes[attribute]));
+    expect(chats).toHaveLength(2);
+
+    // The agent's instructions reach the model apart from its input: no system message.
+    for (const index of [0, 1])
+      expect(json(index, "gen_ai.system_instructions")).toEqual([
+        { type: "text", content: "You are terse." },
+      ]);
+    const user = { role: "user", parts: [{ type: "text", content: "what is x?" }] };
+    const asked = { type: "tool_call", id: "call_1", name: "lookup", arguments: { key: "x" } };
+    expect(json(0, "gen_ai.input.messages")).toEqual([user]);
+    expect(json(0, "gen_ai.output.messages")).toEqual([
+      { role: "assistant", parts: [asked], finish_reason: "tool_call" },
+    ]);
+    expect(json(0, "gen_ai.tool.definitions")).toEqual([
+      expect.objectContaining({
+        type: "function",
+        name: "lookup",
+        description: "read a key",
+        parameters: expect.objectContaining({ type: "object" }),
+      }),
+    ]);
+
+    expect(json(1, "gen_ai.input.messages")).toEqual([
+      user,
+      { role: "assistant", parts: [asked] },
+      {
+        role: "tool",
+        parts: [
+          {
+            type: "tool_call_response",
+            id: "call_1",
+            response: { type: "text", text: "value of x" },
+          },
+        ],
+      },
+    ]);
+    expect(json(1, "gen_ai.output.messages")).toEqual([
+      { role: "assistant", parts: [{ type: "text", content: "x is 42" }], finish_reason: "stop" },
+    ]);
+  });
+});
