@@ -25,7 +25,12 @@ export interface ToOtelSpansOptions {
    * `gen_ai.system_instructions` (instructions the request gives apart from its messages:
    * OpenAI Agents' `instructions`), `gen_ai.tool.definitions` (the tools it offered) and, for a
    * completed call, `gen_ai.output.messages` (its answer and `finish_reason`). Read from the
-   * recorded payloads. Default false.
+   * recorded payloads, as redacted when they were recorded: what redaction removed is not
+   * there, and all else the conversation holds is. An image or file at a URL is a `uri` part,
+   * one named by a provider's file id a `file` part; bytes the ledger holds are never copied in
+   * (exporters cap an attribute's length, and JSON cut short parses no more): such a file is a
+   * part `{ type: "agent_ledger.blob_omitted", modality, mime_type, size_bytes, event_id }`,
+   * `event_id` the event that holds its bytes. Default false.
    */
   includeMessages?: boolean;
   /**
