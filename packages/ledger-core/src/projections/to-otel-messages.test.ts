@@ -234,6 +234,90 @@ describe("toOtelSpans with includeMessages", () => {
     ]);
   });
 
+  it("reads LangChain's stored messages and OpenAI-style tools, and names a tool's image without its bytes", async () => {
+    const { store, recorder } = await recorded("langchain");
+    const bytes = Buffer.from("a chart").toString("base64");
+    const attempt = await recorder.beforeModelCall({
+      request: {
+        model: "gpt-4o",
+        messages: [
+          { type: "system", data: { content: "Be brief." } },
+          {
+            type: "human",
+            data: {
+              content: [
+                { type: "text", text: "plot it" },
+                { type: "image_url", image_url: { url: `data:image/png;base64,${bytes}` } },
+              ],
+            },
+          },
+          {
+            type: "ai",
+            data: {
+              content: "",
+              tool_calls: [{ id: "call-plot", name: "plot", args: { kind: "bar" } }],
+            },
+          },
+          {
+            type: "tool",
+            data: {
+              content: [{ type: "image", mimeType: "image/png", data: bytes }],
+              tool_call_id: "call-plot",
+            },
+          },
+        ],
+        params: {
+          tools: [
+            {
+              type: "function",
+              function: { name: "plot", description: "draw", parameters: { type: "object" } },
+            },
+          ],
+        },
+      },
+    });
+    await recorder.modelCompleted(attempt, {
+      generations: [
+        [
+          {
+            text: "done",
+            message: {
+              type: "ai",
+              data: { content: "done", response_metadata: { finish_reason: "stop" } },
+            },
+          },
+        ],
+      ],
+    });
+    const [chat] = await chatSpans(store, "langchain");
+    expect(String(chat?.attributes["gen_ai.input.messages"])).not.toContain(bytes);
+    const omitted = {
+      type: "agent_ledger.blob_omitted",
+      modality: "image",
+      mime_type: "image/png",
+      size_bytes: 7,
+      event_id: attempt.requestedEventId,
+    };
+    expect(parsed(chat, "gen_ai.input.messages")).toEqual([
+      { role: "system", parts: [{ type: "text", content: "Be brief." }] },
+      { role: "user", parts: [{ type: "text", content: "plot it" }, omitted] },
+      {
+        role: "assistant",
+        parts: [{ type: "tool_call", id: "call-plot", name: "plot", arguments: { kind: "bar" } }],
+      },
+      {
+        role: "tool",
+        parts: [{ type: "tool_call_response", id: "call-plot", response: [omitted] }],
+      },
+    ]);
+    expect(parsed(chat, "gen_ai.tool.definitions")).toEqual([
+      { type: "function", name: "plot", description: "draw", parameters: { type: "object" } },
+    ]);
+    expect(parsed(chat, "gen_ai.output.messages")).toEqual([
+      { role: "assistant", parts: [{ type: "text", content: "done" }], finish_reason: "stop" },
+    ]);
+  });
+
   it("gives a failed call its input and no output", async () => {
     const { store, recorder } = await recorded("failed");
     const attempt = await recorder.beforeModelCall({
