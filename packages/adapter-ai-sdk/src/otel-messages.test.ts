@@ -1,9 +1,4 @@
-import { toOtelSpans } from "@agent-ledger/core";
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
+import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { generateText, stepCountIs, tool, wrapLanguageModel } from "ai";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -44,14 +39,7 @@ describe("OpenTelemetry chat spans with includeMessages", () => {
     expect(result.text).toBe("Paris 21");
     await recorder.completeRun(result.text);
 
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
-    await toOtelSpans(store, "s1", provider, { includeMessages: true });
-    await provider.forceFlush();
-    const chats = exporter
-      .getFinishedSpans()
+    const chats = (await exportedSpans(store, "s1", { includeMessages: true }))
       .filter((span) => span.attributes["gen_ai.operation.name"] === "chat")
       .sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1]);
     const json = (index: number, attribute: string) =>

@@ -1,54 +1,12 @@
-import { MemoryEventStore, toOtelSpans } from "@agent-ledger/core";
-import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
-import { tool } from "@langchain/core/tools";
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
-import { createAgent } from "langchain";
+import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
-import { LedgerCallbackHandler } from "./callback-handler.js";
-import { ledgerMiddleware } from "./ledger-middleware.js";
-import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
+import { recordAgentRun } from "./testing/agent-run.test.data.js";
 
 describe("OpenTelemetry chat spans with includeMessages", () => {
   it("carry a createAgent conversation with a tool call as the conventions' messages", async () => {
-    const store = new MemoryEventStore();
-    const lookup = tool(async ({ key }: { key: string }) => `value of ${key}`, {
-      name: "lookup",
-      description: "read",
-      schema: z.object({ key: z.string() }),
-    });
-    const model = new ScriptedChatModel((messages: BaseMessage[]) =>
-      messages.some((message) => ToolMessage.isInstance(message))
-        ? new AIMessage("x is 42")
-        : new AIMessage({
-            content: "",
-            tool_calls: [{ id: "call-lookup", name: "lookup", args: { key: "x" } }],
-          }),
-    );
-    const handler = new LedgerCallbackHandler({ store, sessionId: "s", runId: "r" });
-    const agent = createAgent({
-      model,
-      tools: [lookup],
-      middleware: [ledgerMiddleware({ handler })],
-      systemPrompt: "You are terse.",
-    });
-    await agent.invoke(
-      { messages: [{ role: "user", content: "what is x?" }] },
-      { callbacks: [handler] },
-    );
+    const store = await recordAgentRun();
 
-    const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
-    });
-    await toOtelSpans(store, "s", provider, { includeMessages: true });
-    await provider.forceFlush();
-    const chats = exporter
-      .getFinishedSpans()
+    const chats = (await exportedSpans(store, "s", { includeMessages: true }))
       .filter((span) => span.attributes["gen_ai.operation.name"] === "chat")
       .sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1]);
     const json = (index: number, attribute: string) =>

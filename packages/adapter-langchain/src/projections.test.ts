@@ -6,46 +6,12 @@ import {
   toAtif,
   toOtelSpans,
 } from "@agent-ledger/core";
-import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
-import { tool } from "@langchain/core/tools";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { FakeLLM } from "@langchain/core/utils/testing";
-import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
-import { ledgerMiddleware } from "./ledger-middleware.js";
+import { recordAgentRun } from "./testing/agent-run.test.data.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
-
-// Core's projections read what this adapter records: messages as `{ type, data }` and tool
-// results as ToolMessages.
-async function recordAgentRun() {
-  const store = new MemoryEventStore();
-  const lookup = tool(async ({ key }: { key: string }) => `value of ${key}`, {
-    name: "lookup",
-    description: "read",
-    schema: z.object({ key: z.string() }),
-  });
-  const model = new ScriptedChatModel((messages: BaseMessage[]) =>
-    messages.some((message) => ToolMessage.isInstance(message))
-      ? new AIMessage("x is 42")
-      : new AIMessage({
-          content: "",
-          tool_calls: [{ id: "call-lookup", name: "lookup", args: { key: "x" } }],
-        }),
-  );
-  const handler = new LedgerCallbackHandler({ store, sessionId: "s", runId: "r" });
-  const agent = createAgent({
-    model,
-    tools: [lookup],
-    middleware: [ledgerMiddleware({ handler })],
-    systemPrompt: "You are terse.",
-  });
-  await agent.invoke(
-    { messages: [{ role: "user", content: "what is x?" }] },
-    { callbacks: [handler] },
-  );
-  return store;
-}
 
 describe("projections of a createAgent run", () => {
   it("OpenTelemetry names the model's provider as LangChain does (ls_provider)", async () => {
