@@ -20,7 +20,8 @@ import { firstInterruption, runOptions, toolCallEvents } from "./testing/recorde
 setTracingDisabled(true);
 
 // What a client tool search loads is called as the agent's own tools are: a namespaced function
-// tool is recorded and answered from the ledger on resume as a plain one, a hosted MCP server's
+// tool is recorded (under its name in its namespace) and answered from the ledger on resume as a
+// plain one, a hosted MCP server's
 // call is the provider's, inside the model response that holds it. What the search's `execute`
 // writes into the run's context is recorded as a function tool's writes are, and given back on
 // resume.
@@ -37,7 +38,7 @@ const ledgers = new CrashedLedgers("oa-client-tool-search-loads-", afterAll);
 ledgers.prepare(NAMESPACED_DIED, MCP_DIED);
 
 describe("a namespaced tool a client tool search loaded", () => {
-  test("its call is recorded under its name, as a plain function tool's", async () => {
+  test("its call is recorded under its name in its namespace, as a plain function tool's", async () => {
     const store = new MemoryEventStore();
     const made = namespacedRegistryAgent();
     const run = await runWithLedger(made.agent, "go", {
@@ -52,7 +53,10 @@ describe("a namespaced tool a client tool search loaded", () => {
     });
     const events = await toolCallEvents(store, "call_forecast");
     expect(typesOf(events)).toEqual(["tool.requested", "tool.completed"]);
-    expect(events[0]?.payload).toMatchObject({ name: "forecast", args: { city: "Paris" } });
+    expect(events[0]?.payload).toMatchObject({
+      name: "weather.forecast",
+      args: { city: "Paris" },
+    });
     expect(events[1]?.payload).toMatchObject({ result: "sunny in Paris (registry v1)" });
   });
 

@@ -16,6 +16,7 @@ import {
   type LedgerScope,
   type RecordedToolCall,
 } from "./scope.js";
+import { qualifiedCallName } from "./tool-call-names.js";
 
 /** Type of the custom event recording a person's decision on an approval interruption. */
 export const APPROVAL_EVENT_TYPE = "x.openai-agents.approval";
@@ -121,6 +122,7 @@ export function loadRunState(events: readonly LedgerEvent[]): LedgerRunState {
         attemptId: attempt.attemptId,
         status: attempt.status,
         causedByEventId: cause,
+        name: attempt.name,
       };
       const reason = (attempt.outcome?.payload as JsonObject | undefined)?.reason;
       if (attempt.status === "abandoned" && typeof reason === "string") call.abandonReason = reason;
@@ -188,11 +190,17 @@ export function noteCallCauses(
   const { run } = scope;
   const turnCalls: { callId: string; name: string }[] = [];
   for (const item of output) {
-    const call = item as { type?: unknown; callId?: unknown; name?: unknown } | null;
+    const call = item as {
+      type?: unknown;
+      callId?: unknown;
+      name?: unknown;
+      namespace?: unknown;
+    } | null;
     if (typeof call?.callId !== "string") continue;
     run.callCauses.set(call.callId, completion.eventId);
+    // Named as its tool's calls are recorded: in its namespace (tool-call-names.ts).
     if (call.type === "function_call" && typeof call.name === "string")
-      turnCalls.push({ callId: call.callId, name: call.name });
+      turnCalls.push({ callId: call.callId, name: qualifiedCallName(call.name, call.namespace) });
   }
   if (completion.replayed) run.replayedCompletions.add(completion.eventId);
   scope.turnCalls = turnCalls;

@@ -21,6 +21,7 @@ import {
   toolCallRecorder,
 } from "./recorded-tool-call.js";
 import { currentScope, type LedgerScope, ledgerStep, refused, runInScope } from "./scope.js";
+import { recordingName, toolCallName } from "./tool-call-names.js";
 import {
   AGENT_TOOL_EFFECT,
   type AnyFunctionTool,
@@ -60,11 +61,12 @@ export interface LedgerToolOptions {
 // it was recorded: where that asked, the recorded decision answers it at the same point, so
 // the replayed turn goes as it went. Before a model answered in this process (a run going on
 // from a RunState), the turn is the interrupted one, whose calls are not known here: any
-// recorded call of the tool counts.
-function ledgerAdds(scope: LedgerScope, toolName: string): boolean {
+// recorded call of the tool counts. A namespaced tool's calls are named in its namespace
+// (`toolName`); a run recorded before the adapter did so holds them under the bare name.
+function ledgerAdds(scope: LedgerScope, toolName: string, bareName: string): boolean {
   if (scope.parent !== undefined) return true;
   const { run, turnCalls } = scope;
-  if (!run.recordedToolNames.has(toolName)) return false;
+  if (!run.recordedToolNames.has(toolName) && !run.recordedToolNames.has(bareName)) return false;
   if (turnCalls === undefined) return true;
   return turnCalls.some((call) => {
     if (call.name !== toolName) return false;
@@ -135,7 +137,9 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     enumerable: true,
     get: () => {
       const scope = currentScope();
-      return scope && ledgerAdds(scope, tool.name) ? ledgerNeedsApproval : ownNeedsApproval;
+      return scope && ledgerAdds(scope, toolCallName(tool), tool.name)
+        ? ledgerNeedsApproval
+        : ownNeedsApproval;
     },
     set: (value: typeof tool.needsApproval) => {
       ownNeedsApproval = value;
@@ -144,8 +148,13 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
 
   tool.invoke = async (runContext, input, details) => {
     const scope = currentScope();
-    const recorder = await toolCallRecorder(options, scope, tool.name);
     const callId = details?.toolCall?.callId;
+    // In its namespace, if any (tool-call-names.ts).
+    const name = recordingName(
+      tool,
+      callId !== undefined && scope ? recordedCall(scope.run, callId) : undefined,
+    );
+    const recorder = await toolCallRecorder(options, scope, name);
     // An agent tool call that paused at an approval goes on under its open attempt.
     const paused = callId !== undefined ? scope?.run.pausedAgentTools.get(callId) : undefined;
     if (paused && callId !== undefined) scope?.run.pausedAgentTools.delete(callId);
@@ -155,7 +164,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       (await ledgerStep(() =>
         openAttempt(recorder, scope, {
           callId,
-          name: tool.name,
+          name,
           args: parseArgs(input),
           effect,
           metadata: requestMetadata(tool),
@@ -182,7 +191,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
       parent: {
         recorder,
         causedByEventId: attempt.requestedEventId,
-        toolName: tool.name,
+        toolName: name,
         continuing: paused !== undefined && details?.resumeState !== undefined,
       },
       run: scope?.run ?? loadRunState([]),
@@ -232,7 +241,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
             stepId: attempt.stepId,
             attemptId: attempt.attemptId,
             causedByEventId: attempt.requestedEventId,
-            payload: { toolCallId: callId ?? null, name: tool.name },
+            payload: { toolCallId: callId ?? null, name },
           }),
         );
       if (callId !== undefined) scope?.run.pausedAgentTools.set(callId, attempt);

@@ -14,6 +14,8 @@ export interface RecordedToolCall {
   status: "requested" | "completed" | "failed" | "abandoned";
   /** The model.completed that asked for the call. */
   causedByEventId: string | undefined;
+  /** The name the call was recorded under (its tool's, qualified by a namespace). */
+  name: string | undefined;
   /** The reason recorded on `attempt.abandoned` (status "abandoned"). */
   abandonReason?: string;
 }

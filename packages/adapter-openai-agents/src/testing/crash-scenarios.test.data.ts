@@ -1,8 +1,10 @@
 // What each crash child runs (crash-scenarios.test.child.ts) until it dies at its crash point:
 // the first process of a crash test, whose ledger the test then resumes as the next process.
+import type { NewEvent } from "@agent-ledger/core";
 import { runWithLedger } from "../index.js";
 import { AGENT_TOOL_CRASH_SCENARIOS } from "./agent-tool-crash-scenarios.test.data.js";
 import { APPROVAL_CRASH_SCENARIOS } from "./approval-crash-scenarios.test.data.js";
+import { recordingBareToolNames } from "./bare-tool-names.js";
 import { cartAgent, cartContext } from "./cart-agent.js";
 import {
   BAD_AND_CHARGE_THEN_CHARGE,
@@ -20,7 +22,11 @@ import { registryAgent } from "./client-tool-search-agent.js";
 import { draftingAgents, ticketHandoffAgents } from "./context-agents.js";
 import { isType, nth, payloadOf, type Scenario } from "./crash-points.test.data.js";
 import { fixture } from "./fixture.js";
-import { mcpRegistryAgent, namespacedRegistryAgent } from "./loading-registry-agents.js";
+import {
+  mcpRegistryAgent,
+  namespacedRegistryAgent,
+  twoNamespacesRegistryAgent,
+} from "./loading-registry-agents.js";
 import { cleaningAgent, deployingAgent } from "./local-tool-agents.js";
 import { mcpShop } from "./mcp-agents.js";
 import { MODEL_CALL_CRASH_SCENARIOS } from "./model-call-crash-scenarios.test.data.js";
@@ -37,6 +43,11 @@ const shopDyingInside =
     child.watch(first.model);
     await runWithLedger(first.main, "sell a book", runOptions(child.store, first.model));
   };
+
+// A tool.completed of either forecast of the two namespaces' run.
+const bothForecastsCompleted = (event: NewEvent) =>
+  event.type === "tool.completed" &&
+  ["call_weather", "call_climate"].includes(String(payloadOf(event).toolCallId));
 
 // The charging agent's run with `turns`, dying right after the charge `effect`.
 const chargingDyingInside =
@@ -107,6 +118,20 @@ export const CRASH_SCENARIOS = {
       (event) => event.type === "tool.completed" && payloadOf(event).toolCallId === "call_forecast",
     );
     await runWithLedger(first.agent, "go", { ...runOptions(store, first.model), context: {} });
+  },
+  // Two namespaces each hold a tool named forecast: both are called in one response. Recorded
+  // as the adapter records now, or as it did before it named the namespace (the bare name).
+  "two namespaces: dies after both forecasts completed": async (child) => {
+    const first = twoNamespacesRegistryAgent();
+    const store = child.dyingAfter(nth(2, bothForecastsCompleted));
+    await runWithLedger(first.agent, "go", runOptions(store, first.model));
+  },
+  "two namespaces recorded under bare names: dies after both forecasts completed": async (
+    child,
+  ) => {
+    const first = twoNamespacesRegistryAgent();
+    const store = recordingBareToolNames(child.dyingAfter(nth(2, bothForecastsCompleted)));
+    await runWithLedger(first.agent, "go", runOptions(store, first.model));
   },
   "MCP registry: dies in the model call after the provider's MCP call": async (child) => {
     const first = mcpRegistryAgent();

@@ -121,3 +121,42 @@ export function mcpRegistryAgent() {
   const agent = new Agent<RegistryContext>({ name: "main", tools: [search] });
   return Object.assign(made, { model, agent });
 }
+
+/**
+ * An agent whose registry search loads two namespaces, `weather` and `climate`, each holding a
+ * tool named `forecast` (they answer differently): the model searches, calls both forecasts in
+ * one response (`call_weather`, `call_climate`, the same bare name and arguments, each in its
+ * namespace, as the Responses API names them), then answers. `forecasts` counts the forecasts
+ * the process made, as `namespace:city`.
+ */
+export function twoNamespacesRegistryAgent() {
+  const made = { searches: [] as string[], forecasts: [] as string[] };
+  const forecastIn = (namespace: string, weather: string) =>
+    toolNamespace({
+      name: namespace,
+      description: `${namespace} tools`,
+      tools: [
+        tool({
+          name: "forecast",
+          description: `the ${namespace} forecast of a city`,
+          parameters: z.object({ city: z.string() }),
+          execute: async ({ city }) => {
+            made.forecasts.push(`${namespace}:${city}`);
+            return `${weather} in ${city}`;
+          },
+        }),
+      ],
+    });
+  const tools = [...forecastIn("weather", "sunny"), ...forecastIn("climate", "mild")];
+  const search = registrySearch(tools, "v1", made.searches);
+  const model = new ScriptedModel([
+    () => [searchCall("forecasts")],
+    () => [
+      { ...functionCall("forecast", { city: "Paris" }, "call_weather"), namespace: "weather" },
+      { ...functionCall("forecast", { city: "Paris" }, "call_climate"), namespace: "climate" },
+    ],
+    () => [message("sunny and mild in Paris")],
+  ]);
+  const agent = new Agent<RegistryContext>({ name: "main", tools: [search] });
+  return Object.assign(made, { model, agent });
+}
