@@ -8,7 +8,7 @@ import {
   heldValueOf,
   mediaTypeOf,
 } from "./atif-held-data.js";
-import { mcpResourceOf } from "./atif-mcp-resources.js";
+import { mcpAudioOf, mcpResourceOf } from "./atif-mcp-resources.js";
 import { isObject } from "./langchain-message.js";
 
 // The images and files a content part holds or names, as each framework records them: what
@@ -54,14 +54,16 @@ export type ShownPart =
 
 /**
  * What a content part shows besides text, read once for every projection that shows content
- * (ATIF's steps, OpenTelemetry's message parts): an MCP resource (see `mcpResourceOf`), a file
- * named by a provider's id (`fileReferenceOf`), an image (`imageOf`) or another file
+ * (ATIF's steps, OpenTelemetry's message parts): an MCP resource (see `mcpResourceOf`) or
+ * audio (`mcpAudioOf`, a file), a file named by a provider's id (`fileReferenceOf`), an image (`imageOf`) or another file
  * (`fileOf`) it holds as bytes or at a URL, or a document given as text (`fileTextOf`).
  * Undefined for a part that is text or anything else.
  */
 export function shownPartOf(part: JsonObject): ShownPart | undefined {
   const resource = mcpResourceOf(part);
   if (resource !== undefined) return resource;
+  const audio = mcpAudioOf(part);
+  if (audio !== undefined) return { kind: "file", file: audio };
   const reference = fileReferenceOf(part);
   if (reference !== undefined) return { kind: "reference", reference };
   const image = imageOf(part);
@@ -82,9 +84,9 @@ export function shownPartOf(part: JsonObject): ShownPart | undefined {
  * (`{ content: [...] }`), a list of parts (a LangChain ToolMessage's content, an OpenAI
  * Agents tool output), or one OpenAI Agents tool output of a file or an image
  * (`{ type: "file", file }`, `{ type: "image", image }`: the SDK gives the model the file, not
- * JSON), or one MCP content item of an image or a resource (`{ type: "image", data }`,
- * `resource`, `resource_link`: OpenAI Agents records an MCP tool's only item alone). Undefined
- * for any other value (a text, a JSON result).
+ * JSON), or one MCP content item of an image, audio or a resource (`{ type: "image", data }`,
+ * `{ type: "audio", data }`, `resource`, `resource_link`: OpenAI Agents records an MCP tool's
+ * only item alone). Undefined for any other value (a text, a JSON result).
  */
 export function toolContentParts(content: JsonValue | undefined): JsonValue[] | undefined {
   if (Array.isArray(content)) return content;
@@ -92,6 +94,7 @@ export function toolContentParts(content: JsonValue | undefined): JsonValue[] | 
   if (content.type === "content" && Array.isArray(content.value)) return content.value;
   if (content.type === "file" && content.file !== undefined) return [content];
   if (content.type === "image" && (content.image ?? content.data) !== undefined) return [content];
+  if (content.type === "audio" && content.data !== undefined) return [content];
   if (content.type === "resource" || content.type === "resource_link") return [content];
   return Array.isArray(content.content) ? content.content : undefined;
 }
