@@ -1,7 +1,7 @@
 // What each crash child runs (crash-scenarios.test.child.ts) until it dies at its crash point:
 // the first process of a crash test, whose ledger the test then resumes as the next process.
 import type { NewEvent } from "@agent-ledger/core";
-import { runWithLedger } from "../index.js";
+import { resumeRun, runWithLedger } from "../index.js";
 import { AGENT_TOOL_CRASH_SCENARIOS } from "./agent-tool-crash-scenarios.test.data.js";
 import { APPROVAL_CRASH_SCENARIOS } from "./approval-crash-scenarios.test.data.js";
 import { recordingBareToolNames } from "./bare-tool-names.js";
@@ -23,6 +23,7 @@ import { draftingAgents, ticketHandoffAgents } from "./context-agents.js";
 import { isType, nth, payloadOf, type Scenario } from "./crash-points.test.data.js";
 import { fixture } from "./fixture.js";
 import {
+  approvingMcpRegistryAgent,
   mcpRegistryAgent,
   namespacedRegistryAgent,
   twoNamespacesRegistryAgent,
@@ -31,7 +32,7 @@ import { cleaningAgent, deployingAgent } from "./local-tool-agents.js";
 import { mcpShop } from "./mcp-agents.js";
 import { MODEL_CALL_CRASH_SCENARIOS } from "./model-call-crash-scenarios.test.data.js";
 import { decliningAgent, hideReceipt, RECEIPT_PATH, receiptAgent } from "./receipt-agent.js";
-import { runOptions } from "./recorded-run.js";
+import { firstInterruption, runOptions } from "./recorded-run.js";
 import { AWKWARD_OUTPUTS, type AwkwardOutput, reportingAgent } from "./reporting-agent.js";
 import { LARGE_TEXT, savingAgent } from "./saving-agent.js";
 
@@ -137,6 +138,21 @@ export const CRASH_SCENARIOS = {
     const first = mcpRegistryAgent();
     child.watch(first.model, { dieInCall: 2 });
     await runWithLedger(first.agent, "go", runOptions(child.store, first.model));
+  },
+  // The search loaded a hosted MCP server whose tools need approval; a person approved the
+  // request, and the process died in the model call that sent the decision.
+  "MCP registry, approved: dies in the model call after the decision": async (child) => {
+    const first = approvingMcpRegistryAgent();
+    child.watch(first.model, { dieInCall: 2 });
+    const paused = await runWithLedger(
+      first.agent,
+      "delete old",
+      runOptions(child.store, first.model),
+    );
+    const { state, item } = firstInterruption(paused);
+    state.approve(item);
+    child.decided(state);
+    await resumeRun(first.agent, { ...runOptions(child.store, first.model), state });
   },
   "saving: dies inside save": async (child) => {
     const first = savingAgent(child.afterEffect(`save ${LARGE_TEXT.length} characters`));

@@ -13,7 +13,7 @@ import {
   webSearchTool,
 } from "@openai/agents";
 import { z } from "zod";
-import { functionCall, message, ScriptedModel } from "./scripted-model.js";
+import { functionCall, message, ScriptedModel, type ScriptedTurn } from "./scripted-model.js";
 
 type OutputItem = ModelResponse["output"][number];
 
@@ -171,16 +171,14 @@ function approvalSent(request: ModelRequest, requestId: string) {
 }
 
 /**
- * An agent with a hosted MCP server whose tools need approval, as the SDK's Responses model
- * gives its items: the model asks to delete branch `old` (an `mcp_approval_request`); once the
- * agent's process sends the decision, the provider runs the call if it was approved (an
- * `mcp_call` answering the request, in the next response) and the model answers. With
- * `onApproval`, the agent decides itself and the run does not pause.
+ * The turns of a model with a hosted MCP server (label `repo`) whose tools need approval, as
+ * the SDK's Responses model gives its items: the model asks to delete branch `old` (an
+ * `mcp_approval_request`, `mcpr_1`); once the agent's process sends the decision, the provider
+ * runs the call if it was approved (an `mcp_call` answering the request, in the next response)
+ * and the model answers, "deleted old" or "kept old".
  */
-export function branchDeletingAgent(
-  options: { onApproval?: () => Promise<{ approve: boolean; reason?: string }> } = {},
-) {
-  const model = new ScriptedModel([
+export function branchDeletionTurns(): ScriptedTurn[] {
+  return [
     () => [
       {
         type: "hosted_tool_call",
@@ -218,7 +216,17 @@ export function branchDeletingAgent(
         message("deleted old"),
       ];
     },
-  ]);
+  ];
+}
+
+/**
+ * An agent with a hosted MCP server whose tools need approval (see `branchDeletionTurns`). With
+ * `onApproval`, the agent decides itself and the run does not pause.
+ */
+export function branchDeletingAgent(
+  options: { onApproval?: () => Promise<{ approve: boolean; reason?: string }> } = {},
+) {
+  const model = new ScriptedModel(branchDeletionTurns());
   const repo = hostedMcpTool({
     serverLabel: "repo",
     serverUrl: "https://mcp.invalid/repo",

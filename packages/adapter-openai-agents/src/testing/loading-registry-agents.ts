@@ -8,6 +8,7 @@ import {
   toolSearchTool,
 } from "@openai/agents";
 import { z } from "zod";
+import { branchDeletionTurns } from "./hosted-tool-agents.js";
 import { functionCall, message, ScriptedModel } from "./scripted-model.js";
 
 type OutputItem = ModelResponse["output"][number];
@@ -157,6 +158,24 @@ export function twoNamespacesRegistryAgent() {
     ],
     () => [message("sunny and mild in Paris")],
   ]);
+  const agent = new Agent<RegistryContext>({ name: "main", tools: [search] });
+  return Object.assign(made, { model, agent });
+}
+
+/**
+ * An agent whose registry search loads a hosted MCP server whose tools need approval
+ * (`hostedMcpTool`, label `repo`, `requireApproval: "always"`): the model searches, then asks
+ * to delete branch `old` and goes on as the person decided (`branchDeletionTurns`).
+ */
+export function approvingMcpRegistryAgent() {
+  const made = { searches: [] as string[] };
+  const repo = hostedMcpTool({
+    serverLabel: "repo",
+    serverUrl: "https://mcp.invalid/repo",
+    requireApproval: "always",
+  });
+  const search = registrySearch([repo], "v1", made.searches);
+  const model = new ScriptedModel([() => [searchCall("branches")], ...branchDeletionTurns()]);
   const agent = new Agent<RegistryContext>({ name: "main", tools: [search] });
   return Object.assign(made, { model, agent });
 }
