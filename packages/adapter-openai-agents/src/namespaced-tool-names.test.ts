@@ -4,7 +4,10 @@ import { afterAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { exportedSpans } from "./testing/exported-spans.test.data.js";
-import { twoNamespacesRegistryAgent } from "./testing/loading-registry-agents.js";
+import {
+  namespacedRegistryAgent,
+  twoNamespacesRegistryAgent,
+} from "./testing/loading-registry-agents.js";
 import { runOptions, toolCallEvents } from "./testing/recorded-run.js";
 
 setTracingDisabled(true);
@@ -91,5 +94,31 @@ describe("a call of a namespaced tool", () => {
     expect(outputs).toContain("sunny in Paris");
     expect(outputs).toContain("mild in Paris");
     expect((await inspectSession(store, "s")).runs[0]?.status).toBe("completed");
+    // Each call is shown once, under the name it was recorded under.
+    const calls = (await toAtif(store, "s")).steps.flatMap((step) => step.tool_calls ?? []);
+    expect(calls.map((call) => [call.tool_call_id, call.function_name])).toEqual([
+      ["call_search", "tool_search"],
+      ["call_weather", "forecast"],
+      ["call_climate", "forecast"],
+    ]);
+  });
+
+  test("awaiting a person's decision: named in its namespace, as the SDK's interruption names it", async () => {
+    const store = new MemoryEventStore();
+    const made = namespacedRegistryAgent({ forecastNeedsApproval: true });
+    const paused = await runWithLedger(made.agent, "go", {
+      ...runOptions(store, made.model),
+      context: {},
+    });
+    expect(paused.interruptions.map((item) => item.name)).toEqual(["weather.forecast"]);
+    const trajectory = await toAtif(store, "s");
+    const calls = trajectory.steps.flatMap((step) => step.tool_calls ?? []);
+    expect(calls.map((call) => [call.function_name, call.extra?.status])).toEqual([
+      ["tool_search", "completed"],
+      ["weather.forecast", "awaiting-decision"],
+    ]);
+    expect(trajectory.extra).toMatchObject({
+      awaiting_decision: { calls: [{ name: "weather.forecast", tool_call_id: "call_forecast" }] },
+    });
   });
 });

@@ -108,14 +108,21 @@ export function parseArguments(value: JsonValue | undefined): JsonValue {
   return value ?? {};
 }
 
-/** A tool call as a model response records it (AI SDK `tool-call` parts, OpenAI's, LangChain's). */
+/**
+ * A tool call as a model response records it (AI SDK `tool-call` parts, OpenAI's, LangChain's).
+ * A Responses API `function_call` of a tool in a namespace (`{ name: "forecast", namespace:
+ * "weather" }`, as OpenAI Agents records it) is named `weather.forecast`, as the SDK and the
+ * adapter's `tool.requested` name it, so two namespaces' tools of one name are told apart; a
+ * deferred top-level tool, called in a namespace of its own name, keeps its name.
+ */
 export function toolCallFrom(value: JsonValue): ExtractedToolCall | undefined {
   if (!isObject(value)) return undefined;
   const fn = isObject(value.function) ? value.function : undefined;
   const name = str(value.toolName) ?? str(value.name) ?? str(fn?.name);
   if (!name) return undefined;
+  const namespace = value.type === "function_call" ? str(value.namespace) : undefined;
   const call: ExtractedToolCall = {
-    name,
+    name: namespace !== undefined && namespace !== name ? `${namespace}.${name}` : name,
     arguments: parseArguments(
       (pick(value, ["args", "arguments", "input"]) ?? fn?.arguments) as JsonValue | undefined,
     ),
