@@ -75,6 +75,9 @@ function ledgerAdds(scope: LedgerScope, toolName: string, bareName: string): boo
   });
 }
 
+/** The tool each invoke ledgerTool put in place records for: a copy of the tool carries it. */
+const copiedTools = new WeakMap<object, AnyFunctionTool>();
+
 /**
  * Records an agent's function tool. The tool object is changed in place (its identity matters
  * to the SDK: approvals and agent-tool state are keyed by it) and returned.
@@ -89,6 +92,15 @@ function ledgerAdds(scope: LedgerScope, toolName: string, bareName: string): boo
  */
 export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerToolOptions = {}): T {
   assertLedgerToolArguments(tool, options);
+  // A copy of a tool wrapped already (`toolNamespace` copies a tool's properties, its wrapped
+  // invoke and needsApproval among them) records through that wrapper: wrapping it again would
+  // record each call twice, the second time inside the first. What `options` name refines the
+  // effect declared for the tool it copies.
+  const copied = copiedTools.get(tool.invoke);
+  if (copied !== undefined && copied !== tool) {
+    ledgerTool(copied, options);
+    return tool;
+  }
   const agentTool = isAgentTool(tool);
   const defaults = agentTool ? AGENT_TOOL_EFFECT : DEFAULT_EFFECT;
   const effect: ToolEffect = {
@@ -135,9 +147,10 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
   Object.defineProperty(tool, "needsApproval", {
     configurable: true,
     enumerable: true,
-    get: () => {
+    // Read on a copy too (see copiedTools), whose namespace names its calls.
+    get: function (this: AnyFunctionTool | undefined) {
       const scope = currentScope();
-      return scope && ledgerAdds(scope, toolCallName(tool), tool.name)
+      return scope && ledgerAdds(scope, toolCallName(this ?? tool), tool.name)
         ? ledgerNeedsApproval
         : ownNeedsApproval;
     },
@@ -152,6 +165,7 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     // In its namespace, if any (tool-call-names.ts).
     const name = recordingName(
       tool,
+      details?.toolCall,
       callId !== undefined && scope ? recordedCall(scope.run, callId) : undefined,
     );
     const recorder = await toolCallRecorder(options, scope, name);
@@ -281,5 +295,6 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     if (child) await ledgerStep(() => child.completeRun(output));
     return output as never;
   };
+  copiedTools.set(tool.invoke, tool);
   return tool;
 }

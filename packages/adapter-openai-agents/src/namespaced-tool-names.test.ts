@@ -61,6 +61,25 @@ describe("a call of a namespaced tool", () => {
     );
   });
 
+  test("wrapped by the app before it was put in its namespace: recorded once, in its namespace, with the effect the app declared", async () => {
+    // Each call was recorded twice: under the default effect by the search's wrapping of the
+    // namespace's copy, then as forecast inside it, on a child run of its own.
+    const store = new MemoryEventStore();
+    const made = twoNamespacesRegistryAgent({ wrappedFirst: true });
+    const run = await runWithLedger(made.agent, "go", runOptions(store, made.model));
+    expect(run.finalOutput).toBe("sunny and mild in Paris");
+    const events = await toolCallEvents(store, "call_climate");
+    expect(events.map((event) => [event.runId, event.type])).toEqual([
+      ["root", "tool.requested"],
+      ["root", "tool.completed"],
+    ]);
+    expect(events[0]?.payload).toMatchObject({
+      name: "climate.forecast",
+      effect: { kind: "read", idempotent: true },
+    });
+    expect((await inspectSession(store, "s")).runs[0]?.children ?? []).toEqual([]);
+  });
+
   test("after the process was killed past both calls: each is answered from the ledger by its call id, none made again", async () => {
     const { store } = await ledgers.crashed(DIED);
     const second = twoNamespacesRegistryAgent();

@@ -23,16 +23,22 @@ export function toolCallName(tool: AnyFunctionTool): string {
 }
 
 /**
- * The name to record a call of `tool` under: its qualified name, unless the ledger holds this
- * call (`recorded`, found by its call id) under the tool's bare name. The adapter recorded a namespaced tool's calls so
- * before it named the namespace, and a resume of such a run must meet each recorded call as it
- * was recorded (the ledger compares the names of a call it answers): matched by its call id, the
- * call keeps its recorded name.
+ * The name to record a call of `tool` under: as the model called it (`call`, the SDK's function
+ * call item: its name in its namespace), else the tool's qualified name; unless the ledger holds
+ * this call (`recorded`, found by its call id) under the tool's bare name. The adapter recorded a
+ * namespaced tool's calls so before it named the namespace, and a resume of such a run must meet
+ * each recorded call as it was recorded (the ledger compares the names of a call it answers).
+ * The call names the namespace even where `tool` does not: a copy `toolNamespace` made of a tool
+ * wrapped before records through the wrapper of the tool it copied.
  */
 export function recordingName(
   tool: AnyFunctionTool,
+  call: { name?: unknown; namespace?: unknown } | undefined,
   recorded: RecordedToolCall | undefined,
 ): string {
-  const name = toolCallName(tool);
+  const name =
+    typeof call?.name === "string" && call.name.length > 0
+      ? qualifiedCallName(call.name, call.namespace)
+      : toolCallName(tool);
   return name !== tool.name && recorded?.name === tool.name ? tool.name : name;
 }

@@ -8,6 +8,7 @@ import {
   toolSearchTool,
 } from "@openai/agents";
 import { z } from "zod";
+import { ledgerTool } from "../ledger-tool.js";
 import { branchDeletionTurns } from "./hosted-tool-agents.js";
 import { functionCall, message, ScriptedModel } from "./scripted-model.js";
 
@@ -128,26 +129,26 @@ export function mcpRegistryAgent() {
  * tool named `forecast` (they answer differently): the model searches, calls both forecasts in
  * one response (`call_weather`, `call_climate`, the same bare name and arguments, each in its
  * namespace, as the Responses API names them), then answers. `forecasts` counts the forecasts
- * the process made, as `namespace:city`.
+ * the process made, as `namespace:city`. With `wrappedFirst`, the registry wraps each tool
+ * with `ledgerTool` (a read, idempotent) before it puts it in its namespace.
  */
-export function twoNamespacesRegistryAgent() {
+export function twoNamespacesRegistryAgent(options: { wrappedFirst?: boolean } = {}) {
   const made = { searches: [] as string[], forecasts: [] as string[] };
-  const forecastIn = (namespace: string, weather: string) =>
-    toolNamespace({
-      name: namespace,
-      description: `${namespace} tools`,
-      tools: [
-        tool({
-          name: "forecast",
-          description: `the ${namespace} forecast of a city`,
-          parameters: z.object({ city: z.string() }),
-          execute: async ({ city }) => {
-            made.forecasts.push(`${namespace}:${city}`);
-            return `${weather} in ${city}`;
-          },
-        }),
-      ],
+  const forecastIn = (namespace: string, weather: string) => {
+    const forecast = tool({
+      name: "forecast",
+      description: `the ${namespace} forecast of a city`,
+      parameters: z.object({ city: z.string() }),
+      execute: async ({ city }) => {
+        made.forecasts.push(`${namespace}:${city}`);
+        return `${weather} in ${city}`;
+      },
     });
+    const tools = [
+      options.wrappedFirst ? ledgerTool(forecast, { effect: "read", idempotent: true }) : forecast,
+    ];
+    return toolNamespace({ name: namespace, description: `${namespace} tools`, tools });
+  };
   const tools = [...forecastIn("weather", "sunny"), ...forecastIn("climate", "mild")];
   const search = registrySearch(tools, "v1", made.searches);
   const model = new ScriptedModel([
