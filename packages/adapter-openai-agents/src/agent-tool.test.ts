@@ -5,12 +5,12 @@ import {
   MemoryEventStore,
   SessionRecorder,
 } from "@agent-ledger/core";
+import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { type Agent, type Model, setTracingDisabled } from "@openai/agents";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { afterAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
-import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import { FailingStore } from "./testing/failing-store.js";
 import { firstInterruption, runOptions, toolCallEvents } from "./testing/recorded-run.js";
 import { researchFixture, twoWritesFixture } from "./testing/research-agents.js";

@@ -7,6 +7,7 @@ import {
   readWholeSession,
   toAtif,
 } from "@agent-ledger/core";
+import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import {
   attachClientToolSearchExecutor,
   type HostedTool,
@@ -16,7 +17,6 @@ import { afterAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { registryAgent } from "./testing/client-tool-search-agent.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
-import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import { FailingStore } from "./testing/failing-store.js";
 import { firstInterruption, runOptions, toolCallEvents } from "./testing/recorded-run.js";
 

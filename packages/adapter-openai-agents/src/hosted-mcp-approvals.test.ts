@@ -2,10 +2,10 @@ import { join } from "node:path";
 import { type AtifStep, inspectSession, toAtif } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
+import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { setTracingDisabled } from "@openai/agents";
 import { afterAll, describe, expect, onTestFinished, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
-import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import { branchDeletingAgent } from "./testing/hosted-tool-agents.js";
 import { firstInterruption, runOptions } from "./testing/recorded-run.js";
 

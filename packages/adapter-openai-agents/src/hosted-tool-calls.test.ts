@@ -2,11 +2,11 @@ import { join } from "node:path";
 import { inspectSession, toAtif } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
+import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { setTracingDisabled } from "@openai/agents";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { afterAll, describe, expect, onTestFinished, test } from "vitest";
 import { runWithLedger } from "./index.js";
-import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import { GENERATED_PNG, hostedToolsAgent, travelAgent } from "./testing/hosted-tool-agents.js";
 import { scriptedProvider } from "./testing/scripted-model.js";
 

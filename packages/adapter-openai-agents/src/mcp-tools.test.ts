@@ -6,12 +6,12 @@ import {
   readWholeSession,
 } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
+import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { Agent, RunContext, setTracingDisabled } from "@openai/agents";
 import { afterAll, describe, expect, onTestFinished, test } from "vitest";
 import { instrumentAgent } from "./instrument-agent.js";
 import { resumeRun, runWithLedger } from "./run-with-ledger.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
-import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import { mcpShop, serverCalls } from "./testing/mcp-agents.js";
 import { firstInterruption, runOptions } from "./testing/recorded-run.js";
 import { functionCall, message, ScriptedModel } from "./testing/scripted-model.js";

@@ -1,9 +1,9 @@
 import { type EventStore, inspectSession, MemoryEventStore, toAtif } from "@agent-ledger/core";
+import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { setTracingDisabled } from "@openai/agents";
 import { afterAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
-import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import {
   namespacedRegistryAgent,
   twoNamespacesRegistryAgent,

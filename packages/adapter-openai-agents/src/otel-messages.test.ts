@@ -1,9 +1,9 @@
 import { MemoryEventStore } from "@agent-ledger/core";
+import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { Agent, setTracingDisabled, tool } from "@openai/agents";
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
 import { runWithLedger } from "./index.js";
-import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import { runOptions } from "./testing/recorded-run.js";
 import { functionCall, message, ScriptedModel } from "./testing/scripted-model.js";
 

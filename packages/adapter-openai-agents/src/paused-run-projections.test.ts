@@ -2,11 +2,11 @@ import { join } from "node:path";
 import { toAtif } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
+import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { setTracingDisabled } from "@openai/agents";
 import { afterAll, describe, expect, onTestFinished, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { deletingAgent } from "./testing/approval-agents.js";
-import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import { runOptions } from "./testing/recorded-run.js";
 
 setTracingDisabled(true);

@@ -1,9 +1,9 @@
 import { MemoryEventStore, readWholeRun, SessionRecorder } from "@agent-ledger/core";
+import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { Agent, OpenAIResponsesModel, Runner, setTracingDisabled } from "@openai/agents";
 import OpenAI from "openai";
 import { describe, expect, test } from "vitest";
 import { ledgerModel } from "./index.js";
-import { exportedSpans } from "./testing/exported-spans.test.data.js";
 
 setTracingDisabled(true);
 

@@ -2,10 +2,10 @@ import { join } from "node:path";
 import { type AtifStep, inspectSession, toAtif } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
+import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { type Agent, type Model, setTracingDisabled } from "@openai/agents";
 import { afterAll, describe, expect, onTestFinished, test } from "vitest";
 import { runWithLedger } from "./index.js";
-import { exportedSpans } from "./testing/exported-spans.test.data.js";
 import { programAgent, toolSearchAgent } from "./testing/hosted-tool-agents.js";
 import { runOptions } from "./testing/recorded-run.js";
 
