@@ -7,7 +7,7 @@ import type { ChatGenerationChunk, GenerationChunk, LLMResult } from "@langchain
 import type { ChainValues } from "@langchain/core/utils/types";
 import { chainCompleted, chainFailed, chainStarted } from "./chain-callbacks.js";
 import type { LedgerCallbackHandlerOptions } from "./handler-recorder.js";
-import { type HandlerState, handlerState } from "./handler-state.js";
+import { forgetRunsLeft, type HandlerState, handlerState, keptSizes } from "./handler-state.js";
 import { awaitedCall } from "./interrupt-pauses.js";
 import { chatRequest, textRequest } from "./model-request.js";
 import type { NestedRefusal } from "./nested-refusal.js";
@@ -22,6 +22,9 @@ import { requestToolCall, type ToolCallToRecord } from "./tool-request.js";
 
 export type { LedgerCallbackHandlerOptions } from "./handler-recorder.js";
 
+/** The state of a handler, read by `keptBy` (set by the class: its field is private). */
+let stateOf: (handler: LedgerCallbackHandler) => HandlerState;
+
 /**
  * A LangChain callback handler that records every chat/LLM call and tool call in the ledger
  * (§9). It is awaited and raising: a `*.requested` event that cannot be committed rejects the
@@ -33,6 +36,10 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
   override awaitHandlers = true;
   override raiseError = true;
   readonly #state: HandlerState;
+
+  static {
+    stateOf = (handler) => handler.#state;
+  }
 
   constructor(options: LedgerCallbackHandlerOptions | LedgerCallbackHandler) {
     super({ _awaitHandler: true, raiseError: true });
@@ -68,19 +75,29 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
   /**
    * Runs the end callback of LangChain's run `runId`. A run that paused at `interrupt()` is
    * noted first (while the run tree knows it); an invocation that ended paused records its
-   * pause after its own end.
+   * pause after its own end. Once the last invocation in progress ended, the runs LangChain left
+   * without an end are forgotten (`forgetRunsLeft`).
    */
-  #ends(runId: string, end: () => Promise<void>, failure?: { error: unknown }) {
-    const { pauses } = this.#state;
-    return this.#state.recorder.runEnds(
-      runId,
-      async () => {
-        pauses.ended(runId, failure?.error);
-        await end();
-        await pauses.invocationEnded(runId, failure?.error);
-      },
-      failure,
-    );
+  async #ends(runId: string, end: () => Promise<void>, failure?: { error: unknown }) {
+    const { pauses, chains, recorder } = this.#state;
+    const invocation = recorder.isInvocation(runId);
+    try {
+      await recorder.runEnds(
+        runId,
+        async () => {
+          pauses.ended(runId, failure?.error);
+          try {
+            await end();
+          } finally {
+            chains.runEnded(runId);
+          }
+          await pauses.invocationEnded(runId, failure?.error);
+        },
+        failure,
+      );
+    } finally {
+      if (invocation && recorder.idle) forgetRunsLeft(this.#state);
+    }
   }
 
   /**
@@ -374,4 +391,12 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     const end = () => chainFailed(this.#state, { error, runId, parentRunId });
     await this.#ends(runId, end, { error });
   }
+}
+
+/**
+ * How many entries each map of the handler's state keeps (see `keptSizes`): what a test of a
+ * handler serving many runs checks stays bounded. Not exported from the package.
+ */
+export function keptBy(handler: LedgerCallbackHandler): Readonly<Record<string, number>> {
+  return keptSizes(stateOf(handler));
 }

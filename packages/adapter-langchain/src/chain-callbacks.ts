@@ -27,7 +27,9 @@ export async function chainStarted(state: HandlerState, start: ChainStart): Prom
   if (!recordsChains(state)) return;
   // Inside a tool call, in that call's run (its subgraph's).
   const insideTool = state.runs.enclosingTool(parentRunId);
-  await state.chains.started({ name, inputs, runId, parentRunId, tags, metadata, insideTool });
+  const root = state.runs.rootOf(runId);
+  const recorded = { name, inputs, runId, parentRunId, tags, metadata, insideTool, root };
+  await state.chains.started(recorded);
 }
 
 /** LangChain's chain run `runId` returned `outputs`. */

@@ -1,7 +1,7 @@
 import { type JsonObject, type SessionRecorder, withoutUrlCredentials } from "@agent-ledger/core";
 import { langchainMetadata } from "./langchain-metadata.js";
 import { toJsonValue } from "./plain-json.js";
-import type { ToolRun } from "./run-tree.js";
+import type { RunTree, ToolRun } from "./run-tree.js";
 import type { SubgraphRuns } from "./subgraph-runs.js";
 
 const HIDDEN_TAG = "langsmith:hidden";
@@ -22,11 +22,24 @@ interface RecordedChain {
 
 export class ChainEvents {
   readonly #subgraphs: SubgraphRuns;
+  readonly #runs: RunTree;
   readonly #chains = new Map<string, RecordedChain>();
-  readonly #nodeTasks = new Set<string>();
+  /**
+   * The LangGraph tasks whose node chain was recorded, by the run at the top of their tree (the
+   * invocation, `RunTree.rootOf`), forgotten as that run ends: a later invocation that runs a
+   * task again (a resume) records its node again, as a new process does.
+   */
+  readonly #nodeTasks = new Map<string, Set<string>>();
 
-  constructor(subgraphs: SubgraphRuns) {
+  constructor(subgraphs: SubgraphRuns, runs: RunTree) {
     this.#subgraphs = subgraphs;
+    this.#runs = runs;
+  }
+
+  /** How many entries each of its maps keeps (see `keptBy`). */
+  get kept(): Readonly<Record<string, number>> {
+    const nodeTasks = [...this.#nodeTasks.values()].reduce((sum, tasks) => sum + tasks.size, 0);
+    return { chains: this.#chains.size, nodeTasks };
   }
 
   async started(chain: {
@@ -38,8 +51,10 @@ export class ChainEvents {
     metadata: Record<string, unknown> | undefined;
     /** The running tool call it is made inside, if any: it is recorded in that call's run. */
     insideTool: ToolRun | undefined;
+    /** The run at the top of its tree (its invocation). */
+    root: string;
   }): Promise<void> {
-    const { name, inputs, runId, parentRunId, tags, metadata, insideTool } = chain;
+    const { name, inputs, runId, parentRunId, tags, metadata, insideTool, root } = chain;
     if (tags?.includes(HIDDEN_TAG)) return;
     const topLevel = parentRunId === undefined;
     const { recorder } = await this.#subgraphs.recordedIn({ metadata, insideTool });
@@ -52,8 +67,13 @@ export class ChainEvents {
         metadata.langgraph_checkpoint_ns ??
           `${metadata.langgraph_node}:${String(metadata.langgraph_step)}`,
       );
-      if (!this.#nodeTasks.has(task)) {
-        this.#nodeTasks.add(task);
+      let tasks = this.#nodeTasks.get(root);
+      if (!tasks) {
+        tasks = new Set();
+        this.#nodeTasks.set(root, tasks);
+      }
+      if (!tasks.has(task)) {
+        tasks.add(task);
         payload.node = metadata.langgraph_node;
       }
     }
@@ -68,6 +88,23 @@ export class ChainEvents {
       this.#subgraphs.nodeStarted(metadata, event.eventId);
     }
     this.#chains.set(runId, recorded);
+  }
+
+  /**
+   * LangChain's run `runId` ended: if chains ran under it as their invocation, it is over. So
+   * are those of a chain that started after its invocation ended (a task LangGraph let run on
+   * after another failed the step), kept under the run it was found under, already ended.
+   */
+  runEnded(runId: string): void {
+    if (!this.#nodeTasks.delete(runId)) return;
+    for (const root of this.#nodeTasks.keys())
+      if (!this.#runs.running(root)) this.#nodeTasks.delete(root);
+  }
+
+  /** The chain `runId` will not end (see `forgetRunsLeft`): nothing is recorded for it. */
+  forget(runId: string): void {
+    this.#take(runId);
+    this.#nodeTasks.delete(runId);
   }
 
   async completed(outputs: unknown, runId: string, parentRunId?: string): Promise<void> {

@@ -81,7 +81,7 @@ export class HandlerRecorder {
   readonly #opened: (recorder: SessionRecorder) => void;
   /** Settles once the handler's writes of the last invocation are committed. */
   readonly #quiet: () => Promise<void>;
-  readonly #invocationEnded: (thread: string | undefined) => void;
+  readonly #invocationEnded: (thread: string | undefined, settled: boolean) => void;
   readonly #threadRunAgain: (thread: string | undefined) => Promise<void>;
   #recorder: Promise<SessionRecorder> | undefined;
   /** The recorder last opened: what an invocation's start reads the run's length from. */
@@ -104,8 +104,12 @@ export class HandlerRecorder {
     hooks: {
       opened: (recorder: SessionRecorder) => void;
       quiet: () => Promise<void>;
-      /** An invocation in the thread (undefined: outside one) ended. */
-      invocationEnded: (thread: string | undefined) => void;
+      /**
+       * An invocation in the thread (undefined: outside one) ended; `settled`: neither failed
+       * nor paused, and no other invocation of the thread is in progress (LangGraph runs none of
+       * its calls again, unless the thread is run from an earlier checkpoint).
+       */
+      invocationEnded: (thread: string | undefined, settled: boolean) => void;
       /**
        * LangGraph runs part of the thread's last invocation again while another invocation is
        * in progress (the recorder was given a replay again, not reopened).
@@ -121,6 +125,21 @@ export class HandlerRecorder {
       hooks.opened(recorder);
     };
     this.#quiet = hooks.quiet;
+  }
+
+  /** How many entries each of its maps keeps (see `keptBy`). */
+  get kept(): Readonly<Record<string, number>> {
+    return { invocations: this.#invocations.size, pendingThreads: this.#pending.size };
+  }
+
+  /** True when no invocation is in progress. */
+  get idle(): boolean {
+    return this.#invocations.size === 0;
+  }
+
+  /** True while LangChain's run `runId` is an invocation in progress (a run without parent). */
+  isInvocation(runId: string): boolean {
+    return this.#invocations.has(runId);
   }
 
   /** The recorder (opened on first use; opened again on failure to open). */
@@ -175,8 +194,12 @@ export class HandlerRecorder {
         if (failure) this.#rerun = true;
         // A pause of another invocation's run, meanwhile, counts too: its thread is then given
         // a replay it does not need, as every invocation after a pause is reopened for.
-        if (failure || this.#pauses > invocation.pausesBefore) this.#pending.add(invocation.thread);
-        this.#invocationEnded(invocation.thread);
+        const rerun = failure !== undefined || this.#pauses > invocation.pausesBefore;
+        if (rerun) this.#pending.add(invocation.thread);
+        const alone = ![...this.#invocations.values()].some(
+          (other) => other.thread === invocation.thread,
+        );
+        this.#invocationEnded(invocation.thread, !rerun && alone);
       }
     }
   }

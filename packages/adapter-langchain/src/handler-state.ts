@@ -34,6 +34,41 @@ export interface HandlerState {
   subgraphs: SubgraphRuns;
 }
 
+/**
+ * How many entries each map of a handler's state keeps, by a name of its own: what a test of a
+ * handler serving many runs checks stays bounded (some are kept per thread: see each map).
+ */
+export function keptSizes(state: HandlerState): Readonly<Record<string, number>> {
+  const { recorder, models, tools, refusals, runs, chains, pauses, book, subgraphs } = state;
+  return {
+    ...recorder.kept,
+    ...models.kept,
+    ...tools.kept,
+    refusals: refusals.kept,
+    ...runs.kept,
+    ...chains.kept,
+    ...pauses.kept,
+    ...book.causes.kept,
+    claims: book.claims.kept,
+    ...subgraphs.kept,
+  };
+}
+
+/**
+ * Forgets the chains and tools left in the run tree as the last invocation in progress ends:
+ * runs whose end LangChain never reported (a sub-agent's graph, when a task beside the tool running
+ * it failed the step: LangGraph stops it without an end). A tool call or model call left so is
+ * kept, to record its outcome if its end still comes, and closed with the run (`completeRun`).
+ */
+export function forgetRunsLeft(state: HandlerState): void {
+  for (const runId of state.runs.inProgress()) {
+    state.pauses.ended(runId);
+    state.models.parentEnded(runId);
+    state.chains.forget(runId);
+    state.runs.ended(runId);
+  }
+}
+
 /** A handler's state, its parts wired to each other, for the handler's (checked) `options`. */
 export function handlerState(options: LedgerCallbackHandlerOptions): HandlerState {
   const runs = new RunTree();
@@ -53,8 +88,12 @@ export function handlerState(options: LedgerCallbackHandlerOptions): HandlerStat
       loadCauses(opened);
     },
     quiet: () => models.settled(),
-    // No node's retryPolicy runs a call of the thread again any more.
-    invocationEnded: (thread) => tools.invocationEnded(thread),
+    // No node's retryPolicy runs a call of the thread again any more; settled, its calls are
+    // answered, and their causes are no longer asked for.
+    invocationEnded: (thread, settled) => {
+      tools.invocationEnded(thread);
+      if (settled) book.causes.settled(thread);
+    },
     // Its subgraphs' child runs read again too, as the handler's run was.
     threadRunAgain: (thread) => subgraphs.runAgain(thread),
   });
@@ -66,7 +105,7 @@ export function handlerState(options: LedgerCallbackHandlerOptions): HandlerStat
     tools,
     refusals,
     runs,
-    chains: new ChainEvents(subgraphs),
+    chains: new ChainEvents(subgraphs, runs),
     pauses: new InterruptPauses(runs, subgraphs),
     book,
     subgraphs,

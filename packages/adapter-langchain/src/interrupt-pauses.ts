@@ -88,6 +88,11 @@ export class InterruptPauses {
     this.#subgraphs = subgraphs;
   }
 
+  /** How many entries each of its maps keeps (see `keptBy`). */
+  get kept(): Readonly<Record<string, number>> {
+    return { pausedInvocations: this.#paused.size, nodeChains: this.#nodes.size };
+  }
+
   /** A chain started (`metadata`: its own): a node's chain, or one inside a node. */
   chainStarted(runId: string, metadata: Record<string, unknown> | undefined): void {
     const node = metadata?.langgraph_node;

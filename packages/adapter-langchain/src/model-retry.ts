@@ -76,6 +76,16 @@ export class ModelRetries {
   /** The runs of createAgent's model node in progress. */
   readonly #modelNodes = new Set<string>();
 
+  /** How many entries each of its maps keeps (see `keptBy`). */
+  get kept(): Readonly<Record<string, number>> {
+    return {
+      modelRetryCalls: this.#calls.size,
+      failedTasks: this.#failedTasks.size,
+      failedModelCalls: this.#failed.size,
+      modelNodes: this.#modelNodes.size,
+    };
+  }
+
   /** A chain started: a run of createAgent's model node is noted (see the class). */
   chainStarted(
     runId: string,

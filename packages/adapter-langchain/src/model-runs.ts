@@ -53,6 +53,17 @@ export class ModelRuns {
     );
   }
 
+  /** How many entries each of its maps keeps (see `keptBy`). */
+  get kept(): Readonly<Record<string, number>> {
+    return {
+      ...this.#calls.kept,
+      ...this.#retries.kept,
+      ...this.#structured.kept,
+      structuredTools: this.#structuredTools.size,
+      structuredOutputs: this.#structuredOutputs.size,
+    };
+  }
+
   /** Records a model call's start and keeps its attempt under LangChain's `runId`. */
   async started(
     sent: JsonObject,

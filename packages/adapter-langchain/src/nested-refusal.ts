@@ -49,6 +49,11 @@ export function nestedRefusal(error: LedgerError, name: string): NestedRefusal {
 export class NestedRefusals {
   readonly #byOuter = new Map<string, NestedRefusal>();
 
+  /** How many refusals it keeps (see `keptBy`). */
+  get kept(): number {
+    return this.#byOuter.size;
+  }
+
   /** A nested call of the call `outerRequestedEventId` was refused (the first one counts). */
   note(outerRequestedEventId: string, refusal: NestedRefusal): void {
     if (!this.#byOuter.has(outerRequestedEventId))

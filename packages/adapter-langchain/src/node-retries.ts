@@ -43,6 +43,11 @@ export class NodeRetries {
     }
   >();
 
+  /** How many calls' ends it keeps (see `keptBy`). */
+  get kept(): number {
+    return this.#ended.size;
+  }
+
   /** The failed attempt `call` retries on `recorder`, if it retries one. Taken once. */
   retried(recorder: SessionRecorder, call: StartingToolCall): Attempt | undefined {
     const ended = this.#same(recorder, call);

@@ -106,6 +106,11 @@ export class ModelCallsInProgress {
     this.#close = close;
   }
 
+  /** How many entries each of its maps keeps (see `keptBy`). */
+  get kept(): Readonly<Record<string, number>> {
+    return { modelCalls: this.#calls.size, closingModelCalls: this.#closing.size };
+  }
+
   started(
     runId: string,
     attempt: Attempt,

@@ -39,6 +39,11 @@ export class RunTree {
   readonly #parents = new Map<string, string | undefined>();
   readonly #tools = new Map<string, ToolRun>();
 
+  /** How many entries each of its maps keeps (see `keptBy`). */
+  get kept(): Readonly<Record<string, number>> {
+    return { runs: this.#parents.size, toolRuns: this.#tools.size };
+  }
+
   /** A run started (any kind); `tool` for a tool run. */
   started(runId: string, parentRunId: string | undefined, tool?: ToolRun): void {
     this.#parents.set(runId, parentRunId);
@@ -49,6 +54,16 @@ export class RunTree {
   ended(runId: string): void {
     this.#parents.delete(runId);
     this.#tools.delete(runId);
+  }
+
+  /** The runs in progress (started, not ended). */
+  inProgress(): string[] {
+    return [...this.#parents.keys()];
+  }
+
+  /** True while the run `runId` is in progress (started, not ended). */
+  running(runId: string): boolean {
+    return this.#parents.has(runId);
   }
 
   /** The tool run `runId`, while it is in progress. */

@@ -121,6 +121,11 @@ export class StructuredOutputCalls {
   /** The completions that asked for tool calls, by the chain they were made under. */
   readonly #asking = new Map<string, AskingCompletion[]>();
 
+  /** How many entries each of its maps keeps (see `keptBy`). */
+  get kept(): Readonly<Record<string, number>> {
+    return { structuredPipelines: this.#pipelines.size, askingCompletions: this.#asking.size };
+  }
+
   /**
    * A chain started, named `name` (its runName, or its class), `serialized` as LangChain gives
    * it: the pipeline is known by its own names, or, renamed, by its shape and a name that is

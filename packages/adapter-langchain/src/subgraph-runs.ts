@@ -139,6 +139,16 @@ export class SubgraphRuns {
     this.#opened = hooks.opened;
   }
 
+  /** How many entries each of its maps keeps (see `keptBy`). */
+  get kept(): Readonly<Record<string, number>> {
+    return {
+      subgraphChildren: this.#children.size,
+      subgraphRecorders: this.#byRun.size,
+      nodeEvents: this.#nodeEvents.size,
+      flatThreads: this.#flat.size,
+    };
+  }
+
   /** The handler's recorder was opened or reopened: children are opened on it again. */
   rootOpened(recorder: SessionRecorder): void {
     if (recorder === this.#rootRecorder) return;

@@ -19,10 +19,25 @@ function contentKey(threadId: string | undefined, name: string, args: JsonValue)
  * Which model completion asked for each tool call (its `causedByEventId`), by thread and
  * toolCallId, or for a call without an id by thread, name and arguments. A later completion
  * asking for the same call is the cause.
+ *
+ * What it keeps of a thread is forgotten when an invocation of the thread settles (`settled`):
+ * its calls are then answered, and only the thread's last completion is kept, whose calls a
+ * later invocation may still run (a model invoked alone, its tool calls run by the caller).
+ * So a handler serving many runs keeps, per thread, no more than its turn in progress.
  */
 export class ToolCauses {
-  readonly #byId = new Map<string, string>();
-  readonly #byContent = new Map<string, string>();
+  /** The cause of each call, by `toolCallKey` (or `contentKey` for a call without an id). */
+  readonly #causes = new Map<string, string>();
+  /**
+   * The completions noted in each thread (undefined: outside one), oldest first, each with the
+   * keys of the calls it asked for: what `settled` forgets.
+   */
+  readonly #threads = new Map<string | undefined, Map<string, string[]>>();
+  /**
+   * The last completion of each thread when it last settled: a run read again (`load`) after it
+   * brings back nothing of the thread up to it (those calls were answered).
+   */
+  readonly #settledAt = new Map<string | undefined, string>();
   /** The session commit cursor of each completion the resumed run recorded, by eventId. */
   readonly #recorded = new Map<string, number>();
   /**
@@ -36,11 +51,23 @@ export class ToolCauses {
   /**
    * The causes of the tool calls a resumed run recorded: from the run the resumed recorder
    * already read, not a second read of it. A completion recorded without its thread (a ledger
-   * written before threads were) counts for a call of any thread (see `causeOf`).
+   * written before threads were) counts for a call of any thread (see `causeOf`). Of a thread
+   * that settled since this process read the run, only what was recorded after it settled.
    */
   load(replay: ReplayCursor): void {
+    const read = new Set(replay.modelAttempts.map(({ outcome }) => outcome?.eventId));
+    // The threads whose settled point is in this run: their completions up to it are skipped.
+    const before = new Set(
+      [...this.#settledAt].filter(([, eventId]) => read.has(eventId)).map(([thread]) => thread),
+    );
     for (const { requested, outcome: event, stepId } of replay.modelAttempts) {
       if (event?.type !== "model.completed" || !isRecord(event.payload)) continue;
+      const threadId = recordedThreadId(requested);
+      if (before.has(threadId)) {
+        // The last completion, still kept, is read again as the latest (and as recorded).
+        if (this.#settledAt.get(threadId) !== event.eventId) continue;
+        before.delete(threadId);
+      }
       this.#recorded.set(event.eventId, event.commitCursor);
       this.#steps.set(event.eventId, stepId);
       this.#recordedSteps.add(stepId);
@@ -50,19 +77,55 @@ export class ToolCauses {
       this.note(
         calls.filter((call): call is JsonObject => isRecord(call)),
         event.eventId,
-        recordedThreadId(requested),
+        threadId,
       );
     }
   }
 
   /** The model completion `cause`, made in thread `threadId`, asked for these calls. */
   note(calls: readonly AskedToolCall[], cause: string, threadId: string | undefined): void {
+    const keys: string[] = [];
     for (const call of calls) {
       const toolCallId = ledgerToolCallId(typeof call.id === "string" ? call.id : undefined);
-      if (toolCallId !== undefined) this.#byId.set(toolCallKey(threadId, toolCallId), cause);
+      if (toolCallId !== undefined) keys.push(toolCallKey(threadId, toolCallId));
       else if (typeof call.name === "string")
-        this.#byContent.set(contentKey(threadId, call.name, toJsonValue(call.args)), cause);
+        keys.push(contentKey(threadId, call.name, toJsonValue(call.args)));
     }
+    for (const key of keys) this.#causes.set(key, cause);
+    let completions = this.#threads.get(threadId);
+    if (!completions) {
+      completions = new Map();
+      this.#threads.set(threadId, completions);
+    }
+    // Noted again (a run read again), it is the latest: moved last.
+    completions.delete(cause);
+    completions.set(cause, keys);
+  }
+
+  /**
+   * An invocation of thread `threadId` (undefined: outside one) ended, neither failed nor
+   * paused, and none of the thread is in progress: the calls its completions asked for are
+   * answered, and LangGraph runs none of them again (a node's retryPolicy is spent). All that is
+   * kept of the thread but its last completion is forgotten.
+   */
+  settled(threadId: string | undefined): void {
+    const completions = this.#threads.get(threadId);
+    if (!completions) return;
+    const last = [...completions.keys()].at(-1);
+    for (const [cause, keys] of completions) {
+      if (cause === last) continue;
+      completions.delete(cause);
+      for (const key of keys) if (this.#causes.get(key) === cause) this.#causes.delete(key);
+      const step = this.#steps.get(cause);
+      this.#steps.delete(cause);
+      if (
+        this.#recorded.delete(cause) &&
+        step !== undefined &&
+        this.#steps.get(last ?? "") !== step
+      )
+        this.#recordedSteps.delete(step);
+    }
+    if (last !== undefined) this.#settledAt.set(threadId, last);
   }
 
   /**
@@ -82,6 +145,17 @@ export class ToolCauses {
    */
   get stepsKept(): number {
     return this.#steps.size;
+  }
+
+  /** How many entries each of its maps keeps (see `keptBy`). */
+  get kept(): Readonly<Record<string, number>> {
+    return {
+      causes: this.#causes.size,
+      threadCompletions: [...this.#threads.values()].reduce((sum, each) => sum + each.size, 0),
+      recordedCauses: this.#recorded.size,
+      steps: this.#steps.size,
+      recordedSteps: this.#recordedSteps.size,
+    };
   }
 
   /**
@@ -113,13 +187,13 @@ export class ToolCauses {
   ): string | undefined {
     if (toolCallId !== undefined)
       return (
-        this.#byId.get(toolCallKey(threadId, toolCallId)) ??
-        this.#byId.get(toolCallKey(undefined, toolCallId))
+        this.#causes.get(toolCallKey(threadId, toolCallId)) ??
+        this.#causes.get(toolCallKey(undefined, toolCallId))
       );
     if (!call) return undefined;
     return (
-      this.#byContent.get(contentKey(threadId, call.name, call.args)) ??
-      this.#byContent.get(contentKey(undefined, call.name, call.args))
+      this.#causes.get(contentKey(threadId, call.name, call.args)) ??
+      this.#causes.get(contentKey(undefined, call.name, call.args))
     );
   }
 }

@@ -47,6 +47,11 @@ export function takeUnnamedClaim(): ClaimedCall | undefined {
 export class ToolClaims {
   readonly #claimed = new Map<string, ClaimedCall>();
 
+  /** How many claims it keeps (see `keptBy`). */
+  get kept(): number {
+    return this.#claimed.size;
+  }
+
   /** Claims the call; returns the release. */
   claim(threadId: string | undefined, toolCallId: string, call: ClaimedCall): () => void {
     const key = toolCallKey(threadId, toolCallId);

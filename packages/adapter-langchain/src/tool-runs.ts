@@ -53,6 +53,16 @@ export class ToolRuns {
     this.#context = context;
   }
 
+  /** How many entries each of its maps keeps (see `keptBy`). */
+  get kept(): Readonly<Record<string, number>> {
+    return {
+      toolAttempts: this.#attempts.size,
+      toolsAsked: this.#asked.size,
+      toolsInside: this.#inside.size,
+      toolEnds: this.#retries.kept,
+    };
+  }
+
   /** Records a tool call's start and keeps its attempt under LangChain's `runId`. */
   async started(
     call: ToolCall,
