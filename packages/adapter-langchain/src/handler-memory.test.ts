@@ -15,7 +15,8 @@ const schema = z.object({ turn: z.number() });
 
 /**
  * A model that asks for each of `tools` (fresh ids each turn; `fail` every fourth turn only),
- * then answers with their results.
+ * then answers with their results, or throws (every fifth turn: a model call that fails, in a
+ * LangGraph task that is not run again).
  */
 function toolAsker(tools: readonly string[]) {
   let turn = 0;
@@ -29,6 +30,7 @@ function toolAsker(tools: readonly string[]) {
         tool_calls: asked.map((name) => ({ id: `${name}-${turn}`, name, args: { turn } })),
       });
     }
+    if (turn % 5 === 3) throw new Error(`the model is overloaded (turn ${turn})`);
     const results = messages.filter((message) => ToolMessage.isInstance(message));
     return new AIMessage(`done: ${results.map((result) => String(result.content)).join(" | ")}`);
   });
@@ -121,6 +123,7 @@ describe("a handler serving many runs", () => {
       // Every fourth turn asks for fail: ledgerMiddleware records its error and throws it, the
       // callbacks alone let createAgent's tool node hand it to the model.
       expect(outcomes[1]).toBe("done: found 2 | done: found 2");
+      expect(outcomes[2]).toBe("failed: Error: the model is overloaded (turn 3)");
       expect(outcomes[0]).toMatch(
         withMiddleware ? /^failed: .*(superstep|the service is down)/ : /the service is down/,
       );

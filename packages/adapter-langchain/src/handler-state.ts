@@ -92,6 +92,7 @@ export function handlerState(options: LedgerCallbackHandlerOptions): HandlerStat
     // answered, and their causes are no longer asked for.
     invocationEnded: (thread, settled) => {
       tools.invocationEnded(thread);
+      models.invocationEnded(thread);
       if (settled) book.causes.settled(thread);
     },
     // Its subgraphs' child runs read again too, as the handler's run was.

@@ -6,6 +6,7 @@ import {
   type SessionRecorder,
 } from "@agent-ledger/core";
 import type { Serialized } from "@langchain/core/load/serializable";
+import { threadIdOf } from "./langchain-metadata.js";
 
 /**
  * What a model call is made by: the model's serialized form (class and constructor fields) and
@@ -84,6 +85,18 @@ export class ModelRetries {
       failedModelCalls: this.#failed.size,
       modelNodes: this.#modelNodes.size,
     };
+  }
+
+  /**
+   * An invocation in thread `threadId` (undefined: outside one) ended: no retryPolicy runs its
+   * tasks again (a later invocation reopens the recorder, and meets their failures as a resume
+   * does), so their failed calls are dropped.
+   */
+  forget(threadId: string | undefined): void {
+    for (const task of this.#failedTasks.keys()) {
+      const thread: unknown = JSON.parse(task)[0];
+      if (threadIdOf({ thread_id: thread }) === threadId) this.#failedTasks.delete(task);
+    }
   }
 
   /** A chain started: a run of createAgent's model node is noted (see the class). */

@@ -230,6 +230,11 @@ export class ModelRuns {
     );
   }
 
+  /** An invocation in the thread (undefined: outside one) ended (see `ModelRetries.forget`). */
+  invocationEnded(threadId: string | undefined): void {
+    this.#retries.forget(threadId);
+  }
+
   /** A LangChain run ended: no retry of a call that failed under it can come any more. */
   parentEnded(runId: string): void {
     this.#retries.parentEnded(runId);
