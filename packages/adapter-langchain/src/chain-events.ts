@@ -14,8 +14,15 @@ const HIDDEN_TAG = "langsmith:hidden";
  */
 interface RecordedChain {
   topLevel: boolean;
-  /** The recorder of the run it is recorded in (its LangGraph subgraph's, if any). */
-  recorder: SessionRecorder;
+  /**
+   * The ledger run it is recorded in (its LangGraph subgraph's, if any). Its end is recorded by
+   * that run's recorder as the end comes (`SubgraphRuns.recorderOf`), not by the one its start
+   * was recorded by: a chain LangGraph lets run on after its invocation failed (a sub-agent
+   * beside a failed tool) may end after the handler's recorder was reopened for the thread's
+   * next turn, which opens the subgraph's child run again on a recorder of its own. The
+   * recorder of the start would then write after that one and meet `conflict`.
+   */
+  ledgerRunId: string;
   /** Its `x.langchain.chain.started`, for a LangGraph node's chain (what its subgraphs are caused by). */
   node?: { eventId: string; metadata: Record<string, unknown> | undefined };
 }
@@ -24,6 +31,14 @@ export class ChainEvents {
   readonly #subgraphs: SubgraphRuns;
   readonly #runs: RunTree;
   readonly #chains = new Map<string, RecordedChain>();
+  /**
+   * The chains forgotten as left without an end when the last invocation in progress ended
+   * (`forgetLeft`), until it ends again. Most are a sub-agent's that LangGraph lets run on
+   * after a task beside its tool failed the step: it finishes the node it is in, whose chains
+   * then end, while its graph's chain never does. Their ends are recorded as they come;
+   * those that did not end by the next time are never heard of again.
+   */
+  #left = new Map<string, RecordedChain>();
   /**
    * The LangGraph tasks whose node chain was recorded, by the run at the top of their tree (the
    * invocation, `RunTree.rootOf`), forgotten as that run ends: a later invocation that runs a
@@ -39,7 +54,7 @@ export class ChainEvents {
   /** How many entries each of its maps keeps (see `keptBy`). */
   get kept(): Readonly<Record<string, number>> {
     const nodeTasks = [...this.#nodeTasks.values()].reduce((sum, tasks) => sum + tasks.size, 0);
-    return { chains: this.#chains.size, nodeTasks };
+    return { chains: this.#chains.size, chainsLeft: this.#left.size, nodeTasks };
   }
 
   async started(chain: {
@@ -82,7 +97,7 @@ export class ChainEvents {
       payload,
       metadata: langchainMetadata({ runId, parentRunId, tags }),
     });
-    const recorded: RecordedChain = { topLevel, recorder };
+    const recorded: RecordedChain = { topLevel, ledgerRunId: recorder.runId };
     if (payload.node !== undefined) {
       recorded.node = { eventId: event.eventId, metadata };
       this.#subgraphs.nodeStarted(metadata, event.eventId);
@@ -101,16 +116,24 @@ export class ChainEvents {
       if (!this.#runs.running(root)) this.#nodeTasks.delete(root);
   }
 
-  /** The chain `runId` will not end (see `forgetRunsLeft`): nothing is recorded for it. */
-  forget(runId: string): void {
-    this.#take(runId);
-    this.#nodeTasks.delete(runId);
+  /**
+   * The runs `runIds` were left without an end as the last invocation in progress ended (see
+   * `forgetRunsLeft`): their chains are kept until it ends again (`#left`), in case their end
+   * still comes; those left the time before are forgotten.
+   */
+  forgetLeft(runIds: readonly string[]): void {
+    this.#left = new Map();
+    for (const runId of runIds) {
+      const chain = this.#take(runId);
+      if (chain) this.#left.set(runId, chain);
+      this.#nodeTasks.delete(runId);
+    }
   }
 
   async completed(outputs: unknown, runId: string, parentRunId?: string): Promise<void> {
     const chain = this.#take(runId);
     if (!chain) return;
-    const { recorder } = chain;
+    const recorder = await this.#recorderOf(chain);
     const payload: JsonObject = { chainRunId: runId };
     if (chain.topLevel) payload.outputs = withoutUrlCredentials(toJsonValue(outputs));
     await recorder.record({
@@ -123,16 +146,23 @@ export class ChainEvents {
   async failed(error: unknown, runId: string, parentRunId?: string): Promise<void> {
     const chain = this.#take(runId);
     if (!chain) return;
-    await chain.recorder.record({
+    const recorder = await this.#recorderOf(chain);
+    await recorder.record({
       type: "x.langchain.chain.failed",
       payload: { chainRunId: runId, error: toJsonValue(error) },
       metadata: langchainMetadata({ runId, parentRunId }),
     });
   }
 
+  /** The recorder that writes the run `chain` is recorded in now. */
+  #recorderOf(chain: RecordedChain): Promise<SessionRecorder> {
+    return this.#subgraphs.recorderOf({ runId: chain.ledgerRunId });
+  }
+
   #take(runId: string): RecordedChain | undefined {
-    const chain = this.#chains.get(runId);
+    const chain = this.#chains.get(runId) ?? this.#left.get(runId);
     this.#chains.delete(runId);
+    this.#left.delete(runId);
     if (chain?.node) this.#subgraphs.nodeEnded(chain.node.metadata, chain.node.eventId);
     return chain;
   }

@@ -59,12 +59,15 @@ export function keptSizes(state: HandlerState): Readonly<Record<string, number>>
  * runs whose end LangChain never reported (a sub-agent's graph, when a task beside the tool running
  * it failed the step: LangGraph stops it without an end). A tool call or model call left so is
  * kept, to record its outcome if its end still comes, and closed with the run (`completeRun`).
+ * So is a recorded chain until the last invocation in progress ends again (`forgetLeft`): the
+ * node the sub-agent is in still ends, after its invocation did.
  */
 export function forgetRunsLeft(state: HandlerState): void {
-  for (const runId of state.runs.inProgress()) {
+  const left = state.runs.inProgress();
+  state.chains.forgetLeft(left);
+  for (const runId of left) {
     state.pauses.ended(runId);
     state.models.parentEnded(runId);
-    state.chains.forget(runId);
     state.runs.ended(runId);
   }
 }
