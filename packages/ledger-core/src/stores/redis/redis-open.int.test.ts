@@ -1,49 +1,33 @@
 import { randomBytes } from "node:crypto";
 import { inspect } from "node:util";
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openStore } from "../../store/open-store.js";
 import { checkInitWithoutCreate } from "../../testing/init-without-create.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { RedisEventStore } from "./redis-store.js";
 import { started } from "./testing/started-event.js";
-import { deleteKeys, freshPrefix, keysUnder } from "./testing/test-keys.js";
+import { redisStoreFile } from "./testing/store-file.js";
+import { freshPrefix, keysUnder } from "./testing/test-keys.js";
 
 const url = SERVER_URLS.redis;
 const available = await serverAvailable("redis");
 
 describe.skipIf(!available)("RedisEventStore", () => {
-  const prefix = freshPrefix("store");
-  /** Prefixes of extra stores, deleted after the file even when a test failed. */
-  const extraPrefixes: string[] = [];
-  let store: RedisEventStore;
-  let admin: Redis;
-
-  beforeAll(async () => {
-    store = new RedisEventStore({ url, keyPrefix: prefix });
-    await store.init();
-    admin = new Redis(url);
-  });
-
-  afterAll(async () => {
-    await store?.close();
-    admin?.disconnect();
-    await deleteKeys(url, prefix);
-    for (const extra of extraPrefixes) await deleteKeys(url, extra);
-  });
+  const redis = redisStoreFile("store");
 
   it("init({ create: false }) writes no key where there is no ledger, and opens one that is there", async () => {
     const keyPrefix = freshPrefix("ro");
-    extraPrefixes.push(keyPrefix);
+    redis.extraPrefixes.push(keyPrefix);
     await checkInitWithoutCreate({
       open: () => new RedisEventStore({ url, keyPrefix }),
-      leftovers: async () => (await keysUnder(admin, keyPrefix)).length,
+      leftovers: async () => (await keysUnder(redis.admin, keyPrefix)).length,
     });
   });
 
   it("refuses a database the server does not have, writing nothing (ioredis would go on in database 0)", async () => {
     const keyPrefix = freshPrefix("no-db");
-    extraPrefixes.push(keyPrefix);
+    redis.extraPrefixes.push(keyPrefix);
     const missing = new URL(url);
     missing.pathname = "/99";
     const stranded = new RedisEventStore({ url: missing.toString(), keyPrefix });
@@ -57,7 +41,7 @@ describe.skipIf(!available)("RedisEventStore", () => {
     } finally {
       await stranded.close();
     }
-    expect(await keysUnder(admin, keyPrefix)).toEqual([]);
+    expect(await keysUnder(redis.admin, keyPrefix)).toEqual([]);
   });
 
   it("a password the server refuses stays out of the error, its cause included (which ioredis gives the AUTH command's arguments)", async () => {
@@ -85,10 +69,10 @@ describe.skipIf(!available)("RedisEventStore", () => {
 
   it("describes itself: redis, URL without password and with its key prefix, the server's persistence and eviction", async () => {
     const setting = async (name: string) =>
-      ((await admin.config("GET", name)) as string[])[1] as string;
-    expect(store.describe()).toEqual({
+      ((await redis.admin.config("GET", name)) as string[])[1] as string;
+    expect(redis.store.describe()).toEqual({
       kind: "redis",
-      location: `${url}?keyPrefix=${prefix}`,
+      location: `${url}?keyPrefix=${redis.prefix}`,
       durability: {
         appendonly: await setting("appendonly"),
         appendfsync: await setting("appendfsync"),
@@ -104,30 +88,30 @@ describe.skipIf(!available)("RedisEventStore", () => {
 
   it("opens from openStore with the key prefix in the URL", async () => {
     const urlPrefix = freshPrefix("url");
-    extraPrefixes.push(urlPrefix);
+    redis.extraPrefixes.push(urlPrefix);
     const opened = await openStore(`${url}/0?keyPrefix=${encodeURIComponent(urlPrefix)}`);
     expect(opened).toBeInstanceOf(RedisEventStore);
     expect(Object.values(opened.describe().durability ?? {})).not.toContain("unknown");
     await opened.append({ sessionId: "o", runId: "r", expectedSeq: 0, events: [started()] });
     await opened.close();
-    const keys = await keysUnder(admin, urlPrefix);
+    const keys = await keysUnder(redis.admin, urlPrefix);
     expect(keys).toContain(`${urlPrefix}schema-version`);
     expect(keys.length).toBeGreaterThan(4);
   });
 
   it("uses a client the application made and leaves it open", async () => {
     const client = new Redis(url);
-    const own = new RedisEventStore({ client, keyPrefix: prefix });
+    const own = new RedisEventStore({ client, keyPrefix: redis.prefix });
     await own.init();
     await own.append({ sessionId: "byo", runId: "r", expectedSeq: 0, events: [started()] });
-    expect(own.describe().location).toBe(`redis://127.0.0.1:6379/0?keyPrefix=${prefix}`);
+    expect(own.describe().location).toBe(`redis://127.0.0.1:6379/0?keyPrefix=${redis.prefix}`);
     await own.close();
     expect(await client.ping()).toBe("PONG");
     client.disconnect();
   });
 
   it("reports an unreachable server as store-unavailable with the driver error", async () => {
-    const offline = new RedisEventStore({ url: "redis://127.0.0.1:1", keyPrefix: prefix });
+    const offline = new RedisEventStore({ url: "redis://127.0.0.1:1", keyPrefix: redis.prefix });
     const error = await offline
       .append({ sessionId: "s", runId: "r", expectedSeq: 0, events: [started()] })
       .catch((caught: unknown) => caught);

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { computeEventHash } from "../../events/hash-chain.js";
 import type { AppendRequest } from "../../store/event-store.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
@@ -9,60 +9,17 @@ import { blobKeys, idField, runKeys, sessionKeys } from "./keys.js";
 import { RedisEventStore } from "./redis-store.js";
 import { APPEND_BATCH_SCRIPT, APPEND_SCRIPT } from "./scripts.js";
 import { started } from "./testing/started-event.js";
-import { deleteKeys, freshPrefix } from "./testing/test-keys.js";
+import { redisStoreFile } from "./testing/store-file.js";
+import { watchedStores } from "./testing/watched-stores.js";
 
 const url = SERVER_URLS.redis;
 const available = await serverAvailable("redis");
 
 describe.skipIf(!available)("RedisEventStore", () => {
-  const prefix = freshPrefix("store");
-  /** Prefixes of extra stores, deleted after the file even when a test failed. */
-  const extraPrefixes: string[] = [];
-  let store: RedisEventStore;
-  let admin: Redis;
-
-  beforeAll(async () => {
-    store = new RedisEventStore({ url, keyPrefix: prefix });
-    await store.init();
-    admin = new Redis(url);
-  });
-
-  afterAll(async () => {
-    await store?.close();
-    admin?.disconnect();
-    await deleteKeys(url, prefix);
-    for (const extra of extraPrefixes) await deleteKeys(url, extra);
-  });
-
-  /**
-   * `body` with a store on a client whose EVALSHA calls it watches, and another store on the
-   * same prefix (another process); all closed after, whatever happened.
-   */
-  async function watchedStores(
-    body: (watched: {
-      client: Redis;
-      own: RedisEventStore;
-      other: RedisEventStore;
-      evalsha: MockInstance<Redis["evalsha"]>;
-    }) => Promise<void>,
-  ): Promise<void> {
-    const client = new Redis(url);
-    const own = new RedisEventStore({ client, keyPrefix: prefix });
-    const other = new RedisEventStore({ url, keyPrefix: prefix });
-    await own.init();
-    const evalsha = vi.spyOn(client, "evalsha");
-    try {
-      await body({ client, own, other, evalsha });
-    } finally {
-      evalsha.mockRestore();
-      await own.close();
-      await other.close();
-      client.disconnect();
-    }
-  }
+  const redis = redisStoreFile("store");
 
   it("gathers concurrent appends, of one session or several, into one script call, each answered as alone", async () => {
-    await watchedStores(async ({ own, other, evalsha }) => {
+    await watchedStores(redis.prefix, async ({ own, other, evalsha }) => {
       const runs = ["r0", "r1", "r2", "r3", "r4"];
       for (const runId of runs)
         await own.append({ sessionId: "group", runId, expectedSeq: 0, events: [started()] });
@@ -134,7 +91,7 @@ describe.skipIf(!available)("RedisEventStore", () => {
   });
 
   it("a script call of appends carrying, naming or without blobs stores each append's blobs only if it writes it", async () => {
-    await watchedStores(async ({ own, other, evalsha }) => {
+    await watchedStores(redis.prefix, async ({ own, other, evalsha }) => {
       const tag = randomBytes(4).toString("hex");
       const sessions = ["b0", "b1", "b2", "b3", "b4"].map((name) => `${name}-${tag}`);
       for (const sessionId of sessions)
@@ -211,16 +168,20 @@ describe.skipIf(!available)("RedisEventStore", () => {
         [before, [4]],
       ] as const) {
         expect(new TextDecoder().decode(await own.getBlob(refOf(content)))).toBe(content);
-        const members = await admin.smembers(blobKeys(prefix, refOf(content).slice(7)).sessions);
+        const members = await redis.admin.smembers(
+          blobKeys(redis.prefix, refOf(content).slice(7)).sessions,
+        );
         expect(members.sort()).toEqual(
           claimed.map((index) => idField(sessions[index] as string)).sort(),
         );
       }
       expect(
-        (await admin.smembers(sessionKeys(prefix, sessions[0] as string).puts)).sort(),
+        (await redis.admin.smembers(sessionKeys(redis.prefix, sessions[0] as string).puts)).sort(),
       ).toEqual([refOf(own0), refOf(shared)].sort());
       for (const index of [1, 2])
-        expect(await admin.exists(sessionKeys(prefix, sessions[index] as string).puts)).toBe(0);
+        expect(
+          await redis.admin.exists(sessionKeys(redis.prefix, sessions[index] as string).puts),
+        ).toBe(0);
       for (const [index, sessionId] of sessions.entries()) {
         const stored = (await own.readSession({ sessionId })).events;
         expect(stored.map((event) => event.commitCursor)).toEqual(
@@ -232,7 +193,7 @@ describe.skipIf(!available)("RedisEventStore", () => {
   });
 
   it("two stores writing runs of four sessions, every append carrying blobs others carry too: each written once, every blob kept", async () => {
-    await watchedStores(async ({ own, other, evalsha }) => {
+    await watchedStores(redis.prefix, async ({ own, other, evalsha }) => {
       await checkSharedBlobWriters([own, other], `shared-blobs-${randomBytes(4).toString("hex")}`);
       // Some script call held several appends, with the blobs they carry.
       const batches = evalsha.mock.calls.filter(([sha]) => sha === APPEND_BATCH_SCRIPT.sha);
@@ -241,7 +202,7 @@ describe.skipIf(!available)("RedisEventStore", () => {
   });
 
   it("gathered appends whose blobs together pass 16 MiB go in script calls of their own", async () => {
-    await watchedStores(async ({ own, evalsha }) => {
+    await watchedStores(redis.prefix, async ({ own, evalsha }) => {
       const tag = randomBytes(4).toString("hex");
       const sessions = [0, 1, 2].map((index) => `large-${index}-${tag}`);
       for (const sessionId of sessions)
@@ -277,7 +238,7 @@ describe.skipIf(!available)("RedisEventStore", () => {
     // An earlier version put an append's blobs ahead of its script, and that put could fail
     // while the append landed. Such a state is made here by deleting the stored blob and claim.
     const sessionId = `repair-${randomBytes(4).toString("hex")}`;
-    await store.append({ sessionId, runId: "r", expectedSeq: 0, events: [started()] });
+    await redis.store.append({ sessionId, runId: "r", expectedSeq: 0, events: [started()] });
     const content = `a blob the first try did not store ${sessionId}`;
     const hex = createHash("sha256").update(content).digest("hex");
     const request: AppendRequest = {
@@ -287,14 +248,14 @@ describe.skipIf(!available)("RedisEventStore", () => {
       events: [{ eventId: `named-${sessionId}`, type: "x.named", evidenceRefs: [`sha256:${hex}`] }],
       blobs: [content],
     };
-    await store.append(request);
-    const keys = blobKeys(prefix, hex);
-    await admin.del(keys.content, keys.touched, keys.sessions);
-    const retry = new RedisEventStore({ url, keyPrefix: prefix });
+    await redis.store.append(request);
+    const keys = blobKeys(redis.prefix, hex);
+    await redis.admin.del(keys.content, keys.touched, keys.sessions);
+    const retry = new RedisEventStore({ url, keyPrefix: redis.prefix });
     try {
       expect((await retry.append(request)).deduplicated).toBe(true);
-      expect(new TextDecoder().decode(await store.getBlob(`sha256:${hex}`))).toBe(content);
-      expect(await admin.smembers(keys.sessions)).toEqual([idField(sessionId)]);
+      expect(new TextDecoder().decode(await redis.store.getBlob(`sha256:${hex}`))).toBe(content);
+      expect(await redis.admin.smembers(keys.sessions)).toEqual([idField(sessionId)]);
     } finally {
       await retry.close();
     }
@@ -302,13 +263,13 @@ describe.skipIf(!available)("RedisEventStore", () => {
 
   it("an append whose blob key holds another type fails before any of its events is written", async () => {
     const sessionId = `wrongtype-${randomBytes(4).toString("hex")}`;
-    await store.append({ sessionId, runId: "r", expectedSeq: 0, events: [started()] });
+    await redis.store.append({ sessionId, runId: "r", expectedSeq: 0, events: [started()] });
     const content = `a blob whose session set was overwritten ${sessionId}`;
     const hex = createHash("sha256").update(content).digest("hex");
-    const sessions = blobKeys(prefix, hex).sessions;
-    await admin.set(sessions, "not a set");
+    const sessions = blobKeys(redis.prefix, hex).sessions;
+    await redis.admin.set(sessions, "not a set");
     const append = () =>
-      store.append({
+      redis.store.append({
         sessionId,
         runId: "r",
         expectedSeq: 1,
@@ -318,16 +279,16 @@ describe.skipIf(!available)("RedisEventStore", () => {
     const error = await append().catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: "store-unavailable" });
     expect((error as Error).cause).toBeInstanceOf(Error);
-    expect((await store.readRun({ sessionId, runId: "r" })).events).toHaveLength(1);
-    expect(await admin.exists(blobKeys(prefix, hex).content)).toBe(0);
-    await admin.del(sessions);
+    expect((await redis.store.readRun({ sessionId, runId: "r" })).events).toHaveLength(1);
+    expect(await redis.admin.exists(blobKeys(redis.prefix, hex).content)).toBe(0);
+    await redis.admin.del(sessions);
     expect((await append()).deduplicated).toBe(false);
-    expect(new TextDecoder().decode(await store.getBlob(`sha256:${hex}`))).toBe(content);
+    expect(new TextDecoder().decode(await redis.store.getBlob(`sha256:${hex}`))).toBe(content);
   });
 
   it("a script call the server refuses fails only the append at fault; the others it held are written once", async () => {
     const client = new Redis(url);
-    const own = new RedisEventStore({ client, keyPrefix: prefix });
+    const own = new RedisEventStore({ client, keyPrefix: redis.prefix });
     await own.init();
     const evalsha = vi.spyOn(client, "evalsha");
     try {
@@ -335,7 +296,7 @@ describe.skipIf(!available)("RedisEventStore", () => {
         await own.append({ sessionId, runId: "r", expectedSeq: 0, events: [started()] });
       // Someone else's value under the run's head key: every script that touches it fails
       // with WRONGTYPE, and a call that gathered other appends with it would fail them too.
-      await client.set(runKeys(prefix, "refused-bad", "r").head, "not a hash");
+      await client.set(runKeys(redis.prefix, "refused-bad", "r").head, "not a hash");
       evalsha.mockClear();
       const [warm, ok, bad] = await Promise.allSettled(
         ["refused-warm", "refused-ok", "refused-bad"].map((sessionId) =>
@@ -365,7 +326,7 @@ describe.skipIf(!available)("RedisEventStore", () => {
       expect(run[1]).toEqual(written.events[0]);
     } finally {
       evalsha.mockRestore();
-      await client.del(runKeys(prefix, "refused-bad", "r").head);
+      await client.del(runKeys(redis.prefix, "refused-bad", "r").head);
       await own.close();
       client.disconnect();
     }

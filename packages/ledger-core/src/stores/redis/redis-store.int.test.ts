@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { NewEvent } from "../../events/types.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { checkSharedHandles } from "../../testing/shared-handles.js";
@@ -9,35 +9,19 @@ import { RedisEventStore } from "./redis-store.js";
 import { APPEND_SCRIPT } from "./scripts.js";
 import { localClusterUnavailable, startLocalRedis } from "./testing/local-cluster.js";
 import { started } from "./testing/started-event.js";
-import { deleteKeys, freshPrefix, keysUnder } from "./testing/test-keys.js";
+import { redisStoreFile } from "./testing/store-file.js";
+import { freshPrefix, keysUnder } from "./testing/test-keys.js";
 
 const url = SERVER_URLS.redis;
 const available = await serverAvailable("redis");
 
 describe.skipIf(!available)("RedisEventStore", () => {
-  const prefix = freshPrefix("store");
-  /** Prefixes of extra stores, deleted after the file even when a test failed. */
-  const extraPrefixes: string[] = [];
-  let store: RedisEventStore;
-  let admin: Redis;
-
-  beforeAll(async () => {
-    store = new RedisEventStore({ url, keyPrefix: prefix });
-    await store.init();
-    admin = new Redis(url);
-  });
-
-  afterAll(async () => {
-    await store?.close();
-    admin?.disconnect();
-    await deleteKeys(url, prefix);
-    for (const extra of extraPrefixes) await deleteKeys(url, extra);
-  });
+  const redis = redisStoreFile("store");
 
   it("two stores on one prefix (two processes) answer random sequences as the reference does, and racing writers through both lose nothing", async () => {
     // Each caches the run heads of its own appends: the other's writes must show.
     const shared = freshPrefix("two");
-    extraPrefixes.push(shared);
+    redis.extraPrefixes.push(shared);
     const handles = [1, 2].map(() => new RedisEventStore({ url, keyPrefix: shared }));
     await checkSharedHandles(handles);
   });
@@ -56,18 +40,23 @@ describe.skipIf(!available)("RedisEventStore", () => {
         metadata: { host: odd },
       },
     ];
-    const result = await store.append({ sessionId: "rt", runId: "r", expectedSeq: 0, events });
+    const result = await redis.store.append({
+      sessionId: "rt",
+      runId: "r",
+      expectedSeq: 0,
+      events,
+    });
     expect(result.deduplicated).toBe(false);
     expect(result.events.map((event) => event.commitCursor)).toEqual([1, 2]);
     expect(result.events[1]?.payload).toEqual(events[1]?.payload);
     expect(result.events[1]?.metadata).toEqual({ host: odd });
-    const run = await store.readRun({ sessionId: "rt", runId: "r" });
+    const run = await redis.store.readRun({ sessionId: "rt", runId: "r" });
     expect(run.events).toEqual(result.events);
-    const session = await store.readSession({ sessionId: "rt" });
+    const session = await redis.store.readSession({ sessionId: "rt" });
     expect(session.events).toEqual(result.events);
     expect(session.nextCursor).toBe(2);
     expect((run.events[1]?.payload as { big?: string } | undefined)?.big?.length).toBe(1024 * 1024);
-    expect(await store.runHead({ sessionId: "rt", runId: "r" })).toEqual({
+    expect(await redis.store.runHead({ sessionId: "rt", runId: "r" })).toEqual({
       exists: true,
       length: 2,
       status: "running",
@@ -76,7 +65,7 @@ describe.skipIf(!available)("RedisEventStore", () => {
   });
 
   it("rejects bad input before any I/O", async () => {
-    const offline = new RedisEventStore({ url: "redis://127.0.0.1:1", keyPrefix: prefix });
+    const offline = new RedisEventStore({ url: "redis://127.0.0.1:1", keyPrefix: redis.prefix });
     await expect(
       offline.append({
         sessionId: "s",
@@ -92,31 +81,31 @@ describe.skipIf(!available)("RedisEventStore", () => {
   });
 
   it("reports conflict with the actual seq and writes nothing", async () => {
-    await store.append({ sessionId: "cf", runId: "r", expectedSeq: 0, events: [started()] });
-    const error = await store
+    await redis.store.append({ sessionId: "cf", runId: "r", expectedSeq: 0, events: [started()] });
+    const error = await redis.store
       .append({ sessionId: "cf", runId: "r", expectedSeq: 0, events: [started()] })
       .catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: "conflict", actualSeq: 1, expectedSeq: 0 });
     await expect(
-      store.append({
+      redis.store.append({
         sessionId: "cf",
         runId: "r",
         expectedSeq: 5,
         events: [{ type: "model.requested" }],
       }),
     ).rejects.toMatchObject({ code: "conflict", actualSeq: 1 });
-    expect((await store.readSession({ sessionId: "cf" })).events).toHaveLength(1);
+    expect((await redis.store.readSession({ sessionId: "cf" })).events).toHaveLength(1);
   });
 
   it("deduplicates a retried batch, even on a closed run, and writes nothing twice", async () => {
     const batch: NewEvent[] = [started("d0"), { eventId: "d1", type: "run.completed" }];
-    const first = await store.append({
+    const first = await redis.store.append({
       sessionId: "dd",
       runId: "r",
       expectedSeq: 0,
       events: batch,
     });
-    const again = await store.append({
+    const again = await redis.store.append({
       sessionId: "dd",
       runId: "r",
       expectedSeq: 0,
@@ -124,19 +113,19 @@ describe.skipIf(!available)("RedisEventStore", () => {
     });
     expect(again).toEqual({ events: first.events, deduplicated: true });
     // A second store (no cached head) sees the same.
-    const other = new RedisEventStore({ url, keyPrefix: prefix });
+    const other = new RedisEventStore({ url, keyPrefix: redis.prefix });
     expect(
       await other.append({ sessionId: "dd", runId: "r", expectedSeq: 2, events: batch }),
     ).toEqual({ events: first.events, deduplicated: true });
     await other.close();
-    expect((await store.readSession({ sessionId: "dd" })).events).toHaveLength(2);
+    expect((await redis.store.readSession({ sessionId: "dd" })).events).toHaveLength(2);
   });
 
   // The connection can drop after the append script committed and before the session index
   // names the session: CLIENT KILL cannot hit that instant, so the client's ZADD fails once.
   it("lists a session whose first append lost its connection before listing it, when a retry finds the batch stored", async () => {
     const client = new Redis(url);
-    const lossy = new RedisEventStore({ client, keyPrefix: prefix });
+    const lossy = new RedisEventStore({ client, keyPrefix: redis.prefix });
     await lossy.init();
     const zadd = client.zadd.bind(client);
     let drops = 1;
@@ -151,25 +140,32 @@ describe.skipIf(!available)("RedisEventStore", () => {
       events: [started("ll0"), { eventId: "ll1", type: "run.completed" } as NewEvent],
     };
     const sessions = async () =>
-      (await store.listSessions({ limit: 1000 })).sessions.map((session) => session.sessionId);
+      (await redis.store.listSessions({ limit: 1000 })).sessions.map(
+        (session) => session.sessionId,
+      );
     try {
       await expect(lossy.append(request)).rejects.toMatchObject({ code: "store-unavailable" });
-      expect((await store.readSession({ sessionId: "lost-listing" })).events).toHaveLength(2);
+      expect((await redis.store.readSession({ sessionId: "lost-listing" })).events).toHaveLength(2);
       expect(await sessions()).not.toContain("lost-listing");
       // The retry (here through a store with no cached head) finds the batch and lists it.
-      const other = new RedisEventStore({ client, keyPrefix: prefix });
+      const other = new RedisEventStore({ client, keyPrefix: redis.prefix });
       expect(await other.append(request)).toMatchObject({ deduplicated: true });
       expect(await sessions()).toContain("lost-listing");
-      expect((await store.readSession({ sessionId: "lost-listing" })).events).toHaveLength(2);
+      expect((await redis.store.readSession({ sessionId: "lost-listing" })).events).toHaveLength(2);
     } finally {
       client.disconnect();
     }
   });
 
   it("refuses an event id reused with other content, in another run, or in part", async () => {
-    await store.append({ sessionId: "dup", runId: "r", expectedSeq: 0, events: [started("x")] });
+    await redis.store.append({
+      sessionId: "dup",
+      runId: "r",
+      expectedSeq: 0,
+      events: [started("x")],
+    });
     await expect(
-      store.append({
+      redis.store.append({
         sessionId: "dup",
         runId: "r",
         expectedSeq: 0,
@@ -177,50 +173,50 @@ describe.skipIf(!available)("RedisEventStore", () => {
       }),
     ).rejects.toMatchObject({ code: "duplicate-event", path: "$.events[0].eventId" });
     await expect(
-      store.append({ sessionId: "dup", runId: "r2", expectedSeq: 0, events: [started("x")] }),
+      redis.store.append({ sessionId: "dup", runId: "r2", expectedSeq: 0, events: [started("x")] }),
     ).rejects.toMatchObject({ code: "duplicate-event" });
     await expect(
-      store.append({
+      redis.store.append({
         sessionId: "dup",
         runId: "r",
         expectedSeq: 1,
         events: [{ eventId: "new", type: "input.received" }, started("x")],
       }),
     ).rejects.toMatchObject({ code: "duplicate-event", path: "$.events[1].eventId" });
-    expect(await store.listRuns("dup")).toHaveLength(1);
-    expect((await store.readSession({ sessionId: "dup" })).events).toHaveLength(1);
+    expect(await redis.store.listRuns("dup")).toHaveLength(1);
+    expect((await redis.store.readSession({ sessionId: "dup" })).events).toHaveLength(1);
   });
 
   it("closes a run on a terminal event", async () => {
-    await store.append({
+    await redis.store.append({
       sessionId: "cl",
       runId: "r",
       expectedSeq: 0,
       events: [started(), { type: "run.failed", payload: { reason: "x" } }],
     });
     await expect(
-      store.append({ sessionId: "cl", runId: "r", expectedSeq: 2, events: [started()] }),
+      redis.store.append({ sessionId: "cl", runId: "r", expectedSeq: 2, events: [started()] }),
     ).rejects.toMatchObject({ code: "run-closed" });
     await expect(
-      store.append({
+      redis.store.append({
         sessionId: "cl",
         runId: "r2",
         expectedSeq: 0,
         events: [started(), { type: "run.completed" }, { type: "input.received" }],
       }),
     ).rejects.toMatchObject({ code: "run-closed" });
-    expect(await store.runHead({ sessionId: "cl", runId: "r" })).toMatchObject({
+    expect(await redis.store.runHead({ sessionId: "cl", runId: "r" })).toMatchObject({
       status: "failed",
       length: 2,
     });
-    expect(await store.runHead({ sessionId: "cl", runId: "r2" })).toMatchObject({
+    expect(await redis.store.runHead({ sessionId: "cl", runId: "r2" })).toMatchObject({
       exists: false,
     });
   });
 
   it("never trusts its cached head over the script's view of the run", async () => {
-    const other = new RedisEventStore({ url, keyPrefix: prefix });
-    const a = await store.append({
+    const other = new RedisEventStore({ url, keyPrefix: redis.prefix });
+    const a = await redis.store.append({
       sessionId: "rp",
       runId: "r",
       expectedSeq: 0,
@@ -233,7 +229,7 @@ describe.skipIf(!available)("RedisEventStore", () => {
       events: [{ type: "input.received", payload: "from b" }],
     });
     // `store` still caches length 1; the caller read length 2 elsewhere and is right.
-    const c = await store.append({
+    const c = await redis.store.append({
       sessionId: "rp",
       runId: "r",
       expectedSeq: 2,
@@ -245,9 +241,9 @@ describe.skipIf(!available)("RedisEventStore", () => {
     // `store` caches length 3; another writer appends; a stale writer through `store` loses.
     await other.append({ sessionId: "rp", runId: "r", expectedSeq: 3, events: [started()] });
     await expect(
-      store.append({ sessionId: "rp", runId: "r", expectedSeq: 3, events: [started()] }),
+      redis.store.append({ sessionId: "rp", runId: "r", expectedSeq: 3, events: [started()] }),
     ).rejects.toMatchObject({ code: "conflict", actualSeq: 4 });
-    expect((await store.readRun({ sessionId: "rp", runId: "r" })).events).toHaveLength(4);
+    expect((await redis.store.readRun({ sessionId: "rp", runId: "r" })).events).toHaveLength(4);
     await other.close();
   });
 
@@ -255,7 +251,7 @@ describe.skipIf(!available)("RedisEventStore", () => {
     const hostile = ["}", "{", "a:b", "{x}", "s:{a}:log", "a}b{c", "x:run:y", "*?[]", "sessions"];
     for (const sessionId of hostile) {
       for (const runId of hostile.slice(0, 3)) {
-        await store.append({
+        await redis.store.append({
           sessionId,
           runId,
           expectedSeq: 0,
@@ -264,28 +260,33 @@ describe.skipIf(!available)("RedisEventStore", () => {
       }
     }
     for (const sessionId of hostile) {
-      const events = (await store.readSession({ sessionId })).events;
+      const events = (await redis.store.readSession({ sessionId })).events;
       expect(events.map((event) => [event.sessionId, event.runId, event.payload])).toEqual(
         hostile.slice(0, 3).map((runId) => [sessionId, runId, { sessionId, runId }]),
       );
-      expect((await store.listRuns(sessionId)).map((run) => run.runId)).toEqual(
+      expect((await redis.store.listRuns(sessionId)).map((run) => run.runId)).toEqual(
         hostile.slice(0, 3),
       );
     }
-    const listed = (await store.listSessions()).sessions.map((session) => session.sessionId);
+    const listed = (await redis.store.listSessions()).sessions.map((session) => session.sessionId);
     for (const sessionId of hostile) expect(listed).toContain(sessionId);
     const layout = new RegExp(
-      `^${prefix}(schema-version|session-ids|blob:\\{[0-9a-f]{64}\\}(:sessions|:touched)?|s:\\{[0-9a-f]{64}\\}:(meta|log|ids|runs|puts|run:[0-9a-f]{64}:(events|head)))$`,
+      `^${redis.prefix}(schema-version|session-ids|blob:\\{[0-9a-f]{64}\\}(:sessions|:touched)?|s:\\{[0-9a-f]{64}\\}:(meta|log|ids|runs|puts|run:[0-9a-f]{64}:(events|head)))$`,
     );
     // Lone surrogates have no UTF-8 form (they would collide with U+FFFD): refused up front.
     await expect(
-      store.append({ sessionId: "s\uD800", runId: "r", expectedSeq: 0, events: [started()] }),
+      redis.store.append({ sessionId: "s\uD800", runId: "r", expectedSeq: 0, events: [started()] }),
     ).rejects.toMatchObject({ code: "invalid-event", path: "$.sessionId" });
     await expect(
-      store.append({ sessionId: "s", runId: "r", expectedSeq: 0, events: [started("e\uDFFF")] }),
+      redis.store.append({
+        sessionId: "s",
+        runId: "r",
+        expectedSeq: 0,
+        events: [started("e\uDFFF")],
+      }),
     ).rejects.toMatchObject({ code: "invalid-event", path: "$.events[0].eventId" });
-    expect((await store.readSession({ sessionId: "s\uFFFD" })).events).toEqual([]);
-    const keys = await keysUnder(admin, prefix);
+    expect((await redis.store.readSession({ sessionId: "s\uFFFD" })).events).toEqual([]);
+    const keys = await keysUnder(redis.admin, redis.prefix);
     expect(keys.length).toBeGreaterThan(hostile.length * 4);
     for (const key of keys) expect(key).toMatch(layout);
   });
