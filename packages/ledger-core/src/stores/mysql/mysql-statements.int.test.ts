@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import mysql from "mysql2/promise";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../events/canonical.js";
 import { uuidv7 } from "../../events/ids.js";
 import type { NewEvent } from "../../events/types.js";
@@ -8,20 +8,10 @@ import { MemoryEventStore } from "../../store/memory-store.js";
 import { checkLargeBatch } from "../../testing/large-batch.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { MysqlEventStore } from "./mysql-store.js";
+import { mysqlFileDatabase } from "./testing/file-database.js";
 
 const available = await serverAvailable("mysql");
-const database = `ledger_store_${uuidv7().replaceAll("-", "")}`;
-const pool = available
-  ? mysql.createPool({ uri: SERVER_URLS.mysql, connectionLimit: 3 })
-  : undefined;
-// Made in a hook, not at load: a run that filters these tests out leaves no database.
-beforeAll(async () => {
-  await pool?.query(`CREATE DATABASE \`${database}\``);
-});
-afterAll(async () => {
-  await pool?.query(`DROP DATABASE IF EXISTS \`${database}\``);
-  await pool?.end();
-});
+const { database, pool } = mysqlFileDatabase(available);
 
 /** Every statement text sent through `own`, or through a connection it hands out, from now on. */
 function statementsSent(own: mysql.Pool): string[] {

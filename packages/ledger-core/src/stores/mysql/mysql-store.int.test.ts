@@ -1,5 +1,5 @@
-import mysql from "mysql2/promise";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type mysql from "mysql2/promise";
+import { describe, expect, it, vi } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import type { NewEvent } from "../../events/types.js";
 import { checkInitWithoutCreate } from "../../testing/init-without-create.js";
@@ -9,20 +9,10 @@ import { SqlEventStore } from "../sql/sql-event-store.js";
 import { appendThroughUrl } from "../sql/testing/append-through-url.js";
 import { MysqlBackend } from "./mysql-backend.js";
 import { MysqlEventStore } from "./mysql-store.js";
+import { mysqlFileDatabase } from "./testing/file-database.js";
 
 const available = await serverAvailable("mysql");
-const database = `ledger_store_${uuidv7().replaceAll("-", "")}`;
-const pool = available
-  ? mysql.createPool({ uri: SERVER_URLS.mysql, connectionLimit: 3 })
-  : undefined;
-// Made in a hook, not at load: a run that filters these tests out leaves no database.
-beforeAll(async () => {
-  await pool?.query(`CREATE DATABASE \`${database}\``);
-});
-afterAll(async () => {
-  await pool?.query(`DROP DATABASE IF EXISTS \`${database}\``);
-  await pool?.end();
-});
+const { database, pool } = mysqlFileDatabase(available);
 
 /**
  * Runs `use` on a database of its own (named `${database}_${suffix}`, reached by the URL's path),
