@@ -1,6 +1,6 @@
 import mysql from "mysql2/promise";
 import pg from "pg";
-import { type MockInstance, vi } from "vitest";
+import { afterAll, describe, type MockInstance, vi } from "vitest";
 import { uuidv7 } from "../../../events/ids.js";
 import type { LedgerEvent } from "../../../events/types.js";
 import type { AppendRequest, EventStore } from "../../../store/event-store.js";
@@ -17,7 +17,7 @@ import type { HeadAppend } from "../head-cache.js";
  */
 
 /** What a test file using these stores runs after its tests: closing stores, dropping databases. */
-export const cleanups: (() => Promise<void>)[] = [];
+const cleanups: (() => Promise<void>)[] = [];
 
 export interface Kind {
   name: string;
@@ -41,7 +41,7 @@ export interface Kind {
 /** The database `database()` made last; an importer reads it live (a module binding). */
 export let lastDatabase = "";
 
-export const kinds: Kind[] = [
+const kinds: Kind[] = [
   {
     name: "PostgresEventStore",
     available: await serverAvailable("postgres"),
@@ -107,6 +107,19 @@ export const kinds: Kind[] = [
     },
   },
 ];
+
+/**
+ * The file's tests, in a `describe` per kind ("<name> append at a cached head", skipped where its
+ * server is not up); after them, the stores they opened are closed and their databases dropped.
+ */
+export function describeEachKind(tests: (kind: Kind) => void): void {
+  afterAll(async () => {
+    for (const cleanup of cleanups) await cleanup();
+  });
+  for (const kind of kinds) {
+    describe.skipIf(!kind.available)(`${kind.name} append at a cached head`, () => tests(kind));
+  }
+}
 
 export const event = (type: string, payload: unknown = null) => ({ type, payload }) as never;
 
