@@ -1,16 +1,10 @@
 import { join } from "node:path";
-import {
-  type EventStore,
-  type LedgerEvent,
-  openStore,
-  resolveEvents,
-  SessionRecorder,
-} from "@agent-ledger/core";
+import { type LedgerEvent, openStore, resolveEvents } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { haveChromium, launchChromium } from "./chromium.test.data.js";
-import { type DemoSession, recordDemoSession, startBin } from "./session-fixture.test.data.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { haveChromium } from "./chromium.test.data.js";
+import { startBin } from "./session-fixture.test.data.js";
+import { viewerInChromium } from "./viewer.test.data.js";
 
 // The second half of the viewer in Chromium (see viewer.test.ts), on a store and server of its own.
 
@@ -18,48 +12,15 @@ const directory = scratchDirectory("agent-ledger-viewer-", afterAll);
 const storeUrl = `sqlite:${join(directory, "ledger.db")}`;
 
 describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
-  let store: EventStore;
-  let demo: DemoSession;
-  let browser: Browser;
-  let server: Awaited<ReturnType<typeof startBin>>;
-  let sessionUrl: string;
-
-  /** A recorder on a new run of `sessionId` in the viewer's store, its run started. */
-  async function startedRun(sessionId: string, runId: string, agent: string) {
-    const recorder = new SessionRecorder({
-      store,
-      sessionId,
-      runId,
-      actor: { type: "agent", id: agent },
-    });
-    await recorder.startRun();
-    return recorder;
-  }
-
-  beforeAll(async () => {
-    store = await openStore(storeUrl);
-    demo = await recordDemoSession(store, "viewer-session");
-    server = await startBin(
-      ["--store", storeUrl, "serve", "--poll-ms", "200", "--session", demo.sessionId],
-      /session: (http:\/\/\S+)\n/,
-    );
-    sessionUrl = server.match[1] as string;
-    browser = await launchChromium();
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    server?.child.kill("SIGTERM");
-    await store?.close();
-  });
+  const viewer = viewerInChromium({ storeUrl });
 
   it("shows sessions named . and .., which a browser would fold out of a URL path", async () => {
     for (const sessionId of [".", ".."]) {
-      await startedRun(sessionId, "run-1", `agent of ${sessionId}`);
+      await viewer.startedRun(sessionId, "run-1", `agent of ${sessionId}`);
     }
-    const page = await browser.newPage();
+    const page = await viewer.browser.newPage();
     for (const sessionId of [".", ".."]) {
-      await page.goto(new URL(`/#/session/${sessionId}`, sessionUrl).toString());
+      await page.goto(new URL(`/#/session/${sessionId}`, viewer.sessionUrl).toString());
       await page.locator('[data-testid="run-row"]').waitFor();
       expect(await page.locator("h1").textContent()).toBe(`Session ${sessionId}`);
       expect(await page.locator('[data-testid="run-row"]').textContent()).toContain(
@@ -72,11 +33,11 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
   it("shows the start of a huge payload at once, and all of it on request", async () => {
     // A 30 MB tool result put in the detail pane whole held the tab for 15 s and more.
     const sessionId = "huge-result";
-    const recorder = await startedRun(sessionId, "run-1", "fetcher");
+    const recorder = await viewer.startedRun(sessionId, "run-1", "fetcher");
     const call = await recorder.beforeToolCall({ toolCallId: "c1", name: "fetch", args: {} });
     await recorder.toolCompleted(call, `${"a web page line\n".repeat(200_000)}THE END`);
-    const page = await browser.newPage();
-    await page.goto(new URL(`/#/session/${sessionId}`, sessionUrl).toString());
+    const page = await viewer.browser.newPage();
+    await page.goto(new URL(`/#/session/${sessionId}`, viewer.sessionUrl).toString());
     await page.locator("tr.event-row", { hasText: "tool.completed" }).click();
     const payload = page.locator('[data-testid="event-detail"] pre.payload');
     await payload.waitFor();
@@ -84,8 +45,8 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
     expect(shown.length).toBeLessThanOrEqual(256 * 1024);
     expect(shown).not.toContain("THE END");
     const [completed] = await resolveEvents(
-      store,
-      (await store.readSession({ sessionId })).events.filter(
+      viewer.store,
+      (await viewer.store.readSession({ sessionId })).events.filter(
         (event: LedgerEvent) => event.type === "tool.completed",
       ),
     );
@@ -102,18 +63,18 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
   it("lists events as stored and shows the selected one with its content put back", async () => {
     // Each model request re-sends the conversation: the list must not hold it resolved.
     const sessionId = "long-conversation";
-    const recorder = await startedRun(sessionId, "run-1", "chat");
+    const recorder = await viewer.startedRun(sessionId, "run-1", "chat");
     const question = `${"what will the weather be tomorrow? ".repeat(60)}END OF QUESTION`;
     await recorder.beforeModelCall({
       request: { model: "m", messages: [{ role: "user", content: question }] },
     });
-    const page = await browser.newPage();
+    const page = await viewer.browser.newPage();
     // What the page's event list asks for: the events as stored (blob references).
     const list = page.waitForResponse(
       (response) =>
         response.url().includes("/api/session/events?") && response.url().includes("limit=500"),
     );
-    await page.goto(new URL(`/#/session/${sessionId}`, sessionUrl).toString());
+    await page.goto(new URL(`/#/session/${sessionId}`, viewer.sessionUrl).toString());
     const listed = await (await list).text();
     expect(listed).toContain('"$ledger":"list"');
     expect(listed).not.toContain("END OF QUESTION");
@@ -132,7 +93,7 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
       ["--store", storeUrl, "serve", "--token", "s3cret-token-value"],
       /viewer on (http:\/\/\S+)\n/,
     );
-    const page = await browser.newPage();
+    const page = await viewer.browser.newPage();
     const errors: string[] = [];
     page.on("console", (message) => {
       if (message.type() === "error") errors.push(message.text());
@@ -140,14 +101,16 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
     try {
       const printed = tokenServer.match[1] as string;
       await page.goto(printed);
-      await page.locator(".session-link", { hasText: demo.sessionId }).click();
+      await page.locator(".session-link", { hasText: viewer.demo.sessionId }).click();
       await page.locator('[data-testid="attempt-row"]').first().waitFor();
-      expect(await page.locator("h1").textContent()).toBe(`Session ${demo.sessionId}`);
+      expect(await page.locator("h1").textContent()).toBe(`Session ${viewer.demo.sessionId}`);
       expect(errors).toEqual([]);
       // The data still needs the token; the page's own code holds none.
       const base = new URL("/", printed);
       expect((await fetch(new URL("/api/sessions", base))).status).toBe(401);
-      expect((await fetch(new URL(`/api/session?id=${demo.sessionId}`, base))).status).toBe(401);
+      expect((await fetch(new URL(`/api/session?id=${viewer.demo.sessionId}`, base))).status).toBe(
+        401,
+      );
       expect((await fetch(new URL("/", base))).status).toBe(401);
       const script = await fetch(new URL("/app.js", base));
       expect(script.status).toBe(200);
@@ -160,10 +123,10 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
 
   it("brings the run tree up to date after a failed refresh, with no further events", async () => {
     const sessionId = "refresh-failed";
-    const recorder = await startedRun(sessionId, "run-1", "a");
+    const recorder = await viewer.startedRun(sessionId, "run-1", "a");
     const call = await recorder.beforeToolCall({ toolCallId: "c1", name: "send", args: {} });
-    const page = await browser.newPage();
-    await page.goto(new URL(`/#/session/${sessionId}`, sessionUrl).toString());
+    const page = await viewer.browser.newPage();
+    await page.goto(new URL(`/#/session/${sessionId}`, viewer.sessionUrl).toString());
     await page.locator('[data-testid="attempt-row"].unresolved').waitFor();
     // The next inspection request fails once (a restart, a busy store), after the events came.
     let failed = 0;
@@ -184,7 +147,7 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
   });
 
   it("stays on the page last asked for when an earlier one answers late", async () => {
-    const page = await browser.newPage();
+    const page = await viewer.browser.newPage();
     // The sessions list of a large store answers slowly; the person opens a session meanwhile.
     let asked!: () => void;
     const listAsked = new Promise<void>((resolve) => {
@@ -203,14 +166,14 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
         listed();
       },
     );
-    await page.goto(new URL("/", sessionUrl).toString());
+    await page.goto(new URL("/", viewer.sessionUrl).toString());
     await listAsked;
     // A same-document navigation: only the hash changes.
-    await page.goto(new URL(`/#/session/${demo.sessionId}`, sessionUrl).toString());
+    await page.goto(new URL(`/#/session/${viewer.demo.sessionId}`, viewer.sessionUrl).toString());
     await page.locator('[data-testid="run-row"]').first().waitFor();
     await listAnswered;
     await page.waitForTimeout(300);
-    expect(await page.locator("h1").textContent()).toBe(`Session ${demo.sessionId}`);
+    expect(await page.locator("h1").textContent()).toBe(`Session ${viewer.demo.sessionId}`);
     expect(await page.locator('[data-testid="run-row"]').count()).toBe(2);
     await page.close();
   });
@@ -227,7 +190,7 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
       });
     await many.close();
     const manyServer = await startBin(["--store", manyUrl, "serve"], /viewer on (http:\/\/\S+)\n/);
-    const page = await browser.newPage();
+    const page = await viewer.browser.newPage();
     try {
       await page.goto(manyServer.match[1] as string);
       const links = page.locator(".session-link");
@@ -257,11 +220,11 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
 
   it("offers no resolve command for an attempt on a closed run", async () => {
     const sessionId = "cancelled-mid-call";
-    const recorder = await startedRun(sessionId, "run-1", "a");
+    const recorder = await viewer.startedRun(sessionId, "run-1", "a");
     await recorder.beforeToolCall({ toolCallId: "c1", name: "transfer", args: {} });
     await recorder.cancelRun("stopped by operator");
-    const page = await browser.newPage();
-    await page.goto(new URL(`/#/session/${sessionId}`, sessionUrl).toString());
+    const page = await viewer.browser.newPage();
+    await page.goto(new URL(`/#/session/${sessionId}`, viewer.sessionUrl).toString());
     await page.locator('[data-testid="attempt-row"].unresolved').waitFor();
     const box = page.locator('[data-testid="unresolved"]');
     expect(await box.textContent()).toContain(

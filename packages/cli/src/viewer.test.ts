@@ -1,76 +1,40 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { type EventStore, inspectSession, openStore, SessionRecorder } from "@agent-ledger/core";
+import { inspectSession } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { haveChromium, launchChromium } from "./chromium.test.data.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { haveChromium } from "./chromium.test.data.js";
 import {
-  type DemoSession,
   INJECTION,
-  recordDemoSession,
   recordNestedInFlight,
   runPasted,
   startBin,
 } from "./session-fixture.test.data.js";
-import { MADE_AGAIN } from "./viewer.test.data.js";
+import { MADE_AGAIN, viewerInChromium } from "./viewer.test.data.js";
 
 const directory = scratchDirectory("agent-ledger-viewer-", afterAll);
 const storeUrl = `sqlite:${join(directory, "ledger.db")}`;
 
 describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
-  let store: EventStore;
-  let demo: DemoSession;
-  let browser: Browser;
-  let server: Awaited<ReturnType<typeof startBin>>;
-  let sessionUrl: string;
-
-  /** A recorder on a new run of `sessionId` in the viewer's store, its run started. */
-  async function startedRun(sessionId: string, runId: string, agent: string) {
-    const recorder = new SessionRecorder({
-      store,
-      sessionId,
-      runId,
-      actor: { type: "agent", id: agent },
-    });
-    await recorder.startRun();
-    return recorder;
-  }
-
-  beforeAll(async () => {
-    store = await openStore(storeUrl);
-    demo = await recordDemoSession(store, "viewer-session");
-    server = await startBin(
-      ["--store", storeUrl, "serve", "--poll-ms", "200", "--session", demo.sessionId],
-      /session: (http:\/\/\S+)\n/,
-    );
-    sessionUrl = server.match[1] as string;
-    browser = await launchChromium();
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    server?.child.kill("SIGTERM");
-    await store?.close();
-  });
+  const viewer = viewerInChromium({ storeUrl });
 
   it("binds 127.0.0.1 on a free port and sends a strict CSP", async () => {
-    expect(sessionUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#\/session\/viewer-session$/);
-    const response = await fetch(new URL("/", sessionUrl));
+    expect(viewer.sessionUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#\/session\/viewer-session$/);
+    const response = await fetch(new URL("/", viewer.sessionUrl));
     expect(response.headers.get("content-security-policy")).toContain("script-src 'self'");
     expect(response.headers.get("content-security-policy")).toContain("default-src 'none'");
     expect(response.headers.get("x-content-type-options")).toBe("nosniff");
   });
 
   it("shows the sessions list, the run tree, the unresolved attempt and payloads as text", async () => {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    const page = await viewer.browser.newPage({ viewport: { width: 1400, height: 1000 } });
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(error.message));
     page.on("console", (message) => {
       if (message.type() === "error") errors.push(message.text());
     });
-    await page.goto(new URL("/", sessionUrl).toString());
-    await page.locator(".session-link", { hasText: demo.sessionId }).click();
+    await page.goto(new URL("/", viewer.sessionUrl).toString());
+    await page.locator(".session-link", { hasText: viewer.demo.sessionId }).click();
     await page.locator('[data-testid="attempt-row"].unresolved').waitFor();
 
     const runRows = page.locator('[data-testid="run-row"]');
@@ -85,7 +49,7 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
     expect(await modelRow.textContent()).toContain("42 in / 17 out tokens");
     const unresolved = page.locator('[data-testid="unresolved"]');
     expect(await unresolved.textContent()).toContain(
-      `agent-ledger resolve --abandon "reason" --store ${storeUrl} -- ${demo.sessionId} ${demo.unresolvedAttemptId}`,
+      `agent-ledger resolve --abandon "reason" --store ${storeUrl} -- ${viewer.demo.sessionId} ${viewer.demo.unresolvedAttemptId}`,
     );
     // What the call was and whether it writes, as inspect says: what the person must check.
     expect(await unresolved.textContent()).toContain(
@@ -117,15 +81,15 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
   });
 
   it("updates live while the session grows", async () => {
-    const page = await browser.newPage();
-    await page.goto(sessionUrl);
+    const page = await viewer.browser.newPage();
+    await page.goto(viewer.sessionUrl);
     await page.locator('[data-testid="attempt-row"].unresolved').waitFor();
     const rows = page.locator("tr.event-row");
     const before = await rows.count();
-    await demo.recorder.abandon(
+    await viewer.demo.recorder.abandon(
       {
         stepId: "x",
-        attemptId: demo.unresolvedAttemptId,
+        attemptId: viewer.demo.unresolvedAttemptId,
         requestedEventId: "y",
         toolCallId: "call-2",
       },
@@ -157,7 +121,7 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
         .toContain(
           'no session "written-later" in the store (yet): its page waits for its first events and shows the session once they come',
         );
-      const page = await browser.newPage();
+      const page = await viewer.browser.newPage();
       const errors: string[] = [];
       page.on("pageerror", (error) => errors.push(error.message));
       await page.goto(later.match[1] as string);
@@ -169,7 +133,7 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
       // A few polls later it is still waiting, not an error.
       await page.waitForTimeout(700);
       expect(await page.locator("main").textContent()).not.toContain("Error");
-      const recorder = await startedRun("written-later", "main", "latecomer");
+      const recorder = await viewer.startedRun("written-later", "main", "latecomer");
       await recorder.beforeToolCall({ toolCallId: "c1", name: "late_call", args: {} });
       await page
         .locator('[data-testid="attempt-row"].unresolved', { hasText: "late_call" })
@@ -186,12 +150,14 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
 
   it("marks only the fork's copy of an attempt, and its resolve command works in a shell", async () => {
     const sessionId = "fork it's here";
-    const recorder = await startedRun(sessionId, "main", "shopper");
+    const recorder = await viewer.startedRun(sessionId, "main", "shopper");
     const charge = await recorder.beforeToolCall({ toolCallId: "c1", name: "charge", args: {} });
-    await store.fork({ sessionId, runId: "main", newRunId: "branch", uptoSeq: 2 });
+    await viewer.store.fork({ sessionId, runId: "main", newRunId: "branch", uptoSeq: 2 });
     await recorder.toolCompleted(charge, "charged");
-    const page = await browser.newPage();
-    await page.goto(new URL(`/#/session/${encodeURIComponent(sessionId)}`, sessionUrl).toString());
+    const page = await viewer.browser.newPage();
+    await page.goto(
+      new URL(`/#/session/${encodeURIComponent(sessionId)}`, viewer.sessionUrl).toString(),
+    );
     await page.locator('[data-testid="attempt-row"]').nth(1).waitFor();
     const unresolvedRows = page.locator('[data-testid="attempt-row"].unresolved');
     expect(await unresolvedRows.count()).toBe(1);
@@ -205,7 +171,7 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
     await page.close();
     // Pasted into a shell, its reason filled in, it abandons the fork's copy.
     expect((await runPasted((command as string).replace('"reason"', '"checked"'))).code).toBe(0);
-    const after = await inspectSession(store, sessionId);
+    const after = await inspectSession(viewer.store, sessionId);
     expect(after.unresolved).toEqual([]);
     const branch = after.runs.find((run) => run.runId === "branch");
     const copy = branch?.steps
@@ -218,9 +184,11 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
     const sessionId = "nested-in-flight";
     // The agent call is made again by itself; one that is a decision itself comes first
     // (viewer-decisions.test.ts).
-    const { inner } = await recordNestedInFlight(store, sessionId, { outerEffect: MADE_AGAIN });
-    const page = await browser.newPage();
-    await page.goto(new URL(`/#/session/${sessionId}`, sessionUrl).toString());
+    const { inner } = await recordNestedInFlight(viewer.store, sessionId, {
+      outerEffect: MADE_AGAIN,
+    });
+    const page = await viewer.browser.newPage();
+    await page.goto(new URL(`/#/session/${sessionId}`, viewer.sessionUrl).toString());
     await page.locator('[data-testid="attempt-row"].unresolved').nth(1).waitFor();
     const items = page.locator('[data-testid="unresolved"] li');
     expect(await items.count()).toBe(2);
@@ -237,12 +205,12 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
 
   it("says why a run and a call failed in the run tree, as inspect does", async () => {
     const sessionId = "failed-run";
-    const recorder = await startedRun(sessionId, "run-f", "payer");
+    const recorder = await viewer.startedRun(sessionId, "run-f", "payer");
     const charge = await recorder.beforeToolCall({ toolCallId: "c1", name: "charge", args: {} });
     await recorder.toolFailed(charge, new Error("card declined <b>now</b>"));
     await recorder.failRun(new Error("gave up after the charge failed"));
-    const page = await browser.newPage();
-    await page.goto(new URL(`/#/session/${sessionId}`, sessionUrl).toString());
+    const page = await viewer.browser.newPage();
+    await page.goto(new URL(`/#/session/${sessionId}`, viewer.sessionUrl).toString());
     await page.locator('[data-testid="attempt-row"]').waitFor();
     expect(await page.locator('[data-testid="run-row"]').textContent()).toContain(
       "Error: gave up after the charge failed",
