@@ -1,5 +1,16 @@
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import type { EventStore } from "../store/event-store.js";
+import { MemoryEventStore } from "../store/memory-store.js";
+
+/** A recorder of an agent on a new memory store, its run started: the start of most tests here. */
+export async function startedRecorder(
+  sessionId: string,
+): Promise<{ store: MemoryEventStore; recorder: SessionRecorder }> {
+  const store = new MemoryEventStore();
+  const recorder = new SessionRecorder({ store, sessionId, actor: { type: "agent", id: "a" } });
+  await recorder.startRun();
+  return { store, recorder };
+}
 
 /** Ids of what `recordFixtureSession` wrote, for assertions. */
 export interface FixtureSession {

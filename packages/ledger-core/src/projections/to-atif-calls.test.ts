@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
+import { startedRecorder } from "./session-fixture.test.data.js";
 import { toAtif } from "./to-atif.js";
 
 describe("toAtif retries", () => {
@@ -85,14 +86,7 @@ describe("toAtif after a resume", () => {
 
 describe("toAtif tool call arguments", () => {
   it("are always a JSON object, as ATIF requires, even when the tool took a plain value", async () => {
-    const { SessionRecorder } = await import("../recorder/session-recorder.js");
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "args",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
+    const { store, recorder } = await startedRecorder("args");
     const model = await recorder.beforeModelCall({ request: { model: "m", messages: [] } });
     await recorder.modelCompleted(model, {
       toolCalls: [

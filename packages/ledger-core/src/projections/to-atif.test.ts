@@ -1,7 +1,11 @@
 import { describe, expect, it, vi } from "vitest";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
-import { recordCachedUsages, recordFixtureSession } from "./session-fixture.test.data.js";
+import {
+  recordCachedUsages,
+  recordFixtureSession,
+  startedRecorder,
+} from "./session-fixture.test.data.js";
 import { toAtif } from "./to-atif.js";
 
 describe("toAtif", () => {
@@ -227,14 +231,7 @@ describe("toAtif of a run with no calls", () => {
 
 describe("toAtif of a failed run", () => {
   it("leaves the error's stacks (local file paths) out of extra.result", async () => {
-    const { SessionRecorder } = await import("../recorder/session-recorder.js");
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "failed",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
+    const { store, recorder } = await startedRecorder("failed");
     await recorder.failRun(new Error("boom", { cause: new Error("disk full") }));
     const trajectory = await toAtif(store, "failed");
     expect(JSON.stringify(trajectory)).not.toContain("stack");

@@ -1,17 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { MemoryEventStore } from "../store/memory-store.js";
 import { exportedSpans } from "../testing/otel/exported-spans.js";
+import { startedRecorder } from "./session-fixture.test.data.js";
 
 describe("toOtelSpans provider names", () => {
   it("names the provider as OpenTelemetry does, from the request or else the call's metadata", async () => {
-    const { SessionRecorder } = await import("../recorder/session-recorder.js");
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "providers",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
+    const { store, recorder } = await startedRecorder("providers");
     const cases: [string, Parameters<typeof recorder.beforeModelCall>[0], string | undefined][] = [
       // AI SDK provider ids.
       [
@@ -80,14 +73,7 @@ describe("toOtelSpans provider names", () => {
 
 describe("toOtelSpans model names", () => {
   it("takes the model from the call's metadata when its request names none (OpenAI Agents)", async () => {
-    const { SessionRecorder } = await import("../recorder/session-recorder.js");
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "named",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
+    const { store, recorder } = await startedRecorder("named");
     await recorder.beforeModelCall({
       request: { input: [{ role: "user", content: "hi" }] },
       metadata: { model: "gpt-4.1" },
@@ -109,14 +95,7 @@ describe("toOtelSpans model names", () => {
 
 describe("toOtelSpans text completions", () => {
   it("names a LangChain text LLM call text_completion, not chat", async () => {
-    const { SessionRecorder } = await import("../recorder/session-recorder.js");
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "llm",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
+    const { store, recorder } = await startedRecorder("llm");
     // The request shape of the LangChain adapter's handleLLMStart.
     const call = await recorder.beforeModelCall({
       request: { model: "fake", prompts: ["Capital of France?"], params: {} },
@@ -131,14 +110,7 @@ describe("toOtelSpans text completions", () => {
 
 describe("toOtelSpans request settings", () => {
   it("sets gen_ai.request.temperature, .max_tokens and .top_p from each adapter's request", async () => {
-    const { SessionRecorder } = await import("../recorder/session-recorder.js");
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "settings",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
+    const { store, recorder } = await startedRecorder("settings");
     const requests = [
       // AI SDK call options
       {
@@ -173,14 +145,7 @@ describe("toOtelSpans request settings", () => {
 
 describe("toOtelSpans streamed calls", () => {
   it("sets gen_ai.request.stream when the adapter recorded whether the call streamed", async () => {
-    const { SessionRecorder } = await import("../recorder/session-recorder.js");
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "st",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
+    const { store, recorder } = await startedRecorder("st");
     // The OpenAI Agents adapter records { stream } in the request's metadata.
     const streamed = await recorder.beforeModelCall({
       request: { input: "hi" },
@@ -195,14 +160,7 @@ describe("toOtelSpans streamed calls", () => {
 
 describe("toOtelSpans provider name", () => {
   it("never takes a request's system prompt for the provider (Anthropic-style `system`)", async () => {
-    const { SessionRecorder } = await import("../recorder/session-recorder.js");
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "pv",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
+    const { store, recorder } = await startedRecorder("pv");
     const call = await recorder.beforeModelCall({
       request: {
         model: "claude-sonnet-4",

@@ -1,18 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { exportedSpans } from "../testing/otel/exported-spans.js";
-import { recordCachedUsages } from "./session-fixture.test.data.js";
+import { recordCachedUsages, startedRecorder } from "./session-fixture.test.data.js";
 
 describe("toOtelSpans response ids", () => {
   it("sets gen_ai.response.id from an AI SDK result (response.id) and a LangChain message id", async () => {
-    const { SessionRecorder } = await import("../recorder/session-recorder.js");
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "ids",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
+    const { store, recorder } = await startedRecorder("ids");
     // A LanguageModelV3 generate result, as the AI SDK adapter records it.
     const aiSdk = await recorder.beforeModelCall({
       request: { model: { provider: "openai.chat", modelId: "gpt-4o" }, prompt: [] },

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeSession } from "../store/read-all.js";
 import { exportedSpans } from "../testing/otel/exported-spans.js";
-import { recordFixtureSession } from "./session-fixture.test.data.js";
+import { recordFixtureSession, startedRecorder } from "./session-fixture.test.data.js";
 import { ms } from "./span-times.test.data.js";
 import { toOtelSpans } from "./to-otel-spans.js";
 
@@ -142,14 +142,7 @@ describe("toOtelSpans", () => {
 
 describe("toOtelSpans causes of model and tool calls", () => {
   it("hangs a model or tool call a tool makes under the tool's span, and links any other cause", async () => {
-    const { SessionRecorder } = await import("../recorder/session-recorder.js");
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "inner",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
+    const { store, recorder } = await startedRecorder("inner");
     const turn = await recorder.beforeModelCall({ request: { model: "outer", messages: [] } });
     const asked = await recorder.modelCompleted(turn, { toolCalls: [{ id: "c1" }] });
     const summarize = await recorder.beforeToolCall({
