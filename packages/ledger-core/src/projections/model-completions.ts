@@ -22,14 +22,17 @@ export function reasoningTextOf(part: JsonObject): string | undefined {
   return typeof inner === "string" ? inner : textOf(inner ?? null);
 }
 
-/** The text, tool calls and finish reasons of a model response. */
-export function completionOf(response: JsonValue | undefined): {
+/** The text, tool calls and finish reasons of a model response (`completionOf`). */
+export interface Completion {
   text: string;
   /** Reasoning parts (AI SDK, OpenAI Agents, Anthropic thinking): not part of the reply. */
   reasoning: string;
   toolCalls: ExtractedToolCall[];
   finishReasons: string[];
-} {
+}
+
+/** The text, tool calls and finish reasons of a model response. */
+export function completionOf(response: JsonValue | undefined): Completion {
   const message = response === undefined ? undefined : assistantMessage(response);
   if (!message) {
     const text = typeof response === "string" ? response : "";

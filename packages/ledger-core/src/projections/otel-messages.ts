@@ -2,10 +2,10 @@ import type { Attributes } from "@opentelemetry/api";
 import type { JsonObject, JsonValue } from "../events/json.js";
 import { toolContentParts } from "./content-media.js";
 import { isObject, str, toolResultOf } from "./extract.js";
-import { completionOf } from "./model-completions.js";
+import type { Completion } from "./model-completions.js";
 import { contentParts } from "./otel-message-parts.js";
 import { type HistoryMessage, requestConversation } from "./request-messages.js";
-import { type AttemptRecord, payloadOf } from "./session-model.js";
+import type { AttemptRecord } from "./session-model.js";
 
 // The conversation of a model call as OpenTelemetry's opt-in GenAI attributes, each the JSON
 // text of its schema (attributes cannot nest): `gen_ai.input.messages`,
@@ -88,8 +88,7 @@ function toolDefinitions(request: JsonValue): JsonObject[] {
  * calls it asked for, and why it stopped (the recorded reason, as in
  * `gen_ai.response.finish_reasons`; else `tool_call` when it asked for one, `stop` otherwise).
  */
-function outputMessages(response: JsonValue): JsonObject[] {
-  const completion = completionOf(response);
+function outputMessages(completion: Completion): JsonObject[] {
   const parts: JsonObject[] = [
     ...(completion.reasoning.length > 0
       ? [{ type: "reasoning", content: completion.reasoning }]
@@ -104,10 +103,14 @@ function outputMessages(response: JsonValue): JsonObject[] {
 
 /**
  * The opt-in message attributes of a model attempt's span: the request's messages, system
- * instructions given apart from them, the tools it offered, and the answer of a completed call.
+ * instructions given apart from them, the tools it offered, and the answer of a completed call
+ * (`completion`, read by the caller from its response for the span's other attributes).
  */
-export function messageAttributes(attempt: AttemptRecord): Attributes {
-  const request = payloadOf(attempt.requested).request ?? null;
+export function messageAttributes(
+  attempt: AttemptRecord,
+  request: JsonValue,
+  completion: Completion | undefined,
+): Attributes {
   const requestedId = attempt.requested.eventId;
   const { system, messages } = requestConversation(request);
   const attributes: Attributes = {
@@ -119,8 +122,7 @@ export function messageAttributes(attempt: AttemptRecord): Attributes {
     attributes["gen_ai.system_instructions"] = JSON.stringify([{ type: "text", content: system }]);
   const tools = toolDefinitions(request);
   if (tools.length > 0) attributes["gen_ai.tool.definitions"] = JSON.stringify(tools);
-  const response = payloadOf(attempt.outcome).response;
-  if (attempt.status === "completed" && response !== undefined)
-    attributes["gen_ai.output.messages"] = JSON.stringify(outputMessages(response));
+  if (completion !== undefined)
+    attributes["gen_ai.output.messages"] = JSON.stringify(outputMessages(completion));
   return attributes;
 }

@@ -289,9 +289,17 @@ export function emitSpans(
       const provider = providerNameOf(request, response ?? null, requested.metadata);
       if (provider) attributes["gen_ai.provider.name"] = provider;
       if (operation !== "embeddings") describeAgent(run, provider, requestModel);
+      const completion = response !== undefined ? completionOf(response) : undefined;
       if (options.includeMessages && operation !== "embeddings")
-        Object.assign(attributes, messageAttributes(attempt));
-      if (response !== undefined) {
+        Object.assign(
+          attributes,
+          messageAttributes(
+            attempt,
+            request,
+            attempt.status === "completed" ? completion : undefined,
+          ),
+        );
+      if (response !== undefined && completion !== undefined) {
         const usage = copied ? {} : usageOf(response);
         if (usage.inputTokens !== undefined)
           attributes["gen_ai.usage.input_tokens"] = usage.inputTokens;
@@ -302,7 +310,6 @@ export function emitSpans(
         // Named in @opentelemetry/semantic-conventions' incubating attributes (1.45).
         if (usage.cacheCreationTokens !== undefined)
           attributes["gen_ai.usage.cache_creation.input_tokens"] = usage.cacheCreationTokens;
-        const completion = completionOf(response);
         if (completion.finishReasons.length > 0)
           attributes["gen_ai.response.finish_reasons"] = completion.finishReasons;
         const responseModel = isObject(response) ? modelNameOf(response) : undefined;
