@@ -155,7 +155,7 @@ export async function snapshot(
   return {
     sessions: await allSessions(store),
     session: await store.readSession({ sessionId: address.sessionId }),
-    runs: [...runs].sort((a, b) => (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0)),
+    runs: [...runs].sort(byRunId),
     head: await store.runHead(address),
   };
 }
