@@ -11,13 +11,13 @@ import {
   type ClientToolSearchExecutor,
   type ClientToolSearchExecutorResult,
   getClientToolSearchExecutor,
-  getToolSearchRuntimeToolKey,
   type HostedTool,
 } from "@openai/agents";
 import { ledgerTool } from "./ledger-tool.js";
 import { recordedOutput } from "./model-json.js";
 import { callContext } from "./recorded-tool-call.js";
 import { currentScope, ledgerStep, recorderOf, refused } from "./scope.js";
+import { toolCallName } from "./tool-call-names.js";
 
 // A tool search the SDK runs in the process (`toolSearchTool({ execution: "client", execute })`)
 // is a call of the process: the app's `execute` may query a registry over the network. It is
@@ -86,8 +86,7 @@ function loadedTools(result: ClientToolSearchExecutorResult<unknown>): JsonObjec
       typeof data.server_label === "string"
     )
       return { type: "mcp", server_label: data.server_label };
-    const name = tool.type === "function" ? getToolSearchRuntimeToolKey(tool) : undefined;
-    return { type: tool.type, name: name ?? tool.name };
+    return { type: tool.type, name: tool.type === "function" ? toolCallName(tool) : tool.name };
   });
 }
 
