@@ -6,15 +6,8 @@ import { toAtif } from "./to-atif.js";
 
 describe("toAtif retries", () => {
   it("folds a retried tool call into one call with every attempt id", async () => {
-    const { SessionRecorder } = await import("../recorder/session-recorder.js");
     const { messageHistory } = await import("./message-history.js");
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "r",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
+    const { store, recorder } = await startedRecorder("r");
     const model = await recorder.beforeModelCall({ request: { model: "m", messages: [] } });
     await recorder.modelCompleted(model, {
       toolCalls: [{ id: "t1", name: "write_note", args: { text: "x" } }],

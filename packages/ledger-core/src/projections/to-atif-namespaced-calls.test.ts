@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { SessionRecorder } from "../recorder/session-recorder.js";
-import { MemoryEventStore } from "../store/memory-store.js";
 import { messageHistory } from "./message-history.js";
+import { startedRecorder } from "./session-fixture.test.data.js";
 import { toAtif } from "./to-atif.js";
 
 // The Responses API names a call of a tool in a namespace by its bare name with the namespace
@@ -18,13 +17,7 @@ const forecastIn = (namespace: string, callId: string) => ({
 });
 
 async function askedRun() {
-  const store = new MemoryEventStore();
-  const recorder = new SessionRecorder({
-    store,
-    sessionId: "s",
-    actor: { type: "agent", id: "a" },
-  });
-  await recorder.startRun();
+  const { store, recorder } = await startedRecorder("s");
   const attempt = await recorder.beforeModelCall({
     request: { input: [{ role: "user", content: "forecasts" }] },
   });
@@ -63,13 +56,7 @@ describe("toAtif a call of a namespaced tool", () => {
   });
 
   it("keeps the plain name of a deferred top-level tool, called in a namespace of its own name", async () => {
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "s",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
+    const { store, recorder } = await startedRecorder("s");
     const attempt = await recorder.beforeModelCall({ request: { input: "forecast" } });
     await recorder.modelCompleted(attempt, { output: [forecastIn("forecast", "call_1")] });
     const calls = (await toAtif(store, "s")).steps.flatMap((step) => step.tool_calls ?? []);

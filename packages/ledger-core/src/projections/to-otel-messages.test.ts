@@ -1,29 +1,22 @@
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it } from "vitest";
 import { LedgerError } from "../events/errors.js";
 import type { JsonValue } from "../events/json.js";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import type { EventStore } from "../store/event-store.js";
 import { MemoryEventStore } from "../store/memory-store.js";
-import { type ToOtelSpansOptions, toOtelSpans } from "./to-otel-spans.js";
+import { exportedSpans } from "../testing/otel/exported-spans.js";
+import type { ToOtelSpansOptions } from "./to-otel-spans.js";
 
+/** The chat spans of session `sessionId`, exported with `options` (messages included). */
 async function chatSpans(
   store: EventStore,
   sessionId: string,
   options: ToOtelSpansOptions = { includeMessages: true },
 ): Promise<ReadableSpan[]> {
-  const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  await toOtelSpans(store, sessionId, provider, options);
-  await provider.forceFlush();
-  return exporter
-    .getFinishedSpans()
-    .filter((span) => span.attributes["gen_ai.operation.name"] === "chat");
+  return (await exportedSpans(store, sessionId, options)).filter(
+    (span) => span.attributes["gen_ai.operation.name"] === "chat",
+  );
 }
 
 function parsed(span: ReadableSpan | undefined, attribute: string): JsonValue | undefined {
@@ -87,9 +80,8 @@ describe("toOtelSpans with includeMessages", () => {
       "gen_ai.tool.definitions",
     ])
       expect(chat?.attributes[attribute]).toBeUndefined();
-    const provider = new BasicTracerProvider();
     await expect(
-      toOtelSpans(store, "off", provider, { includeMessage: true } as ToOtelSpansOptions),
+      exportedSpans(store, "off", { includeMessage: true } as ToOtelSpansOptions),
     ).rejects.toSatisfy((error) => LedgerError.isInstance(error, "invalid-argument"));
   });
 
