@@ -6,6 +6,7 @@ import {
   readWholeSession,
   toAtif,
 } from "@agent-ledger/core";
+import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { setTracingDisabled } from "@openai/agents";
 import { afterAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
@@ -118,6 +119,11 @@ describe("a hosted MCP server a client tool search loaded, with requireApproval"
       approval: "rejected",
     });
     expect(asked?.observation?.results?.[0]?.content).toBe("not this branch");
+    // Nothing ran: the search is the one call made (an approved call has its span: see above).
+    const spans = await exportedSpans(store, "s");
+    expect(
+      spans.map((span) => span.name).filter((name) => name.startsWith("execute_tool")),
+    ).toEqual(["execute_tool tool_search"]);
   });
 
   test("a new process resumes the paused run from the ledger: the search runs again, the same request awaits, and the approval goes through", async () => {
