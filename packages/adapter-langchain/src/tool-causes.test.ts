@@ -32,7 +32,7 @@ describe("ToolCauses", () => {
     for (let call = 0; call < 500; call++)
       last = await answered(recorder, causes, `turn ${call}`, `call-${call}`);
 
-    expect(causes.stepsKept).toBe(0);
+    expect(causes.kept.steps).toBe(0);
     // Each call still has the completion that asked for it as its cause.
     expect(causes.causeOf(undefined, "call-499")).toBe(last?.eventId);
   });
@@ -63,7 +63,7 @@ describe("ToolCauses", () => {
       await answered(resumed, resumedCauses, `turn ${call}`, `call-${call}`);
 
     // The recorded completion, and this process's answer of its step: nothing of the 500 after.
-    expect(resumedCauses.stepsKept).toBe(2);
+    expect(resumedCauses.kept.steps).toBe(2);
     expect(resumedCauses.sameTurn(answer.eventId, recorded.eventId)).toBe(true);
     const later = resumedCauses.causeOf(undefined, "call-0");
     expect(later).toBeDefined();

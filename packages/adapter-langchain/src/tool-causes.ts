@@ -139,14 +139,6 @@ export class ToolCauses {
     if (this.#recordedSteps.has(stepId)) this.#steps.set(cause, stepId);
   }
 
-  /**
-   * How many completions' steps are kept: no more than the resumed runs recorded and this
-   * process's answers of their steps, whatever the number of model calls made since.
-   */
-  get stepsKept(): number {
-    return this.#steps.size;
-  }
-
   /** How many entries each of its maps keeps (see `keptBy`). */
   get kept(): Readonly<Record<string, number>> {
     return {
