@@ -52,11 +52,12 @@ function satisfies(version: Version, range: string): boolean {
 
 /**
  * Optional peers that only a test helper subpath loads, never an entry a program runs: a
- * package's tests need them, not its users. Each such helper's doc comment names the Node it
- * needs instead (`exportedSpans` of `@agent-ledger/core/testing/otel`: Node 20.6.0 or later).
+ * package's tests need them, not its users. Each is held to the oldest Node that helper's doc
+ * comment names instead of the package's (`exportedSpans` of `@agent-ledger/core/testing/otel`:
+ * Node 20.6.0 or later), so a release of the peer that needs a newer Node still fails here.
  */
-const TEST_HELPER_PEERS: Record<string, string[]> = {
-  "@agent-ledger/core": ["@opentelemetry/sdk-trace-base"],
+const TEST_HELPER_PEERS: Record<string, Record<string, string>> = {
+  "@agent-ledger/core": { "@opentelemetry/sdk-trace-base": "20.6.0" },
 };
 
 it("each package's oldest Node is one every runtime dependency supports", () => {
@@ -73,15 +74,14 @@ it("each package's oldest Node is one every runtime dependency supports", () => 
     };
     const minimum = /^>=\s*(\S+)$/.exec(manifest.engines?.node ?? "")?.[1];
     expect(minimum, `${manifest.name}: engines.node is not ">=x.y.z"`).toBeDefined();
-    const oldest = parse(minimum as string);
+    const packageOldest = parse(minimum as string);
     const runtime = { ...manifest.peerDependencies, ...manifest.dependencies };
     for (const dependency of Object.keys(runtime)) {
       if (dependency.startsWith("@agent-ledger/")) continue;
-      if (
-        TEST_HELPER_PEERS[manifest.name]?.includes(dependency) &&
-        manifest.peerDependenciesMeta?.[dependency]?.optional
-      )
-        continue;
+      const helperMinimum = manifest.peerDependenciesMeta?.[dependency]?.optional
+        ? TEST_HELPER_PEERS[manifest.name]?.[dependency]
+        : undefined;
+      const oldest = helperMinimum !== undefined ? parse(helperMinimum) : packageOldest;
       const installed = JSON.parse(
         readFileSync(join(root, "node_modules", dependency, "package.json"), "utf8"),
       ) as { version: string; engines?: { node?: string } };
