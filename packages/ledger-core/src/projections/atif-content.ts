@@ -81,35 +81,14 @@ export function atifMessageOf(
       message.push({ type: "text", text: shown.text });
       continue;
     }
-    if (shown.kind === "file") {
-      const { file } = shown;
-      const { text, note } = omittedPart({
-        kind: "file",
-        data: file,
-        filename: file.filename,
-        uri: file.uri,
-        part: message.length,
-        eventId,
-      });
-      files.push(note);
-      message.push({ type: "text", text });
+    const { kind, file } = shown;
+    const mediaType = kind === "image" ? atifMediaType(file) : undefined;
+    if (file.url !== undefined && mediaType !== undefined) {
+      message.push({ type: "image", source: { media_type: mediaType, path: file.url } });
       continue;
     }
-    const { image } = shown;
-    const mediaType = atifMediaType(image);
-    if (image.url !== undefined && mediaType !== undefined) {
-      message.push({ type: "image", source: { media_type: mediaType, path: image.url } });
-      continue;
-    }
-    const { text, note } = omittedPart({
-      kind: "image",
-      data: image,
-      filename: image.filename,
-      uri: image.uri,
-      part: message.length,
-      eventId,
-    });
-    images.push(note);
+    const { text, note } = omittedPart({ kind, data: file, part: message.length, eventId });
+    (kind === "image" ? images : files).push(note);
     message.push({ type: "text", text });
   }
   return {

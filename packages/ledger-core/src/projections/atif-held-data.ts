@@ -1,4 +1,5 @@
 import type { JsonObject } from "../events/json.js";
+import type { FoundFile } from "./atif-files.js";
 import { isObject, str, textOf } from "./extract.js";
 
 // What a content part holds of a file or an image: a URL, or bytes as base64 in the part
@@ -146,18 +147,15 @@ const URL_REASONS = {
 export function omittedPart({
   kind,
   data,
-  filename,
-  uri,
   part,
   eventId,
 }: {
   kind: "image" | "file";
-  data: HeldData;
-  filename?: string | undefined;
-  uri?: string | undefined;
+  data: FoundFile;
   part: number;
   eventId: string;
 }): { text: string; note: JsonObject } {
+  const { filename, uri } = data;
   const mediaType = data.mediaType ?? "media type unknown";
   const named: JsonObject = { part, media_type: data.mediaType ?? null };
   if (filename !== undefined) named.filename = filename;

@@ -47,8 +47,7 @@ function imageOf(part: JsonObject): HeldData | undefined {
 
 /** What a part shows besides text: an image or another file it holds, or one it names by id. */
 export type ShownPart =
-  | { kind: "image"; image: FoundFile }
-  | { kind: "file"; file: FoundFile }
+  | { kind: "image" | "file"; file: FoundFile }
   | { kind: "reference"; reference: FileReference }
   | { kind: "text"; text: string };
 
@@ -67,12 +66,12 @@ export function shownPartOf(part: JsonObject): ShownPart | undefined {
   const reference = fileReferenceOf(part);
   if (reference !== undefined) return { kind: "reference", reference };
   const image = imageOf(part);
-  if (image !== undefined) return { kind: "image", image };
+  if (image !== undefined) return { kind: "image", file: image };
   const file = fileOf(part);
   // A file of an image media type (recorded beside it, or its data URL's) is an image: the
   // SDKs give it to the model as one (OpenAI Agents' tool output `file` becomes an
   // `input_file` of an image data URL, the AI SDK's file part an image).
-  if (file?.mediaType?.startsWith("image/")) return { kind: "image", image: file };
+  if (file?.mediaType?.startsWith("image/")) return { kind: "image", file };
   if (file !== undefined) return { kind: "file", file };
   const text = fileTextOf(part);
   return text === undefined ? undefined : { kind: "text", text };

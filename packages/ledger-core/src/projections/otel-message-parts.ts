@@ -68,7 +68,7 @@ function fileIdPart(reference: FileReference): JsonObject {
 function mediaPart(shown: ShownPart, eventId: string): JsonObject {
   if (shown.kind === "text") return { type: "text", content: shown.text };
   if (shown.kind === "reference") return fileIdPart(shown.reference);
-  const file = shown.kind === "image" ? shown.image : shown.file;
+  const { file } = shown;
   const modality = modalityOf(file.mediaType, shown.kind === "image");
   if (file.url === undefined) return omittedBlob(file, modality, eventId);
   return { type: "uri", modality, ...mimeType(file.mediaType), uri: file.url };
