@@ -12,7 +12,6 @@ import { awaitedCall } from "./interrupt-pauses.js";
 import { chatRequest, textRequest } from "./model-request.js";
 import type { NestedRefusal } from "./nested-refusal.js";
 import { checkHandlerOptions } from "./option-checks.js";
-import { requestInsideDecision } from "./outer-decision.js";
 import type { StructuredOutputNote } from "./structured-output-note.js";
 import { closeSubgraphRuns } from "./subgraph-runs.js";
 import type { ToolAttempt } from "./tool-attempt.js";
@@ -136,9 +135,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
   ): Promise<ToolAttempt> {
     const recorder = on ?? (await this.getRecorder());
     const insideTool = this.#state.runs.enclosingTool(parentRunId);
-    return requestInsideDecision(recorder, call.metadata, insideTool?.approved === true, () =>
-      requestToolCall(recorder, this.#state.book, { ...call, insideTool }),
-    );
+    return requestToolCall(recorder, this.#state.book, { ...call, insideTool });
   }
 
   /**

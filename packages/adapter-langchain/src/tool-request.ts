@@ -8,6 +8,7 @@ import {
 } from "@agent-ledger/core";
 import { FailedToolCalls } from "./failed-tool-calls.js";
 import { type HeldCall, OtherRunCalls } from "./other-run-calls.js";
+import { requestInsideDecision } from "./outer-decision.js";
 import type { ToolRun } from "./run-tree.js";
 import { ThreadSessions } from "./thread-sessions.js";
 import { beforeToolCall, type ToolAttempt } from "./tool-attempt.js";
@@ -66,9 +67,20 @@ export interface ToolCallToRecord extends ToolCall {
  * comes from a checkpoint another run may have recorded it under: refused (`invalid-argument`
  * at `$.runId`, or at `$.sessionId` for a run of another session that recorded the thread) if
  * one holds it, before anything is written. The handler's session is named among the thread's
- * (`ThreadSessions`) before the request is recorded.
+ * (`ThreadSessions`) before the request is recorded. Inside a tool call a person approved to
+ * run again (`insideTool`), a call the ledger holds runs again with it (`requestInsideDecision`).
  */
-export async function requestToolCall(
+export function requestToolCall(
+  recorder: SessionRecorder,
+  book: ToolCallBook,
+  call: ToolCallToRecord,
+): Promise<ToolAttempt> {
+  return requestInsideDecision(recorder, call.metadata, call.insideTool?.approved === true, () =>
+    requestRecorded(recorder, book, call),
+  );
+}
+
+async function requestRecorded(
   recorder: SessionRecorder,
   book: ToolCallBook,
   call: ToolCallToRecord,

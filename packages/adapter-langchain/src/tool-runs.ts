@@ -9,7 +9,7 @@ import { langchainMetadata } from "./langchain-metadata.js";
 import { retryLive } from "./model-retry.js";
 import { type NestedRefusals, settleRefused } from "./nested-refusal.js";
 import { NodeRetries, retriedBeforeCrash, type StartingToolCall } from "./node-retries.js";
-import { abandonCallsInside, requestInsideDecision } from "./outer-decision.js";
+import { abandonCallsInside } from "./outer-decision.js";
 import { toJsonValue } from "./plain-json.js";
 import type { RunTree, ToolRun } from "./run-tree.js";
 import { checkpointNsToRecord, type SubgraphRuns } from "./subgraph-runs.js";
@@ -148,10 +148,7 @@ export class ToolRuns {
   }): Promise<ToolAttempt> {
     const { recorder, call, insideTool } = options;
     const { effect, outer, metadata } = call;
-    const approvedOuter = insideTool?.approved === true;
-    let requested = await requestInsideDecision(recorder, metadata, approvedOuter, () =>
-      requestToolCall(recorder, this.#context.book, { ...call, insideTool }),
-    );
+    let requested = await requestToolCall(recorder, this.#context.book, { ...call, insideTool });
     let { attempt } = requested;
     if (retriedBeforeCrash(recorder, attempt)) {
       do attempt = await recorder.retry(attempt, { metadata });
