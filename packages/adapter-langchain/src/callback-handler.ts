@@ -163,6 +163,16 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
   }
 
   /**
+   * Called by `ledgerMiddleware`: a call inside a call refused by the ledger (`refusal`) ends
+   * refused in turn, from LangChain's run `parentRunId`: the tool call that runs inside another
+   * (a sub-agent of that one's tool) hears of the same refusal, however many tools down it was met.
+   */
+  refusalGoesOut(parentRunId: string | undefined, refusal: NestedRefusal): void {
+    const outer = this.#state.runs.enclosingTool(parentRunId)?.requestedEventId;
+    if (outer !== undefined) this.#state.refusals.note(outer, refusal);
+  }
+
+  /**
    * Called by `ledgerMiddleware`: the tool call it was handed (`request.toolCall`), asking
    * `call`, threw on `attempt` (live, or as the ledger answered it); a retry of it retries that.
    */

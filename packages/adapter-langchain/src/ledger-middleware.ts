@@ -78,16 +78,12 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions) {
       // The run it is recorded in: its LangGraph subgraph's child run, if any (handler README).
       const { recorder, scope } = await handler.toolRecorder(configurable, runId);
       const call = request.toolCall;
-      const refused = async (attempt: Attempt, refusal: NestedRefusal) => {
-        try {
-          return await answerRefused({ recorder, attempt, refusal, call });
-        } catch (error) {
-          // Not settled here: the refusal goes on out of this call, and so does the error. A
-          // tool call this runs inside (this agent a sub-agent of another's tool) hears of it,
-          // as of a refusal met directly inside it, however many tools down it was met.
-          handler.refusedInside(runId, refusal.error, refusal.name);
-          throw error;
-        }
+      const refused = (attempt: Attempt, refusal: NestedRefusal) => {
+        // Not settled here unless abandoned (answerRefused throws): the refusal goes on out of
+        // this call. A tool call this runs inside (this agent a sub-agent of another's tool)
+        // hears of it, as of a refusal met directly inside it.
+        if (refusal.status !== "abandoned") handler.refusalGoesOut(runId, refusal);
+        return answerRefused({ recorder, attempt, refusal, call });
       };
       const effect = toolEffect(
         (request.tool as { metadata?: Record<string, unknown> } | undefined)?.metadata,
