@@ -112,12 +112,19 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
   if (declareToolEffect(tool, effect, options)) return tool;
   if (agentTool && options.idempotent === undefined) defaultAgentEffect.add(tool);
   const originalInvoke = tool.invoke.bind(tool);
-  // Unbound: the SDK knows a needsApproval it made by its identity (below).
-  let ownNeedsApproval = tool.needsApproval;
-  const originalNeedsApproval: typeof tool.needsApproval = (runContext, input, callId) =>
-    ownNeedsApproval.call(tool, runContext, input, callId);
+  type ApprovalPolicy = typeof tool.needsApproval;
+  // The policy of each object this accessor is on, as a data property would hold it: the tool's,
+  // and that of each copy `toolNamespace` made of it (it copies the accessor, not its value) once
+  // the app set one on the copy; till then a copy has the tool's. Unbound: the SDK knows a
+  // needsApproval it made by its identity (below).
+  let toolPolicy = tool.needsApproval;
+  const copyPolicies = new WeakMap<AnyFunctionTool, ApprovalPolicy>();
+  const ownPolicy = (target: AnyFunctionTool) => copyPolicies.get(target) ?? toolPolicy;
 
-  const needsApproval: typeof tool.needsApproval = async (runContext, input, callId) => {
+  const needsApproval = async (
+    target: AnyFunctionTool,
+    ...[runContext, input, callId]: Parameters<ApprovalPolicy>
+  ): Promise<boolean> => {
     const run = currentScope()?.run;
     const recorded = callId && run ? recordedCall(run, callId) : undefined;
     // A paused agent tool call was not in flight: it goes on when its run resumes.
@@ -127,15 +134,23 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
         : effect.idempotent;
       return recordedCallNeedsApproval(run, recorded, safeAgain);
     }
-    return originalNeedsApproval(runContext, input, callId);
+    return ownPolicy(target).call(target, runContext, input, callId);
   };
-  const ledgerNeedsApproval: typeof tool.needsApproval = async (runContext, input, callId) => {
-    const needed = await needsApproval(runContext, input, callId);
-    // The SDK asks only about undecided calls, so this call interrupts the agent run of this
-    // scope; inside a tool call (Agent.asTool) that tool call pauses with it.
-    const scope = currentScope();
-    if (needed && scope) scope.paused = true;
-    return needed;
+  // The ledger's approval function for the calls of `target` (the tool or a copy), one each.
+  const ledgerPolicies = new WeakMap<AnyFunctionTool, ApprovalPolicy>();
+  const ledgerNeedsApproval = (target: AnyFunctionTool): ApprovalPolicy => {
+    const made = ledgerPolicies.get(target);
+    if (made) return made;
+    const policy: ApprovalPolicy = async (runContext, input, callId) => {
+      const needed = await needsApproval(target, runContext, input, callId);
+      // The SDK asks only about undecided calls, so this call interrupts the agent run of this
+      // scope; inside a tool call (Agent.asTool) that tool call pauses with it.
+      const scope = currentScope();
+      if (needed && scope) scope.paused = true;
+      return needed;
+    };
+    ledgerPolicies.set(target, policy);
+    return policy;
   };
   // The SDK takes any needsApproval it did not make itself for a dynamic approval policy, and
   // then turns a call whose arguments are not JSON into an approval interruption instead of
@@ -149,13 +164,15 @@ export function ledgerTool<T extends AnyFunctionTool>(tool: T, options: LedgerTo
     enumerable: true,
     // Read on a copy too (see copiedTools), whose namespace names its calls.
     get: function (this: AnyFunctionTool | undefined) {
+      const target = this ?? tool;
       const scope = currentScope();
-      return scope && ledgerAdds(scope, toolCallName(this ?? tool), tool.name)
-        ? ledgerNeedsApproval
-        : ownNeedsApproval;
+      return scope && ledgerAdds(scope, toolCallName(target), tool.name)
+        ? ledgerNeedsApproval(target)
+        : ownPolicy(target);
     },
-    set: (value: typeof tool.needsApproval) => {
-      ownNeedsApproval = value;
+    set: function (this: AnyFunctionTool | undefined, value: ApprovalPolicy) {
+      if (this === undefined || this === tool) toolPolicy = value;
+      else copyPolicies.set(this, value);
     },
   });
 

@@ -1,0 +1,97 @@
+import { MemoryEventStore } from "@agent-ledger/core";
+import { Agent, Runner, setTracingDisabled, tool, toolNamespace } from "@openai/agents";
+import { describe, expect, test } from "vitest";
+import { z } from "zod";
+import { runWithLedger } from "./index.js";
+import { instrumentAgent } from "./instrument-agent.js";
+import { ledgerTool } from "./ledger-tool.js";
+import { runOptions } from "./testing/recorded-run.js";
+import {
+  functionCall,
+  message,
+  ScriptedModel,
+  scriptedProvider,
+} from "./testing/scripted-model.js";
+
+setTracingDisabled(true);
+
+// The model's one response: the namespace's forecast for Rome and the top-level one for Paris.
+const bothForecasts = () => [
+  { ...functionCall("forecast", { city: "Rome" }, "call_weather"), namespace: "weather" },
+  functionCall("forecast", { city: "Paris" }, "call_top"),
+];
+
+/**
+ * A top-level `forecast` that asks a person before each call, wrapped with `ledgerTool` (unless
+ * `wrapped` is false: the plain SDK), and its copy in the namespace `weather` (`toolNamespace`
+ * copies a tool's properties), on which the app set a policy of its own that never asks. The
+ * model calls both at once (`bothForecasts`); the cities forecast go to `forecasts`.
+ */
+function forecastAndItsCopy(options: { wrapped: boolean }) {
+  const forecasts: string[] = [];
+  const forecast = tool({
+    name: "forecast",
+    description: "the weather forecast of a city",
+    parameters: z.object({ city: z.string() }),
+    needsApproval: true,
+    execute: async ({ city }) => {
+      forecasts.push(city);
+      return `sunny in ${city}`;
+    },
+  });
+  const top = options.wrapped ? ledgerTool(forecast) : forecast;
+  const [copy] = toolNamespace({ name: "weather", description: "weather tools", tools: [top] });
+  if (!copy) throw new Error("toolNamespace made no copy");
+  copy.needsApproval = async () => false;
+  return { forecasts, tools: [top, copy] };
+}
+
+describe("a namespace's copy of a tool wrapped with ledgerTool", () => {
+  test("a policy the app sets on the copy is the copy's: the tool itself still asks, as in the SDK", async () => {
+    const plain = forecastAndItsCopy({ wrapped: false });
+    const plainModel = new ScriptedModel([bothForecasts, () => [message("done")]]);
+    const expected = await new Runner({ modelProvider: scriptedProvider(plainModel) }).run(
+      new Agent({ name: "main", tools: plain.tools }),
+      "go",
+    );
+    expect(expected.interruptions.map((item) => item.name)).toEqual(["forecast"]);
+    expect(plain.forecasts).toEqual(["Rome"]);
+
+    // The copy shared the tool's policy: setting it on the copy let the top-level forecast run
+    // without the approval it asks for.
+    const made = forecastAndItsCopy({ wrapped: true });
+    const model = new ScriptedModel([bothForecasts, () => [message("done")]]);
+    const store = new MemoryEventStore();
+    const paused = await runWithLedger(
+      new Agent({ name: "main", tools: made.tools }),
+      "go",
+      runOptions(store, model),
+    );
+    expect(paused.status).toBe("interrupted");
+    expect(paused.interruptions.map((item) => item.name)).toEqual(["forecast"]);
+    expect(made.forecasts).toEqual(["Rome"]);
+  });
+
+  test("inside an agent tool, where the ledger's approval function asks each: each by its own policy", async () => {
+    const made = forecastAndItsCopy({ wrapped: true });
+    const inner = instrumentAgent(
+      new Agent({
+        name: "Inner",
+        tools: made.tools,
+        model: new ScriptedModel([bothForecasts, () => [message("inner done")]]),
+      }),
+    );
+    const outer = new Agent({
+      name: "Outer",
+      tools: [inner.asTool({ toolName: "inner", toolDescription: "forecasts" })],
+    });
+    const model = new ScriptedModel([
+      () => [functionCall("inner", { input: "go" }, "call_inner")],
+      () => [message("outer done")],
+    ]);
+    const paused = await runWithLedger(outer, "go", runOptions(new MemoryEventStore(), model));
+    expect(paused.status).toBe("interrupted");
+    expect(paused.interruptions.map((item) => item.name)).toEqual(["forecast"]);
+    expect(made.forecasts).toEqual(["Rome"]);
+  });
+});
