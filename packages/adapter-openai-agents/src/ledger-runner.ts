@@ -6,7 +6,7 @@ import { ledgerModel, ledgerModelProvider } from "./ledger-model.js";
 import type { LedgerRunOptions } from "./ledger-run-options.js";
 import { noteStateLocalCalls } from "./local-call-ids.js";
 import type { RunInput } from "./recorded-input.js";
-import type { AnyResult } from "./run-ends.js";
+import type { AnyResult, LedgerStreamedRun } from "./run-ends.js";
 import { currentScope, enterAgent, type LedgerScope, runInScope } from "./scope.js";
 
 /** A Runner with the same configuration whose models are recorded and whose handoffs are tracked. */
@@ -35,7 +35,7 @@ export function ledgerRunner(options: LedgerRunOptions): Runner {
 }
 
 /** The options runWithLedger and resumeRun hand to the SDK's run. */
-export function sdkRunOptions(options: LedgerRunOptions) {
+function sdkRunOptions(options: LedgerRunOptions) {
   return {
     ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
     ...(options.context !== undefined ? { context: options.context } : {}),
@@ -43,13 +43,38 @@ export function sdkRunOptions(options: LedgerRunOptions) {
   };
 }
 
+/**
+ * Runs `agent` in the run's scope from `input` (a RunState goes on from where it paused) to its
+ * end or next pause; with `{ stream: true }`, returns the SDK's stream of it instead.
+ */
 export function runSegment(
   runner: Runner,
   agent: AnyAgent,
   input: RunInput,
   scope: LedgerScope,
   options: LedgerRunOptions,
+): Promise<AnyResult>;
+export function runSegment(
+  runner: Runner,
+  agent: AnyAgent,
+  input: RunInput,
+  scope: LedgerScope,
+  options: LedgerRunOptions,
+  mode: { stream: true },
+): Promise<LedgerStreamedRun["stream"]>;
+export function runSegment(
+  runner: Runner,
+  agent: AnyAgent,
+  input: RunInput,
+  scope: LedgerScope,
+  options: LedgerRunOptions,
+  mode?: { stream: true },
 ): Promise<AnyResult> {
   if (typeof input !== "string" && !Array.isArray(input)) noteStateLocalCalls(input);
-  return runInScope(scope, () => runner.run(agent, input, sdkRunOptions(options)));
+  const sdkOptions = sdkRunOptions(options);
+  return runInScope(scope, () =>
+    mode?.stream
+      ? runner.run(agent, input, { stream: true, ...sdkOptions })
+      : runner.run(agent, input, sdkOptions),
+  );
 }

@@ -23,7 +23,7 @@ import type {
   ResumeRunOptions,
   RunWithLedgerOptions,
 } from "./ledger-run-options.js";
-import { ledgerRunner, runSegment, sdkRunOptions } from "./ledger-runner.js";
+import { ledgerRunner, runSegment } from "./ledger-runner.js";
 import {
   isCallEvent,
   loadRunState,
@@ -31,7 +31,6 @@ import {
   runTree,
   skipRecordedCalls,
 } from "./ledger-state.js";
-import { noteStateLocalCalls } from "./local-call-ids.js";
 import { runInputToJson } from "./model-json.js";
 import { type RunInput, recordedRunInput } from "./recorded-input.js";
 import { readResumedRun } from "./resumed-run.js";
@@ -45,7 +44,7 @@ import {
 } from "./run-ends.js";
 import { assertResumeRunArguments, assertRunWithLedgerArguments } from "./run-option-checks.js";
 import { assertCurrentState } from "./run-state-position.js";
-import { agentActor, type LedgerScope, runInScope } from "./scope.js";
+import { agentActor, type LedgerScope } from "./scope.js";
 import { openAiAgentsVersion } from "./sdk-version.js";
 import { skippedApprovals } from "./skipped-approvals.js";
 
@@ -137,10 +136,7 @@ export async function runWithLedger(
     run: { ...loadRunState([]), ...runRedaction(options) },
   };
   if (options.stream) {
-    if (typeof input !== "string" && !Array.isArray(input)) noteStateLocalCalls(input);
-    const stream = await runInScope(scope, () =>
-      runner.run(agent, input, { stream: true, ...sdkRunOptions(options) }),
-    );
+    const stream = await runSegment(runner, agent, input, scope, options, { stream: true });
     const { signal } = options;
     const done = (async () => {
       await stream.completed.catch(() => undefined);
