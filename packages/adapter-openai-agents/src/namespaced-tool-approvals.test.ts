@@ -2,10 +2,10 @@ import { MemoryEventStore } from "@agent-ledger/core";
 import { Agent, Runner, setTracingDisabled, tool, toolNamespace } from "@openai/agents";
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
-import { runWithLedger } from "./index.js";
+import { resumeRun, runWithLedger } from "./index.js";
 import { instrumentAgent } from "./instrument-agent.js";
 import { ledgerTool } from "./ledger-tool.js";
-import { runOptions } from "./testing/recorded-run.js";
+import { firstInterruption, runOptions, toolCallEvents } from "./testing/recorded-run.js";
 import {
   functionCall,
   message,
@@ -94,4 +94,76 @@ describe("a namespace's copy of a tool wrapped with ledgerTool", () => {
     expect(paused.interruptions.map((item) => item.name)).toEqual(["forecast"]);
     expect(made.forecasts).toEqual(["Rome"]);
   });
+});
+
+/**
+ * A top-level `forecast` and, in the namespace `weather`, another tool named `forecast`; the
+ * one named `asks` ("forecast" or "weather.forecast") asks a person before each call. The model
+ * calls the other one first (`call_first`), then the one that asks (`call_asks`), then answers.
+ * The calls made go to `forecasts`, as `<name>:<city>`.
+ */
+function sameBareNames(asks: string) {
+  const forecasts: string[] = [];
+  const forecast = (name: string) =>
+    tool({
+      name: "forecast",
+      description: `the ${name} of a city`,
+      parameters: z.object({ city: z.string() }),
+      needsApproval: name === asks,
+      execute: async ({ city }) => {
+        forecasts.push(`${name}:${city}`);
+        return `${name} in ${city}`;
+      },
+    });
+  const namespaced = toolNamespace({
+    name: "weather",
+    description: "weather tools",
+    tools: [forecast("weather.forecast")],
+  });
+  const callOf = (name: string, city: string, callId: string) =>
+    name === "forecast"
+      ? functionCall("forecast", { city }, callId)
+      : { ...functionCall("forecast", { city }, callId), namespace: "weather" };
+  const other = asks === "forecast" ? "weather.forecast" : "forecast";
+  const model = new ScriptedModel([
+    () => [callOf(other, "Paris", "call_first")],
+    () => [callOf(asks, "Rome", "call_asks")],
+    () => [message("done")],
+  ]);
+  const agent = new Agent({ name: "main", tools: [forecast("forecast"), ...namespaced] });
+  return { forecasts, model, agent };
+}
+
+describe("a namespaced tool and a top-level tool of the same bare name", () => {
+  // Going on from the pause's RunState, the ledger knows the calls of the paused turn only from
+  // the names it recorded: the recorded call of one tool must not answer for the other.
+  test.each(["weather.forecast", "forecast"])(
+    "%s waits for a person after the other ran: asked again until decided, then run once; the other is not made again",
+    async (asks) => {
+      const store = new MemoryEventStore();
+      const first = sameBareNames(asks);
+      const paused = await runWithLedger(first.agent, "go", runOptions(store, first.model));
+      expect(paused.interruptions.map((item) => item.name)).toEqual([asks]);
+      const other = asks === "forecast" ? "weather.forecast" : "forecast";
+      expect(first.forecasts).toEqual([`${other}:Paris`]);
+
+      const second = sameBareNames(asks);
+      second.model.calls = 2;
+      const polled = await resumeRun(second.agent, runOptions(store, second.model));
+      expect(polled.interruptions.map((item) => item.name)).toEqual([asks]);
+      expect(second.forecasts).toEqual([]);
+
+      const { state, item } = firstInterruption(polled);
+      state.approve(item);
+      const done = await resumeRun(second.agent, { ...runOptions(store, second.model), state });
+      expect(done).toMatchObject({ status: "completed", finalOutput: "done" });
+      expect(second.forecasts).toEqual([`${asks}:Rome`]);
+      const [requested] = await toolCallEvents(store, "call_asks");
+      expect(requested?.payload).toMatchObject({ name: asks, args: { city: "Rome" } });
+      expect((await toolCallEvents(store, "call_first")).map((event) => event.type)).toEqual([
+        "tool.requested",
+        "tool.completed",
+      ]);
+    },
+  );
 });
