@@ -77,7 +77,8 @@ describe("OpenTelemetry chat spans with includeMessages", () => {
         {
           type: "tool_call_response",
           id: "call-1",
-          response: { type: "json", value: { city: "Paris", celsius: 21 } },
+          // The tool's result itself: the SDK wrapped it in a `json` output for the model.
+          response: { city: "Paris", celsius: 21 },
         },
       ],
     });

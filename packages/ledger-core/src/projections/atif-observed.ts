@@ -6,21 +6,21 @@ import { toolContentParts } from "./content-media.js";
 import { isObject, textOf, toolResultOf } from "./extract.js";
 import { requestMessagesNewestFirst } from "./request-messages.js";
 import { type AttemptRecord, payloadOf, type RunRecord } from "./session-model.js";
+import { modelOutputOf } from "./tool-model-output.js";
 
 // What a model read of a tool call: each adapter tells the model in its own words (a failed or
 // abandoned call's), or in the form it chose (the AI SDK's `toModelOutput`: images), in the
 // next request it sends.
 
 /**
- * A tool message's content as text (the AI SDK's `{ type: "text" | "error-text" | "json",
- * value }` too).
+ * A tool message's content as text: an AI SDK tool output for the model as what it wraps (see
+ * `modelOutputOf`: a text as it is, a JSON value as its JSON, parts as their text).
  */
 function toolText(content: JsonValue): string {
-  if (isObject(content) && typeof content.type === "string" && "value" in content) {
-    const value = content.value ?? null;
-    return typeof value === "string" ? value : JSON.stringify(value);
-  }
-  return textOf(content);
+  const output = modelOutputOf(content);
+  if (output === undefined) return textOf(content);
+  if (output.kind === "parts") return textOf(output.parts);
+  return typeof output.value === "string" ? output.value : JSON.stringify(output.value);
 }
 
 /** How many of the run's model requests after a call's outcome are searched for its answer. */

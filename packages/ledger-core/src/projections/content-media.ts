@@ -10,6 +10,7 @@ import {
 } from "./atif-held-data.js";
 import { mcpAudioOf, mcpResourceOf } from "./atif-mcp-resources.js";
 import { isObject } from "./langchain-message.js";
+import { modelOutputOf } from "./tool-model-output.js";
 
 // The images and files a content part holds or names, as each framework records them: what
 // ATIF's steps and OpenTelemetry's message parts both show, each in its own form.
@@ -90,7 +91,9 @@ export function shownPartOf(part: JsonObject): ShownPart | undefined {
 export function toolContentParts(content: JsonValue | undefined): JsonValue[] | undefined {
   if (Array.isArray(content)) return content;
   if (!isObject(content)) return undefined;
-  if (content.type === "content" && Array.isArray(content.value)) return content.value;
+  // The AI SDK's: only a `content` output holds parts; a `json` one is JSON to the model.
+  const output = modelOutputOf(content);
+  if (output !== undefined) return output.kind === "parts" ? output.parts : undefined;
   if (content.type === "file" && content.file !== undefined) return [content];
   if (content.type === "image" && (content.image ?? content.data) !== undefined) return [content];
   if (content.type === "audio" && content.data !== undefined) return [content];

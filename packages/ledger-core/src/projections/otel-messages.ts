@@ -6,6 +6,7 @@ import type { Completion } from "./model-completions.js";
 import { contentParts } from "./otel-message-parts.js";
 import { type HistoryMessage, requestConversation } from "./request-messages.js";
 import type { AttemptRecord } from "./session-model.js";
+import { modelOutputOf } from "./tool-model-output.js";
 
 // The conversation of a model call as OpenTelemetry's opt-in GenAI attributes, each the JSON
 // text of its schema (attributes cannot nest): `gen_ai.input.messages`,
@@ -23,12 +24,16 @@ function toolCallParts(message: { toolCalls?: HistoryMessage["toolCalls"] }): Js
 }
 
 /**
- * A tool's answer: what it returned, as recorded. One that holds images or files (see
- * `toolContentParts`) is given as message parts, so its bytes are named, never included.
+ * A tool's answer: what it returned, as recorded, unwrapped from the AI SDK's tool output for
+ * the model (see `modelOutputOf`). One that holds images or files (see `toolContentParts`) is
+ * given as message parts, so its bytes are named, never included.
  */
 function toolResponse(content: JsonValue, eventId: string): JsonValue {
-  const result = toolResultOf(content) ?? null;
-  const parts = toolContentParts(result);
+  const recorded = toolResultOf(content) ?? null;
+  const output = modelOutputOf(recorded);
+  const result =
+    output === undefined ? recorded : output.kind === "value" ? output.value : output.parts;
+  const parts = toolContentParts(recorded);
   if (parts === undefined) return result;
   const shown = contentParts(parts, eventId);
   return shown.some((part) => part.type !== "text") ? shown : result;

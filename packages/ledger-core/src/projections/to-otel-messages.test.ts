@@ -212,9 +212,8 @@ describe("toOtelSpans with includeMessages", () => {
       },
       {
         role: "tool",
-        parts: [
-          { type: "tool_call_response", id: "c1", response: { type: "text", value: "zoomed" } },
-        ],
+        // What the tool gave, not the AI SDK's output for the model wrapping it.
+        parts: [{ type: "tool_call_response", id: "c1", response: "zoomed" }],
       },
     ]);
     expect(parsed(chat, "gen_ai.output.messages")).toEqual([

@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import type { JsonValue } from "../events/json.js";
+import { SessionRecorder } from "../recorder/session-recorder.js";
+import { MemoryEventStore } from "../store/memory-store.js";
+import { actor, ask, asked, observed } from "./tool-result-run.test.data.js";
+
+// What an ATIF observation says the model read of a call that gave no result of its own: the
+// AI SDK's tool output for the model in the next request, as its providers unwrap it.
+
+/**
+ * A run whose tool call t1 ends with `end` (failed or abandoned), then a model request giving
+ * the model `output` as the AI SDK's tool message answering t1.
+ */
+async function endedRun(end: "failed" | "abandoned", output: JsonValue) {
+  const store = new MemoryEventStore();
+  const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
+  await recorder.startRun();
+  const first = await recorder.beforeModelCall({ request: { model: "m", messages: [ask] } });
+  await recorder.modelCompleted(first, { toolCalls: [{ id: "t1", name: "look", args: {} }] });
+  const tool = await recorder.beforeToolCall({ toolCallId: "t1", name: "look", args: {} });
+  if (end === "failed") await recorder.toolFailed(tool, new Error("lens cracked"));
+  else await recorder.abandon(tool, "a person said no");
+  const toolMessage = {
+    role: "tool",
+    content: [{ type: "tool-result", toolCallId: "t1", toolName: "look", output }],
+  };
+  const next = await recorder.beforeModelCall({
+    request: { model: "m", messages: [ask, asked, toolMessage] },
+  });
+  await recorder.modelCompleted(next, { text: "seen" });
+  return store;
+}
+
+describe("toAtif what the model read of a call without a result", () => {
+  it("reads an error given as text or JSON as the value it wraps", async () => {
+    const text = await endedRun("failed", { type: "error-text", value: "lens cracked" });
+    expect((await observed(text))?.content).toBe("lens cracked");
+    const json = await endedRun("failed", { type: "error-json", value: { code: 7 } });
+    expect((await observed(json))?.content).toBe('{"code":7}');
+  });
+
+  it("reads a `content` output as the text of its parts, not their JSON", async () => {
+    const store = await endedRun("failed", {
+      type: "content",
+      value: [
+        { type: "text", text: "lens cracked" },
+        { type: "text", text: "try another" },
+      ],
+    });
+    const result = await observed(store);
+    expect(result?.content).toBe("lens cracked\ntry another");
+    expect(result?.extra).toMatchObject({ status: "failed" });
+  });
+
+  it("reads a denied execution as its reason, else the words the providers send", async () => {
+    const said = await endedRun("abandoned", { type: "execution-denied", reason: "not today" });
+    expect(await observed(said)).toEqual({
+      source_call_id: "t1",
+      content: "not today",
+      extra: { status: "abandoned", reason: "a person said no" },
+    });
+    const unsaid = await endedRun("abandoned", { type: "execution-denied" });
+    expect((await observed(unsaid))?.content).toBe("Tool execution denied.");
+  });
+});
