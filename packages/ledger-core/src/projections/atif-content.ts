@@ -47,7 +47,7 @@ function atifMediaType(image: HeldData): AtifImageMediaType | undefined {
  * the id of the event (`eventId`) whose payload holds it, where a reader finds its bytes; so
  * is an image at a URL whose media type ATIF does not take. A file part (see `fileOf`) of an
  * `image/*` media type is an image; any other file, as bytes or at a URL, is a text part naming
- * it, listed in `extra.files_omitted`, and so is MCP's audio (see `mcpAudioOf`).
+ * it, listed in `extra.files_omitted`, and so is audio (see `audioOf`).
  * A file named by a provider's file id (see `fileReferenceOf`) is a text part naming the id,
  * listed in `extra.images_omitted` (an image) or `extra.files_omitted`. A document given as
  * text (see `fileTextOf`) is a text part of its text. `extra` holds only the lists that are
@@ -81,7 +81,9 @@ export function atifMessageOf(
       message.push({ type: "text", text: shown.text });
       continue;
     }
-    const { kind, file } = shown;
+    const { file } = shown;
+    // Audio is a file to ATIF: its parts are text and images only.
+    const kind = shown.kind === "image" ? "image" : "file";
     const mediaType = kind === "image" ? atifMediaType(file) : undefined;
     if (file.url !== undefined && mediaType !== undefined) {
       message.push({ type: "image", source: { media_type: mediaType, path: file.url } });

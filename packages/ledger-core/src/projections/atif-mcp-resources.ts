@@ -1,6 +1,6 @@
 import type { JsonObject } from "../events/json.js";
 import type { FoundFile } from "./atif-files.js";
-import { classify, mediaTypeOf } from "./atif-held-data.js";
+import { mediaTypeOf } from "./atif-held-data.js";
 import { isObject, str } from "./extract.js";
 
 // An MCP tool result's resources, as the result holds them where an adapter records MCP's own
@@ -43,16 +43,4 @@ export function mcpResourceOf(part: JsonObject): McpResource | undefined {
   if (blob === undefined) return undefined;
   const file: FoundFile = { base64: blob, ...(mediaType !== undefined ? { mediaType } : {}) };
   return { kind: "file", file: uri === undefined ? file : { ...file, uri } };
-}
-
-/**
- * The audio an MCP `audio` content part holds (`{ type: "audio", data, mimeType }`, its bytes as
- * base64) as a file: ATIF content parts are text and images only, so a step names it in text
- * and lists it in `extra.files_omitted` (media type, size, the event holding its bytes), as any
- * other file it cannot show. Undefined for any other part, and for one without its data.
- */
-export function mcpAudioOf(part: JsonObject): FoundFile | undefined {
-  if (part.type !== "audio") return undefined;
-  const data = str(part.data);
-  return data === undefined ? undefined : classify(data, mediaTypeOf(part));
 }

@@ -8,7 +8,8 @@ import {
   heldValueOf,
   mediaTypeOf,
 } from "./atif-held-data.js";
-import { mcpAudioOf, mcpResourceOf } from "./atif-mcp-resources.js";
+import { mcpResourceOf } from "./atif-mcp-resources.js";
+import { audioOf } from "./audio-parts.js";
 import { isObject } from "./langchain-message.js";
 import { modelOutputOf } from "./tool-model-output.js";
 
@@ -46,24 +47,28 @@ function imageOf(part: JsonObject): HeldData | undefined {
   return value === undefined ? undefined : classify(value, mediaTypeOf(part));
 }
 
-/** What a part shows besides text: an image or another file it holds, or one it names by id. */
+/**
+ * What a part shows besides text: an image, audio or another file it holds, or one it names by
+ * id.
+ */
 export type ShownPart =
-  | { kind: "image" | "file"; file: FoundFile }
+  | { kind: "image" | "audio" | "file"; file: FoundFile }
   | { kind: "reference"; reference: FileReference }
   | { kind: "text"; text: string };
 
 /**
  * What a content part shows besides text, read once for every projection that shows content
- * (ATIF's steps, OpenTelemetry's message parts): an MCP resource (see `mcpResourceOf`) or
- * audio (`mcpAudioOf`, a file), a file named by a provider's id (`fileReferenceOf`), an image (`imageOf`) or another file
- * (`fileOf`) it holds as bytes or at a URL, or a document given as text (`fileTextOf`).
+ * (ATIF's steps, OpenTelemetry's message parts): an MCP resource (see `mcpResourceOf`), audio
+ * (`audioOf`), a file named by a provider's id (`fileReferenceOf`), an image (`imageOf`) or
+ * another file (`fileOf`) it holds as bytes or at a URL, or a document given as text
+ * (`fileTextOf`).
  * Undefined for a part that is text or anything else.
  */
 export function shownPartOf(part: JsonObject): ShownPart | undefined {
   const resource = mcpResourceOf(part);
   if (resource !== undefined) return resource;
-  const audio = mcpAudioOf(part);
-  if (audio !== undefined) return { kind: "file", file: audio };
+  const audio = audioOf(part);
+  if (audio !== undefined) return { kind: "audio", file: audio };
   const reference = fileReferenceOf(part);
   if (reference !== undefined) return { kind: "reference", reference };
   const image = imageOf(part);

@@ -21,10 +21,11 @@ const TOOL_CALL_PARTS: ReadonlySet<JsonValue | undefined> = new Set([
 
 /**
  * A media type's modality, as the conventions name them (`image`, `audio`, `video`); any other
- * file (a PDF, a text file) is a `document`, a modality the conventions leave open.
+ * file (a PDF, a text file) is a `document`, a modality the conventions leave open. A part that
+ * is an image or audio whatever its media type (`kind`) is of that modality.
  */
-function modalityOf(mediaType: string | undefined, image: boolean): string {
-  if (image) return "image";
+function modalityOf(mediaType: string | undefined, kind: "image" | "audio" | "file"): string {
+  if (kind !== "file") return kind;
   const top = mediaType?.split("/")[0]?.toLowerCase();
   return top === "image" || top === "audio" || top === "video" ? top : "document";
 }
@@ -58,7 +59,7 @@ function fileIdPart(reference: FileReference): JsonObject {
   const first = typeof fileId === "string" ? fileId : String(Object.values(fileId)[0]);
   return {
     type: "file",
-    modality: modalityOf(reference.mediaType, reference.image),
+    modality: modalityOf(reference.mediaType, reference.image ? "image" : "file"),
     ...mimeType(reference.mediaType),
     file_id: first,
     ...(typeof fileId === "string" ? {} : { file_ids: fileId }),
@@ -69,7 +70,7 @@ function mediaPart(shown: ShownPart, eventId: string): JsonObject {
   if (shown.kind === "text") return { type: "text", content: shown.text };
   if (shown.kind === "reference") return fileIdPart(shown.reference);
   const { file } = shown;
-  const modality = modalityOf(file.mediaType, shown.kind === "image");
+  const modality = modalityOf(file.mediaType, shown.kind);
   if (file.url === undefined) return omittedBlob(file, modality, eventId);
   return { type: "uri", modality, ...mimeType(file.mediaType), uri: file.url };
 }
