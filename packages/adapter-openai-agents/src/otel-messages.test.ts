@@ -1,4 +1,4 @@
-import { MemoryEventStore } from "@agent-ledger/core";
+import { MemoryEventStore, toAtif } from "@agent-ledger/core";
 import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { Agent, setTracingDisabled, tool } from "@openai/agents";
 import { describe, expect, test } from "vitest";
@@ -69,6 +69,51 @@ describe("OpenTelemetry chat spans with includeMessages", () => {
     ]);
     expect(json(1, "gen_ai.output.messages")).toEqual([
       { role: "assistant", parts: [{ type: "text", content: "x is 42" }], finish_reason: "stop" },
+    ]);
+  });
+
+  test("give the calls of one answer as one assistant message, as the model met them", async () => {
+    const store = new MemoryEventStore();
+    const model = new ScriptedModel([
+      () => [
+        functionCall("lookup", { key: "x" }, "call_1"),
+        functionCall("lookup", { key: "y" }, "call_2"),
+      ],
+      () => [message("x is 42, y is 7")],
+    ]);
+    const lookup = tool({
+      name: "lookup",
+      description: "read a key",
+      parameters: z.object({ key: z.string() }),
+      execute: async ({ key }) => `value of ${key}`,
+    });
+    const agent = new Agent({ name: "main", tools: [lookup] });
+    await runWithLedger(agent, "what are x and y?", runOptions(store, model));
+
+    const chats = (await exportedSpans(store, "s", { includeMessages: true }))
+      .filter((span) => span.attributes["gen_ai.operation.name"] === "chat")
+      .sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1]);
+    // The SDK sends the answer's two function_call items one after the other (its chat
+    // completions converter makes them one assistant message's tool_calls).
+    const input = JSON.parse(String(chats[1]?.attributes["gen_ai.input.messages"]));
+    const asked = (id: string, key: string) => ({
+      type: "tool_call",
+      id,
+      name: "lookup",
+      arguments: { key },
+    });
+    expect(input.slice(0, 2)).toEqual([
+      { role: "user", parts: [{ type: "text", content: "what are x and y?" }] },
+      { role: "assistant", parts: [asked("call_1", "x"), asked("call_2", "y")] },
+    ]);
+    expect(input.slice(2).map((message: { role: string }) => message.role)).toEqual([
+      "tool",
+      "tool",
+    ]);
+    // ATIF agrees: one agent step asked for both.
+    const steps = (await toAtif(store, "s")).steps.filter((step) => step.tool_calls);
+    expect(steps.map((step) => step.tool_calls?.map((each) => each.tool_call_id))).toEqual([
+      ["call_1", "call_2"],
     ]);
   });
 });

@@ -109,7 +109,7 @@ export function requestConversation(request: JsonValue | undefined): {
 } {
   if (request === undefined || request === null) return { messages: [] };
   if (typeof request === "string") return { messages: [{ role: "user", content: request }] };
-  if (Array.isArray(request)) return { messages: request.flatMap((item) => messagesOfList(item)) };
+  if (Array.isArray(request)) return { messages: messagesOfItems(request, messagesOfList) };
   if (!isObject(request)) return { messages: [] };
   const { system, list } = requestParts(request);
   const messages = list === undefined ? [] : messagesOfList(list);
@@ -125,6 +125,7 @@ export function requestMessages(request: JsonValue | undefined): HistoryMessage[
 /**
  * `requestMessages` from the last, each list item read as it is reached: a search for a
  * recent message (a tool call's answer) reads the end of a long conversation, not all of it.
+ * Consecutive `function_call` items come one message each: a search needs them no more grouped.
  */
 export function* requestMessagesNewestFirst(
   request: JsonValue | undefined,
@@ -148,5 +149,40 @@ function messagesOfList(list: JsonValue): HistoryMessage[] {
   if (!Array.isArray(list)) return messageFrom(list);
   // LangChain's handleChatModelStart passes BaseMessage[][] (one list per prompt).
   if (list.length > 0 && list.every(Array.isArray)) return messagesOfList(list[0] as JsonValue);
-  return list.flatMap((item) => messageFrom(item));
+  return messagesOfItems(list, messageFrom);
+}
+
+function isFunctionCall(item: JsonValue): boolean {
+  return isObject(item) && item.type === "function_call";
+}
+
+/**
+ * The messages of a list's items, each read by `messagesOf`. OpenAI Agents records each tool call of
+ * an answer as an input item of its own (`function_call`): consecutive ones are one assistant
+ * message with all of them, the turn the model met them as (the SDK's chat completions converter
+ * sends them so; an assistant `message` item before them stays a message of its own there too).
+ * A call without a name is read as nothing and parts no calls.
+ */
+function messagesOfItems(
+  items: JsonValue[],
+  messagesOf: (item: JsonValue) => HistoryMessage[],
+): HistoryMessage[] {
+  const messages: HistoryMessage[] = [];
+  // The tool calls of the assistant message the last function_call items were read into.
+  let calls: ExtractedToolCall[] | undefined;
+  for (const item of items) {
+    const read = messagesOf(item);
+    if (!isFunctionCall(item)) {
+      calls = undefined;
+      messages.push(...read);
+      continue;
+    }
+    const asked = read[0]?.toolCalls ?? [];
+    if (calls !== undefined) calls.push(...asked);
+    else if (read[0] !== undefined) {
+      calls = [...asked];
+      messages.push({ ...read[0], toolCalls: calls });
+    }
+  }
+  return messages;
 }
