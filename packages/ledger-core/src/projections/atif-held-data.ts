@@ -38,7 +38,7 @@ export function classify(value: string, mediaType: string | undefined): HeldData
 /**
  * The string a part holds its image or file in (bytes as base64 or a data URL, or a URL), read
  * where each framework puts it: LangChain's and MCP's `image` (`image`, `url`, `data`; OpenAI
- * Agents' tool output `image.data`, `image.url`), OpenAI's
+ * Agents' tool output `image.data`, `image.url`, `imageUrl`), OpenAI's
  * `image_url` and the Responses API's `input_image` (`image_url`, OpenAI Agents' `image`), its
  * `input_file` (`file_data`, `file_url`, OpenAI Agents' `file` or `file.url`), a `file` part
  * (the AI SDK's and LangChain's `data` or `url`; OpenAI Chat Completions' `file.file_data`,
@@ -50,10 +50,11 @@ export function heldValueOf(part: JsonObject): string | undefined {
   const file = part.file;
   switch (part.type) {
     case "image": {
-      // OpenAI Agents' tool output: `image` a string, or `{ data, mediaType }` or `{ url }`.
+      // OpenAI Agents' tool output: `image` a string, or `{ data, mediaType }` or `{ url }`;
+      // else `imageUrl` beside the type, as the SDK still takes it (toolOutputNormalization).
       const image = part.image;
       const held = isObject(image) ? (str(image.data) ?? str(image.url)) : str(image);
-      return held ?? str(part.url) ?? str(part.data);
+      return held ?? str(part.imageUrl) ?? str(part.url) ?? str(part.data);
     }
     case "image_url":
     case "input_image": {

@@ -84,12 +84,18 @@ export function shownPartOf(part: JsonObject): ShownPart | undefined {
 }
 
 /**
+ * The keys an OpenAI Agents tool output image holds its image in (`imageUrl` and `fileId` at
+ * the top level, as the SDK still takes them), and MCP's image its bytes in (`data`).
+ */
+const IMAGE_OUTPUT_KEYS = ["image", "imageUrl", "fileId", "data"];
+
+/**
  * The content parts of what a tool gave: the AI SDK's output for the model
  * (`{ type: "content", value: [...] }`, as `toModelOutput` gives it), MCP's result
  * (`{ content: [...] }`), a list of parts (a LangChain ToolMessage's content, an OpenAI
  * Agents tool output), or one OpenAI Agents tool output of a file or an image
- * (`{ type: "file", file }`, `{ type: "image", image }`: the SDK gives the model the file, not
- * JSON), or one MCP content item of an image, audio or a resource (`{ type: "image", data }`,
+ * (`{ type: "file", file }`, `{ type: "image", image | imageUrl | fileId }`: the SDK gives the
+ * model the file, not JSON), or one MCP content item of an image, audio or a resource (`{ type: "image", data }`,
  * `{ type: "audio", data }`, `resource`, `resource_link`: OpenAI Agents records an MCP tool's
  * only item alone). Undefined for any other value (a text, a JSON result).
  */
@@ -100,7 +106,8 @@ export function toolContentParts(content: JsonValue | undefined): JsonValue[] | 
   const output = modelOutputOf(content);
   if (output !== undefined) return output.kind === "parts" ? output.parts : undefined;
   if (content.type === "file" && content.file !== undefined) return [content];
-  if (content.type === "image" && (content.image ?? content.data) !== undefined) return [content];
+  if (content.type === "image" && IMAGE_OUTPUT_KEYS.some((key) => content[key] !== undefined))
+    return [content];
   if (content.type === "audio" && content.data !== undefined) return [content];
   if (content.type === "resource" || content.type === "resource_link") return [content];
   return Array.isArray(content.content) ? content.content : undefined;

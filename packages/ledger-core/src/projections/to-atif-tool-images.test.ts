@@ -127,6 +127,19 @@ describe("toAtif a tool's images", () => {
     });
   });
 
+  it("shows an OpenAI Agents tool output image given at the part's top level (imageUrl, fileId)", async () => {
+    // The SDK still takes these (toolOutputNormalization); they were shown as their JSON.
+    const url = "https://charts.example/q3.png";
+    const { store } = await lookRun({ type: "image", imageUrl: url });
+    expect((await observed(store))?.content).toEqual([
+      { type: "image", source: { media_type: "image/png", path: url } },
+    ]);
+    const byId = await lookRun({ type: "image", fileId: "file-chart1" });
+    expect((await observed(byId.store))?.content).toEqual([
+      { type: "text", text: "[image omitted: provider file id file-chart1, media type unknown]" },
+    ]);
+  });
+
   it("keeps as text a result the model read as JSON, whatever image parts it holds", async () => {
     const images = [{ type: "image", url: "https://photos.example/cat.png" }];
     const { store } = await lookRun(images, {

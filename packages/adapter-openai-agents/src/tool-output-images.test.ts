@@ -1,0 +1,57 @@
+import { MemoryEventStore, toAtif } from "@agent-ledger/core";
+import { Agent, setTracingDisabled, tool } from "@openai/agents";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { runWithLedger } from "./index.js";
+import { runOptions } from "./testing/recorded-run.js";
+import { functionCall, ScriptedModel } from "./testing/scripted-model.js";
+
+setTracingDisabled(true);
+
+// The tool output image shapes the SDK still takes at the top level of the part (0.14.3,
+// runner/toolOutputNormalization: `imageUrl`, `fileId`, `data` beside `type: "image"`), as ATIF
+// shows a run that ends at the tool: its observation is the recorded result.
+
+/** The observation of a run whose one tool returns `output`, the run ending at the tool. */
+async function observed(output: unknown) {
+  const store = new MemoryEventStore();
+  const chart = tool({
+    name: "chart",
+    description: "the sales chart",
+    parameters: z.object({}),
+    execute: async () => output as string,
+  });
+  const agent = new Agent({
+    name: "analyst",
+    instructions: "read",
+    tools: [chart],
+    toolUseBehavior: "stop_on_first_tool",
+  });
+  const model = new ScriptedModel([() => [functionCall("chart", {}, "call_1")]]);
+  await runWithLedger(agent, "show the chart", runOptions(store, model));
+  const trajectory = await toAtif(store, "s");
+  return trajectory.steps.flatMap((step) => step.observation?.results ?? [])[0];
+}
+
+const atUrl = {
+  type: "image",
+  source: { media_type: "image/png", path: "https://charts.example/q3.png" },
+};
+
+describe("ATIF of a tool's output image given at the part's top level", () => {
+  it("shows an image at its imageUrl, alone or in a list", async () => {
+    const image = { type: "image", imageUrl: "https://charts.example/q3.png" };
+    expect((await observed(image))?.content).toEqual([atUrl]);
+    expect((await observed([image]))?.content).toEqual([atUrl]);
+  });
+
+  it("names an image by its fileId, alone", async () => {
+    const result = await observed({ type: "image", fileId: "file-chart1" });
+    expect(result?.content).toEqual([
+      { type: "text", text: "[image omitted: provider file id file-chart1, media type unknown]" },
+    ]);
+    expect(result?.extra).toMatchObject({
+      images_omitted: [{ part: 0, media_type: null, file_id: "file-chart1" }],
+    });
+  });
+});
