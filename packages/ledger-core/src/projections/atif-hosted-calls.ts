@@ -1,8 +1,8 @@
-import type { JsonObject, JsonValue } from "../events/json.js";
+import type { JsonObject } from "../events/json.js";
 import { argumentsObject, asContent, atifMessageOf } from "./atif-content.js";
 import type { AtifObservationResult, AtifToolCall } from "./atif-types.js";
 import { type HostedCallAnswers, withProgramOutput } from "./hosted-call-answers.js";
-import { type HostedToolCall, programCallersOf } from "./hosted-tool-calls.js";
+import type { HostedToolCall } from "./hosted-tool-calls.js";
 
 /** What `hostedAtifCalls` reads: one completed model call of a run, and what the run says of it. */
 export interface HostedAtifCallsOptions {
@@ -115,11 +115,14 @@ export function hostedAtifCalls(options: HostedAtifCallsOptions): {
 
 /**
  * Marks each of `calls` (a step's calls of the agent's tools) that a program the provider ran
- * made, rather than the model, with `extra.caller_id`: the program's call id (see
- * `programCallersOf`).
+ * made, rather than the model, with `extra.caller_id`: the program's call id, from `callers`
+ * (those of the step's response, see `HostedCallAnswers.programCallers`).
  */
-export function markProgramCallers(calls: AtifToolCall[], response: JsonValue | undefined): void {
-  const callers = programCallersOf(response);
+export function markProgramCallers(
+  calls: AtifToolCall[],
+  callers: ReadonlyMap<string, string> | undefined,
+): void {
+  if (callers === undefined) return;
   for (const call of calls) {
     const callerId = callers.get(call.tool_call_id);
     if (callerId !== undefined) call.extra = { ...call.extra, caller_id: callerId };

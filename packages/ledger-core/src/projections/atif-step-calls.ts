@@ -7,7 +7,6 @@ import type { ExtractedToolCall } from "./extract.js";
 import type { HostedCallAnswers } from "./hosted-call-answers.js";
 import {
   type AttemptRecord,
-  payloadOf,
   type RunRecord,
   retryChainOf,
   type SessionModel,
@@ -41,7 +40,6 @@ export interface StepToolCallsOptions {
 export function addStepToolCalls(options: StepToolCallsOptions): void {
   const { model, run, draft, shown, completion, tools, claimed, awaited, hostedAnswers } = options;
   const step = draft.step;
-  const outcome = payloadOf(shown.outcome);
   const completed = shown.status === "completed";
   const calls: AtifToolCall[] = [];
   const results: AtifObservationResult[] = [];
@@ -94,7 +92,7 @@ export function addStepToolCalls(options: StepToolCallsOptions): void {
   // Calls the provider ran inside the model call (hosted tools), before the agent's own:
   // they ran first. No attempt of the ledger stands for them (see hostedAtifCalls).
   if (completed && shown.outcome) {
-    markProgramCallers(calls, outcome.response);
+    markProgramCallers(calls, hostedAnswers.programCallers.get(shown.attemptId));
     const hosted = hostedAtifCalls({
       attemptId: shown.attemptId,
       completedEventId: shown.outcome.eventId,

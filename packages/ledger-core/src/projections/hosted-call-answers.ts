@@ -5,6 +5,7 @@ import {
   type HostedToolCall,
   hostedItemTypeOf,
   hostedToolCallsOf,
+  programCallersOf,
   providerDataOf,
 } from "./hosted-tool-calls.js";
 import { payloadOf, type RunRecord } from "./session-model.js";
@@ -39,6 +40,12 @@ export interface HostedCallAnswers {
    * response's calls here, so neither parses it again.
    */
   calls: Map<string, HostedToolCall[]>;
+  /**
+   * Of each completed model call whose response has a program the provider ran call the agent's
+   * own tools: the program's call id, by each such tool call's id (see `programCallersOf`), by
+   * the model attempt's id. ATIF and OpenTelemetry both mark a call's caller from here.
+   */
+  programCallers: Map<string, Map<string, string>>;
   /** Each approval request's decision, by the request's id. */
   decisions: Map<string, HostedApprovalDecision>;
   /** The `mcp_call` the provider ran once a request was approved, by the request's id. */
@@ -112,6 +119,7 @@ function itemsOf(value: JsonValue | undefined): JsonObject[] {
 export function hostedCallAnswersOf(run: RunRecord): HostedCallAnswers {
   const answers: HostedCallAnswers = {
     calls: new Map(),
+    programCallers: new Map(),
     decisions: new Map(),
     ran: new Map(),
     requested: new Set(),
@@ -129,6 +137,8 @@ export function hostedCallAnswersOf(run: RunRecord): HostedCallAnswers {
     const response = payloadOf(attempt.outcome).response;
     const calls = hostedToolCallsOf(response);
     answers.calls.set(attempt.attemptId, calls);
+    const callers = programCallersOf(response);
+    if (callers.size > 0) answers.programCallers.set(attempt.attemptId, callers);
     for (const call of calls) {
       if (call.awaitsApproval && call.id) answers.requested.add(call.id);
       else if (call.approvalRequestId)

@@ -1,5 +1,4 @@
 import type { Attributes, Span, SpanOptions } from "@opentelemetry/api";
-import type { LedgerEvent } from "../events/types.js";
 import { type HostedCallAnswers, withProgramOutput } from "./hosted-call-answers.js";
 import type { HostedToolCall } from "./hosted-tool-calls.js";
 import { SPAN_KIND_INTERNAL, STATUS_ERROR } from "./otel-api-values.js";
@@ -76,9 +75,8 @@ const FROM_CHAT_SPAN = [
  */
 export function emitHostedSpans(call: {
   sessionId: string;
+  /** A completed model call: its outcome, the `model.completed` event, ends each span. */
   attempt: AttemptRecord;
-  /** The model call's `model.completed` event. */
-  completed: LedgerEvent;
   /** The hosted calls of the attempt's run (its own by attempt id) and their answers. */
   answers: HostedCallAnswers;
   chat: Span;
@@ -92,7 +90,9 @@ export function emitHostedSpans(call: {
   ) => Span;
   pushEnd: (span: Span, at: Date) => void;
 }): void {
-  const { attempt, completed, chatAttributes } = call;
+  const { attempt, chatAttributes } = call;
+  const completed = attempt.outcome;
+  if (completed === undefined) return;
   const base: Attributes = {};
   for (const key of FROM_CHAT_SPAN)
     if (chatAttributes[key] !== undefined) base[key] = chatAttributes[key];

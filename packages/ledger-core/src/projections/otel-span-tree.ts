@@ -324,7 +324,7 @@ export function emitSpans(
       attributes["gen_ai.operation.name"] = "execute_tool";
       attributes["gen_ai.tool.name"] = toolName;
       attributes["gen_ai.tool.type"] = toolTypeOf(model, attempt);
-      const callerId = programCallerOf(model, attempt);
+      const callerId = programCallerOf({ model, attempt, answersOf: hostedAnswersOf });
       if (callerId !== undefined) attributes["agent_ledger.tool.caller_id"] = callerId;
       if (typeof payload.toolCallId === "string")
         attributes["gen_ai.tool.call.id"] = payload.toolCallId;
@@ -351,11 +351,10 @@ export function emitSpans(
     attemptSpans.set(attemptKey(attempt.runId, attempt.attemptId), span);
     markAttemptStatus({ span, attempt, outcome });
     pushEnd(span, attemptEnd(model, attempt, run) ?? sessionEnd);
-    if (attempt.kind === "model" && attempt.status === "completed" && attempt.outcome)
+    if (attempt.kind === "model" && attempt.status === "completed")
       emitHostedSpans({
         sessionId: model.sessionId,
         attempt,
-        completed: attempt.outcome,
         answers: hostedAnswersOf(run),
         chat: span,
         chatAttributes: attributes,

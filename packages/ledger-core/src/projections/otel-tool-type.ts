@@ -1,8 +1,9 @@
-import { programCallersOf } from "./hosted-tool-calls.js";
+import type { HostedCallAnswers } from "./hosted-call-answers.js";
 import {
   type AttemptRecord,
   causeOf,
   payloadOf,
+  type RunRecord,
   retryChainOf,
   type SessionModel,
 } from "./session-model.js";
@@ -26,15 +27,26 @@ export function toolTypeOf(model: SessionModel, attempt: AttemptRecord): string 
   return "function";
 }
 
+/** What `programCallerOf` reads: a tool attempt, and the hosted call answers of any run. */
+export interface ProgramCallerOptions {
+  model: SessionModel;
+  attempt: AttemptRecord;
+  /** The hosted calls of a run and their answers, read once per run (`hostedCallAnswersOf`). */
+  answersOf: (run: RunRecord) => HostedCallAnswers;
+}
+
 /**
  * The call id of the program the provider ran that made the tool call of `attempt`
  * (programmatic tool calling: the call's item in the response of the model call that caused it
  * names the program as its `caller`), or undefined for a call the model made itself.
  */
-export function programCallerOf(model: SessionModel, attempt: AttemptRecord): string | undefined {
+export function programCallerOf(options: ProgramCallerOptions): string | undefined {
+  const { model, attempt } = options;
   const toolCallId = payloadOf(attempt.requested).toolCallId;
   const cause = causeOf(model, attempt);
   const completed = cause === undefined ? undefined : model.byEventId.get(cause);
   if (typeof toolCallId !== "string" || completed?.type !== "model.completed") return undefined;
-  return programCallersOf(payloadOf(completed).response).get(toolCallId);
+  const run = model.runs.get(completed.runId);
+  if (run === undefined || completed.attemptId === undefined) return undefined;
+  return options.answersOf(run).programCallers.get(completed.attemptId)?.get(toolCallId);
 }
