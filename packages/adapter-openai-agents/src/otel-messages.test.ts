@@ -62,7 +62,8 @@ describe("OpenTelemetry chat spans with includeMessages", () => {
           {
             type: "tool_call_response",
             id: "call_1",
-            response: { type: "text", text: "value of x" },
+            // The SDK sends the text of its text output, as the model read it.
+            response: "value of x",
           },
         ],
       },

@@ -13,8 +13,8 @@ import { modelOutputOf } from "./tool-model-output.js";
 // next request it sends.
 
 /**
- * A tool message's content as text: an AI SDK tool output for the model as what it wraps (see
- * `modelOutputOf`: a text as it is, a JSON value as its JSON, parts as their text).
+ * A tool message's content as text: a tool output its framework wrapped for the model as what
+ * it wraps (see `modelOutputOf`: a text as it is, a JSON value as its JSON, parts as their text).
  */
 function toolText(content: JsonValue): string {
   const output = modelOutputOf(content);

@@ -24,8 +24,8 @@ function toolCallParts(message: { toolCalls?: HistoryMessage["toolCalls"] }): Js
 }
 
 /**
- * A tool's answer: what it returned, as recorded, unwrapped from the AI SDK's tool output for
- * the model (see `modelOutputOf`). One that holds images or files (see `toolContentParts`) is
+ * A tool's answer: what it returned, as recorded, unwrapped from what its framework wrapped it
+ * in for the model (see `modelOutputOf`). One that holds images or files (see `toolContentParts`) is
  * given as message parts, so its bytes are named, never included.
  */
 function toolResponse(content: JsonValue, eventId: string): JsonValue {

@@ -90,6 +90,20 @@ describe("toOtelSpans' tool_call_response", () => {
     ]);
   });
 
+  it("gives the text of an OpenAI Agents text output, as the SDK sends it", async () => {
+    const { messages } = await inputMessages({
+      input: [
+        {
+          type: "function_call_result",
+          callId: "t1",
+          name: "look",
+          output: { type: "text", text: "value of x" },
+        },
+      ],
+    });
+    expect(messages).toEqual([response("t1", "value of x")]);
+  });
+
   it("keeps a result the model read as JSON as that JSON, whatever image parts it holds", async () => {
     const images = [{ type: "image", url: "https://photos.example/cat.png" }];
     const { messages } = await inputMessages({
