@@ -153,7 +153,7 @@ export type {
   SessionRecorderOptions,
 } from "./recorder/session-recorder.js";
 export { SessionRecorder } from "./recorder/session-recorder.js";
-export type { RecordedAttempt, ReplayMatch } from "./replay/replay-cursor.js";
+export type { RecordedAttempt, ReplayMatch, ToolAttemptKey } from "./replay/replay-cursor.js";
 export { attemptFromRecorded, collectAttempts, ReplayCursor } from "./replay/replay-cursor.js";
 export type { AppendPlan, AppendState, PlannedEvent } from "./store/append-plan.js";
 export {

@@ -23,15 +23,29 @@ export class AttemptIndex<T> {
    * those it passes over stay for a later call).
    */
   firstUnused(key: string, used: ReadonlySet<T>, accepts?: (item: T) => boolean): T | undefined {
-    const group = this.#groups.get(key);
+    const group = this.#unusedFrom(key, used);
     if (group === undefined) return undefined;
-    while (group.next < group.items.length && used.has(group.items[group.next] as T)) group.next++;
     if (accepts === undefined) return group.items[group.next];
     for (let index = group.next; index < group.items.length; index++) {
       const item = group.items[index] as T;
       if (!used.has(item) && accepts(item)) return item;
     }
     return undefined;
+  }
+
+  /** Every item under `key` that `used` does not hold, in recorded order (a new array). */
+  unused(key: string, used: ReadonlySet<T>): T[] {
+    const group = this.#unusedFrom(key, used);
+    if (group === undefined) return [];
+    return group.items.slice(group.next).filter((item) => !used.has(item));
+  }
+
+  /** The group under `key`, moved past the used items it starts with (none is unused again). */
+  #unusedFrom(key: string, used: ReadonlySet<T>): { items: T[]; next: number } | undefined {
+    const group = this.#groups.get(key);
+    if (group === undefined) return undefined;
+    while (group.next < group.items.length && used.has(group.items[group.next] as T)) group.next++;
+    return group;
   }
 
   /** Every item under `key`, used or not, in recorded order (empty for an unknown key). */

@@ -32,23 +32,28 @@ async function recordedRun() {
   return { store, tool, events: await readWholeRun(store, { sessionId: "s", runId: "r" }) };
 }
 
+/** A run of `count` completed tool calls c0, c1..., named "even" and "odd" in turn. */
+async function longToolRun(count: number) {
+  const store = new MemoryEventStore();
+  const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
+  await recorder.startRun();
+  for (let index = 0; index < count; index++) {
+    const attempt = await recorder.beforeToolCall({
+      toolCallId: `c${index}`,
+      name: index % 2 === 0 ? "even" : "odd",
+      args: { index },
+    });
+    await recorder.toolCompleted(attempt, { index });
+  }
+  return readWholeRun(store, { sessionId: "s", runId: "r" });
+}
+
 describe("ReplayCursor", () => {
   it("matches the tool calls of a long run in linear time: each recorded attempt is looked at a bounded number of times", async () => {
     // takeTool scanned every tool attempt of the run, used ones included, for each call: a
     // resume of 25,000 recorded tool calls spent 6 s matching them.
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
-    await recorder.startRun();
     const count = 2000;
-    for (let index = 0; index < count; index++) {
-      const attempt = await recorder.beforeToolCall({
-        toolCallId: `c${index}`,
-        name: index % 2 === 0 ? "even" : "odd",
-        args: { index },
-      });
-      await recorder.toolCompleted(attempt, { index });
-    }
-    const events = await readWholeRun(store, { sessionId: "s", runId: "r" });
+    const events = await longToolRun(count);
     const recorded = collectAttempts(events);
     for (const byName of [false, true]) {
       const cursor = new ReplayCursor(events);
@@ -158,6 +163,84 @@ describe("ReplayCursor", () => {
     expect(ids(cursor)).toEqual([retry.attemptId]);
     cursor.skipAll();
     expect(cursor.unmatchedTools()).toEqual([]);
+  });
+
+  it("unmatchedTools and skipTools given a toolCallId or a name look only at the attempts under it", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
+    await recorder.startRun();
+    const call = async (name: string, toolCallId?: string) => {
+      const options = { name, args: { at: recorder.length } };
+      const attempt = await recorder.beforeToolCall(
+        toolCallId === undefined ? options : { ...options, toolCallId },
+      );
+      await recorder.toolCompleted(attempt, "done");
+      return attempt.attemptId;
+    };
+    // A model that gives the same id every turn asks for c1 twice; one call comes without an id.
+    const first = await call("pay", "c1");
+    const note = await call("note", "c2");
+    const again = await call("pay", "c1");
+    const idless = await call("pay");
+    const events = await readWholeRun(store, { sessionId: "s", runId: "r" });
+    const cursor = new ReplayCursor(events);
+    const ids = (attempts: readonly { attemptId: string }[]) =>
+      attempts.map((attempt) => attempt.attemptId);
+
+    expect(ids(cursor.unmatchedTools({ toolCallId: "c1" }))).toEqual([first, again]);
+    expect(ids(cursor.unmatchedTools({ name: "pay" }))).toEqual([first, again, idless]);
+    expect(cursor.unmatchedTools({ toolCallId: "c9" })).toEqual([]);
+    expect(cursor.unmatchedTools({ name: "refund" })).toEqual([]);
+    const [recordedFirst] = cursor.unmatchedTools({ toolCallId: "c1" });
+    cursor.takeTool({
+      toolCallId: "c1",
+      name: "pay",
+      requestHash: recordedFirst?.requestHash ?? "",
+    });
+    expect(ids(cursor.unmatchedTools({ toolCallId: "c1" }))).toEqual([again]);
+    expect(ids(cursor.unmatchedTools({ name: "pay" }))).toEqual([again, idless]);
+
+    // skipTools is shown only the unmatched attempts of that name, never "note" nor the matched.
+    const shown: string[] = [];
+    const skipped = cursor.skipTools(
+      (attempt) => {
+        shown.push(attempt.attemptId);
+        return attempt.toolCallId === undefined;
+      },
+      { name: "pay" },
+    );
+    expect(skipped).toBe(1);
+    expect(shown).toEqual([again, idless]);
+    expect(ids(cursor.unmatchedTools())).toEqual([note, again]);
+    expect(cursor.skipTools(() => true, { toolCallId: "c2" })).toBe(1);
+    expect(ids(cursor.unmatchedTools())).toEqual([again]);
+    expect(cursor.remaining).toBe(1);
+  });
+
+  it("unmatchedTools given a toolCallId or a name costs the attempts under it, not the run", async () => {
+    // An adapter asks this for every tool call: by a scan of the run, a resumed run of 5,000
+    // recorded tool calls spent its time quadratic in them, on replay and for as long as it
+    // went on.
+    const count = 2000;
+    const events = await longToolRun(count);
+    const cursor = new ReplayCursor(events);
+    const lookups = vi.spyOn(Set.prototype, "has");
+    try {
+      for (const attempt of collectAttempts(events)) {
+        const name = attempt.name as string;
+        const toolCallId = attempt.toolCallId as string;
+        expect(cursor.unmatchedTools({ toolCallId })).toEqual([attempt]);
+        cursor.takeTool({ toolCallId, name, requestHash: attempt.requestHash });
+      }
+      // Past the frontier, as a resumed run goes on.
+      for (let index = 0; index < count; index++) {
+        expect(cursor.unmatchedTools({ name: index % 2 === 0 ? "even" : "odd" })).toEqual([]);
+        expect(cursor.unmatchedTools({ toolCallId: `c${index}` })).toEqual([]);
+      }
+      expect(lookups.mock.calls.length).toBeLessThan(8 * count);
+    } finally {
+      lookups.mockRestore();
+    }
   });
 
   it("matchModelsByRequest answers model calls made in another order, each with its own request's answer", async () => {

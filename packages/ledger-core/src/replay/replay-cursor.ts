@@ -17,6 +17,11 @@ export type { RecordedAttempt, ReplayMatch } from "./recorded-attempts.js";
 export { attemptFromRecorded, collectAttempts } from "./recorded-attempts.js";
 export type { ToolCallToMatch } from "./tool-call-match.js";
 
+/** Recorded tool attempts under one toolCallId, or (without one) of one name. */
+export type ToolAttemptKey =
+  | { toolCallId: string; name?: never }
+  | { name: string; toolCallId?: never };
+
 /**
  * Answers calls from the ledger when a crashed run is re-executed from its input (§7). Model
  * calls are matched in order (the k-th call of the re-execution is the k-th recorded attempt),
@@ -87,10 +92,16 @@ export class ReplayCursor {
    * The recorded tool attempts this cursor answers that no call has matched yet (nor
    * `skipTools`, `skipAll` skipped), in request order: the calls a re-execution has still to
    * meet, or that it will not meet at all (those made inside a call that does not run again).
+   * Given `of`, only those under that toolCallId, or of that name: looked up, not a scan of
+   * the run, so a caller that asks this for every call it makes (an adapter, on resume and for
+   * as long as the resumed run goes on) does not spend time quadratic in the run.
    * A new array each time; the cursor is not moved.
    */
-  unmatchedTools(): RecordedAttempt[] {
-    return this.#tools.filter((attempt) => !this.#usedTools.has(attempt));
+  unmatchedTools(of?: ToolAttemptKey): RecordedAttempt[] {
+    if (of === undefined) return this.#tools.filter((attempt) => !this.#usedTools.has(attempt));
+    return of.toolCallId !== undefined
+      ? this.#toolsByCallId.unused(of.toolCallId, this.#usedTools)
+      : this.#toolsByName.unused(of.name, this.#usedTools);
   }
 
   /** Recorded model and tool attempts not yet matched. */
@@ -355,11 +366,12 @@ export class ReplayCursor {
    * For an agent that restarts from a checkpoint: marks the recorded tool attempts this
    * predicate selects as matched, without answering anything (calls the checkpoint already
    * holds, e.g. those of earlier turns that a later call would otherwise be matched with by a
-   * reused or missing toolCallId). Returns how many were skipped.
+   * reused or missing toolCallId). Returns how many were skipped. Given `of`, only the
+   * attempts under that toolCallId, or of that name, are looked at (see `unmatchedTools`).
    */
-  skipTools(predicate: (attempt: RecordedAttempt) => boolean): number {
+  skipTools(predicate: (attempt: RecordedAttempt) => boolean, of?: ToolAttemptKey): number {
     let skipped = 0;
-    for (const attempt of this.#tools) {
+    for (const attempt of of === undefined ? this.#tools : this.unmatchedTools(of)) {
       if (this.#usedTools.has(attempt) || !predicate(attempt)) continue;
       this.#usedTools.add(attempt);
       skipped++;
