@@ -145,8 +145,13 @@ export async function beforeToolCall(
       ? undefined
       : (recorded: RecordedAttempt) => filters.every((filter) => filter(recorded));
   const replay = recorder.replay;
+  // Looked up by the id (or name) `earlierTurn` selects by: the cursor lives as long as the
+  // resumed run, and a scan of its recorded calls for each call is quadratic in the run.
   if (replay && causedByEventId !== undefined && !call.nested)
-    replay.skipTools((recorded) => earlierTurn(recorded) && (accepts?.(recorded) ?? true));
+    replay.skipTools(
+      (recorded) => earlierTurn(recorded) && (accepts?.(recorded) ?? true),
+      toolCallId !== undefined ? { toolCallId } : { name },
+    );
   // The recorded attempt the call is matched with: the one `replayAccepts` accepts last (the
   // cursor takes the first it accepts).
   let matched: RecordedAttempt | undefined;
@@ -217,12 +222,14 @@ function renamedCall(
   },
 ): RecordedAttempt | undefined {
   const { name, toolCallId, causedByEventId, accepts, sameTurn } = call;
-  const unmatched = replay.unmatchedTools().filter((recorded) => accepts?.(recorded) ?? true);
-  if (unmatched.some((recorded) => recorded.toolCallId === toolCallId)) return undefined;
-  const sameStep = unmatched.filter((recorded) => {
+  const accepted = (recorded: RecordedAttempt) => accepts?.(recorded) ?? true;
+  // Looked up by id and by name (asked for every call inside a tool, for as long as the resumed
+  // run goes on): a scan of all the run's recorded calls each time is quadratic in the run.
+  if (replay.unmatchedTools({ toolCallId }).some(accepted)) return undefined;
+  const sameStep = replay.unmatchedTools({ name }).filter((recorded) => {
     const cause = recorded.requested.causedByEventId;
     return (
-      recorded.name === name && cause !== undefined && cause !== causedByEventId && sameTurn(cause)
+      accepted(recorded) && cause !== undefined && cause !== causedByEventId && sameTurn(cause)
     );
   });
   const requestHash = toolRequestHash(name, (call.args ?? null) as JsonValue);
