@@ -153,6 +153,15 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
   }
 
   /**
+   * Called by `ledgerMiddleware` as a tool call it records ends: the recorder that writes the
+   * run `attempt` is in now. The tool may have run while the thread's next turn reopened the
+   * handler's recorder, which opens its subgraphs' runs again on recorders of their own.
+   */
+  recorderOf(attempt: Pick<Attempt, "runId">): Promise<SessionRecorder> {
+    return this.#state.subgraphs.recorderOf(attempt);
+  }
+
+  /**
    * Called by `ledgerMiddleware`: the ledger refused (`error`) the tool call `name` that a
    * sub-agent makes inside a tool call, from LangChain's run `parentRunId` where it runs. The
    * refusal is no outcome of the outer call, as for a call the tool makes itself: whoever

@@ -78,12 +78,12 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions) {
       // The run it is recorded in: its LangGraph subgraph's child run, if any (handler README).
       const { recorder, scope } = await handler.toolRecorder(configurable, runId);
       const call = request.toolCall;
-      const refused = (attempt: Attempt, refusal: NestedRefusal) => {
+      const refused = (ended: SessionRecorder, attempt: Attempt, refusal: NestedRefusal) => {
         // Not settled here unless abandoned (answerRefused throws): the refusal goes on out of
         // this call. A tool call this runs inside (this agent a sub-agent of another's tool)
         // hears of it, as of a refusal met directly inside it.
         if (refusal.status !== "abandoned") handler.refusalGoesOut(runId, refusal);
-        return answerRefused({ recorder, attempt, refusal, call });
+        return answerRefused({ recorder: ended, attempt, refusal, call });
       };
       const effect = toolEffect(
         (request.tool as { metadata?: Record<string, unknown> } | undefined)?.metadata,
@@ -157,6 +157,10 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions) {
       const release =
         toolCallId !== undefined ? handler.claimToolCall(toolCallId, claimed, threadId) : () => {};
       let result: Awaited<ReturnType<typeof next>>;
+      // The outcome is recorded by the recorder that writes the attempt's run as the tool ends,
+      // not by `recorder`: the tool may run on after its invocation failed (a sub-agent's, beside
+      // a failed tool) while the thread's next turn reopens the handler's recorder, and a write
+      // on the recorder held since would meet `conflict` (or be refused, reopened).
       try {
         result = await (toolCallId !== undefined
           ? next(request)
@@ -165,30 +169,31 @@ export function ledgerMiddleware(options: LedgerMiddlewareOptions) {
         // The ledger refused a call the tool makes (one in flight at a crash, or one already
         // done that it cannot answer): the tool did not fail, it was not let go on.
         const refusal = handler.takeNestedRefusal(attempt.requestedEventId);
-        if (refusal) return refused(attempt, refusal);
+        if (refusal) return refused(await handler.recorderOf(attempt), attempt, refusal);
         // An aborted run stops waiting for the tool, which may go on and have its effect: that
         // is no failure of the tool. The attempt stays unresolved (a resume asks before
         // repeating it); only the tool's own error is recorded as tool.failed.
         if (request.runtime?.signal?.aborted !== true) {
-          await recorder.toolFailed(attempt, recordedError(error));
+          await (await handler.recorderOf(attempt)).toolFailed(attempt, recordedError(error));
           threw(attempt);
         }
         throw error;
       } finally {
         release();
       }
+      const ended = await handler.recorderOf(attempt);
       // The tool caught the refusal and returned: what it returned was made without that call.
       const refusal = handler.takeNestedRefusal(attempt.requestedEventId);
-      if (refusal) return refused(attempt, refusal);
+      if (refusal) return refused(ended, attempt, refusal);
       // Outside the catch: a completion the store refuses is not a tool failure. The attempt
       // stays unresolved (the tool ran, the ledger cannot say so) and the error propagates.
       if (ToolMessage.isInstance(result) && result.status === "error") {
-        await recorder.toolFailed(attempt, {
+        await ended.toolFailed(attempt, {
           name: RETURNED_ERROR,
           message: String(result.content),
         });
       } else {
-        await recorder.toolCompleted(attempt, toolResultJson(result));
+        await ended.toolCompleted(attempt, toolResultJson(result));
       }
       return result;
     },
