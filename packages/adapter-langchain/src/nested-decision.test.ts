@@ -289,6 +289,54 @@ describe.concurrent("a call made inside a tool, cut off by a crash, is decided o
     expect(resumed.modelSaw).toEqual(["checkout: order placed (charged 5)"]);
   });
 
+  // ToolRuns hears of the refusal as checkout ends (handleToolEnd), not as it fails: what
+  // checkout returned without the charge is no answer of its call, which ends as refused.
+  it("a plain graph (callback only): checkout catches the refusal and returns; that is no outcome of checkout, and approved, the charge runs once more", async ({
+    onTestFinished,
+  }) => {
+    const { store, charges } = await crashed("graph-caught", "graph", "in-charge", onTestFinished);
+    const charge = (await toolEvents(store)).first("charge");
+    const catching = () => graphWorld(store, charges, "none", true, { checkoutCatches: true });
+    const stopping = catching();
+    const stopped = await stopping.resume();
+    expect(refusalIn(stopped)?.details).toMatchObject({ attemptId: charge?.attemptId });
+    expect(stopping.modelSaw).toEqual([]);
+    expect((await toolEvents(store)).outcomes).toEqual([]);
+
+    const ops = await person(store);
+    await ops.approve(await unresolvedAttempt(store, charge?.attemptId), "no payment at the bank");
+    const resumed = catching();
+    expect(await resumed.resume()).toEqual({ answer: "Done: order placed (charged 5)" });
+    expect(lines(charges)).toBe(2);
+    expect(resumed.modelSaw).toEqual(["checkout: order placed (charged 5)"]);
+  });
+
+  it("a plain graph (callback only): checkout catches the refusal of the abandoned charge and returns; its call is abandoned with it", async ({
+    onTestFinished,
+  }) => {
+    const name = "graph-caught-abandon";
+    const { store, charges } = await crashed(name, "graph", "in-charge", onTestFinished);
+    const charge = (await toolEvents(store)).first("charge");
+    const ops = await person(store);
+    await ops.abandon(await unresolvedAttempt(store, charge?.attemptId), "not charged: cancelled");
+    const catching = () => graphWorld(store, charges, "none", true, { checkoutCatches: true });
+
+    const stopping = catching();
+    const stopped = await stopping.resume();
+    expect(refusalIn(stopped)?.details).toMatchObject({ attemptId: charge?.attemptId });
+    expect(stopping.modelSaw).toEqual([]);
+    expect((await toolEvents(store)).outcomes).toEqual([
+      "attempt.abandoned charge",
+      "attempt.abandoned checkout",
+    ]);
+    const resumed = catching();
+    const { toolMessages } = await restoreMessages(store, { sessionId: SESSION, runId: RUN });
+    expect(await resumed.answerWith(toolMessages)).toEqual({
+      answer: expect.stringContaining("not charged: cancelled"),
+    });
+    expect(lines(charges)).toBe(1);
+  });
+
   it("a plain graph: abandoned, checkout's call is abandoned with it, and the README's recipe gives the model the reason", async ({
     onTestFinished,
   }) => {

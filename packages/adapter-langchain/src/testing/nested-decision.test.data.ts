@@ -51,6 +51,11 @@ export interface WorldOptions {
    * asks for the recorded call under an id the ledger has never seen.
    */
   freshIds?: boolean;
+  /**
+   * `checkout` catches the error of the call it makes (a tool that handles its own failures)
+   * and returns what it says, rather than throwing it on.
+   */
+  checkoutCatches?: boolean;
 }
 
 /** A sub-agent's model: asks for its tool `name` (`charge`), then says what it got. */
@@ -139,10 +144,13 @@ export function world(
   const checkout = tool(
     async ({ amount }: { amount: number }, config) => {
       // Called with checkout's config (its toolCall too), charge answers with a ToolMessage.
-      const receipt =
+      const charging =
         path === "direct" || path === "deep"
-          ? await (path === "deep" ? pay : charge).invoke({ amount }, config)
-          : await subAgent(amount, config, TWO_LEVELS.includes(path) ? payThroughAgent : charge);
+          ? (path === "deep" ? pay : charge).invoke({ amount }, config)
+          : subAgent(amount, config, TWO_LEVELS.includes(path) ? payThroughAgent : charge);
+      const receipt = options.checkoutCatches
+        ? await charging.catch((error: unknown) => `not paid: ${String(error)}`)
+        : await charging;
       if (crashAt === "after-charge") return crashHere();
       return `order placed (${String(ToolMessage.isInstance(receipt) ? receipt.content : receipt)})`;
     },
@@ -202,8 +210,16 @@ export function graphWorld(
   charges: string,
   crashAt: CrashAt = "none",
   checkoutIdempotent = true,
+  options: WorldOptions = {},
 ) {
-  const { model, checkout, modelSaw } = world(charges, crashAt, "direct", checkoutIdempotent);
+  const { model, checkout, modelSaw } = world(
+    charges,
+    crashAt,
+    "direct",
+    checkoutIdempotent,
+    undefined,
+    options,
+  );
   const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
   const bound = model.bindTools([checkout]);
   const graph = toolGraph(bound, [checkout], new LedgerCheckpointSaver({ store }), {
