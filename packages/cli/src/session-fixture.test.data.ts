@@ -14,13 +14,20 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `node dist/bin.js ...args` and collects its output and exit code. */
-export function runBin(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+/**
+ * Runs `node dist/bin.js ...args` and collects its output and exit code. A variable of `env`
+ * set to undefined is unset; `cwd` is where it runs (this process's directory by default).
+ */
+export function runBin(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  options: { cwd?: string } = {},
+): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [BIN, ...args],
-      { env: { ...process.env, AGENT_LEDGER_STORE: "", ...env }, timeout: 30_000 },
+      { env: { ...process.env, AGENT_LEDGER_STORE: "", ...env }, timeout: 30_000, ...options },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
         resolve({ code, stdout, stderr });

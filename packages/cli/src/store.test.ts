@@ -145,16 +145,80 @@ describe("agent-ledger --store with a server URL whose query has a parameter not
   });
 });
 
+describe("where the store URL came from", () => {
+  const directory = scratchDirectory("agent-ledger-origin-", afterAll);
+  const inDirectory = (args: string[], env: Record<string, string | undefined>) =>
+    runBin(args, env, { cwd: directory });
+
+  it("refuses memory: with exit 2: the command's own memory store is always empty", async () => {
+    for (const [args, env, from] of [
+      [["--store", "memory:", "sessions"], {}, "(from --store)"],
+      [["sessions"], { AGENT_LEDGER_STORE: "memory:" }, "(from $AGENT_LEDGER_STORE)"],
+    ] as const) {
+      const result = await runBin([...args], env);
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stdout).toBe("");
+      expect(result.stderr).toContain(`a memory: store is one per process ${from}`);
+      expect(result.stderr).toContain(
+        "use sqlite:<path>, postgres://..., mysql://... or redis://...",
+      );
+    }
+  });
+
+  it("names a missing SQLite file by its absolute path, where its URL came from, and a hint that fits", async () => {
+    const missing = join(directory, "agent-ledger.db");
+    for (const [args, env, from, hint] of [
+      [
+        ["sessions"],
+        { AGENT_LEDGER_STORE: undefined },
+        "the default, sqlite:./agent-ledger.db",
+        "pass --store <url> or set AGENT_LEDGER_STORE",
+      ],
+      [
+        ["--store", "sqlite:./agent-ledger.db", "sessions"],
+        {},
+        "--store",
+        "check the URL given with --store",
+      ],
+      [
+        ["sessions"],
+        { AGENT_LEDGER_STORE: "sqlite:./agent-ledger.db" },
+        "$AGENT_LEDGER_STORE",
+        "check $AGENT_LEDGER_STORE, or pass --store <url>",
+      ],
+    ] as const) {
+      const result = await inDirectory([...args], env);
+      expect(result.code, result.stderr).toBe(3);
+      expect(result.stderr).toBe(
+        `agent-ledger: no ledger at ${missing}: there is no such file (from ${from})\n  ${hint}\n`,
+      );
+    }
+    expect(readdirSync(directory)).toEqual([]);
+  });
+
+  it("says a bad URL came from $AGENT_LEDGER_STORE", async () => {
+    const result = await runBin(["sessions"], { AGENT_LEDGER_STORE: "http://x" });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('bad store URL "http://x" (from $AGENT_LEDGER_STORE)');
+    expect(result.stderr).not.toContain("memory:");
+  });
+});
+
 describe("$AGENT_LEDGER_CONNECT_TIMEOUT_MS", () => {
+  const ledger = `sqlite:${join(scratchDirectory("agent-ledger-timeout-", afterAll), "l.db")}`;
+  beforeAll(async () => {
+    await (await openStore(ledger)).close();
+  });
+
   it("exits 2 for a value that is no whole number of milliseconds, rather than 4 (try later) or the default", async () => {
     for (const value of ["0", "-1", "1.5", "abc", "99999999999"]) {
-      const result = await runBin(["--store", "memory:", "sessions"], {
+      const result = await runBin(["--store", ledger, "sessions"], {
         AGENT_LEDGER_CONNECT_TIMEOUT_MS: value,
       });
       expect(result.code, value).toBe(2);
       expect(result.stderr, value).toContain("AGENT_LEDGER_CONNECT_TIMEOUT_MS");
     }
-    const unset = await runBin(["--store", "memory:", "sessions"], {
+    const unset = await runBin(["--store", ledger, "sessions"], {
       AGENT_LEDGER_CONNECT_TIMEOUT_MS: "",
     });
     expect(unset.code, unset.stderr).toBe(0);

@@ -1,3 +1,4 @@
+import { isAbsolute, resolve } from "node:path";
 import {
   type EventStore,
   LedgerError,
@@ -21,7 +22,6 @@ import { hintCommand } from "./store-url.js";
 export const DEFAULT_STORE_URL = "sqlite:./agent-ledger.db";
 
 const schemes = [
-  "memory:",
   "sqlite:",
   "file:",
   "postgres:",
@@ -73,22 +73,28 @@ export async function openCliStore(
   options: OpenCliStoreOptions = {},
 ): Promise<EventStore> {
   const shown = redactUrl(url);
+  const source = options.storeSource ?? "flag";
+  const from = ` (from ${storeOrigin(source)})`;
   const scheme = url.slice(0, url.indexOf(":") + 1).toLowerCase();
-  if (!schemes.includes(scheme))
+  // The command's own memory store: always empty, it answered `no sessions` (exit 0).
+  if (scheme === "memory:")
     throw usageError(
-      `bad store URL ${JSON.stringify(shown)}`,
-      "use sqlite:<path>, postgres://..., mysql://..., redis://... or memory:",
+      `a memory: store is one per process${from}: this command's would be a new, empty one, never the agent's`,
+      `use ${STORE_FORMS}`,
     );
+  if (!schemes.includes(scheme))
+    throw usageError(`bad store URL ${JSON.stringify(shown)}${from}`, `use ${STORE_FORMS}`);
+  const sqlite = scheme === "sqlite:" || scheme === "file:";
   // A bad sqlite: or file: URL (no path, a host, an encoded "/"): openStore's invalid-argument,
   // exit 2 below. A missing file, one that is not SQLite, or another application's database:
   // its create: false answers not-found (exit 3) and leaves it as it was.
-  if (scheme !== "memory:" && scheme !== "sqlite:" && scheme !== "file:") {
+  if (!sqlite) {
     try {
       new URL(url);
     } catch (error) {
       throw new CliError({
         code: "invalid-argument",
-        message: `bad store URL ${JSON.stringify(shown)}: ${(error as Error).message}`,
+        message: `bad store URL ${JSON.stringify(shown)}${from}: ${(error as Error).message}`,
         exitCode: EXIT_CODES.usage,
         cause: error,
       });
@@ -196,11 +202,14 @@ export async function openCliStore(
         cause: error,
       });
     if (LedgerError.isInstance(error, "not-found"))
-      throw notFoundError(message, "pass --store <url> or set AGENT_LEDGER_STORE");
+      throw notFoundError(
+        `${sqlite ? absoluteLocation(error, message) : message}${from}`,
+        storeHints[source],
+      );
     if (LedgerError.isInstance(error, "invalid-argument"))
       throw new CliError({
         code: "invalid-argument",
-        message: `bad store URL ${JSON.stringify(shown)}: ${message}`,
+        message: `bad store URL ${JSON.stringify(shown)}${from}: ${message}`,
         exitCode: EXIT_CODES.usage,
         cause: error,
       });
@@ -208,6 +217,33 @@ export async function openCliStore(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The stores a command can read: one that outlives the process. */
+const STORE_FORMS = "sqlite:<path>, postgres://..., mysql://... or redis://...";
+
+/** Where the store URL came from, as the errors about it say. */
+function storeOrigin(source: CommandContext["storeSource"]): string {
+  if (source === "flag") return "--store";
+  if (source === "env") return "$AGENT_LEDGER_STORE";
+  return `the default, ${DEFAULT_STORE_URL}`;
+}
+
+/** What to do about a store with no ledger, by where its URL came from. */
+const storeHints: Record<CommandContext["storeSource"], string> = {
+  flag: "check the URL given with --store",
+  env: "check $AGENT_LEDGER_STORE, or pass --store <url>",
+  default: "pass --store <url> or set AGENT_LEDGER_STORE",
+};
+
+/**
+ * A SQLite store's "no ledger at <path>" with the path made absolute: a relative one is read
+ * from the directory the command was run in, which `./agent-ledger.db` does not say.
+ */
+function absoluteLocation(error: LedgerError, message: string): string {
+  const location = error.details?.location;
+  if (typeof location !== "string" || isAbsolute(location)) return message;
+  return message.replace(`no ledger at ${location}`, `no ledger at ${resolve(location)}`);
 }
 
 /**
