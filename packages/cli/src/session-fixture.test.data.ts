@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type EventStore, openStore, SessionRecorder, type ToolEffect } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
+import Database from "better-sqlite3";
 import { onTestFinished } from "vitest";
 
 /** The built binary the tests run, exactly as a user would. */
@@ -275,4 +276,29 @@ export async function storeWithPay(
   const call = await recorder.beforeToolCall({ toolCallId: "c1", name: "pay", args: {} });
   await store.close();
   return { url, attemptId: call.attemptId };
+}
+
+/**
+ * A SQLite ledger at `path` holding session "gap": run "main" paid with a tool call, then
+ * completed, its seq 2 (the payment's outcome) deleted by hand. The warning `inspect` and
+ * `export` print of it is returned.
+ */
+export async function recordGapSession(path: string): Promise<string> {
+  const store = await openStore(`sqlite:${path}`);
+  const recorder = new SessionRecorder({
+    store,
+    sessionId: "gap",
+    runId: "main",
+    actor: { type: "agent", id: "a" },
+  });
+  await recorder.startRun();
+  const call = await recorder.beforeToolCall({ toolCallId: "c1", name: "pay", args: {} });
+  await recorder.toolCompleted(call, { paid: true });
+  await recorder.completeRun("done");
+  await store.close();
+  const database = new Database(path);
+  const deleted = database.prepare("DELETE FROM events WHERE seq = 2").run().changes;
+  database.close();
+  if (deleted !== 1) throw new Error(`deleted ${deleted} rows, not 1`);
+  return `run main is not intact (seq 2 is missing): run agent-ledger verify --store sqlite:${path} gap`;
 }

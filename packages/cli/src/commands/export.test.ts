@@ -4,7 +4,7 @@ import { openStore, SessionRecorder } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { recordDemoSession, runBin } from "../session-fixture.test.data.js";
+import { recordDemoSession, recordGapSession, runBin } from "../session-fixture.test.data.js";
 
 describe("agent-ledger export --output", () => {
   const directory = scratchDirectory("agent-ledger-export-", afterAll);
@@ -21,6 +21,8 @@ describe("agent-ledger export --output", () => {
     const output = join(directory, "trace.json");
     const result = await cli("export", "export-output", "--format", "otlp-json", "-o", output);
     expect(result.code).toBe(0);
+    // An intact session: no warning.
+    expect(result.stderr).toBe("");
     expect(JSON.parse(readFileSync(output, "utf8")).resourceSpans).toHaveLength(1);
   });
 
@@ -139,5 +141,31 @@ describe("agent-ledger export --output", () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(`agent-ledger: cannot write ${output}: ENOENT`);
     expect(result.stderr).not.toContain("Unhandled 'error' event");
+  });
+});
+
+describe("agent-ledger export of a run that is not intact", () => {
+  it("exports it as it reads, warning on stderr as inspect --json does, in every format", async () => {
+    const directory = scratchDirectory("agent-ledger-export-gap-", afterAll);
+    const path = join(directory, "ledger.db");
+    const warning = await recordGapSession(path);
+    for (const format of ["jsonl", "atif", "otlp-json"]) {
+      const output = join(directory, `gap.${format}`);
+      const result = await runBin([
+        "--store",
+        `sqlite:${path}`,
+        "export",
+        "gap",
+        "--format",
+        format,
+        "-o",
+        output,
+      ]);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr, format).toBe(`agent-ledger: warning: ${warning}\n`);
+      expect(readFileSync(output, "utf8").length).toBeGreaterThan(0);
+    }
+    const jsonl = await runBin(["--store", `sqlite:${path}`, "export", "gap"]);
+    expect(jsonl.stdout.trim().split("\n")).toHaveLength(3);
   });
 });

@@ -3,6 +3,7 @@ import {
   type AtifTrajectory,
   BlobCache,
   type EventStore,
+  inspectSession,
   LedgerError,
   LedgerIdGenerator,
   resolveEvents,
@@ -14,6 +15,7 @@ import { notFoundError, usageError } from "../errors.js";
 import { terminalLine } from "../format.js";
 import { interrupted, LineWriter, type OutputStream, writeOut } from "../io.js";
 import { writeJson } from "../json-writer.js";
+import { notIntactRuns, warnNotIntact } from "../not-intact.js";
 import { type OtlpTraceRequest, toOtlpJson } from "../otlp-json.js";
 import { openOutputFile } from "../output-file.js";
 import {
@@ -22,6 +24,7 @@ import {
   ReadsStopped,
   stoppingReads,
 } from "../store.js";
+import { commandStoreUrl } from "../store-url.js";
 import type { CommandContext } from "./context.js";
 import { idArgument } from "./session-args.js";
 
@@ -35,6 +38,8 @@ export const exportHelp = `agent-ledger export <session> [--format jsonl|atif|ot
              cannot be written). A blob whose content the export writes that is lost fails
              the export (exit 3); attachments named only in evidenceRefs are not exported
              (agent-ledger verify checks every blob a run names).
+  A run whose seqs have a gap (rows deleted by hand, or lost) is exported as it reads, with a
+  warning on stderr that it is not intact and the \`verify\` command to run, as inspect says it.
   Progress goes to stderr when it is a terminal.`;
 
 const formats = ["jsonl", "atif", "otlp-json"] as const;
@@ -124,6 +129,18 @@ export async function exportCommand(context: CommandContext): Promise<number> {
     const left = values.output ? `: ${values.output} left as it was` : "";
     return interrupted(stderr, "export", `${when}${left}`);
   };
+  // A run with rows deleted exports as if nothing were missing: said first, as inspect says it.
+  try {
+    const { runs } = await inspectSession(stoppingReads(store, signal), sessionId, {
+      resolve: false,
+      missingBlobs: "keep",
+    });
+    const storeUrl = commandStoreUrl(context);
+    await warnNotIntact(stderr, notIntactRuns(runs, sessionId, storeUrl ? { storeUrl } : {}));
+  } catch (error) {
+    if (error instanceof ReadsStopped) return await stop("while reading the session");
+    throw error;
+  }
   const file = values.output ? await openOutputFile(values.output) : undefined;
   const out: OutputStream = file?.stream ?? context.io.stdout;
   let done = false;

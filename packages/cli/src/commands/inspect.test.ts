@@ -3,7 +3,7 @@ import { openStore, SessionRecorder } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import Database from "better-sqlite3";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { runBin } from "../session-fixture.test.data.js";
+import { recordGapSession, runBin } from "../session-fixture.test.data.js";
 import { startViewer } from "../viewer/viewer-server.js";
 
 /**
@@ -134,23 +134,7 @@ describe("a session whose blob is lost", () => {
 describe("inspect on a session whose rows were deleted by hand", () => {
   it("warns on the run whose seqs have a gap (text and --json), pointing at verify", async () => {
     const path = join(scratchDirectory("agent-ledger-inspect-", onTestFinished), "ledger.db");
-    const store = await openStore(`sqlite:${path}`);
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "gap",
-      runId: "main",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
-    const call = await recorder.beforeToolCall({ toolCallId: "c1", name: "pay", args: {} });
-    await recorder.toolCompleted(call, { paid: true });
-    await recorder.completeRun("done");
-    await store.close();
-    const database = new Database(path);
-    expect(database.prepare("DELETE FROM events WHERE seq = 2").run().changes).toBe(1);
-    database.close();
-
-    const warning = `run main is not intact (seq 2 is missing): run agent-ledger verify --store sqlite:${path} gap`;
+    const warning = await recordGapSession(path);
     const text = await runBin(["--store", `sqlite:${path}`, "inspect", "gap"]);
     expect(text.code).toBe(0);
     const lines = text.stdout.split("\n");

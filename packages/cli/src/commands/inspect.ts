@@ -1,14 +1,10 @@
-import {
-  type RunView,
-  runsInTreeOrder,
-  type SessionInspection,
-  stopBeforeNextPage,
-} from "@agent-ledger/core";
+import { type SessionInspection, stopBeforeNextPage } from "@agent-ledger/core";
 import { terminalJson, terminalLine } from "../format.js";
 import { interrupted, LineWriter, warnMissingBlob, writeOut } from "../io.js";
 import { writeJson } from "../json-writer.js";
 import { inspectForDecision, withNextSteps } from "../next-steps.js";
-import { inspectionLines, notIntactText } from "../render-inspection.js";
+import { notIntactRuns, warnNotIntact } from "../not-intact.js";
+import { inspectionLines } from "../render-inspection.js";
 import {
   assertNotDeletedWhileRead,
   assertSessionExists,
@@ -69,8 +65,7 @@ export async function inspectCommand(context: CommandContext): Promise<number> {
   if (json) {
     // The text prints it on the run; here on stderr, and in the answer for a script.
     const notIntact = notIntactRuns(inspection.runs, inspection.sessionId, options);
-    for (const run of notIntact)
-      await writeOut(stderr, `agent-ledger: warning: ${terminalLine(run.text)}\n`);
+    await warnNotIntact(stderr, notIntact);
     const answer = withNextSteps(inspection, options);
     // Written as it is made (a long session's text is past the longest string V8 makes), each
     // string escaped as terminalJson escapes the whole text.
@@ -85,25 +80,4 @@ export async function inspectCommand(context: CommandContext): Promise<number> {
     if (!(await lines.flush())) return await stop("while writing");
   }
   return 0;
-}
-
-interface NotIntactRun {
-  runId: string;
-  seqGap: { after: number; next: number };
-  text: string;
-}
-
-/** The runs of the tree whose seqs have a gap (`RunView.seqGap`), with what inspect says. */
-function notIntactRuns(
-  runs: RunView[],
-  sessionId: string,
-  options: { storeUrl?: string },
-): NotIntactRun[] {
-  const found: NotIntactRun[] = [];
-  for (const { run } of runsInTreeOrder(runs)) {
-    const text = notIntactText(run, sessionId, options);
-    if (run.seqGap !== undefined && text !== undefined)
-      found.push({ runId: run.runId, seqGap: run.seqGap, text });
-  }
-  return found;
 }

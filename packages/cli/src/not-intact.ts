@@ -1,0 +1,35 @@
+import { type RunView, runsInTreeOrder } from "@agent-ledger/core";
+import { terminalLine } from "./format.js";
+import { type OutputStream, writeOut } from "./io.js";
+import { notIntactText, type RenderInspectionOptions } from "./render-inspection.js";
+
+/** A run whose seqs have a gap, with what `inspect` says of it (`notIntactText`). */
+export interface NotIntactRun {
+  runId: string;
+  seqGap: { after: number; next: number };
+  text: string;
+}
+
+/** The runs of the tree whose seqs have a gap (`RunView.seqGap`), in tree order. */
+export function notIntactRuns(
+  runs: RunView[],
+  sessionId: string,
+  options: RenderInspectionOptions = {},
+): NotIntactRun[] {
+  const found: NotIntactRun[] = [];
+  for (const { run } of runsInTreeOrder(runs)) {
+    const text = notIntactText(run, sessionId, options);
+    if (run.seqGap !== undefined && text !== undefined)
+      found.push({ runId: run.runId, seqGap: run.seqGap, text });
+  }
+  return found;
+}
+
+/**
+ * Warns on stderr of each run not intact: what a command printed of it (`inspect --json`, an
+ * `export`) is not what was recorded, while its output alone does not show it.
+ */
+export async function warnNotIntact(stderr: OutputStream, runs: NotIntactRun[]): Promise<void> {
+  for (const run of runs)
+    await writeOut(stderr, `agent-ledger: warning: ${terminalLine(run.text)}\n`);
+}
