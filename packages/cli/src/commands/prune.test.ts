@@ -54,21 +54,40 @@ describe("agent-ledger prune", () => {
   it("refuses without exactly one cutoff and one of --yes and --dry-run, before opening the store", async () => {
     for (const [args, message] of [
       [["--yes"], "one of --older-than"],
-      [["--older-than", "1h", "--before", cutoff, "--yes"], "one of --older-than"],
+      [
+        ["--older-than", "1h", "--before", cutoff, "--yes"],
+        "one of --older-than and --before, not both",
+      ],
       [["--older-than", "1h"], "one of --dry-run"],
       [["--older-than", "1h", "--yes", "--dry-run"], "one of --dry-run"],
       [["--older-than", "a while", "--yes"], "--older-than must be a duration"],
       // A bare number is not read as milliseconds: 30 would have deleted every closed session.
       [["--older-than", "30", "--yes"], "--older-than needs a unit: 30d for days"],
-      [["--older-than", "0", "--yes"], "--older-than needs a unit"],
+      // Under a minute spares no closed session, as a --before in the future: no hint to write 0d.
+      [
+        ["--older-than", "0", "--yes"],
+        '--older-than "0" is under 1m, which would delete every closed session',
+      ],
+      [
+        ["--older-than", "0d", "--dry-run"],
+        '--older-than "0d" is under 1m, which would delete every closed session',
+      ],
+      [
+        ["--older-than", "1s", "--yes"],
+        '--older-than "1s" is under 1m, which would delete every closed session',
+      ],
+      [["--older-than", "59999ms", "--yes"], "is under 1m"],
       [["--before", "last tuesday", "--yes"], "--before must be an ISO 8601"],
       // Not March 2, nor a time past midnight.
       [
         ["--before", "2026-02-30", "--yes"],
-        "--before must be an ISO 8601 date or time that exists",
+        '--before must be an ISO 8601 date or time that exists (2026-01-31, 2026-01-31T12:00:00Z), not "2026-02-30"',
       ],
       [["--before", "2026-01-31T24:30:00Z", "--yes"], "that exists"],
-      [["--before", "2999-01-01", "--yes"], "is in the future"],
+      [
+        ["--before", "2999-01-01", "--yes"],
+        '--before "2999-01-01" is in the future, which would delete every closed session',
+      ],
       [["--before", cutoff, "--yes", "--cancel-open", " "], "--cancel-open needs a reason"],
     ] as const) {
       const result = await runBin(["--store", "sqlite:/no/such/ledger.db", "prune", ...args]);
@@ -87,11 +106,10 @@ describe("agent-ledger prune", () => {
     expect(lines[1]).toContain("would delete old-open");
     expect(lines[1]).toContain("1 run(s) open: skipped without --cancel-open");
     // The blobs were put a moment ago: within the default grace, none would go yet.
-    expect(lines[2]).toBe(
-      "with them 0 blob(s), 0 bytes stored, that no session left would reference (kept: those put within the last 10m)",
-    );
+    // The count of the sessions listed above first, then the blobs that would go with them.
+    expect(lines[2]).toBe(`2 session(s) with no event since ${cutoff}`);
     expect(lines[3]).toBe(
-      `2 session(s) with no event since ${cutoff}; nothing was deleted (dry run)`,
+      "with them 0 blob(s), 0 bytes stored, that no session left would reference (kept: those put within the last 10m); nothing was deleted (dry run)",
     );
     const json = JSON.parse((await cli("prune", "--before", cutoff, "--dry-run", "--json")).stdout);
     expect(json.sessions.map((session: { sessionId: string }) => session.sessionId)).toEqual([
@@ -112,7 +130,7 @@ describe("agent-ledger prune", () => {
     expect(withOpen.blobs).toBe(oldRefs.length + (await refsOf("old-open")).length);
     const zeroGrace = await cli("prune", "--before", cutoff, "--dry-run", "--blob-grace", "0");
     expect(zeroGrace.stdout).toContain(
-      `with them ${oldRefs.length} blob(s), ${formatBytes(closedOnly.bytes)} stored, that no session left would reference (kept: those put within the last 0ms)`,
+      `with them ${oldRefs.length} blob(s), ${formatBytes(closedOnly.bytes)} stored, that no session left would reference (kept: those put within the last 0ms); nothing was deleted (dry run)`,
     );
     // Every session is younger than an hour: nothing to list.
     const young = await cli("prune", "--older-than", "1h", "--dry-run");

@@ -24,8 +24,8 @@ import {
 
 export const pruneHelp = `agent-ledger prune (--older-than <duration> | --before <time>) (--yes | --dry-run) [--cancel-open "reason"] [--blob-grace <duration>] [--actor <name>] [--json]
   Retention by age: deletes every session whose last event is older than --older-than (30d,
-  12h, 90m: a unit is needed) or was recorded before --before (an ISO 8601 date or time, not in
-  the future), by the events' own
+  12h, 90m: a unit is needed; at least 1m) or was recorded before --before (an ISO 8601 date
+  or time, not in the future), by the events' own
   times, as delete does one; then the blobs no existing session references (collect-blobs).
   A session with a run still open is skipped and listed (exit 1), unless --cancel-open cancels
   its open runs first. A session written to after prune looked at it is kept (the store checks,
@@ -56,24 +56,44 @@ function isoTime(text: string): number {
   return realDay && realTime ? Date.parse(text) : Number.NaN;
 }
 
+/**
+ * The youngest `--older-than` taken: a cutoff within the last minute deletes every closed
+ * session but one written that moment, as a `--before` in the future deletes them all.
+ */
+const MIN_OLDER_THAN_MS = 60_000;
+
+/** What a cutoff that spares no closed session is refused with. */
+const EVERY_CLOSED_SESSION =
+  "which would delete every closed session: give an age (30d) or a past time, or delete sessions by id with agent-ledger delete";
+
 /** The cutoff in epoch ms from `--older-than` or `--before` (exactly one). */
 function cutoffOf(olderThan: string | undefined, before: string | undefined): number {
-  if ((olderThan === undefined) === (before === undefined))
+  if (olderThan !== undefined && before !== undefined)
+    throw usageError("prune takes one of --older-than and --before, not both");
+  if (olderThan === undefined && before === undefined)
     throw usageError(
       "prune needs one of --older-than <duration> (e.g. 30d) and --before <time> (e.g. 2026-01-31)",
     );
-  if (before === undefined)
-    return Date.now() - (durationOption("older-than", olderThan, { unit: "required" }) as number);
-  const at = isoTime(before);
+  if (olderThan !== undefined) {
+    // A bare 0 is no age in any unit: refused as such, not with a hint to write 0d.
+    const age = /^0+$/.test(olderThan.trim())
+      ? 0
+      : (durationOption("older-than", olderThan, { unit: "required" }) as number);
+    if (age < MIN_OLDER_THAN_MS)
+      throw usageError(
+        `--older-than ${JSON.stringify(olderThan)} is under ${formatDuration(MIN_OLDER_THAN_MS)}, ${EVERY_CLOSED_SESSION}`,
+      );
+    return Date.now() - age;
+  }
+  const text = before as string;
+  const at = isoTime(text);
   if (Number.isNaN(at))
     throw usageError(
-      `--before must be an ISO 8601 date or time that exists (2026-01-31, 2026-01-31T12:00:00Z)`,
+      `--before must be an ISO 8601 date or time that exists (2026-01-31, 2026-01-31T12:00:00Z), not ${JSON.stringify(text)}`,
     );
   // Every session's last event is before a time to come: all closed ones would go.
   if (at > Date.now())
-    throw usageError(
-      `--before ${before} is in the future, which would delete every closed session: give a past time, or delete sessions by id with agent-ledger delete`,
-    );
+    throw usageError(`--before ${JSON.stringify(text)} is in the future, ${EVERY_CLOSED_SESSION}`);
   return at;
 }
 
@@ -270,8 +290,8 @@ async function dryRunList(
     options.json
       ? `${terminalJson(JSON.stringify({ dryRun: true, before, sessions: found, wouldDelete }, null, 2))}\n`
       : `${[
-          `with them ${wouldDelete.blobs} blob(s), ${formatBytes(wouldDelete.bytes)} stored, that no session left would reference (kept: those put within the last ${graceText(options.blobGrace)})`,
-          `${found.length} session(s) with no event since ${before}; nothing was deleted (dry run)`,
+          `${found.length} session(s) with no event since ${before}`,
+          `with them ${wouldDelete.blobs} blob(s), ${formatBytes(wouldDelete.bytes)} stored, that no session left would reference (kept: those put within the last ${graceText(options.blobGrace)}); nothing was deleted (dry run)`,
         ]
           .map(terminalLine)
           .join("\n")}\n`,
