@@ -4,7 +4,7 @@ import { EXIT_CODES, usageError } from "../errors.js";
 import { formatBytes, terminalJson, terminalLine } from "../format.js";
 import { interrupted, writeOut } from "../io.js";
 import type { CommandContext } from "./context.js";
-import { blobGraceOption, formatDuration, graceText } from "./session-args.js";
+import { BLOB_GRACE_FORMS, blobGraceOption, formatDuration, graceText } from "./session-args.js";
 
 const USAGE = "agent-ledger collect-blobs [--blob-grace <duration>] [--dry-run] [--json]";
 
@@ -12,7 +12,7 @@ export const collectBlobsHelp = `${USAGE}
   Deletes every blob that no existing session references, across the whole store: what
   deleting a session cannot see (a blob put with no session and never named, or put for a
   session while it was being deleted). Safe while agents write: a blob put within the grace,
-  on the database's clock, is kept (default ${formatDuration(DEFAULT_BLOB_GRACE_MS)}; 600000, 500ms, 30s, 10m, 2h, 1d).
+  on the database's clock, is kept (default ${formatDuration(DEFAULT_BLOB_GRACE_MS)}; ${BLOB_GRACE_FORMS}).
   --dry-run deletes nothing: it says how many blobs a pass would delete now, and the bytes the
   store keeps for them (--json: "wouldDelete": { "blobs", "bytes" }). Agents write meanwhile,
   so the pass after it may find a few more (puts whose grace ran out) or fewer.

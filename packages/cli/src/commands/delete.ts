@@ -6,7 +6,7 @@ import { writeOut } from "../io.js";
 import { assertSessionExists } from "../store.js";
 import { hintCommand } from "../store-url.js";
 import type { CommandContext } from "./context.js";
-import { formatDuration, graceText, idArgument } from "./session-args.js";
+import { BLOB_GRACE_FORMS, formatDuration, graceText, idArgument } from "./session-args.js";
 import { DELETION_ARGS, deleteOneSession, deletionOptions } from "./session-deletion.js";
 
 export const deleteHelp = `agent-ledger delete <session> --yes [--cancel-open "reason"] [--blob-grace <duration>] [--actor <name>] [--json]
@@ -17,8 +17,7 @@ export const deleteHelp = `agent-ledger delete <session> --yes [--cancel-open "r
                  a human actor, --actor or the login name), e.g. a crashed agent's that will
                  never be resumed.
   --blob-grace   a blob put within it, on the database's clock, is kept: a writer may be about
-                 to name it (default ${formatDuration(DEFAULT_BLOB_GRACE_MS)}; 0, 500ms, 30s, 10m, 2h, 1d: a unit
-                 is needed but for 0).
+                 to name it (default ${formatDuration(DEFAULT_BLOB_GRACE_MS)}; ${BLOB_GRACE_FORMS}).
   --json prints the counts as JSON.`;
 
 export async function deleteCommand(context: CommandContext): Promise<number> {

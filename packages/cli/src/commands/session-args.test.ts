@@ -3,6 +3,8 @@ import { openStore } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { recordDemoSession, runBin } from "../session-fixture.test.data.js";
+import { collectBlobsHelp } from "./collect-blobs.js";
+import { deleteHelp } from "./delete.js";
 import { blobGraceOption, durationOption, formatDuration } from "./session-args.js";
 
 // An id is 1-255 characters without control characters (§6): anything else on the command line
@@ -112,6 +114,15 @@ describe("durations on the command line", () => {
     ]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("--blob-grace needs a unit");
+  });
+
+  it("the --blob-grace values collect-blobs and delete list in their help are all taken", () => {
+    for (const help of [collectBlobsHelp, deleteHelp]) {
+      const listed = /\(default \w+; ([^:)]+)[:)]/.exec(help.replace(/\s+/g, " "))?.[1];
+      expect(listed?.split(", ")).toEqual(["0", "500ms", "30s", "10m", "2h", "1d"]);
+      for (const value of listed?.split(", ") ?? [])
+        expect(() => blobGraceOption(value)).not.toThrow();
+    }
   });
 
   it("prints a duration in its largest whole unit", () => {

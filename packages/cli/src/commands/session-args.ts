@@ -138,6 +138,9 @@ export function formatDuration(ms: number): string {
   return `${ms}ms`;
 }
 
+/** The --blob-grace values the helps show: what `blobGraceOption` takes. */
+export const BLOB_GRACE_FORMS = "0, 500ms, 30s, 10m, 2h, 1d: a unit is needed but for 0";
+
 /**
  * `--blob-grace` as the store's retention options (`deleteSession`, `collectBlobs`): `{}` when
  * absent, so the store's default applies.
