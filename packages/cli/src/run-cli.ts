@@ -174,8 +174,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     // bidi override) are shown escaped, as the commands' own output shows them.
     io.stderr.write(`agent-ledger: ${terminalJson(message)}\n`);
     if (error instanceof CliError && error.hint) io.stderr.write(`  ${terminalJson(error.hint)}\n`);
+    // commandArgs tells each command's own; this is for one read elsewhere.
     if (parseError) {
-      io.stderr.write("  run agent-ledger <command> --help\n");
+      io.stderr.write("  run agent-ledger --help\n");
       return EXIT_CODES.usage;
     }
     if (

@@ -1,8 +1,8 @@
-import { parseArgs } from "node:util";
 import { DEFAULT_BLOB_GRACE_MS } from "@agent-ledger/core";
 import { EXIT_CODES, usageError } from "../errors.js";
 import { formatBytes, terminalJson, terminalLine } from "../format.js";
 import { interrupted, writeOut } from "../io.js";
+import { commandArgs } from "./command-args.js";
 import type { CommandContext } from "./context.js";
 import { BLOB_GRACE_FORMS, blobGraceOption, formatDuration, graceText } from "./session-args.js";
 
@@ -21,7 +21,7 @@ export const collectBlobsHelp = `${USAGE}
   others are kept.`;
 
 export async function collectBlobsCommand(context: CommandContext): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = commandArgs("collect-blobs", {
     args: context.args,
     options: {
       "blob-grace": { type: "string" },
@@ -29,7 +29,6 @@ export async function collectBlobsCommand(context: CommandContext): Promise<numb
       json: { type: "boolean" },
     },
     allowPositionals: true,
-    strict: true,
   });
   if (positionals.length > 0) throw usageError(`usage: ${USAGE}`);
   const blobGrace = blobGraceOption(values["blob-grace"]);

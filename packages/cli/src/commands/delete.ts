@@ -1,10 +1,10 @@
-import { parseArgs } from "node:util";
 import { DEFAULT_BLOB_GRACE_MS } from "@agent-ledger/core";
 import { EXIT_CODES, usageError } from "../errors.js";
 import { terminalJson, terminalLine } from "../format.js";
 import { writeOut } from "../io.js";
 import { assertSessionExists } from "../store.js";
 import { hintCommand } from "../store-url.js";
+import { commandArgs } from "./command-args.js";
 import type { CommandContext } from "./context.js";
 import { BLOB_GRACE_FORMS, formatDuration, graceText, idArgument } from "./session-args.js";
 import { DELETION_ARGS, deleteOneSession, deletionOptions } from "./session-deletion.js";
@@ -21,12 +21,15 @@ export const deleteHelp = `agent-ledger delete <session> --yes [--cancel-open "r
   --json prints the counts as JSON.`;
 
 export async function deleteCommand(context: CommandContext): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: context.args,
-    options: DELETION_ARGS,
-    allowPositionals: true,
-    strict: true,
-  });
+  const { values, positionals } = commandArgs(
+    "delete",
+    {
+      args: context.args,
+      options: DELETION_ARGS,
+      allowPositionals: true,
+    },
+    { takesIds: true },
+  );
   const sessionId = positionals[0];
   if (!sessionId || positionals.length > 1)
     throw usageError('usage: agent-ledger delete <session> --yes [--cancel-open "reason"]');

@@ -1,4 +1,3 @@
-import { parseArgs } from "node:util";
 import {
   type AtifTrajectory,
   BlobCache,
@@ -25,6 +24,7 @@ import {
   stoppingReads,
 } from "../store.js";
 import { commandStoreUrl } from "../store-url.js";
+import { commandArgs } from "./command-args.js";
 import type { CommandContext } from "./context.js";
 import { idArgument } from "./session-args.js";
 
@@ -93,16 +93,19 @@ export async function exportOtlpJson(
 const INCOMPLETE = "the export would not be complete";
 
 export async function exportCommand(context: CommandContext): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: context.args,
-    options: {
-      format: { type: "string", default: "jsonl" },
-      output: { type: "string", short: "o" },
-      raw: { type: "boolean" },
+  const { values, positionals } = commandArgs(
+    "export",
+    {
+      args: context.args,
+      options: {
+        format: { type: "string", default: "jsonl" },
+        output: { type: "string", short: "o" },
+        raw: { type: "boolean" },
+      },
+      allowPositionals: true,
     },
-    allowPositionals: true,
-    strict: true,
-  });
+    { takesIds: true },
+  );
   const sessionId = positionals[0];
   if (!sessionId || positionals.length > 1)
     throw usageError("usage: agent-ledger export <session> [--format jsonl|atif|otlp-json]");

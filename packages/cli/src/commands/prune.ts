@@ -1,4 +1,3 @@
-import { parseArgs } from "node:util";
 import {
   type CollectBlobsOptions,
   DEFAULT_BLOB_GRACE_MS,
@@ -10,6 +9,7 @@ import { EXIT_CODES, usageError } from "../errors.js";
 import { formatBytes, terminalJson, terminalLine } from "../format.js";
 import { interrupted, writeOut } from "../io.js";
 import { sessionPages } from "../store.js";
+import { commandArgs } from "./command-args.js";
 import type { CommandContext } from "./context.js";
 import { durationOption, formatDuration, graceText } from "./session-args.js";
 import {
@@ -119,7 +119,7 @@ async function* candidatePages(store: EventStore, cutoff: number): AsyncGenerato
 }
 
 export async function pruneCommand(context: CommandContext): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = commandArgs("prune", {
     args: context.args,
     options: {
       ...DELETION_ARGS,
@@ -128,7 +128,6 @@ export async function pruneCommand(context: CommandContext): Promise<number> {
       "dry-run": { type: "boolean" },
     },
     allowPositionals: true,
-    strict: true,
   });
   if (positionals.length > 0)
     throw usageError("usage: agent-ledger prune --older-than <duration> (--yes | --dry-run)");

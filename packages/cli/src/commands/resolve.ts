@@ -1,4 +1,3 @@
-import { parseArgs } from "node:util";
 import {
   type AttemptView,
   endedOuterCalls,
@@ -20,6 +19,7 @@ import { assertSessionExists } from "../store.js";
 import { commandStoreUrl, hintCommand, storeOption } from "../store-url.js";
 import { humanActor } from "./actor.js";
 import { attemptKind, finishAbandonment, settledLines, settleInside } from "./calls-inside.js";
+import { commandArgs } from "./command-args.js";
 import type { CommandContext } from "./context.js";
 import { idArgument } from "./session-args.js";
 
@@ -65,18 +65,21 @@ function findAttempts(runs: RunView[], attemptId: string): AttemptView[] {
 }
 
 export async function resolveCommand(context: CommandContext): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: context.args,
-    options: {
-      abandon: { type: "string" },
-      approve: { type: "string" },
-      actor: { type: "string" },
-      run: { type: "string" },
-      json: { type: "boolean" },
+  const { values, positionals } = commandArgs(
+    "resolve",
+    {
+      args: context.args,
+      options: {
+        abandon: { type: "string" },
+        approve: { type: "string" },
+        actor: { type: "string" },
+        run: { type: "string" },
+        json: { type: "boolean" },
+      },
+      allowPositionals: true,
     },
-    allowPositionals: true,
-    strict: true,
-  });
+    { takesIds: true },
+  );
   const [session, attempted] = positionals;
   if (!session || !attempted || positionals.length > 2)
     throw usageError(

@@ -1,10 +1,10 @@
-import { parseArgs } from "node:util";
 import { usageError } from "../errors.js";
 import { writeOut } from "../io.js";
 import { sessionHasEvents } from "../store.js";
 import { commandStoreUrl } from "../store-url.js";
 import { isLoopbackHost } from "../viewer/security.js";
 import { startViewer } from "../viewer/viewer-server.js";
+import { commandArgs } from "./command-args.js";
 import type { CommandContext } from "./context.js";
 import { idArgument, MAX_TIMER_MS, numberOption } from "./session-args.js";
 
@@ -16,7 +16,7 @@ export const serveHelp = `agent-ledger serve [--port <n>] [--host <address>] [--
   one from $AGENT_LEDGER_STORE left to the environment). Ctrl-C or SIGTERM stops it (exit 0).`;
 
 export async function serveCommand(context: CommandContext): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = commandArgs("serve", {
     args: context.args,
     options: {
       port: { type: "string" },
@@ -26,7 +26,6 @@ export async function serveCommand(context: CommandContext): Promise<number> {
       "poll-ms": { type: "string" },
     },
     allowPositionals: true,
-    strict: true,
   });
   if (positionals.length > 0)
     throw usageError(

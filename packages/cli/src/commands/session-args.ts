@@ -1,6 +1,6 @@
-import { parseArgs } from "node:util";
 import { type CollectBlobsOptions, DEFAULT_BLOB_GRACE_MS, isValidId } from "@agent-ledger/core";
 import { usageError } from "../errors.js";
+import { commandArgs } from "./command-args.js";
 import type { CommandContext } from "./context.js";
 
 /**
@@ -57,12 +57,15 @@ export function sessionOrAllArgs(
   command: string,
   { all }: { all: boolean },
 ): { sessionId: string | undefined; json: boolean } {
-  const { values, positionals } = parseArgs({
-    args: context.args,
-    options: { json: { type: "boolean" }, ...(all ? { all: { type: "boolean" } } : {}) },
-    allowPositionals: true,
-    strict: true,
-  });
+  const { values, positionals } = commandArgs(
+    command,
+    {
+      args: context.args,
+      options: { json: { type: "boolean" }, ...(all ? { all: { type: "boolean" } } : {}) },
+      allowPositionals: true,
+    },
+    { takesIds: true },
+  );
   const json = values.json === true;
   if ((values as { all?: boolean }).all === true) {
     if (positionals.length > 0)

@@ -1,9 +1,9 @@
-import { parseArgs } from "node:util";
 import type { SessionSummary } from "@agent-ledger/core";
 import { stopBeforeNextPage } from "@agent-ledger/core";
 import { terminalJson, terminalLine } from "../format.js";
 import { interrupted, writeOut } from "../io.js";
 import { sessionPages } from "../store.js";
+import { commandArgs } from "./command-args.js";
 import type { CommandContext } from "./context.js";
 import { numberOption } from "./session-args.js";
 
@@ -13,10 +13,9 @@ export const sessionsHelp = `agent-ledger sessions [--json] [--limit <n>]
   what was printed stays printed.`;
 
 export async function sessionsCommand(context: CommandContext): Promise<number> {
-  const { values } = parseArgs({
+  const { values } = commandArgs("sessions", {
     args: context.args,
     options: { json: { type: "boolean" }, limit: { type: "string" } },
-    strict: true,
   });
   const limit = numberOption("limit", values.limit, Number.POSITIVE_INFINITY, 1);
   const store = await context.openStore();

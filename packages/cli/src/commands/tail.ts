@@ -1,9 +1,9 @@
-import { parseArgs } from "node:util";
 import { BlobCache, LedgerError, type LedgerEvent, resolveEvents } from "@agent-ledger/core";
 import { usageError } from "../errors.js";
 import { preview, terminalJson, terminalLine } from "../format.js";
 import { LineWriter, sleep, warnMissingBlob } from "../io.js";
 import { assertNotDeletedWhileRead, assertSessionExists, sessionHasEvents } from "../store.js";
+import { commandArgs } from "./command-args.js";
 import type { CommandContext } from "./context.js";
 import { idArgument, MAX_TIMER_MS, numberOption } from "./session-args.js";
 
@@ -33,19 +33,22 @@ export function eventLine(event: LedgerEvent): string {
 }
 
 export async function tailCommand(context: CommandContext): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: context.args,
-    options: {
-      follow: { type: "boolean", short: "f" },
-      json: { type: "boolean" },
-      raw: { type: "boolean" },
-      from: { type: "string" },
-      interval: { type: "string" },
-      "page-size": { type: "string" },
+  const { values, positionals } = commandArgs(
+    "tail",
+    {
+      args: context.args,
+      options: {
+        follow: { type: "boolean", short: "f" },
+        json: { type: "boolean" },
+        raw: { type: "boolean" },
+        from: { type: "string" },
+        interval: { type: "string" },
+        "page-size": { type: "string" },
+      },
+      allowPositionals: true,
     },
-    allowPositionals: true,
-    strict: true,
-  });
+    { takesIds: true },
+  );
   const sessionId = positionals[0];
   if (!sessionId || positionals.length > 1)
     throw usageError("usage: agent-ledger tail <session> [--follow]");

@@ -1,9 +1,9 @@
-import { parseArgs } from "node:util";
 import type { EventStore } from "@agent-ledger/core";
 import { EXIT_CODES, usageError } from "../errors.js";
 import { terminalJson, terminalLine } from "../format.js";
 import { writeOut } from "../io.js";
 import { olderLedgerVersions } from "../store.js";
+import { commandArgs } from "./command-args.js";
 import type { CommandContext } from "./context.js";
 
 export const upgradeHelp = `agent-ledger upgrade [--json]
@@ -15,11 +15,10 @@ export const upgradeHelp = `agent-ledger upgrade [--json]
   --json prints what it found and did as JSON.`;
 
 export async function upgradeCommand(context: CommandContext): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = commandArgs("upgrade", {
     args: context.args,
     options: { json: { type: "boolean" } },
     allowPositionals: true,
-    strict: true,
   });
   if (positionals.length > 0) throw usageError("usage: agent-ledger upgrade [--json]");
   // Opened as every command opens it first: a current ledger is left alone, and an older one
