@@ -35,7 +35,8 @@ export async function serveCommand(context: CommandContext): Promise<number> {
   // Number("") is 0: an empty --port (an unset variable) bound a port of the system's choice.
   const port =
     values.port === undefined ? 0 : /^\d{1,5}$/.test(values.port) ? Number(values.port) : -1;
-  if (port < 0 || port > 65535) throw usageError("--port must be a whole number 0..65535");
+  if (port < 0 || port > 65535)
+    throw usageError(`--port must be a whole number 0..65535, not ${JSON.stringify(values.port)}`);
   const pollMs = numberOption("poll-ms", values["poll-ms"], 1000, 50, MAX_TIMER_MS);
   const token = values.token ?? context.io.env.AGENT_LEDGER_VIEWER_TOKEN;
   if (token !== undefined && token.length < 8)

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vites
 import { recordDemoSession, runBin } from "../session-fixture.test.data.js";
 import { collectBlobsHelp } from "./collect-blobs.js";
 import { deleteHelp } from "./delete.js";
-import { blobGraceOption, durationOption, formatDuration } from "./session-args.js";
+import { blobGraceOption, durationOption, formatDuration, numberOption } from "./session-args.js";
 
 // An id is 1-255 characters without control characters (§6): anything else on the command line
 // is bad usage (exit 2), like an unknown option, not a failed command (exit 1).
@@ -55,6 +55,25 @@ describe("agent-ledger with a numeric option out of range", () => {
     const store = await openStore(storeUrl);
     await recordDemoSession(store, "numbers");
     await store.close();
+  });
+
+  it("takes decimal digits only, and quotes a value it refuses", async () => {
+    expect(numberOption("from", "007", 0, 0)).toBe(7);
+    expect(numberOption("from", undefined, 5, 0)).toBe(5);
+    for (const bad of ["0x0e", "", "1e3", "+5", " 5", "-0", "abc", "1.0"])
+      expect(() => numberOption("limit", bad, 0, 1), bad).toThrow(
+        expect.objectContaining({
+          exitCode: 2,
+          message: `--limit must be an integer >= 1 and <= 9007199254740991 (digits only), not ${JSON.stringify(bad)}`,
+        }),
+      );
+    for (const from of ["0x0e", ""]) {
+      const result = await cli("tail", "numbers", `--from=${from}`);
+      expect(result.code, from).toBe(2);
+      expect(result.stdout).toBe("");
+      expect(result.stderr).toContain(`--from must be an integer >= 0`);
+      expect(result.stderr).toContain(`not ${JSON.stringify(from)}`);
+    }
   });
 
   it("exits 2 and names the option", async () => {

@@ -20,8 +20,8 @@ export function idArgument<T extends string | undefined>(value: T, name: string)
 export const MAX_TIMER_MS = 2_147_483_647;
 
 /**
- * `--<name> <value>` as an integer from `min` to `max` (`fallback` when absent); else bad usage
- * (exit 2) naming the option. `max` is at most Number.MAX_SAFE_INTEGER: past it a number has no
+ * `--<name> <value>` as an integer from `min` to `max`, written in decimal digits (`fallback`
+ * when absent); else bad usage (exit 2) naming the option and quoting the value. `max` is at most Number.MAX_SAFE_INTEGER: past it a number has no
  * exact integer (`--from 99999999999999999999` was 1e20, which the store refused as its own
  * `$.after`, exit 1).
  */
@@ -33,9 +33,12 @@ export function numberOption(
   max: number = Number.MAX_SAFE_INTEGER,
 ): number {
   if (value === undefined) return fallback;
-  const parsed = Number(value);
+  // Digits only: Number() read "0x0e" as 14, "1e3" as 1000 and "" as 0.
+  const parsed = /^\d+$/.test(value) ? Number(value) : Number.NaN;
   if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max)
-    throw usageError(`--${name} must be an integer >= ${min} and <= ${max}`);
+    throw usageError(
+      `--${name} must be an integer >= ${min} and <= ${max} (digits only), not ${JSON.stringify(value)}`,
+    );
   return parsed;
 }
 

@@ -10,8 +10,8 @@ import { idArgument, MAX_TIMER_MS, numberOption } from "./session-args.js";
 export const tailHelp = `agent-ledger tail <session> [--follow] [--json] [--raw] [--from <cursor>] [--interval <ms>] [--page-size <n>]
   Prints the session's events in commit order, paging by commit cursor (never misses or
   repeats an event). --from <cursor> starts after that cursor (exclusive). --follow keeps
-  polling for new events, every --interval ms (default 500), until interrupted; a store server
-  that stops answering for a while is said on stderr and asked again each interval. Content kept
+  polling for new events, every --interval ms (default 500, at least 10), until interrupted; a
+  store server that stops answering for a while is said on stderr and asked again each interval. Content kept
   in the blob store is put back in place unless --raw. --follow on a session with no events yet
   waits for its first (said on stderr); without --follow it exits 3. A session deleted while
   tail reads or follows it (prune in another process) ends it with exit 3.`;
