@@ -55,7 +55,19 @@ describe("agent-ledger errors and exit codes", () => {
       "AGENT_LEDGER_STORE",
     ])
       expect(result.stdout).toContain(text);
-    expect((await runBin([])).code).toBe(2);
+    // No command: a short usage on stderr (one line per command), not the whole help.
+    const bare = await runBin([]);
+    expect(bare.code).toBe(2);
+    expect(bare.stdout).toBe("");
+    const usage = bare.stderr.split("\n");
+    expect(usage[0]).toBe("usage: agent-ledger [--store <url>] <command> [options]");
+    expect(usage).toContain(
+      "  inspect        a session's run tree, its unresolved calls and what to do about them",
+    );
+    expect(usage).toContain("  collect-blobs  delete the blobs no session references");
+    expect(usage.filter((line) => line.startsWith("  "))).toHaveLength(11);
+    expect(bare.stderr).toContain("run agent-ledger help <command> for its options");
+    expect(usage.length).toBeLessThan(20);
     expect((await runBin(["frobnicate"])).code).toBe(2);
     const badOption = await runBin(["--store", `sqlite:${file}`, "inspect", "x", "--bogus"]);
     expect(badOption.code).toBe(2);

@@ -18,19 +18,47 @@ import { DEFAULT_STORE_URL, openCliStore, resolveStoreUrl } from "./store.js";
 
 const commands: Record<
   string,
-  { run: (context: CommandContext) => Promise<number>; help: string }
+  { run: (context: CommandContext) => Promise<number>; help: string; summary: string }
 > = {
-  sessions: { run: sessionsCommand, help: sessionsHelp },
-  inspect: { run: inspectCommand, help: inspectHelp },
-  tail: { run: tailCommand, help: tailHelp },
-  export: { run: exportCommand, help: exportHelp },
-  verify: { run: verifyCommand, help: verifyHelp },
-  resolve: { run: resolveCommand, help: resolveHelp },
-  serve: { run: serveCommand, help: serveHelp },
-  delete: { run: deleteCommand, help: deleteHelp },
-  prune: { run: pruneCommand, help: pruneHelp },
-  "collect-blobs": { run: collectBlobsCommand, help: collectBlobsHelp },
-  upgrade: { run: upgradeCommand, help: upgradeHelp },
+  sessions: { run: sessionsCommand, help: sessionsHelp, summary: "list the sessions in the store" },
+  inspect: {
+    run: inspectCommand,
+    help: inspectHelp,
+    summary: "a session's run tree, its unresolved calls and what to do about them",
+  },
+  tail: { run: tailCommand, help: tailHelp, summary: "print (or follow) a session's events" },
+  export: {
+    run: exportCommand,
+    help: exportHelp,
+    summary: "a session as jsonl, ATIF or OTLP/JSON",
+  },
+  verify: {
+    run: verifyCommand,
+    help: verifyHelp,
+    summary: "check a session's hash chains and blobs (or --all)",
+  },
+  resolve: {
+    run: resolveCommand,
+    help: resolveHelp,
+    summary: "decide an unresolved call: abandon or approve it",
+  },
+  serve: { run: serveCommand, help: serveHelp, summary: "the web viewer" },
+  delete: { run: deleteCommand, help: deleteHelp, summary: "delete a session for good" },
+  prune: {
+    run: pruneCommand,
+    help: pruneHelp,
+    summary: "delete the sessions older than an age or a time",
+  },
+  "collect-blobs": {
+    run: collectBlobsCommand,
+    help: collectBlobsHelp,
+    summary: "delete the blobs no session references",
+  },
+  upgrade: {
+    run: upgradeCommand,
+    help: upgradeHelp,
+    summary: "upgrade a ledger an older release made",
+  },
 };
 
 // Own names only: "constructor" is no command.
@@ -66,6 +94,17 @@ exit codes:
   130  export stopped by Ctrl-C or SIGTERM (an --output file left as it was); so are inspect,
        verify (SQLite's check of the file too), sessions, prune and collect-blobs, between
        pages, saying how far they got; serve and tail --follow end with 0 when stopped
+`;
+
+/** What `agent-ledger` with no command prints (to stderr: it is bad usage, exit 2). */
+const SHORT_USAGE = `usage: agent-ledger [--store <url>] <command> [options]
+
+commands:
+${Object.entries(commands)
+  .map(([name, { summary }]) => `  ${name.padEnd(14)} ${summary}`)
+  .join("\n")}
+
+run agent-ledger help <command> for its options, agent-ledger --help for everything
 `;
 
 /** Splits `--store <url>` / `--store=<url>` (anywhere) from the command's own arguments. */
@@ -120,9 +159,14 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         exitCode: EXIT_CODES.usage,
         hint: "run agent-ledger --help",
       });
-    if (name === undefined || name === "help" || name === "--help" || name === "-h") {
+    // No command: a short usage, not the whole help, on stderr as any bad usage is.
+    if (name === undefined) {
+      io.stderr.write(SHORT_USAGE);
+      return EXIT_CODES.usage;
+    }
+    if (name === "help" || name === "--help" || name === "-h") {
       io.stdout.write(HELP);
-      return name === undefined ? EXIT_CODES.usage : EXIT_CODES.ok;
+      return EXIT_CODES.ok;
     }
     if (name === "--version" || name === "-v") {
       io.stdout.write("0.1.0\n");
