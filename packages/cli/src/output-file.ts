@@ -11,10 +11,15 @@ export interface OutputFile {
   discard(): Promise<void>;
 }
 
-function cannotWrite(path: string, error: unknown): CliError {
+/**
+ * `--output` that cannot be written, named by the user's `path`: the system's message names the
+ * `temporary` file written first beside it, which the user never asked for.
+ */
+function cannotWrite(path: string, error: unknown, temporary?: string): CliError {
+  const said = (error as Error).message;
   return new CliError({
     code: "invalid-argument",
-    message: `cannot write ${path}: ${(error as Error).message}`,
+    message: `cannot write ${path}: ${temporary === undefined ? said : said.replaceAll(temporary, path)}`,
     exitCode: EXIT_CODES.usage,
     cause: error,
   });
@@ -26,14 +31,14 @@ function endStream(stream: WriteStream): Promise<void> {
   );
 }
 
-async function opened(stream: WriteStream, path: string): Promise<WriteStream> {
+async function opened(stream: WriteStream, path: string, temporary?: string): Promise<WriteStream> {
   try {
     await new Promise<void>((resolve, reject) => {
       stream.once("open", () => resolve());
       stream.once("error", reject);
     });
   } catch (error) {
-    throw cannotWrite(path, error);
+    throw cannotWrite(path, error, temporary);
   }
   return stream;
 }
@@ -88,7 +93,7 @@ export async function openOutputFile(path: string): Promise<OutputFile> {
     `.${basename(target)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`,
   );
   // `wx`: never through a file someone else put at that name.
-  const stream = await opened(createWriteStream(temporary, { flags: "wx" }), path);
+  const stream = await opened(createWriteStream(temporary, { flags: "wx" }), path, temporary);
   const removeAtExit = () => rmSync(temporary, { force: true });
   process.once("exit", removeAtExit);
   // Until the temporary is renamed or removed: an exit in between (a second Ctrl-C) removes it.
@@ -102,7 +107,7 @@ export async function openOutputFile(path: string): Promise<OutputFile> {
         await rename(temporary, target);
       } catch (error) {
         await rm(temporary, { force: true });
-        throw cannotWrite(path, error);
+        throw cannotWrite(path, error, temporary);
       } finally {
         settled();
       }

@@ -139,8 +139,10 @@ describe("agent-ledger export --output", () => {
     const output = join(directory, "no-such-directory", "trace.json");
     const result = await cli("export", "export-output", "--format", "atif", "--output", output);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain(`agent-ledger: cannot write ${output}: ENOENT`);
-    expect(result.stderr).not.toContain("Unhandled 'error' event");
+    // The user's path, not the temporary file the export writes first beside it.
+    expect(result.stderr).toBe(
+      `agent-ledger: cannot write ${output}: ENOENT: no such file or directory, open '${output}'\n`,
+    );
   });
 });
 
