@@ -19,6 +19,8 @@ export {
   readReports,
   reportToParent,
 } from "./crash-child.js";
+export type { FreshDatabase, FreshPlaces } from "./fresh-places.js";
+export { freshPlaces } from "./fresh-places.js";
 export { recordHandoffChain } from "./handoff-chain.js";
 export { interleavedStore } from "./interleaved-store.js";
 export { scratchDirectory } from "./scratch-directory.js";

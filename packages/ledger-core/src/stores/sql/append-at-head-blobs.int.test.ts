@@ -9,7 +9,6 @@ import {
   describeEachKind,
   event,
   gatheredWith,
-  lastDatabase,
   runsOf,
   sentIn,
   startRuns,
@@ -24,7 +23,7 @@ import { checkSession, checkSharedBlobWriters } from "./testing/shared-blob-writ
 
 describeEachKind((kind) => {
   it("appends that name blobs take the one-statement path of the others, and index the blobs for their session", async () => {
-    const open = await kind.database();
+    const { open } = await kind.database();
     // Watched before the stores are made: a store binds the method when constructed.
     const batches = vi.spyOn(kind.backend.prototype, "appendAtHeads");
     const store = await open();
@@ -80,7 +79,7 @@ describeEachKind((kind) => {
   });
 
   it("appends that carry blobs store them in the statement they go out in: no put, no program", async () => {
-    const open = await kind.database();
+    const { open } = await kind.database();
     // Watched before the stores are made: a store binds the method when constructed.
     const batches = vi.spyOn(kind.backend.prototype, "appendAtHeads");
     const store = await open();
@@ -218,8 +217,8 @@ describeEachKind((kind) => {
   });
 
   it("two stores writing runs of four sessions, every append carrying blobs others carry too: each written once, every blob kept", async () => {
-    await twoStoresWatched(kind, async (a, b, spy) => {
-      await checkSharedBlobWriters([a, b], `shared-blobs-${lastDatabase}`);
+    await twoStoresWatched(kind, async (a, b, spy, database) => {
+      await checkSharedBlobWriters([a, b], `shared-blobs-${database}`);
       expect(gatheredWith(spy, (append) => append.blobs.length > 0)).toBe(true);
     });
   });

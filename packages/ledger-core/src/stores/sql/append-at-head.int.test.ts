@@ -7,7 +7,6 @@ import {
   appendAtOnce,
   describeEachKind,
   event,
-  lastDatabase,
   runsOf,
   startRuns,
   twoStoresWatched,
@@ -20,7 +19,7 @@ import { checkSession, sixteenWriters } from "./testing/shared-blob-writers.js";
 
 describeEachKind((kind) => {
   it("two stores writing one run alternately: each stale cache falls back, the chain is right", async () => {
-    const open = await kind.database();
+    const { open } = await kind.database();
     const [a, b] = [await open(), await open()];
     const sessionId = `alt-${uuidv7()}`;
     const written: LedgerEvent[] = [];
@@ -54,7 +53,7 @@ describeEachKind((kind) => {
   });
 
   it("a retry after an unknown outcome dedups, an id of another run is duplicate-event", async () => {
-    const open = await kind.database();
+    const { open } = await kind.database();
     const [a, b] = [await open(), await open()];
     const sessionId = `retry-${uuidv7()}`;
     await a.append({ sessionId, runId: "r", expectedSeq: 0, events: [event("run.started")] });
@@ -99,7 +98,7 @@ describeEachKind((kind) => {
   });
 
   it("a run closed by another store is run-closed, not written", async () => {
-    const open = await kind.database();
+    const { open } = await kind.database();
     const [a, b] = [await open(), await open()];
     const sessionId = `closed-${uuidv7()}`;
     await a.append({ sessionId, runId: "r", expectedSeq: 0, events: [event("run.started")] });
@@ -113,12 +112,12 @@ describeEachKind((kind) => {
   });
 
   it("a runs row without its session row: the one statement never moves the head alone", async () => {
-    const open = await kind.database();
-    const store = await open();
+    const database = await kind.database();
+    const store = await database.open();
     const sessionId = `orphan-${uuidv7()}`;
     await store.append({ sessionId, runId: "r", expectedSeq: 0, events: [event("run.started")] });
     await store.append({ sessionId, runId: "r", expectedSeq: 1, events: [event("x.one")] });
-    await kind.deleteSessionRow(sessionId);
+    await database.deleteSessionRow(sessionId);
     // The store's cached head is right (2), so the one-statement path is tried first. The
     // outcome of the fallback on a damaged store does not matter here: what must hold is that
     // the head never counts an event that was not stored.
@@ -132,7 +131,7 @@ describeEachKind((kind) => {
   });
 
   it("cursors stay gap-free and in commit order with concurrent writers on one session", async () => {
-    const open = await kind.database();
+    const { open } = await kind.database();
     const stores = [await open(), await open(), await open()];
     const sessionId = `order-${uuidv7()}`;
     const written: LedgerEvent[] = [];
@@ -161,13 +160,13 @@ describeEachKind((kind) => {
   });
 
   it("one store gathers concurrent appends of a session into one statement, each answered as alone", async () => {
-    const open = await kind.database();
+    const { name, open } = await kind.database();
     const spy = vi.spyOn(kind.backend.prototype, "appendAtHeads");
     try {
       const store = await open();
       // Eight runs over two sessions, each a writer appending as fast as it is answered.
       const writers = Array.from({ length: 8 }, (_, writer) => ({
-        sessionId: `group-${writer % 2}-${lastDatabase}`,
+        sessionId: `group-${writer % 2}-${name}`,
         runId: `run-${writer}`,
         length: 0,
       }));
@@ -224,9 +223,9 @@ describeEachKind((kind) => {
   // Only where one statement carries several sessions (MariaDB).
   if (kind.acrossSessions) {
     it("statements of several sessions from two stores at once: no deadlock, no gap, nothing lost", async () => {
-      await twoStoresWatched(kind, async (a, b, spy) => {
+      await twoStoresWatched(kind, async (a, b, spy, database) => {
         const stores = [a, b];
-        const writers = sixteenWriters(stores, `across-${lastDatabase}`);
+        const writers = sixteenWriters(stores, `across-${database}`);
         const written: LedgerEvent[] = [];
         await Promise.all(
           writers.map(async (writer) => {

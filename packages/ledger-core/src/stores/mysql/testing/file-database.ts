@@ -1,6 +1,6 @@
 import mysql from "mysql2/promise";
 import { afterAll, beforeAll } from "vitest";
-import { uuidv7 } from "../../../events/ids.js";
+import { freshPlaces } from "../../../testing/fresh-places.js";
 import { SERVER_URLS } from "../../../testing/servers.js";
 
 /**
@@ -12,16 +12,15 @@ export function mysqlFileDatabase(available: boolean): {
   database: string;
   pool: mysql.Pool | undefined;
 } {
-  const database = `ledger_store_${uuidv7().replaceAll("-", "")}`;
+  const { database, create } = freshPlaces(afterAll).database("store");
   const pool = available
     ? mysql.createPool({ uri: SERVER_URLS.mysql, connectionLimit: 3 })
     : undefined;
   // Made in a hook, not at load: a run that filters these tests out leaves no database.
   beforeAll(async () => {
-    await pool?.query(`CREATE DATABASE \`${database}\``);
+    if (available) await create();
   });
   afterAll(async () => {
-    await pool?.query(`DROP DATABASE IF EXISTS \`${database}\``);
     await pool?.end();
   });
   return { database, pool };

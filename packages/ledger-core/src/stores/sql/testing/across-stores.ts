@@ -1,10 +1,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import mysql from "mysql2/promise";
-import pg from "pg";
 import { afterAll, describe, it } from "vitest";
-import { uuidv7 } from "../../../events/ids.js";
+import { freshPlaces } from "../../../testing/fresh-places.js";
 import { SERVER_URLS, serverAvailable } from "../../../testing/servers.js";
 import { deleteKeys, freshPrefix } from "../../redis/testing/test-keys.js";
 import type { RacerTarget } from "./racer-store.js";
@@ -33,7 +31,7 @@ export async function acrossStores(
   afterAll(async () => {
     for (const cleanup of cleanups) await cleanup();
   });
-  const unique = () => `ledger_${options.label}_${uuidv7().replaceAll("-", "")}`;
+  const places = freshPlaces((drop) => cleanups.push(drop));
   const targets: Record<RacerTarget["kind"], () => Promise<RacerTarget>> = {
     async sqlite() {
       const folder = mkdtempSync(join(tmpdir(), `ledger-${options.label}-`));
@@ -41,26 +39,15 @@ export async function acrossStores(
       return { kind: "sqlite", location: join(folder, "ledger.db") };
     },
     async postgres() {
-      const schema = unique();
-      cleanups.push(async () => {
-        const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
-        await client.connect();
-        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        await client.end();
-      });
-      return { kind: "postgres", location: SERVER_URLS.postgres, schema };
+      return {
+        kind: "postgres",
+        location: SERVER_URLS.postgres,
+        schema: places.schema(options.label),
+      };
     },
     async mysql() {
-      const database = unique();
-      const admin = await mysql.createConnection({ uri: SERVER_URLS.mysql });
-      await admin.query(`CREATE DATABASE \`${database}\``);
-      cleanups.push(async () => {
-        await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
-        await admin.end();
-      });
-      const url = new URL(SERVER_URLS.mysql);
-      url.pathname = `/${database}`;
-      return { kind: "mysql", location: url.toString() };
+      const { url } = await places.database(options.label).create();
+      return { kind: "mysql", location: url };
     },
     async redis() {
       const keyPrefix = freshPrefix(options.label);

@@ -1,9 +1,9 @@
 import mysql from "mysql2/promise";
 import pg from "pg";
 import { afterAll, describe, type MockInstance, vi } from "vitest";
-import { uuidv7 } from "../../../events/ids.js";
 import type { LedgerEvent } from "../../../events/types.js";
 import type { AppendRequest, EventStore } from "../../../store/event-store.js";
+import { freshPlaces } from "../../../testing/fresh-places.js";
 import { SERVER_URLS, serverAvailable } from "../../../testing/servers.js";
 import { MysqlBackend } from "../../mysql/mysql-backend.js";
 import { MysqlEventStore } from "../../mysql/mysql-store.js";
@@ -18,14 +18,24 @@ import type { HeadAppend } from "../head-cache.js";
 
 /** What a test file using these stores runs after its tests: closing stores, dropping databases. */
 const cleanups: (() => Promise<void>)[] = [];
+// Dropped after the stores are closed (each close is put first).
+const places = freshPlaces((drop) => cleanups.push(drop));
+
+/** A fresh database of a kind, and what the tests do on it. */
+export interface FreshStores {
+  /** The database's name (a schema's, on PostgreSQL). */
+  name: string;
+  /** A new store on the database, initialized. */
+  open(): Promise<EventStore>;
+  /** Deletes a session's counter row (a damaged store). */
+  deleteSessionRow(sessionId: string): Promise<void>;
+}
 
 export interface Kind {
   name: string;
   available: boolean;
-  /** A factory of stores sharing one fresh database. */
-  database(): Promise<() => Promise<EventStore>>;
-  /** Deletes a session's counter row in the database `database()` made last (a damaged store). */
-  deleteSessionRow(sessionId: string): Promise<void>;
+  /** A fresh database, on which each `open()` makes another store. */
+  database(): Promise<FreshStores>;
   /** The backend class, whose `appendAtHeads` the tests watch to see which appends went together. */
   backend: {
     prototype: {
@@ -38,9 +48,6 @@ export interface Kind {
   acrossSessions: boolean;
 }
 
-/** The database `database()` made last; an importer reads it live (a module binding). */
-export let lastDatabase = "";
-
 const kinds: Kind[] = [
   {
     name: "PostgresEventStore",
@@ -48,28 +55,22 @@ const kinds: Kind[] = [
     backend: PostgresBackend,
     acrossSessions: false,
     async database() {
-      const schema = `ledger_head_${uuidv7().replaceAll("-", "")}`;
-      lastDatabase = schema;
-      cleanups.push(async () => {
-        const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
-        await client.connect();
-        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        await client.end();
-      });
-      return async () => {
-        const store = new PostgresEventStore({ connectionString: SERVER_URLS.postgres, schema });
-        await store.init();
-        cleanups.unshift(() => store.close());
-        return store;
+      const schema = places.schema("head");
+      return {
+        name: schema,
+        async open() {
+          const store = new PostgresEventStore({ connectionString: SERVER_URLS.postgres, schema });
+          await store.init();
+          cleanups.unshift(() => store.close());
+          return store;
+        },
+        async deleteSessionRow(sessionId) {
+          const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
+          await client.connect();
+          await client.query(`DELETE FROM "${schema}".sessions WHERE session_id = $1`, [sessionId]);
+          await client.end();
+        },
       };
-    },
-    async deleteSessionRow(sessionId) {
-      const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
-      await client.connect();
-      await client.query(`DELETE FROM "${lastDatabase}".sessions WHERE session_id = $1`, [
-        sessionId,
-      ]);
-      await client.end();
     },
   },
   {
@@ -78,32 +79,28 @@ const kinds: Kind[] = [
     backend: MysqlBackend,
     acrossSessions: true,
     async database() {
-      const database = `ledger_head_${uuidv7().replaceAll("-", "")}`;
-      lastDatabase = database;
-      const admin = await mysql.createConnection(SERVER_URLS.mysql);
-      await admin.query(`CREATE DATABASE \`${database}\``);
-      cleanups.push(async () => {
-        await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
-        await admin.end();
-      });
-      return async () => {
-        // An application pool with the ledger in another database: the qualified names.
-        const pool = mysql.createPool({ uri: SERVER_URLS.mysql, connectionLimit: 4 });
-        const store = new MysqlEventStore({ pool, database });
-        await store.init();
-        cleanups.unshift(async () => {
-          await store.close();
-          await pool.end();
-        });
-        return store;
+      const { database } = await places.database("head").create();
+      return {
+        name: database,
+        async open() {
+          // An application pool with the ledger in another database: the qualified names.
+          const pool = mysql.createPool({ uri: SERVER_URLS.mysql, connectionLimit: 4 });
+          const store = new MysqlEventStore({ pool, database });
+          await store.init();
+          cleanups.unshift(async () => {
+            await store.close();
+            await pool.end();
+          });
+          return store;
+        },
+        async deleteSessionRow(sessionId) {
+          const admin = await mysql.createConnection(SERVER_URLS.mysql);
+          await admin.query(`DELETE FROM \`${database}\`.sessions WHERE session_id = ?`, [
+            sessionId,
+          ]);
+          await admin.end();
+        },
       };
-    },
-    async deleteSessionRow(sessionId) {
-      const admin = await mysql.createConnection(SERVER_URLS.mysql);
-      await admin.query(`DELETE FROM \`${lastDatabase}\`.sessions WHERE session_id = ?`, [
-        sessionId,
-      ]);
-      await admin.end();
     },
   },
 ];
@@ -190,8 +187,9 @@ export function gatheredWith(
 }
 
 /**
- * Runs `body` with two stores on a fresh database and the backend's `appendAtHeads` watched
- * (before the stores are made: a store binds the method when constructed), then stops watching.
+ * Runs `body` with two stores on a fresh database (named by `body`'s last argument) and the
+ * backend's `appendAtHeads` watched (before the stores are made: a store binds the method when
+ * constructed), then stops watching.
  */
 export async function twoStoresWatched(
   kind: Kind,
@@ -199,12 +197,13 @@ export async function twoStoresWatched(
     a: EventStore,
     b: EventStore,
     batches: MockInstance<(appends: HeadAppend[]) => Promise<unknown>>,
+    database: string,
   ) => Promise<void>,
 ): Promise<void> {
-  const open = await kind.database();
+  const { name, open } = await kind.database();
   const batches = vi.spyOn(kind.backend.prototype, "appendAtHeads");
   try {
-    await body(await open(), await open(), batches);
+    await body(await open(), await open(), batches, name);
   } finally {
     batches.mockRestore();
   }
