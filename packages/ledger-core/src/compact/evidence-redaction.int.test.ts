@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { uuidv7 } from "../events/ids.js";
 import type { JsonObject } from "../events/json.js";
@@ -13,6 +12,7 @@ import { PostgresEventStore } from "../stores/postgres/postgres-store.js";
 import { RedisEventStore } from "../stores/redis/redis-store.js";
 import { deleteKeys, freshPrefix } from "../stores/redis/testing/test-keys.js";
 import { SqliteEventStore } from "../stores/sqlite/sqlite-store.js";
+import { freshPlaces } from "../testing/fresh-places.js";
 import {
   type SecretHit,
   scanPostgresForSecret,
@@ -26,17 +26,11 @@ const actor = { type: "agent" as const, id: "agent" };
 const folder = mkdtempSync(join(tmpdir(), "ledger-evidence-"));
 const postgres = await serverAvailable("postgres");
 const redis = await serverAvailable("redis");
-const schemas: string[] = [];
+const places = freshPlaces(afterAll);
 const prefixes: string[] = [];
 
 afterAll(async () => {
   rmSync(folder, { recursive: true, force: true });
-  if (schemas.length > 0) {
-    const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
-    await client.connect();
-    for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await client.end();
-  }
   for (const prefix of prefixes) await deleteKeys(SERVER_URLS.redis, prefix);
 });
 
@@ -61,8 +55,7 @@ const backends: Backend[] = [
     name: "PostgreSQL",
     skip: !postgres,
     async open() {
-      const schema = `ledger_ev_${uuidv7().replaceAll("-", "")}`;
-      schemas.push(schema);
+      const schema = places.schema("ev");
       const store = new PostgresEventStore({ connectionString: SERVER_URLS.postgres, schema });
       await store.init();
       return {

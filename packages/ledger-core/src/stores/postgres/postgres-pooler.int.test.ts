@@ -1,8 +1,8 @@
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import { verifyRun } from "../../inspect/verify-run.js";
 import { SessionRecorder } from "../../recorder/session-recorder.js";
+import { freshPlaces } from "../../testing/fresh-places.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { PostgresBackend } from "./postgres-backend.js";
 import { PostgresEventStore } from "./postgres-store.js";
@@ -19,7 +19,7 @@ import {
 
 const available =
   (await serverAvailable("postgres")) && (await localPgbouncerUnavailable()) === undefined;
-const schema = `ledger_pooler_${uuidv7().replaceAll("-", "")}`;
+const schema = freshPlaces(afterAll).schema("pooler");
 let bouncer: LocalPgbouncer | undefined;
 
 beforeAll(async () => {
@@ -29,11 +29,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await bouncer?.stop();
-  if (!available) return;
-  const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
-  await client.connect();
-  await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  await client.end();
 });
 
 describe.skipIf(!available)("PostgresEventStore through PgBouncer in transaction mode", () => {
