@@ -5,51 +5,43 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runCli } from "@agent-ledger/cli";
 import {
+  freshPlaces,
   SERVER_URLS,
   type ServerKind,
   scratchDirectory,
   serverAvailable,
 } from "@agent-ledger/core/testing";
 import { Redis } from "ioredis";
-import mysql from "mysql2/promise";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 // `npm run demo -- --store <url>`: the demo on a server store, as a user runs it against theirs.
 // Each server's store lives under a name of its own (schema, database, key prefix), removed after.
 const scratch = scratchDirectory("agent-ledger-plain-loop-servers-", afterAll);
 const demo = fileURLToPath(new URL("../dist/demo.js", import.meta.url));
+const places = freshPlaces(afterAll);
+const schema = places.schema("demo");
+const database = places.database("demo");
 const name = `demo_${randomUUID().replaceAll("-", "")}`;
 
 interface Server {
   kind: ServerKind;
   label: string;
   url: string;
-  setUp?: () => Promise<void>;
-  tearDown: () => Promise<void>;
+  setUp?: () => Promise<unknown>;
+  tearDown?: () => Promise<void>;
 }
 
 const servers: Server[] = [
   {
     kind: "postgres",
     label: "PostgreSQL",
-    url: `${SERVER_URLS.postgres}${SERVER_URLS.postgres.includes("?") ? "&" : "?"}schema=${name}`,
-    async tearDown() {
-      const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`).finally(() => client.end());
-    },
+    url: `${SERVER_URLS.postgres}${SERVER_URLS.postgres.includes("?") ? "&" : "?"}schema=${schema}`,
   },
   {
     kind: "mysql",
     label: "MySQL/MariaDB",
-    url: (() => {
-      const url = new URL(SERVER_URLS.mysql);
-      url.pathname = `/${name}`;
-      return url.toString();
-    })(),
-    setUp: () => mysqlAdmin(`CREATE DATABASE \`${name}\``),
-    tearDown: () => mysqlAdmin(`DROP DATABASE IF EXISTS \`${name}\``),
+    url: database.url,
+    setUp: () => database.create(),
   },
   {
     kind: "redis",
@@ -70,11 +62,6 @@ const servers: Server[] = [
     },
   },
 ];
-
-async function mysqlAdmin(statement: string): Promise<void> {
-  const connection = await mysql.createConnection(SERVER_URLS.mysql);
-  await connection.query(statement).finally(() => connection.end());
-}
 
 /** `agent-ledger --store <store> ...args`, run by the CLI's own entry point, its output kept. */
 async function agentLedger(
@@ -126,7 +113,7 @@ for (const server of servers) {
       if (!existsSync(demo)) throw new Error("build first: npm run build");
       await server.setUp?.();
     });
-    afterAll(() => server.tearDown());
+    afterAll(async () => server.tearDown?.());
 
     it("crashes, inspects and resumes on that store, and ends equal", async () => {
       const { code, stdout, stderr } = await runDemo(join(scratch, server.kind), server.url);

@@ -11,6 +11,7 @@ import {
 import { PostgresEventStore } from "@agent-ledger/core/postgres";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import {
+  freshPlaces,
   SERVER_URLS,
   type SecretHit,
   scanPostgresForSecret,
@@ -24,16 +25,10 @@ import { scriptedModel, textResult } from "./testing/scripted-model.test.data.js
 
 const folder = mkdtempSync(join(tmpdir(), "ai-sdk-redaction-"));
 const postgres = await serverAvailable("postgres");
-const schemas: string[] = [];
+const places = freshPlaces(afterAll);
 
-afterAll(async () => {
+afterAll(() => {
   rmSync(folder, { recursive: true, force: true });
-  if (schemas.length === 0) return;
-  const { default: pg } = await import("pg");
-  const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
-  await client.connect();
-  for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  await client.end();
 });
 
 const targets = [
@@ -51,8 +46,7 @@ const targets = [
     name: "PostgreSQL",
     skip: !postgres,
     async open(): Promise<{ store: EventStore; scan(secret: string): Promise<SecretHit[]> }> {
-      const schema = `aisdk_red_${uuidv7().replaceAll("-", "")}`;
-      schemas.push(schema);
+      const schema = places.schema("aisdk_red");
       const store = new PostgresEventStore({ connectionString: SERVER_URLS.postgres, schema });
       await store.init();
       return {

@@ -1,21 +1,22 @@
 import { randomUUID } from "node:crypto";
-import { SERVER_URLS, serverAvailable } from "@agent-ledger/core/testing";
+import { freshPlaces, SERVER_URLS, serverAvailable } from "@agent-ledger/core/testing";
 import mysql from "mysql2/promise";
 import { afterAll, beforeAll, expect } from "vitest";
 import { describeCliCommands } from "./cli-suite.test.data.js";
 
 const available = await serverAvailable("mysql");
+const places = freshPlaces(afterAll);
 // Its own database (named in the URL, as a user's CLI reaches it), dropped after.
-const database = `cli_${randomUUID().replaceAll("-", "")}`;
+const ledger = places.database("cli");
+const { database, url: storeUrl } = ledger;
 /** The test server's URL naming database `name`. */
 function inDatabase(name: string): string {
   const url = new URL(SERVER_URLS.mysql);
   url.pathname = `/${name}`;
   return url.toString();
 }
-const storeUrl = inDatabase(database);
 /** An empty database, where no command may make a table. */
-const empty = `${database}_none`;
+const empty = places.database("cli_none");
 /** A user that may only read the ledger's database (made once the ledger is there). */
 const reader = `ro_${randomUUID().replaceAll("-", "").slice(0, 20)}`;
 /** A user granted no database: the server refuses it one that does not exist as one it may not use. */
@@ -38,16 +39,13 @@ async function admin<T>(work: (connection: mysql.Connection) => Promise<T>): Pro
 
 beforeAll(async () => {
   if (!available) return;
-  for (const name of [database, empty])
-    await admin((connection) => connection.query(`CREATE DATABASE \`${name}\``));
+  for (const place of [ledger, empty]) await place.create();
   await admin((connection) =>
     connection.query(`CREATE USER '${stranger}'@'%' IDENTIFIED BY 'stranger-pw'`),
   );
 });
 afterAll(async () => {
   if (!available) return;
-  for (const name of [database, empty])
-    await admin((connection) => connection.query(`DROP DATABASE IF EXISTS \`${name}\``));
   for (const user of [reader, stranger])
     await admin((connection) => connection.query(`DROP USER IF EXISTS '${user}'@'%'`));
 });
@@ -92,10 +90,12 @@ describeCliCommands({
     })(),
   },
   noLedger: {
-    storeUrl: inDatabase(empty),
+    storeUrl: empty.url,
     leftovers: async () => {
       const [tables] = await admin((connection) =>
-        connection.query("SELECT 1 FROM information_schema.tables WHERE table_schema = ?", [empty]),
+        connection.query("SELECT 1 FROM information_schema.tables WHERE table_schema = ?", [
+          empty.database,
+        ]),
       );
       return (tables as unknown[]).length;
     },

@@ -1,6 +1,4 @@
-import { randomUUID } from "node:crypto";
-import { SERVER_URLS, serverAvailable } from "@agent-ledger/core/testing";
-import pg from "pg";
+import { freshPlaces, SERVER_URLS, serverAvailable } from "@agent-ledger/core/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { haveChromium, launchChromium } from "./chromium.test.data.js";
 import { runBin, runPasted, startBin, storeWithPay } from "./session-fixture.test.data.js";
@@ -10,26 +8,13 @@ import { runBin, runPasted, startBin, storeWithPay } from "./session-fixture.tes
 // local server's trust authentication takes the URL's password unread; a server that asks for
 // one (AGENT_LEDGER_POSTGRES_URL) is given its own.
 const available = await serverAvailable("postgres");
-const schemas: string[] = [];
-
-afterAll(async () => {
-  if (schemas.length === 0) return;
-  const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
-  await client.connect();
-  try {
-    for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  } finally {
-    await client.end();
-  }
-});
+const places = freshPlaces(afterAll);
 
 /** A ledger in a schema of its own with a `pay` call in flight, its URL and the URL's password. */
 async function storeWithSecret(): Promise<{ url: string; secret: string; attemptId: string }> {
   const url = new URL(SERVER_URLS.postgres);
   if (url.password === "") url.password = "s3cret-pw";
-  const schema = `cli_pw_${randomUUID().replaceAll("-", "")}`;
-  schemas.push(schema);
-  url.searchParams.set("schema", schema);
+  url.searchParams.set("schema", places.schema("cli_pw"));
   const { attemptId } = await storeWithPay(url.toString());
   return { url: url.toString(), secret: url.password, attemptId };
 }
