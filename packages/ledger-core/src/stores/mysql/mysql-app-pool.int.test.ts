@@ -3,6 +3,7 @@ import mysql from "mysql2/promise";
 import { afterAll, describe, expect, it } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import { runEventStoreConformance } from "../../testing/conformance.js";
+import { freshPlaces } from "../../testing/fresh-places.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { emptiedEachTime, emptyMysqlDatabase } from "../sql/testing/emptied-ledger.js";
 import { MysqlEventStore } from "./mysql-store.js";
@@ -10,13 +11,12 @@ import { MysqlEventStore } from "./mysql-store.js";
 // The store on pools configured the way applications configure them for their own queries.
 
 const available = await serverAvailable("mysql");
-const databases: string[] = [];
+const places = freshPlaces(afterAll);
 const pools: mysql.Pool[] = [];
 const admin = available ? await mysql.createConnection(SERVER_URLS.mysql) : undefined;
 
 afterAll(async () => {
   for (const pool of pools) await pool.end();
-  for (const database of databases) await admin?.query(`DROP DATABASE IF EXISTS \`${database}\``);
   await admin?.end();
 });
 
@@ -38,12 +38,7 @@ function appPool(options: mysql.PoolOptions, sqlMode?: string): mysql.Pool {
   return pool;
 }
 
-async function freshDatabase(): Promise<string> {
-  const database = `ledger_byo_${uuidv7().replaceAll("-", "")}`;
-  databases.push(database);
-  await admin?.query(`CREATE DATABASE \`${database}\``);
-  return database;
-}
+const freshDatabase = async () => (await places.database("byo").create()).database;
 
 /**
  * The conformance suite's stores on `pool`, all in one database: the first case's init() makes

@@ -1,20 +1,14 @@
 import mysql from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LedgerError } from "../../events/errors.js";
-import { uuidv7 } from "../../events/ids.js";
+import { freshPlaces } from "../../testing/fresh-places.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { expectAbsentThenRetried, startFaultRun } from "../sql/testing/fault-batch.js";
 import { MysqlEventStore } from "./mysql-store.js";
 
 const available = await serverAvailable("mysql");
-const database = `ledger_fault_${uuidv7().replaceAll("-", "")}`;
+const { database, url, create } = freshPlaces(afterAll).database("fault");
 let admin: mysql.Connection | undefined;
-
-function uri(): string {
-  const url = new URL(SERVER_URLS.mysql);
-  url.pathname = `/${database}`;
-  return url.toString();
-}
 
 /** The id of the connection waiting on a lock in the test database. */
 async function blockedConnection(): Promise<number> {
@@ -33,19 +27,18 @@ describe.skipIf(!available)("MysqlEventStore when the connection drops mid-appen
   // Made in the hooks, not at load: a run that filters these tests out leaves no database.
   beforeAll(async () => {
     admin = await mysql.createConnection(SERVER_URLS.mysql);
-    await admin.query(`CREATE DATABASE \`${database}\``);
+    await create();
   });
   afterAll(async () => {
-    await admin?.query(`DROP DATABASE IF EXISTS \`${database}\``);
     await admin?.end();
   });
 
   it("fails with store-unavailable, writes nothing, and a retry of the batch succeeds", async () => {
-    const store = new MysqlEventStore({ uri: uri() });
+    const store = new MysqlEventStore({ uri: url });
     await store.init();
     const { sessionId, batch } = await startFaultRun(store);
     // Hold the session's counter row: the append locks the run head, then waits here.
-    const blocker = await mysql.createConnection(uri());
+    const blocker = await mysql.createConnection(url);
     await blocker.query("START TRANSACTION");
     await blocker.query("SELECT 1 FROM sessions WHERE session_id = ? FOR UPDATE", [sessionId]);
     const pending = store.append(batch).then(

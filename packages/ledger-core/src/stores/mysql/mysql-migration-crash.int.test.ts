@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import mysql from "mysql2/promise";
 import { afterAll, describe, expect, it } from "vitest";
-import { uuidv7 } from "../../events/ids.js";
+import { freshPlaces } from "../../testing/fresh-places.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { loadMigrations } from "../sql/migrations.js";
 import { racerScript, runRacer } from "../sql/testing/race-check.js";
@@ -11,10 +11,9 @@ import { MysqlEventStore } from "./mysql-store.js";
 // its first statements applied and its version unrecorded. The next init() must finish it.
 
 const available = await serverAvailable("mysql");
-const databases: string[] = [];
+const places = freshPlaces(afterAll);
 const admin = available ? await mysql.createConnection(SERVER_URLS.mysql) : undefined;
 afterAll(async () => {
-  for (const database of databases) await admin?.query(`DROP DATABASE IF EXISTS \`${database}\``);
   await admin?.end();
 });
 
@@ -28,14 +27,10 @@ async function until(check: () => Promise<boolean>, what: string): Promise<void>
 
 describe.skipIf(!available)("MysqlEventStore migrations after a killed migrator", () => {
   it("8 processes finish a migration whose migrator was SIGKILLed half way", async () => {
-    const database = `ledger_mcrash_${uuidv7().replaceAll("-", "")}`;
-    databases.push(database);
+    const { database, url } = await places.database("mcrash").create();
     const client = admin as mysql.Connection;
-    await client.query(`CREATE DATABASE \`${database}\``);
-    const url = new URL(SERVER_URLS.mysql);
-    url.pathname = `/${database}`;
     // A database of the first release: migration 0000 applied and recorded.
-    const setup = await mysql.createConnection({ uri: url.toString() });
+    const setup = await mysql.createConnection({ uri: url });
     const [first] = loadMigrations("mysql");
     for (const statement of first?.statements ?? []) await setup.query(statement);
     await setup.query("INSERT INTO schema_version VALUES (1, ?, 'then')", [first?.tag]);
@@ -43,7 +38,7 @@ describe.skipIf(!available)("MysqlEventStore migrations after a killed migrator"
     // CREATE TABLE has committed: the moment the migrator is killed.
     await setup.query("BEGIN");
     await setup.query("SELECT count(*) FROM blobs");
-    const target = { kind: "mysql", location: url.toString() };
+    const target = { kind: "mysql", location: url };
     const migrator = spawn(
       process.execPath,
       [racerScript, JSON.stringify({ target, sessionId: "s", runId: "r", writer: 0, count: 0 })],
@@ -73,7 +68,7 @@ describe.skipIf(!available)("MysqlEventStore migrations after a killed migrator"
     expect(versions.map((row) => row.version)).toEqual(
       loadMigrations("mysql").map((migration) => migration.version),
     );
-    const store = new MysqlEventStore({ uri: url.toString() });
+    const store = new MysqlEventStore({ uri: url });
     try {
       await store.init();
       const ref = await store.putBlob("evidence after the repair");
@@ -93,14 +88,7 @@ describe.skipIf(!available)("MysqlEventStore migrations after a killed migrator"
   it("finishes the first migration a killed migrator left half done, and refuses someone else's table", async () => {
     const client = admin as mysql.Connection;
     const [first] = loadMigrations("mysql");
-    const fresh = async () => {
-      const database = `ledger_mfirst_${uuidv7().replaceAll("-", "")}`;
-      databases.push(database);
-      await client.query(`CREATE DATABASE \`${database}\``);
-      const url = new URL(SERVER_URLS.mysql);
-      url.pathname = `/${database}`;
-      return { database, url: url.toString() };
-    };
+    const fresh = () => places.database("mfirst").create();
     // The first statement of 0000 committed, then the migrator died.
     const half = await fresh();
     await client.query(`USE \`${half.database}\``);

@@ -1,6 +1,6 @@
 import mysql from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { uuidv7 } from "../../events/ids.js";
+import { freshPlaces } from "../../testing/fresh-places.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import {
   readRightAfter,
@@ -10,14 +10,8 @@ import {
 import { MysqlEventStore } from "./mysql-store.js";
 
 const available = await serverAvailable("mysql");
-const database = `ledger_read_retry_${uuidv7().replaceAll("-", "")}`;
+const { database, url, create } = freshPlaces(afterAll).database("read_retry");
 let admin: mysql.Connection | undefined;
-
-function uri(): string {
-  const url = new URL(SERVER_URLS.mysql);
-  url.pathname = `/${database}`;
-  return url.toString();
-}
 
 /**
  * `read`, sent right after the server ended every connection to the test database (KILL
@@ -40,25 +34,24 @@ async function readRightAfterKill<T>(read: () => Promise<T>): Promise<T> {
 describe.skipIf(!available)("MysqlEventStore reads after the server ended its connections", () => {
   beforeAll(async () => {
     admin = await mysql.createConnection({ uri: SERVER_URLS.mysql, multipleStatements: true });
-    await admin.query(`CREATE DATABASE \`${database}\``);
+    await create();
   });
   afterAll(async () => {
-    await admin?.query(`DROP DATABASE IF EXISTS \`${database}\``);
     await admin?.end();
   });
 
   it("a resume right after sends its reads again on new connections, and resumes", async () => {
-    await readsSucceedAfterKill(new MysqlEventStore({ uri: uri() }), readRightAfterKill, {
+    await readsSucceedAfterKill(new MysqlEventStore({ uri: url }), readRightAfterKill, {
       pooled: true,
     });
   });
 
   it("a statement the server refuses, or a wait past the store's bound, is not sent again", async () => {
-    const pool = mysql.createPool({ uri: uri(), connectionLimit: 2 });
+    const pool = mysql.createPool({ uri: url, connectionLimit: 2 });
     const store = new MysqlEventStore({ pool, timeoutMs: 500 });
     let sent = 0;
     pool.on("acquire", () => sent++);
-    const holder = await mysql.createConnection(uri());
+    const holder = await mysql.createConnection(url);
     try {
       await refusedOrLateSentOnce({
         store,

@@ -2,6 +2,7 @@ import mysql from "mysql2/promise";
 import { afterAll, describe, expect, it } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
 import { verifyRun } from "../../inspect/verify-run.js";
+import { freshPlaces } from "../../testing/fresh-places.js";
 import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
 import { MysqlEventStore } from "./mysql-store.js";
 import { STRICT_SESSION } from "./session-settings.js";
@@ -12,27 +13,19 @@ import { STRICT_SESSION } from "./session-settings.js";
 // cannot hold changed ('?' for each character latin1 lacks) and acknowledge it.
 
 const available = await serverAvailable("mysql");
-const databases: string[] = [];
+const places = freshPlaces(afterAll);
 const users: string[] = [];
 const pools: mysql.Pool[] = [];
 const admin = available ? await mysql.createConnection(SERVER_URLS.mysql) : undefined;
 
 afterAll(async () => {
   for (const pool of pools) await pool.end();
-  for (const database of databases) await admin?.query(`DROP DATABASE IF EXISTS \`${database}\``);
   for (const user of users) await admin?.query(`DROP USER IF EXISTS '${user}'@'%'`);
   await admin?.end();
 });
 
 /** A database of its own (`options` as in CREATE DATABASE), dropped after, and its URL. */
-async function freshDatabase(options = ""): Promise<{ database: string; url: string }> {
-  const database = `ledger_storage_${uuidv7().replaceAll("-", "")}`;
-  databases.push(database);
-  await admin?.query(`CREATE DATABASE \`${database}\` ${options}`);
-  const url = new URL(SERVER_URLS.mysql);
-  url.pathname = `/${database}`;
-  return { database, url: url.toString() };
-}
+const freshDatabase = (options = "") => places.database("storage").create(options);
 
 /** A pool of the application's, each new connection set up with `setup` first. */
 function appPool(url: string, setup: string): mysql.Pool {

@@ -2,6 +2,7 @@ import mysql from "mysql2/promise";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
+import { freshPlaces } from "../../testing/fresh-places.js";
 import {
   checkInitWithoutUpgrade,
   checkNewerLedgerRefused,
@@ -24,6 +25,7 @@ const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
   for (const cleanup of cleanups) await cleanup();
 });
+const places = freshPlaces((drop) => cleanups.push(drop));
 
 const postgresAvailable = await serverAvailable("postgres");
 const mysqlAvailable = await serverAvailable("mysql");
@@ -85,13 +87,10 @@ async function writeFirstRelease(
 
 /** A fresh PostgreSQL schema holding the first release's ledger. */
 async function postgresFirstRelease(): Promise<{ schema: string; ledger: FirstReleaseLedger }> {
-  const schema = `ledger_first_${uuidv7().replaceAll("-", "")}`;
+  const schema = places.schema("first");
   const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
   await client.connect();
-  cleanups.push(async () => {
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await client.end();
-  });
+  cleanups.push(() => client.end());
   await client.query(`CREATE SCHEMA "${schema}"`);
   await client.query(`SET search_path TO "${schema}"`);
   const ledger = await writeFirstRelease("postgres", (sql, values) => client.query(sql, values));
@@ -113,18 +112,11 @@ describe.skipIf(!postgresAvailable)("PostgresEventStore on a schema of the first
 
 /** A fresh MySQL database holding the first release's ledger; returns its URL. */
 async function mysqlFirstRelease(): Promise<{ url: string; ledger: FirstReleaseLedger }> {
-  const database = `ledger_first_${uuidv7().replaceAll("-", "")}`;
-  const admin = await mysql.createConnection({ uri: SERVER_URLS.mysql });
-  cleanups.push(async () => {
-    await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
-    await admin.end();
-  });
-  await admin.query(`CREATE DATABASE \`${database}\``);
-  await admin.query(`USE \`${database}\``);
+  const { url } = await places.database("first").create();
+  const admin = await mysql.createConnection({ uri: url });
+  cleanups.push(() => admin.end());
   const ledger = await writeFirstRelease("mysql", (sql, values) => admin.query(sql, values));
-  const url = new URL(SERVER_URLS.mysql);
-  url.pathname = `/${database}`;
-  return { url: url.toString(), ledger };
+  return { url, ledger };
 }
 
 /** The schema's tables, columns, functions and recorded versions, as an upgrade would change them. */
