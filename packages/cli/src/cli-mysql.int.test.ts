@@ -9,14 +9,10 @@ const places = freshPlaces(afterAll);
 // Its own database (named in the URL, as a user's CLI reaches it), dropped after.
 const ledger = places.database("cli");
 const { database, url: storeUrl } = ledger;
-/** The test server's URL naming database `name`. */
-function inDatabase(name: string): string {
-  const url = new URL(SERVER_URLS.mysql);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
 /** An empty database, where no command may make a table. */
 const empty = places.database("cli_none");
+/** A database that is never made. */
+const missing = places.database("cli_missing");
 /** A user that may only read the ledger's database (made once the ledger is there). */
 const reader = `ro_${randomUUID().replaceAll("-", "").slice(0, 20)}`;
 /** A user granted no database: the server refuses it one that does not exist as one it may not use. */
@@ -75,9 +71,9 @@ describeCliCommands({
     },
   },
   refused: {
-    noDatabase: inDatabase(`${database}_missing`),
+    noDatabase: missing.url,
     noDatabaseForUser: () => {
-      const url = new URL(inDatabase(`${database}_missing`));
+      const url = new URL(missing.url);
       url.username = stranger;
       url.password = "stranger-pw";
       return url.toString();
