@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { openStore } from "@agent-ledger/core";
-import { SERVER_URLS, serverAvailable } from "@agent-ledger/core/testing";
+import { freshPlaces, SERVER_URLS, serverAvailable } from "@agent-ledger/core/testing";
 import { Redis } from "ioredis";
 import mysql from "mysql2/promise";
 import pg from "pg";
@@ -17,6 +17,7 @@ const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
+const places = freshPlaces(afterAll);
 
 interface OlderLedger {
   ownerUrl: string;
@@ -70,17 +71,14 @@ async function postgresOlder(): Promise<OlderLedger> {
 }
 
 async function mysqlOlder(): Promise<OlderLedger> {
-  const database = `cli_older_${randomUUID().replaceAll("-", "").slice(0, 20)}`;
+  const { database, url } = await places.database("cli_older").create();
   const reader = `ro_${randomUUID().replaceAll("-", "").slice(0, 20)}`;
-  const admin = await mysql.createConnection({ uri: SERVER_URLS.mysql });
+  const admin = await mysql.createConnection({ uri: url });
   cleanups.push(async () => {
-    await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
     await admin.query(`DROP USER IF EXISTS '${reader}'@'%'`);
     await admin.end();
   });
   const [first] = shippedMigrations("mysql");
-  await admin.query(`CREATE DATABASE \`${database}\``);
-  await admin.query(`USE \`${database}\``);
   for (const statement of first?.statements ?? []) await admin.query(statement);
   await admin.query("INSERT INTO schema_version VALUES (?, ?, 'then')", [
     first?.version,
@@ -88,11 +86,9 @@ async function mysqlOlder(): Promise<OlderLedger> {
   ]);
   await admin.query(`CREATE USER '${reader}'@'%' IDENTIFIED BY 'reader-pw'`);
   await admin.query(`GRANT SELECT ON \`${database}\`.* TO '${reader}'@'%'`);
-  const url = new URL(SERVER_URLS.mysql);
-  url.pathname = `/${database}`;
   return {
-    ownerUrl: url.toString(),
-    readerUrl: withUser(url.toString(), reader),
+    ownerUrl: url,
+    readerUrl: withUser(url, reader),
     version: async () => {
       const [rows] = (await admin.query(
         `SELECT max(version) AS v FROM \`${database}\`.schema_version`,
