@@ -1,4 +1,4 @@
-import { MemoryEventStore, toAtif } from "@agent-ledger/core";
+import { MemoryEventStore, messageHistory, toAtif } from "@agent-ledger/core";
 import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { Agent, setTracingDisabled, tool } from "@openai/agents";
 import { describe, expect, test } from "vitest";
@@ -116,5 +116,66 @@ describe("OpenTelemetry chat spans with includeMessages", () => {
     expect(steps.map((step) => step.tool_calls?.map((each) => each.tool_call_id))).toEqual([
       ["call_1", "call_2"],
     ]);
+  });
+
+  test("give an answer's reasoning as a reasoning part of the assistant message it came with", async () => {
+    const store = new MemoryEventStore();
+    // An OpenAI Agents reasoning item (agents-core types/protocol.mjs:591, ReasoningItem):
+    // its summary in `content`, as the Responses model reads the API's (openaiResponsesModel.mjs:2215).
+    const reasoning = {
+      type: "reasoning",
+      id: "rs_1",
+      content: [{ type: "input_text", text: "x is stored: look it up" }],
+    } as ReturnType<typeof message>;
+    const model = new ScriptedModel([
+      () => [reasoning, functionCall("lookup", { key: "x" }, "call_1")],
+      () => [message("x is 42")],
+    ]);
+    const lookup = tool({
+      name: "lookup",
+      description: "read a key",
+      parameters: z.object({ key: z.string() }),
+      execute: async ({ key }) => `value of ${key}`,
+    });
+    const agent = new Agent({ name: "main", tools: [lookup] });
+    await runWithLedger(agent, "what is x?", runOptions(store, model));
+    // The SDK gives the model its reasoning item back in the next turn's input.
+    expect(model.requests[1]?.input).toEqual(
+      expect.arrayContaining([expect.objectContaining({ type: "reasoning", id: "rs_1" })]),
+    );
+
+    const chats = (await exportedSpans(store, "s", { includeMessages: true }))
+      .filter((span) => span.attributes["gen_ai.operation.name"] === "chat")
+      .sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1]);
+    const json = (index: number, attribute: string) =>
+      JSON.parse(String(chats[index]?.attributes[attribute]));
+    const thought = { type: "reasoning", content: "x is stored: look it up" };
+    const asked = { type: "tool_call", id: "call_1", name: "lookup", arguments: { key: "x" } };
+    expect(json(0, "gen_ai.output.messages")).toEqual([
+      { role: "assistant", parts: [thought, asked], finish_reason: "tool_call" },
+    ]);
+    // The next call's input holds that answer as it was given: the reasoning was dropped.
+    // The SDK's chat completions converter puts a reasoning item on the assistant message of
+    // the function_call items after it (openaiChatCompletionsConverter.mjs:302).
+    expect(json(1, "gen_ai.input.messages").slice(1, 3)).toEqual([
+      { role: "assistant", parts: [thought, asked] },
+      {
+        role: "tool",
+        parts: [{ type: "tool_call_response", id: "call_1", response: "value of x" }],
+      },
+    ]);
+    // ATIF shows the reasoning where it shows it for the answer: the step's reasoning_content.
+    const steps = (await toAtif(store, "s")).steps.filter((step) => step.source === "agent");
+    expect(steps.map((step) => step.reasoning_content)).toEqual([
+      "x is stored: look it up",
+      undefined,
+    ]);
+    // The history's assistant message holds it as a reasoning part, beside its call.
+    const history = await messageHistory(store, { sessionId: "s" });
+    expect(history[1]).toEqual({
+      role: "assistant",
+      content: [{ type: "reasoning", text: "x is stored: look it up" }],
+      toolCalls: [{ id: "call_1", name: "lookup", arguments: { key: "x" } }],
+    });
   });
 });

@@ -60,4 +60,25 @@ describe("requestConversation of OpenAI Agents input items", () => {
       { role: "assistant", content: "", toolCalls: [asked("c1", "x"), asked("c2", "y")] },
     ]);
   });
+
+  it("keeps a reasoning item before an assistant message item a message of its own, as the SDK does", () => {
+    // agents-core types/protocol.mjs:591: the summary in `content`, the raw text in `rawContent`.
+    const thought = (text: string): JsonValue => ({
+      type: "reasoning",
+      content: text.length > 0 ? [{ type: "input_text", text }] : [],
+      rawContent: [{ type: "reasoning_text", text: "raw" }],
+    });
+    const input = [
+      thought("say hello"),
+      { type: "message", role: "assistant", content: [{ type: "output_text", text: "hello" }] },
+      // Without a summary (only encrypted content is given back): nothing to show, no message.
+      thought(""),
+      call("c1", "x"),
+    ];
+    expect(requestConversation({ input }).messages).toEqual([
+      { role: "assistant", content: [{ type: "reasoning", text: "say hello" }] },
+      { role: "assistant", content: [{ type: "output_text", text: "hello" }] },
+      { role: "assistant", content: "", toolCalls: [asked("c1", "x")] },
+    ]);
+  });
 });

@@ -1,7 +1,7 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
 import { type ExtractedToolCall, isObject, str, toolCallFrom } from "./extract.js";
 import { unwrapLangChain } from "./langchain-message.js";
-import { completionOf } from "./model-completions.js";
+import { completionOf, reasoningTextOf } from "./model-completions.js";
 
 // The chat messages a model's recorded request carries (see extract.ts), each normalised to
 // OpenAI-style roles, in order or newest first.
@@ -40,6 +40,12 @@ function messageFrom(raw: JsonValue): HistoryMessage[] {
   if (value.type === "function_call") {
     const call = toolCallFrom(value);
     return call ? [{ role: "assistant", content: "", toolCalls: [call] }] : [];
+  }
+  if (value.type === "reasoning") {
+    // OpenAI Agents' reasoning item (agents-core types/protocol.mjs:591): the summary the
+    // Responses API gave, in `content`, read as a response's reasoning is (`reasoningTextOf`).
+    const text = reasoningTextOf(value) ?? "";
+    return text.length > 0 ? [{ role: "assistant", content: [{ type: "reasoning", text }] }] : [];
   }
   if (value.type === "function_call_result" || value.type === "function_call_output") {
     const message: HistoryMessage = {
@@ -152,15 +158,20 @@ function messagesOfList(list: JsonValue): HistoryMessage[] {
   return messagesOfItems(list, messageFrom);
 }
 
+/** The OpenAI Agents items whose message the function_call items after them join. */
+const TURN_ITEMS: ReadonlySet<JsonValue | undefined> = new Set(["function_call", "reasoning"]);
+
 function isFunctionCall(item: JsonValue): boolean {
   return isObject(item) && item.type === "function_call";
 }
 
 /**
  * The messages of a list's items, each read by `messagesOf`. OpenAI Agents records each tool call of
- * an answer as an input item of its own (`function_call`): consecutive ones are one assistant
- * message with all of them, the turn the model met them as (the SDK's chat completions converter
- * sends them so; an assistant `message` item before them stays a message of its own there too).
+ * an answer as an input item of its own (`function_call`), and its reasoning too (`reasoning`):
+ * consecutive calls, and the reasoning before them, are one assistant message with all of them,
+ * the turn the model met them as (the SDK's chat completions converter sends them so,
+ * openaiChatCompletionsConverter.mjs:302 and :370; an assistant `message` item after a reasoning
+ * one, or before the calls, stays a message of its own there too).
  * A call without a name is read as nothing and parts no calls.
  */
 function messagesOfItems(
@@ -168,21 +179,18 @@ function messagesOfItems(
   messagesOf: (item: JsonValue) => HistoryMessage[],
 ): HistoryMessage[] {
   const messages: HistoryMessage[] = [];
-  // The tool calls of the assistant message the last function_call items were read into.
-  let calls: ExtractedToolCall[] | undefined;
+  // The assistant message the function_call items that come next join: read fresh from the
+  // item that opened it, so it is this list's own to add to.
+  let open: HistoryMessage | undefined;
   for (const item of items) {
     const read = messagesOf(item);
-    if (!isFunctionCall(item)) {
-      calls = undefined;
-      messages.push(...read);
+    if (open !== undefined && isFunctionCall(item)) {
+      open.toolCalls ??= [];
+      open.toolCalls.push(...(read[0]?.toolCalls ?? []));
       continue;
     }
-    const asked = read[0]?.toolCalls ?? [];
-    if (calls !== undefined) calls.push(...asked);
-    else if (read[0] !== undefined) {
-      calls = [...asked];
-      messages.push({ ...read[0], toolCalls: calls });
-    }
+    messages.push(...read);
+    open = isObject(item) && TURN_ITEMS.has(item.type) ? read[0] : undefined;
   }
   return messages;
 }
