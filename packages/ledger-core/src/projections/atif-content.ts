@@ -73,7 +73,7 @@ export function atifMessageOf(
     if (shown.kind === "reference") {
       const { reference } = shown;
       const note = fileReferenceNote(reference, message.length, eventId);
-      (reference.image ? images : files).push(note);
+      (reference.kind === "image" ? images : files).push(note);
       message.push({ type: "text", text: fileReferenceText(reference) });
       continue;
     }

@@ -1,5 +1,6 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
 import { anthropicSourceOf, mediaTypeOf } from "./atif-held-data.js";
+import { formatMediaType } from "./audio-parts.js";
 import { isObject, str } from "./extract.js";
 
 // A content part that names a file the provider holds, by the provider's file id, instead of
@@ -10,11 +11,15 @@ import { isObject, str } from "./extract.js";
 export interface FileReference {
   /** The id, or one per provider (`{ openai: "file-...", anthropic: "file_..." }`). */
   fileId: string | JsonObject;
-  /** True when the part's type, or an AI SDK file part's media type, says it is an image. */
-  image: boolean;
   /**
-   * The media type an AI SDK `file` part gives beside the id it holds. No other shape read here
-   * has one (`@ai-sdk/provider` v3's `file-id` has none).
+   * `image` when the part's type, or an AI SDK file part's media type, says it is an image;
+   * `audio` for OpenAI Agents' audio; else `file`.
+   */
+  kind: "image" | "audio" | "file";
+  /**
+   * The media type an AI SDK `file` part gives beside the id it holds, or OpenAI Agents' audio
+   * by its `format`. No other shape read here has one (`@ai-sdk/provider` v3's `file-id` has
+   * none).
    */
   mediaType?: string;
 }
@@ -41,24 +46,37 @@ const PROVIDER_FILE_ID = /^file[-_][A-Za-z0-9]{1,64}$/;
  * them through); the
  * OpenAI Responses API's `input_image` and `input_file` with a `file_id` (LangChain's
  * ChatOpenAI with the Responses API), as OpenAI Agents' input items give them
- * (`image: { id }`, `file: { id }`). Undefined for any other part.
+ * (`image: { id }`, `file: { id }`), and its audio (`audio: { id }`, its media type by its
+ * `format`). Undefined for any other part.
  */
 export function fileReferenceOf(part: JsonObject): FileReference | undefined {
   if (part.type === "image-file-id" || part.type === "file-id") {
     const fileId = fileIdOf(part.fileId);
-    return fileId === undefined ? undefined : { fileId, image: part.type === "image-file-id" };
+    if (fileId === undefined) return undefined;
+    return { fileId, kind: part.type === "image-file-id" ? "image" : "file" };
   }
   if (isObject(part.source) && (part.type === "image" || part.type === "document")) {
     const source = anthropicSourceOf(part);
     if (source?.kind !== "file") return undefined;
-    return { fileId: source.fileId, image: part.type === "image" };
+    return { fileId: source.fileId, kind: part.type === "image" ? "image" : "file" };
+  }
+  if (part.type === "audio" && isObject(part.audio)) {
+    // OpenAI Agents' audio content by a file id (agents-core types/protocol.mjs:115).
+    const fileId = str(part.audio.id);
+    const mediaType = formatMediaType(str(part.format));
+    if (fileId === undefined) return undefined;
+    return { fileId, kind: "audio", ...(mediaType !== undefined ? { mediaType } : {}) };
   }
   if (part.type === "file" || part.type === "image") {
     const fileId = namedFileIdOf(part);
     if (fileId === undefined) return undefined;
     const mediaType = mediaTypeOf(part);
     const image = part.type === "image" || mediaType?.startsWith("image/") === true;
-    return { fileId, image, ...(mediaType !== undefined ? { mediaType } : {}) };
+    return {
+      fileId,
+      kind: image ? "image" : "file",
+      ...(mediaType !== undefined ? { mediaType } : {}),
+    };
   }
   if (part.type === "input_image" || part.type === "input_file") {
     const image = part.type === "input_image";
@@ -67,7 +85,7 @@ export function fileReferenceOf(part: JsonObject): FileReference | undefined {
     const held = image ? [given, part.image_url] : [given, part.file_data, part.file_url];
     if (held.some((value) => str(value) !== undefined)) return undefined;
     const fileId = str(part.file_id) ?? (isObject(given) ? str(given.id) : undefined);
-    return fileId === undefined ? undefined : { fileId, image };
+    return fileId === undefined ? undefined : { fileId, kind: image ? "image" : "file" };
   }
   return undefined;
 }
@@ -108,7 +126,8 @@ function idText(fileId: string | JsonObject): string {
  * The text part standing for a referenced file: `[image omitted: provider file id file-a, ...]`.
  */
 export function fileReferenceText(reference: FileReference): string {
-  const kind = reference.image ? "image" : "file";
+  // Audio is a file to ATIF, whose parts are text and images only.
+  const kind = reference.kind === "image" ? "image" : "file";
   const mediaType = reference.mediaType ?? "media type unknown";
   return `[${kind} omitted: provider file id ${idText(reference.fileId)}, ${mediaType}]`;
 }

@@ -9,7 +9,7 @@ import { isObject, str } from "./extract.js";
 // names it as a blob of the `audio` modality.
 
 /** An audio format (`wav`, `mp3`) as a media type, as LangChain's block translator names it. */
-function formatMediaType(format: string | undefined): string | undefined {
+export function formatMediaType(format: string | undefined): string | undefined {
   if (format === undefined) return undefined;
   return format.includes("/") ? format : `audio/${format}`;
 }
@@ -19,7 +19,8 @@ function formatMediaType(format: string | undefined): string | undefined {
  * mimeType }`, LangChain's standard audio block too), OpenAI Chat Completions' `input_audio`
  * (`{ input_audio: { data, format } }`, which LangChain messages may carry as it is), OpenAI
  * Agents' audio input content (`{ type: "audio", audio, format? }`). Undefined for any other
- * part, and for one without its bytes (an OpenAI Agents `audio: { id }` names a file).
+ * part, and for one without its bytes (an OpenAI Agents `audio: { id }` names a file:
+ * `fileReferenceOf`).
  */
 export function audioOf(part: JsonObject): FoundFile | undefined {
   if (part.type === "input_audio") {

@@ -59,7 +59,7 @@ function fileIdPart(reference: FileReference): JsonObject {
   const first = typeof fileId === "string" ? fileId : String(Object.values(fileId)[0]);
   return {
     type: "file",
-    modality: modalityOf(reference.mediaType, reference.image ? "image" : "file"),
+    modality: modalityOf(reference.mediaType, reference.kind),
     ...mimeType(reference.mediaType),
     file_id: first,
     ...(typeof fileId === "string" ? {} : { file_ids: fileId }),
