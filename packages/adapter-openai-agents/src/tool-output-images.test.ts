@@ -54,4 +54,13 @@ describe("ATIF of a tool's output image given at the part's top level", () => {
       images_omitted: [{ part: 0, media_type: null, file_id: "file-chart1" }],
     });
   });
+
+  it("shows the image at its imageUrl, not the fileId beside it, as the SDK gives the model", async () => {
+    // toolOutputNormalization takes the image string first, the id only when there is none
+    // (agents-core runner/toolOutputNormalization.mjs:75-105).
+    const both = { type: "image", imageUrl: "https://charts.example/q3.png", fileId: "file-old1" };
+    const result = await observed(both);
+    expect(result?.content).toEqual([atUrl]);
+    expect(result?.extra).toBeUndefined();
+  });
 });

@@ -1,5 +1,5 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
-import { anthropicSourceOf, mediaTypeOf } from "./atif-held-data.js";
+import { anthropicSourceOf, heldValueOf, mediaTypeOf } from "./atif-held-data.js";
 import { formatMediaType } from "./audio-parts.js";
 import { isObject, str } from "./extract.js";
 
@@ -47,7 +47,7 @@ const PROVIDER_FILE_ID = /^file[-_][A-Za-z0-9]{1,64}$/;
  * OpenAI Responses API's `input_image` and `input_file` with a `file_id` (LangChain's
  * ChatOpenAI with the Responses API), as OpenAI Agents' input items give them
  * (`image: { id }`, `file: { id }`), and its audio (`audio: { id }`, its media type by its
- * `format`). Undefined for any other part.
+ * `format`). Undefined for any other part, and for an image part that holds its image too.
  */
 export function fileReferenceOf(part: JsonObject): FileReference | undefined {
   if (part.type === "image-file-id" || part.type === "file-id") {
@@ -68,6 +68,10 @@ export function fileReferenceOf(part: JsonObject): FileReference | undefined {
     return { fileId, kind: "audio", ...(mediaType !== undefined ? { mediaType } : {}) };
   }
   if (part.type === "file" || part.type === "image") {
+    // An image that holds its image too (OpenAI Agents' `imageUrl` beside a `fileId`) is that
+    // image: the SDK gives the model the image string first, the id only when there is none
+    // (agents-core runner/toolOutputNormalization.mjs:75-105).
+    if (part.type === "image" && heldValueOf(part) !== undefined) return undefined;
     const fileId = namedFileIdOf(part);
     if (fileId === undefined) return undefined;
     const mediaType = mediaTypeOf(part);
