@@ -5,6 +5,7 @@ import type { AtifContentPart, AtifImageMediaType } from "./atif-types.js";
 import { shownPartOf } from "./content-media.js";
 import { textOf } from "./extract.js";
 import { isObject } from "./langchain-message.js";
+import { modelOutputOf } from "./tool-model-output.js";
 
 // A user's message as an ATIF step's `message`, and a tool's result as its observation's
 // `content`: its text, its images as ATIF image parts (ATIF v1.6+:
@@ -112,4 +113,30 @@ export function argumentsObject(args: JsonValue | undefined): JsonObject {
 export function asContent(value: JsonValue | undefined): string | null {
   if (value === undefined || value === null) return null;
   return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/** The parts that are text alone: the AI SDK's, MCP's and LangChain's `text`, OpenAI's. */
+const TEXT_PARTS: ReadonlySet<JsonValue | undefined> = new Set([
+  "text",
+  "input_text",
+  "output_text",
+]);
+
+/**
+ * A tool's recorded result as an observation's text, as the model reads it: a text output
+ * (`modelOutputOf`: OpenAI Agents' `{ type: "text", text }`, which its SDK gives the model as an
+ * `input_text` item, agents-core runner/toolExecution.mjs:81) and a list of text parts alone
+ * (OpenAI Agents and LangChain give the model their text) are their text; any other value as
+ * `asContent` gives it.
+ */
+export function resultContent(value: JsonValue | undefined): string | null {
+  const output = modelOutputOf(value);
+  if (output?.kind === "value" && typeof output.value === "string") return output.value;
+  const textParts =
+    Array.isArray(value) &&
+    value.length > 0 &&
+    value.every(
+      (part) => isObject(part) && TEXT_PARTS.has(part.type) && typeof part.text === "string",
+    );
+  return textParts ? textOf(value) : asContent(value);
 }

@@ -1,6 +1,6 @@
 import type { JsonObject } from "../events/json.js";
 import type { LedgerEvent } from "../events/types.js";
-import { argumentsObject, asContent } from "./atif-content.js";
+import { argumentsObject, asContent, resultContent } from "./atif-content.js";
 import type { DraftStep } from "./atif-draft-steps.js";
 import { mediaObserved, readByModel } from "./atif-observed.js";
 import { errorText } from "./atif-run-ends.js";
@@ -48,7 +48,8 @@ function toldOfFailure(attempt: AttemptRecord): string | null | undefined {
  * A tool call's result as the agent observed it. One holding images or other files, or naming
  * files by a provider's file id (what the model read of it, else the recorded result: see
  * `mediaObserved`) is ATIF content parts, the images it cannot show named in
- * `extra.images_omitted`, the files in `extra.files_omitted`. A call without a result of its
+ * `extra.images_omitted`, the files in `extra.files_omitted`; any other is the recorded result
+ * as text (`resultContent`: a text output is its text). A call without a result of its
  * own (failed, abandoned) is what the model read of it in the run's next request, as its
  * adapter worded it ("Tool call rejected: ...", "An error occurred while running the
  * tool..."), else what the adapter recorded it told the model, else the error or the abandon's
@@ -62,7 +63,7 @@ export function observationOf(attempt: AttemptRecord, run: RunRecord): AtifObser
     if (media === undefined)
       return {
         source_call_id: call.tool_call_id,
-        content: asContent(toolResultOf(outcome.result)),
+        content: resultContent(toolResultOf(outcome.result)),
       };
     return {
       source_call_id: call.tool_call_id,

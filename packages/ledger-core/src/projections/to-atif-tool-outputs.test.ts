@@ -2,10 +2,11 @@ import { describe, expect, it } from "vitest";
 import type { JsonValue } from "../events/json.js";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
-import { actor, ask, asked, observed } from "./tool-result-run.test.data.js";
+import { actor, ask, asked, lookRun, observed } from "./tool-result-run.test.data.js";
 
-// What an ATIF observation says the model read of a call that gave no result of its own: the
-// AI SDK's tool output for the model in the next request, as its providers unwrap it.
+// What an ATIF observation says the model read of a call that gave no result of its own (the
+// AI SDK's tool output for the model in the next request, as its providers unwrap it), and of a
+// completed call's text output.
 
 /**
  * A run whose tool call t1 ends with `end` (failed or abandoned), then a model request giving
@@ -61,5 +62,18 @@ describe("toAtif what the model read of a call without a result", () => {
     });
     const unsaid = await endedRun("abandoned", { type: "execution-denied" });
     expect((await observed(unsaid))?.content).toBe("Tool execution denied.");
+  });
+});
+
+describe("toAtif a completed call's text output, the run ending at the tool", () => {
+  it("shows an OpenAI Agents text output, or a list of text parts, as the text the model read", async () => {
+    // The SDK gives the model each as input_text items (runner/toolExecution.mjs:81).
+    const one = await lookRun({ type: "text", text: "up 4%" });
+    expect((await observed(one.store))?.content).toBe("up 4%");
+    const list = await lookRun([{ type: "text", text: "up 4%" }]);
+    expect((await observed(list.store))?.content).toBe("up 4%");
+    // Any other value is its JSON, as recorded: a list of values that are no text parts too.
+    const rows = await lookRun([{ type: "row", text: "up 4%" }]);
+    expect((await observed(rows.store))?.content).toBe('[{"type":"row","text":"up 4%"}]');
   });
 });
