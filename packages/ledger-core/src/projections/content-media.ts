@@ -19,11 +19,16 @@ import { modelOutputOf } from "./tool-model-output.js";
 /** The AI SDK's parts of a tool's output for the model (`toModelOutput`) that are images. */
 const TOOL_OUTPUT_IMAGES: ReadonlySet<JsonValue | undefined> = new Set(["image-data", "image-url"]);
 
-/** The parts that are images whatever their media type: each framework's image part. */
+/**
+ * The parts that are images whatever their media type: each framework's image part, and OpenAI
+ * Agents' computer call screenshot (`{ type: "computer_screenshot", data }`, agents-core
+ * types/protocol.mjs:219: a data URL or a URL).
+ */
 const IMAGE_PARTS: ReadonlySet<JsonValue | undefined> = new Set([
   "image",
   "image_url",
   "input_image",
+  "computer_screenshot",
   ...TOOL_OUTPUT_IMAGES,
 ]);
 
@@ -95,7 +100,8 @@ const IMAGE_OUTPUT_KEYS = ["image", "imageUrl", "fileId", "data"];
  * (`{ content: [...] }`), a list of parts (a LangChain ToolMessage's content, an OpenAI
  * Agents tool output), or one OpenAI Agents tool output of a file or an image
  * (`{ type: "file", file }`, `{ type: "image", image | imageUrl | fileId }`: the SDK gives the
- * model the file, not JSON), or one MCP content item of an image, audio or a resource (`{ type: "image", data }`,
+ * model the file, not JSON) or of a computer call's screenshot (`computer_screenshot`), or one
+ * MCP content item of an image, audio or a resource (`{ type: "image", data }`,
  * `{ type: "audio", data }`, `resource`, `resource_link`: OpenAI Agents records an MCP tool's
  * only item alone). Undefined for any other value (a text, a JSON result).
  */
@@ -108,7 +114,11 @@ export function toolContentParts(content: JsonValue | undefined): JsonValue[] | 
   if (content.type === "file" && content.file !== undefined) return [content];
   if (content.type === "image" && IMAGE_OUTPUT_KEYS.some((key) => content[key] !== undefined))
     return [content];
-  if (content.type === "audio" && content.data !== undefined) return [content];
+  if (
+    (content.type === "audio" || content.type === "computer_screenshot") &&
+    content.data !== undefined
+  )
+    return [content];
   if (content.type === "resource" || content.type === "resource_link") return [content];
   return Array.isArray(content.content) ? content.content : undefined;
 }

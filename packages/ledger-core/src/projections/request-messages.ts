@@ -32,6 +32,13 @@ const roleAliases: Record<string, HistoryMessage["role"]> = {
   toolmessage: "tool",
 };
 
+/** The OpenAI Agents input items that answer a tool call (`function_call_output`: the API's). */
+const TOOL_RESULT_ITEMS: ReadonlySet<JsonValue | undefined> = new Set([
+  "function_call_result",
+  "function_call_output",
+  "computer_call_result",
+]);
+
 function messageFrom(raw: JsonValue): HistoryMessage[] {
   const value = unwrapLangChain(raw);
   if (typeof value === "string") return [{ role: "user", content: value }];
@@ -47,7 +54,9 @@ function messageFrom(raw: JsonValue): HistoryMessage[] {
     const text = reasoningTextOf(value) ?? "";
     return text.length > 0 ? [{ role: "assistant", content: [{ type: "reasoning", text }] }] : [];
   }
-  if (value.type === "function_call_result" || value.type === "function_call_output") {
+  // A computer call's result (agents-core types/protocol.mjs:501) answers its call too: its
+  // output a screenshot.
+  if (TOOL_RESULT_ITEMS.has(value.type)) {
     const message: HistoryMessage = {
       role: "tool",
       content: (value.output ?? null) as JsonValue,
