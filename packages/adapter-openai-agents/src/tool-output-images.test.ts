@@ -63,4 +63,12 @@ describe("ATIF of a tool's output image given at the part's top level", () => {
     expect(result?.content).toEqual([atUrl]);
     expect(result?.extra).toBeUndefined();
   });
+
+  it("names an image by the id in its image object, as the SDK reads it (image: { id })", async () => {
+    // toolOutputNormalization.mjs:67-69 takes `image.fileId`, else `image.id`.
+    const result = await observed({ type: "image", image: { id: "file-chart2" } });
+    expect(result?.content).toEqual([
+      { type: "text", text: "[image omitted: provider file id file-chart2, media type unknown]" },
+    ]);
+  });
 });

@@ -41,13 +41,13 @@ const PROVIDER_FILE_ID = /^file[-_][A-Za-z0-9]{1,64}$/;
  * pass an OpenAI file, `data: "file-..."` with its media type); LangChain's standard `file` and
  * `image` blocks with a `fileId` (v1) or `source_type: "id"` and `id` (v0); OpenAI Chat
  * Completions' `file` part with `file: { file_id }`, and OpenAI Agents' tool output `file`
- * with `file: { id }` and `image` with `image: { fileId }`; Anthropic's `image` and
- * `document` blocks with `source: { type: "file", file_id }` (LangChain's ChatAnthropic passes
- * them through); the
- * OpenAI Responses API's `input_image` and `input_file` with a `file_id` (LangChain's
- * ChatOpenAI with the Responses API), as OpenAI Agents' input items give them
- * (`image: { id }`, `file: { id }`), and its audio (`audio: { id }`, its media type by its
- * `format`). Undefined for any other part, and for an image part that holds its image too.
+ * with `file: { id }` and `image` with `image: { fileId }` or `image: { id }`; Anthropic's
+ * `image` and `document` blocks with `source: { type: "file", file_id }` (LangChain's
+ * ChatAnthropic passes them through); the OpenAI Responses API's `input_image` and
+ * `input_file` with a `file_id` (LangChain's ChatOpenAI with the Responses API), as OpenAI
+ * Agents' input items give them (`image: { id }`, `file: { id }`), and its audio
+ * (`audio: { id }`, its media type by its `format`). Undefined for any other part, and for an
+ * image part that holds its image too.
  */
 export function fileReferenceOf(part: JsonObject): FileReference | undefined {
   if (part.type === "image-file-id" || part.type === "file-id") {
@@ -98,11 +98,12 @@ export function fileReferenceOf(part: JsonObject): FileReference | undefined {
 function namedFileIdOf(part: JsonObject): string | undefined {
   const file = isObject(part.file) ? part.file : undefined;
   const data = str(part.data);
-  // OpenAI Agents' tool output image by a file id: `image: { fileId }`.
+  // OpenAI Agents' tool output image by a file id: `image: { fileId }` or `{ id }`
+  // (agents-core runner/toolOutputNormalization.mjs:67).
   const image = part.type === "image" && isObject(part.image) ? part.image : undefined;
   return (
     str(part.fileId) ??
-    (image !== undefined ? str(image.fileId) : undefined) ??
+    (image !== undefined ? (str(image.fileId) ?? str(image.id)) : undefined) ??
     (part.source_type === "id" ? str(part.id) : undefined) ??
     (file !== undefined ? (str(file.file_id) ?? str(file.id)) : undefined) ??
     (part.type === "file" && data !== undefined && PROVIDER_FILE_ID.test(data) ? data : undefined)
