@@ -115,24 +115,32 @@ export function asContent(value: JsonValue | undefined): string | null {
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 
-/** The parts that are text alone: the AI SDK's, MCP's and LangChain's `text`, OpenAI's. */
+/** The parts that are text alone: MCP's and LangChain's `text`, OpenAI's. */
 const TEXT_PARTS: ReadonlySet<JsonValue | undefined> = new Set([
   "text",
   "input_text",
   "output_text",
 ]);
 
+/** The frameworks that give the model a list of text parts a tool returned as their text. */
+const TEXT_PARTS_READ: ReadonlySet<string | undefined> = new Set(["openai-agents", "langchain"]);
+
 /**
- * A tool's recorded result as an observation's text, as the model reads it: a text output
- * (`modelOutputOf`: OpenAI Agents' `{ type: "text", text }`, which its SDK gives the model as an
- * `input_text` item, agents-core runner/toolExecution.mjs:81) and a list of text parts alone
- * (OpenAI Agents and LangChain give the model their text) are their text; any other value as
- * `asContent` gives it.
+ * A tool's recorded result as an observation's text, as the model read it, by the framework of
+ * the actor that called it (`framework`): OpenAI Agents gives the model a text output (`{ type:
+ * "text", text }`, read by `modelOutputOf`) as an `input_text` item (agents-core
+ * runner/toolExecution.mjs:81), and it and LangChain (a ToolMessage's content) give a list of
+ * text parts as their text. Any other value, and any result of another framework's tool (the
+ * AI SDK records what `execute` returned, which the SDK sends the model as JSON unless it is a
+ * string), as `asContent` gives it.
  */
-export function resultContent(value: JsonValue | undefined): string | null {
-  const output = modelOutputOf(value);
-  if (output?.kind === "value" && typeof output.value === "string") return output.value;
+export function resultContent(value: JsonValue | undefined, framework?: string): string | null {
+  if (framework === "openai-agents") {
+    const output = modelOutputOf(value);
+    if (output?.kind === "value" && typeof output.value === "string") return output.value;
+  }
   const textParts =
+    TEXT_PARTS_READ.has(framework) &&
     Array.isArray(value) &&
     value.length > 0 &&
     value.every(

@@ -49,7 +49,7 @@ function toldOfFailure(attempt: AttemptRecord): string | null | undefined {
  * files by a provider's file id (what the model read of it, else the recorded result: see
  * `mediaObserved`) is ATIF content parts, the images it cannot show named in
  * `extra.images_omitted`, the files in `extra.files_omitted`; any other is the recorded result
- * as text (`resultContent`: a text output is its text). A call without a result of its
+ * as text (`resultContent`: an OpenAI Agents text output is its text). A call without a result of its
  * own (failed, abandoned) is what the model read of it in the run's next request, as its
  * adapter worded it ("Tool call rejected: ...", "An error occurred while running the
  * tool..."), else what the adapter recorded it told the model, else the error or the abandon's
@@ -63,7 +63,7 @@ export function observationOf(attempt: AttemptRecord, run: RunRecord): AtifObser
     if (media === undefined)
       return {
         source_call_id: call.tool_call_id,
-        content: resultContent(toolResultOf(outcome.result)),
+        content: resultContent(toolResultOf(outcome.result), attempt.requested.actor?.framework),
       };
     return {
       source_call_id: call.tool_call_id,

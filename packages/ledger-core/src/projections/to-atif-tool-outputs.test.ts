@@ -68,12 +68,41 @@ describe("toAtif what the model read of a call without a result", () => {
 describe("toAtif a completed call's text output, the run ending at the tool", () => {
   it("shows an OpenAI Agents text output, or a list of text parts, as the text the model read", async () => {
     // The SDK gives the model each as input_text items (runner/toolExecution.mjs:81).
-    const one = await lookRun({ type: "text", text: "up 4%" });
+    const one = await lookRun({ type: "text", text: "up 4%" }, undefined, "openai-agents");
     expect((await observed(one.store))?.content).toBe("up 4%");
-    const list = await lookRun([{ type: "text", text: "up 4%" }]);
+    const list = await lookRun([{ type: "text", text: "up 4%" }], undefined, "openai-agents");
     expect((await observed(list.store))?.content).toBe("up 4%");
     // Any other value is its JSON, as recorded: a list of values that are no text parts too.
-    const rows = await lookRun([{ type: "row", text: "up 4%" }]);
+    const rows = await lookRun([{ type: "row", text: "up 4%" }], undefined, "openai-agents");
     expect((await observed(rows.store))?.content).toBe('[{"type":"row","text":"up 4%"}]');
+  });
+
+  it("shows a LangChain tool's list of text parts as their text, its other values as JSON", async () => {
+    // A ToolMessage's content blocks: the provider gives the model their text.
+    const parts = [
+      { type: "text", text: "up 4%" },
+      { type: "text", text: "down 1%" },
+    ];
+    expect((await observed((await lookRun(parts, undefined, "langchain")).store))?.content).toBe(
+      "up 4%\ndown 1%",
+    );
+    const one = await lookRun({ type: "text", text: "up 4%", id: 7 }, undefined, "langchain");
+    expect((await observed(one.store))?.content).toBe('{"type":"text","text":"up 4%","id":7}');
+  });
+
+  it("shows any other framework's result (the AI SDK's execute return) as its JSON, whatever its shape", async () => {
+    // The AI SDK records what execute returned and sends the model anything but a string as
+    // JSON: a result shaped like a text output or a list of text parts is no wrapper there.
+    const shaped = { type: "text", text: "ok", id: 7 };
+    expect((await observed((await lookRun(shaped)).store))?.content).toBe(
+      '{"type":"text","text":"ok","id":7}',
+    );
+    const parts = [
+      { type: "text", text: "a" },
+      { type: "text", text: "b" },
+    ];
+    expect((await observed((await lookRun(parts)).store))?.content).toBe(JSON.stringify(parts));
+    const valued = { type: "text", value: "ok" };
+    expect((await observed((await lookRun(valued)).store))?.content).toBe(JSON.stringify(valued));
   });
 });

@@ -11,12 +11,18 @@ export const asked = { role: "assistant", content: "", tool_calls: [{ id: "t1", 
 
 /**
  * A run whose model asks for tool call t1, which returns `result`; then, if `toolMessage` is
- * given, a next model call whose request gives the model that tool message. Returns the store
- * and the ids of the events that hold the result and the next request.
+ * given, a next model call whose request gives the model that tool message. The run's actor is
+ * of `framework`, if given. Returns the store and the ids of the events that hold the result
+ * and the next request.
  */
-export async function lookRun(result: JsonValue, toolMessage?: JsonValue) {
+export async function lookRun(result: JsonValue, toolMessage?: JsonValue, framework?: string) {
   const store = new MemoryEventStore();
-  const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
+  const recorder = new SessionRecorder({
+    store,
+    sessionId: "s",
+    runId: "r",
+    actor: framework === undefined ? actor : { ...actor, framework },
+  });
   await recorder.startRun();
   const first = await recorder.beforeModelCall({ request: { model: "m", messages: [ask] } });
   await recorder.modelCompleted(first, { toolCalls: [{ id: "t1", name: "look", args: {} }] });
