@@ -34,6 +34,9 @@ function mimeType(mediaType: string | undefined): JsonObject {
   return mediaType === undefined ? {} : { mime_type: mediaType };
 }
 
+/** The type of the part standing for a file whose bytes the ledger holds (`omittedBlob`). */
+const BLOB_OMITTED = "agent_ledger.blob_omitted";
+
 /**
  * A file whose bytes the part held: named, never its bytes. A blob part's `content` is the
  * whole file as base64 (a photo is megabytes), and exporters and backends cap an attribute's
@@ -42,7 +45,7 @@ function mimeType(mediaType: string | undefined): JsonObject {
  */
 function omittedBlob(file: FoundFile, modality: string, eventId: string): JsonObject {
   const part: JsonObject = {
-    type: "agent_ledger.blob_omitted",
+    type: BLOB_OMITTED,
     modality,
     ...mimeType(file.mediaType),
     size_bytes: base64Size(file.base64 ?? ""),
@@ -73,6 +76,24 @@ function mediaPart(shown: ShownPart, eventId: string): JsonObject {
   const modality = modalityOf(file.mediaType, shown.kind);
   if (file.url === undefined) return omittedBlob(file, modality, eventId);
   return { type: "uri", modality, ...mimeType(file.mediaType), uri: file.url };
+}
+
+/**
+ * `value` (a tool's arguments or result, as recorded), each part in it that holds a file's
+ * bytes (an image, audio or another file as base64 or a data URL, wherever it is nested:
+ * see `shownPartOf`) replaced by its omitted form (`omittedBlob`), `eventId` the event whose
+ * payload holds the bytes. All else is kept as it was: text, a file at a URL or named by id.
+ */
+export function withBytesOmitted(value: JsonValue, eventId: string): JsonValue {
+  if (Array.isArray(value)) return value.map((item) => withBytesOmitted(item, eventId));
+  if (!isObject(value)) return value;
+  const shown = shownPartOf(value);
+  const part = shown === undefined ? undefined : mediaPart(shown, eventId);
+  if (part?.type === BLOB_OMITTED) return part;
+  // Defined, not assigned: a recorded `__proto__` key stays a key.
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [key, withBytesOmitted(item, eventId)]),
+  );
 }
 
 /**

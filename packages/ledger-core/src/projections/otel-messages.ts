@@ -3,7 +3,7 @@ import type { JsonObject, JsonValue } from "../events/json.js";
 import { toolContentParts } from "./content-media.js";
 import { isObject, str, toolResultOf } from "./extract.js";
 import type { Completion } from "./model-completions.js";
-import { contentParts } from "./otel-message-parts.js";
+import { contentParts, withBytesOmitted } from "./otel-message-parts.js";
 import { type HistoryMessage, requestConversation } from "./request-messages.js";
 import type { AttemptRecord } from "./session-model.js";
 import { modelOutputOf } from "./tool-model-output.js";
@@ -26,7 +26,8 @@ function toolCallParts(message: { toolCalls?: HistoryMessage["toolCalls"] }): Js
 /**
  * A tool's answer: what it returned, as recorded, unwrapped from what its framework wrapped it
  * in for the model (see `modelOutputOf`). One that holds images or files (see `toolContentParts`) is
- * given as message parts, so its bytes are named, never included.
+ * given as message parts, so its bytes are named, never included; in any other, a part holding
+ * bytes is named as in those (`withBytesOmitted`).
  */
 function toolResponse(content: JsonValue, eventId: string): JsonValue {
   const recorded = toolResultOf(content) ?? null;
@@ -34,9 +35,8 @@ function toolResponse(content: JsonValue, eventId: string): JsonValue {
   const result =
     output === undefined ? recorded : output.kind === "value" ? output.value : output.parts;
   const parts = toolContentParts(recorded);
-  if (parts === undefined) return result;
-  const shown = contentParts(parts, eventId);
-  return shown.some((part) => part.type !== "text") ? shown : result;
+  const shown = parts === undefined ? [] : contentParts(parts, eventId);
+  return shown.some((part) => part.type !== "text") ? shown : withBytesOmitted(result, eventId);
 }
 
 function inputMessage(message: HistoryMessage, eventId: string): JsonObject {

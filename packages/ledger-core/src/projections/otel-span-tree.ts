@@ -10,6 +10,7 @@ import { SPAN_KIND_CLIENT, SPAN_KIND_INTERNAL, under } from "./otel-api-values.j
 import { markAttemptStatus, recordFailure } from "./otel-failures.js";
 import { emitHostedSpans } from "./otel-hosted-spans.js";
 import { derivedOtelId, withNextIds } from "./otel-ids.js";
+import { withBytesOmitted } from "./otel-message-parts.js";
 import { messageAttributes } from "./otel-messages.js";
 import { providerNameOf, requestSettings, streamOf } from "./otel-model-attributes.js";
 import { attemptEnd, endInsideTool } from "./otel-span-ends.js";
@@ -334,11 +335,14 @@ export function emitSpans(
         if (typeof payload.effect.idempotent === "boolean")
           attributes["agent_ledger.tool.idempotent"] = payload.effect.idempotent;
       }
+      // A file's bytes are named, never copied in (see `withBytesOmitted`).
       if (options.includeToolContent) {
-        attributes["gen_ai.tool.call.arguments"] = JSON.stringify(payload.args ?? null);
-        if (attempt.status === "completed")
+        attributes["gen_ai.tool.call.arguments"] = JSON.stringify(
+          withBytesOmitted(payload.args ?? null, requested.eventId),
+        );
+        if (attempt.status === "completed" && attempt.outcome !== undefined)
           attributes["gen_ai.tool.call.result"] = JSON.stringify(
-            toolResultOf(outcome.result) ?? null,
+            withBytesOmitted(toolResultOf(outcome.result) ?? null, attempt.outcome.eventId),
           );
       }
     }

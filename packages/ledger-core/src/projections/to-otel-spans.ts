@@ -16,7 +16,15 @@ export interface OtelProjection {
 export interface ToOtelSpansOptions {
   /** Instrumentation scope name (default `@agent-ledger/core`). */
   scopeName?: string;
-  /** Add `gen_ai.tool.call.arguments` / `.result` (opt-in in the conventions). Default false. */
+  /**
+   * Add `gen_ai.tool.call.arguments` / `.result` (opt-in in the conventions): the JSON of the
+   * call's arguments and of what the tool returned, as recorded. A file's bytes the ledger holds
+   * (an image, audio or other file as base64 or a data URL, in a content part anywhere in the
+   * value) are never copied in: that part becomes `{ type: "agent_ledger.blob_omitted",
+   * modality, mime_type, size_bytes, event_id }`, as with `includeMessages`, `event_id` the
+   * `tool.requested` (arguments) or `tool.completed` (result) event that holds them; all else,
+   * text and files at a URL or named by id, is kept as it was. Default false.
+   */
   includeToolContent?: boolean;
   /**
    * Add the conversation to each `chat` (and `text_completion`) span, as the conventions'
