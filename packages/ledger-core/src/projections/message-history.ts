@@ -1,9 +1,9 @@
 import { assertOptions, type KnownKeys } from "../events/argument-checks.js";
 import { NotFoundError } from "../events/errors.js";
-import type { JsonObject } from "../events/json.js";
+import type { JsonObject, JsonValue } from "../events/json.js";
 import type { EventStore } from "../store/event-store.js";
 import { isObject, textOf, toolResultOf } from "./extract.js";
-import { completionOf } from "./model-completions.js";
+import { type Completion, completionOf } from "./model-completions.js";
 import { type HistoryMessage, requestMessages } from "./request-messages.js";
 import { causeOf, loadSessionModel, type RunRecord } from "./session-model.js";
 
@@ -16,9 +16,23 @@ export interface MessageHistoryOptions {
 const HISTORY_OPTIONS: KnownKeys<MessageHistoryOptions> = { sessionId: true, runId: true };
 
 /**
+ * The content of a call's answer: its text, and before it the reasoning it came with as a
+ * `reasoning` part, as an earlier answer's is read from a request (OpenAI Agents' reasoning
+ * item, see `requestMessages`; the AI SDK's reasoning part). An answer without reasoning is its
+ * text alone.
+ */
+function answerContent(completion: Completion): JsonValue {
+  if (completion.reasoning.length === 0) return completion.text;
+  return [
+    { type: "reasoning", text: completion.reasoning },
+    ...(completion.text.length > 0 ? [{ type: "text", text: completion.text }] : []),
+  ];
+}
+
+/**
  * A run's conversation as plain JSON chat messages (§7): the messages of its last model
- * request, that call's completion (text and tool calls) and the results of the tool calls it
- * caused, in order. Without any model call, the run's inputs as user messages.
+ * request, that call's completion (reasoning, text and tool calls: see `answerContent`) and the
+ * results of the tool calls it caused, in order. Without any model call, the run's inputs as user messages.
  */
 export async function messageHistory(
   store: EventStore,
@@ -53,7 +67,7 @@ export async function messageHistory(
   if (last.status !== "completed" || !last.outcome) return messages;
   const response = (last.outcome.payload as JsonObject).response;
   const completion = completionOf(response);
-  const assistant: HistoryMessage = { role: "assistant", content: completion.text };
+  const assistant: HistoryMessage = { role: "assistant", content: answerContent(completion) };
   if (completion.toolCalls.length > 0) assistant.toolCalls = completion.toolCalls;
   messages.push(assistant);
   const completedId = last.outcome.eventId;
