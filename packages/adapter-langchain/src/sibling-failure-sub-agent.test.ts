@@ -1,83 +1,29 @@
-import { type LedgerEvent, MemoryEventStore, readWholeSession } from "@agent-ledger/core";
+import { type LedgerEvent, readWholeSession } from "@agent-ledger/core";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
-import { tool } from "@langchain/core/tools";
-import { createAgent } from "langchain";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { z } from "zod";
-import { LedgerCallbackHandler } from "./callback-handler.js";
-import { ledgerMiddleware } from "./ledger-middleware.js";
 import { threadConfig } from "./testing/helpers.js";
-import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
+import { askLookup, RUN, siblingFailureServer } from "./testing/sibling-failure.test.data.js";
 
 const SESSION = "sibling-failure";
-const RUN = "server";
-const schema = z.object({ turn: z.number() });
 
 /**
- * An agent whose model asks, in its first turn, for `fail` (which throws) and `delegate` (which
- * runs a sub-agent on the same handler, its model asking for `lookup`) in the same step, then
- * for `delegate` alone. ledgerMiddleware on both. The first sub-agent's model call waits for the
- * next turn to start: LangGraph lets it run on after `fail` failed the step, and it goes on
- * while the next turn runs. That turn's answer waits for it to stop.
+ * The sibling failure's server (siblingFailureServer), its sub-agent's first model call waiting
+ * for the next turn to start: it goes on while the next turn runs. That turn's answer waits for
+ * it to stop.
  */
 function server() {
-  const store = new MemoryEventStore();
-  const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
-  const middleware = [ledgerMiddleware({ handler })];
-  let nextTurnStarted = () => {};
-  const nextTurn = new Promise<void>((resolve) => {
-    nextTurnStarted = resolve;
+  return siblingFailureServer({
+    sessionId: SESSION,
+    subAgent: (nextTurn) => ({
+      lookup: async ({ turn }) => `found ${turn}`,
+      model: async (messages: BaseMessage[], call) => {
+        if (call === 1) await nextTurn;
+        const result = messages.find((message) => ToolMessage.isInstance(message));
+        if (result) return new AIMessage(`done: ${String(result.content)}`);
+        return askLookup(call);
+      },
+    }),
   });
-  const subAgents: Promise<unknown>[] = [];
-  const lookup = tool(async ({ turn }: { turn: number }) => `found ${turn}`, {
-    name: "lookup",
-    description: "reads",
-    schema,
-    metadata: { idempotent: true },
-  });
-  const fail = tool(
-    async ({ turn }: { turn: number }): Promise<string> => {
-      throw new Error(`the service is down (turn ${turn})`);
-    },
-    { name: "fail", description: "writes", schema },
-  );
-  const subModel = new ScriptedChatModel(async (messages: BaseMessage[], call) => {
-    if (call === 1) await nextTurn;
-    const result = messages.find((message) => ToolMessage.isInstance(message));
-    if (result) return new AIMessage(`done: ${String(result.content)}`);
-    return new AIMessage({
-      content: "",
-      tool_calls: [{ id: `lookup-${call}`, name: "lookup", args: { turn: call } }],
-    });
-  });
-  const subAgent = createAgent({ model: subModel, tools: [lookup], middleware });
-  const delegate = tool(
-    async ({ turn }: { turn: number }, config) => {
-      const running = subAgent.invoke({ messages: [new HumanMessage(`look up ${turn}`)] }, config);
-      subAgents.push(running);
-      const result = await running;
-      return String(result.messages.at(-1)?.content);
-    },
-    { name: "delegate", description: "runs a sub-agent", schema, metadata: { idempotent: true } },
-  );
-  let turn = 0;
-  const model = new ScriptedChatModel(async (messages: BaseMessage[]) => {
-    const results = messages.slice(messages.findLastIndex(HumanMessage.isInstance) + 1);
-    if (results.length === 0) {
-      turn++;
-      if (turn === 2) nextTurnStarted();
-      const asked = turn === 1 ? ["fail", "delegate"] : ["delegate"];
-      return new AIMessage({
-        content: "",
-        tool_calls: asked.map((name) => ({ id: `${name}-${turn}`, name, args: { turn } })),
-      });
-    }
-    await Promise.allSettled(subAgents);
-    const answers = results.filter((message) => ToolMessage.isInstance(message));
-    return new AIMessage(`done: ${answers.map((answer) => String(answer.content)).join(" | ")}`);
-  });
-  const agent = createAgent({ model, tools: [fail, delegate], middleware });
-  return { store, handler, agent };
 }
 
 /** The chains started in the session and not ended, by LangChain's run id. */
