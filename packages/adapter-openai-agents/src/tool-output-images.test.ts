@@ -1,10 +1,6 @@
-import { MemoryEventStore, toAtif } from "@agent-ledger/core";
-import { Agent, setTracingDisabled, tool } from "@openai/agents";
+import { setTracingDisabled } from "@openai/agents";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
-import { runWithLedger } from "./index.js";
-import { runOptions } from "./testing/recorded-run.js";
-import { functionCall, ScriptedModel } from "./testing/scripted-model.js";
+import { observedToolOutput } from "./testing/observed-tool-output.js";
 
 setTracingDisabled(true);
 
@@ -14,23 +10,7 @@ setTracingDisabled(true);
 
 /** The observation of a run whose one tool returns `output`, the run ending at the tool. */
 async function observed(output: unknown) {
-  const store = new MemoryEventStore();
-  const chart = tool({
-    name: "chart",
-    description: "the sales chart",
-    parameters: z.object({}),
-    execute: async () => output as string,
-  });
-  const agent = new Agent({
-    name: "analyst",
-    instructions: "read",
-    tools: [chart],
-    toolUseBehavior: "stop_on_first_tool",
-  });
-  const model = new ScriptedModel([() => [functionCall("chart", {}, "call_1")]]);
-  await runWithLedger(agent, "show the chart", runOptions(store, model));
-  const trajectory = await toAtif(store, "s");
-  return trajectory.steps.flatMap((step) => step.observation?.results ?? [])[0];
+  return (await observedToolOutput({ output, endsAtTool: true })).result;
 }
 
 const atUrl = {
