@@ -1,8 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { JsonValue } from "../events/json.js";
-import { SessionRecorder } from "../recorder/session-recorder.js";
-import { MemoryEventStore } from "../store/memory-store.js";
-import { actor, ask, asked, lookRun, observed } from "./tool-result-run.test.data.js";
+import { lookedAgain, lookRun, lookStarted, observed } from "./tool-result-run.test.data.js";
 
 // What an ATIF observation says the model read of a call that gave no result of its own (the
 // AI SDK's tool output for the model in the next request, as its providers unwrap it), and of a
@@ -13,23 +11,14 @@ import { actor, ask, asked, lookRun, observed } from "./tool-result-run.test.dat
  * the model `output` as the AI SDK's tool message answering t1.
  */
 async function endedRun(end: "failed" | "abandoned", output: JsonValue) {
-  const store = new MemoryEventStore();
-  const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
-  await recorder.startRun();
-  const first = await recorder.beforeModelCall({ request: { model: "m", messages: [ask] } });
-  await recorder.modelCompleted(first, { toolCalls: [{ id: "t1", name: "look", args: {} }] });
-  const tool = await recorder.beforeToolCall({ toolCallId: "t1", name: "look", args: {} });
-  if (end === "failed") await recorder.toolFailed(tool, new Error("lens cracked"));
-  else await recorder.abandon(tool, "a person said no");
-  const toolMessage = {
+  const started = await lookStarted();
+  if (end === "failed") await started.recorder.toolFailed(started.tool, new Error("lens cracked"));
+  else await started.recorder.abandon(started.tool, "a person said no");
+  await lookedAgain(started, {
     role: "tool",
     content: [{ type: "tool-result", toolCallId: "t1", toolName: "look", output }],
-  };
-  const next = await recorder.beforeModelCall({
-    request: { model: "m", messages: [ask, asked, toolMessage] },
   });
-  await recorder.modelCompleted(next, { text: "seen" });
-  return store;
+  return started.store;
 }
 
 describe("toAtif what the model read of a call without a result", () => {
