@@ -9,6 +9,26 @@ import { functionCall, message, ScriptedModel } from "./testing/scripted-model.j
 
 setTracingDisabled(true);
 
+const lookup = tool({
+  name: "lookup",
+  description: "read a key",
+  parameters: z.object({ key: z.string() }),
+  execute: async ({ key }) => `value of ${key}`,
+});
+
+/**
+ * The chat spans of session "s", exported with their messages, in the order they started; and
+ * `json(index, attribute)`, the value of the JSON attribute of the chat at `index`.
+ */
+async function chatSpans(store: MemoryEventStore) {
+  const chats = (await exportedSpans(store, "s", { includeMessages: true }))
+    .filter((span) => span.attributes["gen_ai.operation.name"] === "chat")
+    .sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1]);
+  const json = (index: number, attribute: string) =>
+    JSON.parse(String(chats[index]?.attributes[attribute]));
+  return { chats, json };
+}
+
 describe("OpenTelemetry chat spans with includeMessages", () => {
   test("carry a run's conversation with a tool call as the conventions' messages, its instructions apart", async () => {
     const store = new MemoryEventStore();
@@ -16,21 +36,11 @@ describe("OpenTelemetry chat spans with includeMessages", () => {
       () => [functionCall("lookup", { key: "x" }, "call_1")],
       () => [message("x is 42")],
     ]);
-    const lookup = tool({
-      name: "lookup",
-      description: "read a key",
-      parameters: z.object({ key: z.string() }),
-      execute: async ({ key }) => `value of ${key}`,
-    });
     const agent = new Agent({ name: "main", instructions: "You are terse.", tools: [lookup] });
     const result = await runWithLedger(agent, "what is x?", runOptions(store, model));
     expect(result.finalOutput).toBe("x is 42");
 
-    const chats = (await exportedSpans(store, "s", { includeMessages: true }))
-      .filter((span) => span.attributes["gen_ai.operation.name"] === "chat")
-      .sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1]);
-    const json = (index: number, attribute: string) =>
-      JSON.parse(String(chats[index]?.attributes[attribute]));
+    const { chats, json } = await chatSpans(store);
     expect(chats).toHaveLength(2);
 
     // The agent's instructions reach the model apart from its input: no system message.
@@ -82,21 +92,13 @@ describe("OpenTelemetry chat spans with includeMessages", () => {
       ],
       () => [message("x is 42, y is 7")],
     ]);
-    const lookup = tool({
-      name: "lookup",
-      description: "read a key",
-      parameters: z.object({ key: z.string() }),
-      execute: async ({ key }) => `value of ${key}`,
-    });
     const agent = new Agent({ name: "main", tools: [lookup] });
     await runWithLedger(agent, "what are x and y?", runOptions(store, model));
 
-    const chats = (await exportedSpans(store, "s", { includeMessages: true }))
-      .filter((span) => span.attributes["gen_ai.operation.name"] === "chat")
-      .sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1]);
+    const { json } = await chatSpans(store);
     // The SDK sends the answer's two function_call items one after the other (its chat
     // completions converter makes them one assistant message's tool_calls).
-    const input = JSON.parse(String(chats[1]?.attributes["gen_ai.input.messages"]));
+    const input = json(1, "gen_ai.input.messages");
     const asked = (id: string, key: string) => ({
       type: "tool_call",
       id,
@@ -131,12 +133,6 @@ describe("OpenTelemetry chat spans with includeMessages", () => {
       () => [reasoning, functionCall("lookup", { key: "x" }, "call_1")],
       () => [message("x is 42")],
     ]);
-    const lookup = tool({
-      name: "lookup",
-      description: "read a key",
-      parameters: z.object({ key: z.string() }),
-      execute: async ({ key }) => `value of ${key}`,
-    });
     const agent = new Agent({ name: "main", tools: [lookup] });
     await runWithLedger(agent, "what is x?", runOptions(store, model));
     // The SDK gives the model its reasoning item back in the next turn's input.
@@ -144,11 +140,7 @@ describe("OpenTelemetry chat spans with includeMessages", () => {
       expect.arrayContaining([expect.objectContaining({ type: "reasoning", id: "rs_1" })]),
     );
 
-    const chats = (await exportedSpans(store, "s", { includeMessages: true }))
-      .filter((span) => span.attributes["gen_ai.operation.name"] === "chat")
-      .sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1]);
-    const json = (index: number, attribute: string) =>
-      JSON.parse(String(chats[index]?.attributes[attribute]));
+    const { json } = await chatSpans(store);
     const thought = { type: "reasoning", content: "x is stored: look it up" };
     const asked = { type: "tool_call", id: "call_1", name: "lookup", arguments: { key: "x" } };
     expect(json(0, "gen_ai.output.messages")).toEqual([
