@@ -1,8 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { JsonValue } from "../events/json.js";
-import { SessionRecorder } from "../recorder/session-recorder.js";
-import { MemoryEventStore } from "../store/memory-store.js";
-import { exportedSpans } from "../testing/otel/exported-spans.js";
+import { oneModelCall } from "./one-model-call.test.data.js";
 import { toAtif } from "./to-atif.js";
 
 // A user's audio, as each framework records it, in ATIF's user step and in the chat span's
@@ -12,20 +10,13 @@ const wav = "UklGRiQAAABXQVZF"; // "RIFF$\0\0\0WAVE", 12 bytes
 
 /** One model call whose request's user message says "listen" then gives `audio`. */
 async function heard(audio: JsonValue) {
-  const store = new MemoryEventStore();
-  const actor = { type: "agent", id: "a" } as const;
-  const recorder = new SessionRecorder({ store, sessionId: "s", runId: "r", actor });
-  await recorder.startRun();
   const content = [{ type: "text", text: "listen" }, audio];
-  const attempt = await recorder.beforeModelCall({
-    request: { model: "m", messages: [{ role: "user", content }] },
+  const { store, requestedEventId, input } = await oneModelCall({
+    model: "m",
+    messages: [{ role: "user", content }],
   });
-  await recorder.modelCompleted(attempt, { text: "heard" });
-  const spans = await exportedSpans(store, "s", { includeMessages: true });
-  const chat = spans.find((span) => span.attributes["gen_ai.operation.name"] === "chat");
-  const input = String(chat?.attributes["gen_ai.input.messages"]);
   const user = (await toAtif(store, "s")).steps.find((step) => step.source === "user");
-  return { input, user, eventId: attempt.requestedEventId };
+  return { input, user, eventId: requestedEventId };
 }
 
 /** What both projections should say of 12 bytes of audio of `mediaType`, in event `eventId`. */

@@ -1,9 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { JsonValue } from "../events/json.js";
-import { SessionRecorder } from "../recorder/session-recorder.js";
-import { MemoryEventStore } from "../store/memory-store.js";
-import { exportedSpans } from "../testing/otel/exported-spans.js";
-import { actor, lookRun, observed } from "./tool-result-run.test.data.js";
+import { oneModelCall } from "./one-model-call.test.data.js";
+import { lookRun, observed } from "./tool-result-run.test.data.js";
 
 // An OpenAI Agents computer call's screenshot (agents-core types/protocol.mjs:219,
 // ComputerToolOutput `{ type: "computer_screenshot", data }`, data a data URL or a URL; the
@@ -55,18 +52,12 @@ describe("toAtif a computer call's screenshot", () => {
 
 describe("toOtelSpans' gen_ai.input.messages of a computer call's screenshot", () => {
   it("is the tool's answer to its call, an image blob named without its bytes", async () => {
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({ store, sessionId: "s", actor });
-    await recorder.startRun();
-    const input: JsonValue = [
-      { role: "user", content: "open the report" },
-      { type: "computer_call_result", callId: "cc1", output: screenshot },
-    ];
-    const attempt = await recorder.beforeModelCall({ request: { input } });
-    await recorder.modelCompleted(attempt, { text: "opened" });
-    const spans = await exportedSpans(store, "s", { includeMessages: true });
-    const chat = spans.find((span) => span.attributes["gen_ai.operation.name"] === "chat");
-    const attribute = String(chat?.attributes["gen_ai.input.messages"]);
+    const { requestedEventId, input: attribute } = await oneModelCall({
+      input: [
+        { role: "user", content: "open the report" },
+        { type: "computer_call_result", callId: "cc1", output: screenshot },
+      ],
+    });
     expect(attribute).not.toContain(png);
     expect(JSON.parse(attribute)).toEqual([
       { role: "user", parts: [{ type: "text", content: "open the report" }] },
@@ -82,7 +73,7 @@ describe("toOtelSpans' gen_ai.input.messages of a computer call's screenshot", (
                 modality: "image",
                 mime_type: "image/png",
                 size_bytes: 8,
-                event_id: attempt.requestedEventId,
+                event_id: requestedEventId,
               },
             ],
           },

@@ -1,27 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { JsonValue } from "../events/json.js";
-import { SessionRecorder } from "../recorder/session-recorder.js";
-import { MemoryEventStore } from "../store/memory-store.js";
-import { exportedSpans } from "../testing/otel/exported-spans.js";
+import { oneModelCall } from "./one-model-call.test.data.js";
 
 // What a chat span's `gen_ai.input.messages` says a tool answered: the result itself, as the
 // model met it, whatever the framework wrapped it in.
 
 /** The input messages of the one chat span of a call whose request is `request`. */
 async function inputMessages(request: JsonValue): Promise<{ messages: JsonValue; id: string }> {
-  const store = new MemoryEventStore();
-  const recorder = new SessionRecorder({
-    store,
-    sessionId: "s",
-    actor: { type: "agent", id: "a" },
-  });
-  await recorder.startRun();
-  const attempt = await recorder.beforeModelCall({ request });
-  await recorder.modelCompleted(attempt, { text: "ok" });
-  const spans = await exportedSpans(store, "s", { includeMessages: true });
-  const chat = spans.find((span) => span.attributes["gen_ai.operation.name"] === "chat");
-  const messages = JSON.parse(String(chat?.attributes["gen_ai.input.messages"])) as JsonValue;
-  return { messages, id: attempt.requestedEventId };
+  const { input, requestedEventId } = await oneModelCall(request);
+  return { messages: JSON.parse(input) as JsonValue, id: requestedEventId };
 }
 
 /** An AI SDK tool message answering call `id` with `output` (a tool output for the model). */
