@@ -1,11 +1,11 @@
 import { inspectSession, MemoryEventStore, messageHistory, toAtif } from "@agent-ledger/core";
-import { Agent, setTracingDisabled, tool } from "@openai/agents";
+import { Agent, setTracingDisabled } from "@openai/agents";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
 import { runWithLedger } from "./index.js";
 import { fixture } from "./testing/fixture.js";
+import { observedToolOutput } from "./testing/observed-tool-output.js";
 import { runOptions } from "./testing/recorded-run.js";
-import { functionCall, message, ScriptedModel } from "./testing/scripted-model.js";
+import { message, ScriptedModel } from "./testing/scripted-model.js";
 
 setTracingDisabled(true);
 
@@ -109,28 +109,15 @@ describe("ATIF of a run given an image and files in its input items", () => {
 describe("ATIF of a run whose tool gave a file", () => {
   it("names the file of the tool's output (file: { data, mediaType, filename }), never its bytes", async () => {
     // The SDK's own tool output shape: it was dropped, the observation empty of it.
-    const store = new MemoryEventStore();
     const pdf = Buffer.from("%PDF-1.7 contract").toString("base64");
-    const fetchContract = tool({
-      name: "fetch_contract",
-      description: "the signed contract",
-      parameters: z.object({}),
-      execute: async () => ({
-        type: "file" as const,
-        file: { data: pdf, mediaType: "application/pdf", filename: "contract.pdf" },
-      }),
-    });
     // The run ends at the tool: its observation is the recorded result.
-    const agent = new Agent({
-      name: "reader",
-      instructions: "read",
-      tools: [fetchContract],
-      toolUseBehavior: "stop_on_first_tool",
+    const { result, trajectory } = await observedToolOutput({
+      output: {
+        type: "file",
+        file: { data: pdf, mediaType: "application/pdf", filename: "contract.pdf" },
+      },
+      endsAtTool: true,
     });
-    const model = new ScriptedModel([() => [functionCall("fetch_contract", {}, "call_1")]]);
-    await runWithLedger(agent, "get the contract", runOptions(store, model));
-    const trajectory = await toAtif(store, "s");
-    const [result] = trajectory.steps.flatMap((step) => step.observation?.results ?? []);
     expect(result?.content).toEqual([
       { type: "text", text: "[file omitted: contract.pdf, application/pdf, 17 bytes]" },
     ]);
@@ -148,44 +135,24 @@ describe("ATIF of a run whose tool gave an image as a file", () => {
   // The SDK's file output with an image media type: it gives the model an input_file holding a
   // data URL of that type, an image the model is shown, not a document.
   const png = "iVBORwECAw=="; // 7 bytes
-  const chartTool = tool({
-    name: "chart",
-    description: "the sales chart",
-    parameters: z.object({}),
-    execute: async () => ({
-      type: "file" as const,
-      file: { data: png, mediaType: "image/png", filename: "chart.png" },
-    }),
-  });
+  const chartFile = {
+    type: "file",
+    file: { data: png, mediaType: "image/png", filename: "chart.png" },
+  };
   const shown = [{ type: "text", text: "[image omitted: chart.png, image/png, 7 bytes]" }];
   const noted = { part: 0, media_type: "image/png", filename: "chart.png", size_bytes: 7 };
 
   it("shows the image of the tool's output where the run ends at the tool", async () => {
-    const store = new MemoryEventStore();
-    const agent = new Agent({
-      name: "analyst",
-      instructions: "read",
-      tools: [chartTool],
-      toolUseBehavior: "stop_on_first_tool",
-    });
-    const model = new ScriptedModel([() => [functionCall("chart", {}, "call_1")]]);
-    await runWithLedger(agent, "show the chart", runOptions(store, model));
-    const trajectory = await toAtif(store, "s");
-    const [result] = trajectory.steps.flatMap((step) => step.observation?.results ?? []);
+    const { result } = await observedToolOutput({ output: chartFile, endsAtTool: true });
     expect(result?.content).toEqual(shown);
     expect(result?.extra).toEqual({ images_omitted: [expect.objectContaining(noted)] });
   });
 
   it("shows the image the next request gave the model (an input_file of a data URL)", async () => {
-    const store = new MemoryEventStore();
-    const agent = new Agent({ name: "analyst", instructions: "read", tools: [chartTool] });
-    const model = new ScriptedModel([
-      () => [functionCall("chart", {}, "call_1")],
-      () => [message("sales grew")],
-    ]);
-    await runWithLedger(agent, "show the chart", runOptions(store, model));
-    const trajectory = await toAtif(store, "s");
-    const [result] = trajectory.steps.flatMap((step) => step.observation?.results ?? []);
+    const { result, trajectory } = await observedToolOutput({
+      output: chartFile,
+      endsAtTool: false,
+    });
     expect(result?.content).toEqual(shown);
     expect(result?.extra).toEqual({ images_omitted: [expect.objectContaining(noted)] });
     expect(JSON.stringify(trajectory.steps)).not.toContain(png);
@@ -201,23 +168,10 @@ describe("ATIF of a run whose tool gave an image ({ type: image, image: { ... } 
       { url: "https://charts.example/q3.png" },
       { fileId: "file-chart1" },
     ];
-    const store = new MemoryEventStore();
-    const chart = tool({
-      name: "chart",
-      description: "the sales chart",
-      parameters: z.object({}),
-      execute: async () => images.map((image) => ({ type: "image" as const, image })),
+    const { result, trajectory } = await observedToolOutput({
+      output: images.map((image) => ({ type: "image", image })),
+      endsAtTool: true,
     });
-    const agent = new Agent({
-      name: "analyst",
-      instructions: "read",
-      tools: [chart],
-      toolUseBehavior: "stop_on_first_tool",
-    });
-    const model = new ScriptedModel([() => [functionCall("chart", {}, "call_1")]]);
-    await runWithLedger(agent, "show the chart", runOptions(store, model));
-    const trajectory = await toAtif(store, "s");
-    const [result] = trajectory.steps.flatMap((step) => step.observation?.results ?? []);
     expect(result?.content).toEqual([
       { type: "text", text: "[image omitted: image/png, 7 bytes]" },
       {
