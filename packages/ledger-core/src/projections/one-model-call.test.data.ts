@@ -1,6 +1,5 @@
 import type { JsonValue } from "../events/json.js";
-import { SessionRecorder } from "../recorder/session-recorder.js";
-import { MemoryEventStore } from "../store/memory-store.js";
+import { startedRun } from "../recorder/started-run.test.data.js";
 import { exportedSpans } from "../testing/otel/exported-spans.js";
 
 /**
@@ -9,14 +8,7 @@ import { exportedSpans } from "../testing/otel/exported-spans.js";
  * with messages (the attribute's JSON text).
  */
 export async function oneModelCall(request: JsonValue) {
-  const store = new MemoryEventStore();
-  const recorder = new SessionRecorder({
-    store,
-    sessionId: "s",
-    runId: "r",
-    actor: { type: "agent", id: "a" },
-  });
-  await recorder.startRun();
+  const { store, recorder } = await startedRun();
   const attempt = await recorder.beforeModelCall({ request });
   await recorder.modelCompleted(attempt, { text: "ok" });
   const spans = await exportedSpans(store, "s", { includeMessages: true });

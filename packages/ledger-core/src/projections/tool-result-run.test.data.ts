@@ -1,5 +1,6 @@
 import type { JsonValue } from "../events/json.js";
-import { SessionRecorder } from "../recorder/session-recorder.js";
+import type { SessionRecorder } from "../recorder/session-recorder.js";
+import { startedRun } from "../recorder/started-run.test.data.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { toAtif } from "./to-atif.js";
 
@@ -14,14 +15,10 @@ export const asked = { role: "assistant", content: "", tool_calls: [{ id: "t1", 
  * The run's actor is of `framework`, if given.
  */
 export async function lookStarted(framework?: string) {
-  const store = new MemoryEventStore();
-  const recorder = new SessionRecorder({
-    store,
-    sessionId: "s",
-    runId: "r",
-    actor: framework === undefined ? actor : { ...actor, framework },
-  });
-  await recorder.startRun();
+  const { store, recorder } = await startedRun(
+    new MemoryEventStore(),
+    framework === undefined ? actor : { ...actor, framework },
+  );
   const first = await recorder.beforeModelCall({ request: { model: "m", messages: [ask] } });
   await recorder.modelCompleted(first, { toolCalls: [{ id: "t1", name: "look", args: {} }] });
   const tool = await recorder.beforeToolCall({ toolCallId: "t1", name: "look", args: {} });
