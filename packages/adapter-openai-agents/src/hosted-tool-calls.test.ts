@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { inspectSession, toAtif } from "@agent-ledger/core";
+import { type EventStore, inspectSession, toAtif } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { exportedSpans } from "@agent-ledger/core/testing/otel";
@@ -58,6 +58,12 @@ function byName(spans: ReadableSpan[], name: string): ReadableSpan {
   const found = spans.filter((span) => span.name === name);
   expect(found, name).toHaveLength(1);
   return found[0] as ReadableSpan;
+}
+
+/** The event holding the model call's response (and the generated image's bytes). */
+async function responseEvent(store: EventStore) {
+  const { events } = await store.readSession({ sessionId: "s" });
+  return events.find((event) => event.type === "model.completed");
 }
 
 describe("a web search the provider ran inside a model call", () => {
@@ -150,9 +156,7 @@ describe("the other hosted tools", () => {
     expect(attempts.map((attempt) => attempt.kind)).toEqual(["model"]);
     const trajectory = await toAtif(store, "s");
     const step = trajectory.steps.find((each) => each.source === "agent");
-    const completedEvent = (await store.readSession({ sessionId: "s" })).events.find(
-      (event) => event.type === "model.completed",
-    );
+    const completedEvent = await responseEvent(store);
     expect(step?.tool_calls).toEqual([
       {
         tool_call_id: "fs_1",
@@ -253,11 +257,17 @@ describe("the other hosted tools", () => {
       "agent_ledger.tool.server_label": "repo",
     });
     expect(mcp.status).toEqual({ code: 2, message: "repository not found" });
-    // A generated image's bytes are never put in an attribute.
+    // A generated image's bytes are never put in an attribute: named as includeMessages names
+    // a file's, with the event (the model call's completion) that holds them.
+    const completedEvent = await responseEvent(store);
     const image = byName(spans, "execute_tool image_generation");
-    expect(image.attributes["gen_ai.tool.call.result"]).toBe(
-      JSON.stringify({ image_omitted: "image/png" }),
-    );
+    expect(JSON.parse(String(image.attributes["gen_ai.tool.call.result"]))).toEqual({
+      type: "agent_ledger.blob_omitted",
+      modality: "image",
+      mime_type: "image/png",
+      size_bytes: 70,
+      event_id: completedEvent?.eventId,
+    });
     expect(byName(spans, "execute_tool file_search").attributes["gen_ai.tool.call.result"]).toBe(
       JSON.stringify([{ file_id: "file_1", filename: "policy.md", score: 0.9, text: "30 days" }]),
     );

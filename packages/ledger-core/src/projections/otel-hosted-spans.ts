@@ -3,6 +3,7 @@ import { type HostedCallAnswers, withProgramOutput } from "./hosted-call-answers
 import type { HostedToolCall } from "./hosted-tool-calls.js";
 import { SPAN_KIND_INTERNAL, STATUS_ERROR } from "./otel-api-values.js";
 import { derivedOtelId } from "./otel-ids.js";
+import { omittedBlob } from "./otel-message-parts.js";
 import type { AttemptRecord } from "./session-model.js";
 
 // `@opentelemetry/api` is an optional peer: only its types are imported here.
@@ -20,13 +21,15 @@ export interface HostedToolSpan {
  * under the `chat` span of the model call it ran in: `gen_ai.tool.type` `extension` (or
  * `datastore`, a file search), `agent_ledger.tool.executed_by = "provider"` (no attempt of the
  * ledger stands for it), the call's id and the provider's status; its arguments and result
- * with `includeToolContent` (a generated image's bytes never: only its media type).
+ * with `includeToolContent` (a generated image's bytes never: the part naming them, as
+ * `includeMessages` names a file's, `agent_ledger.blob_omitted` with the response's event).
  */
 export function hostedToolSpan(
   hosted: HostedToolCall,
   base: Attributes,
-  includeToolContent: boolean,
+  content: { includeToolContent: boolean; responseEventId: string },
 ): HostedToolSpan {
+  const { includeToolContent } = content;
   const attributes: Attributes = {
     ...base,
     "gen_ai.operation.name": "execute_tool",
@@ -49,9 +52,9 @@ export function hostedToolSpan(
     if (hosted.output !== undefined)
       attributes["gen_ai.tool.call.result"] = JSON.stringify(hosted.output);
     else if (hosted.image !== undefined)
-      attributes["gen_ai.tool.call.result"] = JSON.stringify({
-        image_omitted: hosted.image.mediaType ?? "image",
-      });
+      attributes["gen_ai.tool.call.result"] = JSON.stringify(
+        omittedBlob(hosted.image, "image", content.responseEventId),
+      );
   }
   const span: HostedToolSpan = { name: `execute_tool ${hosted.name}`, attributes };
   if (hosted.status === "failed" || hosted.error !== undefined)
@@ -103,7 +106,10 @@ export function emitHostedSpans(call: {
   );
   calls.forEach((found, index) => {
     const hosted = withProgramOutput(found, call.answers);
-    const made = hostedToolSpan(hosted, base, call.includeToolContent);
+    const made = hostedToolSpan(hosted, base, {
+      includeToolContent: call.includeToolContent,
+      responseEventId: completed.eventId,
+    });
     const span = call.startSpan(
       made.name,
       {

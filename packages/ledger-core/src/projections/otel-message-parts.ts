@@ -43,7 +43,7 @@ const BLOB_OMITTED = "agent_ledger.blob_omitted";
  * length: the JSON of every message of the call, cut, would parse no more. The bytes stay in
  * the ledger, in the event named (`event_id`).
  */
-function omittedBlob(file: FoundFile, modality: string, eventId: string): JsonObject {
+export function omittedBlob(file: FoundFile, modality: string, eventId: string): JsonObject {
   const part: JsonObject = {
     type: BLOB_OMITTED,
     modality,
