@@ -23,7 +23,8 @@ export interface ToOtelSpansOptions {
    * value) are never copied in: that part becomes `{ type: "agent_ledger.blob_omitted",
    * modality, mime_type, size_bytes, event_id }`, as with `includeMessages`, `event_id` the
    * `tool.requested` (arguments) or `tool.completed` (result) event that holds them; all else,
-   * text and files at a URL or named by id, is kept as it was. Default false.
+   * text and files at a URL or named by id, is kept as it was (a bare base64 string outside a
+   * content part too: the AI SDK adapter records a tool's raw `Uint8Array` so). Default false.
    */
   includeToolContent?: boolean;
   /**
