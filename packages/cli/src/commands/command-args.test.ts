@@ -59,4 +59,66 @@ describe("a command's options told in our words", () => {
       commandArgs("export", { args: ["s", "-o", "x.json"], options, allowPositionals: true }),
     ).toMatchObject({ values: { output: "x.json" }, positionals: ["s"] });
   });
+
+  it("quotes the occurrence that failed and suggests the long form, shell-quoted", () => {
+    const options = {
+      abandon: { type: "string" },
+      from: { type: "string" },
+      output: { type: "string", short: "o" },
+    } as const;
+    const parse = (args: string[]) => () =>
+      commandArgs("export", { args, options, allowPositionals: true });
+    const help = "run agent-ledger help export";
+    expect(parse(["s", "--output", "a.json", "--output"])).toThrow(
+      refusal("--output needs a value", help),
+    );
+    expect(parse(["s", "--from", "3", "--from", "-1"])).toThrow(
+      refusal(
+        '--from needs a value: "-1" starts with "-", so it reads as an option (give such a value as --from=-1)',
+        help,
+      ),
+    );
+    // Node reads -o=-x as the value "=-x": the long form names the value given.
+    expect(parse(["s", "-o", "-x"])).toThrow(
+      refusal(
+        '-o needs a value: "-x" starts with "-", so it reads as an option (give such a value as --output=-x)',
+        help,
+      ),
+    );
+    expect(parse(["s", "a", "--abandon", "-not needed"])).toThrow(
+      refusal(
+        '--abandon needs a value: "-not needed" starts with "-", so it reads as an option (give such a value as --abandon=\'-not needed\')',
+        help,
+      ),
+    );
+  });
+
+  it("puts the argument as typed after -- in the hint for an id that starts with -", () => {
+    const options = { json: { type: "boolean" }, follow: { type: "boolean", short: "f" } } as const;
+    const hint = (command: string, id: string) =>
+      `run agent-ledger help ${command}; an id that starts with "-" goes after --: agent-ledger ${command} -- ${id}`;
+    const parse = (command: string, args: string[]) => () =>
+      commandArgs(command, { args, options, allowPositionals: true }, { takesIds: true });
+    expect(parse("inspect", ["-abc"])).toThrow(
+      refusal(
+        "unknown option -a for inspect (options: --json, --follow (-f))",
+        hint("inspect", "-abc"),
+      ),
+    );
+    expect(parse("inspect", ["--jsn=1"])).toThrow(
+      refusal(
+        "unknown option --jsn for inspect (options: --json, --follow (-f))",
+        hint("inspect", "--jsn=1"),
+      ),
+    );
+    expect(parse("tail", ["s", "-fx"])).toThrow(
+      refusal("unknown option -x for tail (options: --json, --follow (-f))", hint("tail", "-fx")),
+    );
+    expect(parse("inspect", ["-a b"])).toThrow(
+      refusal(
+        "unknown option -a for inspect (options: --json, --follow (-f))",
+        hint("inspect", "'-a b'"),
+      ),
+    );
+  });
 });

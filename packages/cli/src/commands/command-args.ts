@@ -1,5 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { usageError } from "../errors.js";
+import { shellQuote } from "../format.js";
 
 /**
  * `parseArgs` (strict) of a command's `args`, its errors told in our words: Node's own spoke of
@@ -36,14 +37,19 @@ function argsError(
   // <value>', 'x'.
   const named = /'([^']*)'/.exec((error as Error).message)?.[1] ?? "";
   const option = /--[^ ,]+/.exec(named)?.[0] ?? (named.split(/[ ,]/)[0] as string);
+  // Node's message names the option as it parsed it (`-a` of `-abc`, `--jsn` of `--jsn=1`) and
+  // not which of several occurrences failed; its tokens tell the argument each came from.
+  const tokens = optionTokens(config);
   if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
+    const unknown = tokens.find((token) => !Object.hasOwn(options, token.name));
+    const typed = unknown === undefined ? option : (config.args[unknown.index] ?? option);
     const known = Object.entries(options)
       .map(([name, { short }]) => `--${name}${short ? ` (-${short})` : ""}`)
       .join(", ");
     return usageError(
       `unknown option ${option} for ${command} (${known ? `options: ${known}` : "it takes none"})`,
       takesIds
-        ? `${help}; an id that starts with "-" goes after --: agent-ledger ${command} -- ${option}`
+        ? `${help}; an id that starts with "-" goes after --: agent-ledger ${command} -- ${shellQuote(typed)}`
         : help,
     );
   }
@@ -58,17 +64,26 @@ function argsError(
       : Object.entries(options).find(([, { short }]) => short === name)?.[0];
     const flag = long !== undefined && options[long]?.type === "boolean";
     if (flag) return usageError(`--${long} takes no value`, help);
-    const short = long === undefined ? undefined : options[long]?.short;
-    const at = config.args.findIndex(
-      (arg) => arg === `--${long}` || (short !== undefined && arg === `-${short}`),
-    );
-    const next = at === -1 ? undefined : config.args[at + 1];
+    // The occurrence Node refused: the first given no value or one that starts with "-" (a
+    // value given inline, --from=-1, is taken).
+    const next = tokens.find(
+      (token) =>
+        token.name === long &&
+        (token.value === undefined || (!token.inlineValue && token.value.startsWith("-"))),
+    )?.value;
+    // The long form: Node reads `-o=-x` as the value "=-x".
     return usageError(
       next === undefined
         ? `${option} needs a value`
-        : `${option} needs a value: ${JSON.stringify(next)} starts with "-", so it reads as an option (give such a value as ${option}=${next})`,
+        : `${option} needs a value: ${JSON.stringify(next)} starts with "-", so it reads as an option (give such a value as --${long}=${shellQuote(next)})`,
       help,
     );
   }
   return usageError((error as Error).message, help);
+}
+
+/** The options given, in order, each with the index of the argument it came from. */
+function optionTokens(config: ParseArgsConfig & { args: string[] }) {
+  const { tokens } = parseArgs({ ...config, strict: false, allowPositionals: true, tokens: true });
+  return tokens.filter((token) => token.kind === "option");
 }
