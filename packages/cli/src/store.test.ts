@@ -165,6 +165,24 @@ describe("where the store URL came from", () => {
     }
   });
 
+  it("refuses an empty store URL with exit 2, naming where it came from", async () => {
+    for (const [args, env, from] of [
+      [["--store", "", "sessions"], {}, "(from --store)"],
+      [["sessions"], { AGENT_LEDGER_STORE: "" }, "(from $AGENT_LEDGER_STORE)"],
+    ] as const) {
+      const result = await runBin([...args], env);
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stdout).toBe("");
+      expect(result.stderr).toBe(
+        [
+          `agent-ledger: the store URL is empty ${from}`,
+          "  use sqlite:<path>, postgres://..., mysql://... or redis://...",
+          "",
+        ].join("\n"),
+      );
+    }
+  });
+
   it("names a missing SQLite file by its absolute path, where its URL came from, and a hint that fits", async () => {
     const missing = join(directory, "agent-ledger.db");
     for (const [args, env, from, hint] of [

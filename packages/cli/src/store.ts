@@ -38,7 +38,11 @@ export function resolveStoreUrl(options: {
   env: Record<string, string | undefined>;
 }): string {
   const url = options.flag ?? options.env.AGENT_LEDGER_STORE ?? DEFAULT_STORE_URL;
-  if (url.length === 0) throw usageError("the store URL is empty");
+  if (url.length === 0)
+    throw usageError(
+      `the store URL is empty (from ${storeOrigin(options.flag !== undefined ? "flag" : "env")})`,
+      `use ${STORE_FORMS}`,
+    );
   return url;
 }
 
