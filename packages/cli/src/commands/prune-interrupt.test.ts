@@ -1,5 +1,4 @@
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,6 +10,7 @@ import {
   runCliInterrupted,
   startToFile,
 } from "../interrupt-fixture.test.data.js";
+import { recordedEarlier } from "../recorded-earlier.test.data.js";
 import { startBin } from "../session-fixture.test.data.js";
 
 const scratch = scratchDirectory("cli-prune-interrupt-", afterAll);
@@ -19,12 +19,14 @@ const SESSIONS = 3000;
 let cutoff = "";
 
 beforeAll(async () => {
-  const { store, close } = await fastLedger(ledger);
-  for (let index = 0; index < SESSIONS; index++)
-    await appendEndedRun(store, `old-${String(index).padStart(5, "0")}`);
-  await close();
-  await sleep(20);
-  cutoff = new Date().toISOString();
+  // Recorded 10 minutes ago, the cutoff 5: prune refuses one within the last minute.
+  await recordedEarlier(10 * 60_000, async () => {
+    const { store, close } = await fastLedger(ledger);
+    for (let index = 0; index < SESSIONS; index++)
+      await appendEndedRun(store, `old-${String(index).padStart(5, "0")}`);
+    await close();
+  });
+  cutoff = new Date(Date.now() - 5 * 60_000).toISOString();
 }, 120_000);
 
 /**
@@ -105,12 +107,11 @@ describe("agent-ledger prune --yes, interrupted while collecting blobs", () => {
 
   beforeAll(async () => {
     const { store, close } = await fastLedger(blobLedger);
-    await appendEndedRun(store, "old");
+    await recordedEarlier(10 * 60_000, () => appendEndedRun(store, "old"));
     // Blobs no session references, in the order the sweep goes.
     refs = await putOrphanBlobs(store, BLOBS);
     await close();
-    await sleep(20);
-    before = new Date().toISOString();
+    before = new Date(Date.now() - 5 * 60_000).toISOString();
   }, 60_000);
 
   it("--dry-run stops at Ctrl-C while counting the blobs, saying so, and deletes nothing", async () => {

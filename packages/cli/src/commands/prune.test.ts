@@ -1,9 +1,9 @@
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { type EventStore, openStore, SessionRecorder } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatBytes } from "../format.js";
+import { recordedEarlier } from "../recorded-earlier.test.data.js";
 import { runBin } from "../session-fixture.test.data.js";
 import { deleteOneSession, WrittenSince } from "./session-deletion.js";
 
@@ -38,13 +38,14 @@ describe("agent-ledger prune", () => {
 
   beforeAll(async () => {
     store = await openStore(storeUrl);
-    await record("old-closed", true);
-    openRunId = (await record("old-open", false)).runId;
+    // Old: 10 minutes ago; the cutoff 5 minutes ago, for prune refuses one within the last minute.
+    await recordedEarlier(10 * 60_000, async () => {
+      await record("old-closed", true);
+      openRunId = (await record("old-open", false)).runId;
+    });
     oldRefs = await refsOf("old-closed");
     expect(oldRefs.length).toBeGreaterThan(0);
-    await sleep(20);
-    cutoff = new Date().toISOString();
-    await sleep(20);
+    cutoff = new Date(Date.now() - 5 * 60_000).toISOString();
     await record("recent", true);
   });
   afterAll(async () => {
@@ -52,6 +53,7 @@ describe("agent-ledger prune", () => {
   });
 
   it("refuses without exactly one cutoff and one of --yes and --dry-run, before opening the store", async () => {
+    const thirtySecondsAgo = new Date(Date.now() - 30_000).toISOString();
     for (const [args, message] of [
       [["--yes"], "one of --older-than"],
       [
@@ -87,6 +89,11 @@ describe("agent-ledger prune", () => {
       [
         ["--before", "2999-01-01", "--yes"],
         '--before "2999-01-01" is in the future, which would delete every closed session',
+      ],
+      // As --older-than 30s: every closed session but one written that moment would go.
+      [
+        ["--before", thirtySecondsAgo, "--dry-run"],
+        `--before "${thirtySecondsAgo}" is within the last 1m, which would delete every closed session`,
       ],
       [["--before", cutoff, "--yes", "--cancel-open", " "], "--cancel-open needs a reason"],
     ] as const) {

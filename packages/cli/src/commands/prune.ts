@@ -25,7 +25,7 @@ import {
 export const pruneHelp = `agent-ledger prune (--older-than <duration> | --before <time>) (--yes | --dry-run) [--cancel-open "reason"] [--blob-grace <duration>] [--actor <name>] [--json]
   Retention by age: deletes every session whose last event is older than --older-than (30d,
   12h, 90m: a unit is needed; at least 1m) or was recorded before --before (an ISO 8601 date
-  or time, not in the future), by the events' own
+  or time at least 1m ago), by the events' own
   times, as delete does one; then the blobs no existing session references (collect-blobs).
   A session with a run still open is skipped and listed (exit 1), unless --cancel-open cancels
   its open runs first. A session written to after prune looked at it is kept (the store checks,
@@ -57,8 +57,9 @@ function isoTime(text: string): number {
 }
 
 /**
- * The youngest `--older-than` taken: a cutoff within the last minute deletes every closed
- * session but one written that moment, as a `--before` in the future deletes them all.
+ * The youngest `--older-than` taken, and the latest `--before` (so long ago): a cutoff within
+ * the last minute deletes every closed session but one written that moment, as a `--before` in
+ * the future deletes them all.
  */
 const MIN_OLDER_THAN_MS = 60_000;
 
@@ -91,9 +92,15 @@ function cutoffOf(olderThan: string | undefined, before: string | undefined): nu
     throw usageError(
       `--before must be an ISO 8601 date or time that exists (2026-01-31, 2026-01-31T12:00:00Z), not ${JSON.stringify(text)}`,
     );
-  // Every session's last event is before a time to come: all closed ones would go.
-  if (at > Date.now())
+  // Every session's last event is before a time to come: all closed ones would go; and all
+  // but one written that moment before a time within the last minute, as --older-than 30s.
+  const now = Date.now();
+  if (at > now)
     throw usageError(`--before ${JSON.stringify(text)} is in the future, ${EVERY_CLOSED_SESSION}`);
+  if (at > now - MIN_OLDER_THAN_MS)
+    throw usageError(
+      `--before ${JSON.stringify(text)} is within the last ${formatDuration(MIN_OLDER_THAN_MS)}, ${EVERY_CLOSED_SESSION}`,
+    );
   return at;
 }
 
