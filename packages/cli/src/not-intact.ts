@@ -16,8 +16,21 @@ export function notIntactRuns(
   sessionId: string,
   options: RenderInspectionOptions = {},
 ): NotIntactRun[] {
+  return notIntactOf(
+    Array.from(runsInTreeOrder(runs), ({ run }) => run),
+    sessionId,
+    options,
+  );
+}
+
+/** Those of `runs` whose seqs have a gap, in the order given (export's `SeqGaps.found`). */
+export function notIntactOf(
+  runs: Iterable<Pick<RunView, "runId" | "seqGap">>,
+  sessionId: string,
+  options: RenderInspectionOptions = {},
+): NotIntactRun[] {
   const found: NotIntactRun[] = [];
-  for (const { run } of runsInTreeOrder(runs)) {
+  for (const run of runs) {
     const text = notIntactText(run, sessionId, options);
     if (run.seqGap !== undefined && text !== undefined)
       found.push({ runId: run.runId, seqGap: run.seqGap, text });

@@ -145,7 +145,7 @@ function runLine(run: RunView, pausedRunOf: ReadonlyMap<string, string>): string
  * (naming the store as the printed `resolve` commands do). Undefined for a run without one.
  */
 export function notIntactParts(
-  run: RunView,
+  run: Pick<RunView, "seqGap">,
   sessionId: string,
   options: RenderInspectionOptions = {},
 ): { what: string; command: string } | undefined {
@@ -169,7 +169,7 @@ export function notIntactParts(
  * calls in flight) is not what was recorded: nobody should decide from it.
  */
 export function notIntactText(
-  run: RunView,
+  run: Pick<RunView, "runId" | "seqGap">,
   sessionId: string,
   options: RenderInspectionOptions = {},
 ): string | undefined {

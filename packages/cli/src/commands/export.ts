@@ -2,7 +2,6 @@ import {
   type AtifTrajectory,
   BlobCache,
   type EventStore,
-  inspectSession,
   LedgerError,
   LedgerIdGenerator,
   resolveEvents,
@@ -14,9 +13,10 @@ import { notFoundError, usageError } from "../errors.js";
 import { terminalLine } from "../format.js";
 import { interrupted, LineWriter, type OutputStream, writeOut } from "../io.js";
 import { writeJson } from "../json-writer.js";
-import { notIntactRuns, warnNotIntact } from "../not-intact.js";
+import { notIntactOf, warnNotIntact } from "../not-intact.js";
 import { type OtlpTraceRequest, toOtlpJson } from "../otlp-json.js";
 import { openOutputFile } from "../output-file.js";
+import { readsToldTo, SeqGaps } from "../seq-gaps.js";
 import {
   assertNotDeletedWhileRead,
   assertSessionExists,
@@ -38,7 +38,7 @@ export const exportHelp = `agent-ledger export <session> [--format jsonl|atif|ot
              cannot be written). A blob whose content the export writes that is lost fails
              the export (exit 3); attachments named only in evidenceRefs are not exported
              (agent-ledger verify checks every blob a run names).
-  A run whose seqs have a gap (rows deleted by hand, or lost) is exported as it reads, with a
+  A run whose seqs have a gap (rows deleted by hand, or lost) is exported as it reads, then a
   warning on stderr that it is not intact and the \`verify\` command to run, as inspect says it.
   Progress goes to stderr when it is a terminal.`;
 
@@ -132,18 +132,10 @@ export async function exportCommand(context: CommandContext): Promise<number> {
     const left = values.output ? `: ${values.output} left as it was` : "";
     return interrupted(stderr, "export", `${when}${left}`);
   };
-  // A run with rows deleted exports as if nothing were missing: said first, as inspect says it.
-  try {
-    const { runs } = await inspectSession(stoppingReads(store, signal), sessionId, {
-      resolve: false,
-      missingBlobs: "keep",
-    });
-    const storeUrl = commandStoreUrl(context);
-    await warnNotIntact(stderr, notIntactRuns(runs, sessionId, storeUrl ? { storeUrl } : {}));
-  } catch (error) {
-    if (error instanceof ReadsStopped) return await stop("while reading the session");
-    throw error;
-  }
+  // A run with rows deleted exports as if nothing were missing: said once exported, as inspect
+  // says it, from the seqs of the events the export reads (a first read of the whole session
+  // held its run tree, where jsonl holds a page).
+  const gaps = await SeqGaps.of(store, sessionId);
   const file = values.output ? await openOutputFile(values.output) : undefined;
   const out: OutputStream = file?.stream ?? context.io.stdout;
   let done = false;
@@ -159,6 +151,7 @@ export async function exportCommand(context: CommandContext): Promise<number> {
         // `stopBeforeNextPage` takes lets the signal's handler run.
         if (await stopBeforeNextPage(signal)) return await stop(`after ${count} events`);
         const page = await store.readSession({ sessionId, after, limit: 1000 });
+        gaps.add(page.events);
         const events = values.raw
           ? page.events
           : await resolveEvents(store, page.events, { cache });
@@ -180,7 +173,7 @@ export async function exportCommand(context: CommandContext): Promise<number> {
       // is past memory.
       let document: AtifTrajectory | OtlpTraceRequest;
       try {
-        const reading = stoppingReads(store, signal);
+        const reading = readsToldTo(stoppingReads(store, signal), gaps);
         document =
           format === "atif"
             ? await toAtif(reading, sessionId)
@@ -209,5 +202,7 @@ export async function exportCommand(context: CommandContext): Promise<number> {
     // Only a complete export replaces the file that was there.
     if (file) await (done ? file.commit() : file.discard());
   }
+  const storeUrl = commandStoreUrl(context);
+  await warnNotIntact(stderr, notIntactOf(gaps.found(), sessionId, storeUrl ? { storeUrl } : {}));
   return 0;
 }
