@@ -72,6 +72,10 @@ describe("a command's options told in our words", () => {
     expect(parse(["s", "--output", "a.json", "--output"])).toThrow(
       refusal("--output needs a value", help),
     );
+    // "-" alone is a value Node takes.
+    expect(parse(["s", "--output", "-", "--output"])).toThrow(
+      refusal("--output needs a value", help),
+    );
     expect(parse(["s", "--from", "3", "--from", "-1"])).toThrow(
       refusal(
         '--from needs a value: "-1" starts with "-", so it reads as an option (give such a value as --from=-1)',

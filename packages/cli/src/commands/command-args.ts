@@ -64,12 +64,13 @@ function argsError(
       : Object.entries(options).find(([, { short }]) => short === name)?.[0];
     const flag = long !== undefined && options[long]?.type === "boolean";
     if (flag) return usageError(`--${long} takes no value`, help);
-    // The occurrence Node refused: the first given no value or one that starts with "-" (a
-    // value given inline, --from=-1, is taken).
+    // The occurrence Node refused: the first given no value or one that reads as an option (a
+    // value given inline, --from=-1, is taken, and so is "-" alone).
     const next = tokens.find(
       (token) =>
         token.name === long &&
-        (token.value === undefined || (!token.inlineValue && token.value.startsWith("-"))),
+        (token.value === undefined ||
+          (!token.inlineValue && token.value.length > 1 && token.value.startsWith("-"))),
     )?.value;
     // The long form: Node reads `-o=-x` as the value "=-x".
     return usageError(
