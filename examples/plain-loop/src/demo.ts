@@ -101,7 +101,7 @@ function describeUnresolved(attempt: AttemptView): string {
     attempt.kind === "tool" ? JSON.stringify((attempt.request as { args?: unknown }).args) : "";
   const verdict = effect?.idempotent
     ? "It declared idempotent: true, so resuming will run it again."
-    : "It is not idempotent: resuming will stop and ask a person to check it, then retry or abandon it.";
+    : "It is not idempotent: resuming will stop and ask a person to check it, then approve or abandon it.";
   return `  - ${what} ${args}\n    requested at ${time(attempt.requestedAt)} (run ${attempt.runId}, seq ${attempt.requestSeq}) and never finished: the process died while it was in flight.\n    ${verdict}`;
 }
 

@@ -126,7 +126,7 @@ describe("a resumed loop that records something other than what it recorded", ()
     );
   });
 
-  it("tells what decides a tool call a crash left in flight: the recorder's retry or abandon, or inspect's resolve command", async () => {
+  it("tells what decides a tool call a crash left in flight: the recorder's abandon or approve then a resume, or inspect's resolve command", async () => {
     const store = new MemoryEventStore();
     const recorder = new SessionRecorder({ store, sessionId: "pay-s", runId: "main", actor });
     await recorder.startRun();
@@ -142,7 +142,7 @@ describe("a resumed loop that records something other than what it recorded", ()
       .catch((e) => e);
     expect(error).toMatchObject({ code: "unresolved-attempt", attemptId: call.attemptId });
     expect(error.message).toBe(
-      `tool call charge (c9) was in flight when the process died and is not declared idempotent: it may or may not have happened. Check its effect, then retry or abandon attempt ${call.attemptId} (recorder.retry(error.attempt) or recorder.abandon(error.attempt, reason); from a shell, \`agent-ledger inspect\` on session pay-s prints the resolve command that decides it).`,
+      `tool call charge (c9) was in flight when the process died and is not declared idempotent: it may or may not have happened. Check its effect, then decide attempt ${call.attemptId}: abandon it (recorder.abandon(error.attempt, reason)), or approve it to be made again (recorder.approve(error.attempt, reason)), then resume; from a shell, \`agent-ledger inspect\` on session pay-s prints the resolve command that decides it. (recorder.retry(error.attempt) is for a loop of your own that makes the call at once with the attempt it returns: a retry nothing makes is in flight again.)`,
     );
   });
 });

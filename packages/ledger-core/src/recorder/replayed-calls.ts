@@ -58,7 +58,8 @@ export function answerFromLedger(match: ReplayMatch): Attempt | undefined {
 /**
  * `unresolved-attempt` for a tool call in flight at the crash that may not run again (not
  * idempotent, not approved): the error carries the attempt, so the adapter can ask a person and
- * then `retry` or `abandon` it.
+ * then `retry` or `abandon` it. Its message tells whoever reads it after the resume stopped to
+ * abandon or approve it and resume: a `retry` there records an attempt that nothing makes.
  */
 export function unresolvedToolCall(
   match: ReplayMatch,
@@ -67,7 +68,7 @@ export function unresolvedToolCall(
 ): UnresolvedAttemptError {
   const attempt = attemptFromRecorded(match.attempt);
   return new UnresolvedAttemptError(
-    `tool call ${name}${toolCallId ? ` (${toolCallId})` : ""} was in flight when the process died and is not declared idempotent: it may or may not have happened. Check its effect, then retry or abandon attempt ${attempt.attemptId} (recorder.retry(error.attempt) or recorder.abandon(error.attempt, reason); from a shell, \`agent-ledger inspect\` on session ${match.attempt.requested.sessionId} prints the resolve command that decides it).`,
+    `tool call ${name}${toolCallId ? ` (${toolCallId})` : ""} was in flight when the process died and is not declared idempotent: it may or may not have happened. Check its effect, then decide attempt ${attempt.attemptId}: abandon it (recorder.abandon(error.attempt, reason)), or approve it to be made again (recorder.approve(error.attempt, reason)), then resume; from a shell, \`agent-ledger inspect\` on session ${match.attempt.requested.sessionId} prints the resolve command that decides it. (recorder.retry(error.attempt) is for a loop of your own that makes the call at once with the attempt it returns: a retry nothing makes is in flight again.)`,
     {
       attemptId: attempt.attemptId,
       stepId: attempt.stepId,
