@@ -175,7 +175,30 @@ describe("restoreMessages", () => {
   });
 
   it("returns an empty list for a run without model calls", async () => {
-    expect(await restoreMessages(new MemoryEventStore(), address)).toEqual([]);
+    const store = new MemoryEventStore();
+    await new SessionRecorder({ store, actor, ...address }).startRun();
+    expect(await restoreMessages(store, address)).toEqual([]);
+    expect(await restoreConversation(store, address)).toEqual({
+      messages: [],
+      pendingToolCalls: [],
+    });
+  });
+
+  it("refuses a run or session the store does not hold, not an empty conversation to start over", async () => {
+    const store = new MemoryEventStore();
+    await new SessionRecorder({ store, actor, ...address }).startRun();
+    for (const missing of [
+      { sessionId: "chat", runId: "nope" },
+      { sessionId: "chta", runId: "turn-1" },
+    ]) {
+      for (const restore of [restoreMessages, restoreConversation]) {
+        const error = await restore(store, missing).catch((caught: unknown) => caught);
+        expect(LedgerError.isInstance(error, "not-found"), String(error)).toBe(true);
+        expect((error as LedgerError).message).toBe(
+          `run ${missing.runId} not found in session ${missing.sessionId}`,
+        );
+      }
+    }
   });
 
   it("after a crash, never gives a call in flight the result of an earlier call with the same toolCallId", async () => {

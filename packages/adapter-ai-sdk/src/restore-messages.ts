@@ -5,7 +5,7 @@ import {
   type JsonValue,
   type KnownKeys,
   type LedgerEvent,
-  readWholeRun,
+  readRecordedRun,
   resolveEvents,
 } from "@agent-ledger/core";
 import type { ModelMessage, ToolSet } from "ai";
@@ -300,7 +300,8 @@ export async function restoreConversation(
   checkedOptional(options.includeSystem, "$.includeSystem", "boolean");
   checkedOptional(options.resolve, "$.resolve", "boolean");
   const modelOutput = modelOutputOf(options.tools);
-  const stored = await readWholeRun(store, {
+  // A mistyped id must not give an empty conversation: a chat server would start over.
+  const stored = await readRecordedRun(store, {
     sessionId: options.sessionId,
     runId: options.runId,
   });

@@ -200,7 +200,7 @@ export type {
 export { MemoryEventStore } from "./store/memory-store.js";
 export type { OpenStoreOptions } from "./store/open-store.js";
 export { openStore } from "./store/open-store.js";
-export { readWholeRun, readWholeSession } from "./store/read-all.js";
+export { readRecordedRun, readWholeRun, readWholeSession } from "./store/read-all.js";
 export { redactUrl, redactUrlsIn } from "./store/redact-url.js";
 export { stopBeforeNextPage } from "./store/stop-signal.js";
 export type { ValidAppend, ValidEvent } from "./store/validate.js";

@@ -1,9 +1,8 @@
 import { BlobCache, lastListOf, resolveEvents } from "../compact/resolve.js";
-import { NotFoundError } from "../events/errors.js";
 import { assertId } from "../events/ids.js";
 import type { LedgerEvent } from "../events/types.js";
 import { ReplayCursor } from "../replay/replay-cursor.js";
-import { readWholeRun } from "../store/read-all.js";
+import { readRecordedRun, readWholeRun } from "../store/read-all.js";
 import { loadRecordedChildren } from "./child-runs.js";
 import { CommitQueue } from "./commit-queue.js";
 import {
@@ -52,16 +51,10 @@ export async function loadRun(
   keepLog = false,
 ): Promise<void> {
   const { store, sessionId, runId } = state;
-  const stored = await readWholeRun(store, { sessionId, runId });
-  const first = stored[0];
-  if (!first) {
-    if (required)
-      throw new NotFoundError(`run ${runId} not found in session ${sessionId}`, {
-        sessionId,
-        runId,
-      });
-    return;
-  }
+  const stored = required
+    ? await readRecordedRun(store, { sessionId, runId })
+    : await readWholeRun(store, { sessionId, runId });
+  if (stored.length === 0) return;
   // What this run already committed: never re-put, and the next request extends its list.
   const cache = new BlobCache();
   for (const event of stored) state.compactor.committed(event.evidenceRefs ?? []);

@@ -1,3 +1,4 @@
+import { NotFoundError } from "../events/errors.js";
 import type { LedgerEvent } from "../events/types.js";
 import type { EventStore } from "./event-store.js";
 import { assertEventStore } from "./validate.js";
@@ -25,6 +26,23 @@ export async function readWholeRun(
     if (page.events.length < PAGE) return events;
     fromSeq = page.nextCursor;
   }
+}
+
+/**
+ * `readWholeRun` of a run that must be in the store: `not-found`, naming session and run, if it
+ * holds none of its events (a mistyped id must not read as a run with nothing in it; a started
+ * run holds its `run.started`).
+ */
+export async function readRecordedRun(
+  store: EventStore,
+  address: { sessionId: string; runId: string },
+): Promise<LedgerEvent[]> {
+  const events = await readWholeRun(store, address);
+  if (events.length === 0) {
+    const { sessionId, runId } = address;
+    throw new NotFoundError(`run ${runId} not found in session ${sessionId}`, { sessionId, runId });
+  }
+  return events;
 }
 
 /**
