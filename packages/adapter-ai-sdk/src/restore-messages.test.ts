@@ -174,6 +174,19 @@ describe("restoreMessages", () => {
     expect(kept[0]).toEqual({ role: "system", content: "you are terse" });
   });
 
+  it("with the store left out, says the store is missing, not that the options are", async () => {
+    for (const restore of [restoreMessages, restoreConversation]) {
+      const error = await (restore as (...args: unknown[]) => Promise<unknown>)(address).catch(
+        (caught: unknown) => caught,
+      );
+      expect(LedgerError.isInstance(error, "invalid-argument"), String(error)).toBe(true);
+      expect((error as LedgerError).path).toBe("$.store");
+      expect((error as LedgerError).message).toBe(
+        "$.store: an EventStore is needed (openStore(url) makes one), got object",
+      );
+    }
+  });
+
   it("returns an empty list for a run without model calls", async () => {
     const store = new MemoryEventStore();
     await new SessionRecorder({ store, actor, ...address }).startRun();

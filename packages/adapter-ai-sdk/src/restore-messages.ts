@@ -1,4 +1,5 @@
 import {
+  assertEventStore,
   type EventStore,
   isEmbeddingsRequest,
   type JsonObject,
@@ -291,6 +292,9 @@ export async function restoreConversation(
   store: EventStore,
   options: RestoreMessagesOptions,
 ): Promise<RestoredConversation> {
+  // First: with the store left out, the options are the first argument and the second is
+  // undefined, which would be reported as options missing.
+  assertEventStore(store);
   checkedOptionsObject<RestoreMessagesOptions>(
     options,
     RESTORE_OPTIONS,
