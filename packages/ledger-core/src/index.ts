@@ -141,6 +141,7 @@ export {
   REDACTED,
   validateRedaction,
 } from "./recorder/redact.js";
+export { undecidedToolCall } from "./recorder/replayed-calls.js";
 export type {
   AttemptRef,
   BeforeModelCallOptions,

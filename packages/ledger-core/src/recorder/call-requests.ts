@@ -10,7 +10,7 @@ import type { Attempt } from "./attempt.js";
 import { commitCompacted } from "./commit-event.js";
 import { callMetadata, preparePayload } from "./prepare-payload.js";
 import type { RecorderState } from "./recorder-state.js";
-import { answerFromLedger, unresolvedToolCall } from "./replayed-calls.js";
+import { answerFromLedger, mayRunAgain, unresolvedToolCall } from "./replayed-calls.js";
 import { inTurn } from "./turns.js";
 
 export interface BeforeModelCallOptions {
@@ -241,8 +241,7 @@ export async function replayTool(
 ): Promise<Attempt> {
   const replayed = answerFromLedger(match);
   if (replayed) return replayed;
-  const recordedEffect = match.attempt.effect ?? DEFAULT_EFFECT;
-  if (!(effect.idempotent || recordedEffect.idempotent || match.attempt.approved))
+  if (!mayRunAgain(match.attempt, effect))
     throw unresolvedToolCall(match, common.name, common.toolCallId);
   const retry = await commitRequest(
     state,

@@ -1,9 +1,15 @@
 import { hashJson } from "../events/canonical.js";
 import { ReplayDivergenceError, UnresolvedAttemptError } from "../events/errors.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
-import type { LedgerEvent } from "../events/types.js";
+import type { LedgerEvent, ToolEffect } from "../events/types.js";
 import { divergenceText, firstDifference } from "../replay/first-difference.js";
-import { attemptFromRecorded, type ReplayMatch } from "../replay/replay-cursor.js";
+import { matched } from "../replay/recorded-attempts.js";
+import {
+  attemptFromRecorded,
+  type RecordedAttempt,
+  type ReplayCursor,
+  type ReplayMatch,
+} from "../replay/replay-cursor.js";
 import type { Attempt, ReplayedOutcome } from "./attempt.js";
 
 /** The recorded outcome of each attempt answered from the ledger, by the object handed out. */
@@ -78,6 +84,30 @@ export function unresolvedToolCall(
     },
     attempt,
   );
+}
+
+/**
+ * Whether a tool attempt in flight at the crash may run again on resume: declared idempotent
+ * (by the call now, `effect`, or when it was recorded) or approved by a person.
+ */
+export function mayRunAgain(recorded: RecordedAttempt, effect?: ToolEffect): boolean {
+  return effect?.idempotent === true || recorded.effect?.idempotent === true || !!recorded.approved;
+}
+
+/**
+ * The `unresolved-attempt` a resumed run's tool call `toolCallId` would be refused with, if the
+ * ledger holds it in flight at the crash, undecided (not idempotent, approved or abandoned) and
+ * not met again yet: what an adapter refuses a model call with whose prompt carries a result
+ * for it that its wrapped tool never recorded (the tool ran unwrapped). Looked up, not a scan.
+ */
+export function undecidedToolCall(
+  replay: ReplayCursor,
+  toolCallId: string,
+): UnresolvedAttemptError | undefined {
+  for (const recorded of replay.unmatchedTools({ toolCallId }))
+    if (recorded.status === "requested" && !mayRunAgain(recorded))
+      return unresolvedToolCall(matched(recorded), recorded.name ?? "tool", toolCallId);
+  return undefined;
 }
 
 /**
