@@ -21,6 +21,7 @@ import { decodeGenerateResult, encodeModelResponse, toolCallIdsOf } from "./mode
 import { recordStream, replayStream } from "./record-stream.js";
 import { callStateOf } from "./tool-call-context.js";
 import { toolCallbackOf } from "./tool-callback-context.js";
+import { refuseUndecidedToolResults } from "./undecided-tool-results.js";
 
 export interface LedgerMiddlewareOptions {
   /** The recorder of the run (a new one, or one from `SessionRecorder.resume` to replay). */
@@ -68,12 +69,7 @@ async function wrapGenerate(
     model: LanguageModelV3;
   },
 ): Promise<LanguageModelV3GenerateResult> {
-  const attempt = await begin(
-    state,
-    agentCall,
-    () => modelRequestOf(options.params, options.model, redact),
-    false,
-  );
+  const attempt = await begin(state, agentCall, checkedRequestOf(state, options, redact), false);
   const replayed = attempt.replayed;
   if (replayed?.status === "completed") {
     const result = decodeGenerateResult(replayed.result);
@@ -111,12 +107,7 @@ async function wrapStream(
     model: LanguageModelV3;
   },
 ): Promise<LanguageModelV3StreamResult> {
-  const attempt = await begin(
-    state,
-    agentCall,
-    () => modelRequestOf(options.params, options.model, redact),
-    true,
-  );
+  const attempt = await begin(state, agentCall, checkedRequestOf(state, options, redact), true);
   const replayed = attempt.replayed;
   if (replayed) return replayStream(state, attempt);
   let result: LanguageModelV3StreamResult;
@@ -140,6 +131,22 @@ async function wrapStream(
           ? "an object stream, as streamObject makes"
           : "a text stream",
     }),
+  };
+}
+
+/**
+ * The call's request, built once no tool result in its prompt is of a tool call the resumed
+ * ledger holds undecided (`refuseUndecidedToolResults`): refused before anything is recorded
+ * or the provider is called.
+ */
+function checkedRequestOf(
+  state: AdapterState,
+  { params, model }: { params: LanguageModelV3CallOptions; model: LanguageModelV3 },
+  redact: Redaction | false | undefined,
+): () => JsonObject {
+  return () => {
+    refuseUndecidedToolResults(state.recorder, params.prompt);
+    return modelRequestOf(params, model, redact);
   };
 }
 

@@ -152,7 +152,8 @@ export async function runSiblings(options: {
   mode: Mode;
   model: MockLanguageModelV3;
   tools: ReturnType<typeof siblingTools>;
-  wrap?: Partial<WrapToolsOptions>;
+  /** Options of `wrapTools`; `false`: the tools unwrapped (a resume that forgot `wrapTools`). */
+  wrap?: Partial<WrapToolsOptions> | false;
   /** Filled with the wrapped model, for a tool that asks it (research). */
   inner?: { model?: LanguageModel };
 }): Promise<SiblingRun> {
@@ -164,12 +165,15 @@ export async function runSiblings(options: {
   if (options.inner) options.inner.model = model;
   const settings = {
     model,
-    tools: wrapTools(options.tools, {
-      recorder,
-      idempotent: ["lookup", "research"],
-      effects: { lookup: "read", research: "read", charge: "write", send_email: "write" },
-      ...options.wrap,
-    }),
+    tools:
+      options.wrap === false
+        ? options.tools
+        : wrapTools(options.tools, {
+            recorder,
+            idempotent: ["lookup", "research"],
+            effects: { lookup: "read", research: "read", charge: "write", send_email: "write" },
+            ...options.wrap,
+          }),
     prompt: "Where is order 42? Then email bob.",
     stopWhen: stepCountIs(5),
   };
