@@ -36,6 +36,7 @@ describe("@agent-ledger/core public surface", () => {
       "openStore",
       "SessionRecorder",
       "ReplayCursor",
+      "undecidedToolCall",
       "inspectSession",
       "verifyRun",
       "toAtif",
