@@ -97,19 +97,24 @@ describe("agent-ledger with a numeric option out of range", () => {
 });
 
 describe("durations on the command line", () => {
-  it("reads milliseconds or a whole number of ms, s, m, h or d, and refuses the rest", () => {
-    expect(durationOption("blob-grace", undefined)).toBeUndefined();
-    expect(durationOption("blob-grace", "0")).toBe(0);
-    expect(durationOption("tail-interval", "600000")).toBe(600_000);
-    expect(durationOption("blob-grace", "500ms")).toBe(500);
-    expect(durationOption("blob-grace", "30s")).toBe(30_000);
-    expect(durationOption("blob-grace", "10m")).toBe(600_000);
-    expect(durationOption("blob-grace", "2h")).toBe(7_200_000);
-    expect(durationOption("blob-grace", "1d")).toBe(86_400_000);
-    for (const bad of ["", "-1", "1.5m", "10 min", "m", "1e3", "99999999999999999d"])
-      expect(() => durationOption("blob-grace", bad), bad).toThrow(
+  it("reads a whole number of ms, s, m, h or d, and refuses the rest", () => {
+    const read = (value: string | undefined) =>
+      durationOption("blob-grace", value, { unit: "unless-zero" });
+    expect(read(undefined)).toBeUndefined();
+    expect(read("0")).toBe(0);
+    expect(read("500ms")).toBe(500);
+    expect(read("30s")).toBe(30_000);
+    expect(read("10m")).toBe(600_000);
+    expect(read("2h")).toBe(7_200_000);
+    expect(read("1d")).toBe(86_400_000);
+    for (const bad of ["", "-1", "1.5m", "10 min", "m", "1e3", "99999999999999999d", "600000"])
+      expect(() => read(bad), bad).toThrow(
         expect.objectContaining({ code: "invalid-argument", exitCode: 2 }),
       );
+    expect(durationOption("older-than", "30d", { unit: "required" })).toBe(2_592_000_000);
+    expect(() => durationOption("older-than", "0", { unit: "required" })).toThrow(
+      expect.objectContaining({ code: "invalid-argument", exitCode: 2 }),
+    );
   });
 
   it("--blob-grace takes a bare number only as 0: 10 meant minutes, and read as 10 ms", async () => {

@@ -95,17 +95,17 @@ const durationUnits: Record<string, number> = {
 };
 
 /**
- * `--<name> <duration>` in milliseconds: plain milliseconds or a whole number of `ms`, `s`,
- * `m`, `h` or `d` (`undefined` when absent); else bad usage (exit 2). With `unit: "required"` a
- * bare number is bad usage too: `prune --older-than 30` meant 30 days to whoever typed it, and
- * read as 30 ms it deleted every closed session. With `unit: "unless-zero"`, every bare number
- * but 0, which is 0 in any unit: `--blob-grace 10` meant 10 minutes, and read as 10 ms it left
- * a writer 10 ms to name a blob it had just put before the blob was deleted.
+ * `--<name> <duration>` in milliseconds: a whole number of `ms`, `s`, `m`, `h` or `d`
+ * (`undefined` when absent); else bad usage (exit 2). A bare number is bad usage, with
+ * `unit: "required"` every one: `prune --older-than 30` meant 30 days to whoever typed it, and
+ * read as 30 ms it deleted every closed session; with `unit: "unless-zero"` every one but 0,
+ * which is 0 in any unit: `--blob-grace 10` meant 10 minutes, and read as 10 ms it left a writer
+ * 10 ms to name a blob it had just put before the blob was deleted.
  */
 export function durationOption(
   name: string,
   value: string | undefined,
-  options: { unit?: "required" | "unless-zero" } = {},
+  options: { unit: "required" | "unless-zero" },
 ): number | undefined {
   if (value === undefined) return undefined;
   const match = /^(\d+)(ms|s|m|h|d)?$/.exec(value.trim());
@@ -128,9 +128,7 @@ export function durationOption(
     throw usageError(
       options.unit === "required"
         ? `--${name} must be a duration: a whole number of ms, s, m, h or d (30d, 12h, 90m)`
-        : options.unit === "unless-zero"
-          ? `--${name} must be a duration: 0 or a whole number of ms, s, m, h or d (500ms, 30s, 10m, 2h, 1d)`
-          : `--${name} must be a duration: milliseconds (600000) or a whole number of ms, s, m, h or d (500ms, 30s, 10m, 2h, 1d)`,
+        : `--${name} must be a duration: 0 or a whole number of ms, s, m, h or d (500ms, 30s, 10m, 2h, 1d)`,
     );
   return ms;
 }
