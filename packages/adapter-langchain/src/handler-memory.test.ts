@@ -8,6 +8,7 @@ import { keptBy, LedgerCallbackHandler } from "./callback-handler.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { threadConfig } from "./testing/helpers.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
+import { lookupAndFail } from "./testing/sibling-failure.test.data.js";
 
 const SESSION = "long-lived";
 const RUN = "server";
@@ -45,18 +46,7 @@ function server(withMiddleware: boolean) {
   const store = new MemoryEventStore();
   const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
   const middleware = withMiddleware ? [ledgerMiddleware({ handler })] : [];
-  const lookup = tool(async ({ turn }: { turn: number }) => `found ${turn}`, {
-    name: "lookup",
-    description: "reads",
-    schema,
-    metadata: { idempotent: true },
-  });
-  const fail = tool(
-    async ({ turn }: { turn: number }): Promise<string> => {
-      throw new Error(`the service is down (turn ${turn})`);
-    },
-    { name: "fail", description: "writes", schema },
-  );
+  const { lookup, fail } = lookupAndFail(async ({ turn }) => `found ${turn}`);
   const subAgent = createAgent({ model: toolAsker(["lookup"]), tools: [lookup], middleware });
   const delegate = tool(
     async ({ turn }: { turn: number }, config) => {

@@ -15,6 +15,28 @@ export interface SubAgentScript {
   lookup: (input: { turn: number }, config: ToolRunnableConfig) => Promise<string>;
 }
 
+const schema = z.object({ turn: z.number() });
+
+/**
+ * The agents' `lookup` (idempotent, answered by `body`) and `fail` (which throws, naming the
+ * turn) tools, both taking `{ turn }`.
+ */
+export function lookupAndFail(body: SubAgentScript["lookup"]) {
+  const lookup = tool(body, {
+    name: "lookup",
+    description: "reads",
+    schema,
+    metadata: { idempotent: true },
+  });
+  const fail = tool(
+    async ({ turn }: { turn: number }): Promise<string> => {
+      throw new Error(`the service is down (turn ${turn})`);
+    },
+    { name: "fail", description: "writes", schema },
+  );
+  return { lookup, fail };
+}
+
 /** The sub-agent's model's call for `lookup`, its id and argument numbered `turn`. */
 export function askLookup(turn: number): AIMessage {
   return new AIMessage({
@@ -43,20 +65,8 @@ export function siblingFailureServer(options: {
     nextTurnStarted = resolve;
   });
   const scripted = options.subAgent(nextTurn);
-  const schema = z.object({ turn: z.number() });
   const subAgents: Promise<unknown>[] = [];
-  const lookup = tool(scripted.lookup, {
-    name: "lookup",
-    description: "reads",
-    schema,
-    metadata: { idempotent: true },
-  });
-  const fail = tool(
-    async ({ turn }: { turn: number }): Promise<string> => {
-      throw new Error(`the service is down (turn ${turn})`);
-    },
-    { name: "fail", description: "writes", schema },
-  );
+  const { lookup, fail } = lookupAndFail(scripted.lookup);
   const subModel = new ScriptedChatModel(scripted.model);
   const subAgent = createAgent({ model: subModel, tools: [lookup], middleware });
   const delegate = tool(
