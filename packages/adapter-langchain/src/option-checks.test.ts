@@ -106,6 +106,54 @@ describe("bad options are refused at construction, with the path of the bad valu
       expect(ledgerMiddleware({ handler, onUnresolved }).name).toBe("AgentLedgerMiddleware");
   });
 
+  // A misspelt key was dropped without a word: `runID` started a new random run, `onUnresolve`
+  // left the default "throw", `sesionId` recorded into the default session.
+  it("a key none of them takes is refused at its path, not ignored", () => {
+    const handler = new LedgerCallbackHandler({ store, sessionId: "s1" });
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "s1",
+      actor: { type: "agent", id: "a" },
+    });
+    const cases: [() => unknown, string][] = [
+      [() => new LedgerCallbackHandler(misuse({ store, sessionId: "s1", runID: "r" })), "$.runID"],
+      // Misspelt before the sessionId it was meant as is found missing.
+      [() => new LedgerCallbackHandler(misuse({ store, sesionId: "s1" })), "$.sesionId"],
+      [() => new LedgerCallbackHandler(misuse({ recoder: recorder })), "$.recoder"],
+      // The recorder form has its own run and session: a runId beside it would be ignored.
+      [() => new LedgerCallbackHandler(misuse({ recorder, runId: "r" })), "$.runId"],
+      [() => ledgerMiddleware(misuse({ handler, onUnresolve: "interrupt" })), "$.onUnresolve"],
+      [() => new LedgerCheckpointSaver(misuse({ store, sesionId: "x" })), "$.sesionId"],
+    ];
+    for (const [build, path] of cases)
+      expect(thrownBy(build), path).toEqual({ code: "invalid-argument", path });
+    // Every option of each form is taken (a key set to undefined sets nothing and is let through).
+    const all = {
+      store,
+      sessionId: "s1",
+      runId: "r",
+      actor: { type: "agent", id: "a" },
+      redact: ["request.apiKey"],
+      metadata: { deployment: "eu-1" },
+      recordChains: false,
+    } as const;
+    expect(new LedgerCallbackHandler(all).name).toBe("agent-ledger");
+    expect(new LedgerCallbackHandler({ recorder, recordChains: true }).name).toBe("agent-ledger");
+    expect(ledgerMiddleware({ handler, onUnresolved: "interrupt" }).name).toBe(
+      "AgentLedgerMiddleware",
+    );
+    const saver = new LedgerCheckpointSaver({
+      store,
+      sessionId: "threads",
+      serde: new LedgerCheckpointSaver({ store }).serde,
+      cachedThreads: 5,
+    });
+    expect(saver.sessionId).toBe("threads");
+    expect(
+      new LedgerCallbackHandler(misuse({ store, sessionId: "s1", runID: undefined })).name,
+    ).toBe("agent-ledger");
+  });
+
   // DESIGN §6: an id that is not 1-255 characters without control characters is `invalid-event`,
   // as the core recorder, the stores and the other adapters say.
   it("a bad sessionId or runId is invalid-event, as everywhere else", () => {

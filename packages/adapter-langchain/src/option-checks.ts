@@ -1,12 +1,16 @@
 import {
   assertEventStore,
   assertId,
+  assertKnownKeys,
   InvalidArgumentError,
+  type KnownKeys,
   validateActor,
   validateMetadata,
   validateRedaction,
 } from "@agent-ledger/core";
+import type { LedgerCheckpointSaverOptions } from "./checkpoint-saver.js";
 import type { LedgerCallbackHandlerOptions } from "./handler-recorder.js";
+import type { LedgerMiddlewareOptions } from "./ledger-middleware.js";
 import { isRecord } from "./plain-json.js";
 
 // Checked where the options are given, not at the first call that uses them: a mistake in
@@ -31,6 +35,31 @@ const RECORDER_METHODS = [
   "record",
 ];
 
+// Every option of each, so that a misspelt one (`runID`, `onUnresolve`, `sesionId`) is refused at
+// its path instead of dropped, leaving a new run, "throw" or the default session in its place.
+type RecorderForm = Extract<LedgerCallbackHandlerOptions, { recorder: unknown }>;
+type StoreForm = Extract<LedgerCallbackHandlerOptions, { store: unknown }>;
+const RECORDER_FORM: KnownKeys<RecorderForm> = { recorder: true, recordChains: true };
+const STORE_FORM: KnownKeys<StoreForm> = {
+  store: true,
+  sessionId: true,
+  runId: true,
+  actor: true,
+  redact: true,
+  metadata: true,
+  recordChains: true,
+};
+const SAVER_OPTIONS: KnownKeys<LedgerCheckpointSaverOptions> = {
+  store: true,
+  sessionId: true,
+  serde: true,
+  cachedThreads: true,
+};
+const MIDDLEWARE_OPTIONS: KnownKeys<LedgerMiddlewareOptions> = {
+  handler: true,
+  onUnresolved: true,
+};
+
 /**
  * `LedgerCallbackHandler`'s options: `{ recorder }`, or `{ store, sessionId, runId?, actor?,
  * redact?, metadata? }`. Returns them as the handler keeps them: the store form's `redact` and
@@ -44,6 +73,15 @@ export function checkHandlerOptions(options: unknown): LedgerCallbackHandlerOpti
       "$",
       "LedgerCallbackHandler needs { recorder } or { store, sessionId }",
     );
+  // Before what is missing: a misspelt `sesionId` is named as such, not as a missing sessionId.
+  // The recorder form's run, session and redaction are the recorder's: a `runId` beside it is
+  // refused, where it would be ignored.
+  const recorderForm = "recorder" in options;
+  assertKnownKeys(
+    options,
+    recorderForm ? RECORDER_FORM : STORE_FORM,
+    `LedgerCallbackHandler (${recorderForm ? "{ recorder }" : "{ store, sessionId }"} form)`,
+  );
   // Options without either: the store is what is missing (a recorder is the exception).
   if (!("recorder" in options || "store" in options))
     throw new InvalidArgumentError(
@@ -89,6 +127,7 @@ export function checkHandlerOptions(options: unknown): LedgerCallbackHandlerOpti
 export function checkSaverOptions(options: unknown): void {
   if (!isRecord(options))
     throw new InvalidArgumentError("$", "LedgerCheckpointSaver needs { store }");
+  assertKnownKeys(options, SAVER_OPTIONS, "LedgerCheckpointSaver");
   assertEventStore(options.store, "$.store");
   checkId(options.sessionId, "$.sessionId", false);
   const { cachedThreads, serde } = options;
@@ -111,6 +150,7 @@ export function checkSaverOptions(options: unknown): void {
  */
 export function checkMiddlewareOptions(options: unknown): void {
   if (!isRecord(options)) throw new InvalidArgumentError("$", "ledgerMiddleware needs { handler }");
+  assertKnownKeys(options, MIDDLEWARE_OPTIONS, "ledgerMiddleware");
   const handler = options.handler;
   if (!isRecord(handler) || typeof handler.getRecorder !== "function")
     throw new InvalidArgumentError(
