@@ -34,7 +34,6 @@ describe("bad options are refused at construction, with the path of the bad valu
       [{ sessionId: "s1", runId: "run-1" }, "$.store"],
       [{ store: {}, sessionId: "s1" }, "$.store"],
       [{ store: "sqlite:./ledger.db", sessionId: "s1" }, "$.store"],
-      [{ store, sessionId: "s1", actor: "me" }, "$.actor"],
       [{ store, sessionId: "s1", recordChains: "no" }, "$.recordChains"],
       // The store form's redact, refused as the core recorder refuses it (one string would be
       // walked character by character and remove nothing).
@@ -178,8 +177,12 @@ describe("bad options are refused at construction, with the path of the bad valu
         shown,
       ).toEqual({ code: "invalid-event", path: "$.sessionId" });
     }
-    // An actor the core recorder would refuse at the first invoke is refused here, as it would.
+    // An actor the core recorder would refuse at the first invoke is refused here, as it would,
+    // with core's code and path (README): a missing id at `$.actor.id`, not `$.actor`.
     for (const [actor, path] of [
+      ["me", "$.actor"],
+      [{ type: "agent" }, "$.actor.id"],
+      [{ id: "a1" }, "$.actor.type"],
       [{ type: "robot", id: "a1" }, "$.actor.type"],
       [{ type: "agent", id: "" }, "$.actor.id"],
       [{ type: "agent", id: "a1", name: "x" }, "$.actor.name"],

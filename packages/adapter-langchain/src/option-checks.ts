@@ -102,14 +102,9 @@ export function checkHandlerOptions(options: unknown): LedgerCallbackHandlerOpti
   assertEventStore(options.store, "$.store");
   checkId(options.sessionId, "$.sessionId", true);
   checkId(options.runId, "$.runId", false);
-  const actor = options.actor;
-  if (
-    actor !== undefined &&
-    !(isRecord(actor) && typeof actor.type === "string" && typeof actor.id === "string")
-  )
-    throw new InvalidArgumentError("$.actor", 'must be { type: "agent" | ..., id }');
-  // The rest as the core recorder checks it when the first call makes one (invalid-event).
-  if (actor !== undefined) validateActor(actor, "$.actor");
+  // As the core recorder checks it when the first call makes one: `invalid-event` at the bad
+  // field's path (`$.actor.id` for a missing id), as the README and DESIGN §6 say.
+  if (options.actor !== undefined) validateActor(options.actor, "$.actor");
   // The recorder is made at the first call: a bad redaction found there would have let nothing
   // through yet, but the invoke would fail mid-graph, far from the mistake. Core's own checks
   // (redact: invalid-argument; metadata: invalid-event, as the recorder says), with its paths.
