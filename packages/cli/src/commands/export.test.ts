@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { openStore, SessionRecorder } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import Database from "better-sqlite3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { recordDemoSession, recordGapSession, runBin } from "../session-fixture.test.data.js";
 
 describe("agent-ledger export --output", () => {
@@ -148,7 +148,7 @@ describe("agent-ledger export --output", () => {
 
 describe("agent-ledger export of a run that is not intact", () => {
   it("exports it as it reads, warning on stderr as inspect --json does, in every format", async () => {
-    const directory = scratchDirectory("agent-ledger-export-gap-", afterAll);
+    const directory = scratchDirectory("agent-ledger-export-gap-", onTestFinished);
     const path = join(directory, "ledger.db");
     const warning = await recordGapSession(path);
     for (const format of ["jsonl", "atif", "otlp-json"]) {
