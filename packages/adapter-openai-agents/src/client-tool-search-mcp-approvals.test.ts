@@ -1,5 +1,4 @@
 import {
-  type AtifStep,
   type EventStore,
   inspectSession,
   MemoryEventStore,
@@ -12,8 +11,9 @@ import { afterAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { APPROVAL_EVENT_TYPE } from "./ledger-state.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
+import { DELETE_BRANCH_ASKED } from "./testing/hosted-tool-agents.js";
 import { approvingMcpRegistryAgent } from "./testing/loading-registry-agents.js";
-import { firstInterruption, runOptions } from "./testing/recorded-run.js";
+import { agentSteps, firstInterruption, runOptions } from "./testing/recorded-run.js";
 
 setTracingDisabled(true);
 
@@ -29,19 +29,11 @@ const DIED = "MCP registry, approved: dies in the model call after the decision"
 const ledgers = new CrashedLedgers("oa-client-tool-search-mcp-approvals-", afterAll);
 ledgers.prepare(DIED);
 
-const ASKED = {
-  tool_call_id: "mcpr_1",
-  function_name: "delete_branch",
-  arguments: { branch: "old" },
-};
-
 // The decisions on approval requests the ledger holds.
 const decisions = async (store: EventStore) =>
   (await readWholeSession(store, "s"))
     .filter((event) => event.type === APPROVAL_EVENT_TYPE)
     .map((event) => event.payload);
-
-const agentSteps = (steps: AtifStep[]) => steps.filter((step) => step.source === "agent");
 
 async function pausedRun() {
   const store = new MemoryEventStore();
@@ -65,7 +57,7 @@ describe("a hosted MCP server a client tool search loaded, with requireApproval"
     const trajectory = await toAtif(store, "s");
     expect((await askedStep(store))?.tool_calls).toEqual([
       {
-        ...ASKED,
+        ...DELETE_BRANCH_ASKED,
         extra: {
           executed_by: "provider",
           item_type: "mcp_approval_request",
@@ -93,7 +85,7 @@ describe("a hosted MCP server a client tool search loaded, with requireApproval"
     ]);
     const asked = await askedStep(store);
     expect(asked?.tool_calls?.[0]).toMatchObject({
-      ...ASKED,
+      ...DELETE_BRANCH_ASKED,
       extra: { item_type: "mcp_call", status: "completed", approval: "approved", ran_as: "mcp_2" },
     });
     expect(asked?.observation?.results).toEqual([

@@ -1,13 +1,13 @@
 import { join } from "node:path";
-import { type AtifStep, inspectSession, toAtif } from "@agent-ledger/core";
+import { inspectSession, toAtif } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { setTracingDisabled } from "@openai/agents";
 import { afterAll, describe, expect, onTestFinished, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
-import { branchDeletingAgent } from "./testing/hosted-tool-agents.js";
-import { firstInterruption, runOptions } from "./testing/recorded-run.js";
+import { branchDeletingAgent, DELETE_BRANCH_ASKED } from "./testing/hosted-tool-agents.js";
+import { agentSteps, firstInterruption, runOptions } from "./testing/recorded-run.js";
 
 setTracingDisabled(true);
 
@@ -33,16 +33,6 @@ async function pausedRun() {
   return { store, made, paused };
 }
 
-function agentSteps(steps: AtifStep[]): AtifStep[] {
-  return steps.filter((step) => step.source === "agent");
-}
-
-const ASKED = {
-  tool_call_id: "mcpr_1",
-  function_name: "delete_branch",
-  arguments: { branch: "old" },
-};
-
 /**
  * A rejected request: the step that asked shows it rejected, what the model was told its result,
  * the next step does not show it again, and nothing ran (no span).
@@ -51,7 +41,7 @@ async function expectRejected(store: SqliteEventStore, told: string): Promise<vo
   const [asked, answered] = agentSteps((await toAtif(store, "s")).steps);
   expect(asked?.tool_calls).toEqual([
     {
-      ...ASKED,
+      ...DELETE_BRANCH_ASKED,
       extra: {
         executed_by: "provider",
         item_type: "mcp_approval_request",
@@ -76,7 +66,7 @@ describe("a hosted MCP call that needs approval", () => {
     const [asked] = agentSteps(trajectory.steps);
     expect(asked?.tool_calls).toEqual([
       {
-        ...ASKED,
+        ...DELETE_BRANCH_ASKED,
         extra: {
           executed_by: "provider",
           item_type: "mcp_approval_request",
@@ -111,7 +101,7 @@ describe("a hosted MCP call that needs approval", () => {
     const [asked, answered] = agentSteps(trajectory.steps);
     expect(asked?.tool_calls).toEqual([
       {
-        ...ASKED,
+        ...DELETE_BRANCH_ASKED,
         extra: {
           executed_by: "provider",
           item_type: "mcp_call",

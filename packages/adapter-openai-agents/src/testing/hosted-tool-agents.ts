@@ -219,6 +219,13 @@ export function branchDeletionTurns(): ScriptedTurn[] {
   ];
 }
 
+/** The call the branch-deleting agents' model asks for (`mcpr_1`), as an ATIF step shows it. */
+export const DELETE_BRANCH_ASKED = {
+  tool_call_id: "mcpr_1",
+  function_name: "delete_branch",
+  arguments: { branch: "old" },
+};
+
 /**
  * An agent with a hosted MCP server whose tools need approval (see `branchDeletionTurns`). With
  * `onApproval`, the agent decides itself and the run does not pause.

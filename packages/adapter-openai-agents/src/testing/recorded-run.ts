@@ -1,4 +1,5 @@
 import {
+  type AtifStep,
   type EventStore,
   type LedgerEvent,
   readWholeSession,
@@ -93,4 +94,9 @@ export async function streamedRun(
   await result.completed.catch(() => undefined);
   if (result.error) throw result.error;
   return result;
+}
+
+/** A trajectory's steps of the agent (its model's turns), in order. */
+export function agentSteps(steps: AtifStep[]): AtifStep[] {
+  return steps.filter((step) => step.source === "agent");
 }
