@@ -210,19 +210,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     const error = refusedMidCommand(caught) ?? caught;
     const code = exitCodeOf(error);
     const message = error instanceof Error ? error.message : String(error);
-    const parseError =
-      typeof error === "object" &&
-      error !== null &&
-      String((error as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS");
     // Messages quote ids and payload text: terminal controls in them (an escape sequence, a
     // bidi override) are shown escaped, as the commands' own output shows them.
     io.stderr.write(`agent-ledger: ${terminalJson(message)}\n`);
     if (error instanceof CliError && error.hint) io.stderr.write(`  ${terminalJson(error.hint)}\n`);
-    // commandArgs tells each command's own; this is for one read elsewhere.
-    if (parseError) {
-      io.stderr.write("  run agent-ledger --help\n");
-      return EXIT_CODES.usage;
-    }
     if (
       code === EXIT_CODES.failure &&
       !(error instanceof CliError) &&
