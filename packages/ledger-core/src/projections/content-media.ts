@@ -89,12 +89,6 @@ export function shownPartOf(part: JsonObject): ShownPart | undefined {
 }
 
 /**
- * The keys an OpenAI Agents tool output image holds its image in (`imageUrl` and `fileId` at
- * the top level, as the SDK still takes them), and MCP's image its bytes in (`data`).
- */
-const IMAGE_OUTPUT_KEYS = ["image", "imageUrl", "fileId", "data"];
-
-/**
  * The content parts of what a tool gave: the AI SDK's output for the model
  * (`{ type: "content", value: [...] }`, as `toModelOutput` gives it), MCP's result
  * (`{ content: [...] }`), a list of parts (a LangChain ToolMessage's content, an OpenAI
@@ -112,8 +106,8 @@ export function toolContentParts(content: JsonValue | undefined): JsonValue[] | 
   const output = modelOutputOf(content);
   if (output !== undefined) return output.kind === "parts" ? output.parts : undefined;
   if (content.type === "file" && content.file !== undefined) return [content];
-  if (content.type === "image" && IMAGE_OUTPUT_KEYS.some((key) => content[key] !== undefined))
-    return [content];
+  // An image part that shows an image (or names one by id), read as `shownPartOf` reads it.
+  if (content.type === "image" && shownPartOf(content) !== undefined) return [content];
   if (
     (content.type === "audio" || content.type === "computer_screenshot") &&
     content.data !== undefined
