@@ -6,7 +6,6 @@ import {
   type SessionRecorder,
 } from "@agent-ledger/core";
 import type { Serialized } from "@langchain/core/load/serializable";
-import { threadIdOf } from "./langchain-metadata.js";
 
 /**
  * What a model call is made by: the model's serialized form (class and constructor fields) and
@@ -27,6 +26,17 @@ export interface StartingCall {
   request: JsonObject;
   model: ModelIdentity;
   tags: readonly string[] | undefined;
+}
+
+/** A model call in progress, as `ModelRetries.started` notes it. */
+interface StartedModelCall {
+  parentRunId: string | undefined;
+  model: ModelIdentity;
+  /** The LangGraph task it is made in (see `taskOf`), if any. */
+  task: string | undefined;
+  /** The thread it runs in (`threadIdOf`): `forget` drops a thread's failed tasks by it. */
+  threadId: string | undefined;
+  recorder: SessionRecorder;
 }
 
 /** The tag `withRetry` gives each attempt after the first (`retry:attempt:2`, ...). */
@@ -50,28 +60,12 @@ const AGENT_MODEL_NODE = "model_request";
  */
 export class ModelRetries {
   /** Each model call in progress, by LangChain runId: its parent run, model, task, recorder. */
-  readonly #calls = new Map<
-    string,
-    {
-      parentRunId: string | undefined;
-      model: ModelIdentity;
-      task: string | undefined;
-      recorder: SessionRecorder;
-    }
-  >();
+  readonly #calls = new Map<string, StartedModelCall>();
   /**
    * The last failed call of each LangGraph task, until the task's next call: LangGraph runs a
    * task again when it threw and its node has a `retryPolicy`, under a new node run.
    */
-  readonly #failedTasks = new Map<
-    string,
-    {
-      attempt: Attempt;
-      model: ModelIdentity;
-      parentRunId: string | undefined;
-      recorder: SessionRecorder;
-    }
-  >();
+  readonly #failedTasks = new Map<string, StartedModelCall & { attempt: Attempt }>();
   /** The last failed call under each parent run, until the next call under it. */
   readonly #failed = new Map<string, { attempt: Attempt; model: ModelIdentity }>();
   /** The runs of createAgent's model node in progress. */
@@ -93,10 +87,8 @@ export class ModelRetries {
    * does), so their failed calls are dropped.
    */
   forget(threadId: string | undefined): void {
-    for (const task of this.#failedTasks.keys()) {
-      const thread: unknown = JSON.parse(task)[0];
-      if (threadIdOf({ thread_id: thread }) === threadId) this.#failedTasks.delete(task);
-    }
+    for (const [task, failed] of this.#failedTasks)
+      if (failed.threadId === threadId) this.#failedTasks.delete(task);
   }
 
   /** A chain started: a run of createAgent's model node is noted (see the class). */
@@ -146,15 +138,7 @@ export class ModelRetries {
   }
 
   /** A model call started (its attempt is recorded on `recorder`). */
-  started(
-    runId: string,
-    call: {
-      parentRunId: string | undefined;
-      model: ModelIdentity;
-      task: string | undefined;
-      recorder: SessionRecorder;
-    },
-  ): void {
+  started(runId: string, call: StartedModelCall): void {
     this.#calls.set(runId, call);
   }
 

@@ -149,7 +149,13 @@ export class ModelRuns {
       threadId,
       signal: signalOf(extraParams),
     });
-    this.#retries.started(ids.runId, { parentRunId: ids.parentRunId, model, task, recorder });
+    this.#retries.started(ids.runId, {
+      parentRunId: ids.parentRunId,
+      model,
+      task,
+      threadId,
+      recorder,
+    });
   }
 
   /** What a stream has given so far: what a call left unfinished is closed with. */
