@@ -118,11 +118,13 @@ describe("a handler serving many runs", () => {
         withMiddleware ? /^failed: .*(superstep|the service is down)/ : /the service is down/,
       );
       const sizes = keptBy(handler);
+      // Every name checked below is one the handler reports: a renamed map is no pass.
+      expect(Object.keys(sizes)).toEqual(expect.arrayContaining([...NOT_BOUNDED, ...PER_THREAD]));
       // At most one per turn whose step failed beside a sub-agent (every fourth asks for fail).
       for (const name of NOT_BOUNDED)
-        expect({ name, size: Math.min(sizes[name] ?? 0, 300 / 4) }).toEqual({
+        expect({ name, size: Math.min(sizes[name] as number, 300 / 4) }).toEqual({
           name,
-          size: sizes[name] ?? 0,
+          size: sizes[name],
         });
       const kept = Object.entries(sizes).filter(([name]) => !NOT_BOUNDED.has(name));
       expect(kept.filter(([name, size]) => !PER_THREAD.has(name) && size > 0)).toEqual([]);
