@@ -1,4 +1,10 @@
-import type { Attempt, JsonValue, LedgerEvent, SessionRecorder } from "@agent-ledger/core";
+import {
+  type Attempt,
+  type JsonValue,
+  LedgerError,
+  type LedgerEvent,
+  type SessionRecorder,
+} from "@agent-ledger/core";
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { DocumentInterface } from "@langchain/core/documents";
 import type { Serialized } from "@langchain/core/load/serializable";
@@ -10,7 +16,7 @@ import type { LedgerCallbackHandlerOptions } from "./handler-recorder.js";
 import { forgetRunsLeft, type HandlerState, handlerState, keptSizes } from "./handler-state.js";
 import { awaitedCall } from "./interrupt-pauses.js";
 import { chatRequest, textRequest } from "./model-request.js";
-import type { NestedRefusal } from "./nested-refusal.js";
+import { type NestedRefusal, nestedRefusal } from "./nested-refusal.js";
 import { checkHandlerOptions } from "./option-checks.js";
 import type { StructuredOutputNote } from "./structured-output-note.js";
 import { closeSubgraphRuns } from "./subgraph-runs.js";
@@ -168,7 +174,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
    * records that call hears of it as it ends (`takeNestedRefusal`).
    */
   refusedInside(parentRunId: string | undefined, error: unknown, name: string): void {
-    this.#state.refusals.noteInside(this.#state.runs.enclosingTool(parentRunId), error, name);
+    if (LedgerError.isInstance(error)) this.refusalGoesOut(parentRunId, nestedRefusal(error, name));
   }
 
   /**
