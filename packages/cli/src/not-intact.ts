@@ -23,7 +23,7 @@ export function notIntactRuns(
   );
 }
 
-/** Those of `runs` whose seqs have a gap, in the order given (export's `SeqGaps.found`). */
+/** Those of `runs` whose seqs have a gap, in the order given (export's: core's `SeqGaps.found`). */
 export function notIntactOf(
   runs: Iterable<Pick<RunView, "runId" | "seqGap">>,
   sessionId: string,

@@ -99,6 +99,7 @@ export {
   RECORDS_EVERY_CALL_FIELD,
 } from "./inspect/made-again.js";
 export { type RunInTree, runsInTreeOrder } from "./inspect/run-tree-order.js";
+export { type RunSeqs, type SeqGap, SeqGaps } from "./inspect/seq-gaps.js";
 export {
   type EndedOuterCall,
   endedOuterCalls,

@@ -5,6 +5,7 @@ import {
   LedgerError,
   LedgerIdGenerator,
   resolveEvents,
+  SeqGaps,
   stopBeforeNextPage,
   toAtif,
   toOtelSpans,
@@ -16,7 +17,7 @@ import { writeJson } from "../json-writer.js";
 import { notIntactOf, warnNotIntact } from "../not-intact.js";
 import { type OtlpTraceRequest, toOtlpJson } from "../otlp-json.js";
 import { openOutputFile } from "../output-file.js";
-import { readsToldTo, SeqGaps } from "../seq-gaps.js";
+import { readsToldTo } from "../seq-gaps.js";
 import {
   assertNotDeletedWhileRead,
   assertSessionExists,

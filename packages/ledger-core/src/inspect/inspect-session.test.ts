@@ -1,47 +1,15 @@
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { resolveEvents } from "../compact/resolve.js";
 import { toAtif } from "../projections/to-atif.js";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
-import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
+import { sessionWithDeletedRows } from "./deleted-rows.test.data.js";
 import { type InspectOptions, inspectSession } from "./inspect-session.js";
 import { verifyRun } from "./verify-run.js";
 
 const folder = scratchDirectory("agent-ledger-inspect-", afterAll);
-
-/**
- * A closed run of 5 events (a tool call that completed, then its run) and a child run, on a
- * SQLite file from which the rows at `deleted` seqs of run main were then deleted by hand.
- */
-async function sessionWithDeletedRows(name: string, deleted: number[]) {
-  const path = join(folder, `${name}.db`);
-  const store = new SqliteEventStore({ path });
-  await store.init();
-  const main = new SessionRecorder({
-    store,
-    sessionId: "s",
-    runId: "main",
-    actor: { type: "agent", id: "a" },
-  });
-  await main.startRun();
-  const call = await main.beforeToolCall({ toolCallId: "c1", name: "pay", args: { amount: 5 } });
-  await main.toolCompleted(call, { paid: true });
-  await main.recordInput("thanks");
-  const child = main.child({ runId: "child", actor: { type: "agent", id: "b" } });
-  await child.startRun();
-  await main.completeRun("done");
-  await store.close();
-  const database = new Database(path);
-  const remove = database.prepare("DELETE FROM events WHERE run_id = 'main' AND seq = ?");
-  for (const seq of deleted) expect(remove.run(seq).changes).toBe(1);
-  database.close();
-  const reopened = new SqliteEventStore({ path });
-  await reopened.init();
-  return reopened;
-}
 
 describe("inspectSession on a fork", () => {
   it("keeps each run's copy of an attempt apart (a fork reuses the attemptIds)", async () => {
@@ -175,7 +143,7 @@ describe('inspectSession with resolve: "in-flight"', () => {
 
 describe("inspectSession on a run with rows missing", () => {
   it("marks a run whose seqs have a gap (what it shows of it is not what was recorded)", async () => {
-    const store = await sessionWithDeletedRows("middle", [2]);
+    const store = await sessionWithDeletedRows(join(folder, "middle.db"), [2]);
     const inspection = await inspectSession(store, "s");
     const [main] = inspection.runs;
     // Read as stored, the run looks completed with its tool call in flight: the gap says why.
@@ -195,7 +163,7 @@ describe("inspectSession on a run with rows missing", () => {
   });
 
   it("marks a run whose first events are missing, and only the first gap", async () => {
-    const store = await sessionWithDeletedRows("start", [0, 1, 3]);
+    const store = await sessionWithDeletedRows(join(folder, "start.db"), [0, 1, 3]);
     const [main] = (await inspectSession(store, "s")).runs;
     expect(main?.seqGap).toEqual({ after: -1, next: 2 });
     await store.close();
@@ -204,7 +172,7 @@ describe("inspectSession on a run with rows missing", () => {
   it("marks a closed run whose last events are missing, its end among them", async () => {
     // The payment's outcome and the run's end deleted: read alone, the rows say the payment is
     // in flight on a running run. The store still records the run as closed at 5 events.
-    const store = await sessionWithDeletedRows("tail", [2, 3, 4]);
+    const store = await sessionWithDeletedRows(join(folder, "tail.db"), [2, 3, 4]);
     const inspection = await inspectSession(store, "s");
     const [main] = inspection.runs;
     expect(main).toMatchObject({ status: "running", length: 2, seqGap: { after: 1, next: 5 } });
@@ -219,7 +187,7 @@ describe("inspectSession on a run with rows missing", () => {
   });
 
   it("leaves an intact run unmarked", async () => {
-    const store = await sessionWithDeletedRows("intact", []);
+    const store = await sessionWithDeletedRows(join(folder, "intact.db"), []);
     const [main] = (await inspectSession(store, "s")).runs;
     expect(main).not.toHaveProperty("seqGap");
     expect(main?.children[0]).not.toHaveProperty("seqGap");

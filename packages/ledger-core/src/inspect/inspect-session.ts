@@ -6,12 +6,12 @@ import {
   resolvePayload,
 } from "../compact/resolve.js";
 import { assertOneOf, assertOptions, type KnownKeys } from "../events/argument-checks.js";
-import { LedgerError } from "../events/errors.js";
 import type { JsonValue } from "../events/json.js";
-import type { EventStore, RunSummary } from "../store/event-store.js";
+import type { EventStore } from "../store/event-store.js";
 import { assertEventStore } from "../store/validate.js";
 import { resolvePauses } from "./awaiting-decision.js";
 import type { RunView, SessionInspection } from "./inspection-views.js";
+import { recordedRunLengths, seqGapOf } from "./seq-gaps.js";
 import { SessionInspector } from "./session-inspector.js";
 
 // Where the package entry, the decisions and the tests have always found them.
@@ -51,7 +51,7 @@ export async function inspectSession(
   const named = new Set<string>();
   // Read before the events, so a run written meanwhile reads longer than recorded here, never
   // shorter: shorter means its last events are gone (see `RunView.seqGap`).
-  const recorded = await recordedRuns(store, sessionId);
+  const recorded = await recordedRunLengths(store, sessionId);
   let after = 0;
   for (;;) {
     const page = await store.readSession({ sessionId, after, limit: PAGE_SIZE });
@@ -75,33 +75,17 @@ export async function inspectSession(
 }
 
 /**
- * The session's runs as the store records them, for `markMissingTails`; none where a run's
- * stored head cannot be read (an open run's last row changed by hand): the read of the events
- * then names that row as it meets it.
- */
-async function recordedRuns(store: EventStore, sessionId: string): Promise<RunSummary[]> {
-  try {
-    return await store.listRuns(sessionId);
-  } catch (error) {
-    if (LedgerError.isInstance(error, "tamper-detected")) return [];
-    throw error;
-  }
-}
-
-/**
  * Marks each run (of the tree) the store records as longer than its events read: its last
  * events were deleted, a closed run's end among them (a completed payment would read as in
  * flight). A gap found earlier in the run stays the one reported.
  */
-function markMissingTails(runs: RunView[], recorded: RunSummary[]): void {
-  const lengths = new Map(recorded.map((run) => [run.runId, run.length]));
+function markMissingTails(runs: RunView[], lengths: Map<string, number>): void {
   const stack = [...runs];
   for (let run = stack.pop(); run !== undefined; run = stack.pop()) {
     // One push per child: spread, 160,000 child runs overflowed the stack.
     for (const child of run.children) stack.push(child);
-    const length = lengths.get(run.runId);
-    if (length !== undefined && length > run.length && run.seqGap === undefined)
-      run.seqGap = { after: run.length - 1, next: length };
+    const seqGap = seqGapOf(run, lengths.get(run.runId));
+    if (seqGap !== undefined) run.seqGap = seqGap;
   }
 }
 

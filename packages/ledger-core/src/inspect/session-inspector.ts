@@ -15,6 +15,7 @@ import {
   HANDOFF_TO_FIELD,
   RECORDS_EVERY_CALL_FIELD,
 } from "./made-again.js";
+import { addSeq } from "./seq-gaps.js";
 import { addTokenUsage, callUsage } from "./token-usage.js";
 
 const outcomeStatus: Record<string, AttemptStatus> = {
@@ -81,9 +82,7 @@ export class SessionInspector {
     }
     // Seen for free as the events go by (in commit order, a run's in seq order): a deleted
     // row, whose run this view would show otherwise as if nothing were missing.
-    if (event.seq !== run.length && run.seqGap === undefined)
-      run.seqGap = { after: run.length - 1, next: event.seq };
-    run.length = event.seq + 1;
+    addSeq(run, event.seq);
     switch (event.type) {
       case "run.started":
         if (event.parentRunId !== undefined) run.parentRunId = event.parentRunId;
