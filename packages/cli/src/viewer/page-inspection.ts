@@ -28,9 +28,10 @@ export interface EventBrief {
  * `inspect` says of it (`text`, render-inspection.ts's notIntactText) and its parts the page
  * shows apart, each value in an element of its own: `what` is missing, the `verify` command.
  * `passwordLeftOut`: the command shows the store URL's password as `***`, as a resolve
- * command does (next-steps.ts).
+ * command does (next-steps.ts). The page's: not-intact.ts's `NotIntactRun` is the warning alone,
+ * as the commands print it.
  */
-export interface NotIntactRun {
+export interface PageNotIntactRun {
   runId: string;
   seqGap: { after: number; next: number };
   text: string;
@@ -39,12 +40,12 @@ export interface NotIntactRun {
   passwordLeftOut?: true;
 }
 
-/** What `inspect` says of `run` when its seqs have a gap, and its parts; undefined when intact. */
-function notIntactOf(
+/** What the page says of `run` when its seqs have a gap (as `inspect`, with its parts); undefined when intact. */
+function pageNotIntactOf(
   run: RunView,
   sessionId: string,
   options: { storeUrl?: string },
-): NotIntactRun | undefined {
+): PageNotIntactRun | undefined {
   const parts = notIntactParts(run, sessionId, options);
   const text = notIntactText(run, sessionId, options);
   if (parts === undefined || text === undefined || run.seqGap === undefined) return undefined;
@@ -110,7 +111,7 @@ export type PageInspection = Omit<SessionInspection, "runs" | "unresolved"> & {
    * The runs whose seqs have a gap, in tree order (as `inspect --json` lists them): what is
    * shown of them is not what was recorded. Absent when every run is intact.
    */
-  notIntact?: NotIntactRun[];
+  notIntact?: PageNotIntactRun[];
 };
 
 function briefOf(event: LedgerEvent): EventBrief {
@@ -165,14 +166,14 @@ export async function inspectForPage(
     const brief = eventId === undefined ? undefined : briefs.get(eventId);
     if (eventId !== undefined && brief !== undefined) causes[eventId] = brief;
   };
-  const notIntact: NotIntactRun[] = [];
+  const notIntact: PageNotIntactRun[] = [];
   // Each run's row, in tree order (a parent's row is made first, and each child's row is put in
   // it): what the page says of causes and gaps comes in the order of the rows.
   const runs: TreeRun[] = [];
   const rows = new Map<RunView, TreeRun>();
   for (const { run, parent } of runsInTreeOrder(inspection.runs)) {
     named(run.causedByEventId);
-    const gap = notIntactOf(run, inspection.sessionId, options);
+    const gap = pageNotIntactOf(run, inspection.sessionId, options);
     if (gap !== undefined) notIntact.push(gap);
     // `seqGap` stays in `rest`: the tree marks the run.
     const { steps, children, result, ...rest } = run;
