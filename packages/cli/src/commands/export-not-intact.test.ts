@@ -3,7 +3,7 @@ import { MemoryEventStore, openStore, SessionRecorder } from "@agent-ledger/core
 import { interleavedStore, scratchDirectory } from "@agent-ledger/core/testing";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runBin } from "../session-fixture.test.data.js";
+import { recordGapSession, runBin } from "../session-fixture.test.data.js";
 import { textOutput as text } from "../text-output.test.data.js";
 import type { CommandContext } from "./context.js";
 import { exportCommand } from "./export.js";
@@ -14,27 +14,23 @@ describe("agent-ledger export of runs that are not intact", () => {
   const directory = scratchDirectory("agent-ledger-export-gaps-", afterAll);
   const path = join(directory, "ledger.db");
   const cli = (...args: string[]) => runBin(["--store", `sqlite:${path}`, ...args]);
-  const verify = `run agent-ledger verify --store sqlite:${path} gaps`;
+  const verify = `run agent-ledger verify --store sqlite:${path} gap`;
 
-  // Session "gaps": run "main" paid with a tool call and completed, its seq 2 (the payment's
-  // outcome) deleted; run "second" completed, its last event (seq 1) deleted: only the store's
-  // head of the run still counts it.
+  // Session "gap" (recordGapSession): run "main" paid with a tool call and completed, its seq 2
+  // (the payment's outcome) deleted; then run "second" completed, its last event (seq 1)
+  // deleted: only the store's head of the run still counts it.
   beforeAll(async () => {
+    await recordGapSession(path);
     const store = await openStore(`sqlite:${path}`);
-    const main = new SessionRecorder({ store, sessionId: "gaps", runId: "main", actor });
-    await main.startRun();
-    const call = await main.beforeToolCall({ toolCallId: "c1", name: "pay", args: {} });
-    await main.toolCompleted(call, { paid: true });
-    await main.completeRun("done");
-    const second = new SessionRecorder({ store, sessionId: "gaps", runId: "second", actor });
+    const second = new SessionRecorder({ store, sessionId: "gap", runId: "second", actor });
     await second.startRun();
     await second.completeRun("done");
     await store.close();
     const database = new Database(path);
     const remove = database.prepare("DELETE FROM events WHERE run_id = ? AND seq = ?");
-    const deleted = remove.run("main", 2).changes + remove.run("second", 1).changes;
+    const deleted = remove.run("second", 1).changes;
     database.close();
-    expect(deleted).toBe(2);
+    expect(deleted).toBe(1);
   });
 
   it("warns of a seq missing in the middle and of a run's last event, as inspect does, in every format", async () => {
@@ -43,16 +39,16 @@ describe("agent-ledger export of runs that are not intact", () => {
       `agent-ledger: warning: run second is not intact (seq 1 is missing): ${verify}`,
       "",
     ].join("\n");
-    const inspected = await cli("inspect", "gaps", "--json");
+    const inspected = await cli("inspect", "gap", "--json");
     expect(inspected.stderr).toBe(warnings);
     for (const format of ["jsonl", "atif", "otlp-json"]) {
-      const result = await cli("export", "gaps", "--format", format);
+      const result = await cli("export", "gap", "--format", format);
       expect(result.code, result.stderr).toBe(0);
       expect(result.stderr, format).toBe(warnings);
       expect(result.stdout.length, format).toBeGreaterThan(0);
     }
     // Exported as it reads: main's 3 events left of 4, second's 1 of 2.
-    const jsonl = await cli("export", "gaps");
+    const jsonl = await cli("export", "gap");
     const events = jsonl.stdout
       .trim()
       .split("\n")
