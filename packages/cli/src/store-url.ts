@@ -16,6 +16,18 @@ export function commandStoreUrl(
 }
 
 /**
+ * The options the text a command prints takes to name its store (`storeUrl`, as
+ * `commandStoreUrl` gives it): none where `$AGENT_LEDGER_STORE` supplied it. `inspect`, `export`
+ * and `serve` all pass these, so their warnings and commands name the store alike.
+ */
+export function commandStoreOptions(context: Pick<CommandContext, "storeUrl" | "storeSource">): {
+  storeUrl?: string;
+} {
+  const storeUrl = commandStoreUrl(context);
+  return storeUrl === undefined ? {} : { storeUrl };
+}
+
+/**
  * What a printed command adds to name the store of `storeUrl` (a `commandStoreUrl` answer):
  * ` --store <url>` quoted for a shell with its password as `***`, or "" where the environment
  * supplies the store; and whether the password was left out (the person puts it back).

@@ -24,7 +24,7 @@ import {
   ReadsStopped,
   stoppingReads,
 } from "../store.js";
-import { commandStoreUrl } from "../store-url.js";
+import { commandStoreOptions } from "../store-url.js";
 import { commandArgs } from "./command-args.js";
 import type { CommandContext } from "./context.js";
 import { idArgument } from "./session-args.js";
@@ -203,7 +203,6 @@ export async function exportCommand(context: CommandContext): Promise<number> {
     // Only a complete export replaces the file that was there.
     if (file) await (done ? file.commit() : file.discard());
   }
-  const storeUrl = commandStoreUrl(context);
-  await warnNotIntact(stderr, notIntactOf(gaps.found(), sessionId, storeUrl ? { storeUrl } : {}));
+  await warnNotIntact(stderr, notIntactOf(gaps.found(), sessionId, commandStoreOptions(context)));
   return 0;
 }

@@ -11,7 +11,7 @@ import {
   ReadsStopped,
   stoppingReads,
 } from "../store.js";
-import { commandStoreUrl } from "../store-url.js";
+import { commandStoreOptions } from "../store-url.js";
 import type { CommandContext } from "./context.js";
 import { sessionArgs } from "./session-args.js";
 
@@ -58,8 +58,7 @@ export async function inspectCommand(context: CommandContext): Promise<number> {
   );
   for (const ref of inspection.missingBlobs ?? []) warnMissingBlob(stderr, ref);
   // The store the printed command names, as the viewer's page names it (store-url.ts).
-  const storeUrl = commandStoreUrl(context);
-  const options = storeUrl === undefined ? {} : { storeUrl };
+  const options = commandStoreOptions(context);
   if (await stopBeforeNextPage(signal)) return await stop("before writing");
   // --json: the same decisions the text prints, for a script that acts on them.
   if (json) {

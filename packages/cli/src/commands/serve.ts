@@ -1,7 +1,7 @@
 import { usageError } from "../errors.js";
 import { writeOut } from "../io.js";
 import { sessionHasEvents } from "../store.js";
-import { commandStoreUrl } from "../store-url.js";
+import { commandStoreOptions } from "../store-url.js";
 import { isLoopbackHost } from "../viewer/security.js";
 import { startViewer } from "../viewer/viewer-server.js";
 import { commandArgs } from "./command-args.js";
@@ -55,7 +55,6 @@ export async function serveCommand(context: CommandContext): Promise<number> {
   const store = await context.openStore();
   // The page names the store in its commands as inspect does: one from the environment not at
   // all (the command run there finds it), any other with its password as ***.
-  const storeUrl = commandStoreUrl(context);
   let viewer: Awaited<ReturnType<typeof startViewer>>;
   try {
     viewer = await startViewer({
@@ -63,7 +62,7 @@ export async function serveCommand(context: CommandContext): Promise<number> {
       host,
       port,
       pollMs,
-      ...(storeUrl === undefined ? {} : { storeUrl }),
+      ...commandStoreOptions(context),
       ...(token ? { token } : {}),
     });
   } catch (error) {
