@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
 import { fileReferenceNote, fileReferenceText } from "./atif-file-references.js";
-import { type HeldData, omittedPart } from "./atif-held-data.js";
+import { atifKind, type HeldData, omittedPart } from "./atif-held-data.js";
 import type { AtifContentPart, AtifImageMediaType } from "./atif-types.js";
 import { shownPartOf } from "./content-media.js";
 import { textOf } from "./extract.js";
@@ -83,8 +83,7 @@ export function atifMessageOf(
       continue;
     }
     const { file } = shown;
-    // Audio is a file to ATIF: its parts are text and images only.
-    const kind = shown.kind === "image" ? "image" : "file";
+    const kind = atifKind(shown.kind);
     const mediaType = kind === "image" ? atifMediaType(file) : undefined;
     if (file.url !== undefined && mediaType !== undefined) {
       message.push({ type: "image", source: { media_type: mediaType, path: file.url } });

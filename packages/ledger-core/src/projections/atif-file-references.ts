@@ -1,5 +1,5 @@
 import type { JsonObject, JsonValue } from "../events/json.js";
-import { anthropicSourceOf, heldValueOf, mediaTypeOf } from "./atif-held-data.js";
+import { anthropicSourceOf, atifKind, heldValueOf, mediaTypeOf } from "./atif-held-data.js";
 import { formatMediaType } from "./audio-parts.js";
 import { isObject, str } from "./extract.js";
 
@@ -131,8 +131,7 @@ function idText(fileId: string | JsonObject): string {
  * The text part standing for a referenced file: `[image omitted: provider file id file-a, ...]`.
  */
 export function fileReferenceText(reference: FileReference): string {
-  // Audio is a file to ATIF, whose parts are text and images only.
-  const kind = reference.kind === "image" ? "image" : "file";
+  const kind = atifKind(reference.kind);
   const mediaType = reference.mediaType ?? "media type unknown";
   return `[${kind} omitted: provider file id ${idText(reference.fileId)}, ${mediaType}]`;
 }

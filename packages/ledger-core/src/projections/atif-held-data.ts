@@ -132,6 +132,14 @@ function heldBytes(data: HeldData): { text: string; note: JsonObject } {
   };
 }
 
+/** A file's kind to ATIF: an image, or any other file. */
+export type AtifFileKind = "image" | "file";
+
+/** The ATIF kind of a file of `kind`: audio is a file to ATIF, whose parts are text and images only. */
+export function atifKind(kind: "image" | "audio" | "file"): AtifFileKind {
+  return kind === "image" ? "image" : "file";
+}
+
 /** Why a step cannot show a part at a URL: an image's media type, any other file at all. */
 const URL_REASONS = {
   image: "media type not one ATIF takes",
@@ -151,7 +159,7 @@ export function omittedPart({
   part,
   eventId,
 }: {
-  kind: "image" | "file";
+  kind: AtifFileKind;
   data: FoundFile;
   part: number;
   eventId: string;
