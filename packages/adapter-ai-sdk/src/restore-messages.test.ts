@@ -131,6 +131,38 @@ describe("restoreMessages", () => {
     ]);
   });
 
+  it("with the run's tools, gives a tool call the input its schema parsed, as the SDK's messages hold it", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, actor, ...address });
+    const { model } = scriptedModel([
+      toolCallsResult(toolCall("c1", "lookup", { key: "x" })),
+      textResult("x is X"),
+    ]);
+    const tools = {
+      lookup: tool({
+        // The model leaves out `limit`: the schema fills it in, and the SDK keeps that.
+        inputSchema: z.object({ key: z.string(), limit: z.number().default(3) }),
+        execute: async ({ key, limit }) => `${key.toUpperCase()} (${limit})`,
+      }),
+    };
+    const result = await generateText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      prompt: "what is x?",
+      tools: wrapTools(tools, { recorder }),
+      stopWhen: stepCountIs(1),
+    });
+    expect(JSON.stringify(result.response.messages[0])).toContain('"input":{"key":"x","limit":3}');
+    expect(await restoreMessages(store, { ...address, tools })).toEqual([
+      { role: "user", content: [{ type: "text", text: "what is x?" }] },
+      ...result.response.messages.map((message) => JSON.parse(JSON.stringify(message))),
+    ]);
+    // Without them, the model's input: the ledger knows no schema.
+    const [, assistantMessage] = await restoreMessages(store, address);
+    expect(assistantMessage?.content).toEqual([
+      { type: "tool-call", toolCallId: "c1", toolName: "lookup", input: { key: "x" } },
+    ]);
+  });
+
   it("refuses an includeSystem or resolve that is not a boolean, before reading the store", async () => {
     const store = new MemoryEventStore();
     const recorder = new SessionRecorder({ store, actor, ...address });

@@ -11,6 +11,7 @@ import {
 } from "@agent-ledger/core";
 import type { ModelMessage, ToolSet } from "ai";
 import { checkedOptional, checkedOptionsObject, checkedToolSet } from "./adapter-options.js";
+import { parsedToolInput, toolNamed } from "./parsed-tool-input.js";
 import { toolErrorText } from "./replayed-errors.js";
 import { decodeToolOutput } from "./tool-output.js";
 
@@ -27,8 +28,10 @@ export interface RestoreMessagesOptions {
   resolve?: boolean;
   /**
    * The run's tools, as given to `generateText` / `streamText`: the results of the last step
-   * then come back through their `toModelOutput`, as the SDK would give them to the model
-   * (see `restoreConversation`). Without it, a result is the recorded output.
+   * then come back through their `toModelOutput`, as the SDK would give them to the model, and
+   * its tool calls with the input their `inputSchema` parsed the model's to (defaults filled
+   * in), as in the SDK's messages (see `restoreConversation`). Without it, a result is the
+   * recorded output, and a call's input the model's.
    */
   tools?: ToolSet;
 }
@@ -66,9 +69,7 @@ function modelOutputOf(tools: unknown): ModelOutputOf {
   if (tools !== undefined) checkedToolSet(tools, "$.tools");
   const toolSet = tools as ToolSet | undefined;
   return async (toolName, options, recorded) => {
-    // Own keys only: a tool named "toString" is not Object.prototype's.
-    const tool =
-      toolSet !== undefined && Object.hasOwn(toolSet, toolName) ? toolSet[toolName] : undefined;
+    const tool = toolNamed(toolSet, toolName);
     const toModelOutput = tool?.toModelOutput;
     // Called on the tool, as the SDK calls it.
     if (typeof toModelOutput === "function") return await toModelOutput.call(tool, options);
@@ -330,19 +331,23 @@ export async function restoreConversation(
   );
   if (parts.length > 0) messages.push({ role: "assistant", content: parts } as ModelMessage);
   // Every id in toolCallIds is a tool-call part's.
-  const calls = new Map<string, { toolName: string; input: unknown }>();
+  const calls = new Map<string, Part>();
   for (const item of parts as Part[])
-    if (item.type === "tool-call")
-      calls.set(String(item.toolCallId), { toolName: String(item.toolName), input: item.input });
+    if (item.type === "tool-call") calls.set(String(item.toolCallId), item);
   const records = toolCallRecordsOf(events, completed);
   const results: unknown[] = [];
   const pendingToolCalls: PendingToolCall[] = [];
   for (const toolCallId of toolCallIds) {
     const outcome = records.outcomes.get(toolCallId);
-    const { toolName, input } = calls.get(toolCallId) as { toolName: string; input: unknown };
+    const call = calls.get(toolCallId) as Part;
+    const toolName = String(call.toolName);
+    const tool = toolNamed(options.tools, toolName);
+    // As the SDK's assistant message: the input its tool's schema parsed the model's to.
+    const parsed = tool && (await parsedToolInput(tool, call.input));
+    if (parsed) (call as { input: unknown }).input = parsed.input;
     if (outcome) {
       // The input the tool was called with (as the SDK's schema parsed it), else the model's.
-      const called = records.inputs.has(toolCallId) ? records.inputs.get(toolCallId) : input;
+      const called = records.inputs.has(toolCallId) ? records.inputs.get(toolCallId) : call.input;
       results.push(
         await toolResultOf(outcome, { toolCallId, toolName, input: called }, modelOutput),
       );
@@ -350,7 +355,7 @@ export async function restoreConversation(
       pendingToolCalls.push({
         toolCallId,
         toolName,
-        input,
+        input: call.input,
         requested: records.requested.has(toolCallId),
       });
   }
