@@ -11,6 +11,7 @@ import {
 } from "@agent-ledger/core";
 import type { ModelMessage, ToolSet } from "ai";
 import { checkedOptional, checkedOptionsObject, checkedToolSet } from "./adapter-options.js";
+import { approvalIdOf, awaitedApproval } from "./approval-requests.js";
 import { parsedToolInput, toolNamed } from "./parsed-tool-input.js";
 import { toolErrorText } from "./replayed-errors.js";
 import { decodeToolOutput } from "./tool-output.js";
@@ -30,8 +31,10 @@ export interface RestoreMessagesOptions {
    * The run's tools, as given to `generateText` / `streamText`: the results of the last step
    * then come back through their `toModelOutput`, as the SDK would give them to the model, and
    * its tool calls with the input their `inputSchema` parsed the model's to (defaults filled
-   * in), as in the SDK's messages (see `restoreConversation`). Without it, a result is the
-   * recorded output, and a call's input the model's.
+   * in), as in the SDK's messages; a call waiting for a person's approval (its tool's
+   * `needsApproval`) with its approval request (see `restoreConversation`). Without it, a
+   * result is the recorded output, a call's input the model's, and no call is known to wait
+   * for an approval.
    */
   tools?: ToolSet;
 }
@@ -159,7 +162,9 @@ async function assistantPartsOf(
         break;
       }
       default:
-        // sources and approval requests are not part of the conversation sent back.
+        // Sources are not part of the conversation sent back. A provider's own approval request
+        // (for a tool it executes) is left out too; the requests of the app's tools that need
+        // approval are made again from the run's tools (see awaitedApproval).
         break;
     }
   }
@@ -242,6 +247,13 @@ export interface PendingToolCall {
    * have had its effect. `false`: it had not started.
    */
   requested: boolean;
+  /**
+   * Set for a call that waits for a person's approval (its tool's `needsApproval`, from the
+   * `tools` given): the assistant message holds its `tool-approval-request` with this id.
+   * Answer with a `tool` message holding a `tool-approval-response` with it; the SDK then runs
+   * the call (approved) or tells the model it was denied, before its first model call.
+   */
+  approvalId?: string;
 }
 
 /** A run's conversation, and the tool calls still waiting for a result. */
@@ -249,9 +261,10 @@ export interface RestoredConversation {
   /** What `restoreMessages` returns. */
   messages: ModelMessage[];
   /**
-   * Tool calls of the last assistant message without a result (in flight at a crash, or not
-   * started). The SDK refuses messages that end so (`AI_MissingToolResultsError`): give each a
-   * tool result before passing `messages` to it.
+   * Tool calls of the last assistant message without a result (in flight at a crash, waiting
+   * for a person's approval, or not started). The SDK refuses messages that end so
+   * (`AI_MissingToolResultsError`): give each a tool result, or an approval response for one
+   * waiting for approval (`approvalId`), before passing `messages` to it.
    */
   pendingToolCalls: PendingToolCall[];
 }
@@ -270,7 +283,8 @@ export async function restoreMessages(
 
 /**
  * `restoreMessages`, plus the tool calls of the last assistant message that have no recorded
- * result (`pendingToolCalls`), so that a chat app resuming after a crash can decide about them.
+ * result (`pendingToolCalls`), so that a chat app resuming after a crash, or continuing a chat
+ * that stopped at a tool approval, can decide about them.
  *
  * The messages are what the model was given, or would be given next:
  * - The last language model request of the run (embedding calls are not turns of the
@@ -329,6 +343,8 @@ export async function restoreConversation(
     (response?.content ?? []) as JsonValue[],
     modelOutput,
   );
+  // The conversation the SDK asked a tool's needsApproval about: before the assistant message.
+  const before = [...messages];
   if (parts.length > 0) messages.push({ role: "assistant", content: parts } as ModelMessage);
   // Every id in toolCallIds is a tool-call part's.
   const calls = new Map<string, Part>();
@@ -351,13 +367,23 @@ export async function restoreConversation(
       results.push(
         await toolResultOf(outcome, { toolCallId, toolName, input: called }, modelOutput),
       );
-    } else
-      pendingToolCalls.push({
-        toolCallId,
-        toolName,
-        input: call.input,
-        requested: records.requested.has(toolCallId),
-      });
+      continue;
+    }
+    const requested = records.requested.has(toolCallId);
+    const approvalId = approvalIdOf(completed.eventId, toolCallId);
+    const approval =
+      tool && parsed && !requested
+        ? await awaitedApproval(tool, { toolCallId, approvalId, ...parsed }, before)
+        : undefined;
+    // As the SDK's assistant message: the approval requests after the rest.
+    if (approval) parts.push(approval);
+    pendingToolCalls.push({
+      toolCallId,
+      toolName,
+      input: call.input,
+      requested,
+      ...(approval ? { approvalId } : {}),
+    });
   }
   if (results.length > 0) messages.push({ role: "tool", content: results } as ModelMessage);
   return { messages, pendingToolCalls };

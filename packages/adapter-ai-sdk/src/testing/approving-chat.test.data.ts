@@ -1,7 +1,9 @@
 // A chat whose `refund` tool needs the user's approval (needsApproval: true): turn 1 streams up
 // to the approval request; the user approves, and turn 2 (a run of its own, as the README's "A
-// chat app" names it) starts by running the approved refund, before its first model call.
+// chat app" names it) starts by running the approved refund, before its first model call. (Or
+// the process dies at the approval request, and the chat goes on from the ledger alone.)
 import type { EventStore } from "@agent-ledger/core";
+import type { LanguageModelV3Prompt } from "@ai-sdk/provider";
 import { type ModelMessage, stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
@@ -28,16 +30,12 @@ export interface RefundWorld {
   refunds: number;
   modelCalls: number;
   crash?: boolean;
+  /** The prompt of each model call, when kept. */
+  prompts?: LanguageModelV3Prompt[];
 }
 
-/** One turn: its text (`result.text`, or what it rejected with), the errors onError got. */
-export async function refundTurn(
-  store: EventStore,
-  world: RefundWorld,
-  turnId: string,
-  messages: ModelMessage[],
-) {
-  const recorder = await turnRecorder(store, APPROVING_CHAT, turnId);
+/** The chat's tools, unwrapped. */
+export function refundTools(world: RefundWorld) {
   const refund = tool({
     inputSchema: z.object({ order: z.string() }),
     needsApproval: true,
@@ -50,9 +48,21 @@ export async function refundTurn(
       return "refunded";
     },
   });
+  return { refund };
+}
+
+/** One turn: its text (`result.text`, or what it rejected with), the errors onError got. */
+export async function refundTurn(
+  store: EventStore,
+  world: RefundWorld,
+  turnId: string,
+  messages: ModelMessage[],
+) {
+  const recorder = await turnRecorder(store, APPROVING_CHAT, turnId);
   const model = new MockLanguageModelV3({
     doStream: async (options) => {
       world.modelCalls++;
+      world.prompts?.push(options.prompt);
       const answer =
         options.prompt.at(-1)?.role === "tool"
           ? textResult("order 42 is refunded")
@@ -64,7 +74,7 @@ export async function refundTurn(
   const result = streamText({
     model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
     messages,
-    tools: wrapTools({ refund }, { recorder }),
+    tools: wrapTools(refundTools(world), { recorder }),
     stopWhen: stepCountIs(3),
     onError: ({ error }) => {
       errors.push(error);
@@ -103,4 +113,16 @@ export async function crashInsideApprovedRefund(store: EventStore): Promise<void
   await first.recorder.completeRun({ approval: "asked" });
   world.crash = true;
   await refundTurn(store, world, "2", approved(first.messages));
+}
+
+/**
+ * In the crash child: turn 1 streams up to the refund's approval request, and the process dies
+ * there, before the turn's run is closed, keeping none of the chat's messages.
+ */
+export async function crashAtRefundApproval(store: EventStore): Promise<void> {
+  const world: RefundWorld = { refunds: 0, modelCalls: 0 };
+  const first = await refundTurn(store, world, "1", [ASK]);
+  if (!first.messages.some((message) => message.role === "assistant"))
+    throw new Error("turn 1 did not stop at the approval request");
+  await crashHere();
 }

@@ -1,6 +1,6 @@
 import type { EventStore } from "@agent-ledger/core";
 import { crashAfterToolInput, crashInsideAnnouncedTool } from "./announcing-agent.test.data.js";
-import { crashInsideApprovedRefund } from "./approving-chat.test.data.js";
+import { crashAtRefundApproval, crashInsideApprovedRefund } from "./approving-chat.test.data.js";
 import { crashInSecondTurn } from "./chat-server.test.data.js";
 import { crashingChat } from "./crashing-chat.test.data.js";
 import { crashInsideDocumentEmbedding } from "./embedding.test.data.js";
@@ -32,6 +32,7 @@ export const crashScenarios = {
   "approval judged, its stream still open": crashAfterJudge,
   "chat inside send": crashingChat,
   "chat inside the refund its user approved": crashInsideApprovedRefund,
+  "chat paused at the refund's approval": crashAtRefundApproval,
   "chat server answering turn 2": crashInSecondTurn,
   "embedding inside the documents call": crashInsideDocumentEmbedding,
   "nested agent at the final call": crashingNested("final"),

@@ -1,0 +1,66 @@
+import { isDeepEqualData, type Tool } from "ai";
+
+// A tool call the SDK stopped at for a person's approval (`needsApproval`) leaves no trace the
+// ledger sees: the SDK makes the approval request itself, with an id of its own, after the
+// model's completion, and runs nothing. What the ledger holds is the call without a result.
+// These tell, from the run's tools, which such calls wait for an approval, and rebuild the
+// request the SDK made, in the form its next call matches an approval response against.
+
+/** The `tool-approval-request` part the SDK puts in the assistant message. */
+export interface ApprovalRequestPart {
+  type: "tool-approval-request";
+  approvalId: string;
+  toolCallId: string;
+  /** The model's input, where the tool's `inputSchema` parsed it to another value. */
+  inputSchemaInput?: unknown;
+}
+
+/**
+ * The approvalId of the request for tool call `toolCallId` of the model completion
+ * `completionEventId`. The SDK's own id was never seen by the ledger; the SDK matches a
+ * response to its request by this id among the messages it is given, nothing else, so any id
+ * unique there will do. This one is the same on every restore, and unique in the session
+ * (providers reuse tool call ids from one step to the next, the completion's event id is not).
+ */
+export function approvalIdOf(completionEventId: string, toolCallId: string): string {
+  return `ledger-approval-${completionEventId}-${toolCallId}`;
+}
+
+/** The tool's `needsApproval` for the call, asked as the SDK asks it (`this` is the tool). */
+async function approvalNeeded(
+  tool: Tool,
+  input: unknown,
+  options: { toolCallId: string; messages: unknown[] },
+): Promise<boolean> {
+  const { needsApproval } = tool;
+  if (needsApproval == null) return false;
+  if (typeof needsApproval === "boolean") return needsApproval;
+  return await needsApproval.call(tool, input as never, {
+    toolCallId: options.toolCallId,
+    messages: options.messages as never,
+    experimental_context: undefined,
+  });
+}
+
+/**
+ * The approval request a call the tool never ran (no `tool.requested`) waits for, if its
+ * tool's `needsApproval` says it needs one. A function is asked, as the SDK asks it (and asks
+ * it again on its next call, denying an approved call it now says needs none): with the parsed
+ * `input`, and `messages`, the conversation before the assistant message; no
+ * `experimental_context`. `given` is the model's input: the SDK checks an approved call's
+ * parsed input against what the schema makes of it (`inputSchemaInput`).
+ */
+export async function awaitedApproval(
+  tool: Tool,
+  call: { toolCallId: string; given: unknown; input: unknown; approvalId: string },
+  messages: unknown[],
+): Promise<ApprovalRequestPart | undefined> {
+  const { toolCallId, given, input, approvalId } = call;
+  if (!(await approvalNeeded(tool, input, { toolCallId, messages }))) return undefined;
+  return {
+    type: "tool-approval-request",
+    approvalId,
+    toolCallId,
+    ...(isDeepEqualData(given, input) ? {} : { inputSchemaInput: given }),
+  };
+}
