@@ -97,12 +97,17 @@ function parseInput(input: JsonValue | undefined): unknown {
   }
 }
 
+/**
+ * The assistant message's parts; the calls the app runs (`toolCallIds`); and the approvals the
+ * provider asked for its own calls (`providerApprovals`: approvalId by toolCallId).
+ */
 async function assistantPartsOf(
   content: JsonValue[],
   modelOutput: ModelOutputOf,
-): Promise<{ parts: unknown[]; toolCallIds: string[] }> {
+): Promise<{ parts: unknown[]; toolCallIds: string[]; providerApprovals: Map<string, string> }> {
   const parts: unknown[] = [];
   const toolCallIds: string[] = [];
+  const providerApprovals = new Map<string, string>();
   // The input of each call, for its provider-executed result's toModelOutput.
   const inputs = new Map<string, unknown>();
   for (const item of content) {
@@ -161,14 +166,21 @@ async function assistantPartsOf(
         });
         break;
       }
+      case "tool-approval-request": {
+        // A provider's request to approve a tool it executes (an MCP server's tool): in its
+        // place, with the provider's id, as the SDK's message holds it. (The requests of the
+        // app's own tools are the SDK's, made again from the run's tools: awaitedApproval.)
+        const toolCallId = String(part.toolCallId);
+        providerApprovals.set(toolCallId, String(part.approvalId));
+        parts.push({ type: "tool-approval-request", approvalId: part.approvalId, toolCallId });
+        break;
+      }
       default:
-        // Sources are not part of the conversation sent back. A provider's own approval request
-        // (for a tool it executes) is left out too; the requests of the app's tools that need
-        // approval are made again from the run's tools (see awaitedApproval).
+        // Sources are not part of the conversation sent back.
         break;
     }
   }
-  return { parts, toolCallIds };
+  return { parts, toolCallIds, providerApprovals };
 }
 
 /**
@@ -254,6 +266,13 @@ export interface PendingToolCall {
    * the call (approved) or tells the model it was denied, before its first model call.
    */
   approvalId?: string;
+  /**
+   * `true` for a call the provider executes (an MCP server's tool) that the provider asked to
+   * approve (`approvalId` is the provider's own). Answer it with `providerExecuted: true` on
+   * the response: the SDK forwards only such responses to the provider, which then runs the
+   * call (or not) in the next model call.
+   */
+  providerExecuted?: true;
 }
 
 /** A run's conversation, and the tool calls still waiting for a result. */
@@ -339,7 +358,7 @@ export async function restoreConversation(
   );
   if (!completed) return { messages, pendingToolCalls: [] };
   const response = payloadOf(completed).response as JsonObject | undefined;
-  const { parts, toolCallIds } = await assistantPartsOf(
+  const { parts, toolCallIds, providerApprovals } = await assistantPartsOf(
     (response?.content ?? []) as JsonValue[],
     modelOutput,
   );
@@ -383,6 +402,22 @@ export async function restoreConversation(
       input: call.input,
       requested,
       ...(approval ? { approvalId } : {}),
+    });
+  }
+  // A provider's call that waits for approval: no result in the message yet.
+  for (const [toolCallId, approvalId] of providerApprovals) {
+    const call = calls.get(toolCallId);
+    const answered = (parts as Part[]).some(
+      (part) => part.type === "tool-result" && part.toolCallId === toolCallId,
+    );
+    if (call === undefined || answered) continue;
+    pendingToolCalls.push({
+      toolCallId,
+      toolName: String(call.toolName),
+      input: call.input,
+      requested: false,
+      approvalId,
+      providerExecuted: true,
     });
   }
   if (results.length > 0) messages.push({ role: "tool", content: results } as ModelMessage);
