@@ -14,6 +14,7 @@ import { checkedOptional, checkedOptionsObject, checkedToolSet } from "./adapter
 import { approvalIdOf, awaitedApproval } from "./approval-requests.js";
 import { parsedToolInput, toolNamed } from "./parsed-tool-input.js";
 import { toolErrorText } from "./replayed-errors.js";
+import { payloadOf, toolCallRecordsOf } from "./tool-call-records.js";
 import { decodeToolOutput } from "./tool-output.js";
 
 export interface RestoreMessagesOptions {
@@ -81,11 +82,6 @@ function modelOutputOf(tools: unknown): ModelOutputOf {
       ? { type: "text", value: recorded }
       : { type: "json", value: recorded };
   };
-}
-
-function payloadOf(event: LedgerEvent): JsonObject {
-  const payload = event.payload;
-  return payload !== null && typeof payload === "object" && !Array.isArray(payload) ? payload : {};
 }
 
 function parseInput(input: JsonValue | undefined): unknown {
@@ -206,47 +202,6 @@ async function toolResultOf(
     output = { type: "error-text", value: `abandoned: ${String(payload.reason ?? "")}` };
   }
   return { type: "tool-result", toolCallId, toolName, output };
-}
-
-const OUTCOME_TYPES = new Set(["tool.completed", "tool.failed", "attempt.abandoned"]);
-
-/** What the ledger holds for the tool calls of one completion, by toolCallId. */
-interface ToolCallRecords {
-  /** The last outcome of each call (a retry supersedes an earlier failure). */
-  outcomes: Map<string, LedgerEvent>;
-  /** Calls whose `tool.requested` is committed: the tool may have run. */
-  requested: Set<string>;
-  /** The input each requested call's tool was called with (its `tool.requested` args). */
-  inputs: Map<string, JsonValue>;
-}
-
-/**
- * The records of the tool calls `completed` asked for. Matched through the attempt, not the id
- * alone: some providers reuse tool call ids on every step (call_0...), so an earlier step's
- * result must never stand in for a call still in flight. A call's attempts are the tool
- * requests caused by this completion (a retry keeps that cause), or, for a request recorded
- * without a cause, the ones after it with its id.
- */
-function toolCallRecordsOf(events: LedgerEvent[], completed: LedgerEvent): ToolCallRecords {
-  const attempts = new Map<string, string>();
-  const records: ToolCallRecords = { outcomes: new Map(), requested: new Set(), inputs: new Map() };
-  for (const event of events) {
-    if (event.seq <= completed.seq || event.attemptId === undefined) continue;
-    if (event.type === "tool.requested") {
-      const cause = event.causedByEventId;
-      if (cause !== undefined && cause !== completed.eventId) continue;
-      const payload = payloadOf(event);
-      const toolCallId = String(payload.toolCallId);
-      attempts.set(event.attemptId, toolCallId);
-      records.requested.add(toolCallId);
-      if (payload.args !== undefined) records.inputs.set(toolCallId, payload.args);
-      continue;
-    }
-    const toolCallId = attempts.get(event.attemptId);
-    if (toolCallId !== undefined && OUTCOME_TYPES.has(event.type))
-      records.outcomes.set(toolCallId, event);
-  }
-  return records;
 }
 
 /** A tool call of the last completion that has no recorded outcome (see `restoreConversation`). */
