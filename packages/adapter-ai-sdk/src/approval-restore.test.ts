@@ -2,8 +2,7 @@ import { join } from "node:path";
 import { inspectSession, LedgerError, readWholeRun, SessionRecorder } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import type { LanguageModelV3Prompt } from "@ai-sdk/provider";
-import { generateText, type ModelMessage, stepCountIs, tool, wrapLanguageModel } from "ai";
+import { generateText, tool, wrapLanguageModel } from "ai";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { approvalIdOf } from "./approval-requests.js";
@@ -18,6 +17,15 @@ import {
 } from "./testing/approving-chat.test.data.js";
 import { crashableModel, crashInChild } from "./testing/crash-in-child.test.data.js";
 import {
+  ASK,
+  SESSION,
+  type Shop,
+  shopModel,
+  shopTools,
+  toolResultsOf,
+  turn,
+} from "./testing/refund-shop.test.data.js";
+import {
   assistant as actor,
   payload,
   textResult,
@@ -27,84 +35,6 @@ import {
 import { wrapTools } from "./wrap-tools.js";
 
 const scratch = scratchDirectory("ai-sdk-approval-restore-", afterAll);
-const SESSION = "chat-refunds";
-const ASK: ModelMessage = { role: "user", content: "refund orders 42 and 7, and look up 42" };
-
-/** What the shop's tools did, and the prompts its model was given. */
-interface Shop {
-  refunds: string[];
-  prompts: LanguageModelV3Prompt[];
-}
-
-/**
- * The shop's tools: `refund` needs approval above 10 (a function, asked by the SDK), and its
- * schema fills in a `reason` the model leaves out; `lookup` needs none.
- */
-function shopTools(shop: Shop) {
-  return {
-    refund: tool({
-      inputSchema: z.object({
-        order: z.string(),
-        amount: z.number(),
-        reason: z.string().default("customer asked"),
-      }),
-      needsApproval: async ({ amount }) => amount > 10,
-      execute: async ({ order, reason }) => {
-        shop.refunds.push(order);
-        return `refunded ${order} (${reason})`;
-      },
-    }),
-    lookup: tool({
-      inputSchema: z.object({ order: z.string() }),
-      execute: async ({ order }) => `order ${order}: shipped`,
-    }),
-  };
-}
-
-/** The model: asks for the three calls, then answers once it has the tools' results. */
-function shopModel(shop: Shop) {
-  return crashableModel((options) => {
-    shop.prompts.push(options.prompt);
-    return options.prompt.at(-1)?.role === "tool"
-      ? textResult("done")
-      : toolCallsResult(
-          toolCall("call_0", "refund", { order: "42", amount: 50 }),
-          toolCall("call_1", "refund", { order: "7", amount: 5 }),
-          toolCall("call_2", "lookup", { order: "42" }),
-        );
-  });
-}
-
-/** One turn of the chat, on its own run, with generateText. */
-async function turn(path: string, shop: Shop, runId: string, messages: ModelMessage[]) {
-  const store = new SqliteEventStore({ path });
-  await store.init();
-  try {
-    const recorder = new SessionRecorder({ store, sessionId: SESSION, runId, actor });
-    const result = await generateText({
-      model: wrapLanguageModel({
-        model: shopModel(shop),
-        middleware: ledgerMiddleware({ recorder }),
-      }),
-      messages,
-      tools: wrapTools(shopTools(shop), { recorder }),
-      stopWhen: stepCountIs(3),
-    });
-    return { result, events: await readWholeRun(store, { sessionId: SESSION, runId }) };
-  } finally {
-    await store.close();
-  }
-}
-
-/** The tool results the model was given in `prompt`, by toolCallId. */
-function toolResultsOf(prompt: LanguageModelV3Prompt | undefined) {
-  return Object.fromEntries(
-    (prompt ?? [])
-      .flatMap((message) => (message.role === "tool" ? message.content : []))
-      .flatMap((part) => (part.type === "tool-result" ? [[part.toolCallId, part.output]] : [])),
-  );
-}
-
 describe("restoreConversation: a chat paused at a tool approval, continued from the ledger alone", () => {
   it.each([
     ["approved", true],
