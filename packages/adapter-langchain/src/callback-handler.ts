@@ -15,6 +15,7 @@ import { chainCompleted, chainFailed, chainStarted } from "./chain-callbacks.js"
 import type { LedgerCallbackHandlerOptions } from "./handler-recorder.js";
 import { forgetRunsLeft, type HandlerState, handlerState, keptSizes } from "./handler-state.js";
 import { awaitedCall } from "./interrupt-pauses.js";
+import { threadIdOf } from "./langchain-metadata.js";
 import { chatRequest, textRequest } from "./model-request.js";
 import { type NestedRefusal, nestedRefusal } from "./nested-refusal.js";
 import { checkHandlerOptions } from "./option-checks.js";
@@ -254,6 +255,17 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     return close(await this.#closeOpenCalls(close));
   }
 
+  /**
+   * A model call of the thread `metadata` names starts (`start` records it), unless the handler
+   * refused a tool call of that thread in its invocation: a tool node that turned the refusal
+   * into a ToolMessage would have the model read it as the tool's answer. The call is refused
+   * with the same error, and nothing is recorded for it.
+   */
+  #modelStarted(metadata: Record<string, unknown> | undefined, start: () => Promise<void>) {
+    this.#state.refusedThreads.check(threadIdOf(metadata));
+    return start();
+  }
+
   override async handleChatModelStart(
     llm: Serialized,
     messages: BaseMessage[][],
@@ -265,10 +277,12 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runName?: string,
   ): Promise<void> {
     await this.#starts(runId, parentRunId, metadata, () =>
-      this.#state.models.started(
-        chatRequest({ llm, messages, extraParams, metadata }),
-        { runId, parentRunId, runName, tags },
-        { llm, lsMetadata: metadata, extraParams },
+      this.#modelStarted(metadata, () =>
+        this.#state.models.started(
+          chatRequest({ llm, messages, extraParams, metadata }),
+          { runId, parentRunId, runName, tags },
+          { llm, lsMetadata: metadata, extraParams },
+        ),
       ),
     );
   }
@@ -284,10 +298,12 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runName?: string,
   ): Promise<void> {
     await this.#starts(runId, parentRunId, metadata, () =>
-      this.#state.models.started(
-        textRequest({ llm, prompts, extraParams, metadata }),
-        { runId, parentRunId, runName, tags },
-        { llm, lsMetadata: metadata, extraParams },
+      this.#modelStarted(metadata, () =>
+        this.#state.models.started(
+          textRequest({ llm, prompts, extraParams, metadata }),
+          { runId, parentRunId, runName, tags },
+          { llm, lsMetadata: metadata, extraParams },
+        ),
       ),
     );
   }
@@ -331,7 +347,16 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     langchainToolCallId?: string,
   ): Promise<void> {
     const start = { tool, input, runId, parentRunId, tags, metadata, runName, langchainToolCallId };
-    await this.#starts(runId, parentRunId, metadata, () => toolStarted(this.#state, start));
+    try {
+      await this.#starts(runId, parentRunId, metadata, () => toolStarted(this.#state, start));
+    } catch (error) {
+      // A call made inside another tool's call is that call's business: its refusal reaches the
+      // outer call, which ends refused, or is answered by ledgerMiddleware (a nested call a
+      // person abandoned: the model is meant to read why).
+      if (!this.#state.runs.enclosingTool(parentRunId))
+        this.#state.refusedThreads.refused(threadIdOf(metadata), error);
+      throw error;
+    }
   }
 
   // biome-ignore lint/suspicious/noExplicitAny: LangChain's signature

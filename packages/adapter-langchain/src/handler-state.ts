@@ -4,6 +4,7 @@ import { HandlerRecorder, type LedgerCallbackHandlerOptions } from "./handler-re
 import { InterruptPauses } from "./interrupt-pauses.js";
 import { ModelRuns } from "./model-runs.js";
 import { NestedRefusals } from "./nested-refusal.js";
+import { RefusedThreads } from "./refused-threads.js";
 import { RunTree } from "./run-tree.js";
 import { SubgraphRuns } from "./subgraph-runs.js";
 import { ToolCallBook } from "./tool-request.js";
@@ -23,6 +24,8 @@ export interface HandlerState {
   tools: ToolRuns;
   /** The nested calls the ledger refused, by the tool call they were made in. */
   refusals: NestedRefusals;
+  /** The threads in which a tool call was refused: their next model call is refused too. */
+  refusedThreads: RefusedThreads;
   /** The chains and tools in progress, with their parents. */
   runs: RunTree;
   chains: ChainEvents;
@@ -39,18 +42,19 @@ export interface HandlerState {
  * handler serving many runs checks stays bounded (some are kept per thread: see each map).
  */
 export function keptSizes(state: HandlerState): Readonly<Record<string, number>> {
-  const { recorder, models, tools, refusals, runs, chains, pauses, book, subgraphs } = state;
+  const { recorder, models, tools, refusals, refusedThreads, runs, chains, pauses, book } = state;
   return {
     ...recorder.kept,
     ...models.kept,
     ...tools.kept,
     refusals: refusals.kept,
+    refusedThreads: refusedThreads.kept,
     ...runs.kept,
     ...chains.kept,
     ...pauses.kept,
     ...book.causes.kept,
     claims: book.claims.kept,
-    ...subgraphs.kept,
+    ...state.subgraphs.kept,
   };
 }
 
@@ -76,6 +80,7 @@ export function forgetRunsLeft(state: HandlerState): void {
 export function handlerState(options: LedgerCallbackHandlerOptions): HandlerState {
   const runs = new RunTree();
   const refusals = new NestedRefusals();
+  const refusedThreads = new RefusedThreads();
   const book = new ToolCallBook();
   // The causes of the tool calls a resumed run (or subgraph's child run) recorded, read with the run.
   const loadCauses = (opened: SessionRecorder) => {
@@ -94,6 +99,7 @@ export function handlerState(options: LedgerCallbackHandlerOptions): HandlerStat
     // No node's retryPolicy runs a call of the thread again any more; settled, its calls are
     // answered, and their causes are no longer asked for.
     invocationEnded: (thread, settled) => {
+      refusedThreads.forget(thread);
       tools.invocationEnded(thread);
       models.invocationEnded(thread);
       if (settled) book.causes.settled(thread);
@@ -108,6 +114,7 @@ export function handlerState(options: LedgerCallbackHandlerOptions): HandlerStat
     models,
     tools,
     refusals,
+    refusedThreads,
     runs,
     chains: new ChainEvents(subgraphs, runs),
     pauses: new InterruptPauses(runs, subgraphs),

@@ -40,14 +40,21 @@ function resume(store: EventStore, run: ReturnType<typeof world>, handleToolErro
 // Concurrent: a crash test mostly waits for its child to load LangChain (about a second), and
 // the tests share nothing (each has its own ledger).
 describe.concurrent("a plain graph's ToolNode after a crash (README: plain LangGraph graphs)", () => {
-  it("with its default handleToolErrors, the refusal of an unresolved call becomes a ToolMessage", async ({
+  it("with its default handleToolErrors, the refusal of an unresolved call stops the graph before the model reads it", async ({
     onTestFinished,
   }) => {
     const { store, run } = await crashInsideSend("default-handling", onTestFinished);
     const outcome = await resume(store, run).invoke();
-    // Fails open: the graph goes on, and the model sees the ledger's refusal as the tool's error.
-    expect(outcome).not.toHaveProperty("error");
-    expect(run.effects.sent).toBe(1);
+    // The ToolNode turns the refusal into a ToolMessage; the handler refuses the thread's next
+    // model call with the same error, so the model never takes it for send's answer.
+    const refusal = findLedgerError((outcome as { error: unknown }).error, "unresolved-attempt");
+    expect(refusal?.details).toMatchObject({ toolCallId: "call-send", name: "send" });
+    expect(run.effects).toEqual({ sent: 1, modelAnswers: [] });
+
+    // But the tools node's output, that ToolMessage, is saved in the thread's state: the next
+    // resume hands it to the model as send's answer (README: Plain LangGraph graphs).
+    const again = await resume(store, run).invoke();
+    expect(again).not.toHaveProperty("error");
     expect(run.effects.modelAnswers).toEqual([expect.stringContaining("was in flight")]);
   });
 
