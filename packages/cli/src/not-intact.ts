@@ -1,4 +1,4 @@
-import { type RunView, runsInTreeOrder } from "@agent-ledger/core";
+import { type RunView, runsInTreeOrder, type SeqGap } from "@agent-ledger/core";
 import { terminalLine } from "./format.js";
 import { type OutputStream, writeOut } from "./io.js";
 import { notIntactText, type RenderInspectionOptions } from "./render-inspection.js";
@@ -6,7 +6,7 @@ import { notIntactText, type RenderInspectionOptions } from "./render-inspection
 /** A run whose seqs have a gap, with what `inspect` says of it (`notIntactText`). */
 export interface NotIntactRun {
   runId: string;
-  seqGap: { after: number; next: number };
+  seqGap: SeqGap;
   text: string;
 }
 

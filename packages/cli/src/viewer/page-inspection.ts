@@ -5,6 +5,7 @@ import {
   type RunView,
   redactUrl,
   runsInTreeOrder,
+  type SeqGap,
   type SessionInspection,
 } from "@agent-ledger/core";
 import { approvalLine, approvalText, madeAgainText, resolveHint } from "../made-again-text.js";
@@ -33,7 +34,7 @@ export interface EventBrief {
  */
 export interface PageNotIntactRun {
   runId: string;
-  seqGap: { after: number; next: number };
+  seqGap: SeqGap;
   text: string;
   what: string;
   command: string;

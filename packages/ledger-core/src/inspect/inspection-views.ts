@@ -2,6 +2,7 @@ import type { JsonValue } from "../events/json.js";
 import type { Actor, RunStatus } from "../events/types.js";
 import type { TokenUsage } from "../projections/model-usage.js";
 import type { AwaitingDecisionView } from "./awaiting-decision.js";
+import type { SeqGap } from "./seq-gaps.js";
 
 /** Status of one attempt as inspection reports it. */
 export type AttemptStatus = "requested" | "completed" | "failed" | "abandoned";
@@ -81,7 +82,7 @@ export interface RunView {
    * run (its status, its calls in flight, `length`) is not what was recorded. `verifyRun` says
    * what else fails.
    */
-  seqGap?: { after: number; next: number };
+  seqGap?: SeqGap;
   /**
    * Set when its `run.started` says it records every call its agent makes
    * (`RECORDS_EVERY_CALL_FIELD`).
