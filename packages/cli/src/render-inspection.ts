@@ -123,6 +123,24 @@ function durationText(attempt: AttemptView): string {
   return attempt.status === "abandoned" ? `${duration} after it was requested` : duration;
 }
 
+/**
+ * Under the child run of an agent's call (its request says its effect is that of its child runs,
+ * `effectInChildRuns`) whose `run.started` does not say it records every call: its agent ran
+ * calls the ledger may not hold (a plain SDK tool of an agent used as a tool that was not given
+ * to `instrumentAgent`), so the run reads as a whole story when it may not be one.
+ */
+function unrecordedInsideText(calledBy: AttemptView): string {
+  return `its agent does not record every call it makes: a call inside may have run unrecorded (give the agent behind ${calledBy.name ?? "that tool"} to instrumentAgent)`;
+}
+
+/**
+ * Under an agent's call that completed with no child run: its agent recorded nothing (its model
+ * was its own, not a recorded one, and it was not given to `instrumentAgent`).
+ */
+function nothingRecordedText(attempt: AttemptView): string {
+  return `its agent recorded nothing here: what it did ran unrecorded (give the agent behind ${attempt.name ?? "that tool"} to instrumentAgent)`;
+}
+
 // `pausedRunOf`: pausedAbove, the paused run each run waits with.
 function runLine(run: RunView, pausedRunOf: ReadonlyMap<string, string>): string {
   const actor = run.actor ? `${run.actor.id}` : "run";
@@ -194,13 +212,21 @@ export function renderInspection(
 /** What a run shows under its own line, in order. */
 type Item =
   | { kind: "attempt"; attempt: AttemptView; retry: boolean }
-  | { kind: "run"; run: RunView; cause?: string }
+  | { kind: "run"; run: RunView; cause?: string; calledBy?: AttemptView }
   | { kind: "paused"; text: string }
-  | { kind: "not-intact"; text: string };
+  | { kind: "not-intact"; text: string }
+  | { kind: "unrecorded"; text: string };
 
 /** What is left to print of the tree: a run (its line and all under it), or a line. */
 type Pending =
-  | { kind: "run"; run: RunView; prefix: string; last: boolean; cause?: string }
+  | {
+      kind: "run";
+      run: RunView;
+      prefix: string;
+      last: boolean;
+      cause?: string;
+      calledBy?: AttemptView;
+    }
   | { kind: "attempt"; branch: string; attempt: AttemptView; retry: boolean }
   | { kind: "line"; text: string };
 
@@ -249,13 +275,15 @@ export function* inspectionLines(
       yield `${next.branch}${next.retry ? "↻ " : ""}${attemptLine(next.attempt, marked)}`;
       continue;
     }
-    const { run, prefix, last, cause } = next;
+    const { run, prefix, last, cause, calledBy } = next;
     yield `${prefix}${last ? "└─ " : "├─ "}${runLine(run, pausedRunOf)}${cause ? `  caused by ${cause}` : ""}`;
     const inner = prefix + (last ? "   " : "│  ");
     const items: Item[] = [];
     // First, before anything read from the run: what follows is not what was recorded.
     const notIntact = notIntactText(run, inspection.sessionId, options);
     if (notIntact !== undefined) items.push({ kind: "not-intact", text: notIntact });
+    if (calledBy?.effectInChildRuns === true && run.recordsEveryCall !== true)
+      items.push({ kind: "unrecorded", text: unrecordedInsideText(calledBy) });
     // Children by the event that caused them, looked up once per attempt: a scan of every
     // child for every attempt was quadratic (20,000 tool calls that each started a sub-agent).
     const byCause = new Map<string, RunView[]>();
@@ -271,7 +299,12 @@ export function* inspectionLines(
       step.attempts.forEach((attempt, index) => {
         items.push({ kind: "attempt", attempt, retry: index > 0 });
         const caused = byCause.get(attempt.requestEventId);
-        if (caused === undefined) return;
+        if (caused === undefined) {
+          // An agent's call that ended with no child run: its agent recorded nothing at all.
+          if (attempt.effectInChildRuns === true && attempt.status === "completed")
+            items.push({ kind: "unrecorded", text: nothingRecordedText(attempt) });
+          return;
+        }
         byCause.delete(attempt.requestEventId);
         // In the order they started, as the viewer places them (the reverse order was a
         // leftover of a backward scan).
@@ -280,6 +313,7 @@ export function* inspectionLines(
             kind: "run",
             run: child,
             cause: `${attemptLabel(attempt)} (attempt ${attempt.attemptId})`,
+            calledBy: attempt,
           });
           placed.add(child);
         }
@@ -307,10 +341,11 @@ export function* inspectionLines(
           prefix: inner,
           last: isLast,
           cause: item.cause,
+          calledBy: item.calledBy,
         });
       else if (item.kind === "paused")
         pending.push({ kind: "line", text: `${branch}⏸ ${item.text}` });
-      else if (item.kind === "not-intact")
+      else if (item.kind === "not-intact" || item.kind === "unrecorded")
         pending.push({ kind: "line", text: `${branch}!! ${item.text}` });
       else pending.push({ kind: "attempt", branch, attempt: item.attempt, retry: item.retry });
     }
