@@ -6,6 +6,7 @@ import {
   type SessionRecorder,
 } from "@agent-ledger/core";
 import { type Agent, RunState } from "@openai/agents";
+import { stateLoadError } from "./agent-mismatch.js";
 import { APPROVAL_EVENT_TYPE } from "./ledger-state.js";
 import { assertLoadCheckpointArguments, assertSaveCheckpointArguments } from "./option-checks.js";
 import { openAiAgentsVersion } from "./sdk-version.js";
@@ -131,10 +132,6 @@ export async function loadRunStateCheckpoint(
   try {
     return await RunState.fromString(agent, payload.state);
   } catch (error) {
-    throw new LedgerError(
-      "invalid-argument",
-      `the RunState checkpoint does not load in @openai/agents ${installed}: ${(error as Error).message}`,
-      { cause: error },
-    );
+    throw stateLoadError("the RunState the run is paused at", installed, error);
   }
 }

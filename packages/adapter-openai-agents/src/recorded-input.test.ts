@@ -71,7 +71,8 @@ describe("a run that went on from a RunState (runWithLedger's input)", () => {
 
     await expect(resumeRun(toolless, runOptions(store, second.model))).rejects.toMatchObject({
       code: "invalid-argument",
-      message: expect.stringMatching(/the RunState the run went on from does not load/),
+      path: "$.agent",
+      message: expect.stringMatching(/the RunState the run went on from does not load with it/),
     });
     expect(await readWholeSession(store, "s")).toEqual(before);
     expect((await inspectSession(store, "s")).runs.map((run) => run.status)).toEqual(["running"]);

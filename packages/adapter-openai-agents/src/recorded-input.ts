@@ -1,5 +1,6 @@
 import { type JsonValue, LedgerError } from "@agent-ledger/core";
 import { type AgentInputItem, RunContext, RunState } from "@openai/agents";
+import { stateLoadError } from "./agent-mismatch.js";
 import type { AnyAgent } from "./any-agent.js";
 import type { AnyRunState } from "./run-ends.js";
 import { openAiAgentsVersion } from "./sdk-version.js";
@@ -39,11 +40,7 @@ export async function recordedRunInput(
   try {
     state = await RunState.fromString(agent, JSON.stringify(recorded));
   } catch (error) {
-    throw new LedgerError(
-      "invalid-argument",
-      `the RunState the run went on from does not load in @openai/agents ${installed}: ${(error as Error).message}`,
-      { cause: error },
-    );
+    throw stateLoadError("the RunState the run went on from", installed, error);
   }
   const { context } = options;
   if (context !== undefined)

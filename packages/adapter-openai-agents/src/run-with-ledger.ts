@@ -9,6 +9,7 @@ import {
 } from "@agent-ledger/core";
 import { RunContext } from "@openai/agents";
 import { agentCallsMadeAgain } from "./agent-calls-made-again.js";
+import { assertStartingAgent } from "./agent-mismatch.js";
 import type { AnyAgent } from "./any-agent.js";
 import { applyRecordedDecisions, recordDecisions } from "./approval-decisions.js";
 import {
@@ -225,6 +226,8 @@ export async function resumeRun(
       "run-closed",
       `run ${runId} is ${terminal.type.slice(4)}: nothing to resume`,
     );
+  // Another agent would record the run's calls under its name: refused before anything is written.
+  assertStartingAgent(agent, runId, rootEvents);
   const tree = runTree(events, runId);
   const treeEvents = events.filter((event) => tree.has(event.runId));
   // A stale or foreign state would run again calls the ledger holds as done, or override a
