@@ -117,8 +117,15 @@ describe("a handoff with an onHandoff callback (handoff(billing, { onHandoff }))
     );
     expect(refusal?.code).toBe("unresolved-attempt");
     expect(refusal?.message).toContain(
-      "tool call transfer_to_billing (call_handoff) was in flight when the process died",
+      "handoff transfer_to_billing (call_handoff) to billing was in flight when the process died",
     );
+    // A resumeRun user has no recorder: the message names the command that decides the call.
+    const [inFlight] = (await inspectSession(store, "s")).unresolved;
+    expect(refusal?.message).toContain(
+      `\`agent-ledger resolve --abandon "what you found" -- s ${inFlight?.attemptId}\` hands off without running the callback again`,
+    );
+    expect(refusal?.message).toContain("then call resumeRun again");
+    expect(refusal?.message).not.toContain("recorder.abandon");
     expect(next.effects).toEqual([]);
     expect(next.model.calls).toBe(0);
     // The person on call sees the handoff by its name, in flight, with the command to decide it.

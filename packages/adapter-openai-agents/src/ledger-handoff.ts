@@ -11,6 +11,7 @@ import type { AnyAgent } from "./any-agent.js";
 import { assertLedgerHandoffArguments } from "./option-checks.js";
 import { callContext, parseArgs } from "./recorded-tool-call.js";
 import { currentScope, type LedgerScope, ledgerStep, recorderOf } from "./scope.js";
+import { toldToResumeRunUsers } from "./unresolved-call.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: handoffs of any context and output type
 type AnyHandoff = Handoff<any, any>;
@@ -136,7 +137,12 @@ export function ledgerHandoff<H extends AnyHandoff>(
         effect,
         metadata: { [HANDOFF_TO_FIELD]: self.agentName },
       }),
-    );
+    ).catch((error: unknown) => {
+      // In flight at the crash, undecided: said as a handoff, with the command that decides it.
+      throw LedgerError.isInstance(error, "unresolved-attempt")
+        ? toldToResumeRunUsers(error, self.agentName)
+        : error;
+    });
     const replayed = attempt.replayed;
     context.answered(scope.run, attempt);
     if (replayed?.status === "completed") return recordedTarget(self, attempt, replayed.result);

@@ -41,12 +41,22 @@ describe("a run that went on from a RunState (runWithLedger's input)", () => {
 
     const second = chargingAgent([[chargeCall(7, "call_1")]], undefined, { needsApproval: true });
     second.model.calls = 1;
-    await expect(resumeRun(second.agent, runOptions(store, second.model))).rejects.toMatchObject({
-      code: "unresolved-attempt",
-    });
+    const refusal = await resumeRun(second.agent, runOptions(store, second.model)).then(
+      () => undefined,
+      (error: unknown) => error as { code?: string; message?: string },
+    );
+    expect(refusal?.code).toBe("unresolved-attempt");
     expect(second.effects).toEqual([]);
     const [inFlight] = (await inspectSession(store, "s")).unresolved;
     expect(inFlight?.toolCallId).toBe("call_1");
+    // A resumeRun user has no recorder: the message names the command that decides the call.
+    expect(refusal?.message).toContain(
+      `tool call charge (call_1) was in flight when the process died and is not declared idempotent`,
+    );
+    expect(refusal?.message).toContain(
+      `decide it from a shell: \`agent-ledger resolve --abandon "what you found" -- s ${inFlight?.attemptId}\``,
+    );
+    expect(refusal?.message).not.toContain("recorder.abandon");
 
     const resolved = await agentLedger(
       path,

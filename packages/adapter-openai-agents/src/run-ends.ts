@@ -2,6 +2,7 @@ import {
   canonicalJson,
   findLedgerError,
   type JsonValue,
+  LedgerError,
   type LedgerEvent,
 } from "@agent-ledger/core";
 import type { RunResult, RunState, RunToolApprovalItem, StreamedRunResult } from "@openai/agents";
@@ -13,6 +14,7 @@ import { recordedOutput } from "./model-json.js";
 import { sameRunState } from "./run-state-position.js";
 import { stampCheckpoint, stampRunState } from "./run-state-stamp.js";
 import type { LedgerScope } from "./scope.js";
+import { toldToResumeRunUsers } from "./unresolved-call.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: any context
 export type AnyRunState = RunState<any, any>;
@@ -139,6 +141,9 @@ export async function cancelled(
 // `code` to tell a divergence from a store outage.
 export async function failed(scope: LedgerScope, error: unknown): Promise<never> {
   const ledgerError = findLedgerError(error);
+  // A call in flight at the crash the resume may not make: said with the routes a user has.
+  if (LedgerError.isInstance(ledgerError, "unresolved-attempt"))
+    throw toldToResumeRunUsers(ledgerError);
   if (ledgerError !== undefined) throw ledgerError;
   // Best effort: the run's own error is what the caller must see, not a store outage on top.
   await closeChildRuns(scope, (recorder) => recorder.failRun(error)).catch(() => undefined);
