@@ -28,9 +28,39 @@ describe("resumeRun names the option at fault when there is nothing to resume", 
     );
     expect(noSession).toMatchObject({ code: "not-found", path: "$.sessionId" });
     expect(noSession.message).toContain("session nope");
+    // The next step: where the sessions are listed, and that the store may be the wrong one.
+    expect(noSession.message).toContain("store.listSessions()");
+    expect(noSession.message).toContain("agent-ledger sessions");
     const noRun = await refusal(resumeRun(main, { ...runOptions(store, model), runId: "nope" }));
     expect(noRun).toMatchObject({ code: "not-found", path: "$.runId" });
     expect(noRun.message).toContain("run nope not found in session s");
+    // The runs to resume are named, and where the full list is.
+    expect(noRun.message).toContain("its runs (child runs left out): root;");
+    expect(noRun.message).toContain('store.listRuns("s")');
+    expect(noRun.message).toContain("agent-ledger inspect s");
+  });
+
+  test("a run that failed: run-closed, saying a closed run is not resumed and what to do instead", async () => {
+    const store = new MemoryEventStore();
+    const { main, model } = fixture({ chargeThrows: true });
+    const failing = { ...runOptions(store, model), maxTurns: 1 };
+    await runWithLedger(main, "sell a book", failing).catch(() => undefined);
+    const closed = await refusal(resumeRun(main, runOptions(store, model)));
+    expect(closed).toMatchObject({ code: "run-closed" });
+    expect(closed.message).toContain("run root is failed: nothing to resume");
+    expect(closed.message).toContain("start a new run with runWithLedger (another runId)");
+    expect(closed.message).toContain("agent-ledger inspect s");
+  });
+
+  test("stream: true is refused at $.stream, saying resumeRun does not stream and what it returns", async () => {
+    const store = new MemoryEventStore();
+    const { main, model } = fixture();
+    const streamed = await refusal(
+      resumeRun(main, { ...runOptions(store, model), stream: true } as never),
+    );
+    expect(streamed).toMatchObject({ code: "invalid-argument", path: "$.stream" });
+    expect(streamed.message).toContain("resumeRun does not stream");
+    expect(streamed.message).toContain("leave stream out");
   });
 
   test("a child run (a handoff's, an agent tool's) is refused at $.runId, naming the run to resume", async () => {

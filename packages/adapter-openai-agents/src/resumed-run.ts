@@ -24,6 +24,19 @@ function parentOf(events: readonly LedgerEvent[], runId: string): string | undef
 }
 
 /**
+ * The runs of a session `resumeRun` takes (those at the top of their tree, whatever their
+ * status), the first few by id: what a run id that is not there was likely meant to be.
+ */
+function runsToResume(events: readonly LedgerEvent[]): string {
+  const tops = events
+    .filter((event) => event.type === "run.started" && event.parentRunId === undefined)
+    .map((event) => event.runId);
+  if (tops.length === 0) return "it holds no run resumeRun takes";
+  const shown = tops.slice(0, 5).join(", ");
+  return `its runs (child runs left out): ${shown}${tops.length > 5 ? ` and ${tops.length - 5} more` : ""}`;
+}
+
+/**
  * Reads the session of run `runId`, refusing what cannot be resumed with the option at fault:
  * a session with no events (`not-found` at `$.sessionId`), a run the session does not hold
  * (`not-found` at `$.runId`), a run below another one, a handoff's or an agent tool's, which
@@ -37,14 +50,18 @@ export async function readResumedRun(
 ): Promise<RecordedRun> {
   const events = await resolveRecords(store, await readWholeSession(store, sessionId));
   if (events.length === 0)
-    throw new LedgerError("not-found", `session ${sessionId} not found: it has no events`, {
-      path: "$.sessionId",
-    });
+    throw new LedgerError(
+      "not-found",
+      `session ${sessionId} not found: it has no events in this store. Check that options.store is the store the run recorded to; the sessions it holds are listed by store.listSessions() or \`agent-ledger sessions\``,
+      { path: "$.sessionId" },
+    );
   const rootEvents = events.filter((event) => event.runId === runId);
   if (rootEvents.length === 0)
-    throw new LedgerError("not-found", `run ${runId} not found in session ${sessionId}`, {
-      path: "$.runId",
-    });
+    throw new LedgerError(
+      "not-found",
+      `run ${runId} not found in session ${sessionId}: ${runsToResume(events)}; every run of it is listed by store.listRuns(${JSON.stringify(sessionId)}) or \`agent-ledger inspect ${sessionId}\``,
+      { path: "$.runId" },
+    );
   const parent = parentOf(events, runId);
   if (parent !== undefined) {
     let top = parent;

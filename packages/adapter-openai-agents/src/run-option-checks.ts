@@ -88,6 +88,12 @@ function assertRunOptions(options: unknown, { resume }: { resume: boolean }): vo
     `${call} needs options { store, sessionId${resume ? ", runId" : ""}, ... }`,
   );
   const given = options as Record<string, unknown>;
+  // Asked for often enough to get its own words: a resume replays from the ledger, then runs on.
+  if (resume && given.stream !== undefined)
+    throw new InvalidArgumentError(
+      "$.stream",
+      "resumeRun does not stream: it resolves with the run's result once the resumed run stops (completed, interrupted at an approval, or cancelled); leave stream out and read the result (finalOutput, interruptions)",
+    );
   assertKnownKeys(given, resume ? RESUME_OPTIONS : RUN_OPTIONS, call);
   if (!hasMethods(given.store, ["append", "readRun", "readSession"]))
     throw new InvalidArgumentError(

@@ -224,7 +224,7 @@ export async function resumeRun(
   if (terminal)
     throw new LedgerError(
       "run-closed",
-      `run ${runId} is ${terminal.type.slice(4)}: nothing to resume`,
+      `run ${runId} is ${terminal.type.slice(4)}: nothing to resume (a closed run takes no more events). To do its work again, start a new run with runWithLedger (another runId); \`agent-ledger inspect ${sessionId}\` shows how this one ended`,
     );
   // Another agent would record the run's calls under its name: refused before anything is written.
   assertStartingAgent(agent, runId, rootEvents);
