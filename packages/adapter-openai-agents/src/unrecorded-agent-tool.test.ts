@@ -3,14 +3,19 @@ import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { setTracingDisabled } from "@openai/agents";
 import { afterAll, describe, expect, test } from "vitest";
-import { runWithLedger } from "./index.js";
+import { resumeRun, runWithLedger } from "./index.js";
 import { agentLedger } from "./testing/agent-ledger-cli.js";
+import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { runOptions } from "./testing/recorded-run.js";
 import { agentToolFixture } from "./testing/writer-agent.js";
 
 setTracingDisabled(true);
 
 const scratch = scratchDirectory("oa-unrecorded-agent-tool-", afterAll);
+// The crash is real: the first process runs in a child recording to a SQLite file and is
+// SIGKILLed right after the writer's child run started (testing/crash-scenarios.test.data.ts).
+const ledgers = new CrashedLedgers("oa-unrecorded-agent-tool-crash-", afterAll);
+ledgers.prepare("writer as a tool: dies right after its run started");
 
 /** Runs the writer fixture to its end on a fresh SQLite file; its path and what the tools did. */
 async function completedRun(instrumented: boolean | "model only") {
@@ -57,6 +62,20 @@ describe("an agent used as a tool that was not given to instrumentAgent", () => 
     expect(lines[1]).toContain(
       "its agent recorded nothing here: what it did ran unrecorded (give the agent behind writer_tool to instrumentAgent)",
     );
+  });
+
+  test("an instrumented agent's call made again after a crash: its retry has no child run of its own (its agent went on on the first one), and nothing is said of either", async () => {
+    const { store, path } = await ledgers.crashed(
+      "writer as a tool: dies right after its run started",
+    );
+    const next = agentToolFixture({ writeNeedsApproval: false });
+    next.model.calls = 1;
+    const result = await resumeRun(next.main, runOptions(store, next.model));
+    expect(result.status).toBe("completed");
+    const text = (await inspectedWriter(path)).join("\n");
+    expect(text).toContain("↻ tool writer_tool [call_writer]");
+    expect(text).toContain("tool write [call_write]");
+    expect(text).not.toContain("instrumentAgent");
   });
 
   test("an instrumented agent's child run: no such line", async () => {

@@ -296,12 +296,15 @@ export function* inspectionLines(
     }
     const placed = new Set<RunView>();
     for (const step of run.steps) {
+      // A call made again goes on on the child run its first attempt opened: a retry with no
+      // child run of its own is no sign that its agent recorded nothing.
+      const stepHasChild = step.attempts.some((attempt) => byCause.has(attempt.requestEventId));
       step.attempts.forEach((attempt, index) => {
         items.push({ kind: "attempt", attempt, retry: index > 0 });
         const caused = byCause.get(attempt.requestEventId);
         if (caused === undefined) {
           // An agent's call that ended with no child run: its agent recorded nothing at all.
-          if (attempt.effectInChildRuns === true && attempt.status === "completed")
+          if (!stepHasChild && attempt.effectInChildRuns === true && attempt.status === "completed")
             items.push({ kind: "unrecorded", text: nothingRecordedText(attempt) });
           return;
         }
