@@ -1,14 +1,16 @@
 // A shop's chat whose `refund` tool needs the user's approval above an amount (a needsApproval
 // function), beside a `lookup` that needs none: each turn a generateText on a run of its own,
-// recorded into a SQLite file.
-import { readWholeRun, SessionRecorder } from "@agent-ledger/core";
+// recorded into a SQLite file. (Or, in a crash child, turn 2 runs the refund approved on turn 1's
+// conversation restored from the ledger, and the process dies inside it.)
+import { type EventStore, readWholeRun, SessionRecorder } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import type { LanguageModelV3Prompt } from "@ai-sdk/provider";
 import { generateText, type ModelMessage, stepCountIs, tool, wrapLanguageModel } from "ai";
 import { z } from "zod";
 import { ledgerMiddleware } from "../ledger-middleware.js";
+import { restoreConversation } from "../restore-messages.js";
 import { wrapTools } from "../wrap-tools.js";
-import { crashableModel } from "./crash-in-child.test.data.js";
+import { crashableModel, crashHere, report } from "./crash-in-child.test.data.js";
 import {
   assistant as actor,
   textResult,
@@ -28,6 +30,8 @@ export const ASK: ModelMessage = {
 export interface Shop {
   refunds: string[];
   prompts: LanguageModelV3Prompt[];
+  /** In a crash child: the order whose refund reports its effect, then stops for the SIGKILL. */
+  crashInside?: string;
 }
 
 /**
@@ -45,6 +49,10 @@ export function shopTools(shop: Shop) {
       needsApproval: async ({ amount }) => amount > 10,
       execute: async ({ order, reason }) => {
         shop.refunds.push(order);
+        if (shop.crashInside === order) {
+          report.effect(`refund:${order}`);
+          await crashHere();
+        }
         return `refunded ${order} (${reason})`;
       },
     }),
@@ -69,25 +77,50 @@ export function shopModel(shop: Shop) {
   });
 }
 
-/** One turn of the chat, on its own run, with generateText. */
+/** One turn of the chat, on its own run of `store`, with generateText. */
+async function turnIn(store: EventStore, shop: Shop, runId: string, messages: ModelMessage[]) {
+  const recorder = new SessionRecorder({ store, sessionId: SESSION, runId, actor });
+  const result = await generateText({
+    model: wrapLanguageModel({
+      model: shopModel(shop),
+      middleware: ledgerMiddleware({ recorder }),
+    }),
+    messages,
+    tools: wrapTools(shopTools(shop), { recorder }),
+    stopWhen: stepCountIs(3),
+  });
+  return { result, events: await readWholeRun(store, { sessionId: SESSION, runId }) };
+}
+
+/** One turn of the chat, on its own run, with generateText, recorded into the file `path`. */
 export async function turn(path: string, shop: Shop, runId: string, messages: ModelMessage[]) {
   const store = new SqliteEventStore({ path });
   await store.init();
   try {
-    const recorder = new SessionRecorder({ store, sessionId: SESSION, runId, actor });
-    const result = await generateText({
-      model: wrapLanguageModel({
-        model: shopModel(shop),
-        middleware: ledgerMiddleware({ recorder }),
-      }),
-      messages,
-      tools: wrapTools(shopTools(shop), { recorder }),
-      stopWhen: stepCountIs(3),
-    });
-    return { result, events: await readWholeRun(store, { sessionId: SESSION, runId }) };
+    return await turnIn(store, shop, runId, messages);
   } finally {
     await store.close();
   }
+}
+
+/**
+ * In the crash child: turn 1 stops at refund 42's approval; the chat keeps no messages, and
+ * restores them from the ledger; the person approves, and turn 2 dies inside refund 42, which
+ * the SDK runs before the turn's first model call.
+ */
+export async function crashInsideRestoredApproval(store: EventStore): Promise<void> {
+  const shop: Shop = { refunds: [], prompts: [] };
+  await turnIn(store, shop, "turn-1", [ASK]);
+  const address = { sessionId: SESSION, runId: "turn-1" };
+  const restored = await restoreConversation(store, { ...address, tools: shopTools(shop) });
+  const approvalId = restored.pendingToolCalls[0]?.approvalId;
+  if (approvalId === undefined) throw new Error("turn 1 did not stop at the approval request");
+  shop.crashInside = "42";
+  await turnIn(store, shop, "turn-2", [
+    ...restored.messages,
+    { role: "tool", content: [{ type: "tool-approval-response", approvalId, approved: true }] },
+  ]);
+  throw new Error("turn 2 did not stop inside the approved refund");
 }
 
 /** The tool results the model was given in `prompt`, by toolCallId. */
