@@ -12,6 +12,7 @@ import {
 import type { ModelMessage, ToolSet } from "ai";
 import { checkedOptional, checkedOptionsObject, checkedToolSet } from "./adapter-options.js";
 import { approvalIdOf, awaitedApproval } from "./approval-requests.js";
+import { addApprovedCallRecords, runContinued } from "./approved-calls.js";
 import { parsedToolInput, toolNamed } from "./parsed-tool-input.js";
 import { toolErrorText } from "./replayed-errors.js";
 import { payloadOf, toolCallRecordsOf } from "./tool-call-records.js";
@@ -210,8 +211,9 @@ export interface PendingToolCall {
   toolName: string;
   input: unknown;
   /**
-   * `true`: its `tool.requested` is in the ledger, so the tool was running at the crash and may
-   * have had its effect. `false`: it had not started.
+   * `true`: its `tool.requested` is in the ledger (in this run, or, for a call a person
+   * approved, in the later turn that ran it), so the tool was running at the crash and may have
+   * had its effect. `false`: it had not started.
    */
   requested: boolean;
   /**
@@ -274,6 +276,9 @@ export async function restoreMessages(
  *   as base64). A provider-executed tool's result in the assistant message is given so too.
  *   A failure is the error's text; a call abandoned, `abandoned: <reason>`; neither goes
  *   through `toModelOutput`, as in the SDK.
+ * - A call a person approved ran in the next turn, a run of its own: its request and outcome
+ *   there count as the call's (approved-calls.ts). A run that made no model call
+ *   but began with such calls gives the conversation of the turn that asked for them.
  * A `toModelOutput` that throws rejects the restore with its error. The output it is given is
  * the recorded one: redacted if the recorder redacted it.
  */
@@ -302,7 +307,14 @@ export async function restoreConversation(
   const requested = events.findLast(
     (event) => event.type === "model.requested" && !isEmbeddingsRequest(payloadOf(event).request),
   );
-  if (!requested) return { messages: [], pendingToolCalls: [] };
+  if (!requested) {
+    // A turn that began by running the calls a person approved, and made no model call (cut
+    // off by a crash in one): its conversation is the one of the turn that asked for them.
+    const asking = await runContinued(store, events);
+    return asking === undefined
+      ? { messages: [], pendingToolCalls: [] }
+      : await restoreConversation(store, { ...options, runId: asking });
+  }
   const request = payloadOf(requested).request as JsonObject | undefined;
   const prompt = (request?.prompt ?? []) as JsonObject[];
   const messages = prompt.filter(
@@ -325,6 +337,11 @@ export async function restoreConversation(
   for (const item of parts as Part[])
     if (item.type === "tool-call") calls.set(String(item.toolCallId), item);
   const records = toolCallRecordsOf(events, completed);
+  // A call approved by a person ran in a later turn, not in this run.
+  const unrecorded = toolCallIds
+    .filter((toolCallId) => !records.requested.has(toolCallId))
+    .map((toolCallId) => ({ toolCallId, toolName: String(calls.get(toolCallId)?.toolName) }));
+  await addApprovedCallRecords(store, completed, unrecorded, records, options.resolve !== false);
   const results: unknown[] = [];
   const pendingToolCalls: PendingToolCall[] = [];
   for (const toolCallId of toolCallIds) {

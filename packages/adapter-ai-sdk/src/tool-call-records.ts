@@ -9,7 +9,8 @@ export function payloadOf(event: LedgerEvent): JsonObject {
   return payload !== null && typeof payload === "object" && !Array.isArray(payload) ? payload : {};
 }
 
-const OUTCOME_TYPES = new Set(["tool.completed", "tool.failed", "attempt.abandoned"]);
+/** The events that end a tool call's attempt. */
+export const OUTCOME_TYPES = new Set(["tool.completed", "tool.failed", "attempt.abandoned"]);
 
 /** What the ledger holds for the tool calls of one completion, by toolCallId. */
 export interface ToolCallRecords {

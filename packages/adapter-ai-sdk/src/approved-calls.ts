@@ -1,0 +1,127 @@
+import {
+  type EventStore,
+  isEmbeddingsRequest,
+  type JsonObject,
+  type LedgerEvent,
+  readWholeSession,
+  resolveEvents,
+} from "@agent-ledger/core";
+import { OUTCOME_TYPES, payloadOf, type ToolCallRecords } from "./tool-call-records.js";
+
+// A call a person approved runs in the next turn, a run of its own: the SDK runs it before that
+// turn's first model call. Its `tool.requested` names no completion as its cause (the turn has
+// made none), and nothing in it names the turn that asked: what ties the two is the call's
+// toolCallId and tool name, and that it came first in its run. A restore must see it, or a call
+// that may have had its effect (a refund) is offered for approval again and made twice.
+
+/** A call of the app's that a completion asked for. */
+export interface AskedCall {
+  toolCallId: string;
+  toolName: string;
+}
+
+const isModelRequest = (event: LedgerEvent): boolean =>
+  event.type === "model.requested" && !isEmbeddingsRequest(payloadOf(event).request);
+
+/**
+ * The tool requests that opened their run: recorded without a cause, before the run's first
+ * model call. Those are the approved calls the SDK ran as a turn began (and their retries).
+ */
+function openingRequests(events: LedgerEvent[]): LedgerEvent[] {
+  const begun = new Set<string>();
+  const opening: LedgerEvent[] = [];
+  for (const event of events) {
+    if (isModelRequest(event)) begun.add(event.runId);
+    else if (
+      event.type === "tool.requested" &&
+      event.causedByEventId === undefined &&
+      event.attemptId !== undefined &&
+      !begun.has(event.runId)
+    )
+      opening.push(event);
+  }
+  return opening;
+}
+
+const asks = (request: LedgerEvent, call: AskedCall): boolean => {
+  const payload = payloadOf(request);
+  return payload.toolCallId === call.toolCallId && payload.name === call.toolName;
+};
+
+/**
+ * Adds to `records` (the run's own, of the completion `completed`) the calls of `calls` that a
+ * later run of the session opened with: requested, with the input they ran with, and their
+ * outcome if one is recorded (resolved unless `resolve` is false). The first such run is the
+ * turn that ran the approval; a later one reusing the id is not looked at.
+ */
+export async function addApprovedCallRecords(
+  store: EventStore,
+  completed: LedgerEvent,
+  calls: AskedCall[],
+  records: ToolCallRecords,
+  resolve: boolean,
+): Promise<void> {
+  if (calls.length === 0) return;
+  const later = (
+    await readWholeSession(store, completed.sessionId, undefined, completed.commitCursor)
+  ).filter((event) => event.runId !== completed.runId);
+  const opening = openingRequests(later);
+  for (const call of calls) {
+    const first = opening.find((request) => asks(request, call));
+    if (first === undefined) continue;
+    const attempts = new Set(
+      opening
+        .filter((request) => request.runId === first.runId && asks(request, call))
+        .map((request) => request.attemptId),
+    );
+    records.requested.add(call.toolCallId);
+    const args = payloadOf(first).args;
+    if (args !== undefined) records.inputs.set(call.toolCallId, args);
+    const outcome = later.findLast(
+      (event) =>
+        event.runId === first.runId &&
+        OUTCOME_TYPES.has(event.type) &&
+        attempts.has(event.attemptId),
+    );
+    if (outcome === undefined) continue;
+    const [shown] = resolve ? await resolveEvents(store, [outcome]) : [outcome];
+    if (shown !== undefined) records.outcomes.set(call.toolCallId, shown);
+  }
+}
+
+/**
+ * For a run that made no model call but opened with approved calls: the run of the turn that
+ * asked for them, whose conversation it continues. That is the latest run, before the first of
+ * them, whose last model call asked for it (a call of the app's, not the provider's).
+ */
+export async function runContinued(
+  store: EventStore,
+  events: LedgerEvent[],
+): Promise<string | undefined> {
+  const [first] = openingRequests(events);
+  if (first === undefined) return undefined;
+  const call = {
+    toolCallId: String(payloadOf(first).toolCallId),
+    toolName: String(payloadOf(first).name),
+  };
+  const before = (await readWholeSession(store, first.sessionId)).filter(
+    (event) => event.commitCursor < first.commitCursor && event.runId !== first.runId,
+  );
+  // The last model call of each run, and its completion.
+  const lastCall = new Map<string, string | undefined>();
+  for (const event of before) if (isModelRequest(event)) lastCall.set(event.runId, event.attemptId);
+  const asking = before.findLast((event) => {
+    if (event.type !== "model.completed" || lastCall.get(event.runId) !== event.attemptId)
+      return false;
+    const response = payloadOf(event).response as JsonObject | undefined;
+    const content = (response?.content ?? []) as JsonObject[];
+    return content.some(
+      (part) =>
+        part.type === "tool-call" &&
+        part.providerExecuted !== true &&
+        part.toolCallId === call.toolCallId &&
+        part.toolName === call.toolName,
+    );
+  });
+  return asking?.runId;
+}
