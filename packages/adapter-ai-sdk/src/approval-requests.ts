@@ -1,3 +1,4 @@
+import { childPath, InvalidArgumentError } from "@agent-ledger/core";
 import { isDeepEqualData, type Tool } from "ai";
 
 // A tool call the SDK stopped at for a person's approval (`needsApproval`) leaves no trace the
@@ -26,20 +27,34 @@ export function approvalIdOf(completionEventId: string, toolCallId: string): str
   return `ledger-approval-${completionEventId}-${toolCallId}`;
 }
 
-/** The tool's `needsApproval` for the call, asked as the SDK asks it (`this` is the tool). */
+/**
+ * The tool's `needsApproval` for the call, asked as the SDK asks it (`this` is the tool). A
+ * function that throws rejects the restore: whether the call waits for a person is then
+ * unknown, and neither guess is safe to hand on (a request the SDK would refuse to take, its
+ * function asked again; or a call left to the app as one that needs no approval).
+ */
 async function approvalNeeded(
   tool: Tool,
   input: unknown,
-  options: { toolCallId: string; messages: unknown[] },
+  options: { toolCallId: string; toolName: string; messages: unknown[] },
 ): Promise<boolean> {
   const { needsApproval } = tool;
   if (needsApproval == null) return false;
   if (typeof needsApproval === "boolean") return needsApproval;
-  return await needsApproval.call(tool, input as never, {
-    toolCallId: options.toolCallId,
-    messages: options.messages as never,
-    experimental_context: undefined,
-  });
+  const { toolCallId, toolName } = options;
+  try {
+    return await needsApproval.call(tool, input as never, {
+      toolCallId,
+      messages: options.messages as never,
+      experimental_context: undefined,
+    });
+  } catch (error) {
+    throw new InvalidArgumentError(
+      childPath(childPath("$.tools", toolName), "needsApproval"),
+      `needsApproval of tool ${toolName} threw for tool call ${toolCallId}: ${error instanceof Error ? error.message : String(error)}. Whether the call waits for a person's approval is unknown, so nothing is restored: restore again once it answers.`,
+      { cause: error, details: { toolName, toolCallId } },
+    );
+  }
 }
 
 /**
@@ -48,15 +63,22 @@ async function approvalNeeded(
  * it again on its next call, denying an approved call it now says needs none): with the parsed
  * `input`, and `messages`, the conversation before the assistant message; no
  * `experimental_context`. `given` is the model's input: the SDK checks an approved call's
- * parsed input against what the schema makes of it (`inputSchemaInput`).
+ * parsed input against what the schema makes of it (`inputSchemaInput`). A function that
+ * throws rejects with `invalid-argument` at `$.tools.<name>.needsApproval`, its error the cause.
  */
 export async function awaitedApproval(
   tool: Tool,
-  call: { toolCallId: string; given: unknown; input: unknown; approvalId: string },
+  call: {
+    toolCallId: string;
+    toolName: string;
+    given: unknown;
+    input: unknown;
+    approvalId: string;
+  },
   messages: unknown[],
 ): Promise<ApprovalRequestPart | undefined> {
-  const { toolCallId, given, input, approvalId } = call;
-  if (!(await approvalNeeded(tool, input, { toolCallId, messages }))) return undefined;
+  const { toolCallId, toolName, given, input, approvalId } = call;
+  if (!(await approvalNeeded(tool, input, { toolCallId, toolName, messages }))) return undefined;
   return {
     type: "tool-approval-request",
     approvalId,

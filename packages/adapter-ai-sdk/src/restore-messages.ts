@@ -364,7 +364,7 @@ export async function restoreConversation(
     const approvalId = approvalIdOf(completed.eventId, toolCallId);
     const approval =
       tool && parsed && !requested
-        ? await awaitedApproval(tool, { toolCallId, approvalId, ...parsed }, before)
+        ? await awaitedApproval(tool, { toolCallId, toolName, approvalId, ...parsed }, before)
         : undefined;
     // As the SDK's assistant message: the approval requests after the rest.
     if (approval) parts.push(approval);
