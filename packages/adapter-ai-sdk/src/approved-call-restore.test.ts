@@ -2,8 +2,9 @@ import { join } from "node:path";
 import { inspectSession, SessionRecorder } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import type { ModelMessage } from "ai";
+import { generateText, type ModelMessage, stepCountIs, wrapLanguageModel } from "ai";
 import { afterAll, describe, expect, it } from "vitest";
+import { ledgerMiddleware } from "./ledger-middleware.js";
 import { restoreConversation } from "./restore-messages.js";
 import {
   APPROVING_CHAT,
@@ -12,7 +13,7 @@ import {
   refundTools,
   refundTurn,
 } from "./testing/approving-chat.test.data.js";
-import { crashInChild } from "./testing/crash-in-child.test.data.js";
+import { crashableModel, crashInChild } from "./testing/crash-in-child.test.data.js";
 import {
   ASK,
   SESSION,
@@ -21,7 +22,13 @@ import {
   toolResultsOf,
   turn,
 } from "./testing/refund-shop.test.data.js";
-import { assistant as actor } from "./testing/scripted-model.test.data.js";
+import {
+  assistant as actor,
+  textResult,
+  toolCall,
+  toolCallsResult,
+} from "./testing/scripted-model.test.data.js";
+import { wrapTools } from "./wrap-tools.js";
 
 // A chat stopped at a tool approval; the person approved; the next turn (a run of its own) ran
 // the approved call before its first model call, and the process died inside it. The call may
@@ -194,5 +201,45 @@ describe("restoreConversation: an approved call cut off by a crash in the next t
     const next = await refundTurn(store, world, "3", decided.messages);
     expect(next.text).toEqual({ value: "order 42 is refunded" });
     expect(world).toMatchObject({ refunds: 0, modelCalls: 1 });
+  });
+
+  it("a later turn's own call that reuses the id (asked by its own model call) is not taken for the approved one", async ({
+    onTestFinished,
+  }) => {
+    const path = join(scratch, "reused-id.db");
+    const shop: Shop = { refunds: [], prompts: [] };
+    await turn(path, shop, "turn-1", [ASK]);
+    const store = new SqliteEventStore({ path });
+    await store.init();
+    onTestFinished(() => store.close());
+    // The app dropped the chat left at the approval; the next turn's model asks a small refund,
+    // which needs none, with the same toolCallId (providers reuse call_0 from turn to turn).
+    const recorder = new SessionRecorder({ store, sessionId: SESSION, runId: "turn-2", actor });
+    const model = crashableModel((options) =>
+      options.prompt.at(-1)?.role === "tool"
+        ? textResult("done")
+        : toolCallsResult(toolCall("call_0", "refund", { order: "9", amount: 5 })),
+    );
+    await generateText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      messages: [{ role: "user", content: "refund order 9" }],
+      tools: wrapTools(shopTools(shop), { recorder }),
+      stopWhen: stepCountIs(3),
+    });
+    expect(shop.refunds).toEqual(["7", "9"]);
+    const restored = await restoreConversation(store, {
+      sessionId: SESSION,
+      runId: "turn-1",
+      tools: shopTools(shop),
+    });
+    expect(restored.pendingToolCalls).toEqual([
+      {
+        toolCallId: "call_0",
+        toolName: "refund",
+        input: { order: "42", amount: 50, reason: "customer asked" },
+        requested: false,
+        approvalId: expect.stringMatching(/^ledger-approval-.+-call_0$/),
+      },
+    ]);
   });
 });
