@@ -1,7 +1,8 @@
 import { join } from "node:path";
-import { inspectSession, SessionRecorder } from "@agent-ledger/core";
+import { type EventStore, inspectSession, readWholeRun, SessionRecorder } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
+import type { LanguageModelV3GenerateResult, LanguageModelV3Prompt } from "@ai-sdk/provider";
 import { generateText, type ModelMessage, stepCountIs, wrapLanguageModel } from "ai";
 import { afterAll, describe, expect, it } from "vitest";
 import { ledgerMiddleware } from "./ledger-middleware.js";
@@ -35,6 +36,27 @@ import { wrapTools } from "./wrap-tools.js";
 // have had its effect: no restore may offer it for approval again.
 
 const scratch = scratchDirectory("ai-sdk-approved-call-restore-", afterAll);
+
+/** One turn of the refund shop on `store`, its model answering each prompt with `answer`. */
+async function shopTurn(
+  store: EventStore,
+  shop: Shop,
+  runId: string,
+  messages: ModelMessage[],
+  answer: (prompt: LanguageModelV3Prompt) => LanguageModelV3GenerateResult,
+) {
+  const recorder = new SessionRecorder({ store, sessionId: SESSION, runId, actor });
+  return await generateText({
+    model: wrapLanguageModel({
+      model: crashableModel((options) => answer(options.prompt)),
+      middleware: ledgerMiddleware({ recorder }),
+    }),
+    messages,
+    tools: wrapTools(shopTools(shop), { recorder }),
+    stopWhen: stepCountIs(3),
+    maxRetries: 0,
+  });
+}
 
 describe("restoreConversation: an approved call cut off by a crash in the next turn", () => {
   it("generateText: the turn that asked gives the call as in flight, not as an approval request; the turn cut off gives the same conversation", async ({
@@ -214,18 +236,16 @@ describe("restoreConversation: an approved call cut off by a crash in the next t
     onTestFinished(() => store.close());
     // The app dropped the chat left at the approval; the next turn's model asks a small refund,
     // which needs none, with the same toolCallId (providers reuse call_0 from turn to turn).
-    const recorder = new SessionRecorder({ store, sessionId: SESSION, runId: "turn-2", actor });
-    const model = crashableModel((options) =>
-      options.prompt.at(-1)?.role === "tool"
-        ? textResult("done")
-        : toolCallsResult(toolCall("call_0", "refund", { order: "9", amount: 5 })),
+    await shopTurn(
+      store,
+      shop,
+      "turn-2",
+      [{ role: "user", content: "refund order 9" }],
+      (prompt) =>
+        prompt.at(-1)?.role === "tool"
+          ? textResult("done")
+          : toolCallsResult(toolCall("call_0", "refund", { order: "9", amount: 5 })),
     );
-    await generateText({
-      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
-      messages: [{ role: "user", content: "refund order 9" }],
-      tools: wrapTools(shopTools(shop), { recorder }),
-      stopWhen: stepCountIs(3),
-    });
     expect(shop.refunds).toEqual(["7", "9"]);
     const restored = await restoreConversation(store, {
       sessionId: SESSION,
@@ -241,5 +261,54 @@ describe("restoreConversation: an approved call cut off by a crash in the next t
         approvalId: expect.stringMatching(/^ledger-approval-.+-call_0$/),
       },
     ]);
+  });
+
+  it("an approved call's outcome recorded in the next turn is its result in the turn that asked, read from its blob", async ({
+    onTestFinished,
+  }) => {
+    const store = new SqliteEventStore({ path: join(scratch, "outcome.db") });
+    await store.init();
+    onTestFinished(() => store.close());
+    const shop: Shop = { refunds: [], prompts: [] };
+    // A reason long enough that the refund's result goes to a blob.
+    const reason = `damaged: ${"the box was crushed. ".repeat(250)}`;
+    const refund42 = toolCall("call_0", "refund", { order: "42", amount: 50, reason });
+    await shopTurn(store, shop, "turn-1", [ASK], () => toolCallsResult(refund42));
+    const address = { sessionId: SESSION, runId: "turn-1", tools: shopTools(shop) };
+    const asked = await restoreConversation(store, address);
+    const approvalId = String(asked.pendingToolCalls[0]?.approvalId);
+    // Approved: turn 2 makes the refund, then its model call fails (the provider is down).
+    const failed = await shopTurn(
+      store,
+      shop,
+      "turn-2",
+      [
+        ...asked.messages,
+        { role: "tool", content: [{ type: "tool-approval-response", approvalId, approved: true }] },
+      ],
+      () => {
+        throw new Error("provider down");
+      },
+    ).catch((error: unknown) => error);
+    expect(String(failed)).toContain("provider down");
+    expect(shop.refunds).toEqual(["42"]);
+    const stored = await readWholeRun(store, { sessionId: SESSION, runId: "turn-2" });
+    expect(
+      JSON.stringify(stored.find((event) => event.type === "tool.completed")?.payload),
+    ).toContain('"$ledger"');
+
+    const restored = await restoreConversation(store, address);
+    expect(restored.pendingToolCalls).toEqual([]);
+    expect(restored.messages.at(-1)).toEqual({
+      role: "tool",
+      content: [
+        {
+          type: "tool-result",
+          toolCallId: "call_0",
+          toolName: "refund",
+          output: { type: "text", value: `refunded 42 (${reason})` },
+        },
+      ],
+    });
   });
 });

@@ -74,18 +74,19 @@ export async function addApprovedCallRecords(
         .filter((request) => request.runId === first.runId && asks(request, call))
         .map((request) => request.attemptId),
     );
-    records.requested.add(call.toolCallId);
-    const args = payloadOf(first).args;
-    if (args !== undefined) records.inputs.set(call.toolCallId, args);
     const outcome = later.findLast(
       (event) =>
         event.runId === first.runId &&
         OUTCOME_TYPES.has(event.type) &&
         attempts.has(event.attemptId),
     );
-    if (outcome === undefined) continue;
-    const [shown] = resolve ? await resolveEvents(store, [outcome]) : [outcome];
-    if (shown !== undefined) records.outcomes.set(call.toolCallId, shown);
+    // Read as the run's own events are: large content in place of its blob reference.
+    const found = outcome === undefined ? [first] : [first, outcome];
+    const [request, ended] = resolve ? await resolveEvents(store, found) : found;
+    records.requested.add(call.toolCallId);
+    const args = request && payloadOf(request).args;
+    if (args !== undefined) records.inputs.set(call.toolCallId, args);
+    if (ended !== undefined) records.outcomes.set(call.toolCallId, ended);
   }
 }
 
