@@ -277,8 +277,8 @@ export async function restoreMessages(
  *   A failure is the error's text; a call abandoned, `abandoned: <reason>`; neither goes
  *   through `toModelOutput`, as in the SDK.
  * - A call a person approved ran in the next turn, a run of its own: its request and outcome
- *   there count as the call's (approved-calls.ts). A run that made no model call
- *   but began with such calls gives the conversation of the turn that asked for them.
+ *   there count as the call's (approved-calls.ts). A run that made no model call but began
+ *   with such calls gives the conversation of the turn that asked for them.
  * A `toModelOutput` that throws rejects the restore with its error. The output it is given is
  * the recorded one: redacted if the recorder redacted it.
  */
