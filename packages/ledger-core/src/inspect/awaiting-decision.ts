@@ -23,6 +23,12 @@ export interface AwaitedCallView {
   args?: JsonValue;
   /** The agent whose call it is, when the adapter names it (a sub-agent's, a handoff's). */
   agent?: string;
+  /**
+   * Set when the call is one a crash left in flight that the adapter asks about as an approval:
+   * the attempt that was in flight (unresolved in the ledger). It may have had its effect, and a
+   * decision recorded on that attempt (`agent-ledger resolve`) is one the adapter's resume applies.
+   */
+  inFlightAttemptId?: string;
 }
 
 /**
@@ -53,6 +59,7 @@ function awaitedCall(value: JsonValue): AwaitedCallView | undefined {
   if (typeof value.toolCallId === "string") call.toolCallId = value.toolCallId;
   if (value.args !== undefined) call.args = value.args;
   if (typeof value.agent === "string") call.agent = value.agent;
+  if (typeof value.inFlightAttemptId === "string") call.inFlightAttemptId = value.inFlightAttemptId;
   return call;
 }
 
