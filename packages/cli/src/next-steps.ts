@@ -10,7 +10,7 @@ import {
   type SessionInspection,
 } from "@agent-ledger/core";
 import { shellQuote } from "./format.js";
-import { pausedAbove, withPausedRuns } from "./paused-runs.js";
+import { inFlightAtPauses, pausedAbove, withPausedRuns } from "./paused-runs.js";
 import { type SettledWithOuterStep, settledWithOuterStep } from "./settled-with-outer.js";
 import { storeOption } from "./store-url.js";
 
@@ -49,9 +49,11 @@ export type NextStep =
   /**
    * Check the effect, then run `command`. `passwordLeftOut`: the store URL had a password (or a
    * credential parameter); the command shows it as `***` (redactUrl), to be put back before
-   * it runs.
+   * it runs. `pausedRunId`: the run (listed in `paused`) is paused asking about this call as an
+   * approval, though it was in flight when the process died; decided with `command`, the next
+   * resume of that run without a state applies the decision.
    */
-  | { action: "resolve"; command: string; passwordLeftOut?: true };
+  | { action: "resolve"; command: string; passwordLeftOut?: true; pausedRunId?: string };
 
 // A fork copies attemptIds into another run: an attempt is named by its run and its id.
 export function attemptKey(attempt: AttemptView): string {
@@ -70,6 +72,8 @@ export function nextSteps(
 ): NextStep[] {
   const statuses = runStatuses(inspection.runs);
   const paused = pausedAbove(inspection.runs);
+  // Calls in flight at a crash that a pause asks about: decided as any call lost in a crash.
+  const inFlight = inFlightAtPauses(inspection.runs);
   // What the resume does with each call, decided as the adapters' resumes decide it.
   const madeAgain = madeAgainByItself(inspection);
   // Calls in flight inside a tool call that ended: settled with it, neither made again nor decided.
@@ -97,14 +101,19 @@ export function nextSteps(
     const status = statuses.get(attempt.runId);
     if (status !== undefined && status !== "running")
       return { action: "check-by-hand", runStatus: status };
+    const key = attemptKey(attempt);
     const pausedRun = paused.get(attempt.runId);
-    if (pausedRun !== undefined) return { action: "awaiting-decision", runId: pausedRun };
+    if (
+      pausedRun !== undefined &&
+      !inFlight.attempts.has(key) &&
+      !inFlight.insideRuns.has(attempt.runId)
+    )
+      return { action: "awaiting-decision", runId: pausedRun };
     const held = heldBy[index];
     if (held !== undefined)
       return settledWithOuterStep(inspection.sessionId, held, { option: store, passwordLeftOut });
     // An agent call made again by itself (or approved) waits on the calls to decide inside it;
     // one that is itself to decide is decided on its own, first.
-    const key = attemptKey(attempt);
     const waits = waitsOnDecision.has(attempt.requestEventId) && !toDecide.has(key);
     // Inside an agent call to decide, what would take a decision waits on that call: the resume
     // asks about the outermost first (its agent runs again only once it is approved), and
@@ -118,12 +127,14 @@ export function nextSteps(
     const ambiguous = (sharing.get(attempt.attemptId) ?? 0) > 1;
     // `--run=`: parseArgs takes no value starting with "-" after a space.
     const run = ambiguous ? ` --run=${shellQuote(attempt.runId)}` : "";
+    const pausedRunId = inFlight.attempts.get(key);
     // Options first, then `--`: an id may start with "-" ("-rf", "--json"), and shell quotes
     // do not stop the parser from reading it as an option.
     return {
       action: "resolve",
       command: `agent-ledger resolve --abandon "reason"${run}${store} -- ${shellQuote(inspection.sessionId)} ${shellQuote(attempt.attemptId)}`,
       ...(passwordLeftOut ? { passwordLeftOut: true as const } : {}),
+      ...(pausedRunId === undefined ? {} : { pausedRunId }),
     };
   });
 }

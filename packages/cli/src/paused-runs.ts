@@ -14,22 +14,40 @@ export interface PausedRun {
   text: string;
 }
 
+// A call a crash left in flight that the adapter asks about as an approval: no fresh request.
+const IN_FLIGHT =
+  "in flight when the process died: it may have had its effect, check it before approving";
+
 function callText(call: AwaitedCallView): string {
   const id = call.toolCallId === undefined ? "" : ` [${call.toolCallId}]`;
   const args = call.args === undefined ? "" : ` ${preview(call.args, 100)}`;
   const agent = call.agent === undefined ? "" : ` (agent ${call.agent})`;
-  return `${call.name}${id}${args}${agent}`;
+  const inFlight =
+    call.inFlightAttemptId === undefined
+      ? ""
+      : ` (${IN_FLIGHT}; attempt ${call.inFlightAttemptId})`;
+  return `${call.name}${id}${args}${agent}${inFlight}`;
 }
 
 // The calls, and who decides them where: in the app that runs the agent, which resumes the run
-// with the person's decision. `agent-ledger resolve` decides calls in flight, not these.
+// with the person's decision. `agent-ledger resolve` decides calls in flight, not these; except
+// a call in flight at the crash that the pause asks about: a decision recorded on its attempt is
+// one the adapter's resume applies, so the person on call can decide it too.
 function pauseText(pause: AwaitingDecisionView): string {
+  const crashed = pause.calls.filter((call) => call.inFlightAttemptId !== undefined).length;
   const them = pause.calls.length === 1 ? "it" : "them";
   const where =
     pause.decideWith === undefined
       ? "in the app that runs the agent"
       : `with ${preview(pause.decideWith, 200)}`;
-  return `paused at an approval: ${pause.calls.map(callText).join(", ")}; decide ${them} ${where}, not with agent-ledger resolve`;
+  const calls = pause.calls.map(callText).join(", ");
+  if (crashed === 0)
+    return `paused at an approval: ${calls}; decide ${them} ${where}, not with agent-ledger resolve`;
+  const those =
+    crashed === pause.calls.length
+      ? them
+      : `the call${crashed === 1 ? "" : "s"} in flight when the process died`;
+  return `paused at an approval: ${calls}; decide ${them} ${where}, or decide ${those} with agent-ledger resolve (below) and resume the run without a state`;
 }
 
 /** Every run of the inspection paused awaiting a decision, in tree order. */
@@ -55,6 +73,44 @@ export function pausedAbove(runs: readonly RunView[]): Map<string, string> {
     if (own !== undefined) above.set(run.runId, own);
   }
   return above;
+}
+
+/**
+ * The calls a crash left in flight that a paused run asks about as approvals
+ * (`AwaitedCallView.inFlightAttemptId`), by attemptKey (run and attempt), each with the paused
+ * run; and the runs made inside them (an agent tool call's). Those are decided as any call lost
+ * in a crash, with `agent-ledger resolve`: the pause does not keep them open.
+ */
+export function inFlightAtPauses(runs: readonly RunView[]): {
+  attempts: Map<string, string>;
+  insideRuns: Set<string>;
+} {
+  const attempts = new Map<string, string>();
+  const insideRuns = new Set<string>();
+  for (const { run: paused } of runsInTreeOrder(runs)) {
+    const ids = new Set(
+      (paused.awaitingDecision?.calls ?? []).flatMap((call) => call.inFlightAttemptId ?? []),
+    );
+    if (ids.size === 0) continue;
+    // requestEventIds of the attempts in flight, whose child runs are made inside them.
+    const requests = new Set<string>();
+    // A parent comes first in tree order: a run under one made inside such a call is too.
+    for (const { run, parent } of runsInTreeOrder([paused])) {
+      if (
+        (parent !== undefined && insideRuns.has(parent.runId)) ||
+        (run.causedByEventId !== undefined && requests.has(run.causedByEventId))
+      )
+        insideRuns.add(run.runId);
+      for (const step of run.steps)
+        for (const attempt of step.attempts)
+          if (attempt.status === "requested" && ids.has(attempt.attemptId)) {
+            // next-steps.ts's attemptKey (which imports this file).
+            attempts.set(`${attempt.runId}\n${attempt.attemptId}`, paused.runId);
+            requests.add(attempt.requestEventId);
+          }
+    }
+  }
+  return { attempts, insideRuns };
 }
 
 /** `inspect --json` and the viewer: the inspection with `paused` when a run is. */

@@ -402,6 +402,8 @@ function nextStepText(step: NextStep, attempt: AttemptView): string {
     case "awaiting-decision":
       return `next: nothing to resolve: run ${step.runId} is paused at an approval (above) that this call waits on; decide it in the app that runs the agent`;
     case "resolve":
+      if (step.pausedRunId !== undefined)
+        return `next: it was in flight when the process died and may have had its effect; run ${step.pausedRunId} is paused asking about it as an approval (above). Check the effect, then decide it in the app, or here: ${step.command} (then resume the run without a state: the decision is applied to it)`;
       return agentCallUnseen(attempt)
         ? `next: what its agent did may not all be in the ledger (no child run of it says it records every call), so the next resume asks about it: check the effect, then: ${step.command}`
         : `next: check the effect, then: ${step.command}`;

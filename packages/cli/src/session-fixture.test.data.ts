@@ -260,6 +260,50 @@ export async function pausedInsideAgentCall(store: EventStore, sessionId = "paus
 }
 
 /**
+ * What @agent-ledger/openai-agents records when a run whose process died inside the tool call
+ * `pay` (not idempotent) is resumed without a decision: the call stays in flight, and the run
+ * pauses asking about it as an approval, its checkpoint naming the attempt in flight
+ * (`inFlightAttemptId`). `alsoAsked`: an ordinary approval (`refund`, never requested) the same
+ * pause asks about beside it.
+ */
+export async function pausedAtCallInFlight(
+  store: EventStore,
+  sessionId = "crashed",
+  options: { alsoAsked?: boolean } = {},
+) {
+  const main = new SessionRecorder({
+    store,
+    sessionId,
+    runId: "main",
+    actor: { type: "agent", id: "shop" },
+  });
+  await main.startRun();
+  const pay = await main.beforeToolCall({
+    toolCallId: "c_pay",
+    name: "pay",
+    args: { amount: 5 },
+    effect: { kind: "unknown", idempotent: false },
+  });
+  const calls = [
+    {
+      name: "pay",
+      toolCallId: "c_pay",
+      args: { amount: 5 },
+      agent: "shop",
+      inFlightAttemptId: pay.attemptId,
+    },
+    ...(options.alsoAsked
+      ? [{ name: "refund", toolCallId: "c_refund", args: { amount: 2 }, agent: "shop" }]
+      : []),
+  ];
+  await main.checkpoint({
+    state: "opaque to the ledger",
+    awaitingDecision: { calls, decideWith: "the app's approval screen" },
+  });
+  return { main, pay };
+}
+
+/**
  * The ledger at `url` (a new SQLite file when none is given), with a `pay` call in flight in
  * session "pay", the store closed again: what inspect and resolve are run on.
  */

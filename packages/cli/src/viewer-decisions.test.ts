@@ -9,7 +9,11 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { haveChromium, launchChromium } from "./chromium.test.data.js";
 import { renderInspection } from "./render-inspection.js";
-import { pausedInsideAgentCall, recordNestedInFlight } from "./session-fixture.test.data.js";
+import {
+  pausedAtCallInFlight,
+  pausedInsideAgentCall,
+  recordNestedInFlight,
+} from "./session-fixture.test.data.js";
 import { startViewer, type ViewerHandle } from "./viewer/viewer-server.js";
 
 // As viewer.test.ts: the page runs in a real headless Chromium.
@@ -88,6 +92,29 @@ describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
     const header = (await page.locator(".session-head").textContent()) ?? "";
     expect(header).toContain("2 runs (0 completed, 0 running, 2 paused, 0 failed, 0 cancelled)");
     expect(header).toContain("0 unresolved");
+    await page.close();
+  });
+
+  it("a call in flight at the crash that the pause asks about is shown unresolved, with its resolve command and why", async () => {
+    // It was shown as "open while it waits (not lost in a crash)", with no command.
+    const { pay } = await pausedAtCallInFlight(store, "crashed-pause");
+    const page = await open("crashed-pause");
+    const row = page.locator('[data-testid="attempt-row"]', { hasText: "tool pay" });
+    expect(await row.getAttribute("class")).toContain("unresolved");
+    const box = page.locator('[data-testid="unresolved"]');
+    expect(await box.isHidden()).toBe(false);
+    expect(await box.locator("code").textContent()).toBe(
+      `agent-ledger resolve --abandon "reason" -- crashed-pause ${pay.attemptId}`,
+    );
+    expect(await box.textContent()).toContain(
+      "It was in flight when the process died and may have had its effect; run main is paused asking about it as an approval. Check the effect, then decide it in the app, or here (then resume the run without a state: the decision is applied to it): ",
+    );
+    const paused = page.locator('[data-testid="paused"]');
+    expect(await paused.textContent()).not.toContain("not lost in a crash");
+    expect(await page.locator('[data-testid="paused-run"]').textContent()).toContain(
+      "in flight when the process died: it may have had its effect, check it before approving",
+    );
+    expect(await page.locator(".session-head").textContent()).toContain("1 unresolved");
     await page.close();
   });
 

@@ -60,10 +60,15 @@ function settledWithOuterText(step) {
 // An agent call declared idempotent whose agent's calls may not all be in the ledger: why it is
 // a decision (render-inspection's words, and made-again-text.ts's agentCallUnseen: one declared
 // not idempotent is a decision for that alone).
-function decisionWhy(attempt) {
-  return attempt.effectInChildRuns === true && attempt.effect?.idempotent === true
-    ? "What its agent did may not all be in the ledger (no child run of it says it records every call), so the next resume asks about it: check the effect, then: "
-    : "Check the effect, then: ";
+function decisionWhy(attempt, step) {
+  // A call in flight at the crash that a paused run asks about as an approval (next-steps.ts).
+  if (step.pausedRunId !== undefined)
+    return sentence`It was in flight when the process died and may have had its effect; run ${step.pausedRunId} is paused asking about it as an approval. Check the effect, then decide it in the app, or here (then resume the run without a state: the decision is applied to it): `;
+  const text =
+    attempt.effectInChildRuns === true && attempt.effect?.idempotent === true
+      ? "What its agent did may not all be in the ledger (no child run of it says it records every call), so the next resume asks about it: check the effect, then: "
+      : "Check the effect, then: ";
+  return document.createTextNode(text);
 }
 
 // Under a call's resolve command, as inspect prints it (the server's `decide`,
@@ -101,7 +106,7 @@ export function renderUnresolved(section, unresolved, select, { all = false, sho
         ? el(
             "span",
             {},
-            document.createTextNode(decisionWhy(attempt)),
+            decisionWhy(attempt, step),
             el("code", { text: step.command }),
             resolveHintLine(attempt),
           )

@@ -1,0 +1,100 @@
+import { join } from "node:path";
+import { type EventStore, inspectSession, MemoryEventStore, openStore } from "@agent-ledger/core";
+import { scratchDirectory } from "@agent-ledger/core/testing";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { withNextSteps } from "./next-steps.js";
+import { pausedRuns } from "./paused-runs.js";
+import { renderInspection } from "./render-inspection.js";
+import {
+  pausedAtCallInFlight,
+  pausedInsideAgentCall,
+  runBin,
+} from "./session-fixture.test.data.js";
+
+const IN_FLIGHT =
+  "in flight when the process died: it may have had its effect, check it before approving";
+
+/** A SQLite ledger holding what `record` writes, closed again: what the binary is run on. */
+async function sqliteLedger<T>(record: (store: EventStore) => Promise<T>) {
+  const path = join(scratchDirectory("agent-ledger-crashed-pause-", onTestFinished), "ledger.db");
+  const store = await openStore(`sqlite:${path}`);
+  const recorded = await record(store);
+  await store.close();
+  return { url: `sqlite:${path}`, recorded };
+}
+
+describe("a call in flight at the crash that a paused run asks about as an approval", () => {
+  it("is said to be in flight at the crash, listed as unresolved with a resolve command, and the pause says so", async () => {
+    const store = new MemoryEventStore();
+    const { pay } = await pausedAtCallInFlight(store);
+    const inspection = await inspectSession(store, "crashed");
+    const text = renderInspection(inspection);
+    const pause = `paused at an approval: pay [c_pay] {"amount":5} (agent shop) (${IN_FLIGHT}; attempt ${pay.attemptId}); decide it with the app's approval screen, or decide it with agent-ledger resolve (below) and resume the run without a state`;
+    expect(text.split("\n")[0]).toBe(
+      "session crashed  3 events  1 run  1 unresolved  1 paused at an approval",
+    );
+    expect(text).toContain(`   run main: ${pause}\n`);
+    expect(text).not.toContain("not lost in a crash");
+    expect(text).not.toContain("WAITING ON A DECISION");
+    expect(text).toContain(
+      `     next: it was in flight when the process died and may have had its effect; run main is paused asking about it as an approval (above). Check the effect, then decide it in the app, or here: agent-ledger resolve --abandon "reason" -- crashed ${pay.attemptId} (then resume the run without a state: the decision is applied to it)\n`,
+    );
+    expect(withNextSteps(inspection)).toMatchObject({
+      nextSteps: [
+        {
+          action: "resolve",
+          command: `agent-ledger resolve --abandon "reason" -- crashed ${pay.attemptId}`,
+          pausedRunId: "main",
+        },
+      ],
+      paused: [{ runId: "main", text: pause }],
+    });
+  });
+
+  it("beside an ordinary approval, the pause says which call resolve may decide", async () => {
+    const store = new MemoryEventStore();
+    await pausedAtCallInFlight(store, "mixed", { alsoAsked: true });
+    const [paused] = pausedRuns((await inspectSession(store, "mixed")).runs);
+    expect(paused?.text).toContain(
+      'refund [c_refund] {"amount":2} (agent shop); decide them with the app\'s approval screen, or decide the call in flight when the process died with agent-ledger resolve (below) and resume the run without a state',
+    );
+  });
+
+  it("agent-ledger resolve decides it, which ends the pause", async () => {
+    const { url, recorded } = await sqliteLedger((store) => pausedAtCallInFlight(store));
+    const { pay } = recorded;
+    const resolved = await runBin([
+      "--store",
+      url,
+      "resolve",
+      "--abandon",
+      "paid: the bank shows it",
+      "--",
+      "crashed",
+      pay.attemptId,
+    ]);
+    expect(resolved.stderr).toBe("");
+    expect(resolved.code).toBe(0);
+    const after = await runBin(["--store", url, "inspect", "crashed", "--json"]);
+    const inspection = JSON.parse(after.stdout) as { unresolved: unknown[]; paused?: unknown };
+    expect(inspection.unresolved).toEqual([]);
+    expect(inspection.paused).toBeUndefined();
+  });
+
+  it("an agent call an ordinary pause keeps open is still refused: the app decides that pause", async () => {
+    const { url, recorded } = await sqliteLedger((store) => pausedInsideAgentCall(store));
+    const { outer } = recorded;
+    const refused = await runBin([
+      "--store",
+      url,
+      "resolve",
+      "--abandon",
+      "why",
+      "--",
+      "paused",
+      outer.attemptId,
+    ]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`attempt ${outer.attemptId} goes on when run main does`);
+  });
+});
