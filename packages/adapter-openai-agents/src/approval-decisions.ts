@@ -259,7 +259,11 @@ export async function recordDecisions(
       continue;
     }
     const owner = await ownerOf();
-    const reason = "rejected by a person after the process died during the call";
+    // The person's message, when they gave one, is what they found (and what the model is told).
+    const reason =
+      typeof message === "string" && message !== ""
+        ? message
+        : "rejected by a person after the process died during the call";
     await owner.abandon(attempt, reason);
     unresolved.status = "abandoned";
     // An agent tool call's agent will not run again: what it left in flight is settled now, as
