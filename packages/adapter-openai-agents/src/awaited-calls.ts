@@ -18,8 +18,15 @@ function argumentsOf(item: RunToolApprovalItem): JsonValue | undefined {
   }
 }
 
-/** The interruptions a person is asked about, as the RunState checkpoint lists them. */
-export function awaitedCalls(items: readonly RunToolApprovalItem[]): AwaitedCall[] {
+/**
+ * The interruptions a person is asked about, as the RunState checkpoint lists them;
+ * `inFlightAttempt`: the attempt a crash left in flight that an item asks about, if any
+ * (`inFlightAttemptId`, for `agent-ledger inspect` to say that call may have had its effect).
+ */
+export function awaitedCalls(
+  items: readonly RunToolApprovalItem[],
+  inFlightAttempt: (item: RunToolApprovalItem) => string | undefined = () => undefined,
+): AwaitedCall[] {
   return items.map((item) => {
     const call: AwaitedCall = { name: item.name ?? item.toolName ?? "" };
     const callId = approvalCallId(item);
@@ -28,6 +35,8 @@ export function awaitedCalls(items: readonly RunToolApprovalItem[]): AwaitedCall
     if (args !== undefined) call.args = args;
     const agent = item.agent?.name;
     if (typeof agent === "string" && agent.length > 0) call.agent = agent;
+    const attemptId = inFlightAttempt(item);
+    if (attemptId !== undefined) call.inFlightAttemptId = attemptId;
     return call;
   });
 }

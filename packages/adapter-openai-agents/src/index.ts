@@ -1,3 +1,4 @@
+export type { CallInFlightAtCrash } from "./calls-in-flight-at-crash.js";
 export type { AwaitedCall, RunStateCheckpoint } from "./checkpoint.js";
 export {
   loadRunStateCheckpoint,

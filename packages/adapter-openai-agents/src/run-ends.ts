@@ -8,6 +8,11 @@ import {
 import type { RunResult, RunState, RunToolApprovalItem, StreamedRunResult } from "@openai/agents";
 import { approvalCallId, undecidedInterruptions } from "./approval-decisions.js";
 import { awaitedCalls } from "./awaited-calls.js";
+import {
+  type CallInFlightAtCrash,
+  callsInFlightAtCrash,
+  inFlightAttemptOf,
+} from "./calls-in-flight-at-crash.js";
 import { type RunStateCheckpoint, runStateCheckpoint } from "./checkpoint.js";
 import { closeChildRuns } from "./close-child-runs.js";
 import { recordedOutput } from "./model-json.js";
@@ -27,6 +32,12 @@ interface RunResultBase {
   runId: string;
   finalOutput: unknown;
   interruptions: RunToolApprovalItem[];
+  /**
+   * The `interruptions` that are calls the process was making when it died, each with its
+   * attempt: they may have had their effect, so check it before approving one (approved, it
+   * runs again). Empty when none is.
+   */
+  inFlightAtCrash: CallInFlightAtCrash[];
   /** The SDK's result of the last segment (undefined when read back from the ledger). */
   result: AnyResult | undefined;
 }
@@ -81,7 +92,7 @@ export async function finish(
       replayApprovals: result.interruptions
         .map((item) => approvalCallId(item))
         .filter((callId) => scope.run.replayApprovals.has(callId)),
-      awaitingDecision: awaitedCalls(undecided),
+      awaitingDecision: awaitedCalls(undecided, (item) => inFlightAttemptOf(scope, item)),
     });
     const at =
       paused !== undefined &&
@@ -94,6 +105,7 @@ export async function finish(
       status: "interrupted",
       finalOutput: undefined,
       interruptions: undecided,
+      inFlightAtCrash: callsInFlightAtCrash(scope, undecided),
       state: result.state,
     };
   }
@@ -102,7 +114,14 @@ export async function finish(
   const recorded = recordedOutput(finalOutput);
   await closeChildRuns(scope, (recorder) => recorder.completeRun(recorded));
   await scope.root.completeRun(recorded);
-  return { ...base, status: "completed", finalOutput, interruptions: [], state: result.state };
+  return {
+    ...base,
+    status: "completed",
+    finalOutput,
+    interruptions: [],
+    inFlightAtCrash: [],
+    state: result.state,
+  };
 }
 
 // The checkpoint `next` says what `recorded` says: the same state (`sameRunState`) and the same
@@ -130,6 +149,7 @@ export async function cancelled(
     status: "cancelled",
     finalOutput: undefined,
     interruptions: [],
+    inFlightAtCrash: [],
     state: result?.state,
   };
 }

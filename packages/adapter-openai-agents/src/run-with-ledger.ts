@@ -217,6 +217,7 @@ export async function resumeRun(
       // As recorded: readResumedRun put back what the recorder escaped or moved to blobs.
       finalOutput: (terminal.payload as JsonObject).output ?? null,
       interruptions: [],
+      inFlightAtCrash: [],
       state: undefined,
       result: undefined,
     };
