@@ -26,7 +26,7 @@ ledgers.prepare(
   "writer as a tool, partly instrumented: dies inside write",
 );
 
-type Step = "none" | "resolve" | "decide-inner-first" | "decide-outer-first";
+type Step = "none" | "resolve" | "decide-inner-first" | "decide-outer-first" | "awaiting-decision";
 
 /** What `agent-ledger inspect s --json` says to do about each unresolved call, by name, and its text. */
 async function inspectSteps(path: string) {
@@ -183,6 +183,45 @@ describe("an agent tool call in flight at a crash: what inspect says is what the
       expect(second.effects).toEqual(effects);
       const after = await inspectSteps(path);
       expect(after.steps).toEqual({});
+    });
+});
+
+// A worker resumed the dead run once without a decision: the run paused asking about the call
+// in flight. inspect said every call of its tree waited on the app's decision ("nothing to
+// resolve"), though each was lost in the crash; the call asked about keeps its resolve command,
+// and decided with agent-ledger resolve, the next resume without a state goes on.
+describe("an agent tool call in flight at a crash, after a resume that paused asking about it", () => {
+  const PAUSED_CASES: { scenario: CrashScenario; abandon: string }[] = [
+    {
+      scenario: "writer as a tool, partly instrumented: dies inside write",
+      abandon: "writer_tool",
+    },
+    { scenario: "nested agent tools: dies inside charge", abandon: "charge" },
+  ];
+  for (const { scenario, abandon } of PAUSED_CASES)
+    test(scenario, async () => {
+      const { store, path } = await ledgers.crashed(scenario);
+      const before = (await inspectSteps(path)).steps;
+      const [first] = CASES.filter((each) => each.scenario === scenario).map((each) => each.next);
+      if (first === undefined) throw new Error(`no case ${scenario}`);
+      const worker = first();
+      const paused = await resumeRun(worker.main, runOptions(store, worker.model));
+      expect(paused.status).toBe("interrupted");
+      expect(paused.interruptions.map((item) => item.name)).toEqual([abandon]);
+      expect(paused.inFlightAtCrash.map(({ item }) => item.name)).toEqual([abandon]);
+      // The call asked about keeps its resolve command; no call is left waiting on the app.
+      const after = (await inspectSteps(path)).steps;
+      expect(after[abandon]).toBe("resolve");
+      expect(before[abandon]).toBe("resolve");
+      expect(Object.values(after)).not.toContain("awaiting-decision");
+
+      expect((await resolveCall(path, abandon, "--abandon", "done by hand")).code).toBe(0);
+      const next = first();
+      const { asked, result } = await resumeApprovingAll(store, next.main, next.model);
+      expect(asked).toEqual([]);
+      expect(result.status).toBe("completed");
+      expect(next.effects).toEqual([]);
+      expect((await inspectSteps(path)).steps).toEqual({});
     });
 });
 

@@ -106,7 +106,7 @@ export function nextSteps(
     if (
       pausedRun !== undefined &&
       !inFlight.attempts.has(key) &&
-      !inFlight.insideRuns.has(attempt.runId)
+      !inFlight.crashRuns.has(attempt.runId)
     )
       return { action: "awaiting-decision", runId: pausedRun };
     const held = heldBy[index];

@@ -78,29 +78,33 @@ export function pausedAbove(runs: readonly RunView[]): Map<string, string> {
 /**
  * The calls a crash left in flight that a paused run asks about as approvals
  * (`AwaitedCallView.inFlightAttemptId`), by attemptKey (run and attempt), each with the paused
- * run; and the runs made inside them (an agent tool call's). Those are decided as any call lost
- * in a crash, with `agent-ledger resolve`: the pause does not keep them open.
+ * run; and the runs (`crashRuns`) whose calls the pause does not keep open: those made inside
+ * such a call (an agent tool call's), or every run of the paused tree when the pause asks about
+ * nothing else (it is then a crash's pause whole: an agent call open in it waits on the call in
+ * flight inside it, not on an app's decision). Those calls are decided as any call lost in a
+ * crash, with `agent-ledger resolve`.
  */
 export function inFlightAtPauses(runs: readonly RunView[]): {
   attempts: Map<string, string>;
-  insideRuns: Set<string>;
+  crashRuns: Set<string>;
 } {
   const attempts = new Map<string, string>();
-  const insideRuns = new Set<string>();
+  const crashRuns = new Set<string>();
   for (const { run: paused } of runsInTreeOrder(runs)) {
-    const ids = new Set(
-      (paused.awaitingDecision?.calls ?? []).flatMap((call) => call.inFlightAttemptId ?? []),
-    );
+    const calls = paused.awaitingDecision?.calls ?? [];
+    const ids = new Set(calls.flatMap((call) => call.inFlightAttemptId ?? []));
     if (ids.size === 0) continue;
+    const wholeTree = calls.every((call) => call.inFlightAttemptId !== undefined);
     // requestEventIds of the attempts in flight, whose child runs are made inside them.
     const requests = new Set<string>();
     // A parent comes first in tree order: a run under one made inside such a call is too.
     for (const { run, parent } of runsInTreeOrder([paused])) {
       if (
-        (parent !== undefined && insideRuns.has(parent.runId)) ||
+        wholeTree ||
+        (parent !== undefined && crashRuns.has(parent.runId)) ||
         (run.causedByEventId !== undefined && requests.has(run.causedByEventId))
       )
-        insideRuns.add(run.runId);
+        crashRuns.add(run.runId);
       for (const step of run.steps)
         for (const attempt of step.attempts)
           if (attempt.status === "requested" && ids.has(attempt.attemptId)) {
@@ -110,7 +114,7 @@ export function inFlightAtPauses(runs: readonly RunView[]): {
           }
     }
   }
-  return { attempts, insideRuns };
+  return { attempts, crashRuns };
 }
 
 /** `inspect --json` and the viewer: the inspection with `paused` when a run is. */

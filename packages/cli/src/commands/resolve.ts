@@ -223,12 +223,13 @@ class RunMovedOn extends Error {
  * A call the pause keeps open (an agent tool call waiting on an approval inside it) goes on when
  * the app resumes the run with the person's decision: deciding it here would close the agent's
  * run under a run that is still to go on. A call in flight at a crash that the pause asks about
- * as an approval (or one made inside it) is not kept open by the pause: the adapter's resume
- * applies a decision recorded on its attempt, as on any call lost in a crash.
+ * as an approval (and the calls paused-runs.ts's inFlightAtPauses says the pause does not keep
+ * open) is not: the adapter's resume applies a decision recorded on its attempt, as on any call
+ * lost in a crash.
  */
 function assertNotPaused(runs: RunView[], attempt: AttemptView): void {
   const inFlight = inFlightAtPauses(runs);
-  if (inFlight.attempts.has(attemptKey(attempt)) || inFlight.insideRuns.has(attempt.runId)) return;
+  if (inFlight.attempts.has(attemptKey(attempt)) || inFlight.crashRuns.has(attempt.runId)) return;
   const pausedRun = pausedAbove(runs).get(attempt.runId);
   const pause = pausedRuns(runs).find((paused) => paused.runId === pausedRun);
   if (pause !== undefined)
