@@ -51,6 +51,16 @@ describe("a run paused awaiting a decision (checkpoint.saved with awaitingDecisi
     expect(await pauseOf(store)).toBeUndefined();
   });
 
+  it("keeps the attempt a crash left in flight that a call names (inFlightAttemptId), and drops one that is not an id", async () => {
+    const { store, main, inner } = await parentAndChild();
+    const call = await inner.beforeToolCall({ toolCallId: "c1", name: "charge", args: {} });
+    const crashed = { ...CHARGE, inFlightAttemptId: call.attemptId };
+    await main.checkpoint({
+      awaitingDecision: { calls: [crashed, { ...CHARGE, toolCallId: "c2", inFlightAttemptId: 7 }] },
+    });
+    expect((await pauseOf(store))?.calls).toEqual([crashed, { ...CHARGE, toolCallId: "c2" }]);
+  });
+
   it("ends with a decision on an attempt, a later checkpoint that names no call, or the run's end", async () => {
     const decided = await parentAndChild();
     const call = await decided.inner.beforeToolCall({ toolCallId: "c0", name: "charge", args: {} });
