@@ -33,7 +33,9 @@ describe("a call in flight at the crash that a paused run asks about as an appro
     expect(text.split("\n")[0]).toBe(
       "session crashed  3 events  1 run  1 unresolved  1 paused at an approval",
     );
-    expect(text).toContain(`   run main: ${pause}\n`);
+    expect(text).toContain(
+      `⏸ 1 run paused at an approval, waiting for a person to decide in the app that runs the agent, or with agent-ledger resolve for a call in flight when the process died:\n   run main: ${pause}\n`,
+    );
     expect(text).not.toContain("not lost in a crash");
     expect(text).not.toContain("WAITING ON A DECISION");
     expect(text).toContain(
@@ -47,7 +49,7 @@ describe("a call in flight at the crash that a paused run asks about as an appro
           pausedRunId: "main",
         },
       ],
-      paused: [{ runId: "main", text: pause }],
+      paused: [{ runId: "main", text: pause, inFlight: true }],
     });
   });
 

@@ -12,6 +12,8 @@ export interface PausedRun {
   runId: string;
   /** "paused at an approval: charge [c1] {"amount":5} (agent shop); decide it with ..." */
   text: string;
+  /** Set when a call it asks about was in flight at the crash (`inFlightAttemptId`). */
+  inFlight?: true;
 }
 
 // A call a crash left in flight that the adapter asks about as an approval: no fresh request.
@@ -50,12 +52,30 @@ function pauseText(pause: AwaitingDecisionView): string {
   return `paused at an approval: ${calls}; decide ${them} ${where}, or decide ${those} with agent-ledger resolve (below) and resume the run without a state`;
 }
 
+/**
+ * What the list of paused runs is headed with (inspect and the viewer): who decides them where,
+ * and, when one asks about a call in flight at the crash, that `resolve` decides that call too.
+ */
+export function pausedHeading(paused: readonly PausedRun[]): string {
+  const runs = `${paused.length} run${paused.length === 1 ? "" : "s"}`;
+  const crash = paused.some((run) => run.inFlight)
+    ? ", or with agent-ledger resolve for a call in flight when the process died"
+    : "";
+  return `⏸ ${runs} paused at an approval, waiting for a person to decide in the app that runs the agent${crash}`;
+}
+
 /** Every run of the inspection paused awaiting a decision, in tree order. */
 export function pausedRuns(runs: readonly RunView[]): PausedRun[] {
   const paused: PausedRun[] = [];
   for (const { run } of runsInTreeOrder(runs))
     if (run.awaitingDecision !== undefined)
-      paused.push({ runId: run.runId, text: pauseText(run.awaitingDecision) });
+      paused.push({
+        runId: run.runId,
+        text: pauseText(run.awaitingDecision),
+        ...(run.awaitingDecision.calls.some((call) => call.inFlightAttemptId !== undefined)
+          ? { inFlight: true as const }
+          : {}),
+      });
   return paused;
 }
 

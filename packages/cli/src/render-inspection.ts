@@ -15,7 +15,7 @@ import {
   resolveHint,
 } from "./made-again-text.js";
 import { attemptKey, type NextStep, nextSteps } from "./next-steps.js";
-import { pausedAbove, pausedRuns } from "./paused-runs.js";
+import { pausedAbove, pausedHeading, pausedRuns } from "./paused-runs.js";
 import { settledWithOuterText } from "./settled-with-outer.js";
 
 export interface RenderInspectionOptions {
@@ -356,7 +356,7 @@ export function* inspectionLines(
 
   if (paused.length > 0) {
     yield "";
-    yield `⏸ ${paused.length} run${paused.length === 1 ? "" : "s"} paused at an approval, waiting for a person to decide in the app that runs the agent:`;
+    yield `${pausedHeading(paused)}:`;
     for (const run of paused) {
       yield `   run ${run.runId}: ${run.text}`;
       // The calls its pause keeps open: not lost in a crash, and not for `resolve`.

@@ -110,6 +110,9 @@ describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
       "It was in flight when the process died and may have had its effect; run main is paused asking about it as an approval. Check the effect, then decide it in the app, or here (then resume the run without a state: the decision is applied to it): ",
     );
     const paused = page.locator('[data-testid="paused"]');
+    expect(await paused.textContent()).toContain(
+      "waiting for a person to decide in the app that runs the agent, or with agent-ledger resolve for a call in flight when the process died",
+    );
     expect(await paused.textContent()).not.toContain("not lost in a crash");
     expect(await page.locator('[data-testid="paused-run"]').textContent()).toContain(
       "in flight when the process died: it may have had its effect, check it before approving",

@@ -142,6 +142,16 @@ export function renderUnresolved(section, unresolved, select, { all = false, sho
   if (more > 0) section.append(el("p", { className: "muted" }, `… and ${more} more. `, showing));
 }
 
+// The heading of the paused runs, as inspect prints it (paused-runs.ts's pausedHeading): a pause
+// that asks about a call in flight at the crash (`inFlight`) says resolve decides that call too.
+function pausedHeading(pauses) {
+  const runs = `${pauses.length} run${pauses.length === 1 ? "" : "s"}`;
+  const crash = pauses.some((paused) => paused.inFlight)
+    ? ", or with agent-ledger resolve for a call in flight when the process died"
+    : "";
+  return `⏸ ${runs} paused at an approval, waiting for a person to decide in the app that runs the agent${crash}`;
+}
+
 /**
  * The runs paused awaiting a decision in `section`: each with the calls it waits on and how to
  * decide them (in the app that runs the agent, as inspect says: paused-runs.ts), and the calls
@@ -164,12 +174,7 @@ export function renderPaused(section, pauses, waiting) {
         : null,
     );
   });
-  section.replaceChildren(
-    el("h2", {
-      text: `⏸ ${pauses.length} run${pauses.length === 1 ? "" : "s"} paused at an approval, waiting for a person to decide in the app that runs the agent`,
-    }),
-    el("ul", {}, ...items),
-  );
+  section.replaceChildren(el("h2", { text: pausedHeading(pauses) }), el("ul", {}, ...items));
 }
 
 const PASSWORD_LEFT_OUT =
