@@ -99,13 +99,16 @@ export function mayRunAgain(recorded: RecordedAttempt, effect?: ToolEffect): boo
  * ledger holds it in flight at the crash, undecided (not idempotent, approved or abandoned) and
  * not met again yet: what an adapter refuses a model call with whose prompt carries a result
  * for it that its wrapped tool never recorded (the tool ran unwrapped). Looked up, not a scan.
+ * `accepts`: only the recorded attempts it accepts count (an adapter whose run holds several
+ * conversations, whose models may give the same ids, looks in the prompt's own).
  */
 export function undecidedToolCall(
   replay: ReplayCursor,
   toolCallId: string,
+  accepts?: (recorded: RecordedAttempt) => boolean,
 ): UnresolvedAttemptError | undefined {
   for (const recorded of replay.unmatchedTools({ toolCallId }))
-    if (recorded.status === "requested" && !mayRunAgain(recorded))
+    if (recorded.status === "requested" && !mayRunAgain(recorded) && (accepts?.(recorded) ?? true))
       return unresolvedToolCall(matched(recorded), recorded.name ?? "tool", toolCallId);
   return undefined;
 }
