@@ -13,6 +13,7 @@ import {
 } from "./open-model-calls.js";
 import { isRecord } from "./plain-json.js";
 import type { RunTree } from "./run-tree.js";
+import { refuseSavedRefusals } from "./saved-refusals.js";
 import { StructuredOutputCalls } from "./structured-output-calls.js";
 import type { StructuredOutputNote } from "./structured-output-note.js";
 import { checkpointNsToRecord, type SubgraphRuns } from "./subgraph-runs.js";
@@ -73,6 +74,8 @@ export class ModelRuns {
       llm: Serialized;
       lsMetadata: Record<string, unknown> | undefined;
       extraParams: Record<string, unknown> | undefined;
+      /** The tool calls its prompt's ToolMessages answer (`answeredToolCalls`). */
+      answered?: readonly string[];
     },
   ): Promise<void> {
     const { lsMetadata, extraParams } = call;
@@ -86,6 +89,10 @@ export class ModelRuns {
       metadata: lsMetadata,
       insideTool: enclosing,
     });
+    // Before anything is recorded or kept for it. Not inside a tool call: a call made there is
+    // that call's business (its refusal reaches the outer call, which a person decides on as a
+    // whole: an outer call approved covers the calls made inside it).
+    if (!enclosing) refuseSavedRefusals(recorder, call.answered ?? [], threadIdOf(lsMetadata));
     // The structured output's tools of a createAgent call (ledgerMiddleware's note): their
     // generated names are recorded as placeholders, so that the call is the same request in
     // every process (a resume, a retry), whatever n createAgent gave it (README: restoreMessages).
