@@ -49,10 +49,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   try {
     store = await storeFor(scheme, url);
   } catch (error) {
-    // The store classes name their own option (uri, connectionString); here it is the URL.
-    if (LedgerError.isInstance(error, "invalid-argument") && urlOptions.includes(error.path ?? ""))
-      throw new InvalidArgumentError("$.url", error.message.slice(`${error.path}: `.length));
-    throw error;
+    throw atUrl(error);
   }
   if (options.init ?? true) {
     try {
@@ -60,7 +57,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     } catch (error) {
       // The caller gets no store to close: a refused open leaves no pool or file open.
       await store.close().catch(() => undefined);
-      throw error;
+      throw atUrl(error);
     }
   }
   return store;
@@ -68,6 +65,20 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
 
 /** The options under which the store classes take a URL. */
 const urlOptions = ["$.url", "$.uri", "$.connectionString"];
+
+/**
+ * A store class's `invalid-argument` about its URL option (uri, connectionString), from its
+ * constructor or its init() (a database that holds another application's tables), told at
+ * `$.url`: openStore's caller gave a URL, not those options. Any other error as it is.
+ */
+function atUrl(error: unknown): unknown {
+  if (!LedgerError.isInstance(error, "invalid-argument") || !urlOptions.includes(error.path ?? ""))
+    return error;
+  return new InvalidArgumentError("$.url", error.message.slice(`${error.path}: `.length), {
+    cause: error.cause,
+    details: error.details,
+  });
+}
 
 async function storeFor(scheme: string, url: string): Promise<EventStore> {
   let store: EventStore;

@@ -1,6 +1,7 @@
 import type mysql from "mysql2/promise";
-import { loadMigrations, pendingMigrations } from "../sql/migrations.js";
+import { pendingMigrations } from "../sql/migrations.js";
 import { driverError } from "../sql/sql-backend.js";
+import { assertNoForeignTables } from "./foreign-tables.js";
 import { own } from "./own-query.js";
 import { checkLedgerTables, checkNewTables, type StorageSettings } from "./storage-settings.js";
 
@@ -9,15 +10,6 @@ import { checkLedgerTables, checkNewTables, type StorageSettings } from "./stora
  * duplicate column, duplicate key name, multiple primary key, cannot drop (already dropped).
  */
 const alreadyAppliedErrnos = new Set([1050, 1060, 1061, 1068, 1091]);
-
-/** Tables the first migration creates, by name. */
-function firstTables(): string[] {
-  const statements = loadMigrations("mysql")[0]?.statements ?? [];
-  return statements.flatMap((statement) => {
-    const name = /^CREATE TABLE `([^`]+)`/.exec(statement)?.[1];
-    return name === undefined ? [] : [name];
-  });
-}
 
 /** The tables of the connection's database, by name. */
 async function tableNames(connection: mysql.PoolConnection): Promise<Set<string>> {
@@ -53,11 +45,11 @@ export async function ledgerVersion(
  * migration (only ever the first pending one, since each version is recorded as soon as its
  * statements ran) left some of its statements committed, so that migration skips a statement
  * whose work is already there (each statement is atomic). On a database without any recorded
- * version, a table of the first migration that holds rows is not a half-made ledger but
- * someone else's table: refused, before anything is written. So are ledger tables that are not
- * InnoDB tables of utf8mb4 text, and, when a migration is pending, settings under which its new
- * tables would not be (`path` names the option that sets the connection's engine). A newer
- * ledger is refused (`location` names it).
+ * version, a table of a ledger's name that is not what a killed first migration leaves is
+ * another application's: refused at `path`, before anything is written (assertNoForeignTables).
+ * So are ledger tables that are not InnoDB tables of utf8mb4 text, and, when a migration is
+ * pending, settings under which its new tables would not be (`path` names the option that sets
+ * the connection's engine). A newer ledger is refused (`location` names it).
  */
 export async function migrateMysql(
   connection: mysql.PoolConnection,
@@ -68,17 +60,7 @@ export async function migrateMysql(
   const existing = await tableNames(connection);
   const version = await ledgerVersion(connection, existing);
   const pending = pendingMigrations("mysql", version, location);
-  if (version === 0) {
-    for (const table of firstTables().filter((name) => existing.has(name))) {
-      const [rows] = (await connection.query(
-        own(`SELECT 1 FROM \`${table}\` LIMIT 1`),
-      )) as unknown as [unknown[]];
-      if (rows.length > 0)
-        throw new Error(
-          `the database already has a table ${table} with rows and no ledger schema version: it is not the ledger's (use a database of its own)`,
-        );
-    }
-  }
+  if (version === 0) await assertNoForeignTables(connection, existing, path);
   // A ledger at this version runs no DDL and needs only these reads (a reader's credentials).
   await checkLedgerTables(connection, settings.database);
   if (pending.length === 0) return;

@@ -16,6 +16,8 @@ export class PostgresBackendState {
   readonly pool: pg.Pool;
   readonly owned: boolean;
   readonly schema: string;
+  /** The option that chose the schema (`$.schema`, or `$.connectionString` for `?schema=`). */
+  readonly schemaPath: string;
   readonly location: string;
   readonly tables: Tables;
   /** The store's bound on each wait for the server (0: none of its own; see bounded-pool.ts). */
@@ -33,6 +35,7 @@ export class PostgresBackendState {
     pool: pg.Pool;
     owned: boolean;
     schema: string;
+    schemaPath: string;
     location: string;
     tables: Tables;
     timeoutMs: number;
@@ -41,6 +44,7 @@ export class PostgresBackendState {
     this.pool = options.pool;
     this.owned = options.owned;
     this.schema = options.schema;
+    this.schemaPath = options.schemaPath;
     this.location = options.location;
     this.tables = options.tables;
     this.timeoutMs = options.timeoutMs;

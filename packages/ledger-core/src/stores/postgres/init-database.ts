@@ -6,6 +6,7 @@ import { assertNoUpgrade, migrationTimeoutMs, pendingMigrations } from "../sql/m
 import { driverError } from "../sql/sql-backend.js";
 import type { PostgresBackendState } from "./backend-state.js";
 import { boundedQuery } from "./bounded-pool.js";
+import { assertNoForeignRelations } from "./foreign-relations.js";
 import { quoteIdent } from "./quote-ident.js";
 import { inTransaction } from "./transaction.js";
 
@@ -61,6 +62,7 @@ async function initOnce(state: PostgresBackendState, options?: InitOptions): Pro
     const found = await ledgerVersion(client, schema);
     if (found === undefined && options?.create === false)
       throw noLedgerError(state.location, `schema ${state.schema} has no agent-ledger tables`);
+    if (found === undefined) await assertNoForeignRelations(client, state.schema, state.schemaPath);
     // Before the lock and any DDL: a role that may only read an older ledger is told it is
     // older, not refused a lock or a CREATE it was never meant to take.
     if (options?.upgrade === false) assertNoUpgrade("postgres", found ?? 0, state.location);

@@ -42,6 +42,8 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
     pool: pg.Pool;
     owned: boolean;
     schema?: string;
+    /** The option that chose the schema, for errors about it; `$.schema` by default. */
+    schemaPath?: string;
     location: string;
     timeoutMs: number;
     bounds: PoolBounds;
@@ -52,6 +54,7 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
       pool: options.pool,
       owned: options.owned,
       schema: options.schema ?? "public",
+      schemaPath: options.schemaPath ?? "$.schema",
       location: options.location,
       tables: this.tables,
       timeoutMs: options.timeoutMs,

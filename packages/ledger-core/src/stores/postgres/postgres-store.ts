@@ -192,6 +192,8 @@ export class PostgresEventStore extends SqlEventStore {
           timeoutMs,
           bounds,
           ...(schema === undefined ? {} : { schema }),
+          // The URL's ?schema= (or the URL alone, for "public") unless the option set it.
+          schemaPath: options.schema === undefined ? "$.connectionString" : "$.schema",
         }),
         "postgres",
       );

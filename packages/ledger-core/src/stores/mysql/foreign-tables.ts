@@ -1,0 +1,70 @@
+import type mysql from "mysql2/promise";
+import { InvalidArgumentError } from "../../events/errors.js";
+import { loadMigrations } from "../sql/migrations.js";
+import { own } from "./own-query.js";
+
+/**
+ * The tables the migrations create, each with the columns its CREATE TABLE gives it, in order.
+ * Drizzle-kit writes one column a line, as "`name` type ...", and constraints as CONSTRAINT
+ * lines, so the names are read from the lines that start with a quoted name.
+ */
+function createdTables(): { table: string; first: boolean; columns: string[] }[] {
+  return loadMigrations("mysql").flatMap((migration, index) =>
+    migration.statements.flatMap((statement) => {
+      const table = /^CREATE TABLE `([^`]+)`/.exec(statement)?.[1];
+      if (table === undefined) return [];
+      const columns = statement
+        .split("\n")
+        .slice(1)
+        .flatMap((line) => /^\s*`([^`]+)`/.exec(line)?.[1] ?? []);
+      return [{ table, first: index === 0, columns }];
+    }),
+  );
+}
+
+/** The columns of `table` in the connection's database, in order. */
+async function columnsOf(connection: mysql.PoolConnection, table: string): Promise<string[]> {
+  const [columns] = (await connection.query(
+    own(
+      "SELECT column_name AS name FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? ORDER BY ordinal_position",
+    ),
+    [table],
+  )) as unknown as [{ name: string }[]];
+  return columns.map((column) => column.name);
+}
+
+/**
+ * Refuses, before anything is written, a database without a recorded ledger version that holds
+ * a table of a name the ledger uses which the ledger did not make. Such a table of ours can only
+ * be one the first migration created before its migrator died (each version is recorded as soon
+ * as its statements ran): it has exactly the columns of that CREATE TABLE, and no rows (no
+ * append runs before init() finished). Anything else is another application's table (express-
+ * mysql-session's `sessions`, say): the migration would skip its CREATE TABLE as already applied,
+ * record the ledger's versions, and every append would then fail on a column the table lacks.
+ * `existing` holds the database's tables; `path` names the option that names the database.
+ */
+export async function assertNoForeignTables(
+  connection: mysql.PoolConnection,
+  existing: Set<string>,
+  path: string,
+): Promise<void> {
+  for (const made of createdTables().filter(({ table }) => existing.has(table))) {
+    const columns = await columnsOf(connection, made.table);
+    let why: string | undefined;
+    if (!made.first) why = "a table a later migration makes, where no ledger is";
+    else if (columns.join(",") !== made.columns.join(","))
+      why = `its columns are ${columns.join(", ")}, the ledger's ${made.columns.join(", ")}`;
+    else {
+      const [rows] = (await connection.query(
+        own(`SELECT 1 FROM \`${made.table}\` LIMIT 1`),
+      )) as unknown as [unknown[]];
+      if (rows.length > 0) why = "it holds rows and the database no ledger schema version";
+    }
+    if (why !== undefined)
+      throw new InvalidArgumentError(
+        path,
+        `the database already has a table ${made.table} that agent-ledger did not make (${why}): the ledger needs a database of its own, where no other application keeps tables; name another database in the store URL (CREATE DATABASE agent_ledger). Nothing was written`,
+        { details: { table: made.table } },
+      );
+  }
+}

@@ -1,0 +1,78 @@
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { openStore } from "../../store/open-store.js";
+import { freshPlaces } from "../../testing/fresh-places.js";
+import { SERVER_URLS, serverAvailable } from "../../testing/servers.js";
+import { PostgresEventStore } from "./postgres-store.js";
+
+// Another application's table of a name the ledger uses, in the schema the store names: init()
+// must say so (a configuration to change), not store-unavailable (a server to wait for).
+
+const available = await serverAvailable("postgres");
+const places = freshPlaces(afterAll);
+const admin = available
+  ? new pg.Pool({ connectionString: SERVER_URLS.postgres, max: 1 })
+  : undefined;
+afterAll(async () => {
+  await admin?.end();
+});
+
+/** The test server's URL naming `name` as the ledger's schema. */
+const withSchema = (name: string) =>
+  `${SERVER_URLS.postgres}${SERVER_URLS.postgres.includes("?") ? "&" : "?"}schema=${name}`;
+
+/** The relations of `schema`, by name. */
+async function relationsOf(schema: string): Promise<string[]> {
+  const found = await (admin as pg.Pool).query<{ name: string }>(
+    "SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 ORDER BY 1",
+    [schema],
+  );
+  return found.rows.map((row) => row.name);
+}
+
+describe.skipIf(!available)(
+  "PostgresEventStore on a schema holding another application's table",
+  () => {
+    it("refuses connect-pg-simple's session table of the ledger's name, naming it and ?schema=", async () => {
+      const schema = places.schema("foreign");
+      await (admin as pg.Pool).query(`CREATE SCHEMA "${schema}"`);
+      await (admin as pg.Pool).query(
+        `CREATE TABLE "${schema}".sessions (sid varchar NOT NULL PRIMARY KEY, sess json NOT NULL, expire timestamp(6) NOT NULL)`,
+      );
+      const before = await relationsOf(schema);
+      await expect(openStore(withSchema(schema))).rejects.toMatchObject({
+        code: "invalid-argument",
+        path: "$.url",
+        message: expect.stringMatching(/relation sessions .*\?schema=/),
+      });
+      const store = new PostgresEventStore({ connectionString: SERVER_URLS.postgres, schema });
+      try {
+        await expect(store.init()).rejects.toMatchObject({
+          code: "invalid-argument",
+          path: "$.schema",
+          details: { relation: "sessions" },
+        });
+      } finally {
+        await store.close();
+      }
+      expect(await relationsOf(schema)).toEqual(before);
+    });
+
+    it("still opens a schema where another application keeps tables of other names", async () => {
+      const schema = places.schema("shared");
+      await (admin as pg.Pool).query(`CREATE SCHEMA "${schema}"`);
+      await (admin as pg.Pool).query(`CREATE TABLE "${schema}".orders (id int PRIMARY KEY)`);
+      const store = await openStore(withSchema(schema));
+      try {
+        await store.append({
+          sessionId: "s",
+          runId: "r",
+          expectedSeq: 0,
+          events: [{ type: "run.started" }],
+        });
+      } finally {
+        await store.close();
+      }
+    });
+  },
+);
