@@ -1,4 +1,4 @@
-import { LedgerError, type LedgerErrorCode } from "@agent-ledger/core";
+import { LedgerError, type LedgerErrorCode, serverRefusal } from "@agent-ledger/core";
 
 /** Exit codes of `agent-ledger` (documented in the README and `--help`). */
 export const EXIT_CODES = {
@@ -78,68 +78,6 @@ function hasNetworkCode(error: unknown, depth = 0): boolean {
   if (Array.isArray(errors) && errors.some((inner) => hasNetworkCode(inner, depth + 1)))
     return true;
   return hasNetworkCode((error as { cause?: unknown }).cause, depth + 1);
-}
-
-/**
- * What a server that answered said no to, read from the driver error under a store's
- * `store-unavailable` (node-postgres SQLSTATE, mysql2's code, a Redis reply): the URL's database
- * does not exist, its user or password was refused, or its user may not do what was asked (an
- * upgrade's DDL by a user that may only read). `database-denied`: the user logged in and was
- * refused the URL's database, which MySQL and MariaDB answer a user without global privileges
- * for a database that does not exist too (a misspelt name). None is a server out of reach: no
- * retry later mends them. `no-tls`: the URL asks for TLS (`rediss://`, `?sslmode=require`,
- * `?ssl=`) of a server that takes none there.
- */
-export type ServerRefusal =
-  | "no-database"
-  | "database-denied"
-  | "credentials"
-  | "permission"
-  | "no-tls";
-
-const refusalsByCode: ReadonlyMap<string, ServerRefusal> = new Map([
-  ["3D000", "no-database"], // PostgreSQL invalid_catalog_name
-  ["28P01", "credentials"], // PostgreSQL invalid_password
-  ["28000", "credentials"], // PostgreSQL invalid_authorization_specification (no such role)
-  ["ER_BAD_DB_ERROR", "no-database"],
-  ["ER_ACCESS_DENIED_ERROR", "credentials"],
-  // MariaDB answers some refused logins so (seen for a user that does not exist, now and then).
-  ["ER_ACCESS_DENIED_NO_PASSWORD_ERROR", "credentials"],
-  ["ER_DBACCESS_DENIED_ERROR", "database-denied"],
-  ["42501", "permission"], // PostgreSQL insufficient_privilege
-  ["ER_TABLEACCESS_DENIED_ERROR", "permission"],
-  ["ER_COLUMNACCESS_DENIED_ERROR", "permission"],
-  ["ER_PROCACCESS_DENIED_ERROR", "permission"],
-  ["ER_SPECIFIC_ACCESS_DENIED_ERROR", "permission"],
-]);
-
-export function serverRefusal(error: unknown, depth = 0): ServerRefusal | undefined {
-  if (depth > 5 || typeof error !== "object" || error === null) return undefined;
-  const code = (error as { code?: unknown }).code;
-  const byCode = typeof code === "string" ? refusalsByCode.get(code) : undefined;
-  if (byCode !== undefined) return byCode;
-  // ioredis: a ReplyError to AUTH (a wrong password, or none where one is required), or to
-  // SELECT of a database number the server does not have.
-  const message = (error as { message?: unknown }).message;
-  // The URL asks for TLS where the server takes none: a Redis that answers plain text (core's
-  // TLS handshake check), node-postgres' and mysql2's answers to ?sslmode= and ?ssl=.
-  if ((error as { name?: unknown }).name === "TlsHandshakeError") return "no-tls";
-  if (typeof message === "string") {
-    if (
-      /^(The server does not support SSL connections|Server does not support secure connection)/.test(
-        message,
-      )
-    )
-      return "no-tls";
-    if (/^(WRONGPASS|NOAUTH)\b/.test(message)) return "credentials";
-    // An ACL user refused a command (a SET by a user that may only read).
-    if (/^NOPERM\b/.test(message)) return "permission";
-    // A command of the ledger's script it refused (an append by a user that may only read).
-    if (message.startsWith("ERR The user executing the script can't run this command"))
-      return "permission";
-    if (message.startsWith("ERR DB index is out of range")) return "no-database";
-  }
-  return serverRefusal((error as { cause?: unknown }).cause, depth + 1);
 }
 
 /**

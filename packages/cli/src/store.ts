@@ -4,18 +4,13 @@ import {
   LedgerError,
   openStore,
   redactUrl,
+  type ServerRefusal,
   type SessionSummary,
+  serverRefusal,
   stopBeforeNextPage,
 } from "@agent-ledger/core";
 import type { CommandContext } from "./commands/context.js";
-import {
-  CliError,
-  EXIT_CODES,
-  exitCodeOf,
-  notFoundError,
-  serverRefusal,
-  usageError,
-} from "./errors.js";
+import { CliError, EXIT_CODES, exitCodeOf, notFoundError, usageError } from "./errors.js";
 import { hintCommand } from "./store-url.js";
 
 /** The store URL when none is given. */
@@ -154,8 +149,11 @@ export async function openCliStore(
         hint: "run the agent-ledger of the release that upgraded it, or a later one (@agent-ledger/cli@latest)",
         cause: error,
       });
-    // The server answered, and said no: not exit 4, which a script may retry later.
-    const refusal = code === EXIT_CODES.unreachable ? serverRefusal(error) : undefined;
+    // The server answered, and said no: not exit 4, which a script may retry later. The store
+    // tells a refused database, credentials or TLS (details.refusal); the server's own words
+    // follow the message, as they did under store-unavailable.
+    const refusal = refusalOf(error);
+    const said = refusal === "permission" ? message : serverWords(error);
     if (refusal === "permission")
       throw new CliError({
         code: "invalid-argument",
@@ -169,7 +167,7 @@ export async function openCliStore(
     if (refusal === "no-database")
       throw new CliError({
         code: "not-found",
-        message: `no ledger at ${shown}: ${message}`,
+        message: `no ledger at ${shown}: ${said}`,
         exitCode: EXIT_CODES.notFound,
         hint: "check the database name in the store URL",
         cause: error,
@@ -177,7 +175,7 @@ export async function openCliStore(
     if (refusal === "database-denied")
       throw new CliError({
         code: "not-found",
-        message: `no ledger at ${shown} for its user: ${message}`,
+        message: `no ledger at ${shown} for its user: ${said}`,
         exitCode: EXIT_CODES.notFound,
         hint: "check the database name in the store URL (the server refuses a user a database that does not exist as one it may not use), and that its user is granted that database",
         cause: error,
@@ -185,7 +183,7 @@ export async function openCliStore(
     if (refusal === "no-tls")
       throw new CliError({
         code: "invalid-argument",
-        message: `the server at ${shown} takes no TLS there: ${message}`,
+        message: `the server at ${shown} takes no TLS there: ${said}`,
         exitCode: EXIT_CODES.usage,
         hint: "the store URL asks for TLS (rediss://, ?sslmode=require, ?ssl=): drop it for a server without TLS, or give the host and port where the server takes TLS",
         cause: error,
@@ -193,7 +191,7 @@ export async function openCliStore(
     if (refusal === "credentials")
       throw new CliError({
         code: "invalid-argument",
-        message: `the server at ${shown} refused the store URL's credentials: ${message}`,
+        message: `the server at ${shown} refused the store URL's credentials: ${said}`,
         exitCode: EXIT_CODES.usage,
         hint: "check the user and password in the store URL",
         cause: error,
@@ -221,6 +219,29 @@ export async function openCliStore(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * What the server refused, if it answered and said no: the store's own word for a database,
+ * credentials or TLS it refused (`details.refusal` of its not-found or invalid-argument), or a
+ * refused privilege under its store-unavailable. Undefined for anything else.
+ */
+function refusalOf(error: unknown): ServerRefusal | undefined {
+  if (!LedgerError.isInstance(error)) return undefined;
+  const told = error.details.refusal;
+  if (typeof told === "string" && error.code !== "store-unavailable") return told as ServerRefusal;
+  return error.code === "store-unavailable" ? serverRefusal(error) : undefined;
+}
+
+/** The innermost cause's message: the server's (or driver's) own words for the refusal. */
+function serverWords(error: unknown): string {
+  let words = error instanceof Error ? error.message : String(error);
+  let current: unknown = error;
+  for (let depth = 0; depth < 6 && current instanceof Error; depth++) {
+    words = current.message;
+    current = current.cause;
+  }
+  return words;
 }
 
 /** The stores a command can read: one that outlives the process. */

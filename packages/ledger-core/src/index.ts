@@ -216,3 +216,5 @@ export {
   validateNewEvent,
   validatePaging,
 } from "./store/validate.js";
+export type { ServerRefusal } from "./stores/server-refusal.js";
+export { serverRefusal } from "./stores/server-refusal.js";

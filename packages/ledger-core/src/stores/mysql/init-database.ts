@@ -1,5 +1,6 @@
 import { noLedgerError } from "../../events/errors.js";
 import type { InitOptions } from "../../store/event-store.js";
+import { refusedConfiguration } from "../server-refusal.js";
 import { assertNoUpgrade, MIGRATION_WAIT_MS, migrationTimeoutMs } from "../sql/migrations.js";
 import { driverError } from "../sql/sql-backend.js";
 import type { MysqlBackendState } from "./backend-state.js";
@@ -16,9 +17,22 @@ import { quoteIdent, readStorageSettings } from "./storage-settings.js";
 
 /**
  * `MysqlBackend.init`: checks the session's settings, migrates the tables under a lock that
- * keeps other processes' migrations apart, then asks what the server can run.
+ * keeps other processes' migrations apart, then asks what the server can run. A server that
+ * refused the store's database, credentials or TLS is told as such (refusedConfiguration).
  */
 export async function initDatabase(state: MysqlBackendState, options?: InitOptions): Promise<void> {
+  try {
+    await initOnce(state, options);
+  } catch (error) {
+    const path = state.owned ? "$.uri" : "$.pool";
+    throw (
+      refusedConfiguration(error, { location: state.location, path, create: options?.create }) ??
+      error
+    );
+  }
+}
+
+async function initOnce(state: MysqlBackendState, options?: InitOptions): Promise<void> {
   const pooled = await checkout(state.pool, state.timeoutMs);
   const connection = boundedConnection(pooled, state.timeoutMs);
   // Waiting for another process's migration, and each statement of one, may take minutes.

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { noLedgerError } from "../../events/errors.js";
 import type { InitOptions } from "../../store/event-store.js";
+import { refusedConfiguration } from "../server-refusal.js";
 import { ServerTimeoutError } from "../server-timeout.js";
 import { assertNoUpgrade, migrationTimeoutMs, pendingMigrations } from "../sql/migrations.js";
 import { driverError } from "../sql/sql-backend.js";
@@ -40,7 +41,15 @@ export async function initDatabase(
       return await initOnce(state, options);
     } catch (error) {
       const code = driverError(error).code;
-      if (attempt === 3 || code === undefined || !catalogRaceCodes.has(code)) throw error;
+      if (attempt === 3 || code === undefined || !catalogRaceCodes.has(code))
+        // A server that refused the store's database, credentials or TLS: told as such.
+        throw (
+          refusedConfiguration(error, {
+            location: state.location,
+            path: state.owned ? "$.connectionString" : "$.pool",
+            create: options?.create,
+          }) ?? error
+        );
     }
   }
 }

@@ -5,6 +5,7 @@ import {
   StoreUnavailableError,
 } from "../../events/errors.js";
 import type { InitOptions } from "../../store/event-store.js";
+import { refusedConfiguration } from "../server-refusal.js";
 import {
   assertSelectedDatabase,
   assertServerVersion,
@@ -24,11 +25,13 @@ const LAYOUT_VERSION = "3";
 
 /**
  * `RedisEventStore.init`: checks the server, then opens (or makes, or moves) the key layout.
- * Returns the server's durability settings, which `describe()` reports.
+ * Returns the server's durability settings, which `describe()` reports. `path` names the option
+ * that holds the URL or client, for the errors about them.
  */
 export async function initStore(
   state: RedisStoreState,
   location: string,
+  path: string,
   options?: InitOptions,
 ): Promise<Record<string, string>> {
   try {
@@ -77,6 +80,8 @@ export async function initStore(
     }
     return durability;
   } catch (error) {
-    throw unavailable(error, "init", state.client);
+    const failed = unavailable(error, "init", state.client);
+    // A server that refused the store's credentials, database number or TLS: told as such.
+    throw refusedConfiguration(failed, { location, path, create: options?.create }) ?? failed;
   }
 }

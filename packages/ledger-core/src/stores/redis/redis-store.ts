@@ -94,7 +94,12 @@ export class RedisEventStore implements EventStore {
 
   init(options?: InitOptions): Promise<void> {
     return this.#gate.run("init", async () => {
-      this.#durability = await initStore(this.#state, this.#location, checkedInitOptions(options));
+      this.#durability = await initStore(
+        this.#state,
+        this.#location,
+        this.#owned ? "$.url" : "$.client",
+        checkedInitOptions(options),
+      );
     });
   }
 

@@ -26,16 +26,16 @@ async function refusal(url: string): Promise<{ error: LedgerError; ms: number }>
 }
 
 describe.skipIf(!available)("a rediss:// URL to a server without TLS", () => {
-  it("fails in a few seconds with store-unavailable saying the TLS handshake failed, without the password", async () => {
+  it("fails in a few seconds with invalid-argument at $.url saying the TLS handshake failed, without the password", async () => {
     const url = new URL(SERVER_URLS.redis);
     url.protocol = "rediss:";
     url.password = "s3cret-pw";
     url.searchParams.set("keyPrefix", prefix);
     const { error, ms } = await refusal(url.toString());
-    expect(LedgerError.isInstance(error, "store-unavailable")).toBe(true);
+    expect(error).toMatchObject({ code: "invalid-argument", path: "$.url" });
     expect(error.message).toMatch(
       new RegExp(
-        `^redis init failed: TLS handshake with ${url.hostname}:${url.port || 6379} failed: the server answers plain Redis there \\(it does not speak TLS on that port\\)`,
+        `^\\$\\.url: the server at .* takes no TLS there \\(TLS handshake with ${url.hostname}:${url.port || 6379} failed: the server answers plain Redis there \\(it does not speak TLS on that port\\)`,
       ),
     );
     expect(ms).toBeLessThan(5_000);
