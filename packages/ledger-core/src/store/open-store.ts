@@ -28,8 +28,9 @@ const OPEN_STORE_OPTIONS: KnownKeys<OpenStoreOptions> = {
 };
 
 /**
- * Opens a store from a URL: `memory:`, `sqlite:./file.db` (or `sqlite::memory:`),
- * `postgres://...`, `mysql://...`, `redis://...`. The driver is loaded only when its scheme is
+ * Opens a store from a URL: `memory:`, `sqlite:./file.db` (or `sqlite::memory:`, `file:`),
+ * `postgres://...` (or `postgresql://`), `mysql://...` (or `mariadb://`), `redis://...` (or
+ * `rediss://`). The driver is loaded only when its scheme is
  * used, so `import "@agent-ledger/core"` loads none.
  */
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<EventStore> {
@@ -129,7 +130,7 @@ async function storeFor(scheme: string, url: string): Promise<EventStore> {
     default:
       throw new InvalidArgumentError(
         "$.url",
-        `unknown store URL ${JSON.stringify(redactUrl(url))}: use memory:, sqlite:<path>, postgres://, mysql:// or redis://`,
+        `unknown store URL ${JSON.stringify(redactUrl(url))}: use memory:, sqlite:<path> (or file:), postgres:// (or postgresql://), mysql:// (or mariadb://), or redis:// (rediss:// for TLS)`,
       );
   }
   return store;

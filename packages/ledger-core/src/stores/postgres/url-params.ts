@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from "../../events/errors.js";
 import { TIMEOUT_PARAM } from "../server-timeout.js";
 import { assertKnownUrlParams } from "../url-params.js";
 
@@ -66,7 +67,27 @@ const URL_PARAMS = [
   "load_balance_hosts",
 ];
 
-/** Refuses a query parameter of a PostgreSQL URL that neither the store nor node-postgres reads. */
+/**
+ * The bounds in a PostgreSQL URL the store reads itself (bounded-pool.ts), with their unit: a
+ * value that is not a whole number was read as no bound at all, without a word.
+ */
+const WHOLE_NUMBER_PARAMS: readonly (readonly [name: string, unit: string])[] = [
+  ["connect_timeout", "seconds (libpq's; 0 waits as long as the store's own bound)"],
+  ["query_timeout", "milliseconds"],
+];
+
+/**
+ * Refuses a query parameter of a PostgreSQL URL that neither the store nor node-postgres reads,
+ * and a bound the store reads that is not a whole number (as `?timeoutMs=` is).
+ */
 export function assertKnownPostgresUrlParams(url: URL): void {
   assertKnownUrlParams(url, URL_PARAMS, "$.connectionString", "PostgreSQL");
+  for (const [name, unit] of WHOLE_NUMBER_PARAMS) {
+    const value = url.searchParams.get(name);
+    if (value !== null && !/^\d{1,9}$/.test(value))
+      throw new InvalidArgumentError(
+        "$.connectionString",
+        `${name} is a whole number of ${unit}, not ${JSON.stringify(value)}`,
+      );
+  }
 }

@@ -96,6 +96,15 @@ export function openClient(options: RedisEventStoreOptions): OpenedClient {
     // A brace in the prefix would become (part of) the Cluster hash tag of every key.
     throw new InvalidArgumentError("$.keyPrefix", "keyPrefix must be a string without { or }");
   }
+  // An empty prefix put the ledger's keys (a bare `schema-version`) at the top of the database,
+  // among an application's own; a client that prefixes every key itself keeps them under it.
+  const ownPrefix = (options.client as { options?: { keyPrefix?: unknown } } | undefined)?.options
+    ?.keyPrefix;
+  if (prefix === "" && (typeof ownPrefix !== "string" || ownPrefix === ""))
+    throw new InvalidArgumentError(
+      options.keyPrefix === undefined ? "$.url" : "$.keyPrefix",
+      "keyPrefix is empty: the ledger's keys would sit at the top of the database, among any others; give a prefix such as agent-ledger: (the default)",
+    );
   if (url !== undefined) {
     if (!/^rediss?:\/\//i.test(url)) {
       throw new InvalidArgumentError("$.url", "a Redis URL starts with redis:// or rediss://");

@@ -1,0 +1,70 @@
+import { Redis } from "ioredis";
+import { describe, expect, it } from "vitest";
+import { PostgresEventStore } from "../stores/postgres/postgres-store.js";
+import { RedisEventStore } from "../stores/redis/redis-store.js";
+import { openStore } from "./open-store.js";
+
+// Values in a store URL the store reads itself, refused before anything connects when they
+// cannot mean what was meant (no server is reached: the hosts below do not exist).
+
+describe("store URL values", () => {
+  it("a PostgreSQL connect_timeout or query_timeout that is not a whole number is refused, as timeoutMs is", async () => {
+    // connect_timeout=abc read as NaN left connecting bounded by the store's default alone,
+    // without a word, where ?timeoutMs=abc was refused.
+    for (const query of ["connect_timeout=abc", "connect_timeout=1.5", "query_timeout=ten"]) {
+      const url = `postgres://app@db.internal:5432/ledger?${query}`;
+      const name = query.slice(0, query.indexOf("="));
+      await expect(openStore(url, { init: false })).rejects.toMatchObject({
+        code: "invalid-argument",
+        path: "$.url",
+        message: expect.stringContaining(name),
+      });
+      expect(() => new PostgresEventStore({ connectionString: url })).toThrow(
+        expect.objectContaining({ code: "invalid-argument", path: "$.connectionString" }),
+      );
+    }
+    for (const query of ["connect_timeout=0", "connect_timeout=10", "query_timeout=5000"]) {
+      const store = await openStore(`postgres://app@db.internal:5432/ledger?${query}`, {
+        init: false,
+      });
+      await store.close();
+    }
+  });
+
+  it("an empty Redis key prefix is refused: the ledger's keys would sit at the top of the database", async () => {
+    await expect(
+      openStore("redis://cache.internal:6379?keyPrefix=", { init: false }),
+    ).rejects.toMatchObject({ code: "invalid-argument", path: "$.url" });
+    expect(
+      () => new RedisEventStore({ url: "redis://cache.internal:6379", keyPrefix: "" }),
+    ).toThrow(expect.objectContaining({ code: "invalid-argument", path: "$.keyPrefix" }));
+    // A client that prefixes every key itself keeps the ledger under its prefix.
+    const prefixed = new Redis({ lazyConnect: true, keyPrefix: "app:" });
+    const bare = new Redis({ lazyConnect: true });
+    try {
+      await new RedisEventStore({ client: prefixed, keyPrefix: "" }).close();
+      expect(() => new RedisEventStore({ client: bare, keyPrefix: "" })).toThrow(
+        expect.objectContaining({ code: "invalid-argument", path: "$.keyPrefix" }),
+      );
+    } finally {
+      prefixed.disconnect();
+      bare.disconnect();
+    }
+  });
+
+  it("an unknown scheme's refusal lists every scheme openStore takes", async () => {
+    const error = await openStore("mongodb://db.internal/ledger").catch(
+      (caught: unknown) => caught,
+    );
+    expect(error).toMatchObject({ code: "invalid-argument", path: "$.url" });
+    for (const scheme of [
+      "postgres://",
+      "postgresql://",
+      "mysql://",
+      "mariadb://",
+      "redis://",
+      "rediss://",
+    ])
+      expect((error as Error).message).toContain(scheme);
+  });
+});
