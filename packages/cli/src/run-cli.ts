@@ -93,7 +93,8 @@ exit codes:
      the SQLite file could not be read or written (locked, disk full, I/O error)
   130  export stopped by Ctrl-C or SIGTERM (an --output file left as it was); so are inspect,
        verify (SQLite's check of the file too), sessions, prune and collect-blobs, between
-       pages, saying how far they got; serve and tail --follow end with 0 when stopped
+       pages, saying how far they got, and tail (--follow too), saying after which cursor;
+       serve ends with 0 when stopped
 `;
 
 /** What `agent-ledger` with no command prints (to stderr: it is bad usage, exit 2). */

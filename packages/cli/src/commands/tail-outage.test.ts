@@ -57,7 +57,7 @@ describe("tail --follow while the store's server is away", () => {
     });
     const { context, stdout, stderr } = following(store, stop.signal, "postgres://app@db/ledger");
     // Before, the first failed poll ended tail --follow with store-unavailable (exit 4).
-    expect(await tailCommand(context)).toBe(0);
+    expect(await tailCommand(context)).toBe(130); // stopped (Ctrl-C)
     const seqs = stdout.text
       .trim()
       .split("\n")
@@ -100,7 +100,7 @@ describe("tail --follow on a session with no events yet", () => {
     });
     const { context, stdout, stderr } = following(store, stop.signal, "sqlite:./agent-ledger.db");
     // Before, it exited 3 (unknown session) where serve --session waits.
-    expect(await tailCommand(context)).toBe(0);
+    expect(await tailCommand(context)).toBe(130); // stopped (Ctrl-C)
     expect(stdout.text.match(/r:\d+/g)).toEqual(["r:0", "r:1"]);
     expect(stderr.text.match(/waiting for its first events/g)).toHaveLength(1);
   });

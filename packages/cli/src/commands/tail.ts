@@ -1,7 +1,7 @@
 import { BlobCache, LedgerError, type LedgerEvent, resolveEvents } from "@agent-ledger/core";
 import { usageError } from "../errors.js";
 import { preview, terminalJson, terminalLine } from "../format.js";
-import { LineWriter, sleep, warnMissingBlob } from "../io.js";
+import { interrupted, LineWriter, sleep, warnMissingBlob } from "../io.js";
 import { assertNotDeletedWhileRead, assertSessionExists, sessionHasEvents } from "../store.js";
 import { commandArgs } from "./command-args.js";
 import type { CommandContext } from "./context.js";
@@ -10,7 +10,8 @@ import { idArgument, MAX_TIMER_MS, numberOption } from "./session-args.js";
 export const tailHelp = `agent-ledger tail <session> [--follow] [--json] [--raw] [--from <cursor>] [--interval <ms>] [--page-size <n>]
   Prints the session's events in commit order, paging by commit cursor (never misses or
   repeats an event). --from <cursor> starts after that cursor (exclusive). --follow keeps
-  polling for new events, every --interval ms (default 500, at least 10), until interrupted; a
+  polling for new events, every --interval ms (default 500, at least 10), until interrupted
+  (Ctrl-C or SIGTERM: exit 130, saying after which cursor, which --from takes to go on); a
   store server that stops answering for a while is said on stderr and asked again each interval. Content kept
   in the blob store is put back in place unless --raw. --follow on a session with no events yet
   waits for its first (said on stderr); without --follow it exits 3. A session deleted while
@@ -123,8 +124,10 @@ export async function tailCommand(context: CommandContext): Promise<number> {
     if (away) context.io.stderr.write("agent-ledger: the store answers again\n");
     away = false;
     if (read === "more") continue;
-    if (!values.follow) break;
+    if (!values.follow) return 0;
     await sleep(interval, signal);
   }
-  return 0;
+  // Stopped by Ctrl-C or SIGTERM, following or between pages: 130, as every command stopped
+  // so ends (a script tells a stopped tail from one that read the session to its end).
+  return interrupted(context.io.stderr, "tail", `after cursor ${after}`);
 }
