@@ -1,4 +1,5 @@
 import {
+  InvalidArgumentError,
   newerLedgerError,
   noLedgerError,
   olderLedgerError,
@@ -24,6 +25,36 @@ import type { RedisStoreState } from "./store-state.js";
 const LAYOUT_VERSION = "3";
 
 /**
+ * The key layout version under the prefix, null where no ledger is. A value the ledger never
+ * writes (not a whole number), or a key of another type, is another application's key where the
+ * ledger keeps its version: refused at `path` (invalid-argument, not store-unavailable, which
+ * is retried for ever), the key left as it was.
+ */
+async function layoutVersion(
+  state: RedisStoreState,
+  key: string,
+  path: string,
+): Promise<string | null> {
+  let version: string | null;
+  try {
+    version = await state.client.get(key);
+  } catch (error) {
+    if (!(error instanceof Error && error.message.startsWith("WRONGTYPE"))) throw error;
+    throw foreignKey(key, "a key of another type than the ledger's", path);
+  }
+  if (version === null || /^[1-9]\d{0,8}$/.test(version)) return version;
+  throw foreignKey(key, `${JSON.stringify(version.slice(0, 40))}, no key layout version`, path);
+}
+
+function foreignKey(key: string, holding: string, path: string): InvalidArgumentError {
+  return new InvalidArgumentError(
+    path,
+    `the key ${key} holds ${holding}: agent-ledger did not write it, and keeps its key layout version there. Give the ledger a key prefix of its own (?keyPrefix= in the URL, or the keyPrefix option). Nothing was written`,
+    { details: { key } },
+  );
+}
+
+/**
  * `RedisEventStore.init`: checks the server, then opens (or makes, or moves) the key layout.
  * Returns the server's durability settings, which `describe()` reports. `path` names the option
  * that holds the URL or client, for the errors about them.
@@ -42,7 +73,7 @@ export async function initStore(
     const evicts = evictsLedgerKeys(durability);
     if (evicts !== undefined) throw new StoreUnavailableError(evicts);
     const key = schemaKey(state.prefix);
-    let version = await state.client.get(key);
+    let version = await layoutVersion(state, key, path);
     if (version === null && options?.create === false)
       throw noLedgerError(location, `no agent-ledger keys under ${JSON.stringify(state.prefix)}`);
     // Written only where it is missing: a user that may only read (an on-call person's
