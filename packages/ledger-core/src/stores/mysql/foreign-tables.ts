@@ -60,11 +60,34 @@ export async function assertNoForeignTables(
       )) as unknown as [unknown[]];
       if (rows.length > 0) why = "it holds rows and the database no ledger schema version";
     }
-    if (why !== undefined)
-      throw new InvalidArgumentError(
-        path,
-        `the database already has a table ${made.table} that agent-ledger did not make (${why}): the ledger needs a database of its own, where no other application keeps tables; name another database in the store URL (CREATE DATABASE agent_ledger). Nothing was written`,
-        { details: { table: made.table } },
-      );
+    if (why !== undefined) throw foreignTable(made.table, why, path);
   }
+}
+
+/**
+ * Refuses a schema_version table the ledger did not make (another tool's, as Flyway 4 names
+ * its own), before its rows are read as the ledger's versions: a ledger's has exactly the
+ * columns its CREATE TABLE gives it. Nothing to check where there is none.
+ */
+export async function assertLedgerVersionTable(
+  connection: mysql.PoolConnection,
+  path: string,
+): Promise<void> {
+  const columns = await columnsOf(connection, "schema_version");
+  const made = createdTables().find(({ table }) => table === "schema_version");
+  if (columns.length === 0 || made === undefined || columns.join(",") === made.columns.join(","))
+    return;
+  throw foreignTable(
+    "schema_version",
+    `its columns are ${columns.join(", ")}, the ledger's ${made.columns.join(", ")}`,
+    path,
+  );
+}
+
+function foreignTable(table: string, why: string, path: string): InvalidArgumentError {
+  return new InvalidArgumentError(
+    path,
+    `the database already has a table ${table} that agent-ledger did not make (${why}): the ledger needs a database of its own, where no other application keeps tables; name another database in the store URL (CREATE DATABASE agent_ledger). Nothing was written`,
+    { details: { table } },
+  );
 }

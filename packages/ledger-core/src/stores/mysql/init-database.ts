@@ -5,6 +5,7 @@ import { assertNoUpgrade, MIGRATION_WAIT_MS, migrationTimeoutMs } from "../sql/m
 import { driverError } from "../sql/sql-backend.js";
 import type { MysqlBackendState } from "./backend-state.js";
 import { boundedConnection, checkout, destroyConnection } from "./bounded.js";
+import { assertLedgerVersionTable } from "./foreign-tables.js";
 import { hasLedger, ledgerVersion, migrateMysql } from "./mysql-migrate.js";
 import { own } from "./own-query.js";
 import { canRunBlocks } from "./server-limits.js";
@@ -54,6 +55,8 @@ async function initOnce(state: MysqlBackendState, options?: InitOptions): Promis
     ];
     const path = state.owned ? "$.uri" : "$.pool";
     checkSessionSettings(current[0], connection, path);
+    // Before its rows are read as the ledger's versions, whatever the options.
+    await assertLedgerVersionTable(connection, path);
     if (options?.create === false && !(await hasLedger(connection)))
       throw noLedgerError(state.location, "the database has no agent-ledger tables");
     // Before the migration lock and any DDL, as migrateMysql would find it.

@@ -53,6 +53,23 @@ describe.skipIf(!available)(
       expect(await tablesOf(database)).toEqual(["sessions"]);
     });
 
+    it("refuses another tool's schema_version table (Flyway 4's), not taking it for a ledger's versions", async () => {
+      const { database, url } = await places.database("foreign").create();
+      await (admin as mysql.Connection).query(
+        `CREATE TABLE \`${database}\`.schema_version (installed_rank int PRIMARY KEY, version varchar(50), description varchar(200) NOT NULL)`,
+      );
+      await (admin as mysql.Connection).query(
+        `INSERT INTO \`${database}\`.schema_version VALUES (1, '1.2', 'init')`,
+      );
+      for (const create of [true, false])
+        await expect(openStore(url, { create })).rejects.toMatchObject({
+          code: "invalid-argument",
+          path: "$.url",
+          message: expect.stringContaining("table schema_version"),
+        });
+      expect(await tablesOf(database)).toEqual(["schema_version"]);
+    });
+
     it("refuses a table named like one a later migration makes, where no ledger is", async () => {
       const { database, url } = await places.database("foreign").create();
       await (admin as mysql.Connection).query(

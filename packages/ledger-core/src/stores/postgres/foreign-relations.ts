@@ -14,6 +14,45 @@ function ledgerRelations(): string[] {
   );
 }
 
+/** The columns of the ledger's `table`, as the migration that creates it lists them. */
+function ledgerColumns(table: string): string[] {
+  for (const migration of loadMigrations("postgres"))
+    for (const statement of migration.statements)
+      if (statement.startsWith(`CREATE TABLE "${table}"`))
+        return statement
+          .split("\n")
+          .slice(1)
+          .flatMap((line) => /^\s*"([^"]+)"/.exec(line)?.[1] ?? []);
+  return [];
+}
+
+/**
+ * Refuses a schema_version table the ledger did not make (another tool's, as Flyway 4 names
+ * its own), before its rows are read as the ledger's versions (a "version 9" of another tool
+ * was refused as a newer release's ledger): the ledger's has exactly the columns its CREATE
+ * TABLE gives it. `table` is the schema-qualified name, which exists.
+ */
+export async function assertLedgerVersionTable(
+  client: pg.PoolClient,
+  table: string,
+  schema: string,
+  path: string,
+): Promise<void> {
+  const found = await client.query<{ name: string }>(
+    "SELECT attname AS name FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
+    [table],
+  );
+  const columns = found.rows.map((row) => row.name);
+  const expected = ledgerColumns("schema_version");
+  if (columns.join(",") === expected.join(",")) return;
+  throw foreignRelation(
+    "schema_version",
+    schema,
+    `its columns are ${columns.join(", ")}, the ledger's ${expected.join(", ")}`,
+    path,
+  );
+}
+
 /**
  * Refuses a schema without a ledger that holds a table or index of a name the ledger's
  * migrations give one of theirs (connect-pg-simple's `sessions`, say): the migration's CREATE
@@ -35,9 +74,18 @@ export async function assertNoForeignRelations(
   const names = found.rows.map((row) => row.name);
   const relation = names[0];
   if (relation === undefined || names.includes("schema_version")) return;
-  throw new InvalidArgumentError(
+  throw foreignRelation(relation, schema, "no ledger is there", path);
+}
+
+function foreignRelation(
+  relation: string,
+  schema: string,
+  why: string,
+  path: string,
+): InvalidArgumentError {
+  return new InvalidArgumentError(
     path,
-    `schema ${schema} already has a relation ${relation} that agent-ledger did not make (no ledger is there): the ledger needs its tables' names to itself; give it a schema of its own (?schema=agent_ledger in the URL, or the store's schema option). Nothing was written`,
+    `schema ${schema} already has a relation ${relation} that agent-ledger did not make (${why}): the ledger needs its tables' names to itself; give it a schema of its own (?schema=agent_ledger in the URL, or the store's schema option). Nothing was written`,
     { details: { relation, schema } },
   );
 }

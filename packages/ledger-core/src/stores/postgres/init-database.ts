@@ -7,7 +7,7 @@ import { assertNoUpgrade, migrationTimeoutMs, pendingMigrations } from "../sql/m
 import { driverError } from "../sql/sql-backend.js";
 import type { PostgresBackendState } from "./backend-state.js";
 import { boundedQuery } from "./bounded-pool.js";
-import { assertNoForeignRelations } from "./foreign-relations.js";
+import { assertLedgerVersionTable, assertNoForeignRelations } from "./foreign-relations.js";
 import { quoteIdent } from "./quote-ident.js";
 import { inTransaction } from "./transaction.js";
 
@@ -68,7 +68,7 @@ async function initOnce(state: PostgresBackendState, options?: InitOptions): Pro
       "SHOW synchronous_commit",
     );
     state.synchronousCommit = durability.rows[0]?.synchronous_commit ?? "unknown";
-    const found = await ledgerVersion(client, schema);
+    const found = await ledgerVersion(client, state);
     if (found === undefined && options?.create === false)
       throw noLedgerError(state.location, `schema ${state.schema} has no agent-ledger tables`);
     if (found === undefined) await assertNoForeignRelations(client, state.schema, state.schemaPath);
@@ -124,7 +124,7 @@ async function migrate(
   // The shipped SQL names tables without a schema: run it with the store's schema first.
   await client.query(`SET LOCAL search_path TO ${schema}`);
   // Read again under the lock: another process may have migrated meanwhile.
-  const current = (await ledgerVersion(client, schema)) ?? 0;
+  const current = (await ledgerVersion(client, state)) ?? 0;
   for (const migration of pendingMigrations("postgres", current, state.location)) {
     for (const statement of migration.statements)
       await migrationStatement(client, { text: statement }, bound);
@@ -135,12 +135,21 @@ async function migrate(
   }
 }
 
-/** The schema's ledger version (its schema_version table's highest), undefined if none. */
-async function ledgerVersion(client: pg.PoolClient, schema: string): Promise<number | undefined> {
+/**
+ * The schema's ledger version (its schema_version table's highest), undefined if none; a
+ * schema_version table that is not the ledger's is refused (assertLedgerVersionTable).
+ */
+async function ledgerVersion(
+  client: pg.PoolClient,
+  state: PostgresBackendState,
+): Promise<number | undefined> {
+  const schema = quoteIdent(state.schema);
+  const table = `${schema}.schema_version`;
   const found = await client.query<{ name: string | null }>("SELECT to_regclass($1) AS name", [
-    `${schema}.schema_version`,
+    table,
   ]);
   if (!found.rows[0]?.name) return undefined;
+  await assertLedgerVersionTable(client, table, state.schema, state.schemaPath);
   const result = await client.query<{ version: number | null }>(
     `SELECT max(version) AS version FROM ${schema}.schema_version`,
   );

@@ -58,6 +58,25 @@ describe.skipIf(!available)(
       expect(await relationsOf(schema)).toEqual(before);
     });
 
+    it("refuses another tool's schema_version table (Flyway 4's), not taking it for a ledger's versions", async () => {
+      const schema = places.schema("flyway");
+      await (admin as pg.Pool).query(`CREATE SCHEMA "${schema}"`);
+      await (admin as pg.Pool).query(
+        `CREATE TABLE "${schema}".schema_version (installed_rank int PRIMARY KEY, version varchar(50), description varchar(200) NOT NULL)`,
+      );
+      await (admin as pg.Pool).query(
+        `INSERT INTO "${schema}".schema_version VALUES (1, '9', 'init')`,
+      );
+      const before = await relationsOf(schema);
+      for (const create of [true, false])
+        await expect(openStore(withSchema(schema), { create })).rejects.toMatchObject({
+          code: "invalid-argument",
+          path: "$.url",
+          message: expect.stringContaining("relation schema_version"),
+        });
+      expect(await relationsOf(schema)).toEqual(before);
+    });
+
     it("still opens a schema where another application keeps tables of other names", async () => {
       const schema = places.schema("shared");
       await (admin as pg.Pool).query(`CREATE SCHEMA "${schema}"`);
