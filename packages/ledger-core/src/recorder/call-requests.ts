@@ -12,6 +12,7 @@ import { callMetadata, preparePayload } from "./prepare-payload.js";
 import type { RecorderState } from "./recorder-state.js";
 import { answerFromLedger, mayRunAgain, unresolvedToolCall } from "./replayed-calls.js";
 import { inTurn } from "./turns.js";
+import type { AdoptCriteria } from "./unsure-requests.js";
 
 export interface BeforeModelCallOptions {
   stepId?: string;
@@ -113,6 +114,15 @@ export async function requestModelCall(
       "request",
     );
     const requestHash = modelRequestHash(state, request);
+    if (state.queue.unsure || state.unsureRequests.orphans.length > 0) {
+      const adopted = await adoptUnsure(state, {
+        kind: "model",
+        requestHash,
+        stepId: options.stepId,
+        causedByEventId: options.causedByEventId,
+      });
+      if (adopted !== undefined) return adopted;
+    }
     const accepts = options.replayAccepts && acceptsOnly(options.replayAccepts);
     const match = state.replay?.takeModel(requestHash, request, accepts);
     if (match) {
@@ -201,6 +211,17 @@ export async function requestToolCall(
     const args = preparePayload(state.redact, "tool.requested", options.args, "$", "args");
     const requestHash = hashJson({ name: options.name, args });
     const effect = toolEffect(options.effect);
+    if (state.queue.unsure || state.unsureRequests.orphans.length > 0) {
+      const adopted = await adoptUnsure(state, {
+        kind: "tool",
+        requestHash,
+        name: options.name,
+        toolCallId: options.toolCallId,
+        stepId: options.stepId,
+        causedByEventId: options.causedByEventId,
+      });
+      if (adopted !== undefined) return adopted;
+    }
     const match = state.replay?.takeTool({
       toolCallId: options.toolCallId,
       name: options.name,
@@ -273,17 +294,15 @@ export async function commitRequest(
   if (options.retryOf !== undefined) event.retryOf = options.retryOf;
   if (options.causedByEventId !== undefined) event.causedByEventId = options.causedByEventId;
   if (metadata !== undefined) event.metadata = metadata;
-  // Payload and metadata are the recorder's own validated copies: the store need not copy them.
-  const requested: LedgerEvent = await commitCompacted(state, markPrevalidated(event), compact);
-  state.open.open(attemptId, options.kind);
+  // Built first: should the append's outcome be unknown, it is what a retry adopts.
   const attempt: Attempt = {
     kind: options.kind,
     sessionId: state.sessionId,
     runId: state.runId,
     stepId: options.stepId,
     attemptId,
-    requestedEventId: requested.eventId,
-    seq: requested.seq,
+    requestedEventId: "",
+    seq: -1,
     request: options.request,
     requestHash: options.requestHash,
   };
@@ -292,7 +311,34 @@ export async function commitRequest(
   if (options.toolCallId !== undefined) attempt.toolCallId = options.toolCallId;
   if (options.name !== undefined) attempt.name = options.name;
   if (options.effect !== undefined) attempt.effect = options.effect;
+  let requested: LedgerEvent;
+  try {
+    // Payload and metadata are the recorder's own validated copies: the store need not copy them.
+    requested = await commitCompacted(state, markPrevalidated(event), compact);
+  } catch (error) {
+    state.unsureRequests.failed(event, attempt, error);
+    throw error;
+  }
+  state.open.open(attemptId, options.kind);
+  attempt.requestedEventId = requested.eventId;
+  attempt.seq = requested.seq;
   return attempt;
+}
+
+/**
+ * The request a rejected `before*` (or `retry`) left stored, if this call asks the same: then
+ * this call is the caller's retry of it, and gets that attempt instead of a second request
+ * (see `UnsureRequests`). Reads the run back first if the last append's outcome is unknown.
+ */
+export async function adoptUnsure(
+  state: RecorderState,
+  criteria: AdoptCriteria,
+): Promise<Attempt | undefined> {
+  if (state.queue.unsure) await state.queue.resolveUnknown();
+  if (state.unsureRequests.orphans.length === 0) return undefined;
+  const adopted = state.unsureRequests.adopt(criteria);
+  if (adopted !== undefined) state.open.open(adopted.attemptId, adopted.kind);
+  return adopted;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { CompactSession } from "../compact/externalize.js";
 import { ConflictError, LedgerError, RunClosedError } from "../events/errors.js";
 import type { LedgerEvent, NewEvent } from "../events/types.js";
-import { type RecorderState, runEndStatus } from "./recorder-state.js";
+import { noteCommitted, type RecorderState } from "./recorder-state.js";
 import { redactMetadata } from "./redact-metadata.js";
 import { runTakenElsewhere } from "./run-taken-elsewhere.js";
 import { inTurn } from "./turns.js";
@@ -18,25 +18,25 @@ export async function commitEvent(
 ): Promise<LedgerEvent> {
   let committed: LedgerEvent[];
   try {
-    committed = await inTurn(state, () => {
+    const send = () => {
       claim?.();
       // The event is this recorder's own object (`record` copies its caller's), so it is
       // completed in place: a merged copy of each, marked prevalidated a second time, cost more
       // than any other step of the recorder on every recorded call.
       withDefaults(state, event);
       return state.queue.commit([event], blobs);
-    });
+    };
+    // After an append whose outcome was unknown, the run is read back before anything is
+    // claimed or queued: an outcome that did not get in may then be recorded again
+    // (OpenAttempts.readBack). Every call waits for that one read, so none overtakes another.
+    committed = await inTurn(state, () =>
+      state.queue.unsure ? state.queue.resolveUnknown().then(send) : send(),
+    );
   } catch (error) {
     throw runBegunElsewhere(state, error) ?? (await runTakenElsewhere(state, error)) ?? error;
   }
   const stored = committed[0] as LedgerEvent;
-  // A decision on a call a crash left in flight answers the repeats of that call from now on.
-  state.replay?.committed(stored);
-  if (stored.type === "model.completed") state.lastModelCompletion = stored.eventId;
-  else {
-    const end = runEndStatus(stored.type);
-    if (end !== undefined) state.status = end;
-  }
+  noteCommitted(state, stored);
   return stored;
 }
 

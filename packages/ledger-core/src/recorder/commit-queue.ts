@@ -11,10 +11,22 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
+/**
+ * What reading the run back found of a batch whose append's outcome was unknown: `stored` holds
+ * its events as stored, or is undefined when the run does not hold them (they were not written).
+ * It must not throw.
+ */
+export type ReadBack = (
+  sent: readonly NewEvent[],
+  stored: readonly LedgerEvent[] | undefined,
+) => void;
+
 const RETRY_DELAYS_MS = [25, 150];
 
 /** The last batch whose append may or may not have committed, and why it is not known. */
 interface UnknownAppend {
+  /** The events as sent (their ids fixed before the first try). */
+  events: readonly NewEvent[];
   eventIds: string[];
   eventTypes: string[];
   /** The seq its first event was sent at. */
@@ -49,6 +61,9 @@ export class CommitQueue {
   /** Settles once the queue is empty again (while a drain is running). */
   #drained: Promise<void> | undefined;
   #committed: ((events: readonly LedgerEvent[]) => void) | undefined;
+  /** The read that settles `#unknown`, while it runs: callers that need it share one read. */
+  #settling: Promise<void> | undefined;
+  readonly #readBack: ReadBack | undefined;
 
   constructor(options: {
     store: EventStore;
@@ -61,11 +76,14 @@ export class CommitQueue {
      * must not throw: the batch is committed.
      */
     committed?: (events: readonly LedgerEvent[]) => void;
+    /** Hears what reading the run back found of a batch whose append's outcome was unknown. */
+    readBack?: ReadBack;
   }) {
     this.#store = options.store;
     this.#address = { sessionId: options.sessionId, runId: options.runId };
     this.#nextSeq = options.nextSeq;
     this.#committed = options.committed;
+    this.#readBack = options.readBack;
   }
 
   /**
@@ -111,6 +129,35 @@ export class CommitQueue {
     while (this.#draining) await this.#drained?.catch(() => {});
   }
 
+  /** Whether the last append's outcome is unknown (the run is read back before the next). */
+  get unsure(): boolean {
+    return this.#unknown !== undefined;
+  }
+
+  /**
+   * Once every queued event is sent, reads the run back if the last append's outcome is
+   * unknown, so `readBack` has heard whether its events are stored before the caller decides
+   * what to write (a request retried after such a failure may already be in the ledger).
+   * Rejects as a batch waiting behind that append would, when the read fails too.
+   */
+  async resolveUnknown(): Promise<void> {
+    await this.settled();
+    const unknown = this.#unknown;
+    if (unknown === undefined) return;
+    try {
+      await this.#settleOnce(unknown);
+    } catch (readError) {
+      throw this.#stillUnknown(unknown, readError);
+    }
+  }
+
+  #settleOnce(unknown: UnknownAppend): Promise<void> {
+    this.#settling ??= this.#settleUnknown(unknown).finally(() => {
+      this.#settling = undefined;
+    });
+    return this.#settling;
+  }
+
   async #drain(): Promise<void> {
     try {
       while (this.#pending.length > 0) {
@@ -132,7 +179,7 @@ export class CommitQueue {
     if (this.#unknown !== undefined) {
       const unknown = this.#unknown;
       try {
-        await this.#settleUnknown(unknown);
+        await this.#settleOnce(unknown);
       } catch (readError) {
         // Still unknown (the next batch reads the run back again): the callers hear of the
         // append that left it so, not of the read, which says nothing of their events.
@@ -150,6 +197,7 @@ export class CommitQueue {
           (error.code === "store-unavailable" && !wroteNothing(error))
         )
           this.#unknown = {
+            events,
             eventIds: events.map((event) => event.eventId as string),
             eventTypes: events.map((event) => event.type),
             fromSeq,
@@ -178,9 +226,10 @@ export class CommitQueue {
    * Moves past a batch whose append outcome was unknown if the run holds exactly its events at
    * this writer's position. Anything else there was written by another process (a resumed
    * run): the position stays, so this writer's next append loses on `conflict` instead of
-   * writing on top of the other's events.
+   * writing on top of the other's events. Either way the batch's events are then known to be
+   * stored or not: `committed` hears them if they are, `readBack` in both cases.
    */
-  async #settleUnknown({ eventIds }: UnknownAppend): Promise<void> {
+  async #settleUnknown({ events, eventIds }: UnknownAppend): Promise<void> {
     const page = await this.#store.readRun({
       ...this.#address,
       fromSeq: this.#nextSeq,
@@ -191,6 +240,8 @@ export class CommitQueue {
       page.events.every((event, index) => event.eventId === eventIds[index]);
     if (ours) this.#nextSeq += eventIds.length;
     this.#unknown = undefined;
+    if (ours) this.#committed?.(page.events);
+    this.#readBack?.(events, ours ? page.events : undefined);
   }
 
   /**

@@ -3,7 +3,7 @@ import { type CompactOptions, PayloadCompactor } from "../compact/externalize.js
 import { InvalidArgumentError, type LedgerError } from "../events/errors.js";
 import { assertId, uuidv7 } from "../events/ids.js";
 import type { JsonObject } from "../events/json.js";
-import type { Actor, EventType, LedgerEvent, RunStatus } from "../events/types.js";
+import type { Actor, EventType, LedgerEvent, NewEvent, RunStatus } from "../events/types.js";
 import type { ReplayCursor } from "../replay/replay-cursor.js";
 import type { EventStore } from "../store/event-store.js";
 import { assertEventStore, validateActor, validateMetadata } from "../store/validate.js";
@@ -13,6 +13,7 @@ import { OpenAttempts } from "./outcome-guard.js";
 import { assertOptionsObject, type SessionRecorderOptions } from "./recorder-options.js";
 import { type Redaction, validateRedaction } from "./redact.js";
 import type { RunLog } from "./run-log.js";
+import { UnsureRequests } from "./unsure-requests.js";
 
 /**
  * What one recorder knows of the run it writes. `SessionRecorder` keeps it private and hands it
@@ -36,6 +37,8 @@ export class RecorderState {
   canonical = new CanonicalJsonMemo();
   /** This run's attempts that may still get an outcome (see `OpenAttempts`). */
   readonly open = new OpenAttempts();
+  /** Requests whose append's outcome was unknown, and those found stored (see `UnsureRequests`). */
+  readonly unsureRequests = new UnsureRequests();
   /** Child runs recorded before a crash, and the calls they belong to (see `ChildRuns`). */
   readonly children = new ChildRuns();
   resolveOnLoad = true;
@@ -99,7 +102,38 @@ export class RecorderState {
       sessionId: this.sessionId,
       runId,
       nextSeq: 0,
+      readBack: (sent, stored) => heardReadBack(this, sent, stored),
     });
+  }
+}
+
+/**
+ * What a recorder learns once the events of an append whose outcome was unknown are read back
+ * (CommitQueue `readBack`): the requests that got in wait for the call that retries them, and
+ * the events stored count as committed.
+ */
+export function heardReadBack(
+  state: RecorderState,
+  sent: readonly NewEvent[],
+  stored: readonly LedgerEvent[] | undefined,
+): void {
+  for (const [index, event] of sent.entries()) {
+    const found = stored?.[index];
+    state.unsureRequests.readBack(event, found);
+    if (found === undefined) continue;
+    state.compactor.committed(found.evidenceRefs ?? []);
+    noteCommitted(state, found);
+  }
+}
+
+/** What a recorder keeps of each event it committed: the replay's decisions, its cause, its end. */
+export function noteCommitted(state: RecorderState, stored: LedgerEvent): void {
+  // A decision on a call a crash left in flight answers the repeats of that call from now on.
+  state.replay?.committed(stored);
+  if (stored.type === "model.completed") state.lastModelCompletion = stored.eventId;
+  else {
+    const end = runEndStatus(stored.type);
+    if (end !== undefined) state.status = end;
   }
 }
 

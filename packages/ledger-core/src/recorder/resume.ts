@@ -10,7 +10,7 @@ import {
   type ResumeOptions,
   type SessionRecorderOptions,
 } from "./recorder-options.js";
-import { type RecorderState, runEndStatus } from "./recorder-state.js";
+import { heardReadBack, type RecorderState, runEndStatus } from "./recorder-state.js";
 import { keepOneList, RunLog, storedSize } from "./run-log.js";
 
 /**
@@ -82,6 +82,7 @@ export function adopt(state: RecorderState, events: readonly LedgerEvent[]): voi
     sessionId: state.sessionId,
     runId: state.runId,
     nextSeq: events.length,
+    readBack: (sent, stored) => heardReadBack(state, sent, stored),
     ...(log !== undefined ? { committed: (committed) => log.wrote(committed) } : {}),
   });
   state.replay = new ReplayCursor(events);

@@ -2,8 +2,10 @@ import { assertObjectArgument, assertOptions, attemptNeeded } from "../events/ar
 import { InvalidArgumentError } from "../events/errors.js";
 import { assertId } from "../events/ids.js";
 import { toPlainJson } from "../events/json.js";
+import type { ToolEffect } from "../events/types.js";
 import type { Attempt } from "./attempt.js";
 import {
+  adoptUnsure,
   assertToolName,
   atStep,
   commitRequest,
@@ -52,33 +54,56 @@ export function retryCall(
       causedByEventId: attempt.causedByEventId,
       metadata: options.metadata,
     };
-    // On resume, a retry the crashed process already made is answered from the ledger too.
-    const match = state.replay?.takeRetry({
-      kind: attempt.kind,
-      retryOf: attempt.attemptId,
-      requestHash: attempt.requestHash,
-    });
-    if (match && attempt.kind === "tool")
-      // A tool attempt's name was checked above (assertToolName), so common has it.
-      return replayTool(
-        state,
-        match,
-        effect ?? DEFAULT_EFFECT,
-        common as RequestCommon & { name: string },
+    if (state.queue.unsure || state.unsureRequests.orphans.length > 0)
+      // A retry whose first try was rejected, its request perhaps stored: that one is this call.
+      return adoptUnsure(state, {
+        kind: attempt.kind,
+        requestHash: attempt.requestHash,
+        name: attempt.kind === "tool" ? attempt.name : undefined,
+        toolCallId: attempt.toolCallId,
+        retryOf: attempt.attemptId,
+      }).then((adopted) =>
+        adopted !== undefined
+          ? state.children.noteRetry(adopted, attempt.requestedEventId)
+          : newRetry(state, attempt, common, effect),
       );
-    if (match) {
-      const replayed = answerFromLedger(match);
-      if (replayed) return Promise.resolve(replayed);
-    }
-    return commitRequest(
-      state,
-      atStep(
-        common,
-        match?.attempt.stepId ?? attempt.stepId,
-        match?.attempt.attemptId ?? attempt.attemptId,
-      ),
-    ).then((retry) =>
-      state.children.noteRetry(retry, match?.attempt.requested.eventId ?? attempt.requestedEventId),
-    );
+    return newRetry(state, attempt, common, effect);
   });
+}
+
+/** A retry of `attempt` with `common` (its request, checked): answered on resume, else committed. */
+function newRetry(
+  state: RecorderState,
+  attempt: Attempt,
+  common: RequestCommon,
+  effect: ToolEffect | undefined,
+): Promise<Attempt> {
+  // On resume, a retry the crashed process already made is answered from the ledger too.
+  const match = state.replay?.takeRetry({
+    kind: attempt.kind,
+    retryOf: attempt.attemptId,
+    requestHash: attempt.requestHash,
+  });
+  if (match && attempt.kind === "tool")
+    // A tool attempt's name was checked above (assertToolName), so common has it.
+    return replayTool(
+      state,
+      match,
+      effect ?? DEFAULT_EFFECT,
+      common as RequestCommon & { name: string },
+    );
+  if (match) {
+    const replayed = answerFromLedger(match);
+    if (replayed) return Promise.resolve(replayed);
+  }
+  return commitRequest(
+    state,
+    atStep(
+      common,
+      match?.attempt.stepId ?? attempt.stepId,
+      match?.attempt.attemptId ?? attempt.attemptId,
+    ),
+  ).then((retry) =>
+    state.children.noteRetry(retry, match?.attempt.requested.eventId ?? attempt.requestedEventId),
+  );
 }
