@@ -270,6 +270,8 @@ export class CommitQueue {
     const error = new StoreUnavailableError(
       `${message}: whether the append of ${types} (${seq} of run ${runId} in session ${sessionId}) was written is unknown, and reading the run back to find out failed too (${read}); this call's events were not sent`,
       cause,
+      // This call's own events never left: they can be sent again (an outcome recorded again).
+      { nothingWritten: true },
     );
     Object.assign(error.details, {
       sessionId,

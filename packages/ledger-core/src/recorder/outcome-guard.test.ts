@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
+import { resolveEvents } from "../compact/resolve.js";
 import {
   InvalidEventError,
   LedgerError,
   type LedgerErrorCode,
   StoreUnavailableError,
 } from "../events/errors.js";
-import type { Actor } from "../events/types.js";
+import type { Actor, LedgerEvent } from "../events/types.js";
 import { inspectSession } from "../inspect/inspect-session.js";
 import type { AppendRequest, AppendResult } from "../store/event-store.js";
 import { MemoryEventStore } from "../store/memory-store.js";
@@ -138,7 +139,7 @@ describe("one outcome per attempt", () => {
     expect(await outcomeTypes(store)).toEqual(["tool.completed"]);
   });
 
-  it("an outcome's blobs share its append's fate: refused, it can be recorded again; unknown, not", async () => {
+  it("an outcome's blobs share its append's fate: not stored, it can be recorded again with them", async () => {
     // A long response is kept in a blob that travels with the outcome's append.
     class RefusingBlobs extends MemoryEventStore {
       failure: Error | undefined;
@@ -158,17 +159,21 @@ describe("one outcome per attempt", () => {
     store.failure = undefined;
     await recorder.modelCompleted(refused, response);
     expect(await outcomeTypes(store)).toEqual(["model.completed"]);
-    // Unknown (the append may have landed): a second outcome is refused; a resume settles it.
+    // Unknown (the append may have landed): the next call reads the run back first, finds
+    // neither the event nor its blob, and records the outcome, blob and all.
     const unknown = await recorder.beforeModelCall({ request: { q: 2 } });
     store.failure = new StoreUnavailableError("the connection dropped");
-    await expect(
-      recorder.modelCompleted(unknown, { text: "another long answer ".repeat(200) }),
-    ).rejects.toThrow("the connection dropped");
+    const again = { text: "another long answer ".repeat(200) };
+    await expect(recorder.modelCompleted(unknown, again)).rejects.toThrow("the connection dropped");
     store.failure = undefined;
-    await expect(
-      recorder.modelCompleted(unknown, { text: "another long answer ".repeat(200) }),
-    ).rejects.toThrow("already has an outcome");
-    expect(await outcomeTypes(store)).toEqual(["model.completed"]);
+    await recorder.modelCompleted(unknown, again);
+    expect(await outcomeTypes(store)).toEqual(["model.completed", "model.completed"]);
+    const [, stored] = (await readWholeRun(store, address)).filter(
+      (event) => event.type === "model.completed",
+    );
+    expect((await resolveEvents(store, [stored as LedgerEvent]))[0]?.payload).toMatchObject({
+      response: again,
+    });
   });
 });
 

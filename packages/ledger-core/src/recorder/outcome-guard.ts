@@ -1,5 +1,5 @@
 import { InvalidArgumentError, LedgerError, wroteNothing } from "../events/errors.js";
-import type { LedgerEvent } from "../events/types.js";
+import type { LedgerEvent, NewEvent } from "../events/types.js";
 
 /** The attempt kind each outcome type belongs to. */
 const kindOfOutcome: Record<string, "model" | "tool"> = {
@@ -34,6 +34,11 @@ export function outcomeKind(type: string): "model" | "tool" | undefined {
  */
 export class OpenAttempts {
   readonly #open = new Map<string, "model" | "tool">();
+  /**
+   * Attempts whose outcome's append failed with its outcome unknown: until the run is read
+   * back, then kept once the read found the outcome stored, to say so to a second try.
+   */
+  readonly #unsure = new Map<string, UnsureOutcome>();
 
   /** Notes an attempt whose request is committed and that has no outcome yet. */
   open(attemptId: string, kind: "model" | "tool"): void {
@@ -57,12 +62,31 @@ export class OpenAttempts {
   ): "model" | "tool" {
     const open = typeof attemptId === "string" ? this.#open.get(attemptId) : undefined;
     if (open !== undefined) return open;
+    const unsure = typeof attemptId === "string" ? this.#unsure.get(attemptId) : undefined;
+    if (unsure !== undefined) throw unsureOutcome(attemptId as string, unsure);
     throw new InvalidArgumentError(
       "$",
       typeof attemptRun === "string" && attemptRun !== runId
         ? `attempt ${String(attemptId)} is an attempt of run ${attemptRun}, not of run ${runId}: ${doing} with that run's recorder`
         : `attempt ${String(attemptId)} already has an outcome (an attempt is completed, failed or abandoned once), or run ${runId} never requested it`,
     );
+  }
+
+  /**
+   * Hears what reading the run back found of an outcome whose append's outcome was unknown
+   * (the commit queue's `readBack`): not stored, its attempt is open again and the outcome can
+   * be recorded again; stored, a second try is told so.
+   */
+  readBack(event: NewEvent, stored: LedgerEvent | undefined): void {
+    // Claimed, the attempt got no other outcome from this recorder: this event is the one.
+    const unsure = event.attemptId === undefined ? undefined : this.#unsure.get(event.attemptId);
+    if (unsure === undefined || !OUTCOME_TYPES.has(event.type)) return;
+    if (stored !== undefined) {
+      unsure.storedAt = stored.seq;
+      return;
+    }
+    this.#unsure.delete(event.attemptId as string);
+    this.#open.set(event.attemptId as string, unsure.kind);
   }
 
   /**
@@ -73,11 +97,11 @@ export class OpenAttempts {
    * when `type` is for the other kind of call (a `tool.completed` for a model attempt). A
    * refusal that wrote nothing (a `LedgerError` other than `store-unavailable`, or one whose
    * store knows it wrote nothing: SQLite on a full disk) gives the claim back, so the outcome
-   * can be recorded again. An unknown outcome (`store-unavailable`, or a
-   * driver error) keeps it: the event may be stored, and a second try would be a second outcome
-   * with another eventId. The ledger then holds one or none, and a resume settles the attempt
-   * as it finds it. The blobs an outcome keeps its content in travel with its append
-   * (`AppendRequest.blobs`), so they share its fate.
+   * can be recorded again. An unknown outcome (`store-unavailable`, or a driver error) keeps
+   * it: the event may be stored, and a second try would be a second outcome with another
+   * eventId. The recorder's next write reads the run back first (`readBack`): if the outcome is
+   * not there, the claim is given back then. The blobs an outcome keeps its content in travel
+   * with its append (`AppendRequest.blobs`), so they share its fate.
    */
   async settle<T>(
     attempt: object,
@@ -106,15 +130,34 @@ export class OpenAttempts {
     try {
       return await commit(claim);
     } catch (error) {
+      if (claimed === undefined) throw error;
       if (
-        claimed !== undefined &&
         LedgerError.isInstance(error) &&
         (error.code !== "store-unavailable" || wroteNothing(error))
       )
         this.#open.set(attemptId as string, claimed);
+      else this.#unsure.set(attemptId as string, { kind: claimed, type });
       throw error;
     }
   }
+}
+
+/** An outcome whose append failed with its outcome unknown (see `OpenAttempts.readBack`). */
+interface UnsureOutcome {
+  kind: "model" | "tool";
+  type: string;
+  /** The seq it was found stored at, once the run was read back. */
+  storedAt?: number;
+}
+
+/** Why an outcome is not recorded a second time after its first append's outcome was unknown. */
+function unsureOutcome(attemptId: string, unsure: UnsureOutcome): InvalidArgumentError {
+  return new InvalidArgumentError(
+    "$",
+    unsure.storedAt !== undefined
+      ? `attempt ${attemptId} already has an outcome: its ${unsure.type} is stored (at seq ${unsure.storedAt}), though its append failed with the store unavailable (the reply was lost; reading the run back found it), so it is not recorded a second time: go on with the run`
+      : `attempt ${attemptId}'s outcome may be stored: the append of its ${unsure.type} failed with the store unavailable, after it may have been written, and the run has not been read back yet; it is not recorded a second time until then. Call again once the store answers: the recorder reads the run back first, and records the outcome if it is not there`,
+  );
 }
 
 /**

@@ -109,8 +109,8 @@ export class RecorderState {
 
 /**
  * What a recorder learns once the events of an append whose outcome was unknown are read back
- * (CommitQueue `readBack`): the requests that got in wait for the call that retries them, and
- * the events stored count as committed.
+ * (CommitQueue `readBack`): the outcomes that did not get in may be recorded again, the
+ * requests that did wait for the call that retries them, and those stored count as committed.
  */
 export function heardReadBack(
   state: RecorderState,
@@ -119,6 +119,7 @@ export function heardReadBack(
 ): void {
   for (const [index, event] of sent.entries()) {
     const found = stored?.[index];
+    state.open.readBack(event, found);
     state.unsureRequests.readBack(event, found);
     if (found === undefined) continue;
     state.compactor.committed(found.evidenceRefs ?? []);
