@@ -57,6 +57,8 @@ export function storeTimeoutMs(options: {
 export class ServerTimeoutError extends Error {
   readonly code = "ETIMEDOUT";
   readonly timeoutMs: number;
+  /** What was waited for: a connection (no statement was sent on it yet) or a reply. */
+  readonly what: "reply" | "connection";
 
   constructor(what: "reply" | "connection", timeoutMs: number) {
     super(
@@ -66,6 +68,7 @@ export class ServerTimeoutError extends Error {
     );
     this.name = "ServerTimeoutError";
     this.timeoutMs = timeoutMs;
+    this.what = what;
   }
 }
 

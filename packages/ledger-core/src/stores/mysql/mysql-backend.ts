@@ -2,6 +2,7 @@ import { asc, gt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/mysql2";
 import type mysql from "mysql2/promise";
 import type { InitOptions, StoreDescription } from "../../store/event-store.js";
+import { neverSent } from "../never-sent.js";
 import type { HeadAppend } from "../sql/head-cache.js";
 import type { SessionRow } from "../sql/rows.js";
 import { idText, SharedReads } from "../sql/shared-queries.js";
@@ -22,7 +23,7 @@ import { configuredDatabase } from "./pool-config.js";
 import { putBlobRows } from "./put-blobs.js";
 import { mysqlTables } from "./schema.js";
 import { packetLimit } from "./server-limits.js";
-import { driverTimeout } from "./timed-out.js";
+import { driverConnectTimeout, driverTimeout } from "./timed-out.js";
 import { inTransaction } from "./transaction.js";
 import { executeStep } from "./write-steps.js";
 
@@ -122,6 +123,14 @@ export class MysqlBackend extends SharedReads<Db, Tables> implements SqlBackend 
 
   lostConnection(error: unknown): boolean {
     return lostConnection(error);
+  }
+
+  /**
+   * The append never had a connection to send its statements on: refused at connect, or none
+   * made or free within the bound (see `neverSent`).
+   */
+  wroteNothing(error: unknown): boolean {
+    return neverSent(error, driverConnectTimeout);
   }
 
   timeoutMessage(error: Error): string | undefined {

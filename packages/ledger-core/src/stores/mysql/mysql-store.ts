@@ -18,12 +18,14 @@ import { STRICT_SESSION } from "./session-settings.js";
  *
  * `timeoutMs` bounds each wait of the store on the server: for a connection of the pool and
  * for the reply to each statement (mysql2 has no pool-wide query timeout: the store races each
- * of its statements). Past it the call fails with `store-unavailable` (an append's outcome is
- * then unknown, as after a dropped connection) and the connection is destroyed. A URI can set
- * it as `?timeoutMs=`; for the pool the store makes the default is 30000, which is also its
- * `connectTimeout` unless the URI sets mysql2's own; 0: no bound of the store's. On a pool the
- * application made, the store bounds its statements only when given `timeoutMs`. `init()`
- * waits up to 10 minutes more than the bound for another process's migration.
+ * of its statements). Past it the call fails with `store-unavailable` and the connection is
+ * destroyed: past the wait for a reply an append's outcome is then unknown, as after a dropped
+ * connection; past the wait for a connection (as when it is refused) nothing was sent, and the
+ * error says so (`nothingWritten`). A URI can set it as `?timeoutMs=`; for the pool the store
+ * makes the default is 30000, which is also its `connectTimeout` unless the URI sets mysql2's
+ * own; 0: no bound of the store's. On a pool the application made, the store bounds its
+ * statements only when given `timeoutMs`. `init()` waits up to 10 minutes more than the bound
+ * for another process's migration.
  */
 export type MysqlEventStoreOptions = ({ pool: mysql.Pool } | { uri: string }) & {
   database?: string;

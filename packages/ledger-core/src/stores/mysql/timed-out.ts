@@ -12,3 +12,9 @@ export function driverTimeout(
     return `no connection to the server within ${connectTimeoutMs} ms (${error.message})`;
   return undefined;
 }
+
+/** mysql2's error for a connection not made within its connectTimeout. */
+export function driverConnectTimeout(error: Error): boolean {
+  const { code, syscall } = error as { code?: unknown; syscall?: unknown };
+  return code === "ETIMEDOUT" && syscall === "connect";
+}

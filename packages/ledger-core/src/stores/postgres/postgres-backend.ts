@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
 import type pg from "pg";
 import type { InitOptions, StoreDescription } from "../../store/event-store.js";
+import { neverSent } from "../never-sent.js";
 import type { HeadAppend } from "../sql/head-cache.js";
 import type { SessionRow } from "../sql/rows.js";
 import { BLOB_BYTES_PER_STATEMENT, SharedReads } from "../sql/shared-queries.js";
@@ -21,7 +22,7 @@ import { initDatabase } from "./init-database.js";
 import { lostConnection } from "./lost-connection.js";
 import { putBlobRows } from "./put-blobs.js";
 import { postgresTables } from "./schema.js";
-import { driverTimeout } from "./timed-out.js";
+import { driverConnectTimeout, driverTimeout } from "./timed-out.js";
 import { boundDb, inTransaction } from "./transaction.js";
 import { executeStep } from "./write-steps.js";
 
@@ -131,6 +132,14 @@ export class PostgresBackend extends SharedReads<NodePgDatabase, Tables> impleme
 
   lostConnection(error: unknown): boolean {
     return lostConnection(error);
+  }
+
+  /**
+   * The append never had a connection to send its statements on: refused at connect, or none
+   * made or free within the bound (see `neverSent`).
+   */
+  wroteNothing(error: unknown): boolean {
+    return neverSent(error, driverConnectTimeout);
   }
 
   timeoutMessage(error: Error): string | undefined {

@@ -27,8 +27,9 @@ import { assertKnownPostgresUrlParams } from "./url-params.js";
  *
  * `timeoutMs` bounds each wait of the store on the server: for a connection (a new one, or a
  * free one of the pool) and for the reply to each statement. Past it the call fails with
- * `store-unavailable` (an append's outcome is then unknown, as after a dropped connection) and
- * the connection is destroyed. A connection string can set it as `?timeoutMs=`; for the pool
+ * `store-unavailable` and the connection is destroyed: past the wait for a reply an append's
+ * outcome is then unknown, as after a dropped connection; past the wait for a connection (as
+ * when it is refused) nothing was sent, and the error says so (`nothingWritten`). A connection string can set it as `?timeoutMs=`; for the pool
  * the store makes the default is 30000 (0: no bound of the store's), and node-postgres'
  * `query_timeout` and libpq's `connect_timeout` (seconds) in the string keep their meaning.
  * On a pool the application made, the store bounds its own waits only when given `timeoutMs`

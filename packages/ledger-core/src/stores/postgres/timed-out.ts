@@ -22,3 +22,8 @@ export function driverTimeout(error: Error, bounds: PoolBounds): string | undefi
       : `no connection to the server within ${bounds.connect} ms (${error.message})`;
   return undefined;
 }
+
+/** node-postgres' words for a connection not made (or not free) within its bound. */
+export function driverConnectTimeout(error: Error): boolean {
+  return CONNECT_TIMEOUT.test(error.message);
+}

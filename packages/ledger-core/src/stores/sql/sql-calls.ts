@@ -82,18 +82,19 @@ export class SqlCalls {
         { cause },
       );
     }
+    // Only of an operation that is one transaction: a paged one (collectBlobs, putBlobs in
+    // chunks) may have committed pages before the one refused.
+    const nothingWritten =
+      ONE_TRANSACTION.has(operation) && this.#backend.wroteNothing?.(error) === true;
     const timeout = timeoutIn(error, (cause) => this.#backend.timeoutMessage?.(cause));
     if (timeout !== undefined)
       return new StoreUnavailableError(
         `${this.#name} ${operation} failed: ${timeout.message}`,
         timeout.error,
+        { nothingWritten },
       );
     const cause = driverError(error).error;
     const message = cause instanceof Error ? cause.message : String(cause);
-    // Only of an operation that is one transaction: a paged one (collectBlobs, putBlobs in
-    // chunks) may have committed pages before the one refused.
-    const nothingWritten =
-      ONE_TRANSACTION.has(operation) && this.#backend.wroteNothing?.(error) === true;
     return new StoreUnavailableError(`${this.#name} ${operation} failed: ${message}`, cause, {
       nothingWritten,
     });
