@@ -336,8 +336,8 @@ export async function adoptUnsure(
 ): Promise<Attempt | undefined> {
   if (state.queue.unsure) await state.queue.resolveUnknown();
   if (state.unsureRequests.orphans.length === 0) return undefined;
-  const adopted = state.unsureRequests.adopt(criteria);
-  if (adopted !== undefined) state.open.open(adopted.attemptId, adopted.kind);
+  const adopted = state.unsureRequests.adopt(criteria, (id) => state.open.isOpen(id));
+  if (adopted !== undefined) state.open.adopted(adopted.attemptId);
   return adopted;
 }
 

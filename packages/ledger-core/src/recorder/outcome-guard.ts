@@ -1,5 +1,6 @@
 import { InvalidArgumentError, LedgerError, wroteNothing } from "../events/errors.js";
 import type { LedgerEvent, NewEvent } from "../events/types.js";
+import type { Attempt } from "./attempt.js";
 
 /** The attempt kind each outcome type belongs to. */
 const kindOfOutcome: Record<string, "model" | "tool"> = {
@@ -39,6 +40,12 @@ export class OpenAttempts {
    * back, then kept once the read found the outcome stored, to say so to a second try.
    */
   readonly #unsure = new Map<string, UnsureOutcome>();
+  /**
+   * Attempts the read-back of an unknown append left open where the caller does not see them
+   * open: a request stored although its `before*` rejected, an outcome found not stored. While
+   * one is still open, the run is not completed (`stranded`).
+   */
+  readonly #stranded = new Map<string, Stranded>();
 
   /** Notes an attempt whose request is committed and that has no outcome yet. */
   open(attemptId: string, kind: "model" | "tool"): void {
@@ -87,6 +94,35 @@ export class OpenAttempts {
     }
     this.#unsure.delete(event.attemptId as string);
     this.#open.set(event.attemptId as string, unsure.kind);
+    this.#stranded.set(event.attemptId as string, {
+      attempt: unsure.attempt,
+      why: `its ${unsure.type} did not get in (its append failed with the store unavailable, and reading the run back did not find it)`,
+    });
+  }
+
+  /**
+   * Opens a request found stored although its `before*` rejected: it may be adopted by the call
+   * that retries it (then `adopted`), or decided (`abandon`); left so, it is `stranded`.
+   */
+  strand(attempt: Attempt, why: string): void {
+    this.#open.set(attempt.attemptId, attempt.kind);
+    this.#stranded.set(attempt.attemptId, { attempt, why });
+  }
+
+  /** A stranded request adopted by the call that retried it: an open call like any other. */
+  adopted(attemptId: string): void {
+    this.#stranded.delete(attemptId);
+  }
+
+  /** Whether `attemptId` is open (may still get an outcome). */
+  isOpen(attemptId: string): boolean {
+    return this.#open.has(attemptId);
+  }
+
+  /** The stranded attempts still without an outcome, in the order they were stranded. */
+  stranded(): Stranded[] {
+    for (const id of this.#stranded.keys()) if (!this.#open.has(id)) this.#stranded.delete(id);
+    return [...this.#stranded.values()];
   }
 
   /**
@@ -136,7 +172,8 @@ export class OpenAttempts {
         (error.code !== "store-unavailable" || wroteNothing(error))
       )
         this.#open.set(attemptId as string, claimed);
-      else this.#unsure.set(attemptId as string, { kind: claimed, type });
+      else
+        this.#unsure.set(attemptId as string, { kind: claimed, type, attempt: attempt as Attempt });
       throw error;
     }
   }
@@ -146,8 +183,17 @@ export class OpenAttempts {
 interface UnsureOutcome {
   kind: "model" | "tool";
   type: string;
+  /** The attempt as the caller named it. */
+  attempt: Attempt;
   /** The seq it was found stored at, once the run was read back. */
   storedAt?: number;
+}
+
+/** An attempt left open by an unknown append's read-back (see `OpenAttempts.stranded`). */
+export interface Stranded {
+  attempt: Attempt;
+  /** Why it is open, in words that follow "its call ..." ("its tool.completed did not get in"). */
+  why: string;
 }
 
 /** Why an outcome is not recorded a second time after its first append's outcome was unknown. */

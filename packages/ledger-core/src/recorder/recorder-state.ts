@@ -120,7 +120,12 @@ export function heardReadBack(
   for (const [index, event] of sent.entries()) {
     const found = stored?.[index];
     state.open.readBack(event, found);
-    state.unsureRequests.readBack(event, found);
+    const orphan = state.unsureRequests.readBack(event, found);
+    if (orphan !== undefined)
+      state.open.strand(
+        orphan,
+        "its before* rejected (the store was unavailable) though its request got in, and no call has asked it again",
+      );
     if (found === undefined) continue;
     state.compactor.committed(found.evidenceRefs ?? []);
     noteCommitted(state, found);

@@ -21,6 +21,7 @@ import {
 } from "./prepare-payload.js";
 import { awaitCloseGuards, type RecorderState } from "./recorder-state.js";
 import { sameAsRecorded } from "./replayed-calls.js";
+import { assertNoneStranded } from "./stranded-calls.js";
 import { inTurn } from "./turns.js";
 
 /** `SessionRecorder.startRun`. */
@@ -148,15 +149,19 @@ async function closeRun(
  *
  * Calls made in this process and still without an outcome are not refused here: an adapter
  * may end its run with a call its framework requested and then skipped (an approved call the
- * framework answers otherwise), and refusing would stop a run whose work is done.
+ * framework answers otherwise), and refusing would stop a run whose work is done. Except those
+ * left so by an append whose outcome was unknown, which the caller does not see open
+ * (`assertNoneStranded`).
  *
  * The ledger is the truth, as inspection reads it: the run's events once every event this
  * recorder queued is committed (an outcome made just before is counted), an attempt retried by
  * a later one being no longer in flight. A new run holds no such call: nothing is read.
  */
 export async function assertNoneLeftInFlight(state: RecorderState, type: string): Promise<void> {
+  if (type !== "run.completed" || state.status !== "running") return;
+  await assertNoneStranded(state);
   const replay = state.replay;
-  if (type !== "run.completed" || state.status !== "running" || replay === undefined) return;
+  if (replay === undefined) return;
   await state.queue.settled();
   const { store, sessionId, runId } = state;
   const attempts = collectAttempts(await readWholeRun(store, { sessionId, runId }));

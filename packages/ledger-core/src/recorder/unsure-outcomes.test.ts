@@ -68,6 +68,26 @@ describe("an outcome whose append failed with its outcome unknown", () => {
     expect((await inspectSession(store, address.sessionId)).unresolved).toEqual([]);
   });
 
+  it("not recorded again, keeps the run from being completed over it", async () => {
+    const store = new FlakyStore();
+    const recorder = new SessionRecorder({ store, ...address, actor });
+    await recorder.startRun();
+    const pay = await recorder.beforeToolCall({ toolCallId: "p", name: "pay", args: {} });
+    store.refuse = 3;
+    await expect(recorder.toolCompleted(pay, "paid")).rejects.toMatchObject({
+      code: "store-unavailable",
+    });
+    const refused = await recorder.completeRun("done").catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: "unresolved-attempt", attemptId: pay.attemptId });
+    expect((refused as Error).message).toContain(
+      `tool call pay (p) attempt ${pay.attemptId}: its tool.completed did not get in`,
+    );
+    expect(await typesOf(store)).toEqual(["run.started", "tool.requested"]);
+    await recorder.toolCompleted(pay, "paid");
+    await recorder.completeRun("done");
+    expect((await inspectSession(store, address.sessionId)).unresolved).toEqual([]);
+  });
+
   it("is refused a second time once the read shows it stored, saying so", async () => {
     const store = new FlakyStore();
     const recorder = new SessionRecorder({ store, ...address, actor });

@@ -7,6 +7,7 @@ import type { AppendRequest } from "../store/event-store.js";
 import { readWholeRun } from "../store/read-all.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
+import type { Attempt } from "./attempt.js";
 import { SessionRecorder } from "./session-recorder.js";
 
 const dir = scratchDirectory("agent-ledger-unsure-", afterAll);
@@ -150,7 +151,7 @@ describe("a before* that rejected after its request got in, retried by the calle
     await store.close();
   });
 
-  it("a request the caller never retries is left unresolved: the recorder cannot know it was not made", async () => {
+  it("a request the caller never retries is left unresolved, and the run is not completed over it", async () => {
     const store = await open("given-up.db");
     const recorder = new SessionRecorder({ store, ...address, actor });
     await recorder.startRun();
@@ -163,6 +164,21 @@ describe("a before* that rejected after its request got in, retried by the calle
     const unresolved = (await inspectSession(store, address.sessionId)).unresolved;
     expect(unresolved).toHaveLength(2);
     expect(unresolved.map((attempt) => attempt.attemptId)).toContain(other.attemptId);
+    await recorder.toolCompleted(other, "paid 4.00");
+    // Completed, the run would show the payment in flight for good: refused, naming it.
+    const refused = await recorder.completeRun("done").catch((error: unknown) => error);
+    expect(refused).toMatchObject({
+      code: "unresolved-attempt",
+      attempt: { toolCallId: "pay-1", seq: 1 },
+    });
+    expect((refused as Error).message).toContain(
+      "tool call pay (pay-1) attempt " +
+        `${(refused as { attemptId: string }).attemptId}: its before* rejected (the store was unavailable) though its request got in, and no call has asked it again`,
+    );
+    // The caller did not make it (as told): abandoned, the run completes with nothing open.
+    await recorder.abandon((refused as { attempt: Attempt }).attempt, "never made");
+    await recorder.completeRun("done");
+    expect((await inspectSession(store, address.sessionId)).unresolved).toEqual([]);
     await store.close();
   });
 });

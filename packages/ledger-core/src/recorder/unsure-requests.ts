@@ -44,15 +44,19 @@ export class UnsureRequests {
     if (unknown && event.eventId !== undefined) this.#sent.set(event.eventId, attempt);
   }
 
-  /** Hears what reading the run back found of `event`: stored (at `stored.seq`) or not. */
-  readBack(event: NewEvent, stored: LedgerEvent | undefined): void {
+  /**
+   * Hears what reading the run back found of `event`: stored (at `stored.seq`) or not. Returns
+   * the attempt it made an orphan, if it did.
+   */
+  readBack(event: NewEvent, stored: LedgerEvent | undefined): Attempt | undefined {
     const attempt = event.eventId === undefined ? undefined : this.#sent.get(event.eventId);
-    if (attempt === undefined) return;
+    if (attempt === undefined) return undefined;
     this.#sent.delete(event.eventId as string);
-    if (stored === undefined) return;
+    if (stored === undefined) return undefined;
     attempt.requestedEventId = stored.eventId;
     attempt.seq = stored.seq;
     this.#orphans.push(attempt);
+    return attempt;
   }
 
   /** Requests found stored that no call has adopted: each still without an outcome. */
@@ -60,8 +64,12 @@ export class UnsureRequests {
     return this.#orphans;
   }
 
-  /** The first orphan a call asking `criteria` is a retry of, taken; else undefined. */
-  adopt(criteria: AdoptCriteria): Attempt | undefined {
+  /**
+   * The first orphan still `open` (not decided meanwhile) that a call asking `criteria` is a
+   * retry of, taken; else undefined.
+   */
+  adopt(criteria: AdoptCriteria, open: (attemptId: string) => boolean): Attempt | undefined {
+    this.#orphans = this.#orphans.filter((orphan) => open(orphan.attemptId));
     const index = this.#orphans.findIndex((orphan) => sameCall(orphan, criteria));
     if (index < 0) return undefined;
     const [orphan] = this.#orphans.splice(index, 1);
