@@ -306,9 +306,12 @@ export class CommitQueue {
         return result.events;
       } catch (error) {
         const delay = RETRY_DELAYS_MS[attempt];
-        if (unknown && wroteNothing(error))
-          throw new StoreUnavailableError((error as Error).message, (error as Error).cause);
-        if (delay === undefined || !LedgerError.isInstance(error, "store-unavailable")) throw error;
+        if (delay === undefined || !LedgerError.isInstance(error, "store-unavailable")) {
+          // A last try that sent nothing (no connection) says nothing of an earlier one's batch.
+          if (unknown && wroteNothing(error))
+            throw new StoreUnavailableError((error as Error).message, (error as Error).cause);
+          throw error;
+        }
         unknown ||= !wroteNothing(error);
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
