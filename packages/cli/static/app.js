@@ -9,6 +9,7 @@ import { showSessions } from "./sessions-list.js";
 
 const main = document.getElementById("main");
 const live = document.getElementById("live");
+const announce = document.getElementById("announce");
 let view = { stop() {} };
 
 // Each navigation has a number: a page that answers after the person moved on draws nothing.
@@ -22,7 +23,7 @@ async function route() {
   const match = /^#\/session\/(.+)$/.exec(location.hash);
   try {
     if (match) {
-      const session = new SessionView(decodeURIComponent(match[1]), { main, live });
+      const session = new SessionView(decodeURIComponent(match[1]), { main, live, announce });
       view = session;
       await session.start();
     } else {

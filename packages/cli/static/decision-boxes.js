@@ -2,7 +2,7 @@
 // made from what they show), the runs paused awaiting a decision, and the unresolved attempts
 // with their next steps. The server decides each next step as
 // `agent-ledger inspect` does (next-steps.ts); these are its words.
-import { attemptLabel, el, sentence, value } from "./dom.js";
+import { attemptLabel, el, selectable, sentence, value } from "./dom.js";
 import { preview } from "./format.js";
 
 // What the person checks before deciding, as inspect prints it: whether the call writes, and
@@ -124,7 +124,11 @@ export function renderUnresolved(section, unresolved, select, { all = false, sho
         : null,
       el("div", { className: "muted" }, attemptFacts(attempt)),
     );
-    item.addEventListener("click", () => select(attempt.requestEventId));
+    selectable(
+      item,
+      `unresolved ${attempt.kind} ${attempt.name || ""} on run ${attempt.runId}, seq ${attempt.requestSeq}: show its request`,
+      () => select(attempt.requestEventId),
+    );
     list.append(item);
   }
   const more = unresolved.length - shown.length;

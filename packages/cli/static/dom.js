@@ -51,6 +51,30 @@ export function el(tag, options = {}, ...children) {
   return node;
 }
 
+/**
+ * Makes `node`, a row or an item a click opens, usable from the keyboard: reached by Tab, opened
+ * by Enter or Space, and named `name` for a screen reader (its direction controls escaped, as a
+ * title's are). `choose()` opens it. A button or link inside it keeps its own click and keys.
+ */
+export function selectable(node, name, choose) {
+  node.tabIndex = 0;
+  node.setAttribute("aria-label", String(name).replace(DIRECTION_CONTROL, escaped));
+  const inControl = (target) => {
+    const control = target instanceof Element ? target.closest("button, a") : null;
+    return control !== null && control !== node && node.contains(control);
+  };
+  node.addEventListener("click", (clickEvent) => {
+    if (!inControl(clickEvent.target)) choose();
+  });
+  node.addEventListener("keydown", (keyEvent) => {
+    if (keyEvent.target !== node || (keyEvent.key !== "Enter" && keyEvent.key !== " ")) return;
+    // Space would scroll the page as well.
+    keyEvent.preventDefault();
+    choose();
+  });
+  return node;
+}
+
 /** A value from the ledger inside the page's words: isolated (`<bdi>`), its controls escaped. */
 export function value(text) {
   return el("bdi", { text });

@@ -1,7 +1,7 @@
 // The session's events in commit order, as the page pages them in (every event once, a window
 // of them at a time), and the words for a cause (`caused by tool.requested research (#3,
 // run-1:2)`).
-import { el, sentence } from "./dom.js";
+import { el, selectable, sentence } from "./dom.js";
 import { preview } from "./format.js";
 
 // Each type of the envelope's spec (DESIGN.md §3) styles its row by a class of its own; the
@@ -88,7 +88,12 @@ export class EventList {
       el("td", { text: preview(summary, 60) }),
     );
     row.dataset.eventId = event.eventId;
-    row.addEventListener("click", () => this.select(event.eventId));
+    const named = preview(summary, 60);
+    selectable(
+      row,
+      `event #${event.commitCursor} ${event.type}${named ? ` ${named}` : ""}, run ${event.runId.slice(0, 14)}:${event.seq}`,
+      () => this.select(event.eventId),
+    );
     return row;
   }
 }

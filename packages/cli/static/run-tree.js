@@ -3,7 +3,7 @@
 // and the pause of a run paused awaiting a decision last under it, as `inspect` prints it; a run
 // whose seqs have a gap says so first under it.
 import { notIntactLine } from "./decision-boxes.js";
-import { attemptLabel, el, reasonSpan, sentence, value } from "./dom.js";
+import { attemptLabel, el, reasonSpan, selectable, sentence, value } from "./dom.js";
 import { attemptKey, countText, duration, outcomeText, runResultText, tokens } from "./format.js";
 
 // The runs of the trees under `runs` in tree order, each with its depth: each run before its
@@ -304,6 +304,13 @@ function attemptRow(attempt, index, depth, view, bar) {
     bar(attempt.requestedAt, attempt.resolvedAt, status),
   );
   row.dataset.attemptId = attempt.attemptId;
-  row.addEventListener("click", () => view.select(attempt.requestEventId));
+  // A div is no control to a screen reader: a button, named by what the row says.
+  row.setAttribute("role", "button");
+  const call = attempt.toolCallId ? ` [${attempt.toolCallId}]` : "";
+  selectable(
+    row,
+    `${index > 0 ? "retry of " : ""}${attempt.kind} ${attempt.name || ""}${call}, ${unresolved ? "unresolved" : waiting ? "waiting on a decision" : status}: show its request`,
+    () => view.select(attempt.requestEventId),
+  );
   return row;
 }

@@ -18,10 +18,14 @@ const NEXT_EVENTS = 2000;
 const LIVE_ROWS = 5000;
 
 export class SessionView {
-  /** Draws into `main`; `live` is the header's "live" mark, shown while the page polls. */
-  constructor(sessionId, { main, live }) {
+  /**
+   * Draws into `main`; `live` is the header's "live" mark, shown while the page polls;
+   * `announce`, the polite status line a screen reader reads when the session changes.
+   */
+  constructor(sessionId, { main, live, announce }) {
     this.sessionId = sessionId;
     this.live = live;
+    this.announce = announce;
     this.pollMs = 1000;
     // How long the last inspection took to come (ms): the page asks again no sooner.
     this.inspectionMs = 0;
@@ -225,6 +229,10 @@ export class SessionView {
     const unresolved = steps.filter(({ step }) => step.action !== "awaiting-decision");
     const t0 = inspection.firstAt ? Date.parse(inspection.firstAt) : 0;
     const t1 = Math.max(inspection.lastAt ? Date.parse(inspection.lastAt) : 0, t0 + 1);
+
+    // Said politely when it changed: a screen reader reads it when idle, the focus stays put.
+    const said = `${inspection.eventCount} events, ${runs.length} run${runs.length === 1 ? "" : "s"}, ${unresolved.length} unresolved`;
+    if (this.announce && this.announce.textContent !== said) this.announce.textContent = said;
 
     const counts = { running: 0, paused: 0, completed: 0, failed: 0, cancelled: 0 };
     for (const { run } of runs) counts[shownStatus(run, pausedRunOf)]++;
