@@ -17,6 +17,7 @@ import {
 import { attemptKey, type NextStep, nextSteps } from "./next-steps.js";
 import { pausedAbove, pausedHeading, pausedRuns } from "./paused-runs.js";
 import { settledWithOuterText } from "./settled-with-outer.js";
+import { nothingRecordedText, unrecordedInsideText } from "./unrecorded-agent-calls.js";
 
 export interface RenderInspectionOptions {
   /**
@@ -121,24 +122,6 @@ function errorCodesText(outcome: unknown): string | undefined {
 function durationText(attempt: AttemptView): string {
   const duration = formatDuration(attempt.durationMs);
   return attempt.status === "abandoned" ? `${duration} after it was requested` : duration;
-}
-
-/**
- * Under the child run of an agent's call (its request says its effect is that of its child runs,
- * `effectInChildRuns`) whose `run.started` does not say it records every call: its agent ran
- * calls the ledger may not hold (a plain SDK tool of an agent used as a tool that was not given
- * to `instrumentAgent`), so the run reads as a whole story when it may not be one.
- */
-function unrecordedInsideText(calledBy: AttemptView): string {
-  return `its agent does not record every call it makes: a call inside may have run unrecorded (give the agent behind ${calledBy.name ?? "that tool"} to instrumentAgent)`;
-}
-
-/**
- * Under an agent's call that completed with no child run: its agent recorded nothing (its model
- * was its own, not a recorded one, and it was not given to `instrumentAgent`).
- */
-function nothingRecordedText(attempt: AttemptView): string {
-  return `its agent recorded nothing here: what it did ran unrecorded (give the agent behind ${attempt.name ?? "that tool"} to instrumentAgent)`;
 }
 
 // `pausedRunOf`: pausedAbove, the paused run each run waits with.
@@ -282,8 +265,8 @@ export function* inspectionLines(
     // First, before anything read from the run: what follows is not what was recorded.
     const notIntact = notIntactText(run, inspection.sessionId, options);
     if (notIntact !== undefined) items.push({ kind: "not-intact", text: notIntact });
-    if (calledBy?.effectInChildRuns === true && run.recordsEveryCall !== true)
-      items.push({ kind: "unrecorded", text: unrecordedInsideText(calledBy) });
+    const unrecorded = unrecordedInsideText(run, calledBy);
+    if (unrecorded !== undefined) items.push({ kind: "unrecorded", text: unrecorded });
     // Children by the event that caused them, looked up once per attempt: a scan of every
     // child for every attempt was quadratic (20,000 tool calls that each started a sub-agent).
     const byCause = new Map<string, RunView[]>();
@@ -304,8 +287,8 @@ export function* inspectionLines(
         const caused = byCause.get(attempt.requestEventId);
         if (caused === undefined) {
           // An agent's call that ended with no child run: its agent recorded nothing at all.
-          if (!stepHasChild && attempt.effectInChildRuns === true && attempt.status === "completed")
-            items.push({ kind: "unrecorded", text: nothingRecordedText(attempt) });
+          const nothing = nothingRecordedText(attempt, stepHasChild);
+          if (nothing !== undefined) items.push({ kind: "unrecorded", text: nothing });
           return;
         }
         byCause.delete(attempt.requestEventId);

@@ -142,6 +142,9 @@ function* runParts(run, depth, view, bar) {
       { className: "row not-intact-row", testId: "not-intact-row" },
       el("div", { className: "label" }, indentSpan(depth + 1), "⚠ ", notIntactLine(gap)),
     );
+  // Then, under the child run of an agent call, as `inspect` warns: its agent may have run calls
+  // the ledger does not hold (the server's words, unrecorded-agent-calls.ts).
+  if (typeof run.unrecorded === "string") yield unrecordedRow(depth, run.unrecorded);
   // A child run sits under the call that caused it (by cause, as render-inspection.ts
   // places them: a scan of every child for every attempt was quadratic); the others after.
   const byCause = new Map();
@@ -183,6 +186,9 @@ function* runParts(run, depth, view, bar) {
         continue;
       }
       yield attemptRow(attempt, index, depth, view, bar);
+      // An agent call that completed with no child run: its agent recorded nothing.
+      if (typeof attempt.nothingRecorded === "string")
+        yield unrecordedRow(depth, attempt.nothingRecorded);
       for (const child of byCause.get(attempt.requestEventId) ?? []) {
         placed.add(child);
         yield { run: child, depth: depth + 1 };
@@ -228,6 +234,15 @@ function indentSpan(depth, mark = "") {
     text: `${"  ".repeat(INDENT_LEVELS - 1)}⋯${level} ${mark}`,
     title: `${level} levels deep: indented as ${INDENT_LEVELS} are`,
   });
+}
+
+// A warning that what the tree shows here may not be all that ran (`inspect`'s `!!` lines).
+function unrecordedRow(depth, text) {
+  return el(
+    "div",
+    { className: "row unrecorded-row", testId: "unrecorded-row" },
+    el("div", { className: "label" }, indentSpan(depth + 1), "⚠ ", value(text)),
+  );
 }
 
 // A row in place of the rows not shown, with the control that shows them.

@@ -13,6 +13,7 @@ import { inspectForDecision, type NextStep, withNextSteps } from "../next-steps.
 import type { PausedRun } from "../paused-runs.js";
 import { notIntactParts, notIntactText } from "../render-inspection.js";
 import { withReadSession } from "../store.js";
+import { nothingRecordedText, unrecordedInsideText } from "../unrecorded-agent-calls.js";
 
 /** An event as the page names it when it is the cause of another (`caused by tool.requested x`). */
 export interface EventBrief {
@@ -69,6 +70,11 @@ export type TreeAttempt = Omit<AttemptView, "request" | "effect"> & {
   causedByEventId?: string;
   /** Approved for a re-run (`resolve --approve`): what `inspect`'s tree says of it. */
   approval?: string;
+  /**
+   * An agent call that completed with no child run: what `inspect` warns under it
+   * (unrecorded-agent-calls.ts's nothingRecordedText).
+   */
+  nothingRecorded?: string;
 };
 
 /**
@@ -84,7 +90,12 @@ export type PageUnresolved = AttemptView & {
   decide?: string;
 };
 
+/**
+ * `unrecorded`: what `inspect` warns first under the child run of an agent call when the run
+ * does not say it records every call (unrecorded-agent-calls.ts's unrecordedInsideText).
+ */
 export type TreeRun = Omit<RunView, "steps" | "children"> & {
+  unrecorded?: string;
   steps: { stepId: string; kind: "model" | "tool"; attempts: TreeAttempt[] }[];
   children: TreeRun[];
 };
@@ -172,32 +183,50 @@ export async function inspectForPage(
   // it): what the page says of causes and gaps comes in the order of the rows.
   const runs: TreeRun[] = [];
   const rows = new Map<RunView, TreeRun>();
+  // Each attempt by its request event: the call of its parent run that caused a child run, met
+  // before the child in tree order.
+  const requests = new Map<string, AttemptView>();
   for (const { run, parent } of runsInTreeOrder(inspection.runs)) {
     named(run.causedByEventId);
     const gap = pageNotIntactOf(run, inspection.sessionId, options);
     if (gap !== undefined) notIntact.push(gap);
+    // As render-inspection.ts places a child run: under the call of its parent that caused it.
+    const cause = run.causedByEventId === undefined ? undefined : requests.get(run.causedByEventId);
+    const calledBy = cause !== undefined && cause.runId === parent?.runId ? cause : undefined;
+    const unrecorded = unrecordedInsideText(run, calledBy);
+    const childCauses = new Set(run.children.map((child) => child.causedByEventId));
+    for (const step of run.steps)
+      for (const attempt of step.attempts) requests.set(attempt.requestEventId, attempt);
     // `seqGap` stays in `rest`: the tree marks the run.
     const { steps, children, result, ...rest } = run;
     const row: TreeRun = {
       ...rest,
       ...(result !== undefined && run.status !== "completed" ? { result } : {}),
-      steps: steps.map((step) => ({
-        stepId: step.stepId,
-        kind: step.kind,
-        attempts: step.attempts.map((attempt) => {
-          const { request, effect, outcome, ...shown } = attempt;
-          const causedByEventId = causeOf.get(attempt.requestEventId);
-          named(causedByEventId);
-          const requestCursor = briefs.get(attempt.requestEventId)?.commitCursor;
-          return {
-            ...shown,
-            ...(outcome !== undefined && attempt.status !== "completed" ? { outcome } : {}),
-            ...(requestCursor === undefined ? {} : { requestCursor }),
-            ...(causedByEventId === undefined ? {} : { causedByEventId }),
-            ...(attempt.approvedAt === undefined ? {} : { approval: approvalText(attempt) }),
-          };
-        }),
-      })),
+      ...(unrecorded === undefined ? {} : { unrecorded }),
+      steps: steps.map((step) => {
+        const stepHasChild = step.attempts.some((attempt) =>
+          childCauses.has(attempt.requestEventId),
+        );
+        return {
+          stepId: step.stepId,
+          kind: step.kind,
+          attempts: step.attempts.map((attempt) => {
+            const { request, effect, outcome, ...shown } = attempt;
+            const causedByEventId = causeOf.get(attempt.requestEventId);
+            named(causedByEventId);
+            const requestCursor = briefs.get(attempt.requestEventId)?.commitCursor;
+            const nothing = nothingRecordedText(attempt, stepHasChild);
+            return {
+              ...shown,
+              ...(outcome !== undefined && attempt.status !== "completed" ? { outcome } : {}),
+              ...(requestCursor === undefined ? {} : { requestCursor }),
+              ...(causedByEventId === undefined ? {} : { causedByEventId }),
+              ...(attempt.approvedAt === undefined ? {} : { approval: approvalText(attempt) }),
+              ...(nothing === undefined ? {} : { nothingRecorded: nothing }),
+            };
+          }),
+        };
+      }),
       children: [],
     };
     rows.set(run, row);
