@@ -89,9 +89,16 @@ describe.skipIf(!haveChromium)("the viewer on a run whose rows were deleted by h
     );
     expect(order & 4).toBe(4); // DOCUMENT_POSITION_FOLLOWING: the unresolved box comes after
 
-    // inspect's words, on the page as in the terminal.
+    // inspect's words, on the page as in the terminal; the command with a button to copy it.
     const warning = `run main is not intact (seq 2 is missing): run ${command}`;
-    expect(await box.locator('[data-testid="not-intact-run"]').textContent()).toBe(warning);
+    const line = box.locator('[data-testid="not-intact-run"]');
+    const words = await line.evaluate((element) => {
+      const copy = element.cloneNode(true) as typeof element;
+      for (const button of copy.querySelectorAll("button")) button.remove();
+      return copy.textContent;
+    });
+    expect(words).toBe(warning);
+    expect(await line.locator('[data-testid="copy-command"]').count()).toBe(1);
 
     // In the tree, first under the run, as `inspect` prints it.
     const rows = page.locator(".tree > .row");

@@ -2,7 +2,7 @@
 // made from what they show), the runs paused awaiting a decision, and the unresolved attempts
 // with their next steps. The server decides each next step as
 // `agent-ledger inspect` does (next-steps.ts); these are its words.
-import { attemptLabel, el, selectable, sentence, value } from "./dom.js";
+import { attemptLabel, commandBlock, el, selectable, sentence, value } from "./dom.js";
 import { preview } from "./format.js";
 
 // What the person checks before deciding, as inspect prints it: whether the call writes, and
@@ -107,7 +107,7 @@ export function renderUnresolved(section, unresolved, select, { all = false, sho
             "span",
             {},
             decisionWhy(attempt, step),
-            el("code", { text: step.command }),
+            commandBlock(step.command),
             resolveHintLine(attempt),
           )
         : el("span", { className: "muted" }, nextStepText(attempt, step));
@@ -198,7 +198,7 @@ export function notIntactLine(gap) {
   said.append(
     sentence`run ${gap.runId} is not intact (`,
     `${gap.what}): run `,
-    el("code", { text: gap.command }),
+    commandBlock(gap.command),
   );
   return said;
 }

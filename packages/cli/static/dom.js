@@ -75,6 +75,38 @@ export function selectable(node, name, choose) {
   return node;
 }
 
+/**
+ * A command for the person to run (`agent-ledger resolve ...`, `verify ...`), copied as a unit:
+ * in a block of its own that a click selects whole (style.css: `user-select: all`), and a
+ * "copy" button. The button copies with the clipboard API (the viewer is served on 127.0.0.1, a
+ * secure context); where the page has none, or it refuses, it selects the command for the
+ * person to copy.
+ */
+export function commandBlock(command) {
+  const code = el("code", { text: command });
+  const copy = el("button", { text: "copy", testId: "copy-command" });
+  copy.type = "button";
+  copy.setAttribute("aria-label", "copy the command");
+  const selectIt = () => {
+    const range = document.createRange();
+    range.selectNodeContents(code);
+    const selection = getSelection();
+    selection?.removeAllRanges();
+    selection?.addRange(range);
+  };
+  copy.addEventListener("click", async () => {
+    try {
+      if (!navigator.clipboard) throw new Error("no clipboard");
+      await navigator.clipboard.writeText(command);
+      setText(copy, "copied");
+    } catch {
+      selectIt();
+      setText(copy, "selected: copy it");
+    }
+  });
+  return el("span", { className: "command" }, code, copy);
+}
+
 /** A value from the ledger inside the page's words: isolated (`<bdi>`), its controls escaped. */
 export function value(text) {
   return el("bdi", { text });
