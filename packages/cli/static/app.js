@@ -12,6 +12,11 @@ const live = document.getElementById("live");
 const announce = document.getElementById("announce");
 let view = { stop() {} };
 
+// A session's page, `#/session/<id>`, or one of its events chosen, `#/session/<id>/event/<eventId>`
+// (a link sent to a colleague): each part encoded, so the first `/event/` ends the session id.
+const EVENT_LINK = /^#\/session\/(.+?)\/event\/([^/]+)$/;
+const SESSION_LINK = /^#\/session\/(.+)$/;
+
 // Each navigation has a number: a page that answers after the person moved on draws nothing.
 let navigation = 0;
 
@@ -20,10 +25,15 @@ async function route() {
   const isCurrent = () => current === navigation;
   view.stop();
   view = { stop() {} };
-  const match = /^#\/session\/(.+)$/.exec(location.hash);
+  const match = EVENT_LINK.exec(location.hash) ?? SESSION_LINK.exec(location.hash);
   try {
     if (match) {
-      const session = new SessionView(decodeURIComponent(match[1]), { main, live, announce });
+      const session = new SessionView(decodeURIComponent(match[1]), {
+        main,
+        live,
+        announce,
+        eventId: match[2] === undefined ? undefined : decodeURIComponent(match[2]),
+      });
       view = session;
       await session.start();
     } else {

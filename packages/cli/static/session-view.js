@@ -20,10 +20,12 @@ const LIVE_ROWS = 5000;
 export class SessionView {
   /**
    * Draws into `main`; `live` is the header's "live" mark, shown while the page polls;
-   * `announce`, the polite status line a screen reader reads when the session changes.
+   * `announce`, the polite status line a screen reader reads when the session changes;
+   * `eventId`, the event a link to the page names (shown once the session is).
    */
-  constructor(sessionId, { main, live, announce }) {
+  constructor(sessionId, { main, live, announce, eventId }) {
     this.sessionId = sessionId;
+    this.linkedEventId = eventId;
     this.live = live;
     this.announce = announce;
     this.pollMs = 1000;
@@ -121,6 +123,12 @@ export class SessionView {
       if (this.waiting) {
         this.waiting = false;
         this.renderMoreEvents();
+      }
+      // The event a link names, once: a failed fetch says so in the detail pane.
+      if (this.linkedEventId !== undefined && !this.stopped) {
+        const eventId = this.linkedEventId;
+        this.linkedEventId = undefined;
+        this.select(eventId);
       }
       return true;
     } catch (error) {
@@ -374,6 +382,13 @@ export class SessionView {
   async select(eventId) {
     this.selected = eventId;
     this.eventList.highlight(eventId);
+    // The page's address names the event, to send to a colleague: replaced, not pushed, so the
+    // page is not drawn again (no hashchange) and Back leaves the session, as before.
+    history.replaceState(
+      history.state,
+      "",
+      `#/session/${encodeURIComponent(this.sessionId)}/event/${encodeURIComponent(eventId)}`,
+    );
     // The list holds events as stored; the pane shows this one with its content put back.
     const listed = this.eventList.byId.get(eventId);
     let event = listed;
@@ -392,9 +407,14 @@ export class SessionView {
       });
     }
     if (this.selected !== eventId) return; // another event was selected meanwhile
-    await showEvent(this.detail, event, notice, {
+    const shown = showEvent(this.detail, event, notice, {
       causeText: (id) => this.causeText(id),
       select: (id) => this.select(id),
     });
+    // In a long session the pane is screens below the unresolved box and the tree: it is
+    // brought into view when its top is out of sight (the focus stays where it was).
+    const top = this.detail.getBoundingClientRect().top;
+    if (top < 0 || top > window.innerHeight - 48) this.detail.scrollIntoView({ block: "start" });
+    await shown;
   }
 }
