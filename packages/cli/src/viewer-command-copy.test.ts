@@ -62,6 +62,8 @@ describe.skipIf(!haveChromium)("the viewer's command to copy", () => {
     // A double-click selected one word of it.
     await code.dblclick();
     expect(await page.evaluate("String(getSelection())")).toBe(command);
+    // Selecting the command opens nothing: the page stays where the person copies from.
+    expect(await page.locator('[data-testid="event-detail"] h3').count()).toBe(0);
     await page.close();
   });
 

@@ -54,13 +54,15 @@ export function el(tag, options = {}, ...children) {
 /**
  * Makes `node`, a row or an item a click opens, usable from the keyboard: reached by Tab, opened
  * by Enter or Space, and named `name` for a screen reader (its direction controls escaped, as a
- * title's are). `choose()` opens it. A button or link inside it keeps its own click and keys.
+ * title's are). `choose()` opens it. A button or link inside it keeps its own click and keys,
+ * and a click on a command to copy (commandBlock) selects the command, not the item: opening it
+ * scrolled the page away from what the person was copying.
  */
 export function selectable(node, name, choose) {
   node.tabIndex = 0;
   node.setAttribute("aria-label", String(name).replace(DIRECTION_CONTROL, escaped));
   const inControl = (target) => {
-    const control = target instanceof Element ? target.closest("button, a") : null;
+    const control = target instanceof Element ? target.closest("button, a, .command") : null;
     return control !== null && control !== node && node.contains(control);
   };
   node.addEventListener("click", (clickEvent) => {
