@@ -311,4 +311,35 @@ describe("restoreConversation: an approved call cut off by a crash in the next t
       ],
     });
   });
+
+  it("the turn cut off inside its approved call restores the turn that asked when that turn's completion is in a blob", async ({
+    onTestFinished,
+  }) => {
+    const path = join(scratch, "blob-completion.db");
+    const child = await crashInChild(
+      "refund shop inside the approved refund, its completion in a blob",
+      path,
+    );
+    expect(child.effects).toEqual(["refund:42"]);
+    const store = new SqliteEventStore({ path });
+    await store.init();
+    onTestFinished(() => store.close());
+    const stored = await readWholeRun(store, { sessionId: SESSION, runId: "turn-1" });
+    const completion = stored.find((event) => event.type === "model.completed")?.payload;
+    expect(JSON.stringify(completion)).toMatch(/"content":\{"\$ledger":"json"/);
+
+    const tools = shopTools({ refunds: [], prompts: [] });
+    const asked = await restoreConversation(store, { sessionId: SESSION, runId: "turn-1", tools });
+    expect(asked.pendingToolCalls).toEqual([
+      {
+        toolCallId: "call_0",
+        toolName: "refund",
+        input: { order: "42", amount: 50, reason: "customer asked" },
+        requested: true,
+      },
+    ]);
+    expect(asked.messages.at(-1)?.content).toHaveLength(12);
+    const latest = await restoreConversation(store, { sessionId: SESSION, runId: "turn-2", tools });
+    expect(latest).toEqual(asked);
+  });
 });

@@ -48,6 +48,22 @@ const asks = (request: LedgerEvent, call: AskedCall): boolean => {
   return payload.toolCallId === call.toolCallId && payload.name === call.toolName;
 };
 
+/** Whether the model completion `completion` (resolved) asked the app to run `call`. */
+function completionAsks(completion: LedgerEvent, call: AskedCall): boolean {
+  const response = payloadOf(completion).response as JsonObject | undefined;
+  const content = response?.content ?? [];
+  return (
+    Array.isArray(content) &&
+    (content as JsonObject[]).some(
+      (part) =>
+        part.type === "tool-call" &&
+        part.providerExecuted !== true &&
+        part.toolCallId === call.toolCallId &&
+        part.toolName === call.toolName,
+    )
+  );
+}
+
 /**
  * Adds to `records` (the run's own, of the completion `completed`) the calls of `calls` that a
  * later run of the session opened with: requested, with the input they ran with, and their
@@ -108,21 +124,16 @@ export async function runContinued(
   const before = (await readWholeSession(store, first.sessionId)).filter(
     (event) => event.commitCursor < first.commitCursor && event.runId !== first.runId,
   );
-  // The last model call of each run, and its completion.
+  // The last model call of each run.
   const lastCall = new Map<string, string | undefined>();
   for (const event of before) if (isModelRequest(event)) lastCall.set(event.runId, event.attemptId);
-  const asking = before.findLast((event) => {
-    if (event.type !== "model.completed" || lastCall.get(event.runId) !== event.attemptId)
-      return false;
-    const response = payloadOf(event).response as JsonObject | undefined;
-    const content = (response?.content ?? []) as JsonObject[];
-    return content.some(
-      (part) =>
-        part.type === "tool-call" &&
-        part.providerExecuted !== true &&
-        part.toolCallId === call.toolCallId &&
-        part.toolName === call.toolName,
-    );
-  });
-  return asking?.runId;
+  // From the latest: the completions read are resolved first, one at a time (a large content,
+  // many parallel calls or reasoning, is kept in a blob).
+  for (let index = before.length - 1; index >= 0; index--) {
+    const event = before[index] as LedgerEvent;
+    if (event.type !== "model.completed" || lastCall.get(event.runId) !== event.attemptId) continue;
+    const [completion] = await resolveEvents(store, [event]);
+    if (completion !== undefined && completionAsks(completion, call)) return event.runId;
+  }
+  return undefined;
 }

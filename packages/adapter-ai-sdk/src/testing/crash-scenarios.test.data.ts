@@ -8,7 +8,7 @@ import { crashInsideSecondStep } from "./failing-stream.test.data.js";
 import { crashAfterJudge } from "./judging-agent.test.data.js";
 import { crashingNested } from "./nested-agent.test.data.js";
 import { crashMidStreamAfterPrint } from "./photo-agent.test.data.js";
-import { crashInsideRestoredApproval } from "./refund-shop.test.data.js";
+import { CALLS_IN_A_BLOB, crashInsideRestoredApproval } from "./refund-shop.test.data.js";
 import { crashAfterRepair } from "./repairing-agent.test.data.js";
 import { crashInsideLookupC3, crashInsideSendC2 } from "./replay-agent.test.data.js";
 import {
@@ -39,7 +39,10 @@ export const crashScenarios = {
   "nested agent at the final call": crashingNested("final"),
   "nested agent inside the second lookup": crashingNested("second lookup"),
   "photo printed, mid-stream in the next step": crashMidStreamAfterPrint,
-  "refund shop inside the refund approved on the restored turn": crashInsideRestoredApproval,
+  "refund shop inside the refund approved on the restored turn": (store) =>
+    crashInsideRestoredApproval(store),
+  "refund shop inside the approved refund, its completion in a blob": (store) =>
+    crashInsideRestoredApproval(store, CALLS_IN_A_BLOB),
   "repair answered, its stream still open": crashAfterRepair,
   "replay inside lookup c3": crashInsideLookupC3,
   "replay inside send c2": crashInsideSendC2,

@@ -4,7 +4,7 @@
 // conversation restored from the ledger, and the process dies inside it.)
 import { type EventStore, readWholeRun, SessionRecorder } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
-import type { LanguageModelV3Prompt } from "@ai-sdk/provider";
+import type { LanguageModelV3Content, LanguageModelV3Prompt } from "@ai-sdk/provider";
 import { generateText, type ModelMessage, stepCountIs, tool, wrapLanguageModel } from "ai";
 import { z } from "zod";
 import { ledgerMiddleware } from "../ledger-middleware.js";
@@ -63,26 +63,44 @@ export function shopTools(shop: Shop) {
   };
 }
 
-/** The model: asks for the three calls, then answers once it has the tools' results. */
-export function shopModel(shop: Shop) {
+/** What the shop's model asks for: refund 42 (it needs approval), refund 7 and a lookup of 42. */
+const SHOP_CALLS = [
+  toolCall("call_0", "refund", { order: "42", amount: 50 }),
+  toolCall("call_1", "refund", { order: "7", amount: 5 }),
+  toolCall("call_2", "lookup", { order: "42" }),
+];
+
+/**
+ * Refund 42 beside 12 lookups of long order numbers: the completion's content is over 4096
+ * bytes, so the ledger keeps it in a blob (a `{"$ledger":"json"}` marker in the event).
+ */
+export const CALLS_IN_A_BLOB = [
+  toolCall("call_0", "refund", { order: "42", amount: 50 }),
+  ...Array.from({ length: 12 }, (_, index) =>
+    toolCall(`call_${index + 1}`, "lookup", { order: `${index}`.padStart(300, "0") }),
+  ),
+];
+
+/** The model: asks for `calls`, then answers once it has the tools' results. */
+export function shopModel(shop: Shop, calls: LanguageModelV3Content[] = SHOP_CALLS) {
   return crashableModel((options) => {
     shop.prompts.push(options.prompt);
-    return options.prompt.at(-1)?.role === "tool"
-      ? textResult("done")
-      : toolCallsResult(
-          toolCall("call_0", "refund", { order: "42", amount: 50 }),
-          toolCall("call_1", "refund", { order: "7", amount: 5 }),
-          toolCall("call_2", "lookup", { order: "42" }),
-        );
+    return options.prompt.at(-1)?.role === "tool" ? textResult("done") : toolCallsResult(...calls);
   });
 }
 
 /** One turn of the chat, on its own run of `store`, with generateText. */
-async function turnIn(store: EventStore, shop: Shop, runId: string, messages: ModelMessage[]) {
+async function turnIn(
+  store: EventStore,
+  shop: Shop,
+  runId: string,
+  messages: ModelMessage[],
+  calls: LanguageModelV3Content[] = SHOP_CALLS,
+) {
   const recorder = new SessionRecorder({ store, sessionId: SESSION, runId, actor });
   const result = await generateText({
     model: wrapLanguageModel({
-      model: shopModel(shop),
+      model: shopModel(shop, calls),
       middleware: ledgerMiddleware({ recorder }),
     }),
     messages,
@@ -104,13 +122,16 @@ export async function turn(path: string, shop: Shop, runId: string, messages: Mo
 }
 
 /**
- * In the crash child: turn 1 stops at refund 42's approval; the chat keeps no messages, and
- * restores them from the ledger; the person approves, and turn 2 dies inside refund 42, which
- * the SDK runs before the turn's first model call.
+ * In the crash child: turn 1 (its model asking for `calls`) stops at refund 42's approval; the
+ * chat keeps no messages, and restores them from the ledger; the person approves, and turn 2
+ * dies inside refund 42, which the SDK runs before the turn's first model call.
  */
-export async function crashInsideRestoredApproval(store: EventStore): Promise<void> {
+export async function crashInsideRestoredApproval(
+  store: EventStore,
+  calls: LanguageModelV3Content[] = SHOP_CALLS,
+): Promise<void> {
   const shop: Shop = { refunds: [], prompts: [] };
-  await turnIn(store, shop, "turn-1", [ASK]);
+  await turnIn(store, shop, "turn-1", [ASK], calls);
   const address = { sessionId: SESSION, runId: "turn-1" };
   const restored = await restoreConversation(store, { ...address, tools: shopTools(shop) });
   const approvalId = restored.pendingToolCalls[0]?.approvalId;
