@@ -312,6 +312,82 @@ describe("restoreConversation: an approved call cut off by a crash in the next t
     });
   });
 
+  it("a later turn's approved call that reuses the id is not taken for an earlier turn's call that never ran", async ({
+    onTestFinished,
+  }) => {
+    const path = join(scratch, "reused-approved-id.db");
+    const shop: Shop = { refunds: [], prompts: [] };
+    await turn(path, shop, "turn-1", [ASK]);
+    const store = new SqliteEventStore({ path });
+    await store.init();
+    onTestFinished(() => store.close());
+    const tools = shopTools(shop);
+    // The app dropped the chat left at refund 42's approval. A new message: the model asks
+    // refund 9, which needs approval too, with the same toolCallId.
+    const refund9 = (prompt: LanguageModelV3Prompt) =>
+      prompt.at(-1)?.role === "tool"
+        ? textResult("done")
+        : toolCallsResult(toolCall("call_0", "refund", { order: "9", amount: 50 }));
+    await shopTurn(store, shop, "turn-2", [{ role: "user", content: "refund order 9" }], refund9);
+    const second = await restoreConversation(store, { sessionId: SESSION, runId: "turn-2", tools });
+    const approvalId = String(second.pendingToolCalls[0]?.approvalId);
+    // Approved: turn 3 makes refund 9 before its first model call.
+    await shopTurn(
+      store,
+      shop,
+      "turn-3",
+      [
+        ...second.messages,
+        { role: "tool", content: [{ type: "tool-approval-response", approvalId, approved: true }] },
+      ],
+      refund9,
+    );
+    expect(shop.refunds).toEqual(["7", "9"]);
+
+    // Refund 42 never ran: turn 1 still waits for its approval, and shows no result for it.
+    const first = await restoreConversation(store, { sessionId: SESSION, runId: "turn-1", tools });
+    expect(first.pendingToolCalls).toEqual([
+      {
+        toolCallId: "call_0",
+        toolName: "refund",
+        input: { order: "42", amount: 50, reason: "customer asked" },
+        requested: false,
+        approvalId: expect.stringMatching(/^ledger-approval-.+-call_0$/),
+      },
+    ]);
+    expect(first.messages.at(-1)).toEqual({
+      role: "tool",
+      content: [
+        {
+          type: "tool-result",
+          toolCallId: "call_1",
+          toolName: "refund",
+          output: { type: "text", value: "refunded 7 (customer asked)" },
+        },
+        {
+          type: "tool-result",
+          toolCallId: "call_2",
+          toolName: "lookup",
+          output: { type: "text", value: "order 42: shipped" },
+        },
+      ],
+    });
+    // Turn 2, which asked for refund 9, has it done.
+    const asked = await restoreConversation(store, { sessionId: SESSION, runId: "turn-2", tools });
+    expect(asked.pendingToolCalls).toEqual([]);
+    expect(asked.messages.at(-1)).toEqual({
+      role: "tool",
+      content: [
+        {
+          type: "tool-result",
+          toolCallId: "call_0",
+          toolName: "refund",
+          output: { type: "text", value: "refunded 9 (customer asked)" },
+        },
+      ],
+    });
+  });
+
   it("the turn cut off inside its approved call restores the turn that asked when that turn's completion is in a blob", async ({
     onTestFinished,
   }) => {
