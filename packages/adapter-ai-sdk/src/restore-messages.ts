@@ -1,7 +1,6 @@
 import {
   assertEventStore,
   type EventStore,
-  isEmbeddingsRequest,
   type JsonObject,
   type JsonValue,
   type KnownKeys,
@@ -12,7 +11,7 @@ import {
 import type { ModelMessage, ToolSet } from "ai";
 import { checkedOptional, checkedOptionsObject, checkedToolSet } from "./adapter-options.js";
 import { approvalIdOf, awaitedApproval } from "./approval-requests.js";
-import { addApprovedCallRecords, runContinued } from "./approved-calls.js";
+import { addApprovedCallRecords, isModelRequest, runContinued } from "./approved-calls.js";
 import { parsedToolInput, toolNamed } from "./parsed-tool-input.js";
 import { toolErrorText } from "./replayed-errors.js";
 import { payloadOf, toolCallRecordsOf } from "./tool-call-records.js";
@@ -304,9 +303,7 @@ export async function restoreConversation(
     runId: options.runId,
   });
   const events = options.resolve === false ? stored : await resolveEvents(store, stored);
-  const requested = events.findLast(
-    (event) => event.type === "model.requested" && !isEmbeddingsRequest(payloadOf(event).request),
-  );
+  const requested = events.findLast(isModelRequest);
   if (!requested) {
     // A turn that began by running the calls a person approved, and made no model call (cut
     // off by a crash in one): its conversation is the one of the turn that asked for them.
