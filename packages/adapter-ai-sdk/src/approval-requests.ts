@@ -28,8 +28,8 @@ export function approvalIdOf(completionEventId: string, toolCallId: string): str
 }
 
 /**
- * The tool's `needsApproval` for the call, asked as the SDK asks it (`this` is the tool). A
- * function that throws rejects the restore: whether the call waits for a person is then
+ * The tool's `needsApproval` for the call, called as the SDK calls it (`this` is the tool), on
+ * the messages the restore has (see `awaitedApproval`). A function that throws rejects the restore: whether the call waits for a person is then
  * unknown, and neither guess is safe to hand on (a request the SDK would refuse to take, its
  * function asked again; or a call left to the app as one that needs no approval).
  */
@@ -59,10 +59,12 @@ async function approvalNeeded(
 
 /**
  * The approval request a call the tool never ran (no `tool.requested`) waits for, if its
- * tool's `needsApproval` says it needs one. A function is asked, as the SDK asks it (and asks
- * it again on its next call, denying an approved call it now says needs none): with the parsed
- * `input`, and `messages`, the conversation before the assistant message; no
- * `experimental_context`. `given` is the model's input: the SDK checks an approved call's
+ * tool's `needsApproval` says it needs one. A function is called as the SDK calls it (and the
+ * SDK asks it again on its next call, denying an approved call it now says needs none): with
+ * the parsed `input`, and `messages`, the conversation before the assistant message; no
+ * `experimental_context`. Those messages are the recorded prompt of the model call, not the
+ * SDK's own: the provider's form (content as parts, tool results as the model got them), the
+ * system prompt among them only when the restore keeps it (`includeSystem`). `given` is the model's input: the SDK checks an approved call's
  * parsed input against what the schema makes of it (`inputSchemaInput`). A function that
  * throws rejects with `invalid-argument` at `$.tools.<name>.needsApproval`, its error the cause.
  */
