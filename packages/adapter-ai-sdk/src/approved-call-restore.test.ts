@@ -388,6 +388,45 @@ describe("restoreConversation: an approved call cut off by a crash in the next t
     });
   });
 
+  it("a SIGKILL inside a later turn's approved call that reuses the id: the earlier turn's call still waits for its approval", async ({
+    onTestFinished,
+  }) => {
+    const path = join(scratch, "reused-approved-id-crash.db");
+    const child = await crashInChild(
+      "refund shop inside a later turn's approved refund reusing the id",
+      path,
+    );
+    expect(child.effects).toEqual(["refund:9"]);
+    const store = new SqliteEventStore({ path });
+    await store.init();
+    onTestFinished(() => store.close());
+    const tools = shopTools({ refunds: [], prompts: [] });
+
+    // Refund 42 never started: not in flight, offered for approval.
+    const first = await restoreConversation(store, { sessionId: SESSION, runId: "turn-1", tools });
+    expect(first.pendingToolCalls).toEqual([
+      {
+        toolCallId: "call_0",
+        toolName: "refund",
+        input: { order: "42", amount: 50, reason: "customer asked" },
+        requested: false,
+        approvalId: expect.stringMatching(/^ledger-approval-.+-call_0$/),
+      },
+    ]);
+    // Refund 9 was cut off: in flight in the turn that asked, and in the turn cut off.
+    const asked = await restoreConversation(store, { sessionId: SESSION, runId: "turn-2", tools });
+    expect(asked.pendingToolCalls).toEqual([
+      {
+        toolCallId: "call_0",
+        toolName: "refund",
+        input: { order: "9", amount: 50, reason: "customer asked" },
+        requested: true,
+      },
+    ]);
+    const cut = await restoreConversation(store, { sessionId: SESSION, runId: "turn-3", tools });
+    expect(cut).toEqual(asked);
+  });
+
   it("the turn cut off inside its approved call restores the turn that asked when that turn's completion is in a blob", async ({
     onTestFinished,
   }) => {

@@ -8,7 +8,11 @@ import { crashInsideSecondStep } from "./failing-stream.test.data.js";
 import { crashAfterJudge } from "./judging-agent.test.data.js";
 import { crashingNested } from "./nested-agent.test.data.js";
 import { crashMidStreamAfterPrint } from "./photo-agent.test.data.js";
-import { CALLS_IN_A_BLOB, crashInsideRestoredApproval } from "./refund-shop.test.data.js";
+import {
+  CALLS_IN_A_BLOB,
+  crashInsideLaterApprovedRefund,
+  crashInsideRestoredApproval,
+} from "./refund-shop.test.data.js";
 import { crashAfterRepair } from "./repairing-agent.test.data.js";
 import { crashInsideLookupC3, crashInsideSendC2 } from "./replay-agent.test.data.js";
 import {
@@ -43,6 +47,8 @@ export const crashScenarios = {
     crashInsideRestoredApproval(store),
   "refund shop inside the approved refund, its completion in a blob": (store) =>
     crashInsideRestoredApproval(store, CALLS_IN_A_BLOB),
+  "refund shop inside a later turn's approved refund reusing the id":
+    crashInsideLaterApprovedRefund,
   "repair answered, its stream still open": crashAfterRepair,
   "replay inside lookup c3": crashInsideLookupC3,
   "replay inside send c2": crashInsideSendC2,

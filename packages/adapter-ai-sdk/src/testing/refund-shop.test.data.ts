@@ -121,10 +121,35 @@ export async function turn(path: string, shop: Shop, runId: string, messages: Mo
   }
 }
 
+/** Refund 9, asked in a later turn with the id refund 42 had: it needs approval too. */
+export const REFUND_9 = [toolCall("call_0", "refund", { order: "9", amount: 50 })];
+
+/**
+ * In the crash child: the chat keeps no messages, and restores turn `asked`'s from the ledger;
+ * the person approves its refund of `order`, and turn `next` dies inside it, as the SDK runs it
+ * before the turn's first model call.
+ */
+async function approveAndCrashInside(
+  store: EventStore,
+  shop: Shop,
+  turns: { asked: string; next: string },
+  order: string,
+): Promise<never> {
+  const address = { sessionId: SESSION, runId: turns.asked };
+  const restored = await restoreConversation(store, { ...address, tools: shopTools(shop) });
+  const approvalId = restored.pendingToolCalls[0]?.approvalId;
+  if (approvalId === undefined) throw new Error(`${turns.asked} did not stop at the approval`);
+  shop.crashInside = order;
+  await turnIn(store, shop, turns.next, [
+    ...restored.messages,
+    { role: "tool", content: [{ type: "tool-approval-response", approvalId, approved: true }] },
+  ]);
+  throw new Error(`${turns.next} did not stop inside the approved refund`);
+}
+
 /**
  * In the crash child: turn 1 (its model asking for `calls`) stops at refund 42's approval; the
- * chat keeps no messages, and restores them from the ledger; the person approves, and turn 2
- * dies inside refund 42, which the SDK runs before the turn's first model call.
+ * person approves, and turn 2 dies inside refund 42.
  */
 export async function crashInsideRestoredApproval(
   store: EventStore,
@@ -132,16 +157,19 @@ export async function crashInsideRestoredApproval(
 ): Promise<void> {
   const shop: Shop = { refunds: [], prompts: [] };
   await turnIn(store, shop, "turn-1", [ASK], calls);
-  const address = { sessionId: SESSION, runId: "turn-1" };
-  const restored = await restoreConversation(store, { ...address, tools: shopTools(shop) });
-  const approvalId = restored.pendingToolCalls[0]?.approvalId;
-  if (approvalId === undefined) throw new Error("turn 1 did not stop at the approval request");
-  shop.crashInside = "42";
-  await turnIn(store, shop, "turn-2", [
-    ...restored.messages,
-    { role: "tool", content: [{ type: "tool-approval-response", approvalId, approved: true }] },
-  ]);
-  throw new Error("turn 2 did not stop inside the approved refund");
+  await approveAndCrashInside(store, shop, { asked: "turn-1", next: "turn-2" }, "42");
+}
+
+/**
+ * In the crash child: turn 1 stops at refund 42's approval and the app drops that chat; turn 2
+ * (a new message) stops at refund 9's, its model reusing the id `call_0`; the person approves
+ * that one, and turn 3 dies inside refund 9.
+ */
+export async function crashInsideLaterApprovedRefund(store: EventStore): Promise<void> {
+  const shop: Shop = { refunds: [], prompts: [] };
+  await turnIn(store, shop, "turn-1", [ASK]);
+  await turnIn(store, shop, "turn-2", [{ role: "user", content: "refund order 9" }], REFUND_9);
+  await approveAndCrashInside(store, shop, { asked: "turn-2", next: "turn-3" }, "9");
 }
 
 /** The tool results the model was given in `prompt`, by toolCallId. */
