@@ -1,3 +1,5 @@
+import { shellQuote } from "@agent-ledger/core";
+
 /** "12 ms", "1.4 s", "3 m 04 s", "2 h 05 m". */
 export function formatDuration(ms: number | undefined): string {
   if (ms === undefined || !Number.isFinite(ms)) return "";
@@ -30,17 +32,8 @@ export function preview(value: unknown, max = 60): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
-/**
- * A shell-safe rendering of an argument for a command we print. A value holding a character a
- * terminal must not show raw (an id may hold a bidi override) is written in ANSI-C quotes
- * (`$'pay\u202erun'`, bash and zsh): the command shows escapes, and pasted it passes the exact
- * value. Escaping such a command for the terminal afterwards would change the value it names.
- */
-export function shellQuote(value: string): string {
-  if (/^[A-Za-z0-9_./:@%+=,-]+$/.test(value)) return value;
-  if (!NOT_SHOWN_RAW.test(value)) return `'${value.replace(/'/g, "'\\''")}'`;
-  return `$'${value.replace(/[\\']/g, "\\$&").replace(NOT_SHOWN_RAW_ALL, escapeCharacter)}'`;
-}
+// One quoting for every command agent-ledger prints, the adapters' included: core's.
+export { shellQuote };
 
 // C0 and C1 controls (ESC starts ANSI and OSC sequences, U+009B is a one-byte CSI) and the
 // invisible direction controls: the embeddings, overrides and isolates that reorder what
@@ -49,13 +42,6 @@ export function shellQuote(value: string): string {
 const TERMINAL_UNSAFE =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we escape
   /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-// The same and newlines, for shellQuote: a value holding one is written in ANSI-C quotes, so
-// terminalLine, which inspect applies to the line holding the command, leaves the command as
-// it is (escaped there inside plain quotes, it would name another value).
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we escape
-const NOT_SHOWN_RAW = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
-const NOT_SHOWN_RAW_ALL = new RegExp(NOT_SHOWN_RAW.source, "g");
-
 function escapeCharacter(character: string): string {
   return `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`;
 }

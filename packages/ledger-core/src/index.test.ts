@@ -50,6 +50,8 @@ describe("@agent-ledger/core public surface", () => {
       "MAX_JSON_DEPTH",
       "normalizeError",
       "rebuiltError",
+      "redactUrl",
+      "shellQuote",
     ];
     for (const name of names) expect(core, name).toHaveProperty(name);
     expect(core.EVENT_TYPES).toContain("attempt.approved");

@@ -204,6 +204,7 @@ export type { OpenStoreOptions } from "./store/open-store.js";
 export { openStore } from "./store/open-store.js";
 export { readRecordedRun, readWholeRun, readWholeSession } from "./store/read-all.js";
 export { redactUrl, redactUrlsIn } from "./store/redact-url.js";
+export { shellQuote } from "./store/shell-quote.js";
 export { stopBeforeNextPage } from "./store/stop-signal.js";
 export type { ValidAppend, ValidEvent } from "./store/validate.js";
 export {
