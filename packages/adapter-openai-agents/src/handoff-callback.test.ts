@@ -122,7 +122,7 @@ describe("a handoff with an onHandoff callback (handoff(billing, { onHandoff }))
     // A resumeRun user has no recorder: the message names the command that decides the call.
     const [inFlight] = (await inspectSession(store, "s")).unresolved;
     expect(refusal?.message).toContain(
-      `\`agent-ledger resolve --abandon "what you found" -- s ${inFlight?.attemptId}\` hands off without running the callback again`,
+      `\`agent-ledger resolve --abandon "what you found" --store sqlite:${path} -- s ${inFlight?.attemptId}\` hands off without running the callback again`,
     );
     expect(refusal?.message).toContain("then call resumeRun again");
     expect(refusal?.message).not.toContain("recorder.abandon");

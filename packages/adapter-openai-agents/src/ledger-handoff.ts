@@ -140,7 +140,7 @@ export function ledgerHandoff<H extends AnyHandoff>(
     ).catch((error: unknown) => {
       // In flight at the crash, undecided: said as a handoff, with the command that decides it.
       throw LedgerError.isInstance(error, "unresolved-attempt")
-        ? toldToResumeRunUsers(error, self.agentName)
+        ? toldToResumeRunUsers(error, { store: recorder.store, handoffTo: self.agentName })
         : error;
     });
     const replayed = attempt.replayed;

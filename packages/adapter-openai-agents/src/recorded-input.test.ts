@@ -1,8 +1,9 @@
 import { inspectSession, readWholeSession } from "@agent-ledger/core";
+import { scratchDirectory } from "@agent-ledger/core/testing";
 import { Agent, setTracingDisabled } from "@openai/agents";
 import { afterAll, describe, expect, test } from "vitest";
 import { resumeRun } from "./index.js";
-import { agentLedger } from "./testing/agent-ledger-cli.js";
+import { pastedCommand } from "./testing/agent-ledger-cli.js";
 import { chargeCall, chargingAgent } from "./testing/charging-agents.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { runOptions } from "./testing/recorded-run.js";
@@ -17,6 +18,8 @@ const DIES_AFTER_CHARGE =
 const ledgers = new CrashedLedgers("oa-recorded-input-", afterAll);
 const DIES_INSIDE_CHARGE = "run state input, charge approved: dies inside the charge";
 ledgers.prepare(DIES_AFTER_CHARGE, DIES_INSIDE_CHARGE);
+// Where the person on call runs the commands a message prints: not beside the ledger.
+const elsewhere = scratchDirectory("oa-recorded-input-shell-", afterAll);
 
 describe("a run that went on from a RunState (runWithLedger's input)", () => {
   test("resumed after a crash, it goes on from that state again: the approved charge is answered from the ledger, not made twice", async () => {
@@ -54,20 +57,19 @@ describe("a run that went on from a RunState (runWithLedger's input)", () => {
       `tool call charge (call_1) was in flight when the process died and is not declared idempotent`,
     );
     expect(refusal?.message).toContain(
-      `decide it from a shell: \`agent-ledger resolve --abandon "what you found" -- s ${inFlight?.attemptId}\``,
+      `decide it from a shell: \`agent-ledger resolve --abandon "what you found" --store sqlite:${path} -- s ${inFlight?.attemptId}\``,
     );
     expect(refusal?.message).not.toContain("recorder.abandon");
 
-    const resolved = await agentLedger(
-      path,
-      "resolve",
-      "--abandon",
-      "charged by phone",
-      "--",
-      "s",
-      String(inFlight?.attemptId),
-    );
-    expect(resolved.code).toBe(0);
+    // The command as printed, pasted into a shell elsewhere (no $AGENT_LEDGER_STORE): it names
+    // the store the run recorded to, so it finds the session and decides the call.
+    const printed = /`(agent-ledger resolve [^`]*)`/.exec(refusal?.message ?? "")?.[1] ?? "";
+    const resolved = await pastedCommand(printed, elsewhere);
+    expect(resolved).toMatchObject({ code: 0, stderr: "" });
+    const inspectCommand = /`(agent-ledger inspect [^`]*)`/.exec(refusal?.message ?? "")?.[1];
+    const inspected = await pastedCommand(inspectCommand ?? "", elsewhere);
+    expect(inspected.code).toBe(0);
+    expect(inspected.stdout).toMatch(/tool charge \[call_1\] {2}abandoned .* "what you found"/);
     const result = await resumeRun(second.agent, runOptions(store, second.model));
     expect(result.status).toBe("completed");
     expect(second.effects).toEqual([]);

@@ -37,7 +37,10 @@ describe("resumeRun names the option at fault when there is nothing to resume", 
     // The runs to resume are named, and where the full list is.
     expect(noRun.message).toContain("its runs (child runs left out): root;");
     expect(noRun.message).toContain('store.listRuns("s")');
-    expect(noRun.message).toContain("agent-ledger inspect s");
+    // A store in memory has no URL to name: the person names theirs.
+    expect(noRun.message).toContain(
+      "`agent-ledger inspect -- s` (with --store <your store's URL> unless $AGENT_LEDGER_STORE names it)",
+    );
   });
 
   test("a run that failed: run-closed, saying a closed run is not resumed and what to do instead", async () => {
@@ -49,7 +52,9 @@ describe("resumeRun names the option at fault when there is nothing to resume", 
     expect(closed).toMatchObject({ code: "run-closed" });
     expect(closed.message).toContain("run root is failed: nothing to resume");
     expect(closed.message).toContain("start a new run with runWithLedger (another runId)");
-    expect(closed.message).toContain("agent-ledger inspect s");
+    expect(closed.message).toContain(
+      "`agent-ledger inspect -- s` (with --store <your store's URL> unless $AGENT_LEDGER_STORE names it) shows how this one ended",
+    );
   });
 
   test("stream: true is refused at $.stream, saying resumeRun does not stream and what it returns", async () => {

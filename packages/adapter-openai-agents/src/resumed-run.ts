@@ -7,6 +7,7 @@ import {
   resolveEvents,
 } from "@agent-ledger/core";
 import { isCallEvent } from "./ledger-state.js";
+import { ledgerCommand } from "./store-command.js";
 
 /** What the ledger holds of the run `resumeRun` goes on. */
 export interface RecordedRun {
@@ -59,7 +60,7 @@ export async function readResumedRun(
   if (rootEvents.length === 0)
     throw new LedgerError(
       "not-found",
-      `run ${runId} not found in session ${sessionId}: ${runsToResume(events)}; every run of it is listed by store.listRuns(${JSON.stringify(sessionId)}) or \`agent-ledger inspect ${sessionId}\``,
+      `run ${runId} not found in session ${sessionId}: ${runsToResume(events)}; every run of it is listed by store.listRuns(${JSON.stringify(sessionId)}) or ${ledgerCommand(store, "inspect", [sessionId])}`,
       { path: "$.runId" },
     );
   const parent = parentOf(events, runId);

@@ -163,7 +163,7 @@ export async function failed(scope: LedgerScope, error: unknown): Promise<never>
   const ledgerError = findLedgerError(error);
   // A call in flight at the crash the resume may not make: said with the routes a user has.
   if (LedgerError.isInstance(ledgerError, "unresolved-attempt"))
-    throw toldToResumeRunUsers(ledgerError);
+    throw toldToResumeRunUsers(ledgerError, { store: scope.root.store });
   if (ledgerError !== undefined) throw ledgerError;
   // Best effort: the run's own error is what the caller must see, not a store outage on top.
   await closeChildRuns(scope, (recorder) => recorder.failRun(error)).catch(() => undefined);

@@ -48,6 +48,7 @@ import { assertCurrentState } from "./run-state-position.js";
 import { agentActor, type LedgerScope } from "./scope.js";
 import { openAiAgentsVersion } from "./sdk-version.js";
 import { skippedApprovals } from "./skipped-approvals.js";
+import { ledgerCommand } from "./store-command.js";
 
 const FRAMEWORK = "openai-agents";
 
@@ -225,7 +226,7 @@ export async function resumeRun(
   if (terminal)
     throw new LedgerError(
       "run-closed",
-      `run ${runId} is ${terminal.type.slice(4)}: nothing to resume (a closed run takes no more events). To do its work again, start a new run with runWithLedger (another runId); \`agent-ledger inspect ${sessionId}\` shows how this one ended`,
+      `run ${runId} is ${terminal.type.slice(4)}: nothing to resume (a closed run takes no more events). To do its work again, start a new run with runWithLedger (another runId); ${ledgerCommand(store, "inspect", [sessionId])} shows how this one ended`,
     );
   // Another agent would record the run's calls under its name: refused before anything is written.
   assertStartingAgent(agent, runId, rootEvents);

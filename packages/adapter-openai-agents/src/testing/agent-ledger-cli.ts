@@ -26,3 +26,36 @@ export function agentLedger(
     );
   });
 }
+
+/**
+ * Runs a command a message printed (the text between its backquotes, `agent-ledger ...`) as a
+ * person pastes it: through bash, in `cwd`, with no $AGENT_LEDGER_STORE, so the store is only
+ * the one the command names.
+ */
+export function pastedCommand(
+  command: string,
+  cwd: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  if (!existsSync(BIN)) throw new Error(`${BIN} is not built: run npx tsc -b first`);
+  if (!command.startsWith("agent-ledger "))
+    throw new Error(`not an agent-ledger command: ${command}`);
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.AGENT_LEDGER_STORE;
+  // The binary on no PATH: a shell function named like it runs the build.
+  const script = `agent-ledger() { "$AGENT_LEDGER_NODE" "$AGENT_LEDGER_BIN" "$@"; }\n${command}`;
+  return new Promise((resolve) => {
+    execFile(
+      "bash",
+      ["-c", script],
+      {
+        cwd,
+        env: { ...env, AGENT_LEDGER_NODE: process.execPath, AGENT_LEDGER_BIN: BIN },
+        timeout: 30_000,
+      },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
