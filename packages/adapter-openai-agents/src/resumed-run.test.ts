@@ -66,6 +66,11 @@ describe("resumeRun names the option at fault when there is nothing to resume", 
     expect(streamed).toMatchObject({ code: "invalid-argument", path: "$.stream" });
     expect(streamed.message).toContain("resumeRun does not stream");
     expect(streamed.message).toContain("leave stream out");
+    // Any stream option, as the README says: stream: false asks for nothing resumeRun does.
+    const notStreamed = await refusal(
+      resumeRun(main, { ...runOptions(store, model), stream: false } as never),
+    );
+    expect(notStreamed).toMatchObject({ code: "invalid-argument", path: "$.stream" });
   });
 
   test("a child run (a handoff's, an agent tool's) is refused at $.runId, naming the run to resume", async () => {
