@@ -260,10 +260,18 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
    * A model call of the thread `metadata` names starts (`start` records it), unless the handler
    * refused a tool call of that thread in its invocation: a tool node that turned the refusal
    * into a ToolMessage would have the model read it as the tool's answer. The call is refused
-   * with the same error, and nothing is recorded for it.
+   * with the same error, and nothing is recorded for it. Not a model call inside a tool call (an
+   * agent tool's, run beside the refused call in the same step): that call reads no refusal, and
+   * refused, it would end failed with another call's error; the thread's next model call outside
+   * a tool still stops the run.
    */
-  #modelStarted(metadata: Record<string, unknown> | undefined, start: () => Promise<void>) {
-    this.#state.refusedThreads.check(threadIdOf(metadata));
+  #modelStarted(
+    metadata: Record<string, unknown> | undefined,
+    parentRunId: string | undefined,
+    start: () => Promise<void>,
+  ) {
+    if (!this.#state.runs.enclosingTool(parentRunId))
+      this.#state.refusedThreads.check(threadIdOf(metadata));
     return start();
   }
 
@@ -278,7 +286,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runName?: string,
   ): Promise<void> {
     await this.#starts(runId, parentRunId, metadata, () =>
-      this.#modelStarted(metadata, () =>
+      this.#modelStarted(metadata, parentRunId, () =>
         this.#state.models.started(
           chatRequest({ llm, messages, extraParams, metadata }),
           { runId, parentRunId, runName, tags },
@@ -299,7 +307,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     runName?: string,
   ): Promise<void> {
     await this.#starts(runId, parentRunId, metadata, () =>
-      this.#modelStarted(metadata, () =>
+      this.#modelStarted(metadata, parentRunId, () =>
         this.#state.models.started(
           textRequest({ llm, prompts, extraParams, metadata }),
           { runId, parentRunId, runName, tags },

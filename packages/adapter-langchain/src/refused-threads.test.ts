@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { findLedgerError } from "@agent-ledger/core";
+import { findLedgerError, readWholeSession, resolveEvents } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { PendingWrite } from "@langchain/langgraph-checkpoint";
@@ -9,6 +9,7 @@ import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
 import { GO, RUN, SESSION, script, world } from "./testing/agent.test.data.js";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { ledgerAgent, threadConfig } from "./testing/helpers.js";
+import { researchTool, sendAndResearch } from "./testing/refused-sibling.test.data.js";
 
 const scratch = scratchDirectory("langchain-refused-threads-", afterAll);
 
@@ -64,6 +65,52 @@ describe.concurrent("createAgent with the handler alone (no ledgerMiddleware)", 
     expect(keptBy(resumed.handler).refusedThreads).toBe(0);
     // The ToolMessage stays saved in the thread's state: what a later resume makes of it is in
     // saved-refusals.test.ts.
+  });
+
+  it("a tool call beside the refused one, an agent tool, runs its own model call: the refusal stops the run only before the agent's next model call", async ({
+    onTestFinished,
+  }) => {
+    const path = join(scratch, "sibling.db");
+    // The process dies inside send while research, asked for in the same step, is in flight.
+    await crashInChild("refused-sibling:send-in-flight", path);
+    const store = await openLedger(path, onTestFinished);
+    const second = world();
+    let refusedSend = () => false;
+    // research (made again by itself: idempotent) asks its model once send has been refused.
+    const { research, inner } = researchTool(async () => {
+      for (let waited = 0; !refusedSend() && waited < 5000; waited += 10)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+    });
+    const resumed = ledgerAgent({
+      store,
+      sessionId: SESSION,
+      runId: RUN,
+      tools: [...second.tools, research],
+      answer: sendAndResearch,
+      middleware: () => [],
+    });
+    refusedSend = () => keptBy(resumed.handler).refusedThreads === 1;
+
+    const error = await resumed.agent
+      .invoke(null, threadConfig(resumed.handler))
+      .catch((caught: unknown) => caught);
+    // send's refusal still stops the invocation before the agent's model reads it.
+    expect(findLedgerError(error, "unresolved-attempt")?.details).toMatchObject({
+      toolCallId: "call-send",
+    });
+    expect(second.effects.send).toBe(0);
+    expect(resumed.model.calls).toBe(0);
+    // research's own model call was research's business: it ran, and research completed with
+    // its answer, not failed with send's refusal.
+    expect(inner.calls).toBe(1);
+    const events = await resolveEvents(store, await readWholeSession(store, SESSION));
+    const researchEnds = events.filter(
+      (event) =>
+        /^tool\.(completed|failed)$/.test(event.type) &&
+        (event.payload as { toolCallId?: string }).toolCallId === "call-research",
+    );
+    expect(researchEnds.map((event) => event.type)).toEqual(["tool.completed"]);
+    expect(researchEnds[0]?.payload).toMatchObject({ result: { data: { content: "notes on x" } } });
   });
 
   // The test's own expect: expect.poll needs it in a concurrent test.

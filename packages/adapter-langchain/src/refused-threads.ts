@@ -5,7 +5,8 @@ import { LedgerError } from "@agent-ledger/core";
  * thread's invocation ends. A tool node that turns errors into ToolMessages (createAgent's
  * without ledgerMiddleware, LangGraph's ToolNode with its default `handleToolErrors`) would hand
  * the refusal's text to the model as the tool's answer, and the run would go on as if the call
- * had been decided: the thread's next model call is refused with the same error instead.
+ * had been decided: the thread's next model call outside a tool call is refused with the same
+ * error instead.
  * (Within that invocation only: the refused call was met, so the replay no longer holds it as
  * not met; a later resume's model call, handed the saved refusal, is `refuseSavedRefusals`'s.)
  */

@@ -14,6 +14,7 @@ import { nodeRetryCrashes } from "./node-retry.test.data.js";
 import { otherRunCallsCrashes } from "./other-run-calls.test.data.js";
 import { otherSessionCallsCrashes } from "./other-session-calls.test.data.js";
 import { redactedCheckpointsCrashes } from "./redacted-checkpoints.test.data.js";
+import { refusedSiblingCrashes } from "./refused-sibling.test.data.js";
 import { restoreMessagesCrashes } from "./restore-messages.test.data.js";
 import { restoreThreadsCrashes } from "./restore-threads.test.data.js";
 import { retrieverCrashes } from "./retriever.test.data.js";
@@ -42,6 +43,7 @@ export const crashScenarios = {
   ...otherRunCallsCrashes,
   ...otherSessionCallsCrashes,
   ...redactedCheckpointsCrashes,
+  ...refusedSiblingCrashes,
   ...restoreMessagesCrashes,
   ...restoreThreadsCrashes,
   ...retrieverCrashes,
