@@ -9,6 +9,7 @@ import {
   runsInTreeOrder,
   type SessionInspection,
 } from "@agent-ledger/core";
+import { attemptKey } from "./attempt-key.js";
 import { shellQuote } from "./format.js";
 import { inFlightAtPauses, pausedAbove, withPausedRuns } from "./paused-runs.js";
 import { type SettledWithOuterStep, settledWithOuterStep } from "./settled-with-outer.js";
@@ -54,11 +55,6 @@ export type NextStep =
    * resume of that run without a state applies the decision.
    */
   | { action: "resolve"; command: string; passwordLeftOut?: true; pausedRunId?: string };
-
-// A fork copies attemptIds into another run: an attempt is named by its run and its id.
-export function attemptKey(attempt: AttemptView): string {
-  return `${attempt.runId}\n${attempt.attemptId}`;
-}
 
 /**
  * The next step for each of `inspection.unresolved` (same order), as `agent-ledger inspect`

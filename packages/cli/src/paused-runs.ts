@@ -5,6 +5,7 @@ import {
   runsInTreeOrder,
   type SessionInspection,
 } from "@agent-ledger/core";
+import { attemptKey } from "./attempt-key.js";
 import { preview } from "./format.js";
 
 /** A run paused awaiting a person's decision, as `inspect` (text and `--json`) and the viewer say it. */
@@ -128,8 +129,7 @@ export function inFlightAtPauses(runs: readonly RunView[]): {
       for (const step of run.steps)
         for (const attempt of step.attempts)
           if (attempt.status === "requested" && ids.has(attempt.attemptId)) {
-            // next-steps.ts's attemptKey (which imports this file).
-            attempts.set(`${attempt.runId}\n${attempt.attemptId}`, paused.runId);
+            attempts.set(attemptKey(attempt), paused.runId);
             requests.add(attempt.requestEventId);
           }
     }

@@ -6,6 +6,7 @@ import {
   type SessionInspection,
   type TokenUsage,
 } from "@agent-ledger/core";
+import { attemptKey } from "./attempt-key.js";
 import { formatDuration, preview, shellQuote, terminalLine } from "./format.js";
 import {
   agentCallUnseen,
@@ -14,7 +15,7 @@ import {
   madeAgainText,
   resolveHint,
 } from "./made-again-text.js";
-import { attemptKey, type NextStep, nextSteps } from "./next-steps.js";
+import { type NextStep, nextSteps } from "./next-steps.js";
 import { pausedAbove, pausedHeading, pausedRuns } from "./paused-runs.js";
 import { settledWithOuterText } from "./settled-with-outer.js";
 import { nothingRecordedText, unrecordedInsideText } from "./unrecorded-agent-calls.js";

@@ -10,10 +10,10 @@ import {
   SessionRecorder,
   type SettledRun,
 } from "@agent-ledger/core";
+import { attemptKey } from "../attempt-key.js";
 import { CliError, EXIT_CODES, notFoundError, usageError } from "../errors.js";
 import { terminalJson, terminalLine } from "../format.js";
 import { writeOut } from "../io.js";
-import { attemptKey } from "../next-steps.js";
 import { inFlightAtPauses, pausedAbove, pausedRuns } from "../paused-runs.js";
 import { settledWithOuterRefusal } from "../settled-with-outer.js";
 import { assertSessionExists } from "../store.js";
