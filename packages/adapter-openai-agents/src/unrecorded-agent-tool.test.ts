@@ -51,7 +51,7 @@ describe("an agent used as a tool that was not given to instrumentAgent", () => 
     expect(child).toBeGreaterThan(-1);
     expect(lines.join("\n")).not.toContain("tool write [");
     expect(lines[child + 1]).toContain(
-      "its agent does not record every call it makes: a call inside may have run unrecorded (give the agent behind writer_tool to instrumentAgent)",
+      "its agent does not record every call it makes: a call inside may have run unrecorded (give the agent behind writer_tool to instrumentAgent, after its last tool and handoff are added)",
     );
   });
 

@@ -9,15 +9,15 @@ import type { AttemptView, RunView } from "@agent-ledger/core";
  * Under child run `run` of the agent call `calledBy` (the call of its parent run that caused
  * it), when its `run.started` does not say it records every call: its agent ran calls the ledger
  * may not hold (a plain SDK tool of an agent used as a tool that was not given to
- * `instrumentAgent`), so the run reads as a whole story when it may not be one. Undefined
- * otherwise.
+ * `instrumentAgent`, or was given a tool or handoff after it: the agent's calls are read as it
+ * starts), so the run reads as a whole story when it may not be one. Undefined otherwise.
  */
 export function unrecordedInsideText(
   run: Pick<RunView, "recordsEveryCall">,
   calledBy: AttemptView | undefined,
 ): string | undefined {
   if (calledBy?.effectInChildRuns !== true || run.recordsEveryCall === true) return undefined;
-  return `its agent does not record every call it makes: a call inside may have run unrecorded (give the agent behind ${calledBy.name ?? "that tool"} to instrumentAgent)`;
+  return `its agent does not record every call it makes: a call inside may have run unrecorded (give the agent behind ${calledBy.name ?? "that tool"} to instrumentAgent, after its last tool and handoff are added)`;
 }
 
 /**

@@ -16,7 +16,7 @@ import { startViewer, type ViewerHandle } from "./viewer/viewer-server.js";
 // the CLI does not depend on the adapters. The page warns where `inspect` does, in its words.
 
 const INSIDE =
-  "its agent does not record every call it makes: a call inside may have run unrecorded (give the agent behind writer_tool to instrumentAgent)";
+  "its agent does not record every call it makes: a call inside may have run unrecorded (give the agent behind writer_tool to instrumentAgent, after its last tool and handoff are added)";
 const NOTHING =
   "its agent recorded nothing here: what it did ran unrecorded (give the agent behind summary_tool to instrumentAgent)";
 
