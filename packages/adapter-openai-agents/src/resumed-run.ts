@@ -3,11 +3,11 @@ import {
   InvalidArgumentError,
   LedgerError,
   type LedgerEvent,
+  ledgerCommand,
   readWholeSession,
   resolveEvents,
 } from "@agent-ledger/core";
 import { isCallEvent } from "./ledger-state.js";
-import { ledgerCommand } from "./store-command.js";
 
 /** What the ledger holds of the run `resumeRun` goes on. */
 export interface RecordedRun {

@@ -3,6 +3,7 @@ import {
   findLedgerError,
   type JsonObject,
   LedgerError,
+  ledgerCommand,
   type Redaction,
   RunClosedError,
   SessionRecorder,
@@ -48,7 +49,6 @@ import { assertCurrentState } from "./run-state-position.js";
 import { agentActor, type LedgerScope } from "./scope.js";
 import { openAiAgentsVersion } from "./sdk-version.js";
 import { skippedApprovals } from "./skipped-approvals.js";
-import { ledgerCommand } from "./store-command.js";
 
 const FRAMEWORK = "openai-agents";
 

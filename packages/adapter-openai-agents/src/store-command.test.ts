@@ -1,13 +1,10 @@
 import { join } from "node:path";
-import { LedgerError, MemoryEventStore } from "@agent-ledger/core";
-import { PostgresEventStore } from "@agent-ledger/core/postgres";
+import { LedgerError } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { setTracingDisabled } from "@openai/agents";
-import pg from "pg";
 import { afterAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
-import { ledgerCommand } from "./store-command.js";
 import { pastedCommand } from "./testing/agent-ledger-cli.js";
 import { fixture } from "./testing/fixture.js";
 import { scriptedProvider } from "./testing/scripted-model.js";
@@ -44,36 +41,5 @@ describe("the agent-ledger commands the adapter's messages print name the run's 
     expect(inspected).toMatchObject({ code: 0, stderr: "" });
     expect(inspected.stdout).toContain("main (root)  COMPLETED");
     await store.close();
-  });
-
-  test("a store opened from a URL with a password: the URL with *** in its place, and the person told to put it back", async () => {
-    const store = new PostgresEventStore({
-      connectionString: "postgres://app:s3cret@db.example:5432/ledger?schema=agents",
-    });
-    try {
-      expect(ledgerCommand(store, "inspect", ["s"])).toBe(
-        "`agent-ledger inspect --store 'postgres://app:***@db.example:5432/ledger?schema=agents' -- s` (with the store's password in place of ***)",
-      );
-    } finally {
-      await store.close();
-    }
-  });
-
-  test("a store on the application's own pool, or in memory, names no URL: the person is told to give theirs", async () => {
-    const pool = new pg.Pool({ connectionString: "postgres://app@db.example/ledger" });
-    const pooled = new PostgresEventStore({ pool });
-    expect(ledgerCommand(pooled, "inspect", ["s"])).toBe(
-      `\`agent-ledger inspect -- s\` ${GENERIC}`,
-    );
-    await pooled.close();
-    await pool.end();
-    expect(ledgerCommand(new MemoryEventStore(), "resolve --abandon x", ["s", "a"])).toBe(
-      `\`agent-ledger resolve --abandon x -- s a\` ${GENERIC}`,
-    );
-    const inMemory = new SqliteEventStore({ path: ":memory:" });
-    expect(ledgerCommand(inMemory, "inspect", ["s"])).toBe(
-      `\`agent-ledger inspect -- s\` ${GENERIC}`,
-    );
-    await inMemory.close();
   });
 });

@@ -1,5 +1,4 @@
-import { type EventStore, UnresolvedAttemptError } from "@agent-ledger/core";
-import { ledgerCommand } from "./store-command.js";
+import { type EventStore, ledgerCommand, UnresolvedAttemptError } from "@agent-ledger/core";
 
 // Core's `unresolved-attempt` tells whoever holds the run's SessionRecorder to call
 // `recorder.abandon(error.attempt, reason)`. A `resumeRun` user holds none: this adapter makes

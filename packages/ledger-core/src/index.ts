@@ -206,6 +206,7 @@ export { readRecordedRun, readWholeRun, readWholeSession } from "./store/read-al
 export { redactUrl, redactUrlsIn } from "./store/redact-url.js";
 export { shellQuote } from "./store/shell-quote.js";
 export { stopBeforeNextPage } from "./store/stop-signal.js";
+export { ledgerCommand } from "./store/store-command.js";
 export type { ValidAppend, ValidEvent } from "./store/validate.js";
 export {
   assertEventStore,

@@ -1,6 +1,7 @@
-import { type EventStore, shellQuote } from "@agent-ledger/core";
+import type { EventStore } from "./event-store.js";
+import { shellQuote } from "./shell-quote.js";
 
-// The `agent-ledger` commands this adapter's messages print are run in another shell, where the
+// The `agent-ledger` commands an adapter's messages print are run in another shell, where the
 // CLI opens `--store`, else $AGENT_LEDGER_STORE, else ./agent-ledger.db: a command that does not
 // name the store the run recorded to finds, in any other, "session not found".
 
