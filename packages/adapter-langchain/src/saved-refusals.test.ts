@@ -153,6 +153,10 @@ describe.concurrent("createAgent resumed with the handler alone: the refusal its
     expect(refusal?.message).toMatch(
       /approved to run again, but it cannot run again in this thread/,
     );
+    // The command it prints names the ledger's file: pasted into another shell, it finds the run.
+    expect(refusal?.message).toContain(
+      `\`agent-ledger resolve --abandon "reason" --store sqlite:${join(scratch, "approved.db")} -- `,
+    );
     expect(later.tools.effects.send).toBe(0);
     expect(later.model.calls).toBe(0);
   });

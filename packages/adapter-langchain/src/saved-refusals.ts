@@ -1,5 +1,7 @@
 import {
   attemptFromRecorded,
+  type EventStore,
+  ledgerCommand,
   type RecordedAttempt,
   type SessionRecorder,
   UnresolvedAttemptError,
@@ -49,16 +51,16 @@ export function refuseSavedRefusals(
         (recorded) =>
           recorded.status === "requested" && recorded.approved && (accepts?.(recorded) ?? true),
       );
-    if (approved) throw approvedButAnswered(approved, toolCallId);
+    if (approved) throw approvedButAnswered(recorder.store, approved, toolCallId);
   }
 }
 
 /** The refusal of a model call whose prompt answers `recorded`, approved but not run again. */
-function approvedButAnswered(recorded: RecordedAttempt, toolCallId: string) {
+function approvedButAnswered(store: EventStore, recorded: RecordedAttempt, toolCallId: string) {
   const attempt = attemptFromRecorded(recorded);
   const name = recorded.name ?? "tool";
   return new UnresolvedAttemptError(
-    `tool call ${name} (${toolCallId}) was approved to run again, but it cannot run again in this thread: its tools step ended when the handler refused it (resumed without ledgerMiddleware), and LangGraph saved that refusal as the call's ToolMessage, which the model would now read as its result. Abandon attempt ${attempt.attemptId} instead (recorder.abandon(error.attempt, reason), or \`agent-ledger resolve --abandon "reason"\` on session ${recorded.requested.sessionId}); so that the model reads your reason rather than the refusal, replace that ToolMessage in the thread's state first, with the same id: graph.updateState(config, { messages: [new ToolMessage({ id, tool_call_id: "${toolCallId}", content: reason })] }, "tools"). Then resume, with ledgerMiddleware.`,
+    `tool call ${name} (${toolCallId}) was approved to run again, but it cannot run again in this thread: its tools step ended when the handler refused it (resumed without ledgerMiddleware), and LangGraph saved that refusal as the call's ToolMessage, which the model would now read as its result. Abandon attempt ${attempt.attemptId} instead (recorder.abandon(error.attempt, reason), or ${ledgerCommand(store, 'resolve --abandon "reason"', [recorded.requested.sessionId, attempt.attemptId])}); so that the model reads your reason rather than the refusal, replace that ToolMessage in the thread's state first, with the same id: graph.updateState(config, { messages: [new ToolMessage({ id, tool_call_id: "${toolCallId}", content: reason })] }, "tools"). Then resume, with ledgerMiddleware.`,
     {
       attemptId: attempt.attemptId,
       stepId: attempt.stepId,
