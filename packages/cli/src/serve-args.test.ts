@@ -31,6 +31,17 @@ describe("agent-ledger serve, told what it cannot do", () => {
     }
   });
 
+  it("refuses a token under 8 characters, naming where it came from (--token or the environment)", async () => {
+    const given = await runBin(["--store", store, "serve", "--token", "short"]);
+    expect(given.code, given.stderr).toBe(2);
+    expect(given.stderr).toContain("--token must be at least 8 characters");
+    const fromEnv = await runBin(["--store", store, "serve"], {
+      AGENT_LEDGER_VIEWER_TOKEN: "short",
+    });
+    expect(fromEnv.code, fromEnv.stderr).toBe(2);
+    expect(fromEnv.stderr).toContain("$AGENT_LEDGER_VIEWER_TOKEN must be at least 8 characters");
+  });
+
   it("exits 2 naming the address when it cannot listen there", async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));

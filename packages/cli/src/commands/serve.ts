@@ -40,7 +40,10 @@ export async function serveCommand(context: CommandContext): Promise<number> {
   const pollMs = numberOption("poll-ms", values["poll-ms"], 1000, 50, MAX_TIMER_MS);
   const token = values.token ?? context.io.env.AGENT_LEDGER_VIEWER_TOKEN;
   if (token !== undefined && token.length < 8)
-    throw usageError("--token must be at least 8 characters");
+    throw usageError(
+      // The token may come from the environment: name where the short one came from.
+      `${values.token === undefined ? "$AGENT_LEDGER_VIEWER_TOKEN" : "--token"} must be at least 8 characters`,
+    );
   // Refuse a bad bind before touching the store.
   const host = values.host ?? "127.0.0.1";
   if (!isLoopbackHost(host) && !token)
