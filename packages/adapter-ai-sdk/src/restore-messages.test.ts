@@ -163,6 +163,32 @@ describe("restoreMessages", () => {
     ]);
   });
 
+  it("with resolve: false, a prompt kept in the blob store as a whole is refused at $.resolve, not a TypeError", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({ store, actor, ...address });
+    const { model } = scriptedModel([textResult("noted")]);
+    // Twelve short messages: no string is long enough for a blob of its own, the list is.
+    const messages = Array.from({ length: 12 }, (_, index) => ({
+      role: "user" as const,
+      content: `note ${index}: ${"x".repeat(300)}`,
+    }));
+    await generateText({
+      model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+      messages,
+    });
+    const error = await restoreMessages(store, { ...address, resolve: false }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(LedgerError.isInstance(error, "invalid-argument"), String(error)).toBe(true);
+    expect(error).toMatchObject({ path: "$.resolve" });
+    expect((error as Error).message).toMatch(/prompt of the model call at seq \d+ of run turn-1/);
+    // Resolved (the default), it is the conversation.
+    const restored = await restoreMessages(store, address);
+    expect(restored.slice(0, 12)).toEqual(
+      messages.map(({ role, content }) => ({ role, content: [{ type: "text", text: content }] })),
+    );
+  });
+
   it("refuses an includeSystem or resolve that is not a boolean, before reading the store", async () => {
     const store = new MemoryEventStore();
     const recorder = new SessionRecorder({ store, actor, ...address });

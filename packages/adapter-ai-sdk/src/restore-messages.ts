@@ -1,6 +1,7 @@
 import {
   assertEventStore,
   type EventStore,
+  InvalidArgumentError,
   type JsonObject,
   type JsonValue,
   type KnownKeys,
@@ -180,6 +181,20 @@ async function assistantPartsOf(
 }
 
 /**
+ * A list of the recorded call (its prompt, its completion's content) as read. Read with
+ * `resolve: false`, a list kept in the blob store as a whole is a `{ "$ledger": ... }` marker in
+ * its place: no messages can be made of it, and going on would throw a TypeError.
+ */
+function storedList(value: unknown, what: string, event: LedgerEvent): JsonValue[] {
+  if (value === undefined || value === null) return [];
+  if (Array.isArray(value)) return value;
+  throw new InvalidArgumentError(
+    "$.resolve",
+    `the ${what} of the model call at seq ${event.seq} of run ${event.runId} is kept in the blob store as a whole, and resolve: false leaves it so: no messages can be made of it; restore with resolve: true (the default), which puts it back`,
+  );
+}
+
+/**
  * The tool result part of an outcome, for the call the assistant message made (`input`: what
  * the tool was called with). A failure is its error's text, as the SDK gives it.
  */
@@ -313,7 +328,7 @@ export async function restoreConversation(
       : await restoreConversation(store, { ...options, runId: asking });
   }
   const request = payloadOf(requested).request as JsonObject | undefined;
-  const prompt = (request?.prompt ?? []) as JsonObject[];
+  const prompt = storedList(request?.prompt, "prompt", requested) as JsonObject[];
   const messages = prompt.filter(
     (message) => options.includeSystem === true || message.role !== "system",
   ) as unknown as ModelMessage[];
@@ -323,7 +338,7 @@ export async function restoreConversation(
   if (!completed) return { messages, pendingToolCalls: [] };
   const response = payloadOf(completed).response as JsonObject | undefined;
   const { parts, toolCallIds, providerApprovals } = await assistantPartsOf(
-    (response?.content ?? []) as JsonValue[],
+    storedList(response?.content, "completion's content", completed),
     modelOutput,
   );
   // The conversation the SDK asked a tool's needsApproval about: before the assistant message.
