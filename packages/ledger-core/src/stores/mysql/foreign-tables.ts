@@ -1,26 +1,7 @@
 import type mysql from "mysql2/promise";
 import { InvalidArgumentError } from "../../events/errors.js";
-import { loadMigrations } from "../sql/migrations.js";
+import { createdTables } from "../sql/migrations.js";
 import { own } from "./own-query.js";
-
-/**
- * The tables the migrations create, each with the columns its CREATE TABLE gives it, in order.
- * Drizzle-kit writes one column a line, as "`name` type ...", and constraints as CONSTRAINT
- * lines, so the names are read from the lines that start with a quoted name.
- */
-function createdTables(): { table: string; first: boolean; columns: string[] }[] {
-  return loadMigrations("mysql").flatMap((migration, index) =>
-    migration.statements.flatMap((statement) => {
-      const table = /^CREATE TABLE `([^`]+)`/.exec(statement)?.[1];
-      if (table === undefined) return [];
-      const columns = statement
-        .split("\n")
-        .slice(1)
-        .flatMap((line) => /^\s*`([^`]+)`/.exec(line)?.[1] ?? []);
-      return [{ table, first: index === 0, columns }];
-    }),
-  );
-}
 
 /** The columns of `table` in the connection's database, in order. */
 async function columnsOf(connection: mysql.PoolConnection, table: string): Promise<string[]> {
@@ -48,10 +29,10 @@ export async function assertNoForeignTables(
   existing: Set<string>,
   path: string,
 ): Promise<void> {
-  for (const made of createdTables().filter(({ table }) => existing.has(table))) {
+  for (const made of createdTables("mysql").filter(({ table }) => existing.has(table))) {
     const columns = await columnsOf(connection, made.table);
     let why: string | undefined;
-    if (!made.first) why = "a table a later migration makes, where no ledger is";
+    if (made.version !== 1) why = "a table a later migration makes, where no ledger is";
     else if (columns.join(",") !== made.columns.join(","))
       why = `its columns are ${columns.join(", ")}, the ledger's ${made.columns.join(", ")}`;
     else {
@@ -74,7 +55,7 @@ export async function assertLedgerVersionTable(
   path: string,
 ): Promise<void> {
   const columns = await columnsOf(connection, "schema_version");
-  const made = createdTables().find(({ table }) => table === "schema_version");
+  const made = createdTables("mysql").find(({ table }) => table === "schema_version");
   if (columns.length === 0 || made === undefined || columns.join(",") === made.columns.join(","))
     return;
   throw foreignTable(

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { InvalidArgumentError } from "../../events/errors.js";
-import { loadMigrations } from "../sql/migrations.js";
+import { createdTables, loadMigrations } from "../sql/migrations.js";
 
 /** The tables and indexes the migrations create, by name (schema_version among them). */
 function ledgerRelations(): string[] {
@@ -12,18 +12,6 @@ function ledgerRelations(): string[] {
       return name === undefined ? [] : [name];
     }),
   );
-}
-
-/** The columns of the ledger's `table`, as the migration that creates it lists them. */
-function ledgerColumns(table: string): string[] {
-  for (const migration of loadMigrations("postgres"))
-    for (const statement of migration.statements)
-      if (statement.startsWith(`CREATE TABLE "${table}"`))
-        return statement
-          .split("\n")
-          .slice(1)
-          .flatMap((line) => /^\s*"([^"]+)"/.exec(line)?.[1] ?? []);
-  return [];
 }
 
 /**
@@ -43,7 +31,8 @@ export async function assertLedgerVersionTable(
     [table],
   );
   const columns = found.rows.map((row) => row.name);
-  const expected = ledgerColumns("schema_version");
+  const expected =
+    createdTables("postgres").find(({ table }) => table === "schema_version")?.columns ?? [];
   if (columns.join(",") === expected.join(",")) return;
   throw foreignRelation(
     "schema_version",

@@ -81,6 +81,36 @@ export function pendingMigrations(
   return migrations.filter((migration) => migration.version > current);
 }
 
+/** A table a migration creates (`version`: that migration's), with its columns in order. */
+export interface CreatedTable {
+  table: string;
+  version: number;
+  columns: string[];
+}
+
+/**
+ * The tables the shipped migrations of `dialect` create, each with the columns its CREATE
+ * TABLE gives it: what a table of ours looks like, for telling it from another application's
+ * of the same name. Drizzle-kit writes one column a line, as a quoted name then its type, and
+ * constraints as CONSTRAINT lines, so the names are read from the lines that start quoted.
+ */
+export function createdTables(dialect: MigrationDialect): CreatedTable[] {
+  const quote = dialect === "postgres" ? '"' : "`";
+  const create = new RegExp(`^CREATE TABLE ${quote}([^${quote}]+)${quote}`);
+  const column = new RegExp(`^\\s*${quote}([^${quote}]+)${quote}`);
+  return loadMigrations(dialect).flatMap(({ version, statements }) =>
+    statements.flatMap((statement) => {
+      const table = create.exec(statement)?.[1];
+      if (table === undefined) return [];
+      const columns = statement
+        .split("\n")
+        .slice(1)
+        .flatMap((line) => column.exec(line)?.[1] ?? []);
+      return [{ table, version, columns }];
+    }),
+  );
+}
+
 /**
  * For `init({ upgrade: false })`: refuses a ledger at `found` that migrations would change (a
  * newer one as pendingMigrations does). 0 is no ledger yet, which is made, not upgraded.
