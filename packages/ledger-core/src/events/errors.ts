@@ -290,6 +290,19 @@ export function wroteNothing(error: unknown): boolean {
   );
 }
 
+/**
+ * Whether a write that failed with `error` may have been written all the same: a
+ * `store-unavailable` its store does not know wrote nothing (the reply lost with the
+ * connection, a timeout), or anything that is no `LedgerError` (a driver's own error). Any other
+ * `LedgerError` is a refusal, and nothing was written. The commit queue reads such a batch's run
+ * back; the recorder keeps its request or outcome until then.
+ */
+export function outcomeUnknown(error: unknown): boolean {
+  return (
+    !LedgerError.isInstance(error) || (error.code === "store-unavailable" && !wroteNothing(error))
+  );
+}
+
 /** On replay, a call differs from the one recorded at the same position. */
 export class ReplayDivergenceError extends LedgerError {
   constructor(message: string, details: Record<string, unknown> = {}) {

@@ -1,4 +1,9 @@
-import { LedgerError, StoreUnavailableError, wroteNothing } from "../events/errors.js";
+import {
+  LedgerError,
+  outcomeUnknown,
+  StoreUnavailableError,
+  wroteNothing,
+} from "../events/errors.js";
 import { uuidv7 } from "../events/ids.js";
 import type { LedgerEvent, NewEvent } from "../events/types.js";
 import type { AppendRequest, EventStore } from "../store/event-store.js";
@@ -192,10 +197,7 @@ export class CommitQueue {
       const fromSeq = this.#nextSeq;
       const stored = await this.#appendWithRetry(events, blobs).catch((error: unknown) => {
         // After an unknown outcome the next batch finds out whether these events are in.
-        if (
-          !LedgerError.isInstance(error) ||
-          (error.code === "store-unavailable" && !wroteNothing(error))
-        )
+        if (outcomeUnknown(error))
           this.#unknown = {
             events,
             eventIds: events.map((event) => event.eventId as string),

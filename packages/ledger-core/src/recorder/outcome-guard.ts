@@ -1,4 +1,4 @@
-import { InvalidArgumentError, LedgerError, wroteNothing } from "../events/errors.js";
+import { InvalidArgumentError, outcomeUnknown } from "../events/errors.js";
 import type { LedgerEvent, NewEvent } from "../events/types.js";
 import type { Attempt } from "./attempt.js";
 
@@ -167,11 +167,7 @@ export class OpenAttempts {
       return await commit(claim);
     } catch (error) {
       if (claimed === undefined) throw error;
-      if (
-        LedgerError.isInstance(error) &&
-        (error.code !== "store-unavailable" || wroteNothing(error))
-      )
-        this.#open.set(attemptId as string, claimed);
+      if (!outcomeUnknown(error)) this.#open.set(attemptId as string, claimed);
       else
         this.#unsure.set(attemptId as string, { kind: claimed, type, attempt: attempt as Attempt });
       throw error;

@@ -1,4 +1,4 @@
-import { LedgerError, wroteNothing } from "../events/errors.js";
+import { outcomeUnknown } from "../events/errors.js";
 import type { LedgerEvent, NewEvent } from "../events/types.js";
 import type { Attempt } from "./attempt.js";
 
@@ -38,10 +38,8 @@ export class UnsureRequests {
 
   /** Notes a request whose append failed, if its outcome is unknown (see `readBack`). */
   failed(event: NewEvent, attempt: Attempt, error: unknown): void {
-    const unknown =
-      !LedgerError.isInstance(error) ||
-      (error.code === "store-unavailable" && !wroteNothing(error));
-    if (unknown && event.eventId !== undefined) this.#sent.set(event.eventId, attempt);
+    if (outcomeUnknown(error) && event.eventId !== undefined)
+      this.#sent.set(event.eventId, attempt);
   }
 
   /**
