@@ -1,22 +1,18 @@
 import { MemoryEventStore, SessionRecorder } from "@agent-ledger/core";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { haveChromium, launchChromium } from "./chromium.test.data.js";
-import { startViewer, type ViewerHandle } from "./viewer/viewer-server.js";
+import { haveChromium, viewerInChromium } from "./chromium.test.data.js";
 
 // The next-step command is copied as a unit: a double-click on it selected one word of it, and
 // a triple-click the whole item. As viewer.test.ts: the page runs in a real headless Chromium.
 
 describe.skipIf(!haveChromium)("the viewer's command to copy", () => {
-  let browser: Browser;
-  let viewer: ViewerHandle;
   let context: BrowserContext;
   const store = new MemoryEventStore();
+  const ui = viewerInChromium(store);
 
   beforeAll(async () => {
-    viewer = await startViewer({ store, pollMs: 200 });
-    browser = await launchChromium();
-    context = await browser.newContext({ permissions: ["clipboard-read", "clipboard-write"] });
+    context = await ui.browser.newContext({ permissions: ["clipboard-read", "clipboard-write"] });
     const main = new SessionRecorder({
       store,
       sessionId: "copy",
@@ -29,13 +25,11 @@ describe.skipIf(!haveChromium)("the viewer's command to copy", () => {
 
   afterAll(async () => {
     await context?.close();
-    await browser?.close();
-    await viewer?.close();
   });
 
   async function open(): Promise<Page> {
     const page = await context.newPage();
-    await page.goto(viewer.sessionUrl("copy"));
+    await page.goto(ui.viewer.sessionUrl("copy"));
     await page.locator('[data-testid="unresolved"] code').waitFor();
     return page;
   }
@@ -73,7 +67,7 @@ describe.skipIf(!haveChromium)("the viewer's command to copy", () => {
     await page.addInitScript(
       'Object.defineProperty(Navigator.prototype, "clipboard", { get: () => undefined })',
     );
-    await page.goto(viewer.sessionUrl("copy"));
+    await page.goto(ui.viewer.sessionUrl("copy"));
     await page.locator('[data-testid="unresolved"] code').waitFor();
     const command = await commandOf(page);
     await page.locator('[data-testid="copy-command"]').click();

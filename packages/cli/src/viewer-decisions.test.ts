@@ -5,16 +5,15 @@ import {
   RECORDS_EVERY_CALL_FIELD,
   SessionRecorder,
 } from "@agent-ledger/core";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { haveChromium, launchChromium } from "./chromium.test.data.js";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { haveChromium, viewerInChromium } from "./chromium.test.data.js";
 import { renderInspection } from "./render-inspection.js";
 import {
   pausedAtCallInFlight,
   pausedInsideAgentCall,
   recordNestedInFlight,
 } from "./session-fixture.test.data.js";
-import { startViewer, type ViewerHandle } from "./viewer/viewer-server.js";
 
 // As viewer.test.ts: the page runs in a real headless Chromium.
 
@@ -22,19 +21,8 @@ const PAUSED =
   'paused at an approval: charge2 [c_inner] {"amount":5} (agent Inner); decide it with the app\'s approval screen, not with agent-ledger resolve';
 
 describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
-  let browser: Browser;
-  let viewer: ViewerHandle;
   const store = new MemoryEventStore();
-
-  beforeAll(async () => {
-    viewer = await startViewer({ store, pollMs: 200 });
-    browser = await launchChromium();
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await viewer?.close();
-  });
+  const ui = viewerInChromium(store);
 
   /** Run "main" of session `sessionId`, started, recorded by agent "main". */
   async function mainRun(sessionId: string): Promise<SessionRecorder> {
@@ -49,10 +37,10 @@ describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
   }
 
   async function open(sessionId: string): Promise<Page> {
-    const page = await browser.newPage();
+    const page = await ui.browser.newPage();
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(error.message));
-    await page.goto(viewer.sessionUrl(sessionId));
+    await page.goto(ui.viewer.sessionUrl(sessionId));
     await page.locator('[data-testid="attempt-row"]').first().waitFor();
     expect(errors).toEqual([]);
     return page;

@@ -1,21 +1,17 @@
 import { MemoryEventStore, SessionRecorder } from "@agent-ledger/core";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { haveChromium, launchChromium } from "./chromium.test.data.js";
-import { startViewer, type ViewerHandle } from "./viewer/viewer-server.js";
+import type { Page } from "playwright-core";
+import { beforeAll, describe, expect, it } from "vitest";
+import { haveChromium, viewerInChromium } from "./chromium.test.data.js";
 
 // A long session: the event chosen in the unresolved box is shown where the person looks, and
 // its page's address names it, to send a colleague. As viewer.test.ts: a real headless Chromium.
 
 describe.skipIf(!haveChromium)("the viewer's chosen event", () => {
-  let browser: Browser;
-  let viewer: ViewerHandle;
   const store = new MemoryEventStore();
+  const ui = viewerInChromium(store);
   let inFlight = "";
 
   beforeAll(async () => {
-    viewer = await startViewer({ store, pollMs: 200 });
-    browser = await launchChromium();
     const main = new SessionRecorder({
       store,
       sessionId: "long",
@@ -32,20 +28,15 @@ describe.skipIf(!haveChromium)("the viewer's chosen event", () => {
     inFlight = pay.requestedEventId;
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await viewer?.close();
-  });
-
   async function newPage(): Promise<Page> {
-    return browser.newPage({ viewport: { width: 1200, height: 700 } });
+    return ui.browser.newPage({ viewport: { width: 1200, height: 700 } });
   }
 
   const detailText = (page: Page) => page.locator('[data-testid="event-detail"]').textContent();
 
   it("scrolls the chosen event into view and names it in the address", async () => {
     const page = await newPage();
-    await page.goto(viewer.sessionUrl("long"));
+    await page.goto(ui.viewer.sessionUrl("long"));
     await page.locator('[data-testid="unresolved"] li').click();
     await expect.poll(() => detailText(page)).toContain(inFlight);
     const heading = await page.locator('[data-testid="event-detail"] h3').boundingBox();
@@ -57,7 +48,7 @@ describe.skipIf(!haveChromium)("the viewer's chosen event", () => {
 
   it("opens a link to an event with that event shown, and an old link to the session still", async () => {
     const page = await newPage();
-    const link = new URL(viewer.sessionUrl("long"));
+    const link = new URL(ui.viewer.sessionUrl("long"));
     link.hash = `#/session/long/event/${encodeURIComponent(inFlight)}`;
     await page.goto(link.toString());
     await expect.poll(() => detailText(page)).toContain(inFlight);
@@ -65,7 +56,7 @@ describe.skipIf(!haveChromium)("the viewer's chosen event", () => {
     expect(await page.locator("tr.event-row.selected").getAttribute("data-event-id")).toBe(
       inFlight,
     );
-    await page.goto(viewer.sessionUrl("long"));
+    await page.goto(ui.viewer.sessionUrl("long"));
     await page.locator('[data-testid="attempt-row"]').first().waitFor();
     expect(await page.locator("h1").textContent()).toBe("Session long");
     await page.close();

@@ -1,27 +1,15 @@
 import { MemoryEventStore, SessionRecorder } from "@agent-ledger/core";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { haveChromium, launchChromium } from "./chromium.test.data.js";
-import { startViewer, type ViewerHandle } from "./viewer/viewer-server.js";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { haveChromium, viewerInChromium } from "./chromium.test.data.js";
 
 // The viewer used from the keyboard alone, as an on-call engineer with a screen reader does:
 // every row and item a click opens is reached by Tab and opened by Enter or Space. As
 // viewer.test.ts: the page runs in a real headless Chromium.
 
 describe.skipIf(!haveChromium)("the viewer from the keyboard", () => {
-  let browser: Browser;
-  let viewer: ViewerHandle;
   const store = new MemoryEventStore();
-
-  beforeAll(async () => {
-    viewer = await startViewer({ store, pollMs: 200 });
-    browser = await launchChromium();
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await viewer?.close();
-  });
+  const ui = viewerInChromium(store);
 
   /** Session `sessionId`: a completed lookup, then a payment in flight (unresolved). */
   async function paymentInFlight(sessionId: string) {
@@ -39,8 +27,8 @@ describe.skipIf(!haveChromium)("the viewer from the keyboard", () => {
   }
 
   async function open(sessionId: string): Promise<Page> {
-    const page = await browser.newPage();
-    await page.goto(viewer.sessionUrl(sessionId));
+    const page = await ui.browser.newPage();
+    await page.goto(ui.viewer.sessionUrl(sessionId));
     await page.locator('[data-testid="attempt-row"]').first().waitFor();
     return page;
   }

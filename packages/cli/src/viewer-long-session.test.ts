@@ -1,8 +1,7 @@
 import { type Attempt, MemoryEventStore, SessionRecorder } from "@agent-ledger/core";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { haveChromium, launchChromium } from "./chromium.test.data.js";
-import { startViewer, type ViewerHandle } from "./viewer/viewer-server.js";
+import type { Page } from "playwright-core";
+import { afterAll, describe, expect, it } from "vitest";
+import { haveChromium, viewerInChromium } from "./chromium.test.data.js";
 
 // As viewer.test.ts: the page runs in a real headless Chromium.
 
@@ -52,26 +51,18 @@ async function recordLongSession(store: MemoryEventStore, sessionId: string) {
 }
 
 describe.skipIf(!haveChromium)("the viewer on a long session", () => {
-  let browser: Browser;
-  let viewer: ViewerHandle;
   const store = new MemoryEventStore();
-
-  beforeAll(async () => {
-    viewer = await startViewer({ store, pollMs: 200 });
-    browser = await launchChromium();
-  });
+  const ui = viewerInChromium(store);
 
   afterAll(async () => {
-    await browser?.close();
-    await viewer?.close();
     await store.close();
   });
 
   async function open(sessionId: string): Promise<Page> {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    const page = await ui.browser.newPage({ viewport: { width: 1400, height: 1000 } });
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(error.message));
-    await page.goto(viewer.sessionUrl(sessionId));
+    await page.goto(ui.viewer.sessionUrl(sessionId));
     await page.locator('[data-testid="attempt-row"]').first().waitFor();
     expect(errors).toEqual([]);
     return page;
@@ -174,7 +165,7 @@ describe.skipIf(!haveChromium)("the viewer on a long session", () => {
     });
     await recorder.startRun();
     await recorder.beforeToolCall({ toolCallId: "c1", name: "slow", args: {} });
-    const page = await browser.newPage();
+    const page = await ui.browser.newPage();
     // Each inspection takes 1.2 s to come (a long session, a busy store).
     await page.route(
       (url) => url.pathname === "/api/session",
@@ -192,7 +183,7 @@ describe.skipIf(!haveChromium)("the viewer on a long session", () => {
       const start = started.get(request);
       if (start !== undefined) asked.push({ start, end: Date.now() });
     });
-    await page.goto(viewer.sessionUrl("growing"));
+    await page.goto(ui.viewer.sessionUrl("growing"));
     await page.locator('[data-testid="attempt-row"]').waitFor();
     // The session grows all the while: every poll (200 ms) finds something new.
     const until = Date.now() + 6000;

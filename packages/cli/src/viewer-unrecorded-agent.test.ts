@@ -5,11 +5,10 @@ import {
   RECORDS_EVERY_CALL_FIELD,
   SessionRecorder,
 } from "@agent-ledger/core";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { haveChromium, launchChromium } from "./chromium.test.data.js";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { haveChromium, viewerInChromium } from "./chromium.test.data.js";
 import { renderInspection } from "./render-inspection.js";
-import { startViewer, type ViewerHandle } from "./viewer/viewer-server.js";
 
 // What an adapter records for an agent used as a tool (openai-agents' asTool, see
 // adapter-openai-agents/src/unrecorded-agent-tool.test.ts), recorded here with core's recorder:
@@ -21,19 +20,8 @@ const NOTHING =
   "its agent recorded nothing here: what it did ran unrecorded (give the agent behind summary_tool to instrumentAgent)";
 
 describe.skipIf(!haveChromium)("the viewer on an agent used as a tool", () => {
-  let browser: Browser;
-  let viewer: ViewerHandle;
   const store = new MemoryEventStore();
-
-  beforeAll(async () => {
-    viewer = await startViewer({ store, pollMs: 200 });
-    browser = await launchChromium();
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await viewer?.close();
-  });
+  const ui = viewerInChromium(store);
 
   /**
    * Session `sessionId`: an agent call whose child run says (`recordsEveryCall`) or not that it
@@ -71,8 +59,8 @@ describe.skipIf(!haveChromium)("the viewer on an agent used as a tool", () => {
   }
 
   async function open(sessionId: string): Promise<Page> {
-    const page = await browser.newPage();
-    await page.goto(viewer.sessionUrl(sessionId));
+    const page = await ui.browser.newPage();
+    await page.goto(ui.viewer.sessionUrl(sessionId));
     await page.locator('[data-testid="attempt-row"]').first().waitFor();
     return page;
   }
