@@ -44,12 +44,18 @@ async function typesOf(store: MemoryEventStore): Promise<string[]> {
   return (await readWholeRun(store, address)).map((event) => event.type);
 }
 
+/** A run on a FlakyStore (still answering) with a payment requested and no outcome yet. */
+async function payInFlight() {
+  const store = new FlakyStore();
+  const recorder = new SessionRecorder({ store, ...address, actor });
+  await recorder.startRun();
+  const pay = await recorder.beforeToolCall({ toolCallId: "p", name: "pay", args: {} });
+  return { store, recorder, pay };
+}
+
 describe("an outcome whose append failed with its outcome unknown", () => {
   it("is recorded again once reading the run back shows it did not get in", async () => {
-    const store = new FlakyStore();
-    const recorder = new SessionRecorder({ store, ...address, actor });
-    await recorder.startRun();
-    const pay = await recorder.beforeToolCall({ toolCallId: "p", name: "pay", args: {} });
+    const { store, recorder, pay } = await payInFlight();
     // Every try of the queue fails before the append reached the store.
     store.refuse = 3;
     await expect(recorder.toolCompleted(pay, "paid")).rejects.toMatchObject({
@@ -69,10 +75,7 @@ describe("an outcome whose append failed with its outcome unknown", () => {
   });
 
   it("not recorded again, keeps the run from being completed over it", async () => {
-    const store = new FlakyStore();
-    const recorder = new SessionRecorder({ store, ...address, actor });
-    await recorder.startRun();
-    const pay = await recorder.beforeToolCall({ toolCallId: "p", name: "pay", args: {} });
+    const { store, recorder, pay } = await payInFlight();
     store.refuse = 3;
     await expect(recorder.toolCompleted(pay, "paid")).rejects.toMatchObject({
       code: "store-unavailable",
@@ -89,10 +92,7 @@ describe("an outcome whose append failed with its outcome unknown", () => {
   });
 
   it("is refused a second time once the read shows it stored, saying so", async () => {
-    const store = new FlakyStore();
-    const recorder = new SessionRecorder({ store, ...address, actor });
-    await recorder.startRun();
-    const pay = await recorder.beforeToolCall({ toolCallId: "p", name: "pay", args: {} });
+    const { store, recorder, pay } = await payInFlight();
     store.loseReplies = 3;
     await expect(recorder.toolCompleted(pay, "paid")).rejects.toMatchObject({
       code: "store-unavailable",
@@ -112,10 +112,7 @@ describe("an outcome whose append failed with its outcome unknown", () => {
   });
 
   it("while the read back fails too, the second try is refused as unwritten and can be made again", async () => {
-    const store = new FlakyStore();
-    const recorder = new SessionRecorder({ store, ...address, actor });
-    await recorder.startRun();
-    const pay = await recorder.beforeToolCall({ toolCallId: "p", name: "pay", args: {} });
+    const { store, recorder, pay } = await payInFlight();
     store.refuse = 3;
     await expect(recorder.toolCompleted(pay, "paid")).rejects.toMatchObject({
       code: "store-unavailable",
