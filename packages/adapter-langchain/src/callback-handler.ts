@@ -19,7 +19,6 @@ import { threadIdOf } from "./langchain-metadata.js";
 import { chatRequest, textRequest } from "./model-request.js";
 import { type NestedRefusal, nestedRefusal } from "./nested-refusal.js";
 import { checkHandlerOptions } from "./option-checks.js";
-import { answeredToolCalls } from "./saved-refusals.js";
 import type { StructuredOutputNote } from "./structured-output-note.js";
 import { closeSubgraphRuns } from "./subgraph-runs.js";
 import type { ToolAttempt } from "./tool-attempt.js";
@@ -290,7 +289,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
         this.#state.models.started(
           chatRequest({ llm, messages, extraParams, metadata }),
           { runId, parentRunId, runName, tags },
-          { llm, lsMetadata: metadata, extraParams, answered: answeredToolCalls(messages) },
+          { llm, lsMetadata: metadata, extraParams, messages },
         ),
       ),
     );

@@ -1,5 +1,6 @@
 import type { Attempt, JsonObject, SessionRecorder } from "@agent-ledger/core";
 import type { Serialized } from "@langchain/core/load/serializable";
+import type { BaseMessage } from "@langchain/core/messages";
 import type { ChatGenerationChunk, GenerationChunk, LLMResult } from "@langchain/core/outputs";
 import { withStableToolNames } from "./generated-tool-names.js";
 import { langchainMetadata, signalOf, threadIdOf } from "./langchain-metadata.js";
@@ -74,8 +75,8 @@ export class ModelRuns {
       llm: Serialized;
       lsMetadata: Record<string, unknown> | undefined;
       extraParams: Record<string, unknown> | undefined;
-      /** The tool calls its prompt's ToolMessages answer (`answeredToolCalls`). */
-      answered?: readonly string[];
+      /** A chat model's prompt, its ToolMessages read on a resumed run (`refuseSavedRefusals`). */
+      messages?: BaseMessage[][];
     },
   ): Promise<void> {
     const { lsMetadata, extraParams } = call;
@@ -92,7 +93,7 @@ export class ModelRuns {
     // Before anything is recorded or kept for it. Not inside a tool call: a call made there is
     // that call's business (its refusal reaches the outer call, which a person decides on as a
     // whole: an outer call approved covers the calls made inside it).
-    if (!enclosing) refuseSavedRefusals(recorder, call.answered ?? [], threadIdOf(lsMetadata));
+    if (!enclosing) refuseSavedRefusals(recorder, call.messages ?? [], threadIdOf(lsMetadata));
     // The structured output's tools of a createAgent call (ledgerMiddleware's note): their
     // generated names are recorded as placeholders, so that the call is the same request in
     // every process (a resume, a retry), whatever n createAgent gave it (README: restoreMessages).

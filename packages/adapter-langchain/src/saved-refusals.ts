@@ -11,7 +11,7 @@ import { type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { inThread } from "./langchain-metadata.js";
 
 /** The tool calls the ToolMessages of a chat model's prompt answer, by their ids. */
-export function answeredToolCalls(messages: BaseMessage[][]): string[] {
+function answeredToolCalls(messages: readonly BaseMessage[][]): string[] {
   const ids: string[] = [];
   for (const prompt of messages)
     for (const message of prompt)
@@ -20,8 +20,8 @@ export function answeredToolCalls(messages: BaseMessage[][]): string[] {
 }
 
 /**
- * Refuses, on a resumed run, a model call of thread `threadId` whose prompt carries a
- * ToolMessage (`answered`: the ids it answers) for a tool call the ledger holds in flight at the
+ * Refuses, on a resumed run, a model call of thread `threadId` whose prompt (`messages`) carries
+ * a ToolMessage for a tool call the ledger holds in flight at the
  * crash and that this run did not meet again: the tools node that made the message did not run
  * the call. That is the handler's own refusal, which a tool node without ledgerMiddleware turned
  * into the call's ToolMessage and LangGraph saved in the thread's state before the run stopped
@@ -35,11 +35,13 @@ export function answeredToolCalls(messages: BaseMessage[][]): string[] {
  */
 export function refuseSavedRefusals(
   recorder: SessionRecorder,
-  answered: readonly string[],
+  messages: readonly BaseMessage[][],
   threadId: string | undefined,
 ): void {
+  // A live run replays nothing: its prompts are not walked.
   const replay = recorder.replay;
-  if (!replay || answered.length === 0) return;
+  if (!replay) return;
+  const answered = answeredToolCalls(messages);
   // One handler may serve several threads, whose models may give the same ids.
   const accepts = inThread(threadId);
   for (const toolCallId of answered) {
