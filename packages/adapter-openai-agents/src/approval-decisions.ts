@@ -123,7 +123,7 @@ function approvedByReplay(scope: LedgerScope, item: RunToolApprovalItem): boolea
 // decided (a re-executed run must send the same requests): the message the person rejected it
 // with in the SDK (recorded with the decision), else the SDK's own text; for a call a person
 // abandoned outside the SDK (`agent-ledger resolve --abandon`), that person's reason.
-export function rejectRecorded(
+function rejectRecorded(
   state: AnyRunState,
   scope: LedgerScope,
   item: RunToolApprovalItem,

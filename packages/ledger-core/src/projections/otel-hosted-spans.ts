@@ -24,7 +24,7 @@ export interface HostedToolSpan {
  * with `includeToolContent` (a generated image's bytes never: the part naming them, as
  * `includeMessages` names a file's, `agent_ledger.blob_omitted` with the response's event).
  */
-export function hostedToolSpan(
+function hostedToolSpan(
   hosted: HostedToolCall,
   base: Attributes,
   content: { includeToolContent: boolean; responseEventId: string },
