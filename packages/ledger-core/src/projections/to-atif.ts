@@ -34,6 +34,11 @@ function awaitingDecisionOf(pause: AwaitingDecisionView): JsonObject {
       ...(call.toolCallId !== undefined ? { tool_call_id: call.toolCallId } : {}),
       ...(call.args !== undefined ? { arguments: call.args } : {}),
       ...(call.agent !== undefined ? { agent: call.agent } : {}),
+      // A call a crash left in flight may have had its effect: its attempt, as the step's call
+      // shows it (`attempt_id`), so a reader does not take it for a call never made.
+      ...(call.inFlightAttemptId !== undefined
+        ? { in_flight_attempt_id: call.inFlightAttemptId }
+        : {}),
     })),
     ...(pause.decideWith !== undefined ? { decide_with: pause.decideWith } : {}),
   };
