@@ -111,4 +111,55 @@ describe("the next step of an agent call in flight (its effect that of its child
     );
     expect(text).not.toContain("no child run of it says it records every call");
   });
+
+  it("retried after a crash and in flight again with a call inside its child run: decide that call first, not 'nothing to decide'", async () => {
+    // The next process made the agent call again (attempt 2, by itself: its child run records
+    // every call); its agent went on on the child run the first attempt started, as adapters do,
+    // and the process died inside the write there. Linked through the first attempt only, the
+    // retry looked like a call with nothing open inside it: "none", and the write's decision
+    // was never said to hold it up.
+    const { store, call } = await agentCallInFlight({ recordsEveryCall: true, modelCall: true });
+    const main = await SessionRecorder.resume({
+      store,
+      sessionId: "s",
+      runId: "main",
+      actor: { type: "agent", id: "main" },
+    });
+    const retry = await main.retry(
+      {
+        ...call,
+        kind: "tool",
+        name: "writer_tool",
+        effect: { kind: "none", idempotent: true },
+      },
+      { metadata: { [EFFECT_IN_CHILD_RUNS_FIELD]: true } },
+    );
+    const writer = await SessionRecorder.resume({
+      store,
+      sessionId: "s",
+      runId: "writer",
+      actor: { type: "agent", id: "writer_tool" },
+    });
+    const write = await writer.beforeToolCall({
+      toolCallId: "c-write",
+      name: "write",
+      args: {},
+      effect: { kind: "write", idempotent: false },
+    });
+    const inspection = await inspectSession(store, "s");
+    const steps = nextSteps(inspection);
+    const byAttempt = Object.fromEntries(
+      inspection.unresolved.map((attempt, index) => [attempt.attemptId, steps[index]]),
+    );
+    expect(byAttempt).toEqual({
+      [retry.attemptId]: { action: "decide-inner-first" },
+      [write.attemptId]: {
+        action: "resolve",
+        command: `agent-ledger resolve --abandon "reason" -- s ${write.attemptId}`,
+      },
+    });
+    expect(renderInspection(inspection)).toContain(
+      "next: decide the unresolved call inside its child run first; this call waits on it",
+    );
+  });
 });

@@ -158,12 +158,18 @@ export function withNextSteps(
   return withPausedRuns({ ...inspection, nextSteps: nextSteps(inspection, options) });
 }
 
-/** requestEventIds of attempts whose child runs (at any depth) hold one of `attempts`. */
+/**
+ * requestEventIds of attempts whose child runs (at any depth) hold one of `attempts`. A child run
+ * is started by one attempt of a call, and a retry goes on on that run: every attempt of the
+ * call's step counts, or a retry in flight (the first attempt settled by it) was said to have
+ * nothing open inside it.
+ */
 function outerCalls(runs: RunView[], attempts: Set<string>): Set<string> {
   const outer = new Set<string>();
   // The runs with a child whose tree holds one: read backwards, the tree order has every run
   // after the runs under it.
   const openBelow = new Set<RunView>();
+  const indexed = new Map<RunView, Map<string, AttemptView[]>>();
   const order = runsInTreeOrder(runs);
   for (let index = order.length - 1; index >= 0; index--) {
     const { run, parent } = order[index] as RunInTree<RunView>;
@@ -172,9 +178,29 @@ function outerCalls(runs: RunView[], attempts: Set<string>): Set<string> {
       run.steps.some((step) => step.attempts.some((attempt) => attempts.has(attemptKey(attempt))));
     if (!open || parent === undefined) continue;
     openBelow.add(parent);
-    if (run.causedByEventId !== undefined) outer.add(run.causedByEventId);
+    const cause = run.causedByEventId;
+    if (cause === undefined) continue;
+    outer.add(cause);
+    for (const attempt of stepsByRequest(parent, indexed).get(cause) ?? [])
+      outer.add(attempt.requestEventId);
   }
   return outer;
+}
+
+// Each attempt's step by its requestEventId, indexed once per run: a run with thousands of
+// child runs looked up by a scan of its steps each was quadratic.
+function stepsByRequest(
+  run: RunView,
+  indexed: Map<RunView, Map<string, AttemptView[]>>,
+): Map<string, AttemptView[]> {
+  let steps = indexed.get(run);
+  if (steps === undefined) {
+    steps = new Map();
+    for (const step of run.steps)
+      for (const attempt of step.attempts) steps.set(attempt.requestEventId, step.attempts);
+    indexed.set(run, steps);
+  }
+  return steps;
 }
 
 /**
