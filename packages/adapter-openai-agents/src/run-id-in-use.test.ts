@@ -66,7 +66,7 @@ describe("runWithLedger on a runId the session already holds", () => {
     expect(error).toBeInstanceOf(ConflictError);
     expect(error).toMatchObject({ code: "conflict", expectedSeq: 0, actualSeq: recorded });
     expect((error as Error).message).toBe(
-      `run root of session s already has ${recorded} events: runWithLedger starts a new run, so nothing was written. To continue it (a process died while it ran), call resumeRun(agent, { store, sessionId, runId }); to start another run, give another runId (or none).`,
+      `run root of session s already has ${recorded} events: runWithLedger starts a new run, so nothing was written. To continue it (a process died while it ran), call resumeRun(agent, { store, sessionId, runId }); to start another run beside it, give another runId.`,
     );
     expect(again.effects).toEqual([]);
     expect(await readWholeSession(store, "s")).toHaveLength(recorded);

@@ -34,6 +34,7 @@ import {
   skipRecordedCalls,
 } from "./ledger-state.js";
 import { runInputToJson } from "./model-json.js";
+import { assertNoRunLeftInFlight } from "./open-run-refusal.js";
 import { type RunInput, recordedRunInput } from "./recorded-input.js";
 import { readResumedRun } from "./resumed-run.js";
 import {
@@ -118,6 +119,9 @@ export async function runWithLedger(
   // Before anything is recorded: an input that is not JSON, a runner's model that is not one.
   const recordedInput = runInputToJson(input);
   const runner = ledgerRunner(options);
+  // A run given its own id is the caller's explicit choice; one with a generated id would go
+  // around a run a crash left in flight, making its calls again.
+  if (options.runId === undefined) await assertNoRunLeftInFlight(options.store, options.sessionId);
   const root = new SessionRecorder({
     store: options.store,
     sessionId: options.sessionId,
@@ -178,7 +182,7 @@ function runExists(error: unknown, root: SessionRecorder): LedgerError | undefin
       actualSeq,
       sessionId,
       runId,
-      message: `run ${runId} of session ${sessionId} already has ${actualSeq} events: runWithLedger starts a new run, so nothing was written. To continue it (a process died while it ran), call ${resume}; to start another run, give another runId (or none).`,
+      message: `run ${runId} of session ${sessionId} already has ${actualSeq} events: runWithLedger starts a new run, so nothing was written. To continue it (a process died while it ran), call ${resume}; to start another run beside it, give another runId.`,
     });
   }
   const status = LedgerError.isInstance(error, "run-closed") ? error.details?.status : undefined;
