@@ -186,6 +186,36 @@ describe("an agent tool call in flight at a crash: what inspect says is what the
     });
 });
 
+// The next process made writer_tool again by itself (its retry, attempt 2, going on on the child
+// run the first attempt started) and died inside the write there. inspect linked the child run
+// through the first attempt only: the retry in flight was said to need nothing, while the write
+// inside it waited on a person.
+describe("an agent tool call made again by itself, in flight again after a second crash", () => {
+  test("its retry waits on the call inside its child run, as the resume asks about that call only", async () => {
+    const { store, path, first, second } = await ledgers.crashedTwice(
+      "writer as a tool: dies right after its run started",
+      "writer as a tool, resumed: dies inside write",
+    );
+    expect(first.effects).toEqual([]);
+    expect(second.effects).toEqual([WRITE]);
+    const inspection = await inspectJson(path);
+    const retry = inspection.unresolved.find((attempt) => attempt.name === "writer_tool") as
+      | { retryOf?: string }
+      | undefined;
+    expect(retry?.retryOf).toEqual(expect.any(String));
+    const said = await inspectSteps(path);
+    expect(said.steps).toEqual({ writer_tool: "decide-inner-first", write: "resolve" });
+    expect(said.text).toContain(INNER_FIRST);
+
+    const third = writer({}, 1)();
+    const { asked, result } = await resumeApprovingAll(store, third.main, third.model);
+    expect(asked).toEqual(["write"]);
+    expect(result.status).toBe("completed");
+    expect(third.effects).toEqual([WRITE]);
+    expect((await inspectSteps(path)).steps).toEqual({});
+  });
+});
+
 // A worker resumed the dead run once without a decision: the run paused asking about the call
 // in flight. inspect said every call of its tree waited on the app's decision ("nothing to
 // resolve"), though each was lost in the crash; the call asked about keeps its resolve command,

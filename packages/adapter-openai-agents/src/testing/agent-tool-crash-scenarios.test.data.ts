@@ -68,6 +68,17 @@ export const AGENT_TOOL_CRASH_SCENARIOS = {
     );
     await runWithLedger(first.main, "go", runOptions(store, first.model));
   },
+  // A second process, on the ledger "dies right after its run started" left: the resume makes
+  // writer_tool again by itself (its retry, going on on the child run the first attempt started),
+  // and dies inside the write its writer makes there.
+  "writer as a tool, resumed: dies inside write": async (child) => {
+    const second = agentToolFixture({
+      writeNeedsApproval: false,
+      afterEffect: child.afterEffect("write héllo 🌍"),
+    });
+    second.model.calls = 1;
+    await resumeRun(second.main, runOptions(child.store, second.model));
+  },
   "writer as a tool, model recorded only: dies right after its run started": async (child) => {
     const first = agentToolFixture({ writeNeedsApproval: false, instrumented: "model only" });
     const store = child.dyingAfter(
