@@ -56,7 +56,7 @@ async function refusedOnce(name: string, cleanup: (close: () => Promise<void>) =
 }
 
 /** send's ToolMessage in the thread's saved state. */
-async function savedSendMessage(resumed: Resumed): Promise<ToolMessage> {
+async function savedSendMessage(resumed: Pick<Resumed, "agent" | "handler">): Promise<ToolMessage> {
   const state = await resumed.agent.graph.getState(threadConfig(resumed.handler));
   const messages = (state.values as { messages: BaseMessage[] }).messages;
   const saved = messages.find(
@@ -204,5 +204,86 @@ describe.concurrent("createAgent resumed with the handler alone: the refusal its
       /\| UnresolvedAttemptError: tool call send \(call-send\) was in flight/,
     );
     expect(later.tools.effects.send).toBe(0);
+  });
+});
+
+// send completed before the crash, LangGraph had not saved its task's write: the ledger holds its
+// result, which a callback cannot hand back. The handler alone refuses it (it must not run twice),
+// and createAgent's tool node saves that refusal as send's ToolMessage.
+describe.concurrent("createAgent resumed with the handler alone after a call completed: the refusal its tool node saved", () => {
+  async function refusedAfterCompletion(
+    name: string,
+    cleanup: (close: () => Promise<void>) => unknown,
+  ) {
+    const path = join(scratch, `${name}.db`);
+    const crashed = await crashInChild("agent:send-completed", path);
+    expect(crashed.count("send")).toBe(1);
+    const store = await openLedger(path, cleanup);
+    const first = handlerAlone(store);
+    const outcome = await resume(first);
+    expect(refusalIn(outcome)?.message).toMatch(/was already completed before the run was resumed/);
+    expect(first.model.calls).toBe(0);
+    expect(String((await savedSendMessage(first)).content)).toMatch(/was already completed/);
+    return { store, first };
+  }
+
+  it("a later resume stops before the model reads the saved refusal as send's result", async ({
+    onTestFinished,
+  }) => {
+    const { store } = await refusedAfterCompletion("completed", onTestFinished);
+    const later = handlerAlone(store);
+    const outcome = await resume(later);
+    const refusal = refusalIn(outcome);
+    expect(refusal?.details).toMatchObject({
+      toolCallId: "call-send",
+      name: "send",
+      status: "completed",
+    });
+    expect(refusal?.message).toMatch(/LangGraph saved that refusal as the call's ToolMessage/);
+    expect(later.model.calls).toBe(0);
+    expect(later.tools.effects.send).toBe(0);
+    // Nothing to decide: the ledger holds send's result.
+    expect((await inspectSession(store, SESSION)).unresolved).toEqual([]);
+  });
+
+  it("resumed with ledgerMiddleware, it stops too; with the saved refusal replaced by the recorded result, the model reads that result and send ran once", async ({
+    onTestFinished,
+  }) => {
+    const { store } = await refusedAfterCompletion("completed-replaced", onTestFinished);
+    const tools = world();
+    const later = ledgerAgent({
+      store,
+      sessionId: SESSION,
+      runId: RUN,
+      tools: tools.tools,
+      answer: script,
+    });
+    const stopped = await later.agent
+      .invoke(null, threadConfig(later.handler))
+      .catch((caught: unknown) => caught);
+    expect(findLedgerError(stopped, "unresolved-attempt")?.details).toMatchObject({
+      toolCallId: "call-send",
+      status: "completed",
+    });
+    expect(later.model.calls).toBe(0);
+
+    const saved = await savedSendMessage(later);
+    await later.agent.updateState(
+      threadConfig(later.handler),
+      {
+        messages: [
+          new ToolMessage({
+            id: saved.id as string,
+            tool_call_id: "call-send",
+            name: "send",
+            content: "sent to bob",
+          }),
+        ],
+      },
+      "tools",
+    );
+    const result = await later.agent.invoke(null, threadConfig(later.handler));
+    expect(result.messages.at(-1)?.content).toBe("final: value of x | sent to bob");
+    expect(tools.effects.send).toBe(0);
   });
 });

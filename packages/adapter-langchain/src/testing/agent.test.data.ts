@@ -217,6 +217,21 @@ export const agentCrashes = {
     await crashed.agent.invoke(GO, threadConfig(crashed.handler));
   },
   /**
+   * The process dies once send's result reaches the ledger, before LangGraph's write of its task
+   * or the next checkpoint does: the ledger holds send completed, the thread's state does not.
+   */
+  "agent:send-completed": async (store) => {
+    const sends = new Set<string | undefined>();
+    const crashing = crashAfterCommit(store, (event) => {
+      if (event.type === "tool.requested" && (event.payload as { name?: unknown }).name === "send")
+        sends.add(event.attemptId);
+      return event.type === "tool.completed" && sends.has(event.attemptId);
+    });
+    const first = world({ note: noteEffect });
+    const crashed = agentFor(crashing, first.tools, notedScript);
+    await crashed.agent.invoke(GO, threadConfig(crashed.handler));
+  },
+  /**
    * remember returns a Command; the process dies once its result reaches the ledger, before
    * LangGraph's write of the tool task or the next checkpoint does.
    */
