@@ -264,13 +264,15 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
    * refused, it would end failed with another call's error; the thread's next model call outside
    * a tool still stops the run.
    */
-  #modelStarted(
+  async #modelStarted(
     metadata: Record<string, unknown> | undefined,
     parentRunId: string | undefined,
     start: () => Promise<void>,
   ) {
     if (!this.#state.runs.enclosingTool(parentRunId))
-      this.#state.refusedThreads.check(threadIdOf(metadata));
+      await this.#state.refusedThreads.check(threadIdOf(metadata), (attempt) =>
+        this.#state.subgraphs.recorderOf(attempt),
+      );
     return start();
   }
 

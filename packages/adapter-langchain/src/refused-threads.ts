@@ -1,4 +1,16 @@
-import { LedgerError } from "@agent-ledger/core";
+import {
+  type Attempt,
+  LedgerError,
+  REFUSAL_SAVED_TYPE,
+  type SessionRecorder,
+  type UnresolvedAttemptError,
+} from "@agent-ledger/core";
+
+/** A thread's refusal: the first error, and the attempts of the tool calls refused with one. */
+interface ThreadRefusal {
+  error: LedgerError;
+  attempts: Attempt[];
+}
 
 /**
  * The LangGraph threads in which the handler refused a tool call, with the refusal, until the
@@ -11,7 +23,7 @@ import { LedgerError } from "@agent-ledger/core";
  * not met; a later resume's model call, handed the saved refusal, is `refuseSavedRefusals`'s.)
  */
 export class RefusedThreads {
-  readonly #byThread = new Map<string, LedgerError>();
+  readonly #byThread = new Map<string, ThreadRefusal>();
 
   /** How many threads it keeps a refusal for (see `keptBy`). */
   get kept(): number {
@@ -19,19 +31,50 @@ export class RefusedThreads {
   }
 
   /**
-   * The handler refused a tool call of `threadId` with `error` (the first refusal counts). An
-   * error that is no LedgerError is the tool's own business, and a call outside a thread has no
-   * next model call to find.
+   * The handler refused a tool call of `threadId` with `error` (the first refusal counts; the
+   * attempt of each `unresolved-attempt` is kept). An error that is no LedgerError is the tool's
+   * own business, and a call outside a thread has no next model call to find.
    */
   refused(threadId: string | undefined, error: unknown): void {
     if (threadId === undefined || !LedgerError.isInstance(error)) return;
-    if (!this.#byThread.has(threadId)) this.#byThread.set(threadId, error);
+    let refusal = this.#byThread.get(threadId);
+    if (!refusal) {
+      refusal = { error, attempts: [] };
+      this.#byThread.set(threadId, refusal);
+    }
+    const attempt = (error as Partial<UnresolvedAttemptError>).attempt;
+    if (error.code === "unresolved-attempt" && attempt !== undefined)
+      refusal.attempts.push(attempt);
   }
 
-  /** Throws the refusal of a tool call of `threadId`, if the handler refused one. */
-  check(threadId: string | undefined): void {
+  /**
+   * Throws the refusal of a tool call of `threadId`, if the handler refused one, once the calls
+   * refused are noted in the ledger (`REFUSAL_SAVED_TYPE`, on the run of each, `recorderOf`):
+   * their tool node finished, the model's node runs next, so LangGraph has saved the refusals as
+   * the calls' ToolMessages, and no resume runs these calls again, even approved (a person
+   * reading `agent-ledger inspect` is told so, rather than that approving makes them again).
+   */
+  async check(
+    threadId: string | undefined,
+    recorderOf: (attempt: Attempt) => Promise<SessionRecorder>,
+  ): Promise<void> {
     const refusal = threadId === undefined ? undefined : this.#byThread.get(threadId);
-    if (refusal) throw refusal;
+    if (!refusal) return;
+    for (const attempt of refusal.attempts.splice(0)) {
+      try {
+        const recorder = await recorderOf(attempt);
+        await recorder.record({
+          type: REFUSAL_SAVED_TYPE,
+          attemptId: attempt.attemptId,
+          stepId: attempt.stepId,
+          payload: { toolCallId: attempt.toolCallId ?? null, threadId: threadId ?? null },
+        });
+      } catch {
+        // The note is advice for the person deciding; the refusal is what keeps the model from
+        // reading the saved refusal, and it is thrown whatever became of the note.
+      }
+    }
+    throw refusal.error;
   }
 
   /** An invocation of the thread ended: its next one starts without the refusal. */

@@ -4,6 +4,7 @@ import { scratchDirectory } from "@agent-ledger/core/testing";
 import { type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { afterAll, describe, expect, it } from "vitest";
 import { GO, personDecides, RUN, SESSION, script, world } from "./testing/agent.test.data.js";
+import { agentLedger } from "./testing/agent-ledger-cli.js";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { ledgerAgent, threadConfig } from "./testing/helpers.js";
 
@@ -285,5 +286,65 @@ describe.concurrent("createAgent resumed with the handler alone after a call com
     const result = await later.agent.invoke(null, threadConfig(later.handler));
     expect(result.messages.at(-1)?.content).toBe("final: value of x | sent to bob");
     expect(tools.effects.send).toBe(0);
+  });
+});
+
+// What `agent-ledger inspect` tells the person deciding on send, and what the resume then does.
+describe.concurrent("agent-ledger inspect and resolve on a call refused with the handler alone", () => {
+  it("once its refusal was saved as its ToolMessage: approving it is not offered, and not taken, as making it again", async ({
+    onTestFinished,
+  }) => {
+    const { store } = await refusedOnce("cli-saved", onTestFinished);
+    const path = join(scratch, "cli-saved.db");
+    const undecided = await agentLedger(path, "inspect", SESSION);
+    expect(undecided.stdout).toContain(
+      "its refusal on an earlier resume was saved in the agent's state as the call's result",
+    );
+    expect(undecided.stdout).not.toContain('--approve "reason" instead makes it again');
+
+    const [send] = (await inspectSession(store, SESSION)).unresolved;
+    const attemptId = send?.attemptId as string;
+    const approving = await agentLedger(
+      path,
+      "resolve",
+      "--approve",
+      "not sent",
+      "--",
+      SESSION,
+      attemptId,
+    );
+    expect(approving.code).not.toBe(0);
+    expect(approving.stderr).toContain("cannot be approved for a re-run");
+    expect(approving.stderr).toContain(`resolve --abandon "reason" --store`);
+    expect((await inspectSession(store, SESSION)).unresolved[0]?.approvedAt).toBeUndefined();
+
+    // Approved another way (core's SessionRecorder.approve): inspect still asks for an abandonment.
+    await personDecides(store, "approve", "checked the outbox: not sent");
+    const approved = await agentLedger(path, "inspect", SESSION);
+    expect(approved.stdout).toContain("but no resume makes the call again");
+    expect(approved.stdout).not.toContain("the next resume makes the call again");
+    expect(approved.stdout).not.toContain("next: nothing to decide");
+    expect(approved.stdout).toContain(`agent-ledger resolve --abandon "reason"`);
+    // As the resume does: it refuses, saying to abandon.
+    const later = handlerAlone(store);
+    expect(refusalIn(await resume(later))?.details).toMatchObject({ approved: true });
+    expect(later.tools.effects.send).toBe(0);
+  });
+
+  it("approved before a resume ran it: inspect says the next resume makes it again, and the handler alone does", async ({
+    onTestFinished,
+  }) => {
+    const path = join(scratch, "cli-approved-first.db");
+    await crashInChild("agent:send-in-flight", path);
+    const store = await openLedger(path, onTestFinished);
+    await personDecides(store, "approve", "checked the outbox: not sent");
+    const inspected = await agentLedger(path, "inspect", SESSION);
+    expect(inspected.stdout).toContain("the next resume makes the call again");
+    expect(inspected.stdout).toContain("next: nothing to decide");
+
+    const later = handlerAlone(store);
+    const result = (await resume(later)) as { messages: BaseMessage[] };
+    expect(result.messages.at(-1)?.content).toBe("final: value of x | sent to bob");
+    expect(later.tools.effects.send).toBe(1);
   });
 });

@@ -52,6 +52,7 @@ describe("@agent-ledger/core public surface", () => {
       "rebuiltError",
       "redactUrl",
       "shellQuote",
+      "REFUSAL_SAVED_TYPE",
     ];
     for (const name of names) expect(core, name).toHaveProperty(name);
     expect(core.EVENT_TYPES).toContain("attempt.approved");

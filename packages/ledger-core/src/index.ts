@@ -97,6 +97,7 @@ export {
   HANDOFF_TO_FIELD,
   madeAgainByItself,
   RECORDS_EVERY_CALL_FIELD,
+  REFUSAL_SAVED_TYPE,
 } from "./inspect/made-again.js";
 export { type RunInTree, runsInTreeOrder } from "./inspect/run-tree-order.js";
 export { type RunSeqs, type SeqGap, SeqGaps } from "./inspect/seq-gaps.js";

@@ -14,6 +14,7 @@ import { attemptKey } from "../attempt-key.js";
 import { CliError, EXIT_CODES, notFoundError, usageError } from "../errors.js";
 import { terminalJson, terminalLine } from "../format.js";
 import { writeOut } from "../io.js";
+import { refusalSavedText } from "../made-again-text.js";
 import { inFlightAtPauses, pausedAbove, pausedRuns } from "../paused-runs.js";
 import { settledWithOuterRefusal } from "../settled-with-outer.js";
 import { assertSessionExists } from "../store.js";
@@ -163,6 +164,10 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
     }
     assertNotPaused(inspection.runs, attempt);
     assertNotHeld(inspection, attempt, context);
+    if (decision === "approve" && attempt.refusalSaved === true)
+      throw usageError(
+        `attempt ${attemptId} (${attemptKind(attempt)}) on run ${attempt.runId} cannot be approved for a re-run: ${refusalSavedText}, so no resume makes it again. Abandon it instead: ${hintCommand(context, 'resolve --abandon "reason"', [sessionId, attemptId])}, then replace that saved result with your reason in the agent's state (the resume's refusal says how)`,
+      );
     // Approved already: the approval stands (the next resume runs the call again); a second
     // one would only say so twice. An abandonment overrides it, and says so.
     if (decision === "approve" && attempt.approvedAt !== undefined) {

@@ -34,6 +34,11 @@ export interface AttemptView {
    * metadata says so: `HANDOFF_TO_FIELD`): the model reads no result of it.
    */
   handoffTo?: string;
+  /**
+   * Set on a tool call in flight whose refusal, on a resume, the agent was handed as its result
+   * and saved (an adapter's `REFUSAL_SAVED_TYPE` event): no resume makes it again, even approved.
+   */
+  refusalSaved?: true;
   requestedAt: string;
   resolvedAt?: string;
   durationMs?: number;

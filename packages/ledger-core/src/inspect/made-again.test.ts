@@ -7,6 +7,7 @@ import {
   EFFECT_IN_CHILD_RUNS_FIELD,
   madeAgainByItself,
   RECORDS_EVERY_CALL_FIELD,
+  REFUSAL_SAVED_TYPE,
 } from "./made-again.js";
 
 const AGENT_CALL = { [EFFECT_IN_CHILD_RUNS_FIELD]: true };
@@ -51,6 +52,31 @@ async function agentCall(options: { childPayload?: Record<string, unknown>; effe
 }
 
 describe("madeAgainByItself: calls in flight the next resume makes again without a person", () => {
+  it("never a call whose refusal the agent saved as its result, approved or not", async () => {
+    const { store, main } = await mainRun();
+    const approved = await main.beforeToolCall({ toolCallId: "c1", name: "refund", args: {} });
+    const undecided = await main.beforeToolCall({
+      toolCallId: "c2",
+      name: "lookup",
+      args: {},
+      effect: NO_EFFECT,
+    });
+    for (const attempt of [approved, undecided])
+      await main.record({
+        type: REFUSAL_SAVED_TYPE,
+        attemptId: attempt.attemptId,
+        stepId: attempt.stepId,
+        payload: { toolCallId: attempt.toolCallId ?? null },
+      });
+    await main.approve(approved, "checked: not refunded");
+    expect(await verdicts(store)).toEqual([
+      ["refund", false],
+      ["lookup", false],
+    ]);
+    const { unresolved } = await inspectSession(store, "s");
+    expect(unresolved.map((attempt) => attempt.refusalSaved)).toEqual([true, true]);
+  });
+
   it("by the declared effect for a call without child runs: model calls, idempotent or approved calls yes; others no", async () => {
     const { store, main } = await mainRun();
     await main.beforeModelCall({ request: { model: "m", input: "hi" } });

@@ -27,6 +27,16 @@ export const EFFECT_IN_CHILD_RUNS_FIELD = "effectInChildRuns";
  */
 export const HANDOFF_TO_FIELD = "handoffTo";
 
+/**
+ * The type of an event (its `attemptId` naming an unresolved tool attempt of its run) with which
+ * an adapter says that its refusal of that call, on a resume, was handed to the agent as the
+ * call's result and saved in the agent's state (a tool node that turns errors into results, and
+ * a checkpoint after it): the step that would make the call is over, so no resume makes it
+ * again, even approved. A person abandons it, and replaces that saved result (the adapter says
+ * how). Any framework may write it; the payload is the adapter's.
+ */
+export const REFUSAL_SAVED_TYPE = "x.agent-ledger.refusal-saved";
+
 type Inspected = Pick<SessionInspection, "runs" | "unresolved">;
 
 // A run's child runs by the request event that caused each, and each step by run and stepId.
@@ -51,7 +61,8 @@ function indexRuns(runs: readonly RunView[]) {
 /**
  * Whether the next resume makes each of `inspection.unresolved` (same order) again by itself,
  * without a person deciding: a model call (model calls count as idempotent), a call a person
- * approved for a re-run, or a tool call declared idempotent. A call whose effect is that of its
+ * approved for a re-run, or a tool call declared idempotent; never a call whose refusal the
+ * agent saved as its result (`REFUSAL_SAVED_TYPE`), approved or not. A call whose effect is that of its
  * child runs (`EFFECT_IN_CHILD_RUNS_FIELD`) only when it has child runs and each records every
  * call (`RECORDS_EVERY_CALL_FIELD`): the child runs of all its attempts count, since a retry
  * goes on on the run its first attempt started. The rule inspection and adapters' resumes
@@ -64,7 +75,7 @@ export function madeAgainByItself(inspection: Inspected): boolean[] {
   let index: ReturnType<typeof indexRuns> | undefined;
   const held = endedOuterCalls(inspection);
   return inspection.unresolved.map((attempt, position) => {
-    if (held[position] !== undefined) return false;
+    if (held[position] !== undefined || attempt.refusalSaved === true) return false;
     if (attempt.kind === "model" || attempt.approvedAt !== undefined) return true;
     const effect = attempt.effect as { idempotent?: unknown } | undefined;
     if (effect?.idempotent !== true) return false;

@@ -14,6 +14,7 @@ import {
   EFFECT_IN_CHILD_RUNS_FIELD,
   HANDOFF_TO_FIELD,
   RECORDS_EVERY_CALL_FIELD,
+  REFUSAL_SAVED_TYPE,
 } from "./made-again.js";
 import { addSeq } from "./seq-gaps.js";
 import { addTokenUsage, callUsage } from "./token-usage.js";
@@ -162,6 +163,12 @@ export class SessionInspector {
         break;
       }
       default: {
+        if (event.type === REFUSAL_SAVED_TYPE && event.attemptId) {
+          const refused = attempts.get(event.attemptId);
+          if (refused?.status === "requested" && refused.kind === "tool")
+            refused.refusalSaved = true;
+          break;
+        }
         if (event.type === "attempt.approved" && event.attemptId) {
           const approved = attempts.get(event.attemptId);
           if (approved?.status === "requested") {
