@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { InvalidArgumentError } from "../../events/errors.js";
-import { createdTables, loadMigrations } from "../sql/migrations.js";
+import { createdTables, loadMigrations, type Migration } from "../sql/migrations.js";
 
 /** The tables and indexes the migrations create, by name (schema_version among them). */
 function ledgerRelations(): string[] {
@@ -64,6 +64,49 @@ export async function assertNoForeignRelations(
   const relation = names[0];
   if (relation === undefined || names.includes("schema_version")) return;
   throw foreignRelation(relation, schema, "no ledger is there", path);
+}
+
+/**
+ * The functions `migrations` create, by name. A statement may open with its comment lines, so
+ * the CREATE is looked for at the start of any line.
+ */
+function createdFunctions(migrations: Migration[]): string[] {
+  return migrations.flatMap((migration) =>
+    migration.statements.flatMap((statement) => {
+      const name = /^CREATE (?:OR REPLACE )?FUNCTION "?(\w+)"?\s*\(/m.exec(statement)?.[1];
+      return name === undefined ? [] : [name];
+    }),
+  );
+}
+
+/**
+ * Refuses a schema that holds a function, of any arguments, of a name one of the `pending`
+ * migrations gives one of theirs (another application's own): the migration's CREATE FUNCTION
+ * would fail on one of the same arguments ("already exists", told as an outage to wait out)
+ * and add an overload beside one of others, leaving the schema with two functions of the name
+ * and the other application's calls of it to resolve between them. Run under the migration
+ * lock, after the ledger's version was read again: no migration of ours made such a function
+ * yet, so whatever holds the name is not ours. `path` names the option that chose the schema.
+ */
+export async function assertNoForeignFunctions(
+  client: pg.PoolClient,
+  schema: string,
+  pending: Migration[],
+  path: string,
+): Promise<void> {
+  const names = createdFunctions(pending);
+  if (names.length === 0) return;
+  const found = await client.query<{ name: string; signature: string }>(
+    "SELECT p.proname AS name, p.oid::regprocedure::text AS signature FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 AND p.proname = ANY($2::text[]) ORDER BY 1, 2",
+    [schema, names],
+  );
+  const first = found.rows[0];
+  if (first === undefined) return;
+  throw new InvalidArgumentError(
+    path,
+    `schema ${schema} already has a function ${first.name} that agent-ledger did not make (${first.signature}): the ledger needs its functions' names to itself; give it a schema of its own (?schema=agent_ledger in the URL, or the store's schema option). Nothing was written`,
+    { details: { function: first.name, signature: first.signature, schema } },
+  );
 }
 
 function foreignRelation(

@@ -7,7 +7,11 @@ import { assertNoUpgrade, migrationTimeoutMs, pendingMigrations } from "../sql/m
 import { driverError } from "../sql/sql-backend.js";
 import type { PostgresBackendState } from "./backend-state.js";
 import { boundedQuery } from "./bounded-pool.js";
-import { assertLedgerVersionTable, assertNoForeignRelations } from "./foreign-relations.js";
+import {
+  assertLedgerVersionTable,
+  assertNoForeignFunctions,
+  assertNoForeignRelations,
+} from "./foreign-relations.js";
 import { quoteIdent } from "./quote-ident.js";
 import { inTransaction } from "./transaction.js";
 
@@ -125,7 +129,9 @@ async function migrate(
   await client.query(`SET LOCAL search_path TO ${schema}`);
   // Read again under the lock: another process may have migrated meanwhile.
   const current = (await ledgerVersion(client, state)) ?? 0;
-  for (const migration of pendingMigrations("postgres", current, state.location)) {
+  const pending = pendingMigrations("postgres", current, state.location);
+  await assertNoForeignFunctions(client, state.schema, pending, state.schemaPath);
+  for (const migration of pending) {
     for (const statement of migration.statements)
       await migrationStatement(client, { text: statement }, bound);
     await client.query(

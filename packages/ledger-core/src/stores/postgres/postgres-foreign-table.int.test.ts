@@ -30,6 +30,15 @@ async function relationsOf(schema: string): Promise<string[]> {
   return found.rows.map((row) => row.name);
 }
 
+/** The functions of `schema`, each with its arguments and body. */
+async function functionsOf(schema: string): Promise<string[]> {
+  const found = await (admin as pg.Pool).query<{ function: string }>(
+    "SELECT p.oid::regprocedure::text || ' ' || p.prosrc AS function FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 ORDER BY 1",
+    [schema],
+  );
+  return found.rows.map((row) => row.function);
+}
+
 describe.skipIf(!available)(
   "PostgresEventStore on a schema holding another application's table",
   () => {
@@ -75,6 +84,43 @@ describe.skipIf(!available)(
           message: expect.stringContaining("relation schema_version"),
         });
       expect(await relationsOf(schema)).toEqual(before);
+    });
+
+    it("refuses another application's function of a name the ledger's migrations give theirs, leaving it as it was", async () => {
+      const schema = places.schema("function");
+      await (admin as pg.Pool).query(`CREATE SCHEMA "${schema}"`);
+      // One of the same arguments (CREATE FUNCTION would fail on it) and one of others (CREATE
+      // FUNCTION would add an overload beside it, and the schema would hold both).
+      const signatures = [
+        "p_session text, p_run text[], p_length integer[], p_status text[], p_last_hash text[], p_expected_length integer[], p_expected_hash text[], p_count integer[], p_now text, p_seq integer[], p_event_id text[], p_event_type text[], p_recorded_at text[], p_body_prefix text[]",
+        "p_order integer",
+      ];
+      for (const [index, name] of [
+        "agent_ledger_append_at_heads",
+        "agent_ledger_append_blobs_at_heads",
+      ].entries())
+        await (admin as pg.Pool).query(
+          `CREATE FUNCTION "${schema}".${name}(${signatures[index]}) RETURNS integer LANGUAGE sql AS 'SELECT 7'`,
+        );
+      const before = await functionsOf(schema);
+      await expect(openStore(withSchema(schema))).rejects.toMatchObject({
+        code: "invalid-argument",
+        path: "$.url",
+        message: expect.stringMatching(/function agent_ledger_append_at_heads .*\?schema=/),
+      });
+      await (admin as pg.Pool).query(`DROP FUNCTION "${schema}".agent_ledger_append_at_heads`);
+      const store = new PostgresEventStore({ connectionString: SERVER_URLS.postgres, schema });
+      try {
+        await expect(store.init()).rejects.toMatchObject({
+          code: "invalid-argument",
+          path: "$.schema",
+          details: { function: "agent_ledger_append_blobs_at_heads", schema },
+        });
+      } finally {
+        await store.close();
+      }
+      expect(await functionsOf(schema)).toEqual(before.slice(1));
+      expect(await relationsOf(schema)).toEqual([]);
     });
 
     it("still opens a schema where another application keeps tables of other names", async () => {
