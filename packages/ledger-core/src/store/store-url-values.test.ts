@@ -1,5 +1,6 @@
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
+import { MysqlEventStore } from "../stores/mysql/mysql-store.js";
 import { PostgresEventStore } from "../stores/postgres/postgres-store.js";
 import { RedisEventStore } from "../stores/redis/redis-store.js";
 import { openStore } from "./open-store.js";
@@ -27,6 +28,57 @@ describe("store URL values", () => {
       const store = await openStore(`postgres://app@db.internal:5432/ledger?${query}`, {
         init: false,
       });
+      await store.close();
+    }
+  });
+
+  it("a server or driver bound in the URL that is not a whole number in range is refused, naming it", async () => {
+    // Each was passed on unchecked: node-postgres sent statement_timeout=abc to the server as
+    // "NaN" and 10s as 10 ms, mysql2 and ioredis ran a negative or too long timer after 1 ms;
+    // the connect or every command then failed as store-unavailable, an outage to wait out.
+    const refused: [url: string, store: () => unknown, path: string][] = [
+      ...[
+        "statement_timeout=abc",
+        "statement_timeout=-5",
+        "statement_timeout=10s",
+        "lock_timeout=1.5",
+        "idle_in_transaction_session_timeout=-1",
+        "connect_timeout=9999999",
+        "query_timeout=3000000000",
+      ].map((query): [string, () => unknown, string] => {
+        const url = `postgres://app@db.internal:5432/ledger?${query}`;
+        return [url, () => new PostgresEventStore({ connectionString: url }), "$.connectionString"];
+      }),
+      ...["connectTimeout=-5", "connectTimeout=abc", "idleTimeout=soon"].map(
+        (query): [string, () => unknown, string] => {
+          const url = `mysql://app@db.internal:3306/ledger?${query}`;
+          return [url, () => new MysqlEventStore({ uri: url }), "$.uri"];
+        },
+      ),
+      ...["socketTimeout=9999999999", "commandTimeout=2147483648", "connectTimeout=0"].map(
+        (query): [string, () => unknown, string] => {
+          const url = `redis://cache.internal:6379?${query}`;
+          return [url, () => new RedisEventStore({ url }), "$.url"];
+        },
+      ),
+    ];
+    for (const [url, store, path] of refused) {
+      const name = url.slice(url.indexOf("?") + 1, url.lastIndexOf("="));
+      await expect(openStore(url, { init: false }), url).rejects.toMatchObject({
+        code: "invalid-argument",
+        path: "$.url",
+        message: expect.stringContaining(`${name}=`),
+        details: { param: name },
+      });
+      expect(store, url).toThrow(expect.objectContaining({ code: "invalid-argument", path }));
+    }
+    for (const url of [
+      "postgres://app@db.internal:5432/ledger?statement_timeout=0&lock_timeout=2147483647",
+      "postgres://app@db.internal:5432/ledger?idle_in_transaction_session_timeout=60000&connect_timeout=2147483",
+      "mysql://app@db.internal:3306/ledger?connectTimeout=10000&idleTimeout=0",
+      "redis://cache.internal:6379?socketTimeout=2147483647&commandTimeout=1",
+    ]) {
+      const store = await openStore(url, { init: false });
       await store.close();
     }
   });

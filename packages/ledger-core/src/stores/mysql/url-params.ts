@@ -1,5 +1,9 @@
-import { TIMEOUT_PARAM } from "../server-timeout.js";
-import { assertKnownUrlParams } from "../url-params.js";
+import { MAX_TIMER_MS, TIMEOUT_PARAM } from "../server-timeout.js";
+import {
+  assertKnownUrlParams,
+  assertWholeNumberUrlParams,
+  type WholeNumberParam,
+} from "../url-params.js";
 
 /**
  * Query parameters a mysql:// URL may carry: the store's (`timeoutMs`), and the options mysql2
@@ -75,7 +79,36 @@ function hint(name: string): string | undefined {
   return "mysql2 ignores it and would connect without TLS; its TLS setting is ?ssl=, a JSON object of Node's TLS options (ssl={\"rejectUnauthorized\":true} verifies the server against Node's CAs) or the name of an SSL profile";
 }
 
-/** Refuses a query parameter of a MySQL URL that neither the store nor mysql2 reads. */
+/**
+ * mysql2's bounds in a URL, in milliseconds. `connectTimeout` that was not a number was
+ * dropped for the store's bound without a word, and a negative one (a timer Node runs after
+ * 1 ms) failed every connect as "no connection to the server within -5 ms", told as an outage;
+ * `idleTimeout` that was not a number was the pool's default.
+ */
+const WHOLE_NUMBER_PARAMS: readonly WholeNumberParam[] = [
+  {
+    name: "connectTimeout",
+    unit: "milliseconds",
+    min: 0,
+    max: MAX_TIMER_MS,
+    use: "mysql2's bound on connecting, which wins over the store's",
+    example: 10_000,
+  },
+  {
+    name: "idleTimeout",
+    unit: "milliseconds",
+    min: 0,
+    max: MAX_TIMER_MS,
+    use: "how long the pool keeps a free connection",
+    example: 60_000,
+  },
+];
+
+/**
+ * Refuses a query parameter of a MySQL URL that neither the store nor mysql2 reads, and a bound
+ * that is not a whole number in range.
+ */
 export function assertKnownMysqlUrlParams(url: URL): void {
   assertKnownUrlParams(url, MYSQL_URL_PARAMS, "$.uri", "MySQL", hint);
+  assertWholeNumberUrlParams(url, WHOLE_NUMBER_PARAMS, "$.uri", "MySQL");
 }

@@ -1,6 +1,9 @@
-import { InvalidArgumentError } from "../../events/errors.js";
-import { TIMEOUT_PARAM } from "../server-timeout.js";
-import { assertKnownUrlParams } from "../url-params.js";
+import { MAX_TIMER_MS, TIMEOUT_PARAM } from "../server-timeout.js";
+import {
+  assertKnownUrlParams,
+  assertWholeNumberUrlParams,
+  type WholeNumberParam,
+} from "../url-params.js";
 
 /**
  * Query parameters a postgres:// URL may carry: the store's (`schema`, `timeoutMs`), the ones
@@ -68,26 +71,44 @@ const URL_PARAMS = [
 ];
 
 /**
- * The bounds in a PostgreSQL URL the store reads itself (bounded-pool.ts), with their unit: a
- * value that is not a whole number was read as no bound at all, without a word.
+ * The bounds in a PostgreSQL URL that the store reads itself (bounded-pool.ts: a value that is
+ * not a whole number was read as no bound at all, without a word, and connect_timeout's
+ * seconds, as milliseconds, beyond Node's longest timer as 1 ms) and those node-postgres sends
+ * to the server at connect, after its parseInt (the server then refused "NaN" or a negative
+ * number at every connect, told as an outage, and took "10s" as 10 ms).
  */
-const WHOLE_NUMBER_PARAMS: readonly (readonly [name: string, unit: string])[] = [
-  ["connect_timeout", "seconds (libpq's; 0 waits as long as the store's own bound)"],
-  ["query_timeout", "milliseconds"],
+const WHOLE_NUMBER_PARAMS: readonly WholeNumberParam[] = [
+  {
+    name: "connect_timeout",
+    unit: "seconds",
+    min: 0,
+    max: Math.floor(MAX_TIMER_MS / 1000),
+    use: "libpq's bound on connecting; 0 waits as long as the store's own bound",
+    example: 10,
+  },
+  ...[
+    "query_timeout",
+    "statement_timeout",
+    "lock_timeout",
+    "idle_in_transaction_session_timeout",
+  ].map((name) => ({
+    name,
+    unit: "milliseconds",
+    min: 0,
+    max: MAX_TIMER_MS,
+    use:
+      name === "query_timeout"
+        ? "node-postgres' bound on each reply"
+        : "node-postgres sends it to the server at connect as the session's setting; 0 sets none",
+    example: 30_000,
+  })),
 ];
 
 /**
  * Refuses a query parameter of a PostgreSQL URL that neither the store nor node-postgres reads,
- * and a bound the store reads that is not a whole number (as `?timeoutMs=` is).
+ * and a bound that is not a whole number in range (as `?timeoutMs=` is).
  */
 export function assertKnownPostgresUrlParams(url: URL): void {
   assertKnownUrlParams(url, URL_PARAMS, "$.connectionString", "PostgreSQL");
-  for (const [name, unit] of WHOLE_NUMBER_PARAMS) {
-    const value = url.searchParams.get(name);
-    if (value !== null && !/^\d{1,9}$/.test(value))
-      throw new InvalidArgumentError(
-        "$.connectionString",
-        `${name} is a whole number of ${unit}, not ${JSON.stringify(value)}`,
-      );
-  }
+  assertWholeNumberUrlParams(url, WHOLE_NUMBER_PARAMS, "$.connectionString", "PostgreSQL");
 }

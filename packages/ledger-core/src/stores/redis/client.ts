@@ -1,8 +1,8 @@
 import { type Cluster, Redis, type RedisOptions } from "ioredis";
 import { InvalidArgumentError, LedgerError, StoreUnavailableError } from "../../events/errors.js";
 import { BROKEN_SOCKET_CODES } from "../read-retry.js";
-import { TIMEOUT_PARAM } from "../server-timeout.js";
-import { assertKnownUrlParams } from "../url-params.js";
+import { MAX_TIMER_MS, TIMEOUT_PARAM } from "../server-timeout.js";
+import { assertKnownUrlParams, assertWholeNumberUrlParams } from "../url-params.js";
 import { withoutCredentials } from "./auth-reply.js";
 import { quietReadyCheck } from "./server-ready.js";
 import { failPlainServerHandshakes, PLAIN_SERVER_ERROR } from "./tls-handshake.js";
@@ -73,9 +73,27 @@ const URL_PARAMS = [
   "tls",
 ];
 
-/** Refuses a query parameter of a Redis URL the store or ioredis would not read as meant. */
+/**
+ * Refuses a query parameter of a Redis URL the store or ioredis would not read as meant, and an
+ * ioredis bound that is not a whole number of milliseconds from 1 up to Node's longest timer
+ * (a longer one, which ioredis hands to a timer, ran out after 1 ms: every command failed as
+ * "no reply from the server", an outage to wait out).
+ */
 export function assertKnownRedisUrlParams(url: URL): void {
   assertKnownUrlParams(url, URL_PARAMS, "$.url", "Redis");
+  assertWholeNumberUrlParams(
+    url,
+    DRIVER_TIMEOUT_PARAMS.map((name) => ({
+      name,
+      unit: "milliseconds",
+      min: 1,
+      max: MAX_TIMER_MS,
+      use: "ioredis' own bound, which wins over the store's",
+      example: 10_000,
+    })),
+    "$.url",
+    "Redis",
+  );
 }
 
 /** The last connection error of each client the store made (ECONNREFUSED, a TLS failure...). */

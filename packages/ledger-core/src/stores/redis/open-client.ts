@@ -81,12 +81,10 @@ export function openClient(options: RedisEventStoreOptions): OpenedClient {
     // The bounds are read here, as numbers (ioredis would take them as strings, and ignore
     // them); the location keeps them.
     timeoutFromUrl = takeTimeoutParam(parsed, "$.url");
+    // Checked by assertKnownRedisUrlParams.
     for (const name of DRIVER_TIMEOUT_PARAMS) {
       const value = takeUrlParam(parsed, name);
-      if (value === undefined) continue;
-      if (!/^[1-9]\d{0,9}$/.test(value))
-        throw new InvalidArgumentError("$.url", `${name} is a whole number of milliseconds from 1`);
-      driverTimeouts[name] = Number(value);
+      if (value !== undefined) driverTimeouts[name] = Number(value);
     }
     if (timeoutFromUrl !== undefined || Object.keys(driverTimeouts).length > 0)
       url = parsed.toString();
