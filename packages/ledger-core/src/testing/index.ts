@@ -23,7 +23,7 @@ export type { FreshDatabase, FreshPlaces } from "./fresh-places.js";
 export { freshPlaces } from "./fresh-places.js";
 export { recordHandoffChain } from "./handoff-chain.js";
 export { interleavedStore } from "./interleaved-store.js";
-export { scratchDirectory } from "./scratch-directory.js";
+export { type ScratchHooks, scratchDirectory } from "./scratch-directory.js";
 export type { SecretHit } from "./secret-scan.js";
 export {
   scanPostgresForSecret,
