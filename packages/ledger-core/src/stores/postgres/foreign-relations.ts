@@ -2,11 +2,15 @@ import type pg from "pg";
 import { InvalidArgumentError } from "../../events/errors.js";
 import { createdTables, loadMigrations, type Migration } from "../sql/migrations.js";
 
-/** The tables and indexes the migrations create, by name (schema_version among them). */
+/**
+ * The tables and indexes the migrations create, by name (schema_version among them). A
+ * statement may open with its comment lines (0004's and 0006's indexes do), so the CREATE is
+ * looked for at the start of any line.
+ */
 function ledgerRelations(): string[] {
   return loadMigrations("postgres").flatMap((migration) =>
     migration.statements.flatMap((statement) => {
-      const name = /^CREATE (?:TABLE|(?:UNIQUE )?INDEX(?: IF NOT EXISTS)?) "([^"]+)"/.exec(
+      const name = /^CREATE (?:TABLE|(?:UNIQUE )?INDEX(?: IF NOT EXISTS)?) "([^"]+)"/m.exec(
         statement,
       )?.[1];
       return name === undefined ? [] : [name];

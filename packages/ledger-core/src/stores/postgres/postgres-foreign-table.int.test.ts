@@ -86,6 +86,25 @@ describe.skipIf(!available)(
       expect(await relationsOf(schema)).toEqual(before);
     });
 
+    it("refuses another application's index of a name a later migration gives one of the ledger's", async () => {
+      // The migrations that make these indexes open with comment lines: both names were missed,
+      // so blob_refs_session failed the CREATE INDEX (told as store-unavailable) and
+      // sessions_code_point, made IF NOT EXISTS, was taken as the ledger's own.
+      for (const index of ["blob_refs_session", "sessions_code_point"]) {
+        const schema = places.schema("index");
+        await (admin as pg.Pool).query(`CREATE SCHEMA "${schema}"`);
+        await (admin as pg.Pool).query(`CREATE TABLE "${schema}".orders (id int PRIMARY KEY)`);
+        await (admin as pg.Pool).query(`CREATE INDEX ${index} ON "${schema}".orders (id)`);
+        const before = await relationsOf(schema);
+        await expect(openStore(withSchema(schema)), index).rejects.toMatchObject({
+          code: "invalid-argument",
+          path: "$.url",
+          details: { relation: index, schema },
+        });
+        expect(await relationsOf(schema)).toEqual(before);
+      }
+    });
+
     it("refuses another application's function of a name the ledger's migrations give theirs, leaving it as it was", async () => {
       const schema = places.schema("function");
       await (admin as pg.Pool).query(`CREATE SCHEMA "${schema}"`);
