@@ -13,7 +13,7 @@ import {
 import { FINAL_TEXT } from "./scripted-model.js";
 
 /** Every directory a test here makes is inside this one, removed when the file is done. */
-const scratch = scratchDirectory("ai-sdk-agent-", afterAll);
+const scratch = scratchDirectory("ai-sdk-agent-", { beforeAll, afterAll });
 
 /** A scenario of its own for one test, in a fresh directory under the scratch one. */
 function scenario(name: string) {

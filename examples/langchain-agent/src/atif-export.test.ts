@@ -11,7 +11,7 @@ import {
   startAgent as start,
 } from "./agent-process.js";
 
-const scratch = scratchDirectory("langchain-agent-atif-", afterAll);
+const scratch = scratchDirectory("langchain-agent-atif-", { beforeAll, afterAll });
 
 interface Step {
   tool_calls?: { tool_call_id: string; extra?: { status?: string } }[];

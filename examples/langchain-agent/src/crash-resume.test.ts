@@ -15,7 +15,7 @@ import {
 } from "./agent-process.js";
 
 /** Every directory a test here makes is inside this one, removed when the file is done. */
-const scratch = scratchDirectory("langchain-agent-", afterAll);
+const scratch = scratchDirectory("langchain-agent-", { beforeAll, afterAll });
 
 /** Killed inside `tool`: by the SIGKILL, not an exit of its own. */
 async function killInside(args: string[], tool: string): Promise<void> {

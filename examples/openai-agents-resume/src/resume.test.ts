@@ -3,11 +3,11 @@ import { join } from "node:path";
 import { startViewer } from "@agent-ledger/cli";
 import { inspectSession, openStore } from "@agent-ledger/core";
 import { type StatusTreeRuns, scratchDirectory, statusTree } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { agentLedger, effects, killAt, lines, runToEnd } from "./agent-process.js";
 
 /** Every directory a test here makes is inside this one, removed when the file is done. */
-const scratch = scratchDirectory("oa-resume-", afterAll);
+const scratch = scratchDirectory("oa-resume-", { beforeAll, afterAll });
 
 function workspace() {
   const dir = mkdtempSync(join(scratch, "run-"));
@@ -24,13 +24,19 @@ async function unresolvedCount(db: string, sessionId: string): Promise<number> {
 }
 
 describe("SIGKILL and resume in a new process", () => {
-  // The uncrashed run every crashed+resumed run must equal.
-  const baseline = (async () => {
+  // The uncrashed run every crashed+resumed run must equal: run once, by the first test that
+  // asks (collecting the file's tests makes no workspace and starts no process).
+  const runBaseline = async () => {
     const { dir, db } = workspace();
     const { decisions, ...outcome } = await runToEnd(["run", db, dir, "s", "r"]);
     expect(decisions).toEqual([]);
     return { outcome, ...effects(dir) };
-  })();
+  };
+  let baselineRun: ReturnType<typeof runBaseline> | undefined;
+  const baseline = () => {
+    baselineRun ??= runBaseline();
+    return baselineRun;
+  };
 
   const scenarios = [
     { name: "(a) inside a tool call", point: "tool", stream: false, extraStarts: 0 },
@@ -46,7 +52,7 @@ describe("SIGKILL and resume in a new process", () => {
 
   for (const scenario of scenarios) {
     test(scenario.name, async () => {
-      const expected = await baseline;
+      const expected = await baseline();
       expect(expected.outcome).toEqual({
         status: "completed",
         finalOutput: "Receipt: order call_order placed: lamp for 42 EUR",
@@ -83,7 +89,7 @@ describe("SIGKILL and resume in a new process", () => {
 
   for (const decision of ["approve", "abandon"] as const) {
     test(`(d) killed inside place_order, decided with agent-ledger resolve --${decision}`, async () => {
-      const expected = await baseline;
+      const expected = await baseline();
       const { dir, db } = workspace();
       await killAt(["run", db, dir, "s", "r"], "tool");
       expect(lines(join(dir, "orders.log"))).toEqual([]);

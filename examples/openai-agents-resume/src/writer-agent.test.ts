@@ -3,11 +3,11 @@ import { join } from "node:path";
 import { startViewer } from "@agent-ledger/cli";
 import { openStore } from "@agent-ledger/core";
 import { type StatusTreeRuns, scratchDirectory, statusTree } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { agentLedger, killAt, lines, type Outcome, runToEnd } from "./agent-process.js";
 
 /** Every directory a test here makes is inside this one, removed when the file is done. */
-const scratch = scratchDirectory("oa-writer-", afterAll);
+const scratch = scratchDirectory("oa-writer-", { beforeAll, afterAll });
 
 describe("SIGKILL inside an agent used as a tool, decided with the CLI", () => {
   test("inspect names the inner publish on the writer's run; abandoned, it is not run again and the writer is told", async () => {

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 // `npm run demo -- --store <url>`: the demo on a server store, as a user runs it against theirs.
 // Each server's store lives under a name of its own (schema, database, key prefix), removed after.
-const scratch = scratchDirectory("agent-ledger-plain-loop-servers-", afterAll);
+const scratch = scratchDirectory("agent-ledger-plain-loop-servers-", { beforeAll, afterAll });
 const demo = fileURLToPath(new URL("../dist/demo.js", import.meta.url));
 const places = freshPlaces(afterAll);
 const schema = places.schema("demo");

@@ -1,8 +1,8 @@
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCrashScenario } from "./scenario.js";
 
-const dir = scratchDirectory("agent-ledger-plain-loop-", afterAll);
+const dir = scratchDirectory("agent-ledger-plain-loop-", { beforeAll, afterAll });
 
 describe("plain-loop demo", () => {
   it("a SIGKILL inside a tool call is inspected, resumed, and costs nothing twice", async () => {

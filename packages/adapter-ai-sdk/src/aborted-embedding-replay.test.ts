@@ -4,13 +4,13 @@ import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { embed, embedMany, wrapEmbeddingModel } from "ai";
 import { MockEmbeddingModelV3 } from "ai/test";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ledgerEmbeddingMiddleware } from "./embedding-middleware.js";
 import { embeddingModel, vectorOf } from "./testing/embedding.test.data.js";
 import { eventsOf } from "./testing/recorded-events.test.data.js";
 import { assistant as actor } from "./testing/scripted-model.test.data.js";
 
-const scratch = scratchDirectory("ai-sdk-aborted-embedding-", afterAll);
+const scratch = scratchDirectory("ai-sdk-aborted-embedding-", { beforeAll, afterAll });
 
 const address = { sessionId: "rag", runId: "lookup-1" };
 

@@ -10,7 +10,7 @@ import {
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { generateText, tool, wrapLanguageModel } from "ai";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { z } from "zod";
 import { ledgerEmbeddingMiddleware } from "./embedding-middleware.js";
 import { innerCallsSettled } from "./inner-calls-settled.js";
@@ -25,7 +25,7 @@ import {
 } from "./testing/scripted-model.test.data.js";
 import { wrapTools } from "./wrap-tools.js";
 
-const scratch = scratchDirectory("ai-sdk-options-", afterAll);
+const scratch = scratchDirectory("ai-sdk-options-", { beforeAll, afterAll });
 
 const recorder = new SessionRecorder({ store: new MemoryEventStore(), sessionId: "s", actor });
 const tools = {

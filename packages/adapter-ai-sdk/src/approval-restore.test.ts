@@ -3,7 +3,7 @@ import { inspectSession, LedgerError, readWholeRun, SessionRecorder } from "@age
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { generateText, tool, wrapLanguageModel } from "ai";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { approvalIdOf } from "./approval-requests.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
@@ -34,7 +34,7 @@ import {
 } from "./testing/scripted-model.test.data.js";
 import { wrapTools } from "./wrap-tools.js";
 
-const scratch = scratchDirectory("ai-sdk-approval-restore-", afterAll);
+const scratch = scratchDirectory("ai-sdk-approval-restore-", { beforeAll, afterAll });
 describe("restoreConversation: a chat paused at a tool approval, continued from the ledger alone", () => {
   it.each([
     ["approved", true],

@@ -4,7 +4,7 @@ import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import type { LanguageModelV3GenerateResult, LanguageModelV3Prompt } from "@ai-sdk/provider";
 import { generateText, type ModelMessage, stepCountIs, wrapLanguageModel } from "ai";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { restoreConversation } from "./restore-messages.js";
 import {
@@ -35,7 +35,7 @@ import { wrapTools } from "./wrap-tools.js";
 // the approved call before its first model call, and the process died inside it. The call may
 // have had its effect: no restore may offer it for approval again.
 
-const scratch = scratchDirectory("ai-sdk-approved-call-restore-", afterAll);
+const scratch = scratchDirectory("ai-sdk-approved-call-restore-", { beforeAll, afterAll });
 
 /** One turn of the refund shop on `store`, its model answering each prompt with `answer`. */
 async function shopTurn(

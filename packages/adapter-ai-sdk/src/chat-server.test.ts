@@ -3,7 +3,7 @@ import { inspectSession, LedgerError, type UnresolvedAttemptError } from "@agent
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { NoOutputGeneratedError } from "ai";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   APPROVING_CHAT,
   ASK,
@@ -14,7 +14,7 @@ import {
 import { CHAT, type ChatWorld, chatTurn, FIRST, SECOND } from "./testing/chat-server.test.data.js";
 import { crashInChild } from "./testing/crash-in-child.test.data.js";
 
-const scratch = scratchDirectory("ai-sdk-chat-server-", afterAll);
+const scratch = scratchDirectory("ai-sdk-chat-server-", { beforeAll, afterAll });
 
 describe("a chat server with a run per turn (README: A chat app)", () => {
   it("answers a turn sent again after its process died, and after it was answered, without paying twice", async ({

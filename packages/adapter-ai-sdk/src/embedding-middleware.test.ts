@@ -13,7 +13,7 @@ import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { APICallError } from "@ai-sdk/provider";
 import { embed, embedMany, generateText, wrapEmbeddingModel, wrapLanguageModel } from "ai";
 import { MockEmbeddingModelV3, MockLanguageModelV3 } from "ai/test";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { ledgerEmbeddingMiddleware } from "./embedding-middleware.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { crashInChild } from "./testing/crash-in-child.test.data.js";
@@ -33,7 +33,7 @@ import {
   textResult,
 } from "./testing/scripted-model.test.data.js";
 
-const scratch = scratchDirectory("ai-sdk-embedding-", afterAll);
+const scratch = scratchDirectory("ai-sdk-embedding-", { beforeAll, afterAll });
 
 const payloadOf = (event: LedgerEvent | undefined) => event?.payload as Record<string, unknown>;
 

@@ -11,7 +11,7 @@ import {
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { generateText, stepCountIs, tool, wrapLanguageModel } from "ai";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { crashInChild } from "./testing/crash-in-child.test.data.js";
@@ -26,7 +26,7 @@ import {
 import { assistant as actor, payload } from "./testing/scripted-model.test.data.js";
 import { wrapTools } from "./wrap-tools.js";
 
-const scratch = scratchDirectory("ai-sdk-inner-", afterAll);
+const scratch = scratchDirectory("ai-sdk-inner-", { beforeAll, afterAll });
 let crashes = 0;
 
 async function crashInside(scenario: CrashScenarioName) {

@@ -9,7 +9,7 @@ import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { generateText, streamText, tool, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import {
@@ -27,7 +27,7 @@ import {
 } from "./testing/scripted-model.test.data.js";
 import { wrapTools } from "./wrap-tools.js";
 
-const scratch = scratchDirectory("ai-sdk-input-callbacks-", afterAll);
+const scratch = scratchDirectory("ai-sdk-input-callbacks-", { beforeAll, afterAll });
 
 async function sqliteStore(name: string): Promise<SqliteEventStore> {
   const store = new SqliteEventStore({ path: join(scratch, name) });

@@ -10,7 +10,7 @@ import {
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { generateText, wrapLanguageModel } from "ai";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { innerCallsSettled } from "./index.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { delegatingAgent } from "./testing/delegating-agent.test.data.js";
@@ -56,7 +56,7 @@ async function raceResearch(store: EventStore, held: Promise<void>, ask: AskOpti
   return { recorder, text, calls, atReturn: await runsOf(store) };
 }
 
-const dir = scratchDirectory("agent-ledger-late-inner-", afterAll);
+const dir = scratchDirectory("agent-ledger-late-inner-", { beforeAll, afterAll });
 
 describe("an inner call still in flight when its tool returns", () => {
   it("does not hold the agent up; its late answer is recorded, then the child run is closed", async () => {

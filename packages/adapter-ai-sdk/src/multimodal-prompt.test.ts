@@ -10,7 +10,7 @@ import {
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { generateText, type ImagePart, wrapLanguageModel } from "ai";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { crashInChild } from "./testing/crash-in-child.test.data.js";
 import { streamingModel } from "./testing/failing-stream.test.data.js";
@@ -248,7 +248,7 @@ describe("a PDF in the prompt", () => {
   });
 });
 
-const scratch = scratchDirectory("ai-sdk-multimodal-", afterAll);
+const scratch = scratchDirectory("ai-sdk-multimodal-", { beforeAll, afterAll });
 
 describe("a photo read from disk (Buffers in the prompt and in a tool's output)", () => {
   it("SIGKILLed mid-stream after the print: the resume prints nothing again and replays the same requests", async () => {

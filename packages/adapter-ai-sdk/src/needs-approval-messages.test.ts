@@ -3,7 +3,7 @@ import { SessionRecorder } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { generateText, type ModelMessage, type Tool, wrapLanguageModel } from "ai";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { restoreConversation } from "./restore-messages.js";
 import { crashableModel } from "./testing/crash-in-child.test.data.js";
@@ -19,7 +19,7 @@ import { wrapTools } from "./wrap-tools.js";
 // restore asks a `needsApproval` function about the conversation in that form. These pin what
 // it is given, as the README says, beside what the SDK gave it.
 
-const scratch = scratchDirectory("ai-sdk-needs-approval-messages-", afterAll);
+const scratch = scratchDirectory("ai-sdk-needs-approval-messages-", { beforeAll, afterAll });
 const SYSTEM = "You are the shop's assistant.";
 
 /** The shop's tools, its refund's `needsApproval` keeping the messages it is asked about. */

@@ -9,13 +9,13 @@ import {
 } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { crashInChild } from "./testing/crash-in-child.test.data.js";
 import type { CrashScenarioName } from "./testing/crash-scenarios.test.data.js";
 import { NESTED, nestedModel, runNested } from "./testing/nested-agent.test.data.js";
 import { assistant as actor, payload } from "./testing/scripted-model.test.data.js";
 
-const scratch = scratchDirectory("ai-sdk-nested-", afterAll);
+const scratch = scratchDirectory("ai-sdk-nested-", { beforeAll, afterAll });
 let crashes = 0;
 
 async function crashInside(scenario: CrashScenarioName) {

@@ -4,11 +4,11 @@ import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { generateText, streamText, wrapLanguageModel } from "ai";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { assistant, scriptedModel, textResult } from "./testing/scripted-model.test.data.js";
 
-const scratch = scratchDirectory("ai-sdk-otel-stream-", afterAll);
+const scratch = scratchDirectory("ai-sdk-otel-stream-", { beforeAll, afterAll });
 const run = { sessionId: "chat", runId: "r1" };
 
 /** A streamed call, then a generated one, then the run's end. */

@@ -4,13 +4,13 @@ import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import type { LanguageModelV3Prompt } from "@ai-sdk/provider";
 import { generateText, type ModelMessage, streamText, wrapLanguageModel } from "ai";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { restoreConversation } from "./restore-messages.js";
 import { crashableModel } from "./testing/crash-in-child.test.data.js";
 import { assistant as actor, textResult, usage } from "./testing/scripted-model.test.data.js";
 
-const scratch = scratchDirectory("ai-sdk-provider-approval-", afterAll);
+const scratch = scratchDirectory("ai-sdk-provider-approval-", { beforeAll, afterAll });
 const SESSION = "chat-repos";
 const ASK: ModelMessage = { role: "user", content: "delete the repo x" };
 

@@ -4,7 +4,7 @@ import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { generateText, tool, wrapLanguageModel } from "ai";
-import { afterAll, describe, expect, onTestFinished, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { assistantRecorder, providerSearchModel } from "./testing/scripted-model.test.data.js";
@@ -12,7 +12,7 @@ import { assistantRecorder, providerSearchModel } from "./testing/scripted-model
 // A provider-executed tool (a provider's web search) runs inside the model call: its call and
 // result are parts of the recorded response, never a call of the app. Projections show it as a
 // tool call of that step, run by the provider, not as a call the model asked for that never ran.
-const scratch = scratchDirectory("ai-sdk-provider-tools-", afterAll);
+const scratch = scratchDirectory("ai-sdk-provider-tools-", { beforeAll, afterAll });
 let files = 0;
 
 async function recordedSearch() {

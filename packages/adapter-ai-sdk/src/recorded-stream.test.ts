@@ -12,7 +12,7 @@ import { scratchDirectory } from "@agent-ledger/core/testing";
 import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import { streamText, wrapLanguageModel } from "ai";
 import type { MockLanguageModelV3 } from "ai/test";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { crashInChild } from "./testing/crash-in-child.test.data.js";
 import {
@@ -24,7 +24,7 @@ import {
 } from "./testing/failing-stream.test.data.js";
 import { assistant as actor, payload } from "./testing/scripted-model.test.data.js";
 
-const scratch = scratchDirectory("ai-sdk-recorded-stream-", afterAll);
+const scratch = scratchDirectory("ai-sdk-recorded-stream-", { beforeAll, afterAll });
 
 const eventsOf = (store: EventStore) => readWholeRun(store, FAILING_STREAM_RUN);
 const typesOf = async (store: EventStore) =>

@@ -1,5 +1,3 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   type EventStore,
@@ -16,20 +14,17 @@ import {
   type SecretHit,
   scanPostgresForSecret,
   scanSqliteForSecret,
+  scratchDirectory,
   serverAvailable,
 } from "@agent-ledger/core/testing";
 import { generateText, wrapLanguageModel } from "ai";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { scriptedModel, textResult } from "./testing/scripted-model.test.data.js";
 
-const folder = mkdtempSync(join(tmpdir(), "ai-sdk-redaction-"));
+const folder = scratchDirectory("ai-sdk-redaction-", { beforeAll, afterAll });
 const postgres = await serverAvailable("postgres");
 const places = freshPlaces(afterAll);
-
-afterAll(() => {
-  rmSync(folder, { recursive: true, force: true });
-});
 
 const targets = [
   {

@@ -10,7 +10,7 @@ import { scratchDirectory } from "@agent-ledger/core/testing";
 import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import { generateText, stepCountIs, streamText, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { crashInChild } from "./testing/crash-in-child.test.data.js";
 import type { CrashScenarioName } from "./testing/crash-scenarios.test.data.js";
@@ -27,7 +27,7 @@ import {
 } from "./testing/scripted-model.test.data.js";
 import { wrapTools } from "./wrap-tools.js";
 
-const scratch = scratchDirectory("ai-sdk-replay-", afterAll);
+const scratch = scratchDirectory("ai-sdk-replay-", { beforeAll, afterAll });
 let crashes = 0;
 
 const resume = (store: EventStore) => SessionRecorder.resume({ store, actor, ...address });

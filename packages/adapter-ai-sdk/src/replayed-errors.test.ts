@@ -11,7 +11,7 @@ import { GatewayError, GatewayRateLimitError } from "@ai-sdk/gateway";
 import { APICallError } from "@ai-sdk/provider";
 import { generateText, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { failureMetadataOf, rebuildError } from "./replayed-errors.js";
 import { address, eventsOf } from "./testing/replay-agent.test.data.js";
@@ -34,7 +34,7 @@ function failsOnceWith(error: Error) {
   };
 }
 
-const scratch = scratchDirectory("ai-sdk-replayed-errors-", afterAll);
+const scratch = scratchDirectory("ai-sdk-replayed-errors-", { beforeAll, afterAll });
 
 describe("a recorded failure thrown again on replay", () => {
   it("an error of the provider's own client is thrown again with its name, message, code, status and cause", async () => {

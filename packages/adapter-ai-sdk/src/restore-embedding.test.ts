@@ -4,14 +4,14 @@ import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { embed, generateText, wrapEmbeddingModel, wrapLanguageModel } from "ai";
 import { MockEmbeddingModelV3 } from "ai/test";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ledgerEmbeddingMiddleware } from "./embedding-middleware.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { restoreConversation } from "./restore-messages.js";
 import { assistant, scriptedModel, textResult } from "./testing/scripted-model.test.data.js";
 import { crashShopChat, SHOP_CHAT, shopTools } from "./testing/shop-chat.test.data.js";
 
-const scratch = scratchDirectory("ai-sdk-restore-embedding-", afterAll);
+const scratch = scratchDirectory("ai-sdk-restore-embedding-", { beforeAll, afterAll });
 
 async function openLedger(path: string) {
   const store = new SqliteEventStore({ path });

@@ -4,7 +4,7 @@ import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { generateText, stepCountIs, tool, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { restoreConversation, restoreMessages } from "./restore-messages.js";
@@ -20,7 +20,7 @@ import { wrapTools } from "./wrap-tools.js";
 
 const actor = { type: "agent" as const, id: "assistant" };
 const address = { sessionId: "chat", runId: "turn-1" };
-const scratch = scratchDirectory("ai-sdk-restore-", afterAll);
+const scratch = scratchDirectory("ai-sdk-restore-", { beforeAll, afterAll });
 
 /** The ledger of a chat SIGKILLed inside its second tool call (call_0, as the first). */
 async function crashedChat(name: string) {

@@ -3,7 +3,7 @@ import { LedgerError, MemoryEventStore, SessionRecorder } from "@agent-ledger/co
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { generateText, type ModelMessage, stepCountIs, tool, wrapLanguageModel } from "ai";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { restoreConversation, restoreMessages } from "./restore-messages.js";
@@ -25,7 +25,7 @@ import {
 } from "./testing/shop-chat.test.data.js";
 import { wrapTools } from "./wrap-tools.js";
 
-const scratch = scratchDirectory("ai-sdk-restore-output-", afterAll);
+const scratch = scratchDirectory("ai-sdk-restore-output-", { beforeAll, afterAll });
 const tools = shopTools(async () => "charged");
 const plain = (value: unknown) => JSON.parse(JSON.stringify(value));
 

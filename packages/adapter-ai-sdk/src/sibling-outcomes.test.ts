@@ -6,7 +6,7 @@ import { inspectSession, readWholeRun, SessionRecorder } from "@agent-ledger/cor
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import type { LanguageModel } from "ai";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { assistant as actor, payload } from "./testing/scripted-model.test.data.js";
 import {
   crashSiblingsInChild,
@@ -24,7 +24,7 @@ import {
 // "may or may not have happened" of an effect the process knew had happened, the next resume
 // would run it again (a person's approval, twice).
 
-const scratch = scratchDirectory("ai-sdk-siblings-", afterAll);
+const scratch = scratchDirectory("ai-sdk-siblings-", { beforeAll, afterAll });
 let crashes = 0;
 
 /** The `agent-ledger` binary a person runs: the CLI package's build (made by `tsc -b`). */

@@ -11,7 +11,7 @@ import { scratchDirectory } from "@agent-ledger/core/testing";
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { z } from "zod";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { crashInChild } from "./testing/crash-in-child.test.data.js";
@@ -35,7 +35,7 @@ import { wrapTools } from "./wrap-tools.js";
 const providerCalls = (model: MockLanguageModelV3) =>
   model.doGenerateCalls.length + model.doStreamCalls.length;
 
-const scratch = scratchDirectory("ai-sdk-callbacks-", afterAll);
+const scratch = scratchDirectory("ai-sdk-callbacks-", { beforeAll, afterAll });
 
 async function sqliteStore(name: string): Promise<SqliteEventStore> {
   const store = new SqliteEventStore({ path: join(scratch, name) });

@@ -6,7 +6,7 @@ import { inspectSession, LedgerError, readWholeRun, SessionRecorder } from "@age
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { stepCountIs, streamText, wrapLanguageModel } from "ai";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { assistant as actor } from "./testing/scripted-model.test.data.js";
 import {
@@ -22,7 +22,7 @@ import { type WrapToolsOptions, wrapTools } from "./wrap-tools.js";
 // README's flow then closes the run with `completeRun`: refused while a call the crash left in
 // flight has no outcome, so the run stays open and can be resumed once a person decides.
 
-const scratch = scratchDirectory("ai-sdk-stream-stops-", afterAll);
+const scratch = scratchDirectory("ai-sdk-stream-stops-", { beforeAll, afterAll });
 
 /** The `agent-ledger` binary a person runs: the CLI package's build (made by `tsc -b`). */
 const BIN = fileURLToPath(new URL("../../cli/dist/bin.js", import.meta.url));

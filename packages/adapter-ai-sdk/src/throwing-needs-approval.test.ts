@@ -2,11 +2,11 @@ import { join } from "node:path";
 import { LedgerError } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restoreConversation } from "./restore-messages.js";
 import { ASK, SESSION, type Shop, shopTools, turn } from "./testing/refund-shop.test.data.js";
 
-const scratch = scratchDirectory("ai-sdk-throwing-needs-approval-", afterAll);
+const scratch = scratchDirectory("ai-sdk-throwing-needs-approval-", { beforeAll, afterAll });
 
 describe("restoreConversation: a needsApproval function that throws", () => {
   it("rejects the restore with invalid-argument naming the tool, its call and the path, the error as cause", async ({

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { inspectSession, readWholeRun, SessionRecorder } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { assistant as actor } from "./testing/scripted-model.test.data.js";
 import {
   crashSiblingsInChild,
@@ -19,7 +19,7 @@ import {
 // the model call that would carry its result on is refused with the `unresolved-attempt` the
 // wrapped tool would have thrown, before the provider is called or anything is recorded.
 
-const scratch = scratchDirectory("ai-sdk-unwrapped-", afterAll);
+const scratch = scratchDirectory("ai-sdk-unwrapped-", { beforeAll, afterAll });
 let crashes = 0;
 
 /** The agent SIGKILLed with both tool calls in flight, its SQLite file opened again. */

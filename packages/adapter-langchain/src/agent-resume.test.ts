@@ -4,7 +4,7 @@ import { scratchDirectory } from "@agent-ledger/core/testing";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { Command, interrupt } from "@langchain/langgraph";
-import { afterAll, describe, expect, it, type TestContext } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
 import { z } from "zod";
 import {
   agentFor,
@@ -21,7 +21,7 @@ import {
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { runEvents, threadConfig } from "./testing/helpers.js";
 
-const scratch = scratchDirectory("langchain-agent-", afterAll);
+const scratch = scratchDirectory("langchain-agent-", { beforeAll, afterAll });
 
 /**
  * The ledger a process leaves when it dies inside send (a child, killed there: the message is

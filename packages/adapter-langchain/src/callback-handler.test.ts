@@ -6,7 +6,7 @@ import { RunnableLambda, RunnableSequence } from "@langchain/core/runnables";
 import { tool } from "@langchain/core/tools";
 import { FakeLLM } from "@langchain/core/utils/testing";
 import { GraphInterrupt } from "@langchain/langgraph";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { restoreMessages } from "./restore-messages.js";
@@ -15,7 +15,7 @@ import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js"
 import { FlakyStore, payloadOf, runEvents } from "./testing/helpers.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
-const scratch = scratchDirectory("langchain-callback-", afterAll);
+const scratch = scratchDirectory("langchain-callback-", { beforeAll, afterAll });
 
 function setup(script = (_: unknown, call: number) => new AIMessage(`answer ${call}`)) {
   const store = new MemoryEventStore();

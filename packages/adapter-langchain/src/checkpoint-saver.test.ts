@@ -4,10 +4,10 @@ import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import type { CheckpointTuple } from "@langchain/langgraph-checkpoint";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_CHECKPOINT_SESSION, LedgerCheckpointSaver } from "./checkpoint-saver.js";
 
-const scratch = scratchDirectory("lc-checkpoint-saver-", afterAll);
+const scratch = scratchDirectory("lc-checkpoint-saver-", { beforeAll, afterAll });
 
 function pipeline(saver: LedgerCheckpointSaver) {
   const State = Annotation.Root({ value: Annotation<string>() });

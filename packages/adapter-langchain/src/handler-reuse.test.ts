@@ -7,7 +7,7 @@ import {
 } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { FakeListChatModel } from "@langchain/core/utils/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import {
   abortedInsideSend,
@@ -21,7 +21,7 @@ import {
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { threadConfig } from "./testing/helpers.js";
 
-const scratch = scratchDirectory("langchain-handler-reuse-", afterAll);
+const scratch = scratchDirectory("langchain-handler-reuse-", { beforeAll, afterAll });
 
 /** `invoke`'s answer, or the code of the ledger error it stopped with. */
 function settled(run: Promise<{ messages: { content: unknown }[] }>) {

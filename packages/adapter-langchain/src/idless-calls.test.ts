@@ -1,11 +1,11 @@
 import { join } from "node:path";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { threadConfig } from "./testing/helpers.js";
 import { lookAgent, THREAD } from "./testing/idless-calls.test.data.js";
 
-const scratch = scratchDirectory("langchain-idless-", afterAll);
+const scratch = scratchDirectory("langchain-idless-", { beforeAll, afterAll });
 
 describe("tool calls without ids, two in one turn", () => {
   it("resumed after one finished and the other was in flight: only the one in flight runs again", async ({

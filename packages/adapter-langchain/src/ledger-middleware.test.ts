@@ -3,7 +3,7 @@ import { findLedgerError, MemoryEventStore } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { AIMessage } from "@langchain/core/messages";
 import { createAgent } from "langchain";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { crashInChild, openLedger, runInChild } from "./testing/crashing-agent.test.data.js";
@@ -21,7 +21,7 @@ import {
 } from "./testing/ledger-middleware.test.data.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
-const scratch = scratchDirectory("langchain-middleware-", afterAll);
+const scratch = scratchDirectory("langchain-middleware-", { beforeAll, afterAll });
 
 // Concurrent: a crash test mostly waits for its child to load LangChain (about a second), and
 // the tests share nothing (each has its own ledger).

@@ -1,11 +1,11 @@
 import { join } from "node:path";
 import { inspectSession } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { agentWithDynamicPrompt, SESSION } from "./testing/model-in-flight.test.data.js";
 
-const scratch = scratchDirectory("langchain-in-flight-", afterAll);
+const scratch = scratchDirectory("langchain-in-flight-", { beforeAll, afterAll });
 
 describe("a model call in flight at a crash, asked again with another prompt on resume", () => {
   it("is closed (abandoned) and the new call is the next attempt of its step", async ({

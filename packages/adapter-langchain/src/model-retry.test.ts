@@ -9,7 +9,7 @@ import { scratchDirectory } from "@agent-ledger/core/testing";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { createAgent, modelFallbackMiddleware, modelRetryMiddleware } from "langchain";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
@@ -24,7 +24,7 @@ import {
 } from "./testing/model-retry.test.data.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
-const scratch = scratchDirectory("langchain-retry-", afterAll);
+const scratch = scratchDirectory("langchain-retry-", { beforeAll, afterAll });
 
 /** The run's model steps as inspection shows them: [status, retryOf] per attempt. */
 async function modelSteps(store: EventStore) {

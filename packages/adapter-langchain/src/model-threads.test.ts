@@ -2,12 +2,12 @@ import { join } from "node:path";
 import { inspectSession, MemoryEventStore } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { ledgerAgent, threadConfig } from "./testing/helpers.js";
 import { FIRST, SECOND, SESSION, threadsAgent } from "./testing/model-threads.test.data.js";
 
-const scratch = scratchDirectory("langchain-model-threads-", afterAll);
+const scratch = scratchDirectory("langchain-model-threads-", { beforeAll, afterAll });
 
 // One run, several LangGraph threads (one conversation each), resumed by a new handler.
 describe("a model call of a thread the resumed run has no call of", () => {

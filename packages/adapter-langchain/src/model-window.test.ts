@@ -1,11 +1,11 @@
 import { join } from "node:path";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { runEvents } from "./testing/helpers.js";
 import { helloAgent, RUN, SESSION } from "./testing/model-window.test.data.js";
 
-const scratch = scratchDirectory("langchain-window-", afterAll);
+const scratch = scratchDirectory("langchain-window-", { beforeAll, afterAll });
 
 // Concurrent: a crash test mostly waits for its child to load LangChain (about a second), and
 // the tests share nothing (each has its own ledger).

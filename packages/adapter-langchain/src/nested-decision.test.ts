@@ -1,6 +1,6 @@
 import { inspectSession } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restoreMessages } from "./restore-messages.js";
 import { lines, payloadOf, runEvents } from "./testing/helpers.js";
 import { agentWorld, graphWorld, RUN, SESSION } from "./testing/nested-decision.test.data.js";
@@ -15,7 +15,7 @@ import {
   unresolvedNamed,
 } from "./testing/nested-decision-steps.test.data.js";
 
-const crashed = crashedIn(scratchDirectory("langchain-nested-decision-", afterAll));
+const crashed = crashedIn(scratchDirectory("langchain-nested-decision-", { beforeAll, afterAll }));
 
 // Concurrent: each test has its own ledger and logs; a crash test mostly waits for its child.
 describe.concurrent("a call made inside a tool, cut off by a crash, is decided on by a person", () => {

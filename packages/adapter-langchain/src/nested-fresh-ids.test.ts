@@ -1,6 +1,6 @@
 import { inspectSession } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lines } from "./testing/helpers.js";
 import { agentWorld, SESSION } from "./testing/nested-decision.test.data.js";
 import {
@@ -12,7 +12,7 @@ import {
   unresolvedAttempt,
 } from "./testing/nested-decision-steps.test.data.js";
 
-const crashed = crashedIn(scratchDirectory("langchain-nested-fresh-ids-", afterAll));
+const crashed = crashedIn(scratchDirectory("langchain-nested-fresh-ids-", { beforeAll, afterAll }));
 const FRESH = { freshIds: true };
 
 // A sub-agent without a checkpointer runs again from its start with checkout, its model called

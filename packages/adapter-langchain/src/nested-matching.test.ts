@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { findLedgerError, type LedgerEvent } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { runEvents, threadConfig } from "./testing/helpers.js";
 import {
@@ -13,7 +13,7 @@ import {
   shopAgent,
 } from "./testing/nested-matching.test.data.js";
 
-const scratch = scratchDirectory("langchain-nested-matching-", afterAll);
+const scratch = scratchDirectory("langchain-nested-matching-", { beforeAll, afterAll });
 
 function nameOf(event: LedgerEvent): unknown {
   return (event.payload as { name?: unknown } | undefined)?.name;

@@ -1,6 +1,6 @@
 import { inspectSession } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lines } from "./testing/helpers.js";
 import { agentWorld, SESSION } from "./testing/nested-decision.test.data.js";
 import {
@@ -11,7 +11,7 @@ import {
   unresolvedAttempt,
 } from "./testing/nested-decision-steps.test.data.js";
 
-const crashed = crashedIn(scratchDirectory("langchain-nested-sub-agent-", afterAll));
+const crashed = crashedIn(scratchDirectory("langchain-nested-sub-agent-", { beforeAll, afterAll }));
 
 // Concurrent: each test has its own ledger and logs; a crash test mostly waits for its child.
 describe.concurrent("a sub-agent with ledgerMiddleware, inside a tool cut off by a crash", () => {

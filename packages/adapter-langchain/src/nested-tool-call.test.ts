@@ -11,7 +11,7 @@ import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { AIMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { createAgent, createMiddleware } from "langchain";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
@@ -26,7 +26,7 @@ import {
 } from "./testing/nested-tool-call.test.data.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
-const scratch = scratchDirectory("langchain-nested-", afterAll);
+const scratch = scratchDirectory("langchain-nested-", { beforeAll, afterAll });
 
 async function recordedToolCalls(store: EventStore) {
   const events = await runEvents(store, SESSION, RUN);

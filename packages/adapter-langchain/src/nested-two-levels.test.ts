@@ -1,6 +1,6 @@
 import { inspectSession } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lines } from "./testing/helpers.js";
 import { agentWorld, SESSION } from "./testing/nested-decision.test.data.js";
 import {
@@ -14,7 +14,9 @@ import {
   unresolvedNamed,
 } from "./testing/nested-decision-steps.test.data.js";
 
-const crashed = crashedIn(scratchDirectory("langchain-nested-two-levels-", afterAll));
+const crashed = crashedIn(
+  scratchDirectory("langchain-nested-two-levels-", { beforeAll, afterAll }),
+);
 
 // checkout runs sub-agent A, whose model asks for pay; pay runs sub-agent B, whose model asks for
 // charge, killed in flight. The refusal of charge is met two tools down, and must reach checkout,

@@ -8,7 +8,7 @@ import {
 } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { HumanMessage } from "@langchain/core/messages";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { toolAttempts } from "./testing/flaky-lookup.test.data.js";
 import { lines } from "./testing/helpers.js";
@@ -20,7 +20,7 @@ import {
   SESSION,
 } from "./testing/node-retry.test.data.js";
 
-const scratch = scratchDirectory("langchain-node-retry-", afterAll);
+const scratch = scratchDirectory("langchain-node-retry-", { beforeAll, afterAll });
 const input = () => ({ messages: [new HumanMessage("go")] });
 const shape = async (store: Parameters<typeof toolAttempts>[0]) =>
   (await toolAttempts(store, SESSION)).map(({ step, status, retried }) => ({

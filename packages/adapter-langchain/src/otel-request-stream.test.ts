@@ -3,10 +3,10 @@ import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { FakeListChatModel } from "@langchain/core/utils/testing";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 
-const scratch = scratchDirectory("langchain-otel-stream-", afterAll);
+const scratch = scratchDirectory("langchain-otel-stream-", { beforeAll, afterAll });
 
 describe("OpenTelemetry export of streamed LangChain model calls", () => {
   it("sets gen_ai.request.stream on the chat span of a call that streamed, and none on one invoked", async () => {

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { findLedgerError, MemoryEventStore } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { HumanMessage } from "@langchain/core/messages";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { agentFor, GO, RUN, SESSION, script, world } from "./testing/agent.test.data.js";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { ledgerAgent, runEvents, threadConfig } from "./testing/helpers.js";
@@ -14,7 +14,7 @@ import {
   THREAD,
 } from "./testing/other-run-calls.test.data.js";
 
-const scratch = scratchDirectory("langchain-other-run-", afterAll);
+const scratch = scratchDirectory("langchain-other-run-", { beforeAll, afterAll });
 const TYPO = `${RUN}-typo`;
 
 describe.concurrent("a thread resumed under another run than the one that recorded it", () => {

@@ -8,7 +8,7 @@ import {
   SessionRecorder,
 } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it, type TestContext, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, type TestContext, vi } from "vitest";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { lines, runEvents } from "./testing/helpers.js";
 import {
@@ -21,7 +21,7 @@ import {
 import { threadRunId } from "./thread-run-id.js";
 import { THREAD_RECORDED_TYPE, THREAD_SESSIONS } from "./thread-sessions.js";
 
-const scratch = scratchDirectory("langchain-other-session-", afterAll);
+const scratch = scratchDirectory("langchain-other-session-", { beforeAll, afterAll });
 /** The session a resumed process was built with by mistake (a typo, a setting left out). */
 const WRONG = `${SESSION}-typo`;
 

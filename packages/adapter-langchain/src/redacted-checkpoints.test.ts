@@ -8,7 +8,7 @@ import {
 } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scanSqliteForSecret, scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import {
   EMAIL,
@@ -22,7 +22,7 @@ import {
   USER_MESSAGE,
 } from "./testing/redacted-checkpoints.test.data.js";
 
-const scratch = scratchDirectory("langchain-redacted-checkpoints-", afterAll);
+const scratch = scratchDirectory("langchain-redacted-checkpoints-", { beforeAll, afterAll });
 
 // What the README's "Secrets in the graph's state" says: the recorder's redaction covers the
 // handler's events, not the saver's checkpoints, which hold the graph's state for the resume.

@@ -5,7 +5,7 @@ import { scanSqliteForSecret, scratchDirectory } from "@agent-ledger/core/testin
 import { AIMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { toolGraph } from "./testing/helpers.js";
@@ -18,7 +18,7 @@ import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 // own `redact` on the store form, given to every recorder it opens. `scrub` is the README's
 // redact function: every string loses the email and the key.
 
-const scratch = scratchDirectory("langchain-redacted-metadata-", afterAll);
+const scratch = scratchDirectory("langchain-redacted-metadata-", { beforeAll, afterAll });
 
 const actor = { type: "agent", id: "support-agent", framework: "langchain" } as const;
 /** Metadata on every event of the run, the user's email with it (the redaction reaches it). */

@@ -3,7 +3,7 @@ import { findLedgerError, readWholeSession, resolveEvents } from "@agent-ledger/
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { PendingWrite } from "@langchain/langgraph-checkpoint";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keptBy } from "./callback-handler.js";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
 import { GO, RUN, SESSION, script, world } from "./testing/agent.test.data.js";
@@ -11,7 +11,7 @@ import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js"
 import { ledgerAgent, threadConfig } from "./testing/helpers.js";
 import { researchTool, sendAndResearch } from "./testing/refused-sibling.test.data.js";
 
-const scratch = scratchDirectory("langchain-refused-threads-", afterAll);
+const scratch = scratchDirectory("langchain-refused-threads-", { beforeAll, afterAll });
 
 /**
  * The ledger's saver, whose writes for thread-1 wait until `release()`: thread 1's invocation,

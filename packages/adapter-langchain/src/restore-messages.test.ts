@@ -3,7 +3,7 @@ import { type EventStore, MemoryEventStore } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { createAgent } from "langchain";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { restoreMessages } from "./restore-messages.js";
@@ -12,7 +12,7 @@ import { runEvents } from "./testing/helpers.js";
 import { asks, RUN, SESSION, summarizeTool } from "./testing/restore-messages.test.data.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
-const scratch = scratchDirectory("langchain-restore-", afterAll);
+const scratch = scratchDirectory("langchain-restore-", { beforeAll, afterAll });
 
 /** The `model.requested` events, with the tool request each was made inside (if any). */
 async function modelRequests(store: EventStore) {

@@ -2,13 +2,13 @@ import { join } from "node:path";
 import { findLedgerError } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { Command } from "@langchain/langgraph";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restoreMessages } from "./restore-messages.js";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { threadConfig } from "./testing/helpers.js";
 import { FIRST, RUN, SECOND, SESSION, shopGraph } from "./testing/restore-threads.test.data.js";
 
-const scratch = scratchDirectory("langchain-restore-threads-", afterAll);
+const scratch = scratchDirectory("langchain-restore-threads-", { beforeAll, afterAll });
 const address = { sessionId: SESSION, runId: RUN };
 
 describe("restoreMessages on a run that served several LangGraph threads", () => {

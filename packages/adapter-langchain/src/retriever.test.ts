@@ -10,7 +10,7 @@ import { scratchDirectory } from "@agent-ledger/core/testing";
 import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { AIMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
@@ -18,7 +18,7 @@ import { payloadOf, runEvents } from "./testing/helpers.js";
 import { RewritingShelf, RUN, SESSION, Shelf } from "./testing/retriever.test.data.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
-const scratch = scratchDirectory("langchain-retriever-", afterAll);
+const scratch = scratchDirectory("langchain-retriever-", { beforeAll, afterAll });
 
 function setup() {
   const store = new MemoryEventStore();

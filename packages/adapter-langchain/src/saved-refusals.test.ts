@@ -2,13 +2,13 @@ import { join } from "node:path";
 import { type EventStore, findLedgerError, inspectSession } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { type BaseMessage, ToolMessage } from "@langchain/core/messages";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GO, personDecides, RUN, SESSION, script, world } from "./testing/agent.test.data.js";
 import { agentLedger } from "./testing/agent-ledger-cli.js";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { ledgerAgent, threadConfig } from "./testing/helpers.js";
 
-const scratch = scratchDirectory("langchain-saved-refusals-", afterAll);
+const scratch = scratchDirectory("langchain-saved-refusals-", { beforeAll, afterAll });
 
 /** One process's createAgent on the crashed run with the handler alone (no ledgerMiddleware). */
 function handlerAlone(store: EventStore) {

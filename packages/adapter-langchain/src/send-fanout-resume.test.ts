@@ -9,7 +9,7 @@ import {
 import { compiledBeside, killAtMarker, scratchDirectory } from "@agent-ledger/core/testing";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
-import { afterAll, describe, expect, it, type TestContext } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { restoreMessages } from "./restore-messages.js";
 import { ChildEffects, CRASH } from "./testing/crash-point.js";
@@ -17,7 +17,7 @@ import { openLedger } from "./testing/crashing-agent.test.data.js";
 import { runEvents, threadConfig } from "./testing/helpers.js";
 import { fanoutGraph, RUN, SESSION, THREAD } from "./testing/send-fanout.test.data.js";
 
-const scratch = scratchDirectory("langchain-send-fanout-", afterAll);
+const scratch = scratchDirectory("langchain-send-fanout-", { beforeAll, afterAll });
 // Compiled beside this file's compiled copy: build (`tsc -b`) after changing the adapter.
 const CHILD = compiledBeside("./testing/send-fanout.test.child.js", import.meta.url);
 const address = { sessionId: SESSION, runId: RUN };

@@ -3,7 +3,7 @@ import { inspectSession, type LedgerEvent } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import type { AIMessage } from "@langchain/core/messages";
 import { toolStrategy } from "langchain";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { restoreMessages } from "./restore-messages.js";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
@@ -17,7 +17,7 @@ import {
   weatherAgent,
 } from "./testing/structured-crash.test.data.js";
 
-const scratch = scratchDirectory("langchain-structured-crash-", afterAll);
+const scratch = scratchDirectory("langchain-structured-crash-", { beforeAll, afterAll });
 const address = { sessionId: SESSION, runId: RUN };
 
 /** What restoreMessages gives for the thread: its pending calls, and the last turn's calls. */

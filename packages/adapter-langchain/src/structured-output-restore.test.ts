@@ -12,7 +12,7 @@ import { tool } from "@langchain/core/tools";
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
 import { FakeStreamingChatModel } from "@langchain/core/utils/testing";
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
-import { afterAll, describe, expect, it, type TestContext } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
@@ -21,7 +21,7 @@ import { openLedger } from "./testing/crashing-agent.test.data.js";
 import { runEvents, threadConfig } from "./testing/helpers.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
-const scratch = scratchDirectory("langchain-structured-", afterAll);
+const scratch = scratchDirectory("langchain-structured-", { beforeAll, afterAll });
 const SESSION = "structured-session";
 const RUN = "structured-run";
 const address = { sessionId: SESSION, runId: RUN };

@@ -7,7 +7,7 @@ import {
   SessionRecorder,
 } from "@agent-ledger/core";
 import { compiledBeside, killAtMarker, scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it, type TestContext } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
 import { ChildEffects, CRASH } from "./testing/crash-point.js";
@@ -21,7 +21,7 @@ import {
   THREAD,
 } from "./testing/subgraph.test.data.js";
 
-const scratch = scratchDirectory("langchain-subgraph-", afterAll);
+const scratch = scratchDirectory("langchain-subgraph-", { beforeAll, afterAll });
 // Compiled beside this file's compiled copy: build (`tsc -b`) after changing the adapter.
 const CHILD = compiledBeside("./testing/subgraph.test.child.js", import.meta.url);
 const address = { sessionId: SESSION, runId: RUN };

@@ -2,12 +2,12 @@ import { join } from "node:path";
 import { MemoryEventStore } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { type BaseMessage, ToolMessage } from "@langchain/core/messages";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { payloadOf, runEvents } from "./testing/helpers.js";
 import { artifactAgent, RUN, SESSION } from "./testing/tool-artifact.test.data.js";
 
-const scratch = scratchDirectory("langchain-artifact-", afterAll);
+const scratch = scratchDirectory("langchain-artifact-", { beforeAll, afterAll });
 
 /** The artifact of the run's ToolMessage, as JSON text (what a caller can compare). */
 function artifactOf(messages: BaseMessage[]): string {

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { inspectSession, type LedgerEvent } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   RUN as AGENT_RUN,
   SESSION as AGENT_SESSION,
@@ -20,7 +20,7 @@ import {
   world,
 } from "./testing/tool-call-threads.test.data.js";
 
-const scratch = scratchDirectory("langchain-threads-", afterAll);
+const scratch = scratchDirectory("langchain-threads-", { beforeAll, afterAll });
 
 /** The thread an event was recorded in, if any. */
 function threadOf(event: LedgerEvent): string | undefined {

@@ -1,12 +1,12 @@
 import { join } from "node:path";
 import { findLedgerError, inspectSession } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { payloadOf, runEvents } from "./testing/helpers.js";
 import { RUN, SESSION, world } from "./testing/tool-effect.test.data.js";
 
-const scratch = scratchDirectory("langchain-tool-effect-", afterAll);
+const scratch = scratchDirectory("langchain-tool-effect-", { beforeAll, afterAll });
 
 describe("callback only: a tool's idempotent/effect declaration is its own", () => {
   it("neither a sibling tool of the same invoke nor a tool it calls gets it, and on resume the undeclared one is not run again", async ({

@@ -3,14 +3,14 @@ import { type EventStore, findLedgerError, MemoryEventStore } from "@agent-ledge
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { rejection, scratchDirectory, seenByCaller } from "@agent-ledger/core/testing";
 import { HumanMessage } from "@langchain/core/messages";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
 import { askForLookup, flakyLookup, toolAttempts } from "./testing/flaky-lookup.test.data.js";
 import { ledgerAgent, threadConfig, toolGraph } from "./testing/helpers.js";
 import { ScriptedChatModel } from "./testing/scripted-chat-model.js";
 
-const scratch = scratchDirectory("lc-tool-failure-resume-", afterAll);
+const scratch = scratchDirectory("lc-tool-failure-resume-", { beforeAll, afterAll });
 
 /** createAgent with ledgerMiddleware and the flaky tool; `agent()` is one process's agent. */
 function flakyAgent(

@@ -7,14 +7,14 @@ import {
 } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { Command } from "@langchain/langgraph";
-import { afterAll, describe, expect, it, type TestContext } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { restoreMessages } from "./restore-messages.js";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { lines, threadConfig } from "./testing/helpers.js";
 import { parallelWorld, RUN, SESSION, world } from "./testing/tool-node.test.data.js";
 
-const scratch = scratchDirectory("langchain-tool-node-", afterAll);
+const scratch = scratchDirectory("langchain-tool-node-", { beforeAll, afterAll });
 
 /**
  * The first process dies inside `send` (a child, killed there); the ledger it leaves, and the

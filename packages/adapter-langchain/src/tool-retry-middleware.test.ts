@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { findLedgerError, inspectSession, MemoryEventStore } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { toolAttempts } from "./testing/flaky-lookup.test.data.js";
 import {
@@ -11,7 +11,7 @@ import {
   SESSION,
 } from "./testing/tool-retry.test.data.js";
 
-const scratch = scratchDirectory("langchain-tool-retry-", afterAll);
+const scratch = scratchDirectory("langchain-tool-retry-", { beforeAll, afterAll });
 
 describe.concurrent("toolRetryMiddleware around ledgerMiddleware", () => {
   it("records each retry as a new attempt of the failed call's step, with retryOf", async () => {

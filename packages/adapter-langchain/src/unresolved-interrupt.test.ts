@@ -7,7 +7,7 @@ import {
 } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { Command } from "@langchain/langgraph";
-import { afterAll, describe, expect, it, type TestContext } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
 import { INTERRUPT_PAUSE_KIND } from "./interrupt-pauses.js";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { lines, payloadOf, runEvents } from "./testing/helpers.js";
@@ -18,7 +18,7 @@ import {
   SESSION,
 } from "./testing/unresolved-interrupt.test.data.js";
 
-const scratch = scratchDirectory("langchain-unresolved-interrupt-", afterAll);
+const scratch = scratchDirectory("langchain-unresolved-interrupt-", { beforeAll, afterAll });
 
 /** A child runs the agent and is SIGKILLed inside send_email, every call of the turn in it. */
 async function crashed(

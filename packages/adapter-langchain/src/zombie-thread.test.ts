@@ -4,12 +4,12 @@ import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { childLines, compiledBeside, scratchDirectory } from "@agent-ledger/core/testing";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { CompiledStateGraph } from "@langchain/langgraph";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LedgerCheckpointSaver } from "./checkpoint-saver.js";
 import { RUN, SESSION, zombieAgent } from "./testing/zombie-thread.test.data.js";
 import { threadRunId } from "./thread-run-id.js";
 
-const dir = scratchDirectory("agent-ledger-zombie-thread-", afterAll);
+const dir = scratchDirectory("agent-ledger-zombie-thread-", { beforeAll, afterAll });
 const CHILD = compiledBeside("./testing/zombie-thread.test.child.js", import.meta.url);
 
 interface Line {

@@ -1,6 +1,6 @@
 import type { EventStore } from "@agent-ledger/core";
 import { type Agent, type Model, setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { resumeRun } from "./index.js";
 import { agentLedger } from "./testing/agent-ledger-cli.js";
 import type { CrashScenario } from "./testing/crash-scenarios.test.data.js";
@@ -14,7 +14,7 @@ setTracingDisabled(true);
 // Each crash is real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts). The person on
 // call reads the ledger with the real `agent-ledger inspect`; then the next process resumes it.
-const ledgers = new CrashedLedgers("oa-agent-tool-inspect-", afterAll);
+const ledgers = new CrashedLedgers("oa-agent-tool-inspect-", { beforeAll, afterAll });
 ledgers.prepare(
   "writer as a tool: dies inside write",
   "writer as a tool: dies right after its run started",

@@ -1,6 +1,6 @@
 import { inspectSession, MemoryEventStore } from "@agent-ledger/core";
 import { setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { deployingAgentAsTool } from "./testing/local-tool-agents.js";
@@ -10,7 +10,7 @@ setTracingDisabled(true);
 
 // Crashes are real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed inside the deploy or in ops's model call after it (crash-scenarios.test.data.ts).
-const ledgers = new CrashedLedgers("oa-agent-tool-shell-", afterAll);
+const ledgers = new CrashedLedgers("oa-agent-tool-shell-", { beforeAll, afterAll });
 ledgers.prepare(
   "shell in an agent tool, deploy approved: dies inside the deploy",
   "shell in an agent tool, deploy approved: dies in ops's model call after the deploy",

@@ -8,7 +8,7 @@ import {
 import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { type Agent, type Model, setTracingDisabled } from "@openai/agents";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { FailingStore } from "./testing/failing-store.js";
@@ -20,7 +20,7 @@ setTracingDisabled(true);
 
 // Crashes are real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed inside the writer's `write`, after it wrote (testing/crash-scenarios.test.data.ts).
-const ledgers = new CrashedLedgers("oa-agent-tool-", afterAll);
+const ledgers = new CrashedLedgers("oa-agent-tool-", { beforeAll, afterAll });
 ledgers.prepare(
   "writer as a tool: dies inside write",
   "writer as a tool, not instrumented: dies inside write",

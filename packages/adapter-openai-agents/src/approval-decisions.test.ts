@@ -1,6 +1,6 @@
 import { type EventStore, inspectSession, readWholeSession } from "@agent-ledger/core";
 import { type Agent, type Model, setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { approvalCallId } from "./approval-decisions.js";
 import { APPROVAL_EVENT_TYPE, resumeRun } from "./index.js";
 import { deletingAgent, hostedMcpAgent } from "./testing/approval-agents.js";
@@ -12,7 +12,7 @@ setTracingDisabled(true);
 
 // Crashes are real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts).
-const ledgers = new CrashedLedgers("oa-approvals-", afterAll);
+const ledgers = new CrashedLedgers("oa-approvals-", { beforeAll, afterAll });
 ledgers.prepare(
   "deleting, /a approved and /b rejected: dies inside the delete of /a",
   "hosted MCP, approved: dies after the decision is recorded",

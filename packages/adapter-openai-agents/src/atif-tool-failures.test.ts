@@ -3,14 +3,14 @@ import { toAtif } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, onTestFinished, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
 import { runWithLedger } from "./index.js";
 import { declinedChargeAgent } from "./testing/charging-agents.js";
 import { scriptedProvider } from "./testing/scripted-model.js";
 
 setTracingDisabled(true);
 
-const scratch = scratchDirectory("oa-atif-failures-", afterAll);
+const scratch = scratchDirectory("oa-atif-failures-", { beforeAll, afterAll });
 
 describe("ATIF of a run whose tool threw (the SDK tells the model and the run goes on)", () => {
   test("the call's observation is what the model read, the error beside it", async () => {

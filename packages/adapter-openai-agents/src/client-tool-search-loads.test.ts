@@ -6,7 +6,7 @@ import {
   toAtif,
 } from "@agent-ledger/core";
 import { setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { CONTEXT_CHANGED_EVENT_TYPE } from "./context-changes.js";
 import { resumeRun, runWithLedger } from "./index.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
@@ -34,7 +34,7 @@ const MCP_DIED = "MCP registry: dies in the model call after the provider's MCP 
 // Each crash is real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts); the test is
 // the new process that opens the file and resumes.
-const ledgers = new CrashedLedgers("oa-client-tool-search-loads-", afterAll);
+const ledgers = new CrashedLedgers("oa-client-tool-search-loads-", { beforeAll, afterAll });
 ledgers.prepare(NAMESPACED_DIED, MCP_DIED);
 
 describe("a namespaced tool a client tool search loaded", () => {

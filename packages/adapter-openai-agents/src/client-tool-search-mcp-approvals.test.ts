@@ -7,7 +7,7 @@ import {
 } from "@agent-ledger/core";
 import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { APPROVAL_EVENT_TYPE } from "./ledger-state.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
@@ -26,7 +26,7 @@ const DIED = "MCP registry, approved: dies in the model call after the decision"
 
 // The crash is real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts).
-const ledgers = new CrashedLedgers("oa-client-tool-search-mcp-approvals-", afterAll);
+const ledgers = new CrashedLedgers("oa-client-tool-search-mcp-approvals-", { beforeAll, afterAll });
 ledgers.prepare(DIED);
 
 // The decisions on approval requests the ledger holds.

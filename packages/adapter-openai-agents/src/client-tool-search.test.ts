@@ -13,7 +13,7 @@ import {
   type HostedTool,
   setTracingDisabled,
 } from "@openai/agents";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { registryAgent } from "./testing/client-tool-search-agent.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
@@ -261,7 +261,7 @@ describe("a recorded client tool search on resume", () => {
 // Each crash is real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts); the test is
 // the new process that opens the file and resumes.
-const ledgers = new CrashedLedgers("oa-client-tool-search-", afterAll);
+const ledgers = new CrashedLedgers("oa-client-tool-search-", { beforeAll, afterAll });
 ledgers.prepare(
   "registry: dies inside the tool search",
   "registry: dies after the tool search completed",

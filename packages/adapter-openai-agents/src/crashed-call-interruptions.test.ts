@@ -1,6 +1,6 @@
 import { type EventStore, inspectSession } from "@agent-ledger/core";
 import { setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { agentLedger } from "./testing/agent-ledger-cli.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
@@ -13,7 +13,7 @@ setTracingDisabled(true);
 // (a plain tool, not idempotent) after it charged. A worker resumes the dead run once without a
 // decision, which pauses it at the charge as an approval; the person on call then reads the
 // ledger with the real `agent-ledger` and decides the call there, or the app decides it.
-const ledgers = new CrashedLedgers("oa-crashed-call-interruptions-", afterAll);
+const ledgers = new CrashedLedgers("oa-crashed-call-interruptions-", { beforeAll, afterAll });
 ledgers.prepare("shop: dies inside charge");
 
 /** Crashed inside the charge, then resumed once with no decision: paused at the charge. */

@@ -12,7 +12,7 @@ import {
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { Agent, setTracingDisabled, tool } from "@openai/agents";
-import { afterAll, describe, expect, onTestFinished, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
 import { z } from "zod";
 import { resumeRun, runWithLedger } from "./index.js";
 import { modelRequestToJson } from "./model-json.js";
@@ -21,7 +21,7 @@ import { functionCall, message, ScriptedModel } from "./testing/scripted-model.j
 
 setTracingDisabled(true);
 
-const scratch = scratchDirectory("oa-credentials-", afterAll);
+const scratch = scratchDirectory("oa-credentials-", { beforeAll, afterAll });
 let files = 0;
 
 async function sqliteLedger(): Promise<{ path: string; store: SqliteEventStore }> {

@@ -1,6 +1,6 @@
 import { inspectSession, MemoryEventStore, readWholeSession, toAtif } from "@agent-ledger/core";
 import { setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { agentLedger } from "./testing/agent-ledger-cli.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
@@ -15,7 +15,7 @@ setTracingDisabled(true);
 
 // Crashes are real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts).
-const ledgers = new CrashedLedgers("oa-guardrails-", afterAll);
+const ledgers = new CrashedLedgers("oa-guardrails-", { beforeAll, afterAll });
 // The input guardrail given to the agent (`new Agent({ inputGuardrails })`) or to the runner
 // (`new Runner({ inputGuardrails })`), and the crash scenarios of each.
 const GUARDED = { agent: "guarded charge", runner: "runner-guarded charge" } as const;

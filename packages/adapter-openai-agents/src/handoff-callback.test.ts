@@ -9,7 +9,7 @@ import {
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { compiledBeside, killAtMarker, scratchDirectory } from "@agent-ledger/core/testing";
 import { Agent, handoff, setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, onTestFinished, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
 import { resumeRun } from "./index.js";
 import { instrumentAgent } from "./instrument-agent.js";
 import { ledgerHandoff, ledgerHandoffEffect } from "./ledger-handoff.js";
@@ -28,7 +28,7 @@ setTracingDisabled(true);
 // (testing/handoff-crashes.ts). The test then resumes the ledger as the next process would, with
 // a fresh agent graph, and reads it with the built `agent-ledger` CLI.
 const CHILD = compiledBeside("./testing/handoff-crash.test.child.js", import.meta.url);
-const directory = scratchDirectory("oa-handoff-callback-", (remove) => afterAll(remove));
+const directory = scratchDirectory("oa-handoff-callback-", { beforeAll, afterAll });
 const crashes = new Map<HandoffCrash, Promise<{ path: string; effects: string[] }>>();
 
 function crashOnce(scenario: HandoffCrash) {

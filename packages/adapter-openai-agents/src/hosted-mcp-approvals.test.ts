@@ -4,7 +4,7 @@ import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, onTestFinished, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { branchDeletingAgent, DELETE_BRANCH_ASKED } from "./testing/hosted-tool-agents.js";
 import { agentSteps, firstInterruption, runOptions } from "./testing/recorded-run.js";
@@ -15,7 +15,7 @@ setTracingDisabled(true);
 // item), the run pauses until a person decides, and the provider runs the call, if approved,
 // inside the next model call. The agent's process makes no call of its own: the projections show
 // the call from the recorded requests and responses alone.
-const scratch = scratchDirectory("oa-hosted-mcp-approvals-", afterAll);
+const scratch = scratchDirectory("oa-hosted-mcp-approvals-", { beforeAll, afterAll });
 let files = 0;
 
 async function openedStore(): Promise<SqliteEventStore> {

@@ -5,7 +5,7 @@ import { scratchDirectory } from "@agent-ledger/core/testing";
 import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { setTracingDisabled } from "@openai/agents";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
-import { afterAll, describe, expect, onTestFinished, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
 import { runWithLedger } from "./index.js";
 import { GENERATED_PNG, hostedToolsAgent, travelAgent } from "./testing/hosted-tool-agents.js";
 import { scriptedProvider } from "./testing/scripted-model.js";
@@ -16,7 +16,7 @@ setTracingDisabled(true);
 // server's tool) runs inside the model call, at the provider: its call is an item of the
 // recorded response, never a call of the agent's process. Projections show it as a tool call of
 // that model call's step, run by the provider.
-const scratch = scratchDirectory("oa-hosted-tools-", afterAll);
+const scratch = scratchDirectory("oa-hosted-tools-", { beforeAll, afterAll });
 let files = 0;
 
 async function sqliteStore() {

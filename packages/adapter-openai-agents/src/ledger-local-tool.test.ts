@@ -5,7 +5,7 @@ import {
   readWholeSession,
 } from "@agent-ledger/core";
 import { Agent, computerTool, setTracingDisabled, shellTool } from "@openai/agents";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { ledgerLocalTool, ledgerToolEffect, resumeRun, runWithLedger } from "./index.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { FailingStore } from "./testing/failing-store.js";
@@ -17,7 +17,7 @@ setTracingDisabled(true);
 
 // Crashes are real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts).
-const ledgers = new CrashedLedgers("oa-local-tool-", afterAll);
+const ledgers = new CrashedLedgers("oa-local-tool-", { beforeAll, afterAll });
 ledgers.prepare(
   "shell: dies in the model call after the deploy",
   "shell: dies inside the deploy",

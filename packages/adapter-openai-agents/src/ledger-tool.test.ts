@@ -6,7 +6,7 @@ import {
   SessionRecorder,
 } from "@agent-ledger/core";
 import { Agent, Runner, setTracingDisabled, tool } from "@openai/agents";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { z } from "zod";
 import { ledgerTool, ledgerToolEffect, resumeRun, runWithLedger } from "./index.js";
 import { chargeTool, lookupThenBadChargeAgent, notJsonCharge } from "./testing/charging-agents.js";
@@ -27,7 +27,7 @@ setTracingDisabled(true);
 
 // Crashes are real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts).
-const ledgers = new CrashedLedgers("oa-ledger-tool-", afterAll);
+const ledgers = new CrashedLedgers("oa-ledger-tool-", { beforeAll, afterAll });
 ledgers.prepare(
   ...(Object.keys(AWKWARD_OUTPUTS) as AwkwardOutput[]).map(reportingScenario),
   "lookup then bad charge: dies after the lookup completed",

@@ -8,7 +8,7 @@ import {
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { Agent, RunContext, setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, onTestFinished, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
 import { instrumentAgent } from "./instrument-agent.js";
 import { resumeRun, runWithLedger } from "./run-with-ledger.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
@@ -23,8 +23,8 @@ setTracingDisabled(true);
 // every call it answers to a file: what reached it is read there, across processes. Crashes are
 // real too: the first process runs in a child SIGKILLed right after the server made the charge,
 // before the call's outcome was recorded (testing/crash-scenarios.test.data.ts).
-const directory = scratchDirectory("oa-mcp-tools-", (remove) => afterAll(remove));
-const ledgers = new CrashedLedgers("oa-mcp-crash-", afterAll);
+const directory = scratchDirectory("oa-mcp-tools-", { beforeAll, afterAll });
+const ledgers = new CrashedLedgers("oa-mcp-crash-", { beforeAll, afterAll });
 const CHARGED = "mcp shop: dies after the server made the charge";
 ledgers.prepare(CHARGED);
 let files = 0;

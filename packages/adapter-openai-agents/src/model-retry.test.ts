@@ -5,7 +5,7 @@ import {
   SessionRecorder,
 } from "@agent-ledger/core";
 import { Runner, setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { ledgerModelProvider, resumeRun, runWithLedger } from "./index.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { retryingAgent } from "./testing/fixture.js";
@@ -15,7 +15,7 @@ import { scriptedProvider } from "./testing/scripted-model.js";
 setTracingDisabled(true);
 
 // Crashes are real: a child process SIGKILLed at the scenario's crash point.
-const ledgers = new CrashedLedgers("oa-model-retry-", afterAll);
+const ledgers = new CrashedLedgers("oa-model-retry-", { beforeAll, afterAll });
 
 describe("model calls the runner retries (modelSettings.retry)", () => {
   test("a retry is a new attempt of the same step, with retryOf", async () => {

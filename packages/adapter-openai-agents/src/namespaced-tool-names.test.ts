@@ -1,7 +1,7 @@
 import { type EventStore, inspectSession, MemoryEventStore, toAtif } from "@agent-ledger/core";
 import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import {
@@ -22,7 +22,7 @@ const DIED_BARE = "two namespaces recorded under bare names: dies after both for
 
 // Each crash is real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts).
-const ledgers = new CrashedLedgers("oa-namespaced-tool-names-", afterAll);
+const ledgers = new CrashedLedgers("oa-namespaced-tool-names-", { beforeAll, afterAll });
 ledgers.prepare(DIED, DIED_BARE);
 
 const requestedName = async (store: EventStore, id: string) =>

@@ -5,7 +5,7 @@ import {
   readWholeSession,
 } from "@agent-ledger/core";
 import { setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { nestedAgentToolsFixture } from "./testing/nested-agent-tools.js";
@@ -15,7 +15,7 @@ setTracingDisabled(true);
 
 // The first process runs in a child recording to a SQLite file, SIGKILLed inside `charge`
 // after it charged (testing/crash-scenarios.test.data.ts).
-const ledgers = new CrashedLedgers("oa-nested-agent-tools-", afterAll);
+const ledgers = new CrashedLedgers("oa-nested-agent-tools-", { beforeAll, afterAll });
 ledgers.prepare("nested agent tools: dies inside charge");
 
 const DONE = "outer done: mid done: inner done: charged 7";

@@ -4,14 +4,14 @@ import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, onTestFinished, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { deletingAgent } from "./testing/approval-agents.js";
 import { runOptions } from "./testing/recorded-run.js";
 
 setTracingDisabled(true);
 
-const scratch = scratchDirectory("oa-paused-projections-", afterAll);
+const scratch = scratchDirectory("oa-paused-projections-", { beforeAll, afterAll });
 
 async function runStatus(store: SqliteEventStore): Promise<unknown> {
   const spans = await exportedSpans(store, "s");

@@ -3,7 +3,7 @@ import { type EventStore, type JsonObject, readWholeSession } from "@agent-ledge
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, onTestFinished, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { agentLedger } from "./testing/agent-ledger-cli.js";
 import { chargeCall, chargingAgent } from "./testing/charging-agents.js";
@@ -14,11 +14,11 @@ import { agentToolFixture } from "./testing/writer-agent.js";
 setTracingDisabled(true);
 
 // The person on call reads these ledgers with the real `agent-ledger` binary, in a child process.
-const scratch = scratchDirectory("oa-paused-run-", afterAll);
+const scratch = scratchDirectory("oa-paused-run-", { beforeAll, afterAll });
 let files = 0;
 // The crash is real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed inside the writer's `write`, after it wrote (testing/crash-scenarios.test.data.ts).
-const ledgers = new CrashedLedgers("oa-paused-run-crash-", afterAll);
+const ledgers = new CrashedLedgers("oa-paused-run-crash-", { beforeAll, afterAll });
 ledgers.prepare(
   "writer as a tool: dies inside write",
   "shop, charge approved: dies after the decision is recorded",

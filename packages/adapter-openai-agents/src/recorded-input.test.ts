@@ -1,7 +1,7 @@
 import { inspectSession, readWholeSession } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { Agent, setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { resumeRun } from "./index.js";
 import { pastedCommand } from "./testing/agent-ledger-cli.js";
 import { chargeCall, chargingAgent } from "./testing/charging-agents.js";
@@ -15,11 +15,11 @@ const DIES_AFTER_CHARGE =
 
 // Crashes are real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts).
-const ledgers = new CrashedLedgers("oa-recorded-input-", afterAll);
+const ledgers = new CrashedLedgers("oa-recorded-input-", { beforeAll, afterAll });
 const DIES_INSIDE_CHARGE = "run state input, charge approved: dies inside the charge";
 ledgers.prepare(DIES_AFTER_CHARGE, DIES_INSIDE_CHARGE);
 // Where the person on call runs the commands a message prints: not beside the ledger.
-const elsewhere = scratchDirectory("oa-recorded-input-shell-", afterAll);
+const elsewhere = scratchDirectory("oa-recorded-input-shell-", { beforeAll, afterAll });
 
 describe("a run that went on from a RunState (runWithLedger's input)", () => {
   test("resumed after a crash, it goes on from that state again: the approved charge is answered from the ledger, not made twice", async () => {

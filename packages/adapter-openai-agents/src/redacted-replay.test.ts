@@ -3,7 +3,7 @@ import { readWholeSession, SessionRecorder } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scanSqliteForSecret, scratchDirectory } from "@agent-ledger/core/testing";
 import { Runner, setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, onTestFinished, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
 import { ledgerTool, resumeRun } from "./index.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import {
@@ -24,9 +24,9 @@ const DECLINED = "declined charge redacted by a function: dies in the model call
 
 // Crashes are real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts).
-const ledgers = new CrashedLedgers("oa-redacted-replay-", afterAll);
+const ledgers = new CrashedLedgers("oa-redacted-replay-", { beforeAll, afterAll });
 // The ledgers a test records on itself.
-const scratch = scratchDirectory("oa-redacted-ledgers-", afterAll);
+const scratch = scratchDirectory("oa-redacted-ledgers-", { beforeAll, afterAll });
 ledgers.prepare(BY_PATH, BY_FUNCTION, DECLINED);
 
 // What the README's `redact` entry says a resumed run gives the model for a redacted result.

@@ -9,7 +9,7 @@ import {
 } from "@agent-ledger/core";
 import { rejection, seenByCaller } from "@agent-ledger/core/testing";
 import { Runner, setTracingDisabled, Usage } from "@openai/agents";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { modelResponseToJson } from "./model-json.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
@@ -20,7 +20,7 @@ import { message, scriptedProvider } from "./testing/scripted-model.js";
 setTracingDisabled(true);
 
 // Crashes are real: a child process SIGKILLed right after a model call's failure committed.
-const ledgers = new CrashedLedgers("oa-replayed-failures-", afterAll);
+const ledgers = new CrashedLedgers("oa-replayed-failures-", { beforeAll, afterAll });
 ledgers.prepare(
   "rate limited: dies after the failure was recorded",
   "rate limited, a retry left: dies after the failure was recorded",

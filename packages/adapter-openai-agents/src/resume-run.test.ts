@@ -5,7 +5,7 @@ import {
   resolveEvents,
 } from "@agent-ledger/core";
 import { setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { approvalCallId } from "./approval-decisions.js";
 import { APPROVAL_EVENT_TYPE, resumeRun } from "./index.js";
 import { PHONE_REJECTION } from "./testing/approval-crash-scenarios.test.data.js";
@@ -25,7 +25,7 @@ setTracingDisabled(true);
 // Each crash is real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts); the test is
 // the new process that opens the file and resumes.
-const ledgers = new CrashedLedgers("oa-resume-run-", afterAll);
+const ledgers = new CrashedLedgers("oa-resume-run-", { beforeAll, afterAll });
 ledgers.prepare(
   "shop: dies after the handoff's model call",
   "shop: dies inside charge",

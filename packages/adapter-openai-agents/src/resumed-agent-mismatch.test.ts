@@ -3,7 +3,7 @@ import { inspectSession, readWholeSession } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { Agent, setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, onTestFinished, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { chargeCall, chargingAgent } from "./testing/charging-agents.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
@@ -12,7 +12,7 @@ import { runOptions } from "./testing/recorded-run.js";
 
 setTracingDisabled(true);
 
-const scratch = scratchDirectory("oa-resumed-agent-mismatch-", afterAll);
+const scratch = scratchDirectory("oa-resumed-agent-mismatch-", { beforeAll, afterAll });
 let files = 0;
 
 async function sqliteStore(): Promise<SqliteEventStore> {
@@ -24,7 +24,7 @@ async function sqliteStore(): Promise<SqliteEventStore> {
 
 // The crash is real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed inside `charge` (testing/crash-scenarios.test.data.ts).
-const ledgers = new CrashedLedgers("oa-resumed-agent-mismatch-crash-", afterAll);
+const ledgers = new CrashedLedgers("oa-resumed-agent-mismatch-crash-", { beforeAll, afterAll });
 ledgers.prepare("shop: dies inside charge");
 
 // A resume given an agent other than the one the run was recorded with (a deploy that renamed

@@ -3,7 +3,7 @@ import { type LedgerEvent, readWholeSession } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { setTracingDisabled, tool } from "@openai/agents";
-import { afterAll, describe, expect, onTestFinished, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
 import { z } from "zod";
 import { CONTEXT_CHANGED_EVENT_TYPE } from "./context-changes.js";
 import { ledgerTool, resumeRun, runWithLedger } from "./index.js";
@@ -23,7 +23,7 @@ const DIES_AFTER_AGENT_TOOL = "draft: dies right after the agent tool call";
 // Crashes are real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts). Its context
 // starts as cartContext(): a coupon, a payments client; create_cart sets cartId, deletes coupon.
-const ledgers = new CrashedLedgers("oa-resumed-context-", afterAll);
+const ledgers = new CrashedLedgers("oa-resumed-context-", { beforeAll, afterAll });
 ledgers.prepare(
   DIES_AFTER_CART,
   DIES_AFTER_CHECKOUT_ASKED,
@@ -32,7 +32,7 @@ ledgers.prepare(
   DIES_AFTER_AGENT_TOOL,
 );
 
-const scratch = scratchDirectory("oa-context-changes-", (remove) => afterAll(remove));
+const scratch = scratchDirectory("oa-context-changes-", { beforeAll, afterAll });
 
 function contextEvents(events: readonly LedgerEvent[]): LedgerEvent[] {
   return events.filter((event) => event.type === CONTEXT_CHANGED_EVENT_TYPE);

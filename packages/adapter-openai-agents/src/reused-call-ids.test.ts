@@ -1,6 +1,6 @@
 import { type EventStore, inspectSession } from "@agent-ledger/core";
 import { setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { approvalCallId } from "./approval-decisions.js";
 import { resumeRun } from "./index.js";
 import { agentLedger } from "./testing/agent-ledger-cli.js";
@@ -18,7 +18,7 @@ setTracingDisabled(true);
 // Some providers number tool calls per response (call_0 on every turn). Each crash is real: the
 // first process runs in a child recording to a SQLite file and is SIGKILLed inside a charge,
 // after it charged (testing/crash-scenarios.test.data.ts); the test is the process after it.
-const ledgers = new CrashedLedgers("oa-reused-call-ids-", afterAll);
+const ledgers = new CrashedLedgers("oa-reused-call-ids-", { beforeAll, afterAll });
 ledgers.prepare(
   "call_0 every turn: dies inside the first charge",
   "call_0 every turn: dies inside the second charge",

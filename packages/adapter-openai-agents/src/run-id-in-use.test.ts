@@ -3,14 +3,14 @@ import { ConflictError, RunClosedError, readWholeSession } from "@agent-ledger/c
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, onTestFinished, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { fixture } from "./testing/fixture.js";
 import { runOptions } from "./testing/recorded-run.js";
 
 setTracingDisabled(true);
 
-const scratch = scratchDirectory("oa-run-id-in-use-", afterAll);
+const scratch = scratchDirectory("oa-run-id-in-use-", { beforeAll, afterAll });
 let files = 0;
 
 async function sqliteStore(): Promise<SqliteEventStore> {

@@ -11,7 +11,7 @@ import {
   setTracingDisabled,
   tool,
 } from "@openai/agents";
-import { afterAll, describe, expect, onTestFinished, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
 import { z } from "zod";
 import { ledgerTool, resumeRun, runWithLedger } from "./index.js";
 import { firstInterruption, runOptions } from "./testing/recorded-run.js";
@@ -19,7 +19,7 @@ import { functionCall, message, ScriptedModel } from "./testing/scripted-model.j
 
 setTracingDisabled(true);
 
-const scratch = scratchDirectory("oa-run-options-", afterAll);
+const scratch = scratchDirectory("oa-run-options-", { beforeAll, afterAll });
 let files = 0;
 
 async function sqliteStore(): Promise<SqliteEventStore> {

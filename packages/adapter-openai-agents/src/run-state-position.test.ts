@@ -8,7 +8,7 @@ import {
   SessionRecorder,
 } from "@agent-ledger/core";
 import { RunState, setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { approvalCallId } from "./approval-decisions.js";
 import { resumeRun, runWithLedger } from "./index.js";
 import { chargeCall, chargingAgent, TWO_CHARGES } from "./testing/charging-agents.js";
@@ -20,7 +20,7 @@ setTracingDisabled(true);
 
 // The crash is real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed inside `charge`, after it charged (testing/crash-scenarios.test.data.ts).
-const ledgers = new CrashedLedgers("oa-run-state-position-", afterAll);
+const ledgers = new CrashedLedgers("oa-run-state-position-", { beforeAll, afterAll });
 ledgers.prepare("shop: dies inside charge", "shop, charge approved: dies inside charge");
 
 /** What resumeRun throws, or undefined. */

@@ -3,7 +3,7 @@ import { LedgerError } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { pastedCommand } from "./testing/agent-ledger-cli.js";
 import { fixture } from "./testing/fixture.js";
@@ -11,9 +11,9 @@ import { scriptedProvider } from "./testing/scripted-model.js";
 
 setTracingDisabled(true);
 
-const directory = scratchDirectory("oa-store-command-", afterAll);
+const directory = scratchDirectory("oa-store-command-", { beforeAll, afterAll });
 // Where the person on call runs the commands a message prints: not beside the ledger.
-const elsewhere = scratchDirectory("oa-store-command-shell-", afterAll);
+const elsewhere = scratchDirectory("oa-store-command-shell-", { beforeAll, afterAll });
 
 const GENERIC = "(with --store <your store's URL> unless $AGENT_LEDGER_STORE names it)";
 

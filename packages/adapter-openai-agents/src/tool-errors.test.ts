@@ -1,6 +1,6 @@
 import { inspectSession, MemoryEventStore, readWholeSession } from "@agent-ledger/core";
 import { Agent, setTracingDisabled, tool } from "@openai/agents";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { z } from "zod";
 import { resumeRun, runWithLedger } from "./index.js";
 import { declinedChargeAgent } from "./testing/charging-agents.js";
@@ -18,7 +18,7 @@ setTracingDisabled(true);
 
 // Crashes are real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts).
-const ledgers = new CrashedLedgers("oa-tool-errors-", afterAll);
+const ledgers = new CrashedLedgers("oa-tool-errors-", { beforeAll, afterAll });
 ledgers.prepare("declined charge: dies after the failure was recorded");
 
 // What the model was told in a run without the ledger.

@@ -4,7 +4,7 @@ import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { exportedSpans } from "@agent-ledger/core/testing/otel";
 import { type Agent, type Model, setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, onTestFinished, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
 import { runWithLedger } from "./index.js";
 import { programAgent, toolSearchAgent } from "./testing/hosted-tool-agents.js";
 import { runOptions } from "./testing/recorded-run.js";
@@ -15,7 +15,7 @@ setTracingDisabled(true);
 // calling) are calls of the provider inside a model call, as a web search is: the projections
 // show them from the recorded response, run by the provider, and no attempt of the process
 // stands for them. The agent's tools that a program calls are the process's calls, as ever.
-const scratch = scratchDirectory("oa-tool-search-programs-", afterAll);
+const scratch = scratchDirectory("oa-tool-search-programs-", { beforeAll, afterAll });
 let files = 0;
 
 // biome-ignore lint/suspicious/noExplicitAny: agents of any context and output type

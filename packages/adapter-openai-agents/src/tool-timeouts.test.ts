@@ -1,6 +1,6 @@
 import { inspectSession, MemoryEventStore, readWholeSession } from "@agent-ledger/core";
 import { setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { slowChargeAgent } from "./testing/charging-agents.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
@@ -11,7 +11,7 @@ setTracingDisabled(true);
 
 // Crashes are real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed at the scenario's crash point (testing/crash-scenarios.test.data.ts).
-const ledgers = new CrashedLedgers("oa-tool-timeouts-", afterAll);
+const ledgers = new CrashedLedgers("oa-tool-timeouts-", { beforeAll, afterAll });
 ledgers.prepare("slow charge: dies after its timeout was recorded");
 
 /** Until the slow tool has run to its end (300 ms), and a little more. */

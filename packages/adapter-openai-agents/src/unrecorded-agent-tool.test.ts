@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { agentLedger } from "./testing/agent-ledger-cli.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
@@ -11,10 +11,10 @@ import { agentToolFixture } from "./testing/writer-agent.js";
 
 setTracingDisabled(true);
 
-const scratch = scratchDirectory("oa-unrecorded-agent-tool-", afterAll);
+const scratch = scratchDirectory("oa-unrecorded-agent-tool-", { beforeAll, afterAll });
 // The crash is real: the first process runs in a child recording to a SQLite file and is
 // SIGKILLed right after the writer's child run started (testing/crash-scenarios.test.data.ts).
-const ledgers = new CrashedLedgers("oa-unrecorded-agent-tool-crash-", afterAll);
+const ledgers = new CrashedLedgers("oa-unrecorded-agent-tool-crash-", { beforeAll, afterAll });
 ledgers.prepare("writer as a tool: dies right after its run started");
 
 /** Runs the writer fixture to its end on a fresh SQLite file; its path and what the tools did. */

@@ -7,7 +7,7 @@ import { BIN } from "./session-fixture.test.data.js";
 
 // `agent-ledger inspect s | head`: the reader closes the pipe long before the output ends.
 describe("agent-ledger piped into a reader that stops early", () => {
-  const storeUrl = `sqlite:${join(scratchDirectory("agent-ledger-pipe-", afterAll), "l.db")}`;
+  const storeUrl = `sqlite:${join(scratchDirectory("agent-ledger-pipe-", { beforeAll, afterAll }), "l.db")}`;
 
   beforeAll(async () => {
     const store = await openStore(storeUrl);

@@ -8,7 +8,7 @@ import { runBin } from "./session-fixture.test.data.js";
 // attempts). A call in flight at the fork point is then the same attemptId in two runs: when
 // the original run completes it after the fork, only the fork's copy is still unresolved.
 describe("agent-ledger on a session with a fork", () => {
-  const file = join(scratchDirectory("agent-ledger-fork-", afterAll), "ledger.db");
+  const file = join(scratchDirectory("agent-ledger-fork-", { beforeAll, afterAll }), "ledger.db");
   const storeUrl = `sqlite:${file}`;
   const cli = (...args: string[]) => runBin(["--store", storeUrl, ...args]);
   const sessionId = "forked-session";

@@ -4,11 +4,11 @@ import { openStore, SessionRecorder } from "@agent-ledger/core";
 import { decodeBody, encodeBody } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeCliCommands } from "./cli-suite.test.data.js";
 import { runBin } from "./session-fixture.test.data.js";
 
-const directory = scratchDirectory("agent-ledger-cli-", afterAll);
+const directory = scratchDirectory("agent-ledger-cli-", { beforeAll, afterAll });
 const file = join(directory, "ledger.db");
 
 describeCliCommands({

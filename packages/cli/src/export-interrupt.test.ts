@@ -7,7 +7,7 @@ import { scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, runBin } from "./session-fixture.test.data.js";
 
-const scratch = scratchDirectory("cli-export-interrupt-", afterAll);
+const scratch = scratchDirectory("cli-export-interrupt-", { beforeAll, afterAll });
 const ledger = join(scratch, "ledger.db");
 const store = `sqlite:${ledger}`;
 const EVENTS = 40_000;

@@ -15,7 +15,7 @@ function hinted(stderr: string): string {
 }
 
 describe("the commands agent-ledger's hints print", () => {
-  const file = join(scratchDirectory("agent-ledger-hints-", afterAll), "ledger.db");
+  const file = join(scratchDirectory("agent-ledger-hints-", { beforeAll, afterAll }), "ledger.db");
   const store = `sqlite:${file}`;
   // Quotes, a command substitution and a leading "-": pasted raw, each would misfire.
   const sessionId = "-it's $(touch pwned) a session";

@@ -10,7 +10,7 @@ import { EXIT_CODES } from "./errors.js";
 import type { OutputStream } from "./io.js";
 import { withReadSession } from "./store.js";
 
-const scratch = scratchDirectory("cli-interrupt-documents-", afterAll);
+const scratch = scratchDirectory("cli-interrupt-documents-", { beforeAll, afterAll });
 const store = new MemoryEventStore();
 // Three pages of inspect's reads (5,000 events a page).
 const LONG_EVENTS = 12_000;

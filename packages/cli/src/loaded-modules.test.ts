@@ -19,7 +19,7 @@ const OPTIONAL = [
 ] as const;
 
 describe("the packages an agent-ledger command loads", () => {
-  const directory = scratchDirectory("agent-ledger-modules-", afterAll);
+  const directory = scratchDirectory("agent-ledger-modules-", { beforeAll, afterAll });
   const storeUrl = `sqlite:${join(directory, "l.db")}`;
   const preload = join(directory, "record-loads.mjs");
   let runs = 0;

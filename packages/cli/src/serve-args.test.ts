@@ -10,7 +10,10 @@ import { runBin, startBin } from "./session-fixture.test.data.js";
 // --session the store does not hold.
 
 describe("agent-ledger serve, told what it cannot do", () => {
-  const file = join(scratchDirectory("agent-ledger-serve-args-", afterAll), "ledger.db");
+  const file = join(
+    scratchDirectory("agent-ledger-serve-args-", { beforeAll, afterAll }),
+    "ledger.db",
+  );
   const store = `sqlite:${file}`;
 
   beforeAll(async () => {

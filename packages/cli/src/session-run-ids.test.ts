@@ -2,10 +2,10 @@ import { join } from "node:path";
 import { openStore } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sessionRunIds } from "./session-run-ids.js";
 
-const directory = scratchDirectory("agent-ledger-run-ids-", afterAll);
+const directory = scratchDirectory("agent-ledger-run-ids-", { beforeAll, afterAll });
 
 /** A SQLite ledger whose session `s` commits one event per run id, in this order. */
 async function ledger(name: string, runs: string[]): Promise<string> {

@@ -8,7 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runBin } from "./session-fixture.test.data.js";
 
 describe("agent-ledger --store with SQLite paths", () => {
-  const directory = join(scratchDirectory("agent-ledger-paths-", afterAll), "on call");
+  const directory = join(
+    scratchDirectory("agent-ledger-paths-", { beforeAll, afterAll }),
+    "on call",
+  );
   const file = join(directory, "ledger.db");
 
   beforeAll(async () => {
@@ -146,7 +149,7 @@ describe("agent-ledger --store with a server URL whose query has a parameter not
 });
 
 describe("where the store URL came from", () => {
-  const directory = scratchDirectory("agent-ledger-origin-", afterAll);
+  const directory = scratchDirectory("agent-ledger-origin-", { beforeAll, afterAll });
   const inDirectory = (args: string[], env: Record<string, string | undefined>) =>
     runBin(args, env, { cwd: directory });
 
@@ -223,7 +226,7 @@ describe("where the store URL came from", () => {
 });
 
 describe("$AGENT_LEDGER_CONNECT_TIMEOUT_MS", () => {
-  const ledger = `sqlite:${join(scratchDirectory("agent-ledger-timeout-", afterAll), "l.db")}`;
+  const ledger = `sqlite:${join(scratchDirectory("agent-ledger-timeout-", { beforeAll, afterAll }), "l.db")}`;
   beforeAll(async () => {
     await (await openStore(ledger)).close();
   });

@@ -10,7 +10,7 @@ const HOSTILE = "done\u001b]52;c;cm0gLXJmIH4=\u0007\u001b[2J\u009b31m\u202Eevil\
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we look for
 const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
-const directory = scratchDirectory("agent-ledger-terminal-", afterAll);
+const directory = scratchDirectory("agent-ledger-terminal-", { beforeAll, afterAll });
 const storeUrl = `sqlite:${join(directory, "ledger.db")}`;
 const sessionId = "terminal-session";
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { openStore, SessionRecorder } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runBin } from "./session-fixture.test.data.js";
 
 // The hash chain proves the events it reads unchanged; the SQLite store reads a run's head
@@ -11,7 +11,7 @@ import { runBin } from "./session-fixture.test.data.js";
 // reads as an intact, shorter run, and a resume would make its last calls again: verify runs
 // SQLite's own check of the file too.
 describe("agent-ledger verify on a SQLite file with a damaged index", () => {
-  const folder = scratchDirectory("agent-ledger-verify-file-", afterAll);
+  const folder = scratchDirectory("agent-ledger-verify-file-", { beforeAll, afterAll });
 
   it("says the file is damaged (exit 1), where the chains alone read intact", async () => {
     const path = join(folder, "index.db");

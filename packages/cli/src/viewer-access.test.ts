@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { openStore } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   recordDemoSession,
   recordNestedInFlight,
@@ -12,7 +12,7 @@ import { CONTENT_SECURITY_POLICY } from "./viewer/security.js";
 import { startViewer } from "./viewer/viewer-server.js";
 import { MADE_AGAIN } from "./viewer.test.data.js";
 
-const directory = scratchDirectory("agent-ledger-viewer-", afterAll);
+const directory = scratchDirectory("agent-ledger-viewer-", { beforeAll, afterAll });
 const storeUrl = `sqlite:${join(directory, "ledger.db")}`;
 
 describe("agent-ledger serve: access rules", () => {

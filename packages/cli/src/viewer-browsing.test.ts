@@ -1,14 +1,14 @@
 import { join } from "node:path";
 import { type LedgerEvent, openStore, resolveEvents } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { haveChromium } from "./chromium.test.data.js";
 import { startBin } from "./session-fixture.test.data.js";
 import { viewerInChromium } from "./viewer.test.data.js";
 
 // The second half of the viewer in Chromium (see viewer.test.ts), on a store and server of its own.
 
-const directory = scratchDirectory("agent-ledger-viewer-", afterAll);
+const directory = scratchDirectory("agent-ledger-viewer-", { beforeAll, afterAll });
 const storeUrl = `sqlite:${join(directory, "ledger.db")}`;
 
 describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {

@@ -69,7 +69,7 @@ describe.skipIf(!haveChromium)("the viewer on text that sets its own direction",
   let browser: Browser;
   let viewer: ViewerHandle;
   let store: EventStore;
-  const directory = scratchDirectory("agent-ledger-viewer-bidi-", afterAll);
+  const directory = scratchDirectory("agent-ledger-viewer-bidi-", { beforeAll, afterAll });
   const storeUrl = `sqlite:${join(directory, "ledger.db")}`;
 
   beforeAll(async () => {

@@ -16,7 +16,7 @@ const HOSTILE_RUN = "main<img src=x onerror=alert(1)>\u202e";
 describe.skipIf(!haveChromium)("the viewer on a run whose rows were deleted by hand", () => {
   // Made here, not in beforeAll: a hook registered inside a hook never runs, and the directory
   // would stay behind.
-  const directory = scratchDirectory("agent-ledger-viewer-gap-", afterAll);
+  const directory = scratchDirectory("agent-ledger-viewer-gap-", { beforeAll, afterAll });
   let browser: Browser;
   let viewer: ViewerHandle;
   let store: EventStore;

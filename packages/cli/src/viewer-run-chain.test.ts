@@ -18,7 +18,7 @@ const DEPTH = 5000;
 /** The chain the page's walks of the tree are given, in the page (no server, no store). */
 const PAGE_DEPTH = 20_000;
 
-const directory = scratchDirectory("agent-ledger-viewer-chain-", afterAll);
+const directory = scratchDirectory("agent-ledger-viewer-chain-", { beforeAll, afterAll });
 let store: EventStore;
 let viewer: ViewerHandle;
 

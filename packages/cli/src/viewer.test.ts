@@ -2,7 +2,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { inspectSession } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { haveChromium } from "./chromium.test.data.js";
 import {
   INJECTION,
@@ -12,7 +12,7 @@ import {
 } from "./session-fixture.test.data.js";
 import { MADE_AGAIN, viewerInChromium } from "./viewer.test.data.js";
 
-const directory = scratchDirectory("agent-ledger-viewer-", afterAll);
+const directory = scratchDirectory("agent-ledger-viewer-", { beforeAll, afterAll });
 const storeUrl = `sqlite:${join(directory, "ledger.db")}`;
 
 describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {

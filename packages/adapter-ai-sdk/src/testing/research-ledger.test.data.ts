@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { type EventStore, type LedgerEvent, readWholeSession } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, onTestFinished } from "vitest";
+import { afterAll, beforeAll, onTestFinished } from "vitest";
 import { crashInChild } from "./crash-in-child.test.data.js";
 import type { CrashScenarioName } from "./crash-scenarios.test.data.js";
 import { RESEARCH } from "./research-agent.test.data.js";
@@ -26,7 +26,7 @@ export async function researchRuns(store: EventStore) {
  * when the test ends).
  */
 export function crashedLedgers(prefix: string) {
-  const scratch = scratchDirectory(prefix, afterAll);
+  const scratch = scratchDirectory(prefix, { beforeAll, afterAll });
   let crashes = 0;
   return async (...scenarios: CrashScenarioName[]): Promise<SqliteEventStore> => {
     const path = join(scratch, `crash-${++crashes}.db`);

@@ -12,7 +12,7 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import { tool } from "@langchain/core/tools";
 import { Command, interrupt } from "@langchain/langgraph";
 import { createAgent } from "langchain";
-import { afterAll, expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { z } from "zod";
 import { LedgerCallbackHandler } from "../callback-handler.js";
 import { LedgerCheckpointSaver } from "../checkpoint-saver.js";
@@ -21,7 +21,7 @@ import { ledgerMiddleware } from "../ledger-middleware.js";
 import { threadConfig, toolGraph } from "./helpers.js";
 import { ScriptedChatModel } from "./scripted-chat-model.js";
 
-const scratch = scratchDirectory("langchain-shared-handler-", afterAll);
+const scratch = scratchDirectory("langchain-shared-handler-", { beforeAll, afterAll });
 export const SESSION = "shared";
 export const RUN = "shared-run";
 

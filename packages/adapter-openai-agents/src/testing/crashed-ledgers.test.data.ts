@@ -2,7 +2,12 @@ import { copyFileSync, existsSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
-import { compiledBeside, killAtMarker, scratchDirectory } from "@agent-ledger/core/testing";
+import {
+  compiledBeside,
+  killAtMarker,
+  type ScratchHooks,
+  scratchDirectory,
+} from "@agent-ledger/core/testing";
 import { onTestFinished } from "vitest";
 import type { CrashScenario } from "./crash-scenarios.test.data.js";
 import { DIED, type KilledProcess, parseReports } from "./crashing-child.js";
@@ -20,8 +25,9 @@ interface Crash {
  * SQLite ledgers left by child processes SIGKILLed at a scenario's crash point
  * (CRASH_SCENARIOS). A test gets the ledger opened, as the process that goes on after the
  * crash, with what the killed processes reported doing. The files are in a scratch directory
- * named `prefix...`, removed when the function handed to `cleanup` runs (pass `afterAll`), once
- * every child started is dead.
+ * named `prefix...`, made in the runner's `beforeAll` and removed in its `afterAll`, once every
+ * child started is dead. Construct it at a test file's top level: a run that only collects the
+ * file's tests (`vitest list`) runs no hook, so it makes no directory and starts no child.
  */
 export class CrashedLedgers {
   readonly #directory: string;
@@ -30,22 +36,37 @@ export class CrashedLedgers {
   // Children running now, and those waiting for a place.
   #running = 0;
   readonly #waiting: (() => void)[] = [];
+  // Scenarios prepared before the directory was made, started once it is.
+  #prepared: CrashScenario[] | undefined = [];
 
-  constructor(prefix: string, cleanup: (done: () => Promise<void>) => unknown) {
-    this.#directory = scratchDirectory(prefix, (remove) =>
-      cleanup(async () => {
-        // A child still loading (prepared for a test that did not run) must not outlive it.
-        await Promise.allSettled(this.#crashes.values());
-        remove();
-      }),
-    );
+  constructor(prefix: string, hooks: ScratchHooks) {
+    this.#directory = scratchDirectory(prefix, {
+      beforeAll: (make) =>
+        hooks.beforeAll(() => {
+          make();
+          const prepared = this.#prepared ?? [];
+          this.#prepared = undefined;
+          this.prepare(...prepared);
+        }),
+      afterAll: (remove) =>
+        hooks.afterAll(async () => {
+          // A child still loading (prepared for a test that did not run) must not outlive it.
+          await Promise.allSettled(this.#crashes.values());
+          remove();
+        }),
+    });
   }
 
   /**
-   * Starts the children of `scenarios` now, a few at a time, instead of when a test first asks
-   * for their ledger: each takes about a second to load, and a file's tests run one by one.
+   * Starts the children of `scenarios` (once the directory is made: at the file's `beforeAll`
+   * when called at its top level), a few at a time, instead of when a test first asks for their
+   * ledger: each takes about a second to load, and a file's tests run one by one.
    */
   prepare(...scenarios: CrashScenario[]): void {
+    if (this.#prepared !== undefined) {
+      this.#prepared.push(...scenarios);
+      return;
+    }
     // A child that fails is reported by the test that asks for its ledger.
     for (const scenario of scenarios) this.#crash([scenario]).catch(() => undefined);
   }

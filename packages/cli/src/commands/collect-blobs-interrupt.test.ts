@@ -3,7 +3,7 @@ import { scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fastLedger, interruptBlobSweep, putOrphanBlobs } from "../interrupt-fixture.test.data.js";
 
-const scratch = scratchDirectory("cli-collect-blobs-interrupt-", afterAll);
+const scratch = scratchDirectory("cli-collect-blobs-interrupt-", { beforeAll, afterAll });
 const ledger = join(scratch, "ledger.db");
 /** A hundred pages of 500 blobs, a second or so to sweep. */
 const BLOBS = 50_000;

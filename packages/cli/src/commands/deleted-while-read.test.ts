@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { EventStore, NewEvent } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { interleavedStore, scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendEndedRun, tamperWithEvent } from "../interrupt-fixture.test.data.js";
 import { textOutput as text } from "../text-output.test.data.js";
 import { startViewer } from "../viewer/viewer-server.js";
@@ -13,7 +13,7 @@ import { inspectCommand } from "./inspect.js";
 import { tailCommand } from "./tail.js";
 import { verifyCommand } from "./verify.js";
 
-const folder = scratchDirectory("agent-ledger-verify-deleted-", afterAll);
+const folder = scratchDirectory("agent-ledger-verify-deleted-", { beforeAll, afterAll });
 const actor = { type: "agent", id: "a" } as const;
 /** Events of b's run `long`: more than a page of verifyRun (2,000), export (1,000), inspect (5,000). */
 const LONG = 5500;

@@ -11,7 +11,7 @@ import { exportCommand } from "./export.js";
 const actor = { type: "agent", id: "a" } as const;
 
 describe("agent-ledger export of runs that are not intact", () => {
-  const directory = scratchDirectory("agent-ledger-export-gaps-", afterAll);
+  const directory = scratchDirectory("agent-ledger-export-gaps-", { beforeAll, afterAll });
   const path = join(directory, "ledger.db");
   const cli = (...args: string[]) => runBin(["--store", `sqlite:${path}`, ...args]);
   const verify = `run agent-ledger verify --store sqlite:${path} gap`;

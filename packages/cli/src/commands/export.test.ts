@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vites
 import { recordDemoSession, recordGapSession, runBin } from "../session-fixture.test.data.js";
 
 describe("agent-ledger export --output", () => {
-  const directory = scratchDirectory("agent-ledger-export-", afterAll);
+  const directory = scratchDirectory("agent-ledger-export-", { beforeAll, afterAll });
   const storeUrl = `sqlite:${join(directory, "ledger.db")}`;
   const cli = (...args: string[]) => runBin(["--store", storeUrl, ...args]);
 

@@ -13,7 +13,7 @@ import {
 import { recordedEarlier } from "../recorded-earlier.test.data.js";
 import { startBin } from "../session-fixture.test.data.js";
 
-const scratch = scratchDirectory("cli-prune-interrupt-", afterAll);
+const scratch = scratchDirectory("cli-prune-interrupt-", { beforeAll, afterAll });
 const ledger = join(scratch, "ledger.db");
 const SESSIONS = 3000;
 let cutoff = "";

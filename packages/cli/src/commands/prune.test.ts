@@ -11,7 +11,7 @@ import { deleteOneSession, WrittenSince } from "./session-deletion.js";
 // conformance suite for; here the command's own choices, on a SQLite file of its own: which
 // sessions are old enough, the dry run, the sessions skipped with a run open, the blobs.
 describe("agent-ledger prune", () => {
-  const storeUrl = `sqlite:${join(scratchDirectory("agent-ledger-prune-", afterAll), "l.db")}`;
+  const storeUrl = `sqlite:${join(scratchDirectory("agent-ledger-prune-", { beforeAll, afterAll }), "l.db")}`;
   const cli = (...args: string[]) => runBin(["--store", storeUrl, ...args]);
   let store: EventStore;
   let cutoff = "";
@@ -199,7 +199,7 @@ describe("agent-ledger prune", () => {
 // What prune does per session once it has judged it old: the session is deleted only as it was
 // when judged. An agent that comes back to it in between (its next call, a new run) keeps it.
 describe("deleting a session judged at an event count (prune's deletion)", () => {
-  const folder = scratchDirectory("agent-ledger-prune-race-", afterAll);
+  const folder = scratchDirectory("agent-ledger-prune-race-", { beforeAll, afterAll });
   const human = { type: "human", id: "oncall" } as const;
   const options = (cancelReason?: string) => ({ cancelReason, actor: human, blobGrace: {} });
 

@@ -2,12 +2,12 @@ import { join } from "node:path";
 import { type EventStore, inspectSession, SessionRecorder } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { interleavedStore, scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OutputStream } from "../io.js";
 import type { CommandContext } from "./context.js";
 import { resolveCommand } from "./resolve.js";
 
-const folder = scratchDirectory("agent-ledger-resolve-race-", afterAll);
+const folder = scratchDirectory("agent-ledger-resolve-race-", { beforeAll, afterAll });
 const agentActor = { type: "agent", id: "a" } as const;
 
 /**

@@ -10,7 +10,7 @@ import { blobGraceOption, durationOption, formatDuration, numberOption } from ".
 // An id is 1-255 characters without control characters (§6): anything else on the command line
 // is bad usage (exit 2), like an unknown option, not a failed command (exit 1).
 describe("agent-ledger with an id that cannot be an id", () => {
-  const storeUrl = `sqlite:${join(scratchDirectory("agent-ledger-ids-", afterAll), "l.db")}`;
+  const storeUrl = `sqlite:${join(scratchDirectory("agent-ledger-ids-", { beforeAll, afterAll }), "l.db")}`;
   const cli = (...args: string[]) => runBin(["--store", storeUrl, ...args]);
   let attemptId = "";
 
@@ -48,7 +48,7 @@ describe("agent-ledger with an id that cannot be an id", () => {
 // was 1e20, which the store refused as its own `$.after` (exit 1). A wait past what a timer
 // takes fired at once.
 describe("agent-ledger with a numeric option out of range", () => {
-  const storeUrl = `sqlite:${join(scratchDirectory("agent-ledger-numbers-", afterAll), "l.db")}`;
+  const storeUrl = `sqlite:${join(scratchDirectory("agent-ledger-numbers-", { beforeAll, afterAll }), "l.db")}`;
   const cli = (...args: string[]) => runBin(["--store", storeUrl, ...args]);
 
   beforeAll(async () => {

@@ -3,7 +3,7 @@ import { scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ledgerOfSessions, nthSession, startToFile } from "../interrupt-fixture.test.data.js";
 
-const scratch = scratchDirectory("cli-sessions-interrupt-", afterAll);
+const scratch = scratchDirectory("cli-sessions-interrupt-", { beforeAll, afterAll });
 const ledger = join(scratch, "ledger.db");
 /** Twelve pages of 500: several hundred ms to list after the first. */
 const SESSIONS = 6000;

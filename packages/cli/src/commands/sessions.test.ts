@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runBin } from "../session-fixture.test.data.js";
 
 describe("agent-ledger sessions --limit", () => {
-  const storeUrl = `sqlite:${join(scratchDirectory("agent-ledger-sessions-", afterAll), "l.db")}`;
+  const storeUrl = `sqlite:${join(scratchDirectory("agent-ledger-sessions-", { beforeAll, afterAll }), "l.db")}`;
   const cli = (...args: string[]) => runBin(["--store", storeUrl, ...args]);
 
   beforeAll(async () => {

@@ -3,7 +3,7 @@ import { scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendEndedRun, fastLedger, startToFile } from "../interrupt-fixture.test.data.js";
 
-const scratch = scratchDirectory("cli-tail-interrupt-", afterAll);
+const scratch = scratchDirectory("cli-tail-interrupt-", { beforeAll, afterAll });
 const ledger = join(scratch, "ledger.db");
 
 beforeAll(async () => {

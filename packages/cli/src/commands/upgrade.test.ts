@@ -3,11 +3,11 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { firstReleaseSqlite, shippedMigrations } from "../older-ledger.test.data.js";
 import { runBin } from "../session-fixture.test.data.js";
 
-const directory = scratchDirectory("agent-ledger-upgrade-", afterAll);
+const directory = scratchDirectory("agent-ledger-upgrade-", { beforeAll, afterAll });
 const latest = shippedMigrations("sqlite").length;
 let count = 0;
 

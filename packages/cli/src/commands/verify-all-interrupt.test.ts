@@ -8,7 +8,7 @@ import {
   tamperWithEvent,
 } from "../interrupt-fixture.test.data.js";
 
-const scratch = scratchDirectory("cli-verify-all-interrupt-", afterAll);
+const scratch = scratchDirectory("cli-verify-all-interrupt-", { beforeAll, afterAll });
 const ledger = join(scratch, "ledger.db");
 /** A second or more to verify them all. */
 const SESSIONS = 3000;

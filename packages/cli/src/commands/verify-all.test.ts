@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { openStore } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   appendEndedRun,
   runCliInterrupted,
@@ -9,7 +9,7 @@ import {
 } from "../interrupt-fixture.test.data.js";
 import { runBin } from "../session-fixture.test.data.js";
 
-const folder = scratchDirectory("agent-ledger-verify-all-", afterAll);
+const folder = scratchDirectory("agent-ledger-verify-all-", { beforeAll, afterAll });
 /** An id with a bidi override: printed escaped, never obeyed. */
 const HOSTILE = "c\u202eevil";
 

@@ -3,7 +3,7 @@ import { fileCheckProcesses, makeSlowToCheck, scratchDirectory } from "@agent-le
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendEndedRun, fastLedger, startToFile } from "../interrupt-fixture.test.data.js";
 
-const scratch = scratchDirectory("cli-verify-file-interrupt-", afterAll);
+const scratch = scratchDirectory("cli-verify-file-interrupt-", { beforeAll, afterAll });
 const ledger = join(scratch, "ledger.db");
 
 beforeAll(async () => {

@@ -4,7 +4,7 @@ import { scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendEndedRun, fastLedger, startToFile } from "../interrupt-fixture.test.data.js";
 
-const scratch = scratchDirectory("cli-verify-interrupt-", afterAll);
+const scratch = scratchDirectory("cli-verify-interrupt-", { beforeAll, afterAll });
 const ledger = join(scratch, "ledger.db");
 /** Run b's length: a second or more to verify, pages of 2,000 events. */
 const LONG = 80_000;

@@ -9,7 +9,7 @@ import { startViewer, type ViewerHandle } from "./viewer-server.js";
 describe("viewer API on bad input", () => {
   let store: EventStore;
   let viewer: ViewerHandle;
-  const directory = scratchDirectory("agent-ledger-api-", afterAll);
+  const directory = scratchDirectory("agent-ledger-api-", { beforeAll, afterAll });
 
   beforeAll(async () => {
     store = await openStore(`sqlite:${join(directory, "l.db")}`);

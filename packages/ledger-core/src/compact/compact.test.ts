@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashJson } from "../events/canonical.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { LedgerEvent } from "../events/types.js";
@@ -17,7 +17,7 @@ import { asMarker } from "./marker.js";
 import { resolveEvents, resolvePayload } from "./resolve.js";
 
 const actor = { type: "agent" as const, id: "agent" };
-const folder = scratchDirectory("ledger-compact-", afterAll);
+const folder = scratchDirectory("ledger-compact-", { beforeAll, afterAll });
 
 /** Counts blob writes, the way a reviewer would check "no extra round trips". */
 class CountingStore extends MemoryEventStore {

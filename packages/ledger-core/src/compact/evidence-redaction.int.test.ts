@@ -1,7 +1,5 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { uuidv7 } from "../events/ids.js";
 import type { JsonObject } from "../events/json.js";
 import { DEFAULT_CREDENTIAL_PATHS } from "../recorder/redact.js";
@@ -13,6 +11,7 @@ import { RedisEventStore } from "../stores/redis/redis-store.js";
 import { deleteKeys, freshPrefix } from "../stores/redis/testing/test-keys.js";
 import { SqliteEventStore } from "../stores/sqlite/sqlite-store.js";
 import { freshPlaces } from "../testing/fresh-places.js";
+import { scratchDirectory } from "../testing/scratch-directory.js";
 import {
   type SecretHit,
   scanPostgresForSecret,
@@ -23,14 +22,13 @@ import { SERVER_URLS, serverAvailable } from "../testing/servers.js";
 import { latestEvidence } from "./evidence.js";
 
 const actor = { type: "agent" as const, id: "agent" };
-const folder = mkdtempSync(join(tmpdir(), "ledger-evidence-"));
+const folder = scratchDirectory("ledger-evidence-", { beforeAll, afterAll });
 const postgres = await serverAvailable("postgres");
 const redis = await serverAvailable("redis");
 const places = freshPlaces(afterAll);
 const prefixes: string[] = [];
 
 afterAll(async () => {
-  rmSync(folder, { recursive: true, force: true });
   for (const prefix of prefixes) await deleteKeys(SERVER_URLS.redis, prefix);
 });
 

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JsonObject } from "../events/json.js";
 import { inspectSession } from "../inspect/inspect-session.js";
 import { SessionRecorder } from "../recorder/session-recorder.js";
@@ -10,7 +10,7 @@ import { scratchDirectory } from "../testing/scratch-directory.js";
 import { asMarker } from "./marker.js";
 import { BlobCache, resolveEvents } from "./resolve.js";
 
-const folder = scratchDirectory("ledger-missing-blobs-", afterAll);
+const folder = scratchDirectory("ledger-missing-blobs-", { beforeAll, afterAll });
 
 const kept = "Kept answer. ".repeat(300);
 const lost = "Refund order 42 for Ada. ".repeat(200);

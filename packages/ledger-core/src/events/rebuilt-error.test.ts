@@ -1,12 +1,12 @@
 import { join } from "node:path";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
 import type { SerializedError } from "./json.js";
 import { rebuiltError } from "./rebuilt-error.js";
 
-const dir = scratchDirectory("agent-ledger-rebuilt-error-", afterAll);
+const dir = scratchDirectory("agent-ledger-rebuilt-error-", { beforeAll, afterAll });
 const address = { sessionId: "s", runId: "r", actor: { type: "agent", id: "t" } } as const;
 
 /** A provider's rate limit, as an HTTP client throws it: a status, a code, the socket's cause. */

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveEvents } from "../compact/resolve.js";
 import { toAtif } from "../projections/to-atif.js";
 import { SessionRecorder } from "../recorder/session-recorder.js";
@@ -9,7 +9,7 @@ import { sessionWithDeletedRows } from "./deleted-rows.test.data.js";
 import { type InspectOptions, inspectSession } from "./inspect-session.js";
 import { verifyRun } from "./verify-run.js";
 
-const folder = scratchDirectory("agent-ledger-inspect-", afterAll);
+const folder = scratchDirectory("agent-ledger-inspect-", { beforeAll, afterAll });
 
 describe("inspectSession on a fork", () => {
   it("keeps each run's copy of an attempt apart (a fork reuses the attemptIds)", async () => {

@@ -1,11 +1,11 @@
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inspectSession, runsInTreeOrder, SeqGaps } from "../index.js";
 import type { EventStore } from "../store/event-store.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
 import { sessionWithDeletedRows } from "./deleted-rows.test.data.js";
 
-const folder = scratchDirectory("agent-ledger-seq-gaps-", afterAll);
+const folder = scratchDirectory("agent-ledger-seq-gaps-", { beforeAll, afterAll });
 
 /** `SeqGaps` told the session's events a page of `limit` at a time, as a streaming reader does. */
 async function streamed(store: EventStore, limit: number): Promise<SeqGaps> {

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { NewEvent } from "../events/types.js";
 import type { EventStore } from "../store/event-store.js";
 import { decodeBody, encodeBody } from "../stores/sqlite/body-codec.js";
@@ -9,7 +9,7 @@ import { interleavedStore } from "../testing/interleaved-store.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
 import { verifyRun } from "./verify-run.js";
 
-const dir = scratchDirectory("agent-ledger-verify-", afterAll);
+const dir = scratchDirectory("agent-ledger-verify-", { beforeAll, afterAll });
 
 describe("verifyRun of a run its agent appends to while it is verified", () => {
   /**

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { NewEvent } from "../events/types.js";
 import { startedRun } from "../recorder/started-run.test.data.js";
 import type { EventStore } from "../store/event-store.js";
@@ -10,7 +10,7 @@ import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
 import { assertRunIntact, type VerifyRunOptions, verifyRun } from "./verify-run.js";
 
-const dir = scratchDirectory("agent-ledger-verify-", afterAll);
+const dir = scratchDirectory("agent-ledger-verify-", { beforeAll, afterAll });
 
 async function recordRun(path: string) {
   const store = new SqliteEventStore({ path });

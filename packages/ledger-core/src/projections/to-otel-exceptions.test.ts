@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeSession } from "../store/read-all.js";
@@ -9,7 +9,7 @@ import { exportedSpans } from "../testing/otel/exported-spans.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
 import { ms } from "./span-times.test.data.js";
 
-const scratch = scratchDirectory("otel-exceptions-", afterAll);
+const scratch = scratchDirectory("otel-exceptions-", { beforeAll, afterAll });
 
 describe("toOtelSpans exception events", () => {
   it("gives each failed call and failed run an exception event at its failure, with the error's class and message", async () => {

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LedgerError, StoreUnavailableError } from "../events/errors.js";
 import type { Actor } from "../events/types.js";
 import type { AppendRequest, ReadRunRequest } from "../store/event-store.js";
@@ -8,7 +8,7 @@ import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
 import { SessionRecorder } from "./session-recorder.js";
 
-const dir = scratchDirectory("agent-ledger-queue-", afterAll);
+const dir = scratchDirectory("agent-ledger-queue-", { beforeAll, afterAll });
 
 const actor: Actor = { type: "agent", id: "shop" };
 const address = { sessionId: "s", runId: "r" };

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { LedgerError } from "../events/errors.js";
 import { inspectSession } from "../inspect/inspect-session.js";
 import type { EventStore } from "../store/event-store.js";
@@ -15,7 +15,7 @@ import { SessionRecorder } from "./session-recorder.js";
 // more events and is never resumed, and the call would stay "may or may not have happened" for
 // good. failRun and cancelRun still close the run; calls made in this process are not refused.
 
-const dir = scratchDirectory("agent-ledger-complete-open-", afterAll);
+const dir = scratchDirectory("agent-ledger-complete-open-", { beforeAll, afterAll });
 let files = 0;
 
 const core = new URL("../../dist/index.js", import.meta.url).href;

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LedgerError } from "../events/errors.js";
 import { inspectSession } from "../inspect/inspect-session.js";
 import { verifyRun } from "../inspect/verify-run.js";
@@ -9,7 +9,7 @@ import { scratchDirectory } from "../testing/scratch-directory.js";
 import type { Attempt } from "./attempt.js";
 import { SessionRecorder } from "./session-recorder.js";
 
-const dir = scratchDirectory("agent-ledger-crash-", afterAll);
+const dir = scratchDirectory("agent-ledger-crash-", { beforeAll, afterAll });
 
 const core = new URL("../../dist/index.js", import.meta.url).href;
 const sqlite = new URL("../../dist/stores/sqlite/index.js", import.meta.url).href;

@@ -1,12 +1,12 @@
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inspectSession } from "../inspect/inspect-session.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { expectLedgerError } from "../testing/conformance-helpers.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
 import { SessionRecorder } from "./session-recorder.js";
 
-const dir = scratchDirectory("agent-ledger-decided-meanwhile-", afterAll);
+const dir = scratchDirectory("agent-ledger-decided-meanwhile-", { beforeAll, afterAll });
 const WORKER = { type: "agent", id: "worker" } as const;
 const PERSON = { type: "human", id: "on-call" } as const;
 const SEND = {

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JsonValue } from "../events/json.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeRun } from "../store/read-all.js";
@@ -9,7 +9,7 @@ import { scanSqliteForSecret } from "../testing/secret-scan.js";
 import type { Redaction } from "./redact.js";
 import { SessionRecorder } from "./session-recorder.js";
 
-const dir = scratchDirectory("agent-ledger-redact-", afterAll);
+const dir = scratchDirectory("agent-ledger-redact-", { beforeAll, afterAll });
 
 const secret = "sk-live-4f9a8b7c6d5e";
 

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LedgerError } from "../events/errors.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { Actor } from "../events/types.js";
@@ -14,7 +14,7 @@ import { SessionRecorder } from "./session-recorder.js";
 // `redact` reaches each event's metadata too (the recorder's, the call's, an adapter's): a
 // secret there reached every stored event, the exports and the projections.
 
-const scratch = scratchDirectory("redact-metadata-", afterAll);
+const scratch = scratchDirectory("redact-metadata-", { beforeAll, afterAll });
 const actor: Actor = { type: "agent", id: "a" };
 const address = { sessionId: "s", runId: "r" };
 const EMAIL = "alice@example.com";

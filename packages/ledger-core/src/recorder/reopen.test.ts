@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { LedgerError, StoreUnavailableError } from "../events/errors.js";
 import { verifyRun } from "../inspect/verify-run.js";
 import type { EventStore } from "../store/event-store.js";
@@ -11,7 +11,7 @@ import { actor, address, phases, request } from "./reopen.test.data.js";
 import { RunLog, setRunLogBudget } from "./run-log.js";
 import { SessionRecorder } from "./session-recorder.js";
 
-const dir = scratchDirectory("agent-ledger-reopen-", afterAll);
+const dir = scratchDirectory("agent-ledger-reopen-", { beforeAll, afterAll });
 
 /** What a recorder's store calls read, from now on. */
 function watchReads(store: EventStore) {

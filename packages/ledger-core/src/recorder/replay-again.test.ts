@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { LedgerError } from "../events/errors.js";
 import type { EventStore } from "../store/event-store.js";
 import { MemoryEventStore } from "../store/memory-store.js";
@@ -10,7 +10,7 @@ import type { Attempt } from "./attempt.js";
 import { setRunLogBudget } from "./run-log.js";
 import { SessionRecorder } from "./session-recorder.js";
 
-const dir = scratchDirectory("agent-ledger-replay-again-", afterAll);
+const dir = scratchDirectory("agent-ledger-replay-again-", { beforeAll, afterAll });
 const actor = { type: "agent", id: "server" } as const;
 const address = { sessionId: "replay-again", runId: "run-1" };
 

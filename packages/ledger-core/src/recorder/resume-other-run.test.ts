@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LedgerError } from "../events/errors.js";
 import type { Actor } from "../events/types.js";
 import { readWholeSession } from "../store/read-all.js";
@@ -13,7 +13,7 @@ import { SessionRecorder } from "./session-recorder.js";
 // own, what it wrote there (the error failing the run) escaped the redaction the user gave the
 // recorder, which the adapter could not read: `resumeOtherRun` resumes it as that recorder records.
 
-const scratch = scratchDirectory("resume-other-run-", afterAll);
+const scratch = scratchDirectory("resume-other-run-", { beforeAll, afterAll });
 const agent: Actor = { type: "agent", id: "main" };
 const sub: Actor = { type: "agent", id: "research" };
 const KEY = "sk-live-0123456789";

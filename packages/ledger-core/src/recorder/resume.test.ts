@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LedgerError } from "../events/errors.js";
 import type { Actor } from "../events/types.js";
 import { inspectSession } from "../inspect/inspect-session.js";
@@ -10,7 +10,7 @@ import { scratchDirectory } from "../testing/scratch-directory.js";
 import { actor, address, delegate, shop } from "./resume-loops.test.data.js";
 import { SessionRecorder } from "./session-recorder.js";
 
-const dir = scratchDirectory("agent-ledger-resume-", afterAll);
+const dir = scratchDirectory("agent-ledger-resume-", { beforeAll, afterAll });
 
 async function open(file: string) {
   const store = new SqliteEventStore({ path: join(dir, file) });

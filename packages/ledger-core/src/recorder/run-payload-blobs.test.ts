@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveEvents } from "../compact/resolve.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { Actor, LedgerEvent } from "../events/types.js";
@@ -16,7 +16,7 @@ import { SessionRecorder } from "./session-recorder.js";
 // output, its inputs, its checkpoints (a whole serialized RunState at every interruption) and
 // an adapter's custom events are stored as references and read back as given.
 
-const dir = scratchDirectory("agent-ledger-run-blobs-", afterAll);
+const dir = scratchDirectory("agent-ledger-run-blobs-", { beforeAll, afterAll });
 const actor: Actor = { type: "agent", id: "planner" };
 const address = { sessionId: "s1", runId: "r1" };
 const noBlob = `sha256:${"9".repeat(64)}`;

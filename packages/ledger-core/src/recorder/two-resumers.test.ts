@@ -1,7 +1,7 @@
 import type { ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inspectSession } from "../inspect/inspect-session.js";
 import { verifyRun } from "../inspect/verify-run.js";
 import { readWholeRun } from "../store/read-all.js";
@@ -9,7 +9,7 @@ import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { childLines } from "../testing/crash-child.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
 
-const dir = scratchDirectory("agent-ledger-two-resumers-", afterAll);
+const dir = scratchDirectory("agent-ledger-two-resumers-", { beforeAll, afterAll });
 
 const core = new URL("../../dist/index.js", import.meta.url).href;
 const sqlite = new URL("../../dist/stores/sqlite/index.js", import.meta.url).href;

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveEvents } from "../compact/resolve.js";
 import { hashJson } from "../events/canonical.js";
 import type { JsonObject } from "../events/json.js";
@@ -16,7 +16,7 @@ import { SessionRecorder } from "./session-recorder.js";
 // A user object with a `$ledger` key of its own is data: every payload the recorder writes must
 // read back as given, never as the blob such an object seems to name (compact/marker.ts).
 
-const dir = scratchDirectory("agent-ledger-verbatim-", afterAll);
+const dir = scratchDirectory("agent-ledger-verbatim-", { beforeAll, afterAll });
 const actor: Actor = { type: "agent", id: "planner" };
 const address = { sessionId: "s1", runId: "r1" };
 const noBlob = `sha256:${"9".repeat(64)}`;

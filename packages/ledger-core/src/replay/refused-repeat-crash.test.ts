@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LedgerError } from "../events/errors.js";
 import type { LedgerEvent } from "../events/types.js";
 import type { Attempt } from "../recorder/attempt.js";
@@ -10,7 +10,7 @@ import { childLines } from "../testing/crash-child.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
 import { asked } from "./asked-call.test.data.js";
 
-const dir = scratchDirectory("agent-ledger-refused-repeat-", afterAll);
+const dir = scratchDirectory("agent-ledger-refused-repeat-", { beforeAll, afterAll });
 
 const core = new URL("../../dist/index.js", import.meta.url).href;
 const sqlite = new URL("../../dist/stores/sqlite/index.js", import.meta.url).href;

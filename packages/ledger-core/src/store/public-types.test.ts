@@ -3,13 +3,13 @@ import { writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scratchDirectory } from "../testing/scratch-directory.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const entry = join(here, "..", "..", "dist", "index.js");
 const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
-const folder = scratchDirectory("agent-ledger-types-", afterAll);
+const folder = scratchDirectory("agent-ledger-types-", { beforeAll, afterAll });
 
 describe("the types of @agent-ledger/core's main entry (built)", () => {
   // A browser bundle, an edge worker, a project with no @types/node: the published .d.ts files

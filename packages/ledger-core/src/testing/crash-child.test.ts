@@ -2,12 +2,12 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { compiledBeside, killAtMarker, readReports } from "./crash-child.js";
 import { scratchDirectory } from "./scratch-directory.js";
 
-const dir = scratchDirectory("agent-ledger-crash-child-", afterAll);
+const dir = scratchDirectory("agent-ledger-crash-child-", { beforeAll, afterAll });
 
 const core = new URL("../../dist/index.js", import.meta.url).href;
 const testing = new URL("../../dist/testing/index.js", import.meta.url).href;

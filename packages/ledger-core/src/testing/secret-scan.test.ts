@@ -1,11 +1,11 @@
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionRecorder } from "../recorder/session-recorder.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { scratchDirectory } from "./scratch-directory.js";
 import { base64Forms, scanSqliteForSecret } from "./secret-scan.js";
 
-const dir = scratchDirectory("agent-ledger-secret-scan-", afterAll);
+const dir = scratchDirectory("agent-ledger-secret-scan-", { beforeAll, afterAll });
 const secret = "sk-live-4f9a8b7c6d5e";
 
 describe("scanSqliteForSecret", () => {

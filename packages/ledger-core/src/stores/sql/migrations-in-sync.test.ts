@@ -1,10 +1,10 @@
 import { execFileSync } from "node:child_process";
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { scratchDirectory } from "../../testing/scratch-directory.js";
 
 /**
  * The shipped migrations are what drizzle-kit generates from the schema files: drizzle-kit,
@@ -17,14 +17,16 @@ const require = createRequire(import.meta.url);
 const drizzleKit = join(dirname(require.resolve("drizzle-kit")), "bin.cjs");
 /** The node_modules folder drizzle-orm is installed in. */
 const modules = dirname(dirname(require.resolve("drizzle-orm")));
-const scratch = mkdtempSync(join(tmpdir(), "agent-ledger-migrations-"));
+const scratch = scratchDirectory("agent-ledger-migrations-", { beforeAll, afterAll });
 
-// An edited schema lives beside drizzle-orm's install, so its imports resolve.
-const editedSchemas = mkdtempSync(join(modules, ".agent-ledger-schema-"));
-
+// An edited schema lives beside drizzle-orm's install, so its imports resolve. Made in
+// beforeAll, as `scratch` is: collecting the file's tests (`vitest list`) makes neither.
+let editedSchemas = "";
+beforeAll(() => {
+  editedSchemas = mkdtempSync(join(modules, ".agent-ledger-schema-"));
+});
 afterAll(() => {
-  rmSync(scratch, { recursive: true, force: true });
-  rmSync(editedSchemas, { recursive: true, force: true });
+  if (editedSchemas !== "") rmSync(editedSchemas, { recursive: true, force: true });
 });
 
 /** One more table per dialect, with its own import (import declarations are hoisted). */

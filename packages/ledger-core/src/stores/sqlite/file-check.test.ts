@@ -1,7 +1,7 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scratchDirectory } from "../../testing/scratch-directory.js";
 import { fileCheckProcesses, makeSlowToCheck } from "../../testing/slow-file-check.js";
 import { SqliteEventStore as SourceStore } from "./sqlite-store.js";
@@ -11,7 +11,7 @@ const { SqliteEventStore } = (await import(
   new URL("../../../dist/stores/sqlite/index.js", import.meta.url).href
 )) as typeof import("./index.js");
 
-const folder = scratchDirectory("agent-ledger-file-check-", afterAll);
+const folder = scratchDirectory("agent-ledger-file-check-", { beforeAll, afterAll });
 
 async function ledger(name: string, slowRows = 0): Promise<{ path: string; store: SourceStore }> {
   const path = join(folder, name);

@@ -1,7 +1,7 @@
 import { closeSync, openSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionRecorder } from "../../recorder/session-recorder.js";
 import { scratchDirectory } from "../../testing/scratch-directory.js";
 import { SqliteEventStore } from "./sqlite-store.js";
@@ -9,7 +9,7 @@ import { SqliteEventStore } from "./sqlite-store.js";
 // A malformed file is not an outage: retrying never mends it, and a monitor that retries
 // `store-unavailable` (exit 4 in the CLI) would wait on it for good.
 describe("SQLite on a damaged file", () => {
-  const folder = scratchDirectory("agent-ledger-damaged-", afterAll);
+  const folder = scratchDirectory("agent-ledger-damaged-", { beforeAll, afterAll });
 
   it("is tamper-detected, saying the database is damaged and what to do, not store-unavailable", async () => {
     const path = join(folder, "damaged.db");

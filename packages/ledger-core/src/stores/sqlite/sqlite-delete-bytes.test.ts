@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionRecorder } from "../../recorder/session-recorder.js";
 import { scratchDirectory } from "../../testing/scratch-directory.js";
 import { SqliteEventStore } from "./index.js";
 
-const dir = scratchDirectory("agent-ledger-sqlite-delete-", afterAll);
+const dir = scratchDirectory("agent-ledger-sqlite-delete-", { beforeAll, afterAll });
 const actor = { type: "agent", id: "a" } as const;
 const EMAIL = "erase.me@example.com";
 const SECRET = "sk-live-erase0042";

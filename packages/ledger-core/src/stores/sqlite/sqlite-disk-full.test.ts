@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inspectSession } from "../../inspect/inspect-session.js";
 import { verifyRun } from "../../inspect/verify-run.js";
 import { SessionRecorder } from "../../recorder/session-recorder.js";
@@ -13,7 +13,7 @@ import { SqliteEventStore } from "./sqlite-store.js";
 // process, instead of being told the call already has an outcome (and a person then asked to
 // decide a payment whose result the agent held).
 describe("SQLite on a full disk", () => {
-  const folder = scratchDirectory("agent-ledger-disk-full-", afterAll);
+  const folder = scratchDirectory("agent-ledger-disk-full-", { beforeAll, afterAll });
 
   it("says an outcome refused for a full disk was not written, and records it once there is room", async () => {
     const database = new Database(join(folder, "full.db"));

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { NewEvent } from "../../events/types.js";
 import { verifyRun } from "../../inspect/verify-run.js";
 import { MemoryEventStore } from "../../store/memory-store.js";
@@ -8,7 +8,7 @@ import { scratchDirectory } from "../../testing/scratch-directory.js";
 import { SqliteEventStore } from "./sqlite-store.js";
 import { databaseAtMigration } from "./testing/older-database.js";
 
-const folder = scratchDirectory("ledger-sqlite-heads-", afterAll);
+const folder = scratchDirectory("ledger-sqlite-heads-", { beforeAll, afterAll });
 let count = 0;
 const freshPath = () => join(folder, `heads-${++count}.db`);
 

@@ -1,10 +1,10 @@
 import { join } from "node:path";
-import { afterAll, describe, it } from "vitest";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import { scratchDirectory } from "../../testing/scratch-directory.js";
 import { checkRaceOutcome, runAppendRace } from "../sql/testing/race-check.js";
 import { SqliteEventStore } from "./sqlite-store.js";
 
-const folder = scratchDirectory("ledger-sqlite-race-", afterAll);
+const folder = scratchDirectory("ledger-sqlite-race-", { beforeAll, afterAll });
 
 const writers = 8;
 const perWriter = 25;

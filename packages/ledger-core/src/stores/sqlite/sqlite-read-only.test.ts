@@ -1,7 +1,7 @@
 import { type SpawnSyncReturns, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { runUntilKilled } from "../../testing/killed-child.test.data.js";
 import { scratchDirectory } from "../../testing/scratch-directory.js";
 
@@ -93,8 +93,9 @@ function runReader(path: string): Record<string, unknown> {
 }
 
 describe.skipIf(noSetpriv)("SQLite: a reader who may not write", () => {
-  const root = scratchDirectory("agent-ledger-read-only-", afterAll);
-  chmodSync(root, 0o755);
+  const root = scratchDirectory("agent-ledger-read-only-", { beforeAll, afterAll });
+  // After the hook that makes it, registered above.
+  beforeAll(() => chmodSync(root, 0o755));
 
   it("reads the ledger of a killed agent: the call in flight, and appends refused", async () => {
     const folder = join(root, "killed");

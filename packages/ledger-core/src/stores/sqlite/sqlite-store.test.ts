@@ -1,22 +1,21 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { LedgerError } from "../../events/errors.js";
 import type { NewEvent } from "../../events/types.js";
 import { blobRef, prepareBlob } from "../../store/blob.js";
 import { openStore } from "../../store/open-store.js";
 import { checkInitWithoutCreate } from "../../testing/init-without-create.js";
+import { scratchDirectory } from "../../testing/scratch-directory.js";
 import { checkSharedHandles } from "../../testing/shared-handles.js";
 import { SqliteBackend } from "./sqlite-backend.js";
 import { SqliteEventStore } from "./sqlite-store.js";
 import { databaseAtMigration } from "./testing/older-database.js";
 
-const folder = mkdtempSync(join(tmpdir(), "ledger-sqlite-store-"));
+const folder = scratchDirectory("ledger-sqlite-store-", { beforeAll, afterAll });
 let count = 0;
 const freshPath = () => join(folder, `store-${++count}.db`);
-afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
 describe("SqliteEventStore", () => {
   it("init({ create: false }) makes no file where there is none, and opens a ledger that is there", async () => {

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   checkInitWithoutUpgrade,
   checkNewerLedgerRefused,
@@ -23,7 +23,7 @@ const migrationsModule = new URL(
   "../../../dist/stores/sql/migrations.js",
   import.meta.url,
 ).toString();
-const folder = scratchDirectory("ledger-sqlite-upgrade-", afterAll);
+const folder = scratchDirectory("ledger-sqlite-upgrade-", { beforeAll, afterAll });
 
 let count = 0;
 

@@ -1,14 +1,13 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LedgerError } from "../../events/errors.js";
 import { openStore } from "../../store/open-store.js";
+import { scratchDirectory } from "../../testing/scratch-directory.js";
 import { sqlitePath } from "./sqlite-url.js";
 
-const folder = mkdtempSync(join(tmpdir(), "ledger-sqlite-url-"));
-afterAll(() => rmSync(folder, { recursive: true, force: true }));
+const folder = scratchDirectory("ledger-sqlite-url-", { beforeAll, afterAll });
 
 /** What openStore(url) rejects with (undefined if it opened, which the callers expect not to). */
 async function refusal(url: string): Promise<LedgerError | undefined> {
