@@ -66,7 +66,10 @@ async function begun(state: AdapterState, begin: () => Promise<Attempt>): Promis
   return attempt;
 }
 
-/** `attempt`, or, if its caller aborted it, the retry of it that asks the model again. */
+/**
+ * `attempt`, or, if its caller aborted it or its failure ended the turn, the retry of it that
+ * asks the model again.
+ */
 async function askedAgain(
   recorder: SessionRecorder,
   attempt: Attempt,
@@ -74,8 +77,44 @@ async function askedAgain(
 ): Promise<Attempt> {
   // A call its caller aborted got no answer from the model: asked again, not its abort.
   let asked = attempt;
-  while (abortedByCaller(asked)) asked = await recorder.retry(asked, options);
-  return asked;
+  for (;;) {
+    if (abortedByCaller(asked)) asked = await recorder.retry(asked, options);
+    else if (endedTheTurn(recorder, asked))
+      // Marked, so that the turn sent once more follows the failure to this retry's answer.
+      asked = await recorder.retry(asked, {
+        metadata: { ...options.metadata, aiSdk: { askedAgainAfterFailure: true } },
+      });
+    else return asked;
+  }
+}
+
+/**
+ * Whether `attempt` is answered from the ledger with a failure that ended the turn: the last
+ * call the run recorded (the replay has nothing left to answer after it) on a run still open,
+ * or one an earlier resend asked again (its retry marked `aiSdk.askedAgainAfterFailure`).
+ * The turn sent again (a chat client's resend, a resume) is the caller trying once more, as
+ * the SDK's own retry would: replayed, the failure would end every resend at the same call,
+ * for ever, with no provider call. A failure the SDK retried past has its retry recorded after
+ * it, so it is replayed, as is the failure of a run its caller closed (`failRun`): closed, the
+ * run takes no new call.
+ */
+function endedTheTurn(recorder: SessionRecorder, attempt: Attempt): boolean {
+  if (attempt.replayed?.status !== "failed") return false;
+  const replay = recorder.replay;
+  if (replay === undefined) return false;
+  if (recorder.status === "running" && replay.atFrontier) return true;
+  // An earlier resend asked it again: its retry, after it in the ledger, is the answer. (A scan
+  // of the run's model calls, made only for a failure answered from the ledger.)
+  return replay.modelAttempts.some(
+    (recorded) =>
+      recorded.retryOf === attempt.attemptId && askedAgainAfterFailure(recorded.requested),
+  );
+}
+
+/** Whether `requested` is a retry `askedAgain` made of a failure that ended the turn. */
+function askedAgainAfterFailure(requested: LedgerEvent): boolean {
+  const aiSdk = requested.metadata?.aiSdk;
+  return isJsonObject(aiSdk) && aiSdk.askedAgainAfterFailure === true;
 }
 
 /**

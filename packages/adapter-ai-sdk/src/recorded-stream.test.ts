@@ -34,6 +34,17 @@ const newRecorder = (store: EventStore) =>
 const resume = (store: EventStore) =>
   SessionRecorder.resume({ store, ...FAILING_STREAM_RUN, actor });
 
+/**
+ * A turn the application closed once it ended (`failRun`): a failure that ended a turn still
+ * open is asked again on resume (see `turn-ending-failures.test.ts`), one of a closed run is
+ * replayed as recorded.
+ */
+async function closedTurn<T>(recorder: SessionRecorder, turn: Promise<T>): Promise<T> {
+  const seen = await turn;
+  await recorder.failRun(new Error("the turn ended"));
+  return seen;
+}
+
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /**
@@ -159,7 +170,8 @@ describe("a stream that failed part-way, replayed", () => {
           }),
       ]);
     };
-    const original = await observe(newRecorder(store), throwing().model);
+    const live = newRecorder(store);
+    const original = await closedTurn(live, observe(live, throwing().model));
     expect(original).toMatchObject({
       deltas: ["Hello"],
       thrown: "socket hang up",
@@ -178,7 +190,8 @@ describe("a stream that failed part-way, replayed", () => {
       { type: "text-delta", id: "t", delta: "Hello" },
       { type: "text-end", id: "t" },
     ];
-    const original = await observe(newRecorder(store), streamingModel([cut]).model);
+    const live = newRecorder(store);
+    const original = await closedTurn(live, observe(live, streamingModel([cut]).model));
     expect(original).toEqual({
       deltas: ["Hello"],
       thrown: undefined,
@@ -211,7 +224,7 @@ describe("a stream that failed part-way, replayed", () => {
       { type: "text-delta", id: "t", delta: "Hello" },
       { type: "error", error: new Error("connection reset") },
     ];
-    const original = await observe(recorder, streamingModel([cut]).model);
+    const original = await closedTurn(recorder, observe(recorder, streamingModel([cut]).model));
     expect(original).toMatchObject({ deltas: ["Hello"], errors: ["connection reset"] });
     const failed = payload((await eventsOf(store)).find((event) => event.type === "model.failed"));
     expect(failed.partial.stream).toBeUndefined();
@@ -229,7 +242,7 @@ describe("a stream that failed part-way, replayed", () => {
       const stream = { ...(partial.stream as JsonObject), version: 2 };
       return modelFailed(attempt, error, { ...options, partial: { ...partial, stream } });
     };
-    await observe(recorder, streamingModel([overloadedStep()]).model);
+    await closedTurn(recorder, observe(recorder, streamingModel([overloadedStep()]).model));
     const replayModel = streamingModel([]);
     const errors: unknown[] = [];
     const replayed = streamText({

@@ -227,7 +227,10 @@ describe("resume with replay", () => {
       modelId: "scripted-1",
       doStream: async () => ({ stream: partsStream(parts) }),
     });
-    const original = await streamOnce(new SessionRecorder({ store, actor, ...address }), failing);
+    // The application closed the turn that ended so: replayed, not asked again.
+    const live = new SessionRecorder({ store, actor, ...address });
+    const original = await streamOnce(live, failing);
+    await live.failRun(new Error("the turn ended"));
     expect(original).toEqual({ text: "alpha beta ", errors: ["socket hang up"] });
     const replayModel = scriptedModel([]);
     const resumed = await resume(store);
@@ -262,7 +265,10 @@ describe("resume with replay", () => {
         ]),
       }),
     });
-    const original = await streamOnce(new SessionRecorder({ store, actor, ...address }), failing);
+    // The application closed the turn that ended so: replayed, not asked again.
+    const live = new SessionRecorder({ store, actor, ...address });
+    const original = await streamOnce(live, failing);
+    await live.failRun(new Error("the turn ended"));
     expect(original).toEqual({ text: long, errors: ["socket hang up"] });
     const replayModel = scriptedModel([]);
     const replayed = await streamOnce(await resume(store), replayModel.model);

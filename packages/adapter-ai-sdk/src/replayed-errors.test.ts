@@ -58,10 +58,11 @@ describe("a recorded failure thrown again on replay", () => {
     const first = new SqliteEventStore({ path });
     await first.init();
     const live = rateLimited();
-    const liveError = await rejection(
-      generate(new SessionRecorder({ store: first, actor, ...address }), live.model),
-    );
+    const liveRecorder = new SessionRecorder({ store: first, actor, ...address });
+    const liveError = await rejection(generate(liveRecorder, live.model));
     expect(seenByCaller(liveError)).toMatchObject({ status: 429, code: "rate_limit_exceeded" });
+    // The application closed the run the failure ended: replayed, not asked again.
+    await liveRecorder.failRun(liveError);
     await first.close();
 
     // The next process, on the same file.
