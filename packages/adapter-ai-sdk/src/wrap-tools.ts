@@ -13,7 +13,7 @@ import {
   inToolCallIterable,
   ToolCallContext,
 } from "./tool-call-context.js";
-import { recordFailed, recordResult, replayedOutput } from "./tool-call-outcome.js";
+import { leaveUndecided, recordFailed, recordResult, replayedOutput } from "./tool-call-outcome.js";
 import { startCall } from "./tool-call-start.js";
 import { wrapCallbacks } from "./wrap-tool-callbacks.js";
 import {
@@ -66,7 +66,9 @@ function wrapExecute(
           for await (const value of inToolCallIterable(context, returned)) output = value;
         } else output = await returned;
       } catch (error) {
-        await recordFailed(state, context, attempt, error);
+        // Stopped by its caller, the tool's outcome is unknown: no definite failure.
+        if (executeOptions.abortSignal?.aborted) leaveUndecided(state, attempt, name);
+        else await recordFailed(state, context, attempt, error);
         throw error;
       }
       await recordResult(state, context, attempt, output);
@@ -119,7 +121,9 @@ function wrapStreamingExecute(
           yield last;
         }
       } catch (error) {
-        await recordFailed(state, context, attempt, error);
+        // Stopped by its caller, the tool's outcome is unknown: no definite failure.
+        if (executeOptions.abortSignal?.aborted) leaveUndecided(state, attempt, name);
+        else await recordFailed(state, context, attempt, error);
         throw error;
       }
       await recordResult(state, context, attempt, last);
