@@ -7,7 +7,7 @@ import {
   type SessionRecorder,
 } from "@agent-ledger/core";
 import type { AdapterState } from "./adapter-state.js";
-import { AttemptAbandonedError, failureMetadataOf, rebuildError } from "./replayed-errors.js";
+import { failureMetadataOf, rebuildError } from "./replayed-errors.js";
 
 // One model call's way through the ledger, shared by the language and the embedding
 // middleware: the request before the call, then its completion or its failure.
@@ -195,13 +195,21 @@ export async function recordCompletion(
   }
 }
 
-/** The error a recorded failure stands for (thrown again on replay). */
+/**
+ * The error a recorded failure stands for (thrown again on replay). A model call a person
+ * abandoned (`recorder.abandon`; `agent-ledger resolve` refuses model calls) has no answer the
+ * SDK could go on with: `replay-divergence`, as the OpenAI Agents adapter refuses it, saying
+ * what to do.
+ */
 export function replayedFailure(state: AdapterState, attempt: Attempt): Error {
   const replayed = attempt.replayed;
   state.modelFailed(attempt);
   if (replayed?.status === "failed") return rebuildError(replayed.error, replayed.metadata);
-  return new AttemptAbandonedError(
-    `model call ${attempt.attemptId}`,
-    replayed?.status === "abandoned" ? replayed.reason : "unknown",
+  const reason = replayed?.status === "abandoned" ? replayed.reason : "unknown";
+  const { sessionId, runId } = state.recorder;
+  return new LedgerError(
+    "replay-divergence",
+    `model call ${attempt.attemptId} of run ${runId} was abandoned (${reason}): a model call has no result to give the model in its place, so this run cannot go on past it. A model call a crash left in flight needs no decision: a resume makes it again by itself. Close this run (recorder.failRun or recorder.cancelRun) and answer in a new run; see agent-ledger inspect ${sessionId}.`,
+    { details: { attemptId: attempt.attemptId, runId, reason } },
   );
 }

@@ -5,7 +5,7 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { runBin, runPasted, storeWithPay } from "../session-fixture.test.data.js";
 
 describe("agent-ledger resolve", () => {
-  it("names a model call whose model the ledger does not know as 'model', with no stray space", async () => {
+  it("refuses a model call, naming it 'model' with no stray space: the next resume makes it again, nothing is written", async () => {
     const path = join(scratchDirectory("agent-ledger-resolve-", onTestFinished), "ledger.db");
     const store = await openStore(`sqlite:${path}`);
     const recorder = new SessionRecorder({
@@ -18,19 +18,30 @@ describe("agent-ledger resolve", () => {
     const call = await recorder.beforeModelCall({ request: { input: "hi" } });
     await store.close();
 
-    const result = await runBin([
-      "--store",
-      `sqlite:${path}`,
-      "resolve",
-      "cut",
-      call.attemptId,
-      "--abandon",
-      "provider outage",
+    for (const decision of ["--abandon", "--approve"]) {
+      const result = await runBin([
+        "--store",
+        `sqlite:${path}`,
+        "resolve",
+        "cut",
+        call.attemptId,
+        decision,
+        "provider outage",
+      ]);
+      // Abandoned, every resume of the run stopped at the call: its agent had no answer.
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe("");
+      expect(result.stderr).toContain(
+        `attempt ${call.attemptId} (model) on run run is not decided by a person: nothing to decide; the next resume makes this model call again by itself. Nothing written.`,
+      );
+      expect(result.stderr).toContain(`agent-ledger inspect --store sqlite:${path} -- cut`);
+    }
+    const reopened = await openStore(`sqlite:${path}`);
+    onTestFinished(() => reopened.close());
+    const { unresolved } = await inspectSession(reopened, "cut");
+    expect(unresolved.map((attempt) => [attempt.attemptId, attempt.status])).toEqual([
+      [call.attemptId, "requested"],
     ]);
-    expect(result.code).toBe(0);
-    expect(result.stdout).toBe(
-      `abandoned attempt ${call.attemptId} (model) on run run at seq 2: provider outage\n`,
-    );
   });
 
   it("shows a tool name holding terminal escapes as escapes", async () => {

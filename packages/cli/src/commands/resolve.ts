@@ -14,7 +14,7 @@ import { attemptKey } from "../attempt-key.js";
 import { CliError, EXIT_CODES, notFoundError, usageError } from "../errors.js";
 import { terminalJson, terminalLine } from "../format.js";
 import { writeOut } from "../io.js";
-import { refusalSavedText } from "../made-again-text.js";
+import { madeAgainText, refusalSavedText } from "../made-again-text.js";
 import { inFlightAtPauses, pausedAbove, pausedRuns } from "../paused-runs.js";
 import { settledWithOuterRefusal } from "../settled-with-outer.js";
 import { assertSessionExists } from "../store.js";
@@ -47,6 +47,7 @@ export const resolveHelp = `agent-ledger resolve <session> <attemptId> --abandon
              if the tool is not idempotent. If that run dies too, it is unresolved again.
              --approve does not touch the calls inside it: the call runs again as a whole.
   The reason "reason", as inspect prints it in its commands, is refused: it stands for yours.
+  A model call is refused: it needs no decision, the next resume makes it again by itself.
   A run paused at an approval (inspect says so) is decided in the app that runs the agent.
   A call in flight inside a tool call that ended is refused: settling that call abandons it
   (run --abandon again on it when it was abandoned; the next resume does it too).
@@ -164,6 +165,7 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
     }
     assertNotPaused(inspection.runs, attempt);
     assertNotHeld(inspection, attempt, context);
+    assertNotModelCall(inspection.sessionId, attempt, context);
     if (decision === "approve" && attempt.refusalSaved === true)
       throw usageError(
         `attempt ${attemptId} (${attemptKind(attempt)}) on run ${attempt.runId} cannot be approved for a re-run: ${refusalSavedText}, so no resume makes it again. Abandon it instead: ${hintCommand(context, 'resolve --abandon "reason"', [sessionId, attemptId])}, then replace that saved result with your reason in the agent's state (the resume's refusal says how)`,
@@ -241,6 +243,24 @@ function assertNotPaused(runs: RunView[], attempt: AttemptView): void {
     throw usageError(
       `attempt ${attempt.attemptId} goes on when run ${pause.runId} does, which is ${pause.text}`,
     );
+}
+
+/**
+ * A model call needs no decision (DESIGN §7: model calls count as idempotent): the next resume
+ * makes it again by itself, as inspect says. Abandoned, it would leave the agent no answer to go
+ * on with: every resume of the run would stop at it.
+ */
+function assertNotModelCall(
+  sessionId: string,
+  attempt: AttemptView,
+  context: CommandContext,
+): void {
+  if (attempt.kind !== "model") return;
+  throw new CliError({
+    code: "invalid-argument",
+    message: `attempt ${attempt.attemptId} (${attemptKind(attempt)}) on run ${attempt.runId} is not decided by a person: ${madeAgainText(attempt)}. Nothing written. Resume the run (its agent makes the call again), or close it from the app (failRun, cancelRun); see: ${hintCommand(context, "inspect", [sessionId])}`,
+    exitCode: EXIT_CODES.failure,
+  });
 }
 
 /**
