@@ -128,3 +128,34 @@ describe("wrapTools with a tool's callbacks", () => {
     ]);
   });
 });
+
+describe("wrapTools given tools it wrapped already", () => {
+  it("refuses them with invalid-argument at the tool's path, where each call was recorded twice", async () => {
+    const { store, recorder } = setup();
+    const effects: string[] = [];
+    const search = tool({
+      inputSchema: z.object({ q: z.string() }),
+      execute: async ({ q }) => {
+        effects.push(q);
+        return `found ${q}`;
+      },
+    });
+    const once = wrapTools({ search }, { recorder });
+    for (const again of [recorder, setup().recorder]) {
+      let refusal: unknown;
+      try {
+        wrapTools(once, { recorder: again });
+      } catch (error) {
+        refusal = error;
+      }
+      expect(refusal).toMatchObject({ code: "invalid-argument", path: "$.tools.search" });
+      expect((refusal as Error).message).toContain("recorded twice");
+    }
+    // Wrapped once, the call is recorded once; the same tools wrap again for another recorder.
+    expect(await toolResultsOf({ search }, { recorder })).toEqual(["final:found ledger"]);
+    expect(effects).toEqual(["ledger"]);
+    const requested = (await eventsOf(store)).filter((event) => event.type === "tool.requested");
+    expect(requested).toHaveLength(1);
+    expect(() => wrapTools({ search }, { recorder: setup().recorder })).not.toThrow();
+  });
+});

@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from "@agent-ledger/core";
 import type { Tool, ToolExecutionOptions, ToolSet } from "ai";
 import {
   checkedEffects,
@@ -134,6 +135,23 @@ function wrapStreamingExecute(
   };
 }
 
+/**
+ * The tools `wrapTools` returned: given to it again (a route that wraps the tools it was handed,
+ * wrapped already), each call would be recorded twice, the second on a child run of the first,
+ * and a crash would leave two unresolved attempts for each effect.
+ */
+const wrappedTools = new WeakSet<object>();
+
+/** `invalid-argument` at `$.tools.<name>` for the first of `tools` that `wrapTools` returned. */
+function refuseWrappedAgain(tools: Record<string, Tool>): void {
+  for (const [name, tool] of Object.entries(tools))
+    if (wrappedTools.has(tool))
+      throw new InvalidArgumentError(
+        `$.tools.${name}`,
+        `tool ${name} is one wrapTools returned already: wrapped again, each of its calls would be recorded twice. Pass wrapTools the tools as you defined them, once per tool set (wrap the same tools again for another recorder, not the wrapped ones)`,
+      );
+}
+
 function isAsyncGeneratorFunction(execute: unknown): boolean {
   return Object.prototype.toString.call(execute) === "[object AsyncGeneratorFunction]";
 }
@@ -165,6 +183,7 @@ export function wrapTools<TOOLS extends ToolSet>(tools: TOOLS, options: WrapTool
     ...(effects !== undefined ? { effects } : {}),
     ...(checked.onUnresolved !== undefined ? { onUnresolved: checked.onUnresolved } : {}),
   };
+  refuseWrappedAgain(tools as Record<string, Tool>);
   const state = adapterStateOf(checked.recorder);
   const wrapped: Record<string, Tool> = {};
   for (const [name, tool] of Object.entries(tools) as [string, Tool][]) {
@@ -188,5 +207,9 @@ export function wrapTools<TOOLS extends ToolSet>(tools: TOOLS, options: WrapTool
         : wrapExecute(state, toolOptions, name, execute),
     } as Tool;
   }
+  // A tool passed through as it was (no execute, no callback to wrap) is not marked: wrapping
+  // the same tools for another recorder passes it through again.
+  for (const [name, tool] of Object.entries(wrapped))
+    if (tool !== (tools as Record<string, Tool>)[name]) wrappedTools.add(tool);
   return wrapped as TOOLS;
 }
