@@ -3,7 +3,7 @@ import { inspectSession, LedgerError, readWholeSession } from "@agent-ledger/cor
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { setTracingDisabled } from "@openai/agents";
-import { afterAll, describe, expect, onTestFinished, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { pastedCommand } from "./testing/agent-ledger-cli.js";
 import { deletingAgent } from "./testing/approval-agents.js";
@@ -18,10 +18,10 @@ setTracingDisabled(true);
 // SIGKILLed inside the charge, after it charged (testing/crash-scenarios.test.data.ts); the test
 // is the new process, which calls runWithLedger again as a restarted worker does: without the
 // crashed run's runId.
-const ledgers = new CrashedLedgers("oa-open-run-in-session-", afterAll);
+const ledgers = new CrashedLedgers("oa-open-run-in-session-", { beforeAll, afterAll });
 ledgers.prepare("shop: dies inside charge");
 
-const scratch = scratchDirectory("oa-open-run-paused-", afterAll);
+const scratch = scratchDirectory("oa-open-run-paused-", { beforeAll, afterAll });
 
 /** runWithLedger's options without a runId: a run with a generated one, in session "s". */
 function newRunOptions(store: SqliteEventStore, made: ReturnType<typeof fixture>) {
