@@ -124,7 +124,7 @@ describe("a tool call its caller aborted", () => {
       const refusal = await live.recorder.completeRun({ text: "" }).catch((error) => error);
       expect(LedgerError.isInstance(refusal, "unresolved-attempt")).toBe(true);
       expect(refusal.message).toContain(
-        `agent-ledger resolve --abandon "what you found" --store <your store> -- shop ${refusal.attemptId}`,
+        `agent-ledger resolve --abandon "what you found" -- shop ${refusal.attemptId}\` (with --store <your store's URL>`,
       );
       expect(live.recorder.status).toBe("running");
 

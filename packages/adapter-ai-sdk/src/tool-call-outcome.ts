@@ -1,6 +1,7 @@
 import {
   type Attempt,
   LedgerError,
+  ledgerCommand,
   type ToolCallEnd,
   UnresolvedAttemptError,
 } from "@agent-ledger/core";
@@ -95,7 +96,7 @@ export function leaveUndecided(state: AdapterState, attempt: Attempt, name: stri
   recorder.guardClose(async (type) => {
     if (type !== "run.completed") return;
     throw new UnresolvedAttemptError(
-      `run ${recorder.runId} cannot be completed while ${label} has no outcome: its caller's abortSignal stopped it while it ran, so it may or may not have happened. Nothing was written: the run stays open. Check its effect, then decide it (agent-ledger resolve --abandon "what you found" --store <your store> -- ${recorder.sessionId} ${attempt.attemptId}; --approve "what you found" instead runs it again) and resume the run; or close the run with failRun or cancelRun.`,
+      `run ${recorder.runId} cannot be completed while ${label} has no outcome: its caller's abortSignal stopped it while it ran, so it may or may not have happened. Nothing was written: the run stays open. Check its effect, then decide it (${ledgerCommand(recorder.store, 'resolve --abandon "what you found"', [recorder.sessionId, attempt.attemptId])}; --approve "what you found" instead runs it again) and resume the run; or close the run with failRun or cancelRun.`,
       { attemptId: attempt.attemptId, runId: recorder.runId },
       attempt,
     );
