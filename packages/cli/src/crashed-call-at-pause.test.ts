@@ -6,6 +6,7 @@ import { withNextSteps } from "./next-steps.js";
 import { pausedRuns } from "./paused-runs.js";
 import { renderInspection } from "./render-inspection.js";
 import {
+  pausedAtAgentCallInFlight,
   pausedAtCallInFlight,
   pausedInsideAgentCall,
   runBin,
@@ -51,6 +52,20 @@ describe("a call in flight at the crash that a paused run asks about as an appro
       ],
       paused: [{ runId: "main", text: pause, inFlight: true }],
     });
+  });
+
+  it("the runs made inside the call in flight read RUNNING, not PAUSED: they crashed with it", async () => {
+    // They read PAUSED, as the runs of an ordinary pause do, while their calls in flight were
+    // listed unresolved with a resolve command: a run waiting on an app's decision that was not.
+    const store = new MemoryEventStore();
+    await pausedAtAgentCallInFlight(store, "crashed-agent");
+    const text = renderInspection(await inspectSession(store, "crashed-agent"));
+    const line = (runId: string) => text.split("\n").find((each) => each.includes(`(${runId})`));
+    expect(line("main")).toMatch(/ PAUSED /);
+    expect(line("payer")).toMatch(/ RUNNING /);
+    expect(text.split("\n").find((each) => each.includes("tool charge [c_charge]"))).toContain(
+      "!! UNRESOLVED",
+    );
   });
 
   it("beside an ordinary approval, the pause says which call resolve may decide", async () => {

@@ -97,6 +97,20 @@ export function pausedAbove(runs: readonly RunView[]): Map<string, string> {
 }
 
 /**
+ * The paused run each run waits with as inspect and the viewer show it: pausedAbove, less the
+ * runs a crash left under a pause (inFlightAtPauses' `crashRuns`): made inside a call in flight
+ * at the crash, they wait on no decision of an app but crashed with that call, and read as
+ * recorded (RUNNING), their calls in flight unresolved. A paused run itself stays paused: its
+ * checkpoint is what asks.
+ */
+export function waitingWithPause(runs: readonly RunView[]): Map<string, string> {
+  const above = pausedAbove(runs);
+  for (const runId of inFlightAtPauses(runs).crashRuns)
+    if (above.get(runId) !== runId) above.delete(runId);
+  return above;
+}
+
+/**
  * The calls a crash left in flight that a paused run asks about as approvals
  * (`AwaitedCallView.inFlightAttemptId`), by attemptKey (run and attempt), each with the paused
  * run; and the runs (`crashRuns`) whose calls the pause does not keep open: those made inside

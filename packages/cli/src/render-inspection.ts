@@ -16,7 +16,7 @@ import {
   resolveHint,
 } from "./made-again-text.js";
 import { type NextStep, nextSteps } from "./next-steps.js";
-import { pausedAbove, pausedHeading, pausedRuns } from "./paused-runs.js";
+import { pausedHeading, pausedRuns, waitingWithPause } from "./paused-runs.js";
 import { settledWithOuterText } from "./settled-with-outer.js";
 import { nothingRecordedText, unrecordedInsideText } from "./unrecorded-agent-calls.js";
 
@@ -125,7 +125,7 @@ function durationText(attempt: AttemptView): string {
   return attempt.status === "abandoned" ? `${duration} after it was requested` : duration;
 }
 
-// `pausedRunOf`: pausedAbove, the paused run each run waits with.
+// `pausedRunOf`: waitingWithPause, the paused run each run waits with.
 function runLine(run: RunView, pausedRunOf: ReadonlyMap<string, string>): string {
   const actor = run.actor ? `${run.actor.id}` : "run";
   // A running run paused until a person decides is not doing anything, nor is a run under it
@@ -241,7 +241,7 @@ export function* inspectionLines(
   const runCount = runsInTreeOrder(inspection.runs).length;
   const paused = pausedRuns(inspection.runs);
   const pausedText = new Map(paused.map((run) => [run.runId, run.text]));
-  const pausedRunOf = pausedAbove(inspection.runs);
+  const pausedRunOf = waitingWithPause(inspection.runs);
   yield `session ${inspection.sessionId}  ${inspection.eventCount} events  ${runCount} run${runCount === 1 ? "" : "s"}  ${open.length} unresolved${paused.length > 0 ? `  ${paused.length} paused at an approval` : ""}${inspection.usage ? `  ${tokensText(inspection.usage)}` : ""}`;
 
   // Last first: what is printed next is at the top of the stack.

@@ -304,6 +304,43 @@ export async function pausedAtCallInFlight(
 }
 
 /**
+ * As pausedAtCallInFlight, but the call in flight at the crash is an agent used as a tool
+ * (`pay_agent`, in session `sessionId`), whose child run "payer" was charging when the process
+ * died.
+ */
+export async function pausedAtAgentCallInFlight(store: EventStore, sessionId: string) {
+  const main = new SessionRecorder({
+    store,
+    sessionId,
+    runId: "main",
+    actor: { type: "agent", id: "shop" },
+  });
+  await main.startRun();
+  const pay = await main.beforeToolCall({ toolCallId: "c_pay", name: "pay_agent", args: {} });
+  const payer = main.child({
+    runId: "payer",
+    actor: { type: "agent", id: "payer" },
+    causedByEventId: pay.requestedEventId,
+  });
+  await payer.startRun();
+  const charge = await payer.beforeToolCall({
+    toolCallId: "c_charge",
+    name: "charge",
+    args: { amount: 5 },
+    effect: { kind: "write", idempotent: false },
+  });
+  await main.checkpoint({
+    state: "opaque to the ledger",
+    awaitingDecision: {
+      calls: [
+        { name: "pay_agent", toolCallId: "c_pay", args: {}, inFlightAttemptId: pay.attemptId },
+      ],
+    },
+  });
+  return { pay, charge };
+}
+
+/**
  * The ledger at `url` (a new SQLite file when none is given), with a `pay` call in flight in
  * session "pay", the store closed again: what inspect and resolve are run on.
  */

@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { haveChromium, viewerInChromium } from "./chromium.test.data.js";
 import { renderInspection } from "./render-inspection.js";
 import {
+  pausedAtAgentCallInFlight,
   pausedAtCallInFlight,
   pausedInsideAgentCall,
   recordNestedInFlight,
@@ -106,6 +107,27 @@ describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
       "in flight when the process died: it may have had its effect, check it before approving",
     );
     expect(await page.locator(".session-head").textContent()).toContain("1 unresolved");
+    await page.close();
+  });
+
+  it("shows the runs made inside a call in flight at the crash running, as inspect does, not paused", async () => {
+    // They were badged "paused" and counted so, their calls in flight listed as unresolved.
+    await pausedAtAgentCallInFlight(store, "crashed-agent");
+    const page = await open("crashed-agent");
+    const badge = (agent: string) =>
+      page
+        .locator('[data-testid="run-row"]', { has: page.locator("strong", { hasText: agent }) })
+        .locator(".badge")
+        .textContent();
+    expect(await badge("shop")).toBe("paused");
+    expect(await badge("payer")).toBe("running");
+    const row = page.locator('[data-testid="attempt-row"]', { hasText: "tool charge" });
+    expect(await row.getAttribute("class")).toContain("unresolved");
+    expect(await page.locator(".session-head").textContent()).toContain(
+      "2 runs (0 completed, 1 running, 1 paused, 0 failed, 0 cancelled)",
+    );
+    const printed = renderInspection(await inspectSession(store, "crashed-agent"));
+    expect(printed).toMatch(/payer \(payer\) {2}RUNNING /);
     await page.close();
   });
 

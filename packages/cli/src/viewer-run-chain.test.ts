@@ -145,6 +145,7 @@ describe.skipIf(!haveChromium)("the page on a chain of child runs", () => {
         durationMs: number;
         causedByEventId?: string;
         awaitingDecision?: object;
+        pausedWith?: string;
         steps: { stepId: string; attempts: object[] }[];
         children: Run[];
       };
@@ -206,8 +207,9 @@ describe.skipIf(!haveChromium)("the page on a chain of child runs", () => {
 
       // A tree: child runs under the calls that made them (b under a retried call), one made
       // by no call (d, after the calls), b paused with e under it, c not intact.
-      const b = run("b", [], [run("e", [["e-e0"]])]);
+      const b = run("b", [], [{ ...run("e", [["e-e0"]]), pausedWith: "b" }]);
       b.awaitingDecision = {};
+      b.pausedWith = "b";
       const c = { ...run("c", []), causedByEventId: "e-a1" };
       const small = [
         run(
@@ -224,6 +226,9 @@ describe.skipIf(!haveChromium)("the page on a chain of child runs", () => {
       for (let level = depth - 2; level >= 0; level--)
         chain = run(`r${level}`, [[`e${level}`]], [{ ...chain, causedByEventId: `e${level}` }]);
       chain.awaitingDecision = {};
+      // The server says which runs wait with the paused one (waitingWithPause): all of them.
+      for (let each: Run | undefined = chain; each !== undefined; each = each.children[0])
+        each.pausedWith = "r0";
       const order = tree.flattenRuns([chain]);
       const paused = tree.pausedAbove([chain]);
       const rows = shown(tree.treeRows({ runs: [chain] }, view(paused, "r0")));

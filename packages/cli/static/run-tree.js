@@ -26,17 +26,14 @@ export function flattenRuns(runs) {
   return order;
 }
 
-// The paused run each run waits with: a run paused awaiting a decision, and every run under it
-// (their agents are the ones waiting), by runId (paused-runs.ts's pausedAbove).
+// The paused run each run waits with, by runId: the server's `pausedWith` of each run
+// (paused-runs.ts's waitingWithPause), the one rule `inspect` follows too: a run paused awaiting
+// a decision and the runs under it, but for those a crash left under a call in flight that the
+// pause asks about.
 export function pausedAbove(runs) {
   const above = new Map();
-  // In tree order a run's parent is the last run met a level up: the paused run of each level.
-  const pausedAt = [];
-  for (const { run, depth } of flattenRuns(runs)) {
-    const own = run.awaitingDecision ? run.runId : depth > 0 ? pausedAt[depth - 1] : undefined;
-    pausedAt[depth] = own;
-    if (own !== undefined) above.set(run.runId, own);
-  }
+  for (const { run } of flattenRuns(runs))
+    if (run.pausedWith !== undefined) above.set(run.runId, run.pausedWith);
   return above;
 }
 

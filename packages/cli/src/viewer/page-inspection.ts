@@ -10,7 +10,7 @@ import {
 } from "@agent-ledger/core";
 import { approvalLine, approvalText, madeAgainText, resolveHint } from "../made-again-text.js";
 import { inspectForDecision, type NextStep, withNextSteps } from "../next-steps.js";
-import type { PausedRun } from "../paused-runs.js";
+import { type PausedRun, waitingWithPause } from "../paused-runs.js";
 import { notIntactParts, notIntactText } from "../render-inspection.js";
 import { withReadSession } from "../store.js";
 import { nothingRecordedText, unrecordedInsideText } from "../unrecorded-agent-calls.js";
@@ -93,9 +93,12 @@ export type PageUnresolved = AttemptView & {
 /**
  * `unrecorded`: what `inspect` warns first under the child run of an agent call when the run
  * does not say it records every call (unrecorded-agent-calls.ts's unrecordedInsideText).
+ * `pausedWith`: the paused run it waits with (paused-runs.ts's waitingWithPause), the paused
+ * run itself included: the page shows it paused, as `inspect` does.
  */
 export type TreeRun = Omit<RunView, "steps" | "children"> & {
   unrecorded?: string;
+  pausedWith?: string;
   steps: { stepId: string; kind: "model" | "tool"; attempts: TreeAttempt[] }[];
   children: TreeRun[];
 };
@@ -186,6 +189,7 @@ export async function inspectForPage(
   // Each attempt by its request event: the call of its parent run that caused a child run, met
   // before the child in tree order.
   const requests = new Map<string, AttemptView>();
+  const pausedWith = waitingWithPause(inspection.runs);
   for (const { run, parent } of runsInTreeOrder(inspection.runs)) {
     named(run.causedByEventId);
     const gap = pageNotIntactOf(run, inspection.sessionId, options);
@@ -199,10 +203,12 @@ export async function inspectForPage(
       for (const attempt of step.attempts) requests.set(attempt.requestEventId, attempt);
     // `seqGap` stays in `rest`: the tree marks the run.
     const { steps, children, result, ...rest } = run;
+    const paused = pausedWith.get(run.runId);
     const row: TreeRun = {
       ...rest,
       ...(result !== undefined && run.status !== "completed" ? { result } : {}),
       ...(unrecorded === undefined ? {} : { unrecorded }),
+      ...(paused === undefined ? {} : { pausedWith: paused }),
       steps: steps.map((step) => {
         const stepHasChild = step.attempts.some((attempt) =>
           childCauses.has(attempt.requestEventId),
