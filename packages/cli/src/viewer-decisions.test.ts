@@ -131,6 +131,26 @@ describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
     await page.close();
   });
 
+  it("says of a retry which attempt it retries, as inspect does", async () => {
+    // A ↻ row said only that it was a later attempt of its call, not of which one.
+    const main = await mainRun("retried");
+    const first = await main.beforeModelCall({ request: { model: "m", input: "hi" } });
+    await main.modelFailed(first, new Error("429"));
+    const second = await main.retry(first);
+    await main.modelCompleted(second, { text: "hello" });
+    const page = await open("retried");
+    const rows = page.locator('[data-testid="attempt-row"]');
+    expect(await rows.count()).toBe(2);
+    expect(await rows.nth(0).textContent()).not.toContain("retry of");
+    expect(await rows.nth(1).locator(".indent").textContent()).toContain("↻");
+    expect(await rows.nth(1).locator('[data-testid="retry-of"]').textContent()).toBe(
+      ` (retry of ${first.attemptId})`,
+    );
+    const printed = renderInspection(await inspectSession(store, "retried"));
+    expect(printed).toContain(`(retry of ${first.attemptId})`);
+    await page.close();
+  });
+
   it("once a call is made in its tree, is running again, and what is in flight is unresolved", async () => {
     const { inner } = await pausedInsideAgentCall(store, "decided");
     const page = await open("decided");

@@ -290,6 +290,15 @@ function attemptRow(attempt, index, depth, view, bar) {
       text: unresolved ? "UNRESOLVED" : waiting ? "waiting on a decision" : status,
     }),
     el("span", { className: "muted", text: ` ${durationText(attempt)}` }),
+    // Which attempt it retries, as inspect's tree says it: a ↻ row alone says only that it is
+    // a later attempt of its call.
+    attempt.retryOf
+      ? el(
+          "span",
+          { className: "muted", testId: "retry-of" },
+          sentence` (retry of ${attempt.retryOf})`,
+        )
+      : null,
     // Approved for a re-run, it is unresolved until the next resume makes it again: who, when
     // and why, as inspect's tree says it (the server's `approval`, made-again-text.ts).
     unresolved && typeof attempt.approval === "string"
