@@ -98,6 +98,41 @@ describe("a call in flight at the crash that a paused run asks about as an appro
     expect(inspection.paused).toBeUndefined();
   });
 
+  it("once resolve decided its only call, the run is said to be open with nothing in flight, with what to do", async () => {
+    // It read RUNNING with no next step: a run whose process died read as one at work.
+    const { url, recorded } = await sqliteLedger((store) => pausedAtCallInFlight(store));
+    const resolved = await runBin([
+      "--store",
+      url,
+      "resolve",
+      "--abandon",
+      "paid: the bank shows it",
+      "--",
+      "crashed",
+      recorded.pay.attemptId,
+    ]);
+    expect(resolved.code).toBe(0);
+    const next =
+      "if no process runs it any more, resume it in the app that runs the agent (the resume goes on from what the ledger holds); if no agent will, it can stay open: no call in it waits on a decision";
+    const text = await runBin(["--store", url, "inspect", "crashed"]);
+    expect(text.stdout).toMatch(/\(main\) {2}RUNNING /);
+    expect(text.stdout).toContain(
+      `\n○ 1 run open with nothing in flight: inspect cannot tell a run whose process is still at work from one whose process died (after a decision with agent-ledger resolve, say):\n   run main: ${next}\n`,
+    );
+    const json = await runBin(["--store", url, "inspect", "crashed", "--json"]);
+    expect(JSON.parse(json.stdout).openRuns).toEqual([{ runId: "main", text: next }]);
+  });
+
+  it("a run at work with nothing in flight is said to be open only when nothing else says what to do", async () => {
+    const store = new MemoryEventStore();
+    const { main } = await pausedAtCallInFlight(store, "asked");
+    // Paused, and then with a call in flight: each has its own next step.
+    expect(renderInspection(await inspectSession(store, "asked"))).not.toContain("○");
+    await main.checkpoint({ state: "no pause" });
+    expect(renderInspection(await inspectSession(store, "asked"))).not.toContain("○");
+    expect(withNextSteps(await inspectSession(store, "asked"))).not.toHaveProperty("openRuns");
+  });
+
   it("an agent call an ordinary pause keeps open is still refused: the app decides that pause", async () => {
     const { url, recorded } = await sqliteLedger((store) => pausedInsideAgentCall(store));
     const { outer } = recorded;

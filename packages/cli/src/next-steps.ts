@@ -11,6 +11,7 @@ import {
 } from "@agent-ledger/core";
 import { attemptKey } from "./attempt-key.js";
 import { shellQuote } from "./format.js";
+import { type OpenRun, openRuns } from "./open-runs.js";
 import { inFlightAtPauses, pausedAbove, withPausedRuns } from "./paused-runs.js";
 import { type SettledWithOuterStep, settledWithOuterStep } from "./settled-with-outer.js";
 import { storeOption } from "./store-url.js";
@@ -148,14 +149,20 @@ export function inspectForDecision(
 }
 
 /**
- * The inspection with the next step of each unresolved attempt, and the runs paused awaiting a
- * decision (`paused`, when there are): `inspect --json`, the viewer.
+ * The inspection with the next step of each unresolved attempt, the runs paused awaiting a
+ * decision (`paused`, when there are) and the runs open with nothing in flight (`openRuns`, when
+ * there are): `inspect --json`, the viewer.
  */
 export function withNextSteps(
   inspection: SessionInspection,
   options: { storeUrl?: string } = {},
-): SessionInspection & { nextSteps: NextStep[] } {
-  return withPausedRuns({ ...inspection, nextSteps: nextSteps(inspection, options) });
+): SessionInspection & { nextSteps: NextStep[]; openRuns?: OpenRun[] } {
+  const open = openRuns(inspection);
+  return withPausedRuns({
+    ...inspection,
+    nextSteps: nextSteps(inspection, options),
+    ...(open.length > 0 ? { openRuns: open } : {}),
+  });
 }
 
 /**

@@ -16,6 +16,7 @@ import {
   resolveHint,
 } from "./made-again-text.js";
 import { type NextStep, nextSteps } from "./next-steps.js";
+import { openRuns, openRunsHeading } from "./open-runs.js";
 import { pausedHeading, pausedRuns, waitingWithPause } from "./paused-runs.js";
 import { settledWithOuterText } from "./settled-with-outer.js";
 import { nothingRecordedText, unrecordedInsideText } from "./unrecorded-agent-calls.js";
@@ -350,6 +351,14 @@ export function* inspectionLines(
         yield `       ${nextStepText({ action: "awaiting-decision", runId }, attempt)}`;
       }
     }
+  }
+
+  // Open with nothing in flight: said so, or a run whose process died reads as one at work.
+  const stillOpen = openRuns(inspection);
+  if (stillOpen.length > 0) {
+    yield "";
+    yield `${openRunsHeading(stillOpen)}:`;
+    for (const run of stillOpen) yield `   run ${run.runId}: ${run.text}`;
   }
 
   if (open.length > 0) {

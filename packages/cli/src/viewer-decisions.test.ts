@@ -151,6 +151,30 @@ describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
     await page.close();
   });
 
+  it("says of a run open with nothing in flight what inspect says: it cannot tell a live run from a dead one, and what to do", async () => {
+    // Once its only call was decided, the run read "running" with no next step.
+    const { pay } = await pausedAtCallInFlight(store, "decided-open");
+    const person = await SessionRecorder.resume({
+      store,
+      sessionId: "decided-open",
+      runId: "main",
+      actor: { type: "human", id: "oncall" },
+    });
+    await person.abandon(pay, "paid: the bank shows it");
+    const page = await open("decided-open");
+    const box = page.locator('[data-testid="open-runs"]');
+    await box.waitFor();
+    const printed = renderInspection(await inspectSession(store, "decided-open")).split("\n");
+    const heading = printed.find((line) => line.startsWith("○ "));
+    expect(heading).toContain("inspect cannot tell a run whose process is still at work");
+    expect(await box.locator("h2").textContent()).toBe(heading?.replace(/:$/, ""));
+    const said = printed.find((line) => line.startsWith("   run main: "))?.slice(13);
+    expect(await box.locator('[data-testid="open-run"]').textContent()).toBe(`Run main: ${said}.`);
+    expect(await page.locator('[data-testid="unresolved"]').isHidden()).toBe(true);
+    expect(await page.locator('[data-testid="paused"]').isHidden()).toBe(true);
+    await page.close();
+  });
+
   it("once a call is made in its tree, is running again, and what is in flight is unresolved", async () => {
     const { inner } = await pausedInsideAgentCall(store, "decided");
     const page = await open("decided");

@@ -181,6 +181,20 @@ export function renderPaused(section, pauses, waiting) {
   section.replaceChildren(el("h2", { text: pausedHeading(pauses) }), el("ul", {}, ...items));
 }
 
+/**
+ * The runs open with nothing in flight (the server's `openRuns`, open-runs.ts) in `section`,
+ * under `heading` (its `openRunsHeading`): the page cannot tell a run at work from one whose
+ * process died, and each says what to do, in inspect's words.
+ */
+export function renderOpenRuns(section, openRuns, heading) {
+  section.hidden = openRuns.length === 0;
+  if (openRuns.length === 0) return section.replaceChildren();
+  const items = openRuns.map((run) =>
+    el("li", {}, el("p", { testId: "open-run" }, sentence`Run ${run.runId}: `, `${run.text}.`)),
+  );
+  section.replaceChildren(el("h2", { text: heading }), el("ul", {}, ...items));
+}
+
 const PASSWORD_LEFT_OUT =
   "The store URL's password is left out, shown as ***: put it back, or set AGENT_LEDGER_STORE to the URL and drop --store.";
 

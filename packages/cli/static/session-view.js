@@ -4,7 +4,12 @@
 // events show at once, more on request; a live session's new events join the list while it
 // holds the last one, and the inspection is made again only when the session grew, no more
 // often than it takes to make.
-import { renderNotIntact, renderPaused, renderUnresolved } from "./decision-boxes.js";
+import {
+  renderNotIntact,
+  renderOpenRuns,
+  renderPaused,
+  renderUnresolved,
+} from "./decision-boxes.js";
 import { api, el, sentence, value } from "./dom.js";
 import { showEvent } from "./event-detail.js";
 import { briefOf, causeWords, EventList } from "./event-list.js";
@@ -52,6 +57,8 @@ export class SessionView {
     this.notIntact.hidden = true;
     this.paused = el("section", { className: "paused-box", testId: "paused" });
     this.unresolved = el("section", { className: "unresolved-box", testId: "unresolved" });
+    this.openRuns = el("section", { className: "open-runs-box", testId: "open-runs" });
+    this.openRuns.hidden = true;
     this.tree = el(
       "section",
       { className: "tree", testId: "runs" },
@@ -66,6 +73,7 @@ export class SessionView {
       this.notIntact,
       this.paused,
       this.unresolved,
+      this.openRuns,
       el("h2", { text: "Runs, steps and causes" }),
       this.tree,
       el(
@@ -277,6 +285,7 @@ export class SessionView {
           ...missing.flatMap((ref, index) => [index > 0 ? ", " : "", value(ref)]),
         ),
       );
+    renderOpenRuns(this.openRuns, inspection.openRuns || [], inspection.openRunsHeading);
     renderUnresolved(this.unresolved, unresolved, (eventId) => this.select(eventId), {
       all: this.shown.unresolved,
       showAll: () => {

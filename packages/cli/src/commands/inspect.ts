@@ -26,9 +26,12 @@ export const inspectHelp = `agent-ledger inspect <session> [--json]
   An agent's call that is a decision itself comes before the calls made inside it: the resume
   asks about it first. A call in flight inside a tool call that ended is settled with it
   (abandoned by the next resume, or by resolve --abandon run again on an abandoned call).
+  A run open with nothing in flight in its tree is listed, marked "○", with what to do: inspect
+  cannot tell a run whose process is at work from one whose process died.
   --json: the inspection, \`nextSteps\` (one per unresolved attempt, in its order): what to do
   about it, with the \`resolve\` command the text output prints, \`paused\` (when a run
-  is): each paused run with what the text output says of it, and \`notIntact\` (when a run
+  is): each paused run with what the text output says of it, \`openRuns\` (when a run is
+  open with nothing in flight): each with what the text says, and \`notIntact\` (when a run
   is): each run with a gap (\`seqGap\`) and the warning, also printed on stderr.
   The command names the store given with --store (a password in it shown as ***); a store
   from $AGENT_LEDGER_STORE is left to the environment.

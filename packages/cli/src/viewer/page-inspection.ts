@@ -10,6 +10,7 @@ import {
 } from "@agent-ledger/core";
 import { approvalLine, approvalText, madeAgainText, resolveHint } from "../made-again-text.js";
 import { inspectForDecision, type NextStep, withNextSteps } from "../next-steps.js";
+import { type OpenRun, openRunsHeading } from "../open-runs.js";
 import { type PausedRun, waitingWithPause } from "../paused-runs.js";
 import { notIntactParts, notIntactText } from "../render-inspection.js";
 import { withReadSession } from "../store.js";
@@ -115,6 +116,9 @@ export type PageInspection = Omit<SessionInspection, "runs" | "unresolved"> & {
   unresolved: PageUnresolved[];
   nextSteps: NextStep[];
   paused?: PausedRun[];
+  /** The runs open with nothing in flight (open-runs.ts), when there are, and their heading. */
+  openRuns?: OpenRun[];
+  openRunsHeading?: string;
   /** The commit cursor of its last event: `/api/session?after=` says whether any came since. */
   lastCursor: number;
   /** `recordedAt` of the first and last events: the timeline. */
@@ -253,6 +257,9 @@ export async function inspectForPage(
   );
   return {
     ...inspection,
+    ...(inspection.openRuns === undefined
+      ? {}
+      : { openRunsHeading: openRunsHeading(inspection.openRuns) }),
     runs,
     unresolved,
     ...(notIntact.length > 0 ? { notIntact } : {}),
