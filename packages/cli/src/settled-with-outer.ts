@@ -67,16 +67,32 @@ export function settledWithOuterStep(
   };
 }
 
-/** What settles the call, after "its tool call ... which ended": the command, or the resume. */
-function whatSettles(step: SettledWithOuterStep): string {
+/**
+ * The step as `inspect` says it, in parts: the words `before` the command that settles it now
+ * (when one does), and `after` it; the viewer shows the command as a block to copy between them.
+ */
+export function settledWithOuterParts(step: SettledWithOuterStep): {
+  before: string;
+  command?: string;
+  after: string;
+} {
+  const said = `nothing to decide: settled with its ${toolCallLabel(step)}, which ${endedText(step.ended)}: `;
   return step.command === undefined
-    ? "the next resume settles it (abandons it: its answer was never recorded)"
-    : `run ${step.command} again to settle it now, or the next resume does`;
+    ? {
+        before: `${said}the next resume settles it (abandons it: its answer was never recorded)`,
+        after: "",
+      }
+    : {
+        before: `${said}run `,
+        command: step.command,
+        after: " again to settle it now, or the next resume does",
+      };
 }
 
 /** The step as `agent-ledger inspect` prints it under the call. */
 export function settledWithOuterText(step: SettledWithOuterStep): string {
-  return `next: nothing to decide: settled with its ${toolCallLabel(step)}, which ${endedText(step.ended)}: ${whatSettles(step)}`;
+  const { before, command, after } = settledWithOuterParts(step);
+  return `next: ${before}${command ?? ""}${after}`;
 }
 
 /**

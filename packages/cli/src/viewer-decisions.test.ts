@@ -408,4 +408,41 @@ describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
     );
     await page.close();
   });
+
+  it("the command that settles a call in flight inside an abandoned tool call is a block to copy, in inspect's words", async () => {
+    // It sat inline in the sentence, a double-click selecting one word of it.
+    const main = new SessionRecorder({
+      store,
+      sessionId: "abandoned-outer",
+      runId: "main",
+      actor: { type: "agent", id: "assistant" },
+    });
+    await main.startRun();
+    const check = await main.beforeToolCall({ toolCallId: "call_0", name: "check", args: {} });
+    const inside = main.child({
+      runId: "inside",
+      actor: { type: "agent", id: "assistant" },
+      causedByEventId: check.requestedEventId,
+    });
+    await inside.startRun();
+    await inside.beforeToolCall({
+      toolCallId: "c0",
+      name: "charge",
+      args: { cents: 700 },
+      effect: { kind: "write", idempotent: false },
+    });
+    await main.abandon(check, "charged by phone");
+    const page = await open("abandoned-outer");
+    const item = page.locator('[data-testid="unresolved"] li');
+    const command = `agent-ledger resolve --abandon 'charged by phone' --run=main -- abandoned-outer ${check.attemptId}`;
+    expect(await item.locator(".command code").textContent()).toBe(command);
+    expect(await item.locator('[data-testid="copy-command"]').count()).toBe(1);
+    const printed = renderInspection(await inspectSession(store, "abandoned-outer"));
+    const said = `nothing to decide: settled with its tool call check (call_0), which was abandoned: run ${command} again to settle it now, or the next resume does`;
+    expect(printed).toContain(`next: ${said}\n`);
+    // Read without the copy button's word.
+    const shown = (await item.textContent())?.replace(`${command}copy`, command);
+    expect(shown).toContain(`N${said.slice(1)}.`);
+    await page.close();
+  });
 });

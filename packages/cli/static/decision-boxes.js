@@ -22,7 +22,7 @@ function nextStepText(attempt, step) {
     return "This agent call waits on a call in flight inside its child run: decide that call first.";
   if (step.action === "decide-outer-first")
     return sentence`Made inside an agent's call that is a decision itself (attempt ${step.attemptId} on run ${step.runId}), which the next resume asks about first: decide that call first. Abandoned, it abandons this call too; approved, its agent runs again and this call is decided then.`;
-  if (step.action === "settled-with-outer") return settledWithOuterText(step);
+  if (step.action === "settled-with-outer") return settledWithOuterText(attempt);
   // Inspect's words (made-again-text.ts), sent by the server: why there is nothing to decide.
   return `Next: ${attempt.madeAgain ?? "nothing to decide; the next resume makes this call again by itself"}.`;
 }
@@ -40,20 +40,18 @@ function approvalLine(attempt) {
   );
 }
 
-// A call in flight inside a tool call that ended: settling that call abandons this one
-// (inspect's words, settled-with-outer.ts).
-function settledWithOuterText(step) {
-  const label =
-    step.toolCallId === undefined
-      ? sentence`tool call ${step.name ?? "(unnamed)"}`
-      : sentence`tool call ${step.name ?? "(unnamed)"} (${step.toolCallId})`;
-  const ended = step.ended === "abandoned" ? "was abandoned" : step.ended;
-  const settles =
-    step.command === undefined
-      ? "the next resume settles it (abandons it: its answer was never recorded)."
-      : sentence`run ${step.command} again to settle it now, or the next resume does.`;
+// A call in flight inside a tool call that ended: settling that call abandons this one. The
+// server's words (`settled`, settled-with-outer.ts's settledWithOuterParts), the command that
+// settles it now in a block of its own, to copy as a resolve command is.
+function settledWithOuterText(attempt) {
+  const { before, command, after } = attempt.settled;
   const said = document.createDocumentFragment();
-  said.append("Nothing to decide: settled with its ", label, `, which ${ended}: `, settles);
+  said.append(
+    value(`${before.charAt(0).toUpperCase()}${before.slice(1)}`),
+    command === undefined ? "" : commandBlock(command),
+    value(after),
+    ".",
+  );
   return said;
 }
 

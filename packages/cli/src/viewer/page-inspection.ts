@@ -13,6 +13,7 @@ import { inspectForDecision, type NextStep, withNextSteps } from "../next-steps.
 import { type OpenRun, openRunsHeading } from "../open-runs.js";
 import { type PausedRun, waitingWithPause } from "../paused-runs.js";
 import { notIntactParts, notIntactText } from "../render-inspection.js";
+import { settledWithOuterParts } from "../settled-with-outer.js";
 import { withReadSession } from "../store.js";
 import { nothingRecordedText, unrecordedInsideText } from "../unrecorded-agent-calls.js";
 
@@ -83,12 +84,17 @@ export type TreeAttempt = Omit<AttemptView, "request" | "effect"> & {
  * (made-again-text.ts): `approval`, the approval line of a call approved for a re-run,
  * `madeAgain`, why there is nothing to decide when its next step is `none`, and `decide`, the
  * line under the `resolve` command of a call a person decides (what the reason does, and
- * `--approve`).
+ * `--approve`), and `settled`, what it says of a call settled with the tool call it was made in.
  */
 export type PageUnresolved = AttemptView & {
   approval?: string;
   madeAgain?: string;
   decide?: string;
+  /**
+   * Its next step is `settled-with-outer`: what `inspect` says of it, in its parts
+   * (settled-with-outer.ts's settledWithOuterParts), the command apart, to copy.
+   */
+  settled?: { before: string; command?: string; after: string };
 };
 
 /**
@@ -243,8 +249,9 @@ export async function inspectForPage(
     if (parent === undefined) runs.push(row);
     else rows.get(parent)?.children.push(row);
   }
-  const unresolved = inspection.unresolved.map(
-    (attempt, index): PageUnresolved => ({
+  const unresolved = inspection.unresolved.map((attempt, index): PageUnresolved => {
+    const step = inspection.nextSteps[index];
+    return {
       ...attempt,
       ...(attempt.approvedAt === undefined ? {} : { approval: approvalLine(attempt) }),
       ...(inspection.nextSteps[index]?.action === "none"
@@ -253,8 +260,9 @@ export async function inspectForPage(
       ...(inspection.nextSteps[index]?.action === "resolve"
         ? { decide: resolveHint(attempt) }
         : {}),
-    }),
-  );
+      ...(step?.action === "settled-with-outer" ? { settled: settledWithOuterParts(step) } : {}),
+    };
+  });
   return {
     ...inspection,
     ...(inspection.openRuns === undefined
