@@ -12,7 +12,7 @@ import {
 import { attemptKey } from "./attempt-key.js";
 import { shellQuote } from "./format.js";
 import { type OpenRun, openRuns } from "./open-runs.js";
-import { inFlightAtPauses, pausedAbove, withPausedRuns } from "./paused-runs.js";
+import { inFlightAtPauses, type PausedRun, pausedAbove, withPausedRuns } from "./paused-runs.js";
 import { type SettledWithOuterStep, settledWithOuterStep } from "./settled-with-outer.js";
 import { storeOption } from "./store-url.js";
 
@@ -156,7 +156,7 @@ export function inspectForDecision(
 export function withNextSteps(
   inspection: SessionInspection,
   options: { storeUrl?: string } = {},
-): SessionInspection & { nextSteps: NextStep[]; openRuns?: OpenRun[] } {
+): SessionInspection & { nextSteps: NextStep[]; paused?: PausedRun[]; openRuns?: OpenRun[] } {
   const open = openRuns(inspection);
   return withPausedRuns({
     ...inspection,

@@ -144,23 +144,13 @@ export function renderUnresolved(section, unresolved, select, { all = false, sho
   if (more > 0) section.append(el("p", { className: "muted" }, `… and ${more} more. `, showing));
 }
 
-// The heading of the paused runs, as inspect prints it (paused-runs.ts's pausedHeading): a pause
-// that asks about a call in flight at the crash (`inFlight`) says resolve decides that call too.
-function pausedHeading(pauses) {
-  const runs = `${pauses.length} run${pauses.length === 1 ? "" : "s"}`;
-  const crash = pauses.some((paused) => paused.inFlight)
-    ? ", or with agent-ledger resolve for a call in flight when the process died"
-    : "";
-  return `⏸ ${runs} paused at an approval, waiting for a person to decide in the app that runs the agent${crash}`;
-}
-
 /**
- * The runs paused awaiting a decision in `section`: each with the calls it waits on and how to
- * decide them (in the app that runs the agent, as inspect says: paused-runs.ts), and the calls
- * its pause keeps open (`waiting`: `{ attempt, step }`), which are not lost in a crash and take
- * no `resolve`.
+ * The runs paused awaiting a decision in `section`, under `heading` (the server's
+ * `pausedHeading`, as inspect prints it: paused-runs.ts): each with the calls it waits on and how
+ * to decide them, and the calls its pause keeps open (`waiting`: `{ attempt, step }`), which are
+ * not lost in a crash and take no `resolve`.
  */
-export function renderPaused(section, pauses, waiting) {
+export function renderPaused(section, pauses, heading, waiting) {
   section.hidden = pauses.length === 0;
   if (pauses.length === 0) return section.replaceChildren();
   const items = pauses.map((paused) => {
@@ -176,7 +166,7 @@ export function renderPaused(section, pauses, waiting) {
         : null,
     );
   });
-  section.replaceChildren(el("h2", { text: pausedHeading(pauses) }), el("ul", {}, ...items));
+  section.replaceChildren(el("h2", { text: heading }), el("ul", {}, ...items));
 }
 
 /**

@@ -273,7 +273,7 @@ export class SessionView {
     // unresolved), as `inspect` warns before anything it prints of the run.
     const notIntact = inspection.notIntact || [];
     renderNotIntact(this.notIntact, notIntact);
-    renderPaused(this.paused, pauses, waiting);
+    renderPaused(this.paused, pauses, inspection.pausedHeading, waiting);
     // A lost blob does not hide the session: its marker stands where its content was.
     const missing = inspection.missingBlobs || [];
     if (missing.length > 0)

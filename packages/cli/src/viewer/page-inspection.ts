@@ -11,7 +11,7 @@ import {
 import { approvalLine, approvalText, madeAgainText, resolveHint } from "../made-again-text.js";
 import { inspectForDecision, type NextStep, withNextSteps } from "../next-steps.js";
 import { type OpenRun, openRunsHeading } from "../open-runs.js";
-import { type PausedRun, waitingWithPause } from "../paused-runs.js";
+import { type PausedRun, pausedHeading, waitingWithPause } from "../paused-runs.js";
 import { notIntactParts, notIntactText } from "../render-inspection.js";
 import { settledWithOuterParts } from "../settled-with-outer.js";
 import { withReadSession } from "../store.js";
@@ -122,6 +122,8 @@ export type PageInspection = Omit<SessionInspection, "runs" | "unresolved"> & {
   unresolved: PageUnresolved[];
   nextSteps: NextStep[];
   paused?: PausedRun[];
+  /** What the paused runs are headed with, when a run is (paused-runs.ts's pausedHeading). */
+  pausedHeading?: string;
   /** The runs open with nothing in flight (open-runs.ts), when there are, and their heading. */
   openRuns?: OpenRun[];
   openRunsHeading?: string;
@@ -265,6 +267,7 @@ export async function inspectForPage(
   });
   return {
     ...inspection,
+    ...(inspection.paused === undefined ? {} : { pausedHeading: pausedHeading(inspection.paused) }),
     ...(inspection.openRuns === undefined
       ? {}
       : { openRunsHeading: openRunsHeading(inspection.openRuns) }),
