@@ -1,3 +1,4 @@
+import { hostname, networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { openStore } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
@@ -61,6 +62,43 @@ describe("agent-ledger serve: access rules", () => {
       const exited = new Promise<number | null>((resolve) => server.child.once("exit", resolve));
       server.child.kill("SIGTERM");
       expect(await exited).toBe(0);
+    } finally {
+      server.child.kill("SIGTERM");
+    }
+  });
+});
+
+describe("agent-ledger serve on every address of the machine", () => {
+  it("prints URLs a colleague can open: the machine's name and its addresses, not 0.0.0.0", async () => {
+    // It printed http://0.0.0.0:<port>/, which opens nothing on another machine.
+    await (await openStore(storeUrl)).close();
+    const server = await startBin(
+      ["--store", storeUrl, "serve", "--host", "0.0.0.0", "--token", "s3cret-token-value"],
+      /\(read-only; Ctrl-C to stop\)\n/,
+    );
+    try {
+      const printed = server.output();
+      expect(printed).not.toContain("0.0.0.0:");
+      const first = new URL(
+        (printed.match(/viewer on (http:\/\/\S+)\n/) as RegExpMatchArray)[1] as string,
+      );
+      expect(first.hostname).toBe(hostname());
+      expect(first.searchParams.get("token")).toBe("s3cret-token-value");
+      expect(printed).toContain(
+        "bound to 0.0.0.0, every IPv4 address of this machine: a colleague opens the URL above, or one of these where that name does not resolve:",
+      );
+      const addresses = Object.values(networkInterfaces())
+        .flat()
+        .filter((each) => each !== undefined && each.family === "IPv4" && !each.internal);
+      for (const each of addresses)
+        expect(printed).toContain(
+          `  http://${each?.address}:${first.port}/?token=s3cret-token-value\n`,
+        );
+      // The machine's own loopback opens it too, as before.
+      const answer = await fetch(`http://127.0.0.1:${first.port}/api/sessions`, {
+        headers: { Authorization: "Bearer s3cret-token-value" },
+      });
+      expect(answer.status).toBe(200);
     } finally {
       server.child.kill("SIGTERM");
     }

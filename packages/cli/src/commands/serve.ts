@@ -2,6 +2,7 @@ import { usageError } from "../errors.js";
 import { writeOut } from "../io.js";
 import { sessionHasEvents } from "../store.js";
 import { commandStoreOptions } from "../store-url.js";
+import { reachableUrls } from "../viewer/reachable-urls.js";
 import { isLoopbackHost } from "../viewer/security.js";
 import { startViewer } from "../viewer/viewer-server.js";
 import { commandArgs } from "./command-args.js";
@@ -13,7 +14,9 @@ export const serveHelp = `agent-ledger serve [--port <n>] [--host <address>] [--
   URL. Binding any other address is refused without --token (or AGENT_LEDGER_VIEWER_TOKEN;
   at least 8 characters); with a token every request must carry it (the printed URL does).
   The page's resolve commands name the store as inspect's do (a password in it shown as ***;
-  one from $AGENT_LEDGER_STORE left to the environment). Ctrl-C or SIGTERM stops it (exit 0).`;
+  one from $AGENT_LEDGER_STORE left to the environment). Bound to every address (--host
+  0.0.0.0 or ::), it prints the URL with the machine's name, and with each of its addresses.
+  Ctrl-C or SIGTERM stops it (exit 0).`;
 
 export async function serveCommand(context: CommandContext): Promise<number> {
   const { values, positionals } = commandArgs("serve", {
@@ -84,10 +87,16 @@ export async function serveCommand(context: CommandContext): Promise<number> {
     context.io.stderr.write(
       `agent-ledger: warning: no session ${JSON.stringify(values.session)} in the store (yet): its page waits for its first events and shows the session once they come\n`,
     );
-  await writeOut(
-    context.io.stdout,
-    `agent-ledger viewer on ${viewer.url}\n${values.session ? `session: ${viewer.sessionUrl(values.session)}\n` : ""}(read-only; Ctrl-C to stop)\n`,
-  );
+  // Bound to every address (0.0.0.0), the URL names the machine and its addresses: one that
+  // names 0.0.0.0 opens nothing on a colleague's machine.
+  const reachable = reachableUrls(viewer.url, host);
+  const lines = [`agent-ledger viewer on ${reachable.url}`];
+  if (reachable.said !== undefined) lines.push(reachable.said);
+  for (const other of reachable.others) lines.push(`  ${other}`);
+  if (values.session !== undefined)
+    lines.push(`session: ${reachableUrls(viewer.sessionUrl(values.session), host).url}`);
+  lines.push("(read-only; Ctrl-C to stop)");
+  await writeOut(context.io.stdout, `${lines.join("\n")}\n`);
   await new Promise<void>((resolve) => {
     if (!context.io.signal) return;
     if (context.io.signal.aborted) return resolve();
