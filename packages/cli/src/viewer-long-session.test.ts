@@ -133,6 +133,42 @@ describe.skipIf(!haveChromium)("the viewer on a long session", () => {
     await page.close();
   });
 
+  it("shows a call in flight past the steps shown, in its place, without a click", async () => {
+    // It was hidden behind "show the next 1,000": the tree showed no UNRESOLVED row at all.
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "late-crash",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    for (let index = 0; index < 150; index++) {
+      const call = await recorder.beforeToolCall({
+        toolCallId: `c${index}`,
+        name: `done_${index}`,
+        args: {},
+      });
+      await recorder.toolCompleted(call, "ok");
+    }
+    await recorder.beforeToolCall({ toolCallId: "last", name: "charge", args: {} });
+    const page = await open("late-crash");
+    const attempts = page.locator('[data-testid="attempt-row"]');
+    const inFlight = page.locator('[data-testid="attempt-row"].unresolved');
+    await inFlight.waitFor();
+    expect(await inFlight.textContent()).toContain("tool charge [last]");
+    expect(await attempts.filter({ hasText: "done_" }).count()).toBe(100);
+    // The steps between stay behind their control, which shows them in their place.
+    const rows = page.locator('[data-testid="runs"] > .row');
+    const texts = await rows.allTextContents();
+    const gap = texts.findIndex((text) => text.includes("… 50 more steps of this run"));
+    expect(gap).toBeGreaterThan(0);
+    expect(texts[gap + 1]).toContain("tool charge [last]");
+    await page.locator('[data-testid="more-steps"]').click();
+    await expect.poll(() => attempts.filter({ hasText: "done_" }).count()).toBe(150);
+    expect(await page.locator('[data-testid="more-steps"]').count()).toBe(0);
+    expect(await attempts.last().textContent()).toContain("tool charge [last]");
+    await page.close();
+  });
+
   it("lists the first 100 unresolved attempts, and all of them on request", async () => {
     // A crash in a batch of parallel calls leaves them all in flight.
     const recorder = new SessionRecorder({

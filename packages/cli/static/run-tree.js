@@ -67,6 +67,7 @@ function timeline(t0, t1) {
 const STEPS_SHOWN = 100;
 const STEPS_MORE = 1000;
 const ATTEMPTS_BOUND = 20;
+const FORCED_SHOWN = 100;
 
 /**
  * The rows of the tree of `inspection` (the server's, see page-inspection.ts):
@@ -157,22 +158,60 @@ function* runParts(run, depth, view, bar) {
     for (const child of byCause.get(attempt.requestEventId) ?? []) placed.add(child);
   };
   const stepsShown = view.shown.steps.get(run.runId) ?? STEPS_SHOWN;
+  // A call in flight, or one a pause keeps open, is shown in its place past the steps shown
+  // (the first FORCED_SHOWN of them: a crashed batch of thousands stays behind the control).
+  let forced = 0;
+  const mustShow = (attempt) =>
+    view.unresolvedIds.has(attemptKey(attempt)) || view.waitingIds.has(attemptKey(attempt));
+  // The steps hidden since the last one shown, and whether the control was shown already.
+  let hiddenSteps = 0;
+  let controlShown = false;
+  const stepsControl = function* (total) {
+    if (hiddenSteps === 0) return;
+    const text = `… ${countText(hiddenSteps)} more steps of this run, and the runs under them`;
+    hiddenSteps = 0;
+    if (controlShown) {
+      yield moreRow(depth, text);
+      return;
+    }
+    controlShown = true;
+    yield moreRow(
+      depth,
+      text,
+      `show the next ${countText(Math.min(total, STEPS_MORE))}`,
+      "more-steps",
+      () => {
+        view.shown.steps.set(run.runId, stepsShown + STEPS_MORE);
+        view.redraw();
+      },
+    );
+  };
+  const moreSteps = Math.max(0, run.steps.length - stepsShown);
   for (const [stepIndex, step] of run.steps.entries()) {
     if (stepIndex >= stepsShown) {
-      step.attempts.forEach(hidden);
-      continue;
+      if (forced >= FORCED_SHOWN || !step.attempts.some(mustShow)) {
+        step.attempts.forEach(hidden);
+        hiddenSteps++;
+        continue;
+      }
+      forced++;
+      yield* stepsControl(moreSteps);
     }
     const stepKey = `${run.runId}\n${step.stepId}`;
     const count = step.attempts.length;
     const open = count <= ATTEMPTS_BOUND || view.shown.attempts.has(stepKey);
     const half = ATTEMPTS_BOUND / 2;
+    // The middle attempts of a long step hidden, but one in flight; the control first of them.
+    let attemptsControl = false;
     for (const [index, attempt] of step.attempts.entries()) {
-      if (!open && index >= half && index < count - half) {
+      if (!open && index >= half && index < count - half && !mustShow(attempt)) {
         hidden(attempt);
-        if (index === half)
+        if (!attemptsControl) {
+          attemptsControl = true;
+          const shownToo = step.attempts.slice(half, count - half).filter(mustShow).length;
           yield moreRow(
             depth,
-            `… ${countText(count - 2 * half)} more attempts of this call`,
+            `… ${countText(count - 2 * half - shownToo)} more attempts of this call`,
             "show all",
             "more-attempts",
             () => {
@@ -180,6 +219,7 @@ function* runParts(run, depth, view, bar) {
               view.redraw();
             },
           );
+        }
         continue;
       }
       yield attemptRow(attempt, index, depth, view, bar);
@@ -193,18 +233,7 @@ function* runParts(run, depth, view, bar) {
       byCause.delete(attempt.requestEventId);
     }
   }
-  const more = run.steps.length - stepsShown;
-  if (more > 0)
-    yield moreRow(
-      depth,
-      `… ${countText(more)} more steps of this run, and the runs under them`,
-      `show the next ${countText(Math.min(more, STEPS_MORE))}`,
-      "more-steps",
-      () => {
-        view.shown.steps.set(run.runId, stepsShown + STEPS_MORE);
-        view.redraw();
-      },
-    );
+  yield* stepsControl(moreSteps);
   for (const child of run.children) if (!placed.has(child)) yield { run: child, depth: depth + 1 };
   // Last under the paused run, as `inspect` prints its tree.
   const pause = view.pauseText.get(run.runId);
@@ -242,13 +271,17 @@ function unrecordedRow(depth, text) {
   );
 }
 
-// A row in place of the rows not shown, with the control that shows them.
+// A row in place of the rows not shown, with the control that shows them (none when `action`
+// is not given: the control is on a row above).
 function moreRow(depth, text, action, testId, open) {
-  const button = el("button", { text: action, testId });
-  button.addEventListener("click", (clickEvent) => {
-    clickEvent.stopPropagation();
-    open();
-  });
+  let button = null;
+  if (action !== undefined) {
+    button = el("button", { text: action, testId });
+    button.addEventListener("click", (clickEvent) => {
+      clickEvent.stopPropagation();
+      open();
+    });
+  }
   return el(
     "div",
     { className: "row more-row" },
