@@ -1,9 +1,6 @@
 // One session's page: the decision boxes and the run tree from the latest inspection, and the
-// session's events by commit cursor, a window at a time. A long session is never read whole
-// into the page (100k events were a blank page for minutes, a million nodes and 3 GB): the first
-// events show at once, more on request; a live session's new events join the list while it
-// holds the last one, and the inspection is made again only when the session grew, no more
-// often than it takes to make.
+// session's events by commit cursor, a window at a time (event-window.js). The inspection is
+// made again only when the session grew, no more often than it takes to make.
 import {
   renderNotIntact,
   renderOpenRuns,
@@ -12,15 +9,10 @@ import {
 } from "./decision-boxes.js";
 import { api, el, sentence, value } from "./dom.js";
 import { showEvent } from "./event-detail.js";
-import { briefOf, causeWords, EventList } from "./event-list.js";
-import { attemptKey, countText, duration, tokens } from "./format.js";
+import { briefOf, causeWords } from "./event-list.js";
+import { EventWindow, FIRST_EVENTS } from "./event-window.js";
+import { attemptKey, duration, tokens } from "./format.js";
 import { flattenRuns, pausedAbove, shownStatus, treeRows } from "./run-tree.js";
-
-/** Events the list shows first, and how many more each "show the next" asks for. */
-const FIRST_EVENTS = 500;
-const NEXT_EVENTS = 2000;
-/** While the list holds the last event, new events join it up to this many rows; then on request. */
-const LIVE_ROWS = 5000;
 
 export class SessionView {
   /**
@@ -36,10 +28,6 @@ export class SessionView {
     this.pollMs = 1000;
     // How long the last inspection took to come (ms): the page asks again no sooner.
     this.inspectionMs = 0;
-    // The last event in the list, and whether it was the session's last when the list was read.
-    this.cursor = 0;
-    this.listAtEnd = false;
-    this.loadingEvents = null;
     this.inspection = null;
     // What the tree says of causes and requests, from the inspection: by eventId.
     this.briefs = new Map();
@@ -64,8 +52,11 @@ export class SessionView {
       { className: "tree", testId: "runs" },
       el("p", { className: "muted", text: "Inspecting the session…" }),
     );
-    this.eventList = new EventList((eventId) => this.select(eventId));
-    this.moreEvents = el("div", { className: "more-events", testId: "more-events" });
+    this.events = new EventWindow(
+      sessionId,
+      (eventId) => this.select(eventId),
+      () => this,
+    );
     this.detail = el("section", { className: "detail", testId: "event-detail" });
     main.replaceChildren(
       el("p", {}, el("a", { href: "#/", text: "← sessions" })),
@@ -83,8 +74,8 @@ export class SessionView {
           "div",
           { className: "events-pane" },
           el("h2", { text: "Events" }),
-          this.eventList.table,
-          this.moreEvents,
+          this.events.list.table,
+          this.events.more,
         ),
         el("div", { className: "detail-pane" }, el("h2", { text: "Event" }), this.detail),
       ),
@@ -127,10 +118,10 @@ export class SessionView {
    */
   async firstLoad() {
     try {
-      await Promise.all([this.loadEvents(FIRST_EVENTS), this.refresh()]);
+      await Promise.all([this.events.load(FIRST_EVENTS), this.refresh()]);
       if (this.waiting) {
         this.waiting = false;
-        this.renderMoreEvents();
+        this.events.render();
       }
       // The event a link names, once: a failed fetch says so in the detail pane.
       if (this.linkedEventId !== undefined && !this.stopped) {
@@ -148,7 +139,7 @@ export class SessionView {
   // In place of the header and the tree until the session has an event.
   showWaiting() {
     this.waiting = true;
-    this.renderMoreEvents();
+    this.events.render();
     this.header.replaceChildren(
       el("h1", {}, sentence`Session ${this.sessionId}`),
       el(
@@ -162,50 +153,13 @@ export class SessionView {
 
   async poll() {
     // Until the session has an event: asked for again, the page showing it once it comes.
-    if (this.inspection === null || this.eventList.events.length === 0) {
+    if (this.inspection === null || this.events.list.events.length === 0) {
       await this.firstLoad();
       return;
     }
     // New events join the list while it holds the last one (and is not long already).
-    if (this.listAtEnd && this.eventList.events.length < LIVE_ROWS)
-      await this.loadEvents(FIRST_EVENTS);
+    if (this.events.followsLive()) await this.events.load(FIRST_EVENTS);
     await this.refresh();
-  }
-
-  /**
-   * Adds up to `count` events after the list's last to it, by commit cursor (every event once,
-   * in commit order), as stored: long content stays a blob reference until its event is
-   * selected (a long conversation resolved is gigabytes: each model request holds all of it).
-   * One load at a time; answers how many were added.
-   */
-  async loadEvents(count) {
-    if (this.loadingEvents) return this.loadingEvents.then(() => 0);
-    const load = async () => {
-      let added = 0;
-      while (added < count) {
-        const limit = Math.min(NEXT_EVENTS, count - added);
-        const path = `/api/session/events?id=${encodeURIComponent(this.sessionId)}&after=${this.cursor}&limit=${limit}&raw=1`;
-        const page = await api(path);
-        if (this.stopped) return added;
-        for (const event of page.events) {
-          if (event.commitCursor <= this.cursor) continue;
-          this.cursor = event.commitCursor;
-          this.eventList.add(event);
-          added++;
-        }
-        // A page stops short of its limit at the end of the session, or past a byte bound.
-        this.listAtEnd = page.events.length < limit && !page.truncated;
-        if (this.listAtEnd || page.events.length === 0) break;
-      }
-      return added;
-    };
-    this.loadingEvents = load();
-    try {
-      return await this.loadingEvents;
-    } finally {
-      this.loadingEvents = null;
-      this.renderMoreEvents();
-    }
   }
 
   // The inspection, made again when the session grew since the one shown (the server answers
@@ -307,7 +261,7 @@ export class SessionView {
       redraw: () => this.renderTree(),
     };
     this.renderTree();
-    this.renderMoreEvents();
+    this.events.render();
   }
 
   renderTree() {
@@ -318,45 +272,10 @@ export class SessionView {
     this.tree.replaceChildren(rows);
   }
 
-  // Under the list: how many of the session's events it holds, and the control for the next.
-  renderMoreEvents() {
-    if (this.waiting) return this.moreEvents.replaceChildren();
-    const shown = this.eventList.events.length;
-    const total = this.inspection?.eventCount;
-    const behind = this.inspection ? this.cursor < this.inspection.lastCursor : !this.listAtEnd;
-    const count =
-      total === undefined || total === shown
-        ? `${countText(shown)} events`
-        : `${countText(shown)} of ${countText(total)} events`;
-    const parts = [el("span", { className: "muted", text: `${count} ` })];
-    if (behind) {
-      const next = el("button", {
-        text: `show the next ${countText(NEXT_EVENTS)}`,
-        testId: "next-events",
-      });
-      next.disabled = this.loadingEvents !== null;
-      next.addEventListener("click", async () => {
-        next.disabled = true;
-        try {
-          await this.loadEvents(NEXT_EVENTS);
-        } catch (error) {
-          // Said where the person clicked; the control stays, to try again.
-          this.moreEvents.append(
-            el("p", { className: "bad", text: `Could not fetch more events: ${error.message}` }),
-          );
-          next.disabled = false;
-        }
-      });
-      parts.push(next);
-    }
-    this.moreEvents.replaceChildren(...parts);
-    if (this.selected) this.eventList.highlight(this.selected);
-  }
-
   // The words for a cause: from the event when the list holds it, else from what the
   // inspection says of it (the cause of a run or a request, or a request itself).
   causeText(eventId) {
-    const listed = this.eventList.byId.get(eventId);
+    const listed = this.events.list.byId.get(eventId);
     const request = this.requests.get(eventId);
     const brief = listed
       ? briefOf(listed)
@@ -376,7 +295,7 @@ export class SessionView {
   /** The event with its content put back: by its cursor when known, else by its id. */
   async fetchEvent(eventId) {
     const cursor =
-      this.eventList.byId.get(eventId)?.commitCursor ??
+      this.events.list.byId.get(eventId)?.commitCursor ??
       this.requests.get(eventId)?.requestCursor ??
       this.briefs.get(eventId)?.commitCursor;
     const session = encodeURIComponent(this.sessionId);
@@ -390,7 +309,7 @@ export class SessionView {
 
   async select(eventId) {
     this.selected = eventId;
-    this.eventList.highlight(eventId);
+    this.events.list.highlight(eventId);
     // The page's address names the event, to send to a colleague: replaced, not pushed, so the
     // page is not drawn again (no hashchange) and Back leaves the session, as before.
     history.replaceState(
@@ -399,7 +318,7 @@ export class SessionView {
       `#/session/${encodeURIComponent(this.sessionId)}/event/${encodeURIComponent(eventId)}`,
     );
     // The list holds events as stored; the pane shows this one with its content put back.
-    const listed = this.eventList.byId.get(eventId);
+    const listed = this.events.list.byId.get(eventId);
     let event = listed;
     let notice = null;
     try {

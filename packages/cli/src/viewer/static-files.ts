@@ -12,6 +12,7 @@ const TYPES: Record<string, string> = {
   "dom.js": "text/javascript; charset=utf-8",
   "event-detail.js": "text/javascript; charset=utf-8",
   "event-list.js": "text/javascript; charset=utf-8",
+  "event-window.js": "text/javascript; charset=utf-8",
   "format.js": "text/javascript; charset=utf-8",
   "run-tree.js": "text/javascript; charset=utf-8",
   "session-view.js": "text/javascript; charset=utf-8",
