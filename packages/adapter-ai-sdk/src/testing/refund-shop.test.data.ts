@@ -4,7 +4,11 @@
 // conversation restored from the ledger, and the process dies inside it.)
 import { type EventStore, readWholeRun, SessionRecorder } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
-import type { LanguageModelV3Content, LanguageModelV3Prompt } from "@ai-sdk/provider";
+import type {
+  LanguageModelV3Content,
+  LanguageModelV3GenerateResult,
+  LanguageModelV3Prompt,
+} from "@ai-sdk/provider";
 import { generateText, type ModelMessage, stepCountIs, tool, wrapLanguageModel } from "ai";
 import { z } from "zod";
 import { ledgerMiddleware } from "../ledger-middleware.js";
@@ -119,6 +123,27 @@ export async function turn(path: string, shop: Shop, runId: string, messages: Mo
   } finally {
     await store.close();
   }
+}
+
+/** One turn of the refund shop on `store`, its model answering each prompt with `answer`. */
+export async function shopTurn(
+  store: EventStore,
+  shop: Shop,
+  runId: string,
+  messages: ModelMessage[],
+  answer: (prompt: LanguageModelV3Prompt) => LanguageModelV3GenerateResult,
+) {
+  const recorder = new SessionRecorder({ store, sessionId: SESSION, runId, actor });
+  return await generateText({
+    model: wrapLanguageModel({
+      model: crashableModel((options) => answer(options.prompt)),
+      middleware: ledgerMiddleware({ recorder }),
+    }),
+    messages,
+    tools: wrapTools(shopTools(shop), { recorder }),
+    stopWhen: stepCountIs(3),
+    maxRetries: 0,
+  });
 }
 
 /** Refund 9, asked in a later turn with the id refund 42 had: it needs approval too. */
