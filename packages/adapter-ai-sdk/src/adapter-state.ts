@@ -54,6 +54,11 @@ export class AdapterState {
    * `RecordedModelResponse.toolInputs`), the only ones a replay must emit again.
    */
   readonly inputCallbackTools = new Set<string>();
+  /**
+   * The denials of approval requests recorded on this run, by the completion that asked (none
+   * for an earlier turn's) and toolCallId: a retry of the call that carries them records none.
+   */
+  readonly deniedApprovals = new Set<string>();
 
   constructor(recorder: SessionRecorder) {
     this.recorder = recorder;

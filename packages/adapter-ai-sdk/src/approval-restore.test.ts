@@ -123,19 +123,20 @@ describe("restoreConversation: a chat paused at a tool approval, continued from 
       );
       expect(results.call_1).toEqual({ type: "text", value: "refunded 7 (customer asked)" });
       expect(results.call_2).toEqual({ type: "text", value: "order 42: shipped" });
-      // The approved refund is recorded on the new run, with the input the SDK parsed.
+      // The approved refund is recorded on the new run, with the input the SDK parsed; the
+      // denied one too, abandoned (see denied-approval-restore.test.ts).
       expect(second.events.map((event) => event.type)).toEqual([
         "run.started",
-        ...(approved ? ["tool.requested", "tool.completed"] : []),
+        "tool.requested",
+        approved ? "tool.completed" : "attempt.abandoned",
         "model.requested",
         "model.completed",
       ]);
-      if (approved)
-        expect(payload(second.events[1]).args).toEqual({
-          order: "42",
-          amount: 50,
-          reason: "customer asked",
-        });
+      expect(payload(second.events[1]).args).toEqual({
+        order: "42",
+        amount: 50,
+        reason: "customer asked",
+      });
     },
   );
 
@@ -209,7 +210,8 @@ describe("restoreConversation: a chat paused at a tool approval, continued from 
       const turn2 = await readWholeRun(store, { sessionId: APPROVING_CHAT, runId: "turn-2" });
       expect(turn2.map((event) => event.type)).toEqual([
         "run.started",
-        ...(approved ? ["tool.requested", "tool.completed"] : []),
+        "tool.requested",
+        approved ? "tool.completed" : "attempt.abandoned",
         "model.requested",
         "model.completed",
         "run.completed",

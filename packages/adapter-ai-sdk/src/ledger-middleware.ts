@@ -15,6 +15,7 @@ import type {
 import { checkedOptions } from "./adapter-options.js";
 import { type AdapterState, adapterStateOf } from "./adapter-state.js";
 import type { AgentCallClaim } from "./agent-call-claim.js";
+import { recordDeniedApprovals } from "./denied-approvals.js";
 import { beginAttempt, recordCompletion, recordFailure, replayedFailure } from "./model-attempt.js";
 import { modelRequestOf, redactOption } from "./model-request.js";
 import { decodeGenerateResult, encodeModelResponse, toolCallIdsOf } from "./model-response.js";
@@ -69,7 +70,8 @@ async function wrapGenerate(
     model: LanguageModelV3;
   },
 ): Promise<LanguageModelV3GenerateResult> {
-  const attempt = await begin(state, agentCall, checkedRequestOf(state, options, redact), false);
+  const requestOf = checkedRequestOf(state, options, redact);
+  const attempt = await begin(state, agentCall, { params: options.params, requestOf }, false);
   const replayed = attempt.replayed;
   if (replayed?.status === "completed") {
     const result = decodeGenerateResult(replayed.result);
@@ -107,7 +109,8 @@ async function wrapStream(
     model: LanguageModelV3;
   },
 ): Promise<LanguageModelV3StreamResult> {
-  const attempt = await begin(state, agentCall, checkedRequestOf(state, options, redact), true);
+  const requestOf = checkedRequestOf(state, options, redact);
+  const attempt = await begin(state, agentCall, { params: options.params, requestOf }, true);
   const replayed = attempt.replayed;
   if (replayed) return replayStream(state, attempt);
   let result: LanguageModelV3StreamResult;
@@ -151,7 +154,8 @@ function checkedRequestOf(
 }
 
 /**
- * Begins the call's attempt, saying in its metadata whether it streams (OpenTelemetry's
+ * Begins the call's attempt, once the denials of approval requests its prompt carries are
+ * recorded (`recordDeniedApprovals`), saying in its metadata whether it streams (OpenTelemetry's
  * `gen_ai.request.stream`; metadata, not the request, whose hash replay compares). An agent's
  * call (`agentCall`: made outside a wrapped tool, having claimed the run) holds the claim until
  * the attempt is answered, or gives it back if it could not begin.
@@ -159,17 +163,28 @@ function checkedRequestOf(
 async function begin(
   state: AdapterState,
   agentCall: AgentCallClaim | undefined,
-  requestOf: () => JsonObject,
+  { params, requestOf }: { params: LanguageModelV3CallOptions; requestOf: () => JsonObject },
   stream: boolean,
 ): Promise<Attempt> {
   const metadata = { stream };
-  if (!agentCall) return beginAttempt(state, requestOf, metadata);
   let attempt: Attempt | undefined;
   try {
+    await deniedFirst(state, params);
     attempt = await beginAttempt(state, requestOf, metadata);
     return attempt;
   } finally {
-    state.agentCallBegan(agentCall, attempt);
+    if (agentCall) state.agentCallBegan(agentCall, attempt);
+  }
+}
+
+/** Records the denials the call's prompt carries (`recordDeniedApprovals`) on an open run. */
+async function deniedFirst(state: AdapterState, params: LanguageModelV3CallOptions) {
+  state.assertOpen();
+  try {
+    await recordDeniedApprovals(state, params.prompt);
+  } catch (error) {
+    state.refused(error);
+    throw error;
   }
 }
 

@@ -13,6 +13,7 @@ import type { ModelMessage, ToolSet } from "ai";
 import { checkedOptional, checkedOptionsObject, checkedToolSet } from "./adapter-options.js";
 import { approvalIdOf, awaitedApproval } from "./approval-requests.js";
 import { addApprovedCallRecords, isModelRequest, runContinued } from "./approved-calls.js";
+import { deniedOutput } from "./denied-approvals.js";
 import { parsedToolInput, toolNamed } from "./parsed-tool-input.js";
 import { toolErrorText } from "./replayed-errors.js";
 import { payloadOf, toolCallRecordsOf } from "./tool-call-records.js";
@@ -214,7 +215,11 @@ async function toolResultOf(
   } else if (event.type === "tool.failed") {
     output = { type: "error-text", value: toolErrorText(payload.error, event.metadata) };
   } else {
-    output = { type: "error-text", value: `abandoned: ${String(payload.reason ?? "")}` };
+    // A call a person denied: what the SDK gave the model for it.
+    output = deniedOutput(event) ?? {
+      type: "error-text",
+      value: `abandoned: ${String(payload.reason ?? "")}`,
+    };
   }
   return { type: "tool-result", toolCallId, toolName, output };
 }
@@ -234,7 +239,8 @@ export interface PendingToolCall {
    * Set for a call that waits for a person's approval (its tool's `needsApproval`, from the
    * `tools` given): the assistant message holds its `tool-approval-request` with this id.
    * Answer with a `tool` message holding a `tool-approval-response` with it; the SDK then runs
-   * the call (approved) or tells the model it was denied, before its first model call.
+   * the call (approved) or tells the model it was denied, before its first model call (the
+   * middleware records the denial then: a restore of this run gives it as the call's result).
    */
   approvalId?: string;
   /**
@@ -288,8 +294,10 @@ export async function restoreMessages(
  *   `Uint8Array`): pass the run's `tools` to get those. A tool without `toModelOutput`, or
  *   with no `tools` given, gives its recorded output: text if it is a string, else JSON (bytes
  *   as base64). A provider-executed tool's result in the assistant message is given so too.
- *   A failure is the error's text; a call abandoned, `abandoned: <reason>`; neither goes
- *   through `toModelOutput`, as in the SDK.
+ *   A failure is the error's text; a call abandoned, `abandoned: <reason>`; a call a person
+ *   denied at its approval request (recorded by the turn that took the answer), the
+ *   `execution-denied` the SDK gave the model, with their reason; none goes through
+ *   `toModelOutput`, as in the SDK.
  * - A call a person approved ran in the next turn, a run of its own: its request and outcome
  *   there count as the call's (approved-calls.ts). A run that made no model call but began
  *   with such calls gives the conversation of the turn that asked for them.

@@ -10,7 +10,7 @@ import { z } from "zod";
 import { ledgerMiddleware } from "../ledger-middleware.js";
 import { wrapTools } from "../wrap-tools.js";
 import { turnRecorder } from "./chat-server.test.data.js";
-import { crashHere, report } from "./crash-in-child.test.data.js";
+import { crashAfterAppend, crashHere, report } from "./crash-in-child.test.data.js";
 import {
   partsStream,
   streamPartsOf,
@@ -90,6 +90,16 @@ export async function refundTurn(
 
 /** Turn 2's messages: turn 1's, and the user's approval of the refund it asked for. */
 export function approved(turn1: ModelMessage[]): ModelMessage[] {
+  return answered(turn1, true);
+}
+
+/** Turn 2's messages: turn 1's, and the user's denial (no reason given) of the refund. */
+export function denied(turn1: ModelMessage[]): ModelMessage[] {
+  return answered(turn1, false);
+}
+
+/** Turn 2's messages: turn 1's, and the user's answer to the refund's approval request. */
+function answered(turn1: ModelMessage[], approved: boolean): ModelMessage[] {
   const request = turn1
     .flatMap((message) =>
       message.role === "assistant" && Array.isArray(message.content) ? message.content : [],
@@ -101,7 +111,7 @@ export function approved(turn1: ModelMessage[]): ModelMessage[] {
     ...turn1,
     {
       role: "tool",
-      content: [{ type: "tool-approval-response", approvalId: request.approvalId, approved: true }],
+      content: [{ type: "tool-approval-response", approvalId: request.approvalId, approved }],
     },
   ];
 }
@@ -113,6 +123,19 @@ export async function crashInsideApprovedRefund(store: EventStore): Promise<void
   await first.recorder.completeRun({ approval: "asked" });
   world.crash = true;
   await refundTurn(store, world, "2", approved(first.messages));
+}
+
+/**
+ * In the crash child: turn 1 asks for the refund's approval; the user denies it, and turn 2 dies
+ * between the denial's two events: its `tool.requested` committed, its `attempt.abandoned` not.
+ */
+export async function crashInsideRefundDenial(store: EventStore): Promise<void> {
+  const world: RefundWorld = { refunds: 0, modelCalls: 0 };
+  const first = await refundTurn(store, world, "1", [ASK]);
+  await first.recorder.completeRun({ approval: "asked" });
+  const crashing = crashAfterAppend(store, (event) => event.type === "tool.requested");
+  await refundTurn(crashing, world, "2", denied(first.messages));
+  throw new Error("turn 2 did not stop at the denial's request");
 }
 
 /**

@@ -1,0 +1,146 @@
+import {
+  type Attempt,
+  isJsonObject,
+  type JsonObject,
+  LedgerError,
+  type LedgerEvent,
+  type UnresolvedAttemptError,
+} from "@agent-ledger/core";
+import type { LanguageModelV3Prompt } from "@ai-sdk/provider";
+import type { AdapterState } from "./adapter-state.js";
+import { toJsonValue } from "./plain-json.js";
+
+// A call a person denied at its approval request (a `tool-approval-response` with `approved:
+// false`) never runs: the SDK gives the model `execution-denied` as its result in the next
+// generateText / streamText (a turn of its own), and calls no tool the wrapper could see. Left
+// so, the ledger would hold the call without a result, and a restore of the turn that asked
+// would offer its approval again, as if nobody had answered. The first model call of the turn
+// that took the answer carries the denial in its prompt: recorded there, before that call, as
+// what §3 has for a call a person decided will never complete: its `tool.requested` and, at
+// once, its `attempt.abandoned` with the person's reason. The abandonment's metadata says it is
+// a denial (`aiSdk.approvalDenied`), so a restore gives the model's `execution-denied` back.
+
+/** The abandonment's `aiSdk` field saying it records a denial: `{ reasonGiven }`. */
+export const APPROVAL_DENIED_FIELD = "approvalDenied";
+
+/** A denial the SDK put in a model call's prompt: the call, and the person's reason if any. */
+interface Denial {
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  reason: string | undefined;
+}
+
+/**
+ * The denials a model call's prompt carries from its caller: `execution-denied` results in the
+ * prompt's last message, where the SDK puts them (merged with the caller's own tool message)
+ * before the first step of a call given approval responses. A later step's last message holds
+ * the results of the tools it ran. The denial of a call the provider executes is the
+ * provider's to read (no call of the app, no `tool.*` event): left out.
+ */
+function deniedCallsOf(prompt: LanguageModelV3Prompt): Denial[] {
+  const last = prompt.at(-1);
+  if (last?.role !== "tool") return [];
+  const denials = last.content.flatMap((part) =>
+    part.type === "tool-result" && part.output.type === "execution-denied"
+      ? [{ part, reason: part.output.reason }]
+      : [],
+  );
+  if (denials.length === 0) return [];
+  // The call each answers: the last assistant tool call of its id (providers reuse ids).
+  const calls = new Map<string, { input: unknown; providerExecuted?: boolean }>();
+  for (const message of prompt)
+    if (message.role === "assistant")
+      for (const part of message.content)
+        if (part.type === "tool-call") calls.set(part.toolCallId, part);
+  return denials.flatMap(({ part, reason }) => {
+    const call = calls.get(part.toolCallId);
+    if (call === undefined || call.providerExecuted === true) return [];
+    return [{ toolCallId: part.toolCallId, toolName: part.toolName, input: call.input, reason }];
+  });
+}
+
+/** The completion of this run that asked for `toolCallId`, if it asked in this run. */
+async function askedIn(state: AdapterState, toolCallId: string): Promise<string | undefined> {
+  try {
+    return await state.causes.of(toolCallId);
+  } catch {
+    // Its model call failed: no completion asked for it in this run.
+    return undefined;
+  }
+}
+
+const DENIED_PREFIX = "denied at its approval request: ";
+
+/** What `attempt.abandoned` says of a denial: the person's reason, when they gave one. */
+function reasonOf(denial: Denial): string {
+  return denial.reason === undefined
+    ? "denied at its approval request (no reason given)"
+    : `${DENIED_PREFIX}${denial.reason}`;
+}
+
+/**
+ * Records the denial: the call's request and its abandonment. On a resumed run the ledger
+ * answers the request: recorded before the crash, it is not recorded again; a crash between
+ * the two left the request in flight, and the denial stands (the call never ran), so it is
+ * abandoned now.
+ */
+async function recordDenial(state: AdapterState, denial: Denial, causedByEventId?: string) {
+  const { recorder } = state;
+  await state.ensureStarted();
+  let attempt: Attempt;
+  try {
+    attempt = await recorder.beforeToolCall({
+      toolCallId: denial.toolCallId,
+      name: denial.toolName,
+      args: toJsonValue(denial.input, "$.args"),
+      ...(causedByEventId !== undefined ? { causedByEventId } : {}),
+    });
+  } catch (error) {
+    if (!LedgerError.isInstance(error, "unresolved-attempt")) throw error;
+    attempt = (error as UnresolvedAttemptError).attempt;
+  }
+  if (attempt.replayed !== undefined) return;
+  const metadata: JsonObject = {
+    aiSdk: { [APPROVAL_DENIED_FIELD]: { reasonGiven: denial.reason !== undefined } },
+  };
+  await recorder.abandon(attempt, reasonOf(denial), { metadata });
+}
+
+/**
+ * Records the denials the model call's `prompt` carries (see `deniedCallsOf`), each once per
+ * run: the SDK's retry of the call, or a later call given the same messages, carries them too.
+ * Before the call's `model.requested`; if one cannot be recorded, the call is not made.
+ */
+export async function recordDeniedApprovals(
+  state: AdapterState,
+  prompt: LanguageModelV3Prompt,
+): Promise<void> {
+  for (const denial of deniedCallsOf(prompt)) {
+    // A call this run's own completion asked for is caused by it (a chat continued on the same
+    // recorder); one a turn before asked for opens this run, as an approved call does.
+    const causedByEventId = await askedIn(state, denial.toolCallId);
+    const key = `${causedByEventId ?? ""}\u0000${denial.toolCallId}`;
+    if (state.deniedApprovals.has(key)) continue;
+    await recordDenial(state, denial, causedByEventId);
+    state.deniedApprovals.add(key);
+  }
+}
+
+/**
+ * The result the SDK gave the model for a call whose recorded outcome is `ended`, if that
+ * outcome records a person's denial: `execution-denied`, with the person's reason if they gave
+ * one (recorded as the abandonment's reason, `reasonOf`).
+ */
+export function deniedOutput(ended: LedgerEvent): JsonObject | undefined {
+  if (ended.type !== "attempt.abandoned") return undefined;
+  const aiSdk = ended.metadata?.aiSdk;
+  const denial = isJsonObject(aiSdk) ? aiSdk[APPROVAL_DENIED_FIELD] : undefined;
+  if (!isJsonObject(denial)) return undefined;
+  const reason = isJsonObject(ended.payload) ? ended.payload.reason : undefined;
+  return denial.reasonGiven === true &&
+    typeof reason === "string" &&
+    reason.startsWith(DENIED_PREFIX)
+    ? { type: "execution-denied", reason: reason.slice(DENIED_PREFIX.length) }
+    : { type: "execution-denied" };
+}
