@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { inspectSession, readWholeRun, SessionRecorder } from "@agent-ledger/core";
+import { type EventStore, inspectSession, readWholeRun, SessionRecorder } from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import type { ModelMessage } from "ai";
@@ -34,6 +34,22 @@ import {
 // turn records for an approved call is that call's result in the turn that asked.
 
 const scratch = scratchDirectory("ai-sdk-approved-call-restore-", { beforeAll, afterAll });
+
+/** `store`, counting the session and run reads it serves. */
+function countingReads(store: EventStore) {
+  const reads = { readSession: 0, readRun: 0 };
+  const counted = new Proxy(store, {
+    get(target, key) {
+      const value: unknown = Reflect.get(target, key, target);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        if (key === "readSession" || key === "readRun") reads[key]++;
+        return value.apply(target, args);
+      };
+    },
+  });
+  return { store: counted, reads };
+}
 
 describe("restoreConversation: an approved call cut off by a crash in the next turn", () => {
   it("generateText: the turn that asked gives the call as in flight, not as an approval request; the turn cut off gives the same conversation", async ({
@@ -280,5 +296,26 @@ describe("restoreConversation: an approved call cut off by a crash in the next t
     expect(asked.messages.at(-1)?.content).toHaveLength(12);
     const latest = await restoreConversation(store, { sessionId: SESSION, runId: "turn-2", tools });
     expect(latest).toEqual(asked);
+  });
+
+  it("the turn cut off restores the turn that asked reading the session once, and neither run twice", async ({
+    onTestFinished,
+  }) => {
+    const path = join(scratch, "reads.db");
+    await crashInChild("refund shop inside the refund approved on the restored turn", path);
+    const store = new SqliteEventStore({ path });
+    await store.init();
+    onTestFinished(() => store.close());
+    const tools = shopTools({ refunds: [], prompts: [] });
+    const asked = await restoreConversation(store, { sessionId: SESSION, runId: "turn-1", tools });
+    const counting = countingReads(store);
+    const latest = await restoreConversation(counting.store, {
+      sessionId: SESSION,
+      runId: "turn-2",
+      tools,
+    });
+    expect(latest).toEqual(asked);
+    // Each read here is one page: turn 2's run, then the session, which holds turn 1's events.
+    expect(counting.reads).toEqual({ readRun: 1, readSession: 1 });
   });
 });

@@ -106,17 +106,19 @@ async function askingRun(
  * calls of `calls` that a later run of the session opened with, where that run continues this
  * one (`askingRun`): requested, with the input they ran with, and their outcome if one is
  * recorded (resolved unless `resolve` is false). The first such run is the turn that ran the
- * approval; a later one reusing the id is not looked at.
+ * approval; a later one reusing the id is not looked at. `session`: the session's events as
+ * stored, if the restore has read them already (`runContinued`); else they are read here.
  */
 export async function addApprovedCallRecords(
   store: EventStore,
   completed: LedgerEvent,
   calls: AskedCall[],
   records: ToolCallRecords,
-  resolve: boolean,
+  options: { resolve: boolean; session?: LedgerEvent[] | undefined },
 ): Promise<void> {
   if (calls.length === 0) return;
-  const session = await readWholeSession(store, completed.sessionId);
+  const { resolve } = options;
+  const session = options.session ?? (await readWholeSession(store, completed.sessionId));
   // Later runs' events. Opening requests are told from the whole session: a run that made a
   // model call before `completed` did not open with what it asks after it.
   const after = (event: LedgerEvent) =>
@@ -154,13 +156,17 @@ export async function addApprovedCallRecords(
 
 /**
  * For a run that made no model call but opened with approved calls: the run of the turn that
- * asked for them, whose conversation it continues (`askingRun` of the first of them).
+ * asked for them, whose conversation it continues (`askingRun` of the first of them), and the
+ * session's events as stored, read to find it: the restore of that run takes its events from
+ * them, and its approved calls' records too (`addApprovedCallRecords`), without reading again.
  */
 export async function runContinued(
   store: EventStore,
   events: LedgerEvent[],
-): Promise<string | undefined> {
+): Promise<{ runId: string; session: LedgerEvent[] } | undefined> {
   const [first] = openingRequests(events);
   if (first === undefined) return undefined;
-  return await askingRun(store, await readWholeSession(store, first.sessionId), first);
+  const session = await readWholeSession(store, first.sessionId);
+  const runId = await askingRun(store, session, first);
+  return runId === undefined ? undefined : { runId, session };
 }

@@ -326,15 +326,36 @@ export async function restoreConversation(
     runId: options.runId,
   });
   const events = options.resolve === false ? stored : await resolveEvents(store, stored);
+  if (events.some(isModelRequest)) return await conversationOf(store, options, modelOutput, events);
+  // A turn that began by running the calls a person approved, and made no model call (cut off
+  // by a crash in one): its conversation is the one of the turn that asked for them, whose
+  // events are in the session read to find it.
+  const continued = await runContinued(store, events);
+  if (continued === undefined) return { messages: [], pendingToolCalls: [] };
+  const { runId, session } = continued;
+  const asking = session.filter((event) => event.runId === runId);
+  return await conversationOf(
+    store,
+    options,
+    modelOutput,
+    options.resolve === false ? asking : await resolveEvents(store, asking),
+    session,
+  );
+}
+
+/**
+ * The conversation of a run from its `events` (resolved unless `options.resolve` is false), as
+ * `restoreConversation` gives it; `session`, the session's events as stored, if read already.
+ */
+async function conversationOf(
+  store: EventStore,
+  options: RestoreMessagesOptions,
+  modelOutput: ModelOutputOf,
+  events: LedgerEvent[],
+  session?: LedgerEvent[],
+): Promise<RestoredConversation> {
   const requested = events.findLast(isModelRequest);
-  if (!requested) {
-    // A turn that began by running the calls a person approved, and made no model call (cut
-    // off by a crash in one): its conversation is the one of the turn that asked for them.
-    const asking = await runContinued(store, events);
-    return asking === undefined
-      ? { messages: [], pendingToolCalls: [] }
-      : await restoreConversation(store, { ...options, runId: asking });
-  }
+  if (!requested) return { messages: [], pendingToolCalls: [] };
   const request = payloadOf(requested).request as JsonObject | undefined;
   const prompt = storedList(request?.prompt, "prompt", requested) as JsonObject[];
   const messages = prompt.filter(
@@ -361,7 +382,10 @@ export async function restoreConversation(
   const unrecorded = toolCallIds
     .filter((toolCallId) => !records.requested.has(toolCallId))
     .map((toolCallId) => ({ toolCallId, toolName: String(calls.get(toolCallId)?.toolName) }));
-  await addApprovedCallRecords(store, completed, unrecorded, records, options.resolve !== false);
+  await addApprovedCallRecords(store, completed, unrecorded, records, {
+    resolve: options.resolve !== false,
+    session,
+  });
   const results: unknown[] = [];
   const pendingToolCalls: PendingToolCall[] = [];
   for (const toolCallId of toolCallIds) {
