@@ -10,14 +10,13 @@ import {
   resolveEvents,
 } from "@agent-ledger/core";
 import type { ModelMessage, ToolSet } from "ai";
-import { checkedOptional, checkedOptionsObject, checkedToolSet } from "./adapter-options.js";
+import { checkedOptional, checkedOptionsObject } from "./adapter-options.js";
 import { approvalIdOf, awaitedApproval } from "./approval-requests.js";
 import { addApprovedCallRecords, isModelRequest, runContinued } from "./approved-calls.js";
-import { deniedOutput } from "./denied-approvals.js";
 import { parsedToolInput, toolNamed } from "./parsed-tool-input.js";
-import { toolErrorText } from "./replayed-errors.js";
+import { assistantPartsOf, type Part } from "./restored-assistant-message.js";
+import { type ModelOutputOf, modelOutputOf, toolResultOf } from "./restored-tool-results.js";
 import { payloadOf, toolCallRecordsOf } from "./tool-call-records.js";
-import { decodeToolOutput } from "./tool-output.js";
 
 export interface RestoreMessagesOptions {
   sessionId: string;
@@ -51,136 +50,6 @@ const RESTORE_OPTIONS: KnownKeys<RestoreMessagesOptions> = {
   tools: true,
 };
 
-type Part = JsonObject & { type?: string };
-
-/** What the SDK passes a tool's `toModelOutput`. */
-interface ToolOutputOptions {
-  toolCallId: string;
-  input: unknown;
-  output: unknown;
-}
-
-/**
- * What the model is given for a tool's output, as the SDK makes it: what the tool's
- * `toModelOutput` makes of `output` (the output as the tool returned it), or else the output
- * as recorded (`recorded`, bytes as base64), as text if it is a string, else as JSON.
- */
-type ModelOutputOf = (
-  toolName: string,
-  options: ToolOutputOptions,
-  recorded: JsonValue,
-) => Promise<unknown>;
-
-function modelOutputOf(tools: unknown): ModelOutputOf {
-  if (tools !== undefined) checkedToolSet(tools, "$.tools");
-  const toolSet = tools as ToolSet | undefined;
-  return async (toolName, options, recorded) => {
-    const tool = toolNamed(toolSet, toolName);
-    const toModelOutput = tool?.toModelOutput;
-    // Called on the tool, as the SDK calls it.
-    if (typeof toModelOutput === "function") return await toModelOutput.call(tool, options);
-    // As the SDK decides: a Date returned is a JSON output, though recorded as a string.
-    return typeof recorded === "string" && !(options.output instanceof Date)
-      ? { type: "text", value: recorded }
-      : { type: "json", value: recorded };
-  };
-}
-
-function parseInput(input: JsonValue | undefined): unknown {
-  if (typeof input !== "string") return input ?? {};
-  try {
-    return JSON.parse(input);
-  } catch {
-    return input;
-  }
-}
-
-/**
- * The assistant message's parts; the calls the app runs (`toolCallIds`); and the approvals the
- * provider asked for its own calls (`providerApprovals`: approvalId by toolCallId).
- */
-async function assistantPartsOf(
-  content: JsonValue[],
-  modelOutput: ModelOutputOf,
-): Promise<{ parts: unknown[]; toolCallIds: string[]; providerApprovals: Map<string, string> }> {
-  const parts: unknown[] = [];
-  const toolCallIds: string[] = [];
-  const providerApprovals = new Map<string, string>();
-  // The input of each call, for its provider-executed result's toModelOutput.
-  const inputs = new Map<string, unknown>();
-  for (const item of content) {
-    const part = item as Part;
-    const providerOptions = part.providerMetadata ? { providerOptions: part.providerMetadata } : {};
-    switch (part.type) {
-      case "text":
-        // The SDK leaves empty text parts out of the messages it sends back.
-        if (part.text !== "") parts.push({ type: "text", text: part.text, ...providerOptions });
-        break;
-      case "reasoning":
-        parts.push({ type: "reasoning", text: part.text, ...providerOptions });
-        break;
-      case "file":
-        parts.push({
-          type: "file",
-          data: part.data,
-          mediaType: part.mediaType,
-          ...providerOptions,
-        });
-        break;
-      case "tool-call": {
-        // A provider-executed call has its result in this message, not in a tool message.
-        if (part.providerExecuted !== true) toolCallIds.push(String(part.toolCallId));
-        const input = parseInput(part.input);
-        inputs.set(String(part.toolCallId), input);
-        parts.push({
-          type: "tool-call",
-          toolCallId: part.toolCallId,
-          toolName: part.toolName,
-          input,
-          ...(part.providerExecuted === true ? { providerExecuted: true } : {}),
-          ...providerOptions,
-        });
-        break;
-      }
-      case "tool-result": {
-        // A provider-executed tool's result stays in the assistant message (the provider
-        // expects it with its call), as the SDK's response messages keep it.
-        const result = part.result ?? null;
-        const toolCallId = String(part.toolCallId);
-        const output =
-          part.isError === true
-            ? { type: "error-json", value: result }
-            : await modelOutput(
-                String(part.toolName),
-                { toolCallId, input: inputs.get(toolCallId), output: result },
-                result,
-              );
-        parts.push({
-          type: "tool-result",
-          toolCallId: part.toolCallId,
-          toolName: part.toolName,
-          output,
-          ...providerOptions,
-        });
-        break;
-      }
-      case "tool-approval-request": {
-        // A provider's request to approve a tool it executes (an MCP server's tool): in its
-        // place, with the provider's id, as the SDK's message holds it. (The requests of the
-        // app's own tools are the SDK's, made again from the run's tools: awaitedApproval.)
-        const toolCallId = String(part.toolCallId);
-        providerApprovals.set(toolCallId, String(part.approvalId));
-        parts.push({ type: "tool-approval-request", approvalId: part.approvalId, toolCallId });
-        break;
-      }
-      default:
-        // Sources are not part of the conversation sent back.
-        break;
-    }
-  }
-  return { parts, toolCallIds, providerApprovals };
-}
-
 /**
  * A list of the recorded call (its prompt, its completion's content) as read. Read with
  * `resolve: false`, a list kept in the blob store as a whole is a `{ "$ledger": ... }` marker in
@@ -193,35 +62,6 @@ function storedList(value: unknown, what: string, event: LedgerEvent): JsonValue
     "$.resolve",
     `the ${what} of the model call at seq ${event.seq} of run ${event.runId} is kept in the blob store as a whole, and resolve: false leaves it so: no messages can be made of it; restore with resolve: true (the default), which puts it back`,
   );
-}
-
-/**
- * The tool result part of an outcome, for the call the assistant message made (`input`: what
- * the tool was called with). A failure is its error's text, as the SDK gives it.
- */
-async function toolResultOf(
-  event: LedgerEvent,
-  call: { toolCallId: string; toolName: string; input: unknown },
-  modelOutput: ModelOutputOf,
-): Promise<unknown> {
-  const { toolCallId, toolName, input } = call;
-  const payload = payloadOf(event);
-  let output: unknown;
-  if (event.type === "tool.completed") {
-    const result = payload.result ?? null;
-    // The output as the tool returned it, bytes included, for its toModelOutput.
-    const returned = decodeToolOutput(result, event.metadata);
-    output = await modelOutput(toolName, { toolCallId, input, output: returned }, result);
-  } else if (event.type === "tool.failed") {
-    output = { type: "error-text", value: toolErrorText(payload.error, event.metadata) };
-  } else {
-    // A call a person denied: what the SDK gave the model for it.
-    output = deniedOutput(event) ?? {
-      type: "error-text",
-      value: `abandoned: ${String(payload.reason ?? "")}`,
-    };
-  }
-  return { type: "tool-result", toolCallId, toolName, output };
 }
 
 /** A tool call of the last completion that has no recorded outcome (see `restoreConversation`). */
