@@ -5,7 +5,7 @@ import { scratchDirectory } from "@agent-ledger/core/testing";
 import { APICallError } from "@ai-sdk/provider";
 import { generateText, type ModelMessage, stepCountIs, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ledgerMiddleware } from "./ledger-middleware.js";
 import { restoreConversation } from "./restore-messages.js";
 import {
@@ -34,7 +34,7 @@ import { wrapTools } from "./wrap-tools.js";
 // so a restore of the turn that asked gives that as the call's result, and offers no approval
 // for it again.
 
-const scratch = scratchDirectory("ai-sdk-denied-approval-restore-", afterAll);
+const scratch = scratchDirectory("ai-sdk-denied-approval-restore-", { beforeAll, afterAll });
 
 /** Refund 42's result as the SDK gave the model after the person denied it. */
 const deniedRefund42 = (reason?: string) => ({
